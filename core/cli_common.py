@@ -1,0 +1,42 @@
+"""Shared CLI plumbing: output in text or JSON, and error exits."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import orjson
+
+from core.errors import TapedeckError
+
+
+def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:
+    """Print ``payload`` as indented JSON when ``as_json`` is set, else as ``render(payload)``."""
+    if as_json:
+        sys.stdout.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+        sys.stdout.write("\n")
+    else:
+        text = render(payload)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    sys.stdout.flush()
+
+
+def fail(message: str, code: int = 2) -> int:
+    """Report ``message`` on stderr as ``tapedeck: <message>`` and return the exit code."""
+    sys.stderr.write(f"tapedeck: {message}\n")
+    return code
+
+
+def guarded(handler: Callable[[Any], int | None]) -> Callable[[Any], int]:
+    """Wrap a subcommand handler so that tapedeck errors become exit code 2 with a clean message."""
+
+    def run(args: Any) -> int:
+        try:
+            return handler(args) or 0
+        except TapedeckError as exc:
+            return fail(str(exc))
+        except BrokenPipeError:
+            return 0
+
+    return run

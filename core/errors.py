@@ -1,0 +1,19 @@
+"""Exception types shared across tapedeck's core."""
+
+from __future__ import annotations
+
+
+class TapedeckError(Exception):
+    """Base class for errors that the CLI reports as a one-line message with exit code 2."""
+
+
+class LogFormatError(TapedeckError):
+    """A session log cannot be opened at all (missing file, bad header, refused version)."""
+
+
+class ConfigError(TapedeckError):
+    """A policy configuration value is invalid; the message names the key and what is wrong."""
+
+
+class WriterLockedError(TapedeckError):
+    """Another process already holds the session log's writer lock."""

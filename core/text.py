@@ -1,0 +1,58 @@
+"""Small text helpers that reproduce the JavaScript semantics the seed plugins rely on."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import orjson
+
+
+def cp_len(text: str) -> int:
+    """Length in Unicode code points (Python's native ``len``)."""
+    return len(text)
+
+
+def utf16_len(text: str) -> int:
+    """Length in UTF-16 code units, i.e. JavaScript's ``String.prototype.length``."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+def js_json(value: Any) -> str:
+    """Serialize like ``JSON.stringify``: compact separators, non-ASCII kept as is."""
+    return orjson.dumps(value).decode("utf-8")
+
+
+def sha256_hex(text: str) -> str:
+    """Hex sha256 of the UTF-8 bytes of ``text`` (lone surrogates become U+FFFD, as in JS)."""
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
+
+
+def text_of_blocks(blocks: Iterable[Mapping[str, Any]] | None, sep: str = "") -> str:
+    """Join the ``text`` of every ``{"type": "text"}`` content block."""
+    if not blocks:
+        return ""
+    return sep.join(b.get("text", "") for b in blocks if isinstance(b, Mapping) and b.get("type") == "text")
+
+
+def tool_result_block(message: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """The single ``tool-result`` block of a DSH tool-result message, or None."""
+    if not message:
+        return None
+    for block in message.get("content") or ():
+        if isinstance(block, Mapping) and block.get("type") == "tool-result":
+            return block
+    return None
+
+
+def tool_result_text(message: Mapping[str, Any] | None, sep: str = "") -> str:
+    """Text parts of a tool-result message's inner content, joined by ``sep``."""
+    block = tool_result_block(message)
+    return text_of_blocks(block.get("content") if block else None, sep)
+
+
+def tool_result_is_error(message: Mapping[str, Any] | None) -> bool:
+    """The model-visible ``isError`` flag of a tool-result message."""
+    block = tool_result_block(message)
+    return bool(block and block.get("isError") is True)
