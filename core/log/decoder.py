@@ -1,0 +1,244 @@
+"""Incremental log decoding: bytes in (raw or zstd, any split), events and diagnostics out.
+
+The one-shot reader and the live tailer share this code path, so feeding a file in arbitrary chunks yields
+exactly the state of reading it at once (``tests/log/test_decoder_props.py`` checks it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import zstandard
+
+from core.diagnostics import Diagnostic
+from core.log.frames import FrameStream
+from core.log.header import HeaderError, validate_header
+from core.log.records import RecordError, expand_row, is_packed_row, upgrade_legacy
+from core.log.vocabulary import ENVELOPE_KEYS, REJECTED_LEGACY_TYPES, is_known_type
+
+
+@dataclass
+class DecodeBatch:
+    """What one feed produced."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    header: dict[str, Any] | None = None  # set on the batch that decoded line 1
+
+
+class LogDecoder:
+    """Turns the bytes of one session log into events.
+
+    ``compressed`` selects zstd frame decoding. The header (line 1) is validated; a fatal header problem is
+    kept in ``fatal`` and every later byte is ignored, because nothing after a bad header can be trusted.
+    """
+
+    def __init__(self, name: str, compressed: bool) -> None:
+        self.name = name
+        self.compressed = compressed
+        self.header: dict[str, Any] | None = None
+        self.fatal: str | None = None
+        self.next_seq = 0
+        self.lines = 0
+        self._explicit_seq: bool | None = None
+        self._partial = bytearray()
+        self._partial_offset = 0
+        self._offset = 0  # raw: file offset of the next byte fed
+        self._frames = FrameStream() if compressed else None
+        self._warned_types: set[str] = set()
+
+    @property
+    def session_id(self) -> str:
+        """The header's session id (empty before line 1 is decoded)."""
+        return str((self.header or {}).get("id", ""))
+
+    def feed(self, data: bytes) -> DecodeBatch:
+        """Decode every complete line (raw) or frame (zstd) now available."""
+        out = DecodeBatch()
+        if self.fatal or not data:
+            return out
+        if self._frames is None:
+            self._feed_lines(data, self._offset, out)
+            self._offset += len(data)
+        else:
+            for frame in self._frames.feed(data):
+                if frame.data is None:
+                    out.diagnostics.append(
+                        Diagnostic("corrupt-frame", f"{frame.error}; {frame.length} bytes skipped", frame.offset)
+                    )
+                    continue
+                self._feed_lines(frame.data, frame.offset, out, fixed_offset=True)
+        return out
+
+    def finish(self) -> DecodeBatch:
+        """End of input: recover or report a torn final line or frame."""
+        out = DecodeBatch()
+        if self.fatal:
+            return out
+        if self._frames is not None and self._frames.pending:
+            offset, pending = self._frames.pending_offset, self._frames.pending
+            recovered = self._recover_partial_frame()
+            n_lines = recovered.count(b"\n")
+            out.diagnostics.append(
+                Diagnostic(
+                    "torn-frame",
+                    f"incomplete final zstd frame ({pending} bytes); recovered {n_lines} complete line(s)",
+                    offset,
+                    self.next_seq,
+                    "warning",
+                )
+            )
+            if recovered:
+                self._feed_lines(recovered, offset, out, fixed_offset=True)
+        if self._partial:
+            rest = bytes(self._partial)
+            self._partial.clear()
+            try:
+                orjson.loads(rest)
+            except orjson.JSONDecodeError:
+                out.diagnostics.append(
+                    Diagnostic(
+                        "torn-line",
+                        f"last line is incomplete ({len(rest)} bytes, no newline); ignored",
+                        self._partial_offset,
+                        self.next_seq,
+                        "warning",
+                    )
+                )
+            else:
+                self._line(rest, self._partial_offset, out)
+        return out
+
+    def _recover_partial_frame(self) -> bytes:
+        assert self._frames is not None
+        try:
+            raw = zstandard.ZstdDecompressor().decompressobj().decompress(self._frames.pending_bytes())
+        except zstandard.ZstdError:
+            return b""
+        cut = raw.rfind(b"\n")
+        return raw[: cut + 1] if cut >= 0 else b""
+
+    def _feed_lines(self, data: bytes, base: int, out: DecodeBatch, fixed_offset: bool = False) -> None:
+        start = 0
+        if self._partial:
+            nl = data.find(b"\n")
+            if nl < 0:
+                self._partial += data
+                return
+            line = bytes(self._partial) + data[:nl]
+            self._partial.clear()
+            self._line(line, self._partial_offset, out)
+            start = nl + 1
+        while True:
+            nl = data.find(b"\n", start)
+            if nl < 0:
+                break
+            self._line(data[start:nl], base if fixed_offset else base + start, out)
+            start = nl + 1
+        if start < len(data):
+            self._partial += data[start:]
+            self._partial_offset = base if fixed_offset else base + start
+
+    def _line(self, raw: bytes, offset: int, out: DecodeBatch) -> None:
+        self.lines += 1
+        if raw.endswith(b"\r"):
+            raw = raw[:-1]
+        if not raw.strip():
+            return
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            if self.header is None:
+                self.fatal = f"{self.name}: line 1 is not valid JSON ({exc})"
+                return
+            out.diagnostics.append(
+                Diagnostic("bad-json", f"line is not valid JSON ({exc}); {len(raw)} bytes skipped", offset, self.next_seq)
+            )
+            return
+        if self.header is None:
+            try:
+                self.header, warnings = validate_header(obj, self.name)
+            except HeaderError as exc:
+                self.fatal = str(exc)
+                return
+            out.header = self.header
+            out.diagnostics.extend(warnings)
+            return
+        if not isinstance(obj, dict):
+            out.diagnostics.append(
+                Diagnostic("not-an-object", f"line holds a JSON {type(obj).__name__}, not an event", offset, self.next_seq)
+            )
+            return
+        if is_packed_row(obj):
+            self._row(obj, offset, out)
+        else:
+            self._event(obj, offset, out)
+
+    def _check_seq(self, declared: Any, key: str, offset: int, out: DecodeBatch) -> None:
+        if declared is None:
+            if self._explicit_seq:
+                out.diagnostics.append(
+                    Diagnostic("missing-seq", f"record has no {key}; numbered {self.next_seq}", offset, self.next_seq)
+                )
+            elif self._explicit_seq is None:
+                self._explicit_seq = False
+            return
+        if self._explicit_seq is None:
+            self._explicit_seq = True
+        if declared != self.next_seq:
+            code = "seq-gap" if isinstance(declared, int) and declared > self.next_seq else "seq-mismatch"
+            out.diagnostics.append(
+                Diagnostic(code, f"expected {key} {self.next_seq}, found {declared!r}; renumbered", offset, self.next_seq)
+            )
+
+    def _row(self, row: dict[str, Any], offset: int, out: DecodeBatch) -> None:
+        self._check_seq(row.get("seq0"), "seq0", offset, out)
+        time0 = row.get("time0", 0)
+        try:
+            events = expand_row(row, self.next_seq, time0 if isinstance(time0, int) else 0)
+        except RecordError as exc:
+            out.diagnostics.append(Diagnostic("bad-row", str(exc), offset, self.next_seq))
+            return
+        self.next_seq += len(events)
+        out.events.extend(events)
+
+    def _event(self, ev: dict[str, Any], offset: int, out: DecodeBatch) -> None:
+        seq = self.next_seq
+        self._check_seq(ev.get("seq"), "seq", offset, out)
+        extra = set(ev) - ENVELOPE_KEYS
+        if extra:
+            out.diagnostics.append(
+                Diagnostic("bad-envelope", f"unexpected envelope key(s) {', '.join(sorted(extra))}", offset, seq, "warning")
+            )
+        etype = ev.get("type")
+        if not isinstance(etype, str) or not etype:
+            out.diagnostics.append(Diagnostic("no-type", "event has no string type; kept as opaque", offset, seq))
+            ev["type"] = etype = "?"
+        ev["seq"] = seq
+        if not isinstance(ev.get("time"), int):
+            ev["time"] = 0
+        if "data" not in ev:
+            ev["data"] = {}
+        if upgrade_legacy(ev, self.session_id):
+            etype = ev["type"]
+        if etype in REJECTED_LEGACY_TYPES or (
+            etype == "request/header" and isinstance(ev["data"], dict) and ev["data"].get("reason") == "fallback"
+        ):
+            out.diagnostics.append(
+                Diagnostic("rejected-legacy", f"legacy {etype} shape has no upgrade path (DSH refuses it)", offset, seq)
+            )
+        elif not is_known_type(etype) and ev.get("ignorable") is not True and etype not in self._warned_types:
+            self._warned_types.add(etype)
+            out.diagnostics.append(
+                Diagnostic(
+                    "unknown-type",
+                    f"unknown event type {etype!r} without \"ignorable\": true (DSH would refuse it); kept opaque",
+                    offset,
+                    seq,
+                    "info",
+                )
+            )
+        self.next_seq += 1
+        out.events.append(ev)

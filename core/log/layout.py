@@ -1,0 +1,173 @@
+"""The DSH on-disk layout: ``<root>/--<project-key>--/<encoded-id>/session.jsonl[.zstd]`` and session discovery."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from core.errors import LogFormatError
+
+RAW_NAME = "session.jsonl"
+ZSTD_NAME = "session.jsonl.zstd"
+_KEEP = re.compile(r"[A-Za-z0-9._-]")
+
+
+def _escape(ch: str) -> str:
+    return "".join(f"~{unit:04X}" for unit in _utf16_units(ch))
+
+
+def _utf16_units(ch: str) -> list[int]:
+    code = ord(ch)
+    if code <= 0xFFFF:
+        return [code]
+    code -= 0x10000
+    return [0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF)]
+
+
+def project_key(cwd: str | None) -> str:
+    """DSH's ``projectKey(cwd)``: a lossy, filesystem-safe slug wrapped as ``--<slug>--`` (``_no-cwd`` without cwd)."""
+    if not cwd:
+        return "_no-cwd"
+    out: list[str] = []
+    for ch in cwd:
+        if ch in "/\\:":
+            if not out or out[-1] != "-":
+                out.append("-")
+        elif _KEEP.fullmatch(ch):
+            out.append(ch)
+        else:
+            out.append(_escape(ch))
+    slug = "".join(out).lstrip("-") or "root"
+    return f"--{slug[:251]}--"
+
+
+def encode_segment(session_id: str) -> str:
+    """DSH's injective ``encodeSegment(id)``; ``.`` and ``..`` are escaped, an empty id is refused."""
+    if not session_id:
+        raise ValueError("session id must not be empty")
+    if session_id in (".", ".."):
+        return "~002E" * len(session_id)
+    return "".join(ch if _KEEP.fullmatch(ch) else _escape(ch) for ch in session_id)
+
+
+def log_path(root: Path, cwd: str | None, session_id: str, compressed: bool) -> Path:
+    """The exact path DSH expects for a session's log (its identity check compares against this)."""
+    return Path(root) / project_key(cwd) / encode_segment(session_id) / (ZSTD_NAME if compressed else RAW_NAME)
+
+
+def resolve_log_path(path: str | os.PathLike[str]) -> Path:
+    """Accept a log file or a session directory; return the log file path or raise LogFormatError."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        for name in (ZSTD_NAME, RAW_NAME):
+            if (p / name).is_file():
+                return p / name
+        raise LogFormatError(f"{p}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
+    if not p.exists():
+        raise LogFormatError(f"{p}: no such file or directory")
+    return p
+
+
+def is_compressed(path: Path) -> bool:
+    """zstd when the name ends in ``.zstd``/``.zst`` or the file starts with the zstd magic number."""
+    if path.name.endswith((".zstd", ".zst")):
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(4) == b"\x28\xb5\x2f\xfd"
+    except OSError:
+        return False
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """A session found under a sessions root."""
+
+    path: Path
+    id: str
+    cwd: str | None
+    created_at: int
+    parent: str | None
+    depth: int
+    origin: str | None
+    size: int
+    mtime: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form for ``--json`` output."""
+        return {**self.__dict__, "path": str(self.path)}
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """Only the header of a log (first line or first frame), or None when unreadable."""
+    try:
+        with open(path, "rb") as f:
+            if is_compressed(path):
+                from core.log.frames import decode_frame, frame_end
+
+                head = f.read(1 << 16)
+                end = frame_end(head, 0)
+                while end is None and len(head) < (1 << 24):
+                    more = f.read(1 << 16)
+                    if not more:
+                        return None
+                    head += more
+                    end = frame_end(head, 0)
+                if end is None:
+                    return None
+                first = decode_frame(head[:end]).split(b"\n", 1)[0]
+            else:
+                first = f.readline(1 << 24)
+        obj = orjson.loads(first)
+    except Exception:  # noqa: BLE001 - discovery must skip any unreadable file
+        return None
+    return obj if isinstance(obj, dict) and obj.get("type") == "session" else None
+
+
+def discover_sessions(root: str | os.PathLike[str]) -> list[SessionRef]:
+    """Every session log under ``root`` in the DSH layout (children included), newest first."""
+    refs: list[SessionRef] = []
+    base = Path(root).expanduser()
+    if not base.is_dir():
+        return refs
+    for project in sorted(base.iterdir()):
+        if not project.is_dir():
+            continue
+        for sdir in sorted(project.iterdir()):
+            if not sdir.is_dir():
+                continue
+            for name in (ZSTD_NAME, RAW_NAME):
+                log = sdir / name
+                if not log.is_file():
+                    continue
+                header = read_header(log)
+                if header is None:
+                    continue
+                st = log.stat()
+                depth = header.get("delegationDepth")
+                refs.append(
+                    SessionRef(
+                        path=log,
+                        id=str(header.get("id")),
+                        cwd=header.get("cwd"),
+                        created_at=int(header.get("createdAt") or 0),
+                        parent=header.get("parentSession"),
+                        depth=depth if isinstance(depth, int) else 0,
+                        origin=header.get("origin"),
+                        size=st.st_size,
+                        mtime=st.st_mtime,
+                    )
+                )
+    refs.sort(key=lambda r: (r.mtime, r.created_at), reverse=True)
+    return refs
+
+
+def default_sessions_root() -> Path:
+    """``$TAPEDECK_HOME/sessions`` when set, else ``~/.tapedeck/sessions``."""
+    home = os.environ.get("TAPEDECK_HOME")
+    return Path(home).expanduser() / "sessions" if home else Path.home() / ".tapedeck" / "sessions"

@@ -1,0 +1,54 @@
+"""One-shot reading of a whole session log."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.diagnostics import Diagnostic
+from core.errors import LogFormatError
+from core.log.decoder import LogDecoder
+from core.log.layout import is_compressed, resolve_log_path
+
+CHUNK = 1 << 20
+
+
+@dataclass
+class LogData:
+    """A decoded log: header, events (seq == index) and every diagnostic met on the way."""
+
+    path: Path
+    compressed: bool
+    header: dict[str, Any]
+    events: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    size: int = 0
+
+
+def read_log(path: str | os.PathLike[str]) -> LogData:
+    """Read a log file or session directory completely. Raises LogFormatError only when no header is usable."""
+    p = resolve_log_path(path)
+    compressed = is_compressed(p)
+    decoder = LogDecoder(str(p), compressed)
+    events: list[dict[str, Any]] = []
+    diagnostics: list[Diagnostic] = []
+    size = 0
+    try:
+        with open(p, "rb") as f:
+            while chunk := f.read(CHUNK):
+                size += len(chunk)
+                batch = decoder.feed(chunk)
+                events.extend(batch.events)
+                diagnostics.extend(batch.diagnostics)
+    except OSError as exc:
+        raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+    batch = decoder.finish()
+    events.extend(batch.events)
+    diagnostics.extend(batch.diagnostics)
+    if decoder.fatal:
+        raise LogFormatError(decoder.fatal)
+    if decoder.header is None:
+        raise LogFormatError(f"{p}: empty log (no session header)")
+    return LogData(p, compressed, decoder.header, events, diagnostics, size)

@@ -1,0 +1,137 @@
+"""Decoding storage records into events: packed chunk rows, legacy shapes, synthesized envelopes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.log.vocabulary import PACKED_ROW_TYPES
+
+_ROW_DELTA = {"text-chunks": "text-delta", "reasoning-chunks": "reasoning-delta"}
+
+
+class RecordError(ValueError):
+    """A storage record is malformed; the message says how."""
+
+
+def _int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def expand_row(row: dict[str, Any], seq0: int, time0: int) -> list[dict[str, Any]]:
+    """Expand a packed ``text-chunks``/``reasoning-chunks``/``tool-call-chunks`` row into chunk events."""
+    kind = row["type"]
+    data = row.get("data")
+    if not isinstance(data, dict):
+        raise RecordError(f"malformed {kind} row: data is not an object")
+    pieces = data.get("args" if kind == "tool-call-chunks" else "texts")
+    dt = data.get("dt")
+    if not isinstance(pieces, list) or not pieces or not all(isinstance(p, str) for p in pieces):
+        raise RecordError(f"malformed {kind} row: members must be a non-empty list of strings")
+    if not isinstance(dt, list) or len(dt) != len(pieces) - 1 or not all(_int(d) for d in dt):
+        raise RecordError(f"malformed {kind} row: dt must hold {len(pieces) - 1} integers")
+    turn, step, index = data.get("turn"), data.get("step"), data.get("index")
+    if not (_int(turn) and _int(step) and _int(index)):
+        raise RecordError(f"malformed {kind} row: turn, step and index must be integers")
+    events: list[dict[str, Any]] = []
+    t = time0
+    for k, piece in enumerate(pieces):
+        if k:
+            t += dt[k - 1]
+        if kind == "tool-call-chunks":
+            chunk: dict[str, Any] = {"type": "tool-call-delta", "index": index, "id": data.get("id")}
+            if "name" in data:
+                chunk["name"] = data["name"]
+            chunk["argumentsDelta"] = piece
+        else:
+            chunk = {"type": _ROW_DELTA[kind], "index": index, "text": piece}
+        events.append(
+            {"type": "assistant/chunk", "seq": seq0 + k, "time": t, "data": {"turn": turn, "step": step, "chunk": chunk}}
+        )
+    return events
+
+
+def row_member_count(row: dict[str, Any]) -> int:
+    """How many events a packed row expands to (without expanding it)."""
+    data = row.get("data") or {}
+    pieces = data.get("args" if row.get("type") == "tool-call-chunks" else "texts")
+    return len(pieces) if isinstance(pieces, list) else 0
+
+
+def upgrade_legacy(event: dict[str, Any], session_id: str) -> bool:
+    """Upgrade the legacy shapes DSH still accepts (spec §2.5) in place; return True if anything changed."""
+    etype = event.get("type")
+    data = event.get("data")
+    if not isinstance(data, dict):
+        return False
+    seq = event.get("seq")
+    if etype == "steering/message":
+        event["type"] = etype = "user/message"
+        _legacy_user(data, session_id, seq)
+        return True
+    if etype == "turn/start" and "trigger" in data:
+        del data["trigger"]
+        return True
+    if etype == "user/message" and ("id" not in data or "role" not in data):
+        _legacy_user(data, session_id, seq)
+        return True
+    if etype == "assistant/message" and "message" not in data and "content" in data:
+        provenance = data.pop("provenance", None) or {}
+        data["message"] = {
+            "id": f"legacy-message:{session_id}:{seq}",
+            "role": "assistant",
+            "content": data.pop("content"),
+            "source": {**provenance, "kind": "model"},
+        }
+        return True
+    if etype == "tool/result" and "message" not in data and "callId" in data:
+        call_id = data.pop("callId")
+        block: dict[str, Any] = {"type": "tool-result", "toolCallId": call_id, "content": data.pop("content", [])}
+        if "isError" in data:
+            block["isError"] = data.pop("isError")
+        data["message"] = {
+            "id": f"legacy-message:{session_id}:{seq}",
+            "role": "user",
+            "content": [block],
+            "source": {"kind": "tool", "callId": call_id},
+        }
+        return True
+    if etype == "turn/end":
+        return _legacy_turn_end(data)
+    return False
+
+
+def _legacy_user(data: dict[str, Any], session_id: str, seq: Any) -> None:
+    data.setdefault("id", f"legacy-message:{session_id}:{seq}")
+    data.setdefault("role", "user")
+    data.setdefault("source", {"kind": "user"})
+
+
+def _legacy_turn_end(data: dict[str, Any]) -> bool:
+    reason = data.get("reason")
+    if isinstance(reason, str):
+        reason = data["reason"] = {"kind": reason}
+        changed = True
+    else:
+        changed = False
+    if not isinstance(reason, dict):
+        return changed
+    kind = reason.get("kind")
+    if kind == "disposed":
+        data["reason"] = {"kind": "aborted", "reason": {"kind": "disposed"}}
+        return True
+    if kind == "aborted" and "reason" not in reason:
+        data["reason"] = {"kind": "aborted", "reason": {"kind": "legacy"}}
+        return True
+    if kind == "error" and "error" not in reason:
+        failure = reason.get("failure") if isinstance(reason.get("failure"), dict) else reason
+        data["reason"] = {
+            "kind": "error",
+            "error": {"message": str(failure.get("message", "")), "code": str(failure.get("code", "UNKNOWN"))},
+        }
+        return True
+    return changed
+
+
+def is_packed_row(obj: dict[str, Any]) -> bool:
+    """True for a packed chunk row (its tag has no slash, so it cannot collide with an event type)."""
+    return obj.get("type") in PACKED_ROW_TYPES

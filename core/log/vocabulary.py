@@ -1,0 +1,36 @@
+"""The DSH event vocabulary: which types exist, which carry a surface op, and the envelope whitelist."""
+
+from __future__ import annotations
+
+SURFACE_TYPES: frozenset[str] = frozenset({"user/message", "assistant/message", "tool/result"})
+
+ENVELOPE_KEYS: frozenset[str] = frozenset(
+    {"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"}
+)
+
+# DSH 0.1.1's KNOWN_SESSION_EVENT_TYPES (spec §2.1); the four ``team/*`` names are matched by prefix.
+KNOWN_TYPES: frozenset[str] = frozenset(
+    {
+        "turn/start", "turn/end", "step/start", "step/end",
+        "user/message", "assistant/chunk", "assistant/message", "tool/call", "tool/result",
+        "request/header", "request/context", "todo/write", "session/end-seed",
+        "agent/inbox/spliced", "session/title", "session/title-llm-request",
+        "compaction/start", "compaction/summary", "compaction/prune", "compaction/end",
+        "tool/code-dispatch-start", "tool/code-dispatch", "llm/retry", "llm/retry-started",
+        "approval/asked", "approval/decided", "approval/policy", "sandbox/mode", "permission/preset",
+        "plan/mode", "command/run", "command/done", "hook/invoked", "hook/result", "goal/change",
+        "subagent/descriptor", "tool-workflow/run-start", "tool-workflow/agent-start",
+        "tool-workflow/agent-end", "tool-workflow/run-end", "feedback/record", "agent-preset/selected",
+        "schedule/change", "web/deepseek-search-llm-request",
+    }
+)  # fmt: skip
+
+PACKED_ROW_TYPES: frozenset[str] = frozenset({"text-chunks", "reasoning-chunks", "tool-call-chunks"})
+
+# Types DSH refuses outright on load (legacy shapes with no upgrade path).
+REJECTED_LEGACY_TYPES: frozenset[str] = frozenset({"request/header-delta", "mode/set"})
+
+
+def is_known_type(event_type: str) -> bool:
+    """True when DSH itself knows ``event_type`` (it would load it without ``ignorable``)."""
+    return event_type in KNOWN_TYPES or event_type.startswith("team/")

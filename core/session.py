@@ -1,0 +1,490 @@
+"""The incremental session projection: turns, steps, tool pairs, the surface, usage and diagnostics.
+
+``Session.apply`` costs O(1) amortized per event (a replacement scans the surface from its end, where
+replacements almost always land). The projection keeps only light metadata; event payloads live in
+``Session.events``, which is a plain list for in-memory sessions or an index-backed store for huge logs.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from collections import Counter
+from collections.abc import Iterable, MutableSequence, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.diagnostics import Diagnostic
+from core.log.vocabulary import SURFACE_TYPES
+
+TAPE_SOURCE_KIND = "plugin:slice:history"
+RUNTIME_CONTEXT_PLUGIN = "@deepseek-ai/dsh-system-prompt"
+
+
+@dataclass(slots=True)
+class Step:
+    """One model call and its tool executions."""
+
+    turn: int
+    step: int
+    start_seq: int
+    end_seq: int | None = None
+    usage: dict[str, int] | None = None
+
+
+@dataclass(slots=True)
+class Turn:
+    """One turn: from ``turn/start`` to ``turn/end``."""
+
+    number: int
+    start_seq: int
+    end_seq: int | None = None
+    end_reason: dict[str, Any] | None = None
+    steps: dict[int, Step] = field(default_factory=dict)
+
+    @property
+    def status(self) -> str:
+        """``open`` while running, else the end reason's kind (``completed``, ``error`` …)."""
+        if self.end_seq is None:
+            return "open"
+        return str((self.end_reason or {}).get("kind", "unknown"))
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """A tool call and, once it lands, its result (paired by ``callId`` within the step)."""
+
+    call_id: str
+    name: str
+    arguments: str
+    turn: int
+    step: int
+    message_seq: int | None = None
+    call_seq: int | None = None
+    result_seq: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Cut:
+    """A replacement that changed the surface: what kind, and how many chars it removed (negative = grew)."""
+
+    seq: int
+    kind: str
+    nodes: int
+    chars_removed: int
+
+
+def op_span(op: Any) -> tuple[int, int] | None:
+    """``(start, end)`` of a replace op in either spelling (``start/end`` or ``startSeq/endSeq``), else None."""
+    if not isinstance(op, dict) or op.get("op") != "replace":
+        return None
+    start = op.get("start", op.get("startSeq"))
+    end = op.get("end", op.get("endSeq"))
+    if isinstance(start, int) and isinstance(end, int) and not isinstance(start, bool) and not isinstance(end, bool):
+        return start, end
+    return None
+
+
+def derive_message(event: dict[str, Any]) -> dict[str, Any] | None:
+    """DSH ``deriveEventMessage``: the model-visible message a surface event projects, if any."""
+    etype = event.get("type")
+    data = event.get("data") or {}
+    if etype == "user/message":
+        return data
+    if etype in ("assistant/message", "tool/result"):
+        message = data.get("message")
+        if not isinstance(message, dict):
+            return None
+        if etype == "assistant/message" and not message.get("content"):
+            return None
+        return message
+    return None
+
+
+def content_chars(blocks: Iterable[Any] | None) -> int:
+    """Code points of the model-visible text of content blocks (text, reasoning, tool-call args, tool results)."""
+    total = 0
+    for block in blocks or ():
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype in ("text", "reasoning"):
+            total += len(block.get("text") or "")
+        elif btype == "tool-call":
+            total += len(block.get("arguments") or "")
+        elif btype == "tool-result":
+            total += content_chars(block.get("content"))
+    return total
+
+
+def cut_kind(event: dict[str, Any]) -> str:
+    """Classify a replacement event: tape, fold, prune, expand, rewind, compaction or replace."""
+    data = event.get("data") or {}
+    if event.get("type") == "tool/result":
+        policy = (data.get("meta") or {}).get("policy") if isinstance(data.get("meta"), dict) else None
+        return str(policy) if policy in ("fold", "prune", "expand") else "prune"
+    source = data.get("source") or {}
+    if source.get("kind") == TAPE_SOURCE_KIND:
+        return "tape"
+    if source.get("kind") == "plugin" and source.get("plugin") == "rewind":
+        return "rewind"
+    if source.get("kind") == "plugin" and source.get("plugin") == "compact":
+        return "compaction"
+    return "replace"
+
+
+class Session:
+    """The projection of one session log. See ``docs/contracts.md`` for the attribute contract."""
+
+    def __init__(
+        self,
+        header: dict[str, Any],
+        events: MutableSequence[dict[str, Any]] | Sequence[dict[str, Any]] | None = None,
+        *,
+        path: Path | None = None,
+        retain: bool = True,
+    ) -> None:
+        """Create an empty projection; with ``retain=False`` ``events`` is an external store that grows itself."""
+        self.header = header
+        self.path = path
+        self.events: Sequence[dict[str, Any]] = [] if events is None else events
+        self._retain = retain
+        self._count = 0
+        self.compressed = False
+        self.surface: list[int] = []
+        self._live: set[int] = set()
+        self.diagnostics: list[Diagnostic] = []
+        self.turns: dict[int, Turn] = {}
+        self.tool_calls: dict[str, ToolCall] = {}
+        self._calls: dict[tuple[int, int, str], ToolCall] = {}
+        self.results_by_step: dict[tuple[int, int], list[int]] = {}
+        self.replaced_by: dict[int, int] = {}
+        self.shadowed: dict[int, list[int]] = {}
+        self._sources: dict[int, list[int]] = {}
+        self._chars: dict[int, int] = {}
+        self._surface_types: dict[int, str] = {}
+        self._turn_at = array("i")
+        self.open_turn: int | None = None
+        self.last_ended: int | None = None
+        self.completed_through = -1
+        self._current_turn = 0
+        self._current_step: tuple[int, int] | None = None
+        self._request_header: dict[str, Any] | None = None
+        self.request_header_seq: int | None = None
+        self.counts: Counter[str] = Counter()
+        self.surface_chars = 0
+        self.context_samples: list[tuple[int, int, int, int]] = []
+        self.cuts: list[Cut] = []
+
+    # construction ---------------------------------------------------------------------------------------
+    @classmethod
+    def from_events(cls, header: dict[str, Any], events: Iterable[dict[str, Any]], **kw: Any) -> Session:
+        """Project a list of events (seq == index)."""
+        session = cls(header, **kw)
+        for event in events:
+            session.apply(event)
+        return session
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Session:
+        """Read a whole log file or session directory (raw or zstd) into an in-memory session."""
+        from core.log.reader import read_log
+
+        data = read_log(path)
+        session = cls(data.header, path=data.path)
+        session.diagnostics.extend(data.diagnostics)
+        for event in data.events:
+            session.apply(event)
+        session.compressed = data.compressed
+        return session
+
+    # basic accessors --------------------------------------------------------------------------------------
+    @property
+    def next_seq(self) -> int:
+        """The seq the next appended event receives."""
+        return self._count
+
+    @property
+    def id(self) -> str:
+        """The session id from the header."""
+        return str(self.header.get("id", ""))
+
+    def request_header(self) -> dict[str, Any] | None:
+        """The latest ``request/header`` ``data.header`` (system prompt, tools, config), or None."""
+        return self._request_header
+
+    def turn_of(self, seq: int) -> int:
+        """The turn an event belongs to (DSH attribution; 0 before the first turn)."""
+        return self._turn_at[seq]
+
+    def is_original(self, seq: int) -> bool:
+        """True unless the event is a surface replacement."""
+        return seq not in self._sources
+
+    def is_replacement(self, seq: int) -> bool:
+        """True for an event that carried a replace surface op."""
+        return seq in self._sources
+
+    def sources_of(self, seq: int) -> list[int]:
+        """``sourceEventSeqs`` of a replacement (empty for other events)."""
+        return self._sources.get(seq, [])
+
+    def original_of(self, seq: int) -> int:
+        """Follow ``sourceEventSeqs[0]`` through replacement chains to the append-origin event."""
+        seen = set()
+        while seq in self._sources and seq not in seen:
+            seen.add(seq)
+            sources = self._sources[seq]
+            if not sources:
+                break
+            seq = sources[0]
+        return seq
+
+    def node_chars(self, seq: int) -> int:
+        """Code points of the model-visible text of a surface event."""
+        return self._chars.get(seq, 0)
+
+    def on_surface(self, seq: int) -> bool:
+        """True while ``seq`` is a current surface node."""
+        return seq in self._live
+
+    def tool_call_at(self, turn: int, step: int, call_id: str) -> ToolCall | None:
+        """The call with ``call_id`` in that step, if any."""
+        return self._calls.get((turn, step, call_id))
+
+    def messages(self) -> list[dict[str, Any]]:
+        """The model-visible message list derived from the surface (empty assistant messages skipped)."""
+        out = []
+        for seq in self.surface:
+            message = derive_message(self.events[seq])
+            if message is not None:
+                out.append(message)
+        return out
+
+    def usage_total(self) -> dict[str, int]:
+        """Token usage summed over steps (a later sample for a step replaces an earlier one)."""
+        total: Counter[str] = Counter()
+        for turn in self.turns.values():
+            for step in turn.steps.values():
+                for key, value in (step.usage or {}).items():
+                    if isinstance(value, int):
+                        total[key] += value
+        return dict(total)
+
+    # the fold ---------------------------------------------------------------------------------------------
+    def apply(self, event: dict[str, Any]) -> None:
+        """Project one event; ``event["seq"]`` must equal ``next_seq``."""
+        seq = self._count
+        if event.get("seq") != seq:
+            self._diag("seq-mismatch", f"projection expected seq {seq}, got {event.get('seq')!r}", seq)
+        if self._retain:
+            self.events.append(event)  # type: ignore[union-attr]
+        self._count += 1
+        etype = str(event.get("type"))
+        self.counts[etype] += 1
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        handler = self._HANDLERS.get(etype)
+        if handler is not None:
+            handler(self, seq, data)
+        self._turn_at.append(self._attributed_turn(etype, data))
+        op = event.get("surfaceOp")
+        if etype in SURFACE_TYPES:
+            self._surface(seq, etype, event, data, op)
+        elif op is not None or "sourceEventSeqs" in event:
+            self._diag("surface-op-on-log-only", f"{etype} carries surfaceOp/sourceEventSeqs (only surface types may)", seq)
+
+    def _attributed_turn(self, etype: str, data: dict[str, Any]) -> int:
+        if etype in ("assistant/message", "tool/result", "tool/call", "assistant/chunk"):
+            turn = data.get("turn")
+            if isinstance(turn, int):
+                return turn
+        if etype == "user/message":
+            owner = self.open_turn if self.open_turn is not None else self.last_ended
+            return owner or 0
+        return self._current_turn
+
+    def _diag(self, code: str, message: str, seq: int | None, severity: str = "error") -> None:
+        self.diagnostics.append(Diagnostic(code, message, None, seq, severity))  # type: ignore[arg-type]
+
+    def _on_turn_start(self, seq: int, data: dict[str, Any]) -> None:
+        number = data.get("turn")
+        if not isinstance(number, int):
+            self._diag("bad-turn", "turn/start without an integer turn", seq)
+            return
+        expected = max(self.turns, default=0) + 1
+        if number != expected:
+            self._diag("turn-gap", f"turn/start {number} where turn {expected} was expected", seq, "warning")
+        if self.open_turn is not None:
+            self._diag("turn-overlap", f"turn {number} starts while turn {self.open_turn} is still open", seq, "warning")
+        self.turns[number] = Turn(number, seq)
+        self.open_turn = self._current_turn = number
+        self._current_step = None
+
+    def _on_turn_end(self, seq: int, data: dict[str, Any]) -> None:
+        number = data.get("turn")
+        turn = self.turns.get(number) if isinstance(number, int) else None
+        if turn is None or turn.end_seq is not None:
+            self._diag("turn-end-unmatched", f"turn/end for turn {number!r}, which is not open", seq, "warning")
+            return
+        turn.end_seq = seq
+        turn.end_reason = data.get("reason") if isinstance(data.get("reason"), dict) else {"kind": "unknown"}
+        self.last_ended = number
+        self.completed_through = seq
+        if self.open_turn == number:
+            self.open_turn = None
+
+    def _on_step_start(self, seq: int, data: dict[str, Any]) -> None:
+        turn = self.turns.get(data.get("turn"))  # type: ignore[arg-type]
+        step_no = data.get("step")
+        if turn is None or not isinstance(step_no, int):
+            self._diag("step-outside-turn", f"step/start {step_no!r} outside an open turn", seq, "warning")
+            return
+        turn.steps[step_no] = Step(turn.number, step_no, seq)
+        self._current_step = (turn.number, step_no)
+
+    def _on_step_end(self, seq: int, data: dict[str, Any]) -> None:
+        step = self._step(data)
+        if step is None:
+            self._diag("step-end-unmatched", f"step/end for turn {data.get('turn')!r} step {data.get('step')!r}", seq, "warning")
+            return
+        step.end_seq = seq
+        self._current_step = None
+
+    def _step(self, data: dict[str, Any]) -> Step | None:
+        turn = self.turns.get(data.get("turn"))  # type: ignore[arg-type]
+        return turn.steps.get(data.get("step")) if turn else None  # type: ignore[arg-type]
+
+    def _on_chunk(self, seq: int, data: dict[str, Any]) -> None:
+        chunk = data.get("chunk")
+        if isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
+            step = self._step(data)
+            if step is not None:
+                step.usage = chunk["usage"]
+
+    def _on_assistant(self, seq: int, data: dict[str, Any]) -> None:
+        turn, step_no = data.get("turn"), data.get("step")
+        if isinstance(data.get("usage"), dict):
+            step = self._step(data)
+            if step is not None:
+                step.usage = data["usage"]
+        message = data.get("message") if isinstance(data.get("message"), dict) else {}
+        for block in message.get("content") or ():
+            if isinstance(block, dict) and block.get("type") == "tool-call" and isinstance(turn, int):
+                call = self._register_call(str(block.get("id")), str(block.get("name")), block.get("arguments"), turn, step_no)
+                call.message_seq = call.message_seq if call.message_seq is not None else seq
+
+    def _register_call(self, call_id: str, name: str, arguments: Any, turn: int, step: Any) -> ToolCall:
+        key = (turn, step if isinstance(step, int) else 0, call_id)
+        call = self._calls.get(key)
+        if call is None:
+            call = ToolCall(call_id, name, arguments if isinstance(arguments, str) else "", key[0], key[1])
+            self._calls[key] = call
+            self.tool_calls[call_id] = call
+        return call
+
+    def _on_tool_call(self, seq: int, data: dict[str, Any]) -> None:
+        turn = data.get("turn")
+        if not isinstance(turn, int):
+            self._diag("bad-tool-call", "tool/call without an integer turn", seq)
+            return
+        call = self._register_call(str(data.get("callId")), str(data.get("name")), data.get("arguments"), turn, data.get("step"))
+        call.call_seq = seq
+        call.name = str(data.get("name"))
+
+    def _on_request_header(self, seq: int, data: dict[str, Any]) -> None:
+        header = data.get("header")
+        if isinstance(header, dict):
+            self._request_header = header
+            self.request_header_seq = seq
+
+    def _on_result_pairing(self, seq: int, event: dict[str, Any], data: dict[str, Any]) -> None:
+        message = data.get("message") if isinstance(data.get("message"), dict) else {}
+        source = message.get("source") if isinstance(message.get("source"), dict) else {}
+        call_id = source.get("callId")
+        turn, step = data.get("turn"), data.get("step")
+        call = self._calls.get((turn, step, call_id)) if isinstance(turn, int) and isinstance(step, int) else None  # type: ignore[arg-type]
+        error = data.get("error") if isinstance(data.get("error"), dict) else {}
+        if call is None or call.call_seq is None:
+            if error.get("code") != "TOOL_NOT_STARTED":
+                self._diag("orphan-result", f"tool/result for call {call_id!r} has no tool/call in turn {turn} step {step}", seq)
+            if call is None and isinstance(turn, int) and isinstance(step, int) and call_id is not None:
+                call = self._register_call(str(call_id), "tool", "", turn, step)
+        if call is not None:
+            call.result_seq = seq
+        if isinstance(turn, int) and isinstance(step, int):
+            self.results_by_step.setdefault((turn, step), []).append(seq)
+
+    def _surface(self, seq: int, etype: str, event: dict[str, Any], data: dict[str, Any], op: Any) -> None:
+        message = derive_message(event)
+        if etype == "assistant/message":
+            self.context_samples.append((seq, self._turn_at[seq], data.get("step") or 0, self.surface_chars))
+        chars = content_chars(message.get("content")) if message else 0
+        self._chars[seq] = chars
+        self._surface_types[seq] = etype
+        sources = event.get("sourceEventSeqs")
+        if sources is not None and (
+            not isinstance(sources, list) or any(not isinstance(s, int) or s >= seq or s < 0 for s in sources)
+        ):
+            self._diag("bad-provenance", "sourceEventSeqs must be earlier event seqs", seq)
+            sources = [s for s in sources if isinstance(s, int) and 0 <= s < seq] if isinstance(sources, list) else []
+        if op is None:
+            self._diag("missing-surface-op", f"{etype} has no surfaceOp; treated as append", seq)
+            op = "append"
+        if op == "append":
+            if etype == "tool/result":
+                self._on_result_pairing(seq, event, data)
+            self.surface.append(seq)
+            self._live.add(seq)
+            self.surface_chars += chars
+            return
+        span = op_span(op)
+        self._sources[seq] = list(sources or [])
+        if span is None:
+            self._diag("bad-surface-op", f"surfaceOp {op!r} is neither \"append\" nor a replace op", seq)
+            return
+        start, end = span
+        i, j = self._position(start), self._position(end)
+        if i is None or j is None or i > j:
+            missing = start if i is None else end
+            msg = (
+                f"replace names seq {missing}, which is not on the surface"
+                if i is None or j is None
+                else f"replace span {start}..{end} is reversed on the surface"
+            )
+            self._diag("replace-missing-node", msg + "; op skipped", seq)
+            return
+        shadowed = self.surface[i : j + 1]
+        cited = set(self._sources[seq])
+        uncited = [s for s in shadowed if s not in cited]
+        if uncited:
+            self._diag("replace-uncited", f"replacement does not cite shadowed node(s) {uncited}", seq, "warning")
+        if etype == "tool/result" and (len(shadowed) != 1 or self._surface_types.get(shadowed[0]) != "tool/result"):
+            self._diag("tool-result-rewrite", "a tool/result replacement must shadow exactly one tool/result", seq, "warning")
+        self.surface[i : j + 1] = [seq]
+        removed = sum(self._chars.get(s, 0) for s in shadowed)
+        self.surface_chars += chars - removed
+        self.shadowed[seq] = shadowed
+        self._live.add(seq)
+        for s in shadowed:
+            self.replaced_by[s] = seq
+            self._live.discard(s)
+        self.cuts.append(Cut(seq, cut_kind(event), len(shadowed), removed - chars))
+
+    def _position(self, seq: int) -> int | None:
+        nodes = self.surface
+        for k in range(len(nodes) - 1, -1, -1):
+            if nodes[k] == seq:
+                return k
+        return None
+
+    _HANDLERS: dict[str, Any] = {
+        "turn/start": _on_turn_start,
+        "turn/end": _on_turn_end,
+        "step/start": _on_step_start,
+        "step/end": _on_step_end,
+        "assistant/chunk": _on_chunk,
+        "assistant/message": _on_assistant,
+        "tool/call": _on_tool_call,
+        "request/header": _on_request_header,
+    }
