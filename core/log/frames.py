@@ -104,30 +104,26 @@ class FrameStream:
         self._buf += data
         out: list[DecodedFrame] = []
         pos = 0
-        view = memoryview(self._buf)
-        try:
-            while True:
-                try:
-                    end = frame_end(view, pos)
-                except FrameError as exc:
-                    # Resynchronise on the next magic number; report the garbage as one corrupt frame.
-                    nxt = self._buf.find(ZSTD_MAGIC.to_bytes(4, "little"), pos + 1)
-                    stop = nxt if nxt >= 0 else len(self._buf)
-                    out.append(DecodedFrame(self._base + pos, stop - pos, None, str(exc)))
-                    pos = stop
-                    if nxt < 0:
-                        break
-                    continue
-                if end is None:
+        buf = self._buf
+        while True:
+            try:
+                end = frame_end(buf, pos)
+            except FrameError as exc:
+                # Resynchronise on the next magic number; report the garbage as one corrupt frame.
+                nxt = self._buf.find(ZSTD_MAGIC.to_bytes(4, "little"), pos + 1)
+                stop = nxt if nxt >= 0 else len(self._buf)
+                out.append(DecodedFrame(self._base + pos, stop - pos, None, str(exc)))
+                pos = stop
+                if nxt < 0:
                     break
-                frame = view[pos:end]
-                try:
-                    out.append(DecodedFrame(self._base + pos, end - pos, decode_frame(frame)))
-                except zstandard.ZstdError as exc:
-                    out.append(DecodedFrame(self._base + pos, end - pos, None, f"corrupt zstd frame: {exc}"))
-                pos = end
-        finally:
-            view.release()
+                continue
+            if end is None:
+                break
+            try:
+                out.append(DecodedFrame(self._base + pos, end - pos, decode_frame(bytes(buf[pos:end]))))
+            except zstandard.ZstdError as exc:
+                out.append(DecodedFrame(self._base + pos, end - pos, None, f"corrupt zstd frame: {exc}"))
+            pos = end
         del self._buf[:pos]
         self._base += pos
         return out

@@ -1,0 +1,170 @@
+"""Following a session log while another process writes it.
+
+``Tailer.poll`` is non-blocking: it stats the file, reads whatever complete lines or frames are new, and keeps
+the partial rest for the next poll. A file that shrinks or changes inode (truncated, rewritten, replaced) is
+re-read from the start and reported with ``reset=True`` and a diagnostic. A file that does not exist yet is
+waited for. ``follow`` turns polls into a stream, woken by ``watchfiles`` with a polling fallback.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.diagnostics import Diagnostic
+from core.log.decoder import LogDecoder
+from core.log.layout import is_compressed
+
+READ_CHUNK = 4 << 20
+
+
+@dataclass
+class TailUpdate:
+    """What one poll found. After ``reset`` the events restart at seq 0 and replace everything seen before."""
+
+    events: list[dict[str, Any]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    reset: bool = False
+    header: dict[str, Any] | None = None
+    waiting: bool = False
+    fatal: str | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.events or self.diagnostics or self.reset or self.header or self.fatal)
+
+
+class Tailer:
+    """Incremental reader of one log path (raw or zstd)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._decoder: LogDecoder | None = None
+        self._identity: tuple[int, int] | None = None
+        self._offset = 0
+        self._fatal_reported = False
+
+    @property
+    def offset(self) -> int:
+        """Bytes of the file consumed so far."""
+        return self._offset
+
+    @property
+    def header(self) -> dict[str, Any] | None:
+        """The decoded header, once line 1 has been read."""
+        return self._decoder.header if self._decoder else None
+
+    def poll(self, max_bytes: int | None = None) -> TailUpdate:
+        """Read what is new since the last poll (at most ``max_bytes`` when given)."""
+        update = TailUpdate()
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            if self._identity is not None:
+                update.diagnostics.append(
+                    Diagnostic("file-removed", f"{self.path} disappeared; waiting for it to come back", None, None, "warning")
+                )
+                self._restart()
+            update.waiting = True
+            return update
+        identity = (st.st_dev, st.st_ino)
+        if self._identity is None:
+            self._identity = identity
+        elif identity != self._identity or st.st_size < self._offset:
+            what = "replaced by a new file" if identity != self._identity else f"truncated to {st.st_size} bytes"
+            update.diagnostics.append(
+                Diagnostic("log-reset", f"{self.path} was {what}; re-reading from the start", self._offset, None, "warning")
+            )
+            update.reset = True
+            self._restart()
+            self._identity = identity
+        if self._decoder is None:
+            self._decoder = LogDecoder(str(self.path), is_compressed(self.path))
+        if st.st_size > self._offset:
+            self._read(update, st.st_size if max_bytes is None else min(st.st_size, self._offset + max_bytes))
+        if self._decoder.fatal and not self._fatal_reported:
+            self._fatal_reported = True
+            update.fatal = self._decoder.fatal
+        return update
+
+    def finish(self) -> TailUpdate:
+        """Treat the current end of file as final: recover or report a torn tail."""
+        update = TailUpdate()
+        if self._decoder is not None:
+            batch = self._decoder.finish()
+            update.events, update.diagnostics = batch.events, batch.diagnostics
+        return update
+
+    def _restart(self) -> None:
+        self._decoder = None
+        self._identity = None
+        self._offset = 0
+        self._fatal_reported = False
+
+    def _read(self, update: TailUpdate, end: int) -> None:
+        assert self._decoder is not None
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                while self._offset < end:
+                    chunk = f.read(min(READ_CHUNK, end - self._offset))
+                    if not chunk:
+                        break
+                    self._offset += len(chunk)
+                    batch = self._decoder.feed(chunk)
+                    update.events.extend(batch.events)
+                    update.diagnostics.extend(batch.diagnostics)
+                    if batch.header is not None:
+                        update.header = batch.header
+        except OSError as exc:
+            update.diagnostics.append(Diagnostic("read-error", f"cannot read {self.path}: {exc}", self._offset))
+
+
+def follow(
+    path: str | os.PathLike[str],
+    stop: threading.Event,
+    *,
+    interval: float = 0.25,
+    use_watchfiles: bool = True,
+) -> Iterator[TailUpdate]:
+    """Yield every non-empty update for ``path`` until ``stop`` is set.
+
+    Change notification comes from ``watchfiles`` on the parent directory (so creation and replacement are
+    seen); if it cannot run, or between its events, the file is polled every ``interval`` seconds.
+    """
+    tailer = Tailer(path)
+    first = tailer.poll()
+    if first:
+        yield first
+    for _ in _wakeups(Path(path), stop, interval, use_watchfiles):
+        update = tailer.poll()
+        if update:
+            yield update
+
+
+def _wakeups(path: Path, stop: threading.Event, interval: float, use_watchfiles: bool) -> Iterator[None]:
+    if use_watchfiles:
+        try:
+            import watchfiles
+
+            parent = path.parent if path.parent.exists() else Path(path.anchor or "/")
+            for _changes in watchfiles.watch(
+                parent,
+                stop_event=stop,
+                rust_timeout=int(interval * 1000),
+                yield_on_timeout=True,
+                debounce=20,
+                step=20,
+                recursive=False,
+                raise_interrupt=False,
+                watch_filter=None,
+            ):
+                yield None
+            return
+        except (OSError, RuntimeError, ImportError):
+            pass  # fall back to plain polling below
+    while not stop.wait(interval):
+        yield None
