@@ -1,0 +1,188 @@
+"""One-line, human-readable summaries of events, shared by the CLI and the TUI."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from core.log.vocabulary import is_known_type
+from core.session import TAPE_SOURCE_KIND, op_span
+from core.text import text_of_blocks, tool_result_block, tool_result_text
+
+_WS = re.compile(r"\s+")
+_TAPE_SPAN = re.compile(r"^\[slice (?:checkpoint|tape) v1 · turns (\d+)-(\d+)")
+
+
+def one_line(text: str, limit: int = 120) -> str:
+    """Collapse whitespace and cut to ``limit`` code points with an ellipsis."""
+    flat = _WS.sub(" ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def human_chars(n: int) -> str:
+    """``812``, ``4.2k``, ``81k``, ``1.3M``."""
+    if n < 1000:
+        return str(n)
+    if n < 10_000:
+        return f"{n / 1000:.1f}k"
+    if n < 1_000_000:
+        return f"{n // 1000}k"
+    return f"{n / 1_000_000:.1f}M"
+
+
+def source_label(source: Any) -> str:
+    """A short label for a message source: ``user``, ``model``, ``tool``, ``plugin:<name>`` …"""
+    if not isinstance(source, dict):
+        return "?"
+    kind = str(source.get("kind", "?"))
+    if kind == "plugin" and source.get("plugin"):
+        return f"plugin:{source['plugin']}"
+    return kind
+
+
+def tape_span(text: str) -> tuple[int, int] | None:
+    """The ``turns A-B`` span of a slice tape entry's text, if it is one."""
+    m = _TAPE_SPAN.match(text)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def summarize(event: dict[str, Any], limit: int = 120) -> str:
+    """A one-line description of any event (unknown types are shown as opaque)."""
+    etype = str(event.get("type"))
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    fn = _SUMMARIES.get(etype)
+    if fn is not None:
+        return one_line(fn(event, data), limit)
+    if etype.startswith("tapedeck/"):
+        return one_line(_tapedeck(etype, data), limit)
+    keys = ", ".join(list(data)[:6])
+    label = "" if is_known_type(etype) else f"(opaque {etype}) "
+    return one_line(f"{label}{{{keys}}}", limit)
+
+
+def _user(event: dict[str, Any], data: dict[str, Any]) -> str:
+    text = text_of_blocks(data.get("content"), " ")
+    source = data.get("source") or {}
+    images = sum(1 for b in data.get("content") or () if isinstance(b, dict) and b.get("type") == "image")
+    extra = f" [+{images} image(s)]" if images else ""
+    if isinstance(source, dict) and source.get("kind") == TAPE_SOURCE_KIND:
+        span = tape_span(text)
+        n = len(event.get("sourceEventSeqs") or ())
+        label = f"turns {span[0]}-{span[1]}" if span else "entry"
+        return f"tape entry: {label} · {n} nodes · {human_chars(len(text))} chars"
+    if isinstance(source, dict) and source.get("kind") == "plugin" and source.get("plugin") == "rewind":
+        return f"rewind report · {len(event.get('sourceEventSeqs') or ())} nodes folded · {text}"
+    label = source_label(source)
+    prefix = "" if label == "user" else f"[{label}] "
+    return f"{prefix}{text}{extra}"
+
+
+def _assistant(event: dict[str, Any], data: dict[str, Any]) -> str:
+    message = data.get("message") or {}
+    parts = []
+    for block in message.get("content") or ():
+        if not isinstance(block, dict):
+            continue
+        if block.get("type") == "text" and block.get("text"):
+            parts.append(block["text"])
+        elif block.get("type") == "tool-call":
+            parts.append(f"→ {block.get('name')}({block.get('arguments', '')})")
+        elif block.get("type") == "reasoning" and not parts:
+            parts.append(f"(thinking {human_chars(len(block.get('text') or ''))})")
+    return " ".join(parts) if parts else "(empty assistant message)"
+
+
+def _tool_result(event: dict[str, Any], data: dict[str, Any]) -> str:
+    message = data.get("message") or {}
+    block = tool_result_block(message) or {}
+    text = tool_result_text(message, "\n")
+    flag = "error: " if block.get("isError") else ""
+    meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
+    policy = meta.get("policy") if op_span(event.get("surfaceOp")) else None
+    tag = f"[{policy}] " if policy else ""
+    return f"{tag}{flag}{text}"
+
+
+def _chunk(event: dict[str, Any], data: dict[str, Any]) -> str:
+    chunk = data.get("chunk") or {}
+    ctype = chunk.get("type")
+    if ctype in ("text-delta", "reasoning-delta"):
+        return f"{ctype} {chunk.get('text', '')!r}"
+    if ctype == "tool-call-delta":
+        return f"tool-call-delta {chunk.get('name') or ''} {chunk.get('argumentsDelta', '')!r}"
+    if ctype == "usage":
+        usage = chunk.get("usage") or {}
+        return "usage " + " ".join(f"{k}={v}" for k, v in usage.items())
+    if ctype == "finish":
+        reason = chunk.get("reason") or {}
+        failure = reason.get("failure") or {}
+        return f"finish {reason.get('kind')}" + (f": {failure.get('code')} {failure.get('message', '')}" if failure else "")
+    return str(ctype)
+
+
+def _turn_end(event: dict[str, Any], data: dict[str, Any]) -> str:
+    reason = data.get("reason") or {}
+    detail = reason.get("error") or reason.get("reason") or {}
+    more = f" ({detail.get('code') or detail.get('kind')}: {detail.get('message', '')})" if detail else ""
+    return f"turn {data.get('turn')} ended: {reason.get('kind')}{more}"
+
+
+def _request_header(event: dict[str, Any], data: dict[str, Any]) -> str:
+    header = data.get("header") or {}
+    config = header.get("config") or {}
+    tools = header.get("tools")
+    ntools = len(tools) if isinstance(tools, list) else tools
+    return f"{data.get('reason')} · {config.get('provider')}/{config.get('model')} · tools {ntools}"
+
+
+def _tapedeck(etype: str, data: dict[str, Any]) -> str:
+    if etype == "tapedeck/route":
+        risk = data.get("risk") or {}
+        return (
+            f"route {data.get('taskClass')} · {data.get('phase')} · risk {risk.get('risk') or 'none'} "
+            f"({risk.get('reason')}) · prune {data.get('pruneLevel') or '-'} -{human_chars(int(data.get('charsRemoved') or 0))}"
+        )
+    if etype == "tapedeck/control":
+        err = f": {data.get('error')}" if data.get("error") else ""
+        return f"control {data.get('op')} {data.get('outcome')}{err}"
+    if etype == "tapedeck/checkpoint":
+        return f"checkpoint #{data.get('markId')} by {data.get('by')}" + (
+            f": {data.get('objective')}" if data.get("objective") else ""
+        )
+    if etype == "tapedeck/rewind":
+        return (
+            f"rewind mark #{data.get('markId')} · {data.get('foldedNodes')} nodes · "
+            f"{human_chars(int(data.get('foldedChars') or 0))} → {human_chars(int(data.get('reportChars') or 0))} chars"
+        )
+    if etype == "tapedeck/config":
+        changes = data.get("changes") or {}
+        return "config " + ", ".join(f"{k}: {v.get('old')!r} → {v.get('new')!r}" for k, v in changes.items())
+    return f"{etype} " + ", ".join(f"{k}={v}" for k, v in list(data.items())[:5])
+
+
+_SUMMARIES: dict[str, Any] = {
+    "user/message": _user,
+    "assistant/message": _assistant,
+    "tool/result": _tool_result,
+    "assistant/chunk": _chunk,
+    "turn/end": _turn_end,
+    "request/header": _request_header,
+    "turn/start": lambda e, d: f"turn {d.get('turn')}",
+    "step/start": lambda e, d: f"step {d.get('turn')}.{d.get('step')}",
+    "step/end": lambda e, d: f"end of step {d.get('turn')}.{d.get('step')}",
+    "tool/call": lambda e, d: f"{d.get('name')} {d.get('arguments', '')} [{d.get('callId')}]",
+    "tool/code-dispatch-start": lambda e, d: f"code → {d.get('name')} {d.get('arguments')} [{d.get('subCallId')}]",
+    "tool/code-dispatch": lambda e, d: f"code ← {d.get('name')}{' error' if d.get('isError') else ''}: "
+    + text_of_blocks(d.get("content"), " "),
+    "request/context": lambda e, d: f"{d.get('provider')}/{d.get('model')} window {d.get('contextWindow')}",
+    "session/title": lambda e, d: f"title: {d.get('title')}",
+    "agent/inbox/spliced": lambda e, d: f"inbox {d.get('target')} start {d.get('start')} "
+    f"-{d.get('removedCount', 0)} +{len(d.get('inserted') or ())}" + (f" ({d['outcome']})" if d.get("outcome") else ""),
+    "compaction/start": lambda e, d: f"compaction {d.get('compactionId')} starts (turn {d.get('turn')})",
+    "compaction/summary": lambda e, d: f"compaction summary over {d.get('shadowedSeqs')} "
+    f"(~{d.get('shadowedTokenCount')} tokens, {d.get('provider')}/{d.get('model')})",
+    "compaction/end": lambda e, d: f"compaction {d.get('compactionId')} ends" + (f": {d['error']}" if d.get("error") else ""),
+    "compaction/prune": lambda e, d: f"prune {d.get('shadowedSeqs')} (~{d.get('shadowedTokenCount')} tokens)",
+    "llm/retry": lambda e, d: f"retry {d.get('retry')}/{d.get('maxRetries')} in {d.get('delayMs')} ms: "
+    f"{(d.get('failure') or {}).get('code')} {(d.get('failure') or {}).get('message', '')}",
+}
