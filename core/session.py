@@ -81,7 +81,12 @@ def op_span(op: Any) -> tuple[int, int] | None:
         return None
     start = op.get("start", op.get("startSeq"))
     end = op.get("end", op.get("endSeq"))
-    if isinstance(start, int) and isinstance(end, int) and not isinstance(start, bool) and not isinstance(end, bool):
+    if (
+        isinstance(start, int)
+        and isinstance(end, int)
+        and not isinstance(start, bool)
+        and not isinstance(end, bool)
+    ):
         return start, end
     return None
 
@@ -292,7 +297,11 @@ class Session:
         if etype in SURFACE_TYPES:
             self._surface(seq, etype, event, data, op)
         elif op is not None or "sourceEventSeqs" in event:
-            self._diag("surface-op-on-log-only", f"{etype} carries surfaceOp/sourceEventSeqs (only surface types may)", seq)
+            self._diag(
+                "surface-op-on-log-only",
+                f"{etype} carries surfaceOp/sourceEventSeqs (only surface types may)",
+                seq,
+            )
 
     def _attributed_turn(self, etype: str, data: dict[str, Any]) -> int:
         if etype in ("assistant/message", "tool/result", "tool/call", "assistant/chunk"):
@@ -316,7 +325,12 @@ class Session:
         if number != expected:
             self._diag("turn-gap", f"turn/start {number} where turn {expected} was expected", seq, "warning")
         if self.open_turn is not None:
-            self._diag("turn-overlap", f"turn {number} starts while turn {self.open_turn} is still open", seq, "warning")
+            self._diag(
+                "turn-overlap",
+                f"turn {number} starts while turn {self.open_turn} is still open",
+                seq,
+                "warning",
+            )
         self.turns[number] = Turn(number, seq)
         self.open_turn = self._current_turn = number
         self._current_step = None
@@ -325,7 +339,9 @@ class Session:
         number = data.get("turn")
         turn = self.turns.get(number) if isinstance(number, int) else None
         if turn is None or turn.end_seq is not None:
-            self._diag("turn-end-unmatched", f"turn/end for turn {number!r}, which is not open", seq, "warning")
+            self._diag(
+                "turn-end-unmatched", f"turn/end for turn {number!r}, which is not open", seq, "warning"
+            )
             return
         turn.end_seq = seq
         turn.end_reason = data.get("reason") if isinstance(data.get("reason"), dict) else {"kind": "unknown"}
@@ -346,7 +362,12 @@ class Session:
     def _on_step_end(self, seq: int, data: dict[str, Any]) -> None:
         step = self._step(data)
         if step is None:
-            self._diag("step-end-unmatched", f"step/end for turn {data.get('turn')!r} step {data.get('step')!r}", seq, "warning")
+            self._diag(
+                "step-end-unmatched",
+                f"step/end for turn {data.get('turn')!r} step {data.get('step')!r}",
+                seq,
+                "warning",
+            )
             return
         step.end_seq = seq
         self._current_step = None
@@ -371,7 +392,9 @@ class Session:
         message = data.get("message") if isinstance(data.get("message"), dict) else {}
         for block in message.get("content") or ():
             if isinstance(block, dict) and block.get("type") == "tool-call" and isinstance(turn, int):
-                call = self._register_call(str(block.get("id")), str(block.get("name")), block.get("arguments"), turn, step_no)
+                call = self._register_call(
+                    str(block.get("id")), str(block.get("name")), block.get("arguments"), turn, step_no
+                )
                 call.message_seq = call.message_seq if call.message_seq is not None else seq
 
     def _register_call(self, call_id: str, name: str, arguments: Any, turn: int, step: Any) -> ToolCall:
@@ -388,7 +411,9 @@ class Session:
         if not isinstance(turn, int):
             self._diag("bad-tool-call", "tool/call without an integer turn", seq)
             return
-        call = self._register_call(str(data.get("callId")), str(data.get("name")), data.get("arguments"), turn, data.get("step"))
+        call = self._register_call(
+            str(data.get("callId")), str(data.get("name")), data.get("arguments"), turn, data.get("step")
+        )
         call.call_seq = seq
         call.name = str(data.get("name"))
 
@@ -403,11 +428,19 @@ class Session:
         source = message.get("source") if isinstance(message.get("source"), dict) else {}
         call_id = source.get("callId")
         turn, step = data.get("turn"), data.get("step")
-        call = self._calls.get((turn, step, call_id)) if isinstance(turn, int) and isinstance(step, int) else None  # type: ignore[arg-type]
+        call = (
+            self._calls.get((turn, step, call_id))
+            if isinstance(turn, int) and isinstance(step, int)
+            else None
+        )  # type: ignore[arg-type]
         error = data.get("error") if isinstance(data.get("error"), dict) else {}
         if call is None or call.call_seq is None:
             if error.get("code") != "TOOL_NOT_STARTED":
-                self._diag("orphan-result", f"tool/result for call {call_id!r} has no tool/call in turn {turn} step {step}", seq)
+                self._diag(
+                    "orphan-result",
+                    f"tool/result for call {call_id!r} has no tool/call in turn {turn} step {step}",
+                    seq,
+                )
             if call is None and isinstance(turn, int) and isinstance(step, int) and call_id is not None:
                 call = self._register_call(str(call_id), "tool", "", turn, step)
         if call is not None:
@@ -427,7 +460,11 @@ class Session:
             not isinstance(sources, list) or any(not isinstance(s, int) or s >= seq or s < 0 for s in sources)
         ):
             self._diag("bad-provenance", "sourceEventSeqs must be earlier event seqs", seq)
-            sources = [s for s in sources if isinstance(s, int) and 0 <= s < seq] if isinstance(sources, list) else []
+            sources = (
+                [s for s in sources if isinstance(s, int) and 0 <= s < seq]
+                if isinstance(sources, list)
+                else []
+            )
         if op is None:
             self._diag("missing-surface-op", f"{etype} has no surfaceOp; treated as append", seq)
             op = "append"
@@ -441,7 +478,7 @@ class Session:
         span = op_span(op)
         self._sources[seq] = list(sources or [])
         if span is None:
-            self._diag("bad-surface-op", f"surfaceOp {op!r} is neither \"append\" nor a replace op", seq)
+            self._diag("bad-surface-op", f'surfaceOp {op!r} is neither "append" nor a replace op', seq)
             return
         start, end = span
         i, j = self._position(start), self._position(end)
@@ -458,9 +495,18 @@ class Session:
         cited = set(self._sources[seq])
         uncited = [s for s in shadowed if s not in cited]
         if uncited:
-            self._diag("replace-uncited", f"replacement does not cite shadowed node(s) {uncited}", seq, "warning")
-        if etype == "tool/result" and (len(shadowed) != 1 or self._surface_types.get(shadowed[0]) != "tool/result"):
-            self._diag("tool-result-rewrite", "a tool/result replacement must shadow exactly one tool/result", seq, "warning")
+            self._diag(
+                "replace-uncited", f"replacement does not cite shadowed node(s) {uncited}", seq, "warning"
+            )
+        if etype == "tool/result" and (
+            len(shadowed) != 1 or self._surface_types.get(shadowed[0]) != "tool/result"
+        ):
+            self._diag(
+                "tool-result-rewrite",
+                "a tool/result replacement must shadow exactly one tool/result",
+                seq,
+                "warning",
+            )
         self.surface[i : j + 1] = [seq]
         removed = sum(self._chars.get(s, 0) for s in shadowed)
         self.surface_chars += chars - removed

@@ -116,7 +116,9 @@ def _chunk(event: dict[str, Any], data: dict[str, Any]) -> str:
     if ctype == "finish":
         reason = chunk.get("reason") or {}
         failure = reason.get("failure") or {}
-        return f"finish {reason.get('kind')}" + (f": {failure.get('code')} {failure.get('message', '')}" if failure else "")
+        return f"finish {reason.get('kind')}" + (
+            f": {failure.get('code')} {failure.get('message', '')}" if failure else ""
+        )
     return str(ctype)
 
 
@@ -171,18 +173,31 @@ _SUMMARIES: dict[str, Any] = {
     "step/start": lambda e, d: f"step {d.get('turn')}.{d.get('step')}",
     "step/end": lambda e, d: f"end of step {d.get('turn')}.{d.get('step')}",
     "tool/call": lambda e, d: f"{d.get('name')} {d.get('arguments', '')} [{d.get('callId')}]",
-    "tool/code-dispatch-start": lambda e, d: f"code → {d.get('name')} {d.get('arguments')} [{d.get('subCallId')}]",
-    "tool/code-dispatch": lambda e, d: f"code ← {d.get('name')}{' error' if d.get('isError') else ''}: "
-    + text_of_blocks(d.get("content"), " "),
+    "tool/code-dispatch-start": lambda e, d: (
+        f"code → {d.get('name')} {d.get('arguments')} [{d.get('subCallId')}]"
+    ),
+    "tool/code-dispatch": lambda e, d: (
+        f"code ← {d.get('name')}{' error' if d.get('isError') else ''}: "
+        + text_of_blocks(d.get("content"), " ")
+    ),
     "request/context": lambda e, d: f"{d.get('provider')}/{d.get('model')} window {d.get('contextWindow')}",
     "session/title": lambda e, d: f"title: {d.get('title')}",
-    "agent/inbox/spliced": lambda e, d: f"inbox {d.get('target')} start {d.get('start')} "
-    f"-{d.get('removedCount', 0)} +{len(d.get('inserted') or ())}" + (f" ({d['outcome']})" if d.get("outcome") else ""),
+    "agent/inbox/spliced": lambda e, d: (
+        f"inbox {d.get('target')} start {d.get('start')} "
+        f"-{d.get('removedCount', 0)} +{len(d.get('inserted') or ())}"
+        + (f" ({d['outcome']})" if d.get("outcome") else "")
+    ),
     "compaction/start": lambda e, d: f"compaction {d.get('compactionId')} starts (turn {d.get('turn')})",
-    "compaction/summary": lambda e, d: f"compaction summary over {d.get('shadowedSeqs')} "
-    f"(~{d.get('shadowedTokenCount')} tokens, {d.get('provider')}/{d.get('model')})",
-    "compaction/end": lambda e, d: f"compaction {d.get('compactionId')} ends" + (f": {d['error']}" if d.get("error") else ""),
+    "compaction/summary": lambda e, d: (
+        f"compaction summary over {d.get('shadowedSeqs')} "
+        f"(~{d.get('shadowedTokenCount')} tokens, {d.get('provider')}/{d.get('model')})"
+    ),
+    "compaction/end": lambda e, d: (
+        f"compaction {d.get('compactionId')} ends" + (f": {d['error']}" if d.get("error") else "")
+    ),
     "compaction/prune": lambda e, d: f"prune {d.get('shadowedSeqs')} (~{d.get('shadowedTokenCount')} tokens)",
-    "llm/retry": lambda e, d: f"retry {d.get('retry')}/{d.get('maxRetries')} in {d.get('delayMs')} ms: "
-    f"{(d.get('failure') or {}).get('code')} {(d.get('failure') or {}).get('message', '')}",
+    "llm/retry": lambda e, d: (
+        f"retry {d.get('retry')}/{d.get('maxRetries')} in {d.get('delayMs')} ms: "
+        f"{(d.get('failure') or {}).get('code')} {(d.get('failure') or {}).get('message', '')}"
+    ),
 }

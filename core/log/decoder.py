@@ -43,6 +43,7 @@ class LogDecoder:
         self.next_seq = 0
         self.lines = 0
         self._explicit_seq: bool | None = None
+        self._seq_shift = 0  # declared seq minus position, after a reported discontinuity
         self._partial = bytearray()
         self._partial_offset = 0
         self._offset = 0  # raw: file offset of the next byte fed
@@ -66,7 +67,9 @@ class LogDecoder:
             for frame in self._frames.feed(data):
                 if frame.data is None:
                     out.diagnostics.append(
-                        Diagnostic("corrupt-frame", f"{frame.error}; {frame.length} bytes skipped", frame.offset)
+                        Diagnostic(
+                            "corrupt-frame", f"{frame.error}; {frame.length} bytes skipped", frame.offset
+                        )
                     )
                     continue
                 self._feed_lines(frame.data, frame.offset, out, fixed_offset=True)
@@ -154,7 +157,12 @@ class LogDecoder:
                 self.fatal = f"{self.name}: line 1 is not valid JSON ({exc})"
                 return
             out.diagnostics.append(
-                Diagnostic("bad-json", f"line is not valid JSON ({exc}); {len(raw)} bytes skipped", offset, self.next_seq)
+                Diagnostic(
+                    "bad-json",
+                    f"line is not valid JSON ({exc}); {len(raw)} bytes skipped",
+                    offset,
+                    self.next_seq,
+                )
             )
             return
         if self.header is None:
@@ -168,7 +176,12 @@ class LogDecoder:
             return
         if not isinstance(obj, dict):
             out.diagnostics.append(
-                Diagnostic("not-an-object", f"line holds a JSON {type(obj).__name__}, not an event", offset, self.next_seq)
+                Diagnostic(
+                    "not-an-object",
+                    f"line holds a JSON {type(obj).__name__}, not an event",
+                    offset,
+                    self.next_seq,
+                )
             )
             return
         if is_packed_row(obj):
@@ -180,18 +193,28 @@ class LogDecoder:
         if declared is None:
             if self._explicit_seq:
                 out.diagnostics.append(
-                    Diagnostic("missing-seq", f"record has no {key}; numbered {self.next_seq}", offset, self.next_seq)
+                    Diagnostic(
+                        "missing-seq", f"record has no {key}; numbered {self.next_seq}", offset, self.next_seq
+                    )
                 )
             elif self._explicit_seq is None:
                 self._explicit_seq = False
             return
         if self._explicit_seq is None:
             self._explicit_seq = True
-        if declared != self.next_seq:
-            code = "seq-gap" if isinstance(declared, int) and declared > self.next_seq else "seq-mismatch"
+        expected = self.next_seq + self._seq_shift
+        if declared != expected:
+            code = "seq-gap" if isinstance(declared, int) and declared > expected else "seq-mismatch"
             out.diagnostics.append(
-                Diagnostic(code, f"expected {key} {self.next_seq}, found {declared!r}; renumbered", offset, self.next_seq)
+                Diagnostic(
+                    code,
+                    f"expected {key} {expected}, found {declared!r}; renumbered from {self.next_seq}",
+                    offset,
+                    self.next_seq,
+                )
             )
+            if isinstance(declared, int) and not isinstance(declared, bool):
+                self._seq_shift = declared - self.next_seq
 
     def _row(self, row: dict[str, Any], offset: int, out: DecodeBatch) -> None:
         self._check_seq(row.get("seq0"), "seq0", offset, out)
@@ -210,11 +233,19 @@ class LogDecoder:
         extra = set(ev) - ENVELOPE_KEYS
         if extra:
             out.diagnostics.append(
-                Diagnostic("bad-envelope", f"unexpected envelope key(s) {', '.join(sorted(extra))}", offset, seq, "warning")
+                Diagnostic(
+                    "bad-envelope",
+                    f"unexpected envelope key(s) {', '.join(sorted(extra))}",
+                    offset,
+                    seq,
+                    "warning",
+                )
             )
         etype = ev.get("type")
         if not isinstance(etype, str) or not etype:
-            out.diagnostics.append(Diagnostic("no-type", "event has no string type; kept as opaque", offset, seq))
+            out.diagnostics.append(
+                Diagnostic("no-type", "event has no string type; kept as opaque", offset, seq)
+            )
             ev["type"] = etype = "?"
         ev["seq"] = seq
         if not isinstance(ev.get("time"), int):
@@ -224,17 +255,24 @@ class LogDecoder:
         if upgrade_legacy(ev, self.session_id):
             etype = ev["type"]
         if etype in REJECTED_LEGACY_TYPES or (
-            etype == "request/header" and isinstance(ev["data"], dict) and ev["data"].get("reason") == "fallback"
+            etype == "request/header"
+            and isinstance(ev["data"], dict)
+            and ev["data"].get("reason") == "fallback"
         ):
             out.diagnostics.append(
-                Diagnostic("rejected-legacy", f"legacy {etype} shape has no upgrade path (DSH refuses it)", offset, seq)
+                Diagnostic(
+                    "rejected-legacy",
+                    f"legacy {etype} shape has no upgrade path (DSH refuses it)",
+                    offset,
+                    seq,
+                )
             )
         elif not is_known_type(etype) and ev.get("ignorable") is not True and etype not in self._warned_types:
             self._warned_types.add(etype)
             out.diagnostics.append(
                 Diagnostic(
                     "unknown-type",
-                    f"unknown event type {etype!r} without \"ignorable\": true (DSH would refuse it); kept opaque",
+                    f'unknown event type {etype!r} without "ignorable": true (DSH would refuse it); kept opaque',
                     offset,
                     seq,
                     "info",

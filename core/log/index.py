@@ -79,7 +79,15 @@ class OffsetIndex:
     @property
     def nbytes(self) -> int:
         """Bytes held by the per-event arrays (the frame table is per frame, not per event, and is included)."""
-        arrays = (self._offsets, self._lengths, self._turns, self._steps, self._types, self._members, self._flags)
+        arrays = (
+            self._offsets,
+            self._lengths,
+            self._turns,
+            self._steps,
+            self._types,
+            self._members,
+            self._flags,
+        )
         frames = (self._frame_raw, self._frame_file, self._frame_len)
         return sum(a.itemsize * len(a) for a in arrays + frames)
 
@@ -149,7 +157,9 @@ class OffsetIndex:
         obj = orjson.loads(self.line(n))
         member = self._members[n]
         if self._flags[n] & FLAG_ROW:
-            return expand_row(obj, n - member, obj.get("time0", 0) if isinstance(obj.get("time0"), int) else 0)[member]
+            return expand_row(
+                obj, n - member, obj.get("time0", 0) if isinstance(obj.get("time0"), int) else 0
+            )[member]
         obj["seq"] = n
         if not isinstance(obj.get("time"), int):
             obj["time"] = 0

@@ -57,7 +57,9 @@ def encode_segment(session_id: str) -> str:
 
 def log_path(root: Path, cwd: str | None, session_id: str, compressed: bool) -> Path:
     """The exact path DSH expects for a session's log (its identity check compares against this)."""
-    return Path(root) / project_key(cwd) / encode_segment(session_id) / (ZSTD_NAME if compressed else RAW_NAME)
+    return (
+        Path(root) / project_key(cwd) / encode_segment(session_id) / (ZSTD_NAME if compressed else RAW_NAME)
+    )
 
 
 def resolve_log_path(path: str | os.PathLike[str]) -> Path:

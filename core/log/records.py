@@ -45,7 +45,12 @@ def expand_row(row: dict[str, Any], seq0: int, time0: int) -> list[dict[str, Any
         else:
             chunk = {"type": _ROW_DELTA[kind], "index": index, "text": piece}
         events.append(
-            {"type": "assistant/chunk", "seq": seq0 + k, "time": t, "data": {"turn": turn, "step": step, "chunk": chunk}}
+            {
+                "type": "assistant/chunk",
+                "seq": seq0 + k,
+                "time": t,
+                "data": {"turn": turn, "step": step, "chunk": chunk},
+            }
         )
     return events
 
@@ -85,7 +90,11 @@ def upgrade_legacy(event: dict[str, Any], session_id: str) -> bool:
         return True
     if etype == "tool/result" and "message" not in data and "callId" in data:
         call_id = data.pop("callId")
-        block: dict[str, Any] = {"type": "tool-result", "toolCallId": call_id, "content": data.pop("content", [])}
+        block: dict[str, Any] = {
+            "type": "tool-result",
+            "toolCallId": call_id,
+            "content": data.pop("content", []),
+        }
         if "isError" in data:
             block["isError"] = data.pop("isError")
         data["message"] = {
@@ -126,7 +135,10 @@ def _legacy_turn_end(data: dict[str, Any]) -> bool:
         failure = reason.get("failure") if isinstance(reason.get("failure"), dict) else reason
         data["reason"] = {
             "kind": "error",
-            "error": {"message": str(failure.get("message", "")), "code": str(failure.get("code", "UNKNOWN"))},
+            "error": {
+                "message": str(failure.get("message", "")),
+                "code": str(failure.get("code", "UNKNOWN")),
+            },
         }
         return True
     return changed

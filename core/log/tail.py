@@ -65,7 +65,13 @@ class Tailer:
         except FileNotFoundError:
             if self._identity is not None:
                 update.diagnostics.append(
-                    Diagnostic("file-removed", f"{self.path} disappeared; waiting for it to come back", None, None, "warning")
+                    Diagnostic(
+                        "file-removed",
+                        f"{self.path} disappeared; waiting for it to come back",
+                        None,
+                        None,
+                        "warning",
+                    )
                 )
                 self._restart()
             update.waiting = True
@@ -74,9 +80,17 @@ class Tailer:
         if self._identity is None:
             self._identity = identity
         elif identity != self._identity or st.st_size < self._offset:
-            what = "replaced by a new file" if identity != self._identity else f"truncated to {st.st_size} bytes"
+            what = (
+                "replaced by a new file" if identity != self._identity else f"truncated to {st.st_size} bytes"
+            )
             update.diagnostics.append(
-                Diagnostic("log-reset", f"{self.path} was {what}; re-reading from the start", self._offset, None, "warning")
+                Diagnostic(
+                    "log-reset",
+                    f"{self.path} was {what}; re-reading from the start",
+                    self._offset,
+                    None,
+                    "warning",
+                )
             )
             update.reset = True
             self._restart()
@@ -120,7 +134,9 @@ class Tailer:
                     if batch.header is not None:
                         update.header = batch.header
         except OSError as exc:
-            update.diagnostics.append(Diagnostic("read-error", f"cannot read {self.path}: {exc}", self._offset))
+            update.diagnostics.append(
+                Diagnostic("read-error", f"cannot read {self.path}: {exc}", self._offset)
+            )
 
 
 def follow(

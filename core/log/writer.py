@@ -67,7 +67,9 @@ def encode_event(event: dict[str, Any]) -> bytes:
 class SessionWriter:
     """Appends events to one session log. Use ``create`` for a new session and ``resume`` for an existing one."""
 
-    def __init__(self, path: Path, header: dict[str, Any], next_seq: int, last_time: int, lock_fd: int) -> None:
+    def __init__(
+        self, path: Path, header: dict[str, Any], next_seq: int, last_time: int, lock_fd: int
+    ) -> None:
         self.path = path
         self.header = header
         self.compressed = is_compressed(path) or path.name.endswith(".zstd")
@@ -78,7 +80,9 @@ class SessionWriter:
 
     # opening ----------------------------------------------------------------------------------------------
     @classmethod
-    def create(cls, root: str | os.PathLike[str], header: dict[str, Any], *, compressed: bool = False) -> SessionWriter:
+    def create(
+        cls, root: str | os.PathLike[str], header: dict[str, Any], *, compressed: bool = False
+    ) -> SessionWriter:
         """Create a new session log at its DSH path under ``root`` and publish it holding just the header."""
         path = log_path(Path(root), header.get("cwd"), str(header["id"]), compressed)
         path.parent.mkdir(parents=True, exist_ok=True)

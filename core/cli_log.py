@@ -1,0 +1,197 @@
+"""Engine subcommands: ``inspect``, ``surface``, ``events`` and ``sessions``."""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from typing import Any
+
+from core.cli_common import emit, guarded
+from core.log.layout import default_sessions_root, discover_sessions
+from core.session import Session, derive_message
+from core.summary import human_chars, one_line, source_label, summarize
+from core.text import tool_result_is_error
+
+
+def inspect_report(session: Session) -> dict[str, Any]:
+    """The ``inspect`` summary of a session as plain data."""
+    tools: Counter[str] = Counter()
+    tool_errors = 0
+    for call in session.tool_calls.values():
+        tools[call.name] += 1
+    for seq in (c.result_seq for c in session.tool_calls.values() if c.result_seq is not None):
+        data = session.events[seq].get("data") or {}
+        tool_errors += tool_result_is_error(data.get("message"))
+    turns = [
+        {
+            "turn": t.number,
+            "status": t.status,
+            "steps": len(t.steps),
+            "startSeq": t.start_seq,
+            "endSeq": t.end_seq,
+        }
+        for t in session.turns.values()
+    ]
+    header = session.request_header() or {}
+    return {
+        "path": str(session.path) if session.path else None,
+        "compressed": session.compressed,
+        "header": session.header,
+        "provider": (header.get("config") or {}).get("provider"),
+        "model": (header.get("config") or {}).get("model"),
+        "events": session.next_seq,
+        "types": dict(session.counts.most_common()),
+        "turns": turns,
+        "steps": sum(len(t.steps) for t in session.turns.values()),
+        "tools": {"calls": sum(tools.values()), "errors": tool_errors, "byName": dict(tools.most_common())},
+        "surface": {
+            "nodes": len(session.surface),
+            "chars": session.surface_chars,
+            "replacements": len(session.cuts),
+        },
+        "usage": session.usage_total(),
+        "diagnostics": [d.to_dict() for d in session.diagnostics],
+    }
+
+
+def _render_inspect(r: dict[str, Any]) -> str:
+    h = r["header"]
+    lines = [
+        f"session {h.get('id')}  ({r['path']}{', zstd' if r['compressed'] else ''})",
+        f"  cwd {h.get('cwd')}  depth {h.get('delegationDepth')}"
+        + (f"  parent {h['parentSession']}" if h.get("parentSession") else ""),
+        f"  model {r['provider']}/{r['model']}",
+        f"events {r['events']}  turns {len(r['turns'])}  steps {r['steps']}  "
+        f"tool calls {r['tools']['calls']} ({r['tools']['errors']} errors)",
+        f"surface {r['surface']['nodes']} nodes, {r['surface']['chars']} chars, {r['surface']['replacements']} replacements",
+        "usage " + (" ".join(f"{k}={v}" for k, v in r["usage"].items()) or "none recorded"),
+    ]
+    if r["tools"]["byName"]:
+        lines.append("tools " + ", ".join(f"{k}×{v}" for k, v in r["tools"]["byName"].items()))
+    for t in r["turns"]:
+        lines.append(
+            f"  turn {t['turn']}: {t['status']}, {t['steps']} step(s), seq {t['startSeq']}..{t['endSeq']}"
+        )
+    diags = r["diagnostics"]
+    lines.append(f"diagnostics {len(diags)}")
+    for d in diags[:50]:
+        where = ", ".join(x for x in (f"seq {d['seq']}" if d["seq"] is not None else "",
+                                      f"offset {d['offset']}" if d["offset"] is not None else "") if x)  # fmt: skip
+        lines.append(f"  {d['severity']}: {d['code']}{f' ({where})' if where else ''}: {d['message']}")
+    if len(diags) > 50:
+        lines.append(f"  … {len(diags) - 50} more (use --json)")
+    return "\n".join(lines)
+
+
+def surface_rows(session: Session) -> list[dict[str, Any]]:
+    """The model-visible messages in order, each with seq, role, source kind, size and text."""
+    rows = []
+    for seq in session.surface:
+        event = session.events[seq]
+        message = derive_message(event)
+        if message is None:
+            continue
+        rows.append(
+            {
+                "seq": seq,
+                "type": event["type"],
+                "role": message.get("role"),
+                "source": source_label(message.get("source")),
+                "replacement": session.is_replacement(seq),
+                "chars": session.node_chars(seq),
+                "summary": summarize(event, 200),
+                "message": message,
+            }
+        )
+    return rows
+
+
+def _render_surface(rows: list[dict[str, Any]]) -> str:
+    out = []
+    for r in rows:
+        mark = "*" if r["replacement"] else " "
+        out.append(
+            f"{r['seq']:>6}{mark} {r['role']:<9} {r['source']:<34} {human_chars(r['chars']):>6}  {one_line(r['summary'], 90)}"
+        )
+    out.append(f"{len(rows)} model-visible message(s); * = replacement")
+    return "\n".join(out)
+
+
+def _events(args: argparse.Namespace) -> None:
+    session = Session.open(args.path)
+    rows = []
+    for event in session.events:
+        if args.type and not _type_matches(event["type"], args.type):
+            continue
+        if args.turn is not None and session.turn_of(event["seq"]) != args.turn:
+            continue
+        rows.append(event if args.json else (event["seq"], session.turn_of(event["seq"]), event))
+    if args.json:
+        emit(rows, True, str)
+        return
+    lines = [
+        f"{seq:>6} t{turn:<3} {e['type']:<26} {'· ' if session.on_surface(seq) else '  '}{summarize(e, 100)}"
+        for seq, turn, e in rows
+    ]
+    emit(lines, False, lambda ls: "\n".join(ls) if ls else "(no matching events)")
+
+
+def _type_matches(etype: str, wanted: list[str]) -> bool:
+    return any(
+        etype == w
+        or (w.endswith("/") and etype.startswith(w))
+        or (w.endswith("*") and etype.startswith(w[:-1]))
+        for w in wanted
+    )
+
+
+def _sessions(args: argparse.Namespace) -> None:
+    refs = discover_sessions(args.root)
+    payload = [r.to_dict() for r in refs]
+
+    def render(rows: list[dict[str, Any]]) -> str:
+        if not rows:
+            return f"no sessions under {args.root}"
+        return "\n".join(
+            f"{'  ' * r['depth']}{r['id']}  {human_chars(r['size'])}B  {r['cwd']}  {r['path']}" for r in rows
+        )
+
+    emit(payload, args.json, render)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the engine subcommands."""
+    p = sub.add_parser(
+        "inspect", help="summarize a session log: header, turns, tools, surface, usage, diagnostics"
+    )
+    p.add_argument("path", help="session log file or session directory")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(
+        handler=guarded(lambda a: emit(inspect_report(Session.open(a.path)), a.json, _render_inspect))
+    )
+
+    p = sub.add_parser("surface", help="print the model-visible messages in order")
+    p.add_argument("path", help="session log file or session directory")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(
+        handler=guarded(lambda a: emit(surface_rows(Session.open(a.path)), a.json, _render_surface))
+    )
+
+    p = sub.add_parser("events", help="list events, optionally filtered by type or turn")
+    p.add_argument("path", help="session log file or session directory")
+    p.add_argument(
+        "--type",
+        action="append",
+        metavar="T",
+        help="event type (repeatable; 'tool/' or 'tool*' match prefixes)",
+    )
+    p.add_argument("--turn", type=int, metavar="N", help="only events attributed to turn N")
+    p.add_argument("--json", action="store_true", help="print the events as JSON")
+    p.set_defaults(handler=guarded(_events))
+
+    p = sub.add_parser("sessions", help="list sessions under a sessions root (DSH layout), children indented")
+    p.add_argument(
+        "root", nargs="?", default=str(default_sessions_root()), help="sessions root (default: %(default)s)"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=guarded(_sessions))

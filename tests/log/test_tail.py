@@ -1,0 +1,116 @@
+"""Following a file that is being written, truncated, rewritten and replaced."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from core.log.tail import Tailer, follow
+from tests.log.helpers import one_turn_with_tool, raw_log, zstd_log
+
+
+def test_waits_for_a_file_that_does_not_exist_yet(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    tailer = Tailer(path)
+    assert tailer.poll().waiting
+    path.write_bytes(raw_log(one_turn_with_tool()))
+    update = tailer.poll()
+    assert not update.waiting and update.header["id"] == "t-1" and len(update.events) == 11
+
+
+def test_partial_lines_wait_for_their_newline(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    blob = raw_log(one_turn_with_tool())
+    cut = blob.index(b"\n", blob.index(b"\n") + 1) + 20  # mid-way through the second event line
+    path.write_bytes(blob[:cut])
+    tailer = Tailer(path)
+    assert [e["seq"] for e in tailer.poll().events] == [0]
+    with open(path, "ab") as f:
+        f.write(blob[cut:])
+    assert [e["seq"] for e in tailer.poll().events] == list(range(1, 11))
+
+
+def test_zstd_partial_frame_is_kept_for_the_next_poll(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl.zstd"
+    blob = zstd_log(one_turn_with_tool(), batch=4)
+    path.write_bytes(blob[:-7])
+    tailer = Tailer(path)
+    first = tailer.poll()
+    with open(path, "ab") as f:
+        f.write(blob[-7:])
+    second = tailer.poll()
+    assert len(first.events) == 8 and len(second.events) == 3 and not first.diagnostics
+
+
+def test_truncated_and_rewritten_file_resyncs(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    events = one_turn_with_tool()
+    path.write_bytes(raw_log(events))
+    tailer = Tailer(path)
+    assert len(tailer.poll().events) == 11
+    with open(path, "r+b") as f:  # same inode, shorter content
+        f.truncate(0)
+        f.write(raw_log(events[:3]))
+    update = tailer.poll()
+    assert update.reset and [d.code for d in update.diagnostics] == ["log-reset"]
+    assert "truncated" in update.diagnostics[0].message
+    assert [e["seq"] for e in update.events] == [0, 1, 2]
+
+
+def test_replaced_file_resyncs(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    events = one_turn_with_tool()
+    path.write_bytes(raw_log(events))
+    tailer = Tailer(path)
+    tailer.poll()
+    other = tmp_path / "new.jsonl"
+    other.write_bytes(raw_log(events + events[:0]))
+    os.replace(other, path)
+    update = tailer.poll()
+    assert update.reset and "replaced by a new file" in update.diagnostics[0].message
+    assert len(update.events) == 11
+
+
+def test_removed_file_is_waited_for(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(raw_log(one_turn_with_tool()))
+    tailer = Tailer(path)
+    tailer.poll()
+    path.unlink()
+    update = tailer.poll()
+    assert update.waiting and [d.code for d in update.diagnostics] == ["file-removed"]
+
+
+def _follow_collect(path: Path, use_watchfiles: bool) -> list[int]:
+    events = one_turn_with_tool()
+    blob = raw_log(events)
+    head, rest = blob.split(b"\n", 1)
+    stop = threading.Event()
+    seen: list[int] = []
+    done = threading.Event()
+
+    def run() -> None:
+        for update in follow(path, stop, interval=0.05, use_watchfiles=use_watchfiles):
+            seen.extend(e["seq"] for e in update.events)
+            if len(seen) >= 11:
+                done.set()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    path.write_bytes(head + b"\n")
+    for line in rest.splitlines(keepends=True):
+        with open(path, "ab") as f:
+            f.write(line)
+    done.wait(20)
+    stop.set()
+    thread.join(20)
+    return seen
+
+
+def test_follow_with_watchfiles_sees_every_event(tmp_path: Path) -> None:
+    assert _follow_collect(tmp_path / "session.jsonl", True) == list(range(11))
+
+
+def test_follow_polling_fallback_sees_every_event(tmp_path: Path) -> None:
+    assert _follow_collect(tmp_path / "session.jsonl", False) == list(range(11))
