@@ -1,0 +1,194 @@
+"""One validated policy configuration: a section per policy, each validated by its own module.
+
+A config file is TOML (``.toml``) or JSON (``.json``)::
+
+    [slice.history]
+    keepRecentTurns = 1
+    [slice.fold]
+    pinSteps = 0
+    [rewind]
+    reportLanguage = "en"
+    [prolong]
+    logFile = "log.txt"
+    [adaptive.riskRouter]
+    minimumScore = 4
+
+Section keys are the seed plugins' own names. Operators change single values at run time with dotted keys
+(``slice.history.keepRecentTurns``); every change is validated by the section's validator before it applies,
+and is recorded in the session log as a ``tapedeck/config`` event, so a resumed host rebuilds the same config.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import importlib
+import json
+import tomllib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.errors import ConfigError
+
+SECTIONS: dict[str, str] = {
+    "slice": "core.policies.slice_config",
+    "rewind": "core.policies.rewind_config",
+    "prolong": "core.policies.prolong_config",
+    "adaptive": "core.policies.adaptive_config",
+}
+CONFIG_EVENT = "tapedeck/config"
+
+
+def _validate_section(name: str, raw: Mapping[str, Any]) -> Any:
+    module = importlib.import_module(SECTIONS[name])
+    return module.validate(raw)
+
+
+def _closest(word: str, options: Iterable[str]) -> str | None:
+    from difflib import get_close_matches
+
+    found = get_close_matches(word.lower(), [o.lower() for o in options], n=1, cutoff=0.6)
+    if not found:
+        return None
+    return next(o for o in options if o.lower() == found[0])
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """The effective configuration: validated sections plus the raw values they came from."""
+
+    raw: dict[str, dict[str, Any]] = field(default_factory=dict)
+    sections: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        sections = object.__getattribute__(self, "sections")
+        if name in sections:
+            return sections[name]
+        raise AttributeError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every effective value (defaults included), by section."""
+        return {name: _plain(section) for name, section in self.sections.items()}
+
+    def get(self, dotted: str) -> Any:
+        """The effective value at a dotted key; ConfigError if no such key."""
+        node: Any = self.to_dict()
+        for part in dotted.split("."):
+            if not isinstance(node, dict) or part not in node:
+                raise ConfigError(f"unknown config key {dotted!r}")
+            node = node[part]
+        return node
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        to_dict = getattr(value, "to_dict", None)
+        if callable(to_dict):
+            return to_dict()
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    return value
+
+
+def validate_config(raw: Mapping[str, Any]) -> PolicyConfig:
+    """Validate a whole config mapping (sections may be omitted: their defaults apply)."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError("config must be a table/object of sections")
+    for name in raw:
+        if name not in SECTIONS:
+            near = _closest(name, SECTIONS)
+            hint = f" Did you mean {near}?" if near else ""
+            raise ConfigError(f"Unknown config section {name!r}.{hint} Valid sections: {', '.join(SECTIONS)}.")
+    sections: dict[str, Any] = {}
+    clean: dict[str, dict[str, Any]] = {}
+    for name in SECTIONS:
+        value = raw.get(name, {})
+        if not isinstance(value, Mapping):
+            raise ConfigError(f"config section {name!r} must be a table/object, got {type(value).__name__}")
+        clean[name] = copy.deepcopy(dict(value))
+        sections[name] = _validate_section(name, clean[name])
+    return PolicyConfig(clean, sections)
+
+
+def load_config(path: str | Path | None) -> PolicyConfig:
+    """Load and validate a TOML or JSON config file; None gives the defaults."""
+    if path is None:
+        return validate_config({})
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read config ({exc.strerror or exc})") from exc
+    try:
+        raw = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
+    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{p}: not valid {'JSON' if p.suffix == '.json' else 'TOML'}: {exc}") from exc
+    try:
+        return validate_config(raw)
+    except ConfigError as exc:
+        raise ConfigError(f"{p}: {exc}") from exc
+
+
+def parse_value(text: str) -> Any:
+    """A command-line value: JSON when it parses (``3``, ``true``, ``null``, ``[1]``), else the plain string."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConfig, Any]:
+    """Return a new config with ``dotted`` set to ``value`` and the old effective value.
+
+    The section is re-validated as a whole, so a rejected value changes nothing. ``None`` removes the key
+    (its default applies again).
+    """
+    section, _, rest = dotted.partition(".")
+    if section not in SECTIONS or not rest:
+        near = _closest(section, SECTIONS)
+        hint = f" (did you mean {near}.{rest}?)" if near and near != section and rest else ""
+        raise ConfigError(f"config key {dotted!r} must be <section>.<key> with a section of {', '.join(SECTIONS)}{hint}")
+    try:
+        old = config.get(dotted)
+    except ConfigError:
+        old = None
+    raw = copy.deepcopy(config.raw)
+    node = raw.setdefault(section, {})
+    parts = rest.split(".")
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        elif not isinstance(child, dict):
+            raise ConfigError(f"config key {dotted!r}: {part!r} is a value, not a table")
+        node = child
+    if value is None:
+        node.pop(parts[-1], None)
+    else:
+        node[parts[-1]] = value
+    new_section = _validate_section(section, raw[section])
+    return PolicyConfig(raw, {**config.sections, section: new_section}), old
+
+
+def config_event(changes: Mapping[str, tuple[Any, Any]], by: str, request_id: str | None = None) -> dict[str, Any]:
+    """A planned ``tapedeck/config`` event recording ``key: (old, new)`` changes."""
+    data: dict[str, Any] = {"changes": {k: {"old": old, "new": new} for k, (old, new) in changes.items()}, "by": by}
+    if request_id:
+        data["requestId"] = request_id
+    return {"type": CONFIG_EVENT, "data": data, "ignorable": True}
+
+
+def replay_config(base: PolicyConfig, events: Iterable[Mapping[str, Any]]) -> PolicyConfig:
+    """Apply every ``tapedeck/config`` change found in ``events`` on top of ``base`` (used on resume)."""
+    config = base
+    for event in events:
+        if event.get("type") != CONFIG_EVENT:
+            continue
+        for key, change in ((event.get("data") or {}).get("changes") or {}).items():
+            config, _ = set_value(config, key, (change or {}).get("new"))
+    return config
