@@ -1,0 +1,197 @@
+"""Checkpoint marks: where an exploration starts, so that ``rewind`` can later fold it into a report.
+
+A mark is a log-only ``tapedeck/checkpoint`` event (``"ignorable": true``) with data
+``{markId, anchor, objective?, by, turn}``. ``markId`` counts up from 1 per session; ``anchor`` is the log length
+when the mark was placed, which is also the seq the mark event itself receives. The latest mark is *active* until
+a ``tapedeck/rewind`` event naming its ``markId`` completes it; a rewind event naming an older mark changes
+nothing. All of this is read back from the log, so it survives host restarts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import TapedeckError
+from core.session import Session
+
+CHECKPOINT_EVENT = "tapedeck/checkpoint"
+REWIND_EVENT = "tapedeck/rewind"
+CHECKPOINT_TOOL_NAME = "checkpoint"
+PLACED_BY = ("model", "operator")
+
+
+class CheckpointError(TapedeckError):
+    """A checkpoint request is malformed (bad tool arguments, unknown author)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """One checkpoint mark as reconstructed from the log."""
+
+    mark_id: int
+    anchor: int
+    seq: int
+    turn: int
+    by: str
+    objective: str | None = None
+    folded_by: int | None = None  # seq of the ``tapedeck/rewind`` event that completed it
+
+    @property
+    def active(self) -> bool:
+        """True until a fold completes the mark."""
+        return self.folded_by is None
+
+
+def _mark_of(seq: int, event: Mapping[str, Any]) -> Mark | None:
+    data = event.get("data")
+    if not isinstance(data, Mapping):
+        return None
+    mark_id, anchor, turn = data.get("markId"), data.get("anchor"), data.get("turn", 0)
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (mark_id, anchor, turn)):
+        return None
+    objective = data.get("objective")
+    by = data.get("by")
+    return Mark(
+        mark_id,
+        anchor,
+        seq,
+        turn,
+        by if by in PLACED_BY else "model",
+        objective if isinstance(objective, str) and objective else None,
+    )
+
+
+def _folded_id(event: Mapping[str, Any]) -> int | None:
+    data = event.get("data")
+    mark_id = data.get("markId") if isinstance(data, Mapping) else None
+    return mark_id if isinstance(mark_id, int) and not isinstance(mark_id, bool) else None
+
+
+def _backwards(session: Session) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    events = session.events
+    for seq in range(session.next_seq - 1, -1, -1):
+        yield seq, events[seq]
+
+
+def marks(session: Session) -> list[Mark]:
+    """Every mark in log order, each with the seq of the fold that completed it (if any)."""
+    found: list[Mark] = []
+    if not session.counts.get(CHECKPOINT_EVENT):
+        return found
+    for seq, event in enumerate(session.events):
+        etype = event.get("type")
+        if etype == CHECKPOINT_EVENT:
+            mark = _mark_of(seq, event)
+            if mark is not None:
+                found.append(mark)
+        elif etype == REWIND_EVENT and found and found[-1].active and _folded_id(event) == found[-1].mark_id:
+            last = found[-1]
+            found[-1] = Mark(last.mark_id, last.anchor, last.seq, last.turn, last.by, last.objective, seq)
+    return found
+
+
+def latest_mark(session: Session) -> Mark | None:
+    """The newest mark (folded or not), found by scanning back from the log's end."""
+    if not session.counts.get(CHECKPOINT_EVENT):
+        return None
+    folds: list[tuple[int, int]] = []
+    for seq, event in _backwards(session):
+        etype = event.get("type")
+        if etype == REWIND_EVENT:
+            mark_id = _folded_id(event)
+            if mark_id is not None:
+                folds.append((seq, mark_id))
+        elif etype == CHECKPOINT_EVENT:
+            mark = _mark_of(seq, event)
+            if mark is None:
+                continue
+            folded_by = min((s for s, m in folds if m == mark.mark_id), default=None)
+            return Mark(mark.mark_id, mark.anchor, mark.seq, mark.turn, mark.by, mark.objective, folded_by)
+    return None
+
+
+def active_mark(session: Session) -> Mark | None:
+    """The latest mark while it has not been folded, else None."""
+    mark = latest_mark(session)
+    return mark if mark is not None and mark.active else None
+
+
+def plan_checkpoint(
+    session: Session, objective: str | None = None, by: str = "model"
+) -> list[dict[str, Any]]:
+    """Plan the ``tapedeck/checkpoint`` event that places a new mark at the current log end."""
+    if by not in PLACED_BY:
+        raise CheckpointError(f"checkpoint: 'by' must be model or operator (got {by!r})")
+    if objective is not None and not isinstance(objective, str):
+        raise CheckpointError(f"checkpoint: objective must be a string (got {type(objective).__name__})")
+    latest = latest_mark(session)
+    turn = session.open_turn if session.open_turn is not None else (session.last_ended or 0)
+    data: dict[str, Any] = {"markId": (latest.mark_id if latest else 0) + 1, "anchor": session.next_seq}
+    if objective and objective.strip():
+        data["objective"] = objective.strip()
+    data.update(by=by, turn=turn)
+    return [{"type": CHECKPOINT_EVENT, "data": data, "ignorable": True}]
+
+
+# the model tool --------------------------------------------------------------------------------------------
+
+
+def checkpoint_tool_schema() -> dict[str, Any]:
+    """The ``checkpoint`` tool schema (DSH ToolSchema: name, description, JSON-schema parameters)."""
+    return {
+        "name": CHECKPOINT_TOOL_NAME,
+        "description": (
+            "Mark the start of an exploration (reading, searching, trying things out). "
+            "When the exploration is done, call `rewind` to replace everything after this mark "
+            "with a short report of what was learned."
+        ),
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "objective": {
+                    "type": "string",
+                    "description": "What the exploration is meant to find out; it guides the report.",
+                }
+            },
+        },
+    }
+
+
+def parse_checkpoint_arguments(arguments: str) -> str | None:
+    """The ``objective`` from the raw JSON arguments string of a ``checkpoint`` call."""
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(
+            f"checkpoint: arguments are not valid JSON ({exc.msg} at char {exc.pos})"
+        ) from exc
+    if not isinstance(parsed, dict):
+        raise CheckpointError("checkpoint: arguments must be a JSON object")
+    extra = sorted(set(parsed) - {"objective"})
+    if extra:
+        raise CheckpointError(f"checkpoint: unknown argument {extra[0]!r} (only 'objective' is accepted)")
+    objective = parsed.get("objective")
+    if objective is not None and not isinstance(objective, str):
+        raise CheckpointError("checkpoint: objective must be a string")
+    return objective
+
+
+def checkpoint_result(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The tool result for a planned checkpoint event: ``{markId, anchor, objective?}``."""
+    data = event["data"]
+    result = {"markId": data["markId"], "anchor": data["anchor"]}
+    if "objective" in data:
+        result["objective"] = data["objective"]
+    return result
+
+
+def render_checkpoint_result(result: Mapping[str, Any], rewind_tool: str = "rewind") -> str:
+    """The model-visible text of a checkpoint result."""
+    goal = f" Objective: {result['objective']}." if result.get("objective") else ""
+    return (
+        f"Checkpoint {result['markId']} set at seq {result['anchor']}.{goal} "
+        f"Explore as needed, then call `{rewind_tool}` to fold everything after this point into a report."
+    )

@@ -1,0 +1,399 @@
+"""Rewind: fold the surface after the active checkpoint mark into a report (seed 001).
+
+``plan_rewind`` selects the region, has a ``ReportWriter`` write the report, re-checks the region and returns two
+events for the host to append: the report as a ``user/message`` replacement (source
+``{"kind": "plugin", "plugin": "rewind"}``, ``surfaceOp {"op": "replace", "start": S, "end": E}``,
+``sourceEventSeqs`` = the shadowed seqs) and a log-only ``tapedeck/rewind`` event that completes the mark. Any
+failure raises a classified ``RewindError`` and plans nothing, so the mark stays active and the fold can be
+retried. A per-session, in-process lock rejects a second fold while one is running.
+
+The mark event is log-only, so "after the mark" means the first surface node whose seq is at least the anchor.
+A mark that is already folded yields ``EMPTY_REGION``: every mark folds once, a new exploration needs a new mark.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from core.errors import TapedeckError
+from core.policies.checkpoint import REWIND_EVENT, Mark, active_mark, latest_mark
+from core.policies.report import REPORT_SOURCE, ReportRequest, ReportWriter, header_route
+from core.policies.rewind_config import RewindConfig
+from core.session import Session, derive_message, op_span
+from core.text import utf16_len
+
+NO_CHECKPOINT = "NO_CHECKPOINT"
+EMPTY_REGION = "EMPTY_REGION"
+UNBALANCED = "UNBALANCED"
+FOLD_IN_PROGRESS = "FOLD_IN_PROGRESS"
+CHANGED = "CHANGED"
+SHRINK = "SHRINK"
+
+MSG_NO_CHECKPOINT = "rewind: no checkpoint mark found for this session; call `checkpoint` before exploring"
+MSG_NOTHING_AFTER = "rewind: no surface nodes after the checkpoint mark"
+MSG_NOTHING_BETWEEN = "rewind: no surface nodes between the checkpoint mark and the rewind call"
+MSG_UNBALANCED = (
+    "rewind: the fold region cannot be cut at a balanced boundary (an open tool-call/result pair spans it)"
+)
+MSG_IN_PROGRESS = "rewind: another fold is already in progress for this session"
+MSG_CHANGED = "rewind: the fold region changed during summarization"
+
+GUARD_SOURCE = {"kind": "plugin", "plugin": "rewind", "form": "notice"}
+RESULT_KEYS = ("markId", "foldedNodes", "start", "end", "foldedChars", "reportChars")
+REWIND_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {key: {"type": "integer"} for key in RESULT_KEYS},
+    "required": list(RESULT_KEYS),
+    "additionalProperties": False,
+}
+
+
+class RewindError(TapedeckError):
+    """A classified rewind failure; ``code`` is one of the six seed codes."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class RewindAborted(TapedeckError):
+    """The host cancelled the fold before it was committed; nothing was planned."""
+
+
+@dataclass(frozen=True, slots=True)
+class Region:
+    """The surface span a fold replaces: first and last node seq and every node in between."""
+
+    start: int
+    end: int
+    shadowed_seqs: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RewindPreview:
+    """What rewinding now would fold (for previews and the TUI)."""
+
+    mark: Mark
+    region: Region
+    folded_chars: int
+
+
+@dataclass(frozen=True)
+class RewindPlan:
+    """A successful fold: the events to append, the tool result and the report text."""
+
+    events: list[dict[str, Any]]
+    result: dict[str, int]
+    report: str
+    writer: str
+
+
+# region selection ----------------------------------------------------------------------------------------
+
+
+def _data(event: Mapping[str, Any]) -> Mapping[str, Any]:
+    data = event.get("data")
+    return data if isinstance(data, Mapping) else {}
+
+
+def _call_delta(event: Mapping[str, Any]) -> int:
+    """How a surface node moves the open tool-call counter: +calls for an assistant message, -1 for a result."""
+    etype = event.get("type")
+    if etype == "tool/result":
+        return -1
+    if etype == "assistant/message":
+        message = _data(event).get("message")
+        blocks = message.get("content") if isinstance(message, Mapping) else None
+        return sum(1 for b in blocks or () if isinstance(b, Mapping) and b.get("type") == "tool-call")
+    return 0
+
+
+def _open_before(session: Session, nodes: Sequence[int]) -> list[int]:
+    """``open[i]`` = the counter before node i; ``open[len(nodes)]`` = after the last node."""
+    counts = [0]
+    for seq in nodes:
+        counts.append(counts[-1] + _call_delta(session.events[seq]))
+    return counts
+
+
+def _last_assistant_seq(session: Session) -> int | None:
+    if not session.counts.get("assistant/message"):
+        return None
+    events = session.events
+    for seq in range(session.next_seq - 1, -1, -1):
+        if events[seq].get("type") == "assistant/message":
+            return seq
+    return None
+
+
+def select_fold_region(session: Session, anchor: int) -> Region:
+    """The region to fold for a mark at ``anchor`` (seed §2.b); raises EMPTY_REGION or UNBALANCED."""
+    nodes = list(session.surface)
+    start = next((i for i, seq in enumerate(nodes) if seq >= anchor), None)
+    if start is None:
+        raise RewindError(EMPTY_REGION, MSG_NOTHING_AFTER)
+    opened = _open_before(session, nodes)
+    if opened[start] != 0:
+        start += 1  # the checkpoint call's own result: skip exactly one node, never more
+    current = _last_assistant_seq(session)
+    end = len(nodes) - 1
+    if current is not None:
+        while end >= start and nodes[end] >= current:
+            end -= 1
+    if end < start:
+        raise RewindError(EMPTY_REGION, MSG_NOTHING_BETWEEN)
+    while end >= start and opened[end + 1] != 0:
+        end -= 1
+    if end < start:
+        raise RewindError(UNBALANCED, MSG_UNBALANCED)
+    return Region(nodes[start], nodes[end], tuple(nodes[start : end + 1]))
+
+
+def assert_region_unchanged(session: Session, anchor: int, region: Region) -> None:
+    """Raise CHANGED unless selecting the region again gives the same start, end and length."""
+    try:
+        again = select_fold_region(session, anchor)
+    except RewindError as exc:
+        raise RewindError(CHANGED, MSG_CHANGED) from exc
+    if (again.start, again.end, len(again.shadowed_seqs)) != (
+        region.start,
+        region.end,
+        len(region.shadowed_seqs),
+    ):
+        raise RewindError(CHANGED, MSG_CHANGED)
+
+
+def region_messages(session: Session, region: Region) -> list[dict[str, Any]]:
+    """The region's model-visible messages (empty assistant messages project nothing and are skipped)."""
+    out = []
+    for seq in region.shadowed_seqs:
+        message = derive_message(session.events[seq])
+        if message is not None:
+            out.append(message)
+    return out
+
+
+def utf16_chars(blocks: Iterable[Any] | None) -> int:
+    """Model-visible size in UTF-16 units: text, reasoning, tool-call arguments, tool results (recursively)."""
+    total = 0
+    for block in blocks or ():
+        if not isinstance(block, Mapping):
+            continue
+        btype = block.get("type")
+        if btype in ("text", "reasoning"):
+            total += utf16_len(block.get("text") or "")
+        elif btype == "tool-call":
+            total += utf16_len(block.get("arguments") or "")
+        elif btype == "tool-result":
+            total += utf16_chars(block.get("content"))
+    return total
+
+
+def folded_chars(messages: Iterable[Mapping[str, Any]]) -> int:
+    """``foldedChars`` of a region: the UTF-16 size of every block the model would have read."""
+    return sum(utf16_chars(message.get("content")) for message in messages)
+
+
+def _mark_or_fail(session: Session) -> Mark:
+    mark = latest_mark(session)
+    if mark is None:
+        raise RewindError(NO_CHECKPOINT, MSG_NO_CHECKPOINT)
+    return mark
+
+
+def preview_rewind(session: Session) -> RewindPreview:
+    """What a rewind would fold right now; raises the same classified errors as ``plan_rewind``."""
+    mark = _mark_or_fail(session)
+    if not mark.active:
+        raise RewindError(EMPTY_REGION, MSG_NOTHING_AFTER)
+    region = select_fold_region(session, mark.anchor)
+    return RewindPreview(mark, region, folded_chars(region_messages(session, region)))
+
+
+# the fold ------------------------------------------------------------------------------------------------
+
+_LOCK_GUARD = threading.Lock()
+_FOLDING: set[str] = set()
+
+
+@contextmanager
+def fold_lock(session_id: str) -> Iterator[None]:
+    """Hold the per-session fold lock; raises FOLD_IN_PROGRESS when another fold holds it."""
+    with _LOCK_GUARD:
+        if session_id in _FOLDING:
+            raise RewindError(FOLD_IN_PROGRESS, MSG_IN_PROGRESS)
+        _FOLDING.add(session_id)
+    try:
+        yield
+    finally:
+        with _LOCK_GUARD:
+            _FOLDING.discard(session_id)
+
+
+def _check_abort(abort: threading.Event | None) -> None:
+    if abort is not None and abort.is_set():
+        raise RewindAborted("rewind: aborted before the fold was committed; nothing was written")
+
+
+def _report_request(
+    session: Session, config: RewindConfig, mark: Mark, messages: list[dict[str, Any]]
+) -> ReportRequest:
+    header = session.request_header() or {}
+    system = header.get("system")
+    tools = header.get("tools")
+    return ReportRequest(
+        messages=messages,
+        folded_chars=folded_chars(messages),
+        language=config.report_language,
+        objective=mark.objective,
+        system=system if isinstance(system, str) else None,
+        tools=[t for t in tools if isinstance(t, Mapping)] if isinstance(tools, list) else (),
+        route=header_route(header),
+    )
+
+
+def plan_rewind(
+    session: Session,
+    config: RewindConfig,
+    writer: ReportWriter,
+    *,
+    by: str = "model",
+    abort: threading.Event | None = None,
+) -> RewindPlan:
+    """Fold the region after the active mark into a report; returns the events to append, or raises."""
+    mark = _mark_or_fail(session)
+    with fold_lock(session.id):
+        if not mark.active:
+            raise RewindError(EMPTY_REGION, MSG_NOTHING_AFTER)
+        region = select_fold_region(session, mark.anchor)
+        request = _report_request(session, config, mark, region_messages(session, region))
+        _check_abort(abort)
+        report = writer.write(request)
+        _check_abort(abort)
+        assert_region_unchanged(session, mark.anchor, region)
+        latest = latest_mark(session)
+        if latest is None or latest.mark_id != mark.mark_id or not latest.active:
+            raise RewindError(CHANGED, MSG_CHANGED)
+        folded, report_chars, nodes = request.folded_chars, utf16_len(report), len(region.shadowed_seqs)
+        if folded > 0 and report_chars >= folded:
+            raise RewindError(
+                SHRINK,
+                f"rewind summary ({report_chars} chars) is not smaller than the folded region "
+                f"({folded} chars over {nodes} nodes)",
+            )
+    result = {
+        "markId": mark.mark_id,
+        "foldedNodes": nodes,
+        "start": region.start,
+        "end": region.end,
+        "foldedChars": folded,
+        "reportChars": report_chars,
+    }
+    report_event = {
+        "type": "user/message",
+        "data": {
+            "id": str(uuid.uuid4()),
+            "role": "user",
+            "content": [{"type": "text", "text": report}],
+            "source": dict(REPORT_SOURCE),
+        },
+        "surfaceOp": {"op": "replace", "start": region.start, "end": region.end},
+        "sourceEventSeqs": list(region.shadowed_seqs),
+    }
+    fold_event = {
+        "type": REWIND_EVENT,
+        "data": {**result, "writer": writer.kind, "by": by},
+        "ignorable": True,
+    }
+    return RewindPlan([report_event, fold_event], result, report, writer.kind)
+
+
+def is_rewind_report(event: Mapping[str, Any]) -> bool:
+    """True for a rewind report: a ``user/message`` replacement whose source is the rewind plugin."""
+    source = _data(event).get("source")
+    return (
+        event.get("type") == "user/message"
+        and op_span(event.get("surfaceOp")) is not None
+        and isinstance(source, Mapping)
+        and source.get("kind") == "plugin"
+        and source.get("plugin") == "rewind"
+    )
+
+
+# the model tool, prompt section and turn guard ------------------------------------------------------------
+
+
+def rewind_tool_schema(config: RewindConfig) -> dict[str, Any]:
+    """The ``rewind`` tool schema (DSH ToolSchema; no parameters)."""
+    return {
+        "name": config.tool_name,
+        "description": (
+            "Fold everything after the latest `checkpoint` mark into a short report that replaces it in the "
+            "conversation. Call it as soon as the marked exploration is done."
+        ),
+        "parameters": {"type": "object", "properties": {}},
+    }
+
+
+def render_rewind_result(result: Mapping[str, int]) -> str:
+    """The model-visible text of a successful rewind (seed wording, singular/plural exact)."""
+    n = result["foldedNodes"]
+    return (
+        f"Folded {n} surface node{'' if n == 1 else 's'} (seq {result['start']}..{result['end']}, "
+        f"{result['foldedChars']} chars) into an auto-generated report ({result['reportChars']} chars)."
+    )
+
+
+def rewind_prompt_section(config: RewindConfig) -> str:
+    """System-prompt guidance on checkpoints and folding, in tapedeck's words."""
+    tool = config.tool_name
+    return (
+        "Checkpoints and folding:\n"
+        "- Before an exploration (reading files, searching, trial runs), call `checkpoint`, optionally with a "
+        "short objective.\n"
+        f"- The moment the exploration has answered its question, and before any unrelated work, call `{tool}`. "
+        "It swaps everything after the mark for a compact report, which keeps the conversation small.\n"
+        f"- `{tool}` fails when no checkpoint is set. A failed fold changes nothing: the region stays as it "
+        "was and you may retry."
+    )
+
+
+def guard_reminder(mark: Mark, config: RewindConfig) -> str:
+    """The reminder injected when a turn tries to end while a mark is still active."""
+    tool = config.tool_name
+    return (
+        f"Checkpoint {mark.mark_id} is still open: the exploration after it has not been folded. "
+        f"Call `{tool}` before ending this turn so that the exploration is replaced by its report. "
+        f"If `{tool}` fails, say why and finish; this reminder is given once per turn."
+    )
+
+
+def _reminded_in(session: Session, start_seq: int) -> bool:
+    events = session.events
+    for seq in range(session.next_seq - 1, start_seq - 1, -1):
+        event = events[seq]
+        if event.get("type") == "user/message" and _data(event).get("source") == GUARD_SOURCE:
+            return True
+    return False
+
+
+def plan_turn_guard(session: Session, turn: int, config: RewindConfig) -> list[dict[str, Any]]:
+    """Plan the reminder for a turn that is about to end with an active mark; once per turn, judged from the log."""
+    mark = active_mark(session)
+    if mark is None:
+        return []
+    record = session.turns.get(turn)
+    if record is not None and _reminded_in(session, record.start_seq):
+        return []
+    message = {
+        "id": str(uuid.uuid4()),
+        "role": "user",
+        "content": [{"type": "text", "text": guard_reminder(mark, config)}],
+        "source": dict(GUARD_SOURCE),
+    }
+    return [{"type": "user/message", "data": message, "surfaceOp": "append"}]

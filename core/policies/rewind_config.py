@@ -1,0 +1,79 @@
+"""The ``rewind`` config section (seed 001 keys verbatim) and its validator."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from core.errors import ConfigError
+
+MAX_SAFE_INTEGER = 2**53 - 1
+REPORT_LANGUAGES = ("en", "zh")
+KEYS = (
+    "toolName",
+    "maxTokens",
+    "maxSummarizationRetries",
+    "summarizationProvider",
+    "summarizationModel",
+    "reportLanguage",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RewindConfig:
+    """Validated rewind settings; the defaults are the seed's."""
+
+    tool_name: str = "rewind"
+    max_tokens: int = 1024
+    max_summarization_retries: int = 2
+    summarization_provider: str | None = None
+    summarization_model: str | None = None
+    report_language: str = "en"
+
+    def summarization_route(self) -> tuple[str, str] | None:
+        """``(provider, model)`` when both overrides are set, else None (either one alone is ignored)."""
+        if self.summarization_provider and self.summarization_model:
+            return self.summarization_provider, self.summarization_model
+        return None
+
+
+def _int_in(raw: Mapping[str, object], key: str, low: int, high: int, default: int) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(f"rewind.{key} must be an integer from {low} to {high} (got {value!r})")
+    return value
+
+
+def _text(raw: Mapping[str, object], key: str) -> str | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"rewind.{key} must be a string (got {value!r})")
+    return value
+
+
+def validate(raw: Mapping[str, object]) -> RewindConfig:
+    """Check a raw ``rewind`` mapping and return the frozen config; raises ConfigError naming the key."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"rewind config must be a mapping (got {type(raw).__name__})")
+    unknown = [key for key in raw if key not in KEYS]
+    if unknown:
+        raise ConfigError(f"rewind: unknown key {unknown[0]!r} (allowed: {', '.join(KEYS)})")
+    tool_name = _text(raw, "toolName")
+    tool_name = "rewind" if tool_name is None else tool_name
+    if not tool_name.strip() or tool_name != tool_name.strip():
+        raise ConfigError(
+            f"rewind.toolName must be a non-empty name without surrounding spaces (got {tool_name!r})"
+        )
+    language = raw.get("reportLanguage", "en")
+    if language not in REPORT_LANGUAGES:
+        raise ConfigError(f"rewind.reportLanguage must be one of en, zh (got {language!r})")
+    return RewindConfig(
+        tool_name=tool_name,
+        max_tokens=_int_in(raw, "maxTokens", 1, MAX_SAFE_INTEGER, 1024),
+        max_summarization_retries=_int_in(raw, "maxSummarizationRetries", 0, 8, 2),
+        summarization_provider=_text(raw, "summarizationProvider"),
+        summarization_model=_text(raw, "summarizationModel"),
+        report_language=str(language),
+    )

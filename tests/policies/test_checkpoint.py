@@ -1,0 +1,165 @@
+"""Checkpoint marks: numbering, anchors, completion by folds, reconstruction from a log file, the model tool."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_rewind_support import HEADER, Log
+
+from core.policies.checkpoint import (
+    CHECKPOINT_EVENT,
+    REWIND_EVENT,
+    CheckpointError,
+    active_mark,
+    checkpoint_result,
+    checkpoint_tool_schema,
+    latest_mark,
+    marks,
+    parse_checkpoint_arguments,
+    plan_checkpoint,
+    render_checkpoint_result,
+)
+from core.session import Session
+
+
+def test_first_mark_is_numbered_one_and_anchored_at_its_own_seq() -> None:
+    log = Log()
+    log.turn_start()
+    log.user("find the bug")
+    (event,) = plan_checkpoint(log.session, "locate the failing parser", by="operator")
+    assert event == {
+        "type": CHECKPOINT_EVENT,
+        "data": {
+            "markId": 1,
+            "anchor": 2,
+            "objective": "locate the failing parser",
+            "by": "operator",
+            "turn": 1,
+        },
+        "ignorable": True,
+    }
+    (seq,) = log.extend([event])
+    assert seq == 2
+    mark = active_mark(log.session)
+    assert mark is not None
+    assert (mark.mark_id, mark.anchor, mark.seq, mark.by, mark.turn) == (1, 2, 2, "operator", 1)
+
+
+def test_mark_ids_increase_and_the_latest_mark_is_the_active_one() -> None:
+    log = Log()
+    log.turn_start()
+    log.extend(plan_checkpoint(log.session))
+    log.user("more")
+    log.extend(plan_checkpoint(log.session, "second"))
+    assert [m.mark_id for m in marks(log.session)] == [1, 2]
+    latest = latest_mark(log.session)
+    assert latest is not None and latest.mark_id == 2 and latest.objective == "second"
+    assert "objective" not in log.session.events[1]["data"]
+
+
+def test_a_fold_naming_the_latest_mark_completes_it() -> None:
+    log = Log()
+    log.turn_start()
+    log.extend(plan_checkpoint(log.session))
+    fold_seq = log.add(REWIND_EVENT, {"markId": 1}, ignorable=True)
+    assert active_mark(log.session) is None
+    latest = latest_mark(log.session)
+    assert latest is not None and latest.folded_by == fold_seq and not latest.active
+    assert marks(log.session)[0].folded_by == fold_seq
+    (event,) = plan_checkpoint(log.session)
+    assert event["data"]["markId"] == 2
+
+
+def test_a_fold_naming_an_older_mark_keeps_the_latest_active() -> None:
+    log = Log()
+    log.turn_start()
+    log.extend(plan_checkpoint(log.session))
+    log.extend(plan_checkpoint(log.session))
+    log.add(REWIND_EVENT, {"markId": 1}, ignorable=True)
+    mark = active_mark(log.session)
+    assert mark is not None and mark.mark_id == 2
+    assert [m.folded_by for m in marks(log.session)] == [None, None]
+
+
+def test_malformed_mark_events_are_ignored_not_fatal() -> None:
+    log = Log()
+    log.turn_start()
+    log.extend(plan_checkpoint(log.session))
+    log.add(CHECKPOINT_EVENT, {"markId": "two", "anchor": None}, ignorable=True)
+    log.add(CHECKPOINT_EVENT, ["not", "a", "mapping"], ignorable=True)
+    mark = latest_mark(log.session)
+    assert mark is not None and mark.mark_id == 1
+    assert len(marks(log.session)) == 1
+
+
+def test_state_is_reconstructed_from_the_log_after_a_restart(tmp_path: Path) -> None:
+    log = Log()
+    log.turn_start()
+    log.user("explore")
+    log.extend(plan_checkpoint(log.session, "map the config loader"))
+    log.assistant({"type": "text", "text": "looking"})
+    path = tmp_path / "session.jsonl"
+    lines = [json.dumps(HEADER | {"id": log.session.id})] + [json.dumps(e) for e in log.session.events]
+    path.write_text("\n".join(lines) + "\n")
+    reopened = Session.open(path)
+    mark = active_mark(reopened)
+    assert mark is not None
+    assert (mark.mark_id, mark.anchor, mark.objective) == (1, 2, "map the config loader")
+
+    with path.open("a") as f:
+        f.write(
+            json.dumps(
+                {
+                    "type": REWIND_EVENT,
+                    "seq": reopened.next_seq,
+                    "time": 0,
+                    "data": {"markId": 1},
+                    "ignorable": True,
+                }
+            )
+            + "\n"
+        )
+    assert active_mark(Session.open(path)) is None
+
+
+def test_plan_checkpoint_rejects_an_unknown_author() -> None:
+    with pytest.raises(CheckpointError, match="'by' must be model or operator"):
+        plan_checkpoint(Log().session, by="robot")
+
+
+def test_checkpoint_tool_schema_and_arguments() -> None:
+    schema = checkpoint_tool_schema()
+    assert schema["name"] == "checkpoint"
+    assert schema["parameters"]["properties"]["objective"]["type"] == "string"
+    assert "required" not in schema["parameters"]
+    assert parse_checkpoint_arguments('{"objective": "why is it slow"}') == "why is it slow"
+    assert parse_checkpoint_arguments("{}") is None
+    assert parse_checkpoint_arguments("") is None
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ("{oops", "not valid JSON"),
+        ("[1]", "must be a JSON object"),
+        ('{"objective": 3}', "objective must be a string"),
+        ('{"goal": "x"}', "unknown argument 'goal'"),
+    ],
+)
+def test_bad_checkpoint_arguments_get_a_clear_message(arguments: str, message: str) -> None:
+    with pytest.raises(CheckpointError, match=message):
+        parse_checkpoint_arguments(arguments)
+
+
+def test_checkpoint_result_and_rendering() -> None:
+    log = Log()
+    (event,) = plan_checkpoint(log.session, "trace the retry path")
+    result = checkpoint_result(event)
+    assert result == {"markId": 1, "anchor": 0, "objective": "trace the retry path"}
+    text = render_checkpoint_result(result, "fold")
+    assert text.startswith("Checkpoint 1 set at seq 0. Objective: trace the retry path.")
+    assert "`fold`" in text
+    plain = render_checkpoint_result(checkpoint_result(plan_checkpoint(log.session)[0]))
+    assert "Objective" not in plain and "`rewind`" in plain
