@@ -1,0 +1,351 @@
+"""Validation of the slice plugin's config section (seed 000): ``history``, ``fold``, ``digest`` and the top level.
+
+Key names, defaults and error messages follow the seed so a profile written for the DSH plugin loads here
+unchanged and a bad one fails with the same words. Checks run in load order: top-level key names first (retired
+keys explain where they went; unknown keys get a "did you mean"), then each value, section by section.
+
+Numbers follow JavaScript's rules as the seed applied them: ``2.0`` is the integer 2, ``True`` is not a number,
+NaN and infinities are rejected unless a key documents ``Infinity`` as "no limit". Three digest choices go beyond
+the recovered seed defaults; ``core.policies.digest`` explains why.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from core.errors import ConfigError
+
+MAX_SAFE_INTEGER = 2**53 - 1
+MIN_ENTRY_MAX_CHARS = 256
+REASONING_EFFORTS = ("off", "low", "high", "max", "inherit")
+
+TOP_LEVEL_KEYS = ("maxStepsPerTurn", "defaultReasoningEffort", "digest", "fold", "history", "mode")
+
+RETIRED_TOP_LEVEL: dict[str, str] = {
+    "maxParallelToolCalls": "scheduling belongs to the stock agent-loop row",
+    "inTurnSeal": "in-turn sealing was retired with the replacement driver",
+    "tape": "file-base tape options were retired with the replacement driver",
+    "state": "the state/stream rollback experiments were retired",
+    "maxRequestChars": (
+        "the plugin no longer enforces a request ceiling; tape entries accumulate, "
+        "so context-window handling must be configured in the host"
+    ),
+    "maxHistoryChars": (
+        "honouring a history cap means rewriting entries, which is the prefix rewrite this policy exists to avoid"
+    ),
+}
+
+RETIRED_HISTORY: dict[str, str] = {
+    "highWaterChars": "every completed turn is sealed, so there is no pressure threshold to cross",
+    "lowWaterChars": "every completed turn is sealed, so there is no archive target to fall back to",
+    "keepRecentChars": "use history.keepRecentTurns — the window is counted in turns now",
+    "checkpointMaxChars": "renamed to history.entryMaxChars",
+    "pinFirstTurn": "original human messages now always stay in place on the surface, so no turn needs a pin",
+    "pinUserChars": "user messages are never excerpted into entries any more, so there is no user text budget",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryConfig:
+    """``history.*``: how many completed turns stay raw, and the optional entry size cap (code points)."""
+
+    keepRecentTurns: int = 0
+    entryMaxChars: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FoldConfig:
+    """``fold.*``: the tool-result fold switch, position pins, the spill arm threshold and expansion backoff."""
+
+    enabled: bool = True
+    pinSteps: int = 0
+    pinMaxChars: float = 8000
+    spillPreviewMinBytes: float = 50000
+    backoffAfterExpansions: int = 2
+
+
+@dataclass(frozen=True, slots=True)
+class DigestConfig:
+    """``digest.*``: content routing thresholds. Lengths are UTF-16 units, as in the seed."""
+
+    enabled: bool = True
+    minChars: int = 1500
+    headLines: int = 10
+    tailLines: int = 4
+    maxKeepRatio: float = 0.55
+    structuredBlockCap: float = 12
+    structuredBlockMin: int = 3
+    logMinChars: int = 512
+    logMaxErrors: int = 10
+    logContextLines: int = 3
+    maxLineChars: float = 1500
+    lineHeadChars: int = 700
+    lineTailChars: int = 300
+    searchMinMatches: int = 100
+    searchMinChars: int = 6000
+    searchMaxPerFile: int = 4
+
+
+@dataclass(frozen=True, slots=True)
+class SliceConfig:
+    """The whole slice section. ``None`` means "not set" for the two optional caps."""
+
+    history: HistoryConfig = field(default_factory=HistoryConfig)
+    fold: FoldConfig = field(default_factory=FoldConfig)
+    digest: DigestConfig = field(default_factory=DigestConfig)
+    maxStepsPerTurn: int | None = None
+    defaultReasoningEffort: str = "inherit"
+    mode: str = "slice"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The config as seed-named keys; unset optional caps are omitted, so ``validate(c.to_dict()) == c``."""
+        out: dict[str, Any] = {
+            "history": _section_dict(self.history),
+            "fold": _section_dict(self.fold),
+            "digest": _section_dict(self.digest),
+            "defaultReasoningEffort": self.defaultReasoningEffort,
+            "mode": self.mode,
+        }
+        if self.maxStepsPerTurn is not None:
+            out["maxStepsPerTurn"] = self.maxStepsPerTurn
+        return out
+
+
+def _section_dict(section: Any) -> dict[str, Any]:
+    values = {f.name: getattr(section, f.name) for f in fields(section)}
+    return {k: v for k, v in values.items() if v is not None}
+
+
+# ---------------------------------------------------------------------------------------------- key checks
+def levenshtein(a: str, b: str) -> int:
+    """Edit distance between two strings (insertions, deletions, substitutions)."""
+    if len(a) < len(b):
+        a, b = b, a
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        current = [i]
+        for j, cb in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb)))
+        previous = current
+    return previous[-1]
+
+
+def nearest_key(key: str, candidates: tuple[str, ...] | list[str]) -> str | None:
+    """The first candidate within case-insensitive edit distance 2 of ``key``, if any."""
+    folded = key.lower()
+    for candidate in candidates:
+        if levenshtein(folded, candidate.lower()) <= 2:
+            return candidate
+    return None
+
+
+def _check_top_level_keys(raw: Mapping[str, Any]) -> None:
+    for key in raw:
+        name = str(key)
+        if name in TOP_LEVEL_KEYS:
+            continue
+        if name in RETIRED_TOP_LEVEL:
+            raise ConfigError(
+                f"Retired slice configuration {name}: {RETIRED_TOP_LEVEL[name]}. See README migration."
+            )
+        # A typo of a retired key is still a typo: suggest it, and its own message explains the retirement.
+        near = nearest_key(name, [*TOP_LEVEL_KEYS, *RETIRED_TOP_LEVEL])
+        hint = f" Did you mean {near}?" if near else ""
+        raise ConfigError(
+            f"Unknown slice configuration key {name}.{hint} Valid keys: {', '.join(TOP_LEVEL_KEYS)}."
+        )
+
+
+def _check_section_keys(
+    section: str, raw: Mapping[str, Any], valid: tuple[str, ...], retired: Mapping[str, str]
+) -> None:
+    for key in raw:
+        name = str(key)
+        if name in valid:
+            continue
+        if name in retired:
+            raise ConfigError(f"Retired {section} configuration {name}: {retired[name]}")
+        raise ConfigError(f"Unknown {section} configuration {name}; valid keys: {', '.join(valid)}")
+
+
+def _section(raw: Mapping[str, Any], name: str) -> Mapping[str, Any]:
+    value = raw.get(name)
+    if value is None and name not in raw:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{name} must be a mapping of {name}.* options, got {_describe(value)}")
+    return value
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return f"the string {value!r}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    return f"a {type(value).__name__}"
+
+
+# ---------------------------------------------------------------------------------------------- value checks
+def _integer(value: Any) -> int | None:
+    """``value`` as an int when it is an integral, finite, non-boolean number (JS ``Number.isInteger``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+        return None
+    return int(value)
+
+
+def _number(value: Any) -> float | None:
+    """``value`` when it is a non-NaN, non-boolean number (infinities allowed)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or (isinstance(value, float) and math.isnan(value))
+    ):
+        return None
+    return value
+
+
+def _int_at_least(value: Any, low: int, message: str, *, safe: bool = False) -> int:
+    number = _integer(value)
+    if number is None or number < low or (safe and number > MAX_SAFE_INTEGER):
+        raise ConfigError(message)
+    return number
+
+
+def _int_or_infinity(value: Any, low: int, message: str) -> float:
+    if isinstance(value, float) and value == math.inf:
+        return value
+    return _int_at_least(value, low, message)
+
+
+def _non_negative_number(value: Any, message: str) -> float:
+    number = _number(value)
+    if number is None or number < 0:
+        raise ConfigError(message)
+    return number
+
+
+def _boolean(value: Any, message: str) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(message)
+    return value
+
+
+def _history(raw: Mapping[str, Any]) -> HistoryConfig:
+    _check_section_keys("history", raw, ("keepRecentTurns", "entryMaxChars"), RETIRED_HISTORY)
+    keep = 0
+    if "keepRecentTurns" in raw:
+        keep = _int_at_least(
+            raw["keepRecentTurns"],
+            0,
+            "history.keepRecentTurns must be a non-negative safe integer",
+            safe=True,
+        )
+    cap = None
+    if "entryMaxChars" in raw:
+        cap = _int_at_least(
+            raw["entryMaxChars"],
+            MIN_ENTRY_MAX_CHARS,
+            f"history.entryMaxChars must be a safe integer >= {MIN_ENTRY_MAX_CHARS}",
+            safe=True,
+        )
+    return HistoryConfig(keep, cap)
+
+
+def _fold(raw: Mapping[str, Any]) -> FoldConfig:
+    _check_section_keys("fold", raw, tuple(f.name for f in fields(FoldConfig)), {})
+    d = FoldConfig()
+    return FoldConfig(
+        enabled=_boolean(raw.get("enabled", d.enabled), "fold.enabled must be a boolean"),
+        pinSteps=_int_at_least(raw.get("pinSteps", d.pinSteps), 0, "pinSteps must be a non-negative integer"),
+        pinMaxChars=_non_negative_number(raw.get("pinMaxChars", d.pinMaxChars), "pinMaxChars must be >= 0"),
+        spillPreviewMinBytes=_non_negative_number(
+            raw.get("spillPreviewMinBytes", d.spillPreviewMinBytes), "spillPreviewMinBytes must be >= 0"
+        ),
+        backoffAfterExpansions=_int_at_least(
+            raw.get("backoffAfterExpansions", d.backoffAfterExpansions),
+            1,
+            "backoffAfterExpansions must be an integer >= 1",
+        ),
+    )
+
+
+def _ratio(value: Any) -> float:
+    number = _number(value)
+    if number is None or not 0 < number <= 1:
+        raise ConfigError("digest.maxKeepRatio must be in (0, 1]")
+    return float(number)
+
+
+def _digest(raw: Mapping[str, Any]) -> DigestConfig:
+    _check_section_keys("digest", raw, tuple(f.name for f in fields(DigestConfig)), {})
+    d = DigestConfig()
+    v = {f.name: raw.get(f.name, getattr(d, f.name)) for f in fields(DigestConfig)}
+    head_tail = "digest.headLines/tailLines must be non-negative integers"
+    line_cut = "digest.lineHeadChars/lineTailChars must be non-negative integers"
+    log_limits = "digest.logMaxErrors/logContextLines invalid"
+    return DigestConfig(
+        enabled=_boolean(v["enabled"], "digest.enabled must be a boolean"),
+        minChars=_int_at_least(v["minChars"], 0, "digest.minChars must be a non-negative integer"),
+        headLines=_int_at_least(v["headLines"], 0, head_tail),
+        tailLines=_int_at_least(v["tailLines"], 0, head_tail),
+        maxKeepRatio=_ratio(v["maxKeepRatio"]),
+        structuredBlockCap=_int_or_infinity(
+            v["structuredBlockCap"], 1, "digest.structuredBlockCap must be >= 1 (Infinity = no cap)"
+        ),
+        structuredBlockMin=_int_at_least(
+            v["structuredBlockMin"], 0, "digest.structuredBlockMin must be a non-negative integer"
+        ),
+        logMinChars=_int_at_least(v["logMinChars"], 0, "digest.logMinChars must be a non-negative integer"),
+        logMaxErrors=_int_at_least(v["logMaxErrors"], 1, log_limits),
+        logContextLines=_int_at_least(v["logContextLines"], 0, log_limits),
+        maxLineChars=_int_or_infinity(
+            v["maxLineChars"], 1, "digest.maxLineChars must be > 0 (Infinity = never cut)"
+        ),
+        lineHeadChars=_int_at_least(v["lineHeadChars"], 0, line_cut),
+        lineTailChars=_int_at_least(v["lineTailChars"], 0, line_cut),
+        searchMinMatches=_int_at_least(
+            v["searchMinMatches"], 1, "digest.searchMinMatches must be a positive integer"
+        ),
+        searchMinChars=_int_at_least(
+            v["searchMinChars"], 0, "digest.searchMinChars must be a non-negative integer"
+        ),
+        searchMaxPerFile=_int_at_least(
+            v["searchMaxPerFile"], 2, "digest.searchMaxPerFile must be an integer >= 2"
+        ),
+    )
+
+
+def validate(raw: Mapping[str, Any]) -> SliceConfig:
+    """Check a raw slice config section and return it with defaults filled in; raise ``ConfigError`` if bad."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"the slice configuration must be a mapping of keys, got {_describe(raw)}")
+    _check_top_level_keys(raw)
+    max_steps = None
+    if "maxStepsPerTurn" in raw:
+        max_steps = _int_at_least(
+            raw["maxStepsPerTurn"], 1, "maxStepsPerTurn must be a positive safe integer", safe=True
+        )
+    effort = raw.get("defaultReasoningEffort", "inherit")
+    if effort not in REASONING_EFFORTS:
+        raise ConfigError(
+            f"Invalid defaultReasoningEffort {_describe(effort)}; expected one of {', '.join(REASONING_EFFORTS)}"
+        )
+    if raw.get("mode", "slice") != "slice":
+        raise ConfigError("Only mode: slice is supported; state/stream rollback experiments are retired.")
+    return SliceConfig(
+        history=_history(_section(raw, "history")),
+        fold=_fold(_section(raw, "fold")),
+        digest=_digest(_section(raw, "digest")),
+        maxStepsPerTurn=max_steps,
+        defaultReasoningEffort=str(effort),
+        mode="slice",
+    )
