@@ -27,6 +27,17 @@ class ProlongConfig:
     register_command: bool = True
     deny_keep: int = 20
 
+    def to_dict(self) -> dict[str, object]:
+        """The effective values under the seed's key names."""
+        return {
+            "logFile": self.log_file,
+            "logWindow": self.log_window,
+            "promptOrder": self.prompt_order,
+            "registerPrompt": self.register_prompt,
+            "registerCommand": self.register_command,
+            "denyKeep": self.deny_keep,
+        }
+
     @property
     def disabled(self) -> bool:
         """True when ``logWindow`` is -1 (no log file at all)."""

@@ -370,10 +370,10 @@ def collect_facts(messages: Sequence[Mapping[str, Any]]) -> RegionFacts:
                 last_text = block["text"]
                 _collect_prose(facts, last_text)
     classified = {*facts.questions, *facts.decisions, *facts.next_steps}
-    for line in last_text.splitlines():
-        line = line.strip().lstrip("-*# ").strip()
-        if line and line not in classified:
-            _add(facts.conclusions, line)
+    for sentence in SENTENCE_BREAK.split(last_text):
+        sentence = sentence.strip().lstrip("-*# ").strip()
+        if sentence and sentence not in classified:
+            _add(facts.conclusions, sentence)
     return facts
 
 
@@ -395,7 +395,7 @@ def _collect_result(
 def _collect_prose(facts: RegionFacts, text: str) -> None:
     _scan_identifiers(facts, text)
     for sentence in SENTENCE_BREAK.split(text):
-        sentence = sentence.strip()
+        sentence = sentence.strip().lstrip("-*# ").strip()
         if not sentence:
             continue
         if sentence.endswith(("?", "？")):
@@ -422,12 +422,12 @@ def _candidates(facts: RegionFacts, objective: str | None, language: str) -> lis
     ]
     if objective:
         label = "目标" if language == "zh" else "objective"
-        ranked.insert(1, ("next", [clip(f"{label}: {objective}", ITEM_CHARS)]))
-    if facts.identifiers:
+        ranked.insert(0, ("findings", [clip(f"{label}: {objective}", ITEM_CHARS)]))
+    said = " ".join(item for _, items in ranked for item in items)
+    fresh = [token for token in facts.identifiers if token.strip("`") not in said]
+    if fresh:
         label = "标识符与数字" if language == "zh" else "identifiers and numbers"
-        ranked.append(
-            ("findings", [clip(f"{label}: " + ", ".join(facts.identifiers[: MAX_PER_KIND * 2]), ITEM_CHARS)])
-        )
+        ranked.append(("findings", [clip(f"{label}: " + ", ".join(fresh[: MAX_PER_KIND * 2]), ITEM_CHARS)]))
     return [(section, item) for section, items in ranked for item in items]
 
 

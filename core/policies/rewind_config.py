@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -30,6 +31,17 @@ class RewindConfig:
     summarization_model: str | None = None
     report_language: str = "en"
 
+    def to_dict(self) -> dict[str, object]:
+        """The effective values under the seed's key names."""
+        return {
+            "toolName": self.tool_name,
+            "maxTokens": self.max_tokens,
+            "maxSummarizationRetries": self.max_summarization_retries,
+            "summarizationProvider": self.summarization_provider,
+            "summarizationModel": self.summarization_model,
+            "reportLanguage": self.report_language,
+        }
+
     def summarization_route(self) -> tuple[str, str] | None:
         """``(provider, model)`` when both overrides are set, else None (either one alone is ignored)."""
         if self.summarization_provider and self.summarization_model:
@@ -37,11 +49,21 @@ class RewindConfig:
         return None
 
 
+def whole_number(value: object) -> int | None:
+    """``value`` as an int when it is an integer in JavaScript's sense (``2.0`` counts, ``True`` does not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+        return None
+    return int(value)
+
+
 def _int_in(raw: Mapping[str, object], key: str, low: int, high: int, default: int) -> int:
     value = raw.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+    number = whole_number(value)
+    if number is None or not low <= number <= high:
         raise ConfigError(f"rewind.{key} must be an integer from {low} to {high} (got {value!r})")
-    return value
+    return number
 
 
 def _text(raw: Mapping[str, object], key: str) -> str | None:
