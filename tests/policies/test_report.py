@@ -308,6 +308,7 @@ texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=3
 @given(
     calls=st.lists(
         st.tuples(st.sampled_from(["bash", "read", "write_file"]), texts, texts, texts, st.booleans()),
+        min_size=1,
         max_size=6,
     ),
     conclusion=texts,
