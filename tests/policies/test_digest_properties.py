@@ -1,0 +1,144 @@
+"""Properties of every digest: it pays for itself, keeps lines verbatim and in order, and accounts exactly."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.policies.digest import Digest, digest_data, digest_log, digest_search, digest_tool_result
+from core.policies.slice_config import DigestConfig
+from core.text import utf16_len
+
+RUN_MARKER = re.compile(r"^…\[\+(\d+) lines / (\d+) chars\]…$")
+CUT = re.compile(r"^(.*) …\[\+(\d+) chars\]… (.*)$", re.S)
+SEARCH_MARKER = re.compile(r"^\[\.\.\. and (\d+) more matches in (.+)\]$")
+PREFIX = re.compile(r"^\s*\d+[:|]\s?", re.ASCII)
+
+# No "…" in generated text, so every line holding one is a marker or a cut; "😀" exercises UTF-16 lengths.
+ALPHABET = st.sampled_from(list("abcxyz019 :=#[]`-./_é😀") + ["ERROR", "WARN", "key: v", "  at f (a.js:1:2)"])
+LINE = st.lists(ALPHABET, min_size=0, max_size=14).map("".join)
+FILLER = st.integers(0, 99).map(lambda n: f"plain row {n} of filler text")
+MIXED = st.one_of(LINE, FILLER, FILLER)
+
+
+def not_blank(line: str) -> bool:
+    return bool(PREFIX.sub("", line, count=1).strip())
+
+
+NON_BLANK_LINES = st.lists(MIXED.filter(not_blank), min_size=1, max_size=80)
+ANY_LINES = st.lists(MIXED, min_size=1, max_size=80)
+
+POLICIES = st.builds(
+    DigestConfig,
+    minChars=st.integers(0, 120),
+    headLines=st.integers(0, 3),
+    tailLines=st.integers(0, 3),
+    maxKeepRatio=st.floats(0.3, 1.0),
+    structuredBlockCap=st.one_of(st.integers(1, 5), st.just(math.inf)),
+    structuredBlockMin=st.integers(0, 3),
+    logMinChars=st.integers(0, 120),
+    logMaxErrors=st.integers(1, 5),
+    logContextLines=st.integers(0, 3),
+    maxLineChars=st.one_of(st.integers(4, 40), st.just(math.inf)),
+    lineHeadChars=st.integers(0, 12),
+    lineTailChars=st.integers(0, 12),
+)
+DIGESTS: list[Callable[[str, DigestConfig], Digest]] = [digest_data, digest_log]
+
+
+def check_size(text: str, d: Digest, policy: DigestConfig) -> None:
+    if d.digested:
+        assert utf16_len(d.text) < utf16_len(text) * policy.maxKeepRatio
+    else:
+        assert d.text == text and d.kept_lines == d.total_lines
+    assert d.total_lines == len(text.split("\n"))
+
+
+def walk(original: list[str], out: list[str]) -> int:
+    """Replay ``out`` over ``original`` (no blank lines), asserting exact accounting; returns the kept count."""
+    p = kept = 0
+    for line in out:
+        run = RUN_MARKER.match(line)
+        if run:
+            k, chars = int(run.group(1)), int(run.group(2))
+            assert k >= 1 and p + k <= len(original)
+            assert chars == sum(utf16_len(x) + 1 for x in original[p : p + k])
+            p += k
+            continue
+        source = original[p]
+        cut = CUT.match(line) if line != source else None
+        if cut:
+            head, dropped, tail = cut.group(1), int(cut.group(2)), cut.group(3)
+            assert source.startswith(head) and source.endswith(tail)
+            assert utf16_len(head) + dropped + utf16_len(tail) == utf16_len(source)
+        else:
+            assert line == source
+        p += 1
+        kept += 1
+    assert p == len(original)
+    return kept
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=NON_BLANK_LINES, policy=POLICIES, which=st.sampled_from(DIGESTS))
+def test_markers_account_exactly_for_what_was_dropped(
+    lines: list[str], policy: DigestConfig, which: Callable[[str, DigestConfig], Digest]
+) -> None:
+    text = "\n".join(lines)
+    d = which(text, policy)
+    check_size(text, d, policy)
+    kept = walk(lines, d.text.split("\n"))
+    assert kept == d.kept_lines
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lines=ANY_LINES, policy=POLICIES, tool=st.sampled_from(["read", "bash", "grep", "glob", "read_section"])
+)
+def test_kept_lines_are_verbatim_and_in_order(lines: list[str], policy: DigestConfig, tool: str) -> None:
+    text = "\n".join(lines)
+    d = digest_tool_result(text, tool, "notes.txt", policy)
+    check_size(text, d, policy)
+    p = 0
+    for line in d.text.split("\n"):
+        if RUN_MARKER.match(line) or SEARCH_MARKER.match(line):
+            continue
+        cut = CUT.match(line)
+        while p < len(lines) and not (
+            lines[p] == line
+            or (cut and lines[p].startswith(cut.group(1)) and lines[p].endswith(cut.group(3)))
+        ):
+            p += 1
+        assert p < len(lines), f"{line!r} is not an original line in order"
+        p += 1
+
+
+FILES = st.sampled_from(["a.py", "src/b.ts", "lib/deep/c.go"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    hits=st.lists(st.tuples(FILES, st.integers(1, 999), LINE), min_size=1, max_size=120),
+    per_file=st.integers(2, 6),
+    ratio=st.floats(0.05, 1.0),
+)
+def test_search_markers_count_the_dropped_matches(
+    hits: list[tuple[str, int, str]], per_file: int, ratio: float
+) -> None:
+    lines = [f"{name}:{n}:{body}" for name, n, body in hits]
+    text = "\n".join(lines)
+    policy = DigestConfig(searchMinMatches=1, searchMinChars=0, searchMaxPerFile=per_file, maxKeepRatio=ratio)
+    d = digest_search(text, policy)
+    check_size(text, d, policy)
+    out = d.text.split("\n")
+    dropped = sum(int(m.group(1)) for line in out if (m := SEARCH_MARKER.match(line)))
+    kept = [line for line in out if not SEARCH_MARKER.match(line)]
+    assert dropped == d.total_lines - d.kept_lines == len(lines) - len(kept)
+    for name in {h[0] for h in hits}:
+        total = sum(1 for h in hits if h[0] == name)
+        shown = sum(1 for line in kept if line.startswith(f"{name}:"))
+        assert shown == (min(total, per_file) if d.digested else total)

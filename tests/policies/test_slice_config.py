@@ -1,0 +1,298 @@
+"""Slice config validation: seed key names and defaults, retired keys, typos, wrong values and types."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from core.errors import ConfigError
+from core.policies.slice_config import (
+    MAX_SAFE_INTEGER,
+    DigestConfig,
+    FoldConfig,
+    HistoryConfig,
+    SliceConfig,
+    levenshtein,
+    nearest_key,
+    validate,
+)
+
+VALID_LIST = "Valid keys: maxStepsPerTurn, defaultReasoningEffort, digest, fold, history, mode."
+
+
+def error_of(raw: object) -> str:
+    with pytest.raises(ConfigError) as info:
+        validate(raw)  # type: ignore[arg-type]
+    return str(info.value)
+
+
+def test_empty_config_has_the_seed_defaults() -> None:
+    config = validate({})
+    assert config == SliceConfig()
+    assert config.history == HistoryConfig(keepRecentTurns=0, entryMaxChars=None)
+    assert config.fold == FoldConfig(True, 0, 8000, 50000, 2)
+    assert (config.digest.minChars, config.digest.headLines, config.digest.tailLines) == (1500, 10, 4)
+    assert (
+        config.digest.maxKeepRatio,
+        config.digest.structuredBlockCap,
+        config.digest.structuredBlockMin,
+    ) == (
+        0.55,
+        12,
+        3,
+    )
+    assert (config.digest.logMinChars, config.digest.logMaxErrors, config.digest.logContextLines) == (
+        512,
+        10,
+        3,
+    )
+    assert config.maxStepsPerTurn is None
+    assert config.defaultReasoningEffort == "inherit"
+    assert config.mode == "slice"
+
+
+def test_the_seed_readme_profile_loads() -> None:
+    config = validate(
+        {"defaultReasoningEffort": "inherit", "fold": {"pinSteps": 0}, "history": {"keepRecentTurns": 0}}
+    )
+    assert config == SliceConfig()
+
+
+def test_every_key_round_trips_through_to_dict() -> None:
+    raw = {
+        "maxStepsPerTurn": 7,
+        "defaultReasoningEffort": "high",
+        "mode": "slice",
+        "history": {"keepRecentTurns": 3, "entryMaxChars": 4000},
+        "fold": {
+            "enabled": False,
+            "pinSteps": 2,
+            "pinMaxChars": 100,
+            "spillPreviewMinBytes": 0,
+            "backoffAfterExpansions": 5,
+        },
+        "digest": {
+            "minChars": 10,
+            "structuredBlockCap": math.inf,
+            "maxLineChars": math.inf,
+            "searchMaxPerFile": 6,
+        },
+    }
+    config = validate(raw)
+    assert config.maxStepsPerTurn == 7 and config.history.entryMaxChars == 4000
+    assert config.fold.enabled is False and config.fold.pinSteps == 2
+    assert config.digest.structuredBlockCap == math.inf and config.digest.searchMaxPerFile == 6
+    assert validate(config.to_dict()) == config
+    assert "maxStepsPerTurn" not in SliceConfig().to_dict()
+    assert "entryMaxChars" not in SliceConfig().to_dict()["history"]
+
+
+def test_integral_floats_count_as_integers() -> None:
+    assert validate({"maxStepsPerTurn": 3.0}).maxStepsPerTurn == 3
+    assert isinstance(validate({"history": {"keepRecentTurns": 2.0}}).history.keepRecentTurns, int)
+
+
+# ---------------------------------------------------------------------------------------------- top-level keys
+def test_typo_suggests_the_valid_key() -> None:
+    assert error_of({"histroy": {"keepRecentTurns": 2}}) == (
+        f"Unknown slice configuration key histroy. Did you mean history? {VALID_LIST}"
+    )
+
+
+def test_typo_of_a_retired_key_suggests_it() -> None:
+    assert error_of({"maxHistoryChar": 1}) == (
+        f"Unknown slice configuration key maxHistoryChar. Did you mean maxHistoryChars? {VALID_LIST}"
+    )
+    assert "Did you mean maxRequestChars?" in error_of({"MAXREQUESTCHARS": 1})
+
+
+def test_nothing_close_lists_the_valid_keys_only() -> None:
+    assert error_of({"banana": 1}) == f"Unknown slice configuration key banana. {VALID_LIST}"
+
+
+def test_case_insensitive_levenshtein() -> None:
+    assert levenshtein("histroy", "history") == 2
+    assert levenshtein("", "abc") == 3
+    assert nearest_key("FOLD", ["digest", "fold"]) == "fold"
+    assert nearest_key("banana", ["digest", "fold"]) is None
+
+
+@pytest.mark.parametrize(
+    ("key", "reason"),
+    [
+        ("maxParallelToolCalls", "scheduling belongs to the stock agent-loop row"),
+        ("inTurnSeal", "in-turn sealing was retired with the replacement driver"),
+        ("tape", "file-base tape options were retired with the replacement driver"),
+        ("state", "the state/stream rollback experiments were retired"),
+        (
+            "maxRequestChars",
+            "the plugin no longer enforces a request ceiling; tape entries accumulate, "
+            "so context-window handling must be configured in the host",
+        ),
+        (
+            "maxHistoryChars",
+            "honouring a history cap means rewriting entries, which is the prefix rewrite this policy exists to avoid",
+        ),
+    ],
+)
+def test_retired_top_level_keys_fail_with_migration_text(key: str, reason: str) -> None:
+    assert error_of({key: 1}) == f"Retired slice configuration {key}: {reason}. See README migration."
+
+
+def test_key_names_are_checked_before_values() -> None:
+    assert error_of({"maxStepsPerTurn": 0, "banana": 1}).startswith("Unknown slice configuration key banana.")
+
+
+# ---------------------------------------------------------------------------------------------- history
+@pytest.mark.parametrize(
+    ("key", "reason"),
+    [
+        ("highWaterChars", "every completed turn is sealed, so there is no pressure threshold to cross"),
+        ("lowWaterChars", "every completed turn is sealed, so there is no archive target to fall back to"),
+        ("keepRecentChars", "use history.keepRecentTurns — the window is counted in turns now"),
+        ("checkpointMaxChars", "renamed to history.entryMaxChars"),
+    ],
+)
+def test_retired_history_keys(key: str, reason: str) -> None:
+    assert error_of({"history": {key: 1}}) == f"Retired history configuration {key}: {reason}"
+
+
+@pytest.mark.parametrize("key", ["pinFirstTurn", "pinUserChars"])
+def test_retired_user_pins_explain_themselves(key: str) -> None:
+    message = error_of({"history": {key: 1}})
+    assert message.startswith(f"Retired history configuration {key}: ")
+    assert len(message) > len(f"Retired history configuration {key}: ") + 20
+
+
+def test_unknown_history_key_is_not_called_retired() -> None:
+    message = error_of({"history": {"keepRecent": 2}})
+    assert message == "Unknown history configuration keepRecent; valid keys: keepRecentTurns, entryMaxChars"
+    assert "Retired" not in message
+
+
+def test_entry_max_chars_floor() -> None:
+    assert (
+        error_of({"history": {"entryMaxChars": 255}}) == "history.entryMaxChars must be a safe integer >= 256"
+    )
+    assert validate({"history": {"entryMaxChars": 256}}).history.entryMaxChars == 256
+    assert "entryMaxChars" in error_of({"history": {"entryMaxChars": None}})
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, "2", None, True, math.nan, MAX_SAFE_INTEGER + 1])
+def test_keep_recent_turns_rejects(value: object) -> None:
+    assert (
+        error_of({"history": {"keepRecentTurns": value}})
+        == "history.keepRecentTurns must be a non-negative safe integer"
+    )
+
+
+# ---------------------------------------------------------------------------------------------- top-level values
+@pytest.mark.parametrize("value", [0, -1, 1.5, math.nan, math.inf, MAX_SAFE_INTEGER + 1, None, "50", True])
+def test_max_steps_per_turn_rejects(value: object) -> None:
+    assert error_of({"maxStepsPerTurn": value}) == "maxStepsPerTurn must be a positive safe integer"
+
+
+def test_max_steps_per_turn_accepts_the_largest_safe_integer() -> None:
+    assert validate({"maxStepsPerTurn": MAX_SAFE_INTEGER}).maxStepsPerTurn == MAX_SAFE_INTEGER
+
+
+@pytest.mark.parametrize("effort", ["off", "low", "high", "max", "inherit"])
+def test_reasoning_efforts(effort: str) -> None:
+    assert validate({"defaultReasoningEffort": effort}).defaultReasoningEffort == effort
+
+
+@pytest.mark.parametrize("effort", ["medium", "", None, 3])
+def test_bad_reasoning_effort(effort: object) -> None:
+    message = error_of({"defaultReasoningEffort": effort})
+    assert message.startswith("Invalid defaultReasoningEffort")
+    assert "off, low, high, max, inherit" in message
+
+
+@pytest.mark.parametrize("mode", ["state", "stream", None])
+def test_only_slice_mode(mode: object) -> None:
+    assert (
+        error_of({"mode": mode})
+        == "Only mode: slice is supported; state/stream rollback experiments are retired."
+    )
+
+
+# ---------------------------------------------------------------------------------------------- fold
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"pinSteps": -1}, "pinSteps must be a non-negative integer"),
+        ({"pinSteps": 1.5}, "pinSteps must be a non-negative integer"),
+        ({"pinMaxChars": -1}, "pinMaxChars must be >= 0"),
+        ({"pinMaxChars": "8000"}, "pinMaxChars must be >= 0"),
+        ({"pinMaxChars": math.nan}, "pinMaxChars must be >= 0"),
+        ({"spillPreviewMinBytes": -5}, "spillPreviewMinBytes must be >= 0"),
+        ({"backoffAfterExpansions": 0}, "backoffAfterExpansions must be an integer >= 1"),
+        ({"backoffAfterExpansions": 2.5}, "backoffAfterExpansions must be an integer >= 1"),
+        ({"enabled": "yes"}, "fold.enabled must be a boolean"),
+        (
+            {"pinStep": 1},
+            "Unknown fold configuration pinStep; valid keys: enabled, pinSteps, pinMaxChars, spillPreviewMinBytes, "
+            "backoffAfterExpansions",
+        ),
+    ],
+)
+def test_fold_errors(raw: dict[str, object], message: str) -> None:
+    assert error_of({"fold": raw}) == message
+
+
+def test_fold_accepts_infinite_pin_budget() -> None:
+    assert validate({"fold": {"pinMaxChars": math.inf}}).fold.pinMaxChars == math.inf
+
+
+# ---------------------------------------------------------------------------------------------- digest
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        ({"minChars": -1}, "digest.minChars must be a non-negative integer"),
+        ({"headLines": 1.5}, "digest.headLines/tailLines must be non-negative integers"),
+        ({"tailLines": -2}, "digest.headLines/tailLines must be non-negative integers"),
+        ({"maxKeepRatio": 0}, "digest.maxKeepRatio must be in (0, 1]"),
+        ({"maxKeepRatio": 1.01}, "digest.maxKeepRatio must be in (0, 1]"),
+        ({"maxKeepRatio": True}, "digest.maxKeepRatio must be in (0, 1]"),
+        ({"structuredBlockCap": 0}, "digest.structuredBlockCap must be >= 1 (Infinity = no cap)"),
+        ({"structuredBlockCap": -math.inf}, "digest.structuredBlockCap must be >= 1 (Infinity = no cap)"),
+        ({"structuredBlockMin": -1}, "digest.structuredBlockMin must be a non-negative integer"),
+        ({"logMaxErrors": 0}, "digest.logMaxErrors/logContextLines invalid"),
+        ({"logContextLines": -1}, "digest.logMaxErrors/logContextLines invalid"),
+        ({"enabled": 1}, "digest.enabled must be a boolean"),
+        ({"logMinChars": "512"}, "digest.logMinChars must be a non-negative integer"),
+        ({"maxLineChars": 0}, "digest.maxLineChars must be > 0 (Infinity = never cut)"),
+        ({"lineHeadChars": -1}, "digest.lineHeadChars/lineTailChars must be non-negative integers"),
+        ({"lineTailChars": 0.5}, "digest.lineHeadChars/lineTailChars must be non-negative integers"),
+        ({"searchMinMatches": 0}, "digest.searchMinMatches must be a positive integer"),
+        ({"searchMinChars": -1}, "digest.searchMinChars must be a non-negative integer"),
+        ({"searchMaxPerFile": 1}, "digest.searchMaxPerFile must be an integer >= 2"),
+    ],
+)
+def test_digest_errors(raw: dict[str, object], message: str) -> None:
+    assert error_of({"digest": raw}) == message
+
+
+def test_digest_ratio_of_one_and_infinite_caps_load() -> None:
+    digest = validate({"digest": {"maxKeepRatio": 1, "structuredBlockCap": math.inf}}).digest
+    assert digest == DigestConfig(maxKeepRatio=1.0, structuredBlockCap=math.inf)
+
+
+def test_unknown_digest_key_lists_valid_keys() -> None:
+    message = error_of({"digest": {"minchars": 1}})
+    assert message.startswith(
+        "Unknown digest configuration minchars; valid keys: enabled, minChars, headLines"
+    )
+
+
+# ---------------------------------------------------------------------------------------------- types
+@pytest.mark.parametrize("section", ["history", "fold", "digest"])
+@pytest.mark.parametrize("value", [3, "x", [1], None])
+def test_sections_must_be_mappings(section: str, value: object) -> None:
+    message = error_of({section: value})
+    assert message.startswith(f"{section} must be a mapping of {section}.* options, got ")
+
+
+def test_whole_config_must_be_a_mapping() -> None:
+    assert error_of([("history", {})]) == "the slice configuration must be a mapping of keys, got a list"
