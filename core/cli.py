@@ -16,6 +16,7 @@ from core import __version__
 # Modules that contribute subcommands, in help order. Each exposes ``register(subparsers) -> None``.
 COMMAND_MODULES: list[str] = [
     "core.cli_log",
+    "core.cli_fold",
 ]
 
 
