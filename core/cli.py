@@ -17,6 +17,7 @@ from core import __version__
 COMMAND_MODULES: list[str] = [
     "core.cli_log",
     "core.cli_fold",
+    "core.cli_status",
 ]
 
 

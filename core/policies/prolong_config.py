@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 
 from core.errors import ConfigError
+from core.policies.rewind_config import whole_number
 
 KEYS = ("logFile", "logWindow", "promptOrder", "registerPrompt", "registerCommand", "denyKeep")
 PROMPT_ORDER_BAND = (100, 199)
@@ -67,14 +68,10 @@ def check_log_file(value: object) -> str:
 
 def _int(raw: Mapping[str, object], key: str, default: int, low: int, high: int | None, rule: str) -> int:
     value = raw.get(key, default)
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, int)
-        or value < low
-        or (high is not None and value > high)
-    ):
+    number = whole_number(value)
+    if number is None or number < low or (high is not None and number > high):
         raise ConfigError(f"prolong.{key} must be {rule} (got {value!r})")
-    return value
+    return number
 
 
 def _bool(raw: Mapping[str, object], key: str) -> bool:

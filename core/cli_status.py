@@ -1,0 +1,73 @@
+"""``tapedeck status``: the prolong-memory status report of a session, rebuilt from its logs."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from core.cli_common import emit, guarded
+from core.config import load_config
+from core.policies import prolong_config
+from core.policies.prolong import ProlongError, render_status, status_from_log
+from core.session import Session
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``status`` subcommand."""
+    parser = subparsers.add_parser(
+        "status",
+        help="prolong-memory status of a session (log file, probe, sections, denied calls)",
+        description=(
+            "Report the prolong-memory state of a session: where its workspace log file is, whether the host "
+            "could write it, how many sections it holds, and which of the agent's calls touching it were denied. "
+            "The session log and the workspace log file are read, never written."
+        ),
+    )
+    parser.add_argument("path", help="session log file or session directory")
+    parser.add_argument("--workspace", help="workspace directory (default: the session header's cwd)")
+    parser.add_argument("--config", help="policy config file (TOML or JSON) whose [prolong] section applies")
+    parser.add_argument("--log-file", help="override prolong.logFile")
+    parser.add_argument(
+        "--log-window", type=int, help="override prolong.logWindow (0 full, N last N, -1 disabled)"
+    )
+    parser.add_argument("--deny-keep", type=int, help="override prolong.denyKeep")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(handler=guarded(run))
+
+
+def resolve_config(args: argparse.Namespace) -> prolong_config.ProlongConfig:
+    """The prolong config from ``--config`` (if any) with the command-line overrides applied."""
+    raw: dict[str, object] = {}
+    if args.config:
+        raw = load_config(args.config).prolong.to_dict()
+    for key, value in (
+        ("logFile", args.log_file),
+        ("logWindow", args.log_window),
+        ("denyKeep", args.deny_keep),
+    ):
+        if value is not None:
+            raw[key] = value
+    return prolong_config.validate(raw)
+
+
+def resolve_workspace(session: Session, workspace: str | None) -> Path:
+    """``--workspace`` when given, else the session header's absolute ``cwd``."""
+    if workspace:
+        path = Path(workspace)
+        if not path.is_dir():
+            raise ProlongError(f"--workspace {workspace}: not a directory")
+        return path
+    cwd = session.header.get("cwd")
+    if not isinstance(cwd, str) or not Path(cwd).is_absolute():
+        raise ProlongError(f"session header has no absolute cwd ({cwd!r}); pass --workspace DIR")
+    return Path(cwd)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the status report."""
+    config = resolve_config(args)
+    session = Session.open(args.path)
+    report = status_from_log(session, resolve_workspace(session, args.workspace), config)
+    emit(report.to_dict(), args.json, lambda _: render_status(report))
+    return 0

@@ -1,0 +1,747 @@
+"""Prolong memory: a verbatim, greppable narrative log of the session, kept in the workspace (seed 003).
+
+The host feeds every event to ``ProlongMemory.observe``. Durable narrative events become *sections* of
+``<workspace>/<logFile>`` (default ``log.txt``); streamed chunks, ``request/header``, ``request/context``,
+``step/start``/``step/end`` and surface replacements (model-facing copies of events already logged) are left
+out. Writing never blocks the agent loop: sections go through a bounded queue to a flush thread, a full queue
+spills to an in-memory overflow (counted, never dropped), and ``close()`` drains everything.
+
+File format
+-----------
+Sections follow each other, each being one header line, exactly ``lines`` payload lines, then one blank line::
+
+    === seq=41 turn=3 step=2 type=tool/call tool=bash call=call_7 lines=2
+    $ pytest -x tests/test_io.py
+    {"command":"pytest -x tests/test_io.py"}
+
+    === seq=43 turn=3 step=2 type=tool/result tool=bash call=call_7 status=error lines=2
+    FAILED tests/test_io.py::test_read - KeyError: 'size'
+    exit code 1
+
+The header starts with ``=== `` and holds space-separated ``key=value`` fields: ``seq``, ``turn``, ``step`` and
+``type`` always come first and ``lines`` always comes last; in between, depending on the event, ``tool`` and
+``call`` (tool calls and results), ``status`` (``ok``/``error``) and ``code`` (the internal error code) for
+results, ``from`` (the message source) for user messages, ``reason`` for ``turn/end``, ``session`` for the probe.
+Values never contain whitespace (it becomes ``_``); ``-`` means unknown. Payloads are verbatim: message text,
+``[reasoning]`` blocks, ``[call <tool> <id>]`` markers, ``$ <command>`` plus the raw arguments of a call, the
+result text, or compact JSON of the event data for other types. The first section a host writes for a session
+is its write probe (``type=prolong/probe session=<id>``); the sections after it belong to that session.
+
+Reading it back takes a few lines of Python (``parse_sections`` does exactly this)::
+
+    lines, i = text.split("\\n"), 0
+    while i < len(lines):
+        if lines[i].startswith("=== "):
+            fields = dict(f.split("=", 1) for f in lines[i][4:].split() if "=" in f)
+            n = int(fields["lines"])
+            payload = "\\n".join(lines[i + 1 : i + 1 + n])
+            i += n
+        i += 1
+
+``logWindow`` N > 0 keeps the probe and the last N sections by rewriting the file from the sections this
+process wrote (a restart starts the window afresh); -1 writes no file at all.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import queue
+import re
+import threading
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core.errors import TapedeckError
+from core.policies.prolong_config import ProlongConfig
+from core.session import Session
+from core.text import js_json, text_of_blocks, tool_result_block, tool_result_is_error
+
+log = logging.getLogger(__name__)
+
+HEADER_MARK = "=== "
+PROBE_TYPE = "prolong/probe"
+SKIPPED_TYPES = frozenset({"assistant/chunk", "request/header", "request/context", "step/start", "step/end"})
+COMMAND_KEYS = ("command", "cmd", "script")
+QUEUE_SIZE = 1024
+DENIED_ARGUMENT_CHARS = 160
+
+WriteFn = Callable[[Path, str, bool], None]
+WarnFn = Callable[[str], None]
+
+
+class ProlongError(TapedeckError):
+    """The prolong log cannot be located or read."""
+
+
+# sections ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """One parsed section: its header fields (strings) and its verbatim payload."""
+
+    fields: dict[str, str]
+    payload: str
+
+    @property
+    def type(self) -> str:
+        """The event type (``prolong/probe`` for a write probe)."""
+        return self.fields.get("type", "-")
+
+    @property
+    def seq(self) -> int | None:
+        """The event seq, or None for the probe and unknown values."""
+        value = self.fields.get("seq", "-")
+        return int(value) if value.lstrip("-").isdigit() else None
+
+
+@dataclass(frozen=True, slots=True)
+class SectionContext:
+    """What the formatter needs beyond the event itself: the current turn/step and the tool's name."""
+
+    turn: int | None = None
+    step: int | None = None
+    tool: str | None = None
+
+
+def _value(value: object) -> str:
+    text = "-" if value is None or value == "" else str(value)
+    return re.sub(r"\s", "_", text)
+
+
+def render_section(fields: Sequence[tuple[str, object]], payload: str) -> str:
+    """One section's text: the header with ``lines=N`` appended, the payload, a blank line."""
+    count = payload.count("\n") + 1 if payload else 0
+    header = HEADER_MARK + " ".join(f"{key}={_value(value)}" for key, value in [*fields, ("lines", count)])
+    return f"{header}\n{payload}\n\n" if payload else f"{header}\n\n"
+
+
+def parse_sections(text: str) -> list[Section]:
+    """Parse a prolong log back into sections (lines outside sections are ignored; a torn tail is kept)."""
+    sections: list[Section] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith(HEADER_MARK):
+            fields = dict(part.split("=", 1) for part in line[len(HEADER_MARK) :].split() if "=" in part)
+            count = int(fields["lines"]) if fields.get("lines", "").isdigit() else 0
+            sections.append(Section(fields, "\n".join(lines[i + 1 : i + 1 + count])))
+            i += count
+        i += 1
+    return sections
+
+
+def _blocks_text(blocks: Iterable[Any] | None) -> list[str]:
+    parts = []
+    for block in blocks or ():
+        if not isinstance(block, Mapping):
+            continue
+        btype = block.get("type")
+        if btype == "text":
+            parts.append(str(block.get("text") or ""))
+        elif btype == "reasoning":
+            parts.append("[reasoning]\n" + str(block.get("text") or ""))
+        elif btype == "tool-call":
+            parts.append(f"[call {_value(block.get('name'))} {_value(block.get('id'))}]")
+        elif btype == "tool-result":
+            parts.extend(_blocks_text(block.get("content")))
+        elif btype == "image":
+            attachment = block.get("attachment") if isinstance(block.get("attachment"), Mapping) else {}
+            name = attachment.get("name")
+            parts.append(f"[image {attachment.get('mediaType', '?')}{f' {name}' if name else ''}]")
+    return parts
+
+
+def _command_of(arguments: str) -> str | None:
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict):
+        return None
+    command = next(
+        (parsed[k] for k in COMMAND_KEYS if isinstance(parsed.get(k), str) and parsed[k].strip()), None
+    )
+    return command
+
+
+def format_section(seq: int, event: Mapping[str, Any], context: SectionContext) -> str:
+    """Format one narrative event as a section (see the module docstring for the layout)."""
+    etype = str(event.get("type"))
+    data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
+    fields: list[tuple[str, object]] = [
+        ("seq", seq),
+        ("turn", data.get("turn", context.turn)),
+        ("step", data.get("step", context.step)),
+        ("type", etype),
+    ]
+    if etype == "user/message":
+        source = data.get("source") if isinstance(data.get("source"), Mapping) else {}
+        origin = source.get("kind")
+        if source.get("plugin"):
+            origin = f"{origin}:{source['plugin']}"
+        fields.append(("from", origin))
+        payload = "\n".join(_blocks_text(data.get("content")))
+    elif etype == "assistant/message":
+        message = data.get("message") if isinstance(data.get("message"), Mapping) else {}
+        payload = "\n".join(_blocks_text(message.get("content")))
+    elif etype == "tool/call":
+        arguments = data.get("arguments")
+        arguments = arguments if isinstance(arguments, str) else js_json(arguments)
+        fields += [("tool", data.get("name")), ("call", data.get("callId"))]
+        command = _command_of(arguments)
+        payload = f"$ {command}\n{arguments}" if command else arguments
+    elif etype == "tool/result":
+        message = data.get("message") if isinstance(data.get("message"), Mapping) else {}
+        block = tool_result_block(message) or {}
+        error = data.get("error") if isinstance(data.get("error"), Mapping) else {}
+        fields += [
+            ("tool", context.tool),
+            ("call", block.get("toolCallId") or (message.get("source") or {}).get("callId")),
+            ("status", "error" if tool_result_is_error(message) else "ok"),
+        ]
+        if error.get("code"):
+            fields.append(("code", error["code"]))
+        payload = (
+            text_of_blocks(block.get("content"), "\n")
+            if block
+            else "\n".join(_blocks_text(message.get("content")))
+        )
+    elif etype == "turn/end":
+        reason = data.get("reason") if isinstance(data.get("reason"), Mapping) else {}
+        fields.append(("reason", reason.get("kind")))
+        payload = js_json(reason) if set(reason) - {"kind"} else ""
+    elif etype == "turn/start":
+        payload = ""
+    else:
+        payload = js_json(data) if data else ""
+    return render_section(fields, payload)
+
+
+def probe_section(session_id: str, path: Path) -> str:
+    """The write probe: the first section of a session, naming it and explaining the layout to readers."""
+    note = (
+        f"prolong log of session {session_id}, kept by the host at {path}.\n"
+        "Every event below is one section: a '=== seq=... type=...' header line, then 'lines' lines of verbatim content."
+    )
+    return render_section(
+        [("seq", None), ("turn", None), ("step", None), ("type", PROBE_TYPE), ("session", session_id)], note
+    )
+
+
+def is_narrative(event: Mapping[str, Any]) -> bool:
+    """True for events the log keeps: everything except chunks, request bookkeeping, steps and replacements."""
+    return event.get("type") not in SKIPPED_TYPES and event.get("surfaceOp") in (None, "append")
+
+
+def log_path(workspace: str | os.PathLike[str], config: ProlongConfig) -> Path:
+    """``<workspace>/<logFile>``."""
+    return Path(workspace) / config.log_file
+
+
+# writing -------------------------------------------------------------------------------------------------
+
+
+def write_file(path: Path, text: str, replace: bool) -> None:
+    """Append ``text`` to ``path`` or, with ``replace``, atomically rewrite the file with it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if replace:
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_text(text, encoding="utf-8", errors="replace")
+        os.replace(tmp, path)
+    else:
+        with path.open("a", encoding="utf-8", errors="replace") as f:
+            f.write(text)
+
+
+_STOP = object()
+
+
+class SectionWriter:
+    """The flush thread behind the log file: probe first, then sections in order, windowed if configured."""
+
+    def __init__(
+        self,
+        path: Path,
+        session_id: str,
+        window: int = 0,
+        *,
+        write: WriteFn = write_file,
+        warn: WarnFn | None = None,
+        queue_size: int = QUEUE_SIZE,
+    ) -> None:
+        """Prepare the writer; nothing touches the disk until ``start``."""
+        self.path = path
+        self.session_id = session_id
+        self._write = write
+        self._warn = warn or log.warning
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=queue_size)
+        self._overflow: deque[Any] = deque()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._window: deque[str] | None = deque(maxlen=window) if window > 0 else None
+        self._probe = probe_section(session_id, path)
+        self._stats_lock = threading.Lock()
+        self.writable: bool | None = None
+        self.sections = 0
+        self.last_seq: int | None = None
+        self.overflowed = 0
+        self.unwritten = 0
+        self.closed = False
+
+    def start(self) -> None:
+        """Start the flush thread; its first act is the write probe."""
+        if self._thread is None and not self.closed:
+            self._thread = threading.Thread(target=self._run, name=f"prolong-{self.session_id}", daemon=True)
+            self._thread.start()
+
+    def submit(self, seq: int, event: Mapping[str, Any], context: SectionContext) -> None:
+        """Queue one event for writing. Never blocks: a full queue spills to the overflow."""
+        if self.closed:
+            return
+        self.start()
+        self._put((seq, event, context))
+
+    def _put(self, item: Any) -> None:
+        with self._lock:
+            if not self._overflow:
+                try:
+                    self._queue.put_nowait(item)
+                    return
+                except queue.Full:
+                    pass
+            self._overflow.append(item)
+            if item is not _STOP:
+                self.overflowed += 1
+
+    def close(self, timeout: float | None = None) -> None:
+        """Write everything still queued, then stop the thread."""
+        if self.closed:
+            return
+        self.closed = True
+        if self._thread is None:
+            return
+        self._put(_STOP)
+        self._thread.join(timeout)
+
+    def _take(self) -> list[Any]:
+        batch = [self._queue.get()]
+        with self._lock:
+            while True:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            batch.extend(self._overflow)
+            self._overflow.clear()
+        return batch
+
+    def _run(self) -> None:
+        self._attempt(self._probe, replace=self._window is not None)
+        while True:
+            batch = self._take()
+            done = _STOP in batch
+            items = [item for item in batch if item is not _STOP]
+            if items:
+                self._flush(items)
+            if done:
+                return
+
+    def _attempt(self, text: str, replace: bool) -> bool:
+        try:
+            self._write(self.path, text, replace)
+        except Exception as exc:  # any failure of the host-side write means the log is not writable
+            if self.writable is not False:
+                self._warn(f"prolong: cannot write {self.path}: {exc}")
+            self.writable = False
+            return False
+        self.writable = True
+        return True
+
+    def _flush(self, items: list[tuple[int, Mapping[str, Any], SectionContext]]) -> None:
+        if self.writable is False:
+            with self._stats_lock:
+                self.unwritten += len(items)
+            return
+        texts = [format_section(seq, event, context) for seq, event, context in items]
+        if self._window is not None:
+            self._window.extend(texts)
+            ok = self._attempt(self._probe + "".join(self._window), replace=True)
+            count = len(self._window)
+        else:
+            ok = self._attempt("".join(texts), replace=False)
+            count = self.sections + len(texts)
+        with self._stats_lock:
+            if ok:
+                self.sections, self.last_seq = count, items[-1][0]
+            else:
+                self.unwritten += len(items)
+
+
+# the deny counter ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DeniedCall:
+    """A tool call a policy refused before it ran, whose arguments referenced the log file."""
+
+    seq: int
+    call_id: str
+    tool: str
+    turn: int | None
+    step: int | None
+    arguments: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form for ``--json``."""
+        return {
+            "seq": self.seq,
+            "callId": self.call_id,
+            "tool": self.tool,
+            "turn": self.turn,
+            "step": self.step,
+            "arguments": self.arguments,
+            "reason": self.reason,
+        }
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class DenyCounter:
+    """Pairs tool calls with results and counts policy denials of calls that reference the log file.
+
+    A denial is a ``tool/result`` whose message is ``isError`` and that has no ``data.error`` (aborts and tool
+    exceptions carry one). Results pair with calls by ``callId``; a result without a known ``callId`` takes the
+    oldest unpaired call of the same (turn, step).
+    """
+
+    def __init__(self, log_file: str, keep: int = 20) -> None:
+        """Count denials of calls whose arguments mention ``log_file`` (its base name, as a whole word)."""
+        name = re.escape(Path(log_file).name)
+        self._pattern = re.compile(rf"(?<![\w.-]){name}(?![\w.-])")
+        self._pending: dict[tuple[int | None, int | None], OrderedDict[str, tuple[str, str]]] = {}
+        self.denied = 0
+        self.recent: deque[DeniedCall] = deque(maxlen=keep)
+
+    def observe(self, seq: int, event: Mapping[str, Any]) -> None:
+        """Feed one event (any type)."""
+        etype = event.get("type")
+        data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
+        key = (_int_or_none(data.get("turn")), _int_or_none(data.get("step")))
+        if etype == "tool/call":
+            arguments = data.get("arguments")
+            self._pending.setdefault(key, OrderedDict())[str(data.get("callId"))] = (
+                str(data.get("name")),
+                arguments if isinstance(arguments, str) else js_json(arguments),
+            )
+        elif etype == "tool/result" and (event.get("surfaceOp") in (None, "append")):
+            self._result(seq, data, key)
+        elif etype == "step/end":
+            self._pending.pop(key, None)
+
+    def _result(self, seq: int, data: Mapping[str, Any], key: tuple[int | None, int | None]) -> None:
+        message = data.get("message") if isinstance(data.get("message"), Mapping) else {}
+        source = message.get("source") if isinstance(message.get("source"), Mapping) else {}
+        call_id = source.get("callId") or (tool_result_block(message) or {}).get("toolCallId")
+        pending = self._pending.get(key)
+        if not pending:
+            return
+        if call_id is not None and str(call_id) in pending:
+            call_id = str(call_id)
+            name, arguments = pending.pop(call_id)
+        else:
+            call_id, (name, arguments) = pending.popitem(last=False)
+        if not tool_result_is_error(message) or data.get("error"):
+            return
+        if not self._pattern.search(arguments):
+            return
+        self.denied += 1
+        output = text_of_blocks((tool_result_block(message) or {}).get("content"), "\n")
+        reason = next((line.strip() for line in output.splitlines() if line.strip()), "")
+        short = (
+            arguments
+            if len(arguments) <= DENIED_ARGUMENT_CHARS
+            else arguments[: DENIED_ARGUMENT_CHARS - 1] + "…"
+        )
+        self.recent.append(DeniedCall(seq, call_id, name, key[0], key[1], short, reason))
+
+
+# status -------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SessionStatus:
+    """The prolong state of one session. ``writable`` is None before the probe ran (or with the log disabled)."""
+
+    session_id: str
+    path: Path
+    writable: bool | None
+    sections: int
+    last_seq: int | None
+    denied: int
+    recent_denied: tuple[DeniedCall, ...] = ()
+    overflowed: int = 0
+    unwritten: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form for ``--json``."""
+        return {
+            "session": self.session_id,
+            "path": str(self.path),
+            "writable": self.writable,
+            "sections": self.sections,
+            "lastSeq": self.last_seq,
+            "denied": self.denied,
+            "recentDenied": [d.to_dict() for d in self.recent_denied],
+            "overflowed": self.overflowed,
+            "unwritten": self.unwritten,
+            "hints": status_hints(self),
+        }
+
+
+@dataclass(frozen=True)
+class StatusReport:
+    """The ``/prolong status`` report: the config in force and one entry per known session."""
+
+    config: ProlongConfig
+    sessions: tuple[SessionStatus, ...] = field(default_factory=tuple)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form for ``--json``."""
+        return {
+            "logFile": self.config.log_file,
+            "window": window_label(self.config),
+            "logWindow": self.config.log_window,
+            "sessions": [s.to_dict() for s in self.sessions],
+        }
+
+
+def window_label(config: ProlongConfig) -> str:
+    """``full``, ``last N sections`` or ``disabled``."""
+    if config.disabled:
+        return "disabled"
+    return "full" if config.log_window == 0 else f"last {config.log_window} sections"
+
+
+def status_hints(status: SessionStatus) -> list[str]:
+    """Which kind of restriction the numbers point at, if any."""
+    hints = []
+    if status.writable is False:
+        hints.append(
+            "the write probe failed: the host itself cannot write the log file, which points at a "
+            "permission or sandbox plugin"
+        )
+    if status.denied:
+        hints.append(
+            "the agent's own calls touching the log were refused before they ran, which points at a "
+            "tools/pre-execute policy plugin"
+        )
+    return hints
+
+
+def _yes_no(status: SessionStatus, config: ProlongConfig) -> str:
+    if config.disabled:
+        return "disabled"
+    return {True: "yes", False: "NO", None: "pending"}[status.writable]
+
+
+def render_status(report: StatusReport, show_denied: int = 5) -> str:
+    """The human-readable status report, with the latest ``show_denied`` denials listed per session."""
+    lines = [
+        "prolong-memory status",
+        f"log file: {report.config.log_file} (per-session workspace)",
+        f"window: {window_label(report.config)}",
+    ]
+    if not report.sessions:
+        lines.append("no session observed yet")
+    for status in report.sessions:
+        last = "-" if status.last_seq is None else status.last_seq
+        lines += [
+            f"session {status.session_id}",
+            f"path: {status.path}",
+            f"writable={_yes_no(status, report.config)} sections={status.sections} lastSeq={last}",
+            f"denied tool calls referencing the log: {status.denied}",
+        ]
+        for denied in list(status.recent_denied)[-show_denied:]:
+            reason = f" ({denied.reason})" if denied.reason else ""
+            lines.append(f"  seq {denied.seq} {denied.tool} {denied.call_id}: {denied.arguments}{reason}")
+        if status.overflowed:
+            lines.append(f"queue overflow: {status.overflowed} section(s) waited in memory")
+        if status.unwritten:
+            lines.append(f"not written: {status.unwritten} section(s)")
+        lines += [f"hint: {hint}" for hint in status_hints(status)]
+    return "\n".join(lines)
+
+
+# the host-facing object --------------------------------------------------------------------------------
+
+
+class ProlongMemory:
+    """Everything prolong does for one live session: the log writer, the deny counter and the status."""
+
+    def __init__(
+        self,
+        workspace: str | os.PathLike[str],
+        config: ProlongConfig,
+        session_id: str,
+        *,
+        write: WriteFn = write_file,
+        warn: WarnFn | None = None,
+        queue_size: int = QUEUE_SIZE,
+    ) -> None:
+        """Set up for ``<workspace>/<logFile>``; nothing is written before the first event."""
+        self.config = config
+        self.session_id = session_id
+        self.path = log_path(workspace, config)
+        self.deny = DenyCounter(config.log_file, config.deny_keep)
+        self.writer = (
+            None
+            if config.disabled
+            else SectionWriter(
+                self.path, session_id, config.log_window, write=write, warn=warn, queue_size=queue_size
+            )
+        )
+        self._turn: int | None = None
+        self._step: int | None = None
+        self._tools: dict[str, str] = {}
+
+    def observe(self, event: Mapping[str, Any]) -> None:
+        """Feed one appended event (hot path: bookkeeping and a non-blocking enqueue only)."""
+        seq = event.get("seq")
+        seq = seq if isinstance(seq, int) else -1
+        self.deny.observe(seq, event)
+        context = self._track(event)
+        if self.writer is not None:
+            self.writer.start()
+            if is_narrative(event):
+                self.writer.submit(seq, event, context)
+
+    def _track(self, event: Mapping[str, Any]) -> SectionContext:
+        etype = event.get("type")
+        data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
+        if etype == "turn/start":
+            self._turn, self._step = _int_or_none(data.get("turn")), None
+        elif etype == "step/start":
+            self._step = _int_or_none(data.get("step"))
+        elif etype == "step/end":
+            self._step = None
+            self._tools.clear()
+        elif etype == "tool/call":
+            self._tools[str(data.get("callId"))] = str(data.get("name"))
+        tool = None
+        if etype == "tool/result":
+            message = data.get("message") if isinstance(data.get("message"), Mapping) else {}
+            call_id = (
+                (message.get("source") or {}).get("callId")
+                if isinstance(message.get("source"), Mapping)
+                else None
+            )
+            tool = self._tools.get(str(call_id))
+        return SectionContext(self._turn, self._step, tool)
+
+    def close(self, timeout: float | None = None) -> None:
+        """Drain the queue and stop the flush thread (a clean stop loses nothing)."""
+        if self.writer is not None:
+            self.writer.close(timeout)
+
+    def status(self) -> SessionStatus:
+        """The live status of this session."""
+        writer = self.writer
+        return SessionStatus(
+            self.session_id,
+            self.path,
+            None if writer is None else writer.writable,
+            0 if writer is None else writer.sections,
+            None if writer is None else writer.last_seq,
+            self.deny.denied,
+            tuple(self.deny.recent),
+            0 if writer is None else writer.overflowed,
+            0 if writer is None else writer.unwritten,
+        )
+
+    def report(self) -> StatusReport:
+        """The ``/prolong status`` report for this session."""
+        return StatusReport(self.config, (self.status(),))
+
+
+def sections_by_session(sections: Iterable[Section]) -> dict[str, list[Section]]:
+    """Group sections under the probe that precedes them (sections before any probe go under ``""``)."""
+    grouped: dict[str, list[Section]] = {}
+    current = ""
+    for section in sections:
+        if section.type == PROBE_TYPE:
+            current = section.fields.get("session", "")
+            grouped.setdefault(current, [])
+        else:
+            grouped.setdefault(current, []).append(section)
+    return grouped
+
+
+def status_from_log(
+    session: Session, workspace: str | os.PathLike[str], config: ProlongConfig
+) -> StatusReport:
+    """Rebuild a session's status from its session log and the workspace log file (for ``tapedeck status``)."""
+    deny = DenyCounter(config.log_file, config.deny_keep)
+    for seq in range(session.next_seq):
+        deny.observe(seq, session.events[seq])
+    path = log_path(workspace, config)
+    writable: bool | None = None
+    mine: list[Section] = []
+    if not config.disabled and session.next_seq:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except FileNotFoundError:
+            text = None
+        except OSError as exc:
+            raise ProlongError(f"{path}: cannot read the prolong log ({exc.strerror or exc})") from exc
+        grouped = sections_by_session(parse_sections(text)) if text is not None else {}
+        writable = session.id in grouped
+        mine = grouped.get(session.id, [])
+    seqs = [s.seq for s in mine if s.seq is not None]
+    status = SessionStatus(
+        session.id, path, writable, len(mine), max(seqs, default=None), deny.denied, tuple(deny.recent)
+    )
+    return StatusReport(config, (status,))
+
+
+# the prompt section -------------------------------------------------------------------------------------
+
+
+def prompt_section(config: ProlongConfig) -> str | None:
+    """System-prompt guidance telling the model the log exists and how to search it (None when not wanted)."""
+    if not config.register_prompt or config.disabled:
+        return None
+    name = config.log_file
+    kept = (
+        "It holds the whole session."
+        if config.log_window == 0
+        else f"It holds the most recent {config.log_window} events."
+    )
+    return "\n".join(
+        [
+            f"Session record: `{name}` in the workspace.",
+            "The host appends each event of this session to that file as it happens: your messages, every tool "
+            "call with its exact arguments and command line, and every tool result word for word (exit codes, "
+            f"paths, error text). Compaction never shortens it. {kept}",
+            "When something from earlier seems to be missing — a command you ran, an error message, a path, a "
+            "number — look it up there rather than guessing or re-running work:",
+            "- each entry starts with a header line such as "
+            "`=== seq=41 turn=3 step=2 type=tool/result tool=bash call=call_7 status=error lines=12`, "
+            "followed by that many lines of verbatim content;",
+            f"- `grep -n 'type=tool/call' {name}` lists the calls and commands; "
+            f"`grep -n -A 20 'status=error' {name}` shows failures with their output;",
+            f"- `grep -n '^=== seq=41 ' {name}` jumps to one event; plain `grep -n 'some text' {name}` finds any detail;",
+            "- for anything structured, a few lines of Python that split the file on lines starting with `=== ` "
+            "and read `lines=N` payload lines after each header do the job.",
+            "The host maintains the file: read it, never edit it.",
+        ]
+    )

@@ -1,0 +1,190 @@
+"""The ``/prolong status`` report, live and rebuilt from logs, and the ``tapedeck status`` command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from test_rewind_support import HEADER, Log, tool_call
+
+from core.cli import main
+from core.policies.prolong import ProlongMemory, StatusReport, render_status, status_from_log
+from core.policies.prolong_config import ProlongConfig
+from core.session import Session
+
+GREP_LOG = '{"command":"grep -n KeyError log.txt"}'
+FIXTURES = "/work/shared/fixtures/dsh"
+
+
+def denied_session() -> Log:
+    log = Log("sess-status")
+    log.turn_start()
+    log.user("what failed earlier?")
+    log.assistant(tool_call("c1", "bash", GREP_LOG))
+    log.call("c1", "bash", GREP_LOG)
+    log.result("c1", "Error: rejected by policy", is_error=True)
+    log.turn_end()
+    return log
+
+
+def write_session(log: Log, workspace: Path, directory: Path) -> Path:
+    path = directory / "session.jsonl"
+    header = HEADER | {"id": log.session.id, "cwd": str(workspace)}
+    path.write_text("\n".join(json.dumps(e) for e in [header, *log.session.events]) + "\n")
+    return path
+
+
+def run_memory(log: Log, workspace: Path, config: ProlongConfig | None = None) -> ProlongMemory:
+    memory = ProlongMemory(workspace, config or ProlongConfig(), log.session.id)
+    for event in log.session.events:
+        memory.observe(event)
+    memory.close(10)
+    return memory
+
+
+def test_live_status_text(tmp_path: Path) -> None:
+    memory = run_memory(denied_session(), tmp_path)
+    assert render_status(memory.report()) == "\n".join(
+        [
+            "prolong-memory status",
+            "log file: log.txt (per-session workspace)",
+            "window: full",
+            "session sess-status",
+            f"path: {tmp_path / 'log.txt'}",
+            "writable=yes sections=6 lastSeq=5",
+            "denied tool calls referencing the log: 1",
+            f"  seq 4 bash c1: {GREP_LOG} (Error: rejected by policy)",
+            "hint: the agent's own calls touching the log were refused before they ran, which points at a "
+            "tools/pre-execute policy plugin",
+        ]
+    )
+
+
+def test_a_failed_probe_points_at_a_sandbox_plugin(tmp_path: Path) -> None:
+    def refuse(path: Path, text: str, replace: bool) -> None:
+        raise PermissionError("sandbox: write denied")
+
+    log = Log("sess-sandboxed")
+    log.turn_start()
+    memory = ProlongMemory(
+        tmp_path, ProlongConfig(log_window=5), log.session.id, write=refuse, warn=lambda _: None
+    )
+    memory.observe(log.session.events[0])
+    memory.close(10)
+    text = render_status(memory.report())
+    assert "window: last 5 sections" in text
+    assert "writable=NO sections=0 lastSeq=-" in text
+    assert (
+        "hint: the write probe failed: the host itself cannot write the log file, which points at a permission or sandbox plugin"
+        in text
+    )
+    assert "tools/pre-execute" not in text
+
+
+def test_status_before_any_event_and_with_the_log_disabled(tmp_path: Path) -> None:
+    idle = ProlongMemory(tmp_path, ProlongConfig(), "sess-idle")
+    assert "writable=pending sections=0 lastSeq=-" in render_status(idle.report())
+    off = ProlongMemory(tmp_path, ProlongConfig(log_window=-1), "sess-off")
+    text = render_status(off.report())
+    assert "window: disabled" in text and "writable=disabled" in text
+    assert render_status(StatusReport(ProlongConfig())).endswith("no session observed yet")
+
+
+def test_status_rebuilt_from_the_logs_matches_the_live_one(tmp_path: Path) -> None:
+    log = denied_session()
+    live = run_memory(log, tmp_path)
+    rebuilt = status_from_log(log.session, tmp_path, ProlongConfig())
+    assert render_status(rebuilt) == render_status(live.report())
+
+
+def test_rebuilt_status_without_a_log_file_reports_it_unwritable(tmp_path: Path) -> None:
+    text = render_status(status_from_log(denied_session().session, tmp_path, ProlongConfig()))
+    assert "writable=NO sections=0 lastSeq=-" in text
+    assert "permission or sandbox plugin" in text
+
+
+def test_cli_status_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    log = denied_session()
+    run_memory(log, workspace)
+    path = write_session(log, workspace, tmp_path)
+    assert main(["status", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("prolong-memory status\n")
+    assert "writable=yes sections=6 lastSeq=5" in out
+    assert main(["status", str(path), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["logFile"] == "log.txt" and data["window"] == "full"
+    (session,) = data["sessions"]
+    assert (session["session"], session["writable"], session["sections"], session["lastSeq"]) == (
+        "sess-status",
+        True,
+        6,
+        5,
+    )
+    assert session["denied"] == 1 and session["recentDenied"][0]["callId"] == "c1"
+    assert session["hints"] and "pre-execute" in session["hints"][0]
+
+
+def test_cli_status_with_overrides_and_an_explicit_workspace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workspace = tmp_path / "elsewhere"
+    workspace.mkdir()
+    log = denied_session()
+    run_memory(log, workspace, ProlongConfig(log_file="memory/run.txt", log_window=2))
+    path = write_session(log, tmp_path, tmp_path)
+    assert (
+        main(
+            [
+                "status",
+                str(path),
+                "--workspace",
+                str(workspace),
+                "--log-file",
+                "memory/run.txt",
+                "--log-window",
+                "2",
+                "--json",
+            ]
+        )
+        == 0
+    )
+    (session,) = json.loads(capsys.readouterr().out)["sessions"]
+    assert session["path"] == str(workspace / "memory" / "run.txt")
+    assert (session["writable"], session["sections"], session["lastSeq"], session["denied"]) == (
+        True,
+        2,
+        5,
+        0,
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--log-file", "../outside.txt"], "prolong.logFile must stay inside the workspace"),
+        (["--log-window", "-3"], "prolong.logWindow must be"),
+        (["--workspace", "/no/such/dir"], "--workspace /no/such/dir: not a directory"),
+    ],
+)
+def test_cli_status_rejects_bad_input_cleanly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    path = write_session(denied_session(), tmp_path, tmp_path)
+    assert main(["status", str(path), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tapedeck: ") and message in err
+
+
+def test_cli_status_on_a_fixture_without_a_real_cwd_asks_for_a_workspace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fixture = f"{FIXTURES}/tool-call-turn.session.jsonl"
+    assert main(["status", fixture]) == 2
+    assert "pass --workspace DIR" in capsys.readouterr().err
+    assert main(["status", fixture, "--workspace", str(tmp_path), "--json"]) == 0
+    (session,) = json.loads(capsys.readouterr().out)["sessions"]
+    assert session["session"] == Session.open(fixture).id and session["writable"] is False
