@@ -7,42 +7,25 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
 from core.cli_common import emit, guarded
+from core.config import load_config, parse_value, replay_config, set_value
 from core.errors import ConfigError
 from core.policies.fold import FOLD, preview_fold, shown_through
-from core.policies.slice_config import SliceConfig, validate
+from core.policies.slice_config import SliceConfig
 from core.session import Session
 from core.summary import human_chars
 
 
-def parse_overrides(pairs: Sequence[str]) -> SliceConfig:
-    """A slice config from ``KEY=VALUE`` pairs (dotted keys, optional ``slice.`` prefix, JSON or bare values)."""
-    raw: dict[str, Any] = {}
-    for pair in pairs:
+def effective_config(session: Session, config_file: str | None, overrides: Sequence[str]) -> SliceConfig:
+    """The slice config a host would run with: the file's, plus logged ``tapedeck/config`` changes, plus ``--set``."""
+    config = replay_config(load_config(config_file), session.events)
+    for pair in overrides:
         key, sep, text = pair.partition("=")
-        parts = key.strip().removeprefix("slice.").split(".")
-        if not sep or not all(parts):
-            raise ConfigError(
-                f"--set expects KEY=VALUE with a dotted slice key, e.g. fold.pinSteps=2 (got {pair!r})"
-            )
-        try:
-            value: Any = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            value = text
-        node = raw
-        for i, part in enumerate(parts[:-1]):
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
-                raise ConfigError(
-                    f"--set {pair!r} conflicts with an earlier value for {'.'.join(parts[: i + 1])}"
-                )
-            node = child
-        if isinstance(node.get(parts[-1]), dict):
-            raise ConfigError(f"--set {pair!r} would replace the whole {key.strip()} section")
-        node[parts[-1]] = value
-    return validate(raw)
+        if not sep or not key.strip():
+            raise ConfigError(f"--set expects KEY=VALUE, e.g. fold.pinSteps=2 (got {pair!r})")
+        dotted = key.strip() if key.strip().startswith("slice.") else f"slice.{key.strip()}"
+        config, _ = set_value(config, dotted, parse_value(text))
+    return config.slice
 
 
 def fold_report(session: Session, config: SliceConfig) -> dict[str, Any]:
@@ -82,8 +65,8 @@ def _render(report: dict[str, Any]) -> str:
 
 
 def _fold(args: argparse.Namespace) -> None:
-    config = parse_overrides(args.set)
-    emit(fold_report(Session.open(args.path), config), args.json, _render)
+    session = Session.open(args.path)
+    emit(fold_report(session, effective_config(session, args.config, args.set)), args.json, _render)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -92,12 +75,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "fold", help="preview what the tool-result fold would do to each tool result on the surface"
     )
     p.add_argument("path", help="session log file or session directory")
+    p.add_argument("--config", help="policy config file (TOML or JSON) whose [slice] section applies")
     p.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a slice config key, e.g. fold.pinSteps=2 or digest.minChars=6000 (repeatable; VALUE is JSON)",
+        help="override a slice key after the file and the logged changes, e.g. fold.pinSteps=2 (repeatable; JSON value)",
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=guarded(_fold))

@@ -42,7 +42,7 @@ from core.errors import TapedeckError
 from core.policies.digest import Digest, digest_tool_result
 from core.policies.slice_config import SliceConfig
 from core.session import Session
-from core.text import cp_len, js_json, tool_result_block, utf16_len
+from core.text import cp_len, js_json, tool_result_block, tool_result_is_error, utf16_len
 
 EXPAND_TOOL = "expand_result"
 RECALL_FAMILY = frozenset({EXPAND_TOOL, "recall_step", "recall_turn", "recall_search"})
@@ -85,6 +85,7 @@ class ResultInfo:
     scope: str
     call_seq: int | None
     is_error: bool
+    arguments: Any = field(default=None, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +267,8 @@ class _Ledger:
             path=argument_path(args),
             scope=backoff_scope(tool, args),
             call_seq=call.call_seq if call else None,
-            is_error=block.get("isError") is True,
+            is_error=tool_result_is_error(message if isinstance(message, Mapping) else None),
+            arguments=args,
         )
 
     def dispatches(self, info: ResultInfo) -> list[tuple[int, Mapping[str, Any]]]:
@@ -292,22 +294,22 @@ class _Ledger:
         ]
 
     def _replay(self) -> None:
-        timeline: list[tuple[int, int, Any, str]] = []
-        for cut in self.session.cuts:
-            if cut.kind == FOLD:
-                timeline.append((cut.seq, 0, self.session.original_of(cut.seq), ""))
+        folds = [
+            (cut.seq, self.session.original_of(cut.seq)) for cut in self.session.cuts if cut.kind == FOLD
+        ]
+        expansions: list[tuple[int, Any, str]] = []
         for info in self.results.values():
             if info.tool == EXPAND_TOOL and not info.is_error:
-                call = self.session.tool_call_at(info.turn, info.step, info.call_id)
-                args = parse_arguments(call.arguments) if call else None
-                timeline.append((info.seq, 1, args, f"{info.call_seq}:{info.call_id}"))
+                expansions.append((info.seq, info.arguments, f"{info.call_seq}:{info.call_id}"))
             for seq, data in self.dispatches(info):
                 if data.get("name") == EXPAND_TOOL and data.get("isError") is not True:
-                    timeline.append(
-                        (seq, 1, data.get("arguments"), f"{info.call_seq}:{data.get('subCallId')}")
+                    expansions.append(
+                        (seq, data.get("arguments"), f"{info.call_seq}:{data.get('subCallId')}")
                     )
+        timeline = [(seq, "fold", original, "") for seq, original in folds]
+        timeline += [(seq, "expand", args, call_key) for seq, args, call_key in expansions]
         for _, what, payload, call_key in sorted(timeline, key=lambda item: item[0]):
-            if what == 0:
+            if what == "fold":
                 self._note_fold(payload)
             else:
                 self._note_expansion(payload, call_key)
@@ -472,11 +474,19 @@ def _replacement_row(session: Session, ledger: _Ledger, seq: int) -> FoldRow:
     now = session.node_chars(seq)
     before = session.node_chars(original)
     if policy == FOLD:
-        status, reason, kind = FOLDED, f"folded at seq {seq}", meta.get("digest")
+        status, reason, kind = FOLDED, f"folded view of seq {original}", meta.get("digest")
     elif policy == "expand":
-        status, reason, kind = UNFOLDED, f"restored by {meta.get('by', 'someone')} at seq {seq}", None
+        status, reason, kind = (
+            UNFOLDED,
+            f"restored by the {meta.get('by', 'host')} (original seq {original})",
+            None,
+        )
     else:
-        status, reason, kind = REPLACED, f"replaced by {policy or 'another policy'} at seq {seq}", None
+        status, reason, kind = (
+            REPLACED,
+            f"replaced by {policy or 'another policy'} (original seq {original})",
+            None,
+        )
     turn = info.turn if info else _as_int(data.get("turn")) or 0
     step = info.step if info else _as_int(data.get("step")) or 0
     return FoldRow(
