@@ -27,7 +27,8 @@ Values never contain whitespace (it becomes ``_``); ``-`` means unknown. Payload
 result text, or compact JSON of the event data for other types. The first section a host writes for a session
 is its write probe (``type=prolong/probe session=<id>``); the sections after it belong to that session.
 
-Reading it back takes a few lines of Python (``parse_sections`` does exactly this)::
+Reading it back takes a few lines of Python (``parse_sections`` does exactly this; split on ``"\\n"`` only, since
+payloads may hold other line breaks)::
 
     lines, i = text.split("\\n"), 0
     while i < len(lines):
@@ -39,12 +40,14 @@ Reading it back takes a few lines of Python (``parse_sections`` does exactly thi
         i += 1
 
 ``logWindow`` N > 0 keeps the probe and the last N sections by rewriting the file from the sections this
-process wrote (a restart starts the window afresh); -1 writes no file at all.
+process wrote (a restart starts the window afresh); -1 writes no file at all. The workspace is assumed to belong
+to one session at a time: two live sessions sharing a workspace would interleave their sections, which ``status``
+(it credits each section to the probe before it) cannot tell apart, and a windowed rewrite keeps only the writing
+session's sections.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import queue
@@ -58,6 +61,7 @@ from typing import Any
 
 from core.errors import TapedeckError
 from core.policies.prolong_config import ProlongConfig
+from core.policies.report import command_of, first_line, tool_arguments
 from core.session import Session
 from core.text import js_json, text_of_blocks, tool_result_block, tool_result_is_error
 
@@ -66,7 +70,6 @@ log = logging.getLogger(__name__)
 HEADER_MARK = "=== "
 PROBE_TYPE = "prolong/probe"
 SKIPPED_TYPES = frozenset({"assistant/chunk", "request/header", "request/context", "step/start", "step/end"})
-COMMAND_KEYS = ("command", "cmd", "script")
 QUEUE_SIZE = 1024
 DENIED_ARGUMENT_CHARS = 160
 
@@ -158,19 +161,6 @@ def _blocks_text(blocks: Iterable[Any] | None) -> list[str]:
     return parts
 
 
-def _command_of(arguments: str) -> str | None:
-    try:
-        parsed = json.loads(arguments)
-    except ValueError:
-        return None
-    if not isinstance(parsed, dict):
-        return None
-    command = next(
-        (parsed[k] for k in COMMAND_KEYS if isinstance(parsed.get(k), str) and parsed[k].strip()), None
-    )
-    return command
-
-
 def format_section(seq: int, event: Mapping[str, Any], context: SectionContext) -> str:
     """Format one narrative event as a section (see the module docstring for the layout)."""
     etype = str(event.get("type"))
@@ -195,7 +185,7 @@ def format_section(seq: int, event: Mapping[str, Any], context: SectionContext) 
         arguments = data.get("arguments")
         arguments = arguments if isinstance(arguments, str) else js_json(arguments)
         fields += [("tool", data.get("name")), ("call", data.get("callId"))]
-        command = _command_of(arguments)
+        command = command_of(tool_arguments(arguments))
         payload = f"$ {command}\n{arguments}" if command else arguments
     elif etype == "tool/result":
         message = data.get("message") if isinstance(data.get("message"), Mapping) else {}
@@ -264,7 +254,11 @@ _STOP = object()
 
 
 class SectionWriter:
-    """The flush thread behind the log file: probe first, then sections in order, windowed if configured."""
+    """The flush thread behind the log file: probe first, then sections in order, windowed if configured.
+
+    The first failed write (the probe or any later one) marks the log unwritable, logs one warning, and stops
+    all further writes for this session; the sections that could not be written are counted in ``unwritten``.
+    """
 
     def __init__(
         self,
@@ -287,7 +281,6 @@ class SectionWriter:
         self._thread: threading.Thread | None = None
         self._window: deque[str] | None = deque(maxlen=window) if window > 0 else None
         self._probe = probe_section(session_id, path)
-        self._stats_lock = threading.Lock()
         self.writable: bool | None = None
         self.sections = 0
         self.last_seq: int | None = None
@@ -296,41 +289,47 @@ class SectionWriter:
         self.closed = False
 
     def start(self) -> None:
-        """Start the flush thread; its first act is the write probe."""
-        if self._thread is None and not self.closed:
-            self._thread = threading.Thread(target=self._run, name=f"prolong-{self.session_id}", daemon=True)
-            self._thread.start()
+        """Start the flush thread (once); its first act is the write probe."""
+        with self._lock:
+            if self._thread is None and not self.closed:
+                self._thread = threading.Thread(
+                    target=self._run, name=f"prolong-{self.session_id}", daemon=True
+                )
+                self._thread.start()
 
     def submit(self, seq: int, event: Mapping[str, Any], context: SectionContext) -> None:
-        """Queue one event for writing. Never blocks: a full queue spills to the overflow."""
-        if self.closed:
-            return
+        """Queue one event for writing. Never blocks: a full queue spills to the overflow. Ignored once closed."""
         self.start()
-        self._put((seq, event, context))
+        with self._lock:
+            if not self.closed:
+                self._put((seq, event, context))
 
     def _put(self, item: Any) -> None:
-        with self._lock:
-            if not self._overflow:
-                try:
-                    self._queue.put_nowait(item)
-                    return
-                except queue.Full:
-                    pass
-            self._overflow.append(item)
-            if item is not _STOP:
-                self.overflowed += 1
+        """Enqueue under ``self._lock``; once anything waits in the overflow, later items queue behind it."""
+        if not self._overflow:
+            try:
+                self._queue.put_nowait(item)
+                return
+            except queue.Full:
+                pass
+        self._overflow.append(item)
+        if item is not _STOP:
+            self.overflowed += 1
 
     def close(self, timeout: float | None = None) -> None:
         """Write everything still queued, then stop the thread."""
-        if self.closed:
-            return
-        self.closed = True
-        if self._thread is None:
-            return
-        self._put(_STOP)
-        self._thread.join(timeout)
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            thread = self._thread
+            if thread is not None:
+                self._put(_STOP)
+        if thread is not None:
+            thread.join(timeout)
 
     def _take(self) -> list[Any]:
+        """Wait for work, then take everything queued plus the overflow (which is always the newest)."""
         batch = [self._queue.get()]
         with self._lock:
             while True:
@@ -346,11 +345,10 @@ class SectionWriter:
         self._attempt(self._probe, replace=self._window is not None)
         while True:
             batch = self._take()
-            done = _STOP in batch
             items = [item for item in batch if item is not _STOP]
             if items:
                 self._flush(items)
-            if done:
+            if len(items) < len(batch):
                 return
 
     def _attempt(self, text: str, replace: bool) -> bool:
@@ -366,8 +364,7 @@ class SectionWriter:
 
     def _flush(self, items: list[tuple[int, Mapping[str, Any], SectionContext]]) -> None:
         if self.writable is False:
-            with self._stats_lock:
-                self.unwritten += len(items)
+            self.unwritten += len(items)
             return
         texts = [format_section(seq, event, context) for seq, event, context in items]
         if self._window is not None:
@@ -377,11 +374,10 @@ class SectionWriter:
         else:
             ok = self._attempt("".join(texts), replace=False)
             count = self.sections + len(texts)
-        with self._stats_lock:
-            if ok:
-                self.sections, self.last_seq = count, items[-1][0]
-            else:
-                self.unwritten += len(items)
+        if ok:
+            self.sections, self.last_seq = count, items[-1][0]
+        else:
+            self.unwritten += len(items)
 
 
 # the deny counter ----------------------------------------------------------------------------------------
@@ -421,7 +417,7 @@ class DenyCounter:
 
     A denial is a ``tool/result`` whose message is ``isError`` and that has no ``data.error`` (aborts and tool
     exceptions carry one). Results pair with calls by ``callId``; a result without a known ``callId`` takes the
-    oldest unpaired call of the same (turn, step).
+    oldest unpaired call of the same (turn, step). Calls still unpaired at their ``step/end`` are forgotten.
     """
 
     def __init__(self, log_file: str, keep: int = 20) -> None:
@@ -429,6 +425,7 @@ class DenyCounter:
         name = re.escape(Path(log_file).name)
         self._pattern = re.compile(rf"(?<![\w.-]){name}(?![\w.-])")
         self._pending: dict[tuple[int | None, int | None], OrderedDict[str, tuple[str, str]]] = {}
+        self._step_of: dict[str, tuple[int | None, int | None]] = {}
         self.denied = 0
         self.recent: deque[DeniedCall] = deque(maxlen=keep)
 
@@ -439,34 +436,40 @@ class DenyCounter:
         key = (_int_or_none(data.get("turn")), _int_or_none(data.get("step")))
         if etype == "tool/call":
             arguments = data.get("arguments")
-            self._pending.setdefault(key, OrderedDict())[str(data.get("callId"))] = (
+            call_id = str(data.get("callId"))
+            self._pending.setdefault(key, OrderedDict())[call_id] = (
                 str(data.get("name")),
                 arguments if isinstance(arguments, str) else js_json(arguments),
             )
+            self._step_of[call_id] = key
         elif etype == "tool/result" and (event.get("surfaceOp") in (None, "append")):
             self._result(seq, data, key)
         elif etype == "step/end":
-            self._pending.pop(key, None)
+            for call_id in self._pending.pop(key, {}):
+                self._step_of.pop(call_id, None)
 
     def _result(self, seq: int, data: Mapping[str, Any], key: tuple[int | None, int | None]) -> None:
         message = data.get("message") if isinstance(data.get("message"), Mapping) else {}
         source = message.get("source") if isinstance(message.get("source"), Mapping) else {}
-        call_id = source.get("callId") or (tool_result_block(message) or {}).get("toolCallId")
+        claimed = source.get("callId") or (tool_result_block(message) or {}).get("toolCallId")
+        call_id = str(claimed) if claimed is not None else None
+        if call_id in self._step_of:
+            key = self._step_of[call_id]
         pending = self._pending.get(key)
         if not pending:
             return
-        if call_id is not None and str(call_id) in pending:
-            call_id = str(call_id)
+        if call_id in pending:
             name, arguments = pending.pop(call_id)
         else:
             call_id, (name, arguments) = pending.popitem(last=False)
+        self._step_of.pop(call_id, None)
         if not tool_result_is_error(message) or data.get("error"):
             return
         if not self._pattern.search(arguments):
             return
         self.denied += 1
         output = text_of_blocks((tool_result_block(message) or {}).get("content"), "\n")
-        reason = next((line.strip() for line in output.splitlines() if line.strip()), "")
+        reason = first_line(output)
         short = (
             arguments
             if len(arguments) <= DENIED_ARGUMENT_CHARS

@@ -276,7 +276,8 @@ def clip(text: str, limit: int) -> str:
     return "".join(out) + "…"
 
 
-def _first_line(text: str) -> str:
+def first_line(text: str) -> str:
+    """The first non-blank line of ``text``, stripped."""
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
@@ -301,7 +302,8 @@ class RegionFacts:
     next_steps: list[str] = field(default_factory=list)
 
 
-def _arguments(raw: Any) -> dict[str, Any]:
+def tool_arguments(raw: Any) -> dict[str, Any]:
+    """A tool call's arguments as a dict (raw JSON string or already parsed); ``{}`` when not an object."""
     if isinstance(raw, dict):
         return raw
     try:
@@ -321,7 +323,8 @@ def _paths(args: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def _command(args: Mapping[str, Any]) -> str | None:
+def command_of(args: Mapping[str, Any]) -> str | None:
+    """The shell command a tool call runs (``command``/``cmd``/``script`` argument), if any."""
     for key in COMMAND_KEYS:
         value = args.get(key)
         if isinstance(value, str) and value.strip():
@@ -357,11 +360,11 @@ def collect_facts(messages: Sequence[Mapping[str, Any]]) -> RegionFacts:
                 continue
             btype = block.get("type")
             if btype == "tool-call":
-                name, args = str(block.get("name") or "tool"), _arguments(block.get("arguments"))
+                name, args = str(block.get("name") or "tool"), tool_arguments(block.get("arguments"))
                 calls[str(block.get("id"))] = (name, args)
                 for path in _paths(args):
                     _add(facts.writes if WRITE_TOOL.search(name) else facts.reads, f"`{path}` ({name})")
-                command = _command(args)
+                command = command_of(args)
                 for target in REDIRECT.findall(command or ""):
                     _add(facts.writes, f"`{target}` (shell redirect)")
             elif btype == "tool-result":
@@ -383,11 +386,11 @@ def _collect_result(
     text = text_of_blocks(block.get("content"), "\n")
     is_error = block.get("isError") is True
     name, args = calls.get(str(block.get("toolCallId")), ("tool", {}))
-    command = _command(args)
+    command = command_of(args)
     if command:
-        _add(facts.commands, f"`{clip(_first_line(command), 120)}` → {_status(text, is_error)}")
+        _add(facts.commands, f"`{clip(first_line(command), 120)}` → {_status(text, is_error)}")
     if is_error:
-        first = _first_line(text) or "(no error text)"
+        first = first_line(text) or "(no error text)"
         _add(facts.errors, f"{name}: {first}")
         _scan_identifiers(facts, first)
 

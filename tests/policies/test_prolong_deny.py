@@ -138,3 +138,15 @@ def test_step_end_forgets_unanswered_calls() -> None:
     log.add("step/end", {"turn": 1, "step": 1})
     anonymous_result(log, DENIED, True)
     assert counted(log).denied == 0
+
+
+def test_a_known_call_id_pairs_even_when_the_result_names_no_step() -> None:
+    log = Log()
+    log.turn_start()
+    log.assistant(tool_call("c1", "bash", GREP_LOG))
+    log.call("c1", "bash", GREP_LOG)
+    block = {"type": "tool-result", "toolCallId": "c1", "content": [{"type": "text", "text": DENIED}], "isError": True}
+    message = {"id": "x", "role": "user", "content": [block], "source": {"kind": "tool", "callId": "c1"}}
+    log.add("tool/result", {"message": message}, surfaceOp="append")
+    counter = counted(log)
+    assert counter.denied == 1 and (counter.recent[0].turn, counter.recent[0].step) == (1, 1)
