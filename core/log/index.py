@@ -4,7 +4,8 @@ Building the index does not JSON-parse ordinary lines. One compiled regular expr
 of the decompressed stream in C and captures, from the start of each line, the event type, ``seq``, and the
 ``turn``/``step`` that lead ``data`` in DSH's key order; packed chunk rows give their member count from the
 ``dt`` array. Only lines that do not fit that shape fall back to ``orjson``. Per event the index stores
-24 bytes: offset (8), line length (4), turn (4), step (2), type id (2), packed-row member (2) and flags (2).
+20 bytes: offset (8), turn/step/type id packed in 8, and packed-row member/flags in 4; a line's length
+is the distance to the next line's offset.
 
 zstd logs are indexed over their decompressed stream; a small frame table maps stream offsets back to frames,
 and ``event(n)`` decompresses only the frame that holds the line (with a small LRU of decoded frames).
@@ -51,13 +52,9 @@ class OffsetIndex:
         self.path = path
         self.compressed = compressed
         self.header: dict[str, Any] | None = None
-        self._offsets = array("Q")
-        self._lengths = array("I")
-        self._turns = array("I")
-        self._steps = array("H")
-        self._types = array("H")
-        self._members = array("H")
-        self._flags = array("H")
+        self._offsets = array("Q")  # stream offset of the line holding the event
+        self._meta = array("Q")  # turn << 32 | step << 16 | type id
+        self._info = array("I")  # packed-row member << 16 | flags
         self.type_names: list[str] = []
         self._type_ids: dict[bytes, int] = {}
         self._frame_raw = array("Q")  # decompressed offset of each frame
@@ -71,6 +68,11 @@ class OffsetIndex:
         self._carry = b""  # incomplete final line (raw or decompressed)
         self._frames = FrameStream() if compressed else None
         self.corrupt_frames = 0
+        self._head_cache: dict[tuple[bytes | None, ...], tuple[int, int]] = {}
+        self._chunk_id = self._intern(b"assistant/chunk")
+        self._turn_start_id = self._intern(b"turn/start")
+        self._step_start_id = self._intern(b"step/start")
+        self._step_end_id = self._intern(b"step/end")
 
     # size ------------------------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -78,18 +80,9 @@ class OffsetIndex:
 
     @property
     def nbytes(self) -> int:
-        """Bytes held by the per-event arrays (the frame table is per frame, not per event, and is included)."""
-        arrays = (
-            self._offsets,
-            self._lengths,
-            self._turns,
-            self._steps,
-            self._types,
-            self._members,
-            self._flags,
-        )
-        frames = (self._frame_raw, self._frame_file, self._frame_len)
-        return sum(a.itemsize * len(a) for a in arrays + frames)
+        """Bytes held by the index arrays (the per-frame table of a zstd log included)."""
+        arrays = (self._offsets, self._meta, self._info, self._frame_raw, self._frame_file, self._frame_len)
+        return sum(a.itemsize * len(a) for a in arrays)
 
     @property
     def file_offset(self) -> int:
@@ -99,31 +92,34 @@ class OffsetIndex:
     # per-event metadata -----------------------------------------------------------------------------------
     def type_of(self, n: int) -> str:
         """Event type of event ``n`` (``assistant/chunk`` for packed-row members)."""
-        return self.type_names[self._types[n]]
+        return self.type_names[self._meta[n] & 0xFFFF]
 
     def turn_of(self, n: int) -> int:
         """The turn in force at event ``n`` (its own ``data.turn`` when it has one)."""
-        return self._turns[n]
+        return self._meta[n] >> 32
 
     def step_of(self, n: int) -> int:
         """The step in force at event ``n`` (0 outside steps)."""
-        return self._steps[n]
+        return (self._meta[n] >> 16) & 0xFFFF
 
     def size_of(self, n: int) -> int:
         """Bytes of the line that holds event ``n`` (a packed row's size for each of its members)."""
-        return self._lengths[n]
+        off = self._offsets[n]
+        nxt = bisect.bisect_right(self._offsets, off)
+        end = self._offsets[nxt] if nxt < len(self._offsets) else self._stream_pos
+        return end - off - 1
 
     def is_surface(self, n: int) -> bool:
         """True for user/assistant/tool-result messages."""
-        return bool(self._flags[n] & FLAG_SURFACE)
+        return bool(self._info[n] & FLAG_SURFACE)
 
     def find_type(self, names: set[str], start: int = 0, step: int = 1) -> int | None:
         """The first event index from ``start`` (moving by ``step``) whose type is in ``names``."""
         ids = {i for i, name in enumerate(self.type_names) if name in names}
         n = start
-        types = self._types
-        while 0 <= n < len(types):
-            if types[n] in ids:
+        meta = self._meta
+        while 0 <= n < len(meta):
+            if meta[n] & 0xFFFF in ids:
                 return n
             n += step
         return None
@@ -131,22 +127,20 @@ class OffsetIndex:
     # decoding -----------------------------------------------------------------------------------------------
     def line(self, n: int) -> bytes:
         """The raw bytes of the line holding event ``n``."""
-        off, length = self._offsets[n], self._lengths[n]
+        off, length = self._offsets[n], self.size_of(n)
         if not self.compressed:
             with open(self.path, "rb") as f:
                 f.seek(off)
-                return f.read(length)
-        k = bisect.bisect_right(self._frame_raw, off) - 1
-        data = self._frame(k)
-        start = off - self._frame_raw[k]
-        if start + length <= len(data):
-            return data[start : start + length]
-        # A line that spans frames (not written by DSH, but legal): stitch the following frames.
-        out = bytearray(data[start:])
-        while len(out) < length:
-            k += 1
-            out += self._frame(k)
-        return bytes(out[:length])
+                data = f.read(length)
+        else:
+            k = bisect.bisect_right(self._frame_raw, off) - 1
+            out = bytearray(self._frame(k)[off - self._frame_raw[k] :])
+            while len(out) < length and k + 1 < len(self._frame_raw):  # a line spanning frames (legal, rare)
+                k += 1
+                out += self._frame(k)
+            data = bytes(out[:length])
+        cut = data.find(b"\n")  # a skipped corrupt or blank line may follow before the next event
+        return data if cut < 0 else data[:cut]
 
     def event(self, n: int) -> dict[str, Any]:
         """Decode event ``n`` (seq == n) in full: rows expanded, legacy shapes upgraded, envelope synthesized."""
@@ -155,11 +149,11 @@ class OffsetIndex:
         if not 0 <= n < len(self):
             raise IndexError(n)
         obj = orjson.loads(self.line(n))
-        member = self._members[n]
-        if self._flags[n] & FLAG_ROW:
-            return expand_row(
-                obj, n - member, obj.get("time0", 0) if isinstance(obj.get("time0"), int) else 0
-            )[member]
+        info = self._info[n]
+        if info & FLAG_ROW:
+            member = info >> 16
+            time0 = obj.get("time0")
+            return expand_row(obj, n - member, time0 if isinstance(time0, int) else 0)[member]
         obj["seq"] = n
         if not isinstance(obj.get("time"), int):
             obj["time"] = 0
@@ -222,78 +216,80 @@ class OffsetIndex:
             self._scan(frame.data)
 
     def _scan(self, data: bytes) -> None:
+        """Index every complete line of ``carry + data``; the hot loop of the whole module."""
         buf = b"\n" + self._carry + data
         base = self._stream_pos - 1  # stream offset of buf[0] (the synthetic newline)
         last_nl = buf.rfind(b"\n")
-        if last_nl <= 0 and self._carry + data:
-            self._carry += data
+        if last_nl <= 0:
+            self._carry = buf[1:]
             return
         self._carry = buf[last_nl + 1 :]
-        type_ids = self._type_ids
-        prev_start = -1
-        prev_match: re.Match[bytes] | None = None
-        for m in _LINE.finditer(buf, 0, last_nl + 1):
-            start = m.start() + 1
-            if prev_match is not None:
-                self._add(buf, prev_match, prev_start, start - 1, base, type_ids)
-            prev_start, prev_match = start, m
-        # the final match is the newline that ends the last complete line: nothing starts after it
+        if self.header is None:
+            first = buf.find(b"\n", 1)
+            self._read_header(buf[1:first])
+            start = first
+        else:
+            start = 0
+        offsets_append, meta_append, info_append = self._offsets.append, self._meta.append, self._info.append
+        ids, rows, surface = self._type_ids, PACKED_ROW_TYPE_BYTES, _SURFACE
+        turn_start, step_start, step_end = self._turn_start_id, self._step_start_id, self._step_end_id
+        cur_turn, cur_step = self._turn, self._step
+        # Events that carry their own turn and step need no state: their (meta, info) is cached per head.
+        cache = self._head_cache
+        base1 = base + 1
+        for m in _LINE.finditer(buf, start, last_nl):
+            g = m.group(1, 3, 4, 5)
+            hit = cache.get(g)
+            if hit is not None:
+                offsets_append(m.start() + base1)
+                meta_append(hit[0])
+                info_append(hit[1])
+                continue
+            tname, turn, step, dt = g
+            pos = m.start() + 1
+            if tname is None or (dt is None and tname in rows):
+                self._turn, self._step = cur_turn, cur_step
+                self._fallback(buf, pos, base + pos)
+                cur_turn, cur_step = self._turn, self._step
+                continue
+            tid = ids.get(tname)
+            if tid is None:
+                tid = self._intern(tname)
+            if tid == turn_start:
+                cur_turn, cur_step = (
+                    (int(turn) if turn is not None else self._parse_turn(buf, pos, cur_turn)),
+                    0,
+                )
+                t, s = cur_turn, 0
+            else:
+                t = int(turn) if turn is not None else cur_turn
+                s = int(step) if step is not None else cur_step
+                if tid == step_start:
+                    cur_step = s
+                elif tid == step_end:
+                    cur_step = 0
+            if dt is not None:
+                self._append_row(base + pos, t, s, dt.count(b",") + 2 if dt else 1)
+                continue
+            meta = (t << 32) | (min(s, 0xFFFF) << 16) | tid
+            info = FLAG_SURFACE if tname in surface else 0
+            offsets_append(base + pos)
+            meta_append(meta)
+            info_append(info)
+            if (
+                turn is not None
+                and step is not None
+                and tid not in (step_start, step_end)
+                and len(cache) < 65536
+            ):
+                cache[g] = (meta, info)
+        self._turn, self._step = cur_turn, cur_step
         self._stream_pos = base + last_nl + 1
 
-    def _add(
-        self, buf: bytes, m: re.Match[bytes], start: int, end: int, base: int, type_ids: dict[bytes, int]
-    ) -> None:
-        length = end - start
-        if length <= 0 or (buf[start] in b" \t\r" and not buf[start:end].strip()):
-            return
-        if self.header is None:
-            self._read_header(buf[start:end])
-            return
-        tname, seq, turn, step, dt = m.groups()
-        if tname is None or (tname in PACKED_ROW_TYPE_BYTES and dt is None):
-            self._fallback(buf[start:end], base + start, length)
-            return
-        tid = type_ids.get(tname)
-        if tid is None:
-            tid = self._intern(tname)
-        if turn is not None:
-            t = int(turn)
-        elif tname == b"turn/start":
-            t = self._parse_turn(buf[start:end])
-        else:
-            t = self._turn
-        s = int(step) if step is not None else self._step
-        if tname == b"turn/start":
-            self._turn, self._step = t, 0
-        elif tname == b"step/start":
-            self._step = s
-        elif tname == b"step/end":
-            self._step = 0
-        off = base + start
-        if tname in PACKED_ROW_TYPE_BYTES:
-            count = dt.count(b",") + 2 if dt else 1
-            self._append_many(off, length, t, s, self._chunk_type_id(), count)
-            return
-        self._offsets.append(off)
-        self._lengths.append(length)
-        self._turns.append(t)
-        self._steps.append(min(s, 0xFFFF))
-        self._types.append(tid)
-        self._members.append(0)
-        self._flags.append(FLAG_SURFACE if tname in _SURFACE else 0)
-
-    def _append_many(self, off: int, length: int, turn: int, step: int, tid: int, count: int) -> None:
+    def _append_row(self, off: int, turn: int, step: int, count: int) -> None:
         self._offsets.extend([off] * count)
-        self._lengths.extend([length] * count)
-        self._turns.extend([turn] * count)
-        self._steps.extend([min(step, 0xFFFF)] * count)
-        self._types.extend([tid] * count)
-        self._members.extend(range(count))
-        self._flags.extend([FLAG_ROW] * count)
-
-    def _chunk_type_id(self) -> int:
-        tid = self._type_ids.get(b"assistant/chunk")
-        return tid if tid is not None else self._intern(b"assistant/chunk")
+        self._meta.extend([(turn << 32) | (min(step, 0xFFFF) << 16) | self._chunk_id] * count)
+        self._info.extend((k << 16) | FLAG_ROW for k in range(count))
 
     def _intern(self, tname: bytes) -> int:
         tid = len(self.type_names)
@@ -301,12 +297,17 @@ class OffsetIndex:
         self.type_names.append(tname.decode("utf-8", "replace"))
         return tid
 
-    def _parse_turn(self, line: bytes) -> int:
+    @staticmethod
+    def _line_at(buf: bytes, pos: int) -> bytes:
+        end = buf.find(b"\n", pos)
+        return buf[pos : end if end >= 0 else len(buf)]
+
+    def _parse_turn(self, buf: bytes, pos: int, default: int) -> int:
         try:
-            turn = orjson.loads(line).get("data", {}).get("turn")
+            turn = orjson.loads(self._line_at(buf, pos)).get("data", {}).get("turn")
         except (orjson.JSONDecodeError, AttributeError):
-            return self._turn
-        return turn if isinstance(turn, int) else self._turn
+            return default
+        return turn if isinstance(turn, int) else default
 
     def _read_header(self, line: bytes) -> None:
         decoder = LogDecoder(str(self.path), False)
@@ -315,8 +316,11 @@ class OffsetIndex:
             raise LogFormatError(decoder.fatal)
         self.header = decoder.header
 
-    def _fallback(self, line: bytes, off: int, length: int) -> None:
+    def _fallback(self, buf: bytes, pos: int, off: int) -> None:
         """Slow path for a line the fast pattern does not describe: parse it for real."""
+        line = self._line_at(buf, pos)
+        if not line.strip():
+            return
         try:
             obj = orjson.loads(line)
         except orjson.JSONDecodeError:
@@ -328,22 +332,22 @@ class OffsetIndex:
         turn = data.get("turn") if isinstance(data.get("turn"), int) else self._turn
         step = data.get("step") if isinstance(data.get("step"), int) else self._step
         if tname == b"turn/start":
-            self._turn, self._step = turn, 0
+            self._turn, self._step, step = turn, 0, 0
         elif tname == b"step/start":
             self._step = step
+        elif tname == b"step/end":
+            self._step = 0
         if tname in PACKED_ROW_TYPE_BYTES:
             pieces = data.get("args" if tname == b"tool-call-chunks" else "texts")
-            count = len(pieces) if isinstance(pieces, list) else 0
-            self._append_many(off, length, turn, step, self._chunk_type_id(), count)
+            if isinstance(pieces, list) and pieces:
+                self._append_row(off, turn, step, len(pieces))
             return
         tid = self._type_ids.get(tname)
         self._offsets.append(off)
-        self._lengths.append(length)
-        self._turns.append(turn)
-        self._steps.append(min(step, 0xFFFF))
-        self._types.append(tid if tid is not None else self._intern(tname))
-        self._members.append(0)
-        self._flags.append(FLAG_FALLBACK | (FLAG_SURFACE if tname in _SURFACE else 0))
+        self._meta.append(
+            (turn << 32) | (min(step, 0xFFFF) << 16) | (tid if tid is not None else self._intern(tname))
+        )
+        self._info.append(FLAG_FALLBACK | (FLAG_SURFACE if tname in _SURFACE else 0))
 
 
 PACKED_ROW_TYPE_BYTES = frozenset(t.encode() for t in PACKED_ROW_TYPES)
