@@ -138,17 +138,23 @@ def render_report(language: str, items: Mapping[str, Sequence[str]]) -> str:
 # model-written --------------------------------------------------------------------------------------------
 
 
+def _route_of(value: tuple[Any, Any]) -> tuple[str, str] | None:
+    provider, model = value
+    if isinstance(provider, str) and provider and isinstance(model, str) and model:
+        return provider, model
+    return None
+
+
 def resolve_route(
-    config: RewindConfig, header_route: tuple[str, str] | None, agent_options: Mapping[str, Any] | None = None
+    config: RewindConfig, header_route: tuple[str, str] | None, model: ChatModel
 ) -> tuple[str, str]:
-    """Provider/model for the report: config overrides, then the latest request/header, then agent options."""
+    """Provider/model for the report: config overrides, then the latest request/header, then the agent's model."""
     route = config.summarization_route() or header_route
     if route:
         return route
-    if agent_options is not None:
-        provider, model = agent_options.get("provider"), agent_options.get("model")
-        if isinstance(provider, str) and provider and isinstance(model, str) and model:
-            return provider, model
+    own = _route_of((getattr(model, "provider", None), getattr(model, "model", None)))
+    if own:
+        return own
     raise ReportError(NO_ROUTE)
 
 
@@ -157,10 +163,7 @@ def header_route(header: Mapping[str, Any] | None) -> tuple[str, str] | None:
     config = header.get("config") if isinstance(header, Mapping) else None
     if not isinstance(config, Mapping):
         return None
-    provider, model = config.get("provider"), config.get("model")
-    if isinstance(provider, str) and provider and isinstance(model, str) and model:
-        return provider, model
-    return None
+    return _route_of((config.get("provider"), config.get("model")))
 
 
 def _empty_report_error(retries: int, finish: str, usage: Mapping[str, Any] | None) -> ReportError:
@@ -176,17 +179,32 @@ def _empty_report_error(retries: int, finish: str, usage: Mapping[str, Any] | No
 
 @dataclass
 class ModelReportWriter:
-    """Asks a chat model for the report. ``factory(provider, model)`` returns the ChatModel for a route."""
+    """Asks a chat model for the report.
 
-    factory: ModelFactory
+    ``model`` is the agent's own model; it serves the report whenever the resolved route is its own. A route
+    that names another provider/model (a config override, or a session header from another model) needs
+    ``factory(provider, model)`` to build that model.
+    """
+
+    model: ChatModel
     config: RewindConfig = field(default_factory=RewindConfig)
-    agent_options: Mapping[str, Any] | None = None
+    factory: ModelFactory | None = None
     kind: str = "model"
+
+    def model_for(self, route: tuple[str, str]) -> ChatModel:
+        """The ChatModel serving ``route``; ReportError when it is not the agent's model and no factory exists."""
+        if route == (self.model.provider, self.model.model):
+            return self.model
+        if self.factory is None:
+            raise ReportError(
+                f"rewind summarization route {route[0]}/{route[1]} is not available: only "
+                f"{self.model.provider}/{self.model.model} is configured and no model factory was given"
+            )
+        return self.factory(*route)
 
     def write(self, request: ReportRequest) -> str:
         """Run the request, retrying empty completions; raises ReportError with the seed's messages."""
-        provider, model_name = resolve_route(self.config, request.route, self.agent_options)
-        model = self.factory(provider, model_name)
+        model = self.model_for(resolve_route(self.config, request.route, self.model))
         try:
             efforts = model.reasoning_efforts()
         except Exception:  # probing the route is best effort; a failure just keeps the default reasoning
@@ -465,9 +483,9 @@ class ExtractiveReportWriter:
 
 
 def default_writer(
-    config: RewindConfig, factory: ModelFactory | None = None, agent_options: Mapping[str, Any] | None = None
+    config: RewindConfig, model: ChatModel | None = None, factory: ModelFactory | None = None
 ) -> ReportWriter:
-    """The model writer when a model factory is configured, else the extractive writer."""
-    if factory is None:
+    """The model writer when a model is configured, else the extractive writer."""
+    if model is None:
         return ExtractiveReportWriter()
-    return ModelReportWriter(factory, config, agent_options)
+    return ModelReportWriter(model, config, factory)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_rewind_support import FakeFactory, reply, text, tool_call
+from test_rewind_support import FakeFactory, FakeModel, reply, text, tool_call
 
-from core.model import Completion
+from core.model import Completion, ModelRequest
 from core.policies.report import (
     NO_ROUTE,
     ExtractiveReportWriter,
@@ -58,12 +59,21 @@ def request(
     return ReportRequest(REGION, folded_chars(REGION), language, None, "SYSTEM PROMPT", TOOLS, route)
 
 
+def agent(
+    *replies: Completion,
+    efforts: tuple[str, ...] = (),
+    provider: str = "deepseek",
+    model: str = "deepseek-chat",
+) -> FakeModel:
+    """The agent's own model (the route of ``request()``'s session header)."""
+    return FakeModel(provider, model, list(replies), list(efforts))
+
+
 def test_request_reuses_the_session_prefix_and_ends_with_the_instruction() -> None:
-    factory = FakeFactory([reply("## Findings\n- two files")])
-    report = ModelReportWriter(factory).write(request())
+    model = agent(reply("## Findings\n- two files"))
+    report = ModelReportWriter(model).write(request())
     assert report == "## Findings\n- two files"
-    assert factory.routes == [("deepseek", "deepseek-chat")]
-    (sent,) = factory.requests
+    (sent,) = model.requests
     assert (sent.system, sent.tools, sent.max_tokens, sent.reasoning_effort) == (
         "SYSTEM PROMPT",
         TOOLS,
@@ -94,47 +104,54 @@ def test_configured_route_language_and_budget_win() -> None:
         summarization_model="other-model",
         report_language="zh",
     )
-    ModelReportWriter(factory, config).write(request("zh"))
-    assert factory.routes == [("other", "other-model")]
+    own = agent()
+    ModelReportWriter(own, config, factory).write(request("zh"))
+    assert factory.routes == [("other", "other-model")] and own.requests == []
     (sent,) = factory.requests
     assert sent.max_tokens == 256
     assert "代替那些消息" in sent.messages[-1]["content"][0]["text"]
     assert "## 涉及的文件与产物" in sent.messages[-1]["content"][0]["text"]
 
 
+def test_another_route_without_a_factory_is_refused() -> None:
+    config = RewindConfig(summarization_provider="other", summarization_model="other-model")
+    with pytest.raises(ReportError) as info:
+        ModelReportWriter(agent(reply("r")), config).write(request())
+    assert str(info.value) == (
+        "rewind summarization route other/other-model is not available: only deepseek/deepseek-chat is "
+        "configured and no model factory was given"
+    )
+
+
 def test_the_objective_is_passed_to_the_model() -> None:
-    factory = FakeFactory([reply("r")])
-    req = ReportRequest(REGION, 10, "en", "find the slow query", None, (), ("p", "m"))
-    ModelReportWriter(factory).write(req)
-    assert factory.requests[0].messages[-1]["content"][0]["text"].endswith("find the slow query")
+    model = agent(reply("r"), provider="p", model="m")
+    ModelReportWriter(model).write(
+        ReportRequest(REGION, 10, "en", "find the slow query", None, (), ("p", "m"))
+    )
+    assert model.requests[0].messages[-1]["content"][0]["text"].endswith("find the slow query")
 
 
 def test_reasoning_is_turned_off_when_the_route_offers_it() -> None:
-    factory = FakeFactory([reply("r")], efforts=["off", "high"])
-    ModelReportWriter(factory).write(request())
-    assert factory.requests[0].reasoning_effort == "off"
+    model = agent(reply("r"), efforts=("off", "high"))
+    ModelReportWriter(model).write(request())
+    assert model.requests[0].reasoning_effort == "off"
 
 
 def test_a_failing_effort_probe_keeps_the_default_reasoning() -> None:
-    class Probeless:
-        provider, model = "p", "m"
-
-        def complete(self, req, on_chunk=None):  # noqa: ANN001, ANN202
-            self.seen = req
-            return reply("r")
-
+    class Probeless(FakeModel):
         def reasoning_efforts(self) -> list[str]:
             raise RuntimeError("route catalogue unavailable")
 
-    model = Probeless()
-    assert ModelReportWriter(lambda p, m: model).write(request()) == "r"
-    assert model.seen.reasoning_effort is None
+    model = Probeless("deepseek", "deepseek-chat", [reply("r")])
+    assert ModelReportWriter(model).write(request()) == "r"
+    assert model.requests[0].reasoning_effort is None
 
 
 def test_empty_completion_without_retries_fails() -> None:
-    factory = FakeFactory([reply("", "stop")])
     with pytest.raises(ReportError) as info:
-        ModelReportWriter(factory, RewindConfig(max_summarization_retries=0)).write(request())
+        ModelReportWriter(agent(reply("", "stop")), RewindConfig(max_summarization_retries=0)).write(
+            request()
+        )
     assert (
         str(info.value)
         == "rewind summarization produced no text report content after 0 retries (finish: stop)"
@@ -142,71 +159,57 @@ def test_empty_completion_without_retries_fails() -> None:
 
 
 def test_an_empty_then_a_text_completion_succeeds_on_the_second_request() -> None:
-    factory = FakeFactory([reply("  \n"), reply("## Findings\n- ok")])
-    assert ModelReportWriter(factory).write(request()) == "## Findings\n- ok"
-    assert len(factory.requests) == 2
+    model = agent(reply("  \n"), reply("## Findings\n- ok"))
+    assert ModelReportWriter(model).write(request()) == "## Findings\n- ok"
+    assert len(model.requests) == 2
 
 
 def test_exhausted_retries_report_finish_and_usage() -> None:
     usage = {"inputTokens": 900, "outputTokens": 1024, "reasoningTokens": 1024}
-    factory = FakeFactory([reply("", "max-tokens", usage) for _ in range(3)])
+    model = agent(*[reply("", "max-tokens", usage) for _ in range(3)])
     with pytest.raises(ReportError) as info:
-        ModelReportWriter(factory).write(request())
+        ModelReportWriter(model).write(request())
     assert str(info.value) == (
         "rewind summarization produced no text report content after 2 retries "
         "(finish: max-tokens, outputTokens: 1024, reasoningTokens: 1024)"
     )
-    assert len(factory.requests) == 3
+    assert len(model.requests) == 3
 
-    factory = FakeFactory([reply("", "max-tokens", {"outputTokens": 1024}) for _ in range(3)])
+    model = agent(*[reply("", "max-tokens", {"outputTokens": 1024}) for _ in range(3)])
     with pytest.raises(ReportError) as info:
-        ModelReportWriter(factory).write(request())
+        ModelReportWriter(model).write(request())
     assert str(info.value).endswith("after 2 retries (finish: max-tokens, outputTokens: 1024)")
 
 
 @pytest.mark.parametrize("finish", ["error", "aborted"])
 def test_a_failed_stream_is_not_retried(finish: str) -> None:
-    factory = FakeFactory([Completion([], finish, None, {"message": "boom", "code": "AUTH"}), reply("never")])
+    model = agent(Completion([], finish, None, {"message": "boom", "code": "AUTH"}), reply("never"))
     with pytest.raises(ReportError) as info:
-        ModelReportWriter(factory).write(request())
+        ModelReportWriter(model).write(request())
     assert str(info.value) == f"rewind summarization stream ended with {finish}"
-    assert len(factory.requests) == 1
+    assert len(model.requests) == 1
 
 
 def test_a_provider_exception_becomes_a_report_error() -> None:
-    class Broken:
-        provider, model = "p", "m"
-
-        def complete(self, req, on_chunk=None):  # noqa: ANN001, ANN202
+    class Broken(FakeModel):
+        def complete(self, request: ModelRequest, on_chunk: Any = None) -> Completion:
             raise ConnectionError("connection reset")
 
-        def reasoning_efforts(self) -> list[str]:
-            return []
-
     with pytest.raises(ReportError, match="request failed: connection reset"):
-        ModelReportWriter(lambda p, m: Broken()).write(request())
+        ModelReportWriter(Broken("deepseek", "deepseek-chat", [])).write(request())
 
 
-def test_without_any_route_the_writer_refuses_loudly() -> None:
+def test_without_a_header_the_agents_own_model_is_used() -> None:
+    model = agent(reply("r"), provider="local", model="tiny")
+    assert ModelReportWriter(model).write(request(route=None)) == "r"
+    assert len(model.requests) == 1
+
+
+@pytest.mark.parametrize(("provider", "model"), [("", ""), ("x", ""), ("", "m")])
+def test_without_any_route_the_writer_refuses_loudly(provider: str, model: str) -> None:
     with pytest.raises(ReportError) as info:
-        ModelReportWriter(FakeFactory([])).write(request(route=None))
+        ModelReportWriter(agent(provider=provider, model=model)).write(request(route=None))
     assert str(info.value) == NO_ROUTE
-
-
-def test_agent_options_are_the_last_resort() -> None:
-    factory = FakeFactory([reply("r")])
-    ModelReportWriter(factory, agent_options={"provider": "local", "model": "tiny"}).write(
-        request(route=None)
-    )
-    assert factory.routes == [("local", "tiny")]
-
-
-@pytest.mark.parametrize(
-    "options", [{"provider": "x"}, {"provider": ""}, {"provider": "x", "model": ""}, {"model": 3}]
-)
-def test_partial_agent_options_are_rejected(options: dict[str, object]) -> None:
-    with pytest.raises(ReportError, match="no provider/model available"):
-        ModelReportWriter(FakeFactory([]), agent_options=options).write(request(route=None))
 
 
 def test_header_route_needs_both_fields() -> None:
@@ -218,7 +221,7 @@ def test_header_route_needs_both_fields() -> None:
 
 def test_default_writer_is_extractive_without_a_model() -> None:
     assert default_writer(RewindConfig()).kind == "extractive"
-    assert default_writer(RewindConfig(), FakeFactory([])).kind == "model"
+    assert default_writer(RewindConfig(), agent()).kind == "model"
 
 
 # extractive ----------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import threading
 from dataclasses import dataclass, field
 
 import pytest
-from test_rewind_support import FakeFactory, Log, reply, text, tool_call
+from test_rewind_support import FakeModel, Log, reply, text, tool_call
 
 from core.errors import ConfigError
 from core.policies.checkpoint import REWIND_EVENT, active_mark, latest_mark, plan_checkpoint
@@ -268,8 +268,8 @@ def test_abort_before_or_during_the_report_plans_nothing() -> None:
 
 def test_report_failures_propagate_and_leave_the_mark_active() -> None:
     log = explored()
-    factory = FakeFactory([reply("")])
-    writer = ModelReportWriter(factory, RewindConfig(max_summarization_retries=0))
+    model = FakeModel("deepseek", "deepseek-chat", [reply("")])
+    writer = ModelReportWriter(model, RewindConfig(max_summarization_retries=0))
     with pytest.raises(ReportError, match="no text report"):
         plan_rewind(log.session, writer.config, writer)
     assert active_mark(log.session) is not None
@@ -277,11 +277,11 @@ def test_report_failures_propagate_and_leave_the_mark_active() -> None:
 
 def test_model_written_fold_end_to_end_uses_the_session_route() -> None:
     log = explored()
-    factory = FakeFactory([reply(""), reply("## Findings\n- no file")])
+    model = FakeModel("deepseek", "deepseek-chat", [reply(""), reply("## Findings\n- no file")])
     config = RewindConfig()
-    plan = plan_rewind(log.session, config, ModelReportWriter(factory, config), by="operator")
-    assert factory.routes == [("deepseek", "deepseek-chat")]
-    assert len(factory.requests) == 2
+    plan = plan_rewind(log.session, config, ModelReportWriter(model, config), by="operator")
+    assert len(model.requests) == 2
+    assert model.requests[0].system == HEADER["system"] and model.requests[0].tools == HEADER["tools"]
     assert plan.events[1]["data"]["by"] == "operator"
     assert plan.writer == "model"
 
