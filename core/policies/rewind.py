@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -257,6 +257,32 @@ def _report_request(
     )
 
 
+def _plan_events(
+    mark: Mark, region: Region, report: str, folded: int, writer: str, by: str
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    result = {
+        "markId": mark.mark_id,
+        "foldedNodes": len(region.shadowed_seqs),
+        "start": region.start,
+        "end": region.end,
+        "foldedChars": folded,
+        "reportChars": utf16_len(report),
+    }
+    report_event = {
+        "type": "user/message",
+        "data": {
+            "id": str(uuid.uuid4()),
+            "role": "user",
+            "content": [{"type": "text", "text": report}],
+            "source": dict(REPORT_SOURCE),
+        },
+        "surfaceOp": {"op": "replace", "start": region.start, "end": region.end},
+        "sourceEventSeqs": list(region.shadowed_seqs),
+    }
+    fold_event = {"type": REWIND_EVENT, "data": {**result, "writer": writer, "by": by}, "ignorable": True}
+    return [report_event, fold_event], result
+
+
 def plan_rewind(
     session: Session,
     config: RewindConfig,
@@ -264,8 +290,13 @@ def plan_rewind(
     *,
     by: str = "model",
     abort: threading.Event | None = None,
+    commit: Callable[[list[dict[str, Any]]], object] | None = None,
 ) -> RewindPlan:
-    """Fold the region after the active mark into a report; returns the events to append, or raises."""
+    """Fold the region after the active mark into a report; returns the events to append, or raises.
+
+    With ``commit`` (the host's append), the events are committed while the fold lock is still held, so no
+    second fold can plan against the same mark in between.
+    """
     mark = _mark_or_fail(session)
     with fold_lock(session.id):
         if not mark.active:
@@ -279,38 +310,16 @@ def plan_rewind(
         latest = latest_mark(session)
         if latest is None or latest.mark_id != mark.mark_id or not latest.active:
             raise RewindError(CHANGED, MSG_CHANGED)
-        folded, report_chars, nodes = request.folded_chars, utf16_len(report), len(region.shadowed_seqs)
-        if folded > 0 and report_chars >= folded:
+        events, result = _plan_events(mark, region, report, request.folded_chars, writer.kind, by)
+        if result["foldedChars"] > 0 and result["reportChars"] >= result["foldedChars"]:
             raise RewindError(
                 SHRINK,
-                f"rewind summary ({report_chars} chars) is not smaller than the folded region "
-                f"({folded} chars over {nodes} nodes)",
+                f"rewind summary ({result['reportChars']} chars) is not smaller than the folded region "
+                f"({result['foldedChars']} chars over {result['foldedNodes']} nodes)",
             )
-    result = {
-        "markId": mark.mark_id,
-        "foldedNodes": nodes,
-        "start": region.start,
-        "end": region.end,
-        "foldedChars": folded,
-        "reportChars": report_chars,
-    }
-    report_event = {
-        "type": "user/message",
-        "data": {
-            "id": str(uuid.uuid4()),
-            "role": "user",
-            "content": [{"type": "text", "text": report}],
-            "source": dict(REPORT_SOURCE),
-        },
-        "surfaceOp": {"op": "replace", "start": region.start, "end": region.end},
-        "sourceEventSeqs": list(region.shadowed_seqs),
-    }
-    fold_event = {
-        "type": REWIND_EVENT,
-        "data": {**result, "writer": writer.kind, "by": by},
-        "ignorable": True,
-    }
-    return RewindPlan([report_event, fold_event], result, report, writer.kind)
+        if commit is not None:
+            commit(events)
+    return RewindPlan(events, result, report, writer.kind)
 
 
 def is_rewind_report(event: Mapping[str, Any]) -> bool:

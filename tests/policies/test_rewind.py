@@ -166,6 +166,22 @@ def test_a_concurrent_fold_on_another_thread_is_rejected() -> None:
     assert outcome["plan"].result["reportChars"] == 5
 
 
+def test_commit_runs_while_the_fold_lock_is_held() -> None:
+    log = explored()
+    seen: list[str] = []
+
+    def commit(events: list[dict[str, object]]) -> None:
+        with pytest.raises(RewindError) as info:
+            plan_rewind(log.session, RewindConfig(), Scripted("r"))
+        seen.append(info.value.code)
+        log.extend(events)
+
+    plan = plan_rewind(log.session, RewindConfig(), Scripted("r"), commit=commit)
+    assert seen == [FOLD_IN_PROGRESS]
+    assert log.session.events[-1]["type"] == REWIND_EVENT and log.session.events[-1]["data"]["markId"] == 1
+    assert plan.result["reportChars"] == 1 and active_mark(log.session) is None
+
+
 def test_other_sessions_fold_independently() -> None:
     a, b = explored("sess-a"), explored("sess-b")
     with fold_lock(a.session.id):
