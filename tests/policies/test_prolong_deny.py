@@ -145,7 +145,12 @@ def test_a_known_call_id_pairs_even_when_the_result_names_no_step() -> None:
     log.turn_start()
     log.assistant(tool_call("c1", "bash", GREP_LOG))
     log.call("c1", "bash", GREP_LOG)
-    block = {"type": "tool-result", "toolCallId": "c1", "content": [{"type": "text", "text": DENIED}], "isError": True}
+    block = {
+        "type": "tool-result",
+        "toolCallId": "c1",
+        "content": [{"type": "text", "text": DENIED}],
+        "isError": True,
+    }
     message = {"id": "x", "role": "user", "content": [block], "source": {"kind": "tool", "callId": "c1"}}
     log.add("tool/result", {"message": message}, surfaceOp="append")
     counter = counted(log)
