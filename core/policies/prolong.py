@@ -494,6 +494,7 @@ class SessionStatus:
     recent_denied: tuple[DeniedCall, ...] = ()
     overflowed: int = 0
     unwritten: int = 0
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for ``--json``."""
@@ -507,6 +508,7 @@ class SessionStatus:
             "recentDenied": [d.to_dict() for d in self.recent_denied],
             "overflowed": self.overflowed,
             "unwritten": self.unwritten,
+            "note": self.note,
             "hints": status_hints(self),
         }
 
@@ -579,6 +581,8 @@ def render_status(report: StatusReport, show_denied: int = 5) -> str:
             lines.append(f"  seq {denied.seq} {denied.tool} {denied.call_id}: {denied.arguments}{reason}")
         if status.overflowed:
             lines.append(f"queue overflow: {status.overflowed} section(s) waited in memory")
+        if status.note:
+            lines.append(f"note: {status.note}")
         if status.unwritten:
             lines.append(f"not written: {status.unwritten} section(s)")
         lines += [f"hint: {hint}" for hint in status_hints(status)]
@@ -698,20 +702,33 @@ def status_from_log(
         deny.observe(seq, session.events[seq])
     path = log_path(workspace, config)
     writable: bool | None = None
+    note: str | None = None
     mine: list[Section] = []
     if not config.disabled and session.next_seq:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except FileNotFoundError:
             text = None
+            note = "no log file at this path: prolong was not running for this session, or its probe failed"
         except OSError as exc:
             raise ProlongError(f"{path}: cannot read the prolong log ({exc.strerror or exc})") from exc
         grouped = sections_by_session(parse_sections(text)) if text is not None else {}
         writable = session.id in grouped
         mine = grouped.get(session.id, [])
+        if text is not None and not writable:
+            note = (
+                "the log file holds no probe for this session (another session wrote it, or the probe failed)"
+            )
     seqs = [s.seq for s in mine if s.seq is not None]
     status = SessionStatus(
-        session.id, path, writable, len(mine), max(seqs, default=None), deny.denied, tuple(deny.recent)
+        session.id,
+        path,
+        writable,
+        len(mine),
+        max(seqs, default=None),
+        deny.denied,
+        tuple(deny.recent),
+        note=note,
     )
     return StatusReport(config, (status,))
 

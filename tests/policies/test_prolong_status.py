@@ -17,8 +17,8 @@ GREP_LOG = '{"command":"grep -n KeyError log.txt"}'
 FIXTURES = "/work/shared/fixtures/dsh"
 
 
-def denied_session() -> Log:
-    log = Log("sess-status")
+def denied_session(session_id: str = "sess-status") -> Log:
+    log = Log(session_id)
     log.turn_start()
     log.user("what failed earlier?")
     log.assistant(tool_call("c1", "bash", GREP_LOG))
@@ -101,7 +101,14 @@ def test_status_rebuilt_from_the_logs_matches_the_live_one(tmp_path: Path) -> No
 def test_rebuilt_status_without_a_log_file_reports_it_unwritable(tmp_path: Path) -> None:
     text = render_status(status_from_log(denied_session().session, tmp_path, ProlongConfig()))
     assert "writable=NO sections=0 lastSeq=-" in text
+    assert (
+        "note: no log file at this path: prolong was not running for this session, or its probe failed"
+        in text
+    )
     assert "permission or sandbox plugin" in text
+    run_memory(denied_session("sess-other"), tmp_path)
+    text = render_status(status_from_log(denied_session().session, tmp_path, ProlongConfig()))
+    assert "note: the log file holds no probe for this session" in text
 
 
 def test_cli_status_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
