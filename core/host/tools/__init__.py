@@ -1,0 +1,41 @@
+"""Workspace tools for the reference host: ``read_file``, ``list_dir``, ``glob``, ``grep``, ``bash``,
+``write_file`` and ``edit_file``.
+
+Each tool has an OpenAI-style ``schema`` (``{name, description, parameters}``) and ``run(args) -> ToolOutcome``;
+``run`` never raises for bad input: wrong arguments, missing files, paths outside the workspace and failing
+commands all come back as error outcomes the model can read and recover from.
+"""
+
+from __future__ import annotations
+
+import os
+
+from core.host.tools.base import Param, ToolLimits, WorkspaceTool
+from core.host.tools.files import EditFile, ListDir, ReadFile, WriteFile
+from core.host.tools.outcome import ToolFailure, ToolOutcome
+from core.host.tools.search import Glob, Grep
+from core.host.tools.shell import Bash
+from core.host.tools.workspace import Workspace, WorkspaceError
+
+TOOL_CLASSES: tuple[type[WorkspaceTool], ...] = (ReadFile, ListDir, Glob, Grep, Bash, WriteFile, EditFile)
+
+
+def workspace_tools(
+    workspace: str | os.PathLike[str] | Workspace, limits: ToolLimits | None = None
+) -> list[WorkspaceTool]:
+    """One instance of every workspace tool, confined to ``workspace``."""
+    ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
+    return [cls(ws, limits or ToolLimits()) for cls in TOOL_CLASSES]
+
+
+__all__ = [
+    "TOOL_CLASSES",
+    "Param",
+    "ToolFailure",
+    "ToolLimits",
+    "ToolOutcome",
+    "Workspace",
+    "WorkspaceError",
+    "WorkspaceTool",
+    "workspace_tools",
+]

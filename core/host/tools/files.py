@@ -1,0 +1,247 @@
+"""File tools: ``read_file``, ``list_dir``, ``write_file`` and ``edit_file``."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from core.host.tools.base import Param, WorkspaceTool, cut_line
+from core.host.tools.outcome import (
+    EDIT_NO_MATCH,
+    EDIT_NOT_UNIQUE,
+    FS_IS_DIRECTORY,
+    FS_NOT_DIRECTORY,
+    FS_NOT_FOUND,
+    FS_NOT_TEXT,
+    INVALID_ARGUMENTS,
+    ToolFailure,
+    ToolOutcome,
+)
+
+SNIFF_BYTES = 8192
+MAX_LINES_LISTED = 10
+
+
+def _existing_file(tool: WorkspaceTool, path: Path, raw: str) -> None:
+    if not path.exists():
+        raise ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace")
+    if path.is_dir():
+        raise ToolFailure(FS_IS_DIRECTORY, f"{raw!r} is a directory; use list_dir to see what it holds")
+    with open(path, "rb") as f:
+        if b"\x00" in f.read(SNIFF_BYTES):
+            raise ToolFailure(
+                FS_NOT_TEXT, f"{raw!r} looks like a binary file; {tool.name} works on text files"
+            )
+
+
+def _read_text(tool: WorkspaceTool, path: Path, raw: str) -> str:
+    _existing_file(tool, path, raw)
+    try:
+        with open(path, encoding="utf-8", newline="") as f:
+            return f.read()
+    except UnicodeDecodeError as exc:
+        raise ToolFailure(
+            FS_NOT_TEXT, f"{raw!r} is not UTF-8 text (byte {exc.start}); it was left as it is"
+        ) from exc
+
+
+def _write_text(path: Path, text: str) -> None:
+    """Replace ``path`` with ``text`` in one step (temp file + rename), keeping an existing file's mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _line_of(text: str, index: int) -> int:
+    return text.count("\n", 0, index) + 1
+
+
+class ReadFile(WorkspaceTool):
+    """Numbered lines of a text file, a page at a time."""
+
+    name = "read_file"
+    description = (
+        "Read a text file from the workspace. Each line comes back prefixed with its line number and '|'. "
+        "Large files are returned a page at a time: pass offset (first line, 1-based) and limit to continue."
+    )
+    params = (
+        Param("path", "string", "file path, relative to the workspace root", required=True),
+        Param("offset", "integer", "first line to return (1-based, default 1)", minimum=1),
+        Param("limit", "integer", "how many lines to return at most", minimum=1),
+    )
+
+    def execute(self, args: dict[str, Any]) -> ToolOutcome:
+        raw = args["path"]
+        path = self.workspace.resolve(raw)
+        _existing_file(self, path, raw)
+        offset = args.get("offset", 1)
+        limit = min(args.get("limit", self.limits.read_lines), self.limits.read_lines)
+        rows: list[str] = []
+        size = total = 0
+        last = offset - 1
+        full = False
+        with open(path, encoding="utf-8", errors="replace", newline="") as f:
+            for number, line in enumerate(f, 1):
+                total = number
+                if number < offset or full or len(rows) >= limit:
+                    continue
+                body = cut_line(line.rstrip("\r\n"), self.limits.line_chars)
+                row = f"{number:>6}|{body}"
+                if rows and size + len(row) + 1 > self.limits.output_chars:
+                    full = True
+                    continue
+                rows.append(row)
+                size += len(row) + 1
+                last = number
+        rel = self.workspace.display(path)
+        meta = {"path": rel, "offset": offset, "lines": len(rows), "totalLines": total}
+        if total == 0:
+            return ToolOutcome(f"{rel} is empty (0 lines)", meta=meta)
+        if offset > total:
+            raise ToolFailure(
+                INVALID_ARGUMENTS, f"offset {offset} is past the end of {rel}, which has {total} lines"
+            )
+        text = "\n".join(rows)
+        if last < total:
+            text += f"\n[lines {offset}-{last} of {total}; read on with offset={last + 1}]"
+        return ToolOutcome(text, meta=meta)
+
+
+class ListDir(WorkspaceTool):
+    """The entries of one directory."""
+
+    name = "list_dir"
+    description = (
+        "List a workspace directory: sub-directories end with '/', symbolic links show their target. "
+        "Use glob to find files by pattern across many directories."
+    )
+    params = (Param("path", "string", "directory, relative to the workspace root (default: the root)"),)
+
+    def execute(self, args: dict[str, Any]) -> ToolOutcome:
+        raw = args.get("path", ".")
+        path = self.workspace.resolve(raw)
+        if not path.exists():
+            raise ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace")
+        if not path.is_dir():
+            raise ToolFailure(
+                FS_NOT_DIRECTORY, f"{raw!r} is a file, not a directory; use read_file to read it"
+            )
+        with os.scandir(path) as it:
+            entries = sorted(it, key=lambda e: e.name)
+        rel = self.workspace.display(path)
+        shown = entries[: self.limits.list_entries]
+        rows = [_entry_row(e) for e in shown]
+        if len(entries) > len(shown):
+            rows.append(f"[{len(entries) - len(shown)} more entries not shown; use glob to narrow down]")
+        head = f"{rel}/ holds {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+        return ToolOutcome("\n".join([head, *rows]), meta={"path": rel, "entries": len(entries)})
+
+
+def _entry_row(entry: os.DirEntry[str]) -> str:
+    if entry.is_symlink():
+        return f"{entry.name} -> {os.readlink(entry.path)}"
+    return entry.name + ("/" if entry.is_dir() else "")
+
+
+class WriteFile(WorkspaceTool):
+    """Create or replace a whole file."""
+
+    name = "write_file"
+    description = (
+        "Create a file, or replace an existing file's whole content, inside the workspace. Missing parent "
+        "directories are created. To change part of a file, use edit_file instead."
+    )
+    params = (
+        Param("path", "string", "file path, relative to the workspace root", required=True),
+        Param("content", "string", "the complete new content of the file", required=True),
+    )
+
+    def execute(self, args: dict[str, Any]) -> ToolOutcome:
+        raw, content = args["path"], args["content"]
+        path = self.workspace.resolve(raw)
+        if path.is_dir():
+            raise ToolFailure(FS_IS_DIRECTORY, f"{raw!r} is a directory; give a file path")
+        created = not path.exists()
+        _write_text(path, content)
+        rel = self.workspace.display(path)
+        size = len(content.encode("utf-8"))
+        lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+        verb = "Created" if created else "Replaced"
+        return ToolOutcome(
+            f"{verb} {rel} ({lines} lines, {size} bytes)",
+            meta={"path": rel, "bytes": size, "created": created},
+        )
+
+
+class EditFile(WorkspaceTool):
+    """Replace an exact piece of text in a file."""
+
+    name = "edit_file"
+    description = (
+        "Edit a text file by replacing old_text with new_text. old_text must match the file exactly, "
+        "whitespace and indentation included, and must occur exactly once unless replace_all is true; "
+        "include a few surrounding lines to make it unique."
+    )
+    params = (
+        Param("path", "string", "file path, relative to the workspace root", required=True),
+        Param("old_text", "string", "the exact text to replace", required=True),
+        Param("new_text", "string", "the text to put in its place", required=True),
+        Param("replace_all", "boolean", "replace every occurrence instead of requiring exactly one"),
+    )
+
+    def execute(self, args: dict[str, Any]) -> ToolOutcome:
+        raw, old, new = args["path"], args["old_text"], args["new_text"]
+        if not old:
+            raise ToolFailure(
+                INVALID_ARGUMENTS, "old_text must not be empty; use write_file to create a file"
+            )
+        if old == new:
+            raise ToolFailure(
+                INVALID_ARGUMENTS, "old_text and new_text are identical; there is nothing to change"
+            )
+        path = self.workspace.resolve(raw)
+        text = _read_text(self, path, raw)
+        rel = self.workspace.display(path)
+        count = text.count(old)
+        if count == 0:
+            raise ToolFailure(
+                EDIT_NO_MATCH,
+                f"old_text was not found in {rel}; it must match exactly (whitespace, indentation, line "
+                "endings). Read the file again and copy the text as it is now",
+            )
+        if count > 1 and not args.get("replace_all", False):
+            starts: list[int] = []
+            at = text.find(old)
+            while at != -1 and len(starts) < MAX_LINES_LISTED:
+                starts.append(_line_of(text, at))
+                at = text.find(old, at + 1)
+            more = "" if count <= MAX_LINES_LISTED else ", …"
+            raise ToolFailure(
+                EDIT_NOT_UNIQUE,
+                f"old_text occurs {count} times in {rel} (lines {', '.join(map(str, starts))}{more}); "
+                "include more surrounding lines so it matches once, or set replace_all to true",
+            )
+        first = _line_of(text, text.index(old))
+        _write_text(path, text.replace(old, new))
+        return ToolOutcome(
+            f"Edited {rel}: replaced {count} occurrence{'s' if count > 1 else ''} starting at line {first}",
+            meta={
+                "path": rel,
+                "replacements": count,
+                "diffs": [{"path": rel, "oldText": old, "newText": new}],
+            },
+        )

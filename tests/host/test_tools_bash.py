@@ -1,0 +1,101 @@
+"""bash: exit codes, merged output, working directory, timeout, output cap, scrubbed keys, no leftovers."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.host.tools import ToolLimits, workspace_tools
+from core.host.tools.shell import CappedOutput
+
+
+def _bash(ws: Path, **limits: Any) -> Any:
+    return {t.name: t for t in workspace_tools(ws, ToolLimits(**limits))}["bash"]
+
+
+def test_success_output_and_exit_code(tmp_path: Path) -> None:
+    outcome = _bash(tmp_path).run({"command": "echo out; echo err >&2", "description": "print twice"})
+    assert not outcome.is_error
+    assert outcome.text == "out\nerr\n(exit code 0)"
+    assert outcome.meta == {"exitCode": 0, "timedOut": False, "outputBytes": 8, "truncated": False}
+
+
+def test_failing_command_is_an_error_with_its_code(tmp_path: Path) -> None:
+    outcome = _bash(tmp_path).run({"command": "echo nope; exit 7"})
+    assert outcome.is_error and outcome.error_code == "COMMAND_FAILED"
+    assert outcome.text == "nope\n(exit code 7)"
+
+
+def test_no_output(tmp_path: Path) -> None:
+    assert _bash(tmp_path).run({"command": "true"}).text == "(no output)\n(exit code 0)"
+
+
+def test_runs_in_the_workspace(tmp_path: Path) -> None:
+    (tmp_path / "marker.txt").write_text("here")
+    outcome = _bash(tmp_path).run({"command": "pwd; cat marker.txt"})
+    assert outcome.text.splitlines()[:2] == [str(tmp_path.resolve()), "here"]
+
+
+def test_timeout_kills_the_command(tmp_path: Path) -> None:
+    outcome = _bash(tmp_path).run({"command": "echo started; sleep 30; echo never", "timeout": 1})
+    assert outcome.is_error and outcome.error_code == "COMMAND_TIMEOUT"
+    assert outcome.text == "started\n(timed out after 1 s; the command was killed)"
+    assert outcome.meta and outcome.meta["timedOut"] is True
+
+
+def test_timeout_bounds(tmp_path: Path) -> None:
+    bash = _bash(tmp_path, bash_max_timeout=60)
+    too_long = bash.run({"command": "true", "timeout": 61})
+    assert too_long.is_error and "at most 60 seconds" in too_long.text
+    assert bash.run({"command": "true", "timeout": 0}).error_code == "INVALID_ARGUMENTS"
+    assert bash.run({"command": "true", "timeout": "5"}).error_code == "INVALID_ARGUMENTS"
+    assert bash.run({"command": "  "}).error_code == "INVALID_ARGUMENTS"
+
+
+def test_output_is_capped_keeping_head_and_tail(tmp_path: Path) -> None:
+    outcome = _bash(tmp_path, output_chars=1000).run(
+        {"command": "echo FIRST; head -c 200000 /dev/zero | tr '\\0' x; echo; echo LAST"}
+    )
+    assert not outcome.is_error
+    assert outcome.text.startswith("FIRST\n")
+    assert outcome.text.endswith("LAST\n(exit code 0)")
+    assert "bytes of output cut from the middle; 200,012 bytes in all]" in outcome.text
+    assert len(outcome.text) < 1200
+    assert outcome.meta and outcome.meta["truncated"] is True and outcome.meta["outputBytes"] == 200_012
+
+
+def test_capped_output_buffer() -> None:
+    buf = CappedOutput(10)
+    for piece in (b"abc", b"defgh", b"ijklmnop", b"qr"):
+        buf.feed(piece)
+    assert buf.total == 18
+    assert bytes(buf.head) == b"abcde" and bytes(buf.tail) == b"nopqr"
+    assert buf.text() == "abcde\n…[8 bytes of output cut from the middle; 18 bytes in all]…\nnopqr"
+    small = CappedOutput(10)
+    small.feed(b"tiny")
+    assert not small.truncated and small.text() == "tiny"
+
+
+def test_api_keys_are_not_passed_to_commands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-should-not-leak")
+    monkeypatch.setenv("TAPEDECK_VISIBLE", "yes")
+    outcome = _bash(tmp_path).run({"command": "echo ${DEEPSEEK_API_KEY:-unset} $TAPEDECK_VISIBLE"})
+    assert outcome.text == "unset yes\n(exit code 0)"
+
+
+def test_background_jobs_do_not_outlive_the_call(tmp_path: Path) -> None:
+    outcome = _bash(tmp_path).run({"command": "sleep 300 & echo $! > bg.pid; echo spawned"})
+    assert outcome.text == "spawned\n(exit code 0)"
+    pid = int((tmp_path / "bg.pid").read_text())
+    for _ in range(100):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"background process {pid} is still running")

@@ -1,0 +1,240 @@
+"""read_file, list_dir, write_file and edit_file: output shape, paging, caps, edit uniqueness, argument checks."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.host.tools import ToolLimits, workspace_tools
+
+
+def _tools(ws: Path, **limits: Any) -> dict[str, Any]:
+    return {t.name: t for t in workspace_tools(ws, ToolLimits(**limits))}
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "mod.py").write_text("".join(f"line {i}\n" for i in range(1, 11)))
+    return tmp_path
+
+
+# read_file ---------------------------------------------------------------------------------------------------
+
+
+def test_read_numbers_every_line(ws: Path) -> None:
+    outcome = _tools(ws)["read_file"].run({"path": "pkg/mod.py"})
+    lines = outcome.text.splitlines()
+    assert lines[0] == "     1|line 1"
+    assert lines[-1] == "    10|line 10"
+    assert len(lines) == 10
+    assert outcome.meta == {"path": "pkg/mod.py", "offset": 1, "lines": 10, "totalLines": 10}
+
+
+def test_read_pages_with_offset_and_limit(ws: Path) -> None:
+    outcome = _tools(ws)["read_file"].run({"path": "pkg/mod.py", "offset": 4, "limit": 3})
+    assert outcome.text.splitlines() == [
+        "     4|line 4",
+        "     5|line 5",
+        "     6|line 6",
+        "[lines 4-6 of 10; read on with offset=7]",
+    ]
+
+
+def test_read_default_page_is_capped(ws: Path) -> None:
+    outcome = _tools(ws, read_lines=4)["read_file"].run({"path": "pkg/mod.py", "limit": 100})
+    assert outcome.text.splitlines()[-1] == "[lines 1-4 of 10; read on with offset=5]"
+
+
+def test_read_output_cap_stops_at_whole_lines(ws: Path) -> None:
+    (ws / "big.txt").write_text("".join(f"{'x' * 50} {i}\n" for i in range(1000)))
+    outcome = _tools(ws, output_chars=1000)["read_file"].run({"path": "big.txt"})
+    body = outcome.text.splitlines()
+    assert len(outcome.text) < 1100
+    assert body[-1].startswith("[lines 1-") and "of 1000; read on with offset=" in body[-1]
+    assert all("|" in row for row in body[:-1])
+
+
+def test_read_cuts_very_long_lines(ws: Path) -> None:
+    (ws / "wide.txt").write_text("a" * 5000 + "\nshort\n")
+    outcome = _tools(ws, line_chars=100)["read_file"].run({"path": "wide.txt"})
+    first, second = outcome.text.splitlines()
+    assert first == "     1|" + "a" * 100 + "…[line cut: 4900 more characters]"
+    assert second == "     2|short"
+
+
+def test_read_keeps_crlf_out_of_the_text(ws: Path) -> None:
+    (ws / "dos.txt").write_bytes(b"one\r\ntwo\r\n")
+    assert _tools(ws)["read_file"].run({"path": "dos.txt"}).text == "     1|one\n     2|two"
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "code", "phrase"),
+    [
+        (None, {"path": "nope.txt"}, "FS_NOT_FOUND", "does not exist"),
+        (None, {"path": "pkg"}, "FS_IS_DIRECTORY", "list_dir"),
+        ("bin", {"path": "blob.bin"}, "FS_NOT_TEXT", "binary"),
+        (None, {"path": "pkg/mod.py", "offset": 11}, "INVALID_ARGUMENTS", "past the end"),
+        (None, {"path": "pkg/mod.py", "offset": 0}, "INVALID_ARGUMENTS", "at least 1"),
+        (None, {"path": "pkg/mod.py", "limit": "5"}, "INVALID_ARGUMENTS", "must be an integer"),
+        (None, {"path": "pkg/mod.py", "offset": True}, "INVALID_ARGUMENTS", "must be an integer"),
+        (None, {"file": "pkg/mod.py"}, "INVALID_ARGUMENTS", "does not take 'file'"),
+        (None, {}, "INVALID_ARGUMENTS", "needs 'path'"),
+    ],
+)
+def test_read_errors(ws: Path, setup: str | None, args: dict[str, Any], code: str, phrase: str) -> None:
+    if setup == "bin":
+        (ws / "blob.bin").write_bytes(b"\x89PNG\x00\x00\x01")
+    outcome = _tools(ws)["read_file"].run(args)
+    assert outcome.is_error
+    assert outcome.error_code == code
+    assert outcome.text.startswith("Error: ")
+    assert phrase in outcome.text
+
+
+def test_read_empty_file(ws: Path) -> None:
+    (ws / "empty.txt").write_text("")
+    outcome = _tools(ws)["read_file"].run({"path": "empty.txt"})
+    assert not outcome.is_error
+    assert outcome.text == "empty.txt is empty (0 lines)"
+
+
+def test_integral_float_is_accepted_as_integer(ws: Path) -> None:
+    outcome = _tools(ws)["read_file"].run({"path": "pkg/mod.py", "offset": 9.0})
+    assert outcome.text.splitlines()[0] == "     9|line 9"
+
+
+# list_dir ----------------------------------------------------------------------------------------------------
+
+
+def test_list_dir_marks_directories_and_links(ws: Path) -> None:
+    (ws / "b.txt").write_text("b")
+    os.symlink("b.txt", ws / "alias")
+    outcome = _tools(ws)["list_dir"].run({})
+    assert outcome.text.splitlines() == ["./ holds 3 entries", "alias -> b.txt", "b.txt", "pkg/"]
+
+
+def test_list_dir_caps_entries(ws: Path) -> None:
+    for i in range(12):
+        (ws / f"f{i:02}").write_text("")
+    outcome = _tools(ws, list_entries=5)["list_dir"].run({"path": "."})
+    lines = outcome.text.splitlines()
+    assert lines[0] == "./ holds 13 entries"
+    assert len(lines) == 1 + 5 + 1
+    assert lines[-1] == "[8 more entries not shown; use glob to narrow down]"
+
+
+def test_list_dir_of_a_file_is_an_error(ws: Path) -> None:
+    outcome = _tools(ws)["list_dir"].run({"path": "pkg/mod.py"})
+    assert outcome.is_error and outcome.error_code == "FS_NOT_DIRECTORY"
+
+
+# write_file --------------------------------------------------------------------------------------------------
+
+
+def test_write_creates_parents_and_reports(ws: Path) -> None:
+    outcome = _tools(ws)["write_file"].run({"path": "new/deep/file.txt", "content": "a\nb\n"})
+    assert outcome.text == "Created new/deep/file.txt (2 lines, 4 bytes)"
+    assert (ws / "new" / "deep" / "file.txt").read_text() == "a\nb\n"
+    assert outcome.meta == {"path": "new/deep/file.txt", "bytes": 4, "created": True}
+    assert [p.name for p in (ws / "new" / "deep").iterdir()] == ["file.txt"]
+
+
+def test_write_replaces_and_keeps_the_mode(ws: Path) -> None:
+    script = ws / "run.sh"
+    script.write_text("old")
+    script.chmod(0o755)
+    outcome = _tools(ws)["write_file"].run({"path": "run.sh", "content": "échec"})
+    assert outcome.text == "Replaced run.sh (1 lines, 6 bytes)"
+    assert script.read_text() == "échec"
+    assert stat.S_IMODE(script.stat().st_mode) == 0o755
+
+
+def test_write_to_a_directory_is_refused(ws: Path) -> None:
+    outcome = _tools(ws)["write_file"].run({"path": "pkg", "content": "x"})
+    assert outcome.is_error and outcome.error_code == "FS_IS_DIRECTORY"
+    assert (ws / "pkg").is_dir()
+
+
+# edit_file ---------------------------------------------------------------------------------------------------
+
+
+def test_edit_replaces_a_unique_match(ws: Path) -> None:
+    outcome = _tools(ws)["edit_file"].run(
+        {"path": "pkg/mod.py", "old_text": "line 7\n", "new_text": "seven\n"}
+    )
+    assert not outcome.is_error
+    assert outcome.text == "Edited pkg/mod.py: replaced 1 occurrence starting at line 7"
+    assert (ws / "pkg" / "mod.py").read_text().splitlines()[6] == "seven"
+    assert outcome.meta and outcome.meta["diffs"] == [
+        {"path": "pkg/mod.py", "oldText": "line 7\n", "newText": "seven\n"}
+    ]
+
+
+def test_edit_refuses_an_ambiguous_match_and_names_the_lines(ws: Path) -> None:
+    before = (ws / "pkg" / "mod.py").read_text()
+    outcome = _tools(ws)["edit_file"].run({"path": "pkg/mod.py", "old_text": "line 1", "new_text": "L1"})
+    assert outcome.is_error and outcome.error_code == "EDIT_NOT_UNIQUE"
+    assert "occurs 2 times" in outcome.text and "(lines 1, 10)" in outcome.text
+    assert (ws / "pkg" / "mod.py").read_text() == before
+
+
+def test_edit_replace_all(ws: Path) -> None:
+    outcome = _tools(ws)["edit_file"].run(
+        {"path": "pkg/mod.py", "old_text": "line", "new_text": "row", "replace_all": True}
+    )
+    assert outcome.text == "Edited pkg/mod.py: replaced 10 occurrences starting at line 1"
+    assert "line" not in (ws / "pkg" / "mod.py").read_text()
+
+
+def test_edit_without_a_match_changes_nothing(ws: Path) -> None:
+    before = (ws / "pkg" / "mod.py").read_text()
+    outcome = _tools(ws)["edit_file"].run({"path": "pkg/mod.py", "old_text": "line 99", "new_text": "x"})
+    assert outcome.is_error and outcome.error_code == "EDIT_NO_MATCH"
+    assert (ws / "pkg" / "mod.py").read_text() == before
+
+
+def test_edit_keeps_crlf_line_endings(ws: Path) -> None:
+    (ws / "dos.txt").write_bytes(b"alpha\r\nbeta\r\n")
+    _tools(ws)["edit_file"].run({"path": "dos.txt", "old_text": "beta", "new_text": "gamma"})
+    assert (ws / "dos.txt").read_bytes() == b"alpha\r\ngamma\r\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        ({"path": "pkg/mod.py", "old_text": "", "new_text": "x"}, "INVALID_ARGUMENTS"),
+        ({"path": "pkg/mod.py", "old_text": "line 2", "new_text": "line 2"}, "INVALID_ARGUMENTS"),
+        ({"path": "missing.py", "old_text": "a", "new_text": "b"}, "FS_NOT_FOUND"),
+        ({"path": "latin1.txt", "old_text": "caf", "new_text": "b"}, "FS_NOT_TEXT"),
+        ({"path": "pkg/mod.py", "old_text": "line 2"}, "INVALID_ARGUMENTS"),
+    ],
+)
+def test_edit_errors(ws: Path, args: dict[str, Any], code: str) -> None:
+    (ws / "latin1.txt").write_bytes("café".encode("latin-1"))
+    outcome = _tools(ws)["edit_file"].run(args)
+    assert outcome.is_error and outcome.error_code == code
+    assert (ws / "latin1.txt").read_bytes() == "café".encode("latin-1")
+
+
+def test_schemas_declare_every_parameter(ws: Path) -> None:
+    for tool in workspace_tools(ws):
+        schema = tool.schema
+        assert set(schema) == {"name", "description", "parameters"}
+        params = schema["parameters"]
+        assert params["type"] == "object" and params["additionalProperties"] is False
+        assert set(params["required"]) <= set(params["properties"])
+        assert all(p["description"] for p in params["properties"].values())
+    assert [t.name for t in workspace_tools(ws)] == [
+        "read_file",
+        "list_dir",
+        "glob",
+        "grep",
+        "bash",
+        "write_file",
+        "edit_file",
+    ]
