@@ -1,0 +1,363 @@
+"""One live session log for the TUI: loading, indexing, projecting and following it off the UI thread.
+
+``LiveSession.run`` is the body of a thread worker. It paints a preview from the tail of big raw logs, indexes
+the whole file, projects it into a ``core.session.Session`` and then follows appends, posting
+``SessionUpdated`` (and ``LoadProgress`` while loading) through the ``post`` callback it was given. Small logs
+keep their events in memory; big ones keep only the offset index and decode events on demand.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual.message import Message
+
+from core.diagnostics import Diagnostic
+from core.errors import LogFormatError, TapedeckError
+from core.log.decoder import LogDecoder
+from core.log.index import IndexStore, OffsetIndex, tail_events
+from core.log.layout import is_compressed, read_header, resolve_log_path
+from core.log.tail import Tailer, TailUpdate, _wakeups
+from core.session import Session
+from core.text import tool_result_is_error
+
+HOST_EVENT = "tapedeck/host"
+CONTROL_EVENT = "tapedeck/control"
+ROUTE_EVENT = "tapedeck/route"
+INBOX_NAME = "control.jsonl"
+# Raw logs above this size open with a preview of their tail; logs above RETAIN_BYTES are index-backed.
+PREVIEW_BYTES = 2 << 20
+RETAIN_BYTES = 48 << 20
+RETAIN_BYTES_ZSTD = 8 << 20
+PREVIEW_EVENTS = 400
+LOAD_SLICE = 8 << 20
+READ_ONLY_DSH = (
+    "This log was written by DeepSeek Harness, not by a tapedeck host, so it opens read-only: "
+    "nobody reads control requests for it."
+)
+
+
+class SessionUpdated(Message, bubble=False):
+    """The projection changed: ``reset`` means it was rebuilt from scratch, else events were appended."""
+
+    def __init__(self, generation: int, reset: bool, start: int = 0, end: int = 0) -> None:
+        super().__init__()
+        self.generation = generation
+        self.reset = reset
+        self.start = start  # first new seq (appends) …
+        self.end = end  # … and one past the last
+
+
+class LoadProgress(Message, bubble=False):
+    """Loading moved on: ``phase`` is ``preview``, ``indexing``, ``projecting``, ``ready`` or ``error``."""
+
+    def __init__(self, phase: str, fraction: float) -> None:
+        super().__init__()
+        self.phase = phase
+        self.fraction = fraction
+
+
+def is_error_event(event: dict[str, Any]) -> bool:
+    """True for failed tool results, error turn ends, failed stream attempts, retries and rejected requests."""
+    etype = event.get("type")
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    if etype == "tool/result":
+        return tool_result_is_error(data.get("message") if isinstance(data.get("message"), dict) else None)
+    if etype == "turn/end":
+        return (data.get("reason") or {}).get("kind") == "error"
+    if etype == "assistant/chunk":
+        chunk = data.get("chunk") or {}
+        return chunk.get("type") == "finish" and (chunk.get("reason") or {}).get("kind") == "error"
+    if etype == CONTROL_EVENT:
+        return data.get("outcome") == "rejected"
+    if etype == "compaction/end":
+        return bool(data.get("error"))
+    return etype == "llm/retry"
+
+
+@dataclass
+class SessionFacts:
+    """What the TUI needs beyond the projection, gathered while events are applied (append-only lists)."""
+
+    turn_starts: list[int]
+    step_starts: list[int]
+    errors: list[int]
+    outcomes: dict[str, dict[str, Any]]
+    host: dict[str, Any] | None = None
+    route: dict[str, Any] | None = None
+    title: str | None = None
+
+    @classmethod
+    def empty(cls) -> SessionFacts:
+        """Facts of a session with no events."""
+        return cls([], [], [], {})
+
+    def observe(self, event: dict[str, Any]) -> None:
+        """Record what ``event`` adds (called in seq order)."""
+        etype = event.get("type")
+        seq = int(event.get("seq", 0))
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        if etype == "turn/start":
+            self.turn_starts.append(seq)
+        elif etype == "step/start":
+            self.step_starts.append(seq)
+        elif etype == HOST_EVENT and self.host is None:
+            self.host = data
+        elif etype == ROUTE_EVENT:
+            self.route = data
+        elif etype == "session/title" and isinstance(data.get("title"), str):
+            self.title = data["title"]
+        elif etype == CONTROL_EVENT and isinstance(data.get("requestId"), str):
+            self.outcomes[data["requestId"]] = data
+        if is_error_event(event):
+            self.errors.append(seq)
+
+
+def neighbour(seqs: list[int], seq: int, forward: bool) -> int | None:
+    """The first entry of the sorted ``seqs`` after (or before) ``seq``."""
+    if forward:
+        i = bisect.bisect_right(seqs, seq)
+        return seqs[i] if i < len(seqs) else None
+    i = bisect.bisect_left(seqs, seq)
+    return seqs[i - 1] if i > 0 else None
+
+
+class LiveSession:
+    """Owns tailing + projection for one log, off the UI thread; posts SessionUpdated to the app."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        post: Callable[[Message], Any] | None = None,
+        *,
+        follow: bool = True,
+        interval: float = 0.25,
+        use_watchfiles: bool = True,
+        retain_bytes: int | None = None,
+    ) -> None:
+        """Prepare to watch ``path`` (a log file or session directory); nothing is read until ``run``."""
+        self.path = Path(path).expanduser()
+        self._post = post or (lambda message: None)
+        self.follow = follow
+        self.interval = interval
+        self.use_watchfiles = use_watchfiles
+        self._retain_bytes = retain_bytes
+        self.session = Session({"type": "session", "id": ""}, path=self.path)
+        self.facts = SessionFacts.empty()
+        self.index: OffsetIndex | None = None
+        self.preview: list[dict[str, Any]] = []
+        self.generation = 0
+        self.phase = "opening"
+        self.fraction = 0.0
+        self.error: str | None = None
+        self.notices: list[Diagnostic] = []
+        self.lock = threading.RLock()
+        self.stop_event = threading.Event()
+
+    # the public contract --------------------------------------------------------------------------------
+    @property
+    def read_only_reason(self) -> str | None:
+        """None when a tapedeck host owns the log (control actions allowed), else why it is read-only."""
+        if self.phase in ("opening", "preview", "indexing", "projecting"):
+            return "The log is still loading; control actions wait until it is read completely."
+        if self.error is not None:
+            return f"The log cannot be read: {self.error}"
+        return None if self.facts.host is not None else READ_ONLY_DSH
+
+    @property
+    def inbox_path(self) -> Path:
+        """``control.jsonl`` beside the log."""
+        return self.path.parent / INBOX_NAME
+
+    @property
+    def ready(self) -> bool:
+        """True once the whole log is projected."""
+        return self.phase in ("ready", "following")
+
+    def send(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Append a control request to the inbox (call it from a worker); returns the request as written."""
+        reason = self.read_only_reason
+        if reason is not None:
+            raise TapedeckError(reason)
+        from core.control import append_request
+
+        return append_request(self.inbox_path, op, args)
+
+    def outcome_for(self, request_id: str) -> dict[str, Any] | None:
+        """The ``tapedeck/control`` event data for that request, if it arrived."""
+        return self.facts.outcomes.get(request_id)
+
+    def stop(self) -> None:
+        """Ask ``run`` to return at its next wake-up."""
+        self.stop_event.set()
+
+    # reading events (workers only: these may read and decode the file) ------------------------------------
+    @property
+    def count(self) -> int:
+        """Events known: the projection's, or the preview's end while loading."""
+        if self.session.next_seq == 0 and self.preview:
+            return int(self.preview[-1]["seq"]) + 1
+        return self.session.next_seq
+
+    def event(self, seq: int) -> dict[str, Any] | None:
+        """Event ``seq`` from the projection, or from the preview while loading; None when unknown."""
+        session = self.session
+        if 0 <= seq < session.next_seq:
+            return session.events[seq]
+        if self.preview:
+            k = seq - int(self.preview[0]["seq"])
+            if 0 <= k < len(self.preview):
+                return self.preview[k]
+        return None
+
+    def iter_events(self, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
+        """Events ``start``..``stop-1`` of the projection in seq order, streamed from disk for big logs."""
+        session = self.session
+        end = session.next_seq if stop is None else min(stop, session.next_seq)
+        if isinstance(session.events, list) or end - start < 256:
+            for seq in range(start, end):
+                yield session.events[seq]
+            return
+        decoder = LogDecoder(str(self.path), is_compressed(self.path))
+        seq = 0
+        with open(self.path, "rb") as f:
+            while seq < end and (chunk := f.read(LOAD_SLICE)):
+                for event in decoder.feed(chunk).events:
+                    if start <= seq < end:
+                        yield event
+                    seq += 1
+                    if seq >= end:
+                        return
+
+    # the worker -------------------------------------------------------------------------------------------
+    def run(self) -> None:
+        """Load, then follow until ``stop``; every failure ends up in ``error`` and a message, never a raise."""
+        try:
+            tailer = self._load()
+            while tailer is not None and self.follow and not self.stop_event.is_set():
+                tailer = self._follow(tailer)
+        except LogFormatError as exc:
+            self._fail(str(exc))
+        except OSError as exc:
+            self._fail(f"{self.path}: {exc.strerror or exc}")
+
+    def _fail(self, message: str) -> None:
+        self.error = message
+        self.phase = "error"
+        self._post(LoadProgress("error", 1.0))
+
+    def _wait_for_file(self) -> Path | None:
+        while not self.stop_event.is_set():
+            try:
+                return resolve_log_path(self.path)
+            except LogFormatError:
+                if not self.follow:
+                    raise
+                if self.phase != "waiting":
+                    self.phase = "waiting"
+                    self._post(LoadProgress("waiting", 0.0))
+                self.stop_event.wait(self.interval)
+        return None
+
+    def _progress(self, phase: str, fraction: float) -> None:
+        self.phase, self.fraction = phase, fraction
+        self._post(LoadProgress(phase, fraction))
+
+    def _load(self) -> Tailer | None:
+        """Preview, index and project the whole file; publish the projection; return the positioned tailer."""
+        log = self._wait_for_file()
+        if log is None:
+            return None
+        self.path = log
+        compressed = is_compressed(log)
+        size = os.path.getsize(log)
+        header = read_header(log)
+        if header is None:
+            raise LogFormatError(f"{log}: the first line is not a readable session header")
+        if not compressed and size > PREVIEW_BYTES and self.session.next_seq == 0:
+            self._preview(log, header)
+        retain = size <= (self._retain_bytes or (RETAIN_BYTES_ZSTD if compressed else RETAIN_BYTES))
+        index: OffsetIndex | None = None
+        if retain:
+            session = Session(header, path=log)
+        else:
+            index = OffsetIndex(log, compressed)
+            self._progress("indexing", 0.0)
+            index.extend(lambda done, total: self._progress("indexing", done / max(total, 1)))
+            session = Session(index.header or header, IndexStore(index), path=log, retain=False)
+        session.compressed = compressed
+        facts = SessionFacts.empty()
+        tailer = Tailer(log)
+        self._progress("projecting", 0.0)
+        while tailer.offset < size:
+            update = tailer.poll(max_bytes=LOAD_SLICE)
+            if update.reset:
+                return self._load()
+            if update.fatal:
+                raise LogFormatError(update.fatal)
+            if not update:
+                break
+            self._apply(session, facts, update, index)
+            self._progress("projecting", tailer.offset / max(size, 1))
+        if not self.follow:
+            self._apply(session, facts, tailer.finish(), index)
+        with self.lock:
+            self.session, self.facts, self.index, self.preview = session, facts, index, []
+            self.generation += 1
+        self.phase = "following" if self.follow else "ready"
+        self.fraction = 1.0
+        self._post(SessionUpdated(self.generation, True, 0, session.next_seq))
+        self._post(LoadProgress(self.phase, 1.0))
+        return tailer
+
+    def _preview(self, log: Path, header: dict[str, Any]) -> None:
+        events = tail_events(log, PREVIEW_EVENTS)
+        if not events:
+            return
+        with self.lock:
+            self.session = Session(header, path=log)
+            self.preview = events
+            self.generation += 1
+        self._post(SessionUpdated(self.generation, True, int(events[0]["seq"]), int(events[-1]["seq"]) + 1))
+        self._progress("preview", 0.0)
+
+    def _apply(
+        self,
+        session: Session,
+        facts: SessionFacts,
+        update: TailUpdate,
+        index: OffsetIndex | None,
+    ) -> None:
+        if index is not None and update.events and len(index) < session.next_seq + len(update.events):
+            index.extend()
+        with self.lock:
+            for event in update.events:
+                session.apply(event)
+                facts.observe(event)
+            session.diagnostics.extend(d for d in update.diagnostics if d.code != "log-reset")
+        self.notices.extend(d for d in update.diagnostics if d.code in ("log-reset", "file-removed"))
+
+    def _follow(self, tailer: Tailer) -> Tailer | None:
+        """Apply appends until the file is reset (then reload and return the new tailer) or ``stop``."""
+        for _ in _wakeups(tailer.path, self.stop_event, self.interval, self.use_watchfiles):
+            update = tailer.poll()
+            if update.reset or (update.waiting and update.diagnostics):
+                self.notices.extend(update.diagnostics)
+                self._post(LoadProgress("reset", 0.0))
+                return self._load()
+            if not update:
+                continue
+            if update.fatal:
+                raise LogFormatError(update.fatal)
+            start = self.session.next_seq
+            self._apply(self.session, self.facts, update, self.index)
+            with self.lock:
+                self.generation += 1
+            self._post(SessionUpdated(self.generation, False, start, self.session.next_seq))
+        return None
