@@ -1,0 +1,118 @@
+"""Helpers shared by the benchmark scripts: best-of timing, peak RSS of a fresh child, JSON and markdown output."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def best_of(fn: Callable[[], T], repeat: int = 3) -> tuple[float, T]:
+    """The best ``time.perf_counter`` duration over ``repeat`` calls of ``fn``, and the last call's result."""
+    best = float("inf")
+    result: T
+    for _ in range(max(1, repeat)):
+        start = time.perf_counter()
+        result = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, result
+
+
+def _maxrss_bytes(ru_maxrss: int) -> int:
+    # Linux reports kilobytes, macOS bytes.
+    return ru_maxrss if sys.platform == "darwin" else ru_maxrss * 1024
+
+
+def current_rss() -> int:
+    """Resident bytes of this process now (``/proc/self/statm``; peak RSS where /proc is missing)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except OSError:
+        return _maxrss_bytes(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+def peak_rss() -> int:
+    """Peak resident bytes of this process image (``VmHWM``; ``ru_maxrss`` where /proc is missing).
+
+    ``ru_maxrss`` of a process started by fork/vfork + exec also counts the parent's pages from before the
+    exec; ``VmHWM`` belongs to the exec'd image alone, so a child should report this number itself.
+    """
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return _maxrss_bytes(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+@dataclass(frozen=True)
+class ChildRun:
+    """A finished child process: exit code, output and the peak RSS the kernel recorded for it."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    peak_rss: int
+
+    def json(self) -> Any:
+        """The child's stdout parsed as JSON; a failed child raises with its stderr."""
+        if self.returncode != 0:
+            raise RuntimeError(f"child exited with {self.returncode}: {self.stderr.strip()}")
+        return json.loads(self.stdout)
+
+
+def run_child(argv: Sequence[str]) -> ChildRun:
+    """Run ``argv`` as a fresh process; ``peak_rss`` is the kernel's ``wait4`` figure for that child.
+
+    That figure includes the parent's resident pages inherited before the exec, so it is only meaningful
+    while the parent is small (or cross-check it with the child's own ``peak_rss()``).
+    """
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=err)
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        proc.stdout.close()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait again
+        err.seek(0)
+        stderr = err.read().decode("utf-8", "replace")
+    return ChildRun(proc.returncode, out.decode("utf-8", "replace"), stderr, _maxrss_bytes(usage.ru_maxrss))
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A GitHub markdown table."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def human_bytes(n: float) -> str:
+    """``n`` bytes in the largest binary unit (up to GiB) that keeps the number at or above 1."""
+    if abs(n) < 1024:
+        return f"{n:.0f} B"
+    value = n / 1024
+    for unit in ("KiB", "MiB"):
+        if abs(value) < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GiB"
+
+
+def emit(result: dict[str, Any], table: str, json_only: bool) -> None:
+    """Print the result as JSON, then (unless ``json_only``) the markdown table."""
+    print(json.dumps(result, indent=2))
+    if not json_only:
+        print()
+        print(table)
