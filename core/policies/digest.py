@@ -322,11 +322,15 @@ def _grep_groups(lines: list[str]) -> list[tuple[str, bool] | None]:
 
 
 def _glob_groups(lines: list[str]) -> list[tuple[str, bool] | None]:
-    """Each non-blank line is one matching path, grouped by its directory."""
-    return [
-        (line.strip().rsplit("/", 1)[0] if "/" in line.strip() else ".", True) if line.strip() else None
-        for line in lines
-    ]
+    """Each non-blank line is one matching path, grouped by its directory; ``[bracketed]`` notes are not."""
+    out: list[tuple[str, bool] | None] = []
+    for line in lines:
+        path = line.strip()
+        if not path or (path.startswith("[") and path.endswith("]")):
+            out.append(None)
+        else:
+            out.append((path.rsplit("/", 1)[0] if "/" in path else ".", True))
+    return out
 
 
 def digest_search(text: str, policy: DigestConfig, grouper: Grouper = _grep_groups) -> Digest:

@@ -199,9 +199,11 @@ def test_grouped_grep_output_is_grouped_under_its_heading() -> None:
 
 
 def test_glob_results_group_by_directory() -> None:
-    text = "\n".join(f"assets/img/icon_{i:04d}_large_variant.png" for i in range(300))
+    note = "[40 more files match; use a narrower pattern or path]"
+    text = "\n".join(f"assets/img/icon_{i:04d}_large_variant.png" for i in range(300)) + "\n" + note
     d = digest_tool_result(text, "glob", None, POLICY)
     assert d.digested and "[... and 296 more matches in assets/img]" in d.text
+    assert d.text.endswith(note)
 
 
 def test_search_output_of_other_tools_uses_the_search_digest() -> None:
