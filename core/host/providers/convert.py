@@ -1,0 +1,148 @@
+"""DSH messages, tool schemas and usage in OpenAI chat-completions shape (and usage back).
+
+Chat completions insist that every assistant ``tool_calls`` entry is answered by a ``tool`` message right
+after it, and that no ``tool`` message answers a call that is not pending. The surface of a long session can
+break both (a rewind report replacing the calls, a fold, a crash), so ``to_openai_messages`` repairs the
+pairing instead of sending a request the API rejects:
+
+- tool results answer the pending calls of the latest assistant message, in the order they arrive;
+- a user message that lands while calls are pending waits until they are answered;
+- a call that is never answered gets a short error result saying so;
+- a result whose call is not pending becomes user text that names the call.
+
+Reasoning blocks are sent back as DeepSeek's ``reasoning_content`` only on assistant messages that carry tool
+calls, which is where the API needs it; elsewhere they are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+UNANSWERED_CALL = "Error: this tool call has no recorded result."
+
+
+def _text(blocks: Iterable[Any] | None, kind: str = "text") -> str:
+    parts: list[str] = []
+    for block in blocks or ():
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == kind:
+            parts.append(str(block.get("text", "")))
+        elif kind == "text" and block.get("type") == "image":
+            name = (block.get("attachment") or {}).get("name") or "image"
+            parts.append(f"[{name} omitted: images are not sent to this model]")
+    return "\n".join(p for p in parts if p)
+
+
+def _assistant(message: Mapping[str, Any]) -> dict[str, Any] | None:
+    blocks = [b for b in message.get("content") or () if isinstance(b, Mapping)]
+    calls = [
+        {
+            "id": str(b.get("id", "")),
+            "type": "function",
+            "function": {"name": str(b.get("name", "")), "arguments": str(b.get("arguments") or "{}")},
+        }
+        for b in blocks
+        if b.get("type") == "tool-call"
+    ]
+    text = _text(blocks)
+    if not calls and not text:
+        return None
+    out: dict[str, Any] = {"role": "assistant", "content": text or None}
+    if calls:
+        out["tool_calls"] = calls
+        reasoning = _text(blocks, "reasoning")
+        if reasoning:
+            out["reasoning_content"] = reasoning
+    return out
+
+
+def to_openai_messages(system: str | None, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The chat-completions ``messages`` for a system prompt and DSH messages, with tool pairing repaired."""
+    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+    pending: list[str] = []
+    waiting: list[dict[str, Any]] = []
+
+    def settle() -> None:
+        out.extend(
+            {"role": "tool", "tool_call_id": call_id, "content": UNANSWERED_CALL} for call_id in pending
+        )
+        pending.clear()
+        out.extend(waiting)
+        waiting.clear()
+
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            settle()
+            converted = _assistant(message)
+            if converted:
+                out.append(converted)
+                pending.extend(c["id"] for c in converted.get("tool_calls", ()))
+            continue
+        blocks = [b for b in message.get("content") or () if isinstance(b, Mapping)]
+        loose: list[str] = []
+        for block in blocks:
+            if block.get("type") != "tool-result":
+                continue
+            call_id = str(block.get("toolCallId", ""))
+            content = _text(block.get("content")) or "(empty result)"
+            if call_id in pending:
+                pending.remove(call_id)
+                out.append({"role": "tool", "tool_call_id": call_id, "content": content})
+            else:
+                loose.append(f"[result of earlier tool call {call_id}]\n{content}")
+        text = "\n\n".join([*loose, _text(blocks)]).strip()
+        if text:
+            converted = {"role": "system" if role == "system" else "user", "content": text}
+            (waiting if pending else out).append(converted)
+        if not pending and waiting:
+            settle()
+    settle()
+    return out
+
+
+def to_openai_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """``{name, description, parameters}`` schemas as chat-completions ``function`` tools."""
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": t["name"],
+                "description": t.get("description", ""),
+                "parameters": t.get("parameters") or {"type": "object", "properties": {}},
+            },
+        }
+        for t in tools
+    ]
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def usage_from_openai(raw: Mapping[str, Any]) -> dict[str, int]:
+    """DSH ``TokenUsage`` from a chat-completions ``usage`` object.
+
+    ``inputTokens`` is the uncached input: cache hits (DeepSeek's ``prompt_cache_hit_tokens`` or OpenAI's
+    ``prompt_tokens_details.cached_tokens``) are reported apart as ``cacheReadTokens``.
+    """
+    prompt = _int(raw.get("prompt_tokens")) or 0
+    details = raw.get("prompt_tokens_details") or {}
+    cached = _int(raw.get("prompt_cache_hit_tokens"))
+    if cached is None and isinstance(details, Mapping):
+        cached = _int(details.get("cached_tokens"))
+    usage = {
+        "inputTokens": max(prompt - (cached or 0), 0),
+        "outputTokens": _int(raw.get("completion_tokens")) or 0,
+    }
+    if cached is not None:
+        usage["cacheReadTokens"] = cached
+    completion_details = raw.get("completion_tokens_details") or {}
+    reasoning = (
+        _int(completion_details.get("reasoning_tokens")) if isinstance(completion_details, Mapping) else None
+    )
+    if reasoning is not None:
+        usage["reasoningTokens"] = reasoning
+    return usage

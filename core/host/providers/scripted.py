@@ -1,0 +1,253 @@
+"""A deterministic ChatModel that plays model responses from a JSON script (``scripted:FILE``).
+
+The file is either a JSON list of responses or an object::
+
+    {"model": "demo-script", "efforts": ["off", "high"], "responses": [ ... ]}
+
+Each model call takes the next response. Every key of a response is optional:
+
+``reasoning``
+    reasoning text, streamed before the answer.
+``text``
+    the answer text.
+``toolCalls``
+    ``[{"name": "read_file", "arguments": {"path": "README.md"}, "id": "call_a"}]``; ``arguments`` may also
+    be a raw string (sent as is, which lets a script produce malformed JSON); ``id`` defaults to
+    ``call_<call number>_<position>``.
+``usage``
+    a DSH ``TokenUsage`` object; by default both counts are estimated at four characters per token.
+``finish``
+    ``stop``, ``tool-calls``, ``max-tokens`` or ``error`` (default: ``tool-calls`` when there are tool calls,
+    else ``stop``). ``error`` needs an ``"error": {"message": ..., "code": ...}`` object.
+``onError``
+    a response, or a list of responses, to play instead when a tool result that arrived since the model's
+    last message is an error. The first one answers this call and the others the calls after it; then the
+    script carries on after the response that held ``onError``. (The first alternative's own ``onError`` is
+    not consulted: it is already the answer to an error.)
+``expect``
+    ``{"resultContains": "text"}`` and/or ``{"resultMatches": "regex"}``, checked against the text of those
+    same latest tool results. When the session has gone somewhere the script did not foresee, the call ends
+    with finish ``error`` and code ``SCRIPT_MISMATCH`` instead of answering blindly.
+
+When the script has no response left, the call ends with finish ``error`` and code ``SCRIPT_EXHAUSTED``.
+Responses are streamed as small chunks (a few characters of text, short pieces of tool arguments), so the
+session log looks like one written against a real model.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import deque
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from core.host.providers.errors import ProviderError, failure
+from core.host.providers.stream import BlockStream
+from core.model import ChunkSink, Completion, ModelRequest
+from core.text import js_json
+
+SCRIPT_MISMATCH = "SCRIPT_MISMATCH"
+SCRIPT_EXHAUSTED = "SCRIPT_EXHAUSTED"
+FINISHES = ("stop", "tool-calls", "max-tokens", "error")
+RESPONSE_KEYS = ("reasoning", "text", "toolCalls", "usage", "finish", "error", "onError", "expect")
+FILE_KEYS = ("model", "efforts", "responses")
+CALL_KEYS = ("name", "arguments", "id")
+EXPECT_KEYS = ("resultContains", "resultMatches")
+USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
+CHARS_PER_TOKEN = 4
+ARGUMENT_PIECE = 16
+_TEXT_PIECE = re.compile(r"\s*\S{1,8}|\s+")
+
+
+class _Invalid(Exception):
+    pass
+
+
+def _keys(obj: Any, valid: Sequence[str], what: str) -> Mapping[str, Any]:
+    if not isinstance(obj, Mapping):
+        raise _Invalid(f"{what} must be a JSON object")
+    unknown = [k for k in obj if k not in valid]
+    if unknown:
+        raise _Invalid(f"{what} has unknown key {unknown[0]!r} (valid keys: {', '.join(valid)})")
+    return obj
+
+
+def _string(obj: Mapping[str, Any], key: str, what: str) -> None:
+    if key in obj and not isinstance(obj[key], str):
+        raise _Invalid(f"{what}: {key!r} must be a string")
+
+
+def _check_response(raw: Any, what: str) -> dict[str, Any]:
+    response = dict(_keys(raw, RESPONSE_KEYS, what))
+    for key in ("reasoning", "text"):
+        _string(response, key, what)
+    calls = response.get("toolCalls", [])
+    if not isinstance(calls, list):
+        raise _Invalid(f"{what}: 'toolCalls' must be a list")
+    for n, call in enumerate(calls, 1):
+        where = f"{what} tool call {n}"
+        _keys(call, CALL_KEYS, where)
+        if not isinstance(call.get("name"), str) or not call["name"]:
+            raise _Invalid(f"{where}: 'name' must be a non-empty string")
+        if not isinstance(call.get("arguments", {}), Mapping | str):
+            raise _Invalid(f"{where}: 'arguments' must be an object or a string")
+        _string(call, "id", where)
+    if "usage" in response:
+        usage = _keys(response["usage"], USAGE_KEYS, f"{what} usage")
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in usage.values()):
+            raise _Invalid(f"{what}: usage counts must be non-negative integers")
+    finish = response.get("finish")
+    if finish is not None and finish not in FINISHES:
+        raise _Invalid(f"{what}: 'finish' must be one of {', '.join(FINISHES)} (got {finish!r})")
+    if (finish == "error") != ("error" in response):
+        raise _Invalid(f"{what}: 'error' and finish 'error' go together")
+    if "error" in response:
+        error = _keys(response["error"], ("message", "code"), f"{what} error")
+        if not all(isinstance(error.get(k), str) and error[k] for k in ("message", "code")):
+            raise _Invalid(f"{what}: error needs a non-empty 'message' and 'code'")
+    if "expect" in response:
+        expect = _keys(response["expect"], EXPECT_KEYS, f"{what} expect")
+        for key in EXPECT_KEYS:
+            _string(expect, key, f"{what} expect")
+        if "resultMatches" in expect:
+            try:
+                re.compile(expect["resultMatches"])
+            except re.error as exc:
+                raise _Invalid(f"{what}: expect.resultMatches is not a valid regex: {exc}") from exc
+    if "onError" in response:
+        alternatives = response["onError"]
+        alternatives = alternatives if isinstance(alternatives, list) else [alternatives]
+        if not alternatives:
+            raise _Invalid(f"{what}: 'onError' must hold at least one response")
+        response["onError"] = [
+            _check_response(r, f"{what} onError {n}") for n, r in enumerate(alternatives, 1)
+        ]
+    return response
+
+
+def load_script(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Read and validate a script file: its settings (``model``, ``efforts``) and its responses."""
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ProviderError(f"scripted model: cannot read {p}: {exc.strerror or exc}") from exc
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProviderError(f"scripted model: {p} is not valid JSON: {exc}") from exc
+    try:
+        settings = (
+            dict(_keys(raw, FILE_KEYS, "the script")) if not isinstance(raw, list) else {"responses": raw}
+        )
+        responses = settings.pop("responses", None)
+        if not isinstance(responses, list) or not responses:
+            raise _Invalid("the script needs a non-empty list of responses")
+        _string(settings, "model", "the script")
+        efforts = settings.get("efforts", [])
+        if not isinstance(efforts, list) or not all(isinstance(e, str) for e in efforts):
+            raise _Invalid("the script's 'efforts' must be a list of strings")
+        checked = [_check_response(r, f"response {n}") for n, r in enumerate(responses, 1)]
+    except _Invalid as exc:
+        raise ProviderError(f"scripted model {p}: {exc}") from exc
+    return settings, checked
+
+
+def _latest_results(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The tool-result blocks that arrived after the last assistant message."""
+    results: list[Mapping[str, Any]] = []
+    for message in reversed(messages):
+        if message.get("role") == "assistant":
+            break
+        blocks = [b for b in message.get("content") or () if isinstance(b, Mapping)]
+        results[:0] = [b for b in blocks if b.get("type") == "tool-result"]
+    return results
+
+
+def _result_text(block: Mapping[str, Any]) -> str:
+    return "\n".join(
+        str(b.get("text", ""))
+        for b in block.get("content") or ()
+        if isinstance(b, Mapping) and b.get("type") == "text"
+    )
+
+
+def _tokens(chars: int) -> int:
+    return math.ceil(chars / CHARS_PER_TOKEN)
+
+
+class ScriptedModel:
+    """Plays a validated script; each instance starts at the script's first response."""
+
+    provider = "scripted"
+    writes_reports = False
+
+    def __init__(self, path: str | Path, model: str | None = None) -> None:
+        settings, responses = load_script(path)
+        self.path = Path(path)
+        self.model = model or settings.get("model") or self.path.stem
+        self._efforts = list(settings.get("efforts", []))
+        self._queue: deque[dict[str, Any]] = deque(responses)
+        self.calls = 0
+
+    def reasoning_efforts(self) -> list[str]:
+        """The efforts the script declares."""
+        return list(self._efforts)
+
+    @property
+    def remaining(self) -> int:
+        """Responses not played yet (alternatives spliced in by ``onError`` included)."""
+        return len(self._queue)
+
+    def complete(self, request: ModelRequest, on_chunk: ChunkSink | None = None) -> Completion:
+        """Play the next response as a stream."""
+        self.calls += 1
+        stream = BlockStream(on_chunk)
+        if not self._queue:
+            message = f"scripted model {self.path.name}: no response left for call {self.calls}"
+            return stream.close("error", failure(message, SCRIPT_EXHAUSTED))
+        response = self._queue.popleft()
+        latest = _latest_results(request.messages)
+        if "onError" in response and any(b.get("isError") is True for b in latest):
+            first, *rest = response["onError"]
+            self._queue.extendleft(reversed(rest))
+            response = first
+        mismatch = self._mismatch(response.get("expect"), latest)
+        if mismatch:
+            return stream.close("error", failure(mismatch, SCRIPT_MISMATCH))
+        return self._play(response, request, stream)
+
+    def _mismatch(self, expect: Mapping[str, str] | None, latest: list[Mapping[str, Any]]) -> str | None:
+        if not expect:
+            return None
+        text = "\n".join(_result_text(b) for b in latest)
+        where = f"scripted model {self.path.name}, call {self.calls}"
+        if "resultContains" in expect and expect["resultContains"] not in text:
+            return f"{where}: expected the latest tool results to contain {expect['resultContains']!r}"
+        if "resultMatches" in expect and not re.search(expect["resultMatches"], text):
+            return f"{where}: expected the latest tool results to match /{expect['resultMatches']}/"
+        return None
+
+    def _play(self, response: Mapping[str, Any], request: ModelRequest, stream: BlockStream) -> Completion:
+        for piece in _TEXT_PIECE.findall(response.get("reasoning", "")):
+            stream.reasoning(piece)
+        for piece in _TEXT_PIECE.findall(response.get("text", "")):
+            stream.text(piece)
+        produced = len(response.get("reasoning", "")) + len(response.get("text", ""))
+        calls = response.get("toolCalls", [])
+        for n, call in enumerate(calls, 1):
+            arguments = call.get("arguments", {})
+            raw = arguments if isinstance(arguments, str) else js_json(arguments)
+            call_id = call.get("id") or f"call_{self.calls}_{n}"
+            pieces = [raw[i : i + ARGUMENT_PIECE] for i in range(0, len(raw), ARGUMENT_PIECE)] or [""]
+            for piece in pieces:
+                stream.tool_call(n, call_id=call_id, name=call["name"], arguments=piece)
+            produced += len(raw)
+        prompt = len(request.system or "") + len(js_json(request.messages)) + len(js_json(request.tools))
+        stream.usage = dict(
+            response.get("usage") or {"inputTokens": _tokens(prompt), "outputTokens": _tokens(produced)}
+        )
+        finish = response.get("finish") or ("tool-calls" if calls else "stop")
+        error = response.get("error")
+        return stream.close(finish, failure(error["message"], error["code"]) if error else None)

@@ -1,0 +1,199 @@
+"""The scripted provider: file validation, streamed chunks, onError alternatives, expectations, exhaustion."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.host.providers import ProviderError, ScriptedModel, make_provider
+from core.model import ModelRequest
+
+USER = {"id": "u", "role": "user", "content": [{"type": "text", "text": "task"}], "source": {"kind": "user"}}
+
+
+def _script(tmp_path: Path, content: Any, name: str = "demo.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(content))
+    return path
+
+
+def _after_tool(call_id: str, text: str, is_error: bool) -> list[dict[str, Any]]:
+    return [
+        USER,
+        {
+            "id": "a",
+            "role": "assistant",
+            "content": [{"type": "tool-call", "id": call_id, "name": "bash", "arguments": "{}"}],
+            "source": {"kind": "model"},
+        },
+        {
+            "id": "r",
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": call_id,
+                    "content": [{"type": "text", "text": text}],
+                    "isError": is_error,
+                }
+            ],
+            "source": {"kind": "tool", "callId": call_id},
+        },
+    ]
+
+
+def test_plays_responses_in_order_as_chunks(tmp_path: Path) -> None:
+    path = _script(
+        tmp_path,
+        {
+            "model": "demo-script",
+            "efforts": ["off"],
+            "responses": [
+                {
+                    "reasoning": "Look first.",
+                    "text": "Reading the readme now.",
+                    "toolCalls": [{"name": "read_file", "arguments": {"path": "README.md", "limit": 40}}],
+                },
+                {"text": "All done.", "usage": {"inputTokens": 7, "outputTokens": 3}},
+            ],
+        },
+    )
+    model = make_provider(f"scripted:{path}")
+    assert isinstance(model, ScriptedModel)
+    assert (model.provider, model.model, model.reasoning_efforts()) == ("scripted", "demo-script", ["off"])
+    chunks: list[dict[str, Any]] = []
+    first = model.complete(ModelRequest(messages=[USER]), chunks.append)
+    assert first.finish == "tool-calls"
+    assert first.content == [
+        {"type": "reasoning", "text": "Look first."},
+        {"type": "text", "text": "Reading the readme now."},
+        {
+            "type": "tool-call",
+            "id": "call_1_1",
+            "name": "read_file",
+            "arguments": '{"path":"README.md","limit":40}',
+        },
+    ]
+    text_deltas = [c["text"] for c in chunks if c["type"] == "text-delta"]
+    assert len(text_deltas) > 3 and "".join(text_deltas) == "Reading the readme now."
+    arg_deltas = [c for c in chunks if c["type"] == "tool-call-delta"]
+    assert len(arg_deltas) > 1 and all(c["id"] == "call_1_1" and c["name"] == "read_file" for c in arg_deltas)
+    assert [c["type"] for c in chunks[-5:]] == ["block-end", "block-end", "block-end", "usage", "finish"]
+    assert first.usage and first.usage["inputTokens"] > 0 and first.usage["outputTokens"] > 0
+    second = model.complete(ModelRequest(messages=[USER]))
+    assert (second.text, second.finish, second.usage) == (
+        "All done.",
+        "stop",
+        {"inputTokens": 7, "outputTokens": 3},
+    )
+    assert model.remaining == 0
+
+
+def test_a_bare_list_and_raw_argument_strings(tmp_path: Path) -> None:
+    path = _script(tmp_path, [{"toolCalls": [{"name": "bash", "arguments": '{"command": ', "id": "broken"}]}])
+    completion = ScriptedModel(path, model="override").complete(ModelRequest(messages=[USER]))
+    assert completion.tool_calls == [
+        {"type": "tool-call", "id": "broken", "name": "bash", "arguments": '{"command": '}
+    ]
+
+
+def test_on_error_alternatives_replace_the_response(tmp_path: Path) -> None:
+    path = _script(
+        tmp_path,
+        [
+            {"toolCalls": [{"name": "bash", "arguments": {"command": "make test"}}]},
+            {
+                "text": "Tests pass.",
+                "onError": [
+                    {
+                        "text": "It failed; reading the log.",
+                        "toolCalls": [{"name": "read_file", "arguments": {"path": "log"}}],
+                    },
+                    {"text": "Fixed after reading the log."},
+                ],
+            },
+            {"text": "Wrapping up."},
+        ],
+    )
+    failing = ScriptedModel(path)
+    failing.complete(ModelRequest(messages=[USER]))
+    recover = failing.complete(ModelRequest(messages=_after_tool("call_1_1", "1 failed", True)))
+    assert recover.text == "It failed; reading the log." and recover.finish == "tool-calls"
+    assert failing.complete(ModelRequest(messages=_after_tool("call_2_1", "log text", False))).text == (
+        "Fixed after reading the log."
+    )
+    assert failing.complete(ModelRequest(messages=[USER])).text == "Wrapping up."
+
+    passing = ScriptedModel(path)
+    passing.complete(ModelRequest(messages=[USER]))
+    assert passing.complete(ModelRequest(messages=_after_tool("call_1_1", "ok", False))).text == "Tests pass."
+    assert passing.complete(ModelRequest(messages=[USER])).text == "Wrapping up."
+
+
+def test_expectations_guard_against_drift(tmp_path: Path) -> None:
+    path = _script(
+        tmp_path,
+        [
+            {"text": "seen it", "expect": {"resultContains": "PORT=7443"}},
+            {"text": "ok", "expect": {"resultMatches": r"\d+ passed"}},
+        ],
+    )
+    model = ScriptedModel(path)
+    chunks: list[dict[str, Any]] = []
+    miss = model.complete(ModelRequest(messages=_after_tool("c", "PORT=80", False)), chunks.append)
+    assert miss.finish == "error"
+    assert miss.error and miss.error["code"] == "SCRIPT_MISMATCH"
+    assert "'PORT=7443'" in miss.error["message"]
+    assert chunks == [{"type": "finish", "reason": {"kind": "error", "failure": miss.error}}]
+    assert model.complete(ModelRequest(messages=_after_tool("c", "12 passed", False))).text == "ok"
+
+
+def test_scripted_error_finish_and_exhaustion(tmp_path: Path) -> None:
+    path = _script(
+        tmp_path, [{"finish": "error", "error": {"message": "simulated outage", "code": "SERVER"}}]
+    )
+    model = ScriptedModel(path)
+    failed = model.complete(ModelRequest(messages=[USER]))
+    assert (failed.finish, failed.error) == ("error", {"message": "simulated outage", "code": "SERVER"})
+    exhausted = model.complete(ModelRequest(messages=[USER]))
+    assert exhausted.finish == "error"
+    assert exhausted.error == {
+        "message": "scripted model demo.json: no response left for call 2",
+        "code": "SCRIPT_EXHAUSTED",
+    }
+
+
+@pytest.mark.parametrize(
+    ("content", "phrase"),
+    [
+        ([], "non-empty list of responses"),
+        ({"responses": [{"txt": "typo"}]}, "response 1 has unknown key 'txt'"),
+        ({"responses": [{}], "extra": 1}, "the script has unknown key 'extra'"),
+        ([{"toolCalls": [{"arguments": {}}]}], "response 1 tool call 1: 'name' must be a non-empty string"),
+        ([{"toolCalls": [{"name": "x", "arguments": 3}]}], "'arguments' must be an object or a string"),
+        ([{"finish": "done"}], "'finish' must be one of stop, tool-calls, max-tokens, error"),
+        ([{"finish": "error"}], "'error' and finish 'error' go together"),
+        ([{"usage": {"inputTokens": -1}}], "usage counts must be non-negative integers"),
+        ([{"expect": {"resultMatches": "("}}], "expect.resultMatches is not a valid regex"),
+        ([{"onError": {"text": 5}}], "response 1 onError 1: 'text' must be a string"),
+        ({"responses": [{}], "efforts": "high"}, "'efforts' must be a list of strings"),
+    ],
+)
+def test_invalid_scripts_are_refused_clearly(tmp_path: Path, content: Any, phrase: str) -> None:
+    with pytest.raises(ProviderError) as info:
+        ScriptedModel(_script(tmp_path, content))
+    assert phrase in str(info.value)
+
+
+def test_unreadable_script_files(tmp_path: Path) -> None:
+    with pytest.raises(ProviderError, match="cannot read"):
+        make_provider(f"scripted:{tmp_path / 'missing.json'}")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ProviderError, match="is not valid JSON"):
+        make_provider(f"scripted:{bad}")
+    with pytest.raises(ProviderError, match="no base URL or API key"):
+        make_provider(f"scripted:{bad}", api_key="k")
