@@ -1,0 +1,246 @@
+"""Test support for the policy screens: small DSH logs a tapedeck host owns, and a minimal host app.
+
+``LogBuilder`` writes plain DSH JSONL (with a ``tapedeck/host`` event, so the TUI treats the session as
+controllable) and can run core planners over what it has so far, the way a host would append their events.
+``PolicyHarness`` is the smallest app the screens need: an ``app.live`` LiveSession whose ``SessionUpdated``
+messages are forwarded to every screen on the stack.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+from textual.app import App
+from textual.pilot import Pilot
+from textual.screen import Screen
+
+from core.session import Session
+from tui.live import LiveSession, SessionUpdated
+
+HEADER = {
+    "type": "session",
+    "version": 0,
+    "id": "demo-1",
+    "createdAt": 1,
+    "cwd": "/work/demo",
+    "delegationDepth": 0,
+}
+HOST = {
+    "pid": 1,
+    "version": "0.1.0",
+    "provider": "scripted",
+    "model": "demo",
+    "inbox": "control.jsonl",
+    "workspace": "/work/demo",
+    "tasks": ["fix the parser"],
+    "resumed": False,
+}
+MODEL_SOURCE = {"kind": "model", "provider": "scripted", "model": "demo"}
+ORDER = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp", "ignorable")
+
+
+class LogBuilder:
+    """Accumulates events with contiguous seqs; ``write`` saves them as ``<dir>/session.jsonl``."""
+
+    def __init__(self, header: dict[str, Any] = HEADER, host: bool = True) -> None:
+        self.header = header
+        self.events: list[dict[str, Any]] = []
+        self.turn = 0
+        self.step = 0
+        if host:
+            self.add({"type": "tapedeck/host", "data": HOST, "ignorable": True})
+
+    # raw events ---------------------------------------------------------------------------------------
+    def add(self, *events: dict[str, Any]) -> list[int]:
+        """Append events (without seq/time); returns their seqs."""
+        seqs = []
+        for event in events:
+            seq = len(self.events)
+            event = {**event, "seq": seq, "time": 1000 + seq}
+            self.events.append({k: event[k] for k in ORDER if k in event})
+            seqs.append(seq)
+        return seqs
+
+    def session(self) -> Session:
+        """The projection of everything added so far."""
+        return Session.from_events(self.header, self.events)
+
+    def plan(self, planner: Callable[[Session], list[dict[str, Any]]]) -> list[int]:
+        """Run a planner over the current projection and append what it plans."""
+        return self.add(*planner(self.session()))
+
+    # turn structure -----------------------------------------------------------------------------------
+    def start_turn(self, prompt: str) -> None:
+        """``turn/start`` and the user's message."""
+        self.turn += 1
+        self.step = 0
+        self.add({"type": "turn/start", "data": {"turn": self.turn}})
+        self.start_step()
+        self.add(
+            {
+                "type": "user/message",
+                "data": {
+                    "id": f"u-{self.turn}",
+                    "role": "user",
+                    "content": [{"type": "text", "text": prompt}],
+                    "source": {"kind": "user"},
+                },
+                "surfaceOp": "append",
+            }
+        )
+
+    def start_step(self) -> None:
+        """``step/start`` of the next step."""
+        self.step += 1
+        self.add({"type": "step/start", "data": {"turn": self.turn, "step": self.step}})
+
+    def end_step(self) -> None:
+        """``step/end`` of the current step."""
+        self.add({"type": "step/end", "data": {"turn": self.turn, "step": self.step}})
+
+    def end_turn(self) -> None:
+        """``turn/end`` (completed)."""
+        self.add({"type": "turn/end", "data": {"turn": self.turn, "reason": {"kind": "completed"}}})
+
+    def say(self, text: str) -> int:
+        """An assistant message with text only."""
+        return self._assistant([{"type": "text", "text": text}])
+
+    def _assistant(self, content: list[dict[str, Any]]) -> int:
+        message = {
+            "id": f"a-{self.turn}-{self.step}",
+            "role": "assistant",
+            "content": content,
+            "source": MODEL_SOURCE,
+        }
+        (seq,) = self.add(
+            {
+                "type": "assistant/message",
+                "data": {"turn": self.turn, "step": self.step, "message": message},
+                "surfaceOp": "append",
+            }
+        )
+        return seq
+
+    def call(
+        self, name: str, args: dict[str, Any], result: str, text: str = "", is_error: bool = False
+    ) -> int:
+        """An assistant message with one tool call, the call and its result; returns the result's seq."""
+        (seq,) = self.calls([(name, args, result, is_error)], text)
+        return seq
+
+    def calls(self, calls: list[tuple[str, dict[str, Any], str, bool]], text: str = "") -> list[int]:
+        """One assistant message with parallel tool calls, then each call and its result; returns result seqs."""
+        base = len(self.events)
+        ids = [f"c{base}-{i}" for i in range(len(calls))]
+        content = [{"type": "text", "text": text}] if text else []
+        for call_id, (name, args, _, _) in zip(ids, calls, strict=True):
+            content.append(
+                {"type": "tool-call", "id": call_id, "name": name, "arguments": orjson.dumps(args).decode()}
+            )
+        self._assistant(content)
+        seqs = []
+        for call_id, (name, args, result, is_error) in zip(ids, calls, strict=True):
+            arguments = orjson.dumps(args).decode()
+            (call_seq,) = self.add(
+                {
+                    "type": "tool/call",
+                    "data": {
+                        "turn": self.turn,
+                        "step": self.step,
+                        "callId": call_id,
+                        "name": name,
+                        "arguments": arguments,
+                    },
+                }
+            )
+            block = {
+                "type": "tool-result",
+                "toolCallId": call_id,
+                "content": [{"type": "text", "text": result}],
+                "isError": is_error,
+            }
+            message = {
+                "id": f"r-{call_id}",
+                "role": "user",
+                "content": [block],
+                "source": {"kind": "tool", "callId": call_id},
+            }
+            seqs += self.add(
+                {
+                    "type": "tool/result",
+                    "data": {"turn": self.turn, "step": self.step, "message": message},
+                    "sourceEventSeqs": [call_seq],
+                    "surfaceOp": "append",
+                }
+            )
+        return seqs
+
+    # files --------------------------------------------------------------------------------------------
+    def write(self, directory: Path) -> Path:
+        """Write the log as ``directory/session.jsonl`` and return its path."""
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / "session.jsonl"
+        path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [self.header, *self.events]))
+        return path
+
+
+def append_events(path: Path, events: list[dict[str, Any]]) -> None:
+    """Append events to a written log as a host would (seq continues from the file's last event)."""
+    lines = path.read_bytes().splitlines()
+    seq = len(lines) - 1
+    with path.open("ab") as f:
+        for i, event in enumerate(events):
+            full = {**event, "seq": seq + i, "time": 1000 + seq + i}
+            f.write(orjson.dumps({k: full[k] for k in ORDER if k in full}) + b"\n")
+
+
+def read_inbox(path: Path) -> list[dict[str, Any]]:
+    """The control requests written beside a log."""
+    inbox = path.parent / "control.jsonl"
+    if not inbox.exists():
+        return []
+    return [orjson.loads(line) for line in inbox.read_bytes().splitlines() if line.strip()]
+
+
+class PolicyHarness(App[None]):
+    """One live session and one policy screen on top of an empty base screen."""
+
+    def __init__(self, path: Path, screen: Callable[[], Screen[Any]], *, follow: bool = False) -> None:
+        super().__init__()
+        self.live = LiveSession(path, self.post_message, follow=follow, interval=0.02, use_watchfiles=False)
+        self._screen = screen
+
+    def on_mount(self) -> None:
+        """Start following the log and open the screen under test."""
+        self.run_worker(self.live.run, thread=True, group="live")
+        self.push_screen(self._screen())
+
+    def on_session_updated(self, message: SessionUpdated) -> None:
+        """Forward updates to every screen, as the real app does."""
+        for screen in self.screen_stack:
+            screen.post_message(SessionUpdated(message.generation, message.reset, message.start, message.end))
+
+    def on_unmount(self) -> None:
+        """Stop the follower thread."""
+        self.live.stop()
+
+
+async def settle(pilot: Pilot[Any], until: Callable[[], bool] = lambda: True, rounds: int = 400) -> None:
+    """Wait until the log is loaded, every policy screen shows its latest generation and ``until()`` holds."""
+    app = pilot.app
+    for _ in range(rounds):
+        await pilot.pause(0.01)
+        busy = [w for w in app.workers if w.group != "live" and not w.is_finished]
+        if busy:
+            await app.workers.wait_for_complete(busy)
+            continue
+        live = app.live  # type: ignore[attr-defined]
+        screens = [s for s in app.screen_stack if hasattr(s, "shown_generation")]
+        if live.ready and all(s.shown_generation == live.generation for s in screens) and until():
+            await pilot.pause()
+            return
+    raise AssertionError("the policy screen did not settle")

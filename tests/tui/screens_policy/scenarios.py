@@ -1,0 +1,133 @@
+"""Sessions the policy-screen tests share, built the way a tapedeck host would log them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from core.config import load_config
+from core.policies.checkpoint import plan_checkpoint
+from core.policies.fold import plan_fold, plan_unfold
+from tests.tui.screens_policy.harness import LogBuilder
+
+CONFIG = load_config(None)
+
+
+def table_text(name: str, rows: int) -> str:
+    """A CSV-like tool output big enough for the data digest to fold."""
+    lines = ["id,name,score,status"]
+    lines += [
+        f"{i},{name}-{i:03d},{(i * 37) % 101 / 100:.2f},{'ok' if i % 7 else 'stale'}" for i in range(rows)
+    ]
+    return "\n".join(lines)
+
+
+def route(turn: int, step: int, **extra: Any) -> dict[str, Any]:
+    """A ``tapedeck/route`` event as the adaptive policy logs it."""
+    data = {
+        "turn": turn,
+        "step": step,
+        "taskClass": "small",
+        "phase": "normal",
+        "caps": {"maxTokens": 32768},
+        "budgets": {"soft": 5, "hard": 9},
+        "risk": {"risk": None, "score": 0, "reason": "not-routed"},
+        "pruneLevel": None,
+        "pressure": 0.12,
+        "charsRemoved": 0,
+        "prunedSeqs": [],
+    }
+    data.update(extra)
+    return {"type": "tapedeck/route", "data": data, "ignorable": True}
+
+
+def pruned(log: LogBuilder, seq: int, head: int, tail: int) -> dict[str, Any]:
+    """A pruner-style replacement of the tool result at ``seq`` keeping ``head`` and ``tail`` chars."""
+    data = log.events[seq]["data"]
+    block = data["message"]["content"][0]
+    text = block["content"][0]["text"]
+    cut = f"{text[:head]}\n\n[... tool result middle pruned ...]\n\n{text[-tail:]}"
+    message = {**data["message"], "content": [{**block, "content": [{"type": "text", "text": cut}]}]}
+    meta = {"policy": "prune", "level": "moderate", "charsBefore": len(text), "charsAfter": len(cut)}
+    return {
+        "type": "tool/result",
+        "data": {**data, "message": message, "meta": meta},
+        "sourceEventSeqs": [seq],
+        "surfaceOp": {"op": "replace", "start": seq, "end": seq},
+    }
+
+
+def demo(directory: Path) -> Path:
+    """One open turn: a folded and an expanded result, a pruned one, a checkpoint, routes and a config change."""
+    log = LogBuilder()
+    log.start_turn("The parser test fails on empty input; find out why and fix it.")
+    log.add(route(1, 1))
+    log.calls(
+        [
+            ("read_file", {"path": "data/scores.csv"}, table_text("alpha", 120), False),
+            (
+                "bash",
+                {"command": "pytest -q tests/test_parser.py"},
+                "F.\nFAILED tests/test_parser.py::test_empty",
+                True,
+            ),
+        ]
+    )
+    log.end_step()
+    log.start_step()
+    folds = log.plan(lambda s: plan_fold(s, CONFIG.slice))
+    log.add(route(1, 2, pressure=0.31))
+    big = "\n".join(f"[build] step {i}: compiled module_{i}.py in {i % 9}ms" for i in range(90))
+    _, build = log.calls(
+        [
+            ("read_file", {"path": "data/archive.csv"}, table_text("beta", 150), False),
+            ("bash", {"command": "make build"}, big, False),
+        ],
+        text="Both tables look fine.",
+    )
+    log.end_step()
+    log.start_step()
+    log.add(pruned(log, build, 400, 200))
+    log.plan(lambda s: plan_fold(s, CONFIG.slice))
+    log.plan(lambda s: plan_unfold(s, folds[0]))
+    log.add(
+        {
+            "type": "tapedeck/config",
+            "data": {
+                "changes": {"slice.history.keepRecentTurns": {"old": 0, "new": 1}},
+                "by": "operator",
+                "requestId": "r-0",
+            },
+            "ignorable": True,
+        },
+        {
+            "type": "tapedeck/control",
+            "data": {"requestId": "r-0", "op": "config.set", "outcome": "applied"},
+            "ignorable": True,
+        },
+    )
+    log.add(
+        route(
+            1,
+            3,
+            phase="checkpoint",
+            risk={"risk": "boundary", "score": 6, "reason": "selected"},
+            pruneLevel="moderate",
+            pressure=0.52,
+            charsRemoved=2710,
+            prunedSeqs=[6],
+        )
+    )
+    log.plan(lambda s: plan_checkpoint(s, "find the empty-input bug", by="operator"))
+    log.call("grep", {"pattern": "def parse", "path": "src"}, "src/parser.py:12:def parse(text):")
+    log.end_step()
+    log.start_step()
+    log.call(
+        "read_file",
+        {"path": "src/parser.py"},
+        "def parse(text):\n    head = text.split()[0]\n    return head\n",
+    )
+    log.end_step()
+    log.start_step()
+    log.say("The parser indexes the first token without checking for empty input.")
+    return log.write(directory)

@@ -1,0 +1,278 @@
+"""The Config screen: the policy config as an editable key list with inline validation, a diff before sending,
+and the changes the log records.
+
+The effective config is the policy defaults plus every ``tapedeck/config`` change in the log, replayed by
+``core.config.replay_config`` (what a host started without a config file runs with). A proposed value is checked
+off the UI thread by ``core.config.set_value``, so the message under the editor is the section validator's own.
+A valid change opens a diff; confirming it sends a ``config.set`` request, whose outcome the panel shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Input, Static
+from textual.worker import get_current_worker
+
+from core.config import CONFIG_EVENT, PolicyConfig, load_config, parse_value, replay_config, set_value
+from core.errors import ConfigError
+from core.session import Session
+from core.text import js_json
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.outcomes import PolicyScreen, fill_table, logged
+
+
+def effective_config(session: Session) -> PolicyConfig:
+    """The defaults with every logged ``tapedeck/config`` change applied in log order."""
+    base = load_config(None)
+    if not session.counts.get(CONFIG_EVENT):
+        return base
+    return replay_config(base, (event for _, event in logged(session, CONFIG_EVENT)))
+
+
+def leaves(tree: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Every settable dotted key of a config dict and its value (lists and scalars are leaves)."""
+    for key, value in tree.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            yield from leaves(value, f"{dotted}.")
+        else:
+            yield dotted, value
+
+
+def show_value(value: Any) -> str:
+    """A config value as the operator types it (JSON; an unset key shows as ``null``)."""
+    return js_json(value)
+
+
+@dataclass(frozen=True, slots=True)
+class LoggedChange:
+    """One key change recorded in a ``tapedeck/config`` event."""
+
+    seq: int
+    by: str
+    key: str
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigView:
+    """The effective config and its history."""
+
+    config: PolicyConfig
+    values: tuple[tuple[str, Any], ...]
+    history: tuple[LoggedChange, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """The verdict on a proposed value: the diff it makes, or the validator's message."""
+
+    key: str
+    text: str
+    value: Any = None
+    diff: tuple[tuple[str, Any, Any], ...] = ()
+    error: str | None = None
+
+
+def logged_changes(session: Session) -> list[LoggedChange]:
+    """Every key change the log records, oldest first."""
+    found = []
+    for seq, event in logged(session, CONFIG_EVENT):
+        data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
+        changes = data.get("changes")
+        for key, change in changes.items() if isinstance(changes, Mapping) else ():
+            change = change if isinstance(change, Mapping) else {}
+            found.append(
+                LoggedChange(seq, str(data.get("by", "?")), str(key), change.get("old"), change.get("new"))
+            )
+    return found
+
+
+def derive_config(session: Session) -> ConfigView:
+    """The effective config, its settable keys and the logged changes."""
+    config = effective_config(session)
+    return ConfigView(config, tuple(leaves(config.to_dict())), tuple(logged_changes(session)))
+
+
+def check_value(config: PolicyConfig, key: str, text: str) -> Check:
+    """Validate ``key = text`` against ``config`` (the value is JSON, else a plain string)."""
+    value = parse_value(text)
+    try:
+        proposed, _ = set_value(config, key, value)
+    except ConfigError as exc:
+        return Check(key, text, value, error=str(exc))
+    before, after = dict(leaves(config.to_dict())), dict(leaves(proposed.to_dict()))
+    diff = tuple(
+        (k, before.get(k), after.get(k))
+        for k in sorted(before.keys() | after.keys())
+        if before.get(k) != after.get(k)
+    )
+    return Check(key, text, value, diff)
+
+
+def diff_text(check: Check) -> Text:
+    """The change a ``config.set`` request would make, one key per pair of lines."""
+    out = Text()
+    for key, old, new in check.diff:
+        out.append(f"- {key} = {show_value(old)}\n", style="red")
+        out.append(f"+ {key} = {show_value(new)}\n", style="green")
+    out.append(f"\nRequest: config.set {js_json({'key': check.key, 'value': check.value})}", style="dim")
+    return out
+
+
+class ConfigScreen(PolicyScreen):
+    """Edit the policy config through the control inbox."""
+
+    HEADING = "Config — effective policy config (defaults + logged changes)"
+    ACTIONS: ClassVar[frozenset[str]] = frozenset({"submit"})
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("e", "edit", "Edit value", id="policy.config.edit"),
+        Binding("ctrl+s", "submit", "Review & send", id="policy.config.submit"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._view: ConfigView | None = None
+        self._check: Check | None = None
+        self._key: str | None = None
+
+    def compose_body(self) -> ComposeResult:
+        """Key table, editor and history."""
+        with Horizontal(id="config-body", classes="policy-body"):
+            yield DataTable(id="config-keys", cursor_type="row", classes="policy-table")
+            with Vertical(id="config-side", classes="policy-side"):
+                yield Static("Select a key, press e (or Enter) to edit.", id="config-selected")
+                yield Input(placeholder="new value (JSON, or plain text)", id="config-value")
+                yield Static(id="config-check")
+                yield Static("Logged changes", classes="policy-subtitle")
+                yield DataTable(id="config-history", cursor_type="none", classes="policy-table")
+
+    def on_mount(self) -> None:
+        """Set up the tables, then derive."""
+        self.query_one("#config-keys", DataTable).add_columns("key", "value")
+        self.query_one("#config-history", DataTable).add_columns("seq", "by", "key", "old → new")
+        super().on_mount()
+
+    def derive(self, live: Any) -> ConfigView:
+        """Effective config and history (worker thread)."""
+        return derive_config(live.session)
+
+    def show(self, view: ConfigView) -> None:
+        """Refill both tables and re-check a pending edit against the new config."""
+        self._view = view
+        changed = {c.key for c in view.history}
+        fill_table(
+            self.query_one("#config-keys", DataTable),
+            [
+                (key, (Text(key, style="bold" if key in changed else ""), show_value(value)))
+                for key, value in view.values
+            ],
+        )
+        fill_table(
+            self.query_one("#config-history", DataTable),
+            [
+                (f"{c.seq}:{c.key}", (str(c.seq), c.by, c.key, f"{show_value(c.old)} → {show_value(c.new)}"))
+                for c in view.history
+            ],
+        )
+        if self._key is None and view.values:
+            self._select(view.values[0][0])
+        elif self._key is not None:
+            self._recheck()
+
+    # editing --------------------------------------------------------------------------------------------
+    def _select(self, key: str) -> None:
+        if self._view is None:
+            return
+        self._key = key
+        value = dict(self._view.values).get(key)
+        self.query_one("#config-selected", Static).update(Text.assemble(("Editing ", "dim"), (key, "bold")))
+        box = self.query_one("#config-value", Input)
+        with box.prevent(Input.Changed):
+            box.value = show_value(value)
+        self._check = None
+        self.query_one("#config-check", Static).update(
+            Text(f"current value: {show_value(value)}", style="dim")
+        )
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Moving the cursor selects a key."""
+        key = event.row_key.value
+        if event.data_table.id == "config-keys" and key is not None and key != self._key:
+            self._select(key)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a key edits it."""
+        if event.data_table.id == "config-keys":
+            self.action_edit()
+
+    def action_edit(self) -> None:
+        """Focus the editor."""
+        self.query_one("#config-value", Input).focus()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        """Validate as the operator types."""
+        if event.input.id == "config-value":
+            self._recheck()
+
+    def _recheck(self) -> None:
+        if self._view is not None and self._key is not None:
+            self._validate(self._view.config, self._key, self.query_one("#config-value", Input).value)
+
+    @work(thread=True, exclusive=True, group="config-check")
+    def _validate(self, config: PolicyConfig, key: str, text: str) -> None:
+        check = check_value(config, key, text)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show_check, check)
+
+    def _show_check(self, check: Check) -> None:
+        if not self.is_attached or check.key != self._key:
+            return
+        self._check = check
+        line = self.query_one("#config-check", Static)
+        if check.error is not None:
+            line.update(Text(f"✗ {check.error}", style="bold red"))
+        elif not check.diff:
+            line.update(Text("unchanged", style="dim"))
+        else:
+            changes = ", ".join(f"{k}: {show_value(old)} → {show_value(new)}" for k, old, new in check.diff)
+            line.update(Text(f"✓ valid — {changes}  (Enter to review)", style="green"))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the editor reviews the change."""
+        if event.input.id == "config-value":
+            self.action_submit()
+
+    def action_submit(self) -> None:
+        """Show the diff of a valid change and send it once confirmed."""
+        check = self._check
+        text = self.query_one("#config-value", Input).value
+        if check is None or check.key != self._key or check.text != text:
+            self.say("Still checking the value; try again in a moment.")
+            return
+        if check.error is not None:
+            self.say(f"Not sent: {check.error}", error=True)
+            return
+        if not check.diff:
+            self.say("Nothing to send: the value is unchanged.")
+            return
+
+        def decided(confirmed: bool | None) -> None:
+            if confirmed:
+                self.say("")
+                self.send_request(
+                    "config.set",
+                    {"key": check.key, "value": check.value},
+                    f"config.set {check.key} = {show_value(check.value)}",
+                )
+
+        self.app.push_screen(ConfirmScreen(f"Change {check.key}?", diff_text(check)), decided)

@@ -1,0 +1,78 @@
+"""Modal dialogs for operator actions: confirm a previewed change, or ask for one line of text first."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.console import RenderableType
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """Show what an action will do and return True only when the operator confirms it."""
+
+    CSS_PATH = "policy.tcss"
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("y", "answer(True)", "Confirm", id="policy.confirm.yes"),
+        Binding("n,escape", "answer(False)", "Cancel", id="policy.confirm.no"),
+    ]
+
+    def __init__(self, title: str, body: RenderableType, confirm_label: str = "Send") -> None:
+        super().__init__(classes="policy-dialog")
+        self.heading = title
+        self.body = body
+        self.confirm_label = confirm_label
+
+    def compose(self) -> ComposeResult:
+        """Title, the preview, and the two buttons."""
+        with Vertical(classes="policy-dialog-box"):
+            yield Static(self.heading, classes="policy-dialog-title")
+            with VerticalScroll(classes="policy-dialog-body"):
+                yield Static(self.body)
+            with Horizontal(classes="policy-dialog-buttons"):
+                yield Button(f"{self.confirm_label} (y)", variant="warning", id="confirm-yes")
+                yield Button("Cancel (n)", id="confirm-no")
+
+    def on_mount(self) -> None:
+        """Start on Cancel, so a stray Enter never confirms."""
+        self.query_one("#confirm-no", Button).focus()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """A button answers the dialog."""
+        self.dismiss(event.button.id == "confirm-yes")
+
+    def action_answer(self, answer: bool) -> None:
+        """A key answers the dialog."""
+        self.dismiss(answer)
+
+
+class AskScreen(ModalScreen[str | None]):
+    """Ask for one line of text; returns it (possibly empty) on Enter, or None when cancelled."""
+
+    CSS_PATH = "policy.tcss"
+    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "Cancel", id="policy.ask.cancel")]
+
+    def __init__(self, title: str, hint: str, placeholder: str = "") -> None:
+        super().__init__(classes="policy-dialog")
+        self.heading = title
+        self.hint = hint
+        self.placeholder = placeholder
+
+    def compose(self) -> ComposeResult:
+        """Title, hint and the input line."""
+        with Vertical(classes="policy-dialog-box"):
+            yield Static(self.heading, classes="policy-dialog-title")
+            yield Static(self.hint, classes="policy-dialog-hint")
+            yield Input(placeholder=self.placeholder, id="ask-input")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter returns the text."""
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        """Escape returns None."""
+        self.dismiss(None)

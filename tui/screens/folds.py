@@ -1,0 +1,225 @@
+"""The Folds screen: every tool result on the surface and what the fold policy did or will do with it.
+
+Rows come from ``core.policies.fold.preview_fold`` under the effective slice config. The state column reads
+``raw`` (the original is on the surface), ``folded`` (a digest replaced it), ``pruned`` (another policy cut it),
+``pinned`` or ``expanded`` (the operator put the original back); the policy column says what the next step
+would do with a raw result and why. ``v`` shows the full original result here in the TUI; ``x`` asks the host
+to put it back on the surface for the model (control op ``expand``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Static, TextArea
+
+from core.policies import fold
+from core.session import Session
+from core.summary import human_chars
+from core.text import tool_result_text
+from tui.screens.config import effective_config
+from tui.screens.outcomes import PolicyScreen, fill_table
+
+FOLDED = "folded"
+EXPANDED = "expanded"
+PRUNED = "pruned"
+PINNED = "pinned"
+RAW = "raw"
+
+_STATE = {fold.FOLDED: FOLDED, fold.UNFOLDED: EXPANDED, fold.REPLACED: PRUNED, fold.PINNED: PINNED}
+_STATE_STYLE = {FOLDED: "cyan", EXPANDED: "green", PRUNED: "magenta", PINNED: "yellow", RAW: ""}
+_POLICY_LABEL = {
+    fold.FOLD: "folds next step",
+    fold.KEPT: "kept",
+    fold.SHOWN: "already sent",
+    fold.ERROR: "error result",
+    fold.RECALL: "recall result",
+    fold.BACKED_OFF: "backed off",
+    fold.PINNED: "pinned",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FoldLine:
+    """One table row."""
+
+    seq: int
+    original: int
+    address: str
+    tool: str
+    path: str | None
+    raw_chars: int
+    surface_chars: int
+    state: str
+    policy: str
+    backoff: str
+    note: str
+
+
+def fold_line(row: fold.FoldRow) -> FoldLine:
+    """Present one fold preview row."""
+    state = _STATE.get(row.status, RAW)
+    replaced = row.seq != row.original
+    note = row.reason
+    if row.status == fold.FOLD:
+        note = f"would fold to {human_chars(row.chars_after)} chars ({row.kind} digest)"
+    elif row.status == fold.FOLDED and row.kind:
+        note = f"{row.kind} digest of seq {row.original}"
+    return FoldLine(
+        seq=row.seq,
+        original=row.original,
+        address=f"{row.turn}.{row.step}.{row.call}",
+        tool=row.tool,
+        path=row.path,
+        raw_chars=row.chars_before,
+        surface_chars=row.chars_after if replaced else row.chars_before,
+        state=state,
+        policy="" if replaced else _POLICY_LABEL.get(row.status, row.status),
+        backoff="backed off" if row.status == fold.BACKED_OFF else "",
+        note=note,
+    )
+
+
+def derive_folds(session: Session) -> list[FoldLine]:
+    """The fold preview of every tool result on the surface, under the effective slice config."""
+    return [fold_line(row) for row in fold.preview_fold(session, effective_config(session).slice)]
+
+
+def original_text(session: Session, seq: int) -> str:
+    """The full text of the original tool result (its text parts joined by newlines)."""
+    data = session.events[seq].get("data") or {}
+    message = data.get("message") if isinstance(data, dict) else None
+    return tool_result_text(message if isinstance(message, dict) else None, "\n")
+
+
+class ResultScreen(ModalScreen[None]):
+    """The full original text of one tool result, read-only."""
+
+    CSS_PATH = "policy.tcss"
+    BINDINGS: ClassVar[list[Binding]] = [Binding("escape,q", "close", "Close", id="policy.result.close")]
+
+    def __init__(self, title: str, text: str) -> None:
+        super().__init__(classes="policy-dialog")
+        self.heading = title
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        """Title and the text."""
+        with Vertical(classes="policy-dialog-box policy-result-box"):
+            yield Static(Text(self.heading), classes="policy-dialog-title")
+            yield TextArea(self.text, read_only=True, soft_wrap=True, id="result-text")
+
+    def action_close(self) -> None:
+        """Back to the folds."""
+        self.dismiss(None)
+
+
+class FoldsScreen(PolicyScreen):
+    """Tool results: raw, folded, pruned, pinned or expanded."""
+
+    HEADING = "Folds — tool results on the surface"
+    ACTIONS: ClassVar[frozenset[str]] = frozenset({"expand"})
+    BINDINGS: ClassVar[list[Binding]] = [
+        Binding("v", "view", "Full result", id="policy.folds.view"),
+        Binding("x", "expand", "Expand for the model", id="policy.folds.expand"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lines: dict[str, FoldLine] = {}
+
+    def compose_body(self) -> ComposeResult:
+        """The results table and a totals line."""
+        with Vertical(classes="policy-body"):
+            yield DataTable(id="folds-table", cursor_type="row", classes="policy-table")
+            yield Static(id="folds-totals")
+
+    def on_mount(self) -> None:
+        """Set up the table, then derive."""
+        self.query_one("#folds-table", DataTable).add_columns(
+            "seq", "t.s.c", "tool", "path", "raw", "surface", "state", "policy", "backoff", "note"
+        )
+        super().on_mount()
+
+    def derive(self, live: Any) -> list[FoldLine]:
+        """Fold preview rows (worker thread)."""
+        return derive_folds(live.session)
+
+    def show(self, view: list[FoldLine]) -> None:
+        """Refill the table and the totals."""
+        self._lines = {str(line.seq): line for line in view}
+        rows = [
+            (
+                str(line.seq),
+                (
+                    str(line.seq),
+                    line.address,
+                    line.tool,
+                    line.path or "",
+                    human_chars(line.raw_chars),
+                    human_chars(line.surface_chars),
+                    Text(line.state, style=_STATE_STYLE[line.state]),
+                    line.policy,
+                    Text(line.backoff, style="bold red"),
+                    line.note,
+                ),
+            )
+            for line in view
+        ]
+        fill_table(self.query_one("#folds-table", DataTable), rows)
+        counts: dict[str, int] = {}
+        for line in view:
+            counts[line.state] = counts.get(line.state, 0) + 1
+        raw = sum(line.raw_chars for line in view)
+        surface = sum(line.surface_chars for line in view)
+        by_state = (
+            ", ".join(f"{n} {state}" for state, n in counts.items()) or "no tool results on the surface"
+        )
+        self.query_one("#folds-totals", Static).update(
+            Text(f"{by_state} · {human_chars(raw)} raw chars, {human_chars(surface)} on the surface")
+        )
+
+    def _selected(self) -> FoldLine | None:
+        table = self.query_one("#folds-table", DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self._lines.get(key or "")
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter on a row shows its full result."""
+        self.action_view()
+
+    def action_view(self) -> None:
+        """Show the selected result's full original text."""
+        line = self._selected()
+        if line is None:
+            self.say("No tool result selected.")
+            return
+        self._load_original(line)
+
+    @work(thread=True, group="folds-load")
+    def _load_original(self, line: FoldLine) -> None:
+        text = original_text(self.live.session, line.original)
+        where = f" {line.path}" if line.path else ""
+        title = f"{line.tool}{where} · seq {line.original} · {human_chars(len(text))} chars (original)"
+        self.app.call_from_thread(self.app.push_screen, ResultScreen(title, text))
+
+    def action_expand(self) -> None:
+        """Ask the host to put the selected folded result back on the surface for the model."""
+        line = self._selected()
+        if line is None:
+            self.say("No tool result selected.")
+            return
+        if line.state != FOLDED:
+            self.say(f"Only folded results can be expanded; seq {line.seq} is {line.state}.", error=True)
+            return
+        self.say("")
+        self.send_request("expand", {"seq": line.original}, f"expand seq {line.original} ({line.tool})")

@@ -1,0 +1,372 @@
+"""Operator actions and their outcomes, shared by the policy screens.
+
+- ``RequestLog`` remembers the control requests this TUI sent for one live session. A request is *sending*
+  until the inbox write returns, then *pending* until its ``tapedeck/control`` outcome shows up in the log,
+  then *applied* or *rejected* (with the host's reason). A request that could not be written is *not sent*.
+- ``OutcomePanel`` lists the latest of them under every policy screen.
+- ``PolicyScreen`` is the base of the policy screens: it shows who may act (a session this host does not own is
+  read-only, and the banner says why), re-derives its view in a thread worker on every ``SessionUpdated``
+  (the UI thread never reads the log or runs a planner), disables action keys while read-only and sends
+  requests through ``LiveSession.send`` from a worker.
+- ``fill_table`` and ``logged`` are the small table and log helpers the screens share.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.coordinate import Coordinate
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import get_current_worker
+
+from core.errors import TapedeckError
+from core.session import Session
+from core.text import js_json
+
+SENDING = "sending"
+PENDING = "pending"
+APPLIED = "applied"
+REJECTED = "rejected"
+NOT_SENT = "not sent"
+
+_STATE_STYLE = {
+    SENDING: "dim",
+    PENDING: "yellow",
+    APPLIED: "bold green",
+    REJECTED: "bold red",
+    NOT_SENT: "bold red",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TrackedRequest:
+    """One operator request as the TUI knows it: what was asked and, once known, how the host answered."""
+
+    number: int
+    op: str
+    label: str
+    request_id: str | None = None
+    outcome: Mapping[str, Any] | None = None
+    failure: str | None = None
+
+    @property
+    def state(self) -> str:
+        """``sending``, ``pending``, ``applied``, ``rejected`` or ``not sent``."""
+        if self.failure is not None:
+            return NOT_SENT
+        if self.request_id is None:
+            return SENDING
+        if self.outcome is None:
+            return PENDING
+        return APPLIED if self.outcome.get("outcome") == APPLIED else REJECTED
+
+    @property
+    def reason(self) -> str:
+        """Why it was rejected or not sent, or what applying it did; empty while waiting."""
+        if self.failure is not None:
+            return self.failure
+        if self.outcome is None:
+            return ""
+        key = "detail" if self.state == APPLIED else "error"
+        return describe(self.outcome.get(key))
+
+
+def describe(value: Any) -> str:
+    """A short human form of an outcome's ``error`` or ``detail`` (a string, a mapping or any JSON value)."""
+    if value is None or value == "":
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        message = value.get("message")
+        code = value.get("code")
+        if isinstance(message, str):
+            return f"{message} ({code})" if isinstance(code, str) else message
+        return ", ".join(f"{k}={v if isinstance(v, str) else js_json(v)}" for k, v in value.items())
+    return js_json(value)
+
+
+class RequestLog:
+    """The requests sent for one live session; safe to update from worker threads."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[TrackedRequest] = []
+
+    def add(self, op: str, label: str) -> TrackedRequest:
+        """Record a request that is about to be written."""
+        with self._lock:
+            item = TrackedRequest(len(self._items) + 1, op, label)
+            self._items.append(item)
+            return item
+
+    def _update(self, number: int, **changes: Any) -> None:
+        with self._lock:
+            self._items[number - 1] = replace(self._items[number - 1], **changes)
+
+    def sent(self, item: TrackedRequest, request_id: str) -> None:
+        """The inbox write returned this request id: the request now waits for its outcome."""
+        self._update(item.number, request_id=request_id)
+
+    def failed(self, item: TrackedRequest, message: str) -> None:
+        """The request could not be written to the inbox."""
+        self._update(item.number, failure=message)
+
+    def items(self) -> list[TrackedRequest]:
+        """Every request, oldest first."""
+        with self._lock:
+            return list(self._items)
+
+    def poll(self, outcome_for: Callable[[str], Mapping[str, Any] | None]) -> list[TrackedRequest]:
+        """Look up the outcome of every pending request (call from a worker thread); returns ``items()``."""
+        for item in self.items():
+            if item.state == PENDING and item.request_id is not None:
+                outcome = outcome_for(item.request_id)
+                if outcome is not None:
+                    self._update(item.number, outcome=outcome)
+        return self.items()
+
+
+_LOGS: weakref.WeakKeyDictionary[Any, RequestLog] = weakref.WeakKeyDictionary()
+_LOGS_LOCK = threading.Lock()
+
+
+def requests_for(live: Any) -> RequestLog:
+    """The request log of a live session, shared by every policy screen opened on it."""
+    with _LOGS_LOCK:
+        log = _LOGS.get(live)
+        if log is None:
+            log = _LOGS[live] = RequestLog()
+        return log
+
+
+def outcome_line(item: TrackedRequest) -> Text:
+    """One request as a line: state, what was asked, and the reason or detail."""
+    line = Text()
+    line.append(f"{item.state:<9}", style=_STATE_STYLE[item.state])
+    line.append(f" {item.label}")
+    if item.reason:
+        line.append(f" — {item.reason}", style="red" if item.state in (REJECTED, NOT_SENT) else "dim")
+    return line
+
+
+class OutcomePanel(Static):
+    """The latest operator requests and their outcomes."""
+
+    def __init__(self, shown: int = 4, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.shown = shown
+
+    def show(self, items: Iterable[TrackedRequest]) -> None:
+        """Render the newest ``shown`` requests (newest last)."""
+        recent = list(items)[-self.shown :]
+        if not recent:
+            self.update(Text("No operator requests sent from this TUI yet.", style="dim"))
+            return
+        self.update(Text("\n").join(outcome_line(item) for item in recent))
+
+
+class PolicyScreen(Screen[None]):
+    """Base of the policy screens; subclasses provide ``compose_body``, ``derive`` and ``show``."""
+
+    CSS_PATH = "policy.tcss"
+    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "close", "Back", id="policy.close")]
+    HEADING: ClassVar[str] = ""
+    ACTIONS: ClassVar[frozenset[str]] = frozenset()  # actions that send control requests
+
+    def __init__(self) -> None:
+        super().__init__(classes="policy-screen")
+        self._token = 0
+        self._read_only: str | None = None
+        self.shown_generation = -1  # the live generation the screen shows (-1 before the first view)
+
+    # layout -----------------------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        """Heading, read-only banner, the screen's body, a message line, the outcome panel and the footer."""
+        yield Static(Text(self.HEADING), id="policy-heading")
+        yield Static(id="policy-readonly")
+        yield from self.compose_body()
+        yield Static(id="policy-message")
+        yield OutcomePanel(id="policy-outcomes")
+        yield Footer()
+
+    def compose_body(self) -> ComposeResult:
+        """The screen's own widgets."""
+        yield from ()
+
+    def on_mount(self) -> None:
+        """Derive the first view."""
+        self.query_one("#policy-readonly").display = False
+        self.refresh_view()
+
+    def on_session_updated(self, message: Any) -> None:
+        """The live session changed: derive the view again."""
+        self.refresh_view()
+
+    def action_close(self) -> None:
+        """Leave the screen."""
+        self.dismiss(None)
+
+    # deriving ---------------------------------------------------------------------------------------------
+    @property
+    def live(self) -> Any:
+        """The app's live session."""
+        return self.app.live  # type: ignore[attr-defined]
+
+    @property
+    def requests(self) -> RequestLog:
+        """Requests sent for the live session."""
+        return requests_for(self.live)
+
+    def derive(self, live: Any) -> Any:
+        """Compute the view from ``live`` (runs in a worker thread; call core, never Textual)."""
+        raise NotImplementedError
+
+    def show(self, view: Any) -> None:
+        """Render a derived view (runs on the UI thread)."""
+        raise NotImplementedError
+
+    def refresh_view(self) -> None:
+        """Start a derivation in a worker; a newer one supersedes an older one."""
+        self._token += 1
+        self._derive(self._token)
+
+    @work(thread=True, exclusive=True, group="policy-derive")
+    def _derive(self, token: int) -> None:
+        live = self.live
+        with live.lock:  # the follower thread applies appends under this lock
+            generation = live.generation
+            session_id = live.session.id
+            try:
+                view: Any = self.derive(live)
+            except TapedeckError as exc:
+                view = DeriveFailure(str(exc))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                view = DeriveFailure(f"cannot read this session: {type(exc).__name__}: {exc}")
+        items = self.requests.poll(live.outcome_for)
+        reason = live.read_only_reason
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._apply, token, generation, session_id, view, items, reason)
+
+    def _apply(
+        self,
+        token: int,
+        generation: int,
+        session_id: str,
+        view: Any,
+        items: list[TrackedRequest],
+        reason: str | None,
+    ) -> None:
+        if token != self._token or not self.is_attached:
+            return
+        heading = f"{self.HEADING} · session {session_id}" if session_id else self.HEADING
+        self.query_one("#policy-heading", Static).update(Text(heading))
+        self._set_read_only(reason)
+        self.query_one(OutcomePanel).show(items)
+        if isinstance(view, DeriveFailure):
+            self.say(view.message, error=True)
+        else:
+            self.show(view)
+        self.shown_generation = generation
+
+    def _set_read_only(self, reason: str | None) -> None:
+        if reason == self._read_only:
+            return
+        self._read_only = reason
+        banner = self.query_one("#policy-readonly", Static)
+        banner.display = reason is not None
+        if reason is not None:
+            banner.update(Text(f"Read-only — actions are disabled: {reason}", style="bold"))
+        self.refresh_bindings()
+
+    # acting -----------------------------------------------------------------------------------------------
+    @property
+    def read_only_reason(self) -> str | None:
+        """Why actions are disabled on this session, or None when the host accepts requests."""
+        return self._read_only
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Action keys show as disabled while the session is read-only."""
+        if action in self.ACTIONS and self._read_only is not None:
+            return None
+        return True
+
+    def say(self, message: str, *, error: bool = False) -> None:
+        """Show a one-line message above the outcome panel (empty clears it)."""
+        self.query_one("#policy-message", Static).update(
+            Text(message, style="bold red" if error else "") if message else ""
+        )
+
+    def send_request(self, op: str, args: dict[str, Any], label: str) -> None:
+        """Append a control request through the live session; its outcome appears in the panel."""
+        if self._read_only is not None:
+            self.say(f"Not sent: {self._read_only}", error=True)
+            return
+        item = self.requests.add(op, label)
+        self.query_one(OutcomePanel).show(self.requests.items())
+        self._send(item, op, args)
+
+    @work(thread=True, group="policy-send")
+    def _send(self, item: TrackedRequest, op: str, args: dict[str, Any]) -> None:
+        live = self.live
+        try:
+            request = live.send(op, args)
+            self.requests.sent(item, str(request["id"]))
+        except (TapedeckError, OSError) as exc:
+            self.requests.failed(item, str(exc))
+        items = self.requests.poll(live.outcome_for)
+        self.app.call_from_thread(self._show_outcomes, items)
+
+    def _show_outcomes(self, items: list[TrackedRequest]) -> None:
+        if self.is_attached:
+            self.query_one(OutcomePanel).show(items)
+
+
+@dataclass(frozen=True, slots=True)
+class DeriveFailure:
+    """A view that could not be derived, with the reason to show instead."""
+
+    message: str
+
+
+def fill_table(table: DataTable[Any], rows: Sequence[tuple[str, Sequence[RenderableType]]]) -> None:
+    """Replace a table's rows, keeping the cursor on the same row key when that row still exists.
+
+    Plain strings are shown verbatim (never parsed as markup: log text is full of square brackets).
+    """
+    current: str | None = None
+    if table.row_count and table.cursor_row >= 0:
+        current = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
+    table.clear()
+    for key, cells in rows:
+        table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells), key=key)
+    if current is not None and any(key == current for key, _ in rows):
+        table.move_cursor(row=table.get_row_index(current))
+
+
+def logged(session: Session, event_type: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """``(seq, event)`` for every event of one type, oldest first (index-backed logs skip the rest unread)."""
+    if not session.counts.get(event_type):
+        return
+    events = session.events
+    index = getattr(events, "index", None)
+    if index is not None and hasattr(index, "find_type"):
+        seq = index.find_type({event_type})
+        while seq is not None and seq < session.next_seq:
+            yield seq, events[seq]
+            seq = index.find_type({event_type}, seq + 1)
+        return
+    for seq in range(session.next_seq):
+        event = events[seq]
+        if event.get("type") == event_type:
+            yield seq, event

@@ -1,0 +1,66 @@
+"""The Prolong screen: the ``/prolong status`` report of the live session, kept current.
+
+The report is ``core.policies.prolong.render_status`` over ``status_from_log``: the session log gives the deny
+counter, the workspace log file gives the probe, the section count and the last seq. The workspace is the one the
+``tapedeck/host`` event names, else the session header's ``cwd``. The host flushes the log file on its own
+thread, so besides every session update the report is re-read every few seconds.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from core.cli_status import resolve_workspace
+from core.policies.prolong import render_status, status_from_log
+from core.session import Session
+from tui.screens.config import effective_config
+from tui.screens.outcomes import PolicyScreen, logged
+
+HOST_EVENT = "tapedeck/host"
+REREAD_SECONDS = 3.0
+
+
+def workspace_of(session: Session) -> Path:
+    """The workspace named by the session's ``tapedeck/host`` event, else its header's absolute ``cwd``."""
+    for _, event in logged(session, HOST_EVENT):
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        workspace = data.get("workspace")
+        if isinstance(workspace, str) and Path(workspace).is_absolute():
+            return Path(workspace)
+    return resolve_workspace(session, None)
+
+
+def derive_prolong(session: Session) -> str:
+    """The status report text under the effective prolong config."""
+    report = status_from_log(session, workspace_of(session), effective_config(session).prolong)
+    return render_status(report)
+
+
+class ProlongScreen(PolicyScreen):
+    """The prolong-memory status report, live."""
+
+    HEADING = "Prolong status — the workspace session record"
+
+    def compose_body(self) -> ComposeResult:
+        """The report."""
+        with VerticalScroll(classes="policy-body"):
+            yield Static("Reading the session…", id="prolong-report")
+
+    def on_mount(self) -> None:
+        """Derive now and re-read the log file periodically."""
+        super().on_mount()
+        self.set_interval(REREAD_SECONDS, self.refresh_view)
+
+    def derive(self, live: Any) -> str:
+        """The report text (worker thread)."""
+        return derive_prolong(live.session)
+
+    def show(self, view: str) -> None:
+        """Show the report."""
+        self.query_one("#prolong-report", Static).update(Text(view))

@@ -1,0 +1,194 @@
+"""The Router screen: every adaptive-policy decision the host logged, one row per turn and step.
+
+The host logs each decision as a ``tapedeck/route`` event (task class, phase, output caps, step budgets, the
+risk router's verdict with its score and reason, the prune level, context pressure, chars removed and the
+pruned seqs). This screen only reads those events back; the selected row's full record shows on the right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.widgets import DataTable, Static
+
+from core.session import Session
+from core.summary import human_chars
+from core.text import js_json
+from tui.screens.outcomes import PolicyScreen, fill_table, logged
+
+ROUTE_EVENT = "tapedeck/route"
+
+
+def compact(value: Any) -> str:
+    """A route field in one short line: mappings as ``k=v``, lists comma-joined, absent as ``-``."""
+    if value is None or value == "" or value == [] or value == {}:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    if isinstance(value, Mapping):
+        return " ".join(f"{k}={compact(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ",".join(compact(v) for v in value)
+    return str(value)
+
+
+@dataclass(frozen=True, slots=True)
+class RouteLine:
+    """One logged decision."""
+
+    seq: int
+    turn: int | None
+    step: int | None
+    task_class: str
+    phase: str
+    caps: str
+    budgets: str
+    risk: str
+    score: str
+    reason: str
+    prune_level: str
+    pressure: str
+    chars_removed: int
+    data: Mapping[str, Any]
+
+
+def _pressure(value: Any) -> str:
+    if isinstance(value, float | int) and not isinstance(value, bool):
+        return f"{value:.0%}" if isinstance(value, float) and value <= 1 else str(value)
+    return compact(value)
+
+
+def route_line(seq: int, data: Mapping[str, Any]) -> RouteLine:
+    """Present one ``tapedeck/route`` event."""
+    risk = data.get("risk") if isinstance(data.get("risk"), Mapping) else {}
+    removed = data.get("charsRemoved")
+    turn, step = data.get("turn"), data.get("step")
+    return RouteLine(
+        seq=seq,
+        turn=turn if isinstance(turn, int) else None,
+        step=step if isinstance(step, int) else None,
+        task_class=compact(data.get("taskClass")),
+        phase=compact(data.get("phase")),
+        caps=compact(data.get("caps")),
+        budgets=compact(data.get("budgets")),
+        risk=compact(risk.get("risk")) if risk.get("risk") else "none",
+        score=compact(risk.get("score")),
+        reason=compact(risk.get("reason")),
+        prune_level=compact(data.get("pruneLevel")),
+        pressure=_pressure(data.get("pressure")),
+        chars_removed=removed if isinstance(removed, int) and not isinstance(removed, bool) else 0,
+        data=data,
+    )
+
+
+def derive_routes(session: Session) -> list[RouteLine]:
+    """Every logged route decision, oldest first."""
+    lines = []
+    for seq, event in logged(session, ROUTE_EVENT):
+        data = event.get("data")
+        lines.append(route_line(seq, data if isinstance(data, Mapping) else {}))
+    return lines
+
+
+def route_detail(line: RouteLine) -> Text:
+    """The full record of one decision, a field per line."""
+    out = Text()
+    out.append(f"seq {line.seq} · turn {line.turn} step {line.step}\n", style="bold")
+    for key, value in line.data.items():
+        shown = value if isinstance(value, str) else js_json(value)
+        out.append(f"{key}: ", style="bold")
+        out.append(f"{shown}\n")
+    return out
+
+
+class RouterScreen(PolicyScreen):
+    """Adaptive routing decisions per turn and step."""
+
+    HEADING = "Router — adaptive policy decisions per step"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._lines: dict[str, RouteLine] = {}
+
+    def compose_body(self) -> ComposeResult:
+        """Decision table, totals and the selected record."""
+        with Horizontal(classes="policy-body"):
+            with Vertical(classes="policy-pane"):
+                yield DataTable(id="router-table", cursor_type="row", classes="policy-table")
+                yield Static(id="router-summary")
+            with VerticalScroll(classes="policy-side"):
+                yield Static(id="router-detail")
+
+    def on_mount(self) -> None:
+        """Set up the table, then derive."""
+        self.query_one("#router-table", DataTable).add_columns(
+            "turn.step",
+            "class",
+            "phase",
+            "caps",
+            "budgets",
+            "risk",
+            "score",
+            "reason",
+            "prune",
+            "pressure",
+            "removed",
+        )
+        super().on_mount()
+
+    def derive(self, live: Any) -> list[RouteLine]:
+        """Route decisions (worker thread)."""
+        return derive_routes(live.session)
+
+    def show(self, view: list[RouteLine]) -> None:
+        """Refill the table and the totals."""
+        self._lines = {str(line.seq): line for line in view}
+        rows = [
+            (
+                str(line.seq),
+                (
+                    f"{line.turn}.{line.step}",
+                    line.task_class,
+                    line.phase,
+                    line.caps,
+                    line.budgets,
+                    Text(line.risk, style="bold" if line.risk != "none" else "dim"),
+                    line.score,
+                    line.reason,
+                    line.prune_level,
+                    line.pressure,
+                    human_chars(line.chars_removed),
+                ),
+            )
+            for line in view
+        ]
+        table = self.query_one("#router-table", DataTable)
+        fill_table(table, rows)
+        removed = sum(line.chars_removed for line in view)
+        summary = (
+            f"{len(view)} decision(s) · {human_chars(removed)} chars pruned in total"
+            if view
+            else "No route decisions in this log (the adaptive policy logs one per step on a tapedeck host)."
+        )
+        self.query_one("#router-summary", Static).update(Text(summary))
+        self._show_detail(table)
+
+    def _show_detail(self, table: DataTable[Any]) -> None:
+        detail = self.query_one("#router-detail", Static)
+        if not table.row_count:
+            detail.update("")
+            return
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        line = self._lines.get(key or "")
+        detail.update(route_detail(line) if line else "")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """Show the highlighted decision's full record."""
+        self._show_detail(event.data_table)
