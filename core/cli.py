@@ -18,6 +18,7 @@ COMMAND_MODULES: list[str] = [
     "core.cli_log",
     "core.cli_fold",
     "core.cli_status",
+    "core.cli_route",
 ]
 
 

@@ -1,0 +1,95 @@
+"""``tapedeck route``: how the adaptive policy would handle a request (task class, caps, budgets, risk)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from core.cli_common import emit, guarded
+from core.config import load_config
+from core.errors import TapedeckError
+from core.policies.adaptive import CHECKPOINT, classify_task, phase_text
+from core.policies.adaptive_config import TASK_CLASSES, AdaptiveConfig
+from core.policies.risk import route_risk
+from core.text import utf16_len
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``route`` subcommand."""
+    parser = subparsers.add_parser(
+        "route",
+        help="classify a request and show its output cap, step budgets and checkpoint risk",
+        description=(
+            "Run the adaptive policy's routers on a request without a session: the task class, the output "
+            "cap, the soft and hard step budgets, and the risk the checkpoint would target given optional "
+            "tool-output evidence. Nothing is read or written besides the files named."
+        ),
+    )
+    parser.add_argument("text", metavar="TEXT", help="the human request ('-' reads it from stdin)")
+    parser.add_argument("--class", dest="task_class", choices=TASK_CLASSES, help="skip classification")
+    parser.add_argument("--evidence", metavar="FILE", help="recent tool output to weigh (UTF-8 text file)")
+    parser.add_argument("--config", help="policy config file (TOML or JSON) whose [adaptive] section applies")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(handler=guarded(run))
+
+
+def read_text(path: str, what: str) -> str:
+    """A UTF-8 text file's content; TapedeckError naming ``what`` when it cannot be read."""
+    try:
+        return Path(path).read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise TapedeckError(f"{what} {path}: cannot read ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise TapedeckError(f"{what} {path}: not UTF-8 text (bad byte at offset {exc.start})") from exc
+
+
+def route_report(text: str, task_class: str | None, evidence: str, config: AdaptiveConfig) -> dict[str, Any]:
+    """The routing of one request as a plain dict."""
+    classified = classify_task(text)
+    chosen = task_class or classified
+    profile = config.profile(chosen)
+    decision = route_risk(chosen, text, evidence, config.risk_router)
+    return {
+        "taskClass": chosen,
+        "classifiedAs": classified,
+        "requestChars": utf16_len(text),
+        "evidenceChars": utf16_len(evidence),
+        "caps": {"maxTokens": profile.max_tokens},
+        "budgets": {"soft": profile.soft_step_budget, "hard": profile.hard_step_budget},
+        "risk": decision.to_dict(),
+        "checkpointText": phase_text(chosen, CHECKPOINT, decision),
+    }
+
+
+def render(report: dict[str, Any]) -> str:
+    """The human-readable form."""
+    chosen, classified = report["taskClass"], report["classifiedAs"]
+    origin = (
+        "classified from the request" if chosen == classified else f"given; the request reads as {classified}"
+    )
+    risk = report["risk"]
+    target = risk["risk"] or "none"
+    budgets = report["budgets"]
+    body = report["checkpointText"].split("\n")[1]
+    return "\n".join(
+        [
+            f"task class  {chosen} ({origin})",
+            f"caps        maxTokens {report['caps']['maxTokens']}",
+            f"budgets     checkpoint from step {budgets['soft']}, finalization (no tools) from step {budgets['hard']}",
+            f"risk        {target}: {risk['reason']}, score {risk['score']} "
+            f"(inspected {risk['requestCharsInspected']} of {report['requestChars']} request units, "
+            f"{risk['evidenceCharsInspected']} of {report['evidenceChars']} evidence units)",
+            f"checkpoint  {body}",
+        ]
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the routing of the request."""
+    config = load_config(args.config).adaptive
+    text = sys.stdin.read() if args.text == "-" else args.text
+    evidence = read_text(args.evidence, "--evidence") if args.evidence else ""
+    emit(route_report(text, args.task_class, evidence, config), args.json, render)
+    return 0
