@@ -19,6 +19,8 @@ COMMAND_MODULES: list[str] = [
     "core.cli_fold",
     "core.cli_status",
     "core.cli_route",
+    "core.cli_slice",
+    "core.cli_host",
 ]
 
 

@@ -1,0 +1,180 @@
+"""The ``seal``, ``recall`` and ``expand`` subcommands: preview sealing, and run the recall tools on a log.
+
+``recall``/``expand`` go through ``core.policies.recall.run_recall_tool`` with the arguments a model would pass,
+so they print exactly the text the model would receive.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from core.cli_common import emit, guarded
+from core.cli_fold import effective_config
+from core.errors import TapedeckError
+from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
+from core.policies.recall import (
+    RECALL_SEARCH_TOOL,
+    RECALL_STEP_TOOL,
+    RECALL_TURN_TOOL,
+    SEARCH_KINDS,
+    run_recall_tool,
+)
+from core.policies.slice import plan_seal
+from core.session import Session
+from core.summary import human_chars
+
+
+def seal_report(session: Session, overrides: list[str], config_file: str | None = None) -> dict[str, Any]:
+    """What sealing would append now, as plain data: the effective history config, entries and warnings."""
+    config = effective_config(session, config_file, overrides)
+    plan = plan_seal(session, config)
+    return {
+        "path": str(session.path) if session.path else None,
+        "keepRecentTurns": config.history.keepRecentTurns,
+        "entryMaxChars": config.history.entryMaxChars,
+        "entries": [entry.to_dict(session) for entry in plan.entries],
+        "warnings": [warning.message for warning in plan.warnings],
+    }
+
+
+def _render_seal(report: dict[str, Any]) -> str:
+    lines = []
+    for number, entry in enumerate(report["entries"], 1):
+        first, last = entry["turns"]
+        lines.append(
+            f"entry {number} → seq {entry['seq']}: replaces seq {entry['start']}..{entry['end']} "
+            f"({len(entry['sources'])} node(s), {human_chars(entry['charsReplaced'])} chars) · turns {first}-{last} · "
+            f"{human_chars(entry['chars'])} chars"
+        )
+        lines += [entry["text"], ""]
+    lines += [f"warning: {w}" for w in report["warnings"]]
+    count = len(report["entries"])
+    lines.append(
+        f"{count} entr{'y' if count == 1 else 'ies'} would be sealed now" if count else "nothing to seal now"
+    )
+    return "\n".join(lines)
+
+
+def _seal(args: argparse.Namespace) -> None:
+    session = Session.open(args.path)
+    overrides = []
+    if args.keep_recent_turns is not None:
+        overrides.append(f"history.keepRecentTurns={args.keep_recent_turns}")
+    if args.entry_max_chars is not None:
+        overrides.append(f"history.entryMaxChars={args.entry_max_chars}")
+    emit(seal_report(session, overrides, args.config), args.json, _render_seal)
+
+
+def _run(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> None:
+    result = run_recall_tool(Session.open(args.path), tool, arguments)
+    if result.is_error:
+        raise TapedeckError(result.text)
+    payload = {"tool": tool, "arguments": arguments, "text": result.text}
+    emit(payload, args.json, lambda p: p["text"])
+
+
+def _recall_turn(args: argparse.Namespace) -> None:
+    arguments: dict[str, Any] = {"turn": args.turn}
+    if args.view is not None:
+        arguments["view"] = args.view
+    _run(args, RECALL_TURN_TOOL, arguments)
+
+
+def _recall_step(args: argparse.Namespace) -> None:
+    _run(args, RECALL_STEP_TOOL, {"turn": args.turn, "step": args.step})
+
+
+def _recall_search(args: argparse.Namespace) -> None:
+    arguments: dict[str, Any] = {"query": args.query}
+    if args.kinds is not None:
+        arguments["kinds"] = [k.strip() for k in args.kinds.split(",") if k.strip()]
+    if args.scope is not None:
+        arguments["scope"] = args.scope
+    if args.limit is not None:
+        arguments["limit"] = args.limit
+    _run(args, RECALL_SEARCH_TOOL, arguments)
+
+
+def _expand(args: argparse.Namespace) -> None:
+    names = {
+        "seq": "seq",
+        "format_version": "formatVersion",
+        "turn": "turn",
+        "step": "step",
+        "call": "call",
+        "block": "block",
+        "grep": "grep",
+        "lines": "lines",
+    }
+    arguments = {key: getattr(args, attr) for attr, key in names.items() if getattr(args, attr) is not None}
+    _run(args, EXPAND_TOOL, arguments)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("path", help="session log file or session directory")
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``seal``, ``recall`` and ``expand`` subcommands."""
+    p = sub.add_parser("seal", help="preview the tape entries sealing would append now")
+    _common(p)
+    p.add_argument(
+        "--keep-recent-turns", metavar="N", help="completed turns to keep raw (history.keepRecentTurns)"
+    )
+    p.add_argument(
+        "--entry-max-chars", metavar="N", help="code-point cap per entry (history.entryMaxChars, >= 256)"
+    )
+    p.add_argument("--config", help="policy config file (TOML or JSON) whose [slice] section applies")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=guarded(_seal))
+
+    recall = sub.add_parser("recall", help="read earlier turns, steps or search hits back from the log")
+    kinds = recall.add_subparsers(dest="recall_command", metavar="WHAT", required=True)
+    p = kinds.add_parser("turn", help="one turn's verbatim page (recall_turn)")
+    _common(p)
+    p.add_argument("turn", help='turn number, or "slice-turn-N"')
+    p.add_argument("--view", choices=("dialogue", "full"), help="full adds every original record as JSON")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=guarded(_recall_turn))
+
+    p = kinds.add_parser("step", help="one step's tool calls and results (recall_step)")
+    _common(p)
+    p.add_argument("turn", help="turn number")
+    p.add_argument("step", help="step number")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=guarded(_recall_step))
+
+    p = kinds.add_parser("search", help="scored hits over the recorded history (recall_search)")
+    _common(p)
+    p.add_argument("query", help="words to look for")
+    p.add_argument(
+        "--kinds", metavar="A,B", help=f"comma-separated kinds to search: {', '.join(SEARCH_KINDS)}"
+    )
+    p.add_argument("--scope", choices=("auto", "dialogue"), help="auto (default) adds a few tool-output hits")
+    p.add_argument(
+        "--limit", type=int, metavar="N", help="hits to return besides tool output, 1-20 (default 5)"
+    )
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=guarded(_recall_search))
+
+    p = sub.add_parser("expand", help="the full text of one logged tool result (expand_result)")
+    _common(p)
+    p.add_argument("--seq", type=int, metavar="Q", help="log id of the result, from a locator")
+    p.add_argument(
+        "--format-version",
+        type=int,
+        metavar="V",
+        help=f"locator format version, required with --seq (currently {LOCATOR_FORMAT_VERSION})",
+    )
+    p.add_argument("--turn", type=int, metavar="T", help="turn of the result (without --seq)")
+    p.add_argument("--step", type=int, metavar="S", help="step of the result (without --seq)")
+    p.add_argument("--call", type=int, metavar="K", help="which result of that step, from 1 (default 1)")
+    p.add_argument("--block", type=int, metavar="B", help="result block (only 1 exists)")
+    only = p.add_mutually_exclusive_group()
+    only.add_argument(
+        "--grep", metavar="RE", help="only lines matching this case-insensitive regex, with context"
+    )
+    only.add_argument("--lines", metavar="A-B", help="only this 1-based inclusive line range")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=guarded(_expand))
