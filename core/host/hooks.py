@@ -1,0 +1,157 @@
+"""Where the host applies the policies: pre-step planning, the policy-owned tools, the turn guard, control.
+
+Every decision is made by a pure planner in ``core.policies``; this module only calls them at the right
+points and appends what they plan through the host's single write path.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from core.config import PolicyConfig
+from core.errors import TapedeckError
+from core.host.toolbox import CallResult
+from core.policies import checkpoint as checkpoint_policy
+from core.policies import fold as fold_policy
+from core.policies import prolong as prolong_policy
+from core.policies import rewind as rewind_policy
+from core.policies.report import ReportError, ReportWriter, default_writer
+
+if TYPE_CHECKING:
+    from core.host.loop import AgentHost
+
+BASE_SYSTEM = (
+    "You are a coding agent working inside the workspace given to you. Use the tools to read, search, run and "
+    "edit files; keep tool outputs small; report what you changed and how you verified it."
+)
+
+
+@dataclass
+class StepPlan:
+    """What the next model call may use, decided before it."""
+
+    system: str
+    tools: list[dict[str, Any]]
+    tool_names: set[str]
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    reject: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+class PolicyHooks:
+    """The policies as the host sees them."""
+
+    def __init__(self, host: AgentHost, config: PolicyConfig) -> None:
+        self.host = host
+        self.config = config
+        self.prolong = prolong_policy.ProlongMemory(host.options.workspace, config.prolong, host.session.id)
+
+    # lifecycle -------------------------------------------------------------------------------------------
+    def replay(self) -> None:
+        """Rebuild policy state after a restart (everything lives in the log)."""
+        from core.config import replay_config
+
+        self.config = replay_config(self.config, self.host.session.events)
+
+    def observe(self, stored: list[dict[str, Any]]) -> None:
+        """Called with every batch the host appended: prolong memory sees every event."""
+        for event in stored:
+            self.prolong.observe(event)
+
+    def close(self) -> None:
+        """Drain the prolong writer."""
+        self.prolong.close()
+
+    # planning --------------------------------------------------------------------------------------------
+    def report_writer(self) -> ReportWriter:
+        """The model-written report when a real model is configured, else the extractive one."""
+        model = self.host.model if getattr(self.host.model, "writes_reports", False) else None
+        return default_writer(self.config.rewind, model)
+
+    def tool_schemas(self) -> list[dict[str, Any]]:
+        """Every tool the model may call: workspace tools, checkpoint and rewind."""
+        return [
+            *self.host.toolbox.schemas(),
+            checkpoint_policy.checkpoint_tool_schema(),
+            rewind_policy.rewind_tool_schema(self.config.rewind),
+        ]
+
+    def system_prompt(self) -> str:
+        """The logged system prompt: our base text plus the policies' sections."""
+        sections = [
+            BASE_SYSTEM,
+            rewind_policy.rewind_prompt_section(self.config.rewind),
+            prolong_policy.prompt_section(self.config.prolong),
+        ]
+        return "\n\n".join(s for s in sections if s)
+
+    def pre_step(self, turn: int, step: int) -> StepPlan:
+        """Fold what landed, then build the request context."""
+        host = self.host
+        host.append(fold_policy.plan_fold(host.session, self.config.slice))
+        system = self.system_prompt()
+        tools = self.tool_schemas()
+        self._log_header(system, tools)
+        return StepPlan(system=system, tools=tools, tool_names={t["name"] for t in tools})
+
+    def _log_header(self, system: str, tools: list[dict[str, Any]]) -> None:
+        session = self.host.session
+        header = {
+            "config": {"provider": self.host.model.provider, "model": self.host.model.model},
+            "system": system,
+            "tools": tools,
+        }
+        previous = session.request_header()
+        if previous == header:
+            return
+        if previous is None:
+            reason = "initial"
+        elif session.request_header_seq is not None and self._resumed_since(session.request_header_seq):
+            reason = "resume"
+        else:
+            reason = "change"
+        self.host.append([{"type": "request/header", "data": {"header": header, "reason": reason}}])
+
+    def _resumed_since(self, seq: int) -> bool:
+        events = self.host.session.events
+        return any(
+            events[s].get("type") == "tapedeck/host" and (events[s].get("data") or {}).get("resumed")
+            for s in range(seq + 1, self.host.session.next_seq)
+        )
+
+    # policy-owned tools ------------------------------------------------------------------------------------
+    def run_tool(self, name: str, arguments: str, turn: int, step: int) -> CallResult | None:
+        """Run checkpoint/rewind; None for tools the workspace toolbox handles."""
+        session = self.host.session
+        if name == checkpoint_policy.CHECKPOINT_TOOL_NAME:
+            try:
+                objective = checkpoint_policy.parse_checkpoint_arguments(arguments)
+                [event] = checkpoint_policy.plan_checkpoint(session, objective, by="model")
+            except TapedeckError as exc:
+                return CallResult(f"Error: {exc}", True)
+            result = checkpoint_policy.checkpoint_result(event)
+            text = checkpoint_policy.render_checkpoint_result(result, self.config.rewind.tool_name)
+            return CallResult(text, False, meta=result, before=[event])
+        if name == self.config.rewind.tool_name:
+            try:
+                plan = rewind_policy.plan_rewind(
+                    session, self.config.rewind, self.report_writer(), by="model", commit=self.host.append
+                )
+            except rewind_policy.RewindError as exc:
+                return CallResult(f"Error: {exc}", True, {"name": "RewindError", "code": exc.code})
+            except ReportError as exc:
+                return CallResult(f"Error: {exc}", True, {"name": "ReportError", "code": "REPORT_FAILED"})
+            return CallResult(rewind_policy.render_rewind_result(plan.result), False, meta=plan.result)
+        return None
+
+    def turn_stopping(self, turn: int) -> dict[str, Any] | None:
+        """The guard: one reminder per turn while a checkpoint is active."""
+        planned = rewind_policy.plan_turn_guard(self.host.session, turn, self.config.rewind)
+        return planned[0] if planned else None
+
+    # control -----------------------------------------------------------------------------------------------
+    def safe_point(self) -> bool:
+        """Apply pending operator requests; False when the host must stop."""
+        return not self.host.stop_requested

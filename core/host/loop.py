@@ -1,0 +1,380 @@
+"""The reference agent host: turns and steps in DSH shapes, policies applied live, the control inbox obeyed.
+
+One ``AgentHost`` owns one session log (it is the only writer). Each step runs, in order: the control inbox
+(a safe point), the pre-step policies (seal at step 1, fold, adaptive route/prune), the model call with its
+chunks logged as they stream, then every tool call and its result. Between steps is the next safe point.
+Everything the host decides is an event in the log, so ``resume`` rebuilds all policy state from it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from core import __version__
+from core.config import PolicyConfig
+from core.host.hooks import PolicyHooks, StepPlan
+from core.host.toolbox import CallResult, ToolBox
+from core.log.writer import SessionWriter, make_header
+from core.model import ChatModel, Completion, ModelRequest
+from core.session import Session
+
+HOST_EVENT = "tapedeck/host"
+CHUNK_FLUSH_SECONDS = 0.1
+CHUNK_FLUSH_COUNT = 64
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class HostOptions:
+    """Knobs of one host run."""
+
+    workspace: Path
+    pace: float = 0.0  # seconds to wait between steps (the demo's watchable pace); 0 = full speed
+    chunk_delay: float = 0.0  # seconds between streamed chunks of a scripted model
+    progress: Progress | None = None
+    max_steps_per_turn: int = 200  # a last-resort guard when no policy bounds the turn
+
+
+@dataclass
+class TurnOutcome:
+    """How a turn ended."""
+
+    turn: int
+    reason: dict[str, Any]
+    steps: int
+    final_text: str = ""
+
+
+@dataclass
+class _Stream:
+    """Chunk events of the model call in flight, appended in small batches while it streams."""
+
+    host: AgentHost
+    turn: int
+    step: int
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    seqs: list[int] = field(default_factory=list)
+    last_flush: float = field(default_factory=time.monotonic)
+
+    def __call__(self, chunk: dict[str, Any]) -> None:
+        self.pending.append(
+            {"type": "assistant/chunk", "data": {"turn": self.turn, "step": self.step, "chunk": chunk}}
+        )
+        if self.host.options.chunk_delay:
+            time.sleep(self.host.options.chunk_delay)
+        now = time.monotonic()
+        if len(self.pending) >= CHUNK_FLUSH_COUNT or now - self.last_flush >= CHUNK_FLUSH_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            stored = self.host.append(self.pending)
+            self.seqs.extend(e["seq"] for e in stored)
+            self.pending = []
+        self.last_flush = time.monotonic()
+
+
+class AgentHost:
+    """Runs turns against a model and writes the session log."""
+
+    def __init__(
+        self,
+        writer: SessionWriter,
+        session: Session,
+        model: ChatModel,
+        config: PolicyConfig,
+        options: HostOptions,
+    ) -> None:
+        self.writer = writer
+        self.session = session
+        self.model = model
+        self.options = options
+        self.toolbox = ToolBox(options.workspace)
+        self.hooks = PolicyHooks(self, config)
+        self.inbox_path = writer.path.parent / "control.jsonl"
+        self.stop_requested = False
+        self._lock = threading.Lock()
+
+    # construction ---------------------------------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        sessions_root: Path,
+        model: ChatModel,
+        config: PolicyConfig,
+        options: HostOptions,
+        *,
+        tasks: Sequence[str],
+        session_id: str | None = None,
+        compressed: bool = False,
+    ) -> AgentHost:
+        """Start a new session under ``sessions_root`` for ``options.workspace``."""
+        header = make_header(session_id or str(uuid.uuid4()), cwd=str(options.workspace.resolve()))
+        writer = SessionWriter.create(sessions_root, header, compressed=compressed)
+        host = cls(writer, Session(header, path=writer.path), model, config, options)
+        host.append(
+            [
+                {
+                    "type": HOST_EVENT,
+                    "data": {
+                        "pid": os.getpid(),
+                        "version": __version__,
+                        "provider": model.provider,
+                        "model": model.model,
+                        "inbox": host.inbox_path.name,
+                        "workspace": str(options.workspace.resolve()),
+                        "tasks": list(tasks),
+                        "resumed": False,
+                    },
+                }
+            ]
+        )
+        return host
+
+    @classmethod
+    def resume(cls, path: Path, model: ChatModel, config: PolicyConfig, options: HostOptions) -> AgentHost:
+        """Reopen a session's log; rebuild state from it and close any step a crash left open."""
+        writer, data = SessionWriter.resume(path)
+        session = Session(data.header, path=writer.path)
+        for event in data.events:
+            session.apply(event)
+        host = cls(writer, session, model, config, options)
+        host.hooks.replay()
+        info = host.host_info()
+        host.append([{"type": HOST_EVENT, "data": {**info, "pid": os.getpid(), "resumed": True}}])
+        host._repair_open_step()
+        return host
+
+    def host_info(self) -> dict[str, Any]:
+        """The data of the first ``tapedeck/host`` event (tasks, workspace …)."""
+        for event in self.session.events:
+            if event.get("type") == HOST_EVENT:
+                return dict(event.get("data") or {})
+        return {}
+
+    # writing ---------------------------------------------------------------------------------------------
+    def append(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Append planned events to the log and project them; the single write path of the host."""
+        if not events:
+            return []
+        with self._lock:
+            stored = self.writer.append(list(events))
+            for event in stored:
+                self.session.apply(event)
+        self.hooks.observe(stored)
+        return stored
+
+    def say(self, message: str) -> None:
+        """Report progress to the operator (the demo's ``--no-tui`` output)."""
+        if self.options.progress:
+            self.options.progress(message)
+
+    def close(self) -> None:
+        """Flush policy writers and release the log."""
+        self.hooks.close()
+        self.writer.close()
+
+    # the loop --------------------------------------------------------------------------------------------
+    def run(self) -> list[TurnOutcome]:
+        """Run every task recorded in the host event that has no turn yet (continuing an open one first)."""
+        outcomes: list[TurnOutcome] = []
+        tasks = list(self.host_info().get("tasks") or [])
+        if self.session.open_turn is not None:
+            outcomes.append(self._run_turn(self.session.open_turn, None))
+        while not self.stop_requested:
+            done = len(self.session.turns)
+            if done >= len(tasks):
+                break
+            outcomes.append(self.run_turn(tasks[done]))
+        return outcomes
+
+    def run_turn(self, prompt: str) -> TurnOutcome:
+        """Start a new turn with ``prompt`` and run it to its end."""
+        self.hooks.safe_point()
+        turn = max(self.session.turns, default=0) + 1
+        self.append([{"type": "turn/start", "data": {"turn": turn}}])
+        self.say(f"turn {turn}: {prompt.splitlines()[0][:100]}")
+        return self._run_turn(turn, prompt)
+
+    def _run_turn(self, turn: int, prompt: str | None) -> TurnOutcome:
+        steps_done = len(self.session.turns[turn].steps)
+        step = steps_done
+        final_text = ""
+        while True:
+            step += 1
+            self.append([{"type": "step/start", "data": {"turn": turn, "step": step}}])
+            if prompt is not None and step == 1:
+                self.append([_user_message(prompt, {"kind": "user"})])
+            if not self.hooks.safe_point():
+                return self._end_step_and_turn(
+                    turn, step, {"kind": "aborted", "reason": {"kind": "user"}}, final_text
+                )
+            plan = self.hooks.pre_step(turn, step)
+            if plan.reject is not None:
+                return self._end_step_and_turn(turn, step, plan.reject, final_text)
+            completion = self._call_model(turn, step, plan)
+            if completion.finish in ("error", "aborted"):
+                reason = {"kind": completion.finish}
+                if completion.error:
+                    reason["error"] = completion.error
+                return self._end_step_and_turn(turn, step, reason, final_text)
+            message = self._assistant_message(turn, step, completion)
+            final_text = completion.text or final_text
+            calls = completion.tool_calls
+            for call in calls:
+                self._run_tool(turn, step, call, message, plan)
+            self.append([{"type": "step/end", "data": {"turn": turn, "step": step}}])
+            if completion.finish == "max-tokens" and not calls:
+                return self._end_turn(turn, {"kind": "max-tokens"}, step, final_text)
+            if not calls:
+                reminder = self.hooks.turn_stopping(turn)
+                if reminder is None:
+                    return self._end_turn(turn, {"kind": "completed"}, step, final_text)
+                self.append([reminder])
+            if step >= self.options.max_steps_per_turn:
+                return self._end_turn(turn, {"kind": "blocked"}, step, final_text)
+            if self.options.pace:
+                time.sleep(self.options.pace)
+
+    def _end_step_and_turn(self, turn: int, step: int, reason: dict[str, Any], text: str) -> TurnOutcome:
+        self.append([{"type": "step/end", "data": {"turn": turn, "step": step}}])
+        return self._end_turn(turn, reason, step, text)
+
+    def _end_turn(self, turn: int, reason: dict[str, Any], steps: int, text: str) -> TurnOutcome:
+        self.append([{"type": "turn/end", "data": {"turn": turn, "reason": reason}}])
+        self.say(f"turn {turn} ended: {reason.get('kind')} after {steps} step(s)")
+        return TurnOutcome(turn, reason, steps, text)
+
+    def _call_model(self, turn: int, step: int, plan: StepPlan) -> Completion:
+        request = ModelRequest(
+            messages=self.session.messages(),
+            system=plan.system,
+            tools=plan.tools,
+            max_tokens=plan.max_tokens,
+            reasoning_effort=plan.reasoning_effort,
+        )
+        stream = _Stream(self, turn, step)
+        completion = self.model.complete(request, stream)
+        stream.flush()
+        self._chunk_seqs = stream.seqs
+        return completion
+
+    def _assistant_message(self, turn: int, step: int, completion: Completion) -> dict[str, Any] | None:
+        data: dict[str, Any] = {
+            "turn": turn,
+            "step": step,
+            "message": {
+                "id": str(uuid.uuid4()),
+                "role": "assistant",
+                "content": completion.content,
+                "source": {"kind": "model", "provider": self.model.provider, "model": self.model.model},
+            },
+        }
+        if completion.usage:
+            data["usage"] = completion.usage
+        stored = self.append(
+            [
+                {
+                    "type": "assistant/message",
+                    "data": data,
+                    "sourceEventSeqs": self._chunk_seqs,
+                    "surfaceOp": "append",
+                }
+            ]
+        )
+        return stored[0]
+
+    def _run_tool(self, turn: int, step: int, call: dict[str, Any], message: Any, plan: StepPlan) -> None:
+        call_id, name, arguments = (
+            str(call.get("id")),
+            str(call.get("name")),
+            str(call.get("arguments") or ""),
+        )
+        [call_event] = self.append(
+            [
+                {
+                    "type": "tool/call",
+                    "data": {
+                        "turn": turn,
+                        "step": step,
+                        "callId": call_id,
+                        "name": name,
+                        "arguments": arguments,
+                    },
+                }
+            ]
+        )
+        if name not in plan.tool_names:
+            outcome = self.toolbox.unavailable(name, plan.tool_names)
+        else:
+            outcome = self.hooks.run_tool(name, arguments, turn, step) or self.toolbox.run(name, arguments)
+        self.append([*outcome.before, _tool_result(turn, step, call_id, call_event["seq"], outcome)])
+
+    def _repair_open_step(self) -> None:
+        """After a crash: close pending calls as TOOL_OUTCOME_UNKNOWN and end the open step, as DSH does."""
+        turn_no = self.session.open_turn
+        if turn_no is None:
+            return
+        turn = self.session.turns[turn_no]
+        open_steps = [s for s in turn.steps.values() if s.end_seq is None]
+        for step in open_steps:
+            for call in list(self.session.tool_calls.values()):
+                if (
+                    call.turn == turn_no
+                    and call.step == step.step
+                    and call.call_seq is not None
+                    and call.result_seq is None
+                ):
+                    outcome = CallResult(
+                        f"Error: the host stopped while {call.name} was running; its outcome is unknown.",
+                        True,
+                        {"name": "CallResultUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"},
+                    )
+                    self.append([_tool_result(turn_no, step.step, call.call_id, call.call_seq, outcome)])
+            self.append([{"type": "step/end", "data": {"turn": turn_no, "step": step.step}}])
+
+
+def _user_message(text: str, source: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "user/message",
+        "data": {
+            "id": str(uuid.uuid4()),
+            "role": "user",
+            "content": [{"type": "text", "text": text}],
+            "source": source,
+        },
+        "surfaceOp": "append",
+    }
+
+
+def _tool_result(turn: int, step: int, call_id: str, call_seq: int, outcome: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "turn": turn,
+        "step": step,
+        "message": {
+            "id": str(uuid.uuid4()),
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool-result",
+                    "toolCallId": call_id,
+                    "content": [{"type": "text", "text": outcome.text}],
+                    "isError": bool(outcome.is_error),
+                }
+            ],
+            "source": {"kind": "tool", "callId": call_id},
+        },
+    }
+    if outcome.error:
+        data["error"] = outcome.error
+    if outcome.meta is not None:
+        data["meta"] = outcome.meta
+    return {"type": "tool/result", "data": data, "sourceEventSeqs": [call_seq], "surfaceOp": "append"}

@@ -1,0 +1,69 @@
+"""The host's view of tool execution: outcomes, argument parsing and the workspace tool registry."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class CallResult:
+    """A tool call's result as the host logs it (workspace tools, recall tools and policy tools alike).
+
+    ``error`` is the internal failure identity (``data.error``: name and code, never model-visible); ``before``
+    holds policy events that must land before the result (a checkpoint mark, a rewind's report).
+    """
+
+    text: str
+    is_error: bool = False
+    error: dict[str, str] | None = None
+    meta: Any = None
+    before: list[dict[str, Any]] = field(default_factory=list)
+
+
+def parse_arguments(name: str, arguments: str) -> dict[str, Any] | CallResult:
+    """The JSON object a tool call carries, or a CallResult error explaining why it is not one."""
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError as exc:
+        return CallResult(f"Error: {name} arguments are not valid JSON ({exc.msg} at char {exc.pos})", True,
+                           {"name": "ArgumentError", "code": "BAD_ARGUMENTS"})  # fmt: skip
+    if not isinstance(parsed, dict):
+        return CallResult(f"Error: {name} arguments must be a JSON object", True,
+                           {"name": "ArgumentError", "code": "BAD_ARGUMENTS"})  # fmt: skip
+    return parsed
+
+
+class ToolBox:
+    """The workspace tools, by name."""
+
+    def __init__(self, workspace: Path) -> None:
+        from core.host.tools import workspace_tools
+
+        self.workspace = workspace
+        self.tools = {tool.name: tool for tool in workspace_tools(workspace)}
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """OpenAI-style schemas of every workspace tool."""
+        return [tool.schema for tool in self.tools.values()]
+
+    def run(self, name: str, arguments: str) -> CallResult:
+        """Run a workspace tool; unknown names and bad arguments become tool errors."""
+        tool = self.tools.get(name)
+        if tool is None:
+            return self.unavailable(name, set(self.tools))
+        args = parse_arguments(name, arguments)
+        if isinstance(args, CallResult):
+            return args
+        outcome = tool.run(args)
+        error = {"name": "WorkspaceToolError", "code": outcome.error_code} if outcome.error_code else None
+        return CallResult(outcome.text, outcome.is_error, error, outcome.meta)
+
+    @staticmethod
+    def unavailable(name: str, available: set[str]) -> CallResult:
+        """The result for a call to a tool that is not offered in this step."""
+        names = ", ".join(sorted(available)) or "none in this step"
+        return CallResult(f"Error: no tool named {name!r} is available (available: {names})", True,
+                           {"name": "ToolNotFoundError", "code": "TOOL_NOT_FOUND"})  # fmt: skip
