@@ -117,6 +117,20 @@ def _build_log(rng: random.Random) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _tables() -> str:
+    lines = [
+        '"""Precomputed seconds for common durations (generated; do not edit by hand)."""',
+        "",
+        "TABLE = {",
+    ]
+    for h in range(0, 24):
+        for m in range(0, 60):
+            lines.append(f'    "{h}h{m}m": {h * 3600 + m * 60},')
+    lines += ["}", "", "", "def lookup(text: str) -> int | None:", '    """Seconds for ``text`` if the table has it."""',
+              "    return TABLE.get(text)", ""]  # fmt: skip
+    return "\n".join(lines)
+
+
 def create_demo_workspace(root: Path, seed: int = 7) -> Path:
     """Write the demo project into ``root`` (created if needed) and return it."""
     rng = random.Random(seed)
@@ -124,6 +138,7 @@ def create_demo_workspace(root: Path, seed: int = 7) -> Path:
         "README.md": README,
         "timeparse/__init__.py": INIT_PY,
         "timeparse/duration.py": DURATION_PY,
+        "timeparse/_tables.py": _tables(),
         "tests/__init__.py": "",
         "tests/test_duration.py": TEST_PY,
         "data/measurements.csv": _measurements(rng),

@@ -15,7 +15,9 @@ from core.host.toolbox import CallResult
 from core.policies import checkpoint as checkpoint_policy
 from core.policies import fold as fold_policy
 from core.policies import prolong as prolong_policy
+from core.policies import recall as recall_policy
 from core.policies import rewind as rewind_policy
+from core.policies import slice as slice_policy
 from core.policies.report import ReportError, ReportWriter, default_writer
 
 if TYPE_CHECKING:
@@ -47,6 +49,7 @@ class PolicyHooks:
         self.host = host
         self.config = config
         self.prolong = prolong_policy.ProlongMemory(host.options.workspace, config.prolong, host.session.id)
+        self._seal_warned: set[str] = set()
 
     # lifecycle -------------------------------------------------------------------------------------------
     def replay(self) -> None:
@@ -71,9 +74,10 @@ class PolicyHooks:
         return default_writer(self.config.rewind, model)
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """Every tool the model may call: workspace tools, checkpoint and rewind."""
+        """Every tool the model may call: workspace tools, the recall family, checkpoint and rewind."""
         return [
             *self.host.toolbox.schemas(),
+            *recall_policy.recall_tool_schemas(),
             checkpoint_policy.checkpoint_tool_schema(),
             rewind_policy.rewind_tool_schema(self.config.rewind),
         ]
@@ -88,8 +92,18 @@ class PolicyHooks:
         return "\n\n".join(s for s in sections if s)
 
     def pre_step(self, turn: int, step: int) -> StepPlan:
-        """Fold what landed, then build the request context."""
+        """Seal finished turns (step 1), fold what landed, then build the request context."""
         host = self.host
+        limit = self.config.slice.maxStepsPerTurn
+        if limit is not None and step > limit:
+            host.say(f"slice maxStepsPerTurn={limit} reached")
+            return StepPlan("", [], set(), reject={"kind": "blocked"})
+        if step == 1:
+            seal = slice_policy.plan_seal(host.session, self.config.slice, warned=self._seal_warned)
+            for warning in seal.warnings:
+                self._seal_warned.add(warning.key)
+                host.say(warning.message)
+            host.append(seal.events)
         host.append(fold_policy.plan_fold(host.session, self.config.slice))
         system = self.system_prompt()
         tools = self.tool_schemas()
@@ -123,8 +137,11 @@ class PolicyHooks:
 
     # policy-owned tools ------------------------------------------------------------------------------------
     def run_tool(self, name: str, arguments: str, turn: int, step: int) -> CallResult | None:
-        """Run checkpoint/rewind; None for tools the workspace toolbox handles."""
+        """Run the recall family, checkpoint and rewind; None for tools the workspace toolbox handles."""
         session = self.host.session
+        if name in recall_policy.RECALL_TOOLS:
+            recalled = recall_policy.run_recall_tool(session, name, arguments)
+            return CallResult(recalled.text, recalled.is_error)
         if name == checkpoint_policy.CHECKPOINT_TOOL_NAME:
             try:
                 objective = checkpoint_policy.parse_checkpoint_arguments(arguments)
