@@ -21,6 +21,7 @@ COMMAND_MODULES: list[str] = [
     "core.cli_route",
     "core.cli_slice",
     "core.cli_host",
+    "core.cli_control",
 ]
 
 

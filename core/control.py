@@ -1,0 +1,307 @@
+"""The control inbox: requests an operator sends to the host that runs a session.
+
+The inbox is ``control.jsonl`` beside the session log. Each request is one JSON line
+``{"id", "op", "args", "at"}`` (``at`` in epoch milliseconds). Writers append whole lines under an exclusive
+``flock``; the file is created with mode 0600. The host reads new complete lines with an ``InboxReader``,
+applies each request at its next safe point and appends exactly one ``tapedeck/control`` outcome event per
+request id to the session log; ``answered_ids`` lets a restarted host skip requests it already answered.
+
+Ops and their arguments (``OPS``):
+
+- ``checkpoint`` ``{objective?}``: place a checkpoint mark at the current end of the log.
+- ``rewind`` ``{}``: fold everything after the active checkpoint into a report.
+- ``expand`` ``{seq}``: put the original of a folded tool result back on the surface.
+- ``config.set`` ``{key, value}``: change one dotted policy config key (``value`` null restores the default).
+- ``pause`` / ``resume`` ``{}``: hold the host at its next safe point, and let it go on.
+- ``message`` ``{text, kind?}``: ``steer`` (default) shows the model an operator message; ``note`` only logs it.
+- ``stop`` ``{reason?}``: end the run at the next safe point.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from core.config import SECTIONS
+from core.errors import TapedeckError
+from core.log.layout import resolve_log_path
+from core.text import js_json
+
+INBOX_NAME = "control.jsonl"
+CONTROL_EVENT = "tapedeck/control"
+APPLIED = "applied"
+REJECTED = "rejected"
+OUTCOMES = (APPLIED, REJECTED)
+INBOX_MODE = 0o600
+MAX_LINE_BYTES = 1 << 20
+
+ArgKind = Literal["string", "integer", "any"]
+
+
+class ControlError(TapedeckError):
+    """A control request is malformed (unknown op, wrong arguments) or the inbox cannot be written."""
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One argument of a control op."""
+
+    name: str
+    kind: ArgKind
+    description: str
+    required: bool = False
+    choices: tuple[str, ...] = ()
+
+
+OPS: dict[str, tuple[ArgSpec, ...]] = {
+    "checkpoint": (ArgSpec("objective", "string", "what the exploration after the mark is for"),),
+    "rewind": (),
+    "expand": (ArgSpec("seq", "integer", "seq of the tool result (or of its fold)", required=True),),
+    "config.set": (
+        ArgSpec("key", "string", "dotted config key, e.g. slice.history.keepRecentTurns", required=True),
+        ArgSpec("value", "any", "the new value (JSON); null restores the default", required=True),
+    ),
+    "pause": (),
+    "resume": (),
+    "message": (
+        ArgSpec("text", "string", "the message", required=True),
+        ArgSpec("kind", "string", "steer (the model sees it) or note (log only)", choices=("steer", "note")),
+    ),
+    "stop": (ArgSpec("reason", "string", "why the run should end"),),
+}
+
+
+def inbox_path(session_path: str | os.PathLike[str]) -> Path:
+    """The inbox beside a session log (``session_path`` may be the log file or its session directory)."""
+    return resolve_log_path(session_path).parent / INBOX_NAME
+
+
+def _arg_error(op: str, name: str, spec: ArgSpec, value: Any) -> str | None:
+    if spec.kind == "string":
+        if not isinstance(value, str):
+            return f"{op}: {name!r} must be a string (got {type(value).__name__})"
+        if spec.required and not value.strip():
+            return f"{op}: {name!r} must not be empty"
+        if spec.choices and value not in spec.choices:
+            return f"{op}: {name!r} must be one of {', '.join(spec.choices)} (got {value!r})"
+    elif spec.kind == "integer" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
+        return f"{op}: {name!r} must be a non-negative integer (got {value!r})"
+    return None
+
+
+def op_args(op: object) -> dict[str, ArgSpec]:
+    """The arguments ``op`` takes, by name; a ControlError listing the valid ops when ``op`` is unknown."""
+    if not isinstance(op, str) or op not in OPS:
+        raise ControlError(f"unknown control op {op!r}; valid ops: {', '.join(OPS)}")
+    return {s.name: s for s in OPS[op]}
+
+
+def validate_request(op: object, args: object) -> dict[str, Any]:
+    """The checked arguments of a request, or a ControlError naming what is wrong."""
+    specs = op_args(op)
+    if args is None:
+        args = {}
+    if not isinstance(args, Mapping):
+        raise ControlError(f"{op}: args must be a JSON object (got {type(args).__name__})")
+    unknown = [k for k in args if k not in specs]
+    if unknown:
+        takes = f"it takes {', '.join(specs)}" if specs else "it takes no arguments"
+        raise ControlError(f"{op}: unknown argument {unknown[0]!r} ({takes})")
+    for name, spec in specs.items():
+        if name not in args:
+            if spec.required:
+                raise ControlError(f"{op} needs the argument {name!r} ({spec.description})")
+            continue
+        problem = _arg_error(op, name, spec, args[name])
+        if problem:
+            raise ControlError(problem)
+    if op == "config.set":
+        section, _, rest = args["key"].partition(".")
+        if section not in SECTIONS or not rest or "" in rest.split("."):
+            raise ControlError(
+                f"config.set: key {args['key']!r} must be <section>.<key> with a section of {', '.join(SECTIONS)}"
+            )
+    return dict(args)
+
+
+def make_request(op: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """A validated request with a fresh id and the current time."""
+    checked = validate_request(op, args)
+    return {"id": f"req-{uuid.uuid4().hex[:16]}", "op": op, "args": checked, "at": int(time.time() * 1000)}
+
+
+def _open_inbox(path: Path) -> int:
+    flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, INBOX_MODE)
+    except FileExistsError:
+        return os.open(path, flags)
+    os.fchmod(fd, INBOX_MODE)
+    return fd
+
+
+def append_request(
+    path: str | os.PathLike[str], op: str, args: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Validate a request and append it to the inbox file ``path`` as one line; returns the request."""
+    request = make_request(op, args)
+    target = Path(path)
+    data = (js_json(request) + "\n").encode("utf-8")
+    try:
+        fd = _open_inbox(target)
+    except OSError as exc:
+        raise ControlError(f"cannot open the control inbox {target}: {exc.strerror or exc}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # a torn line left by a crashed writer must not swallow this request
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError as exc:
+        raise ControlError(f"cannot write the control inbox {target}: {exc.strerror or exc}") from exc
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+    return request
+
+
+@dataclass(frozen=True)
+class InboxEntry:
+    """One line of the inbox.
+
+    ``request`` is the request when the line has an id (so the host can answer it); ``error`` says why the
+    line cannot be applied. A line with an id and an error should be answered ``rejected``; a line without
+    an id (torn, not JSON) can only be reported.
+    """
+
+    line: int
+    offset: int
+    request: dict[str, Any] | None
+    error: str | None = None
+
+
+def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
+    where = f"control inbox line {line}"
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return InboxEntry(line, offset, None, f"{where} is not valid JSON ({exc}); skipped")
+    if not isinstance(obj, dict):
+        return InboxEntry(line, offset, None, f"{where} is not a JSON object; skipped")
+    request_id = obj.get("id")
+    if not isinstance(request_id, str) or not request_id:
+        return InboxEntry(line, offset, None, f"{where} has no request id; skipped")
+    op, args, at = obj.get("op"), obj.get("args"), obj.get("at")
+    request = {"id": request_id, "op": op if isinstance(op, str) else None, "args": args, "at": at}
+    try:
+        request["args"] = validate_request(op, args)
+    except ControlError as exc:
+        request["args"] = dict(args) if isinstance(args, Mapping) else {}
+        return InboxEntry(line, offset, request, str(exc))
+    return InboxEntry(line, offset, request)
+
+
+class InboxReader:
+    """Reads an inbox incrementally: each ``read`` returns the complete lines added since the last one.
+
+    A partial last line is kept until its newline arrives. A file that was replaced or truncated is read again
+    from the start (answered ids make the replay harmless). A line longer than ``MAX_LINE_BYTES`` is reported
+    and skipped.
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self._restart(None)
+
+    def _restart(self, identity: tuple[int, int] | None) -> None:
+        self._identity = identity
+        self._offset = 0
+        self._line = 0
+        self._pending = b""
+        self._pending_at = 0
+        self._overlong = False
+
+    def read(self) -> list[InboxEntry]:
+        """The entries of the lines completed since the previous call (none when the inbox does not exist)."""
+        try:
+            st = os.stat(self.path)
+            identity = (st.st_dev, st.st_ino)
+            if identity != self._identity or st.st_size < self._offset:
+                self._restart(identity)
+            if st.st_size == self._offset:
+                return []
+            with open(self.path, "rb") as f:
+                f.seek(self._offset)
+                data = f.read(st.st_size - self._offset)
+        except OSError as exc:
+            if exc.errno == errno.ENOENT:
+                return []
+            raise ControlError(f"cannot read the control inbox {self.path}: {exc.strerror or exc}") from exc
+        self._offset += len(data)
+        return self._split(data)
+
+    def _split(self, data: bytes) -> list[InboxEntry]:
+        entries: list[InboxEntry] = []
+        buf = self._pending + data
+        start = 0
+        while (end := buf.find(b"\n", start)) != -1:
+            self._line += 1
+            offset = self._pending_at + start
+            raw = buf[start:end].strip()
+            if self._overlong:
+                self._overlong = False
+            elif raw:
+                entries.append(_entry(self._line, offset, raw))
+            start = end + 1
+        self._pending_at += start
+        self._pending = buf[start:]
+        if len(self._pending) > MAX_LINE_BYTES and not self._overlong:
+            entries.append(
+                InboxEntry(
+                    self._line + 1,
+                    self._pending_at,
+                    None,
+                    f"control inbox line {self._line + 1} is longer than {MAX_LINE_BYTES} bytes; skipped",
+                )
+            )
+            self._overlong = True
+        if self._overlong:
+            self._pending_at += len(self._pending)
+            self._pending = b""
+        return entries
+
+
+def outcome_event(
+    request: Mapping[str, Any], outcome: str, error: str | None = None, detail: Any = None
+) -> dict[str, Any]:
+    """The planned ``tapedeck/control`` event that answers ``request``."""
+    if outcome not in OUTCOMES:
+        raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)} (got {outcome!r})")
+    data: dict[str, Any] = {"requestId": request["id"], "op": request.get("op"), "outcome": outcome}
+    if error is not None:
+        data["error"] = error
+    if detail is not None:
+        data["detail"] = detail
+    return {"type": CONTROL_EVENT, "data": data, "ignorable": True}
+
+
+def answered_ids(events: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Ids of the requests that already have an outcome event in ``events``."""
+    return {
+        rid
+        for e in events
+        if e.get("type") == CONTROL_EVENT and isinstance(rid := (e.get("data") or {}).get("requestId"), str)
+    }

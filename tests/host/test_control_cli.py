@@ -1,0 +1,168 @@
+"""``tapedeck control``: queue requests, wait for outcomes a (simulated) host writes to the log, exit codes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core import cli_control
+from core.cli import build_parser
+from core.control import InboxReader, outcome_event
+from core.log.writer import SessionWriter, make_header
+
+
+def _run(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="tapedeck")
+    cli_control.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+@pytest.fixture(params=[False, True], ids=["raw", "zstd"])
+def writer(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[SessionWriter]:
+    header = make_header("sess-1", cwd=str(tmp_path / "ws"))
+    w = SessionWriter.create(tmp_path / "sessions", header, compressed=request.param)
+    w.append([{"type": "turn/start", "data": {"turn": 1}}])
+    yield w
+    w.close()
+
+
+class FakeHost:
+    """Answers inbox requests by appending outcome events, as the reference host does at a safe point."""
+
+    def __init__(self, writer: SessionWriter, reject: set[str] = frozenset()) -> None:
+        self.writer = writer
+        self.reject = reject
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        reader = InboxReader(self.writer.path.parent / "control.jsonl")
+        while not self.stop.wait(0.02):
+            for entry in reader.read():
+                assert entry.request is not None
+                if entry.request["op"] in self.reject:
+                    event = outcome_event(
+                        entry.request, "rejected", error=f"{entry.request['op']} is not possible now"
+                    )
+                else:
+                    event = outcome_event(entry.request, "applied", detail={"markId": 1})
+                self.writer.append([{"type": "step/start", "data": {"turn": 1, "step": 1}}, event])
+
+    def __enter__(self) -> FakeHost:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+
+
+def test_queue_a_request(writer: SessionWriter, capsys: pytest.CaptureFixture[str]) -> None:
+    inbox = writer.path.parent / "control.jsonl"
+    code = _run(["control", str(writer.path), "checkpoint", "--arg", "objective=find the bug"])
+    out = capsys.readouterr().out
+    [request] = [json.loads(line) for line in inbox.read_text().splitlines()]
+    assert code == 0
+    assert out == f"queued checkpoint request {request['id']} in {inbox}\n"
+    assert request["args"] == {"objective": "find the bug"}
+
+
+def test_queue_json_from_the_session_directory(
+    writer: SessionWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = _run(
+        [
+            "control",
+            str(writer.path.parent),
+            "config.set",
+            "--arg",
+            "key=slice.history.keepRecentTurns",
+            "--arg",
+            "value=3",
+            "--json",
+        ]
+    )
+    printed = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert printed["op"] == "config.set" and printed["args"] == {
+        "key": "slice.history.keepRecentTurns",
+        "value": 3,
+    }
+
+
+def test_argument_typing(writer: SessionWriter, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(["control", str(writer.path), "message", "--arg", "text=42", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["args"] == {"text": "42"}
+    assert _run(["control", str(writer.path), "expand", "--arg", "seq=17", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["args"] == {"seq": 17}
+
+
+def test_wait_for_an_applied_outcome(writer: SessionWriter, capsys: pytest.CaptureFixture[str]) -> None:
+    with FakeHost(writer):
+        code = _run(["control", str(writer.path), "checkpoint", "--wait", "--timeout", "20"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert out.startswith("applied: checkpoint (request req-")
+    assert "detail: {'markId': 1}" in out
+
+
+def test_wait_for_a_rejected_outcome_as_json(
+    writer: SessionWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeHost(writer, reject={"rewind"}):
+        code = _run(["control", str(writer.path), "rewind", "--wait", "--timeout", "20", "--json"])
+    event = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert event["type"] == "tapedeck/control" and event["ignorable"] is True
+    assert event["data"]["outcome"] == "rejected" and event["data"]["error"] == "rewind is not possible now"
+    assert isinstance(event["seq"], int)
+
+
+def test_wait_times_out_without_a_host(writer: SessionWriter, capsys: pytest.CaptureFixture[str]) -> None:
+    code = _run(["control", str(writer.path), "pause", "--wait", "--timeout", "0.3"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "no outcome for request req-" in err and "is a tapedeck host running this session?" in err
+    assert "stays queued" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["explode"], "unknown control op 'explode'; valid ops: checkpoint, rewind"),
+        (["expand", "--arg", "seq=abc"], "expand: 'seq' must be an integer (got 'abc')"),
+        (["expand", "--arg", "seq"], "--arg expects KEY=VALUE (got 'seq')"),
+        (["rewind", "--arg", "force=1"], "rewind: unknown argument 'force'"),
+        (["pause", "--timeout", "5"], "--timeout only applies together with --wait"),
+        (["pause", "--wait", "--timeout", "0"], "--timeout must be a positive number of seconds"),
+    ],
+)
+def test_errors_exit_2_with_a_clear_message(
+    writer: SessionWriter, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    code = _run(["control", str(writer.path), *extra])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.startswith("tapedeck: ") and message in err
+    assert not (writer.path.parent / "control.jsonl").exists()
+
+
+def test_path_must_be_a_session_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(["control", str(tmp_path / "missing"), "pause"]) == 2
+    assert "no such file or directory" in capsys.readouterr().err
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello\n")
+    assert _run(["control", str(notes), "pause"]) == 2
+    assert "not a session log" in capsys.readouterr().err
+    assert not (tmp_path / "control.jsonl").exists()
+
+
+def test_control_is_a_tapedeck_subcommand() -> None:
+    args = build_parser().parse_args(["control", "x", "pause"])
+    assert args.command == "control" and args.op == "pause"
