@@ -375,7 +375,8 @@ def build_evidence(session: Session, maximum: int) -> str:
 
     Each result contributes ``[tool result]`` or ``[tool error]``, a newline and its text blocks (head and
     tail kept when it does not fit); pieces are joined by newlines. Replacement events (folds, prunes) are
-    skipped: the evidence is what the tools returned, not what the surface shows now.
+    skipped: the evidence is what the tools returned, not what the surface shows now. Unlike the seed, a
+    piece whose label alone would not fit ends the evidence, so the result never exceeds ``maximum``.
     """
     pieces: list[str] = []
     remaining = maximum
@@ -391,7 +392,9 @@ def build_evidence(session: Session, maximum: int) -> str:
             if not raw:
                 continue
             prefix = "[tool error]\n" if block and block.get("isError") is True else "[tool result]\n"
-            piece = prefix + bound_text(raw, max(0, remaining - len(prefix)))
+            if remaining <= len(prefix):
+                return "\n".join(pieces)
+            piece = prefix + bound_text(raw, remaining - len(prefix))
             pieces.append(piece)
             remaining -= len(piece) + 1
     return "\n".join(pieces)
