@@ -189,6 +189,7 @@ class PolicyScreen(Screen[None]):
         self._token = 0
         self._read_only: str | None = None
         self.shown_generation = -1  # the live generation the screen shows (-1 before the first view)
+        self._said_state = False  # the message line shows a loading note or a derive failure
 
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -247,12 +248,17 @@ class PolicyScreen(Screen[None]):
         with live.lock:  # the follower thread applies appends under this lock
             generation = live.generation
             session_id = live.session.id
-            try:
-                view: Any = self.derive(live)
-            except TapedeckError as exc:
-                view = DeriveFailure(str(exc))
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                view = DeriveFailure(f"cannot read this session: {type(exc).__name__}: {exc}")
+            if not live.ready:
+                view: Any = Waiting(
+                    "Nothing to show: the log cannot be read." if live.error else "Reading the session…"
+                )
+            else:
+                try:
+                    view = self.derive(live)
+                except TapedeckError as exc:
+                    view = DeriveFailure(str(exc))
+                except (OSError, ValueError, KeyError, TypeError) as exc:
+                    view = DeriveFailure(f"cannot read this session: {type(exc).__name__}: {exc}")
         items = self.requests.poll(live.outcome_for)
         reason = live.read_only_reason
         if not get_current_worker().is_cancelled:
@@ -273,9 +279,15 @@ class PolicyScreen(Screen[None]):
         self.query_one("#policy-heading", Static).update(Text(heading))
         self._set_read_only(reason)
         self.query_one(OutcomePanel).show(items)
-        if isinstance(view, DeriveFailure):
-            self.say(view.message, error=True)
+        if isinstance(view, Waiting | DeriveFailure):
+            self.say(view.message, error=isinstance(view, DeriveFailure))
+            self._said_state = True
+            if isinstance(view, Waiting):
+                return
         else:
+            if self._said_state:
+                self.say("")
+                self._said_state = False
             self.show(view)
         self.shown_generation = generation
 
@@ -335,6 +347,13 @@ class PolicyScreen(Screen[None]):
 @dataclass(frozen=True, slots=True)
 class DeriveFailure:
     """A view that could not be derived, with the reason to show instead."""
+
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """The log is not fully read yet; nothing is derived from a partial projection."""
 
     message: str
 

@@ -25,7 +25,7 @@ HEADER = {
     "version": 0,
     "id": "demo-1",
     "createdAt": 1,
-    "cwd": "/work/demo",
+    "cwd": "/nonexistent/tapedeck-demo",
     "delegationDepth": 0,
 }
 HOST = {
@@ -34,7 +34,7 @@ HOST = {
     "provider": "scripted",
     "model": "demo",
     "inbox": "control.jsonl",
-    "workspace": "/work/demo",
+    "workspace": "/nonexistent/tapedeck-demo",
     "tasks": ["fix the parser"],
     "resumed": False,
 }

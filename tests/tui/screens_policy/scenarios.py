@@ -8,6 +8,7 @@ from typing import Any
 from core.config import load_config
 from core.policies.checkpoint import plan_checkpoint
 from core.policies.fold import plan_fold, plan_unfold
+from core.policies.slice import plan_seal
 from tests.tui.screens_policy.harness import LogBuilder
 
 CONFIG = load_config(None)
@@ -130,4 +131,25 @@ def demo(directory: Path) -> Path:
     log.end_step()
     log.start_step()
     log.say("The parser indexes the first token without checking for empty input.")
+    return log.write(directory)
+
+
+def sealed(directory: Path) -> Path:
+    """Three completed turns; turns 1 and 2 were sealed at the first step of the next turn, turn 3 is due."""
+    log = LogBuilder()
+    prompts = [
+        "List the failing tests.",
+        "Explain why test_empty fails.",
+        "Fix it and run the suite again.",
+    ]
+    for number, prompt in enumerate(prompts, 1):
+        log.start_turn(prompt)
+        if number > 1:
+            log.plan(lambda s: plan_seal(s, CONFIG.slice).events)
+        log.call("bash", {"command": f"pytest -q -k step{number}"}, f"{number} failed, {10 - number} passed")
+        log.end_step()
+        log.start_step()
+        log.say(f"  Turn {number}: {prompt.lower()} — done.  ")
+        log.end_step()
+        log.end_turn()
     return log.write(directory)

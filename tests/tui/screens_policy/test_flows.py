@@ -1,0 +1,259 @@
+"""Operator flows on the policy screens, driven with a pilot against a followed log.
+
+Each test plays the host by hand: it reads the request the TUI wrote to ``control.jsonl``, runs the core
+planner the host would run, and appends the planned events plus the ``tapedeck/control`` outcome to the log.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rich.text import Text
+from textual.widgets import DataTable, Input, Static
+
+from core.control import outcome_event
+from core.policies.checkpoint import plan_checkpoint
+from core.policies.fold import plan_unfold
+from core.policies.report import ExtractiveReportWriter
+from core.policies.rewind import plan_rewind
+from core.session import Session
+from tests.conftest import FIXTURES
+from tests.tui.screens_policy.harness import PolicyHarness, append_events, read_inbox, settle
+from tests.tui.screens_policy.scenarios import CONFIG, demo
+from tui.live import READ_ONLY_DSH
+from tui.screens.checkpoints import CheckpointsScreen
+from tui.screens.config import ConfigScreen
+from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.screens.folds import FoldsScreen, ResultScreen
+from tui.screens.outcomes import OutcomePanel
+
+SIZE = (140, 40)
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def text(widget: Static) -> str:
+    """The plain text a Static shows."""
+    content = widget.content
+    return content.plain if isinstance(content, Text) else str(content)
+
+
+def cells(table: DataTable[Any], key: str) -> list[str]:
+    """The plain text of one table row."""
+    return [c.plain if isinstance(c, Text) else str(c) for c in table.get_row(key)]
+
+
+def panel(app: PolicyHarness) -> str:
+    """What the outcome panel of the policy screen shows."""
+    screen = next(s for s in app.screen_stack if hasattr(s, "shown_generation"))
+    return text(screen.query_one(OutcomePanel))
+
+
+async def test_rewind_preview_confirm_request_and_outcome(tmp_path: Path) -> None:
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, CheckpointsScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        summary = text(screen.query_one("#region-summary", Static))
+        assert summary.startswith("Rewinding now folds 4 nodes (seq 28..35)")
+        await pilot.press("w")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen)
+        assert "The host will replace 4 nodes (seq 28..35)" in dialog.body.plain  # type: ignore[union-attr]
+        assert read_inbox(path) == []
+        await pilot.press("y")
+        await settle(pilot, lambda: len(read_inbox(path)) == 1 and "pending" in panel(app))
+        (request,) = read_inbox(path)
+        assert (request["op"], request["args"]) == ("rewind", {})
+        assert panel(app).startswith("pending   rewind checkpoint 1")
+
+        plan = plan_rewind(Session.open(path), CONFIG.rewind, ExtractiveReportWriter(), by="operator")
+        append_events(path, [*plan.events, outcome_event(request, "applied", detail=plan.result)])
+        await settle(pilot, lambda: "applied" in panel(app))
+        assert f"foldedNodes=4, start=28, end=35, foldedChars={plan.result['foldedChars']}" in panel(app)
+        marks = screen.query_one("#marks-table", DataTable)
+        assert cells(marks, "1")[4] == f"folded at {app.live.session.next_seq - 2}"
+        assert "already folded" in text(screen.query_one("#region-summary", Static))
+
+
+async def test_rewind_rejected_by_the_host_shows_why(tmp_path: Path) -> None:
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, CheckpointsScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await settle(pilot, lambda: len(read_inbox(path)) == 1)
+        (request,) = read_inbox(path)
+        error = "rewind: the fold region changed during summarization"
+        append_events(path, [outcome_event(request, "rejected", error=error)])
+        await settle(pilot, lambda: "rejected" in panel(app))
+        assert panel(app) == f"rejected  rewind checkpoint 1 — {error}"
+
+
+async def test_cancelled_rewind_sends_nothing(tmp_path: Path) -> None:
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, CheckpointsScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("n")
+        await settle(pilot, lambda: isinstance(app.screen, CheckpointsScreen))
+        assert read_inbox(path) == []
+        assert panel(app) == "No operator requests sent from this TUI yet."
+
+
+async def test_place_checkpoint_with_an_objective(tmp_path: Path) -> None:
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, CheckpointsScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press(*"try the fix", "enter")
+        await settle(pilot, lambda: len(read_inbox(path)) == 1)
+        (request,) = read_inbox(path)
+        assert (request["op"], request["args"]) == ("checkpoint", {"objective": "try the fix"})
+        session = Session.open(path)
+        append_events(
+            path, [*plan_checkpoint(session, "try the fix", by="operator"), outcome_event(request, "applied")]
+        )
+        await settle(pilot, lambda: "applied" in panel(app))
+        marks = app.screen.query_one("#marks-table", DataTable)
+        assert cells(marks, "2")[3:] == ["operator", "active", "try the fix"]
+        assert cells(marks, "1")[4] == "active"
+
+
+async def test_config_edit_rejected_inline_and_by_the_host(tmp_path: Path) -> None:
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, ConfigScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        check = screen.query_one("#config-check", Static)
+        box = screen.query_one("#config-value", Input)
+        assert box.value == "1"  # slice.history.keepRecentTurns, changed to 1 in the log
+        await pilot.press("e", "backspace", "minus", "1")
+        await settle(pilot, lambda: text(check).startswith("✗"))
+        assert text(check) == "✗ history.keepRecentTurns must be a non-negative safe integer"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert text(screen.query_one("#policy-message", Static)) == (
+            "Not sent: history.keepRecentTurns must be a non-negative safe integer"
+        )
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert read_inbox(path) == []
+
+        await pilot.press("backspace", "backspace", "2")
+        await settle(pilot, lambda: text(check).startswith("✓"))
+        await pilot.press("enter")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        diff = app.screen.body.plain  # type: ignore[union-attr]
+        assert "- slice.history.keepRecentTurns = 1\n+ slice.history.keepRecentTurns = 2\n" in diff
+        await pilot.press("y")
+        await settle(pilot, lambda: len(read_inbox(path)) == 1)
+        (request,) = read_inbox(path)
+        assert (request["op"], request["args"]) == (
+            "config.set",
+            {"key": "slice.history.keepRecentTurns", "value": 2},
+        )
+        error = "config.set is not allowed while a seal is pending"
+        append_events(path, [outcome_event(request, "rejected", error=error)])
+        await settle(pilot, lambda: "rejected" in panel(app))
+        assert panel(app) == f"rejected  config.set slice.history.keepRecentTurns = 2 — {error}"
+
+
+async def test_config_change_applied_updates_values_and_history(tmp_path: Path) -> None:
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, ConfigScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        table = screen.query_one("#config-keys", DataTable)
+        await pilot.press("down", "down")  # slice.fold.pinSteps
+        await settle(pilot)
+        assert screen.query_one("#config-value", Input).value == "0"
+        await pilot.press("enter", "backspace", "3", "enter")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await settle(pilot, lambda: len(read_inbox(path)) == 1)
+        (request,) = read_inbox(path)
+        change = {
+            "type": "tapedeck/config",
+            "data": {
+                "changes": {"slice.fold.pinSteps": {"old": 0, "new": 3}},
+                "by": "operator",
+                "requestId": request["id"],
+            },
+            "ignorable": True,
+        }
+        append_events(path, [change, outcome_event(request, "applied")])
+        await settle(pilot, lambda: "applied" in panel(app))
+        assert cells(table, "slice.fold.pinSteps") == ["slice.fold.pinSteps", "3"]
+        history = screen.query_one("#config-history", DataTable)
+        assert history.row_count == 2
+
+
+async def test_expand_a_folded_result_for_the_model(tmp_path: Path) -> None:
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, FoldsScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        table = screen.query_one("#folds-table", DataTable)
+        await pilot.press("x")  # the first row is expanded already: nothing is sent
+        await settle(pilot)
+        assert "Only folded results can be expanded" in text(screen.query_one("#policy-message", Static))
+        await pilot.press("down", "down")  # the folded archive read
+        await pilot.press("x")
+        await settle(pilot, lambda: len(read_inbox(path)) == 1)
+        (request,) = read_inbox(path)
+        assert (request["op"], request["args"]) == ("expand", {"seq": 16})
+        append_events(path, [*plan_unfold(Session.open(path), 16), outcome_event(request, "applied")])
+        await settle(pilot, lambda: "applied" in panel(app))
+        row = next(
+            cells(table, k.value) for k in table.rows if cells(table, k.value)[3] == "data/archive.csv"
+        )
+        assert row[6] == "expanded"
+
+
+async def test_view_the_full_original_of_a_folded_result(tmp_path: Path) -> None:
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, FoldsScreen)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "v")
+        await settle(pilot, lambda: isinstance(app.screen, ResultScreen))
+        result = app.screen
+        assert isinstance(result, ResultScreen)
+        assert result.heading.startswith("read_file data/archive.csv · seq 16")
+        assert "149,beta-149" in result.text
+        await pilot.press("escape")
+        await settle(pilot, lambda: isinstance(app.screen, FoldsScreen))
+
+
+async def test_dsh_log_is_read_only_and_sends_nothing(tmp_path: Path) -> None:
+    path = FIXTURES / "tool-call-turn.session.jsonl"
+    app = PolicyHarness(path, CheckpointsScreen)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        banner = screen.query_one("#policy-readonly", Static)
+        assert banner.display
+        assert text(banner) == f"Read-only — actions are disabled: {READ_ONLY_DSH}"
+        await pilot.press("m", "w")
+        await settle(pilot)
+        assert isinstance(app.screen, CheckpointsScreen)
+        assert not (path.parent / "control.jsonl").exists()
+        assert screen.check_action("rewind", ()) is None
+        assert "no checkpoint mark" in text(screen.query_one("#region-summary", Static))

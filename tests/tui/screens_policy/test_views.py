@@ -1,0 +1,277 @@
+"""The policy screens' views, derived from real projections without running the TUI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.errors import TapedeckError
+from core.policies import fold
+from core.policies.checkpoint import plan_checkpoint
+from core.policies.recall import run_recall_tool
+from core.policies.report import ExtractiveReportWriter
+from core.policies.rewind import EMPTY_REGION, NO_CHECKPOINT, plan_rewind
+from core.session import Session
+from tests.tui.screens_policy.harness import HEADER, LogBuilder
+from tests.tui.screens_policy.scenarios import CONFIG, demo, route, sealed
+from tui.screens.checkpoints import derive_checkpoints, rewind_summary
+from tui.screens.config import check_value, derive_config, effective_config, leaves
+from tui.screens.folds import EXPANDED, FOLDED, PINNED, PRUNED, RAW, derive_folds, fold_line, original_text
+from tui.screens.outcomes import (
+    APPLIED,
+    NOT_SENT,
+    PENDING,
+    REJECTED,
+    SENDING,
+    RequestLog,
+    describe,
+    logged,
+    requests_for,
+)
+from tui.screens.prolong import derive_prolong, workspace_of
+from tui.screens.router import compact, derive_routes, route_detail
+from tui.screens.tape import NEXT_SEAL, ON_SURFACE, derive_tape, recall_preview
+
+
+@pytest.fixture
+def demo_session(tmp_path: Path) -> Session:
+    return Session.open(demo(tmp_path / "demo"))
+
+
+# ---------------------------------------------------------------------------------------------- outcomes
+def test_request_states_follow_the_inbox_write_and_the_logged_outcome() -> None:
+    log = RequestLog()
+    a = log.add("rewind", "rewind checkpoint 1")
+    b = log.add("expand", "expand seq 7")
+    c = log.add("config.set", "config.set x = 1")
+    assert [i.state for i in log.items()] == [SENDING] * 3
+    log.sent(a, "req-a")
+    log.sent(b, "req-b")
+    log.failed(c, "cannot open the control inbox")
+    outcomes = {
+        "req-a": {"requestId": "req-a", "op": "rewind", "outcome": "applied", "detail": {"foldedNodes": 4}},
+    }
+    items = log.poll(outcomes.get)
+    assert [i.state for i in items] == [APPLIED, PENDING, NOT_SENT]
+    assert items[0].reason == "foldedNodes=4"
+    assert items[2].reason == "cannot open the control inbox"
+    outcomes["req-b"] = {"requestId": "req-b", "op": "expand", "outcome": "rejected", "error": "not folded"}
+    items = log.poll(outcomes.get)
+    assert (items[1].state, items[1].reason) == (REJECTED, "not folded")
+
+
+def test_describe_outcome_values() -> None:
+    assert describe(None) == ""
+    assert describe("boom") == "boom"
+    assert describe({"message": "region changed", "code": "CHANGED"}) == "region changed (CHANGED)"
+    assert describe({"markId": 1, "seqs": [4, 5]}) == "markId=1, seqs=[4,5]"
+    assert describe(3) == "3"
+
+
+def test_request_logs_are_shared_per_live_session() -> None:
+    class Live:
+        pass
+
+    one, two = Live(), Live()
+    assert requests_for(one) is requests_for(one)
+    assert requests_for(one) is not requests_for(two)
+
+
+def test_logged_finds_events_of_one_type_in_order(demo_session: Session) -> None:
+    routes = [seq for seq, _ in logged(demo_session, "tapedeck/route")]
+    assert routes == [
+        s for s in range(demo_session.next_seq) if demo_session.events[s]["type"] == "tapedeck/route"
+    ]
+    assert len(routes) == 3
+    assert list(logged(demo_session, "tapedeck/nothing")) == []
+
+
+# ---------------------------------------------------------------------------------------------- folds
+def test_fold_rows_name_every_state(demo_session: Session) -> None:
+    lines = derive_folds(demo_session)
+    by_path = {(line.tool, line.path): line for line in lines}
+    assert by_path[("read_file", "data/scores.csv")].state == EXPANDED
+    archive = by_path[("read_file", "data/archive.csv")]
+    assert archive.state == FOLDED
+    assert archive.surface_chars < archive.raw_chars
+    assert archive.note == f"data digest of seq {archive.original}"
+    build = next(line for line in lines if line.tool == "bash" and line.raw_chars > 1000)
+    assert build.state == PRUNED and build.surface_chars < build.raw_chars
+    error = next(line for line in lines if line.tool == "bash" and line.raw_chars < 100)
+    assert (error.state, error.policy) == (RAW, "error result")
+    assert [line.address for line in lines] == ["1.1.1", "1.1.2", "1.2.1", "1.2.2", "1.3.1", "1.4.1"]
+
+
+def test_fold_line_maps_pending_pinned_and_backed_off_rows() -> None:
+    def row(status: str, **kw: object) -> fold.FoldRow:
+        values = dict(seq=5, original=5, turn=1, step=1, call=1, tool="read", path="a", status=status,
+                      kind="data", chars_before=4000, chars_after=900, reason="why")  # fmt: skip
+        values.update(kw)
+        return fold.FoldRow(**values)  # type: ignore[arg-type]
+
+    pending = fold_line(row(fold.FOLD))
+    assert (pending.state, pending.policy, pending.surface_chars) == (RAW, "folds next step", 4000)
+    assert pending.note == "would fold to 900 chars (data digest)"
+    assert fold_line(row(fold.PINNED)).state == PINNED
+    backed = fold_line(row(fold.BACKED_OFF))
+    assert (backed.state, backed.backoff) == (RAW, "backed off")
+
+
+def test_original_text_is_the_full_result(demo_session: Session) -> None:
+    archive = next(line for line in derive_folds(demo_session) if line.path == "data/archive.csv")
+    text = original_text(demo_session, archive.original)
+    assert text.startswith("id,name,score,status\n0,beta-000")
+    assert "149,beta-149" in text
+
+
+# ---------------------------------------------------------------------------------------------- checkpoints
+def test_rewind_preview_names_the_region(demo_session: Session) -> None:
+    view = derive_checkpoints(demo_session)
+    assert view.problem is None and view.preview is not None
+    assert [m.mark_id for m in view.marks] == [1]
+    region = view.preview.region
+    assert [n.seq for n in view.nodes] == list(region.shadowed_seqs)
+    assert [n.kind for n in view.nodes] == ["assistant", "result grep", "assistant", "result read_file"]
+    assert view.tools == (("grep", 1), ("read_file", 1))
+    assert view.covers() == (
+        f"4 nodes (seq {region.start}..{region.end}) · {view.preview.folded_chars:,} chars · turn 1 · "
+        "tool results: grep×1, read_file×1"
+    )
+    body = rewind_summary(view).plain
+    assert "Checkpoint 1 (find the empty-input bug)" in body
+    assert "result read_file" in body
+
+
+def test_rewind_preview_explains_why_it_would_fail(tmp_path: Path) -> None:
+    log = LogBuilder()
+    log.start_turn("look around")
+    assert derive_checkpoints(log.session()).problem.endswith(f"[{NO_CHECKPOINT}]")  # type: ignore[union-attr]
+    log.plan(lambda s: plan_checkpoint(s, None, by="operator"))
+    log.call("bash", {"command": "ls"}, "a.txt")
+    log.end_step()
+    log.start_step()
+    log.say("Nothing else to see.")
+    session = log.session()
+    plan = plan_rewind(session, CONFIG.rewind, ExtractiveReportWriter(), by="operator")
+    log.add(*plan.events)
+    view = derive_checkpoints(log.session())
+    assert view.preview is None
+    assert view.problem == (
+        f"checkpoint 1 was already folded at seq {log.session().next_seq - 1}; place a new one [{EMPTY_REGION}]"
+    )
+    assert not view.marks[0].active
+
+
+# ---------------------------------------------------------------------------------------------- config
+def test_effective_config_replays_logged_changes(demo_session: Session) -> None:
+    config = effective_config(demo_session)
+    assert config.get("slice.history.keepRecentTurns") == 1
+    view = derive_config(demo_session)
+    assert ("slice.history.keepRecentTurns", 1) in view.values
+    assert [(c.key, c.old, c.new, c.by) for c in view.history] == [
+        ("slice.history.keepRecentTurns", 0, 1, "operator")
+    ]
+
+
+def test_leaves_stop_at_lists_and_scalars() -> None:
+    tree = {"a": {"b": 1, "c": {"d": [1, 2]}}, "e": None, "f": {}}
+    assert list(leaves(tree)) == [("a.b", 1), ("a.c.d", [1, 2]), ("e", None), ("f", {})]
+
+
+def test_check_value_gives_the_diff_or_the_validator_message(demo_session: Session) -> None:
+    config = effective_config(demo_session)
+    ok = check_value(config, "slice.history.keepRecentTurns", "3")
+    assert ok.error is None and ok.value == 3
+    assert ok.diff == (("slice.history.keepRecentTurns", 1, 3),)
+    bad = check_value(config, "slice.history.keepRecentTurns", "-1")
+    assert bad.error == "history.keepRecentTurns must be a non-negative safe integer"
+    assert check_value(config, "rewind.reportLanguage", "zh").diff == (("rewind.reportLanguage", "en", "zh"),)
+    assert check_value(config, "slice.fold.pinSteps", "0").diff == ()
+    unknown = check_value(config, "slcie.fold.pinSteps", "1")
+    assert unknown.error is not None and "did you mean slice.fold.pinSteps" in unknown.error
+
+
+# ---------------------------------------------------------------------------------------------- router
+def test_routes_are_read_back_per_step(demo_session: Session) -> None:
+    lines = derive_routes(demo_session)
+    assert [(r.turn, r.step, r.phase) for r in lines] == [
+        (1, 1, "normal"),
+        (1, 2, "normal"),
+        (1, 3, "checkpoint"),
+    ]
+    last = lines[-1]
+    assert (last.risk, last.score, last.reason, last.prune_level) == ("boundary", "6", "selected", "moderate")
+    assert (last.caps, last.budgets, last.pressure, last.chars_removed) == (
+        "maxTokens=32768",
+        "soft=5 hard=9",
+        "52%",
+        2710,
+    )
+    assert lines[0].risk == "none"
+    assert "prunedSeqs: [6]" in route_detail(last).plain
+
+
+def test_route_fields_tolerate_missing_and_odd_values() -> None:
+    assert compact(None) == "-"
+    assert compact({"a": [1, 2], "b": True}) == "a=1,2 b=yes"
+    log = LogBuilder()
+    log.add({"type": "tapedeck/route", "data": {"turn": "x", "risk": "odd"}, "ignorable": True})
+    (line,) = derive_routes(log.session())
+    assert (line.turn, line.risk, line.task_class, line.chars_removed) == (None, "none", "-", 0)
+
+
+# ---------------------------------------------------------------------------------------------- tape
+def test_tape_lists_entries_and_the_next_seal(tmp_path: Path) -> None:
+    session = Session.open(sealed(tmp_path / "s"))
+    view = derive_tape(session)
+    assert [(e.span, e.state) for e in view.entries] == [
+        ("1-1", ON_SURFACE),
+        ("2-2", ON_SURFACE),
+        ("3-3", NEXT_SEAL),
+    ]
+    first = view.entries[0]
+    assert first.text.startswith("[slice tape v1 · turns 1-1 · 1 turn(s) sealed")
+    assert first.nodes == 3 and first.chars == len(first.text)
+    assert view.entries[2].seq == session.next_seq
+    assert view.keep_recent_turns == 0
+
+
+def test_recall_preview_is_what_the_model_gets(tmp_path: Path) -> None:
+    session = Session.open(sealed(tmp_path / "s"))
+    page = recall_preview(session, 2, "dialogue")
+    expected = run_recall_tool(session, "recall_turn", {"turn": "2"}).text
+    assert page == f'recall_turn({{"turn":"2"}})\n\n{expected}'
+    assert "Explain why test_empty fails." in page
+    full = recall_preview(session, 2, "full")
+    assert full.startswith('recall_turn({"turn":"2","view":"full"})')
+    assert recall_preview(session, 9, "dialogue").startswith(
+        'recall_turn({"turn":"9"}) → error: no recorded turn 9'
+    )
+
+
+# ---------------------------------------------------------------------------------------------- prolong
+def test_prolong_report_uses_the_host_workspace(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    log = LogBuilder()
+    log.events[0]["data"] = {**log.events[0]["data"], "workspace": str(workspace)}
+    log.start_turn("hello")
+    session = log.session()
+    assert workspace_of(session) == workspace
+    report = derive_prolong(session)
+    assert report.splitlines()[:3] == [
+        "prolong-memory status",
+        "log file: log.txt (per-session workspace)",
+        "window: full",
+    ]
+    assert f"path: {workspace / 'log.txt'}" in report
+
+
+def test_prolong_falls_back_to_the_header_cwd_and_explains_a_missing_one() -> None:
+    log = LogBuilder(host=False)
+    log.add(route(1, 1))
+    assert workspace_of(log.session()) == Path(HEADER["cwd"])
+    dsh = LogBuilder({**HEADER, "cwd": "{{cwd}}"}, host=False)
+    with pytest.raises(TapedeckError, match="no absolute cwd"):
+        derive_prolong(dsh.session())
