@@ -18,6 +18,7 @@ from typing import Any
 
 from textual.message import Message
 
+from core.control import append_request
 from core.diagnostics import Diagnostic
 from core.errors import LogFormatError, TapedeckError
 from core.log.decoder import LogDecoder
@@ -92,6 +93,8 @@ class SessionFacts:
     host: dict[str, Any] | None = None
     route: dict[str, Any] | None = None
     title: str | None = None
+    turn: int = 0
+    step: int = 0
 
     @classmethod
     def empty(cls) -> SessionFacts:
@@ -105,8 +108,10 @@ class SessionFacts:
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
         if etype == "turn/start":
             self.turn_starts.append(seq)
+            self.turn, self.step = _int(data.get("turn"), self.turn), 0
         elif etype == "step/start":
             self.step_starts.append(seq)
+            self.step = _int(data.get("step"), self.step)
         elif etype == HOST_EVENT and self.host is None:
             self.host = data
         elif etype == ROUTE_EVENT:
@@ -117,6 +122,10 @@ class SessionFacts:
             self.outcomes[data["requestId"]] = data
         if is_error_event(event):
             self.errors.append(seq)
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 def neighbour(seqs: list[int], seq: int, forward: bool) -> int | None:
@@ -185,8 +194,6 @@ class LiveSession:
         reason = self.read_only_reason
         if reason is not None:
             raise TapedeckError(reason)
-        from core.control import append_request
-
         return append_request(self.inbox_path, op, args)
 
     def outcome_for(self, request_id: str) -> dict[str, Any] | None:

@@ -1,0 +1,197 @@
+"""The tapedeck Textual app: global bindings (each with an id), the command palette, screens and the live log."""
+
+from __future__ import annotations
+
+import base64
+import importlib
+import os
+from collections.abc import Iterable
+from functools import partial
+from pathlib import Path
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.message import Message
+from textual.screen import Screen
+
+from core.log.layout import RAW_NAME, ZSTD_NAME
+from tui.keymap import keymap_path, load_keymap
+from tui.live import LiveSession, LoadProgress, SessionUpdated
+from tui.screens.browser import BrowserScreen
+from tui.screens.help import HelpScreen, help_entries
+from tui.screens.main import MainScreen
+
+# key, screen module, class, description, binding id
+POLICY_SCREENS: list[tuple[str, str, str, str, str]] = [
+    ("t", "tape", "TapeScreen", "Slice tape", "app.tape"),
+    ("o", "folds", "FoldsScreen", "Folds", "app.folds"),
+    ("c", "checkpoints", "CheckpointsScreen", "Checkpoints", "app.checkpoints"),
+    ("r", "router", "RouterScreen", "Router", "app.router"),
+    ("p", "prolong", "ProlongScreen", "Prolong status", "app.prolong"),
+    ("C", "config", "ConfigScreen", "Config", "app.config"),
+]
+
+
+def is_session_log_target(path: Path) -> bool:
+    """True for a log file or a session directory; False for a directory of sessions (a sessions root)."""
+    return not path.is_dir() or (path / RAW_NAME).is_file() or (path / ZSTD_NAME).is_file()
+
+
+def tmux_wrap(sequence: str) -> str:
+    """Wrap an escape sequence in tmux's passthrough DCS so it reaches the outer terminal."""
+    return "\x1bPtmux;" + sequence.replace("\x1b", "\x1b\x1b") + "\x1b\\"
+
+
+class TapedeckApp(App[None]):
+    """``tapedeck watch``: a session log (followed live) or a browser over a sessions root."""
+
+    CSS_PATH = "tapedeck.tcss"
+    TITLE = "tapedeck"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help", id="app.help"),
+        Binding("q", "quit", "Quit", id="app.quit"),
+        Binding("escape", "back", "Back", show=False, id="app.back"),
+        *(
+            Binding(key, f"policy('{module}')", description, show=False, id=binding_id)
+            for key, module, _cls, description, binding_id in POLICY_SCREENS
+        ),
+    ]
+
+    def __init__(
+        self,
+        target: Path,
+        *,
+        follow: bool = True,
+        interval: float = 0.25,
+        use_watchfiles: bool = True,
+        keymap_file: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.target = target
+        self.follow = follow
+        self.interval = interval
+        self.use_watchfiles = use_watchfiles
+        self.keymap_file = keymap_file or keymap_path()
+        self.keymap_problems: list[str] = []
+        self.live: LiveSession | None = None
+        self.browsing = False
+
+    # start-up ---------------------------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        """Apply the user's keymap, then open the log or the session browser."""
+        keymap, self.keymap_problems = load_keymap(self.keymap_file, self.binding_ids())
+        if keymap:
+            self.set_keymap(keymap)
+        for problem in self.keymap_problems:
+            self.notify(problem, title="Keymap", severity="warning", timeout=10)
+        if is_session_log_target(self.target):
+            self.open_session(self.target)
+        else:
+            self.browsing = True
+            self.push_screen(BrowserScreen(self.target))
+
+    def binding_ids(self) -> list[str]:
+        """Every binding id tapedeck defines (what a keymap may rebind)."""
+        from tui.screens.filter import FilterScreen
+        from tui.widgets.event_list import EventList
+        from tui.widgets.search_bar import SearchBar
+
+        owners = [type(self), MainScreen, EventList, SearchBar, BrowserScreen, HelpScreen, FilterScreen]
+        return [b.id for owner in owners for b in owner.BINDINGS if isinstance(b, Binding) and b.id]
+
+    # the live session -------------------------------------------------------------------------------------
+    def open_session(self, path: Path) -> None:
+        """Start following ``path`` and show it on a new main screen."""
+        self.close_session()
+        live = LiveSession(
+            path,
+            self.post_message,
+            follow=self.follow,
+            interval=self.interval,
+            use_watchfiles=self.use_watchfiles,
+        )
+        self.live = live
+        self.run_worker(live.run, thread=True, group="live", exit_on_error=False, name=f"live {path.name}")
+        self.push_screen(MainScreen(live))
+
+    def close_session(self) -> None:
+        """Stop following the current log (its main screen is popped by the caller)."""
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+    def _forward(self, message: SessionUpdated | LoadProgress) -> None:
+        live = self.live
+        if live is None:
+            return
+        for screen in self.screen_stack:
+            copy: Message = (
+                SessionUpdated(message.generation, message.reset, message.start, message.end)
+                if isinstance(message, SessionUpdated)
+                else LoadProgress(message.phase, message.fraction)
+            )
+            screen.post_message(copy)
+
+    def on_session_updated(self, message: SessionUpdated) -> None:
+        """Hand projection changes to every screen on the stack."""
+        self._forward(message)
+
+    def on_load_progress(self, message: LoadProgress) -> None:
+        """Hand loading progress to every screen on the stack."""
+        self._forward(message)
+
+    def on_unmount(self) -> None:
+        """Let the follower thread end."""
+        self.close_session()
+
+    # actions ----------------------------------------------------------------------------------------------
+    def action_help(self) -> None:
+        """Show every key active here, generated from the bindings."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        entries = help_entries(self, self.screen)
+        self.push_screen(HelpScreen(entries, str(self.keymap_file), self.keymap_problems))
+
+    def action_back(self) -> None:
+        """From a session opened in the browser, back to the browser."""
+        if self.browsing and isinstance(self.screen, MainScreen):
+            self.close_session()
+            self.pop_screen()
+
+    def action_policy(self, module: str) -> None:
+        """Open one of the policy screens (they read ``app.live``)."""
+        if self.live is None:
+            self.notify("Open a session first.", timeout=3)
+            return
+        for _key, name, cls, _description, _binding_id in POLICY_SCREENS:
+            if name == module:
+                screen_type = getattr(importlib.import_module(f"tui.screens.{name}"), cls)
+                if not isinstance(self.screen, screen_type):
+                    self.push_screen(screen_type())
+                return
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        """The palette: every action bound where it was opened, then Textual's own (theme, quit …)."""
+        seen: set[str] = set()
+        for namespace, bindings in screen._binding_chain:
+            for _key, binding in bindings:
+                if not binding.description or binding.system or binding.action in seen:
+                    continue
+                seen.add(binding.action)
+                keys = self.get_key_display(binding)
+                yield SystemCommand(
+                    binding.description,
+                    f"{binding.tooltip or binding.description} ({keys})",
+                    partial(self.run_action, binding.action, namespace),
+                )
+        yield from super().get_system_commands(screen)
+
+    def copy_to_clipboard(self, text: str) -> None:
+        """OSC 52 copy; inside tmux the sequence goes through tmux's passthrough so the outer terminal sees it."""
+        if not os.environ.get("TMUX"):
+            super().copy_to_clipboard(text)
+            return
+        self._clipboard = text
+        if self._driver is not None:
+            encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
+            self._driver.write(tmux_wrap(f"\x1b]52;c;{encoded}\a"))

@@ -1,0 +1,66 @@
+"""``tapedeck watch [PATH]``: open a session log, a session directory or a sessions root in the TUI."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from core.cli_common import guarded
+from core.errors import TapedeckError
+from core.log.layout import default_sessions_root, discover_sessions, read_header, resolve_log_path
+
+
+def watch_target(path: str | None) -> Path:
+    """What ``watch`` opens: PATH checked for readability, or the newest session under the default root."""
+    if path is None:
+        root = default_sessions_root()
+        refs = discover_sessions(root)
+        if not refs:
+            raise TapedeckError(
+                f"no sessions under {root}; pass a log file, a session directory or a sessions root"
+            )
+        return refs[0].path
+    target = Path(path).expanduser()
+    if not target.exists():
+        raise TapedeckError(f"{target}: no such file or directory")
+    from tui.app import is_session_log_target
+
+    if not is_session_log_target(target):
+        return target
+    log = resolve_log_path(target)
+    if log.stat().st_size and read_header(log) is None:
+        raise TapedeckError(f"{log}: not a DSH session log (line 1 is not a session header)")
+    return target
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    """Start the TUI."""
+    if not args.interval > 0:
+        raise TapedeckError(f"--interval must be a positive number of seconds, not {args.interval}")
+    target = watch_target(args.path)
+    from tui.app import TapedeckApp
+
+    TapedeckApp(target, follow=not args.no_follow, interval=args.interval).run()
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``watch``."""
+    p = sub.add_parser(
+        "watch",
+        help="follow a session log live in the terminal UI",
+        description=(
+            "Open a session log (raw or zstd), a session directory, or a sessions root (which lists every "
+            "session, subagent children included). Without PATH the newest session under the default root opens."
+        ),
+    )
+    p.add_argument("path", nargs="?", metavar="PATH", help="log file, session directory or sessions root")
+    p.add_argument("--no-follow", action="store_true", help="read the log once and do not wait for appends")
+    p.add_argument(
+        "--interval",
+        type=float,
+        default=0.25,
+        metavar="SECONDS",
+        help="how often to poll the file when change notifications are unavailable (default 0.25)",
+    )
+    p.set_defaults(handler=guarded(run_watch))

@@ -1,0 +1,56 @@
+"""User keymap overrides: a TOML file mapping binding ids to keys, applied with Textual's keymap support."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+KEYMAP_NAME = "keymap.toml"
+
+
+def keymap_path() -> Path:
+    """``$TAPEDECK_HOME/keymap.toml`` when TAPEDECK_HOME is set, else ``$XDG_CONFIG_HOME/tapedeck/keymap.toml``."""
+    home = os.environ.get("TAPEDECK_HOME")
+    if home:
+        return Path(home).expanduser() / KEYMAP_NAME
+    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(config).expanduser() / "tapedeck" / KEYMAP_NAME
+
+
+def _flatten(table: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            yield from _flatten(value, name + ".")
+        else:
+            yield name, value
+
+
+def load_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], list[str]]:
+    """Read ``path``; return the usable ``{binding id: keys}`` entries and one message per problem.
+
+    ``main.search = "ctrl+f"`` and ``"main.search" = "ctrl+f"`` mean the same; several keys are comma-separated.
+    A missing file is no problem; a file that does not parse yields no overrides and one message.
+    """
+    if not path.is_file():
+        return {}, []
+    try:
+        table = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        return {}, [f"{path}: cannot read the keymap ({exc})"]
+    except tomllib.TOMLDecodeError as exc:
+        return {}, [f"{path}: not valid TOML ({exc})"]
+    known = set(known_ids)
+    keymap: dict[str, str] = {}
+    problems: list[str] = []
+    for binding_id, keys in _flatten(table):
+        if binding_id not in known:
+            problems.append(f"{path}: unknown binding id {binding_id!r} (press ? to see the ids)")
+        elif not isinstance(keys, str) or not [k for k in keys.split(",") if k.strip()]:
+            problems.append(f'{path}: {binding_id} must be a string of keys such as "ctrl+f" or "f3,ctrl+f"')
+        else:
+            keymap[binding_id] = ",".join(k.strip() for k in keys.split(",") if k.strip())
+    return keymap, problems

@@ -1,0 +1,1 @@
+"""Screens of the tapedeck TUI, one module per screen."""

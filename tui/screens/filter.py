@@ -1,0 +1,79 @@
+"""The filter dialog: event types, tools, a turn range, errors only and a regex."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Checkbox, Input, Label
+
+from tui.widgets.matching import EventFilter
+
+
+class FilterScreen(ModalScreen[EventFilter | None]):
+    """Edit the list filter; dismisses with the new filter (an inactive one clears it) or None on cancel."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="filter.cancel")]
+
+    def __init__(self, current: EventFilter, types_seen: list[str]) -> None:
+        super().__init__()
+        self.current = current
+        self.types_seen = types_seen
+
+    def compose(self) -> ComposeResult:
+        """The form."""
+        f = self.current
+        turns = "" if f.turns is None else f"{f.turns[0]}-{'' if f.turns[1] is None else f.turns[1]}"
+        with Vertical(id="filter-dialog"):
+            yield Label("Filter events", id="filter-title")
+            yield Label("Event types (comma-separated; a prefix such as tool/ matches a family)")
+            yield Input(", ".join(f.types), placeholder="tool/, assistant/message", id="filter-types")
+            yield Label("seen: " + ", ".join(self.types_seen[:14]), classes="filter-hint")
+            yield Label("Tools (comma-separated names)")
+            yield Input(", ".join(f.tools), placeholder="bash, read_file", id="filter-tools")
+            yield Label("Turns (3, 3-7 or 3-)")
+            yield Input(turns, placeholder="all turns", id="filter-turns")
+            yield Checkbox("Errors only", f.errors, id="filter-errors")
+            yield Label("Regex over the event JSON")
+            yield Input(f.regex, placeholder="no regex", id="filter-regex")
+            yield Label("", id="filter-error")
+            with Horizontal(id="filter-buttons"):
+                yield Button("Apply", variant="primary", id="filter-apply")
+                yield Button("Clear", id="filter-clear")
+                yield Button("Cancel", id="filter-cancel")
+
+    def _value(self, name: str) -> str:
+        return self.query_one(f"#filter-{name}", Input).value
+
+    def _apply(self) -> None:
+        try:
+            result = EventFilter.parse(
+                self._value("types"),
+                self._value("tools"),
+                self._value("turns"),
+                self.query_one("#filter-errors", Checkbox).value,
+                self._value("regex"),
+            )
+        except ValueError as exc:
+            self.query_one("#filter-error", Label).update(str(exc))
+            return
+        self.dismiss(result)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in any field applies."""
+        event.stop()
+        self._apply()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Apply, clear or cancel."""
+        if event.button.id == "filter-apply":
+            self._apply()
+        elif event.button.id == "filter-clear":
+            self.dismiss(EventFilter())
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        """Close without changes."""
+        self.dismiss(None)

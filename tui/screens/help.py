@@ -1,0 +1,93 @@
+"""The ``?`` help screen, generated from the bindings active where it was opened."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.table import Table
+from rich.text import Text
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+
+@dataclass(frozen=True)
+class HelpEntry:
+    """One key line: where it applies, the keys, what it does and the binding id a keymap can rebind."""
+
+    scope: str
+    keys: str
+    description: str
+    binding_id: str
+
+
+def scope_name(node: object) -> str:
+    """A readable name for a binding namespace (``App`` → ``global``)."""
+    if isinstance(node, App):
+        return "global"
+    name = type(node).__name__
+    return {"MainScreen": "main screen", "EventList": "event list", "SearchBar": "search"}.get(name, name)
+
+
+def help_entries(app: App[object], screen: Screen[object]) -> list[HelpEntry]:
+    """Every binding with a description active on ``screen``, keys as the keymap left them."""
+    seen: dict[tuple[str, str], HelpEntry] = {}
+    for namespace, bindings in screen._binding_chain:
+        for _key, binding in bindings:
+            if not binding.description or binding.system:
+                continue
+            entry = seen.get((binding.action, scope_name(namespace)))
+            keys = app.get_key_display(binding)
+            if entry is not None:
+                if keys not in entry.keys.split(" / "):
+                    seen[(binding.action, entry.scope)] = HelpEntry(
+                        entry.scope, f"{entry.keys} / {keys}", entry.description, entry.binding_id
+                    )
+                continue
+            seen[(binding.action, scope_name(namespace))] = HelpEntry(
+                scope_name(namespace), keys, binding.description, binding.id or "-"
+            )
+    return list(seen.values())
+
+
+class HelpScreen(ModalScreen[None]):
+    """Keys, grouped by where they work, with their binding ids for ``keymap.toml``."""
+
+    BINDINGS = [Binding("escape,q,question_mark", "close", "Close help", id="help.close")]
+
+    def __init__(self, entries: list[HelpEntry], keymap_file: str, problems: list[str]) -> None:
+        super().__init__()
+        self.entries = entries
+        self.keymap_file = keymap_file
+        self.problems = problems
+
+    def compose(self) -> ComposeResult:
+        """A table per scope."""
+        table = Table(expand=True, show_edge=False, pad_edge=False, box=None)
+        table.add_column("where", style="dim", no_wrap=True)
+        table.add_column("keys", style="bold cyan", no_wrap=True)
+        table.add_column("does")
+        table.add_column("binding id", style="dim", no_wrap=True)
+        scope = None
+        for entry in sorted(self.entries, key=lambda e: (e.scope != "global", e.scope)):
+            table.add_row(
+                entry.scope if entry.scope != scope else "", entry.keys, entry.description, entry.binding_id
+            )
+            scope = entry.scope
+        notes = Text.assemble(
+            ("Rebind keys in ", "dim"),
+            (self.keymap_file, "bold"),
+            (' with lines like  main.search = "ctrl+f"  (binding id = keys).', "dim"),
+        )
+        for problem in self.problems:
+            notes.append(f"\n{problem}", style="bold red")
+        with VerticalScroll(id="help-dialog"):
+            yield Static(Text("tapedeck keys", style="bold"), id="help-title")
+            yield Static(table)
+            yield Static(notes, id="help-notes")
+
+    def action_close(self) -> None:
+        """Back to where help was opened."""
+        self.dismiss(None)

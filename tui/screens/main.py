@@ -1,0 +1,421 @@
+"""The main screen: header, context chart, the event list with its detail pane, search and filter."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Sequence
+
+import orjson
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+from textual.worker import get_current_worker
+
+from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
+from tui.screens.filter import FilterScreen
+from tui.widgets.chart import ContextChart
+from tui.widgets.detail import DetailPane, payload_sections
+from tui.widgets.event_list import EventList
+from tui.widgets.header import SessionHeader
+from tui.widgets.matching import EventFilter, Predicate, scan, search_predicate
+from tui.widgets.rows import RowView, SortedSeqs, originals
+from tui.widgets.search_bar import SearchBar
+
+REFRESH_SECONDS = 0.1  # header and chart redraw at most this often while events stream in
+
+
+class Scanner:
+    """Seqs matching a predicate, kept up to date as events are appended (one worker at a time)."""
+
+    def __init__(
+        self, screen: MainScreen, predicate: Predicate, on_change: Callable[[], None], name: str
+    ) -> None:
+        self.screen = screen
+        self.predicate = predicate
+        self.on_change = on_change
+        self.name = name
+        self.seqs = SortedSeqs()
+        self.upto = 0
+        self.fraction = 0.0
+        self.running = False
+        self.epoch = 0
+
+    @property
+    def done(self) -> bool:
+        """True when every projected event has been tested."""
+        return not self.running and self.upto >= self.screen.live.session.next_seq
+
+    def restart(self) -> None:
+        """Forget the matches (the log was reset) and scan from the start."""
+        self.epoch += 1
+        self.seqs = SortedSeqs()
+        self.upto = 0
+        self.running = False
+        self.advance()
+
+    def advance(self) -> None:
+        """Scan whatever was projected since the last scan."""
+        live = self.screen.live
+        if self.running or self.upto >= live.session.next_seq or not live.ready:
+            return
+        self.running = True
+        start, stop, epoch = self.upto, live.session.next_seq, self.epoch
+        self.screen.run_worker(
+            lambda: self._scan(start, stop, epoch), thread=True, group=self.name, exit_on_error=False
+        )
+
+    def _scan(self, start: int, stop: int, epoch: int) -> None:
+        worker = get_current_worker()
+        app = self.screen.app
+
+        def progress(fraction: float) -> None:
+            self.fraction = fraction
+            app.call_from_thread(self.on_change)
+
+        found = scan(
+            self.screen.live,
+            self.predicate,
+            start,
+            stop,
+            progress=progress if stop - start > 50_000 else None,
+            cancelled=lambda: worker.is_cancelled or epoch != self.epoch,
+        )
+        app.call_from_thread(self._done, found, stop, epoch)
+
+    def _done(self, found: SortedSeqs, stop: int, epoch: int) -> None:
+        if epoch != self.epoch:
+            return
+        self.seqs.extend(found)
+        self.upto = stop
+        self.running = False
+        self.fraction = 1.0
+        self.on_change()
+        self.advance()
+
+
+class MainScreen(Screen[None]):
+    """Everything about one session log."""
+
+    BINDINGS = [
+        Binding("s", "toggle_surface", "Surface/full", id="main.surface"),
+        Binding("slash", "search", "Search", id="main.search"),
+        Binding("n", "match(1)", "Next match", id="main.next_match"),
+        Binding("N", "match(-1)", "Prev match", show=False, id="main.prev_match"),
+        Binding("f", "filter", "Filter", id="main.filter"),
+        Binding("x", "clear_filter", "Clear filter", show=False, id="main.clear_filter"),
+        Binding("g,home", "top", "Top", show=False, id="main.top"),
+        Binding("G", "bottom", "Bottom", show=False, id="main.bottom"),
+        Binding("F,end", "follow", "Follow", id="main.follow"),
+        Binding("left_square_bracket", "turn(-1)", "Prev turn", show=False, id="main.prev_turn"),
+        Binding("right_square_bracket", "turn(1)", "Next turn", show=False, id="main.next_turn"),
+        Binding("left_curly_bracket", "step(-1)", "Prev step", show=False, id="main.prev_step"),
+        Binding("right_curly_bracket", "step(1)", "Next step", show=False, id="main.next_step"),
+        Binding("e", "error(1)", "Next error", show=False, id="main.next_error"),
+        Binding("E", "error(-1)", "Prev error", show=False, id="main.prev_error"),
+        Binding("y", "copy('json')", "Copy JSON", show=False, id="main.copy_json"),
+        Binding("Y", "copy('text')", "Copy text", show=False, id="main.copy_text"),
+        Binding("plus", "more", "More detail", show=False, id="main.more"),
+        Binding("d", "toggle_detail", "Detail pane", show=False, id="main.detail"),
+    ]
+
+    def __init__(self, live: LiveSession) -> None:
+        super().__init__()
+        self.live = live
+        self.mode = "full"
+        self.filter = EventFilter()
+        self.filter_scan: Scanner | None = None
+        self.search_scan: Scanner | None = None
+        self.search_query = ""
+        self._refresh_due = False
+        self._notice = ""
+
+    # layout -----------------------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        """Header, chart, list + detail, status line, search bar, footer."""
+        yield SessionHeader(self.live, id="header")
+        yield ContextChart(self.live, id="chart")
+        with Horizontal(id="body"):
+            yield EventList(self.live, id="events")
+            yield DetailPane(self.live, id="detail")
+        yield Static(id="status")
+        bar = SearchBar(id="search")
+        bar.display = False
+        yield bar
+        yield Footer()
+
+    @property
+    def events(self) -> EventList:
+        """The event list."""
+        return self.query_one(EventList)
+
+    def on_mount(self) -> None:
+        """Show what is loaded so far and focus the list."""
+        self.events.focus()
+        self._rebuild(reset=True)
+
+    # updates from the live session ------------------------------------------------------------------------
+    def on_session_updated(self, message: SessionUpdated) -> None:
+        """New events or a rebuilt projection."""
+        if message.reset:
+            self._rebuild(reset=True)
+            for scanner in (self.filter_scan, self.search_scan):
+                if scanner is not None:
+                    scanner.restart()
+        else:
+            self._rebuild(reset=False, appended=True)
+            for scanner in (self.filter_scan, self.search_scan):
+                if scanner is not None:
+                    scanner.advance()
+        self._schedule_refresh()
+
+    def on_load_progress(self, message: LoadProgress) -> None:
+        """Loading phases: progress in the header, a visible notice when the file was truncated or replaced."""
+        if message.phase == "reset" and self.live.notices:
+            self._notice = f"re-synced: {self.live.notices[-1].message}"
+            self.notify(self._notice, title="Log reset", severity="warning", timeout=10)
+        if message.phase == "error" and self.live.error:
+            self.notify(self.live.error, title="Cannot read the log", severity="error", timeout=30)
+        self._schedule_refresh()
+
+    def _schedule_refresh(self) -> None:
+        if not self._refresh_due:
+            self._refresh_due = True
+            self.set_timer(REFRESH_SECONDS, self._refresh_panels)
+
+    def _refresh_panels(self) -> None:
+        self._refresh_due = False
+        self.query_one(SessionHeader).refresh_header()
+        self.query_one(ContextChart).refresh_chart()
+        self._update_status()
+
+    # the view ---------------------------------------------------------------------------------------------
+    def _base(self) -> Sequence[int]:
+        live = self.live
+        if not live.ready:
+            return range(int(live.preview[0]["seq"]), live.count) if live.preview else range(0)
+        if self.mode == "surface":
+            surface = list(live.session.surface)
+            if self.filter_scan is not None:
+                keep = set(self.filter_scan.seqs)
+                return [s for s in surface if s in keep]
+            return surface
+        if self.filter_scan is not None:
+            return self.filter_scan.seqs
+        return range(live.session.next_seq)
+
+    def _rebuild(self, *, reset: bool, appended: bool = False) -> None:
+        old = self.events.view
+        expanded = [] if reset else [old.base[pos] for pos in old.expanded_positions()]
+        base = self._base()
+        if isinstance(base, SortedSeqs):
+            base = SortedSeqs(base)  # a snapshot: the scanner keeps growing its own list
+        view = RowView(base)
+        for seq in expanded:
+            pos = view.position_of(seq)
+            if pos is not None:
+                view.toggle(pos, originals(self.live.session, seq))
+        self.events.set_view(view, reset=reset, appended=appended)
+        self._update_status()
+
+    def _update_status(self) -> None:
+        ev = self.events
+        parts = [("SURFACE" if self.mode == "surface" else "FULL LOG", "bold reverse")]
+        if self.filter.active:
+            scan_state = self.filter_scan
+            busy = "" if scan_state is None or scan_state.done else f" {int(scan_state.fraction * 100)}%"
+            parts.append((f"filter: {self.filter.describe()}{busy}", "yellow"))
+        if ev.following:
+            parts.append(("following", "green"))
+        else:
+            parts.append((f"paused +{ev.new_rows} new" if ev.new_rows else "paused", "bold yellow"))
+        if self.search_query:
+            parts.append((self._search_label(), "cyan"))
+        parts.append((f"row {ev.cursor + 1 if len(ev.view) else 0}/{len(ev.view)}", ""))
+        if self._notice:
+            parts.append((self._notice, "bold red"))
+        text = Text("  ").join(Text(p, style=s) for p, s in parts)
+        self.query_one("#status", Static).update(text)
+
+    def _search_label(self) -> str:
+        scanner = self.search_scan
+        if scanner is None:
+            return ""
+        if not scanner.done and not scanner.seqs:
+            return f"searching {int(scanner.fraction * 100)}%"
+        total = len(scanner.seqs)
+        if not total:
+            return f"no matches for {self.search_query!r}"
+        seq = self.events.current_seq
+        k = bisect.bisect_right(scanner.seqs, seq) if seq is not None else 0
+        at = k if k and scanner.seqs[k - 1] == seq else 0
+        return (
+            f"{at}/{total} matches for {self.search_query!r}"
+            if at
+            else f"{total} matches for {self.search_query!r}"
+        )
+
+    # list messages ----------------------------------------------------------------------------------------
+    def on_event_list_highlighted(self, message: EventList.Highlighted) -> None:
+        """Show the selected event in the detail pane."""
+        self.query_one(DetailPane).show(message.seq)
+        self._update_status()
+
+    def on_event_list_follow_changed(self, message: EventList.FollowChanged) -> None:
+        """Follow paused or resumed."""
+        self._update_status()
+
+    # actions ----------------------------------------------------------------------------------------------
+    def action_toggle_surface(self) -> None:
+        """Switch between the full log and the surface (what the model sees now)."""
+        self.mode = "surface" if self.mode == "full" else "full"
+        keep = self.events.current_seq
+        self._rebuild(reset=False)
+        if keep is not None and not self.events.following:
+            self.events.go_seq(keep)
+
+    def action_search(self) -> None:
+        """Open the search bar."""
+        self.query_one(SearchBar).open()
+
+    def on_search_bar_search(self, message: SearchBar.Search) -> None:
+        """Run (or clear) a search in the background."""
+        self.search_query = message.query
+        if not message.query:
+            self.search_scan = None
+        else:
+            self.search_scan = Scanner(self, search_predicate(message.query), self._search_changed, "search")
+            self.search_scan.advance()
+        self._search_changed()
+
+    def on_search_bar_closed(self, message: SearchBar.Closed) -> None:
+        """Back to the list."""
+        self.events.focus()
+
+    def _search_changed(self) -> None:
+        self.query_one(SearchBar).set_count(self._search_label())
+        self._update_status()
+
+    def action_match(self, direction: int) -> None:
+        """Jump to the next (or previous) search match."""
+        scanner = self.search_scan
+        if scanner is None or not scanner.seqs:
+            self.notify("No search matches; press / to search.", timeout=3)
+            return
+        current = self.events.current_seq
+        seq = neighbour(scanner.seqs, -1 if current is None else current, direction > 0)
+        if seq is None:
+            seq = scanner.seqs[0] if direction > 0 else scanner.seqs[-1]  # wrap around
+        if not self.events.go_seq(seq) or self.events.current_seq != seq:
+            self.notify(f"Match at seq {seq} is hidden by the current view or filter.", timeout=3)
+        self._search_changed()
+
+    def action_filter(self) -> None:
+        """Open the filter dialog."""
+        types = sorted(self.live.session.counts)
+        self.app.push_screen(FilterScreen(self.filter, types), self._set_filter)
+
+    def action_clear_filter(self) -> None:
+        """Show every event again."""
+        self._set_filter(EventFilter())
+
+    def _set_filter(self, result: EventFilter | None) -> None:
+        if result is None:
+            return
+        self.filter = result
+        if result.active:
+            self.filter_scan = Scanner(
+                self, result.predicate(self.live.session), self._filter_changed, "filter"
+            )
+            self.filter_scan.advance()
+        else:
+            self.filter_scan = None
+        self._rebuild(reset=False)
+
+    def _filter_changed(self) -> None:
+        self._rebuild(reset=False)
+
+    def action_top(self) -> None:
+        """First row."""
+        self.events.go(0)
+
+    def action_bottom(self) -> None:
+        """Last row (follow mode resumes there)."""
+        self.events.go(len(self.events.view) - 1)
+
+    def action_follow(self) -> None:
+        """Resume follow mode."""
+        self.events.resume_follow()
+        self._update_status()
+
+    def _jump(self, seqs: list[int], direction: int, what: str) -> None:
+        """Move to the first row at or after the next (or previous) seq of ``seqs``."""
+        current, cursor, forward = self.events.current_seq, self.events.cursor, direction > 0
+        if current is None:
+            return
+        target = neighbour(seqs, current, forward)
+        while target is not None:
+            row = self.events.view.row_of_seq(target, at_or_after=True)
+            if row is not None and (row > cursor if forward else row < cursor):
+                self.events.go(row)
+                return
+            target = neighbour(seqs, target, forward)
+        self.notify(f"No {'next' if forward else 'previous'} {what} in this view.", timeout=2)
+
+    def action_turn(self, direction: int) -> None:
+        """Previous or next turn start."""
+        self._jump(self._starts(self.live.facts.turn_starts), direction, "turn")
+
+    def action_step(self, direction: int) -> None:
+        """Previous or next step start."""
+        self._jump(self._starts(self.live.facts.step_starts), direction, "step")
+
+    def _starts(self, starts: list[int]) -> list[int]:
+        """Boundaries to jump between: in the surface view, the first visible node after each start."""
+        if self.mode != "surface":
+            return starts
+        shown = sorted(self.events.view.base)
+        out: list[int] = []
+        for start in starts:
+            i = bisect.bisect_left(shown, start)
+            if i < len(shown) and (not out or shown[i] != out[-1]):
+                out.append(shown[i])
+        return out
+
+    def action_error(self, direction: int) -> None:
+        """Previous or next error."""
+        self._jump(self.live.facts.errors, direction, "error")
+
+    def action_more(self) -> None:
+        """Show more of a cut payload in the detail pane."""
+        self.query_one(DetailPane).more()
+
+    def action_toggle_detail(self) -> None:
+        """Hide or show the detail pane."""
+        pane = self.query_one(DetailPane)
+        pane.display = not pane.display
+
+    def action_copy(self, form: str) -> None:
+        """Copy the selected event to the clipboard as JSON or as its text."""
+        seq = self.events.current_seq
+        if seq is not None:
+            self._copy(seq, form)
+
+    @work(thread=True, group="copy", exclusive=True, exit_on_error=False)
+    def _copy(self, seq: int, form: str) -> None:
+        event = self.live.event(seq)
+        if event is None:
+            return
+        if form == "json":
+            text = orjson.dumps(event, option=orjson.OPT_INDENT_2).decode()
+        else:
+            sections = payload_sections(self.live.session, event)
+            text = "\n\n".join(body for _, body, _ in sections) or orjson.dumps(event.get("data")).decode()
+        self.app.call_from_thread(self._copied, seq, form, text)
+
+    def _copied(self, seq: int, form: str, text: str) -> None:
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied seq {seq} as {form} ({len(text)} chars).", timeout=3)

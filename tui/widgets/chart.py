@@ -1,0 +1,84 @@
+"""The per-request context-size chart: a sparkline of surface chars with markers where cuts shrank it."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+
+from rich.text import Text
+from textual.widgets import Static
+
+from core.session import Cut
+from core.summary import human_chars
+from tui.live import LiveSession
+
+BARS = " ▁▂▃▄▅▆▇█"
+CUT_MARKS = {"tape": "s", "fold": "f", "prune": "p", "rewind": "r", "compaction": "c", "expand": "+"}
+LEGEND = "s seal  f fold  p prune  r rewind  c compaction"
+
+
+def columns(values: Sequence[int], width: int) -> list[int]:
+    """Down-sample ``values`` to at most ``width`` columns, keeping each bucket's peak."""
+    n = len(values)
+    if n <= width:
+        return list(values)
+    return [max(values[i * n // width : max((i + 1) * n // width, i * n // width + 1)]) for i in range(width)]
+
+
+def sparkline(values: Sequence[int], top: int) -> str:
+    """One line of bars scaled to ``top``."""
+    if top <= 0:
+        return " " * len(values)
+    return "".join(BARS[min(8, max(1 if v else 0, round(v * 8 / top)))] for v in values)
+
+
+def cut_marks(sample_seqs: Sequence[int], cuts: Sequence[Cut], width: int) -> str:
+    """A marker line: each cut's letter under the first request made after it."""
+    n = len(sample_seqs)
+    line = [" "] * min(n, width)
+    if not n:
+        return ""
+    for cut in cuts:
+        if cut.chars_removed <= 0 and cut.kind != "tape":
+            continue
+        i = bisect.bisect_right(sample_seqs, cut.seq)
+        if i >= n:
+            i = n - 1
+        col = i if n <= width else i * width // n
+        line[col] = CUT_MARKS.get(cut.kind, "x")
+    return "".join(line)
+
+
+class ContextChart(Static):
+    """Chars on the surface at each model request, with cut markers underneath."""
+
+    def __init__(self, live: LiveSession, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.live = live
+
+    def on_mount(self) -> None:
+        """Draw the initial state."""
+        self.refresh_chart()
+
+    def on_resize(self) -> None:
+        """Redraw for the new width."""
+        self.refresh_chart()
+
+    def refresh_chart(self) -> None:
+        """Redraw from ``Session.context_samples`` and ``Session.cuts`` (copied, so appends cannot interfere)."""
+        session = self.live.session
+        samples = list(session.context_samples)
+        cuts = list(session.cuts)
+        label_width = 16
+        width = max(10, self.size.width - label_width - 1)
+        chars = [s[3] for s in samples]
+        peak = max(chars, default=0)
+        cols = columns(chars, width)
+        now = chars[-1] if chars else 0
+        label = f"ctx {human_chars(now):>5}/{human_chars(peak):<5}"
+        bars = Text(f"{label:<{label_width}} ")
+        bars.append(sparkline(cols, peak) or "no model requests yet", style="green")
+        marks = Text(f"{len(samples)} req {len(cuts)} cuts".ljust(label_width) + " ")
+        marks.append(cut_marks([s[0] for s in samples], cuts, width), style="bold magenta")
+        legend = Text(" " * (label_width + 1) + LEGEND, style="dim")
+        self.update(Text("\n").join([bars, marks, legend]))

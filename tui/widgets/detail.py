@@ -1,0 +1,246 @@
+"""The detail pane: one event as highlighted text and pretty JSON, with the model-visible version beside it.
+
+Everything that decodes, pretty-prints or highlights runs in a thread worker and hands back finished
+``rich.text.Text``; payloads beyond ``limit`` characters are cut and grow on request (``more``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from pygments.lexers import get_lexer_for_filename
+from pygments.util import ClassNotFound
+from rich.console import Group, RenderableType
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, VerticalScroll
+from textual.widgets import Static
+
+from core.session import Session, cut_kind
+from core.summary import human_chars
+from core.text import text_of_blocks, tool_result_block, tool_result_text
+from tui.live import LiveSession
+from tui.widgets.rows import SHADOW_BADGES, originals
+
+DETAIL_LIMIT = 16_000  # chars of each payload shown at first; ``more`` multiplies it
+JSON_STRING_LIMIT = 400  # long strings inside the JSON view (their full text is in the payload section)
+SYNTAX_THEME = "monokai"
+
+
+def guess_lexer(text: str, hint: str | None = None) -> str:
+    """A pygments lexer name for a payload: JSON, a diff, a file's language from ``hint`` (a path), or text."""
+    head = text.lstrip()[:1]
+    if head and head in "{[":
+        try:
+            orjson.loads(text)
+            return "json"
+        except orjson.JSONDecodeError:
+            pass
+    if text.startswith(("diff --git", "--- ", "@@ ")) or "\n@@ " in text[:4000] and "\n+" in text[:4000]:
+        return "diff"
+    if hint:
+        try:
+            return get_lexer_for_filename(hint).aliases[0]
+        except ClassNotFound:
+            pass
+    return "text"
+
+
+def highlight(text: str, lexer: str) -> Text:
+    """Syntax-highlighted text (computed now, so rendering it later costs nothing)."""
+    if lexer == "text":
+        return Text(text)
+    syntax = Syntax(text, lexer, theme=SYNTAX_THEME, word_wrap=True, background_color="default")
+    out = syntax.highlight(text)
+    out.rstrip()
+    return out
+
+
+def clip(text: str, limit: int) -> tuple[str, int]:
+    """``text`` cut to ``limit`` chars, and how many chars were left out."""
+    return (text, 0) if len(text) <= limit else (text[:limit], len(text) - limit)
+
+
+def _short_strings(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > JSON_STRING_LIMIT:
+        return value[:JSON_STRING_LIMIT] + f"… (+{len(value) - JSON_STRING_LIMIT} chars)"
+    if isinstance(value, dict):
+        return {k: _short_strings(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_short_strings(v) for v in value]
+    return value
+
+
+def _tool_hint(session: Session, event: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The tool name and a file-path hint (from its arguments) of a tool result."""
+    data = event.get("data") or {}
+    source = ((data.get("message") or {}).get("source")) or {}
+    call = None
+    if isinstance(data.get("turn"), int) and isinstance(data.get("step"), int):
+        call = session.tool_call_at(data["turn"], data["step"], str(source.get("callId")))
+    if call is None:
+        return None, None
+    try:
+        args = orjson.loads(call.arguments or "{}")
+    except orjson.JSONDecodeError:
+        return call.name, None
+    path = args.get("path") or args.get("file") if isinstance(args, dict) else None
+    return call.name, path if isinstance(path, str) else None
+
+
+def payload_sections(session: Session, event: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """``(title, text, lexer)`` for each readable payload of an event."""
+    etype = event.get("type")
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    out: list[tuple[str, str, str]] = []
+    if etype == "user/message":
+        text = text_of_blocks(data.get("content"), "\n")
+        out.append(("text", text, guess_lexer(text)))
+    elif etype == "assistant/message":
+        for block in (data.get("message") or {}).get("content") or ():
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") in ("text", "reasoning"):
+                out.append((str(block["type"]), str(block.get("text") or ""), "markdown"))
+            elif block.get("type") == "tool-call":
+                args = str(block.get("arguments") or "")
+                out.append((f"tool call {block.get('name')} [{block.get('id')}]", args, guess_lexer(args)))
+    elif etype == "tool/result":
+        message = data.get("message") if isinstance(data.get("message"), dict) else {}
+        name, path = _tool_hint(session, event)
+        text = tool_result_text(message, "\n")
+        block = tool_result_block(message) or {}
+        title = f"result of {name or 'tool'}" + (" (error)" if block.get("isError") else "")
+        lexer = guess_lexer(text, path)
+        if lexer == "text" and name in ("bash", "shell", "run_code"):
+            lexer = "output"
+        out.append((title, text, lexer))
+    elif etype == "tool/call":
+        args = str(data.get("arguments") or "")
+        out.append((f"arguments of {data.get('name')}", args, guess_lexer(args)))
+    return [section for section in out if section[1]]
+
+
+def render_event(session: Session, event: dict[str, Any], limit: int, title: str) -> tuple[Text, int]:
+    """One column: a title line, each payload highlighted, then the event's pretty JSON; and chars left out."""
+    parts: list[Text] = [Text(title, style="bold")]
+    hidden = 0
+    for name, text, lexer in payload_sections(session, event):
+        shown, cut = clip(text, limit)
+        hidden += cut
+        if lexer == "json":
+            try:
+                shown = orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2).decode()
+                shown, cut = clip(shown, limit)
+            except orjson.JSONDecodeError:
+                pass
+        parts.append(Text(f"── {name} · {human_chars(len(text))} chars", style="dim"))
+        parts.append(highlight(shown, lexer))
+        if cut:
+            parts.append(Text(f"… {human_chars(cut)} more chars (press + to show more)", style="italic"))
+    pretty = orjson.dumps(_short_strings(event), option=orjson.OPT_INDENT_2).decode()
+    pretty, cut = clip(pretty, limit)
+    hidden += cut
+    parts.append(Text("── event JSON", style="dim"))
+    parts.append(highlight(pretty, "json"))
+    return Text("\n").join(parts), hidden
+
+
+def surface_node_for(session: Session, seq: int) -> int:
+    """The current surface node that stands for ``seq`` (``seq`` itself when it is still on the surface)."""
+    seen = set()
+    while seq in session.replaced_by and seq not in seen:
+        seen.add(seq)
+        seq = session.replaced_by[seq]
+    return seq
+
+
+def describe(live: LiveSession, seq: int, limit: int) -> tuple[Text, Text | None, int]:
+    """Build the pane for ``seq`` (worker side): original column, model-visible column (or None), chars cut."""
+    session = live.session
+    event = live.event(seq)
+    if event is None:
+        return Text(f"seq {seq} is not loaded yet"), None, 0
+    is_replacement = 0 <= seq < session.next_seq and session.is_replacement(seq)
+    if is_replacement:
+        kind = cut_kind(event)
+        origin = originals(session, seq)
+        left_parts = []
+        hidden = 0
+        for n in origin[:20]:
+            text, cut = render_event(session, session.events[n], limit, f"original seq {n}")
+            left_parts.append(text)
+            hidden += cut
+        more = len(origin) - 20
+        if more > 0:
+            left_parts.append(Text(f"… and {more} more originals (expand the row to list them)"))
+        right, cut = render_event(session, event, limit, f"model sees · {kind} seq {seq}")
+        left = Text("\n\n").join(left_parts) if left_parts else Text("no originals recorded")
+        return left, right, hidden + cut
+    left, hidden = render_event(session, event, limit, _title(session, seq, event))
+    if 0 <= seq < session.next_seq and seq in session.replaced_by:
+        node = surface_node_for(session, seq)
+        kind = SHADOW_BADGES.get(cut_kind(session.events[node]), "replaced")
+        right, cut = render_event(session, session.events[node], limit, f"model sees · {kind} by seq {node}")
+        return left, right, hidden + cut
+    return left, None, hidden
+
+
+def _title(session: Session, seq: int, event: dict[str, Any]) -> str:
+    where = f"turn {session.turn_of(seq)}" if 0 <= seq < session.next_seq else "loading"
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    step = f" step {data['step']}" if isinstance(data.get("step"), int) else ""
+    return f"seq {seq} · {event.get('type')} · {where}{step}"
+
+
+class DetailPane(Horizontal):
+    """Original on the left; the model-visible version on the right for folded, pruned and sealed items."""
+
+    def __init__(self, live: LiveSession, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.live = live
+        self.seq: int | None = None
+        self.limit = DETAIL_LIMIT
+        self.hidden = 0
+
+    def compose(self) -> ComposeResult:
+        """Two scrolling columns."""
+        with VerticalScroll(id="detail-original"):
+            yield Static(id="detail-original-body")
+        with VerticalScroll(id="detail-visible"):
+            yield Static(id="detail-visible-body")
+
+    def show(self, seq: int | None, *, keep_limit: bool = False) -> None:
+        """Describe ``seq`` (in a worker); None clears the pane."""
+        self.seq = seq
+        if not keep_limit:
+            self.limit = DETAIL_LIMIT
+        if seq is None:
+            self._set(Text("no event selected"), None, 0, None)
+            return
+        limit = self.limit
+        self.run_worker(
+            lambda: self._build(seq, limit), thread=True, group="detail", exclusive=True, exit_on_error=False
+        )
+
+    def more(self) -> None:
+        """Show four times as much of each payload."""
+        if self.seq is not None and self.hidden:
+            self.limit *= 4
+            self.show(self.seq, keep_limit=True)
+
+    def _build(self, seq: int, limit: int) -> None:
+        left, right, hidden = describe(self.live, seq, limit)
+        self.app.call_from_thread(self._set, left, right, hidden, seq)
+
+    def _set(self, left: RenderableType, right: RenderableType | None, hidden: int, seq: int | None) -> None:
+        if seq != self.seq:
+            return
+        self.hidden = hidden
+        self.query_one("#detail-original-body", Static).update(Group(left))
+        visible = self.query_one("#detail-visible", VerticalScroll)
+        visible.display = right is not None
+        if right is not None:
+            self.query_one("#detail-visible-body", Static).update(Group(right))

@@ -1,0 +1,276 @@
+"""The index-backed event list: a Line API widget that renders only the rows on screen.
+
+Rows are computed from decoded events in a thread worker and cached by seq; a row not computed yet is drawn
+as a placeholder and filled in when the worker reports back, so scrolling never waits for the disk.
+"""
+
+from __future__ import annotations
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from core.summary import human_chars
+from tui.live import LiveSession
+from tui.widgets.rows import Row, RowCache, RowView, badges, build_row, originals
+
+PREFETCH = 2  # screens of rows computed around the visible ones
+
+
+class EventList(ScrollView, can_focus=True):
+    """Typed rows (seq, turn.step, glyph, summary, size, badges) over a ``RowView`` of seqs."""
+
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Up", show=False, id="list.up"),
+        Binding("down,j", "cursor(1)", "Down", show=False, id="list.down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="list.page_up"),
+        Binding("pagedown,space", "page(1)", "Page down", show=False, id="list.page_down"),
+        Binding("enter", "toggle_expand", "Expand/collapse", id="list.expand"),
+    ]
+    COMPONENT_CLASSES = {
+        "event-list--cursor",
+        "event-list--dim",
+        "event-list--gutter",
+        "event-list--error",
+        "event-list--badge",
+        "event-list--replacement",
+        "event-list--pending",
+    }
+
+    class Highlighted(Message):
+        """The cursor moved to another event (``seq`` is None on an empty view)."""
+
+        def __init__(self, seq: int | None) -> None:
+            super().__init__()
+            self.seq = seq
+
+    class FollowChanged(Message):
+        """Follow mode was paused or resumed; ``new`` counts rows that arrived while paused."""
+
+        def __init__(self, following: bool, new: int) -> None:
+            super().__init__()
+            self.following = following
+            self.new = new
+
+    def __init__(self, live: LiveSession, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.live = live
+        self.view = RowView(range(0))
+        self.cursor = 0
+        self.following = True
+        self.new_rows = 0
+        self.cache = RowCache()
+        self.cut_kinds: dict[int, str] = {}
+        self._cuts_seen = 0
+        self._epoch = 0  # bumps when seqs start meaning other events (a reset)
+        self._fetching = False
+        self._missing = False
+        self._last_seq: int | None = None
+
+    # the view ---------------------------------------------------------------------------------------------
+    @property
+    def current_seq(self) -> int | None:
+        """The seq under the cursor."""
+        return self.view.row(self.cursor)[0] if len(self.view) else None
+
+    def set_view(self, view: RowView, *, reset: bool = False, appended: bool = False) -> None:
+        """Show ``view``; the cursor stays on its event or follows the end.
+
+        ``reset`` drops cached rows (seqs now name other events); ``appended`` counts rows that arrived while
+        follow mode is paused.
+        """
+        old = len(self.view)
+        keep = self.current_seq
+        if reset:
+            self._epoch += 1
+            self.cache.clear()
+            self.cut_kinds.clear()
+            self._cuts_seen = 0
+        self._sync_cuts()
+        grown = len(view) - old
+        self.view = view
+        self.virtual_size = Size(self.size.width, len(view))
+        if self.following:
+            self._move(len(view) - 1, follow=True)
+        else:
+            if grown > 0 and appended:
+                self.new_rows += grown
+                self.post_message(self.FollowChanged(False, self.new_rows))
+            row = view.row_of_seq(keep, at_or_after=True) if keep is not None else None
+            self._move(row if row is not None else min(self.cursor, len(view) - 1), follow=False)
+        self.refresh()
+
+    def _sync_cuts(self) -> None:
+        cuts = self.live.session.cuts
+        for cut in cuts[self._cuts_seen :]:
+            self.cut_kinds[cut.seq] = cut.kind
+        self._cuts_seen = len(cuts)
+
+    # cursor and follow ------------------------------------------------------------------------------------
+    def _move(self, row: int, *, follow: bool | None = None) -> None:
+        total = len(self.view)
+        row = max(0, min(row, total - 1)) if total else 0
+        self.cursor = row
+        height = max(1, self.scrollable_content_region.height)
+        if row < self.scroll_y:
+            self.scroll_to(y=row, animate=False)
+        elif row >= self.scroll_y + height:
+            self.scroll_to(y=row - height + 1, animate=False)
+        if follow is not None and follow != self.following:
+            self.following = follow
+            if follow:
+                self.new_rows = 0
+            self.post_message(self.FollowChanged(follow, self.new_rows))
+        seq = self.current_seq
+        if seq != self._last_seq:
+            self._last_seq = seq
+            self.post_message(self.Highlighted(seq))
+        self.refresh()
+
+    def go(self, row: int) -> None:
+        """Put the cursor on ``row``; being on the last row resumes follow mode, elsewhere pauses it."""
+        self._move(row, follow=row >= len(self.view) - 1)
+
+    def go_seq(self, seq: int) -> bool:
+        """Put the cursor on the row of ``seq`` (or the next one shown); False when there is none."""
+        row = self.view.row_of_seq(seq, at_or_after=True)
+        if row is None:
+            return False
+        self.go(row)
+        return True
+
+    def resume_follow(self) -> None:
+        """Jump to the last row and follow new events again."""
+        self._move(len(self.view) - 1, follow=True)
+
+    def action_cursor(self, delta: int) -> None:
+        """Move the cursor by ``delta`` rows."""
+        self.go(self.cursor + delta)
+
+    def action_page(self, direction: int) -> None:
+        """Move the cursor by one screen."""
+        self.go(self.cursor + direction * max(1, self.scrollable_content_region.height - 1))
+
+    def action_toggle_expand(self) -> None:
+        """Show (or hide) the originals a replacement row stands for."""
+        seq, depth = self.view.row(self.cursor) if len(self.view) else (None, 0)
+        if seq is None or depth:
+            return
+        session = self.live.session
+        if not session.is_replacement(seq):
+            self.notify("Only replacement rows (tape entries, folds, prunes, rewinds) expand.", timeout=3)
+            return
+        row = self.view.row_of_seq(seq)
+        pos = self.view.position_of(seq)
+        if pos is None or row is None:
+            return
+        self.view.toggle(pos, originals(session, seq))
+        self.virtual_size = Size(self.size.width, len(self.view))
+        self._move(row, follow=False)
+
+    def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
+        super()._on_mouse_scroll_up(event)
+        if self.following:
+            self.following = False
+            self.post_message(self.FollowChanged(False, self.new_rows))
+
+    def on_click(self, event: events.Click) -> None:
+        """Select the clicked row."""
+        self.go(int(self.scroll_y) + event.y)
+
+    # rendering --------------------------------------------------------------------------------------------
+    def render_line(self, y: int) -> Strip:
+        """One screen line: the row at ``scroll_y + y``."""
+        index = int(self.scroll_y) + y
+        width = self.scrollable_content_region.width
+        if index >= len(self.view):
+            return Strip.blank(width, self.rich_style)
+        seq, depth = self.view.row(index)
+        row = self.cache.get(seq)
+        if row is None:
+            self._want_rows()
+            style = self.get_component_rich_style("event-list--pending")
+            return Strip([Segment(set_cell_size(f"{seq:>7}  …", width), style)])
+        return self._strip(row, depth, index == self.cursor, width)
+
+    def _strip(self, row: Row, depth: int, is_cursor: bool, width: int) -> Strip:
+        session = self.live.session
+        base = self.rich_style
+        dim = row.seq in session.replaced_by
+        text_style = base + self.get_component_rich_style("event-list--dim") if dim else base
+        if row.error:
+            text_style += self.get_component_rich_style("event-list--error")
+        if row.replacement is not None:
+            text_style += self.get_component_rich_style("event-list--replacement")
+        gutter = self.get_component_rich_style("event-list--gutter")
+        badge_style = self.get_component_rich_style("event-list--badge")
+        step = f".{row.step}" if row.step is not None else ""
+        left = f"{row.seq:>7} {f'{row.turn}{step}':>6} "
+        tags = badges(row, session, self.cut_kinds)
+        right = f" {human_chars(row.size):>5}" + "".join(f" [{tag}]" for tag in tags)
+        indent = "    ↳ " if depth else ""
+        room = max(0, width - cell_len(left) - cell_len(right) - 2)
+        summary = set_cell_size(f"{indent}{row.summary}", room)
+        segments = [
+            Segment(left, gutter),
+            Segment(f"{row.glyph} ", text_style),
+            Segment(summary, text_style),
+            Segment(right, badge_style + (Style(dim=True) if dim else Style())),
+        ]
+        strip = Strip(segments).adjust_cell_length(width, base)
+        if is_cursor:
+            strip = strip.apply_style(self.get_component_rich_style("event-list--cursor"))
+        return strip
+
+    # row fetching ------------------------------------------------------------------------------------------
+    def _want_rows(self) -> None:
+        self._missing = True
+        if not self._fetching:
+            self._fetching = True
+            self.call_after_refresh(self._start_fetch)
+
+    def _visible_missing(self) -> list[int]:
+        height = max(1, self.size.height)
+        start = max(0, int(self.scroll_y) - PREFETCH * height)
+        stop = min(len(self.view), int(self.scroll_y) + (PREFETCH + 1) * height)
+        return [seq for seq, _ in map(self.view.row, range(start, stop)) if self.cache.get(seq) is None]
+
+    def _start_fetch(self) -> None:
+        self._missing = False
+        wanted = self._visible_missing()
+        if not wanted:
+            self._fetching = False
+            return
+        self.run_worker(
+            lambda epoch=self._epoch: self._fetch(wanted, epoch),
+            thread=True,
+            group="rows",
+            exit_on_error=False,
+        )
+
+    def _fetch(self, seqs: list[int], epoch: int) -> None:
+        rows = []
+        for seq in seqs:
+            event = self.live.event(seq)
+            if event is not None:
+                rows.append(build_row(event, self.live.session))
+        self.app.call_from_thread(self._fetched, rows, epoch)
+
+    def _fetched(self, rows: list[Row], epoch: int) -> None:
+        if epoch == self._epoch:
+            self.cache.put(rows)
+        self._fetching = False
+        self.refresh()
+        if self._missing:
+            self._want_rows()
+
+    @property
+    def busy(self) -> bool:
+        """True while rows for the screen are being computed (tests wait for this to clear)."""
+        return self._fetching or bool(self._visible_missing())

@@ -1,0 +1,88 @@
+"""The session header: title, provider/model, status, turn/step, phase and task class, load state."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from tui.live import LiveSession
+
+PHASE_LABELS = {
+    "opening": "opening",
+    "waiting": "waiting for the log to appear",
+    "preview": "showing the tail",
+    "indexing": "indexing",
+    "projecting": "reading",
+    "reset": "re-reading",
+    "error": "cannot read",
+}
+
+
+def session_status(live: LiveSession) -> str:
+    """``running`` while a turn is open, else how the last turn ended (``idle`` before any turn)."""
+    session = live.session
+    if session.open_turn is not None:
+        return "running"
+    turn = session.turns.get(session.last_ended) if session.last_ended is not None else None
+    return turn.status if turn is not None else "idle"
+
+
+def provider_model(live: LiveSession) -> str:
+    """``provider/model`` from the latest request header, else from the host event."""
+    header = live.session.request_header() or {}
+    config = header.get("config") if isinstance(header.get("config"), dict) else {}
+    host = live.facts.host or {}
+    provider = config.get("provider") or host.get("provider")
+    model = config.get("model") or host.get("model")
+    return f"{provider}/{model}" if provider or model else "no model yet"
+
+
+def load_state(live: LiveSession) -> str:
+    """``index ready`` once loaded (benchmarks wait for this text), else the loading phase and progress."""
+    if live.ready:
+        return "index ready"
+    label = PHASE_LABELS.get(live.phase, live.phase)
+    if live.phase in ("indexing", "projecting"):
+        return f"{label} {int(live.fraction * 100)}%"
+    return label
+
+
+class SessionHeader(Static):
+    """Two lines at the top of the main screen."""
+
+    def __init__(self, live: LiveSession, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.live = live
+
+    def on_mount(self) -> None:
+        """Draw the initial state."""
+        self.refresh_header()
+
+    def refresh_header(self) -> None:
+        """Redraw from the live session (cheap: reads a few fields, parses nothing)."""
+        live = self.live
+        facts = live.facts
+        title = facts.title or live.session.id or live.path.name
+        route = facts.route or {}
+        line1 = Text.assemble(
+            ("tapedeck ", "bold"),
+            (title, "bold reverse"),
+            "  ",
+            (provider_model(live), "cyan"),
+            "  ",
+            (session_status(live), "bold"),
+            f"  turn {facts.turn} step {facts.step}",
+            f"  phase {route.get('phase') or '-'}",
+            f"  class {route.get('taskClass') or '-'}",
+        )
+        owner = "tapedeck host" if facts.host is not None else "read-only"
+        line2 = Text.assemble(
+            (f"session {live.session.id or '?'}", "dim"),
+            f"  {live.count} events  {len(live.session.surface)} surface nodes  ",
+            (owner, "yellow" if facts.host is None else "green"),
+            "  ",
+            (load_state(live), "bold green" if live.ready else "bold yellow"),
+        )
+        if live.error:
+            line2.append(f"  {live.error}", style="bold red")
+        self.update(Text("\n").join([line1, line2]))

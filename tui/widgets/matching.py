@@ -1,0 +1,156 @@
+"""Event filters and text search, evaluated in workers over the events of a live session."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from core.session import Session
+from tui.live import LiveSession, is_error_event
+from tui.widgets.rows import SortedSeqs
+
+_TURNS = re.compile(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?)?\s*$")
+Predicate = Callable[[dict[str, Any]], bool]
+
+
+def event_text(event: dict[str, Any]) -> str:
+    """The event as compact JSON text: what search and regex filters look at."""
+    return orjson.dumps(event).decode()
+
+
+def tool_names(event: dict[str, Any], session: Session) -> set[str]:
+    """Tool names an event is about: a call, its result, a code-mode dispatch, an assistant's tool-call blocks."""
+    etype = event.get("type")
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    if etype in ("tool/call", "tool/code-dispatch-start", "tool/code-dispatch"):
+        return {str(data.get("name"))}
+    if etype == "assistant/message":
+        content = (data.get("message") or {}).get("content") or ()
+        return {str(b.get("name")) for b in content if isinstance(b, dict) and b.get("type") == "tool-call"}
+    if etype == "tool/result":
+        source = (data.get("message") or {}).get("source") or {}
+        turn, step = data.get("turn"), data.get("step")
+        if isinstance(turn, int) and isinstance(step, int) and isinstance(source, dict):
+            call = session.tool_call_at(turn, step, str(source.get("callId")))
+            if call is not None:
+                return {call.name}
+    return set()
+
+
+def parse_turns(text: str) -> tuple[int, int | None] | None:
+    """``"3"`` → (3, 3), ``"3-7"`` → (3, 7), ``"3-"`` → (3, None), ``""`` → None; ValueError otherwise."""
+    if not text.strip():
+        return None
+    m = _TURNS.match(text)
+    if m is None:
+        raise ValueError(f"turn range {text.strip()!r} must look like 3, 3-7 or 3-")
+    first = int(m.group(1))
+    last = None if m.group(2) and m.group(3) is None else int(m.group(3) or first)
+    if last is not None and last < first:
+        raise ValueError(f"turn range {text.strip()!r} ends before it starts")
+    return first, last
+
+
+def _items(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    """Which events the list shows: type prefixes, tool names, a turn range, errors only, a regex."""
+
+    types: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    turns: tuple[int, int | None] | None = None
+    errors: bool = False
+    regex: str = ""
+    _pattern: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.regex and self._pattern is None:
+            try:
+                object.__setattr__(self, "_pattern", re.compile(self.regex))
+            except re.error as exc:
+                raise ValueError(f"regex {self.regex!r} does not compile: {exc}") from exc
+
+    @classmethod
+    def parse(cls, types: str, tools: str, turns: str, errors: bool, regex: str) -> EventFilter:
+        """Build a filter from the dialog's fields; ValueError names the field that is wrong."""
+        return cls(_items(types), _items(tools), parse_turns(turns), errors, regex.strip())
+
+    @property
+    def active(self) -> bool:
+        """True when the filter hides anything."""
+        return bool(self.types or self.tools or self.turns or self.errors or self.regex)
+
+    def describe(self) -> str:
+        """A short description for the status bar."""
+        parts = []
+        if self.types:
+            parts.append("type " + "|".join(self.types))
+        if self.tools:
+            parts.append("tool " + "|".join(self.tools))
+        if self.turns:
+            first, last = self.turns
+            parts.append(f"turns {first}-{'' if last is None else last}")
+        if self.errors:
+            parts.append("errors")
+        if self.regex:
+            parts.append(f"/{self.regex}/")
+        return ", ".join(parts) or "none"
+
+    def predicate(self, session: Session) -> Predicate:
+        """A test for one event against this filter, given the session it belongs to."""
+
+        def test(event: dict[str, Any]) -> bool:
+            etype = str(event.get("type"))
+            if self.types and not any(etype == t or etype.startswith(t) for t in self.types):
+                return False
+            if self.turns is not None:
+                seq = int(event.get("seq", 0))
+                turn = session.turn_of(seq) if seq < session.next_seq else 0
+                first, last = self.turns
+                if turn < first or (last is not None and turn > last):
+                    return False
+            if self.errors and not is_error_event(event):
+                return False
+            if self.tools and not tool_names(event, session) & set(self.tools):
+                return False
+            return not (self._pattern is not None and self._pattern.search(event_text(event)) is None)
+
+        return test
+
+
+def search_predicate(query: str) -> Predicate:
+    """Case-insensitive substring search over an event's JSON text."""
+    needle = query.casefold()
+    return lambda event: needle in event_text(event).casefold()
+
+
+def scan(
+    live: LiveSession,
+    predicate: Predicate,
+    start: int = 0,
+    stop: int | None = None,
+    *,
+    progress: Callable[[float], None] | None = None,
+    cancelled: Callable[[], bool] = lambda: False,
+) -> SortedSeqs:
+    """Seqs in ``start``..``stop`` whose events pass ``predicate`` (worker side; may stream the file)."""
+    end = live.session.next_seq if stop is None else stop
+    out = SortedSeqs()
+    span = max(1, end - start)
+    events: Iterable[dict[str, Any]] = live.iter_events(start, end)
+    for k, event in enumerate(events):
+        if predicate(event):
+            out.append(int(event["seq"]))
+        if k % 4096 == 0:
+            if cancelled():
+                break
+            if progress is not None:
+                progress(k / span)
+    return out

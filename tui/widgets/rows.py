@@ -1,0 +1,252 @@
+"""The event list's row model: static row facts (computed in workers), live badges, and the virtual row view."""
+
+from __future__ import annotations
+
+import bisect
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from core.session import Session, cut_kind
+from core.summary import summarize
+from tui.live import is_error_event
+
+SUMMARY_LIMIT = 240
+GLYPHS: dict[str, str] = {
+    "turn/start": "┌",
+    "turn/end": "└",
+    "step/start": "├",
+    "step/end": "╵",
+    "user/message": "❯",
+    "assistant/message": "●",
+    "assistant/chunk": "·",
+    "tool/call": "→",
+    "tool/result": "←",
+    "request/header": "⇢",
+    "request/context": "⇢",
+    "session/title": "T",
+    "llm/retry": "↻",
+}
+REPLACEMENT_GLYPHS = {"tape": "▤", "rewind": "↺", "compaction": "≡", "fold": "▣", "prune": "✂", "expand": "⊞"}
+# What a node is called once a replacement of each kind took it off the surface.
+SHADOW_BADGES = {
+    "tape": "sealed",
+    "fold": "folded",
+    "prune": "pruned",
+    "rewind": "rewound",
+    "compaction": "compacted",
+    "expand": "expanded",
+    "replace": "replaced",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """What a row shows that never changes once the event is written."""
+
+    seq: int
+    type: str
+    turn: int
+    step: int | None
+    glyph: str
+    summary: str
+    size: int
+    error: bool
+    replacement: str | None  # the cut kind when the event is a surface replacement
+    surface_type: bool
+
+
+def glyph_for(event: dict[str, Any], replacement: str | None) -> str:
+    """The one-cell glyph of an event: its role, event kind, or replacement kind."""
+    if replacement is not None:
+        return REPLACEMENT_GLYPHS.get(replacement, "⇄")
+    etype = str(event.get("type"))
+    if etype == "user/message":
+        source = (event.get("data") or {}).get("source") or {}
+        if isinstance(source, dict) and source.get("kind") not in (None, "user"):
+            return "✉"
+    if etype.startswith("tapedeck/"):
+        return "◇"
+    return GLYPHS.get(etype, "?")
+
+
+def event_size(event: dict[str, Any], session: Session) -> int:
+    """Model-visible chars for surface nodes, else bytes of the event's JSON data."""
+    seq = int(event.get("seq", -1))
+    if 0 <= seq < session.next_seq and event.get("type") in (
+        "user/message",
+        "assistant/message",
+        "tool/result",
+    ):
+        return session.node_chars(seq)
+    return len(orjson.dumps(event.get("data")))
+
+
+def build_row(event: dict[str, Any], session: Session) -> Row:
+    """Compute a row from a decoded event (worker side: summarizing a huge payload takes time)."""
+    seq = int(event.get("seq", -1))
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    known = 0 <= seq < session.next_seq
+    replacement = cut_kind(event) if known and session.is_replacement(seq) else None
+    turn = session.turn_of(seq) if known else data.get("turn", 0)
+    step = data.get("step")
+    return Row(
+        seq=seq,
+        type=str(event.get("type")),
+        turn=turn if isinstance(turn, int) else 0,
+        step=step if isinstance(step, int) else None,
+        glyph=glyph_for(event, replacement),
+        summary=summarize(event, SUMMARY_LIMIT),
+        size=event_size(event, session),
+        error=is_error_event(event),
+        replacement=replacement,
+        surface_type=event.get("type") in ("user/message", "assistant/message", "tool/result"),
+    )
+
+
+def badges(row: Row, session: Session, cut_kinds: dict[int, str]) -> list[str]:
+    """Live badges of a row: what took it off the surface, what it replaced, error, on/off surface."""
+    out: list[str] = []
+    by = session.replaced_by.get(row.seq)
+    if by is not None:
+        out.append(SHADOW_BADGES.get(cut_kinds.get(by, "replace"), "replaced"))
+    if row.replacement is not None:
+        out.append(row.replacement)
+    if row.error:
+        out.append("error")
+    if row.surface_type and row.seq < session.next_seq:
+        out.append("on" if session.on_surface(row.seq) else "off")
+    return out
+
+
+def originals(session: Session, seq: int) -> list[int]:
+    """The append-origin events a replacement stands for, expanding nested replacements, in surface order."""
+    out: list[int] = []
+    stack = list(reversed(session.shadowed.get(seq, [])))
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        inner = session.shadowed.get(node)
+        if inner:
+            stack.extend(reversed(inner))
+        else:
+            out.append(node)
+    return out
+
+
+class RowCache:
+    """An LRU of computed rows keyed by seq."""
+
+    def __init__(self, capacity: int = 20000) -> None:
+        self._rows: OrderedDict[int, Row] = OrderedDict()
+        self.capacity = capacity
+
+    def get(self, seq: int) -> Row | None:
+        """The cached row for ``seq``."""
+        return self._rows.get(seq)
+
+    def put(self, rows: Sequence[Row]) -> None:
+        """Add computed rows, evicting the oldest beyond capacity."""
+        for row in rows:
+            self._rows[row.seq] = row
+            self._rows.move_to_end(row.seq)
+        while len(self._rows) > self.capacity:
+            self._rows.popitem(last=False)
+
+    def clear(self) -> None:
+        """Forget every row (after a reset the seqs mean other events)."""
+        self._rows.clear()
+
+
+class RowView:
+    """The rows the list shows: a base sequence of seqs plus expanded replacements' originals beneath them."""
+
+    def __init__(self, base: Sequence[int]) -> None:
+        self.base = base
+        self._anchors: list[int] = []  # base positions of expanded rows, sorted
+        self._children: dict[int, list[int]] = {}  # base position -> child seqs
+        self._before: list[int] = []  # children rows before each anchor's own children
+        self._anchor_rows: list[int] = []  # row index of each anchor
+
+    def __len__(self) -> int:
+        return len(self.base) + (
+            self._before[-1] + len(self._children[self._anchors[-1]]) if self._anchors else 0
+        )
+
+    def row(self, i: int) -> tuple[int, int]:
+        """``(seq, depth)`` of row ``i`` (depth 1 for an expanded replacement's originals)."""
+        k = bisect.bisect_right(self._anchor_rows, i) - 1
+        if k < 0:
+            return self.base[i], 0
+        anchor = self._anchors[k]
+        offset = i - self._anchor_rows[k]
+        children = self._children[anchor]
+        if offset == 0:
+            return self.base[anchor], 0
+        if offset <= len(children):
+            return children[offset - 1], 1
+        return self.base[i - self._before[k] - len(children)], 0
+
+    def position_of(self, seq: int) -> int | None:
+        """Base position of ``seq`` (None when not in the base)."""
+        base = self.base
+        if isinstance(base, range):
+            return seq - base.start if seq in base else None
+        i = bisect.bisect_left(base, seq) if _is_sorted_hint(base) else None
+        if i is not None and i < len(base) and base[i] == seq:
+            return i
+        try:
+            return list(base).index(seq)
+        except ValueError:
+            return None
+
+    def row_of_position(self, pos: int) -> int:
+        """Row index of base position ``pos``."""
+        k = bisect.bisect_left(self._anchors, pos)
+        extra = self._before[k - 1] + len(self._children[self._anchors[k - 1]]) if k > 0 else 0
+        return pos + extra
+
+    def row_of_seq(self, seq: int, at_or_after: bool = False) -> int | None:
+        """Row index showing ``seq`` at depth 0; with ``at_or_after`` the first row whose seq is >= ``seq``."""
+        pos = self.position_of(seq)
+        if pos is None and at_or_after and _is_sorted_hint(self.base):
+            pos = bisect.bisect_left(self.base, seq)
+            if pos >= len(self.base):
+                return None
+        return None if pos is None else self.row_of_position(pos)
+
+    def is_expanded(self, pos: int) -> bool:
+        """True when the row at base position ``pos`` shows its originals."""
+        return pos in self._children
+
+    def toggle(self, pos: int, children: list[int]) -> None:
+        """Expand base position ``pos`` to ``children``, or collapse it when already expanded."""
+        if pos in self._children:
+            del self._children[pos]
+        elif children:
+            self._children[pos] = children
+        self._anchors = sorted(self._children)
+        before, total = [], 0
+        for anchor in self._anchors:
+            before.append(total)
+            total += len(self._children[anchor])
+        self._before = before
+        self._anchor_rows = [a + b for a, b in zip(self._anchors, before, strict=True)]
+
+    def expanded_positions(self) -> dict[int, list[int]]:
+        """Expanded base positions and their children (to carry over to a grown view)."""
+        return dict(self._children)
+
+
+def _is_sorted_hint(base: Sequence[int]) -> bool:
+    return isinstance(base, SortedSeqs)
+
+
+class SortedSeqs(list[int]):
+    """A list of seqs known to be ascending (filtered views), so lookups can bisect."""
