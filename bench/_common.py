@@ -57,6 +57,10 @@ def peak_rss() -> int:
     return _maxrss_bytes(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
+class ChildError(RuntimeError):
+    """A benchmark child process failed; the message carries its stderr."""
+
+
 @dataclass(frozen=True)
 class ChildRun:
     """A finished child process: exit code, output and the peak RSS the kernel recorded for it."""
@@ -67,9 +71,9 @@ class ChildRun:
     peak_rss: int
 
     def json(self) -> Any:
-        """The child's stdout parsed as JSON; a failed child raises with its stderr."""
+        """The child's stdout parsed as JSON; a failed child raises ChildError with its stderr."""
         if self.returncode != 0:
-            raise RuntimeError(f"child exited with {self.returncode}: {self.stderr.strip()}")
+            raise ChildError(f"child exited with {self.returncode}: {self.stderr.strip()}")
         return json.loads(self.stdout)
 
 

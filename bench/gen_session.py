@@ -457,7 +457,7 @@ class _Repo:
         self.files = paths
         self.paths = list(paths)
         self.observed: set[str] = set()
-        self._cache: OrderedDict[tuple[str, int], list[str]] = OrderedDict()
+        self._cache: OrderedDict[tuple[str, int], tuple[list[str], int]] = OrderedDict()
         self._cached_bytes = 0
 
     def lines(self, path: str) -> list[str]:
@@ -467,7 +467,7 @@ class _Repo:
         cached = self._cache.get(key)
         if cached is not None:
             self._cache.move_to_end(key)
-            return cached
+            return cached[0]
         saved = self.text.rng
         self.text.rng = random.Random(f"{self.seed}:{path}:{version}")
         try:
@@ -476,11 +476,11 @@ class _Repo:
             lines = make.get(ext, self.text.code)(size)
         finally:
             self.text.rng = saved
-        self._cache[key] = lines
+        self._cache[key] = (lines, size)
         self._cached_bytes += size
         while self._cached_bytes > FILE_CACHE_BYTES and len(self._cache) > 1:
-            (old_path, _), _ = self._cache.popitem(last=False)
-            self._cached_bytes -= self.files[old_path][0] if old_path in self.files else 0
+            _, (_, old_size) = self._cache.popitem(last=False)
+            self._cached_bytes -= old_size
         return lines
 
     def bump(self, path: str, delta: int) -> None:
@@ -1224,6 +1224,8 @@ class _Session:
                 yield [self.test_call(failing=True)]
                 yield [self.read_call() for _ in range(rng.randint(1, 2))]
                 yield [self.edit_call()]
+            if rng.random() < 0.3:
+                yield [self.write_call()]
             yield [self.test_call(failing=False)]
         elif style == "dump":
             for _ in range(rng.randint(1, 4)):
@@ -1362,6 +1364,13 @@ class _Session:
         meta = {"diffs": [{"path": path, "oldText": args["old_string"], "newText": args["new_string"]}]}
         text = f"Edited {path}: 1 replacement.\n" + "\n".join(self.text.diff(path, old, new, at + 1))
         return _Call("edit", args, _Result(text, meta=meta))
+
+    def write_call(self) -> _Call:
+        """A new test file (never read back: its content lives only in the call's arguments)."""
+        path = f"tests/test_{self.text.ident()}_regression.py"
+        content = "\n".join(self.text.code(self.rng.randint(300, 6000))) + "\n"
+        size = len(content.encode())
+        return _Call("write", {"path": path, "content": content}, _Result(f"Wrote {size} bytes to {path}."))
 
     def todo_call(self) -> _Call:
         todos = [

@@ -28,6 +28,7 @@ import orjson  # noqa: E402
 import zstandard  # noqa: E402
 
 from bench._common import (  # noqa: E402
+    ChildError,
     best_of,
     current_rss,
     emit,
@@ -70,7 +71,7 @@ def ensure_log(args: argparse.Namespace) -> tuple[Path, dict[str, Any] | None]:
     if args.log:
         log = Path(args.log)
         if not log.is_file():
-            raise SystemExit(f"index bench: no such log file: {log}")
+            raise FileNotFoundError(f"no such log file: {log}")
     else:
         log = default_log(args.size, args.profile, args.seed, args.zstd)
     summary_path = Path(f"{log}.gen.json")
@@ -85,7 +86,11 @@ def ensure_log(args: argparse.Namespace) -> tuple[Path, dict[str, Any] | None]:
 def child_index(path: str) -> int:
     """Child mode: build the index and report its size (the parent records this process's peak RSS)."""
     before = current_rss()
-    index = build_index(path)
+    try:
+        index = build_index(path)
+    except (TapedeckError, OSError) as exc:
+        print(exc, file=sys.stderr)
+        return 2
     print(
         json.dumps(
             {"events": len(index), "nbytes": index.nbytes, "rss_before": before, "peak_rss": peak_rss()}
@@ -211,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         log, summary = ensure_log(args)
         result = measure(log, args.repeat, args.tail, summary)
-    except (TapedeckError, OSError) as exc:
+    except (TapedeckError, OSError, ChildError) as exc:
         print(f"index bench: {exc}", file=sys.stderr)
         return 2
     emit(result, table(result), args.json)

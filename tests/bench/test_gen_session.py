@@ -201,6 +201,8 @@ def test_mixed_log_has_the_real_event_mix(out: Path) -> None:
         assert b'{"type":"%s","seq0":' % tag.encode() in text
     assert b'{"type":"assistant/chunk","seq":' in text and b'"type":"text-delta"' in text  # unpacked deltas
     assert stats.packed_rows > 0 and stats.unpacked_chunks > 0
+    names = {e["data"]["name"] for e in events if e["type"] == "tool/call"}
+    assert names == {"read", "grep", "bash", "edit", "write", "todo_write"}
     sources = [e["data"]["source"] for e in events if e["type"] == "user/message"]
     assert any(
         s.get("plugin") == "@deepseek-ai/dsh-system-prompt" and s.get("form") == "snapshot" for s in sources
