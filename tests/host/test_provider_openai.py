@@ -364,3 +364,19 @@ def test_make_provider_errors(monkeypatch: pytest.MonkeyPatch) -> None:
         make_provider("anthropic")
     with pytest.raises(ProviderError, match="needs a file"):
         make_provider("scripted:")
+
+
+def test_retry_after_spellings(server: ChatServer) -> None:
+    server.push(
+        error_reply(429, "a", {"retry-after-ms": "1500"}),
+        error_reply(503, "b", {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}),
+        error_reply(503, "c", {"retry-after": "soon"}),
+        text_reply("ok"),
+    )
+    rec = Recorder()
+    completion = _call(
+        _provider(server, rec, retry=RetryPolicy(max_retries=3, base_delay=0.25, jitter=0.0)), rec
+    )
+    assert completion.text == "ok"
+    assert rec.sleeps == [1.5, 0.0, 1.0]
+    assert [n.delay_ms for n in rec.notices if not n.started] == [1500, 0, 1000]

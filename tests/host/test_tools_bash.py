@@ -99,3 +99,7 @@ def test_background_jobs_do_not_outlive_the_call(tmp_path: Path) -> None:
         time.sleep(0.05)
     else:
         pytest.fail(f"background process {pid} is still running")
+
+
+def test_non_finite_timeout_is_refused(tmp_path: Path) -> None:
+    assert _bash(tmp_path).run({"command": "true", "timeout": float("nan")}).error_code == "INVALID_ARGUMENTS"

@@ -238,3 +238,25 @@ def test_schemas_declare_every_parameter(ws: Path) -> None:
         "write_file",
         "edit_file",
     ]
+
+
+def test_special_files_are_not_opened(ws: Path) -> None:
+    os.mkfifo(ws / "pipe")
+    outcome = _tools(ws)["read_file"].run({"path": "pipe"})
+    assert outcome.is_error and outcome.error_code == "FS_NOT_REGULAR_FILE"
+    grep = _tools(ws)["grep"].run({"pattern": "line"})
+    assert not grep.is_error and "pipe" not in grep.text
+
+
+def test_list_dir_caps_characters_too(ws: Path) -> None:
+    for i in range(20):
+        (ws / f"{'n' * 100}{i:02}").write_text("")
+    outcome = _tools(ws, output_chars=500)["list_dir"].run({})
+    assert len(outcome.text) < 700
+    assert outcome.text.splitlines()[-1].endswith("more entries not shown; use glob to narrow down]")
+
+
+def test_unencodable_text_is_an_error_not_a_crash(ws: Path) -> None:
+    outcome = _tools(ws)["write_file"].run({"path": "s.txt", "content": "bad \ud800 surrogate"})
+    assert outcome.is_error and outcome.error_code == "INVALID_ARGUMENTS"
+    assert not any(p.name.startswith((".s.txt", "s.txt")) for p in ws.iterdir())

@@ -135,3 +135,12 @@ def test_grep_output_cap_counts_characters(ws: Path) -> None:
     outcome = _tools(ws, output_chars=2000)["grep"].run({"pattern": "hit", "path": "wide.txt"})
     assert len(outcome.text) < 2200
     assert outcome.text.splitlines()[-1].startswith("[stopped after")
+
+
+def test_glob_caps_characters(ws: Path) -> None:
+    for i in range(40):
+        (ws / "src" / f"{'long_name_' * 8}{i:02}.py").write_text("")
+    outcome = _tools(ws, output_chars=1000)["glob"].run({"pattern": "src/*.py"})
+    lines = outcome.text.splitlines()
+    assert len(outcome.text) < 1200
+    assert lines[-1].endswith("more files match; use a narrower pattern or path]")

@@ -108,8 +108,12 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     try:
         return float(value)
     except ValueError:
-        when = email.utils.parsedate_to_datetime(value) if value.strip() else None
-        return max(0.0, when.timestamp() - time.time()) if when else None
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
 
 
 def _classify(exc: Exception) -> _Failed:

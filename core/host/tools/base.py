@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -55,7 +56,19 @@ class Param:
             return False
         if self.type == "integer":
             return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-        return isinstance(value, int | float)
+        return isinstance(value, int) or (isinstance(value, float) and math.isfinite(value))
+
+
+def fit(rows: list[str], max_rows: int, max_chars: int) -> list[str]:
+    """The leading ``rows`` that fit in both ``max_rows`` and ``max_chars`` (newlines counted; at least one)."""
+    kept: list[str] = []
+    size = 0
+    for row in rows[:max_rows]:
+        if kept and size + len(row) + 1 > max_chars:
+            break
+        kept.append(row)
+        size += len(row) + 1
+    return kept
 
 
 def cut_line(line: str, limit: int) -> str:
@@ -99,6 +112,10 @@ class WorkspaceTool(ABC):
         except OSError as exc:
             where = f" ({self.workspace.display(exc.filename)})" if exc.filename else ""
             return ToolOutcome(f"Error: {self.name}: {exc.strerror or exc}{where}", True, FS_ERROR)
+        except UnicodeError as exc:
+            return ToolOutcome(
+                f"Error: {self.name}: text that cannot be encoded ({exc})", True, INVALID_ARGUMENTS
+            )
 
     def _checked(self, args: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(args, Mapping):

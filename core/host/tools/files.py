@@ -9,13 +9,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from core.host.tools.base import Param, WorkspaceTool, cut_line
+from core.host.tools.base import Param, WorkspaceTool, cut_line, fit
 from core.host.tools.outcome import (
     EDIT_NO_MATCH,
     EDIT_NOT_UNIQUE,
     FS_IS_DIRECTORY,
     FS_NOT_DIRECTORY,
     FS_NOT_FOUND,
+    FS_NOT_REGULAR_FILE,
     FS_NOT_TEXT,
     INVALID_ARGUMENTS,
     ToolFailure,
@@ -31,6 +32,8 @@ def _existing_file(tool: WorkspaceTool, path: Path, raw: str) -> None:
         raise ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace")
     if path.is_dir():
         raise ToolFailure(FS_IS_DIRECTORY, f"{raw!r} is a directory; use list_dir to see what it holds")
+    if not path.is_file():
+        raise ToolFailure(FS_NOT_REGULAR_FILE, f"{raw!r} is not a regular file (a pipe, socket or device)")
     with open(path, "rb") as f:
         if b"\x00" in f.read(SNIFF_BYTES):
             raise ToolFailure(
@@ -143,10 +146,13 @@ class ListDir(WorkspaceTool):
         with os.scandir(path) as it:
             entries = sorted(it, key=lambda e: e.name)
         rel = self.workspace.display(path)
-        shown = entries[: self.limits.list_entries]
-        rows = [_entry_row(e) for e in shown]
-        if len(entries) > len(shown):
-            rows.append(f"[{len(entries) - len(shown)} more entries not shown; use glob to narrow down]")
+        rows = fit(
+            [_entry_row(e) for e in entries[: self.limits.list_entries]],
+            self.limits.list_entries,
+            self.limits.output_chars,
+        )
+        if len(entries) > len(rows):
+            rows.append(f"[{len(entries) - len(rows)} more entries not shown; use glob to narrow down]")
         head = f"{rel}/ holds {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
         return ToolOutcome("\n".join([head, *rows]), meta={"path": rel, "entries": len(entries)})
 

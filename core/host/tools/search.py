@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from core.host.tools.base import Param, WorkspaceTool, cut_line
+from core.host.tools.base import Param, WorkspaceTool, cut_line, fit
 from core.host.tools.outcome import (
     FS_NOT_DIRECTORY,
     FS_NOT_FOUND,
@@ -74,6 +74,7 @@ class Glob(WorkspaceTool):
         meta = {"pattern": pattern, "path": where, "matches": total}
         if not found:
             return ToolOutcome(f"No files match {pattern!r} under {where}/", meta=meta)
+        found = fit(found, self.limits.glob_results, self.limits.output_chars)
         if total > len(found):
             found.append(f"[{total - len(found)} more files match; use a narrower pattern or path]")
         return ToolOutcome("\n".join(found), meta=meta)

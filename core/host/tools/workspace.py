@@ -80,14 +80,15 @@ class Workspace:
         return str(path)
 
     def walk(self, base: Path) -> Iterator[Path]:
-        """Files under the resolved directory ``base`` in sorted order, never leaving the workspace."""
+        """Regular files under the resolved directory ``base``, sorted, never leaving the workspace."""
         for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
             for name in sorted(filenames):
                 path = Path(dirpath, name)
                 if path.is_symlink() and not self.contains(Path(os.path.realpath(path))):
                     continue
-                yield path
+                if path.is_file():
+                    yield path
 
 
 _GLOB_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|\[!?[^\]/]+\]|\{[^{}/]*\}|[^*?\[{]+|.")
