@@ -62,13 +62,16 @@ def tool_step(
     step: int,
     results: Sequence[str | tuple[str, bool]] = (),
     *,
+    start: bool = True,
     close: bool = True,
 ) -> list[int]:
     """One step: ``step/start``, an assistant message calling bash once per result, the calls and results.
 
-    A result is its text, or ``(text, is_error)``. Returns the result seqs.
+    A result is its text, or ``(text, is_error)``. ``start=False`` continues a step already started. Returns
+    the result seqs.
     """
-    add(session, "step/start", {"turn": turn, "step": step})
+    if start:
+        add(session, "step/start", {"turn": turn, "step": step})
     ids = [f"c{turn}-{step}-{i}" for i in range(len(results))]
     content = [{"type": "tool-call", "id": cid, "name": "bash", "arguments": "{}"} for cid in ids]
     content = content or [{"type": "text", "text": f"thinking at {turn}.{step}"}]
