@@ -46,7 +46,6 @@ from core.text import text_of_blocks, utf16_len
 
 ROUTE_EVENT = "tapedeck/route"
 NORMAL, CHECKPOINT, FINALIZATION = "normal", "checkpoint", "finalization"
-PHASES = (NORMAL, CHECKPOINT, FINALIZATION)
 LARGE_REQUEST_UNITS = 1500
 DEFAULT_CLASS = "small"
 
@@ -289,11 +288,12 @@ class RouteDecision:
         return requested if requested is not None and requested <= self.max_tokens else self.max_tokens
 
     def to_dict(self) -> dict[str, Any]:
-        """The logged route data plus the phase text and the planned event count."""
+        """The logged route data plus the phase text, the planned prunes and the planned event count."""
         return {
             **route_data(self),
             "toolsAllowed": self.tools_allowed,
             "phaseText": self.phase_text,
+            "pruned": [p.to_dict() for p in self.prune.pruned],
             "plannedEvents": len(self.events),
         }
 

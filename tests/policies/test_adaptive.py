@@ -276,6 +276,13 @@ def test_step_trigger_prunes_once_per_step() -> None:
     assert kinds == ["compaction/prune", "tool/result"] * 3 + [ROUTE_EVENT]
     data = decision.events[-1]["data"]
     assert data["prunedSeqs"] == seqs[:3] and data["charsRemoved"] == 3 * (20_000 - (12288 + 39 + 2048))
+    assert decision.to_dict()["pruned"][0] == {
+        "shadowedSeq": seqs[0],
+        "replacementSeq": session.next_seq + 1,
+        "callId": "c1-1-0",
+        "charsBefore": 20_000,
+        "charsAfter": 12288 + 39 + 2048,
+    }
     extend(session, decision.events)
     assert session.diagnostics == []
     again = plan_route(session, CONFIG, **NO_PRESSURE)
