@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Static
 from core.policies.checkpoint import Mark, latest_mark, marks
 from core.policies.rewind import RewindError, RewindPreview, preview_rewind
 from core.session import Session
-from core.summary import human_chars, summarize
+from core.summary import human_chars, one_line, summarize
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.outcomes import PolicyScreen, fill_table
 
@@ -127,7 +127,9 @@ def rewind_summary(view: CheckpointsView) -> Text:
     out.append(f"Checkpoint {mark.mark_id}{goal}, placed at seq {mark.anchor} by the {mark.by}.\n")
     out.append(f"The host will replace {view.covers()} with one report.\n\n")
     for node in view.nodes[:12]:
-        out.append(f"  {node.seq:>6}  {node.kind:<18} {human_chars(node.chars):>6}  {node.summary}\n")
+        out.append(
+            f"  {node.seq:>6}  {node.kind:<18} {human_chars(node.chars):>6}  {one_line(node.summary, 48)}\n"
+        )
     if len(view.nodes) > 12:
         out.append(f"  … and {len(view.nodes) - 12} more node(s)\n")
     out.append(

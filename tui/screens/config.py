@@ -144,6 +144,7 @@ class ConfigScreen(PolicyScreen):
         self._view: ConfigView | None = None
         self._check: Check | None = None
         self._key: str | None = None
+        self._submit_when_checked = False
 
     def compose_body(self) -> ComposeResult:
         """Key table, editor and history."""
@@ -242,10 +243,12 @@ class ConfigScreen(PolicyScreen):
         if check.error is not None:
             line.update(Text(f"✗ {check.error}", style="bold red"))
         elif not check.diff:
-            line.update(Text("unchanged", style="dim"))
+            line.update(Text("unchanged: this is the current value", style="dim"))
         else:
             changes = ", ".join(f"{k}: {show_value(old)} → {show_value(new)}" for k, old, new in check.diff)
             line.update(Text(f"✓ valid — {changes}  (Enter to review)", style="green"))
+        if self._submit_when_checked and check.text == self.query_one("#config-value", Input).value:
+            self.action_submit()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Enter in the editor reviews the change."""
@@ -257,8 +260,10 @@ class ConfigScreen(PolicyScreen):
         check = self._check
         text = self.query_one("#config-value", Input).value
         if check is None or check.key != self._key or check.text != text:
-            self.say("Still checking the value; try again in a moment.")
+            self._submit_when_checked = True  # the check in flight opens the review when it lands
+            self._recheck()
             return
+        self._submit_when_checked = False
         if check.error is not None:
             self.say(f"Not sent: {check.error}", error=True)
             return
