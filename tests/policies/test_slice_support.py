@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.policies.fold import plan_fold
 from core.policies.slice import TAPE_PREFIX, SealPlan, plan_seal
 from core.policies.slice_config import SliceConfig, validate
 from core.session import RUNTIME_CONTEXT_PLUGIN, Session
@@ -50,9 +51,12 @@ def runtime_message(text: str) -> dict[str, Any]:
 class Host:
     """An in-memory session log grown the way the reference host grows it, sealing at each turn's step 1."""
 
-    def __init__(self, seal: SliceConfig | None = None, header: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, seal: SliceConfig | None = None, header: dict[str, Any] | None = None, *, fold: bool = False
+    ) -> None:
         self.header = header or HEADER
         self.config = seal
+        self.fold = fold
         self.session = Session(self.header)
         self.requests: list[list[dict[str, Any]]] = []
         self.plans: list[SealPlan] = []
@@ -101,7 +105,9 @@ class Host:
         return plan
 
     def request(self) -> list[dict[str, Any]]:
-        """Record the request the model would receive now (the derived message list)."""
+        """Fold what landed (when enabled), then record the request the model would receive now."""
+        if self.fold and self.config is not None:
+            self.extend(plan_fold(self.session, self.config))
         messages = json.loads(js_json(self.session.messages()))
         self.requests.append(messages)
         return messages

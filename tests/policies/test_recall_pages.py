@@ -1,0 +1,216 @@
+"""``recall_turn`` and ``recall_step`` pages (seed 000 §1.e), spill hydration included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_slice_support import Host, runtime_message, user_message
+
+from core.policies.recall import RecallError, recall_step, recall_turn, render_step_page
+from core.policies.spill import logged_text_parts, native_spill_locator
+from core.session import Session
+
+
+def two_turns() -> Host:
+    host = Host()
+    host.begin("first question", runtime="RUNTIME SNAPSHOT TEXT")
+    host.reply("looking", [("c1", "bash", {"command": "ls"}, "a.txt\nb.txt")])
+    host.next_step()
+    host.reply("  the answer  ")
+    host.end()
+    host.user(user_message("between turns note", {"kind": "plugin", "plugin": "tool-jobs", "form": "notice"}))
+    host.begin("")
+    host.reply("")
+    host.end("error")
+    return host
+
+
+# ------------------------------------------------------------------------------------ recall_turn
+def test_dialogue_page_layout() -> None:
+    host = two_turns()
+    page = recall_turn(host.session, {"turn": "slice-turn-1"})
+    assert page == (
+        "[sealed turn slice-turn-1 · status completed · 1 user message(s) · 2 generated context message(s) · "
+        "2 assistant step(s) with text · view dialogue (default: text once, tool results as locators; full record "
+        'with reasoning and tool output: recall_turn({"turn":"1","view":"full"})) · historical record: '
+        "establishes what was said, not current world state]\n"
+        "\n## User request (verbatim)\nfirst question\n"
+        "\n## Assistant response (verbatim)\n[step 1]\nlooking\n\n"
+        '[tool step 1 seq 6 · bash · 11 chars · expand_result({"seq":6,"formatVersion":4})]\n'
+        "[step 2]\n  the answer  \n\n"
+        "\n## Generated context recorded during this turn (verbatim)\n"
+        "[plugin:@deepseek-ai/dsh-system-prompt]\nRUNTIME SNAPSHOT TEXT\n"
+        "[plugin:tool-jobs]\nbetween turns note"
+    )
+
+
+def test_turn_ids_and_empty_texts() -> None:
+    host = two_turns()
+    page = recall_turn(host.session, {"turn": " 2 ", "view": "dialogue"})
+    assert page.startswith(
+        "[sealed turn slice-turn-2 · status error · 1 user message(s) · 0 assistant step(s)"
+    )
+    assert "## User request (verbatim)\n(no user text recorded in this message)\n" in page
+    assert "[step 1]\n(no assistant text recorded for this step)\n" in page
+    assert page.endswith("(no assistant text recorded for this step)\n")
+    assert recall_turn(host.session, {"turn": 2}) == page
+    assert recall_turn(host.session, {"turn": 2.0, "view": "anything else"}) == page
+
+
+def test_full_view_appends_the_records() -> None:
+    host = two_turns()
+    page = recall_turn(host.session, {"turn": "1", "view": "full"})
+    assert (
+        'view full (text plus every original record; the default text-only page is view "dialogue")' in page
+    )
+    assert "[tool step" not in page
+    assert page.endswith("}}]") and '"type":"tool/call"' in page and '"between turns note"' in page
+
+
+def test_a_turn_without_any_user_or_assistant_text() -> None:
+    host = Host()
+    host.add("turn/start", {"turn": 1})
+    host.add("turn/end", {"turn": 1, "reason": {"kind": "aborted"}})
+    page = recall_turn(host.session, {"turn": "1"})
+    assert "## User request (verbatim)\n(no user text recorded for this turn)\n" in page
+    assert page.endswith("## Assistant response (verbatim)\n(no assistant text recorded for this turn)")
+
+
+def test_an_open_turn_is_served_with_status_open() -> None:
+    host = Host()
+    host.begin("still going")
+    assert recall_turn(host.session, {"turn": "1"}).startswith("[sealed turn slice-turn-1 · status open ·")
+
+
+@pytest.mark.parametrize("turn", [None, "", "0", "turn three", "slice-turn-", -1, 1.5, True, ["1"]])
+def test_recall_turn_needs_a_turn(turn: object) -> None:
+    with pytest.raises(RecallError, match=r'^recall_turn needs \{"turn": "slice-turn-N"\} \(or just "N"\)$'):
+        recall_turn(two_turns().session, {"turn": turn})
+
+
+def test_unknown_turns_list_the_sealed_ones() -> None:
+    with pytest.raises(RecallError, match=r"^no recorded turn 9 in this session \(sealed turns: 1, 2\)$"):
+        recall_turn(two_turns().session, {"turn": "9"})
+    with pytest.raises(RecallError, match=r"^no recorded turn 1 in this session \(no sealed turns yet\)$"):
+        recall_turn(Host().session, {"turn": "1"})
+    host = Host()
+    for n in range(25):
+        host.simple_turn(f"q{n}", "a")
+    with pytest.raises(RecallError, match=r"\(sealed turns: 1, 2, .*, 19, 20\)$"):
+        recall_turn(host.session, {"turn": "99"})
+
+
+def test_a_between_turn_message_belongs_to_the_turn_that_just_ended() -> None:
+    host = two_turns()
+    assert "between turns note" in recall_turn(host.session, {"turn": "1"})
+    assert "between turns note" not in recall_turn(host.session, {"turn": "2"})
+
+
+# ------------------------------------------------------------------------------------ recall_step
+def test_step_numbers_parse_from_trailing_digits() -> None:
+    host = two_turns()
+    page = recall_step(host.session, {"turn": "slice-turn-1", "step": "step 1"})
+    assert page.startswith("[sealed step · turn 1 · step 1 · 1 call(s) · verbatim tool record:")
+    assert page.endswith(
+        '\n## Calls\n→ bash({"command": "ls"})\n\n## Results (verbatim)\n[result]\na.txt\nb.txt\n'
+    )
+    for bad in ({"turn": "1"}, {"turn": "x", "step": "1"}, {"turn": 0, "step": 1}, {"turn": True, "step": 1}):
+        with pytest.raises(RecallError, match=r'^recall_step needs \{"turn": "N", "step": "M"\}$'):
+            recall_step(host.session, bad)
+    with pytest.raises(RecallError, match=r"^no recorded tool calls for turn 1 step 2$"):
+        recall_step(host.session, {"turn": "1", "step": "2"})
+
+
+def test_a_call_without_a_result() -> None:
+    host = Host()
+    host.begin("go")
+    host.reply("", [("c1", "bash", {}, "")], results=False)
+    host.end("aborted")
+    page = recall_step(host.session, {"turn": 1, "step": 1})
+    assert page.endswith("## Calls\n→ bash({})\n\n## Results (verbatim)\n(no results recorded)\n")
+
+
+def spill_host(tmp_path: Path, text: str, content: list[dict] | None = None) -> Host:
+    host = Host(
+        header={"type": "session", "version": 0, "id": "s", "createdAt": 1, "cwd": "/w", "delegationDepth": 0}
+    )
+    host.begin("go")
+    call = ("c1", "bash", {"command": "big"}, text)
+    host.reply("", [call], results=False)
+    host.result(call, content)
+    host.end()
+    path = host.write(tmp_path / "session.jsonl")
+    return Host.resume(Session.open(path))
+
+
+def test_a_fold_spill_preview_is_hydrated_from_its_stored_file(tmp_path: Path) -> None:
+    full = "FULL TEXT " * 100
+    (tmp_path / "spill").mkdir()
+    (tmp_path / "spill" / "bash.txt").write_text(full, encoding="utf-8")
+    preview = "[bash · log · 1 lines, 1 kept · full text (1000 bytes) stored at spill/bash.txt — read it]\nFULL TEXT …"
+    host = spill_host(tmp_path, preview)
+    page = recall_step(host.session, {"turn": "1", "step": "1"})
+    assert "## Results (verbatim)\n[result]\n" + full + "\n" == page[page.index("## Results") :]
+    logged = render_step_page(host.session, 1, 1, hydrate_spills=False)
+    assert (
+        logged is not None
+        and "[text part 1 preview — NOT full output; 1000 bytes stored at spill/bash.txt; " in logged
+    )
+
+
+def test_an_unavailable_spill_is_marked_as_a_preview(tmp_path: Path) -> None:
+    notice = (
+        "\n\n(Omitted 99 bytes. Full formatted result stored at: /nonexistent/x-bash.txt. "
+        "Use read with offset/limit, or grep this path to search within it.)"
+    )
+    host = spill_host(tmp_path, "HEAD … TAIL" + notice)
+    page = recall_step(host.session, {"turn": "1", "step": "1"})
+    assert "logged tool record; spilled results below are previews: what was executed then" in page
+    assert (
+        "## Results (previews where marked; use the exact expansion locator for full text)\n[result]\n"
+        in page
+    )
+    seq = host.session.results_by_step[(1, 1)][0]
+    assert (
+        "[text part 1 preview — NOT full output; full text stored at /nonexistent/x-bash.txt; "
+        f'full text: expand_result({{"seq":{seq},"formatVersion":4}})]\n'
+        "[spill unavailable: cannot read /nonexistent/x-bash.txt: No such file or directory]\n"
+        "HEAD … TAIL" + notice + "\n"
+    ) in page
+
+
+def test_a_native_notice_on_the_last_of_several_parts_previews_them_all(tmp_path: Path) -> None:
+    stored = tmp_path / "whole.txt"
+    stored.write_text("PART ONE\nPART TWO COMPLETE", encoding="utf-8")
+    notice = f"(Omitted 9 bytes. Full formatted result stored at: {stored}. Use read with offset/limit, or grep this path to search within it.)"
+    content = [
+        {"type": "text", "text": "PART ONE"},
+        {"type": "image", "attachment": {}},
+        {"type": "text", "text": "PART TW\n\n" + notice},
+    ]
+    [part] = logged_text_parts(content)
+    assert part.preview is not None and part.preview.locator == str(stored)
+    host = spill_host(tmp_path, "", content)
+    assert recall_step(host.session, {"turn": 1, "step": 1}).endswith(
+        "[result]\nPART ONE\nPART TWO COMPLETE\n"
+    )
+
+
+def test_the_bash_spill_fixture(fixtures_dir: Path) -> None:
+    session = Session.open(fixtures_dir / "bash-spill.session.jsonl")
+    text = session.events[16]["data"]["message"]["content"][0]["content"][0]["text"]
+    stored = native_spill_locator(text)
+    assert stored is not None and stored.locator.endswith("-bash.txt") and stored.size is None
+    page = recall_step(session, {"turn": "1", "step": "1"})
+    # The fixture's spill file lived in a DSH temp dir that no longer exists: the preview is served, marked.
+    assert f"[spill unavailable: cannot read {stored.locator}: No such file or directory]\n{text}\n" in page
+
+
+def test_runtime_context_page_label(tmp_path: Path) -> None:
+    host = Host()
+    host.begin("q")
+    host.user(runtime_message("SNAP"))
+    host.reply("a")
+    host.end()
+    assert "[plugin:@deepseek-ai/dsh-system-prompt]\nSNAP" in recall_turn(host.session, {"turn": "1"})

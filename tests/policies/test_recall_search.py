@@ -1,0 +1,155 @@
+"""``recall_search`` (seed 000 §1.e): documents, kinds, scoring, tool-output slots, snippets and rendering."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from test_slice_support import Host, runtime_message
+
+from core.policies.recall import RecallError, recall_search, search, search_terms, snippet_around
+
+
+@pytest.fixture
+def host() -> Host:
+    host = Host()
+    host.begin("please find the kiwi config", runtime="runtime kiwi context")
+    host.reply("searching for kiwi", [("g1", "grep", {"pattern": "kiwi"}, "src/kiwi.py:1: kiwi = 1")])
+    host.next_step()
+    host.reply("", [("e1", "bash", {"command": "false"}, "kiwi failed", True)])
+    host.next_step()
+    host.reply("", [("x1", "expand_result", {"seq": 9, "formatVersion": 4}, "kiwi recalled copy")])
+    host.next_step()
+    host.reply("kiwi found")
+    host.end()
+    host.begin("the still open turn mentions kiwi too")
+    return host
+
+
+def kinds_of(hits: list) -> list[tuple[str, int | None]]:
+    return [(h.kind, h.step) for h in hits]
+
+
+def test_every_kind_is_indexed_and_the_open_turn_and_recall_family_are_not(host: Host) -> None:
+    hits = search(host.session, "kiwi", limit=20)
+    assert sorted(h.kind for h in hits) == sorted(
+        ["user", "context", "assistant", "assistant", "tool_input", "tool_output", "tool_error"]
+    )
+    assert all(h.turn == 1 for h in hits)
+    assert not any("recalled copy" in h.snippet or "expand_result" in h.snippet for h in hits)
+
+
+def test_locators_per_kind(host: Host) -> None:
+    by_kind = {h.kind: h for h in search(host.session, "kiwi", limit=20)}
+    assert by_kind["user"].locator == 'recall_turn({"turn":"1","view":"dialogue"})'
+    assert by_kind["tool_input"].locator == 'recall_turn({"turn":"1","view":"full"})'
+    output = by_kind["tool_output"]
+    assert output.locator == f'expand_result({{"seq":{output.seq},"formatVersion":4}})'
+    assert by_kind["assistant"].seq is None and by_kind["user"].step is None
+
+
+def test_scope_dialogue_and_explicit_kinds(host: Host) -> None:
+    assert "tool_output" not in {h.kind for h in search(host.session, "kiwi", scope="dialogue", limit=20)}
+    assert {h.kind for h in search(host.session, "kiwi", kinds=["tool_error", "context"])} == {
+        "tool_error",
+        "context",
+    }
+
+
+def test_full_coverage_outranks_repetition() -> None:
+    host = Host()
+    host.simple_turn("alpha " * 300, "short alpha beta note")
+    host.simple_turn("q", "x")
+    hits = search(host.session, "alpha beta")
+    assert [h.kind for h in hits] == ["assistant", "user"]
+    assert hits[0].score == pytest.approx(1000 + 2 / math.log2(4 + len("short alpha beta note") / 200))
+    assert hits[1].score == pytest.approx(500 + 10 / math.log2(4 + len("alpha " * 300) / 200))
+
+
+def test_ties_prefer_the_later_turn() -> None:
+    host = Host()
+    for n in (1, 2, 3):
+        host.simple_turn(f"q{n}", "same words here")
+    host.simple_turn("q4", "x")
+    assert [h.turn for h in search(host.session, "words")] == [3, 2, 1]
+
+
+def test_tool_output_gets_at_most_three_slots_besides_the_limit() -> None:
+    host = Host()
+    host.begin("q")
+    host.reply("", [(f"c{i}", "bash", {}, f"melon output {i}") for i in range(6)])
+    host.next_step()
+    for i in range(4):
+        host.reply(f"melon said {i}")
+        host.next_step()
+    host.reply("end")
+    host.end()
+    host.simple_turn("next", "x")
+    hits = search(host.session, "melon", limit=2)
+    assert [h.kind for h in hits].count("tool_output") == 3
+    assert [h.kind for h in hits].count("assistant") == 2
+    assert [h.kind for h in search(host.session, "melon", kinds=["tool_output"])].count("tool_output") == 5
+
+
+@pytest.mark.parametrize(("limit", "count"), [(None, 5), (0, 5), (1, 1), (2.5, 2), (-4, 1), (99, 20)])
+def test_limit_is_clamped(limit: float | None, count: int) -> None:
+    host = Host()
+    for n in range(25):
+        host.simple_turn(f"q{n}", f"grape {n}")
+    host.simple_turn("last", "x")
+    assert len(search(host.session, "grape", scope="dialogue", limit=limit)) == count
+
+
+def test_terms_and_snippets() -> None:
+    assert search_terms("Foo-bar, x  v1.2 _y é") == ["foo-bar", "v1.2", "_y"]
+    assert search_terms("𠀀 a") == ["𠀀"]  # one code point, two UTF-16 units
+    long = "a " * 200 + "needle" + " b" * 200
+    snippet = snippet_around(long, ["needle"])
+    assert snippet.startswith("…") and snippet.endswith("…") and "needle" in snippet and len(snippet) <= 182
+    assert snippet_around("short needle", ["needle"]) == "short needle"
+    assert snippet_around("tab\t\tand\nnewline needle", ["needle"]) == "tab and newline needle"
+
+
+def test_snippet_position_is_measured_in_utf16_units() -> None:
+    text = "😀" * 200 + "needle" + "z" * 300
+    # "needle" sits at code point 200 but UTF-16 index 400; the seed centres the snippet on 400.
+    assert snippet_around(text, ["needle"]) == "…" + "z" * 180 + "…"
+
+
+def test_rendered_page(host: Host) -> None:
+    page = recall_search(host.session, {"query": "kiwi config", "limit": 1, "scope": "dialogue"})
+    assert page.split("\n") == [
+        '[recall_search "kiwi config" · 1 hit(s) · historical record — each hit ends with the exact call that returns '
+        'its original: recall_turn({"turn": "slice-turn-N"}) (view "dialogue" is the default: the cheap text-only '
+        'page) for said text, recall_turn view "full" for tool inputs, expand_result({"seq": Q,"formatVersion": 4}) '
+        "for tool output]",
+        '- slice-turn-1 [user] please find the kiwi config → recall_turn({"turn":"1","view":"dialogue"})',
+    ]
+    tool = recall_search(host.session, {"query": "failed", "kinds": ["tool_error"]})
+    assert "\n- slice-turn-1 step 2 seq " in tool and " [tool_error] kiwi failed → expand_result(" in tool
+
+
+def test_zero_hits_say_what_was_searched(host: Host) -> None:
+    assert recall_search(host.session, {"query": "nothing-like-this"}) == (
+        '[recall_search "nothing-like-this" · 0 hits over kinds user/assistant/context/tool_input/tool_error/tool_output'
+        " — broaden the query, or check earlier sealed turns with recall_turn]"
+    )
+    assert recall_search(host.session, {"query": "nothing", "scope": "dialogue"}) == (
+        '[recall_search "nothing" · 0 hits over kinds user/assistant/context/tool_input/tool_error — retry with '
+        'kinds: ["tool_output"] if the fact was tool-born, or broaden the query]'
+    )
+    assert recall_search(host.session, {"query": "x"}).startswith('[recall_search "x" · 0 hits over kinds')
+
+
+@pytest.mark.parametrize("query", [None, "", "   ", 5])
+def test_a_query_is_required(host: Host, query: object) -> None:
+    with pytest.raises(RecallError, match=r'^recall_search needs \{"query": "\.\.\."\}$'):
+        recall_search(host.session, {"query": query})
+
+
+def test_a_message_before_the_first_turn_has_no_owner() -> None:
+    host = Host()
+    host.user(runtime_message("orphan snapshot words"))
+    host.simple_turn("q", "a")
+    host.simple_turn("q2", "a2")
+    assert search(host.session, "orphan") == []
