@@ -38,6 +38,7 @@ class Completion:
     finish: str
     usage: dict[str, int] | None = None
     error: dict[str, Any] | None = None
+    replay_state: dict[str, Any] | None = None  # provider state to store in ``source.replayState``
 
     @property
     def text(self) -> str:

@@ -6,12 +6,16 @@ points and appends what they plan through the host's single write path.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from core.config import PolicyConfig
+from core import control
+from core.config import PolicyConfig, config_event, set_value
 from core.errors import TapedeckError
+from core.host.messages import user_message
 from core.host.toolbox import CallResult
+from core.policies import adaptive as adaptive_policy
 from core.policies import checkpoint as checkpoint_policy
 from core.policies import fold as fold_policy
 from core.policies import prolong as prolong_policy
@@ -23,6 +27,7 @@ from core.policies.report import ReportError, ReportWriter, default_writer
 if TYPE_CHECKING:
     from core.host.loop import AgentHost
 
+POLL_SECONDS = 0.1
 BASE_SYSTEM = (
     "You are a coding agent working inside the workspace given to you. Use the tools to read, search, run and "
     "edit files; keep tool outputs small; report what you changed and how you verified it."
@@ -50,6 +55,10 @@ class PolicyHooks:
         self.config = config
         self.prolong = prolong_policy.ProlongMemory(host.options.workspace, config.prolong, host.session.id)
         self._seal_warned: set[str] = set()
+        self.inbox = control.InboxReader(host.inbox_path)
+        self.answered = control.answered_ids(host.session.events)
+        self.paused = False
+        self.steers: list[str] = []
 
     # lifecycle -------------------------------------------------------------------------------------------
     def replay(self) -> None:
@@ -105,10 +114,23 @@ class PolicyHooks:
                 host.say(warning.message)
             host.append(seal.events)
         host.append(fold_policy.plan_fold(host.session, self.config.slice))
+        window = getattr(host.model, "context_window", None)
+        route = adaptive_policy.plan_route(
+            host.session,
+            self.config.adaptive,
+            context_window=window,
+            context_tokens=host.session.surface_chars // 4 if window else None,
+        )
+        host.append(list(route.events))
         system = self.system_prompt()
-        tools = self.tool_schemas()
+        tools = self.tool_schemas() if route.tools_allowed else []
         self._log_header(system, tools)
-        return StepPlan(system=system, tools=tools, tool_names={t["name"] for t in tools})
+        return StepPlan(
+            system=f"{system}\n\n{route.phase_text}",
+            tools=tools,
+            tool_names={t["name"] for t in tools},
+            max_tokens=route.cap(None),
+        )
 
     def _log_header(self, system: str, tools: list[dict[str, Any]]) -> None:
         session = self.host.session
@@ -169,6 +191,74 @@ class PolicyHooks:
         return planned[0] if planned else None
 
     # control -----------------------------------------------------------------------------------------------
-    def safe_point(self) -> bool:
-        """Apply pending operator requests; False when the host must stop."""
-        return not self.host.stop_requested
+    def safe_point(self, idle: bool = False) -> bool:
+        """Apply pending operator requests (holding here while paused); False when the host must stop.
+
+        ``idle`` means no turn is open: a steering message then waits in ``steers`` to start the next turn.
+        """
+        while True:
+            for entry in self.inbox.read():
+                self._apply(entry, idle)
+            if not self.paused or self.host.stop_requested:
+                return not self.host.stop_requested
+            time.sleep(POLL_SECONDS)
+
+    def _apply(self, entry: control.InboxEntry, idle: bool) -> None:
+        request = entry.request
+        if request is None:
+            self.host.say(entry.error or "unreadable control inbox line")
+            return
+        if request["id"] in self.answered:
+            return
+        self.answered.add(request["id"])
+        if entry.error:
+            self.host.append([control.outcome_event(request, control.REJECTED, entry.error)])
+            return
+        try:
+            events, detail = self._effect(request, idle)
+        except TapedeckError as exc:
+            code = getattr(exc, "code", None)
+            error = f"{code}: {exc}" if code else str(exc)
+            self.host.append([control.outcome_event(request, control.REJECTED, error)])
+            self.host.say(f"control {request['op']} rejected: {error}")
+            return
+        self.host.append([*events, control.outcome_event(request, control.APPLIED, None, detail)])
+        self.host.say(f"control {request['op']} applied")
+
+    def _effect(self, request: dict[str, Any], idle: bool) -> tuple[list[dict[str, Any]], Any]:
+        op, args = request["op"], request["args"]
+        session = self.host.session
+        if op == "checkpoint":
+            [event] = checkpoint_policy.plan_checkpoint(session, args.get("objective"), by="operator")
+            return [event], checkpoint_policy.checkpoint_result(event)
+        if op == "rewind":
+            plan = rewind_policy.plan_rewind(
+                session, self.config.rewind, self.report_writer(), by="operator", commit=self.host.append
+            )
+            return [], plan.result
+        if op == "expand":
+            return fold_policy.plan_unfold(session, args["seq"]), {"seq": args["seq"]}
+        if op == "config.set":
+            key, value = args["key"], args.get("value")
+            new, old = set_value(self.config, key, value)
+            self.config = new
+            effective = new.get(key)
+            return [config_event({key: (old, effective)}, "operator", request["id"])], {"key": key, "old": old, "new": effective}
+        if op == "pause":
+            self.paused = True
+            return [], None
+        if op == "resume":
+            self.paused = False
+            return [], None
+        if op == "stop":
+            self.host.stop_requested = True
+            return [], {"reason": args.get("reason")}
+        if op == "message":
+            text = args["text"]
+            if args.get("kind", "steer") == "note":
+                return [], {"note": text}
+            if idle:
+                self.steers.append(text)
+                return [], {"queued": "next turn"}
+            return [user_message(text, {"kind": "user", "via": "tapedeck-control"})], {"delivered": "next step"}
+        raise TapedeckError(f"unknown op {op!r}")

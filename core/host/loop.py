@@ -19,7 +19,9 @@ from typing import Any
 
 from core import __version__
 from core.config import PolicyConfig
+from core.control import inbox_path
 from core.host.hooks import PolicyHooks, StepPlan
+from core.host.messages import tool_result, user_message
 from core.host.toolbox import CallResult, ToolBox
 from core.log.writer import SessionWriter, make_header
 from core.model import ChatModel, Completion, ModelRequest
@@ -40,6 +42,8 @@ class HostOptions:
     pace: float = 0.0  # seconds to wait between steps (the demo's watchable pace); 0 = full speed
     chunk_delay: float = 0.0  # seconds between streamed chunks of a scripted model
     progress: Progress | None = None
+    linger: bool = False  # after the tasks, keep answering control requests until ``stop``
+    linger_poll: float = 0.2
     max_steps_per_turn: int = 200  # a last-resort guard when no policy bounds the turn
 
 
@@ -98,8 +102,8 @@ class AgentHost:
         self.model = model
         self.options = options
         self.toolbox = ToolBox(options.workspace)
+        self.inbox_path = inbox_path(writer.path)
         self.hooks = PolicyHooks(self, config)
-        self.inbox_path = writer.path.parent / "control.jsonl"
         self.stop_requested = False
         self._lock = threading.Lock()
 
@@ -148,10 +152,24 @@ class AgentHost:
             session.apply(event)
         host = cls(writer, session, model, config, options)
         host.hooks.replay()
+        host._restore_model()
         info = host.host_info()
         host.append([{"type": HOST_EVENT, "data": {**info, "pid": os.getpid(), "resumed": True}}])
         host._repair_open_step()
         return host
+
+    def _restore_model(self) -> None:
+        """Hand a resumable model the ``replayState`` of the last assistant message it produced."""
+        restore = getattr(self.model, "restore", None)
+        if restore is None:
+            return
+        for seq in range(self.session.next_seq - 1, -1, -1):
+            event = self.session.events[seq]
+            if event.get("type") == "assistant/message" and self.session.is_original(seq):
+                state = ((event.get("data") or {}).get("message") or {}).get("source", {}).get("replayState")
+                if isinstance(state, dict):
+                    restore(state)
+                return
 
     def host_info(self) -> dict[str, Any]:
         """The data of the first ``tapedeck/host`` event (tasks, workspace …)."""
@@ -184,27 +202,37 @@ class AgentHost:
 
     # the loop --------------------------------------------------------------------------------------------
     def run(self) -> list[TurnOutcome]:
-        """Run every task recorded in the host event that has no turn yet (continuing an open one first)."""
+        """Run every recorded task that has no turn yet (continuing an open turn first).
+
+        With ``options.linger`` the host then stays at its safe point, answering control requests, and runs
+        each steering message as a new turn, until a ``stop`` request arrives.
+        """
         outcomes: list[TurnOutcome] = []
         tasks = list(self.host_info().get("tasks") or [])
         if self.session.open_turn is not None:
             outcomes.append(self._run_turn(self.session.open_turn, None))
         while not self.stop_requested:
-            done = len(self.session.turns)
-            if done >= len(tasks):
+            if not self.hooks.safe_point(idle=True):
                 break
-            outcomes.append(self.run_turn(tasks[done]))
+            done = len(self.session.turns)
+            if self.hooks.steers:
+                outcomes.append(self.run_turn(self.hooks.steers.pop(0), {"kind": "user", "via": "tapedeck-control"}))
+            elif done < len(tasks):
+                outcomes.append(self.run_turn(tasks[done]))
+            elif self.options.linger:
+                time.sleep(self.options.linger_poll)
+            else:
+                break
         return outcomes
 
-    def run_turn(self, prompt: str) -> TurnOutcome:
+    def run_turn(self, prompt: str, source: dict[str, Any] | None = None) -> TurnOutcome:
         """Start a new turn with ``prompt`` and run it to its end."""
-        self.hooks.safe_point()
         turn = max(self.session.turns, default=0) + 1
         self.append([{"type": "turn/start", "data": {"turn": turn}}])
-        self.say(f"turn {turn}: {prompt.splitlines()[0][:100]}")
-        return self._run_turn(turn, prompt)
+        self.say(f"turn {turn}: {prompt.splitlines()[0][:100] if prompt else ''}")
+        return self._run_turn(turn, prompt, source)
 
-    def _run_turn(self, turn: int, prompt: str | None) -> TurnOutcome:
+    def _run_turn(self, turn: int, prompt: str | None, source: dict[str, Any] | None = None) -> TurnOutcome:
         steps_done = len(self.session.turns[turn].steps)
         step = steps_done
         final_text = ""
@@ -212,7 +240,7 @@ class AgentHost:
             step += 1
             self.append([{"type": "step/start", "data": {"turn": turn, "step": step}}])
             if prompt is not None and step == 1:
-                self.append([_user_message(prompt, {"kind": "user"})])
+                self.append([user_message(prompt, source or {"kind": "user"})])
             if not self.hooks.safe_point():
                 return self._end_step_and_turn(
                     turn, step, {"kind": "aborted", "reason": {"kind": "user"}}, final_text
@@ -262,6 +290,13 @@ class AgentHost:
             reasoning_effort=plan.reasoning_effort,
         )
         stream = _Stream(self, turn, step)
+        if hasattr(self.model, "on_retry"):
+
+            def log_retry(notice: Any) -> None:
+                stream.flush()  # the failed attempt's chunks land before the retry that follows them
+                self.append([notice.event(turn, step)])
+
+            self.model.on_retry = log_retry
         completion = self.model.complete(request, stream)
         stream.flush()
         self._chunk_seqs = stream.seqs
@@ -278,6 +313,8 @@ class AgentHost:
                 "source": {"kind": "model", "provider": self.model.provider, "model": self.model.model},
             },
         }
+        if completion.replay_state is not None:
+            data["message"]["source"]["replayState"] = completion.replay_state
         if completion.usage:
             data["usage"] = completion.usage
         stored = self.append(
@@ -316,7 +353,7 @@ class AgentHost:
             outcome = self.toolbox.unavailable(name, plan.tool_names)
         else:
             outcome = self.hooks.run_tool(name, arguments, turn, step) or self.toolbox.run(name, arguments)
-        self.append([*outcome.before, _tool_result(turn, step, call_id, call_event["seq"], outcome)])
+        self.append([*outcome.before, tool_result(turn, step, call_id, call_event["seq"], outcome)])
 
     def _repair_open_step(self) -> None:
         """After a crash: close pending calls as TOOL_OUTCOME_UNKNOWN and end the open step, as DSH does."""
@@ -338,43 +375,5 @@ class AgentHost:
                         True,
                         {"name": "CallResultUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"},
                     )
-                    self.append([_tool_result(turn_no, step.step, call.call_id, call.call_seq, outcome)])
+                    self.append([tool_result(turn_no, step.step, call.call_id, call.call_seq, outcome)])
             self.append([{"type": "step/end", "data": {"turn": turn_no, "step": step.step}}])
-
-
-def _user_message(text: str, source: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "user/message",
-        "data": {
-            "id": str(uuid.uuid4()),
-            "role": "user",
-            "content": [{"type": "text", "text": text}],
-            "source": source,
-        },
-        "surfaceOp": "append",
-    }
-
-
-def _tool_result(turn: int, step: int, call_id: str, call_seq: int, outcome: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {
-        "turn": turn,
-        "step": step,
-        "message": {
-            "id": str(uuid.uuid4()),
-            "role": "user",
-            "content": [
-                {
-                    "type": "tool-result",
-                    "toolCallId": call_id,
-                    "content": [{"type": "text", "text": outcome.text}],
-                    "isError": bool(outcome.is_error),
-                }
-            ],
-            "source": {"kind": "tool", "callId": call_id},
-        },
-    }
-    if outcome.error:
-        data["error"] = outcome.error
-    if outcome.meta is not None:
-        data["meta"] = outcome.meta
-    return {"type": "tool/result", "data": data, "sourceEventSeqs": [call_seq], "surfaceOp": "append"}

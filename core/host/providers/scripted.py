@@ -178,7 +178,12 @@ def _tokens(chars: int) -> int:
 
 
 class ScriptedModel:
-    """Plays a validated script; each instance starts at the script's first response."""
+    """Plays a validated script from its first response, or from a ``replay_state`` a resumed host restores.
+
+    Each completion carries ``replay_state`` (the script cursor, alternatives still queued by ``onError`` and
+    the call count); the host stores it in the assistant message's ``source.replayState``, so a session that
+    crashed mid-script resumes where the log says it was instead of replaying from the start.
+    """
 
     provider = "scripted"
     writes_reports = False
@@ -188,7 +193,9 @@ class ScriptedModel:
         self.path = Path(path)
         self.model = model or settings.get("model") or self.path.stem
         self._efforts = list(settings.get("efforts", []))
-        self._queue: deque[dict[str, Any]] = deque(responses)
+        self._responses = responses
+        self._cursor = 0
+        self._spliced: deque[dict[str, Any]] = deque()
         self.calls = 0
 
     def reasoning_efforts(self) -> list[str]:
@@ -198,20 +205,35 @@ class ScriptedModel:
     @property
     def remaining(self) -> int:
         """Responses not played yet (alternatives spliced in by ``onError`` included)."""
-        return len(self._queue)
+        return len(self._spliced) + len(self._responses) - self._cursor
+
+    def replay_state(self) -> dict[str, Any]:
+        """Where the script stands, as JSON (see the class docstring)."""
+        return {"cursor": self._cursor, "spliced": list(self._spliced), "calls": self.calls}
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Continue from a ``replay_state``; ProviderError when it does not fit this script."""
+        cursor, spliced, calls = state.get("cursor"), state.get("spliced", []), state.get("calls", 0)
+        if not isinstance(cursor, int) or not 0 <= cursor <= len(self._responses) or not isinstance(spliced, list):
+            raise ProviderError(f"scripted model {self.path.name}: replay state {dict(state)!r} does not fit this script")
+        self._cursor, self._spliced, self.calls = cursor, deque(spliced), int(calls)
 
     def complete(self, request: ModelRequest, on_chunk: ChunkSink | None = None) -> Completion:
         """Play the next response as a stream."""
         self.calls += 1
         stream = BlockStream(on_chunk)
-        if not self._queue:
+        if not self.remaining:
             message = f"scripted model {self.path.name}: no response left for call {self.calls}"
             return stream.close("error", failure(message, SCRIPT_EXHAUSTED))
-        response = self._queue.popleft()
+        if self._spliced:
+            response = self._spliced.popleft()
+        else:
+            response = self._responses[self._cursor]
+            self._cursor += 1
         latest = _latest_results(request.messages)
         if "onError" in response and any(b.get("isError") is True for b in latest):
             first, *rest = response["onError"]
-            self._queue.extendleft(reversed(rest))
+            self._spliced.extendleft(reversed(rest))
             response = first
         mismatch = self._mismatch(response.get("expect"), latest)
         if mismatch:
@@ -250,4 +272,6 @@ class ScriptedModel:
         )
         finish = response.get("finish") or ("tool-calls" if calls else "stop")
         error = response.get("error")
-        return stream.close(finish, failure(error["message"], error["code"]) if error else None)
+        completion = stream.close(finish, failure(error["message"], error["code"]) if error else None)
+        completion.replay_state = self.replay_state()
+        return completion
