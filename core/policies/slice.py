@@ -24,6 +24,9 @@ as a warning. The system prompt lives in ``request/header`` and is never on the 
 With ``history.entryMaxChars`` set, an entry must fit in that many code points: the renderer drops tool lines
 first, then shortens replies and the read index, then switches to a compact layout, and finally falls back to a
 span marker with per-turn recall instructions.
+
+The module also holds the policy's system-prompt section (``prompt_section``) and the ``defaultReasoningEffort``
+rule (``default_reasoning_effort``), which the host applies to each request.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.policies.fold import LOCATOR_FORMAT_VERSION
 from core.policies.read_index import READ_LINE_CHARS, ReadIndex, ReadRef, read_index
 from core.policies.recall import expand_locator, result_call_id, result_content, tool_name, turn_locator
 from core.policies.slice_config import SliceConfig
@@ -337,6 +341,57 @@ def render_entry(
         f"[details omitted to fit entry; {turn_locator(span[0])}; repeat for each turn through {span[1]}]"
     )
     return fallback, span, count
+
+
+# ---------------------------------------------------------------------------------------------- prompt and effort
+def prompt_section() -> str:
+    """The slice policy's system-prompt section: how to read tape entries and fetch what they leave out."""
+    return "\n".join(
+        [
+            "<slice>",
+            "Completed turns of this conversation may appear as frozen entries that begin with "
+            "[slice tape v1 · turns A-B …]. An entry keeps the visible assistant replies of its turns word for "
+            "word between [reply …] and [end reply …] markers, lists the files those turns read (with a short "
+            "fingerprint and a note when a later read differs from an earlier one) and gives one line per tool "
+            "result with the call that returns it. Reasoning and tool output are not repeated there, but they "
+            "are all still in the session log.",
+            "What you cannot see in your context is unknown, not false: it may well have been said or done. "
+            "Look it up before you state that something did not happen.",
+            "To look things up:",
+            '- recall_search({"query": "words"}) when you do not know which turn it was;',
+            '- recall_turn({"turn": "3"}) for what was said in turn 3; add "view": "full" for its tool inputs, '
+            "tool output and reasoning (much larger);",
+            '- recall_step({"turn": "3", "step": "2"}) for the calls and results of one step;',
+            f'- expand_result({{"seq": 41, "formatVersion": {LOCATOR_FORMAT_VERSION}}}) or '
+            'expand_result({"turn": 3, "step": 2, "call": 1}) for one tool result; add "grep" or "lines" to get '
+            "only the part you need. Copy seq locators exactly as printed.",
+            "A marker such as …[+N chars …]… means text was left out at that point: fetch it instead of guessing "
+            "what it said. Recalled text records what was true then; check the current state with your tools "
+            "before relying on it.",
+            "</slice>",
+        ]
+    )
+
+
+def default_reasoning_effort(
+    config: SliceConfig, requested: str | None, declared: Sequence[str] | None, provider: str, model: str
+) -> tuple[str | None, str | None]:
+    """The reasoning effort to send and an operator warning, per ``defaultReasoningEffort``.
+
+    An explicit ``requested`` effort always wins; ``inherit`` adds nothing. Otherwise the default is sent only
+    when the route declares it. ``declared`` None means the route's efforts are unknown: inherit silently. A
+    route that declares efforts without this one gets a warning (the host reports it once per route).
+    """
+    effort = config.defaultReasoningEffort
+    if requested is not None or effort == "inherit" or declared is None:
+        return requested, None
+    if effort in declared:
+        return effort, None
+    listed = ", ".join(declared) or "none"
+    return None, (
+        f"slice defaultReasoningEffort={effort} is not declared by {provider}/{model} (declared: {listed}); "
+        "inheriting the adapter default"
+    )
 
 
 # ---------------------------------------------------------------------------------------------- the planner
