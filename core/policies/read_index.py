@@ -74,11 +74,18 @@ def _locale_key(key: str) -> tuple[tuple[tuple[int, str], ...], str]:
     return tuple((rank(ch), ch.lower()) for ch in key), key.swapcase()
 
 
+def _is_array_index(key: str) -> bool:
+    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
+
+
 def _sorted_keys(value: Any) -> Any:
+    """Keys sorted recursively as the seed sorts them; JSON then lists integer-like keys first, as JS objects do."""
     if isinstance(value, list):
         return [_sorted_keys(v) for v in value]
     if isinstance(value, Mapping):
-        return {k: _sorted_keys(value[k]) for k in sorted(value, key=lambda k: _locale_key(str(k)))}
+        keys = sorted(map(str, value), key=_locale_key)
+        ordered = sorted(filter(_is_array_index, keys), key=int) + [k for k in keys if not _is_array_index(k)]
+        return {k: _sorted_keys(value[k]) for k in ordered}
     return value
 
 

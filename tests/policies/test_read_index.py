@@ -222,3 +222,12 @@ def test_items_are_added_while_the_line_fits_and_nothing_when_even_the_frame_doe
     none_shown = index.index_line(refs, 1, 80)
     assert none_shown == '[files read this turn: +3 more; recall_turn({"turn":"1","view":"full"})]'
     assert index.index_line(refs, 1, 40) is None
+
+
+def test_window_keys_sort_like_locale_compare() -> None:
+    host = Host(SEAL)
+    host.begin("go")
+    read(host, "a.ts", "X", b=1, A=2, a=3, _z=4, **{"10": 5, "9": 6, "09": 7})
+    finish(host)
+    # Integer-like keys come first in JSON (JavaScript object order), the rest in localeCompare order.
+    assert 'read window {"9":6,"10":5,"_z":4,"09":7,"a":3,"A":2,"b":1}' in index_lines(host)[0]
