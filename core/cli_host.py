@@ -33,7 +33,9 @@ def _run(args: argparse.Namespace) -> int:
         if not args.json:
             print(line, flush=True)
 
-    options = HostOptions(workspace=workspace, pace=args.pace, progress=progress)
+    options = HostOptions(
+        workspace=workspace, pace=args.pace, chunk_delay=args.chunk_delay, progress=progress, linger=args.linger
+    )
     if args.resume:
         if args.task:
             raise TapedeckError("--resume continues the recorded tasks; give no TASK with it")
@@ -41,7 +43,9 @@ def _run(args: argparse.Namespace) -> int:
     else:
         if not args.task:
             raise TapedeckError("give a TASK to run (or --resume ID)")
-        host = AgentHost.create(root, model, config, options, tasks=args.task, compressed=args.zstd)
+        host = AgentHost.create(
+            root, model, config, options, tasks=args.task, compressed=args.zstd, session_id=args.session_id
+        )
     progress(f"session {host.session.id}\nlog {host.writer.path}")
     try:
         outcomes = host.run()
@@ -77,5 +81,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--resume", metavar="ID", help="continue the session with this id after a crash or stop")
     p.add_argument("--zstd", action="store_true", help="write session.jsonl.zstd instead of raw JSONL")
     p.add_argument("--pace", type=float, default=0.0, help="seconds to pause between steps")
+    p.add_argument("--chunk-delay", type=float, default=0.0, help="seconds between streamed chunks (scripted models)")
+    p.add_argument("--session-id", help="id for the new session (default: a random UUID)")
+    p.add_argument(
+        "--linger", action="store_true", help="after the tasks, keep obeying the control inbox until a stop request"
+    )
     p.add_argument("--json", action="store_true", help="print a JSON summary at the end instead of progress")
     p.set_defaults(handler=guarded(_run))

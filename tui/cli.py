@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from core.cli import main as core_main
 
-TUI_COMMAND_MODULES = ["tui.cli_watch"]
+TUI_COMMAND_MODULES = ["tui.cli_watch", "tui.cli_demo"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
