@@ -331,8 +331,8 @@ class LiveSession:
             self.session = Session(header, path=log)
             self.preview = events
             self.generation += 1
-        self._post(SessionUpdated(self.generation, True, int(events[0]["seq"]), int(events[-1]["seq"]) + 1))
         self._progress("preview", 0.0)
+        self._post(SessionUpdated(self.generation, True, int(events[0]["seq"]), int(events[-1]["seq"]) + 1))
 
     def _apply(
         self,

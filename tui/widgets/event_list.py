@@ -273,4 +273,4 @@ class EventList(ScrollView, can_focus=True):
     @property
     def busy(self) -> bool:
         """True while rows for the screen are being computed (tests wait for this to clear)."""
-        return self._fetching or bool(self._visible_missing())
+        return self._fetching or self._missing

@@ -1,0 +1,66 @@
+"""Driving the app in tests: build it on a log and wait until loading, row workers and scans have settled."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+from textual.worker import WorkerState
+
+from tui.app import TapedeckApp
+from tui.screens.main import MainScreen
+
+BACKGROUND = {"rows", "detail", "search", "filter", "copy", "browse", "policy-derive"}
+NO_KEYMAP = Path("/nonexistent/tapedeck/keymap.toml")
+
+
+def make_app(target: Path, *, follow: bool = False, keymap: Path = NO_KEYMAP) -> TapedeckApp:
+    """An app on ``target`` that polls quickly (no watchfiles) and ignores any real keymap file."""
+    return TapedeckApp(target, follow=follow, interval=0.02, use_watchfiles=False, keymap_file=keymap)
+
+
+def main_screen(app: TapedeckApp) -> MainScreen | None:
+    """The topmost main screen on the stack."""
+    for screen in reversed(app.screen_stack):
+        if isinstance(screen, MainScreen):
+            return screen
+    return None
+
+
+def _settled(app: TapedeckApp) -> bool:
+    live = app.live
+    if live is not None and not (live.ready or live.phase == "error"):
+        return False
+    if any(
+        w.group in BACKGROUND and w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers
+    ):
+        return False
+    main = main_screen(app)
+    if main is None:
+        return True
+    scanners = [s for s in (main.filter_scan, main.search_scan) if s is not None]
+    return not main.events.busy and not main._refresh_due and all(s.done for s in scanners)
+
+
+async def settle(pilot: Pilot[None], timeout: float = 20.0) -> None:
+    """Wait until the app is idle: log loaded, visible rows computed, scans finished, panels redrawn."""
+    deadline = time.monotonic() + timeout
+    calm = 0
+    while calm < 3:
+        await pilot.pause(0.02)
+        calm = calm + 1 if _settled(pilot.app) else 0  # type: ignore[arg-type]
+        if time.monotonic() > deadline:
+            raise AssertionError("the app did not settle")
+
+
+async def until(pilot: Pilot[None], predicate: Callable[[], bool], timeout: float = 20.0) -> None:
+    """Wait (processing messages) until ``predicate`` holds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        await asyncio.sleep(0.01)
+        await pilot.pause()
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")

@@ -1,0 +1,202 @@
+"""LiveSession: loading (in memory, index-backed, with a tail preview), following, resets, read-only, control."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import orjson
+import pytest
+from textual.message import Message
+
+import tui.live as live_module
+from core.session import Session
+from tests.tui.logs import Log, append, policy_log
+from tui.live import READ_ONLY_DSH, LiveSession, LoadProgress, SessionUpdated, is_error_event
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Poll ``predicate`` until it holds (the test fails after ``timeout``; nothing asserts on time)."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        time.sleep(0.01)
+
+
+def load(path: Path, **kw: object) -> tuple[LiveSession, list[Message]]:
+    messages: list[Message] = []
+    live = LiveSession(path, messages.append, follow=False, **kw)  # type: ignore[arg-type]
+    live.run()
+    return live, messages
+
+
+def test_fixture_loads_with_the_engine_projection(fixtures_dir: Path) -> None:
+    path = fixtures_dir / "compaction-recovery.session.jsonl"
+    live, messages = load(path)
+    expected = Session.open(path)
+    assert live.ready and live.error is None
+    assert live.session.surface == expected.surface == [21, 13, 15, 28]
+    assert live.read_only_reason == READ_ONLY_DSH
+    assert isinstance(messages[-2], SessionUpdated) and messages[-2].reset
+    assert isinstance(messages[-1], LoadProgress) and messages[-1].phase == "ready"
+    assert live.facts.errors == [18]  # the CONTEXT_WINDOW_EXCEEDED finish chunk
+
+
+def test_host_log_is_controllable_and_sends_requests(tmp_path: Path) -> None:
+    path = policy_log().write(tmp_path / "s" / "session.jsonl")
+    live, _ = load(path)
+    assert live.read_only_reason is None
+    assert live.facts.route == {"turn": 3, "step": 1, "taskClass": "debug", "phase": "explore", "risk": {}}
+    request = live.send("checkpoint", {"objective": "probe"})
+    line = orjson.loads(live.inbox_path.read_bytes())
+    assert line["id"] == request["id"] and line["op"] == "checkpoint"
+    assert live.outcome_for(request["id"]) is None
+
+
+def test_read_only_log_refuses_to_send(fixtures_dir: Path) -> None:
+    live, _ = load(fixtures_dir / "multi-turn.session.jsonl")
+    with pytest.raises(Exception, match="DeepSeek Harness"):
+        live.send("checkpoint", {})
+
+
+def test_outcomes_and_facts_are_collected(tmp_path: Path) -> None:
+    log = policy_log()
+    log.add(
+        {
+            "type": "tapedeck/control",
+            "data": {"requestId": "r1", "op": "stop", "outcome": "rejected", "error": "nope"},
+            "ignorable": True,
+        }
+    )
+    live, _ = load(log.write(tmp_path / "session.jsonl"))
+    assert live.outcome_for("r1") == {"requestId": "r1", "op": "stop", "outcome": "rejected", "error": "nope"}
+    facts = live.facts
+    assert [live.session.events[s]["type"] for s in facts.turn_starts] == ["turn/start"] * 3
+    assert len(facts.step_starts) == 6 and (facts.turn, facts.step) == (3, 2)
+    assert [live.session.events[s]["type"] for s in facts.errors] == ["tool/result", "tapedeck/control"]
+
+
+def test_index_backed_session_matches_in_memory(tmp_path: Path) -> None:
+    path = policy_log().write(tmp_path / "session.jsonl")
+    small, _ = load(path)
+    big, _ = load(path, retain_bytes=1)
+    assert not isinstance(big.session.events, list) and big.index is not None
+    assert big.session.surface == small.session.surface
+    assert [big.event(n) for n in range(big.count)] == [small.event(n) for n in range(small.count)]
+    assert list(big.iter_events(3, 30)) == list(small.iter_events(3, 30))
+
+
+def test_big_raw_log_shows_a_tail_preview_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(live_module, "PREVIEW_BYTES", 100)
+    monkeypatch.setattr(live_module, "PREVIEW_EVENTS", 5)
+    log = policy_log()
+    path = log.write(tmp_path / "session.jsonl")
+    seen: list[tuple[str, int, list[int]]] = []
+
+    def post(message: Message) -> None:
+        if isinstance(message, SessionUpdated):
+            seen.append((live.phase, live.count, [e["seq"] for e in live.preview]))
+
+    live = LiveSession(path, post, follow=False)
+    live.run()
+    n = len(log.events)
+    assert seen[0] == ("preview", n, list(range(n - 5, n)))  # painted from the tail before the projection
+    assert live.event(n - 1) == log.events[-1]
+    assert seen[-1] == ("ready", n, [])  # then the full projection replaces it
+
+
+def test_bad_inputs_become_errors_not_crashes(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type":"session","version":7,"id":"x","createdAt":0,"delegationDepth":0}\n')
+    live, messages = load(bad)
+    assert live.phase == "error" and "v7" in (live.error or "")
+    assert isinstance(messages[-1], LoadProgress) and messages[-1].phase == "error"
+    assert live.read_only_reason and "cannot be read" in live.read_only_reason
+    missing, _ = load(tmp_path / "nope.jsonl")
+    assert missing.phase == "error" and "no such file" in (missing.error or "")
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_bytes(b"\x00\x01not json\n")
+    junk, _ = load(garbage)
+    assert junk.phase == "error" and junk.error
+
+
+class Follower:
+    """A LiveSession running in a thread, with the messages it posted."""
+
+    def __init__(self, path: Path) -> None:
+        self.messages: list[Message] = []
+        self.live = LiveSession(path, self.messages.append, interval=0.02, use_watchfiles=False)
+        self.thread = threading.Thread(target=self.live.run, daemon=True)
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.live.stop()
+        self.thread.join(5)
+        assert not self.thread.is_alive()
+
+
+def test_follow_appends_and_resyncs_after_truncation_and_replacement(tmp_path: Path) -> None:
+    log = policy_log()
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(log.lines([log.header, *log.events[:10]]))
+    follower = Follower(path)
+    live = follower.live
+    try:
+        wait_for(lambda: live.phase == "following" and live.session.next_seq == 10)
+        generation = live.generation
+        append(path, log, 10)
+        wait_for(lambda: live.session.next_seq == len(log.events))
+        assert live.generation > generation
+        update = [m for m in follower.messages if isinstance(m, SessionUpdated)][-1]
+        assert (update.reset, update.start, update.end) == (False, 10, len(log.events))
+        assert live.session.surface == Session.from_events(log.header, log.events).surface
+
+        path.write_bytes(log.lines([log.header, *log.events[:4]]))  # truncated
+        wait_for(lambda: live.session.next_seq == 4 and live.phase == "following")
+        assert "truncated" in live.notices[-1].message
+        assert any(isinstance(m, LoadProgress) and m.phase == "reset" for m in follower.messages)
+
+        other = Log()
+        other.turn(1, "new file", "x")
+        replacement = tmp_path / "new.jsonl"
+        other.write(replacement)
+        os.replace(replacement, path)  # replaced (new inode)
+        wait_for(lambda: live.session.next_seq == len(other.events) and live.phase == "following")
+        assert "replaced" in live.notices[-1].message
+        assert live.event(2) == other.events[2]
+    finally:
+        follower.stop()
+
+
+def test_waits_for_a_log_that_does_not_exist_yet(tmp_path: Path) -> None:
+    path = tmp_path / "later.jsonl"
+    follower = Follower(path)
+    try:
+        wait_for(lambda: follower.live.phase == "waiting")
+        policy_log().write(path)
+        wait_for(lambda: follower.live.ready and follower.live.session.next_seq == len(policy_log().events))
+    finally:
+        follower.stop()
+
+
+@pytest.mark.parametrize(
+    ("event", "expected"),
+    [
+        ({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "error"}}}, True),
+        ({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed"}}}, False),
+        ({"type": "llm/retry", "data": {}}, True),
+        ({"type": "compaction/end", "data": {"error": "x"}}, True),
+        (
+            {"type": "assistant/chunk", "data": {"chunk": {"type": "finish", "reason": {"kind": "error"}}}},
+            True,
+        ),
+        ({"type": "tapedeck/control", "data": {"outcome": "applied"}}, False),
+        ({"type": "session/title", "data": "not a dict"}, False),
+    ],
+)
+def test_is_error_event(event: dict[str, object], expected: bool) -> None:
+    assert is_error_event(event) is expected
