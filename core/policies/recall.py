@@ -84,7 +84,7 @@ def turn_locator(turn: int, view: str | None = None) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- shared helpers
-def tool_name(session: Session, turn: int, step: int, call_id: str) -> str:
+def tool_name(session: Session, turn: Any, step: Any, call_id: str) -> str:
     """The name of the tool behind a call id (``tool`` when no call was recorded)."""
     call = session.tool_call_at(turn, step, call_id) or session.tool_calls.get(call_id)
     return call.name if call else "tool"
@@ -197,7 +197,7 @@ def render_turn_page(session: Session, turn: int, view: str = "dialogue") -> str
                 items += [f"[step {data.get('step')}]", "(no assistant text recorded for this step)", ""]
         elif etype == "tool/result" and not full:
             message = data.get("message")
-            name = tool_name(session, turn, data.get("step"), result_call_id(message))  # type: ignore[arg-type]
+            name = tool_name(session, turn, data.get("step"), result_call_id(message))
             chars = cp_len(_result_text(message))
             items.append(
                 f"[tool step {data.get('step')} seq {seq} · {name} · {chars} chars · {expand_locator(seq)}]"
@@ -570,14 +570,11 @@ def _ordinal(session: Session, seq: int) -> tuple[int, int, int]:
     """``(turn, step, call)`` of an original result: ``call`` counts the step's original results from 1."""
     data = _data(session, seq)
     turn, step = data.get("turn"), data.get("step")
-    seqs = (
-        session.results_by_step.get((turn, step), [])
-        if isinstance(turn, int) and isinstance(step, int)
-        else []
-    )
-    if seq not in seqs:
-        raise RecallError(f"{EXPAND_TOOL}: the tool result at seq {seq} names no turn and step")
-    return turn, step, seqs.index(seq) + 1  # type: ignore[return-value]
+    if isinstance(turn, int) and isinstance(step, int):
+        seqs = session.results_by_step.get((turn, step), [])
+        if seq in seqs:
+            return turn, step, seqs.index(seq) + 1
+    raise RecallError(f"{EXPAND_TOOL}: the tool result at seq {seq} names no turn and step")
 
 
 def _grep(text: str, pattern: str, head: str) -> str:
@@ -605,9 +602,7 @@ def _grep(text: str, pattern: str, head: str) -> str:
     return f"[{head} · {len(hits)} of {len(lines)} lines match /{pattern}/i{more}]\n{body}"
 
 
-def _line_range(text: str, spec: str, head: str) -> str:
-    match = _LINE_RANGE.fullmatch(spec.strip())
-    assert match is not None  # the caller checked the shape
+def _line_range(text: str, match: re.Match[str], spec: str, head: str) -> str:
     lines = text.split("\n")
     first, last = max(1, int(match.group(1))), min(len(lines), int(match.group(2)))
     if last < first:
@@ -673,8 +668,9 @@ def expand_result(session: Session, arguments: Mapping[str, Any]) -> str:
     grep, lines = arguments.get("grep"), arguments.get("lines")
     if isinstance(grep, str) and grep.strip():
         return _grep(text, grep, head)
-    if isinstance(lines, str) and _LINE_RANGE.fullmatch(lines.strip()):
-        return _line_range(text, lines, head)
+    match = _LINE_RANGE.fullmatch(lines.strip()) if isinstance(lines, str) else None
+    if match is not None:
+        return _line_range(text, match, str(lines), head)
     return f"[full result of {head}]\n{text}"
 
 
