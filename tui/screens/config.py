@@ -25,7 +25,7 @@ from core.config import CONFIG_EVENT, PolicyConfig, load_config, parse_value, re
 from core.errors import ConfigError
 from core.session import Session
 from core.text import js_json
-from tui.screens.confirm import ConfirmScreen
+from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.outcomes import PolicyScreen, fill_table, logged
 
 
@@ -136,6 +136,7 @@ class ConfigScreen(PolicyScreen):
     ACTIONS: ClassVar[frozenset[str]] = frozenset({"submit"})
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("e", "edit", "Edit value", id="policy.config.edit"),
+        Binding("a", "other_key", "Other key…", id="policy.config.other"),
         Binding("ctrl+s", "submit", "Review & send", id="policy.config.submit"),
     ]
 
@@ -145,13 +146,16 @@ class ConfigScreen(PolicyScreen):
         self._check: Check | None = None
         self._key: str | None = None
         self._submit_when_checked = False
+        self._edited = False  # the editor holds a draft the operator typed
 
     def compose_body(self) -> ComposeResult:
         """Key table, editor and history."""
         with Horizontal(id="config-body", classes="policy-body"):
             yield DataTable(id="config-keys", cursor_type="row", classes="policy-table")
             with Vertical(id="config-side", classes="policy-side"):
-                yield Static("Select a key, press e (or Enter) to edit.", id="config-selected")
+                yield Static(
+                    "Select a key; e (or Enter) edits it, a edits a key not listed.", id="config-selected"
+                )
                 yield Input(placeholder="new value (JSON, or plain text)", id="config-value")
                 yield Static(id="config-check")
                 yield Static("Logged changes", classes="policy-subtitle")
@@ -187,28 +191,34 @@ class ConfigScreen(PolicyScreen):
         )
         if self._key is None and view.values:
             self._select(view.values[0][0])
+        elif self._edited:
+            self._recheck()  # the operator's draft is checked against the new config
         elif self._key is not None:
-            self._recheck()
+            self._select(self._key)  # an untouched editor follows the live value
 
     # editing --------------------------------------------------------------------------------------------
     def _select(self, key: str) -> None:
         if self._view is None:
             return
         self._key = key
-        value = dict(self._view.values).get(key)
+        self._edited = False
+        values = dict(self._view.values)
+        value = values.get(key)
         self.query_one("#config-selected", Static).update(Text.assemble(("Editing ", "dim"), (key, "bold")))
         box = self.query_one("#config-value", Input)
         with box.prevent(Input.Changed):
             box.value = show_value(value)
         self._check = None
-        self.query_one("#config-check", Static).update(
-            Text(f"current value: {show_value(value)}", style="dim")
+        state = (
+            f"current value: {show_value(value)}" if key in values else "not set here: its default applies"
         )
+        self.query_one("#config-check", Static).update(Text(state, style="dim"))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """Moving the cursor selects a key."""
         key = event.row_key.value
-        if event.data_table.id == "config-keys" and key is not None and key != self._key:
+        table = event.data_table
+        if table.id == "config-keys" and table.has_focus and key is not None and key != self._key:
             self._select(key)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
@@ -220,9 +230,23 @@ class ConfigScreen(PolicyScreen):
         """Focus the editor."""
         self.query_one("#config-value", Input).focus()
 
+    def action_other_key(self) -> None:
+        """Edit a key the table does not list (one whose default is "not set", such as an optional cap)."""
+
+        def chosen(key: str | None) -> None:
+            if key and key.strip():
+                self._select(key.strip())
+                self.action_edit()
+
+        self.app.push_screen(
+            AskScreen("Edit another key", "Dotted config key, for example slice.history.entryMaxChars."),
+            chosen,
+        )
+
     def on_input_changed(self, event: Input.Changed) -> None:
         """Validate as the operator types."""
         if event.input.id == "config-value":
+            self._edited = True
             self._recheck()
 
     def _recheck(self) -> None:

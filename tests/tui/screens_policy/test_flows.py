@@ -257,3 +257,26 @@ async def test_dsh_log_is_read_only_and_sends_nothing(tmp_path: Path) -> None:
         assert not (path.parent / "control.jsonl").exists()
         assert screen.check_action("rewind", ()) is None
         assert "no checkpoint mark" in text(screen.query_one("#region-summary", Static))
+
+
+async def test_config_key_not_listed_can_be_set(tmp_path: Path) -> None:
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, ConfigScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        check = screen.query_one("#config-check", Static)
+        await pilot.press("a")
+        await settle(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press(*"slice.history.entryMaxChars", "enter")
+        await settle(pilot, lambda: app.screen is screen)
+        assert text(screen.query_one("#config-selected", Static)) == "Editing slice.history.entryMaxChars"
+        assert text(check) == "not set here: its default applies"
+        box = screen.query_one("#config-value", Input)
+        assert box.has_focus and box.value == "null"
+        await pilot.press(*["backspace"] * 4, *"255")
+        await settle(pilot, lambda: text(check).startswith("✗"))
+        assert text(check) == "✗ history.entryMaxChars must be a safe integer >= 256"
+        await pilot.press("backspace", "6", "enter")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "+ slice.history.entryMaxChars = 256" in app.screen.body.plain  # type: ignore[union-attr]
