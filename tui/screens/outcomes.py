@@ -72,11 +72,13 @@ class TrackedRequest:
 
     @property
     def reason(self) -> str:
-        """Why it was rejected or not sent, or what applying it did; empty while waiting."""
+        """Why it was rejected or not sent, what applying it did, or what it waits for."""
         if self.failure is not None:
             return self.failure
-        if self.outcome is None:
+        if self.request_id is None:
             return ""
+        if self.outcome is None:
+            return "waiting for the host's next safe point"
         key = "detail" if self.state == APPLIED else "error"
         return describe(self.outcome.get(key))
 
@@ -186,7 +188,8 @@ class PolicyScreen(Screen[None]):
 
     def __init__(self) -> None:
         super().__init__(classes="policy-screen")
-        self._token = 0
+        self._deriving = False  # a derivation is running
+        self._stale = False  # the session changed while it ran
         self._read_only: str | None = None
         self.shown_generation = -1  # the live generation the screen shows (-1 before the first view)
         self._said_state = False  # the message line shows a loading note or a derive failure
@@ -238,12 +241,15 @@ class PolicyScreen(Screen[None]):
         raise NotImplementedError
 
     def refresh_view(self) -> None:
-        """Start a derivation in a worker; a newer one supersedes an older one."""
-        self._token += 1
-        self._derive(self._token)
+        """Derive the view in a worker; updates that arrive meanwhile coalesce into one more derivation."""
+        if self._deriving:
+            self._stale = True
+            return
+        self._deriving = True
+        self._derive()
 
-    @work(thread=True, exclusive=True, group="policy-derive")
-    def _derive(self, token: int) -> None:
+    @work(thread=True, group="policy-derive")
+    def _derive(self) -> None:
         live = self.live
         with live.lock:  # the follower thread applies appends under this lock
             generation = live.generation
@@ -257,24 +263,22 @@ class PolicyScreen(Screen[None]):
                     view = self.derive(live)
                 except TapedeckError as exc:
                     view = DeriveFailure(str(exc))
-                except (OSError, ValueError, KeyError, TypeError) as exc:
-                    view = DeriveFailure(f"cannot read this session: {type(exc).__name__}: {exc}")
+                except Exception as exc:  # a malformed log must never take the TUI down
+                    view = DeriveFailure(f"cannot derive this view: {type(exc).__name__}: {exc}")
         items = self.requests.poll(live.outcome_for)
         reason = live.read_only_reason
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._apply, token, generation, session_id, view, items, reason)
+            self.app.call_from_thread(self._apply, generation, session_id, view, items, reason)
 
     def _apply(
-        self,
-        token: int,
-        generation: int,
-        session_id: str,
-        view: Any,
-        items: list[TrackedRequest],
-        reason: str | None,
+        self, generation: int, session_id: str, view: Any, items: list[TrackedRequest], reason: str | None
     ) -> None:
-        if token != self._token or not self.is_attached:
+        self._deriving = False
+        if not self.is_attached:
             return
+        if self._stale:
+            self._stale = False
+            self.refresh_view()
         heading = f"{self.HEADING} · session {session_id}" if session_id else self.HEADING
         self.query_one("#policy-heading", Static).update(Text(heading))
         self._set_read_only(reason)

@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from rich.text import Text
 from textual.app import App
 from textual.pilot import Pilot
 from textual.screen import Screen
+from textual.widgets import DataTable, Static
 
 from core.session import Session
 from tui.live import LiveSession, SessionUpdated
+from tui.screens.outcomes import OutcomePanel
 
 HEADER = {
     "type": "session",
@@ -204,6 +207,23 @@ def read_inbox(path: Path) -> list[dict[str, Any]]:
     if not inbox.exists():
         return []
     return [orjson.loads(line) for line in inbox.read_bytes().splitlines() if line.strip()]
+
+
+def text(widget: Static) -> str:
+    """The plain text a Static shows."""
+    content = widget.content
+    return content.plain if isinstance(content, Text) else str(content)
+
+
+def cells(table: DataTable[Any], key: str) -> list[str]:
+    """The plain text of one table row."""
+    return [c.plain if isinstance(c, Text) else str(c) for c in table.get_row(key)]
+
+
+def panel(app: App[Any]) -> str:
+    """What the outcome panel of the policy screen shows."""
+    screen = next(s for s in app.screen_stack if hasattr(s, "shown_generation"))
+    return text(screen.query_one(OutcomePanel))
 
 
 class PolicyHarness(App[None]):

@@ -7,10 +7,8 @@ planner the host would run, and appends the planned events plus the ``tapedeck/c
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from rich.text import Text
 from textual.widgets import DataTable, Input, Static
 
 from core.control import outcome_event
@@ -20,39 +18,24 @@ from core.policies.report import ExtractiveReportWriter
 from core.policies.rewind import plan_rewind
 from core.session import Session
 from tests.conftest import FIXTURES
-from tests.tui.screens_policy.harness import PolicyHarness, append_events, read_inbox, settle
+from tests.tui.screens_policy.harness import (
+    PolicyHarness,
+    append_events,
+    cells,
+    panel,
+    read_inbox,
+    settle,
+    text,
+)
 from tests.tui.screens_policy.scenarios import CONFIG, demo
 from tui.live import READ_ONLY_DSH
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.folds import FoldsScreen, ResultScreen
-from tui.screens.outcomes import OutcomePanel
 
 SIZE = (140, 40)
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-def text(widget: Static) -> str:
-    """The plain text a Static shows."""
-    content = widget.content
-    return content.plain if isinstance(content, Text) else str(content)
-
-
-def cells(table: DataTable[Any], key: str) -> list[str]:
-    """The plain text of one table row."""
-    return [c.plain if isinstance(c, Text) else str(c) for c in table.get_row(key)]
-
-
-def panel(app: PolicyHarness) -> str:
-    """What the outcome panel of the policy screen shows."""
-    screen = next(s for s in app.screen_stack if hasattr(s, "shown_generation"))
-    return text(screen.query_one(OutcomePanel))
 
 
 async def test_rewind_preview_confirm_request_and_outcome(tmp_path: Path) -> None:
@@ -73,7 +56,7 @@ async def test_rewind_preview_confirm_request_and_outcome(tmp_path: Path) -> Non
         await settle(pilot, lambda: len(read_inbox(path)) == 1 and "pending" in panel(app))
         (request,) = read_inbox(path)
         assert (request["op"], request["args"]) == ("rewind", {})
-        assert panel(app).startswith("pending   rewind checkpoint 1")
+        assert panel(app) == "pending   rewind checkpoint 1 — waiting for the host's next safe point"
 
         plan = plan_rewind(Session.open(path), CONFIG.rewind, ExtractiveReportWriter(), by="operator")
         append_events(path, [*plan.events, outcome_event(request, "applied", detail=plan.result)])
