@@ -16,8 +16,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from core.cli_status import resolve_workspace
-from core.policies.prolong import render_status, status_from_log
+from core.policies.prolong import ProlongError, render_status, status_from_log
 from core.session import Session
 from tui.screens.config import effective_config
 from tui.screens.outcomes import PolicyScreen, logged
@@ -33,7 +32,13 @@ def workspace_of(session: Session) -> Path:
         workspace = data.get("workspace")
         if isinstance(workspace, str) and Path(workspace).is_absolute():
             return Path(workspace)
-    return resolve_workspace(session, None)
+    cwd = session.header.get("cwd")
+    if isinstance(cwd, str) and Path(cwd).is_absolute():
+        return Path(cwd)
+    raise ProlongError(
+        f"this session names no workspace: no tapedeck/host event, and the header's cwd ({cwd!r}) "
+        "is not an absolute path, so there is no log file to report on"
+    )
 
 
 def derive_prolong(session: Session) -> str:
@@ -50,7 +55,7 @@ class ProlongScreen(PolicyScreen):
     def compose_body(self) -> ComposeResult:
         """The report."""
         with VerticalScroll(classes="policy-body"):
-            yield Static("Reading the session…", id="prolong-report")
+            yield Static(id="prolong-report")
 
     def on_mount(self) -> None:
         """Derive now and re-read the log file periodically."""

@@ -13,6 +13,7 @@ from core.policies.recall import run_recall_tool
 from core.policies.report import ExtractiveReportWriter
 from core.policies.rewind import EMPTY_REGION, NO_CHECKPOINT, plan_rewind
 from core.session import Session
+from tests.conftest import FIXTURES
 from tests.tui.screens_policy.harness import HEADER, LogBuilder
 from tests.tui.screens_policy.scenarios import CONFIG, demo, route, sealed
 from tui.screens.checkpoints import derive_checkpoints, rewind_summary
@@ -274,5 +275,23 @@ def test_prolong_falls_back_to_the_header_cwd_and_explains_a_missing_one() -> No
     log.add(route(1, 1))
     assert workspace_of(log.session()) == Path(HEADER["cwd"])
     dsh = LogBuilder({**HEADER, "cwd": "{{cwd}}"}, host=False)
-    with pytest.raises(TapedeckError, match="no absolute cwd"):
+    with pytest.raises(TapedeckError, match=r"header's cwd \('\{\{cwd\}\}'\) is not an absolute path"):
         derive_prolong(dsh.session())
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.jsonl")))
+def test_every_view_derives_from_real_dsh_logs(name: str) -> None:
+    session = Session.open(FIXTURES / name)
+    folds = derive_folds(session)
+    assert {line.seq for line in folds} == {
+        seq for seq in session.surface if session.events[seq]["type"] == "tool/result"
+    }
+    assert derive_checkpoints(session).problem == (
+        "rewind: no checkpoint mark found for this session; call `checkpoint` before exploring [NO_CHECKPOINT]"
+    )
+    assert derive_routes(session) == []
+    assert derive_config(session).history == ()
+    tape = derive_tape(session)
+    assert all(entry.state == NEXT_SEAL for entry in tape.entries)
+    with pytest.raises(TapedeckError, match="names no workspace"):
+        derive_prolong(session)
