@@ -216,7 +216,9 @@ class AgentHost:
                 break
             done = len(self.session.turns)
             if self.hooks.steers:
-                outcomes.append(self.run_turn(self.hooks.steers.pop(0), {"kind": "user", "via": "tapedeck-control"}))
+                outcomes.append(
+                    self.run_turn(self.hooks.steers.pop(0), {"kind": "user", "via": "tapedeck-control"})
+                )
             elif done < len(tasks):
                 outcomes.append(self.run_turn(tasks[done]))
             elif self.options.linger:
@@ -254,11 +256,11 @@ class AgentHost:
                 if completion.error:
                     reason["error"] = completion.error
                 return self._end_step_and_turn(turn, step, reason, final_text)
-            message = self._assistant_message(turn, step, completion)
+            self._assistant_message(turn, step, completion)
             final_text = completion.text or final_text
             calls = completion.tool_calls
             for call in calls:
-                self._run_tool(turn, step, call, message, plan)
+                self._run_tool(turn, step, call, plan)
             self.append([{"type": "step/end", "data": {"turn": turn, "step": step}}])
             if completion.finish == "max-tokens" and not calls:
                 return self._end_turn(turn, {"kind": "max-tokens"}, step, final_text)
@@ -302,7 +304,7 @@ class AgentHost:
         self._chunk_seqs = stream.seqs
         return completion
 
-    def _assistant_message(self, turn: int, step: int, completion: Completion) -> dict[str, Any] | None:
+    def _assistant_message(self, turn: int, step: int, completion: Completion) -> None:
         data: dict[str, Any] = {
             "turn": turn,
             "step": step,
@@ -317,7 +319,7 @@ class AgentHost:
             data["message"]["source"]["replayState"] = completion.replay_state
         if completion.usage:
             data["usage"] = completion.usage
-        stored = self.append(
+        self.append(
             [
                 {
                     "type": "assistant/message",
@@ -327,9 +329,8 @@ class AgentHost:
                 }
             ]
         )
-        return stored[0]
 
-    def _run_tool(self, turn: int, step: int, call: dict[str, Any], message: Any, plan: StepPlan) -> None:
+    def _run_tool(self, turn: int, step: int, call: dict[str, Any], plan: StepPlan) -> None:
         call_id, name, arguments = (
             str(call.get("id")),
             str(call.get("name")),
@@ -356,24 +357,32 @@ class AgentHost:
         self.append([*outcome.before, tool_result(turn, step, call_id, call_event["seq"], outcome)])
 
     def _repair_open_step(self) -> None:
-        """After a crash: close pending calls as TOOL_OUTCOME_UNKNOWN and end the open step, as DSH does."""
+        """After a crash: settle every call of the open step, then end the step.
+
+        A call whose ``tool/call`` was logged may have run: its outcome is unknown, so it gets DSH's
+        ``TOOL_OUTCOME_UNKNOWN`` result. A call the model asked for but the host never dispatched is
+        dispatched now, since running it once is exactly what the model asked for.
+        """
         turn_no = self.session.open_turn
         if turn_no is None:
             return
-        turn = self.session.turns[turn_no]
-        open_steps = [s for s in turn.steps.values() if s.end_seq is None]
-        for step in open_steps:
-            for call in list(self.session.tool_calls.values()):
-                if (
-                    call.turn == turn_no
-                    and call.step == step.step
-                    and call.call_seq is not None
-                    and call.result_seq is None
-                ):
+        for step in [s for s in self.session.turns[turn_no].steps.values() if s.end_seq is None]:
+            calls = [c for c in self.session.tool_calls.values() if c.turn == turn_no and c.step == step.step]
+            plan = None
+            for call in calls:
+                if call.result_seq is not None:
+                    continue
+                if call.call_seq is not None:
                     outcome = CallResult(
                         f"Error: the host stopped while {call.name} was running; its outcome is unknown.",
                         True,
-                        {"name": "CallResultUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"},
+                        {"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"},
                     )
                     self.append([tool_result(turn_no, step.step, call.call_id, call.call_seq, outcome)])
+                else:
+                    if plan is None:
+                        names = {t["name"] for t in self.hooks.tool_schemas()}
+                        plan = StepPlan(system="", tools=[], tool_names=names)
+                    block = {"id": call.call_id, "name": call.name, "arguments": call.arguments}
+                    self._run_tool(turn_no, step.step, block, plan)
             self.append([{"type": "step/end", "data": {"turn": turn_no, "step": step.step}}])
