@@ -281,6 +281,9 @@ class ConfigScreen(PolicyScreen):
 
     def action_submit(self) -> None:
         """Show the diff of a valid change and send it once confirmed."""
+        if self.read_only_reason is not None:
+            self.say(f"Not sent: {self.read_only_reason}", error=True)
+            return
         check = self._check
         text = self.query_one("#config-value", Input).value
         if check is None or check.key != self._key or check.text != text:
