@@ -7,6 +7,7 @@ frame format and decoded one by one. An incomplete final frame is kept for the n
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import zstandard
@@ -73,9 +74,18 @@ class DecodedFrame:
     error: str | None = None
 
 
+_local = threading.local()
+
+
 def decode_frame(frame: bytes | memoryview) -> bytes:
-    """Decompress exactly one complete frame (checksum verified by zstd when present)."""
-    return zstandard.ZstdDecompressor().decompressobj().decompress(bytes(frame))
+    """Decompress exactly one complete frame (checksum verified by zstd when present).
+
+    One decompressor context is reused per thread: creating one per frame costs more than small frames do.
+    """
+    dctx = getattr(_local, "dctx", None)
+    if dctx is None:
+        dctx = _local.dctx = zstandard.ZstdDecompressor()
+    return dctx.decompressobj().decompress(bytes(frame))
 
 
 class FrameStream:

@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any, overload
 
 import orjson
+import zstandard
 
 from core.errors import LogFormatError
 from core.log.decoder import LogDecoder
-from core.log.frames import FrameStream
+from core.log.frames import FrameError, FrameStream, decode_frame, frame_end
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.records import expand_row, upgrade_legacy
 from core.log.vocabulary import PACKED_ROW_TYPES
@@ -42,6 +43,7 @@ FLAG_FALLBACK = 2
 FLAG_SURFACE = 4
 _SURFACE = (b"user/message", b"assistant/message", b"tool/result")
 CHUNK = 16 << 20
+ZSTD_CHUNK = 1 << 20  # compressed input per read: frames are small, and big buffers only fragment the heap
 ProgressFn = Callable[[int, int], None]
 
 
@@ -69,6 +71,7 @@ class OffsetIndex:
         self._frames = FrameStream() if compressed else None
         self.corrupt_frames = 0
         self._head_cache: dict[tuple[bytes | None, ...], tuple[int, int]] = {}
+        self._row_info: dict[int, array[int]] = {}
         self._chunk_id = self._intern(b"assistant/chunk")
         self._turn_start_id = self._intern(b"turn/start")
         self._step_start_id = self._intern(b"step/start")
@@ -170,8 +173,6 @@ class OffsetIndex:
         if cached is not None:
             self._frame_cache.move_to_end(k)
             return cached
-        from core.log.frames import decode_frame
-
         with open(self.path, "rb") as f:
             f.seek(self._frame_file[k])
             data = decode_frame(f.read(self._frame_len[k]))
@@ -192,7 +193,7 @@ class OffsetIndex:
         with open(self.path, "rb") as f:
             f.seek(self._file_pos)
             while self._file_pos < end:
-                chunk = f.read(min(CHUNK, end - self._file_pos))
+                chunk = f.read(min(CHUNK if self._frames is None else ZSTD_CHUNK, end - self._file_pos))
                 if not chunk:
                     break
                 self._file_pos += len(chunk)
@@ -287,9 +288,12 @@ class OffsetIndex:
         self._stream_pos = base + last_nl + 1
 
     def _append_row(self, off: int, turn: int, step: int, count: int) -> None:
-        self._offsets.extend([off] * count)
-        self._meta.extend([(turn << 32) | (min(step, 0xFFFF) << 16) | self._chunk_id] * count)
-        self._info.extend((k << 16) | FLAG_ROW for k in range(count))
+        self._offsets.extend(array("Q", (off,)) * count)
+        self._meta.extend(array("Q", ((turn << 32) | (min(step, 0xFFFF) << 16) | self._chunk_id,)) * count)
+        info = self._row_info.get(count)
+        if info is None:
+            info = self._row_info[count] = array("I", ((k << 16) | FLAG_ROW for k in range(count)))
+        self._info.extend(info)
 
     def _intern(self, tname: bytes) -> int:
         tid = len(self.type_names)
@@ -405,12 +409,95 @@ def tail_events(path: str | os.PathLike[str], n: int = 200) -> list[dict[str, An
     the file size. zstd logs and envelope-free fixtures (whose seqs only a full count can give) are indexed.
     """
     p = resolve_log_path(path)
-    if not is_compressed(p):
-        events = _tail_raw(p, n)
-        if events is not None:
-            return events
+    events = _tail_zstd(p, n) if is_compressed(p) else _tail_raw(p, n)
+    if events is not None:
+        return events
     index = build_index(p)
     return index.events(len(index) - n, len(index))
+
+
+def _frames_to_end(data: bytes, start: int) -> list[tuple[int, int]] | None:
+    """Frame bounds from ``start`` chained exactly to the end of ``data`` (a torn last frame is dropped)."""
+    bounds: list[tuple[int, int]] = []
+    pos = start
+    while pos < len(data):
+        try:
+            end = frame_end(data, pos)
+        except FrameError:
+            return None
+        if end is None:
+            return bounds if bounds else None
+        bounds.append((pos, end))
+        pos = end
+    return bounds
+
+
+def _tail_zstd(path: Path, n: int) -> list[dict[str, Any]] | None:
+    """Decode only the last frames: find frame starts near the end of the file by their magic number, keep
+    the earliest one whose frames chain exactly to the end of the file, and grow the window until ``n`` events
+    are in. A magic number inside compressed data cannot pass the chaining check by accident in practice."""
+    size = os.path.getsize(path)
+    magic = (0xFD2FB528).to_bytes(4, "little")
+    block = 1 << 16
+    while True:
+        start = max(0, size - block)
+        with open(path, "rb") as f:
+            f.seek(start)
+            data = f.read(size - start)
+        candidates = []
+        at = data.find(magic)
+        while at >= 0:
+            candidates.append(at)
+            at = data.find(magic, at + 1)
+        for cand in candidates:
+            bounds = _frames_to_end(data, cand)
+            if bounds is not None:
+                break
+        else:
+            bounds = None
+        if bounds is not None:
+            if start + bounds[0][0] == 0:
+                bounds = bounds[1:]  # frame 1 holds the header
+            texts: list[bytes] = []
+            lines = 0
+            try:
+                for a, b in reversed(bounds):
+                    texts.append(decode_frame(data[a:b]))
+                    lines += texts[-1].count(b"\n")
+                    if lines >= n:
+                        break
+            except zstandard.ZstdError:
+                return None
+            events = _events_from_lines(b"".join(reversed(texts)).split(b"\n"), n)
+            if events is None or len(events) >= n or start == 0:
+                return events
+        elif start == 0:
+            return None
+        block *= 4
+
+
+def _events_from_lines(lines: list[bytes], n: int) -> list[dict[str, Any]] | None:
+    """Decode complete lines into events (rows expanded); None when a line lacks an explicit seq."""
+    events: list[dict[str, Any]] = []
+    for raw in lines:
+        if not raw.strip():
+            continue
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(obj, dict) or obj.get("type") == "session":
+            continue
+        if obj.get("type") in PACKED_ROW_TYPES:
+            if not isinstance(obj.get("seq0"), int):
+                return None
+            events.extend(expand_row(obj, obj["seq0"], obj.get("time0", 0)))
+        else:
+            if not isinstance(obj.get("seq"), int):
+                return None
+            upgrade_legacy(obj, "")
+            events.append(obj)
+    return events[-n:] if n else []
 
 
 def _tail_raw(path: Path, n: int) -> list[dict[str, Any]] | None:
@@ -421,27 +508,10 @@ def _tail_raw(path: Path, n: int) -> list[dict[str, Any]] | None:
         with open(path, "rb") as f:
             f.seek(start)
             data = f.read(size - start)
-        end = data.rfind(b"\n") + 1
-        lines = data[:end].split(b"\n")[:-1]
+        lines = data[: data.rfind(b"\n") + 1].split(b"\n")
         if start > 0:
             lines = lines[1:]  # the first line may be cut
-        events: list[dict[str, Any]] = []
-        for raw in lines:
-            try:
-                obj = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                continue
-            if not isinstance(obj, dict) or obj.get("type") == "session":
-                continue
-            if obj.get("type") in PACKED_ROW_TYPES:
-                if not isinstance(obj.get("seq0"), int):
-                    return None
-                events.extend(expand_row(obj, obj["seq0"], obj.get("time0", 0)))
-            else:
-                if not isinstance(obj.get("seq"), int):
-                    return None
-                upgrade_legacy(obj, "")
-                events.append(obj)
-        if len(events) >= n or start == 0:
-            return events[-n:] if n else []
+        events = _events_from_lines(lines, n)
+        if events is None or len(events) >= n or start == 0:
+            return events
         block *= 4

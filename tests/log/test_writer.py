@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from core.errors import WriterLockedError
-from core.log.index import build_index
+from core.log.index import build_index, tail_events
 from core.log.layout import discover_sessions, encode_segment, project_key
 from core.log.reader import read_log
 from core.log.writer import SessionWriter, make_header
@@ -43,6 +43,7 @@ def test_round_trip_reads_back_with_zero_diagnostics(tmp_path: Path, compressed:
     assert Session.open(path).surface == [2, 3, 5, 8]
     index = build_index(path)
     assert [index.event(n) for n in range(len(index))] == data.events
+    assert tail_events(path, 5) == data.events[-5:] and tail_events(path, 500) == data.events
     if compressed:  # header frame + one frame per batch
         assert index._frame_file.tolist()[0] == 0 and len(index._frame_file) == 3  # noqa: SLF001
     else:
