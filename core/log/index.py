@@ -436,14 +436,8 @@ def _tail_zstd(path: Path, n: int) -> list[dict[str, Any]] | None:
     """Decode only the last frames: find frame starts near the end of the file by their magic number, keep
     the earliest one whose frames chain exactly to the end of the file, and grow the window until ``n`` events
     are in. A magic number inside compressed data cannot pass the chaining check by accident in practice."""
-    size = os.path.getsize(path)
     magic = (0xFD2FB528).to_bytes(4, "little")
-    block = 1 << 16
-    while True:
-        start = max(0, size - block)
-        with open(path, "rb") as f:
-            f.seek(start)
-            data = f.read(size - start)
+    for start, data in _tail_windows(path):
         candidates = []
         at = data.find(magic)
         while at >= 0:
@@ -473,7 +467,7 @@ def _tail_zstd(path: Path, n: int) -> list[dict[str, Any]] | None:
                 return events
         elif start == 0:
             return None
-        block *= 4
+    return None
 
 
 def _events_from_lines(lines: list[bytes], n: int) -> list[dict[str, Any]] | None:
@@ -500,18 +494,26 @@ def _events_from_lines(lines: list[bytes], n: int) -> list[dict[str, Any]] | Non
     return events[-n:] if n else []
 
 
-def _tail_raw(path: Path, n: int) -> list[dict[str, Any]] | None:
+def _tail_windows(path: Path) -> Iterator[tuple[int, bytes]]:
+    """``(start, bytes from start to the end of the file)`` for windows growing 4× from 64 KiB to the whole file."""
     size = os.path.getsize(path)
     block = 1 << 16
     while True:
         start = max(0, size - block)
         with open(path, "rb") as f:
             f.seek(start)
-            data = f.read(size - start)
+            yield start, f.read(size - start)
+        if start == 0:
+            return
+        block *= 4
+
+
+def _tail_raw(path: Path, n: int) -> list[dict[str, Any]] | None:
+    for start, data in _tail_windows(path):
         lines = data[: data.rfind(b"\n") + 1].split(b"\n")
         if start > 0:
             lines = lines[1:]  # the first line may be cut
         events = _events_from_lines(lines, n)
         if events is None or len(events) >= n or start == 0:
             return events
-        block *= 4
+    return None

@@ -149,17 +149,22 @@ def _turn_range(session: Session, turn: int) -> range:
 
 
 # ---------------------------------------------------------------------------------------------- recall_turn
-def parse_turn_id(value: Any) -> int | None:
-    """``"slice-turn-7"``, ``"7"`` or ``7`` → 7; None when it names no turn."""
+def _positive_number(value: Any, find: Callable[[str], re.Match[str] | None]) -> int | None:
+    """A positive whole number, or the one ``find`` picks out of a string; None otherwise (booleans too)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
         return int(value) if math.isfinite(value) and value == int(value) and value >= 1 else None
     if not isinstance(value, str):
         return None
-    match = _TURN_ID.fullmatch(value.strip())
-    turn = int(match.group(1)) if match else 0
-    return turn if turn >= 1 else None
+    match = find(value.strip())
+    number = int(match.group(1)) if match else 0
+    return number if number >= 1 else None
+
+
+def parse_turn_id(value: Any) -> int | None:
+    """``"slice-turn-7"``, ``"7"`` or ``7`` → 7; None when it names no turn."""
+    return _positive_number(value, _TURN_ID.fullmatch)
 
 
 def render_turn_page(session: Session, turn: int, view: str = "dialogue") -> str | None:
@@ -251,15 +256,7 @@ def recall_turn(session: Session, arguments: Mapping[str, Any]) -> str:
 # ---------------------------------------------------------------------------------------------- recall_step
 def parse_step_number(value: Any) -> int | None:
     """A positive integer, or a string whose trailing digits form one (``"12"``, ``"step 12"``)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return int(value) if math.isfinite(value) and value == int(value) and value >= 1 else None
-    if not isinstance(value, str):
-        return None
-    match = _TRAILING_NUMBER.search(value.strip())
-    number = int(match.group(1)) if match else 0
-    return number if number >= 1 else None
+    return _positive_number(value, _TRAILING_NUMBER.search)
 
 
 @dataclass(slots=True)
