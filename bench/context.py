@@ -3,7 +3,8 @@
 A generated DSH log (``bench/gen_session.py``) is replayed event by event into a fresh ``core.session.Session``
 (every event renumbered to ``next_seq``). The generator's own surface replacements (DSH compactions and prunes,
 with their ``compaction/*`` log records) are left out, so every policy starts from the same append-only stream.
-At each step boundary (before the first ``assistant/message`` of a step, where the model is called) the policy
+At each step boundary (before the first streamed chunk or ``assistant/message`` of a step: where the model
+is called) the policy
 under test plans and its events are appended the way ``core/host/hooks.py`` ``pre_step`` does: seal at step 1
 (``plan_seal``), then ``plan_fold``, then the adaptive route (``plan_route``) whose events carry the prunes.
 Planned events shift the numbering, so a remap (log seq -> replayed seq) rewrites ``sourceEventSeqs`` and the
@@ -26,7 +27,10 @@ Metrics per policy (sizes are bytes of the UTF-8 JSON request):
 - ``peak``: the largest request;
 - ``prefix_reuse`` = sum over n >= 2 of LCP(req_n, cont_{n-1}) / sum over n >= 2 of len(req_n), where
   LCP is the longest common byte prefix and cont_{n-1} is request n-1 serialized with the assistant message
-  that step produced appended to its messages (what a provider's prefix cache holds after step n-1);
+  that step produced appended to its messages (what a provider's prefix cache holds after step n-1). New
+  tool output is never in the cache, so the raw log's value is the ceiling for every policy;
+- ``prefix_kept`` = the same LCP sum / sum over n >= 2 of len(cont_{n-1}): how much of what was cached the
+  next request keeps, which isolates a policy's rewriting from the fresh output it must send anyway;
 - ``recall``: share of the planted facts (the generator's ``FACT-`` sidecar: tokens in tool outputs and
   answers) that are verbatim in the final request (the messages after the last event, with the policy's
   state as it stands) or, for tapedeck, returned by a recall tool: ``expand_result`` on the fact's tool
@@ -82,6 +86,7 @@ TAPEDECK_VARIANTS = {
 }
 BASELINES = ("raw", "mask-10", "mask-10/10", "clear-old")
 _CHUNK = 1 << 14
+MODEL_OUTPUT_TYPES = frozenset({"assistant/chunk", "assistant/message"})
 
 
 # ------------------------------------------------------------------------------------------------ bytes
@@ -152,6 +157,7 @@ class Meter:
     peak: int = 0
     reused: int = 0
     compared: int = 0
+    cached: int = 0
     _cont: tuple[bytes, list[bytes]] | None = None
 
     def request(self, head: bytes, messages: list[bytes]) -> None:
@@ -163,6 +169,7 @@ class Meter:
         if self._cont is not None:
             self.reused += stream_lcp(request_pieces(*self._cont), request_pieces(head, messages))
             self.compared += size
+            self.cached += request_size(*self._cont)
         self._cont = (head, messages)
 
     def output(self, message: bytes | None) -> None:
@@ -174,6 +181,11 @@ class Meter:
     def prefix_reuse(self) -> float:
         """Byte-weighted prefix reuse over steps 2..n (1.0 with fewer than two steps)."""
         return self.reused / self.compared if self.compared else 1.0
+
+    @property
+    def prefix_kept(self) -> float:
+        """Byte-weighted share of the cached prefix (request plus output) that the next request keeps."""
+        return self.reused / self.cached if self.cached else 1.0
 
 
 class MessageBytes:
@@ -355,8 +367,11 @@ def surface_listing(session: Session) -> list[tuple[int, Any, bool]]:
 
 
 def step_key(event: Mapping[str, Any]) -> tuple[Any, Any] | None:
-    """``(turn, step)`` of an ``assistant/message``, else None."""
-    if event.get("type") != "assistant/message":
+    """``(turn, step)`` of a model-output event (a streamed chunk or ``assistant/message``), else None.
+
+    The first such event of a step marks where the model was called.
+    """
+    if event.get("type") not in MODEL_OUTPUT_TYPES:
         return None
     data = event.get("data") or {}
     return data.get("turn"), data.get("step")
@@ -390,7 +405,9 @@ def recall_fact(session: Session, fact: Mapping[str, Any], remap: Mapping[int, i
     tries.append((recall_policy.RECALL_SEARCH_TOOL, {"query": token}))
     for name, arguments in tries:
         result = recall_policy.run_recall_tool(session, name, arguments)
-        if not result.is_error and token in result.text:
+        # A search page's first line echoes the query; only its hits count.
+        text = result.text.partition("\n")[2] if name == recall_policy.RECALL_SEARCH_TOOL else result.text
+        if not result.is_error and token in text:
             return name
     return None
 
@@ -418,6 +435,7 @@ def _summary(
         "ratio": meter.total / raw_total if raw_total else 1.0,
         "peak_bytes": meter.peak,
         "prefix_reuse": meter.prefix_reuse,
+        "prefix_kept": meter.prefix_kept,
         "facts_visible": len(visible),
         "facts_recalled": by_tool,
         "recall": found / len(facts) if facts else 1.0,
@@ -471,7 +489,7 @@ def measure(
         raw.feed(event)
         for tape in tapes:
             tape.replay.feed(event)
-        if key is not None:
+        if event.get("type") == "assistant/message":
             message = derive_message(event)
             output = cache.of(message) if message is not None else None
             for meter in [*base.meters.values(), *(t.meter for t in tapes)]:
@@ -521,6 +539,7 @@ def table(results: Sequence[Mapping[str, Any]]) -> str:
                     human_bytes(p["total_bytes"]),
                     human_bytes(p["peak_bytes"]),
                     f"{p['prefix_reuse']:.1%}",
+                    f"{p['prefix_kept']:.1%}",
                     f"{p['recall']:.0%} ({r['facts']})",
                 ]
             )
