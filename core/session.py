@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections import Counter
-from collections.abc import Iterable, MutableSequence, Sequence
+from collections.abc import Callable, Iterable, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,19 +107,22 @@ def derive_message(event: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
-def content_chars(blocks: Iterable[Any] | None) -> int:
-    """Code points of the model-visible text of content blocks (text, reasoning, tool-call args, tool results)."""
+def content_chars(blocks: Iterable[Any] | None, length: Callable[[str], int] = len) -> int:
+    """Size of the model-visible text of content blocks (text, reasoning, tool-call args, tool results).
+
+    ``length`` measures one string: code points by default, ``core.text.utf16_len`` for JS ``.length``.
+    """
     total = 0
     for block in blocks or ():
         if not isinstance(block, dict):
             continue
         btype = block.get("type")
         if btype in ("text", "reasoning"):
-            total += len(block.get("text") or "")
+            total += length(block.get("text") or "")
         elif btype == "tool-call":
-            total += len(block.get("arguments") or "")
+            total += length(block.get("arguments") or "")
         elif btype == "tool-result":
-            total += content_chars(block.get("content"))
+            total += content_chars(block.get("content"), length)
     return total
 
 

@@ -24,7 +24,7 @@ from core.errors import TapedeckError
 from core.policies.checkpoint import REWIND_EVENT, Mark, active_mark, latest_mark
 from core.policies.report import REPORT_SOURCE, ReportRequest, ReportWriter, header_route
 from core.policies.rewind_config import RewindConfig
-from core.session import Session, derive_message, op_span
+from core.session import Session, content_chars, derive_message, op_span
 from core.text import utf16_len
 
 NO_CHECKPOINT = "NO_CHECKPOINT"
@@ -180,18 +180,7 @@ def region_messages(session: Session, region: Region) -> list[dict[str, Any]]:
 
 def utf16_chars(blocks: Iterable[Any] | None) -> int:
     """Model-visible size in UTF-16 units: text, reasoning, tool-call arguments, tool results (recursively)."""
-    total = 0
-    for block in blocks or ():
-        if not isinstance(block, Mapping):
-            continue
-        btype = block.get("type")
-        if btype in ("text", "reasoning"):
-            total += utf16_len(block.get("text") or "")
-        elif btype == "tool-call":
-            total += utf16_len(block.get("arguments") or "")
-        elif btype == "tool-result":
-            total += utf16_chars(block.get("content"))
-    return total
+    return content_chars(blocks, utf16_len)
 
 
 def folded_chars(messages: Iterable[Mapping[str, Any]]) -> int:
