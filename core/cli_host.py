@@ -8,8 +8,6 @@ from pathlib import Path
 from core.cli_common import emit, guarded
 from core.config import load_config
 from core.errors import TapedeckError
-from core.host.loop import AgentHost, HostOptions
-from core.host.providers import SPECS, make_provider
 from core.log.layout import default_sessions_root, discover_sessions
 
 
@@ -22,6 +20,10 @@ def find_session(root: Path, session_id: str) -> Path:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # The host (and the openai SDK behind it) loads only when a session runs, keeping other commands quick.
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers import make_provider
+
     config = load_config(args.config)
     model = make_provider(args.provider, model=args.model, base_url=args.base_url)
     root = Path(args.sessions_root).expanduser()
@@ -69,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("run", help="run an agent session (each TASK is one turn) with the reference host")
     p.add_argument("task", nargs="*", help="the task prompt(s); each becomes one turn")
     p.add_argument(
-        "--provider", default="openai", help=f"model provider: {' or '.join(SPECS)} (default: openai)"
+        "--provider", default="openai", help="model provider: openai or scripted:FILE (default: openai)"
     )
     p.add_argument("--model", help="model name (default: the provider's)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: DeepSeek's)")
