@@ -28,16 +28,19 @@ Metrics per policy (sizes are bytes of the UTF-8 JSON request):
 - ``prefix_reuse`` = sum over n >= 2 of LCP(req_n, cont_{n-1}) / sum over n >= 2 of len(req_n), where
   LCP is the longest common byte prefix and cont_{n-1} is request n-1 serialized with the assistant message
   that step produced appended to its messages (what a provider's prefix cache holds after step n-1). New
-  tool output is never in the cache, so the raw log's value is the ceiling for every policy;
+  tool output is never cached, so the smaller a policy keeps its requests the lower this share's ceiling;
 - ``prefix_kept`` = the same LCP sum / sum over n >= 2 of len(cont_{n-1}): how much of what was cached the
   next request keeps, which isolates a policy's rewriting from the fresh output it must send anyway;
-- ``recall``: share of the planted facts (the generator's ``FACT-`` sidecar: tokens in tool outputs and
-  answers) that are verbatim in the final request (the messages after the last event, with the policy's
-  state as it stands) or, for tapedeck, returned by a recall tool: ``expand_result`` on the fact's tool
-  result (replayed seq, ``formatVersion`` 0), ``recall_turn`` for answer facts, else ``recall_search`` with
-  the token. Baselines that drop text only count what the final request shows.
+- ``head_breaks``: steps whose request left the cached prefix inside the system prompt or tools (tapedeck's
+  phase text changes the system prompt), and ``head_lost_share`` the share of the uncached bytes they cost;
+- ``recall``: share of the planted facts inside the replayed steps (the generator's ``FACT-`` sidecar:
+  tokens in tool outputs and answers) that are verbatim in the final request (the messages after the last
+  event, with the policy's state as it stands) or, for tapedeck, returned by a recall tool:
+  ``expand_result`` on the fact's tool result (its replayed seq, with the locators' ``formatVersion``),
+  ``recall_turn`` for answer facts, else the hits of ``recall_search`` for the token. Baselines that drop
+  text only count what the final request shows.
 
-``python bench/context.py [--profile P ...] [--steps 300] [--seed 1] [--json]``
+``python bench/context.py [--profile P ...] [--variant V ...] [--steps 300] [--seed 1] [--size-scale X] [--json]``
 """
 
 from __future__ import annotations
@@ -65,13 +68,14 @@ from core.policies import slice as slice_policy
 from core.session import Session, derive_message, op_span
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
-# Bytes of generated log that give about 300 steps per profile (huge-output: ~1 MB a step, so fewer steps).
+# Bytes of generated log that hold at least 300 steps (replays stop there); huge-output spends ~1 MB a
+# step, so its log holds far fewer.
 PROFILE_SIZES = {
-    "mixed": 12_000_000,
-    "read-heavy": 22_000_000,
-    "test-fix": 8_500_000,
+    "mixed": 25_000_000,
+    "read-heavy": 25_000_000,
+    "test-fix": 14_000_000,
     "huge-output": 30_000_000,
-    "short-turns": 5_200_000,
+    "short-turns": 8_000_000,
 }
 MASK_KEEP = 10
 MASK_EVERY = 10
@@ -79,6 +83,7 @@ CLEAR_TRIGGER = 100_000
 CLEAR_KEEP = 3
 CONTEXT_WINDOW = 1_000_000  # tokens of the routed model, for the adaptive pressure trigger
 PLACEHOLDER = "[older tool output removed from the context]"
+DEFAULT_VARIANTS = ("tapedeck", "tapedeck-seal")
 TAPEDECK_VARIANTS = {
     "tapedeck": (True, True, True),
     "tapedeck-seal": (True, False, False),
@@ -158,6 +163,8 @@ class Meter:
     reused: int = 0
     compared: int = 0
     cached: int = 0
+    head_breaks: int = 0
+    head_lost: int = 0
     _cont: tuple[bytes, list[bytes]] | None = None
 
     def request(self, head: bytes, messages: list[bytes]) -> None:
@@ -167,9 +174,13 @@ class Meter:
         self.total += size
         self.peak = max(self.peak, size)
         if self._cont is not None:
-            self.reused += stream_lcp(request_pieces(*self._cont), request_pieces(head, messages))
+            common = stream_lcp(request_pieces(*self._cont), request_pieces(head, messages))
+            self.reused += common
             self.compared += size
             self.cached += request_size(*self._cont)
+            if common < len(head):
+                self.head_breaks += 1
+                self.head_lost += size - common
         self._cont = (head, messages)
 
     def output(self, message: bytes | None) -> None:
@@ -436,6 +447,10 @@ def _summary(
         "peak_bytes": meter.peak,
         "prefix_reuse": meter.prefix_reuse,
         "prefix_kept": meter.prefix_kept,
+        "head_breaks": meter.head_breaks,
+        "head_lost_share": meter.head_lost / (meter.compared - meter.reused)
+        if meter.compared > meter.reused
+        else 0.0,
         "facts_visible": len(visible),
         "facts_recalled": by_tool,
         "recall": found / len(facts) if facts else 1.0,
@@ -447,7 +462,7 @@ def measure(
     facts: Sequence[Mapping[str, Any]] = (),
     *,
     max_steps: int | None = None,
-    variants: Sequence[str] = tuple(TAPEDECK_VARIANTS),
+    variants: Sequence[str] = DEFAULT_VARIANTS,
     config: PolicyConfig | None = None,
 ) -> dict[str, Any]:
     """Replay the log at ``path`` through every baseline and tapedeck variant; per-policy metrics."""
@@ -495,23 +510,24 @@ def measure(
             for meter in [*base.meters.values(), *(t.meter for t in tapes)]:
                 meter.output(output)
 
+    replayed = [f for f in facts if f.get("seq") in raw.remap]
     raw_total = base.meters["raw"].total
     policies: dict[str, Any] = {}
     for name, (head, messages) in render_baselines(steps).items():
         final = b"".join(request_pieces(head, messages))
-        policies[name] = _summary(base.meters[name], raw_total, final, facts, None)
+        policies[name] = _summary(base.meters[name], raw_total, final, replayed, None)
     for tape in tapes:
         session, remap = tape.replay.session, tape.replay.remap
         final = b"".join(request_pieces(tape.head(), [cache.of(m) for m in session.messages()]))
         policies[tape.name] = _summary(
-            tape.meter, raw_total, final, facts, lambda f, s=session, r=remap: recall_fact(s, f, r)
+            tape.meter, raw_total, final, replayed, lambda f, s=session, r=remap: recall_fact(s, f, r)
         )
     return {
         "log": str(path),
         "events": len(events),
         "steps": steps,
         "turns": len(raw.session.turns),
-        "facts": len(facts),
+        "facts": len(replayed),
         "policies": policies,
     }
 
@@ -540,6 +556,7 @@ def table(results: Sequence[Mapping[str, Any]]) -> str:
                     human_bytes(p["peak_bytes"]),
                     f"{p['prefix_reuse']:.1%}",
                     f"{p['prefix_kept']:.1%}",
+                    f"{p['head_breaks']} ({p['head_lost_share']:.0%} of misses)",
                     f"{p['recall']:.0%} ({r['facts']})",
                 ]
             )
@@ -551,6 +568,8 @@ def table(results: Sequence[Mapping[str, Any]]) -> str:
         "total",
         "peak request",
         "prefix reuse",
+        "prefix kept",
+        "head breaks",
         "fact recall (n)",
     ]
     return markdown_table(headers, rows)
@@ -569,6 +588,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
     parser.add_argument("--size-scale", type=float, default=1.0, help="scale the per-profile log sizes")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        choices=list(TAPEDECK_VARIANTS),
+        help=f"tapedeck variant(s) to replay (default: {', '.join(DEFAULT_VARIANTS)}; tapedeck-fold is slow)",
+    )
     parser.add_argument("--json", action="store_true", help="print the JSON result only")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.size_scale <= 0:
@@ -576,7 +601,12 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     for profile in args.profile or list(PROFILE_SIZES):
         log, facts = ensure_log(profile, int(PROFILE_SIZES[profile] * args.size_scale), args.seed)
-        results.append({"profile": profile, **measure(log, facts, max_steps=args.steps)})
+        results.append(
+            {
+                "profile": profile,
+                **measure(log, facts, max_steps=args.steps, variants=args.variant or DEFAULT_VARIANTS),
+            }
+        )
     targets = {"ratio": "<= 0.30", "prefix_reuse": ">= 0.97", "recall": "1.0 (tapedeck)"}
     emit({"targets": targets, "results": results}, table(results), args.json)
     return 0

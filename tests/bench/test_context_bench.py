@@ -37,7 +37,7 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str,
 @pytest.fixture(scope="module")
 def result(tiny: tuple[Path, list[dict[str, Any]]]) -> dict[str, Any]:
     path, facts = tiny
-    return context.measure(path, facts)
+    return context.measure(path, facts, variants=tuple(context.TAPEDECK_VARIANTS))
 
 
 def test_every_policy_is_measured_over_the_same_steps(result: dict[str, Any]) -> None:
