@@ -251,6 +251,8 @@ class PolicyScreen(Screen[None]):
     @work(thread=True, group="policy-derive")
     def _derive(self) -> None:
         live = self.live
+        if live.ready and self.shown_generation < 0:  # the first view of a big log can take a while
+            self.app.call_from_thread(self._note, "Deriving this view from the log…")
         with live.lock:  # the follower thread applies appends under this lock
             generation = live.generation
             session_id = live.session.id
@@ -294,6 +296,11 @@ class PolicyScreen(Screen[None]):
                 self._said_state = False
             self.show(view)
         self.shown_generation = generation
+
+    def _note(self, message: str) -> None:
+        if self.is_attached:
+            self.say(message)
+            self._said_state = True
 
     def _set_read_only(self, reason: str | None) -> None:
         if reason == self._read_only:

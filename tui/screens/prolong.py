@@ -47,6 +47,23 @@ def derive_prolong(session: Session) -> str:
     return render_status(report)
 
 
+def report_inputs(session: Session) -> tuple[object, ...]:
+    """What the report depends on: the session, its config, its tool calls and results, and the log file.
+
+    Rebuilding the report reads every event (the deny counter pairs calls with results), which is slow on an
+    index-backed log; while none of these inputs changed the previous report still holds.
+    """
+    config = effective_config(session).prolong
+    path = workspace_of(session) / config.log_file
+    try:
+        stat = path.stat()
+        file_state: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+    except OSError:
+        file_state = None
+    counts = session.counts
+    return (session, config, counts.get("tool/call", 0), counts.get("tool/result", 0), file_state)
+
+
 class ProlongScreen(PolicyScreen):
     """The prolong-memory status report, live."""
 
@@ -57,14 +74,21 @@ class ProlongScreen(PolicyScreen):
         with VerticalScroll(classes="policy-body"):
             yield Static(id="prolong-report")
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: tuple[tuple[object, ...], str] | None = None  # (report inputs, report), workers only
+
     def on_mount(self) -> None:
         """Derive now and re-read the log file periodically."""
         super().on_mount()
         self.set_interval(REREAD_SECONDS, self.refresh_view)
 
     def derive(self, live: Any) -> str:
-        """The report text (worker thread)."""
-        return derive_prolong(live.session)
+        """The report text (worker thread); reused while its inputs are unchanged."""
+        inputs = report_inputs(live.session)
+        if self._last is None or self._last[0] != inputs:
+            self._last = (inputs, derive_prolong(live.session))
+        return self._last[1]
 
     def show(self, view: str) -> None:
         """Show the report."""

@@ -30,7 +30,7 @@ from tui.screens.outcomes import (
     logged,
     requests_for,
 )
-from tui.screens.prolong import derive_prolong, workspace_of
+from tui.screens.prolong import derive_prolong, report_inputs, workspace_of
 from tui.screens.router import compact, derive_routes, route_detail
 from tui.screens.tape import NEXT_SEAL, ON_SURFACE, derive_tape, recall_preview
 
@@ -295,3 +295,27 @@ def test_every_view_derives_from_real_dsh_logs(name: str) -> None:
     assert all(entry.state == NEXT_SEAL for entry in tape.entries)
     with pytest.raises(TapedeckError, match="names no workspace"):
         derive_prolong(session)
+
+
+def test_prolong_report_inputs_change_only_with_what_the_report_reads(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    log = LogBuilder()
+    log.events[0]["data"] = {**log.events[0]["data"], "workspace": str(workspace)}
+    log.start_turn("hello")
+    session = log.session()
+
+    def catch_up() -> None:
+        for event in log.events[session.next_seq :]:
+            session.apply(event)
+
+    before = report_inputs(session)
+    log.say("thinking")
+    catch_up()
+    assert report_inputs(session) == before
+    (workspace / "log.txt").write_text("=== probe\n")
+    with_file = report_inputs(session)
+    assert with_file != before
+    log.call("bash", {"command": "cat log.txt"}, "denied", is_error=True)
+    catch_up()
+    assert report_inputs(session) != with_file
