@@ -55,6 +55,7 @@ class PolicyHooks:
         self.config = config
         self.prolong = prolong_policy.ProlongMemory(host.options.workspace, config.prolong, host.session.id)
         self._seal_warned: set[str] = set()
+        self._effort_warned: set[str] = set()
         self.inbox = control.InboxReader(host.inbox_path)
         self.answered = control.answered_ids(host.session.events)
         self.paused = False
@@ -95,6 +96,7 @@ class PolicyHooks:
         """The logged system prompt: our base text plus the policies' sections."""
         sections = [
             BASE_SYSTEM,
+            slice_policy.prompt_section(),
             rewind_policy.rewind_prompt_section(self.config.rewind),
             prolong_policy.prompt_section(self.config.prolong),
         ]
@@ -125,11 +127,18 @@ class PolicyHooks:
         system = self.system_prompt()
         tools = self.tool_schemas() if route.tools_allowed else []
         self._log_header(system, tools)
+        effort, warning = slice_policy.default_reasoning_effort(
+            self.config.slice, None, host.model.reasoning_efforts() or None, host.model.provider, host.model.model
+        )
+        if warning and warning not in self._effort_warned:
+            self._effort_warned.add(warning)
+            host.say(warning)
         return StepPlan(
             system=f"{system}\n\n{route.phase_text}",
             tools=tools,
             tool_names={t["name"] for t in tools},
             max_tokens=route.cap(None),
+            reasoning_effort=effort,
         )
 
     def _log_header(self, system: str, tools: list[dict[str, Any]]) -> None:
