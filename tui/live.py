@@ -36,7 +36,7 @@ INBOX_NAME = "control.jsonl"
 PREVIEW_BYTES = 2 << 20
 RETAIN_BYTES = 48 << 20
 RETAIN_BYTES_ZSTD = 8 << 20
-PREVIEW_EVENTS = 400
+PREVIEW_EVENTS = 150
 LOAD_SLICE = 8 << 20
 READ_ONLY_DSH = (
     "This log was written by DeepSeek Harness, not by a tapedeck host, so it opens read-only: "
@@ -160,6 +160,7 @@ class LiveSession:
         self.session = Session({"type": "session", "id": ""}, path=self.path)
         self.facts = SessionFacts.empty()
         self.index: OffsetIndex | None = None
+        self._store: IndexStore | None = None  # decoded access to the index (big logs only)
         self.preview: list[dict[str, Any]] = []
         self.generation = 0
         self.phase = "opening"
@@ -207,16 +208,22 @@ class LiveSession:
     # reading events (workers only: these may read and decode the file) ------------------------------------
     @property
     def count(self) -> int:
-        """Events known: the projection's, or the preview's end while loading."""
-        if self.session.next_seq == 0 and self.preview:
-            return int(self.preview[-1]["seq"]) + 1
-        return self.session.next_seq
+        """Events known: the projection's, the index's while projecting, or the preview's end before that."""
+        n = self.session.next_seq
+        if self._store is not None:
+            n = max(n, len(self._store))
+        if self.preview:
+            n = max(n, int(self.preview[-1]["seq"]) + 1)
+        return n
 
     def event(self, seq: int) -> dict[str, Any] | None:
-        """Event ``seq`` from the projection, or from the preview while loading; None when unknown."""
+        """Event ``seq`` from the projection, the index or the preview (whichever has it); None when unknown."""
         session = self.session
         if 0 <= seq < session.next_seq:
             return session.events[seq]
+        store = self._store
+        if store is not None and 0 <= seq < len(store):
+            return store[seq]
         if self.preview:
             k = seq - int(self.preview[0]["seq"])
             if 0 <= k < len(self.preview):
@@ -297,7 +304,13 @@ class LiveSession:
             index = OffsetIndex(log, compressed)
             self._progress("indexing", 0.0)
             index.extend(lambda done, total: self._progress("indexing", done / max(total, 1)))
-            session = Session(index.header or header, IndexStore(index), path=log, retain=False)
+            store = IndexStore(index)
+            session = Session(index.header or header, store, path=log, retain=False)
+            with self.lock:  # rows can be shown from the index while the projection is built
+                self.index, self._store, self.preview = index, store, []
+                self.generation += 1
+            self._progress("projecting", 0.0)
+            self._post(SessionUpdated(self.generation, True, 0, len(index)))
         session.compressed = compressed
         facts = SessionFacts.empty()
         tailer = Tailer(log)
@@ -316,6 +329,7 @@ class LiveSession:
             self._apply(session, facts, tailer.finish(), index)
         with self.lock:
             self.session, self.facts, self.index, self.preview = session, facts, index, []
+            self._store = session.events if isinstance(session.events, IndexStore) else None
             self.generation += 1
         self.phase = "following" if self.follow else "ready"
         self.fraction = 1.0

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.table import Table
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.widgets import Static
 
 
@@ -52,7 +51,7 @@ def help_entries(app: App[object], screen: Screen[object]) -> list[HelpEntry]:
     return list(seen.values())
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Screen[None]):
     """Keys, grouped by where they work, with their binding ids for ``keymap.toml``."""
 
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close help", id="help.close")]
@@ -65,16 +64,19 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         """A table per scope."""
-        table = Table(expand=True, show_edge=False, pad_edge=False, box=None)
-        table.add_column("where", style="dim", no_wrap=True)
-        table.add_column("keys", style="bold cyan", no_wrap=True)
-        table.add_column("does")
-        table.add_column("binding id", style="dim", no_wrap=True)
+        entries = sorted(self.entries, key=lambda e: (e.scope != "global", e.scope))
+        keys_width = max((len(e.keys) for e in entries), default=4) + 2
+        desc_width = max((len(e.description) for e in entries), default=4) + 2
+        table = Text()
+        table.append(
+            f"{'where':<14}{'keys':<{keys_width}}{'does':<{desc_width}}binding id\n", style="bold underline"
+        )
         scope = None
-        for entry in sorted(self.entries, key=lambda e: (e.scope != "global", e.scope)):
-            table.add_row(
-                entry.scope if entry.scope != scope else "", entry.keys, entry.description, entry.binding_id
-            )
+        for entry in entries:
+            table.append(f"{entry.scope if entry.scope != scope else '':<14}", style="dim")
+            table.append(f"{entry.keys:<{keys_width}}", style="bold cyan")
+            table.append(f"{entry.description:<{desc_width}}")
+            table.append(f"{entry.binding_id}\n", style="dim")
             scope = entry.scope
         notes = Text.assemble(
             ("Rebind keys in ", "dim"),

@@ -195,8 +195,8 @@ class MainScreen(Screen[None]):
     # the view ---------------------------------------------------------------------------------------------
     def _base(self) -> Sequence[int]:
         live = self.live
-        if not live.ready:
-            return range(int(live.preview[0]["seq"]), live.count) if live.preview else range(0)
+        if not live.ready:  # the tail preview, or every indexed event while the projection is built
+            return range(int(live.preview[0]["seq"]) if live.preview else 0, live.count)
         if self.mode == "surface":
             surface = list(live.session.surface)
             if self.filter_scan is not None:
@@ -238,7 +238,7 @@ class MainScreen(Screen[None]):
         if self._notice:
             parts.append((self._notice, "bold red"))
         text = Text("  ").join(Text(p, style=s) for p, s in parts)
-        self.query_one("#status", Static).update(text)
+        self.query_one("#status", Static).update(text, layout=False)
 
     def _search_label(self) -> str:
         scanner = self.search_scan

@@ -81,4 +81,4 @@ class ContextChart(Static):
         marks = Text(f"{len(samples)} req {len(cuts)} cuts".ljust(label_width) + " ")
         marks.append(cut_marks([s[0] for s in samples], cuts, width), style="bold magenta")
         legend = Text(" " * (label_width + 1) + LEGEND, style="dim")
-        self.update(Text("\n").join([bars, marks, legend]))
+        self.update(Text("\n").join([bars, marks, legend]), layout=False)

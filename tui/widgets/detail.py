@@ -11,20 +11,25 @@ from typing import Any
 import orjson
 from pygments.lexers import get_lexer_for_filename
 from pygments.util import ClassNotFound
-from rich.console import Group, RenderableType
+from rich.console import Console
+from rich.style import Style
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
-from textual.widgets import Static
+from textual.containers import Horizontal
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.timer import Timer
 
 from core.session import Session, cut_kind
 from core.summary import human_chars
 from core.text import text_of_blocks, tool_result_block, tool_result_text
 from tui.live import LiveSession
-from tui.widgets.rows import SHADOW_BADGES, originals
+from tui.widgets.rows import SHADOW_BADGES, clip_strings, originals
 
-DETAIL_LIMIT = 16_000  # chars of each payload shown at first; ``more`` multiplies it
+DETAIL_LIMIT = 6_000  # chars of each payload shown at first; ``more`` multiplies it
+SETTLE_SECONDS = 0.06  # a burst of cursor moves (or appends while following) builds the pane once
 JSON_STRING_LIMIT = 400  # long strings inside the JSON view (their full text is in the payload section)
 SYNTAX_THEME = "monokai"
 
@@ -61,16 +66,6 @@ def highlight(text: str, lexer: str) -> Text:
 def clip(text: str, limit: int) -> tuple[str, int]:
     """``text`` cut to ``limit`` chars, and how many chars were left out."""
     return (text, 0) if len(text) <= limit else (text[:limit], len(text) - limit)
-
-
-def _short_strings(value: Any) -> Any:
-    if isinstance(value, str) and len(value) > JSON_STRING_LIMIT:
-        return value[:JSON_STRING_LIMIT] + f"… (+{len(value) - JSON_STRING_LIMIT} chars)"
-    if isinstance(value, dict):
-        return {k: _short_strings(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_short_strings(v) for v in value]
-    return value
 
 
 def _tool_hint(session: Session, event: dict[str, Any]) -> tuple[str | None, str | None]:
@@ -140,7 +135,9 @@ def render_event(session: Session, event: dict[str, Any], limit: int, title: str
         parts.append(highlight(shown, lexer))
         if cut:
             parts.append(Text(f"… {human_chars(cut)} more chars (press + to show more)", style="italic"))
-    pretty = orjson.dumps(_short_strings(event), option=orjson.OPT_INDENT_2).decode()
+    pretty = orjson.dumps(
+        clip_strings(event, JSON_STRING_LIMIT, note=True), option=orjson.OPT_INDENT_2
+    ).decode()
     pretty, cut = clip(pretty, limit)
     hidden += cut
     parts.append(Text("── event JSON", style="dim"))
@@ -195,6 +192,39 @@ def _title(session: Session, seq: int, event: dict[str, Any]) -> str:
     return f"seq {seq} · {event.get('type')} · {where}{step}"
 
 
+def render_strips(text: Text, width: int) -> list[Strip]:
+    """Wrap ``text`` to ``width`` cells as screen lines (worker side, with a private console)."""
+    console = Console(width=max(1, width), color_system="truecolor", force_terminal=True, highlight=False)
+    return [Strip(line) for line in console.render_lines(text, console.options, pad=False)]
+
+
+class TextView(ScrollView, can_focus=True):
+    """Pre-rendered lines in a scrolling column: showing or scrolling them wraps and parses nothing."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.lines: list[Strip] = []
+        self._style_key: str | None = None
+        self._style = Style()
+
+    def set_lines(self, lines: list[Strip]) -> None:
+        """Show ``lines`` from the top."""
+        self.lines = lines
+        self.virtual_size = Size(self.scrollable_content_region.width, len(lines))
+        self.scroll_to(0, 0, animate=False)
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        """The line at ``scroll_y + y``."""
+        index = int(self.scroll_y) + y
+        width = self.scrollable_content_region.width
+        if self._style_key != self.app.theme:
+            self._style_key, self._style = self.app.theme, self.rich_style
+        if index >= len(self.lines):
+            return Strip.blank(width, self._style)
+        return self.lines[index].crop_extend(0, width, self._style).apply_style(self._style)
+
+
 class DetailPane(Horizontal):
     """Original on the left; the model-visible version on the right for folded, pruned and sealed items."""
 
@@ -204,25 +234,44 @@ class DetailPane(Horizontal):
         self.seq: int | None = None
         self.limit = DETAIL_LIMIT
         self.hidden = 0
+        self._timer: Timer | None = None
+        self._width = 0
 
     def compose(self) -> ComposeResult:
         """Two scrolling columns."""
-        with VerticalScroll(id="detail-original"):
-            yield Static(id="detail-original-body")
-        with VerticalScroll(id="detail-visible"):
-            yield Static(id="detail-visible-body")
+        yield TextView(id="detail-original")
+        yield TextView(id="detail-visible")
+
+    def on_mount(self) -> None:
+        """Nothing selected yet."""
+        self.query_one("#detail-visible", TextView).display = False
+
+    def on_resize(self) -> None:
+        """Wrap again for the new width."""
+        if self.seq is not None and self.size.width != self._width:
+            self.show(self.seq, keep_limit=True)
 
     def show(self, seq: int | None, *, keep_limit: bool = False) -> None:
-        """Describe ``seq`` (in a worker); None clears the pane."""
+        """Describe ``seq`` (in a worker, after a short settle); None clears the pane."""
         self.seq = seq
         if not keep_limit:
             self.limit = DETAIL_LIMIT
-        if seq is None:
-            self._set(Text("no event selected"), None, 0, None)
-            return
-        limit = self.limit
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(SETTLE_SECONDS, self._start)
+
+    def _start(self) -> None:
+        self._timer = None
+        seq, limit = self.seq, self.limit
+        self._width = width = self.size.width
+        chrome = 4  # each column's border and padding
+        widths = (max(20, width - chrome), max(20, width // 2 - chrome))
         self.run_worker(
-            lambda: self._build(seq, limit), thread=True, group="detail", exclusive=True, exit_on_error=False
+            lambda: self._build(seq, limit, widths),
+            thread=True,
+            group="detail",
+            exclusive=True,
+            exit_on_error=False,
         )
 
     def more(self) -> None:
@@ -231,16 +280,22 @@ class DetailPane(Horizontal):
             self.limit *= 4
             self.show(self.seq, keep_limit=True)
 
-    def _build(self, seq: int, limit: int) -> None:
-        left, right, hidden = describe(self.live, seq, limit)
-        self.app.call_from_thread(self._set, left, right, hidden, seq)
+    def _build(self, seq: int | None, limit: int, widths: tuple[int, int]) -> None:
+        if seq is None:
+            left, right, hidden = Text("no event selected"), None, 0
+        else:
+            left, right, hidden = describe(self.live, seq, limit)
+        column = widths[0] if right is None else widths[1]
+        left_lines = render_strips(left, column)
+        right_lines = render_strips(right, column) if right is not None else None
+        self.app.call_from_thread(self._set, left_lines, right_lines, hidden, seq)
 
-    def _set(self, left: RenderableType, right: RenderableType | None, hidden: int, seq: int | None) -> None:
+    def _set(self, left: list[Strip], right: list[Strip] | None, hidden: int, seq: int | None) -> None:
         if seq != self.seq:
             return
         self.hidden = hidden
-        self.query_one("#detail-original-body", Static).update(Group(left))
-        visible = self.query_one("#detail-visible", VerticalScroll)
+        self.query_one("#detail-original", TextView).set_lines(left)
+        visible = self.query_one("#detail-visible", TextView)
         visible.display = right is not None
         if right is not None:
-            self.query_one("#detail-visible-body", Static).update(Group(right))
+            visible.set_lines(right)

@@ -72,6 +72,8 @@ class EventList(ScrollView, can_focus=True):
         self._fetching = False
         self._missing = False
         self._last_seq: int | None = None
+        self._style_key: tuple[object, ...] | None = None
+        self._style_cache: dict[str, Style] = {}
 
     # the view ---------------------------------------------------------------------------------------------
     @property
@@ -105,6 +107,9 @@ class EventList(ScrollView, can_focus=True):
             row = view.row_of_seq(keep, at_or_after=True) if keep is not None else None
             self._move(row if row is not None else min(self.cursor, len(view) - 1), follow=False)
         self.refresh()
+        if not self._fetching and self._visible_missing():
+            self._fetching = True
+            self._start_fetch()  # now, not after the next frame: appended rows show one frame sooner
 
     def _sync_cuts(self) -> None:
         cuts = self.live.session.cuts
@@ -195,21 +200,33 @@ class EventList(ScrollView, can_focus=True):
         row = self.cache.get(seq)
         if row is None:
             self._want_rows()
-            style = self.get_component_rich_style("event-list--pending")
+            style = self._styles()["pending"]
             return Strip([Segment(set_cell_size(f"{seq:>7}  …", width), style)])
         return self._strip(row, depth, index == self.cursor, width)
 
+    def _styles(self) -> dict[str, Style]:
+        """Component styles, computed once per theme and focus state (they are asked for on every row)."""
+        key = (self.app.theme, self.has_focus)
+        if self._style_key != key:
+            self._style_key = key
+            self._style_cache = {"": self.rich_style} | {
+                name: self.get_component_rich_style(f"event-list--{name}")
+                for name in ("cursor", "dim", "gutter", "error", "badge", "replacement", "pending")
+            }
+        return self._style_cache
+
     def _strip(self, row: Row, depth: int, is_cursor: bool, width: int) -> Strip:
         session = self.live.session
-        base = self.rich_style
+        styles = self._styles()
+        base = styles[""]
         dim = row.seq in session.replaced_by
-        text_style = base + self.get_component_rich_style("event-list--dim") if dim else base
+        text_style = base + styles["dim"] if dim else base
         if row.error:
-            text_style += self.get_component_rich_style("event-list--error")
+            text_style += styles["error"]
         if row.replacement is not None:
-            text_style += self.get_component_rich_style("event-list--replacement")
-        gutter = self.get_component_rich_style("event-list--gutter")
-        badge_style = self.get_component_rich_style("event-list--badge")
+            text_style += styles["replacement"]
+        gutter = styles["gutter"]
+        badge_style = styles["badge"]
         step = f".{row.step}" if row.step is not None else ""
         left = f"{row.seq:>7} {f'{row.turn}{step}':>6} "
         tags = badges(row, session, self.cut_kinds)
@@ -225,7 +242,7 @@ class EventList(ScrollView, can_focus=True):
         ]
         strip = Strip(segments).adjust_cell_length(width, base)
         if is_cursor:
-            strip = strip.apply_style(self.get_component_rich_style("event-list--cursor"))
+            strip = strip.apply_style(styles["cursor"])
         return strip
 
     # row fetching ------------------------------------------------------------------------------------------

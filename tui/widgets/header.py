@@ -38,13 +38,16 @@ def provider_model(live: LiveSession) -> str:
 
 
 def load_state(live: LiveSession) -> str:
-    """``index ready`` once loaded (benchmarks wait for this text), else the loading phase and progress."""
+    """Loading progress; ``index ready`` appears once every event can be listed, ``loaded`` once projected.
+
+    Benchmarks wait for these two texts.
+    """
     if live.ready:
-        return "index ready"
+        return "index ready · loaded"
     label = PHASE_LABELS.get(live.phase, live.phase)
     if live.phase in ("indexing", "projecting"):
-        return f"{label} {int(live.fraction * 100)}%"
-    return label
+        label = f"{label} {int(live.fraction * 100)}%"
+    return f"index ready · {label}" if live.index is not None else label
 
 
 class SessionHeader(Static):
@@ -85,4 +88,4 @@ class SessionHeader(Static):
         )
         if live.error:
             line2.append(f"  {live.error}", style="bold red")
-        self.update(Text("\n").join([line1, line2]))
+        self.update(Text("\n").join([line1, line2]), layout=False)

@@ -10,11 +10,13 @@ from typing import Any
 
 import orjson
 
-from core.session import Session, cut_kind
+from core.log.vocabulary import SURFACE_TYPES
+from core.session import TAPE_SOURCE_KIND, Session, content_chars, cut_kind, derive_message
 from core.summary import summarize
 from tui.live import is_error_event
 
 SUMMARY_LIMIT = 240
+SUMMARY_SOURCE_LIMIT = 20_000  # strings longer than this are cut before summarizing (regexes hold the GIL)
 GLYPHS: dict[str, str] = {
     "turn/start": "┌",
     "turn/end": "└",
@@ -73,15 +75,24 @@ def glyph_for(event: dict[str, Any], replacement: str | None) -> str:
     return GLYPHS.get(etype, "?")
 
 
-def event_size(event: dict[str, Any], session: Session) -> int:
-    """Model-visible chars for surface nodes, else bytes of the event's JSON data."""
-    seq = int(event.get("seq", -1))
-    if 0 <= seq < session.next_seq and event.get("type") in (
-        "user/message",
-        "assistant/message",
-        "tool/result",
-    ):
-        return session.node_chars(seq)
+def clip_strings(value: Any, limit: int, note: bool = False) -> Any:
+    """A copy of ``value`` with every string longer than ``limit`` cut (``note`` appends how much was cut)."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        return value[:limit] + (f"… (+{len(value) - limit} chars)" if note else "")
+    if isinstance(value, dict):
+        return {k: clip_strings(v, limit, note) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clip_strings(v, limit, note) for v in value]
+    return value
+
+
+def event_size(event: dict[str, Any]) -> int:
+    """Model-visible chars for surface events, else bytes of the event's JSON data."""
+    if event.get("type") in SURFACE_TYPES:
+        message = derive_message(event)
+        return content_chars(message.get("content")) if message else 0
     return len(orjson.dumps(event.get("data")))
 
 
@@ -93,17 +104,19 @@ def build_row(event: dict[str, Any], session: Session) -> Row:
     replacement = cut_kind(event) if known and session.is_replacement(seq) else None
     turn = session.turn_of(seq) if known else data.get("turn", 0)
     step = data.get("step")
+    source = data.get("source")
+    is_tape = isinstance(source, dict) and source.get("kind") == TAPE_SOURCE_KIND  # its summary counts chars
     return Row(
         seq=seq,
         type=str(event.get("type")),
         turn=turn if isinstance(turn, int) else 0,
         step=step if isinstance(step, int) else None,
         glyph=glyph_for(event, replacement),
-        summary=summarize(event, SUMMARY_LIMIT),
-        size=event_size(event, session),
+        summary=summarize(event if is_tape else clip_strings(event, SUMMARY_SOURCE_LIMIT), SUMMARY_LIMIT),
+        size=event_size(event),
         error=is_error_event(event),
         replacement=replacement,
-        surface_type=event.get("type") in ("user/message", "assistant/message", "tool/result"),
+        surface_type=event.get("type") in SURFACE_TYPES,
     )
 
 

@@ -1,0 +1,283 @@
+"""TUI benchmark: ``tapedeck watch`` on a large generated DSH log, driven and observed through tmux.
+
+In one run, on the same generated log (default 200 MB, raw), measured from the moment the process starts:
+
+- first meaningful paint: ``capture-pane`` is polled until event rows (seq, turn, glyph, summary) show;
+  the reference is toolong (``tl``, installed into ``bench/out/toolong-venv``) on the same file until its
+  first log lines show -- target: tapedeck <= 0.6 x toolong;
+- time to full index (the header shows ``index ready``) and to the full projection (``loaded``);
+- append-to-screen latency while following: uniquely marked events are appended to the log and
+  ``capture-pane`` is polled until each mark shows -- target p50 <= 30 ms;
+- peak RSS of the app process (``VmHWM`` from ``/proc/<pid>/status``);
+- frames blocked while a log of 10 MB lines is opened: a key (``?``, then Escape) is sent repeatedly during
+  loading and the time until the screen reacts is recorded -- target: no reaction slower than 250 ms.
+
+Usage: ``python bench/tui.py [--size 200MB] [--seed 1] [--samples 30] [--no-toolong] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script: make the repository root importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import orjson  # noqa: E402
+
+from bench._common import emit, human_bytes, markdown_table  # noqa: E402
+from bench.gen_session import generate, parse_size  # noqa: E402
+from core.log.index import tail_events  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+OUT = ROOT / "bench" / "out"
+TAPEDECK = ROOT / ".venv" / "bin" / "tapedeck"
+TOOLONG_VENV = OUT / "toolong-venv"
+SESSION = "tapedeck-bench"
+WIDTH, HEIGHT = 160, 48
+EVENT_ROW = re.compile(r"│\s*\d+\s+\d+(?:\.\d+)?\s+\S\s+[^…\s]")
+BLOCK_LIMIT_MS = 250.0
+
+
+class Pane:
+    """One detached tmux session running a command, observed with ``capture-pane``."""
+
+    def __init__(self, command: str, env: dict[str, str] | None = None) -> None:
+        self.started = time.perf_counter()
+        exports = " ".join(f"{k}={v}" for k, v in (env or {}).items())
+        subprocess.run(
+            ["tmux", "new-session", "-d", "-s", SESSION, "-x", str(WIDTH), "-y", str(HEIGHT),
+             f"{exports} exec {command}"],
+            check=True,
+        )  # fmt: skip
+        self.pid = int(self._tmux("display-message", "-p", "-t", SESSION, "#{pane_pid}").strip())
+
+    def _tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
+
+    def text(self) -> str:
+        """The visible screen."""
+        return self._tmux("capture-pane", "-p", "-t", SESSION)
+
+    def keys(self, *keys: str) -> None:
+        """Send keys."""
+        self._tmux("send-keys", "-t", SESSION, *keys)
+
+    def wait(self, predicate: Callable[[str], bool], timeout: float = 120.0) -> float:
+        """Seconds (from now) until ``predicate(screen)`` holds."""
+        start = time.perf_counter()
+        while True:
+            if predicate(self.text()):
+                return time.perf_counter() - start
+            if time.perf_counter() - start > timeout:
+                raise TimeoutError(f"screen never matched; last screen:\n{self.text()}")
+            time.sleep(0.01)
+
+    def since_start(self, predicate: Callable[[str], bool], timeout: float = 120.0) -> float:
+        """Seconds from the process start until ``predicate(screen)`` holds."""
+        self.wait(predicate, timeout)
+        return time.perf_counter() - self.started
+
+    def peak_rss(self) -> int:
+        """``VmHWM`` of the process in bytes."""
+        for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+        raise RuntimeError("no VmHWM")
+
+    def close(self) -> None:
+        """Kill the session (and the app with it)."""
+        subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+
+
+def watch(path: Path) -> Pane:
+    """``tapedeck watch PATH`` with no user keymap."""
+    return Pane(f"{TAPEDECK} watch {path}", {"TAPEDECK_HOME": str(OUT / "tui-home")})
+
+
+def toolong_first_paint(path: Path) -> float | None:
+    """Seconds until toolong shows the first lines of ``path`` (None when toolong cannot be installed)."""
+    tl = TOOLONG_VENV / "bin" / "tl"
+    if not tl.exists():
+        subprocess.run([sys.executable, "-m", "venv", str(TOOLONG_VENV)], check=True)
+        pip = subprocess.run(
+            [str(TOOLONG_VENV / "bin" / "pip"), "install", "-q", "toolong"], capture_output=True
+        )
+        if pip.returncode != 0 or not tl.exists():
+            return None
+    pane = Pane(f"{tl} {path}")
+    try:
+        return pane.since_start(lambda screen: '"type":' in screen or '"type": ' in screen)
+    finally:
+        pane.close()
+
+
+def mark_event(seq: int, mark: str) -> bytes:
+    """One operator-style user message carrying ``mark`` (appended after the last turn ended)."""
+    event = {
+        "type": "user/message",
+        "seq": seq,
+        "time": 1_900_000_000_000 + seq,
+        "data": {
+            "id": mark,
+            "role": "user",
+            "content": [{"type": "text", "text": mark}],
+            "source": {"kind": "user"},
+        },
+        "surfaceOp": "append",
+    }
+    return orjson.dumps(event) + b"\n"
+
+
+def append_latencies(pane: Pane, path: Path, samples: int) -> list[float]:
+    """Milliseconds from each appended mark being written to it showing on screen."""
+    next_seq = int(tail_events(path, 1)[-1]["seq"]) + 1
+    rng = random.Random(7)
+    out = []
+    with open(path, "ab", buffering=0) as f:
+        for k in range(samples):
+            mark = f"MARK-{k:04d}-{rng.randrange(16**6):06x}"
+            time.sleep(rng.uniform(0.15, 0.35))
+            f.write(mark_event(next_seq, mark))
+            os.fsync(f.fileno())
+            out.append(pane.wait(lambda screen, m=mark: m in screen, timeout=30) * 1000)
+            next_seq += 1
+    return out
+
+
+def big_line_log(path: Path, lines: int, line_bytes: int) -> Path:
+    """A log whose tool results are ``line_bytes`` long each (``lines`` of them)."""
+    header = {
+        "type": "session",
+        "version": 0,
+        "id": "big-lines",
+        "createdAt": 1,
+        "cwd": "/w",
+        "delegationDepth": 0,
+    }
+    with open(path, "wb") as f:
+        f.write(orjson.dumps(header) + b"\n")
+        seq = 0
+        for turn in range(1, lines + 1):
+            cid = f"c{turn}"
+            body = "".join(random.Random(turn).choices("abcdefghij klmnop\n", k=line_bytes))
+            events = [
+                {"type": "turn/start", "data": {"turn": turn}},
+                {"type": "tool/call", "data": {"turn": turn, "step": 1, "callId": cid, "name": "read", "arguments": "{}"}},
+                {"type": "tool/result", "data": {"turn": turn, "step": 1, "message": {
+                    "id": f"r{turn}", "role": "user", "source": {"kind": "tool", "callId": cid},
+                    "content": [{"type": "tool-result", "toolCallId": cid, "content": [{"type": "text", "text": body}]}]}},
+                 "sourceEventSeqs": [seq + 1], "surfaceOp": "append"},
+                {"type": "turn/end", "data": {"turn": turn, "reason": {"kind": "completed"}}},
+            ]  # fmt: skip
+            for event in events:
+                f.write(orjson.dumps({"type": event["type"], "seq": seq, "time": seq, **event}) + b"\n")
+                seq += 1
+    return path
+
+
+def key_reactions(path: Path) -> dict[str, Any]:
+    """Open ``path`` and, while it loads, time how fast ``?`` opens help and Escape closes it."""
+    pane = watch(path)
+    reactions: list[float] = []
+    try:
+        pane.wait(lambda s: "tapedeck" in s)
+        while "loaded" not in pane.text() and len(reactions) < 400:
+            pane.keys("?")
+            reactions.append(pane.wait(lambda s: "tapedeck keys" in s, timeout=30) * 1000)
+            pane.keys("Escape")
+            reactions.append(pane.wait(lambda s: "tapedeck keys" not in s, timeout=30) * 1000)
+    finally:
+        pane.close()
+    return {
+        "keys_sent": len(reactions),
+        "reaction_p50_ms": round(statistics.median(reactions), 1) if reactions else None,
+        "reaction_max_ms": round(max(reactions), 1) if reactions else None,
+        "blocked_frames": sum(1 for r in reactions if r > BLOCK_LIMIT_MS),
+    }
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) by nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def run(size: int, seed: int, samples: int, with_toolong: bool) -> dict[str, Any]:
+    """Every measurement, in one run on one generated log."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    source = OUT / f"tui-mixed-{size}-s{seed}.jsonl"
+    if not source.exists():
+        generate(source, size, seed=seed, profile="mixed")
+    live = OUT / "tui-live.jsonl"
+    shutil.copyfile(source, live)
+    result: dict[str, Any] = {"log": str(live.relative_to(ROOT)), "log_bytes": live.stat().st_size}
+
+    result["toolong_first_paint_s"] = toolong_first_paint(live) if with_toolong else None
+    pane = watch(live)
+    try:
+        result["first_paint_s"] = round(pane.since_start(lambda s: EVENT_ROW.search(s) is not None), 3)
+        result["full_index_s"] = round(pane.since_start(lambda s: "index ready" in s), 3)
+        result["loaded_s"] = round(pane.since_start(lambda s: "loaded" in s, timeout=600), 3)
+        latencies = append_latencies(pane, live, samples)
+        result["append_p50_ms"] = round(statistics.median(latencies), 1)
+        result["append_p95_ms"] = round(percentile(latencies, 0.95), 1)
+        result["peak_rss_bytes"] = pane.peak_rss()
+    finally:
+        pane.close()
+    if result["toolong_first_paint_s"]:
+        result["toolong_first_paint_s"] = round(result["toolong_first_paint_s"], 3)
+        result["first_paint_ratio"] = round(result["first_paint_s"] / result["toolong_first_paint_s"], 3)
+    big = big_line_log(OUT / "tui-10mb-lines.jsonl", 12, 10_000_000)
+    result["big_lines"] = key_reactions(big)
+    return result
+
+
+def table(r: dict[str, Any]) -> str:
+    """The markdown summary."""
+    ratio = r.get("first_paint_ratio")
+    big = r["big_lines"]
+    rows = [
+        ["first meaningful paint", f"{r['first_paint_s']} s", f"toolong {r['toolong_first_paint_s']} s", f"ratio {ratio} (target <= 0.6)"],
+        ["full index (`index ready`)", f"{r['full_index_s']} s", "", ""],
+        ["full projection (`loaded`)", f"{r['loaded_s']} s", "", ""],
+        ["append-to-screen p50 / p95", f"{r['append_p50_ms']} / {r['append_p95_ms']} ms", "", "target p50 <= 30 ms"],
+        ["peak RSS (VmHWM)", human_bytes(r["peak_rss_bytes"]), "", ""],
+        ["key reaction while opening 10 MB lines", f"p50 {big['reaction_p50_ms']} ms, max {big['reaction_max_ms']} ms",
+         f"{big['keys_sent']} keys", f"blocked (> {BLOCK_LIMIT_MS:.0f} ms): {big['blocked_frames']}"],
+    ]  # fmt: skip
+    return markdown_table(["measure", "tapedeck", "reference", "target"], rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry."""
+    parser = argparse.ArgumentParser(description="Benchmark tapedeck watch in tmux.")
+    parser.add_argument("--size", default="200MB", help="size of the generated log (default 200MB)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--samples", type=int, default=30, help="appended events timed (default 30)")
+    parser.add_argument("--no-toolong", action="store_true", help="skip the toolong reference")
+    parser.add_argument("--json", action="store_true", help="print only the JSON result")
+    args = parser.parse_args(argv)
+    if shutil.which("tmux") is None:
+        print("bench/tui.py needs tmux", file=sys.stderr)
+        return 2
+    if not TAPEDECK.exists():
+        print(f"{TAPEDECK} is missing: pip install -e . first", file=sys.stderr)
+        return 2
+    result = run(parse_size(args.size), args.seed, args.samples, not args.no_toolong)
+    emit(result, table(result), args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
