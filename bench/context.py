@@ -40,6 +40,9 @@ Metrics per policy (sizes are bytes of the UTF-8 JSON request):
   ``recall_turn`` for answer facts, else the hits of ``recall_search`` for the token. Baselines that drop
   text only count what the final request shows.
 
+``diagnostics`` counts what the projection flagged in each replayed session (0 when every renumbered and
+planned event fits).
+
 ``python bench/context.py [--profile P ...] [--variant V ...] [--steps 300] [--seed 1] [--size-scale X] [--json]``
 """
 
@@ -524,6 +527,10 @@ def measure(
         )
     return {
         "log": str(path),
+        "diagnostics": {
+            "raw": len(raw.session.diagnostics),
+            **{tape.name: len(tape.replay.session.diagnostics) for tape in tapes},
+        },
         "events": len(events),
         "steps": steps,
         "turns": len(raw.session.turns),

@@ -47,6 +47,10 @@ def test_every_policy_is_measured_over_the_same_steps(result: dict[str, Any]) ->
     assert {p["steps"] for p in policies.values()} == {result["steps"]}
 
 
+def test_replays_project_without_diagnostics(result: dict[str, Any]) -> None:
+    assert result["diagnostics"] == dict.fromkeys(["raw", *context.TAPEDECK_VARIANTS], 0)
+
+
 def test_metrics_are_shares(result: dict[str, Any]) -> None:
     for name, p in result["policies"].items():
         for key in METRICS:
