@@ -59,6 +59,18 @@ class RouteLine:
     data: Mapping[str, Any]
 
 
+def _caps(value: Any) -> str:
+    if isinstance(value, Mapping) and set(value) == {"maxTokens"}:
+        return compact(value["maxTokens"])
+    return compact(value)
+
+
+def _budgets(value: Any) -> str:
+    if isinstance(value, Mapping) and set(value) == {"soft", "hard"}:
+        return f"{compact(value['soft'])}/{compact(value['hard'])}"
+    return compact(value)
+
+
 def _pressure(value: Any) -> str:
     if isinstance(value, float | int) and not isinstance(value, bool):
         return f"{value:.0%}" if isinstance(value, float) and value <= 1 else str(value)
@@ -76,8 +88,8 @@ def route_line(seq: int, data: Mapping[str, Any]) -> RouteLine:
         step=step if isinstance(step, int) else None,
         task_class=compact(data.get("taskClass")),
         phase=compact(data.get("phase")),
-        caps=compact(data.get("caps")),
-        budgets=compact(data.get("budgets")),
+        caps=_caps(data.get("caps")),
+        budgets=_budgets(data.get("budgets")),
         risk=compact(risk.get("risk")) if risk.get("risk") else "none",
         score=compact(risk.get("score")),
         reason=compact(risk.get("reason")),
@@ -120,7 +132,7 @@ class RouterScreen(PolicyScreen):
     def compose_body(self) -> ComposeResult:
         """Decision table, totals and the selected record."""
         with Horizontal(classes="policy-body"):
-            with Vertical(classes="policy-pane"):
+            with Vertical(id="router-pane", classes="policy-pane"):
                 yield DataTable(id="router-table", cursor_type="row", classes="policy-table")
                 yield Static(id="router-summary")
             with VerticalScroll(classes="policy-side"):
@@ -132,8 +144,8 @@ class RouterScreen(PolicyScreen):
             "turn.step",
             "class",
             "phase",
-            "caps",
-            "budgets",
+            "max tokens",
+            "soft/hard",
             "risk",
             "score",
             "reason",

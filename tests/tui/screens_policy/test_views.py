@@ -31,7 +31,7 @@ from tui.screens.outcomes import (
     requests_for,
 )
 from tui.screens.prolong import derive_prolong, report_inputs, workspace_of
-from tui.screens.router import compact, derive_routes, route_detail
+from tui.screens.router import compact, derive_routes, route_detail, route_line
 from tui.screens.tape import NEXT_SEAL, ON_SURFACE, derive_tape, recall_preview
 
 
@@ -205,8 +205,8 @@ def test_routes_are_read_back_per_step(demo_session: Session) -> None:
     last = lines[-1]
     assert (last.risk, last.score, last.reason, last.prune_level) == ("boundary", "6", "selected", "moderate")
     assert (last.caps, last.budgets, last.pressure, last.chars_removed) == (
-        "maxTokens=32768",
-        "soft=5 hard=9",
+        "32768",
+        "5/9",
         "52%",
         2710,
     )
@@ -217,6 +217,8 @@ def test_routes_are_read_back_per_step(demo_session: Session) -> None:
 def test_route_fields_tolerate_missing_and_odd_values() -> None:
     assert compact(None) == "-"
     assert compact({"a": [1, 2], "b": True}) == "a=1,2 b=yes"
+    odd = route_line(3, {"caps": {"maxTokens": 9, "x": 1}, "budgets": {"soft": 2}})
+    assert (odd.caps, odd.budgets) == ("maxTokens=9 x=1", "soft=2")
     log = LogBuilder()
     log.add({"type": "tapedeck/route", "data": {"turn": "x", "risk": "odd"}, "ignorable": True})
     (line,) = derive_routes(log.session())
