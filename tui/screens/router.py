@@ -141,10 +141,10 @@ class RouterScreen(PolicyScreen):
     def on_mount(self) -> None:
         """Set up the table, then derive."""
         self.query_one("#router-table", DataTable).add_columns(
-            "turn.step",
+            "t.s",
             "class",
             "phase",
-            "max tokens",
+            "cap",
             "soft/hard",
             "risk",
             "score",
