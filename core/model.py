@@ -23,6 +23,9 @@ class ModelRequest:
     tools: list[dict[str, Any]] = field(default_factory=list)
     max_tokens: int | None = None
     reasoning_effort: str | None = None
+    # A non-persistent system note sent after the messages (the adaptive phase text). Keeping it out of
+    # ``system`` keeps the prompt prefix byte-stable across phases, so provider prefix caches keep hitting.
+    context_note: str | None = None
 
 
 @dataclass

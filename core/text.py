@@ -16,7 +16,7 @@ def cp_len(text: str) -> int:
 
 def utf16_len(text: str) -> int:
     """Length in UTF-16 code units, i.e. JavaScript's ``String.prototype.length``."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def js_json(value: Any) -> str:

@@ -43,6 +43,7 @@ class StepPlan:
     tool_names: set[str]
     max_tokens: int | None = None
     reasoning_effort: str | None = None
+    note: str | None = None  # the adaptive phase text, sent after the messages and never logged
     reject: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -128,13 +129,18 @@ class PolicyHooks:
         tools = self.tool_schemas() if route.tools_allowed else []
         self._log_header(system, tools)
         effort, warning = slice_policy.default_reasoning_effort(
-            self.config.slice, None, host.model.reasoning_efforts() or None, host.model.provider, host.model.model
+            self.config.slice,
+            None,
+            host.model.reasoning_efforts() or None,
+            host.model.provider,
+            host.model.model,
         )
         if warning and warning not in self._effort_warned:
             self._effort_warned.add(warning)
             host.say(warning)
         return StepPlan(
-            system=f"{system}\n\n{route.phase_text}",
+            system=system,
+            note=route.phase_text,
             tools=tools,
             tool_names={t["name"] for t in tools},
             max_tokens=route.cap(None),
@@ -252,7 +258,11 @@ class PolicyHooks:
             new, old = set_value(self.config, key, value)
             self.config = new
             effective = new.get(key)
-            return [config_event({key: (old, effective)}, "operator", request["id"])], {"key": key, "old": old, "new": effective}
+            return [config_event({key: (old, effective)}, "operator", request["id"])], {
+                "key": key,
+                "old": old,
+                "new": effective,
+            }
         if op == "pause":
             self.paused = True
             return [], None
@@ -269,5 +279,7 @@ class PolicyHooks:
             if idle:
                 self.steers.append(text)
                 return [], {"queued": "next turn"}
-            return [user_message(text, {"kind": "user", "via": "tapedeck-control"})], {"delivered": "next step"}
+            return [user_message(text, {"kind": "user", "via": "tapedeck-control"})], {
+                "delivered": "next step"
+            }
         raise TapedeckError(f"unknown op {op!r}")

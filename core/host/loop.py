@@ -290,6 +290,7 @@ class AgentHost:
             tools=plan.tools,
             max_tokens=plan.max_tokens,
             reasoning_effort=plan.reasoning_effort,
+            context_note=plan.note,
         )
         stream = _Stream(self, turn, step)
         if hasattr(self.model, "on_retry"):
