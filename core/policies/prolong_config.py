@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 
 from core.errors import ConfigError
-from core.policies.rewind_config import whole_number
+from core.policies.rewind_config import check_keys, whole_number
 
 KEYS = ("logFile", "logWindow", "promptOrder", "registerPrompt", "registerCommand", "denyKeep")
 PROMPT_ORDER_BAND = (100, 199)
@@ -83,11 +83,7 @@ def _bool(raw: Mapping[str, object], key: str) -> bool:
 
 def validate(raw: Mapping[str, object]) -> ProlongConfig:
     """Check a raw ``prolong`` mapping and return the frozen config; raises ConfigError naming the key."""
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"prolong config must be a mapping (got {type(raw).__name__})")
-    unknown = [key for key in raw if key not in KEYS]
-    if unknown:
-        raise ConfigError(f"prolong: unknown key {unknown[0]!r} (allowed: {', '.join(KEYS)})")
+    check_keys("prolong", raw, KEYS)
     low, high = PROMPT_ORDER_BAND
     return ProlongConfig(
         log_file=check_log_file(raw.get("logFile", "log.txt")),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from core.errors import ConfigError
@@ -66,6 +66,15 @@ def _int_in(raw: Mapping[str, object], key: str, low: int, high: int, default: i
     return number
 
 
+def check_keys(section: str, raw: object, keys: Sequence[str]) -> None:
+    """Raise ConfigError unless ``raw`` is a mapping whose keys are all in ``keys``."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{section} config must be a mapping (got {type(raw).__name__})")
+    unknown = [key for key in raw if key not in keys]
+    if unknown:
+        raise ConfigError(f"{section}: unknown key {unknown[0]!r} (allowed: {', '.join(keys)})")
+
+
 def _text(raw: Mapping[str, object], key: str) -> str | None:
     value = raw.get(key)
     if value is None:
@@ -77,11 +86,7 @@ def _text(raw: Mapping[str, object], key: str) -> str | None:
 
 def validate(raw: Mapping[str, object]) -> RewindConfig:
     """Check a raw ``rewind`` mapping and return the frozen config; raises ConfigError naming the key."""
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"rewind config must be a mapping (got {type(raw).__name__})")
-    unknown = [key for key in raw if key not in KEYS]
-    if unknown:
-        raise ConfigError(f"rewind: unknown key {unknown[0]!r} (allowed: {', '.join(KEYS)})")
+    check_keys("rewind", raw, KEYS)
     tool_name = _text(raw, "toolName")
     tool_name = "rewind" if tool_name is None else tool_name
     if not tool_name.strip() or tool_name != tool_name.strip():
