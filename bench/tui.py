@@ -57,7 +57,7 @@ class Pane:
         exports = " ".join(f"{k}={v}" for k, v in (env or {}).items())
         subprocess.run(
             ["tmux", "new-session", "-d", "-s", SESSION, "-x", str(WIDTH), "-y", str(HEIGHT),
-             f"{exports} exec {command}"],
+             f"exec env -u COLUMNS -u LINES {exports} {command}"],
             check=True,
         )  # fmt: skip
         self.pid = int(self._tmux("display-message", "-p", "-t", SESSION, "#{pane_pid}").strip())

@@ -12,6 +12,7 @@ from textual.worker import WorkerState
 
 from tui.app import TapedeckApp
 from tui.screens.main import MainScreen
+from tui.widgets.detail import DetailPane
 
 BACKGROUND = {"rows", "detail", "search", "filter", "copy", "browse", "policy-derive"}
 NO_KEYMAP = Path("/nonexistent/tapedeck/keymap.toml")
@@ -42,7 +43,8 @@ def _settled(app: TapedeckApp) -> bool:
     if main is None:
         return True
     scanners = [s for s in (main.filter_scan, main.search_scan) if s is not None]
-    return not main.events.busy and not main._refresh_due and all(s.done for s in scanners)
+    detail = main.query_one(DetailPane)
+    return not (main.events.busy or detail.busy or main._refresh_due) and all(s.done for s in scanners)
 
 
 async def settle(pilot: Pilot[None], timeout: float = 20.0) -> None:

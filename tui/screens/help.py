@@ -40,10 +40,11 @@ def help_entries(app: App[object], screen: Screen[object]) -> list[HelpEntry]:
             entry = seen.get((binding.action, scope_name(namespace)))
             keys = app.get_key_display(binding)
             if entry is not None:
-                if keys not in entry.keys.split(" / "):
-                    seen[(binding.action, entry.scope)] = HelpEntry(
-                        entry.scope, f"{entry.keys} / {keys}", entry.description, entry.binding_id
-                    )
+                merged = entry.keys if keys in entry.keys.split(" / ") else f"{entry.keys} / {keys}"
+                binding_id = entry.binding_id if entry.binding_id != "-" else binding.id or "-"
+                seen[(binding.action, entry.scope)] = HelpEntry(
+                    entry.scope, merged, entry.description, binding_id
+                )
                 continue
             seen[(binding.action, scope_name(namespace))] = HelpEntry(
                 scope_name(namespace), keys, binding.description, binding.id or "-"

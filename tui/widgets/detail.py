@@ -274,6 +274,11 @@ class DetailPane(Horizontal):
             exit_on_error=False,
         )
 
+    @property
+    def busy(self) -> bool:
+        """True while a requested description has not been started yet (tests wait for this to clear)."""
+        return self._timer is not None
+
     def more(self) -> None:
         """Show four times as much of each payload."""
         if self.seq is not None and self.hidden:

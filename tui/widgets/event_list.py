@@ -23,7 +23,7 @@ from tui.widgets.rows import Row, RowCache, RowView, badges, build_row, original
 PREFETCH = 2  # screens of rows computed around the visible ones
 
 
-class EventList(ScrollView, can_focus=True):
+class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     """Typed rows (seq, turn.step, glyph, summary, size, badges) over a ``RowView`` of seqs."""
 
     BINDINGS = [
@@ -122,11 +122,8 @@ class EventList(ScrollView, can_focus=True):
         total = len(self.view)
         row = max(0, min(row, total - 1)) if total else 0
         self.cursor = row
-        height = max(1, self.scrollable_content_region.height)
-        if row < self.scroll_y:
-            self.scroll_to(y=row, animate=False)
-        elif row >= self.scroll_y + height:
-            self.scroll_to(y=row - height + 1, animate=False)
+        self._reveal()
+        self.call_after_refresh(self._reveal)  # again once a new virtual size has been laid out
         if follow is not None and follow != self.following:
             self.following = follow
             if follow:
@@ -137,6 +134,20 @@ class EventList(ScrollView, can_focus=True):
             self._last_seq = seq
             self.post_message(self.Highlighted(seq))
         self.refresh()
+
+    def _reveal(self) -> None:
+        """Scroll just enough to show the cursor row."""
+        height = self.scrollable_content_region.height
+        if height <= 0:
+            return
+        if self.cursor < self.scroll_y:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= self.scroll_y + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False)
+
+    def on_resize(self) -> None:
+        """Keep the cursor in view at the new size."""
+        self._reveal()
 
     def go(self, row: int) -> None:
         """Put the cursor on ``row``; being on the last row resumes follow mode, elsewhere pauses it."""

@@ -1,0 +1,150 @@
+"""End to end: the real ``tapedeck watch`` console script in a detached tmux session, driven with send-keys."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.tui.logs import Log, append, policy_log
+
+TAPEDECK = Path(sys.prefix) / "bin" / "tapedeck"
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None or not TAPEDECK.exists(),
+    reason="needs tmux and the installed tapedeck console script",
+)
+
+
+class Tmux:
+    """One detached tmux session running a command."""
+
+    def __init__(self, name: str, command: list[str], env: dict[str, str]) -> None:
+        self.name = name
+        exports = " ".join(f"{k}={v}" for k, v in env.items())
+        line = " ".join(command)
+        # COLUMNS/LINES inherited from the test runner would override the pane's real size.
+        shell = f"env -u COLUMNS -u LINES {exports} {line}; sleep 30"
+        self._run("new-session", "-d", "-s", name, "-x", "150", "-y", "45", shell)
+
+    def _run(self, *args: str) -> str:
+        return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
+
+    def screen(self) -> str:
+        """The visible text."""
+        return self._run("capture-pane", "-p", "-t", self.name)
+
+    def keys(self, *keys: str) -> None:
+        """Send keys (tmux key names)."""
+        self._run("send-keys", "-t", self.name, *keys)
+
+    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
+        """Poll the screen until ``predicate`` holds; fail with the last screen otherwise."""
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            if predicate(text):
+                return text
+            if time.monotonic() > deadline:
+                raise AssertionError(f"screen never showed {what}:\n{text}")
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        """End the session."""
+        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+
+
+@pytest.fixture
+def tmux(tmp_path: Path) -> Iterator[Callable[..., Tmux]]:
+    sessions: list[Tmux] = []
+    env = {"TAPEDECK_HOME": str(tmp_path / "home"), "TERM": "xterm-256color"}
+
+    def start(*args: str) -> Tmux:
+        session = Tmux(f"tapedeck-e2e-{os.getpid()}-{len(sessions)}", [str(TAPEDECK), *args], env)
+        sessions.append(session)
+        return session
+
+    yield start
+    for session in sessions:
+        session.kill()
+
+
+def test_fixture_navigation_surface_search_help_and_quit(
+    tmux: Callable[..., Tmux], fixtures_dir: Path
+) -> None:
+    pane = tmux("watch", str(fixtures_dir / "tool-call-turn.session.jsonl"), "--no-follow")
+    text = pane.wait_for(lambda s: "index ready" in s, "the loaded marker")
+    assert "read-only" in text and "FULL LOG" in text
+    pane.keys("g")
+    pane.wait_for(lambda s: "row 1/104" in s, "the cursor on the first row")
+    pane.keys("s")
+    text = pane.wait_for(lambda s: "SURFACE" in s, "the surface view")
+    assert "row 1/5" in text
+    pane.keys("s", "/")
+    pane.keys("SNAPSHOT_OK", "Enter")
+    pane.wait_for(lambda s: "matches for 'SNAPSHOT_OK'" in s, "the match count")
+    pane.keys("Escape")  # alone: Escape followed at once by a key reads as alt+key
+    pane.wait_for(lambda s: "Close search" not in s, "the search bar closed")
+    pane.keys("n")
+    pane.wait_for(lambda s: "1/" in s and "matches for 'SNAPSHOT_OK'" in s, "the first match selected")
+    pane.keys("?")
+    pane.wait_for(lambda s: "tapedeck keys" in s and "main.search" in s, "the help screen")
+    pane.keys("Escape")
+    pane.wait_for(lambda s: "tapedeck keys" not in s and "FULL LOG" in s, "the main screen again")
+    pane.keys("q")
+    pane.wait_for(lambda s: "index ready" not in s, "the app to exit")
+
+
+def test_live_log_appends_show_and_truncation_resyncs(tmux: Callable[..., Tmux], tmp_path: Path) -> None:
+    log = policy_log()
+    path = tmp_path / "live" / "session.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(log.lines([log.header, *log.events[:12]]))
+    pane = tmux("watch", str(path), "--interval", "0.05")
+    pane.wait_for(lambda s: "index ready" in s and "following" in s, "the followed log")
+    assert "tapedeck host" in pane.screen()
+
+    append(path, log, 12)
+    pane.wait_for(lambda s: "fix the failure" in s and "37 events" in s, "the appended turn")
+
+    more = Log()
+    more.events = list(log.events)
+    more.add(
+        {
+            "type": "user/message",
+            "data": {"id": "op", "role": "user", "content": [{"type": "text", "text": "E2E-MARK-7f3a"}],
+                     "source": {"kind": "user"}},
+            "surfaceOp": "append",
+        }
+    )  # fmt: skip
+    append(path, more, len(log.events))
+    pane.wait_for(lambda s: "E2E-MARK-7f3a" in s, "the marked event")
+
+    pane.keys("g")  # scrolled away: follow pauses and new rows are counted
+    pane.wait_for(lambda s: "paused" in s, "follow paused")
+    more.turn(4, "later prompt", "later output")
+    append(path, more, len(log.events) + 1)
+    pane.wait_for(lambda s: "paused +" in s and "new" in s, "the new-rows counter")
+    pane.keys("F")
+    pane.wait_for(lambda s: "following" in s and "later output" in s, "follow resumed at the end")
+
+    path.write_bytes(log.lines([log.header, *log.events[:5]]))
+    pane.wait_for(lambda s: "re-synced" in s and "5 events" in s, "the truncation notice")
+
+
+def test_watch_reports_bad_paths_without_starting(tmp_path: Path) -> None:
+    missing = subprocess.run([str(TAPEDECK), "watch", str(tmp_path / "nope")], capture_output=True, text=True)
+    assert missing.returncode == 2 and "no such file or directory" in missing.stderr
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("this is not a log\n")
+    wrong = subprocess.run([str(TAPEDECK), "watch", str(bad)], capture_output=True, text=True)
+    assert wrong.returncode == 2 and "not a DSH session log" in wrong.stderr
+    interval = subprocess.run(
+        [str(TAPEDECK), "watch", str(bad), "--interval", "0"], capture_output=True, text=True
+    )
+    assert interval.returncode == 2 and "--interval must be a positive" in interval.stderr

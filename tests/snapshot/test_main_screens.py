@@ -1,0 +1,135 @@
+"""Snapshots of the screens the TUI core owns, in their important states (fixed size, no clocks or paths)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from tests.tui.logs import Log, append, policy_log
+from tests.tui.pilot import main_screen, make_app, settle, until
+
+SIZE = (150, 42)
+Snap = Callable[..., bool]
+
+
+@pytest.fixture(autouse=True)
+def _fixed_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+
+
+def steps(
+    *keys: str, before: Callable[[Pilot[None]], Awaitable[None]] | None = None
+) -> Callable[[Pilot[None]], Awaitable[None]]:
+    """Settle, run ``before``, press ``keys`` one by one (settling after each), settle."""
+
+    async def run(pilot: Pilot[None]) -> None:
+        await settle(pilot)
+        if before is not None:
+            await before(pilot)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+
+    return run
+
+
+def host_log(tmp_path: Path) -> Path:
+    return policy_log().write(tmp_path / "demo" / "session.jsonl")
+
+
+def test_read_only_dsh_log_following(snap_compare: Snap, fixtures_dir: Path, tmp_path: Path) -> None:
+    """A real DSH log: read-only badge, follow mode at the bottom, the last event in the detail pane."""
+    log = shutil.copy(fixtures_dir / "tool-call-turn.session.jsonl", tmp_path / "session.jsonl")
+    assert snap_compare(make_app(Path(log), follow=True), terminal_size=SIZE, run_before=steps())
+
+
+def test_follow_paused_counts_new_events(snap_compare: Snap, tmp_path: Path) -> None:
+    """Scrolled up while the writer appends: follow is paused and the status line counts new rows."""
+    log = policy_log()
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(log.lines([log.header, *log.events[:20]]))
+
+    async def grow(pilot: Pilot[None]) -> None:
+        await pilot.press("up", "up")
+        append(path, log, 20)
+        await until(pilot, lambda: pilot.app.live.session.next_seq == len(log.events))  # type: ignore[attr-defined]
+        await settle(pilot)
+
+    assert snap_compare(make_app(path, follow=True), terminal_size=SIZE, run_before=steps(before=grow))
+
+
+def test_surface_view(snap_compare: Snap, tmp_path: Path) -> None:
+    """What the model sees now: the tape entry first, then the later turns."""
+    assert snap_compare(make_app(host_log(tmp_path)), terminal_size=SIZE, run_before=steps("s", "g"))
+
+
+def test_surface_view_tape_entry_expanded(snap_compare: Snap, tmp_path: Path) -> None:
+    """The tape entry expanded to the originals it sealed (one of them folded before it was sealed)."""
+    assert snap_compare(make_app(host_log(tmp_path)), terminal_size=SIZE, run_before=steps("s", "g", "enter"))
+
+
+def test_folded_result_beside_its_original(snap_compare: Snap, tmp_path: Path) -> None:
+    """The full log on a folded tool result: dimmed original rows, the digest beside the original text."""
+
+    async def to_fold(pilot: Pilot[None]) -> None:
+        screen = main_screen(pilot.app)  # type: ignore[arg-type]
+        assert screen is not None
+        screen.events.go_seq(6)  # turn 1's original tool result, folded and then sealed
+        await settle(pilot)
+
+    assert snap_compare(make_app(host_log(tmp_path)), terminal_size=SIZE, run_before=steps(before=to_fold))
+
+
+def test_help_screen(snap_compare: Snap, tmp_path: Path) -> None:
+    """``?``: every key, where it works and its binding id."""
+    assert snap_compare(make_app(host_log(tmp_path)), terminal_size=SIZE, run_before=steps("question_mark"))
+
+
+def test_filter_dialog(snap_compare: Snap, tmp_path: Path) -> None:
+    """``f``: the filter form."""
+    assert snap_compare(make_app(host_log(tmp_path)), terminal_size=SIZE, run_before=steps("f"))
+
+
+def test_filtered_errors(snap_compare: Snap, tmp_path: Path) -> None:
+    """The list filtered to errors only."""
+
+    async def errors_only(pilot: Pilot[None]) -> None:
+        await pilot.press("f")
+        pilot.app.screen.query_one("#filter-errors").value = True  # type: ignore[attr-defined]
+        pilot.app.screen.query_one("#filter-types").focus()
+        await pilot.press("enter")
+        await settle(pilot)
+
+    assert snap_compare(
+        make_app(host_log(tmp_path)), terminal_size=SIZE, run_before=steps(before=errors_only)
+    )
+
+
+def test_session_browser(snap_compare: Snap, tmp_path: Path, fixtures_dir: Path) -> None:
+    """A sessions root: sessions newest first, the subagent child under its parent."""
+    root = tmp_path / "sessions"
+    parent = Log({**policy_log().header, "id": "parent-1", "createdAt": 1786000000000})
+    parent.turn(1, "delegate", "CHILD_OK", tool="subagent")
+    child = Log(
+        {
+            **parent.header,
+            "id": "child-1",
+            "parentSession": "parent-1",
+            "origin": "subagent",
+            "delegationDepth": 1,
+        }
+    )
+    child.turn(1, "do the part", "ok")
+    other = Log({**parent.header, "id": "other-2", "createdAt": 1786000100000})
+    other.turn(1, "hello", "hi")
+    for log, name in ((parent, "parent-1"), (child, "child-1"), (other, "other-2")):
+        log.write(root / "--w--" / name / "session.jsonl")
+    for name, mtime in (("child-1", 1_786_000_050), ("parent-1", 1_786_000_000), ("other-2", 1_786_000_100)):
+        os.utime(root / "--w--" / name / "session.jsonl", (mtime, mtime))
+    assert snap_compare(make_app(root), terminal_size=SIZE, run_before=steps())
