@@ -1,0 +1,70 @@
+"""Filters and search predicates, and scans over in-memory and index-backed sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.session import Session
+from tests.tui.logs import policy_log
+from tui.live import LiveSession
+from tui.widgets.matching import EventFilter, parse_turns, scan, search_predicate, tool_names
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"), [("", None), ("3", (3, 3)), (" 2 - 5 ", (2, 5)), ("4-", (4, None))]
+)
+def test_parse_turns(text: str, expected: tuple[int, int | None] | None) -> None:
+    assert parse_turns(text) == expected
+
+
+@pytest.mark.parametrize(("text", "message"), [("x", "must look like"), ("5-2", "ends before it starts")])
+def test_parse_turns_rejects(text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        parse_turns(text)
+
+
+def test_filter_fields_combine() -> None:
+    log = policy_log()
+    session = Session.from_events(log.header, log.events)
+
+    def matching(f: EventFilter) -> list[int]:
+        test = f.predicate(session)
+        return [e["seq"] for e in log.events if test(e)]
+
+    assert not EventFilter().active and EventFilter().describe() == "none"
+    results = [e["seq"] for e in log.events if e["type"] == "tool/result"]
+    assert matching(EventFilter.parse("tool/result", "", "", False, "")) == results
+    assert matching(EventFilter.parse("tool/", "", "2", False, "")) == [17, 18]
+    assert matching(EventFilter.parse("", "bash", "3-", True, "")) == [31]
+    assert matching(EventFilter.parse("", "", "", False, r"passed$|\"3 passed\"")) == [18]
+    assert (
+        EventFilter.parse("tool/", "bash", "2-", True, "x").describe()
+        == "type tool/, tool bash, turns 2-, errors, /x/"
+    )
+    with pytest.raises(ValueError, match="does not compile"):
+        EventFilter.parse("", "", "", False, "(")
+
+
+def test_tool_names() -> None:
+    log = policy_log()
+    session = Session.from_events(log.header, log.events)
+    assert tool_names(log.events[4], session) == {"bash"}  # assistant message with a tool-call block
+    assert tool_names(log.events[5], session) == {"bash"}  # tool/call
+    assert tool_names(log.events[6], session) == {"bash"}  # tool/result, through its call
+    assert tool_names(log.events[1], session) == set()
+
+
+@pytest.mark.parametrize("retain_bytes", [None, 1])
+def test_scan_in_memory_and_from_disk(tmp_path: Path, retain_bytes: int | None) -> None:
+    log = policy_log()
+    live = LiveSession(log.write(tmp_path / "session.jsonl"), follow=False, retain_bytes=retain_bytes)
+    live.run()
+    expected = [e["seq"] for e in log.events if "boom" in str(e).casefold()]
+    assert list(scan(live, search_predicate("BOOM"))) == expected
+    assert list(scan(live, search_predicate("boom"), 0, 30)) == [s for s in expected if s < 30]
+    fractions: list[float] = []
+    assert list(scan(live, search_predicate("boom"), progress=fractions.append)) == expected
+    assert fractions == [0.0]
+    assert list(scan(live, search_predicate("boom"), cancelled=lambda: True)) == []

@@ -1,0 +1,74 @@
+"""The row model: the virtual row view against a plain list, row facts, badges and originals."""
+
+from __future__ import annotations
+
+import copy
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.session import Session
+from tests.tui.logs import policy_log
+from tui.widgets.rows import RowView, SortedSeqs, badges, build_row, clip_strings, originals
+
+
+@given(
+    n=st.integers(0, 60),
+    sorted_base=st.booleans(),
+    toggles=st.lists(st.tuples(st.integers(0, 59), st.integers(0, 4)), max_size=8),
+)
+def test_row_view_matches_the_flattened_list(
+    n: int, sorted_base: bool, toggles: list[tuple[int, int]]
+) -> None:
+    base = SortedSeqs(range(0, 2 * n, 2)) if sorted_base else range(n)
+    view = RowView(base)
+    expanded: dict[int, list[int]] = {}
+    for pos, count in toggles:
+        if pos >= len(base):
+            continue
+        children = [1000 + pos * 10 + k for k in range(count)]
+        view.toggle(pos, children)
+        if pos in expanded:
+            del expanded[pos]
+        elif children:
+            expanded[pos] = children
+    flat = []
+    for pos, seq in enumerate(base):
+        flat.append((seq, 0))
+        flat.extend((child, 1) for child in expanded.get(pos, []))
+    assert len(view) == len(flat)
+    assert [view.row(i) for i in range(len(view))] == flat
+    for pos, seq in enumerate(base):
+        assert view.position_of(seq) == pos
+        assert flat[view.row_of_seq(seq)] == (seq, 0)  # type: ignore[index]
+    if sorted_base and n:
+        assert view.row_of_seq(1, at_or_after=True) == (view.row_of_seq(2) if n > 1 else None)
+
+
+def test_rows_and_badges_of_a_folded_then_sealed_session() -> None:
+    log = policy_log()
+    session = Session.from_events(log.header, log.events)
+    kinds = {cut.seq: cut.kind for cut in session.cuts}
+    result = build_row(log.events[6], session)
+    assert (result.glyph, result.turn, result.step) == ("←", 1, 1)
+    assert badges(result, session, kinds) == ["folded", "off"]  # what took it off the surface first
+    fold = build_row(log.events[12], session)
+    assert fold.replacement == "fold" and fold.glyph == "▣"
+    assert badges(fold, session, kinds) == ["sealed", "fold", "off"]
+    tape = build_row(log.events[24], session)
+    assert tape.summary == "tape entry: turns 1-1 · 4 nodes · 67 chars"
+    assert badges(tape, session, kinds) == ["tape", "on"]
+    error = build_row(log.events[31], session)
+    assert error.error and badges(error, session, kinds) == ["error", "on"]
+    assert badges(build_row(log.events[1], session), session, kinds) == []  # log-only turn/start
+    assert originals(session, 24) == [3, 4, 6, 9]  # the fold is expanded to the result it replaced
+
+
+def test_huge_payloads_are_cut_before_summarizing() -> None:
+    log = policy_log()
+    event = copy.deepcopy(log.events[6])
+    big = "x" * 3_000_000
+    event["data"]["message"]["content"][0]["content"][0]["text"] = big
+    row = build_row(event, Session.from_events(log.header, log.events))
+    assert len(row.summary) <= 240 and row.size == 3_000_000
+    assert clip_strings({"a": ["y" * 10]}, 4, note=True) == {"a": ["yyyy… (+6 chars)"]}
