@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+from textual.events import MouseScrollUp
 
 from tests.tui.logs import Log, policy_log
 from tests.tui.pilot import main_screen, make_app, settle, until
@@ -99,3 +100,21 @@ async def test_end_key_resumes_follow(tmp_path: Path) -> None:
         assert screen.events.cursor == 0 and not screen.events.following
         await pilot.press("end")
         assert screen.events.following and screen.events.cursor == len(screen.events.view) - 1
+
+
+@pytest.mark.anyio
+async def test_mouse_click_selects_and_wheel_pauses_follow(tmp_path: Path) -> None:
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"), follow=True)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        events = screen.events
+        top = int(events.scroll_y)
+        await pilot.click(events, offset=(10, 3))  # the border is row 0, so content row 2
+        assert events.cursor == top + 2 and not events.following
+        await pilot.press("end")
+        assert events.following
+        events.post_message(MouseScrollUp(events, 10, 3, 0, -1, 0, False, False, False))
+        await pilot.pause()
+        assert not events.following

@@ -10,10 +10,12 @@ from pathlib import Path
 
 import orjson
 import pytest
+import zstandard
 from textual.message import Message
 
 import tui.live as live_module
 from core.session import Session
+from tests.log.helpers import zstd_log
 from tests.tui.logs import Log, append, policy_log
 from tui.live import READ_ONLY_DSH, LiveSession, LoadProgress, SessionUpdated, is_error_event
 
@@ -200,3 +202,25 @@ def test_waits_for_a_log_that_does_not_exist_yet(tmp_path: Path) -> None:
 )
 def test_is_error_event(event: dict[str, object], expected: bool) -> None:
     assert is_error_event(event) is expected
+
+
+@pytest.mark.parametrize("retain_bytes", [None, 1])
+def test_zstd_logs_load_and_follow(tmp_path: Path, retain_bytes: int | None) -> None:
+    log = policy_log()
+    path = tmp_path / "session.jsonl.zstd"
+    path.write_bytes(zstd_log(log.events[:20], header=log.header))
+    messages: list[Message] = []
+    live = LiveSession(path, messages.append, interval=0.02, use_watchfiles=False, retain_bytes=retain_bytes)
+    thread = threading.Thread(target=live.run, daemon=True)
+    thread.start()
+    try:
+        wait_for(lambda: live.phase == "following" and live.session.next_seq == 20)
+        assert live.session.compressed and (live.index is not None) == (retain_bytes == 1)
+        with open(path, "ab") as f:  # one more frame, as a DSH writer appends a batch
+            f.write(zstandard.ZstdCompressor(write_checksum=True).compress(log.lines(log.events[20:])))
+        wait_for(lambda: live.session.next_seq == len(log.events))
+        assert live.session.surface == Session.from_events(log.header, log.events).surface
+        assert live.event(len(log.events) - 1) == log.events[-1]
+    finally:
+        live.stop()
+        thread.join(5)

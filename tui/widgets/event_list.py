@@ -197,8 +197,10 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self.post_message(self.FollowChanged(False, self.new_rows))
 
     def on_click(self, event: events.Click) -> None:
-        """Select the clicked row."""
-        self.go(int(self.scroll_y) + event.y)
+        """Select the clicked row (clicks on the border are ignored)."""
+        offset = event.get_content_offset(self)
+        if offset is not None and int(self.scroll_y) + offset.y < len(self.view):
+            self.go(int(self.scroll_y) + offset.y)
 
     # rendering --------------------------------------------------------------------------------------------
     def render_line(self, y: int) -> Strip:
