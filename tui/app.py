@@ -16,7 +16,7 @@ from textual.screen import Screen
 
 from core.log.layout import RAW_NAME, ZSTD_NAME
 from tui.keymap import keymap_path, load_keymap
-from tui.live import LiveSession, LoadProgress, SessionUpdated
+from tui.live import FOLLOW_INTERVAL, LiveSession, LoadProgress, SessionUpdated
 from tui.screens.browser import BrowserScreen
 from tui.screens.help import HelpScreen, help_entries
 from tui.screens.main import MainScreen
@@ -62,8 +62,8 @@ class TapedeckApp(App[None]):
         target: Path,
         *,
         follow: bool = True,
-        interval: float = 0.25,
-        use_watchfiles: bool = True,
+        interval: float = FOLLOW_INTERVAL,
+        use_watchfiles: bool = False,
         keymap_file: Path | None = None,
     ) -> None:
         super().__init__()
@@ -121,10 +121,12 @@ class TapedeckApp(App[None]):
             self.live = None
 
     def _forward(self, message: SessionUpdated | LoadProgress) -> None:
-        live = self.live
-        if live is None:
+        if self.live is None:
             return
+        handler = "on_session_updated" if isinstance(message, SessionUpdated) else "on_load_progress"
         for screen in self.screen_stack:
+            if not hasattr(screen, handler):
+                continue  # a message to a screen that ignores it still costs that screen a repaint
             copy: Message = (
                 SessionUpdated(message.generation, message.reset, message.start, message.end)
                 if isinstance(message, SessionUpdated)

@@ -8,6 +8,7 @@ from pathlib import Path
 from core.cli_common import guarded
 from core.errors import TapedeckError
 from core.log.layout import default_sessions_root, discover_sessions, read_header, resolve_log_path
+from tui.live import FOLLOW_INTERVAL
 
 
 def watch_target(path: str | None) -> Path:
@@ -59,8 +60,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument(
         "--interval",
         type=float,
-        default=0.25,
+        default=FOLLOW_INTERVAL,
         metavar="SECONDS",
-        help="how often to poll the file when change notifications are unavailable (default 0.25)",
+        help=f"how often to check the followed file for appends (default {FOLLOW_INTERVAL})",
     )
     p.set_defaults(handler=guarded(run_watch))

@@ -27,6 +27,7 @@ from core.summary import human_chars
 from core.text import text_of_blocks, tool_result_block, tool_result_text
 from tui.live import LiveSession
 from tui.widgets.rows import SHADOW_BADGES, clip_strings, originals
+from tui.widgets.scrolling import set_virtual_size
 
 DETAIL_LIMIT = 6_000  # chars of each payload shown at first; ``more`` multiplies it
 SETTLE_SECONDS = 0.06  # a burst of cursor moves (or appends while following) builds the pane once
@@ -210,7 +211,7 @@ class TextView(ScrollView, can_focus=True):
     def set_lines(self, lines: list[Strip]) -> None:
         """Show ``lines`` from the top."""
         self.lines = lines
-        self.virtual_size = Size(self.scrollable_content_region.width, len(lines))
+        set_virtual_size(self, Size(self.scrollable_content_region.width, len(lines)))
         self.scroll_to(0, 0, animate=False)
         self.refresh()
 

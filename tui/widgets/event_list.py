@@ -6,6 +6,8 @@ as a placeholder and filled in when the worker reports back, so scrolling never 
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
@@ -19,8 +21,11 @@ from textual.strip import Strip
 from core.summary import human_chars
 from tui.live import LiveSession
 from tui.widgets.rows import Row, RowCache, RowView, badges, build_row, originals
+from tui.widgets.scrolling import set_virtual_size
 
 PREFETCH = 2  # screens of rows computed around the visible ones
+STRIP_CACHE = 2000  # drawn lines kept: in follow mode every append shifts all rows by one
+ROWS_PER_BATCH = 200  # rows of an appended batch computed right away (the rest on demand)
 
 
 class EventList(ScrollView, can_focus=True, inherit_bindings=False):
@@ -74,6 +79,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._last_seq: int | None = None
         self._style_key: tuple[object, ...] | None = None
         self._style_cache: dict[str, Style] = {}
+        self._strips: dict[tuple[object, ...], Strip] = {}
 
     # the view ---------------------------------------------------------------------------------------------
     @property
@@ -97,7 +103,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._sync_cuts()
         grown = len(view) - old
         self.view = view
-        self.virtual_size = Size(self.size.width, len(view))
+        set_virtual_size(self, Size(self.size.width, len(view)))
         if self.following:
             self._move(len(view) - 1, follow=True)
         else:
@@ -187,7 +193,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if pos is None or row is None:
             return
         self.view.toggle(pos, originals(session, seq))
-        self.virtual_size = Size(self.size.width, len(self.view))
+        set_virtual_size(self, Size(self.size.width, len(self.view)))
         self._move(row, follow=False)
 
     def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
@@ -231,8 +237,28 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     def _strip(self, row: Row, depth: int, is_cursor: bool, width: int) -> Strip:
         session = self.live.session
         styles = self._styles()
-        base = styles[""]
         dim = row.seq in session.replaced_by
+        tags = tuple(badges(row, session, self.cut_kinds))
+        key = (row, depth, is_cursor, width, dim, tags, self._style_key)
+        strip = self._strips.get(key)
+        if strip is None:
+            strip = self._draw(row, depth, is_cursor, width, dim, tags, styles)
+            if len(self._strips) > STRIP_CACHE:
+                self._strips.clear()
+            self._strips[key] = strip
+        return strip
+
+    def _draw(
+        self,
+        row: Row,
+        depth: int,
+        is_cursor: bool,
+        width: int,
+        dim: bool,
+        tags: tuple[str, ...],
+        styles: dict[str, Style],
+    ) -> Strip:
+        base = styles[""]
         text_style = base + styles["dim"] if dim else base
         if row.error:
             text_style += styles["error"]
@@ -242,7 +268,6 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         badge_style = styles["badge"]
         step = f".{row.step}" if row.step is not None else ""
         left = f"{row.seq:>7} {f'{row.turn}{step}':>6} "
-        tags = badges(row, session, self.cut_kinds)
         right = f" {human_chars(row.size):>5}" + "".join(f" [{tag}]" for tag in tags)
         indent = "    ↳ " if depth else ""
         room = max(0, width - cell_len(left) - cell_len(right) - 2)
@@ -283,6 +308,20 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             group="rows",
             exit_on_error=False,
         )
+
+    def on_mount(self) -> None:
+        """Compute rows for appended events in the follower thread, as they arrive."""
+        self.live.append_observers.append(self._observe)
+
+    def on_unmount(self) -> None:
+        """Stop observing the live session."""
+        if self._observe in self.live.append_observers:
+            self.live.append_observers.remove(self._observe)
+
+    def _observe(self, events: list[dict[str, Any]]) -> None:
+        """Follower thread: the appended events are decoded already, so their rows cost no file read."""
+        session = self.live.session
+        self.cache.put([build_row(event, session) for event in events[-ROWS_PER_BATCH:]])
 
     def _fetch(self, seqs: list[int], epoch: int) -> None:
         rows = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -159,6 +160,7 @@ class RowCache:
     def __init__(self, capacity: int = 20000) -> None:
         self._rows: OrderedDict[int, Row] = OrderedDict()
         self.capacity = capacity
+        self._lock = threading.Lock()  # rows arrive from the follower thread and from fetch workers
 
     def get(self, seq: int) -> Row | None:
         """The cached row for ``seq``."""
@@ -166,15 +168,17 @@ class RowCache:
 
     def put(self, rows: Sequence[Row]) -> None:
         """Add computed rows, evicting the oldest beyond capacity."""
-        for row in rows:
-            self._rows[row.seq] = row
-            self._rows.move_to_end(row.seq)
-        while len(self._rows) > self.capacity:
-            self._rows.popitem(last=False)
+        with self._lock:
+            for row in rows:
+                self._rows[row.seq] = row
+                self._rows.move_to_end(row.seq)
+            while len(self._rows) > self.capacity:
+                self._rows.popitem(last=False)
 
     def clear(self) -> None:
         """Forget every row (after a reset the seqs mean other events)."""
-        self._rows.clear()
+        with self._lock:
+            self._rows.clear()
 
 
 class RowView:
