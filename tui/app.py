@@ -128,7 +128,7 @@ class TapedeckApp(App[None]):
             if not hasattr(screen, handler):
                 continue  # a message to a screen that ignores it still costs that screen a repaint
             copy: Message = (
-                SessionUpdated(message.generation, message.reset, message.start, message.end)
+                SessionUpdated(message.generation, message.reset, message.start, message.end, message.epoch)
                 if isinstance(message, SessionUpdated)
                 else LoadProgress(message.phase, message.fraction)
             )

@@ -36,7 +36,9 @@ INBOX_NAME = "control.jsonl"
 PREVIEW_BYTES = 2 << 20
 RETAIN_BYTES = 48 << 20
 RETAIN_BYTES_ZSTD = 8 << 20
-PREVIEW_EVENTS = 150
+PREVIEW_EVENTS = 80
+PROBE_BYTES = 4 << 20
+PROBE_LINES = 40
 # A followed file is checked with one stat call every FOLLOW_INTERVAL seconds (about 0.5% of a core). Polling
 # this often keeps append-to-screen near 30 ms; watchfiles' own 20 ms settle window would use most of that.
 FOLLOW_INTERVAL = 0.005
@@ -50,10 +52,13 @@ READ_ONLY_DSH = (
 class SessionUpdated(Message, bubble=False):
     """The projection changed: ``reset`` means it was rebuilt from scratch, else events were appended."""
 
-    def __init__(self, generation: int, reset: bool, start: int = 0, end: int = 0) -> None:
+    def __init__(self, generation: int, reset: bool, start: int = 0, end: int = 0, epoch: int = 0) -> None:
         super().__init__()
         self.generation = generation
         self.reset = reset
+        self.epoch = (
+            epoch  # bumps when the file was truncated or replaced: the same seq now means another event
+        )
         self.start = start  # first new seq (appends) …
         self.end = end  # … and one past the last
 
@@ -131,6 +136,17 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
+def _dense_tail(path: Path, size: int) -> bool:
+    """True when the last PROBE_BYTES of a raw log hold enough lines for a cheap tail preview.
+
+    A tail of a few multi-MB lines would have to be parsed in full just to fill one screen, holding the GIL
+    for long stretches; such logs go straight to the (fast, parse-free) index instead.
+    """
+    with open(path, "rb") as f:
+        f.seek(max(0, size - PROBE_BYTES))
+        return f.read(PROBE_BYTES).count(b"\n") >= PROBE_LINES
+
+
 def neighbour(seqs: list[int], seq: int, forward: bool) -> int | None:
     """The first entry of the sorted ``seqs`` after (or before) ``seq``."""
     if forward:
@@ -166,6 +182,8 @@ class LiveSession:
         self._store: IndexStore | None = None  # decoded access to the index (big logs only)
         self.preview: list[dict[str, Any]] = []
         self.generation = 0
+        self.epoch = 0
+        self._new_file = False  # a reset was seen; the next published state starts a new epoch
         self.phase = "opening"
         self.fraction = 0.0
         self.error: str | None = None
@@ -299,7 +317,7 @@ class LiveSession:
         header = read_header(log)
         if header is None:
             raise LogFormatError(f"{log}: the first line is not a readable session header")
-        if not compressed and size > PREVIEW_BYTES and self.session.next_seq == 0:
+        if size > PREVIEW_BYTES and self.session.next_seq == 0 and (compressed or _dense_tail(log, size)):
             self._preview(log, header)
         retain = size <= (self._retain_bytes or (RETAIN_BYTES_ZSTD if compressed else RETAIN_BYTES))
         index: OffsetIndex | None = None
@@ -313,9 +331,9 @@ class LiveSession:
             session = Session(index.header or header, store, path=log, retain=False)
             with self.lock:  # rows can be shown from the index while the projection is built
                 self.index, self._store, self.preview = index, store, []
-                self.generation += 1
+                self._publish()
             self._progress("projecting", 0.0)
-            self._post(SessionUpdated(self.generation, True, 0, len(index)))
+            self._post(SessionUpdated(self.generation, True, 0, len(index), self.epoch))
         session.compressed = compressed
         facts = SessionFacts.empty()
         tailer = Tailer(log)
@@ -323,6 +341,7 @@ class LiveSession:
         while tailer.offset < size:
             update = tailer.poll(max_bytes=LOAD_SLICE)
             if update.reset:
+                self._new_file = True
                 return self._load()
             if update.fatal:
                 raise LogFormatError(update.fatal)
@@ -335,12 +354,19 @@ class LiveSession:
         with self.lock:
             self.session, self.facts, self.index, self.preview = session, facts, index, []
             self._store = session.events if isinstance(session.events, IndexStore) else None
-            self.generation += 1
+            self._publish()
         self.phase = "following" if self.follow else "ready"
         self.fraction = 1.0
-        self._post(SessionUpdated(self.generation, True, 0, session.next_seq))
+        self._post(SessionUpdated(self.generation, True, 0, session.next_seq, self.epoch))
         self._post(LoadProgress(self.phase, 1.0))
         return tailer
+
+    def _publish(self) -> None:
+        """Count a new published state (under ``lock``); the first one after a reset starts a new epoch."""
+        self.generation += 1
+        if self._new_file:
+            self._new_file = False
+            self.epoch += 1
 
     def _preview(self, log: Path, header: dict[str, Any]) -> None:
         events = tail_events(log, PREVIEW_EVENTS)
@@ -349,9 +375,10 @@ class LiveSession:
         with self.lock:
             self.session = Session(header, path=log)
             self.preview = events
-            self.generation += 1
+            self._publish()
         self._progress("preview", 0.0)
-        self._post(SessionUpdated(self.generation, True, int(events[0]["seq"]), int(events[-1]["seq"]) + 1))
+        first, end = int(events[0]["seq"]), int(events[-1]["seq"]) + 1
+        self._post(SessionUpdated(self.generation, True, first, end, self.epoch))
 
     def _apply(
         self,
@@ -375,6 +402,7 @@ class LiveSession:
             update = tailer.poll()
             if update.reset or (update.waiting and update.diagnostics):
                 self.notices.extend(update.diagnostics)
+                self._new_file = True
                 self._post(LoadProgress("reset", 0.0))
                 return self._load()
             if not update:
@@ -387,5 +415,5 @@ class LiveSession:
                 self.generation += 1
             for observer in list(self.append_observers):
                 observer(update.events)
-            self._post(SessionUpdated(self.generation, False, start, self.session.next_seq))
+            self._post(SessionUpdated(self.generation, False, start, self.session.next_seq, self.epoch))
         return None

@@ -95,6 +95,7 @@ def test_index_backed_session_matches_in_memory(tmp_path: Path) -> None:
 def test_big_raw_log_shows_a_tail_preview_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(live_module, "PREVIEW_BYTES", 100)
     monkeypatch.setattr(live_module, "PREVIEW_EVENTS", 5)
+    monkeypatch.setattr(live_module, "PROBE_LINES", 5)
     log = policy_log()
     path = log.write(tmp_path / "session.jsonl")
     seen: list[tuple[str, int, list[int]]] = []
@@ -109,6 +110,17 @@ def test_big_raw_log_shows_a_tail_preview_first(tmp_path: Path, monkeypatch: pyt
     assert seen[0] == ("preview", n, list(range(n - 5, n)))  # painted from the tail before the projection
     assert live.event(n - 1) == log.events[-1]
     assert seen[-1] == ("ready", n, [])  # then the full projection replaces it
+    assert live.epoch == 0  # the same file throughout: rows computed from the preview stay valid
+
+
+def test_a_tail_of_huge_lines_skips_the_preview(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(live_module, "PREVIEW_BYTES", 100)
+    monkeypatch.setattr(live_module, "PROBE_LINES", 10_000)  # more lines than the tail holds: "huge lines"
+    path = policy_log().write(tmp_path / "session.jsonl")
+    phases: list[str] = []
+    live = LiveSession(path, lambda m: phases.append(getattr(m, "phase", "update")), follow=False)
+    live.run()
+    assert "preview" not in phases and live.ready
 
 
 def test_bad_inputs_become_errors_not_crashes(tmp_path: Path) -> None:
@@ -156,10 +168,12 @@ def test_follow_appends_and_resyncs_after_truncation_and_replacement(tmp_path: P
         update = [m for m in follower.messages if isinstance(m, SessionUpdated)][-1]
         assert (update.reset, update.start, update.end) == (False, 10, len(log.events))
         assert live.session.surface == Session.from_events(log.header, log.events).surface
+        assert live.epoch == 0
 
         path.write_bytes(log.lines([log.header, *log.events[:4]]))  # truncated
         wait_for(lambda: live.session.next_seq == 4 and live.phase == "following")
-        assert "truncated" in live.notices[-1].message
+        assert "truncated" in live.notices[-1].message and live.epoch == 1
+        assert [m.epoch for m in follower.messages if isinstance(m, SessionUpdated)][-1] == 1
         assert any(isinstance(m, LoadProgress) and m.phase == "reset" for m in follower.messages)
 
         other = Log()
@@ -168,7 +182,7 @@ def test_follow_appends_and_resyncs_after_truncation_and_replacement(tmp_path: P
         other.write(replacement)
         os.replace(replacement, path)  # replaced (new inode)
         wait_for(lambda: live.session.next_seq == len(other.events) and live.phase == "following")
-        assert "replaced" in live.notices[-1].message
+        assert "replaced" in live.notices[-1].message and live.epoch == 2
         assert live.event(2) == other.events[2]
     finally:
         follower.stop()

@@ -49,18 +49,18 @@ def test_rows_and_badges_of_a_folded_then_sealed_session() -> None:
     log = policy_log()
     session = Session.from_events(log.header, log.events)
     kinds = {cut.seq: cut.kind for cut in session.cuts}
-    result = build_row(log.events[6], session)
+    result = build_row(log.events[6])
     assert (result.glyph, result.turn, result.step) == ("←", 1, 1)
     assert badges(result, session, kinds) == ["folded", "off"]  # what took it off the surface first
-    fold = build_row(log.events[12], session)
+    fold = build_row(log.events[12])
     assert fold.replacement == "fold" and fold.glyph == "▣"
     assert badges(fold, session, kinds) == ["sealed", "fold", "off"]
-    tape = build_row(log.events[24], session)
+    tape = build_row(log.events[24])
     assert tape.summary == "tape entry: turns 1-1 · 4 nodes · 67 chars"
     assert badges(tape, session, kinds) == ["tape", "on"]
-    error = build_row(log.events[31], session)
+    error = build_row(log.events[31])
     assert error.error and badges(error, session, kinds) == ["error", "on"]
-    assert badges(build_row(log.events[1], session), session, kinds) == []  # log-only turn/start
+    assert badges(build_row(log.events[1]), session, kinds) == []  # log-only turn/start
     assert originals(session, 24) == [3, 4, 6, 9]  # the fold is expanded to the result it replaced
 
 
@@ -69,6 +69,6 @@ def test_huge_payloads_are_cut_before_summarizing() -> None:
     event = copy.deepcopy(log.events[6])
     big = "x" * 3_000_000
     event["data"]["message"]["content"][0]["content"][0]["text"] = big
-    row = build_row(event, Session.from_events(log.header, log.events))
+    row = build_row(event)
     assert len(row.summary) <= 240 and row.size == 3_000_000
     assert clip_strings({"a": ["y" * 10]}, 4, note=True) == {"a": ["yyyy… (+6 chars)"]}

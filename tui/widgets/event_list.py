@@ -73,7 +73,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self.cache = RowCache()
         self.cut_kinds: dict[int, str] = {}
         self._cuts_seen = 0
-        self._epoch = 0  # bumps when seqs start meaning other events (a reset)
+        self._epoch = -1  # the live session's file epoch the cached rows belong to
         self._fetching = False
         self._missing = False
         self._last_seq: int | None = None
@@ -90,16 +90,18 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     def set_view(self, view: RowView, *, reset: bool = False, appended: bool = False) -> None:
         """Show ``view``; the cursor stays on its event or follows the end.
 
-        ``reset`` drops cached rows (seqs now name other events); ``appended`` counts rows that arrived while
-        follow mode is paused.
+        ``reset`` means a rebuilt projection: cut kinds are re-read, and cached rows are dropped when the file
+        itself changed (a new epoch); ``appended`` counts rows that arrived while follow mode is paused.
         """
         old = len(self.view)
         keep = self.current_seq
         if reset:
-            self._epoch += 1
-            self.cache.clear()
             self.cut_kinds.clear()
             self._cuts_seen = 0
+            if self.live.epoch != self._epoch:
+                self._epoch = self.live.epoch
+                self.cache.clear()
+                self._strips.clear()
         self._sync_cuts()
         grown = len(view) - old
         self.view = view
@@ -239,10 +241,13 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         styles = self._styles()
         dim = row.seq in session.replaced_by
         tags = tuple(badges(row, session, self.cut_kinds))
-        key = (row, depth, is_cursor, width, dim, tags, self._style_key)
+        turn = (
+            session.turn_of(row.seq) if row.seq < session.next_seq else row.turn
+        )  # DSH attribution once known
+        key = (row, turn, depth, is_cursor, width, dim, tags, self._style_key)
         strip = self._strips.get(key)
         if strip is None:
-            strip = self._draw(row, depth, is_cursor, width, dim, tags, styles)
+            strip = self._draw(row, turn, depth, is_cursor, width, dim, tags, styles)
             if len(self._strips) > STRIP_CACHE:
                 self._strips.clear()
             self._strips[key] = strip
@@ -251,6 +256,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     def _draw(
         self,
         row: Row,
+        turn: int,
         depth: int,
         is_cursor: bool,
         width: int,
@@ -267,7 +273,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         gutter = styles["gutter"]
         badge_style = styles["badge"]
         step = f".{row.step}" if row.step is not None else ""
-        left = f"{row.seq:>7} {f'{row.turn}{step}':>6} "
+        left = f"{row.seq:>7} {f'{turn}{step}':>6} "
         right = f" {human_chars(row.size):>5}" + "".join(f" [{tag}]" for tag in tags)
         indent = "    ↳ " if depth else ""
         room = max(0, width - cell_len(left) - cell_len(right) - 2)
@@ -303,7 +309,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self._fetching = False
             return
         self.run_worker(
-            lambda epoch=self._epoch: self._fetch(wanted, epoch),
+            lambda: self._fetch(wanted),
             thread=True,
             group="rows",
             exit_on_error=False,
@@ -320,16 +326,19 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def _observe(self, events: list[dict[str, Any]]) -> None:
         """Follower thread: the appended events are decoded already, so their rows cost no file read."""
-        session = self.live.session
-        self.cache.put([build_row(event, session) for event in events[-ROWS_PER_BATCH:]])
+        self.cache.put([build_row(event) for event in events[-ROWS_PER_BATCH:]])
 
-    def _fetch(self, seqs: list[int], epoch: int) -> None:
+    def _fetch(self, seqs: list[int]) -> None:
+        epoch = self.live.epoch
         rows = []
         for seq in seqs:
             event = self.live.event(seq)
             if event is not None:
-                rows.append(build_row(event, self.live.session))
-        self.app.call_from_thread(self._fetched, rows, epoch)
+                rows.append(build_row(event))
+        if self.live.epoch == epoch:  # else the file changed under us and these rows may describe old events
+            self.app.call_from_thread(self._fetched, rows, epoch)
+        else:
+            self.app.call_from_thread(self._fetched, [], epoch)
 
     def _fetched(self, rows: list[Row], epoch: int) -> None:
         if epoch == self._epoch:

@@ -60,6 +60,7 @@ class Row:
     error: bool
     replacement: str | None  # the cut kind when the event is a surface replacement
     surface_type: bool
+    # turn is the event's own data.turn; the list shows Session.turn_of (DSH attribution) once projected
 
 
 def glyph_for(event: dict[str, Any], replacement: str | None) -> str:
@@ -97,13 +98,17 @@ def event_size(event: dict[str, Any]) -> int:
     return len(orjson.dumps(event.get("data")))
 
 
-def build_row(event: dict[str, Any], session: Session) -> Row:
-    """Compute a row from a decoded event (worker side: summarizing a huge payload takes time)."""
+def build_row(event: dict[str, Any]) -> Row:
+    """Compute a row from a decoded event alone (worker side: summarizing a huge payload takes time).
+
+    Everything here is fixed once the event is written, so a row stays valid while the projection grows.
+    """
     seq = int(event.get("seq", -1))
     data = event.get("data") if isinstance(event.get("data"), dict) else {}
-    known = 0 <= seq < session.next_seq
-    replacement = cut_kind(event) if known and session.is_replacement(seq) else None
-    turn = session.turn_of(seq) if known else data.get("turn", 0)
+    etype = event.get("type")
+    replacing = etype in SURFACE_TYPES and event.get("surfaceOp") not in (None, "append")
+    replacement = cut_kind(event) if replacing else None
+    turn = data.get("turn", 0)
     step = data.get("step")
     source = data.get("source")
     is_tape = isinstance(source, dict) and source.get("kind") == TAPE_SOURCE_KIND  # its summary counts chars
