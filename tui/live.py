@@ -37,7 +37,7 @@ PREVIEW_BYTES = 2 << 20
 RETAIN_BYTES = 48 << 20
 RETAIN_BYTES_ZSTD = 8 << 20
 PREVIEW_EVENTS = 80
-PROBE_BYTES = 4 << 20
+PROBE_BYTES = 16 << 20
 PROBE_LINES = 40
 # A followed file is checked with one stat call every FOLLOW_INTERVAL seconds (about 0.5% of a core). Polling
 # this often keeps append-to-screen near 30 ms; watchfiles' own 20 ms settle window would use most of that.

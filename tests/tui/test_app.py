@@ -118,3 +118,26 @@ async def test_mouse_click_selects_and_wheel_pauses_follow(tmp_path: Path) -> No
         events.post_message(MouseScrollUp(events, 10, 3, 0, -1, 0, False, False, False))
         await pilot.pause()
         assert not events.following
+
+
+@pytest.mark.anyio
+async def test_long_lines_of_index_backed_logs_are_not_decoded_for_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tui.live
+    import tui.widgets.event_list as event_list
+
+    monkeypatch.setattr(tui.live, "RETAIN_BYTES", 1)  # index-backed, as a huge log would be
+    monkeypatch.setattr(event_list, "HUGE_LINE_BYTES", 400)
+    log = policy_log()
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None and app.live is not None and app.live.index is not None
+        long_result = screen.events.cache.get(6)  # turn 1's 480-char tool result: its line is over 400 bytes
+        assert long_result is not None and long_result.summary.endswith(
+            "tool/result line: select it to read it)"
+        )
+        short = screen.events.cache.get(18)
+        assert short is not None and short.summary == "3 passed"

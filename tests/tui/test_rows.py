@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from core.session import Session
 from tests.tui.logs import policy_log
-from tui.widgets.rows import RowView, SortedSeqs, badges, build_row, clip_strings, originals
+from tui.widgets.rows import RowView, SortedSeqs, badges, build_row, clip_strings, huge_row, originals
 
 
 @given(
@@ -72,3 +72,9 @@ def test_huge_payloads_are_cut_before_summarizing() -> None:
     row = build_row(event)
     assert len(row.summary) <= 240 and row.size == 3_000_000
     assert clip_strings({"a": ["y" * 10]}, 4, note=True) == {"a": ["yyyy… (+6 chars)"]}
+
+
+def test_huge_row_comes_from_index_metadata() -> None:
+    row = huge_row(7, "tool/result", 2, 1, 10_500_000)
+    assert (row.glyph, row.turn, row.step, row.size, row.surface_type) == ("←", 2, 1, 10_500_000, True)
+    assert row.summary == "(10.5MB tool/result line: select it to read it)"

@@ -20,11 +20,12 @@ from textual.strip import Strip
 
 from core.summary import human_chars
 from tui.live import LiveSession
-from tui.widgets.rows import Row, RowCache, RowView, badges, build_row, originals
+from tui.widgets.rows import Row, RowCache, RowView, badges, build_row, huge_row, originals
 from tui.widgets.scrolling import set_virtual_size
 
 PREFETCH = 2  # screens of rows computed around the visible ones
 STRIP_CACHE = 2000  # drawn lines kept: in follow mode every append shifts all rows by one
+HUGE_LINE_BYTES = 2 << 20  # index-backed rows of longer lines are drawn from index metadata, not decoded
 ROWS_PER_BATCH = 200  # rows of an appended batch computed right away (the rest on demand)
 
 
@@ -330,8 +331,13 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def _fetch(self, seqs: list[int]) -> None:
         epoch = self.live.epoch
+        index = self.live.index
         rows = []
         for seq in seqs:
+            if index is not None and seq < len(index) and index.size_of(seq) > HUGE_LINE_BYTES:
+                nbytes = index.size_of(seq)
+                rows.append(huge_row(seq, index.type_of(seq), index.turn_of(seq), index.step_of(seq), nbytes))
+                continue
             event = self.live.event(seq)
             if event is not None:
                 rows.append(build_row(event))

@@ -13,7 +13,7 @@ import orjson
 
 from core.log.vocabulary import SURFACE_TYPES
 from core.session import TAPE_SOURCE_KIND, Session, content_chars, cut_kind, derive_message
-from core.summary import summarize
+from core.summary import human_chars, summarize
 from tui.live import is_error_event
 
 SUMMARY_LIMIT = 240
@@ -123,6 +123,26 @@ def build_row(event: dict[str, Any]) -> Row:
         error=is_error_event(event),
         replacement=replacement,
         surface_type=event.get("type") in SURFACE_TYPES,
+    )
+
+
+def huge_row(seq: int, etype: str, turn: int, step: int, nbytes: int) -> Row:
+    """A row for an event whose line is too big to decode just for a summary (from index metadata only).
+
+    Decoding one multi-MB line holds the GIL for tens of milliseconds; a screen of them would stall the UI
+    thread while the log loads. The detail pane still decodes the event when it is selected.
+    """
+    return Row(
+        seq=seq,
+        type=etype,
+        turn=turn,
+        step=step or None,
+        glyph=GLYPHS.get(etype, "?"),
+        summary=f"({human_chars(nbytes)}B {etype} line: select it to read it)",
+        size=nbytes,
+        error=False,
+        replacement=None,
+        surface_type=etype in SURFACE_TYPES,
     )
 
 
