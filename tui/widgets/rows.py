@@ -263,10 +263,6 @@ class RowView:
                 return None
         return None if pos is None else self.row_of_position(pos)
 
-    def is_expanded(self, pos: int) -> bool:
-        """True when the row at base position ``pos`` shows its originals."""
-        return pos in self._children
-
     def toggle(self, pos: int, children: list[int]) -> None:
         """Expand base position ``pos`` to ``children``, or collapse it when already expanded."""
         if pos in self._children:
