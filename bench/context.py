@@ -11,8 +11,9 @@ Planned events shift the numbering, so a remap (log seq -> replayed seq) rewrite
 ``surfaceOp`` span of every later replayed event.
 
 The request of a step is ``orjson.dumps({"system": S, "tools": T, "messages": M})``: S and T come from the
-latest ``request/header`` (tapedeck adds the slice prompt section and the recall tool schemas, and sends no
-tools in the finalization phase, as the host does); M is ``session.messages()``, and for tapedeck the route's
+latest ``request/header`` (tapedeck adds the slice prompt section and the recall tool schemas; in the
+finalization phase the host keeps the schemas and sends ``tool_choice: none``, which is not part of the
+prompt bytes); M is ``session.messages()``, and for tapedeck the route's
 phase text follows as a trailing system message, where the host sends it so the prefix stays stable. The
 baselines are pure transforms of the raw append-only message list:
 
@@ -32,8 +33,7 @@ Metrics per policy (sizes are bytes of the UTF-8 JSON request):
   tool output is never cached, so the smaller a policy keeps its requests the lower this share's ceiling;
 - ``prefix_kept`` = the same LCP sum / sum over n >= 2 of len(cont_{n-1}): how much of what was cached the
   next request keeps, which isolates a policy's rewriting from the fresh output it must send anyway;
-- ``head_breaks``: steps whose request left the cached prefix inside the system prompt or tools (tapedeck
-  drops the tools in the finalization phase), and ``head_lost_share`` the share of the uncached bytes they cost;
+- ``head_breaks``: steps whose request left the cached prefix inside the system prompt or tools, and ``head_lost_share`` the share of the uncached bytes they cost;
 - ``recall``: share of the planted facts inside the replayed steps (the generator's ``FACT-`` sidecar:
   tokens in tool outputs and answers) that are verbatim in the final request (the messages after the last
   event, with the policy's state as it stands) or, for tapedeck, returned by a recall tool:
@@ -291,8 +291,7 @@ class TapedeckState:
     meter: Meter = field(default_factory=Meter)
     warned: set[str] = field(default_factory=set)
     phase_text: str = ""
-    tools_allowed: bool = True
-    _heads: dict[tuple[int, bool], tuple[Any, bytes]] = field(default_factory=dict)
+    _heads: dict[int, tuple[Any, bytes]] = field(default_factory=dict)
 
     def pre_step(self, config: PolicyConfig, step: int) -> None:
         """Plan and apply this variant's policies, in the host's order."""
@@ -311,7 +310,7 @@ class TapedeckState:
                 context_tokens=session.surface_chars // 4,
             )
             self.replay.append(route.events)
-            self.phase_text, self.tools_allowed = route.phase_text, route.tools_allowed
+            self.phase_text = route.phase_text
 
     def note(self) -> bytes:
         """The phase text as the trailing system message the host sends after the conversation."""
@@ -320,17 +319,12 @@ class TapedeckState:
     def head(self) -> bytes:
         """The request head: the logged system prompt and tools plus what tapedeck adds."""
         header = self.replay.session.request_header() or {}
-        key = (id(header), self.tools_allowed)
-        hit = self._heads.get(key)
+        hit = self._heads.get(id(header))
         if hit is None:
             system = "\n\n".join(s for s in (header.get("system") or "", slice_policy.prompt_section()) if s)
-            tools = (
-                [*(header.get("tools") or []), *recall_policy.recall_tool_schemas()]
-                if self.tools_allowed
-                else []
-            )
+            tools = [*(header.get("tools") or []), *recall_policy.recall_tool_schemas()]
             hit = (header, request_head(system, tools))
-            self._heads[key] = hit
+            self._heads[id(header)] = hit
         return hit[1]
 
 

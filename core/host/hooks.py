@@ -44,6 +44,7 @@ class StepPlan:
     max_tokens: int | None = None
     reasoning_effort: str | None = None
     note: str | None = None  # the adaptive phase text, sent after the messages and never logged
+    tool_choice: str | None = None  # "none" in finalization: schemas sent, calls refused
     reject: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -126,7 +127,8 @@ class PolicyHooks:
         )
         host.append(list(route.events))
         system = self.system_prompt()
-        tools = self.tool_schemas() if route.tools_allowed else []
+        # Finalization keeps the schemas (a stable, cacheable head) and forbids calls instead.
+        tools = self.tool_schemas()
         self._log_header(system, tools)
         effort, warning = slice_policy.default_reasoning_effort(
             self.config.slice,
@@ -142,7 +144,8 @@ class PolicyHooks:
             system=system,
             note=route.phase_text,
             tools=tools,
-            tool_names={t["name"] for t in tools},
+            tool_names={t["name"] for t in tools} if route.tools_allowed else set(),
+            tool_choice=None if route.tools_allowed else "none",
             max_tokens=route.cap(None),
             reasoning_effort=effort,
         )

@@ -291,6 +291,7 @@ class AgentHost:
             max_tokens=plan.max_tokens,
             reasoning_effort=plan.reasoning_effort,
             context_note=plan.note,
+            tool_choice=plan.tool_choice,
         )
         stream = _Stream(self, turn, step)
         if hasattr(self.model, "on_retry"):

@@ -262,7 +262,8 @@ class RouteDecision:
     """What one step may do, and the events that record the decision (append them in order).
 
     ``max_tokens`` is the class's output cap (see ``cap``); ``tools_allowed`` is False in finalization, when
-    the request must go out without tool schemas; ``phase_text`` is the system section for this request.
+    the model may not call tools (the host keeps sending the schemas with ``tool_choice: none``, so the
+    request prefix stays cacheable); ``phase_text`` is the system section for this request.
     """
 
     turn: int

@@ -186,6 +186,8 @@ class OpenAIProvider:
         }
         if request.tools:
             params["tools"] = to_openai_tools(request.tools)
+            if request.tool_choice:
+                params["tool_choice"] = request.tool_choice
         if request.max_tokens is not None:
             params["max_tokens"] = request.max_tokens
         extra = self.efforts.get(request.reasoning_effort or "")
