@@ -13,8 +13,8 @@ Planned events shift the numbering, so a remap (log seq -> replayed seq) rewrite
 The request of a step is ``orjson.dumps({"system": S, "tools": T, "messages": M})``: S and T come from the
 latest ``request/header`` (tapedeck adds the slice prompt section and the recall tool schemas; in the
 finalization phase the host keeps the schemas and sends ``tool_choice: none``, which is not part of the
-prompt bytes); M is ``session.messages()``, and for tapedeck the route's
-phase text follows as a trailing system message, where the host sends it so the prefix stays stable. The
+prompt bytes); M is ``session.messages()``, and for tapedeck ``phase_notes.request_messages`` (the surface
+with the route's phase texts pinned where each phase began, as the host sends them). The
 baselines are pure transforms of the raw append-only message list:
 
 - ``raw``: the list as it is;
@@ -67,6 +67,7 @@ from core.config import PolicyConfig, validate_config
 from core.log.reader import read_log
 from core.policies import adaptive as adaptive_policy
 from core.policies import fold as fold_policy
+from core.policies import phase_notes
 from core.policies import recall as recall_policy
 from core.policies import slice as slice_policy
 from core.session import Session, derive_message, op_span
@@ -290,7 +291,6 @@ class TapedeckState:
     replay: Replay
     meter: Meter = field(default_factory=Meter)
     warned: set[str] = field(default_factory=set)
-    phase_text: str = ""
     _heads: dict[int, tuple[Any, bytes]] = field(default_factory=dict)
 
     def pre_step(self, config: PolicyConfig, step: int) -> None:
@@ -310,11 +310,11 @@ class TapedeckState:
                 context_tokens=session.surface_chars // 4,
             )
             self.replay.append(route.events)
-            self.phase_text = route.phase_text
 
-    def note(self) -> bytes:
-        """The phase text as the trailing system message the host sends after the conversation."""
-        return orjson.dumps({"role": "system", "content": self.phase_text})
+    def messages(self) -> list[Any]:
+        """The request's messages as the host builds them (phase notes only where routing runs)."""
+        session = self.replay.session
+        return phase_notes.request_messages(session) if self.route else session.messages()
 
     def head(self) -> bytes:
         """The request head: the logged system prompt and tools plus what tapedeck adds."""
@@ -499,9 +499,7 @@ def measure(
                 base.meters[name].request(head, messages)
             for tape in tapes:
                 tape.pre_step(config, key[1] if isinstance(key[1], int) else 0)
-                tape.meter.request(
-                    tape.head(), [*(cache.of(m) for m in tape.replay.session.messages()), tape.note()]
-                )
+                tape.meter.request(tape.head(), [cache.of(m) for m in tape.messages()])
             steps += 1
         raw.feed(event)
         for tape in tapes:
@@ -520,7 +518,7 @@ def measure(
         policies[name] = _summary(base.meters[name], raw_total, final, replayed, None)
     for tape in tapes:
         session, remap = tape.replay.session, tape.replay.remap
-        final = b"".join(request_pieces(tape.head(), [cache.of(m) for m in session.messages()]))
+        final = b"".join(request_pieces(tape.head(), [cache.of(m) for m in tape.messages()]))
         policies[tape.name] = _summary(
             tape.meter, raw_total, final, replayed, lambda f, s=session, r=remap: recall_fact(s, f, r)
         )

@@ -23,9 +23,6 @@ class ModelRequest:
     tools: list[dict[str, Any]] = field(default_factory=list)
     max_tokens: int | None = None
     reasoning_effort: str | None = None
-    # A non-persistent system note sent after the messages (the adaptive phase text). Keeping it out of
-    # ``system`` keeps the prompt prefix byte-stable across phases, so provider prefix caches keep hitting.
-    context_note: str | None = None
     # ``"none"`` forbids tool calls while the schemas still go out (the finalization phase): dropping the
     # schemas instead would change the request head and cost the whole prefix cache twice.
     tool_choice: str | None = None

@@ -18,6 +18,7 @@ from core.host.toolbox import CallResult
 from core.policies import adaptive as adaptive_policy
 from core.policies import checkpoint as checkpoint_policy
 from core.policies import fold as fold_policy
+from core.policies import phase_notes
 from core.policies import prolong as prolong_policy
 from core.policies import recall as recall_policy
 from core.policies import rewind as rewind_policy
@@ -43,7 +44,6 @@ class StepPlan:
     tool_names: set[str]
     max_tokens: int | None = None
     reasoning_effort: str | None = None
-    note: str | None = None  # the adaptive phase text, sent after the messages and never logged
     tool_choice: str | None = None  # "none" in finalization: schemas sent, calls refused
     reject: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
@@ -94,6 +94,10 @@ class PolicyHooks:
             rewind_policy.rewind_tool_schema(self.config.rewind),
         ]
 
+    def request_messages(self) -> list[dict[str, Any]]:
+        """The next request's messages: the surface with the adaptive phase notes pinned in place."""
+        return phase_notes.request_messages(self.host.session)
+
     def system_prompt(self) -> str:
         """The logged system prompt: our base text plus the policies' sections."""
         sections = [
@@ -142,7 +146,6 @@ class PolicyHooks:
             host.say(warning)
         return StepPlan(
             system=system,
-            note=route.phase_text,
             tools=tools,
             tool_names={t["name"] for t in tools} if route.tools_allowed else set(),
             tool_choice=None if route.tools_allowed else "none",

@@ -285,12 +285,11 @@ class AgentHost:
 
     def _call_model(self, turn: int, step: int, plan: StepPlan) -> Completion:
         request = ModelRequest(
-            messages=self.session.messages(),
+            messages=self.hooks.request_messages(),
             system=plan.system,
             tools=plan.tools,
             max_tokens=plan.max_tokens,
             reasoning_effort=plan.reasoning_effort,
-            context_note=plan.note,
             tool_choice=plan.tool_choice,
         )
         stream = _Stream(self, turn, step)

@@ -19,7 +19,12 @@ def user_message(text: str, source: dict[str, Any]) -> dict[str, Any]:
     """A ``user/message`` surface event (append) with one text block."""
     return {
         "type": "user/message",
-        "data": {"id": str(uuid.uuid4()), "role": "user", "content": [{"type": "text", "text": text}], "source": source},
+        "data": {
+            "id": str(uuid.uuid4()),
+            "role": "user",
+            "content": [{"type": "text", "text": text}],
+            "source": source,
+        },
         "surfaceOp": "append",
     }
 
@@ -35,7 +40,12 @@ def tool_result(turn: int, step: int, call_id: str, call_seq: int, outcome: Resu
     data: dict[str, Any] = {
         "turn": turn,
         "step": step,
-        "message": {"id": str(uuid.uuid4()), "role": "user", "content": [block], "source": {"kind": "tool", "callId": call_id}},
+        "message": {
+            "id": str(uuid.uuid4()),
+            "role": "user",
+            "content": [block],
+            "source": {"kind": "tool", "callId": call_id},
+        },
     }
     if outcome.error:
         data["error"] = outcome.error

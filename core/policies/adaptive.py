@@ -19,9 +19,9 @@ alone, so a restarted host decides what the previous one would have:
 5. Everything decided is planned as one ``tapedeck/route`` event (``"ignorable": true``), after the prune
    events it explains. Planning again with nothing changed plans no event.
 
-The phase text is a system-prompt section for this request only: it is returned to the host and never
-written to the log as a message. It is fixed per (class, phase, frozen risk decision), so it is byte-stable
-within a phase and the prompt prefix stays cacheable.
+The phase text is returned to the host and never written to the log as a message. It is fixed per (class,
+phase, frozen risk decision), so it is byte-stable within a phase; ``core.policies.phase_notes`` decides where
+it goes in a request (pinned where the phase began, so the prompt prefix stays cacheable).
 """
 
 from __future__ import annotations

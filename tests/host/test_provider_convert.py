@@ -171,13 +171,3 @@ def test_tools_and_usage() -> None:
         "outputTokens": 2,
         "cacheReadTokens": 0,
     }
-
-
-def test_context_note_goes_after_the_conversation() -> None:
-    from core.host.providers.convert import to_openai_messages
-
-    user = {"id": "u", "role": "user", "content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}}
-    out = to_openai_messages("SYSTEM", [user], "PHASE")
-    assert [m["role"] for m in out] == ["system", "user", "system"]
-    assert out[0]["content"] == "SYSTEM" and out[-1]["content"] == "PHASE"
-    assert to_openai_messages("SYSTEM", [user])[-1]["role"] == "user"

@@ -219,6 +219,18 @@ def test_undeclared_effort_sends_nothing_extra(server: ChatServer) -> None:
     _call(_provider(server, rec), rec, ModelRequest(messages=[USER], reasoning_effort="max"))
     assert "reasoning_effort" not in server.received[0].body
     assert "tools" not in server.received[0].body
+    assert "tool_choice" not in server.received[0].body
+
+
+def test_finalization_keeps_the_schemas_and_forbids_calls(server: ChatServer) -> None:
+    """``tool_choice: none`` goes out beside the unchanged tool list, so the request head stays cacheable."""
+    server.push(text_reply("final answer"))
+    rec = Recorder()
+    tool = {"name": "bash", "description": "run", "parameters": {"type": "object", "properties": {}}}
+    _call(_provider(server, rec), rec, ModelRequest(messages=[USER], tools=[tool], tool_choice="none"))
+    body = server.received[0].body
+    assert body["tool_choice"] == "none"
+    assert body["tools"] == [{"type": "function", "function": tool}]
 
 
 def test_rate_limit_then_success_honours_retry_after(server: ChatServer) -> None:

@@ -58,13 +58,8 @@ def _assistant(message: Mapping[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def to_openai_messages(
-    system: str | None, messages: Sequence[Mapping[str, Any]], note: str | None = None
-) -> list[dict[str, Any]]:
-    """The chat-completions ``messages`` for a system prompt and DSH messages, with tool pairing repaired.
-
-    ``note`` (the request's ``context_note``) goes last, as a system message after the conversation.
-    """
+def to_openai_messages(system: str | None, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The chat-completions ``messages`` for a system prompt and DSH messages, with tool pairing repaired."""
     out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
     pending: list[str] = []
     waiting: list[dict[str, Any]] = []
@@ -105,8 +100,6 @@ def to_openai_messages(
         if not pending and waiting:
             settle()
     settle()
-    if note:
-        out.append({"role": "system", "content": note})
     return out
 
 

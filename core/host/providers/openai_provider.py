@@ -180,7 +180,7 @@ class OpenAIProvider:
         """The keyword arguments of ``chat.completions.create`` for ``request``."""
         params: dict[str, Any] = {
             "model": self.model,
-            "messages": to_openai_messages(request.system, request.messages, request.context_note),
+            "messages": to_openai_messages(request.system, request.messages),
             "stream": True,
             "stream_options": {"include_usage": True},
         }

@@ -214,8 +214,14 @@ class ScriptedModel:
     def restore(self, state: Mapping[str, Any]) -> None:
         """Continue from a ``replay_state``; ProviderError when it does not fit this script."""
         cursor, spliced, calls = state.get("cursor"), state.get("spliced", []), state.get("calls", 0)
-        if not isinstance(cursor, int) or not 0 <= cursor <= len(self._responses) or not isinstance(spliced, list):
-            raise ProviderError(f"scripted model {self.path.name}: replay state {dict(state)!r} does not fit this script")
+        if (
+            not isinstance(cursor, int)
+            or not 0 <= cursor <= len(self._responses)
+            or not isinstance(spliced, list)
+        ):
+            raise ProviderError(
+                f"scripted model {self.path.name}: replay state {dict(state)!r} does not fit this script"
+            )
         self._cursor, self._spliced, self.calls = cursor, deque(spliced), int(calls)
 
     def complete(self, request: ModelRequest, on_chunk: ChunkSink | None = None) -> Completion:

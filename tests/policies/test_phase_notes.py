@@ -1,0 +1,102 @@
+"""Phase notes: the adaptive phase text pinned where its phase began, so requests only grow within a turn."""
+
+from __future__ import annotations
+
+import orjson
+from test_adaptive_support import end_turn, extend, new_session, replayed, start_turn, tool_step
+
+from core.config import validate_config
+from core.policies import adaptive, phase_notes
+from core.policies import slice as slice_policy
+from core.session import Session
+
+CONFIG = validate_config({})
+
+
+def _route(session: Session) -> adaptive.RouteDecision:
+    decision = adaptive.plan_route(session, CONFIG.adaptive, context_window=None, context_tokens=None)
+    extend(session, decision.events)
+    return decision
+
+
+def _notes(messages: list[dict]) -> list[str]:
+    return [m["content"][0]["text"] for m in messages if (m.get("source") or {}).get("kind") == "phase-note"]
+
+
+def _run_turn(session: Session, turn: int, steps: int, requests: list[list[dict]]) -> list[str]:
+    """One turn of ``steps`` small tool steps; every request it would send goes to ``requests``."""
+    start_turn(session, turn, "Rename timeoutLabel in src/view.ts")  # a "small" task: soft 5, hard 9
+    phases = []
+    for step in range(1, steps + 1):
+        if step == 1:
+            extend(session, slice_policy.plan_seal(session, CONFIG.slice).events)
+        phases.append(_route(session).phase)
+        requests.append(phase_notes.request_messages(session))
+        tool_step(session, turn, step, [f"output of {turn}.{step}"])
+    end_turn(session, turn)
+    return phases
+
+
+def test_each_phase_change_pins_one_note_and_requests_only_grow_within_a_turn() -> None:
+    session, requests = new_session(), []
+    phases = _run_turn(session, 1, 10, requests)
+    assert phases == ["normal"] * 4 + ["checkpoint"] * 4 + ["finalization"] * 2
+    last = requests[-1]
+    texts = _notes(last)
+    assert [t.split(" ", 1)[0] for t in texts] == ["<task_policy", "<task_checkpoint", "<task_finalization"]
+    assert all(m["role"] == "user" for m in last if m.get("source", {}).get("kind") == "phase-note")
+    # Each request is the previous one plus what the step appended: no byte before it changes.
+    for before, after in zip(requests, requests[1:], strict=False):
+        assert after[: len(before)] == before
+    # The checkpoint note sits right before the assistant message of the step where the phase began.
+    checkpoint_at = next(i for i, m in enumerate(last) if _notes([m]) and "task_checkpoint" in _notes([m])[0])
+    assert last[checkpoint_at + 1]["id"] == "a1-5"
+
+
+def test_notes_are_not_logged_and_a_replayed_session_builds_the_same_request() -> None:
+    session, requests = new_session(), []
+    _run_turn(session, 1, 6, requests)
+    log = orjson.dumps(list(session.events))
+    assert b"task_policy" not in log and b"task_checkpoint" not in log
+    assert phase_notes.request_messages(replayed(session)) == phase_notes.request_messages(session)
+
+
+def test_a_sealed_turn_takes_its_notes_with_it_and_the_new_turn_starts_a_new_note() -> None:
+    session, requests = new_session(), []
+    _run_turn(session, 1, 6, requests)
+    _run_turn(session, 2, 1, requests)
+    first_of_turn_2 = requests[-1]
+    texts = _notes(first_of_turn_2)
+    assert len(texts) == 1 and texts[0].startswith('<task_policy class="small">')
+    assert first_of_turn_2[-1]["content"][0]["text"] == texts[0]  # the newest node: this step's note
+    # Turn 1 is a tape entry now; nothing of it (notes included) sits raw in the request.
+    assert any(
+        str(m.get("content", [{}])[0].get("text", "")).startswith("[slice tape v1 · turns 1-1")
+        for m in first_of_turn_2
+    )
+
+
+def test_a_route_event_that_cannot_be_read_back_gives_no_note() -> None:
+    assert phase_notes.route_text({"taskClass": "small", "phase": "normal"}).startswith("<task_policy")
+    assert phase_notes.route_text({"taskClass": "nonsense", "phase": "normal"}) is None
+    assert phase_notes.route_text({"phase": "normal"}) is None
+
+
+def test_a_note_inside_a_replaced_region_of_the_open_turn_goes_with_the_region() -> None:
+    session = new_session()
+    start_turn(session, 1, "Rename timeoutLabel in src/view.ts")
+    for step in range(1, 7):
+        _route(session)
+        tool_step(session, 1, step, [f"output of 1.{step}"])
+    before = phase_notes.request_messages(session)
+    assert len(_notes(before)) == 2  # normal from step 1, checkpoint from step 5
+    # A rewind-style report replaces steps 4..6, which holds the checkpoint note's anchor.
+    first = next(s for s in session.surface if (session.events[s]["data"].get("step") == 4))
+    report = {"id": "rep", "role": "user", "content": [{"type": "text", "text": "report"}],
+              "source": {"kind": "plugin:rewind"}}  # fmt: skip
+    extend(session, [{"type": "user/message", "data": report, "sourceEventSeqs": session.surface[
+        session.surface.index(first):], "surfaceOp": {"op": "replace", "startSeq": first,
+        "endSeq": session.surface[-1]}}])  # fmt: skip
+    after = phase_notes.request_messages(session)
+    assert [t.split(" ", 1)[0] for t in _notes(after)] == ["<task_policy"]
+    assert after[-1]["content"][0]["text"] == "report"
