@@ -33,6 +33,9 @@ Metrics per policy (sizes are bytes of the UTF-8 JSON request):
   tool output is never cached, so the smaller a policy keeps its requests the lower this share's ceiling;
 - ``prefix_kept`` = the same LCP sum / sum over n >= 2 of len(cont_{n-1}): how much of what was cached the
   next request keeps, which isolates a policy's rewriting from the fresh output it must send anyway;
+- ``rewrite_lost``: the part of ``1 - prefix_reuse`` that steps which rewrote cached bytes cost (a seal,
+  fold, prune or mask changed something request n-1 had sent); the rest is fresh output, which no policy
+  can serve from a cache (raw append-only loses only that);
 - ``head_breaks``: steps whose request left the cached prefix inside the system prompt or tools, and ``head_lost_share`` the share of the uncached bytes they cost;
 - ``recall``: share of the planted facts inside the replayed steps (the generator's ``FACT-`` sidecar:
   tokens in tool outputs and answers) that are verbatim in the final request (the messages after the last
@@ -88,9 +91,10 @@ CLEAR_TRIGGER = 100_000
 CLEAR_KEEP = 3
 CONTEXT_WINDOW = 1_000_000  # tokens of the routed model, for the adaptive pressure trigger
 PLACEHOLDER = "[older tool output removed from the context]"
-DEFAULT_VARIANTS = ("tapedeck", "tapedeck-seal")
-TAPEDECK_VARIANTS = {
+DEFAULT_VARIANTS = ("tapedeck", "tapedeck-no-route", "tapedeck-seal")
+TAPEDECK_VARIANTS = {  # (seal, fold, adaptive route with its prunes and phase notes)
     "tapedeck": (True, True, True),
+    "tapedeck-no-route": (True, True, False),
     "tapedeck-seal": (True, False, False),
     "tapedeck-fold": (False, True, False),
 }
@@ -170,6 +174,8 @@ class Meter:
     cached: int = 0
     head_breaks: int = 0
     head_lost: int = 0
+    rewrites: int = 0
+    rewrite_lost: int = 0
     _cont: tuple[bytes, list[bytes]] | None = None
 
     def request(self, head: bytes, messages: list[bytes]) -> None:
@@ -182,7 +188,11 @@ class Meter:
             common = stream_lcp(request_pieces(*self._cont), request_pieces(head, messages))
             self.reused += common
             self.compared += size
-            self.cached += request_size(*self._cont)
+            cached = request_size(*self._cont)
+            self.cached += cached
+            if common < cached - 2:  # it stopped before the end of what was cached (its closing ``]}``)
+                self.rewrites += 1
+                self.rewrite_lost += size - common
             if common < len(head):
                 self.head_breaks += 1
                 self.head_lost += size - common
@@ -447,6 +457,8 @@ def _summary(
         "peak_bytes": meter.peak,
         "prefix_reuse": meter.prefix_reuse,
         "prefix_kept": meter.prefix_kept,
+        "rewrites": meter.rewrites,
+        "rewrite_lost": meter.rewrite_lost / meter.compared if meter.compared else 0.0,
         "head_breaks": meter.head_breaks,
         "head_lost_share": meter.head_lost / (meter.compared - meter.reused)
         if meter.compared > meter.reused
@@ -560,6 +572,7 @@ def table(results: Sequence[Mapping[str, Any]]) -> str:
                     human_bytes(p["peak_bytes"]),
                     f"{p['prefix_reuse']:.1%}",
                     f"{p['prefix_kept']:.1%}",
+                    f"{p['rewrite_lost']:.1%} ({p['rewrites']})",
                     f"{p['head_breaks']} ({p['head_lost_share']:.0%} of misses)",
                     f"{p['recall']:.0%} ({r['facts']})",
                 ]
@@ -573,6 +586,7 @@ def table(results: Sequence[Mapping[str, Any]]) -> str:
         "peak request",
         "prefix reuse",
         "prefix kept",
+        "lost to rewrites (steps)",
         "head breaks",
         "fact recall (n)",
     ]

@@ -131,6 +131,11 @@ def test_meter_counts_reuse_against_request_plus_output() -> None:
     assert meter.reused == cached - 2  # all but the closing "]}"
     assert meter.prefix_reuse == (cached - 2) / second
     assert meter.prefix_kept == (cached - 2) / cached
+    assert meter.rewrites == 0 and meter.rewrite_lost == 0  # a pure extension loses only fresh bytes
+    meter.request(head, [b'{"a":9}', b'{"b":2}', b'{"c":3}'])  # rewrites the first message
+    third = context.request_size(head, [b'{"a":9}', b'{"b":2}', b'{"c":3}'])
+    common = len(head) + len(b'{"a":')
+    assert meter.rewrites == 1 and meter.rewrite_lost == third - common
 
 
 def _tool_listing(count: int, text: str = "x") -> list[tuple[int, Any, bool]]:
