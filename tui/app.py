@@ -152,7 +152,9 @@ class TapedeckApp(App[None]):
         if isinstance(self.screen, HelpScreen):
             return
         entries = help_entries(self, self.screen)
-        self.push_screen(HelpScreen(entries, str(self.keymap_file), self.keymap_problems))
+        legend = getattr(self.screen, "LEGEND", ())
+        title = f"{getattr(self.screen, 'HEADING', '')}: what the columns mean" if legend else ""
+        self.push_screen(HelpScreen(entries, str(self.keymap_file), self.keymap_problems, legend, title))
 
     def action_back(self) -> None:
         """From a session opened in the browser, back to the browser."""

@@ -19,7 +19,8 @@ Everything is derived from the log, so a restarted host decides exactly what the
   folding for the rest of the session once ``fold.backoffAfterExpansions`` distinct folded results of it were
   expanded in full and those expansions cover at least half of its folds. Expansions are read from the log:
   successful ``expand_result`` results (top level or nested in code mode) resolved through their call arguments.
-  ``grep``/``lines`` expansions and repeat expansions of the same result do not count.
+  ``grep``/``lines`` expansions and repeat expansions of the same result do not count. ``resource_backoff`` and
+  ``FoldRow.backoff`` expose these per-resource counts (``ResourceBackoff``) to callers such as the TUI.
 - Operator expand: ``plan_unfold`` restores a folded result's original content with
   ``meta = {"policy": "expand", "by": "operator"}``. Only original results still on the surface are candidates,
   so a result the operator unfolded is never folded again.
@@ -89,8 +90,46 @@ class ResultInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class ResourceBackoff:
+    """The backoff ledger of one resource (seed 000 §1.g), replayed from the log.
+
+    ``scope`` is the resource (``backoff_scope``: the exact path, else the key-sorted call arguments); ``folds``
+    counts its distinct original results that were folded; ``expansions`` the distinct folded results of it the
+    model expanded in full (successful ``expand_result`` calls; ``grep``/``lines`` expansions, repeats of the same
+    result and operator unfolds do not count). The resource is backed off, for the rest of the session, once
+    ``expansions >= after`` (``fold.backoffAfterExpansions``) and ``2 * expansions >= folds``.
+    """
+
+    scope: str
+    folds: int
+    expansions: int
+    backed_off: bool
+    after: int
+
+    @property
+    def expansions_to_backoff(self) -> int:
+        """More full expansions that would back the resource off if nothing more of it were folded (0 once it is)."""
+        if self.backed_off:
+            return 0
+        return max(max(self.after, (self.folds + 1) // 2) - self.expansions, 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-dict form for ``--json`` output."""
+        return {
+            "scope": self.scope,
+            "folds": self.folds,
+            "expansions": self.expansions,
+            "backedOff": self.backed_off,
+            "backoffAfterExpansions": self.after,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class FoldRow:
-    """What the fold policy does with one tool result on the surface."""
+    """What the fold policy does with one tool result on the surface.
+
+    ``backoff`` is the backoff state of the result's resource (None when the original result is unknown).
+    """
 
     seq: int
     original: int
@@ -105,9 +144,10 @@ class FoldRow:
     chars_after: int
     reason: str = ""
     event: dict[str, Any] | None = field(default=None, compare=False)
+    backoff: ResourceBackoff | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form for ``--json`` output (the planned event itself is left out)."""
+        """Plain-dict form for ``--json`` output (the planned event and the backoff state are left out)."""
         return {
             "seq": self.seq,
             "original": self.original,
@@ -271,6 +311,11 @@ class _Ledger:
             arguments=args,
         )
 
+    def resource(self, scope: str) -> ResourceBackoff:
+        """The backoff state of one resource (zero counts when none of its results was folded)."""
+        folds, expansions = self.tally.get(scope, (0, 0))
+        return ResourceBackoff(scope, folds, expansions, scope in self.backed_off, self.backoff_after)
+
     def dispatches(self, info: ResultInfo) -> list[tuple[int, Mapping[str, Any]]]:
         """Code-mode sub-calls logged inside the call that produced ``info`` (between its call and result)."""
         if not self.session.counts.get("tool/code-dispatch") or info.call_seq is None:
@@ -433,7 +478,7 @@ def _decide(
     ) -> FoldRow:
         return FoldRow(
             info.seq, info.seq, info.turn, info.step, info.call, info.tool, info.path,
-            status, kind, before, after, reason, planned,
+            status, kind, before, after, reason, planned, ledger.resource(info.scope),
         )  # fmt: skip
 
     if not config.fold.enabled:
@@ -492,6 +537,7 @@ def _replacement_row(session: Session, ledger: _Ledger, seq: int) -> FoldRow:
     return FoldRow(
         seq, original, turn, step, info.call if info else 0, info.tool if info else "tool",
         info.path if info else None, status, kind, before, now, reason,
+        backoff=ledger.resource(info.scope) if info else None,
     )  # fmt: skip
 
 
@@ -517,6 +563,12 @@ def plan_fold(session: Session, config: SliceConfig) -> list[dict[str, Any]]:
 def preview_fold(session: Session, config: SliceConfig) -> list[FoldRow]:
     """One row per tool result on the surface: what the fold policy did, would do now, or why not."""
     return _analyze(session, config, explain=True)
+
+
+def resource_backoff(session: Session, config: SliceConfig) -> dict[str, ResourceBackoff]:
+    """The backoff state of every resource with at least one folded result, keyed by scope, in first-fold order."""
+    ledger = _Ledger(session, config.fold.backoffAfterExpansions)
+    return {scope: ledger.resource(scope) for scope in ledger.tally}
 
 
 # ---------------------------------------------------------------------------------------------- operator expand

@@ -11,8 +11,10 @@ from textual.widgets import Input
 
 from core.control import outcome_event
 from tests.conftest import FIXTURES
+from tests.tui.pilot import make_app
+from tests.tui.pilot import settle as settle_app
 from tests.tui.screens_policy.harness import PolicyHarness, append_events, read_inbox, settle
-from tests.tui.screens_policy.scenarios import demo, sealed
+from tests.tui.screens_policy.scenarios import backoff, demo, sealed
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.confirm import ConfirmScreen
@@ -56,6 +58,26 @@ def test_folds_folded_expanded_and_pruned_rows(snap_compare: Any, tmp_path: Path
 def test_folds_full_result(snap_compare: Any, tmp_path: Path) -> None:
     app = PolicyHarness(demo(tmp_path / "s"), FoldsScreen)
     run = keys("down", "down", "v", until=lambda app: isinstance(app.screen, ResultScreen))
+    assert snap_compare(app, terminal_size=SIZE, run_before=run)
+
+
+def test_folds_resource_backoff(snap_compare: Any, tmp_path: Path) -> None:
+    """One resource backed off (2 of 2 folds expanded in full), one counting (1/1 exp), the rest never folded."""
+    app = PolicyHarness(backoff(tmp_path / "s"), FoldsScreen)
+    assert snap_compare(app, terminal_size=SIZE, run_before=keys())
+
+
+def test_folds_help_explains_the_columns(snap_compare: Any, tmp_path: Path) -> None:
+    """``?`` on the Folds screen: the state, policy and backoff legend above the keys."""
+    app = make_app(backoff(tmp_path / "s"))
+
+    async def run(pilot: Pilot[Any]) -> None:
+        await settle_app(pilot)
+        await pilot.press("o")
+        await settle(pilot, lambda: isinstance(pilot.app.screen, FoldsScreen))
+        await pilot.press("question_mark")
+        await settle_app(pilot)
+
     assert snap_compare(app, terminal_size=SIZE, run_before=run)
 
 

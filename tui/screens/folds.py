@@ -3,8 +3,10 @@
 Rows come from ``core.policies.fold.preview_fold`` under the effective slice config. The state column reads
 ``raw`` (the original is on the surface), ``folded`` (a digest replaced it), ``pruned`` (another policy cut it),
 ``pinned`` or ``expanded`` (the operator put the original back); the policy column says what the next step
-would do with a raw result and why. ``v`` shows the full original result here in the TUI; ``x`` asks the host
-to put it back on the surface for the model (control op ``expand``).
+would do with a raw result and why. The backoff column shows the result's resource ledger from
+``FoldRow.backoff``: ``E/F exp`` (the model expanded E of the resource's F folded results in full) or
+``backed off (E/F)`` once the policy stopped folding it. ``v`` shows the full original result here in the TUI;
+``x`` asks the host to put it back on the surface for the model (control op ``expand``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ RAW = "raw"
 
 _STATE = {fold.FOLDED: FOLDED, fold.UNFOLDED: EXPANDED, fold.REPLACED: PRUNED, fold.PINNED: PINNED}
 _STATE_STYLE = {FOLDED: "cyan", EXPANDED: "green", PRUNED: "magenta", PINNED: "yellow", RAW: ""}
+_BACKOFF_STYLE = {"backed-off": "bold red", "expanding": "yellow", "none": "dim", "": ""}
 _POLICY_LABEL = {
     fold.FOLD: "folds next step",
     fold.KEPT: "kept",
@@ -61,6 +64,18 @@ class FoldLine:
     policy: str
     backoff: str
     note: str
+    backoff_level: str = ""  # "backed-off", "expanding" (some full expansions), "none" (no folds) or ""
+
+
+def backoff_text(state: fold.ResourceBackoff | None, status: str) -> tuple[str, str]:
+    """The backoff cell of a row and its level (see ``FoldLine.backoff_level``)."""
+    if state is None:
+        return ("backed off", "backed-off") if status == fold.BACKED_OFF else ("", "")
+    if state.backed_off:
+        return f"backed off ({state.expansions}/{state.folds})", "backed-off"
+    if not state.folds:
+        return "–", "none"
+    return f"{state.expansions}/{state.folds} exp", "expanding" if state.expansions else ""
 
 
 def fold_line(row: fold.FoldRow) -> FoldLine:
@@ -72,6 +87,7 @@ def fold_line(row: fold.FoldRow) -> FoldLine:
         note = f"would fold to {human_chars(row.chars_after)} chars ({row.kind} digest)"
     elif row.status == fold.FOLDED and row.kind:
         note = f"{row.kind} digest of seq {row.original}"
+    backoff, level = backoff_text(row.backoff, row.status)
     return FoldLine(
         seq=row.seq,
         original=row.original,
@@ -82,14 +98,54 @@ def fold_line(row: fold.FoldRow) -> FoldLine:
         surface_chars=row.chars_after if replaced else row.chars_before,
         state=state,
         policy="" if replaced else _POLICY_LABEL.get(row.status, row.status),
-        backoff="backed off" if row.status == fold.BACKED_OFF else "",
+        backoff=backoff,
         note=note,
+        backoff_level=level,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class FoldsView:
+    """The table rows plus the backoff threshold in force and how many resources are backed off."""
+
+    lines: list[FoldLine]
+    backoff_after: int
+    backed_off: int
 
 
 def derive_folds(session: Session) -> list[FoldLine]:
     """The fold preview of every tool result on the surface, under the effective slice config."""
-    return [fold_line(row) for row in fold.preview_fold(session, effective_config(session).slice)]
+    return derive_view(session).lines
+
+
+def derive_view(session: Session) -> FoldsView:
+    """Rows, threshold and backed-off resource count under the effective slice config (worker thread)."""
+    config = effective_config(session).slice
+    rows = fold.preview_fold(session, config)
+    ledger = fold.resource_backoff(session, config)
+    return FoldsView(
+        [fold_line(row) for row in rows],
+        config.fold.backoffAfterExpansions,
+        sum(1 for state in ledger.values() if state.backed_off),
+    )
+
+
+LEGEND: tuple[tuple[str, str], ...] = (
+    (
+        "state",
+        "raw: the original is on the surface · folded: a digest replaced it · pruned: another policy cut it · "
+        "pinned: an early, small result the fold leaves alone · expanded: the operator put the original back",
+    ),
+    ("policy", "what the next step's fold does with a raw result; the note says why"),
+    (
+        "backoff",
+        "the fold ledger of the result's resource (the same path, else the same call arguments). "
+        "E/F exp: the model expanded E of the resource's F folded results in full with expand_result. "
+        "backed off (E/F): after fold.backoffAfterExpansions full expansions that cover at least half of its "
+        "folds, the resource is no longer folded for the rest of the session. –: nothing of it was folded. "
+        "grep/lines expansions, repeats of the same result and operator expands (x) do not count.",
+    ),
+)
 
 
 def original_text(session: Session, seq: int) -> str:
@@ -125,6 +181,7 @@ class FoldsScreen(PolicyScreen):
     """Tool results: raw, folded, pruned, pinned or expanded."""
 
     HEADING = "Folds — tool results on the surface"
+    LEGEND: ClassVar[tuple[tuple[str, str], ...]] = LEGEND
     ACTIONS: ClassVar[frozenset[str]] = frozenset({"expand"})
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("v", "view", "Full result", id="policy.folds.view"),
@@ -148,12 +205,13 @@ class FoldsScreen(PolicyScreen):
         )
         super().on_mount()
 
-    def derive(self, live: Any) -> list[FoldLine]:
-        """Fold preview rows (worker thread)."""
-        return derive_folds(live.session)
+    def derive(self, live: Any) -> FoldsView:
+        """Fold preview rows and backoff totals (worker thread)."""
+        return derive_view(live.session)
 
-    def show(self, view: list[FoldLine]) -> None:
+    def show(self, folds: FoldsView) -> None:
         """Refill the table and the totals."""
+        view = folds.lines
         self._lines = {str(line.seq): line for line in view}
         rows = [
             (
@@ -167,7 +225,7 @@ class FoldsScreen(PolicyScreen):
                     human_chars(line.surface_chars),
                     Text(line.state, style=_STATE_STYLE[line.state]),
                     line.policy,
-                    Text(line.backoff, style="bold red"),
+                    Text(line.backoff, style=_BACKOFF_STYLE[line.backoff_level]),
                     line.note,
                 ),
             )
@@ -182,8 +240,14 @@ class FoldsScreen(PolicyScreen):
         by_state = (
             ", ".join(f"{n} {state}" for state, n in counts.items()) or "no tool results on the surface"
         )
+        backoff = f"backoff after {folds.backoff_after} full expansions covering ≥ half a resource's folds"
+        if folds.backed_off:
+            backoff += f" · {folds.backed_off} resource{'s' if folds.backed_off != 1 else ''} backed off"
         self.query_one("#folds-totals", Static).update(
-            Text(f"{by_state} · {human_chars(raw)} raw chars, {human_chars(surface)} on the surface")
+            Text(
+                f"{by_state} · {human_chars(raw)} raw chars, {human_chars(surface)} on the surface\n"
+                f"{backoff} (? explains the columns)"
+            )
         )
 
     def _selected(self) -> FoldLine | None:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich.table import Table
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding
@@ -52,16 +54,35 @@ def help_entries(app: App[object], screen: Screen[object]) -> list[HelpEntry]:
     return list(seen.values())
 
 
+def legend_table(legend: Sequence[tuple[str, str]]) -> Table:
+    """A screen's legend (term, explanation) as a two-column grid whose explanations wrap."""
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold cyan", no_wrap=True)
+    grid.add_column(ratio=1)
+    for term, text in legend:
+        grid.add_row(term, text)
+    return grid
+
+
 class HelpScreen(Screen[None]):
     """Keys, grouped by where they work, with their binding ids for ``keymap.toml``."""
 
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close help", id="help.close")]
 
-    def __init__(self, entries: list[HelpEntry], keymap_file: str, problems: list[str]) -> None:
+    def __init__(
+        self,
+        entries: list[HelpEntry],
+        keymap_file: str,
+        problems: list[str],
+        legend: Sequence[tuple[str, str]] = (),
+        legend_title: str = "",
+    ) -> None:
         super().__init__()
         self.entries = entries
         self.keymap_file = keymap_file
         self.problems = problems
+        self.legend = legend
+        self.legend_title = legend_title
 
     def compose(self) -> ComposeResult:
         """A table per scope."""
@@ -87,7 +108,12 @@ class HelpScreen(Screen[None]):
         for problem in self.problems:
             notes.append(f"\n{problem}", style="bold red")
         with VerticalScroll(id="help-dialog"):
-            yield Static(Text("tapedeck keys", style="bold"), id="help-title")
+            if self.legend:
+                yield Static(
+                    Text(self.legend_title or "What the columns mean", style="bold"), id="help-title"
+                )
+                yield Static(legend_table(self.legend), id="help-legend")
+            yield Static(Text("tapedeck keys", style="bold"), id="help-keys-title")
             yield Static(table)
             yield Static(notes, id="help-notes")
 

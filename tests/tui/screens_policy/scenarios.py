@@ -153,3 +153,36 @@ def sealed(directory: Path) -> Path:
         log.end_step()
         log.end_turn()
     return log.write(directory)
+
+
+def backoff(directory: Path) -> Path:
+    """One open turn in which the model keeps expanding one file's folds until the fold backs off from it.
+
+    ``data/scores.csv`` is read three times and folded twice; two full ``expand_result`` calls (plus one
+    ``grep`` expansion, which does not count) back it off, so the third read stays raw. ``data/archive.csv``
+    is folded once and expanded once, and a small ``bash`` result is never folded.
+    """
+    log = LogBuilder()
+    log.start_turn("Which scores went stale?")
+
+    def step(*calls: tuple[str, dict[str, Any], str]) -> None:
+        log.calls([(name, args, text, False) for name, args, text in calls])
+        log.end_step()
+        log.start_step()
+        log.plan(lambda s: plan_fold(s, CONFIG.slice))
+
+    full = "[full result]\n"
+    step(("read_file", {"path": "data/scores.csv"}, table_text("alpha", 120)))
+    step(("read_file", {"path": "data/scores.csv"}, table_text("alpha", 130)))
+    step(("expand_result", {"turn": 1, "step": 1, "call": 1}, full + table_text("alpha", 120)))
+    step(("expand_result", {"turn": 1, "step": 2, "call": 1, "grep": "stale"}, "7,alpha-007,0.59,stale"))
+    step(
+        ("expand_result", {"turn": 1, "step": 2, "call": 1}, full + table_text("alpha", 130)),
+        ("read_file", {"path": "data/archive.csv"}, table_text("beta", 150)),
+    )
+    step(("expand_result", {"turn": 1, "step": 5, "call": 2}, full + table_text("beta", 150)))
+    step(
+        ("read_file", {"path": "data/scores.csv"}, table_text("alpha", 140)),
+        ("bash", {"command": "wc -l data/scores.csv"}, "141 data/scores.csv"),
+    )
+    return log.write(directory)

@@ -13,7 +13,8 @@ from tests.tui.screens_policy.harness import append_events, panel, read_inbox, s
 from tests.tui.screens_policy.scenarios import demo
 from tui.app import TapedeckApp
 from tui.screens.checkpoints import CheckpointsScreen
-from tui.screens.folds import FoldsScreen
+from tui.screens.folds import LEGEND, FoldsScreen
+from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
 
 pytestmark = pytest.mark.anyio
@@ -41,3 +42,22 @@ async def test_expand_from_the_app_and_see_the_outcome_on_another_screen(tmp_pat
         await pilot.press("c")
         await settle(pilot, lambda: isinstance(app.screen, CheckpointsScreen))
         assert panel(app) == "applied   expand seq 16 (read_file)"
+
+
+async def test_help_on_the_folds_screen_explains_backoff(tmp_path: Path) -> None:
+    app = TapedeckApp(
+        demo(tmp_path / "s"), interval=0.02, use_watchfiles=False, keymap_file=tmp_path / "no-keymap.toml"
+    )
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen) and app.screen.legend == ()  # the main screen has no legend
+        await pilot.press("escape", "o")
+        await settle(pilot, lambda: isinstance(app.screen, FoldsScreen))
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        assert app.screen.legend == LEGEND
+        assert "backoffAfterExpansions" in dict(LEGEND)["backoff"]
+        assert "policy.folds.expand" in {entry.binding_id for entry in app.screen.entries}

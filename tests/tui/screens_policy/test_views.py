@@ -15,10 +15,21 @@ from core.policies.rewind import EMPTY_REGION, NO_CHECKPOINT, plan_rewind
 from core.session import Session
 from tests.conftest import FIXTURES
 from tests.tui.screens_policy.harness import HEADER, LogBuilder
-from tests.tui.screens_policy.scenarios import CONFIG, demo, route, sealed
+from tests.tui.screens_policy.scenarios import CONFIG, backoff, demo, route, sealed
 from tui.screens.checkpoints import derive_checkpoints, rewind_summary
 from tui.screens.config import check_value, derive_config, effective_config, leaves
-from tui.screens.folds import EXPANDED, FOLDED, PINNED, PRUNED, RAW, derive_folds, fold_line, original_text
+from tui.screens.folds import (
+    EXPANDED,
+    FOLDED,
+    PINNED,
+    PRUNED,
+    RAW,
+    backoff_text,
+    derive_folds,
+    derive_view,
+    fold_line,
+    original_text,
+)
 from tui.screens.outcomes import (
     APPLIED,
     NOT_SENT,
@@ -94,6 +105,7 @@ def test_fold_rows_name_every_state(demo_session: Session) -> None:
     lines = derive_folds(demo_session)
     by_path = {(line.tool, line.path): line for line in lines}
     assert by_path[("read_file", "data/scores.csv")].state == EXPANDED
+    assert by_path[("read_file", "data/scores.csv")].backoff == "0/1 exp"  # an operator expand is not counted
     archive = by_path[("read_file", "data/archive.csv")]
     assert archive.state == FOLDED
     assert archive.surface_chars < archive.raw_chars
@@ -117,7 +129,35 @@ def test_fold_line_maps_pending_pinned_and_backed_off_rows() -> None:
     assert pending.note == "would fold to 900 chars (data digest)"
     assert fold_line(row(fold.PINNED)).state == PINNED
     backed = fold_line(row(fold.BACKED_OFF))
-    assert (backed.state, backed.backoff) == (RAW, "backed off")
+    assert (backed.state, backed.backoff) == (RAW, "backed off")  # no ledger: the status alone
+
+
+def test_backoff_cell_shows_the_resource_ledger() -> None:
+    def state(folds: int, expansions: int, backed_off: bool = False) -> fold.ResourceBackoff:
+        return fold.ResourceBackoff('["read","path","a"]', folds, expansions, backed_off, 2)
+
+    assert backoff_text(state(3, 0), fold.FOLDED) == ("0/3 exp", "")
+    assert backoff_text(state(3, 1), fold.FOLD) == ("1/3 exp", "expanding")
+    assert backoff_text(state(2, 2, True), fold.BACKED_OFF) == ("backed off (2/2)", "backed-off")
+    assert backoff_text(state(0, 0), fold.KEPT) == ("–", "none")
+    assert backoff_text(None, fold.REPLACED) == ("", "")
+
+
+def test_fold_rows_show_per_resource_backoff(tmp_path: Path) -> None:
+    view = derive_view(Session.open(backoff(tmp_path / "s")))
+    cells = [(line.address, line.tool, line.state, line.policy, line.backoff) for line in view.lines]
+    assert cells == [
+        ("1.1.1", "read_file", FOLDED, "", "backed off (2/2)"),
+        ("1.2.1", "read_file", FOLDED, "", "backed off (2/2)"),
+        ("1.3.1", "expand_result", RAW, "recall result", "–"),
+        ("1.4.1", "expand_result", RAW, "recall result", "–"),  # a grep expansion: not counted
+        ("1.5.1", "expand_result", RAW, "recall result", "–"),
+        ("1.5.2", "read_file", FOLDED, "", "1/1 exp"),
+        ("1.6.1", "expand_result", RAW, "recall result", "–"),
+        ("1.7.1", "read_file", RAW, "backed off", "backed off (2/2)"),
+        ("1.7.2", "bash", RAW, "kept", "–"),
+    ]
+    assert (view.backoff_after, view.backed_off) == (2, 1)
 
 
 def test_original_text_is_the_full_result(demo_session: Session) -> None:
