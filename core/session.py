@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, MutableSequence, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,6 +221,18 @@ class Session:
     def request_header(self) -> dict[str, Any] | None:
         """The latest ``request/header`` ``data.header`` (system prompt, tools, config), or None."""
         return self._request_header
+
+    def seqs_of(self, types: Collection[str], start: int = 0) -> Iterator[int]:
+        """Seqs from ``start`` on of the projected events whose type is in ``types``, in log order.
+
+        An index-backed session answers from the index's type column, decoding nothing; a retained one scans
+        its events.
+        """
+        end = self.next_seq
+        indexed = getattr(self.events, "seqs_of_types", None)
+        if indexed is not None:
+            return (seq for seq in indexed(types, start) if seq < end)
+        return (seq for seq in range(start, end) if self.events[seq].get("type") in types)
 
     def turn_of(self, seq: int) -> int:
         """The turn an event belongs to (DSH attribution; 0 before the first turn)."""

@@ -18,7 +18,7 @@ import os
 import re
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, overload
 
@@ -126,6 +126,15 @@ class OffsetIndex:
                 return n
             n += step
         return None
+
+    def seqs_of_types(self, names: Collection[str], start: int = 0) -> Iterator[int]:
+        """Every event index from ``start`` on whose type is in ``names``, read from the index alone."""
+        ids = {i for i, name in enumerate(self.type_names) if name in names}
+        if not ids:
+            return
+        for n in range(start, len(self._meta)):
+            if self._meta[n] & 0xFFFF in ids:
+                yield n
 
     # decoding -----------------------------------------------------------------------------------------------
     def line(self, n: int) -> bytes:
@@ -400,6 +409,10 @@ class IndexStore(Sequence[dict[str, Any]]):
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for n in range(len(self)):
             yield self[n]
+
+    def seqs_of_types(self, names: Collection[str], start: int = 0) -> Iterator[int]:
+        """Every event index from ``start`` on whose type is in ``names``, without decoding the others."""
+        return self.index.seqs_of_types(names, start)
 
 
 def tail_events(path: str | os.PathLike[str], n: int = 200) -> list[dict[str, Any]]:

@@ -71,8 +71,9 @@ def _folded_id(event: Mapping[str, Any]) -> int | None:
 
 
 def _backwards(session: Session) -> Iterator[tuple[int, Mapping[str, Any]]]:
+    """Checkpoint and rewind events, newest first (the others are never decoded on an index-backed log)."""
     events = session.events
-    for seq in range(session.next_seq - 1, -1, -1):
+    for seq in reversed(list(session.seqs_of((CHECKPOINT_EVENT, REWIND_EVENT)))):
         yield seq, events[seq]
 
 
@@ -81,7 +82,8 @@ def marks(session: Session) -> list[Mark]:
     found: list[Mark] = []
     if not session.counts.get(CHECKPOINT_EVENT):
         return found
-    for seq, event in enumerate(session.events):
+    for seq in session.seqs_of((CHECKPOINT_EVENT, REWIND_EVENT)):
+        event = session.events[seq]
         etype = event.get("type")
         if etype == CHECKPOINT_EVENT:
             mark = _mark_of(seq, event)

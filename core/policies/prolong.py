@@ -420,6 +420,8 @@ class DenyCounter:
     oldest unpaired call of the same (turn, step). Calls still unpaired at their ``step/end`` are forgotten.
     """
 
+    TYPES = ("tool/call", "tool/result", "step/end")  # the only events ``observe`` reacts to
+
     def __init__(self, log_file: str, keep: int = 20) -> None:
         """Count denials of calls whose arguments mention ``log_file`` (its base name, as a whole word)."""
         name = re.escape(Path(log_file).name)
@@ -698,7 +700,7 @@ def status_from_log(
 ) -> StatusReport:
     """Rebuild a session's status from its session log and the workspace log file (for ``tapedeck status``)."""
     deny = DenyCounter(config.log_file, config.deny_keep)
-    for seq in range(session.next_seq):
+    for seq in session.seqs_of(DenyCounter.TYPES):  # on a huge log the index skips the chunks undecoded
         deny.observe(seq, session.events[seq])
     path = log_path(workspace, config)
     writable: bool | None = None
