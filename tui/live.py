@@ -24,7 +24,7 @@ from core.errors import LogFormatError, TapedeckError
 from core.log.decoder import LogDecoder
 from core.log.index import IndexStore, OffsetIndex, tail_events
 from core.log.layout import is_compressed, read_header, resolve_log_path
-from core.log.tail import Tailer, TailUpdate, _wakeups
+from core.log.tail import Tailer, TailUpdate, wakeups
 from core.session import Session
 from core.text import tool_result_is_error
 
@@ -398,7 +398,7 @@ class LiveSession:
 
     def _follow(self, tailer: Tailer) -> Tailer | None:
         """Apply appends until the file is reset (then reload and return the new tailer) or ``stop``."""
-        for _ in _wakeups(tailer.path, self.stop_event, self.interval, self.use_watchfiles):
+        for _ in wakeups(tailer.path, self.stop_event, self.interval, self.use_watchfiles):
             update = tailer.poll()
             if update.reset or (update.waiting and update.diagnostics):
                 self.notices.extend(update.diagnostics)

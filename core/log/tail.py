@@ -3,7 +3,7 @@
 ``Tailer.poll`` is non-blocking: it stats the file, reads whatever complete lines or frames are new, and keeps
 the partial rest for the next poll. A file that shrinks or changes inode (truncated, rewritten, replaced) is
 re-read from the start and reported with ``reset=True`` and a diagnostic. A file that does not exist yet is
-waited for. ``follow`` turns polls into a stream, woken by ``watchfiles`` with a polling fallback.
+waited for. ``follow`` turns polls into a stream, woken by ``wakeups``: ``watchfiles`` with a polling fallback.
 """
 
 from __future__ import annotations
@@ -155,18 +155,27 @@ def follow(
     first = tailer.poll()
     if first:
         yield first
-    for _ in _wakeups(Path(path), stop, interval, use_watchfiles):
+    for _ in wakeups(Path(path), stop, interval, use_watchfiles):
         update = tailer.poll()
         if update:
             yield update
 
 
-def _wakeups(path: Path, stop: threading.Event, interval: float, use_watchfiles: bool) -> Iterator[None]:
+def wakeups(
+    path: str | os.PathLike[str], stop: threading.Event, interval: float, use_watchfiles: bool = True
+) -> Iterator[None]:
+    """Yield once each time ``path`` may have changed, until ``stop`` is set; the caller then polls a ``Tailer``.
+
+    With ``use_watchfiles`` the parent directory is watched (so creation and replacement are seen) and a wake-up
+    also comes every ``interval`` seconds without a change; if ``watchfiles`` cannot run, or when it is not
+    wanted, the generator simply yields every ``interval`` seconds. Wake-ups may be spurious; none is lost.
+    """
+    target = Path(path)
     if use_watchfiles:
         try:
             import watchfiles
 
-            parent = path.parent if path.parent.exists() else Path(path.anchor or "/")
+            parent = target.parent if target.parent.exists() else Path(target.anchor or "/")
             for _changes in watchfiles.watch(
                 parent,
                 stop_event=stop,

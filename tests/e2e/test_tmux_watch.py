@@ -85,7 +85,11 @@ def test_fixture_navigation_surface_search_help_and_quit(
     pane.keys("s")
     text = pane.wait_for(lambda s: "SURFACE" in s, "the surface view")
     assert "row 1/5" in text
-    pane.keys("s", "/")
+    pane.keys("s")
+    pane.wait_for(lambda s: "FULL LOG" in s, "the full log again")
+    pane.keys("/")
+    # keys typed before the search bar has focus would go to the list
+    pane.wait_for(lambda s: "Enter to search" in s, "the search bar")
     pane.keys("SNAPSHOT_OK", "Enter")
     pane.wait_for(lambda s: "matches for 'SNAPSHOT_OK'" in s, "the match count")
     pane.keys("Escape")  # alone: Escape followed at once by a key reads as alt+key

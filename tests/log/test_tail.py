@@ -6,7 +6,7 @@ import os
 import threading
 from pathlib import Path
 
-from core.log.tail import Tailer, follow
+from core.log.tail import Tailer, follow, wakeups
 from tests.log.helpers import one_turn_with_tool, raw_log, zstd_log
 
 
@@ -114,3 +114,30 @@ def test_follow_with_watchfiles_sees_every_event(tmp_path: Path) -> None:
 
 def test_follow_polling_fallback_sees_every_event(tmp_path: Path) -> None:
     assert _follow_collect(tmp_path / "session.jsonl", False) == list(range(11))
+
+
+def test_wakeups_end_when_stopped(tmp_path: Path) -> None:
+    for use_watchfiles in (False, True):
+        stop = threading.Event()
+        count = 0
+        for _ in wakeups(tmp_path / "session.jsonl", stop, 0.01, use_watchfiles):
+            count += 1
+            if count == 3:
+                stop.set()
+        assert count == 3
+
+
+def test_wakeups_drive_a_tailer_to_every_appended_event(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    blob = raw_log(one_turn_with_tool())
+    path.write_bytes(b"")
+    tailer, stop, seen = Tailer(path), threading.Event(), []
+    lines = blob.splitlines(keepends=True)
+    for _ in wakeups(path, stop, 0.01, use_watchfiles=False):
+        seen.extend(e["seq"] for e in tailer.poll().events)
+        if lines:
+            with open(path, "ab") as f:
+                f.write(lines.pop(0))
+        elif len(seen) == 11:
+            stop.set()
+    assert seen == list(range(11))

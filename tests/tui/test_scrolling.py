@@ -1,0 +1,70 @@
+"""``set_virtual_size``: a growing list updates its scrollbar in place and lays out only when the bar changes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from tui.widgets.scrolling import set_virtual_size
+
+pytestmark = pytest.mark.anyio
+
+
+class Lines(ScrollView):
+    """A line-API view that records every refresh that asks for a layout."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layouts = 0
+
+    def render_line(self, y: int) -> Strip:
+        return Strip.blank(self.size.width)
+
+    def refresh(self, *regions: Any, layout: bool = False, **kwargs: Any) -> Any:
+        self.layouts += layout
+        return super().refresh(*regions, layout=layout, **kwargs)
+
+
+class Host(App[None]):
+    def compose(self) -> ComposeResult:
+        yield Lines()
+
+
+async def test_appends_update_the_bar_without_a_layout() -> None:
+    app = Host()
+    async with app.run_test(size=(40, 10)) as pilot:
+        view = app.query_one(Lines)
+        set_virtual_size(view, Size(10, 50))  # the bar appears: a real layout
+        await pilot.pause()
+        assert view.show_vertical_scrollbar and view.layouts >= 1
+        before = view.layouts
+        for height in (60, 70, 80):
+            set_virtual_size(view, Size(view.virtual_size.width, height))
+            await pilot.pause()
+        assert view.layouts == before
+        assert view.virtual_size.height == 80
+        assert view.vertical_scrollbar.window_virtual_size == 80
+        assert view.vertical_scrollbar.window_size == view.container_size.height
+        assert view.max_scroll_y == 80 - view.container_size.height
+
+
+async def test_shrinking_clamps_the_scroll_and_a_vanishing_bar_lays_out() -> None:
+    app = Host()
+    async with app.run_test(size=(40, 10)) as pilot:
+        view = app.query_one(Lines)
+        set_virtual_size(view, Size(10, 100))
+        await pilot.pause()
+        view.scroll_to(y=90, animate=False)
+        await pilot.pause()
+        set_virtual_size(view, Size(view.virtual_size.width, 20))
+        await pilot.pause()
+        assert view.scroll_y == view.max_scroll_y == 20 - view.container_size.height
+        before = view.layouts
+        set_virtual_size(view, Size(view.virtual_size.width, 3))  # fits: the bar goes away
+        await pilot.pause()
+        assert view.layouts > before and not view.show_vertical_scrollbar and view.scroll_y == 0
