@@ -33,6 +33,9 @@ Metrics per policy (sizes are bytes of the UTF-8 JSON request):
   tool output is never cached, so the smaller a policy keeps its requests the lower this share's ceiling;
 - ``prefix_kept`` = the same LCP sum / sum over n >= 2 of len(cont_{n-1}): how much of what was cached the
   next request keeps, which isolates a policy's rewriting from the fresh output it must send anyway;
+- ``cost``: what the session's input would be billed, relative to raw: every byte a step served from the
+  cached prefix at ``CACHE_HIT_PRICE`` of a miss (a tenth: DeepSeek's published cache-hit input price), the rest
+  at full price. It weighs size against reuse the way the bill does;
 - ``rewrite_lost``: the part of ``1 - prefix_reuse`` that steps which rewrote cached bytes cost (a seal,
   fold, prune or mask changed something request n-1 had sent); the rest is fresh output, which no policy
   can serve from a cache (raw append-only loses only that);
@@ -89,6 +92,7 @@ MASK_KEEP = 10
 MASK_EVERY = 10
 CLEAR_TRIGGER = 100_000
 CLEAR_KEEP = 3
+CACHE_HIT_PRICE = 0.1  # input price of a cache-hit byte relative to a miss
 CONTEXT_WINDOW = 1_000_000  # tokens of the routed model, for the adaptive pressure trigger
 PLACEHOLDER = "[older tool output removed from the context]"
 DEFAULT_VARIANTS = ("tapedeck", "tapedeck-no-route", "tapedeck-seal")
@@ -207,6 +211,11 @@ class Meter:
     def prefix_reuse(self) -> float:
         """Byte-weighted prefix reuse over steps 2..n (1.0 with fewer than two steps)."""
         return self.reused / self.compared if self.compared else 1.0
+
+    @property
+    def billed(self) -> float:
+        """Input bytes at full price, with the bytes served from the cached prefix at ``CACHE_HIT_PRICE``."""
+        return self.total - self.reused * (1 - CACHE_HIT_PRICE)
 
     @property
     def prefix_kept(self) -> float:
@@ -435,7 +444,7 @@ def recall_fact(session: Session, fact: Mapping[str, Any], remap: Mapping[int, i
 
 def _summary(
     meter: Meter,
-    raw_total: int,
+    raw: Meter,
     final: bytes,
     facts: Sequence[Mapping[str, Any]],
     recall: Callable[[Mapping[str, Any]], str | None] | None,
@@ -453,7 +462,8 @@ def _summary(
     return {
         "steps": meter.steps,
         "total_bytes": meter.total,
-        "ratio": meter.total / raw_total if raw_total else 1.0,
+        "ratio": meter.total / raw.total if raw.total else 1.0,
+        "cost": meter.billed / raw.billed if raw.billed else 1.0,
         "peak_bytes": meter.peak,
         "prefix_reuse": meter.prefix_reuse,
         "prefix_kept": meter.prefix_kept,
@@ -523,16 +533,19 @@ def measure(
                 meter.output(output)
 
     replayed = [f for f in facts if f.get("seq") in raw.remap]
-    raw_total = base.meters["raw"].total
     policies: dict[str, Any] = {}
     for name, (head, messages) in render_baselines(steps).items():
         final = b"".join(request_pieces(head, messages))
-        policies[name] = _summary(base.meters[name], raw_total, final, replayed, None)
+        policies[name] = _summary(base.meters[name], base.meters["raw"], final, replayed, None)
     for tape in tapes:
         session, remap = tape.replay.session, tape.replay.remap
         final = b"".join(request_pieces(tape.head(), [cache.of(m) for m in tape.messages()]))
         policies[tape.name] = _summary(
-            tape.meter, raw_total, final, replayed, lambda f, s=session, r=remap: recall_fact(s, f, r)
+            tape.meter,
+            base.meters["raw"],
+            final,
+            replayed,
+            lambda f, s=session, r=remap: recall_fact(s, f, r),
         )
     return {
         "log": str(path),
@@ -568,6 +581,7 @@ def table(results: Sequence[Mapping[str, Any]]) -> str:
                     name,
                     p["steps"],
                     f"{p['ratio']:.3f}",
+                    f"{p['cost']:.3f}",
                     human_bytes(p["total_bytes"]),
                     human_bytes(p["peak_bytes"]),
                     f"{p['prefix_reuse']:.1%}",
@@ -582,6 +596,7 @@ def table(results: Sequence[Mapping[str, Any]]) -> str:
         "policy",
         "steps",
         "total/raw",
+        "cost/raw",
         "total",
         "peak request",
         "prefix reuse",

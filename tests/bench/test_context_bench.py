@@ -132,6 +132,8 @@ def test_meter_counts_reuse_against_request_plus_output() -> None:
     assert meter.prefix_reuse == (cached - 2) / second
     assert meter.prefix_kept == (cached - 2) / cached
     assert meter.rewrites == 0 and meter.rewrite_lost == 0  # a pure extension loses only fresh bytes
+    first = context.request_size(head, [b'{"a":1}'])
+    assert meter.billed == first + second - (cached - 2) * (1 - context.CACHE_HIT_PRICE)
     meter.request(head, [b'{"a":9}', b'{"b":2}', b'{"c":3}'])  # rewrites the first message
     third = context.request_size(head, [b'{"a":9}', b'{"b":2}', b'{"c":3}'])
     common = len(head) + len(b'{"a":')
