@@ -44,7 +44,8 @@ def _settled(app: TapedeckApp) -> bool:
         return True
     scanners = [s for s in (main.filter_scan, main.search_scan) if s is not None]
     detail = main.query_one(DetailPane)
-    return not (main.events.busy or detail.busy or main._refresh_due) and all(s.done for s in scanners)
+    busy = main.events.busy or detail.busy or main._refresh_due or main._status_due
+    return not busy and all(s.done for s in scanners)
 
 
 async def settle(pilot: Pilot[None], timeout: float = 20.0) -> None:

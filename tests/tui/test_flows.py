@@ -45,7 +45,7 @@ async def test_tailing_shows_appends_and_pause_counts_new_rows(tmp_path: Path) -
         await until(pilot, lambda: len(events.view) == n)
         await settle(pilot)
         assert events.following and events.current_seq == n - 1
-        assert "following" in status_text(screen)
+        assert "following" in status_text(screen) and f"row {n}/{n}" in status_text(screen)  # after the frame
 
         await pilot.press("up")  # scrolling up pauses follow mode
         assert not events.following

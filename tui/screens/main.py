@@ -131,6 +131,7 @@ class MainScreen(Screen[None]):
         self.search_scan: Scanner | None = None
         self.search_query = ""
         self._refresh_due = False
+        self._status_due = False
         self._notice = ""
 
     # layout -----------------------------------------------------------------------------------------------
@@ -219,6 +220,23 @@ class MainScreen(Screen[None]):
             if pos is not None:
                 view.toggle(pos, originals(self.live.session, seq))
         self.events.set_view(view, reset=reset, appended=appended)
+        if appended:
+            self._status_after_frame()
+        else:
+            self._update_status()
+
+    def _status_after_frame(self) -> None:
+        """Update the status line once the list's frame is out.
+
+        The status line spans the screen's width, so repainting it in the same frame as the list would make the
+        frame's crop cover the detail pane too; a follow-mode append then shows a few ms later.
+        """
+        if not self._status_due:
+            self._status_due = True
+            self.call_after_refresh(self._deferred_status)
+
+    def _deferred_status(self) -> None:
+        self._status_due = False
         self._update_status()
 
     def _update_status(self) -> None:
@@ -262,7 +280,10 @@ class MainScreen(Screen[None]):
     def on_event_list_highlighted(self, message: EventList.Highlighted) -> None:
         """Show the selected event in the detail pane."""
         self.query_one(DetailPane).show(message.seq)
-        self._update_status()
+        if self.events.following:
+            self._status_after_frame()  # the cursor followed an append: the new row goes out first
+        else:
+            self._update_status()
 
     def on_event_list_follow_changed(self, message: EventList.FollowChanged) -> None:
         """Follow paused or resumed."""
