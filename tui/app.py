@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import base64
 import gc
 import importlib
 import os
+import subprocess
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
 
+from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.message import Message
@@ -67,9 +68,19 @@ def is_session_log_target(path: Path) -> bool:
     return not path.is_dir() or (path / RAW_NAME).is_file() or (path / ZSTD_NAME).is_file()
 
 
-def tmux_wrap(sequence: str) -> str:
-    """Wrap an escape sequence in tmux's passthrough DCS so it reaches the outer terminal."""
-    return "\x1bPtmux;" + sequence.replace("\x1b", "\x1b\x1b") + "\x1b\\"
+def tmux_load_buffer(text: str, timeout: float = 5.0) -> str | None:
+    """Put ``text`` in tmux's paste buffer and the outer clipboard (``-w``, tmux >= 3.2); None or the problem."""
+    for command in (["tmux", "load-buffer", "-w", "-"], ["tmux", "load-buffer", "-"]):
+        try:
+            done = subprocess.run(command, input=text.encode("utf-8"), capture_output=True, timeout=timeout)
+        except FileNotFoundError:
+            return "tmux is not on PATH"
+        except subprocess.TimeoutExpired:
+            return f"tmux load-buffer did not answer within {timeout:g} s"
+        if done.returncode == 0:
+            return None
+        problem = done.stderr.decode("utf-8", "replace").strip() or f"exit status {done.returncode}"
+    return problem
 
 
 class TapedeckApp(App[None]):
@@ -211,25 +222,30 @@ class TapedeckApp(App[None]):
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The palette: every action bound where it was opened, then Textual's own (theme, quit …)."""
         seen: set[str] = set()
-        for namespace, bindings in screen._binding_chain:
-            for _key, binding in bindings:
-                if not binding.description or binding.system or binding.action in seen:
-                    continue
-                seen.add(binding.action)
-                keys = self.get_key_display(binding)
-                yield SystemCommand(
-                    binding.description,
-                    f"{binding.tooltip or binding.description} ({keys})",
-                    partial(self.run_action, binding.action, namespace),
-                )
+        for namespace, binding, _enabled, _tooltip in screen.active_bindings.values():
+            if not binding.description or binding.system or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            keys = self.get_key_display(binding)
+            yield SystemCommand(
+                binding.description,
+                f"{binding.tooltip or binding.description} ({keys})",
+                partial(self.run_action, binding.action, namespace),
+            )
         yield from super().get_system_commands(screen)
 
     def copy_to_clipboard(self, text: str) -> None:
-        """OSC 52 copy; inside tmux the sequence goes through tmux's passthrough so the outer terminal sees it."""
-        if not os.environ.get("TMUX"):
-            super().copy_to_clipboard(text)
-            return
-        self._clipboard = text
-        if self._driver is not None:
-            encoded = base64.b64encode(text.encode("utf-8")).decode("ascii")
-            self._driver.write(tmux_wrap(f"\x1b]52;c;{encoded}\a"))
+        """OSC 52 copy; inside tmux also ``tmux load-buffer -w`` (in a worker), which reaches the outer terminal.
+
+        tmux drops an application's OSC 52 under its default ``set-clipboard external``; ``load-buffer -w``
+        hands the text to tmux itself, which fills its paste buffer and forwards it to the outer clipboard.
+        """
+        super().copy_to_clipboard(text)
+        if os.environ.get("TMUX"):
+            self._tmux_copy(text)
+
+    @work(thread=True, group="copy", exit_on_error=False)
+    def _tmux_copy(self, text: str) -> None:
+        problem = tmux_load_buffer(text)
+        if problem:
+            self.call_from_thread(self.notify, f"tmux did not take the copy: {problem}", severity="warning")

@@ -12,6 +12,7 @@ from textual.pilot import Pilot
 
 from tests.tui.logs import Log, append, policy_log
 from tests.tui.pilot import main_screen, make_app, settle, until
+from tui.screens.browser import BrowserScreen
 
 SIZE = (150, 42)
 Snap = Callable[..., bool]
@@ -132,4 +133,8 @@ def test_session_browser(snap_compare: Snap, tmp_path: Path, fixtures_dir: Path)
         log.write(root / "--w--" / name / "session.jsonl")
     for name, mtime in (("child-1", 1_786_000_050), ("parent-1", 1_786_000_000), ("other-2", 1_786_000_100)):
         os.utime(root / "--w--" / name / "session.jsonl", (mtime, mtime))
-    assert snap_compare(make_app(root), terminal_size=SIZE, run_before=steps())
+    async def browser_shown(pilot: Pilot[None]) -> None:
+        await until(pilot, lambda: isinstance(pilot.app.screen, BrowserScreen) and bool(pilot.app.screen.paths))
+        await settle(pilot)
+
+    assert snap_compare(make_app(root), terminal_size=SIZE, run_before=steps(before=browser_shown))

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,7 +14,7 @@ from textual.events import MouseScrollUp
 from tests.tui.logs import Log, policy_log
 from tests.tui.pilot import main_screen, make_app, settle, until
 from tui import cli
-from tui.app import is_session_log_target, tmux_wrap
+from tui.app import is_session_log_target, tmux_load_buffer
 from tui.cli_watch import watch_target
 from tui.screens.browser import BrowserScreen
 from tui.screens.main import MainScreen
@@ -56,20 +59,46 @@ def test_cli_errors_and_core_commands(
     assert '"surface"' in capsys.readouterr().out
 
 
-def test_tmux_wrap() -> None:
-    assert tmux_wrap("\x1b]52;c;eA==\a") == "\x1bPtmux;\x1b\x1b]52;c;eA==\a\x1b\\"
+@pytest.fixture
+def tmux_server(tmp_path: Path) -> Iterator[str]:
+    """A private tmux server; yields the ``TMUX`` value a client inside it would see."""
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    socket = tmp_path / "tmux.sock"
+    subprocess.run(["tmux", "-S", str(socket), "new-session", "-d", "-s", "copy"], check=True)
+    try:
+        yield f"{socket},{os.getpid()},0"
+    finally:
+        subprocess.run(["tmux", "-S", str(socket), "kill-server"], check=False)
+
+
+def _tmux_buffer(tmux: str) -> str:
+    socket = tmux.split(",")[0]
+    return subprocess.run(["tmux", "-S", socket, "show-buffer"], capture_output=True, text=True).stdout
 
 
 @pytest.mark.anyio
-async def test_copy_inside_tmux_uses_passthrough(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TMUX", "/tmp/tmux-0/default,1,0")
+async def test_copy_inside_tmux_reaches_tmux_and_its_clipboard(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tmux_server: str
+) -> None:
+    monkeypatch.setenv("TMUX", tmux_server)
     app = make_app(policy_log().write(tmp_path / "session.jsonl"))
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
-        written: list[str] = []
-        monkeypatch.setattr(app._driver, "write", written.append)  # type: ignore[union-attr]
-        app.copy_to_clipboard("hi")
-        assert written == [tmux_wrap("\x1b]52;c;aGk=\a")] and app.clipboard == "hi"
+        app.copy_to_clipboard("copied · ünïcode")
+        await settle(pilot)
+        assert app.clipboard == "copied · ünïcode"
+    assert _tmux_buffer(tmux_server) == "copied · ünïcode"
+
+
+def test_tmux_load_buffer_says_what_went_wrong(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    if shutil.which("tmux") is None:
+        pytest.skip("tmux is not installed")
+    monkeypatch.setenv("TMUX", f"{tmp_path / 'no-server.sock'},1,0")  # no server listens there
+    problem = tmux_load_buffer("x")
+    assert problem is not None and "no-server.sock" in problem
+    monkeypatch.setenv("PATH", str(tmp_path))  # and now no tmux binary at all
+    assert tmux_load_buffer("x") == "tmux is not on PATH"
 
 
 @pytest.mark.anyio

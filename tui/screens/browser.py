@@ -60,6 +60,7 @@ class BrowserScreen(Screen[None]):
         super().__init__()
         self.root = root
         self.paths: dict[str, Path] = {}
+        self.scanning = False  # a rescan is running; the table shows the previous result until it lands
 
     def compose(self) -> ComposeResult:
         """Title, table, footer."""
@@ -78,6 +79,7 @@ class BrowserScreen(Screen[None]):
     def action_rescan(self) -> None:
         """Look for sessions again (in a worker: it reads every log's header)."""
         self.query_one("#browser-status", Static).update("scanning…")
+        self.scanning = True
         self._scan()
 
     @work(thread=True, exclusive=True, group="browse", exit_on_error=False)
@@ -103,6 +105,7 @@ class BrowserScreen(Screen[None]):
             )
         status = f"{len(rows)} sessions" if rows else f"no sessions found under {self.root}"
         self.query_one("#browser-status", Static).update(status)
+        self.scanning = False
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter or click on a row opens it."""

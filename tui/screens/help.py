@@ -35,22 +35,19 @@ def scope_name(node: object) -> str:
 def help_entries(app: App[object], screen: Screen[object]) -> list[HelpEntry]:
     """Every binding with a description active on ``screen``, keys as the keymap left them."""
     seen: dict[tuple[str, str], HelpEntry] = {}
-    for namespace, bindings in screen._binding_chain:
-        for _key, binding in bindings:
-            if not binding.description or binding.system:
-                continue
-            entry = seen.get((binding.action, scope_name(namespace)))
-            keys = app.get_key_display(binding)
-            if entry is not None:
-                merged = entry.keys if keys in entry.keys.split(" / ") else f"{entry.keys} / {keys}"
-                binding_id = entry.binding_id if entry.binding_id != "-" else binding.id or "-"
-                seen[(binding.action, entry.scope)] = HelpEntry(
-                    entry.scope, merged, entry.description, binding_id
-                )
-                continue
-            seen[(binding.action, scope_name(namespace))] = HelpEntry(
-                scope_name(namespace), keys, binding.description, binding.id or "-"
-            )
+    for namespace, binding, _enabled, _tooltip in screen.active_bindings.values():
+        if not binding.description or binding.system:
+            continue
+        entry = seen.get((binding.action, scope_name(namespace)))
+        keys = app.get_key_display(binding)
+        if entry is not None:
+            merged = entry.keys if keys in entry.keys.split(" / ") else f"{entry.keys} / {keys}"
+            binding_id = entry.binding_id if entry.binding_id != "-" else binding.id or "-"
+            seen[(binding.action, entry.scope)] = HelpEntry(entry.scope, merged, entry.description, binding_id)
+            continue
+        seen[(binding.action, scope_name(namespace))] = HelpEntry(
+            scope_name(namespace), keys, binding.description, binding.id or "-"
+        )
     return list(seen.values())
 
 

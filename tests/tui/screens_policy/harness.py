@@ -8,6 +8,7 @@ messages are forwarded to every screen on the stack.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -249,10 +250,14 @@ class PolicyHarness(App[None]):
         self.live.stop()
 
 
-async def settle(pilot: Pilot[Any], until: Callable[[], bool] = lambda: True, rounds: int = 400) -> None:
-    """Wait until the log is loaded, every policy screen shows its latest generation and ``until()`` holds."""
+async def settle(pilot: Pilot[Any], until: Callable[[], bool] = lambda: True, timeout: float = 60.0) -> None:
+    """Wait until the log is loaded, every policy screen shows its latest generation and ``until()`` holds.
+
+    The deadline is generous on purpose: a loaded machine only makes this slower, never different.
+    """
     app = pilot.app
-    for _ in range(rounds):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
         await pilot.pause(0.01)
         busy = [w for w in app.workers if w.group != "live" and not w.is_finished]
         if busy:
