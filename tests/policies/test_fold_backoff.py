@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from test_fold_support import BIG, Log
+from test_fold_support import BIG, BackoffRun, Log
 
 from core.policies.fold import BACKED_OFF, FOLD, backoff_scope, plan_fold, preview_fold
 from core.policies.slice_config import SliceConfig, validate
@@ -12,30 +10,7 @@ from core.policies.slice_config import SliceConfig, validate
 DEFAULT = SliceConfig()
 
 
-class Run:
-    """One turn of a live session: each ``step`` is followed by the host's pre-step fold."""
-
-    def __init__(self, config: SliceConfig = DEFAULT) -> None:
-        self.log = Log()
-        self.config = config
-        self.n = 0
-        self.log.turn(1)
-
-    def step(self, *tools: tuple[Any, ...]) -> list[int]:
-        self.n += 1
-        seqs = self.log.step(1, self.n, list(tools))  # type: ignore[arg-type]
-        self.folds = self.log.fold(self.config)
-        return seqs
-
-    def read(self, path: str, **args: Any) -> int:
-        (seq,) = self.step(("read", {"file_path": path, **args}, BIG))
-        return seq
-
-    def expand(self, ok: bool = True, **args: Any) -> None:
-        self.step(("expand_result", args, "[full result of read]\n" + BIG, not ok))
-
-    def status_of(self, seq: int) -> str:
-        return next(r.status for r in preview_fold(self.log.session(), self.config) if r.original == seq)
+Run = BackoffRun
 
 
 def test_two_full_expansions_back_off_that_path_only() -> None:

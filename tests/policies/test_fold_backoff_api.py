@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_fold_support import BIG, Log
+from test_fold_support import BIG, BackoffRun
 
 from core.policies.fold import (
     BACKED_OFF,
@@ -28,27 +28,11 @@ A = backoff_scope("read", {"file_path": "a.md"})
 B = backoff_scope("read", {"file_path": "b.md"})
 
 
-class Run:
-    """One turn of a live session: each ``step`` is followed by the host's pre-step fold."""
+class Run(BackoffRun):
+    """A backoff run that also reads the public ledger."""
 
-    def __init__(self, config: SliceConfig = DEFAULT) -> None:
-        self.log = Log()
-        self.config = config
-        self.n = 0
-        self.log.turn(1)
-
-    def step(self, *tools: tuple[Any, ...]) -> list[int]:
-        self.n += 1
-        seqs = self.log.step(1, self.n, list(tools))  # type: ignore[arg-type]
-        self.log.fold(self.config)
-        return seqs
-
-    def read(self, path: str) -> int:
-        (seq,) = self.step(("read", {"file_path": path, "offset": self.n}, BIG))
-        return seq
-
-    def expand(self, **args: Any) -> None:
-        self.step(("expand_result", args, "[full result of read]\n" + BIG))
+    def read(self, path: str, **args: Any) -> int:
+        return super().read(path, offset=self.n, **args)
 
     def ledger(self) -> dict[str, ResourceBackoff]:
         return resource_backoff(self.log.session(), self.config)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from core.policies.fold import plan_fold
+from core.policies.fold import plan_fold, preview_fold
 from core.policies.slice_config import SliceConfig
 from core.session import Session
 
@@ -151,3 +151,29 @@ def view_text(event: dict[str, Any]) -> str:
 def expand_text(name: str, address: str, text: str) -> str:
     """What ``expand_result`` returns in full."""
     return f"[full result of {name} · {address}]\n{text}"
+
+
+class BackoffRun:
+    """One turn of a live session: each ``step`` is followed by the host's pre-step fold."""
+
+    def __init__(self, config: SliceConfig | None = None) -> None:
+        self.log = Log()
+        self.config = config or SliceConfig()
+        self.n = 0
+        self.log.turn(1)
+
+    def step(self, *tools: tuple[Any, ...]) -> list[int]:
+        self.n += 1
+        seqs = self.log.step(1, self.n, list(tools))  # type: ignore[arg-type]
+        self.folds = self.log.fold(self.config)
+        return seqs
+
+    def read(self, path: str, **args: Any) -> int:
+        (seq,) = self.step(("read", {"file_path": path, **args}, BIG))
+        return seq
+
+    def expand(self, ok: bool = True, **args: Any) -> None:
+        self.step(("expand_result", args, "[full result of read]\n" + BIG, not ok))
+
+    def status_of(self, seq: int) -> str:
+        return next(r.status for r in preview_fold(self.log.session(), self.config) if r.original == seq)
