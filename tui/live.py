@@ -24,7 +24,8 @@ from core.errors import LogFormatError, TapedeckError
 from core.log.decoder import LogDecoder
 from core.log.index import IndexStore, OffsetIndex, tail_events
 from core.log.layout import is_compressed, read_header, resolve_log_path
-from core.log.tail import Tailer, TailUpdate, wakeups
+from core.log.pace import Pacer, no_pacing
+from core.log.tail import READ_CHUNK, Tailer, TailUpdate, wakeups
 from core.session import Session
 from core.text import tool_result_is_error
 
@@ -43,7 +44,7 @@ PROBE_LINES = 40
 # append-to-screen. 2 ms instead of 5 ms took ~2 ms off the p50 in bench/tui.py for about 1.2% more of a core
 # while idle (4.8% against 3.6%, whole app, measured in tmux); watchfiles' own 20 ms settle window would cost more.
 FOLLOW_INTERVAL = 0.002
-LOAD_SLICE = 8 << 20
+LOAD_SLICE = 1 << 20  # bytes decoded and projected per step while loading (the loader paces between steps)
 READ_ONLY_DSH = (
     "This log was written by DeepSeek Harness, not by a tapedeck host, so it opens read-only: "
     "nobody reads control requests for it."
@@ -137,15 +138,23 @@ def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
-def _dense_tail(path: Path, size: int) -> bool:
+def _dense_tail(path: Path, size: int, pace: Callable[[], None] = no_pacing) -> bool:
     """True when the last PROBE_BYTES of a raw log hold enough lines for a cheap tail preview.
 
     A tail of a few multi-MB lines would have to be parsed in full just to fill one screen, holding the GIL
-    for long stretches; such logs go straight to the (fast, parse-free) index instead.
+    for long stretches; such logs go straight to the (fast, parse-free) index instead. Read backwards in
+    READ_CHUNK slices, stopping as soon as the answer is known.
     """
+    lines = 0
+    end = size
     with open(path, "rb") as f:
-        f.seek(max(0, size - PROBE_BYTES))
-        return f.read(PROBE_BYTES).count(b"\n") >= PROBE_LINES
+        while end > max(0, size - PROBE_BYTES) and lines < PROBE_LINES:
+            start = max(0, size - PROBE_BYTES, end - READ_CHUNK)
+            f.seek(start)
+            lines += f.read(end - start).count(b"\n")
+            end = start
+            pace()
+    return lines >= PROBE_LINES
 
 
 def neighbour(seqs: list[int], seq: int, forward: bool) -> int | None:
@@ -191,6 +200,7 @@ class LiveSession:
         self.notices: list[Diagnostic] = []
         self.lock = threading.RLock()
         self.stop_event = threading.Event()
+        self.pace = Pacer()  # the loader naps between slices of work so the UI thread gets the GIL
         # Called in the follower thread with each applied batch of appended events, before SessionUpdated.
         self.append_observers: list[Callable[[list[dict[str, Any]]], None]] = []
 
@@ -264,8 +274,10 @@ class LiveSession:
             return
         decoder = LogDecoder(str(self.path), is_compressed(self.path))
         seq = 0
+        pace = Pacer()  # one per caller: scans run in their own workers
         with open(self.path, "rb") as f:
-            while seq < end and (chunk := f.read(LOAD_SLICE)):
+            while seq < end and (chunk := f.read(READ_CHUNK)):
+                pace()
                 for event in decoder.feed(chunk).events:
                     if start <= seq < end:
                         yield event
@@ -304,8 +316,11 @@ class LiveSession:
         return None
 
     def _progress(self, phase: str, fraction: float) -> None:
+        """Record progress; post it when the phase changes or per percent (slices are small, messages cost)."""
+        posted = self.phase == phase and int(self.fraction * 100) == int(fraction * 100) and fraction < 1.0
         self.phase, self.fraction = phase, fraction
-        self._post(LoadProgress(phase, fraction))
+        if not posted:
+            self._post(LoadProgress(phase, fraction))
 
     def _load(self) -> Tailer | None:
         """Preview, index and project the whole file; publish the projection; return the positioned tailer."""
@@ -318,7 +333,11 @@ class LiveSession:
         header = read_header(log)
         if header is None:
             raise LogFormatError(f"{log}: the first line is not a readable session header")
-        if size > PREVIEW_BYTES and self.session.next_seq == 0 and (compressed or _dense_tail(log, size)):
+        if (
+            size > PREVIEW_BYTES
+            and self.session.next_seq == 0
+            and (compressed or _dense_tail(log, size, self.pace))
+        ):
             self._preview(log, header)
         retain = size <= (self._retain_bytes or (RETAIN_BYTES_ZSTD if compressed else RETAIN_BYTES))
         index: OffsetIndex | None = None
@@ -327,7 +346,7 @@ class LiveSession:
         else:
             index = OffsetIndex(log, compressed)
             self._progress("indexing", 0.0)
-            index.extend(lambda done, total: self._progress("indexing", done / max(total, 1)))
+            index.extend(lambda done, total: self._progress("indexing", done / max(total, 1)), pace=self.pace)
             store = IndexStore(index)
             session = Session(index.header or header, store, path=log, retain=False)
             with self.lock:  # rows can be shown from the index while the projection is built
@@ -337,19 +356,23 @@ class LiveSession:
             self._post(SessionUpdated(self.generation, True, 0, len(index), self.epoch))
         session.compressed = compressed
         facts = SessionFacts.empty()
-        tailer = Tailer(log)
+        tailer = Tailer(log, pace=self.pace)
         self._progress("projecting", 0.0)
         while tailer.offset < size:
+            before = tailer.offset
             update = tailer.poll(max_bytes=LOAD_SLICE)
             if update.reset:
                 self._new_file = True
                 return self._load()
             if update.fatal:
                 raise LogFormatError(update.fatal)
-            if not update:
-                break
+            if tailer.offset == before and not update:
+                break  # nothing more to read (the file shrank or vanished: the follower reports it)
+            # A slice inside a line longer than LOAD_SLICE yields no event yet; keep reading: the projection is
+            # only complete (and ``loaded`` shown) once the whole file went through it.
             self._apply(session, facts, update, index)
             self._progress("projecting", tailer.offset / max(size, 1))
+            self.pace()
         if not self.follow:
             self._apply(session, facts, tailer.finish(), index)
         with self.lock:
@@ -389,7 +412,7 @@ class LiveSession:
         index: OffsetIndex | None,
     ) -> None:
         if index is not None and update.events and len(index) < session.next_seq + len(update.events):
-            index.extend()
+            index.extend(pace=self.pace)
         with self.lock:
             for event in update.events:
                 session.apply(event)

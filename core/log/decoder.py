@@ -1,11 +1,13 @@
 """Incremental log decoding: bytes in (raw or zstd, any split), events and diagnostics out.
 
 The one-shot reader and the live tailer share this code path, so feeding a file in arbitrary chunks yields
-exactly the state of reading it at once (``tests/log/test_decoder_props.py`` checks it).
+exactly the state of reading it at once (``tests/log/test_decoder_props.py`` checks it). A multi-MB line is
+completed in place and parsed in slices (``core.log.bigjson``), so decoding it never holds the GIL for long.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +15,7 @@ import orjson
 import zstandard
 
 from core.diagnostics import Diagnostic
+from core.log import bigjson
 from core.log.frames import FrameStream
 from core.log.header import HeaderError, validate_header
 from core.log.records import RecordError, expand_row, is_packed_row, upgrade_legacy
@@ -35,8 +38,10 @@ class LogDecoder:
     kept in ``fatal`` and every later byte is ignored, because nothing after a bad header can be trusted.
     """
 
-    def __init__(self, name: str, compressed: bool) -> None:
+    def __init__(self, name: str, compressed: bool, pace: Callable[[], None] | None = None) -> None:
+        """Decode the log called ``name``; ``pace`` is called between slices of a multi-MB line's parse."""
         self.name = name
+        self.pace = pace
         self.compressed = compressed
         self.header: dict[str, Any] | None = None
         self.fatal: str | None = None
@@ -130,8 +135,9 @@ class LogDecoder:
             if nl < 0:
                 self._partial += data
                 return
-            line = bytes(self._partial) + data[:nl]
-            self._partial.clear()
+            # completed in place and parsed from the bytearray: a multi-MB line is never copied whole
+            self._partial += memoryview(data)[:nl]
+            line, self._partial = self._partial, bytearray()
             self._line(line, self._partial_offset, out)
             start = nl + 1
         while True:
@@ -144,14 +150,14 @@ class LogDecoder:
             self._partial += data[start:]
             self._partial_offset = base if fixed_offset else base + start
 
-    def _line(self, raw: bytes, offset: int, out: DecodeBatch) -> None:
+    def _line(self, raw: bytes | bytearray, offset: int, out: DecodeBatch) -> None:
         self.lines += 1
         if raw.endswith(b"\r"):
             raw = raw[:-1]
-        if not raw.strip():
+        if not raw or raw.isspace():  # not strip(): that would copy the whole line
             return
         try:
-            obj = orjson.loads(raw)
+            obj = bigjson.loads(raw, self.pace)
         except orjson.JSONDecodeError as exc:
             if self.header is None:
                 self.fatal = f"{self.name}: line 1 is not valid JSON ({exc})"

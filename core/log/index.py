@@ -7,6 +7,10 @@ of the decompressed stream in C and captures, from the start of each line, the e
 20 bytes: offset (8), turn/step/type id packed in 8, and packed-row member/flags in 4; a line's length
 is the distance to the next line's offset.
 
+The file is read in 1 MB slices so that no single C call (copy, regex scan) holds the GIL for long. A line
+longer than a slice is kept in pieces, never re-joined, and indexed from its first 64 KB, unless that head
+cannot say what the line is (then it is joined and parsed as before).
+
 zstd logs are indexed over their decompressed stream; a small frame table maps stream offsets back to frames,
 and ``event(n)`` decompresses only the frame that holds the line (with a small LRU of decoded frames).
 """
@@ -26,6 +30,7 @@ import orjson
 import zstandard
 
 from core.errors import LogFormatError
+from core.log import bigjson
 from core.log.decoder import LogDecoder
 from core.log.frames import FrameError, FrameStream, decode_frame, frame_end
 from core.log.layout import is_compressed, resolve_log_path
@@ -42,7 +47,10 @@ FLAG_ROW = 1
 FLAG_FALLBACK = 2
 FLAG_SURFACE = 4
 _SURFACE = (b"user/message", b"assistant/message", b"tool/result")
-CHUNK = 16 << 20
+CHUNK = 1 << 20  # bytes per read: each C call over a buffer (copy, regex scan) stays around a millisecond
+LONG_LINE = CHUNK  # a partial line longer than this is kept in pieces: its head is enough to index it
+HEAD = 1 << 16
+HEAD_MARGIN = 64  # real bytes needed after the pattern's match in a head: its optional groups were decided
 ZSTD_CHUNK = 1 << 20  # compressed input per read: frames are small, and big buffers only fragment the heap
 ProgressFn = Callable[[int, int], None]
 
@@ -67,7 +75,8 @@ class OffsetIndex:
         self._step = 0
         self._stream_pos = 0  # decompressed bytes indexed so far (complete lines only)
         self._file_pos = 0  # file bytes consumed
-        self._carry = b""  # incomplete final line (raw or decompressed)
+        self._carry = b""  # incomplete final line (raw or decompressed) …
+        self._long: list[bytes] | None = None  # … or its pieces, once it is longer than LONG_LINE
         self._frames = FrameStream() if compressed else None
         self.corrupt_frames = 0
         self._head_cache: dict[tuple[bytes | None, ...], tuple[int, int]] = {}
@@ -160,7 +169,7 @@ class OffsetIndex:
             n += len(self)
         if not 0 <= n < len(self):
             raise IndexError(n)
-        obj = orjson.loads(self.line(n))
+        obj = bigjson.loads(self.line(n))
         info = self._info[n]
         if info & FLAG_ROW:
             member = info >> 16
@@ -191,8 +200,16 @@ class OffsetIndex:
         return data
 
     # building ------------------------------------------------------------------------------------------------
-    def extend(self, progress: ProgressFn | None = None, max_bytes: int | None = None) -> int:
-        """Index whatever complete data was appended since the last call; return the number of new events."""
+    def extend(
+        self,
+        progress: ProgressFn | None = None,
+        max_bytes: int | None = None,
+        pace: Callable[[], None] | None = None,
+    ) -> int:
+        """Index whatever complete data was appended since the last call; return the number of new events.
+
+        ``pace`` is called between reads (see ``core.log.pace``: a loader that leaves the GIL to the UI).
+        """
         before = len(self)
         try:
             size = os.path.getsize(self.path)
@@ -212,6 +229,8 @@ class OffsetIndex:
                     self._feed_frames(chunk)
                 if progress:
                     progress(self._file_pos, size)
+                if pace is not None:
+                    pace()
         return len(self) - before
 
     def _feed_frames(self, chunk: bytes) -> None:
@@ -220,18 +239,33 @@ class OffsetIndex:
             if frame.data is None:
                 self.corrupt_frames += 1
                 continue
-            self._frame_raw.append(self._stream_pos + len(self._carry))
+            self._frame_raw.append(self._stream_pos + self._pending)
             self._frame_file.append(frame.offset)
             self._frame_len.append(frame.length)
             self._scan(frame.data)
 
     def _scan(self, data: bytes) -> None:
-        """Index every complete line of ``carry + data``; the hot loop of the whole module."""
+        """Index every complete line of ``carry + data`` (a long partial line is kept in pieces, not copied)."""
+        nl = data.find(b"\n")
+        if nl < 0:
+            self._hold(data)
+            return
+        if self._long is not None:
+            parts, self._long = self._long, None
+            pending = sum(map(len, parts))
+            if self._long_line(parts, data[:nl]):
+                self._stream_pos += pending + nl + 1
+                data = data[nl + 1 :]
+                if not data:
+                    return
+            else:  # the head alone cannot say what the line holds: index it from the whole line
+                self._carry = b"".join(parts)
         buf = b"\n" + self._carry + data
         base = self._stream_pos - 1  # stream offset of buf[0] (the synthetic newline)
         last_nl = buf.rfind(b"\n")
         if last_nl <= 0:
-            self._carry = buf[1:]
+            self._carry = b""
+            self._hold(buf[1:])
             return
         self._carry = buf[last_nl + 1 :]
         if self.header is None:
@@ -240,6 +274,45 @@ class OffsetIndex:
             start = first
         else:
             start = 0
+        self._lines(buf, start, last_nl, base)
+        self._stream_pos = base + last_nl + 1
+
+    def _hold(self, data: bytes) -> None:
+        """Keep ``data`` as (more of) the partial final line."""
+        if self._long is not None:
+            self._long.append(data)
+        elif len(self._carry) + len(data) > LONG_LINE:
+            self._long, self._carry = [self._carry, data] if self._carry else [data], b""
+        else:
+            self._carry += data
+
+    @property
+    def _pending(self) -> int:
+        """Bytes of the partial final line."""
+        return len(self._carry) if self._long is None else sum(map(len, self._long))
+
+    def _long_line(self, parts: list[bytes], end: bytes) -> bool:
+        """Index one long line (``parts`` + ``end``) from its head alone; False when the head is not enough."""
+        head = b"".join(parts)[:HEAD] if len(parts[0]) < HEAD else parts[0][:HEAD]
+        if len(head) < HEAD:
+            head = (head + end)[:HEAD]
+        buf = b"\n" + head
+        m = _LINE.match(buf)
+        if self.header is None or m is None or len(buf) - m.end() < HEAD_MARGIN:
+            return False  # the pattern may have stopped where the head was cut, not where the line said
+        tname, turn, dt = m.group(1), m.group(3), m.group(5)
+        if tname is None or (tname == b"turn/start" and turn is None):
+            return False  # these read the line itself (fallback parse, turn lookup)
+        if dt is None and (tname in PACKED_ROW_TYPE_BYTES or buf.startswith(b',"index":', m.end())):
+            return False  # a packed row's member list may run past the head
+        self._lines(buf + b"\n", 0, len(buf), self._stream_pos - 1)
+        return True
+
+    def _lines(self, buf: bytes, start: int, last_nl: int, base: int) -> None:
+        """Index the lines that start after each newline of ``buf[start:last_nl]``; the hot loop of the module.
+
+        ``base`` is the stream offset of ``buf[0]``.
+        """
         offsets_append, meta_append, info_append = self._offsets.append, self._meta.append, self._info.append
         ids, rows, surface = self._type_ids, PACKED_ROW_TYPE_BYTES, _SURFACE
         turn_start, step_start, step_end = self._turn_start_id, self._step_start_id, self._step_end_id
@@ -294,7 +367,6 @@ class OffsetIndex:
             ):
                 cache[g] = (meta, info)
         self._turn, self._step = cur_turn, cur_step
-        self._stream_pos = base + last_nl + 1
 
     def _append_row(self, off: int, turn: int, step: int, count: int) -> None:
         self._offsets.extend(array("Q", (off,)) * count)

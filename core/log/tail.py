@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +19,7 @@ from core.diagnostics import Diagnostic
 from core.log.decoder import LogDecoder
 from core.log.layout import is_compressed
 
-READ_CHUNK = 4 << 20
+READ_CHUNK = 1 << 20  # bytes per read and decode call: a loader thread leaves the GIL to the UI between them
 
 
 @dataclass
@@ -40,8 +40,10 @@ class TailUpdate:
 class Tailer:
     """Incremental reader of one log path (raw or zstd)."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], pace: Callable[[], None] | None = None) -> None:
+        """Follow ``path``; ``pace`` is called between reads of one poll (see ``core.log.pace``)."""
         self.path = Path(path)
+        self.pace = pace
         self._decoder: LogDecoder | None = None
         self._identity: tuple[int, int] | None = None
         self._offset = 0
@@ -96,7 +98,7 @@ class Tailer:
             self._restart()
             self._identity = identity
         if self._decoder is None:
-            self._decoder = LogDecoder(str(self.path), is_compressed(self.path))
+            self._decoder = LogDecoder(str(self.path), is_compressed(self.path), self.pace)
         if st.st_size > self._offset:
             self._read(update, st.st_size if max_bytes is None else min(st.st_size, self._offset + max_bytes))
         if self._decoder.fatal and not self._fatal_reported:
@@ -133,6 +135,8 @@ class Tailer:
                     update.diagnostics.extend(batch.diagnostics)
                     if batch.header is not None:
                         update.header = batch.header
+                    if self.pace is not None:
+                        self.pace()
         except OSError as exc:
             update.diagnostics.append(
                 Diagnostic("read-error", f"cannot read {self.path}: {exc}", self._offset)

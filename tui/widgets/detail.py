@@ -31,14 +31,17 @@ from tui.widgets.scrolling import set_virtual_size
 
 DETAIL_LIMIT = 6_000  # chars of each payload shown at first; ``more`` multiplies it
 SETTLE_SECONDS = 0.06  # a burst of cursor moves (or appends while following) builds the pane once
+REFORMAT_LIMIT = 1 << 20  # JSON payloads up to this many chars are parsed and re-indented; bigger ones never
 JSON_STRING_LIMIT = 400  # long strings inside the JSON view (their full text is in the payload section)
 SYNTAX_THEME = "monokai"
 
 
 def guess_lexer(text: str, hint: str | None = None) -> str:
     """A pygments lexer name for a payload: JSON, a diff, a file's language from ``hint`` (a path), or text."""
-    head = text.lstrip()[:1]
+    head = (text if len(text) <= REFORMAT_LIMIT else text[:4096]).lstrip()[:1]
     if head and head in "{[":
+        if len(text) > REFORMAT_LIMIT:  # too big to parse just for a lexer: judge by its ends
+            return "json" if text[-64:].rstrip()[-1:] in ("}", "]") else "text"
         try:
             orjson.loads(text)
             return "json"
@@ -126,7 +129,7 @@ def render_event(session: Session, event: dict[str, Any], limit: int, title: str
     for name, text, lexer in payload_sections(session, event):
         shown, cut = clip(text, limit)
         hidden += cut
-        if lexer == "json":
+        if lexer == "json" and len(text) <= REFORMAT_LIMIT:  # a bigger one is shown as written, clipped
             try:
                 shown = orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2).decode()
                 shown, cut = clip(shown, limit)
