@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-# ``shared/`` sits beside the checkout (``../shared``); TAPEDECK_SHARED overrides that.
-SHARED = Path(os.environ.get("TAPEDECK_SHARED") or Path(__file__).resolve().parents[1].parent / "shared")
-FIXTURES = SHARED / "fixtures" / "dsh"
+# Real DSH session logs, copied into the repository with their license and provenance (README.md there).
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "dsh"
 
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    """The directory of real DSH session logs shipped in ``shared/fixtures/dsh``."""
-    assert FIXTURES.is_dir(), f"DSH fixtures not found at {FIXTURES} (set TAPEDECK_SHARED)"
+    """The directory of real DSH session logs in ``tests/fixtures/dsh``."""
+    assert FIXTURES.is_dir(), f"DSH fixtures missing from the checkout: {FIXTURES}"
     return FIXTURES

@@ -29,8 +29,10 @@ class Tmux:
         exports = " ".join(f"{k}={v}" for k, v in env.items())
         line = " ".join(command)
         # COLUMNS/LINES inherited from the test runner would override the pane's real size.
-        shell = f"env -u COLUMNS -u LINES {exports} {line}; sleep 30"
+        shell = f"env -u COLUMNS -u LINES {exports} {line}"
         self._run("new-session", "-d", "-s", name, "-x", "150", "-y", "45", shell)
+        # Keep the pane after the command ends, so its last screen can be read and a dead pane fails fast.
+        self._run("set-option", "-t", name, "remain-on-exit", "on")
 
     def _run(self, *args: str) -> str:
         return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
@@ -38,6 +40,10 @@ class Tmux:
     def screen(self) -> str:
         """The visible text."""
         return self._run("capture-pane", "-p", "-t", self.name)
+
+    def exited(self) -> bool:
+        """Whether the command in the pane has ended."""
+        return self._run("display-message", "-p", "-t", self.name, "#{pane_dead}").strip() == "1"
 
     def keys(self, *keys: str) -> None:
         """Send keys (tmux key names)."""
@@ -50,6 +56,8 @@ class Tmux:
             text = self.screen()
             if predicate(text):
                 return text
+            if self.exited():
+                raise AssertionError(f"the command ended before the screen showed {what}:\n{self.screen()}")
             if time.monotonic() > deadline:
                 raise AssertionError(f"screen never showed {what}:\n{text}")
             time.sleep(0.05)

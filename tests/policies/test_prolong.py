@@ -23,8 +23,9 @@ from core.policies.prolong import (
 )
 from core.policies.prolong_config import ProlongConfig
 from core.session import Session
+from tests.conftest import FIXTURES as FIXTURE_DIR
 
-FIXTURES = "/work/shared/fixtures/dsh"
+FIXTURES = str(FIXTURE_DIR)
 
 
 def small_session() -> Log:

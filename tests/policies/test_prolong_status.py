@@ -12,9 +12,10 @@ from core.cli import main
 from core.policies.prolong import ProlongMemory, StatusReport, render_status, status_from_log
 from core.policies.prolong_config import ProlongConfig
 from core.session import Session
+from tests.conftest import FIXTURES as FIXTURE_DIR
 
 GREP_LOG = '{"command":"grep -n KeyError log.txt"}'
-FIXTURES = "/work/shared/fixtures/dsh"
+FIXTURES = str(FIXTURE_DIR)
 
 
 def denied_session(session_id: str = "sess-status") -> Log:

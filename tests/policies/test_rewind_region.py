@@ -20,8 +20,9 @@ from core.policies.rewind import (
     select_fold_region,
 )
 from core.session import Session
+from tests.conftest import FIXTURES as FIXTURE_DIR
 
-FIXTURES = "/work/shared/fixtures/dsh"
+FIXTURES = str(FIXTURE_DIR)
 
 
 def _operator_mark(log: Log) -> int:
