@@ -17,7 +17,7 @@ import time
 import uuid
 from pathlib import Path
 
-from core.cli_common import guarded
+from core.cli.common import guarded
 from core.control import append_request, inbox_path
 from core.errors import TapedeckError
 from core.host.demo_scenario import TASKS, write_script

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from core.cli_common import guarded
+from core.cli.common import guarded
 from core.errors import TapedeckError
 from core.log.layout import default_sessions_root, discover_sessions, read_header, resolve_log_path
 from tui.live import FOLLOW_INTERVAL

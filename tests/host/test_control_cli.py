@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from core import cli_control
 from core.cli import build_parser
+from core.cli import control as cli_control
 from core.control import InboxReader, outcome_event
 from core.log.writer import SessionWriter, make_header
 

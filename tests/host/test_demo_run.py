@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from core import control
-from core.cli_log import inspect_report
+from core.cli.log import inspect_report
 from core.config import load_config
 from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace

@@ -9,7 +9,7 @@ import pytest
 from test_fold_support import BIG, CODE, HEADER, Log
 
 from core.cli import main
-from core.cli_fold import effective_config
+from core.cli.fold import effective_config
 from core.errors import ConfigError
 
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from core.cli_common import emit, guarded
-from core.cli_fold import effective_config
+from core.cli.common import emit, guarded
+from core.cli.fold import effective_config
 from core.errors import TapedeckError
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
 from core.policies.recall import (

@@ -7,7 +7,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from core.cli_common import emit, guarded
+from core.cli.common import emit, guarded
 from core.config import parse_value
 from core.control import CONTROL_EVENT, OPS, ControlError, append_request, inbox_path, op_args
 from core.errors import LogFormatError

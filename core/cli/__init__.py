@@ -1,7 +1,21 @@
 """The ``tapedeck`` command line: one subcommand per capability, each with ``--json`` output.
 
-Each ``core/cli_*.py`` module contributes subcommands through ``register(subparsers)``. The TUI adds ``watch``
-and ``demo`` from ``tui/cli.py``, which is the console-script entry point; ``core`` itself never imports ``tui``.
+Layout: one module per command family in this package, each a thin adapter from parsed arguments to a core
+function and a printer, exposing ``register(subparsers) -> None``. To add a family, write ``core/cli/NAME.py``
+with a ``register`` function and list it in ``COMMAND_MODULES``. Shared plumbing (``emit``, ``fail``,
+``guarded``) lives in ``core/cli/common.py``.
+
+- ``log``: ``inspect``, ``surface``, ``events``, ``sessions``
+- ``fold``: ``fold``
+- ``status``: ``status``
+- ``route``: ``route``
+- ``slice``: ``seal``, ``recall``, ``expand``
+- ``host``: ``run``
+- ``control``: ``control``
+
+The TUI adds ``watch`` and ``demo`` from ``tui/cli.py``, which is the console-script entry point; ``core``
+itself never imports ``tui``. ``main(argv) -> int`` is the in-process entry that tests and tools call;
+``python -m core.cli`` runs it too.
 """
 
 from __future__ import annotations
@@ -15,13 +29,13 @@ from core import __version__
 
 # Modules that contribute subcommands, in help order. Each exposes ``register(subparsers) -> None``.
 COMMAND_MODULES: list[str] = [
-    "core.cli_log",
-    "core.cli_fold",
-    "core.cli_status",
-    "core.cli_route",
-    "core.cli_slice",
-    "core.cli_host",
-    "core.cli_control",
+    "core.cli.log",
+    "core.cli.fold",
+    "core.cli.status",
+    "core.cli.route",
+    "core.cli.slice",
+    "core.cli.host",
+    "core.cli.control",
 ]
 
 
@@ -46,7 +60,3 @@ def main(argv: Sequence[str] | None = None, extra_modules: Sequence[str] = ()) -
         parser.print_help(sys.stderr)
         return 2
     return args.handler(args)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

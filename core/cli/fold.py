@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from core.cli_common import emit, guarded
+from core.cli.common import emit, guarded
 from core.config import load_config, parse_value, replay_config, set_value
 from core.errors import ConfigError
 from core.policies.fold import FOLD, preview_fold, shown_through

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from core.cli_common import emit, guarded
+from core.cli.common import emit, guarded
 from core.config import load_config
 from core.errors import TapedeckError
 from core.policies.adaptive import CHECKPOINT, classify_task, phase_text

@@ -6,7 +6,7 @@ import argparse
 from collections import Counter
 from typing import Any
 
-from core.cli_common import emit, guarded
+from core.cli.common import emit, guarded
 from core.log.layout import default_sessions_root, discover_sessions
 from core.session import Session, derive_message
 from core.summary import human_chars, one_line, source_label, summarize

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from core.cli_common import emit, guarded
+from core.cli.common import emit, guarded
 from core.config import load_config
 from core.errors import TapedeckError
 from core.log.layout import default_sessions_root, discover_sessions

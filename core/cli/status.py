@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from core.cli_common import emit, guarded
+from core.cli.common import emit, guarded
 from core.config import load_config
 from core.policies import prolong_config
 from core.policies.prolong import ProlongError, render_status, status_from_log
