@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,13 +38,23 @@ def parse_arguments(name: str, arguments: str) -> dict[str, Any] | CallResult:
 
 
 class ToolBox:
-    """The workspace tools, by name."""
+    """The workspace tools, by name, and the event that stops a running call.
+
+    ``interrupt()`` may be called from any thread (the host calls it when ``stop`` arrives): the running call
+    ends at once with an ``ABORTED`` error (a shell command's whole process tree is killed), and so does every
+    later call.
+    """
 
     def __init__(self, workspace: Path) -> None:
         from core.host.tools import workspace_tools
 
         self.workspace = workspace
         self.tools = {tool.name: tool for tool in workspace_tools(workspace)}
+        self.cancel = threading.Event()
+
+    def interrupt(self) -> None:
+        """Stop the running tool call, if any, and refuse later ones (thread-safe)."""
+        self.cancel.set()
 
     def schemas(self) -> list[dict[str, Any]]:
         """OpenAI-style schemas of every workspace tool."""
@@ -57,7 +68,7 @@ class ToolBox:
         args = parse_arguments(name, arguments)
         if isinstance(args, CallResult):
             return args
-        outcome = tool.run(args)
+        outcome = tool.run(args, self.cancel)
         error = {"name": "WorkspaceToolError", "code": outcome.error_code} if outcome.error_code else None
         return CallResult(outcome.text, outcome.is_error, error, outcome.meta)
 

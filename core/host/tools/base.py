@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import math
+import threading
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from core.host.tools.outcome import FS_ERROR, INVALID_ARGUMENTS, ToolFailure, ToolOutcome
+from core.host.tools.outcome import (
+    ABORTED,
+    FS_ERROR,
+    INVALID_ARGUMENTS,
+    TOOL_FAILED,
+    TOOL_TIMEOUT,
+    ToolFailure,
+    ToolOutcome,
+)
 from core.host.tools.workspace import Workspace
 
 ParamType = Literal["string", "integer", "number", "boolean"]
@@ -27,6 +37,35 @@ class ToolLimits:
     grep_matches: int = 200
     glob_results: int = 500
     list_entries: int = 500
+    call_seconds: float = 60.0
+
+
+class CallContext:
+    """One tool call's deadline and the event that cancels it (set by the host when ``stop`` arrives).
+
+    Tools call :meth:`check` between units of work (a file, a line, a directory entry); it raises a ToolFailure
+    once the call is cancelled (``ABORTED``) or past its deadline (``TOOL_TIMEOUT``), so no tool runs on after
+    either.
+    """
+
+    def __init__(self, seconds: float, cancel: threading.Event | None = None) -> None:
+        self.seconds = seconds
+        self.cancel = cancel if cancel is not None else threading.Event()
+        self.deadline = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        """Seconds left before the deadline (never negative)."""
+        return max(0.0, self.deadline - time.monotonic())
+
+    def check(self, what: str) -> None:
+        """Raise the call's ending failure when it is cancelled or out of time; ``what`` names the tool."""
+        if self.cancel.is_set():
+            raise ToolFailure(ABORTED, f"{what} was stopped by the operator before it finished")
+        if time.monotonic() >= self.deadline:
+            raise ToolFailure(
+                TOOL_TIMEOUT,
+                f"{what} did not finish within {self.seconds:g} s and was stopped; narrow the request",
+            )
 
 
 @dataclass(frozen=True)
@@ -103,10 +142,16 @@ class WorkspaceTool(ABC):
             },
         }
 
-    def run(self, args: Mapping[str, Any]) -> ToolOutcome:
-        """Check ``args`` against the declared parameters and run the tool; every failure is a tool error."""
+    def run(self, args: Mapping[str, Any], cancel: threading.Event | None = None) -> ToolOutcome:
+        """Check ``args`` and run the tool under its deadline; never raises, every failure is a tool error.
+
+        ``cancel`` is the host's stop event: once it is set the call ends with an ``ABORTED`` error.
+        """
         try:
-            return self.execute(self._checked(args))
+            checked = self._checked(args)
+            ctx = CallContext(self.seconds_for(checked), cancel)
+            ctx.check(self.name)
+            return self.execute(checked, ctx)
         except ToolFailure as failure:
             return ToolOutcome(f"Error: {failure.message}", True, failure.code)
         except OSError as exc:
@@ -116,6 +161,14 @@ class WorkspaceTool(ABC):
             return ToolOutcome(
                 f"Error: {self.name}: text that cannot be encoded ({exc})", True, INVALID_ARGUMENTS
             )
+        except Exception as exc:  # the last line of defence: a tool bug must not take the host down
+            return ToolOutcome(
+                f"Error: {self.name} failed unexpectedly ({type(exc).__name__}: {exc!s:.200})", True, TOOL_FAILED
+            )
+
+    def seconds_for(self, args: dict[str, Any]) -> float:
+        """The deadline of a call with these checked arguments (``ToolLimits.call_seconds`` unless overridden)."""
+        return self.limits.call_seconds
 
     def _checked(self, args: Mapping[str, Any]) -> dict[str, Any]:
         if not isinstance(args, Mapping):
@@ -151,5 +204,6 @@ class WorkspaceTool(ABC):
         return out
 
     @abstractmethod
-    def execute(self, args: dict[str, Any]) -> ToolOutcome:
-        """Run with checked arguments; raise ToolFailure for a model-visible error."""
+    def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
+        """Run with checked arguments, calling ``ctx.check`` between units of work; raise ToolFailure for a
+        model-visible error."""

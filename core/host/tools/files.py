@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from core.host.tools.base import Param, WorkspaceTool, cut_line, fit
+from core.host.tools.base import CallContext, Param, WorkspaceTool, cut_line, fit
 from core.host.tools.outcome import (
     EDIT_NO_MATCH,
     EDIT_NOT_UNIQUE,
@@ -87,7 +87,7 @@ class ReadFile(WorkspaceTool):
         Param("limit", "integer", "how many lines to return at most", minimum=1),
     )
 
-    def execute(self, args: dict[str, Any]) -> ToolOutcome:
+    def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         raw = args["path"]
         path = self.workspace.resolve(raw)
         _existing_file(self, path, raw)
@@ -134,7 +134,7 @@ class ListDir(WorkspaceTool):
     )
     params = (Param("path", "string", "directory, relative to the workspace root (default: the root)"),)
 
-    def execute(self, args: dict[str, Any]) -> ToolOutcome:
+    def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         raw = args.get("path", ".")
         path = self.workspace.resolve(raw)
         if not path.exists():
@@ -176,7 +176,7 @@ class WriteFile(WorkspaceTool):
         Param("content", "string", "the complete new content of the file", required=True),
     )
 
-    def execute(self, args: dict[str, Any]) -> ToolOutcome:
+    def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         raw, content = args["path"], args["content"]
         path = self.workspace.resolve(raw)
         if path.is_dir():
@@ -209,7 +209,7 @@ class EditFile(WorkspaceTool):
         Param("replace_all", "boolean", "replace every occurrence instead of requiring exactly one"),
     )
 
-    def execute(self, args: dict[str, Any]) -> ToolOutcome:
+    def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         raw, old, new = args["path"], args["old_text"], args["new_text"]
         if not old:
             raise ToolFailure(

@@ -19,6 +19,10 @@ EDIT_NO_MATCH = "EDIT_NO_MATCH"
 EDIT_NOT_UNIQUE = "EDIT_NOT_UNIQUE"
 COMMAND_FAILED = "COMMAND_FAILED"
 COMMAND_TIMEOUT = "COMMAND_TIMEOUT"
+# A running call ended by the operator's ``stop`` (DSH's code for an aborted running call).
+ABORTED = "ABORTED"
+TOOL_TIMEOUT = "TOOL_TIMEOUT"
+TOOL_FAILED = "TOOL_FAILED"
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from core.host.tools.base import Param, WorkspaceTool, cut_line, fit
+from core.host.tools.base import CallContext, Param, WorkspaceTool, cut_line, fit
 from core.host.tools.outcome import (
     FS_NOT_DIRECTORY,
     FS_NOT_FOUND,
@@ -53,7 +53,7 @@ class Glob(WorkspaceTool):
         ),
     )
 
-    def execute(self, args: dict[str, Any]) -> ToolOutcome:
+    def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         pattern = _relative_glob(args["pattern"], "pattern")
         raw = args.get("path", ".")
         base = _directory(self, raw)
@@ -109,7 +109,7 @@ class Grep(WorkspaceTool):
         Param("ignore_case", "boolean", "match without regard to case"),
     )
 
-    def execute(self, args: dict[str, Any]) -> ToolOutcome:
+    def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         pattern = args["pattern"]
         try:
             regex = re.compile(pattern, re.IGNORECASE if args.get("ignore_case") else 0)

@@ -19,7 +19,7 @@ import threading
 from io import BufferedReader
 from typing import Any
 
-from core.host.tools.base import Param, WorkspaceTool
+from core.host.tools.base import CallContext, Param, WorkspaceTool
 from core.host.tools.outcome import (
     COMMAND_FAILED,
     COMMAND_TIMEOUT,
@@ -97,7 +97,7 @@ class Bash(WorkspaceTool):
         Param("description", "string", "a few words on what the command is for"),
     )
 
-    def execute(self, args: dict[str, Any]) -> ToolOutcome:
+    def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         command = args["command"]
         if not command.strip():
             raise ToolFailure(INVALID_ARGUMENTS, "command must not be empty")
