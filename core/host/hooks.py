@@ -196,14 +196,20 @@ class PolicyHooks:
             return CallResult(text, False, meta=result, before=[event])
         if name == self.config.rewind.tool_name:
             try:
+                mark_id = rewind_policy.parse_rewind_arguments(arguments)
                 plan = rewind_policy.plan_rewind(
-                    session, self.config.rewind, self.report_writer(), by="model", commit=self.host.append
+                    session,
+                    self.config.rewind,
+                    self.report_writer(),
+                    by="model",
+                    mark_id=mark_id,
+                    commit=self.host.append,
                 )
             except rewind_policy.RewindError as exc:
                 return CallResult(f"Error: {exc}", True, {"name": "RewindError", "code": exc.code})
             except ReportError as exc:
                 return CallResult(f"Error: {exc}", True, {"name": "ReportError", "code": "REPORT_FAILED"})
-            return CallResult(rewind_policy.render_rewind_result(plan.result), False, meta=plan.result)
+            return CallResult(rewind_policy.rewind_tool_result(plan.result), False, meta=plan.result)
         return None
 
     def turn_stopping(self, turn: int) -> dict[str, Any] | None:

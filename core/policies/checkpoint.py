@@ -2,9 +2,12 @@
 
 A mark is a log-only ``tapedeck/checkpoint`` event (``"ignorable": true``) with data
 ``{markId, anchor, objective?, by, turn}``. ``markId`` counts up from 1 per session; ``anchor`` is the log length
-when the mark was placed, which is also the seq the mark event itself receives. The latest mark is *active* until
-a ``tapedeck/rewind`` event naming its ``markId`` completes it; a rewind event naming an older mark changes
-nothing. All of this is read back from the log, so it survives host restarts.
+when the mark was placed, which is also the seq the mark event itself receives. A mark is *active* until a
+``tapedeck/rewind`` event completes it. A rewind to mark K folds everything after K's anchor, so its event
+completes K and every later mark placed before it (their explorations are inside the folded region); marks
+placed before K stay active and can be rewound to later. The seed keeps one mark in force (a fold may only
+complete the latest); tapedeck lets the model and the operator rewind to any active mark. All of this is read
+back from the log, so it survives host restarts.
 """
 
 from __future__ import annotations
@@ -77,6 +80,10 @@ def _backwards(session: Session) -> Iterator[tuple[int, Mapping[str, Any]]]:
         yield seq, events[seq]
 
 
+def _completed(mark: Mark, folded_by: int) -> Mark:
+    return Mark(mark.mark_id, mark.anchor, mark.seq, mark.turn, mark.by, mark.objective, folded_by)
+
+
 def marks(session: Session) -> list[Mark]:
     """Every mark in log order, each with the seq of the fold that completed it (if any)."""
     found: list[Mark] = []
@@ -89,34 +96,46 @@ def marks(session: Session) -> list[Mark]:
             mark = _mark_of(seq, event)
             if mark is not None:
                 found.append(mark)
-        elif etype == REWIND_EVENT and found and found[-1].active and _folded_id(event) == found[-1].mark_id:
-            last = found[-1]
-            found[-1] = Mark(last.mark_id, last.anchor, last.seq, last.turn, last.by, last.objective, seq)
+        elif etype == REWIND_EVENT:
+            target = _folded_id(event)
+            if target is None or not any(m.mark_id == target for m in found):
+                continue
+            found = [_completed(m, seq) if m.active and m.mark_id >= target else m for m in found]
     return found
+
+
+def find_mark(session: Session, mark_id: int) -> Mark | None:
+    """The mark numbered ``mark_id`` (folded or not), or None when the log has no such mark."""
+    return next((m for m in marks(session) if m.mark_id == mark_id), None)
+
+
+def active_marks(session: Session) -> list[Mark]:
+    """Every mark not yet completed by a fold, oldest first: each one can be rewound to."""
+    return [m for m in marks(session) if m.active]
 
 
 def latest_mark(session: Session) -> Mark | None:
     """The newest mark (folded or not), found by scanning back from the log's end."""
     if not session.counts.get(CHECKPOINT_EVENT):
         return None
-    folds: list[tuple[int, int]] = []
+    folds_after = False
     for seq, event in _backwards(session):
-        etype = event.get("type")
-        if etype == REWIND_EVENT:
-            mark_id = _folded_id(event)
-            if mark_id is not None:
-                folds.append((seq, mark_id))
-        elif etype == CHECKPOINT_EVENT:
-            mark = _mark_of(seq, event)
-            if mark is None:
-                continue
-            folded_by = min((s for s, m in folds if m == mark.mark_id), default=None)
-            return Mark(mark.mark_id, mark.anchor, mark.seq, mark.turn, mark.by, mark.objective, folded_by)
+        if event.get("type") == REWIND_EVENT:
+            folds_after = folds_after or _folded_id(event) is not None
+            continue
+        mark = _mark_of(seq, event)
+        if mark is None:
+            continue
+        if not folds_after:  # the common case: no fold since the newest mark, no full scan
+            return mark
+        return next((m for m in marks(session) if m.seq == seq), mark)
     return None
 
 
 def active_mark(session: Session) -> Mark | None:
-    """The latest mark while it has not been folded, else None."""
+    """The latest mark while it has not been folded, else None (the seed's ``hasActive``, which the turn
+    guard uses: an older mark left open under a folded newer one can still be rewound to, but is not nagged
+    about)."""
     mark = latest_mark(session)
     return mark if mark is not None and mark.active else None
 

@@ -9,10 +9,13 @@ retried. A per-session, in-process lock rejects a second fold while one is runni
 
 The mark event is log-only, so "after the mark" means the first surface node whose seq is at least the anchor.
 A mark that is already folded yields ``EMPTY_REGION``: every mark folds once, a new exploration needs a new mark.
+Without a ``mark_id`` the fold targets the latest mark, as the seed does; with one it targets that mark, which
+may be any active mark (an older one folds the newer marks' explorations with its own).
 """
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -21,11 +24,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import TapedeckError
-from core.policies.checkpoint import REWIND_EVENT, Mark, active_mark, latest_mark
+from core.policies.checkpoint import REWIND_EVENT, Mark, active_mark, find_mark, latest_mark
 from core.policies.report import REPORT_SOURCE, ReportRequest, ReportWriter, header_route
 from core.policies.rewind_config import RewindConfig
 from core.session import Session, content_chars, derive_message, op_span
-from core.text import utf16_len
+from core.text import js_json, utf16_len
 
 NO_CHECKPOINT = "NO_CHECKPOINT"
 EMPTY_REGION = "EMPTY_REGION"
@@ -33,6 +36,7 @@ UNBALANCED = "UNBALANCED"
 FOLD_IN_PROGRESS = "FOLD_IN_PROGRESS"
 CHANGED = "CHANGED"
 SHRINK = "SHRINK"
+BAD_ARGUMENTS = "BAD_ARGUMENTS"  # tapedeck's own: the optional markId argument is malformed
 
 MSG_NO_CHECKPOINT = "rewind: no checkpoint mark found for this session; call `checkpoint` before exploring"
 MSG_NOTHING_AFTER = "rewind: no surface nodes after the checkpoint mark"
@@ -188,16 +192,22 @@ def folded_chars(messages: Iterable[Mapping[str, Any]]) -> int:
     return sum(utf16_chars(message.get("content")) for message in messages)
 
 
-def _mark_or_fail(session: Session) -> Mark:
-    mark = latest_mark(session)
+def _mark_or_fail(session: Session, mark_id: int | None = None) -> Mark:
+    """The latest mark (``mark_id`` None) or the one numbered ``mark_id``; NO_CHECKPOINT when there is none."""
+    if mark_id is None:
+        mark = latest_mark(session)
+        if mark is None:
+            raise RewindError(NO_CHECKPOINT, MSG_NO_CHECKPOINT)
+        return mark
+    mark = find_mark(session, mark_id)
     if mark is None:
-        raise RewindError(NO_CHECKPOINT, MSG_NO_CHECKPOINT)
+        raise RewindError(NO_CHECKPOINT, f"rewind: this session has no checkpoint mark {mark_id}")
     return mark
 
 
-def preview_rewind(session: Session) -> RewindPreview:
-    """What a rewind would fold right now; raises the same classified errors as ``plan_rewind``."""
-    mark = _mark_or_fail(session)
+def preview_rewind(session: Session, mark_id: int | None = None) -> RewindPreview:
+    """What a rewind to ``mark_id`` (default: the latest mark) would fold now; raises like ``plan_rewind``."""
+    mark = _mark_or_fail(session, mark_id)
     if not mark.active:
         raise RewindError(EMPTY_REGION, MSG_NOTHING_AFTER)
     region = select_fold_region(session, mark.anchor)
@@ -278,15 +288,17 @@ def plan_rewind(
     writer: ReportWriter,
     *,
     by: str = "model",
+    mark_id: int | None = None,
     abort: threading.Event | None = None,
     commit: Callable[[list[dict[str, Any]]], object] | None = None,
 ) -> RewindPlan:
-    """Fold the region after the active mark into a report; returns the events to append, or raises.
+    """Fold the region after a mark into a report; returns the events to append, or raises.
 
+    ``mark_id`` names the mark to rewind to (any active mark); None means the latest mark, as in the seed.
     With ``commit`` (the host's append), the events are committed while the fold lock is still held, so no
     second fold can plan against the same mark in between.
     """
-    mark = _mark_or_fail(session)
+    mark = _mark_or_fail(session, mark_id)
     with fold_lock(session.id):
         if not mark.active:
             raise RewindError(EMPTY_REGION, MSG_NOTHING_AFTER)
@@ -296,8 +308,8 @@ def plan_rewind(
         report = writer.write(request)
         _check_abort(abort)
         assert_region_unchanged(session, mark.anchor, region)
-        latest = latest_mark(session)
-        if latest is None or latest.mark_id != mark.mark_id or not latest.active:
+        again = find_mark(session, mark.mark_id)
+        if again is None or not again.active:
             raise RewindError(CHANGED, MSG_CHANGED)
         events, result = _plan_events(mark, region, report, request.folded_chars, writer.kind, by)
         if result["foldedChars"] > 0 and result["reportChars"] >= result["foldedChars"]:
@@ -327,19 +339,54 @@ def is_rewind_report(event: Mapping[str, Any]) -> bool:
 
 
 def rewind_tool_schema(config: RewindConfig) -> dict[str, Any]:
-    """The ``rewind`` tool schema (DSH ToolSchema; no parameters)."""
+    """The ``rewind`` tool schema (DSH ToolSchema).
+
+    The seed's tool takes no parameters; tapedeck adds an optional ``markId`` so the model can rewind to an
+    older active mark. A call without arguments behaves exactly as the seed's.
+    """
     return {
         "name": config.tool_name,
         "description": (
-            "Fold everything after the latest `checkpoint` mark into a short report that replaces it in the "
-            "conversation. Call it as soon as the marked exploration is done."
+            "Fold everything after a `checkpoint` mark (the latest one unless `markId` names another active "
+            "mark) into a short report that replaces it in the conversation. Call it as soon as the marked "
+            "exploration is done."
         ),
-        "parameters": {"type": "object", "properties": {}},
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "markId": {
+                    "type": "integer",
+                    "description": "The active mark to rewind to; leave it out for the latest mark.",
+                }
+            },
+        },
     }
 
 
+def parse_rewind_arguments(arguments: str) -> int | None:
+    """The ``markId`` of a ``rewind`` call's raw JSON arguments (None: the latest mark)."""
+    try:
+        parsed = json.loads(arguments) if arguments.strip() else {}
+    except json.JSONDecodeError as exc:
+        raise RewindError(BAD_ARGUMENTS, f"rewind: arguments are not valid JSON ({exc.msg} at char {exc.pos})") from exc
+    if not isinstance(parsed, dict):
+        raise RewindError(BAD_ARGUMENTS, "rewind: arguments must be a JSON object")
+    extra = sorted(set(parsed) - {"markId"})
+    if extra:
+        raise RewindError(BAD_ARGUMENTS, f"rewind: unknown argument {extra[0]!r} (only 'markId' is accepted)")
+    mark_id = parsed.get("markId")
+    if mark_id is not None and (not isinstance(mark_id, int) or isinstance(mark_id, bool) or mark_id < 1):
+        raise RewindError(BAD_ARGUMENTS, f"rewind: markId must be a positive integer (got {js_json(mark_id)})")
+    return mark_id
+
+
+def rewind_tool_result(result: Mapping[str, int]) -> str:
+    """The model-visible result of a successful ``rewind`` call: the contract's result object as JSON."""
+    return js_json({key: result[key] for key in RESULT_KEYS})
+
+
 def render_rewind_result(result: Mapping[str, int]) -> str:
-    """The model-visible text of a successful rewind (seed wording, singular/plural exact)."""
+    """The one-line rendering of a rewind result for people (seed wording, singular/plural exact)."""
     n = result["foldedNodes"]
     return (
         f"Folded {n} surface node{'' if n == 1 else 's'} (seq {result['start']}..{result['end']}, "

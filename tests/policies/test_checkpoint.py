@@ -13,8 +13,10 @@ from core.policies.checkpoint import (
     REWIND_EVENT,
     CheckpointError,
     active_mark,
+    active_marks,
     checkpoint_result,
     checkpoint_tool_schema,
+    find_mark,
     latest_mark,
     marks,
     parse_checkpoint_arguments,
@@ -72,15 +74,30 @@ def test_a_fold_naming_the_latest_mark_completes_it() -> None:
     assert event["data"]["markId"] == 2
 
 
-def test_a_fold_naming_an_older_mark_keeps_the_latest_active() -> None:
+def test_a_fold_to_an_older_mark_completes_it_and_every_later_mark_but_not_earlier_ones() -> None:
     log = Log()
     log.turn_start()
     log.extend(plan_checkpoint(log.session))
     log.extend(plan_checkpoint(log.session))
-    log.add(REWIND_EVENT, {"markId": 1}, ignorable=True)
-    mark = active_mark(log.session)
-    assert mark is not None and mark.mark_id == 2
-    assert [m.folded_by for m in marks(log.session)] == [None, None]
+    log.extend(plan_checkpoint(log.session))
+    fold_seq = log.add(REWIND_EVENT, {"markId": 2}, ignorable=True)
+    assert [m.folded_by for m in marks(log.session)] == [None, fold_seq, fold_seq]
+    assert [m.mark_id for m in active_marks(log.session)] == [1]
+    assert active_mark(log.session) is None  # the latest mark is folded: the seed's hasActive is false
+    latest = latest_mark(log.session)
+    assert latest is not None and latest.mark_id == 3 and latest.folded_by == fold_seq
+    assert find_mark(log.session, 2).folded_by == fold_seq
+    assert find_mark(log.session, 9) is None
+
+
+def test_a_fold_naming_no_known_mark_changes_nothing() -> None:
+    log = Log()
+    log.turn_start()
+    log.extend(plan_checkpoint(log.session))
+    log.add(REWIND_EVENT, {"markId": 0}, ignorable=True)
+    log.add(REWIND_EVENT, {"markId": 7}, ignorable=True)
+    assert active_mark(log.session).mark_id == 1
+    assert [m.folded_by for m in marks(log.session)] == [None]
 
 
 def test_malformed_mark_events_are_ignored_not_fatal() -> None:
