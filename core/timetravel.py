@@ -1,0 +1,118 @@
+"""The surface at any moment of a session, from checkpoints of the projection.
+
+``SurfaceTimeline`` is built from a projected ``Session`` without decoding a single event: every node that was
+ever on the surface is either in ``Session.surface`` or in a ``Session.shadowed`` list, and every replacement
+that took effect is a key of ``Session.shadowed`` (it swapped the contiguous run it lists for itself). Putting
+these edits in seq order replays the fold the session already validated. Every ``every`` edits the timeline
+keeps a copy of the surface, so the surface after any seq costs one copy plus at most ``every`` edits; events
+that do not touch the surface cost nothing. ``extend`` takes in what a followed session appended since.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from dataclasses import dataclass
+
+from core.session import Session
+
+DEFAULT_EVERY = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """Where a seq sits in the session: its turn and the step in progress (0 when none)."""
+
+    seq: int
+    turn: int
+    step: int
+
+    def label(self) -> str:
+        """``at seq 4180 · turn 7 step 3``."""
+        where = f" · turn {self.turn}" if self.turn else ""
+        return f"at seq {self.seq}{where}{f' step {self.step}' if self.step else ''}"
+
+
+class SurfaceTimeline:
+    """The surface after any seq of a projected session (see the module docstring)."""
+
+    def __init__(self, every: int = DEFAULT_EVERY) -> None:
+        if every < 1:
+            raise ValueError("checkpoint interval must be at least 1")
+        self.every = every
+        self.seen = 0  # events taken in: every seq below this is covered
+        self._edit_seq = array("q")  # seq of each edit, ascending
+        self._edit_pos = array("q")  # surface position it wrote
+        self._edit_len = array("q")  # how many nodes it replaced (0 = append)
+        self._nodes: list[int] = []  # the surface after the last edit
+        self._marks: list[int] = [0]  # number of edits before each checkpoint
+        self._copies: list[array[int]] = [array("q")]
+
+    @classmethod
+    def from_session(cls, session: Session, every: int = DEFAULT_EVERY) -> SurfaceTimeline:
+        """The timeline of everything ``session`` has projected."""
+        timeline = cls(every)
+        timeline.extend(session)
+        return timeline
+
+    def extend(self, session: Session) -> None:
+        """Take in the events ``session`` projected since the last call (the session only ever grows)."""
+        start, end = self.seen, session.next_seq
+        if end <= start:
+            return
+        replacements = {seq: nodes for seq, nodes in session.shadowed.items() if seq >= start}
+        appended = {seq for seq in session.surface if seq >= start and seq not in session.shadowed}
+        for nodes in replacements.values():
+            appended.update(s for s in nodes if s >= start and s not in session.shadowed)
+        for seq in sorted(appended | replacements.keys()):
+            shadowed = replacements.get(seq)
+            if shadowed is None:
+                self._edit(seq, len(self._nodes), 0)
+            else:
+                self._edit(seq, self._position(shadowed[0]), len(shadowed))
+        self.seen = end
+
+    def _position(self, seq: int) -> int:
+        nodes = self._nodes
+        for k in range(len(nodes) - 1, -1, -1):
+            if nodes[k] == seq:
+                return k
+        raise ValueError(f"replaced node {seq} is not on the surface the timeline rebuilt")
+
+    def _edit(self, seq: int, pos: int, length: int) -> None:
+        self._nodes[pos : pos + length] = [seq]
+        self._edit_seq.append(seq)
+        self._edit_pos.append(pos)
+        self._edit_len.append(length)
+        if len(self._edit_seq) - self._marks[-1] >= self.every:
+            self._marks.append(len(self._edit_seq))
+            self._copies.append(array("q", self._nodes))
+
+    @property
+    def edits(self) -> int:
+        """How many surface edits the timeline holds."""
+        return len(self._edit_seq)
+
+    def surface_at(self, seq: int) -> list[int]:
+        """The surface node seqs, in model order, right after event ``seq`` (``seq < 0``: empty)."""
+        if seq >= self.seen:
+            raise IndexError(f"seq {seq} is past the {self.seen} events the timeline has taken in")
+        stop = bisect.bisect_right(self._edit_seq, seq)  # edits at or before seq
+        k = bisect.bisect_right(self._marks, stop) - 1
+        nodes = list(self._copies[k])
+        for i in range(self._marks[k], stop):
+            pos = self._edit_pos[i]
+            nodes[pos : pos + self._edit_len[i]] = [self._edit_seq[i]]
+        return nodes
+
+
+def moment(session: Session, seq: int) -> Moment:
+    """The turn and step in progress at ``seq`` (a step counts from its ``step/start`` to its ``step/end``)."""
+    turn = session.turn_of(seq)
+    info = session.turns.get(turn)
+    step = 0
+    if info is not None:
+        for number, s in info.steps.items():
+            if s.start_seq <= seq and (s.end_seq is None or seq <= s.end_seq):
+                step = number
+    return Moment(seq, turn, step)
