@@ -202,6 +202,15 @@ def render_strips(text: Text, width: int) -> list[Strip]:
     return [Strip(line) for line in console.render_lines(text, console.options, pad=False)]
 
 
+COLUMN_CHROME = 4  # each column's border and padding
+SCROLLBAR = 2  # the vertical scrollbar's gutter, always reserved (``scrollbar-gutter: stable``)
+
+
+def column_width(outer: int) -> int:
+    """Cells a column of ``outer`` cells has for text: text wrapped wider would be cut at the scrollbar."""
+    return max(1, outer - COLUMN_CHROME - SCROLLBAR)
+
+
 class TextView(ScrollView, can_focus=True):
     """Pre-rendered lines in a scrolling column: showing or scrolling them wraps and parses nothing."""
 
@@ -268,8 +277,7 @@ class DetailPane(Horizontal):
         self._timer = None
         seq, limit = self.seq, self.limit
         self._width = width = self.size.width
-        chrome = 4  # each column's border and padding
-        widths = (max(20, width - chrome), max(20, width // 2 - chrome))
+        widths = (column_width(width), column_width(width // 2))
         self.run_worker(
             lambda: self._build(seq, limit, widths),
             thread=True,
