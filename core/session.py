@@ -173,6 +173,7 @@ class Session:
         self._chars: dict[int, int] = {}
         self._surface_types: dict[int, str] = {}
         self._turn_at = array("i")
+        self._in_turn = bytearray()
         self.open_turn: int | None = None
         self.last_ended: int | None = None
         self.completed_through = -1
@@ -237,6 +238,14 @@ class Session:
     def turn_of(self, seq: int) -> int:
         """The turn an event belongs to (DSH attribution; 0 before the first turn)."""
         return self._turn_at[seq]
+
+    def in_turn(self, seq: int) -> bool:
+        """True when a turn was open at the event (its turn/start and turn/end included).
+
+        An inbox splice or a /compact block between turns is outside every turn; ``turn_of`` still names the
+        turn before it, as DSH attributes it.
+        """
+        return bool(self._in_turn[seq])
 
     def is_original(self, seq: int) -> bool:
         """True unless the event is a surface replacement."""
@@ -308,6 +317,7 @@ class Session:
         if handler is not None:
             handler(self, seq, data)
         self._turn_at.append(self._attributed_turn(etype, data))
+        self._in_turn.append(self.open_turn is not None or etype == "turn/end")
         op = event.get("surfaceOp")
         if etype in SURFACE_TYPES:
             self._surface(seq, etype, event, data, op)

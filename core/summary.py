@@ -9,6 +9,7 @@ from core.log.vocabulary import is_known_type
 from core.session import TAPE_SOURCE_KIND, op_span
 from core.text import text_of_blocks, tool_result_block, tool_result_text
 
+INTERRUPTED_MARK = "[interrupted, incomplete]"  # an assistant message cut off by a crash or an abort
 _WS = re.compile(r"\s+")
 _TAPE_SPAN = re.compile(r"^\[slice (?:checkpoint|tape) v1 · turns (\d+)-(\d+)")
 
@@ -89,7 +90,8 @@ def _assistant(event: dict[str, Any], data: dict[str, Any]) -> str:
             parts.append(f"→ {block.get('name')}({block.get('arguments', '')})")
         elif block.get("type") == "reasoning" and not parts:
             parts.append(f"(thinking {human_chars(len(block.get('text') or ''))})")
-    return " ".join(parts) if parts else "(empty assistant message)"
+    text = " ".join(parts) if parts else "(empty assistant message)"
+    return f"{INTERRUPTED_MARK} {text}" if data.get("interrupted") is True else text
 
 
 def _tool_result(event: dict[str, Any], data: dict[str, Any]) -> str:
@@ -187,7 +189,8 @@ _SUMMARIES: dict[str, Any] = {
         f"-{d.get('removedCount', 0)} +{len(d.get('inserted') or ())}"
         + (f" ({d['outcome']})" if d.get("outcome") else "")
     ),
-    "compaction/start": lambda e, d: f"compaction {d.get('compactionId')} starts (turn {d.get('turn')})",
+    "compaction/start": lambda e, d: f"compaction {d.get('compactionId')} starts"
+    + (f" in turn {d['turn']}" if isinstance(d.get("turn"), int) else " between turns"),
     "compaction/summary": lambda e, d: (
         f"compaction summary over {d.get('shadowedSeqs')} "
         f"(~{d.get('shadowedTokenCount')} tokens, {d.get('provider')}/{d.get('model')})"

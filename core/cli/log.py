@@ -123,9 +123,11 @@ def _events(args: argparse.Namespace) -> None:
     for event in session.events:
         if args.type and not _type_matches(event["type"], args.type):
             continue
-        if args.turn is not None and session.turn_of(event["seq"]) != args.turn:
+        seq = event["seq"]
+        turn = session.turn_of(seq) if session.in_turn(seq) else None
+        if args.turn is not None and turn != args.turn:
             continue
-        rows.append(event if args.json else (event["seq"], session.turn_of(event["seq"]), event))
+        rows.append(event if args.json else (seq, "-" if turn is None else turn, event))
     if args.json:
         emit(rows, True, str)
         return
@@ -185,7 +187,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="T",
         help="event type (repeatable; 'tool/' or 'tool*' match prefixes)",
     )
-    p.add_argument("--turn", type=int, metavar="N", help="only events attributed to turn N")
+    p.add_argument("--turn", type=int, metavar="N", help="only events inside turn N (events between turns belong to none)")
     p.add_argument("--json", action="store_true", help="print the events as JSON")
     p.set_defaults(handler=guarded(_events))
 

@@ -7,9 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.core.test_turn_attribution import between_turns_log
 from tests.tui.logs import Log
 from tests.tui.pilot import main_screen, make_app, settle
+from tui.screens.main import MainScreen
 from tui.widgets.detail import TextView
+from tui.widgets.matching import EventFilter
 
 pytestmark = pytest.mark.anyio
 
@@ -40,3 +43,47 @@ async def test_detail_pane_shows_every_character_of_a_wrapped_payload(tmp_path: 
         end = next(i for i, line in enumerate(lines) if line.startswith("── event JSON"))
         shown = "".join(lines[start + 1 : end])
         assert re.sub(r"\s+", "", shown) == re.sub(r"\s+", "", payload)
+
+
+def row_text(screen: MainScreen, seq: int) -> str:
+    """The list line drawn for ``seq`` (the row is scrolled into view first)."""
+    events = screen.events
+    events.go_seq(seq)
+    row = events.view.row_of_seq(seq)
+    assert row is not None
+    return events.render_line(row - int(events.scroll_y)).text
+
+
+async def test_events_between_turns_show_no_turn(tmp_path: Path) -> None:
+    log, outside = between_turns_log()
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        for seq in outside:
+            text = row_text(screen, seq)
+            assert text.split()[1] == "–" and "None" not in text, text
+        assert row_text(screen, outside[0] - 1).split()[1] == "1"  # turn 1's turn/end
+        screen.events.go_seq(outside[0])
+        await settle(pilot)
+        title = shown_lines(screen.query_one("#detail-original", TextView))[0]
+        assert "between turns" in title and "turn 1 " not in title
+        screen._set_filter(EventFilter(turns=(1, 1)))
+        await settle(pilot)
+        assert not set(outside) & set(screen.events.view.base)
+
+
+async def test_interrupted_answer_is_marked(tmp_path: Path) -> None:
+    log = Log()
+    seqs = log.turn(1, "first", "ok")
+    log.events[seqs["answer"]]["data"]["interrupted"] = True
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        assert "interrupted" in row_text(screen, seqs["answer"])
+        await settle(pilot)
+        title = " ".join(shown_lines(screen.query_one("#detail-original", TextView))[:3])
+        assert "interrupted" in title

@@ -23,7 +23,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from core.session import Session, cut_kind
-from core.summary import human_chars
+from core.summary import INTERRUPTED_MARK, human_chars
 from core.text import text_of_blocks, tool_result_block, tool_result_text
 from tui.live import LiveSession
 from tui.widgets.rows import SHADOW_BADGES, clip_strings, originals
@@ -190,10 +190,16 @@ def describe(live: LiveSession, seq: int, limit: int) -> tuple[Text, Text | None
 
 
 def _title(session: Session, seq: int, event: dict[str, Any]) -> str:
-    where = f"turn {session.turn_of(seq)}" if 0 <= seq < session.next_seq else "loading"
+    if not 0 <= seq < session.next_seq:
+        where = "loading"
+    elif session.in_turn(seq):
+        where = f"turn {session.turn_of(seq)}"
+    else:
+        where = f"between turns (after turn {session.turn_of(seq)})" if session.turn_of(seq) else "before turn 1"
     data = event.get("data") if isinstance(event.get("data"), dict) else {}
     step = f" step {data['step']}" if isinstance(data.get("step"), int) else ""
-    return f"seq {seq} · {event.get('type')} · {where}{step}"
+    cut = f" · {INTERRUPTED_MARK}" if data.get("interrupted") is True else ""
+    return f"seq {seq} · {event.get('type')} · {where}{step}{cut}"
 
 
 def render_strips(text: Text, width: int) -> list[Strip]:

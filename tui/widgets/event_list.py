@@ -18,6 +18,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from core.session import Session
 from core.summary import human_chars
 from tui.live import LiveSession
 from tui.widgets.rows import Row, RowCache, RowView, badges, build_row, huge_row, originals
@@ -27,6 +28,16 @@ PREFETCH = 2  # screens of rows computed around the visible ones
 STRIP_CACHE = 2000  # drawn lines kept: in follow mode every append shifts all rows by one
 HUGE_LINE_BYTES = 2 << 20  # index-backed rows of longer lines are drawn from index metadata, not decoded
 ROWS_PER_BATCH = 200  # rows of an appended batch computed right away (the rest on demand)
+
+
+OUTSIDE_TURN = "–"  # the turn column of an event between turns
+
+
+def turn_label(session: Session, row: Row) -> str:
+    """The turn column: DSH attribution once projected, ``–`` for an event outside every turn."""
+    if row.seq >= session.next_seq:
+        return str(row.turn)
+    return str(session.turn_of(row.seq)) if session.in_turn(row.seq) else OUTSIDE_TURN
 
 
 class EventList(ScrollView, can_focus=True, inherit_bindings=False):
@@ -242,9 +253,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         styles = self._styles()
         dim = row.seq in session.replaced_by
         tags = tuple(badges(row, session, self.cut_kinds))
-        turn = (
-            session.turn_of(row.seq) if row.seq < session.next_seq else row.turn
-        )  # DSH attribution once known
+        turn = turn_label(session, row)
         key = (row, turn, depth, is_cursor, width, dim, tags, self._style_key)
         strip = self._strips.get(key)
         if strip is None:
@@ -257,7 +266,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     def _draw(
         self,
         row: Row,
-        turn: int,
+        turn: str,
         depth: int,
         is_cursor: bool,
         width: int,
@@ -273,7 +282,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             text_style += styles["replacement"]
         gutter = styles["gutter"]
         badge_style = styles["badge"]
-        step = f".{row.step}" if row.step is not None else ""
+        step = f".{row.step}" if row.step is not None and turn != OUTSIDE_TURN else ""
         left = f"{row.seq:>7} {f'{turn}{step}':>6} "
         right = f" {human_chars(row.size):>5}" + "".join(f" [{tag}]" for tag in tags)
         indent = "    ↳ " if depth else ""

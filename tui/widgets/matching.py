@@ -112,7 +112,7 @@ class EventFilter:
                 return False
             if self.turns is not None:
                 seq = int(event.get("seq", 0))
-                turn = session.turn_of(seq) if seq < session.next_seq else 0
+                turn = session.turn_of(seq) if seq < session.next_seq and session.in_turn(seq) else -1
                 first, last = self.turns
                 if turn < first or (last is not None and turn > last):
                     return False
