@@ -22,14 +22,17 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json
 import os
+import re
+import stat
 import time
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+import orjson
 
 from core.config import SECTIONS
 from core.errors import TapedeckError
@@ -43,6 +46,12 @@ REJECTED = "rejected"
 OUTCOMES = (APPLIED, REJECTED)
 INBOX_MODE = 0o600
 MAX_LINE_BYTES = 1 << 20
+MAX_DEPTH = (
+    32  # nesting a request line may have; the log's encoder stops far below the 1,000s a hostile line holds
+)
+MAX_ID_CHARS = 200
+# The id of a line that cannot be decoded (too deep, too long, a lone surrogate), read from where writers put it.
+_LEADING_ID = re.compile(rb'\A\s*\{\s*"id"\s*:\s*"([A-Za-z0-9._:-]{1,%d})"' % MAX_ID_CHARS)
 
 ArgKind = Literal["string", "integer", "any"]
 
@@ -139,13 +148,26 @@ def make_request(op: str, args: Mapping[str, Any] | None = None) -> dict[str, An
     return {"id": f"req-{uuid.uuid4().hex[:16]}", "op": op, "args": checked, "at": int(time.time() * 1000)}
 
 
+def _symlink_error(path: Path) -> ControlError:
+    return ControlError(f"the control inbox {path} is a symbolic link; refusing to follow it")
+
+
 def _open_inbox(path: Path) -> int:
-    flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC
+    """Open (creating) the inbox for appending: never through a symlink, always mode 0600."""
+    flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
     try:
-        fd = os.open(path, flags | os.O_CREAT | os.O_EXCL, INBOX_MODE)
-    except FileExistsError:
-        return os.open(path, flags)
-    os.fchmod(fd, INBOX_MODE)
+        fd = os.open(path, flags | os.O_CREAT, INBOX_MODE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _symlink_error(path) from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ControlError(f"the control inbox {path} is not a regular file")
+        os.fchmod(fd, INBOX_MODE)
+    except BaseException:
+        os.close(fd)
+        raise
     return fd
 
 
@@ -158,6 +180,8 @@ def append_request(
     data = (js_json(request) + "\n").encode("utf-8")
     try:
         fd = _open_inbox(target)
+    except ControlError:
+        raise
     except OSError as exc:
         raise ControlError(f"cannot open the control inbox {target}: {exc.strerror or exc}") from exc
     try:
@@ -193,23 +217,62 @@ class InboxEntry:
     error: str | None = None
 
 
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        if isinstance(item, list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in item)
+    return False
+
+
+def _leading_id(raw: bytes) -> str | None:
+    match = _LEADING_ID.match(raw[: MAX_ID_CHARS + 64])
+    return match.group(1).decode("ascii") if match else None
+
+
+def _unreadable(line: int, offset: int, raw: bytes, problem: str) -> InboxEntry:
+    """A line that cannot be decoded: rejected by id when its id is readable, else only reported."""
+    request_id = _leading_id(raw)
+    where = f"control inbox line {line}"
+    if request_id is None:
+        return InboxEntry(line, offset, None, f"{where} {problem}; skipped")
+    return InboxEntry(
+        line, offset, {"id": request_id, "op": None, "args": {}, "at": None}, f"{where} {problem}"
+    )
+
+
 def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
     where = f"control inbox line {line}"
+    if len(raw) > MAX_LINE_BYTES:
+        return _unreadable(line, offset, raw, InboxReader._too_long)
     try:
-        obj = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        return InboxEntry(line, offset, None, f"{where} is not valid JSON ({exc}); skipped")
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return _unreadable(line, offset, raw, f"is not valid JSON ({exc})")
     if not isinstance(obj, dict):
         return InboxEntry(line, offset, None, f"{where} is not a JSON object; skipped")
     request_id = obj.get("id")
-    if not isinstance(request_id, str) or not request_id:
-        return InboxEntry(line, offset, None, f"{where} has no request id; skipped")
+    if not isinstance(request_id, str) or not request_id or len(request_id) > MAX_ID_CHARS:
+        return InboxEntry(
+            line, offset, None, f"{where} has no request id (a string of 1 to {MAX_ID_CHARS} chars); skipped"
+        )
     op, args, at = obj.get("op"), obj.get("args"), obj.get("at")
-    request = {"id": request_id, "op": op if isinstance(op, str) else None, "args": args, "at": at}
+    request = {
+        "id": request_id,
+        "op": op if isinstance(op, str) else None,
+        "args": {},
+        "at": at if isinstance(at, int) else None,
+    }
+    if _depth_exceeds(obj, MAX_DEPTH):
+        return InboxEntry(line, offset, request, f"{where} is nested deeper than {MAX_DEPTH} levels")
     try:
         request["args"] = validate_request(op, args)
     except ControlError as exc:
-        request["args"] = dict(args) if isinstance(args, Mapping) else {}
         return InboxEntry(line, offset, request, str(exc))
     return InboxEntry(line, offset, request)
 
@@ -232,23 +295,29 @@ class InboxReader:
         self._line = 0
         self._pending = b""
         self._pending_at = 0
-        self._overlong = False
+        self._overlong: tuple[int, bytes] | None = None  # (offset, first bytes) of a line past the limit
 
     def read(self) -> list[InboxEntry]:
         """The entries of the lines completed since the previous call (none when the inbox does not exist)."""
         try:
-            st = os.stat(self.path)
+            st = os.lstat(self.path)
+            if stat.S_ISLNK(st.st_mode):
+                raise _symlink_error(self.path)
             identity = (st.st_dev, st.st_ino)
             if identity != self._identity or st.st_size < self._offset:
                 self._restart(identity)
             if st.st_size == self._offset:
                 return []
-            with open(self.path, "rb") as f:
-                f.seek(self._offset)
-                data = f.read(st.st_size - self._offset)
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                data = os.pread(fd, st.st_size - self._offset, self._offset)
+            finally:
+                os.close(fd)
         except OSError as exc:
             if exc.errno == errno.ENOENT:
                 return []
+            if exc.errno == errno.ELOOP:
+                raise _symlink_error(self.path) from None
             raise ControlError(f"cannot read the control inbox {self.path}: {exc.strerror or exc}") from exc
         self._offset += len(data)
         return self._split(data)
@@ -260,28 +329,23 @@ class InboxReader:
         while (end := buf.find(b"\n", start)) != -1:
             self._line += 1
             offset = self._pending_at + start
-            raw = buf[start:end].strip()
-            if self._overlong:
-                self._overlong = False
-            elif raw:
+            if self._overlong is not None:
+                # The line outgrew the limit in an earlier read: answer it the way a whole read would.
+                entries.append(_unreadable(self._line, self._overlong[0], self._overlong[1], self._too_long))
+                self._overlong = None
+            elif raw := buf[start:end].strip():
                 entries.append(_entry(self._line, offset, raw))
             start = end + 1
         self._pending_at += start
         self._pending = buf[start:]
-        if len(self._pending) > MAX_LINE_BYTES and not self._overlong:
-            entries.append(
-                InboxEntry(
-                    self._line + 1,
-                    self._pending_at,
-                    None,
-                    f"control inbox line {self._line + 1} is longer than {MAX_LINE_BYTES} bytes; skipped",
-                )
-            )
-            self._overlong = True
-        if self._overlong:
+        if self._overlong is None and len(self._pending) > MAX_LINE_BYTES:
+            self._overlong = (self._pending_at, self._pending[: MAX_ID_CHARS + 64].lstrip())
+        if self._overlong is not None:
             self._pending_at += len(self._pending)
             self._pending = b""
         return entries
+
+    _too_long = f"is longer than {MAX_LINE_BYTES} bytes"
 
 
 def outcome_event(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -28,6 +29,10 @@ def parse_args(op: str, pairs: Sequence[str]) -> dict[str, Any]:
         key = key.strip()
         if not sep or not key:
             raise ControlError(f"--arg expects KEY=VALUE (got {pair!r})")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ControlError(f"--arg {key} is not valid UTF-8 (check the terminal's encoding)") from None
         spec = specs.get(key)
         if spec is None or spec.kind == "string":
             out[key] = text
@@ -76,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.timeout is not None and not args.wait:
         raise ControlError("--timeout only applies together with --wait")
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
-    if timeout <= 0:
+    if not math.isfinite(timeout) or timeout <= 0:
         raise ControlError(f"--timeout must be a positive number of seconds (got {timeout:g})")
     log = resolve_log_path(args.path)
     if read_header(log) is None:

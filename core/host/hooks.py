@@ -62,6 +62,7 @@ class PolicyHooks:
         self.answered = control.answered_ids(host.session.events)
         self.paused = False
         self.steers: list[str] = []
+        self._inbox_warned: set[str] = set()
 
     # lifecycle -------------------------------------------------------------------------------------------
     def replay(self) -> None:
@@ -224,7 +225,14 @@ class PolicyHooks:
         ``idle`` means no turn is open: a steering message then waits in ``steers`` to start the next turn.
         """
         while True:
-            for entry in self.inbox.read():
+            try:
+                entries = self.inbox.read()
+            except control.ControlError as exc:
+                entries = []
+                if str(exc) not in self._inbox_warned:
+                    self._inbox_warned.add(str(exc))
+                    self.host.say(str(exc))
+            for entry in entries:
                 self._apply(entry, idle)
             if not self.paused or self.host.stop_requested:
                 return not self.host.stop_requested
@@ -243,9 +251,9 @@ class PolicyHooks:
             return
         try:
             events, detail = self._effect(request, idle)
-        except TapedeckError as exc:
+        except Exception as exc:  # noqa: BLE001 - no request may stop the host; its outcome names the failure
             code = getattr(exc, "code", None)
-            error = f"{code}: {exc}" if code else str(exc)
+            error = f"{code}: {exc}" if code else str(exc) if isinstance(exc, TapedeckError) else repr(exc)
             self.host.append([control.outcome_event(request, control.REJECTED, error)])
             self.host.say(f"control {request['op']} rejected: {error}")
             return

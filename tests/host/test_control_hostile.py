@@ -1,0 +1,171 @@
+"""Hostile inbox lines and arguments: each is refused with a specific message, never a crash (issue #11)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.control import MAX_LINE_BYTES, ControlError, InboxReader, append_request, outcome_event
+
+DEEP = 1000
+
+
+@pytest.fixture
+def inbox(tmp_path: Path) -> Path:
+    return tmp_path / "control.jsonl"
+
+
+def _one(inbox: Path, line: bytes) -> object:
+    inbox.write_bytes(line + b"\n")
+    [entry] = InboxReader(inbox).read()
+    return entry
+
+
+def test_a_line_nested_a_thousand_deep_is_rejected_by_id(inbox: Path) -> None:
+    nested = b'{"id":"deep-1","op":"message","args":{"text":' + b"[" * DEEP + b"]" * DEEP + b"}}"
+    entry = _one(inbox, nested)
+    assert entry.request is not None and entry.request["id"] == "deep-1"
+    assert entry.error and "nested deeper than" in entry.error
+    orjson.dumps(outcome_event(entry.request, "rejected", entry.error)["data"])
+
+
+def test_a_line_nested_past_the_parser_limit_is_rejected_by_id(inbox: Path) -> None:
+    nested = b'{"id":"deep-2","op":"message","args":{"text":' + b"[" * 5000 + b"]" * 5000 + b"}}"
+    entry = _one(inbox, nested)
+    assert entry.request is not None and entry.request["id"] == "deep-2"
+    assert entry.error and "not valid JSON" in entry.error
+
+
+def test_a_lone_surrogate_is_rejected_by_id(inbox: Path) -> None:
+    entry = _one(inbox, b'{"id":"sur-1","op":"message","args":{"text":"a\\ud800b"}}')
+    assert entry.request is not None and entry.request["id"] == "sur-1"
+    assert entry.error and "not valid JSON" in entry.error
+    orjson.dumps(outcome_event(entry.request, "rejected", entry.error)["data"])
+
+
+def _overlong(request_id: str) -> bytes:
+    head = json.dumps({"id": request_id, "op": "message", "args": {"text": ""}})[:-3].encode()
+    return head + b"x" * (2 * MAX_LINE_BYTES) + b'"}}\n'
+
+
+def test_a_2mb_line_gets_the_same_rejection_in_one_read_or_in_pieces(tmp_path: Path) -> None:
+    whole, pieces = tmp_path / "whole.jsonl", tmp_path / "pieces.jsonl"
+    line = _overlong("big-1")
+    whole.write_bytes(line)
+    [at_once] = InboxReader(whole).read()
+    reader = InboxReader(pieces)
+    got = []
+    for start in range(0, len(line), 300_000):
+        with open(pieces, "ab") as f:
+            f.write(line[start : start + 300_000])
+        got += reader.read()
+    [in_pieces] = got
+    for entry in (at_once, in_pieces):
+        assert entry.request is not None and entry.request["id"] == "big-1"
+        assert entry.error and f"longer than {MAX_LINE_BYTES} bytes" in entry.error
+    assert at_once.error == in_pieces.error and at_once.line == in_pieces.line == 1
+
+
+def test_a_symlinked_inbox_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("")
+    inbox = tmp_path / "control.jsonl"
+    inbox.symlink_to(elsewhere)
+    with pytest.raises(ControlError, match="is a symbolic link"):
+        append_request(inbox, "pause")
+    assert elsewhere.read_text() == ""
+    with pytest.raises(ControlError, match="is a symbolic link"):
+        InboxReader(inbox).read()
+
+
+def test_an_existing_0644_inbox_is_made_0600(inbox: Path) -> None:
+    inbox.write_text("")
+    os.chmod(inbox, 0o644)
+    append_request(inbox, "pause")
+    assert stat.S_IMODE(inbox.stat().st_mode) == 0o600
+
+
+def _entries(data: bytes, cuts: list[int], tmp: Path) -> list[tuple[object, ...]]:
+    path = tmp / f"fuzz-{os.getpid()}-{len(cuts)}.jsonl"
+    path.unlink(missing_ok=True)
+    reader = InboxReader(path)
+    out = []
+    bounds = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        with open(path, "ab") as f:
+            f.write(data[a:b])
+        out += reader.read()
+    path.unlink(missing_ok=True)
+    return [(e.line, e.offset, e.request, e.error) for e in out]
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+_requests = st.fixed_dictionaries(
+    {"id": st.text(max_size=8), "op": st.sampled_from(["pause", "message", "expand", "config.set", "x"])},
+    optional={"args": _json_values, "at": _json_values, "expires": _json_values, "queued": _json_values},
+)
+_lines = st.one_of(
+    _requests.map(lambda r: json.dumps(r).encode()),
+    st.binary(max_size=40).filter(lambda b: b"\n" not in b),
+    st.sampled_from(
+        [b'{"id":"s","op":"message","args":{"text":"\\udc00"}}', b"[" * 300, b'{"id":"d"' + b"[" * 40]
+    ),
+    st.builds(lambda n: b'{"id":"n","op":"pause","args":' + b"[" * n + b"]" * n + b"}", st.integers(0, 1200)),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(lines=st.lists(_lines, max_size=6), cuts=st.lists(st.integers(0, 10_000), max_size=5))
+def test_fuzz_inbox_reader_never_raises_and_ignores_how_lines_arrive(
+    tmp_path: Path, lines: list[bytes], cuts: list[int]
+) -> None:
+    data = b"\n".join(lines) + b"\n"
+    whole = _entries(data, [], tmp_path)
+    assert _entries(data, cuts, tmp_path) == whole
+    for _line, _offset, request, error in whole:
+        if request is None:
+            assert error
+            continue
+        assert isinstance(request["id"], str) and request["id"]
+        assert error or isinstance(request["args"], dict)
+        orjson.dumps(outcome_event(request, "rejected" if error else "applied", error)["data"])
+
+
+@pytest.fixture
+def log(tmp_path: Path) -> Path:
+    from core.log.writer import SessionWriter, make_header
+
+    with SessionWriter.create(tmp_path / "sessions", make_header("s-1", cwd=str(tmp_path))) as writer:
+        return writer.path
+
+
+def _cli(argv: list[str]) -> int:
+    from core.cli import build_parser
+
+    args = build_parser().parse_args(argv)
+    return args.handler(args)
+
+
+def test_a_non_utf8_arg_is_refused_by_the_cli(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = os.fsdecode(b"caf\xe9")
+    assert _cli(["control", str(log), "message", "--arg", f"text={text}"]) == 2
+    err = capsys.readouterr().err
+    assert "--arg text is not valid UTF-8" in err
+    assert not (log.parent / "control.jsonl").exists()
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_non_finite_timeout_is_refused(log: Path, capsys: pytest.CaptureFixture[str], value: str) -> None:
+    assert _cli(["control", str(log), "pause", "--wait", f"--timeout={value}"]) == 2
+    assert "--timeout must be a positive number of seconds" in capsys.readouterr().err
