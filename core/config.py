@@ -37,6 +37,7 @@ SECTIONS: dict[str, str] = {
     "rewind": "core.policies.rewind_config",
     "prolong": "core.policies.prolong_config",
     "adaptive": "core.policies.adaptive_config",
+    "model": "core.models",
 }
 CONFIG_EVENT = "tapedeck/config"
 

@@ -1,0 +1,191 @@
+"""What tapedeck knows about models: context window, output limit and prices, plus the ``model`` config section.
+
+The built-in tables hold DeepSeek's published figures for ``deepseek-chat`` and ``deepseek-reasoner``
+(DeepSeek-V3.2: a 128K-token window; 8K output tokens for chat, 64K for the reasoner; USD per million
+tokens: cache hit 0.028, cache miss 0.28, output 0.42). Providers change these; the ``model`` section overrides
+or extends them without a release::
+
+    [model]
+    contextWindow = 131072        # the routed model's window, whatever its name
+    maxOutputTokens = 8192        # the routed model's output limit
+    [model.limits."my-local-model"]
+    contextWindow = 32768
+    maxOutputTokens = 4096
+    [model.prices."deepseek-chat"]
+    hit = 0.028
+    miss = 0.28
+    output = 0.42
+
+``price_for(model)`` and ``limits_for(model)`` answer from the tables, the config's entries first. The host
+uses the limits (the adaptive pressure trigger, clamping output caps), ``bench/context.py`` and
+``tapedeck cost`` use the prices.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from core.errors import ConfigError
+
+MAX_SAFE_INTEGER = 2**53 - 1
+KEYS = ("contextWindow", "maxOutputTokens", "limits", "prices")
+LIMIT_KEYS = ("contextWindow", "maxOutputTokens")
+PRICE_KEYS = ("hit", "miss", "output")
+PER_TOKENS = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Prices:
+    """USD per million tokens: input served from the provider's prompt cache, input that missed it, output."""
+
+    hit: float
+    miss: float
+    output: float
+
+    def cost(self, hit_tokens: int, miss_tokens: int, output_tokens: int) -> float:
+        """USD for that many cache-hit input, cache-miss input and output tokens."""
+        return (hit_tokens * self.hit + miss_tokens * self.miss + output_tokens * self.output) / PER_TOKENS
+
+    def to_dict(self) -> dict[str, float]:
+        """The config form."""
+        return {"hit": self.hit, "miss": self.miss, "output": self.output}
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """A model's context window and output limit in tokens (None: unknown)."""
+
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+
+    def to_dict(self) -> dict[str, int | None]:
+        """The config form."""
+        return {"contextWindow": self.context_window, "maxOutputTokens": self.max_output_tokens}
+
+
+DEEPSEEK_LIMITS: dict[str, Limits] = {
+    "deepseek-chat": Limits(128_000, 8_192),
+    "deepseek-reasoner": Limits(128_000, 65_536),
+}
+DEEPSEEK_PRICES: dict[str, Prices] = {
+    "deepseek-chat": Prices(0.028, 0.28, 0.42),
+    "deepseek-reasoner": Prices(0.028, 0.28, 0.42),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ModelConfig:
+    """The validated ``model`` section: overrides for the routed model and per-model table entries."""
+
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    limits: Mapping[str, Limits] = field(default_factory=dict)
+    prices: Mapping[str, Prices] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        """The effective values under the config's key names."""
+        return {
+            "contextWindow": self.context_window,
+            "maxOutputTokens": self.max_output_tokens,
+            "limits": {name: limit.to_dict() for name, limit in self.limits.items()},
+            "prices": {name: price.to_dict() for name, price in self.prices.items()},
+        }
+
+
+def _key(model: str) -> str:
+    return model.strip().lower()
+
+
+def price_for(model: str, config: ModelConfig | None = None) -> Prices | None:
+    """The prices of ``model`` (the config's entry, else DeepSeek's table); None for a model with no entry."""
+    key = _key(model)
+    entries = {_key(k): v for k, v in (config.prices if config else {}).items()}
+    return entries.get(key) or DEEPSEEK_PRICES.get(key)
+
+
+def limits_for(model: str, config: ModelConfig | None = None) -> Limits:
+    """The window and output limit of the routed ``model``.
+
+    ``model.contextWindow`` / ``model.maxOutputTokens`` win, then the config's ``limits`` entry for the model,
+    then DeepSeek's table; whatever none of them knows stays None.
+    """
+    key = _key(model)
+    entries = {_key(k): v for k, v in (config.limits if config else {}).items()}
+    found = [entries.get(key), DEEPSEEK_LIMITS.get(key)]
+    window = config.context_window if config else None
+    output = config.max_output_tokens if config else None
+    for limit in found:
+        if limit is not None:
+            window = window if window is not None else limit.context_window
+            output = output if output is not None else limit.max_output_tokens
+    return Limits(window, output)
+
+
+# ---------------------------------------------------------------------------------------------- validation
+def _mapping(value: object, where: str) -> Mapping[str, object]:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a table (got {type(value).__name__})")
+    return value
+
+
+def _check_keys(raw: Mapping[str, object], keys: tuple[str, ...], where: str) -> None:
+    unknown = [key for key in raw if key not in keys]
+    if unknown:
+        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(keys)})")
+
+
+def _tokens(raw: Mapping[str, object], key: str, where: str) -> int | None:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{where}.{key} must be a positive integer (got {value!r})")
+    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+        raise ConfigError(f"{where}.{key} must be a positive integer (got {value!r})")
+    number = int(value)
+    if not 1 <= number <= MAX_SAFE_INTEGER:
+        raise ConfigError(f"{where}.{key} must be a positive integer (got {value!r})")
+    return number
+
+
+def _price(raw: Mapping[str, object], key: str, where: str) -> float:
+    if key not in raw:
+        raise ConfigError(f"{where} needs {', '.join(PRICE_KEYS)} (missing {key})")
+    value = raw[key]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{where}.{key} must be a non-negative number of USD per 1M tokens (got {value!r})")
+    return float(value)
+
+
+def _named(raw: Mapping[str, object], key: str) -> Mapping[str, Mapping[str, object]]:
+    table = _mapping(raw.get(key, {}), f"model.{key}")
+    out = {}
+    for name, entry in table.items():
+        if not isinstance(name, str) or not name.strip():
+            raise ConfigError(f"model.{key}: model names must be non-empty strings (got {name!r})")
+        out[name] = _mapping(entry, f"model.{key}.{name}")
+    return out
+
+
+def validate(raw: Mapping[str, object]) -> ModelConfig:
+    """Check a raw ``model`` mapping and return the frozen config; raises ConfigError naming the key."""
+    _mapping(raw, "model config")
+    _check_keys(raw, KEYS, "model")
+    limits = {}
+    for name, entry in _named(raw, "limits").items():
+        where = f"model.limits.{name}"
+        _check_keys(entry, LIMIT_KEYS, where)
+        limits[name] = Limits(_tokens(entry, "contextWindow", where), _tokens(entry, "maxOutputTokens", where))
+    prices = {}
+    for name, entry in _named(raw, "prices").items():
+        where = f"model.prices.{name}"
+        _check_keys(entry, PRICE_KEYS, where)
+        prices[name] = Prices(*(_price(entry, key, where) for key in PRICE_KEYS))
+    return ModelConfig(
+        context_window=_tokens(raw, "contextWindow", "model"),
+        max_output_tokens=_tokens(raw, "maxOutputTokens", "model"),
+        limits=limits,
+        prices=prices,
+    )
