@@ -14,6 +14,7 @@ from core import control
 from core.config import PolicyConfig, config_event, set_value
 from core.errors import TapedeckError
 from core.host.messages import user_message
+from core.host.resume import Steer, queued_detail, steer_source
 from core.host.toolbox import CallResult
 from core.policies import adaptive as adaptive_policy
 from core.policies import checkpoint as checkpoint_policy
@@ -61,7 +62,7 @@ class PolicyHooks:
         self.inbox = control.InboxReader(host.inbox_path)
         self.answered = control.answered_ids(host.session.events)
         self.paused = False
-        self.steers: list[str] = []
+        self.steers: list[Steer] = []
         self._inbox_warned: set[str] = set()
 
     # lifecycle -------------------------------------------------------------------------------------------
@@ -296,10 +297,8 @@ class PolicyHooks:
             text = args["text"]
             if args.get("kind", "steer") == "note":
                 return [], {"note": text}
-            if idle:
-                self.steers.append(text)
-                return [], {"queued": "next turn"}
-            return [user_message(text, {"kind": "user", "via": "tapedeck-control"})], {
-                "delivered": "next step"
-            }
+            if idle:  # the outcome that acknowledges the steer also keeps it in the log (durable queue)
+                self.steers.append(Steer(text, request["id"]))
+                return [], queued_detail(text)
+            return [user_message(text, steer_source(request["id"]))], {"delivered": "next step"}
         raise TapedeckError(f"unknown op {op!r}")

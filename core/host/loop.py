@@ -22,6 +22,7 @@ from core.config import PolicyConfig
 from core.control import inbox_path
 from core.host.hooks import PolicyHooks, StepPlan
 from core.host.messages import tool_result, user_message
+from core.host.resume import last_step, pending_steers, prompt_logged, task_turns, turn_steer
 from core.host.toolbox import CallResult, ToolBox
 from core.log.writer import SessionWriter, make_header
 from core.model import ChatModel, Completion, ModelRequest
@@ -155,6 +156,7 @@ class AgentHost:
         host._restore_model()
         info = host.host_info()
         host.append([{"type": HOST_EVENT, "data": {**info, "pid": os.getpid(), "resumed": True}}])
+        host.hooks.steers = pending_steers(session)
         host._repair_open_step()
         return host
 
@@ -210,15 +212,14 @@ class AgentHost:
         outcomes: list[TurnOutcome] = []
         tasks = list(self.host_info().get("tasks") or [])
         if self.session.open_turn is not None:
-            outcomes.append(self._run_turn(self.session.open_turn, None))
+            outcomes.append(self._continue_turn(self.session.open_turn, tasks))
         while not self.stop_requested:
             if not self.hooks.safe_point(idle=True):
                 break
-            done = len(self.session.turns)
+            done = task_turns(self.session)
             if self.hooks.steers:
-                outcomes.append(
-                    self.run_turn(self.hooks.steers.pop(0), {"kind": "user", "via": "tapedeck-control"})
-                )
+                steer = self.hooks.steers.pop(0)
+                outcomes.append(self.run_turn(steer.text, steer.source()))
             elif done < len(tasks):
                 outcomes.append(self.run_turn(tasks[done]))
             elif self.options.linger:
@@ -234,15 +235,49 @@ class AgentHost:
         self.say(f"turn {turn}: {prompt.splitlines()[0][:100] if prompt else ''}")
         return self._run_turn(turn, prompt, source)
 
-    def _run_turn(self, turn: int, prompt: str | None, source: dict[str, Any] | None = None) -> TurnOutcome:
-        steps_done = len(self.session.turns[turn].steps)
-        step = steps_done
+    def _continue_turn(self, turn: int, tasks: Sequence[str]) -> TurnOutcome:
+        """Finish the turn a crash left open, as the run that died would have.
+
+        A prompt that never reached the log is issued again (a queued steer's, else the next task's); a model
+        call cut short is repeated within its own step, so the step budget is not spent twice; a step that
+        ended is followed by the decision that was due after it (end the turn, remind, or take the next step).
+        """
+        prompt, source = None, None
+        if not prompt_logged(self.session, turn):
+            steer = turn_steer(self.session, turn)
+            done = task_turns(self.session)
+            if steer is not None:
+                self.hooks.steers = [s for s in self.hooks.steers if s.request_id != steer.request_id]
+                prompt, source = steer.text, steer.source()
+            elif done < len(tasks):
+                prompt = tasks[done]
+            else:
+                self.say(f"turn {turn}: its prompt is not in the log; ending it as interrupted")
+                return self._end_turn(turn, {"kind": "interrupted"}, 0, "")
+        self.say(f"turn {turn}: resumed")
+        last = last_step(self.session, turn)
+        if last is not None and not last.ended:
+            return self._run_turn(turn, prompt, source, reopen=last.step)
+        if last is not None and prompt is None and not last.continued:
+            outcome = self._after_step(turn, last.step, last.finish, last.tool_calls > 0, "")
+            if outcome is not None:
+                return outcome
+        return self._run_turn(turn, prompt, source)
+
+    def _run_turn(
+        self, turn: int, prompt: str | None, source: dict[str, Any] | None = None, reopen: int | None = None
+    ) -> TurnOutcome:
+        """Run steps until the turn ends; ``reopen`` is an open step whose model call is to be repeated."""
+        step = len(self.session.turns[turn].steps) if reopen is None else reopen - 1
         final_text = ""
+        first = True
         while True:
             step += 1
-            self.append([{"type": "step/start", "data": {"turn": turn, "step": step}}])
-            if prompt is not None and step == 1:
+            if not (first and reopen is not None):
+                self.append([{"type": "step/start", "data": {"turn": turn, "step": step}}])
+            if prompt is not None and first:
                 self.append([user_message(prompt, source or {"kind": "user"})])
+            first = False
             if not self.hooks.safe_point():
                 return self._end_step_and_turn(
                     turn, step, {"kind": "aborted", "reason": {"kind": "user"}}, final_text
@@ -262,17 +297,26 @@ class AgentHost:
             for call in calls:
                 self._run_tool(turn, step, call, plan)
             self.append([{"type": "step/end", "data": {"turn": turn, "step": step}}])
-            if completion.finish == "max-tokens" and not calls:
-                return self._end_turn(turn, {"kind": "max-tokens"}, step, final_text)
-            if not calls:
-                reminder = self.hooks.turn_stopping(turn)
-                if reminder is None:
-                    return self._end_turn(turn, {"kind": "completed"}, step, final_text)
-                self.append([reminder])
-            if step >= self.options.max_steps_per_turn:
-                return self._end_turn(turn, {"kind": "blocked"}, step, final_text)
+            outcome = self._after_step(turn, step, completion.finish, bool(calls), final_text)
+            if outcome is not None:
+                return outcome
             if self.options.pace:
                 time.sleep(self.options.pace)
+
+    def _after_step(
+        self, turn: int, step: int, finish: str | None, had_calls: bool, text: str
+    ) -> TurnOutcome | None:
+        """The decision due after a step ended: the turn's outcome, or None to take another step."""
+        if finish == "max-tokens" and not had_calls:
+            return self._end_turn(turn, {"kind": "max-tokens"}, step, text)
+        if not had_calls:
+            reminder = self.hooks.turn_stopping(turn)
+            if reminder is None:
+                return self._end_turn(turn, {"kind": "completed"}, step, text)
+            self.append([reminder])
+        if step >= self.options.max_steps_per_turn:
+            return self._end_turn(turn, {"kind": "blocked"}, step, text)
+        return None
 
     def _end_step_and_turn(self, turn: int, step: int, reason: dict[str, Any], text: str) -> TurnOutcome:
         self.append([{"type": "step/end", "data": {"turn": turn, "step": step}}])
@@ -358,32 +402,35 @@ class AgentHost:
         self.append([*outcome.before, tool_result(turn, step, call_id, call_event["seq"], outcome)])
 
     def _repair_open_step(self) -> None:
-        """After a crash: settle every call of the open step, then end the step.
+        """After a crash: settle every call of an open step the model answered, then end the step.
 
         A call whose ``tool/call`` was logged may have run: its outcome is unknown, so it gets DSH's
         ``TOOL_OUTCOME_UNKNOWN`` result. A call the model asked for but the host never dispatched is
-        dispatched now, since running it once is exactly what the model asked for.
+        dispatched now, since running it once is exactly what the model asked for. A step whose model call
+        was cut short stays open: ``run`` repeats that call in the same step.
         """
         turn_no = self.session.open_turn
         if turn_no is None:
             return
-        for step in [s for s in self.session.turns[turn_no].steps.values() if s.end_seq is None]:
-            calls = [c for c in self.session.tool_calls.values() if c.turn == turn_no and c.step == step.step]
-            plan = None
-            for call in calls:
-                if call.result_seq is not None:
-                    continue
-                if call.call_seq is not None:
-                    outcome = CallResult(
-                        f"Error: the host stopped while {call.name} was running; its outcome is unknown.",
-                        True,
-                        {"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"},
-                    )
-                    self.append([tool_result(turn_no, step.step, call.call_id, call.call_seq, outcome)])
-                else:
-                    if plan is None:
-                        names = {t["name"] for t in self.hooks.tool_schemas()}
-                        plan = StepPlan(system="", tools=[], tool_names=names)
-                    block = {"id": call.call_id, "name": call.name, "arguments": call.arguments}
-                    self._run_tool(turn_no, step.step, block, plan)
-            self.append([{"type": "step/end", "data": {"turn": turn_no, "step": step.step}}])
+        last = last_step(self.session, turn_no)
+        if last is None or last.ended or not last.answered:
+            return
+        step = last.step
+        plan = None
+        for call in [c for c in self.session.tool_calls.values() if c.turn == turn_no and c.step == step]:
+            if call.result_seq is not None:
+                continue
+            if call.call_seq is not None:
+                outcome = CallResult(
+                    f"Error: the host stopped while {call.name} was running; its outcome is unknown.",
+                    True,
+                    {"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"},
+                )
+                self.append([tool_result(turn_no, step, call.call_id, call.call_seq, outcome)])
+            else:
+                if plan is None:
+                    names = {t["name"] for t in self.hooks.tool_schemas()}
+                    plan = StepPlan(system="", tools=[], tool_names=names)
+                block = {"id": call.call_id, "name": call.name, "arguments": call.arguments}
+                self._run_tool(turn_no, step, block, plan)
+        self.append([{"type": "step/end", "data": {"turn": turn_no, "step": step}}])

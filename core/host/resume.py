@@ -1,0 +1,141 @@
+"""What a crash left unfinished, read back from the session log.
+
+A host killed at any point leaves a log prefix. These pure readers tell the resuming host what that prefix
+still owes: steering messages acknowledged as queued but never run, the prompt of a turn that started without
+one, and how far the open turn's last step got (model call interrupted, or step ended with the turn still open).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.control import CONTROL_EVENT
+from core.session import Session
+
+STEER_VIA = "tapedeck-control"
+QUEUED = "next turn"
+
+
+@dataclass(frozen=True)
+class Steer:
+    """A steering message queued for the next turn: its text and the control request that sent it."""
+
+    text: str
+    request_id: str
+
+    def source(self) -> dict[str, Any]:
+        """The ``user/message`` source of the turn it starts (the request id marks it delivered)."""
+        return steer_source(self.request_id)
+
+
+def steer_source(request_id: str) -> dict[str, Any]:
+    """The source of an operator's steering message."""
+    return {"kind": "user", "via": STEER_VIA, "requestId": request_id}
+
+
+def queued_detail(text: str) -> dict[str, Any]:
+    """The outcome detail of a steer queued for the next turn; it holds the text, so the queue is in the log."""
+    return {"queued": QUEUED, "text": text}
+
+
+def _source(event: dict[str, Any]) -> dict[str, Any]:
+    data = event.get("data")
+    source = data.get("source") if isinstance(data, dict) else None
+    return source if isinstance(source, dict) else {}
+
+
+def _pending(session: Session) -> list[tuple[int, Steer]]:
+    """(seq of the acknowledging outcome, steer) of every queued steer no turn has started with yet."""
+    queued: list[tuple[int, Steer]] = []
+    delivered: set[str] = set()
+    for seq in session.seqs_of((CONTROL_EVENT, "user/message")):
+        event = session.events[seq]
+        data = event.get("data") or {}
+        if event.get("type") == "user/message":
+            request_id = _source(event).get("requestId")
+            if isinstance(request_id, str):
+                delivered.add(request_id)
+            continue
+        detail = data.get("detail")
+        if (
+            isinstance(detail, dict)
+            and detail.get("queued") == QUEUED
+            and isinstance(detail.get("text"), str)
+            and isinstance(data.get("requestId"), str)
+        ):
+            queued.append((seq, Steer(detail["text"], data["requestId"])))
+    return [(seq, s) for seq, s in queued if s.request_id not in delivered]
+
+
+def pending_steers(session: Session) -> list[Steer]:
+    """Steers acknowledged as queued whose turn has not started with them yet, oldest first."""
+    return [steer for _, steer in _pending(session)]
+
+
+def turn_steer(session: Session, turn: int) -> Steer | None:
+    """The steer a turn was started for, when its prompt is missing: the oldest queued before it began."""
+    start = session.turns[turn].start_seq
+    return next((steer for seq, steer in _pending(session) if seq < start), None)
+
+
+def _turn_user_sources(session: Session, turn: int) -> list[dict[str, Any]]:
+    record = session.turns[turn]
+    end = record.end_seq if record.end_seq is not None else session.next_seq
+    return [
+        _source(session.events[seq])
+        for seq in session.seqs_of(("user/message",), record.start_seq)
+        if seq < end and _source(session.events[seq]).get("kind") == "user"
+    ]
+
+
+def prompt_logged(session: Session, turn: int) -> bool:
+    """Whether the turn's prompt (a ``user/message`` from the user) reached the log."""
+    return bool(_turn_user_sources(session, turn))
+
+
+def task_turns(session: Session) -> int:
+    """How many turns were started by a recorded task (not by a steering message)."""
+    count = 0
+    for turn in session.turns:
+        sources = _turn_user_sources(session, turn)
+        if sources and "via" not in sources[0]:
+            count += 1
+    return count
+
+
+@dataclass(frozen=True)
+class LastStep:
+    """The open turn's newest step as the crash left it."""
+
+    step: int
+    ended: bool
+    answered: bool  # its assistant/message is logged
+    tool_calls: int  # tool-call blocks in that message
+    finish: str | None  # the finish kind of its last model attempt
+    continued: bool  # a user/message (a guard reminder) was appended after its step/end
+
+
+def last_step(session: Session, turn: int) -> LastStep | None:
+    """The open turn's newest step, or None when the turn has no step yet."""
+    record = session.turns[turn]
+    if not record.steps:
+        return None
+    number = max(record.steps)
+    step = record.steps[number]
+    answered, calls, finish, continued = False, 0, None, False
+    for seq in range(step.start_seq, session.next_seq):
+        event = session.events[seq]
+        etype = event.get("type")
+        data = event.get("data") or {}
+        if etype == "assistant/chunk" and data.get("turn") == turn and data.get("step") == number:
+            chunk = data.get("chunk") or {}
+            if chunk.get("type") == "finish":
+                finish = str((chunk.get("reason") or {}).get("kind"))
+        elif etype == "assistant/message" and data.get("turn") == turn and data.get("step") == number:
+            answered = True
+            content = (data.get("message") or {}).get("content") or []
+            calls = sum(1 for b in content if isinstance(b, dict) and b.get("type") == "tool-call")
+        elif etype == "user/message" and step.end_seq is not None and seq > step.end_seq:
+            continued = True
+    return LastStep(number, step.end_seq is not None, answered, calls, finish, continued)

@@ -1,0 +1,207 @@
+"""Resume after a crash at any point of a turn: prompts, steps and queued steering messages are never lost.
+
+A crash is reproduced by cutting a finished log back to what was durable at the moment of the kill (every
+batch is fsynced before the next begins, so any prefix of whole events is a state a SIGKILL can leave), or by
+abandoning a host without closing its turn. The subprocess SIGKILL runs are in ``test_crash_kills.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from core import control
+from core.config import load_config
+from core.host.loop import AgentHost, HostOptions
+from core.host.providers import make_provider
+from core.log.reader import read_log
+from core.session import Session
+
+
+def _script(tmp_path: Path, responses: list[dict[str, Any]]) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"model": "resume-test", "responses": responses}))
+    return f"scripted:{path}"
+
+
+def _read(path: str) -> dict[str, Any]:
+    return {"toolCalls": [{"name": "read_file", "arguments": {"path": path}}]}
+
+
+def _config(tmp_path: Path, settings: dict[str, Any] | None = None) -> Any:
+    if settings is None:
+        return load_config(None)
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(settings))
+    return load_config(str(path))
+
+
+def _host(tmp_path: Path, provider: str, tasks: list[str], config: Any = None) -> AgentHost:
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    (workspace / "a.txt").write_text("alpha\n")
+    return AgentHost.create(
+        tmp_path / "root", make_provider(provider), config or load_config(None),
+        HostOptions(workspace=workspace), tasks=tasks, session_id="s1",
+    )  # fmt: skip
+
+
+def _resume(tmp_path: Path, log: Path, provider: str, config: Any = None) -> AgentHost:
+    return AgentHost.resume(
+        log, make_provider(provider), config or load_config(None), HostOptions(workspace=tmp_path / "ws")
+    )
+
+
+def _cut(log: Path, keep: int) -> None:
+    """Keep the header and events 0..keep-1 (a raw log): what a kill right after event keep-1 leaves."""
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[: keep + 1]))
+
+
+def _prompts(session: Session, turn: int) -> list[str]:
+    record = session.turns[turn]
+    end = record.end_seq if record.end_seq is not None else session.next_seq
+    return [
+        e["data"]["content"][0]["text"]
+        for e in session.events[record.start_seq : end]
+        if e["type"] == "user/message" and e["data"]["source"].get("kind") == "user"
+    ]
+
+
+def _finish(host: AgentHost) -> list[Any]:
+    try:
+        return host.run()
+    finally:
+        host.close()
+
+
+def test_a_turn_whose_prompt_never_reached_the_log_is_run_with_its_prompt(tmp_path: Path) -> None:
+    provider = _script(tmp_path, [{"text": "one"}, {"text": "two"}])
+    host = _host(tmp_path, provider, ["first task", "second task"])
+    log = host.writer.path
+    host.append([{"type": "turn/start", "data": {"turn": 1}}, {"type": "step/start", "data": {"turn": 1, "step": 1}}])
+    host.writer.close()  # killed before the prompt was written
+
+    outcomes = _finish(_resume(tmp_path, log, provider))
+
+    session = Session.open(log)
+    assert [o.reason["kind"] for o in outcomes] == ["completed", "completed"]
+    assert _prompts(session, 1) == ["first task"] and _prompts(session, 2) == ["second task"]
+    assert sorted(session.turns[1].steps) == [1]
+
+
+def test_a_model_call_cut_short_is_repeated_in_the_same_step(tmp_path: Path) -> None:
+    provider = _script(tmp_path, [_read("a.txt"), _read("a.txt"), {"text": "done " * 40}])
+    config = _config(tmp_path, {"slice": {"maxStepsPerTurn": 3}})
+    host = _host(tmp_path, provider, ["read twice"], config)
+    assert _finish(host)[0].reason["kind"] == "completed"
+    log = host.writer.path
+    events = read_log(log).events
+    third = next(e for e in events if e["type"] == "step/start" and e["data"]["step"] == 3)["seq"]
+    chunks = [e["seq"] for e in events if e["type"] == "assistant/chunk" and e["seq"] > third]
+    _cut(log, chunks[2])  # the third model call was streaming when the host died
+
+    outcomes = _finish(_resume(tmp_path, log, provider, config))
+
+    session = Session.open(log)
+    assert [o.reason["kind"] for o in outcomes] == ["completed"]
+    assert sorted(session.turns[1].steps) == [1, 2, 3]
+    assert session.diagnostics == []
+
+
+def test_a_turn_whose_last_step_finished_is_ended_not_given_another_model_call(tmp_path: Path) -> None:
+    provider = _script(tmp_path, [_read("a.txt"), {"text": "answer one"}, {"text": "answer two"}])
+    host = _host(tmp_path, provider, ["task one", "task two"])
+    _finish(host)
+    log = host.writer.path
+    events = read_log(log).events
+    turn_end = next(e for e in events if e["type"] == "turn/end")["seq"]
+    _cut(log, turn_end)  # killed between the last step/end and turn/end
+
+    outcomes = _finish(_resume(tmp_path, log, provider))
+
+    session = Session.open(log)
+    assert [o.reason["kind"] for o in outcomes] == ["completed", "completed"]
+    assert sorted(session.turns[1].steps) == [1, 2] and _prompts(session, 2) == ["task two"]
+
+
+def test_an_answer_logged_before_its_step_ended_ends_the_turn(tmp_path: Path) -> None:
+    provider = _script(tmp_path, [{"text": "answer one"}, {"text": "answer two"}])
+    host = _host(tmp_path, provider, ["task one", "task two"])
+    _finish(host)
+    log = host.writer.path
+    message = next(e for e in read_log(log).events if e["type"] == "assistant/message")["seq"]
+    _cut(log, message + 1)  # killed right after the answer, before step/end
+
+    outcomes = _finish(_resume(tmp_path, log, provider))
+
+    session = Session.open(log)
+    assert [o.reason["kind"] for o in outcomes] == ["completed", "completed"]
+    assert sorted(session.turns[1].steps) == [1]
+
+
+def _queue_steer(host: AgentHost, text: str) -> str:
+    request_id = control.append_request(host.inbox_path, "message", {"text": text})["id"]
+    assert host.hooks.safe_point(idle=True)
+    [outcome] = [e for e in host.session.events if e["type"] == "tapedeck/control"]
+    assert outcome["data"]["detail"]["queued"] == "next turn"
+    return request_id
+
+
+def test_a_steering_message_queued_for_the_next_turn_survives_a_crash(tmp_path: Path) -> None:
+    provider = _script(tmp_path, [{"text": "one"}, {"text": "steered"}])
+    host = _host(tmp_path, provider, ["task one"])
+    assert [o.reason["kind"] for o in host.run()] == ["completed"]
+    request_id = _queue_steer(host, "Operator: also check b.txt")
+    log = host.writer.path
+    host.writer.close()  # killed after acknowledging the steer, before its turn began
+
+    outcomes = _finish(_resume(tmp_path, log, provider))
+
+    session = Session.open(log)
+    assert [o.turn for o in outcomes] == [2]
+    assert _prompts(session, 2) == ["Operator: also check b.txt"]
+    first = next(e for e in session.events[session.turns[2].start_seq :] if e["type"] == "user/message")
+    assert first["data"]["source"] == {"kind": "user", "via": "tapedeck-control", "requestId": request_id}
+
+
+def test_a_steered_turn_that_lost_its_prompt_gets_the_steer(tmp_path: Path) -> None:
+    provider = _script(tmp_path, [{"text": "one"}, {"text": "steered"}])
+    host = _host(tmp_path, provider, ["task one"])
+    host.run()
+    _queue_steer(host, "Operator: stop after this")
+    host.append([{"type": "turn/start", "data": {"turn": 2}}])
+    log = host.writer.path
+    host.writer.close()
+
+    outcomes = _finish(_resume(tmp_path, log, provider))
+
+    assert [o.turn for o in outcomes] == [2]
+    assert _prompts(Session.open(log), 2) == ["Operator: stop after this"]
+
+
+def test_a_steer_between_tasks_does_not_skip_a_task(tmp_path: Path) -> None:
+    provider = _script(tmp_path, [{"text": "steered"}, {"text": "one"}, {"text": "two"}])
+    host = _host(tmp_path, provider, ["task one", "task two"])
+    control.append_request(host.inbox_path, "message", {"text": "Operator: hello"})
+
+    outcomes = _finish(host)
+
+    session = Session.open(host.writer.path)
+    assert [o.turn for o in outcomes] == [1, 2, 3]
+    assert [_prompts(session, t) for t in (1, 2, 3)] == [["Operator: hello"], ["task one"], ["task two"]]
+
+
+def test_a_turn_whose_prompt_cannot_be_known_ends_interrupted(tmp_path: Path) -> None:
+    provider = _script(tmp_path, [{"text": "one"}])
+    host = _host(tmp_path, provider, ["task one"])
+    host.run()
+    host.append([{"type": "turn/start", "data": {"turn": 2}}])
+    log = host.writer.path
+    host.writer.close()
+
+    outcomes = _finish(_resume(tmp_path, log, provider))
+
+    assert [(o.turn, o.reason["kind"]) for o in outcomes] == [(2, "interrupted")]
+    assert Session.open(log).turns[2].status == "interrupted"
