@@ -94,7 +94,12 @@ def phase_notes(session: Session, spans: list[tuple[int, int, int]] | None = Non
 
 
 def request_messages(session: Session) -> list[dict[str, Any]]:
-    """The messages of the next request: the surface's messages with each live phase note in place.
+    """The messages of the next request: the surface's messages with each live phase note in place."""
+    return [message for _, message in keyed_request_messages(session)]
+
+
+def keyed_request_messages(session: Session) -> list[tuple[int | str, dict[str, Any]]]:
+    """``request_messages`` with where each message comes from: its surface node's seq, or ``note:<anchor>``.
 
     A note sits before the first surface node that stands for events logged after its anchor; a note whose
     anchor lies inside a replacement (a tape entry or a rewind report) is gone with the nodes it sat among.
@@ -103,14 +108,14 @@ def request_messages(session: Session) -> list[dict[str, Any]]:
     notes = phase_notes(session, spans)
     covered = [(lo, hi) for seq, lo, hi in spans if session.is_replacement(seq)]
     pending = [(a, t) for a, t in notes if not any(lo <= a <= hi for lo, hi in covered)]
-    out: list[dict[str, Any]] = []
+    out: list[tuple[int | str, dict[str, Any]]] = []
     i = 0
     for seq, lo, _ in spans:
         while i < len(pending) and pending[i][0] < lo:
-            out.append(note_message(pending[i][1]))
+            out.append((f"note:{pending[i][0]}", note_message(pending[i][1])))
             i += 1
         message = derive_message(session.events[seq])
         if message is not None:
-            out.append(message)
-    out.extend(note_message(text) for _, text in pending[i:])
+            out.append((seq, message))
+    out.extend((f"note:{anchor}", note_message(text)) for anchor, text in pending[i:])
     return out

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from core.model import ModelRequest
+
 UNANSWERED_CALL = "Error: this tool call has no recorded result."
 
 
@@ -101,6 +103,27 @@ def to_openai_messages(system: str | None, messages: Sequence[Mapping[str, Any]]
             settle()
     settle()
     return out
+
+
+def request_body(model: str, request: ModelRequest) -> dict[str, Any]:
+    """The chat-completions body for ``request`` (streamed, usage included), without provider extras.
+
+    The host sends exactly this (plus a route's reasoning-effort fields); ``core.request`` rebuilds logged
+    requests with it, so the two cannot drift apart.
+    """
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": to_openai_messages(request.system, request.messages),
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    if request.tools:
+        body["tools"] = to_openai_tools(request.tools)
+        if request.tool_choice:
+            body["tool_choice"] = request.tool_choice
+    if request.max_tokens is not None:
+        body["max_tokens"] = request.max_tokens
+    return body
 
 
 def to_openai_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

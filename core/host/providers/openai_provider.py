@@ -28,7 +28,7 @@ from urllib.parse import urlparse
 
 import openai
 
-from core.host.providers.convert import to_openai_messages, to_openai_tools, usage_from_openai
+from core.host.providers.convert import request_body, usage_from_openai
 from core.host.providers.errors import (
     AUTH,
     BAD_REQUEST,
@@ -178,18 +178,7 @@ class OpenAIProvider:
 
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``chat.completions.create`` for ``request``."""
-        params: dict[str, Any] = {
-            "model": self.model,
-            "messages": to_openai_messages(request.system, request.messages),
-            "stream": True,
-            "stream_options": {"include_usage": True},
-        }
-        if request.tools:
-            params["tools"] = to_openai_tools(request.tools)
-            if request.tool_choice:
-                params["tool_choice"] = request.tool_choice
-        if request.max_tokens is not None:
-            params["max_tokens"] = request.max_tokens
+        params = request_body(self.model, request)
         extra = self.efforts.get(request.reasoning_effort or "")
         if extra:
             params["extra_body"] = dict(extra)
