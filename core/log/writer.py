@@ -1,7 +1,8 @@
 """The DSH-compatible appender: exact layout, header key order, contiguous seq, one batch per write, fsync.
 
-One live writer per session: an exclusive advisory lock on ``<session dir>/.writer.lock`` makes a second writer
-fail with a clear message. The first write publishes the file DSH's way (temp file, fsync, hard link), so a
+One live writer per session: the writer holds an exclusive ``flock`` on the log file itself for as long as it is
+open (``core.log.owner``, which readers also ask whether a live writer owns a log), and a second writer fails with a
+clear message naming the first one's pid (kept in ``<session dir>/.writer.lock``). The first write publishes the file DSH's way (temp file, fsync, hard link), so a
 reader never sees a log without its header. Raw mode appends each batch as text ending in a newline; zstd mode
 appends each batch as one checksummed frame. A failed write is truncated back to the previous size.
 """
@@ -20,6 +21,7 @@ import orjson
 import zstandard
 
 from core.errors import LogFormatError, WriterLockedError
+from core.log import owner
 from core.log.frames import FrameError, frame_end
 from core.log.layout import is_compressed, log_path
 from core.log.reader import LogData, read_log
@@ -76,6 +78,7 @@ class SessionWriter:
         self.next_seq = next_seq
         self._last_time = last_time
         self._lock_fd = lock_fd
+        self._owner_fd = -1
         self._compressor = zstandard.ZstdCompressor(write_checksum=True) if self.compressed else None
 
     # opening ----------------------------------------------------------------------------------------------
@@ -93,7 +96,7 @@ class SessionWriter:
         writer = cls(path, header, 0, 0, lock_fd)
         writer.compressed = compressed
         writer._compressor = zstandard.ZstdCompressor(write_checksum=True) if compressed else None
-        writer._publish(orjson.dumps(header) + b"\n")
+        writer._owner_fd = writer._publish(orjson.dumps(header) + b"\n")
         return writer
 
     @classmethod
@@ -101,14 +104,20 @@ class SessionWriter:
         """Open an existing log for appending; a torn final line or frame is cut off first (as DSH does)."""
         p = Path(path)
         lock_fd = _lock(p)
+        owner_fd = -1
         try:
+            owner_fd = _own(p)
             _repair_tail(p)
             data = read_log(p)
         except Exception:
             os.close(lock_fd)
+            if owner_fd >= 0:
+                os.close(owner_fd)
             raise
         last_time = max((e.get("time", 0) for e in data.events[-1:]), default=0)
-        return cls(p, data.header, len(data.events), int(last_time), lock_fd), data
+        writer = cls(p, data.header, len(data.events), int(last_time), lock_fd)
+        writer._owner_fd = owner_fd
+        return writer, data
 
     # writing ----------------------------------------------------------------------------------------------
     def append(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -128,7 +137,10 @@ class SessionWriter:
         return stored
 
     def close(self) -> None:
-        """Release the writer lock."""
+        """Release the writer locks (the log's owner lock first: readers then see the host gone)."""
+        if self._owner_fd >= 0:
+            os.close(self._owner_fd)
+            self._owner_fd = -1
         if self._lock_fd >= 0:
             os.close(self._lock_fd)
             self._lock_fd = -1
@@ -169,17 +181,19 @@ class SessionWriter:
         finally:
             os.close(fd)
 
-    def _publish(self, header_line: bytes) -> None:
+    def _publish(self, header_line: bytes) -> int:
+        """Publish the log holding ``header_line``, owned (locked) before any reader can see it; the lock's fd."""
         blob = self._compressor.compress(header_line) if self._compressor else header_line
         tmp = self.path.with_name(f"{self.path.name}.{secrets.token_hex(6)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
         try:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # a fresh inode nobody else can hold yet
             os.write(fd, blob)
             os.fsync(fd)
-        finally:
-            os.close(fd)
-        try:
             os.link(tmp, self.path)
+        except BaseException:
+            os.close(fd)
+            raise
         finally:
             tmp.unlink(missing_ok=True)
         dir_fd = os.open(self.path.parent, os.O_RDONLY)
@@ -187,6 +201,7 @@ class SessionWriter:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+        return fd
 
 
 def _lock(path: Path) -> int:
@@ -202,6 +217,15 @@ def _lock(path: Path) -> int:
         ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)
+    return fd
+
+
+def _own(path: Path) -> int:
+    """An fd of the log holding its owner lock, or WriterLockedError when a live writer already owns it."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    if not owner.acquire(fd):
+        os.close(fd)
+        raise WriterLockedError(f"{path} is already open for writing by another process; a session has one live writer")
     return fd
 
 
