@@ -72,7 +72,11 @@ def _fold(args: argparse.Namespace) -> None:
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``fold`` subcommand."""
     p = sub.add_parser(
-        "fold", help="preview what the tool-result fold would do to each tool result on the surface"
+        "fold",
+        help="preview what the tool-result fold would do to each tool result on the surface",
+        description="For every tool result the model sees now, say what the fold policy does with it: "
+        "kept raw, folded behind a digest (which kind, how many chars), pinned, or backed off. "
+        "Nothing is written.",
     )
     p.add_argument("path", help="session log file or session directory")
     p.add_argument("--config", help="policy config file (TOML or JSON) whose [slice] section applies")

@@ -24,6 +24,8 @@ def _run(args: argparse.Namespace) -> int:
     from core.host.loop import AgentHost, HostOptions
     from core.host.providers import make_provider
 
+    if not args.task and not args.resume:
+        raise TapedeckError("give a TASK to run (or --resume ID)")
     config = load_config(args.config)
     model = make_provider(args.provider, model=args.model, base_url=args.base_url)
     root = Path(args.sessions_root).expanduser()
@@ -43,8 +45,6 @@ def _run(args: argparse.Namespace) -> int:
             raise TapedeckError("--resume continues the recorded tasks; give no TASK with it")
         host = AgentHost.resume(find_session(root, args.resume), model, config, options)
     else:
-        if not args.task:
-            raise TapedeckError("give a TASK to run (or --resume ID)")
         host = AgentHost.create(
             root, model, config, options, tasks=args.task, compressed=args.zstd, session_id=args.session_id
         )

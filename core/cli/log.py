@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
-from core.cli.common import emit, guarded
-from core.log.layout import default_sessions_root, discover_sessions
+from core.cli.common import emit, fail, guarded
+from core.log.layout import default_sessions_root, discover_sessions, session_tree
 from core.session import Session, derive_message
-from core.summary import human_chars, one_line, source_label, summarize
+from core.summary import human_bytes, human_chars, one_line, source_label, summarize
 from core.text import tool_result_is_error
 
 
@@ -147,24 +149,36 @@ def _type_matches(etype: str, wanted: list[str]) -> bool:
     )
 
 
-def _sessions(args: argparse.Namespace) -> None:
-    refs = discover_sessions(args.root)
-    payload = [r.to_dict() for r in refs]
+def _sessions(args: argparse.Namespace) -> int | None:
+    root = Path(args.root).expanduser()
+    if not root.is_dir():
+        return fail(f"{root}: no such directory (give a sessions root, e.g. {default_sessions_root()})")
+    skipped: list[str] = []
+    tree = session_tree(discover_sessions(root, skipped))
+    payload = [{**ref.to_dict(), "nesting": depth} for ref, depth in tree]
 
     def render(rows: list[dict[str, Any]]) -> str:
-        if not rows:
-            return f"no sessions under {args.root}"
-        return "\n".join(
-            f"{'  ' * r['depth']}{r['id']}  {human_chars(r['size'])}B  {r['cwd']}  {r['path']}" for r in rows
-        )
+        n = len(rows)
+        lines = [f"{n} session{'' if n == 1 else 's'} under {root}" if n else f"no sessions under {root}"]
+        for r in rows:
+            name = "  " * r["nesting"] + "└ " + r["id"] if r["nesting"] else r["id"]
+            lines.append(f"{name}  {human_bytes(r['size'])}  {r['cwd'] or '-'}  {r['path']}")
+        return "\n".join(lines)
 
     emit(payload, args.json, render)
+    for note in skipped:
+        sys.stderr.write(f"tapedeck: {note}\n")
+    return None
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the engine subcommands."""
     p = sub.add_parser(
-        "inspect", help="summarize a session log: header, turns, tools, surface, usage, diagnostics"
+        "inspect",
+        help="summarize a session log: header, turns, tools, surface, usage, diagnostics",
+        description="Summarize one session log: its header, each turn with its status and steps, the "
+        "tools called, what the model sees now (nodes and chars), token usage, and every problem found "
+        "while reading it.",
     )
     p.add_argument("path", help="session log file or session directory")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -172,14 +186,24 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         handler=guarded(lambda a: emit(inspect_report(Session.open(a.path)), a.json, _render_inspect))
     )
 
-    p = sub.add_parser("surface", help="print the model-visible messages in order")
+    p = sub.add_parser(
+        "surface",
+        help="print the model-visible messages in order",
+        description="List the messages the model would be sent now, in order: the seq of each, its role, "
+        "where it came from (user, model, tool, a tape entry, a fold …) and its size in chars.",
+    )
     p.add_argument("path", help="session log file or session directory")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(
         handler=guarded(lambda a: emit(surface_rows(Session.open(a.path)), a.json, _render_surface))
     )
 
-    p = sub.add_parser("events", help="list events, optionally filtered by type or turn")
+    p = sub.add_parser(
+        "events",
+        help="list events, optionally filtered by type or turn",
+        description="List the events of a log one per line: seq, turn (t- between turns), type, a dot "
+        "when the event is on the model-visible surface, and a one-line summary.",
+    )
     p.add_argument("path", help="session log file or session directory")
     p.add_argument(
         "--type",
@@ -191,7 +215,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--json", action="store_true", help="print the events as JSON")
     p.set_defaults(handler=guarded(_events))
 
-    p = sub.add_parser("sessions", help="list sessions under a sessions root (DSH layout), children indented")
+    p = sub.add_parser(
+        "sessions",
+        help="list sessions under a sessions root (DSH layout), children under their parent",
+        description="List every session log under a sessions root laid out as DSH lays it out, newest "
+        "first, each subagent child under the session that spawned it.",
+    )
     p.add_argument(
         "root", nargs="?", default=str(default_sessions_root()), help="sessions root (default: %(default)s)"
     )

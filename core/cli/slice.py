@@ -7,6 +7,8 @@ so they print exactly the text the model would receive.
 from __future__ import annotations
 
 import argparse
+import re
+from collections.abc import Callable
 from typing import Any
 
 from core.cli.common import emit, guarded
@@ -66,10 +68,15 @@ def _seal(args: argparse.Namespace) -> None:
     emit(seal_report(session, overrides, args.config), args.json, _render_seal)
 
 
-def _run(args: argparse.Namespace, tool: str, arguments: dict[str, Any]) -> None:
+def _run(
+    args: argparse.Namespace,
+    tool: str,
+    arguments: dict[str, Any],
+    message: Callable[[str], str] = lambda text: text,
+) -> None:
     result = run_recall_tool(Session.open(args.path), tool, arguments)
     if result.is_error:
-        raise TapedeckError(result.text)
+        raise TapedeckError(message(result.text))
     payload = {"tool": tool, "arguments": arguments, "text": result.text}
     emit(payload, args.json, lambda p: p["text"])
 
@@ -96,7 +103,36 @@ def _recall_search(args: argparse.Namespace) -> None:
     _run(args, RECALL_SEARCH_TOOL, arguments)
 
 
+# What the recall tool tells the model, reworded for a person at a terminal (patterns after the tool prefix).
+EXPAND_MESSAGES: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"^no session event at seq (\d+)$"), r"no event at seq \1 in this log"),
+    (re.compile(r"^empty range (\S+) \(result has (\d+) lines\)$"), r"--lines \1 selects nothing: the result has \2 lines"),
+    (re.compile(r'^invalid regex "(.*)"$'), r"--grep: '\1' is not a valid regular expression"),
+    (re.compile(r"^no result block (\d+) \(result has 1 blocks\)$"), r"--block \1: the result has 1 block (use --block 1)"),
+]
+
+
+def expand_message(text: str) -> str:
+    """A recall tool error as a sentence for a person: no tool name, no JSON addresses."""
+    text = text.removeprefix(f"{EXPAND_TOOL}: ")
+    for pattern, replacement in EXPAND_MESSAGES:
+        if pattern.match(text):
+            return pattern.sub(replacement, text)
+    return text
+
+
 def _expand(args: argparse.Namespace) -> None:
+    if args.seq is None and args.turn is None:
+        raise TapedeckError(
+            "give --seq Q --format-version 4, or --turn T --step S, to say which tool result to show"
+        )
+    if args.seq is not None and args.format_version != LOCATOR_FORMAT_VERSION:
+        raise TapedeckError(
+            f"--seq needs --format-version {LOCATOR_FORMAT_VERSION} (copy both from a current locator); "
+            "or address the result as --turn T --step S [--call K], which never changes"
+        )
+    if args.seq is None and args.step is None:
+        raise TapedeckError("--turn needs --step (and --call K for the K-th result of that step)")
     names = {
         "seq": "seq",
         "format_version": "formatVersion",
@@ -108,7 +144,7 @@ def _expand(args: argparse.Namespace) -> None:
         "lines": "lines",
     }
     arguments = {key: getattr(args, attr) for attr, key in names.items() if getattr(args, attr) is not None}
-    _run(args, EXPAND_TOOL, arguments)
+    _run(args, EXPAND_TOOL, arguments, expand_message)
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -117,7 +153,12 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``seal``, ``recall`` and ``expand`` subcommands."""
-    p = sub.add_parser("seal", help="preview the tape entries sealing would append now")
+    p = sub.add_parser(
+        "seal",
+        help="preview the tape entries sealing would append now",
+        description="Show the tape entries the slice policy would append if it sealed the finished turns "
+        "of this log now: which seqs each entry replaces, its turn span and its size. Nothing is written.",
+    )
     _common(p)
     p.add_argument(
         "--keep-recent-turns", metavar="N", help="completed turns to keep raw (history.keepRecentTurns)"
@@ -158,7 +199,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=guarded(_recall_search))
 
-    p = sub.add_parser("expand", help="the full text of one logged tool result (expand_result)")
+    p = sub.add_parser(
+        "expand",
+        help="the full text of one logged tool result (expand_result)",
+        description="Print one tool result from the log in full, exactly as expand_result would hand it "
+        "to the model. Address it by --turn/--step (and --call) or by the --seq and --format-version of a "
+        "locator; --grep or --lines narrow the output.",
+    )
     _common(p)
     p.add_argument("--seq", type=int, metavar="Q", help="log id of the result, from a locator")
     p.add_argument(

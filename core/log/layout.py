@@ -131,16 +131,20 @@ def read_header(path: Path) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) and obj.get("type") == "session" else None
 
 
-def discover_sessions(root: str | os.PathLike[str]) -> list[SessionRef]:
-    """Every session log under ``root`` in the DSH layout (children included), newest first."""
+def discover_sessions(root: str | os.PathLike[str], skipped: list[str] | None = None) -> list[SessionRef]:
+    """Every session log under ``root`` in the DSH layout (children included), newest first.
+
+    A project or session directory that cannot be listed is left out; ``skipped`` (when given) receives one
+    note per directory left out, naming it and why.
+    """
     refs: list[SessionRef] = []
     base = Path(root).expanduser()
     if not base.is_dir():
         return refs
-    for project in sorted(base.iterdir()):
+    for project in _listing(base, skipped):
         if not project.is_dir():
             continue
-        for sdir in sorted(project.iterdir()):
+        for sdir in _listing(project, skipped):
             if not sdir.is_dir():
                 continue
             for name in (ZSTD_NAME, RAW_NAME):
@@ -150,7 +154,10 @@ def discover_sessions(root: str | os.PathLike[str]) -> list[SessionRef]:
                 header = read_header(log)
                 if header is None:
                     continue
-                st = log.stat()
+                try:
+                    st = log.stat()
+                except OSError:
+                    continue  # removed while we looked
                 depth = header.get("delegationDepth")
                 refs.append(
                     SessionRef(
@@ -167,6 +174,42 @@ def discover_sessions(root: str | os.PathLike[str]) -> list[SessionRef]:
                 )
     refs.sort(key=lambda r: (r.mtime, r.created_at), reverse=True)
     return refs
+
+
+def _listing(directory: Path, skipped: list[str] | None) -> list[Path]:
+    try:
+        return sorted(directory.iterdir())
+    except OSError as exc:
+        if skipped is not None:
+            skipped.append(f"skipped {directory}: {exc.strerror or exc}")
+        return []
+
+
+def session_tree(refs: list[SessionRef]) -> list[tuple[SessionRef, int]]:
+    """``(ref, depth)`` in display order: top-level sessions as given (newest first), each followed by its
+    children (oldest first), so a subagent child always sits under its real parent."""
+    ids = {ref.id for ref in refs}
+    children: dict[str, list[SessionRef]] = {}
+    roots = []
+    for ref in refs:
+        if ref.parent and ref.parent in ids and ref.parent != ref.id:
+            children.setdefault(ref.parent, []).append(ref)
+        else:
+            roots.append(ref)
+    out: list[tuple[SessionRef, int]] = []
+    seen: set[str] = set()
+
+    def visit(ref: SessionRef, depth: int) -> None:
+        if ref.id in seen:
+            return
+        seen.add(ref.id)
+        out.append((ref, depth))
+        for child in sorted(children.get(ref.id, []), key=lambda r: r.created_at):
+            visit(child, depth + 1)
+
+    for ref in roots:
+        visit(ref, 0)
+    return out
 
 
 def default_sessions_root() -> Path:

@@ -10,7 +10,8 @@ from core.log.layout import SessionRef
 from core.session import Cut
 from tests.tui.logs import policy_log
 from tui.live import LiveSession
-from tui.screens.browser import created_label, session_tree
+from core.log.layout import session_tree
+from tui.screens.browser import created_label
 from tui.widgets.chart import columns, cut_marks, sparkline
 from tui.widgets.detail import describe, guess_lexer, payload_sections, render_strips
 from tui.widgets.header import load_state, provider_model, session_status

@@ -11,34 +11,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from core.log.layout import SessionRef, discover_sessions
+from core.log.layout import SessionRef, discover_sessions, session_tree
 from core.summary import human_chars
-
-
-def session_tree(refs: list[SessionRef]) -> list[tuple[SessionRef, int]]:
-    """``(ref, depth)`` in display order: top-level sessions as given (newest first), each followed by its children."""
-    ids = {ref.id for ref in refs}
-    children: dict[str, list[SessionRef]] = {}
-    roots = []
-    for ref in refs:
-        if ref.parent and ref.parent in ids and ref.parent != ref.id:
-            children.setdefault(ref.parent, []).append(ref)
-        else:
-            roots.append(ref)
-    out: list[tuple[SessionRef, int]] = []
-    seen: set[str] = set()
-
-    def visit(ref: SessionRef, depth: int) -> None:
-        if ref.id in seen:
-            return
-        seen.add(ref.id)
-        out.append((ref, depth))
-        for child in sorted(children.get(ref.id, []), key=lambda r: r.created_at):
-            visit(child, depth + 1)
-
-    for ref in roots:
-        visit(ref, 0)
-    return out
 
 
 def created_label(ms: int) -> str:

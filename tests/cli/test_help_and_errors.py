@@ -1,0 +1,54 @@
+"""Subcommand help has a description; CLI errors are written for a person."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+
+FIXTURE = "tool-call-turn.session.jsonl"
+
+
+@pytest.mark.parametrize("command", ["inspect", "surface", "events", "sessions", "fold", "seal", "expand"])
+def test_subcommand_help_has_a_description(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    usage, description = out.split("\n\n")[:2]
+    assert usage.startswith("usage:") and not description.startswith(("positional", "options")), out
+    assert len(description.split()) >= 8, description
+
+
+def test_run_without_a_task_asks_for_one(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    assert main(["run"]) == 2
+    err = capsys.readouterr().err
+    assert "give a TASK" in err and "API key" not in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give --seq Q --format-version 4, or --turn T --step S"),
+        (["--seq", "5"], "--seq needs --format-version 4"),
+        (["--seq", "5", "--format-version", "3"], "--seq needs --format-version 4"),
+        (["--turn", "1"], "--turn needs --step"),
+        (["--seq", "999", "--format-version", "4"], "no event at seq 999"),
+        (["--seq", "3", "--format-version", "4"], "seq 3 is a step/start event, not a tool result"),
+        (["--turn", "1", "--step", "1", "--lines", "9-3"], "--lines 9-3 selects nothing: the result has 2 lines"),
+        (["--turn", "1", "--step", "1", "--grep", "("], "--grep: '(' is not a valid regular expression"),
+        (["--turn", "1", "--step", "1", "--block", "2"], "--block 2: the result has 1 block"),
+        (["--turn", "9", "--step", "1"], "no tool result recorded at turn 9 step 1 call 1"),
+    ],
+)
+def test_expand_errors_are_for_a_person(
+    fixtures_dir: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert main(["expand", str(fixtures_dir / FIXTURE), *args]) == 2
+    err = capsys.readouterr().err
+    assert err == f"tapedeck: {message}\n" or err.startswith(f"tapedeck: {message}"), err
+    assert "expand_result" not in err and "{" not in err, err

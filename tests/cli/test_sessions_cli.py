@@ -1,0 +1,52 @@
+"""``tapedeck sessions``: children under their real parent, a missing root and unreadable project dirs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+from tests.tui.logs import Log
+
+
+def sessions_root(tmp_path: Path) -> Path:
+    """parent-1 (oldest), its child child-1, and an unrelated other-2 written last."""
+    root = tmp_path / "sessions"
+    parent = Log({**Log().header, "id": "parent-1", "createdAt": 1786000000000})
+    parent.turn(1, "delegate", "ok", tool="subagent")
+    child = Log({**parent.header, "id": "child-1", "parentSession": "parent-1", "delegationDepth": 1})
+    child.turn(1, "part", "ok")
+    other = Log({**parent.header, "id": "other-2", "createdAt": 1786000100000})
+    other.turn(1, "hello", "hi")
+    for log, name, mtime in ((parent, "parent-1", 1), (child, "child-1", 2), (other, "other-2", 3)):
+        path = log.write(root / "--w--" / name / "session.jsonl")
+        os.utime(path, (1_786_000_000 + mtime, 1_786_000_000 + mtime))
+    return root
+
+
+def test_children_are_listed_under_their_parent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sessions", str(sessions_root(tmp_path))]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    rows = [(len(line) - len(line.lstrip()), line.lstrip(" └").split()[0]) for line in lines[1:]]
+    assert rows[:3] == [(0, "other-2"), (0, "parent-1"), (2, "child-1")], lines
+
+
+def test_missing_root_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sessions", str(tmp_path / "nope")]) == 2
+    assert "no such directory" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads every directory")
+def test_unreadable_project_dir_is_skipped_with_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = sessions_root(tmp_path)
+    locked = root / "--locked--"
+    locked.mkdir()
+    locked.chmod(0)
+    try:
+        assert main(["sessions", str(root)]) == 0
+        out = capsys.readouterr()
+    finally:
+        locked.chmod(0o755)
+    assert "parent-1" in out.out and "skipped" in out.err and "--locked--" in out.err
