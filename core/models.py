@@ -105,15 +105,16 @@ def price_for(model: str, config: ModelConfig | None = None) -> Prices | None:
     return entries.get(key) or DEEPSEEK_PRICES.get(key)
 
 
-def limits_for(model: str, config: ModelConfig | None = None) -> Limits:
+def limits_for(model: str, config: ModelConfig | None = None, known: Limits | None = None) -> Limits:
     """The window and output limit of the routed ``model``.
 
     ``model.contextWindow`` / ``model.maxOutputTokens`` win, then the config's ``limits`` entry for the model,
-    then DeepSeek's table; whatever none of them knows stays None.
+    then ``known`` (what the provider itself declares), then DeepSeek's table; whatever none of them knows
+    stays None.
     """
     key = _key(model)
     entries = {_key(k): v for k, v in (config.limits if config else {}).items()}
-    found = [entries.get(key), DEEPSEEK_LIMITS.get(key)]
+    found = [entries.get(key), known, DEEPSEEK_LIMITS.get(key)]
     window = config.context_window if config else None
     output = config.max_output_tokens if config else None
     for limit in found:

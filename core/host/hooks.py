@@ -16,6 +16,7 @@ from core.errors import TapedeckError
 from core.host.messages import user_message
 from core.host.resume import Steer, queued_detail, steer_source
 from core.host.toolbox import CallResult
+from core.models import Limits, limits_for
 from core.policies import adaptive as adaptive_policy
 from core.policies import checkpoint as checkpoint_policy
 from core.policies import fold as fold_policy
@@ -25,6 +26,8 @@ from core.policies import recall as recall_policy
 from core.policies import rewind as rewind_policy
 from core.policies import slice as slice_policy
 from core.policies.report import ReportError, ReportWriter, default_writer
+from core.session import Session
+from core.text import js_json
 
 if TYPE_CHECKING:
     from core.host.loop import AgentHost
@@ -34,6 +37,11 @@ BASE_SYSTEM = (
     "You are a coding agent working inside the workspace given to you. Use the tools to read, search, run and "
     "edit files; keep tool outputs small; report what you changed and how you verified it."
 )
+
+
+def request_tokens(session: Session, system: str, tools: list[dict[str, Any]]) -> int:
+    """An estimate of the next request in tokens (four characters each): messages, system prompt, schemas."""
+    return (session.surface_chars + len(system) + len(js_json(tools))) // 4
 
 
 @dataclass
@@ -59,6 +67,7 @@ class PolicyHooks:
         self.prolong = prolong_policy.ProlongMemory(host.options.workspace, config.prolong, host.session.id)
         self._seal_warned: set[str] = set()
         self._effort_warned: set[str] = set()
+        self._clamp_warned: set[int | None] = set()
         self.inbox = control.InboxReader(host.inbox_path)
         self.answered = control.answered_ids(host.session.events)
         self.paused = False
@@ -86,6 +95,11 @@ class PolicyHooks:
         """The model-written report when a real model is configured, else the extractive one."""
         model = self.host.model if getattr(self.host.model, "writes_reports", False) else None
         return default_writer(self.config.rewind, model)
+
+    def model_limits(self) -> Limits:
+        """The routed model's window and output limit: the ``model`` config, the provider, DeepSeek's table."""
+        model = self.host.model
+        return limits_for(model.model, self.config.model, getattr(model, "limits", None))
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """Every tool the model may call: workspace tools, the recall family, checkpoint and rewind."""
@@ -124,17 +138,25 @@ class PolicyHooks:
                 host.say(warning.message)
             host.append(seal.events)
         host.append(fold_policy.plan_fold(host.session, self.config.slice))
-        window = getattr(host.model, "context_window", None)
+        system = self.system_prompt()
+        # Finalization keeps the schemas (a stable, cacheable head) and forbids calls instead.
+        tools = self.tool_schemas()
+        limits = self.model_limits()
+        window = limits.context_window
         route = adaptive_policy.plan_route(
             host.session,
             self.config.adaptive,
             context_window=window,
-            context_tokens=host.session.surface_chars // 4 if window else None,
+            context_tokens=request_tokens(host.session, system, tools) if window else None,
+            output_limit=limits.max_output_tokens,
         )
         host.append(list(route.events))
-        system = self.system_prompt()
-        # Finalization keeps the schemas (a stable, cacheable head) and forbids calls instead.
-        tools = self.tool_schemas()
+        if route.clamped and route.class_max_tokens not in self._clamp_warned:
+            self._clamp_warned.add(route.class_max_tokens)
+            host.say(
+                f"adaptive: the {route.task_class} cap of {route.class_max_tokens} output tokens is above "
+                f"{host.model.model}'s limit; sending max_tokens {route.max_tokens}"
+            )
         self._log_header(system, tools)
         effort, warning = slice_policy.default_reasoning_effort(
             self.config.slice,

@@ -261,7 +261,8 @@ def logged_risk(routes: list[dict[str, Any]]) -> RiskDecision | None:
 class RouteDecision:
     """What one step may do, and the events that record the decision (append them in order).
 
-    ``max_tokens`` is the class's output cap (see ``cap``); ``tools_allowed`` is False in finalization, when
+    ``max_tokens`` is the class's output cap clamped to the model's output limit (see ``cap``; ``class_max_tokens``
+    is the unclamped cap); ``tools_allowed`` is False in finalization, when
     the model may not call tools (the host keeps sending the schemas with ``tool_choice: none``, so the
     request prefix stays cacheable); ``phase_text`` is the system section for this request.
     """
@@ -280,6 +281,12 @@ class RouteDecision:
     pressure: float | None
     prune: PrunePlan
     events: tuple[dict[str, Any], ...]
+    class_max_tokens: int | None = None
+
+    @property
+    def clamped(self) -> bool:
+        """True when the model's output limit lowered the class's cap."""
+        return self.class_max_tokens is not None and self.class_max_tokens > self.max_tokens
 
     def cap(self, requested: int | None) -> int:
         """The max tokens to send: ``requested`` when it is already within the cap, else the cap.
@@ -306,7 +313,8 @@ def route_data(decision: RouteDecision) -> dict[str, Any]:
         "step": decision.step,
         "taskClass": decision.task_class,
         "phase": decision.phase,
-        "caps": {"maxTokens": decision.max_tokens},
+        "caps": {"maxTokens": decision.max_tokens}
+        | ({"classMaxTokens": decision.class_max_tokens} if decision.clamped else {}),
         "budgets": {"soft": decision.soft_step_budget, "hard": decision.hard_step_budget},
         "risk": decision.risk.to_dict() if decision.risk else None,
         "pruneLevel": decision.prune_level,
@@ -322,12 +330,15 @@ def plan_route(
     *,
     context_window: int | None,
     context_tokens: int | None,
+    output_limit: int | None = None,
     routed_this_turn: bool | None = None,
 ) -> RouteDecision:
     """Plan the route of the step the open turn is about to run (see the module docstring).
 
     ``context_window`` is the routed model's window and ``context_tokens`` the size of the request being
-    built, both in tokens (either None: no pressure trigger). ``routed_this_turn`` says whether the risk
+    built, both in tokens (either None: no pressure trigger). ``output_limit`` is the most output tokens the
+    model accepts: a class cap above it is clamped to it (the seed: "a stricter caller or provider limit always
+    wins"). ``routed_this_turn`` says whether the risk
     router already ran in this turn: None (the default) reads it from the log, False forces a fresh routing
     (for instance after the operator changed ``riskRouter``), True reuses the turn's logged decision and
     routes afresh only when the log holds none. Raises RouteError when no turn is open.
@@ -366,7 +377,8 @@ def plan_route(
         task_class=task_class,
         phase=phase,
         phase_text=phase_text(task_class, phase, risk),
-        max_tokens=profile.max_tokens,
+        max_tokens=profile.max_tokens if output_limit is None else min(profile.max_tokens, output_limit),
+        class_max_tokens=profile.max_tokens,
         tools_allowed=phase != FINALIZATION,
         soft_step_budget=profile.soft_step_budget,
         hard_step_budget=profile.hard_step_budget,

@@ -8,6 +8,9 @@ logged (see ``core.host.providers.retry``). Authentication failures (401/403) ar
 call with finish ``error`` and code ``AUTH``. A failed attempt that will be retried still ends its own chunk
 stream with a ``finish`` of kind ``error``, as DSH logs it.
 
+Limits: ``limits`` is the model's context window and output limit, from ``core.models``' table unless given
+(``None`` fields: unknown). The host combines them with the ``model`` config section.
+
 Reasoning effort: ``efforts`` maps each effort id the route supports to the extra request-body fields that
 select it (for example ``{"high": {"reasoning_effort": "high"}}``). ``reasoning_efforts()`` lists those ids;
 a request for an effort that is not declared sends nothing extra.
@@ -45,6 +48,7 @@ from core.host.providers.errors import (
 from core.host.providers.retry import RetryListener, RetryNotice, RetryPolicy
 from core.host.providers.stream import BlockStream
 from core.model import ChunkSink, Completion, ModelRequest
+from core.models import Limits, limits_for
 
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 DEFAULT_MODEL = "deepseek-chat"
@@ -161,8 +165,12 @@ class OpenAIProvider:
         sleep: Callable[[float], None] = time.sleep,
         rand: Callable[[], float] = random.random,
         timeout: float = DEFAULT_TIMEOUT,
+        limits: Limits | None = None,
     ) -> None:
         self.model = model
+        # The model's context window and output limit (DeepSeek's table unless given); the host reads them
+        # for the adaptive pressure trigger and to keep output caps within what the model accepts.
+        self.limits = limits or limits_for(model)
         self.base_url = base_url
         self.provider = provider or provider_name(base_url)
         self.efforts = {k: dict(v) for k, v in (efforts or {}).items()}

@@ -4,6 +4,9 @@ The file is either a JSON list of responses or an object::
 
     {"model": "demo-script", "efforts": ["off", "high"], "responses": [ ... ]}
 
+``contextWindow`` and ``maxOutputTokens`` (positive integers, optional) are the limits the scripted model
+declares, as a real provider's table would.
+
 Each model call takes the next response. Every key of a response is optional:
 
 ``reasoning``
@@ -47,13 +50,14 @@ from typing import Any
 from core.host.providers.errors import ProviderError, failure
 from core.host.providers.stream import BlockStream
 from core.model import ChunkSink, Completion, ModelRequest
+from core.models import Limits
 from core.text import js_json
 
 SCRIPT_MISMATCH = "SCRIPT_MISMATCH"
 SCRIPT_EXHAUSTED = "SCRIPT_EXHAUSTED"
 FINISHES = ("stop", "tool-calls", "max-tokens", "error")
 RESPONSE_KEYS = ("reasoning", "text", "toolCalls", "usage", "finish", "error", "onError", "expect")
-FILE_KEYS = ("model", "efforts", "responses")
+FILE_KEYS = ("model", "efforts", "contextWindow", "maxOutputTokens", "responses")
 CALL_KEYS = ("name", "arguments", "id")
 EXPECT_KEYS = ("resultContains", "resultMatches")
 USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
@@ -148,6 +152,10 @@ def load_script(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
         efforts = settings.get("efforts", [])
         if not isinstance(efforts, list) or not all(isinstance(e, str) for e in efforts):
             raise _Invalid("the script's 'efforts' must be a list of strings")
+        for key in ("contextWindow", "maxOutputTokens"):
+            value = settings.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise _Invalid(f"the script's {key!r} must be a positive integer")
         checked = [_check_response(r, f"response {n}") for n, r in enumerate(responses, 1)]
     except _Invalid as exc:
         raise ProviderError(f"scripted model {p}: {exc}") from exc
@@ -193,6 +201,7 @@ class ScriptedModel:
         self.path = Path(path)
         self.model = model or settings.get("model") or self.path.stem
         self._efforts = list(settings.get("efforts", []))
+        self.limits = Limits(settings.get("contextWindow"), settings.get("maxOutputTokens"))
         self._responses = responses
         self._cursor = 0
         self._spliced: deque[dict[str, Any]] = deque()
