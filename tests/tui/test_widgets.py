@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from core.log.layout import SessionRef
+from core.log.layout import SessionRef, session_tree
 from core.session import Cut
 from tests.tui.logs import policy_log
 from tui.live import LiveSession
-from core.log.layout import session_tree
 from tui.screens.browser import created_label
 from tui.widgets.chart import columns, cut_marks, sparkline
 from tui.widgets.detail import describe, guess_lexer, payload_sections, render_strips
