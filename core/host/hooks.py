@@ -177,6 +177,13 @@ class PolicyHooks:
             reasoning_effort=effort,
         )
 
+    def hard_step(self, turn: int, step: int) -> bool:
+        """True when the adaptive route logged ``(turn, step)`` as its finalization (hard) step."""
+        return any(
+            data.get("step") == step and data.get("phase") == adaptive_policy.FINALIZATION
+            for data in adaptive_policy.turn_routes(self.host.session, turn)
+        )
+
     def _log_header(self, system: str, tools: list[dict[str, Any]]) -> None:
         session = self.host.session
         header = {

@@ -309,6 +309,10 @@ class AgentHost:
         """The decision due after a step ended: the turn's outcome, or None to take another step."""
         if finish == "max-tokens" and not had_calls:
             return self._end_turn(turn, {"kind": "max-tokens"}, step, text)
+        if self.hooks.hard_step(turn, step):
+            # The adaptive hard step is the turn's last. A model that called tools anyway had them refused
+            # (``tool_choice`` was ``none``); the turn then ends blocked with whatever text it gave.
+            return self._end_turn(turn, {"kind": "blocked" if had_calls else "completed"}, step, text)
         if not had_calls:
             reminder = self.hooks.turn_stopping(turn)
             if reminder is None:

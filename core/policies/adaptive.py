@@ -237,7 +237,7 @@ def level_index(levels: tuple[PruneLevel, ...], step: int, pressure: float | Non
 def turn_routes(session: Session, turn: int) -> list[dict[str, Any]]:
     """``data`` of every ``tapedeck/route`` event logged for ``turn``, oldest first."""
     routes = []
-    for seq in range(session.turns[turn].start_seq, session.next_seq):
+    for seq in session.seqs_of((ROUTE_EVENT,), session.turns[turn].start_seq):
         event = session.events[seq]
         data = event.get("data")
         if event.get("type") == ROUTE_EVENT and isinstance(data, dict) and data.get("turn") == turn:

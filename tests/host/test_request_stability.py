@@ -41,9 +41,9 @@ def _run(tmp_path: Path, steps: int) -> tuple[AgentHost, RecordingModel]:
 
 
 def test_every_request_of_a_turn_extends_the_one_before_it(tmp_path: Path) -> None:
-    host, model = _run(tmp_path, 10)
+    host, model = _run(tmp_path, 9)
     requests = model.requests
-    assert len(requests) == 10
+    assert len(requests) == 9
     # One system prompt and one tool list for the whole turn: the head never breaks.
     assert len({r.system for r in requests}) == 1
     assert all(r.tools == requests[0].tools for r in requests)
@@ -60,12 +60,21 @@ def test_every_request_of_a_turn_extends_the_one_before_it(tmp_path: Path) -> No
 
 
 def test_finalization_sends_tool_choice_none_and_refuses_a_call_anyway(tmp_path: Path) -> None:
-    host, model = _run(tmp_path, 11)  # the 10th response still asks for a tool, at step 10
+    # Seed 004: "纯文本硬终步" — the hard step is a text-only final step. The script still asks for a tool at
+    # step 9 (the small class's hard step) and would go on asking; the turn ends there, blocked.
+    host, model = _run(tmp_path, 11)
     choices = [r.tool_choice for r in model.requests]
-    assert choices[:8] == [None] * 8 and set(choices[8:]) == {"none"}
+    assert choices == [None] * 8 + ["none"]
     refused = [
         e for e in host.session.events
         if e["type"] == "tool/result" and e["data"]["step"] == 9 and e["data"]["turn"] == 1
     ]  # fmt: skip
     [block] = refused[0]["data"]["message"]["content"]
     assert block["isError"] and "no tool named 'list_files' is available" in block["content"][0]["text"]
+    turn = host.session.turns[1]
+    assert turn.end_reason == {"kind": "blocked"} and max(turn.steps) == 9
+
+
+def test_a_hard_step_answered_in_text_completes_the_turn(tmp_path: Path) -> None:
+    host, model = _run(tmp_path, 9)
+    assert host.session.turns[1].end_reason == {"kind": "completed"} and len(model.requests) == 9
