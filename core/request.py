@@ -205,12 +205,15 @@ class _Pass:
         )
 
 
-def iter_requests(header: dict[str, Any], events: Iterable[dict[str, Any]]) -> Iterator[Request]:
+def iter_requests(
+    header: dict[str, Any], events: Iterable[dict[str, Any]], session: Session | None = None
+) -> Iterator[Request]:
     """Every model request of a log in order, retries included, each with the usage logged for it.
 
-    A request is yielded once its attempt is over (the next request went out, or the log ended).
+    A request is yielded once its attempt is over (the next request went out, or the log ended). Pass an
+    empty ``session`` to look at the projection as the pass goes (it is past each request when it is yielded).
     """
-    state = _Pass(Session(header))
+    state = _Pass(Session(header) if session is None else session)
     for event in events:
         request = state.before(event)
         if request is not None:

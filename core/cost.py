@@ -1,0 +1,184 @@
+"""What a session cost: tokens per request from the logged usage, priced, and what each cut saved or cost.
+
+Usage is DSH ``TokenUsage``: ``inputTokens`` is the input that missed the provider's prefix cache,
+``cacheReadTokens`` the input served from it (DeepSeek's ``prompt_cache_hit_tokens``; absent when the provider
+does not report hits) and ``outputTokens`` the output, reasoning included. Prices come from
+``core.models.price_for`` (DeepSeek's table unless the ``model`` config section says otherwise).
+
+A cut (seal, fold, prune, rewind, compaction) has two effects on the bill, both estimated here:
+
+- it *saves*: the tokens it removed are not sent again by any later request, where they would mostly have been
+  cache hits (``removed tokens × later requests × hit price``);
+- it *costs*: the request right after it breaks the cached prefix where the cut begins, so the previously
+  cached tokens after that point are billed as misses once (``tokens after the break × (miss − hit)``).
+
+Tokens are estimated from bytes with the session's own ratio (billed input tokens per prompt byte over the
+requests that report usage; 4 bytes per token when none does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from core.models import ModelConfig, Prices, price_for
+from core.request import Request
+from core.request_diff import CAUSE_NAMES, RequestDiff, diff_requests
+from core.session import Session
+
+BYTES_PER_TOKEN = 4.0
+
+
+@dataclass
+class RequestCost:
+    """One request's tokens and price."""
+
+    turn: int
+    step: int
+    attempt: int
+    seq: int
+    model: str | None
+    hit: int | None  # None: the provider did not report cache hits
+    miss: int
+    output: int
+    usd: float | None  # None: no usage logged, or no price for the model
+    prompt_bytes: int
+    cause: str | None  # what broke the cache before this request, if it broke
+
+    @property
+    def cached(self) -> float | None:
+        """Share of the input served from the cache."""
+        total = (self.hit or 0) + self.miss
+        return None if self.hit is None or not total else self.hit / total
+
+
+def _tokens(usage: dict[str, Any] | None) -> tuple[int | None, int, int] | None:
+    if not usage:
+        return None
+
+    def get(key: str) -> int:
+        value = usage.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+    hit = get("cacheReadTokens") if "cacheReadTokens" in usage else None
+    return hit, get("inputTokens") + get("cacheWriteTokens"), get("outputTokens")
+
+
+def _price(model: str | None, config: ModelConfig | None) -> Prices | None:
+    return price_for(model, config) if model else None
+
+
+def _sum(rows: Iterable[RequestCost]) -> dict[str, Any]:
+    rows = list(rows)
+    hit = sum(r.hit or 0 for r in rows)
+    miss = sum(r.miss for r in rows)
+    priced = [r.usd for r in rows if r.usd is not None]
+    return {
+        "requests": len(rows),
+        "hit": hit,
+        "miss": miss,
+        "output": sum(r.output for r in rows),
+        "usd": sum(priced) if priced else None,
+        "cached": round(hit / (hit + miss), 4) if hit + miss and any(r.hit is not None for r in rows) else None,
+    }
+
+
+def cost_report(
+    requests: Iterable[Request], session: Session, config: ModelConfig | None = None
+) -> dict[str, Any]:
+    """Per-request, per-turn and session totals, and each cut's estimated saving and cost.
+
+    ``session`` is the projection the requests were read with (see ``core.request.iter_requests``); it is
+    read once the requests are exhausted.
+    """
+    rows: list[RequestCost] = []
+    diffs: list[RequestDiff] = []
+    before: Request | None = None
+    for request in requests:
+        diff = diff_requests(before, request, session)
+        diffs.append(diff)
+        tokens = _tokens(request.usage)
+        price = _price(request.model, config)
+        hit, miss, output = tokens if tokens else (None, 0, 0)
+        usd = price.cost(hit or 0, miss, output) if tokens and price else None
+        cause = diff.cause if diff.broke and before is not None else None
+        rows.append(RequestCost(request.turn, request.step, request.attempt, request.seq, request.model,
+                                hit, miss, output, usd, diff.total_bytes, cause))  # fmt: skip
+        before = request
+    billed = [r for r in rows if _tokens_known(r)]
+    ratio = (
+        sum(r.prompt_bytes for r in billed) / max(1, sum((r.hit or 0) + r.miss for r in billed))
+        if billed
+        else BYTES_PER_TOKEN
+    )
+    turns: dict[int, list[RequestCost]] = {}
+    for row in rows:
+        turns.setdefault(row.turn, []).append(row)
+    return {
+        "bytesPerToken": round(ratio, 3),
+        "requests": [_row_dict(r) for r in rows],
+        "turns": [{"turn": t, **_sum(rs)} for t, rs in sorted(turns.items())],
+        "total": _sum(rows),
+        "cuts": _cuts(session, rows, diffs, ratio, config),
+    }
+
+
+def _tokens_known(row: RequestCost) -> bool:
+    return row.hit is not None or row.miss > 0
+
+
+def _row_dict(r: RequestCost) -> dict[str, Any]:
+    return {
+        "turn": r.turn,
+        "step": r.step,
+        "attempt": r.attempt,
+        "seq": r.seq,
+        "model": r.model,
+        "hit": r.hit,
+        "miss": r.miss,
+        "output": r.output,
+        "usd": r.usd,
+        "cached": None if r.cached is None else round(r.cached, 4),
+        "promptBytes": r.prompt_bytes,
+        "cacheBreak": r.cause,
+    }
+
+
+def _cuts(
+    session: Session,
+    rows: list[RequestCost],
+    diffs: list[RequestDiff],
+    ratio: float,
+    config: ModelConfig | None,
+) -> list[dict[str, Any]]:
+    out = []
+    for cut in session.cuts:
+        later = [i for i, r in enumerate(rows) if r.seq >= cut.seq]
+        if not later:
+            continue
+        first = later[0]
+        price = _price(rows[first].model, config)
+        removed_tokens = max(cut.chars_removed, 0) / ratio
+        diff = diffs[first]
+        lost_bytes = 0
+        if diff.broke and diff.cause_seq == cut.seq and diff.before is not None:
+            lost_bytes = max(0, rows[first - 1].prompt_bytes - diff.prefix_bytes)
+        lost_tokens = lost_bytes / ratio
+        saved = removed_tokens * len(later) * price.hit / 1_000_000 if price else None
+        cost = lost_tokens * (price.miss - price.hit) / 1_000_000 if price else None
+        out.append(
+            {
+                "seq": cut.seq,
+                "kind": CAUSE_NAMES.get(cut.kind, cut.kind),
+                "turn": session.turn_of(cut.seq),
+                "charsRemoved": cut.chars_removed,
+                "laterRequests": len(later),
+                "brokeCache": lost_bytes > 0,
+                "rebilledTokens": round(lost_tokens),
+                "savedUsd": saved,
+                "costUsd": cost,
+                "netUsd": None if saved is None or cost is None else saved - cost,
+            }
+        )
+    return out

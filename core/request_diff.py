@@ -1,0 +1,152 @@
+"""What changed between two consecutive model requests, and where the provider's prefix cache broke.
+
+A provider caches the prompt as it renders it: the system prompt and the tool schemas first, then the messages.
+``prompt_bytes`` serializes a request in that order (the system message, the tools, then each further
+message, all compact JSON with UTF-8 text) and the break offset is the length of the prefix two requests
+share in it. The cause is read from the log between them: the replacement that swapped out the first node
+that differs (a seal, fold, prune, rewind, compaction or operator expansion), a phase note that appeared or
+went, or a changed request header.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from core.request import Request
+from core.session import Session, cut_kind
+
+CAUSE_NAMES = {"tape": "seal"}  # cut kinds whose user-facing name differs
+HEADER_CHANGE = "header change"
+PHASE_NOTE = "phase note"
+REWRITE = "rewrite"
+
+
+def prompt_parts(request: Request) -> list[bytes]:
+    """The request as the provider renders it, in order: the system message, the tools, the other messages."""
+    wire = request.wire
+    head = [m for m in wire[:1] if m.get("role") == "system"]
+    parts = [orjson.dumps(m) for m in head]
+    parts.append(orjson.dumps(request.body.get("tools") or []))
+    parts.extend(orjson.dumps(m) for m in wire[len(head) :])
+    return parts
+
+
+def prompt_bytes(request: Request) -> bytes:
+    """``prompt_parts`` joined: what the break offset counts in."""
+    return b"".join(prompt_parts(request))
+
+
+@dataclass
+class RequestDiff:
+    """The second request against the first."""
+
+    before: Request | None
+    after: Request
+    prefix_bytes: int  # bytes of the prompt the two share: where the cache broke
+    total_bytes: int  # bytes of the second prompt
+    broke: bool  # False when the second prompt extends the first one whole
+    cause: str | None  # seal, fold, prune, rewind, compaction, expand, phase note, header change, rewrite
+    cause_seq: int | None
+    added: list[int | str] = field(default_factory=list)
+    removed: list[int | str] = field(default_factory=list)
+    replaced: list[tuple[int | str, int]] = field(default_factory=list)  # (old node, the replacement)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``diff --json`` object."""
+        b, a = self.before, self.after
+        return {
+            "before": {"turn": b.turn, "step": b.step, "attempt": b.attempt, "seq": b.seq} if b else None,
+            "after": {"turn": a.turn, "step": a.step, "attempt": a.attempt, "seq": a.seq},
+            "prefixBytes": self.prefix_bytes,
+            "totalBytes": self.total_bytes,
+            "broke": self.broke,
+            "cause": self.cause,
+            "causeSeq": self.cause_seq,
+            "added": self.added,
+            "removed": self.removed,
+            "replaced": [{"node": old, "by": new} for old, new in self.replaced],
+        }
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    n = min(len(a), len(b))
+    lo, hi = 0, n
+    while lo < hi:  # binary search on slice equality: fast even for prompts of many MB
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _replacement_between(session: Session, node: int, lo: int, hi: int) -> int | None:
+    """The first replacement in seqs ``(lo, hi]`` that took ``node`` (or what replaced it) off the surface."""
+    seen: set[int] = set()
+    while node in session.replaced_by and node not in seen:
+        seen.add(node)
+        node = session.replaced_by[node]
+        if lo < node <= hi:
+            return node
+        if node > hi:
+            return None
+    return None
+
+
+def diff_requests(before: Request | None, after: Request, session: Session) -> RequestDiff:
+    """``after`` against ``before``; ``session`` must have projected at least up to ``after.seq``."""
+    new = prompt_bytes(after)
+    if before is None:
+        return RequestDiff(None, after, 0, len(new), True, None, None, list(after.keys))
+    old = prompt_bytes(before)
+    shared = _common_prefix(old, new)
+    old_keys, new_keys = set(before.keys), set(after.keys)
+    removed = [k for k in before.keys if k not in new_keys]
+    added = [k for k in after.keys if k not in old_keys]
+    replaced = []
+    for key in removed:
+        by = _replacement_between(session, key, before.seq, after.seq) if isinstance(key, int) else None
+        if by is not None:
+            final = by
+            while final not in new_keys and final in session.replaced_by:
+                final = session.replaced_by[final]
+            replaced.append((key, final if final in new_keys else by))
+    broke = shared < len(old)
+    cause, cause_seq = (None, None) if not broke else _cause(before, after, session, removed, replaced)
+    return RequestDiff(before, after, shared, len(new), broke, cause, cause_seq, added, removed, replaced)
+
+
+def _cause(
+    before: Request,
+    after: Request,
+    session: Session,
+    removed: list[int | str],
+    replaced: list[tuple[int | str, int]],
+) -> tuple[str, int | None]:
+    old_parts, new_parts = prompt_parts(before), prompt_parts(after)
+    head = 2 if before.wire[:1] and before.wire[0].get("role") == "system" else 1
+    if old_parts[:head] != new_parts[:head]:
+        return HEADER_CHANGE, after.header_seq
+    first = next((i for i, (a, b) in enumerate(zip(before.keys, after.keys, strict=False)) if a != b), None)
+    if first is None:
+        return REWRITE, None  # same nodes, different rendering (a repaired tool pairing, for example)
+    by = dict(replaced)
+    gone = set(removed)
+    run = [before.keys[first]]  # the run of nodes that went, starting where the two first differ
+    for key in before.keys[first + 1 :]:
+        if key not in gone:
+            break
+        run.append(key)
+    for key in run:  # a note that went with the nodes around it went because they were replaced
+        if key in by:
+            kind = cut_kind(session.events[by[key]])
+            return CAUSE_NAMES.get(kind, kind), by[key]
+    if isinstance(run[0], str) and run[0] in gone:
+        return PHASE_NOTE, int(run[0].split(":", 1)[1])
+    moved = after.keys[first] if first < len(after.keys) else None
+    if isinstance(moved, str):
+        return PHASE_NOTE, int(moved.split(":", 1)[1])
+    return REWRITE, None
