@@ -12,6 +12,7 @@ with a ``register`` function and list it in ``COMMAND_MODULES``. Shared plumbing
 - ``slice``: ``seal``, ``recall``, ``expand``
 - ``host``: ``run``
 - ``control``: ``control``
+- ``timetravel``: ``request``, ``diff``, ``cost``
 
 The TUI adds ``watch`` and ``demo`` from ``tui/cli.py``, which is the console-script entry point; ``core``
 itself never imports ``tui``. ``main(argv) -> int`` is the in-process entry that tests and tools call;
@@ -36,6 +37,7 @@ COMMAND_MODULES: list[str] = [
     "core.cli.slice",
     "core.cli.host",
     "core.cli.control",
+    "core.cli.timetravel",
 ]
 
 

@@ -13,6 +13,7 @@ from core.log.layout import default_sessions_root, discover_sessions, session_tr
 from core.session import Session, derive_message
 from core.summary import human_bytes, human_chars, one_line, source_label, summarize
 from core.text import tool_result_is_error
+from core.timetravel import open_at
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
@@ -193,9 +194,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "where it came from (user, model, tool, a tape entry, a fold …) and its size in chars.",
     )
     p.add_argument("path", help="session log file or session directory")
+    p.add_argument("--at", type=int, metavar="SEQ", help="the surface as it stood right after event SEQ")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(
-        handler=guarded(lambda a: emit(surface_rows(Session.open(a.path)), a.json, _render_surface))
+        handler=guarded(
+            lambda a: emit(
+                surface_rows(Session.open(a.path) if a.at is None else open_at(a.path, a.at)),
+                a.json,
+                _render_surface,
+            )
+        )
     )
 
     p = sub.add_parser(

@@ -5,10 +5,12 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
+import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.cli import main
 from core.log.reader import LogData, read_log
 from core.session import Session
 from core.timetravel import SurfaceTimeline, moment
@@ -96,3 +98,37 @@ def test_moment_names_turn_and_step(fixtures_dir: Path) -> None:
     _, session = _loaded(fixtures_dir / "compaction-recovery.session.jsonl")
     assert moment(session, 22).label() == "at seq 22 · turn 1 step 2"
     assert moment(session, 0).label() == "at seq 0"
+
+
+def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _write_cut(data: LogData, seq: int, path: Path) -> Path:
+    lines = [orjson.dumps(data.header), *(orjson.dumps(e) for e in data.events[: seq + 1])]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.integers(0, len(FIXTURE_LOGS) + 1), where=st.floats(0, 1), as_json=st.booleans())
+def test_cli_surface_at_equals_surface_of_the_cut_log(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, generated_logs: list[Path], which: int, where: float,
+    as_json: bool,
+) -> None:  # fmt: skip
+    path = [*FIXTURE_LOGS, *generated_logs][which]
+    data, session = _loaded(path)
+    seq = min(int(where * session.next_seq), session.next_seq - 1)
+    flag = ["--json"] if as_json else []
+    at = _cli(capsys, "surface", str(path), "--at", str(seq), *flag)
+    cut = _cli(capsys, "surface", str(_write_cut(data, seq, tmp_path / "cut.jsonl")), *flag)
+    assert at == cut
+    assert at[0] == 0 and at[1]
+
+
+def test_cli_surface_at_a_seq_outside_the_log_says_so(capsys: pytest.CaptureFixture[str], fixtures_dir: Path) -> None:
+    code, out, err = _cli(capsys, "surface", str(fixtures_dir / "multi-turn.session.jsonl"), "--at", "71")
+    assert (code, out) == (2, "")
+    assert err == "tapedeck: seq 71 is not in this log: its events are seq 0..70\n"

@@ -1,0 +1,225 @@
+"""Time-travel subcommands: ``request``, ``diff`` and ``cost`` (``surface --at`` lives with ``surface``)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from typing import Any
+
+from core.cli.common import emit, guarded
+from core.errors import TapedeckError
+from core.log.reader import read_log
+from core.request import Request, iter_requests
+from core.session import Session
+from core.summary import human_chars
+
+CLIP = 400
+
+
+def _requests(path: str) -> tuple[Iterator[Request], Session]:
+    data = read_log(path)
+    session = Session(data.header, path=data.path)
+    return iter_requests(data.header, data.events, session), session
+
+
+def _label(r: dict[str, Any]) -> str:
+    again = f" attempt {r['attempt']}" if r["attempt"] > 1 else ""
+    return f"turn {r['turn']} step {r['step']}{again} (seq {r['seq']})"
+
+
+def _pick(args: argparse.Namespace) -> list[Request]:
+    requests, _ = _requests(args.path)
+    if args.all:
+        return list(requests)
+    if args.seq is not None:
+        last = None
+        for request in requests:
+            if request.seq > args.seq:
+                break
+            last = request
+        if last is None:
+            raise TapedeckError(f"no model request went out at or before seq {args.seq}")
+        return [last]
+    found = [r for r in requests if (r.turn, r.step) == (args.turn, args.step)]
+    if not found:
+        raise TapedeckError(f"turn {args.turn} step {args.step} made no model request in this log")
+    return found
+
+
+def _usage(usage: dict[str, Any] | None) -> str:
+    return " ".join(f"{k}={v}" for k, v in usage.items()) if usage else "none logged"
+
+
+def _message_text(message: dict[str, Any]) -> str:
+    parts = [message.get("content") or ""]
+    if message.get("reasoning_content"):
+        parts.insert(0, f"(reasoning) {message['reasoning_content']}")
+    for call in message.get("tool_calls") or ():
+        parts.append(f"→ {call['function']['name']}({call['function']['arguments']}) [{call['id']}]")
+    return "\n".join(p for p in parts if p)
+
+
+def _render_requests(args: argparse.Namespace, payload: list[dict[str, Any]]) -> str:
+    out = []
+    for r in payload:
+        tools = ", ".join(r["tools"]) or "none"
+        extra = [f"max_tokens {r['maxTokens']}" if r["maxTokens"] is not None else "",
+                 f"tool_choice {r['toolChoice']}" if r["toolChoice"] else "",
+                 f"reasoning {r['reasoningEffort']}" if r["reasoningEffort"] else ""]  # fmt: skip
+        attempt = f" (attempt {r['attempt']})" if r["attempt"] > 1 else ""
+        out.append(
+            f"turn {r['turn']} step {r['step']}{attempt} · at seq {r['seq']} · {r['host']} · "
+            f"{r['provider']}/{r['model']} · {len(r['messages'])} messages · {human_chars(r['chars'])} chars"
+            + "".join(f" · {e}" for e in extra if e)
+        )
+        out.append(f"  tools ({len(r['tools'])}): {tools}")
+        out.append(f"  usage: {_usage(r['usage'])}")
+        if args.all:
+            continue
+        for i, m in enumerate(r["messages"]):
+            text = _message_text(m)
+            where = f" {m['tool_call_id']}" if m.get("tool_call_id") else ""
+            shown = text if args.full or len(text) <= CLIP else text[:CLIP] + f"… (+{len(text) - CLIP} chars)"
+            out.append(f"  [{i}] {m['role']}{where}")
+            out.extend(f"      {line}" for line in shown.splitlines() or [""])
+    return "\n".join(out)
+
+
+def _request(args: argparse.Namespace) -> None:
+    if not args.all and args.seq is None and (args.turn is None or args.step is None):
+        raise TapedeckError("say which request: --turn T --step S, --seq SEQ or --all")
+    payload = [r.to_dict() for r in _pick(args)]
+    emit(payload, args.json, lambda p: _render_requests(args, p))
+
+
+def _diff(args: argparse.Namespace) -> None:
+    from core.request_diff import diff_requests
+
+    requests, session = _requests(args.path)
+    before = None
+    for request in requests:
+        if (request.turn, request.step) == (args.turn, args.step) and request.attempt == args.attempt:
+            diff = diff_requests(before, request, session)
+            emit(diff.to_dict(), args.json, _render_diff)
+            return
+        before = request
+    raise TapedeckError(f"turn {args.turn} step {args.step} attempt {args.attempt} made no model request")
+
+
+def _node(key: int | str) -> str:
+    return f"phase note (anchored at seq {key.split(':', 1)[1]})" if isinstance(key, str) else f"seq {key}"
+
+
+def _render_diff(d: dict[str, Any]) -> str:
+    a, b = d["after"], d["before"]
+    head = _label(a)
+    if b is None:
+        return f"{head}: the session's first request, {d['totalBytes']} bytes; nothing to compare with"
+    lines = [f"{head} against {_label(b)}"]
+    if d["broke"]:
+        cause = d["cause"] + (f" at seq {d['causeSeq']}" if d["causeSeq"] is not None else "")
+        lines.append(
+            f"  cache broke at byte {d['prefixBytes']} of {d['totalBytes']}: {cause}; "
+            f"{d['totalBytes'] - d['prefixBytes']} bytes after it are new to the cache"
+        )
+    else:
+        lines.append(f"  prefix kept: the first {d['prefixBytes']} of {d['totalBytes']} bytes are the previous request")
+    for label, keys in (("added", d["added"]), ("removed", d["removed"])):
+        if keys:
+            lines.append(f"  {label} ({len(keys)}): " + ", ".join(_node(k) for k in keys))
+    for r in d["replaced"]:
+        lines.append(f"  replaced {_node(r['node'])} by seq {r['by']}")
+    return "\n".join(lines)
+
+
+def _cost(args: argparse.Namespace) -> None:
+    from core.config import load_config
+    from core.cost import cost_report
+
+    config = load_config(args.config).model
+    requests, session = _requests(args.path)
+    emit(cost_report(requests, session, config), args.json, _render_cost)
+
+
+def _usd(value: float | None) -> str:
+    return "   n/a" if value is None else f"${value:.4f}"
+
+
+def _pct(value: float | None) -> str:
+    return "   -" if value is None else f"{value * 100:3.0f}%"
+
+
+def _render_cost(r: dict[str, Any]) -> str:
+    lines = ["turn step  hit       miss      output    cached  cost      cache break"]
+    for q in r["requests"]:
+        step = f"{q['step']}" + (f".{q['attempt']}" if q["attempt"] > 1 else "")
+        lines.append(
+            f"{q['turn']:>4} {step:<5} {q['hit'] if q['hit'] is not None else '-':<9} {q['miss']:<9} "
+            f"{q['output']:<9} {_pct(q['cached']):>6}  {_usd(q['usd']):<9} {q['cacheBreak'] or ''}"
+        )
+    lines.append("")
+    for t in r["turns"]:
+        lines.append(f"turn {t['turn']}: {t['requests']} requests, {_usd(t['usd'])}, {_pct(t['cached'])} cached")
+    total = r["total"]
+    lines.append(
+        f"session: {total['requests']} requests, hit {total['hit']} / miss {total['miss']} / output "
+        f"{total['output']} tokens, {_usd(total['usd'])}, {_pct(total['cached'])} cached"
+    )
+    if r["cuts"]:
+        lines.append(f"cuts (estimates at {r['bytesPerToken']} bytes per token):")
+    for c in r["cuts"]:
+        broke = f"broke the cache, {c['rebilledTokens']} tokens re-billed" if c["brokeCache"] else "no cache break"
+        lines.append(
+            f"  seq {c['seq']:>6} {c['kind']:<10} turn {c['turn']:<3} {human_chars(max(c['charsRemoved'], 0)):>5} "
+            f"chars off for {c['laterRequests']} requests: saved {_usd(c['savedUsd'])}, {broke} "
+            f"({_usd(c['costUsd'])}), net {_usd(c['netUsd'])}"
+        )
+    return "\n".join(lines)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``request``, ``diff`` and ``cost``."""
+    p = sub.add_parser(
+        "request",
+        help="rebuild the request the model received for a step (or every request)",
+        description="Rebuild a model request from the log: the chat-completions messages, the tools and "
+        "the settings it went out with, plus the usage logged for it. For a tapedeck host's log this is "
+        "exactly the body the host sent; for a DSH log it is the request header plus the surface as it "
+        "stood when the request went out.",
+    )
+    p.add_argument("path", help="session log file or session directory")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--seq", type=int, metavar="SEQ", help="the request in flight at event SEQ")
+    which.add_argument("--all", action="store_true", help="every model request in order, retries included")
+    p.add_argument("--turn", type=int, metavar="T", help="with --step: that step's request (each attempt)")
+    p.add_argument("--step", type=int, metavar="S")
+    p.add_argument("--full", action="store_true", help="print whole messages (text output clips long ones)")
+    p.add_argument("--json", action="store_true", help="print one JSON object per request")
+    p.set_defaults(handler=guarded(_request))
+
+    p = sub.add_parser(
+        "diff",
+        help="what changed against the previous request: where the prefix cache broke and why",
+        description="Compare a step's request with the request before it: the byte offset where their "
+        "shared prefix ends (where the provider's prompt cache broke), the event that caused it (seal, "
+        "fold, prune, rewind, compaction, phase note, header change) and the nodes added, removed or replaced.",
+    )
+    p.add_argument("path", help="session log file or session directory")
+    p.add_argument("--turn", type=int, required=True, metavar="T")
+    p.add_argument("--step", type=int, required=True, metavar="S")
+    p.add_argument("--attempt", type=int, default=1, metavar="N", help="which attempt of a retried step")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=guarded(_diff))
+
+    p = sub.add_parser(
+        "cost",
+        help="tokens and dollars per request, turn and session; what each cut saved or cost",
+        description="Price the logged usage: cache-hit, cache-miss and output tokens of every request, "
+        "per-turn and session totals, and for each seal, fold, prune, rewind or compaction an estimate of "
+        "what it saved and what its cache break cost. Prices are DeepSeek's unless the config's model "
+        "section says otherwise.",
+    )
+    p.add_argument("path", help="session log file or session directory")
+    p.add_argument("--config", metavar="FILE", help="config file whose [model.prices] table overrides prices")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=guarded(_cost))

@@ -1,0 +1,90 @@
+"""``tapedeck request``, ``diff`` and ``cost`` on real DSH logs and on our host's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_request_json_of_a_dsh_step(capsys: pytest.CaptureFixture[str], fixtures_dir: Path) -> None:
+    log = str(fixtures_dir / "tool-call-turn.session.jsonl")
+    code, out, _ = _run(capsys, "request", log, "--turn", "1", "--step", "2", "--json")
+    assert code == 0
+    [request] = json.loads(out)
+    assert {k: request[k] for k in ("turn", "step", "attempt", "seq", "host", "model", "tools")} == {
+        "turn": 1, "step": 2, "attempt": 1, "seq": 67, "host": "dsh", "model": "deepseek-v4-flash", "tools": [],
+    }  # fmt: skip
+    assert [m["role"] for m in request["messages"]] == ["system", "user", "user", "assistant", "tool"]
+    call = request["messages"][3]["tool_calls"][0]
+    assert request["messages"][4]["tool_call_id"] == call["id"]
+    assert "SNAPSHOT_OK" in request["messages"][4]["content"]
+    assert request["usage"]["outputTokens"] > 0
+    assert request["chars"] == sum(len(m["content"] or "") + len(m.get("reasoning_content") or "") for m in request["messages"]) + len(call["function"]["arguments"])  # fmt: skip
+
+
+def test_request_by_seq_and_all(capsys: pytest.CaptureFixture[str], fixtures_dir: Path) -> None:
+    log = str(fixtures_dir / "compaction-recovery.session.jsonl")
+    _, out, _ = _run(capsys, "request", log, "--all", "--json")
+    assert [(r["step"], r["attempt"], r["seq"]) for r in json.loads(out)] == [(1, 1, 7), (1 + 1, 1, 17), (2, 2, 22)]
+    _, out, _ = _run(capsys, "request", log, "--seq", "25", "--json")
+    assert [(r["step"], r["attempt"]) for r in json.loads(out)] == [(2, 2)]
+    code, out, _ = _run(capsys, "request", log, "--all")
+    assert code == 0 and "turn 1 step 2 (attempt 2) · at seq 22 · dsh · deepseek-official/deepseek-v4-flash" in out
+
+
+def test_request_text_shows_every_message(capsys: pytest.CaptureFixture[str], demo_log: Path) -> None:
+    code, out, _ = _run(capsys, "request", str(demo_log), "--turn", "4", "--step", "9")
+    assert code == 0
+    assert "tool_choice none" in out.splitlines()[0]
+    assert "[0] system" in out and "<task_finalization" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--turn", "9", "--step", "1"], "turn 9 step 1 made no model request in this log"),
+        (["--turn", "1"], "say which request: --turn T --step S, --seq SEQ or --all"),
+        (["--seq", "0"], "no model request went out at or before seq 0"),
+    ],
+)
+def test_request_errors(capsys: pytest.CaptureFixture[str], fixtures_dir: Path, argv: list[str], message: str) -> None:
+    code, out, err = _run(capsys, "request", str(fixtures_dir / "multi-turn.session.jsonl"), *argv)
+    assert (code, out, err) == (2, "", f"tapedeck: {message}\n")
+
+
+def test_diff_names_the_cut_that_broke_the_cache(capsys: pytest.CaptureFixture[str], fixtures_dir: Path) -> None:
+    log = str(fixtures_dir / "compaction-recovery.session.jsonl")
+    code, out, _ = _run(capsys, "diff", log, "--turn", "1", "--step", "2", "--attempt", "2")
+    assert code == 0
+    assert out.splitlines()[1].startswith("  cache broke at byte 18140 of 18845: compaction at seq 21;")
+    assert "replaced seq 4 by seq 21" in out
+    _, out, _ = _run(capsys, "diff", log, "--turn", "1", "--step", "2", "--json")
+    diff = json.loads(out)
+    assert (diff["broke"], diff["cause"], diff["added"]) == (False, None, [13, 15])
+    code, _, err = _run(capsys, "diff", log, "--turn", "1", "--step", "3")
+    assert (code, err) == (2, "tapedeck: turn 1 step 3 attempt 1 made no model request\n")
+
+
+def test_cost_prices_with_the_config(capsys: pytest.CaptureFixture[str], fixtures_dir: Path, tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[model.prices."deepseek-v4-flash"]\nhit = 1\nmiss = 1000000\noutput = 2000000\n')
+    log = str(fixtures_dir / "compaction-recovery.session.jsonl")
+    code, out, _ = _run(capsys, "cost", log, "--config", str(config), "--json")
+    report = json.loads(out)
+    assert code == 0
+    assert [(r["miss"], r["output"], r["usd"]) for r in report["requests"]] == [(24, 6, 36.0), (0, 0, None), (20, 4, 28.0)]
+    assert report["total"]["usd"] == 64.0 and report["turns"][0]["usd"] == 64.0
+    [cut] = report["cuts"]
+    assert (cut["kind"], cut["brokeCache"]) == ("compaction", True)
+    code, out, _ = _run(capsys, "cost", log)
+    assert code == 0 and "session: 3 requests, hit 0 / miss 44 / output 10 tokens,    n/a" in out
