@@ -10,7 +10,7 @@ with a ``register`` function and list it in ``COMMAND_MODULES``. Shared plumbing
 - ``status``: ``status``
 - ``route``: ``route``
 - ``slice``: ``seal``, ``recall``, ``expand``
-- ``host``: ``run``
+- ``host``: ``run``, ``repair``
 - ``control``: ``control``
 - ``timetravel``: ``request``, ``diff``, ``cost``
 

@@ -1,9 +1,11 @@
-"""``tapedeck run``: run an agent session with the reference host."""
+"""``tapedeck run``: run an agent session with the reference host; ``tapedeck repair``: mend a damaged log."""
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
+from typing import Any
 
 from core.cli.common import emit, guarded
 from core.config import load_config
@@ -12,11 +14,17 @@ from core.log.layout import default_sessions_root, discover_sessions
 
 
 def find_session(root: Path, session_id: str) -> Path:
-    """The log path of the session with ``session_id`` under ``root``."""
-    for ref in discover_sessions(root):
-        if ref.id == session_id:
-            return ref.path
-    raise TapedeckError(f"no session {session_id!r} under {root}")
+    """The log path of the one session with ``session_id`` under ``root``; several are an error naming each."""
+    found = sorted(ref.path for ref in discover_sessions(root) if ref.id == session_id)
+    if not found:
+        raise TapedeckError(f"no session {session_id!r} under {root}")
+    if len(found) > 1:
+        listing = "".join(f"\n  {path}" for path in found)
+        raise TapedeckError(
+            f"{len(found)} sessions under {root} have the id {session_id!r}; resume one by its log path "
+            f"(or remove the stray copy):{listing}"
+        )
+    return found[0]
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -29,21 +37,33 @@ def _run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     model = make_provider(args.provider, model=args.model, base_url=args.base_url)
     root = Path(args.sessions_root).expanduser()
-    workspace = Path(args.workspace).expanduser().resolve()
-    if not workspace.is_dir():
+    workspace = (
+        None if args.workspace is None and args.resume else Path(args.workspace or ".").expanduser().resolve()
+    )
+    if workspace is not None and not workspace.is_dir():
         raise TapedeckError(f"workspace {workspace} is not a directory")
+    if args.relocate and not (args.resume and args.workspace):
+        raise TapedeckError(
+            "--relocate moves a resumed session: give it with --resume ID and --workspace DIR"
+        )
 
     def progress(line: str) -> None:
         if not args.json:
             print(line, flush=True)
 
     options = HostOptions(
-        workspace=workspace, pace=args.pace, chunk_delay=args.chunk_delay, progress=progress, linger=args.linger
+        workspace=workspace,
+        pace=args.pace,
+        chunk_delay=args.chunk_delay,
+        progress=progress,
+        linger=args.linger,
     )
     if args.resume:
         if args.task:
             raise TapedeckError("--resume continues the recorded tasks; give no TASK with it")
-        host = AgentHost.resume(find_session(root, args.resume), model, config, options)
+        by_path = os.sep in args.resume and Path(args.resume).expanduser().exists()
+        log = Path(args.resume).expanduser() if by_path else find_session(root, args.resume)
+        host = AgentHost.resume(log, model, config, options, relocate=args.relocate)
     else:
         host = AgentHost.create(
             root, model, config, options, tasks=args.task, compressed=args.zstd, session_id=args.session_id
@@ -75,18 +95,61 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--model", help="model name (default: the provider's)")
     p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: DeepSeek's)")
-    p.add_argument("--workspace", default=".", help="directory the agent works in (default: .)")
+    p.add_argument(
+        "--workspace",
+        help="directory the agent works in (default: the current directory; for --resume, the one the log records)",
+    )
     p.add_argument(
         "--sessions-root", default=str(default_sessions_root()), help="where logs go (default: %(default)s)"
     )
     p.add_argument("--config", help="policy config file (TOML or JSON)")
-    p.add_argument("--resume", metavar="ID", help="continue the session with this id after a crash or stop")
+    p.add_argument(
+        "--resume", metavar="ID", help="continue the session with this id (or log path) after a crash or stop"
+    )
+    p.add_argument(
+        "--relocate",
+        action="store_true",
+        help="with --resume: continue in --workspace instead of the recorded one",
+    )
     p.add_argument("--zstd", action="store_true", help="write session.jsonl.zstd instead of raw JSONL")
     p.add_argument("--pace", type=float, default=0.0, help="seconds to pause between steps")
-    p.add_argument("--chunk-delay", type=float, default=0.0, help="seconds between streamed chunks (scripted models)")
+    p.add_argument(
+        "--chunk-delay", type=float, default=0.0, help="seconds between streamed chunks (scripted models)"
+    )
     p.add_argument("--session-id", help="id for the new session (default: a random UUID)")
     p.add_argument(
-        "--linger", action="store_true", help="after the tasks, keep obeying the control inbox until a stop request"
+        "--linger",
+        action="store_true",
+        help="after the tasks, keep obeying the control inbox until a stop request",
     )
     p.add_argument("--json", action="store_true", help="print a JSON summary at the end instead of progress")
     p.set_defaults(handler=guarded(_run))
+
+    r = sub.add_parser(
+        "repair",
+        help="make a log damaged mid-file resumable: keep a copy, stand in for lost events, keep every intact one",
+    )
+    r.add_argument("path", help="the session log or its directory (no host may be running on it)")
+    r.add_argument("--json", action="store_true", help="print the report as JSON")
+    r.set_defaults(handler=guarded(_repair))
+
+
+def _repair(args: argparse.Namespace) -> int:
+    from core.log.repair import repair_log
+
+    report = repair_log(args.path)
+
+    def text(r: dict[str, Any]) -> str:
+        if not r["backup"]:
+            return f"{r['path']}: no damage found; nothing changed"
+        lines = [f"{r['path']}: repaired, {r['events']} events; the damaged file is kept as {r['backup']}"]
+        for hole in r["holes"]:
+            seqs = hole["seqs"]
+            lost = f"seqs {seqs[0]}-{seqs[-1]} now tapedeck/lost" if seqs else "nothing after it; dropped"
+            lines.append(f"  offset {hole['offset']} ({hole['length']} bytes, {hole['reason']}): {lost}")
+        if r["droppedDuplicates"]:
+            lines.append(f"  {r['droppedDuplicates']} event(s) repeating a seq already used were left out")
+        return "\n".join(lines)
+
+    emit(report.to_dict(), args.json, text)
+    return 0

@@ -13,22 +13,30 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from core import __version__
 from core.config import PolicyConfig
 from core.control import inbox_path
+from core.errors import TapedeckError
 from core.host.hooks import PolicyHooks, StepPlan
 from core.host.messages import tool_result, user_message
-from core.host.resume import last_step, pending_steers, prompt_logged, task_turns, turn_steer
+from core.host.resume import (
+    HOST_EVENT,
+    last_step,
+    pending_steers,
+    prompt_logged,
+    recorded_workspace,
+    task_turns,
+    turn_steer,
+)
 from core.host.toolbox import CallResult, ToolBox
 from core.log.writer import SessionWriter, make_header
 from core.model import ChatModel, Completion, ModelRequest
 from core.session import Session
 
-HOST_EVENT = "tapedeck/host"
 CHUNK_FLUSH_SECONDS = 0.1
 CHUNK_FLUSH_COUNT = 64
 
@@ -39,7 +47,7 @@ Progress = Callable[[str], None]
 class HostOptions:
     """Knobs of one host run."""
 
-    workspace: Path
+    workspace: Path | None  # None on resume: the workspace the log records
     pace: float = 0.0  # seconds to wait between steps (the demo's watchable pace); 0 = full speed
     chunk_delay: float = 0.0  # seconds between streamed chunks of a scripted model
     progress: Progress | None = None
@@ -102,6 +110,8 @@ class AgentHost:
         self.session = session
         self.model = model
         self.options = options
+        if options.workspace is None:
+            raise TapedeckError("the host needs a workspace")
         self.toolbox = ToolBox(options.workspace)
         self.inbox_path = inbox_path(writer.path)
         self.hooks = PolicyHooks(self, config)
@@ -122,6 +132,8 @@ class AgentHost:
         compressed: bool = False,
     ) -> AgentHost:
         """Start a new session under ``sessions_root`` for ``options.workspace``."""
+        if options.workspace is None:
+            raise TapedeckError("a new session needs a workspace")
         header = make_header(session_id or str(uuid.uuid4()), cwd=str(options.workspace.resolve()))
         writer = SessionWriter.create(sessions_root, header, compressed=compressed)
         host = cls(writer, Session(header, path=writer.path), model, config, options)
@@ -145,17 +157,35 @@ class AgentHost:
         return host
 
     @classmethod
-    def resume(cls, path: Path, model: ChatModel, config: PolicyConfig, options: HostOptions) -> AgentHost:
-        """Reopen a session's log; rebuild state from it and close any step a crash left open."""
+    def resume(
+        cls,
+        path: Path,
+        model: ChatModel,
+        config: PolicyConfig,
+        options: HostOptions,
+        *,
+        relocate: bool = False,
+    ) -> AgentHost:
+        """Reopen a session's log; rebuild state from it and close any step a crash left open.
+
+        The host works in the workspace the log records (``options.workspace`` None); a different one is
+        refused unless ``relocate``, and is then recorded in the new ``tapedeck/host`` event.
+        """
         writer, data = SessionWriter.resume(path)
         session = Session(data.header, path=writer.path)
         for event in data.events:
             session.apply(event)
-        host = cls(writer, session, model, config, options)
+        try:
+            workspace = _resume_workspace(session, options.workspace, relocate)
+        except BaseException:
+            writer.close()
+            raise
+        host = cls(writer, session, model, config, replace(options, workspace=workspace))
         host.hooks.replay()
         host._restore_model()
         info = host.host_info()
-        host.append([{"type": HOST_EVENT, "data": {**info, "pid": os.getpid(), "resumed": True}}])
+        resumed = {**info, "pid": os.getpid(), "workspace": str(workspace), "resumed": True}
+        host.append([{"type": HOST_EVENT, "data": resumed}])
         host.hooks.steers = pending_steers(session)
         host._repair_open_step()
         return host
@@ -438,3 +468,18 @@ class AgentHost:
                 block = {"id": call.call_id, "name": call.name, "arguments": call.arguments}
                 self._run_tool(turn_no, step, block, plan)
         self.append([{"type": "step/end", "data": {"turn": turn_no, "step": step}}])
+
+
+def _resume_workspace(session: Session, asked: Path | None, relocate: bool) -> Path:
+    recorded = recorded_workspace(session)
+    if asked is None:
+        if recorded is None:
+            raise TapedeckError(f"{session.path}: the log records no workspace; give one with --workspace")
+        return Path(recorded)
+    asked = asked.resolve()
+    if recorded is not None and asked != Path(recorded) and not relocate:
+        raise TapedeckError(
+            f"{session.path} was running in {recorded}, not {asked}; resume without --workspace to continue "
+            "there, or add --relocate to move the session to the new directory"
+        )
+    return asked

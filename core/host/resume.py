@@ -13,6 +13,7 @@ from typing import Any
 from core.control import CONTROL_EVENT
 from core.session import Session
 
+HOST_EVENT = "tapedeck/host"
 STEER_VIA = "tapedeck-control"
 QUEUED = "next turn"
 
@@ -37,6 +38,16 @@ def steer_source(request_id: str) -> dict[str, Any]:
 def queued_detail(text: str) -> dict[str, Any]:
     """The outcome detail of a steer queued for the next turn; it holds the text, so the queue is in the log."""
     return {"queued": QUEUED, "text": text}
+
+
+def recorded_workspace(session: Session) -> str | None:
+    """The workspace the newest ``tapedeck/host`` event names (else the header's ``cwd``)."""
+    for seq in reversed(list(session.seqs_of((HOST_EVENT,)))):
+        workspace = (session.events[seq].get("data") or {}).get("workspace")
+        if isinstance(workspace, str):
+            return workspace
+    cwd = session.header.get("cwd")
+    return cwd if isinstance(cwd, str) else None
 
 
 def _source(event: dict[str, Any]) -> dict[str, Any]:

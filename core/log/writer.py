@@ -1,10 +1,16 @@
 """The DSH-compatible appender: exact layout, header key order, contiguous seq, one batch per write, fsync.
 
-One live writer per session: the writer holds an exclusive ``flock`` on the log file itself for as long as it is
-open (``core.log.owner``, which readers also ask whether a live writer owns a log), and a second writer fails with a
-clear message naming the first one's pid (kept in ``<session dir>/.writer.lock``). The first write publishes the file DSH's way (temp file, fsync, hard link), so a
-reader never sees a log without its header. Raw mode appends each batch as text ending in a newline; zstd mode
-appends each batch as one checksummed frame. A failed write is truncated back to the previous size.
+One live writer per session: the writer holds an exclusive ``flock`` on the log file itself (``core.log.owner``,
+which readers also ask whether a live writer owns a log) on the descriptor every batch is written through, so a
+second writer fails with a clear message even when ``<session dir>/.writer.lock`` (which guards creation and names
+the holder's pid) has been deleted; before each batch the writer checks that the path still names the file it
+holds. The first write publishes the file DSH's way (temp file, fsync, hard
+link), so a reader never sees a log without its header. Raw mode appends each batch as text ending in a newline;
+zstd mode appends each batch as one checksummed frame. A failed write is truncated back to the previous size.
+
+Reopening a log keeps every event a reader can see: a torn final frame gives back its complete lines, a final
+line that only lacks its newline is kept. Damage before the end (a corrupt frame, a bad line, a seq gap) is never
+cut off: ``resume`` refuses such a log and names ``tapedeck repair`` (``core.log.repair``).
 """
 
 from __future__ import annotations
@@ -20,9 +26,10 @@ from typing import Any
 import orjson
 import zstandard
 
+from core.diagnostics import Diagnostic
 from core.errors import LogFormatError, WriterLockedError
 from core.log import owner
-from core.log.frames import FrameError, frame_end
+from core.log.frames import ZSTD_MAGIC, FrameError, frame_end
 from core.log.layout import is_compressed, log_path
 from core.log.reader import LogData, read_log
 from core.log.vocabulary import ENVELOPE_KEYS, SURFACE_TYPES, is_known_type
@@ -31,6 +38,15 @@ HEADER_ORDER = ("type", "version", "id", "createdAt", "cwd", "parentSession", "s
                 "delegationDepth", "agentPreset")  # fmt: skip
 EVENT_ORDER = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp", "ignorable")
 LOCK_NAME = ".writer.lock"
+# Reader diagnostics that mean events before the end were lost or renumbered: appending after them would
+# continue from a wrong seq, so such a log is repaired first.
+DAMAGE_CODES = frozenset(
+    {"corrupt-frame", "bad-json", "not-an-object", "seq-gap", "seq-mismatch", "missing-seq", "bad-row"}
+)
+
+
+class DamagedLogError(LogFormatError):
+    """The log is damaged before its end; ``tapedeck repair`` fills the hole and keeps every intact event."""
 
 
 def make_header(
@@ -70,7 +86,7 @@ class SessionWriter:
     """Appends events to one session log. Use ``create`` for a new session and ``resume`` for an existing one."""
 
     def __init__(
-        self, path: Path, header: dict[str, Any], next_seq: int, last_time: int, lock_fd: int
+        self, path: Path, header: dict[str, Any], next_seq: int, last_time: int, lock_fd: int, log_fd: int
     ) -> None:
         self.path = path
         self.header = header
@@ -78,7 +94,7 @@ class SessionWriter:
         self.next_seq = next_seq
         self._last_time = last_time
         self._lock_fd = lock_fd
-        self._owner_fd = -1
+        self._log_fd = log_fd
         self._compressor = zstandard.ZstdCompressor(write_checksum=True) if self.compressed else None
 
     # opening ----------------------------------------------------------------------------------------------
@@ -93,31 +109,38 @@ class SessionWriter:
         if path.exists():
             os.close(lock_fd)
             raise LogFormatError(f"{path}: a session log already exists here; resume it instead")
-        writer = cls(path, header, 0, 0, lock_fd)
+        compressor = zstandard.ZstdCompressor(write_checksum=True) if compressed else None
+        try:
+            line = orjson.dumps(header) + b"\n"
+            log_fd = publish(path, compressor.compress(line) if compressor else line)
+        except BaseException:
+            os.close(lock_fd)
+            raise
+        writer = cls(path, header, 0, 0, lock_fd, log_fd)
         writer.compressed = compressed
-        writer._compressor = zstandard.ZstdCompressor(write_checksum=True) if compressed else None
-        writer._owner_fd = writer._publish(orjson.dumps(header) + b"\n")
+        writer._compressor = compressor
         return writer
 
     @classmethod
     def resume(cls, path: str | os.PathLike[str]) -> tuple[SessionWriter, LogData]:
-        """Open an existing log for appending; a torn final line or frame is cut off first (as DSH does)."""
+        """Open an existing log for appending, after settling its tail as DSH does.
+
+        A torn final line or frame is cut off, and the complete lines a torn frame held are written back as one
+        new frame; a final line missing only its newline gets it. A log damaged before its end is refused with
+        ``DamagedLogError`` and left exactly as it was.
+        """
         p = Path(path)
-        lock_fd = _lock(p)
-        owner_fd = -1
+        log_fd, lock_fd = acquire(p)
         try:
-            owner_fd = _own(p)
-            _repair_tail(p)
+            _repair_tail(p, log_fd)
             data = read_log(p)
-        except Exception:
+            check_intact(data)
+        except BaseException:
             os.close(lock_fd)
-            if owner_fd >= 0:
-                os.close(owner_fd)
+            os.close(log_fd)
             raise
         last_time = max((e.get("time", 0) for e in data.events[-1:]), default=0)
-        writer = cls(p, data.header, len(data.events), int(last_time), lock_fd)
-        writer._owner_fd = owner_fd
-        return writer, data
+        return cls(p, data.header, len(data.events), int(last_time), lock_fd, log_fd), data
 
     # writing ----------------------------------------------------------------------------------------------
     def append(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -137,13 +160,11 @@ class SessionWriter:
         return stored
 
     def close(self) -> None:
-        """Release the writer locks (the log's owner lock first: readers then see the host gone)."""
-        if self._owner_fd >= 0:
-            os.close(self._owner_fd)
-            self._owner_fd = -1
-        if self._lock_fd >= 0:
-            os.close(self._lock_fd)
-            self._lock_fd = -1
+        """Release the writer locks."""
+        for fd in (self._log_fd, self._lock_fd):
+            if fd >= 0:
+                os.close(fd)
+        self._log_fd = self._lock_fd = -1
 
     def __enter__(self) -> SessionWriter:
         return self
@@ -169,39 +190,109 @@ class SessionWriter:
         return out
 
     def _write(self, payload: bytes) -> None:
+        if self._log_fd < 0:
+            raise LogFormatError(f"{self.path}: this writer is closed")
+        try:
+            same = os.path.samestat(os.fstat(self._log_fd), os.stat(self.path))
+        except FileNotFoundError:
+            same = False
+        if not same:
+            raise LogFormatError(
+                f"{self.path} was replaced or removed while this writer held it; nothing more is appended"
+            )
         blob = self._compressor.compress(payload) if self._compressor else payload
-        size = os.path.getsize(self.path)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
-        try:
-            os.write(fd, blob)
-            os.fsync(fd)
-        except OSError:
-            os.ftruncate(fd, size)
-            raise
-        finally:
-            os.close(fd)
+        append_synced(self._log_fd, blob)
 
-    def _publish(self, header_line: bytes) -> int:
-        """Publish the log holding ``header_line``, owned (locked) before any reader can see it; the lock's fd."""
-        blob = self._compressor.compress(header_line) if self._compressor else header_line
-        tmp = self.path.with_name(f"{self.path.name}.{secrets.token_hex(6)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+
+def check_intact(data: LogData) -> None:
+    """Raise ``DamagedLogError`` when ``data`` lost or renumbered events before its end."""
+    damage = [d for d in data.diagnostics if d.code in DAMAGE_CODES]
+    if damage:
+        raise DamagedLogError(damage_message(data.path, damage))
+
+
+def damage_message(path: Path, damage: Sequence[Diagnostic]) -> str:
+    """The refusal that names the damage and the repair command."""
+    return (
+        f"{path} is damaged before its end ({len(damage)} problem(s), first: {damage[0]}); appending after "
+        f"a hole would corrupt the session, so nothing was changed. Run `tapedeck repair {path}`: it keeps a "
+        "byte-for-byte copy, stands in for the lost events and keeps every intact one; then resume again."
+    )
+
+
+def append_synced(fd: int, blob: bytes) -> None:
+    """Write all of ``blob`` at the end of ``fd`` and fsync; on failure cut the file back to its old size."""
+    size = os.fstat(fd).st_size
+    try:
+        view = memoryview(blob)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+    except OSError:
+        os.ftruncate(fd, size)
+        raise
+
+
+def publish(path: Path, blob: bytes) -> int:
+    """Create ``path`` holding ``blob`` the way DSH publishes a new log (temp file, fsync, hard link).
+
+    Returns an appending descriptor that owns the file (its exclusive ``flock`` was taken before the link, so
+    no reader ever sees the new log unowned).
+    """
+    tmp = path.with_name(f"{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a fresh inode nobody else can hold yet
+        append_synced(fd, blob)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # a fresh inode nobody else can hold yet
-            os.write(fd, blob)
-            os.fsync(fd)
-            os.link(tmp, self.path)
-        except BaseException:
-            os.close(fd)
-            raise
+            os.link(tmp, path)
         finally:
             tmp.unlink(missing_ok=True)
-        dir_fd = os.open(self.path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+    return fd
+
+
+def _holder(path: Path) -> str:
+    try:
+        return (path.parent / LOCK_NAME).read_text(errors="replace").strip()[:32] or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def _locked(path: Path) -> WriterLockedError:
+    return WriterLockedError(
+        f"{path} is already open for writing by another process (pid {_holder(path)}); "
+        "a session has one live writer"
+    )
+
+
+def _hold(path: Path) -> int:
+    """Open the log for appending under an exclusive ``flock`` of the file itself (no lock file to delete)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise LogFormatError(f"{path}: no session log here") from None
+    if not owner.acquire(fd):
+        os.close(fd)
+        raise _locked(path)
+    return fd
+
+
+def acquire(path: Path) -> tuple[int, int]:
+    """Take both writer locks of an existing log: its own ``flock``, then the lock file (fds, in that order)."""
+    log_fd = _hold(path)
+    try:
+        return log_fd, _lock(path)
+    except BaseException:
+        os.close(log_fd)
+        raise
 
 
 def _lock(path: Path) -> int:
@@ -210,44 +301,60 @@ def _lock(path: Path) -> int:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
         os.close(fd)
-        raise WriterLockedError(
-            f"{path} is already open for writing by another process (pid {holder}); a session has one live writer"
-        ) from None
+        raise _locked(path) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, str(os.getpid()).encode(), 0)
     return fd
 
 
-def _own(path: Path) -> int:
-    """An fd of the log holding its owner lock, or WriterLockedError when a live writer already owns it."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    if not owner.acquire(fd):
-        os.close(fd)
-        raise WriterLockedError(f"{path} is already open for writing by another process; a session has one live writer")
-    return fd
-
-
-def _repair_tail(path: Path) -> int:
-    """Truncate an incomplete final line (raw) or frame (zstd); return the bytes removed."""
+def _repair_tail(path: Path, fd: int) -> None:
+    """Settle the end of the log: keep what a reader sees, drop only bytes no reader can decode."""
     data = path.read_bytes()
     if is_compressed(path):
-        pos = 0
-        while pos < len(data):
-            try:
-                end = frame_end(data, pos)
-            except FrameError:
-                end = None
-            if end is None:
-                break
-            pos = end
-        keep = pos
+        _repair_zstd_tail(path, fd, data)
+        return
+    keep = data.rfind(b"\n") + 1
+    if keep == len(data) or keep == 0:
+        return
+    try:
+        complete = isinstance(orjson.loads(data[keep:]), dict)
+    except orjson.JSONDecodeError:
+        complete = False
+    if complete:  # a whole event that only lacks its newline
+        append_synced(fd, b"\n")
     else:
-        keep = data.rfind(b"\n") + 1
-    removed = len(data) - keep
-    if removed and keep > 0:
-        with open(path, "r+b") as f:
-            f.truncate(keep)
-            os.fsync(f.fileno())
-    return removed if keep > 0 else 0
+        _truncate(fd, keep)
+
+
+def _repair_zstd_tail(path: Path, fd: int, data: bytes) -> None:
+    pos = 0
+    while pos < len(data):
+        try:
+            end = frame_end(data, pos)
+        except FrameError:
+            return  # damage, not a torn tail: read_log reports it and resume refuses
+        if end is None:
+            break
+        pos = end
+    if pos == len(data) or pos == 0:
+        return
+    torn = data[pos:]
+    if torn.find(ZSTD_MAGIC.to_bytes(4, "little"), 4) >= 0:
+        # Frames may follow a frame whose header claims more bytes than remain: never cut them off.
+        raise DamagedLogError(
+            damage_message(path, [Diagnostic("corrupt-frame", "a frame overruns later frames", pos)])
+        )
+    try:
+        recovered = zstandard.ZstdDecompressor().decompressobj().decompress(torn)
+    except zstandard.ZstdError:
+        recovered = b""
+    recovered = recovered[: recovered.rfind(b"\n") + 1]
+    _truncate(fd, pos)
+    if recovered:  # the complete lines a reader already saw go back as one whole frame
+        append_synced(fd, zstandard.ZstdCompressor(write_checksum=True).compress(recovered))
+
+
+def _truncate(fd: int, size: int) -> None:
+    os.ftruncate(fd, size)
+    os.fsync(fd)

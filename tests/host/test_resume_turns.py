@@ -80,7 +80,9 @@ def test_a_turn_whose_prompt_never_reached_the_log_is_run_with_its_prompt(tmp_pa
     provider = _script(tmp_path, [{"text": "one"}, {"text": "two"}])
     host = _host(tmp_path, provider, ["first task", "second task"])
     log = host.writer.path
-    host.append([{"type": "turn/start", "data": {"turn": 1}}, {"type": "step/start", "data": {"turn": 1, "step": 1}}])
+    host.append(
+        [{"type": "turn/start", "data": {"turn": 1}}, {"type": "step/start", "data": {"turn": 1, "step": 1}}]
+    )
     host.writer.close()  # killed before the prompt was written
 
     outcomes = _finish(_resume(tmp_path, log, provider))

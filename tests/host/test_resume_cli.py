@@ -1,0 +1,109 @@
+"""``tapedeck run --resume`` picks the right session and workspace; ``tapedeck repair`` mends a damaged log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.cli import main
+from core.log.layout import log_path
+from core.log.reader import read_log
+from core.log.writer import SessionWriter
+from core.session import Session
+
+
+def _script(tmp_path: Path) -> str:
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"responses": [{"toolCalls": [{"name": "write_file", "arguments": {
+        "path": "out.txt", "content": "hi"}}]}, {"text": "done"}]}))  # fmt: skip
+    return f"scripted:{path}"
+
+
+def _start_and_crash(tmp_path: Path, workspace: Path, session_id: str = "s1") -> Path:
+    """A session whose only turn is open (the host died right after the prompt)."""
+    workspace.mkdir(parents=True, exist_ok=True)
+    root = tmp_path / "root"
+    code = main(["run", "task", "--provider", _script(tmp_path), "--workspace", str(workspace),
+                 "--sessions-root", str(root), "--session-id", session_id])  # fmt: skip
+    assert code == 0
+    log = log_path(root, str(workspace.resolve()), session_id, False)
+    lines = log.read_bytes().splitlines(keepends=True)
+    start = next(n for n, line in enumerate(lines) if b'"user/message"' in line)
+    log.write_bytes(b"".join(lines[: start + 1]))
+    (workspace / "out.txt").unlink()
+    return log
+
+
+def _resume(tmp_path: Path, *extra: str) -> int:
+    return main(["run", "--resume", "s1", "--provider", _script(tmp_path),
+                 "--sessions-root", str(tmp_path / "root"), *extra])  # fmt: skip
+
+
+def test_resume_works_in_the_workspace_the_log_records(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    workspace = tmp_path / "ws"
+    _start_and_crash(tmp_path, workspace)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+    assert _resume(tmp_path) == 0
+
+    assert (workspace / "out.txt").read_text() == "hi" and not (elsewhere / "out.txt").exists()
+
+
+def test_resume_refuses_a_different_workspace_unless_relocated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    workspace = tmp_path / "ws"
+    log = _start_and_crash(tmp_path, workspace)
+    other = tmp_path / "other"
+    other.mkdir()
+    before = log.read_bytes()
+
+    assert _resume(tmp_path, "--workspace", str(other)) == 2
+    err = capsys.readouterr().err
+    assert str(workspace.resolve()) in err and "--relocate" in err
+    assert log.read_bytes() == before
+
+    assert _resume(tmp_path, "--workspace", str(other), "--relocate") == 0
+    assert (other / "out.txt").read_text() == "hi" and not (workspace / "out.txt").exists()
+    hosts = [e["data"] for e in read_log(log).events if e["type"] == "tapedeck/host"]
+    assert hosts[-1]["workspace"] == str(other.resolve())
+
+
+def test_resume_refuses_an_id_two_sessions_share(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    first = _start_and_crash(tmp_path, tmp_path / "ws1")
+    second = _start_and_crash(tmp_path, tmp_path / "ws2")
+    before = (first.read_bytes(), second.read_bytes())
+
+    assert _resume(tmp_path) == 2
+
+    err = capsys.readouterr().err
+    assert "2 sessions" in err and str(first) in err and str(second) in err
+    assert (first.read_bytes(), second.read_bytes()) == before
+
+
+def test_repair_command_mends_a_damaged_log_so_it_resumes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = _start_and_crash(tmp_path, tmp_path / "ws")
+    lines = log.read_bytes().splitlines(keepends=True)
+    step = next(n for n, line in enumerate(lines) if b'"step/start"' in line)
+    lines[step] = b"\x00garbage\n"
+    log.write_bytes(b"".join(lines))
+
+    assert _resume(tmp_path) == 2
+    assert f"tapedeck repair {log}" in capsys.readouterr().err
+
+    assert main(["repair", str(log), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [h["seqs"] for h in report["holes"]] == [[step - 1]] and Path(report["backup"]).exists()
+    assert _resume(tmp_path) == 0
+    session = Session.open(log)
+    assert [t.status for t in session.turns.values()] == ["completed"]
+    writer, _ = SessionWriter.resume(log)  # intact, and free again
+    writer.close()

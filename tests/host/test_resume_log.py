@@ -1,0 +1,171 @@
+"""Reopening a log for appending never deletes an event a reader can see, and never lets two writers in."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+
+from core.errors import LogFormatError, WriterLockedError
+from core.log.frames import frame_end
+from core.log.reader import read_log
+from core.log.repair import repair_log
+from core.log.writer import LOCK_NAME, SessionWriter, make_header
+
+
+def _batches(n: int, size: int = 3) -> list[list[dict[str, Any]]]:
+    return [
+        [
+            {"type": "tapedeck/note", "data": {"batch": b, "i": i, "text": f"event {b}.{i}"}}
+            for i in range(size)
+        ]
+        for b in range(n)
+    ]
+
+
+def _log(tmp_path: Path, compressed: bool, batches: int = 6) -> Path:
+    with SessionWriter.create(tmp_path, make_header("s", cwd="/a"), compressed=compressed) as writer:
+        for batch in _batches(batches):
+            writer.append(batch)
+    return writer.path
+
+
+def _frames(path: Path) -> list[tuple[int, int]]:
+    data, pos, out = path.read_bytes(), 0, []
+    while pos < len(data):
+        end = frame_end(data, pos)
+        assert end is not None
+        out.append((pos, end))
+        pos = end
+    return out
+
+
+def _corrupt_frame(path: Path, index: int, how: str) -> None:
+    start, end = _frames(path)[index]
+    data = bytearray(path.read_bytes())
+    if how == "checksum":  # structure intact, content wrong
+        data[end - 2] ^= 0xFF
+    else:  # not a frame at all
+        data[start : start + 4] = b"JUNK"
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("how", ["checksum", "magic"])
+def test_resume_refuses_a_log_with_a_corrupt_frame_mid_file_and_keeps_every_byte(
+    tmp_path: Path, how: str
+) -> None:
+    log = _log(tmp_path, compressed=True)
+    _corrupt_frame(log, 3, how)
+    before = log.read_bytes()
+
+    with pytest.raises(LogFormatError, match=r"tapedeck repair") as raised:
+        SessionWriter.resume(log)
+
+    assert "damaged" in str(raised.value) and str(log) in str(raised.value)
+    assert log.read_bytes() == before
+    repair_log(log)  # the refusal released the lock: a repair can take it
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_repair_fills_the_hole_keeps_every_intact_event_and_a_copy(tmp_path: Path, compressed: bool) -> None:
+    log = _log(tmp_path, compressed)
+    if compressed:
+        _corrupt_frame(log, 3, "checksum")  # frame 3 = batch 2 = seqs 6..8
+    else:
+        lines = log.read_bytes().splitlines(keepends=True)
+        lines[8] = b'{"type":"tapedeck/note","seq":7,"ti\xff\n'  # line 8 = seq 7
+        log.write_bytes(b"".join(lines))
+    damaged = log.read_bytes()
+
+    report = repair_log(log)
+
+    assert report.backup.read_bytes() == damaged
+    data = read_log(log)
+    assert data.diagnostics == []
+    assert [e["seq"] for e in data.events] == list(range(18))
+    lost = [e["seq"] for e in data.events if e["type"] == "tapedeck/lost"]
+    assert lost == ([6, 7, 8] if compressed else [7])
+    intact = [e["data"] for e in data.events if e["type"] == "tapedeck/note"]
+    expected = [b["data"] for batch in _batches(6) for b in batch]
+    assert intact == [d for n, d in enumerate(expected) if n not in lost]
+    writer, _ = SessionWriter.resume(log)
+    writer.append([{"type": "tapedeck/note", "data": {}}])
+    writer.close()
+    assert read_log(log).events[-1]["seq"] == 18
+
+
+def test_resume_refuses_a_raw_log_with_a_bad_line_mid_file(tmp_path: Path) -> None:
+    log = _log(tmp_path, compressed=False)
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[5] = b"garbage\n"
+    log.write_bytes(b"".join(lines))
+    with pytest.raises(LogFormatError, match=r"tapedeck repair"):
+        SessionWriter.resume(log)
+
+
+def test_a_raw_last_line_without_its_newline_is_kept(tmp_path: Path) -> None:
+    log = _log(tmp_path, compressed=False)
+    log.write_bytes(log.read_bytes()[:-1])  # the final "\n" never reached the disk
+    seen = read_log(log).events
+
+    writer, data = SessionWriter.resume(log)
+    writer.append([{"type": "tapedeck/note", "data": {"after": True}}])
+    writer.close()
+
+    final = read_log(log)
+    assert data.events == seen and len(seen) == 18
+    assert final.diagnostics == [] and final.events[:18] == seen and final.events[18]["seq"] == 18
+
+
+def test_complete_lines_of_a_torn_final_frame_are_kept(tmp_path: Path) -> None:
+    log = _log(tmp_path, compressed=True, batches=2)
+    big = [{"type": "tapedeck/note", "data": {"i": i, "blob": os.urandom(40_000).hex()}} for i in range(6)]
+    with SessionWriter.resume(log)[0] as writer:
+        writer.append(big)  # one frame of several zstd blocks
+    start, end = _frames(log)[-1]
+    log.write_bytes(log.read_bytes()[: end - 30_000])  # killed while the frame was being written
+    seen = read_log(log).events
+    assert len(seen) > 6  # a reader already shows some events of the torn frame
+
+    writer, data = SessionWriter.resume(log)
+    writer.append([{"type": "tapedeck/note", "data": {"after": True}}])
+    writer.close()
+
+    final = read_log(log)
+    assert data.events == seen
+    assert final.diagnostics == [] and final.events[: len(seen)] == seen
+    assert [e["seq"] for e in final.events] == list(range(len(seen) + 1))
+    assert (
+        len(zstandard.ZstdDecompressor().stream_reader(log.read_bytes(), read_across_frames=True).read()) > 0
+    )
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_deleted_lock_file_does_not_let_a_second_writer_in(tmp_path: Path, compressed: bool) -> None:
+    log = _log(tmp_path, compressed)
+    first, _ = SessionWriter.resume(log)
+    (log.parent / LOCK_NAME).unlink()
+
+    with pytest.raises(WriterLockedError, match="already open for writing"):
+        SessionWriter.resume(log)
+
+    first.append([{"type": "tapedeck/note", "data": {}}])
+    first.close()
+    again, _ = SessionWriter.resume(log)
+    again.close()
+    assert [e["seq"] for e in read_log(log).events] == list(range(19))
+
+
+def test_a_writer_whose_file_was_replaced_stops_appending(tmp_path: Path) -> None:
+    log = _log(tmp_path, compressed=False)
+    writer, _ = SessionWriter.resume(log)
+    copy = log.with_name("copy")
+    copy.write_bytes(log.read_bytes())
+    os.replace(copy, log)
+
+    with pytest.raises(LogFormatError, match="replaced"):
+        writer.append([{"type": "tapedeck/note", "data": {}}])
+    writer.close()
