@@ -182,6 +182,7 @@ class AgentHost:
             raise
         host = cls(writer, session, model, config, replace(options, workspace=workspace))
         host.hooks.replay()
+        host.hooks.prolong.catch_up(session.events)
         host._restore_model()
         info = host.host_info()
         resumed = {**info, "pid": os.getpid(), "workspace": str(workspace), "resumed": True}

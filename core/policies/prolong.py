@@ -39,6 +39,10 @@ payloads may hold other line breaks)::
             i += n
         i += 1
 
+A host resumed after a crash first cuts a section the kill left half written, then writes the sections of
+every narrative event newer than the last one the file holds for the session (those were still queued), so
+the file has one section per narrative event, no gap and no repeat (``ProlongMemory.catch_up``).
+
 ``logWindow`` N > 0 keeps the probe and the last N sections by rewriting the file from the sections this
 process wrote (a restart starts the window afresh); -1 writes no file at all. The workspace is assumed to belong
 to one session at a time: two live sessions sharing a workspace would interleave their sections, which ``status``
@@ -248,6 +252,30 @@ def write_file(path: Path, text: str, replace: bool) -> None:
     else:
         with path.open("a", encoding="utf-8", errors="replace") as f:
             f.write(text)
+
+
+def intact_length(data: bytes) -> int:
+    """Bytes of ``data`` up to the end of its last complete section; a torn final section is cut before its header."""
+    pos = good = 0
+    while True:
+        nl = data.find(b"\n", pos)
+        if nl < 0:
+            return good
+        line = data[pos:nl]
+        pos = nl + 1
+        count = re.search(rb" lines=(\d+)$", line) if line.startswith(HEADER_MARK.encode()) else None
+        if count is None:
+            good = pos  # a stray line outside any section is kept as it is
+            continue
+        start = nl - len(line)
+        for _ in range(int(count[1])):
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                return start
+            pos = nl + 1
+        if not data.startswith(b"\n", pos):
+            return start
+        pos = good = pos + 1
 
 
 _STOP = object()
@@ -633,6 +661,41 @@ class ProlongMemory:
             self.writer.start()
             if is_narrative(event):
                 self.writer.submit(seq, event, context)
+
+    def catch_up(self, events: Sequence[Mapping[str, Any]]) -> int:
+        """On resume: follow the log's events and write the sections a crash kept out of the file.
+
+        A torn final section is cut first; then every narrative event newer than the newest section this
+        session has in the file is submitted (none that is already there). Returns how many were submitted.
+        """
+        if self.writer is None:
+            return 0
+        newest = self._newest_written()
+        missing = 0
+        for event in events:
+            context = self._track(event)
+            seq = event.get("seq")
+            if isinstance(seq, int) and seq > newest and is_narrative(event):
+                self.writer.submit(seq, event, context)
+                missing += 1
+        return missing
+
+    def _newest_written(self) -> int:
+        """The newest seq of this session's sections in the file, after cutting a torn final section."""
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            return -1  # no file (or one the writer will refuse): every section is missing
+        try:
+            with os.fdopen(os.dup(fd), "rb") as f:
+                data = f.read()
+            keep = intact_length(data)
+            if keep < len(data):
+                os.ftruncate(fd, keep)
+        finally:
+            os.close(fd)
+        sections = sections_by_session(parse_sections(data[:keep].decode("utf-8", "replace")))
+        return max((s.seq for s in sections.get(self.session_id, []) if s.seq is not None), default=-1)
 
     def _track(self, event: Mapping[str, Any]) -> SectionContext:
         etype = event.get("type")

@@ -11,11 +11,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from core import control
 from core.config import load_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers import make_provider
 from core.log.reader import read_log
+from core.policies.prolong import intact_length, is_narrative, parse_sections, render_section
 from core.session import Session
 
 
@@ -207,3 +211,42 @@ def test_a_turn_whose_prompt_cannot_be_known_ends_interrupted(tmp_path: Path) ->
 
     assert [(o.turn, o.reason["kind"]) for o in outcomes] == [(2, "interrupted")]
     assert Session.open(log).turns[2].status == "interrupted"
+
+
+def _sections(workspace: Path) -> list[int]:
+    text = (workspace / "log.txt").read_text()
+    return [s.seq for s in parse_sections(text) if s.seq is not None]
+
+
+def test_resume_back_fills_log_txt_with_the_sections_a_kill_lost(tmp_path: Path) -> None:
+    provider = _script(tmp_path, [_read("a.txt"), {"text": "one"}, {"text": "two"}])
+    host = _host(tmp_path, provider, ["task one", "task two"])
+    _finish(host)
+    log, workspace = host.writer.path, tmp_path / "ws"
+    narrative = [e["seq"] for e in read_log(log).events if is_narrative(e)]
+    assert _sections(workspace) == narrative
+    text = (workspace / "log.txt").read_text()
+    cut = text.index(f"=== seq={narrative[-4]} ")
+    (workspace / "log.txt").write_text(text[: cut + 30])  # in the queue or half written at the kill
+
+    _finish(_resume(tmp_path, log, provider))
+
+    sections = _sections(workspace)
+    after = [e["seq"] for e in read_log(log).events if is_narrative(e)]
+    assert sections == after and after[: len(narrative)] == narrative
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    payloads=st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=40), min_size=1, max_size=6),
+    data=st.data(),
+)
+def test_a_torn_log_txt_is_cut_back_to_its_last_whole_section(payloads: list[str], data: st.DataObject) -> None:
+    sections = [render_section([("seq", n), ("type", "user/message")], p).encode() for n, p in enumerate(payloads)]
+    blob = b"".join(sections)
+    ends = [len(b"".join(sections[: n + 1])) for n in range(len(sections))]
+    cut = data.draw(st.integers(0, len(blob)))
+
+    kept = intact_length(blob[:cut])
+
+    assert kept == max((end for end in ends if end <= cut), default=0)
