@@ -73,6 +73,7 @@ log = logging.getLogger(__name__)
 
 HEADER_MARK = "=== "
 PROBE_TYPE = "prolong/probe"
+HOST_EVENT = "tapedeck/host"  # present in every log a tapedeck host wrote (and so ran prolong for)
 SKIPPED_TYPES = frozenset({"assistant/chunk", "request/header", "request/context", "step/start", "step/end"})
 QUEUE_SIZE = 1024
 DENIED_ARGUMENT_CHARS = 160
@@ -525,6 +526,7 @@ class SessionStatus:
     overflowed: int = 0
     unwritten: int = 0
     note: str | None = None
+    probed: bool = True  # False when no write probe ran at all (a log no tapedeck host wrote)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for ``--json``."""
@@ -539,6 +541,7 @@ class SessionStatus:
             "overflowed": self.overflowed,
             "unwritten": self.unwritten,
             "note": self.note,
+            "probed": self.probed,
             "hints": status_hints(self),
         }
 
@@ -586,6 +589,8 @@ def status_hints(status: SessionStatus) -> list[str]:
 def _yes_no(status: SessionStatus, config: ProlongConfig) -> str:
     if config.disabled:
         return "disabled"
+    if not status.probed:
+        return "unknown (no probe ran)"
     return {True: "yes", False: "NO", None: "pending"}[status.writable]
 
 
@@ -784,6 +789,13 @@ def status_from_log(
             note = (
                 "the log file holds no probe for this session (another session wrote it, or the probe failed)"
             )
+    probed = True
+    if writable is False and next(iter(session.seqs_of((HOST_EVENT,))), None) is None:
+        probed, writable = False, None
+        note = (
+            "no write probe ran: no tapedeck host ran this session (DeepSeek Harness wrote its log), so this "
+            "says nothing about whether the log file can be written"
+        )
     seqs = [s.seq for s in mine if s.seq is not None]
     status = SessionStatus(
         session.id,
@@ -794,6 +806,7 @@ def status_from_log(
         deny.denied,
         tuple(deny.recent),
         note=note,
+        probed=probed,
     )
     return StatusReport(config, (status,))
 

@@ -99,8 +99,15 @@ def test_status_rebuilt_from_the_logs_matches_the_live_one(tmp_path: Path) -> No
     assert render_status(rebuilt) == render_status(live.report())
 
 
+def hosted_session(session_id: str = "sess-status") -> Log:
+    """``denied_session`` as a tapedeck host records it (its host runs prolong and its write probe)."""
+    log = denied_session(session_id)
+    log.add("tapedeck/host", {"pid": 1, "workspace": "/w"}, ignorable=True)
+    return log
+
+
 def test_rebuilt_status_without_a_log_file_reports_it_unwritable(tmp_path: Path) -> None:
-    text = render_status(status_from_log(denied_session().session, tmp_path, ProlongConfig()))
+    text = render_status(status_from_log(hosted_session().session, tmp_path, ProlongConfig()))
     assert "writable=NO sections=0 lastSeq=-" in text
     assert (
         "note: no log file at this path: prolong was not running for this session, or its probe failed"
@@ -108,8 +115,20 @@ def test_rebuilt_status_without_a_log_file_reports_it_unwritable(tmp_path: Path)
     )
     assert "permission or sandbox plugin" in text
     run_memory(denied_session("sess-other"), tmp_path)
-    text = render_status(status_from_log(denied_session().session, tmp_path, ProlongConfig()))
+    text = render_status(status_from_log(hosted_session().session, tmp_path, ProlongConfig()))
     assert "note: the log file holds no probe for this session" in text
+
+
+def test_a_dsh_log_says_no_probe_ran(tmp_path: Path) -> None:
+    """No tapedeck host ran the session, so no write probe ran: nothing points at a sandbox plugin."""
+    report = status_from_log(denied_session().session, tmp_path, ProlongConfig())
+    text = render_status(report)
+    assert "writable=unknown (no probe ran)" in text
+    assert "note: no write probe ran: no tapedeck host ran this session" in text
+    assert "probe failed" not in text and "sandbox" not in text
+    assert report.sessions[0].to_dict()["writable"] is None
+    run_memory(denied_session("sess-other"), tmp_path)
+    assert "no write probe ran" in render_status(status_from_log(denied_session().session, tmp_path, ProlongConfig()))
 
 
 def test_cli_status_text_and_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -195,4 +214,5 @@ def test_cli_status_on_a_fixture_without_a_real_cwd_asks_for_a_workspace(
     assert "pass --workspace DIR" in capsys.readouterr().err
     assert main(["status", fixture, "--workspace", str(tmp_path), "--json"]) == 0
     (session,) = json.loads(capsys.readouterr().out)["sessions"]
-    assert session["session"] == Session.open(fixture).id and session["writable"] is False
+    assert session["session"] == Session.open(fixture).id and session["writable"] is None
+    assert session["probed"] is False  # DSH wrote the log: no tapedeck host ran a write probe
