@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +28,7 @@ import pytest
 
 from bench.gen_session import generate
 from core.cli import main
+from tui.cli import main as console_main
 from core.log.layout import log_path, read_header
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,6 +87,25 @@ ROUTE_CASES: list[tuple[str, list[str]]] = [
     ("route-class", ["route", "what does this function do?", "--class", "large"]),
     ("route-bad-class", ["route", "what does this function do?", "--class", "debug"]),
 ]
+# The console script (TUI commands included): top-level help, every command's help, usage errors.
+HELP_COMMANDS = ["inspect", "surface", "events", "sessions", "fold", "status", "route", "seal", "recall",
+                 "expand", "run", "control", "watch", "demo"]  # fmt: skip
+HELP_CASES: list[tuple[str, list[str]]] = [
+    ("help", ["--help"]),
+    ("no-command", []),
+    ("version", ["--version"]),
+    ("unknown-command", ["frobnicate"]),
+    ("missing-path", ["inspect"]),
+    *((f"help-{c}", [c, "--help"]) for c in HELP_COMMANDS),
+    ("help-recall-search", ["recall", "search", "--help"]),
+]
+
+
+@pytest.fixture(autouse=True)
+def _fixed_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """argparse wraps usage and help to the terminal width, and help shows the default sessions root: pin both."""
+    monkeypatch.setenv("COLUMNS", "100")
+    monkeypatch.setenv("TAPEDECK_HOME", "/tapedeck-home")
 
 
 @dataclass(frozen=True)
@@ -118,10 +138,12 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> Logs:
     return Logs(paths, tmp, workspace)
 
 
-def _run(argv: list[str], capsys: pytest.CaptureFixture[str], logs: Logs) -> str:
+def _run(
+    argv: list[str], capsys: pytest.CaptureFixture[str], logs: Logs, entry: Callable[[list[str]], int] = main
+) -> str:
     capsys.readouterr()
     try:
-        code = main(argv)
+        code = entry(argv)
     except SystemExit as exc:  # argparse errors
         code = exc.code if isinstance(exc.code, int) else 2
     out, err = capsys.readouterr()
@@ -190,3 +212,10 @@ def test_sessions_output_matches_golden(
         os.utime(target, (1_700_000_000 + i, 1_700_000_000 + i))
     argv = ["sessions", str(root), *(["--json"] if as_json else [])]
     _check(GOLDEN / "sessions" / f"{'json' if as_json else 'text'}.txt", _run(argv, capsys, logs))
+
+
+@pytest.mark.parametrize(("case", "argv"), HELP_CASES, ids=[c[0] for c in HELP_CASES])
+def test_help_and_usage_match_golden(
+    case: str, argv: list[str], logs: Logs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _check(GOLDEN / "help" / f"{case}.txt", _run(argv, capsys, logs, console_main))
