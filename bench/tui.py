@@ -171,7 +171,7 @@ def echo_app(path: str) -> None:
     from textual.app import App, ComposeResult
     from textual.widgets import Static
 
-    from tui.live import FOLLOW_INTERVAL
+    from core.log.tail import FOLLOW_INTERVAL
 
     def shown(line: bytes) -> Text:
         found = re.search(rb'"text":"([^"]{1,150})"', line)

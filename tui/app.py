@@ -17,8 +17,9 @@ from textual.message import Message
 from textual.screen import Screen
 
 from core.log.layout import RAW_NAME, ZSTD_NAME
+from core.log.tail import FOLLOW_INTERVAL
 from tui.keymap import keymap_path, load_keymap
-from tui.live import FOLLOW_INTERVAL, LiveSession, LoadProgress, SessionUpdated
+from tui.live import LiveSession, LoadProgress, SessionUpdated
 from tui.screens.browser import BrowserScreen
 from tui.screens.help import HelpScreen, help_entries
 from tui.screens.main import MainScreen

@@ -23,6 +23,7 @@ from core.errors import TapedeckError
 from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace
 from core.log.layout import default_sessions_root, log_path
+from tui.cli import TUI_COMMANDS
 
 BASE_PACE = 0.8  # seconds between steps at --speed 1
 BASE_CHUNK_DELAY = 0.004
@@ -96,7 +97,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``demo``."""
     p = sub.add_parser(
         "demo",
-        help="watch a scripted agent fix a failing test, live, with operator control",
+        help=TUI_COMMANDS["demo"].help,
         description=(
             "Create a small Python project with a failing test in a temporary workspace, run the reference host "
             "on it with a bundled six-turn script, and open the TUI on the live log."

@@ -8,7 +8,8 @@ from pathlib import Path
 from core.cli.common import guarded
 from core.errors import TapedeckError
 from core.log.layout import default_sessions_root, discover_sessions, read_header, resolve_log_path
-from tui.live import FOLLOW_INTERVAL
+from core.log.tail import FOLLOW_INTERVAL
+from tui.cli import TUI_COMMANDS
 
 
 def watch_target(path: str | None) -> Path:
@@ -49,7 +50,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``watch``."""
     p = sub.add_parser(
         "watch",
-        help="follow a session log live in the terminal UI",
+        help=TUI_COMMANDS["watch"].help,
         description=(
             "Open a session log (raw or zstd), a session directory, or a sessions root (which lists every "
             "session, subagent children included). Without PATH the newest session under the default root opens."

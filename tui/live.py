@@ -25,7 +25,7 @@ from core.log.decoder import LogDecoder
 from core.log.index import IndexStore, OffsetIndex, tail_events
 from core.log.layout import is_compressed, read_header, resolve_log_path
 from core.log.pace import Pacer, no_pacing
-from core.log.tail import READ_CHUNK, Tailer, TailUpdate, wakeups
+from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, wakeups
 from core.session import Session
 from core.text import tool_result_is_error
 
@@ -40,10 +40,6 @@ RETAIN_BYTES_ZSTD = 8 << 20
 PREVIEW_EVENTS = 80
 PROBE_BYTES = 16 << 20
 PROBE_LINES = 40
-# A followed file is checked with one stat call every FOLLOW_INTERVAL seconds: on average half of it is added to
-# append-to-screen. 2 ms instead of 5 ms took ~2 ms off the p50 in bench/tui.py for about 1.2% more of a core
-# while idle (4.8% against 3.6%, whole app, measured in tmux); watchfiles' own 20 ms settle window would cost more.
-FOLLOW_INTERVAL = 0.002
 LOAD_SLICE = 1 << 20  # bytes decoded and projected per step while loading (the loader paces between steps)
 READ_ONLY_DSH = (
     "This log was written by DeepSeek Harness, not by a tapedeck host, so it opens read-only: "

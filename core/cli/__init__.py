@@ -1,9 +1,7 @@
 """The ``tapedeck`` command line: one subcommand per capability, each with ``--json`` output.
 
 Layout: one module per command family in this package, each a thin adapter from parsed arguments to a core
-function and a printer, exposing ``register(subparsers) -> None``. To add a family, write ``core/cli/NAME.py``
-with a ``register`` function and list it in ``COMMAND_MODULES``. Shared plumbing (``emit``, ``fail``,
-``guarded``) lives in ``core/cli/common.py``.
+function and a printer, exposing ``register(subparsers) -> None``:
 
 - ``log``: ``inspect``, ``surface``, ``events``, ``sessions``
 - ``fold``: ``fold``
@@ -14,9 +12,18 @@ with a ``register`` function and list it in ``COMMAND_MODULES``. Shared plumbing
 - ``control``: ``control``
 - ``timetravel``: ``request``, ``diff``, ``cost``
 
+``COMMANDS`` below is the one table of commands: name, the module that registers it, and its one-line help, in
+help order. A family's ``register`` adds full parsers and takes their help line from the table
+(``help=COMMANDS["inspect"].help``). To add a command, add its row here and its parser to the family's
+``register``; a new family is a new module with a ``register`` function.
+
+Imports stay lazy: ``main`` imports only the family of the command being run and lists every other command
+from the table alone, so ``tapedeck --help`` loads no family module and each command loads only its own
+(``tests/test_cli_imports.py`` checks that no Textual or unused policy module comes along).
+
 The TUI adds ``watch`` and ``demo`` from ``tui/cli.py``, which is the console-script entry point; ``core``
 itself never imports ``tui``. ``main(argv) -> int`` is the in-process entry that tests and tools call;
-``python -m core.cli`` runs it too.
+``python -m core.cli`` runs it too. Shared plumbing (``emit``, ``fail``, ``guarded``) is in ``common.py``.
 """
 
 from __future__ import annotations
@@ -24,40 +31,95 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 from core import __version__
 
-# Modules that contribute subcommands, in help order. Each exposes ``register(subparsers) -> None``.
-COMMAND_MODULES: list[str] = [
-    "core.cli.log",
-    "core.cli.fold",
-    "core.cli.status",
-    "core.cli.route",
-    "core.cli.slice",
-    "core.cli.host",
-    "core.cli.control",
-    "core.cli.timetravel",
-]
+
+class Command(NamedTuple):
+    """A subcommand: the module whose ``register(subparsers)`` adds it, and its one-line help."""
+
+    module: str
+    help: str
 
 
-def build_parser(extra_modules: Sequence[str] = ()) -> argparse.ArgumentParser:
-    """The full argument parser, with the core commands plus ``extra_modules``."""
+COMMANDS: dict[str, Command] = {
+    "inspect": Command(
+        "core.cli.log", "summarize a session log: header, turns, tools, surface, usage, diagnostics"
+    ),
+    "surface": Command("core.cli.log", "print the model-visible messages in order"),
+    "events": Command("core.cli.log", "list events, optionally filtered by type or turn"),
+    "sessions": Command("core.cli.log", "list sessions under a sessions root (DSH layout), children under their parent"),
+    "fold": Command(
+        "core.cli.fold", "preview what the tool-result fold would do to each tool result on the surface"
+    ),
+    "status": Command(
+        "core.cli.status", "prolong-memory status of a session (log file, probe, sections, denied calls)"
+    ),
+    "route": Command(
+        "core.cli.route", "classify a request and show its output cap, step budgets and checkpoint risk"
+    ),
+    "seal": Command("core.cli.slice", "preview the tape entries sealing would append now"),
+    "recall": Command("core.cli.slice", "read earlier turns, steps or search hits back from the log"),
+    "expand": Command("core.cli.slice", "the full text of one logged tool result (expand_result)"),
+    "run": Command("core.cli.host", "run an agent session (each TASK is one turn) with the reference host"),
+    "repair": Command(
+        "core.cli.host",
+        "make a log damaged mid-file resumable: keep a copy, stand in for lost events, keep every intact one",
+    ),
+    "control": Command(
+        "core.cli.control",
+        "send a control request (checkpoint, rewind, expand, …) to the host running a session",
+    ),
+    "request": Command(
+        "core.cli.timetravel", "rebuild the request the model received for a step (or every request)"
+    ),
+    "diff": Command(
+        "core.cli.timetravel", "what changed against the previous request: where the prefix cache broke and why"
+    ),
+    "cost": Command(
+        "core.cli.timetravel", "tokens and dollars per request, turn and session; what each cut saved or cost"
+    ),
+}
+
+
+def build_parser(
+    extra_commands: Mapping[str, Command] | None = None, command: str | None = None
+) -> argparse.ArgumentParser:
+    """The argument parser with the core commands plus ``extra_commands``.
+
+    With ``command`` only the module holding that command registers its full parsers; every other command is
+    listed by name and help line, which is all the top-level help shows. Without it every module registers.
+    """
     parser = argparse.ArgumentParser(
         prog="tapedeck",
         description="Inspect, follow and steer long-running agent sessions stored as DSH session logs.",
     )
     parser.add_argument("--version", action="version", version=f"tapedeck {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in [*COMMAND_MODULES, *extra_modules]:
-        importlib.import_module(name).register(sub)
+    table = {**COMMANDS, **(extra_commands or {})}
+    wanted = table[command].module if command in table else None
+    registered: set[str] = set()
+    for name, spec in table.items():
+        if command is not None and spec.module != wanted:
+            sub.add_parser(name, help=spec.help)
+        elif spec.module not in registered:
+            registered.add(spec.module)
+            importlib.import_module(spec.module).register(sub)
     return parser
 
 
-def main(argv: Sequence[str] | None = None, extra_modules: Sequence[str] = ()) -> int:
+def command_of(argv: Sequence[str]) -> str:
+    """The subcommand named in ``argv`` (its first non-option word), or "" when there is none."""
+    return next((arg for arg in argv if not arg.startswith("-")), "")
+
+
+def main(argv: Sequence[str] | None = None, extra_commands: Mapping[str, Command] | None = None) -> int:
     """Run the CLI and return its exit code."""
-    parser = build_parser(extra_modules)
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(extra_commands, command_of(words))
+    args = parser.parse_args(words)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return 2

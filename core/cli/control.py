@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.config import parse_value
 from core.control import CONTROL_EVENT, OPS, ControlError, append_request, inbox_path, op_args
@@ -113,7 +114,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     """Add ``control``."""
     p = subparsers.add_parser(
         "control",
-        help="send a control request (checkpoint, rewind, expand, …) to the host running a session",
+        help=COMMANDS["control"].help,
         description=(
             "Append a request to the session's control inbox (control.jsonl beside the log). The host applies it "
             "at its next safe point and records the outcome in the log. With --wait, follow the log until that "

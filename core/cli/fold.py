@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.config import load_config, parse_value, replay_config, set_value
 from core.errors import ConfigError
@@ -73,7 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``fold`` subcommand."""
     p = sub.add_parser(
         "fold",
-        help="preview what the tool-result fold would do to each tool result on the surface",
+        help=COMMANDS["fold"].help,
         description="For every tool result the model sees now, say what the fold policy does with it: "
         "kept raw, folded behind a digest (which kind, how many chars), pinned, or backed off. "
         "Nothing is written.",

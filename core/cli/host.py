@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.config import load_config
 from core.errors import TapedeckError
@@ -88,7 +89,7 @@ def _run(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``run``."""
-    p = sub.add_parser("run", help="run an agent session (each TASK is one turn) with the reference host")
+    p = sub.add_parser("run", help=COMMANDS["run"].help)
     p.add_argument("task", nargs="*", help="the task prompt(s); each becomes one turn")
     p.add_argument(
         "--provider", default="openai", help="model provider: openai or scripted:FILE (default: openai)"
@@ -127,7 +128,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     r = sub.add_parser(
         "repair",
-        help="make a log damaged mid-file resumable: keep a copy, stand in for lost events, keep every intact one",
+        help=COMMANDS["repair"].help,
     )
     r.add_argument("path", help="the session log or its directory (no host may be running on it)")
     r.add_argument("--json", action="store_true", help="print the report as JSON")

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from core.cli import COMMANDS
 from core.cli.common import emit, fail, guarded
 from core.log.layout import default_sessions_root, discover_sessions, session_tree
 from core.session import Session, derive_message
@@ -176,7 +177,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the engine subcommands."""
     p = sub.add_parser(
         "inspect",
-        help="summarize a session log: header, turns, tools, surface, usage, diagnostics",
+        help=COMMANDS["inspect"].help,
         description="Summarize one session log: its header, each turn with its status and steps, the "
         "tools called, what the model sees now (nodes and chars), token usage, and every problem found "
         "while reading it.",
@@ -189,7 +190,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser(
         "surface",
-        help="print the model-visible messages in order",
+        help=COMMANDS["surface"].help,
         description="List the messages the model would be sent now, in order: the seq of each, its role, "
         "where it came from (user, model, tool, a tape entry, a fold …) and its size in chars.",
     )
@@ -208,7 +209,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser(
         "events",
-        help="list events, optionally filtered by type or turn",
+        help=COMMANDS["events"].help,
         description="List the events of a log one per line: seq, turn (t- between turns), type, a dot "
         "when the event is on the model-visible surface, and a one-line summary.",
     )
@@ -225,7 +226,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser(
         "sessions",
-        help="list sessions under a sessions root (DSH layout), children under their parent",
+        help=COMMANDS["sessions"].help,
         description="List every session log under a sessions root laid out as DSH lays it out, newest "
         "first, each subagent child under the session that spawned it.",
     )

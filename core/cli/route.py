@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.config import load_config
 from core.errors import TapedeckError
@@ -20,7 +21,7 @@ def register(subparsers: Any) -> None:
     """Add the ``route`` subcommand."""
     parser = subparsers.add_parser(
         "route",
-        help="classify a request and show its output cap, step budgets and checkpoint risk",
+        help=COMMANDS["route"].help,
         description=(
             "Run the adaptive policy's routers on a request without a session: the task class, the output "
             "cap, the soft and hard step budgets, and the risk the checkpoint would target given optional "

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.cli.fold import effective_config
 from core.errors import TapedeckError
@@ -155,7 +156,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add the ``seal``, ``recall`` and ``expand`` subcommands."""
     p = sub.add_parser(
         "seal",
-        help="preview the tape entries sealing would append now",
+        help=COMMANDS["seal"].help,
         description="Show the tape entries the slice policy would append if it sealed the finished turns "
         "of this log now: which seqs each entry replaces, its turn span and its size. Nothing is written.",
     )
@@ -170,7 +171,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=guarded(_seal))
 
-    recall = sub.add_parser("recall", help="read earlier turns, steps or search hits back from the log")
+    recall = sub.add_parser("recall", help=COMMANDS["recall"].help)
     kinds = recall.add_subparsers(dest="recall_command", metavar="WHAT", required=True)
     p = kinds.add_parser("turn", help="one turn's verbatim page (recall_turn)")
     _common(p)
@@ -201,7 +202,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser(
         "expand",
-        help="the full text of one logged tool result (expand_result)",
+        help=COMMANDS["expand"].help,
         description="Print one tool result from the log in full, exactly as expand_result would hand it "
         "to the model. Address it by --turn/--step (and --call) or by the --seq and --format-version of a "
         "locator; --grep or --lines narrow the output.",

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.config import load_config
 from core.policies import prolong_config
@@ -17,7 +18,7 @@ def register(subparsers: Any) -> None:
     """Add the ``status`` subcommand."""
     parser = subparsers.add_parser(
         "status",
-        help="prolong-memory status of a session (log file, probe, sections, denied calls)",
+        help=COMMANDS["status"].help,
         description=(
             "Report the prolong-memory state of a session: where its workspace log file is, whether the host "
             "could write it, how many sections it holds, and which of the agent's calls touching it were denied. "

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
+from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.errors import TapedeckError
 from core.log.reader import read_log
@@ -181,7 +182,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``request``, ``diff`` and ``cost``."""
     p = sub.add_parser(
         "request",
-        help="rebuild the request the model received for a step (or every request)",
+        help=COMMANDS["request"].help,
         description="Rebuild a model request from the log: the chat-completions messages, the tools and "
         "the settings it went out with, plus the usage logged for it. For a tapedeck host's log this is "
         "exactly the body the host sent; for a DSH log it is the request header plus the surface as it "
@@ -199,7 +200,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser(
         "diff",
-        help="what changed against the previous request: where the prefix cache broke and why",
+        help=COMMANDS["diff"].help,
         description="Compare a step's request with the request before it: the byte offset where their "
         "shared prefix ends (where the provider's prompt cache broke), the event that caused it (seal, "
         "fold, prune, rewind, compaction, phase note, header change) and the nodes added, removed or replaced.",
@@ -213,7 +214,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = sub.add_parser(
         "cost",
-        help="tokens and dollars per request, turn and session; what each cut saved or cost",
+        help=COMMANDS["cost"].help,
         description="Price the logged usage: cache-hit, cache-miss and output tokens of every request, "
         "per-turn and session totals, and for each seal, fold, prune, rewind or compaction an estimate of "
         "what it saved and what its cache break cost. Prices are DeepSeek's unless the config's model "

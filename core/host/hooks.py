@@ -7,15 +7,18 @@ points and appends what they plan through the host's single write path.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from core import control
 from core.config import PolicyConfig, config_event, set_value
 from core.errors import TapedeckError
 from core.host.messages import user_message
 from core.host.resume import Steer, queued_detail, steer_source
-from core.host.toolbox import CallResult
+from core.host.toolbox import CallResult, ToolBox
+from core.model import ChatModel
 from core.models import Limits, limits_for
 from core.policies import adaptive as adaptive_policy
 from core.policies import checkpoint as checkpoint_policy
@@ -29,9 +32,6 @@ from core.policies.report import ReportError, ReportWriter, default_writer
 from core.session import Session
 from core.text import js_json
 
-if TYPE_CHECKING:
-    from core.host.loop import AgentHost
-
 POLL_SECONDS = 0.1
 BASE_SYSTEM = (
     "You are a coding agent working inside the workspace given to you. Use the tools to read, search, run and "
@@ -42,6 +42,29 @@ BASE_SYSTEM = (
 def request_tokens(session: Session, system: str, tools: list[dict[str, Any]]) -> int:
     """An estimate of the next request in tokens (four characters each): messages, system prompt, schemas."""
     return (session.surface_chars + len(system) + len(js_json(tools))) // 4
+
+
+class _Workspace(Protocol):
+    @property
+    def workspace(self) -> Path: ...
+
+
+class Host(Protocol):
+    """What the hooks use of the host that runs them (``core.host.loop.AgentHost``), so this module need not
+    import the loop that imports it."""
+
+    session: Session
+    model: ChatModel
+    toolbox: ToolBox
+    inbox_path: Path
+    stop_requested: bool
+
+    @property
+    def options(self) -> _Workspace: ...
+
+    def append(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
+    def say(self, message: str) -> None: ...
 
 
 @dataclass
@@ -61,7 +84,7 @@ class StepPlan:
 class PolicyHooks:
     """The policies as the host sees them."""
 
-    def __init__(self, host: AgentHost, config: PolicyConfig) -> None:
+    def __init__(self, host: Host, config: PolicyConfig) -> None:
         self.host = host
         self.config = config
         self.prolong = prolong_policy.ProlongMemory(host.options.workspace, config.prolong, host.session.id)

@@ -19,6 +19,10 @@ from core.diagnostics import Diagnostic
 from core.log.decoder import LogDecoder
 from core.log.layout import is_compressed
 
+# A followed file is checked with one stat call every FOLLOW_INTERVAL seconds: on average half of it is added to
+# append-to-screen. 2 ms instead of 5 ms took ~2 ms off the p50 in bench/tui.py for about 1.2% more of a core
+# while idle (4.8% against 3.6%, whole app, measured in tmux); watchfiles' own 20 ms settle window would cost more.
+FOLLOW_INTERVAL = 0.002
 READ_CHUNK = 1 << 20  # bytes per read and decode call: a loader thread leaves the GIL to the UI between them
 
 

@@ -14,10 +14,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from core.errors import ConfigError
-from core.policies.pruner import PRUNE_MARKER
 from core.policies.rewind_config import whole_number
 
 PREFIX = "adaptive-agent-policy: "
+# What the pruner puts in place of a result's middle; a budget must leave room for it (``_budget``).
+PRUNE_MARKER = "\n\n[... tool result middle pruned ...]\n\n"
 TASK_CLASSES = ("read", "small", "frontend", "large", "batch")
 SECTION_KEYS = ("taskProfiles", "pruneLevels", "riskRouter")
 PROFILE_KEYS = ("taskClass", "maxTokens", "softStepBudget", "hardStepBudget")

@@ -28,14 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from core.policies.adaptive_config import PRUNE_MARKER, PruneBudget, PruneLevel
 from core.session import Session, content_chars
 
-if TYPE_CHECKING:
-    from core.policies.adaptive_config import PruneBudget, PruneLevel
-
-PRUNE_MARKER = "\n\n[... tool result middle pruned ...]\n\n"
 PRUNE_POLICY = "prune"
 FOLD_POLICY = "fold"
 

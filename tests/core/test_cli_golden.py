@@ -28,8 +28,8 @@ import pytest
 
 from bench.gen_session import generate
 from core.cli import main
-from tui.cli import main as console_main
 from core.log.layout import log_path, read_header
+from tui.cli import main as console_main
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "dsh"

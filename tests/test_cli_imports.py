@@ -1,0 +1,64 @@
+"""The CLI imports only what the command being run uses: no Textual outside ``watch``/``demo``, no policies for
+the read commands, each in a fresh interpreter."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURE = "tests/fixtures/dsh/tool-call-turn.session.jsonl"
+
+
+def modules_after(argv: list[str]) -> set[str]:
+    """Every module loaded by running the console script with ``argv`` in a new interpreter."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from tui.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        "    try:\n"
+        f"        main({argv!r})\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "print('\\n'.join(sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    return set(out.stdout.split())
+
+
+def _top(modules: set[str], prefix: str) -> set[str]:
+    return {m for m in modules if m == prefix or m.startswith(prefix + ".")}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--help"],
+        ["inspect", FIXTURE],
+        ["surface", FIXTURE, "--json"],
+        ["events", FIXTURE, "--type", "tool/result"],
+        ["sessions", "tests/fixtures"],
+    ],
+    ids=["help", "inspect", "surface", "events", "sessions"],
+)
+def test_read_commands_load_no_textual_host_or_policy_module(argv: list[str]) -> None:
+    modules = modules_after(argv)
+    loaded = {p: _top(modules, p) for p in ("textual", "rich", "tui.app", "core.policies", "core.host", "openai")}
+    assert not any(loaded.values()), {p: sorted(m) for p, m in loaded.items() if m}
+
+
+@pytest.mark.parametrize(
+    "command", ["fold", "status", "route", "seal", "recall", "expand", "run", "control", "watch", "demo"]
+)
+def test_other_commands_load_no_textual_until_the_tui_runs(command: str) -> None:
+    modules = modules_after([command, "--help"])
+    assert not _top(modules, "textual"), sorted(_top(modules, "textual"))[:5]
+
+
+def test_route_loads_the_adaptive_policy_and_the_config_schemas_only() -> None:
+    policies = _top(modules_after(["route", "fix the parser"]), "core.policies")
+    planners = {m for m in policies if not m.endswith("_config")}  # config sections validate a config file
+    assert planners == {"core.policies", "core.policies.adaptive", "core.policies.pruner", "core.policies.risk"}
