@@ -51,7 +51,9 @@ def test_read_commands_load_no_textual_host_or_policy_module(argv: list[str]) ->
 
 
 @pytest.mark.parametrize(
-    "command", ["fold", "status", "route", "seal", "recall", "expand", "run", "control", "watch", "demo"]
+    "command",
+    ["fold", "status", "route", "seal", "recall", "expand", "run", "repair", "control", "request", "diff", "cost",
+     "watch", "demo"],  # fmt: skip
 )
 def test_other_commands_load_no_textual_until_the_tui_runs(command: str) -> None:
     modules = modules_after([command, "--help"])

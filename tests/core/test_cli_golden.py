@@ -89,7 +89,7 @@ ROUTE_CASES: list[tuple[str, list[str]]] = [
 ]
 # The console script (TUI commands included): top-level help, every command's help, usage errors.
 HELP_COMMANDS = ["inspect", "surface", "events", "sessions", "fold", "status", "route", "seal", "recall",
-                 "expand", "run", "control", "watch", "demo"]  # fmt: skip
+                 "expand", "run", "repair", "control", "request", "diff", "cost", "watch", "demo"]  # fmt: skip
 HELP_CASES: list[tuple[str, list[str]]] = [
     ("help", ["--help"]),
     ("no-command", []),
