@@ -182,3 +182,25 @@ def _cuts(
             }
         )
     return out
+
+
+def session_cost(session: Session, config: ModelConfig | None = None) -> tuple[float | None, float | None]:
+    """USD and cached input share over every step's logged usage, cheap enough for a live header.
+
+    Each step counts its last usage sample (its final attempt), priced for the latest request header's model.
+    """
+    header = session.request_header() or {}
+    model = (header.get("config") or {}).get("model") if isinstance(header.get("config"), dict) else None
+    price = _price(model if isinstance(model, str) else None, config)
+    hit = miss = output = 0
+    reported = False
+    for turn in session.turns.values():
+        for step in turn.steps.values():
+            tokens = _tokens(step.usage)
+            if tokens is None:
+                continue
+            reported = reported or tokens[0] is not None
+            hit, miss, output = hit + (tokens[0] or 0), miss + tokens[1], output + tokens[2]
+    usd = price.cost(hit, miss, output) if price and (hit or miss or output) else None
+    cached = hit / (hit + miss) if reported and hit + miss else None
+    return usd, cached

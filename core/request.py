@@ -21,7 +21,7 @@ Requests are produced in one forward pass over the events, so ``--all`` on a lon
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,9 +31,11 @@ from core.policies import phase_notes
 from core.policies.adaptive import FINALIZATION, ROUTE_EVENT
 from core.session import Session, derive_message
 from core.text import cp_len
+from core.timetravel import SessionAt, SurfaceTimeline
 
 HOST_EVENT = "tapedeck/host"
-OUTPUT_TYPES = frozenset({"assistant/chunk", "assistant/message"})
+CHUNK = "assistant/chunk"
+OUTPUT_TYPES = frozenset({CHUNK, "assistant/message"})
 
 
 @dataclass
@@ -105,104 +107,183 @@ def _list(value: Any) -> list[dict[str, Any]]:
     return [t for t in value if isinstance(t, dict)] if isinstance(value, list) else []
 
 
-class _Pass:
-    """The state of one forward pass: which attempt is armed, the route of each step, the open request."""
+@dataclass(frozen=True, slots=True)
+class Point:
+    """When a request went out: its step, its attempt and the last event logged before it."""
 
-    def __init__(self, session: Session) -> None:
-        self.session = session
-        self.host = False
+    turn: int
+    step: int
+    attempt: int
+    seq: int
+
+
+class RequestClock:
+    """Tells when requests go out, from event types alone plus the data of a few events.
+
+    ``after`` reads ``data()`` only for ``step/start``, ``llm/retry`` and chunks: a caller that cannot afford
+    to decode every chunk may answer ``{}`` for all but the last chunk of each run, since a failed attempt's
+    ``finish`` is always its last chunk.
+    """
+
+    TYPES = frozenset({*OUTPUT_TYPES, "step/start", "step/end", "turn/end", "llm/retry"})
+
+    def __init__(self) -> None:
+        self.step: tuple[int, int] | None = None
         self.armed: tuple[int, int, int] | None = None
         self.attempts: dict[tuple[int, int], int] = {}
-        self.routes: dict[tuple[int, int], dict[str, Any]] = {}
-        self.open: Request | None = None
 
-    def before(self, event: dict[str, Any]) -> Request | None:
-        """Called before ``event`` is projected: the request that goes out now, if any."""
-        if self.armed is None or event.get("type") not in OUTPUT_TYPES:
+    def before(self, seq: int, etype: str) -> Point | None:
+        """Called before the event at ``seq`` is projected: the request that goes out now, if any."""
+        if self.armed is None or etype not in OUTPUT_TYPES:
             return None
-        data = event.get("data") if isinstance(event.get("data"), dict) else {}
         turn, step, attempt = self.armed
-        if (data.get("turn"), data.get("step")) != (turn, step):
-            return None
         self.armed = None
-        request = self.build(turn, step, attempt)
-        request.output_seq = int(event.get("seq", self.session.next_seq))
-        return request
+        return Point(turn, step, attempt, seq - 1)
 
-    def after(self, event: dict[str, Any]) -> None:
-        """Called once ``event`` is projected."""
-        etype = event.get("type")
-        data = event.get("data") if isinstance(event.get("data"), dict) else {}
-        key = (data.get("turn"), data.get("step"))
-        if etype == HOST_EVENT:
-            self.host = True
-        elif etype == "step/start" and all(isinstance(k, int) for k in key):
-            self.arm(key)  # type: ignore[arg-type]
-        elif etype == ROUTE_EVENT:
-            self.routes[key] = data  # type: ignore[index]
-        elif etype == "llm/retry" and self.armed is None and self.attempts.get(key):  # type: ignore[arg-type]
-            self.arm(key)  # type: ignore[arg-type]
-        elif etype == "assistant/chunk":
-            chunk = data.get("chunk") if isinstance(data.get("chunk"), dict) else {}
-            if chunk.get("type") == "usage" and self._open_for(key) and isinstance(chunk.get("usage"), dict):
-                self.open.usage = chunk["usage"]  # type: ignore[union-attr]
-            elif chunk.get("type") == "finish" and (chunk.get("reason") or {}).get("kind") == "error":
-                self.arm(key)  # type: ignore[arg-type]
-        elif etype == "assistant/message" and self._open_for(key) and self.open.usage is None:  # type: ignore[union-attr]
-            usage = data.get("usage")
-            self.open.usage = usage if isinstance(usage, dict) else None  # type: ignore[union-attr]
+    def after(self, etype: str, data: Callable[[], dict[str, Any]]) -> None:
+        """Called once the event is projected."""
+        if etype == "step/start":
+            d = data()
+            key = (d.get("turn"), d.get("step"))
+            if all(isinstance(k, int) and not isinstance(k, bool) for k in key):
+                self.step = key  # type: ignore[assignment]
+                self._arm()
+        elif etype in ("step/end", "turn/end"):
+            self.step = self.armed = None
+        elif etype == "llm/retry" and self.armed is None and self.step is not None:
+            d = data()
+            if (d.get("turn"), d.get("step")) == self.step:
+                self._arm()
+        elif etype == "assistant/chunk" and self.step is not None:
+            chunk = data().get("chunk")
+            reason = chunk.get("reason") if isinstance(chunk, dict) and chunk.get("type") == "finish" else None
+            if isinstance(reason, dict) and reason.get("kind") == "error":
+                self._arm()
 
-    def arm(self, key: tuple[int, int]) -> None:
+    def _arm(self) -> None:
+        key = self.step
+        assert key is not None
         self.attempts[key] = self.attempts.get(key, 0) + 1
         self.armed = (key[0], key[1], self.attempts[key])
 
-    def _open_for(self, key: tuple[Any, Any]) -> bool:
-        return self.open is not None and (self.open.turn, self.open.step) == key
 
-    def build(self, turn: int, step: int, attempt: int) -> Request:
-        """The request of that attempt from the session as it stands now."""
-        session = self.session
-        header = session.request_header() or {}
-        config = header.get("config") if isinstance(header.get("config"), dict) else {}
-        system = header.get("system") if isinstance(header.get("system"), str) else None
-        tools = _list(header.get("tools"))
-        model = config.get("model") if isinstance(config.get("model"), str) else None
-        if self.host:
-            route = self.routes.get((turn, step)) or {}
-            keyed = phase_notes.keyed_request_messages(session)
-            keys, messages = [k for k, _ in keyed], [m for _, m in keyed]
-            caps = route.get("caps") if isinstance(route.get("caps"), dict) else {}
-            wanted = ModelRequest(
-                messages=messages,
-                system=system,
-                tools=tools,
-                max_tokens=caps.get("maxTokens"),
-                tool_choice="none" if route.get("phase") == FINALIZATION else None,
-            )
-            effort = None
-        else:
-            keyed = [(seq, m) for seq in session.surface if (m := derive_message(session.events[seq]))]
-            keys, messages = [k for k, _ in keyed], [m for _, m in keyed]
-            cap = config.get("maxTokens")
-            wanted = ModelRequest(messages=messages, system=system, tools=tools,
-                                  max_tokens=cap if isinstance(cap, int) else None)  # fmt: skip
-            effort = config.get("reasoningEffort") if isinstance(config.get("reasoningEffort"), str) else None
-        return Request(
-            turn=turn,
-            step=step,
-            attempt=attempt,
-            seq=session.next_seq - 1,
-            host=self.host,
-            provider=config.get("provider") if isinstance(config.get("provider"), str) else None,
-            model=model,
-            header_seq=session.request_header_seq,
+def _data(event: dict[str, Any]) -> dict[str, Any]:
+    data = event.get("data")
+    return data if isinstance(data, dict) else {}
+
+
+def request_points(session: Session) -> list[Point]:
+    """Every request of a projected session, found through its type index.
+
+    Only step bookkeeping, retries and the last chunk of each run of chunks are decoded, so an index-backed
+    session of a huge log answers without reading its chunks. Matches ``iter_requests`` point for point.
+    """
+    items: list[tuple[int, str | None, bool]] = []  # (seq, type when known, decode it)
+    prev = -2
+    for seq in session.seqs_of(("assistant/chunk",)):
+        if seq != prev + 1:
+            if prev >= 0:
+                items.append((prev, CHUNK, True))
+            items.append((seq, CHUNK, False))
+        prev = seq
+    if prev >= 0:
+        items.append((prev, CHUNK, True))
+    items.extend((seq, "assistant/message", False) for seq in session.seqs_of(("assistant/message",)))
+    items.extend((seq, None, True) for seq in session.seqs_of(RequestClock.TYPES - OUTPUT_TYPES))
+    items.sort(key=lambda item: (item[0], item[2]))
+    clock = RequestClock()
+    points = []
+    events = session.events
+    for seq, etype, decode in items:
+        event = events[seq] if decode else {}
+        etype = etype or str(event.get("type"))
+        point = clock.before(seq, etype)
+        if point is not None:
+            points.append(point)
+        if decode:
+            clock.after(etype, lambda e=event: _data(e))
+    return points
+
+
+def build_request(view: Any, point: Point, host: bool, route: dict[str, Any] | None) -> Request:
+    """The request at ``point`` from ``view``, a session as it stood then (a ``Session`` or ``SessionAt``).
+
+    ``host`` says our host wrote the log; ``route`` is the step's latest ``tapedeck/route`` data.
+    """
+    header = view.request_header() or {}
+    config = header.get("config") if isinstance(header.get("config"), dict) else {}
+    system = header.get("system") if isinstance(header.get("system"), str) else None
+    tools = _list(header.get("tools"))
+    model = config.get("model") if isinstance(config.get("model"), str) else None
+    effort = None
+    if host:
+        route = route or {}
+        keyed = phase_notes.keyed_request_messages(view)
+        caps = route.get("caps") if isinstance(route.get("caps"), dict) else {}
+        wanted = ModelRequest(
+            messages=[m for _, m in keyed],
             system=system,
             tools=tools,
-            messages=messages,
-            keys=keys,
-            body=request_body(model or "", wanted),
-            reasoning_effort=effort,
+            max_tokens=caps.get("maxTokens"),
+            tool_choice="none" if route.get("phase") == FINALIZATION else None,
         )
+    else:
+        keyed = [(seq, m) for seq in view.surface if (m := derive_message(view.events[seq]))]
+        cap = config.get("maxTokens")
+        wanted = ModelRequest(messages=[m for _, m in keyed], system=system, tools=tools,
+                              max_tokens=cap if isinstance(cap, int) else None)  # fmt: skip
+        effort = config.get("reasoningEffort") if isinstance(config.get("reasoningEffort"), str) else None
+    return Request(
+        turn=point.turn,
+        step=point.step,
+        attempt=point.attempt,
+        seq=point.seq,
+        host=host,
+        provider=config.get("provider") if isinstance(config.get("provider"), str) else None,
+        model=model,
+        header_seq=view.request_header_seq,
+        system=system,
+        tools=tools,
+        messages=wanted.messages,
+        keys=[k for k, _ in keyed],
+        body=request_body(model or "", wanted),
+        reasoning_effort=effort,
+    )
+
+
+class _Pass:
+    """One forward pass: the clock, the route of each step, who wrote the log, the request in flight."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.clock = RequestClock()
+        self.host = False
+        self.routes: dict[tuple[Any, Any], dict[str, Any]] = {}
+        self.open: Request | None = None
+
+    def before(self, event: dict[str, Any]) -> Request | None:
+        point = self.clock.before(self.session.next_seq, str(event.get("type")))
+        if point is None:
+            return None
+        return build_request(self.session, point, self.host, self.routes.get((point.turn, point.step)))
+
+    def after(self, event: dict[str, Any]) -> None:
+        etype = str(event.get("type"))
+        data = _data(event)
+        self.clock.after(etype, lambda: data)
+        key = (data.get("turn"), data.get("step"))
+        request = self.open if self.open is not None and (self.open.turn, self.open.step) == key else None
+        if etype == HOST_EVENT:
+            self.host = True
+        elif etype == ROUTE_EVENT:
+            self.routes[key] = data
+        elif etype == "assistant/chunk" and request is not None:
+            chunk = data.get("chunk")
+            if isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
+                request.usage = chunk["usage"]
+        elif etype == "assistant/message" and request is not None and request.usage is None:
+            usage = data.get("usage")
+            request.usage = usage if isinstance(usage, dict) else None
 
 
 def iter_requests(
@@ -224,3 +305,18 @@ def iter_requests(
         state.after(event)
     if state.open is not None:
         yield state.open
+
+
+def request_at(session: Session, timeline: SurfaceTimeline, point: Point) -> Request:
+    """The request at ``point`` of a fully projected session, rebuilt from the moment it went out.
+
+    Costs one surface lookup in ``timeline`` plus the request's own messages, whatever the log's size.
+    """
+    view = SessionAt(session, timeline, point.seq)
+    host = any(True for _ in view.seqs_of((HOST_EVENT,)))
+    route = None
+    for seq in view.seqs_of((ROUTE_EVENT,)):
+        data = _data(session.events[seq])
+        if (data.get("turn"), data.get("step")) == (point.turn, point.step):
+            route = data
+    return build_request(view, point, host, route)

@@ -1,4 +1,5 @@
-"""The surface at any moment of a session, from checkpoints of the projection.
+"""Any moment of a session: the surface after any seq from checkpoints of the projection, and a read-only
+view of the whole projection as it stood then.
 
 ``SurfaceTimeline`` is built from a projected ``Session`` without decoding a single event: every node that was
 ever on the surface is either in ``Session.surface`` or in a ``Session.shadowed`` list, and every replacement
@@ -13,10 +14,12 @@ from __future__ import annotations
 import bisect
 import os
 from array import array
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from core.errors import TapedeckError
-from core.session import Session
+from core.session import Session, Turn
 
 DEFAULT_EVERY = 256
 
@@ -106,6 +109,71 @@ class SurfaceTimeline:
             pos = self._edit_pos[i]
             nodes[pos : pos + self._edit_len[i]] = [self._edit_seq[i]]
         return nodes
+
+
+class SessionAt:
+    """A projected session seen as it stood right after ``seq``: the parts of the ``Session`` API that a
+    request is built from (the surface, turns, provenance, the latest request header), read-only.
+
+    Everything the projection records about an event is fixed once that event is applied, so provenance and
+    turn attribution are read from the whole projection; only the surface (from the timeline), the turns'
+    ends and the request header depend on the moment.
+    """
+
+    def __init__(self, session: Session, timeline: SurfaceTimeline, seq: int) -> None:
+        self.whole = session
+        self.seq = seq
+        self.header = session.header
+        self.events: Sequence[dict[str, Any]] = session.events
+        self.surface = timeline.surface_at(seq)
+        self.turns: dict[int, Turn] = {}
+        self.open_turn: int | None = None
+        for number, turn in session.turns.items():
+            if turn.start_seq > seq:
+                continue
+            ended = turn.end_seq is not None and turn.end_seq <= seq
+            steps = {n: st for n, st in turn.steps.items() if st.start_seq <= seq}
+            self.turns[number] = Turn(number, turn.start_seq, turn.end_seq if ended else None,
+                                      turn.end_reason if ended else None, steps)  # fmt: skip
+            if not ended:
+                self.open_turn = number
+        self.request_header_seq: int | None = None
+        for s in session.seqs_of(("request/header",)):
+            if s > seq:
+                break
+            self.request_header_seq = s
+
+    @property
+    def next_seq(self) -> int:
+        """One past the moment."""
+        return self.seq + 1
+
+    def request_header(self) -> dict[str, Any] | None:
+        """The latest ``request/header`` at the moment."""
+        if self.request_header_seq is None:
+            return None
+        header = (self.events[self.request_header_seq].get("data") or {}).get("header")
+        return header if isinstance(header, dict) else None
+
+    def seqs_of(self, types: Collection[str], start: int = 0) -> Iterator[int]:
+        """Seqs up to the moment of the events whose type is in ``types``."""
+        return (s for s in self.whole.seqs_of(types, start) if s <= self.seq)
+
+    def turn_of(self, seq: int) -> int:
+        """The turn an event belongs to."""
+        return self.whole.turn_of(seq)
+
+    def is_replacement(self, seq: int) -> bool:
+        """True for an event that carried a replace surface op."""
+        return self.whole.is_replacement(seq)
+
+    def sources_of(self, seq: int) -> list[int]:
+        """``sourceEventSeqs`` of a replacement."""
+        return self.whole.sources_of(seq)
+
+    def original_of(self, seq: int) -> int:
+        """The append-origin event of a node."""
+        return self.whole.original_of(seq)
 
 
 def moment(session: Session, seq: int) -> Moment:

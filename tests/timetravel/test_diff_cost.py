@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.cost import cost_report
+from core.cost import cost_report, session_cost
 from core.log.reader import read_log
 from core.models import ModelConfig, Prices
 from core.request import Request, iter_requests
@@ -118,3 +118,14 @@ def test_cuts_report_what_they_saved_and_what_their_break_cost(demo_log: Path) -
     assert rewind["savedUsd"] > 0 and rewind["netUsd"] == pytest.approx(rewind["savedUsd"] - rewind["costUsd"], abs=1e-6)
     fold = next(c for c in cuts.values() if c["kind"] == "fold")
     assert not fold["brokeCache"] and fold["costUsd"] == 0 and fold["savedUsd"] > 0
+
+
+def test_session_cost_sums_each_steps_last_usage() -> None:
+    header, events = _usage_log([
+        {"inputTokens": 1000, "outputTokens": 100},
+        {"inputTokens": 200, "cacheReadTokens": 800, "outputTokens": 50},
+    ])  # fmt: skip
+    usd, cached = session_cost(Session.from_events(header, events))
+    assert usd == pytest.approx((800 * 0.028 + 1200 * 0.28 + 150 * 0.42) / 1e6)
+    assert cached == pytest.approx(800 / 2000)
+    assert session_cost(Session.from_events(header, events[:3])) == (None, None)

@@ -1,0 +1,50 @@
+"""Requests rebuilt from the moment they went out (the TUI's path) equal the forward pass's, everywhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from core.log.index import IndexStore, build_index
+from core.log.reader import read_log
+from core.request import iter_requests, request_at, request_points
+from core.session import Session
+from core.timetravel import SurfaceTimeline
+from tests.timetravel.conftest import FIXTURE_LOGS
+
+
+def _check(session: Session, path: Path) -> int:
+    data = read_log(path)
+    passed = list(iter_requests(data.header, data.events))
+    points = request_points(session)
+    assert [(p.turn, p.step, p.attempt, p.seq) for p in points] == [(r.turn, r.step, r.attempt, r.seq) for r in passed]
+    timeline = SurfaceTimeline.from_session(session, every=4)
+    for point, expected in zip(points, passed, strict=True):
+        rebuilt = request_at(session, timeline, point)
+        assert (rebuilt.body, rebuilt.keys, rebuilt.header_seq) == (expected.body, expected.keys, expected.header_seq)
+    return len(points)
+
+
+@pytest.mark.parametrize("path", FIXTURE_LOGS, ids=lambda p: p.name)
+def test_fixtures(path: Path) -> None:
+    assert _check(Session.open(path), path) >= 1
+
+
+def _indexed(path: Path) -> Session:
+    """A session over the offset index, as the TUI opens big logs: events decoded on demand."""
+    index = build_index(path)
+    store = IndexStore(index)
+    session = Session(index.header or {}, store, retain=False)
+    for n in range(len(store)):
+        session.apply(store[n])
+    return session
+
+
+def test_generated_logs_through_the_index(generated_logs: list[Path]) -> None:
+    for path in generated_logs:
+        assert _check(_indexed(path), path) > 20
+
+
+def test_a_host_session(demo_log: Path) -> None:
+    assert _check(Session.open(demo_log), demo_log) > 30
