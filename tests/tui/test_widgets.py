@@ -23,8 +23,15 @@ def test_chart_columns_keep_peaks_and_marks_follow_cuts() -> None:
     assert sparkline([1, 2], 0) == "  "
     samples = [10, 20, 30, 40]
     cuts = [Cut(15, "fold", 1, 300), Cut(35, "tape", 4, -20), Cut(36, "expand", 1, -50)]
-    assert cut_marks(samples, cuts, 10) == " f s"  # the grown expand is not a cut; a tape entry always is
-    assert cut_marks(list(range(0, 100, 10)), [Cut(55, "prune", 1, 9)], 5) == "   p "
+    assert cut_marks(samples, cuts, 10) == [" f s"]  # the grown expand is not a cut; a tape entry always is
+    assert cut_marks(list(range(0, 100, 10)), [Cut(55, "prune", 1, 9)], 5) == ["   p "]
+
+
+def test_chart_shows_a_rewind_and_a_fold_in_the_same_step() -> None:
+    cuts = [Cut(15, "rewind", 3, 900), Cut(16, "fold", 1, 300), Cut(17, "prune", 1, 50)]
+    assert cut_marks([10, 20, 30], cuts, 10) == [" r ", " f ", " p "]
+    assert cut_marks([10, 20, 30], cuts, 10, rows=2) == [" r ", " … "]  # more marks than rows: an ellipsis
+    assert cut_marks([10, 20, 30], cuts[:2], 10, rows=2) == [" r ", " f "]
 
 
 @pytest.mark.parametrize(

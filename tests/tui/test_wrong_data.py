@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.core.test_turn_attribution import between_turns_log
-from tests.tui.logs import Log
+from tests.tui.logs import Log, append
 from tests.tui.pilot import main_screen, make_app, settle
 from tui.screens.main import MainScreen
 from tui.widgets.detail import TextView
@@ -87,3 +87,43 @@ async def test_interrupted_answer_is_marked(tmp_path: Path) -> None:
         await settle(pilot)
         title = " ".join(shown_lines(screen.query_one("#detail-original", TextView))[:3])
         assert "interrupted" in title
+
+
+def header_count(screen: MainScreen) -> int:
+    match = re.search(r"(\d+) events", str(screen.query_one("#header").render()))
+    assert match is not None
+    return int(match.group(1))
+
+
+async def test_header_counts_never_lag_the_list(tmp_path: Path) -> None:
+    """While a big log loads (tail preview, then projection) and while appends stream in, the header
+    counts at least every row the list shows."""
+    log = Log()
+    for n in range(1, 400):
+        log.turn(n, f"task {n}", "x" * 600)
+    path = log.write(tmp_path / "session.jsonl")
+    tail = len(log.events)
+    more = Log()
+    more.events = [dict(e) for e in log.events]
+    for n in range(400, 420):
+        more.turn(n, "later", "ok")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(150, 40)) as pilot:
+        checks = 0
+        appended = False
+        while True:
+            await pilot.pause(0.005)
+            screen = main_screen(app)
+            if screen is None:
+                continue
+            rows = len(screen.events.view)
+            if rows:
+                assert header_count(screen) >= rows, (rows, str(screen.query_one("#header").render()))
+                checks += 1
+            if app.live is not None and app.live.ready and not appended:
+                append(path, more, tail)
+                appended = True
+            if appended and rows == len(more.events):
+                break
+        await settle(pilot)
+        assert checks > 1 and header_count(screen) == len(more.events)

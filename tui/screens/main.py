@@ -133,6 +133,7 @@ class MainScreen(Screen[None]):
         self._refresh_due = False
         self._status_due = False
         self._notice = ""
+        self._shown_count = 0
 
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -189,7 +190,7 @@ class MainScreen(Screen[None]):
 
     def _refresh_panels(self) -> None:
         self._refresh_due = False
-        self.query_one(SessionHeader).refresh_header()
+        self.query_one(SessionHeader).refresh_header(self._shown_count)
         self.query_one(ContextChart).refresh_chart()
         self._update_status()
 
@@ -220,10 +221,12 @@ class MainScreen(Screen[None]):
             if pos is not None:
                 view.toggle(pos, originals(self.live.session, seq))
         self.events.set_view(view, reset=reset, appended=appended)
+        self._shown_count = self.live.count  # the header counts what the list was built from, never less
         if appended:
             self._status_after_frame()
         else:
             self._update_status()
+            self.query_one(SessionHeader).refresh_header(self._shown_count)
 
     def _status_after_frame(self) -> None:
         """Update the status line once the list's frame is out.
@@ -238,6 +241,7 @@ class MainScreen(Screen[None]):
     def _deferred_status(self) -> None:
         self._status_due = False
         self._update_status()
+        self.query_one(SessionHeader).refresh_header(self._shown_count)
 
     def _update_status(self) -> None:
         ev = self.events

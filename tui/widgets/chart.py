@@ -32,21 +32,25 @@ def sparkline(values: Sequence[int], top: int) -> str:
     return "".join(BARS[min(8, max(1 if v else 0, round(v * 8 / top)))] for v in values)
 
 
-def cut_marks(sample_seqs: Sequence[int], cuts: Sequence[Cut], width: int) -> str:
-    """A marker line: each cut's letter under the first request made after it."""
+def cut_marks(sample_seqs: Sequence[int], cuts: Sequence[Cut], width: int, rows: int | None = None) -> list[str]:
+    """Marker lines: each cut's letter under the first request made after it, stacked when several cuts
+    land in one column (a rewind and a fold in the same step both show). With ``rows``, a column with more
+    marks than rows ends in ``…``."""
     n = len(sample_seqs)
-    line = [" "] * min(n, width)
     if not n:
-        return ""
+        return [""]
+    stacks: list[list[str]] = [[] for _ in range(min(n, width))]
     for cut in cuts:
         if cut.chars_removed <= 0 and cut.kind != "tape":
             continue
-        i = bisect.bisect_right(sample_seqs, cut.seq)
-        if i >= n:
-            i = n - 1
+        i = min(bisect.bisect_right(sample_seqs, cut.seq), n - 1)
         col = i if n <= width else i * width // n
-        line[col] = CUT_MARKS.get(cut.kind, "x")
-    return "".join(line)
+        stacks[col].append(CUT_MARKS.get(cut.kind, "x"))
+    depth = max(1, max(map(len, stacks)))
+    if rows is not None and depth > rows:
+        stacks = [stack if len(stack) <= rows else [*stack[: rows - 1], "…"] for stack in stacks]
+        depth = rows
+    return ["".join(stack[k] if k < len(stack) else " " for stack in stacks) for k in range(depth)]
 
 
 class ContextChart(Static):
@@ -78,7 +82,12 @@ class ContextChart(Static):
         label = f"ctx {human_chars(now):>5}/{human_chars(peak):<5}"
         bars = Text(f"{label:<{label_width}} ")
         bars.append(sparkline(cols, peak) or "no model requests yet", style="green")
+        first, *more = cut_marks([s[0] for s in samples], cuts, width, rows=2)
         marks = Text(f"{len(samples)} req {len(cuts)} cuts".ljust(label_width) + " ")
-        marks.append(cut_marks([s[0] for s in samples], cuts, width), style="bold magenta")
-        legend = Text(" " * (label_width + 1) + LEGEND, style="dim")
-        self.update(Text("\n").join([bars, marks, legend]), layout=False)
+        marks.append(first, style="bold magenta")
+        if more:  # two cuts in one step: the second row of marks takes the legend's place (? explains them)
+            second = Text(" " * (label_width + 1))
+            second.append(more[0], style="bold magenta")
+        else:
+            second = Text(" " * (label_width + 1) + LEGEND, style="dim")
+        self.update(Text("\n").join([bars, marks, second]), layout=False)

@@ -61,8 +61,11 @@ class SessionHeader(Static):
         """Draw the initial state."""
         self.refresh_header()
 
-    def refresh_header(self) -> None:
-        """Redraw from the live session (cheap: reads a few fields, parses nothing)."""
+    def refresh_header(self, shown: int = 0) -> None:
+        """Redraw from the live session (cheap: reads a few fields, parses nothing).
+
+        ``shown`` is the event count the list was last built from: the header never counts fewer.
+        """
         live = self.live
         facts = live.facts
         title = facts.title or live.session.id or live.path.name
@@ -81,7 +84,7 @@ class SessionHeader(Static):
         owner = "tapedeck host" if facts.host is not None else "read-only"
         line2 = Text.assemble(
             (f"session {live.session.id or '?'}", "dim"),
-            f"  {live.count} events  {len(live.session.surface)} surface nodes  ",
+            f"  {max(shown, live.count)} events  {len(live.session.surface)} surface nodes  ",
             (owner, "yellow" if facts.host is None else "green"),
             "  ",
             (load_state(live), "bold green" if live.ready else "bold yellow"),
