@@ -110,11 +110,9 @@ def fit(rows: list[str], max_rows: int, max_chars: int) -> list[str]:
     return kept
 
 
-def cut_line(line: str, limit: int) -> str:
-    """``line`` shortened to ``limit`` characters, saying how much was cut."""
-    if len(line) <= limit:
-        return line
-    return f"{line[:limit]}…[line cut: {len(line) - limit} more characters]"
+def cut_note(kept: str, cut: int) -> str:
+    """A line's kept text, saying how many more characters it had when ``cut`` is not zero."""
+    return f"{kept}…[line cut: {cut} more characters]" if cut else kept
 
 
 class WorkspaceTool(ABC):

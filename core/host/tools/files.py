@@ -4,69 +4,64 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
-from core.host.tools.base import CallContext, Param, WorkspaceTool, cut_line, fit
+from core.host.tools.base import CallContext, Param, WorkspaceTool, cut_note, fit
 from core.host.tools.outcome import (
     EDIT_NO_MATCH,
     EDIT_NOT_UNIQUE,
     FS_IS_DIRECTORY,
-    FS_NOT_DIRECTORY,
-    FS_NOT_FOUND,
-    FS_NOT_REGULAR_FILE,
     FS_NOT_TEXT,
     INVALID_ARGUMENTS,
     ToolFailure,
     ToolOutcome,
 )
+from core.host.tools.textfile import check_text, numbered_lines
+from core.host.tools.workspace import OPEN_FILE
 
-SNIFF_BYTES = 8192
 MAX_LINES_LISTED = 10
 
 
-def _existing_file(tool: WorkspaceTool, path: Path, raw: str) -> None:
-    if not path.exists():
-        raise ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace")
-    if path.is_dir():
-        raise ToolFailure(FS_IS_DIRECTORY, f"{raw!r} is a directory; use list_dir to see what it holds")
-    if not path.is_file():
-        raise ToolFailure(FS_NOT_REGULAR_FILE, f"{raw!r} is not a regular file (a pipe, socket or device)")
-    with open(path, "rb") as f:
-        if b"\x00" in f.read(SNIFF_BYTES):
-            raise ToolFailure(
-                FS_NOT_TEXT, f"{raw!r} looks like a binary file; {tool.name} works on text files"
-            )
-
-
 def _read_text(tool: WorkspaceTool, path: Path, raw: str) -> str:
-    _existing_file(tool, path, raw)
+    with tool.workspace.open_file(path, raw) as fd:
+        check_text(fd, raw, tool.name)
+        with os.fdopen(os.dup(fd), "rb") as f:
+            data = f.read()
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            return f.read()
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ToolFailure(
             FS_NOT_TEXT, f"{raw!r} is not UTF-8 text (byte {exc.start}); it was left as it is"
         ) from exc
 
 
-def _write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` in one step (temp file + rename), keeping an existing file's mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+def _write_text(tool: WorkspaceTool, path: Path, raw: str, text: str) -> bool:
+    """Replace ``path`` with ``text`` in one step (temp file + rename beneath the workspace), keeping an existing
+    file's mode; True when the file was created. A link in the way is replaced, never followed."""
+    data = text.encode("utf-8")
+    with tool.workspace.directory(path.parent, raw, create=True) as parent:
+        try:
+            old = os.stat(path.name, dir_fd=parent, follow_symlinks=False)
+        except FileNotFoundError:
+            old = None
+        if old is not None and stat.S_ISDIR(old.st_mode):
+            raise ToolFailure(FS_IS_DIRECTORY, f"{raw!r} is a directory; give a file path")
+        tmp = f".{path.name}.{secrets.token_hex(6)}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_FILE, 0o666, dir_fd=parent)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                if old is not None and stat.S_ISREG(old.st_mode):
+                    os.fchmod(f.fileno(), stat.S_IMODE(old.st_mode))
+            os.replace(tmp, path.name, src_dir_fd=parent, dst_dir_fd=parent)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=parent)
+            raise
+    return old is None
 
 
 def _line_of(text: str, index: int) -> int:
@@ -90,20 +85,19 @@ class ReadFile(WorkspaceTool):
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         raw = args["path"]
         path = self.workspace.resolve(raw)
-        _existing_file(self, path, raw)
         offset = args.get("offset", 1)
         limit = min(args.get("limit", self.limits.read_lines), self.limits.read_lines)
         rows: list[str] = []
         size = total = 0
         last = offset - 1
         full = False
-        with open(path, encoding="utf-8", errors="replace", newline="") as f:
-            for number, line in enumerate(f, 1):
+        with self.workspace.open_file(path, raw) as fd:
+            check_text(fd, raw, self.name)
+            for number, body, cut in numbered_lines(fd, ctx, self.name, self.limits.line_chars):
                 total = number
                 if number < offset or full or len(rows) >= limit:
                     continue
-                body = cut_line(line.rstrip("\r\n"), self.limits.line_chars)
-                row = f"{number:>6}|{body}"
+                row = f"{number:>6}|{cut_note(body, cut)}"
                 if rows and size + len(row) + 1 > self.limits.output_chars:
                     full = True
                     continue
@@ -137,17 +131,16 @@ class ListDir(WorkspaceTool):
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         raw = args.get("path", ".")
         path = self.workspace.resolve(raw)
-        if not path.exists():
-            raise ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace")
-        if not path.is_dir():
-            raise ToolFailure(
-                FS_NOT_DIRECTORY, f"{raw!r} is a file, not a directory; use read_file to read it"
-            )
-        with os.scandir(path) as it:
-            entries = sorted(it, key=lambda e: e.name)
+        with self.workspace.directory(path, raw) as fd:
+            entries = []
+            with os.scandir(fd) as it:
+                for entry in it:
+                    ctx.check(self.name)
+                    entries.append((entry.name, _entry_suffix(entry, fd)))
+        entries.sort()
         rel = self.workspace.display(path)
         rows = fit(
-            [_entry_row(e) for e in entries[: self.limits.list_entries]],
+            [name + suffix for name, suffix in entries[: self.limits.list_entries]],
             self.limits.list_entries,
             self.limits.output_chars,
         )
@@ -157,10 +150,10 @@ class ListDir(WorkspaceTool):
         return ToolOutcome("\n".join([head, *rows]), meta={"path": rel, "entries": len(entries)})
 
 
-def _entry_row(entry: os.DirEntry[str]) -> str:
+def _entry_suffix(entry: os.DirEntry[str], dir_fd: int) -> str:
     if entry.is_symlink():
-        return f"{entry.name} -> {os.readlink(entry.path)}"
-    return entry.name + ("/" if entry.is_dir() else "")
+        return f" -> {os.readlink(entry.name, dir_fd=dir_fd)}"
+    return "/" if entry.is_dir() else ""
 
 
 class WriteFile(WorkspaceTool):
@@ -179,10 +172,8 @@ class WriteFile(WorkspaceTool):
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         raw, content = args["path"], args["content"]
         path = self.workspace.resolve(raw)
-        if path.is_dir():
-            raise ToolFailure(FS_IS_DIRECTORY, f"{raw!r} is a directory; give a file path")
-        created = not path.exists()
-        _write_text(path, content)
+        ctx.check(self.name)
+        created = _write_text(self, path, raw, content)
         rel = self.workspace.display(path)
         size = len(content.encode("utf-8"))
         lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
@@ -242,7 +233,8 @@ class EditFile(WorkspaceTool):
                 "include more surrounding lines so it matches once, or set replace_all to true",
             )
         first = _line_of(text, text.index(old))
-        _write_text(path, text.replace(old, new))
+        ctx.check(self.name)
+        _write_text(self, path, raw, text.replace(old, new))
         return ToolOutcome(
             f"Edited {rel}: replaced {count} occurrence{'s' if count > 1 else ''} starting at line {first}",
             meta={

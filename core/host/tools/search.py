@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+import contextlib
+import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from core.host.tools.base import CallContext, Param, WorkspaceTool, cut_line, fit
+from core.host.tools.base import CallContext, Param, WorkspaceTool, cut_note, fit
 from core.host.tools.outcome import (
-    FS_NOT_DIRECTORY,
     FS_NOT_FOUND,
     FS_SANDBOX_DENIED,
     INVALID_ARGUMENTS,
     ToolFailure,
     ToolOutcome,
 )
-from core.host.tools.workspace import glob_regex, literal_prefix
+from core.host.tools.textfile import is_text, numbered_lines
+from core.host.tools.workspace import OPEN_FILE, WalkEntry, compile_regex, glob_regex, literal_prefix
 
-SNIFF_BYTES = 8192
+# grep matches the first this many characters of a line (RE2 keeps the time linear; this keeps memory bounded).
+GREP_LINE_CHARS = 1_000_000
 
 
 def _join(base: str, rel: str) -> str:
@@ -55,17 +57,18 @@ class Glob(WorkspaceTool):
 
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         pattern = _relative_glob(args["pattern"], "pattern")
+        regex = glob_regex(pattern)
         raw = args.get("path", ".")
         base = _directory(self, raw)
         prefix, _ = literal_prefix(pattern)
         start = self.workspace.resolve(str(base / prefix)) if prefix else base
-        regex = glob_regex(pattern)
         where = self.workspace.display(base)
         found: list[str] = []
         total = 0
         if start.is_dir():
-            for path in self.workspace.walk(start):
-                rel = path.relative_to(start).as_posix()
+            for entry in self.workspace.walk(start):
+                ctx.check(self.name)
+                rel = entry.path.relative_to(start).as_posix()
                 rel = f"{prefix}/{rel}" if prefix else rel
                 if regex.match(rel):
                     total += 1
@@ -82,11 +85,8 @@ class Glob(WorkspaceTool):
 
 def _directory(tool: WorkspaceTool, raw: str) -> Path:
     path = tool.workspace.resolve(raw)
-    if not path.exists():
-        raise ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace")
-    if not path.is_dir():
-        raise ToolFailure(FS_NOT_DIRECTORY, f"{raw!r} is a file, not a directory")
-    return path
+    with tool.workspace.directory(path, raw):
+        return path
 
 
 class Grep(WorkspaceTool):
@@ -94,7 +94,8 @@ class Grep(WorkspaceTool):
 
     name = "grep"
     description = (
-        "Search file contents with a regular expression (Python syntax). Prints matching lines as "
+        "Search file contents with a regular expression (RE2 syntax: like Python's, without lookarounds or "
+        "backreferences). Prints matching lines as "
         "path:line:text. path may be a file or a directory; glob filters file names ('*.py') or relative "
         "paths ('src/**/*.ts'). Binary files are skipped."
     )
@@ -111,28 +112,27 @@ class Grep(WorkspaceTool):
 
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         pattern = args["pattern"]
-        try:
-            regex = re.compile(pattern, re.IGNORECASE if args.get("ignore_case") else 0)
-        except re.error as exc:
-            raise ToolFailure(INVALID_ARGUMENTS, f"invalid regex {pattern!r}: {exc}") from exc
+        regex = compile_regex(pattern, "regex", ignore_case=bool(args.get("ignore_case")))
+        name_glob = _relative_glob(args["glob"], "glob") if "glob" in args else None
         raw = args.get("path", ".")
         target = self.workspace.resolve(raw)
         if not target.exists():
             raise ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace")
-        files: Iterable[Path] = [target] if target.is_file() else self.workspace.walk(target)
-        if "glob" in args:
-            files = self._filtered(files, target, _relative_glob(args["glob"], "glob"))
+        files: Iterable[WalkEntry | Path] = [target] if target.is_file() else self.workspace.walk(target)
+        if name_glob is not None:
+            files = self._filtered(files, target, name_glob)
         rows: list[str] = []
         size = 0
         stopped = False
         matched_files: set[str] = set()
-        for path in files:
+        for item in files:
+            ctx.check(self.name)
+            path = item if isinstance(item, Path) else item.path
             shown = self.workspace.display(path)
-            for number, line in _text_lines(path):
+            for number, line, cut in self._lines(item, ctx):
                 if not regex.search(line):
                     continue
-                body = cut_line(line.rstrip("\r\n"), self.limits.line_chars)
-                row = f"{shown}:{number}:{body}"
+                row = f"{shown}:{number}:{cut_note(line[: self.limits.line_chars], cut + max(0, len(line) - self.limits.line_chars))}"
                 if len(rows) >= self.limits.grep_matches or size + len(row) > self.limits.output_chars:
                     stopped = True
                     break
@@ -158,24 +158,27 @@ class Grep(WorkspaceTool):
         return ToolOutcome("\n".join(rows), meta=meta)
 
     @staticmethod
-    def _filtered(files: Iterable[Path], base: Path, pattern: str) -> Iterable[Path]:
+    def _filtered(files: Iterable[WalkEntry | Path], base: Path, pattern: str) -> Iterator[WalkEntry | Path]:
         regex = glob_regex(pattern)
         by_name = "/" not in pattern
-        for path in files:
-            subject = (
-                path.name if by_name else path.relative_to(base).as_posix() if base.is_dir() else path.name
-            )
+        for item in files:
+            path = item if isinstance(item, Path) else item.path
+            subject = path.name if by_name or not base.is_dir() else path.relative_to(base).as_posix()
             if regex.match(subject):
-                yield path
+                yield item
 
-
-def _text_lines(path: Path) -> Iterable[tuple[int, str]]:
-    """Numbered lines of a text file; nothing for binary or unreadable files."""
-    try:
-        with open(path, "rb") as f:
-            if b"\x00" in f.read(SNIFF_BYTES):
+    def _lines(self, item: WalkEntry | Path, ctx: CallContext) -> Iterator[tuple[int, str, int]]:
+        """Numbered lines of a text file; nothing for binary, special or unreadable files."""
+        with contextlib.ExitStack() as stack:
+            try:
+                if isinstance(item, Path) or item.link_target is not None:
+                    real = item if isinstance(item, Path) else item.link_target
+                    fd = stack.enter_context(self.workspace.open_file(real, self.workspace.display(real)))
+                else:
+                    fd = os.open(item.name, os.O_RDONLY | OPEN_FILE, dir_fd=item.dir_fd)
+                    stack.callback(os.close, fd)
+                if not is_text(fd):
+                    return
+            except (OSError, ToolFailure):
                 return
-        with open(path, encoding="utf-8", errors="replace", newline="") as f:
-            yield from enumerate(f, 1)
-    except OSError:
-        return
+            yield from numbered_lines(fd, ctx, self.name, GREP_LINE_CHARS)

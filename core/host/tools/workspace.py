@@ -1,20 +1,37 @@
-"""The workspace boundary: every path a tool touches is resolved (symlinks included) and must stay inside.
+"""The workspace boundary: every path a tool touches is resolved (symlinks included) and must stay inside, and
+is then opened beneath the workspace without following any link.
 
 ``Workspace.resolve`` is the only way a tool turns a model-given path into a filesystem path. It resolves the
 path as the operating system would (``..``, absolute paths, symbolic links at any depth, dangling links) and
-refuses anything that lands outside the workspace root. ``walk`` lists files for searches without following
-directory links and skips file links that lead out, so a search can never read outside either.
+refuses anything that lands outside the workspace root. The resolved path is then opened by ``directory`` and
+``open_file``, which start from a descriptor of the root and open one component at a time with ``O_NOFOLLOW``:
+if a directory was swapped for a symbolic link after ``resolve`` looked at it, the open fails and the call is
+refused, so no read or write can be redirected outside between the check and the use. ``walk`` lists files for
+searches with ``os.fwalk`` (descriptor-based, never entering a directory link) and skips file links that lead
+out.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
 import re
+import stat
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+import re2
+
 from core.errors import TapedeckError
-from core.host.tools.outcome import FS_SANDBOX_DENIED, INVALID_ARGUMENTS, ToolFailure
+from core.host.tools.outcome import (
+    FS_NOT_DIRECTORY,
+    FS_NOT_FOUND,
+    FS_SANDBOX_DENIED,
+    INVALID_ARGUMENTS,
+    ToolFailure,
+)
 
 # Directories that searches skip unless the search starts inside one of them.
 SKIP_DIRS = frozenset(
@@ -30,6 +47,11 @@ SKIP_DIRS = frozenset(
         ".ruff_cache",
     }
 )
+
+
+OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# Files are opened without following a final link, and without blocking on a FIFO (it is refused after fstat).
+OPEN_FILE = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
 class WorkspaceError(TapedeckError):
@@ -79,23 +101,132 @@ class Workspace:
             return rel or "."
         return str(path)
 
-    def walk(self, base: Path) -> Iterator[Path]:
-        """Regular files under the resolved directory ``base``, sorted, never leaving the workspace."""
-        for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
-            for name in sorted(filenames):
-                path = Path(dirpath, name)
-                if path.is_symlink() and not self.contains(Path(os.path.realpath(path))):
-                    continue
-                if path.is_file():
-                    yield path
+    def parts(self, real: Path) -> tuple[str, ...]:
+        """The components of a resolved ``real`` path below the root (empty for the root itself)."""
+        return real.relative_to(self.root).parts
+
+    def _swapped(self, raw: str) -> ToolFailure:
+        return ToolFailure(
+            FS_SANDBOX_DENIED,
+            f"{raw!r} changed into a symbolic link while it was being opened; nothing was done",
+        )
+
+    @contextlib.contextmanager
+    def directory(self, real: Path, raw: str, *, create: bool = False) -> Iterator[int]:
+        """A descriptor of the resolved directory ``real``, opened from the root one component at a time.
+
+        No component may be a symbolic link (a swap after ``resolve`` is refused). ``create`` makes missing
+        directories on the way. ``raw`` is the model's spelling, for messages.
+        """
+        fd = os.open(self.root, OPEN_DIR)
+        try:
+            for part in self.parts(real):
+                if create:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, dir_fd=fd)
+                try:
+                    step = os.open(part, OPEN_DIR, dir_fd=fd)
+                except OSError as exc:
+                    raise self._refusal(exc, fd, part, raw) from exc
+                os.close(fd)
+                fd = step
+            yield fd
+        finally:
+            os.close(fd)
+
+    def _refusal(self, exc: OSError, fd: int, part: str, raw: str) -> Exception:
+        if exc.errno == errno.ENOENT:
+            return ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace")
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+            with contextlib.suppress(OSError):
+                if stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
+                    return self._swapped(raw)
+            return ToolFailure(FS_NOT_DIRECTORY, f"{raw!r} is a file, not a directory")
+        return exc
+
+    @contextlib.contextmanager
+    def open_file(self, real: Path, raw: str, flags: int = os.O_RDONLY) -> Iterator[int]:
+        """A descriptor of the resolved file ``real`` (``flags`` added to no-follow, non-blocking opening)."""
+        with self.directory(real.parent, raw) as parent:
+            try:
+                fd = os.open(real.name, flags | OPEN_FILE, dir_fd=parent)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise self._swapped(raw) from exc
+                if exc.errno == errno.ENOENT:
+                    raise ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace") from exc
+                raise
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def walk(self, base: Path) -> Iterator[WalkEntry]:
+        """Files under the resolved directory ``base``, sorted, never leaving the workspace.
+
+        Regular files come with their directory's descriptor (valid until the next entry); a link that stays
+        inside comes with its resolved path instead, to be opened with ``open_file``.
+        """
+        with self.directory(base, self.display(base)) as top:
+            for dirpath, dirnames, filenames, dir_fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
+                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+                here = base / os.path.normpath(dirpath)
+                for name in sorted(filenames):
+                    entry = self._entry(here / name, name, dir_fd)
+                    if entry is not None:
+                        yield entry
+
+    def _entry(self, path: Path, name: str, dir_fd: int) -> WalkEntry | None:
+        try:
+            info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except OSError:
+            return None
+        if stat.S_ISREG(info.st_mode):
+            return WalkEntry(path, name, dir_fd, None)
+        if not stat.S_ISLNK(info.st_mode):
+            return None
+        real = Path(os.path.realpath(path))
+        if self.contains(real) and real.is_file():
+            return WalkEntry(path, name, dir_fd, real)
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class WalkEntry:
+    """A file found by ``Workspace.walk``: its path as listed, and how to open it without leaving."""
+
+    path: Path
+    name: str
+    dir_fd: int
+    link_target: Path | None
 
 
 _GLOB_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|\[!?[^\]/]+\]|\{[^{}/]*\}|[^*?\[{]+|.")
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A regex for a glob over POSIX relative paths: ``*``, ``?``, ``[...]``, ``{a,b}`` and ``**`` across dirs."""
+def compile_regex(pattern: str, what: str, *, ignore_case: bool = False) -> re2._Regexp:
+    """``pattern`` compiled by RE2, whose matching time is linear in the text (no catastrophic backtracking).
+
+    A pattern RE2 cannot take (bad syntax, or a backreference or lookaround, which need backtracking) is a
+    ToolFailure naming the problem.
+    """
+    options = re2.Options()
+    options.log_errors = False
+    options.case_sensitive = not ignore_case
+    try:
+        return re2.compile(pattern, options)
+    except re2.error as exc:
+        why = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
+        hint = ""
+        if "perl operator" in why or "escape sequence" in why:
+            hint = " (lookarounds and backreferences are not supported: matching runs in linear time)"
+        raise ToolFailure(INVALID_ARGUMENTS, f"invalid {what} {pattern!r}: {why}{hint}") from exc
+
+
+def glob_regex(pattern: str) -> re2._Regexp:
+    """A regex for a glob over POSIX relative paths: ``*``, ``?``, ``[...]``, ``{a,b}`` and ``**`` across dirs.
+
+    An invalid pattern (such as the reversed class ``[z-a]``) is a ToolFailure, never an exception."""
     out: list[str] = []
     for token in _GLOB_TOKEN.findall(pattern):
         if token == "**/":
@@ -110,10 +241,10 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             body = token[1:-1].replace("\\", "\\\\")
             out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
         elif token.startswith("{") and len(token) > 1:
-            out.append("(?:" + "|".join(re.escape(alt) for alt in token[1:-1].split(",")) + ")")
+            out.append("(?:" + "|".join(re2.escape(alt) for alt in token[1:-1].split(",")) + ")")
         else:
-            out.append(re.escape(token))
-    return re.compile("".join(out) + r"\Z")
+            out.append(re2.escape(token))
+    return compile_regex("".join(out) + "$", f"glob {pattern!r}, read as the regex")
 
 
 def literal_prefix(pattern: str) -> tuple[str, str]:
