@@ -19,7 +19,7 @@ from typing import Any
 
 from core import __version__
 from core.config import PolicyConfig
-from core.control import inbox_path
+from core.control import INBOX_NAME, inbox_path
 from core.errors import TapedeckError
 from core.host.hooks import PolicyHooks, StepPlan
 from core.host.messages import tool_result, user_message
@@ -135,25 +135,23 @@ class AgentHost:
         if options.workspace is None:
             raise TapedeckError("a new session needs a workspace")
         header = make_header(session_id or str(uuid.uuid4()), cwd=str(options.workspace.resolve()))
-        writer = SessionWriter.create(sessions_root, header, compressed=compressed)
+        started = {
+            "pid": os.getpid(),
+            "version": __version__,
+            "provider": model.provider,
+            "model": model.model,
+            "inbox": INBOX_NAME,
+            "workspace": str(options.workspace.resolve()),
+            "tasks": list(tasks),
+            "resumed": False,
+        }
+        # Published with the header: no crash can leave a log that has lost its tasks and workspace.
+        first = [{"type": HOST_EVENT, "data": started}]
+        writer = SessionWriter.create(sessions_root, header, compressed=compressed, first=first)
         host = cls(writer, Session(header, path=writer.path), model, config, options)
-        host.append(
-            [
-                {
-                    "type": HOST_EVENT,
-                    "data": {
-                        "pid": os.getpid(),
-                        "version": __version__,
-                        "provider": model.provider,
-                        "model": model.model,
-                        "inbox": host.inbox_path.name,
-                        "workspace": str(options.workspace.resolve()),
-                        "tasks": list(tasks),
-                        "resumed": False,
-                    },
-                }
-            ]
-        )
+        for event in writer.published:
+            host.session.apply(event)
+        host.hooks.observe(writer.published)
         return host
 
     @classmethod

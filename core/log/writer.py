@@ -95,30 +95,41 @@ class SessionWriter:
         self._last_time = last_time
         self._lock_fd = lock_fd
         self._log_fd = log_fd
+        self.published: list[dict[str, Any]] = []  # the events ``create`` published with the header
         self._compressor = zstandard.ZstdCompressor(write_checksum=True) if self.compressed else None
 
     # opening ----------------------------------------------------------------------------------------------
     @classmethod
     def create(
-        cls, root: str | os.PathLike[str], header: dict[str, Any], *, compressed: bool = False
+        cls,
+        root: str | os.PathLike[str],
+        header: dict[str, Any],
+        *,
+        compressed: bool = False,
+        first: Sequence[dict[str, Any]] = (),
     ) -> SessionWriter:
-        """Create a new session log at its DSH path under ``root`` and publish it holding just the header."""
+        """Create a new session log at its DSH path under ``root`` and publish it.
+
+        The published file holds the header and the ``first`` events (stored in ``published``): a crash can
+        never leave the log without them. In zstd the header is alone in frame 1 and ``first`` in frame 2.
+        """
         path = log_path(Path(root), header.get("cwd"), str(header["id"]), compressed)
         path.parent.mkdir(parents=True, exist_ok=True)
         lock_fd = _lock(path)
         if path.exists():
             os.close(lock_fd)
             raise LogFormatError(f"{path}: a session log already exists here; resume it instead")
-        compressor = zstandard.ZstdCompressor(write_checksum=True) if compressed else None
+        writer = cls(path, header, 0, 0, lock_fd, -1)
+        writer.compressed = compressed
+        writer._compressor = zstandard.ZstdCompressor(write_checksum=True) if compressed else None
         try:
-            line = orjson.dumps(header) + b"\n"
-            log_fd = publish(path, compressor.compress(line) if compressor else line)
+            stored, payload = writer._batch(first)
+            writer._log_fd = publish(path, writer._pack(orjson.dumps(header) + b"\n") + writer._pack(payload))
         except BaseException:
             os.close(lock_fd)
             raise
-        writer = cls(path, header, 0, 0, lock_fd, log_fd)
-        writer.compressed = compressed
-        writer._compressor = compressor
+        writer._commit(stored)
+        writer.published = stored
         return writer
 
     @classmethod
@@ -147,17 +158,25 @@ class SessionWriter:
         """Assign seq/time, validate and durably append one batch; return the stored events."""
         if not events:
             return []
-        stored: list[dict[str, Any]] = []
-        now = max(int(time.time() * 1000), self._last_time)
-        seq = self.next_seq
-        for event in events:
-            stored.append(self._envelope(event, seq, now))
-            seq += 1
-        payload = b"\n".join(encode_event(e) for e in stored) + b"\n"
+        stored, payload = self._batch(events)
         self._write(payload)
-        self.next_seq = seq
-        self._last_time = now
+        self._commit(stored)
         return stored
+
+    def _batch(self, events: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], bytes]:
+        """The stored form of a batch (seq, time, validated) and its bytes (empty for no events)."""
+        now = max(int(time.time() * 1000), self._last_time)
+        stored = [self._envelope(event, self.next_seq + n, now) for n, event in enumerate(events)]
+        return stored, b"".join(encode_event(e) + b"\n" for e in stored)
+
+    def _commit(self, stored: list[dict[str, Any]]) -> None:
+        if stored:
+            self.next_seq = stored[-1]["seq"] + 1
+            self._last_time = stored[-1]["time"]
+
+    def _pack(self, payload: bytes) -> bytes:
+        """One batch as written: the text itself, or one checksummed frame (nothing for no text)."""
+        return self._compressor.compress(payload) if self._compressor and payload else payload
 
     def close(self) -> None:
         """Release the writer locks."""
@@ -200,8 +219,7 @@ class SessionWriter:
             raise LogFormatError(
                 f"{self.path} was replaced or removed while this writer held it; nothing more is appended"
             )
-        blob = self._compressor.compress(payload) if self._compressor else payload
-        append_synced(self._log_fd, blob)
+        append_synced(self._log_fd, self._pack(payload))
 
 
 def check_intact(data: LogData) -> None:

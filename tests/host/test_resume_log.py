@@ -169,3 +169,16 @@ def test_a_writer_whose_file_was_replaced_stops_appending(tmp_path: Path) -> Non
     with pytest.raises(LogFormatError, match="replaced"):
         writer.append([{"type": "tapedeck/note", "data": {}}])
     writer.close()
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_new_log_is_published_with_its_first_events(tmp_path: Path, compressed: bool) -> None:
+    first = [{"type": "tapedeck/host", "data": {"tasks": ["t"], "workspace": "/a"}}]
+
+    writer = SessionWriter.create(tmp_path, make_header("s", cwd="/a"), compressed=compressed, first=first)
+    writer.close()
+
+    data = read_log(writer.path)
+    assert [e["type"] for e in data.events] == ["tapedeck/host"] and writer.next_seq == 1
+    if compressed:  # the header alone in frame 1, then one frame for the batch
+        assert len(_frames(writer.path)) == 2

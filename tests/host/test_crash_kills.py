@@ -1,0 +1,71 @@
+"""Crash safety proven the hard way: real host processes, killed with SIGKILL, then resumed.
+
+The small version of ``bench/crash.py``: two kills per trial, raw and zstd. Kill points are drawn from fixed
+seeds, so a failure names the seed that reproduces it (``python bench/crash.py --seed N --trials 1``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bench import crash
+from core import control
+from core.log.layout import log_path
+from core.log.reader import read_log
+from core.log.writer import LOCK_NAME
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize(("zstd", "seed"), [(False, 11), (True, 12)])
+def test_sigkill_at_random_points_then_resume_loses_nothing(tmp_path: Path, zstd: bool, seed: int) -> None:
+    expected, size, _ = crash.baseline(tmp_path, zstd)
+
+    result = crash.trial(tmp_path, seed, zstd, expected, size, kills=2)
+
+    assert result.kills == 2, result.notes
+    assert (result.lost, result.duplicated, result.divergent, result.log_txt_gaps, result.log_txt_repeats) == (
+        0, 0, False, 0, 0,
+    ), result.notes  # fmt: skip
+
+
+def _host(*args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "core.cli", "run", *args], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+
+
+@pytest.mark.parametrize("zstd", [False, True])
+def test_a_second_host_cannot_write_a_live_log_even_when_the_lock_file_is_gone(tmp_path: Path, zstd: bool) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
+    workspace, root = tmp_path / "ws", tmp_path / "root"
+    workspace.mkdir()
+    common = ["--provider", f"scripted:{script}", "--sessions-root", str(root)]
+    first = _host("task", *common, "--workspace", str(workspace), "--session-id", "s1", "--linger",
+                  *(["--zstd"] if zstd else []))  # fmt: skip
+    log = log_path(root, str(workspace), "s1", zstd)
+    deadline = time.monotonic() + 60
+    while not any(e["type"] == "turn/end" for e in (read_log(log).events if log.exists() else [])):
+        assert first.poll() is None and time.monotonic() < deadline, first.stderr.read() if first.stderr else ""
+        time.sleep(0.05)
+    (log.parent / LOCK_NAME).unlink()
+    before = log.read_bytes()
+
+    second = _host("--resume", "s1", *common)
+    _, err = second.communicate(timeout=60)
+
+    assert second.returncode == 2 and "already open for writing by another process" in err
+    assert log.read_bytes() == before
+    control.append_request(control.inbox_path(log), "stop", {})
+    assert first.wait(60) == 0
+    data = read_log(log)
+    assert data.diagnostics == []
+    assert [e["data"]["resumed"] for e in data.events if e["type"] == "tapedeck/host"] == [False]
