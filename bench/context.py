@@ -58,7 +58,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,13 +69,15 @@ if __package__ in (None, ""):
 
 from bench._common import emit, human_bytes, markdown_table
 from bench.gen_session import PROFILES, generate
-from core.config import PolicyConfig, validate_config
+from core.config import PolicyConfig, load_config, validate_config
 from core.log.reader import read_log
+from core.models import Prices, price_for
 from core.policies import adaptive as adaptive_policy
 from core.policies import fold as fold_policy
 from core.policies import phase_notes
 from core.policies import recall as recall_policy
 from core.policies import slice as slice_policy
+from core.policies.adaptive_config import CACHE_AWARE, STEP_SCHEDULE
 from core.session import Session, derive_message, op_span
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
@@ -95,13 +97,17 @@ CLEAR_KEEP = 3
 CACHE_HIT_PRICE = 0.1  # input price of a cache-hit byte relative to a miss
 CONTEXT_WINDOW = 1_000_000  # tokens of the routed model, for the adaptive pressure trigger
 PLACEHOLDER = "[older tool output removed from the context]"
-DEFAULT_VARIANTS = ("tapedeck", "tapedeck-no-route", "tapedeck-seal")
-TAPEDECK_VARIANTS = {  # (seal, fold, adaptive route with its prunes and phase notes)
-    "tapedeck": (True, True, True),
-    "tapedeck-no-route": (True, True, False),
-    "tapedeck-seal": (True, False, False),
-    "tapedeck-fold": (False, True, False),
+DEFAULT_VARIANTS = ("tapedeck", "tapedeck-seed-prune", "tapedeck-no-route", "tapedeck-seal")
+# (seal, fold, adaptive route with its prunes and phase notes, the route's prune schedule)
+TAPEDECK_VARIANTS = {
+    "tapedeck": (True, True, True, CACHE_AWARE),
+    "tapedeck-seed-prune": (True, True, True, STEP_SCHEDULE),
+    "tapedeck-no-route": (True, True, False, None),
+    "tapedeck-seal": (True, False, False, None),
+    "tapedeck-fold": (False, True, False, None),
 }
+PRICE_MODEL = "deepseek-chat"  # whose prices the cost column uses unless --model says otherwise
+BYTES_PER_TOKEN = 4
 BASELINES = ("raw", "mask-10", "mask-10/10", "clear-old")
 _CHUNK = 1 << 14
 MODEL_OUTPUT_TYPES = frozenset({"assistant/chunk", "assistant/message"})
@@ -180,6 +186,7 @@ class Meter:
     head_lost: int = 0
     rewrites: int = 0
     rewrite_lost: int = 0
+    output_bytes: int = 0
     _cont: tuple[bytes, list[bytes]] | None = None
 
     def request(self, head: bytes, messages: list[bytes]) -> None:
@@ -204,6 +211,8 @@ class Meter:
 
     def output(self, message: bytes | None) -> None:
         """The model's output of the step just counted extends what the prefix cache holds."""
+        if message is not None:
+            self.output_bytes += len(message)
         if self._cont is not None and message is not None:
             self._cont = (self._cont[0], [*self._cont[1], message])
 
@@ -216,6 +225,11 @@ class Meter:
     def billed(self) -> float:
         """Input bytes at full price, with the bytes served from the cached prefix at ``CACHE_HIT_PRICE``."""
         return self.total - self.reused * (1 - CACHE_HIT_PRICE)
+
+    def usd(self, prices: Prices) -> float:
+        """The session's bill: cache-hit input, cache-miss input and output at ``prices`` (4 bytes a token)."""
+        hit, miss = self.reused, self.total - self.reused
+        return prices.cost(hit // BYTES_PER_TOKEN, miss // BYTES_PER_TOKEN, self.output_bytes // BYTES_PER_TOKEN)
 
     @property
     def prefix_kept(self) -> float:
@@ -307,6 +321,7 @@ class TapedeckState:
     seal: bool
     fold: bool
     route: bool
+    schedule: str | None
     replay: Replay
     meter: Meter = field(default_factory=Meter)
     warned: set[str] = field(default_factory=set)
@@ -322,9 +337,10 @@ class TapedeckState:
         if self.fold:
             self.replay.append(fold_policy.plan_fold(session, config.slice))
         if self.route:
+            adaptive = replace(config.adaptive, prune_schedule=self.schedule or CACHE_AWARE)
             route = adaptive_policy.plan_route(
                 session,
-                config.adaptive,
+                adaptive,
                 context_window=CONTEXT_WINDOW,
                 context_tokens=session.surface_chars // 4,
             )
@@ -448,6 +464,7 @@ def _summary(
     final: bytes,
     facts: Sequence[Mapping[str, Any]],
     recall: Callable[[Mapping[str, Any]], str | None] | None,
+    prices: Prices,
 ) -> dict[str, Any]:
     visible = [f for f in facts if str(f.get("fact")).encode() in final]
     by_tool: dict[str, int] = {}
@@ -464,6 +481,7 @@ def _summary(
         "total_bytes": meter.total,
         "ratio": meter.total / raw.total if raw.total else 1.0,
         "cost": meter.billed / raw.billed if raw.billed else 1.0,
+        "usd": meter.usd(prices),
         "peak_bytes": meter.peak,
         "prefix_reuse": meter.prefix_reuse,
         "prefix_kept": meter.prefix_kept,
@@ -486,9 +504,17 @@ def measure(
     max_steps: int | None = None,
     variants: Sequence[str] = DEFAULT_VARIANTS,
     config: PolicyConfig | None = None,
+    price_model: str = PRICE_MODEL,
 ) -> dict[str, Any]:
-    """Replay the log at ``path`` through every baseline and tapedeck variant; per-policy metrics."""
+    """Replay the log at ``path`` through every baseline and tapedeck variant; per-policy metrics.
+
+    The ``usd`` metric prices the bytes with ``price_model``'s entry in ``config``'s ``model.prices`` (DeepSeek's
+    table by default).
+    """
     config = config or validate_config({})
+    prices = price_for(price_model, config.model)
+    if prices is None:
+        raise ValueError(f"no prices for model {price_model!r}: add model.prices.{price_model} to the config")
     data = read_log(path)
     events = truncate(list(replayable(data.events)), max_steps)
     raw = Replay(data.header)
@@ -536,7 +562,7 @@ def measure(
     policies: dict[str, Any] = {}
     for name, (head, messages) in render_baselines(steps).items():
         final = b"".join(request_pieces(head, messages))
-        policies[name] = _summary(base.meters[name], base.meters["raw"], final, replayed, None)
+        policies[name] = _summary(base.meters[name], base.meters["raw"], final, replayed, None, prices)
     for tape in tapes:
         session, remap = tape.replay.session, tape.replay.remap
         final = b"".join(request_pieces(tape.head(), [cache.of(m) for m in tape.messages()]))
@@ -546,6 +572,7 @@ def measure(
             final,
             replayed,
             lambda f, s=session, r=remap: recall_fact(s, f, r),
+            prices,
         )
     return {
         "log": str(path),
@@ -562,8 +589,11 @@ def measure(
 
 
 def ensure_log(profile: str, size: int, seed: int) -> tuple[Path, list[dict[str, Any]]]:
-    """``bench/out/context-<profile>-<size>-s<seed>.jsonl`` and its facts, generated on first use."""
-    log = OUT_DIR / f"context-{profile}-{size}-s{seed}.jsonl"
+    """``bench/out/context-f2-<profile>-<size>-s<seed>.jsonl`` and its facts, generated on first use.
+
+    ``f2``: the generator's second fact planting (a stream of its own, at least 50 facts per profile in 300 steps).
+    """
+    log = OUT_DIR / f"context-f2-{profile}-{size}-s{seed}.jsonl"
     sidecar = Path(f"{log}.facts.json")
     if not (log.exists() and sidecar.exists()):
         generate(log, size, seed=seed, profile=profile, facts=True)
@@ -581,7 +611,8 @@ def table(results: Sequence[Mapping[str, Any]]) -> str:
                     name,
                     p["steps"],
                     f"{p['ratio']:.3f}",
-                    f"{p['cost']:.3f}",
+                    f"{p['cost']:.4f}",
+                    f"{p['usd']:.4f}",
                     human_bytes(p["total_bytes"]),
                     human_bytes(p["peak_bytes"]),
                     f"{p['prefix_reuse']:.1%}",
@@ -597,6 +628,7 @@ def table(results: Sequence[Mapping[str, Any]]) -> str:
         "steps",
         "total/raw",
         "cost/raw",
+        "cost (USD)",
         "total",
         "peak request",
         "prefix reuse",
@@ -627,8 +659,13 @@ def main(argv: list[str] | None = None) -> int:
         choices=list(TAPEDECK_VARIANTS),
         help=f"tapedeck variant(s) to replay (default: {', '.join(DEFAULT_VARIANTS)}; tapedeck-fold is slow)",
     )
+    parser.add_argument("--config", help="policy config (TOML/JSON); its model.prices table prices the cost column")
+    parser.add_argument("--model", default=PRICE_MODEL, help=f"whose prices to use (default {PRICE_MODEL})")
     parser.add_argument("--json", action="store_true", help="print the JSON result only")
     args = parser.parse_args(argv)
+    config = load_config(args.config)
+    if price_for(args.model, config.model) is None:
+        parser.error(f"no prices for model {args.model!r}: add model.prices.{args.model} to the config")
     if args.steps < 1 or args.size_scale <= 0:
         parser.error("--steps must be at least 1 and --size-scale positive")
     results = []
@@ -637,10 +674,21 @@ def main(argv: list[str] | None = None) -> int:
         results.append(
             {
                 "profile": profile,
-                **measure(log, facts, max_steps=args.steps, variants=args.variant or DEFAULT_VARIANTS),
+                **measure(
+                    log,
+                    facts,
+                    max_steps=args.steps,
+                    variants=args.variant or DEFAULT_VARIANTS,
+                    config=config,
+                    price_model=args.model,
+                ),
             }
         )
-    targets = {"ratio": "<= 0.30", "prefix_reuse": ">= 0.97", "recall": "1.0 (tapedeck)"}
+    targets = {
+        "cost": "tapedeck <= every other policy, every profile",
+        "rewrite_lost": "<= 0.01 (tapedeck, every profile but huge-output)",
+        "recall": "1.0 (tapedeck), >= 50 facts per profile",
+    }
     emit({"targets": targets, "results": results}, table(results), args.json)
     return 0
 

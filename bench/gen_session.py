@@ -90,12 +90,13 @@ class Profile:
     explore_steps: tuple[int, int]
     huge_prob: float  # chance that an ordinary command output is 0.5-2 MB
     error_prob: float
-    fact_prob: float  # chance that a tool output or final answer carries a FACT token
+    fact_prob: float  # chance that a command output or final answer carries FACT tokens
     steer_prob: float  # chance of a steering message between two steps
     prune_prob: float  # chance of a tool-result prune between two steps
     context_limit: int  # surface characters that trigger a compaction
     reasoning_median: int
     files: int
+    facts_per_hit: int = 1  # FACT tokens planted in one command output that carries any
 
 
 PROFILES: dict[str, Profile] = {
@@ -105,7 +106,7 @@ PROFILES: dict[str, Profile] = {
         explore_steps=(4, 14),
         huge_prob=0.002,
         error_prob=0.03,
-        fact_prob=0.05,
+        fact_prob=0.3,
         steer_prob=0.03,
         prune_prob=0.04,
         context_limit=400_000,
@@ -118,7 +119,7 @@ PROFILES: dict[str, Profile] = {
         explore_steps=(8, 24),
         huge_prob=0.001,
         error_prob=0.02,
-        fact_prob=0.05,
+        fact_prob=0.25,
         steer_prob=0.02,
         prune_prob=0.06,
         context_limit=400_000,
@@ -131,7 +132,7 @@ PROFILES: dict[str, Profile] = {
         explore_steps=(3, 8),
         huge_prob=0.001,
         error_prob=0.05,
-        fact_prob=0.05,
+        fact_prob=0.5,
         steer_prob=0.03,
         prune_prob=0.05,
         context_limit=400_000,
@@ -144,7 +145,8 @@ PROFILES: dict[str, Profile] = {
         explore_steps=(3, 8),
         huge_prob=0.01,
         error_prob=0.03,
-        fact_prob=0.08,
+        fact_prob=0.8,
+        facts_per_hit=16,
         steer_prob=0.02,
         prune_prob=0.1,
         context_limit=600_000,
@@ -157,7 +159,7 @@ PROFILES: dict[str, Profile] = {
         explore_steps=(2, 5),
         huge_prob=0.0,
         error_prob=0.03,
-        fact_prob=0.06,
+        fact_prob=0.5,
         steer_prob=0.06,
         prune_prob=0.02,
         context_limit=300_000,
@@ -553,7 +555,7 @@ class _Result:
     is_error: bool = False
     error: dict[str, str] | None = None
     meta: dict[str, Any] | None = None
-    fact: str | None = None
+    facts: tuple[str, ...] = ()
 
 
 @dataclass
@@ -615,6 +617,8 @@ class _Session:
 
     def __init__(self, sink: _Sink, stats: GenStats, profile: Profile, target: int) -> None:
         self.rng = rng = random.Random(stats.seed)
+        # Facts draw from their own stream, so planting more of them leaves the session's shape as it was.
+        self.fact_rng = random.Random(f"facts-{stats.seed}")
         self.sink = sink
         self.stats = stats
         self.profile = profile
@@ -683,7 +687,7 @@ class _Session:
         return seq
 
     def fact(self) -> str:
-        return f"FACT-{self.rng.getrandbits(48):012x}"
+        return f"FACT-{self.fact_rng.getrandbits(48):012x}"
 
     def record_fact(self, token: str, seq: int, etype: str, tool: str | None) -> None:
         entry: dict[str, Any] = {"fact": token, "seq": seq, "type": etype, "turn": self.turn}
@@ -1026,7 +1030,7 @@ class _Session:
         fact = None
         if not calls:
             answer = self.answer()
-            if rng.random() < p.fact_prob:
+            if self.fact_rng.random() < p.fact_prob:
                 fact = self.fact()
                 answer += f"\n\nFor the record, the value we settled on is {fact}."
             blocks.append({"type": "text", "text": answer})
@@ -1110,8 +1114,8 @@ class _Session:
         self.add_node(seq, _Node(len(r.text), "tool", (turn, step, message["id"], c.call_id, r.is_error)))
         self.stats.tool_results += 1
         self.stats.error_results += r.is_error
-        if r.fact:
-            self.record_fact(r.fact, seq, "tool/result", c.name)
+        for fact in r.facts:
+            self.record_fact(fact, seq, "tool/result", c.name)
         self.sink.flush()
 
     # surface replacements --------------------------------------------------------------------------------
@@ -1241,12 +1245,13 @@ class _Session:
             return self.grep_call()
         return self.shell_call()
 
-    def maybe_fact(self, lines: list[str], template: str) -> str | None:
-        if self.rng.random() >= self.profile.fact_prob or not lines:
-            return None
-        token = self.fact()
-        lines.insert(self.rng.randrange(len(lines) + 1), template.format(token))
-        return token
+    def maybe_fact(self, lines: list[str], template: str) -> tuple[str, ...]:
+        if self.fact_rng.random() >= self.profile.fact_prob or not lines:
+            return ()
+        tokens = tuple(self.fact() for _ in range(self.profile.facts_per_hit))
+        for token in tokens:
+            lines.insert(self.fact_rng.randrange(len(lines) + 1), template.format(token))
+        return tokens
 
     def read_call(self, limit: int = 2000, path: str | None = None) -> _Call:
         rng, repo = self.rng, self.repo
@@ -1294,14 +1299,14 @@ class _Session:
     def grep_call(self) -> _Call:
         pattern = self.text.ident()
         lines = self.text.grep(self.repo.paths, self.output_size())
-        fact = self.maybe_fact(lines, 'config/defaults.json:12:  "marker": "{}",')
-        return _Call("grep", {"pattern": pattern, "path": "."}, _Result("\n".join(lines), fact=fact))
+        facts = self.maybe_fact(lines, 'config/defaults.json:12:  "marker": "{}",')
+        return _Call("grep", {"pattern": pattern, "path": "."}, _Result("\n".join(lines), facts=facts))
 
     def bash(self, command: str, lines: list[str], code: int = 0, fact_line: str | None = None) -> _Call:
-        fact = self.maybe_fact(lines, fact_line or "note: build id {}")
+        facts = self.maybe_fact(lines, fact_line or "note: build id {}")
         text = "\n".join(lines) + f"\n[exit code: {code}]"
         return _Call(
-            "bash", {"command": command, "description": f"Run {command.split()[0]}"}, _Result(text, fact=fact)
+            "bash", {"command": command, "description": f"Run {command.split()[0]}"}, _Result(text, facts=facts)
         )
 
     def shell_call(self) -> _Call:

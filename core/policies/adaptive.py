@@ -26,12 +26,12 @@ it goes in a request (pinned where the phase began, so the prompt prefix stays c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from core.errors import TapedeckError
-from core.policies.adaptive_config import AdaptiveConfig, PruneLevel, TaskProfile
+from core.policies.adaptive_config import STEP_SCHEDULE, AdaptiveConfig, PruneLevel, TaskProfile
 from core.policies.pruner import PrunePlan, plan_prune
 from core.policies.risk import (
     ALREADY_COVERED,
@@ -369,7 +369,13 @@ def plan_route(
     level = config.prune_levels[index] if index is not None else None
     prune = PrunePlan()
     if level is not None and all(d.get("pruneLevel") != level.name for d in step_routes):
-        prune = plan_prune(session, level)
+        milder = names[: names.index(level.name)]
+        if config.prune_schedule == STEP_SCHEDULE:
+            prune = plan_prune(session, level, milder=milder)
+        else:
+            moment = prune_moment(session, config.prune_levels, position, routes, pressure)
+            if moment is not None:
+                prune = plan_prune(session, level, milder=milder, eligible=moment)
 
     decision = RouteDecision(
         turn=position.turn,
@@ -393,6 +399,57 @@ def plan_route(
     if prune.events or not step_routes or _decision_part(step_routes[-1]) != _decision_part(data):
         events.append({"type": ROUTE_EVENT, "data": data, "ignorable": True})
     return replace(decision, events=tuple(events))
+
+
+def _previous_route_seq(session: Session, position: Position) -> int | None:
+    """Seq of the newest route event planned for an earlier step (the previous model call's route)."""
+    for number in sorted((t for t in session.turns if t <= position.turn), reverse=True):
+        found = None
+        for seq in session.seqs_of((ROUTE_EVENT,), session.turns[number].start_seq):
+            data = session.events[seq].get("data")
+            if isinstance(data, Mapping) and (data.get("turn"), data.get("step")) != (position.turn, position.step):
+                found = seq
+        if found is not None:
+            return found
+    return None
+
+
+def prune_moment(
+    session: Session,
+    levels: tuple[PruneLevel, ...],
+    position: Position,
+    routes: list[dict[str, Any]],
+    pressure: float | None,
+) -> Callable[[int], bool] | None:
+    """When the cache-aware schedule may write the tier's prunes now, which results it may touch; else None.
+
+    The seed prunes at every step a tier is in force, rewriting results the provider has cached, so each such
+    step re-sends everything after the first pruned result at the cache-miss price. This schedule keeps the
+    seed's decisions (tier, thresholds, protected steps) and only changes when they are written:
+
+    - a step whose request already differs from what the previous one sent (a seal's tape entries at the
+      turn's first step, a rewind report or any other replacement since the previous model call): results
+      after the first such replacement may be pruned, since those bytes are re-sent anyway;
+    - a tier change under real pressure (the pressure alone reaches a harsher tier than it did at the turn's
+      previous route): every result may be pruned, since the context must shrink.
+
+    Between those moments a turn's requests stay append-only.
+    """
+    previous = [d for d in routes if d.get("step") != position.step]
+    now = level_index(levels, -1, pressure) if pressure is not None else None
+    before = previous[-1].get("pressure") if previous else None
+    then = level_index(levels, -1, before) if isinstance(before, int | float) else None
+    if now is not None and (then is None or now > then) and levels[now].at_pressure_ratio > 0:
+        return lambda seq: True
+    since = _previous_route_seq(session, position)
+    surface = session.surface
+    start = next(
+        (i for i, seq in enumerate(surface) if (since is None or seq > since) and session.is_replacement(seq)), None
+    )
+    if start is None:
+        return None
+    after = set(surface[start:])
+    return after.__contains__
 
 
 def _decision_part(data: Mapping[str, Any]) -> dict[str, Any]:

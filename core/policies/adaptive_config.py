@@ -20,7 +20,9 @@ PREFIX = "adaptive-agent-policy: "
 # What the pruner puts in place of a result's middle; a budget must leave room for it (``_budget``).
 PRUNE_MARKER = "\n\n[... tool result middle pruned ...]\n\n"
 TASK_CLASSES = ("read", "small", "frontend", "large", "batch")
-SECTION_KEYS = ("taskProfiles", "pruneLevels", "riskRouter")
+SECTION_KEYS = ("taskProfiles", "pruneLevels", "riskRouter", "pruneSchedule")
+CACHE_AWARE, STEP_SCHEDULE = "cache-aware", "step"
+PRUNE_SCHEDULES = (CACHE_AWARE, STEP_SCHEDULE)
 PROFILE_KEYS = ("taskClass", "maxTokens", "softStepBudget", "hardStepBudget")
 BUDGET_KEYS = ("thresholdChars", "headChars", "tailChars")
 LEVEL_KEYS = (
@@ -135,6 +137,7 @@ class AdaptiveConfig:
     task_profiles: tuple[TaskProfile, ...] = DEFAULT_TASK_PROFILES
     prune_levels: tuple[PruneLevel, ...] = DEFAULT_PRUNE_LEVELS
     risk_router: RiskRouterConfig = RiskRouterConfig()
+    prune_schedule: str = CACHE_AWARE  # tapedeck's key: when the tiers' prunes are written (see adaptive.py)
 
     def profile(self, task_class: str) -> TaskProfile:
         """The profile of ``task_class`` (validation guarantees there is exactly one)."""
@@ -146,6 +149,7 @@ class AdaptiveConfig:
             "taskProfiles": [p.to_dict() for p in self.task_profiles],
             "pruneLevels": [level.to_dict() for level in self.prune_levels],
             "riskRouter": self.risk_router.to_dict(),
+            "pruneSchedule": self.prune_schedule,
         }
 
 
@@ -339,7 +343,11 @@ def validate(raw: Mapping[str, object]) -> AdaptiveConfig:
     """Check a raw ``adaptive`` mapping and return the frozen config; raises ConfigError with the seed's text."""
     raw = _table(raw, "config")
     _known(raw, SECTION_KEYS, "config")
+    schedule = raw.get("pruneSchedule", CACHE_AWARE)
+    if schedule not in PRUNE_SCHEDULES:
+        raise _fail(f"pruneSchedule must be one of {', '.join(PRUNE_SCHEDULES)} (got {js_string(schedule)})")
     return AdaptiveConfig(
+        prune_schedule=str(schedule),
         task_profiles=_profiles(_list(raw, "taskProfiles"))
         if "taskProfiles" in raw
         else DEFAULT_TASK_PROFILES,

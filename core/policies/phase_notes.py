@@ -1,16 +1,23 @@
-"""Where the adaptive phase text goes in a request: pinned in the conversation where its phase began.
+"""Where the adaptive phase text goes in a request: pinned in the open turn where its phase began.
 
-The spec puts the phase text (``<task_policy>``, ``<task_checkpoint>``, ``<task_finalization>``) in a
+The seed puts the phase text (``<task_policy>``, ``<task_checkpoint>``, ``<task_finalization>``) in one
 system-prompt section that is replaced whenever the phase changes. Every change then rewrites the request
 head, and providers lose their whole prefix cache two or three times a turn. Sending it as a trailing message
 instead still moves it every step, so the model's previous output is never part of the cached prefix.
 
 tapedeck pins each phase text in the open conversation: a note is placed right after the last node that
-existed when the route event that started the phase was logged, and stays there. Requests therefore only
-grow between phase changes, and a change costs the bytes of its note. Notes are never written to the log as
-messages (the spec's rule); they are re-derived from the logged ``tapedeck/route`` events, so a restarted host
-builds byte-identical requests. A note disappears with its turn once sealing or a rewind replaces the nodes
-around it, which is a rewrite at that point already.
+existed when the route event that started the phase was logged, and stays there while its turn runs. Requests
+therefore only grow between phase changes, and a change costs the bytes of its note. The rules that keep this
+equivalent to the seed's single section:
+
+- A note belongs to its turn. Only the open turn shows notes; when the turn ends they are gone from every later
+  request (with ``keepRecentTurns`` >= 1 the turn's messages stay raw, its notes do not).
+- Only the current phase's instruction is in force. Every note after the first of a turn says, in its own
+  words, that it replaces the earlier instruction of the turn; the earlier notes stay where they were pinned,
+  so no cached byte changes.
+- Notes are never written to the log as messages (the seed's rule); they are re-derived from the logged
+  ``tapedeck/route`` events, so a restarted host builds byte-identical requests. A note whose anchor lies
+  inside a replaced region (a rewind report) goes with the region.
 
 Notes go out as ``user`` messages: some chat templates (DeepSeek's among them) hoist every ``system`` message
 into the system prompt, which would put the phase text back at the head.
@@ -18,7 +25,6 @@ into the system prompt, which would put the phase text back at the head.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -26,8 +32,7 @@ from core.policies.adaptive import ROUTE_EVENT, phase_text
 from core.policies.risk import RiskDecision
 from core.session import Session, derive_message
 
-# Surface node types whose raw presence means their turn's notes may still be in place.
-_TURN_CONTENT = frozenset({"assistant/message", "tool/result"})
+SUPERSEDES = "This replaces the earlier task instruction of this turn; follow only this one."
 
 
 @lru_cache(maxsize=256)
@@ -62,34 +67,31 @@ def _spans(session: Session) -> list[tuple[int, int, int]]:
     return [(seq, *_span(session, seq)) for seq in session.surface]
 
 
-def _note_turns(session: Session, spans: Iterable[tuple[int, int, int]]) -> list[int]:
-    """Turns that may still show notes: the open turn and every turn with raw model or tool output."""
-    turns = {session.turn_of(lo) for seq, lo, _ in spans if session.events[seq].get("type") in _TURN_CONTENT}
-    if session.open_turn is not None:
-        turns.add(session.open_turn)
-    return sorted(t for t in turns if t in session.turns)
+def superseding(text: str) -> str:
+    """A later phase's note: the phase text with a line saying it replaces the turn's earlier note."""
+    head, sep, rest = text.partition("\n")
+    return f"{head}\n{SUPERSEDES}\n{rest}" if sep else f"{text}\n{SUPERSEDES}"
 
 
-def phase_notes(session: Session, spans: list[tuple[int, int, int]] | None = None) -> list[tuple[int, str]]:
-    """``(anchor seq, text)`` of every phase note in a turn that can still show one, oldest first.
+def phase_notes(session: Session) -> list[tuple[int, str]]:
+    """``(anchor seq, text)`` of every phase note of the open turn, oldest first (none between turns).
 
-    A turn's first route event starts a note, and so does every later one whose text differs from the
-    note before it in the same turn.
+    The turn's first route event starts a note, and so does every later one whose phase text differs from
+    the note before it; those later notes say that they replace the earlier one.
     """
-    notes = []
-    for number in _note_turns(session, _spans(session) if spans is None else spans):
-        turn = session.turns[number]
-        end = session.next_seq if turn.end_seq is None else turn.end_seq
-        previous = None
-        for seq in range(turn.start_seq, end):
-            event = session.events[seq]
-            data = event.get("data")
-            if event.get("type") != ROUTE_EVENT or not isinstance(data, dict) or data.get("turn") != number:
-                continue
-            text = route_text(data)
-            if text is not None and text != previous:
-                notes.append((seq, text))
-                previous = text
+    number = session.open_turn
+    if number is None or number not in session.turns:
+        return []
+    notes: list[tuple[int, str]] = []
+    previous = None
+    for seq in session.seqs_of((ROUTE_EVENT,), session.turns[number].start_seq):
+        data = session.events[seq].get("data")
+        if not isinstance(data, dict) or data.get("turn") != number:
+            continue
+        text = route_text(data)
+        if text is not None and text != previous:
+            notes.append((seq, text if previous is None else superseding(text)))
+            previous = text
     return notes
 
 
@@ -105,7 +107,7 @@ def keyed_request_messages(session: Session) -> list[tuple[int | str, dict[str, 
     anchor lies inside a replacement (a tape entry or a rewind report) is gone with the nodes it sat among.
     """
     spans = _spans(session)
-    notes = phase_notes(session, spans)
+    notes = phase_notes(session)
     covered = [(lo, hi) for seq, lo, hi in spans if session.is_replacement(seq)]
     pending = [(a, t) for a, t in notes if not any(lo <= a <= hi for lo, hi in covered)]
     out: list[tuple[int | str, dict[str, Any]]] = []

@@ -12,9 +12,12 @@ data, new inner content, ``surfaceOp {"op":"replace","start":S,"end":S}``, ``sou
 ``data.meta`` is ``{"policy": "prune", "level", "charsBefore", "charsAfter"}``. Both are known DSH types, so
 neither carries ``ignorable``. Rules:
 
-- Only surface results whose text is still raw (the original append) or folded (a fold replacement) are
-  candidates. A pruned result is never pruned again and an operator-expanded result is left alone, so a
-  later, milder or harsher level can neither un-prune nor shrink an already-pruned result.
+- Surface results whose text is still raw (the original append) or folded (a fold replacement) are
+  candidates, and so is a result pruned by a milder level (``milder``): a harsher tier re-prunes it to its own
+  budget, so a result pruned at ``moderate`` does not keep 14K chars through ``critical``. A milder level never
+  un-prunes a result, and an operator-expanded result is left alone.
+- ``eligible`` (optional) limits the candidates further; the cache-aware schedule passes the results that lie
+  after the point where the request already differs from what the provider cached.
 - The results of the newest ``protectRecentSteps`` distinct (turn, step) pairs among the surface's tool
   results stay verbatim.
 - When the planned replacements together save fewer than ``minimumCharsRemoved`` code points nothing is
@@ -26,7 +29,7 @@ up); DSH prices it with its token meter, which tapedeck does not have.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,15 +105,17 @@ def prune_content(blocks: Sequence[Any], budget: PruneBudget) -> list[Any] | Non
     return pruned
 
 
-def is_prunable(session: Session, seq: int) -> bool:
-    """True for a surface ``tool/result`` whose text is still raw or folded."""
+def is_prunable(session: Session, seq: int, milder: Collection[str] = ()) -> bool:
+    """True for a surface ``tool/result`` whose text is raw, folded, or pruned by a level in ``milder``."""
     event = session.events[seq]
     if event.get("type") != "tool/result" or not session.on_surface(seq):
         return False
     if session.is_original(seq):
         return True
     meta = (event.get("data") or {}).get("meta")
-    return isinstance(meta, Mapping) and meta.get("policy") == FOLD_POLICY
+    if not isinstance(meta, Mapping):
+        return False
+    return meta.get("policy") == FOLD_POLICY or (meta.get("policy") == PRUNE_POLICY and meta.get("level") in milder)
 
 
 def protected_steps(session: Session, count: int) -> set[tuple[Any, Any]]:
@@ -126,16 +131,24 @@ def protected_steps(session: Session, count: int) -> set[tuple[Any, Any]]:
     return found
 
 
-def plan_prune(session: Session, level: PruneLevel, first_seq: int | None = None) -> PrunePlan:
+def plan_prune(
+    session: Session,
+    level: PruneLevel,
+    first_seq: int | None = None,
+    *,
+    milder: Collection[str] = (),
+    eligible: Callable[[int], bool] | None = None,
+) -> PrunePlan:
     """Plan the prune events of ``level`` over the current surface.
 
     ``first_seq`` is the seq the first planned event will receive (default ``session.next_seq``); a caller
     that appends other events first passes its own offset so the replacements cite the right seqs.
+    ``milder`` names the levels whose prunes this level may re-prune; ``eligible`` filters candidate seqs.
     """
     keep = protected_steps(session, level.protect_recent_steps)
     prepared: list[tuple[int, dict[str, Any], int, list[Any], int, int]] = []
     for seq in session.surface:
-        if not is_prunable(session, seq):
+        if not is_prunable(session, seq, milder) or (eligible is not None and not eligible(seq)):
             continue
         event = session.events[seq]
         data = event.get("data") or {}

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from bench import context
 from bench.gen_session import generate
+from core.config import validate_config
 from core.session import Session
 
 METRICS = ("ratio", "prefix_reuse", "prefix_kept", "recall")
@@ -242,7 +243,7 @@ def test_cli_prints_json_and_table(
     [run] = data["results"]
     assert run["profile"] == "short-turns" and run["policies"]["raw"]["ratio"] == 1.0
     assert "| short-turns | tapedeck |" in table
-    assert list(tmp_path.glob("context-short-turns-*.jsonl.facts.json"))
+    assert list(tmp_path.glob("context-f2-short-turns-*.jsonl.facts.json"))
 
 
 def test_cli_rejects_bad_numbers(capsys: pytest.CaptureFixture[str]) -> None:
@@ -250,3 +251,22 @@ def test_cli_rejects_bad_numbers(capsys: pytest.CaptureFixture[str]) -> None:
         context.main(["--steps", "0"])
     assert exc.value.code == 2
     assert "--steps" in capsys.readouterr().err
+
+
+def test_usd_prices_the_bytes_with_the_configured_table(
+    result: dict[str, Any], tiny: tuple[Path, list[dict[str, Any]]]
+) -> None:
+    path, facts = tiny
+    doubled = validate_config({"model": {"prices": {"deepseek-chat": {"hit": 0.056, "miss": 0.56, "output": 0.84}}}})
+    again = context.measure(path, facts, variants=("tapedeck",), config=doubled)
+    for name in ("raw", "tapedeck"):
+        assert result["policies"][name]["usd"] > 0
+        assert again["policies"][name]["usd"] == pytest.approx(2 * result["policies"][name]["usd"])
+    with pytest.raises(ValueError, match="no prices for model 'mystery'"):
+        context.measure(path, facts, variants=("tapedeck",), price_model="mystery")
+
+
+def test_the_seed_schedule_is_a_named_variant_and_the_default_is_cache_aware() -> None:
+    assert context.TAPEDECK_VARIANTS["tapedeck-seed-prune"][3] == "step"
+    assert context.TAPEDECK_VARIANTS["tapedeck"][3] == validate_config({}).adaptive.prune_schedule == "cache-aware"
+    assert "tapedeck-seed-prune" in context.DEFAULT_VARIANTS

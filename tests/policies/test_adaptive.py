@@ -24,7 +24,7 @@ from core.policies.adaptive_config import TASK_CLASSES, AdaptiveConfig, validate
 from core.policies.risk import RISKS, RiskDecision
 from core.session import Session
 
-CONFIG = AdaptiveConfig()
+CONFIG = AdaptiveConfig(prune_schedule="step")  # the seed's schedule: these cases are the seed's
 NO_PRESSURE = {"context_window": None, "context_tokens": None}
 
 
@@ -325,6 +325,6 @@ def test_custom_levels_and_disabled_pruning() -> None:
     assert plan_route(session, validate({"pruneLevels": []}), **NO_PRESSURE).prune_level is None
     levels = validate({"pruneLevels": [{"name": "only", "atStep": 2, "atPressureRatio": 1, "thresholdChars": 1000,
                                         "headChars": 100, "tailChars": 100, "protectRecentSteps": 0,
-                                        "minimumCharsRemoved": 0}]})  # fmt: skip
+                                        "minimumCharsRemoved": 0}], "pruneSchedule": "step"})  # fmt: skip
     decision = plan_route(session, levels, **NO_PRESSURE)
     assert decision.prune_level == "only" and len(decision.prune.pruned) == 7

@@ -154,7 +154,7 @@ def test_pruner_budget_accepts_the_exact_limit() -> None:
     ("raw", "message"),
     [
         ([], "adaptive-agent-policy: config must be a table/object (got list)"),
-        ({"levels": []}, 'adaptive-agent-policy: config: unknown key "levels" (allowed: taskProfiles, pruneLevels, riskRouter)'),
+        ({"levels": []}, 'adaptive-agent-policy: config: unknown key "levels" (allowed: taskProfiles, pruneLevels, riskRouter, pruneSchedule)'),
         ({"taskProfiles": {}}, "adaptive-agent-policy: taskProfiles must be a list (got dict)"),
         ({"pruneLevels": [3]}, "adaptive-agent-policy: pruneLevels[0] must be a table/object (got int)"),
         ({"pruneLevels": [level(name=7)]}, "adaptive-agent-policy: pruneLevels[0].name must be a string (got 7)"),

@@ -24,7 +24,8 @@ FIXTURES = [
     "subagent-spawn-in-process.session.jsonl",
 ]
 EAGER = {"pruneLevels": [{"name": "eager", "atStep": 1, "atPressureRatio": 1, "thresholdChars": 200, "headChars": 60,
-                          "tailChars": 40, "protectRecentSteps": 0, "minimumCharsRemoved": 1}]}  # fmt: skip
+                          "tailChars": 40, "protectRecentSteps": 0, "minimumCharsRemoved": 1}],
+         "pruneSchedule": "step"}  # fmt: skip
 
 
 def reopened_last_turn(path: Path) -> Session:

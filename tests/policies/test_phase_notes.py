@@ -100,3 +100,36 @@ def test_a_note_inside_a_replaced_region_of_the_open_turn_goes_with_the_region()
     after = phase_notes.request_messages(session)
     assert [t.split(" ", 1)[0] for t in _notes(after)] == ["<task_policy"]
     assert after[-1]["content"][0]["text"] == "report"
+
+
+def test_a_phase_note_never_outlives_its_turn_even_when_the_turn_stays_raw() -> None:
+    # Seed 004: the policy state is a non-persistent section; "不再把逐轮通知追加到会话历史" (no per-turn notices
+    # pile up in the history). With keepRecentTurns 1 turn 1 stays raw, but its notes, the finalization's
+    # "no tools are available in this step" among them, are not in turn 2's requests.
+    config = validate_config({"slice": {"history": {"keepRecentTurns": 1}}})
+    session, requests = new_session(), []
+    start_turn(session, 1, "Rename timeoutLabel in src/view.ts")
+    for step in range(1, 10):
+        extend(session, adaptive.plan_route(session, config.adaptive, context_window=None, context_tokens=None).events)
+        requests.append(phase_notes.request_messages(session))
+        tool_step(session, 1, step, [f"output of 1.{step}"])
+    end_turn(session, 1)
+    assert "no tools are available" in _notes(requests[-1])[-1]
+    start_turn(session, 2, "Rename timeoutLabel in src/view.ts")
+    extend(session, slice_policy.plan_seal(session, config.slice).events)
+    extend(session, adaptive.plan_route(session, config.adaptive, context_window=None, context_tokens=None).events)
+    request = phase_notes.request_messages(session)
+    assert any(m.get("id") == "a1-9" for m in request)  # turn 1 is still raw
+    assert [t.split(" ", 1)[0] for t in _notes(request)] == ["<task_policy"]
+    assert not any("no tools are available" in str(m) for m in request)
+
+
+def test_only_the_current_phase_instruction_is_in_force() -> None:
+    # Seed 004: one section, replaced at each phase change ("同阶段内容稳定"). Pinned notes stay in place for the
+    # cache, so each later note says it replaces the earlier one; the first note of a turn says nothing of it.
+    session, requests = new_session(), []
+    _run_turn(session, 1, 9, requests)
+    policy, checkpoint, final = _notes(requests[-1])
+    assert phase_notes.SUPERSEDES not in policy
+    assert phase_notes.SUPERSEDES in checkpoint and phase_notes.SUPERSEDES in final
+    assert checkpoint.startswith('<task_checkpoint class="small"') and final.endswith("</task_finalization>")
