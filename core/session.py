@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from core.diagnostics import Diagnostic
+from core.log.validate import is_invalid
 from core.log.vocabulary import SURFACE_TYPES
 
 TAPE_SOURCE_KIND = "plugin:slice:history"
@@ -92,7 +93,10 @@ def op_span(op: Any) -> tuple[int, int] | None:
 
 
 def derive_message(event: dict[str, Any]) -> dict[str, Any] | None:
-    """DSH ``deriveEventMessage``: the model-visible message a surface event projects, if any."""
+    """DSH ``deriveEventMessage``: the model-visible message a surface event projects, if any (never for an
+    event validation marked invalid)."""
+    if is_invalid(event):
+        return None
     etype = event.get("type")
     data = event.get("data") or {}
     if etype == "user/message":
@@ -312,6 +316,9 @@ class Session:
         self._count += 1
         etype = str(event.get("type"))
         self.counts[etype] += 1
+        if is_invalid(event):  # kept in the log, left out of the projection (the decoder reported it)
+            self._turn_at.append(self._current_turn)
+            return
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
         handler = self._HANDLERS.get(etype)
         if handler is not None:

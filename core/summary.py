@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import is_known_type
 from core.session import TAPE_SOURCE_KIND, op_span
 from core.text import text_of_blocks, tool_result_block, tool_result_text
@@ -57,6 +58,8 @@ def summarize(event: dict[str, Any], limit: int = 120) -> str:
     """A one-line description of any event (unknown types are shown as opaque)."""
     etype = str(event.get("type"))
     data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    if is_invalid(event):
+        return one_line(f"(invalid {etype}: {event[INVALID]}) {{{', '.join(list(data)[:6])}}}", limit)
     fn = _SUMMARIES.get(etype)
     if fn is not None:
         return one_line(fn(event, data), limit)

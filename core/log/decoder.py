@@ -18,7 +18,8 @@ from core.diagnostics import Diagnostic
 from core.log import bigjson
 from core.log.frames import FrameStream
 from core.log.header import HeaderError, validate_header
-from core.log.records import RecordError, expand_row, is_packed_row, upgrade_legacy
+from core.log.records import complete_event, expand_row, is_packed_row
+from core.log.validate import INVALID
 from core.log.vocabulary import ENVELOPE_KEYS, REJECTED_LEGACY_TYPES, is_known_type
 
 
@@ -225,11 +226,11 @@ class LogDecoder:
     def _row(self, row: dict[str, Any], offset: int, out: DecodeBatch) -> None:
         self._check_seq(row.get("seq0"), "seq0", offset, out)
         time0 = row.get("time0", 0)
-        try:
-            events = expand_row(row, self.next_seq, time0 if isinstance(time0, int) else 0)
-        except RecordError as exc:
-            out.diagnostics.append(Diagnostic("bad-row", str(exc), offset, self.next_seq))
-            return
+        events, problem = expand_row(row, self.next_seq, time0 if isinstance(time0, int) else 0)
+        if problem is not None:
+            out.diagnostics.append(
+                Diagnostic("bad-row", f"{problem}; {len(events)} seq(s) kept as invalid", offset, self.next_seq)
+            )
         self.next_seq += len(events)
         out.events.extend(events)
 
@@ -247,19 +248,11 @@ class LogDecoder:
                     "warning",
                 )
             )
-        etype = ev.get("type")
-        if not isinstance(etype, str) or not etype:
+        if complete_event(ev, seq, self.session_id):
             out.diagnostics.append(
                 Diagnostic("no-type", "event has no string type; kept as opaque", offset, seq)
             )
-            ev["type"] = etype = "?"
-        ev["seq"] = seq
-        if not isinstance(ev.get("time"), int):
-            ev["time"] = 0
-        if "data" not in ev:
-            ev["data"] = {}
-        if upgrade_legacy(ev, self.session_id):
-            etype = ev["type"]
+        etype = ev["type"]
         if etype in REJECTED_LEGACY_TYPES or (
             etype == "request/header"
             and isinstance(ev["data"], dict)
@@ -283,6 +276,11 @@ class LogDecoder:
                     seq,
                     "info",
                 )
+            )
+        bad = ev.get(INVALID)
+        if bad is not None:
+            out.diagnostics.append(
+                Diagnostic("bad-event", f"{etype}: {bad}; shown as is, left out of the projection", offset, seq)
             )
         self.next_seq += 1
         out.events.append(ev)

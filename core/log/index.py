@@ -34,7 +34,7 @@ from core.log import bigjson
 from core.log.decoder import LogDecoder
 from core.log.frames import FrameError, FrameStream, decode_frame, frame_end
 from core.log.layout import is_compressed, resolve_log_path
-from core.log.records import expand_row, upgrade_legacy
+from core.log.records import complete_event, expand_row, is_packed_row, row_span
 from core.log.vocabulary import PACKED_ROW_TYPES
 
 _LINE = re.compile(
@@ -51,6 +51,7 @@ CHUNK = 1 << 20  # bytes per read: each C call over a buffer (copy, regex scan) 
 LONG_LINE = CHUNK  # a partial line longer than this is kept in pieces: its head is enough to index it
 HEAD = 1 << 16
 HEAD_MARGIN = 64  # real bytes needed after the pattern's match in a head: its optional groups were decided
+MAX_TURN = 0xFFFFFFFF  # the turn field of a packed meta word (larger turns are invalid events anyway)
 ZSTD_CHUNK = 1 << 20  # compressed input per read: frames are small, and big buffers only fragment the heap
 ProgressFn = Callable[[int, int], None]
 
@@ -174,12 +175,8 @@ class OffsetIndex:
         if info & FLAG_ROW:
             member = info >> 16
             time0 = obj.get("time0")
-            return expand_row(obj, n - member, time0 if isinstance(time0, int) else 0)[member]
-        obj["seq"] = n
-        if not isinstance(obj.get("time"), int):
-            obj["time"] = 0
-        obj.setdefault("data", {})
-        upgrade_legacy(obj, str((self.header or {}).get("id", "")))
+            return expand_row(obj, n - member, time0 if isinstance(time0, int) else 0)[0][member]
+        complete_event(obj, n, str((self.header or {}).get("id", "")))
         return obj
 
     def events(self, start: int, stop: int) -> list[dict[str, Any]]:
@@ -340,18 +337,18 @@ class OffsetIndex:
                 tid = self._intern(tname)
             if tid == turn_start:
                 cur_turn, cur_step = (
-                    (int(turn) if turn is not None else self._parse_turn(buf, pos, cur_turn)),
+                    (min(int(turn), MAX_TURN) if turn is not None else self._parse_turn(buf, pos, cur_turn)),
                     0,
                 )
                 t, s = cur_turn, 0
             else:
-                t = int(turn) if turn is not None else cur_turn
+                t = min(int(turn), MAX_TURN) if turn is not None else cur_turn
                 s = int(step) if step is not None else cur_step
                 if tid == step_start:
                     cur_step = s
                 elif tid == step_end:
                     cur_step = 0
-            if dt is not None:
+            if dt is not None and tname in rows:  # a "dt" array under another type is no row
                 self._append_row(base + pos, t, s, dt.count(b",") + 2 if dt else 1)
                 continue
             meta = (t << 32) | (min(s, 0xFFFF) << 16) | tid
@@ -392,7 +389,7 @@ class OffsetIndex:
             turn = orjson.loads(self._line_at(buf, pos)).get("data", {}).get("turn")
         except (orjson.JSONDecodeError, AttributeError):
             return default
-        return turn if isinstance(turn, int) else default
+        return _counter(turn, MAX_TURN, default)
 
     def _read_header(self, line: bytes) -> None:
         decoder = LogDecoder(str(self.path), False)
@@ -414,8 +411,8 @@ class OffsetIndex:
             return
         tname = str(obj.get("type") or "?").encode()
         data = obj.get("data") if isinstance(obj.get("data"), dict) else {}
-        turn = data.get("turn") if isinstance(data.get("turn"), int) else self._turn
-        step = data.get("step") if isinstance(data.get("step"), int) else self._step
+        turn = _counter(data.get("turn"), MAX_TURN, self._turn)
+        step = _counter(data.get("step"), 0xFFFF, self._step)
         if tname == b"turn/start":
             self._turn, self._step, step = turn, 0, 0
         elif tname == b"step/start":
@@ -423,9 +420,9 @@ class OffsetIndex:
         elif tname == b"step/end":
             self._step = 0
         if tname in PACKED_ROW_TYPE_BYTES:
-            pieces = data.get("args" if tname == b"tool-call-chunks" else "texts")
-            if isinstance(pieces, list) and pieces:
-                self._append_row(off, turn, step, len(pieces))
+            span = row_span(obj)
+            if span:
+                self._append_row(off, turn, step, span)
             return
         tid = self._type_ids.get(tname)
         self._offsets.append(off)
@@ -436,6 +433,13 @@ class OffsetIndex:
 
 
 PACKED_ROW_TYPE_BYTES = frozenset(t.encode() for t in PACKED_ROW_TYPES)
+
+
+def _counter(value: Any, top: int, default: int) -> int:
+    """A turn or step number as the index stores it: ``default`` unless a non-negative int, capped at ``top``."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        return default
+    return min(value, top)
 
 
 def build_index(path: str | os.PathLike[str], progress: ProgressFn | None = None) -> OffsetIndex:
@@ -567,14 +571,15 @@ def _events_from_lines(lines: list[bytes], n: int) -> list[dict[str, Any]] | Non
             continue
         if not isinstance(obj, dict) or obj.get("type") == "session":
             continue
-        if obj.get("type") in PACKED_ROW_TYPES:
+        if is_packed_row(obj):
             if not isinstance(obj.get("seq0"), int):
                 return None
-            events.extend(expand_row(obj, obj["seq0"], obj.get("time0", 0)))
+            time0 = obj.get("time0")
+            events.extend(expand_row(obj, obj["seq0"], time0 if isinstance(time0, int) else 0)[0])
         else:
             if not isinstance(obj.get("seq"), int):
                 return None
-            upgrade_legacy(obj, "")
+            complete_event(obj, obj["seq"], "")
             events.append(obj)
     return events[-n:] if n else []
 

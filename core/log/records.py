@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.log.validate import INVALID, MAX_COUNTER, mark
 from core.log.vocabulary import PACKED_ROW_TYPES
 
 _ROW_DELTA = {"text-chunks": "text-delta", "reasoning-chunks": "reasoning-delta"}
@@ -17,8 +18,29 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def expand_row(row: dict[str, Any], seq0: int, time0: int) -> list[dict[str, Any]]:
-    """Expand a packed ``text-chunks``/``reasoning-chunks``/``tool-call-chunks`` row into chunk events."""
+def expand_row(row: dict[str, Any], seq0: int, time0: int) -> tuple[list[dict[str, Any]], str | None]:
+    """Expand a packed ``text-chunks``/``reasoning-chunks``/``tool-call-chunks`` row into chunk events.
+
+    Returns the events and None, or, for a malformed row, ``row_span(row)`` placeholder events (the row's own
+    type and data, marked ``validate.INVALID``) and the problem: the offset index counts a row's members
+    without parsing it, so a bad row must still fill the seqs it claims.
+    """
+    try:
+        return _expand(row, seq0, time0), None
+    except RecordError as exc:
+        problem = str(exc)
+        data = row.get("data")
+        return [
+            {"type": row["type"], "seq": seq0 + k, "time": time0, "data": data, INVALID: problem}
+            for k in range(row_span(row))
+        ], problem
+
+
+def _counter(value: Any) -> bool:
+    return _int(value) and 0 <= value <= MAX_COUNTER
+
+
+def _expand(row: dict[str, Any], seq0: int, time0: int) -> list[dict[str, Any]]:
     kind = row["type"]
     data = row.get("data")
     if not isinstance(data, dict):
@@ -30,8 +52,11 @@ def expand_row(row: dict[str, Any], seq0: int, time0: int) -> list[dict[str, Any
     if not isinstance(dt, list) or len(dt) != len(pieces) - 1 or not all(_int(d) for d in dt):
         raise RecordError(f"malformed {kind} row: dt must hold {len(pieces) - 1} integers")
     turn, step, index = data.get("turn"), data.get("step"), data.get("index")
-    if not (_int(turn) and _int(step) and _int(index)):
-        raise RecordError(f"malformed {kind} row: turn, step and index must be integers")
+    if not (_counter(turn) and _counter(step) and _int(index)):
+        raise RecordError(f"malformed {kind} row: turn, step and index must be integers from 0 to {MAX_COUNTER}")
+    name = data.get("name")
+    if name is not None and not isinstance(name, str):
+        raise RecordError(f"malformed {kind} row: name must be a string")
     events: list[dict[str, Any]] = []
     t = time0
     for k, piece in enumerate(pieces):
@@ -40,7 +65,7 @@ def expand_row(row: dict[str, Any], seq0: int, time0: int) -> list[dict[str, Any
         if kind == "tool-call-chunks":
             chunk: dict[str, Any] = {"type": "tool-call-delta", "index": index, "id": data.get("id")}
             if "name" in data:
-                chunk["name"] = data["name"]
+                chunk["name"] = name
             chunk["argumentsDelta"] = piece
         else:
             chunk = {"type": _ROW_DELTA[kind], "index": index, "text": piece}
@@ -55,9 +80,14 @@ def expand_row(row: dict[str, Any], seq0: int, time0: int) -> list[dict[str, Any
     return events
 
 
-def row_member_count(row: dict[str, Any]) -> int:
-    """How many events a packed row expands to (without expanding it)."""
-    data = row.get("data") or {}
+def row_span(row: dict[str, Any]) -> int:
+    """How many seqs a packed row fills: one per ``dt`` gap plus one, else one per member, as the index counts."""
+    data = row.get("data")
+    if not isinstance(data, dict):
+        return 0
+    dt = data.get("dt")
+    if isinstance(dt, list):
+        return len(dt) + 1
     pieces = data.get("args" if row.get("type") == "tool-call-chunks" else "texts")
     return len(pieces) if isinstance(pieces, list) else 0
 
@@ -146,4 +176,25 @@ def _legacy_turn_end(data: dict[str, Any]) -> bool:
 
 def is_packed_row(obj: dict[str, Any]) -> bool:
     """True for a packed chunk row (its tag has no slash, so it cannot collide with an event type)."""
-    return obj.get("type") in PACKED_ROW_TYPES
+    etype = obj.get("type")
+    return isinstance(etype, str) and etype in PACKED_ROW_TYPES
+
+
+def complete_event(event: dict[str, Any], seq: int, session_id: str) -> bool:
+    """Give a decoded event line its envelope (seq, integer time, data), upgrade its legacy shape and validate it.
+
+    A missing or non-string type becomes ``"?"`` (returns True then); a bad field sets ``validate.INVALID``.
+    Every decoding path (the decoder, the offset index, tail previews) finishes an event line here.
+    """
+    etype = event.get("type")
+    untyped = not isinstance(etype, str) or not etype
+    if untyped:
+        event["type"] = "?"
+    event["seq"] = seq
+    if not isinstance(event.get("time"), int):
+        event["time"] = 0
+    if "data" not in event:
+        event["data"] = {}
+    upgrade_legacy(event, session_id)
+    mark(event)
+    return untyped

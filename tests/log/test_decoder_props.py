@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.log.decoder import LogDecoder
+from core.log.validate import is_invalid
 from tests.log.helpers import one_turn_with_tool, raw_log, zstd_log
 
 
@@ -123,7 +124,9 @@ def test_packed_rows_expand_with_times() -> None:
     bad = decoder.feed(
         b'{"type":"text-chunks","seq0":6,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b","c"]}}\n'
     )
-    assert [d.code for d in bad.diagnostics] == ["bad-row"] and bad.events == []
+    assert [d.code for d in bad.diagnostics] == ["bad-row"]
+    # the seqs the offset index counts for the row (one per dt gap plus one) are kept, marked invalid
+    assert [(e["seq"], is_invalid(e)) for e in bad.events] == [(6, True), (7, True)]
 
 
 def test_legacy_shapes_are_upgraded() -> None:
