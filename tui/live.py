@@ -26,6 +26,7 @@ from core.log.index import IndexStore, OffsetIndex, tail_events
 from core.log.layout import is_compressed, read_header, resolve_log_path
 from core.log.pace import Pacer, no_pacing
 from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, wakeups
+from core.log.validate import is_invalid
 from core.session import Session
 from core.text import tool_result_is_error
 
@@ -72,6 +73,8 @@ class LoadProgress(Message, bubble=False):
 
 def is_error_event(event: dict[str, Any]) -> bool:
     """True for failed tool results, error turn ends, failed stream attempts, retries and rejected requests."""
+    if is_invalid(event):
+        return False
     etype = event.get("type")
     data = event.get("data") if isinstance(event.get("data"), dict) else {}
     if etype == "tool/result":
@@ -108,7 +111,9 @@ class SessionFacts:
         return cls([], [], [], {})
 
     def observe(self, event: dict[str, Any]) -> None:
-        """Record what ``event`` adds (called in seq order)."""
+        """Record what ``event`` adds (called in seq order); an event validation marked invalid adds nothing."""
+        if is_invalid(event):
+            return
         etype = event.get("type")
         seq = int(event.get("seq", 0))
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
@@ -292,6 +297,8 @@ class LiveSession:
             self._fail(str(exc))
         except OSError as exc:
             self._fail(f"{self.path}: {exc.strerror or exc}")
+        except Exception as exc:  # noqa: BLE001 - a reader bug must end on the error screen, not in a frozen one
+            self._fail(f"{self.path}: reading stopped on an internal error: {type(exc).__name__}: {exc}")
 
     def _fail(self, message: str) -> None:
         self.error = message
