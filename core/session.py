@@ -316,15 +316,16 @@ class Session:
         self._count += 1
         etype = str(event.get("type"))
         self.counts[etype] += 1
-        if is_invalid(event):  # kept in the log, left out of the projection (the decoder reported it)
-            self._turn_at.append(self._current_turn)
-            return
-        data = event.get("data") if isinstance(event.get("data"), dict) else {}
-        handler = self._HANDLERS.get(etype)
+        # An invalid event keeps its per-seq entries but is left out of the projection (the decoder reported it).
+        invalid = is_invalid(event)
+        data = event.get("data") if not invalid and isinstance(event.get("data"), dict) else {}
+        handler = None if invalid else self._HANDLERS.get(etype)
         if handler is not None:
             handler(self, seq, data)
         self._turn_at.append(self._attributed_turn(etype, data))
         self._in_turn.append(self.open_turn is not None or etype == "turn/end")
+        if invalid:
+            return
         op = event.get("surfaceOp")
         if etype in SURFACE_TYPES:
             self._surface(seq, etype, event, data, op)

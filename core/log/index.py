@@ -34,7 +34,7 @@ from core.log import bigjson
 from core.log.decoder import LogDecoder
 from core.log.frames import FrameError, FrameStream, decode_frame, frame_end
 from core.log.layout import is_compressed, resolve_log_path
-from core.log.records import complete_event, expand_row, is_packed_row, row_span
+from core.log.records import complete_event, expand_row, is_packed_row, row_member_count
 from core.log.vocabulary import PACKED_ROW_TYPES
 
 _LINE = re.compile(
@@ -420,7 +420,7 @@ class OffsetIndex:
         elif tname == b"step/end":
             self._step = 0
         if tname in PACKED_ROW_TYPE_BYTES:
-            span = row_span(obj)
+            span = row_member_count(obj)
             if span:
                 self._append_row(off, turn, step, span)
             return

@@ -21,7 +21,7 @@ def _int(value: Any) -> bool:
 def expand_row(row: dict[str, Any], seq0: int, time0: int) -> tuple[list[dict[str, Any]], str | None]:
     """Expand a packed ``text-chunks``/``reasoning-chunks``/``tool-call-chunks`` row into chunk events.
 
-    Returns the events and None, or, for a malformed row, ``row_span(row)`` placeholder events (the row's own
+    Returns the events and None, or, for a malformed row, ``row_member_count(row)`` placeholder events (the row's own
     type and data, marked ``validate.INVALID``) and the problem: the offset index counts a row's members
     without parsing it, so a bad row must still fill the seqs it claims.
     """
@@ -32,7 +32,7 @@ def expand_row(row: dict[str, Any], seq0: int, time0: int) -> tuple[list[dict[st
         data = row.get("data")
         return [
             {"type": row["type"], "seq": seq0 + k, "time": time0, "data": data, INVALID: problem}
-            for k in range(row_span(row))
+            for k in range(row_member_count(row))
         ], problem
 
 
@@ -80,7 +80,7 @@ def _expand(row: dict[str, Any], seq0: int, time0: int) -> list[dict[str, Any]]:
     return events
 
 
-def row_span(row: dict[str, Any]) -> int:
+def row_member_count(row: dict[str, Any]) -> int:
     """How many seqs a packed row fills: one per ``dt`` gap plus one, else one per member, as the index counts."""
     data = row.get("data")
     if not isinstance(data, dict):
