@@ -117,7 +117,8 @@ class PolicyHooks:
     def report_writer(self) -> ReportWriter:
         """The model-written report when a real model is configured, else the extractive one."""
         model = self.host.model if getattr(self.host.model, "writes_reports", False) else None
-        return default_writer(self.config.rewind, model)
+        # Another route than the agent's own gets its own client, on the agent's endpoint.
+        return default_writer(self.config.rewind, model, getattr(model, "for_route", None))
 
     def model_limits(self) -> Limits:
         """The routed model's window and output limit: the ``model`` config, the provider, DeepSeek's table."""

@@ -178,7 +178,27 @@ class OpenAIProvider:
         self.on_retry = on_retry
         self._sleep = sleep
         self._rand = rand
+        self._api_key = api_key
+        self._timeout = timeout
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    def for_route(self, provider: str, model: str) -> OpenAIProvider:
+        """A client for another provider/model on this endpoint, with this one's key, retries and timeout.
+
+        The rewind report uses it when ``rewind.summarizationProvider``/``summarizationModel`` name another
+        route than the agent's own.
+        """
+        return OpenAIProvider(
+            api_key=self._api_key,
+            model=model,
+            base_url=self.base_url,
+            provider=provider,
+            retry=self.retry,
+            on_retry=self.on_retry,
+            sleep=self._sleep,
+            rand=self._rand,
+            timeout=self._timeout,
+        )
 
     def reasoning_efforts(self) -> list[str]:
         """The effort ids this route was configured with."""
