@@ -599,11 +599,12 @@ def _grep(text: str, pattern: str, head: str) -> str:
     return f"[{head} · {len(hits)} of {len(lines)} lines match /{pattern}/i{more}]\n{body}"
 
 
-def _line_range(text: str, match: re.Match[str], spec: str, head: str) -> str:
+def _line_range(text: str, match: re.Match[str], head: str) -> str:
     lines = text.split("\n")
     first, last = max(1, int(match.group(1))), min(len(lines), int(match.group(2)))
     if last < first:
-        raise RecallError(f"{EXPAND_TOOL}: empty range {spec} (result has {len(lines)} lines)")
+        # The extraction prints the clamped range: "70-80" over 60 lines is "empty range 70-60".
+        raise RecallError(f"{EXPAND_TOOL}: empty range {first}-{last} (result has {len(lines)} lines)")
     numbered = "\n".join(f"{first + i}: {line}" for i, line in enumerate(lines[first - 1 : last]))
     return f"[{head} · lines {first}-{last} of {len(lines)}]\n{numbered}"
 
@@ -667,7 +668,7 @@ def expand_result(session: Session, arguments: Mapping[str, Any]) -> str:
         return _grep(text, grep, head)
     match = _LINE_RANGE.fullmatch(lines.strip()) if isinstance(lines, str) else None
     if match is not None:
-        return _line_range(text, match, str(lines), head)
+        return _line_range(text, match, head)
     return f"[full result of {head}]\n{text}"
 
 

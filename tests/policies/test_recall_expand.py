@@ -159,8 +159,11 @@ def test_line_ranges(host: Host) -> None:
     assert expand(host, turn=1, step=1, lines=" 59 - 99 ").endswith(
         "lines 59-60 of 60]\n59: line 59 ok\n60: line 60 ok"
     )
-    with pytest.raises(RecallError, match=r"^expand_result: empty range 70-80 \(result has 60 lines\)$"):
+    # The extraction: "a=max(1,A), b=min(N,B); b<a ⇒ expand_result: empty range a-b (result has N lines)".
+    with pytest.raises(RecallError, match=r"^expand_result: empty range 70-60 \(result has 60 lines\)$"):
         expand(host, turn=1, step=1, lines="70-80")
+    with pytest.raises(RecallError, match=r"^expand_result: empty range 5-3 \(result has 60 lines\)$"):
+        expand(host, turn=1, step=1, lines="5-3")
     assert expand(host, turn=1, step=1, lines="2 to 3").startswith("[full result of bash")
     assert expand(host, turn=1, step=1, grep="  ", lines="1-1").startswith(
         "[bash · turn 1 step 1 call 1 · lines 1-1"
