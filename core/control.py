@@ -1,20 +1,25 @@
 """The control inbox: requests an operator sends to the host that runs a session.
 
 The inbox is ``control.jsonl`` beside the session log. Each request is one JSON line
-``{"id", "op", "args", "at"}`` (``at`` in epoch milliseconds). Writers append whole lines under an exclusive
-``flock``; the file is created with mode 0600. The host reads new complete lines with an ``InboxReader``,
-applies each request at its next safe point and appends exactly one ``tapedeck/control`` outcome event per
-request id to the session log; ``answered_ids`` lets a restarted host skip requests it already answered.
+``{"id", "op", "args", "at", "queued"?, "expires"?}`` (``at`` and ``expires`` in epoch milliseconds; ``queued``
+marks a request meant for the next resume of a host that is not running). A sender that gives up on a request
+appends ``{"withdraw": id, "at"}``. Writers append whole lines under an exclusive ``flock`` to a regular file
+(never through a symlink) kept at mode 0600. The host reads new complete lines with an ``InboxReader`` and
+answers each request id in the session log with ``tapedeck/control`` outcome events: at most one ``pending``
+(acknowledged, applied at the next boundary), then exactly one final outcome, ``applied``, ``rejected``,
+``cancelled`` (withdrawn, or sent to a host that is gone) or ``expired``. ``answered_ids`` lets a restarted host
+skip requests that already have their final outcome.
 
 Ops and their arguments (``OPS``):
 
 - ``checkpoint`` ``{objective?}``: place a checkpoint mark at the current end of the log.
-- ``rewind`` ``{}``: fold everything after the active checkpoint into a report.
+- ``rewind`` ``{markId?, preview?}``: fold everything after a checkpoint mark (default: the newest) into a
+  report; ``preview`` (``{seq, nodes, chars}``, what the sender was shown) comes back in the outcome.
 - ``expand`` ``{seq}``: put the original of a folded tool result back on the surface.
 - ``config.set`` ``{key, value}``: change one dotted policy config key (``value`` null restores the default).
 - ``pause`` / ``resume`` ``{}``: hold the host at its next safe point, and let it go on.
 - ``message`` ``{text, kind?}``: ``steer`` (default) shows the model an operator message; ``note`` only logs it.
-- ``stop`` ``{reason?}``: end the run at the next safe point.
+- ``stop`` ``{reason?}``: end the run now: the model stream and any running tool are interrupted.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import math
 import os
 import re
 import stat
@@ -41,9 +47,13 @@ from core.text import js_json
 
 INBOX_NAME = "control.jsonl"
 CONTROL_EVENT = "tapedeck/control"
+PENDING = "pending"
 APPLIED = "applied"
 REJECTED = "rejected"
-OUTCOMES = (APPLIED, REJECTED)
+CANCELLED = "cancelled"
+EXPIRED = "expired"
+FINAL = (APPLIED, REJECTED, CANCELLED, EXPIRED)
+OUTCOMES = (PENDING, *FINAL)
 INBOX_MODE = 0o600
 MAX_LINE_BYTES = 1 << 20
 MAX_DEPTH = (
@@ -73,7 +83,10 @@ class ArgSpec:
 
 OPS: dict[str, tuple[ArgSpec, ...]] = {
     "checkpoint": (ArgSpec("objective", "string", "what the exploration after the mark is for"),),
-    "rewind": (),
+    "rewind": (
+        ArgSpec("markId", "integer", "the checkpoint mark to rewind to (default: the newest)"),
+        ArgSpec("preview", "any", "what the sender previewed: {seq, nodes, chars}"),
+    ),
     "expand": (ArgSpec("seq", "integer", "seq of the tool result (or of its fold)", required=True),),
     "config.set": (
         ArgSpec("key", "string", "dotted config key, e.g. slice.history.keepRecentTurns", required=True),
@@ -133,6 +146,13 @@ def validate_request(op: object, args: object) -> dict[str, Any]:
         problem = _arg_error(op, name, spec, args[name])
         if problem:
             raise ControlError(problem)
+    preview = args.get("preview") if op == "rewind" else None
+    if preview is not None and (
+        not isinstance(preview, Mapping)
+        or set(preview) != {"seq", "nodes", "chars"}
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in preview.values())
+    ):
+        raise ControlError("rewind: 'preview' must be an object {seq, nodes, chars} of non-negative integers")
     if op == "config.set":
         section, _, rest = args["key"].partition(".")
         if section not in SECTIONS or not rest or "" in rest.split("."):
@@ -142,10 +162,40 @@ def validate_request(op: object, args: object) -> dict[str, Any]:
     return dict(args)
 
 
-def make_request(op: str, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """A validated request with a fresh id and the current time."""
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def make_request(
+    op: str, args: Mapping[str, Any] | None = None, *, queued: bool = False, expires_in: float | None = None
+) -> dict[str, Any]:
+    """A validated request with a fresh id and the current time (``expires_in`` seconds from now, if given)."""
     checked = validate_request(op, args)
-    return {"id": f"req-{uuid.uuid4().hex[:16]}", "op": op, "args": checked, "at": int(time.time() * 1000)}
+    now = _now_ms()
+    request: dict[str, Any] = {"id": f"req-{uuid.uuid4().hex[:16]}", "op": op, "args": checked, "at": now}
+    if queued:
+        request["queued"] = True
+    if expires_in is not None:
+        if not math.isfinite(expires_in) or expires_in <= 0:
+            raise ControlError(f"a request's expiry must be a positive number of seconds (got {expires_in:g})")
+        request["expires"] = now + int(expires_in * 1000)
+    try:
+        js_json(request)
+    except TypeError:
+        raise ControlError(f"{op}: the arguments are not valid UTF-8 text") from None
+    return request
+
+
+def is_expired(request: Mapping[str, Any], now_ms: int | None = None) -> bool:
+    """Whether ``request`` carries an expiry that has passed."""
+    expires = request.get("expires")
+    return isinstance(expires, int) and (_now_ms() if now_ms is None else now_ms) >= expires
+
+
+def expiry_error(request: Mapping[str, Any]) -> str:
+    """The error of an expired request's outcome."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(request["expires"] / 1000))
+    return f"it expired at {when} before a host could apply it"
 
 
 def _symlink_error(path: Path) -> ControlError:
@@ -171,13 +221,8 @@ def _open_inbox(path: Path) -> int:
     return fd
 
 
-def append_request(
-    path: str | os.PathLike[str], op: str, args: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
-    """Validate a request and append it to the inbox file ``path`` as one line; returns the request."""
-    request = make_request(op, args)
-    target = Path(path)
-    data = (js_json(request) + "\n").encode("utf-8")
+def _append_line(target: Path, obj: Mapping[str, Any]) -> None:
+    data = (js_json(obj) + "\n").encode("utf-8")
     try:
         fd = _open_inbox(target)
     except ControlError:
@@ -199,7 +244,25 @@ def append_request(
         with contextlib.suppress(OSError):
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def append_request(
+    path: str | os.PathLike[str],
+    op: str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    queued: bool = False,
+    expires_in: float | None = None,
+) -> dict[str, Any]:
+    """Validate a request and append it to the inbox file ``path`` as one line; returns the request."""
+    request = make_request(op, args, queued=queued, expires_in=expires_in)
+    _append_line(Path(path), request)
     return request
+
+
+def withdraw_request(path: str | os.PathLike[str], request_id: str) -> None:
+    """Withdraw a request: the host answers it ``cancelled`` unless it already has a final outcome."""
+    _append_line(Path(path), {"withdraw": request_id, "at": _now_ms()})
 
 
 @dataclass(frozen=True)
@@ -215,6 +278,7 @@ class InboxEntry:
     offset: int
     request: dict[str, Any] | None
     error: str | None = None
+    withdraw: str | None = None  # a withdrawal line: the id of the request its sender gave up on
 
 
 def _depth_exceeds(value: Any, limit: int) -> bool:
@@ -246,6 +310,10 @@ def _unreadable(line: int, offset: int, raw: bytes, problem: str) -> InboxEntry:
     )
 
 
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
     where = f"control inbox line {line}"
     if len(raw) > MAX_LINE_BYTES:
@@ -257,17 +325,19 @@ def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
     if not isinstance(obj, dict):
         return InboxEntry(line, offset, None, f"{where} is not a JSON object; skipped")
     request_id = obj.get("id")
+    withdrawn = obj.get("withdraw")
+    if request_id is None and isinstance(withdrawn, str) and 0 < len(withdrawn) <= MAX_ID_CHARS:
+        return InboxEntry(line, offset, None, withdraw=withdrawn)
     if not isinstance(request_id, str) or not request_id or len(request_id) > MAX_ID_CHARS:
         return InboxEntry(
             line, offset, None, f"{where} has no request id (a string of 1 to {MAX_ID_CHARS} chars); skipped"
         )
     op, args, at = obj.get("op"), obj.get("args"), obj.get("at")
-    request = {
-        "id": request_id,
-        "op": op if isinstance(op, str) else None,
-        "args": {},
-        "at": at if isinstance(at, int) else None,
-    }
+    request = {"id": request_id, "op": op if isinstance(op, str) else None, "args": {}, "at": _int(at)}
+    if obj.get("queued") is True:
+        request["queued"] = True
+    if _int(obj.get("expires")) is not None:
+        request["expires"] = obj["expires"]
     if _depth_exceeds(obj, MAX_DEPTH):
         return InboxEntry(line, offset, request, f"{where} is nested deeper than {MAX_DEPTH} levels")
     try:
@@ -362,10 +432,22 @@ def outcome_event(
     return {"type": CONTROL_EVENT, "data": data, "ignorable": True}
 
 
+def _ids_with(events: Iterable[Mapping[str, Any]], outcomes: tuple[str, ...]) -> set[str]:
+    out = set()
+    for e in events:
+        if e.get("type") != CONTROL_EVENT:
+            continue
+        data = e.get("data")
+        if isinstance(data, Mapping) and data.get("outcome") in outcomes and isinstance(data.get("requestId"), str):
+            out.add(data["requestId"])
+    return out
+
+
 def answered_ids(events: Iterable[Mapping[str, Any]]) -> set[str]:
-    """Ids of the requests that already have an outcome event in ``events``."""
-    return {
-        rid
-        for e in events
-        if e.get("type") == CONTROL_EVENT and isinstance(rid := (e.get("data") or {}).get("requestId"), str)
-    }
+    """Ids of the requests that already have their final outcome in ``events``."""
+    return _ids_with(events, FINAL)
+
+
+def acknowledged_ids(events: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Ids of the requests acknowledged ``pending`` in ``events`` (final or not)."""
+    return _ids_with(events, (PENDING,))

@@ -29,13 +29,14 @@ def fail(message: str, code: int = 2) -> int:
 
 
 def guarded(handler: Callable[[Any], int | None]) -> Callable[[Any], int]:
-    """Wrap a subcommand handler so that tapedeck errors become exit code 2 with a clean message."""
+    """Wrap a subcommand handler so that tapedeck errors become a clean message and exit code 2 (or the
+    error's own ``exit_code``)."""
 
     def run(args: Any) -> int:
         try:
             return handler(args) or 0
         except TapedeckError as exc:
-            return fail(str(exc))
+            return fail(str(exc), getattr(exc, "exit_code", 2))
         except BrokenPipeError:
             return 0
 

@@ -6,19 +6,35 @@ import argparse
 import math
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.config import parse_value
-from core.control import CONTROL_EVENT, OPS, ControlError, append_request, inbox_path, op_args
+from core.control import (
+    APPLIED,
+    CANCELLED,
+    CONTROL_EVENT,
+    FINAL,
+    OPS,
+    ControlError,
+    append_request,
+    inbox_path,
+    op_args,
+    withdraw_request,
+)
 from core.errors import LogFormatError
+from core.host_state import HostState, read_host_state
 from core.log.layout import read_header, resolve_log_path
 from core.log.tail import Tailer
 
 DEFAULT_TIMEOUT = 30.0
 POLL_SECONDS = 0.1
-EXIT_APPLIED, EXIT_REJECTED = 0, 1
+WITHDRAW_GRACE = (
+    2.0  # seconds a live host gets to answer a withdrawal (it may have applied the request meanwhile)
+)
+EXIT_APPLIED, EXIT_REJECTED, EXIT_NO_HOST = 0, 1, 3
 
 
 def parse_args(op: str, pairs: Sequence[str]) -> dict[str, Any]:
@@ -47,23 +63,31 @@ def parse_args(op: str, pairs: Sequence[str]) -> dict[str, Any]:
     return out
 
 
-def wait_for_outcome(log: str, request_id: str, timeout: float) -> dict[str, Any] | None:
-    """Follow the session log until the outcome event of ``request_id`` appears; None after ``timeout``."""
-    tailer = Tailer(log)
-    deadline = time.monotonic() + timeout
-    while True:
-        update = tailer.poll()
-        if update.fatal:
-            raise LogFormatError(str(update.fatal))
-        for event in update.events:
-            if (
-                event.get("type") == CONTROL_EVENT
-                and (event.get("data") or {}).get("requestId") == request_id
-            ):
-                return event
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(POLL_SECONDS)
+class OutcomeWatch:
+    """Follows a session log for the final outcome of one request."""
+
+    def __init__(self, log: Path, request_id: str) -> None:
+        self.tailer = Tailer(str(log))
+        self.request_id = request_id
+
+    def wait(self, timeout: float) -> dict[str, Any] | None:
+        """The request's final outcome event, or None when ``timeout`` seconds pass without one."""
+        deadline = time.monotonic() + timeout
+        while True:
+            update = self.tailer.poll()
+            if update.fatal:
+                raise LogFormatError(str(update.fatal))
+            for event in update.events:
+                data = event.get("data") or {}
+                if (
+                    event.get("type") == CONTROL_EVENT
+                    and data.get("requestId") == self.request_id
+                    and data.get("outcome") in FINAL
+                ):
+                    return event
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(POLL_SECONDS)
 
 
 def _render_outcome(event: dict[str, Any]) -> str:
@@ -78,28 +102,78 @@ def _render_outcome(event: dict[str, Any]) -> str:
     return line
 
 
+def _when(ms: int | None) -> str:
+    if ms is None:
+        return "at an unknown time"
+    ago = max(0, int(time.time() - ms / 1000))
+    span = f"{ago} s" if ago < 120 else f"{ago // 60} min" if ago < 7200 else f"{ago // 3600} h"
+    return f"at {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(ms / 1000))} ({span} ago)"
+
+
+class NoLiveHost(ControlError):
+    """The session's host has exited: nothing was sent (exit code 3)."""
+
+    exit_code = EXIT_NO_HOST
+
+
+def _check_host(log: Path, session_id: str, queue: bool) -> HostState:
+    state = read_host_state(log)
+    if state.state == "none":
+        raise ControlError(
+            f"{log}: no tapedeck host has ever run this session (a DeepSeek Harness log?), so nobody would read "
+            "the request; nothing was sent"
+        )
+    if not state.live and not queue:
+        raise NoLiveHost(
+            f"session {session_id}: no live host (it exited {_when(state.since)}); nothing was sent. "
+            "--queue leaves the request for the next `tapedeck run --resume`"
+        )
+    return state
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.timeout is not None and not args.wait:
         raise ControlError("--timeout only applies together with --wait")
+    if args.expires is not None and not args.queue:
+        raise ControlError("--expires only applies together with --queue")
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     if not math.isfinite(timeout) or timeout <= 0:
         raise ControlError(f"--timeout must be a positive number of seconds (got {timeout:g})")
     log = resolve_log_path(args.path)
-    if read_header(log) is None:
+    header = read_header(log)
+    if header is None:
         raise LogFormatError(f"{log}: not a session log (its first line is no session header)")
+    session_id = str(header.get("id"))
+    op_args = parse_args(args.op, args.arg)
+    state = _check_host(log, session_id, args.queue)
     inbox = inbox_path(log)
-    request = append_request(inbox, args.op, parse_args(args.op, args.arg))
+    if args.wait and not state.live:
+        raise ControlError("--wait needs a live host; a queued request is applied at the next resume")
+    request = append_request(inbox, args.op, op_args, queued=args.queue, expires_in=args.expires)
+    if not args.queue and not read_host_state(log).live:
+        withdraw_request(inbox, request["id"])  # the host exited between the check and the write
+        raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")
     if not args.wait:
-        emit(request, args.json, lambda r: f"queued {r['op']} request {r['id']} in {inbox}")
+        if state.live:
+            pid = f" (pid {state.pid})" if state.pid else ""
+            said = f"to the live host of session {session_id}{pid}"
+        else:
+            said = f"for the next resume of session {session_id} ({inbox})"
+        verb = "sent" if state.live else "queued"
+        emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} {said}")
         return 0
-    event = wait_for_outcome(str(log), request["id"], timeout)
+    watch = OutcomeWatch(log, request["id"])
+    event = watch.wait(timeout)
     if event is None:
-        raise ControlError(
-            f"no outcome for request {request['id']} after {timeout:g} s; is a tapedeck host running this "
-            f"session? The request stays queued in {inbox}"
-        )
+        withdraw_request(inbox, request["id"])
+        event = watch.wait(WITHDRAW_GRACE if read_host_state(log).live else 0)
+        if event is None or (event.get("data") or {}).get("outcome") == CANCELLED:
+            raise ControlError(
+                f"no outcome for request {request['id']} after {timeout:g} s; it was withdrawn, so the host "
+                "will never apply it"
+            )
     emit(event, args.json, _render_outcome)
-    return EXIT_APPLIED if (event.get("data") or {}).get("outcome") == "applied" else EXIT_REJECTED
+    return EXIT_APPLIED if (event.get("data") or {}).get("outcome") == APPLIED else EXIT_REJECTED
 
 
 def _ops_help() -> str:
@@ -116,9 +190,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "control",
         help=COMMANDS["control"].help,
         description=(
-            "Append a request to the session's control inbox (control.jsonl beside the log). The host applies it "
-            "at its next safe point and records the outcome in the log. With --wait, follow the log until that "
-            "outcome arrives: exit 0 when applied, 1 when rejected, 2 on timeout or error."
+            "Append a request to the session's control inbox (control.jsonl beside the log) for the live host that "
+            "runs the session; it answers within a second and records the outcome in the log. With --wait, follow "
+            "the log until the final outcome: exit 0 when applied, 1 when rejected, cancelled or expired; a wait "
+            "that times out withdraws the request (exit 2). No live host: exit 3 and nothing is written, unless "
+            "--queue leaves the request for the next resume. A log no tapedeck host ever ran: exit 2."
         ),
         epilog=_ops_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -129,6 +205,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--arg", action="append", default=[], metavar="KEY=VALUE", help="an argument of the op (repeatable)"
     )
     p.add_argument("--wait", action="store_true", help="wait for the host's outcome and print it")
+    p.add_argument(
+        "--queue",
+        action="store_true",
+        help="write the request even when no host is running; the next `run --resume` applies it",
+    )
+    p.add_argument(
+        "--expires", type=float, metavar="S", help="with --queue: the request expires S seconds from now"
+    )
     p.add_argument(
         "--timeout",
         type=float,

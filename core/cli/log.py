@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.common import emit, fail, guarded
+from core.host_state import HostState, describe_host, read_host_state
 from core.log.layout import default_sessions_root, discover_sessions, session_tree
 from core.session import Session, derive_message
 from core.summary import human_bytes, human_chars, one_line, source_label, summarize
@@ -54,6 +56,7 @@ def inspect_report(session: Session) -> dict[str, Any]:
             "replacements": len(session.cuts),
         },
         "usage": session.usage_total(),
+        "host": read_host_state(session.path).to_dict() if session.path else HostState("none").to_dict(),
         "diagnostics": [d.to_dict() for d in session.diagnostics],
     }
 
@@ -65,6 +68,7 @@ def _render_inspect(r: dict[str, Any]) -> str:
         f"  cwd {h.get('cwd')}  depth {h.get('delegationDepth')}"
         + (f"  parent {h['parentSession']}" if h.get("parentSession") else ""),
         f"  model {r['provider']}/{r['model']}",
+        f"  host {describe_host(r['host'])}",
         f"events {r['events']}  turns {len(r['turns'])}  steps {r['steps']}  "
         f"tool calls {r['tools']['calls']} ({r['tools']['errors']} errors)",
         f"surface {r['surface']['nodes']} nodes, {r['surface']['chars']} chars, {r['surface']['replacements']} replacements",
@@ -157,14 +161,19 @@ def _sessions(args: argparse.Namespace) -> int | None:
         return fail(f"{root}: no such directory (give a sessions root, e.g. {default_sessions_root()})")
     skipped: list[str] = []
     tree = session_tree(discover_sessions(root, skipped))
-    payload = [{**ref.to_dict(), "nesting": depth} for ref, depth in tree]
+    payload = [
+        {**ref.to_dict(), "nesting": depth, "host": read_host_state(ref.path).to_dict()} for ref, depth in tree
+    ]
 
     def render(rows: list[dict[str, Any]]) -> str:
         n = len(rows)
         lines = [f"{n} session{'' if n == 1 else 's'} under {root}" if n else f"no sessions under {root}"]
         for r in rows:
             name = "  " * r["nesting"] + "└ " + r["id"] if r["nesting"] else r["id"]
-            lines.append(f"{name}  {human_bytes(r['size'])}  {r['cwd'] or '-'}  {r['path']}")
+            active = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["mtime"]))
+            lines.append(
+                f"{name}  {r['host']['state']:<7}  {active}  {human_bytes(r['size'])}  {r['cwd'] or '-'}  {r['path']}"
+            )
         return "\n".join(lines)
 
     emit(payload, args.json, render)

@@ -1,4 +1,5 @@
-"""Where the host applies the policies: pre-step planning, the policy-owned tools, the turn guard, control.
+"""Where the host applies the policies: pre-step planning, the policy-owned tools, the turn guard, the policy
+requests of the control inbox (checkpoint, rewind, expand, config.set).
 
 Every decision is made by a pure planner in ``core.policies``; this module only calls them at the right
 points and appends what they plan through the host's single write path.
@@ -6,17 +7,14 @@ points and appends what they plan through the host's single write path.
 
 from __future__ import annotations
 
-import time
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from core import control
 from core.config import PolicyConfig, config_event, set_value
 from core.errors import TapedeckError
-from core.host.messages import user_message
-from core.host.resume import Steer, queued_detail, steer_source
 from core.host.toolbox import CallResult, ToolBox
 from core.model import ChatModel
 from core.models import Limits, limits_for
@@ -32,7 +30,6 @@ from core.policies.report import ReportError, ReportWriter, default_writer
 from core.session import Session
 from core.text import js_json
 
-POLL_SECONDS = 0.1
 BASE_SYSTEM = (
     "You are a coding agent working inside the workspace given to you. Use the tools to read, search, run and "
     "edit files; keep tool outputs small; report what you changed and how you verified it."
@@ -56,8 +53,7 @@ class Host(Protocol):
     session: Session
     model: ChatModel
     toolbox: ToolBox
-    inbox_path: Path
-    stop_requested: bool
+    lock: threading.RLock
 
     @property
     def options(self) -> _Workspace: ...
@@ -91,11 +87,6 @@ class PolicyHooks:
         self._seal_warned: set[str] = set()
         self._effort_warned: set[str] = set()
         self._clamp_warned: set[int | None] = set()
-        self.inbox = control.InboxReader(host.inbox_path)
-        self.answered = control.answered_ids(host.session.events)
-        self.paused = False
-        self.steers: list[Steer] = []
-        self._inbox_warned: set[str] = set()
 
     # lifecycle -------------------------------------------------------------------------------------------
     def replay(self) -> None:
@@ -273,48 +264,9 @@ class PolicyHooks:
         return planned[0] if planned else None
 
     # control -----------------------------------------------------------------------------------------------
-    def safe_point(self, idle: bool = False) -> bool:
-        """Apply pending operator requests (holding here while paused); False when the host must stop.
-
-        ``idle`` means no turn is open: a steering message then waits in ``steers`` to start the next turn.
-        """
-        while True:
-            try:
-                entries = self.inbox.read()
-            except control.ControlError as exc:
-                entries = []
-                if str(exc) not in self._inbox_warned:
-                    self._inbox_warned.add(str(exc))
-                    self.host.say(str(exc))
-            for entry in entries:
-                self._apply(entry, idle)
-            if not self.paused or self.host.stop_requested:
-                return not self.host.stop_requested
-            time.sleep(POLL_SECONDS)
-
-    def _apply(self, entry: control.InboxEntry, idle: bool) -> None:
-        request = entry.request
-        if request is None:
-            self.host.say(entry.error or "unreadable control inbox line")
-            return
-        if request["id"] in self.answered:
-            return
-        self.answered.add(request["id"])
-        if entry.error:
-            self.host.append([control.outcome_event(request, control.REJECTED, entry.error)])
-            return
-        try:
-            events, detail = self._effect(request, idle)
-        except Exception as exc:  # noqa: BLE001 - no request may stop the host; its outcome names the failure
-            code = getattr(exc, "code", None)
-            error = f"{code}: {exc}" if code else str(exc) if isinstance(exc, TapedeckError) else repr(exc)
-            self.host.append([control.outcome_event(request, control.REJECTED, error)])
-            self.host.say(f"control {request['op']} rejected: {error}")
-            return
-        self.host.append([*events, control.outcome_event(request, control.APPLIED, None, detail)])
-        self.host.say(f"control {request['op']} applied")
-
-    def _effect(self, request: dict[str, Any], idle: bool) -> tuple[list[dict[str, Any]], Any]:
+    def control_effect(self, request: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
+        """The events and outcome detail of an operator's ``checkpoint``, ``rewind``, ``expand`` or ``config.set``;
+        raises TapedeckError when the request cannot be applied."""
         op, args = request["op"], request["args"]
         session = self.host.session
         if op == "checkpoint":
@@ -322,9 +274,19 @@ class PolicyHooks:
             return [event], checkpoint_policy.checkpoint_result(event)
         if op == "rewind":
             plan = rewind_policy.plan_rewind(
-                session, self.config.rewind, self.report_writer(), by="operator", commit=self.host.append
+                session,
+                self.config.rewind,
+                self.report_writer(),
+                by="operator",
+                commit=self.host.append,
+                mark_id=args.get("markId"),
             )
-            return [], plan.result
+            detail = {**plan.result, "seq": session.next_seq}
+            if args.get("preview") is not None:
+                preview = args["preview"]
+                steps = sum(1 for _ in session.seqs_of(("step/start",), preview["seq"] + 1))
+                detail["preview"] = {**preview, "stepsSince": steps}
+            return [], detail
         if op == "expand":
             return fold_policy.plan_unfold(session, args["seq"]), {"seq": args["seq"]}
         if op == "config.set":
@@ -337,21 +299,4 @@ class PolicyHooks:
                 "old": old,
                 "new": effective,
             }
-        if op == "pause":
-            self.paused = True
-            return [], None
-        if op == "resume":
-            self.paused = False
-            return [], None
-        if op == "stop":
-            self.host.stop_requested = True
-            return [], {"reason": args.get("reason")}
-        if op == "message":
-            text = args["text"]
-            if args.get("kind", "steer") == "note":
-                return [], {"note": text}
-            if idle:  # the outcome that acknowledges the steer also keeps it in the log (durable queue)
-                self.steers.append(Steer(text, request["id"]))
-                return [], queued_detail(text)
-            return [user_message(text, steer_source(request["id"]))], {"delivered": "next step"}
-        raise TapedeckError(f"unknown op {op!r}")
+        raise TapedeckError(f"{op} is not a policy request")

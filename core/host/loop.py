@@ -23,10 +23,10 @@ from core.control import INBOX_NAME, inbox_path
 from core.errors import TapedeckError
 from core.host.hooks import PolicyHooks, StepPlan
 from core.host.messages import tool_result, user_message
+from core.host.operator import Operator
 from core.host.resume import (
     HOST_EVENT,
     last_step,
-    pending_steers,
     prompt_logged,
     recorded_workspace,
     task_turns,
@@ -37,6 +37,8 @@ from core.log.writer import SessionWriter, make_header
 from core.model import ChatModel, Completion, ModelRequest
 from core.session import Session
 
+ABORTED_BY_USER = {"kind": "aborted", "reason": {"kind": "user"}}
+MODEL_POLL_SECONDS = 0.02
 CHUNK_FLUSH_SECONDS = 0.1
 CHUNK_FLUSH_COUNT = 64
 
@@ -66,9 +68,17 @@ class TurnOutcome:
     final_text: str = ""
 
 
+class _Aborted(Exception):
+    """Raised into an abandoned model call when a chunk arrives after ``stop``."""
+
+
 @dataclass
 class _Stream:
-    """Chunk events of the model call in flight, appended in small batches while it streams."""
+    """Chunk events of the model call in flight, appended in small batches while it streams.
+
+    The call runs on a worker thread; once ``abort`` closes the stream, a late chunk ends that thread instead of
+    reaching the log.
+    """
 
     host: AgentHost
     turn: int
@@ -76,23 +86,45 @@ class _Stream:
     pending: list[dict[str, Any]] = field(default_factory=list)
     seqs: list[int] = field(default_factory=list)
     last_flush: float = field(default_factory=time.monotonic)
+    closed: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, chunk: dict[str, Any]) -> None:
-        self.pending.append(
-            {"type": "assistant/chunk", "data": {"turn": self.turn, "step": self.step, "chunk": chunk}}
-        )
+        with self.lock:
+            if self.closed:
+                raise _Aborted
+            self.pending.append(
+                {"type": "assistant/chunk", "data": {"turn": self.turn, "step": self.step, "chunk": chunk}}
+            )
+            now = time.monotonic()
+            if len(self.pending) >= CHUNK_FLUSH_COUNT or now - self.last_flush >= CHUNK_FLUSH_SECONDS:
+                self._flush()
         if self.host.options.chunk_delay:
             time.sleep(self.host.options.chunk_delay)
-        now = time.monotonic()
-        if len(self.pending) >= CHUNK_FLUSH_COUNT or now - self.last_flush >= CHUNK_FLUSH_SECONDS:
-            self.flush()
 
     def flush(self) -> None:
+        """Append the chunks not yet logged."""
+        with self.lock:
+            self._flush()
+
+    def _flush(self) -> None:
         if self.pending:
             stored = self.host.append(self.pending)
             self.seqs.extend(e["seq"] for e in stored)
             self.pending = []
         self.last_flush = time.monotonic()
+
+    def abort(self) -> None:
+        """Log what streamed so far and the ``aborted`` finish; drop anything that still arrives."""
+        with self.lock:
+            if self.closed:
+                return
+            self.pending.append(
+                {"type": "assistant/chunk", "data": {"turn": self.turn, "step": self.step,
+                                                     "chunk": {"type": "finish", "reason": {"kind": "aborted"}}}}
+            )  # fmt: skip
+            self._flush()
+            self.closed = True
 
 
 class AgentHost:
@@ -115,8 +147,9 @@ class AgentHost:
         self.toolbox = ToolBox(options.workspace)
         self.inbox_path = inbox_path(writer.path)
         self.hooks = PolicyHooks(self, config)
-        self.stop_requested = False
-        self._lock = threading.Lock()
+        self.lock = threading.RLock()  # the log and its projection change under it (the inbox thread writes too)
+        self.operator = Operator(self)
+        self.operator.on_stop.append(self.toolbox.interrupt)
 
     # construction ---------------------------------------------------------------------------------------
     @classmethod
@@ -185,7 +218,6 @@ class AgentHost:
         info = host.host_info()
         resumed = {**info, "pid": os.getpid(), "workspace": str(workspace), "resumed": True}
         host.append([{"type": HOST_EVENT, "data": resumed}])
-        host.hooks.steers = pending_steers(session)
         host._repair_open_step()
         return host
 
@@ -214,11 +246,11 @@ class AgentHost:
         """Append planned events to the log and project them; the single write path of the host."""
         if not events:
             return []
-        with self._lock:
+        with self.lock:
             stored = self.writer.append(list(events))
             for event in stored:
                 self.session.apply(event)
-        self.hooks.observe(stored)
+            self.hooks.observe(stored)
         return stored
 
     def say(self, message: str) -> None:
@@ -226,8 +258,14 @@ class AgentHost:
         if self.options.progress:
             self.options.progress(message)
 
+    @property
+    def stop_requested(self) -> bool:
+        """Whether an operator's ``stop`` arrived."""
+        return self.operator.stopped.is_set()
+
     def close(self) -> None:
-        """Flush policy writers and release the log."""
+        """Answer what is left in the inbox, flush policy writers and release the log (the host has exited)."""
+        self.operator.close()
         self.hooks.close()
         self.writer.close()
 
@@ -240,19 +278,22 @@ class AgentHost:
         """
         outcomes: list[TurnOutcome] = []
         tasks = list(self.host_info().get("tasks") or [])
+        self.operator.set_state("running")
+        self.operator.start()
         if self.session.open_turn is not None:
             outcomes.append(self._continue_turn(self.session.open_turn, tasks))
         while not self.stop_requested:
-            if not self.hooks.safe_point(idle=True):
+            if not self.operator.boundary(idle=True):
                 break
             done = task_turns(self.session)
-            if self.hooks.steers:
-                steer = self.hooks.steers.pop(0)
+            if self.operator.steers:
+                steer = self.operator.steers.pop(0)
                 outcomes.append(self.run_turn(steer.text, steer.source()))
             elif done < len(tasks):
                 outcomes.append(self.run_turn(tasks[done]))
             elif self.options.linger:
-                time.sleep(self.options.linger_poll)
+                self.operator.set_state("idle")
+                self.operator.stopped.wait(self.options.linger_poll)
             else:
                 break
         return outcomes
@@ -261,6 +302,7 @@ class AgentHost:
         """Start a new turn with ``prompt`` and run it to its end."""
         turn = max(self.session.turns, default=0) + 1
         self.append([{"type": "turn/start", "data": {"turn": turn}}])
+        self.operator.set_state("running")
         self.say(f"turn {turn}: {prompt.splitlines()[0][:100] if prompt else ''}")
         return self._run_turn(turn, prompt, source)
 
@@ -276,7 +318,7 @@ class AgentHost:
             steer = turn_steer(self.session, turn)
             done = task_turns(self.session)
             if steer is not None:
-                self.hooks.steers = [s for s in self.hooks.steers if s.request_id != steer.request_id]
+                self.operator.steers = [s for s in self.operator.steers if s.request_id != steer.request_id]
                 prompt, source = steer.text, steer.source()
             elif done < len(tasks):
                 prompt = tasks[done]
@@ -307,16 +349,16 @@ class AgentHost:
             if prompt is not None and first:
                 self.append([user_message(prompt, source or {"kind": "user"})])
             first = False
-            if not self.hooks.safe_point():
-                return self._end_step_and_turn(
-                    turn, step, {"kind": "aborted", "reason": {"kind": "user"}}, final_text
-                )
+            if not self.operator.boundary():
+                return self._end_step_and_turn(turn, step, ABORTED_BY_USER, final_text)
             plan = self.hooks.pre_step(turn, step)
             if plan.reject is not None:
                 return self._end_step_and_turn(turn, step, plan.reject, final_text)
             completion = self._call_model(turn, step, plan)
-            if completion.finish in ("error", "aborted"):
-                reason = {"kind": completion.finish}
+            if completion.finish == "aborted" or self.stop_requested:
+                return self._end_step_and_turn(turn, step, ABORTED_BY_USER, final_text)
+            if completion.finish == "error":
+                reason = {"kind": "error"}
                 if completion.error:
                     reason["error"] = completion.error
                 return self._end_step_and_turn(turn, step, reason, final_text)
@@ -324,13 +366,18 @@ class AgentHost:
             final_text = completion.text or final_text
             calls = completion.tool_calls
             for call in calls:
-                self._run_tool(turn, step, call, plan)
+                if self.operator.tool_gate():
+                    self._run_tool(turn, step, call, plan)
+                else:
+                    self._not_dispatched(turn, step, call)
+            if self.stop_requested:
+                return self._end_step_and_turn(turn, step, ABORTED_BY_USER, final_text)
             self.append([{"type": "step/end", "data": {"turn": turn, "step": step}}])
             outcome = self._after_step(turn, step, completion.finish, bool(calls), final_text)
             if outcome is not None:
                 return outcome
-            if self.options.pace:
-                time.sleep(self.options.pace)
+            if self.options.pace and self.operator.stopped.wait(self.options.pace):
+                return self._end_turn(turn, ABORTED_BY_USER, step, final_text)
 
     def _after_step(
         self, turn: int, step: int, finish: str | None, had_calls: bool, text: str
@@ -373,14 +420,40 @@ class AgentHost:
         if hasattr(self.model, "on_retry"):
 
             def log_retry(notice: Any) -> None:
-                stream.flush()  # the failed attempt's chunks land before the retry that follows them
-                self.append([notice.event(turn, step)])
+                with stream.lock:  # the failed attempt's chunks land before the retry that follows them
+                    if stream.closed:
+                        raise _Aborted
+                    stream._flush()
+                    self.append([notice.event(turn, step)])
 
             self.model.on_retry = log_retry
-        completion = self.model.complete(request, stream)
+        result: list[Completion | BaseException] = []
+        done = threading.Event()
+
+        def work() -> None:
+            try:
+                result.append(self.model.complete(request, stream))
+            except _Aborted:
+                pass
+            except BaseException as exc:  # noqa: BLE001 - handed to the host thread below
+                result.append(exc)
+            finally:
+                done.set()
+
+        # The call runs on a worker so that a stop ends it now, not when the model's answer is complete.
+        threading.Thread(target=work, name="tapedeck-model-call", daemon=True).start()
+        while not done.wait(MODEL_POLL_SECONDS):
+            if self.stop_requested:
+                stream.abort()
+                abort = getattr(self.model, "abort", None)
+                if abort is not None:
+                    abort()
+                return Completion([], "aborted")
+        if isinstance(result[0], BaseException):
+            raise result[0]
         stream.flush()
         self._chunk_seqs = stream.seqs
-        return completion
+        return result[0]
 
     def _assistant_message(self, turn: int, step: int, completion: Completion) -> None:
         data: dict[str, Any] = {
@@ -433,6 +506,15 @@ class AgentHost:
         else:
             outcome = self.hooks.run_tool(name, arguments, turn, step) or self.toolbox.run(name, arguments)
         self.append([*outcome.before, tool_result(turn, step, call_id, call_event["seq"], outcome)])
+
+    def _not_dispatched(self, turn: int, step: int, call: dict[str, Any]) -> None:
+        """A call the model asked for after ``stop``: logged with DSH's ``ABORTED_BEFORE_DISPATCH`` result."""
+        [call_event] = self.append([{"type": "tool/call", "data": {
+            "turn": turn, "step": step, "callId": str(call.get("id")), "name": str(call.get("name")),
+            "arguments": str(call.get("arguments") or "")}}])  # fmt: skip
+        outcome = CallResult("Error: the operator stopped the run before this call started.", True,
+                             {"name": "AbortError", "code": "ABORTED_BEFORE_DISPATCH"})  # fmt: skip
+        self.append([tool_result(turn, step, str(call.get("id")), call_event["seq"], outcome)])
 
     def _repair_open_step(self) -> None:
         """After a crash: settle every call of an open step the model answered, then end the step.

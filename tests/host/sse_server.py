@@ -24,6 +24,7 @@ class Reply:
     body: dict[str, Any] | None = None
     headers: dict[str, str] = field(default_factory=dict)
     done: bool = True
+    delay: float = 0.0  # seconds to hold the stream after its first chunk (a slow model); ends when the server closes
 
 
 @dataclass
@@ -87,6 +88,7 @@ class ChatServer:
     def __init__(self) -> None:
         self.replies: deque[Reply] = deque()
         self.received: list[Received] = []
+        self.closing = threading.Event()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -114,7 +116,9 @@ class ChatServer:
                 self.send_header("content-type", "text/event-stream")
                 self.send_header("cache-control", "no-cache")
                 self.end_headers()
-                for item in reply.chunks:
+                for i, item in enumerate(reply.chunks):
+                    if i == 1 and reply.delay and server.closing.wait(reply.delay):
+                        return
                     self.wfile.write(f"data: {json.dumps(item)}\n\n".encode())
                     self.wfile.flush()
                 if reply.done:
@@ -139,6 +143,7 @@ class ChatServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.closing.set()
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join()

@@ -74,7 +74,7 @@ def test_every_op_accepts_its_documented_arguments(inbox: Path) -> None:
     [
         ("explode", {}, f"unknown control op 'explode'; valid ops: {VALID_OPS}"),
         (None, {}, f"unknown control op None; valid ops: {VALID_OPS}"),
-        ("rewind", {"force": True}, "rewind: unknown argument 'force' (it takes no arguments)"),
+        ("pause", {"force": True}, "pause: unknown argument 'force' (it takes no arguments)"),
         ("expand", {}, "expand needs the argument 'seq'"),
         ("expand", {"seq": "12"}, "expand: 'seq' must be a non-negative integer (got '12')"),
         ("expand", {"seq": -1}, "expand: 'seq' must be a non-negative integer"),
@@ -216,7 +216,7 @@ def test_outcome_events() -> None:
         "outcome": "rejected",
         "error": "the tool result at seq 4 is not folded",
     }
-    with pytest.raises(ValueError, match="outcome must be one of applied, rejected"):
+    with pytest.raises(ValueError, match="outcome must be one of pending, applied, rejected, cancelled, expired"):
         outcome_event(request, "maybe")
 
 

@@ -63,13 +63,13 @@ class FakeHost:
         self.thread.join()
 
 
-def test_queue_a_request(writer: SessionWriter, capsys: pytest.CaptureFixture[str]) -> None:
+def test_send_a_request_to_a_live_host(writer: SessionWriter, capsys: pytest.CaptureFixture[str]) -> None:
     inbox = writer.path.parent / "control.jsonl"
     code = _run(["control", str(writer.path), "checkpoint", "--arg", "objective=find the bug"])
     out = capsys.readouterr().out
     [request] = [json.loads(line) for line in inbox.read_text().splitlines()]
     assert code == 0
-    assert out == f"queued checkpoint request {request['id']} in {inbox}\n"
+    assert out == f"sent checkpoint request {request['id']} to the live host of session sess-1\n"
     assert request["args"] == {"objective": "find the bug"}
 
 
@@ -124,12 +124,15 @@ def test_wait_for_a_rejected_outcome_as_json(
     assert isinstance(event["seq"], int)
 
 
-def test_wait_times_out_without_a_host(writer: SessionWriter, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_wait_that_times_out_withdraws_its_request(
+    writer: SessionWriter, capsys: pytest.CaptureFixture[str]
+) -> None:
     code = _run(["control", str(writer.path), "pause", "--wait", "--timeout", "0.3"])
     err = capsys.readouterr().err
     assert code == 2
-    assert "no outcome for request req-" in err and "is a tapedeck host running this session?" in err
-    assert "stays queued" in err
+    assert "no outcome for request req-" in err and "it was withdrawn" in err
+    request, withdrawal = (json.loads(line) for line in (writer.path.parent / "control.jsonl").read_text().splitlines())
+    assert withdrawal["withdraw"] == request["id"]
 
 
 @pytest.mark.parametrize(

@@ -40,7 +40,11 @@ def _wait_for(predicate, timeout: float = 60.0) -> None:  # type: ignore[no-unty
 
 
 def _assert_one_outcome_per_request(session: Session, inbox: Path) -> Counter[str]:
-    outcomes = Counter(e["data"]["requestId"] for e in session.events if e["type"] == "tapedeck/control")
+    outcomes = Counter(
+        e["data"]["requestId"]
+        for e in session.events
+        if e["type"] == "tapedeck/control" and e["data"]["outcome"] in control.FINAL
+    )
     sent = [json.loads(line)["id"] for line in inbox.read_text().splitlines() if line.strip()]
     assert sorted(outcomes) == sorted(sent)
     assert set(outcomes.values()) == {1}

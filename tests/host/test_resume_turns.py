@@ -149,7 +149,7 @@ def test_an_answer_logged_before_its_step_ended_ends_the_turn(tmp_path: Path) ->
 
 def _queue_steer(host: AgentHost, text: str) -> str:
     request_id = control.append_request(host.inbox_path, "message", {"text": text})["id"]
-    assert host.hooks.safe_point(idle=True)
+    assert host.operator.boundary(idle=True)
     [outcome] = [e for e in host.session.events if e["type"] == "tapedeck/control"]
     assert outcome["data"]["detail"]["queued"] == "next turn"
     return request_id

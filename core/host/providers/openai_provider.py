@@ -18,6 +18,7 @@ a request for an effort that is not declared sends nothing extra.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import os
 import random
@@ -181,6 +182,14 @@ class OpenAIProvider:
         self._api_key = api_key
         self._timeout = timeout
         self._client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+        self._response: Any = None
+
+    def abort(self) -> None:
+        """Close the response being streamed, if any (thread-safe; the host calls it when ``stop`` arrives)."""
+        response = self._response
+        if response is not None:
+            with contextlib.suppress(Exception):
+                response.close()
 
     def for_route(self, provider: str, model: str) -> OpenAIProvider:
         """A client for another provider/model on this endpoint, with this one's key, retries and timeout.
@@ -249,6 +258,7 @@ class OpenAIProvider:
             response = self._client.chat.completions.create(**params)
         except Exception as exc:  # noqa: BLE001 - every client failure becomes an LlmFailure
             raise _classify(exc) from exc
+        self._response = response
         finish_reason: str | None = None
         with response:
             chunks = iter(response)

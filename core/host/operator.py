@@ -1,0 +1,276 @@
+"""The operator's side of a running host: the control inbox watched all the time, each request answered once.
+
+A thread reads the inbox every ``POLL_SECONDS`` whatever the host is doing (a model call, a tool, a pause):
+
+- ``checkpoint``, ``pause``, ``resume``, ``message`` and ``stop`` take effect at once and are answered at once.
+  A checkpoint's anchor is the log length at that moment; a steering message is in the log (its outcome holds the
+  text) before the host reports it applied, and reaches the model at the next step; a ``stop`` interrupts the
+  model stream and any running tool on the spot (``on_stop`` callbacks).
+- ``rewind``, ``expand`` and ``config.set`` change what the next model request contains: they are acknowledged
+  ``pending`` at once and applied (or rejected) at the next boundary, before the next model call.
+- ``pause`` holds the host before its next model call or tool call (state ``pausing``, then ``paused``).
+
+Every request gets exactly one final outcome: ``applied``, ``rejected``, ``cancelled`` (withdrawn by its sender, or
+sent to a host that is gone) or ``expired``. A restarted host skips what was answered and cancels what was sent to
+the host before it unless the sender marked it ``queued`` for the next resume.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from core import control
+from core.errors import TapedeckError
+from core.host.messages import user_message
+from core.host.resume import QUEUED, Steer, pending_steers
+from core.host_state import STATE_EVENT, write_state
+from core.session import Session
+
+POLL_SECONDS = 0.05
+DEFERRED = ("rewind", "expand", "config.set")
+NEXT_STEP = "next step"
+STALE = (
+    "it was sent while no host was running this session (use --queue to leave a request for the next resume)"
+)
+GONE = "the host exited before applying it"
+WITHDRAWN = "withdrawn by its sender before the host applied it"
+
+
+class _PolicyRequests(Protocol):
+    def control_effect(self, request: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]: ...
+
+
+class _Writer(Protocol):
+    path: Path
+
+
+class Host(Protocol):
+    """What the operator uses of the host it serves (``core.host.loop.AgentHost``)."""
+
+    session: Session
+    inbox_path: Path
+    writer: _Writer
+    hooks: _PolicyRequests
+    lock: threading.RLock
+
+    def append(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
+    def say(self, message: str) -> None: ...
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Operator:
+    """Watches one host's control inbox and answers every request exactly once."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.reader = control.InboxReader(host.inbox_path)
+        events = host.session.events
+        self.answered = control.answered_ids(events)
+        self.acknowledged = control.acknowledged_ids(events)
+        self.started = _now_ms()
+        self.deferred: list[dict[str, Any]] = []
+        self.steers: list[Steer] = pending_steers(host.session)
+        self.paused = False
+        self.stopped = threading.Event()
+        self.on_stop: list[Callable[[], None]] = []
+        self.state: str | None = None
+        self._withdrawn: set[str] = set()
+        self._warned: set[str] = set()
+        self._mutex = threading.RLock()  # one request at a time, whichever thread reads it
+        self._closing = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # lifecycle ---------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start watching the inbox on a background thread (idempotent)."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._watch, name="tapedeck-inbox", daemon=True)
+            self._thread.start()
+
+    def close(self) -> None:
+        """Stop watching; cancel every request this host will never apply (queued ones wait for a resume)."""
+        self._closing.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        with self._mutex:
+            self.poll()
+            for request in self.deferred:
+                if not request.get("queued"):
+                    self._final(request, control.CANCELLED, GONE)
+            self.deferred = []
+            self.set_state("exited")
+
+    def _watch(self) -> None:
+        while not self._closing.wait(POLL_SECONDS):
+            self.poll()
+
+    # state -------------------------------------------------------------------------------------------------
+    def set_state(self, state: str) -> None:
+        """Record a change of host state (``host.json`` for readers, a ``tapedeck/state`` event for the record)."""
+        with self._mutex:
+            if state == self.state:
+                return
+            self.state = state
+            now = _now_ms()
+            self.host.append([{"type": STATE_EVENT, "data": {"state": state}}])
+            write_state(self.host.writer.path, state, os.getpid(), now)
+
+    def _working_state(self) -> str:
+        return "running" if self.host.session.open_turn is not None else "idle"
+
+    # boundaries (called by the host loop) ------------------------------------------------------------------
+    def boundary(self, idle: bool = False) -> bool:
+        """Before a model call (or, ``idle``, between turns): apply deferred requests, deliver steering messages
+        into the open turn, hold while paused. False when the host must stop."""
+        self.poll()
+        with self._mutex:
+            for request in self.deferred:
+                self._apply_deferred(request)
+            self.deferred = []
+            if not idle and self.steers:
+                steers, self.steers = self.steers, []
+                self.host.append([user_message(s.text, s.source()) for s in steers])
+        return self._hold()
+
+    def tool_gate(self) -> bool:
+        """Before a tool call: hold while paused. False when the host must stop."""
+        return self._hold()
+
+    def _hold(self) -> bool:
+        if self.paused and not self.stopped.is_set():
+            self.set_state("paused")
+            while self.paused and not self.stopped.is_set():
+                self.stopped.wait(POLL_SECONDS)
+                if self._thread is None:
+                    self.poll()
+            if not self.stopped.is_set():
+                self.set_state(self._working_state())
+        return not self.stopped.is_set()
+
+    # reading -------------------------------------------------------------------------------------------------
+    def poll(self) -> None:
+        """Read and answer the requests that arrived since the last poll (any thread)."""
+        with self._mutex:
+            try:
+                entries = self.reader.read()
+            except control.ControlError as exc:
+                self._warn(str(exc))
+                return
+            withdrawn = {e.withdraw for e in entries if e.withdraw}
+            for entry in entries:
+                try:
+                    self._take(entry, withdrawn)
+                except Exception as exc:  # noqa: BLE001 - no request may stop the host
+                    if entry.request is not None and entry.request["id"] not in self.answered:
+                        self._final(entry.request, control.REJECTED, f"the host failed on it: {exc!r}")
+
+    def _warn(self, message: str) -> None:
+        if message not in self._warned:
+            self._warned.add(message)
+            self.host.say(message)
+
+    def _take(self, entry: control.InboxEntry, withdrawn: set[str]) -> None:
+        if entry.withdraw:
+            self._withdraw(entry.withdraw)
+            return
+        request = entry.request
+        if request is None:
+            self._warn(entry.error or "an unreadable control inbox line")
+            return
+        rid = request["id"]
+        if rid in self.answered:
+            return
+        if entry.error:
+            self._final(request, control.REJECTED, entry.error)
+        elif rid in withdrawn or rid in self._withdrawn:
+            self._final(request, control.CANCELLED, WITHDRAWN)
+        elif control.is_expired(request):
+            self._final(request, control.EXPIRED, control.expiry_error(request))
+        elif (
+            not request.get("queued") and isinstance(request.get("at"), int) and request["at"] < self.started
+        ):
+            self._final(request, control.CANCELLED, STALE)
+        elif request["op"] in DEFERRED:
+            self.deferred.append(request)
+            if rid not in self.acknowledged:
+                self.acknowledged.add(rid)
+                self.host.append(
+                    [control.outcome_event(request, control.PENDING, None, {"until": "next step"})]
+                )
+        else:
+            self._apply_now(request)
+
+    def _withdraw(self, rid: str) -> None:
+        if rid in self.answered:
+            return
+        waiting = [r for r in self.deferred if r["id"] == rid]
+        if waiting:
+            self.deferred = [r for r in self.deferred if r["id"] != rid]
+            self._final(waiting[0], control.CANCELLED, WITHDRAWN)
+        else:
+            self._withdrawn.add(rid)
+
+    def _final(
+        self, request: dict[str, Any], outcome: str, error: str | None = None, detail: Any = None,
+        events: list[dict[str, Any]] | None = None,
+    ) -> None:  # fmt: skip
+        self.answered.add(request["id"])
+        self.host.append([*(events or []), control.outcome_event(request, outcome, error, detail)])
+        self.host.say(f"control {request.get('op')} {outcome}" + (f": {error}" if error else ""))
+
+    # applying ----------------------------------------------------------------------------------------------
+    def _apply_now(self, request: dict[str, Any]) -> None:
+        op, args = request["op"], request["args"]
+        if op == "pause":
+            self.paused = True
+            self.set_state("paused" if self.host.session.open_turn is None else "pausing")
+            self._final(request, control.APPLIED)
+        elif op == "resume":
+            was = self.paused
+            self.paused = False
+            if self.state in ("pausing", "paused"):
+                self.set_state(self._working_state())
+            self._final(request, control.APPLIED, None, {"wasPaused": was})
+        elif op == "stop":
+            self.stopped.set()
+            for interrupt in self.on_stop:
+                interrupt()
+            self._final(request, control.APPLIED, None, {"reason": args.get("reason")})
+        elif op == "message":
+            text = args["text"]
+            if args.get("kind", "steer") == "note":
+                self._final(request, control.APPLIED, None, {"note": text})
+                return
+            # The outcome holds the text: once it is logged, the message survives a crash (resume re-queues it).
+            when = NEXT_STEP if self.host.session.open_turn is not None else QUEUED
+            self.steers.append(Steer(text, request["id"]))
+            self._final(request, control.APPLIED, None, {"queued": when, "text": text})
+        else:
+            self._effect(request)
+
+    def _apply_deferred(self, request: dict[str, Any]) -> None:
+        if control.is_expired(request):
+            self._final(request, control.EXPIRED, control.expiry_error(request))
+        else:
+            self._effect(request)
+
+    def _effect(self, request: dict[str, Any]) -> None:
+        with self.host.lock:
+            try:
+                events, detail = self.host.hooks.control_effect(request)
+            except Exception as exc:  # noqa: BLE001 - a failing request is rejected, the host goes on
+                code = getattr(exc, "code", None)
+                error = str(exc) if isinstance(exc, TapedeckError) else repr(exc)
+                self._final(request, control.REJECTED, f"{code}: {error}" if code else error)
+                return
+            self._final(request, control.APPLIED, None, detail, events)

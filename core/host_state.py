@@ -1,0 +1,127 @@
+"""Whether a tapedeck host runs a session right now, and in which state, read without racing it.
+
+Liveness comes from the OS: a live host holds the owner lock on its log (``core.log.owner``), which the kernel
+drops the moment the process dies. The state a live host is in lives in ``host.json`` beside the log, which the
+host replaces atomically at every change (and logs as a ``tapedeck/state`` event). States:
+
+- ``running``: working on a turn; ``pausing``: a pause arrived, it holds before its next model or tool call;
+  ``paused``: holding; ``idle``: lingering between turns, waiting for requests;
+- ``exited``: a tapedeck host owned the log once but none holds it now (``since`` = when it exited, or the log's
+  last write after a crash);
+- ``none``: no tapedeck host has ever owned the log (a real DeepSeek Harness log).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import zstandard
+
+from core.log.layout import is_compressed
+from core.log.owner import is_owned
+
+STATE_FILE = "host.json"
+STATE_EVENT = "tapedeck/state"
+HOST_EVENT = "tapedeck/host"
+LIVE_STATES = ("running", "pausing", "paused", "idle")
+STATES = (*LIVE_STATES, "exited", "none")
+_SCAN_BYTES = 1 << 18  # a tapedeck host logs its tapedeck/host event right after the header
+
+
+@dataclass(frozen=True)
+class HostState:
+    """The host state of one session log: ``state`` (one of ``STATES``), the host's ``pid``, ``since`` (epoch ms)."""
+
+    state: str
+    pid: int | None = None
+    since: int | None = None
+
+    @property
+    def live(self) -> bool:
+        """Whether a live host owns the log (it reads control requests)."""
+        return self.state in LIVE_STATES
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``inspect --json`` form."""
+        return asdict(self)
+
+
+def state_path(log: str | os.PathLike[str]) -> Path:
+    """``host.json`` beside the log."""
+    return Path(log).parent / STATE_FILE
+
+
+def write_state(log: str | os.PathLike[str], state: str, pid: int, since: int) -> None:
+    """Replace ``host.json`` atomically (the host calls this at every change of state)."""
+    target = state_path(log)
+    tmp = target.with_name(f".{STATE_FILE}.{pid}.tmp")
+    tmp.write_bytes(orjson.dumps({"state": state, "pid": pid, "since": since}))
+    os.replace(tmp, target)  # replaces a symlink itself, never what it points to
+
+
+def _recorded(log: Path) -> dict[str, Any] | None:
+    try:
+        fd = os.open(state_path(log), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        obj = orjson.loads(os.read(fd, 4096))
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    finally:
+        os.close(fd)
+    return obj if isinstance(obj, dict) and obj.get("state") in STATES else None
+
+
+def _ever_hosted(log: Path) -> bool:
+    """Whether the start of the log holds a ``tapedeck/host`` event (logs from before ``host.json``)."""
+    needle = b'"type":"' + HOST_EVENT.encode() + b'"'
+    try:
+        with open(log, "rb") as f:
+            if is_compressed(log):
+                reader = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True)
+                head = reader.read(_SCAN_BYTES)
+            else:
+                head = f.read(_SCAN_BYTES)
+    except (OSError, zstandard.ZstdError):
+        return False
+    return needle in head
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def read_host_state(log: str | os.PathLike[str]) -> HostState:
+    """The host state of the session log at ``log`` (cheap: one lock probe and one small file)."""
+    path = Path(log)
+    recorded = _recorded(path)
+    pid = _int((recorded or {}).get("pid"))
+    since = _int((recorded or {}).get("since"))
+    if is_owned(path):
+        state = (recorded or {}).get("state")
+        return HostState(state if state in LIVE_STATES else "running", pid, since)
+    if recorded is None and not _ever_hosted(path):
+        return HostState("none")
+    if recorded is None or recorded.get("state") != "exited":
+        try:
+            since = int(path.stat().st_mtime * 1000)  # it died without saying so: its last write
+        except OSError:
+            since = None
+    return HostState("exited", pid, since)
+
+
+def describe_host(state: dict[str, Any]) -> str:
+    """One line for a ``HostState.to_dict()``: ``paused (pid 812) since 2026-12-03 06:40:12 UTC``."""
+    name = state.get("state")
+    if name == "none":
+        return "none (no tapedeck host has run this log)"
+    pid = f" (pid {state['pid']})" if state.get("pid") else ""
+    since = state.get("since")
+    when = time.strftime(" since %Y-%m-%d %H:%M:%S UTC", time.gmtime(since / 1000)) if since else ""
+    return f"{name}{pid}{when}"

@@ -1,0 +1,320 @@
+"""Live control against a slow loopback model: requests act during a model call or a tool, never fire late."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core import control
+from core.cli import main
+from core.config import load_config
+from core.host.loop import AgentHost, HostOptions, TurnOutcome
+from core.host.providers.openai_provider import OpenAIProvider
+from core.host.providers.retry import RetryPolicy
+from core.host_state import read_host_state
+from core.log.reader import read_log
+from tests.host.sse_server import ChatServer, Reply, chunk, text_reply, tool_delta
+
+SLOW = 30.0  # the model's answers take this long unless the host interrupts them
+
+
+def _wait(predicate: Callable[[], Any], timeout: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+    return value
+
+
+def _slow_text(text: str = "a slow answer") -> Reply:
+    reply = text_reply(*text.split(" "))
+    reply.delay = SLOW
+    return reply
+
+
+def _tool_reply(command: str, delay: float = 0.0) -> Reply:
+    args = json.dumps({"command": command})
+    chunks = [
+        chunk({"role": "assistant", "content": ""}),
+        chunk(tool_delta(0, args[:5], call_id="call_1", name="bash")),
+        chunk(tool_delta(0, args[5:])),
+        chunk(finish="tool_calls"),
+        chunk(usage={"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}),
+    ]
+    return Reply(chunks, delay=delay)
+
+
+@pytest.fixture
+def server() -> Iterator[ChatServer]:
+    with ChatServer() as srv:
+        yield srv
+
+
+class Running:
+    """A host on a thread, against the loopback model."""
+
+    def __init__(self, tmp_path: Path, server: ChatServer, tasks: list[str], *, linger: bool = False) -> None:
+        workspace = tmp_path / "ws"
+        workspace.mkdir(exist_ok=True)
+        self.model = OpenAIProvider(
+            api_key="k", base_url=server.base_url, model="m", retry=RetryPolicy(max_retries=0)
+        )
+        self.host = AgentHost.create(
+            tmp_path / "root", self.model, load_config(None),
+            HostOptions(workspace=workspace, linger=linger, linger_poll=0.02), tasks=tasks,
+        )  # fmt: skip
+        self.log = self.host.writer.path
+        self.inbox = control.inbox_path(self.log)
+        self.outcomes: list[TurnOutcome] = []
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.outcomes = self.host.run()
+        finally:
+            self.host.close()
+
+    def events(self, etype: str | None = None) -> list[dict[str, Any]]:
+        return [e for e in list(self.host.session.events) if etype is None or e["type"] == etype]
+
+    def outcome(self, request_id: str, final: bool = True) -> dict[str, Any] | None:
+        for e in self.events("tapedeck/control"):
+            if e["data"]["requestId"] == request_id and (not final or e["data"]["outcome"] in control.FINAL):
+                return e
+        return None
+
+    def send(self, op: str, args: dict[str, Any] | None = None) -> str:
+        return control.append_request(self.inbox, op, args)["id"]
+
+    def join(self) -> None:
+        self.thread.join(20)
+        assert not self.thread.is_alive(), "the host did not end"
+
+
+def test_stop_aborts_the_model_stream_in_flight(tmp_path: Path, server: ChatServer) -> None:
+    server.push(_slow_text())
+    run = Running(tmp_path, server, ["explain the code"])
+    _wait(lambda: server.received)
+    rid = run.send("stop", {"reason": "wrong task"})
+    run.join()  # long before the model's answer would end
+
+    stop = run.outcome(rid)
+    assert stop is not None and stop["data"]["outcome"] == "applied"
+    assert stop["data"]["detail"] == {"reason": "wrong task"}
+    [end] = run.events("turn/end")
+    assert end["data"]["reason"] == {"kind": "aborted", "reason": {"kind": "user"}}
+    finishes = [
+        e["data"]["chunk"] for e in run.events("assistant/chunk") if e["data"]["chunk"]["type"] == "finish"
+    ]
+    assert finishes == [{"type": "finish", "reason": {"kind": "aborted"}}]
+    assert not run.events("assistant/message")
+    assert [o.reason["kind"] for o in run.outcomes] == ["aborted"]
+    assert read_host_state(run.log).state == "exited"
+
+
+def test_pause_mid_stream_holds_before_the_tool_call_and_resume_goes_on(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    server.push(_tool_reply("echo hi", delay=1.0), text_reply("done"))
+    run = Running(tmp_path, server, ["say hi"])
+    _wait(lambda: server.received)
+    pause = run.send("pause")
+    _wait(lambda: run.outcome(pause))
+    assert read_host_state(run.log).state == "pausing"  # the model call in flight goes on
+    _wait(lambda: read_host_state(run.log).state == "paused")
+    assert run.events("assistant/message") and not run.events("tool/call")  # held before the tool call
+    resume = run.send("resume")
+    run.join()
+
+    assert run.outcome(resume)["data"]["detail"] == {"wasPaused": True}  # type: ignore[index]
+    assert [o.reason["kind"] for o in run.outcomes] == ["completed"]
+    assert len(run.events("tool/result")) == 1
+    states = [e["data"]["state"] for e in run.events("tapedeck/state")]
+    assert states == ["running", "pausing", "paused", "running", "exited"]
+
+
+def test_a_message_during_a_tool_call_is_logged_before_applied_and_reaches_the_next_step(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    gate = tmp_path / "go"
+    server.push(_tool_reply(f"while [ ! -e {gate} ]; do sleep 0.05; done; echo ok"), text_reply("noted"))
+    run = Running(tmp_path, server, ["wait for the gate"])
+    _wait(lambda: run.events("tool/call"))
+    rid = run.send("message", {"text": "Operator: prefer small diffs."})
+    applied = _wait(lambda: run.outcome(rid))
+    assert applied["data"]["detail"] == {"queued": "next step", "text": "Operator: prefer small diffs."}
+    assert not run.events("tool/result")  # acknowledged while the tool still runs
+    gate.touch()
+    run.join()
+
+    [result] = run.events("tool/result")
+    steer = [e for e in run.events("user/message") if e["data"]["source"].get("requestId") == rid]
+    assert len(steer) == 1 and steer[0]["seq"] > result["seq"]
+    second = server.received[1].body["messages"]
+    assert second[-1] == {"role": "user", "content": "Operator: prefer small diffs."}
+
+
+def test_a_checkpoint_during_a_model_call_is_applied_at_once(tmp_path: Path, server: ChatServer) -> None:
+    server.push(_slow_text())
+    run = Running(tmp_path, server, ["think"])
+    _wait(lambda: server.received)
+    rid = run.send("checkpoint", {"objective": "try the parser"})
+    applied = _wait(lambda: run.outcome(rid))
+    [mark] = run.events("tapedeck/checkpoint")
+    assert applied["data"]["outcome"] == "applied" and mark["data"]["anchor"] == mark["seq"]
+    assert not run.events("assistant/message")  # the model call is still in flight
+    run.send("stop")
+    run.join()
+
+
+def test_policy_requests_are_pending_until_the_next_boundary(tmp_path: Path, server: ChatServer) -> None:
+    server.push(_tool_reply("echo one", delay=1.0), text_reply("done"))
+    run = Running(tmp_path, server, ["one"])
+    _wait(lambda: server.received)
+    rid = run.send("config.set", {"key": "slice.history.keepRecentTurns", "value": 2})
+    pending = _wait(lambda: run.outcome(rid, final=False))
+    assert pending["data"]["outcome"] == "pending"
+    run.join()
+    applied = run.outcome(rid)
+    assert applied is not None and applied["data"]["outcome"] == "applied"
+    [step2] = [e for e in run.events("step/start") if e["data"]["step"] == 2]
+    assert pending["seq"] < step2["seq"] < applied["seq"]
+
+
+def test_hostile_inbox_lines_are_rejected_once_each_and_never_stop_the_host(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    run = Running(tmp_path, server, [], linger=True)
+    _wait(lambda: read_host_state(run.log).state == "idle")
+    lines = [
+        b'{"id":"deep","op":"message","args":{"text":' + b"[" * 1000 + b"]" * 1000 + b"}}",
+        b'{"id":"lone","op":"message","args":{"text":"\\ud800"}}',
+        b'{"id":"huge","op":"message","args":{"text":"' + b"x" * (2 << 20) + b'"}}',
+        b'{"id":"bad-op","op":"explode"}',
+        b"\xff\xfe not even text",
+    ]
+    with open(run.inbox, "ab") as f:
+        for line in lines:
+            f.write(line[: len(line) // 2])
+            f.flush()
+            time.sleep(0.06)
+            f.write(line[len(line) // 2 :] + b"\n")
+            f.flush()
+    for rid in ("deep", "lone", "huge", "bad-op"):
+        assert _wait(lambda rid=rid: run.outcome(rid))["data"]["outcome"] == "rejected"
+    assert read_host_state(run.log).live
+    stop = run.send("stop")
+    run.join()
+    outcomes = [e["data"]["requestId"] for e in run.events("tapedeck/control")]
+    assert sorted(outcomes) == sorted(["deep", "lone", "huge", "bad-op", stop])
+
+
+def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _finished(tmp_path: Path, server: ChatServer) -> Path:
+    server.push(text_reply("done"))
+    run = Running(tmp_path, server, ["one task"])
+    run.join()
+    return run.log
+
+
+def _resume(log: Path, server: ChatServer, *, linger: bool = False) -> AgentHost:
+    model = OpenAIProvider(api_key="k", base_url=server.base_url, model="m", retry=RetryPolicy(max_retries=0))
+    return AgentHost.resume(log, model, load_config(None), HostOptions(workspace=None, linger=linger))
+
+
+def test_a_request_to_a_dead_host_exits_3_and_writes_nothing(
+    tmp_path: Path, server: ChatServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = _finished(tmp_path, server)
+    code, out, err = _cli(["control", str(log), "rewind"], capsys)
+    assert code == 3 and out == ""
+    assert len(err.splitlines()) == 1
+    assert "no live host (it exited at " in err and "nothing was sent" in err
+    assert not control.inbox_path(log).exists() or control.inbox_path(log).read_text() == ""
+
+
+def test_a_queued_request_waits_for_the_next_resume(
+    tmp_path: Path, server: ChatServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = _finished(tmp_path, server)
+    code, out, _ = _cli(["control", str(log), "checkpoint", "--queue"], capsys)
+    assert code == 0 and "for the next resume" in out
+    code, _, _ = _cli(["control", str(log), "pause", "--queue", "--expires", "0.05"], capsys)
+    assert code == 0
+    time.sleep(0.1)
+    host = _resume(log, server)
+    host.run()
+    host.close()
+    by_op = {e["data"]["op"]: e["data"] for e in read_log(log).events if e["type"] == "tapedeck/control"}
+    assert by_op["checkpoint"]["outcome"] == "applied"
+    assert by_op["pause"]["outcome"] == "expired" and "expired at" in by_op["pause"]["error"]
+
+
+def test_requests_left_for_a_dead_host_are_cancelled_at_resume_and_withdrawals_hold(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    log = _finished(tmp_path, server)
+    inbox = control.inbox_path(log)
+    stale = control.append_request(inbox, "stop")["id"]  # written behind the CLI's back while no host ran
+    withdrawn = control.append_request(inbox, "pause", queued=True)["id"]
+    control.withdraw_request(inbox, withdrawn)  # e.g. a --wait that timed out
+    host = _resume(log, server)
+    outcomes = host.run()
+    host.close()
+    assert outcomes == []
+    by_id = {
+        e["data"]["requestId"]: e["data"] for e in read_log(log).events if e["type"] == "tapedeck/control"
+    }
+    assert by_id[stale]["outcome"] == "cancelled" and "no host was running" in by_id[stale]["error"]
+    assert by_id[withdrawn]["outcome"] == "cancelled" and "withdrawn" in by_id[withdrawn]["error"]
+
+
+def test_control_on_a_log_no_tapedeck_host_owns_exits_2_and_creates_nothing(
+    tmp_path: Path, fixtures_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "s" / "session.jsonl"
+    log.parent.mkdir()
+    shutil.copyfile(fixtures_dir / "multi-turn.session.jsonl", log)
+    code, _, err = _cli(["control", str(log), "stop", "--queue"], capsys)
+    assert code == 2 and "no tapedeck host has ever run this session" in err
+    assert sorted(p.name for p in log.parent.iterdir()) == ["session.jsonl"]
+    code, out, _ = _cli(["inspect", str(log), "--json"], capsys)
+    assert json.loads(out)["host"] == {"state": "none", "pid": None, "since": None}
+
+
+def test_inspect_reports_the_host_state(
+    tmp_path: Path, server: ChatServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = Running(tmp_path, server, [], linger=True)
+    _wait(lambda: read_host_state(run.log).state == "idle")
+    code, out, _ = _cli(["inspect", str(run.log), "--json"], capsys)
+    host = json.loads(out)["host"]
+    assert (
+        code == 0
+        and host["state"] == "idle"
+        and host["pid"] == os.getpid()
+        and isinstance(host["since"], int)
+    )
+    run.send("pause")
+    _wait(lambda: read_host_state(run.log).state == "paused")
+    run.send("stop")
+    run.join()
+    code, out, _ = _cli(["inspect", str(run.log), "--json"], capsys)
+    assert json.loads(out)["host"]["state"] == "exited"
+    code, out, _ = _cli(["sessions", str(tmp_path / "root")], capsys)
+    assert " exited " in out
