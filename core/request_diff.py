@@ -150,3 +150,20 @@ def _cause(
     if isinstance(moved, str):
         return PHASE_NOTE, int(moved.split(":", 1)[1])
     return REWRITE, None
+
+
+def break_location(diff: RequestDiff) -> tuple[str, int] | None:
+    """Where in the second request the cache broke: ``("message", i)`` for wire message ``i``, ``("tools", 0)``
+    for the tool list, or None when nothing broke."""
+    if not diff.broke:
+        return None
+    parts = prompt_parts(diff.after)
+    has_system = bool(diff.after.wire) and diff.after.wire[0].get("role") == "system"
+    offset = 0
+    for k, part in enumerate(parts):
+        offset += len(part)
+        if diff.prefix_bytes < offset:
+            if has_system:
+                return ("message", 0) if k == 0 else ("tools", 0) if k == 1 else ("message", k - 1)
+            return ("tools", 0) if k == 0 else ("message", k - 1)
+    return ("message", len(diff.after.wire) - 1) if diff.after.wire else None

@@ -15,6 +15,7 @@ import bisect
 import os
 from array import array
 from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,15 +61,22 @@ class SurfaceTimeline:
         timeline.extend(session)
         return timeline
 
-    def extend(self, session: Session) -> None:
-        """Take in the events ``session`` projected since the last call (the session only ever grows)."""
-        start, end = self.seen, session.next_seq
-        if end <= start:
-            return
-        replacements = {seq: nodes for seq, nodes in session.shadowed.items() if seq >= start}
-        appended = {seq for seq in session.surface if seq >= start and seq not in session.shadowed}
+    def extend(self, session: Session, lock: AbstractContextManager[Any] | None = None) -> None:
+        """Take in the events ``session`` projected since the last call (the session only ever grows).
+
+        ``lock`` guards reading the session while another thread applies events to it (the TUI's follower);
+        only the copy of what is new is made under it.
+        """
+        start = self.seen
+        with lock if lock is not None else nullcontext():
+            end = session.next_seq
+            if end <= start:
+                return
+            replacements = {seq: list(nodes) for seq, nodes in session.shadowed.items() if seq >= start}
+            live = [seq for seq in session.surface if seq >= start]
+        appended = {seq for seq in live if seq not in replacements}
         for nodes in replacements.values():
-            appended.update(s for s in nodes if s >= start and s not in session.shadowed)
+            appended.update(s for s in nodes if s >= start and s not in replacements)
         for seq in sorted(appended | replacements.keys()):
             shadowed = replacements.get(seq)
             if shadowed is None:

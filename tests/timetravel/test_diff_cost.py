@@ -11,7 +11,7 @@ from core.cost import cost_report, session_cost
 from core.log.reader import read_log
 from core.models import ModelConfig, Prices
 from core.request import Request, iter_requests
-from core.request_diff import diff_requests, prompt_bytes
+from core.request_diff import break_location, diff_requests, prompt_bytes
 from core.session import Session
 from tests.log.helpers import HEADER, assistant, user
 
@@ -129,3 +129,14 @@ def test_session_cost_sums_each_steps_last_usage() -> None:
     assert usd == pytest.approx((800 * 0.028 + 1200 * 0.28 + 150 * 0.42) / 1e6)
     assert cached == pytest.approx(800 / 2000)
     assert session_cost(Session.from_events(header, events[:3])) == (None, None)
+
+
+def test_break_location_names_the_message_where_the_prefix_ends(fixtures_dir: Path, demo_log: Path) -> None:
+    requests, session = _pairs(fixtures_dir / "compaction-recovery.session.jsonl")
+    assert break_location(diff_requests(requests[1], requests[2], session)) == ("message", 1)
+    assert break_location(diff_requests(requests[0], requests[1], session)) is None
+    requests, session = _pairs(demo_log)
+    rewind = next(d for b, a in zip(requests, requests[1:], strict=False)
+                  if (d := diff_requests(b, a, session)).cause == "rewind")  # fmt: skip
+    kind, index = break_location(rewind)
+    assert kind == "message" and rewind.after.keys[index - 1] == rewind.cause_seq

@@ -1,0 +1,181 @@
+"""The request view: one model request rebuilt from the log, and what changed against the request before it.
+
+The heading names the step, the moment and the sizes; the diff line says where the provider's prefix cache
+broke and which event broke it; the table lists the chat-completions messages with their roles and sizes, the
+message where the cache broke marked ``✂``. ``,`` and ``.`` move one request back or forward. The request is
+rebuilt in a worker (``tui.travel.TimeTravel.request``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import get_current_worker
+
+from core.request_diff import break_location
+from core.request import wire_chars
+from core.summary import human_chars, one_line
+from tui.travel import RequestView, TimeTravel
+
+PREVIEW = 160
+
+
+def _key(key: int | str) -> str:
+    return f"note@{key.split(':', 1)[1]}" if isinstance(key, str) else str(key)
+
+
+def heading(view: RequestView, total: int) -> Text:
+    """``request 12/40 · turn 7 step 3 · at seq 4180 · model · 24 messages · 81k chars · max_tokens …``."""
+    r = view.request
+    attempt = f" attempt {r.attempt}" if r.attempt > 1 else ""
+    parts = [
+        f"request {view.index + 1}/{total}",
+        f"turn {r.turn} step {r.step}{attempt}",
+        f"at seq {r.seq}",
+        f"{r.provider or '?'}/{r.model or '?'}",
+        f"{len(r.wire)} messages",
+        f"{human_chars(r.chars)} chars",
+    ]
+    if r.body.get("max_tokens") is not None:
+        parts.append(f"max_tokens {r.body['max_tokens']}")
+    if r.body.get("tool_choice"):
+        parts.append(f"tool_choice {r.body['tool_choice']}")
+    if r.usage:
+        parts.append("usage " + " ".join(f"{k}={v}" for k, v in r.usage.items()))
+    return Text(" · ".join(parts), style="bold")
+
+
+def diff_line(view: RequestView) -> Text:
+    """The cache-break point and its cause, or that the request extends the previous one."""
+    d = view.diff
+    if d.before is None:
+        return Text("The session's first request: nothing cached before it.", style="dim")
+    changes = f"  +{len(d.added)} −{len(d.removed)} nodes" + (f", {len(d.replaced)} replaced" if d.replaced else "")
+    if not d.broke:
+        return Text.assemble(
+            ("prefix kept ", "bold green"),
+            f"the first {d.prefix_bytes:,} of {d.total_bytes:,} bytes are the previous request{changes}",
+        )
+    cause = (d.cause or "?") + (f" at seq {d.cause_seq}" if d.cause_seq is not None else "")
+    share = d.prefix_bytes / d.total_bytes if d.total_bytes else 0
+    return Text.assemble(
+        ("✂ cache broke ", "bold red"),
+        f"at byte {d.prefix_bytes:,} of {d.total_bytes:,} ({share:.0%} reused) · cause: ",
+        (cause, "bold"),
+        changes,
+    )
+
+
+def message_rows(view: RequestView) -> list[tuple[str, tuple[Any, ...]]]:
+    """Table rows: break mark, index, wire role, chars, where it came from, a preview."""
+    r = view.request
+    where = break_location(view.diff)
+    has_system = bool(r.wire) and r.wire[0].get("role") == "system"
+    rows = []
+    first = 1 if has_system else 0
+    for i, m in enumerate(r.wire):
+        k = i - first
+        origin = _key(r.keys[k]) if 0 <= k < len(r.keys) else ""
+        text = m.get("content") or ""
+        calls = [f"→ {c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or ()]
+        preview = one_line(" ".join([text, *calls]), PREVIEW)
+        broke = where == ("message", i)
+        style = "bold red" if broke else ""
+        rows.append(
+            (
+                str(i),
+                (
+                    Text("✂" if broke else "", style=style),
+                    str(i),
+                    Text(m["role"], style=style or ("cyan" if m["role"] == "assistant" else "")),
+                    human_chars(wire_chars(m)),
+                    origin,
+                    Text(preview, style="dim" if m["role"] == "system" else ""),
+                ),
+            )
+        )
+    return rows
+
+
+class RequestScreen(Screen[None]):
+    """One rebuilt request and its diff (see the module docstring)."""
+
+    DEFAULT_CSS = """
+    RequestScreen { layout: vertical; }
+    RequestScreen #request-heading { height: auto; padding: 0 1; background: $primary; color: $text; }
+    RequestScreen #request-diff { height: auto; padding: 0 1; }
+    RequestScreen #request-tools { height: auto; max-height: 3; padding: 0 1; color: $text-muted; }
+    RequestScreen #request-table { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("escape", "close", "Back", id="request.close"),
+        Binding("comma", "move(-1)", "Prev request", id="request.prev"),
+        Binding("full_stop", "move(1)", "Next request", id="request.next"),
+    ]
+
+    def __init__(self, travel: TimeTravel, index: int) -> None:
+        super().__init__()
+        self.travel = travel
+        self.index = index
+        self.loading = False
+
+    def compose(self) -> ComposeResult:
+        """Heading, diff line, tool list, messages, footer."""
+        yield Static(Text("Rebuilding the request…"), id="request-heading")
+        yield Static(id="request-diff")
+        yield Static(id="request-tools")
+        yield DataTable(id="request-table", cursor_type="row")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Columns, then the first rebuild."""
+        self.query_one(DataTable).add_columns("", "#", "role", "chars", "from", "content")
+        self.query_one(DataTable).focus()
+        self._load(self.index)
+
+    def action_close(self) -> None:
+        """Back to where the view was opened."""
+        self.dismiss(None)
+
+    def action_move(self, step: int) -> None:
+        """One request back or forward."""
+        target = self.index + step
+        if 0 <= target < len(self.travel.points) and not self.loading:
+            self._load(target)
+
+    def _load(self, index: int) -> None:
+        self.loading = True
+        self._rebuild(index)
+
+    @work(thread=True, group="timetravel", exclusive=True)
+    def _rebuild(self, index: int) -> None:
+        view = self.travel.request(index)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._show, view)
+
+    def _show(self, view: RequestView) -> None:
+        self.loading = False
+        if not self.is_attached:
+            return
+        self.index = view.index
+        r = view.request
+        self.query_one("#request-heading", Static).update(heading(view, len(self.travel.points)))
+        self.query_one("#request-diff", Static).update(diff_line(view))
+        tools = Text(f"tools ({len(r.tool_names)}): " + (", ".join(r.tool_names) or "none"))
+        if break_location(view.diff) == ("tools", 0):
+            tools.stylize("bold red")
+            tools = Text("✂ ") + tools
+        self.query_one("#request-tools", Static).update(tools)
+        table = self.query_one(DataTable)
+        table.clear()
+        for key, row in message_rows(view):
+            table.add_row(*row, key=key)
+        where = break_location(view.diff)
+        if where is not None and where[0] == "message":
+            table.move_cursor(row=where[1])

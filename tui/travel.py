@@ -1,0 +1,88 @@
+"""Time travel in the TUI: the live session at any earlier moment, and the request of any step.
+
+``TimeTravel`` wraps the core pieces (``core.timetravel.SurfaceTimeline``, ``core.request.request_points`` and
+``request_at``, ``core.request_diff``) for one ``LiveSession``. Every method that reads the log runs in a
+worker thread; the screens only hand it seqs and show what comes back.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from dataclasses import dataclass
+
+from core.request import Point, Request, request_at, request_points
+from core.request_diff import RequestDiff, diff_requests
+from core.session import Session
+from core.timetravel import Moment, SurfaceTimeline, moment
+from tui.live import LiveSession
+
+
+@dataclass(frozen=True)
+class Stop:
+    """One moment to show: the surface after ``moment.seq`` and the request in flight then, if any."""
+
+    moment: Moment
+    surface: list[int]
+    point: int | None  # index into ``TimeTravel.points``
+
+
+@dataclass(frozen=True)
+class RequestView:
+    """A rebuilt request and its diff against the one before it."""
+
+    index: int
+    request: Request
+    diff: RequestDiff
+
+
+class TimeTravel:
+    """The moments of one live session (see the module docstring)."""
+
+    def __init__(self, live: LiveSession) -> None:
+        self.live = live
+        self._session: Session | None = None
+        self.timeline = SurfaceTimeline()
+        self.points: list[Point] = []
+        self._points_upto = -1
+        self._sync_lock = threading.Lock()
+
+    def sync(self) -> Session:
+        """Catch up with what the live session projected since the last call (worker thread)."""
+        with self._sync_lock:
+            session = self.live.session
+            if session is not self._session:  # a reload or a replaced file: start over
+                self._session, self.timeline, self.points, self._points_upto = session, SurfaceTimeline(), [], -1
+            self.timeline.extend(session, self.live.lock)
+            if self._points_upto != self.timeline.seen:
+                self.points = request_points(session)
+                self._points_upto = self.timeline.seen
+            return session
+
+    def point_at(self, seq: int) -> int | None:
+        """The request in flight at ``seq``: the last one that went out at or before it."""
+        i = bisect.bisect_right([p.seq for p in self.points], seq) - 1
+        return i if i >= 0 else None
+
+    def stop_at(self, seq: int) -> Stop:
+        """The moment right after ``seq`` (worker thread)."""
+        session = self.sync()
+        seq = max(0, min(seq, self.timeline.seen - 1))
+        with self.live.lock:
+            when = moment(session, seq)
+        return Stop(when, self.timeline.surface_at(seq), self.point_at(seq))
+
+    def stop_at_request(self, index: int) -> Stop:
+        """The moment request ``index`` went out (worker thread)."""
+        self.sync()
+        index = max(0, min(index, len(self.points) - 1))
+        return self.stop_at(self.points[index].seq)
+
+    def request(self, index: int) -> RequestView:
+        """Request ``index`` rebuilt, with its diff against the request before it (worker thread)."""
+        session = self.sync()
+        with self.live.lock:
+            request = request_at(session, self.timeline, self.points[index])
+            before = request_at(session, self.timeline, self.points[index - 1]) if index else None
+            diff = diff_requests(before, request, session)
+        return RequestView(index, request, diff)
