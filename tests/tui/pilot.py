@@ -14,7 +14,7 @@ from tui.app import TapedeckApp
 from tui.screens.main import MainScreen
 from tui.widgets.detail import DetailPane
 
-BACKGROUND = {"rows", "detail", "search", "filter", "copy", "browse", "policy-derive"}
+BACKGROUND = {"rows", "detail", "search", "filter", "copy", "browse", "policy-derive", "timetravel"}
 NO_KEYMAP = Path("/nonexistent/tapedeck/keymap.toml")
 
 

@@ -17,6 +17,8 @@ from textual.worker import get_current_worker
 
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen
+from tui.screens.request import RequestScreen
+from tui.travel import Stop, TimeTravel
 from tui.widgets.chart import ContextChart
 from tui.widgets.detail import DetailPane, payload_sections
 from tui.widgets.event_list import EventList
@@ -120,12 +122,19 @@ class MainScreen(Screen[None]):
         Binding("Y", "copy('text')", "Copy text", show=False, id="main.copy_text"),
         Binding("plus", "more", "More detail", show=False, id="main.more"),
         Binding("d", "toggle_detail", "Detail pane", show=False, id="main.detail"),
+        Binding("T", "time_travel", "Time travel", show=False, id="main.time_travel"),
+        Binding("comma", "travel(-1)", "Prev request", show=False, id="main.prev_request"),
+        Binding("full_stop", "travel(1)", "Next request", show=False, id="main.next_request"),
+        Binding("L", "live", "Back to live", show=False, id="main.live"),
+        Binding("R", "request", "Request view", show=False, id="main.request"),
     ]
 
     def __init__(self, live: LiveSession) -> None:
         super().__init__()
         self.live = live
         self.mode = "full"
+        self.travel = TimeTravel(live)
+        self.stop: Stop | None = None  # time travel: the moment shown instead of now
         self.filter = EventFilter()
         self.filter_scan: Scanner | None = None
         self.search_scan: Scanner | None = None
@@ -163,6 +172,7 @@ class MainScreen(Screen[None]):
     def on_session_updated(self, message: SessionUpdated) -> None:
         """New events or a rebuilt projection."""
         if message.reset:
+            self.stop = None  # a reloaded log: the moment shown may no longer exist
             self._rebuild(reset=True)
             for scanner in (self.filter_scan, self.search_scan):
                 if scanner is not None:
@@ -199,8 +209,10 @@ class MainScreen(Screen[None]):
         live = self.live
         if not live.ready:  # the tail preview, or every indexed event while the projection is built
             return range(int(live.preview[0]["seq"]) if live.preview else 0, live.count)
+        if self.stop is not None and self.mode == "full":
+            return range(self.stop.moment.seq + 1)
         if self.mode == "surface":
-            surface = list(live.session.surface)
+            surface = list(live.session.surface) if self.stop is None else self.stop.surface
             if self.filter_scan is not None:
                 keep = set(self.filter_scan.seqs)
                 return [s for s in surface if s in keep]
@@ -246,6 +258,8 @@ class MainScreen(Screen[None]):
     def _update_status(self) -> None:
         ev = self.events
         parts = [("SURFACE" if self.mode == "surface" else "FULL LOG", "bold reverse")]
+        if self.stop is not None:
+            parts.insert(0, (f"◷ {self.stop.moment.label()}", "bold reverse magenta"))
         if self.filter.active:
             scan_state = self.filter_scan
             busy = "" if scan_state is None or scan_state.done else f" {int(scan_state.fraction * 100)}%"
@@ -444,3 +458,100 @@ class MainScreen(Screen[None]):
     def _copied(self, seq: int, form: str, text: str) -> None:
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied seq {seq} as {form} ({len(text)} chars).", timeout=3)
+
+    # time travel ------------------------------------------------------------------------------------------
+    def action_time_travel(self) -> None:
+        """Show the surface as it stood right after the selected row's event."""
+        seq = self.events.current_seq
+        if seq is None or not self.live.ready:
+            self.notify("Time travel needs a loaded log and a selected row.", timeout=3)
+            return
+        self.travel_to(seq)
+
+    def travel_to(self, seq: int | None = None, *, request: int | None = None) -> None:
+        """Go to the moment after ``seq``, or to the moment request number ``request`` went out."""
+        self._travel(seq, request)
+
+    @work(thread=True, group="timetravel", exclusive=True)
+    def _travel(self, seq: int | None, request: int | None) -> None:
+        stop = self.travel.stop_at(seq) if request is None else self.travel.stop_at_request(request)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._arrive, stop)
+
+    def _arrive(self, stop: Stop) -> None:
+        self.stop = stop
+        self.mode = "surface"
+        self._rebuild(reset=True)
+
+    def action_travel(self, direction: int) -> None:
+        """One model request back or forward from the moment shown (or from the selected row)."""
+        if not self.live.ready:
+            return
+        self._step_request(direction, self.stop.moment.seq if self.stop else self.events.current_seq)
+
+    @work(thread=True, group="timetravel", exclusive=True)
+    def _step_request(self, direction: int, seq: int | None) -> None:
+        travel = self.travel
+        travel.sync()
+        if not travel.points:
+            self.app.call_from_thread(self.notify, "This log holds no model request.", timeout=3)
+            return
+        here = travel.point_at(seq if seq is not None else travel.timeline.seen - 1)
+        on_point = here is not None and travel.points[here].seq == seq
+        if here is None:
+            target = 0
+        elif direction < 0:
+            target = here - 1 if on_point else here
+        else:
+            target = here + 1
+        target = max(0, min(target, len(travel.points) - 1))
+        stop = travel.stop_at_request(target)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._arrive, stop)
+
+    def on_context_chart_picked(self, message: ContextChart.Picked) -> None:
+        """A click on the chart: travel to the moment that request went out."""
+        if self.live.ready:
+            self._travel_request(message.seq, None)
+
+    def travel_to_step(self, turn: int, step: int) -> None:
+        """Travel to the moment the first request of that step went out (the Router screen's pick)."""
+        self._travel_request(None, (turn, step))
+
+    @work(thread=True, group="timetravel", exclusive=True)
+    def _travel_request(self, seq: int | None, step: tuple[int, int] | None) -> None:
+        travel = self.travel
+        travel.sync()
+        if step is not None:
+            index = next((i for i, p in enumerate(travel.points) if (p.turn, p.step) == step), None)
+        else:
+            index = travel.point_at(seq if seq is not None else 0)
+        if index is None:
+            self.app.call_from_thread(self.notify, "No model request went out there.", timeout=3)
+            return
+        stop = travel.stop_at_request(index)
+        if not get_current_worker().is_cancelled:
+            self.app.call_from_thread(self._arrive, stop)
+
+    def action_live(self) -> None:
+        """Leave time travel: the surface as it is now."""
+        if self.stop is None:
+            return
+        self.stop = None
+        self._rebuild(reset=True)
+
+    def action_request(self) -> None:
+        """The request in flight at the moment shown (or at the selected row), rebuilt, with its diff."""
+        if not self.live.ready:
+            return
+        self._open_request(self.stop.moment.seq if self.stop else self.events.current_seq)
+
+    @work(thread=True, group="timetravel", exclusive=True)
+    def _open_request(self, seq: int | None) -> None:
+        travel = self.travel
+        travel.sync()
+        index = travel.point_at(seq if seq is not None else travel.timeline.seen - 1)
+        if index is None:
+            self.app.call_from_thread(self.notify, "No model request had gone out by then.", timeout=3)
+            return
+        self.app.call_from_thread(self.app.push_screen, RequestScreen(travel, index))

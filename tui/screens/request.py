@@ -18,8 +18,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
-from core.request_diff import break_location
 from core.request import wire_chars
+from core.request_diff import break_location
 from core.summary import human_chars, one_line
 from tui.travel import RequestView, TimeTravel
 

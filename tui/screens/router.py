@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
@@ -124,6 +125,7 @@ class RouterScreen(PolicyScreen):
     """Adaptive routing decisions per turn and step."""
 
     HEADING = "Router — adaptive policy decisions per step"
+    BINDINGS: ClassVar[list[Binding]] = [Binding("T", "time_travel", "Time travel", id="router.time_travel")]
 
     def __init__(self) -> None:
         super().__init__()
@@ -200,6 +202,19 @@ class RouterScreen(PolicyScreen):
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         line = self._lines.get(key or "")
         detail.update(route_detail(line) if line else "")
+
+    def action_time_travel(self) -> None:
+        """Back to the main screen, showing the session as it stood when the selected step's request went out."""
+        table = self.query_one("#router-table", DataTable)
+        if not table.row_count:
+            return
+        line = self._lines.get(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value or "")
+        if line is None or line.turn is None or line.step is None:
+            return
+        self.dismiss(None)
+        main = next((s for s in reversed(self.app.screen_stack) if hasattr(s, "travel_to_step")), None)
+        if main is not None:
+            main.travel_to_step(line.turn, line.step)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         """Show the highlighted decision's full record."""

@@ -6,9 +6,11 @@ import bisect
 from collections.abc import Sequence
 
 from rich.text import Text
+from textual import events
+from textual.message import Message
 from textual.widgets import Static
 
-from core.session import Cut
+from core.session import Cut, Session
 from core.summary import human_chars
 from tui.live import LiveSession
 
@@ -53,8 +55,46 @@ def cut_marks(sample_seqs: Sequence[int], cuts: Sequence[Cut], width: int, rows:
     return ["".join(stack[k] if k < len(stack) else " " for stack in stacks) for k in range(depth)]
 
 
+def cache_shares(session: Session, samples: Sequence[tuple[int, int, int, int]]) -> list[float | None]:
+    """Per request, the share of its input the provider served from its cache (None: not reported)."""
+    out: list[float | None] = []
+    for _, turn, step, _ in samples:
+        info = session.turns.get(turn)
+        usage = (info.steps.get(step).usage if info and info.steps.get(step) else None) or {}
+        hit, miss = usage.get("cacheReadTokens"), usage.get("inputTokens", 0) + usage.get("cacheWriteTokens", 0)
+        out.append(hit / (hit + miss) if isinstance(hit, int) and hit + miss else None)
+    return out
+
+
+def cache_line(shares: Sequence[float | None], width: int) -> Text:
+    """One bar per column, as high as the cache-hit share (the bucket's lowest); ``·`` where none is known."""
+    n = len(shares)
+    buckets = [shares[i : i + 1] for i in range(n)] if n <= width else [
+        shares[i * n // width : max((i + 1) * n // width, i * n // width + 1)] for i in range(width)
+    ]  # fmt: skip
+    line = Text()
+    for bucket in buckets:
+        known = [v for v in bucket if v is not None]
+        if not known:
+            line.append("·", style="dim")
+            continue
+        share = min(known)
+        line.append(BARS[max(1, round(share * 8))], style="green" if share >= 0.5 else "red")
+    return line
+
+
 class ContextChart(Static):
-    """Chars on the surface at each model request, with cut markers underneath."""
+    """Chars on the surface at each model request, with cut markers underneath and, where the provider
+    reports it, the cache-hit share of each request. A click picks the request under the pointer."""
+
+    LABEL_WIDTH = 16
+
+    class Picked(Message):
+        """A request was clicked: ``seq`` is the assistant message that answered it."""
+
+        def __init__(self, seq: int) -> None:
+            super().__init__()
+            self.seq = seq
 
     def __init__(self, live: LiveSession, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -73,7 +113,7 @@ class ContextChart(Static):
         session = self.live.session
         samples = list(session.context_samples)
         cuts = list(session.cuts)
-        label_width = 16
+        label_width = self.LABEL_WIDTH
         width = max(10, self.size.width - label_width - 1)
         chars = [s[3] for s in samples]
         peak = max(chars, default=0)
@@ -90,4 +130,26 @@ class ContextChart(Static):
             second.append(more[0], style="bold magenta")
         else:
             second = Text(" " * (label_width + 1) + LEGEND, style="dim")
-        self.update(Text("\n").join([bars, marks, second]), layout=False)
+        lines = [bars, marks, second]
+        shares = cache_shares(session, samples)
+        known = [v for v in shares if v is not None]
+        if known:
+            lines.append(Text(f"cache hit {sum(known) / len(known):>4.0%}".ljust(label_width) + " "))
+            lines[-1].append_text(cache_line(shares, width))
+        height = len(lines)
+        if self.styles.height is None or self.styles.height.value != height:
+            self.styles.height = height
+        self.update(Text("\n").join(lines), layout=False)
+
+    def on_click(self, event: events.Click) -> None:
+        """Pick the request in the clicked column."""
+        offset = event.get_content_offset(self)
+        samples = self.live.session.context_samples
+        if offset is None or not samples:
+            return
+        col = offset.x - self.LABEL_WIDTH - 1
+        width = max(10, self.size.width - self.LABEL_WIDTH - 1)
+        n = len(samples)
+        i = col if n <= width else col * n // width
+        if 0 <= i < n:
+            self.post_message(self.Picked(samples[i][0]))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from core.cost import session_cost
 from tui.live import LiveSession
 
 PHASE_LABELS = {
@@ -50,6 +51,16 @@ def load_state(live: LiveSession) -> str:
     return f"index ready · {label}" if live.index is not None else label
 
 
+def cost_label(live: LiveSession) -> str:
+    """``$0.42 · 81% cached`` from the logged usage (either part only when known; empty when neither is)."""
+    try:
+        usd, cached = session_cost(live.session)
+    except RuntimeError:  # the follower added a turn while we read: the next refresh shows it
+        return ""
+    parts = ([f"${usd:.2f}"] if usd is not None else []) + ([f"{cached:.0%} cached"] if cached is not None else [])
+    return " · ".join(parts)
+
+
 class SessionHeader(Static):
     """Two lines at the top of the main screen."""
 
@@ -89,6 +100,9 @@ class SessionHeader(Static):
             "  ",
             (load_state(live), "bold green" if live.ready else "bold yellow"),
         )
+        cost = cost_label(live)
+        if cost:
+            line2.append(f"  {cost}", style="bold")
         if live.error:
             line2.append(f"  {live.error}", style="bold red")
         self.update(Text("\n").join([line1, line2]), layout=False)

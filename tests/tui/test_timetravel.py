@@ -1,0 +1,96 @@
+"""Time travel in the TUI: picking a moment (row, chart, Router screen), stepping by request, back to live."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.tui.logs import policy_log
+from tests.tui.pilot import main_screen, make_app, settle
+from tui.screens.request import RequestScreen
+from tui.screens.router import RouterScreen
+
+SIZE = (150, 42)
+
+
+def _copy(fixtures_dir: Path, tmp_path: Path, name: str) -> Path:
+    return Path(shutil.copy(fixtures_dir / name, tmp_path / "session.jsonl"))
+
+
+@pytest.mark.anyio
+async def test_stepping_by_request_and_back_to_live(fixtures_dir: Path, tmp_path: Path) -> None:
+    app = make_app(_copy(fixtures_dir, tmp_path, "compaction-recovery.session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = main_screen(app)
+        assert main is not None and main.stop is None
+        seen = []
+        for key in ("comma", "comma", "comma", "comma", "full_stop"):
+            await pilot.press(key)
+            await settle(pilot)
+            assert main.stop is not None
+            seen.append((main.stop.moment.seq, main.stop.surface))
+        assert seen == [(22, [21, 13, 15]), (17, [4, 13, 15]), (7, [4]), (7, [4]), (17, [4, 13, 15])]
+        assert main.mode == "surface" and [main.events.view.base[i] for i in range(3)] == [4, 13, 15]
+        await pilot.press("L")
+        await settle(pilot)
+        assert main.stop is None and list(main.events.view.base) == [21, 13, 15, 28]
+
+
+@pytest.mark.anyio
+async def test_a_row_picks_the_moment_and_r_opens_its_request(fixtures_dir: Path, tmp_path: Path) -> None:
+    app = make_app(_copy(fixtures_dir, tmp_path, "compaction-recovery.session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = main_screen(app)
+        assert main is not None
+        main.events.go_seq(19)  # compaction/start: after the failed attempt, before the compaction landed
+        await pilot.press("T")
+        await settle(pilot)
+        assert main.stop is not None and main.stop.moment.label() == "at seq 19 · turn 1 step 2"
+        assert main.stop.surface == [4, 13, 15]
+        await pilot.press("R")
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RequestScreen)
+        assert (screen.index, screen.travel.points[screen.index].attempt) == (1, 1)
+        await pilot.press("full_stop")
+        await settle(pilot)
+        assert screen.index == 2
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is main
+
+
+@pytest.mark.anyio
+async def test_a_click_on_the_chart_travels_to_that_request(fixtures_dir: Path, tmp_path: Path) -> None:
+    app = make_app(_copy(fixtures_dir, tmp_path, "tool-call-turn.session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = main_screen(app)
+        assert main is not None
+        await pilot.click("#chart", offset=(18, 0))  # the first column of bars: the first request
+        await settle(pilot)
+        assert main.stop is not None and main.stop.moment.label() == "at seq 8 · turn 1 step 1"
+        await pilot.click("#chart", offset=(19, 0))
+        await settle(pilot)
+        assert main.stop.moment.label() == "at seq 67 · turn 1 step 2"
+
+
+@pytest.mark.anyio
+async def test_the_router_screen_travels_to_a_step(tmp_path: Path) -> None:
+    app = make_app(policy_log().write(tmp_path / "demo" / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("r")
+        await settle(pilot)
+        assert isinstance(app.screen, RouterScreen)
+        await pilot.press("down", "T")
+        await settle(pilot)
+        main = main_screen(app)
+        assert app.screen is main and main is not None and main.stop is not None
+        point = main.travel.points[main.stop.point or 0]
+        assert (point.turn, point.step) == (main.stop.moment.turn, main.stop.moment.step)
+        assert main.stop.moment.seq == point.seq
