@@ -26,10 +26,13 @@ from core.host.messages import tool_result, user_message
 from core.host.operator import Operator
 from core.host.resume import (
     HOST_EVENT,
+    REPEATABLE_TOOLS,
+    committed_rewind,
     last_step,
     prompt_logged,
     recorded_workspace,
     task_turns,
+    tools_allowed,
     turn_steer,
 )
 from core.host.toolbox import CallResult, ToolBox
@@ -501,11 +504,17 @@ class AgentHost:
                 }
             ]
         )
+        self._dispatch(turn, step, call_id, name, arguments, call_event["seq"], plan)
+
+    def _dispatch(
+        self, turn: int, step: int, call_id: str, name: str, arguments: str, call_seq: int, plan: StepPlan
+    ) -> None:
+        """Run a logged call and append its result (after any policy events that must precede it)."""
         if name not in plan.tool_names:
             outcome = self.toolbox.unavailable(name, plan.tool_names)
         else:
             outcome = self.hooks.run_tool(name, arguments, turn, step) or self.toolbox.run(name, arguments)
-        self.append([*outcome.before, tool_result(turn, step, call_id, call_event["seq"], outcome)])
+        self.append([*outcome.before, tool_result(turn, step, call_id, call_seq, outcome)])
 
     def _not_dispatched(self, turn: int, step: int, call: dict[str, Any]) -> None:
         """A call the model asked for after ``stop``: logged with DSH's ``ABORTED_BEFORE_DISPATCH`` result."""
@@ -519,10 +528,13 @@ class AgentHost:
     def _repair_open_step(self) -> None:
         """After a crash: settle every call of an open step the model answered, then end the step.
 
-        A call whose ``tool/call`` was logged may have run: its outcome is unknown, so it gets DSH's
-        ``TOOL_OUTCOME_UNKNOWN`` result. A call the model asked for but the host never dispatched is
-        dispatched now, since running it once is exactly what the model asked for. A step whose model call
-        was cut short stays open: ``run`` repeats that call in the same step.
+        A call the model asked for but the host never dispatched is dispatched now, since running it once is
+        exactly what the model asked for. A call whose ``tool/call`` was logged was running at the crash:
+        a call that changes nothing (a read, a search, recall) or whose effect and result land in one batch
+        (``checkpoint``) runs again; a ``rewind`` whose fold reached the log gets the result that fold
+        recorded, else runs again; any other call may have changed the workspace, so its outcome is unknown
+        and it gets DSH's ``TOOL_OUTCOME_UNKNOWN`` result, never a second run. A step whose model call was
+        cut short stays open: ``run`` repeats that call in the same step.
         """
         turn_no = self.session.open_turn
         if turn_no is None:
@@ -531,23 +543,30 @@ class AgentHost:
         if last is None or last.ended or not last.answered:
             return
         step = last.step
-        plan = None
+        allowed = (
+            {t["name"] for t in self.hooks.tool_schemas()}
+            if tools_allowed(self.session, turn_no, step)
+            else set()
+        )
+        plan = StepPlan(system="", tools=[], tool_names=allowed)
+        rewind_tool = self.hooks.config.rewind.tool_name
         for call in [c for c in self.session.tool_calls.values() if c.turn == turn_no and c.step == step]:
             if call.result_seq is not None:
                 continue
-            if call.call_seq is not None:
-                outcome = CallResult(
-                    f"Error: the host stopped while {call.name} was running; its outcome is unknown.",
-                    True,
-                    {"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"},
-                )
-                self.append([tool_result(turn_no, step, call.call_id, call.call_seq, outcome)])
-            else:
-                if plan is None:
-                    names = {t["name"] for t in self.hooks.tool_schemas()}
-                    plan = StepPlan(system="", tools=[], tool_names=names)
+            if call.call_seq is None:
                 block = {"id": call.call_id, "name": call.name, "arguments": call.arguments}
                 self._run_tool(turn_no, step, block, plan)
+                continue
+            outcome = committed_rewind(self.session, call.call_seq) if call.name == rewind_tool else None
+            if outcome is None and (call.name in REPEATABLE_TOOLS or call.name == rewind_tool):
+                self._dispatch(turn_no, step, call.call_id, call.name, call.arguments, call.call_seq, plan)
+                continue
+            outcome = outcome or CallResult(
+                f"Error: the host stopped while {call.name} was running; its outcome is unknown.",
+                True,
+                {"name": "ToolOutcomeUnknownError", "code": "TOOL_OUTCOME_UNKNOWN"},
+            )
+            self.append([tool_result(turn_no, step, call.call_id, call.call_seq, outcome)])
         self.append([{"type": "step/end", "data": {"turn": turn_no, "step": step}}])
 
 

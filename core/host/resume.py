@@ -11,9 +11,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.control import CONTROL_EVENT
+from core.host.toolbox import CallResult
+from core.policies.adaptive import FINALIZATION, turn_routes
+from core.policies.checkpoint import CHECKPOINT_TOOL_NAME
+from core.policies.recall import RECALL_TOOLS
+from core.policies.rewind import REWIND_EVENT, rewind_tool_result
 from core.session import Session
 
 HOST_EVENT = "tapedeck/host"
+# Calls that are safe to run again after a crash cut them off: they change nothing (workspace reads and
+# searches, the recall family), or their effect and result are appended in one batch (``checkpoint``).
+REPEATABLE_TOOLS = frozenset({"read_file", "list_dir", "glob", "grep", *RECALL_TOOLS, CHECKPOINT_TOOL_NAME})
 STEER_VIA = "tapedeck-control"
 QUEUED = "next turn"
 
@@ -150,3 +158,19 @@ def last_step(session: Session, turn: int) -> LastStep | None:
         elif etype == "user/message" and step.end_seq is not None and seq > step.end_seq:
             continued = True
     return LastStep(number, step.end_seq is not None, answered, calls, finish, continued)
+
+
+def tools_allowed(session: Session, turn: int, step: int) -> bool:
+    """Whether the step's logged route let the model call tools (not in the finalization phase)."""
+    routes = [r for r in turn_routes(session, turn) if r.get("step") == step]
+    return not routes or routes[-1].get("phase") != FINALIZATION
+
+
+def committed_rewind(session: Session, call_seq: int) -> CallResult | None:
+    """The result of a model ``rewind`` cut off after its fold reached the log (None: it never committed)."""
+    for seq in session.seqs_of((REWIND_EVENT,), call_seq):
+        data = session.events[seq].get("data") or {}
+        if data.get("by") == "model":
+            result = {k: v for k, v in data.items() if k not in ("writer", "by")}
+            return CallResult(rewind_tool_result(result), False, meta=result)
+    return None

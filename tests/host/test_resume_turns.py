@@ -250,3 +250,66 @@ def test_a_torn_log_txt_is_cut_back_to_its_last_whole_section(payloads: list[str
     kept = intact_length(blob[:cut])
 
     assert kept == max((end for end in ends if end <= cut), default=0)
+
+
+def _rewind_run(tmp_path: Path) -> tuple[str, Path, list[dict[str, Any]]]:
+    provider = _script(tmp_path, [
+        {"toolCalls": [{"name": "checkpoint", "arguments": {"objective": "look around"}}]},
+        _read("a.txt"), _read("a.txt"),
+        {"toolCalls": [{"name": "rewind", "arguments": {}}]},
+        {"text": "done"},
+    ])  # fmt: skip
+    host = _host(tmp_path, provider, ["explore"])
+    assert [o.reason["kind"] for o in _finish(host)] == ["completed"]
+    return provider, host.writer.path, read_log(host.writer.path).events
+
+
+def _results(events: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    calls = {e["data"]["callId"] for e in events if e["type"] == "tool/call" and e["data"]["name"] == name}
+    return [
+        e["data"] for e in events
+        if e["type"] == "tool/result" and e["data"]["message"]["source"]["callId"] in calls and "surfaceOp" in e
+        and e["surfaceOp"] == "append"
+    ]  # fmt: skip
+
+
+def test_a_rewind_cut_off_before_it_committed_runs_on_resume(tmp_path: Path) -> None:
+    provider, log, events = _rewind_run(tmp_path)
+    call = next(e for e in events if e["type"] == "tool/call" and e["data"]["name"] == "rewind")
+    _cut(log, call["seq"] + 1)
+
+    outcomes = _finish(_resume(tmp_path, log, provider))
+
+    after = read_log(log).events
+    assert [o.reason["kind"] for o in outcomes] == ["completed"]
+    assert sum(e["type"] == "tapedeck/rewind" for e in after) == 1
+    [result] = _results(after, "rewind")
+    assert result["message"]["content"][0]["isError"] is False
+
+
+def test_a_rewind_that_committed_before_the_kill_is_not_run_twice(tmp_path: Path) -> None:
+    provider, log, events = _rewind_run(tmp_path)
+    fold = next(e for e in events if e["type"] == "tapedeck/rewind")
+    [expected] = _results(events, "rewind")
+    _cut(log, fold["seq"] + 1)  # the fold is in the log, its tool result is not
+
+    outcomes = _finish(_resume(tmp_path, log, provider))
+
+    after = read_log(log).events
+    assert [o.reason["kind"] for o in outcomes] == ["completed"]
+    assert sum(e["type"] == "tapedeck/rewind" for e in after) == 1
+    [result] = _results(after, "rewind")
+    assert result["message"]["content"] == expected["message"]["content"] and result["meta"] == expected["meta"]
+
+
+def test_a_read_only_call_cut_off_mid_run_is_run_again_once(tmp_path: Path) -> None:
+    provider, log, events = _rewind_run(tmp_path)
+    call = next(e for e in events if e["type"] == "tool/call" and e["data"]["name"] == "read_file")
+    _cut(log, call["seq"] + 1)
+
+    _finish(_resume(tmp_path, log, provider))
+
+    after = read_log(log).events
+    assert sum(e["type"] == "tool/call" and e["data"]["callId"] == call["data"]["callId"] for e in after) == 1
+    first = _results(after, "read_file")[0]
+    assert first["message"]["content"][0]["isError"] is False and "alpha" in str(first["message"]["content"])
