@@ -1,0 +1,183 @@
+"""Live-control latency: how long an operator request waits for its outcome while a model call is in flight.
+
+The reference host runs against a loopback OpenAI-compatible server (``tests/host/sse_server.py``) whose every
+answer takes ``--delay`` seconds (30 by default). While a model call is in flight the script sends each op
+``--tries`` times and measures arrival -> outcome: the request's ``at`` stamp to the ``time`` of the
+``tapedeck/control`` event that answers it (both epoch ms from the same clock).
+
+- ``stop``: one host per try; the outcome is ``applied`` once the stream is interrupted.
+- ``pause`` (then ``resume``), ``message``, ``checkpoint``: answered at once, in the middle of the call.
+- ``rewind``, ``expand``, ``config.set``: acknowledged ``pending`` at once (``ack``), applied at the next
+  boundary (``final``, which waits for the model's answer by design).
+
+The baseline is the step length itself (the delay): before live control, a request waited for the step to end.
+
+    python bench/control.py [--delay 30] [--tries 10] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench._common import emit, markdown_table  # noqa: E402
+from core import control  # noqa: E402
+from core.config import load_config  # noqa: E402
+from core.host.loop import AgentHost, HostOptions  # noqa: E402
+from core.host.providers.openai_provider import OpenAIProvider  # noqa: E402
+from core.host.providers.retry import RetryPolicy  # noqa: E402
+from tests.host.sse_server import ChatServer, Reply, chunk, text_reply, tool_delta  # noqa: E402
+
+TARGET_MS = 1000
+IMMEDIATE = ("stop", "pause", "resume", "message", "checkpoint")
+DEFERRED = ("rewind", "expand", "config.set")
+
+
+def _slow(reply: Reply, delay: float) -> Reply:
+    reply.delay = delay
+    return reply
+
+
+def _tool_call(delay: float) -> Reply:
+    chunks = [
+        chunk({"role": "assistant", "content": ""}),
+        chunk(tool_delta(0, '{"command": "true"}', call_id="call_1", name="bash")),
+        chunk(finish="tool_calls"),
+        chunk(usage={"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}),
+    ]
+    return Reply(chunks, delay=delay)
+
+
+class Host:
+    """One host on a thread against the loopback model."""
+
+    def __init__(self, root: Path, server: ChatServer) -> None:
+        workspace = root / "ws"
+        workspace.mkdir(parents=True, exist_ok=True)
+        model = OpenAIProvider(api_key="k", base_url=server.base_url, model="m", retry=RetryPolicy(max_retries=0))
+        self.host = AgentHost.create(
+            root / "sessions", model, load_config(None), HostOptions(workspace=workspace), tasks=["work slowly"]
+        )
+        self.inbox = control.inbox_path(self.host.writer.path)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.host.run()
+        finally:
+            self.host.close()
+
+    def outcome(self, request_id: str, final: bool, timeout: float) -> dict[str, Any]:
+        """The request's outcome event (``final`` or the first one), waiting up to ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for event in list(self.host.session.events):
+                data = event.get("data") or {}
+                answers = event["type"] == "tapedeck/control" and data.get("requestId") == request_id
+                if answers and (not final or data.get("outcome") in control.FINAL):
+                    return event
+            time.sleep(0.002)
+        raise TimeoutError(f"no outcome for {request_id}")
+
+    def send(self, op: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        return control.append_request(self.inbox, op, args)
+
+    def finish(self) -> None:
+        if self.thread.is_alive() and not self.host.stop_requested:
+            self.send("stop")
+        self.thread.join(60)
+
+
+def _wait_calls(server: ChatServer, n: int) -> None:
+    while len(server.received) < n:
+        time.sleep(0.002)
+
+
+def _latency(request: dict[str, Any], event: dict[str, Any]) -> int:
+    return int(event["time"]) - int(request["at"])
+
+
+def measure(delay: float, tries: int) -> dict[str, list[int]]:
+    """Arrival -> outcome latencies (ms) per op (``<op> ack`` / ``<op> final`` for the deferred ones)."""
+    out: dict[str, list[int]] = {}
+    with tempfile.TemporaryDirectory(prefix="tapedeck-bench-control-") as tmp, ChatServer() as server:
+        root = Path(tmp)
+        for i in range(tries):  # stop: one host per try, each interrupted mid-call
+            server.push(_slow(text_reply("a", "slow", "answer"), delay))
+            calls = len(server.received)
+            host = Host(root / f"stop-{i}", server)
+            _wait_calls(server, calls + 1)
+            request = host.send("stop", {"reason": "bench"})
+            out.setdefault("stop", []).append(_latency(request, host.outcome(request["id"], True, 10)))
+            host.finish()
+        # the immediate ops, all inside one slow model call
+        server.push(_slow(text_reply("a", "slow", "answer"), delay))
+        calls = len(server.received)
+        host = Host(root / "immediate", server)
+        _wait_calls(server, calls + 1)
+        for _ in range(tries):
+            for op, args in (("checkpoint", {"objective": "bench"}), ("message", {"text": "keep going"}),
+                             ("pause", {}), ("resume", {})):  # fmt: skip
+                request = host.send(op, args)
+                out.setdefault(op, []).append(_latency(request, host.outcome(request["id"], True, 10)))
+        host.finish()
+        # the deferred ops: acknowledged inside one slow call, applied at the next boundary
+        server.push(_tool_call(delay), text_reply("done"))
+        calls = len(server.received)
+        host = Host(root / "deferred", server)
+        _wait_calls(server, calls + 1)
+        mark = host.send("checkpoint", {"objective": "bench"})
+        host.outcome(mark["id"], True, 10)
+        sent = []
+        for _ in range(tries):
+            for op, args in (("config.set", {"key": "slice.history.keepRecentTurns", "value": 1}),
+                             ("expand", {"seq": 1}), ("rewind", {})):  # fmt: skip
+                request = host.send(op, args)
+                out.setdefault(f"{op} ack", []).append(_latency(request, host.outcome(request["id"], False, 10)))
+                sent.append((op, request))
+        for op, request in sent:
+            out.setdefault(f"{op} final", []).append(_latency(request, host.outcome(request["id"], True, delay + 30)))
+        host.finish()
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--delay", type=float, default=30.0, help="seconds each model answer takes (default 30)")
+    parser.add_argument("--tries", type=int, default=10, help="requests per op (default 10)")
+    parser.add_argument("--json", action="store_true", help="print the JSON result only")
+    args = parser.parse_args(argv)
+    latencies = measure(args.delay, args.tries)
+    step_ms = args.delay * 1000
+    ops = {}
+    for name, values in latencies.items():
+        ops[name] = {
+            "p50_ms": statistics.median(values),
+            "max_ms": max(values),
+            "tries": len(values),
+            "max_vs_step": round(max(values) / step_ms, 4),
+            "within_target": max(values) <= TARGET_MS if name.split()[0] in IMMEDIATE or name.endswith("ack") else None,
+        }
+    result = {"delay_s": args.delay, "tries": args.tries, "target_ms": TARGET_MS, "baseline_step_ms": step_ms, "ops": ops}
+    rows = [
+        [name, f"{r['p50_ms']:.0f}", r["max_ms"], f"{r['max_vs_step']:.4f}",
+         {True: "yes", False: "NO", None: "(next boundary)"}[r["within_target"]]]
+        for name, r in ops.items()
+    ]  # fmt: skip
+    table = markdown_table(["op", "p50 ms", "max ms", "max / step", f"<= {TARGET_MS} ms"], rows)
+    emit(result, table, args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
