@@ -128,7 +128,10 @@ class SessionAt:
     ends and the request header depend on the moment.
     """
 
-    def __init__(self, session: Session, timeline: SurfaceTimeline, seq: int) -> None:
+    def __init__(
+        self, session: Session, timeline: SurfaceTimeline, seq: int, header_seqs: Sequence[int] | None = None
+    ) -> None:
+        """``header_seqs``: the seqs of the session's ``request/header`` events, when the caller keeps them."""
         self.whole = session
         self.seq = seq
         self.header = session.header
@@ -145,11 +148,9 @@ class SessionAt:
                                       turn.end_reason if ended else None, steps)  # fmt: skip
             if not ended:
                 self.open_turn = number
-        self.request_header_seq: int | None = None
-        for s in session.seqs_of(("request/header",)):
-            if s > seq:
-                break
-            self.request_header_seq = s
+        headers = list(session.seqs_of(("request/header",))) if header_seqs is None else header_seqs
+        i = bisect.bisect_right(headers, seq)
+        self.request_header_seq: int | None = headers[i - 1] if i else None
 
     @property
     def next_seq(self) -> int:

@@ -11,7 +11,7 @@ import bisect
 import threading
 from dataclasses import dataclass
 
-from core.request import Point, Request, request_at, request_points
+from core.request import MARK_TYPES, Point, Request, request_at, request_marks, request_points
 from core.request_diff import RequestDiff, diff_requests
 from core.session import Session
 from core.timetravel import Moment, SurfaceTimeline, moment
@@ -44,7 +44,8 @@ class TimeTravel:
         self._session: Session | None = None
         self.timeline = SurfaceTimeline()
         self.points: list[Point] = []
-        self._points_upto = -1
+        self.marks: dict[str, list[int]] = {etype: [] for etype in MARK_TYPES}
+        self._points_upto = 0  # points and marks cover the events below this seq
         self._sync_lock = threading.Lock()
 
     def sync(self) -> Session:
@@ -52,11 +53,15 @@ class TimeTravel:
         with self._sync_lock:
             session = self.live.session
             if session is not self._session:  # a reload or a replaced file: start over
-                self._session, self.timeline, self.points, self._points_upto = session, SurfaceTimeline(), [], -1
+                self._session, self.timeline, self.points, self._points_upto = session, SurfaceTimeline(), [], 0
+                self.marks = {etype: [] for etype in MARK_TYPES}
             self.timeline.extend(session, self.live.lock)
-            if self._points_upto != self.timeline.seen:
-                self.points = request_points(session)
-                self._points_upto = self.timeline.seen
+            seen = self.timeline.seen
+            if self._points_upto != seen:
+                self.points = [p for p in request_points(session) if p.seq < seen]
+                for etype, seqs in request_marks(session, self._points_upto).items():
+                    self.marks[etype].extend(s for s in seqs if s < seen)
+                self._points_upto = seen
             return session
 
     def point_at(self, seq: int) -> int | None:
@@ -82,7 +87,7 @@ class TimeTravel:
         """Request ``index`` rebuilt, with its diff against the request before it (worker thread)."""
         session = self.sync()
         with self.live.lock:
-            request = request_at(session, self.timeline, self.points[index])
-            before = request_at(session, self.timeline, self.points[index - 1]) if index else None
+            request = request_at(session, self.timeline, self.points[index], self.marks)
+            before = request_at(session, self.timeline, self.points[index - 1], self.marks) if index else None
             diff = diff_requests(before, request, session)
         return RequestView(index, request, diff)

@@ -1,0 +1,142 @@
+"""Time-travel latency on a big log, the way the TUI holds it.
+
+In one run, on the generated log ``bench/tui.py`` uses (profile ``mixed``, seed 1, default 200 MB raw):
+
+- ``load_s``: the TUI's loader (``tui.live.LiveSession``, no follow) indexes and projects the log;
+- ``sync_s``: ``TimeTravel.sync`` builds the surface timeline and finds every request (first time);
+- ``seq_to_surface_ms``: p50 / p95 / max of ``TimeTravel.stop_at(seq)`` for uniformly random seqs: the surface
+  after that seq plus its turn and step, which is what one time-travel key press computes before drawing;
+- ``request_ms``: p50 / p95 / max of ``TimeTravel.request(i)`` (the rebuilt request and its diff) for random
+  requests;
+- ``baseline_replay_s``: the same surfaces obtained without checkpoints, by projecting the log from seq 0 up to
+  the seq (mean of a few random seqs), and the ratio of the p95 lookup to it.
+
+Usage: ``python bench/timetravel.py [--size 200MB] [--seed 1] [--dir /tmp] [--samples 200] [--replays 3] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench._common import emit, markdown_table, peak_rss  # noqa: E402
+from bench.gen_session import generate, parse_size  # noqa: E402
+from core.log.index import IndexStore, build_index  # noqa: E402
+from core.session import Session  # noqa: E402
+from tui.live import LiveSession  # noqa: E402
+from tui.travel import TimeTravel  # noqa: E402
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q`` quantile (0..1) by nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    """p50, p95 and max in milliseconds."""
+    return {k: round(v * 1000, 2) for k, v in
+            (("p50", percentile(values, 0.5)), ("p95", percentile(values, 0.95)), ("max", max(values)))}  # fmt: skip
+
+
+def replay_to(path: Path, seq: int) -> list[int]:
+    """The surface after ``seq`` without checkpoints: project the indexed log from the start."""
+    index = build_index(path)
+    store = IndexStore(index)
+    session = Session(index.header or {}, store, retain=False)
+    for n in range(seq + 1):
+        session.apply(store[n])
+    return session.surface
+
+
+def run(size: int, seed: int, directory: Path, samples: int, replays: int) -> dict[str, Any]:
+    """Every measurement, in one run on one generated log."""
+    log = directory / f"tui-mixed-{size}-s{seed}.jsonl"
+    if not log.exists():
+        directory.mkdir(parents=True, exist_ok=True)
+        generate(log, size, seed=seed, profile="mixed")
+    result: dict[str, Any] = {"log": str(log), "log_bytes": log.stat().st_size}
+
+    t0 = time.perf_counter()
+    live = LiveSession(log, follow=False)
+    live.run()
+    result["load_s"] = round(time.perf_counter() - t0, 2)
+    session = live.session
+    result["events"] = session.next_seq
+
+    travel = TimeTravel(live)
+    t0 = time.perf_counter()
+    travel.sync()
+    result["sync_s"] = round(time.perf_counter() - t0, 2)
+    result["surface_edits"] = travel.timeline.edits
+    result["requests"] = len(travel.points)
+
+    rng = random.Random(seed)
+    seqs = [rng.randrange(session.next_seq) for _ in range(samples)]
+    times = []
+    for seq in seqs:
+        t0 = time.perf_counter()
+        travel.stop_at(seq)
+        times.append(time.perf_counter() - t0)
+    result["seq_to_surface_ms"] = spread(times)
+
+    picks = [rng.randrange(len(travel.points)) for _ in range(min(samples, 50))]
+    times = []
+    for i in picks:
+        t0 = time.perf_counter()
+        travel.request(i)
+        times.append(time.perf_counter() - t0)
+    result["request_ms"] = spread(times)
+
+    replays = []
+    for seq in seqs[:replays]:
+        t0 = time.perf_counter()
+        surface = replay_to(log, seq)
+        replays.append(time.perf_counter() - t0)
+        assert surface == travel.timeline.surface_at(seq), f"timeline disagrees with a replay at seq {seq}"
+    result["baseline_replay_s"] = round(sum(replays) / len(replays), 2)
+    result["p95_vs_replay"] = round(result["seq_to_surface_ms"]["p95"] / 1000 / result["baseline_replay_s"], 5)
+    result["peak_rss_bytes"] = peak_rss()
+    return result
+
+
+def table(r: dict[str, Any]) -> str:
+    """The short table."""
+    s, q = r["seq_to_surface_ms"], r["request_ms"]
+    return markdown_table(
+        ["what", "value"],
+        [
+            ["log", f"{r['log_bytes'] / 1e6:.0f} MB, {r['events']} events, {r['requests']} requests"],
+            ["TUI load (index + projection)", f"{r['load_s']} s"],
+            ["first sync (timeline + request points)", f"{r['sync_s']} s, {r['surface_edits']} surface edits"],
+            ["seq → surface p50 / p95 / max", f"{s['p50']} / {s['p95']} / {s['max']} ms"],
+            ["request + diff p50 / p95 / max", f"{q['p50']} / {q['p95']} / {q['max']} ms"],
+            ["baseline: replay from seq 0", f"{r['baseline_replay_s']} s (p95 lookup = {r['p95_vs_replay']}×)"],
+        ],
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", default="200MB", help="size of the generated log (default 200MB)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--dir", default="/tmp", help="where the generated log goes (default /tmp)")
+    parser.add_argument("--samples", type=int, default=200, help="random seqs to look up")
+    parser.add_argument("--replays", type=int, default=3, help="baseline replays from seq 0 (each costs a projection)")
+    parser.add_argument("--json", action="store_true", help="print the JSON result only")
+    args = parser.parse_args(argv)
+    result = run(parse_size(args.size), args.seed, Path(args.dir), args.samples, max(1, args.replays))
+    emit(result, table(result), args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
