@@ -1,7 +1,7 @@
 """What a crash left unfinished, read back from the session log.
 
 A host killed at any point leaves a log prefix. These pure readers tell the resuming host what that prefix
-still owes: steering messages acknowledged as queued but never run, the prompt of a turn that started without
+still owes: steering messages acknowledged but never delivered, the prompt of a turn that started without
 one, and how far the open turn's last step got (model call interrupted, or step ended with the turn still open).
 """
 
@@ -28,24 +28,14 @@ QUEUED = "next turn"
 
 @dataclass(frozen=True)
 class Steer:
-    """A steering message queued for the next turn: its text and the control request that sent it."""
+    """An acknowledged steering message (for the next turn or step): its text and the request that sent it."""
 
     text: str
     request_id: str
 
     def source(self) -> dict[str, Any]:
-        """The ``user/message`` source of the turn it starts (the request id marks it delivered)."""
-        return steer_source(self.request_id)
-
-
-def steer_source(request_id: str) -> dict[str, Any]:
-    """The source of an operator's steering message."""
-    return {"kind": "user", "via": STEER_VIA, "requestId": request_id}
-
-
-def queued_detail(text: str) -> dict[str, Any]:
-    """The outcome detail of a steer queued for the next turn; it holds the text, so the queue is in the log."""
-    return {"queued": QUEUED, "text": text}
+        """The ``user/message`` source that delivers it (the request id marks it delivered)."""
+        return {"kind": "user", "via": STEER_VIA, "requestId": self.request_id}
 
 
 def recorded_workspace(session: Session) -> str | None:
@@ -65,7 +55,7 @@ def _source(event: dict[str, Any]) -> dict[str, Any]:
 
 
 def _pending(session: Session) -> list[tuple[int, Steer]]:
-    """(seq of the acknowledging outcome, steer) of every queued steer no turn has started with yet."""
+    """(seq of the acknowledging outcome, steer) of every acknowledged steer not yet in a ``user/message``."""
     queued: list[tuple[int, Steer]] = []
     delivered: set[str] = set()
     for seq in session.seqs_of((CONTROL_EVENT, "user/message")):
@@ -79,7 +69,7 @@ def _pending(session: Session) -> list[tuple[int, Steer]]:
         detail = data.get("detail")
         if (
             isinstance(detail, dict)
-            and detail.get("queued") == QUEUED
+            and isinstance(detail.get("queued"), str)  # for the next turn, or the next step of the open one
             and isinstance(detail.get("text"), str)
             and isinstance(data.get("requestId"), str)
         ):
@@ -88,7 +78,7 @@ def _pending(session: Session) -> list[tuple[int, Steer]]:
 
 
 def pending_steers(session: Session) -> list[Steer]:
-    """Steers acknowledged as queued whose turn has not started with them yet, oldest first."""
+    """Steers acknowledged (for the next turn or step) that never reached the model, oldest first."""
     return [steer for _, steer in _pending(session)]
 
 

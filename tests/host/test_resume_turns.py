@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from core import control
 from core.config import load_config
 from core.host.loop import AgentHost, HostOptions
+from core.host.messages import user_message
 from core.host.providers import make_provider
 from core.log.reader import read_log
 from core.policies.prolong import intact_length, is_narrative, parse_sections, render_section
@@ -313,3 +314,27 @@ def test_a_read_only_call_cut_off_mid_run_is_run_again_once(tmp_path: Path) -> N
     assert sum(e["type"] == "tool/call" and e["data"]["callId"] == call["data"]["callId"] for e in after) == 1
     first = _results(after, "read_file")[0]
     assert first["message"]["content"][0]["isError"] is False and "alpha" in str(first["message"]["content"])
+
+
+def test_a_steer_acknowledged_for_the_next_step_survives_a_crash(tmp_path: Path) -> None:
+    provider = _script(tmp_path, [_read("a.txt"), {"text": "done"}])
+    host = _host(tmp_path, provider, ["task one"])
+    host.append([
+        {"type": "turn/start", "data": {"turn": 1}}, {"type": "step/start", "data": {"turn": 1, "step": 1}},
+        user_message("task one", {"kind": "user"}),
+    ])  # fmt: skip
+    request_id = control.append_request(host.inbox_path, "message", {"text": "Operator: mind b.txt"})["id"]
+    host.operator.poll()  # acknowledged while the turn runs: it would reach the model at the next step
+    [outcome] = [e for e in host.session.events if e["type"] == "tapedeck/control"]
+    assert outcome["data"]["detail"]["queued"] == "next step"
+    log = host.writer.path
+    host.writer.close()  # killed before that step
+
+    _finish(_resume(tmp_path, log, provider))
+
+    session = Session.open(log)
+    steered = [e for e in session.events if e["type"] == "user/message" and e["data"]["source"].get("requestId")]
+    assert [(e["data"]["content"][0]["text"], session.turn_of(e["seq"])) for e in steered] == [
+        ("Operator: mind b.txt", 1)
+    ]
+    assert steered[0]["data"]["source"]["requestId"] == request_id
