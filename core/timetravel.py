@@ -17,6 +17,7 @@ from array import array
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from core.errors import TapedeckError
@@ -156,6 +157,23 @@ class SessionAt:
     def next_seq(self) -> int:
         """One past the moment."""
         return self.seq + 1
+
+    @cached_property
+    def replaced_by(self) -> dict[int, int]:
+        """Shadowed seq -> the replacement that had taken it off the surface by the moment."""
+        return {s: r for s, r in self.whole.replaced_by.items() if r <= self.seq}
+
+    @cached_property
+    def _live(self) -> frozenset[int]:
+        return frozenset(self.surface)
+
+    def on_surface(self, seq: int) -> bool:
+        """True while ``seq`` was a surface node at the moment."""
+        return seq in self._live
+
+    def in_turn(self, seq: int) -> bool:
+        """Whether an event belongs to a turn (fixed once it is applied)."""
+        return self.whole.in_turn(seq)
 
     def request_header(self) -> dict[str, Any] | None:
         """The latest ``request/header`` at the moment."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from core.request import MARK_TYPES, Point, Request, request_at, request_marks, request_points
 from core.request_diff import RequestDiff, diff_requests
 from core.session import Session
-from core.timetravel import Moment, SurfaceTimeline, moment
+from core.timetravel import Moment, SessionAt, SurfaceTimeline, moment
 from tui.live import LiveSession
 
 
@@ -25,6 +25,7 @@ class Stop:
     moment: Moment
     surface: list[int]
     point: int | None  # index into ``TimeTravel.points``
+    view: SessionAt  # the session as it stood, for the rows' badges (on/off surface, what replaced a node)
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,8 @@ class TimeTravel:
         seq = max(0, min(seq, self.timeline.seen - 1))
         with self.live.lock:
             when = moment(session, seq)
-        return Stop(when, self.timeline.surface_at(seq), self.point_at(seq))
+            view = SessionAt(session, self.timeline, seq, self.marks["request/header"])
+        return Stop(when, view.surface, self.point_at(seq), view)
 
     def stop_at_request(self, index: int) -> Stop:
         """The moment request ``index`` went out (worker thread)."""

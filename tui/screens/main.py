@@ -172,7 +172,7 @@ class MainScreen(Screen[None]):
     def on_session_updated(self, message: SessionUpdated) -> None:
         """New events or a rebuilt projection."""
         if message.reset:
-            self.stop = None  # a reloaded log: the moment shown may no longer exist
+            self.stop = self.events.moment = None  # a reloaded log: the moment shown may no longer exist
             self._rebuild(reset=True)
             for scanner in (self.filter_scan, self.search_scan):
                 if scanner is not None:
@@ -480,6 +480,7 @@ class MainScreen(Screen[None]):
 
     def _arrive(self, stop: Stop) -> None:
         self.stop = stop
+        self.events.moment = stop.view
         self.mode = "surface"
         self._rebuild(reset=True)
 
@@ -537,7 +538,7 @@ class MainScreen(Screen[None]):
         """Leave time travel: the surface as it is now."""
         if self.stop is None:
             return
-        self.stop = None
+        self.stop = self.events.moment = None
         self._rebuild(reset=True)
 
     def action_request(self) -> None:

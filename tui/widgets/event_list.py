@@ -92,6 +92,9 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._style_key: tuple[object, ...] | None = None
         self._style_cache: dict[str, Style] = {}
         self._strips: dict[tuple[object, ...], Strip] = {}
+        # Time travel: the session as it stood at an earlier moment (``core.timetravel.SessionAt``); the rows'
+        # badges and dimming then say what was on the surface then.
+        self.moment: Any = None
 
     # the view ---------------------------------------------------------------------------------------------
     @property
@@ -249,7 +252,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         return self._style_cache
 
     def _strip(self, row: Row, depth: int, is_cursor: bool, width: int) -> Strip:
-        session = self.live.session
+        session = self.live.session if self.moment is None else self.moment
         styles = self._styles()
         dim = row.seq in session.replaced_by
         tags = tuple(badges(row, session, self.cut_kinds))
