@@ -38,6 +38,7 @@ SECTIONS: dict[str, str] = {
     "prolong": "core.policies.prolong_config",
     "adaptive": "core.policies.adaptive_config",
     "model": "core.models",
+    "host": "core.host.tools.host_config",
 }
 CONFIG_EVENT = "tapedeck/config"
 

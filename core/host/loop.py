@@ -36,6 +36,7 @@ from core.host.resume import (
     turn_steer,
 )
 from core.host.toolbox import CallResult, ToolBox
+from core.host.tools.sandbox import shell_mode
 from core.log.writer import SessionWriter, make_header
 from core.model import ChatModel, Completion, ModelRequest
 from core.session import Session
@@ -147,7 +148,7 @@ class AgentHost:
         self.options = options
         if options.workspace is None:
             raise TapedeckError("the host needs a workspace")
-        self.toolbox = ToolBox(options.workspace)
+        self.toolbox = ToolBox(options.workspace, lambda: self.hooks.config.host.shell)
         self.inbox_path = inbox_path(writer.path)
         self.hooks = PolicyHooks(self, config)
         self.lock = threading.RLock()  # the log and its projection change under it (the inbox thread writes too)
@@ -180,6 +181,7 @@ class AgentHost:
             "workspace": str(options.workspace.resolve()),
             "tasks": list(tasks),
             "resumed": False,
+            "shell": shell_mode(config.host.shell).to_dict(),
         }
         # Published with the header: no crash can leave a log that has lost its tasks and workspace.
         first = [{"type": HOST_EVENT, "data": started}]
@@ -188,6 +190,7 @@ class AgentHost:
         for event in writer.published:
             host.session.apply(event)
         host.hooks.observe(writer.published)
+        host.say_shell_warning(started["shell"])
         return host
 
     @classmethod
@@ -220,9 +223,16 @@ class AgentHost:
         host._restore_model()
         info = host.host_info()
         resumed = {**info, "pid": os.getpid(), "workspace": str(workspace), "resumed": True}
+        resumed["shell"] = host.toolbox.shell_mode().to_dict()
+        host.say_shell_warning(resumed["shell"])
         host.append([{"type": HOST_EVENT, "data": resumed}])
         host._repair_open_step()
         return host
+
+    def say_shell_warning(self, shell: dict[str, Any]) -> None:
+        """Tell the operator when the shell tool runs unconfined (``shell`` as in the ``tapedeck/host`` event)."""
+        if shell.get("warning"):
+            self.say(f"warning: {shell['warning']}")
 
     def _restore_model(self) -> None:
         """Hand a resumable model the ``replayState`` of the last assistant message it produced."""

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from core.host.tools.host_config import ShellSettings
+from core.host.tools.sandbox import ShellMode, shell_mode
 
 
 @dataclass
@@ -45,12 +49,17 @@ class ToolBox:
     later call.
     """
 
-    def __init__(self, workspace: Path) -> None:
+    def __init__(self, workspace: Path, shell: Callable[[], ShellSettings] = ShellSettings) -> None:
         from core.host.tools import workspace_tools
 
         self.workspace = workspace
-        self.tools = {tool.name: tool for tool in workspace_tools(workspace)}
+        self.shell = shell
+        self.tools = {tool.name: tool for tool in workspace_tools(workspace, shell=shell)}
         self.cancel = threading.Event()
+
+    def shell_mode(self) -> ShellMode:
+        """How the ``bash`` tool is confined under the current settings on this machine."""
+        return shell_mode(self.shell())
 
     def interrupt(self) -> None:
         """Stop the running tool call, if any, and refuse later ones (thread-safe)."""

@@ -127,4 +127,4 @@ def test_read_file_streams_a_huge_single_line(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     peak_mb = int(done.stdout)
-    assert peak_mb < 120, f"read_file peaked at {peak_mb} MB for a {size >> 20} MB line"
+    assert peak_mb < 150, f"read_file peaked at {peak_mb} MB for a {size >> 20} MB line"

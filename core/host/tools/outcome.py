@@ -23,6 +23,8 @@ COMMAND_TIMEOUT = "COMMAND_TIMEOUT"
 ABORTED = "ABORTED"
 TOOL_TIMEOUT = "TOOL_TIMEOUT"
 TOOL_FAILED = "TOOL_FAILED"
+# host.shell.sandbox is "required" and this machine cannot sandbox commands (DSH's code).
+SANDBOX_UNAVAILABLE = "SANDBOX_UNAVAILABLE"
 
 
 @dataclass(frozen=True, slots=True)

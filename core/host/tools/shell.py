@@ -1,35 +1,42 @@
 """The ``bash`` tool: one shell command in the workspace, with a timeout and a cap on the output it keeps.
 
-The command runs in its own process group with the workspace as its working directory, no stdin, and an
-environment without the provider API keys (``*_API_KEY``). stdout and stderr are merged in order. Output is
-capped while it is read: the first and last halves of the cap are kept and the middle is counted, so a command
-that prints gigabytes costs no more memory than one that prints the cap. When the command ends (or times out)
-the whole process group is killed, so background jobs never outlive the call. The shell itself is not
-sandboxed: path confinement applies to the file tools, not to what a command does.
+The command runs sandboxed where the machine allows it (see ``sandbox.py``: bubblewrap, with writes only to the
+workspace and no network unless configured), with the workspace as its working directory, no stdin, and an
+allow-listed environment. stdout and stderr are merged in order. Output is capped while it is read: the first
+and last halves of the cap are kept and the middle is counted, so a command that prints gigabytes costs no more
+memory than one that prints the cap. When the command ends, times out or is stopped, every process it started
+is killed (a PID namespace under bubblewrap, a child-subreaper shim otherwise), ``setsid`` or not.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import threading
+from collections.abc import Callable
 from io import BufferedReader
 from typing import Any
 
-from core.host.tools.base import CallContext, Param, WorkspaceTool
+from core.host.tools.base import CallContext, Param, ToolLimits, WorkspaceTool
+from core.host.tools.host_config import ShellSettings
 from core.host.tools.outcome import (
+    ABORTED,
     COMMAND_FAILED,
     COMMAND_TIMEOUT,
     INVALID_ARGUMENTS,
+    SANDBOX_UNAVAILABLE,
     ToolFailure,
     ToolOutcome,
 )
+from core.host.tools.sandbox import command_argv, environment, shell_mode
+from core.host.tools.workspace import Workspace
 
 READ_CHUNK = 65536
 READER_GRACE_SECONDS = 5.0
+POLL_SECONDS = 0.05
+TERM_GRACE_SECONDS = 3.0
 
 
 class CappedOutput:
@@ -73,13 +80,19 @@ def _pump(stream: BufferedReader, sink: CappedOutput) -> None:
         sink.feed(chunk)
 
 
-def _kill_group(pid: int) -> None:
+def _kill_group(pid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, sig)
 
 
-def _environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.upper().endswith("_API_KEY")}
+def _end(proc: subprocess.Popen[bytes]) -> int:
+    """End a command's whole process tree: SIGTERM lets the reaper kill every descendant, SIGKILL follows."""
+    _kill_group(proc.pid, signal.SIGTERM)
+    try:
+        return proc.wait(TERM_GRACE_SECONDS)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc.pid, signal.SIGKILL)
+        return proc.wait()
 
 
 class Bash(WorkspaceTool):
@@ -89,7 +102,8 @@ class Bash(WorkspaceTool):
     description = (
         "Run a bash command with the workspace root as the working directory and return its combined "
         "stdout/stderr and exit code. Long output keeps its beginning and end. The command is killed after "
-        "timeout seconds; background processes do not survive the call."
+        "timeout seconds; background processes do not survive the call. Where the machine allows, the "
+        "command is sandboxed: it can write only inside the workspace (and a private /tmp) and has no network."
     )
     params = (
         Param("command", "string", "the bash command line to run", required=True),
@@ -97,45 +111,65 @@ class Bash(WorkspaceTool):
         Param("description", "string", "a few words on what the command is for"),
     )
 
+    def __init__(
+        self, workspace: Workspace, limits: ToolLimits, settings: Callable[[], ShellSettings] = ShellSettings
+    ) -> None:
+        super().__init__(workspace, limits)
+        self.settings = settings
+
+    def seconds_for(self, args: dict[str, Any]) -> float:
+        """The command's own timeout (checked against ``bash_max_timeout`` in ``execute``)."""
+        return float(args.get("timeout", self.limits.bash_timeout))
+
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         command = args["command"]
         if not command.strip():
             raise ToolFailure(INVALID_ARGUMENTS, "command must not be empty")
-        timeout = float(args.get("timeout", self.limits.bash_timeout))
+        timeout = ctx.seconds
         if timeout > self.limits.bash_max_timeout:
             raise ToolFailure(
                 INVALID_ARGUMENTS,
                 f"timeout must be at most {self.limits.bash_max_timeout:g} seconds (got {timeout:g})",
             )
+        settings = self.settings()
+        mode = shell_mode(settings)
+        if mode.warning and settings.sandbox == "required":
+            raise ToolFailure(SANDBOX_UNAVAILABLE, f"the command was not run: {mode.warning}")
         output = CappedOutput(self.limits.output_chars)
         proc = subprocess.Popen(
-            [shutil.which("bash") or "/bin/bash", "-c", command],
+            command_argv(command, self.workspace.root, mode),
             cwd=self.workspace.root,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            env=_environment(),
+            env=environment(settings),
             start_new_session=True,
         )
         assert proc.stdout is not None
         reader = threading.Thread(target=_pump, args=(proc.stdout, output), daemon=True)
         reader.start()
-        timed_out = False
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc.pid)
-            code = proc.wait()
-        _kill_group(proc.pid)
+        ended: str | None = None
+        code = proc.poll()
+        while code is None:
+            if ctx.cancel.wait(min(POLL_SECONDS, ctx.remaining())):
+                ended = ABORTED
+            elif ctx.remaining() <= 0:
+                ended = COMMAND_TIMEOUT
+            code = proc.poll()
+            if ended and code is None:
+                code = _end(proc)
+        _end(proc)
         reader.join(READER_GRACE_SECONDS)
         proc.stdout.close()
-        return self._outcome(output, code, timed_out, timeout)
+        return self._outcome(output, code, ended, timeout)
 
     @staticmethod
-    def _outcome(output: CappedOutput, code: int, timed_out: bool, timeout: float) -> ToolOutcome:
+    def _outcome(output: CappedOutput, code: int, ended: str | None, timeout: float) -> ToolOutcome:
         body = (output.text() or "(no output)").rstrip("\n")
-        if timed_out:
+        timed_out = ended == COMMAND_TIMEOUT
+        if ended == ABORTED:
+            status = "(stopped by the operator; the command and everything it started were killed)"
+        elif timed_out:
             status = f"(timed out after {timeout:g} s; the command was killed)"
         elif code < 0:
             status = f"(killed by signal {-code})"
@@ -147,5 +181,5 @@ class Bash(WorkspaceTool):
             "outputBytes": output.total,
             "truncated": output.truncated,
         }
-        error = COMMAND_TIMEOUT if timed_out else COMMAND_FAILED if code != 0 else None
+        error = ended or (COMMAND_FAILED if code != 0 else None)
         return ToolOutcome(f"{body}\n{status}", error is not None, error, meta)

@@ -1,0 +1,68 @@
+"""The ``host`` config section: what the shell tool may reach.
+
+    [host.shell]
+    sandbox = "auto"      # "auto": bubblewrap when it works here, else unconfined with a warning;
+                          # "required": refuse to run commands without it; "off": never sandbox
+    network = false       # let sandboxed commands use the network
+    passEnv = ["GOPATH"]  # environment variables passed to commands besides the built-in allow-list
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from core.errors import ConfigError
+
+SANDBOX_MODES = ("auto", "required", "off")
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class ShellSettings:
+    """Validated ``host.shell`` settings."""
+
+    sandbox: str = "auto"
+    network: bool = False
+    pass_env: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        """The effective values under their config key names."""
+        return {"sandbox": self.sandbox, "network": self.network, "passEnv": list(self.pass_env)}
+
+
+@dataclass(frozen=True, slots=True)
+class HostConfig:
+    """The validated ``host`` section."""
+
+    shell: ShellSettings = ShellSettings()
+
+    def to_dict(self) -> dict[str, object]:
+        """The effective values under their config key names."""
+        return {"shell": self.shell.to_dict()}
+
+
+def _unknown(raw: Mapping[str, object], keys: tuple[str, ...], where: str) -> None:
+    for key in raw:
+        if key not in keys:
+            raise ConfigError(f"unknown config key {where}.{key} (known: {', '.join(keys)})")
+
+
+def validate(raw: Mapping[str, object]) -> HostConfig:
+    """Check a raw ``host`` mapping and return the frozen config; raises ConfigError naming the key."""
+    _unknown(raw, ("shell",), "host")
+    shell = raw.get("shell", {})
+    if not isinstance(shell, Mapping):
+        raise ConfigError(f"host.shell must be a table/object (got {type(shell).__name__})")
+    _unknown(shell, ("sandbox", "network", "passEnv"), "host.shell")
+    sandbox = shell.get("sandbox", "auto")
+    if sandbox not in SANDBOX_MODES:
+        raise ConfigError(f"host.shell.sandbox must be one of {', '.join(SANDBOX_MODES)} (got {sandbox!r})")
+    network = shell.get("network", False)
+    if not isinstance(network, bool):
+        raise ConfigError(f"host.shell.network must be true or false (got {network!r})")
+    names = shell.get("passEnv", [])
+    if not isinstance(names, list) or not all(isinstance(n, str) and ENV_NAME.match(n) for n in names):
+        raise ConfigError(f"host.shell.passEnv must be a list of environment variable names (got {names!r})")
+    return HostConfig(ShellSettings(str(sandbox), network, tuple(names)))
