@@ -145,7 +145,7 @@ def test_pause_mid_stream_holds_before_the_tool_call_and_resume_goes_on(
 def test_a_message_during_a_tool_call_is_logged_before_applied_and_reaches_the_next_step(
     tmp_path: Path, server: ChatServer
 ) -> None:
-    gate = tmp_path / "go"
+    gate = tmp_path / "ws" / "go"  # in the workspace: a sandboxed command has its own /tmp
     server.push(_tool_reply(f"while [ ! -e {gate} ]; do sleep 0.05; done; echo ok"), text_reply("noted"))
     run = Running(tmp_path, server, ["wait for the gate"])
     _wait(lambda: run.events("tool/call"))
