@@ -63,7 +63,7 @@ def test_a_second_host_cannot_write_a_live_log_even_when_the_lock_file_is_gone(t
     _, err = second.communicate(timeout=60)
 
     assert second.returncode == 2 and "already open for writing by another process" in err
-    assert log.read_bytes() == before
+    assert log.read_bytes().startswith(before)  # only the live host went on appending
     control.append_request(control.inbox_path(log), "stop", {})
     assert first.wait(60) == 0
     data = read_log(log)
