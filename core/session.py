@@ -168,6 +168,7 @@ class Session:
         self._live: set[int] = set()
         self.diagnostics: list[Diagnostic] = []
         self.turns: dict[int, Turn] = {}
+        self._max_turn: int | None = None  # the highest turn number started so far: O(1) gap checks
         self.tool_calls: dict[str, ToolCall] = {}
         self._calls: dict[tuple[int, int, str], ToolCall] = {}
         self.results_by_step: dict[tuple[int, int], list[int]] = {}
@@ -354,7 +355,7 @@ class Session:
         if not isinstance(number, int):
             self._diag("bad-turn", "turn/start without an integer turn", seq)
             return
-        expected = max(self.turns, default=0) + 1
+        expected = (0 if self._max_turn is None else self._max_turn) + 1
         if number != expected:
             self._diag("turn-gap", f"turn/start {number} where turn {expected} was expected", seq, "warning")
         if self.open_turn is not None:
@@ -365,6 +366,7 @@ class Session:
                 "warning",
             )
         self.turns[number] = Turn(number, seq)
+        self._max_turn = number if self._max_turn is None else max(self._max_turn, number)
         self.open_turn = self._current_turn = number
         self._current_step = None
 
