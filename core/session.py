@@ -203,13 +203,15 @@ class Session:
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Session:
         """Read a whole log file or session directory (raw or zstd) into an in-memory session."""
+        from core.log.bulk import gc_paused
         from core.log.reader import read_log
 
-        data = read_log(path)
-        session = cls(data.header, path=data.path)
-        session.diagnostics.extend(data.diagnostics)
-        for event in data.events:
-            session.apply(event)
+        with gc_paused():
+            data = read_log(path)
+            session = cls(data.header, path=data.path)
+            session.diagnostics.extend(data.diagnostics)
+            for event in data.events:
+                session.apply(event)
         session.compressed = data.compressed
         return session
 

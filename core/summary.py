@@ -16,7 +16,18 @@ _TAPE_SPAN = re.compile(r"^\[slice (?:checkpoint|tape) v1 · turns (\d+)-(\d+)")
 
 
 def one_line(text: str, limit: int = 120) -> str:
-    """Collapse whitespace and cut to ``limit`` code points with an ellipsis."""
+    """Collapse whitespace and cut to ``limit`` code points with an ellipsis.
+
+    The whitespace pass runs over a growing head of ``text`` until that head alone fills the line, so a
+    multi-MB tool result costs about as much as a short one. Collapsing a head gives a prefix of collapsing
+    the whole text, so the result is the same as collapsing everything.
+    """
+    head = 4 * limit + 64
+    while limit > 0 and head < len(text):
+        flat = _WS.sub(" ", text[:head]).strip()
+        if len(flat) > limit:
+            return flat[: limit - 1] + "…"
+        head *= 8
     flat = _WS.sub(" ", text).strip()
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 

@@ -1,0 +1,29 @@
+"""``one_line`` collapses only a head of a long text, and gives exactly what collapsing all of it gives."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.summary import one_line
+
+
+def reference(text: str, limit: int) -> str:
+    flat = re.sub(r"\s+", " ", text).strip()
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+pieces = st.sampled_from(["a", "bc", " ", "  ", "\n", "\t\t", "\u2003", "é", "x" * 50, " " * 300, "\n" * 900])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(pieces, max_size=80).map("".join), st.integers(min_value=-3, max_value=130))
+def test_one_line_equals_collapsing_the_whole_text(text: str, limit: int) -> None:
+    assert one_line(text, limit) == reference(text, limit)
+
+
+def test_one_line_of_a_multi_megabyte_text() -> None:
+    text = "word " * 2_000_000
+    assert one_line(text, 20) == reference(text, 20) == "word word word word…"
