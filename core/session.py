@@ -12,12 +12,15 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 from core.diagnostics import Diagnostic
+from core.log.records import PackedRow
 from core.log.validate import is_invalid
 from core.log.vocabulary import SURFACE_TYPES
+from core.text import tool_result_is_error
 
 TAPE_SOURCE_KIND = "plugin:slice:history"
 RUNTIME_CONTEXT_PLUGIN = "@deepseek-ai/dsh-system-prompt"
@@ -64,6 +67,7 @@ class ToolCall:
     message_seq: int | None = None
     call_seq: int | None = None
     result_seq: int | None = None
+    result_error: bool = False  # the model-visible isError flag of the result at ``result_seq``
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,17 +206,14 @@ class Session:
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> Session:
-        """Read a whole log file or session directory (raw or zstd) into an in-memory session."""
-        from core.log.bulk import gc_paused
-        from core.log.reader import read_log
+        """Read a whole log file or session directory (raw or zstd) into an in-memory session.
 
-        with gc_paused():
-            data = read_log(path)
-            session = cls(data.header, path=data.path)
-            session.diagnostics.extend(data.diagnostics)
-            for event in data.events:
-                session.apply(event)
-        session.compressed = data.compressed
+        ``core.load.load_session`` does the work; it also offers a streaming pass that retains nothing.
+        """
+        from core.load import load_session
+
+        session = load_session(path)
+        assert isinstance(session, cls)
         return session
 
     # basic accessors --------------------------------------------------------------------------------------
@@ -338,6 +339,23 @@ class Session:
                 f"{etype} carries surfaceOp/sourceEventSeqs (only surface types may)",
                 seq,
             )
+
+    def apply_row(self, row: PackedRow) -> None:
+        """Project a packed chunk row: ``row.count`` ``assistant/chunk`` deltas from ``row.seq0`` on, unexpanded.
+
+        The same as applying each member event (deltas carry no usage, belong to the row's turn and are never
+        on the surface), in O(1) Python work per row.
+        """
+        seq = self._count
+        if row.seq0 != seq:
+            self._diag("seq-mismatch", f"projection expected seq {seq}, got {row.seq0!r}", seq)
+        if self._retain:
+            self.events.append_row(row)  # type: ignore[attr-defined]
+        n = row.count
+        self._count += n
+        self.counts["assistant/chunk"] += n
+        self._turn_at.extend(repeat(row.turn, n))
+        self._in_turn.extend(repeat(self.open_turn is not None, n))
 
     def _attributed_turn(self, etype: str, data: dict[str, Any]) -> int:
         if etype in ("assistant/message", "tool/result", "tool/call", "assistant/chunk"):
@@ -482,6 +500,7 @@ class Session:
                 call = self._register_call(str(call_id), "tool", "", turn, step)
         if call is not None:
             call.result_seq = seq
+            call.result_error = tool_result_is_error(message)
         if isinstance(turn, int) and isinstance(step, int):
             self.results_by_step.setdefault((turn, step), []).append(seq)
 

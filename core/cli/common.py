@@ -22,6 +22,24 @@ def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:
     sys.stdout.flush()
 
 
+class JsonList:
+    """Prints a JSON array item by item, byte for byte what ``emit(items, True, …)`` prints for the list."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def add(self, item: Any) -> None:
+        """Print the next item."""
+        text = orjson.dumps(item, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
+        sys.stdout.write(("[\n  " if not self.count else ",\n  ") + text.replace("\n", "\n  "))
+        self.count += 1
+
+    def close(self) -> None:
+        """End the array (``[]`` when nothing was added)."""
+        sys.stdout.write("\n]\n" if self.count else "[]\n")
+        sys.stdout.flush()
+
+
 def fail(message: str, code: int = 2) -> int:
     """Report ``message`` on stderr as ``tapedeck: <message>`` and return the exit code."""
     sys.stderr.write(f"tapedeck: {message}\n")

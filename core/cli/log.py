@@ -6,28 +6,28 @@ import argparse
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from core.cli import COMMANDS
-from core.cli.common import emit, fail, guarded
+from core.cli.common import JsonList, emit, fail, guarded
 from core.host_state import HostState, describe_host, read_host_state
+from core.load import load_session
 from core.log.layout import default_sessions_root, discover_sessions, session_tree
+from core.log.records import PackedRow
+from core.log.vocabulary import SURFACE_TYPES
 from core.session import Session, derive_message
 from core.summary import human_bytes, human_chars, one_line, source_label, summarize
-from core.text import tool_result_is_error
 from core.timetravel import open_at
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
     """The ``inspect`` summary of a session as plain data."""
     tools: Counter[str] = Counter()
-    tool_errors = 0
     for call in session.tool_calls.values():
         tools[call.name] += 1
-    for seq in (c.result_seq for c in session.tool_calls.values() if c.result_seq is not None):
-        data = session.events[seq].get("data") or {}
-        tool_errors += tool_result_is_error(data.get("message"))
+    tool_errors = sum(c.result_error for c in session.tool_calls.values() if c.result_seq is not None)
     turns = [
         {
             "turn": t.number,
@@ -91,11 +91,16 @@ def _render_inspect(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def surface_rows(session: Session) -> list[dict[str, Any]]:
-    """The model-visible messages in order, each with seq, role, source kind, size and text."""
+def surface_rows(
+    session: Session, event_at: Callable[[int], dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The model-visible messages in order, each with seq, role, source kind, size and text.
+
+    ``event_at`` looks up a surface event by seq (default: ``session.events``).
+    """
     rows = []
     for seq in session.surface:
-        event = session.events[seq]
+        event = (event_at or session.events.__getitem__)(seq)
         message = derive_message(event)
         if message is None:
             continue
@@ -114,6 +119,24 @@ def surface_rows(session: Session) -> list[dict[str, Any]]:
     return rows
 
 
+def _surface(args: argparse.Namespace) -> None:
+    """Without ``--at``: one streaming pass that keeps surface events only while they are on the surface."""
+    if args.at is not None:
+        emit(surface_rows(open_at(args.path, args.at)), args.json, _render_surface)
+        return
+    kept: dict[int, dict[str, Any]] = {}
+
+    def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
+        nonlocal kept
+        if type(item) is not PackedRow and item["type"] in SURFACE_TYPES:  # type: ignore[index]
+            kept[session.next_seq - 1] = item  # type: ignore[assignment]
+            if len(kept) > 2 * len(session.surface) + 1024:  # drop what replacements shadowed
+                kept = {seq: event for seq, event in kept.items() if session.on_surface(seq)}
+
+    session = load_session(args.path, retain=False, observe=observe)
+    emit(surface_rows(session, kept.__getitem__), args.json, _render_surface)
+
+
 def _render_surface(rows: list[dict[str, Any]]) -> str:
     out = []
     for r in rows:
@@ -126,24 +149,40 @@ def _render_surface(rows: list[dict[str, Any]]) -> str:
 
 
 def _events(args: argparse.Namespace) -> None:
-    session = Session.open(args.path)
-    rows = []
-    for event in session.events:
+    """One streaming pass: JSON goes out as events are read; text keeps one summary per matching event, since
+    whether an event is still on the surface is only known at the end of the log."""
+    out = JsonList() if args.json else None
+    lines: list[tuple[int, int | str, str, str]] = []
+    chunks_wanted = not args.type or _type_matches("assistant/chunk", args.type)
+
+    def take(session: Session, event: dict[str, Any]) -> None:
         if args.type and not _type_matches(event["type"], args.type):
-            continue
+            return
         seq = event["seq"]
         turn = session.turn_of(seq) if session.in_turn(seq) else None
         if args.turn is not None and turn != args.turn:
-            continue
-        rows.append(event if args.json else (seq, "-" if turn is None else turn, event))
-    if args.json:
-        emit(rows, True, str)
+            return
+        if out is not None:
+            out.add(event)
+        else:
+            lines.append((seq, "-" if turn is None else turn, event["type"], summarize(event, 100)))
+
+    def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
+        if type(item) is not PackedRow:
+            take(session, item)  # type: ignore[arg-type]
+        elif chunks_wanted and (args.turn is None or item.turn == args.turn):
+            for k in range(item.count):
+                take(session, item.event(k))
+
+    session = load_session(args.path, retain=False, observe=observe)
+    if out is not None:
+        out.close()
         return
-    lines = [
-        f"{seq:>6} t{turn:<3} {e['type']:<26} {'· ' if session.on_surface(seq) else '  '}{summarize(e, 100)}"
-        for seq, turn, e in rows
+    text = [
+        f"{seq:>6} t{turn:<3} {etype:<26} {'· ' if session.on_surface(seq) else '  '}{summary}"
+        for seq, turn, etype, summary in lines
     ]
-    emit(lines, False, lambda ls: "\n".join(ls) if ls else "(no matching events)")
+    emit(text, False, lambda ls: "\n".join(ls) if ls else "(no matching events)")
 
 
 def _type_matches(etype: str, wanted: list[str]) -> bool:
@@ -194,7 +233,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("path", help="session log file or session directory")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(
-        handler=guarded(lambda a: emit(inspect_report(Session.open(a.path)), a.json, _render_inspect))
+        handler=guarded(lambda a: emit(inspect_report(load_session(a.path, retain=False)), a.json, _render_inspect))
     )
 
     p = sub.add_parser(
@@ -206,15 +245,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("path", help="session log file or session directory")
     p.add_argument("--at", type=int, metavar="SEQ", help="the surface as it stood right after event SEQ")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(
-        handler=guarded(
-            lambda a: emit(
-                surface_rows(Session.open(a.path) if a.at is None else open_at(a.path, a.at)),
-                a.json,
-                _render_surface,
-            )
-        )
-    )
+    p.set_defaults(handler=guarded(_surface))
 
     p = sub.add_parser(
         "events",

@@ -18,7 +18,7 @@ from core.diagnostics import Diagnostic
 from core.log import bigjson
 from core.log.frames import FrameStream
 from core.log.header import HeaderError, validate_header
-from core.log.records import complete_event, expand_row, is_packed_row
+from core.log.records import PackedRow, complete_event, decode_row, is_packed_row
 from core.log.validate import INVALID
 from core.log.vocabulary import ENVELOPE_KEYS, REJECTED_LEGACY_TYPES, is_known_type
 
@@ -39,9 +39,16 @@ class LogDecoder:
     kept in ``fatal`` and every later byte is ignored, because nothing after a bad header can be trusted.
     """
 
-    def __init__(self, name: str, compressed: bool, pace: Callable[[], None] | None = None) -> None:
-        """Decode the log called ``name``; ``pace`` is called between slices of a multi-MB line's parse."""
+    def __init__(
+        self, name: str, compressed: bool, pace: Callable[[], None] | None = None, lazy_rows: bool = False
+    ) -> None:
+        """Decode the log called ``name``; ``pace`` is called between slices of a multi-MB line's parse.
+
+        With ``lazy_rows`` a packed chunk row is emitted as one ``PackedRow`` standing for its members instead
+        of one event dict per member.
+        """
         self.name = name
+        self.lazy_rows = lazy_rows
         self.pace = pace
         self.compressed = compressed
         self.header: dict[str, Any] | None = None
@@ -226,13 +233,21 @@ class LogDecoder:
     def _row(self, row: dict[str, Any], offset: int, out: DecodeBatch) -> None:
         self._check_seq(row.get("seq0"), "seq0", offset, out)
         time0 = row.get("time0", 0)
-        events, problem = expand_row(row, self.next_seq, time0 if isinstance(time0, int) else 0)
+        packed, problem = decode_row(row, self.next_seq, time0 if isinstance(time0, int) else 0)
         if problem is not None:
+            assert isinstance(packed, list)
             out.diagnostics.append(
-                Diagnostic("bad-row", f"{problem}; {len(events)} seq(s) kept as invalid", offset, self.next_seq)
+                Diagnostic("bad-row", f"{problem}; {len(packed)} seq(s) kept as invalid", offset, self.next_seq)
             )
-        self.next_seq += len(events)
-        out.events.extend(events)
+            self.next_seq += len(packed)
+            out.events.extend(packed)
+            return
+        assert isinstance(packed, PackedRow)
+        self.next_seq += packed.count
+        if self.lazy_rows:
+            out.events.append(packed)  # type: ignore[arg-type]
+        else:
+            out.events.extend(packed.events())
 
     def _event(self, ev: dict[str, Any], offset: int, out: DecodeBatch) -> None:
         seq = self.next_seq

@@ -22,16 +22,19 @@ class LogData:
     path: Path
     compressed: bool
     header: dict[str, Any]
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)  # or PackedRow items, with lazy_rows
     diagnostics: list[Diagnostic] = field(default_factory=list)
     size: int = 0
 
 
-def read_log(path: str | os.PathLike[str]) -> LogData:
-    """Read a log file or session directory completely. Raises LogFormatError only when no header is usable."""
+def read_log(path: str | os.PathLike[str], lazy_rows: bool = False) -> LogData:
+    """Read a log file or session directory completely. Raises LogFormatError only when no header is usable.
+
+    With ``lazy_rows`` a packed chunk row stays one ``PackedRow`` in ``events`` (standing for its members).
+    """
     p = resolve_log_path(path)
     compressed = is_compressed(p)
-    decoder = LogDecoder(str(p), compressed)
+    decoder = LogDecoder(str(p), compressed, lazy_rows=lazy_rows)
     events: list[dict[str, Any]] = []
     diagnostics: list[Diagnostic] = []
     size = 0

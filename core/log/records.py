@@ -18,15 +18,83 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def expand_row(row: dict[str, Any], seq0: int, time0: int) -> tuple[list[dict[str, Any]], str | None]:
-    """Expand a packed ``text-chunks``/``reasoning-chunks``/``tool-call-chunks`` row into chunk events.
+class PackedRow:
+    """A validated packed chunk row standing for ``count`` ``assistant/chunk`` events from ``seq0`` on.
 
-    Returns the events and None, or, for a malformed row, ``row_member_count(row)`` placeholder events (the row's own
-    type and data, marked ``validate.INVALID``) and the problem: the offset index counts a row's members
-    without parsing it, so a bad row must still fill the seqs it claims.
+    Decoding keeps the row as it is: its members are counted and attributed to their turn and step without
+    building a dict per delta (nearly every event of a log is one), and ``event(k)`` builds member ``k`` only
+    when someone reads it.
     """
+
+    __slots__ = ("seq0", "count", "turn", "step", "_kind", "_data", "_pieces", "_times")
+
+    def __init__(self, row: dict[str, Any], seq0: int, time0: int) -> None:
+        """Validate ``row`` (RecordError names what is wrong); its members get ``seq0``… and times from ``time0``."""
+        kind = row["type"]
+        data = row.get("data")
+        if not isinstance(data, dict):
+            raise RecordError(f"malformed {kind} row: data is not an object")
+        pieces = data.get("args" if kind == "tool-call-chunks" else "texts")
+        dt = data.get("dt")
+        # set(map(type, …)) checks a whole list in C; orjson gives exact str/int/bool, and bool is no dt
+        if not isinstance(pieces, list) or not pieces or set(map(type, pieces)) != {str}:
+            raise RecordError(f"malformed {kind} row: members must be a non-empty list of strings")
+        if not isinstance(dt, list) or len(dt) != len(pieces) - 1 or (dt and set(map(type, dt)) != {int}):
+            raise RecordError(f"malformed {kind} row: dt must hold {len(pieces) - 1} integers")
+        turn, step, index = data.get("turn"), data.get("step"), data.get("index")
+        if not (_counter(turn) and _counter(step) and _int(index)):
+            raise RecordError(f"malformed {kind} row: turn, step and index must be integers from 0 to {MAX_COUNTER}")
+        name = data.get("name")
+        if name is not None and not isinstance(name, str):
+            raise RecordError(f"malformed {kind} row: name must be a string")
+        self.seq0 = seq0
+        self.count = len(pieces)
+        self.turn: int = turn
+        self.step: int = step
+        self._kind = kind
+        self._data = data
+        self._pieces = pieces
+        self._times: list[int] | tuple[int, list[int]] = (time0, dt)
+
+    def times(self) -> list[int]:
+        """Every member's time (``time0`` plus the running sum of ``dt``), computed once."""
+        if isinstance(self._times, tuple):
+            t, dt = self._times
+            out = [t]
+            for d in dt:
+                t += d
+                out.append(t)
+            self._times = out
+        return self._times
+
+    def event(self, k: int) -> dict[str, Any]:
+        """Member ``k`` (0-based) as a full ``assistant/chunk`` event."""
+        data, index = self._data, self._data["index"]
+        if self._kind == "tool-call-chunks":
+            chunk: dict[str, Any] = {"type": "tool-call-delta", "index": index, "id": data.get("id")}
+            if "name" in data:
+                chunk["name"] = data["name"]
+            chunk["argumentsDelta"] = self._pieces[k]
+        else:
+            chunk = {"type": _ROW_DELTA[self._kind], "index": index, "text": self._pieces[k]}
+        return {
+            "type": "assistant/chunk",
+            "seq": self.seq0 + k,
+            "time": self.times()[k],
+            "data": {"turn": self.turn, "step": self.step, "chunk": chunk},
+        }
+
+    def events(self) -> list[dict[str, Any]]:
+        """Every member as a full event."""
+        return [self.event(k) for k in range(self.count)]
+
+
+def decode_row(row: dict[str, Any], seq0: int, time0: int) -> tuple[PackedRow | list[dict[str, Any]], str | None]:
+    """A packed row as a ``PackedRow`` and None; for a malformed row, ``row_member_count(row)`` placeholder events
+    (the row's own type and data, marked ``validate.INVALID``) and the problem: the offset index counts a row's
+    members without parsing it, so a bad row must still fill the seqs it claims."""
     try:
-        return _expand(row, seq0, time0), None
+        return PackedRow(row, seq0, time0), None
     except RecordError as exc:
         problem = str(exc)
         data = row.get("data")
@@ -36,48 +104,17 @@ def expand_row(row: dict[str, Any], seq0: int, time0: int) -> tuple[list[dict[st
         ], problem
 
 
+def expand_row(row: dict[str, Any], seq0: int, time0: int) -> tuple[list[dict[str, Any]], str | None]:
+    """Expand a packed ``text-chunks``/``reasoning-chunks``/``tool-call-chunks`` row into chunk events.
+
+    Returns the events and None, or the placeholder events of a malformed row and the problem (``decode_row``).
+    """
+    packed, problem = decode_row(row, seq0, time0)
+    return (packed.events() if isinstance(packed, PackedRow) else packed), problem
+
+
 def _counter(value: Any) -> bool:
     return _int(value) and 0 <= value <= MAX_COUNTER
-
-
-def _expand(row: dict[str, Any], seq0: int, time0: int) -> list[dict[str, Any]]:
-    kind = row["type"]
-    data = row.get("data")
-    if not isinstance(data, dict):
-        raise RecordError(f"malformed {kind} row: data is not an object")
-    pieces = data.get("args" if kind == "tool-call-chunks" else "texts")
-    dt = data.get("dt")
-    if not isinstance(pieces, list) or not pieces or not all(isinstance(p, str) for p in pieces):
-        raise RecordError(f"malformed {kind} row: members must be a non-empty list of strings")
-    if not isinstance(dt, list) or len(dt) != len(pieces) - 1 or not all(_int(d) for d in dt):
-        raise RecordError(f"malformed {kind} row: dt must hold {len(pieces) - 1} integers")
-    turn, step, index = data.get("turn"), data.get("step"), data.get("index")
-    if not (_counter(turn) and _counter(step) and _int(index)):
-        raise RecordError(f"malformed {kind} row: turn, step and index must be integers from 0 to {MAX_COUNTER}")
-    name = data.get("name")
-    if name is not None and not isinstance(name, str):
-        raise RecordError(f"malformed {kind} row: name must be a string")
-    events: list[dict[str, Any]] = []
-    t = time0
-    for k, piece in enumerate(pieces):
-        if k:
-            t += dt[k - 1]
-        if kind == "tool-call-chunks":
-            chunk: dict[str, Any] = {"type": "tool-call-delta", "index": index, "id": data.get("id")}
-            if "name" in data:
-                chunk["name"] = name
-            chunk["argumentsDelta"] = piece
-        else:
-            chunk = {"type": _ROW_DELTA[kind], "index": index, "text": piece}
-        events.append(
-            {
-                "type": "assistant/chunk",
-                "seq": seq0 + k,
-                "time": t,
-                "data": {"turn": turn, "step": step, "chunk": chunk},
-            }
-        )
-    return events
 
 
 def row_member_count(row: dict[str, Any]) -> int:
