@@ -115,6 +115,21 @@ def derive_message(event: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _earlier_seqs(sources: Any, seq: int) -> bool:
+    """True for a list of ints (bools count, as ``isinstance`` says) in ``0..seq-1``; checked in C, since an
+    assistant message names every chunk it was streamed from."""
+    if not isinstance(sources, list):
+        return False
+    if not sources:
+        return True
+    if set(map(type, sources)) <= _INT_TYPES:
+        return min(sources) >= 0 and max(sources) < seq
+    return not any(not isinstance(s, int) or s >= seq or s < 0 for s in sources)
+
+
+_INT_TYPES = {int, bool}
+
+
 def content_chars(blocks: Iterable[Any] | None, length: Callable[[str], int] = len) -> int:
     """Size of the model-visible text of content blocks (text, reasoning, tool-call args, tool results).
 
@@ -512,9 +527,7 @@ class Session:
         self._chars[seq] = chars
         self._surface_types[seq] = etype
         sources = event.get("sourceEventSeqs")
-        if sources is not None and (
-            not isinstance(sources, list) or any(not isinstance(s, int) or s >= seq or s < 0 for s in sources)
-        ):
+        if sources is not None and not _earlier_seqs(sources, seq):
             self._diag("bad-provenance", "sourceEventSeqs must be earlier event seqs", seq)
             sources = (
                 [s for s in sources if isinstance(s, int) and 0 <= s < seq]

@@ -62,6 +62,7 @@ class LogDecoder:
         self._offset = 0  # raw: file offset of the next byte fed
         self._frames = FrameStream() if compressed else None
         self._warned_types: set[str] = set()
+        self._session_id = ""  # the header's id, once line 1 is decoded (legacy upgrades name it per event)
 
     @property
     def session_id(self) -> str:
@@ -186,6 +187,7 @@ class LogDecoder:
                 self.fatal = str(exc)
                 return
             out.header = self.header
+            self._session_id = self.session_id
             out.diagnostics.extend(warnings)
             return
         if not isinstance(obj, dict):
@@ -252,7 +254,7 @@ class LogDecoder:
     def _event(self, ev: dict[str, Any], offset: int, out: DecodeBatch) -> None:
         seq = self.next_seq
         self._check_seq(ev.get("seq"), "seq", offset, out)
-        extra = set(ev) - ENVELOPE_KEYS
+        extra = ev.keys() - ENVELOPE_KEYS
         if extra:
             out.diagnostics.append(
                 Diagnostic(
@@ -263,7 +265,7 @@ class LogDecoder:
                     "warning",
                 )
             )
-        if complete_event(ev, seq, self.session_id):
+        if complete_event(ev, seq, self._session_id):
             out.diagnostics.append(
                 Diagnostic("no-type", "event has no string type; kept as opaque", offset, seq)
             )
