@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from core.cli import COMMANDS
 from core.cli.common import JsonList, emit, fail, guarded
@@ -149,14 +150,21 @@ def _render_surface(rows: list[dict[str, Any]]) -> str:
 
 
 def _events(args: argparse.Namespace) -> None:
-    """One streaming pass: JSON goes out as events are read; text keeps one summary per matching event, since
-    whether an event is still on the surface is only known at the end of the log."""
+    """One streaming pass. JSON goes out as events are read. Text lines go to a temporary file, since whether a
+    surface event is still on the surface is only known at the end of the log: such a line leaves a gap for
+    its mark, filled in when the file is copied out."""
+    with tempfile.TemporaryFile() as spool:
+        _events_into(args, spool)
+
+
+def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
     out = JsonList() if args.json else None
-    lines: list[tuple[int, int | str, str, str]] = []
+    gaps: list[tuple[int, int]] = []  # (offset in the spool, seq) of each mark left open
     chunks_wanted = not args.type or _type_matches("assistant/chunk", args.type)
 
     def take(session: Session, event: dict[str, Any]) -> None:
-        if args.type and not _type_matches(event["type"], args.type):
+        etype = event["type"]
+        if args.type and not _type_matches(etype, args.type):
             return
         seq = event["seq"]
         turn = session.turn_of(seq) if session.in_turn(seq) else None
@@ -164,8 +172,15 @@ def _events(args: argparse.Namespace) -> None:
             return
         if out is not None:
             out.add(event)
+            return
+        head = f"{seq:>6} t{'-' if turn is None else turn:<3} {etype:<26} ".encode()
+        if etype in SURFACE_TYPES:
+            spool.write(head)
+            gaps.append((spool.tell(), seq))
+            head = b""
         else:
-            lines.append((seq, "-" if turn is None else turn, event["type"], summarize(event, 100)))
+            head += b"  "
+        spool.write(head + summarize(event, 100).encode() + b"\n")
 
     def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
         if type(item) is not PackedRow:
@@ -177,12 +192,34 @@ def _events(args: argparse.Namespace) -> None:
     session = load_session(args.path, retain=False, observe=observe)
     if out is not None:
         out.close()
+    else:
+        _copy_marked(spool, gaps, session)
+
+
+def _copy_marked(spool: IO[bytes], gaps: list[tuple[int, int]], session: Session) -> None:
+    """Print the spooled lines, each open gap filled with the surface mark of its seq."""
+    end = spool.tell()
+    if not end:
+        emit([], False, lambda _: "(no matching events)")
         return
-    text = [
-        f"{seq:>6} t{turn:<3} {etype:<26} {'· ' if session.on_surface(seq) else '  '}{summary}"
-        for seq, turn, etype, summary in lines
-    ]
-    emit(text, False, lambda ls: "\n".join(ls) if ls else "(no matching events)")
+    spool.seek(0)
+    write = sys.stdout.buffer.write if hasattr(sys.stdout, "buffer") else None
+    pos = 0
+    for offset, seq in [*gaps, (end, -1)]:
+        while pos < offset:
+            piece = spool.read(min(offset - pos, 1 << 20))
+            pos += len(piece)
+            if write is not None:
+                write(piece)
+            else:
+                sys.stdout.write(piece.decode())
+        if seq >= 0:
+            mark = "· " if session.on_surface(seq) else "  "
+            if write is not None:
+                write(mark.encode())
+            else:
+                sys.stdout.write(mark)
+    sys.stdout.flush()
 
 
 def _type_matches(etype: str, wanted: list[str]) -> bool:
