@@ -95,13 +95,13 @@ def run(size: int, seed: int, directory: Path, samples: int, replays: int) -> di
         times.append(time.perf_counter() - t0)
     result["request_ms"] = spread(times)
 
-    replays = []
+    replay_s = []
     for seq in seqs[:replays]:
         t0 = time.perf_counter()
         surface = replay_to(log, seq)
-        replays.append(time.perf_counter() - t0)
+        replay_s.append(time.perf_counter() - t0)
         assert surface == travel.timeline.surface_at(seq), f"timeline disagrees with a replay at seq {seq}"
-    result["baseline_replay_s"] = round(sum(replays) / len(replays), 2)
+    result["baseline_replay_s"] = round(sum(replay_s) / len(replay_s), 2)
     result["p95_vs_replay"] = round(result["seq_to_surface_ms"]["p95"] / 1000 / result["baseline_replay_s"], 5)
     result["peak_rss_bytes"] = peak_rss()
     return result

@@ -16,14 +16,17 @@ compaction between two attempts shows in the second one.
   ``request_body``. A route's reasoning-effort extras are not logged and so are not rebuilt (the CLI's
   ``openai`` provider declares none).
 
-Requests are produced in one forward pass over the events, so ``--all`` on a long log costs one projection.
+``iter_requests`` yields them in one forward pass over the events (``--all`` on a long log costs one
+projection); ``request_points`` and ``request_at`` answer the same from a session that is already projected,
+with a ``core.timetravel.SurfaceTimeline`` (the TUI's path). Both use one ``RequestClock`` and one
+``build_request``.
 """
 
 from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from core.host.providers.convert import request_body
@@ -58,8 +61,6 @@ class Request:
     body: dict[str, Any]  # the chat-completions body
     reasoning_effort: str | None = None
     usage: dict[str, int] | None = None  # what the log recorded for this attempt
-    output_seq: int = -1  # the first model output of the attempt
-    extras: dict[str, Any] = field(default_factory=dict)
 
     @property
     def wire(self) -> list[dict[str, Any]]:
