@@ -95,6 +95,12 @@ def run_child(argv: Sequence[str]) -> ChildRun:
     return ChildRun(proc.returncode, out.decode("utf-8", "replace"), stderr, _maxrss_bytes(usage.ru_maxrss))
 
 
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q`` quantile (0..1) by nearest rank."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     """A GitHub markdown table."""
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]

@@ -20,13 +20,14 @@ import argparse
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench._common import emit, markdown_table, peak_rss  # noqa: E402
+from bench._common import emit, markdown_table, peak_rss, percentile  # noqa: E402
 from bench.gen_session import generate, parse_size  # noqa: E402
 from core.log.index import IndexStore, build_index  # noqa: E402
 from core.session import Session  # noqa: E402
@@ -34,10 +35,14 @@ from tui.live import LiveSession  # noqa: E402
 from tui.travel import TimeTravel  # noqa: E402
 
 
-def percentile(values: list[float], q: float) -> float:
-    """The ``q`` quantile (0..1) by nearest rank."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+def timed(fn: Callable[[int], object], args: list[int]) -> list[float]:
+    """Seconds each ``fn(arg)`` took."""
+    times = []
+    for arg in args:
+        t0 = time.perf_counter()
+        fn(arg)
+        times.append(time.perf_counter() - t0)
+    return times
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -80,20 +85,10 @@ def run(size: int, seed: int, directory: Path, samples: int, replays: int) -> di
 
     rng = random.Random(seed)
     seqs = [rng.randrange(session.next_seq) for _ in range(samples)]
-    times = []
-    for seq in seqs:
-        t0 = time.perf_counter()
-        travel.stop_at(seq)
-        times.append(time.perf_counter() - t0)
-    result["seq_to_surface_ms"] = spread(times)
+    result["seq_to_surface_ms"] = spread(timed(travel.stop_at, seqs))
 
     picks = [rng.randrange(len(travel.points)) for _ in range(min(samples, 50))]
-    times = []
-    for i in picks:
-        t0 = time.perf_counter()
-        travel.request(i)
-        times.append(time.perf_counter() - t0)
-    result["request_ms"] = spread(times)
+    result["request_ms"] = spread(timed(travel.request, picks))
 
     replay_s = []
     for seq in seqs[:replays]:

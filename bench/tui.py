@@ -46,7 +46,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 import orjson  # noqa: E402
 
-from bench._common import emit, human_bytes, markdown_table  # noqa: E402
+from bench._common import emit, human_bytes, markdown_table, percentile  # noqa: E402
 from bench.gen_session import generate, parse_size  # noqa: E402
 from core.log.index import tail_events  # noqa: E402
 
@@ -338,12 +338,6 @@ def key_reactions(path: Path, *, while_loading: bool, presses: int = 40) -> dict
         "reaction_max_ms": round(max(reactions), 1) if reactions else None,
         "blocked_frames": sum(1 for r in reactions if r > BLOCK_LIMIT_MS),
     }
-
-
-def percentile(values: list[float], q: float) -> float:
-    """The ``q`` quantile (0..1) by nearest rank."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
 def run(size: int, seed: int, samples: int, with_toolong: bool) -> dict[str, Any]:
