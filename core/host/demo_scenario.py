@@ -4,7 +4,8 @@ The script is written for the project ``demo_workspace`` creates, so every tool 
 advance; it still reacts to the one call it makes fail on purpose (a write outside the workspace). Between
 them the turns exercise every policy for real: reads and greps, a failing then passing test run, results big
 enough to fold (a CSV read, a build log), a checkpoint with an exploration and a rewind, turns long enough to
-reach the soft checkpoint and the finalization phase, a prune tier, ``expand_result``, ``recall_search`` and
+reach the soft checkpoint and the finalization phase, a prune tier (the script declares a 20,000-token context
+window, so real context pressure crosses a tier and the cache-aware schedule prunes), ``expand_result``, ``recall_search`` and
 ``recall_turn``.
 """
 
@@ -132,6 +133,6 @@ def responses() -> list[dict[str, Any]]:
 def write_script(path: Path) -> Path:
     """Write the scripted-provider file for the demo to ``path``."""
     path.write_text(
-        json.dumps({"model": "tapedeck-demo", "responses": responses()}, indent=1), encoding="utf-8"
+        json.dumps({"model": "tapedeck-demo", "contextWindow": 20000, "responses": responses()}, indent=1), encoding="utf-8"
     )
     return path

@@ -30,6 +30,8 @@ from core.policies.report import ReportError, ReportWriter, default_writer
 from core.session import Session
 from core.text import js_json
 
+SPILL_DIR = "spill"
+SPILL_HINT = "expand_result reads it back, whole or by grep/lines"
 BASE_SYSTEM = (
     "You are a coding agent working inside the workspace given to you. Use the tools to read, search, run and "
     "edit files; keep tool outputs small; report what you changed and how you verified it."
@@ -61,6 +63,11 @@ class Host(Protocol):
     def append(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]: ...
 
     def say(self, message: str) -> None: ...
+
+
+def _file_safe(text: str) -> str:
+    """``text`` with every character but letters, digits, ``-`` and ``_`` replaced (a call id as a file name)."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in text)[:80] or "call"
 
 
 @dataclass
@@ -257,6 +264,39 @@ class PolicyHooks:
                 return CallResult(f"Error: {exc}", True, {"name": "ReportError", "code": "REPORT_FAILED"})
             return CallResult(rewind_policy.rewind_tool_result(plan.result), False, meta=plan.result)
         return None
+
+    def spill(
+        self, outcome: CallResult, name: str, arguments: str, turn: int, step: int, call_id: str
+    ) -> CallResult:
+        """A workspace tool's result, or its spill: the full text stored beside the log, a digest logged.
+
+        Seed 000's spill arm: an output of at least ``fold.spillPreviewMinBytes`` UTF-8 bytes (not an error, a
+        file read or a recall tool; not pinned or backed off) is written to ``spill/`` in the session
+        directory and logged as a digest whose first line names the file; ``expand_result`` reads it back.
+        """
+        session = self.host.session
+        digest = fold_policy.spill_digest(
+            session, self.config.slice, tool=name, arguments=arguments, text=outcome.text, step=step,
+            is_error=outcome.is_error,
+        )  # fmt: skip
+        if digest is None or session.path is None:
+            return outcome
+        data = outcome.text.encode("utf-8", "replace")
+        locator = f"{SPILL_DIR}/{turn}-{step}-{_file_safe(call_id)}.txt"
+        path = session.path.parent / locator
+        path_for = fold_policy.argument_path(fold_policy.parse_arguments(arguments))
+        view = fold_policy.render_spill_view(name, path_for, digest, len(data), locator, SPILL_HINT)
+        if view is None:
+            return outcome
+        try:
+            path.parent.mkdir(exist_ok=True)
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        except OSError as exc:
+            self.host.say(f"spill: cannot store {locator} ({exc.strerror or exc}); logging the whole output")
+            return outcome
+        return CallResult(view, outcome.is_error, outcome.error, outcome.meta, list(outcome.before))
 
     def turn_stopping(self, turn: int) -> dict[str, Any] | None:
         """The guard: one reminder per turn while a checkpoint is active."""

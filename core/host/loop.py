@@ -37,6 +37,7 @@ from core.host.resume import (
 )
 from core.host.toolbox import CallResult, ToolBox
 from core.host.tools.sandbox import shell_mode
+from core.host.tools import ToolLimits
 from core.log.writer import SessionWriter, make_header
 from core.model import ChatModel, Completion, ModelRequest
 from core.session import Session
@@ -44,6 +45,7 @@ from core.session import Session
 ABORTED_BY_USER = {"kind": "aborted", "reason": {"kind": "user"}}
 MODEL_POLL_SECONDS = 0.02
 CHUNK_FLUSH_SECONDS = 0.1
+HOST_OUTPUT_CHARS = 4_000_000  # the most output one tool call keeps (head and tail) before the policies see it
 CHUNK_FLUSH_COUNT = 64
 
 Progress = Callable[[str], None]
@@ -148,7 +150,11 @@ class AgentHost:
         self.options = options
         if options.workspace is None:
             raise TapedeckError("the host needs a workspace")
-        self.toolbox = ToolBox(options.workspace, lambda: self.hooks.config.host.shell)
+        # The policies see a tool's whole output (the spill arm stores it beside the log, the fold digests it);
+        # this cap only bounds memory.
+        self.toolbox = ToolBox(
+            options.workspace, lambda: self.hooks.config.host.shell, ToolLimits(output_chars=HOST_OUTPUT_CHARS)
+        )
         self.inbox_path = inbox_path(writer.path)
         self.hooks = PolicyHooks(self, config)
         self.lock = threading.RLock()  # the log and its projection change under it (the inbox thread writes too)
@@ -523,7 +529,9 @@ class AgentHost:
         if name not in plan.tool_names:
             outcome = self.toolbox.unavailable(name, plan.tool_names)
         else:
-            outcome = self.hooks.run_tool(name, arguments, turn, step) or self.toolbox.run(name, arguments)
+            outcome = self.hooks.run_tool(name, arguments, turn, step)
+            if outcome is None:
+                outcome = self.hooks.spill(self.toolbox.run(name, arguments), name, arguments, turn, step, call_id)
         self.append([*outcome.before, tool_result(turn, step, call_id, call_seq, outcome)])
 
     def _not_dispatched(self, turn: int, step: int, call: dict[str, Any]) -> None:

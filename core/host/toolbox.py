@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.host.tools.base import ToolLimits
 from core.host.tools.host_config import ShellSettings
 from core.host.tools.sandbox import ShellMode, shell_mode
 
@@ -49,12 +50,14 @@ class ToolBox:
     later call.
     """
 
-    def __init__(self, workspace: Path, shell: Callable[[], ShellSettings] = ShellSettings) -> None:
+    def __init__(
+        self, workspace: Path, shell: Callable[[], ShellSettings] = ShellSettings, limits: ToolLimits | None = None
+    ) -> None:
         from core.host.tools import workspace_tools
 
         self.workspace = workspace
         self.shell = shell
-        self.tools = {tool.name: tool for tool in workspace_tools(workspace, shell=shell)}
+        self.tools = {tool.name: tool for tool in workspace_tools(workspace, limits, shell=shell)}
         self.cancel = threading.Event()
 
     def shell_mode(self) -> ShellMode:
