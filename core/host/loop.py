@@ -36,8 +36,8 @@ from core.host.resume import (
     turn_steer,
 )
 from core.host.toolbox import CallResult, ToolBox
-from core.host.tools.sandbox import shell_mode
 from core.host.tools import ToolLimits
+from core.host.tools.sandbox import shell_mode
 from core.log.writer import SessionWriter, make_header
 from core.model import ChatModel, Completion, ModelRequest
 from core.session import Session
