@@ -20,12 +20,13 @@ import orjson
 import zstandard
 
 from core.errors import LogFormatError
-from core.log.frames import FrameStream
+from core.log.frames import ZSTD_MAGIC, FrameError, decode_frame, frame_end
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.records import is_packed_row, row_member_count
-from core.log.writer import acquire, append_synced, encode_event, publish
+from core.log.writer import acquire, append_synced, encode_event, publish, recover_lines
 
 LOST_EVENT = "tapedeck/lost"
+MAGIC = ZSTD_MAGIC.to_bytes(4, "little")
 
 
 @dataclass
@@ -82,18 +83,26 @@ def _pieces(data: bytes, compressed: bool) -> list[_Piece]:
     if not compressed:
         lines(data, 0, fixed=False)
         return pieces
-    stream = FrameStream()
-    for frame in stream.feed(data):
-        if frame.data is None:
-            pieces.append(
-                _Piece(frame.offset, hole=Hole(frame.offset, frame.length, frame.error or "corrupt"))
-            )
+    pos = 0
+    while pos < len(data):
+        try:
+            end = frame_end(data, pos)
+            decoded = decode_frame(data[pos:end]) if end is not None else None
+        except (FrameError, zstandard.ZstdError) as exc:
+            end, decoded, reason = None, None, str(exc)
         else:
-            lines(frame.data, frame.offset, fixed=True)
-    if stream.pending:
-        pieces.append(
-            _Piece(stream.pending_offset, hole=Hole(stream.pending_offset, stream.pending, "torn frame"))
-        )
+            reason = "incomplete frame"
+        if decoded is not None and end is not None:
+            lines(decoded, pos, fixed=True)
+            pos = end
+            continue
+        # A frame that fails is never trusted for its length: frames go on at the next magic number.
+        nxt = data.find(MAGIC, pos + 1)
+        stop = nxt if nxt >= 0 else len(data)
+        if nxt < 0 and reason == "incomplete frame":  # a torn final frame: keep the lines a reader saw
+            lines(recover_lines(data[pos:]), pos, fixed=True)
+        pieces.append(_Piece(pos, hole=Hole(pos, stop - pos, reason)))
+        pos = stop
     return pieces
 
 

@@ -363,14 +363,19 @@ def _repair_zstd_tail(path: Path, fd: int, data: bytes) -> None:
         raise DamagedLogError(
             damage_message(path, [Diagnostic("corrupt-frame", "a frame overruns later frames", pos)])
         )
-    try:
-        recovered = zstandard.ZstdDecompressor().decompressobj().decompress(torn)
-    except zstandard.ZstdError:
-        recovered = b""
-    recovered = recovered[: recovered.rfind(b"\n") + 1]
+    recovered = recover_lines(torn)
     _truncate(fd, pos)
     if recovered:  # the complete lines a reader already saw go back as one whole frame
         append_synced(fd, zstandard.ZstdCompressor(write_checksum=True).compress(recovered))
+
+
+def recover_lines(torn: bytes) -> bytes:
+    """The complete lines an incomplete zstd frame decodes to (what a reader already showed of it)."""
+    try:
+        recovered = zstandard.ZstdDecompressor().decompressobj().decompress(torn)
+    except zstandard.ZstdError:
+        return b""
+    return recovered[: recovered.rfind(b"\n") + 1]
 
 
 def _truncate(fd: int, size: int) -> None:

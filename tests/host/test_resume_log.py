@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 import zstandard
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.errors import LogFormatError, WriterLockedError
 from core.log.frames import frame_end
 from core.log.reader import read_log
 from core.log.repair import repair_log
-from core.log.writer import LOCK_NAME, SessionWriter, make_header
+from core.log.writer import DAMAGE_CODES, LOCK_NAME, DamagedLogError, SessionWriter, make_header
 
 
 def _batches(n: int, size: int = 3) -> list[list[dict[str, Any]]]:
@@ -182,3 +185,47 @@ def test_a_new_log_is_published_with_its_first_events(tmp_path: Path, compressed
     assert [e["type"] for e in data.events] == ["tapedeck/host"] and writer.next_seq == 1
     if compressed:  # the header alone in frame 1, then one frame for the batch
         assert len(_frames(writer.path)) == 2
+
+
+def _spans(path: Path, compressed: bool) -> list[tuple[int, int]]:
+    """Byte range of the line or frame holding each event, in seq order."""
+    if compressed:
+        return [span for span in _frames(path)[1:] for _ in range(3)]  # three events per batch frame
+    spans, pos = [], 0
+    for line in path.read_bytes().splitlines(keepends=True):
+        spans.append((pos, pos + len(line)))
+        pos += len(line)
+    return spans[1:]
+
+
+@settings(max_examples=60, deadline=None)
+@given(compressed=st.booleans(), where=st.floats(0, 1), size=st.integers(1, 200), noise=st.binary(min_size=1))
+def test_damage_anywhere_is_refused_untouched_or_repaired_keeping_every_intact_event(
+    compressed: bool, where: float, size: int, noise: bytes
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        log = _log(Path(tmp), compressed)
+        original = read_log(log).events
+        spans = _spans(log, compressed)
+        data = bytearray(log.read_bytes())
+        start = spans[0][0] + int(where * (len(data) - spans[0][0] - 1))
+        end = min(len(data), start + size)
+        fill = (noise * size)[: end - start] if compressed else b"\x00" * (end - start)  # raw: no checksum
+        data[start:end] = fill
+        log.write_bytes(bytes(data))
+        seen = read_log(log).events
+        try:
+            writer, reopened = SessionWriter.resume(log)
+        except DamagedLogError:
+            assert log.read_bytes() == bytes(data)  # refused: not a byte changed
+        else:
+            writer.close()
+            assert reopened.events == seen  # nothing a reader saw was cut
+        repair_log(log)
+        repaired = read_log(log)
+        assert not [d for d in repaired.diagnostics if d.code in DAMAGE_CODES]
+        assert [e["seq"] for e in repaired.events] == list(range(len(repaired.events)))
+        gap = 0 if compressed else 1  # a raw line also needs the newline before it
+        intact = [n for n, (a, b) in enumerate(spans) if b <= start or a - gap >= end]
+        assert all(n < len(repaired.events) and repaired.events[n] == original[n] for n in intact)
+        SessionWriter.resume(log)[0].close()
