@@ -11,6 +11,10 @@ class LogFormatError(TapedeckError):
     """A session log cannot be opened at all (missing file, bad header, refused version)."""
 
 
+class LogNotFoundError(LogFormatError):
+    """The log file (or the session directory's log) does not exist (yet): a follower may wait for it."""
+
+
 class ConfigError(TapedeckError):
     """A policy configuration value is invalid; the message names the key and what is wrong."""
 

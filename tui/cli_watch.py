@@ -7,7 +7,8 @@ from pathlib import Path
 
 from core.cli.common import guarded
 from core.errors import TapedeckError
-from core.log.layout import default_sessions_root, discover_sessions, read_header, resolve_log_path
+from core.log.layout import default_sessions_root, discover_sessions, resolve_log_path, stat_or_none
+from core.log.reader import read_log_header
 from core.log.tail import FOLLOW_INTERVAL
 from tui.cli import TUI_COMMANDS
 
@@ -23,15 +24,15 @@ def watch_target(path: str | None) -> Path:
             )
         return refs[0].path
     target = Path(path).expanduser()
-    if not target.exists():
+    if stat_or_none(target) is None:
         raise TapedeckError(f"{target}: no such file or directory")
     from tui.app import is_session_log_target
 
     if not is_session_log_target(target):
         return target
     log = resolve_log_path(target)
-    if log.stat().st_size and read_header(log) is None:
-        raise TapedeckError(f"{log}: not a DSH session log (line 1 is not a session header)")
+    if log.stat().st_size:
+        read_log_header(log)  # a log that cannot be opened is refused here, with the reason
     return target
 
 

@@ -20,11 +20,12 @@ from textual.message import Message
 
 from core.control import append_request
 from core.diagnostics import Diagnostic
-from core.errors import LogFormatError, TapedeckError
+from core.errors import LogFormatError, LogNotFoundError, TapedeckError
 from core.log.decoder import LogDecoder
 from core.log.index import IndexStore, OffsetIndex, tail_events
-from core.log.layout import is_compressed, read_header, resolve_log_path
+from core.log.layout import is_compressed, resolve_log_path
 from core.log.pace import Pacer, no_pacing
+from core.log.reader import read_log_header
 from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, wakeups
 from core.log.validate import is_invalid
 from core.session import Session
@@ -309,7 +310,7 @@ class LiveSession:
         while not self.stop_event.is_set():
             try:
                 return resolve_log_path(self.path)
-            except LogFormatError:
+            except LogNotFoundError:  # only a missing log is waited for; anything else is an error
                 if not self.follow:
                     raise
                 if self.phase != "waiting":
@@ -333,9 +334,7 @@ class LiveSession:
         self.path = log
         compressed = is_compressed(log)
         size = os.path.getsize(log)
-        header = read_header(log)
-        if header is None:
-            raise LogFormatError(f"{log}: the first line is not a readable session header")
+        header = read_log_header(log)
         if (
             size > PREVIEW_BYTES
             and self.session.next_seq == 0

@@ -78,7 +78,14 @@ class LogDecoder:
             self._feed_lines(data, self._offset, out)
             self._offset += len(data)
         else:
+            fresh = self.header is None and not self._frames.pending_offset and not self._frames.pending
+            if fresh and data[:1] == b"{":
+                self.fatal = f"{self.name}: holds uncompressed JSON lines, but its name says zstd"
+                return out
             for frame in self._frames.feed(data):
+                if frame.data is None and self.header is None and frame.offset == 0:
+                    self.fatal = f"{self.name}: the first zstd frame is unreadable ({frame.error}), so no header"
+                    return out
                 if frame.data is None:
                     out.diagnostics.append(
                         Diagnostic(
@@ -114,7 +121,10 @@ class LogDecoder:
             self._partial.clear()
             try:
                 orjson.loads(rest)
-            except orjson.JSONDecodeError:
+            except orjson.JSONDecodeError as exc:
+                if self.header is None:
+                    self.fatal = f"{self.name}: line 1 is not valid JSON ({exc})"
+                    return out
                 out.diagnostics.append(
                     Diagnostic(
                         "torn-line",
@@ -160,10 +170,15 @@ class LogDecoder:
             self._partial_offset = base if fixed_offset else base + start
 
     def _line(self, raw: bytes | bytearray, offset: int, out: DecodeBatch) -> None:
+        if self.fatal:  # the rest of a chunk after a fatal header problem is ignored; the first message stays
+            return
         self.lines += 1
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         if not raw or raw.isspace():  # not strip(): that would copy the whole line
+            return
+        if self.header is None and raw.startswith(b"\xef\xbb\xbf"):
+            self.fatal = f"{self.name}: starts with a UTF-8 byte order mark; a DSH log is UTF-8 without one"
             return
         try:
             obj = bigjson.loads(raw, self.pace)

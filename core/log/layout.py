@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
-from core.errors import LogFormatError
+from core.errors import LogFormatError, LogNotFoundError
 
 RAW_NAME = "session.jsonl"
 ZSTD_NAME = "session.jsonl.zstd"
@@ -63,15 +62,48 @@ def log_path(root: Path, cwd: str | None, session_id: str, compressed: bool) -> 
 
 
 def resolve_log_path(path: str | os.PathLike[str]) -> Path:
-    """Accept a log file or a session directory; return the log file path or raise LogFormatError."""
+    """Accept a log file or a session directory; return the log file path or raise LogFormatError.
+
+    The log must be a regular file this process can open: a FIFO, a device or a socket is refused before
+    anything would block on it, and a permission problem is named as one. LogNotFoundError means it does not
+    exist (yet).
+    """
     p = Path(path).expanduser()
-    if p.is_dir():
+    st = stat_or_none(p)
+    if st is None:
+        raise LogNotFoundError(f"{p}: no such file or directory")
+    if stat.S_ISDIR(st.st_mode):
         for name in (ZSTD_NAME, RAW_NAME):
-            if (p / name).is_file():
-                return p / name
-        raise LogFormatError(f"{p}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
-    if not p.exists():
-        raise LogFormatError(f"{p}: no such file or directory")
+            candidate = p / name
+            found = stat_or_none(candidate)
+            if found is not None:
+                return _readable(candidate, found)
+        raise LogNotFoundError(f"{p}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
+    return _readable(p, st)
+
+
+_SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+            stat.S_IFSOCK: "a socket", stat.S_IFDIR: "a directory"}  # fmt: skip
+
+
+def stat_or_none(p: Path) -> os.stat_result | None:
+    """``os.stat(p)``, None when nothing is there; any other failure is a LogFormatError naming it."""
+    try:
+        return os.stat(p)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+
+
+def _readable(p: Path, st: os.stat_result) -> Path:
+    if not stat.S_ISREG(st.st_mode):
+        kind = _SPECIAL.get(stat.S_IFMT(st.st_mode), "a special file")
+        raise LogFormatError(f"{p}: is {kind}, not a session log file")
+    try:
+        os.close(os.open(p, os.O_RDONLY | os.O_NONBLOCK))
+    except OSError as exc:
+        raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
     return p
 
 
@@ -106,29 +138,13 @@ class SessionRef:
 
 
 def read_header(path: Path) -> dict[str, Any] | None:
-    """Only the header of a log (first line or first frame), or None when unreadable."""
-    try:
-        with open(path, "rb") as f:
-            if is_compressed(path):
-                from core.log.frames import decode_frame, frame_end
+    """Only the header of a log (first line or first frame), or None when it is unreadable for any reason."""
+    from core.log.reader import read_log_header
 
-                head = f.read(1 << 16)
-                end = frame_end(head, 0)
-                while end is None and len(head) < (1 << 24):
-                    more = f.read(1 << 16)
-                    if not more:
-                        return None
-                    head += more
-                    end = frame_end(head, 0)
-                if end is None:
-                    return None
-                first = decode_frame(head[:end]).split(b"\n", 1)[0]
-            else:
-                first = f.readline(1 << 24)
-        obj = orjson.loads(first)
-    except Exception:  # noqa: BLE001 - discovery must skip any unreadable file
+    try:
+        return read_log_header(path)
+    except LogFormatError:
         return None
-    return obj if isinstance(obj, dict) and obj.get("type") == "session" else None
 
 
 def discover_sessions(root: str | os.PathLike[str], skipped: list[str] | None = None) -> list[SessionRef]:

@@ -13,6 +13,7 @@ from core.log.decoder import LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
 
 CHUNK = 1 << 20
+HEADER_LIMIT = 1 << 24  # a first line or frame longer than this is no session header
 
 
 @dataclass
@@ -55,3 +56,30 @@ def read_log(path: str | os.PathLike[str], lazy_rows: bool = False) -> LogData:
     if decoder.header is None:
         raise LogFormatError(f"{p}: empty log (no session header)")
     return LogData(p, compressed, decoder.header, events, diagnostics, size)
+
+
+def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The validated header of a log file or session directory; LogFormatError says precisely why not.
+
+    Only the first line (raw) or frame (zstd) is decoded, with the same decoder and messages as ``read_log``.
+    """
+    p = resolve_log_path(path)
+    decoder = LogDecoder(str(p), is_compressed(p))
+    read = 0
+    try:
+        with open(p, "rb") as f:
+            while decoder.header is None and not decoder.fatal and read < HEADER_LIMIT:
+                chunk = f.read(1 << 16)
+                if not chunk:
+                    decoder.finish()
+                    break
+                read += len(chunk)
+                decoder.feed(chunk)
+    except OSError as exc:
+        raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+    if decoder.fatal:
+        raise LogFormatError(decoder.fatal)
+    if decoder.header is None:
+        what = "empty log" if read == 0 else "no complete first line or frame"
+        raise LogFormatError(f"{p}: {what} (no session header)")
+    return decoder.header

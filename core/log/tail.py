@@ -9,6 +9,7 @@ waited for. ``follow`` turns polls into a stream, woken by ``wakeups``: ``watchf
 from __future__ import annotations
 
 import os
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -81,6 +82,11 @@ class Tailer:
                 )
                 self._restart()
             update.waiting = True
+            return update
+        if not stat.S_ISREG(st.st_mode):  # reading a FIFO or device swapped in would block the follower
+            if not self._fatal_reported:
+                self._fatal_reported = True
+                update.fatal = f"{self.path}: is no longer a regular file; following stopped"
             return update
         identity = (st.st_dev, st.st_ino)
         if self._identity is None:

@@ -54,7 +54,7 @@ def test_cli_errors_and_core_commands(
     zero = tmp_path / "zero.jsonl"
     zero.write_bytes(b"\x00\x01")
     assert cli.main(["watch", str(zero)]) == 2
-    assert "not a DSH session log" in capsys.readouterr().err
+    assert "line 1 is not valid JSON" in capsys.readouterr().err
     assert cli.main(["inspect", str(fixtures_dir / "multi-turn.session.jsonl"), "--json"]) == 0
     assert '"surface"' in capsys.readouterr().out
 

@@ -1,0 +1,205 @@
+"""Paths and special files: every reader answers with one accurate line and exit 2, and nothing blocks.
+
+The CLI runs in a child process with a timeout, so a regression that blocks on a FIFO fails instead of hanging
+the suite. Permission tests drop privileges for real: as root a forked child becomes ``nobody`` (mode 000 stops
+everyone but root), otherwise it keeps the current user.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import os
+import pwd
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from tests.log.helpers import HEADER, one_turn_with_tool, raw_log, zstd_log
+from tui.cli import main
+from tui.live import LiveSession
+
+REPO = Path(__file__).resolve().parents[2]
+COMMANDS = (["inspect"], ["surface"], ["events"], ["inspect", "--json"])
+COMMAND_MODULES = ("core.cli.log", "tui.cli_watch", "tui.live")
+
+
+def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tui.cli", *argv], capture_output=True, text=True, timeout=120, cwd=REPO, check=False
+    )
+
+
+def _one_line_exit_2(done: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("tapedeck: "), done.stderr
+    assert "Traceback" not in done.stderr
+    for needle in needles:
+        assert needle in done.stderr
+
+
+def _every_command(path: Path, *needles: str) -> None:
+    for command in COMMANDS:
+        _one_line_exit_2(_cli(command[0], str(path), *command[1:]), *needles)
+
+
+def _watch_error(path: Path) -> str:
+    """The error a LiveSession (the watch screen's loader) ends with, following as ``watch`` does."""
+    live = LiveSession(path, follow=True, interval=0.01)
+    thread = threading.Thread(target=live.run, daemon=True)
+    thread.start()
+    thread.join(60)
+    if thread.is_alive():
+        live.stop()
+        thread.join(5)
+        raise AssertionError(f"the loader did not stop: phase {live.phase}")
+    assert live.phase == "error" and live.error
+    return live.error
+
+
+def test_fifo_path_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "session.jsonl"
+    os.mkfifo(fifo)
+    _every_command(fifo, "is a FIFO")
+    _every_command(tmp_path, "is a FIFO")  # the session directory's log is the FIFO
+    assert "is a FIFO" in _watch_error(fifo)
+
+
+def test_raw_log_named_zstd_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl.zstd"
+    path.write_bytes(raw_log(one_turn_with_tool()))
+    _every_command(path, "uncompressed JSON lines")
+    assert "uncompressed JSON lines" in _watch_error(path)
+
+
+def test_byte_order_mark_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + raw_log(one_turn_with_tool()))
+    _every_command(path, "byte order mark")
+    assert "byte order mark" in _watch_error(path)
+
+
+def test_reserved_bit_in_first_zstd_frame_is_named(tmp_path: Path) -> None:
+    blob = bytearray(zstd_log(one_turn_with_tool()))
+    blob[4] |= 0x08  # frame header descriptor: bit 3 is reserved and must be zero
+    path = tmp_path / "session.jsonl.zstd"
+    path.write_bytes(bytes(blob))
+    _every_command(path, "first zstd frame is unreadable", "reserved bit")
+    assert "reserved bit" in _watch_error(path)
+
+
+def test_reserved_bit_in_a_later_frame_is_a_diagnostic(tmp_path: Path) -> None:
+    header = zstandard.ZstdCompressor(write_checksum=True).compress(raw_log([])[:-1] + b"\n")
+    rest = bytearray(zstd_log(one_turn_with_tool())[len(header) :])
+    rest[4] |= 0x08
+    path = tmp_path / "session.jsonl.zstd"
+    path.write_bytes(header + bytes(rest))
+    done = _cli("inspect", str(path))
+    assert done.returncode == 0 and "corrupt-frame" in done.stdout and "reserved bit" in done.stdout
+
+
+# --- permissions ----------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def shared_tmp() -> Iterator[Path]:
+    """A temporary directory an unprivileged child can enter (pytest's own tmp_path is private to root)."""
+    path = Path(tempfile.mkdtemp(prefix="tapedeck-perm-"))
+    path.chmod(0o755)
+    yield path
+    for sub in path.rglob("*"):
+        if sub.is_dir():
+            sub.chmod(0o755)
+    shutil.rmtree(path)
+
+
+def _unprivileged(fn: Callable[..., str], *args: str) -> str:
+    """``fn(*args)`` in a forked child that can no longer read what mode 000 protects: as root it becomes ``nobody``.
+
+    The child runs code this process already imported, so it needs no access to the interpreter or the checkout.
+    """
+    uid = gid = None
+    if os.geteuid() == 0:
+        try:
+            entry = pwd.getpwnam("nobody")
+        except KeyError:
+            pytest.skip("running as root and there is no 'nobody' user to drop privileges to")
+        uid, gid = entry.pw_uid, entry.pw_gid
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: drop privileges, run, report, exit without running the parent's cleanup
+        code = 0
+        try:
+            os.close(read_end)
+            if uid is not None:
+                os.setgroups([])
+                os.setgid(gid)  # type: ignore[arg-type]
+                os.setuid(uid)
+            result = fn(*args)
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent as the result
+            result, code = f"child raised {type(exc).__name__}: {exc}", 1
+        os.write(write_end, result.encode())
+        os._exit(code)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        out = pipe.read().decode()
+    os.waitpid(pid, 0)
+    return out
+
+
+def _main(*argv: str) -> str:
+    """``core.cli.main(argv)`` as ``<exit code>|<stderr>``."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            rc = main(list(argv))
+        except SystemExit as exc:  # argparse and the console entry point exit this way
+            rc = exc.code
+    return f"{rc}|{err.getvalue()}"
+
+
+def _refused(result: str, *needles: str) -> None:
+    rc, _, err = result.partition("|")
+    assert rc == "2" and err.count("\n") == 1 and err.startswith("tapedeck: "), result
+    for needle in needles:
+        assert needle in err, result
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _commands_imported() -> None:
+    """Import every command module now: a child that dropped privileges may not read the checkout."""
+    for module in COMMAND_MODULES:
+        importlib.import_module(module)
+
+
+def test_permission_denied_directory_is_one_line(shared_tmp: Path) -> None:
+    session = shared_tmp / "locked"
+    session.mkdir()
+    (session / "session.jsonl").write_bytes(raw_log(one_turn_with_tool()))
+    session.chmod(0o000)
+    for target in (session, session / "session.jsonl"):
+        for command in COMMANDS:
+            _refused(_unprivileged(_main, command[0], str(target), *command[1:]), "Permission denied")
+
+
+def test_unreadable_file_in_watch_says_it_cannot_be_read(shared_tmp: Path) -> None:
+    path = shared_tmp / "session.jsonl"
+    path.write_bytes(raw_log(one_turn_with_tool(), HEADER))
+    path.chmod(0o000)
+    _refused(_unprivileged(_main, "watch", str(path)), "cannot read", "Permission denied")
+
+    def load() -> str:
+        live = LiveSession(path, follow=True, interval=0.01)
+        live.run()
+        return f"{live.phase}|{live.error}"
+
+    phase, _, error = _unprivileged(load).partition("|")
+    assert phase == "error" and "cannot read" in error and "Permission denied" in error
