@@ -29,7 +29,7 @@ from tui.live import LiveSession
 
 REPO = Path(__file__).resolve().parents[2]
 COMMANDS = (["inspect"], ["surface"], ["events"], ["inspect", "--json"])
-COMMAND_MODULES = ("core.cli.log", "tui.cli_watch", "tui.live")
+COMMAND_MODULES = ("core.cli.log", "tui.cli_watch", "tui.live", "tui.app")
 
 
 def _cli(*argv: str) -> subprocess.CompletedProcess[str]:
