@@ -418,11 +418,14 @@ class AgentHost:
         return None
 
     def _end_step_and_turn(self, turn: int, step: int, reason: dict[str, Any], text: str) -> TurnOutcome:
-        self.append([{"type": "step/end", "data": {"turn": turn, "step": step}}])
-        return self._end_turn(turn, reason, step, text)
+        # One write: a crash never leaves the step ended with its turn open and the reason lost.
+        step_end = {"type": "step/end", "data": {"turn": turn, "step": step}}
+        return self._end_turn(turn, reason, step, text, before=[step_end])
 
-    def _end_turn(self, turn: int, reason: dict[str, Any], steps: int, text: str) -> TurnOutcome:
-        self.append([{"type": "turn/end", "data": {"turn": turn, "reason": reason}}])
+    def _end_turn(
+        self, turn: int, reason: dict[str, Any], steps: int, text: str, before: Sequence[dict[str, Any]] = ()
+    ) -> TurnOutcome:
+        self.append([*before, {"type": "turn/end", "data": {"turn": turn, "reason": reason}}])
         self.say(f"turn {turn} ended: {reason.get('kind')} after {steps} step(s)")
         return TurnOutcome(turn, reason, steps, text)
 

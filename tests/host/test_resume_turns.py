@@ -19,6 +19,7 @@ from core.config import load_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.messages import user_message
 from core.host.providers import make_provider
+from core.log.frames import decode_frame, frame_end
 from core.log.reader import read_log
 from core.policies.prolong import intact_length, is_narrative, parse_sections, render_section
 from core.session import Session
@@ -338,3 +339,23 @@ def test_a_steer_acknowledged_for_the_next_step_survives_a_crash(tmp_path: Path)
         ("Operator: mind b.txt", 1)
     ]
     assert steered[0]["data"]["source"]["requestId"] == request_id
+
+
+def test_a_turn_ended_by_a_failed_model_call_ends_its_step_in_the_same_write(tmp_path: Path) -> None:
+    provider = _script(tmp_path, [{"finish": "error", "error": {"message": "boom", "code": "E_TEST"}}])
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    host = AgentHost.create(
+        tmp_path / "root", make_provider(provider), load_config(None), HostOptions(workspace=workspace),
+        tasks=["fail"], compressed=True,
+    )  # fmt: skip
+    assert [o.reason["kind"] for o in _finish(host)] == ["error"]
+    data = host.writer.path.read_bytes()
+    frames, pos = [], 0
+    while pos < len(data):
+        end = frame_end(data, pos)
+        assert end is not None
+        frames.append(decode_frame(data[pos:end]))
+        pos = end
+    ending = next(f for f in frames if b'"turn/end"' in f)
+    assert b'"step/end"' in ending  # a kill can never land between them
