@@ -194,3 +194,27 @@ def replay_config(base: PolicyConfig, events: Iterable[Mapping[str, Any]]) -> Po
         for key, change in ((event.get("data") or {}).get("changes") or {}).items():
             config, _ = set_value(config, key, (change or {}).get("new"))
     return config
+
+
+HOST_EVENT = "tapedeck/host"
+
+
+def logged_config(events: Iterable[Mapping[str, Any]]) -> PolicyConfig | None:
+    """The config a tapedeck host ran a session with, read from its log; None when no host recorded one.
+
+    ``events`` are the log's ``tapedeck/host`` and ``tapedeck/config`` events in log order (others are
+    skipped). The newest host event's ``config`` (what that host started or resumed with) applies, then
+    every logged change in order, as a resumed host rebuilds it.
+    """
+    events = list(events)
+    started = None
+    for event in events:
+        data = event.get("data")
+        if event.get("type") == HOST_EVENT and isinstance(data, Mapping) and isinstance(data.get("config"), Mapping):
+            started = data["config"]
+    if started is None:
+        return None
+    try:
+        return replay_config(validate_config(started), events)
+    except ConfigError as exc:
+        raise ConfigError(f"the session log's config does not validate here: {exc}") from exc

@@ -8,7 +8,7 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
-from core.config import load_config
+from core.config import CONFIG_EVENT, HOST_EVENT, load_config, logged_config
 from core.policies import prolong_config
 from core.policies.prolong import ProlongError, render_status, status_from_log
 from core.session import Session
@@ -27,7 +27,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("path", help="session log file or session directory")
     parser.add_argument("--workspace", help="workspace directory (default: the session header's cwd)")
-    parser.add_argument("--config", help="policy config file (TOML or JSON) whose [prolong] section applies")
+    parser.add_argument(
+        "--config",
+        help="policy config file (TOML or JSON) whose [prolong] section applies when the log records none "
+        "(a DeepSeek Harness log); a tapedeck host's log records the config it ran with",
+    )
     parser.add_argument("--log-file", help="override prolong.logFile")
     parser.add_argument(
         "--log-window", type=int, help="override prolong.logWindow (0 full, N last N, -1 disabled)"
@@ -37,10 +41,14 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=guarded(run))
 
 
-def resolve_config(args: argparse.Namespace) -> prolong_config.ProlongConfig:
-    """The prolong config from ``--config`` (if any) with the command-line overrides applied."""
+def resolve_config(args: argparse.Namespace, session: Session) -> prolong_config.ProlongConfig:
+    """The session's effective prolong config (from its log, else ``--config``) with the overrides applied."""
+    events = (session.events[seq] for seq in session.seqs_of((HOST_EVENT, CONFIG_EVENT)))
+    logged = logged_config(events)
     raw: dict[str, object] = {}
-    if args.config:
+    if logged is not None:
+        raw = logged.prolong.to_dict()
+    elif args.config:
         raw = load_config(args.config).prolong.to_dict()
     for key, value in (
         ("logFile", args.log_file),
@@ -67,8 +75,12 @@ def resolve_workspace(session: Session, workspace: str | None) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Print the status report."""
-    config = resolve_config(args)
     session = Session.open(args.path)
+    config = resolve_config(args, session)
+    if not config.register_command:
+        raise ProlongError(
+            "the prolong status command is turned off for this session (prolong.registerCommand is false)"
+        )
     report = status_from_log(session, resolve_workspace(session, args.workspace), config)
     emit(report.to_dict(), args.json, lambda _: render_status(report))
     return 0

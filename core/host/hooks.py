@@ -31,6 +31,8 @@ from core.session import Session
 from core.text import js_json
 
 SPILL_DIR = "spill"
+SLICE_PROMPT_ORDER = -1200  # seed 000's slice:kernel section
+REWIND_PROMPT_ORDER = 151  # seed 001's tool:rewind section
 SPILL_HINT = "expand_result reads it back, whole or by grep/lines"
 BASE_SYSTEM = (
     "You are a coding agent working inside the workspace given to you. Use the tools to read, search, run and "
@@ -137,14 +139,20 @@ class PolicyHooks:
         return phase_notes.request_messages(self.host.session)
 
     def system_prompt(self) -> str:
-        """The logged system prompt: our base text plus the policies' sections."""
-        sections = [
-            BASE_SYSTEM,
-            slice_policy.prompt_section(),
-            rewind_policy.rewind_prompt_section(self.config.rewind),
-            prolong_policy.prompt_section(self.config.prolong),
-        ]
-        return "\n\n".join(s for s in sections if s)
+        """The logged system prompt: our base text, then the policies' sections in their seeds' order.
+
+        Orders: slice -1200 (its kernel section), rewind 151, prolong ``promptOrder`` (150 by default, in the
+        100-199 tool-guidance band); the base text comes first. Equal orders keep this listing's order.
+        """
+        sections = sorted(
+            [
+                (SLICE_PROMPT_ORDER, slice_policy.prompt_section()),
+                (REWIND_PROMPT_ORDER, rewind_policy.rewind_prompt_section(self.config.rewind)),
+                (self.config.prolong.prompt_order, prolong_policy.prompt_section(self.config.prolong)),
+            ],
+            key=lambda item: item[0],
+        )
+        return "\n\n".join([BASE_SYSTEM, *(text for _, text in sections if text)])
 
     def pre_step(self, turn: int, step: int) -> StepPlan:
         """Seal finished turns (step 1), fold what landed, then build the request context."""

@@ -188,6 +188,7 @@ class AgentHost:
             "tasks": list(tasks),
             "resumed": False,
             "shell": shell_mode(config.host.shell).to_dict(),
+            "config": config.raw,  # the config it started with; tapedeck/config events record every change
         }
         # Published with the header: no crash can leave a log that has lost its tasks and workspace.
         first = [{"type": HOST_EVENT, "data": started}]
@@ -228,7 +229,7 @@ class AgentHost:
         host.hooks.prolong.catch_up(session.events)
         host._restore_model()
         info = host.host_info()
-        resumed = {**info, "pid": os.getpid(), "workspace": str(workspace), "resumed": True}
+        resumed = {**info, "pid": os.getpid(), "workspace": str(workspace), "resumed": True, "config": config.raw}
         resumed["shell"] = host.toolbox.shell_mode().to_dict()
         host.say_shell_warning(resumed["shell"])
         host.append([{"type": HOST_EVENT, "data": resumed}])

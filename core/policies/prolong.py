@@ -1,9 +1,9 @@
 """Prolong memory: a verbatim, greppable narrative log of the session, kept in the workspace (seed 003).
 
 The host feeds every event to ``ProlongMemory.observe``. Durable narrative events become *sections* of
-``<workspace>/<logFile>`` (default ``log.txt``); streamed chunks, ``request/header``, ``request/context``,
-``step/start``/``step/end`` and surface replacements (model-facing copies of events already logged) are left
-out. Writing never blocks the agent loop: sections go through a bounded queue to a flush thread, a full queue
+``<workspace>/<logFile>`` (default ``log.txt``); streamed chunks, ``request/header``, ``request/context`` and
+``step/start``/``step/end`` are left out. Surface replacements (rewind reports, tape entries, folds, prunes) are
+durable events too and get sections naming the span they replaced. Writing never blocks the agent loop: sections go through a bounded queue to a flush thread, a full queue
 spills to an in-memory overflow (counted, never dropped), and ``close()`` drains everything.
 
 File format
@@ -21,7 +21,8 @@ Sections follow each other, each being one header line, exactly ``lines`` payloa
 The header starts with ``=== `` and holds space-separated ``key=value`` fields: ``seq``, ``turn``, ``step`` and
 ``type`` always come first and ``lines`` always comes last; in between, depending on the event, ``tool`` and
 ``call`` (tool calls and results), ``status`` (``ok``/``error``) and ``code`` (the internal error code) for
-results, ``from`` (the message source) for user messages, ``reason`` for ``turn/end``, ``session`` for the probe.
+results, ``from`` (the message source) for user messages, ``reason`` for ``turn/end``, ``session`` for the probe,
+``replaces`` (the surface span ``S-E``) and ``by`` (the policy) for replacements.
 Values never contain whitespace (it becomes ``_``); ``-`` means unknown. Payloads are verbatim: message text,
 ``[reasoning]`` blocks, ``[call <tool> <id>]`` markers, ``$ <command>`` plus the raw arguments of a call, the
 result text, or compact JSON of the event data for other types. The first section a host writes for a session
@@ -66,7 +67,7 @@ from typing import Any
 from core.errors import TapedeckError
 from core.policies.prolong_config import ProlongConfig
 from core.policies.report import command_of, first_line, tool_arguments
-from core.session import Session
+from core.session import Session, op_span
 from core.text import js_json, text_of_blocks, tool_result_block, tool_result_is_error
 
 log = logging.getLogger(__name__)
@@ -216,6 +217,12 @@ def format_section(seq: int, event: Mapping[str, Any], context: SectionContext) 
         payload = ""
     else:
         payload = js_json(data) if data else ""
+    span = op_span(event.get("surfaceOp"))
+    if span is not None:  # a replacement: a tape entry, a rewind report, a fold, a prune, an expansion
+        meta = data.get("meta") if isinstance(data.get("meta"), Mapping) else {}
+        fields.append(("replaces", f"{span[0]}-{span[1]}"))
+        if meta.get("policy"):
+            fields.append(("by", meta["policy"]))
     return render_section(fields, payload)
 
 
@@ -231,8 +238,12 @@ def probe_section(session_id: str, path: Path) -> str:
 
 
 def is_narrative(event: Mapping[str, Any]) -> bool:
-    """True for events the log keeps: everything except chunks, request bookkeeping, steps and replacements."""
-    return event.get("type") not in SKIPPED_TYPES and event.get("surfaceOp") in (None, "append")
+    """True for the durable events the log keeps: everything but chunks, request bookkeeping and steps.
+
+    Replacements count (seed 003: every durable event is appended): a rewind report, a tape entry, a fold or
+    a prune is logged with ``replaces=S-E``, the surface span it took the place of.
+    """
+    return event.get("type") not in SKIPPED_TYPES
 
 
 def log_path(workspace: str | os.PathLike[str], config: ProlongConfig) -> Path:
@@ -571,17 +582,17 @@ def window_label(config: ProlongConfig) -> str:
 
 
 def status_hints(status: SessionStatus) -> list[str]:
-    """Which kind of restriction the numbers point at, if any."""
+    """Which kind of restriction the numbers point at, in the seed's words ("suspect a …"), if any."""
     hints = []
     if status.writable is False:
         hints.append(
-            "the write probe failed: the host itself cannot write the log file, which points at a "
-            "permission or sandbox plugin"
+            "suspect a permission/sandbox plugin: the write probe failed, so the host itself cannot write the "
+            "log file"
         )
     if status.denied:
         hints.append(
-            "the agent's own calls touching the log were refused before they ran, which points at a "
-            "tools/pre-execute policy plugin"
+            "suspect a tools/pre-execute policy plugin: the agent's own calls touching the log were refused "
+            "before they ran"
         )
     return hints
 
@@ -594,8 +605,8 @@ def _yes_no(status: SessionStatus, config: ProlongConfig) -> str:
     return {True: "yes", False: "NO", None: "pending"}[status.writable]
 
 
-def render_status(report: StatusReport, show_denied: int = 5) -> str:
-    """The human-readable status report, with the latest ``show_denied`` denials listed per session."""
+def render_status(report: StatusReport) -> str:
+    """The human-readable status report, listing every denial kept (the last ``denyKeep``) per session."""
     lines = [
         "prolong-memory status",
         f"log file: {report.config.log_file} (per-session workspace)",
@@ -611,7 +622,7 @@ def render_status(report: StatusReport, show_denied: int = 5) -> str:
             f"writable={_yes_no(status, report.config)} sections={status.sections} lastSeq={last}",
             f"denied tool calls referencing the log: {status.denied}",
         ]
-        for denied in list(status.recent_denied)[-show_denied:]:
+        for denied in status.recent_denied:
             reason = f" ({denied.reason})" if denied.reason else ""
             lines.append(f"  seq {denied.seq} {denied.tool} {denied.call_id}: {denied.arguments}{reason}")
         if status.overflowed:

@@ -104,11 +104,13 @@ def test_section_headers_and_payloads_carry_the_verbatim_details(tmp_path: Path)
     assert "=== seq=7 turn=1 step=1 type=tool/call tool=bash call=c1 lines=2\n$ make build\n" in raw
 
 
-def test_replacements_and_bookkeeping_are_not_narrative() -> None:
+def test_bookkeeping_is_not_narrative_but_replacements_are() -> None:
+    # Seed 003: "harness 把会话中每个 durable 事件追加成 … log.txt"; only non-narrative events such as assistant/chunk
+    # and request/header stay out. A replacement (a rewind report, a fold) is a durable event.
     assert not is_narrative({"type": "assistant/chunk"})
     assert not is_narrative({"type": "request/header"})
     assert not is_narrative({"type": "step/end"})
-    assert not is_narrative({"type": "tool/result", "surfaceOp": {"op": "replace", "start": 3, "end": 3}})
+    assert is_narrative({"type": "tool/result", "surfaceOp": {"op": "replace", "start": 3, "end": 3}})
     assert is_narrative({"type": "tool/result", "surfaceOp": "append"})
     assert is_narrative({"type": "tapedeck/checkpoint", "ignorable": True})
 
@@ -263,3 +265,20 @@ def test_prompt_section_names_the_file_and_how_to_search_it() -> None:
     assert "type=tool/result" in section
     assert prompt_section(ProlongConfig(register_prompt=False)) is None
     assert prompt_section(ProlongConfig(log_window=-1)) is None
+
+
+def test_a_rewind_report_is_a_section_naming_the_span_it_replaced() -> None:
+    report = {
+        "type": "user/message",
+        "data": {"id": "r", "role": "user", "content": [{"type": "text", "text": "## Findings\n- the cause"}],
+                 "source": {"kind": "plugin", "plugin": "rewind"}},
+        "surfaceOp": {"op": "replace", "start": 4, "end": 9},
+        "sourceEventSeqs": [4, 5, 6, 9],
+    }  # fmt: skip
+    (parsed,) = parse_sections(format_section(12, report, SectionContext(2, 5)))
+    assert parsed.fields["from"] == "plugin:rewind" and parsed.fields["replaces"] == "4-9"
+    assert parsed.payload == "## Findings\n- the cause"
+    fold = {"type": "tool/result", "surfaceOp": {"op": "replace", "start": 7, "end": 7},
+            "data": {"turn": 2, "step": 3, "meta": {"policy": "fold"}, "message": {"role": "user", "content": []}}}  # fmt: skip
+    (folded,) = parse_sections(format_section(13, fold, SectionContext(2, 3)))
+    assert folded.fields["replaces"] == "7-7" and folded.fields["by"] == "fold"

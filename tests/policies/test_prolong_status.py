@@ -56,8 +56,8 @@ def test_live_status_text(tmp_path: Path) -> None:
             "writable=yes sections=6 lastSeq=5",
             "denied tool calls referencing the log: 1",
             f"  seq 4 bash c1: {GREP_LOG} (Error: rejected by policy)",
-            "hint: the agent's own calls touching the log were refused before they ran, which points at a "
-            "tools/pre-execute policy plugin",
+            "hint: suspect a tools/pre-execute policy plugin: the agent's own calls touching the log were "
+            "refused before they ran",
         ]
     )
 
@@ -77,8 +77,8 @@ def test_a_failed_probe_points_at_a_sandbox_plugin(tmp_path: Path) -> None:
     assert "window: last 5 sections" in text
     assert "writable=NO sections=0 lastSeq=-" in text
     assert (
-        "hint: the write probe failed: the host itself cannot write the log file, which points at a permission or sandbox plugin"
-        in text
+        "hint: suspect a permission/sandbox plugin: the write probe failed, so the host itself cannot write the log "
+        "file" in text
     )
     assert "tools/pre-execute" not in text
 
@@ -113,7 +113,7 @@ def test_rebuilt_status_without_a_log_file_reports_it_unwritable(tmp_path: Path)
         "note: no log file at this path: prolong was not running for this session, or its probe failed"
         in text
     )
-    assert "permission or sandbox plugin" in text
+    assert "suspect a permission/sandbox plugin" in text
     run_memory(denied_session("sess-other"), tmp_path)
     text = render_status(status_from_log(hosted_session().session, tmp_path, ProlongConfig()))
     assert "note: the log file holds no probe for this session" in text
