@@ -597,6 +597,11 @@ def _resume_workspace(session: Session, asked: Path | None, relocate: bool) -> P
     if asked is None:
         if recorded is None:
             raise TapedeckError(f"{session.path}: the log records no workspace; give one with --workspace")
+        if not Path(recorded).is_dir():
+            raise TapedeckError(
+                f"{session.path} was running in {recorded}, which is no longer a directory; give the new place "
+                "with --workspace DIR --relocate"
+            )
         return Path(recorded)
     asked = asked.resolve()
     if recorded is not None and asked != Path(recorded) and not relocate:

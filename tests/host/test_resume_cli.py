@@ -107,3 +107,14 @@ def test_repair_command_mends_a_damaged_log_so_it_resumes(
     assert [t.status for t in session.turns.values()] == ["completed"]
     writer, _ = SessionWriter.resume(log)  # intact, and free again
     writer.close()
+
+
+def test_resume_names_a_recorded_workspace_that_is_gone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workspace = tmp_path / "ws"
+    _start_and_crash(tmp_path, workspace)
+    workspace.rename(tmp_path / "moved")
+
+    assert _resume(tmp_path) == 2
+
+    err = capsys.readouterr().err
+    assert str(workspace.resolve()) in err and "--relocate" in err
