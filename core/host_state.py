@@ -17,10 +17,9 @@ import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
-import zstandard
 
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
@@ -83,14 +82,20 @@ def _ever_hosted(log: Path) -> bool:
     needle = b'"type":"' + HOST_EVENT.encode() + b'"'
     try:
         with open(log, "rb") as f:
-            if is_compressed(log):
-                reader = zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True)
-                head = reader.read(_SCAN_BYTES)
-            else:
-                head = f.read(_SCAN_BYTES)
-    except (OSError, zstandard.ZstdError):
+            head = _zstd_head(f) if is_compressed(log) else f.read(_SCAN_BYTES)
+    except OSError:
         return False
     return needle in head
+
+
+def _zstd_head(f: BinaryIO) -> bytes:
+    """The first ``_SCAN_BYTES`` decompressed bytes of a zstd log (empty when they do not decompress)."""
+    import zstandard  # only zstd logs need it, and it costs ms to import
+
+    try:
+        return zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read(_SCAN_BYTES)
+    except zstandard.ZstdError:
+        return b""
 
 
 def _int(value: Any) -> int | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -26,6 +25,8 @@ def js_json(value: Any) -> str:
 
 def sha256_hex(text: str) -> str:
     """Hex sha256 of the UTF-8 bytes of ``text`` (lone surrogates become U+FFFD, as in JS)."""
+    import hashlib  # here, not at module level: most commands never hash, and hashlib costs ms to import
+
     return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -20,7 +19,6 @@ from core.log.records import PackedRow
 from core.log.vocabulary import SURFACE_TYPES
 from core.session import Session, derive_message
 from core.summary import human_bytes, human_chars, one_line, source_label, summarize
-from core.timetravel import open_at
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
@@ -123,6 +121,8 @@ def surface_rows(
 def _surface(args: argparse.Namespace) -> None:
     """Without ``--at``: one streaming pass that keeps surface events only while they are on the surface."""
     if args.at is not None:
+        from core.timetravel import open_at
+
         emit(surface_rows(open_at(args.path, args.at)), args.json, _render_surface)
         return
     kept: dict[int, dict[str, Any]] = {}
@@ -153,6 +153,8 @@ def _events(args: argparse.Namespace) -> None:
     """One streaming pass. JSON goes out as events are read. Text lines go to a temporary file, since whether a
     surface event is still on the surface is only known at the end of the log: such a line leaves a gap for
     its mark, filled in when the file is copied out."""
+    import tempfile
+
     with tempfile.TemporaryFile() as spool:
         _events_into(args, spool)
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-import zstandard
 
 from core.diagnostics import Diagnostic
 from core.log import bigjson
@@ -140,6 +139,8 @@ class LogDecoder:
 
     def _recover_partial_frame(self) -> bytes:
         assert self._frames is not None
+        import zstandard  # only zstd logs get here
+
         try:
             raw = zstandard.ZstdDecompressor().decompressobj().decompress(self._frames.pending_bytes())
         except zstandard.ZstdError:

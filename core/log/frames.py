@@ -10,8 +10,6 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
-import zstandard
-
 ZSTD_MAGIC = 0xFD2FB528
 _SKIPPABLE_MASK = 0xFFFFFFF0
 _SKIPPABLE_MAGIC = 0x184D2A50
@@ -84,6 +82,8 @@ def decode_frame(frame: bytes | memoryview) -> bytes:
     """
     dctx = getattr(_local, "dctx", None)
     if dctx is None:
+        import zstandard  # only zstd logs need it, and it costs ms to import
+
         dctx = _local.dctx = zstandard.ZstdDecompressor()
     return dctx.decompressobj().decompress(bytes(frame))
 
@@ -129,6 +129,8 @@ class FrameStream:
                 continue
             if end is None:
                 break
+            import zstandard
+
             try:
                 out.append(DecodedFrame(self._base + pos, end - pos, decode_frame(bytes(buf[pos:end]))))
             except zstandard.ZstdError as exc:
