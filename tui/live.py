@@ -21,11 +21,14 @@ from textual.message import Message
 from core.control import append_request
 from core.diagnostics import Diagnostic
 from core.errors import LogFormatError, LogNotFoundError, TapedeckError
+from core.log.bulk import gc_paused
 from core.log.decoder import LogDecoder
 from core.log.index import IndexStore, OffsetIndex, tail_events
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.pace import Pacer, no_pacing
 from core.log.reader import read_log_header
+from core.log.records import PackedRow
+from core.log.store import EventStore
 from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, wakeups
 from core.log.validate import is_invalid
 from core.session import Session
@@ -344,7 +347,7 @@ class LiveSession:
         retain = size <= (self._retain_bytes or (RETAIN_BYTES_ZSTD if compressed else RETAIN_BYTES))
         index: OffsetIndex | None = None
         if retain:
-            session = Session(header, path=log)
+            session = Session(header, EventStore(), path=log)  # packed rows stay packed in memory
         else:
             index = OffsetIndex(log, compressed)
             self._progress("indexing", 0.0)
@@ -358,25 +361,27 @@ class LiveSession:
             self._post(SessionUpdated(self.generation, True, 0, len(index), self.epoch))
         session.compressed = compressed
         facts = SessionFacts.empty()
-        tailer = Tailer(log, pace=self.pace)
+        tailer = Tailer(log, pace=self.pace, lazy_rows=True)  # rows are projected packed while loading
         self._progress("projecting", 0.0)
-        while tailer.offset < size:
-            before = tailer.offset
-            update = tailer.poll(max_bytes=LOAD_SLICE)
-            if update.reset:
-                self._new_file = True
-                return self._load()
-            if update.fatal:
-                raise LogFormatError(update.fatal)
-            if tailer.offset == before and not update:
-                break  # nothing more to read (the file shrank or vanished: the follower reports it)
-            # A slice inside a line longer than LOAD_SLICE yields no event yet; keep reading: the projection is
-            # only complete (and ``loaded`` shown) once the whole file went through it.
-            self._apply(session, facts, update, index)
-            self._progress("projecting", tailer.offset / max(size, 1))
-            self.pace()
-        if not self.follow:
-            self._apply(session, facts, tailer.finish(), index)
+        with gc_paused():  # the bulk load builds and keeps every object: no collector passes over it
+            while tailer.offset < size:
+                before = tailer.offset
+                update = tailer.poll(max_bytes=LOAD_SLICE)
+                if update.reset:
+                    self._new_file = True
+                    return self._load()
+                if update.fatal:
+                    raise LogFormatError(update.fatal)
+                if tailer.offset == before and not update:
+                    break  # nothing more to read (the file shrank or vanished: the follower reports it)
+                # A slice inside a line longer than LOAD_SLICE yields no event yet; keep reading: the projection
+                # is only complete (and ``loaded`` shown) once the whole file went through it.
+                self._apply(session, facts, update, index)
+                self._progress("projecting", tailer.offset / max(size, 1))
+                self.pace()
+            if not self.follow:
+                self._apply(session, facts, tailer.finish(), index)
+        tailer.lazy_rows = False  # appends reach row observers as events
         with self.lock:
             self.session, self.facts, self.index, self.preview = session, facts, index, []
             self._store = session.events if isinstance(session.events, IndexStore) else None
@@ -413,12 +418,16 @@ class LiveSession:
         update: TailUpdate,
         index: OffsetIndex | None,
     ) -> None:
-        if index is not None and update.events and len(index) < session.next_seq + len(update.events):
+        arriving = sum(item.count if type(item) is PackedRow else 1 for item in update.events)
+        if index is not None and arriving and len(index) < session.next_seq + arriving:
             index.extend(pace=self.pace)
         with self.lock:
             for event in update.events:
-                session.apply(event)
-                facts.observe(event)
+                if type(event) is PackedRow:  # chunk deltas: nothing for the facts (no turn, error or host)
+                    session.apply_row(event)
+                else:
+                    session.apply(event)
+                    facts.observe(event)
             session.diagnostics.extend(d for d in update.diagnostics if d.code != "log-reset")
         self.notices.extend(d for d in update.diagnostics if d.code in ("log-reset", "file-removed"))
 

@@ -46,10 +46,17 @@ class TailUpdate:
 class Tailer:
     """Incremental reader of one log path (raw or zstd)."""
 
-    def __init__(self, path: str | os.PathLike[str], pace: Callable[[], None] | None = None) -> None:
-        """Follow ``path``; ``pace`` is called between reads of one poll (see ``core.log.pace``)."""
+    def __init__(
+        self, path: str | os.PathLike[str], pace: Callable[[], None] | None = None, lazy_rows: bool = False
+    ) -> None:
+        """Follow ``path``; ``pace`` is called between reads of one poll (see ``core.log.pace``).
+
+        While ``lazy_rows`` is set, a packed chunk row arrives as one ``PackedRow`` (see ``LogDecoder``); it may
+        be switched between polls (a loader reads rows packed, then follows appends as events).
+        """
         self.path = Path(path)
         self.pace = pace
+        self.lazy_rows = lazy_rows
         self._decoder: LogDecoder | None = None
         self._identity: tuple[int, int] | None = None
         self._offset = 0
@@ -122,6 +129,7 @@ class Tailer:
             self._identity = identity
         if self._decoder is None:
             self._decoder = LogDecoder(str(self.path), is_compressed(self.path), self.pace)
+        self._decoder.lazy_rows = self.lazy_rows
         if st.st_size > self._offset:
             self._read(update, st.st_size if max_bytes is None else min(st.st_size, self._offset + max_bytes))
         if self._decoder.fatal and not self._fatal_reported:
