@@ -51,7 +51,9 @@ def _ints(data: dict[str, Any], *keys: str) -> str | None:
     """Turn/step counters: integers from 0 to MAX_COUNTER."""
     for key in keys:
         value = data.get(key)
-        if value is not None and not (_is_int(value) and 0 <= value <= MAX_COUNTER):
+        if value is None or (type(value) is int and 0 <= value <= MAX_COUNTER):  # the common case, fast
+            continue
+        if not (_is_int(value) and 0 <= value <= MAX_COUNTER):
             expected = f"an integer from 0 to {MAX_COUNTER}"
             if _is_int(value):
                 return f"data.{key} {value} is out of range, expected {expected}"
