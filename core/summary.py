@@ -76,9 +76,34 @@ def summarize(event: dict[str, Any], limit: int = 120) -> str:
         return one_line(fn(event, data), limit)
     if etype.startswith("tapedeck/"):
         return one_line(_tapedeck(etype, data), limit)
-    keys = ", ".join(list(data)[:6])
-    label = "" if is_known_type(etype) else f"(opaque {etype}) "
-    return one_line(f"{label}{{{keys}}}", limit)
+    fields = in_words(dict(list(data.items())[:6]))
+    if not is_known_type(etype):
+        return one_line(f"(opaque {etype}) {fields}", limit)
+    return one_line(f"{etype} · {fields}" if fields else etype, limit)
+
+
+def in_words(value: Any) -> str:
+    """A value as plain words for a person: ``key: value`` pairs, comma lists, ``none``, ``yes``/``no``."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, dict):
+        return ", ".join(
+            f"{k}: ({in_words(v)})" if isinstance(v, dict) and v else f"{k}: {in_words(v)}" for k, v in value.items()
+        )
+    if isinstance(value, list | tuple):
+        return ", ".join(in_words(v) for v in value)
+    return str(value)
+
+
+def duration(ms: Any) -> str:
+    """Milliseconds as ``520 ms`` or ``2.5 s`` (``?`` when not a number)."""
+    if not isinstance(ms, int | float) or isinstance(ms, bool):
+        return "?"
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.3g} s"
 
 
 def _user(event: dict[str, Any], data: dict[str, Any]) -> str:
@@ -161,11 +186,7 @@ def _request_header(event: dict[str, Any], data: dict[str, Any]) -> str:
 
 def _tapedeck(etype: str, data: dict[str, Any]) -> str:
     if etype == "tapedeck/route":
-        risk = data.get("risk") or {}
-        return (
-            f"route {data.get('taskClass')} · {data.get('phase')} · risk {risk.get('risk') or 'none'} "
-            f"({risk.get('reason')}) · prune {data.get('pruneLevel') or '-'} -{human_chars(int(data.get('charsRemoved') or 0))}"
-        )
+        return f"route {data.get('taskClass')} · {data.get('phase')} · {_risk(data)} · {_prune(data)}"
     if etype == "tapedeck/control":
         err = f": {data.get('error')}" if data.get("error") else ""
         return f"control {data.get('op')} {data.get('outcome')}{err}"
@@ -182,6 +203,24 @@ def _tapedeck(etype: str, data: dict[str, Any]) -> str:
         changes = data.get("changes") or {}
         return "config " + ", ".join(f"{k}: {v.get('old')!r} → {v.get('new')!r}" for k, v in changes.items())
     return f"{etype} " + ", ".join(f"{k}={v}" for k, v in list(data.items())[:5])
+
+
+def _risk(data: dict[str, Any]) -> str:
+    risk = data.get("risk") if isinstance(data.get("risk"), dict) else {}
+    if not risk.get("risk") or risk.get("risk") == "none":
+        return "no risk flagged"
+    score = f"score {risk['score']}" if "score" in risk else ""
+    reason = str(risk.get("reason") or "")
+    why = f"{score}: {reason}" if score and reason else score or reason
+    return f"risk {risk['risk']}" + (f" ({why})" if why else "")
+
+
+def _prune(data: dict[str, Any]) -> str:
+    level = data.get("pruneLevel")
+    if not level:
+        return "no prune"
+    removed = data.get("charsRemoved")
+    return f"pruned {level}" + (f", {human_chars(int(removed))} chars removed" if isinstance(removed, int) and removed else "")
 
 
 _SUMMARIES: dict[str, Any] = {
@@ -202,7 +241,8 @@ _SUMMARIES: dict[str, Any] = {
         f"code ← {d.get('name')}{' error' if d.get('isError') else ''}: "
         + text_of_blocks(d.get("content"), " ")
     ),
-    "request/context": lambda e, d: f"{d.get('provider')}/{d.get('model')} window {d.get('contextWindow')}",
+    "request/context": lambda e, d: f"{d.get('provider')}/{d.get('model')} · context window "
+    + (f"{human_chars(d['contextWindow'])} tokens" if isinstance(d.get("contextWindow"), int) else "unknown"),
     "session/title": lambda e, d: f"title: {d.get('title')}",
     "agent/inbox/spliced": lambda e, d: (
         f"inbox {d.get('target')} start {d.get('start')} "
@@ -220,7 +260,11 @@ _SUMMARIES: dict[str, Any] = {
     ),
     "compaction/prune": lambda e, d: f"prune {d.get('shadowedSeqs')} (~{d.get('shadowedTokenCount')} tokens)",
     "llm/retry": lambda e, d: (
-        f"retry {d.get('retry')}/{d.get('maxRetries')} in {d.get('delayMs')} ms: "
-        f"{(d.get('failure') or {}).get('code')} {(d.get('failure') or {}).get('message', '')}"
+        f"retry {d.get('retry')} of {d.get('maxRetries')} in {duration(d.get('delayMs'))}"
+        + (
+            f": {d['failure'].get('code')} {d['failure'].get('message', '')}"
+            if isinstance(d.get("failure"), dict)
+            else ""
+        )
     ),
 }

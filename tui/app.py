@@ -23,6 +23,7 @@ from tui.live import LiveSession, LoadProgress, SessionUpdated
 from tui.screens.browser import BrowserScreen
 from tui.screens.help import HelpScreen, help_entries
 from tui.screens.main import MainScreen
+from tui.settings import load_theme, save_theme, settings_path
 
 # key, screen module, class, description, binding id
 POLICY_SCREENS: list[tuple[str, str, str, str, str]] = [
@@ -127,11 +128,30 @@ class TapedeckApp(App[None]):
             self.set_keymap(keymap)
         for problem in self.keymap_problems:
             self.notify(problem, title="Keymap", severity="warning", timeout=10)
+        self._restore_theme()
         if is_session_log_target(self.target):
             self.open_session(self.target)
         else:
             self.browsing = True
             self.push_screen(BrowserScreen(self.target))
+
+    def _restore_theme(self) -> None:
+        """Apply the theme saved by an earlier run, then save every theme the operator picks."""
+        path = settings_path(self.keymap_file)
+        theme, problem = load_theme(path)
+        if problem:
+            self.notify(problem, title="Settings", severity="warning", timeout=10)
+        elif theme is not None and theme in self.available_themes:
+            self.theme = theme
+        elif theme is not None:
+            self.notify(f"{path}: no theme named {theme!r}", title="Settings", severity="warning", timeout=10)
+        self.theme_changed_signal.subscribe(self, lambda new: self._save_theme(path, new.name))
+
+    @work(thread=True, group="settings", exclusive=True, exit_on_error=False)
+    def _save_theme(self, path: Path, theme: str) -> None:
+        problem = save_theme(path, theme)
+        if problem:
+            self.call_from_thread(self.notify, problem, title="Settings", severity="warning")
 
     def binding_ids(self) -> list[str]:
         """Every binding id tapedeck defines (what a keymap may rebind)."""

@@ -28,6 +28,7 @@ from core.errors import LogFormatError
 from core.host_state import HostState, read_host_state
 from core.log.layout import read_header, resolve_log_path
 from core.log.tail import Tailer
+from core.summary import in_words
 
 DEFAULT_TIMEOUT = 30.0
 POLL_SECONDS = 0.1
@@ -98,7 +99,7 @@ def _render_outcome(event: dict[str, Any]) -> str:
     if data.get("error"):
         line += f"\n  error: {data['error']}"
     if data.get("detail") is not None:
-        line += f"\n  detail: {data['detail']}"
+        line += f"\n  detail: {in_words(data['detail'])}"
     return line
 
 

@@ -77,7 +77,7 @@ def _render_inspect(r: dict[str, Any]) -> str:
         lines.append("tools " + ", ".join(f"{k}×{v}" for k, v in r["tools"]["byName"].items()))
     for t in r["turns"]:
         lines.append(
-            f"  turn {t['turn']}: {t['status']}, {t['steps']} step(s), seq {t['startSeq']}..{t['endSeq']}"
+            f"  turn {t['turn']}: {t['status']}, {t['steps']} step(s), seq {t['startSeq']}..{'(still open)' if t['endSeq'] is None else t['endSeq']}"
         )
     diags = r["diagnostics"]
     lines.append(f"diagnostics {len(diags)}")

@@ -138,10 +138,10 @@ def test_live_log_appends_show_and_truncation_resyncs(tmux: Callable[..., Tmux],
     pane.wait_for(lambda s: "E2E-MARK-7f3a" in s, "the marked event")
 
     pane.keys("g")  # scrolled away: follow pauses and new rows are counted
-    pane.wait_for(lambda s: "paused" in s, "follow paused")
+    pane.wait_for(lambda s: "scroll lock" in s, "follow paused")
     more.turn(4, "later prompt", "later output")
     append(path, more, len(log.events) + 1)
-    pane.wait_for(lambda s: "paused +" in s and "new" in s, "the new-rows counter")
+    pane.wait_for(lambda s: "scroll lock +" in s and "new" in s, "the new-rows counter")
     pane.keys("F")
     pane.wait_for(lambda s: "following" in s and "later output" in s, "follow resumed at the end")
 

@@ -56,7 +56,7 @@ async def test_tailing_shows_appends_and_pause_counts_new_rows(tmp_path: Path) -
         await until(pilot, lambda: len(events.view) == len(more.events))
         await settle(pilot)
         assert events.current_seq == n - 2  # the cursor stayed where the operator left it
-        assert f"paused +{len(more.events) - n} new" in status_text(screen)
+        assert f"scroll lock +{len(more.events) - n} new" in status_text(screen)
 
         await pilot.press("F")
         assert events.following and events.new_rows == 0

@@ -127,3 +127,23 @@ async def test_header_counts_never_lag_the_list(tmp_path: Path) -> None:
                 break
         await settle(pilot)
         assert checks > 1 and header_count(screen) == len(more.events)
+
+
+async def test_status_bar_says_when_the_list_does_not_follow(tmp_path: Path) -> None:
+    log = Log()
+    log.turn(1, "first", "ok")
+    path = log.write(tmp_path / "session.jsonl")
+    async with make_app(path, follow=False).run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = main_screen(pilot.app)  # type: ignore[arg-type]
+        assert screen is not None
+        status = str(screen.query_one("#status").render())
+        assert "not following" in status and " following" not in status.replace("not following", "")
+    async with make_app(path, follow=True).run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = main_screen(pilot.app)  # type: ignore[arg-type]
+        assert screen is not None
+        assert "following" in str(screen.query_one("#status").render())
+        await pilot.press("up")
+        status = str(screen.query_one("#status").render())
+        assert "scroll lock" in status and "paused" not in status

@@ -9,10 +9,11 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from core.log.layout import SessionRef, discover_sessions, session_tree
 from core.summary import human_chars
+from tui.widgets.footer import PriorityFooter
 
 
 def created_label(ms: int) -> str:
@@ -43,7 +44,7 @@ class BrowserScreen(Screen[None]):
         table.add_columns("session", "origin", "cwd", "size", "created (UTC)")
         yield table
         yield Static("", id="browser-status")
-        yield Footer()
+        yield PriorityFooter()
 
     def on_mount(self) -> None:
         """Scan the root."""
@@ -77,7 +78,7 @@ class BrowserScreen(Screen[None]):
                 created_label(ref.created_at),
                 key=key,
             )
-        status = f"{len(rows)} sessions" if rows else f"no sessions found under {self.root}"
+        status = f"{len(rows)} session{'' if len(rows) == 1 else 's'}" if rows else f"no sessions found under {self.root}"
         self.query_one("#browser-status", Static).update(status)
         self.scanning = False
 

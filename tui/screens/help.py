@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -24,12 +25,27 @@ class HelpEntry:
     binding_id: str
 
 
+SCOPE_WORDS = {
+    "MainScreen": "main screen",
+    "EventList": "event list",
+    "SearchBar": "search bar",
+    "DataTable": "table",
+    "BrowserScreen": "session browser",
+    "FilterScreen": "filter dialog",
+    "HelpScreen": "this help",
+    "Input": "text field",
+    "TextView": "detail pane",
+}
+
+
 def scope_name(node: object) -> str:
-    """A readable name for a binding namespace (``App`` → ``global``)."""
+    """Where a binding works, in words: ``everywhere``, ``main screen``, ``table``, ``checkpoints screen`` …"""
     if isinstance(node, App):
-        return "global"
+        return "everywhere"
     name = type(node).__name__
-    return {"MainScreen": "main screen", "EventList": "event list", "SearchBar": "search"}.get(name, name)
+    if name in SCOPE_WORDS:
+        return SCOPE_WORDS[name]
+    return re.sub(r"(?<=[a-z])(?=[A-Z])", " ", name).lower()
 
 
 def help_entries(app: App[object], screen: Screen[object]) -> list[HelpEntry]:
@@ -83,16 +99,17 @@ class HelpScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """A table per scope."""
-        entries = sorted(self.entries, key=lambda e: (e.scope != "global", e.scope))
+        entries = sorted(self.entries, key=lambda e: (e.scope != "everywhere", e.scope))
+        scope_width = max((len(e.scope) for e in entries), default=5) + 2
         keys_width = max((len(e.keys) for e in entries), default=4) + 2
         desc_width = max((len(e.description) for e in entries), default=4) + 2
         table = Text()
         table.append(
-            f"{'where':<14}{'keys':<{keys_width}}{'does':<{desc_width}}binding id\n", style="bold underline"
+            f"{'where':<{scope_width}}{'keys':<{keys_width}}{'does':<{desc_width}}binding id\n", style="bold underline"
         )
         scope = None
         for entry in entries:
-            table.append(f"{entry.scope if entry.scope != scope else '':<14}", style="dim")
+            table.append(f"{entry.scope if entry.scope != scope else '':<{scope_width}}", style="dim")
             table.append(f"{entry.keys:<{keys_width}}", style="bold cyan")
             table.append(f"{entry.description:<{desc_width}}")
             table.append(f"{entry.binding_id}\n", style="dim")

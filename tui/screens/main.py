@@ -12,22 +12,25 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.timer import Timer
+from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen
 from tui.screens.request import RequestScreen
 from tui.travel import Stop, TimeTravel
-from tui.widgets.chart import ContextChart
+from tui.widgets.chart import LEGEND, ContextChart
 from tui.widgets.detail import DetailPane, payload_sections
 from tui.widgets.event_list import EventList
+from tui.widgets.footer import PriorityFooter
 from tui.widgets.header import SessionHeader
 from tui.widgets.matching import EventFilter, Predicate, scan, search_predicate
-from tui.widgets.rows import RowView, SortedSeqs, originals
+from tui.widgets.rows import GLYPHS, REPLACEMENT_GLYPHS, RowView, SortedSeqs, originals
 from tui.widgets.search_bar import SearchBar
 
 REFRESH_SECONDS = 0.1  # header and chart redraw at most this often while events stream in
+TIME_KEY = "w"  # switches the list's time column between time of day and time ago
 
 
 class Scanner:
@@ -99,8 +102,30 @@ class Scanner:
         self.advance()
 
 
+def main_legend() -> tuple[tuple[str, str], ...]:
+    """What the main screen's glyphs, tags, number columns and chart mean (for ``?``)."""
+    glyphs = "  ".join(f"{glyph} {etype}" for etype, glyph in GLYPHS.items())
+    cuts = "  ".join(f"{glyph} {kind}" for kind, glyph in REPLACEMENT_GLYPHS.items())
+    return (
+        ("columns", "seq (the event's number in the log) · turn.step (– between turns) · glyph · summary · "
+         "size · tags"),
+        ("glyphs", f"{glyphs}  ✉ message from a plugin or the host  ◇ tapedeck event  ? other"),
+        ("cut glyphs", f"{cuts}  (a row that replaced others on the surface; ⏎ lists the originals)"),
+        ("size", "ch = chars the model sees (messages and tool results); B = bytes of the event's JSON data"),
+        ("tags", "on / off: on the model-visible surface now or not · sealed, folded, pruned, rewound, "
+         "compacted, replaced: what took it off · tape, fold, prune …: the kind of cut this row made · "
+         "error · interrupted: an answer cut off before it finished"),
+        ("time", f"when the event was written; {TIME_KEY} switches between time of day (UTC) and time ago"),
+        ("chart", "ctx now/peak: chars the model saw at its latest and largest request · one bar per request · "
+         f"letters under a bar mark cuts made before it: {LEGEND} + expand; two cuts in one step stack, "
+         "… means more"),
+    )
+
+
 class MainScreen(Screen[None]):
     """Everything about one session log."""
+
+    HEADING = "Main view"
 
     BINDINGS = [
         Binding("s", "toggle_surface", "Surface/full", id="main.surface"),
@@ -127,7 +152,9 @@ class MainScreen(Screen[None]):
         Binding("full_stop", "travel(1)", "Next request", show=False, id="main.next_request"),
         Binding("L", "live", "Back to live", show=False, id="main.live"),
         Binding("R", "request", "Request view", show=False, id="main.request"),
+        Binding(TIME_KEY, "toggle_time", "Time of day/ago", show=False, id="main.time"),
     ]
+    LEGEND = main_legend()
 
     def __init__(self, live: LiveSession) -> None:
         super().__init__()
@@ -143,6 +170,8 @@ class MainScreen(Screen[None]):
         self._status_due = False
         self._notice = ""
         self._shown_count = 0
+        self._jump_to_match = False  # a new search moves the cursor to its first match once one is found
+        self._ago_timer: Timer | None = None
 
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -156,7 +185,7 @@ class MainScreen(Screen[None]):
         bar = SearchBar(id="search")
         bar.display = False
         yield bar
-        yield Footer()
+        yield PriorityFooter()
 
     @property
     def events(self) -> EventList:
@@ -264,10 +293,14 @@ class MainScreen(Screen[None]):
             scan_state = self.filter_scan
             busy = "" if scan_state is None or scan_state.done else f" {int(scan_state.fraction * 100)}%"
             parts.append((f"filter: {self.filter.describe()}{busy}", "yellow"))
-        if ev.following:
+        if not self.live.follow:
+            parts.append(("not following (--no-follow)", "dim"))
+        elif ev.following:
             parts.append(("following", "green"))
-        else:
-            parts.append((f"paused +{ev.new_rows} new" if ev.new_rows else "paused", "bold yellow"))
+        else:  # the list stopped at the operator's row; the agent itself runs on
+            parts.append(
+                (f"scroll lock +{ev.new_rows} new (F follows)" if ev.new_rows else "scroll lock (F follows)", "bold yellow")
+            )
         if self.search_query:
             parts.append((self._search_label(), "cyan"))
         parts.append((f"row {ev.cursor + 1 if len(ev.view) else 0}/{len(ev.view)}", ""))
@@ -321,13 +354,16 @@ class MainScreen(Screen[None]):
         self.query_one(SearchBar).open()
 
     def on_search_bar_search(self, message: SearchBar.Search) -> None:
-        """Run (or clear) a search in the background."""
+        """Run (or clear) a search in the background; the list takes the keys back (``n``/``N`` step through
+        matches) and the cursor goes to the first match once the scan finds one."""
         self.search_query = message.query
         if not message.query:
             self.search_scan = None
         else:
             self.search_scan = Scanner(self, search_predicate(message.query), self._search_changed, "search")
+            self._jump_to_match = True
             self.search_scan.advance()
+        self.query_one(SearchBar).action_close()
         self._search_changed()
 
     def on_search_bar_closed(self, message: SearchBar.Closed) -> None:
@@ -335,14 +371,22 @@ class MainScreen(Screen[None]):
         self.events.focus()
 
     def _search_changed(self) -> None:
+        scanner = self.search_scan
+        self.events.set_search(self.search_query, scanner.seqs if scanner is not None else None)
+        if self._jump_to_match and scanner is not None and (scanner.seqs or scanner.done):
+            self._jump_to_match = False
+            if scanner.seqs:
+                self.action_match(1, quiet=True)
+                return
         self.query_one(SearchBar).set_count(self._search_label())
         self._update_status()
 
-    def action_match(self, direction: int) -> None:
+    def action_match(self, direction: int, quiet: bool = False) -> None:
         """Jump to the next (or previous) search match."""
         scanner = self.search_scan
         if scanner is None or not scanner.seqs:
-            self.notify("No search matches; press / to search.", timeout=3)
+            if not quiet:
+                self.notify("No search matches; press / to search.", timeout=3)
             return
         current = self.events.current_seq
         seq = neighbour(scanner.seqs, -1 if current is None else current, direction > 0)
@@ -436,6 +480,15 @@ class MainScreen(Screen[None]):
         """Hide or show the detail pane."""
         pane = self.query_one(DetailPane)
         pane.display = not pane.display
+
+    def action_toggle_time(self) -> None:
+        """Show the time column as time of day (UTC) or as time ago (redrawn every second)."""
+        self.events.toggle_time()
+        if self.events.relative_time:
+            self._ago_timer = self.set_interval(1.0, self.events.refresh)
+        elif self._ago_timer is not None:
+            self._ago_timer.stop()
+            self._ago_timer = None
 
     def action_copy(self, form: str) -> None:
         """Copy the selected event to the clipboard as JSON or as its text."""

@@ -26,12 +26,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.coordinate import Coordinate
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from core.errors import TapedeckError
 from core.session import Session
 from core.text import js_json
+from tui.widgets.footer import PriorityFooter
 
 SENDING = "sending"
 PENDING = "pending"
@@ -202,7 +203,7 @@ class PolicyScreen(Screen[None]):
         yield from self.compose_body()
         yield Static(id="policy-message")
         yield OutcomePanel(id="policy-outcomes")
-        yield Footer()
+        yield PriorityFooter()
 
     def compose_body(self) -> ComposeResult:
         """The screen's own widgets."""

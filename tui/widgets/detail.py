@@ -6,6 +6,7 @@ Everything that decodes, pretty-prints or highlights runs in a thread worker and
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import orjson
@@ -26,14 +27,19 @@ from core.session import Session, cut_kind
 from core.summary import INTERRUPTED_MARK, human_chars
 from core.text import text_of_blocks, tool_result_block, tool_result_text
 from tui.live import LiveSession
-from tui.widgets.rows import SHADOW_BADGES, clip_strings, originals
+from tui.widgets.rows import SHADOW_BADGES, clip_strings, event_time, originals
 from tui.widgets.scrolling import set_virtual_size
 
 DETAIL_LIMIT = 6_000  # chars of each payload shown at first; ``more`` multiplies it
 SETTLE_SECONDS = 0.06  # a burst of cursor moves (or appends while following) builds the pane once
 REFORMAT_LIMIT = 1 << 20  # JSON payloads up to this many chars are parsed and re-indented; bigger ones never
 JSON_STRING_LIMIT = 400  # long strings inside the JSON view (their full text is in the payload section)
-SYNTAX_THEME = "monokai"
+SYNTAX_THEMES = {True: "monokai", False: "friendly"}  # pygments styles for dark and light app themes
+
+
+def syntax_theme(dark: bool) -> str:
+    """The pygments style that stays readable on the app theme's background."""
+    return SYNTAX_THEMES[dark]
 
 
 def guess_lexer(text: str, hint: str | None = None) -> str:
@@ -57,11 +63,11 @@ def guess_lexer(text: str, hint: str | None = None) -> str:
     return "text"
 
 
-def highlight(text: str, lexer: str) -> Text:
-    """Syntax-highlighted text (computed now, so rendering it later costs nothing)."""
+def highlight(text: str, lexer: str, theme: str = SYNTAX_THEMES[True]) -> Text:
+    """Syntax-highlighted text in pygments style ``theme`` (computed now, so rendering it later costs nothing)."""
     if lexer == "text":
         return Text(text)
-    syntax = Syntax(text, lexer, theme=SYNTAX_THEME, word_wrap=True, background_color="default")
+    syntax = Syntax(text, lexer, theme=theme, word_wrap=True, background_color="default")
     out = syntax.highlight(text)
     out.rstrip()
     return out
@@ -122,7 +128,9 @@ def payload_sections(session: Session, event: dict[str, Any]) -> list[tuple[str,
     return [section for section in out if section[1]]
 
 
-def render_event(session: Session, event: dict[str, Any], limit: int, title: str) -> tuple[Text, int]:
+def render_event(
+    session: Session, event: dict[str, Any], limit: int, title: str, theme: str = SYNTAX_THEMES[True]
+) -> tuple[Text, int]:
     """One column: a title line, each payload highlighted, then the event's pretty JSON; and chars left out."""
     parts: list[Text] = [Text(title, style="bold")]
     hidden = 0
@@ -136,7 +144,7 @@ def render_event(session: Session, event: dict[str, Any], limit: int, title: str
             except orjson.JSONDecodeError:
                 pass
         parts.append(Text(f"── {name} · {human_chars(len(text))} chars", style="dim"))
-        parts.append(highlight(shown, lexer))
+        parts.append(highlight(shown, lexer, theme))
         if cut:
             parts.append(Text(f"… {human_chars(cut)} more chars (press + to show more)", style="italic"))
     pretty = orjson.dumps(
@@ -145,7 +153,7 @@ def render_event(session: Session, event: dict[str, Any], limit: int, title: str
     pretty, cut = clip(pretty, limit)
     hidden += cut
     parts.append(Text("── event JSON", style="dim"))
-    parts.append(highlight(pretty, "json"))
+    parts.append(highlight(pretty, "json", theme))
     return Text("\n").join(parts), hidden
 
 
@@ -158,7 +166,9 @@ def surface_node_for(session: Session, seq: int) -> int:
     return seq
 
 
-def describe(live: LiveSession, seq: int, limit: int) -> tuple[Text, Text | None, int]:
+def describe(
+    live: LiveSession, seq: int, limit: int, theme: str = SYNTAX_THEMES[True]
+) -> tuple[Text, Text | None, int]:
     """Build the pane for ``seq`` (worker side): original column, model-visible column (or None), chars cut."""
     session = live.session
     event = live.event(seq)
@@ -171,20 +181,22 @@ def describe(live: LiveSession, seq: int, limit: int) -> tuple[Text, Text | None
         left_parts = []
         hidden = 0
         for n in origin[:20]:
-            text, cut = render_event(session, session.events[n], limit, f"original seq {n}")
+            text, cut = render_event(session, session.events[n], limit, f"original seq {n}", theme)
             left_parts.append(text)
             hidden += cut
         more = len(origin) - 20
         if more > 0:
             left_parts.append(Text(f"… and {more} more originals (expand the row to list them)"))
-        right, cut = render_event(session, event, limit, f"model sees · {kind} seq {seq}")
+        right, cut = render_event(session, event, limit, f"model sees · {kind} seq {seq}", theme)
         left = Text("\n\n").join(left_parts) if left_parts else Text("no originals recorded")
         return left, right, hidden + cut
-    left, hidden = render_event(session, event, limit, _title(session, seq, event))
+    left, hidden = render_event(session, event, limit, _title(session, seq, event), theme)
     if 0 <= seq < session.next_seq and seq in session.replaced_by:
         node = surface_node_for(session, seq)
         kind = SHADOW_BADGES.get(cut_kind(session.events[node]), "replaced")
-        right, cut = render_event(session, session.events[node], limit, f"model sees · {kind} by seq {node}")
+        right, cut = render_event(
+            session, session.events[node], limit, f"model sees · {kind} by seq {node}", theme
+        )
         return left, right, hidden + cut
     return left, None, hidden
 
@@ -199,7 +211,9 @@ def _title(session: Session, seq: int, event: dict[str, Any]) -> str:
     data = event.get("data") if isinstance(event.get("data"), dict) else {}
     step = f" step {data['step']}" if isinstance(data.get("step"), int) else ""
     cut = f" · {INTERRUPTED_MARK}" if data.get("interrupted") is True else ""
-    return f"seq {seq} · {event.get('type')} · {where}{step}{cut}"
+    written = event_time(event)
+    when = "" if written is None else f" · {dt.datetime.fromtimestamp(written / 1000, dt.UTC):%Y-%m-%d %H:%M:%S} UTC"
+    return f"seq {seq} · {event.get('type')} · {where}{step}{when}{cut}"
 
 
 def render_strips(text: Text, width: int) -> list[Strip]:
@@ -262,8 +276,13 @@ class DetailPane(Horizontal):
         yield TextView(id="detail-visible")
 
     def on_mount(self) -> None:
-        """Nothing selected yet."""
+        """Nothing selected yet; a new app theme highlights the shown event again."""
         self.query_one("#detail-visible", TextView).display = False
+        self.app.theme_changed_signal.subscribe(self, self._theme_changed)
+
+    def _theme_changed(self, _theme: object) -> None:
+        if self.seq is not None:
+            self.show(self.seq, keep_limit=True)
 
     def on_resize(self) -> None:
         """Wrap again for the new width."""
@@ -284,8 +303,9 @@ class DetailPane(Horizontal):
         seq, limit = self.seq, self.limit
         self._width = width = self.size.width
         widths = (column_width(width), column_width(width // 2))
+        theme = syntax_theme(self.app.current_theme.dark)
         self.run_worker(
-            lambda: self._build(seq, limit, widths),
+            lambda: self._build(seq, limit, widths, theme),
             thread=True,
             group="detail",
             exclusive=True,
@@ -303,11 +323,11 @@ class DetailPane(Horizontal):
             self.limit *= 4
             self.show(self.seq, keep_limit=True)
 
-    def _build(self, seq: int | None, limit: int, widths: tuple[int, int]) -> None:
+    def _build(self, seq: int | None, limit: int, widths: tuple[int, int], theme: str) -> None:
         if seq is None:
             left, right, hidden = Text("no event selected"), None, 0
         else:
-            left, right, hidden = describe(self.live, seq, limit)
+            left, right, hidden = describe(self.live, seq, limit, theme)
         column = widths[0] if right is None else widths[1]
         left_lines = render_strips(left, column)
         right_lines = render_strips(right, column) if right is not None else None

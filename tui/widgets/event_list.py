@@ -6,6 +6,9 @@ as a placeholder and filled in when the worker reports back, so scrolling never 
 
 from __future__ import annotations
 
+import bisect
+import time
+from collections.abc import Sequence
 from typing import Any
 
 from rich.cells import cell_len, set_cell_size
@@ -21,9 +24,10 @@ from textual.strip import Strip
 from core.session import Session
 from core.summary import human_chars
 from tui.live import LiveSession
-from tui.widgets.rows import Row, RowCache, RowView, badges, build_row, huge_row, originals
+from tui.widgets.rows import Row, RowCache, RowView, ago, badges, build_row, clock, huge_row, originals
 from tui.widgets.scrolling import set_virtual_size
 
+TIME_MIN_WIDTH = 70  # narrower lists leave the time column out (the detail pane still shows the time)
 PREFETCH = 2  # screens of rows computed around the visible ones
 STRIP_CACHE = 2000  # drawn lines kept: in follow mode every append shifts all rows by one
 HUGE_LINE_BYTES = 2 << 20  # index-backed rows of longer lines are drawn from index metadata, not decoded
@@ -38,6 +42,21 @@ def turn_label(session: Session, row: Row) -> str:
     if row.seq >= session.next_seq:
         return str(row.turn)
     return str(session.turn_of(row.seq)) if session.in_turn(row.seq) else OUTSIDE_TURN
+
+
+def highlighted(text: str, needle: str, style: Style, match_style: Style) -> list[Segment]:
+    """``text`` as segments with each case-insensitive occurrence of ``needle`` in ``match_style``."""
+    if not needle:
+        return [Segment(text, style)]
+    folded, key = text.casefold(), needle.casefold()
+    if len(folded) != len(text):  # casefolding changed lengths: offsets would not line up
+        return [Segment(text, style)]
+    out, at = [], 0
+    while (hit := folded.find(key, at)) >= 0:
+        out += [Segment(text[at:hit], style), Segment(text[hit : hit + len(key)], match_style)]
+        at = hit + len(key)
+    out.append(Segment(text[at:], style))
+    return [segment for segment in out if segment.text]
 
 
 class EventList(ScrollView, can_focus=True, inherit_bindings=False):
@@ -58,6 +77,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         "event-list--badge",
         "event-list--replacement",
         "event-list--pending",
+        "event-list--match",
     }
 
     class Highlighted(Message):
@@ -95,6 +115,9 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         # Time travel: the session as it stood at an earlier moment (``core.timetravel.SessionAt``); the rows'
         # badges and dimming then say what was on the surface then.
         self.moment: Any = None
+        self._search = ""
+        self._matches: Sequence[int] = ()
+        self.relative_time = False  # the time column: time of day (UTC), or how long ago
 
     # the view ---------------------------------------------------------------------------------------------
     @property
@@ -133,6 +156,23 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if not self._fetching and self._visible_missing():
             self._fetching = True
             self._start_fetch()  # now, not after the next frame: appended rows show one frame sooner
+
+    def toggle_time(self) -> None:
+        """Switch the time column between time of day and time ago."""
+        self.relative_time = not self.relative_time
+        self.refresh()
+
+    def set_search(self, query: str, matches: Sequence[int] | None) -> None:
+        """Highlight ``query`` in the rows of ``matches`` (ascending seqs; None or an empty query clears it)."""
+        query = query if matches is not None else ""
+        if (query, len(matches or ())) != (self._search, len(self._matches)):
+            self._search, self._matches = query, matches or ()
+            self.refresh()
+
+    def _is_match(self, seq: int) -> bool:
+        matches = self._matches
+        i = bisect.bisect_left(matches, seq)
+        return i < len(matches) and matches[i] == seq
 
     def _sync_cuts(self) -> None:
         cuts = self.live.session.cuts
@@ -247,7 +287,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self._style_key = key
             self._style_cache = {"": self.rich_style} | {
                 name: self.get_component_rich_style(f"event-list--{name}")
-                for name in ("cursor", "dim", "gutter", "error", "badge", "replacement", "pending")
+                for name in ("cursor", "dim", "gutter", "error", "badge", "replacement", "pending", "match")
             }
         return self._style_cache
 
@@ -256,11 +296,13 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         styles = self._styles()
         dim = row.seq in session.replaced_by
         tags = tuple(badges(row, session, self.cut_kinds))
-        turn = turn_label(session, row)
-        key = (row, turn, depth, is_cursor, width, dim, tags, self._style_key)
+        turn = turn_label(self.live.session, row)  # attribution never changes with the moment
+        match = self._search if self._search and self._is_match(row.seq) else ""
+        when = ago(row.time, time.time() * 1000) if self.relative_time else clock(row.time)
+        key = (row, turn, when, depth, is_cursor, width, dim, tags, match, self._style_key)
         strip = self._strips.get(key)
         if strip is None:
-            strip = self._draw(row, turn, depth, is_cursor, width, dim, tags, styles)
+            strip = self._draw(row, turn, when, depth, is_cursor, width, dim, tags, styles, match)
             if len(self._strips) > STRIP_CACHE:
                 self._strips.clear()
             self._strips[key] = strip
@@ -270,12 +312,14 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self,
         row: Row,
         turn: str,
+        when: str,
         depth: int,
         is_cursor: bool,
         width: int,
         dim: bool,
         tags: tuple[str, ...],
         styles: dict[str, Style],
+        match: str = "",
     ) -> Strip:
         base = styles[""]
         text_style = base + styles["dim"] if dim else base
@@ -286,15 +330,15 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         gutter = styles["gutter"]
         badge_style = styles["badge"]
         step = f".{row.step}" if row.step is not None and turn != OUTSIDE_TURN else ""
-        left = f"{row.seq:>7} {f'{turn}{step}':>6} "
-        right = f" {human_chars(row.size):>5}" + "".join(f" [{tag}]" for tag in tags)
+        left = f"{row.seq:>7} {f'{turn}{step}':>6} {when:>8} " if width >= TIME_MIN_WIDTH else f"{row.seq:>7} {f'{turn}{step}':>6} "
+        right = f" {human_chars(row.size):>5} {row.unit:<2}" + "".join(f" [{tag}]" for tag in tags)
         indent = "    ↳ " if depth else ""
         room = max(0, width - cell_len(left) - cell_len(right) - 2)
         summary = set_cell_size(f"{indent}{row.summary}", room)
         segments = [
-            Segment(left, gutter),
+            Segment(left, styles["match"] if match else gutter),
             Segment(f"{row.glyph} ", text_style),
-            Segment(summary, text_style),
+            *highlighted(summary, match, text_style, text_style + styles["match"]),
             Segment(right, badge_style + (Style(dim=True) if dim else Style())),
         ]
         strip = Strip(segments).adjust_cell_length(width, base)

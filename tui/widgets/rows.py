@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import datetime as dt
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -60,7 +61,33 @@ class Row:
     error: bool
     replacement: str | None  # the cut kind when the event is a surface replacement
     surface_type: bool
+    unit: str = "ch"  # what ``size`` counts: ``ch`` model-visible chars, ``B`` bytes of the event's JSON data
+    time: float | None = None  # the event's ``time`` (ms since the epoch) when it has one
     # turn is the event's own data.turn; the list shows Session.turn_of (DSH attribution) once projected
+
+
+def event_time(event: dict[str, Any]) -> float | None:
+    """The event's ``time`` in ms since the epoch, or None when it has none (or not a number)."""
+    value = event.get("time")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def clock(ms: float | None) -> str:
+    """``HH:MM:SS`` (UTC) of an event time; ``--:--:--`` when unknown."""
+    if ms is None:
+        return "--:--:--"
+    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%H:%M:%S")
+
+
+def ago(ms: float | None, now_ms: float) -> str:
+    """How long before ``now_ms`` an event was written: ``12s``, ``4m``, ``3h``, ``2d`` (``-`` when unknown)."""
+    if ms is None:
+        return "-"
+    seconds = max(0, int((now_ms - ms) / 1000))
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{seconds // size}{unit} ago"
+    return f"{seconds}s ago"
 
 
 def glyph_for(event: dict[str, Any], replacement: str | None) -> str:
@@ -123,6 +150,8 @@ def build_row(event: dict[str, Any]) -> Row:
         error=is_error_event(event),
         replacement=replacement,
         surface_type=event.get("type") in SURFACE_TYPES,
+        unit="ch" if event.get("type") in SURFACE_TYPES else "B",
+        time=event_time(event),
     )
 
 
@@ -143,6 +172,7 @@ def huge_row(seq: int, etype: str, turn: int, step: int, nbytes: int) -> Row:
         error=False,
         replacement=None,
         surface_type=etype in SURFACE_TYPES,
+        unit="B",
     )
 
 

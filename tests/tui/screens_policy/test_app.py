@@ -52,7 +52,7 @@ async def test_help_on_the_folds_screen_explains_backoff(tmp_path: Path) -> None
         await settle(pilot)
         await pilot.press("question_mark")
         await pilot.pause()
-        assert isinstance(app.screen, HelpScreen) and app.screen.legend == ()  # the main screen has no legend
+        assert isinstance(app.screen, HelpScreen) and app.screen.legend == MainScreen.LEGEND
         await pilot.press("escape", "o")
         await settle(pilot, lambda: isinstance(app.screen, FoldsScreen))
         await pilot.press("question_mark")

@@ -1,0 +1,39 @@
+"""Summaries say values in words: no None, no bare key lists, no long floats, no Python reprs."""
+
+from __future__ import annotations
+
+import pytest
+
+from core.summary import in_words, summarize
+
+
+def ev(etype: str, data: dict[str, object]) -> dict[str, object]:
+    return {"type": etype, "seq": 1, "data": data}
+
+
+@pytest.mark.parametrize(
+    ("event", "text"),
+    [
+        (ev("tapedeck/route", {"taskClass": "debug", "phase": "explore", "risk": {}}), "route debug · explore · no risk flagged · no prune"),
+        (
+            ev("tapedeck/route", {"taskClass": "large", "phase": "act", "risk": {"risk": "high", "score": 6, "reason": "deletes files"}, "pruneLevel": "tight", "charsRemoved": 1500}),
+            "route large · act · risk high (score 6: deletes files) · pruned tight, 1.5k chars removed",
+        ),
+        (ev("request/context", {"provider": "deepseek", "model": "chat"}), "deepseek/chat · context window unknown"),
+        (ev("request/context", {"provider": "deepseek", "model": "chat", "contextWindow": 128000}), "deepseek/chat · context window 128k tokens"),
+        (ev("llm/retry", {"retry": 1, "maxRetries": 3, "delayMs": 520.4575452286251, "failure": {"code": "rate_limit", "message": "slow down"}}), "retry 1 of 3 in 520 ms: rate_limit slow down"),
+        (ev("llm/retry", {"retry": 2, "maxRetries": 3, "delayMs": 2500}), "retry 2 of 3 in 2.5 s"),
+        (ev("approval/policy", {"preset": "full-access"}), "approval/policy · preset: full-access"),
+        (ev("command/run", {"commandId": "c1", "name": "test", "args": ["-x"], "source": {"kind": "user"}}), "command/run · commandId: c1, name: test, args: -x, source: (kind: user)"),
+        (ev("x/unknown", {"a": 1}), "(opaque x/unknown) a: 1"),
+    ],
+)
+def test_values_in_words(event: dict[str, object], text: str) -> None:
+    assert summarize(event, 200) == text
+
+
+def test_in_words() -> None:
+    assert in_words({"delivered": "next step"}) == "delivered: next step"
+    assert in_words(None) == "none"
+    assert in_words([1, 2.25, True]) == "1, 2.25, yes"
+    assert in_words({"a": {"b": None}}) == "a: (b: none)"

@@ -1,0 +1,123 @@
+"""A readable main screen: search that jumps and highlights, help in words, a legend for every column."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+from rich.color import Color
+
+from tests.tui.logs import policy_log
+from tests.tui.pilot import main_screen, make_app, settle, until
+from tui.screens.help import HelpScreen
+from tui.widgets.detail import TextView
+from tui.widgets.search_bar import SearchBar
+
+pytestmark = pytest.mark.anyio
+SIZE = (150, 40)
+
+
+async def test_search_enter_jumps_to_the_first_match_and_n_works_at_once(tmp_path: Path) -> None:
+    log = policy_log()
+    expected = [e["seq"] for e in log.events if "answer" in orjson.dumps(e).decode().casefold()]
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        await pilot.press("g", "slash", *"ANSWER", "enter")
+        await settle(pilot)
+        assert screen.events.current_seq == expected[0]
+        assert not screen.query_one(SearchBar).display and screen.events.has_focus
+        await pilot.press("n")
+        assert screen.events.current_seq == expected[1]
+        events = screen.events
+        row = events.view.row_of_seq(expected[0])  # a match the cursor left: its word is lit
+        assert row is not None
+        strip = events.render_line(row - int(events.scroll_y))
+        lit = events.get_component_rich_style("event-list--match").bgcolor
+        assert [seg.text for seg in strip if seg.style is not None and seg.style.bgcolor == lit][-1] == "answer"
+
+
+async def test_help_says_where_in_words(tmp_path: Path) -> None:
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for keys in (("question_mark",), ("escape", "c", "question_mark")):
+            for key in keys:
+                await pilot.press(key)
+                await settle(pilot)
+            assert isinstance(app.screen, HelpScreen)
+            scopes = {entry.scope for entry in app.screen.entries}
+            assert "everywhere" in scopes
+            for scope in scopes:
+                assert scope == scope.lower() and "screentab" not in scope and "datatable" not in scope, scope
+
+
+async def test_theme_persists_across_restarts(tmp_path: Path) -> None:
+    keymap = tmp_path / "config" / "keymap.toml"
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, keymap=keymap)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.theme = "solarized-light"
+        await settle(pilot)
+        await until(pilot, lambda: (tmp_path / "config" / "tui.toml").is_file())
+    again = make_app(path, keymap=keymap)
+    async with again.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert again.theme == "solarized-light"
+
+
+def luminance(color: Color) -> float:
+    r, g, b = color.get_truecolor()
+    return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
+
+
+async def test_light_theme_keeps_detail_json_readable(tmp_path: Path) -> None:
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.theme = "solarized-light"
+        await settle(pilot)
+        view = main_screen(app).query_one("#detail-original", TextView)  # type: ignore[union-attr]
+        colours = [seg.style.color for line in view.lines for seg in line if seg.style and seg.style.color and seg.text.strip()]
+        assert colours and all(luminance(c) < 0.8 for c in colours), [c for c in colours if luminance(c) >= 0.8][:3]
+
+
+async def test_time_column_switches_between_time_of_day_and_ago(tmp_path: Path) -> None:
+    log = policy_log()
+    for event in log.events:
+        event["time"] = 1_786_000_000_000 + event["seq"] * 61_000  # a minute and a second apart
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        events = screen.events
+        last = len(log.events) - 1
+        line = events.render_line(events.cursor - int(events.scroll_y)).text
+        assert line.split()[2] == "07:43:16", line  # 1786000000 + 36*61 s, UTC
+        await pilot.press("w")
+        line = events.render_line(events.cursor - int(events.scroll_y)).text
+        assert "ago" in line, line
+        await settle(pilot)
+        title = " ".join(view_text(screen))
+        assert f"seq {last}" in title and "UTC" in title
+
+
+def view_text(screen: object) -> list[str]:
+    view = screen.query_one("#detail-original", TextView)  # type: ignore[attr-defined]
+    return [line.text for line in view.lines[:4]]
+
+
+async def test_help_has_a_legend_for_the_main_view(tmp_path: Path) -> None:
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        terms = {term for term, _ in app.screen.legend}
+        assert {"glyphs", "tags", "size", "chart", "time"} <= terms
