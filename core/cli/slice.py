@@ -105,20 +105,30 @@ def _recall_search(args: argparse.Namespace) -> None:
 
 
 # What the recall tool tells the model, reworded for a person at a terminal (patterns after the tool prefix).
-EXPAND_MESSAGES: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"^no session event at seq (\d+)$"), r"no event at seq \1 in this log"),
-    (re.compile(r"^empty range (\S+) \(result has (\d+) lines\)$"), r"--lines \1 selects nothing: the result has \2 lines"),
-    (re.compile(r'^invalid regex "(.*)"$'), r"--grep: '\1' is not a valid regular expression"),
-    (re.compile(r"^no result block (\d+) \(result has 1 blocks\)$"), r"--block \1: the result has 1 block (use --block 1)"),
+EXPAND_MESSAGES: list[tuple[re.Pattern[str], Callable[[re.Match[str], argparse.Namespace], str]]] = [
+    (re.compile(r"^no session event at seq (\d+)$"), lambda m, a: f"no event at seq {m[1]} in this log"),
+    (
+        re.compile(r"^empty range \S+ \(result has (\d+) lines\)$"),
+        lambda m, a: f"--lines {a.lines} selects nothing: the result has {m[1]} lines",
+    ),
+    (
+        re.compile(r'^invalid regex "(.*)"$'),
+        lambda m, a: f"--grep: {a.grep!r} is not a valid regular expression",
+    ),
+    (
+        re.compile(r"^no result block (\d+) \(result has 1 blocks\)$"),
+        lambda m, a: f"--block {m[1]}: the result has 1 block (use --block 1)",
+    ),
 ]
 
 
-def expand_message(text: str) -> str:
+def expand_message(text: str, args: argparse.Namespace) -> str:
     """A recall tool error as a sentence for a person: no tool name, no JSON addresses."""
     text = text.removeprefix(f"{EXPAND_TOOL}: ")
-    for pattern, replacement in EXPAND_MESSAGES:
-        if pattern.match(text):
-            return pattern.sub(replacement, text)
+    for pattern, say in EXPAND_MESSAGES:
+        match = pattern.match(text)
+        if match:
+            return say(match, args)
     return text
 
 
@@ -145,7 +155,7 @@ def _expand(args: argparse.Namespace) -> None:
         "lines": "lines",
     }
     arguments = {key: getattr(args, attr) for attr, key in names.items() if getattr(args, attr) is not None}
-    _run(args, EXPAND_TOOL, arguments, expand_message)
+    _run(args, EXPAND_TOOL, arguments, lambda text: expand_message(text, args))
 
 
 def _common(p: argparse.ArgumentParser) -> None:
