@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import importlib
 import json
 import tomllib
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.config_values import check_loggable, check_type, child
 from core.errors import ConfigError
 
 SECTIONS: dict[str, str] = {
@@ -75,13 +77,19 @@ class PolicyConfig:
         return {name: _plain(section) for name, section in self.sections.items()}
 
     def get(self, dotted: str) -> Any:
-        """The effective value at a dotted key; ConfigError if no such key."""
-        node: Any = self.to_dict()
-        for part in dotted.split("."):
-            if not isinstance(node, dict) or part not in node:
-                raise ConfigError(f"unknown config key {dotted!r}")
-            node = node[part]
-        return node
+        """The effective value at a dotted key (list entries by name: ``adaptive.taskProfiles.read``);
+        ConfigError if no such key."""
+        return _lookup(self.to_dict(), dotted)
+
+
+def _lookup(tree: dict[str, Any], dotted: str) -> Any:
+    node: Any = tree
+    for part in dotted.split("."):
+        found = child(node, part, dotted) if isinstance(node, list) else None
+        if found is None and (not isinstance(node, dict) or part not in node):
+            raise ConfigError(f"unknown config key {dotted!r}")
+        node = found if found is not None else node[part]
+    return node
 
 
 def _plain(value: Any) -> Any:
@@ -112,9 +120,24 @@ def validate_config(raw: Mapping[str, Any]) -> PolicyConfig:
         value = raw.get(name, {})
         if not isinstance(value, Mapping):
             raise ConfigError(f"config section {name!r} must be a table/object, got {type(value).__name__}")
+        check_loggable(value, name)
+        check_type(value, _defaults()[name], name)
         clean[name] = copy.deepcopy(dict(value))
         sections[name] = _validate_section(name, clean[name])
     return PolicyConfig(clean, sections)
+
+
+@functools.cache
+def _defaults() -> dict[str, Any]:
+    return PolicyConfig({}, {name: _validate_section(name, {}) for name in SECTIONS}).to_dict()
+
+
+def _default_at(dotted: str) -> Any:
+    """The default value at a dotted key, or None when the key has none (or is unknown)."""
+    try:
+        return _lookup(_defaults(), dotted)
+    except ConfigError:
+        return None
 
 
 def load_config(path: str | Path | None) -> PolicyConfig:
@@ -122,14 +145,21 @@ def load_config(path: str | Path | None) -> PolicyConfig:
     if path is None:
         return validate_config({})
     p = Path(path).expanduser()
+    kind = "JSON" if p.suffix == ".json" else "TOML"
     try:
-        text = p.read_text(encoding="utf-8")
+        data = p.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read config ({exc.strerror or exc})") from exc
     try:
-        raw = json.loads(text) if p.suffix == ".json" else tomllib.loads(text)
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not UTF-8 text (byte {exc.start} cannot be decoded); save it as UTF-8") from exc
+    try:
+        raw = json.loads(text) if kind == "JSON" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{p}: not valid {'JSON' if p.suffix == '.json' else 'TOML'}: {exc}") from exc
+        raise ConfigError(f"{p}: not valid {kind}: {exc}") from exc
+    except RecursionError as exc:
+        raise ConfigError(f"{p}: not a usable {kind} config: it is nested too deeply") from exc
     try:
         return validate_config(raw)
     except ConfigError as exc:
@@ -155,20 +185,29 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
         near = _closest(section, SECTIONS)
         hint = f" (did you mean {near}.{rest}?)" if near and near != section and rest else ""
         raise ConfigError(f"config key {dotted!r} must be <section>.<key> with a section of {', '.join(SECTIONS)}{hint}")
+    check_loggable(value, dotted)
     try:
         old = config.get(dotted)
     except ConfigError:
+        if value is None:
+            raise
         old = None
+    check_type(value, _default_at(dotted), dotted)
     raw = copy.deepcopy(config.raw)
-    node = raw.setdefault(section, {})
+    node: Any = raw.setdefault(section, {})
+    effective: Any = config.to_dict()[section]
     parts = rest.split(".")
     for part in parts[:-1]:
-        child = node.get(part)
-        if child is None:
-            child = node[part] = {}
-        elif not isinstance(child, dict):
+        seen = child(effective, part, dotted) if isinstance(effective, dict | list) else None
+        inner = child(node, part, dotted)
+        if inner is None:
+            inner = copy.deepcopy(seen) if isinstance(seen, dict | list) else {}
+            node[part] = inner
+        elif not isinstance(inner, dict | list):
             raise ConfigError(f"config key {dotted!r}: {part!r} is a value, not a table")
-        node = child
+        node, effective = inner, seen
+    if isinstance(node, list):
+        raise ConfigError(f"config key {dotted!r}: set one key of a list entry, such as {dotted}.<key>")
     if value is None:
         node.pop(parts[-1], None)
     else:

@@ -43,7 +43,7 @@ class RewindConfig:
         }
 
     def summarization_route(self) -> tuple[str, str] | None:
-        """``(provider, model)`` when both overrides are set, else None (either one alone is ignored)."""
+        """``(provider, model)`` when the overrides are set (validation allows both or neither), else None."""
         if self.summarization_provider and self.summarization_model:
             return self.summarization_provider, self.summarization_model
         return None
@@ -93,6 +93,13 @@ def validate(raw: Mapping[str, object]) -> RewindConfig:
         raise ConfigError(
             f"rewind.toolName must be a non-empty name without surrounding spaces (got {tool_name!r})"
         )
+    provider, model = _text(raw, "summarizationProvider"), _text(raw, "summarizationModel")
+    if (provider is None) != (model is None):
+        given, missing = ("summarizationProvider", "summarizationModel")[:: 1 if model is None else -1]
+        raise ConfigError(
+            f"rewind.{given} is set but rewind.{missing} is not: a report route needs both keys, or neither "
+            "(the agent's own route)"
+        )
     language = raw.get("reportLanguage", "en")
     if language not in REPORT_LANGUAGES:
         raise ConfigError(f"rewind.reportLanguage must be one of en, zh (got {language!r})")
@@ -100,7 +107,7 @@ def validate(raw: Mapping[str, object]) -> RewindConfig:
         tool_name=tool_name,
         max_tokens=_int_in(raw, "maxTokens", 1, MAX_SAFE_INTEGER, 1024),
         max_summarization_retries=_int_in(raw, "maxSummarizationRetries", 0, 8, 2),
-        summarization_provider=_text(raw, "summarizationProvider"),
-        summarization_model=_text(raw, "summarizationModel"),
+        summarization_provider=provider,
+        summarization_model=model,
         report_language=str(language),
     )

@@ -113,7 +113,7 @@ def test_effective_config_overrides() -> None:
     assert (config.fold.pinSteps, config.history.keepRecentTurns) == (2, 3)
     with pytest.raises(ConfigError, match="--set expects KEY=VALUE"):
         effective_config(session, None, ["fold.pinSteps"])
-    with pytest.raises(ConfigError, match=r"fold must be a mapping of fold\.\* options, got the number 3"):
+    with pytest.raises(ConfigError, match=r"slice\.fold must be a table, got 3 \(a number\)"):
         effective_config(session, None, ["fold=3"])
     with pytest.raises(ConfigError, match="pinSteps must be a non-negative integer"):
         effective_config(session, None, ["fold.pinSteps=-1"])

@@ -388,7 +388,8 @@ def test_config_defaults_and_overrides() -> None:
     )
     assert (custom.max_tokens, custom.report_language, custom.tool_name) == (256, "zh", "fold")
     assert custom.summarization_route() == ("other", "other-model")
-    assert validate({"summarizationProvider": "only-one"}).summarization_route() is None
+    with pytest.raises(ConfigError, match="needs both keys"):
+        validate({"summarizationProvider": "only-one"})
     assert validate({"maxTokens": 512.0}).max_tokens == 512
     assert custom.to_dict()["maxTokens"] == 256
 

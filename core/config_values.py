@@ -1,0 +1,105 @@
+"""Checks every config value gets before its section's validator sees it, whatever the key.
+
+A value must survive the session log unchanged (``tapedeck/config`` events are JSON): no NaN or infinity, no
+text that is not UTF-8 (a lone surrogate), no nesting deeper than ``MAX_DEPTH``. And a value whose key has a
+default must have the default's JSON type, so "must be a number, got true" is said before a range check can
+say something misleading. Lists of tables are addressed by an entry's name (``taskProfiles.read``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from core.errors import ConfigError
+
+MAX_DEPTH = 32
+ENTRY_NAMES = ("taskClass", "name")
+
+
+def describe(value: Any) -> str:
+    """A value as a message shows it, with its JSON type."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"{'true' if value else 'false'} (a boolean)"
+    if isinstance(value, int | float):
+        return f"{value!r} (a number)"
+    if isinstance(value, str):
+        return f"{value[:60]!r} (a string)"
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, list | tuple):
+        return "a list"
+    return type(value).__name__
+
+
+def check_loggable(value: Any, key: str) -> None:
+    """Raise ConfigError naming ``key`` (and the place inside it) for a value the log could not keep."""
+    stack: list[tuple[Any, str, int]] = [(value, key, 0)]
+    while stack:
+        node, where, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise ConfigError(f"{key}: the value is nested too deeply (more than {MAX_DEPTH} levels)")
+        if isinstance(node, float) and not math.isfinite(node):
+            raise ConfigError(
+                f"{where}: {node!r} is not a finite number (NaN, Infinity and numbers beyond ±1.8e308 are "
+                "refused: the session log could not record them)"
+            )
+        if isinstance(node, str):
+            _utf8(node, where)
+        elif isinstance(node, Mapping):
+            for name, child in node.items():
+                _utf8(str(name), where)
+                stack.append((child, f"{where}.{name}", depth + 1))
+        elif isinstance(node, list | tuple):
+            stack.extend((child, f"{where}[{i}]", depth + 1) for i, child in enumerate(node))
+
+
+def _utf8(text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ConfigError(f"{where}: the text holds a character UTF-8 cannot encode (at {exc.start})") from exc
+
+
+def check_type(value: Any, default: Any, key: str) -> None:
+    """Raise ConfigError when ``value`` has another JSON type than ``default`` (None: any type goes)."""
+    if default is None or value is None:
+        return
+    if isinstance(default, bool):
+        ok, want = isinstance(value, bool), "true or false"
+    elif isinstance(default, int | float):
+        ok, want = isinstance(value, int | float) and not isinstance(value, bool), "a number"
+    elif isinstance(default, str):
+        ok, want = isinstance(value, str), "a string"
+    elif isinstance(default, Mapping):
+        ok, want = isinstance(value, Mapping), "a table"
+    elif isinstance(default, list | tuple):
+        ok, want = isinstance(value, list | tuple), "a list"
+    else:
+        return
+    if not ok:
+        raise ConfigError(f"{key} must be {want}, got {describe(value)}")
+    if isinstance(default, Mapping):
+        for name, child in value.items():
+            if name in default:
+                check_type(child, default[name], f"{key}.{name}")
+    elif isinstance(default, list | tuple) and default and isinstance(default[0], Mapping):
+        for i, entry in enumerate(value):
+            check_type(entry, default[0], f"{key}[{i}]")
+
+
+def child(node: Any, part: str, key: str) -> Any:
+    """``node[part]`` for a table, or the entry named ``part`` (or at index ``part``) of a list of tables;
+    None when a table has no such key; ConfigError for a list without such an entry or a plain value."""
+    if isinstance(node, Mapping):
+        return node.get(part)
+    if isinstance(node, list):
+        for i, entry in enumerate(node):
+            if part == str(i) or (isinstance(entry, Mapping) and part in (entry.get(n) for n in ENTRY_NAMES)):
+                return entry
+        names = [str(e.get(n)) for e in node if isinstance(e, Mapping) for n in ENTRY_NAMES if n in e]
+        raise ConfigError(f"{key}: no entry named {part!r} (entries: {', '.join(names) or 'none'})")
+    raise ConfigError(f"{key}: {part!r} is inside a plain value, not a table")

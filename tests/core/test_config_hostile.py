@@ -1,0 +1,195 @@
+"""Hostile config input: every bad value is refused with a message naming the key and the real problem, and
+nothing changes. Includes a Hypothesis fuzzer over TOML and JSON files and ``config.set`` values."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.config import (
+    PolicyConfig,
+    config_event,
+    load_config,
+    parse_value,
+    replay_config,
+    set_value,
+    validate_config,
+)
+from core.errors import ConfigError
+
+
+def _refused(call: Any, *phrases: str) -> str:
+    with pytest.raises(ConfigError) as info:
+        call()
+    message = str(info.value)
+    for phrase in phrases:
+        assert phrase in message, message
+    return message
+
+
+@pytest.mark.parametrize("text", ["Infinity", "-Infinity", "NaN", "1e999", "-1e999"])
+def test_non_finite_numbers_are_refused_by_config_set(text: str) -> None:
+    config = validate_config({})
+    _refused(lambda: set_value(config, "slice.fold.pinMaxChars", parse_value(text)),
+             "slice.fold.pinMaxChars", "finite")  # fmt: skip
+    assert config.get("slice.fold.pinMaxChars") == 8000
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("c.json", '{"slice": {"fold": {"pinMaxChars": Infinity}}}'),
+        ("c.json", '{"slice": {"fold": {"pinMaxChars": 1e999}}}'),
+        ("c.json", '{"slice": {"digest": {"maxLineChars": NaN}}}'),
+        ("c.toml", "[slice.fold]\npinMaxChars = inf\n"),
+        ("c.toml", "[slice.digest]\nmaxKeepRatio = nan\n"),
+    ],
+)
+def test_non_finite_numbers_are_refused_in_files(tmp_path: Path, name: str, text: str) -> None:
+    (tmp_path / name).write_text(text)
+    _refused(lambda: load_config(tmp_path / name), "slice.", "finite")
+
+
+def test_a_non_utf8_file_gets_a_message(tmp_path: Path) -> None:
+    (tmp_path / "c.toml").write_bytes(b"[prolong]\nlogFile = \"\xff\xfe.txt\"\n")
+    _refused(lambda: load_config(tmp_path / "c.toml"), "not UTF-8", "byte 21")
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("c.json", "[" * 100_000 + "]" * 100_000), ("c.toml", "x = " + "[" * 100_000 + "]" * 100_000)],
+    ids=["json", "toml"],
+)
+def test_a_deeply_nested_file_gets_a_message(tmp_path: Path, name: str, text: str) -> None:
+    (tmp_path / name).write_text(text)
+    _refused(lambda: load_config(tmp_path / name), "nested too deeply")
+
+
+def test_a_deeply_nested_set_value_gets_a_message() -> None:
+    value: Any = 1
+    for _ in range(100_000):
+        value = [value]
+    _refused(lambda: set_value(validate_config({}), "slice.fold.pinMaxChars", value), "nested too deeply")
+
+
+def test_a_lone_surrogate_is_refused() -> None:
+    _refused(lambda: set_value(validate_config({}), "prolong.logFile", "a\ud800.txt"), "prolong.logFile", "UTF-8")
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "phrase"),
+    [
+        ("slice.fold.pinMaxChars", True, "must be a number"),
+        ("slice.fold.pinMaxChars", "8000", "must be a number"),
+        ("slice.fold.enabled", 1, "true or false"),
+        ("slice.history.keepRecentTurns", [1], "must be a number"),
+        ("prolong.logWindow", True, "must be a number"),
+        ("rewind.reportLanguage", 3, "must be a string"),
+    ],
+)
+def test_a_value_of_the_wrong_type_says_so(key: str, value: object, phrase: str) -> None:
+    _refused(lambda: set_value(validate_config({}), key, value), key, phrase)
+
+
+def test_a_list_entry_can_be_set_by_its_name() -> None:
+    config = validate_config({})
+    _refused(lambda: set_value(config, "adaptive.taskProfiles.read.maxTokens", -1), "maxTokens", "positive")
+    new, old = set_value(config, "adaptive.taskProfiles.read.maxTokens", 8192)
+    assert (old, new.get("adaptive.taskProfiles.read.maxTokens")) == (16384, 8192)
+    assert new.get("adaptive.taskProfiles.small.maxTokens") == 32768
+    _refused(lambda: set_value(config, "adaptive.taskProfiles.huge.maxTokens", 1), "huge", "read, small")
+
+
+def test_a_summarization_route_needs_both_keys() -> None:
+    _refused(lambda: validate_config({"rewind": {"summarizationProvider": "deepseek"}}),
+             "rewind.summarizationProvider", "summarizationModel")  # fmt: skip
+    _refused(lambda: set_value(validate_config({}), "rewind.summarizationModel", "m"), "both")
+    both = validate_config({"rewind": {"summarizationProvider": "p", "summarizationModel": "m"}})
+    assert both.rewind.summarization_route() == ("p", "m")
+
+
+# The fuzzer ------------------------------------------------------------------------------------------------
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+)
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    st.text(max_size=8), inner, max_size=3), max_leaves=8)  # fmt: skip
+
+
+def _keys(node: Any, prefix: str = "") -> list[str]:
+    if isinstance(node, dict):
+        return [k for key, child in node.items() for k in _keys(child, f"{prefix}{key}.")] or [prefix[:-1]]
+    return [prefix[:-1]]
+
+
+KNOWN_KEYS = [k for k in _keys(validate_config({}).to_dict()) if "." in k]
+KEY_NAMES = st.sampled_from([*KNOWN_KEYS, "slice.nope", "adaptive.taskProfiles.read.maxTokens"])
+
+
+def _same(a: PolicyConfig, b: PolicyConfig) -> bool:
+    return json.dumps(a.to_dict(), sort_keys=True) == json.dumps(b.to_dict(), sort_keys=True)
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=KEY_NAMES, value=VALUES)
+def test_fuzz_config_set_refuses_or_round_trips_through_the_log(key: str, value: Any) -> None:
+    config = validate_config({})
+    try:
+        new, old = set_value(config, key, value)
+    except ConfigError as exc:
+        assert str(exc)
+        return
+    logged = json.loads(json.dumps(config_event({key: (old, new.get(key))}, "operator"), allow_nan=False))
+    resumed = replay_config(config, [logged])
+    assert _same(resumed, new)
+
+
+SECTIONED = st.dictionaries(st.sampled_from(["slice", "rewind", "prolong", "adaptive", "model", "host", "x"]),
+                            st.dictionaries(st.text(max_size=20) | st.sampled_from(KNOWN_KEYS), VALUES, max_size=4),
+                            max_size=3)  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(raw=SECTIONED, as_json=st.booleans())
+def test_fuzz_config_files_load_or_give_a_config_error(tmp_path: Path, raw: dict, as_json: bool) -> None:
+    path = tmp_path / ("c.json" if as_json else "c.toml")
+    if as_json:
+        path.write_text(json.dumps(raw))
+    else:
+        path.write_text(_toml(raw), encoding="utf-8", errors="surrogatepass")
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        assert str(exc).startswith(str(path))
+        return
+    assert json.loads(json.dumps(config.to_dict(), allow_nan=False)) is not None
+
+
+def _toml_value(value: Any) -> str:
+    if value is None:
+        return '""'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf") if math.isinf(value) else repr(value)
+    if isinstance(value, int | str):
+        return json.dumps(value) if isinstance(value, str) else str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
+
+
+def _toml(raw: dict) -> str:
+    return "".join(f"[{json.dumps(name)}]\n" + "".join(f"{json.dumps(k)} = {_toml_value(v)}\n" for k, v in
+                   section.items()) for name, section in raw.items())  # fmt: skip
