@@ -12,7 +12,6 @@ that do not touch the surface cost nothing. ``extend`` takes in what a followed 
 from __future__ import annotations
 
 import bisect
-import os
 from array import array
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -20,7 +19,6 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from core.errors import TapedeckError
 from core.session import Session, Turn
 
 DEFAULT_EVERY = 256
@@ -214,16 +212,3 @@ def moment(session: Session, seq: int) -> Moment:
                 step = number
     return Moment(seq, turn, step)
 
-
-def open_at(path: str | os.PathLike[str], seq: int) -> Session:
-    """The session as it stood right after event ``seq``: the log projected up to and including it."""
-    from core.log.reader import read_log
-
-    data = read_log(path)
-    if not 0 <= seq < len(data.events):
-        raise TapedeckError(f"seq {seq} is not in this log: its events are seq 0..{len(data.events) - 1}")
-    session = Session(data.header, path=data.path)
-    for event in data.events[: seq + 1]:
-        session.apply(event)
-    session.compressed = data.compressed
-    return session

@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from core.cli import COMMANDS
 from core.cli.common import JsonList, emit, fail, guarded
+from core.errors import TapedeckError
 from core.host_state import HostState, describe_host, read_host_state
 from core.load import load_session
 from core.log.layout import default_sessions_root, discover_sessions, session_tree
@@ -119,13 +120,13 @@ def surface_rows(
 
 
 def _surface(args: argparse.Namespace) -> None:
-    """Without ``--at``: one streaming pass that keeps surface events only while they are on the surface."""
-    if args.at is not None:
-        from core.timetravel import open_at
+    """One streaming pass that keeps surface events only while they are on the surface.
 
-        emit(surface_rows(open_at(args.path, args.at)), args.json, _render_surface)
-        return
+    With ``--at SEQ`` the rows are taken as the pass goes by SEQ: exactly the surface of the log cut there
+    (a packed chunk row that spans SEQ changes no surface node).
+    """
     kept: dict[int, dict[str, Any]] = {}
+    at: list[list[dict[str, Any]]] = []
 
     def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
         nonlocal kept
@@ -133,9 +134,16 @@ def _surface(args: argparse.Namespace) -> None:
             kept[session.next_seq - 1] = item  # type: ignore[assignment]
             if len(kept) > 2 * len(session.surface) + 1024:  # drop what replacements shadowed
                 kept = {seq: event for seq, event in kept.items() if session.on_surface(seq)}
+        if args.at is not None and not at and session.next_seq > args.at:
+            at.append(surface_rows(session, kept.__getitem__))
 
     session = load_session(args.path, retain=False, observe=observe)
-    emit(surface_rows(session, kept.__getitem__), args.json, _render_surface)
+    if args.at is None:
+        emit(surface_rows(session, kept.__getitem__), args.json, _render_surface)
+    elif not 0 <= args.at < session.next_seq:
+        raise TapedeckError(f"seq {args.at} is not in this log: its events are seq 0..{session.next_seq - 1}")
+    else:
+        emit(at[0], args.json, _render_surface)
 
 
 def _render_surface(rows: list[dict[str, Any]]) -> str:
