@@ -9,6 +9,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from core.beneath import OPEN_FILE
 from core.host.tools.base import CallContext, Param, WorkspaceTool, cut_note, fit
 from core.host.tools.outcome import (
     EDIT_NO_MATCH,
@@ -20,7 +21,6 @@ from core.host.tools.outcome import (
     ToolOutcome,
 )
 from core.host.tools.textfile import check_text, numbered_lines
-from core.host.tools.workspace import OPEN_FILE
 
 MAX_LINES_LISTED = 10
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from core.beneath import OPEN_FILE
 from core.host.tools.base import CallContext, Param, WorkspaceTool, cut_note, fit
 from core.host.tools.outcome import (
     FS_NOT_FOUND,
@@ -17,7 +18,7 @@ from core.host.tools.outcome import (
     ToolOutcome,
 )
 from core.host.tools.textfile import is_text, numbered_lines
-from core.host.tools.workspace import OPEN_FILE, WalkEntry, compile_regex, glob_regex, literal_prefix
+from core.host.tools.workspace import WalkEntry, compile_regex, glob_regex, literal_prefix
 
 # grep matches the first this many characters of a line (RE2 keeps the time linear; this keeps memory bounded).
 GREP_LINE_CHARS = 1_000_000

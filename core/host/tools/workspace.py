@@ -24,6 +24,7 @@ from pathlib import Path
 
 import re2
 
+from core import beneath
 from core.errors import TapedeckError
 from core.host.tools.outcome import (
     FS_NOT_DIRECTORY,
@@ -47,11 +48,6 @@ SKIP_DIRS = frozenset(
         ".ruff_cache",
     }
 )
-
-
-OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-# Files are opened without following a final link, and without blocking on a FIFO (it is refused after fstat).
-OPEN_FILE = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
 class WorkspaceError(TapedeckError):
@@ -118,29 +114,21 @@ class Workspace:
         No component may be a symbolic link (a swap after ``resolve`` is refused). ``create`` makes missing
         directories on the way. ``raw`` is the model's spelling, for messages.
         """
-        fd = os.open(self.root, OPEN_DIR)
         try:
-            for part in self.parts(real):
-                if create:
-                    with contextlib.suppress(FileExistsError):
-                        os.mkdir(part, dir_fd=fd)
-                try:
-                    step = os.open(part, OPEN_DIR, dir_fd=fd)
-                except OSError as exc:
-                    raise self._refusal(exc, fd, part, raw) from exc
-                os.close(fd)
-                fd = step
+            fd = beneath.open_dir(self.root, self.parts(real), create=create)
+        except OSError as exc:
+            raise self._refusal(exc, raw) from exc
+        try:
             yield fd
         finally:
             os.close(fd)
 
-    def _refusal(self, exc: OSError, fd: int, part: str, raw: str) -> Exception:
+    def _refusal(self, exc: OSError, raw: str) -> Exception:
+        if isinstance(exc, beneath.LinkRefused):
+            return self._swapped(raw)
         if exc.errno == errno.ENOENT:
             return ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace")
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            with contextlib.suppress(OSError):
-                if stat.S_ISLNK(os.stat(part, dir_fd=fd, follow_symlinks=False).st_mode):
-                    return self._swapped(raw)
+        if exc.errno == errno.ENOTDIR:
             return ToolFailure(FS_NOT_DIRECTORY, f"{raw!r} is a file, not a directory")
         return exc
 
@@ -149,13 +137,9 @@ class Workspace:
         """A descriptor of the resolved file ``real`` (``flags`` added to no-follow, non-blocking opening)."""
         with self.directory(real.parent, raw) as parent:
             try:
-                fd = os.open(real.name, flags | OPEN_FILE, dir_fd=parent)
+                fd = beneath.open_file(parent, real.name, flags)
             except OSError as exc:
-                if exc.errno == errno.ELOOP:
-                    raise self._swapped(raw) from exc
-                if exc.errno == errno.ENOENT:
-                    raise ToolFailure(FS_NOT_FOUND, f"{raw!r} does not exist in the workspace") from exc
-                raise
+                raise self._refusal(exc, raw) from exc
         try:
             yield fd
         finally:
