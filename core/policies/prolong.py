@@ -53,17 +53,22 @@ session's sections.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import functools
 import logging
 import os
 import queue
 import re
+import stat
 import threading
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core import beneath
 from core.errors import TapedeckError
 from core.policies.prolong_config import ProlongConfig
 from core.policies.report import command_of, first_line, tool_arguments
@@ -254,16 +259,50 @@ def log_path(workspace: str | os.PathLike[str], config: ProlongConfig) -> Path:
 # writing -------------------------------------------------------------------------------------------------
 
 
-def write_file(path: Path, text: str, replace: bool) -> None:
-    """Append ``text`` to ``path`` or, with ``replace``, atomically rewrite the file with it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if replace:
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text(text, encoding="utf-8", errors="replace")
-        os.replace(tmp, path)
-    else:
-        with path.open("a", encoding="utf-8", errors="replace") as f:
-            f.write(text)
+@contextlib.contextmanager
+def open_log(root: Path, path: Path, flags: int, *, create: bool = False) -> Iterator[tuple[int, int]]:
+    """``(directory fd, file fd)`` of ``path``, opened beneath ``root`` with no symbolic link followed at any
+    depth (``beneath.LinkRefused`` otherwise); ``create`` makes missing directories. Only a regular file is
+    given out (a FIFO or device is refused before anything blocks on it)."""
+    *dirs, name = path.relative_to(root).parts
+    dir_fd = beneath.open_dir(root, dirs, create=create)
+    try:
+        fd = beneath.open_file(dir_fd, name, flags, 0o644)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", str(path))
+            yield dir_fd, fd
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dir_fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def write_file(path: Path, text: str, replace: bool, *, root: Path | None = None) -> None:
+    """Append ``text`` to ``path`` or, with ``replace``, atomically rewrite the file with it.
+
+    The file is opened beneath ``root`` (default: its own directory) without following a symbolic link in
+    any component, so a linked ``log.txt`` or a linked directory on its way never leads out of the workspace.
+    """
+    root = path.parent if root is None else root
+    data = text.encode("utf-8", "replace")
+    if not replace:
+        with open_log(root, path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, create=True) as (_, fd):
+            _write_all(fd, data)
+        return
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open_log(root, tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, create=True) as (dir_fd, fd):
+        _write_all(fd, data)
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISLNK(os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
+                raise beneath.LinkRefused(errno.ELOOP, "a symbolic link is in the way (links are not followed)", str(path))
+        os.replace(tmp.name, path.name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
 
 
 def intact_length(data: bytes) -> int:
@@ -647,14 +686,16 @@ class ProlongMemory:
         config: ProlongConfig,
         session_id: str,
         *,
-        write: WriteFn = write_file,
+        write: WriteFn | None = None,
         warn: WarnFn | None = None,
         queue_size: int = QUEUE_SIZE,
     ) -> None:
         """Set up for ``<workspace>/<logFile>``; nothing is written before the first event."""
         self.config = config
         self.session_id = session_id
+        self.root = Path(workspace)
         self.path = log_path(workspace, config)
+        write = write or functools.partial(write_file, root=self.root)
         self.deny = DenyCounter(config.log_file, config.deny_keep)
         self.writer = (
             None
@@ -699,17 +740,14 @@ class ProlongMemory:
     def _newest_written(self) -> int:
         """The newest seq of this session's sections in the file, after cutting a torn final section."""
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+            with open_log(self.root, self.path, os.O_RDWR) as (_, fd):
+                with os.fdopen(os.dup(fd), "rb") as f:
+                    data = f.read()
+                keep = intact_length(data)
+                if keep < len(data):
+                    os.ftruncate(fd, keep)
         except OSError:
             return -1  # no file (or one the writer will refuse): every section is missing
-        try:
-            with os.fdopen(os.dup(fd), "rb") as f:
-                data = f.read()
-            keep = intact_length(data)
-            if keep < len(data):
-                os.ftruncate(fd, keep)
-        finally:
-            os.close(fd)
         sections = sections_by_session(parse_sections(data[:keep].decode("utf-8", "replace")))
         return max((s.seq for s in sections.get(self.session_id, []) if s.seq is not None), default=-1)
 
@@ -787,7 +825,8 @@ def status_from_log(
     mine: list[Section] = []
     if not config.disabled and session.next_seq:
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            with open_log(Path(workspace), path, os.O_RDONLY) as (_, fd), os.fdopen(os.dup(fd), "rb") as f:
+                text = f.read().decode("utf-8", "replace")
         except FileNotFoundError:
             text = None
             note = "no log file at this path: prolong was not running for this session, or its probe failed"
