@@ -145,3 +145,22 @@ def test_break_location_names_the_message_where_the_prefix_ends(fixtures_dir: Pa
 def test_generated_dsh_logs_break_at_their_compactions_and_prunes(generated_logs: list[Path]) -> None:
     causes = {c for path in generated_logs for *_, c in _breaks(path)}
     assert {"compaction", "prune"} <= causes
+
+
+def _request(seq: int, keys: list[int | str], texts: list[str]) -> Request:
+    wire = [{"role": "system", "content": "sys"}, *({"role": "user", "content": t} for t in texts)]
+    return Request(turn=1, step=seq, attempt=1, seq=seq, host=True, provider="p", model="m", header_seq=0,
+                   system="sys", tools=[], messages=[], keys=keys, body={"model": "m", "messages": wire})  # fmt: skip
+
+
+def test_a_phase_note_that_went_on_its_own_is_the_cause() -> None:
+    before = _request(5, [1, "note:2", 3], ["a", "<task_policy>", "b"])
+    after = _request(9, [1, 3, 7], ["a", "b", "c"])
+    diff = diff_requests(before, after, Session(HEADER))
+    assert (diff.broke, diff.cause, diff.cause_seq, diff.removed, diff.added) == (True, "phase note", 2, ["note:2"], [7])
+    assert break_location(diff) == ("message", 2)
+
+
+def test_same_nodes_rendered_differently_is_a_rewrite() -> None:
+    diff = diff_requests(_request(5, [1, 3], ["a", "b"]), _request(9, [1, 3], ["a", "B"]), Session(HEADER))
+    assert (diff.broke, diff.cause, diff.added, diff.removed) == (True, "rewrite", [], [])
