@@ -201,7 +201,7 @@ class MainScreen(Screen[None]):
     def on_session_updated(self, message: SessionUpdated) -> None:
         """New events or a rebuilt projection."""
         if message.reset:
-            self.stop = self.events.moment = None  # a reloaded log: the moment shown may no longer exist
+            self.stop = self.events.moment = self.query_one(ContextChart).moment_seq = None  # a reloaded log
             self._rebuild(reset=True)
             for scanner in (self.filter_scan, self.search_scan):
                 if scanner is not None:
@@ -536,6 +536,12 @@ class MainScreen(Screen[None]):
         self.events.moment = stop.view
         self.mode = "surface"
         self._rebuild(reset=True)
+        self._mark_chart()
+
+    def _mark_chart(self) -> None:
+        chart = self.query_one(ContextChart)
+        chart.moment_seq = None if self.stop is None else self.stop.moment.seq
+        chart.refresh_chart()
 
     def action_travel(self, direction: int) -> None:
         """One model request back or forward from the moment shown (or from the selected row)."""
@@ -593,6 +599,7 @@ class MainScreen(Screen[None]):
             return
         self.stop = self.events.moment = None
         self._rebuild(reset=True)
+        self._mark_chart()
 
     def action_request(self) -> None:
         """The request in flight at the moment shown (or at the selected row), rebuilt, with its diff."""

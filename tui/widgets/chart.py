@@ -99,6 +99,7 @@ class ContextChart(Static):
     def __init__(self, live: LiveSession, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.live = live
+        self.moment_seq: int | None = None  # time travel: the request in flight then is drawn reversed
 
     def on_mount(self) -> None:
         """Draw the initial state."""
@@ -122,6 +123,10 @@ class ContextChart(Static):
         label = f"ctx {human_chars(now):>5}/{human_chars(peak):<5}"
         bars = Text(f"{label:<{label_width}} ")
         bars.append(sparkline(cols, peak) or "no model requests yet", style="green")
+        if self.moment_seq is not None and samples:
+            i = min(bisect.bisect_left([s[0] for s in samples], self.moment_seq), len(samples) - 1)
+            col = label_width + 1 + (i if len(samples) <= width else i * width // len(samples))
+            bars.stylize("reverse bold magenta", col, col + 1)
         first, *more = cut_marks([s[0] for s in samples], cuts, width, rows=2)
         marks = Text(f"{len(samples)} req {len(cuts)} cuts".ljust(label_width) + " ")
         marks.append(first, style="bold magenta")
