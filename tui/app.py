@@ -33,6 +33,7 @@ POLICY_SCREENS: list[tuple[str, str, str, str, str]] = [
     ("r", "router", "RouterScreen", "Router", "app.router"),
     ("p", "prolong", "ProlongScreen", "Prolong status", "app.prolong"),
     ("C", "config", "ConfigScreen", "Config", "app.config"),
+    ("D", "diagnostics", "DiagnosticsScreen", "Diagnostics", "app.diagnostics"),
 ]
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import DataTable, Static
 
 from tests.log.helpers import user
 from tests.tui.logs import Log, append, policy_log
+from tests.tui.pilot import main_screen, make_app, settle, until
 from tests.tui.test_live import Follower, load, wait_for
+from tui.screens.diagnostics import DiagnosticsScreen
 
 
 def _bad_events(log: Log) -> list[int]:
@@ -56,3 +59,29 @@ def test_follow_goes_on_past_a_bad_event(tmp_path: Path) -> None:
         assert live.error is None and follower.thread.is_alive()
     finally:
         follower.stop()
+
+
+@pytest.mark.anyio
+async def test_diagnostics_show_in_the_status_line_and_their_screen(tmp_path: Path) -> None:
+    log = policy_log()
+    bad = _bad_events(log)
+    log.add(user("after the damage"))
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        status = str(screen.query_one("#status", Static).render())
+        assert f"{len(bad)} problems in the log (D)" in status
+        await pilot.press("D")
+        await until(pilot, lambda: isinstance(app.screen, DiagnosticsScreen) and app.screen.shown_generation >= 0)
+        table = app.screen.query_one("#diagnostics-table", DataTable)
+        codes = [str(table.get_row_at(row)[1]) for row in range(table.row_count)]
+        seqs = [str(table.get_row_at(row)[2]) for row in range(table.row_count)]
+        assert codes.count("bad-event") == len(bad) and [str(s) for s in bad] == [
+            s for c, s in zip(codes, seqs, strict=True) if c == "bad-event"
+        ]
+        table.move_cursor(row=codes.index("bad-event") + 1)  # the second bad event
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen is screen)
+        assert screen.events.current_seq == bad[1]

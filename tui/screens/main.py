@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
+from core.diagnostics import Diagnostic
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen
 from tui.screens.request import RequestScreen
@@ -169,6 +170,9 @@ class MainScreen(Screen[None]):
         self._refresh_due = False
         self._status_due = False
         self._notice = ""
+        self._diag_list: list[Diagnostic] | None = None  # the list _problems counted in …
+        self._diag_seen = 0  # … how far …
+        self._diag_problems = 0  # … and how many of them are errors or warnings
         self._shown_count = 0
         self._jump_to_match = False  # a new search moves the cursor to its first match once one is found
         self._ago_timer: Timer | None = None
@@ -304,10 +308,24 @@ class MainScreen(Screen[None]):
         if self.search_query:
             parts.append((self._search_label(), "cyan"))
         parts.append((f"row {ev.cursor + 1 if len(ev.view) else 0}/{len(ev.view)}", ""))
+        problems = self._problems()
+        if problems:
+            parts.append((f"{problems} problem{'s' if problems > 1 else ''} in the log (D)", "yellow"))
         if self._notice:
             parts.append((self._notice, "bold red"))
         text = Text("  ").join(Text(p, style=s) for p, s in parts)
         self.query_one("#status", Static).update(text, layout=False)
+
+    def _problems(self) -> int:
+        """Errors and warnings among the projection's diagnostics, counted incrementally (the list only grows;
+        a reload brings a new session with a new list)."""
+        diagnostics = self.live.session.diagnostics
+        if diagnostics is not self._diag_list:
+            self._diag_list, self._diag_seen, self._diag_problems = diagnostics, 0, 0
+        for d in diagnostics[self._diag_seen :]:
+            self._diag_problems += d.severity != "info"
+        self._diag_seen = len(diagnostics)
+        return self._diag_problems
 
     def _search_label(self) -> str:
         scanner = self.search_scan

@@ -1,0 +1,99 @@
+"""The Diagnostics screen: every problem the readers found in the live log, kept current while it is followed.
+
+A bad event, a torn line or frame, a seq gap, a replace that names no surface node, a log rewritten under the
+follower: each is a ``core.diagnostics.Diagnostic`` with its seq and byte offset, listed here in log order.
+``enter`` goes to the event in the main view. The list is copied under the live session's lock in a worker;
+the UI thread never reads the log.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import DataTable, Static
+
+from core.diagnostics import Diagnostic
+from tui.screens.outcomes import PolicyScreen, fill_table
+
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+
+
+@dataclass(frozen=True, slots=True)
+class DiagnosticsView:
+    """The diagnostics of the projection and the follower's notices (resets, a removed file)."""
+
+    diagnostics: list[Diagnostic]
+    notices: list[Diagnostic]
+
+
+def summary_line(diagnostics: list[Diagnostic]) -> str:
+    """``3 errors, 1 warning`` (info entries are not counted), or ``no problems found``."""
+    errors = sum(d.severity == "error" for d in diagnostics)
+    warnings = sum(d.severity == "warning" for d in diagnostics)
+    if not errors and not warnings:
+        return "no problems found" + (f" ({len(diagnostics)} note(s))" if diagnostics else "")
+    return f"{errors} error(s), {warnings} warning(s)"
+
+
+class DiagnosticsScreen(PolicyScreen):
+    """What the readers reported about this log: bad events, torn tails, seq gaps, resets."""
+
+    HEADING = "Diagnostics — what the readers found wrong in this log (it was read on regardless); enter: go to it"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seqs: dict[str, int | None] = {}
+
+    def compose_body(self) -> ComposeResult:
+        """The table and a one-line count."""
+        with Vertical(classes="policy-body"):
+            yield DataTable(id="diagnostics-table", cursor_type="row", classes="policy-table")
+            yield Static(id="diagnostics-summary")
+
+    def on_mount(self) -> None:
+        """Set up the table, then derive."""
+        self.query_one("#diagnostics-table", DataTable).add_columns(
+            "severity", "code", "seq", "offset", "message"
+        )
+        super().on_mount()
+
+    def derive(self, live: Any) -> DiagnosticsView:
+        """Copies of the lists (worker thread, under the live lock)."""
+        return DiagnosticsView(list(live.session.diagnostics), list(live.notices))
+
+    def show(self, view: DiagnosticsView) -> None:
+        """Refill the table: the follower's notices first, then the log's diagnostics in order."""
+        entries = [*view.notices, *view.diagnostics]
+        self._seqs = {str(k): d.seq for k, d in enumerate(entries)}
+        rows = [
+            (
+                str(k),
+                (
+                    Text(d.severity, style=_SEVERITY_STYLE.get(d.severity, "")),
+                    d.code,
+                    "" if d.seq is None else str(d.seq),
+                    "" if d.offset is None else str(d.offset),
+                    d.message,
+                ),
+            )
+            for k, d in enumerate(entries)
+        ]
+        fill_table(self.query_one("#diagnostics-table", DataTable), rows)
+        self.query_one("#diagnostics-summary", Static).update(Text(summary_line(entries)))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """``enter``: back to the main view, on the event of the selected diagnostic."""
+        seq = self._seqs.get(event.row_key.value or "")
+        if seq is None:
+            self.notify("This diagnostic is not tied to one event.", timeout=3)
+            return
+        from tui.screens.main import MainScreen
+
+        self.dismiss(None)
+        main = next((s for s in reversed(self.app.screen_stack) if isinstance(s, MainScreen)), None)
+        if main is not None and not main.events.go_seq(seq):
+            self.notify(f"seq {seq} is not in the current view (a filter or the surface view hides it).", timeout=3)
