@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -98,25 +98,28 @@ def surface_rows(
 
     ``event_at`` looks up a surface event by seq (default: ``session.events``).
     """
-    rows = []
+    return list(iter_surface_rows(session, event_at))
+
+
+def iter_surface_rows(
+    session: Session, event_at: Callable[[int], dict[str, Any]] | None = None
+) -> Iterator[dict[str, Any]]:
+    """``surface_rows`` one row at a time."""
     for seq in session.surface:
         event = (event_at or session.events.__getitem__)(seq)
         message = derive_message(event)
         if message is None:
             continue
-        rows.append(
-            {
-                "seq": seq,
-                "type": event["type"],
-                "role": message.get("role"),
-                "source": source_label(message.get("source")),
-                "replacement": session.is_replacement(seq),
-                "chars": session.node_chars(seq),
-                "summary": summarize(event, 200),
-                "message": message,
-            }
-        )
-    return rows
+        yield {
+            "seq": seq,
+            "type": event["type"],
+            "role": message.get("role"),
+            "source": source_label(message.get("source")),
+            "replacement": session.is_replacement(seq),
+            "chars": session.node_chars(seq),
+            "summary": summarize(event, 200),
+            "message": message,
+        }
 
 
 def _surface(args: argparse.Namespace) -> None:
@@ -138,7 +141,12 @@ def _surface(args: argparse.Namespace) -> None:
             at.append(surface_rows(session, kept.__getitem__))
 
     session = load_session(args.path, retain=False, observe=observe)
-    if args.at is None:
+    if args.at is None and args.json:  # printed row by row: the whole JSON text is never held at once
+        out = JsonList()
+        for row in iter_surface_rows(session, kept.__getitem__):
+            out.add(row)
+        out.close()
+    elif args.at is None:
         emit(surface_rows(session, kept.__getitem__), args.json, _render_surface)
     elif not 0 <= args.at < session.next_seq:
         raise TapedeckError(f"seq {args.at} is not in this log: its events are seq 0..{session.next_seq - 1}")
