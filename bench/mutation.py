@@ -44,7 +44,7 @@ def value_paths(value: Any, prefix: Path = ()) -> Iterator[Path]:
 
 @dataclass(frozen=True)
 class Mutation:
-    """Change the value at ``path`` of line ``line``: ``action`` with ``value`` (replace) or ``name`` (rename)."""
+    """Change the value at ``path`` of line ``line``: replace it with ``value``, delete it, or rename the type."""
 
     line: int
     path: Path

@@ -69,6 +69,14 @@ def _objects(data: dict[str, Any], where: str, *keys: str) -> str | None:
     return None
 
 
+def _sub(data: dict[str, Any], key: str, where: str) -> tuple[dict[str, Any] | None, str | None]:
+    """``data[key]`` when it is an object (None when absent), or the problem when it is something else."""
+    value = data.get(key)
+    if value is None or isinstance(value, dict):
+        return value, None
+    return None, _want(f"{where}.{key}", value, "an object")
+
+
 def _numbers(data: dict[str, Any], *keys: str) -> str | None:
     for key in keys:
         value = data.get(key)
@@ -111,11 +119,9 @@ def _message(message: Any, where: str) -> str | None:
     problem = _blocks(message.get("content"), f"{where}.content")
     if problem:
         return problem
-    source = message.get("source")
+    source, problem = _sub(message, "source", where)
     if source is None:
-        return None
-    if not isinstance(source, dict):
-        return _want(f"{where}.source", source, "an object")
+        return problem
     call_id = source.get("callId")
     if call_id is not None and not isinstance(call_id, str):
         return _want(f"{where}.source.callId", call_id, "a string")
@@ -148,19 +154,15 @@ def _chunk(data: dict[str, Any]) -> str | None:
     problem = _ints(data, "turn", "step")
     if problem:
         return problem
-    chunk = data.get("chunk")
+    chunk, problem = _sub(data, "chunk", "data")
     if chunk is None:
-        return None
-    if not isinstance(chunk, dict):
-        return _want("data.chunk", chunk, "an object")
+        return problem
     ctype = chunk.get("type")
     if ctype == "usage":
         return _objects(chunk, "data.chunk", "usage")
     if ctype == "finish":
-        reason = chunk.get("reason")
-        if reason is not None and not isinstance(reason, dict):
-            return _want("data.chunk.reason", reason, "an object")
-        return _objects(reason, "data.chunk.reason", "failure") if reason else None
+        reason, problem = _sub(chunk, "reason", "data.chunk")
+        return problem if reason is None else _objects(reason, "data.chunk.reason", "failure")
     return None
 
 
@@ -168,21 +170,13 @@ def _turn_end(data: dict[str, Any]) -> str | None:
     problem = _ints(data, "turn")
     if problem:
         return problem
-    reason = data.get("reason")
-    if reason is None:
-        return None
-    if not isinstance(reason, dict):
-        return _want("data.reason", reason, "an object")
-    return _objects(reason, "data.reason", "error", "reason")
+    reason, problem = _sub(data, "reason", "data")
+    return problem if reason is None else _objects(reason, "data.reason", "error", "reason")
 
 
 def _request_header(data: dict[str, Any]) -> str | None:
-    header = data.get("header")
-    if header is None:
-        return None
-    if not isinstance(header, dict):
-        return _want("data.header", header, "an object")
-    return _objects(header, "data.header", "config")
+    header, problem = _sub(data, "header", "data")
+    return problem if header is None else _objects(header, "data.header", "config")
 
 
 def _spliced(data: dict[str, Any]) -> str | None:
@@ -209,12 +203,10 @@ def _rewind(data: dict[str, Any]) -> str | None:
 
 
 def _config(data: dict[str, Any]) -> str | None:
-    changes = data.get("changes")
+    changes, problem = _sub(data, "changes", "data")
     if changes is None:
-        return None
-    if not isinstance(changes, dict):
-        return _want("data.changes", changes, "an object")
-    for key, change in changes.items():
+        return problem
+    for key, change in changes.items():  # each one is read as {old, new}
         if not isinstance(change, dict):
             return _want(f"data.changes.{key}", change, "an object")
     return None

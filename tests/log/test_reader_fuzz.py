@@ -163,7 +163,7 @@ def mutations(draw: st.DrawFn, sources: list[list[bytes]]) -> tuple[int, Mutatio
     return source, Mutation(line, path, action if path or action == "rename" else "rename", value)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_no_reader_crashes_on_a_type_mutation(
     sources: list[list[bytes]], tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
