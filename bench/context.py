@@ -97,14 +97,22 @@ CLEAR_KEEP = 3
 CACHE_HIT_PRICE = 0.1  # input price of a cache-hit byte relative to a miss
 CONTEXT_WINDOW = 1_000_000  # tokens of the routed model, for the adaptive pressure trigger
 PLACEHOLDER = "[older tool output removed from the context]"
-DEFAULT_VARIANTS = ("tapedeck", "tapedeck-seed-prune", "tapedeck-no-route", "tapedeck-seal")
-# (seal, fold, adaptive route with its prunes and phase notes, the route's prune schedule)
+DEFAULT_VARIANTS = (
+    "tapedeck",
+    "tapedeck-seed-prune",
+    "tapedeck-phase-in-system",
+    "tapedeck-no-route",
+    "tapedeck-seal",
+)
+# (seal, fold, adaptive route with its prunes, the route's prune schedule, phase text in the system prompt
+# instead of pinned notes)
 TAPEDECK_VARIANTS = {
-    "tapedeck": (True, True, True, CACHE_AWARE),
-    "tapedeck-seed-prune": (True, True, True, STEP_SCHEDULE),
-    "tapedeck-no-route": (True, True, False, None),
-    "tapedeck-seal": (True, False, False, None),
-    "tapedeck-fold": (False, True, False, None),
+    "tapedeck": (True, True, True, CACHE_AWARE, False),
+    "tapedeck-seed-prune": (True, True, True, STEP_SCHEDULE, False),
+    "tapedeck-phase-in-system": (True, True, True, CACHE_AWARE, True),
+    "tapedeck-no-route": (True, True, False, None, False),
+    "tapedeck-seal": (True, False, False, None, False),
+    "tapedeck-fold": (False, True, False, None, False),
 }
 PRICE_MODEL = "deepseek-chat"  # whose prices the cost column uses unless --model says otherwise
 BYTES_PER_TOKEN = 4
@@ -322,10 +330,12 @@ class TapedeckState:
     fold: bool
     route: bool
     schedule: str | None
+    phase_in_system: bool
     replay: Replay
     meter: Meter = field(default_factory=Meter)
     warned: set[str] = field(default_factory=set)
-    _heads: dict[int, tuple[Any, bytes]] = field(default_factory=dict)
+    phase_text: str = ""
+    _heads: dict[tuple[int, str], tuple[Any, bytes]] = field(default_factory=dict)
 
     def pre_step(self, config: PolicyConfig, step: int) -> None:
         """Plan and apply this variant's policies, in the host's order."""
@@ -345,21 +355,26 @@ class TapedeckState:
                 context_tokens=session.surface_chars // 4,
             )
             self.replay.append(route.events)
+            self.phase_text = route.phase_text if self.phase_in_system else ""
 
     def messages(self) -> list[Any]:
-        """The request's messages as the host builds them (phase notes only where routing runs)."""
+        """The request's messages as the host builds them (phase notes only where routing pins them)."""
         session = self.replay.session
-        return phase_notes.request_messages(session) if self.route else session.messages()
+        notes = self.route and not self.phase_in_system
+        return phase_notes.request_messages(session) if notes else session.messages()
 
     def head(self) -> bytes:
-        """The request head: the logged system prompt and tools plus what tapedeck adds."""
+        """The request head: the logged system prompt and tools plus what tapedeck adds (and, for the seed's
+        placement, the phase text as the system prompt's last section)."""
         header = self.replay.session.request_header() or {}
-        hit = self._heads.get(id(header))
+        key = (id(header), self.phase_text)
+        hit = self._heads.get(key)
         if hit is None:
-            system = "\n\n".join(s for s in (header.get("system") or "", slice_policy.prompt_section()) if s)
+            parts = (header.get("system") or "", slice_policy.prompt_section(), self.phase_text)
+            system = "\n\n".join(s for s in parts if s)
             tools = [*(header.get("tools") or []), *recall_policy.recall_tool_schemas()]
             hit = (header, request_head(system, tools))
-            self._heads[id(header)] = hit
+            self._heads[key] = hit
         return hit[1]
 
 

@@ -13,7 +13,7 @@ back from the log, so it survives host restarts.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -181,20 +181,26 @@ def checkpoint_tool_schema() -> dict[str, Any]:
     }
 
 
-def parse_checkpoint_arguments(arguments: str) -> str | None:
-    """The ``objective`` from the raw JSON arguments string of a ``checkpoint`` call."""
+def optional_argument(tool: str, arguments: str, key: str, fail: Callable[[str], Exception]) -> Any:
+    """The one optional argument ``key`` of a tool call's raw JSON arguments (None when absent).
+
+    Raises ``fail(message)`` for arguments that are not a JSON object or that name any other key.
+    """
     try:
         parsed = json.loads(arguments) if arguments.strip() else {}
     except json.JSONDecodeError as exc:
-        raise CheckpointError(
-            f"checkpoint: arguments are not valid JSON ({exc.msg} at char {exc.pos})"
-        ) from exc
+        raise fail(f"{tool}: arguments are not valid JSON ({exc.msg} at char {exc.pos})") from exc
     if not isinstance(parsed, dict):
-        raise CheckpointError("checkpoint: arguments must be a JSON object")
-    extra = sorted(set(parsed) - {"objective"})
+        raise fail(f"{tool}: arguments must be a JSON object")
+    extra = sorted(set(parsed) - {key})
     if extra:
-        raise CheckpointError(f"checkpoint: unknown argument {extra[0]!r} (only 'objective' is accepted)")
-    objective = parsed.get("objective")
+        raise fail(f"{tool}: unknown argument {extra[0]!r} (only {key!r} is accepted)")
+    return parsed.get(key)
+
+
+def parse_checkpoint_arguments(arguments: str) -> str | None:
+    """The ``objective`` from the raw JSON arguments string of a ``checkpoint`` call."""
+    objective = optional_argument(CHECKPOINT_TOOL_NAME, arguments, "objective", CheckpointError)
     if objective is not None and not isinstance(objective, str):
         raise CheckpointError("checkpoint: objective must be a string")
     return objective

@@ -15,7 +15,6 @@ may be any active mark (an older one folds the newer marks' explorations with it
 
 from __future__ import annotations
 
-import json
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -24,7 +23,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.errors import TapedeckError
-from core.policies.checkpoint import REWIND_EVENT, Mark, active_mark, find_mark, latest_mark
+from core.policies.checkpoint import (
+    REWIND_EVENT,
+    Mark,
+    active_mark,
+    find_mark,
+    latest_mark,
+    optional_argument,
+)
 from core.policies.report import REPORT_SOURCE, ReportRequest, ReportWriter, header_route
 from core.policies.rewind_config import RewindConfig
 from core.session import Session, content_chars, derive_message, op_span
@@ -365,16 +371,7 @@ def rewind_tool_schema(config: RewindConfig) -> dict[str, Any]:
 
 def parse_rewind_arguments(arguments: str) -> int | None:
     """The ``markId`` of a ``rewind`` call's raw JSON arguments (None: the latest mark)."""
-    try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise RewindError(BAD_ARGUMENTS, f"rewind: arguments are not valid JSON ({exc.msg} at char {exc.pos})") from exc
-    if not isinstance(parsed, dict):
-        raise RewindError(BAD_ARGUMENTS, "rewind: arguments must be a JSON object")
-    extra = sorted(set(parsed) - {"markId"})
-    if extra:
-        raise RewindError(BAD_ARGUMENTS, f"rewind: unknown argument {extra[0]!r} (only 'markId' is accepted)")
-    mark_id = parsed.get("markId")
+    mark_id = optional_argument("rewind", arguments, "markId", lambda message: RewindError(BAD_ARGUMENTS, message))
     if mark_id is not None and (not isinstance(mark_id, int) or isinstance(mark_id, bool) or mark_id < 1):
         raise RewindError(BAD_ARGUMENTS, f"rewind: markId must be a positive integer (got {js_json(mark_id)})")
     return mark_id

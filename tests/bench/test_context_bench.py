@@ -268,5 +268,6 @@ def test_usd_prices_the_bytes_with_the_configured_table(
 
 def test_the_seed_schedule_is_a_named_variant_and_the_default_is_cache_aware() -> None:
     assert context.TAPEDECK_VARIANTS["tapedeck-seed-prune"][3] == "step"
+    assert context.TAPEDECK_VARIANTS["tapedeck-phase-in-system"][4] is True
     assert context.TAPEDECK_VARIANTS["tapedeck"][3] == validate_config({}).adaptive.prune_schedule == "cache-aware"
     assert "tapedeck-seed-prune" in context.DEFAULT_VARIANTS
