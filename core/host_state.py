@@ -130,3 +130,12 @@ def describe_host(state: dict[str, Any]) -> str:
     since = state.get("since")
     when = time.strftime(" since %Y-%m-%d %H:%M:%S UTC", time.gmtime(since / 1000)) if since else ""
     return f"{name}{pid}{when}"
+
+
+def exited_at(since: int | None) -> str:
+    """``at 2026-12-03 06:40:12 UTC (5 min ago)`` for an exit time in epoch ms."""
+    if since is None:
+        return "at an unknown time"
+    ago = max(0, int(time.time() - since / 1000))
+    span = f"{ago} s" if ago < 120 else f"{ago // 60} min" if ago < 7200 else f"{ago // 3600} h"
+    return f"at {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(since / 1000))} ({span} ago)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import importlib
 import os
+import pkgutil
 import subprocess
 from collections.abc import Iterable
 from functools import partial
@@ -13,6 +14,7 @@ from pathlib import Path
 from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.dom import DOMNode
 from textual.message import Message
 from textual.screen import Screen
 
@@ -21,6 +23,7 @@ from core.log.tail import FOLLOW_INTERVAL
 from tui.keymap import keymap_path, load_keymap
 from tui.live import LiveSession, LoadProgress, SessionUpdated
 from tui.screens.browser import BrowserScreen
+from tui.screens.control import CONTROL_BINDINGS, ControlActions
 from tui.screens.help import HelpScreen, help_entries
 from tui.screens.main import MainScreen
 from tui.settings import load_theme, save_theme, settings_path
@@ -86,7 +89,33 @@ def tmux_load_buffer(text: str, timeout: float = 5.0) -> str | None:
     return problem
 
 
-class TapedeckApp(App[None]):
+def policy_screen(module: str, cls: str) -> type[Screen[None]]:
+    """The class of a policy screen (imported when first needed)."""
+    screen: type[Screen[None]] = getattr(importlib.import_module(f"tui.screens.{module}"), cls)
+    return screen
+
+
+def binding_owners() -> list[type[DOMNode]]:
+    """Every screen and widget class of ``tui.screens`` and ``tui.widgets`` that declares bindings."""
+    import tui.screens
+    import tui.widgets
+
+    owners: list[type[DOMNode]] = []
+    for package in (tui.screens, tui.widgets):
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            for value in vars(module).values():
+                if (
+                    isinstance(value, type)
+                    and issubclass(value, DOMNode)
+                    and value.__module__ == module.__name__
+                    and "BINDINGS" in vars(value)
+                ):
+                    owners.append(value)
+    return owners
+
+
+class TapedeckApp(ControlActions, App[None]):
     """``tapedeck watch``: a session log (followed live) or a browser over a sessions root."""
 
     CSS_PATH = "tapedeck.tcss"
@@ -95,6 +124,7 @@ class TapedeckApp(App[None]):
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("escape", "back", "Back", show=False, id="app.back"),
+        *CONTROL_BINDINGS,
         *(
             Binding(key, f"policy('{module}')", description, show=False, id=binding_id)
             for key, module, _cls, description, binding_id in POLICY_SCREENS
@@ -130,6 +160,7 @@ class TapedeckApp(App[None]):
         for problem in self.keymap_problems:
             self.notify(problem, title="Keymap", severity="warning", timeout=10)
         self._restore_theme()
+        self.start_host_watch()
         if is_session_log_target(self.target):
             self.open_session(self.target)
         else:
@@ -155,13 +186,15 @@ class TapedeckApp(App[None]):
             self.call_from_thread(self.notify, problem, title="Settings", severity="warning")
 
     def binding_ids(self) -> list[str]:
-        """Every binding id tapedeck defines (what a keymap may rebind)."""
-        from tui.screens.filter import FilterScreen
-        from tui.widgets.event_list import EventList
-        from tui.widgets.search_bar import SearchBar
+        """Every binding id tapedeck defines, on every screen and widget (what a keymap may rebind)."""
+        ids: dict[str, None] = {}
+        for owner in [type(self), *binding_owners()]:
+            ids.update((b.id, None) for b in owner.BINDINGS if isinstance(b, Binding) and b.id)
+        return list(ids)
 
-        owners = [type(self), MainScreen, EventList, SearchBar, BrowserScreen, HelpScreen, FilterScreen]
-        return [b.id for owner in owners for b in owner.BINDINGS if isinstance(b, Binding) and b.id]
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Operator keys are disabled while no live tapedeck host runs the open session."""
+        return self.check_control(action)
 
     # the live session -------------------------------------------------------------------------------------
     def open_session(self, path: Path) -> None:
@@ -236,25 +269,44 @@ class TapedeckApp(App[None]):
             return
         for _key, name, cls, _description, _binding_id in POLICY_SCREENS:
             if name == module:
-                screen_type = getattr(importlib.import_module(f"tui.screens.{name}"), cls)
+                screen_type = policy_screen(name, cls)
                 if not isinstance(self.screen, screen_type):
                     self.push_screen(screen_type())
                 return
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        """The palette: every action bound where it was opened, then Textual's own (theme, quit …)."""
-        seen: set[str] = set()
+        """The palette: every action bound where it was opened, then every action of the policy screens (each
+        opens its screen first), each once, then Textual's own (theme, quit …)."""
+        seen: set[str] = set()  # titles: each action once
         for namespace, binding, _enabled, _tooltip in screen.active_bindings.values():
-            if not binding.description or binding.system or binding.action in seen:
+            if not binding.description or binding.system or binding.description in seen:
                 continue
-            seen.add(binding.action)
+            seen.add(binding.description)
             keys = self.get_key_display(binding)
             yield SystemCommand(
                 binding.description,
                 f"{binding.tooltip or binding.description} ({keys})",
                 partial(self.run_action, binding.action, namespace),
             )
-        yield from super().get_system_commands(screen)
+        if self.live is not None:
+            for _key, module, cls, title, _binding_id in POLICY_SCREENS:
+                for binding in policy_screen(module, cls).BINDINGS:
+                    if not isinstance(binding, Binding) or binding.id == "policy.close" or not binding.description:
+                        continue
+                    name = f"{title}: {binding.description}"
+                    if name in seen or isinstance(screen, policy_screen(module, cls)):
+                        continue
+                    seen.add(name)
+                    yield SystemCommand(
+                        name,
+                        f"opens {title} and runs it ({self.get_key_display(binding)} there)",
+                        partial(self._on_policy_screen, module, binding.action),
+                    )
+        yield from (c for c in super().get_system_commands(screen) if c.title not in seen)
+
+    def _on_policy_screen(self, module: str, action: str) -> None:
+        self.action_policy(module)
+        self.call_after_refresh(self.run_action, action, self.screen)
 
     def copy_to_clipboard(self, text: str) -> None:
         """OSC 52 copy; inside tmux also ``tmux load-buffer -w`` (in a worker), which reaches the outer terminal.

@@ -18,9 +18,10 @@ from typing import Any
 
 from textual.message import Message
 
-from core.control import append_request
+from core.control import append_request, withdraw_request
 from core.diagnostics import Diagnostic
 from core.errors import LogFormatError, LogNotFoundError, TapedeckError
+from core.host_state import HostState, exited_at, read_host_state
 from core.log.bulk import gc_paused
 from core.log.decoder import LogDecoder
 from core.log.index import IndexStore, OffsetIndex, tail_events
@@ -205,6 +206,7 @@ class LiveSession:
         self.notices: list[Diagnostic] = []
         self.lock = threading.RLock()
         self.stop_event = threading.Event()
+        self.host = HostState("none")  # refreshed by ``check_host`` (the app polls it)
         self.pace = Pacer()  # the loader naps between slices of work so the UI thread gets the GIL
         # Called in the follower thread with each applied batch of appended events, before SessionUpdated.
         self.append_observers: list[Callable[[list[dict[str, Any]]], None]] = []
@@ -229,12 +231,28 @@ class LiveSession:
         """True once the whole log is projected."""
         return self.phase in ("ready", "following")
 
+    def check_host(self) -> HostState:
+        """Read the host state again (a lock probe and one small file: call it from a worker)."""
+        self.host = read_host_state(self.path) if self.path.is_file() else HostState("none")
+        return self.host
+
+    def host_gone(self) -> str | None:
+        """Why no live host will answer requests (its exit), or None while one runs."""
+        state = self.check_host()
+        if state.live or self.facts.host is None:
+            return None
+        return f"the host exited {exited_at(state.since)}"
+
     def send(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         """Append a control request to the inbox (call it from a worker); returns the request as written."""
-        reason = self.read_only_reason
+        reason = self.read_only_reason or self.host_gone()
         if reason is not None:
-            raise TapedeckError(reason)
+            raise TapedeckError(f"not sent: {reason}")
         return append_request(self.inbox_path, op, args)
+
+    def withdraw(self, request_id: str) -> None:
+        """Withdraw a request whose host is gone, so no later host applies it (call it from a worker)."""
+        withdraw_request(self.inbox_path, request_id)
 
     def outcome_for(self, request_id: str) -> dict[str, Any] | None:
         """The ``tapedeck/control`` event data for that request, if it arrived."""

@@ -25,7 +25,7 @@ from core.control import (
     withdraw_request,
 )
 from core.errors import LogFormatError
-from core.host_state import HostState, read_host_state
+from core.host_state import HostState, exited_at, read_host_state
 from core.log.layout import read_header, resolve_log_path
 from core.log.tail import Tailer
 from core.summary import in_words
@@ -103,14 +103,6 @@ def _render_outcome(event: dict[str, Any]) -> str:
     return line
 
 
-def _when(ms: int | None) -> str:
-    if ms is None:
-        return "at an unknown time"
-    ago = max(0, int(time.time() - ms / 1000))
-    span = f"{ago} s" if ago < 120 else f"{ago // 60} min" if ago < 7200 else f"{ago // 3600} h"
-    return f"at {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(ms / 1000))} ({span} ago)"
-
-
 class NoLiveHost(ControlError):
     """The session's host has exited: nothing was sent (exit code 3)."""
 
@@ -126,7 +118,7 @@ def _check_host(log: Path, session_id: str, queue: bool) -> HostState:
         )
     if not state.live and not queue:
         raise NoLiveHost(
-            f"session {session_id}: no live host (it exited {_when(state.since)}); nothing was sent. "
+            f"session {session_id}: no live host (it exited {exited_at(state.since)}); nothing was sent. "
             "--queue leaves the request for the next `tapedeck run --resume`"
         )
     return state

@@ -109,7 +109,7 @@ def test_wait_for_an_applied_outcome(writer: SessionWriter, capsys: pytest.Captu
     out = capsys.readouterr().out
     assert code == 0
     assert out.startswith("applied: checkpoint (request req-")
-    assert "detail: {'markId': 1}" in out
+    assert "detail: markId: 1" in out
 
 
 def test_wait_for_a_rejected_outcome_as_json(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from core.log import owner
 from tests.log.helpers import HEADER, assistant, tool_call, tool_result, user
 
 ORDER = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp", "ignorable")
@@ -20,6 +22,22 @@ HOST = {
     "tasks": ["fix it"],
     "resumed": False,
 }
+
+
+_HELD: list[int] = []
+
+
+def hold_host(path: Path) -> None:
+    """Hold the owner lock of ``path`` until the test ends, as the live host of that session would."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    assert owner.acquire(fd)
+    _HELD.append(fd)
+
+
+def release_hosts() -> None:
+    """The simulated hosts of the test that ended exit."""
+    while _HELD:
+        os.close(_HELD.pop())
 
 
 class Log:
@@ -101,9 +119,11 @@ class Log:
         return b"".join(orjson.dumps(x) + b"\n" for x in events)
 
     def write(self, path: Path) -> Path:
-        """Write the whole log to ``path``."""
+        """Write the whole log to ``path``; a log with a ``tapedeck/host`` event gets a live (simulated) host."""
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(self.lines())
+        if any(e.get("type") == "tapedeck/host" for e in self.events):
+            hold_host(path)
         return path
 
 

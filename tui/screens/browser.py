@@ -11,9 +11,20 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from core.host_state import read_host_state
 from core.log.layout import SessionRef, discover_sessions, session_tree
 from core.summary import human_chars
+from tui.screens.control import HOST_POLL_SECONDS
 from tui.widgets.footer import PriorityFooter
+
+
+def _state(path: Path) -> tuple[str, str]:
+    """The host state of a log and its last write (UTC), as the browser shows them."""
+    try:
+        active = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+    except OSError:
+        active = "-"
+    return read_host_state(path).state, active
 
 
 def created_label(ms: int) -> str:
@@ -36,12 +47,14 @@ class BrowserScreen(Screen[None]):
         self.root = root
         self.paths: dict[str, Path] = {}
         self.scanning = False  # a rescan is running; the table shows the previous result until it lands
+        self.states: dict[str, tuple[str, str]] = {}  # path -> (host state, last activity) as shown
 
     def compose(self) -> ComposeResult:
         """Title, table, footer."""
         yield Static(f"Sessions under {self.root.name or self.root}", id="browser-title")
         table: DataTable[str] = DataTable(cursor_type="row", id="browser-table")
-        table.add_columns("session", "origin", "cwd", "size", "created (UTC)")
+        self._host_col, self._active_col = table.add_columns("session", "host", "last activity (UTC)", "origin",
+                                                             "cwd", "size", "created (UTC)")[1:3]  # fmt: skip
         yield table
         yield Static("", id="browser-status")
         yield PriorityFooter()
@@ -50,6 +63,7 @@ class BrowserScreen(Screen[None]):
         """Scan the root."""
         self.query_one(DataTable).focus()
         self.action_rescan()
+        self.set_interval(HOST_POLL_SECONDS, self._poll_states)
 
     def action_rescan(self) -> None:
         """Look for sessions again (in a worker: it reads every log's header)."""
@@ -60,18 +74,39 @@ class BrowserScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="browse", exit_on_error=False)
     def _scan(self) -> None:
         refs = discover_sessions(self.root)
-        self.app.call_from_thread(self._show, session_tree(refs))
+        self.app.call_from_thread(self._show, session_tree(refs), {str(r.path): _state(r.path) for r in refs})
 
-    def _show(self, rows: list[tuple[SessionRef, int]]) -> None:
+    def _poll_states(self) -> None:
+        if not self.scanning and self.paths:
+            self._read_states(dict(self.paths))
+
+    @work(thread=True, exclusive=True, group="browse-host", exit_on_error=False)
+    def _read_states(self, paths: dict[str, Path]) -> None:
+        states = {key: _state(path) for key, path in paths.items()}
+        self.app.call_from_thread(self._update_states, states)
+
+    def _update_states(self, states: dict[str, tuple[str, str]]) -> None:
+        table = self.query_one(DataTable)
+        for key, (state, active) in states.items():
+            if self.states.get(key) != (state, active) and key in self.paths:
+                self.states[key] = (state, active)
+                table.update_cell(key, self._host_col, state)
+                table.update_cell(key, self._active_col, active)
+
+    def _show(self, rows: list[tuple[SessionRef, int]], states: dict[str, tuple[str, str]]) -> None:
         table = self.query_one(DataTable)
         table.clear()
         self.paths = {}
+        self.states = dict(states)
         for ref, depth in rows:
             key = str(ref.path)
             self.paths[key] = ref.path
             label = ("  " * depth + "└ " if depth else "") + ref.id
+            state, active = states.get(key, ("?", "-"))
             table.add_row(
                 label,
+                state,
+                active,
                 ref.origin or "-",
                 ref.cwd or "-",
                 human_chars(ref.size),

@@ -3,7 +3,8 @@
 Marks come from ``core.policies.checkpoint.marks``; the region preview from ``core.policies.rewind.preview_rewind``
 (the same region selection the host's rewind uses, so the preview names exactly the nodes that would fold, or
 the classified error a rewind would fail with). ``m`` asks the host to place a checkpoint (with an optional
-objective); ``w`` shows the preview in a confirm dialog and then asks the host to rewind.
+objective); ``w`` rewinds to the selected active mark (the newest by default): it shows that mark's preview in a
+confirm dialog, then asks the host to rewind, sending the preview along so the outcome can compare the two.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
 from core.policies.checkpoint import Mark, latest_mark, marks
@@ -48,6 +50,14 @@ class CheckpointsView:
     nodes: tuple[RegionNode, ...] = ()
     turns: tuple[int, int] | None = None
     tools: tuple[tuple[str, int], ...] = ()
+    others: tuple[RewindPreview, ...] = ()  # the other active marks a rewind may choose, newest first
+    seq: int = 0  # the log length the previews were computed at
+
+    def preview_for(self, mark_id: int | None) -> RewindPreview | None:
+        """The preview of rewinding to ``mark_id`` (None: the newest active mark)."""
+        if mark_id is None or (self.preview is not None and self.preview.mark.mark_id == mark_id):
+            return self.preview
+        return next((p for p in self.others if p.mark.mark_id == mark_id), None)
 
     def covers(self) -> str:
         """One line on what the region holds: nodes, seqs, chars, turns and tool calls."""
@@ -114,18 +124,43 @@ def derive_checkpoints(session: Session) -> CheckpointsView:
         )
     turns = [n.turn for n in nodes if n.turn > 0]
     span = (min(turns), max(turns)) if turns else None
-    return CheckpointsView(found, preview, None, tuple(nodes), span, tuple(sorted(tools.items())))
+    others = []
+    for mark in reversed(found):
+        if mark.active and mark.mark_id != preview.mark.mark_id:
+            try:
+                others.append(preview_rewind(session, mark.mark_id))
+            except RewindError:
+                continue
+    return CheckpointsView(
+        found,
+        preview,
+        None,
+        tuple(nodes),
+        span,
+        tuple(sorted(tools.items())),
+        tuple(others),
+        session.next_seq,
+    )
 
 
-def rewind_summary(view: CheckpointsView) -> Text:
-    """The confirm dialog's body: what the rewind will replace with a report."""
+def rewind_summary(view: CheckpointsView, chosen: RewindPreview | None = None) -> Text:
+    """The confirm dialog's body: what the rewind to ``chosen`` (default: the newest mark) will replace."""
     if view.preview is None:
         return Text(view.problem or "")
-    mark = view.preview.mark
+    target = chosen or view.preview
+    mark = target.mark
     out = Text()
     goal = f" ({mark.objective})" if mark.objective else ""
     out.append(f"Checkpoint {mark.mark_id}{goal}, placed at seq {mark.anchor} by the {mark.by}.\n")
-    out.append(f"The host will replace {view.covers()} with one report.\n\n")
+    if target is not view.preview:
+        region = target.region
+        n = len(region.shadowed_seqs)
+        out.append(
+            f"The host will replace {n} node{'' if n == 1 else 's'} (seq {region.start}..{region.end}) · "
+            f"{target.folded_chars:,} chars with one report (previewed at seq {view.seq}).\n"
+        )
+        return out
+    out.append(f"The host will replace {view.covers()} with one report (previewed at seq {view.seq}).\n\n")
     for node in view.nodes[:12]:
         out.append(
             f"  {node.seq:>6}  {node.kind:<18} {human_chars(node.chars):>6}  {one_line(node.summary, 48)}\n"
@@ -133,7 +168,8 @@ def rewind_summary(view: CheckpointsView) -> Text:
     if len(view.nodes) > 12:
         out.append(f"  … and {len(view.nodes) - 12} more node(s)\n")
     out.append(
-        "\nThe region may still change before the host's next safe point; the outcome tells.", style="dim"
+        "\nThe agent may run on before the host applies it (at its next step); the outcome compares the two.",
+        style="dim",
     )
     return out
 
@@ -228,19 +264,34 @@ class CheckpointsScreen(PolicyScreen):
         )
 
     def action_rewind(self) -> None:
-        """Preview the fold in a confirm dialog, then ask the host to rewind."""
+        """Rewind to the selected active checkpoint (the newest by default): preview, confirm, send."""
         view = self._view
         if view is None or view.preview is None:
             self.say(
                 f"Nothing to rewind: {view.problem if view else 'still reading the session'}", error=True
             )
             return
+        chosen = view.preview_for(self._selected_mark())
+        if chosen is None:
+            self.say("That checkpoint was already folded; choose an active one (or the newest).", error=True)
+            return
+        mark_id = chosen.mark.mark_id
+        preview = {"seq": view.seq, "nodes": len(chosen.region.shadowed_seqs), "chars": chosen.folded_chars}
 
         def decided(confirmed: bool | None) -> None:
             if confirmed:
                 self.say("")
-                self.send_request("rewind", {}, f"rewind checkpoint {view.preview.mark.mark_id}")  # type: ignore[union-attr]
+                self.send_request(
+                    "rewind", {"markId": mark_id, "preview": preview}, f"rewind checkpoint {mark_id}"
+                )
 
         self.app.push_screen(
-            ConfirmScreen("Rewind to the checkpoint?", rewind_summary(view), "Rewind"), decided
+            ConfirmScreen(f"Rewind to checkpoint {mark_id}?", rewind_summary(view, chosen), "Rewind"), decided
         )
+
+    def _selected_mark(self) -> int | None:
+        table = self.query_one("#marks-table", DataTable)
+        if not table.row_count or table.cursor_row < 0:
+            return None
+        key = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
+        return int(key) if key is not None else None

@@ -27,6 +27,7 @@ from core.session import Session
 from core.summary import human_chars
 from core.text import tool_result_text
 from tui.screens.config import effective_config
+from tui.screens.confirm import ConfirmScreen
 from tui.screens.outcomes import PolicyScreen, fill_table
 
 FOLDED = "folded"
@@ -286,4 +287,19 @@ class FoldsScreen(PolicyScreen):
             self.say(f"Only folded results can be expanded; seq {line.seq} is {line.state}.", error=True)
             return
         self.say("")
-        self.send_request("expand", {"seq": line.original}, f"expand seq {line.original} ({line.tool})")
+        back = line.raw_chars - line.surface_chars
+        body = Text(
+            f"The host puts the original result of {line.tool} (seq {line.original}) back on the surface before the "
+            f"model's next call: {human_chars(line.raw_chars)} chars replace the {human_chars(line.surface_chars)}-char "
+            f"digest, so {human_chars(max(back, 0))} chars go back into the context."
+        )
+
+        def decided(confirmed: bool | None) -> None:
+            if confirmed:
+                self.send_request(
+                    "expand", {"seq": line.original}, f"expand seq {line.original} ({line.tool})"
+                )
+
+        self.app.push_screen(
+            ConfirmScreen(f"Expand seq {line.original} for the model?", body, "Expand"), decided
+        )

@@ -359,6 +359,10 @@ class MainScreen(Screen[None]):
         self._update_status()
 
     # actions ----------------------------------------------------------------------------------------------
+    def refresh_host(self) -> None:
+        """The host state changed: redraw the header."""
+        self.query_one(SessionHeader).refresh_header(self._shown_count)
+
     def action_toggle_surface(self) -> None:
         """Switch between the full log and the surface (what the model sees now)."""
         self.mode = "surface" if self.mode == "full" else "full"

@@ -1,8 +1,11 @@
 """Operator actions and their outcomes, shared by the policy screens.
 
 - ``RequestLog`` remembers the control requests this TUI sent for one live session. A request is *sending*
-  until the inbox write returns, then *pending* until its ``tapedeck/control`` outcome shows up in the log,
-  then *applied* or *rejected* (with the host's reason). A request that could not be written is *not sent*.
+  until the inbox write returns, then *pending* until its final ``tapedeck/control`` outcome shows up in the
+  log (the host acknowledges ``rewind``/``expand``/``config.set`` at once and applies them at its next step),
+  then *applied*, *rejected*, *cancelled* or *expired* (with the host's reason). A request whose host exits
+  before answering is withdrawn and shown *cancelled* with the exit time. One that could not be written is
+  *not sent*.
 - ``OutcomePanel`` lists the latest of them under every policy screen.
 - ``PolicyScreen`` is the base of the policy screens: it shows who may act (a session this host does not own is
   read-only, and the banner says why), re-derives its view in a thread worker on every ``SessionUpdated``
@@ -31,6 +34,7 @@ from textual.worker import get_current_worker
 
 from core.errors import TapedeckError
 from core.session import Session
+from core.summary import human_chars
 from core.text import js_json
 from tui.widgets.footer import PriorityFooter
 
@@ -38,13 +42,18 @@ SENDING = "sending"
 PENDING = "pending"
 APPLIED = "applied"
 REJECTED = "rejected"
+CANCELLED = "cancelled"
+EXPIRED = "expired"
 NOT_SENT = "not sent"
+FINAL = (APPLIED, REJECTED, CANCELLED, EXPIRED)
 
 _STATE_STYLE = {
     SENDING: "dim",
     PENDING: "yellow",
     APPLIED: "bold green",
     REJECTED: "bold red",
+    CANCELLED: "bold magenta",
+    EXPIRED: "bold magenta",
     NOT_SENT: "bold red",
 }
 
@@ -59,29 +68,59 @@ class TrackedRequest:
     request_id: str | None = None
     outcome: Mapping[str, Any] | None = None
     failure: str | None = None
+    gone: str | None = None  # the host exited before answering (the request was withdrawn)
 
     @property
     def state(self) -> str:
-        """``sending``, ``pending``, ``applied``, ``rejected`` or ``not sent``."""
+        """``sending``, ``pending``, ``applied``, ``rejected``, ``cancelled``, ``expired`` or ``not sent``."""
         if self.failure is not None:
             return NOT_SENT
         if self.request_id is None:
             return SENDING
-        if self.outcome is None:
-            return PENDING
-        return APPLIED if self.outcome.get("outcome") == APPLIED else REJECTED
+        if self.gone is not None:
+            return CANCELLED
+        outcome = (self.outcome or {}).get("outcome")
+        return outcome if outcome in FINAL else PENDING
 
     @property
     def reason(self) -> str:
-        """Why it was rejected or not sent, what applying it did, or what it waits for."""
+        """Why it was rejected, cancelled or not sent, what applying it did, or what it waits for."""
         if self.failure is not None:
             return self.failure
         if self.request_id is None:
             return ""
-        if self.outcome is None:
-            return "waiting for the host's next safe point"
+        if self.gone is not None:
+            return f"{self.gone}; the request was withdrawn"
+        if self.state == PENDING:
+            if self.outcome is not None:
+                return "acknowledged; the host applies it before its next model call"
+            return "waiting for the host"
+        assert self.outcome is not None
+        if self.state == APPLIED and self.op == "rewind":
+            return rewind_outcome(self.outcome.get("detail"))
         key = "detail" if self.state == APPLIED else "error"
         return describe(self.outcome.get(key))
+
+
+def rewind_outcome(detail: Any) -> str:
+    """What a rewind did, against what its sender previewed: ``previewed 12 nodes / 4.4k chars at seq 780;
+    applied 22 / 8.0k at seq 802: the agent ran 2 more steps``."""
+    if not isinstance(detail, Mapping):
+        return describe(detail)
+    applied = f"{detail.get('foldedNodes')} / {human_chars(int(detail.get('foldedChars') or 0))} at seq {detail.get('seq')}"
+    preview = detail.get("preview")
+    if not isinstance(preview, Mapping):
+        return f"folded {detail.get('foldedNodes')} nodes / {human_chars(int(detail.get('foldedChars') or 0))} chars"
+    steps = int(preview.get("stepsSince") or 0)
+    moved = (
+        "nothing changed in between"
+        if steps == 0
+        else f"the agent ran {steps} more step{'s' if steps != 1 else ''}"
+    )
+    return (
+        f"previewed {preview.get('nodes')} nodes / {human_chars(int(preview.get('chars') or 0))} chars at seq "
+        f"{preview.get('seq')}; applied {applied}: {moved}"
+    )
 
 
 def describe(value: Any) -> str:
@@ -130,13 +169,31 @@ class RequestLog:
         with self._lock:
             return list(self._items)
 
-    def poll(self, outcome_for: Callable[[str], Mapping[str, Any] | None]) -> list[TrackedRequest]:
-        """Look up the outcome of every pending request (call from a worker thread); returns ``items()``."""
+    def poll(
+        self,
+        outcome_for: Callable[[str], Mapping[str, Any] | None],
+        host_gone: Callable[[], str | None] | None = None,
+        withdraw: Callable[[str], None] | None = None,
+    ) -> list[TrackedRequest]:
+        """Look up the outcome of every pending request (call from a worker thread); returns ``items()``.
+
+        When ``host_gone`` says the host exited, a request still pending is withdrawn (so no later host applies
+        it) and shown cancelled with that reason.
+        """
+        gone: str | None = None
         for item in self.items():
-            if item.state == PENDING and item.request_id is not None:
-                outcome = outcome_for(item.request_id)
-                if outcome is not None:
-                    self._update(item.number, outcome=outcome)
+            if item.state != PENDING or item.request_id is None:
+                continue
+            outcome = outcome_for(item.request_id)
+            if outcome is not None:
+                self._update(item.number, outcome=outcome)
+            if outcome is None or outcome.get("outcome") not in FINAL:
+                if host_gone is not None and gone is None:
+                    gone = host_gone() or ""
+                if gone:
+                    if withdraw is not None:
+                        withdraw(item.request_id)
+                    self._update(item.number, gone=gone)
         return self.items()
 
 
@@ -159,7 +216,8 @@ def outcome_line(item: TrackedRequest) -> Text:
     line.append(f"{item.state:<9}", style=_STATE_STYLE[item.state])
     line.append(f" {item.label}")
     if item.reason:
-        line.append(f" — {item.reason}", style="red" if item.state in (REJECTED, NOT_SENT) else "dim")
+        alarming = item.state in (REJECTED, CANCELLED, EXPIRED, NOT_SENT)
+        line.append(f" — {item.reason}", style="red" if alarming else "dim")
     return line
 
 
@@ -268,7 +326,7 @@ class PolicyScreen(Screen[None]):
                     view = DeriveFailure(str(exc))
                 except Exception as exc:  # a malformed log must never take the TUI down
                     view = DeriveFailure(f"cannot derive this view: {type(exc).__name__}: {exc}")
-        items = self.requests.poll(live.outcome_for)
+        items = self.requests.poll(live.outcome_for, live.host_gone, live.withdraw)
         reason = live.read_only_reason
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._apply, generation, session_id, view, items, reason)
@@ -348,7 +406,7 @@ class PolicyScreen(Screen[None]):
             self.requests.sent(item, str(request["id"]))
         except (TapedeckError, OSError) as exc:
             self.requests.failed(item, str(exc))
-        items = self.requests.poll(live.outcome_for)
+        items = self.requests.poll(live.outcome_for, live.host_gone, live.withdraw)
         self.app.call_from_thread(self._show_outcomes, items)
 
     def _show_outcomes(self, items: list[TrackedRequest]) -> None:

@@ -61,6 +61,17 @@ def cost_label(live: LiveSession) -> str:
     return " · ".join(parts)
 
 
+_HOST_STYLE = {"running": "green", "idle": "green", "pausing": "bold yellow", "paused": "bold yellow"}
+
+
+def host_label(live: LiveSession) -> tuple[str, str]:
+    """The host-state field: ``host running``, ``host paused`` …, ``host exited`` or ``read-only``."""
+    if live.facts.host is None:
+        return "read-only", "yellow"
+    state = live.host.state if live.host.state != "none" else "running"
+    return f"host {state}", _HOST_STYLE.get(state, "bold red")
+
+
 class SessionHeader(Static):
     """Two lines at the top of the main screen."""
 
@@ -92,11 +103,10 @@ class SessionHeader(Static):
             f"  phase {route.get('phase') or '-'}",
             f"  class {route.get('taskClass') or '-'}",
         )
-        owner = "tapedeck host" if facts.host is not None else "read-only"
         line2 = Text.assemble(
             (f"session {live.session.id or '?'}", "dim"),
             f"  {max(shown, live.count)} events  {len(live.session.surface)} surface nodes  ",
-            (owner, "yellow" if facts.host is None else "green"),
+            host_label(live),
             "  ",
             (load_state(live), "bold green" if live.ready else "bold yellow"),
         )

@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from core.session import Session
+from tests.tui.logs import hold_host
 from tui.live import LiveSession, SessionUpdated
 from tui.screens.outcomes import OutcomePanel
 
@@ -189,6 +190,8 @@ class LogBuilder:
         directory.mkdir(parents=True, exist_ok=True)
         path = directory / "session.jsonl"
         path.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [self.header, *self.events]))
+        if any(e.get("type") == "tapedeck/host" for e in self.events):
+            hold_host(path)  # the session's host is live for the rest of the test
         return path
 
 

@@ -13,6 +13,7 @@ from tests.tui.screens_policy.harness import append_events, panel, read_inbox, s
 from tests.tui.screens_policy.scenarios import demo
 from tui.app import TapedeckApp
 from tui.screens.checkpoints import CheckpointsScreen
+from tui.screens.confirm import ConfirmScreen
 from tui.screens.folds import LEGEND, FoldsScreen
 from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
@@ -30,6 +31,8 @@ async def test_expand_from_the_app_and_see_the_outcome_on_another_screen(tmp_pat
         await pilot.press("o")
         await settle(pilot, lambda: isinstance(app.screen, FoldsScreen))
         await pilot.press("down", "down", "x")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
         await settle(pilot, lambda: len(read_inbox(path)) == 1)
         (request,) = read_inbox(path)
         append_events(

@@ -17,6 +17,7 @@ from core.policies.fold import plan_unfold
 from core.policies.report import ExtractiveReportWriter
 from core.policies.rewind import plan_rewind
 from core.session import Session
+from core.summary import human_chars
 from tests.conftest import FIXTURES
 from tests.tui.screens_policy.harness import (
     PolicyHarness,
@@ -55,13 +56,18 @@ async def test_rewind_preview_confirm_request_and_outcome(tmp_path: Path) -> Non
         await pilot.press("y")
         await settle(pilot, lambda: len(read_inbox(path)) == 1 and "pending" in panel(app))
         (request,) = read_inbox(path)
-        assert (request["op"], request["args"]) == ("rewind", {})
-        assert panel(app) == "pending   rewind checkpoint 1 — waiting for the host's next safe point"
+        seq = app.live.session.next_seq
+        assert request["op"] == "rewind" and request["args"]["markId"] == 1
+        assert request["args"]["preview"]["seq"] == seq and request["args"]["preview"]["nodes"] == 4
+        assert panel(app) == "pending   rewind checkpoint 1 — waiting for the host"
 
         plan = plan_rewind(Session.open(path), CONFIG.rewind, ExtractiveReportWriter(), by="operator")
-        append_events(path, [*plan.events, outcome_event(request, "applied", detail=plan.result)])
+        detail = {**plan.result, "seq": seq + 3, "preview": {**request["args"]["preview"], "stepsSince": 0}}
+        append_events(path, [*plan.events, outcome_event(request, "applied", detail=detail)])
         await settle(pilot, lambda: "applied" in panel(app))
-        assert f"foldedNodes=4, start=28, end=35, foldedChars={plan.result['foldedChars']}" in panel(app)
+        chars = request["args"]["preview"]["chars"]
+        assert f"previewed 4 nodes / {human_chars(chars)} chars at seq {seq}; applied 4 / " in panel(app)
+        assert panel(app).endswith("nothing changed in between")
         marks = screen.query_one("#marks-table", DataTable)
         assert cells(marks, "1")[4] == f"folded at {app.live.session.next_seq - 2}"
         assert "already folded" in text(screen.query_one("#region-summary", Static))
@@ -199,6 +205,11 @@ async def test_expand_a_folded_result_for_the_model(tmp_path: Path) -> None:
         assert "Only folded results can be expanded" in text(screen.query_one("#policy-message", Static))
         await pilot.press("down", "down")  # the folded archive read
         await pilot.press("x")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        body = app.screen.body.plain  # type: ignore[union-attr]
+        assert "chars go back into the context" in body and "seq 16" in body
+        assert read_inbox(path) == []  # nothing is sent before the operator confirms
+        await pilot.press("y")
         await settle(pilot, lambda: len(read_inbox(path)) == 1)
         (request,) = read_inbox(path)
         assert (request["op"], request["args"]) == ("expand", {"seq": 16})

@@ -1,0 +1,141 @@
+"""Operator control from the TUI: pause/resume, message, checkpoint and stop keys, the host state in the header,
+requests whose host exits, the palette and the keymap over every screen."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import orjson
+import pytest
+
+from core.control import outcome_event
+from core.host_state import write_state
+from tests.tui.logs import policy_log, release_hosts
+from tests.tui.pilot import make_app, settle, until
+from tui.keymap import load_keymap
+from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.screens.control import CONTROL_BINDINGS
+from tui.widgets.header import SessionHeader
+
+SIZE = (150, 40)
+pytestmark = pytest.mark.anyio
+
+
+def _inbox(path: Path) -> list[dict]:  # type: ignore[type-arg]
+    inbox = path.parent / "control.jsonl"
+    return [orjson.loads(line) for line in inbox.read_bytes().splitlines()] if inbox.exists() else []
+
+
+def _append(path: Path, *events: dict) -> None:  # type: ignore[type-arg]
+    seq = len(path.read_bytes().splitlines()) - 1
+    with path.open("ab") as f:
+        for i, event in enumerate(events):
+            f.write(orjson.dumps({**event, "seq": seq + i, "time": 1786000000000 + seq + i}) + b"\n")
+
+
+def _header(app) -> str:  # type: ignore[no-untyped-def]
+    return str(app.screen.query_one(SessionHeader).render())
+
+
+async def test_pause_then_resume_with_one_key_and_the_header_follows_the_host(tmp_path: Path) -> None:
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "host running" in _header(app))
+        await pilot.press("P")
+        await until(pilot, lambda: len(_inbox(path)) == 1)
+        (pause,) = _inbox(path)
+        assert pause["op"] == "pause"
+        write_state(path, "pausing", os.getpid(), 1)  # the host's side: applied, holding at the next call
+        _append(path, outcome_event(pause, "applied"))
+        await until(pilot, lambda: "host pausing" in _header(app))
+        await pilot.press("P")  # the same key now resumes
+        await until(pilot, lambda: len(_inbox(path)) == 2)
+        assert _inbox(path)[1]["op"] == "resume"
+
+
+async def test_message_checkpoint_and_stop_go_through_their_dialogs(tmp_path: Path) -> None:
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "host running" in _header(app))
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press(*"use the fixture", "enter")
+        await until(pilot, lambda: len(_inbox(path)) == 1)
+        await pilot.press("K")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press(*"try pyproject", "enter")
+        await until(pilot, lambda: len(_inbox(path)) == 2)
+        await pilot.press("S")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert _inbox(path)[2:] == []  # nothing is sent before the operator confirms
+        await pilot.press("y")
+        await until(pilot, lambda: len(_inbox(path)) == 3)
+        message, mark, stop = _inbox(path)
+        assert (message["op"], message["args"]) == ("message", {"text": "use the fixture"})
+        assert (mark["op"], mark["args"]) == ("checkpoint", {"objective": "try pyproject"})
+        assert stop["op"] == "stop" and stop["args"]["reason"]
+
+
+async def test_a_request_whose_host_exits_turns_cancelled_and_is_withdrawn(tmp_path: Path) -> None:
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "host running" in _header(app))
+        await pilot.press("P")
+        await until(pilot, lambda: len(_inbox(path)) == 1)
+        release_hosts()  # the host dies without answering
+        await until(pilot, lambda: len(_inbox(path)) == 2)
+        request, withdrawal = _inbox(path)
+        assert withdrawal["withdraw"] == request["id"]
+        await until(pilot, lambda: "host exited" in _header(app))
+        cancelled = [n for n in app._notifications if n.title == "cancelled"]
+        assert cancelled and "the host exited at" in cancelled[0].message and "withdrawn" in cancelled[0].message
+        await pilot.press("P")  # control keys are off while no host runs
+        await pilot.pause(0.2)
+        assert len(_inbox(path)) == 2
+
+
+async def test_palette_offers_every_action_of_every_screen_once(tmp_path: Path) -> None:
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert len(titles) == len(set(titles))
+        for binding in CONTROL_BINDINGS:
+            assert binding.description in titles
+        for title in ("Checkpoints: Rewind…", "Folds: Expand for the model", "Checkpoints: Place checkpoint"):
+            assert title in titles
+
+
+def test_every_binding_id_help_shows_can_be_rebound(tmp_path: Path) -> None:
+    app = make_app(tmp_path / "missing.jsonl")
+    ids = app.binding_ids()
+    for binding_id in ("policy.checkpoints.rewind", "policy.folds.expand", "policy.confirm.yes", "control.stop"):
+        assert binding_id in ids
+    keymap_file = tmp_path / "keymap.toml"
+    keymap_file.write_text('"policy.checkpoints.rewind" = "W"\n"control.pause" = "ctrl+z"\n')
+    keymap, problems = load_keymap(keymap_file, ids)
+    assert problems == [] and keymap == {"policy.checkpoints.rewind": "W", "control.pause": "ctrl+z"}
+
+
+async def test_the_session_browser_shows_each_host_state_and_follows_it(tmp_path: Path) -> None:
+    from tui.screens.browser import BrowserScreen
+
+    root = tmp_path / "sessions"
+    live = policy_log().write(root / "--w--" / "live-1" / "session.jsonl")
+    app = make_app(root)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and bool(app.screen.paths))
+        table = app.screen.query_one("DataTable")
+        assert str(table.get_row(str(live))[1]) == "running"
+        write_state(live, "paused", os.getpid(), 1)
+        await until(pilot, lambda: str(table.get_row(str(live))[1]) == "paused", timeout=5)
+        release_hosts()
+        await until(pilot, lambda: str(table.get_row(str(live))[1]) == "exited", timeout=5)

@@ -1,0 +1,152 @@
+"""Operator control from any screen: checkpoint, pause/resume, message and stop, and the host's state.
+
+``ControlActions`` is mixed into the app, whose bindings include ``CONTROL_BINDINGS``: they work on every screen (so the main screen, ``?`` and the
+palette offer them), each request goes through ``LiveSession.send`` from a worker and is tracked in the shared
+``RequestLog``, and a timer re-reads the host state and the outcomes twice a second: the header shows the state,
+each final outcome is announced once, and a request whose host exited is withdrawn and shown cancelled.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.binding import Binding
+
+from core.errors import TapedeckError
+from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.screens.outcomes import FINAL, NOT_SENT, TrackedRequest, requests_for
+
+HOST_POLL_SECONDS = 0.5
+CONTROL_BINDINGS: list[Binding] = [
+    Binding("K", "control_checkpoint", "Checkpoint", show=False, id="control.checkpoint"),
+    Binding("P", "control_pause", "Pause/resume", show=False, id="control.pause"),
+    Binding("m", "control_message", "Message", show=False, id="control.message"),
+    Binding("S", "control_stop", "Stop…", show=False, id="control.stop"),
+]
+CONTROL_ACTIONS = frozenset(b.action for b in CONTROL_BINDINGS)
+FIRST_RUN_HINT = (
+    "You are the operator: K checkpoint · P pause/resume · m message the agent · S stop · "
+    "c checkpoints & rewind · o folds & expand · C config · ? every key"
+)
+
+
+class ControlActions:
+    """The app's operator actions (a mixin for ``TapedeckApp``)."""
+
+    live: Any
+    _announced: set[int]
+
+    def start_host_watch(self) -> None:
+        """Poll the host state and the outcomes of sent requests (call once the app is mounted)."""
+        self._announced = set()
+        self.set_interval(HOST_POLL_SECONDS, self._poll_host)  # type: ignore[attr-defined]
+
+    def check_control(self, action: str) -> bool | None:
+        """Control keys are disabled (shown dimmed) while no live tapedeck host runs the open session."""
+        if action not in CONTROL_ACTIONS:
+            return True
+        live = self.live
+        if live is None or live.read_only_reason is not None or not live.host.live:
+            return None
+        return True
+
+    # the actions ------------------------------------------------------------------------------------------
+    def action_control_checkpoint(self) -> None:
+        """Ask for an objective, then place a checkpoint now."""
+
+        def asked(objective: str | None) -> None:
+            if objective is not None:
+                text = objective.strip()
+                self.send_control(
+                    "checkpoint", {"objective": text} if text else {}, f"checkpoint {text}".strip()
+                )
+
+        self.push_screen(  # type: ignore[attr-defined]
+            AskScreen(
+                "Place a checkpoint", "What the exploration after it is for (optional). Enter places it."
+            ),
+            asked,
+        )
+
+    def action_control_pause(self) -> None:
+        """Pause the host before its next model or tool call, or let a paused host go on."""
+        if self.live is not None and self.live.host.state in ("pausing", "paused"):
+            self.send_control("resume", {}, "resume")
+        else:
+            self.send_control("pause", {}, "pause")
+
+    def action_control_message(self) -> None:
+        """Type a message the model sees at its next step."""
+
+        def asked(text: str | None) -> None:
+            if text and text.strip():
+                self.send_control("message", {"text": text.strip()}, f"message: {text.strip()[:40]}")
+
+        self.push_screen(  # type: ignore[attr-defined]
+            AskScreen("Message the agent", "The model reads it at its next step. Enter sends, Esc cancels."),
+            asked,
+        )
+
+    def action_control_stop(self) -> None:
+        """Confirm, then stop the run now (the model call and any running tool are interrupted)."""
+
+        def decided(confirmed: bool | None) -> None:
+            if confirmed:
+                self.send_control("stop", {"reason": "stopped by the operator from the TUI"}, "stop")
+
+        body = Text(
+            "The host interrupts the model call in flight and any running tool, ends the turn as aborted and "
+            "exits. `tapedeck run --resume` can continue the session later."
+        )
+        self.push_screen(ConfirmScreen("Stop the agent now?", body, "Stop"), decided)  # type: ignore[attr-defined]
+
+    # sending and watching ---------------------------------------------------------------------------------
+    def send_control(self, op: str, args: dict[str, Any], label: str) -> None:
+        """Send one request from a worker; its outcome is announced when it arrives."""
+        if self.live is None:
+            return
+        item = requests_for(self.live).add(op, label)
+        self._send_control(item, op, args)
+
+    @work(thread=True, group="control-send", exit_on_error=False)
+    def _send_control(self, item: TrackedRequest, op: str, args: dict[str, Any]) -> None:
+        live = self.live
+        requests = requests_for(live)
+        try:
+            request = live.send(op, args)
+            requests.sent(item, str(request["id"]))
+            self.call_from_thread(self.notify, f"sent: {item.label}", timeout=3)  # type: ignore[attr-defined]
+        except (TapedeckError, OSError) as exc:
+            requests.failed(item, str(exc))
+            self._announced.add(item.number)
+            self.call_from_thread(  # type: ignore[attr-defined]
+                self.notify, f"{item.label}: {exc}", title="Not sent", severity="error", timeout=8
+            )
+
+    def _poll_host(self) -> None:
+        if self.live is not None:
+            self._watch_host(self.live)
+
+    @work(thread=True, group="control-watch", exclusive=True, exit_on_error=False)
+    def _watch_host(self, live: Any) -> None:
+        before = live.host
+        live.check_host()
+        items = requests_for(live).poll(live.outcome_for, live.host_gone, live.withdraw)
+        fresh = [
+            i for i in items if i.state in FINAL and i.number not in self._announced and i.state != NOT_SENT
+        ]
+        self._announced.update(i.number for i in fresh)
+        self.call_from_thread(self._host_changed, live.host != before, fresh)  # type: ignore[attr-defined]
+
+    def _host_changed(self, changed: bool, fresh: list[TrackedRequest]) -> None:
+        for item in fresh:
+            severity = "information" if item.state == "applied" else "warning"
+            self.notify(f"{item.label}: {item.reason}", title=item.state, severity=severity, timeout=8)  # type: ignore[attr-defined]
+        if changed:
+            self.refresh_bindings()  # type: ignore[attr-defined]
+            for screen in self.screen_stack:  # type: ignore[attr-defined]
+                refresh = getattr(screen, "refresh_host", None)
+                if refresh is not None:
+                    refresh()
