@@ -25,9 +25,11 @@ from core.host.hooks import PolicyHooks, StepPlan
 from core.host.messages import tool_result, user_message
 from core.host.operator import Operator
 from core.host.resume import (
+    EDIT_TOOL,
     HOST_EVENT,
     REPEATABLE_TOOLS,
     committed_rewind,
+    edit_not_applied,
     last_step,
     prompt_logged,
     recorded_workspace,
@@ -551,12 +553,12 @@ class AgentHost:
         """After a crash: settle every call of an open step the model answered, then end the step.
 
         A call the model asked for but the host never dispatched is dispatched now, since running it once is
-        exactly what the model asked for. A call whose ``tool/call`` was logged was running at the crash:
-        a call that changes nothing (a read, a search, recall) or whose effect and result land in one batch
-        (``checkpoint``) runs again; a ``rewind`` whose fold reached the log gets the result that fold
-        recorded, else runs again; any other call may have changed the workspace, so its outcome is unknown
-        and it gets DSH's ``TOOL_OUTCOME_UNKNOWN`` result, never a second run. A step whose model call was
-        cut short stays open: ``run`` repeats that call in the same step.
+        exactly what the model asked for. A call whose ``tool/call`` was logged was running at the crash: it
+        runs again when that cannot apply it twice (``REPEATABLE_TOOLS``, or an edit whose file still holds
+        its ``old_text``); a ``rewind`` whose fold reached the log gets the result that fold recorded, else
+        runs again; any other call may have changed the workspace, so its outcome is unknown and it gets
+        DSH's ``TOOL_OUTCOME_UNKNOWN`` result, never a second run. A step whose model call was cut short stays
+        open: ``run`` repeats that call in the same step.
         """
         turn_no = self.session.open_turn
         if turn_no is None:
@@ -580,7 +582,10 @@ class AgentHost:
                 self._run_tool(turn_no, step, block, plan)
                 continue
             outcome = committed_rewind(self.session, call.call_seq) if call.name == rewind_tool else None
-            if outcome is None and (call.name in REPEATABLE_TOOLS or call.name == rewind_tool):
+            again = call.name in REPEATABLE_TOOLS or call.name == rewind_tool
+            if call.name == EDIT_TOOL:
+                again = edit_not_applied(self.toolbox.workspace, call.arguments)
+            if outcome is None and again:
                 self._dispatch(turn_no, step, call.call_id, call.name, call.arguments, call.call_seq, plan)
                 continue
             outcome = outcome or CallResult(

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -243,8 +244,12 @@ def test_resume_back_fills_log_txt_with_the_sections_a_kill_lost(tmp_path: Path)
     payloads=st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=40), min_size=1, max_size=6),
     data=st.data(),
 )
-def test_a_torn_log_txt_is_cut_back_to_its_last_whole_section(payloads: list[str], data: st.DataObject) -> None:
-    sections = [render_section([("seq", n), ("type", "user/message")], p).encode() for n, p in enumerate(payloads)]
+def test_a_torn_log_txt_is_cut_back_to_its_last_whole_section(
+    payloads: list[str], data: st.DataObject
+) -> None:
+    sections = [
+        render_section([("seq", n), ("type", "user/message")], p).encode() for n, p in enumerate(payloads)
+    ]
     blob = b"".join(sections)
     ends = [len(b"".join(sections[: n + 1])) for n in range(len(sections))]
     cut = data.draw(st.integers(0, len(blob)))
@@ -301,7 +306,9 @@ def test_a_rewind_that_committed_before_the_kill_is_not_run_twice(tmp_path: Path
     assert [o.reason["kind"] for o in outcomes] == ["completed"]
     assert sum(e["type"] == "tapedeck/rewind" for e in after) == 1
     [result] = _results(after, "rewind")
-    assert result["message"]["content"] == expected["message"]["content"] and result["meta"] == expected["meta"]
+    assert (
+        result["message"]["content"] == expected["message"]["content"] and result["meta"] == expected["meta"]
+    )
 
 
 def test_a_read_only_call_cut_off_mid_run_is_run_again_once(tmp_path: Path) -> None:
@@ -334,7 +341,9 @@ def test_a_steer_acknowledged_for_the_next_step_survives_a_crash(tmp_path: Path)
     _finish(_resume(tmp_path, log, provider))
 
     session = Session.open(log)
-    steered = [e for e in session.events if e["type"] == "user/message" and e["data"]["source"].get("requestId")]
+    steered = [
+        e for e in session.events if e["type"] == "user/message" and e["data"]["source"].get("requestId")
+    ]
     assert [(e["data"]["content"][0]["text"], session.turn_of(e["seq"])) for e in steered] == [
         ("Operator: mind b.txt", 1)
     ]
@@ -359,3 +368,43 @@ def test_a_turn_ended_by_a_failed_model_call_ends_its_step_in_the_same_write(tmp
         pos = end
     ending = next(f for f in frames if b'"turn/end"' in f)
     assert b'"step/end"' in ending  # a kill can never land between them
+
+
+def _write_and_edit_run(tmp_path: Path) -> tuple[str, Path, list[dict[str, Any]]]:
+    provider = _script(tmp_path, [
+        {"toolCalls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "one\ntwo\n"}}]},
+        {"toolCalls": [{"name": "edit_file", "arguments": {"path": "b.txt", "old_text": "two", "new_text": "2"}}]},
+        {"text": "done"},
+    ])  # fmt: skip
+    host = _host(tmp_path, provider, ["write then edit"])
+    assert [o.reason["kind"] for o in _finish(host)] == ["completed"]
+    return provider, host.writer.path, read_log(host.writer.path).events
+
+
+@pytest.mark.parametrize(("tool", "before", "runs_again"), [
+    ("write_file", None, True),  # idempotent: the same bytes at the same path
+    ("edit_file", "one\ntwo\n", True),  # old_text still there: the edit never happened
+    ("edit_file", "one\n2\n", False),  # already applied: never run twice
+])  # fmt: skip
+def test_a_file_call_cut_off_mid_run_runs_again_only_when_that_cannot_apply_it_twice(
+    tmp_path: Path, tool: str, before: str | None, runs_again: bool
+) -> None:
+    provider, log, events = _write_and_edit_run(tmp_path)
+    call = next(e for e in events if e["type"] == "tool/call" and e["data"]["name"] == tool)
+    _cut(log, call["seq"] + 1)
+    target = tmp_path / "ws" / "b.txt"
+    if before is None:
+        target.unlink()
+    else:
+        target.write_text(before)
+
+    assert [o.reason["kind"] for o in _finish(_resume(tmp_path, log, provider))] == ["completed"]
+
+    [result] = [
+        r
+        for r in _results(read_log(log).events, tool)
+        if r["message"]["source"]["callId"] == call["data"]["callId"]
+    ]
+    unknown = (result.get("error") or {}).get("code") == "TOOL_OUTCOME_UNKNOWN"
+    assert unknown is not runs_again
+    assert target.read_text() == "one\n2\n"
