@@ -144,3 +144,13 @@ def test_glob_caps_characters(ws: Path) -> None:
     lines = outcome.text.splitlines()
     assert len(outcome.text) < 1200
     assert lines[-1].endswith("more files match; use a narrower pattern or path]")
+
+
+def test_grep_anchors_hold_per_line_whatever_the_line_ends(tmp_path: Path) -> None:
+    (tmp_path / "mixed.txt").write_bytes(b"abc\r\nxbc\nqq\n")
+    grep = _tools(tmp_path)["grep"]
+    assert grep.run({"pattern": "c$"}).text == "mixed.txt:1:abc\nmixed.txt:2:xbc"
+    assert grep.run({"pattern": "^x"}).text == "mixed.txt:2:xbc"
+    assert grep.run({"pattern": r"\Axb"}).text == "mixed.txt:2:xbc"
+    assert grep.run({"pattern": r"c\z"}).text == "mixed.txt:1:abc\nmixed.txt:2:xbc"
+    assert grep.run({"pattern": "c.x"}).text.startswith("No matches")

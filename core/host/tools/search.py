@@ -8,6 +8,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import re2
+
 from core.beneath import OPEN_FILE
 from core.host.tools.base import CallContext, Param, WorkspaceTool, cut_note, fit
 from core.host.tools.outcome import (
@@ -22,6 +24,7 @@ from core.host.tools.workspace import WalkEntry, compile_regex, glob_regex, lite
 
 # grep matches the first this many characters of a line (RE2 keeps the time linear; this keeps memory bounded).
 GREP_LINE_CHARS = 1_000_000
+PREFILTER_BYTES = 8 << 20
 
 
 def _join(base: str, rel: str) -> str:
@@ -113,7 +116,11 @@ class Grep(WorkspaceTool):
 
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
         pattern = args["pattern"]
-        regex = compile_regex(pattern, "regex", ignore_case=bool(args.get("ignore_case")))
+        ignore_case = bool(args.get("ignore_case"))
+        regex = compile_regex(pattern, "regex", ignore_case=ignore_case)
+        # Whole-file prefilter: one search per small file skips the line-by-line pass where nothing matches.
+        # Line anchors become multi-line ones; \A and \z would not, so such patterns go line by line.
+        whole = None if "\\A" in pattern or "\\z" in pattern else compile_regex(f"(?m){pattern}", "regex", ignore_case=ignore_case)
         name_glob = _relative_glob(args["glob"], "glob") if "glob" in args else None
         raw = args.get("path", ".")
         target = self.workspace.resolve(raw)
@@ -130,7 +137,7 @@ class Grep(WorkspaceTool):
             ctx.check(self.name)
             path = item if isinstance(item, Path) else item.path
             shown = self.workspace.display(path)
-            for number, line, cut in self._lines(item, ctx):
+            for number, line, cut in self._lines(item, ctx, whole):
                 if not regex.search(line):
                     continue
                 row = f"{shown}:{number}:{cut_note(line[: self.limits.line_chars], cut + max(0, len(line) - self.limits.line_chars))}"
@@ -168,8 +175,11 @@ class Grep(WorkspaceTool):
             if regex.match(subject):
                 yield item
 
-    def _lines(self, item: WalkEntry | Path, ctx: CallContext) -> Iterator[tuple[int, str, int]]:
-        """Numbered lines of a text file; nothing for binary, special or unreadable files."""
+    def _lines(
+        self, item: WalkEntry | Path, ctx: CallContext, whole: re2._Regexp | None
+    ) -> Iterator[tuple[int, str, int]]:
+        """Numbered lines of a text file; nothing for binary, special or unreadable files, nor for a file of at
+        most ``PREFILTER_BYTES`` in which ``whole`` finds nothing (a match there may still fail line by line)."""
         with contextlib.ExitStack() as stack:
             try:
                 if isinstance(item, Path) or item.link_target is not None:
@@ -180,6 +190,11 @@ class Grep(WorkspaceTool):
                     stack.callback(os.close, fd)
                 if not is_text(fd):
                     return
+                size = os.fstat(fd).st_size
+                if whole is not None and size <= PREFILTER_BYTES:
+                    text = os.pread(fd, size, 0).decode("utf-8", "replace").replace("\r\n", "\n")
+                    if not whole.search(text):
+                        return
             except (OSError, ToolFailure):
                 return
             yield from numbered_lines(fd, ctx, self.name, GREP_LINE_CHARS)
