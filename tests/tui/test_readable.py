@@ -12,6 +12,7 @@ from tests.tui.logs import policy_log
 from tests.tui.pilot import main_screen, make_app, settle, until
 from tui.screens.help import HelpScreen
 from tui.widgets.detail import TextView
+from tui.widgets.matching import EventFilter
 from tui.widgets.search_bar import SearchBar
 
 pytestmark = pytest.mark.anyio
@@ -121,3 +122,26 @@ async def test_help_has_a_legend_for_the_main_view(tmp_path: Path) -> None:
         assert isinstance(app.screen, HelpScreen)
         terms = {term for term, _ in app.screen.legend}
         assert {"glyphs", "tags", "size", "chart", "time"} <= terms
+
+
+async def test_filter_negation_and_the_hide_chunks_key(tmp_path: Path) -> None:
+    log = policy_log()
+    chunk = {"type": "assistant/chunk", "data": {"turn": 3, "step": 2, "chunk": {"type": "text-delta", "text": "ans"}}}
+    chunks = [log.add(chunk) for _ in range(3)]
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        await pilot.press("h")
+        await settle(pilot)
+        shown = list(screen.events.view.base)
+        assert not set(chunks) & set(shown) and len(shown) == len(log.events) - 3
+        assert "not assistant/chunk" in str(screen.query_one("#status").render())
+        await pilot.press("h")
+        await settle(pilot)
+        assert len(screen.events.view) == len(log.events)
+        screen._set_filter(EventFilter.parse("!assistant/, !turn/", "", "", False, ""))
+        await settle(pilot)
+        types = {log.events[s]["type"] for s in screen.events.view.base}
+        assert not {t for t in types if t.startswith(("assistant/", "turn/"))} and "tool/result" in types

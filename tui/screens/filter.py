@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label
 
@@ -25,9 +25,9 @@ class FilterScreen(ModalScreen[EventFilter | None]):
         """The form."""
         f = self.current
         turns = "" if f.turns is None else f"{f.turns[0]}-{'' if f.turns[1] is None else f.turns[1]}"
-        with Vertical(id="filter-dialog"):
+        with VerticalScroll(id="filter-dialog"):
             yield Label("Filter events", id="filter-title")
-            yield Label("Event types (comma-separated; a prefix such as tool/ matches a family)")
+            yield Label("Event types (comma-separated; tool/ matches a family; !assistant/chunk leaves one out)")
             yield Input(", ".join(f.types), placeholder="tool/, assistant/message", id="filter-types")
             yield Label("seen: " + ", ".join(self.types_seen[:14]), classes="filter-hint")
             yield Label("Tools (comma-separated names)")

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 
 import orjson
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -31,7 +31,9 @@ from tui.widgets.rows import GLYPHS, REPLACEMENT_GLYPHS, RowView, SortedSeqs, or
 from tui.widgets.search_bar import SearchBar
 
 REFRESH_SECONDS = 0.1  # header and chart redraw at most this often while events stream in
-TIME_KEY = "w"  # switches the list's time column between time of day and time ago
+HIDE_CHUNKS = "!assistant/chunk"  # the filter item the hide-chunks key toggles
+TIME_KEY = "w"
+DETAIL_MIN_WIDTH = 110  # narrower screens give the list the whole width (d shows the detail pane)  # switches the list's time column between time of day and time ago
 
 
 class Scanner:
@@ -135,6 +137,7 @@ class MainScreen(Screen[None]):
         Binding("N", "match(-1)", "Prev match", show=False, id="main.prev_match"),
         Binding("f", "filter", "Filter", id="main.filter"),
         Binding("x", "clear_filter", "Clear filter", show=False, id="main.clear_filter"),
+        Binding("h", "hide_chunks", "Hide chunks", id="main.hide_chunks"),
         Binding("g,home", "top", "Top", show=False, id="main.top"),
         Binding("G", "bottom", "Bottom", show=False, id="main.bottom"),
         Binding("F,end", "follow", "Follow", id="main.follow"),
@@ -176,6 +179,7 @@ class MainScreen(Screen[None]):
         self._shown_count = 0
         self._jump_to_match = False  # a new search moves the cursor to its first match once one is found
         self._ago_timer: Timer | None = None
+        self._detail_choice: bool | None = None  # d pressed: shown or hidden whatever the width
 
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -423,6 +427,10 @@ class MainScreen(Screen[None]):
         types = sorted(self.live.session.counts)
         self.app.push_screen(FilterScreen(self.filter, types), self._set_filter)
 
+    def action_hide_chunks(self) -> None:
+        """Leave streamed chunks out of the list (a filter item ``!assistant/chunk``), or show them again."""
+        self._set_filter(self.filter.toggled_type(HIDE_CHUNKS))
+
     def action_clear_filter(self) -> None:
         """Show every event again."""
         self._set_filter(EventFilter())
@@ -499,9 +507,14 @@ class MainScreen(Screen[None]):
         self.query_one(DetailPane).more()
 
     def action_toggle_detail(self) -> None:
-        """Hide or show the detail pane."""
+        """Hide or show the detail pane (the choice holds over resizes)."""
         pane = self.query_one(DetailPane)
-        pane.display = not pane.display
+        pane.display = self._detail_choice = not pane.display
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Below ``DETAIL_MIN_WIDTH`` columns the detail pane folds away unless ``d`` asked for it."""
+        if self._detail_choice is None:
+            self.query_one(DetailPane).display = event.size.width >= DETAIL_MIN_WIDTH
 
     def action_toggle_time(self) -> None:
         """Show the time column as time of day (UTC) or as time ago (redrawn every second)."""

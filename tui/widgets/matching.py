@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -61,7 +61,8 @@ def _items(text: str) -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class EventFilter:
-    """Which events the list shows: type prefixes, tool names, a turn range, errors only, a regex."""
+    """Which events the list shows: type prefixes (``!`` in front leaves a type out), tool names, a turn range,
+    errors only, a regex."""
 
     types: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
@@ -91,7 +92,7 @@ class EventFilter:
         """A short description for the status bar."""
         parts = []
         if self.types:
-            parts.append("type " + "|".join(self.types))
+            parts.append("type " + "|".join(t.replace("!", "not ", 1) for t in self.types))
         if self.tools:
             parts.append("tool " + "|".join(self.tools))
         if self.turns:
@@ -103,12 +104,22 @@ class EventFilter:
             parts.append(f"/{self.regex}/")
         return ", ".join(parts) or "none"
 
+    def toggled_type(self, item: str) -> EventFilter:
+        """This filter with the type item ``item`` (e.g. ``!assistant/chunk``) added, or removed if present."""
+        types = tuple(t for t in self.types if t != item) if item in self.types else (*self.types, item)
+        return replace(self, types=types)
+
     def predicate(self, session: Session) -> Predicate:
         """A test for one event against this filter, given the session it belongs to."""
 
+        wanted = [t for t in self.types if not t.startswith("!")]
+        unwanted = [t[1:] for t in self.types if t.startswith("!")]
+
         def test(event: dict[str, Any]) -> bool:
             etype = str(event.get("type"))
-            if self.types and not any(etype == t or etype.startswith(t) for t in self.types):
+            if wanted and not any(etype == t or etype.startswith(t) for t in wanted):
+                return False
+            if any(etype == t or etype.startswith(t) for t in unwanted):
                 return False
             if self.turns is not None:
                 seq = int(event.get("seq", 0))

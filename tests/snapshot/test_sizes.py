@@ -1,0 +1,75 @@
+"""Every screen and dialog at 160x45, 80x24 and 60x20: the main view, each policy screen, each dialog."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.app import App
+from textual.pilot import Pilot
+from textual.widgets import Input
+
+from tests.tui.logs import policy_log
+from tests.tui.pilot import make_app
+from tests.tui.pilot import settle as settle_app
+from tests.tui.screens_policy.harness import PolicyHarness, settle
+from tests.tui.screens_policy.scenarios import demo
+from tui.screens.checkpoints import CheckpointsScreen
+from tui.screens.config import ConfigScreen
+from tui.screens.confirm import ConfirmScreen
+from tui.screens.folds import FoldsScreen
+from tui.screens.prolong import ProlongScreen
+from tui.screens.router import RouterScreen
+from tui.screens.tape import TapeScreen
+
+SIZES = [(160, 45), (80, 24), (60, 20)]
+
+
+def main_app(tmp_path: Path) -> App[Any]:
+    return make_app(policy_log().write(tmp_path / "demo" / "session.jsonl"))
+
+
+def policy_app(screen: type) -> Callable[[Path], App[Any]]:
+    return lambda tmp_path: PolicyHarness(demo(tmp_path / "s"), screen)
+
+
+# name -> (app builder, keys to press, screen to wait for)
+CASES: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type | None]] = {
+    "main": (main_app, (), None),
+    "tape": (policy_app(TapeScreen), (), None),
+    "folds": (policy_app(FoldsScreen), ("down",), None),
+    "checkpoints": (policy_app(CheckpointsScreen), (), None),
+    "router": (policy_app(RouterScreen), (), None),
+    "prolong": (policy_app(ProlongScreen), (), None),
+    "config": (policy_app(ConfigScreen), (), None),
+    "filter-dialog": (main_app, ("f",), None),
+    "help-dialog": (main_app, ("question_mark",), None),
+    "rewind-dialog": (policy_app(CheckpointsScreen), ("w",), ConfirmScreen),
+    "config-dialog": (policy_app(ConfigScreen), ("e", "backspace", "4", "enter"), ConfirmScreen),
+}
+
+
+@pytest.fixture(autouse=True)
+def _fixed_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("case", list(CASES))
+def test_screen_fits(snap_compare: Any, tmp_path: Path, case: str, size: tuple[int, int]) -> None:
+    build, pressed, wait_for = CASES[case]
+
+    async def run(pilot: Pilot[Any]) -> None:
+        await settle_app(pilot)
+        for key in pressed:
+            await pilot.press(key)
+            await settle_app(pilot)
+        if wait_for is not None:
+            await settle(pilot, lambda: isinstance(pilot.app.screen, wait_for))
+        for box in pilot.app.screen.query(Input):
+            box.cursor_blink = False
+
+    assert snap_compare(build(tmp_path), terminal_size=size, run_before=run)
