@@ -150,6 +150,7 @@ class TapedeckApp(ControlActions, App[None]):
         self.live: LiveSession | None = None
         self.browsing = False
         self.follow_gc = FollowGC()
+        self._saved_theme = ""
 
     # start-up ---------------------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -177,10 +178,17 @@ class TapedeckApp(ControlActions, App[None]):
             self.theme = theme
         elif theme is not None:
             self.notify(f"{path}: no theme named {theme!r}", title="Settings", severity="warning", timeout=10)
+        self._saved_theme = self.theme
         self.theme_changed_signal.subscribe(self, lambda new: self._save_theme(path, new.name))
 
-    @work(thread=True, group="settings", exclusive=True, exit_on_error=False)
     def _save_theme(self, path: Path, theme: str) -> None:
+        """Save a theme the operator picked (starting up with the saved or default theme writes nothing)."""
+        if theme != self._saved_theme:
+            self._saved_theme = theme
+            self._write_theme(path, theme)
+
+    @work(thread=True, group="settings", exclusive=True, exit_on_error=False)
+    def _write_theme(self, path: Path, theme: str) -> None:
         problem = save_theme(path, theme)
         if problem:
             self.call_from_thread(self.notify, problem, title="Settings", severity="warning")

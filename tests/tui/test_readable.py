@@ -77,7 +77,7 @@ def luminance(color: Color) -> float:
 
 
 async def test_light_theme_keeps_detail_json_readable(tmp_path: Path) -> None:
-    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=tmp_path / "config" / "keymap.toml")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         app.theme = "solarized-light"
