@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +17,9 @@ from tui.screens.main import MainScreen
 from tui.widgets.detail import DetailPane
 
 BACKGROUND = {"rows", "detail", "search", "filter", "copy", "browse", "policy-derive", "timetravel"}
-NO_KEYMAP = Path("/nonexistent/tapedeck/keymap.toml")
+# A keymap that does not exist, in a directory of this test process alone: the settings file (tui.toml) the app
+# looks for beside it is never one another test run (or the user) wrote.
+NO_KEYMAP = Path(tempfile.gettempdir()) / f"tapedeck-tests-{os.getpid()}" / "keymap.toml"
 
 
 def make_app(target: Path, *, follow: bool = False, keymap: Path = NO_KEYMAP) -> TapedeckApp:
