@@ -3,6 +3,7 @@ confined under bubblewrap, and the unconfined fallback says so."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -13,7 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from core.host.tools import workspace_tools
+from core.config import HOST_EVENT, validate_config
+from core.host.loop import AgentHost, HostOptions
+from core.host.providers.scripted import ScriptedModel
+from core.host.tools import sandbox, workspace_tools
 from core.host.tools.base import WorkspaceTool
 from core.host.tools.host_config import ShellSettings
 from core.host.tools.sandbox import bubblewrap, shell_mode
@@ -106,3 +110,28 @@ def test_network_only_when_configured(tmp_path: Path, network: bool) -> None:
 def test_the_unconfined_fallback_warns() -> None:
     mode = shell_mode(ShellSettings(sandbox="off"))
     assert mode.kind == "none" and mode.warning and "not sandboxed" in mode.warning
+
+
+def test_without_bubblewrap_required_refuses_and_auto_runs_unconfined(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox, "bubblewrap", lambda: None)  # a machine where bwrap cannot build a sandbox
+    refused = _bash(tmp_path, "required").run({"command": "touch ran"})
+    assert refused.is_error and refused.error_code == "SANDBOX_UNAVAILABLE"
+    assert "not usable" in refused.text and not (tmp_path / "ran").exists()
+    assert shell_mode(ShellSettings()).warning and "unconfined" in (shell_mode(ShellSettings()).warning or "")
+    assert _bash(tmp_path).run({"command": "touch ran; echo ok"}).text == "ok\n(exit code 0)"
+
+
+def test_the_host_records_and_says_how_the_shell_is_confined(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"model": "m", "responses": [{"text": "ok"}]}))
+    (tmp_path / "ws").mkdir()
+    said: list[str] = []
+    options = HostOptions(workspace=tmp_path / "ws", progress=said.append)
+    config = validate_config({"host": {"shell": {"sandbox": "off"}}})
+    host = AgentHost.create(tmp_path / "root", ScriptedModel(script), config, options, tasks=["hello"])
+    host.close()
+    [started] = [e for e in host.session.events if e["type"] == HOST_EVENT]
+    assert started["data"]["shell"]["sandbox"] == "none" and "not sandboxed" in started["data"]["shell"]["warning"]
+    assert any(line.startswith("warning: the shell tool is not sandboxed") for line in said)
