@@ -157,6 +157,7 @@ class AgentHost:
         self.toolbox = ToolBox(
             options.workspace, lambda: self.hooks.config.host.shell, ToolLimits(output_chars=HOST_OUTPUT_CHARS)
         )
+        self.toolbox.protect(writer.path.parent)  # the log and the control inbox, if under the workspace
         self.inbox_path = inbox_path(writer.path)
         self.hooks = PolicyHooks(self, config)
         self.lock = threading.RLock()  # the log and its projection change under it (the inbox thread writes too)

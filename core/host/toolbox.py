@@ -64,6 +64,11 @@ class ToolBox:
         """How the ``bash`` tool is confined under the current settings on this machine."""
         return shell_mode(self.shell())
 
+    def protect(self, path: Path) -> None:
+        """Keep ``path`` read-only for sandboxed shell commands even when it lies inside the workspace."""
+        bash = self.tools["bash"]
+        bash.read_only = (*bash.read_only, path.resolve())  # type: ignore[attr-defined]
+
     def interrupt(self) -> None:
         """Stop the running tool call, if any, and refuse later ones (thread-safe)."""
         self.cancel.set()

@@ -135,3 +135,22 @@ def test_the_host_records_and_says_how_the_shell_is_confined(tmp_path: Path) -> 
     [started] = [e for e in host.session.events if e["type"] == HOST_EVENT]
     assert started["data"]["shell"]["sandbox"] == "none" and "not sandboxed" in started["data"]["shell"]["warning"]
     assert any(line.startswith("warning: the shell tool is not sandboxed") for line in said)
+
+
+@needs_bwrap
+def test_a_session_directory_inside_the_workspace_stays_read_only(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"model": "m", "responses": [{"text": "ok"}]}))
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    host = AgentHost.create(ws / "sessions", ScriptedModel(script), validate_config({}), HostOptions(workspace=ws),
+                            tasks=["hello"])  # fmt: skip
+    try:
+        before = host.writer.path.read_bytes()
+        inbox = host.writer.path.parent / "control.jsonl"
+        outcome = host.toolbox.run("bash", json.dumps({"command": f"echo junk >> {host.writer.path}; echo x > {inbox}; touch mine"}))
+        assert "Read-only file system" in outcome.text, outcome.text
+        assert host.writer.path.read_bytes() == before and not inbox.exists()
+        assert (ws / "mine").exists()
+    finally:
+        host.close()

@@ -74,14 +74,19 @@ def _bwrap_flags(workspace: Path, *, network: bool) -> list[str]:
     return flags
 
 
-def command_argv(command: str, workspace: Path, mode: ShellMode) -> list[str]:
-    """The argv that runs ``command`` with bash in ``workspace`` under ``mode``."""
+def command_argv(
+    command: str, workspace: Path, mode: ShellMode, read_only: tuple[Path, ...] = ()
+) -> list[str]:
+    """The argv that runs ``command`` with bash in ``workspace`` under ``mode``; ``read_only`` paths inside the
+    workspace (the session's own log directory, for one) stay read-only in the sandbox."""
     bash = shutil.which("bash") or "/bin/bash"
     inner = [bash, "-c", command]
     if mode.kind == "bubblewrap":
         path = bubblewrap()
         if path is not None:
-            return [path, *_bwrap_flags(workspace, network=mode.network), "--", *inner]
+            kept = [str(p) for p in read_only if p.is_relative_to(workspace) and p.exists()]
+            flags = [flag for p in kept for flag in ("--ro-bind", p, p)]
+            return [path, *_bwrap_flags(workspace, network=mode.network), *flags, "--", *inner]
     return [sys.executable, "-I", "-S", str(REAPER), *inner]
 
 

@@ -17,6 +17,7 @@ import subprocess
 import threading
 from collections.abc import Callable
 from io import BufferedReader
+from pathlib import Path
 from typing import Any
 
 from core.host.tools.base import CallContext, Param, ToolLimits, WorkspaceTool
@@ -116,6 +117,7 @@ class Bash(WorkspaceTool):
     ) -> None:
         super().__init__(workspace, limits)
         self.settings = settings
+        self.read_only: tuple[Path, ...] = ()
 
     def seconds_for(self, args: dict[str, Any]) -> float:
         """The command's own timeout (checked against ``bash_max_timeout`` in ``execute``)."""
@@ -137,7 +139,7 @@ class Bash(WorkspaceTool):
             raise ToolFailure(SANDBOX_UNAVAILABLE, f"the command was not run: {mode.warning}")
         output = CappedOutput(self.limits.output_chars)
         proc = subprocess.Popen(
-            command_argv(command, self.workspace.root, mode),
+            command_argv(command, self.workspace.root, mode, self.read_only),
             cwd=self.workspace.root,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
