@@ -174,15 +174,22 @@ def _data(event: dict[str, Any]) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def request_points(session: Session) -> list[Point]:
-    """Every request of a projected session, found through its type index.
+def request_points(
+    session: Session, start: int = 0, stop: int | None = None, clock: RequestClock | None = None
+) -> list[Point]:
+    """The requests of a projected session that went out in seqs ``start``..``stop-1``, found through its type
+    index.
 
     Only step bookkeeping, retries and the last chunk of each run of chunks are decoded, so an index-backed
-    session of a huge log answers without reading its chunks. Matches ``iter_requests`` point for point.
+    session of a huge log answers without reading its chunks. Matches ``iter_requests`` point for point. To
+    take in a growing log piece by piece, pass the same ``clock`` each time with ``start`` = the last ``stop``.
     """
+    end = session.next_seq if stop is None else stop
     items: list[tuple[int, str | None, bool]] = []  # (seq, type when known, decode it)
     prev = -2
-    for seq in session.seqs_of(("assistant/chunk",)):
+    for seq in session.seqs_of((CHUNK,), start):
+        if seq >= end:
+            break
         if seq != prev + 1:
             if prev >= 0:
                 items.append((prev, CHUNK, True))
@@ -190,13 +197,15 @@ def request_points(session: Session) -> list[Point]:
         prev = seq
     if prev >= 0:
         items.append((prev, CHUNK, True))
-    items.extend((seq, "assistant/message", False) for seq in session.seqs_of(("assistant/message",)))
-    items.extend((seq, None, True) for seq in session.seqs_of(RequestClock.TYPES - OUTPUT_TYPES))
+    items.extend((seq, "assistant/message", False) for seq in session.seqs_of(("assistant/message",), start))
+    items.extend((seq, None, True) for seq in session.seqs_of(RequestClock.TYPES - OUTPUT_TYPES, start))
     items.sort(key=lambda item: (item[0], item[2]))
-    clock = RequestClock()
+    clock = RequestClock() if clock is None else clock
     points = []
     events = session.events
     for seq, etype, decode in items:
+        if seq >= end:
+            break
         event = events[seq] if decode else {}
         etype = etype or str(event.get("type"))
         point = clock.before(seq, etype)

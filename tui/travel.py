@@ -11,7 +11,7 @@ import bisect
 import threading
 from dataclasses import dataclass
 
-from core.request import MARK_TYPES, Point, Request, request_at, request_marks, request_points
+from core.request import MARK_TYPES, Point, Request, RequestClock, request_at, request_marks, request_points
 from core.request_diff import RequestDiff, diff_requests
 from core.session import Session
 from core.timetravel import Moment, SessionAt, SurfaceTimeline, moment
@@ -47,6 +47,7 @@ class TimeTravel:
         self.points: list[Point] = []
         self.marks: dict[str, list[int]] = {etype: [] for etype in MARK_TYPES}
         self._points_upto = 0  # points and marks cover the events below this seq
+        self._clock = RequestClock()
         self._sync_lock = threading.Lock()
 
     def sync(self) -> Session:
@@ -55,11 +56,12 @@ class TimeTravel:
             session = self.live.session
             if session is not self._session:  # a reload or a replaced file: start over
                 self._session, self.timeline, self.points, self._points_upto = session, SurfaceTimeline(), [], 0
+                self._clock = RequestClock()
                 self.marks = {etype: [] for etype in MARK_TYPES}
             self.timeline.extend(session, self.live.lock)
             seen = self.timeline.seen
-            if self._points_upto != seen:
-                self.points = [p for p in request_points(session) if p.seq < seen]
+            if self._points_upto != seen:  # only what arrived since the last call is read
+                self.points.extend(request_points(session, self._points_upto, seen, self._clock))
                 for etype, seqs in request_marks(session, self._points_upto).items():
                     self.marks[etype].extend(s for s in seqs if s < seen)
                 self._points_upto = seen

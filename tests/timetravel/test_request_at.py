@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from core.log.index import IndexStore, build_index
 from core.log.reader import read_log
-from core.request import iter_requests, request_at, request_points
+from core.request import RequestClock, iter_requests, request_at, request_points
 from core.session import Session
 from core.timetravel import SurfaceTimeline
 from tests.timetravel.conftest import FIXTURE_LOGS
@@ -48,3 +50,16 @@ def test_generated_logs_through_the_index(generated_logs: list[Path]) -> None:
 
 def test_a_host_session(demo_log: Path) -> None:
     assert _check(Session.open(demo_log), demo_log) > 30
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(which=st.integers(0, len(FIXTURE_LOGS)), cuts=st.lists(st.floats(0, 1), max_size=6))
+def test_points_taken_piece_by_piece_are_the_same(demo_log: Path, which: int, cuts: list[float]) -> None:
+    session = Session.open([*FIXTURE_LOGS, demo_log][which])
+    bounds = sorted({int(c * session.next_seq) for c in cuts} | {session.next_seq})
+    clock = RequestClock()
+    pieces, start = [], 0
+    for stop in bounds:
+        pieces += request_points(session, start, stop, clock)
+        start = stop
+    assert pieces == request_points(session)
