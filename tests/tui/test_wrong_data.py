@@ -35,6 +35,8 @@ async def test_detail_pane_shows_every_character_of_a_wrapped_payload(tmp_path: 
         await settle(pilot)
         screen = main_screen(app)
         assert screen is not None
+        if not screen.query_one("#detail").display:
+            await pilot.press("d")  # folded away on a narrow screen: show it
         screen.events.go_seq(seqs["result"])
         await settle(pilot)
         view = screen.query_one("#detail-original", TextView)
