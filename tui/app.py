@@ -139,8 +139,10 @@ class TapedeckApp(ControlActions, App[None]):
         interval: float = FOLLOW_INTERVAL,
         use_watchfiles: bool = False,
         keymap_file: Path | None = None,
+        hint: str | None = None,
     ) -> None:
         super().__init__()
+        self.hint = hint  # shown once the session opens (the demo's first-run hint of which keys act)
         self.target = target
         self.follow = follow
         self.interval = interval
@@ -162,6 +164,8 @@ class TapedeckApp(ControlActions, App[None]):
             self.notify(problem, title="Keymap", severity="warning", timeout=10)
         self._restore_theme()
         self.start_host_watch()
+        if self.hint:
+            self.notify(self.hint, title="Try the controls", timeout=30)
         if is_session_log_target(self.target):
             self.open_session(self.target)
         else:

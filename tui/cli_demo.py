@@ -1,20 +1,26 @@
 """``tapedeck demo``: a scripted agent fixes a failing test in a throw-away workspace, live in the TUI.
 
 The host runs as a separate process (``tapedeck run`` with the bundled script), exactly as it would for a
-real session; the TUI follows its log and sends operator requests through the control inbox. Quitting the
-TUI asks the host to stop through that same inbox.
+real session; the TUI follows its log and sends operator requests through the control inbox. The host lives only
+as long as the TUI: quitting asks it to stop through the inbox, a closed terminal (SIGHUP) quits the TUI the same
+way, and if the TUI process dies anyway the kernel kills the host (``PR_SET_PDEATHSIG``). The throw-away
+workspace is removed on exit unless ``--keep``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from core.cli.common import guarded
@@ -25,8 +31,9 @@ from core.host.demo_workspace import create_demo_workspace
 from core.log.layout import default_sessions_root, log_path
 from tui.cli import TUI_COMMANDS
 
-BASE_PACE = 0.8  # seconds between steps at --speed 1
+BASE_PACE = 1.5  # seconds between steps at --speed 1: time for a newcomer to try the controls
 BASE_CHUNK_DELAY = 0.004
+PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 def host_command(args: argparse.Namespace, workspace: Path, script: Path, session_id: str, linger: bool) -> list[str]:
@@ -43,30 +50,49 @@ def host_command(args: argparse.Namespace, workspace: Path, script: Path, sessio
     return cmd
 
 
-def _prepare(args: argparse.Namespace) -> tuple[Path, Path]:
+def _prepare(args: argparse.Namespace) -> tuple[Path, Path, Path]:
     if args.speed < 0:
         raise TapedeckError(f"--speed must be 0 (no pauses) or positive, not {args.speed}")
     scratch = Path(tempfile.mkdtemp(prefix="tapedeck-demo-"))
     workspace = Path(args.workspace).expanduser().resolve() if args.workspace else scratch / "workspace"
     if workspace.exists() and any(workspace.iterdir()):
+        shutil.rmtree(scratch)
         raise TapedeckError(f"--workspace {workspace} is not empty; the demo writes its own project there")
     create_demo_workspace(workspace)
-    return workspace, write_script(scratch / "demo-script.json")
+    return scratch, workspace, write_script(scratch / "demo-script.json")
+
+
+def _die_with_parent() -> None:
+    """In the host child: the kernel sends SIGTERM when the demo process dies, however it dies (Linux)."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def run_demo(args: argparse.Namespace) -> int:
-    """Run the demo with or without the TUI."""
-    workspace, script = _prepare(args)
+    """Run the demo with or without the TUI; the host never outlives it, the scratch files only with --keep."""
+    scratch, workspace, script = _prepare(args)
     session_id = f"demo-{uuid.uuid4().hex[:12]}"
     log = log_path(Path(args.sessions_root), str(workspace), session_id, args.zstd)
-    if args.no_tui:
-        print(f"workspace {workspace}\nlog {log}", flush=True)
-        return subprocess.call(host_command(args, workspace, script, session_id, linger=False))
+    try:
+        if args.no_tui:
+            print(f"workspace {workspace}\nlog {log}", flush=True)
+            return subprocess.call(host_command(args, workspace, script, session_id, linger=False))
+        _watch(args, workspace, script, session_id, log, lambda: _cleanup(args, scratch, workspace, log))
+        return 0
+    finally:
+        _cleanup(args, scratch, workspace, log)
+
+
+def _watch(
+    args: argparse.Namespace, workspace: Path, script: Path, session_id: str, log: Path, cleanup: Callable[[], None]
+) -> None:
     host = subprocess.Popen(
         host_command(args, workspace, script, session_id, linger=True),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
+        preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl call, before exec
     )
     try:
         deadline = time.monotonic() + 20
@@ -75,12 +101,32 @@ def run_demo(args: argparse.Namespace) -> int:
                 raise TapedeckError(f"the demo host did not start (exit code {host.poll()}); try --no-tui")
             time.sleep(0.05)
         from tui.app import TapedeckApp
+        from tui.screens.control import FIRST_RUN_HINT
 
-        TapedeckApp(log, follow=True).run()
+        def hangup(*_: object) -> None:
+            # The terminal is gone, and the TUI with it: stop the host and clean up here, then leave at once.
+            _stop(host, log)
+            cleanup()
+            os._exit(128 + signal.SIGHUP)
+
+        previous = signal.signal(signal.SIGHUP, hangup)
+        try:
+            TapedeckApp(log, follow=True, hint=FIRST_RUN_HINT).run()
+        finally:
+            signal.signal(signal.SIGHUP, previous)
     finally:
         _stop(host, log)
-    print(f"demo log kept at {log}\nworkspace {workspace}")
-    return 0
+
+
+def _cleanup(args: argparse.Namespace, scratch: Path, workspace: Path, log: Path) -> None:
+    lines = [f"demo log kept at {log}"]
+    if args.keep:
+        lines.append(f"workspace kept at {workspace} (--keep)")
+    else:
+        shutil.rmtree(scratch, ignore_errors=True)
+        lines.append(f"workspace {workspace} " + ("kept (yours)" if args.workspace else "removed"))
+    with contextlib.suppress(OSError):  # the terminal may be gone
+        print("\n".join(lines), flush=True)
 
 
 def _stop(host: subprocess.Popen[bytes], log: Path) -> None:
@@ -110,4 +156,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--sessions-root", default=str(default_sessions_root()), help="where the log goes (default: %(default)s)"
     )
     p.add_argument("--zstd", action="store_true", help="write the log zstd-compressed")
+    p.add_argument("--keep", action="store_true", help="keep the throw-away workspace and script after the demo")
     p.set_defaults(handler=guarded(run_demo))

@@ -105,7 +105,7 @@ def test_fixture_navigation_surface_search_help_and_quit(
     pane.keys("n")
     pane.wait_for(lambda s: "1/" in s and "matches for 'SNAPSHOT_OK'" in s, "the first match selected")
     pane.keys("?")
-    pane.wait_for(lambda s: "tapedeck keys" in s and "main.search" in s, "the help screen")
+    pane.wait_for(lambda s: "tapedeck keys" in s and "control.pause" in s, "the help screen")
     pane.keys("Escape")
     pane.wait_for(lambda s: "tapedeck keys" not in s and "FULL LOG" in s, "the main screen again")
     pane.keys("q")
@@ -119,7 +119,7 @@ def test_live_log_appends_show_and_truncation_resyncs(tmux: Callable[..., Tmux],
     path.write_bytes(log.lines([log.header, *log.events[:12]]))
     pane = tmux("watch", str(path), "--interval", "0.05")
     pane.wait_for(lambda s: "index ready" in s and "following" in s, "the followed log")
-    assert "tapedeck host" in pane.screen()
+    assert "host running" in pane.screen()
 
     append(path, log, 12)
     pane.wait_for(lambda s: "fix the failure" in s and "37 events" in s, "the appended turn")
