@@ -129,3 +129,13 @@ def test_read_file_streams_a_huge_single_line(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     peak_mb = int(done.stdout)
     assert peak_mb < 150, f"read_file peaked at {peak_mb} MB for a {size >> 20} MB line"
+
+
+def test_edit_file_refuses_a_file_too_large_to_hold(tmp_path: Path) -> None:
+    with open(tmp_path / "huge.txt", "wb") as f:
+        f.write(b"needle\n" + b"text\n" * 4096)  # text where the binary sniff looks, sparse after
+        f.truncate(64 * 1024 * 1024)
+    outcome = _tools(tmp_path)["edit_file"].run({"path": "huge.txt", "old_text": "needle", "new_text": "pin"})
+    assert outcome.is_error and outcome.error_code == "INVALID_ARGUMENTS" and "bash" in outcome.text
+    with open(tmp_path / "huge.txt", "rb") as f:
+        assert f.read(7) == b"needle\n"

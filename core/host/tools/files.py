@@ -23,11 +23,19 @@ from core.host.tools.outcome import (
 from core.host.tools.textfile import check_text, numbered_lines
 
 MAX_LINES_LISTED = 10
+EDIT_MAX_BYTES = 16 << 20
 
 
 def _read_text(tool: WorkspaceTool, path: Path, raw: str) -> str:
     with tool.workspace.open_file(path, raw) as fd:
         check_text(fd, raw, tool.name)
+        size = os.fstat(fd).st_size
+        if size > EDIT_MAX_BYTES:
+            raise ToolFailure(
+                INVALID_ARGUMENTS,
+                f"{raw!r} is {size / 2**20:.0f} MiB; {tool.name} holds a whole file in memory and takes files up "
+                f"to {EDIT_MAX_BYTES >> 20} MiB: change a larger one with bash (sed, a script)",
+            )
         with os.fdopen(os.dup(fd), "rb") as f:
             data = f.read()
     try:
