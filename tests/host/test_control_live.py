@@ -121,6 +121,23 @@ def test_stop_aborts_the_model_stream_in_flight(tmp_path: Path, server: ChatServ
     assert read_host_state(run.log).state == "exited"
 
 
+def test_stop_kills_a_running_tool_and_its_setsid_children(tmp_path: Path, server: ChatServer) -> None:
+    beat = tmp_path / "ws" / "beat.txt"  # a detached grandchild appends to it until something kills it
+    server.push(_tool_reply("setsid sh -c 'while true; do echo x >> beat.txt; sleep 0.05; done' & sleep 60"))
+    run = Running(tmp_path, server, ["run the job"])
+    _wait(lambda: beat.exists() and beat.stat().st_size > 10)
+    rid = run.send("stop", {})
+    run.join()
+
+    assert run.outcome(rid)["data"]["outcome"] == "applied"  # type: ignore[index]
+    [result] = run.events("tool/result")
+    assert result["data"]["error"]["code"] == "ABORTED"
+    assert run.events("turn/end")[0]["data"]["reason"]["kind"] == "aborted"
+    size = beat.stat().st_size
+    time.sleep(0.5)
+    assert beat.stat().st_size == size  # the setsid grandchild is gone too
+
+
 def test_pause_mid_stream_holds_before_the_tool_call_and_resume_goes_on(
     tmp_path: Path, server: ChatServer
 ) -> None:
