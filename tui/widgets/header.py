@@ -103,16 +103,18 @@ class SessionHeader(Static):
             f"  phase {route.get('phase') or '-'}",
             f"  class {route.get('taskClass') or '-'}",
         )
+        # what matters most comes first: a narrow terminal cuts the end of the line
         line2 = Text.assemble(
-            (f"session {live.session.id or '?'}", "dim"),
-            f"  {max(shown, live.count)} events  {len(live.session.surface)} surface nodes  ",
+            f"{max(shown, live.count)} events  ",
             host_label(live),
             "  ",
             (load_state(live), "bold green" if live.ready else "bold yellow"),
+            f"  {len(live.session.surface)} surface nodes",
         )
         cost = cost_label(live)
         if cost:
             line2.append(f"  {cost}", style="bold")
+        line2.append(f"  session {live.session.id or '?'}", style="dim")
         if live.error:
             line2.append(f"  {live.error}", style="bold red")
         self.update(Text("\n").join([line1, line2]), layout=False)
