@@ -312,6 +312,7 @@ class LiveSession:
     def run(self) -> None:
         """Load, then follow until ``stop``; every failure ends up in ``error`` and a message, never a raise."""
         try:
+            self.check_host()  # known before the first paint: the header never guesses the host's state
             tailer = self._load()
             while tailer is not None and self.follow and not self.stop_event.is_set():
                 tailer = self._follow(tailer)

@@ -68,8 +68,9 @@ def host_label(live: LiveSession) -> tuple[str, str]:
     """The host-state field: ``host running``, ``host paused`` …, ``host exited`` or ``read-only``."""
     if live.facts.host is None:
         return "read-only", "yellow"
-    state = live.host.state if live.host.state != "none" else "running"
-    return f"host {state}", _HOST_STYLE.get(state, "bold red")
+    if live.host.state == "none":  # not read yet
+        return "tapedeck host", "green"
+    return f"host {live.host.state}", _HOST_STYLE.get(live.host.state, "bold red")
 
 
 class SessionHeader(Static):
