@@ -105,10 +105,11 @@ def test_cli_prints_exactly_what_the_model_receives(
     assert json.loads(out) == {"tool": tool, "arguments": arguments, "text": expected.text}
 
 
-def test_cli_errors_are_the_tool_errors(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_errors_are_for_a_person(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "expand", str(log), "--seq", "11")
-    expected = run_recall_tool(Session.open(log), "expand_result", {"seq": 11})
-    assert expected.is_error and (code, out, err) == (2, "", f"tapedeck: {expected.text}\n")
+    model_text = run_recall_tool(Session.open(log), "expand_result", {"seq": 11})
+    assert model_text.is_error and (code, out) == (2, "") and err != f"tapedeck: {model_text.text}\n"
+    assert err.startswith("tapedeck: --seq needs --format-version 4")  # the model's text names JSON fields
     code, _, err = run(capsys, "recall", "turn", str(log), "7")
     assert (code, err) == (2, "tapedeck: no recorded turn 7 in this session (sealed turns: 1, 2)\n")
     code, _, err = run(capsys, "recall", "turn", str(log.parent / "missing.jsonl"), "1")
