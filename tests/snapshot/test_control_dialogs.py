@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -19,12 +18,6 @@ from tui.screens.folds import FoldsScreen
 
 SIZE = (150, 42)
 Snap = Callable[..., bool]
-
-
-@pytest.fixture(autouse=True)
-def _fixed_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("TMUX", raising=False)
-    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
 
 
 def _keys(*keys: str) -> Callable[[Pilot[None]], object]:

@@ -7,7 +7,6 @@ import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import pytest
 from textual.pilot import Pilot
 
 from tests.tui.logs import Log, append, policy_log
@@ -16,12 +15,6 @@ from tui.screens.browser import BrowserScreen
 
 SIZE = (150, 42)
 Snap = Callable[..., bool]
-
-
-@pytest.fixture(autouse=True)
-def _fixed_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("TMUX", raising=False)
-    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
 
 
 def steps(

@@ -51,12 +51,6 @@ CASES: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type | None]
 }
 
 
-@pytest.fixture(autouse=True)
-def _fixed_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("TMUX", raising=False)
-    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
-
-
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("case", list(CASES))
 def test_screen_fits(snap_compare: Any, tmp_path: Path, case: str, size: tuple[int, int]) -> None:
