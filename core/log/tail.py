@@ -24,6 +24,9 @@ from core.log.layout import is_compressed
 # append-to-screen. 2 ms instead of 5 ms took ~2 ms off the p50 in bench/tui.py for about 1.2% more of a core
 # while idle (4.8% against 3.6%, whole app, measured in tmux); watchfiles' own 20 ms settle window would cost more.
 FOLLOW_INTERVAL = 0.002
+# A burst of changes under a watched tree (a log created, then its header and first lines written) settles for
+# this long before one wake-up, so a busy host does not cause a rescan per write.
+DEBOUNCE_MS = 300
 FINGERPRINT = 256  # bytes kept from the start and from the end of what was read, to notice a rewrite
 READ_CHUNK = 1 << 20  # bytes per read and decode call: a loader thread leaves the GIL to the UI between them
 
@@ -230,25 +233,50 @@ def wakeups(
     wanted, the generator simply yields every ``interval`` seconds. Wake-ups may be spurious; none is lost.
     """
     target = Path(path)
+    parent = target.parent if target.parent.exists() else Path(target.anchor or "/")
     if use_watchfiles:
-        try:
-            import watchfiles
+        yield from _watch(parent, stop, interval, recursive=False, debounce_ms=20, on_timeout=True)
+    else:
+        yield from _poll(stop, interval)
 
-            parent = target.parent if target.parent.exists() else Path(target.anchor or "/")
-            for _changes in watchfiles.watch(
-                parent,
-                stop_event=stop,
-                rust_timeout=int(interval * 1000),
-                yield_on_timeout=True,
-                debounce=20,
-                step=20,
-                recursive=False,
-                raise_interrupt=False,
-                watch_filter=None,
-            ):
-                yield None
-            return
-        except (OSError, RuntimeError, ImportError):
-            pass  # fall back to plain polling below
+
+def changes_under(root: str | os.PathLike[str], stop: threading.Event, interval: float) -> Iterator[None]:
+    """Yield once per settled burst of changes anywhere under ``root``, until ``stop`` is set.
+
+    Changes are gathered for ``DEBOUNCE_MS`` before one wake-up. Where ``watchfiles`` cannot run (or ``root`` does
+    not exist yet), the generator yields every ``interval`` seconds instead. Wake-ups may be spurious.
+    """
+    base = Path(root)
+    if base.is_dir():
+        yield from _watch(base, stop, interval, recursive=True, debounce_ms=DEBOUNCE_MS, on_timeout=False)
+    else:
+        yield from _poll(stop, interval)
+
+
+def _watch(
+    directory: Path, stop: threading.Event, interval: float, recursive: bool, debounce_ms: int, on_timeout: bool
+) -> Iterator[None]:
+    try:
+        import watchfiles
+
+        for _changes in watchfiles.watch(
+            directory,
+            stop_event=stop,
+            rust_timeout=int(interval * 1000),
+            yield_on_timeout=on_timeout,
+            debounce=debounce_ms,
+            step=20,
+            recursive=recursive,
+            raise_interrupt=False,
+            watch_filter=None,
+        ):
+            yield None
+        return
+    except (OSError, RuntimeError, ImportError):
+        pass  # fall back to plain polling below
+    yield from _poll(stop, interval)
+
+
+def _poll(stop: threading.Event, interval: float) -> Iterator[None]:
     while not stop.wait(interval):
         yield None

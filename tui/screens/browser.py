@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import threading
 from pathlib import Path
 
 from textual import work
@@ -13,6 +14,7 @@ from textual.widgets import DataTable, Static
 
 from core.host_state import read_host_state
 from core.log.layout import SessionRef, discover_sessions, session_tree
+from core.log.tail import changes_under
 from core.summary import human_chars
 from tui.screens.control import HOST_POLL_SECONDS
 from tui.widgets.footer import PriorityFooter
@@ -34,8 +36,12 @@ def created_label(ms: int) -> str:
     return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%Y-%m-%d %H:%M")
 
 
+# Without change notification (no watchfiles, or the root does not exist yet) the root is rescanned this often.
+ROOT_POLL_SECONDS = 2.0
+
+
 class BrowserScreen(Screen[None]):
-    """Pick a session; Enter opens it, ``R`` rescans the root."""
+    """Pick a session; Enter opens it, ``R`` rescans the root; any change under the root rescans it by itself."""
 
     BINDINGS = [
         Binding("enter", "open", "Open", id="browser.open"),
@@ -48,6 +54,8 @@ class BrowserScreen(Screen[None]):
         self.paths: dict[str, Path] = {}
         self.scanning = False  # a rescan is running; the table shows the previous result until it lands
         self.states: dict[str, tuple[str, str]] = {}  # path -> (host state, last activity) as shown
+        self._rescan_due = False  # the root changed while a scan was running: scan again when it lands
+        self._stop_watch = threading.Event()
 
     def compose(self) -> ComposeResult:
         """Title, table, footer."""
@@ -64,6 +72,11 @@ class BrowserScreen(Screen[None]):
         self.query_one(DataTable).focus()
         self.action_rescan()
         self.set_interval(HOST_POLL_SECONDS, self._poll_states)
+        self._watch_root()
+
+    def on_unmount(self) -> None:
+        """Stop watching the root."""
+        self._stop_watch.set()
 
     def action_rescan(self) -> None:
         """Look for sessions again (in a worker: it reads every log's header)."""
@@ -71,10 +84,24 @@ class BrowserScreen(Screen[None]):
         self.scanning = True
         self._scan()
 
+    @work(thread=True, group="browse-watch", exit_on_error=False)
+    def _watch_root(self) -> None:
+        for _ in changes_under(self.root, self._stop_watch, ROOT_POLL_SECONDS):
+            self.app.call_from_thread(self._root_changed)
+
+    def _root_changed(self) -> None:
+        if self.scanning:
+            self._rescan_due = True
+        else:
+            self.scanning = True  # the status line keeps the last result: a live rescan is quiet
+            self._scan()
+
     @work(thread=True, exclusive=True, group="browse", exit_on_error=False)
     def _scan(self) -> None:
-        refs = discover_sessions(self.root)
-        self.app.call_from_thread(self._show, session_tree(refs), {str(r.path): _state(r.path) for r in refs})
+        skipped: list[str] = []
+        refs = discover_sessions(self.root, skipped)
+        states = {str(r.path): _state(r.path) for r in refs}
+        self.app.call_from_thread(self._show, session_tree(refs), states, skipped)
 
     def _poll_states(self) -> None:
         if not self.scanning and self.paths:
@@ -93,8 +120,11 @@ class BrowserScreen(Screen[None]):
                 table.update_cell(key, self._host_col, state)
                 table.update_cell(key, self._active_col, active)
 
-    def _show(self, rows: list[tuple[SessionRef, int]], states: dict[str, tuple[str, str]]) -> None:
+    def _show(
+        self, rows: list[tuple[SessionRef, int]], states: dict[str, tuple[str, str]], skipped: list[str]
+    ) -> None:
         table = self.query_one(DataTable)
+        current = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value if table.row_count else None
         table.clear()
         self.paths = {}
         self.states = dict(states)
@@ -113,9 +143,14 @@ class BrowserScreen(Screen[None]):
                 created_label(ref.created_at),
                 key=key,
             )
+        if current in self.paths:
+            table.move_cursor(row=table.get_row_index(current), scroll=False)
         status = f"{len(rows)} session{'' if len(rows) == 1 else 's'}" if rows else f"no sessions found under {self.root}"
-        self.query_one("#browser-status", Static).update(status)
+        self.query_one("#browser-status", Static).update("; ".join([status, *skipped]))
         self.scanning = False
+        if self._rescan_due:
+            self._rescan_due = False
+            self._root_changed()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter or click on a row opens it."""

@@ -1,0 +1,104 @@
+"""The session browser follows its root: new sessions and size changes show without a rescan key."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable
+
+from tests.tui.logs import Log, policy_log
+from tests.tui.pilot import make_app, settle, until
+from tui.screens.browser import BrowserScreen
+
+WAIT = 20.0  # generous: the watcher debounces and the machine is shared
+
+
+def _write(root: Path, name: str, turns: int = 1) -> Path:
+    log = Log({**policy_log().header, "id": name})
+    for n in range(1, turns + 1):
+        log.turn(n, f"prompt {n} of {name}", "ok")
+    return log.write(root / "--w--" / name / "session.jsonl")
+
+
+def _cell(screen: BrowserScreen, key: str, column: int) -> str:
+    return str(screen.query_one(DataTable).get_row(key)[column])
+
+
+@pytest.mark.anyio
+async def test_a_session_created_after_opening_appears_and_keeps_the_cursor(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    first = _write(root, "first-1")
+    os.utime(first, (1_000_000, 1_000_000))
+    app = make_app(root)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, BrowserScreen) and list(screen.paths) == [str(first)]
+        new = _write(root, "second-2")  # newest: sorts above the one under the cursor
+        await until(pilot, lambda: str(new) in screen.paths, timeout=WAIT)
+        await settle(pilot)
+        table = screen.query_one(DataTable)
+        assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == str(first)
+
+
+@pytest.mark.anyio
+async def test_a_growing_session_shows_its_new_size(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    path = _write(root, "grow-1")
+    app = make_app(root)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, BrowserScreen)
+        before = _cell(screen, str(path), 5)
+        _write(root, "grow-1", turns=40)
+        await until(pilot, lambda: _cell(screen, str(path), 5) != before, timeout=WAIT)
+
+
+@pytest.fixture
+def nobody() -> Iterator[int]:
+    """The uid to drop to for a read that root would not be refused."""
+    if os.geteuid() != 0:
+        yield os.geteuid()
+        return
+    try:
+        yield pwd.getpwnam("nobody").pw_uid
+    except KeyError:
+        pytest.skip("running as root and there is no 'nobody' user to drop privileges to")
+
+
+@pytest.mark.anyio
+async def test_an_unreadable_project_directory_is_noted(nobody: int) -> None:
+    base = Path(tempfile.mkdtemp(prefix="tapedeck-browser-"))  # not under pytest's root-only 0700 tmp dir
+    try:
+        os.chmod(base, 0o755)
+        root = base / "sessions"
+        _write(root, "fine-1")
+        locked = root / "--locked--"
+        locked.mkdir()
+        for d in (root, root / "--w--", root / "--w--" / "fine-1"):
+            os.chmod(d, 0o755)
+        os.chmod(root / "--w--" / "fine-1" / "session.jsonl", 0o644)
+        os.chmod(locked, 0)
+        app = make_app(root)
+        os.seteuid(nobody)  # every thread of the process: the scan worker cannot list the locked directory
+        try:
+            async with app.run_test(size=(150, 40)) as pilot:
+                await settle(pilot)
+                screen = app.screen
+                assert isinstance(screen, BrowserScreen) and len(screen.paths) == 1
+                status = str(screen.query_one("#browser-status").render())
+                assert f"skipped {locked}" in status and "ermission denied" in status
+        finally:
+            os.seteuid(os.getuid())
+    finally:
+        locked = base / "sessions" / "--locked--"
+        if locked.exists():
+            os.chmod(locked, 0o755)
+        shutil.rmtree(base)
