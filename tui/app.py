@@ -223,6 +223,12 @@ class TapedeckApp(ControlActions, App[None]):
         self.run_worker(live.run, thread=True, group="live", exit_on_error=False, name=f"live {path.name}")
         self.push_screen(MainScreen(live))
 
+    def switch_session(self, path: Path) -> None:
+        """Show ``path`` in place of the session on the top main screen (the parent/child jump)."""
+        if isinstance(self.screen, MainScreen):
+            self.pop_screen()
+        self.open_session(path)
+
     def close_session(self) -> None:
         """Stop following the current log (its main screen is popped by the caller)."""
         if self.live is not None:

@@ -17,6 +17,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from core.diagnostics import Diagnostic
+from core.log.lineage import child_log, parent_log, spawn_index
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen
 from tui.screens.request import RequestScreen
@@ -157,6 +158,8 @@ class MainScreen(Screen[None]):
         Binding("L", "live", "Back to live", show=False, id="main.live"),
         Binding("R", "request", "Request view", show=False, id="main.request"),
         Binding(TIME_KEY, "toggle_time", "Time of day/ago", show=False, id="main.time"),
+        Binding("J", "open_child", "Open subagent child", show=False, id="main.open_child"),
+        Binding("u", "open_parent", "Back to parent session", show=False, id="main.open_parent"),
     ]
     LEGEND = main_legend()
 
@@ -546,6 +549,49 @@ class MainScreen(Screen[None]):
     def _copied(self, seq: int, form: str, text: str) -> None:
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied seq {seq} as {form} ({len(text)} chars).", timeout=3)
+
+    # subagent lineage ---------------------------------------------------------------------------------------
+    def action_open_child(self) -> None:
+        """On a subagent spawn row, open the child session it started."""
+        seq = self.events.current_seq
+        if seq is None:
+            self.notify("Select a subagent spawn row first.", timeout=3)
+            return
+        self._find_child(seq)
+
+    @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
+    def _find_child(self, seq: int) -> None:
+        live = self.live
+        calls = ((at, live.event(at)) for at in live.session.seqs_of(["tool/call"]))
+        index = spawn_index(calls, seq)
+        if index is None:
+            self.app.call_from_thread(self.notify, "This row is not a subagent spawn.", timeout=3)
+            return
+        path = child_log(live.path, live.session.id, index)
+        if path is None:
+            self.app.call_from_thread(
+                self.notify, "No child session for this spawn under this sessions root.", timeout=5
+            )
+            return
+        self.app.call_from_thread(self.app.switch_session, path)  # type: ignore[attr-defined]
+
+    def action_open_parent(self) -> None:
+        """In a subagent child session, go back to its parent session."""
+        parent = self.live.session.header.get("parentSession")
+        if not isinstance(parent, str) or not parent:
+            self.notify("This session has no parent.", timeout=3)
+            return
+        self._find_parent(parent)
+
+    @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
+    def _find_parent(self, parent: str) -> None:
+        path = parent_log(self.live.path, parent)
+        if path is None:
+            self.app.call_from_thread(
+                self.notify, f"Parent session {parent} is not under this sessions root.", timeout=5
+            )
+            return
+        self.app.call_from_thread(self.app.switch_session, path)  # type: ignore[attr-defined]
 
     # time travel ------------------------------------------------------------------------------------------
     def action_time_travel(self) -> None:

@@ -73,6 +73,12 @@ def host_label(live: LiveSession) -> tuple[str, str]:
     return f"host {live.host.state}", _HOST_STYLE.get(live.host.state, "bold red")
 
 
+def lineage_label(live: LiveSession) -> str:
+    """`` child of <parent id>`` for a subagent child session, else empty."""
+    parent = live.session.header.get("parentSession")
+    return f"  child of {parent}" if isinstance(parent, str) and parent else ""
+
+
 class SessionHeader(Static):
     """Two lines at the top of the main screen."""
 
@@ -96,6 +102,7 @@ class SessionHeader(Static):
         line1 = Text.assemble(
             ("tapedeck ", "bold"),
             (title, "bold reverse"),
+            (lineage_label(live), "bold magenta"),
             "  ",
             (provider_model(live), "cyan"),
             "  ",
