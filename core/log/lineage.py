@@ -1,19 +1,30 @@
 """Subagent lineage: from a parent's spawn event to the child's log, and from a child back to its parent.
 
 A DSH parent log records a spawn as a ``tool/call`` named ``subagent``; it does not name the child. The child's
-header names its parent (``parentSession``). So the Nth spawn call of a parent is matched to its Nth child,
-children ordered by ``createdAt``, all found under the sessions root that holds the parent.
+header names its parent (``parentSession``), and its ``subagent/descriptor`` event carries a ``label``: the
+``description`` argument of the spawn call that started it. A spawn is matched to the child whose label is its
+description (the k-th spawn of a description to the k-th child of that label, children ordered by
+``createdAt``); spawns and children left over are paired in order. All children are found under the sessions
+root that holds the parent.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from core.log.layout import SessionRef, discover_sessions
+import orjson
+
+from core.errors import LogFormatError
+from core.log.decoder import LogDecoder
+from core.log.layout import SessionRef, discover_sessions, is_compressed, resolve_log_path
 
 SPAWN_TOOL = "subagent"
+DESCRIPTOR = "subagent/descriptor"
+LABEL_ARG = "description"  # the spawn argument DSH copies into the child's descriptor label
+LABEL_SCAN_BYTES = 1 << 20  # the descriptor is written before the child's first step: read no further
+_READ = 1 << 16
 
 
 def is_spawn(event: dict[str, Any] | None) -> bool:
@@ -24,16 +35,63 @@ def is_spawn(event: dict[str, Any] | None) -> bool:
     return isinstance(data, dict) and data.get("name") == SPAWN_TOOL
 
 
-def spawn_index(tool_calls: Iterable[tuple[int, dict[str, Any] | None]], seq: int) -> int | None:
-    """The 0-based ordinal of spawn ``seq`` among the log's spawns, given its ``(seq, event)`` tool calls in
-    seq order; None when ``seq`` is not a spawn."""
-    index = 0
-    for at, event in tool_calls:
-        if not is_spawn(event):
-            continue
-        if at == seq:
-            return index
-        index += 1
+def spawn_label(event: dict[str, Any]) -> str | None:
+    """The ``description`` argument of a spawn call (arguments as an object or a JSON string), or None."""
+    data = event.get("data")
+    args = data.get("arguments") if isinstance(data, dict) else None
+    if isinstance(args, str):
+        try:
+            args = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            return None
+    label = args.get(LABEL_ARG) if isinstance(args, dict) else None
+    return label if isinstance(label, str) and label else None
+
+
+def spawns(tool_calls: Iterable[tuple[int, dict[str, Any] | None]]) -> list[tuple[int, str | None]]:
+    """``(seq, description)`` of every spawn among a log's ``(seq, event)`` tool calls, in seq order."""
+    return [(at, spawn_label(event)) for at, event in tool_calls if event is not None and is_spawn(event)]
+
+
+def match_spawns(spawn_labels: Sequence[str | None], child_labels: Sequence[str | None]) -> list[int | None]:
+    """For each spawn (by its description), the index of its child (children oldest first), or None.
+
+    The k-th spawn of a description gets the k-th child carrying that label; spawns without a labelled match
+    then take the children left over, both in order. Each child is given to at most one spawn.
+    """
+    out: list[int | None] = [None] * len(spawn_labels)
+    free = list(range(len(child_labels)))
+    for i, label in enumerate(spawn_labels):
+        hit = next((c for c in free if label is not None and child_labels[c] == label), None)
+        if hit is not None:
+            out[i] = hit
+            free.remove(hit)
+    for i in range(len(spawn_labels)):
+        if out[i] is None and free:
+            out[i] = free.pop(0)
+    return out
+
+
+def descriptor_label(log: Path) -> str | None:
+    """The ``label`` of a child log's ``subagent/descriptor`` event (read from the log's head), or None."""
+    try:
+        path = resolve_log_path(log)
+    except LogFormatError:
+        return None
+    decoder = LogDecoder(str(path), is_compressed(path), lazy_rows=True)
+    read = 0
+    try:
+        with open(path, "rb") as f:
+            while read < LABEL_SCAN_BYTES and (chunk := f.read(_READ)):
+                read += len(chunk)
+                for event in decoder.feed(chunk).events:
+                    if isinstance(event, dict) and event.get("type") == DESCRIPTOR:
+                        label = (event.get("data") or {}).get("label")
+                        return label if isinstance(label, str) and label else None
+                if decoder.fatal:
+                    return None
+    except OSError:
+        return None
     return None
 
 
@@ -48,10 +106,14 @@ def children_of(parent_id: str, root: Path) -> list[SessionRef]:
     return sorted(kids, key=lambda r: (r.created_at, str(r.path)))
 
 
-def child_log(parent_log: Path, parent_id: str, spawn_index: int) -> Path | None:
-    """The log of the child started by the parent's ``spawn_index``-th spawn call (0-based), None if not found."""
+def child_log(parent_log: Path, parent_id: str, spawn_list: Sequence[tuple[int, str | None]], seq: int) -> Path | None:
+    """The log of the child started by spawn ``seq`` (one of ``spawn_list``, from ``spawns``), None if not found."""
+    at = next((i for i, (s, _) in enumerate(spawn_list) if s == seq), None)
+    if at is None:
+        return None
     kids = children_of(parent_id, sessions_root_of(parent_log))
-    return kids[spawn_index].path if 0 <= spawn_index < len(kids) else None
+    matched = match_spawns([label for _, label in spawn_list], [descriptor_label(k.path) for k in kids])[at]
+    return None if matched is None else kids[matched].path
 
 
 def parent_log(child_log_path: Path, parent_id: str) -> Path | None:

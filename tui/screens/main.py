@@ -17,7 +17,7 @@ from textual.widgets import Static
 from textual.worker import get_current_worker
 
 from core.diagnostics import Diagnostic
-from core.log.lineage import child_log, parent_log, spawn_index
+from core.log.lineage import child_log, parent_log, spawns
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen
 from tui.screens.request import RequestScreen
@@ -563,11 +563,11 @@ class MainScreen(Screen[None]):
     def _find_child(self, seq: int) -> None:
         live = self.live
         calls = ((at, live.event(at)) for at in live.session.seqs_of(["tool/call"]))
-        index = spawn_index(calls, seq)
-        if index is None:
+        found = spawns(calls)
+        if all(at != seq for at, _ in found):
             self.app.call_from_thread(self.notify, "This row is not a subagent spawn.", timeout=3)
             return
-        path = child_log(live.path, live.session.id, index)
+        path = child_log(live.path, live.session.id, found, seq)
         if path is None:
             self.app.call_from_thread(
                 self.notify, "No child session for this spawn under this sessions root.", timeout=5
