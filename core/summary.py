@@ -169,11 +169,31 @@ def _chunk(event: dict[str, Any], data: dict[str, Any]) -> str:
     return str(ctype)
 
 
+ABORT_CAUSES = {  # what ended an aborted turn (DSH's reason.reason.kind), as the end of a sentence
+    "user": " by the user",
+    "parent": " by its parent session",
+    "hook": " by a hook",
+    "disposed": ", the session was closed",
+    "legacy": " (an older log, no cause recorded)",
+}
+
+
 def _turn_end(event: dict[str, Any], data: dict[str, Any]) -> str:
-    reason = data.get("reason") or {}
-    detail = reason.get("error") or reason.get("reason") or {}
-    more = f" ({detail.get('code') or detail.get('kind')}: {detail.get('message', '')})" if detail else ""
-    return f"turn {data.get('turn')} ended: {reason.get('kind')}{more}"
+    reason = data.get("reason") if isinstance(data.get("reason"), dict) else {}
+    kind = reason.get("kind")
+    head = f"turn {data.get('turn')} ended: {in_words(kind)}"
+    error = reason.get("error")
+    if kind == "error" and isinstance(error, dict):
+        text = f"{head} {error['code']}" if error.get("code") else head
+        return f"{text}: {error['message']}" if error.get("message") else text
+    cause = reason.get("reason")
+    if kind == "aborted" and isinstance(cause, dict):
+        cause_kind = cause.get("kind")
+        words = ABORT_CAUSES.get(str(cause_kind), f" ({in_words(cause_kind)})")
+        why = cause.get("reason")
+        detail = f" ({why if isinstance(why, str) else in_words(why)})" if why else ""
+        return f"{head}{words}{detail}"
+    return head
 
 
 def _request_header(event: dict[str, Any], data: dict[str, Any]) -> str:

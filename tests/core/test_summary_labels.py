@@ -37,3 +37,22 @@ def test_in_words() -> None:
     assert in_words(None) == "none"
     assert in_words([1, 2.25, True]) == "1, 2.25, yes"
     assert in_words({"a": {"b": None}}) == "a: (b: none)"
+
+
+@pytest.mark.parametrize(
+    ("reason", "text"),
+    [
+        ({"kind": "completed"}, "turn 1 ended: completed"),
+        ({"kind": "aborted", "reason": {"kind": "user"}}, "turn 1 ended: aborted by the user"),
+        ({"kind": "aborted", "reason": {"kind": "parent"}}, "turn 1 ended: aborted by its parent session"),
+        ({"kind": "aborted", "reason": {"kind": "hook", "reason": "policy said no"}}, "turn 1 ended: aborted by a hook (policy said no)"),
+        ({"kind": "aborted", "reason": {"kind": "disposed"}}, "turn 1 ended: aborted, the session was closed"),
+        ({"kind": "aborted", "reason": {"kind": "legacy"}}, "turn 1 ended: aborted (an older log, no cause recorded)"),
+        ({"kind": "error", "error": {"code": "AUTH", "message": "HTTP 401"}}, "turn 1 ended: error AUTH: HTTP 401"),
+        ({"kind": "error", "error": {"message": "boom"}}, "turn 1 ended: error: boom"),
+        ({"kind": "interrupted"}, "turn 1 ended: interrupted"),
+    ],
+)
+def test_turn_end_reason_in_words(reason: dict[str, object], text: str) -> None:
+    """A DSH abort cause (``{"kind": "user"}``) reads as words, not ``(user: )``."""
+    assert summarize(ev("turn/end", {"turn": 1, "reason": reason}), 200) == text
