@@ -102,3 +102,28 @@ async def test_an_unreadable_project_directory_is_noted(nobody: int) -> None:
         if locked.exists():
             os.chmod(locked, 0o755)
         shutil.rmtree(base)
+
+
+def _watchers_running(app) -> int:  # type: ignore[no-untyped-def]
+    return sum(1 for w in app.workers if w.group == "browse-watch" and not w.is_finished)
+
+
+@pytest.mark.anyio
+async def test_a_hidden_browser_stops_watching_and_rescans_once_when_shown_again(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    first = _write(root, "first-1")
+    app = make_app(root)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        browser = app.screen
+        assert isinstance(browser, BrowserScreen) and browser.watching
+        await until(pilot, lambda: _watchers_running(app) == 1)
+        await pilot.press("enter")  # open the session: the browser is hidden beneath it
+        await until(pilot, lambda: app.screen is not browser)
+        await until(pilot, lambda: _watchers_running(app) == 0, timeout=WAIT)
+        assert not browser.watching
+        new = _write(root, "second-2")  # written while hidden: found by the rescan on the way back
+        await pilot.press("escape")  # back to the browser
+        await until(pilot, lambda: app.screen is browser)
+        await until(pilot, lambda: str(new) in browser.paths, timeout=WAIT)
+        assert str(first) in browser.paths and browser.watching and _watchers_running(app) == 1

@@ -10,6 +10,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
 from core.host_state import read_host_state
@@ -55,7 +56,8 @@ class BrowserScreen(Screen[None]):
         self.scanning = False  # a rescan is running; the table shows the previous result until it lands
         self.states: dict[str, tuple[str, str]] = {}  # path -> (host state, last activity) as shown
         self._rescan_due = False  # the root changed while a scan was running: scan again when it lands
-        self._stop_watch = threading.Event()
+        self._stop_watch: threading.Event | None = None  # set: the watcher of the root ends (None: not watching)
+        self._state_timer: Timer | None = None
 
     def compose(self) -> ComposeResult:
         """Title, table, footer."""
@@ -68,15 +70,41 @@ class BrowserScreen(Screen[None]):
         yield PriorityFooter()
 
     def on_mount(self) -> None:
-        """Scan the root."""
+        """Scan the root and watch it."""
         self.query_one(DataTable).focus()
-        self.action_rescan()
-        self.set_interval(HOST_POLL_SECONDS, self._poll_states)
-        self._watch_root()
+        self.query_one("#browser-status", Static).update("scanning…")
+        self._state_timer = self.set_interval(HOST_POLL_SECONDS, self._poll_states)
+        self._resume()
+
+    def on_screen_resume(self) -> None:
+        """Shown again (a session or dialog above it closed): rescan once and watch the root again."""
+        self._resume()
+
+    def on_screen_suspend(self) -> None:
+        """Hidden under an open session or a dialog: no watcher, no rescans, no host polls until shown again."""
+        if self._stop_watch is not None:
+            self._stop_watch.set()
+            self._stop_watch = None
+        if self._state_timer is not None:
+            self._state_timer.pause()
 
     def on_unmount(self) -> None:
         """Stop watching the root."""
-        self._stop_watch.set()
+        self.on_screen_suspend()
+
+    @property
+    def watching(self) -> bool:
+        """True while the root is watched (the browser is on screen)."""
+        return self._stop_watch is not None
+
+    def _resume(self) -> None:
+        if self._stop_watch is not None or not self.is_mounted:
+            return
+        self._stop_watch = threading.Event()
+        self._watch_root(self._stop_watch)
+        if self._state_timer is not None:
+            self._state_timer.resume()
+        self._root_changed()  # what changed while hidden: one quiet rescan
 
     def action_rescan(self) -> None:
         """Look for sessions again (in a worker: it reads every log's header)."""
@@ -85,11 +113,15 @@ class BrowserScreen(Screen[None]):
         self._scan()
 
     @work(thread=True, group="browse-watch", exit_on_error=False)
-    def _watch_root(self) -> None:
-        for _ in changes_under(self.root, self._stop_watch, ROOT_POLL_SECONDS):
+    def _watch_root(self, stop: threading.Event) -> None:
+        for _ in changes_under(self.root, stop, ROOT_POLL_SECONDS):
+            if stop.is_set():
+                return
             self.app.call_from_thread(self._root_changed)
 
     def _root_changed(self) -> None:
+        if not self.watching:
+            return  # hidden: the rescan waits until the browser is shown again
         if self.scanning:
             self._rescan_due = True
         else:
