@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from core.config import PolicyConfig, config_event, set_value
 from core.errors import TapedeckError
+from core.host.report_client import report_client_factory
 from core.host.toolbox import CallResult, ToolBox
 from core.model import ChatModel
 from core.models import Limits, limits_for
@@ -117,8 +118,8 @@ class PolicyHooks:
     def report_writer(self) -> ReportWriter:
         """The model-written report when a real model is configured, else the extractive one."""
         model = self.host.model if getattr(self.host.model, "writes_reports", False) else None
-        # Another route than the agent's own gets its own client, on the agent's endpoint.
-        return default_writer(self.config.rewind, model, getattr(model, "for_route", None))
+        # Another route than the agent's own gets its own client, on the agent's endpoint or the configured one.
+        return default_writer(self.config.rewind, model, report_client_factory(model, self.config.rewind))
 
     def model_limits(self) -> Limits:
         """The routed model's window and output limit: the ``model`` config, the provider, DeepSeek's table."""

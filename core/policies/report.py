@@ -193,7 +193,8 @@ class ModelReportWriter:
 
     def model_for(self, route: tuple[str, str]) -> ChatModel:
         """The ChatModel serving ``route``; ReportError when it is not the agent's model and no factory exists."""
-        if route == (self.model.provider, self.model.model):
+        own_endpoint = self.config.summarization_endpoint() is None
+        if own_endpoint and route == (self.model.provider, self.model.model):
             return self.model
         if self.factory is None:
             raise ReportError(

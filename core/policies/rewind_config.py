@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlparse
 
 from core.errors import ConfigError
 
@@ -16,8 +18,11 @@ KEYS = (
     "maxSummarizationRetries",
     "summarizationProvider",
     "summarizationModel",
+    "summarizationBaseUrl",
+    "summarizationApiKeyEnv",
     "reportLanguage",
 )
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +34,8 @@ class RewindConfig:
     max_summarization_retries: int = 2
     summarization_provider: str | None = None
     summarization_model: str | None = None
+    summarization_base_url: str | None = None
+    summarization_api_key_env: str | None = None
     report_language: str = "en"
 
     def to_dict(self) -> dict[str, object]:
@@ -39,6 +46,8 @@ class RewindConfig:
             "maxSummarizationRetries": self.max_summarization_retries,
             "summarizationProvider": self.summarization_provider,
             "summarizationModel": self.summarization_model,
+            "summarizationBaseUrl": self.summarization_base_url,
+            "summarizationApiKeyEnv": self.summarization_api_key_env,
             "reportLanguage": self.report_language,
         }
 
@@ -46,6 +55,13 @@ class RewindConfig:
         """``(provider, model)`` when the overrides are set (validation allows both or neither), else None."""
         if self.summarization_provider and self.summarization_model:
             return self.summarization_provider, self.summarization_model
+        return None
+
+    def summarization_endpoint(self) -> tuple[str, str] | None:
+        """``(base URL, API-key variable name)`` when the report has an endpoint of its own, else None (the
+        agent's endpoint)."""
+        if self.summarization_base_url and self.summarization_api_key_env:
+            return self.summarization_base_url, self.summarization_api_key_env
         return None
 
 
@@ -84,6 +100,42 @@ def _text(raw: Mapping[str, object], key: str) -> str | None:
     return value
 
 
+def _endpoint(raw: Mapping[str, object], routed: bool) -> tuple[str | None, str | None]:
+    """The report's own endpoint keys: a base URL needs a named route and the variable holding its key (the
+    agent's key is never sent to another endpoint); the variable alone means nothing."""
+    base_url, key_env = _text(raw, "summarizationBaseUrl"), _text(raw, "summarizationApiKeyEnv")
+    if base_url is None:
+        if key_env is not None:
+            raise ConfigError(
+                "rewind.summarizationApiKeyEnv is only for rewind.summarizationBaseUrl: on the agent's endpoint "
+                "the report uses the agent's key"
+            )
+        return None, None
+    try:
+        url = urlparse(base_url)
+        usable = url.scheme in ("http", "https") and bool(url.hostname)
+    except ValueError:  # an unclosed IPv6 bracket, say
+        usable = False
+    if not usable:
+        raise ConfigError(f"rewind.summarizationBaseUrl must be an http:// or https:// URL with a host (got {base_url!r})")
+    if not routed:
+        raise ConfigError(
+            "rewind.summarizationBaseUrl needs rewind.summarizationProvider and rewind.summarizationModel: "
+            "name the route the other endpoint serves"
+        )
+    if key_env is None:
+        raise ConfigError(
+            "rewind.summarizationBaseUrl needs rewind.summarizationApiKeyEnv, the environment variable holding "
+            "that endpoint's key (the agent's key is never sent to another endpoint)"
+        )
+    if not ENV_NAME.fullmatch(key_env):
+        raise ConfigError(
+            f"rewind.summarizationApiKeyEnv must be an environment variable name such as REPORT_API_KEY "
+            f"(got {key_env!r})"
+        )
+    return base_url, key_env
+
+
 def validate(raw: Mapping[str, object]) -> RewindConfig:
     """Check a raw ``rewind`` mapping and return the frozen config; raises ConfigError naming the key."""
     check_keys("rewind", raw, KEYS)
@@ -100,6 +152,7 @@ def validate(raw: Mapping[str, object]) -> RewindConfig:
             f"rewind.{given} is set but rewind.{missing} is not: a report route needs both keys, or neither "
             "(the agent's own route)"
         )
+    base_url, key_env = _endpoint(raw, routed=provider is not None)
     language = raw.get("reportLanguage", "en")
     if language not in REPORT_LANGUAGES:
         raise ConfigError(f"rewind.reportLanguage must be one of en, zh (got {language!r})")
@@ -109,5 +162,7 @@ def validate(raw: Mapping[str, object]) -> RewindConfig:
         max_summarization_retries=_int_in(raw, "maxSummarizationRetries", 0, 8, 2),
         summarization_provider=provider,
         summarization_model=model,
+        summarization_base_url=base_url,
+        summarization_api_key_env=key_env,
         report_language=str(language),
     )

@@ -191,16 +191,21 @@ class OpenAIProvider:
             with contextlib.suppress(Exception):
                 response.close()
 
-    def for_route(self, provider: str, model: str) -> OpenAIProvider:
-        """A client for another provider/model on this endpoint, with this one's key, retries and timeout.
+    def for_route(
+        self, provider: str, model: str, *, base_url: str | None = None, api_key: str | None = None
+    ) -> OpenAIProvider:
+        """A client for another provider/model, with this one's retries and timeout: on this endpoint with
+        this key, or on ``base_url`` with ``api_key`` (both given together).
 
         The rewind report uses it when ``rewind.summarizationProvider``/``summarizationModel`` name another
-        route than the agent's own.
+        route than the agent's own (and ``summarizationBaseUrl`` another endpoint).
         """
+        if (base_url is None) != (api_key is None):
+            raise ValueError("for_route takes base_url and api_key together")
         return OpenAIProvider(
-            api_key=self._api_key,
+            api_key=api_key or self._api_key,
             model=model,
-            base_url=self.base_url,
+            base_url=base_url or self.base_url,
             provider=provider,
             retry=self.retry,
             on_retry=self.on_retry,
