@@ -257,3 +257,10 @@ def logged_config(events: Iterable[Mapping[str, Any]]) -> PolicyConfig | None:
         return replay_config(validate_config(started), events)
     except ConfigError as exc:
         raise ConfigError(f"the session log's config does not validate here: {exc}") from exc
+
+
+def session_config(events: Iterable[Mapping[str, Any]]) -> PolicyConfig:
+    """The config a session runs under: the one its tapedeck host logged (``logged_config``), else the defaults
+    with any logged changes. ``events`` as for ``logged_config``."""
+    events = list(events)
+    return logged_config(events) or replay_config(validate_config({}), events)

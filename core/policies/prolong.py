@@ -674,6 +674,26 @@ def render_status(report: StatusReport) -> str:
     return "\n".join(lines)
 
 
+def render_status_off(config: ProlongConfig) -> str:
+    """What a session whose ``prolong.registerCommand`` is false shows instead of its status report: the seed
+    registers no status command then, so no report; the log file is kept as configured all the same."""
+    return "\n".join(
+        [
+            "prolong-memory status: off for this session",
+            "prolong.registerCommand is false, so the status command is not registered (tapedeck status refuses it too)",
+            f"log file: {config.log_file} (per-session workspace)",
+            f"window: {window_label(config)}",
+        ]
+    )
+
+
+def session_status_text(session: Session, workspace: str | os.PathLike[str], config: ProlongConfig) -> str:
+    """The status command's answer for a session: its report, or the notice that the command is off."""
+    if not config.register_command:
+        return render_status_off(config)
+    return render_status(status_from_log(session, workspace, config))
+
+
 # the host-facing object --------------------------------------------------------------------------------
 
 

@@ -14,7 +14,7 @@ from tests.conftest import FIXTURES
 from tests.tui.pilot import make_app
 from tests.tui.pilot import settle as settle_app
 from tests.tui.screens_policy.harness import PolicyHarness, append_events, read_inbox, settle
-from tests.tui.screens_policy.scenarios import backoff, demo, sealed
+from tests.tui.screens_policy.scenarios import STARTED_WITH, backoff, configured, demo, sealed
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.confirm import ConfirmScreen
@@ -113,6 +113,16 @@ def test_router_decisions(snap_compare: Any, tmp_path: Path) -> None:
 
 def test_prolong_status(snap_compare: Any, tmp_path: Path) -> None:
     app = PolicyHarness(demo(tmp_path / "s"), ProlongScreen)
+    assert snap_compare(app, terminal_size=SIZE, run_before=keys())
+
+
+def test_prolong_status_off(snap_compare: Any, tmp_path: Path) -> None:
+    app = PolicyHarness(configured(tmp_path / "s", STARTED_WITH), ProlongScreen)
+    assert snap_compare(app, terminal_size=SIZE, run_before=keys())
+
+
+def test_config_keys_as_the_session_logged_them(snap_compare: Any, tmp_path: Path) -> None:
+    app = PolicyHarness(configured(tmp_path / "s", STARTED_WITH), ConfigScreen)
     assert snap_compare(app, terminal_size=SIZE, run_before=keys())
 
 

@@ -1,8 +1,8 @@
 """The Config screen: the policy config as an editable key list with inline validation, a diff before sending,
 and the changes the log records.
 
-The effective config is the policy defaults plus every ``tapedeck/config`` change in the log, replayed by
-``core.config.replay_config`` (what a host started without a config file runs with). A proposed value is checked
+The effective config is the one the session runs under, read from its log by ``core.config.session_config``:
+the config its host started with (the ``tapedeck/host`` event) plus every ``tapedeck/config`` change. A proposed value is checked
 off the UI thread by ``core.config.set_value``, so the message under the editor is the section validator's own.
 A valid change opens a diff; confirming it sends a ``config.set`` request, whose outcome the panel shows.
 """
@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
-from core.config import CONFIG_EVENT, PolicyConfig, load_config, parse_value, replay_config, set_value
+from core.config import CONFIG_EVENT, HOST_EVENT, PolicyConfig, parse_value, session_config, set_value
 from core.errors import ConfigError
 from core.session import Session
 from core.text import js_json
@@ -30,11 +30,9 @@ from tui.screens.outcomes import PolicyScreen, fill_table, logged
 
 
 def effective_config(session: Session) -> PolicyConfig:
-    """The defaults with every logged ``tapedeck/config`` change applied in log order."""
-    base = load_config(None)
-    if not session.counts.get(CONFIG_EVENT):
-        return base
-    return replay_config(base, (event for _, event in logged(session, CONFIG_EVENT)))
+    """The session's config as ``core.config.session_config`` reads it from the log."""
+    found = sorted([*logged(session, HOST_EVENT), *logged(session, CONFIG_EVENT)], key=lambda pair: pair[0])
+    return session_config(event for _, event in found)
 
 
 def leaves(tree: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -132,7 +130,7 @@ def diff_text(check: Check) -> Text:
 class ConfigScreen(PolicyScreen):
     """Edit the policy config through the control inbox."""
 
-    HEADING = "Config — effective policy config (defaults + logged changes)"
+    HEADING = "Config — the session's effective config (as its host started it, plus logged changes)"
     ACTIONS: ClassVar[frozenset[str]] = frozenset({"submit"})
     BINDINGS: ClassVar[list[Binding]] = [
         Binding("e", "edit", "Edit value", id="policy.config.edit"),

@@ -1,6 +1,7 @@
 """The Prolong screen: the ``/prolong status`` report of the live session, kept current.
 
-The report is ``core.policies.prolong.render_status`` over ``status_from_log``: the session log gives the deny
+The report is ``core.policies.prolong.session_status_text`` under the session's logged config (a notice that
+the command is off when ``prolong.registerCommand`` is false): the session log gives the deny
 counter, the workspace log file gives the probe, the section count and the last seq. The workspace is the one the
 ``tapedeck/host`` event names, else the session header's ``cwd``. The host flushes the log file on its own
 thread, so besides every session update the report is re-read every few seconds.
@@ -16,7 +17,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from core.policies.prolong import ProlongError, render_status, status_from_log
+from core.policies.prolong import ProlongError, session_status_text
 from core.session import Session
 from tui.screens.config import effective_config
 from tui.screens.outcomes import PolicyScreen, logged
@@ -42,9 +43,8 @@ def workspace_of(session: Session) -> Path:
 
 
 def derive_prolong(session: Session) -> str:
-    """The status report text under the effective prolong config."""
-    report = status_from_log(session, workspace_of(session), effective_config(session).prolong)
-    return render_status(report)
+    """The status command's answer under the session's prolong config: its report, or that it is off."""
+    return session_status_text(session, workspace_of(session), effective_config(session).prolong)
 
 
 def report_inputs(session: Session) -> tuple[object, ...]:

@@ -186,3 +186,27 @@ def backoff(directory: Path) -> Path:
         ("bash", {"command": "wc -l data/scores.csv"}, "141 data/scores.csv"),
     )
     return log.write(directory)
+
+
+def configured(directory: Path, config: dict[str, Any]) -> Path:
+    """A session whose host started with ``config`` (as ``tapedeck run --config`` logs it), then took one
+    operator change (``slice.history.keepRecentTurns`` 3 → 2)."""
+    log = LogBuilder()
+    log.events[0]["data"] = {**log.events[0]["data"], "config": config}
+    log.start_turn("Summarise the parser module.")
+    log.add(
+        {
+            "type": "tapedeck/config",
+            "data": {"changes": {"slice.history.keepRecentTurns": {"old": 3, "new": 2}}, "by": "operator"},
+            "ignorable": True,
+        }
+    )
+    log.say("The parser splits on whitespace and returns the first token.")
+    return log.write(directory)
+
+
+STARTED_WITH = {
+    "slice": {"history": {"keepRecentTurns": 3}, "fold": {"pinSteps": 2}},
+    "prolong": {"logWindow": 5, "registerCommand": False},
+    "rewind": {"reportLanguage": "zh"},
+}

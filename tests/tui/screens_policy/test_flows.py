@@ -28,12 +28,13 @@ from tests.tui.screens_policy.harness import (
     settle,
     text,
 )
-from tests.tui.screens_policy.scenarios import CONFIG, demo
+from tests.tui.screens_policy.scenarios import CONFIG, STARTED_WITH, configured, demo
 from tui.live import READ_ONLY_DSH
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.folds import FoldsScreen, ResultScreen
+from tui.screens.prolong import ProlongScreen
 
 SIZE = (140, 40)
 pytestmark = pytest.mark.anyio
@@ -290,3 +291,25 @@ async def test_config_on_a_dsh_log_validates_but_sends_nothing() -> None:
         assert isinstance(app.screen, ConfigScreen)
         assert text(screen.query_one("#policy-message", Static)) == f"Not sent: {READ_ONLY_DSH}"
         assert not (path.parent / "control.jsonl").exists()
+
+
+async def test_config_screen_opens_on_the_config_the_session_ran_with(tmp_path: Path) -> None:
+    app = PolicyHarness(configured(tmp_path / "s", STARTED_WITH), ConfigScreen)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: app.screen.query_one("#config-keys", DataTable).row_count > 0)
+        table = app.screen.query_one("#config-keys", DataTable)
+        assert cells(table, "slice.history.keepRecentTurns") == ["slice.history.keepRecentTurns", "2"]
+        assert cells(table, "slice.fold.pinSteps") == ["slice.fold.pinSteps", "2"]
+        assert cells(table, "prolong.registerCommand") == ["prolong.registerCommand", "false"]
+        await pilot.press("down", "down")  # slice.fold.pinSteps: the editor starts from the logged value
+        await settle(pilot)
+        assert app.screen.query_one("#config-value", Input).value == "2"
+
+
+async def test_prolong_screen_says_status_is_off_for_a_session_without_the_command(tmp_path: Path) -> None:
+    app = PolicyHarness(configured(tmp_path / "s", STARTED_WITH), ProlongScreen)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: bool(text(app.screen.query_one("#prolong-report", Static))))
+        report = text(app.screen.query_one("#prolong-report", Static))
+        assert report.startswith("prolong-memory status: off for this session")
+        assert "writable=" not in report

@@ -15,7 +15,7 @@ from core.policies.rewind import EMPTY_REGION, NO_CHECKPOINT, plan_rewind
 from core.session import Session
 from tests.conftest import FIXTURES
 from tests.tui.screens_policy.harness import HEADER, LogBuilder
-from tests.tui.screens_policy.scenarios import CONFIG, backoff, demo, route, sealed
+from tests.tui.screens_policy.scenarios import CONFIG, STARTED_WITH, backoff, configured, demo, route, sealed
 from tui.screens.checkpoints import derive_checkpoints, rewind_summary
 from tui.screens.config import check_value, derive_config, effective_config, leaves
 from tui.screens.folds import (
@@ -216,6 +216,17 @@ def test_effective_config_replays_logged_changes(demo_session: Session) -> None:
     ]
 
 
+
+def test_the_config_view_starts_from_the_config_the_session_logged(tmp_path: Path) -> None:
+    session = Session.open(configured(tmp_path / "s", STARTED_WITH))
+    values = dict(derive_config(session).values)
+    assert values["slice.history.keepRecentTurns"] == 2  # started at 3, then the logged change
+    assert values["slice.fold.pinSteps"] == 2
+    assert values["prolong.logWindow"] == 5
+    assert values["rewind.reportLanguage"] == "zh"
+    assert values["slice.fold.pinMaxChars"] == 8000  # a key the session left alone keeps its default
+
+
 def test_leaves_stop_at_lists_and_scalars() -> None:
     tree = {"a": {"b": 1, "c": {"d": [1, 2]}}, "e": None, "f": {}}
     assert list(leaves(tree)) == [("a.b", 1), ("a.c.d", [1, 2]), ("e", None), ("f", {})]
@@ -310,6 +321,16 @@ def test_prolong_report_uses_the_host_workspace(tmp_path: Path) -> None:
         "window: full",
     ]
     assert f"path: {workspace / 'log.txt'}" in report
+
+
+
+def test_the_prolong_report_says_status_is_off_when_the_session_turned_the_command_off(tmp_path: Path) -> None:
+    session = Session.open(configured(tmp_path / "s", STARTED_WITH))
+    report = derive_prolong(session)
+    assert report.splitlines()[0] == "prolong-memory status: off for this session"
+    assert "prolong.registerCommand is false" in report
+    assert "window: last 5 sections" in report  # the log file itself is still kept, as configured
+    assert "writable=" not in report and "denied tool calls" not in report
 
 
 def test_prolong_falls_back_to_the_header_cwd_and_explains_a_missing_one() -> None:
