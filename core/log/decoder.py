@@ -15,11 +15,15 @@ import orjson
 
 from core.diagnostics import Diagnostic
 from core.log import bigjson
-from core.log.frames import FrameStream
+from core.log.frames import FrameStream, recover_torn_frame
 from core.log.header import HeaderError, validate_header
 from core.log.records import PackedRow, complete_event, decode_row, is_packed_row
 from core.log.validate import INVALID
 from core.log.vocabulary import ENVELOPE_KEYS, REJECTED_LEGACY_TYPES, is_known_type
+
+RecordHook = Callable[[int, int, int, int, str], None]
+"""Told of each line that yields events: its first seq, how many, the file offset of the line (raw) or of the
+zstd frame it starts in, where it starts in that frame's data (zstd), and its events' type."""
 
 
 @dataclass
@@ -62,6 +66,25 @@ class LogDecoder:
         self._frames = FrameStream() if compressed else None
         self._warned_types: set[str] = set()
         self._session_id = ""  # the header's id, once line 1 is decoded (legacy upgrades name it per event)
+        self._pos = 0  # zstd: where the line being decoded starts in its frame's data
+        self._partial_pos = 0
+        self.on_record: RecordHook | None = None
+
+    @classmethod
+    def for_records(cls, name: str, header: dict[str, Any]) -> LogDecoder:
+        """A decoder of the log ``name`` already past its header, for ``decode_record``."""
+        decoder = cls(name, False, lazy_rows=True)
+        decoder.header = header
+        decoder._session_id = decoder.session_id
+        return decoder
+
+    def decode_record(self, raw: bytes, seq: int) -> list[dict[str, Any] | PackedRow]:
+        """What one record line yields when the stream reaches it at ``seq`` (rows kept packed, diagnostics
+        dropped): reads back an event from where ``on_record`` said its line is."""
+        self.next_seq = seq
+        out = DecodeBatch()
+        self._line(raw, 0, out)
+        return out.events  # type: ignore[return-value]
 
     @property
     def session_id(self) -> str:
@@ -102,7 +125,7 @@ class LogDecoder:
             return out
         if self._frames is not None and self._frames.pending:
             offset, pending = self._frames.pending_offset, self._frames.pending
-            recovered = self._recover_partial_frame()
+            recovered = recover_torn_frame(self._frames.pending_bytes())
             n_lines = recovered.count(b"\n")
             out.diagnostics.append(
                 Diagnostic(
@@ -134,19 +157,9 @@ class LogDecoder:
                     )
                 )
             else:
+                self._pos = self._partial_pos
                 self._line(rest, self._partial_offset, out)
         return out
-
-    def _recover_partial_frame(self) -> bytes:
-        assert self._frames is not None
-        import zstandard  # only zstd logs get here
-
-        try:
-            raw = zstandard.ZstdDecompressor().decompressobj().decompress(self._frames.pending_bytes())
-        except zstandard.ZstdError:
-            return b""
-        cut = raw.rfind(b"\n")
-        return raw[: cut + 1] if cut >= 0 else b""
 
     def _feed_lines(self, data: bytes, base: int, out: DecodeBatch, fixed_offset: bool = False) -> None:
         start = 0
@@ -158,17 +171,20 @@ class LogDecoder:
             # completed in place and parsed from the bytearray: a multi-MB line is never copied whole
             self._partial += memoryview(data)[:nl]
             line, self._partial = self._partial, bytearray()
+            self._pos = self._partial_pos
             self._line(line, self._partial_offset, out)
             start = nl + 1
         while True:
             nl = data.find(b"\n", start)
             if nl < 0:
                 break
+            self._pos = start
             self._line(data[start:nl], base if fixed_offset else base + start, out)
             start = nl + 1
         if start < len(data):
             self._partial += data[start:]
             self._partial_offset = base if fixed_offset else base + start
+            self._partial_pos = start
 
     def _line(self, raw: bytes | bytearray, offset: int, out: DecodeBatch) -> None:
         if self.fatal:  # the rest of a chunk after a fatal header problem is ignored; the first message stays
@@ -259,10 +275,14 @@ class LogDecoder:
             out.diagnostics.append(
                 Diagnostic("bad-row", f"{problem}; {len(packed)} seq(s) kept as invalid", offset, self.next_seq)
             )
+            if self.on_record is not None and packed:
+                self.on_record(self.next_seq, len(packed), offset, self._pos, row["type"])
             self.next_seq += len(packed)
             out.events.extend(packed)
             return
         assert isinstance(packed, PackedRow)
+        if self.on_record is not None:
+            self.on_record(self.next_seq, packed.count, offset, self._pos, "assistant/chunk")
         self.next_seq += packed.count
         if self.lazy_rows:
             out.events.append(packed)  # type: ignore[arg-type]
@@ -317,5 +337,7 @@ class LogDecoder:
             out.diagnostics.append(
                 Diagnostic("bad-event", f"{etype}: {bad}; shown as is, left out of the projection", offset, seq)
             )
+        if self.on_record is not None:
+            self.on_record(seq, 1, offset, self._pos, etype)
         self.next_seq += 1
         out.events.append(ev)

@@ -88,6 +88,19 @@ def decode_frame(frame: bytes | memoryview) -> bytes:
     return dctx.decompressobj().decompress(bytes(frame))
 
 
+def recover_torn_frame(pending: bytes) -> bytes:
+    """The complete lines an incomplete final frame still gives (a torn write): decompressed as far as it goes,
+    cut after its last newline."""
+    import zstandard  # only zstd logs get here
+
+    try:
+        raw = zstandard.ZstdDecompressor().decompressobj().decompress(pending)
+    except zstandard.ZstdError:
+        return b""
+    cut = raw.rfind(b"\n")
+    return raw[: cut + 1] if cut >= 0 else b""
+
+
 class FrameStream:
     """Incremental splitter: feed compressed bytes, get back every complete frame decoded."""
 

@@ -1,0 +1,195 @@
+"""Events read back by seq from where their lines are, for a session projected in one streaming pass.
+
+While the decoder reads a log it tells a ``LineStore`` where each record line sits (``LogDecoder.on_record``):
+its first seq, the file offset of the line (raw) or of the zstd frame it starts in, where it starts in that
+frame's data, and its events' type. That is 22 bytes per line (a packed row of hundreds of chunk deltas is one
+line), so a pass over a log of any size can still hand a policy any event it asks for: the line is read again,
+decoded by the same code as in the pass, and kept in a small cache of recent lines. Nothing else is held.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from collections import OrderedDict
+from collections.abc import Collection, Iterator, Sequence
+from pathlib import Path
+from typing import Any, BinaryIO, overload
+
+from core.errors import LogFormatError
+from core.log.decoder import LogDecoder
+from core.log.frames import FrameStream, recover_torn_frame
+from core.log.records import PackedRow
+
+BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
+CACHE_BYTES = 4 << 20  # raw bytes of decoded lines kept, most recent first
+CACHE_LINES = 256
+
+
+class LineStore(Sequence[dict[str, Any]]):
+    """A read-only ``Sequence[dict]`` of a log's events (seq == position), filled by its decoder as it reads."""
+
+    def __init__(self, path: Path, decoder: LogDecoder) -> None:
+        """Take down where ``decoder`` finds each record line of the log at ``path`` from now on."""
+        self.path = path
+        self.compressed = decoder.compressed
+        self._source = decoder
+        self._seq0 = array("q")
+        self._offset = array("Q")
+        self._pos = array("Q")
+        self._type = array("H")
+        self._type_ids: dict[str, int] = {}
+        self.type_names: list[str] = []
+        self._end = 0
+        self._reader: LogDecoder | None = None
+        self._file: BinaryIO | None = None
+        self._block: tuple[int, bytes] = (0, b"")  # raw: (file offset, bytes) of the last read
+        self._frame: tuple[int, bytes] = (-1, b"")  # zstd: (file offset, data) of the last frame decoded
+        self._lines: OrderedDict[int, tuple[list[Any], int]] = OrderedDict()
+        self._cached = 0
+        decoder.on_record = self.record
+
+    def record(self, seq0: int, count: int, offset: int, pos: int, etype: str) -> None:
+        """Note one record line (``LogDecoder.on_record``)."""
+        tid = self._type_ids.get(etype)
+        if tid is None:
+            tid = self._type_ids[etype] = len(self.type_names)
+            self.type_names.append(etype)
+        self._seq0.append(seq0)
+        self._offset.append(offset)
+        self._pos.append(pos)
+        self._type.append(tid)
+        self._end = seq0 + count
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the line table."""
+        return sum(a.itemsize * len(a) for a in (self._seq0, self._offset, self._pos, self._type))
+
+    def __len__(self) -> int:
+        return self._end
+
+    @overload
+    def __getitem__(self, n: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, n: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, n: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(n, slice):
+            return [self[i] for i in range(*n.indices(self._end))]
+        if n < 0:
+            n += self._end
+        if not 0 <= n < self._end:
+            raise IndexError(n)
+        k = bisect.bisect_right(self._seq0, n) - 1
+        items = self._items(k)
+        first = items[0]
+        if type(first) is PackedRow:
+            return first.event(n - first.seq0)
+        return items[n - self._seq0[k]]  # type: ignore[no-any-return]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for n in range(self._end):
+            yield self[n]
+
+    def seqs_of_types(self, names: Collection[str], start: int = 0) -> Iterator[int]:
+        """Every seq from ``start`` on whose event type is in ``names``, from the line table alone."""
+        ids = {i for i, name in enumerate(self.type_names) if name in names}
+        if not ids:
+            return
+        seq0, types = self._seq0, self._type
+        for k in range(max(0, bisect.bisect_right(seq0, start) - 1), len(seq0)):
+            if types[k] in ids:
+                stop = seq0[k + 1] if k + 1 < len(seq0) else self._end
+                yield from range(max(seq0[k], start), stop)
+
+    def close(self) -> None:
+        """Close the file handle look-ups opened (the next look-up opens it again)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    # reading back -----------------------------------------------------------------------------------------
+    def _items(self, k: int) -> list[Any]:
+        """What line ``k`` decodes to (a ``PackedRow``, or its events), through the cache of recent lines."""
+        hit = self._lines.get(k)
+        if hit is not None:
+            self._lines.move_to_end(k)
+            return hit[0]
+        raw = self._raw_frame_line(k) if self.compressed else self._raw_line(self._offset[k])
+        if self._reader is None:
+            assert self._source.header is not None
+            self._reader = LogDecoder.for_records(str(self.path), self._source.header)
+        items = self._reader.decode_record(raw, self._seq0[k])
+        if not items:
+            raise LogFormatError(f"{self.path}: the line at offset {self._offset[k]} no longer holds seq {self._seq0[k]}")
+        self._lines[k] = (items, len(raw))
+        self._cached += len(raw)
+        while self._lines and (self._cached > CACHE_BYTES or len(self._lines) > CACHE_LINES) and len(self._lines) > 1:
+            _, (_, size) = self._lines.popitem(last=False)
+            self._cached -= size
+        return items
+
+    def _handle(self) -> BinaryIO:
+        if self._file is None:
+            try:
+                self._file = open(self.path, "rb")  # noqa: SIM115 (kept open across look-ups; close() ends it)
+            except OSError as exc:
+                raise LogFormatError(f"{self.path}: cannot read ({exc.strerror or exc})") from exc
+        return self._file
+
+    def _read(self, offset: int, size: int) -> bytes:
+        f = self._handle()
+        f.seek(offset)
+        return f.read(size)
+
+    def _raw_line(self, offset: int) -> bytes:
+        """The line starting at file ``offset`` of a raw log, without its newline."""
+        start, block = self._block
+        if not start <= offset < start + len(block) or block.find(b"\n", offset - start) < 0:
+            start, block = offset, self._read(offset, BLOCK)
+            self._block = (start, block)
+        nl = block.find(b"\n", offset - start)
+        if nl >= 0:
+            return block[offset - start : nl]
+        parts = [block[offset - start :]]  # a line longer than a block
+        at = start + len(block)
+        while piece := self._read(at, BLOCK * 4):
+            at += len(piece)
+            nl = piece.find(b"\n")
+            if nl >= 0:
+                parts.append(piece[:nl])
+                break
+            parts.append(piece)
+        return b"".join(parts)
+
+    def _raw_frame_line(self, k: int) -> bytes:
+        """Line ``k`` of a zstd log: from its place in the frame it starts in, on through later frames (corrupt
+        ones skipped, a torn final frame recovered) to its newline, as the decoder joined it."""
+        offset, pos = self._offset[k], self._pos[k]
+        if self._frame[0] == offset:
+            nl = self._frame[1].find(b"\n", pos)
+            if nl >= 0:
+                return self._frame[1][pos:nl]
+        stream = FrameStream(offset)
+        parts: list[bytes] = []
+        first = True
+        at = offset
+        while True:
+            chunk = self._read(at, BLOCK)
+            at += len(chunk)
+            if chunk:
+                datas = [frame.data for frame in stream.feed(chunk) if frame.data is not None]
+            else:
+                datas = [recover_torn_frame(stream.pending_bytes())] if stream.pending else []
+            for data in datas:
+                if first:
+                    self._frame = (offset, data)
+                    data = data[pos:]
+                    first = False
+                nl = data.find(b"\n")
+                if nl >= 0:
+                    parts.append(data[:nl])
+                    return b"".join(parts)
+                parts.append(data)
+            if not chunk:
+                return b"".join(parts)

@@ -1,0 +1,103 @@
+"""A streaming load with ``readback``: every event read back by seq is the event a retaining load holds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+import zstandard
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bench.gen_session import generate
+from core.load import load_session
+from core.log.linestore import LineStore
+from core.session import Session
+from tests.conftest import FIXTURES
+from tests.log.helpers import HEADER, one_turn_with_tool, raw_log
+
+
+def _same_events(path: Path) -> Session:
+    kept = list(Session.open(path).events)
+    streamed = load_session(path, retain=False, readback=True)
+    store = streamed.events
+    assert isinstance(store, LineStore)
+    assert len(store) == len(kept)
+    assert [store[n] for n in reversed(range(len(kept)))] == kept[::-1]  # random order, cache misses
+    assert list(store) == kept
+    types = {e["type"] for e in kept}
+    for names in ({"tool/result"}, {"assistant/chunk", "turn/start"}, types):
+        assert list(store.seqs_of_types(names, 3)) == [e["seq"] for e in kept[3:] if e["type"] in names]
+    return streamed
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.jsonl")), ids=lambda p: p.name)
+def test_every_fixture_reads_back(path: Path) -> None:
+    _same_events(path)
+
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
+def test_generated_logs_read_back_with_packed_rows(tmp_path: Path, zstd: bool) -> None:
+    path = tmp_path / f"s.jsonl{'.zstd' if zstd else ''}"
+    generate(path, 400_000, seed=2, profile="mixed", zstd=zstd)
+    session = _same_events(path)
+    assert session.events.nbytes < 40 * len(session.events) // 5  # a few bytes per event, not per line of text
+
+
+def _frames(body: bytes, cuts: list[int]) -> list[bytes]:
+    """``body`` compressed as one checksummed frame per piece between ``cuts`` (lines may span frames)."""
+    c = zstandard.ZstdCompressor(write_checksum=True)
+    bounds = sorted({0, len(body), *(min(cut, len(body)) for cut in cuts)})
+    return [c.compress(body[a:b]) for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    cuts=st.lists(st.integers(min_value=0, max_value=4000), max_size=10),
+    corrupt=st.one_of(st.none(), st.integers(min_value=1, max_value=12)),
+    torn=st.integers(min_value=0, max_value=30),
+    text=st.text(max_size=300),
+)
+def test_zstd_lines_spanning_corrupt_and_torn_frames_read_back(
+    tmp_path_factory: pytest.TempPathFactory, cuts: list[int], corrupt: int | None, torn: int, text: str
+) -> None:
+    events = one_turn_with_tool(text) + one_turn_with_tool("again")[1:]
+    body = b"".join(orjson.dumps(e) + b"\n" for e in events)
+    frames = [zstandard.ZstdCompressor().compress(orjson.dumps(HEADER) + b"\n"), *_frames(body, cuts)]
+    if corrupt is not None and corrupt < len(frames):
+        damaged = bytearray(frames[corrupt])
+        damaged[len(damaged) // 2] ^= 0x5A
+        frames[corrupt] = bytes(damaged)
+    blob = b"".join(frames)
+    path = tmp_path_factory.mktemp("z") / "s.jsonl.zstd"
+    path.write_bytes(blob[: len(blob) - torn] if torn < len(blob) - len(frames[0]) else blob)
+    _same_events(path)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    junk=st.lists(st.tuples(st.integers(min_value=1, max_value=12), st.sampled_from([b"{bad", b"[1]", b"", b"  "]))),
+    crlf=st.booleans(),
+    torn=st.integers(min_value=0, max_value=30),
+)
+def test_raw_logs_with_bad_lines_read_back(
+    tmp_path_factory: pytest.TempPathFactory, junk: list[tuple[int, bytes]], crlf: bool, torn: int
+) -> None:
+    lines = raw_log(one_turn_with_tool("x" * 70_000)).split(b"\n")  # one line longer than a read block
+    for at, line in junk:
+        lines.insert(min(at, len(lines) - 1), line)
+    blob = (b"\r\n" if crlf else b"\n").join(lines)
+    path = tmp_path_factory.mktemp("r") / "s.jsonl"
+    path.write_bytes(blob[: len(blob) - torn])
+    _same_events(path)
+
+
+def test_a_bad_packed_row_reads_back_as_its_placeholders(tmp_path: Path) -> None:
+    events = one_turn_with_tool()
+    row = {"type": "text-chunks", "seq0": len(events), "time0": 5,
+           "data": {"turn": 1, "step": 2, "index": 0, "texts": ["a", 7, "c"], "dt": [1, 1]}}  # fmt: skip
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(raw_log([*events, row]))
+    session = _same_events(path)
+    assert [session.events[n]["type"] for n in range(len(events), len(events) + 3)] == ["text-chunks"] * 3
