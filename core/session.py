@@ -20,6 +20,7 @@ from core.diagnostics import Diagnostic
 from core.log.records import PackedRow
 from core.log.validate import is_invalid
 from core.log.vocabulary import SURFACE_TYPES
+from core.streams import StreamBlocks, delta_chars
 from core.text import tool_result_is_error
 
 TAPE_SOURCE_KIND = "plugin:slice:history"
@@ -209,6 +210,7 @@ class Session:
         self.surface_chars = 0
         self.context_samples: list[tuple[int, int, int, int]] = []
         self.cuts: list[Cut] = []
+        self.streams = StreamBlocks()  # runs of stream deltas, one list row each (core.streams)
 
     # construction ---------------------------------------------------------------------------------------
     @classmethod
@@ -369,6 +371,7 @@ class Session:
         n = row.count
         self._count += n
         self.counts["assistant/chunk"] += n
+        self.streams.add(seq, row.turn, row.step, n, row.chars)
         self._turn_at.extend(repeat(row.turn, n))
         self._in_turn.extend(repeat(self.open_turn is not None, n))
 
@@ -448,6 +451,7 @@ class Session:
 
     def _on_chunk(self, seq: int, data: dict[str, Any]) -> None:
         chunk = data.get("chunk")
+        self.streams.add(seq, data.get("turn"), data.get("step"), 1, delta_chars(chunk))
         if isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
             step = self._step(data)
             if step is not None:

@@ -56,6 +56,11 @@ class PackedRow:
         self._pieces = pieces
         self._times: list[int] | tuple[int, list[int]] = (time0, dt)
 
+    @property
+    def chars(self) -> int:
+        """Code points of every member's delta (text or tool-call arguments), counted without building members."""
+        return sum(map(len, self._pieces))
+
     def times(self) -> list[int]:
         """Every member's time (``time0`` plus the running sum of ``dt``), computed once."""
         if isinstance(self._times, tuple):
