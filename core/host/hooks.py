@@ -127,10 +127,15 @@ class PolicyHooks:
         return limits_for(model.model, self.config.model, getattr(model, "limits", None))
 
     def tool_schemas(self) -> list[dict[str, Any]]:
-        """Every tool the model may call: workspace tools, the recall family, checkpoint and rewind."""
+        """Every tool the model may call: workspace tools, the recall family, checkpoint and rewind.
+
+        ``recall_step`` comes with folding, as in the seed, whose fold part registers it: with
+        ``slice.fold.enabled`` false only the other recall tools are offered.
+        """
+        folding = self.config.slice.fold.enabled
         return [
             *self.host.toolbox.schemas(),
-            *recall_policy.recall_tool_schemas(),
+            *(s for s in recall_policy.recall_tool_schemas() if folding or s["name"] != "recall_step"),
             checkpoint_policy.checkpoint_tool_schema(),
             rewind_policy.rewind_tool_schema(self.config.rewind),
         ]
@@ -147,7 +152,7 @@ class PolicyHooks:
         """
         sections = sorted(
             [
-                (SLICE_PROMPT_ORDER, slice_policy.prompt_section()),
+                (SLICE_PROMPT_ORDER, slice_policy.prompt_section(self.config.slice.fold.enabled)),
                 (REWIND_PROMPT_ORDER, rewind_policy.rewind_prompt_section(self.config.rewind)),
                 (self.config.prolong.prompt_order, prolong_policy.prompt_section(self.config.prolong)),
             ],

@@ -344,10 +344,14 @@ def render_entry(
 
 
 # ---------------------------------------------------------------------------------------------- prompt and effort
-def prompt_section() -> str:
-    """The slice policy's system-prompt section: how to read tape entries and fetch what they leave out."""
+def prompt_section(recall_step: bool = True) -> str:
+    """The slice policy's system-prompt section: how to read tape entries and fetch what they leave out.
+
+    ``recall_step`` False (folding off, so the tool is not offered) leaves its line out.
+    """
     return "\n".join(
-        [
+        line
+        for line in [
             "<slice>",
             "Completed turns of this conversation may appear as frozen entries that begin with "
             "[slice tape v1 · turns A-B …]. An entry keeps the visible assistant replies of its turns word for "
@@ -361,7 +365,7 @@ def prompt_section() -> str:
             '- recall_search({"query": "words"}) when you do not know which turn it was;',
             '- recall_turn({"turn": "3"}) for what was said in turn 3; add "view": "full" for its tool inputs, '
             "tool output and reasoning (much larger);",
-            '- recall_step({"turn": "3", "step": "2"}) for the calls and results of one step;',
+            '- recall_step({"turn": "3", "step": "2"}) for the calls and results of one step;' if recall_step else "",
             f'- expand_result({{"seq": 41, "formatVersion": {LOCATOR_FORMAT_VERSION}}}) or '
             'expand_result({"turn": 3, "step": 2, "call": 1}) for one tool result; add "grep" or "lines" to get '
             "only the part you need. Copy seq locators exactly as printed.",
@@ -370,6 +374,7 @@ def prompt_section() -> str:
             "before relying on it.",
             "</slice>",
         ]
+        if line
     )
 
 
