@@ -18,13 +18,14 @@ requests that report usage; 4 bytes per token when none does).
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from core.models import ModelConfig, Prices, price_for
 from core.request import Request
-from core.request_diff import CAUSE_NAMES, RequestDiff, diff_requests
+from core.request_diff import CAUSE_NAMES, diff_requests
 from core.session import Session
 
 BYTES_PER_TOKEN = 4.0
@@ -84,44 +85,102 @@ def _sum(rows: Iterable[RequestCost]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class _Break:
+    """What a cut's estimate needs of a request's diff against the one before it."""
+
+    broke: bool  # and there was a request before it
+    cause_seq: int | None
+    prefix_bytes: int
+
+
+class CostTally:
+    """The cost report built one request at a time, holding a small row per request and the last request."""
+
+    def __init__(self, config: ModelConfig | None = None) -> None:
+        self.config = config
+        self.rows: list[RequestCost] = []
+        self.breaks: list[_Break] = []
+        self.before: Request | None = None
+
+    def add(self, request: Request, session: Session) -> None:
+        """Count the next request; ``session`` has projected at least up to it."""
+        before = self.before
+        diff = diff_requests(before, request, session)
+        broke = diff.broke and before is not None
+        self.breaks.append(_Break(broke, diff.cause_seq, diff.prefix_bytes))
+        tokens = _tokens(request.usage)
+        price = _price(request.model, self.config)
+        hit, miss, output = tokens if tokens else (None, 0, 0)
+        usd = price.cost(hit or 0, miss, output) if tokens and price else None
+        self.rows.append(RequestCost(request.turn, request.step, request.attempt, request.seq, request.model,
+                                     hit, miss, output, usd, diff.total_bytes, diff.cause if broke else None))  # fmt: skip
+        self.before = request
+
+    def report(self, session: Session) -> dict[str, Any]:
+        """Per-request, per-turn and session totals, and each cut's estimated saving and cost (``session``: the
+        whole projection)."""
+        rows = self.rows
+        billed = [r for r in rows if _tokens_known(r)]
+        ratio = (
+            sum(r.prompt_bytes for r in billed) / max(1, sum((r.hit or 0) + r.miss for r in billed))
+            if billed
+            else BYTES_PER_TOKEN
+        )
+        turns: dict[int, list[RequestCost]] = {}
+        for row in rows:
+            turns.setdefault(row.turn, []).append(row)
+        return {
+            "bytesPerToken": round(ratio, 3),
+            "requests": [_row_dict(r) for r in rows],
+            "turns": [{"turn": t, **_sum(rs)} for t, rs in sorted(turns.items())],
+            "total": _sum(rows),
+            "cuts": self._cuts(session, ratio),
+        }
+
+    def _cuts(self, session: Session, ratio: float) -> list[dict[str, Any]]:
+        rows, seqs = self.rows, [r.seq for r in self.rows]
+        out = []
+        for cut in session.cuts:
+            first = bisect.bisect_left(seqs, cut.seq)  # requests go out in seq order
+            if first == len(rows):
+                continue
+            later = len(rows) - first
+            price = _price(rows[first].model, self.config)
+            removed_tokens = max(cut.chars_removed, 0) / ratio
+            brk = self.breaks[first]
+            lost_bytes = 0
+            if brk.broke and brk.cause_seq == cut.seq:
+                lost_bytes = max(0, rows[first - 1].prompt_bytes - brk.prefix_bytes)
+            lost_tokens = lost_bytes / ratio
+            saved = removed_tokens * later * price.hit / 1_000_000 if price else None
+            cost = lost_tokens * (price.miss - price.hit) / 1_000_000 if price else None
+            out.append(
+                {
+                    "seq": cut.seq,
+                    "kind": CAUSE_NAMES.get(cut.kind, cut.kind),
+                    "turn": session.turn_of(cut.seq),
+                    "charsRemoved": cut.chars_removed,
+                    "laterRequests": later,
+                    "brokeCache": lost_bytes > 0,
+                    "rebilledTokens": round(lost_tokens),
+                    "savedUsd": saved,
+                    "costUsd": cost,
+                    "netUsd": None if saved is None or cost is None else saved - cost,
+                }
+            )
+        return out
+
+
 def cost_report(
     requests: Iterable[Request], session: Session, config: ModelConfig | None = None
 ) -> dict[str, Any]:
-    """Per-request, per-turn and session totals, and each cut's estimated saving and cost.
-
-    ``session`` is the projection the requests were read with (see ``core.request.iter_requests``); it is
-    read once the requests are exhausted.
-    """
-    rows: list[RequestCost] = []
-    diffs: list[RequestDiff] = []
-    before: Request | None = None
+    """``CostTally`` over ``requests`` read with ``session`` (see ``core.request.iter_requests``), which is read
+    again once the requests are exhausted."""
+    tally = CostTally(config)
     for request in requests:
-        diff = diff_requests(before, request, session)
-        diffs.append(diff)
-        tokens = _tokens(request.usage)
-        price = _price(request.model, config)
-        hit, miss, output = tokens if tokens else (None, 0, 0)
-        usd = price.cost(hit or 0, miss, output) if tokens and price else None
-        cause = diff.cause if diff.broke and before is not None else None
-        rows.append(RequestCost(request.turn, request.step, request.attempt, request.seq, request.model,
-                                hit, miss, output, usd, diff.total_bytes, cause))  # fmt: skip
-        before = request
-    billed = [r for r in rows if _tokens_known(r)]
-    ratio = (
-        sum(r.prompt_bytes for r in billed) / max(1, sum((r.hit or 0) + r.miss for r in billed))
-        if billed
-        else BYTES_PER_TOKEN
-    )
-    turns: dict[int, list[RequestCost]] = {}
-    for row in rows:
-        turns.setdefault(row.turn, []).append(row)
-    return {
-        "bytesPerToken": round(ratio, 3),
-        "requests": [_row_dict(r) for r in rows],
-        "turns": [{"turn": t, **_sum(rs)} for t, rs in sorted(turns.items())],
-        "total": _sum(rows),
-        "cuts": _cuts(session, rows, diffs, ratio, config),
-    }
+        tally.add(request, session)
+    return tally.report(session)
 
 
 def _tokens_known(row: RequestCost) -> bool:
@@ -143,45 +202,6 @@ def _row_dict(r: RequestCost) -> dict[str, Any]:
         "promptBytes": r.prompt_bytes,
         "cacheBreak": r.cause,
     }
-
-
-def _cuts(
-    session: Session,
-    rows: list[RequestCost],
-    diffs: list[RequestDiff],
-    ratio: float,
-    config: ModelConfig | None,
-) -> list[dict[str, Any]]:
-    out = []
-    for cut in session.cuts:
-        later = [i for i, r in enumerate(rows) if r.seq >= cut.seq]
-        if not later:
-            continue
-        first = later[0]
-        price = _price(rows[first].model, config)
-        removed_tokens = max(cut.chars_removed, 0) / ratio
-        diff = diffs[first]
-        lost_bytes = 0
-        if diff.broke and diff.cause_seq == cut.seq and diff.before is not None:
-            lost_bytes = max(0, rows[first - 1].prompt_bytes - diff.prefix_bytes)
-        lost_tokens = lost_bytes / ratio
-        saved = removed_tokens * len(later) * price.hit / 1_000_000 if price else None
-        cost = lost_tokens * (price.miss - price.hit) / 1_000_000 if price else None
-        out.append(
-            {
-                "seq": cut.seq,
-                "kind": CAUSE_NAMES.get(cut.kind, cut.kind),
-                "turn": session.turn_of(cut.seq),
-                "charsRemoved": cut.chars_removed,
-                "laterRequests": len(later),
-                "brokeCache": lost_bytes > 0,
-                "rebilledTokens": round(lost_tokens),
-                "savedUsd": saved,
-                "costUsd": cost,
-                "netUsd": None if saved is None or cost is None else saved - cost,
-            }
-        )
-    return out
 
 
 def session_cost(session: Session, config: ModelConfig | None = None) -> tuple[float | None, float | None]:

@@ -16,24 +16,30 @@ compaction between two attempts shows in the second one.
   ``request_body``. A route's reasoning-effort extras are not logged and so are not rebuilt (the CLI's
   ``openai`` provider declares none).
 
-``iter_requests`` yields them in one forward pass over the events (``--all`` on a long log costs one
-projection); ``request_points`` and ``request_at`` answer the same from a session that is already projected,
-with a ``core.timetravel.SurfaceTimeline`` (the TUI's path). Both use one ``RequestClock`` and one
-``build_request``.
+``RequestPass`` finds and builds them in one forward pass over the events: ``stream_requests`` runs it over a log
+file in one streaming pass that keeps only the surface's events (the CLI's path: memory bounded by the surface,
+not the log), ``iter_requests`` over events in memory. ``request_points`` and ``request_at`` answer the same from
+a session that is already projected, with a ``core.timetravel.SurfaceTimeline`` (the TUI's path). All use one
+``RequestClock`` and one ``build_request``.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from core.host.providers.convert import request_body
+from core.load import load_session
+from core.log.linestore import LineStore
+from core.log.records import PackedRow
+from core.log.vocabulary import SURFACE_TYPES
 from core.model import ModelRequest
 from core.policies import phase_notes
 from core.policies.adaptive import FINALIZATION, ROUTE_EVENT
-from core.session import Session, derive_message
+from core.session import Session, derive_message, surface_view
 from core.text import cp_len
 from core.timetravel import SessionAt, SurfaceTimeline
 
@@ -262,23 +268,53 @@ def build_request(view: Any, point: Point, host: bool, route: dict[str, Any] | N
     )
 
 
-class _Pass:
-    """One forward pass: the clock, the route of each step, who wrote the log, the request in flight."""
+Emit = Callable[[Request, Session], bool | None]
+KEEP_SLACK = 256  # shadowed surface events a pass may still keep before it lets them go
+
+
+class _Stop(Exception):
+    """Raised out of a pass whose consumer has seen what it wanted."""
 
     def __init__(self, session: Session) -> None:
+        super().__init__()
         self.session = session
+
+
+class RequestPass:
+    """Finds and builds every model request while a log is projected: call ``before`` and ``after`` around
+    each item the session applies (an event dict or a ``PackedRow``), and ``finish`` at the end.
+
+    Each request goes to ``emit(request, session)`` once its attempt is over (the next request goes out, or the
+    log ends), with the usage logged for it, right before the session applies the event that ended it; ``emit``
+    returning True raises ``_Stop`` out of ``before`` (``stream_requests`` ends its pass so). Only the
+    request in flight and each step's route are held. With ``keep`` the session's ``LineStore`` keeps the
+    surface's events in memory while they are on the surface, since every request reads all of them.
+    """
+
+    def __init__(self, emit: Emit, keep: bool = False) -> None:
+        self.emit = emit
+        self.keep = keep
         self.clock = RequestClock()
         self.host = False
         self.routes: dict[tuple[Any, Any], dict[str, Any]] = {}
         self.open: Request | None = None
 
-    def before(self, event: dict[str, Any]) -> Request | None:
-        point = self.clock.before(self.session.next_seq, str(event.get("type")))
+    def before(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
+        """Called right before ``session`` applies ``item``."""
+        etype = CHUNK if type(item) is PackedRow else str(item.get("type"))  # type: ignore[union-attr]
+        point = self.clock.before(session.next_seq, etype)
         if point is None:
-            return None
-        return build_request(self.session, point, self.host, self.routes.get((point.turn, point.step)))
+            return
+        request = build_request(session, point, self.host, self.routes.get((point.turn, point.step)))
+        done, self.open = self.open, request
+        if done is not None and self.emit(done, session):
+            raise _Stop(session)
 
-    def after(self, event: dict[str, Any]) -> None:
+    def after(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
+        """Called right after ``session`` applied ``item``."""
+        if type(item) is PackedRow:  # chunk deltas: no step bookkeeping, usage or surface node among them
+            return
+        event: dict[str, Any] = item  # type: ignore[assignment]
         etype = str(event.get("type"))
         data = _data(event)
         self.clock.after(etype, lambda: data)
@@ -295,6 +331,16 @@ class _Pass:
         elif etype == "assistant/message" and request is not None and request.usage is None:
             usage = data.get("usage")
             request.usage = usage if isinstance(usage, dict) else None
+        if self.keep and etype in SURFACE_TYPES and isinstance(store := session.events, LineStore):
+            store.keep(session.next_seq - 1, surface_view(event))
+            if store.kept > len(session.surface) + KEEP_SLACK:
+                store.drop(session.on_surface)
+
+    def finish(self, session: Session) -> None:
+        """The log ended: the request in flight is over."""
+        done, self.open = self.open, None
+        if done is not None:
+            self.emit(done, session)
 
 
 def iter_requests(
@@ -305,17 +351,32 @@ def iter_requests(
     A request is yielded once its attempt is over (the next request went out, or the log ended). Pass an
     empty ``session`` to look at the projection as the pass goes (it is past each request when it is yielded).
     """
-    state = _Pass(Session(header) if session is None else session)
+    session = Session(header) if session is None else session
+    done: list[Request] = []
+    requests = RequestPass(lambda request, _: done.append(request))
     for event in events:
-        request = state.before(event)
-        if request is not None:
-            if state.open is not None:
-                yield state.open
-            state.open = request
-        state.session.apply(event)
-        state.after(event)
-    if state.open is not None:
-        yield state.open
+        requests.before(session, event)
+        yield from done
+        done.clear()
+        session.apply(event)
+        requests.after(session, event)
+    requests.finish(session)
+    yield from done
+
+
+def stream_requests(path: str | os.PathLike[str], emit: Emit) -> Session:
+    """Every model request of the log at ``path``, in one streaming pass that keeps only the surface's events.
+
+    ``emit(request, session)`` gets each request as ``RequestPass`` says; returning True ends the pass there.
+    Returns the projection: of the whole log, or as it stood when ``emit`` ended the pass.
+    """
+    requests = RequestPass(emit, keep=True)
+    try:
+        session = load_session(path, retain=False, readback=True, before=requests.before, observe=requests.after)
+    except _Stop as stop:
+        return stop.session
+    requests.finish(session)
+    return session
 
 
 MARK_TYPES = ("request/header", HOST_EVENT, ROUTE_EVENT)

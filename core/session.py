@@ -116,6 +116,18 @@ def derive_message(event: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def surface_view(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` without what nothing that reads the surface needs: ``data.meta`` but its ``policy`` (a read
+    result's ``meta.lines`` can hold more than the text itself). For passes that keep surface events."""
+    data = event.get("data")
+    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
+        return event
+    slim = {key: value for key, value in data.items() if key != "meta"}
+    if "policy" in data["meta"]:
+        slim["meta"] = {"policy": data["meta"]["policy"]}
+    return {**event, "data": slim}
+
+
 def _earlier_seqs(sources: Any, seq: int) -> bool:
     """True for a list of ints (bools count, as ``isinstance`` says) in ``0..seq-1``; checked in C, since an
     assistant message names every chunk it was streamed from."""

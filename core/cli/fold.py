@@ -9,8 +9,9 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
-from core.config import load_config, parse_value, replay_config, set_value
+from core.config import CONFIG_EVENT, load_config, parse_value, replay_config, set_value
 from core.errors import ConfigError
+from core.load import load_session
 from core.policies.fold import FOLD, preview_fold, shown_through
 from core.policies.slice_config import SliceConfig
 from core.session import Session
@@ -19,7 +20,8 @@ from core.summary import human_chars
 
 def effective_config(session: Session, config_file: str | None, overrides: Sequence[str]) -> SliceConfig:
     """The slice config a host would run with: the file's, plus logged ``tapedeck/config`` changes, plus ``--set``."""
-    config = replay_config(load_config(config_file), session.events)
+    changes = (session.events[seq] for seq in session.seqs_of((CONFIG_EVENT,)))
+    config = replay_config(load_config(config_file), changes)
     for pair in overrides:
         key, sep, text = pair.partition("=")
         if not sep or not key.strip():
@@ -66,7 +68,7 @@ def _render(report: dict[str, Any]) -> str:
 
 
 def _fold(args: argparse.Namespace) -> None:
-    session = Session.open(args.path)
+    session = load_session(args.path, retain=False, readback=True)
     emit(fold_report(session, effective_config(session, args.config, args.set)), args.json, _render)
 
 

@@ -18,7 +18,7 @@ from core.load import load_session
 from core.log.layout import default_sessions_root, discover_sessions, session_tree
 from core.log.records import PackedRow
 from core.log.vocabulary import SURFACE_TYPES
-from core.session import Session, derive_message
+from core.session import Session, derive_message, surface_view
 from core.summary import human_bytes, human_chars, one_line, source_label, summarize
 
 
@@ -134,7 +134,7 @@ def _surface(args: argparse.Namespace) -> None:
     def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
         nonlocal kept
         if type(item) is not PackedRow and item["type"] in SURFACE_TYPES:  # type: ignore[index]
-            kept[session.next_seq - 1] = _slim(item)  # type: ignore[arg-type]
+            kept[session.next_seq - 1] = surface_view(item)  # type: ignore[arg-type]
             if len(kept) > len(session.surface) + 256:  # drop what replacements shadowed
                 kept = {seq: event for seq, event in kept.items() if session.on_surface(seq)}
         if args.at is not None and not at and session.next_seq > args.at:
@@ -152,18 +152,6 @@ def _surface(args: argparse.Namespace) -> None:
         raise TapedeckError(f"seq {args.at} is not in this log: its events are seq 0..{session.next_seq - 1}")
     else:
         emit(at[0], args.json, _render_surface)
-
-
-def _slim(event: dict[str, Any]) -> dict[str, Any]:
-    """``event`` without what no surface row reads: ``data.meta`` but its ``policy`` (a read result's
-    ``meta.lines`` can hold more than the text itself)."""
-    data = event.get("data")
-    if not isinstance(data, dict) or not isinstance(data.get("meta"), dict):
-        return event
-    slim = {key: value for key, value in data.items() if key != "meta"}
-    if "policy" in data["meta"]:
-        slim["meta"] = {"policy": data["meta"]["policy"]}
-    return {**event, "data": slim}
 
 
 def _render_surface(rows: list[dict[str, Any]]) -> str:

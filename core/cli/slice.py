@@ -15,6 +15,7 @@ from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.cli.fold import effective_config
 from core.errors import TapedeckError
+from core.load import load_session
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
 from core.policies.recall import (
     RECALL_SEARCH_TOOL,
@@ -60,7 +61,7 @@ def _render_seal(report: dict[str, Any]) -> str:
 
 
 def _seal(args: argparse.Namespace) -> None:
-    session = Session.open(args.path)
+    session = load_session(args.path, retain=False, readback=True)
     overrides = []
     if args.keep_recent_turns is not None:
         overrides.append(f"history.keepRecentTurns={args.keep_recent_turns}")
@@ -75,7 +76,7 @@ def _run(
     arguments: dict[str, Any],
     message: Callable[[str], str] = lambda text: text,
 ) -> None:
-    result = run_recall_tool(Session.open(args.path), tool, arguments)
+    result = run_recall_tool(load_session(args.path, retain=False, readback=True), tool, arguments)
     if result.is_error:
         raise TapedeckError(message(result.text))
     payload = {"tool": tool, "arguments": arguments, "text": result.text}

@@ -9,6 +9,7 @@ from typing import Any
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.config import CONFIG_EVENT, HOST_EVENT, load_config, logged_config
+from core.load import load_session
 from core.policies import prolong_config
 from core.policies.prolong import ProlongError, render_status, status_from_log
 from core.session import Session
@@ -75,7 +76,7 @@ def resolve_workspace(session: Session, workspace: str | None) -> Path:
 
 def run(args: argparse.Namespace) -> int:
     """Print the status report."""
-    session = Session.open(args.path)
+    session = load_session(args.path, retain=False, readback=True)
     config = resolve_config(args, session)
     if not config.register_command:
         raise ProlongError(

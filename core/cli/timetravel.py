@@ -1,26 +1,24 @@
-"""Time-travel subcommands: ``request``, ``diff`` and ``cost`` (``surface --at`` lives with ``surface``)."""
+"""Time-travel subcommands: ``request``, ``diff`` and ``cost`` (``surface --at`` lives with ``surface``).
+
+Each reads the log in one streaming pass (``core.request.stream_requests``) and holds only what it prints:
+``request --all`` prints each request as it is rebuilt, ``diff`` stops at the request it compares, ``cost``
+keeps a row per request.
+"""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+import sys
 from typing import Any
 
 from core.cli import COMMANDS
-from core.cli.common import emit, guarded
+from core.cli.common import JsonList, emit, guarded
 from core.errors import TapedeckError
-from core.log.reader import read_log
-from core.request import Request, iter_requests
+from core.request import Request, stream_requests
 from core.session import Session
 from core.summary import human_chars
 
 CLIP = 400
-
-
-def _requests(path: str) -> tuple[Iterator[Request], Session]:
-    data = read_log(path)
-    session = Session(data.header, path=data.path)
-    return iter_requests(data.header, data.events, session), session
 
 
 def _label(r: dict[str, Any]) -> str:
@@ -29,22 +27,45 @@ def _label(r: dict[str, Any]) -> str:
 
 
 def _pick(args: argparse.Namespace) -> list[Request]:
-    requests, _ = _requests(args.path)
-    if args.all:
-        return list(requests)
-    if args.seq is not None:
-        last = None
-        for request in requests:
+    """The requests ``--seq`` or ``--turn``/``--step`` name (``--seq`` stops the pass at the first request past it)."""
+    found: list[Request] = []
+
+    def take(request: Request, _: Session) -> bool:
+        if args.seq is not None:
             if request.seq > args.seq:
-                break
-            last = request
-        if last is None:
-            raise TapedeckError(f"no model request went out at or before seq {args.seq}")
-        return [last]
-    found = [r for r in requests if (r.turn, r.step) == (args.turn, args.step)]
+                return True
+            found[:] = [request]
+            return False
+        if (request.turn, request.step) == (args.turn, args.step):
+            found.append(request)
+        return False
+
+    stream_requests(args.path, take)
+    if not found and args.seq is not None:
+        raise TapedeckError(f"no model request went out at or before seq {args.seq}")
     if not found:
         raise TapedeckError(f"turn {args.turn} step {args.step} made no model request in this log")
     return found
+
+
+def _print_all(args: argparse.Namespace) -> None:
+    """Every request, each printed as soon as its attempt is over (none is kept)."""
+    out = JsonList() if args.json else None
+    shown = []
+
+    def show(request: Request, _: Session) -> None:
+        if out is not None:
+            out.add(request.to_dict())
+        else:
+            sys.stdout.write(_render_requests(args, [request.to_dict()]) + "\n")
+            shown.append(True)
+
+    stream_requests(args.path, show)
+    if out is not None:
+        out.close()
+    else:
+        sys.stdout.write("" if shown else "\n")  # as emit() prints an empty text
+        sys.stdout.flush()
 
 
 def _usage(usage: dict[str, Any] | None) -> str:
@@ -89,6 +110,9 @@ def _render_requests(args: argparse.Namespace, payload: list[dict[str, Any]]) ->
 def _request(args: argparse.Namespace) -> None:
     if not args.all and args.seq is None and (args.turn is None or args.step is None):
         raise TapedeckError("say which request: --turn T --step S, --seq SEQ or --all")
+    if args.all:
+        _print_all(args)
+        return
     payload = [r.to_dict() for r in _pick(args)]
     emit(payload, args.json, lambda p: _render_requests(args, p))
 
@@ -96,15 +120,20 @@ def _request(args: argparse.Namespace) -> None:
 def _diff(args: argparse.Namespace) -> None:
     from core.request_diff import diff_requests
 
-    requests, session = _requests(args.path)
-    before = None
-    for request in requests:
-        if (request.turn, request.step) == (args.turn, args.step) and request.attempt == args.attempt:
-            diff = diff_requests(before, request, session)
-            emit(diff.to_dict(), args.json, _render_diff)
-            return
-        before = request
-    raise TapedeckError(f"turn {args.turn} step {args.step} attempt {args.attempt} made no model request")
+    found: list[dict[str, Any]] = []
+    before: list[Request] = []
+
+    def compare(request: Request, session: Session) -> bool:
+        if (request.turn, request.step, request.attempt) == (args.turn, args.step, args.attempt):
+            found.append(diff_requests(before[0] if before else None, request, session).to_dict())
+            return True
+        before[:] = [request]
+        return False
+
+    stream_requests(args.path, compare)
+    if not found:
+        raise TapedeckError(f"turn {args.turn} step {args.step} attempt {args.attempt} made no model request")
+    emit(found[0], args.json, _render_diff)
 
 
 def _node(key: int | str) -> str:
@@ -135,11 +164,11 @@ def _render_diff(d: dict[str, Any]) -> str:
 
 def _cost(args: argparse.Namespace) -> None:
     from core.config import load_config
-    from core.cost import cost_report
+    from core.cost import CostTally
 
-    config = load_config(args.config).model
-    requests, session = _requests(args.path)
-    emit(cost_report(requests, session, config), args.json, _render_cost)
+    tally = CostTally(load_config(args.config).model)
+    session = stream_requests(args.path, tally.add)
+    emit(tally.report(session), args.json, _render_cost)
 
 
 def _usd(value: float | None) -> str:

@@ -4,7 +4,8 @@ While the decoder reads a log it tells a ``LineStore`` where each record line si
 its first seq, the file offset of the line (raw) or of the zstd frame it starts in, where it starts in that
 frame's data, and its events' type. That is 22 bytes per line (a packed row of hundreds of chunk deltas is one
 line), so a pass over a log of any size can still hand a policy any event it asks for: the line is read again,
-decoded by the same code as in the pass, and kept in a small cache of recent lines. Nothing else is held.
+decoded by the same code as in the pass, and kept in a small cache of recent lines. Nothing else is held, but
+what a caller ``keep``s: events it reads over and over (the surface's, while they are on it).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import OrderedDict
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, overload
 
@@ -47,6 +48,7 @@ class LineStore(Sequence[dict[str, Any]]):
         self._frame: tuple[int, bytes] = (-1, b"")  # zstd: (file offset, data) of the last frame decoded
         self._lines: OrderedDict[int, tuple[list[Any], int]] = OrderedDict()
         self._cached = 0
+        self._kept: dict[int, dict[str, Any]] = {}
         decoder.on_record = self.record
 
     def record(self, seq0: int, count: int, offset: int, pos: int, etype: str) -> None:
@@ -60,6 +62,19 @@ class LineStore(Sequence[dict[str, Any]]):
         self._pos.append(pos)
         self._type.append(tid)
         self._end = seq0 + count
+
+    def keep(self, seq: int, event: dict[str, Any]) -> None:
+        """Serve ``event`` (the caller's copy, as it is) for ``seq`` from memory until ``drop`` lets it go."""
+        self._kept[seq] = event
+
+    def drop(self, wanted: Callable[[int], bool]) -> None:
+        """Let go of every kept event whose seq ``wanted`` says no to."""
+        self._kept = {seq: event for seq, event in self._kept.items() if wanted(seq)}
+
+    @property
+    def kept(self) -> int:
+        """How many events are kept."""
+        return len(self._kept)
 
     @property
     def nbytes(self) -> int:
@@ -78,6 +93,9 @@ class LineStore(Sequence[dict[str, Any]]):
             return [self[i] for i in range(*n.indices(self._end))]
         if n < 0:
             n += self._end
+        kept = self._kept.get(n)
+        if kept is not None:
+            return kept
         if not 0 <= n < self._end:
             raise IndexError(n)
         k = bisect.bisect_right(self._seq0, n) - 1

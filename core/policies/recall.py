@@ -15,7 +15,7 @@ import json
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -415,9 +415,18 @@ def snippet_around(text: str, terms: Sequence[str], max_chars: int = SNIPPET_CHA
     return ("…" if start > 0 else "") + body + ("…" if end < len(text) else "")
 
 
-def _search_docs(session: Session, kinds: set[str]) -> list[_Doc]:
-    docs: list[_Doc] = []
-    for seq in range(session.next_seq):
+_DOC_TYPES = ("user/message", "assistant/message", "tool/result")
+
+
+def _search_docs(session: Session, kinds: set[str]) -> Iterator[_Doc]:
+    """The searchable texts of original events, the turn still open left out, one at a time: a long log's tool
+    output is never all held."""
+    open_turn = session.open_turn
+    return (doc for doc in _all_docs(session, kinds) if doc.turn != open_turn)
+
+
+def _all_docs(session: Session, kinds: set[str]) -> Iterator[_Doc]:
+    for seq in session.seqs_of(_DOC_TYPES):
         if not session.is_original(seq):
             continue
         etype = session.events[seq].get("type")
@@ -428,7 +437,7 @@ def _search_docs(session: Session, kinds: set[str]) -> list[_Doc]:
             kind = "user" if isinstance(source, Mapping) and source.get("kind") == "user" else "context"
             text = text_of_blocks(data.get("content"))
             if owner >= 1 and kind in kinds and text.strip():
-                docs.append(_Doc(owner, None, kind, text, seq))
+                yield _Doc(owner, None, kind, text, seq)
             continue
         turn, step = data.get("turn"), data.get("step")
         if not isinstance(turn, int) or not isinstance(step, int):
@@ -437,14 +446,14 @@ def _search_docs(session: Session, kinds: set[str]) -> list[_Doc]:
             content = [b for b in (data.get("message") or {}).get("content") or [] if isinstance(b, Mapping)]
             text = text_of_blocks(content)
             if "assistant" in kinds and text.strip():
-                docs.append(_Doc(turn, step, "assistant", text, seq))
+                yield _Doc(turn, step, "assistant", text, seq)
             if "tool_input" in kinds:
                 for block in content:
                     if block.get("type") != "tool-call" or block.get("name") in RECALL_FAMILY:
                         continue
                     text = f"{block.get('name') or ''} {block.get('arguments') or ''}"
                     if text.strip():
-                        docs.append(_Doc(turn, step, "tool_input", text, seq))
+                        yield _Doc(turn, step, "tool_input", text, seq)
         elif etype == "tool/result":
             message = data.get("message")
             if tool_name(session, turn, step, result_call_id(message)) in RECALL_FAMILY:
@@ -452,9 +461,7 @@ def _search_docs(session: Session, kinds: set[str]) -> list[_Doc]:
             kind = "tool_error" if _is_error(message) else "tool_output"
             text = _result_text(message)
             if kind in kinds and text.strip():
-                docs.append(_Doc(turn, step, kind, text, seq))
-    open_turn = session.open_turn
-    return [doc for doc in docs if doc.turn != open_turn]
+                yield _Doc(turn, step, kind, text, seq)
 
 
 def search(
