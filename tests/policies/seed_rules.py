@@ -171,6 +171,10 @@ RULES: tuple[Rule, ...] = (
        "recall_expand::test_grep_with_context_and_gaps", "recall_expand::test_grep_without_hits_and_with_a_bad_pattern", "recall_expand::test_grep_caps_very_many_hits"),
     _r("000-56", "1.e", "lines a-b clamped to the result and printed clamped; empty range error",
        "recall_expand::test_line_ranges"),
+    _r("000-102", "1.a", "recall reads original events only: entries, folds and other replacements are never recalled",
+       f"{AUDIT}::test_recall_reads_original_events_only"),
+    _r("000-103", "1.e", "expand_result hydrates each spilled text part from its stored file",
+       "recall_expand::test_a_fold_spill_original_is_read_from_its_stored_file"),
     # ---------------------------------------------------------------- 000 slice: prompt and reasoning (§1.f)
     _r("000-57", "1.f", "the slice section sits at order -1200 in the system prompt",
        "slice_prompt::test_prompt_section_names_the_tape_and_every_recall_tool", f"{AUDIT}::test_system_prompt_sections_follow_the_seed_orders"),

@@ -14,6 +14,7 @@ from core.host.loop import AgentHost, HostOptions
 from core.host.providers.scripted import ScriptedModel
 from core.policies.adaptive import plan_route
 from core.policies.adaptive_config import validate as adaptive_config
+from core.policies.recall import run_recall_tool
 from core.policies.report import instruction_text
 from core.policies.slice import entry_turns, inspect_surface
 from tests.policies.seed_rules import ROOT, RULES, evidence_path
@@ -65,6 +66,13 @@ def test_every_difference_is_documented_in_the_readme() -> None:
     cited = {rule.verdict.removeprefix("different: ") for rule in RULES if rule.verdict != "exact"}
     assert cited <= documented
     assert documented <= cited  # no stale entry either
+
+
+def test_the_readme_states_the_tables_counts() -> None:
+    section = _differences()
+    different = sum(rule.verdict != "exact" for rule in RULES)
+    assert f"extraction ({len(RULES)}:" in section
+    assert f"({len(RULES) - different} exact, {different} different)" in section
 
 
 # ---------------------------------------------------------------------------------------------- host model
@@ -246,3 +254,26 @@ def test_a_lower_requested_cap_is_kept_and_a_higher_one_is_capped() -> None:
     assert decision.cap(32768) == 32768
     assert decision.cap(100_000) == 32768
     assert decision.cap(None) == 32768
+
+
+def test_recall_reads_original_events_only() -> None:
+    """§1.a: the recall tools read original events; tape entries, folds and other replacements are never recalled."""
+    host = Host(config(), fold=True)
+    table = "\n".join(["id,name,score"] + [f"{i},row-{i:03d},{i % 7}" for i in range(400)])
+    host.begin("load the table")
+    host.reply("reading", [("c1", "read_file", {"path": "data/table.csv"}, table)])
+    host.next_step()  # the fold lands before this request
+    host.reply("the table has 400 rows")
+    host.end()
+    host.begin("next task")  # turn 1 is sealed into a tape entry
+    replaced = {s for e in host.events if e.get("surfaceOp") not in (None, "append") for s in e["sourceEventSeqs"]}
+    assert replaced, "the scenario must fold and seal something"
+    texts = [json.dumps(e["data"]) for e in host.events if e.get("surfaceOp") not in (None, "append")]
+    assert any("kept" in t for t in texts) and any("sealed" in t for t in texts)
+    for query in ("kept", "sealed"):  # words only the replacements hold
+        page = run_recall_tool(host.session, "recall_search", {"query": query}).text
+        assert page.startswith(f'[recall_search "{query}" · 0 hits'), page
+    turn_page = run_recall_tool(host.session, "recall_turn", {"turn": "1", "view": "full"}).text
+    assert "slice tape v1" not in turn_page and " kept · " not in turn_page
+    expanded = run_recall_tool(host.session, "expand_result", {"turn": 1, "step": 1, "call": 1}).text
+    assert expanded == f"[full result of read_file · turn 1 step 1 call 1]\n{table}"
