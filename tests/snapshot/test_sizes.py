@@ -11,7 +11,7 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from tests.tui.logs import policy_log
+from tests.tui.logs import policy_log, streaming_log
 from tests.tui.pilot import make_app
 from tests.tui.pilot import settle as settle_app
 from tests.tui.screens_policy.harness import PolicyHarness, settle
@@ -31,6 +31,11 @@ def main_app(tmp_path: Path) -> App[Any]:
     return make_app(policy_log().write(tmp_path / "demo" / "session.jsonl"))
 
 
+def streaming_app(tmp_path: Path) -> App[Any]:
+    """A followed log whose last model stream is still coming in: one growing row."""
+    return make_app(streaming_log().write(tmp_path / "demo" / "session.jsonl"), follow=True)
+
+
 def policy_app(screen: type) -> Callable[[Path], App[Any]]:
     return lambda tmp_path: PolicyHarness(demo(tmp_path / "s"), screen)
 
@@ -38,6 +43,8 @@ def policy_app(screen: type) -> Callable[[Path], App[Any]]:
 # name -> (app builder, keys to press, screen to wait for)
 CASES: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type | None]] = {
     "main": (main_app, (), None),
+    "main-streaming": (streaming_app, (), None),
+    "main-streaming-expanded": (streaming_app, ("enter",), None),
     "tape": (policy_app(TapeScreen), (), None),
     "folds": (policy_app(FoldsScreen), ("down",), None),
     "checkpoints": (policy_app(CheckpointsScreen), (), None),

@@ -145,3 +145,17 @@ def append(path: Path, log: Log, start: int) -> None:
     """Append the events of ``log`` from ``start`` to ``path`` in one write."""
     with open(path, "ab") as f:
         f.write(log.lines(log.events[start:]))
+
+
+def streaming_log() -> Log:
+    """``policy_log`` with a fourth turn whose model stream is still coming in (reasoning, then the answer)."""
+    log = policy_log()
+    log.add({"type": "turn/start", "data": {"turn": 4}})
+    log.add(user("summarise the fix"))
+    log.add({"type": "step/start", "data": {"turn": 4, "step": 1}})
+    pieces = [("reasoning-delta", 1, w) for w in ("The ", "traceback ", "came ", "from ", "boom; ", "say ", "so. ")]
+    pieces += [("text-delta", 0, w) for w in ("The ", "failure ", "was ", "a ", "raised ", "`boom` ")]
+    for kind, index, text in pieces:
+        chunk = {"type": kind, "index": index, "text": text}
+        log.add({"type": "assistant/chunk", "data": {"turn": 4, "step": 1, "chunk": chunk}})
+    return log

@@ -74,7 +74,7 @@ class BrowserScreen(Screen[None]):
         self.query_one(DataTable).focus()
         self.query_one("#browser-status", Static).update("scanning…")
         self._state_timer = self.set_interval(HOST_POLL_SECONDS, self._poll_states)
-        self._resume()
+        self._resume()  # the first showing: a resume that arrived before the table was mounted did nothing
 
     def on_screen_resume(self) -> None:
         """Shown again (a session or dialog above it closed): rescan once and watch the root again."""
@@ -98,7 +98,7 @@ class BrowserScreen(Screen[None]):
         return self._stop_watch is not None
 
     def _resume(self) -> None:
-        if self._stop_watch is not None or not self.is_mounted:
+        if self._stop_watch is not None or self._state_timer is None:
             return
         self._stop_watch = threading.Event()
         self._watch_root(self._stop_watch)

@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 
 from core.diagnostics import Diagnostic
 from core.log.lineage import child_log, parent_log, spawns
+from core.streams import Collapsed, collapse_seqs
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen
 from tui.screens.request import RequestScreen
@@ -28,13 +29,14 @@ from tui.widgets.event_list import EventList
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.header import SessionHeader
 from tui.widgets.matching import EventFilter, Predicate, scan, search_predicate
-from tui.widgets.rows import GLYPHS, REPLACEMENT_GLYPHS, RowView, SortedSeqs, originals
+from tui.widgets.rows import BLOCK_GLYPH, GLYPHS, REPLACEMENT_GLYPHS, RowView, SortedSeqs
 from tui.widgets.search_bar import SearchBar
 
 REFRESH_SECONDS = 0.1  # header and chart redraw at most this often while events stream in
 HIDE_CHUNKS = "!assistant/chunk"  # the filter item the hide-chunks key toggles
-TIME_KEY = "w"
-DETAIL_MIN_WIDTH = 110  # narrower screens give the list the whole width (d shows the detail pane)  # switches the list's time column between time of day and time ago
+HIDE_CHUNKS_KEY = "h"
+TIME_KEY = "w"  # switches the list's time column between time of day and time ago
+DETAIL_MIN_WIDTH = 110  # narrower screens give the list the whole width (d shows the detail pane)
 
 
 class Scanner:
@@ -115,6 +117,8 @@ def main_legend() -> tuple[tuple[str, str], ...]:
          "size · tags"),
         ("glyphs", f"{glyphs}  ✉ message from a plugin or the host  ◇ tapedeck event  ? other"),
         ("cut glyphs", f"{cuts}  (a row that replaced others on the surface; ⏎ lists the originals)"),
+        ("streams", f"{BLOCK_GLYPH} streaming… / streamed N chars: one row per model stream (its deltas; ⏎ lists "
+         f"them); the filter assistant/chunk lists every delta, {HIDE_CHUNKS_KEY} hides the streams"),
         ("size", "ch = chars the model sees (messages and tool results); B = bytes of the event's JSON data"),
         ("tags", "on / off: on the model-visible surface now or not · sealed, folded, pruned, rewound, "
          "compacted, replaced: what took it off · tape, fold, prune …: the kind of cut this row made · "
@@ -138,7 +142,7 @@ class MainScreen(Screen[None]):
         Binding("N", "match(-1)", "Prev match", show=False, id="main.prev_match"),
         Binding("f", "filter", "Filter", id="main.filter"),
         Binding("x", "clear_filter", "Clear filter", show=False, id="main.clear_filter"),
-        Binding("h", "hide_chunks", "Hide chunks", id="main.hide_chunks"),
+        Binding(HIDE_CHUNKS_KEY, "hide_chunks", "Hide chunks", id="main.hide_chunks"),
         Binding("g,home", "top", "Top", show=False, id="main.top"),
         Binding("G", "bottom", "Bottom", show=False, id="main.bottom"),
         Binding("F,end", "follow", "Follow", id="main.follow"),
@@ -246,32 +250,33 @@ class MainScreen(Screen[None]):
 
     # the view ---------------------------------------------------------------------------------------------
     def _base(self) -> Sequence[int]:
+        """The seqs the list shows (a streamed block as its first seq, unless the filter asks for chunks)."""
         live = self.live
+        self.events.blocks = None
         if not live.ready:  # the tail preview, or every indexed event while the projection is built
             return range(int(live.preview[0]["seq"]) if live.preview else 0, live.count)
-        if self.stop is not None and self.mode == "full":
-            return range(self.stop.moment.seq + 1)
         if self.mode == "surface":
             surface = list(live.session.surface) if self.stop is None else self.stop.surface
             if self.filter_scan is not None:
                 keep = set(self.filter_scan.seqs)
                 return [s for s in surface if s in keep]
-            return surface
-        if self.filter_scan is not None:
-            return self.filter_scan.seqs
-        return range(live.session.next_seq)
+            return surface  # never a chunk
+        blocks = None if self.filter.raw_chunks else live.session.streams
+        self.events.blocks = blocks
+        if self.filter_scan is not None and self.stop is None:
+            seqs = self.filter_scan.seqs  # copied: the scanner keeps growing its own list
+            return SortedSeqs(seqs) if blocks is None else SortedSeqs(collapse_seqs(seqs, blocks))
+        stop = live.session.next_seq if self.stop is None else self.stop.moment.seq + 1
+        return range(stop) if blocks is None else Collapsed(blocks, stop)
 
     def _rebuild(self, *, reset: bool, appended: bool = False) -> None:
         old = self.events.view
         expanded = [] if reset else [old.base[pos] for pos in old.expanded_positions()]
-        base = self._base()
-        if isinstance(base, SortedSeqs):
-            base = SortedSeqs(base)  # a snapshot: the scanner keeps growing its own list
-        view = RowView(base)
+        view = RowView(self._base())
         for seq in expanded:
             pos = view.position_of(seq)
             if pos is not None:
-                view.toggle(pos, originals(self.live.session, seq))
+                view.toggle(pos, self.events.children_of(seq))
         self.events.set_view(view, reset=reset, appended=appended)
         self._shown_count = self.live.count  # the header counts what the list was built from, never less
         if appended:

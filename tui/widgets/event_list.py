@@ -22,9 +22,21 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from core.session import Session
+from core.streams import Block, StreamBlocks
 from core.summary import human_chars
 from tui.live import LiveSession
-from tui.widgets.rows import Row, RowCache, RowView, ago, badges, build_row, clock, huge_row, originals
+from tui.widgets.rows import (
+    Row,
+    RowCache,
+    RowView,
+    ago,
+    badges,
+    block_row,
+    build_row,
+    clock,
+    huge_row,
+    originals,
+)
 from tui.widgets.scrolling import set_virtual_size
 
 TIME_MIN_WIDTH = 70  # narrower lists leave the time column out (the detail pane still shows the time)
@@ -118,6 +130,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._search = ""
         self._matches: Sequence[int] = ()
         self.relative_time = False  # the time column: time of day (UTC), or how long ago
+        # Streamed blocks shown as one row each (None: every delta is its own row, as a chunk filter asks)
+        self.blocks: StreamBlocks | None = None
 
     # the view ---------------------------------------------------------------------------------------------
     @property
@@ -236,22 +250,42 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         """Move the cursor by one screen."""
         self.go(self.cursor + direction * max(1, self.scrollable_content_region.height - 1))
 
+    def block_at(self, seq: int) -> Block | None:
+        """The streamed block whose row ``seq`` is, when blocks are shown collapsed."""
+        blocks = self.blocks
+        i = blocks.head_index(seq) if blocks is not None else None
+        return None if blocks is None or i is None else blocks.block(i)
+
+    def children_of(self, seq: int) -> Sequence[int]:
+        """The rows an expanded row lists beneath it: a block's deltas, or the originals of a replacement."""
+        block = self.block_at(seq)
+        if block is not None:
+            return range(block.start, block.end)
+        return originals(self.live.session, seq)
+
     def action_toggle_expand(self) -> None:
-        """Show (or hide) the originals a replacement row stands for."""
+        """Show (or hide) the deltas of a streamed block, or the originals a replacement row stands for."""
         seq, depth = self.view.row(self.cursor) if len(self.view) else (None, 0)
         if seq is None or depth:
             return
-        session = self.live.session
-        if not session.is_replacement(seq):
-            self.notify("Only replacement rows (tape entries, folds, prunes, rewinds) expand.", timeout=3)
+        if self.block_at(seq) is None and not self.live.session.is_replacement(seq):
+            self.notify(
+                "Only streamed blocks and replacement rows (tape entries, folds, prunes, rewinds) expand.", timeout=3
+            )
             return
         row = self.view.row_of_seq(seq)
         pos = self.view.position_of(seq)
         if pos is None or row is None:
             return
-        self.view.toggle(pos, originals(session, seq))
+        children = self.children_of(seq)
+        self.view.toggle(pos, children)
         set_virtual_size(self, Size(self.size.width, len(self.view)))
         self._move(row, follow=False)
+        height = self.scrollable_content_region.height
+        if self.view.expanded_positions().get(pos) and height > 0:  # show what opened, the row itself kept
+            last = row + len(children)
+            if last >= self.scroll_y + height:
+                self.call_after_refresh(self.scroll_to, y=min(row, last - height + 1), animate=False)
 
     def _on_mouse_scroll_up(self, event: events.MouseScrollUp) -> None:
         super()._on_mouse_scroll_up(event)
@@ -278,7 +312,19 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self._want_rows()
             style = self._styles()["pending"]
             return Strip([Segment(set_cell_size(f"{seq:>7}  …", width), style)])
+        block = self.block_at(seq) if not depth else None
+        if block is not None:
+            row = self._block_row(row, block)
         return self._strip(row, depth, index == self.cursor, width)
+
+    def _block_row(self, head: Row, block: Block) -> Row:
+        """The collapsed row of a block: still streaming while it ends the log of a followed, open turn."""
+        live = self.live
+        session = live.session
+        streaming = live.follow and block.end >= session.next_seq and session.open_turn is not None
+        errors = live.facts.errors
+        i = bisect.bisect_left(errors, block.start)
+        return block_row(head, block, streaming, i < len(errors) and errors[i] < block.end)
 
     def _styles(self) -> dict[str, Style]:
         """Component styles, computed once per theme and focus state (they are asked for on every row)."""

@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from core.session import Session
+from core.streams import CHUNK_TYPE
 from tui.live import LiveSession, is_error_event
 from tui.widgets.rows import SortedSeqs
 
@@ -103,6 +104,11 @@ class EventFilter:
         if self.regex:
             parts.append(f"/{self.regex}/")
         return ", ".join(parts) or "none"
+
+    @property
+    def raw_chunks(self) -> bool:
+        """True when a type item asks for stream chunks (``assistant/chunk``): the list shows every delta."""
+        return any(not t.startswith("!") and CHUNK_TYPE.startswith(t) for t in self.types)
 
     def toggled_type(self, item: str) -> EventFilter:
         """This filter with the type item ``item`` (e.g. ``!assistant/chunk``) added, or removed if present."""

@@ -7,13 +7,14 @@ import datetime as dt
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 
 from core.log.vocabulary import SURFACE_TYPES
 from core.session import TAPE_SOURCE_KIND, Session, content_chars, cut_kind, derive_message
+from core.streams import Block, Collapsed
 from core.summary import human_chars, summarize
 from tui.live import is_error_event
 
@@ -176,6 +177,23 @@ def huge_row(seq: int, etype: str, turn: int, step: int, nbytes: int) -> Row:
     )
 
 
+BLOCK_GLYPH = "●"  # a streamed block: the answer (text, reasoning, tool-call arguments) as it streamed
+
+
+def block_row(head: Row, block: Block, streaming: bool, error: bool) -> Row:
+    """The row standing for a streamed block: its first delta's row with the block's size and a summary."""
+    verb = "streaming…" if streaming else "streamed"
+    deltas = f"{block.deltas} delta{'' if block.deltas == 1 else 's'}"
+    return replace(
+        head,
+        glyph=BLOCK_GLYPH,
+        summary=f"{verb} {block.chars} chars · {deltas}",
+        size=block.chars,
+        unit="ch",
+        error=error,
+    )
+
+
 def badges(row: Row, session: Session, cut_kinds: dict[int, str]) -> list[str]:
     """Live badges of a row: what took it off the surface, what it replaced, error, on/off surface."""
     out: list[str] = []
@@ -242,7 +260,7 @@ class RowView:
     def __init__(self, base: Sequence[int]) -> None:
         self.base = base
         self._anchors: list[int] = []  # base positions of expanded rows, sorted
-        self._children: dict[int, list[int]] = {}  # base position -> child seqs
+        self._children: dict[int, Sequence[int]] = {}  # base position -> child seqs
         self._before: list[int] = []  # children rows before each anchor's own children
         self._anchor_rows: list[int] = []  # row index of each anchor
 
@@ -270,6 +288,8 @@ class RowView:
         base = self.base
         if isinstance(base, range):
             return seq - base.start if seq in base else None
+        if isinstance(base, Collapsed):
+            return base.position_of(seq)
         i = bisect.bisect_left(base, seq) if _is_sorted_hint(base) else None
         if i is not None and i < len(base) and base[i] == seq:
             return i
@@ -287,13 +307,15 @@ class RowView:
     def row_of_seq(self, seq: int, at_or_after: bool = False) -> int | None:
         """Row index showing ``seq`` at depth 0; with ``at_or_after`` the first row whose seq is >= ``seq``."""
         pos = self.position_of(seq)
-        if pos is None and at_or_after and _is_sorted_hint(self.base):
+        if pos is None and at_or_after and isinstance(self.base, Collapsed):
+            pos = self.base.position_at_or_after(seq)  # a later delta of a block: the block's row
+        elif pos is None and at_or_after and _is_sorted_hint(self.base):
             pos = bisect.bisect_left(self.base, seq)
             if pos >= len(self.base):
                 return None
         return None if pos is None else self.row_of_position(pos)
 
-    def toggle(self, pos: int, children: list[int]) -> None:
+    def toggle(self, pos: int, children: Sequence[int]) -> None:
         """Expand base position ``pos`` to ``children``, or collapse it when already expanded."""
         if pos in self._children:
             del self._children[pos]
@@ -307,7 +329,7 @@ class RowView:
         self._before = before
         self._anchor_rows = [a + b for a, b in zip(self._anchors, before, strict=True)]
 
-    def expanded_positions(self) -> dict[int, list[int]]:
+    def expanded_positions(self) -> dict[int, Sequence[int]]:
         """Expanded base positions and their children (to carry over to a grown view)."""
         return dict(self._children)
 
