@@ -227,6 +227,15 @@ def test_the_config_view_starts_from_the_config_the_session_logged(tmp_path: Pat
     assert values["slice.fold.pinMaxChars"] == 8000  # a key the session left alone keeps its default
 
 
+
+def test_a_logged_config_that_does_not_validate_is_named_not_replaced_by_defaults(tmp_path: Path) -> None:
+    session = Session.open(configured(tmp_path / "s", {"slice": {"history": {"keepRecentTurns": -4}}}))
+    with pytest.raises(TapedeckError, match="the session log's config does not validate here: .*keepRecentTurns"):
+        derive_config(session)
+    with pytest.raises(TapedeckError, match="does not validate here"):
+        derive_prolong(session)
+
+
 def test_leaves_stop_at_lists_and_scalars() -> None:
     tree = {"a": {"b": 1, "c": {"d": [1, 2]}}, "e": None, "f": {}}
     assert list(leaves(tree)) == [("a.b", 1), ("a.c.d", [1, 2]), ("e", None), ("f", {})]
