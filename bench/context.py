@@ -370,7 +370,8 @@ class TapedeckState:
         key = (id(header), self.phase_text)
         hit = self._heads.get(key)
         if hit is None:
-            parts = (header.get("system") or "", slice_policy.prompt_section(), self.phase_text)
+            standing = adaptive_policy.prompt_section() if self.route and not self.phase_in_system else ""
+            parts = (header.get("system") or "", slice_policy.prompt_section(), standing, self.phase_text)
             system = "\n\n".join(s for s in parts if s)
             tools = [*(header.get("tools") or []), *recall_policy.recall_tool_schemas()]
             hit = (header, request_head(system, tools))

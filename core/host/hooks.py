@@ -34,6 +34,7 @@ from core.text import js_json
 SPILL_DIR = "spill"
 SLICE_PROMPT_ORDER = -1200  # seed 000's slice:kernel section
 REWIND_PROMPT_ORDER = 151  # seed 001's tool:rewind section
+ADAPTIVE_PROMPT_ORDER = 1000  # seed 004 puts its section after every other one
 SPILL_HINT = "expand_result reads it back, whole or by grep/lines"
 BASE_SYSTEM = (
     "You are a coding agent working inside the workspace given to you. Use the tools to read, search, run and "
@@ -148,13 +149,15 @@ class PolicyHooks:
         """The logged system prompt: our base text, then the policies' sections in their seeds' order.
 
         Orders: slice -1200 (its kernel section), rewind 151, prolong ``promptOrder`` (150 by default, in the
-        100-199 tool-guidance band); the base text comes first. Equal orders keep this listing's order.
+        100-199 tool-guidance band), the adaptive policy's standing task policy 1000 (last, as in seed 004); the
+        base text comes first. Equal orders keep this listing's order.
         """
         sections = sorted(
             [
                 (SLICE_PROMPT_ORDER, slice_policy.prompt_section(self.config.slice.fold.enabled)),
                 (REWIND_PROMPT_ORDER, rewind_policy.rewind_prompt_section(self.config.rewind)),
                 (self.config.prolong.prompt_order, prolong_policy.prompt_section(self.config.prolong)),
+                (ADAPTIVE_PROMPT_ORDER, adaptive_policy.prompt_section()),
             ],
             key=lambda item: item[0],
         )

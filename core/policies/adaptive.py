@@ -19,9 +19,11 @@ alone, so a restarted host decides what the previous one would have:
 5. Everything decided is planned as one ``tapedeck/route`` event (``"ignorable": true``), after the prune
    events it explains. Planning again with nothing changed plans no event.
 
-The phase text is returned to the host and never written to the log as a message. It is fixed per (class,
-phase, frozen risk decision), so it is byte-stable within a phase; ``core.policies.phase_notes`` decides where
-it goes in a request (pinned where the phase began, so the prompt prefix stays cacheable).
+The phase text (the seed's system section) is returned to the host and never written to the log as a message.
+It is fixed per (class, phase, frozen risk decision), so it is byte-stable within a phase;
+``core.policies.phase_notes`` decides where it goes in a request: the normal phase's standing instruction is a
+system-prompt section (``prompt_section``), checkpoint and finalization texts are notes pinned where their
+phase began, so the prompt prefix stays cacheable.
 """
 
 from __future__ import annotations
@@ -98,38 +100,41 @@ POLICY_TEXT = {
     ),
 }
 CHECKPOINT_TEXT = {
-    "read": (
-        "Time to conclude. Answer from the best evidence you already have, or say exactly which evidence is "
-        "still missing."
-    ),
-    "small": (
-        "Time to wrap up. Do not design a new way to verify; run an existing narrow check only if the change "
-        "is still unconfirmed, then finish."
-    ),
+    "read": "Conclude now: answer from the evidence you have, or name the evidence still missing.",
+    "small": "Wrap up: run an existing narrow check only if the change is still unconfirmed, then finish.",
     "frontend": (
-        "Time to wrap up. Set up no previews or browser tooling; run an existing project check only if the "
-        "visible change is still unconfirmed, then finish."
+        "Wrap up: no new previews or browser tooling; run an existing check only if the visible change is still "
+        "unconfirmed, then finish."
     ),
     "large": (
-        "Stop exploring widely. Run an existing targeted check only for a touched contract that is still "
-        "unconfirmed, then finish or name the exact blocker."
+        "Stop exploring: run an existing targeted check only for a touched contract that is still unconfirmed, "
+        "then finish or name the blocker."
     ),
     "batch": (
-        "Stop exploring widely. Rely on the representative and aggregate evidence you have; run one remaining "
-        "project check only if the batch invariant is still unconfirmed, then finish."
+        "Stop exploring: rely on the sample and aggregate evidence you have; run one project check only if the "
+        "batch invariant is still unconfirmed, then finish."
     ),
 }
-RISK_CHECKPOINT_FRAME = (
-    "Wrap up now. {check} Change code only where the observed evidence calls for it, then finish."
-)
+RISK_CHECKPOINT_FRAME = "Wrap up now. {check} Change code only where the evidence calls for it, then finish."
 COVERED_TEXT = (
-    "Wrap up now. Recent tool output already confirms the most likely risk, so do not look for another way "
-    "to verify it. Finish from what you have."
+    "Wrap up: recent output already confirms the likeliest risk, so verify nothing more; finish from what you have."
 )
 FINALIZATION_TEXT = (
-    "The step budget for this task is used up and no tools are available in this step. Do not ask for or "
-    "call any tool. Give the best final answer the completed work supports, and name any remaining work or "
-    "blocker precisely."
+    "Step budget used up: no tools in this step. Give the best final answer the work supports and name any "
+    "remaining work or blocker."
+)
+# The standing instruction of every turn, sent once as a system-prompt section (``prompt_section``): the host
+# pins a note in the conversation only when a phase that changes what the model should do begins.
+STANDING_POLICY = (
+    "<task_sizing>\n"
+    "Size the work to the request. Investigating: gather just enough evidence, change no file, stop once the "
+    "answer holds. A contained change: the smallest complete fix, confirmed by a narrow existing check. "
+    "Interface work: pick a clear visual direction, build early, check what the user sees. A change across "
+    "modules or a batch: trace only what matters, keep outputs short and dependent steps in order, and confirm "
+    "every touched contract (a batch: a sample plus the aggregate).\n"
+    "A checkpoint or finalization note in the conversation governs the rest of its turn; a newer one replaces "
+    "it.\n"
+    "</task_sizing>"
 )
 
 
@@ -218,6 +223,12 @@ def phase_text(task_class: str, phase: str, decision: RiskDecision | None = None
     return f'<task_policy class="{task_class}">\n{POLICY_TEXT[task_class]}\n</task_policy>'
 
 
+def prompt_section() -> str:
+    """The standing task policy for the system prompt: how to size each kind of request, and that a phase
+    note, once pinned, governs the rest of its turn (the newest one wins)."""
+    return STANDING_POLICY
+
+
 def pressure_ratio(context_window: int | None, context_tokens: int | None) -> float | None:
     """``context_tokens / context_window``, or None when either is unknown or the window is not positive."""
     if context_window is None or context_tokens is None or context_window <= 0:
@@ -264,7 +275,8 @@ class RouteDecision:
     ``max_tokens`` is the class's output cap clamped to the model's output limit (see ``cap``; ``class_max_tokens``
     is the unclamped cap); ``tools_allowed`` is False in finalization, when
     the model may not call tools (the host keeps sending the schemas with ``tool_choice: none``, so the
-    request prefix stays cacheable); ``phase_text`` is the system section for this request.
+    request prefix stays cacheable); ``phase_text`` is the seed's system section for this request (the host
+    sends it as a phase note from the checkpoint on, see ``core.policies.phase_notes``).
     """
 
     turn: int
@@ -431,15 +443,15 @@ def prune_moment(
       turn's first step, a rewind report or any other replacement since the previous model call): results
       after the first such replacement may be pruned, since those bytes are re-sent anyway;
     - a tier change under real pressure (the pressure alone reaches a harsher tier than it did at the turn's
-      previous route): every result may be pruned, since the context must shrink.
+      previous route), or a later step of that tier while the crossing's prune is still owed (every route since
+      the crossing removed nothing, because the results were in protected recent steps): every result may be
+      pruned, since the context must shrink.
 
     Between those moments a turn's requests stay append-only.
     """
     previous = [d for d in routes if d.get("step") != position.step]
     now = level_index(levels, -1, pressure) if pressure is not None else None
-    before = previous[-1].get("pressure") if previous else None
-    then = level_index(levels, -1, before) if isinstance(before, int | float) else None
-    if now is not None and (then is None or now > then) and levels[now].at_pressure_ratio > 0:
+    if now is not None and levels[now].at_pressure_ratio > 0 and _pressure_prune_owed(levels, previous, now):
         return lambda seq: True
     since = _previous_route_seq(session, position)
     surface = session.surface
@@ -450,6 +462,19 @@ def prune_moment(
         return None
     after = set(surface[start:])
     return after.__contains__
+
+
+def _pressure_prune_owed(levels: tuple[PruneLevel, ...], previous: list[dict[str, Any]], now: int) -> bool:
+    """True when pressure tier ``now`` was crossed in this turn (or the turn starts in it) and no route since has
+    removed anything: the newest earlier routes are walked back to the crossing."""
+    for data in reversed(previous):
+        before = data.get("pressure")
+        then = level_index(levels, -1, before) if isinstance(before, int | float) else None
+        if then is None or then < now:
+            return True
+        if data.get("charsRemoved"):
+            return False
+    return True
 
 
 def _decision_part(data: Mapping[str, Any]) -> dict[str, Any]:

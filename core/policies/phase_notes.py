@@ -1,20 +1,27 @@
-"""Where the adaptive phase text goes in a request: pinned in the open turn where its phase began.
+"""Where the adaptive phase text goes in a request: a standing section in the head, and a note only when a
+phase that changes what the model should do begins.
 
 The seed puts the phase text (``<task_policy>``, ``<task_checkpoint>``, ``<task_finalization>``) in one
 system-prompt section that is replaced whenever the phase changes. Every change then rewrites the request
 head, and providers lose their whole prefix cache two or three times a turn. Sending it as a trailing message
 instead still moves it every step, so the model's previous output is never part of the cached prefix.
 
-tapedeck pins each phase text in the open conversation: a note is placed right after the last node that
-existed when the route event that started the phase was logged, and stays there while its turn runs. Requests
-therefore only grow between phase changes, and a change costs the bytes of its note. The rules that keep this
-equivalent to the seed's single section:
+tapedeck splits it by what changes:
+
+- The normal phase's instruction (how to size each kind of request) is the same for every turn, so it is a
+  standing system-prompt section (``adaptive.prompt_section``) in the cached head; the normal phase pins no
+  note.
+- A checkpoint or finalization note is pinned in the open conversation right after the last node that existed
+  when the route event that started its phase was logged, and stays there while its turn runs. Requests
+  therefore only grow between phase changes, and a change costs the bytes of its note.
+
+The rules that keep this equivalent to the seed's single section:
 
 - A note belongs to its turn. Only the open turn shows notes; when the turn ends they are gone from every later
   request (with ``keepRecentTurns`` >= 1 the turn's messages stay raw, its notes do not).
-- Only the current phase's instruction is in force. Every note after the first of a turn says, in its own
-  words, that it replaces the earlier instruction of the turn; the earlier notes stay where they were pinned,
-  so no cached byte changes.
+- Only the current phase's instruction is in force. The standing section says, once, that a note governs the
+  rest of its turn and a newer one replaces it; earlier notes stay where they were pinned, so no cached byte
+  changes.
 - Notes are never written to the log as messages (the seed's rule); they are re-derived from the logged
   ``tapedeck/route`` events, so a restarted host builds byte-identical requests. A note whose anchor lies
   inside a replaced region (a rewind report) goes with the region.
@@ -28,11 +35,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from core.policies.adaptive import ROUTE_EVENT, phase_text
+from core.policies.adaptive import NORMAL, ROUTE_EVENT, phase_text
 from core.policies.risk import RiskDecision
 from core.session import Session, derive_message
-
-SUPERSEDES = "This replaces the earlier task instruction of this turn; follow only this one."
 
 
 @lru_cache(maxsize=256)
@@ -67,17 +72,11 @@ def _spans(session: Session) -> list[tuple[int, int, int]]:
     return [(seq, *_span(session, seq)) for seq in session.surface]
 
 
-def superseding(text: str) -> str:
-    """A later phase's note: the phase text with a line saying it replaces the turn's earlier note."""
-    head, sep, rest = text.partition("\n")
-    return f"{head}\n{SUPERSEDES}\n{rest}" if sep else f"{text}\n{SUPERSEDES}"
-
-
 def phase_notes(session: Session) -> list[tuple[int, str]]:
     """``(anchor seq, text)`` of every phase note of the open turn, oldest first (none between turns).
 
-    The turn's first route event starts a note, and so does every later one whose phase text differs from
-    the note before it; those later notes say that they replace the earlier one.
+    The first checkpoint or finalization route event of a turn starts a note, and so does every later one
+    whose phase text differs from the note before it; normal-phase routes pin none.
     """
     number = session.open_turn
     if number is None or number not in session.turns:
@@ -88,9 +87,9 @@ def phase_notes(session: Session) -> list[tuple[int, str]]:
         data = session.events[seq].get("data")
         if not isinstance(data, dict) or data.get("turn") != number:
             continue
-        text = route_text(data)
+        text = None if data.get("phase") == NORMAL else route_text(data)
         if text is not None and text != previous:
-            notes.append((seq, text if previous is None else superseding(text)))
+            notes.append((seq, text))
             previous = text
     return notes
 

@@ -50,13 +50,10 @@ def test_every_request_of_a_turn_extends_the_one_before_it(tmp_path: Path) -> No
     for before, after in zip(requests, requests[1:], strict=False):
         assert after.messages[: len(before.messages)] == before.messages
     notes = [m for m in requests[-1].messages if m.get("source", {}).get("kind") == "phase-note"]
-    assert [n["content"][0]["text"].split(" ", 1)[0] for n in notes] == [
-        "<task_policy",
-        "<task_checkpoint",
-        "<task_finalization",
-    ]
+    assert [n["content"][0]["text"].split(" ", 1)[0] for n in notes] == ["<task_checkpoint", "<task_finalization"]
+    assert "<task_sizing>" in requests[0].system  # the standing policy: in the cached head, not a note
     log = host.writer.path.read_bytes()
-    assert b"task_checkpoint" not in log and b"task_finalization" not in log
+    assert not any(tag in log for tag in (b"task_policy", b"task_checkpoint", b"task_finalization"))
 
 
 def test_finalization_sends_tool_choice_none_and_refuses_a_call_anyway(tmp_path: Path) -> None:

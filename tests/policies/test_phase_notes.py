@@ -43,7 +43,7 @@ def test_each_phase_change_pins_one_note_and_requests_only_grow_within_a_turn() 
     assert phases == ["normal"] * 4 + ["checkpoint"] * 4 + ["finalization"] * 2
     last = requests[-1]
     texts = _notes(last)
-    assert [t.split(" ", 1)[0] for t in texts] == ["<task_policy", "<task_checkpoint", "<task_finalization"]
+    assert [t.split(" ", 1)[0] for t in texts] == ["<task_checkpoint", "<task_finalization"]
     assert all(m["role"] == "user" for m in last if m.get("source", {}).get("kind") == "phase-note")
     # Each request is the previous one plus what the step appended: no byte before it changes.
     for before, after in zip(requests, requests[1:], strict=False):
@@ -61,18 +61,30 @@ def test_notes_are_not_logged_and_a_replayed_session_builds_the_same_request() -
     assert phase_notes.request_messages(replayed(session)) == phase_notes.request_messages(session)
 
 
-def test_a_sealed_turn_takes_its_notes_with_it_and_the_new_turn_starts_a_new_note() -> None:
+def test_a_sealed_turn_takes_its_notes_with_it_and_the_new_turn_starts_without_one() -> None:
     session, requests = new_session(), []
     _run_turn(session, 1, 6, requests)
+    assert len(_notes(requests[-1])) == 1  # turn 1's checkpoint note
     _run_turn(session, 2, 1, requests)
     first_of_turn_2 = requests[-1]
-    texts = _notes(first_of_turn_2)
-    assert len(texts) == 1 and texts[0].startswith('<task_policy class="small">')
-    assert first_of_turn_2[-1]["content"][0]["text"] == texts[0]  # the newest node: this step's note
+    assert _notes(first_of_turn_2) == []
+    assert first_of_turn_2[-1]["source"] == {"kind": "user"}  # the newest node: turn 2's request
     # Turn 1 is a tape entry now; nothing of it (notes included) sits raw in the request.
     assert any(
         str(m.get("content", [{}])[0].get("text", "")).startswith("[slice tape v1 · turns 1-1")
         for m in first_of_turn_2
+    )
+
+
+def test_the_normal_phase_pins_no_note_its_standing_policy_is_in_the_system_prompt() -> None:
+    # The standing policy does not change within a session, so it sits in the cached request head (seed 004's
+    # normal section, said once); a note only comes when a phase that changes what the model should do begins.
+    session, requests = new_session(), []
+    _run_turn(session, 1, 4, requests)
+    assert all(_notes(request) == [] for request in requests)
+    assert adaptive.prompt_section().startswith("<task_sizing>")
+    assert "checkpoint or finalization note in the conversation governs the rest of its turn" in (
+        adaptive.prompt_section()
     )
 
 
@@ -89,7 +101,7 @@ def test_a_note_inside_a_replaced_region_of_the_open_turn_goes_with_the_region()
         _route(session)
         tool_step(session, 1, step, [f"output of 1.{step}"])
     before = phase_notes.request_messages(session)
-    assert len(_notes(before)) == 2  # normal from step 1, checkpoint from step 5
+    assert len(_notes(before)) == 1  # the checkpoint from step 5
     # A rewind-style report replaces steps 4..6, which holds the checkpoint note's anchor.
     first = next(s for s in session.surface if (session.events[s]["data"].get("step") == 4))
     report = {"id": "rep", "role": "user", "content": [{"type": "text", "text": "report"}],
@@ -98,14 +110,14 @@ def test_a_note_inside_a_replaced_region_of_the_open_turn_goes_with_the_region()
         session.surface.index(first):], "surfaceOp": {"op": "replace", "startSeq": first,
         "endSeq": session.surface[-1]}}])  # fmt: skip
     after = phase_notes.request_messages(session)
-    assert [t.split(" ", 1)[0] for t in _notes(after)] == ["<task_policy"]
+    assert _notes(after) == []
     assert after[-1]["content"][0]["text"] == "report"
 
 
 def test_a_phase_note_never_outlives_its_turn_even_when_the_turn_stays_raw() -> None:
     # Seed 004: the policy state is a non-persistent section; "不再把逐轮通知追加到会话历史" (no per-turn notices
     # pile up in the history). With keepRecentTurns 1 turn 1 stays raw, but its notes, the finalization's
-    # "no tools are available in this step" among them, are not in turn 2's requests.
+    # "no tools in this step" among them, are not in turn 2's requests.
     config = validate_config({"slice": {"history": {"keepRecentTurns": 1}}})
     session, requests = new_session(), []
     start_turn(session, 1, "Rename timeoutLabel in src/view.ts")
@@ -114,22 +126,23 @@ def test_a_phase_note_never_outlives_its_turn_even_when_the_turn_stays_raw() -> 
         requests.append(phase_notes.request_messages(session))
         tool_step(session, 1, step, [f"output of 1.{step}"])
     end_turn(session, 1)
-    assert "no tools are available" in _notes(requests[-1])[-1]
+    assert "no tools in this step" in _notes(requests[-1])[-1]
     start_turn(session, 2, "Rename timeoutLabel in src/view.ts")
     extend(session, slice_policy.plan_seal(session, config.slice).events)
     extend(session, adaptive.plan_route(session, config.adaptive, context_window=None, context_tokens=None).events)
     request = phase_notes.request_messages(session)
     assert any(m.get("id") == "a1-9" for m in request)  # turn 1 is still raw
-    assert [t.split(" ", 1)[0] for t in _notes(request)] == ["<task_policy"]
-    assert not any("no tools are available" in str(m) for m in request)
+    assert _notes(request) == []
+    assert not any("no tools in this step" in str(m) for m in request)
 
 
 def test_only_the_current_phase_instruction_is_in_force() -> None:
     # Seed 004: one section, replaced at each phase change ("同阶段内容稳定"). Pinned notes stay in place for the
-    # cache, so each later note says it replaces the earlier one; the first note of a turn says nothing of it.
+    # cache; the standing policy in the system prompt says, once, that the newest note of a turn replaces the
+    # earlier one, so no note repeats it.
     session, requests = new_session(), []
     _run_turn(session, 1, 9, requests)
-    policy, checkpoint, final = _notes(requests[-1])
-    assert phase_notes.SUPERSEDES not in policy
-    assert phase_notes.SUPERSEDES in checkpoint and phase_notes.SUPERSEDES in final
+    checkpoint, final = _notes(requests[-1])
+    assert "a newer one replaces it" in adaptive.prompt_section()
     assert checkpoint.startswith('<task_checkpoint class="small"') and final.endswith("</task_finalization>")
+    assert "replaces" not in checkpoint and "replaces" not in final

@@ -100,3 +100,22 @@ def test_cache_aware_prunes_when_pressure_crosses_into_a_harsher_tier() -> None:
     assert harsher.prune_level == "tight"
     assert harsher.prune.pruned  # the crossing re-prunes what moderate left at 14,375 chars
     assert _size(session, results[0]) == 4_096 + MARK + 1_024
+
+
+def test_cache_aware_prunes_at_the_next_step_when_the_crossing_could_prune_nothing() -> None:
+    # Pressure jumps straight into critical at the step after a huge result landed; critical protects the newest
+    # step, so the crossing prunes nothing. The tier's prune is still owed: the next step writes it.
+    session = new_session()
+    start_turn(session, 1, "Implement the retry policy")
+    window = 100_000
+    calm = _route(session, CACHE_AWARE, context_window=window, context_tokens=20_000)  # step 1
+    assert calm.prune_level is None
+    [huge] = _steps(session, range(1, 2), size=300_000)
+    crossing = _route(session, CACHE_AWARE, context_window=window, context_tokens=80_000)  # step 2: 0.8
+    assert crossing.prune_level == "critical" and crossing.prune.pruned == ()
+    _steps(session, range(2, 3), size=100)
+    owed = _route(session, CACHE_AWARE, context_window=window, context_tokens=80_000)  # step 3, still critical
+    assert [p.shadowed_seq for p in owed.prune.pruned] == [huge]
+    _steps(session, range(3, 4), size=20_000)
+    steady = _route(session, CACHE_AWARE, context_window=window, context_tokens=80_000)  # paid: append-only again
+    assert steady.prune.pruned == ()
