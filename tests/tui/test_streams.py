@@ -116,3 +116,29 @@ async def test_a_chunk_filter_lists_every_delta_again(tmp_path: Path) -> None:
         await settle(pilot)
         assert list(screen.events.view.base) == [0, 1, 2, chunks[0]]
         assert "4 deltas" in line_of(screen, chunks[0])
+
+
+async def test_a_filtered_list_keeps_one_row_for_a_stream_that_grows(tmp_path: Path) -> None:
+    log, chunks = streaming_log(["a", "b"])
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        screen._set_filter(EventFilter.parse("", "", "1", False, ""))
+        await settle(pilot)
+        assert list(screen.events.view.base) == [0, 1, 2, chunks[0]]
+        start = len(log.events)
+        for text in "cde":
+            log.add(delta(text))
+        append(path, log, start)
+        await until(pilot, lambda: screen.filter_scan is not None and screen.filter_scan.upto == len(log.events))
+        await settle(pilot)
+        assert list(screen.events.view.base) == [0, 1, 2, chunks[0]]
+        assert "5 deltas" in line_of(screen, chunks[0])
+        start = len(log.events)
+        answer = log.add(assistant(1, 1, "abcde"))
+        append(path, log, start)
+        await until(pilot, lambda: answer in list(screen.events.view.base))
+        assert list(screen.events.view.base) == [0, 1, 2, chunks[0], answer]

@@ -18,7 +18,7 @@ from textual.worker import get_current_worker
 
 from core.diagnostics import Diagnostic
 from core.log.lineage import child_log, parent_log, spawns
-from core.streams import Collapsed, collapse_seqs
+from core.streams import Collapsed, StreamBlocks, collapse_seqs
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen
 from tui.screens.request import RequestScreen
@@ -187,6 +187,10 @@ class MainScreen(Screen[None]):
         self._jump_to_match = False  # a new search moves the cursor to its first match once one is found
         self._ago_timer: Timer | None = None
         self._detail_choice: bool | None = None  # d pressed: shown or hidden whatever the width
+        # The filtered list's rows, grown as the filter's scanner finds more (only new matches are collapsed)
+        self._filter_rows = SortedSeqs()
+        self._filter_used = 0  # scanner matches already in _filter_rows
+        self._filter_src: tuple[SortedSeqs, StreamBlocks | None] | None = None  # (matches, blocks) built from
 
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -264,10 +268,25 @@ class MainScreen(Screen[None]):
         blocks = None if self.filter.raw_chunks else live.session.streams
         self.events.blocks = blocks
         if self.filter_scan is not None and self.stop is None:
-            seqs = self.filter_scan.seqs  # copied: the scanner keeps growing its own list
-            return SortedSeqs(seqs) if blocks is None else SortedSeqs(collapse_seqs(seqs, blocks))
+            return self._filtered(self.filter_scan.seqs, blocks)
         stop = live.session.next_seq if self.stop is None else self.stop.moment.seq + 1
         return range(stop) if blocks is None else Collapsed(blocks, stop)
+
+    def _filtered(self, seqs: SortedSeqs, blocks: StreamBlocks | None) -> SortedSeqs:
+        """The filter's matches as rows (a block's matches as its one row); only matches new since the last
+        call are collapsed, and the list returned is a copy (the scanner keeps growing its own)."""
+        src = self._filter_src
+        if src is None or src[0] is not seqs or src[1] is not blocks:
+            self._filter_src, self._filter_rows, self._filter_used = (seqs, blocks), SortedSeqs(), 0
+        new = seqs[self._filter_used :]
+        self._filter_used += len(new)
+        rows = self._filter_rows
+        if blocks is not None:
+            new = collapse_seqs(new, blocks)
+            if rows and new and new[0] == rows[-1]:  # more matches in the block the last row stands for
+                new = new[1:]
+        rows.extend(new)
+        return SortedSeqs(rows)
 
     def _rebuild(self, *, reset: bool, appended: bool = False) -> None:
         old = self.events.view
