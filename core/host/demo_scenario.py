@@ -1,7 +1,9 @@
 """The demo's scripted agent: six turns and 42 tool calls over the demo workspace.
 
 The script is written for the project ``demo_workspace`` creates, so every tool result it meets is known in
-advance; it still reacts to the one call it makes fail on purpose (a write outside the workspace). Between
+advance; it still reacts to the one call it makes fail on purpose (a write outside the workspace). It is one
+plan per task, played by situation (``core.host.providers.players.PlanPlayer``): an operator's checkpoint,
+rewind, message, pause or config change at any point still ends every turn completed. Between
 them the turns exercise every policy for real: reads and greps, a failing then passing test run, results big
 enough to fold (a CSV read, a build log), a checkpoint with an exploration and a rewind, turns long enough to
 reach the soft checkpoint and the finalization phase, a prune tier (the script declares a 20,000-token context
@@ -59,8 +61,8 @@ TASKS: list[str] = [
 ]
 
 
-def responses() -> list[dict[str, Any]]:
-    """One response per model call, in order."""
+def plans() -> list[dict[str, Any]]:
+    """One plan per task: the responses the agent intends, in order, its final answer last."""
     turn1 = [
         _step(_call("checkpoint", objective="find why the timeparse tests fail"),
               text="I'll mark a checkpoint before exploring, so the exploration can be folded afterwards.",
@@ -127,12 +129,13 @@ def responses() -> list[dict[str, Any]]:
         },
         _step(text="CHANGELOG.md now records the parse_duration fix and its regression test; tests still pass."),
     ]  # fmt: skip
-    return turn1 + turn2 + turn3 + turn4 + turn5 + turn6
+    turns = [turn1, turn2, turn3, turn4, turn5, turn6]
+    return [{"prompt": task, "responses": steps} for task, steps in zip(TASKS, turns, strict=True)]
 
 
 def write_script(path: Path) -> Path:
     """Write the scripted-provider file for the demo to ``path``."""
     path.write_text(
-        json.dumps({"model": "tapedeck-demo", "contextWindow": 20000, "responses": responses()}, indent=1), encoding="utf-8"
+        json.dumps({"model": "tapedeck-demo", "contextWindow": 20000, "plans": plans()}, indent=1), encoding="utf-8"
     )
     return path

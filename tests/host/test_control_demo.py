@@ -47,8 +47,9 @@ def _run_demo_with(tmp_path: Path, at_seq: int, op: str, args: dict[str, object]
         ("checkpoint", {"objective": "operator mark"}, 40),
         ("message", {"text": "Operator: keep going."}, 40),
         ("message", {"text": "Operator: keep going."}, 160),
+        ("checkpoint", {"objective": "operator mark"}, 160),
     ],
-    ids=["checkpoint-early", "message-early", "message-late"],
+    ids=["checkpoint-early", "message-early", "message-late", "checkpoint-late"],
 )
 def test_an_operator_action_mid_turn_still_completes_the_demo(
     tmp_path: Path, op: str, args: dict[str, object], at_seq: int

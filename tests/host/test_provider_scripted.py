@@ -180,6 +180,16 @@ def test_scripted_error_finish_and_exhaustion(tmp_path: Path) -> None:
         ([{"expect": {"resultMatches": "("}}], "expect.resultMatches is not a valid regex"),
         ([{"onError": {"text": 5}}], "response 1 onError 1: 'text' must be a string"),
         ({"responses": [{}], "efforts": "high"}, "'efforts' must be a list of strings"),
+        ({"responses": [{}], "plans": []}, "both 'responses' and 'plans'"),
+        ({"plans": []}, "'plans' must be a non-empty list"),
+        ({"plans": [{"prompt": "", "responses": [{"text": "x"}]}]}, "plan 1: 'prompt' must be a non-empty string"),
+        ({"plans": [{"prompt": "a", "responses": []}]}, "plan 1 needs a non-empty list of responses"),
+        ({"plans": [{"prompt": "a", "responses": [{"text": "x"}], "steps": 1}]}, "plan 1 has unknown key 'steps'"),
+        ({"plans": [{"prompt": "a", "responses": [{"text": "x"}]}] * 2}, "plan 2: another plan has the same"),
+        (
+            {"plans": [{"prompt": "a", "responses": [{"toolCalls": [{"name": "bash"}]}]}]},
+            "plan 1: its last response must be the final answer",
+        ),
     ],
 )
 def test_invalid_scripts_are_refused_clearly(tmp_path: Path, content: Any, phrase: str) -> None:
@@ -197,3 +207,68 @@ def test_unreadable_script_files(tmp_path: Path) -> None:
         make_provider(f"scripted:{bad}")
     with pytest.raises(ProviderError, match="no base URL or API key"):
         make_provider(f"scripted:{bad}", api_key="k")
+
+
+def _user(text: str, **source: Any) -> dict[str, Any]:
+    return {"role": "user", "content": [{"type": "text", "text": text}], "source": source or {"kind": "user"}}
+
+
+def _answer(call: str | None = None) -> dict[str, Any]:
+    content = [{"type": "tool-call", "id": call, "name": "bash", "arguments": "{}"}] if call else []
+    return {"role": "assistant", "content": content or [{"type": "text", "text": "done"}], "source": {"kind": "model"}}
+
+
+TOOLS = [{"name": "bash"}, {"name": "rewind"}]
+STEP = {"toolCalls": [{"name": "bash", "arguments": {"command": "ls"}}]}
+PLANS = {
+    "plans": [
+        {"prompt": "first task", "responses": [STEP, STEP, {"text": "first done"}]},
+        {"prompt": "second task", "responses": [{"text": "second done"}]},
+    ]
+}
+
+
+def test_plans_follow_the_task_the_conversation_is_about(tmp_path: Path) -> None:
+    model = ScriptedModel(_script(tmp_path, PLANS))
+    first = [_user("first task")]
+    assert model.complete(ModelRequest(messages=first, tools=TOOLS)).tool_calls[0]["name"] == "bash"
+    after = [*first, _answer("c1"), *_after_tool("c1", "ok", False)[2:]]
+    assert model.complete(ModelRequest(messages=after, tools=TOOLS)).tool_calls
+    assert model.complete(ModelRequest(messages=after, tools=TOOLS)).text == "first done"
+    # A plan that is through gives its final answer again (say after a tool the guard asked for).
+    assert model.complete(ModelRequest(messages=after, tools=TOOLS)).text == "first done"
+    # A new task's prompt starts its own plan, wherever the conversation stands.
+    second = [*after, _answer(), _user("second task")]
+    assert model.complete(ModelRequest(messages=second, tools=TOOLS)).text == "second done"
+    assert model.remaining == 0
+
+
+def test_plans_answer_the_finalization_phase_an_operator_message_and_the_guard(tmp_path: Path) -> None:
+    model = ScriptedModel(_script(tmp_path, PLANS))
+    note = _user("finish now", kind="phase-note")
+    final = model.complete(ModelRequest(messages=[_user("first task"), note], tools=TOOLS, tool_choice="none"))
+    assert (final.text, final.tool_calls) == ("first done", [])
+    reminder = _user("Checkpoint m1 is still open. Call `rewind` before ending this turn.",
+                     kind="plugin", plugin="rewind", form="notice")  # fmt: skip
+    guarded = model.complete(ModelRequest(messages=[_user("first task"), _answer(), reminder], tools=TOOLS))
+    assert [c["name"] for c in guarded.tool_calls] == ["rewind"]
+    # A message that is no planned task, once the plan is through, is a turn of its own: a reply quoting it.
+    steer = _user("Operator: what next?", kind="user", via="tapedeck-control")
+    reply = model.complete(ModelRequest(messages=[_answer(), steer], tools=TOOLS))
+    assert "“Operator: what next?”" in reply.text and not reply.tool_calls
+    # Mid-plan, the message is acknowledged in front of the next planned step.
+    mid = model.complete(ModelRequest(messages=[_user("second task"), steer], tools=TOOLS))
+    assert mid.text.startswith("Noted your message “Operator: what next?”") and "second done" in mid.text
+
+
+def test_plans_resume_from_their_replay_state(tmp_path: Path) -> None:
+    path = _script(tmp_path, PLANS)
+    model = ScriptedModel(path)
+    state = model.complete(ModelRequest(messages=[_user("first task")], tools=TOOLS)).replay_state
+    resumed = ScriptedModel(path)
+    resumed.restore(state or {})
+    after = [_user("first task"), _answer("c1"), *_after_tool("c1", "ok", False)[2:]]
+    assert resumed.complete(ModelRequest(messages=after, tools=TOOLS)).tool_calls[0]["id"] == "call_2_1"
+    assert resumed.complete(ModelRequest(messages=after, tools=TOOLS)).text == "first done"
+    with pytest.raises(ProviderError, match="does not fit this script"):
+        ScriptedModel(path).restore({"current": 0, "plans": [{"cursor": 9}] * 2})

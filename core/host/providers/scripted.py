@@ -4,10 +4,17 @@ The file is either a JSON list of responses or an object::
 
     {"model": "demo-script", "efforts": ["off", "high"], "responses": [ ... ]}
 
+or, for a model that answers by situation instead of in one fixed order (``players.PlanPlayer``: an operator
+acting at any point cannot derail it)::
+
+    {"model": "demo-script", "plans": [{"prompt": "the task's text", "responses": [ ... ]}, ...]}
+
+where each plan's last response is its final answer (text, no tool calls).
+
 ``contextWindow`` and ``maxOutputTokens`` (positive integers, optional) are the limits the scripted model
 declares, as a real provider's table would.
 
-Each model call takes the next response. Every key of a response is optional:
+With ``responses`` each model call takes the next response. Every key of a response is optional:
 
 ``reasoning``
     reasoning text, streamed before the answer.
@@ -32,7 +39,8 @@ Each model call takes the next response. Every key of a response is optional:
     same latest tool results. When the session has gone somewhere the script did not foresee, the call ends
     with finish ``error`` and code ``SCRIPT_MISMATCH`` instead of answering blindly.
 
-When the script has no response left, the call ends with finish ``error`` and code ``SCRIPT_EXHAUSTED``.
+When a ``responses`` script has no response left, the call ends with finish ``error`` and code
+``SCRIPT_EXHAUSTED``; ``plans`` never run out.
 Responses are streamed as small chunks (a few characters of text, short pieces of tool arguments), so the
 session log looks like one written against a real model.
 """
@@ -42,12 +50,13 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections import deque
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from core.host.providers.errors import ProviderError, failure
+from core.host.providers.players import PlanPlayer, SequencePlayer
+from core.host.providers.situation import latest_results, result_text
 from core.host.providers.stream import BlockStream
 from core.model import ChunkSink, Completion, ModelRequest
 from core.models import Limits
@@ -57,7 +66,8 @@ SCRIPT_MISMATCH = "SCRIPT_MISMATCH"
 SCRIPT_EXHAUSTED = "SCRIPT_EXHAUSTED"
 FINISHES = ("stop", "tool-calls", "max-tokens", "error")
 RESPONSE_KEYS = ("reasoning", "text", "toolCalls", "usage", "finish", "error", "onError", "expect")
-FILE_KEYS = ("model", "efforts", "contextWindow", "maxOutputTokens", "responses")
+FILE_KEYS = ("model", "efforts", "contextWindow", "maxOutputTokens", "responses", "plans")
+PLAN_KEYS = ("prompt", "responses")
 CALL_KEYS = ("name", "arguments", "id")
 EXPECT_KEYS = ("resultContains", "resultMatches")
 USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
@@ -132,8 +142,32 @@ def _check_response(raw: Any, what: str) -> dict[str, Any]:
     return response
 
 
-def load_script(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Read and validate a script file: its settings (``model``, ``efforts``) and its responses."""
+def _check_plans(raw: Any) -> list[dict[str, Any]]:
+    if not isinstance(raw, list) or not raw:
+        raise _Invalid("the script's 'plans' must be a non-empty list")
+    plans, prompts = [], set()
+    for n, plan in enumerate(raw, 1):
+        what = f"plan {n}"
+        _keys(plan, PLAN_KEYS, what)
+        if not isinstance(plan.get("prompt"), str) or not plan["prompt"]:
+            raise _Invalid(f"{what}: 'prompt' must be a non-empty string")
+        if plan["prompt"] in prompts:
+            raise _Invalid(f"{what}: another plan has the same prompt")
+        prompts.add(plan["prompt"])
+        responses = plan.get("responses")
+        if not isinstance(responses, list) or not responses:
+            raise _Invalid(f"{what} needs a non-empty list of responses")
+        checked = [_check_response(r, f"{what} response {k}") for k, r in enumerate(responses, 1)]
+        final = checked[-1]
+        if not final.get("text") or final.get("toolCalls") or final.get("finish") not in (None, "stop"):
+            raise _Invalid(f"{what}: its last response must be the final answer (text, no tool calls)")
+        plans.append({"prompt": plan["prompt"], "responses": checked})
+    return plans
+
+
+def load_script(path: str | Path) -> tuple[dict[str, Any], SequencePlayer | PlanPlayer]:
+    """Read and validate a script file: its settings (``model``, ``efforts`` …) and the player of its
+    ``responses`` or ``plans``."""
     p = Path(path)
     try:
         raw = json.loads(p.read_text(encoding="utf-8"))
@@ -145,8 +179,10 @@ def load_script(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
         settings = (
             dict(_keys(raw, FILE_KEYS, "the script")) if not isinstance(raw, list) else {"responses": raw}
         )
-        responses = settings.pop("responses", None)
-        if not isinstance(responses, list) or not responses:
+        responses, plans = settings.pop("responses", None), settings.pop("plans", None)
+        if responses is not None and plans is not None:
+            raise _Invalid("the script has both 'responses' and 'plans'; give one")
+        if plans is None and (not isinstance(responses, list) or not responses):
             raise _Invalid("the script needs a non-empty list of responses")
         _string(settings, "model", "the script")
         efforts = settings.get("efforts", [])
@@ -156,29 +192,13 @@ def load_script(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]
             value = settings.get(key)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise _Invalid(f"the script's {key!r} must be a positive integer")
-        checked = [_check_response(r, f"response {n}") for n, r in enumerate(responses, 1)]
+        if plans is not None:
+            player: SequencePlayer | PlanPlayer = PlanPlayer(_check_plans(plans))
+        else:
+            player = SequencePlayer([_check_response(r, f"response {n}") for n, r in enumerate(responses, 1)])
     except _Invalid as exc:
         raise ProviderError(f"scripted model {p}: {exc}") from exc
-    return settings, checked
-
-
-def _latest_results(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """The tool-result blocks that arrived after the last assistant message."""
-    results: list[Mapping[str, Any]] = []
-    for message in reversed(messages):
-        if message.get("role") == "assistant":
-            break
-        blocks = [b for b in message.get("content") or () if isinstance(b, Mapping)]
-        results[:0] = [b for b in blocks if b.get("type") == "tool-result"]
-    return results
-
-
-def _result_text(block: Mapping[str, Any]) -> str:
-    return "\n".join(
-        str(b.get("text", ""))
-        for b in block.get("content") or ()
-        if isinstance(b, Mapping) and b.get("type") == "text"
-    )
+    return settings, player
 
 
 def _tokens(chars: int) -> int:
@@ -186,25 +206,23 @@ def _tokens(chars: int) -> int:
 
 
 class ScriptedModel:
-    """Plays a validated script from its first response, or from a ``replay_state`` a resumed host restores.
+    """Plays a validated script from its start, or from a ``replay_state`` a resumed host restores.
 
-    Each completion carries ``replay_state`` (the script cursor, alternatives still queued by ``onError`` and
-    the call count); the host stores it in the assistant message's ``source.replayState``, so a session that
-    crashed mid-script resumes where the log says it was instead of replaying from the start.
+    Each completion carries ``replay_state`` (where the player stands and the call count); the host stores it
+    in the assistant message's ``source.replayState``, so a session that crashed mid-script resumes where the
+    log says it was instead of replaying from the start.
     """
 
     provider = "scripted"
     writes_reports = False
 
     def __init__(self, path: str | Path, model: str | None = None) -> None:
-        settings, responses = load_script(path)
+        settings, player = load_script(path)
         self.path = Path(path)
         self.model = model or settings.get("model") or self.path.stem
         self._efforts = list(settings.get("efforts", []))
         self.limits = Limits(settings.get("contextWindow"), settings.get("maxOutputTokens"))
-        self._responses = responses
-        self._cursor = 0
-        self._spliced: deque[dict[str, Any]] = deque()
+        self._player = player
         self.calls = 0
 
     def reasoning_efforts(self) -> list[str]:
@@ -214,43 +232,30 @@ class ScriptedModel:
     @property
     def remaining(self) -> int:
         """Responses not played yet (alternatives spliced in by ``onError`` included)."""
-        return len(self._spliced) + len(self._responses) - self._cursor
+        return self._player.remaining
 
     def replay_state(self) -> dict[str, Any]:
         """Where the script stands, as JSON (see the class docstring)."""
-        return {"cursor": self._cursor, "spliced": list(self._spliced), "calls": self.calls}
+        return {**self._player.state(), "calls": self.calls}
 
     def restore(self, state: Mapping[str, Any]) -> None:
         """Continue from a ``replay_state``; ProviderError when it does not fit this script."""
-        cursor, spliced, calls = state.get("cursor"), state.get("spliced", []), state.get("calls", 0)
-        if (
-            not isinstance(cursor, int)
-            or not 0 <= cursor <= len(self._responses)
-            or not isinstance(spliced, list)
-        ):
+        calls = state.get("calls", 0)
+        if not isinstance(calls, int) or not self._player.restore(state):
             raise ProviderError(
                 f"scripted model {self.path.name}: replay state {dict(state)!r} does not fit this script"
             )
-        self._cursor, self._spliced, self.calls = cursor, deque(spliced), int(calls)
+        self.calls = calls
 
     def complete(self, request: ModelRequest, on_chunk: ChunkSink | None = None) -> Completion:
-        """Play the next response as a stream."""
+        """Play the response the script gives for ``request`` as a stream."""
         self.calls += 1
         stream = BlockStream(on_chunk)
-        if not self.remaining:
+        response = self._player.next(request)
+        if response is None:
             message = f"scripted model {self.path.name}: no response left for call {self.calls}"
             return stream.close("error", failure(message, SCRIPT_EXHAUSTED))
-        if self._spliced:
-            response = self._spliced.popleft()
-        else:
-            response = self._responses[self._cursor]
-            self._cursor += 1
-        latest = _latest_results(request.messages)
-        if "onError" in response and any(b.get("isError") is True for b in latest):
-            first, *rest = response["onError"]
-            self._spliced.extendleft(reversed(rest))
-            response = first
-        mismatch = self._mismatch(response.get("expect"), latest)
+        mismatch = self._mismatch(response.get("expect"), latest_results(request.messages))
         if mismatch:
             return stream.close("error", failure(mismatch, SCRIPT_MISMATCH))
         return self._play(response, request, stream)
@@ -258,7 +263,7 @@ class ScriptedModel:
     def _mismatch(self, expect: Mapping[str, str] | None, latest: list[Mapping[str, Any]]) -> str | None:
         if not expect:
             return None
-        text = "\n".join(_result_text(b) for b in latest)
+        text = "\n".join(result_text(b) for b in latest)
         where = f"scripted model {self.path.name}, call {self.calls}"
         if "resultContains" in expect and expect["resultContains"] not in text:
             return f"{where}: expected the latest tool results to contain {expect['resultContains']!r}"
