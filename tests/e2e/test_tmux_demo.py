@@ -9,6 +9,7 @@ import uuid
 from pathlib import Path
 
 from core.host_state import read_host_state
+from core.log.reader import read_log
 from tests.e2e.test_tmux_watch import TAPEDECK, Tmux, pytestmark  # noqa: F401 - the same skip condition
 
 
@@ -43,5 +44,34 @@ def test_killing_the_demo_pane_stops_its_host(tmp_path: Path) -> None:
         assert read_host_state(log).state == "exited"
         leftovers = subprocess.run(["pgrep", "-f", log.parent.name], capture_output=True, text=True).stdout.split()
         assert [p for p in leftovers if int(p) != os.getpid()] == []
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def _turn_ends(log: Path) -> list[str]:
+    return [e["data"]["reason"]["kind"] for e in read_log(log).events if e["type"] == "turn/end"]
+
+
+def test_pausing_the_demo_from_its_tui_holds_the_host_and_resuming_completes_it(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    name = f"td-demo-{uuid.uuid4().hex[:8]}"
+    env = {"TAPEDECK_HOME": str(tmp_path / "home"), "TERM": "xterm-256color"}
+    tmux = Tmux(name, [str(TAPEDECK), "demo", "--speed", "8", "--sessions-root", str(root)], env)
+    try:
+        log = _wait(lambda: next(iter(root.glob("*/*/session.jsonl")), None), "the demo's log")
+        tmux.wait_for(lambda text: "running" in text, "the running host in the header")
+        tmux.keys("P")
+        _wait(lambda: read_host_state(log).state == "paused", "the host to hold")
+        tmux.wait_for(lambda text: "paused" in text, "the paused state in the header")
+        held = read_log(log).events
+        time.sleep(1.0)  # a paced demo takes a step every 0.2 s: a held host writes nothing
+        assert read_log(log).events == held and len(_turn_ends(log)) < 6
+        tmux.keys("P")
+        _wait(lambda: read_host_state(log).state != "paused", "the host to go on")
+        _wait(lambda: len(_turn_ends(log)) == 6, "the demo to finish", timeout=120)
+        assert _turn_ends(log) == ["completed"] * 6
+        states = [e["data"]["state"] for e in read_log(log).events if e["type"] == "tapedeck/state"]
+        paused = states.index("paused")
+        assert states[paused + 1] == "running" and states[-1] == "idle"  # then it lingers for the TUI
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
