@@ -1,17 +1,18 @@
 """Loading a session log into a projection in one streaming pass.
 
-The decoder hands over events and packed chunk rows (kept packed) as it reads 1 MB slices; each goes straight
-into ``Session.apply``/``apply_row`` with the cyclic GC paused. A retaining load keeps every event in an
-``EventStore``; a streaming load keeps none and lets ``observe`` see each one right after it is projected (and
-``before`` right before), so a command can keep only what it prints. With ``readback`` a streaming load also
-notes where each line is (``core.log.linestore``), so ``session.events[seq]`` still reads any event back.
+The decoder hands each event and packed chunk row (kept packed) straight to ``Session.apply``/``apply_row`` as
+it decodes it (its ``sink``), with the cyclic GC paused: an event a streaming load does not keep is dropped
+right after it is projected, while its objects are still in the CPU cache. A retaining load keeps every event
+in an ``EventStore``; a streaming load keeps none and lets ``observe`` see each one right after it is projected
+(and ``before`` right before), so a command can keep only what it prints. With ``readback`` a streaming load
+also notes where each line is (``core.log.linestore``), so ``session.events[seq]`` still reads any event back.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from pathlib import Path
+from typing import Any
 
 from core.diagnostics import Diagnostic
 from core.errors import LogFormatError
@@ -23,7 +24,7 @@ from core.log.records import PackedRow
 from core.log.store import EventStore
 from core.session import Session
 
-READ_CHUNK = 1 << 20
+READ_CHUNK = 1 << 16  # small reads keep a slice's decoded objects in the CPU cache until they are projected
 Observer = Callable[[Session, "dict | PackedRow"], None]
 
 
@@ -47,51 +48,56 @@ def load_session(
     compressed = is_compressed(p)
     decoder = LogDecoder(str(p), compressed, lazy_rows=True)
     store = EventStore() if retain else LineStore(p, decoder) if readback else None
-    hooks = (before, observe)
     found: list[Diagnostic] = []
-    session: Session | None = None
+    sessions: list[Session] = []
+
+    def take(batch: DecodeBatch) -> None:
+        found.extend(batch.diagnostics)
+        if decoder.fatal:
+            raise LogFormatError(decoder.fatal)
+        if not sessions and decoder.header is not None:
+            sessions.append(Session(decoder.header, store, path=p, retain=isinstance(store, EventStore)))
+            decoder.sink = _sink(sessions[0], before, observe)
+            for item in batch.events:  # decoded before the sink was there (in the feed that met the header)
+                decoder.sink(item)
+
     with gc_paused():
         try:
             with open(p, "rb") as f:
                 while chunk := f.read(READ_CHUNK):
-                    session = _project(decoder.feed(chunk), decoder, session, p, store, hooks, found)
+                    take(decoder.feed(chunk))
         except OSError as exc:
             raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
-        session = _project(decoder.finish(), decoder, session, p, store, hooks, found)
-    if decoder.fatal:
-        raise LogFormatError(decoder.fatal)
-    if session is None:
+        take(decoder.finish())
+    if not sessions:
         raise LogFormatError(f"{p}: empty log (no session header)")
+    session = sessions[0]
     session.diagnostics[:0] = found
     session.compressed = compressed
     return session
 
 
-def _project(
-    batch: DecodeBatch,
-    decoder: LogDecoder,
-    session: Session | None,
-    path: Path,
-    store: EventStore | LineStore | None,
-    hooks: tuple[Observer | None, Observer | None],
-    found: list[Diagnostic],
-) -> Session | None:
-    found.extend(batch.diagnostics)
-    if decoder.fatal:
-        raise LogFormatError(decoder.fatal)
-    if session is None:
-        if decoder.header is None:
-            return None
-        session = Session(decoder.header, store, path=path, retain=isinstance(store, EventStore))
+def _sink(session: Session, before: Observer | None, observe: Observer | None) -> Callable[[Any], None]:
+    """Apply one decoded item to ``session``, between ``before`` and ``observe``."""
     apply, apply_row = session.apply, session.apply_row
-    before, observe = hooks
-    for item in batch.events:
-        if before is not None:
-            before(session, item)
-        if type(item) is PackedRow:
-            apply_row(item)
-        else:
-            apply(item)
-        if observe is not None:
-            observe(session, item)
-    return session
+    if before is None and observe is None:
+
+        def sink(item: Any) -> None:
+            if item.__class__ is PackedRow:
+                apply_row(item)
+            else:
+                apply(item)
+
+    else:
+
+        def sink(item: Any) -> None:
+            if before is not None:
+                before(session, item)
+            if item.__class__ is PackedRow:
+                apply_row(item)
+            else:
+                apply(item)
+            if observe is not None:
+                observe(session, item)
+
+    return sink

@@ -12,13 +12,12 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, MutableSequence, Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
 from core.diagnostics import Diagnostic
 from core.log.records import PackedRow
-from core.log.validate import is_invalid
+from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import SURFACE_TYPES
 from core.streams import StreamBlocks, delta_chars
 from core.text import tool_result_is_error
@@ -141,6 +140,8 @@ def _earlier_seqs(sources: Any, seq: int) -> bool:
 
 
 _INT_TYPES = {int, bool}
+# the events that name their own turn
+_OWN_TURN = frozenset({"assistant/message", "tool/result", "tool/call", "assistant/chunk"})
 
 
 def content_chars(blocks: Iterable[Any] | None, length: Callable[[str], int] = len) -> int:
@@ -346,19 +347,26 @@ class Session:
             self._diag("seq-mismatch", f"projection expected seq {seq}, got {event.get('seq')!r}", seq)
         if self._retain:
             self.events.append(event)  # type: ignore[union-attr]
-        self._count += 1
-        etype = str(event.get("type"))
-        self.counts[etype] += 1
+        self._count = seq + 1
+        etype = event.get("type")
+        if etype.__class__ is not str:
+            etype = str(etype)
+        counts = self.counts
+        counts[etype] = counts.get(etype, 0) + 1
         # An invalid event keeps its per-seq entries but is left out of the projection (the decoder reported it).
-        invalid = is_invalid(event)
-        data = event.get("data") if not invalid and isinstance(event.get("data"), dict) else {}
-        handler = None if invalid else self._HANDLERS.get(etype)
+        if INVALID in event:
+            self._turn_at.append(self._attributed_turn(etype, {}))
+            self._in_turn.append(self.open_turn is not None or etype == "turn/end")
+            return
+        data = event.get("data")
+        if not isinstance(data, dict):
+            data = {}
+        handler = self._HANDLERS.get(etype)
         if handler is not None:
             handler(self, seq, data)
-        self._turn_at.append(self._attributed_turn(etype, data))
+        turn = data.get("turn") if etype in _OWN_TURN else None  # the common case, without a call
+        self._turn_at.append(turn if isinstance(turn, int) else self._attributed_turn(etype, data))
         self._in_turn.append(self.open_turn is not None or etype == "turn/end")
-        if invalid:
-            return
         op = event.get("surfaceOp")
         if etype in SURFACE_TYPES:
             self._surface(seq, etype, event, data, op)
@@ -384,11 +392,11 @@ class Session:
         self._count += n
         self.counts["assistant/chunk"] += n
         self.streams.add(seq, row.turn, row.step, n, row.chars)
-        self._turn_at.extend(repeat(row.turn, n))
-        self._in_turn.extend(repeat(self.open_turn is not None, n))
+        self._turn_at += array("i", (row.turn,)) * n
+        self._in_turn += (b"\x00" if self.open_turn is None else b"\x01") * n
 
     def _attributed_turn(self, etype: str, data: dict[str, Any]) -> int:
-        if etype in ("assistant/message", "tool/result", "tool/call", "assistant/chunk"):
+        if etype in _OWN_TURN:
             turn = data.get("turn")
             if isinstance(turn, int):
                 return turn

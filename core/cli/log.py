@@ -179,11 +179,16 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
     out = JsonList() if args.json else None
     gaps: list[tuple[int, int]] = []  # (offset in the spool, seq) of each mark left open
     chunks_wanted = not args.type or _type_matches("assistant/chunk", args.type)
+    matches: dict[str, bool] = {}  # --type's answer per event type, worked out once
 
     def take(session: Session, event: dict[str, Any]) -> None:
         etype = event["type"]
-        if args.type and not _type_matches(etype, args.type):
-            return
+        if args.type:
+            wanted = matches.get(etype)
+            if wanted is None:
+                wanted = matches[etype] = _type_matches(etype, args.type)
+            if not wanted:
+                return
         seq = event["seq"]
         turn = session.turn_of(seq) if session.in_turn(seq) else None
         if args.turn is not None and turn != args.turn:

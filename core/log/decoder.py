@@ -19,7 +19,13 @@ from core.log.frames import FrameStream, recover_torn_frame
 from core.log.header import HeaderError, validate_header
 from core.log.records import PackedRow, complete_event, decode_row, is_packed_row
 from core.log.validate import INVALID
-from core.log.vocabulary import ENVELOPE_KEYS, REJECTED_LEGACY_TYPES, is_known_type
+from core.log.vocabulary import (
+    ENVELOPE_KEYS,
+    KNOWN_TYPES,
+    PACKED_ROW_TYPES,
+    REJECTED_LEGACY_TYPES,
+    is_known_type,
+)
 
 RecordHook = Callable[[int, int, int, int, str], None]
 """Told of each line that yields events: its first seq, how many, the file offset of the line (raw) or of the
@@ -57,7 +63,11 @@ class LogDecoder:
         self.header: dict[str, Any] | None = None
         self.fatal: str | None = None
         self.next_seq = 0
-        self.lines = 0
+        # Where decoded items go (from the next ``feed`` on): ``sink``, set by a streaming consumer, takes each one
+        # as it is decoded, so it is projected and dropped while its objects are still in the CPU cache; without
+        # one, the batch collects them.
+        self.sink: Callable[[Any], None] | None = None
+        self._put: Callable[[Any], None] = _discard
         self._explicit_seq: bool | None = None
         self._seq_shift = 0  # declared seq minus position, after a reported discontinuity
         self._partial = bytearray()
@@ -83,6 +93,7 @@ class LogDecoder:
         dropped): reads back an event from where ``on_record`` said its line is."""
         self.next_seq = seq
         out = DecodeBatch()
+        self._put = out.events.append
         self._line(raw, 0, out)
         return out.events  # type: ignore[return-value]
 
@@ -96,6 +107,7 @@ class LogDecoder:
         out = DecodeBatch()
         if self.fatal or not data:
             return out
+        self._put = self.sink or out.events.append
         if self._frames is None:
             self._feed_lines(data, self._offset, out)
             self._offset += len(data)
@@ -123,6 +135,7 @@ class LogDecoder:
         out = DecodeBatch()
         if self.fatal:
             return out
+        self._put = self.sink or out.events.append
         if self._frames is not None and self._frames.pending:
             offset, pending = self._frames.pending_offset, self._frames.pending
             recovered = recover_torn_frame(self._frames.pending_bytes())
@@ -174,22 +187,52 @@ class LogDecoder:
             self._pos = self._partial_pos
             self._line(line, self._partial_offset, out)
             start = nl + 1
-        while True:
+        while self.header is None and not self.fatal:  # line 1 and any blank lines before it
             nl = data.find(b"\n", start)
             if nl < 0:
                 break
             self._pos = start
             self._line(data[start:nl], base if fixed_offset else base + start, out)
             start = nl + 1
+        if self.fatal:  # the rest of a chunk after a fatal header problem is ignored; the first message stays
+            return
+        start = self._lines(data, start, base, fixed_offset, out)
         if start < len(data):
             self._partial += data[start:]
             self._partial_offset = base if fixed_offset else base + start
             self._partial_pos = start
 
+    def _lines(self, data: bytes, start: int, base: int, fixed_offset: bool, out: DecodeBatch) -> int:
+        """Decode every complete line of ``data`` from ``start`` on (the header is known); return where the
+        partial rest begins. ``base`` is the file offset of ``data[0]``, or of every line when ``fixed_offset``.
+
+        The hot loop: a line orjson parses into an object goes straight to ``_row``/``_event``; anything else
+        (a blank, corrupt or non-object line, a multi-MB line to parse in slices) takes ``_line``.
+        """
+        loads, bad_json, rows, row, event = orjson.loads, orjson.JSONDecodeError, PACKED_ROW_TYPES, self._row, self._event
+        find = data.find
+        limit = bigjson.LIMIT if self.pace is not None else len(data)  # longer lines are parsed in slices
+        while (nl := find(b"\n", start)) >= 0:
+            raw = data[start:nl]
+            self._pos = start
+            try:
+                obj = loads(raw) if nl - start <= limit else None
+            except bad_json:
+                obj = None
+            if obj.__class__ is not dict:
+                self._line(raw, base if fixed_offset else base + start, out)
+            else:
+                etype = obj.get("type")
+                if etype.__class__ is str and etype in rows:
+                    row(obj, base if fixed_offset else base + start, out)
+                else:
+                    event(obj, base if fixed_offset else base + start, out)
+            start = nl + 1
+        return start
+
     def _line(self, raw: bytes | bytearray, offset: int, out: DecodeBatch) -> None:
         if self.fatal:  # the rest of a chunk after a fatal header problem is ignored; the first message stays
             return
-        self.lines += 1
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         if not raw or raw.isspace():  # not strip(): that would copy the whole line
@@ -267,7 +310,9 @@ class LogDecoder:
                 self._seq_shift = declared - self.next_seq
 
     def _row(self, row: dict[str, Any], offset: int, out: DecodeBatch) -> None:
-        self._check_seq(row.get("seq0"), "seq0", offset, out)
+        declared = row.get("seq0")
+        if declared != self.next_seq + self._seq_shift or not self._explicit_seq:  # else nothing to check
+            self._check_seq(declared, "seq0", offset, out)
         time0 = row.get("time0", 0)
         packed, problem = decode_row(row, self.next_seq, time0 if isinstance(time0, int) else 0)
         if problem is not None:
@@ -278,26 +323,29 @@ class LogDecoder:
             if self.on_record is not None and packed:
                 self.on_record(self.next_seq, len(packed), offset, self._pos, row["type"])
             self.next_seq += len(packed)
-            out.events.extend(packed)
+            for placeholder in packed:
+                self._put(placeholder)
             return
         assert isinstance(packed, PackedRow)
         if self.on_record is not None:
             self.on_record(self.next_seq, packed.count, offset, self._pos, "assistant/chunk")
         self.next_seq += packed.count
         if self.lazy_rows:
-            out.events.append(packed)  # type: ignore[arg-type]
+            self._put(packed)
         else:
-            out.events.extend(packed.events())
+            for member in packed.events():
+                self._put(member)
 
     def _event(self, ev: dict[str, Any], offset: int, out: DecodeBatch) -> None:
         seq = self.next_seq
-        self._check_seq(ev.get("seq"), "seq", offset, out)
-        extra = ev.keys() - ENVELOPE_KEYS
-        if extra:
+        declared = ev.get("seq")
+        if declared != seq + self._seq_shift or not self._explicit_seq:  # else nothing to check
+            self._check_seq(declared, "seq", offset, out)
+        if not ev.keys() <= ENVELOPE_KEYS:
             out.diagnostics.append(
                 Diagnostic(
                     "bad-envelope",
-                    f"unexpected envelope key(s) {', '.join(sorted(extra))}",
+                    f"unexpected envelope key(s) {', '.join(sorted(ev.keys() - ENVELOPE_KEYS))}",
                     offset,
                     seq,
                     "warning",
@@ -308,19 +356,11 @@ class LogDecoder:
                 Diagnostic("no-type", "event has no string type; kept as opaque", offset, seq)
             )
         etype = ev["type"]
-        if etype in REJECTED_LEGACY_TYPES or (
-            etype == "request/header"
-            and isinstance(ev["data"], dict)
-            and ev["data"].get("reason") == "fallback"
-        ):
-            out.diagnostics.append(
-                Diagnostic(
-                    "rejected-legacy",
-                    f"legacy {etype} shape has no upgrade path (DSH refuses it)",
-                    offset,
-                    seq,
-                )
-            )
+        if etype in KNOWN_TYPES:
+            if etype == "request/header" and isinstance(ev["data"], dict) and ev["data"].get("reason") == "fallback":
+                self._rejected(etype, offset, seq, out)
+        elif etype in REJECTED_LEGACY_TYPES:
+            self._rejected(etype, offset, seq, out)
         elif not is_known_type(etype) and ev.get("ignorable") is not True and etype not in self._warned_types:
             self._warned_types.add(etype)
             out.diagnostics.append(
@@ -340,4 +380,14 @@ class LogDecoder:
         if self.on_record is not None:
             self.on_record(seq, 1, offset, self._pos, etype)
         self.next_seq += 1
-        out.events.append(ev)
+        self._put(ev)
+
+    @staticmethod
+    def _rejected(etype: str, offset: int, seq: int, out: DecodeBatch) -> None:
+        out.diagnostics.append(
+            Diagnostic("rejected-legacy", f"legacy {etype} shape has no upgrade path (DSH refuses it)", offset, seq)
+        )
+
+
+def _discard(item: Any) -> None:
+    """Where decoded items go before the first ``feed``."""

@@ -231,12 +231,19 @@ def complete_event(event: dict[str, Any], seq: int, session_id: str) -> bool:
     etype = event.get("type")
     untyped = not isinstance(etype, str) or not etype
     if untyped:
-        event["type"] = "?"
+        event["type"] = etype = "?"
     event["seq"] = seq
     if not isinstance(event.get("time"), int):
         event["time"] = 0
     if "data" not in event:
         event["data"] = {}
-    upgrade_legacy(event, session_id)
+    if etype in _LEGACY_SHAPED:
+        upgrade_legacy(event, session_id)
     mark(event)
     return untyped
+
+
+# The types ``upgrade_legacy`` may change: the rest skip the call.
+_LEGACY_SHAPED = frozenset(
+    {"steering/message", "turn/start", "user/message", "assistant/message", "tool/result", "turn/end"}
+)

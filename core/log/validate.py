@@ -129,6 +129,11 @@ def _message(message: Any, where: str) -> str | None:
 
 
 def _step_scoped(data: dict[str, Any]) -> str | None:
+    turn, step = data.get("turn"), data.get("step")
+    if (turn is None or (turn.__class__ is int and 0 <= turn <= MAX_COUNTER)) and (
+        step is None or (step.__class__ is int and 0 <= step <= MAX_COUNTER)
+    ):
+        return None  # the common case, without the general loop
     return _ints(data, "turn", "step")
 
 
@@ -137,26 +142,26 @@ def _user_message(data: dict[str, Any]) -> str | None:
 
 
 def _assistant_message(data: dict[str, Any]) -> str | None:
-    problem = _ints(data, "turn", "step") or _objects(data, "data", "usage")
+    problem = _step_scoped(data) or _objects(data, "data", "usage")
     if problem or data.get("message") is None:
         return problem
     return _message(data["message"], "data.message")
 
 
 def _tool_result(data: dict[str, Any]) -> str | None:
-    problem = _ints(data, "turn", "step")
+    problem = _step_scoped(data)
     if problem or data.get("message") is None:
         return problem
     return _message(data["message"], "data.message")
 
 
 def _chunk(data: dict[str, Any]) -> str | None:
-    problem = _ints(data, "turn", "step")
+    problem = _step_scoped(data)
     if problem:
         return problem
-    chunk, problem = _sub(data, "chunk", "data")
-    if chunk is None:
-        return problem
+    chunk = data.get("chunk")
+    if chunk.__class__ is not dict:
+        return _sub(data, "chunk", "data")[1]
     ctype = chunk.get("type")
     if ctype == "usage":
         return _objects(chunk, "data.chunk", "usage")
@@ -249,10 +254,10 @@ def problem(event: dict[str, Any]) -> str | None:
 def mark(event: dict[str, Any]) -> str | None:
     """Validate ``event`` in place: set ``event[INVALID]`` to its problem (or clear a stale one); return it."""
     found = problem(event)
-    if found is None:
-        event.pop(INVALID, None)
-    else:
+    if found is not None:
         event[INVALID] = found
+    elif INVALID in event:
+        del event[INVALID]
     return found
 
 
