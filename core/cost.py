@@ -13,7 +13,7 @@ A cut (seal, fold, prune, rewind, compaction) has two effects on the bill, both 
   cached tokens after that point are billed as misses once (``tokens after the break × (miss − hit)``).
 
 Tokens are estimated from bytes with the session's own ratio (billed input tokens per prompt byte over the
-requests that report usage; 4 bytes per token when none does).
+requests that report usage; 4 bytes per token when none does). ``unpriced`` lists the models no price table knows.
 """
 
 from __future__ import annotations
@@ -130,8 +130,10 @@ class CostTally:
         turns: dict[int, list[RequestCost]] = {}
         for row in rows:
             turns.setdefault(row.turn, []).append(row)
+        unpriced = sorted({r.model for r in rows if r.model and _price(r.model, self.config) is None})
         return {
             "bytesPerToken": round(ratio, 3),
+            "unpriced": unpriced,
             "requests": [_row_dict(r) for r in rows],
             "turns": [{"turn": t, **_sum(rs)} for t, rs in sorted(turns.items())],
             "total": _sum(rows),

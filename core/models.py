@@ -2,8 +2,9 @@
 
 The built-in tables hold DeepSeek's published figures for ``deepseek-chat`` and ``deepseek-reasoner``
 (DeepSeek-V3.2: a 128K-token window; 8K output tokens for chat, 64K for the reasoner; USD per million
-tokens: cache hit 0.028, cache miss 0.28, output 0.42). Providers change these; the ``model`` section overrides
-or extends them without a release::
+tokens: cache hit 0.028, cache miss 0.28, output 0.42) and for the V4 names ``deepseek-flash``,
+``deepseek-v4-flash`` and ``deepseek-v4-pro`` (at their peak rates; see the tables' comment). Providers change
+these; the ``model`` section overrides or extends them without a release::
 
     [model]
     contextWindow = 131072        # the routed model's window, whatever its name
@@ -65,13 +66,25 @@ class Limits:
         return {"contextWindow": self.context_window, "maxOutputTokens": self.max_output_tokens}
 
 
+# deepseek-chat / deepseek-reasoner: DeepSeek-V3.2's figures (DeepSeek retired both names on 2026-07-24).
+# The V4 names: DeepSeek's "Models & Pricing" page, https://api-docs.deepseek.com/quick_start/pricing, as listed
+# in November 2026. deepseek-flash is DeepSeek-V4.1-Flash; the legacy name deepseek-v4-flash (the model DSH logs
+# name) is served by it and billed at the Flash price. Both V4 names: a 1M-token window, 384K output tokens. The
+# prices are the peak rates (weekdays 01:00-04:00 and 06:00-10:00 UTC); off-peak rates are half of them, so a
+# cost priced from this table is an upper bound (``model.prices`` in the config sets the off-peak figures).
 DEEPSEEK_LIMITS: dict[str, Limits] = {
     "deepseek-chat": Limits(128_000, 8_192),
     "deepseek-reasoner": Limits(128_000, 65_536),
+    "deepseek-flash": Limits(1_000_000, 384_000),
+    "deepseek-v4-flash": Limits(1_000_000, 384_000),
+    "deepseek-v4-pro": Limits(1_000_000, 384_000),
 }
 DEEPSEEK_PRICES: dict[str, Prices] = {
     "deepseek-chat": Prices(0.028, 0.28, 0.42),
     "deepseek-reasoner": Prices(0.028, 0.28, 0.42),
+    "deepseek-flash": Prices(0.006, 0.30, 1.20),
+    "deepseek-v4-flash": Prices(0.006, 0.30, 1.20),
+    "deepseek-v4-pro": Prices(0.044, 1.32, 3.96),
 }
 
 
@@ -96,6 +109,11 @@ class ModelConfig:
 
 def _key(model: str) -> str:
     return model.strip().lower()
+
+
+def missing_price(model: str) -> str:
+    """What to tell a reader whose session used ``model`` when no table prices it."""
+    return f"no price for model {model} (set model.prices.{model} in the config)"
 
 
 def price_for(model: str, config: ModelConfig | None = None) -> Prices | None:

@@ -14,6 +14,7 @@ from typing import Any
 from core.cli import COMMANDS
 from core.cli.common import JsonList, emit, guarded
 from core.errors import TapedeckError
+from core.models import missing_price
 from core.request import Request, stream_requests
 from core.session import Session
 from core.summary import human_chars
@@ -195,6 +196,7 @@ def _render_cost(r: dict[str, Any]) -> str:
         f"session: {total['requests']} requests, hit {total['hit']} / miss {total['miss']} / output "
         f"{total['output']} tokens, {_usd(total['usd'])}, {_pct(total['cached'])} cached"
     )
+    lines.extend(missing_price(model) for model in r["unpriced"])
     if r["cuts"]:
         lines.append(f"cuts (estimates at {r['bytesPerToken']} bytes per token):")
     for c in r["cuts"]:

@@ -57,3 +57,12 @@ def test_bad_model_config_names_the_key(raw: dict[str, object], message: str) ->
     with pytest.raises(ConfigError) as info:
         validate_config({"model": raw})
     assert message in str(info.value)
+
+
+def test_deepseek_v4_flash_the_model_dsh_logs_name_has_the_flash_peak_price_and_limits() -> None:
+    # DeepSeek's pricing page: the legacy name deepseek-v4-flash is billed as deepseek-flash (V4.1 Flash), peak
+    # USD 0.006 hit / 0.30 miss / 1.20 output per 1M tokens; 1M-token window, 384K output tokens.
+    for name in ("deepseek-v4-flash", "deepseek-flash"):
+        assert price_for(name) == Prices(0.006, 0.30, 1.20)
+        assert limits_for(name) == Limits(1_000_000, 384_000)
+    assert price_for("deepseek-v4-pro") == Prices(0.044, 1.32, 3.96)

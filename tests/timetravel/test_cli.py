@@ -87,4 +87,17 @@ def test_cost_prices_with_the_config(capsys: pytest.CaptureFixture[str], fixture
     [cut] = report["cuts"]
     assert (cut["kind"], cut["brokeCache"]) == ("compaction", True)
     code, out, _ = _run(capsys, "cost", log)
-    assert code == 0 and "session: 3 requests, hit 0 / miss 44 / output 10 tokens,    n/a" in out
+    assert code == 0 and "session: 3 requests, hit 0 / miss 44 / output 10 tokens, $0.0000" in out
+
+
+def test_cost_of_a_model_without_a_price_says_which_key_to_set(
+    capsys: pytest.CaptureFixture[str], fixtures_dir: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "s.jsonl"
+    text = (fixtures_dir / "multi-turn.session.jsonl").read_text(encoding="utf-8")
+    log.write_text(text.replace('"model":"deepseek-v4-flash"', '"model":"my-model"'), encoding="utf-8")
+    code, out, _ = _run(capsys, "cost", str(log))
+    assert code == 0
+    assert "no price for model my-model (set model.prices.my-model in the config)" in out.splitlines()
+    code, out, _ = _run(capsys, "cost", str(log), "--json")
+    assert json.loads(out)["unpriced"] == ["my-model"]
