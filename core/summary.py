@@ -187,6 +187,11 @@ def _turn_end(event: dict[str, Any], data: dict[str, Any]) -> str:
         text = f"{head} {error['code']}" if error.get("code") else head
         return f"{text}: {error['message']}" if error.get("message") else text
     cause = reason.get("reason")
+    stop = data.get("stop")
+    if kind == "aborted" and isinstance(stop, dict) and stop.get("by") == "operator":
+        # tapedeck's host: the operator's stop, with the reason they gave (``data.stop``, beside DSH's reason)
+        why = stop.get("reason")
+        return f"{head} by the operator" + (f": {why if isinstance(why, str) else in_words(why)}" if why else "")
     if kind == "aborted" and isinstance(cause, dict):
         cause_kind = cause.get("kind")
         words = ABORT_CAUSES.get(str(cause_kind), f" ({in_words(cause_kind)})")

@@ -429,7 +429,11 @@ class AgentHost:
     def _end_turn(
         self, turn: int, reason: dict[str, Any], steps: int, text: str, before: Sequence[dict[str, Any]] = ()
     ) -> TurnOutcome:
-        self.append([*before, {"type": "turn/end", "data": {"turn": turn, "reason": reason}}])
+        data: dict[str, Any] = {"turn": turn, "reason": reason}
+        if reason == ABORTED_BY_USER and self.operator.stop_record is not None:
+            # DSH's reason says only "user"; the operator's own words go in a field DSH readers ignore.
+            data["stop"] = self.operator.stop_record
+        self.append([*before, {"type": "turn/end", "data": data}])
         self.say(f"turn {turn} ended: {reason.get('kind')} after {steps} step(s)")
         return TurnOutcome(turn, reason, steps, text)
 

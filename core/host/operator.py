@@ -81,6 +81,7 @@ class Operator:
         self.steers: list[Steer] = pending_steers(host.session)
         self.paused = False
         self.stopped = threading.Event()
+        self.stop_record: dict[str, Any] | None = None  # who stopped the run and why (``turn/end``'s ``stop``)
         self.on_stop: list[Callable[[], None]] = []
         self.state: str | None = None
         self._withdrawn: set[str] = set()
@@ -242,6 +243,9 @@ class Operator:
                 self.set_state(self._working_state())
             self._final(request, control.APPLIED, None, {"wasPaused": was})
         elif op == "stop":
+            self.stop_record = {"by": "operator", "requestId": request["id"]}
+            if args.get("reason"):
+                self.stop_record["reason"] = args["reason"]
             self.stopped.set()
             for interrupt in self.on_stop:
                 interrupt()

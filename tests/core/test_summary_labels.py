@@ -56,3 +56,20 @@ def test_in_words() -> None:
 def test_turn_end_reason_in_words(reason: dict[str, object], text: str) -> None:
     """A DSH abort cause (``{"kind": "user"}``) reads as words, not ``(user: )``."""
     assert summarize(ev("turn/end", {"turn": 1, "reason": reason}), 200) == text
+
+
+USER_ABORT = {"kind": "aborted", "reason": {"kind": "user"}}
+
+
+@pytest.mark.parametrize(
+    ("stop", "text"),
+    [
+        ({"by": "operator", "requestId": "r1", "reason": "wrong task"}, "turn 1 ended: aborted by the operator: wrong task"),
+        ({"by": "operator", "requestId": "r1"}, "turn 1 ended: aborted by the operator"),
+        ({"by": "operator", "reason": 7}, "turn 1 ended: aborted by the operator: 7"),
+        ("not an object", "turn 1 ended: aborted by the user"),
+    ],
+)
+def test_an_operator_stop_reads_with_its_reason(stop: object, text: str) -> None:
+    """tapedeck's host adds ``stop`` beside DSH's reason; a reader shows who stopped the turn and why."""
+    assert summarize(ev("turn/end", {"turn": 1, "reason": USER_ABORT, "stop": stop}), 200) == text

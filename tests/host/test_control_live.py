@@ -100,7 +100,9 @@ class Running:
         assert not self.thread.is_alive(), "the host did not end"
 
 
-def test_stop_aborts_the_model_stream_in_flight(tmp_path: Path, server: ChatServer) -> None:
+def test_stop_aborts_the_model_stream_in_flight(
+    tmp_path: Path, server: ChatServer, capsys: pytest.CaptureFixture[str]
+) -> None:
     server.push(_slow_text())
     run = Running(tmp_path, server, ["explain the code"])
     _wait(lambda: server.received)
@@ -111,7 +113,9 @@ def test_stop_aborts_the_model_stream_in_flight(tmp_path: Path, server: ChatServ
     assert stop is not None and stop["data"]["outcome"] == "applied"
     assert stop["data"]["detail"] == {"reason": "wrong task"}
     [end] = run.events("turn/end")
-    assert end["data"]["reason"] == {"kind": "aborted", "reason": {"kind": "user"}}
+    assert end["data"]["reason"] == {"kind": "aborted", "reason": {"kind": "user"}}  # DSH's fields, exactly
+    # The operator's reason rides along in a field of our own, which DSH readers ignore.
+    assert end["data"]["stop"] == {"by": "operator", "requestId": rid, "reason": "wrong task"}
     finishes = [
         e["data"]["chunk"] for e in run.events("assistant/chunk") if e["data"]["chunk"]["type"] == "finish"
     ]
@@ -119,6 +123,8 @@ def test_stop_aborts_the_model_stream_in_flight(tmp_path: Path, server: ChatServ
     assert not run.events("assistant/message")
     assert [o.reason["kind"] for o in run.outcomes] == ["aborted"]
     assert read_host_state(run.log).state == "exited"
+    code, out, _ = _cli(["events", str(run.log), "--type", "turn/end"], capsys)
+    assert code == 0 and "turn 1 ended: aborted by the operator: wrong task" in out
 
 
 def test_stop_kills_a_running_tool_and_its_setsid_children(tmp_path: Path, server: ChatServer) -> None:
@@ -132,7 +138,9 @@ def test_stop_kills_a_running_tool_and_its_setsid_children(tmp_path: Path, serve
     assert run.outcome(rid)["data"]["outcome"] == "applied"  # type: ignore[index]
     [result] = run.events("tool/result")
     assert result["data"]["error"]["code"] == "ABORTED"
-    assert run.events("turn/end")[0]["data"]["reason"]["kind"] == "aborted"
+    [end] = run.events("turn/end")
+    assert end["data"]["reason"]["kind"] == "aborted"
+    assert end["data"]["stop"] == {"by": "operator", "requestId": rid}  # no reason given, none made up
     size = beat.stat().st_size
     time.sleep(0.5)
     assert beat.stat().st_size == size  # the setsid grandchild is gone too

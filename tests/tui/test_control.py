@@ -12,10 +12,11 @@ import pytest
 from core.control import outcome_event
 from core.host_state import write_state
 from tests.tui.logs import policy_log, release_hosts
-from tests.tui.pilot import make_app, settle, until
+from tests.tui.pilot import main_screen, make_app, settle, until
 from tui.keymap import load_keymap
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.control import CONTROL_BINDINGS
+from tui.widgets.detail import describe
 from tui.widgets.header import SessionHeader
 
 SIZE = (150, 40)
@@ -99,6 +100,25 @@ async def test_a_request_whose_host_exits_turns_cancelled_and_is_withdrawn(tmp_p
         await pilot.press("P")  # control keys are off while no host runs
         await pilot.pause(0.2)
         assert len(_inbox(path)) == 2
+
+
+async def test_a_turn_the_operator_stopped_shows_their_reason_in_its_row_and_detail(tmp_path: Path) -> None:
+    path = policy_log().write(tmp_path / "session.jsonl")
+    seq = len(path.read_bytes().splitlines()) - 1
+    stop = {"by": "operator", "requestId": "r-7", "reason": "wrong branch"}
+    _append(path, {"type": "turn/end", "data": {"turn": 3, "reason": {"kind": "aborted", "reason": {"kind": "user"}},
+                                                 "stop": stop}})  # fmt: skip
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None and app.live is not None
+        screen.events.go_seq(seq)
+        await settle(pilot)
+        row = screen.events.cache.get(seq)
+        assert row is not None and row.summary == "turn 3 ended: aborted by the operator: wrong branch"
+        left, _, _ = describe(app.live, seq, 10_000)
+        assert "why the operator stopped it (request r-7)" in left.plain and "wrong branch" in left.plain
 
 
 async def test_palette_offers_every_action_of_every_screen_once(tmp_path: Path) -> None:

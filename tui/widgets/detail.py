@@ -125,6 +125,9 @@ def payload_sections(session: Session, event: dict[str, Any]) -> list[tuple[str,
     elif etype == "tool/call":
         args = str(data.get("arguments") or "")
         out.append((f"arguments of {data.get('name')}", args, guess_lexer(args)))
+    elif etype == "turn/end" and isinstance(data.get("stop"), dict) and data["stop"].get("reason"):
+        stop = data["stop"]
+        out.append((f"why the operator stopped it (request {stop.get('requestId')})", str(stop["reason"]), "text"))
     return [section for section in out if section[1]]
 
 
