@@ -117,9 +117,16 @@ class SessionFacts:
 
     def observe(self, event: dict[str, Any]) -> None:
         """Record what ``event`` adds (called in seq order); an event validation marked invalid adds nothing."""
+        etype = event.get("type")
+        if etype.__class__ is not str or etype not in _FACT_TYPES:  # most events: nothing to record
+            return
+        if etype == "assistant/chunk":  # only a failed stream's finish chunk is a fact (an error)
+            data = event.get("data")
+            chunk = data.get("chunk") if data.__class__ is dict else None
+            if chunk.__class__ is not dict or chunk.get("type") != "finish":
+                return
         if is_invalid(event):
             return
-        etype = event.get("type")
         seq = int(event.get("seq", 0))
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
         if etype == "turn/start":
@@ -138,6 +145,15 @@ class SessionFacts:
             self.outcomes[data["requestId"]] = data
         if is_error_event(event):
             self.errors.append(seq)
+
+
+# the types ``SessionFacts.observe`` records something for (``is_error_event`` included)
+_FACT_TYPES = frozenset(
+    {
+        "turn/start", "step/start", HOST_EVENT, ROUTE_EVENT, "session/title", CONTROL_EVENT,
+        "tool/result", "turn/end", "assistant/chunk", "compaction/end", "llm/retry",
+    }
+)  # fmt: skip
 
 
 def _int(value: Any, default: int) -> int:

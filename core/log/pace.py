@@ -6,20 +6,23 @@ until the loader's current C call ends or the switch interval (5 ms) forces a ha
 of such hand-overs, so a busy loader stretches a 20 ms key reaction to hundreds of milliseconds.
 
 ``Pacer`` is called between bounded units of work. At most every ``every`` seconds it naps for ``nap`` seconds
-with the GIL released, so a waiting thread takes the GIL at once. When the nap overran (another thread held the
-GIL meanwhile: the UI is busy), it keeps napping until a nap comes back on time or ``patience`` has passed, so
-the UI's burst of work runs without competition. The first call after ``idle`` seconds without calls starts
+with the GIL released, so a waiting thread takes the GIL at once. When another thread of the process used the
+CPU for more than ``late`` seconds during the nap (the UI is busy), it keeps napping until a nap passes without
+that or ``patience`` has passed, so the UI's burst of work runs without competition. A nap that merely came
+back late because the machine is busy does not count: napping on would only slow the loader down. Without
+another Python thread nobody can be waiting for the GIL, so the pacer never naps. The first call after ``idle`` seconds without calls starts
 a new stretch of work and does not nap (a follower reading one append should not wait for the UI it is about
 to update). It never changes results, only when the work happens.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 
 EVERY = 0.004
 NAP = 0.0002
-LATE = 0.0008  # a nap that overran by more than this met another thread holding the GIL
+LATE = 0.0008  # another thread that used this much CPU during a nap is busy
 PATIENCE = 0.06
 IDLE = 0.05
 
@@ -52,13 +55,15 @@ class Pacer:
             return
         if now - self._last < self.every:
             return
+        if threading.active_count() < 2:
+            self._last = now
+            return
         deadline = now + self.patience
         while True:
-            start = time.perf_counter()
+            cpu = time.process_time()  # every thread's CPU time: this one adds nothing while it sleeps
             time.sleep(self.nap)
             self.naps += 1
-            end = time.perf_counter()
-            if end - start - self.nap < self.late or end >= deadline:
+            if time.process_time() - cpu < self.late or time.perf_counter() >= deadline:
                 break
         self._last = self._called = time.perf_counter()
 

@@ -44,11 +44,44 @@ def test_lines_longer_than_a_slice_are_all_projected_before_ready(
 
 
 def test_pacer_naps_between_units_of_work_and_not_after_idling() -> None:
-    pace = Pacer(every=0.0, nap=0.0, late=1.0, idle=60.0)
+    done = threading.Event()
+    other = threading.Thread(target=done.wait)  # a thread that could want the GIL (it waits, using no CPU)
+    other.start()
+    try:
+        pace = Pacer(every=0.0, nap=0.0, late=1.0, idle=60.0)
+        for _ in range(5):
+            pace()
+        assert pace.naps == 5  # every call after work naps once (the other thread used no CPU meanwhile)
+        idle = Pacer(every=0.0, nap=0.0, idle=-1.0)  # every call comes "after idling"
+        for _ in range(5):
+            idle()
+        assert idle.naps == 0  # each call starts a new stretch of work: a lone follower read never waits
+    finally:
+        done.set()
+        other.join()
+
+
+def test_pacer_never_naps_without_another_thread() -> None:
+    alone = Pacer(every=0.0, nap=0.0, late=1.0, idle=60.0)
     for _ in range(5):
+        alone()
+    assert alone.naps == 0  # nobody could take the GIL during a nap
+
+
+def test_pacer_naps_on_while_another_thread_is_busy() -> None:
+    stop = threading.Event()
+
+    def spin() -> None:  # a busy UI thread: it uses the CPU whenever the loader naps
+        while not stop.is_set():
+            sum(range(1000))
+
+    busy = threading.Thread(target=spin)
+    busy.start()
+    try:
+        pace = Pacer(every=0.0, nap=0.001, late=0.0001, patience=0.05, idle=60.0)
         pace()
-    assert pace.naps == 5  # every call after work naps once (no other thread competes for the GIL here)
-    idle = Pacer(every=0.0, nap=0.0, idle=-1.0)  # every call comes "after idling"
-    for _ in range(5):
-        idle()
-    assert idle.naps == 0  # each call starts a new stretch of work: a lone follower read never waits
+        pace()
+        assert pace.naps > 1  # one call napped on while the other thread worked
+    finally:
+        stop.set()
+        busy.join()
