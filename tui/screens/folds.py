@@ -202,7 +202,7 @@ class FoldsScreen(PolicyScreen):
     def on_mount(self) -> None:
         """Set up the table, then derive."""
         self.query_one("#folds-table", DataTable).add_columns(
-            "seq", "t.s.c", "tool", "path", "raw", "surface", "state", "policy", "backoff", "note"
+            "seq", "t.s.c", "tool", "state", "raw", "surface", "path", "policy", "backoff", "note"
         )
         super().on_mount()
 
@@ -221,10 +221,10 @@ class FoldsScreen(PolicyScreen):
                     str(line.seq),
                     line.address,
                     line.tool,
-                    line.path or "",
+                    Text(line.state, style=_STATE_STYLE[line.state]),
                     human_chars(line.raw_chars),
                     human_chars(line.surface_chars),
-                    Text(line.state, style=_STATE_STYLE[line.state]),
+                    line.path or "",
                     line.policy,
                     Text(line.backoff, style=_BACKOFF_STYLE[line.backoff_level]),
                     line.note,

@@ -46,6 +46,7 @@ CANCELLED = "cancelled"
 EXPIRED = "expired"
 NOT_SENT = "not sent"
 FINAL = (APPLIED, REJECTED, CANCELLED, EXPIRED)
+NARROW_WIDTH = 70  # policy screens narrower than this stack their side pane under the table
 
 _STATE_STYLE = {
     SENDING: "dim",
@@ -241,6 +242,8 @@ class PolicyScreen(Screen[None]):
     """Base of the policy screens; subclasses provide ``compose_body``, ``derive`` and ``show``."""
 
     CSS_PATH = "policy.tcss"
+    # the -narrow class stacks the side pane under the table (policy.tcss)
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (NARROW_WIDTH, "-wide")]
     BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "close", "Back", id="policy.close")]
     HEADING: ClassVar[str] = ""
     ACTIONS: ClassVar[frozenset[str]] = frozenset()  # actions that send control requests

@@ -150,10 +150,10 @@ class RouterScreen(PolicyScreen):
             "soft/hard",
             "risk",
             "score",
-            "reason",
             "prune",
             "pressure",
             "removed",
+            "reason",
         )
         super().on_mount()
 
@@ -175,10 +175,10 @@ class RouterScreen(PolicyScreen):
                     line.budgets,
                     Text(line.risk, style="bold" if line.risk != "none" else "dim"),
                     line.score,
-                    line.reason,
                     line.prune_level,
                     line.pressure,
                     human_chars(line.chars_removed),
+                    line.reason,
                 ),
             )
             for line in view

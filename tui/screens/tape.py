@@ -128,7 +128,7 @@ class TapeScreen(PolicyScreen):
     def compose_body(self) -> ComposeResult:
         """Entry table on the left; entry text and recall page on the right."""
         with Horizontal(classes="policy-body"):
-            with Vertical(classes="policy-pane"):
+            with Vertical(id="tape-pane", classes="policy-pane"):
                 yield DataTable(id="tape-table", cursor_type="row", classes="policy-table")
                 yield Static(id="tape-summary")
             with Vertical(classes="policy-side"):
