@@ -217,9 +217,9 @@ async def test_expand_a_folded_result_for_the_model(tmp_path: Path) -> None:
         append_events(path, [*plan_unfold(Session.open(path), 16), outcome_event(request, "applied")])
         await settle(pilot, lambda: "applied" in panel(app))
         row = next(
-            cells(table, k.value) for k in table.rows if cells(table, k.value)[3] == "data/archive.csv"
+            cells(table, k.value) for k in table.rows if cells(table, k.value)[6] == "data/archive.csv"
         )
-        assert row[6] == "expanded"
+        assert row[3] == "expanded"
 
 
 async def test_view_the_full_original_of_a_folded_result(tmp_path: Path) -> None:
