@@ -1,14 +1,20 @@
-"""Snapshots of the operator's control dialogs: a message to the agent, stopping it, expanding a folded result."""
+"""Snapshots of the operator's control dialogs (a message to the agent, a checkpoint, stopping it, expanding a
+folded result) and of a request whose host exited before answering, shown cancelled with the reason."""
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from tests.tui.logs import policy_log
+import core.host_state
+from core.host_state import write_state
+from tests.tui.logs import policy_log, release_hosts
 from tests.tui.pilot import make_app, settle, until
 from tests.tui.screens_policy.harness import PolicyHarness
 from tests.tui.screens_policy.harness import settle as settle_policy
@@ -17,6 +23,8 @@ from tui.screens.confirm import AskScreen
 from tui.screens.folds import FoldsScreen
 
 SIZE = (150, 42)
+SIZES = [(160, 45), (80, 24)]
+EXITED = 1_786_000_000_000  # when the simulated host exits (epoch ms); the snapshot's clock reads a minute later
 Snap = Callable[..., bool]
 
 
@@ -65,3 +73,54 @@ def test_expand_confirm_shows_the_chars_going_back(snap_compare: Snap, tmp_path:
         await pilot.pause(0.1)
 
     assert snap_compare(PolicyHarness(path, FoldsScreen), terminal_size=(140, 40), run_before=run)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_checkpoint_dialog(snap_compare: Snap, tmp_path: Path, size: tuple[int, int]) -> None:
+    """``K``: a checkpoint placed now, with an optional objective for the exploration after it."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+
+    async def typed(pilot: Pilot[None]) -> None:
+        await _keys("K")(pilot)  # type: ignore[misc]
+        await until(pilot, lambda: _typed(pilot.app) is not None)
+        await pilot.press(*"try the fixture")
+        await until(pilot, lambda: _typed(pilot.app) == "try the fixture")
+        pilot.app.screen.query_one(Input).cursor_blink = False
+        await pilot.pause(0.1)
+
+    assert snap_compare(make_app(path), terminal_size=size, run_before=typed)
+
+
+class _Clock:
+    """``core.host_state``'s clock in these snapshots: a minute after the host exited."""
+
+    strftime = staticmethod(time.strftime)
+    gmtime = staticmethod(time.gmtime)
+
+    @staticmethod
+    def time() -> float:
+        return EXITED / 1000 + 60
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_a_request_whose_host_exited_shows_cancelled_with_the_reason(
+    snap_compare: Snap, tmp_path: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``P`` was sent, then the host exited without answering: the request is withdrawn and shown cancelled."""
+    monkeypatch.setattr(core.host_state, "time", _Clock)
+    path = policy_log().write(tmp_path / "session.jsonl")
+    inbox = path.parent / "control.jsonl"
+
+    async def run(pilot: Pilot[None]) -> None:
+        app = pilot.app
+        await _keys("P")(pilot)  # type: ignore[misc]
+        await until(pilot, lambda: inbox.exists() and inbox.read_bytes().count(b"\n") == 1)
+        await until(pilot, lambda: any(n.message == "sent: pause" for n in app._notifications))
+        app.clear_notifications()
+        write_state(path, "exited", os.getpid(), EXITED)
+        release_hosts()  # the host is gone before it answered
+        await until(pilot, lambda: any(n.title == "cancelled" for n in app._notifications))
+        await until(pilot, lambda: inbox.read_bytes().count(b"\n") == 2)  # the withdrawal
+        await settle(pilot)
+
+    assert snap_compare(make_app(path), terminal_size=size, run_before=run)
