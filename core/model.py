@@ -23,6 +23,8 @@ class ModelRequest:
     tools: list[dict[str, Any]] = field(default_factory=list)
     max_tokens: int | None = None
     reasoning_effort: str | None = None
+    temperature: float | None = None  # sampling a DSH header may log; the host sends neither
+    stop: str | list[str] | None = None
     # ``"none"`` forbids tool calls while the schemas still go out (the finalization phase): dropping the
     # schemas instead would change the request head and cost the whole prefix cache twice.
     tool_choice: str | None = None

@@ -7,9 +7,13 @@ context there, our host its seal, fold and route events and the request header),
 ``error``, or an ``llm/retry``) opens the next attempt, which goes out before its own first output, so a
 compaction between two attempts shows in the second one.
 
-- DSH logs: the latest ``request/header`` (system prompt, tools, model, reasoning effort, max tokens) plus the
-  surface's messages, as chat-completions messages: one ``system`` message, then ``user``, ``assistant`` (with
-  its tool calls) and ``tool`` messages, each tool result its own ``tool`` message, in surface order.
+- DSH logs: the latest ``request/header`` (system prompt, tools, model and every sampling field its ``config``
+  logs: ``maxTokens``, ``temperature``, ``stop``, ``reasoningEffort``) plus the surface's messages, as
+  chat-completions messages: one ``system`` message, then ``user``, ``assistant`` (with its tool calls) and
+  ``tool`` messages, each tool result its own ``tool`` message, in surface order. The effort goes out in
+  DeepSeek's chat-completions form: ``reasoning_effort``, or ``thinking: {"type": "disabled"}`` for DSH's ``off``.
+  A field the header does not log is left out (the adapter's or provider's default applied; it is not
+  known here); ``Request.sources`` says which fields came from the log, the adapter's defaults or the route.
 - Our host's logs (a ``tapedeck/host`` event): exactly what the host sent. The messages come from
   ``core.policies.phase_notes.request_messages`` (the phase notes pinned in place), the output cap and
   ``tool_choice`` from the step's ``tapedeck/route`` event, and the body from the provider's own
@@ -28,7 +32,7 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.host.providers.convert import request_body
@@ -67,6 +71,7 @@ class Request:
     body: dict[str, Any]  # the chat-completions body
     reasoning_effort: str | None = None
     usage: dict[str, int] | None = None  # what the log recorded for this attempt
+    sources: dict[str, str] = field(default_factory=dict)  # per setting (SETTINGS): where its value came from
 
     @property
     def wire(self) -> list[dict[str, Any]]:
@@ -95,12 +100,50 @@ class Request:
             "model": self.model,
             "maxTokens": self.body.get("max_tokens"),
             "reasoningEffort": self.reasoning_effort,
+            "temperature": self.body.get("temperature"),
+            "stop": self.body.get("stop"),
             "toolChoice": self.body.get("tool_choice"),
+            "fieldSources": self.sources,
             "tools": self.tool_names,
             "messages": self.wire,
             "chars": self.chars,
             "usage": self.usage,
         }
+
+
+SETTINGS = ("maxTokens", "temperature", "stop", "reasoningEffort", "toolChoice")
+FROM_LOG, FROM_ADAPTER, NOT_LOGGED = "log", "log (adapter default)", "not logged"
+FROM_ROUTE, NOT_SENT = "route", "not sent"
+EFFORT_OFF = "off"  # DSH's DeepSeek adapter: off | high | max
+
+
+def _dsh_settings(header: dict[str, Any], config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The sampling settings a DSH header logs (``ModelRequest`` keywords) and where each setting came from."""
+    cap, temperature, stop = config.get("maxTokens"), config.get("temperature"), config.get("stop")
+    effort = config.get("reasoningEffort")
+    number = isinstance(temperature, int | float) and not isinstance(temperature, bool)
+    words = isinstance(stop, str) or (isinstance(stop, list) and all(isinstance(x, str) for x in stop))
+    found = {
+        "maxTokens": cap if isinstance(cap, int) and not isinstance(cap, bool) else None,
+        "temperature": temperature if number else None,
+        "stop": stop if words else None,
+        "reasoningEffort": effort if isinstance(effort, str) else None,
+    }
+    defaults = header.get("adapterDefaults") if isinstance(header.get("adapterDefaults"), dict) else {}
+    sources = {
+        key: NOT_LOGGED if value is None else FROM_ADAPTER if defaults.get(key) is True else FROM_LOG
+        for key, value in found.items()
+    }
+    sources["toolChoice"] = NOT_LOGGED
+    keywords = {"max_tokens": found["maxTokens"], "temperature": found["temperature"], "stop": found["stop"]}
+    return keywords, sources
+
+
+def effort_fields(effort: str | None) -> dict[str, Any]:
+    """DeepSeek's chat-completions fields for a DSH reasoning effort (none when it was not logged)."""
+    if effort is None:
+        return {}
+    return {"thinking": {"type": "disabled"}} if effort == EFFORT_OFF else {"reasoning_effort": effort}
 
 
 def wire_chars(message: dict[str, Any]) -> int:
@@ -234,22 +277,29 @@ def build_request(view: Any, point: Point, host: bool, route: dict[str, Any] | N
     model = config.get("model") if isinstance(config.get("model"), str) else None
     effort = None
     if host:
-        route = route or {}
         keyed = phase_notes.keyed_request_messages(view)
-        caps = route.get("caps") if isinstance(route.get("caps"), dict) else {}
+        caps = route.get("caps") if route and isinstance(route.get("caps"), dict) else {}
+        cap = caps.get("maxTokens")
         wanted = ModelRequest(
             messages=[m for _, m in keyed],
             system=system,
             tools=tools,
-            max_tokens=caps.get("maxTokens"),
-            tool_choice="none" if route.get("phase") == FINALIZATION else None,
+            max_tokens=cap,
+            tool_choice="none" if route and route.get("phase") == FINALIZATION else None,
         )
+        sources = {
+            "maxTokens": FROM_ROUTE if cap is not None else NOT_SENT,
+            "temperature": NOT_SENT,
+            "stop": NOT_SENT,
+            "reasoningEffort": NOT_LOGGED,
+            "toolChoice": FROM_ROUTE if route else NOT_SENT,
+        }
     else:
         keyed = [(seq, m) for seq in view.surface if (m := derive_message(view.events[seq]))]
-        cap = config.get("maxTokens")
-        wanted = ModelRequest(messages=[m for _, m in keyed], system=system, tools=tools,
-                              max_tokens=cap if isinstance(cap, int) else None)  # fmt: skip
-        effort = config.get("reasoningEffort") if isinstance(config.get("reasoningEffort"), str) else None
+        settings, sources = _dsh_settings(header, config)
+        wanted = ModelRequest(messages=[m for _, m in keyed], system=system, tools=tools, **settings)
+        effort = config.get("reasoningEffort") if sources["reasoningEffort"] != NOT_LOGGED else None
+    body = request_body(model or "", wanted) | effort_fields(effort)
     return Request(
         turn=point.turn,
         step=point.step,
@@ -263,8 +313,9 @@ def build_request(view: Any, point: Point, host: bool, route: dict[str, Any] | N
         tools=tools,
         messages=wanted.messages,
         keys=[k for k, _ in keyed],
-        body=request_body(model or "", wanted),
+        body=body,
         reasoning_effort=effort,
+        sources=sources,
     )
 
 

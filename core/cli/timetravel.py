@@ -8,6 +8,7 @@ keeps a row per request.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from typing import Any
 
@@ -88,7 +89,9 @@ def _render_requests(args: argparse.Namespace, payload: list[dict[str, Any]]) ->
         tools = ", ".join(r["tools"]) or "none"
         extra = [f"max_tokens {r['maxTokens']}" if r["maxTokens"] is not None else "",
                  f"tool_choice {r['toolChoice']}" if r["toolChoice"] else "",
-                 f"reasoning {r['reasoningEffort']}" if r["reasoningEffort"] else ""]  # fmt: skip
+                 f"reasoning {r['reasoningEffort']}" if r["reasoningEffort"] else "",
+                 f"temperature {r['temperature']}" if r["temperature"] is not None else "",
+                 f"stop {json.dumps(r['stop'], ensure_ascii=False)}" if r["stop"] is not None else ""]  # fmt: skip
         attempt = f" (attempt {r['attempt']})" if r["attempt"] > 1 else ""
         out.append(
             f"turn {r['turn']} step {r['step']}{attempt} · at seq {r['seq']} · {r['host']} · "

@@ -123,6 +123,10 @@ def request_body(model: str, request: ModelRequest) -> dict[str, Any]:
             body["tool_choice"] = request.tool_choice
     if request.max_tokens is not None:
         body["max_tokens"] = request.max_tokens
+    if request.temperature is not None:
+        body["temperature"] = request.temperature
+    if request.stop is not None:
+        body["stop"] = request.stop
     return body
 
 
