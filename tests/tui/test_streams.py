@@ -142,3 +142,18 @@ async def test_a_filtered_list_keeps_one_row_for_a_stream_that_grows(tmp_path: P
         append(path, log, start)
         await until(pilot, lambda: answer in list(screen.events.view.base))
         assert list(screen.events.view.base) == [0, 1, 2, chunks[0], answer]
+
+
+async def test_a_search_match_inside_a_collapsed_stream_opens_it_at_the_delta(tmp_path: Path) -> None:
+    log, chunks = streaming_log(["an ", "old ", "pond", " frog"])
+    log.add(assistant(1, 1, "an old pond"))
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        await pilot.press("slash", *"frog", "enter")
+        await settle(pilot)
+        events = screen.events
+        assert events.current_seq == chunks[3] and events.view.row(events.cursor) == (chunks[3], 1)
+        assert events.view.row(events.cursor - 4) == (chunks[0], 0)  # the stream's row, now open above it

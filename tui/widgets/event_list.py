@@ -231,7 +231,20 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._move(row, follow=row >= len(self.view) - 1)
 
     def go_seq(self, seq: int) -> bool:
-        """Put the cursor on the row of ``seq`` (or the next one shown); False when there is none."""
+        """Put the cursor on the row of ``seq`` (or the next one shown); False when there is none.
+
+        A delta inside a collapsed stream opens the stream's row (as ⏎ would) to show it.
+        """
+        i = self.blocks.index_of(seq) if self.blocks is not None else None
+        if i is not None and self.blocks is not None:
+            start = self.blocks.starts[i]
+            pos = self.view.position_of(start)
+            if pos is not None and seq != start:
+                if pos not in self.view.expanded_positions():
+                    self.view.toggle(pos, self.children_of(start))
+                    set_virtual_size(self, Size(self.size.width, len(self.view)))
+                self.go(self.view.row_of_position(pos) + 1 + seq - start)
+                return True
         row = self.view.row_of_seq(seq, at_or_after=True)
         if row is None:
             return False
