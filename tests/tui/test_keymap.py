@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from textual.binding import Binding
 
 from tests.tui.logs import policy_log
 from tests.tui.pilot import main_screen, make_app, settle
+from tui.app import POLICY_SCREENS, TapedeckApp
 from tui.keymap import keymap_path, load_keymap
+from tui.screens.help import help_entries
 from tui.widgets.search_bar import SearchBar
 
 IDS = ["main.search", "main.filter", "app.help"]
@@ -51,3 +55,70 @@ async def test_app_applies_the_keymap(tmp_path: Path) -> None:
         assert not screen.query_one(SearchBar).display  # "/" no longer searches
         await pilot.press("ctrl+f")
         assert screen.query_one(SearchBar).display
+
+
+# Distinct keys no default binding uses: one per binding id, so each rebinding shows as itself in `?`.
+SPARE_KEYS = [f"{mods}f{n}" for mods in ("", "ctrl+", "shift+", "ctrl+shift+") for n in range(1, 25)]
+
+
+def _open_every_screen(app: TapedeckApp) -> list[tuple[str, Callable[[], object]]]:
+    """How to reach each screen and dialog without its (rebound) key: through the actions themselves."""
+    main = main_screen(app)
+    assert main is not None
+    return [
+        ("main screen", lambda: None),
+        *((f"{module} screen", lambda m=module: app.action_policy(m)) for _k, module, *_ in POLICY_SCREENS),
+        ("request view", main.action_request),
+        ("filter dialog", main.action_filter),
+        ("search bar", main.action_search),
+        ("message dialog", app.action_control_message),
+        ("stop confirm", app.action_control_stop),
+        ("help", app.action_help),
+    ]
+
+
+def _ids_shown_rebound(app: TapedeckApp, keymap: dict[str, str], where: str) -> set[str]:
+    """The binding ids ``?`` lists here; each must show the key the keymap gave it."""
+    shown = set()
+    for entry in help_entries(app, app.screen):
+        if entry.binding_id == "-":  # Textual's own keys (focus, copy, the text field's editing keys): no id
+            continue
+        assert entry.binding_id in keymap, f"{where}: {entry.binding_id} is shown by ? but cannot be rebound"
+        expected = app.get_key_display(Binding(keymap[entry.binding_id], "noop"))
+        assert expected in entry.keys.split(" / "), f"{where}: {entry.binding_id} shows {entry.keys}"
+        shown.add(entry.binding_id)
+    return shown
+
+
+@pytest.mark.anyio
+async def test_every_binding_id_help_shows_on_every_screen_can_be_rebound(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    path = policy_log().write(root / "--w--" / "s1" / "session.jsonl")
+    ids = make_app(path).binding_ids()
+    assert len(ids) <= len(SPARE_KEYS)
+    keymap = dict(zip(ids, SPARE_KEYS, strict=False))
+    keymap_file = tmp_path / "keymap.toml"
+    keymap_file.write_text("".join(f'"{binding_id}" = "{key}"\n' for binding_id, key in keymap.items()))
+    shown: set[str] = set()
+
+    app = make_app(path, keymap=keymap_file)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        assert app.keymap_problems == []
+        for where, open_screen in _open_every_screen(app):
+            depth = len(app.screen_stack)
+            open_screen()
+            await settle(pilot)
+            shown |= _ids_shown_rebound(app, keymap, where)
+            while len(app.screen_stack) > depth:
+                app.pop_screen()
+            await settle(pilot)
+
+    browser = make_app(root, keymap=keymap_file)
+    async with browser.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        shown |= _ids_shown_rebound(browser, keymap, "session browser")
+
+    # The request view's keys and the Router screen's T among them (once refused by the keymap file).
+    assert {"request.prev", "request.next", "request.close", "router.time_travel", "browser.rescan"} <= shown
+    assert len(shown) >= 60
