@@ -202,6 +202,40 @@ class _Heads(Sequence[int]):
         return self.blocks.starts[i] - self.blocks.hidden_before[i]
 
 
+def stream_text(chunks: Iterable[dict[str, Any]], limit: int | None = None) -> tuple[list[tuple[str, str]], int]:
+    """What a stream said, from its ``assistant/chunk`` events in order: ``(part, text)`` per content block
+    (``reasoning``, ``text``, ``tool call NAME`` for its arguments), and how many of the chunks were read.
+
+    With ``limit``, reading stops once the parts hold that many chars (a huge stream is shown a screen at a time).
+    """
+    parts: dict[tuple[str, Any], list[str]] = {}
+    names: dict[tuple[str, Any], str] = {}
+    total = read = 0
+    for event in chunks:
+        if limit is not None and total >= limit:
+            break
+        read += 1
+        data = event.get("data")
+        chunk = data.get("chunk") if isinstance(data, dict) else None
+        if not isinstance(chunk, dict) or chunk.get("type") not in _PART_OF:
+            continue
+        key = (_PART_OF[chunk["type"]], chunk.get("index"))
+        if key[0] == "tool call" and isinstance(chunk.get("name"), str):
+            names.setdefault(key, chunk["name"])
+        piece = chunk.get("argumentsDelta") if key[0] == "tool call" else chunk.get("text")
+        if isinstance(piece, str):
+            parts.setdefault(key, []).append(piece)
+            total += len(piece)
+    out = []
+    for key, pieces in parts.items():
+        title = f"tool call {names.get(key, '?')}" if key[0] == "tool call" else key[0]
+        out.append((title, "".join(pieces)))
+    return out, read
+
+
+_PART_OF = {"reasoning-delta": "reasoning", "text-delta": "text", "tool-call-delta": "tool call"}
+
+
 def collapse_seqs(seqs: Iterable[int], blocks: StreamBlocks) -> list[int]:
     """Ascending ``seqs`` with each block member replaced by its block's first seq, once (a filtered list's rows)."""
     out: list[int] = []

@@ -10,7 +10,15 @@ from hypothesis import strategies as st
 
 from core.log.reader import read_log
 from core.session import Session
-from core.streams import CHUNK_TYPE, Collapsed, StreamBlocks, collapse_seqs, delta_chars, stream_blocks
+from core.streams import (
+    CHUNK_TYPE,
+    Collapsed,
+    StreamBlocks,
+    collapse_seqs,
+    delta_chars,
+    stream_blocks,
+    stream_text,
+)
 
 # one row per seq: (is a chunk, turn, step, chars)
 ROWS = st.lists(st.tuples(st.booleans(), st.integers(1, 2), st.integers(1, 2), st.integers(0, 50)), max_size=60)
@@ -107,3 +115,23 @@ def test_the_projection_counts_packed_rows_as_their_members_would(fixtures_dir: 
     ]
     assert list(session.streams) == stream_blocks(table)
     assert sum(b.deltas for b in session.streams) == session.counts[CHUNK_TYPE]
+
+
+def test_stream_text_joins_each_content_block_of_a_stream() -> None:
+    def chunk(body: dict) -> dict:
+        return {"type": "assistant/chunk", "data": {"turn": 1, "step": 1, "chunk": body}}
+
+    chunks = [
+        chunk({"type": "block-start", "index": 0, "blockType": "reasoning"}),
+        chunk({"type": "reasoning-delta", "index": 0, "text": "think "}),
+        chunk({"type": "reasoning-delta", "index": 0, "text": "hard"}),
+        chunk({"type": "text-delta", "index": 1, "text": "Done."}),
+        chunk({"type": "tool-call-delta", "index": 2, "id": "c1", "name": "bash", "argumentsDelta": '{"co'}),
+        chunk({"type": "tool-call-delta", "index": 2, "id": "c1", "argumentsDelta": 'mmand":"ls"}'}),
+        chunk({"type": "finish", "reason": {"kind": "tool-calls"}}),
+    ]
+    parts, read = stream_text(chunks)
+    assert parts == [("reasoning", "think hard"), ("text", "Done."), ("tool call bash", '{"command":"ls"}')]
+    assert read == len(chunks)
+    parts, read = stream_text(chunks, limit=6)
+    assert parts == [("reasoning", "think ")] and read == 2

@@ -9,7 +9,9 @@ import pytest
 from tests.log.helpers import assistant, user
 from tests.tui.logs import Log, append
 from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.test_wrong_data import shown_lines
 from tui.screens.main import MainScreen
+from tui.widgets.detail import TextView
 from tui.widgets.matching import EventFilter
 
 pytestmark = pytest.mark.anyio
@@ -72,6 +74,8 @@ async def test_the_streaming_row_grows_while_following_and_its_expansion_follows
         assert screen is not None
         rows = len(screen.events.view)
         assert rows == 4 and "streaming… 10 chars · 2 deltas" in line_of(screen, chunks[0])
+        await settle(pilot)
+        assert "The light" in " ".join(shown_lines(screen.query_one("#detail-original", TextView)))
         start = len(log.events)
         more = [log.add(delta(t)) for t in ("of ", "the ", "moon")]
         append(path, log, start)
@@ -79,6 +83,9 @@ async def test_the_streaming_row_grows_while_following_and_its_expansion_follows
         await settle(pilot)
         assert len(screen.events.view) == rows  # the same row, grown
         assert "streaming… 21 chars · 5 deltas" in line_of(screen, chunks[0])
+        await settle(pilot)
+        detail = " ".join(shown_lines(screen.query_one("#detail-original", TextView)))
+        assert "model stream of turn 1 step 1 · 5 deltas" in detail and "The light of the moon" in detail
         screen.events.go_seq(chunks[0])
         await pilot.press("enter")
         await settle(pilot)

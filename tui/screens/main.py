@@ -298,6 +298,10 @@ class MainScreen(Screen[None]):
                 view.toggle(pos, self.events.children_of(seq))
         self.events.set_view(view, reset=reset, appended=appended)
         self._shown_count = self.live.count  # the header counts what the list was built from, never less
+        block = self.events.current_block
+        detail = self.query_one(DetailPane)
+        if appended and block is not None and block != detail.block:  # the stream under the cursor grew
+            detail.show(block.start, keep_limit=True, block=block)
         if appended:
             self._status_after_frame()
         else:
@@ -378,8 +382,8 @@ class MainScreen(Screen[None]):
 
     # list messages ----------------------------------------------------------------------------------------
     def on_event_list_highlighted(self, message: EventList.Highlighted) -> None:
-        """Show the selected event in the detail pane."""
-        self.query_one(DetailPane).show(message.seq)
+        """Show the selected event (or stream) in the detail pane."""
+        self.query_one(DetailPane).show(message.seq, block=message.block)
         if self.events.following:
             self._status_after_frame()  # the cursor followed an append: the new row goes out first
         else:

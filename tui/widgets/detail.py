@@ -24,6 +24,7 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from core.session import Session, cut_kind
+from core.streams import Block, stream_text
 from core.summary import INTERRUPTED_MARK, human_chars
 from core.text import text_of_blocks, tool_result_block, tool_result_text
 from tui.live import LiveSession
@@ -131,13 +132,13 @@ def payload_sections(session: Session, event: dict[str, Any]) -> list[tuple[str,
     return [section for section in out if section[1]]
 
 
-def render_event(
-    session: Session, event: dict[str, Any], limit: int, title: str, theme: str = SYNTAX_THEMES[True]
-) -> tuple[Text, int]:
-    """One column: a title line, each payload highlighted, then the event's pretty JSON; and chars left out."""
+def render_sections(
+    title: str, sections: list[tuple[str, str, str]], limit: int, theme: str
+) -> tuple[list[Text], int]:
+    """A title line and each ``(name, text, lexer)`` section highlighted (cut at ``limit``); and chars left out."""
     parts: list[Text] = [Text(title, style="bold")]
     hidden = 0
-    for name, text, lexer in payload_sections(session, event):
+    for name, text, lexer in sections:
         shown, cut = clip(text, limit)
         hidden += cut
         if lexer == "json" and len(text) <= REFORMAT_LIMIT:  # a bigger one is shown as written, clipped
@@ -150,6 +151,14 @@ def render_event(
         parts.append(highlight(shown, lexer, theme))
         if cut:
             parts.append(Text(f"… {human_chars(cut)} more chars (press + to show more)", style="italic"))
+    return parts, hidden
+
+
+def render_event(
+    session: Session, event: dict[str, Any], limit: int, title: str, theme: str = SYNTAX_THEMES[True]
+) -> tuple[Text, int]:
+    """One column: a title line, each payload highlighted, then the event's pretty JSON; and chars left out."""
+    parts, hidden = render_sections(title, payload_sections(session, event), limit, theme)
     pretty = orjson.dumps(
         clip_strings(event, JSON_STRING_LIMIT, note=True), option=orjson.OPT_INDENT_2
     ).decode()
@@ -157,6 +166,27 @@ def render_event(
     hidden += cut
     parts.append(Text("── event JSON", style="dim"))
     parts.append(highlight(pretty, "json", theme))
+    return Text("\n").join(parts), hidden
+
+
+def render_stream(live: LiveSession, block: Block, limit: int, theme: str = SYNTAX_THEMES[True]) -> tuple[Text, int]:
+    """A model stream as one column: what it said, block by block, read from its deltas up to ``limit`` chars."""
+    events = (live.event(seq) for seq in range(block.start, block.end))
+    said, read = stream_text((e for e in events if e is not None), limit)
+    sections = [
+        (name, text, "markdown" if name in ("text", "reasoning") else guess_lexer(text)) for name, text in said
+    ]
+    title = (
+        f"seq {block.start}-{block.end - 1} · model stream of turn {block.turn} step {block.step} · "
+        f"{block.deltas} deltas · {block.chars} chars"
+    )
+    parts, hidden = render_sections(title, sections, limit, theme)
+    if read < block.deltas:
+        shown = sum(len(text) for _, text in said)
+        hidden += max(0, block.chars - shown)
+        parts.append(Text(f"… {block.deltas - read} more deltas (press + to show more)", style="italic"))
+    if not said:
+        parts.append(Text("no text streamed yet", style="dim"))
     return Text("\n").join(parts), hidden
 
 
@@ -170,9 +200,15 @@ def surface_node_for(session: Session, seq: int) -> int:
 
 
 def describe(
-    live: LiveSession, seq: int, limit: int, theme: str = SYNTAX_THEMES[True]
+    live: LiveSession, seq: int, limit: int, theme: str = SYNTAX_THEMES[True], block: Block | None = None
 ) -> tuple[Text, Text | None, int]:
-    """Build the pane for ``seq`` (worker side): original column, model-visible column (or None), chars cut."""
+    """Build the pane for ``seq`` (worker side): original column, model-visible column (or None), chars cut.
+
+    On a stream's row (``block``) the pane shows what the stream said instead of its first delta.
+    """
+    if block is not None:
+        text, hidden = render_stream(live, block, limit, theme)
+        return text, None, hidden
     session = live.session
     event = live.event(seq)
     if event is None:
@@ -268,6 +304,7 @@ class DetailPane(Horizontal):
         super().__init__(id=id)
         self.live = live
         self.seq: int | None = None
+        self.block: Block | None = None  # the stream shown, when the selected row stands for one
         self.limit = DETAIL_LIMIT
         self.hidden = 0
         self._timer: Timer | None = None
@@ -285,16 +322,17 @@ class DetailPane(Horizontal):
 
     def _theme_changed(self, _theme: object) -> None:
         if self.seq is not None:
-            self.show(self.seq, keep_limit=True)
+            self.show(self.seq, keep_limit=True, block=self.block)
 
     def on_resize(self) -> None:
         """Wrap again for the new width."""
         if self.seq is not None and self.size.width != self._width:
-            self.show(self.seq, keep_limit=True)
+            self.show(self.seq, keep_limit=True, block=self.block)
 
-    def show(self, seq: int | None, *, keep_limit: bool = False) -> None:
-        """Describe ``seq`` (in a worker, after a short settle); None clears the pane."""
-        self.seq = seq
+    def show(self, seq: int | None, *, keep_limit: bool = False, block: Block | None = None) -> None:
+        """Describe ``seq`` (or the stream ``block`` whose row it is) in a worker, after a short settle; None clears
+        the pane."""
+        self.seq, self.block = seq, block
         if not keep_limit:
             self.limit = DETAIL_LIMIT
         if self._timer is not None:
@@ -303,12 +341,12 @@ class DetailPane(Horizontal):
 
     def _start(self) -> None:
         self._timer = None
-        seq, limit = self.seq, self.limit
+        seq, limit, block = self.seq, self.limit, self.block
         self._width = width = self.size.width
         widths = (column_width(width), column_width(width // 2))
         theme = syntax_theme(self.app.current_theme.dark)
         self.run_worker(
-            lambda: self._build(seq, limit, widths, theme),
+            lambda: self._build(seq, limit, widths, theme, block),
             thread=True,
             group="detail",
             exclusive=True,
@@ -324,13 +362,15 @@ class DetailPane(Horizontal):
         """Show four times as much of each payload."""
         if self.seq is not None and self.hidden:
             self.limit *= 4
-            self.show(self.seq, keep_limit=True)
+            self.show(self.seq, keep_limit=True, block=self.block)
 
-    def _build(self, seq: int | None, limit: int, widths: tuple[int, int], theme: str) -> None:
+    def _build(
+        self, seq: int | None, limit: int, widths: tuple[int, int], theme: str, block: Block | None
+    ) -> None:
         if seq is None:
             left, right, hidden = Text("no event selected"), None, 0
         else:
-            left, right, hidden = describe(self.live, seq, limit, theme)
+            left, right, hidden = describe(self.live, seq, limit, theme, block)
         column = widths[0] if right is None else widths[1]
         left_lines = render_strips(left, column)
         right_lines = render_strips(right, column) if right is not None else None

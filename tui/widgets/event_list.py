@@ -93,11 +93,12 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     }
 
     class Highlighted(Message):
-        """The cursor moved to another event (``seq`` is None on an empty view)."""
+        """The cursor moved to another row (``seq`` is None on an empty view; ``block`` is set on a stream's row)."""
 
-        def __init__(self, seq: int | None) -> None:
+        def __init__(self, seq: int | None, block: Block | None = None) -> None:
             super().__init__()
             self.seq = seq
+            self.block = block
 
     class FollowChanged(Message):
         """Follow mode was paused or resumed; ``new`` counts rows that arrived while paused."""
@@ -120,7 +121,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._epoch = -1  # the live session's file epoch the cached rows belong to
         self._fetching = False
         self._missing = False
-        self._last_seq: int | None = None
+        self._last_row: tuple[int | None, int] = (None, 0)  # (seq, depth) of the row last highlighted
         self._style_key: tuple[object, ...] | None = None
         self._style_cache: dict[str, Style] = {}
         self._strips: dict[tuple[object, ...], Strip] = {}
@@ -206,10 +207,10 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             if follow:
                 self.new_rows = 0
             self.post_message(self.FollowChanged(follow, self.new_rows))
-        seq = self.current_seq
-        if seq != self._last_seq:
-            self._last_seq = seq
-            self.post_message(self.Highlighted(seq))
+        seq, depth = self.view.row(self.cursor) if len(self.view) else (None, 0)
+        if (seq, depth) != self._last_row:
+            self._last_row = (seq, depth)
+            self.post_message(self.Highlighted(seq, self.current_block))
         self.refresh()
 
     def _reveal(self) -> None:
@@ -262,6 +263,12 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     def action_page(self, direction: int) -> None:
         """Move the cursor by one screen."""
         self.go(self.cursor + direction * max(1, self.scrollable_content_region.height - 1))
+
+    @property
+    def current_block(self) -> Block | None:
+        """The stream whose row the cursor is on (None on any other row)."""
+        seq, depth = self.view.row(self.cursor) if len(self.view) else (None, 1)
+        return self.block_at(seq) if seq is not None and not depth else None
 
     def block_at(self, seq: int) -> Block | None:
         """The streamed block whose row ``seq`` is, when blocks are shown collapsed."""
