@@ -72,6 +72,7 @@ class Request:
     reasoning_effort: str | None = None
     usage: dict[str, int] | None = None  # what the log recorded for this attempt
     sources: dict[str, str] = field(default_factory=dict)  # per setting (SETTINGS): where its value came from
+    prompt: bytes | None = field(default=None, repr=False, compare=False)  # request_diff.prompt_bytes, once
 
     @property
     def wire(self) -> list[dict[str, Any]]:
@@ -320,7 +321,6 @@ def build_request(view: Any, point: Point, host: bool, route: dict[str, Any] | N
 
 
 Emit = Callable[[Request, Session], bool | None]
-KEEP_SLACK = 256  # shadowed surface events a pass may still keep before it lets them go
 
 
 class _Stop(Exception):
@@ -339,7 +339,8 @@ class RequestPass:
     log ends), with the usage logged for it, right before the session applies the event that ended it; ``emit``
     returning True raises ``_Stop`` out of ``before`` (``stream_requests`` ends its pass so). Only the
     request in flight and each step's route are held. With ``keep`` the session's ``LineStore`` keeps the
-    surface's events in memory while they are on the surface, since every request reads all of them.
+    surface's events in memory while they are on the surface (and no longer), since every request reads all
+    of them.
     """
 
     def __init__(self, emit: Emit, keep: bool = False) -> None:
@@ -356,10 +357,11 @@ class RequestPass:
         point = self.clock.before(session.next_seq, etype)
         if point is None:
             return
-        request = build_request(session, point, self.host, self.routes.get((point.turn, point.step)))
-        done, self.open = self.open, request
-        if done is not None and self.emit(done, session):
+        done, self.open = self.open, None
+        if done is not None and self.emit(done, session):  # before the next is built: one is held at a time
             raise _Stop(session)
+        del done
+        self.open = build_request(session, point, self.host, self.routes.get((point.turn, point.step)))
 
     def after(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         """Called right after ``session`` applied ``item``."""
@@ -383,9 +385,11 @@ class RequestPass:
             usage = data.get("usage")
             request.usage = usage if isinstance(usage, dict) else None
         if self.keep and etype in SURFACE_TYPES and isinstance(store := session.events, LineStore):
-            store.keep(session.next_seq - 1, surface_view(event))
-            if store.kept > len(session.surface) + KEEP_SLACK:
-                store.drop(session.on_surface)
+            seq = session.next_seq - 1
+            if session.on_surface(seq):
+                store.keep(seq, surface_view(event))
+            for gone in session.shadowed.get(seq, ()):
+                store.forget(gone)
 
     def finish(self, session: Session) -> None:
         """The log ended: the request in flight is over."""

@@ -24,19 +24,23 @@ PHASE_NOTE = "phase note"
 REWRITE = "rewrite"
 
 
+def _head_parts(request: Request) -> list[bytes]:
+    """The start of ``prompt_parts``: the system message (when the request has one) and the tools."""
+    system = [m for m in request.wire[:1] if m.get("role") == "system"]
+    return [*map(orjson.dumps, system), orjson.dumps(request.body.get("tools") or [])]
+
+
 def prompt_parts(request: Request) -> list[bytes]:
     """The request as the provider renders it, in order: the system message, the tools, the other messages."""
-    wire = request.wire
-    head = [m for m in wire[:1] if m.get("role") == "system"]
-    parts = [orjson.dumps(m) for m in head]
-    parts.append(orjson.dumps(request.body.get("tools") or []))
-    parts.extend(orjson.dumps(m) for m in wire[len(head) :])
-    return parts
+    head = _head_parts(request)
+    return head + [orjson.dumps(m) for m in request.wire[len(head) - 1 :]]
 
 
 def prompt_bytes(request: Request) -> bytes:
-    """``prompt_parts`` joined: what the break offset counts in."""
-    return b"".join(prompt_parts(request))
+    """``prompt_parts`` joined: what the break offset counts in (rendered once per request, then kept on it)."""
+    if request.prompt is None:
+        request.prompt = b"".join(prompt_parts(request))
+    return request.prompt
 
 
 @dataclass
@@ -71,12 +75,19 @@ class RequestDiff:
         }
 
 
+PREFIX_STEP = 1 << 16
+
+
 def _common_prefix(a: bytes, b: bytes) -> int:
     n = min(len(a), len(b))
-    lo, hi = 0, n
-    while lo < hi:  # binary search on slice equality: fast even for prompts of many MB
+    lo = 0
+    while lo < n and a[lo : lo + PREFIX_STEP] == b[lo : lo + PREFIX_STEP]:  # slices of 64 KiB, never of MBs
+        lo += PREFIX_STEP
+    lo, hi = min(lo, n), min(lo + PREFIX_STEP, n)
+    start = lo
+    while lo < hi:  # binary search on slice equality within the step that differs
         mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
+        if a[start:mid] == b[start:mid]:
             lo = mid
         else:
             hi = mid - 1
@@ -126,9 +137,7 @@ def _cause(
     removed: list[int | str],
     replaced: list[tuple[int | str, int]],
 ) -> tuple[str, int | None]:
-    old_parts, new_parts = prompt_parts(before), prompt_parts(after)
-    head = 2 if before.wire[:1] and before.wire[0].get("role") == "system" else 1
-    if old_parts[:head] != new_parts[:head]:
+    if _head_parts(before) != _head_parts(after):
         return HEADER_CHANGE, after.header_seq
     first = next((i for i, (a, b) in enumerate(zip(before.keys, after.keys, strict=False)) if a != b), None)
     if first is None:

@@ -15,7 +15,7 @@ import orjson
 
 from core.diagnostics import Diagnostic
 from core.log import bigjson
-from core.log.frames import FrameStream, recover_torn_frame
+from core.log.frames import FrameStream, recover_lines
 from core.log.header import HeaderError, validate_header
 from core.log.records import PackedRow, complete_event, decode_row, is_packed_row
 from core.log.validate import INVALID
@@ -138,7 +138,7 @@ class LogDecoder:
         self._put = self.sink or out.events.append
         if self._frames is not None and self._frames.pending:
             offset, pending = self._frames.pending_offset, self._frames.pending
-            recovered = recover_torn_frame(self._frames.pending_bytes())
+            recovered = recover_lines(self._frames.pending_bytes())
             n_lines = recovered.count(b"\n")
             out.diagnostics.append(
                 Diagnostic(

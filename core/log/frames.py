@@ -88,17 +88,15 @@ def decode_frame(frame: bytes | memoryview) -> bytes:
     return dctx.decompressobj().decompress(bytes(frame))
 
 
-def recover_torn_frame(pending: bytes) -> bytes:
-    """The complete lines an incomplete final frame still gives (a torn write): decompressed as far as it goes,
-    cut after its last newline."""
+def recover_lines(torn: bytes) -> bytes:
+    """The complete lines an incomplete (torn) zstd frame decodes to: what a reader already showed of it."""
     import zstandard  # only zstd logs get here
 
     try:
-        raw = zstandard.ZstdDecompressor().decompressobj().decompress(pending)
+        recovered = zstandard.ZstdDecompressor().decompressobj().decompress(torn)
     except zstandard.ZstdError:
         return b""
-    cut = raw.rfind(b"\n")
-    return raw[: cut + 1] if cut >= 0 else b""
+    return recovered[: recovered.rfind(b"\n") + 1]
 
 
 class FrameStream:

@@ -13,13 +13,13 @@ from __future__ import annotations
 import bisect
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, overload
 
 from core.errors import LogFormatError
 from core.log.decoder import LogDecoder
-from core.log.frames import FrameStream, recover_torn_frame
+from core.log.frames import FrameStream, recover_lines
 from core.log.records import PackedRow
 
 BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
@@ -64,12 +64,12 @@ class LineStore(Sequence[dict[str, Any]]):
         self._end = seq0 + count
 
     def keep(self, seq: int, event: dict[str, Any]) -> None:
-        """Serve ``event`` (the caller's copy, as it is) for ``seq`` from memory until ``drop`` lets it go."""
+        """Serve ``event`` (the caller's copy, as it is) for ``seq`` from memory until ``forget(seq)``."""
         self._kept[seq] = event
 
-    def drop(self, wanted: Callable[[int], bool]) -> None:
-        """Let go of every kept event whose seq ``wanted`` says no to."""
-        self._kept = {seq: event for seq, event in self._kept.items() if wanted(seq)}
+    def forget(self, seq: int) -> None:
+        """Read ``seq`` back from the file again."""
+        self._kept.pop(seq, None)
 
     @property
     def kept(self) -> int:
@@ -198,7 +198,7 @@ class LineStore(Sequence[dict[str, Any]]):
             if chunk:
                 datas = [frame.data for frame in stream.feed(chunk) if frame.data is not None]
             else:
-                datas = [recover_torn_frame(stream.pending_bytes())] if stream.pending else []
+                datas = [recover_lines(stream.pending_bytes())] if stream.pending else []
             for data in datas:
                 if first:
                     self._frame = (offset, data)

@@ -29,7 +29,7 @@ import zstandard
 from core.diagnostics import Diagnostic
 from core.errors import LogFormatError, WriterLockedError
 from core.log import owner
-from core.log.frames import ZSTD_MAGIC, FrameError, frame_end
+from core.log.frames import ZSTD_MAGIC, FrameError, frame_end, recover_lines
 from core.log.layout import is_compressed, log_path
 from core.log.reader import LogData, read_log
 from core.log.vocabulary import ENVELOPE_KEYS, SURFACE_TYPES, is_known_type
@@ -367,15 +367,6 @@ def _repair_zstd_tail(path: Path, fd: int, data: bytes) -> None:
     _truncate(fd, pos)
     if recovered:  # the complete lines a reader already saw go back as one whole frame
         append_synced(fd, zstandard.ZstdCompressor(write_checksum=True).compress(recovered))
-
-
-def recover_lines(torn: bytes) -> bytes:
-    """The complete lines an incomplete zstd frame decodes to (what a reader already showed of it)."""
-    try:
-        recovered = zstandard.ZstdDecompressor().decompressobj().decompress(torn)
-    except zstandard.ZstdError:
-        return b""
-    return recovered[: recovered.rfind(b"\n") + 1]
 
 
 def _truncate(fd: int, size: int) -> None:

@@ -11,6 +11,7 @@ stored files (``core.policies.spill``).
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 import re
@@ -479,8 +480,10 @@ def search(
     terms = search_terms(query)
     if not terms:
         return []
-    hits: list[SearchHit] = []
-    for doc in _search_docs(session, set(resolved)):
+    # Only the best hits are held: (sort key, order found, hit) in each list, sorted and cut to its length.
+    wanted = {"tool_output": TOOL_OUTPUT_SLOTS, "other": math.ceil(cap)} if slotted else {"other": int(cap)}
+    best: dict[str, list[tuple[float, int, int, SearchHit]]] = {slot: [] for slot in wanted}
+    for found, doc in enumerate(_search_docs(session, set(resolved))):
         lower = doc.text.lower()
         counts = [lower.count(term) for term in terms]
         matched = sum(1 for c in counts if c)
@@ -494,24 +497,11 @@ def search(
             locator = expand_locator(doc.seq)
         else:
             locator = turn_locator(doc.turn, "full" if doc.kind == "tool_input" else "dialogue")
-        hits.append(
-            SearchHit(doc.turn, doc.step, doc.kind, score, snippet, doc.seq if is_tool else None, locator)
-        )
-    hits.sort(key=lambda h: (-h.score, -h.turn))
-    if not slotted:
-        return hits[: int(cap)]
-    kept: list[SearchHit] = []
-    tool = dialogue = 0
-    for hit in hits:
-        if hit.kind == "tool_output":
-            tool += 1
-            if tool <= TOOL_OUTPUT_SLOTS:
-                kept.append(hit)
-        else:
-            dialogue += 1
-            if dialogue - 1 < cap:
-                kept.append(hit)
-    return kept
+        hit = SearchHit(doc.turn, doc.step, doc.kind, score, snippet, doc.seq if is_tool else None, locator)
+        slot = "tool_output" if slotted and doc.kind == "tool_output" else "other"
+        bisect.insort(best[slot], (-score, -doc.turn, found, hit))
+        del best[slot][wanted[slot] :]
+    return [hit for *_, hit in sorted(entry for slot in best.values() for entry in slot)]
 
 
 def render_hits(query: str, hits: Sequence[SearchHit], kinds: Sequence[str]) -> str:
