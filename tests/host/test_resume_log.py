@@ -229,3 +229,27 @@ def test_damage_anywhere_is_refused_untouched_or_repaired_keeping_every_intact_e
         intact = [n for n, (a, b) in enumerate(spans) if b <= start or a - gap >= end]
         assert all(n < len(repaired.events) and repaired.events[n] == original[n] for n in intact)
         SessionWriter.resume(log)[0].close()
+
+
+@settings(max_examples=40, deadline=None)
+@given(compressed=st.booleans(), where=st.floats(0, 1), size=st.integers(1, 300), chunk=st.integers(1, 700))
+def test_repair_reads_in_slices_of_any_size_with_the_same_result(
+    compressed: bool, where: float, size: int, chunk: int
+) -> None:
+    """The repair never holds the file whole: slices of a few bytes give what one slice of the file gives."""
+    with tempfile.TemporaryDirectory() as tmp:
+        log = _log(Path(tmp), compressed, batches=12)
+        data = bytearray(log.read_bytes())
+        first = _spans(log, compressed)[0][0]
+        start = first + int(where * (len(data) - first - 1))
+        data[start : start + size] = (b"\xa5" * size)[: len(data) - start]
+        results = []
+        for step in (chunk, 1 << 30):
+            log.write_bytes(bytes(data))
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr("core.log.repair.CHUNK", step)
+                report = repair_log(log)
+            results.append(([vars(h) for h in report.holes], report.events, read_log(log).events))
+            if report.backup is not None:
+                report.backup.unlink()  # the next run's copy may get the same name within the second
+    assert results[0] == results[1]
