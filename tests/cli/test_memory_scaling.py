@@ -1,0 +1,43 @@
+"""No command that reads a log holds the log: its peak RSS on a log four times longer grows by a small margin.
+
+Every log-reading command of ``core.cli.COMMANDS`` runs in its own process (``bench.cli``'s children, which report
+their own ``VmHWM``) on two generated logs of the same profile, ~1.5 MB and ~6 MB, with the arguments a user
+would give on each (``bench.cli.probe``). A command that kept the events would grow by tens of MB between them
+(a retained load costs several bytes of memory per byte of log); a streaming one grows by what its line table
+and the projection's per-event arrays take, well under the margin. The measure is memory, never time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.cli import CONSOLE, TIMED, argv_for, probe, rss_only, run
+from bench.gen_session import generate
+
+SIZES = (1_500_000, 6_000_000)
+MARGIN = 10 << 20  # what the larger log may add to a command's peak (holding its events adds 15-25 MiB)
+COMMANDS = TIMED + rss_only({"turn": 1, "step": 1, "at": 0, "result": 0}, Path("WORKSPACE"))
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, dict[str, Any]]]:
+    root = tmp_path_factory.mktemp("scaling")
+    out = []
+    for size in SIZES:
+        path = root / f"short-turns-{size}.jsonl"
+        generate(path, size, seed=4, profile="short-turns")
+        out.append((path, probe(path)))
+    return out
+
+
+@pytest.mark.parametrize("which", range(len(COMMANDS)), ids=[" ".join(c[:2]) for c in COMMANDS])
+def test_peak_rss_does_not_grow_with_the_log(which: int, logs: list[tuple[Path, dict[str, Any]]], tmp_path: Path) -> None:
+    peaks = []
+    for log, found in logs:
+        args = (TIMED + rss_only(found, tmp_path))[which]
+        peaks.append(run(CONSOLE, argv_for(log, args))[1])
+    small, large = peaks
+    assert large - small <= MARGIN, f"{' '.join(args)}: {small >> 20} MiB on the small log, {large >> 20} MiB on the large"
