@@ -207,3 +207,11 @@ def test_one_operator_rewind_at_any_point_still_completes_the_demo(
     outcomes, session, finals = _run_demo(tmp_path, _mark_then_rewind(mark_at, rewind_at))
     _assert_completed(outcomes, session)
     assert finals[("rewind", control.APPLIED)] == 1
+    said = [
+        block["text"]
+        for e in session.events
+        if e["type"] == "assistant/message"
+        for block in e["data"]["message"]["content"]
+        if block["type"] == "text"
+    ]
+    assert sum("folded into a rewind report" in text for text in said) == 1  # the model took note, once

@@ -256,9 +256,11 @@ def test_plans_answer_the_finalization_phase_an_operator_message_and_the_guard(t
     steer = _user("Operator: what next?", kind="user", via="tapedeck-control")
     reply = model.complete(ModelRequest(messages=[_answer(), steer], tools=TOOLS))
     assert "“Operator: what next?”" in reply.text and not reply.tool_calls
-    # Mid-plan, the message is acknowledged in front of the next planned step.
-    mid = model.complete(ModelRequest(messages=[_user("second task"), steer], tools=TOOLS))
-    assert mid.text.startswith("Noted your message “Operator: what next?”") and "second done" in mid.text
+    # Mid-plan, the message is acknowledged in front of the next planned step, and so is a rewind report.
+    report = _user("Rewind report: the exploration found the cause.", kind="plugin", plugin="rewind")
+    mid = model.complete(ModelRequest(messages=[_user("second task"), report, steer], tools=TOOLS))
+    assert mid.text.startswith("The recent work is folded into a rewind report now")
+    assert "Noted your message “Operator: what next?”" in mid.text and mid.text.endswith("second done")
 
 
 def test_plans_resume_from_their_replay_state(tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ acts at any point (a checkpoint, a rewind, a message, a pause, a config change) 
   quoting it; anything else continues the plan under way;
 - under ``tool_choice`` ``none`` (the finalization phase) it gives the plan's final answer at once;
 - a notice asking for a tool before the turn ends (the rewind guard) gets a call to that tool;
-- an operator's message since its last answer is acknowledged in front of the next planned response;
+- an operator's message since its last answer, or a rewind report it has not seen and did not cause (an
+  operator's rewind), is acknowledged in front of the next planned response;
 - otherwise it plays the plan's next response, and the final answer again once the plan is through.
 
 The plan's last response is its final answer: text and no tool calls. Nothing here ever runs out.
@@ -17,6 +18,7 @@ The plan's last response is its final answer: text and no tool calls. Nothing he
 
 from __future__ import annotations
 
+import hashlib
 from collections import deque
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -25,6 +27,7 @@ from core.host.providers.situation import Situation, latest_results
 from core.model import ModelRequest
 
 QUOTE_CHARS = 80
+REWIND_TOOL = "rewind"  # the tool the plans fold their own explorations with
 
 
 def take_alternative(
@@ -95,6 +98,7 @@ class PlanPlayer:
     def __init__(self, plans: list[dict[str, Any]]) -> None:
         self.plans = [_Plan(p["prompt"], p["responses"]) for p in plans]
         self.current: int | None = None
+        self.reports: list[str] = []  # digests of the rewind reports seen so far
 
     @property
     def remaining(self) -> int:
@@ -105,6 +109,7 @@ class PlanPlayer:
         """Where every plan stands, as JSON."""
         return {
             "current": self.current,
+            "reports": list(self.reports),
             "plans": [
                 {"cursor": p.cursor, "spliced": list(p.spliced), "finished": p.finished} for p in self.plans
             ],
@@ -112,8 +117,10 @@ class PlanPlayer:
 
     def restore(self, state: Mapping[str, Any]) -> bool:
         """Continue from a ``state``; False when it does not fit these plans."""
-        current, plans = state.get("current"), state.get("plans")
+        current, plans, reports = state.get("current"), state.get("plans"), state.get("reports", [])
         if not isinstance(plans, list) or len(plans) != len(self.plans):
+            return False
+        if not isinstance(reports, list) or not all(isinstance(r, str) for r in reports):
             return False
         if current is not None and (not isinstance(current, int) or not 0 <= current < len(self.plans)):
             return False
@@ -126,12 +133,15 @@ class PlanPlayer:
         for plan, saved in zip(self.plans, plans, strict=True):
             plan.cursor, plan.spliced = saved["cursor"], deque(saved.get("spliced", []))
             plan.finished = saved.get("finished") is True
-        self.current = current
+        self.current, self.reports = current, list(reports)
         return True
 
     def next(self, request: ModelRequest) -> dict[str, Any]:
         """The response to ``request``: always one."""
         situation = Situation.read(request, [p.prompt for p in self.plans])
+        fresh = [d for d in (_digest(text) for text in situation.reports) if d not in self.reports]
+        self.reports.extend(fresh)
+        folded = bool(fresh) and REWIND_TOOL not in situation.called  # someone else's rewind
         if situation.prompt is not None:
             self.current = situation.prompt
         elif situation.operator and (self.current is None or self.plans[self.current].finished):
@@ -144,9 +154,7 @@ class PlanPlayer:
         if self.current is None:
             return _reply(situation.operator)
         response = self._advance(self.plans[self.current], situation)
-        if situation.operator:
-            response = _acknowledged(response, situation.operator)
-        return response
+        return _acknowledged(response, situation.operator, folded)
 
     @staticmethod
     def _advance(plan: _Plan, situation: Situation) -> dict[str, Any]:
@@ -169,11 +177,22 @@ def _quote(text: str) -> str:
     return line if len(line) <= QUOTE_CHARS else line[: QUOTE_CHARS - 1] + "…"
 
 
-def _acknowledged(response: dict[str, Any], messages: list[str]) -> dict[str, Any]:
-    said = " ".join(f"“{_quote(m)}”" for m in messages)
-    ack = f"Noted your message {said}; carrying on with the task."
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:12]
+
+
+def _acknowledged(response: dict[str, Any], messages: list[str], folded: bool) -> dict[str, Any]:
+    """``response`` with a first paragraph on what arrived meanwhile: operator messages, someone's rewind."""
+    said = []
+    if folded:
+        said.append("The recent work is folded into a rewind report now; I'll carry on from it.")
+    if messages:
+        quoted = " ".join(f"“{_quote(m)}”" for m in messages)
+        said.append(f"Noted your message {quoted}; carrying on with the task.")
+    if not said:
+        return response
     text = response.get("text")
-    return {**response, "text": f"{ack}\n\n{text}" if text else ack}
+    return {**response, "text": "\n\n".join([" ".join(said), *([text] if text else [])])}
 
 
 def _reply(messages: list[str]) -> dict[str, Any]:

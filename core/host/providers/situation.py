@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.model import ModelRequest
+from core.policies.report import REPORT_SOURCE
 
 PHASE_NOTE = "phase-note"
 _NAMED_TOOL = re.compile(r"`([^`\s]+)`")
@@ -66,10 +67,11 @@ class Situation:
     """What arrived since the model's last answer, read from one request.
 
     ``prompt`` is the index of the newest user message whose whole text is one of the prompts the model knows
-    (a new task), or None. ``operator`` holds the texts of the other user messages (an operator's steering
+    (a new task; nothing before it counts), or None. ``operator`` holds the texts of the other user messages (an operator's steering
     message, or a prompt nobody planned for). ``notice`` is the text of a notice asking for something before
     the turn ends (the rewind guard's reminder), and ``asked_tool`` the tool it names that the model may call.
-    ``results`` are the tool results.
+    ``results`` are the tool results. ``reports`` are the texts of every rewind report in the request (wherever
+    a rewind put them), and ``called`` the tools the model's last answer called.
     """
 
     tools: list[str]
@@ -78,6 +80,8 @@ class Situation:
     notice: str | None = None
     asked_tool: str | None = None
     results: list[Mapping[str, Any]] = field(default_factory=list)
+    reports: list[str] = field(default_factory=list)
+    called: list[str] = field(default_factory=list)
 
     @classmethod
     def read(cls, request: ModelRequest, prompts: Sequence[str]) -> Situation:
@@ -85,11 +89,13 @@ class Situation:
         known = {text: n for n, text in enumerate(prompts)}
         messages = [m for m in request.messages if _source(m).get("kind") != PHASE_NOTE]
         situation = cls(tools=tool_names(request), results=latest_results(messages))
+        situation.reports = [message_text(m) for m in messages if _source(m) == REPORT_SOURCE]
         for message in reversed(messages):
             role, source = message.get("role"), _source(message)
             if role == "assistant":
+                situation.called = [str(b.get("name")) for b in _blocks(message, "tool-call")]
                 break
-            if role != "user" or _blocks(message, "tool-result"):
+            if role != "user" or _blocks(message, "tool-result") or source == REPORT_SOURCE:
                 continue
             text = message_text(message)
             if source.get("form") == "notice":
@@ -98,8 +104,8 @@ class Situation:
                     named = [n for n in _NAMED_TOOL.findall(text) if n in situation.tools]
                     situation.asked_tool = named[0] if named else None
             elif source.get("kind") == "user":
-                if text in known:
-                    situation.prompt = known[text] if situation.prompt is None else situation.prompt
-                else:
-                    situation.operator.insert(0, text)
+                if text in known:  # the task starts here: what lies before it is earlier turns' context
+                    situation.prompt = known[text]
+                    break
+                situation.operator.insert(0, text)
         return situation
