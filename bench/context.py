@@ -11,10 +11,11 @@ Planned events shift the numbering, so a remap (log seq -> replayed seq) rewrite
 ``surfaceOp`` span of every later replayed event.
 
 The request of a step is ``orjson.dumps({"system": S, "tools": T, "messages": M})``: S and T come from the
-latest ``request/header`` (tapedeck adds the slice prompt section and the recall tool schemas; in the
-finalization phase the host keeps the schemas and sends ``tool_choice: none``, which is not part of the
-prompt bytes); M is ``session.messages()``, and for tapedeck ``phase_notes.request_messages`` (the surface
-with the route's phase texts pinned where each phase began, as the host sends them). The
+latest ``request/header`` (tapedeck adds the slice prompt section and the recall tool schemas, and a variant
+that routes the adaptive policy's standing ``<task_sizing>`` section; in the finalization phase the host keeps
+the schemas and sends ``tool_choice: none``, which is not part of the prompt bytes); M is
+``session.messages()``, and for tapedeck ``phase_notes.request_messages`` (the surface with the route's
+checkpoint and finalization notes pinned where each phase began, as the host sends them). The
 baselines are pure transforms of the raw append-only message list:
 
 - ``raw``: the list as it is;

@@ -127,13 +127,12 @@ FINALIZATION_TEXT = (
 # pins a note in the conversation only when a phase that changes what the model should do begins.
 STANDING_POLICY = (
     "<task_sizing>\n"
-    "Size the work to the request. Investigating: gather just enough evidence, change no file, stop once the "
-    "answer holds. A contained change: the smallest complete fix, confirmed by a narrow existing check. "
-    "Interface work: pick a clear visual direction, build early, check what the user sees. A change across "
-    "modules or a batch: trace only what matters, keep outputs short and dependent steps in order, and confirm "
-    "every touched contract (a batch: a sample plus the aggregate).\n"
-    "A checkpoint or finalization note in the conversation governs the rest of its turn; a newer one replaces "
-    "it.\n"
+    "Fit the effort to the request. Investigation: just enough evidence, no edits, stop once the answer holds. "
+    "Contained change: the smallest complete fix, one narrow existing check. Interface work: a clear visual "
+    "direction, built early, checked as the user sees it. Cross-module or batch work: trace only what matters, "
+    "short outputs, dependent steps in order, confirm each touched contract (a batch: a sample plus the "
+    "aggregate).\n"
+    "A checkpoint or finalization note governs the rest of its turn; a newer one replaces an older one.\n"
     "</task_sizing>"
 )
 

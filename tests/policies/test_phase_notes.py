@@ -83,9 +83,7 @@ def test_the_normal_phase_pins_no_note_its_standing_policy_is_in_the_system_prom
     _run_turn(session, 1, 4, requests)
     assert all(_notes(request) == [] for request in requests)
     assert adaptive.prompt_section().startswith("<task_sizing>")
-    assert "checkpoint or finalization note in the conversation governs the rest of its turn" in (
-        adaptive.prompt_section()
-    )
+    assert "A checkpoint or finalization note governs the rest of its turn" in adaptive.prompt_section()
 
 
 def test_a_route_event_that_cannot_be_read_back_gives_no_note() -> None:
@@ -143,6 +141,6 @@ def test_only_the_current_phase_instruction_is_in_force() -> None:
     session, requests = new_session(), []
     _run_turn(session, 1, 9, requests)
     checkpoint, final = _notes(requests[-1])
-    assert "a newer one replaces it" in adaptive.prompt_section()
+    assert "a newer one replaces an older one" in adaptive.prompt_section()
     assert checkpoint.startswith('<task_checkpoint class="small"') and final.endswith("</task_finalization>")
     assert "replaces" not in checkpoint and "replaces" not in final
