@@ -64,3 +64,12 @@ def test_route_loads_the_adaptive_policy_and_the_config_schemas_only() -> None:
     policies = _top(modules_after(["route", "fix the parser"]), "core.policies")
     planners = {m for m in policies if not m.endswith("_config")}  # config sections validate a config file
     assert planners == {"core.policies", "core.policies.adaptive", "core.policies.pruner", "core.policies.risk"}
+
+
+@pytest.mark.parametrize("argv", [["request", FIXTURE, "--all"], ["diff", FIXTURE, "--turn", "1", "--step", "2"],
+                                  ["cost", FIXTURE]], ids=["request", "diff", "cost"])  # fmt: skip
+def test_rebuilding_requests_loads_no_model_client(argv: list[str]) -> None:
+    """A request is rebuilt with the host's body builder, never with the openai client (~30 MB, over a second)."""
+    modules = modules_after(argv)
+    assert "core.host.providers.convert" in modules
+    assert not _top(modules, "openai"), sorted(_top(modules, "openai"))[:5]

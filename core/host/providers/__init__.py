@@ -9,13 +9,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from core.host.providers.errors import ProviderError
-from core.host.providers.openai_provider import (
-    DEFAULT_BASE_URL,
-    DEFAULT_MODEL,
-    OpenAIProvider,
-    api_key_from_env,
-)
 from core.host.providers.retry import RetryNotice, RetryPolicy
 from core.host.providers.scripted import ScriptedModel
 from core.model import ChatModel
@@ -33,6 +29,13 @@ def make_provider(
     """
     kind, sep, rest = spec.partition(":")
     if kind == "openai" and not sep:
+        from core.host.providers.openai_provider import (
+            DEFAULT_BASE_URL,
+            DEFAULT_MODEL,
+            OpenAIProvider,
+            api_key_from_env,
+        )
+
         return OpenAIProvider(
             api_key=api_key or api_key_from_env(),
             model=model or DEFAULT_MODEL,
@@ -45,6 +48,16 @@ def make_provider(
     if kind == "scripted":
         raise ProviderError("the scripted provider needs a file: scripted:FILE")
     raise ProviderError(f"unknown provider {spec!r}; use one of: {', '.join(SPECS)}")
+
+
+def __getattr__(name: str) -> Any:
+    """``OpenAIProvider`` is imported on first use: the openai package takes ~30 MB and over a second to import,
+    and what only rebuilds requests (``core.host.providers.convert``) never needs it."""
+    if name == "OpenAIProvider":
+        from core.host.providers.openai_provider import OpenAIProvider
+
+        return OpenAIProvider
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
