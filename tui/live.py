@@ -397,6 +397,7 @@ class LiveSession:
         session.compressed = compressed
         facts = SessionFacts.empty()
         tailer = Tailer(log, pace=self.pace, lazy_rows=True)  # rows are projected packed while loading
+        tailer.sink = self._loader_sink(session, facts, index)  # each item projected as soon as it is decoded
         self._progress("projecting", 0.0)
         with gc_paused():  # the bulk load builds and keeps every object: no collector passes over it
             while tailer.offset < size:
@@ -416,7 +417,7 @@ class LiveSession:
                 self.pace()
             if not self.follow:
                 self._apply(session, facts, tailer.finish(), index)
-        tailer.lazy_rows = False  # appends reach row observers as events
+        tailer.lazy_rows, tailer.sink = False, None  # appends reach row observers as events, in updates
         with self.lock:
             self.session, self.facts, self.index, self.preview = session, facts, index, []
             self._store = session.events if isinstance(session.events, IndexStore) else None
@@ -445,6 +446,27 @@ class LiveSession:
         self._progress("preview", 0.0)
         first, end = int(events[0]["seq"]), int(events[-1]["seq"]) + 1
         self._post(SessionUpdated(self.generation, True, first, end, self.epoch))
+
+    def _loader_sink(
+        self, session: Session, facts: SessionFacts, index: OffsetIndex | None
+    ) -> Callable[[Any], None]:
+        """Project one decoded item into the session being loaded (not published yet, so no lock), as
+        ``_apply`` does for a whole update: no batch of decoded events waits in memory to be projected."""
+
+        indexed = [len(index) if index is not None else 0]  # events the index covers (rechecked when passed)
+
+        def take(item: Any) -> None:
+            row = item.__class__ is PackedRow
+            if index is not None and indexed[0] < session.next_seq + (item.count if row else 1):
+                index.extend(pace=self.pace)  # the file grew after it was indexed
+                indexed[0] = len(index)
+            if row:
+                session.apply_row(item)
+            else:
+                session.apply(item)
+                facts.observe(item)
+
+        return take
 
     def _apply(
         self,

@@ -55,11 +55,14 @@ class Tailer:
         """Follow ``path``; ``pace`` is called between reads of one poll (see ``core.log.pace``).
 
         While ``lazy_rows`` is set, a packed chunk row arrives as one ``PackedRow`` (see ``LogDecoder``); it may
-        be switched between polls (a loader reads rows packed, then follows appends as events).
+        be switched between polls (a loader reads rows packed, then follows appends as events). So may ``sink``:
+        while it is set, each decoded item goes to it as it is decoded instead of into ``TailUpdate.events`` (a
+        poll that reports ``reset`` may already have handed it items of the new file: its consumer starts over).
         """
         self.path = Path(path)
         self.pace = pace
         self.lazy_rows = lazy_rows
+        self.sink: Callable[[Any], None] | None = None
         self._decoder: LogDecoder | None = None
         self._identity: tuple[int, int] | None = None
         self._offset = 0
@@ -133,6 +136,7 @@ class Tailer:
         if self._decoder is None:
             self._decoder = LogDecoder(str(self.path), is_compressed(self.path), self.pace)
         self._decoder.lazy_rows = self.lazy_rows
+        self._decoder.sink = self.sink
         if st.st_size > self._offset:
             self._read(update, st.st_size if max_bytes is None else min(st.st_size, self._offset + max_bytes))
         if self._decoder.fatal and not self._fatal_reported:
