@@ -165,12 +165,16 @@ def ensure_log(out: Path, size: int, profile: str, seed: int, zstd: bool) -> Pat
 
 
 def measure_log(log: Path, profile: str | None, repeat: int, target: float | None) -> dict[str, Any]:
-    """Every timed command and RSS-only command on one log, with the loop baseline of the same run."""
-    loop_s, loop_rss = best(LOOP, [str(log)], repeat)
+    """Every timed command and RSS-only command on one log, with the loop baseline of the same run.
+
+    The loop and the timed commands take turns, round after round: on a shared machine a change of load then
+    meets the baseline and the commands alike, instead of only whichever ran during it."""
+    timed = [(LOOP, [str(log)]), *((CONSOLE, argv_for(log, args)) for args in TIMED)]
+    rounds = [[run(code, args) for code, args in timed] for _ in range(repeat)]
+    (loop_s, loop_rss), *bests = [(min(s for s, _ in runs), max(p for _, p in runs)) for runs in zip(*rounds, strict=True)]
     limit = target if target is not None else TIME_TARGETS.get(profile or "", 1.5)
     commands = []
-    for args in TIMED:
-        seconds, rss = best(CONSOLE, argv_for(log, args), repeat)
+    for args, (seconds, rss) in zip(TIMED, bests, strict=True):
         ratio = round(seconds / loop_s, 2)
         commands.append({"command": " ".join(args), "s": round(seconds, 3), "ratio": ratio,
                          "ratio_ok": ratio <= limit, "peak_rss_bytes": rss, "rss_ok": rss <= RSS_TARGET})  # fmt: skip
@@ -195,9 +199,9 @@ def timed_load(mode: str, log: Path, repeat: int) -> float:
 
 
 def measure_tui(log: Path, repeat: int) -> dict[str, Any]:
-    """The TUI loader's full projection against the headless one, same log, same run."""
-    headless = timed_load("headless", log, repeat)
-    loaded = timed_load("tui", log, repeat)
+    """The TUI loader's full projection against the headless one, same log, same run (taking turns)."""
+    times = [(timed_load("headless", log, 1), timed_load("tui", log, 1)) for _ in range(repeat)]
+    headless, loaded = min(h for h, _ in times), min(t for _, t in times)
     ratio = round(loaded / headless, 2)
     return {"headless_s": round(headless, 3), "loaded_s": round(loaded, 3), "ratio": ratio, "ok": ratio <= TUI_TARGET}
 
