@@ -25,7 +25,7 @@ from typing import Any
 
 from core.models import ModelConfig, Prices, price_for
 from core.request import Request
-from core.request_diff import CAUSE_NAMES, diff_requests
+from core.request_diff import CAUSE_NAMES, diff_base, diff_requests
 from core.session import Session
 
 BYTES_PER_TOKEN = 4.0
@@ -115,7 +115,7 @@ class CostTally:
         usd = price.cost(hit or 0, miss, output) if tokens and price else None
         self.rows.append(RequestCost(request.turn, request.step, request.attempt, request.seq, request.model,
                                      hit, miss, output, usd, diff.total_bytes, diff.cause if broke else None))  # fmt: skip
-        self.before = request
+        self.before = diff_base(request)
 
     def report(self, session: Session) -> dict[str, Any]:
         """Per-request, per-turn and session totals, and each cut's estimated saving and cost (``session``: the

@@ -72,7 +72,7 @@ class Request:
     reasoning_effort: str | None = None
     usage: dict[str, int] | None = None  # what the log recorded for this attempt
     sources: dict[str, str] = field(default_factory=dict)  # per setting (SETTINGS): where its value came from
-    prompt: bytes | None = field(default=None, repr=False, compare=False)  # request_diff.prompt_bytes, once
+    prompt: bytes | bytearray | None = field(default=None, repr=False, compare=False)  # request_diff.prompt_bytes
 
     @property
     def wire(self) -> list[dict[str, Any]]:

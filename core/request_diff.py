@@ -10,7 +10,8 @@ went, or a changed request header.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
@@ -30,17 +31,33 @@ def _head_parts(request: Request) -> list[bytes]:
     return [*map(orjson.dumps, system), orjson.dumps(request.body.get("tools") or [])]
 
 
+def _iter_parts(request: Request) -> Iterator[bytes]:
+    head = _head_parts(request)
+    yield from head
+    yield from map(orjson.dumps, request.wire[len(head) - 1 :])
+
+
 def prompt_parts(request: Request) -> list[bytes]:
     """The request as the provider renders it, in order: the system message, the tools, the other messages."""
-    head = _head_parts(request)
-    return head + [orjson.dumps(m) for m in request.wire[len(head) - 1 :]]
+    return list(_iter_parts(request))
 
 
-def prompt_bytes(request: Request) -> bytes:
-    """``prompt_parts`` joined: what the break offset counts in (rendered once per request, then kept on it)."""
+def prompt_bytes(request: Request) -> bytes | bytearray:
+    """``prompt_parts`` joined: what the break offset counts in (rendered once per request, part by part, then
+    kept on it)."""
     if request.prompt is None:
-        request.prompt = b"".join(prompt_parts(request))
+        prompt = bytearray()
+        for part in _iter_parts(request):
+            prompt += part
+        request.prompt = prompt
     return request.prompt
+
+
+def diff_base(request: Request) -> Request:
+    """``request`` as a later ``diff_requests`` needs it as ``before``: its address, keys, head and rendered
+    prompt, without its messages (a pass that diffs each request against the last holds one request whole)."""
+    prompt_bytes(request)
+    return replace(request, messages=[], body={"messages": request.wire[:1], "tools": request.body.get("tools")})
 
 
 @dataclass
@@ -78,7 +95,7 @@ class RequestDiff:
 PREFIX_STEP = 1 << 16
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
+def _common_prefix(a: bytes | bytearray, b: bytes | bytearray) -> int:
     n = min(len(a), len(b))
     lo = 0
     while lo < n and a[lo : lo + PREFIX_STEP] == b[lo : lo + PREFIX_STEP]:  # slices of 64 KiB, never of MBs

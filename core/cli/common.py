@@ -29,10 +29,18 @@ class JsonList:
         self.count = 0
 
     def add(self, item: Any) -> None:
-        """Print the next item."""
-        text = orjson.dumps(item, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode()
-        sys.stdout.write(("[\n  " if not self.count else ",\n  ") + text.replace("\n", "\n  "))
+        """Print the next item (as UTF-8 bytes where stdout has a byte buffer: a multi-MB item is not also
+        held as text)."""
+        data = orjson.dumps(item, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).replace(b"\n", b"\n  ")
+        head = b"[\n  " if not self.count else b",\n  "
         self.count += 1
+        out = getattr(sys.stdout, "buffer", None)
+        if out is None:
+            sys.stdout.write((head + data).decode())
+            return
+        sys.stdout.flush()
+        out.write(head)
+        out.write(data)
 
     def close(self) -> None:
         """End the array (``[]`` when nothing was added)."""

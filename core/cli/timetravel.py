@@ -122,7 +122,7 @@ def _request(args: argparse.Namespace) -> None:
 
 
 def _diff(args: argparse.Namespace) -> None:
-    from core.request_diff import diff_requests
+    from core.request_diff import diff_base, diff_requests
 
     found: list[dict[str, Any]] = []
     before: list[Request] = []
@@ -131,7 +131,7 @@ def _diff(args: argparse.Namespace) -> None:
         if (request.turn, request.step, request.attempt) == (args.turn, args.step, args.attempt):
             found.append(diff_requests(before[0] if before else None, request, session).to_dict())
             return True
-        before[:] = [request]
+        before[:] = [diff_base(request)]
         return False
 
     stream_requests(args.path, compare)
