@@ -53,14 +53,15 @@ def _pick(args: argparse.Namespace) -> list[Request]:
 def _print_all(args: argparse.Namespace) -> None:
     """Every request, each printed as soon as its attempt is over (none is kept)."""
     out = JsonList() if args.json else None
-    shown = []
+    shown = 0
 
     def show(request: Request, _: Session) -> None:
+        nonlocal shown
+        shown += 1
         if out is not None:
             out.add(request.to_dict())
         else:
             sys.stdout.write(_render_requests(args, [request.to_dict()]) + "\n")
-            shown.append(True)
 
     stream_requests(args.path, show)
     if out is not None:

@@ -1,0 +1,44 @@
+"""``stream_requests``: the requests of a log file from one streaming pass equal the in-memory pass's, while the
+pass holds only the surface's events."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.log.linestore import LineStore
+from core.log.reader import read_log
+from core.request import Request, iter_requests, stream_requests
+from core.session import Session
+from tests.timetravel.conftest import FIXTURE_LOGS
+
+
+def _streamed(path: Path) -> list[tuple[Request, int, int]]:
+    """Each request with how many events the pass kept and how many nodes the surface had when it came."""
+    out = []
+
+    def take(request: Request, session: Session) -> None:
+        assert isinstance(session.events, LineStore)
+        out.append((request, session.events.kept, len(session.surface)))
+
+    stream_requests(path, take)
+    return out
+
+
+def _check(path: Path) -> None:
+    data = read_log(path)
+    streamed = _streamed(path)
+    assert [r for r, _, _ in streamed] == list(iter_requests(data.header, data.events))
+    assert all(kept == nodes for _, kept, nodes in streamed)
+
+
+def test_fixtures_generated_logs_and_a_host_session(generated_logs: list[Path], demo_log: Path) -> None:
+    for path in [*FIXTURE_LOGS, *generated_logs, demo_log]:
+        _check(path)
+
+
+def test_emit_returning_true_ends_the_pass_there(generated_logs: list[Path]) -> None:
+    path = generated_logs[0]
+    seen: list[Request] = []
+    session = stream_requests(path, lambda request, _: seen.append(request) or len(seen) == 3)
+    assert len(seen) == 3
+    assert seen[2].seq < session.next_seq < read_log(path).events[-1]["seq"]
