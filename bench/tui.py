@@ -56,7 +56,8 @@ TAPEDECK = ROOT / ".venv" / "bin" / "tapedeck"
 TOOLONG_VENV = OUT / "toolong-venv"
 SESSION = "tapedeck-bench"
 WIDTH, HEIGHT = 160, 48
-EVENT_ROW = re.compile(r"│\s*\d+\s+\d+(?:\.\d+)?\s+\S\s+[^…\s]")
+# seq, turn.step (– between turns), the time column when the list is wide enough, glyph, summary
+EVENT_ROW = re.compile(r"│\s*\d+\s+(?:\d+(?:\.\d+)?|–)\s+(?:\S{8}\s+)?\S\s+[^…\s]")
 BLOCK_LIMIT_MS = 250.0
 TOOLONG_TIMEOUT = 120.0
 FINE_POLL = 0.002  # capture-pane interval while timing an append (short bursts, so the extra load is brief)
