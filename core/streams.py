@@ -55,6 +55,7 @@ class StreamBlocks:
         self.chars = array("q")
         self._end, self._turn, self._step = -1, None, None  # the last block's end and step, as given to ``add``
         self.hidden_before = array("q")  # per block: the seqs the blocks before it hide (each member but the first)
+        self.heads = array("q")  # per block: its row in a collapsed list (start - hidden_before)
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -72,7 +73,9 @@ class StreamBlocks:
         key = _key(turn, step)
         n = len(self.starts)
         # ``starts`` last: a reader on another thread that finds the block there finds the rest of it too
-        self.hidden_before.append(self.hidden_before[n - 1] + self.ends[n - 1] - self.starts[n - 1] - 1 if n else 0)
+        hidden = self.hidden_before[n - 1] + self.ends[n - 1] - self.starts[n - 1] - 1 if n else 0
+        self.hidden_before.append(hidden)
+        self.heads.append(seq - hidden)
         self.ends.append(seq + count)
         self._keys.append(key)
         self.chars.append(chars)
@@ -131,8 +134,6 @@ class Collapsed(Sequence[int]):
         self.stop = stop
         self._count = bisect.bisect_left(blocks.starts, stop)  # blocks that begin below stop
         self._len = stop - blocks.hidden_below(stop)
-        # the first position of each block, as a key function for bisection
-        self._heads = _Heads(blocks, self._count)
 
     def __len__(self) -> int:
         return self._len
@@ -148,12 +149,12 @@ class Collapsed(Sequence[int]):
             p += self._len
         if not 0 <= p < self._len:
             raise IndexError(p)
-        i = bisect.bisect_right(self._heads, p) - 1
+        blocks = self.blocks
+        i = bisect.bisect_right(blocks.heads, p, 0, self._count) - 1
         if i < 0:
             return p
-        blocks = self.blocks
         head = blocks.starts[i]
-        if p == self._heads[i]:
+        if p == blocks.heads[i]:
             return head
         return p + blocks.hidden_before[i] + blocks.ends[i] - head - 1
 
@@ -180,26 +181,6 @@ class Collapsed(Sequence[int]):
         if i is not None:
             seq = self.blocks.starts[i]
         return seq - self.blocks.hidden_below(seq)
-
-
-class _Heads(Sequence[int]):
-    """The position of each block's first seq in a collapsed list (ascending)."""
-
-    def __init__(self, blocks: StreamBlocks, count: int) -> None:
-        self.blocks = blocks
-        self.count = count
-
-    def __len__(self) -> int:
-        return self.count
-
-    @overload
-    def __getitem__(self, i: int) -> int: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[int]: ...
-    def __getitem__(self, i: int | slice) -> int | list[int]:
-        if isinstance(i, slice):
-            return [self[k] for k in range(*i.indices(self.count))]
-        return self.blocks.starts[i] - self.blocks.hidden_before[i]
 
 
 def stream_text(chunks: Iterable[dict[str, Any]], limit: int | None = None) -> tuple[list[tuple[str, str]], int]:

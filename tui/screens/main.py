@@ -254,7 +254,8 @@ class MainScreen(Screen[None]):
 
     # the view ---------------------------------------------------------------------------------------------
     def _base(self) -> Sequence[int]:
-        """The seqs the list shows (a streamed block as its first seq, unless the filter asks for chunks)."""
+        """The seqs the list shows (a streamed block as its first seq, unless the filter asks for chunks); tells
+        the list whether its rows stand for streams."""
         live = self.live
         self.events.blocks = None
         if not live.ready:  # the tail preview, or every indexed event while the projection is built
