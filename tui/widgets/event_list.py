@@ -133,6 +133,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self.relative_time = False  # the time column: time of day (UTC), or how long ago
         # Streamed blocks shown as one row each (None: every delta is its own row, as a chunk filter asks)
         self.blocks: StreamBlocks | None = None
+        self._block_rows: dict[tuple[object, ...], Row] = {}  # stream rows by (first delta's row, end, chars, live)
 
     # the view ---------------------------------------------------------------------------------------------
     @property
@@ -155,6 +156,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
                 self._epoch = self.live.epoch
                 self.cache.clear()
                 self._strips.clear()
+                self._block_rows.clear()
         self._sync_cuts()
         grown = len(view) - old
         self.view = view
@@ -332,19 +334,32 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self._want_rows()
             style = self._styles()["pending"]
             return Strip([Segment(set_cell_size(f"{seq:>7}  …", width), style)])
-        block = self.block_at(seq) if not depth else None
-        if block is not None:
-            row = self._block_row(row, block)
+        blocks = self.blocks
+        i = blocks.head_index(seq) if blocks is not None and not depth else None
+        if i is not None and blocks is not None:
+            row = self._block_row(row, blocks, i)
         return self._strip(row, depth, index == self.cursor, width)
 
-    def _block_row(self, head: Row, block: Block) -> Row:
-        """The collapsed row of a block: still streaming while it ends the log of a followed, open turn."""
+    def _block_row(self, head: Row, blocks: StreamBlocks, i: int) -> Row:
+        """The collapsed row of block ``i``: still streaming while it ends the log of a followed, open turn.
+
+        Rows are kept by what they show, so an unchanged stream costs a lookup per frame, not a new row.
+        """
         live = self.live
         session = live.session
-        streaming = live.follow and block.end >= session.next_seq and session.open_turn is not None
-        errors = live.facts.errors
-        i = bisect.bisect_left(errors, block.start)
-        return block_row(head, block, streaming, i < len(errors) and errors[i] < block.end)
+        end = blocks.ends[i]
+        streaming = live.follow and end >= session.next_seq and session.open_turn is not None
+        key = (head, end, blocks.chars[i], streaming)
+        row = self._block_rows.get(key)
+        if row is None:
+            block = blocks.block(i)
+            errors = live.facts.errors
+            k = bisect.bisect_left(errors, block.start)
+            row = block_row(head, block, streaming, k < len(errors) and errors[k] < block.end)
+            if len(self._block_rows) > STRIP_CACHE:
+                self._block_rows.clear()
+            self._block_rows[key] = row
+        return row
 
     def _styles(self) -> dict[str, Style]:
         """Component styles, computed once per theme and focus state (they are asked for on every row)."""
