@@ -182,13 +182,8 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
     matches: dict[str, bool] = {}  # --type's answer per event type, worked out once
 
     def take(session: Session, event: dict[str, Any]) -> None:
+        """Print ``event``, of a type ``--type`` wants, unless ``--turn`` leaves it out."""
         etype = event["type"]
-        if args.type:
-            wanted = matches.get(etype)
-            if wanted is None:
-                wanted = matches[etype] = _type_matches(etype, args.type)
-            if not wanted:
-                return
         seq = event["seq"]
         turn = session.turn_of(seq) if session.in_turn(seq) else None
         if args.turn is not None and turn != args.turn:
@@ -207,6 +202,12 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
 
     def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
         if type(item) is not PackedRow:
+            if args.type:  # most events are left out here, without a call
+                wanted = matches.get(item["type"])  # type: ignore[index]
+                if wanted is None:
+                    wanted = matches[item["type"]] = _type_matches(item["type"], args.type)  # type: ignore[index]
+                if not wanted:
+                    return
             take(session, item)  # type: ignore[arg-type]
         elif chunks_wanted and (args.turn is None or item.turn == args.turn):
             for k in range(item.count):
