@@ -56,8 +56,8 @@ class Tailer:
 
         While ``lazy_rows`` is set, a packed chunk row arrives as one ``PackedRow`` (see ``LogDecoder``); it may
         be switched between polls (a loader reads rows packed, then follows appends as events). So may ``sink``:
-        while it is set, each decoded item goes to it as it is decoded instead of into ``TailUpdate.events`` (a
-        poll that reports ``reset`` may already have handed it items of the new file: its consumer starts over).
+        while it is set, each decoded item goes to it as it is decoded instead of into ``TailUpdate.events``,
+        except in a poll that reports ``reset``, whose items (the new file's) come in the update as usual.
         """
         self.path = Path(path)
         self.pace = pace
@@ -136,7 +136,7 @@ class Tailer:
         if self._decoder is None:
             self._decoder = LogDecoder(str(self.path), is_compressed(self.path), self.pace)
         self._decoder.lazy_rows = self.lazy_rows
-        self._decoder.sink = self.sink
+        self._decoder.sink = None if update.reset else self.sink
         if st.st_size > self._offset:
             self._read(update, st.st_size if max_bytes is None else min(st.st_size, self._offset + max_bytes))
         if self._decoder.fatal and not self._fatal_reported:

@@ -141,3 +141,22 @@ def test_wakeups_drive_a_tailer_to_every_appended_event(tmp_path: Path) -> None:
         elif len(seen) == 11:
             stop.set()
     assert seen == list(range(11))
+
+
+def test_a_sink_takes_each_decoded_event_but_a_replaced_file_comes_in_the_update(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    events = one_turn_with_tool()
+    path.write_bytes(raw_log(events[:5]))
+    taken: list[dict] = []
+    tailer = Tailer(path)
+    tailer.sink = taken.append
+    assert tailer.poll().events == [] and [e["seq"] for e in taken] == list(range(5))
+    with open(path, "ab") as f:
+        f.write(raw_log(events)[len(raw_log(events[:5])) :])
+    assert tailer.poll().events == [] and [e["seq"] for e in taken] == list(range(11))
+    replacement = tmp_path / "new.jsonl"
+    replacement.write_bytes(raw_log(events[:3]))
+    os.replace(replacement, path)
+    update = tailer.poll()
+    assert update.reset and [e["seq"] for e in update.events] == [0, 1, 2]  # the new file's, for a fresh start
+    assert len(taken) == 11  # the consumer of the old file got none of them
