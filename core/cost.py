@@ -31,7 +31,7 @@ from core.session import Session
 BYTES_PER_TOKEN = 4.0
 
 
-@dataclass
+@dataclass(slots=True)
 class RequestCost:
     """One request's tokens and price."""
 

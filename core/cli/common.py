@@ -14,12 +14,23 @@ from core.errors import TapedeckError
 def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:
     """Print ``payload`` as indented JSON when ``as_json`` is set, else as ``render(payload)``."""
     if as_json:
-        sys.stdout.write(orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).decode())
+        _write(orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
         sys.stdout.write("\n")
     else:
         text = render(payload)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
+
+
+def _write(data: bytes) -> None:
+    """Write UTF-8 ``data`` to stdout: straight to its byte buffer when it has one (a multi-MB JSON text is not
+    also held as a str), else decoded."""
+    out = getattr(sys.stdout, "buffer", None)
+    if out is None:
+        sys.stdout.write(data.decode())
+        return
+    sys.stdout.flush()
+    out.write(data)
 
 
 class JsonList:
@@ -29,18 +40,11 @@ class JsonList:
         self.count = 0
 
     def add(self, item: Any) -> None:
-        """Print the next item (as UTF-8 bytes where stdout has a byte buffer: a multi-MB item is not also
-        held as text)."""
+        """Print the next item."""
         data = orjson.dumps(item, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).replace(b"\n", b"\n  ")
-        head = b"[\n  " if not self.count else b",\n  "
+        _write(b"[\n  " if not self.count else b",\n  ")
+        _write(data)
         self.count += 1
-        out = getattr(sys.stdout, "buffer", None)
-        if out is None:
-            sys.stdout.write((head + data).decode())
-            return
-        sys.stdout.flush()
-        out.write(head)
-        out.write(data)
 
     def close(self) -> None:
         """End the array (``[]`` when nothing was added)."""

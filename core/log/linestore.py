@@ -23,8 +23,37 @@ from core.log.frames import FrameStream, recover_lines
 from core.log.records import PackedRow
 
 BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
+SHIFT = 14  # the line table grows in blocks of 2**SHIFT lines
 CACHE_BYTES = 4 << 20  # raw bytes of decoded lines kept, most recent first
 CACHE_LINES = 256
+
+
+class _Column:
+    """One column of the line table: numbers of one machine type in blocks allocated once at full size, so a
+    table of millions of lines grows without reallocating one big array (each reallocation leaves a hole in the
+    heap: +20 MB of RSS on a 500 MB log)."""
+
+    __slots__ = ("code", "blocks")
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.blocks: list[array[int]] = []
+
+    def grow(self) -> array[int]:
+        """Add a block and return it."""
+        self.blocks.append(array(self.code, bytes(array(self.code).itemsize << SHIFT)))
+        return self.blocks[-1]
+
+    def __getitem__(self, k: int) -> int:
+        return self.blocks[k >> SHIFT][k & ((1 << SHIFT) - 1)]
+
+    def __len__(self) -> int:
+        return len(self.blocks) << SHIFT
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of its blocks."""
+        return sum(block.itemsize * len(block) for block in self.blocks)
 
 
 class LineStore(Sequence[dict[str, Any]]):
@@ -35,10 +64,9 @@ class LineStore(Sequence[dict[str, Any]]):
         self.path = path
         self.compressed = decoder.compressed
         self._source = decoder
-        self._seq0 = array("q")
-        self._offset = array("Q")
-        self._pos = array("Q")
-        self._type = array("H")
+        self._seq0, self._offset, self._pos, self._type = _Column("q"), _Column("Q"), _Column("I"), _Column("H")
+        self._lines_seen = 0
+        self._blocks: tuple[array[int], ...] = ()  # the last block of each column, being filled
         self._type_ids: dict[str, int] = {}
         self.type_names: list[str] = []
         self._end = 0
@@ -57,10 +85,15 @@ class LineStore(Sequence[dict[str, Any]]):
         if tid is None:
             tid = self._type_ids[etype] = len(self.type_names)
             self.type_names.append(etype)
-        self._seq0.append(seq0)
-        self._offset.append(offset)
-        self._pos.append(pos)
-        self._type.append(tid)
+        i = self._lines_seen & ((1 << SHIFT) - 1)
+        if not i:
+            columns = (self._seq0, self._offset, self._type, *((self._pos,) if self.compressed else ()))
+            self._blocks = tuple(column.grow() for column in columns)
+        blocks = self._blocks
+        blocks[0][i], blocks[1][i], blocks[2][i] = seq0, offset, tid
+        if self.compressed:  # where a raw log's line starts is its offset alone
+            blocks[3][i] = pos
+        self._lines_seen += 1
         self._end = seq0 + count
 
     def keep(self, seq: int, event: dict[str, Any]) -> None:
@@ -79,7 +112,7 @@ class LineStore(Sequence[dict[str, Any]]):
     @property
     def nbytes(self) -> int:
         """Bytes held by the line table."""
-        return sum(a.itemsize * len(a) for a in (self._seq0, self._offset, self._pos, self._type))
+        return sum(column.nbytes for column in (self._seq0, self._offset, self._pos, self._type))
 
     def __len__(self) -> int:
         return self._end
@@ -98,7 +131,7 @@ class LineStore(Sequence[dict[str, Any]]):
             return kept
         if not 0 <= n < self._end:
             raise IndexError(n)
-        k = bisect.bisect_right(self._seq0, n) - 1
+        k = bisect.bisect_right(self._seq0, n, 0, self._lines_seen) - 1
         items = self._items(k)
         first = items[0]
         if type(first) is PackedRow:
@@ -114,10 +147,10 @@ class LineStore(Sequence[dict[str, Any]]):
         ids = {i for i, name in enumerate(self.type_names) if name in names}
         if not ids:
             return
-        seq0, types = self._seq0, self._type
-        for k in range(max(0, bisect.bisect_right(seq0, start) - 1), len(seq0)):
+        seq0, types, lines = self._seq0, self._type, self._lines_seen
+        for k in range(max(0, bisect.bisect_right(seq0, start, 0, lines) - 1), lines):
             if types[k] in ids:
-                stop = seq0[k + 1] if k + 1 < len(seq0) else self._end
+                stop = seq0[k + 1] if k + 1 < lines else self._end
                 yield from range(max(seq0[k], start), stop)
 
     def close(self) -> None:
