@@ -215,3 +215,17 @@ def test_one_operator_rewind_at_any_point_still_completes_the_demo(
         if block["type"] == "text"
     ]
     assert sum("folded into a rewind report" in text for text in said) == 1  # the model took note, once
+
+
+def test_the_demo_agent_reports_the_warnings_its_own_grep_counted(tmp_path: Path) -> None:
+    outcomes, session, _ = _run_demo(tmp_path, lambda host, point: [])
+    _assert_completed(outcomes, session)
+    counted = next(
+        e["data"]["message"]["content"][0]["content"][0]["text"]
+        for e in session.events
+        if e["type"] == "tool/result" and e["data"]["turn"] == 4
+        and session.tool_calls[e["data"]["message"]["source"]["callId"]].arguments.startswith('{"command":"grep -c')
+    )  # fmt: skip
+    warnings = int(counted.split()[0])
+    [answer] = [o.final_text for o in outcomes if o.turn == 4]
+    assert f"has {warnings} `WARN" in answer
