@@ -39,13 +39,13 @@ def test_killing_the_demo_pane_stops_its_host(tmp_path: Path) -> None:
         state = _wait(lambda: (s := read_host_state(log)).live and s.pid and s, "a live host")
         tmux.wait_for(lambda text: "tapedeck" in text, "the TUI")
         assert _alive(state.pid)
-        subprocess.run(["tmux", "kill-session", "-t", name], check=True)
+        tmux.kill()  # closing the terminal
         _wait(lambda: not _alive(state.pid), "the host to end", timeout=20)
         assert read_host_state(log).state == "exited"
         leftovers = subprocess.run(["pgrep", "-f", log.parent.name], capture_output=True, text=True).stdout.split()
         assert [p for p in leftovers if int(p) != os.getpid()] == []
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        tmux.kill()
 
 
 def _turn_ends(log: Path) -> list[str]:
@@ -74,4 +74,4 @@ def test_pausing_the_demo_from_its_tui_holds_the_host_and_resuming_completes_it(
         paused = states.index("paused")
         assert states[paused + 1] == "running" and states[-1] == "idle"  # then it lingers for the TUI
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+        tmux.kill()

@@ -23,12 +23,17 @@ pytestmark = pytest.mark.skipif(
 
 
 class Tmux:
-    """One detached tmux session running a command."""
+    """One detached tmux session running a command, on a tmux server of its own.
+
+    A private socket (``-L``) keeps the test away from the user's tmux server and from other runs: a shared
+    server that is shutting down when a session starts fails it with "server exited unexpectedly".
+    """
 
     def __init__(
         self, name: str, command: list[str], env: dict[str, str], size: tuple[int, int] = (150, 45)
     ) -> None:
         self.name = name
+        self.socket = f"tapedeck-e2e-{os.getpid()}-{name}"
         exports = " ".join(f"{k}={v}" for k, v in env.items())
         line = " ".join(command)
         # COLUMNS/LINES inherited from the test runner would override the pane's real size.
@@ -38,7 +43,7 @@ class Tmux:
         self._run("set-option", "-t", name, "remain-on-exit", "on")
 
     def _run(self, *args: str) -> str:
-        return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
+        return subprocess.run(["tmux", "-L", self.socket, *args], check=True, capture_output=True, text=True).stdout
 
     def screen(self) -> str:
         """The visible text."""
@@ -66,8 +71,8 @@ class Tmux:
             time.sleep(0.05)
 
     def kill(self) -> None:
-        """End the session."""
-        subprocess.run(["tmux", "kill-session", "-t", self.name], capture_output=True)
+        """End the session and its server (the pane's command gets SIGHUP, as when a terminal closes)."""
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
 
 
 @pytest.fixture
