@@ -206,14 +206,18 @@ def _row_dict(r: RequestCost) -> dict[str, Any]:
     }
 
 
+def _header_model(session: Session) -> str | None:
+    header = session.request_header() or {}
+    model = (header.get("config") or {}).get("model") if isinstance(header.get("config"), dict) else None
+    return model if isinstance(model, str) else None
+
+
 def session_cost(session: Session, config: ModelConfig | None = None) -> tuple[float | None, float | None]:
     """USD and cached input share over every step's logged usage, cheap enough for a live header.
 
     Each step counts its last usage sample (its final attempt), priced for the latest request header's model.
     """
-    header = session.request_header() or {}
-    model = (header.get("config") or {}).get("model") if isinstance(header.get("config"), dict) else None
-    price = _price(model if isinstance(model, str) else None, config)
+    price = _price(_header_model(session), config)
     hit = miss = output = 0
     reported = False
     for turn in session.turns.values():
@@ -226,3 +230,20 @@ def session_cost(session: Session, config: ModelConfig | None = None) -> tuple[f
     usd = price.cost(hit, miss, output) if price and (hit or miss or output) else None
     cached = hit / (hit + miss) if reported and hit + miss else None
     return usd, cached
+
+
+def unpriced_model(session: Session, config: ModelConfig | None = None) -> str | None:
+    """The model whose logged usage no price table covers (None when priced, unnamed or nothing was used)."""
+    model = _header_model(session)
+    if model is None or _price(model, config) is not None:
+        return None
+    used = any(_tokens(step.usage) is not None for turn in session.turns.values() for step in turn.steps.values())
+    return model if used else None
+
+
+def cost_summary(session: Session, config: ModelConfig | None = None) -> str:
+    """``$0.42 · 81% cached`` (either part only when known), or ``no price for MODEL · …`` for an unpriced model."""
+    usd, cached = session_cost(session, config)
+    unpriced = unpriced_model(session, config) if usd is None else None
+    parts = [f"${usd:.2f}"] if usd is not None else [f"no price for {unpriced}"] if unpriced else []
+    return " · ".join(parts + ([f"{cached:.0%} cached"] if cached is not None else []))

@@ -7,7 +7,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.cost import cost_report, session_cost
+from core.cost import cost_report, cost_summary, session_cost, unpriced_model
 from core.log.reader import read_log
 from core.models import ModelConfig, Prices
 from core.request import Request, iter_requests
@@ -165,3 +165,16 @@ def test_a_phase_note_that_went_on_its_own_is_the_cause() -> None:
 def test_same_nodes_rendered_differently_is_a_rewrite() -> None:
     diff = diff_requests(_request(5, [1, 3], ["a", "b"]), _request(9, [1, 3], ["a", "B"]), Session(HEADER))
     assert (diff.broke, diff.cause, diff.added, diff.removed) == (True, "rewrite", [], [])
+
+
+def test_the_header_names_a_model_no_table_prices() -> None:
+    """Usage logged for a model without a price: the live header says so instead of showing no cost at all."""
+    header, events = _usage_log([{"inputTokens": 1000, "cacheReadTokens": 3000, "outputTokens": 100}])
+    events[3]["data"]["header"]["config"]["model"] = "house-model"
+    session = Session.from_events(header, events)
+    assert session_cost(session) == (None, 0.75)
+    assert cost_summary(session) == "no price for house-model · 75% cached"
+    assert unpriced_model(Session.from_events(header, events[:3])) is None  # no usage yet: nothing to price
+    events[3]["data"]["header"]["config"]["model"] = "deepseek-chat"
+    assert cost_summary(Session.from_events(header, events)).endswith("· 75% cached")
+    assert cost_summary(Session.from_events(header, events)).startswith("$")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from core.cost import session_cost
+from core.cost import cost_summary
 from tui.live import LiveSession
 
 PHASE_LABELS = {
@@ -52,13 +52,11 @@ def load_state(live: LiveSession) -> str:
 
 
 def cost_label(live: LiveSession) -> str:
-    """``$0.42 · 81% cached`` from the logged usage (either part only when known; empty when neither is)."""
+    """``$0.42 · 81% cached`` from the logged usage (see ``core.cost.cost_summary``; empty when nothing is known)."""
     try:
-        usd, cached = session_cost(live.session)
+        return cost_summary(live.session)
     except RuntimeError:  # the follower added a turn while we read: the next refresh shows it
         return ""
-    parts = ([f"${usd:.2f}"] if usd is not None else []) + ([f"{cached:.0%} cached"] if cached is not None else [])
-    return " · ".join(parts)
 
 
 _HOST_STYLE = {"running": "green", "idle": "green", "pausing": "bold yellow", "paused": "bold yellow"}
