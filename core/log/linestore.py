@@ -2,8 +2,8 @@
 
 While the decoder reads a log it tells a ``LineStore`` where each record line sits (``LogDecoder.on_record``):
 its first seq, the file offset of the line (raw) or of the zstd frame it starts in, where it starts in that
-frame's data, and its events' type. That is 22 bytes per line (a packed row of hundreds of chunk deltas is one
-line), so a pass over a log of any size can still hand a policy any event it asks for: the line is read again,
+frame's data (zstd only), and its events' type. That is 18 bytes per line, 22 for zstd (a packed row of hundreds
+of chunk deltas is one line), so a pass over a log of any size can still hand a policy any event it asks for: the line is read again,
 decoded by the same code as in the pass, and kept in a small cache of recent lines. Nothing else is held, but
 what a caller ``keep``s: events it reads over and over (the surface's, while they are on it).
 """
