@@ -8,6 +8,7 @@ messages are forwarded to every screen on the stack.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,6 +20,7 @@ from textual.app import App
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
+from textual.worker import WorkerCancelled
 
 from core.session import Session
 from tests.tui.logs import hold_host
@@ -264,7 +266,9 @@ async def settle(pilot: Pilot[Any], until: Callable[[], bool] = lambda: True, ti
         await pilot.pause(0.01)
         busy = [w for w in app.workers if w.group != "live" and not w.is_finished]
         if busy:
-            await app.workers.wait_for_complete(busy)
+            # An exclusive worker replaced by a newer one ends cancelled: the next round waits for the newer one.
+            with contextlib.suppress(WorkerCancelled):
+                await app.workers.wait_for_complete(busy)
             continue
         live = app.live  # type: ignore[attr-defined]
         screens = [s for s in app.screen_stack if hasattr(s, "shown_generation")]
