@@ -67,18 +67,23 @@ KEY_POLL = 0.005  # while the app is loading, a gentler poll leaves it the CPU i
 class Pane:
     """One detached tmux session running a command, observed with ``capture-pane``."""
 
+    panes = 0
+
     def __init__(self, command: str, env: dict[str, str] | None = None) -> None:
         self.started = time.perf_counter()
+        # A tmux server of its own: concurrent runs, the user's tmux and the previous pane's server (which may
+        # still be shutting down) never meet it.
+        Pane.panes += 1
+        self.socket = str(Path(tempfile.gettempdir()) / f"tapedeck-bench-{os.getpid()}-{Pane.panes}.sock")
         exports = " ".join(f"{k}={v}" for k, v in (env or {}).items())
-        subprocess.run(
-            ["tmux", "new-session", "-d", "-s", SESSION, "-x", str(WIDTH), "-y", str(HEIGHT),
-             f"exec env -u COLUMNS -u LINES {exports} {command}"],
-            check=True,
+        self._tmux(
+            "new-session", "-d", "-s", SESSION, "-x", str(WIDTH), "-y", str(HEIGHT),
+            f"exec env -u COLUMNS -u LINES {exports} {command}",
         )  # fmt: skip
         self.pid = int(self._tmux("display-message", "-p", "-t", SESSION, "#{pane_pid}").strip())
 
     def _tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", *args], check=True, capture_output=True, text=True).stdout
+        return subprocess.run(["tmux", "-S", self.socket, *args], check=True, capture_output=True, text=True).stdout
 
     def text(self) -> str:
         """The visible screen."""
@@ -112,7 +117,8 @@ class Pane:
 
     def close(self) -> None:
         """Kill the session (and the app with it)."""
-        subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True)
+        Path(self.socket).unlink(missing_ok=True)
 
 
 class OutputStream:
@@ -158,7 +164,7 @@ class OutputStream:
 
     def close(self, pane: Pane) -> None:
         """Stop piping."""
-        subprocess.run(["tmux", "pipe-pane", "-t", SESSION], capture_output=True)
+        subprocess.run(["tmux", "-S", pane.socket, "pipe-pane", "-t", SESSION], capture_output=True)
         shutil.rmtree(self._dir, ignore_errors=True)
 
 

@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,7 +26,7 @@ pytestmark = pytest.mark.skipif(
 class Tmux:
     """One detached tmux session running a command, on a tmux server of its own.
 
-    A private socket (``-L``) keeps the test away from the user's tmux server and from other runs: a shared
+    A private socket (``-S``, removed at the end) keeps the test away from the user's tmux server and from other runs: a shared
     server that is shutting down when a session starts fails it with "server exited unexpectedly".
     """
 
@@ -33,7 +34,7 @@ class Tmux:
         self, name: str, command: list[str], env: dict[str, str], size: tuple[int, int] = (150, 45)
     ) -> None:
         self.name = name
-        self.socket = f"tapedeck-e2e-{os.getpid()}-{name}"
+        self.socket = str(Path(tempfile.gettempdir()) / f"tapedeck-e2e-{os.getpid()}-{name}.sock")
         exports = " ".join(f"{k}={v}" for k, v in env.items())
         line = " ".join(command)
         # COLUMNS/LINES inherited from the test runner would override the pane's real size.
@@ -43,7 +44,7 @@ class Tmux:
         self._run("set-option", "-t", name, "remain-on-exit", "on")
 
     def _run(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, *args], check=True, capture_output=True, text=True).stdout
+        return subprocess.run(["tmux", "-S", self.socket, *args], check=True, capture_output=True, text=True).stdout
 
     def screen(self) -> str:
         """The visible text."""
@@ -72,7 +73,8 @@ class Tmux:
 
     def kill(self) -> None:
         """End the session and its server (the pane's command gets SIGHUP, as when a terminal closes)."""
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
+        subprocess.run(["tmux", "-S", self.socket, "kill-server"], capture_output=True)
+        Path(self.socket).unlink(missing_ok=True)
 
 
 @pytest.fixture
