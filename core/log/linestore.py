@@ -77,6 +77,7 @@ class LineStore(Sequence[dict[str, Any]]):
         self._lines: OrderedDict[int, tuple[list[Any], int]] = OrderedDict()
         self._cached = 0
         self._kept: dict[int, dict[str, Any]] = {}
+        self.decodes = 0  # lines read back and decoded again (cache misses): what a look-up costs, counted
         decoder.on_record = self.record
 
     def record(self, seq0: int, count: int, offset: int, pos: int, etype: str) -> None:
@@ -171,6 +172,7 @@ class LineStore(Sequence[dict[str, Any]]):
             assert self._source.header is not None
             self._reader = LogDecoder.for_records(str(self.path), self._source.header)
         items = self._reader.decode_record(raw, self._seq0[k])
+        self.decodes += 1
         if not items:
             raise LogFormatError(f"{self.path}: the line at offset {self._offset[k]} no longer holds seq {self._seq0[k]}")
         self._lines[k] = (items, len(raw))

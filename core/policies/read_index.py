@@ -8,7 +8,9 @@ evidence and are skipped.
 
 Each tape entry renders one line per sealed turn, listing the last successful read per key and comparing it
 with the last one of an earlier turn (``= turn T …`` unchanged, ``≠ turn T …`` changed). The index holds
-metadata only, never payloads, and is built incrementally per ``Session``.
+metadata only, never payloads, and is built incrementally per ``Session``: from the events appended since
+the last look, or, for a session projected in one streaming pass, during the pass (``index_reads``), so that no
+event is read back from the log for it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from core.log.records import PackedRow
 from core.policies.fold import parse_arguments
 from core.session import Session
 from core.text import cp_len, js_json, sha256_hex, tool_result_block
@@ -139,6 +142,10 @@ def _canonical(reads: Sequence[ReadRef]) -> list[ReadRef]:
 class ReadIndex:
     """Successful reads of a session, attached to the logged result that carries them."""
 
+    TYPES = frozenset(
+        {"tool/code-dispatch-start", "tool/code-dispatch", "tool/call", "assistant/message", "tool/result"}
+    )  # every event type ``observe`` looks at
+
     def __init__(self) -> None:
         self._cursor = 0
         self._calls: dict[tuple[int, int, str], _Call] = {}
@@ -150,8 +157,8 @@ class ReadIndex:
 
     def update(self, session: Session) -> ReadIndex:
         """Index the events appended since the last update."""
-        for seq in range(self._cursor, session.next_seq):
-            self._observe(session, seq)
+        for seq in session.seqs_of(self.TYPES, self._cursor):
+            self.observe(session, seq, session.events[seq])
         self._cursor = session.next_seq
         return self
 
@@ -162,8 +169,10 @@ class ReadIndex:
     def _record(self, read: ReadRef) -> None:
         self._history.setdefault(read.key, {})[read.turn] = read
 
-    def _observe(self, session: Session, seq: int) -> None:
-        event = session.events[seq]
+    def observe(self, session: Session, seq: int, event: Mapping[str, Any]) -> None:
+        """Index ``event``, at ``seq``, right after ``session`` applied it (events in log order, none skipped
+        whose type is in ``TYPES``)."""
+        self._cursor = seq + 1
         etype = event.get("type")
         data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
         if etype == "tool/code-dispatch-start":
@@ -259,9 +268,20 @@ class ReadIndex:
 _INDEXES: weakref.WeakKeyDictionary[Session, ReadIndex] = weakref.WeakKeyDictionary()
 
 
-def read_index(session: Session) -> ReadIndex:
-    """The session's read index, brought up to date (built once per ``Session``, then incrementally)."""
+def _index_of(session: Session) -> ReadIndex:
     index = _INDEXES.get(session)
     if index is None:
         index = _INDEXES[session] = ReadIndex()
-    return index.update(session)
+    return index
+
+
+def read_index(session: Session) -> ReadIndex:
+    """The session's read index, brought up to date (built once per ``Session``, then incrementally)."""
+    return _index_of(session).update(session)
+
+
+def index_reads(session: Session, item: Mapping[str, Any] | PackedRow) -> None:
+    """An ``observe`` hook of ``core.load.load_session``: builds the session's read index as the pass goes, from
+    the events as they are decoded, so ``read_index`` reads nothing back from the log afterwards."""
+    if type(item) is not PackedRow and item.get("type") in ReadIndex.TYPES:  # type: ignore[union-attr]
+        _index_of(session).observe(session, session.next_seq - 1, item)  # type: ignore[arg-type]

@@ -1,0 +1,93 @@
+"""The policy commands read the log once: what they read back from the file by seq is counted, never timed.
+
+A streaming command that needs events after its pass reads them back through the session's ``LineStore``, which
+counts every line it decodes again (``LineStore.decodes``). ``seal`` reads back at most the surface it seals
+(its read index is built during the pass); ``request``, ``diff`` and ``cost`` read back nothing (the pass keeps
+the surface's events while they are on it). A command that re-read every event, or every event once per
+request, would decode thousands of lines here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.gen_session import generate
+from core.cli import main
+from core.load import load_session
+from core.log.linestore import LineStore
+from core.policies.read_index import ReadIndex, index_reads, read_index
+from core.session import Session
+
+
+@pytest.fixture(scope="module", params=["short-turns", "mixed"])
+def log(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("work") / f"{request.param}.jsonl"
+    generate(path, 1_000_000, seed=5, profile=request.param)
+    return path
+
+
+@pytest.fixture
+def stores(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[LineStore]]:
+    """Every ``LineStore`` the command under test opens (the real class, only noted as it is made)."""
+    made: list[LineStore] = []
+
+    class Noted(LineStore):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args)
+            made.append(self)
+
+    monkeypatch.setattr("core.load.LineStore", Noted)
+    yield made
+
+
+def _decodes(argv: list[str], stores: list[LineStore], capsys: pytest.CaptureFixture[str]) -> int:
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert len(stores) == 1
+    return stores[0].decodes
+
+
+@pytest.mark.parametrize("flags", [[], ["--json", "--keep-recent-turns", "0"]], ids=["text", "json-keep-0"])
+def test_seal_reads_back_no_more_lines_than_the_surface_holds(
+    log: Path, flags: list[str], stores: list[LineStore], capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = load_session(log, retain=False)
+    lines = sum(1 for _ in log.open("rb"))
+    decodes = _decodes(["seal", str(log), *flags], stores, capsys)
+    assert 0 < decodes <= len(session.surface) < lines // 5
+
+
+def _step_with_results(log: Path) -> tuple[str, str]:
+    session = load_session(log, retain=False)
+    turn, step = sorted(session.results_by_step)[len(session.results_by_step) // 2]
+    return str(turn), str(step)
+
+
+@pytest.mark.parametrize("command", ["cost --json", "request --all --json", "request --turn", "diff --turn"])
+def test_requests_and_cost_read_nothing_back(
+    log: Path, command: str, stores: list[LineStore], capsys: pytest.CaptureFixture[str]
+) -> None:
+    name, *flags = command.split()
+    if flags == ["--turn"]:
+        turn, step = _step_with_results(log)
+        flags = ["--turn", turn, "--step", step]
+    assert _decodes([name, str(log), *flags], stores, capsys) == 0
+
+
+def _index(session: Session) -> tuple[Any, ...]:
+    index: ReadIndex = read_index(session)
+    return index._by_result, index._history, index._calls, index._queued
+
+
+def test_the_read_index_built_during_the_pass_is_the_one_built_after_it(log: Path) -> None:
+    streamed = load_session(log, retain=False, readback=True, observe=index_reads)
+    store = streamed.events
+    assert isinstance(store, LineStore)
+    built = _index(streamed)
+    assert store.decodes == 0
+    assert built == _index(Session.open(log))
+    assert built[0], "the log holds read results to index"
