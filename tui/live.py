@@ -1,9 +1,10 @@
-"""One live session log for the TUI: loading, indexing, projecting and following it off the UI thread.
+"""One live session log for the TUI: loading, projecting and following it off the UI thread.
 
-``LiveSession.run`` is the body of a thread worker. It paints a preview from the tail of big raw logs, indexes
-the whole file, projects it into a ``core.session.Session`` and then follows appends, posting
-``SessionUpdated`` (and ``LoadProgress`` while loading) through the ``post`` callback it was given. Small logs
-keep their events in memory; big ones keep only the offset index and decode events on demand.
+``LiveSession.run`` is the body of a thread worker. It paints a preview from the tail of big logs, projects the
+whole file into a ``core.session.Session`` in one pass and then follows appends, posting ``SessionUpdated``
+(and ``LoadProgress`` while loading) through the ``post`` callback it was given. Small logs keep their events
+in memory; for big ones the same pass notes where each line is (``core.log.linestore``), and events are read
+back from the file on demand.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ from core.errors import LogFormatError, LogNotFoundError, TapedeckError
 from core.host_state import HostState, exited_at, read_host_state
 from core.log.bulk import gc_paused
 from core.log.decoder import LogDecoder
-from core.log.index import IndexStore, OffsetIndex, tail_events
+from core.log.index import tail_events
 from core.log.layout import is_compressed, resolve_log_path
+from core.log.linestore import LineStore
 from core.log.pace import Pacer, no_pacing
 from core.log.reader import read_log_header
 from core.log.records import PackedRow
@@ -39,7 +41,7 @@ HOST_EVENT = "tapedeck/host"
 CONTROL_EVENT = "tapedeck/control"
 ROUTE_EVENT = "tapedeck/route"
 INBOX_NAME = "control.jsonl"
-# Raw logs above this size open with a preview of their tail; logs above RETAIN_BYTES are index-backed.
+# Logs above this size open with a preview of their tail; logs above RETAIN_BYTES are read back from the file.
 PREVIEW_BYTES = 2 << 20
 RETAIN_BYTES = 48 << 20
 RETAIN_BYTES_ZSTD = 8 << 20
@@ -68,7 +70,7 @@ class SessionUpdated(Message, bubble=False):
 
 
 class LoadProgress(Message, bubble=False):
-    """Loading moved on: ``phase`` is ``preview``, ``indexing``, ``projecting``, ``ready`` or ``error``."""
+    """Loading moved on: ``phase`` is ``preview``, ``projecting``, ``ready`` or ``error``."""
 
     def __init__(self, phase: str, fraction: float) -> None:
         super().__init__()
@@ -164,8 +166,8 @@ def _dense_tail(path: Path, size: int, pace: Callable[[], None] = no_pacing) -> 
     """True when the last PROBE_BYTES of a raw log hold enough lines for a cheap tail preview.
 
     A tail of a few multi-MB lines would have to be parsed in full just to fill one screen, holding the GIL
-    for long stretches; such logs go straight to the (fast, parse-free) index instead. Read backwards in
-    READ_CHUNK slices, stopping as soon as the answer is known.
+    for long stretches; such logs are listed from their head as the projection reaches it instead. Read
+    backwards in READ_CHUNK slices, stopping as soon as the answer is known.
     """
     lines = 0
     end = size
@@ -210,8 +212,7 @@ class LiveSession:
         self._retain_bytes = retain_bytes
         self.session = Session({"type": "session", "id": ""}, path=self.path)
         self.facts = SessionFacts.empty()
-        self.index: OffsetIndex | None = None
-        self._store: IndexStore | None = None  # decoded access to the index (big logs only)
+        self.lines: LineStore | None = None  # where each line is, for big logs: events are read back from there
         self.preview: list[dict[str, Any]] = []
         self.generation = 0
         self.epoch = 0
@@ -231,7 +232,7 @@ class LiveSession:
     @property
     def read_only_reason(self) -> str | None:
         """None when a tapedeck host owns the log (control actions allowed), else why it is read-only."""
-        if self.phase in ("opening", "preview", "indexing", "projecting"):
+        if self.phase in ("opening", "preview", "projecting"):
             return "The log is still loading; control actions wait until it is read completely."
         if self.error is not None:
             return f"The log cannot be read: {self.error}"
@@ -281,22 +282,23 @@ class LiveSession:
     # reading events (workers only: these may read and decode the file) ------------------------------------
     @property
     def count(self) -> int:
-        """Events known: the projection's, the index's while projecting, or the preview's end before that."""
+        """Events known: the projection's, the lines its pass reached while loading, or the preview's end."""
         n = self.session.next_seq
-        if self._store is not None:
-            n = max(n, len(self._store))
+        if self.lines is not None:
+            n = max(n, len(self.lines))
         if self.preview:
             n = max(n, int(self.preview[-1]["seq"]) + 1)
         return n
 
     def event(self, seq: int) -> dict[str, Any] | None:
-        """Event ``seq`` from the projection, the index or the preview (whichever has it); None when unknown."""
+        """Event ``seq`` from the projection, the lines read so far or the preview (whichever has it); None when
+        unknown."""
         session = self.session
         if 0 <= seq < session.next_seq:
             return session.events[seq]
-        store = self._store
-        if store is not None and 0 <= seq < len(store):
-            return store[seq]
+        lines = self.lines
+        if lines is not None and 0 <= seq < len(lines):
+            return lines[seq]
         if self.preview:
             k = seq - int(self.preview[0]["seq"])
             if 0 <= k < len(self.preview):
@@ -365,7 +367,7 @@ class LiveSession:
             self._post(LoadProgress(phase, fraction))
 
     def _load(self) -> Tailer | None:
-        """Preview, index and project the whole file; publish the projection; return the positioned tailer."""
+        """Preview and project the whole file; publish the projection; return the positioned tailer."""
         log = self._wait_for_file()
         if log is None:
             return None
@@ -380,25 +382,21 @@ class LiveSession:
         ):
             self._preview(log, header)
         retain = size <= (self._retain_bytes or (RETAIN_BYTES_ZSTD if compressed else RETAIN_BYTES))
-        index: OffsetIndex | None = None
+        tailer = Tailer(log, pace=self.pace, lazy_rows=True)  # rows are projected packed while loading
+        lines: LineStore | None = None
         if retain:
             session = Session(header, EventStore(), path=log)  # packed rows stay packed in memory
-        else:
-            index = OffsetIndex(log, compressed)
-            self._progress("indexing", 0.0)
-            index.extend(lambda done, total: self._progress("indexing", done / max(total, 1)), pace=self.pace)
-            store = IndexStore(index)
-            session = Session(index.header or header, store, path=log, retain=False)
-            with self.lock:  # rows can be shown from the index while the projection is built
-                self.index, self._store, self.preview = index, store, []
+        else:  # the projection's own pass notes where each line is: events are read back from there
+            lines = LineStore(log, tailer)
+            session = Session(header, lines, path=log, retain=False)
+            with self.lock:  # rows the pass reached can be listed while it goes on
+                self.lines = lines
                 self._publish()
-            self._progress("projecting", 0.0)
-            self._post(SessionUpdated(self.generation, True, 0, len(index), self.epoch))
         session.compressed = compressed
         facts = SessionFacts.empty()
-        tailer = Tailer(log, pace=self.pace, lazy_rows=True)  # rows are projected packed while loading
-        tailer.sink = self._loader_sink(session, facts, index)  # each item projected as soon as it is decoded
+        tailer.sink = self._loader_sink(session, facts)  # each item projected as soon as it is decoded
         self._progress("projecting", 0.0)
+        listed = self.count
         with gc_paused():  # the bulk load builds and keeps every object: no collector passes over it
             while tailer.offset < size:
                 before = tailer.offset
@@ -412,15 +410,17 @@ class LiveSession:
                     break  # nothing more to read (the file shrank or vanished: the follower reports it)
                 # A slice inside a line longer than LOAD_SLICE yields no event yet; keep reading: the projection
                 # is only complete (and ``loaded`` shown) once the whole file went through it.
-                self._apply(session, facts, update, index)
+                self._apply(session, facts, update)
                 self._progress("projecting", tailer.offset / max(size, 1))
+                if lines is not None and self.count > listed and int(self.fraction * 100) > int(before / size * 100):
+                    self._post(SessionUpdated(self.generation, False, listed, self.count, self.epoch))
+                    listed = self.count
                 self.pace()
             if not self.follow:
-                self._apply(session, facts, tailer.finish(), index)
+                self._apply(session, facts, tailer.finish())
         tailer.lazy_rows, tailer.sink = False, None  # appends reach row observers as events, in updates
         with self.lock:
-            self.session, self.facts, self.index, self.preview = session, facts, index, []
-            self._store = session.events if isinstance(session.events, IndexStore) else None
+            self.session, self.facts, self.lines, self.preview = session, facts, lines, []
             self._publish()
         self.phase = "following" if self.follow else "ready"
         self.fraction = 1.0
@@ -447,40 +447,24 @@ class LiveSession:
         first, end = int(events[0]["seq"]), int(events[-1]["seq"]) + 1
         self._post(SessionUpdated(self.generation, True, first, end, self.epoch))
 
-    def _loader_sink(
-        self, session: Session, facts: SessionFacts, index: OffsetIndex | None
-    ) -> Callable[[Any], None]:
+    def _loader_sink(self, session: Session, facts: SessionFacts) -> Callable[[Any], None]:
         """Project one decoded item into the session being loaded (not published yet, so no lock), as
         ``_apply`` does for a whole update: no batch of decoded events waits in memory to be projected."""
-
-        indexed = [len(index) if index is not None else 0]  # events the index covers (rechecked when passed)
+        apply, apply_row, observe = session.apply, session.apply_row, facts.observe
 
         def take(item: Any) -> None:
-            row = item.__class__ is PackedRow
-            if index is not None and indexed[0] < session.next_seq + (item.count if row else 1):
-                index.extend(pace=self.pace)  # the file grew after it was indexed
-                indexed[0] = len(index)
-            if row:
-                session.apply_row(item)
+            if item.__class__ is PackedRow:  # chunk deltas: nothing for the facts (no turn, error or host)
+                apply_row(item)
             else:
-                session.apply(item)
-                facts.observe(item)
+                apply(item)
+                observe(item)
 
         return take
 
-    def _apply(
-        self,
-        session: Session,
-        facts: SessionFacts,
-        update: TailUpdate,
-        index: OffsetIndex | None,
-    ) -> None:
-        arriving = sum(item.count if type(item) is PackedRow else 1 for item in update.events)
-        if index is not None and arriving and len(index) < session.next_seq + arriving:
-            index.extend(pace=self.pace)
+    def _apply(self, session: Session, facts: SessionFacts, update: TailUpdate) -> None:
         with self.lock:
             for event in update.events:
-                if type(event) is PackedRow:  # chunk deltas: nothing for the facts (no turn, error or host)
+                if type(event) is PackedRow:
                     session.apply_row(event)
                 else:
                     session.apply(event)
@@ -502,7 +486,7 @@ class LiveSession:
             if update.fatal:
                 raise LogFormatError(update.fatal)
             start = self.session.next_seq
-            self._apply(self.session, self.facts, update, self.index)
+            self._apply(self.session, self.facts, update)
             with self.lock:
                 self.generation += 1
             for observer in list(self.append_observers):

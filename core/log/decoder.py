@@ -27,9 +27,10 @@ from core.log.vocabulary import (
     is_known_type,
 )
 
-RecordHook = Callable[[int, int, int, int, str], None]
+RecordHook = Callable[[int, int, int, int, int, str], None]
 """Told of each line that yields events: its first seq, how many, the file offset of the line (raw) or of the
-zstd frame it starts in, where it starts in that frame's data (zstd), and its events' type."""
+zstd frame it starts in, where it starts in that frame's data (zstd), its length in bytes (without the newline),
+and its events' type."""
 
 
 @dataclass
@@ -77,6 +78,7 @@ class LogDecoder:
         self._warned_types: set[str] = set()
         self._session_id = ""  # the header's id, once line 1 is decoded (legacy upgrades name it per event)
         self._pos = 0  # zstd: where the line being decoded starts in its frame's data
+        self._len = 0  # bytes of the line being decoded
         self._partial_pos = 0
         self.on_record: RecordHook | None = None
 
@@ -214,7 +216,7 @@ class LogDecoder:
         limit = bigjson.LIMIT if self.pace is not None else len(data)  # longer lines are parsed in slices
         while (nl := find(b"\n", start)) >= 0:
             raw = data[start:nl]
-            self._pos = start
+            self._pos, self._len = start, nl - start
             try:
                 obj = loads(raw) if nl - start <= limit else None
             except bad_json:
@@ -233,6 +235,7 @@ class LogDecoder:
     def _line(self, raw: bytes | bytearray, offset: int, out: DecodeBatch) -> None:
         if self.fatal:  # the rest of a chunk after a fatal header problem is ignored; the first message stays
             return
+        self._len = len(raw)
         if raw.endswith(b"\r"):
             raw = raw[:-1]
         if not raw or raw.isspace():  # not strip(): that would copy the whole line
@@ -321,14 +324,14 @@ class LogDecoder:
                 Diagnostic("bad-row", f"{problem}; {len(packed)} seq(s) kept as invalid", offset, self.next_seq)
             )
             if self.on_record is not None and packed:
-                self.on_record(self.next_seq, len(packed), offset, self._pos, row["type"])
+                self.on_record(self.next_seq, len(packed), offset, self._pos, self._len, row["type"])
             self.next_seq += len(packed)
             for placeholder in packed:
                 self._put(placeholder)
             return
         assert isinstance(packed, PackedRow)
         if self.on_record is not None:
-            self.on_record(self.next_seq, packed.count, offset, self._pos, "assistant/chunk")
+            self.on_record(self.next_seq, packed.count, offset, self._pos, self._len, "assistant/chunk")
         self.next_seq += packed.count
         if self.lazy_rows:
             self._put(packed)
@@ -378,7 +381,7 @@ class LogDecoder:
                 Diagnostic("bad-event", f"{etype}: {bad}; shown as is, left out of the projection", offset, seq)
             )
         if self.on_record is not None:
-            self.on_record(seq, 1, offset, self._pos, etype)
+            self.on_record(seq, 1, offset, self._pos, self._len, etype)
         self.next_seq += 1
         self._put(ev)
 

@@ -441,6 +441,14 @@ class OffsetIndex:
 PACKED_ROW_TYPE_BYTES = frozenset(t.encode() for t in PACKED_ROW_TYPES)
 
 
+def head_turn_step(head: bytes) -> tuple[int | None, int | None]:
+    """The ``data.turn`` and ``data.step`` a line's first bytes give, when they lead ``data`` in DSH's key order
+    (as the index reads them); None for what the head does not say."""
+    m = _LINE.match(b"\n" + head)
+    turn, step = m.group(3, 4) if m is not None else (None, None)
+    return (int(turn) if turn is not None else None), (int(step) if step is not None else None)
+
+
 def _counter(value: Any, top: int, default: int) -> int:
     """A turn or step number as the index stores it: ``default`` unless a non-negative int, capped at ``top``."""
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:

@@ -2,30 +2,62 @@
 
 While the decoder reads a log it tells a ``LineStore`` where each record line sits (``LogDecoder.on_record``):
 its first seq, the file offset of the line (raw) or of the zstd frame it starts in, where it starts in that
-frame's data (zstd only), and its events' type. That is 18 bytes per line, 22 for zstd (a packed row of hundreds
-of chunk deltas is one line), so a pass over a log of any size can still hand a policy any event it asks for: the line is read again,
-decoded by the same code as in the pass, and kept in a small cache of recent lines. Nothing else is held, but
-what a caller ``keep``s: events it reads over and over (the surface's, while they are on it).
+frame's data (zstd only), its length and its events' type. That is 22 bytes per line, 26 for zstd (a packed row
+of hundreds of chunk deltas is one line), so a pass over a log of any size can still hand a policy any event it
+asks for: the line is read again, decoded by the same code as in the pass, and kept in a small cache of recent
+lines. Nothing else is held, but what a caller ``keep``s: events it reads over and over (the surface's, while
+they are on it).
+
+The decoder may be a ``Tailer``'s, which goes on recording appends; reads may come from other threads meanwhile
+(the TUI's workers), so reading back holds a lock.
 """
 
 from __future__ import annotations
 
 import bisect
+import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, overload
+from typing import Any, BinaryIO, Protocol, overload
 
 from core.errors import LogFormatError
-from core.log.decoder import LogDecoder
+from core.log.decoder import LogDecoder, RecordHook
 from core.log.frames import FrameStream, recover_lines
+from core.log.index import head_turn_step
 from core.log.records import PackedRow
 
 BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
 SHIFT = 14  # the line table grows in blocks of 2**SHIFT lines
 CACHE_BYTES = 4 << 20  # raw bytes of decoded lines kept, most recent first
 CACHE_LINES = 256
+HEAD = 1 << 12  # bytes of a line read to tell its turn and step without decoding it
+MAX_LENGTH = 0xFFFFFFFF  # the length column's top (a longer line is reported at this length)
+
+
+class RecordSource(Protocol):
+    """What decodes the log a ``LineStore`` describes: a ``LogDecoder``, or a ``Tailer`` (which hands its hook
+    to each decoder it starts)."""
+
+    on_record: RecordHook | None
+
+    @property
+    def header(self) -> dict[str, Any] | None: ...
+
+    @property
+    def compressed(self) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class LineFacts:
+    """What the line table says of one event's line without decoding it, plus its head's own turn and step."""
+
+    type: str
+    nbytes: int
+    turn: int | None
+    step: int | None
 
 
 class _Column:
@@ -59,12 +91,13 @@ class _Column:
 class LineStore(Sequence[dict[str, Any]]):
     """A read-only ``Sequence[dict]`` of a log's events (seq == position), filled by its decoder as it reads."""
 
-    def __init__(self, path: Path, decoder: LogDecoder) -> None:
+    def __init__(self, path: Path, decoder: RecordSource) -> None:
         """Take down where ``decoder`` finds each record line of the log at ``path`` from now on."""
         self.path = path
         self.compressed = decoder.compressed
         self._source = decoder
         self._seq0, self._offset, self._pos, self._type = _Column("q"), _Column("Q"), _Column("I"), _Column("H")
+        self._length = _Column("I")
         self._lines_seen = 0
         self._blocks: tuple[array[int], ...] = ()  # the last block of each column, being filled
         self._type_ids: dict[str, int] = {}
@@ -78,9 +111,10 @@ class LineStore(Sequence[dict[str, Any]]):
         self._cached = 0
         self._kept: dict[int, dict[str, Any]] = {}
         self.decodes = 0  # lines read back and decoded again (cache misses): what a look-up costs, counted
+        self._lock = threading.Lock()
         decoder.on_record = self.record
 
-    def record(self, seq0: int, count: int, offset: int, pos: int, etype: str) -> None:
+    def record(self, seq0: int, count: int, offset: int, pos: int, length: int, etype: str) -> None:
         """Note one record line (``LogDecoder.on_record``)."""
         tid = self._type_ids.get(etype)
         if tid is None:
@@ -88,12 +122,19 @@ class LineStore(Sequence[dict[str, Any]]):
             self.type_names.append(etype)
         i = self._lines_seen & ((1 << SHIFT) - 1)
         if not i:
-            columns = (self._seq0, self._offset, self._type, *((self._pos,) if self.compressed else ()))
+            columns = (
+                self._seq0,
+                self._offset,
+                self._type,
+                self._length,
+                *((self._pos,) if self.compressed else ()),
+            )
             self._blocks = tuple(column.grow() for column in columns)
         blocks = self._blocks
         blocks[0][i], blocks[1][i], blocks[2][i] = seq0, offset, tid
+        blocks[3][i] = length if length <= MAX_LENGTH else MAX_LENGTH
         if self.compressed:  # where a raw log's line starts is its offset alone
-            blocks[3][i] = pos
+            blocks[4][i] = pos
         self._lines_seen += 1
         self._end = seq0 + count
 
@@ -113,7 +154,7 @@ class LineStore(Sequence[dict[str, Any]]):
     @property
     def nbytes(self) -> int:
         """Bytes held by the line table."""
-        return sum(column.nbytes for column in (self._seq0, self._offset, self._pos, self._type))
+        return sum(column.nbytes for column in (self._seq0, self._offset, self._pos, self._type, self._length))
 
     def __len__(self) -> int:
         return self._end
@@ -130,14 +171,36 @@ class LineStore(Sequence[dict[str, Any]]):
         kept = self._kept.get(n)
         if kept is not None:
             return kept
-        if not 0 <= n < self._end:
-            raise IndexError(n)
-        k = bisect.bisect_right(self._seq0, n, 0, self._lines_seen) - 1
-        items = self._items(k)
+        k = self._line_of(n)
+        with self._lock:
+            items = self._items(k)
         first = items[0]
         if type(first) is PackedRow:
             return first.event(n - first.seq0)
         return items[n - self._seq0[k]]  # type: ignore[no-any-return]
+
+    def _line_of(self, n: int) -> int:
+        """The line table row of the line holding seq ``n`` (IndexError when no line does yet)."""
+        if not 0 <= n < self._end:
+            raise IndexError(n)
+        return bisect.bisect_right(self._seq0, n, 0, self._lines_seen) - 1
+
+    def type_of(self, n: int) -> str:
+        """The type the pass recorded for seq ``n``'s line (``assistant/chunk`` for a packed row's members)."""
+        return self.type_names[self._type[self._line_of(n)]]
+
+    def size_of(self, n: int) -> int:
+        """Bytes of the line holding seq ``n`` (a packed row's size for each of its members)."""
+        return self._length[self._line_of(n)]
+
+    def line_facts(self, n: int) -> LineFacts:
+        """Type, size, and the head's own ``data.turn``/``data.step`` of seq ``n``'s line, reading at most
+        ``HEAD`` bytes of it (a zstd line: the frame it starts in): for lines too big to decode for a summary."""
+        k = self._line_of(n)
+        with self._lock:
+            head = self._raw_frame_line(k, HEAD) if self.compressed else self._read(self._offset[k], HEAD)
+        turn, step = head_turn_step(head[: self._length[k]])
+        return LineFacts(self.type_names[self._type[k]], self._length[k], turn, step)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for n in range(self._end):
@@ -169,8 +232,9 @@ class LineStore(Sequence[dict[str, Any]]):
             return hit[0]
         raw = self._raw_frame_line(k) if self.compressed else self._raw_line(self._offset[k])
         if self._reader is None:
-            assert self._source.header is not None
-            self._reader = LogDecoder.for_records(str(self.path), self._source.header)
+            header = self._source.header
+            assert header is not None
+            self._reader = LogDecoder.for_records(str(self.path), header)
         items = self._reader.decode_record(raw, self._seq0[k])
         self.decodes += 1
         if not items:
@@ -215,9 +279,10 @@ class LineStore(Sequence[dict[str, Any]]):
             parts.append(piece)
         return b"".join(parts)
 
-    def _raw_frame_line(self, k: int) -> bytes:
+    def _raw_frame_line(self, k: int, limit: int | None = None) -> bytes:
         """Line ``k`` of a zstd log: from its place in the frame it starts in, on through later frames (corrupt
-        ones skipped, a torn final frame recovered) to its newline, as the decoder joined it."""
+        ones skipped, a torn final frame recovered) to its newline, as the decoder joined it; with ``limit``, at
+        least that many of its first bytes (more when at hand)."""
         offset, pos = self._offset[k], self._pos[k]
         if self._frame[0] == offset:
             nl = self._frame[1].find(b"\n", pos)
@@ -225,6 +290,7 @@ class LineStore(Sequence[dict[str, Any]]):
                 return self._frame[1][pos:nl]
         stream = FrameStream(offset)
         parts: list[bytes] = []
+        got = 0
         first = True
         at = offset
         while True:
@@ -244,5 +310,8 @@ class LineStore(Sequence[dict[str, Any]]):
                     parts.append(data[:nl])
                     return b"".join(parts)
                 parts.append(data)
+                got += len(data)
+                if limit is not None and got >= limit:
+                    return b"".join(parts)
             if not chunk:
                 return b"".join(parts)

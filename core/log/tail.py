@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.diagnostics import Diagnostic
-from core.log.decoder import LogDecoder
+from core.log.decoder import LogDecoder, RecordHook
 from core.log.layout import is_compressed
 
 # A followed file is checked with one stat call every FOLLOW_INTERVAL seconds: on average half of it is added to
@@ -58,11 +58,14 @@ class Tailer:
         be switched between polls (a loader reads rows packed, then follows appends as events). So may ``sink``:
         while it is set, each decoded item goes to it as it is decoded instead of into ``TailUpdate.events``,
         except in a poll that reports ``reset``, whose items (the new file's) come in the update as usual.
+        ``on_record`` is handed to its decoder (``LogDecoder.on_record``), so a ``LineStore`` can take down every
+        line it reads, while loading and then following; like ``sink``, not in a poll that reports ``reset``.
         """
         self.path = Path(path)
         self.pace = pace
         self.lazy_rows = lazy_rows
         self.sink: Callable[[Any], None] | None = None
+        self.on_record: RecordHook | None = None
         self._decoder: LogDecoder | None = None
         self._identity: tuple[int, int] | None = None
         self._offset = 0
@@ -75,6 +78,11 @@ class Tailer:
     def offset(self) -> int:
         """Bytes of the file consumed so far."""
         return self._offset
+
+    @property
+    def compressed(self) -> bool:
+        """True for a zstd log (by its name)."""
+        return is_compressed(self.path)
 
     @property
     def header(self) -> dict[str, Any] | None:
@@ -136,6 +144,7 @@ class Tailer:
         if self._decoder is None:
             self._decoder = LogDecoder(str(self.path), is_compressed(self.path), self.pace)
         self._decoder.lazy_rows = self.lazy_rows
+        self._decoder.on_record = None if update.reset else self.on_record
         self._decoder.sink = None if update.reset else self.sink
         if st.st_size > self._offset:
             self._read(update, st.st_size if max_bytes is None else min(st.st_size, self._offset + max_bytes))

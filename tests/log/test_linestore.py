@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from bench.gen_session import generate
 from core.load import load_session
 from core.log.linestore import LineStore
+from core.log.records import is_packed_row, row_member_count
 from core.session import Session
 from tests.conftest import FIXTURES
 from tests.log.helpers import HEADER, one_turn_with_tool, raw_log
@@ -94,6 +95,31 @@ def test_raw_logs_with_bad_lines_read_back(
     path = tmp_path_factory.mktemp("r") / "s.jsonl"
     path.write_bytes(blob[: len(blob) - torn])
     _same_events(path)
+
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
+def test_line_sizes_and_heads_come_from_the_table(tmp_path: Path, zstd: bool) -> None:
+    path = tmp_path / f"s.jsonl{'.zstd' if zstd else ''}"
+    generate(path, 300_000, seed=3, profile="huge-output", zstd=zstd)
+    store = load_session(path, retain=False, readback=True).events
+    assert isinstance(store, LineStore)
+    blob = path.read_bytes()
+    body = zstandard.ZstdDecompressor().stream_reader(blob).read() if zstd else blob
+    seq, turns_told = 0, 0
+    for line in body.split(b"\n")[1:]:
+        if not line:
+            continue
+        obj = orjson.loads(line)
+        members = row_member_count(obj) if is_packed_row(obj) else 1
+        data = obj["data"]
+        for n in range(seq, seq + members):
+            facts = store.line_facts(n)
+            assert store.size_of(n) == facts.nbytes == len(line)
+            assert store.type_of(n) == facts.type == ("assistant/chunk" if members > 1 else obj["type"])
+            assert facts.turn in (None, data.get("turn")) and facts.step in (None, data.get("step"))
+            turns_told += facts.turn is not None
+        seq += members
+    assert seq == len(store) and turns_told > seq // 2  # the heads tell the turn of most lines
 
 
 def test_a_bad_packed_row_reads_back_as_its_placeholders(tmp_path: Path) -> None:

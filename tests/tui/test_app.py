@@ -163,7 +163,7 @@ async def test_long_lines_of_index_backed_logs_are_not_decoded_for_rows(
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
         screen = main_screen(app)
-        assert screen is not None and app.live is not None and app.live.index is not None
+        assert screen is not None and app.live is not None and app.live.lines is not None
         long_result = screen.events.cache.get(6)  # turn 1's 480-char tool result: its line is over 400 bytes
         assert long_result is not None and long_result.summary.endswith(
             "tool/result line: select it to read it)"

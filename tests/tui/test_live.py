@@ -86,10 +86,54 @@ def test_index_backed_session_matches_in_memory(tmp_path: Path) -> None:
     path = policy_log().write(tmp_path / "session.jsonl")
     small, _ = load(path)
     big, _ = load(path, retain_bytes=1)
-    assert not isinstance(big.session.events, list) and big.index is not None
+    assert not isinstance(big.session.events, list) and big.lines is not None
     assert big.session.surface == small.session.surface
     assert [big.event(n) for n in range(big.count)] == [small.event(n) for n in range(small.count)]
     assert list(big.iter_events(3, 30)) == list(small.iter_events(3, 30))
+
+
+def _bytes_read() -> int:
+    """Bytes this process has read through read(2) so far (Linux ``/proc/self/io``)."""
+    with open("/proc/self/io", "rb") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(b"rchar:"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs Linux /proc/self/io")
+def test_a_big_log_is_read_once_while_loading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(live_module, "PREVIEW_BYTES", 1 << 30)  # no tail preview: only the loading pass
+    log = policy_log(host=False)
+    for turn in range(4, 1600):
+        log.turn(turn, f"prompt {turn}", f"result {turn} " * 40)
+    path = log.write(tmp_path / "session.jsonl")
+    size = path.stat().st_size
+    live = LiveSession(path, follow=False, retain_bytes=1)
+    before = _bytes_read()
+    live.run()
+    read = _bytes_read() - before
+    assert live.ready and live.lines is not None and live.count == len(log.events)
+    # one pass, plus the header's read and the host check's look at the head (a few hundred KB at most)
+    assert read < size * 1.25, f"read {read} bytes of a {size}-byte log"
+
+
+def test_a_big_log_is_listed_from_its_head_while_it_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(live_module, "LOAD_SLICE", 1 << 14)
+    log = policy_log(host=False)
+    for turn in range(4, 200):
+        log.turn(turn, f"prompt {turn}", f"result {turn} " * 40)
+    path = log.write(tmp_path / "session.jsonl")
+    grown: list[tuple[int, int, str]] = []
+
+    def post(message: Message) -> None:  # the loader thread: read back what the update says is listed
+        if isinstance(message, SessionUpdated) and not message.reset:
+            event = live.event(message.end - 1)
+            grown.append((message.start, message.end, event["type"] if event else "missing"))
+
+    live = LiveSession(path, post, follow=False, retain_bytes=1)
+    live.run()
+    assert len(grown) > 10 and live.ready  # the list grew many times before the load was done
+    assert all(start < end for start, end, _ in grown) and [g[0] for g in grown[1:]] == [g[1] for g in grown[:-1]]
+    assert all(etype == log.events[end - 1]["type"] for _, end, etype in grown)
+    assert grown[-1][1] <= len(log.events)
 
 
 def test_big_raw_log_shows_a_tail_preview_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -229,7 +273,7 @@ def test_zstd_logs_load_and_follow(tmp_path: Path, retain_bytes: int | None) -> 
     thread.start()
     try:
         wait_for(lambda: live.phase == "following" and live.session.next_seq == 20)
-        assert live.session.compressed and (live.index is not None) == (retain_bytes == 1)
+        assert live.session.compressed and (live.lines is not None) == (retain_bytes == 1)
         with open(path, "ab") as f:  # one more frame, as a DSH writer appends a batch
             f.write(zstandard.ZstdCompressor(write_checksum=True).compress(log.lines(log.events[20:])))
         wait_for(lambda: live.session.next_seq == len(log.events))

@@ -42,7 +42,7 @@ from tui.widgets.scrolling import set_virtual_size
 TIME_MIN_WIDTH = 70  # narrower lists leave the time column out (the detail pane still shows the time)
 PREFETCH = 2  # screens of rows computed around the visible ones
 STRIP_CACHE = 2000  # drawn lines kept: in follow mode every append shifts all rows by one
-HUGE_LINE_BYTES = 2 << 20  # index-backed rows of longer lines are drawn from index metadata, not decoded
+HUGE_LINE_BYTES = 2 << 20  # rows of longer lines read back from the file are drawn from their head, not decoded
 ROWS_PER_BATCH = 200  # rows of an appended batch computed right away (the rest on demand)
 
 
@@ -468,12 +468,12 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def _fetch(self, seqs: list[int]) -> None:
         epoch = self.live.epoch
-        index = self.live.index
+        lines = self.live.lines
         rows = []
         for seq in seqs:
-            if index is not None and seq < len(index) and index.size_of(seq) > HUGE_LINE_BYTES:
-                nbytes = index.size_of(seq)
-                rows.append(huge_row(seq, index.type_of(seq), index.turn_of(seq), index.step_of(seq), nbytes))
+            if lines is not None and seq < len(lines) and lines.size_of(seq) > HUGE_LINE_BYTES:
+                facts = lines.line_facts(seq)
+                rows.append(huge_row(seq, facts.type, facts.turn or 0, facts.step or 0, facts.nbytes))
                 continue
             event = self.live.event(seq)
             if event is not None:

@@ -12,7 +12,6 @@ PHASE_LABELS = {
     "opening": "opening",
     "waiting": "waiting for the log to appear",
     "preview": "showing the tail",
-    "indexing": "indexing",
     "projecting": "reading",
     "reset": "re-reading",
     "error": "cannot read",
@@ -39,16 +38,12 @@ def provider_model(live: LiveSession) -> str:
 
 
 def load_state(live: LiveSession) -> str:
-    """Loading progress; ``index ready`` appears once every event can be listed, ``loaded`` once projected.
-
-    Benchmarks wait for these two texts.
-    """
+    """Loading progress; ``index ready · loaded`` once every event is listed and projected (benchmarks and the
+    end-to-end tests wait for this text)."""
     if live.ready:
         return "index ready · loaded"
     label = PHASE_LABELS.get(live.phase, live.phase)
-    if live.phase in ("indexing", "projecting"):
-        label = f"{label} {int(live.fraction * 100)}%"
-    return f"index ready · {label}" if live.index is not None else label
+    return f"{label} {int(live.fraction * 100)}%" if live.phase == "projecting" else label
 
 
 def cost_label(live: LiveSession) -> str:

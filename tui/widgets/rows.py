@@ -157,7 +157,8 @@ def build_row(event: dict[str, Any]) -> Row:
 
 
 def huge_row(seq: int, etype: str, turn: int, step: int, nbytes: int) -> Row:
-    """A row for an event whose line is too big to decode just for a summary (from index metadata only).
+    """A row for an event whose line is too big to decode just for a summary (from the line table and the
+    line's first bytes only).
 
     Decoding one multi-MB line holds the GIL for tens of milliseconds; a screen of them would stall the UI
     thread while the log loads. The detail pane still decodes the event when it is selected.
