@@ -136,6 +136,52 @@ def test_a_big_log_is_listed_from_its_head_while_it_loads(tmp_path: Path, monkey
     assert grown[-1][1] <= len(log.events)
 
 
+def test_reads_from_other_threads_while_loading_and_following_get_the_right_events(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(live_module, "LOAD_SLICE", 1 << 12)
+    log = policy_log(host=False)
+    for turn in range(4, 120):
+        log.turn(turn, f"prompt {turn}", f"result {turn} " * 30)
+    first = len(log.events)
+    for turn in range(120, 160):
+        log.turn(turn, f"later {turn}", "appended " * 20)
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(log.lines([log.header, *log.events[:first]]))
+    live = LiveSession(path, follow=True, interval=0.01, use_watchfiles=False, retain_bytes=1)
+    wrong: list[tuple[int, object]] = []
+    done = threading.Event()
+
+    def reader(salt: int) -> None:  # what the list's and the detail pane's workers do, as fast as they can
+        n = salt
+        while not done.is_set():
+            count = live.count
+            if count:
+                seq = (n * 7919) % count
+                try:
+                    event = live.event(seq)
+                except Exception as exc:  # noqa: BLE001 (a failed read is what this test looks for)
+                    wrong.append((seq, exc))
+                    continue
+                if event is not None and event != log.events[seq]:
+                    wrong.append((seq, event))
+            n += 1
+
+    threads = [threading.Thread(target=live.run, daemon=True)]
+    threads += [threading.Thread(target=reader, args=(k,), daemon=True) for k in range(3)]
+    for thread in threads:
+        thread.start()
+    wait_for(lambda: live.ready)
+    append(path, log, first)
+    wait_for(lambda: live.session.next_seq == len(log.events))
+    done.set()
+    live.stop()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert not wrong, wrong[:3]
+    assert [live.event(n) for n in range(len(log.events))] == log.events
+
+
 def test_big_raw_log_shows_a_tail_preview_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(live_module, "PREVIEW_BYTES", 100)
     monkeypatch.setattr(live_module, "PREVIEW_EVENTS", 5)
