@@ -35,7 +35,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.host.providers.convert import request_body
+import orjson
+
+from core.host.providers.convert import OpenAIMessages, request_body
 from core.load import load_session
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
@@ -73,6 +75,8 @@ class Request:
     usage: dict[str, int] | None = None  # what the log recorded for this attempt
     sources: dict[str, str] = field(default_factory=dict)  # per setting (SETTINGS): where its value came from
     prompt: bytes | bytearray | None = field(default=None, repr=False, compare=False)  # request_diff.prompt_bytes
+    # one wire message as prompt bytes (``orjson.dumps``, or a cache the requests of one pass share)
+    render: Callable[[dict[str, Any]], bytes] = field(default=orjson.dumps, repr=False, compare=False)
 
     @property
     def wire(self) -> list[dict[str, Any]]:
@@ -266,10 +270,66 @@ def request_points(
     return points
 
 
-def build_request(view: Any, point: Point, host: bool, route: dict[str, Any] | None) -> Request:
+Mark = tuple[int, tuple[str, ...], tuple[dict[str, Any], ...]]
+
+
+class WireCache:
+    """What a pass that builds request after request keeps from the last one, so that each surface message is
+    converted and rendered about once, not once per request that carries it.
+
+    ``convert`` resumes the chat-completions conversion after the longest run of messages the last request
+    shares with this one (the same message objects: a pass that keeps the surface's events hands out the same
+    ones), and ``render`` serializes a wire message once while requests still carry it. Both give exactly
+    what ``to_openai_messages`` and ``orjson.dumps`` give.
+    """
+
+    def __init__(self) -> None:
+        self.system: str | None = None
+        self.messages: list[dict[str, Any]] = []  # the last request's messages
+        self.marks: list[Mark] = []  # where its conversion stood after each of them
+        self.out: list[dict[str, Any]] = []  # its conversion before the unanswered calls were settled
+        self.rendered: dict[int, tuple[dict[str, Any], bytes]] = {}  # id of a wire message: it, its bytes
+        self.converted = 0  # messages converted, over every request: the work done, counted
+
+    def convert(self, system: str | None, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``to_openai_messages(system, messages)``."""
+        same = 0
+        if system == self.system:
+            for old, new in zip(self.messages, messages, strict=False):
+                if old is not new:
+                    break
+                same += 1
+        if same:
+            conversion, marks = OpenAIMessages.resume(self.out, self.marks[same - 1]), self.marks[:same]
+        else:
+            conversion, marks = OpenAIMessages(system), []
+        for message in messages[same:]:
+            conversion.add(message)
+            marks.append(conversion.mark())
+        self.converted += len(messages) - same
+        self.system, self.messages, self.marks, self.out = system, list(messages), marks, conversion.out
+        wire = conversion.result()
+        rendered = self.rendered
+        self.rendered = {id(m): hit for m in wire if (hit := rendered.get(id(m))) is not None}
+        return wire
+
+    def render(self, message: dict[str, Any]) -> bytes:
+        """``orjson.dumps(message)``, kept while the last converted request carries ``message``."""
+        hit = self.rendered.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        data = orjson.dumps(message)
+        self.rendered[id(message)] = (message, data)
+        return data
+
+
+def build_request(
+    view: Any, point: Point, host: bool, route: dict[str, Any] | None, cache: WireCache | None = None
+) -> Request:
     """The request at ``point`` from ``view``, a session as it stood then (a ``Session`` or ``SessionAt``).
 
-    ``host`` says our host wrote the log; ``route`` is the step's latest ``tapedeck/route`` data.
+    ``host`` says our host wrote the log; ``route`` is the step's latest ``tapedeck/route`` data; ``cache``
+    the ``WireCache`` of a pass that builds the requests of a log in order.
     """
     header = view.request_header() or {}
     config = header.get("config") if isinstance(header.get("config"), dict) else {}
@@ -300,7 +360,8 @@ def build_request(view: Any, point: Point, host: bool, route: dict[str, Any] | N
         settings, sources = _dsh_settings(header, config)
         wanted = ModelRequest(messages=[m for _, m in keyed], system=system, tools=tools, **settings)
         effort = config.get("reasoningEffort") if sources["reasoningEffort"] != NOT_LOGGED else None
-    body = request_body(model or "", wanted) | effort_fields(effort)
+    wire = None if cache is None else cache.convert(system, wanted.messages)
+    body = request_body(model or "", wanted, wire) | effort_fields(effort)
     return Request(
         turn=point.turn,
         step=point.step,
@@ -317,6 +378,7 @@ def build_request(view: Any, point: Point, host: bool, route: dict[str, Any] | N
         body=body,
         reasoning_effort=effort,
         sources=sources,
+        render=orjson.dumps if cache is None else cache.render,
     )
 
 
@@ -337,15 +399,18 @@ class RequestPass:
 
     Each request goes to ``emit(request, session)`` once its attempt is over (the next request goes out, or the
     log ends), with the usage logged for it, right before the session applies the event that ended it; ``emit``
-    returning True raises ``_Stop`` out of ``before`` (``stream_requests`` ends its pass so). Only the
-    request in flight and each step's route are held. With ``keep`` the session's ``LineStore`` keeps the
+    returning True raises ``_Stop`` out of ``before`` (``stream_requests`` ends its pass so). With ``want``,
+    only the requests whose ``Point`` it accepts are built and emitted. Only the request in flight and each
+    step's route are held. With ``keep`` the session's ``LineStore`` keeps the
     surface's events in memory while they are on the surface (and no longer), since every request reads all
     of them.
     """
 
-    def __init__(self, emit: Emit, keep: bool = False) -> None:
+    def __init__(self, emit: Emit, keep: bool = False, want: Callable[[Point], bool] | None = None) -> None:
         self.emit = emit
         self.keep = keep
+        self.want = want
+        self.cache = WireCache()
         self.clock = RequestClock()
         self.host = False
         self.routes: dict[tuple[Any, Any], dict[str, Any]] = {}
@@ -361,7 +426,9 @@ class RequestPass:
         if done is not None and self.emit(done, session):  # before the next is built: one is held at a time
             raise _Stop(session)
         del done
-        self.open = build_request(session, point, self.host, self.routes.get((point.turn, point.step)))
+        if self.want is None or self.want(point):
+            route = self.routes.get((point.turn, point.step))
+            self.open = build_request(session, point, self.host, route, self.cache)
 
     def after(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         """Called right after ``session`` applied ``item``."""
@@ -419,13 +486,16 @@ def iter_requests(
     yield from done
 
 
-def stream_requests(path: str | os.PathLike[str], emit: Emit) -> Session:
-    """Every model request of the log at ``path``, in one streaming pass that keeps only the surface's events.
+def stream_requests(
+    path: str | os.PathLike[str], emit: Emit, want: Callable[[Point], bool] | None = None
+) -> Session:
+    """Every model request of the log at ``path`` (or those ``want`` accepts, the only ones built), in one
+    streaming pass that keeps only the surface's events.
 
     ``emit(request, session)`` gets each request as ``RequestPass`` says; returning True ends the pass there.
     Returns the projection: of the whole log, or as it stood when ``emit`` ended the pass.
     """
-    requests = RequestPass(emit, keep=True)
+    requests = RequestPass(emit, keep=True, want=want)
     try:
         session = load_session(path, retain=False, readback=True, before=requests.before, observe=requests.after)
     except _Stop as stop:

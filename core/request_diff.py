@@ -28,13 +28,13 @@ REWRITE = "rewrite"
 def _head_parts(request: Request) -> list[bytes]:
     """The start of ``prompt_parts``: the system message (when the request has one) and the tools."""
     system = [m for m in request.wire[:1] if m.get("role") == "system"]
-    return [*map(orjson.dumps, system), orjson.dumps(request.body.get("tools") or [])]
+    return [*map(request.render, system), orjson.dumps(request.body.get("tools") or [])]
 
 
 def _iter_parts(request: Request) -> Iterator[bytes]:
     head = _head_parts(request)
     yield from head
-    yield from map(orjson.dumps, request.wire[len(head) - 1 :])
+    yield from map(request.render, request.wire[len(head) - 1 :])
 
 
 def prompt_parts(request: Request) -> list[bytes]:

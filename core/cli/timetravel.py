@@ -42,7 +42,8 @@ def _pick(args: argparse.Namespace) -> list[Request]:
             found.append(request)
         return False
 
-    stream_requests(args.path, take)
+    step = None if args.seq is not None else lambda point: (point.turn, point.step) == (args.turn, args.step)
+    stream_requests(args.path, take, step)  # a step's requests are the only ones built
     if not found and args.seq is not None:
         raise TapedeckError(f"no model request went out at or before seq {args.seq}")
     if not found:

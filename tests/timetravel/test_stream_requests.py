@@ -5,9 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from core.load import load_session
 from core.log.linestore import LineStore
 from core.log.reader import read_log
-from core.request import Request, iter_requests, stream_requests
+from core.log.vocabulary import SURFACE_TYPES
+from core.request import Point, Request, RequestPass, iter_requests, stream_requests
 from core.session import Session
 from tests.timetravel.conftest import FIXTURE_LOGS
 
@@ -42,3 +46,29 @@ def test_emit_returning_true_ends_the_pass_there(generated_logs: list[Path]) -> 
     session = stream_requests(path, lambda request, _: seen.append(request) or len(seen) == 3)
     assert len(seen) == 3
     assert seen[2].seq < session.next_seq < read_log(path).events[-1]["seq"]
+
+
+def test_want_builds_only_the_requests_it_accepts(generated_logs: list[Path]) -> None:
+    path = generated_logs[0]
+    every = [r for r, _, _ in _streamed(path)]
+    step = (every[len(every) // 2].turn, every[len(every) // 2].step)
+    asked: list[tuple[int, int]] = []
+
+    def want(point: Point) -> bool:
+        asked.append((point.turn, point.step))
+        return (point.turn, point.step) == step
+
+    built: list[Request] = []
+    stream_requests(path, lambda request, _: built.append(request), want)
+    assert len(asked) == len(every) and built == [r for r in every if (r.turn, r.step) == step]
+
+
+@pytest.mark.parametrize("which", [0, 1], ids=["short-turns", "mixed-zstd"])
+def test_a_pass_converts_each_surface_message_about_once(generated_logs: list[Path], which: int) -> None:
+    path = generated_logs[which]
+    carried: list[int] = []
+    requests = RequestPass(lambda request, _: carried.append(len(request.messages)), keep=True)
+    session = load_session(path, retain=False, readback=True, before=requests.before, observe=requests.after)
+    requests.finish(session)
+    messages = sum(1 for e in read_log(path).events if e["type"] in SURFACE_TYPES)
+    assert len(session.surface) <= requests.cache.converted <= 2 * messages < sum(carried) // 3  # not per request

@@ -60,29 +60,49 @@ def _assistant(message: Mapping[str, Any]) -> dict[str, Any] | None:
     return out
 
 
-def to_openai_messages(system: str | None, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The chat-completions ``messages`` for a system prompt and DSH messages, with tool pairing repaired."""
-    out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-    pending: list[str] = []
-    waiting: list[dict[str, Any]] = []
+class OpenAIMessages:
+    """``to_openai_messages`` one DSH message at a time: ``add`` each, then ``result``. ``mark`` after any
+    message and ``resume`` from it later convert a list that only grew after that message without converting
+    the messages before it again (``core.request`` rebuilds each request of a log so)."""
 
-    def settle() -> None:
-        out.extend(
-            {"role": "tool", "tool_call_id": call_id, "content": UNANSWERED_CALL} for call_id in pending
-        )
-        pending.clear()
-        out.extend(waiting)
-        waiting.clear()
+    __slots__ = ("out", "pending", "waiting")
 
-    for message in messages:
+    def __init__(self, system: str | None) -> None:
+        self.out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+        self.pending: list[str] = []
+        self.waiting: list[dict[str, Any]] = []
+
+    def mark(self) -> tuple[int, tuple[str, ...], tuple[dict[str, Any], ...]]:
+        """Where the conversion stands: enough to ``resume`` from here."""
+        return len(self.out), tuple(self.pending), tuple(self.waiting)
+
+    @classmethod
+    def resume(
+        cls, out: list[dict[str, Any]], mark: tuple[int, tuple[str, ...], tuple[dict[str, Any], ...]]
+    ) -> OpenAIMessages:
+        """The conversion as it stood at ``mark``, taken while it produced ``out`` (or a list ``out`` extends)."""
+        done = cls(None)
+        size, pending, waiting = mark
+        done.out, done.pending, done.waiting = out[:size], list(pending), list(waiting)
+        return done
+
+    def _settle(self, out: list[dict[str, Any]]) -> None:
+        out.extend({"role": "tool", "tool_call_id": call_id, "content": UNANSWERED_CALL} for call_id in self.pending)
+        self.pending.clear()
+        out.extend(self.waiting)
+        self.waiting.clear()
+
+    def add(self, message: Mapping[str, Any]) -> None:
+        """Convert the next message."""
+        out, pending = self.out, self.pending
         role = message.get("role")
         if role == "assistant":
-            settle()
+            self._settle(out)
             converted = _assistant(message)
             if converted:
                 out.append(converted)
                 pending.extend(c["id"] for c in converted.get("tool_calls", ()))
-            continue
+            return
         blocks = [b for b in message.get("content") or () if isinstance(b, Mapping)]
         loose: list[str] = []
         for block in blocks:
@@ -98,22 +118,37 @@ def to_openai_messages(system: str | None, messages: Sequence[Mapping[str, Any]]
         text = "\n\n".join([*loose, _text(blocks)]).strip()
         if text:
             converted = {"role": "system" if role == "system" else "user", "content": text}
-            (waiting if pending else out).append(converted)
-        if not pending and waiting:
-            settle()
-    settle()
-    return out
+            (self.waiting if pending else out).append(converted)
+        if not pending and self.waiting:
+            self._settle(out)
+
+    def result(self) -> list[dict[str, Any]]:
+        """The messages converted so far, every pending call answered (a new list: the conversion can go on)."""
+        out = list(self.out)
+        pending, waiting = list(self.pending), list(self.waiting)
+        self._settle(out)
+        self.pending, self.waiting = pending, waiting
+        return out
 
 
-def request_body(model: str, request: ModelRequest) -> dict[str, Any]:
+def to_openai_messages(system: str | None, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The chat-completions ``messages`` for a system prompt and DSH messages, with tool pairing repaired."""
+    conversion = OpenAIMessages(system)
+    for message in messages:
+        conversion.add(message)
+    return conversion.result()
+
+
+def request_body(model: str, request: ModelRequest, messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The chat-completions body for ``request`` (streamed, usage included), without provider extras.
 
     The host sends exactly this (plus a route's reasoning-effort fields); ``core.request`` rebuilds logged
-    requests with it, so the two cannot drift apart.
+    requests with it, so the two cannot drift apart. ``messages``: ``to_openai_messages`` of the request's
+    system prompt and messages, when the caller has already converted them.
     """
     body: dict[str, Any] = {
         "model": model,
-        "messages": to_openai_messages(request.system, request.messages),
+        "messages": to_openai_messages(request.system, request.messages) if messages is None else messages,
         "stream": True,
         "stream_options": {"include_usage": True},
     }
