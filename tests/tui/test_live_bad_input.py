@@ -11,7 +11,10 @@ from tests.log.helpers import user
 from tests.tui.logs import Log, append, policy_log
 from tests.tui.pilot import main_screen, make_app, settle, until
 from tests.tui.test_live import Follower, load, wait_for
+from tui.failures import LOG_CHANGED
 from tui.screens.diagnostics import DiagnosticsScreen
+from tui.screens.folds import FoldsScreen
+from tui.widgets.detail import TextView
 
 
 def _bad_events(log: Log) -> list[int]:
@@ -85,3 +88,61 @@ async def test_diagnostics_show_in_the_status_line_and_their_screen(tmp_path: Pa
         await pilot.press("enter")
         await until(pilot, lambda: app.screen is screen)
         assert screen.events.current_seq == bad[1]
+
+
+@pytest.mark.anyio
+async def test_a_log_cut_short_under_a_no_follow_view_is_a_message_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tui.live
+
+    monkeypatch.setattr(tui.live, "RETAIN_BYTES", 1)  # events are read back from the file on demand …
+    monkeypatch.setattr("core.log.linestore.CACHE_LINES", 1)  # … and hardly any stay decoded in memory
+    log = policy_log()
+    for turn in range(4, 400):  # more than one read block of the file after the first result
+        log.turn(turn, f"prompt {turn}", f"result {turn} " * 40)
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path)  # --no-follow: nothing notices the file change
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.press("o")
+        await until(pilot, lambda: isinstance(app.screen, FoldsScreen) and app.screen._lines)
+        header = path.read_bytes().split(b"\n")[0]
+        path.write_bytes(header + b"\n")  # every event line is gone
+        await pilot.press("enter")  # the selected result's original: read back from the file
+        await until(pilot, lambda: any(n.title == LOG_CHANGED for n in app._notifications))
+        assert app.is_running and isinstance(app.screen, FoldsScreen)  # no crash, no result screen
+        (note,) = [n for n in app._notifications if n.title == LOG_CHANGED]
+        assert "session.jsonl" in note.message and "no longer holds seq" in note.message
+        assert note.severity == "error"
+
+
+@pytest.mark.anyio
+async def test_rows_of_a_log_cut_short_say_they_cannot_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tui.live
+
+    monkeypatch.setattr(tui.live, "RETAIN_BYTES", 1)
+    monkeypatch.setattr("core.log.linestore.CACHE_LINES", 1)
+    log = policy_log()
+    for turn in range(4, 400):
+        log.turn(turn, f"prompt {turn}", f"result {turn} " * 40)
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None and screen.events.cache.get(60) is None  # the list opened at the end
+        path.write_bytes(path.read_bytes()[:4096])  # the rest of the file is gone
+        await pilot.press("home")
+        await until(pilot, lambda: screen.events.cache.get(60) is not None)
+        first, cut = screen.events.cache.get(0), screen.events.cache.get(60)
+        assert first is not None and not first.summary.startswith("(cannot read")  # still in the file
+        assert cut is not None and cut.error and cut.summary.startswith("(cannot read this line: ")
+        await until(pilot, lambda: any(n.title == LOG_CHANGED for n in app._notifications))
+        await pilot.press("end", "home")
+        await settle(pilot)
+        assert app.is_running and sum(n.title == LOG_CHANGED for n in app._notifications) == 1  # told once
+        assert screen.events.go_seq(60)
+        await settle(pilot)
+        shown = " ".join(strip.text.strip() for strip in screen.query_one("#detail-original", TextView).lines)
+        assert shown.startswith("seq 60 cannot be read: ") and "no longer holds seq 60" in shown

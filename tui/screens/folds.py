@@ -26,6 +26,7 @@ from core.policies import fold
 from core.session import Session
 from core.summary import human_chars
 from core.text import tool_result_text
+from tui.failures import reads_log
 from tui.screens.config import effective_config
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.outcomes import PolicyScreen, fill_table
@@ -271,6 +272,7 @@ class FoldsScreen(PolicyScreen):
         self._load_original(line)
 
     @work(thread=True, group="folds-load")
+    @reads_log
     def _load_original(self, line: FoldLine) -> None:
         text = original_text(self.live.session, line.original)
         where = f" {line.path}" if line.path else ""

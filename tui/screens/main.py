@@ -19,6 +19,7 @@ from textual.worker import get_current_worker
 from core.diagnostics import Diagnostic
 from core.log.lineage import child_log, parent_log, spawns
 from core.streams import Collapsed, StreamBlocks, collapse_seqs
+from tui.failures import reads_log
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen
 from tui.screens.request import RequestScreen
@@ -636,6 +637,7 @@ class MainScreen(Screen[None]):
         self._travel(seq, request)
 
     @work(thread=True, group="timetravel", exclusive=True)
+    @reads_log
     def _travel(self, seq: int | None, request: int | None) -> None:
         stop = self.travel.stop_at(seq) if request is None else self.travel.stop_at_request(request)
         if not get_current_worker().is_cancelled:
@@ -660,6 +662,7 @@ class MainScreen(Screen[None]):
         self._step_request(direction, self.stop.moment.seq if self.stop else self.events.current_seq)
 
     @work(thread=True, group="timetravel", exclusive=True)
+    @reads_log
     def _step_request(self, direction: int, seq: int | None) -> None:
         travel = self.travel
         travel.sync()
@@ -689,6 +692,7 @@ class MainScreen(Screen[None]):
         self._travel_request(None, (turn, step))
 
     @work(thread=True, group="timetravel", exclusive=True)
+    @reads_log
     def _travel_request(self, seq: int | None, step: tuple[int, int] | None) -> None:
         travel = self.travel
         travel.sync()
@@ -718,6 +722,7 @@ class MainScreen(Screen[None]):
         self._open_request(self.stop.moment.seq if self.stop else self.events.current_seq)
 
     @work(thread=True, group="timetravel", exclusive=True)
+    @reads_log
     def _open_request(self, seq: int | None) -> None:
         travel = self.travel
         travel.sync()

@@ -21,6 +21,7 @@ from textual.worker import get_current_worker
 from core.request import wire_chars
 from core.request_diff import break_location
 from core.summary import human_chars, one_line
+from tui.failures import READ_ERRORS, report_log_failure
 from tui.travel import RequestView, TimeTravel
 
 PREVIEW = 160
@@ -155,9 +156,17 @@ class RequestScreen(Screen[None]):
 
     @work(thread=True, group="timetravel", exclusive=True)
     def _rebuild(self, index: int) -> None:
-        view = self.travel.request(index)
+        try:
+            view = self.travel.request(index)
+        except READ_ERRORS as exc:
+            self.app.call_from_thread(self._failed, exc)
+            return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show, view)
+
+    def _failed(self, error: BaseException) -> None:
+        self.loading = False
+        report_log_failure(self, error)
 
     def _show(self, view: RequestView) -> None:
         self.loading = False

@@ -25,6 +25,7 @@ from core.policies.slice import entry_turns, is_tape_entry, plan_seal
 from core.session import Session
 from core.summary import human_chars
 from core.text import js_json, text_of_blocks
+from tui.failures import reads_log
 from tui.screens.config import effective_config
 from tui.screens.outcomes import PolicyScreen, fill_table
 
@@ -234,6 +235,7 @@ class TapeScreen(PolicyScreen):
         self._recall(self._turn, self._view_name)
 
     @work(thread=True, exclusive=True, group="tape-recall")
+    @reads_log
     def _recall(self, turn: int, view: str) -> None:
         live = self.live
         with live.lock:

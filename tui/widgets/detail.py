@@ -27,6 +27,7 @@ from core.session import Session, cut_kind
 from core.streams import Block, stream_text
 from core.summary import INTERRUPTED_MARK, human_chars
 from core.text import text_of_blocks, tool_result_block, tool_result_text
+from tui.failures import READ_ERRORS
 from tui.live import LiveSession
 from tui.widgets.rows import SHADOW_BADGES, clip_strings, event_time, originals
 from tui.widgets.scrolling import set_virtual_size
@@ -370,7 +371,10 @@ class DetailPane(Horizontal):
         if seq is None:
             left, right, hidden = Text("no event selected"), None, 0
         else:
-            left, right, hidden = describe(self.live, seq, limit, theme, block)
+            try:
+                left, right, hidden = describe(self.live, seq, limit, theme, block)
+            except READ_ERRORS as exc:  # the file changed since it was projected: the pane says so
+                left, right, hidden = Text(f"seq {seq} cannot be read: {exc}", style="bold red"), None, 0
         column = widths[0] if right is None else widths[1]
         left_lines = render_strips(left, column)
         right_lines = render_strips(right, column) if right is not None else None

@@ -24,6 +24,7 @@ from textual.strip import Strip
 from core.session import Session
 from core.streams import Block, StreamBlocks
 from core.summary import human_chars
+from tui.failures import READ_ERRORS, report_log_failure
 from tui.live import LiveSession
 from tui.widgets.rows import (
     Row,
@@ -36,6 +37,7 @@ from tui.widgets.rows import (
     clock,
     huge_row,
     originals,
+    unreadable_row,
 )
 from tui.widgets.scrolling import set_virtual_size
 
@@ -119,6 +121,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self.cut_kinds: dict[int, str] = {}
         self._cuts_seen = 0
         self._epoch = -1  # the live session's file epoch the cached rows belong to
+        self._failed_epochs: set[int] = set()  # epochs whose file failed a read (told once)
         self._fetching = False
         self._missing = False
         self._last_row: tuple[int | None, int] = (None, 0)  # (seq, depth) of the row last highlighted
@@ -470,14 +473,23 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         epoch = self.live.epoch
         lines = self.live.lines
         rows = []
+        failure: Exception | None = None
         for seq in seqs:
-            if lines is not None and seq < len(lines) and lines.size_of(seq) > HUGE_LINE_BYTES:
-                facts = lines.line_facts(seq)
-                rows.append(huge_row(seq, facts.type, facts.turn or 0, facts.step or 0, facts.nbytes))
+            try:
+                if lines is not None and seq < len(lines) and lines.size_of(seq) > HUGE_LINE_BYTES:
+                    facts = lines.line_facts(seq)
+                    rows.append(huge_row(seq, facts.type, facts.turn or 0, facts.step or 0, facts.nbytes))
+                    continue
+                event = self.live.event(seq)
+            except READ_ERRORS as exc:  # the file no longer holds what was projected: say so in the row
+                rows.append(unreadable_row(seq, str(exc)))
+                failure = failure or exc
                 continue
-            event = self.live.event(seq)
             if event is not None:
                 rows.append(build_row(event))
+        if failure is not None and epoch not in self._failed_epochs:  # one notification per file
+            self._failed_epochs.add(epoch)
+            self.app.call_from_thread(report_log_failure, self, failure)
         if self.live.epoch == epoch:  # else the file changed under us and these rows may describe old events
             self.app.call_from_thread(self._fetched, rows, epoch)
         else:

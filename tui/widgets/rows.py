@@ -178,6 +178,23 @@ def huge_row(seq: int, etype: str, turn: int, step: int, nbytes: int) -> Row:
     )
 
 
+def unreadable_row(seq: int, reason: str) -> Row:
+    """A row for an event whose line could not be read back (the file changed since it was projected)."""
+    return Row(
+        seq=seq,
+        type="?",
+        turn=0,
+        step=None,
+        glyph="!",
+        summary=f"(cannot read this line: {reason})",
+        size=0,
+        error=True,
+        replacement=None,
+        surface_type=False,
+        unit="B",
+    )
+
+
 BLOCK_GLYPH = "●"  # a streamed block: the answer (text, reasoning, tool-call arguments) as it streamed
 
 

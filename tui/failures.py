@@ -1,0 +1,42 @@
+"""What a worker that reads events back from the log does when the file no longer holds what was projected.
+
+A big log's events are read back from the file on demand. When the file was cut short, replaced or became
+unreadable under a view that does not follow it (``--no-follow``), or before the follower noticed, that read
+fails; the operator gets a notification saying so, and the app stays up.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
+
+from textual.dom import DOMNode
+
+from core.errors import TapedeckError
+
+P = ParamSpec("P")
+N = TypeVar("N", bound=DOMNode)
+LOG_CHANGED = "The log changed under this view"
+READ_ERRORS = (TapedeckError, OSError)
+
+
+def report_log_failure(node: DOMNode, error: BaseException) -> None:
+    """Tell the operator a read of the log failed and why (UI thread)."""
+    node.app.notify(f"{error}. Reopen the log to read it again.", title=LOG_CHANGED, severity="error", timeout=15)
+
+
+def reads_log(method: Callable[Concatenate[N, P], None]) -> Callable[Concatenate[N, P], None]:
+    """Wrap a thread worker's body: a failed read of the log becomes a notification, not a crash."""
+
+    @functools.wraps(method)
+    def body(node: N, *args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            method(node, *args, **kwargs)
+        except READ_ERRORS as exc:
+            node.app.call_from_thread(report_log_failure, node, exc)
+
+    return body
+
+
+__all__ = ["LOG_CHANGED", "READ_ERRORS", "reads_log", "report_log_failure"]
