@@ -75,8 +75,7 @@ class Request:
     usage: dict[str, int] | None = None  # what the log recorded for this attempt
     sources: dict[str, str] = field(default_factory=dict)  # per setting (SETTINGS): where its value came from
     prompt: bytes | bytearray | None = field(default=None, repr=False, compare=False)  # request_diff.prompt_bytes
-    # one wire message as prompt bytes (``orjson.dumps``, or a cache the requests of one pass share)
-    render: Callable[[dict[str, Any]], bytes] = field(default=orjson.dumps, repr=False, compare=False)
+    cache: WireCache | None = field(default=None, repr=False, compare=False)  # of the pass that built it
 
     @property
     def wire(self) -> list[dict[str, Any]]:
@@ -270,7 +269,39 @@ def request_points(
     return points
 
 
+def prompt_head(request: Request) -> list[bytes]:
+    """The start of ``prompt_parts``: the system message (when the request has one) and the tools."""
+    system = [m for m in request.wire[:1] if m.get("role") == "system"]
+    return [*map(orjson.dumps, system), orjson.dumps(request.body.get("tools") or [])]
+
+
+def _iter_parts(request: Request) -> Iterator[bytes]:
+    head = prompt_head(request)
+    yield from head
+    yield from map(orjson.dumps, request.wire[len(head) - 1 :])
+
+
+def prompt_parts(request: Request) -> list[bytes]:
+    """The request as the provider renders it, in order: the system message, the tools, the other messages."""
+    return list(_iter_parts(request))
+
+
+def prompt_bytes(request: Request) -> bytes | bytearray:
+    """``prompt_parts`` joined: what ``request_diff``'s break offset counts in (rendered once per request, part
+    by part, then kept on it)."""
+    if request.prompt is None:
+        if request.cache is not None:
+            request.prompt = request.cache.prompt(request)
+        else:
+            prompt = bytearray()
+            for part in _iter_parts(request):
+                prompt += part
+            request.prompt = prompt
+    return request.prompt
+
+
 Mark = tuple[int, tuple[str, ...], tuple[dict[str, Any], ...]]
+Rendered = tuple[bytearray, list[int], int]  # a prompt, where each wire message after its head ends, head bytes
 
 
 class WireCache:
@@ -279,8 +310,9 @@ class WireCache:
 
     ``convert`` resumes the chat-completions conversion after the longest run of messages the last request
     shares with this one (the same message objects: a pass that keeps the surface's events hands out the same
-    ones), and ``render`` serializes a wire message once while requests still carry it. Both give exactly
-    what ``to_openai_messages`` and ``orjson.dumps`` give.
+    ones); ``prompt`` renders the last converted request's prompt from the prompt of the one before it up to
+    the wire messages they share, and ``known_prefix`` tells ``request_diff`` how much of it is known to match.
+    Each gives exactly what the plain conversion and rendering give.
     """
 
     def __init__(self) -> None:
@@ -288,7 +320,11 @@ class WireCache:
         self.messages: list[dict[str, Any]] = []  # the last request's messages
         self.marks: list[Mark] = []  # where its conversion stood after each of them
         self.out: list[dict[str, Any]] = []  # its conversion before the unanswered calls were settled
-        self.rendered: dict[int, tuple[dict[str, Any], bytes]] = {}  # id of a wire message: it, its bytes
+        self.wire: list[dict[str, Any]] | None = None  # its wire messages
+        self.shared = 0  # how many of them start the wire of the request converted before it
+        self.base: Rendered | None = None  # the prompt of the request before it, if it was rendered
+        self.rendered: Rendered | None = None  # its own prompt, once rendered
+        self.known: tuple[bytes | bytearray, bytes | bytearray, int] = (b"", b"", 0)  # (old, new, bytes alike)
         self.converted = 0  # messages converted, over every request: the work done, counted
 
     def convert(self, system: str | None, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -303,24 +339,44 @@ class WireCache:
             conversion, marks = OpenAIMessages.resume(self.out, self.marks[same - 1]), self.marks[:same]
         else:
             conversion, marks = OpenAIMessages(system), []
+        self.shared = len(conversion.out)
         for message in messages[same:]:
             conversion.add(message)
             marks.append(conversion.mark())
         self.converted += len(messages) - same
         self.system, self.messages, self.marks, self.out = system, list(messages), marks, conversion.out
-        wire = conversion.result()
-        rendered = self.rendered
-        self.rendered = {id(m): hit for m in wire if (hit := rendered.get(id(m))) is not None}
-        return wire
+        self.wire = conversion.result()
+        self.base, self.rendered = self.rendered, None
+        return self.wire
 
-    def render(self, message: dict[str, Any]) -> bytes:
-        """``orjson.dumps(message)``, kept while the last converted request carries ``message``."""
-        hit = self.rendered.get(id(message))
-        if hit is not None and hit[0] is message:
-            return hit[1]
-        data = orjson.dumps(message)
-        self.rendered[id(message)] = (message, data)
-        return data
+    def prompt(self, request: Request) -> bytearray:
+        """``prompt_bytes`` of ``request``: from the previous prompt up to what the two share, when ``request``
+        is the last one converted."""
+        head = prompt_head(request)
+        skip = len(head) - 1  # wire messages in the head: the system message, if any
+        prompt = bytearray().join(head)
+        head_bytes = len(prompt)
+        ends: list[int] = []  # where each wire message after the head ends in the prompt
+        start = skip
+        latest = request.wire is self.wire
+        if latest and self.base is not None and self.shared > skip:
+            old, old_ends, old_head = self.base
+            if old_head == head_bytes and old[:old_head] == prompt:
+                ends = old_ends[: self.shared - skip]
+                prompt = old[: ends[-1]]
+                start = self.shared
+                self.known = (old, prompt, len(prompt))
+        for message in request.wire[start:]:
+            prompt += orjson.dumps(message)
+            ends.append(len(prompt))
+        if latest:
+            self.rendered = (prompt, ends, head_bytes)
+        return prompt
+
+    def known_prefix(self, old: bytes | bytearray, new: bytes | bytearray) -> int:
+        """How many bytes at the start of prompt ``new`` are known to equal prompt ``old``'s (0: unknown)."""
+        was, now, alike = self.known
+        return alike if was is old and now is new else 0
 
 
 def build_request(
@@ -378,7 +434,7 @@ def build_request(
         body=body,
         reasoning_effort=effort,
         sources=sources,
-        render=orjson.dumps if cache is None else cache.render,
+        cache=cache,
     )
 
 

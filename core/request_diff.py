@@ -10,47 +10,16 @@ went, or a changed request header.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import orjson
-
-from core.request import Request
+from core.request import Request, prompt_bytes, prompt_head, prompt_parts
 from core.session import Session, cut_kind
 
 CAUSE_NAMES = {"tape": "seal"}  # cut kinds whose user-facing name differs
 HEADER_CHANGE = "header change"
 PHASE_NOTE = "phase note"
 REWRITE = "rewrite"
-
-
-def _head_parts(request: Request) -> list[bytes]:
-    """The start of ``prompt_parts``: the system message (when the request has one) and the tools."""
-    system = [m for m in request.wire[:1] if m.get("role") == "system"]
-    return [*map(request.render, system), orjson.dumps(request.body.get("tools") or [])]
-
-
-def _iter_parts(request: Request) -> Iterator[bytes]:
-    head = _head_parts(request)
-    yield from head
-    yield from map(request.render, request.wire[len(head) - 1 :])
-
-
-def prompt_parts(request: Request) -> list[bytes]:
-    """The request as the provider renders it, in order: the system message, the tools, the other messages."""
-    return list(_iter_parts(request))
-
-
-def prompt_bytes(request: Request) -> bytes | bytearray:
-    """``prompt_parts`` joined: what the break offset counts in (rendered once per request, part by part, then
-    kept on it)."""
-    if request.prompt is None:
-        prompt = bytearray()
-        for part in _iter_parts(request):
-            prompt += part
-        request.prompt = prompt
-    return request.prompt
 
 
 def diff_base(request: Request) -> Request:
@@ -95,9 +64,9 @@ class RequestDiff:
 PREFIX_STEP = 1 << 16
 
 
-def _common_prefix(a: bytes | bytearray, b: bytes | bytearray) -> int:
+def _common_prefix(a: bytes | bytearray, b: bytes | bytearray, lo: int = 0) -> int:
+    """Bytes ``a`` and ``b`` share at their start, of which the first ``lo`` are known to match."""
     n = min(len(a), len(b))
-    lo = 0
     while lo < n and a[lo : lo + PREFIX_STEP] == b[lo : lo + PREFIX_STEP]:  # slices of 64 KiB, never of MBs
         lo += PREFIX_STEP
     lo, hi = min(lo, n), min(lo + PREFIX_STEP, n)
@@ -130,7 +99,7 @@ def diff_requests(before: Request | None, after: Request, session: Session) -> R
     if before is None:
         return RequestDiff(None, after, 0, len(new), True, None, None, list(after.keys))
     old = prompt_bytes(before)
-    shared = _common_prefix(old, new)
+    shared = _common_prefix(old, new, after.cache.known_prefix(old, new) if after.cache is not None else 0)
     old_keys, new_keys = set(before.keys), set(after.keys)
     removed = [k for k in before.keys if k not in new_keys]
     added = [k for k in after.keys if k not in old_keys]
@@ -154,7 +123,7 @@ def _cause(
     removed: list[int | str],
     replaced: list[tuple[int | str, int]],
 ) -> tuple[str, int | None]:
-    if _head_parts(before) != _head_parts(after):
+    if prompt_head(before) != prompt_head(after):
         return HEADER_CHANGE, after.header_seq
     first = next((i for i, (a, b) in enumerate(zip(before.keys, after.keys, strict=False)) if a != b), None)
     if first is None:

@@ -3,6 +3,7 @@ pass holds only the surface's events."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from core.log.linestore import LineStore
 from core.log.reader import read_log
 from core.log.vocabulary import SURFACE_TYPES
 from core.request import Point, Request, RequestPass, iter_requests, stream_requests
+from core.request_diff import diff_base, diff_requests, prompt_bytes, prompt_parts
 from core.session import Session
 from tests.timetravel.conftest import FIXTURE_LOGS
 
@@ -72,3 +74,32 @@ def test_a_pass_converts_each_surface_message_about_once(generated_logs: list[Pa
     requests.finish(session)
     messages = sum(1 for e in read_log(path).events if e["type"] in SURFACE_TYPES)
     assert len(session.surface) <= requests.cache.converted <= 2 * messages < sum(carried) // 3  # not per request
+
+
+def _against_scratch(path: Path) -> int:
+    """Check each request's prompt and cache break against the same rendered without the pass's ``WireCache``;
+    return how many prompts the cache rendered from the one before."""
+    last: list[Request] = []
+    reused = 0
+
+    def take(request: Request, session: Session) -> None:
+        nonlocal reused
+        plain = replace(request, cache=None, prompt=None)
+        assert prompt_bytes(request) == prompt_bytes(plain) == b"".join(prompt_parts(request))
+        assert request.cache is not None
+        if last:
+            ours, theirs = diff_requests(last[0], request, session), diff_requests(last[1], plain, session)
+            assert (ours.prefix_bytes, ours.cause, ours.cause_seq) == (theirs.prefix_bytes, theirs.cause, theirs.cause_seq)
+            reused += request.cache.known_prefix(last[0].prompt or b"", prompt_bytes(request)) > 0
+        last[:] = [diff_base(request), diff_base(plain)]
+
+    stream_requests(path, take)
+    return reused
+
+
+def test_prompts_and_cache_breaks_of_a_pass_are_those_rendered_from_scratch(
+    generated_logs: list[Path], demo_log: Path
+) -> None:
+    for path in [demo_log, *FIXTURE_LOGS]:
+        _against_scratch(path)
+    assert all(_against_scratch(path) > 20 for path in generated_logs)
