@@ -325,7 +325,30 @@ class WireCache:
         self.base: Rendered | None = None  # the prompt of the request before it, if it was rendered
         self.rendered: Rendered | None = None  # its own prompt, once rendered
         self.known: tuple[bytes | bytearray, bytes | bytearray, int] = (b"", b"", 0)  # (old, new, bytes alike)
-        self.converted = 0  # messages converted, over every request: the work done, counted
+        self.nodes: list[int] = []  # the last DSH request's surface
+        self.keyed: list[tuple[int, dict[str, Any]]] = []  # (seq, message) of its nodes that project one
+        self.counts: list[int] = []  # per node of it: how many of the keyed messages it and those before it hold
+        self.derived = self.converted = 0  # surface nodes read and messages converted, over every request
+
+    def surface_messages(self, view: Any) -> list[tuple[int, dict[str, Any]]]:
+        """``(seq, derive_message(event))`` of every surface node of ``view`` that projects a message: the last
+        request's, up to the nodes the two surfaces share (a node's message never changes)."""
+        surface = view.surface
+        shared = len(self.nodes)
+        if surface[:shared] != self.nodes:  # not only grown since
+            shared = next((i for i, (a, b) in enumerate(zip(self.nodes, surface, strict=False)) if a != b), shared)
+            shared = min(shared, len(surface))
+        keyed = self.keyed[: self.counts[shared - 1]] if shared else []
+        counts = self.counts[:shared]
+        events = view.events
+        self.derived += len(surface) - shared
+        for seq in surface[shared:]:
+            message = derive_message(events[seq])
+            if message:
+                keyed.append((seq, message))
+            counts.append(len(keyed))
+        self.nodes, self.keyed, self.counts = list(surface), keyed, counts
+        return keyed  # never changed afterwards: the next request's list is a new one
 
     def convert(self, system: str | None, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """``to_openai_messages(system, messages)``."""
@@ -412,7 +435,10 @@ def build_request(
             "toolChoice": FROM_ROUTE if route else NOT_SENT,
         }
     else:
-        keyed = [(seq, m) for seq in view.surface if (m := derive_message(view.events[seq]))]
+        if cache is None:
+            keyed = [(seq, m) for seq in view.surface if (m := derive_message(view.events[seq]))]
+        else:
+            keyed = cache.surface_messages(view)
         settings, sources = _dsh_settings(header, config)
         wanted = ModelRequest(messages=[m for _, m in keyed], system=system, tools=tools, **settings)
         effort = config.get("reasoningEffort") if sources["reasoningEffort"] != NOT_LOGGED else None

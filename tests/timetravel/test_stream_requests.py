@@ -66,14 +66,16 @@ def test_want_builds_only_the_requests_it_accepts(generated_logs: list[Path]) ->
 
 
 @pytest.mark.parametrize("which", [0, 1], ids=["short-turns", "mixed-zstd"])
-def test_a_pass_converts_each_surface_message_about_once(generated_logs: list[Path], which: int) -> None:
+def test_a_pass_reads_and_converts_each_surface_message_about_once(generated_logs: list[Path], which: int) -> None:
     path = generated_logs[which]
     carried: list[int] = []
     requests = RequestPass(lambda request, _: carried.append(len(request.messages)), keep=True)
     session = load_session(path, retain=False, readback=True, before=requests.before, observe=requests.after)
     requests.finish(session)
     messages = sum(1 for e in read_log(path).events if e["type"] in SURFACE_TYPES)
-    assert len(session.surface) <= requests.cache.converted <= 2 * messages < sum(carried) // 3  # not per request
+    cache = requests.cache
+    assert len(session.surface) <= cache.converted <= 2 * messages < sum(carried) // 3  # not per request
+    assert len(session.surface) <= cache.derived <= 2 * messages
 
 
 def _against_scratch(path: Path) -> int:
