@@ -17,7 +17,7 @@ from typing import Any
 from core.diagnostics import Diagnostic
 from core.errors import LogFormatError
 from core.log.bulk import gc_paused
-from core.log.decoder import DecodeBatch, LogDecoder
+from core.log.decoder import ChunkSink, DecodeBatch, LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
@@ -51,15 +51,16 @@ def load_session(
     found: list[Diagnostic] = []
     sessions: list[Session] = []
 
+    def start(header: dict[str, Any]) -> None:  # every item after the header goes to the session's sinks
+        sessions.append(Session(header, store, path=p, retain=isinstance(store, EventStore)))
+        decoder.sink, decoder.chunk_sink = _sinks(sessions[0], before, observe)
+
     def take(batch: DecodeBatch) -> None:
         found.extend(batch.diagnostics)
         if decoder.fatal:
             raise LogFormatError(decoder.fatal)
-        if not sessions and decoder.header is not None:
-            sessions.append(Session(decoder.header, store, path=p, retain=isinstance(store, EventStore)))
-            decoder.sink = _sink(sessions[0], before, observe)
-            for item in batch.events:  # decoded before the sink was there (in the feed that met the header)
-                decoder.sink(item)
+
+    decoder.on_header = start
 
     with gc_paused():
         try:
@@ -77,9 +78,12 @@ def load_session(
     return session
 
 
-def _sink(session: Session, before: Observer | None, observe: Observer | None) -> Callable[[Any], None]:
-    """Apply one decoded item to ``session``, between ``before`` and ``observe``."""
-    apply, apply_row = session.apply, session.apply_row
+def _sinks(
+    session: Session, before: Observer | None, observe: Observer | None
+) -> tuple[Callable[[Any], None], ChunkSink]:
+    """The decoder's ``sink`` and ``chunk_sink``: apply one decoded item to ``session``, between ``before`` and
+    ``observe``."""
+    apply, apply_row, apply_chunk = session.apply, session.apply_row, session.apply_chunk
     if before is None and observe is None:
 
         def sink(item: Any) -> None:
@@ -88,16 +92,23 @@ def _sink(session: Session, before: Observer | None, observe: Observer | None) -
             else:
                 apply(item)
 
-    else:
+        return sink, apply_chunk
 
-        def sink(item: Any) -> None:
-            if before is not None:
-                before(session, item)
-            if item.__class__ is PackedRow:
-                apply_row(item)
-            else:
-                apply(item)
-            if observe is not None:
-                observe(session, item)
+    def observed(item: Any) -> None:
+        if before is not None:
+            before(session, item)
+        if item.__class__ is PackedRow:
+            apply_row(item)
+        else:
+            apply(item)
+        if observe is not None:
+            observe(session, item)
 
-    return sink
+    def observed_chunk(event: dict[str, Any], turn: int, step: int, chunk: dict[str, Any]) -> None:
+        if before is not None:
+            before(session, event)
+        apply_chunk(event, turn, step, chunk)
+        if observe is not None:
+            observe(session, event)
+
+    return observed, observed_chunk

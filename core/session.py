@@ -377,6 +377,28 @@ class Session:
                 seq,
             )
 
+    def apply_chunk(self, event: dict[str, Any], turn: int, step: int, chunk: dict[str, Any]) -> None:
+        """Project a well-formed ``assistant/chunk`` event: ``apply(event)`` without the checks it cannot fail.
+
+        Only for an event as ``LogDecoder.chunk_sink`` gets it: valid, its envelope type, seq, time and data,
+        ``turn`` and ``step`` its ``data``'s integers, ``chunk`` its ``data.chunk`` object.
+        """
+        seq = self._count
+        if event["seq"] != seq:
+            self._diag("seq-mismatch", f"projection expected seq {seq}, got {event['seq']!r}", seq)
+        if self._retain:
+            self.events.append(event)  # type: ignore[union-attr]
+        self._count = seq + 1
+        self.counts["assistant/chunk"] += 1
+        self.streams.add(seq, turn, step, 1, delta_chars(chunk))
+        if chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
+            owner = self.turns.get(turn)
+            found = owner.steps.get(step) if owner else None
+            if found is not None:
+                found.usage = chunk["usage"]
+        self._turn_at.append(turn)
+        self._in_turn.append(self.open_turn is not None)
+
     def apply_row(self, row: PackedRow) -> None:
         """Project a packed chunk row: ``row.count`` ``assistant/chunk`` deltas from ``row.seq0`` on, unexpanded.
 

@@ -18,7 +18,7 @@ from core.log import bigjson
 from core.log.frames import FrameStream, recover_lines
 from core.log.header import HeaderError, validate_header
 from core.log.records import PackedRow, complete_event, decode_row, is_packed_row
-from core.log.validate import INVALID
+from core.log.validate import INVALID, MAX_COUNTER, chunk_problem
 from core.log.vocabulary import (
     ENVELOPE_KEYS,
     KNOWN_TYPES,
@@ -31,6 +31,12 @@ RecordHook = Callable[[int, int, int, int, int, str], None]
 """Told of each line that yields events: its first seq, how many, the file offset of the line (raw) or of the
 zstd frame it starts in, where it starts in that frame's data (zstd), its length in bytes (without the newline),
 and its events' type."""
+
+ChunkSink = Callable[[dict[str, Any], int, int, dict[str, Any]], None]
+"""Takes a well-formed ``assistant/chunk`` event with its ``data``'s turn, step and chunk (``LogDecoder.chunk_sink``)."""
+
+CHUNK = "assistant/chunk"
+_PLAIN_KEYS = frozenset({"type", "seq", "time", "data"})  # the envelope of nearly every event line
 
 
 @dataclass
@@ -68,6 +74,11 @@ class LogDecoder:
         # as it is decoded, so it is projected and dropped while its objects are still in the CPU cache; without
         # one, the batch collects them.
         self.sink: Callable[[Any], None] | None = None
+        # With ``sink`` set, a well-formed ``assistant/chunk`` event goes to ``chunk_sink`` instead when there is
+        # one (``_chunk``): nothing about it is left to check, and its consumer gets the fields it reads.
+        self.chunk_sink: ChunkSink | None = None
+        self.on_header: Callable[[dict[str, Any]], None] | None = None  # told of the header once it is decoded;
+        # it may set ``sink`` (and ``chunk_sink``), which then takes every item from line 2 on
         self._put: Callable[[Any], None] = _discard
         self._explicit_seq: bool | None = None
         self._seq_shift = 0  # declared seq minus position, after a reported discontinuity
@@ -212,6 +223,7 @@ class LogDecoder:
         (a blank, corrupt or non-object line, a multi-MB line to parse in slices) takes ``_line``.
         """
         loads, bad_json, rows, row, event = orjson.loads, orjson.JSONDecodeError, PACKED_ROW_TYPES, self._row, self._event
+        chunk = self._chunk if self.sink is not None and self.chunk_sink is not None else event
         find = data.find
         limit = bigjson.LIMIT if self.pace is not None else len(data)  # longer lines are parsed in slices
         while (nl := find(b"\n", start)) >= 0:
@@ -225,7 +237,9 @@ class LogDecoder:
                 self._line(raw, base if fixed_offset else base + start, out)
             else:
                 etype = obj.get("type")
-                if etype.__class__ is str and etype in rows:
+                if etype == CHUNK:
+                    chunk(obj, base if fixed_offset else base + start, out)
+                elif etype.__class__ is str and etype in rows:
                     row(obj, base if fixed_offset else base + start, out)
                 else:
                     event(obj, base if fixed_offset else base + start, out)
@@ -269,6 +283,9 @@ class LogDecoder:
             out.header = self.header
             self._session_id = self.session_id
             out.diagnostics.extend(warnings)
+            if self.on_header is not None:
+                self.on_header(self.header)
+                self._put = self.sink or out.events.append
             return
         if not isinstance(obj, dict):
             out.diagnostics.append(
@@ -384,6 +401,37 @@ class LogDecoder:
             self.on_record(seq, 1, offset, self._pos, self._len, etype)
         self.next_seq += 1
         self._put(ev)
+
+    def _chunk(self, ev: dict[str, Any], offset: int, out: DecodeBatch) -> None:
+        """An ``assistant/chunk`` event line. A well-formed one (the plain envelope, numbered as the stream
+        expects, integer time, valid data with integer turn and step and an object chunk) gets no diagnostic
+        and its ``complete_event`` changes nothing but its seq, so it goes straight to ``chunk_sink``; any other
+        takes ``_event``."""
+        seq = self.next_seq
+        data = ev.get("data")
+        if (
+            ev.keys() != _PLAIN_KEYS
+            or data.__class__ is not dict
+            or ev["seq"] != seq + self._seq_shift
+            or not self._explicit_seq
+            or ev["time"].__class__ is not int
+        ):
+            return self._event(ev, offset, out)
+        turn, step, chunk = data.get("turn"), data.get("step"), data.get("chunk")
+        if (
+            turn.__class__ is not int
+            or step.__class__ is not int
+            or not 0 <= turn <= MAX_COUNTER
+            or not 0 <= step <= MAX_COUNTER
+            or chunk.__class__ is not dict
+            or ((chunk.get("type") == "usage" or chunk.get("type") == "finish") and chunk_problem(data) is not None)
+        ):
+            return self._event(ev, offset, out)
+        ev["seq"] = seq  # a declared seq may be equal without being an int (True, 1.0)
+        if self.on_record is not None:
+            self.on_record(seq, 1, offset, self._pos, CHUNK)
+        self.next_seq = seq + 1
+        self.chunk_sink(ev, turn, step, chunk)  # type: ignore[misc]
 
     @staticmethod
     def _rejected(etype: str, offset: int, seq: int, out: DecodeBatch) -> None:

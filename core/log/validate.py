@@ -155,7 +155,8 @@ def _tool_result(data: dict[str, Any]) -> str | None:
     return _message(data["message"], "data.message")
 
 
-def _chunk(data: dict[str, Any]) -> str | None:
+def chunk_problem(data: dict[str, Any]) -> str | None:
+    """What makes the ``data`` of an ``assistant/chunk`` event unsafe to read, or None."""
     problem = _step_scoped(data)
     if problem:
         return problem
@@ -226,7 +227,7 @@ _CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "user/message": _user_message,
     "assistant/message": _assistant_message,
     "tool/result": _tool_result,
-    "assistant/chunk": _chunk,
+    "assistant/chunk": chunk_problem,
     "request/header": _request_header,
     "agent/inbox/spliced": _spliced,
     "tool/code-dispatch": _code_dispatch,
