@@ -429,7 +429,7 @@ class LogDecoder:
             return self._event(ev, offset, out)
         ev["seq"] = seq  # a declared seq may be equal without being an int (True, 1.0)
         if self.on_record is not None:
-            self.on_record(seq, 1, offset, self._pos, CHUNK)
+            self.on_record(seq, 1, offset, self._pos, self._len, CHUNK)
         self.next_seq = seq + 1
         self.chunk_sink(ev, turn, step, chunk)  # type: ignore[misc]
 
