@@ -26,7 +26,7 @@ class PackedRow:
     when someone reads it.
     """
 
-    __slots__ = ("seq0", "count", "turn", "step", "_kind", "_data", "_pieces", "_times")
+    __slots__ = ("seq0", "count", "turn", "step", "chars", "_kind", "_data", "_pieces", "_times")
 
     def __init__(self, row: dict[str, Any], seq0: int, time0: int) -> None:
         """Validate ``row`` (RecordError names what is wrong); its members get ``seq0``… and times from ``time0``."""
@@ -37,29 +37,33 @@ class PackedRow:
         pieces = data.get("args" if kind == "tool-call-chunks" else "texts")
         dt = data.get("dt")
         # set(map(type, …)) checks a whole list in C; orjson gives exact str/int/bool, and bool is no dt
-        if not isinstance(pieces, list) or not pieces or set(map(type, pieces)) != {str}:
+        try:  # join checks every member is a str in C (orjson gives exact str) and measures them at once
+            chars = len("".join(pieces)) if isinstance(pieces, list) and pieces else -1
+        except TypeError:
+            chars = -1
+        if chars < 0:
             raise RecordError(f"malformed {kind} row: members must be a non-empty list of strings")
         if not isinstance(dt, list) or len(dt) != len(pieces) - 1 or (dt and set(map(type, dt)) != {int}):
             raise RecordError(f"malformed {kind} row: dt must hold {len(pieces) - 1} integers")
         turn, step, index = data.get("turn"), data.get("step"), data.get("index")
-        if not (_counter(turn) and _counter(step) and _int(index)):
+        if not (  # exact ints first: the common case without a call
+            (turn.__class__ is int and step.__class__ is int and index.__class__ is int
+             and 0 <= turn <= MAX_COUNTER and 0 <= step <= MAX_COUNTER)
+            or (_counter(turn) and _counter(step) and _int(index))
+        ):  # fmt: skip
             raise RecordError(f"malformed {kind} row: turn, step and index must be integers from 0 to {MAX_COUNTER}")
         name = data.get("name")
         if name is not None and not isinstance(name, str):
             raise RecordError(f"malformed {kind} row: name must be a string")
         self.seq0 = seq0
         self.count = len(pieces)
+        self.chars = chars  # code points of every member's delta (text or tool-call arguments)
         self.turn: int = turn
         self.step: int = step
         self._kind = kind
         self._data = data
         self._pieces = pieces
         self._times: list[int] | tuple[int, list[int]] = (time0, dt)
-
-    @property
-    def chars(self) -> int:
-        """Code points of every member's delta (text or tool-call arguments), counted without building members."""
-        return sum(map(len, self._pieces))
 
     def times(self) -> list[int]:
         """Every member's time (``time0`` plus the running sum of ``dt``), computed once."""
