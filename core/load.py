@@ -11,13 +11,13 @@ also notes where each line is (``core.log.linestore``), so ``session.events[seq]
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from core.diagnostics import Diagnostic
 from core.errors import LogFormatError
 from core.log.bulk import gc_paused
-from core.log.decoder import ChunkSink, DecodeBatch, LogDecoder
+from core.log.decoder import CHUNK, ChunkSink, DecodeBatch, LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
@@ -35,13 +35,15 @@ def load_session(
     observe: Observer | None = None,
     before: Observer | None = None,
     readback: bool = False,
+    observe_types: Collection[str] | None = None,
 ) -> Session:
     """Project a whole log file or session directory (raw or zstd).
 
     ``retain=False`` keeps no event: ``session.events`` stays empty, or with ``readback`` is a ``LineStore``
     that reads events back from the file by seq (also while the pass runs, for every line decoded so far).
     ``before(session, item)`` and ``observe(session, item)`` are called right before and right after each
-    event dict or ``PackedRow`` is applied. Diagnostics come out as a full read gives them: the decoder's
+    event dict or ``PackedRow`` is applied; with ``observe_types`` only for the items of those types (a
+    ``PackedRow`` is of type ``assistant/chunk``). Diagnostics come out as a full read gives them: the decoder's
     first, then the projection's. Raises LogFormatError only when no header is usable.
     """
     p = resolve_log_path(path)
@@ -53,7 +55,7 @@ def load_session(
 
     def start(header: dict[str, Any]) -> None:  # every item after the header goes to the session's sinks
         sessions.append(Session(header, store, path=p, retain=isinstance(store, EventStore)))
-        decoder.sink, decoder.chunk_sink = _sinks(sessions[0], before, observe)
+        decoder.sink, decoder.chunk_sink = _sinks(sessions[0], before, observe, observe_types)
 
     def take(batch: DecodeBatch) -> None:
         found.extend(batch.diagnostics)
@@ -79,10 +81,10 @@ def load_session(
 
 
 def _sinks(
-    session: Session, before: Observer | None, observe: Observer | None
+    session: Session, before: Observer | None, observe: Observer | None, types: Collection[str] | None
 ) -> tuple[Callable[[Any], None], ChunkSink]:
     """The decoder's ``sink`` and ``chunk_sink``: apply one decoded item to ``session``, between ``before`` and
-    ``observe``."""
+    ``observe`` when it is of one of ``types`` (any type when None)."""
     apply, apply_row, apply_chunk = session.apply, session.apply_row, session.apply_chunk
     if before is None and observe is None:
 
@@ -94,14 +96,18 @@ def _sinks(
 
         return sink, apply_chunk
 
+    chunks = types is None or CHUNK in types
+
     def observed(item: Any) -> None:
-        if before is not None:
+        row = item.__class__ is PackedRow
+        seen = chunks if row else types is None or item["type"] in types
+        if seen and before is not None:
             before(session, item)
-        if item.__class__ is PackedRow:
+        if row:
             apply_row(item)
         else:
             apply(item)
-        if observe is not None:
+        if seen and observe is not None:
             observe(session, item)
 
     def observed_chunk(event: dict[str, Any], turn: int, step: int, chunk: dict[str, Any]) -> None:
@@ -111,4 +117,4 @@ def _sinks(
         if observe is not None:
             observe(session, event)
 
-    return observed, observed_chunk
+    return observed, observed_chunk if chunks else apply_chunk

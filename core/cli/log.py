@@ -140,7 +140,9 @@ def _surface(args: argparse.Namespace) -> None:
         if args.at is not None and not at and session.next_seq > args.at:
             at.append(surface_rows(session, kept.__getitem__))
 
-    session = load_session(args.path, retain=False, observe=observe)
+    # without --at only surface events matter: the rest (nearly every item) is projected without a call
+    types = SURFACE_TYPES if args.at is None else None
+    session = load_session(args.path, retain=False, observe=observe, observe_types=types)
     if args.at is None and args.json:  # printed row by row: the whole JSON text is never held at once
         out = JsonList()
         for row in iter_surface_rows(session, kept.__getitem__):

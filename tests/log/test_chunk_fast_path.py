@@ -5,9 +5,9 @@
 ``LogDecoder._event`` → ``Session.apply`` path. Fed chunk events mutated in every way the fused path must
 notice (missing or odd seqs, extra or missing envelope keys, non-integer time, bool or out-of-range turns,
 invalid usage or finish data, a chunk that is no object …) among turns and steps that own them, a streaming
-load (with and without observers; retaining events, reading them back from the file, or neither) must end in
-the projection and diagnostics of a one-shot read projected event by event, and its observers and its events
-must give the very events that read gives.
+load (with and without observers, of every type or some; retaining events, reading them back from the file,
+or neither) must end in the projection and diagnostics of a one-shot read projected event by event, and its
+observers and its events must give the very events that read gives.
 """
 
 from __future__ import annotations
@@ -139,28 +139,35 @@ def _chunk(seq: int | None = None, **data: Any) -> dict[str, Any]:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(lines=log_lines(), observed=st.booleans(), store=st.sampled_from(["none", "retain", "readback"]))
-@example(lines=[_chunk(0), _chunk()], observed=False, store="none")  # the first seq makes later ones required
-@example(lines=[_chunk(0), _chunk(3), _chunk(2), _chunk(4)], observed=False, store="none")  # renumbered from a gap
-@example(lines=[_chunk(0, turn=True), _chunk(1, step=-1), _chunk(2, step=2**31)], observed=False, store="none")
+@given(
+    lines=log_lines(),
+    observed=st.sampled_from([None, "all", "assistant/chunk", "step/start"]),
+    store=st.sampled_from(["none", "retain", "readback"]),
+)
+@example(lines=[_chunk(0), _chunk()], observed=None, store="none")  # the first seq makes later ones required
+@example(lines=[_chunk(0), _chunk(3), _chunk(2), _chunk(4)], observed=None, store="none")  # renumbered from a gap
+@example(lines=[_chunk(0, turn=True), _chunk(1, step=-1), _chunk(2, step=2**31)], observed=None, store="none")
 @example(
     lines=[{"type": "turn/start", "seq": 0, "data": {"turn": 1}}, {"type": "step/start", "seq": 1, "data": {"turn": 1, "step": 1}},
            _chunk(2, chunk={"type": "text-delta", "text": "ab"}), _chunk(3, chunk={"type": "tool-call-delta", "argumentsDelta": "c"}),
            _chunk(4, chunk={"type": "usage", "usage": {"inputTokens": 2}}), {"type": "turn/end", "seq": 5, "data": {"turn": 1}},
            _chunk(6, chunk={"type": "finish", "reason": {"kind": "error", "failure": {"message": "x"}}})],
-    observed=True, store="retain",
+    observed="all", store="retain",
 )  # fmt: skip
 def test_the_fused_chunk_path_projects_as_the_general_path(
-    tmp_path: Path, lines: list[dict[str, Any]], observed: bool, store: str
+    tmp_path: Path, lines: list[dict[str, Any]], observed: str | None, store: str
 ) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in [HEADER, *lines]))
     full, events = _one_shot(path)
     seen: list[Any] = []
     observe = (lambda s, item: seen.append(item.events() if type(item) is PackedRow else [item])) if observed else None
-    fused = load_session(path, retain=store == "retain", readback=store == "readback", observe=observe)
+    types = None if observed in (None, "all") else {observed}
+    fused = load_session(
+        path, retain=store == "retain", readback=store == "readback", observe=observe, observe_types=types
+    )
     assert _state(fused) == _state(full)
-    if observed:
-        assert [event for batch in seen for event in batch] == events
+    if observed:  # every event of the types observed, in order (a packed row stands for its members)
+        assert [event for batch in seen for event in batch] == [e for e in events if not types or e["type"] in types]
     if store != "none":  # kept, or read back from where the decoder said each line is
         assert [fused.events[seq] for seq in range(fused.next_seq)] == events
