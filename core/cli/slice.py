@@ -17,7 +17,7 @@ from core.cli.fold import effective_config
 from core.errors import TapedeckError
 from core.load import load_session
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
-from core.policies.read_index import index_reads
+from core.policies.read_index import ReadIndex, index_reads
 from core.policies.recall import (
     RECALL_SEARCH_TOOL,
     RECALL_STEP_TOOL,
@@ -62,7 +62,7 @@ def _render_seal(report: dict[str, Any]) -> str:
 
 
 def _seal(args: argparse.Namespace) -> None:
-    session = load_session(args.path, retain=False, readback=True, observe=index_reads)
+    session = load_session(args.path, retain=False, readback=True, observe=index_reads, observe_types=ReadIndex.TYPES)
     overrides = []
     if args.keep_recent_turns is not None:
         overrides.append(f"history.keepRecentTurns={args.keep_recent_turns}")
