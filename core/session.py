@@ -132,14 +132,13 @@ def _earlier_seqs(sources: Any, seq: int) -> bool:
     assistant message names every chunk it was streamed from."""
     if not isinstance(sources, list):
         return False
-    if not sources:
-        return True
-    if set(map(type, sources)) <= _INT_TYPES:
-        return min(sources) >= 0 and max(sources) < seq
-    return not any(not isinstance(s, int) or s >= seq or s < 0 for s in sources)
+    try:  # takes ints (and bools) from 0 to 2**64 - 1 only: a negative, huge, float, string or null raises
+        array("Q", sources)
+    except (TypeError, OverflowError):
+        return False
+    return not sources or max(sources) < seq
 
 
-_INT_TYPES = {int, bool}
 # the events that name their own turn
 _OWN_TURN = frozenset({"assistant/message", "tool/result", "tool/call", "assistant/chunk"})
 
