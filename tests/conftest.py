@@ -1,7 +1,9 @@
-"""Shared test fixtures: where the real DSH logs are."""
+"""Shared test fixtures: where the real DSH logs are, and host hygiene (a test closes every host it starts)."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,3 +27,18 @@ def _simulated_hosts_exit() -> Iterator[None]:
     from tests.tui.logs import release_hosts
 
     release_hosts()
+
+
+HOST_THREADS = ("tapedeck-inbox", "prolong")  # what a host runs beside the loop until ``close``
+
+
+@pytest.fixture(autouse=True)
+def _hosts_are_closed() -> Iterator[None]:
+    """Fail a test that leaves a host's inbox watcher or prolong writer running (it never closed the host)."""
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 2.0
+    while left := [t.name for t in threading.enumerate() if t not in before and t.name.startswith(HOST_THREADS)]:
+        if time.monotonic() > deadline:
+            pytest.fail(f"the test left host threads running (close its hosts): {', '.join(sorted(left))}")
+        time.sleep(0.01)

@@ -31,8 +31,10 @@ def test_the_log_holds_the_effective_config(tmp_path: Path) -> None:
 
 def test_prompt_order_moves_the_prolong_section(tmp_path: Path) -> None:
     # Seed 003: "PRO-LONG 提示词 | ctx.systemPrompt.section() | order=150"; seed 001's rewind section is order 151.
-    default = _host(tmp_path / "a", {}).hooks.system_prompt()
-    late = _host(tmp_path / "b", {"prolong": {"promptOrder": 160}}).hooks.system_prompt()
+    hosts = [_host(tmp_path / "a", {}), _host(tmp_path / "b", {"prolong": {"promptOrder": 160}})]
+    default, late = (host.hooks.system_prompt() for host in hosts)
+    for host in hosts:
+        host.close()
     marker_prolong, marker_rewind = "Session record:", "Checkpoints and folding:"
     assert default.index(marker_prolong) < default.index(marker_rewind)
     assert late.index(marker_prolong) > late.index(marker_rewind)

@@ -48,6 +48,7 @@ def test_deepseek_chat_gets_its_own_output_limit_not_the_class_cap(tmp_path: Pat
     said: list[str] = []
     host = _host(tmp_path, model, {}, said)
     host.run()
+    host.close()
     limit = limits_for("deepseek-chat").max_output_tokens
     assert server.received[0].body["max_tokens"] == limit < 65_536
     (route,) = _routes(host)
@@ -67,6 +68,7 @@ def test_the_clamp_is_reported_once_however_many_steps_it_applies_to(tmp_path: P
     said: list[str] = []
     host = _host(tmp_path, _scripted(tmp_path, 3, maxOutputTokens=4096), {}, said)
     host.run()
+    host.close()
     assert {r["caps"]["maxTokens"] for r in _routes(host)} == {4096}
     assert sum("65536" in line for line in said) == 1
 
@@ -76,6 +78,7 @@ def test_model_config_overrides_the_limit_of_any_openai_compatible_model(tmp_pat
     config = {"model": {"maxOutputTokens": 2000, "contextWindow": 50_000}}
     host = _host(tmp_path, _scripted(tmp_path, 1), config, said)
     host.run()
+    host.close()
     (route,) = _routes(host)
     assert route["caps"]["maxTokens"] == 2000 and route["pressure"] is not None
 
@@ -85,6 +88,7 @@ def test_pressure_selects_a_prune_tier_before_its_step(tmp_path: Path) -> None:
     said: list[str] = []
     host = _host(tmp_path, _scripted(tmp_path, 1, contextWindow=1000), {}, said)
     host.run()
+    host.close()
     (route,) = _routes(host)
     assert route["step"] == 1 and route["pressure"] >= 0.75 and route["pruneLevel"] == "critical"
 
@@ -93,6 +97,7 @@ def test_without_a_known_window_pressure_stays_off(tmp_path: Path) -> None:
     said: list[str] = []
     host = _host(tmp_path, _scripted(tmp_path, 1), {}, said)
     host.run()
+    host.close()
     (route,) = _routes(host)
     assert route["pressure"] is None and route["pruneLevel"] is None
     assert route["caps"] == {"maxTokens": 65_536}

@@ -45,6 +45,7 @@ def test_a_configured_route_other_than_the_agents_own_is_served_on_the_same_endp
     [received] = server.received
     assert received.body["model"] == "deepseek-reasoner"
     assert received.headers["authorization"] == "Bearer sk-test"
+    host.close()
 
 
 def test_without_an_override_the_report_uses_the_sessions_route(tmp_path: Path, server: ChatServer) -> None:
@@ -52,6 +53,7 @@ def test_without_an_override_the_report_uses_the_sessions_route(tmp_path: Path, 
     server.push(text_reply("## Findings\n- x"))
     host.hooks.report_writer().write(ReportRequest(messages=[USER], folded_chars=500, route=("deepseek", "deepseek-chat")))
     assert server.received[0].body["model"] == "deepseek-chat"
+    host.close()
 
 
 def test_a_report_endpoint_of_its_own_gets_the_report_with_its_own_key(
@@ -71,6 +73,7 @@ def test_a_report_endpoint_of_its_own_gets_the_report_with_its_own_key(
         [received] = reports.received
         assert received.body["model"] == "qwen-small"
         assert received.headers["authorization"] == "Bearer sk-report"
+        host.close()
 
 
 def test_a_report_endpoint_whose_key_variable_is_unset_fails_the_report_naming_it(
@@ -85,6 +88,7 @@ def test_a_report_endpoint_whose_key_variable_is_unset_fails_the_report_naming_i
     with pytest.raises(ReportError, match="TAPEDECK_TEST_REPORT_KEY is not set"):
         host.hooks.report_writer().write(request)
     assert server.received == []
+    host.close()
 
 
 @pytest.mark.parametrize(

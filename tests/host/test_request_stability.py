@@ -37,6 +37,7 @@ def _run(tmp_path: Path, steps: int) -> tuple[AgentHost, RecordingModel]:
     host = AgentHost.create(tmp_path / "root", model, load_config(None), HostOptions(workspace=tmp_path / "ws"),
                             tasks=[TASK])  # fmt: skip
     host.run()
+    host.close()
     return host, model
 
 

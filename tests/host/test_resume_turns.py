@@ -60,6 +60,17 @@ def _resume(tmp_path: Path, log: Path, provider: str, config: Any = None) -> Age
     )
 
 
+def _kill(host: AgentHost) -> None:
+    """What a killed host leaves: its log as written so far, and nobody watching its inbox any more (its
+    watcher ends without answering anything, as a dead process would; log.txt is flushed, which these tests
+    do not look at)."""
+    host.writer.close()
+    host.operator._closing.set()
+    if host.operator._thread is not None:
+        host.operator._thread.join()
+    host.hooks.close()
+
+
 def _cut(log: Path, keep: int) -> None:
     """Keep the header and events 0..keep-1 (a raw log): what a kill right after event keep-1 leaves."""
     lines = log.read_bytes().splitlines(keepends=True)
@@ -90,7 +101,7 @@ def test_a_turn_whose_prompt_never_reached_the_log_is_run_with_its_prompt(tmp_pa
     host.append(
         [{"type": "turn/start", "data": {"turn": 1}}, {"type": "step/start", "data": {"turn": 1, "step": 1}}]
     )
-    host.writer.close()  # killed before the prompt was written
+    _kill(host)  # killed before the prompt was written
 
     outcomes = _finish(_resume(tmp_path, log, provider))
 
@@ -164,7 +175,7 @@ def test_a_steering_message_queued_for_the_next_turn_survives_a_crash(tmp_path: 
     assert [o.reason["kind"] for o in host.run()] == ["completed"]
     request_id = _queue_steer(host, "Operator: also check b.txt")
     log = host.writer.path
-    host.writer.close()  # killed after acknowledging the steer, before its turn began
+    _kill(host)  # killed after acknowledging the steer, before its turn began
 
     outcomes = _finish(_resume(tmp_path, log, provider))
 
@@ -182,7 +193,7 @@ def test_a_steered_turn_that_lost_its_prompt_gets_the_steer(tmp_path: Path) -> N
     _queue_steer(host, "Operator: stop after this")
     host.append([{"type": "turn/start", "data": {"turn": 2}}])
     log = host.writer.path
-    host.writer.close()
+    _kill(host)
 
     outcomes = _finish(_resume(tmp_path, log, provider))
 
@@ -208,7 +219,7 @@ def test_a_turn_whose_prompt_cannot_be_known_ends_interrupted(tmp_path: Path) ->
     host.run()
     host.append([{"type": "turn/start", "data": {"turn": 2}}])
     log = host.writer.path
-    host.writer.close()
+    _kill(host)
 
     outcomes = _finish(_resume(tmp_path, log, provider))
 
@@ -336,7 +347,7 @@ def test_a_steer_acknowledged_for_the_next_step_survives_a_crash(tmp_path: Path)
     [outcome] = [e for e in host.session.events if e["type"] == "tapedeck/control"]
     assert outcome["data"]["detail"]["queued"] == "next step"
     log = host.writer.path
-    host.writer.close()  # killed before that step
+    _kill(host)  # killed before that step
 
     _finish(_resume(tmp_path, log, provider))
 

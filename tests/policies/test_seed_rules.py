@@ -7,6 +7,7 @@ import ast
 import functools
 import json
 import re
+from contextlib import closing
 from pathlib import Path
 
 from core.config import validate_config
@@ -101,6 +102,7 @@ def _host_run(tmp_path: Path, responses: list[dict[str, object]], raw_config: di
     host = AgentHost.create(tmp_path / "root", ScriptedModel(script), validate_config(raw_config), options,
                             tasks=["Rename timeoutLabel in src/view.ts"])  # fmt: skip
     host.run()
+    host.close()
     return host, said
 
 
@@ -181,7 +183,8 @@ def test_system_prompt_sections_follow_the_seed_orders(tmp_path: Path) -> None:
     past 151 moves prolong after rewind."""
 
     def order(raw: dict[str, object], name: str) -> list[str]:
-        prompt = _bare_host(tmp_path, raw, name).hooks.system_prompt()
+        with closing(_bare_host(tmp_path, raw, name)) as host:
+            prompt = host.hooks.system_prompt()
         marks = {"slice": "<slice>", "rewind": "Checkpoints and folding:", "prolong": "log.txt"}
         return sorted(marks, key=lambda section: prompt.index(marks[section]))
 
@@ -193,13 +196,15 @@ def test_with_folding_off_recall_step_is_not_offered(tmp_path: Path) -> None:
     """§1.h ``fold.enabled``: false registers only ``expand_result`` of the fold's tools (no ``recall_step``)."""
 
     def names(raw: dict[str, object], name: str) -> set[str]:
-        return {schema["name"] for schema in _bare_host(tmp_path, raw, name).hooks.tool_schemas()}
+        with closing(_bare_host(tmp_path, raw, name)) as host:
+            return {schema["name"] for schema in host.hooks.tool_schemas()}
 
     assert {"expand_result", "recall_step", "recall_turn", "recall_search"} <= names({}, "on")
     off = names({"slice": {"fold": {"enabled": False}}}, "off")
     assert {"expand_result", "recall_turn", "recall_search"} <= off
     assert "recall_step" not in off
-    prompt = _bare_host(tmp_path, {"slice": {"fold": {"enabled": False}}}, "off-prompt").hooks.system_prompt()
+    with closing(_bare_host(tmp_path, {"slice": {"fold": {"enabled": False}}}, "off-prompt")) as host:
+        prompt = host.hooks.system_prompt()
     assert "recall_step" not in prompt and "recall_turn" in prompt
 
 
