@@ -36,13 +36,13 @@ class PackedRow:
             raise RecordError(f"malformed {kind} row: data is not an object")
         pieces = data.get("args" if kind == "tool-call-chunks" else "texts")
         dt = data.get("dt")
-        # set(map(type, …)) checks a whole list in C; orjson gives exact str/int/bool, and bool is no dt
         try:  # join checks every member is a str in C (orjson gives exact str) and measures them at once
             chars = len("".join(pieces)) if isinstance(pieces, list) and pieces else -1
         except TypeError:
             chars = -1
         if chars < 0:
             raise RecordError(f"malformed {kind} row: members must be a non-empty list of strings")
+        # set(map(type, …)) checks a whole list in C; orjson gives exact str/int/bool, and bool is no dt
         if not isinstance(dt, list) or len(dt) != len(pieces) - 1 or (dt and set(map(type, dt)) != {int}):
             raise RecordError(f"malformed {kind} row: dt must hold {len(pieces) - 1} integers")
         turn, step, index = data.get("turn"), data.get("step"), data.get("index")
