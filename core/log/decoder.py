@@ -36,7 +36,6 @@ ChunkSink = Callable[[dict[str, Any], int, int, dict[str, Any]], None]
 """Takes a well-formed ``assistant/chunk`` event with its ``data``'s turn, step and chunk (``LogDecoder.chunk_sink``)."""
 
 CHUNK = "assistant/chunk"
-_PLAIN_KEYS = frozenset({"type", "seq", "time", "data"})  # the envelope of nearly every event line
 
 
 @dataclass
@@ -409,12 +408,12 @@ class LogDecoder:
         takes ``_event``."""
         seq = self.next_seq
         data = ev.get("data")
-        if (
-            ev.keys() != _PLAIN_KEYS
+        if (  # four keys, of which type, seq, time and data are there: the plain envelope
+            len(ev) != 4
             or data.__class__ is not dict
-            or ev["seq"] != seq + self._seq_shift
+            or ev.get("seq") != seq + self._seq_shift
             or not self._explicit_seq
-            or ev["time"].__class__ is not int
+            or ev.get("time").__class__ is not int
         ):
             return self._event(ev, offset, out)
         turn, step, chunk = data.get("turn"), data.get("step"), data.get("chunk")
