@@ -21,15 +21,14 @@ from core import __version__
 from core.config import PolicyConfig
 from core.control import INBOX_NAME, inbox_path
 from core.errors import TapedeckError
+from core.host.file_calls import FILE_BEFORE, FILE_TOOLS, file_before, settle
 from core.host.hooks import PolicyHooks, StepPlan
 from core.host.messages import tool_result, user_message
 from core.host.operator import Operator
 from core.host.resume import (
-    EDIT_TOOL,
     HOST_EVENT,
     REPEATABLE_TOOLS,
     committed_rewind,
-    edit_not_applied,
     last_step,
     prompt_logged,
     recorded_workspace,
@@ -37,7 +36,7 @@ from core.host.resume import (
     tools_allowed,
     turn_steer,
 )
-from core.host.toolbox import CallResult, ToolBox
+from core.host.toolbox import CallResult, ToolBox, call_result
 from core.host.tools import ToolLimits
 from core.host.tools.sandbox import shell_mode
 from core.log.writer import SessionWriter, make_header
@@ -517,32 +516,35 @@ class AgentHost:
             str(call.get("name")),
             str(call.get("arguments") or ""),
         )
-        [call_event] = self.append(
-            [
-                {
-                    "type": "tool/call",
-                    "data": {
-                        "turn": turn,
-                        "step": step,
-                        "callId": call_id,
-                        "name": name,
-                        "arguments": arguments,
-                    },
-                }
-            ]
-        )
+        data: dict[str, Any] = {"turn": turn, "step": step, "callId": call_id, "name": name, "arguments": arguments}
+        # What a file call's file was at dispatch, in the same write as the call: resume can then tell whether
+        # a call cut off mid-run changed it (core.host.file_calls).
+        before = file_before(self.toolbox, name, arguments) if name in plan.tool_names else None
+        if before is not None:
+            data[FILE_BEFORE] = before
+        [call_event] = self.append([{"type": "tool/call", "data": data}])
         self._dispatch(turn, step, call_id, name, arguments, call_event["seq"], plan)
 
     def _dispatch(
-        self, turn: int, step: int, call_id: str, name: str, arguments: str, call_seq: int, plan: StepPlan
+        self,
+        turn: int,
+        step: int,
+        call_id: str,
+        name: str,
+        arguments: str,
+        call_seq: int,
+        plan: StepPlan,
+        ran: CallResult | None = None,
     ) -> None:
-        """Run a logged call and append its result (after any policy events that must precede it)."""
+        """Run a logged call and append its result (after any policy events that must precede it); ``ran`` is
+        the result of a workspace call that already ran (a file call that landed before a crash)."""
         if name not in plan.tool_names:
             outcome = self.toolbox.unavailable(name, plan.tool_names)
         else:
             outcome = self.hooks.run_tool(name, arguments, turn, step)
             if outcome is None:
-                outcome = self.hooks.spill(self.toolbox.run(name, arguments), name, arguments, turn, step, call_id)
+                result = ran or self.toolbox.run(name, arguments)
+                outcome = self.hooks.spill(result, name, arguments, turn, step, call_id)
         self.append([*outcome.before, tool_result(turn, step, call_id, call_seq, outcome)])
 
     def _not_dispatched(self, turn: int, step: int, call: dict[str, Any]) -> None:
@@ -559,11 +561,12 @@ class AgentHost:
 
         A call the model asked for but the host never dispatched is dispatched now, since running it once is
         exactly what the model asked for. A call whose ``tool/call`` was logged was running at the crash: it
-        runs again when that cannot apply it twice (``REPEATABLE_TOOLS``, or an edit whose file still holds
-        its ``old_text``); a ``rewind`` whose fold reached the log gets the result that fold recorded, else
-        runs again; any other call may have changed the workspace, so its outcome is unknown and it gets
-        DSH's ``TOOL_OUTCOME_UNKNOWN`` result, never a second run. A step whose model call was cut short stays
-        open: ``run`` repeats that call in the same step.
+        runs again when that cannot apply it twice (``REPEATABLE_TOOLS``); a ``write_file`` or ``edit_file``
+        runs again when its file is as the call found it, and gets the result it gave when the file is as the
+        call left it (``core.host.file_calls``); a ``rewind`` whose fold reached the log gets the result that
+        fold recorded, else runs again; any other call may have changed the workspace, so its outcome is
+        unknown and it gets DSH's ``TOOL_OUTCOME_UNKNOWN`` result, never a second run. A step whose model call
+        was cut short stays open: ``run`` repeats that call in the same step.
         """
         turn_no = self.session.open_turn
         if turn_no is None:
@@ -588,8 +591,16 @@ class AgentHost:
                 continue
             outcome = committed_rewind(self.session, call.call_seq) if call.name == rewind_tool else None
             again = call.name in REPEATABLE_TOOLS or call.name == rewind_tool
-            if call.name == EDIT_TOOL:
-                again = edit_not_applied(self.toolbox.workspace, call.arguments)
+            if call.name in FILE_TOOLS:
+                before = (self.session.events[call.call_seq].get("data") or {}).get(FILE_BEFORE)
+                settled = settle(self.toolbox, call.name, call.arguments, before)
+                for name in settled.removed:
+                    self.say(f"removed {name}, left by the {call.name} the crash cut off")
+                if settled.landed is not None:
+                    self._dispatch(turn_no, step, call.call_id, call.name, call.arguments, call.call_seq, plan,
+                                   ran=call_result(settled.landed))  # fmt: skip
+                    continue
+                again = settled.again
             if outcome is None and again:
                 self._dispatch(turn_no, step, call.call_id, call.name, call.arguments, call.call_seq, plan)
                 continue

@@ -7,15 +7,11 @@ one, and how far the open turn's last step got (model call interrupted, or step 
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from core.control import CONTROL_EVENT
 from core.host.toolbox import CallResult
-from core.host.tools.workspace import Workspace
 from core.policies.adaptive import FINALIZATION, turn_routes
 from core.policies.checkpoint import CHECKPOINT_TOOL_NAME
 from core.policies.recall import RECALL_TOOLS
@@ -24,12 +20,9 @@ from core.session import Session
 
 HOST_EVENT = "tapedeck/host"
 # Calls that are safe to run again after a crash cut them off: they change nothing (workspace reads and
-# searches, the recall family), their effect and result are appended in one batch (``checkpoint``), or running
-# them twice leaves what running them once does (``write_file``: the same bytes at the same path).
-REPEATABLE_TOOLS = frozenset(
-    {"read_file", "list_dir", "glob", "grep", "write_file", *RECALL_TOOLS, CHECKPOINT_TOOL_NAME}
-)
-EDIT_TOOL = "edit_file"
+# searches, the recall family), or their effect and result are appended in one batch (``checkpoint``). File
+# calls are settled by what their file holds (``core.host.file_calls``).
+REPEATABLE_TOOLS = frozenset({"read_file", "list_dir", "glob", "grep", *RECALL_TOOLS, CHECKPOINT_TOOL_NAME})
 STEER_VIA = "tapedeck-control"
 QUEUED = "next turn"
 
@@ -162,22 +155,6 @@ def tools_allowed(session: Session, turn: int, step: int) -> bool:
     """Whether the step's logged route let the model call tools (not in the finalization phase)."""
     routes = [r for r in turn_routes(session, turn) if r.get("step") == step]
     return not routes or routes[-1].get("phase") != FINALIZATION
-
-
-def edit_not_applied(workspace: Path, arguments: str) -> bool:
-    """Whether an ``edit_file`` cut off mid-run left its file as the model saw it, so running it now is the
-    original call: ``old_text`` is still there and could not have come back with ``new_text`` (the tool
-    replaces the file in one rename, so it holds either the old text or the new)."""
-    try:
-        args = json.loads(arguments)
-        old, new, raw = args["old_text"], args["new_text"], args["path"]
-        place = Workspace(workspace)
-        path = place.resolve(raw)
-        with place.open_file(path, raw) as fd, os.fdopen(os.dup(fd), "rb") as f:
-            text = f.read().decode("utf-8")
-    except Exception:  # unreadable file or arguments: the outcome stays unknown
-        return False
-    return isinstance(old, str) and isinstance(new, str) and bool(old) and old not in new and old in text
 
 
 def committed_rewind(session: Session, call_seq: int) -> CallResult | None:

@@ -11,6 +11,7 @@ from typing import Any
 
 from core.host.tools.base import ToolLimits
 from core.host.tools.host_config import ShellSettings
+from core.host.tools.outcome import ToolOutcome
 from core.host.tools.sandbox import ShellMode, shell_mode
 
 
@@ -40,6 +41,12 @@ def parse_arguments(name: str, arguments: str) -> dict[str, Any] | CallResult:
         return CallResult(f"Error: {name} arguments must be a JSON object", True,
                            {"name": "ArgumentError", "code": "BAD_ARGUMENTS"})  # fmt: skip
     return parsed
+
+
+def call_result(outcome: ToolOutcome) -> CallResult:
+    """A workspace tool's outcome as the host logs it."""
+    error = {"name": "WorkspaceToolError", "code": outcome.error_code} if outcome.error_code else None
+    return CallResult(outcome.text, outcome.is_error, error, outcome.meta)
 
 
 class ToolBox:
@@ -85,9 +92,7 @@ class ToolBox:
         args = parse_arguments(name, arguments)
         if isinstance(args, CallResult):
             return args
-        outcome = tool.run(args, self.cancel)
-        error = {"name": "WorkspaceToolError", "code": outcome.error_code} if outcome.error_code else None
-        return CallResult(outcome.text, outcome.is_error, error, outcome.meta)
+        return call_result(tool.run(args, self.cancel))
 
     @staticmethod
     def unavailable(name: str, available: set[str]) -> CallResult:

@@ -381,10 +381,10 @@ def test_a_turn_ended_by_a_failed_model_call_ends_its_step_in_the_same_write(tmp
     assert b'"step/end"' in ending  # a kill can never land between them
 
 
-def _write_and_edit_run(tmp_path: Path) -> tuple[str, Path, list[dict[str, Any]]]:
+def _write_and_edit_run(tmp_path: Path, edit: dict[str, Any]) -> tuple[str, Path, list[dict[str, Any]]]:
     provider = _script(tmp_path, [
         {"toolCalls": [{"name": "write_file", "arguments": {"path": "b.txt", "content": "one\ntwo\n"}}]},
-        {"toolCalls": [{"name": "edit_file", "arguments": {"path": "b.txt", "old_text": "two", "new_text": "2"}}]},
+        {"toolCalls": [{"name": "edit_file", "arguments": {"path": "b.txt", **edit}}]},
         {"text": "done"},
     ])  # fmt: skip
     host = _host(tmp_path, provider, ["write then edit"])
@@ -392,18 +392,36 @@ def _write_and_edit_run(tmp_path: Path) -> tuple[str, Path, list[dict[str, Any]]
     return provider, host.writer.path, read_log(host.writer.path).events
 
 
-@pytest.mark.parametrize(("tool", "before", "runs_again"), [
-    ("write_file", None, True),  # idempotent: the same bytes at the same path
-    ("edit_file", "one\ntwo\n", True),  # old_text still there: the edit never happened
-    ("edit_file", "one\n2\n", False),  # already applied: never run twice
-])  # fmt: skip
-def test_a_file_call_cut_off_mid_run_runs_again_only_when_that_cannot_apply_it_twice(
-    tmp_path: Path, tool: str, before: str | None, runs_again: bool
+def _result_of(events: list[dict[str, Any]], call: dict[str, Any]) -> dict[str, Any]:
+    [result] = [
+        r for r in _results(events, call["data"]["name"]) if r["message"]["source"]["callId"] == call["data"]["callId"]
+    ]
+    return result
+
+
+REPLACE = {"old_text": "two", "new_text": "2"}
+# An edit that adds lines after an anchor keeps its old_text (the demo's regression test is one): the file holds
+# old_text both before and after it lands.
+APPEND = {"old_text": "two\n", "new_text": "two\nthree\n"}
+
+
+@pytest.mark.parametrize(("tool", "edit", "before"), [
+    ("write_file", REPLACE, None),  # killed before the file was created
+    ("write_file", REPLACE, "one\ntwo\n"),  # killed after: running it again writes the same bytes
+    ("edit_file", REPLACE, "one\ntwo\n"),  # killed before the edit landed
+    ("edit_file", REPLACE, "one\n2\n"),  # killed after it landed
+    ("edit_file", APPEND, "one\ntwo\n"),
+    ("edit_file", APPEND, "one\ntwo\nthree\n"),
+], ids=["write-before", "write-after", "replace-before", "replace-after", "append-before", "append-after"])  # fmt: skip
+def test_a_file_call_cut_off_mid_run_ends_as_the_uninterrupted_run_did(
+    tmp_path: Path, tool: str, edit: dict[str, Any], before: str | None
 ) -> None:
-    provider, log, events = _write_and_edit_run(tmp_path)
-    call = next(e for e in events if e["type"] == "tool/call" and e["data"]["name"] == tool)
-    _cut(log, call["seq"] + 1)
+    provider, log, events = _write_and_edit_run(tmp_path, edit)
     target = tmp_path / "ws" / "b.txt"
+    uninterrupted = target.read_text()
+    call = next(e for e in events if e["type"] == "tool/call" and e["data"]["name"] == tool)
+    expected = _result_of(events, call)
+    _cut(log, call["seq"] + 1)
     if before is None:
         target.unlink()
     else:
@@ -411,11 +429,56 @@ def test_a_file_call_cut_off_mid_run_runs_again_only_when_that_cannot_apply_it_t
 
     assert [o.reason["kind"] for o in _finish(_resume(tmp_path, log, provider))] == ["completed"]
 
-    [result] = [
-        r
-        for r in _results(read_log(log).events, tool)
-        if r["message"]["source"]["callId"] == call["data"]["callId"]
-    ]
-    unknown = (result.get("error") or {}).get("code") == "TOOL_OUTCOME_UNKNOWN"
-    assert unknown is not runs_again
-    assert target.read_text() == "one\n2\n"
+    after = read_log(log).events
+    assert target.read_text() == uninterrupted  # applied once: neither lost nor applied twice
+    result = _result_of(after, call)
+    assert (result["message"]["content"], result.get("meta"), result.get("error")) == (
+        expected["message"]["content"], expected.get("meta"), expected.get("error"),
+    )  # fmt: skip
+
+
+def test_a_write_killed_before_its_rename_leaves_no_temporary_file_behind(tmp_path: Path) -> None:
+    provider, log, events = _write_and_edit_run(tmp_path, APPEND)
+    call = next(e for e in events if e["type"] == "tool/call" and e["data"]["name"] == "edit_file")
+    _cut(log, call["seq"] + 1)
+    workspace = tmp_path / "ws"
+    (workspace / "b.txt").write_text("one\ntwo\n")
+    (workspace / ".b.txt.0123456789ab.tmp").write_text("one\ntwo\nthr")  # the kill came mid-write
+    (workspace / ".b.txt.notours.tmp").write_text("kept")
+
+    _finish(_resume(tmp_path, log, provider))
+
+    assert sorted(p.name for p in workspace.iterdir()) == [".b.txt.notours.tmp", "a.txt", "b.txt", "log.txt"]
+    assert (workspace / "b.txt").read_text() == "one\ntwo\nthree\n"
+
+
+def _without_file_before(log: Path) -> None:
+    """The log as a host from before ``fileBefore`` wrote it."""
+    lines = log.read_bytes().splitlines(keepends=True)
+    events = [json.loads(line) for line in lines[1:]]
+    for event in events:
+        event["data"].pop("fileBefore", None)
+    log.write_bytes(lines[0] + b"".join(json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in events))
+
+
+@pytest.mark.parametrize(("recorded", "before", "unknown"), [
+    (True, "zero\n", True),  # changed by something else since the call started: never guessed at
+    (False, "one\ntwo\n", False),  # an older log: new_text is not in the file, so the edit never landed
+    (False, "one\ntwo\nthree\n", True),  # an older log cannot tell this from the file before the edit
+])  # fmt: skip
+def test_an_edit_whose_file_cannot_be_told_apart_is_not_run_again(
+    tmp_path: Path, recorded: bool, before: str, unknown: bool
+) -> None:
+    provider, log, events = _write_and_edit_run(tmp_path, APPEND)
+    call = next(e for e in events if e["type"] == "tool/call" and e["data"]["name"] == "edit_file")
+    _cut(log, call["seq"] + 1)
+    if not recorded:
+        _without_file_before(log)
+    target = tmp_path / "ws" / "b.txt"
+    target.write_text(before)
+
+    _finish(_resume(tmp_path, log, provider))
+
+    result = _result_of(read_log(log).events, call)
+    assert ((result.get("error") or {}).get("code") == "TOOL_OUTCOME_UNKNOWN") is unknown
+    assert target.read_text() == (before if unknown else "one\ntwo\nthree\n")

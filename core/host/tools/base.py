@@ -146,7 +146,7 @@ class WorkspaceTool(ABC):
         ``cancel`` is the host's stop event: once it is set the call ends with an ``ABORTED`` error.
         """
         try:
-            checked = self._checked(args)
+            checked = self.checked(args)
             ctx = CallContext(self.seconds_for(checked), cancel)
             ctx.check(self.name)
             return self.execute(checked, ctx)
@@ -168,7 +168,8 @@ class WorkspaceTool(ABC):
         """The deadline of a call with these checked arguments (``ToolLimits.call_seconds`` unless overridden)."""
         return self.limits.call_seconds
 
-    def _checked(self, args: Mapping[str, Any]) -> dict[str, Any]:
+    def checked(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """``args`` with each declared parameter checked (integers made ``int``); a ToolFailure explains a bad one."""
         if not isinstance(args, Mapping):
             raise ToolFailure(INVALID_ARGUMENTS, f"{self.name} arguments must be a JSON object")
         known = {p.name: p for p in self.params}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,19 +23,22 @@ from core.host.tools.outcome import (
     ToolOutcome,
 )
 from core.host.tools.textfile import check_text, numbered_lines
+from core.host.tools.workspace import Workspace
 
 MAX_LINES_LISTED = 10
 EDIT_MAX_BYTES = 16 << 20
+TEMP_TOKEN_BYTES = 6
 
 
-def _read_text(tool: WorkspaceTool, path: Path, raw: str) -> str:
-    with tool.workspace.open_file(path, raw) as fd:
-        check_text(fd, raw, tool.name)
+def read_text(workspace: Workspace, path: Path, raw: str, tool: str) -> str:
+    """The whole text of the resolved file ``path`` as ``edit_file`` reads it (ToolFailure: not text, too big)."""
+    with workspace.open_file(path, raw) as fd:
+        check_text(fd, raw, tool)
         size = os.fstat(fd).st_size
         if size > EDIT_MAX_BYTES:
             raise ToolFailure(
                 INVALID_ARGUMENTS,
-                f"{raw!r} is {size / 2**20:.0f} MiB; {tool.name} holds a whole file in memory and takes files up "
+                f"{raw!r} is {size / 2**20:.0f} MiB; {tool} holds a whole file in memory and takes files up "
                 f"to {EDIT_MAX_BYTES >> 20} MiB: change a larger one with bash (sed, a script)",
             )
         with os.fdopen(os.dup(fd), "rb") as f:
@@ -44,6 +49,24 @@ def _read_text(tool: WorkspaceTool, path: Path, raw: str) -> str:
         raise ToolFailure(
             FS_NOT_TEXT, f"{raw!r} is not UTF-8 text (byte {exc.start}); it was left as it is"
         ) from exc
+
+
+def _temp_name(name: str) -> str:
+    return f".{name}.{secrets.token_hex(TEMP_TOKEN_BYTES)}.tmp"
+
+
+def remove_temp_files(workspace: Workspace, path: Path, raw: str) -> list[str]:
+    """Delete the temporary files a write to ``path`` that was killed before its rename left beside it (named as
+    ``_write_text`` names them); their names, relative to the workspace."""
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.[0-9a-f]{{{2 * TEMP_TOKEN_BYTES}}}\.tmp")
+    removed = []
+    with contextlib.suppress(ToolFailure, OSError), workspace.directory(path.parent, raw) as parent:
+        for name in os.listdir(parent):
+            if pattern.fullmatch(name):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(name, dir_fd=parent)
+                    removed.append(workspace.display(path.parent / name))
+    return removed
 
 
 def _write_text(tool: WorkspaceTool, path: Path, raw: str, text: str) -> bool:
@@ -57,7 +80,7 @@ def _write_text(tool: WorkspaceTool, path: Path, raw: str, text: str) -> bool:
             old = None
         if old is not None and stat.S_ISDIR(old.st_mode):
             raise ToolFailure(FS_IS_DIRECTORY, f"{raw!r} is a directory; give a file path")
-        tmp = f".{path.name}.{secrets.token_hex(6)}.tmp"
+        tmp = _temp_name(path.name)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | OPEN_FILE, 0o666, dir_fd=parent)
         try:
             with os.fdopen(fd, "wb") as f:
@@ -182,14 +205,17 @@ class WriteFile(WorkspaceTool):
         path = self.workspace.resolve(raw)
         ctx.check(self.name)
         created = _write_text(self, path, raw, content)
-        rel = self.workspace.display(path)
-        size = len(content.encode("utf-8"))
-        lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
-        verb = "Created" if created else "Replaced"
-        return ToolOutcome(
-            f"{verb} {rel} ({lines} lines, {size} bytes)",
-            meta={"path": rel, "bytes": size, "created": created},
-        )
+        return write_outcome(self.workspace.display(path), content, created)
+
+
+def write_outcome(rel: str, content: str, created: bool) -> ToolOutcome:
+    """``write_file``'s outcome once ``content`` is at ``rel`` (``created``: no file was there before)."""
+    size = len(content.encode("utf-8"))
+    lines = content.count("\n") + (1 if content and not content.endswith("\n") else 0)
+    verb = "Created" if created else "Replaced"
+    return ToolOutcome(
+        f"{verb} {rel} ({lines} lines, {size} bytes)", meta={"path": rel, "bytes": size, "created": created}
+    )
 
 
 class EditFile(WorkspaceTool):
@@ -209,45 +235,48 @@ class EditFile(WorkspaceTool):
     )
 
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
-        raw, old, new = args["path"], args["old_text"], args["new_text"]
-        if not old:
+        raw = args["path"]
+        if not args["old_text"]:
             raise ToolFailure(
                 INVALID_ARGUMENTS, "old_text must not be empty; use write_file to create a file"
             )
-        if old == new:
+        if args["old_text"] == args["new_text"]:
             raise ToolFailure(
                 INVALID_ARGUMENTS, "old_text and new_text are identical; there is nothing to change"
             )
         path = self.workspace.resolve(raw)
-        text = _read_text(self, path, raw)
-        rel = self.workspace.display(path)
-        count = text.count(old)
-        if count == 0:
-            raise ToolFailure(
-                EDIT_NO_MATCH,
-                f"old_text was not found in {rel}; it must match exactly (whitespace, indentation, line "
-                "endings). Read the file again and copy the text as it is now",
-            )
-        if count > 1 and not args.get("replace_all", False):
-            starts: list[int] = []
-            at = text.find(old)
-            while at != -1 and len(starts) < MAX_LINES_LISTED:
-                starts.append(_line_of(text, at))
-                at = text.find(old, at + 1)
-            more = "" if count <= MAX_LINES_LISTED else ", …"
-            raise ToolFailure(
-                EDIT_NOT_UNIQUE,
-                f"old_text occurs {count} times in {rel} (lines {', '.join(map(str, starts))}{more}); "
-                "include more surrounding lines so it matches once, or set replace_all to true",
-            )
-        first = _line_of(text, text.index(old))
+        text = read_text(self.workspace, path, raw, self.name)
+        edited, outcome = edit_text(text, self.workspace.display(path), args)
         ctx.check(self.name)
-        _write_text(self, path, raw, text.replace(old, new))
-        return ToolOutcome(
-            f"Edited {rel}: replaced {count} occurrence{'s' if count > 1 else ''} starting at line {first}",
-            meta={
-                "path": rel,
-                "replacements": count,
-                "diffs": [{"path": rel, "oldText": old, "newText": new}],
-            },
+        _write_text(self, path, raw, edited)
+        return outcome
+
+
+def edit_text(text: str, rel: str, args: Mapping[str, Any]) -> tuple[str, ToolOutcome]:
+    """What ``edit_file`` with checked ``args`` makes of a file ``rel`` holding ``text``: the new text and the
+    outcome it reports (a ToolFailure when ``old_text`` does not match as the call requires)."""
+    old, new = args["old_text"], args["new_text"]
+    count = text.count(old)
+    if count == 0:
+        raise ToolFailure(
+            EDIT_NO_MATCH,
+            f"old_text was not found in {rel}; it must match exactly (whitespace, indentation, line "
+            "endings). Read the file again and copy the text as it is now",
         )
+    if count > 1 and not args.get("replace_all", False):
+        starts: list[int] = []
+        at = text.find(old)
+        while at != -1 and len(starts) < MAX_LINES_LISTED:
+            starts.append(_line_of(text, at))
+            at = text.find(old, at + 1)
+        more = "" if count <= MAX_LINES_LISTED else ", …"
+        raise ToolFailure(
+            EDIT_NOT_UNIQUE,
+            f"old_text occurs {count} times in {rel} (lines {', '.join(map(str, starts))}{more}); "
+            "include more surrounding lines so it matches once, or set replace_all to true",
+        )
+    first = _line_of(text, text.index(old))
+    return text.replace(old, new), ToolOutcome(
+        f"Edited {rel}: replaced {count} occurrence{'s' if count > 1 else ''} starting at line {first}",
+        meta={"path": rel, "replacements": count, "diffs": [{"path": rel, "oldText": old, "newText": new}]},
+    )
