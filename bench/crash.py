@@ -19,7 +19,9 @@ Per trial:
 - log.txt gaps: narrative events of the final log without their section in ``log.txt`` (and sections
   repeated, reported apart).
 
-``python bench/crash.py --trials 100`` is the full run; ``--json`` prints the JSON alone.
+``python bench/crash.py --trials 100`` is the full run (trials alternate raw and zstd; ``--raw`` or ``--zstd``
+runs one format only); ``--json`` prints the JSON alone. With ``--out DIR`` the directories of the trials that
+went wrong (workspace, script, log) stay under ``DIR`` for a look, named in the JSON's ``problems``.
 """
 
 from __future__ import annotations
@@ -263,20 +265,34 @@ def _difference(expected: Outcome, got: Outcome) -> str:
     return f"workspace files differ: {', '.join(changed)}"
 
 
-def run_trials(trials: int, seed: int, kills: int, jitter: float, out: Path | None = None) -> dict[str, Any]:
-    """Baselines, then ``trials`` trials alternating raw and zstd; the JSON result."""
+def _went_wrong(result: Trial) -> bool:
+    return bool(result.lost or result.duplicated or result.divergent or result.log_txt_gaps
+                or result.log_txt_repeats or result.notes)  # fmt: skip
+
+
+def run_trials(
+    trials: int, seed: int, kills: int, jitter: float, out: Path | None = None, formats: tuple[bool, ...] = (False, True)
+) -> dict[str, Any]:
+    """Baselines, then ``trials`` trials cycling through ``formats`` (zstd or not); the JSON result. Under ``out``
+    the directories of trials that went wrong are kept."""
     base = Path(tempfile.mkdtemp(prefix="tapedeck-crash-", dir=out))
+    kept: dict[int, str] = {}
     try:
-        baselines = {zstd: baseline(base, zstd) for zstd in (False, True)}
+        baselines = {zstd: baseline(base, zstd) for zstd in formats}
         results = []
         for n in range(trials):
-            zstd = n % 2 == 1
+            zstd = formats[n % len(formats)]
             expected, size, _ = baselines[zstd]
             results.append(trial(base, seed + n, zstd, expected, size, kills=kills, jitter=jitter))
+            if out is not None and _went_wrong(results[-1]):
+                kept[seed + n] = str(base / f"trial-{seed + n}")
+            else:
+                shutil.rmtree(base / f"trial-{seed + n}", ignore_errors=True)
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        if not kept:
+            shutil.rmtree(base, ignore_errors=True)
     modes: dict[str, Any] = {}
-    for mode in ("raw", "zstd"):
+    for mode in ("zstd" if zstd else "raw" for zstd in formats):
         rows = [r for r in results if r.mode == mode]
         uninterrupted = baselines[mode == "zstd"][2]
         modes[mode] = {
@@ -299,8 +315,8 @@ def run_trials(trials: int, seed: int, kills: int, jitter: float, out: Path | No
         "totals": totals,
         "modes": modes,
         "killed_after": dict(Counter(t for r in results for t in r.killed_after).most_common()),
-        "problems": [asdict(r) for r in results if r.lost or r.duplicated or r.divergent or r.log_txt_gaps
-                     or r.log_txt_repeats or r.notes],
+        "problems": [{**asdict(r), **({"kept": kept[r.seed]} if r.seed in kept else {})}
+                     for r in results if _went_wrong(r)],
     }  # fmt: skip
 
 
@@ -316,16 +332,22 @@ def table(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python bench/crash.py [--trials N] [--seed S] [--kills-per-trial K] [--jitter SEC] [--json]``."""
+    """``python bench/crash.py [--trials N] [--seed S] [--kills-per-trial K] [--jitter SEC] [--raw|--zstd]
+    [--out DIR] [--json]``."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--kills-per-trial", type=int, default=1)
     parser.add_argument("--jitter", type=float, default=0.05, help="seconds of random delay after the size is reached")
-    parser.add_argument("--out", type=Path, help="where trial directories go (default: the system temp dir)")
+    parser.add_argument("--out", type=Path, help="where trial directories go (default: the system temp dir); "
+                        "those of trials that went wrong are kept there")
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument("--raw", action="store_true", help="raw logs only")
+    only.add_argument("--zstd", action="store_true", help="zstd logs only")
     parser.add_argument("--json", action="store_true", help="print the JSON alone")
     args = parser.parse_args(argv)
-    result = run_trials(args.trials, args.seed, args.kills_per_trial, args.jitter, args.out)
+    formats = (True,) if args.zstd else (False,) if args.raw else (False, True)
+    result = run_trials(args.trials, args.seed, args.kills_per_trial, args.jitter, args.out, formats)
     emit(result, table(result), args.json)
     totals = result["totals"]
     bad = totals["lost_events"] + totals["duplicated_events"] + totals["divergent_runs"] + totals["log_txt_gaps"]
