@@ -11,7 +11,7 @@ also notes where each line is (``core.log.linestore``), so ``session.events[seq]
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Container
 from typing import Any
 
 from core.diagnostics import Diagnostic
@@ -35,7 +35,7 @@ def load_session(
     observe: Observer | None = None,
     before: Observer | None = None,
     readback: bool = False,
-    observe_types: Collection[str] | None = None,
+    observe_types: Container[str] | None = None,
 ) -> Session:
     """Project a whole log file or session directory (raw or zstd).
 
@@ -81,7 +81,7 @@ def load_session(
 
 
 def _sinks(
-    session: Session, before: Observer | None, observe: Observer | None, types: Collection[str] | None
+    session: Session, before: Observer | None, observe: Observer | None, types: Container[str] | None
 ) -> tuple[Callable[[Any], None], ChunkSink]:
     """The decoder's ``sink`` and ``chunk_sink``: apply one decoded item to ``session``, between ``before`` and
     ``observe`` when it is of one of ``types`` (any type when None)."""

@@ -180,8 +180,6 @@ def _events(args: argparse.Namespace) -> None:
 def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
     out = JsonList() if args.json else None
     gaps: list[tuple[int, int]] = []  # (offset in the spool, seq) of each mark left open
-    chunks_wanted = not args.type or _type_matches("assistant/chunk", args.type)
-    matches: dict[str, bool] = {}  # --type's answer per event type, worked out once
 
     def take(session: Session, event: dict[str, Any]) -> None:
         """Print ``event``, of a type ``--type`` wants, unless ``--turn`` leaves it out."""
@@ -204,18 +202,14 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
 
     def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
         if type(item) is not PackedRow:
-            if args.type:  # most events are left out here, without a call
-                wanted = matches.get(item["type"])  # type: ignore[index]
-                if wanted is None:
-                    wanted = matches[item["type"]] = _type_matches(item["type"], args.type)  # type: ignore[index]
-                if not wanted:
-                    return
             take(session, item)  # type: ignore[arg-type]
-        elif chunks_wanted and (args.turn is None or item.turn == args.turn):
+        elif args.turn is None or item.turn == args.turn:
             for k in range(item.count):
                 take(session, item.event(k))
 
-    session = load_session(args.path, retain=False, observe=observe)
+    # with --type only the events it picks are observed: the rest (nearly every item) is projected without a call
+    types = _TypeFilter(args.type) if args.type else None
+    session = load_session(args.path, retain=False, observe=observe, observe_types=types)
     if out is not None:
         out.close()
     else:
@@ -246,6 +240,20 @@ def _copy_marked(spool: IO[bytes], gaps: list[tuple[int, int]], session: Session
             else:
                 sys.stdout.write(mark)
     sys.stdout.flush()
+
+
+class _TypeFilter:
+    """The event types ``--type`` picks, each worked out once (``load_session``'s ``observe_types``)."""
+
+    def __init__(self, wanted: list[str]) -> None:
+        self.wanted = wanted
+        self._answers: dict[str, bool] = {}
+
+    def __contains__(self, etype: object) -> bool:
+        answer = self._answers.get(etype)  # type: ignore[call-overload]
+        if answer is None:
+            answer = self._answers[etype] = _type_matches(etype, self.wanted)  # type: ignore[arg-type,index]
+        return answer
 
 
 def _type_matches(etype: str, wanted: list[str]) -> bool:
