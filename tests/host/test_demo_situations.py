@@ -59,10 +59,21 @@ class _Resumer:
     def _run(self) -> None:
         while not self.done.wait(0.01):
             if self.host.operator.state == "paused":
-                control.append_request(self.host.inbox_path, "resume", {})
+                request_id = control.append_request(self.host.inbox_path, "resume", {})["id"]
                 self.resumed += 1
-                while self.host.operator.state == "paused" and not self.done.wait(0.01):
-                    pass
+                # Wait for that resume's answer, not for the state to leave "paused": another pause may land
+                # right after it, and a look every 10 ms can miss the short run between the two.
+                while not self._answered(request_id):
+                    if self.done.wait(0.01):
+                        return
+
+    def _answered(self, request_id: str) -> bool:
+        return any(
+            e["type"] == control.CONTROL_EVENT
+            and e["data"].get("requestId") == request_id
+            and e["data"].get("outcome") in control.FINAL
+            for e in self.host.session.events[-200:]
+        )
 
 
 def _run_demo(tmp_path: Path, act: Act) -> tuple[list[TurnOutcome], Session, Counter[tuple[str, str]]]:
