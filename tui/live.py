@@ -24,7 +24,7 @@ from core.diagnostics import Diagnostic
 from core.errors import LogFormatError, LogNotFoundError, TapedeckError
 from core.host_state import HostState, exited_at, read_host_state
 from core.log.bulk import gc_paused
-from core.log.decoder import LogDecoder
+from core.log.decoder import ChunkSink, LogDecoder
 from core.log.index import tail_events
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.linestore import LineStore
@@ -394,7 +394,7 @@ class LiveSession:
                 self._publish()
         session.compressed = compressed
         facts = SessionFacts.empty()
-        tailer.sink = self._loader_sink(session, facts)  # each item projected as soon as it is decoded
+        tailer.sink, tailer.chunk_sink = self._loader_sinks(session, facts)  # each item projected once decoded
         self._progress("projecting", 0.0)
         listed = self.count
         with gc_paused():  # the bulk load builds and keeps every object: no collector passes over it
@@ -418,7 +418,7 @@ class LiveSession:
                 self.pace()
             if not self.follow:
                 self._apply(session, facts, tailer.finish())
-        tailer.lazy_rows, tailer.sink = False, None  # appends reach row observers as events, in updates
+        tailer.lazy_rows, tailer.sink, tailer.chunk_sink = False, None, None  # appends reach observers in updates
         with self.lock:
             self.session, self.facts, self.lines, self.preview = session, facts, lines, []
             self._publish()
@@ -447,10 +447,13 @@ class LiveSession:
         first, end = int(events[0]["seq"]), int(events[-1]["seq"]) + 1
         self._post(SessionUpdated(self.generation, True, first, end, self.epoch))
 
-    def _loader_sink(self, session: Session, facts: SessionFacts) -> Callable[[Any], None]:
-        """Project one decoded item into the session being loaded (not published yet, so no lock), as
-        ``_apply`` does for a whole update: no batch of decoded events waits in memory to be projected."""
-        apply, apply_row, observe = session.apply, session.apply_row, facts.observe
+    def _loader_sinks(
+        self, session: Session, facts: SessionFacts
+    ) -> tuple[Callable[[Any], None], ChunkSink]:
+        """The tailer's ``sink`` and ``chunk_sink`` while loading: project each decoded item into the session
+        being loaded (not published yet, so no lock), as ``_apply`` does for a whole update; no batch of decoded
+        events waits in memory to be projected."""
+        apply, apply_row, apply_chunk, observe = session.apply, session.apply_row, session.apply_chunk, facts.observe
 
         def take(item: Any) -> None:
             if item.__class__ is PackedRow:  # chunk deltas: nothing for the facts (no turn, error or host)
@@ -459,7 +462,12 @@ class LiveSession:
                 apply(item)
                 observe(item)
 
-        return take
+        def take_chunk(event: dict[str, Any], turn: int, step: int, chunk: dict[str, Any]) -> None:
+            apply_chunk(event, turn, step, chunk)
+            if chunk.get("type") == "finish":  # the one chunk that can be a fact (a failed stream)
+                observe(event)
+
+        return take, take_chunk
 
     def _apply(self, session: Session, facts: SessionFacts, update: TailUpdate) -> None:
         with self.lock:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.diagnostics import Diagnostic
-from core.log.decoder import LogDecoder, RecordHook
+from core.log.decoder import ChunkSink, LogDecoder, RecordHook
 from core.log.layout import is_compressed
 
 # A followed file is checked with one stat call every FOLLOW_INTERVAL seconds: on average half of it is added to
@@ -65,6 +65,7 @@ class Tailer:
         self.pace = pace
         self.lazy_rows = lazy_rows
         self.sink: Callable[[Any], None] | None = None
+        self.chunk_sink: ChunkSink | None = None  # with ``sink``: the decoder's fast path for chunk events
         self.on_record: RecordHook | None = None
         self._decoder: LogDecoder | None = None
         self._identity: tuple[int, int] | None = None
@@ -146,6 +147,7 @@ class Tailer:
         self._decoder.lazy_rows = self.lazy_rows
         self._decoder.on_record = None if update.reset else self.on_record
         self._decoder.sink = None if update.reset else self.sink
+        self._decoder.chunk_sink = self.chunk_sink
         if st.st_size > self._offset:
             self._read(update, st.st_size if max_bytes is None else min(st.st_size, self._offset + max_bytes))
         if self._decoder.fatal and not self._fatal_reported:

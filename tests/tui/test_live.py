@@ -14,6 +14,7 @@ import zstandard
 from textual.message import Message
 
 import tui.live as live_module
+from bench.gen_session import generate
 from core.session import Session
 from tests.log.helpers import zstd_log
 from tests.tui.logs import Log, append, policy_log
@@ -90,6 +91,25 @@ def test_index_backed_session_matches_in_memory(tmp_path: Path) -> None:
     assert big.session.surface == small.session.surface
     assert [big.event(n) for n in range(big.count)] == [small.event(n) for n in range(small.count)]
     assert list(big.iter_events(3, 30)) == list(small.iter_events(3, 30))
+
+
+@pytest.mark.parametrize("retain_bytes", [None, 1], ids=["in-memory", "read-back"])
+def test_the_loader_projects_and_gathers_facts_as_the_engine_does(tmp_path: Path, retain_bytes: int | None) -> None:
+    path = tmp_path / "session.jsonl"
+    generate(path, 2_000_000, seed=5, profile="mixed")  # chunk events, packed rows, one failed stream
+    expected = Session.open(path)
+    live, _ = load(path, retain_bytes=retain_bytes)
+    session = live.session
+    assert (session.next_seq, session.surface, session.counts) == (
+        expected.next_seq, expected.surface, expected.counts,
+    )  # fmt: skip
+    assert [session.turn_of(n) for n in range(session.next_seq)] == [expected.turn_of(n) for n in range(expected.next_seq)]
+    streams, want = session.streams, expected.streams
+    assert (streams.starts, streams.ends, streams.chars) == (want.starts, want.ends, want.chars)
+    assert session.usage_total() == expected.usage_total()
+    errors = [e["seq"] for e in expected.events if is_error_event(e)]
+    assert live.facts.errors == errors and any(expected.events[s]["type"] == "assistant/chunk" for s in errors)
+    assert live.facts.turn_starts == [e["seq"] for e in expected.events if e["type"] == "turn/start"]
 
 
 def _bytes_read() -> int:
