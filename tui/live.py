@@ -453,21 +453,18 @@ class LiveSession:
         """The tailer's ``sink`` and ``chunk_sink`` while loading: project each decoded item into the session
         being loaded (not published yet, so no lock), as ``_apply`` does for a whole update; no batch of decoded
         events waits in memory to be projected."""
-        apply, apply_row, apply_chunk, observe = session.apply, session.apply_row, session.apply_chunk, facts.observe
+        apply, apply_row, observe, facts_types = session.apply, session.apply_row, facts.observe, _FACT_TYPES
 
         def take(item: Any) -> None:
             if item.__class__ is PackedRow:  # chunk deltas: nothing for the facts (no turn, error or host)
                 apply_row(item)
             else:
                 apply(item)
-                observe(item)
+                if item.get("type") in facts_types:
+                    observe(item)
 
-        def take_chunk(event: dict[str, Any], turn: int, step: int, chunk: dict[str, Any]) -> None:
-            apply_chunk(event, turn, step, chunk)
-            if chunk.get("type") == "finish":  # the one chunk that can be a fact (a failed stream)
-                observe(event)
-
-        return take, take_chunk
+        # the decoder's chunk events: never a fact (a step's finish chunk, which may be one, comes to ``take``)
+        return take, session.apply_chunk
 
     def _apply(self, session: Session, facts: SessionFacts, update: TailUpdate) -> None:
         with self.lock:

@@ -404,8 +404,8 @@ class LogDecoder:
     def _chunk(self, ev: dict[str, Any], offset: int, out: DecodeBatch) -> None:
         """An ``assistant/chunk`` event line. A well-formed one (the plain envelope, numbered as the stream
         expects, integer time, valid data with integer turn and step and an object chunk) gets no diagnostic
-        and its ``complete_event`` changes nothing but its seq, so it goes straight to ``chunk_sink``; any other
-        takes ``_event``."""
+        and its ``complete_event`` changes nothing but its seq, so it goes straight to ``chunk_sink``; any other,
+        and a step's finish chunk (the one a reader of failed streams wants), takes ``_event``."""
         seq = self.next_seq
         data = ev.get("data")
         if (  # four keys, of which type, seq, time and data are there: the plain envelope
@@ -423,7 +423,8 @@ class LogDecoder:
             or not 0 <= turn <= MAX_COUNTER
             or not 0 <= step <= MAX_COUNTER
             or chunk.__class__ is not dict
-            or ((chunk.get("type") == "usage" or chunk.get("type") == "finish") and chunk_problem(data) is not None)
+            or chunk.get("type") == "finish"  # one a step: it goes with the other events (a failed stream is news)
+            or (chunk.get("type") == "usage" and chunk_problem(data) is not None)
         ):
             return self._event(ev, offset, out)
         ev["seq"] = seq  # a declared seq may be equal without being an int (True, 1.0)
