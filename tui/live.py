@@ -401,7 +401,9 @@ class LiveSession:
             while tailer.offset < size:
                 before = tailer.offset
                 update = tailer.poll(max_bytes=LOAD_SLICE)
-                if update.reset:
+                if update.reset:  # the lines noted so far belong to the file that went away
+                    with self.lock:
+                        self.lines = None
                     self._new_file = True
                     return self._load()
                 if update.fatal:
