@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable
 
+import tui.app
 from tests.tui.logs import Log, policy_log
-from tests.tui.pilot import make_app, settle, until
+from tests.tui.pilot import NO_KEYMAP, make_app, settle, until
+from tui.app import TapedeckApp
 from tui.screens.browser import BrowserScreen
 
 WAIT = 20.0  # generous: the watcher debounces and the machine is shared
@@ -61,6 +63,14 @@ async def test_a_growing_session_shows_its_new_size(tmp_path: Path) -> None:
         await until(pilot, lambda: _cell(screen, str(path), 5) != before, timeout=WAIT)
 
 
+class _StyledBeforehand(TapedeckApp):
+    """The app with its stylesheet read up front: once the test drops to ``nobody``, the checkout itself may be
+    unreadable (a clone under a 0700 directory), and only the session tree should be refused."""
+
+    CSS_PATH = None
+    CSS = (Path(tui.app.__file__).parent / TapedeckApp.CSS_PATH).read_text(encoding="utf-8")  # type: ignore[operator]
+
+
 @pytest.fixture
 def nobody() -> Iterator[int]:
     """The uid to drop to for a read that root would not be refused."""
@@ -86,7 +96,7 @@ async def test_an_unreadable_project_directory_is_noted(nobody: int) -> None:
             os.chmod(d, 0o755)
         os.chmod(root / "--w--" / "fine-1" / "session.jsonl", 0o644)
         os.chmod(locked, 0)
-        app = make_app(root)
+        app = _StyledBeforehand(root, follow=False, interval=0.02, use_watchfiles=False, keymap_file=NO_KEYMAP)
         os.seteuid(nobody)  # every thread of the process: the scan worker cannot list the locked directory
         try:
             async with app.run_test(size=(150, 40)) as pilot:
