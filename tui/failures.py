@@ -37,6 +37,3 @@ def reads_log(method: Callable[Concatenate[N, P], None]) -> Callable[Concatenate
             node.app.call_from_thread(report_log_failure, node, exc)
 
     return body
-
-
-__all__ = ["LOG_CHANGED", "READ_ERRORS", "reads_log", "report_log_failure"]

@@ -185,10 +185,6 @@ class LineStore(Sequence[dict[str, Any]]):
             raise IndexError(n)
         return bisect.bisect_right(self._seq0, n, 0, self._lines_seen) - 1
 
-    def type_of(self, n: int) -> str:
-        """The type the pass recorded for seq ``n``'s line (``assistant/chunk`` for a packed row's members)."""
-        return self.type_names[self._type[self._line_of(n)]]
-
     def size_of(self, n: int) -> int:
         """Bytes of the line holding seq ``n`` (a packed row's size for each of its members)."""
         return self._length[self._line_of(n)]
