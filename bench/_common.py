@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import resource
@@ -14,6 +15,16 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def compile_package() -> None:
+    """Write the bytecode of ``core`` and ``tui`` now, as installing a package does, so that no timed child
+    compiles a module first (an editable checkout, or ``PYTHONDONTWRITEBYTECODE``, would leave that to the first
+    import of every process)."""
+    for package in ("core", "tui"):
+        if not compileall.compile_dir(os.path.join(ROOT, package), quiet=1):
+            raise RuntimeError(f"cannot compile {package}")
 
 
 def best_of(fn: Callable[[], T], repeat: int = 3) -> tuple[float, T]:

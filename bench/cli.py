@@ -34,7 +34,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import emit, human_bytes, markdown_table  # noqa: E402
+from bench._common import compile_package, emit, human_bytes, markdown_table  # noqa: E402
 from bench.gen_session import PROFILES, parse_size  # noqa: E402
 from core.cli import COMMANDS  # noqa: E402
 
@@ -266,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--repeat must be at least 1")
     profiles = args.profile or ([] if args.log else ["mixed", "short-turns"])
     try:
+        compile_package()
         logs = [(ensure_log(Path(args.out), size, p, args.seed, args.zstd), p) for p in profiles]
         logs += [(Path(p), None) for p in args.log]
         result = {

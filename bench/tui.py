@@ -47,7 +47,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 
 import orjson  # noqa: E402
 
-from bench._common import emit, human_bytes, markdown_table, percentile  # noqa: E402
+from bench._common import compile_package, emit, human_bytes, markdown_table, percentile  # noqa: E402
 from bench.gen_session import generate, parse_size  # noqa: E402
 from core.log.index import tail_events  # noqa: E402
 
@@ -459,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     if not TAPEDECK.exists():
         print(f"{TAPEDECK} is missing: pip install -e . first", file=sys.stderr)
         return 2
+    compile_package()
     if args.big_lines_only:
         result = big_lines()
         emit(result, big_lines_table(result), args.json)
