@@ -38,6 +38,6 @@ def test_peak_rss_does_not_grow_with_the_log(which: int, logs: list[tuple[Path, 
     peaks = []
     for log, found in logs:
         args = (TIMED + rss_only(found, tmp_path))[which]
-        peaks.append(run(CONSOLE, argv_for(log, args))[1])
+        peaks.append(run(CONSOLE, argv_for(log, args)).peak)
     small, large = peaks
     assert large - small <= MARGIN, f"{' '.join(args)}: {small >> 20} MiB on the small log, {large >> 20} MiB on the large"
