@@ -55,7 +55,7 @@ def load_session(
 
     def start(header: dict[str, Any]) -> None:  # every item after the header goes to the session's sinks
         sessions.append(Session(header, store, path=p, retain=isinstance(store, EventStore)))
-        decoder.sink, decoder.chunk_sink = _sinks(sessions[0], before, observe, observe_types)
+        decoder.sink, decoder.row_sink, decoder.chunk_sink = _sinks(sessions[0], before, observe, observe_types)
 
     def take(batch: DecodeBatch) -> None:
         found.extend(batch.diagnostics)
@@ -82,25 +82,16 @@ def load_session(
 
 def _sinks(
     session: Session, before: Observer | None, observe: Observer | None, types: Container[str] | None
-) -> tuple[Callable[[Any], None], ChunkSink]:
-    """The decoder's ``sink`` and ``chunk_sink``: apply one decoded item to ``session``, between ``before`` and
-    ``observe`` when it is of one of ``types`` (any type when None)."""
+) -> tuple[Callable[[dict[str, Any]], None], Callable[[PackedRow], None], ChunkSink]:
+    """The decoder's ``sink``, ``row_sink`` and ``chunk_sink``: apply one decoded item to ``session``, between
+    ``before`` and ``observe`` when it is of one of ``types`` (any type when None; a row is of chunk type)."""
     apply, apply_row, apply_chunk = session.apply, session.apply_row, session.apply_chunk
     if before is None and observe is None:
+        return apply, apply_row, apply_chunk
 
-        def sink(item: Any) -> None:
-            if item.__class__ is PackedRow:
-                apply_row(item)
-            else:
-                apply(item)
-
-        return sink, apply_chunk
-
-    chunks = types is None or CHUNK in types
-
-    def observed(item: Any) -> None:
+    def observed(item: Any) -> None:  # an event, or a row when chunks are observed
         row = item.__class__ is PackedRow
-        seen = chunks if row else types is None or item["type"] in types
+        seen = row or types is None or item["type"] in types
         if seen and before is not None:
             before(session, item)
         if row:
@@ -117,4 +108,6 @@ def _sinks(
         if observe is not None:
             observe(session, event)
 
-    return observed, observed_chunk if chunks else apply_chunk
+    if types is None or CHUNK in types:
+        return observed, observed, observed_chunk
+    return observed, apply_row, apply_chunk

@@ -24,7 +24,7 @@ from core.diagnostics import Diagnostic
 from core.errors import LogFormatError, LogNotFoundError, TapedeckError
 from core.host_state import HostState, exited_at, read_host_state
 from core.log.bulk import gc_paused
-from core.log.decoder import ChunkSink, LogDecoder
+from core.log.decoder import LogDecoder
 from core.log.index import tail_events
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.linestore import LineStore
@@ -131,17 +131,21 @@ class SessionFacts:
             return
         seq = int(event.get("seq", 0))
         data = event.get("data") if isinstance(event.get("data"), dict) else {}
-        if etype == "turn/start":
+        if etype == "turn/start":  # the first four are never errors
             self.turn_starts.append(seq)
             self.turn, self.step = _int(data.get("turn"), self.turn), 0
-        elif etype == "step/start":
+            return
+        if etype == "step/start":
             self.step_starts.append(seq)
             self.step = _int(data.get("step"), self.step)
-        elif etype == HOST_EVENT and self.host is None:
-            self.host = data
-        elif etype == ROUTE_EVENT:
+            return
+        if etype == HOST_EVENT:
+            self.host = data if self.host is None else self.host
+            return
+        if etype == ROUTE_EVENT:
             self.route = data
-        elif etype == "session/title" and isinstance(data.get("title"), str):
+            return
+        if etype == "session/title" and isinstance(data.get("title"), str):
             self.title = data["title"]
         elif etype == CONTROL_EVENT and isinstance(data.get("requestId"), str):
             self.outcomes[data["requestId"]] = data
@@ -394,7 +398,8 @@ class LiveSession:
                 self._publish()
         session.compressed = compressed
         facts = SessionFacts.empty()
-        tailer.sink, tailer.chunk_sink = self._loader_sinks(session, facts)  # each item projected once decoded
+        tailer.sink = self._loader_sink(session, facts)  # each item is projected once decoded
+        tailer.row_sink, tailer.chunk_sink = session.apply_row, session.apply_chunk
         self._progress("projecting", 0.0)
         listed = self.count
         with gc_paused():  # the bulk load builds and keeps every object: no collector passes over it
@@ -420,7 +425,8 @@ class LiveSession:
                 self.pace()
             if not self.follow:
                 self._apply(session, facts, tailer.finish())
-        tailer.lazy_rows, tailer.sink, tailer.chunk_sink = False, None, None  # appends reach observers in updates
+        tailer.lazy_rows = False  # appends reach observers in updates
+        tailer.sink = tailer.row_sink = tailer.chunk_sink = None
         with self.lock:
             self.session, self.facts, self.lines, self.preview = session, facts, lines, []
             self._publish()
@@ -449,24 +455,20 @@ class LiveSession:
         first, end = int(events[0]["seq"]), int(events[-1]["seq"]) + 1
         self._post(SessionUpdated(self.generation, True, first, end, self.epoch))
 
-    def _loader_sinks(
-        self, session: Session, facts: SessionFacts
-    ) -> tuple[Callable[[Any], None], ChunkSink]:
-        """The tailer's ``sink`` and ``chunk_sink`` while loading: project each decoded item into the session
-        being loaded (not published yet, so no lock), as ``_apply`` does for a whole update; no batch of decoded
-        events waits in memory to be projected."""
-        apply, apply_row, observe, facts_types = session.apply, session.apply_row, facts.observe, _FACT_TYPES
+    @staticmethod
+    def _loader_sink(session: Session, facts: SessionFacts) -> Callable[[dict[str, Any]], None]:
+        """The tailer's ``sink`` while loading: project each decoded event into the session being loaded (not
+        published yet, so no lock) and gather its facts, as ``_apply`` does for a whole update; no batch of
+        decoded events waits in memory to be projected. Rows and the decoder's chunk events go straight to the
+        session: they are never a fact (a step's finish chunk, which may be one, comes here)."""
+        apply, observe, facts_types = session.apply, facts.observe, _FACT_TYPES
 
-        def take(item: Any) -> None:
-            if item.__class__ is PackedRow:  # chunk deltas: nothing for the facts (no turn, error or host)
-                apply_row(item)
-            else:
-                apply(item)
-                if item.get("type") in facts_types:
-                    observe(item)
+        def take(event: dict[str, Any]) -> None:
+            apply(event)
+            if event["type"] in facts_types:
+                observe(event)
 
-        # the decoder's chunk events: never a fact (a step's finish chunk, which may be one, comes to ``take``)
-        return take, session.apply_chunk
+        return take
 
     def _apply(self, session: Session, facts: SessionFacts, update: TailUpdate) -> None:
         with self.lock:

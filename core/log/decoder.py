@@ -17,7 +17,7 @@ from core.diagnostics import Diagnostic
 from core.log import bigjson
 from core.log.frames import FrameStream, recover_lines
 from core.log.header import HeaderError, validate_header
-from core.log.records import PackedRow, complete_event, decode_row, is_packed_row
+from core.log.records import PackedRow, RecordError, complete_event, is_packed_row, row_placeholders
 from core.log.validate import INVALID, MAX_COUNTER, chunk_problem
 from core.log.vocabulary import (
     ENVELOPE_KEYS,
@@ -76,6 +76,8 @@ class LogDecoder:
         # With ``sink`` set, a well-formed ``assistant/chunk`` event goes to ``chunk_sink`` instead when there is
         # one (``_chunk``): nothing about it is left to check, and its consumer gets the fields it reads.
         self.chunk_sink: ChunkSink | None = None
+        # With ``sink`` set and ``lazy_rows``, each ``PackedRow`` goes to ``row_sink`` instead when there is one.
+        self.row_sink: Callable[[PackedRow], None] | None = None
         self.on_header: Callable[[dict[str, Any]], None] | None = None  # told of the header once it is decoded;
         # it may set ``sink`` (and ``chunk_sink``), which then takes every item from line 2 on
         self._put: Callable[[Any], None] = _discard
@@ -333,27 +335,34 @@ class LogDecoder:
         if declared != self.next_seq + self._seq_shift or not self._explicit_seq:  # else nothing to check
             self._check_seq(declared, "seq0", offset, out)
         time0 = row.get("time0", 0)
-        packed, problem = decode_row(row, self.next_seq, time0 if isinstance(time0, int) else 0)
-        if problem is not None:
-            assert isinstance(packed, list)
-            out.diagnostics.append(
-                Diagnostic("bad-row", f"{problem}; {len(packed)} seq(s) kept as invalid", offset, self.next_seq)
-            )
-            if self.on_record is not None and packed:
-                self.on_record(self.next_seq, len(packed), offset, self._pos, self._len, row["type"])
-            self.next_seq += len(packed)
-            for placeholder in packed:
-                self._put(placeholder)
-            return
-        assert isinstance(packed, PackedRow)
+        if not isinstance(time0, int):
+            time0 = 0
+        try:
+            packed = PackedRow(row, self.next_seq, time0)
+        except RecordError as exc:
+            return self._bad_row(row, time0, str(exc), offset, out)
         if self.on_record is not None:
             self.on_record(self.next_seq, packed.count, offset, self._pos, self._len, "assistant/chunk")
         self.next_seq += packed.count
-        if self.lazy_rows:
-            self._put(packed)
-        else:
+        if not self.lazy_rows:
             for member in packed.events():
                 self._put(member)
+        elif self.row_sink is not None and self.sink is not None:
+            self.row_sink(packed)
+        else:
+            self._put(packed)
+
+    def _bad_row(self, row: dict[str, Any], time0: int, problem: str, offset: int, out: DecodeBatch) -> None:
+        """A malformed row: reported, and its placeholders fill the seqs it claims (``row_placeholders``)."""
+        placeholders = row_placeholders(row, self.next_seq, time0, problem)
+        out.diagnostics.append(
+            Diagnostic("bad-row", f"{problem}; {len(placeholders)} seq(s) kept as invalid", offset, self.next_seq)
+        )
+        if self.on_record is not None and placeholders:
+            self.on_record(self.next_seq, len(placeholders), offset, self._pos, self._len, row["type"])
+        self.next_seq += len(placeholders)
+        for placeholder in placeholders:
+            self._put(placeholder)
 
     def _event(self, ev: dict[str, Any], offset: int, out: DecodeBatch) -> None:
         seq = self.next_seq

@@ -42,9 +42,10 @@ class PackedRow:
             chars = -1
         if chars < 0:
             raise RecordError(f"malformed {kind} row: members must be a non-empty list of strings")
-        # set(map(type, …)) checks a whole list in C; orjson gives exact str/int/bool, and bool is no dt
-        if not isinstance(dt, list) or len(dt) != len(pieces) - 1 or (dt and set(map(type, dt)) != {int}):
-            raise RecordError(f"malformed {kind} row: dt must hold {len(pieces) - 1} integers")
+        gaps = len(pieces) - 1
+        # [*map(type, …)].count(int) checks a whole list in C: an exact int each (bool is an int subclass, no dt)
+        if not isinstance(dt, list) or len(dt) != gaps or [*map(type, dt)].count(int) != gaps:
+            raise RecordError(f"malformed {kind} row: dt must hold {gaps} integers")
         turn, step, index = data.get("turn"), data.get("step"), data.get("index")
         if not (  # exact ints first: the common case without a call
             (turn.__class__ is int and step.__class__ is int and index.__class__ is int
@@ -56,7 +57,7 @@ class PackedRow:
         if name is not None and not isinstance(name, str):
             raise RecordError(f"malformed {kind} row: name must be a string")
         self.seq0 = seq0
-        self.count = len(pieces)
+        self.count = gaps + 1
         self.chars = chars  # code points of every member's delta (text or tool-call arguments)
         self.turn: int = turn
         self.step: int = step
@@ -105,12 +106,17 @@ def decode_row(row: dict[str, Any], seq0: int, time0: int) -> tuple[PackedRow | 
     try:
         return PackedRow(row, seq0, time0), None
     except RecordError as exc:
-        problem = str(exc)
-        data = row.get("data")
-        return [
-            {"type": row["type"], "seq": seq0 + k, "time": time0, "data": data, INVALID: problem}
-            for k in range(row_member_count(row))
-        ], problem
+        return row_placeholders(row, seq0, time0, str(exc)), str(exc)
+
+
+def row_placeholders(row: dict[str, Any], seq0: int, time0: int, problem: str) -> list[dict[str, Any]]:
+    """The ``row_member_count(row)`` placeholder events of a malformed row: its own type and data, marked
+    ``validate.INVALID`` with ``problem``."""
+    data = row.get("data")
+    return [
+        {"type": row["type"], "seq": seq0 + k, "time": time0, "data": data, INVALID: problem}
+        for k in range(row_member_count(row))
+    ]
 
 
 def expand_row(row: dict[str, Any], seq0: int, time0: int) -> tuple[list[dict[str, Any]], str | None]:
