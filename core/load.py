@@ -43,7 +43,7 @@ def load_session(
     that reads events back from the file by seq (also while the pass runs, for every line decoded so far).
     ``before(session, item)`` and ``observe(session, item)`` are called right before and right after each
     event dict or ``PackedRow`` is applied; with ``observe_types`` only for the items of those types (a
-    ``PackedRow`` is of type ``assistant/chunk``). Diagnostics come out as a full read gives them: the decoder's
+    ``PackedRow`` is of type ``assistant/chunk``; the container is asked once per type). Diagnostics come out as a full read gives them: the decoder's
     first, then the projection's. Raises LogFormatError only when no header is usable.
     """
     p = resolve_log_path(path)
@@ -89,9 +89,13 @@ def _sinks(
     if before is None and observe is None:
         return apply, apply_row, apply_chunk
 
+    wanted: dict[str, bool] = {}  # each type's answer from ``types``, asked once
+
     def observed(item: Any) -> None:  # an event, or a row when chunks are observed
         row = item.__class__ is PackedRow
-        seen = row or types is None or item["type"] in types
+        seen = row or types is None or wanted.get(item["type"])
+        if seen is None:
+            seen = wanted[item["type"]] = item["type"] in types  # type: ignore[operator]
         if seen and before is not None:
             before(session, item)
         if row:

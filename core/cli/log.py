@@ -243,17 +243,13 @@ def _copy_marked(spool: IO[bytes], gaps: list[tuple[int, int]], session: Session
 
 
 class _TypeFilter:
-    """The event types ``--type`` picks, each worked out once (``load_session``'s ``observe_types``)."""
+    """The event types ``--type`` picks (``load_session``'s ``observe_types``, which asks once per type)."""
 
     def __init__(self, wanted: list[str]) -> None:
         self.wanted = wanted
-        self._answers: dict[str, bool] = {}
 
     def __contains__(self, etype: object) -> bool:
-        answer = self._answers.get(etype)  # type: ignore[call-overload]
-        if answer is None:
-            answer = self._answers[etype] = _type_matches(etype, self.wanted)  # type: ignore[arg-type,index]
-        return answer
+        return isinstance(etype, str) and _type_matches(etype, self.wanted)
 
 
 def _type_matches(etype: str, wanted: list[str]) -> bool:

@@ -212,7 +212,7 @@ class LogDecoder:
             return
         start = self._lines(data, start, base, fixed_offset, out)
         if start < len(data):
-            self._partial += data[start:]
+            self._partial += memoryview(data)[start:]  # one copy, not a slice and a copy
             self._partial_offset = base if fixed_offset else base + start
             self._partial_pos = start
 
