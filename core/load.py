@@ -25,6 +25,7 @@ from core.log.store import EventStore
 from core.session import Session
 
 READ_CHUNK = 1 << 16  # small reads keep a slice's decoded objects in the CPU cache until they are projected
+NOTES_HELD = 1 << 16  # fields of noted lines a read-back pass lets wait for the line table (about 11,000 lines)
 Observer = Callable[[Session, "dict | PackedRow"], None]
 
 
@@ -49,7 +50,8 @@ def load_session(
     p = resolve_log_path(path)
     compressed = is_compressed(p)
     decoder = LogDecoder(str(p), compressed, lazy_rows=True)
-    store = EventStore() if retain else LineStore(p, decoder) if readback else None
+    lines = None if retain or not readback else LineStore(p, decoder)
+    store = EventStore() if retain else lines
     found: list[Diagnostic] = []
     sessions: list[Session] = []
 
@@ -61,6 +63,8 @@ def load_session(
         found.extend(batch.diagnostics)
         if decoder.fatal:
             raise LogFormatError(decoder.fatal)
+        if lines is not None and len(lines.noted) >= NOTES_HELD:  # the line table takes them in before they pile up
+            lines.take_notes()
 
     decoder.on_header = start
 

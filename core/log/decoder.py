@@ -27,10 +27,13 @@ from core.log.vocabulary import (
     is_known_type,
 )
 
-RecordHook = Callable[[int, int, int, int, int, str], None]
-"""Told of each line that yields events: its first seq, how many, the file offset of the line (raw) or of the
-zstd frame it starts in, where it starts in that frame's data (zstd), its length in bytes (without the newline),
-and its events' type."""
+RecordNote = tuple[int, int, int, int, int, str]
+"""One line that yields events: its first seq, how many, the file offset of the line (raw) or of the zstd frame it
+starts in, where it starts in that frame's data (zstd), its length in bytes (without the newline), and its events'
+type."""
+
+RecordHook = Callable[[RecordNote], None]
+"""Told of each line that yields events, in one tuple (a list's ``append`` takes it without a Python call)."""
 
 ChunkSink = Callable[[dict[str, Any], int, int, dict[str, Any]], None]
 """Takes a well-formed ``assistant/chunk`` event with its ``data``'s turn, step and chunk (``LogDecoder.chunk_sink``)."""
@@ -342,7 +345,7 @@ class LogDecoder:
         except RecordError as exc:
             return self._bad_row(row, time0, str(exc), offset, out)
         if self.on_record is not None:
-            self.on_record(self.next_seq, packed.count, offset, self._pos, self._len, "assistant/chunk")
+            self.on_record((self.next_seq, packed.count, offset, self._pos, self._len, "assistant/chunk"))
         self.next_seq += packed.count
         if not self.lazy_rows:
             for member in packed.events():
@@ -359,7 +362,7 @@ class LogDecoder:
             Diagnostic("bad-row", f"{problem}; {len(placeholders)} seq(s) kept as invalid", offset, self.next_seq)
         )
         if self.on_record is not None and placeholders:
-            self.on_record(self.next_seq, len(placeholders), offset, self._pos, self._len, row["type"])
+            self.on_record((self.next_seq, len(placeholders), offset, self._pos, self._len, row["type"]))
         self.next_seq += len(placeholders)
         for placeholder in placeholders:
             self._put(placeholder)
@@ -406,7 +409,7 @@ class LogDecoder:
                 Diagnostic("bad-event", f"{etype}: {bad}; shown as is, left out of the projection", offset, seq)
             )
         if self.on_record is not None:
-            self.on_record(seq, 1, offset, self._pos, self._len, etype)
+            self.on_record((seq, 1, offset, self._pos, self._len, etype))
         self.next_seq += 1
         self._put(ev)
 
@@ -438,7 +441,7 @@ class LogDecoder:
             return self._event(ev, offset, out)
         ev["seq"] = seq  # a declared seq may be equal without being an int (True, 1.0)
         if self.on_record is not None:
-            self.on_record(seq, 1, offset, self._pos, self._len, CHUNK)
+            self.on_record((seq, 1, offset, self._pos, self._len, CHUNK))
         self.next_seq = seq + 1
         self.chunk_sink(ev, turn, step, chunk)  # type: ignore[misc]
 

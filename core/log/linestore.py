@@ -8,8 +8,10 @@ asks for: the line is read again, decoded by the same code as in the pass, and k
 lines. Nothing else is held, but what a caller ``keep``s: events it reads over and over (the surface's, while
 they are on it).
 
-The decoder may be a ``Tailer``'s, which goes on recording appends; reads may come from other threads meanwhile
-(the TUI's workers), so reading back holds a lock.
+The decoder notes each line by extending a flat list with one tuple (a C call: the pass pays next to nothing per
+line); the table takes the notes in, a column at a time, whenever it is read. The decoder may be a ``Tailer``'s, which
+goes on noting appends; reads may come from other threads meanwhile (the TUI's workers), so taking notes in and
+reading back hold a lock.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, overload
 
 from core.errors import LogFormatError
-from core.log.decoder import LogDecoder, RecordHook
+from core.log.decoder import LogDecoder, RecordHook, RecordNote
 from core.log.frames import FrameStream, recover_lines
 from core.log.index import head_turn_step
 from core.log.records import PackedRow
@@ -35,6 +38,7 @@ CACHE_BYTES = 4 << 20  # raw bytes of decoded lines kept, most recent first
 CACHE_LINES = 256
 HEAD = 1 << 12  # bytes of a line read to tell its turn and step without decoding it
 MAX_LENGTH = 0xFFFFFFFF  # the length column's top (a longer line is reported at this length)
+FIELDS = len(RecordNote.__args__)  # type: ignore[attr-defined]  # the noted fields of one line
 
 
 class RecordSource(Protocol):
@@ -71,10 +75,16 @@ class _Column:
         self.code = code
         self.blocks: list[array[int]] = []
 
-    def grow(self) -> array[int]:
-        """Add a block and return it."""
-        self.blocks.append(array(self.code, bytes(array(self.code).itemsize << SHIFT)))
-        return self.blocks[-1]
+    def put(self, start: int, values: array[int]) -> None:
+        """Write ``values`` from row ``start`` (the rows filled so far) on, adding blocks as they fill up."""
+        done = 0
+        while done < len(values):
+            k, i = divmod(start + done, 1 << SHIFT)
+            if k == len(self.blocks):
+                self.blocks.append(array(self.code, bytes(values.itemsize << SHIFT)))
+            take = min((1 << SHIFT) - i, len(values) - done)
+            self.blocks[k][i : i + take] = values[done : done + take]
+            done += take
 
     def __getitem__(self, k: int) -> int:
         return self.blocks[k >> SHIFT][k & ((1 << SHIFT) - 1)]
@@ -99,7 +109,7 @@ class LineStore(Sequence[dict[str, Any]]):
         self._seq0, self._offset, self._pos, self._type = _Column("q"), _Column("Q"), _Column("I"), _Column("H")
         self._length = _Column("I")
         self._lines_seen = 0
-        self._blocks: tuple[array[int], ...] = ()  # the last block of each column, being filled
+        self.noted: list[Any] = []  # the ``RecordNote`` fields of lines noted but not taken in yet, one after another
         self._type_ids: dict[str, int] = {}
         self.type_names: list[str] = []
         self._end = 0
@@ -112,31 +122,40 @@ class LineStore(Sequence[dict[str, Any]]):
         self._kept: dict[int, dict[str, Any]] = {}
         self.decodes = 0  # lines read back and decoded again (cache misses): what a look-up costs, counted
         self._lock = threading.Lock()
-        decoder.on_record = self.record
+        decoder.on_record = self.noted.extend
 
-    def record(self, seq0: int, count: int, offset: int, pos: int, length: int, etype: str) -> None:
-        """Note one record line (``LogDecoder.on_record``)."""
-        tid = self._type_ids.get(etype)
-        if tid is None:
-            tid = self._type_ids[etype] = len(self.type_names)
-            self.type_names.append(etype)
-        i = self._lines_seen & ((1 << SHIFT) - 1)
-        if not i:
-            columns = (
-                self._seq0,
-                self._offset,
-                self._type,
-                self._length,
-                *((self._pos,) if self.compressed else ()),
-            )
-            self._blocks = tuple(column.grow() for column in columns)
-        blocks = self._blocks
-        blocks[0][i], blocks[1][i], blocks[2][i] = seq0, offset, tid
-        blocks[3][i] = length if length <= MAX_LENGTH else MAX_LENGTH
+    def take_notes(self) -> None:
+        """Take in every line the decoder noted so far (every read does; a long pass that reads nothing back
+        calls it now and then, so that notes do not pile up)."""
+        if self.noted:
+            with self._lock:
+                self._take_notes()
+
+    def _take_notes(self) -> None:
+        """Move the noted lines into the table, a column at a time (the caller holds the lock). The decoder may
+        append notes meanwhile: those after the ones taken stay for the next time."""
+        noted = self.noted
+        taken = len(noted)  # whole notes only: each extend adds one note's fields at once
+        if not taken:
+            return
+        batch = noted[:taken]
+        del noted[:taken]
+        seq0, types, lengths = batch[0::FIELDS], batch[5::FIELDS], batch[4::FIELDS]
+        for name in set(types).difference(self._type_ids):
+            self._type_ids[name] = len(self.type_names)
+            self.type_names.append(name)
+        tids = itemgetter(*types)(self._type_ids)
+        start = self._lines_seen
+        self._seq0.put(start, array("q", seq0))
+        self._offset.put(start, array("Q", batch[2::FIELDS]))
+        self._type.put(start, array("H", (tids,) if len(types) == 1 else tids))
+        if max(lengths) > MAX_LENGTH:
+            lengths = [min(length, MAX_LENGTH) for length in lengths]
+        self._length.put(start, array("I", lengths))
         if self.compressed:  # where a raw log's line starts is its offset alone
-            blocks[4][i] = pos
-        self._lines_seen += 1
-        self._end = seq0 + count
+            self._pos.put(start, array("I", batch[3::FIELDS]))
+        self._lines_seen = start + len(seq0)  # last: a reader that finds a line finds all of its columns
+        self._end = seq0[-1] + batch[-5]
 
     def keep(self, seq: int, event: dict[str, Any]) -> None:
         """Serve ``event`` (the caller's copy, as it is) for ``seq`` from memory until ``forget(seq)``."""
@@ -154,9 +173,11 @@ class LineStore(Sequence[dict[str, Any]]):
     @property
     def nbytes(self) -> int:
         """Bytes held by the line table."""
+        self.take_notes()
         return sum(column.nbytes for column in (self._seq0, self._offset, self._pos, self._type, self._length))
 
     def __len__(self) -> int:
+        self.take_notes()
         return self._end
 
     @overload
@@ -165,9 +186,9 @@ class LineStore(Sequence[dict[str, Any]]):
     def __getitem__(self, n: slice) -> list[dict[str, Any]]: ...
     def __getitem__(self, n: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
         if isinstance(n, slice):
-            return [self[i] for i in range(*n.indices(self._end))]
+            return [self[i] for i in range(*n.indices(len(self)))]
         if n < 0:
-            n += self._end
+            n += len(self)
         kept = self._kept.get(n)
         if kept is not None:
             return kept
@@ -181,6 +202,7 @@ class LineStore(Sequence[dict[str, Any]]):
 
     def _line_of(self, n: int) -> int:
         """The line table row of the line holding seq ``n`` (IndexError when no line does yet)."""
+        self.take_notes()
         if not 0 <= n < self._end:
             raise IndexError(n)
         return bisect.bisect_right(self._seq0, n, 0, self._lines_seen) - 1
@@ -199,11 +221,12 @@ class LineStore(Sequence[dict[str, Any]]):
         return LineFacts(self.type_names[self._type[k]], self._length[k], turn, step)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        for n in range(self._end):
+        for n in range(len(self)):
             yield self[n]
 
     def seqs_of_types(self, names: Collection[str], start: int = 0) -> Iterator[int]:
         """Every seq from ``start`` on whose event type is in ``names``, from the line table alone."""
+        self.take_notes()
         ids = {i for i, name in enumerate(self.type_names) if name in names}
         if not ids:
             return

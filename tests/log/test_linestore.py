@@ -122,6 +122,20 @@ def test_line_sizes_and_heads_come_from_the_table(tmp_path: Path, zstd: bool) ->
     assert seq == len(store) and turns_told > seq // 2  # the heads tell the turn of most lines
 
 
+def test_a_line_longer_than_the_length_column_holds_is_sized_at_its_top(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("core.log.linestore.MAX_LENGTH", 900)  # stands for the 4 GB of the real column
+    path = tmp_path / "s.jsonl"
+    generate(path, 200_000, seed=3, profile="huge-output", zstd=False)
+    store = _same_events(path).events
+    assert isinstance(store, LineStore)
+    lines = [line for line in path.read_bytes().split(b"\n")[1:] if line]
+    assert max(map(len, lines)) > 900 > min(map(len, lines))
+    sizes = [min(len(line), 900) for line in lines for _ in range(row_member_count(orjson.loads(line)) or 1)]
+    assert [store.size_of(n) for n in range(len(store))] == sizes
+
+
 def test_a_bad_packed_row_reads_back_as_its_placeholders(tmp_path: Path) -> None:
     events = one_turn_with_tool()
     row = {"type": "text-chunks", "seq0": len(events), "time0": 5,
