@@ -44,8 +44,9 @@ def load_session(
     that reads events back from the file by seq (also while the pass runs, for every line decoded so far).
     ``before(session, item)`` and ``observe(session, item)`` are called right before and right after each
     event dict or ``PackedRow`` is applied; with ``observe_types`` only for the items of those types (a
-    ``PackedRow`` is of type ``assistant/chunk``; the container is asked once per type). Diagnostics come out as a full read gives them: the decoder's
-    first, then the projection's. Raises LogFormatError only when no header is usable.
+    ``PackedRow`` is of type ``assistant/chunk``; the container is asked once per type). Diagnostics come out
+    as a full read gives them: the decoder's first, then the projection's. Raises LogFormatError only when no
+    header is usable.
     """
     p = resolve_log_path(path)
     compressed = is_compressed(p)

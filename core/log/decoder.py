@@ -33,7 +33,7 @@ starts in, where it starts in that frame's data (zstd), its length in bytes (wit
 type."""
 
 RecordHook = Callable[[RecordNote], None]
-"""Told of each line that yields events, in one tuple (a list's ``append`` takes it without a Python call)."""
+"""Told of each line that yields events, in one tuple (a list's ``extend`` takes it without a Python call)."""
 
 ChunkSink = Callable[[dict[str, Any], int, int, dict[str, Any]], None]
 """Takes a well-formed ``assistant/chunk`` event with its ``data``'s turn, step and chunk (``LogDecoder.chunk_sink``)."""

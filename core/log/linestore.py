@@ -8,10 +8,10 @@ asks for: the line is read again, decoded by the same code as in the pass, and k
 lines. Nothing else is held, but what a caller ``keep``s: events it reads over and over (the surface's, while
 they are on it).
 
-The decoder notes each line by extending a flat list with one tuple (a C call: the pass pays next to nothing per
-line); the table takes the notes in, a column at a time, whenever it is read. The decoder may be a ``Tailer``'s, which
-goes on noting appends; reads may come from other threads meanwhile (the TUI's workers), so taking notes in and
-reading back hold a lock.
+The decoder notes each line by extending a flat list with one tuple (a C call: the pass pays next to nothing
+per line); the table takes the notes in, a column at a time, whenever it is read. The decoder may be a
+``Tailer``'s, which goes on noting appends; reads may come from other threads meanwhile (the TUI's workers), so
+taking notes in and reading back hold a lock.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol, overload
 
 from core.errors import LogFormatError
-from core.log.decoder import LogDecoder, RecordHook, RecordNote
+from core.log.decoder import LogDecoder, RecordHook
 from core.log.frames import FrameStream, recover_lines
 from core.log.index import head_turn_step
 from core.log.records import PackedRow
@@ -38,7 +38,7 @@ CACHE_BYTES = 4 << 20  # raw bytes of decoded lines kept, most recent first
 CACHE_LINES = 256
 HEAD = 1 << 12  # bytes of a line read to tell its turn and step without decoding it
 MAX_LENGTH = 0xFFFFFFFF  # the length column's top (a longer line is reported at this length)
-FIELDS = len(RecordNote.__args__)  # type: ignore[attr-defined]  # the noted fields of one line
+FIELDS = 6  # the fields of one ``RecordNote``
 
 
 class RecordSource(Protocol):
@@ -109,7 +109,7 @@ class LineStore(Sequence[dict[str, Any]]):
         self._seq0, self._offset, self._pos, self._type = _Column("q"), _Column("Q"), _Column("I"), _Column("H")
         self._length = _Column("I")
         self._lines_seen = 0
-        self.noted: list[Any] = []  # the ``RecordNote`` fields of lines noted but not taken in yet, one after another
+        self.noted: list[Any] = []  # the fields of each ``RecordNote`` not taken in yet, one after another
         self._type_ids: dict[str, int] = {}
         self.type_names: list[str] = []
         self._end = 0
@@ -155,7 +155,7 @@ class LineStore(Sequence[dict[str, Any]]):
         if self.compressed:  # where a raw log's line starts is its offset alone
             self._pos.put(start, array("I", batch[3::FIELDS]))
         self._lines_seen = start + len(seq0)  # last: a reader that finds a line finds all of its columns
-        self._end = seq0[-1] + batch[-5]
+        self._end = seq0[-1] + batch[1 - FIELDS]  # the last line's first seq and count
 
     def keep(self, seq: int, event: dict[str, Any]) -> None:
         """Serve ``event`` (the caller's copy, as it is) for ``seq`` from memory until ``forget(seq)``."""
