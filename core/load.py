@@ -25,7 +25,7 @@ from core.log.store import EventStore
 from core.session import Session
 
 READ_CHUNK = 1 << 16  # small reads keep a slice's decoded objects in the CPU cache until they are projected
-NOTES_HELD = 1 << 16  # fields of noted lines a read-back pass lets wait for the line table (about 11,000 lines)
+NOTES_HELD = 1 << 14  # fields of noted lines a read-back pass lets wait for the line table (about 2,700 lines)
 Observer = Callable[[Session, "dict | PackedRow"], None]
 
 
