@@ -33,6 +33,7 @@ from typing import Any
 
 from core.config_values import check_loggable, check_type, child
 from core.errors import ConfigError
+from core.log.vocabulary import HOST_EVENT
 
 SECTIONS: dict[str, str] = {
     "slice": "core.policies.slice_config",
@@ -233,9 +234,6 @@ def replay_config(base: PolicyConfig, events: Iterable[Mapping[str, Any]]) -> Po
         for key, change in ((event.get("data") or {}).get("changes") or {}).items():
             config, _ = set_value(config, key, (change or {}).get("new"))
     return config
-
-
-HOST_EVENT = "tapedeck/host"
 
 
 def logged_config(events: Iterable[Mapping[str, Any]]) -> PolicyConfig | None:

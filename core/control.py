@@ -43,10 +43,10 @@ import orjson
 from core.config import SECTIONS
 from core.errors import TapedeckError
 from core.log.layout import resolve_log_path
+from core.log.vocabulary import CONTROL_EVENT
 from core.text import js_json
 
 INBOX_NAME = "control.jsonl"
-CONTROL_EVENT = "tapedeck/control"
 PENDING = "pending"
 APPLIED = "applied"
 REJECTED = "rejected"

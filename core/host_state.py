@@ -23,10 +23,10 @@ import orjson
 
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
+from core.log.vocabulary import HOST_EVENT
 
 STATE_FILE = "host.json"
 STATE_EVENT = "tapedeck/state"
-HOST_EVENT = "tapedeck/host"
 LIVE_STATES = ("running", "pausing", "paused", "idle")
 STATES = (*LIVE_STATES, "exited", "none")
 _SCAN_BYTES = 1 << 18  # a tapedeck host logs its tapedeck/host event right after the header

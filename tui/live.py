@@ -34,12 +34,10 @@ from core.log.records import PackedRow
 from core.log.store import EventStore
 from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, wakeups
 from core.log.validate import is_invalid
+from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
 from core.session import Session
 from core.text import tool_result_is_error
 
-HOST_EVENT = "tapedeck/host"
-CONTROL_EVENT = "tapedeck/control"
-ROUTE_EVENT = "tapedeck/route"
 INBOX_NAME = "control.jsonl"
 # Logs above this size open with a preview of their tail; logs above RETAIN_BYTES are read back from the file.
 PREVIEW_BYTES = 2 << 20

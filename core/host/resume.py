@@ -12,13 +12,13 @@ from typing import Any
 
 from core.control import CONTROL_EVENT
 from core.host.toolbox import CallResult
+from core.log.vocabulary import HOST_EVENT
 from core.policies.adaptive import FINALIZATION, turn_routes
 from core.policies.checkpoint import CHECKPOINT_TOOL_NAME
 from core.policies.recall import RECALL_TOOLS
 from core.policies.rewind import REWIND_EVENT, rewind_tool_result
 from core.session import Session
 
-HOST_EVENT = "tapedeck/host"
 # Calls that are safe to run again after a crash cut them off: they change nothing (workspace reads and
 # searches, the recall family), or their effect and result are appended in one batch (``checkpoint``). File
 # calls are settled by what their file holds (``core.host.file_calls``).

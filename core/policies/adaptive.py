@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from core.errors import TapedeckError
+from core.log.vocabulary import ROUTE_EVENT
 from core.policies.adaptive_config import STEP_SCHEDULE, AdaptiveConfig, PruneLevel, TaskProfile
 from core.policies.pruner import PrunePlan, plan_prune
 from core.policies.risk import (
@@ -46,7 +47,6 @@ from core.policies.risk import (
 from core.session import Session
 from core.text import text_of_blocks, utf16_len
 
-ROUTE_EVENT = "tapedeck/route"
 NORMAL, CHECKPOINT, FINALIZATION = "normal", "checkpoint", "finalization"
 LARGE_REQUEST_UNITS = 1500
 DEFAULT_CLASS = "small"

@@ -70,6 +70,7 @@ from typing import Any
 
 from core import beneath
 from core.errors import TapedeckError
+from core.log.vocabulary import HOST_EVENT
 from core.policies.prolong_config import ProlongConfig
 from core.policies.report import command_of, first_line, tool_arguments
 from core.session import Session, op_span
@@ -79,7 +80,6 @@ log = logging.getLogger(__name__)
 
 HEADER_MARK = "=== "
 PROBE_TYPE = "prolong/probe"
-HOST_EVENT = "tapedeck/host"  # present in every log a tapedeck host wrote (and so ran prolong for)
 SKIPPED_TYPES = frozenset({"assistant/chunk", "request/header", "request/context", "step/start", "step/end"})
 QUEUE_SIZE = 1024
 DENIED_ARGUMENT_CHARS = 160

@@ -17,12 +17,12 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from core.log.vocabulary import HOST_EVENT
 from core.policies.prolong import ProlongError, session_status_text
 from core.session import Session
 from tui.screens.config import effective_config
 from tui.screens.outcomes import PolicyScreen, logged
 
-HOST_EVENT = "tapedeck/host"
 REREAD_SECONDS = 3.0
 
 

@@ -17,12 +17,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
+from core.log.vocabulary import ROUTE_EVENT
 from core.session import Session
 from core.summary import human_chars
 from core.text import js_json
 from tui.screens.outcomes import PolicyScreen, fill_table, logged
-
-ROUTE_EVENT = "tapedeck/route"
 
 
 def compact(value: Any) -> str:
