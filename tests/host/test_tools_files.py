@@ -154,6 +154,30 @@ def test_write_replaces_and_keeps_the_mode(ws: Path) -> None:
     assert stat.S_IMODE(script.stat().st_mode) == 0o755
 
 
+@pytest.mark.parametrize("tool", ["write_file", "edit_file"])
+def test_a_write_syncs_its_text_before_the_rename_and_the_directory_after(
+    ws: Path, tool: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    order: list[str] = []
+    sync, replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        order.append("dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file")
+        sync(fd)
+
+    def rename(*args: Any, **kwargs: Any) -> None:
+        order.append("rename")
+        replace(*args, **kwargs)
+
+    monkeypatch.setattr(os, "fsync", fsync)  # spies that call through: the syncs happen, and in this order
+    monkeypatch.setattr(os, "replace", rename)
+    args = {"path": "pkg/mod.py", "content": "x"} if tool == "write_file" else {
+        "path": "pkg/mod.py", "old_text": "line 3\n", "new_text": "line three\n"}  # fmt: skip
+    outcome = _tools(ws)[tool].run(args)
+    assert not outcome.is_error, outcome.text
+    assert order == ["file", "rename", "dir"]
+
+
 def test_write_to_a_directory_is_refused(ws: Path) -> None:
     outcome = _tools(ws)["write_file"].run({"path": "pkg", "content": "x"})
     assert outcome.is_error and outcome.error_code == "FS_IS_DIRECTORY"

@@ -87,7 +87,11 @@ def _write_text(tool: WorkspaceTool, path: Path, raw: str, text: str) -> bool:
                 f.write(data)
                 if old is not None and stat.S_ISREG(old.st_mode):
                     os.fchmod(f.fileno(), stat.S_IMODE(old.st_mode))
+                f.flush()
+                os.fsync(f.fileno())  # the text is on disk before the name points at it (a power cut, not a kill)
             os.replace(tmp, path.name, src_dir_fd=parent, dst_dir_fd=parent)
+            with contextlib.suppress(OSError):  # the rename is done; a file system that cannot sync a directory
+                os.fsync(parent)  # only leaves the new name less durable
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp, dir_fd=parent)
