@@ -138,7 +138,8 @@ class SessionFacts:
             self.step = _int(data.get("step"), self.step)
             return
         if etype == HOST_EVENT:
-            self.host = data if self.host is None else self.host
+            if self.host is None:  # the first host's
+                self.host = data
             return
         if etype == ROUTE_EVENT:
             self.route = data

@@ -106,7 +106,8 @@ def decode_row(row: dict[str, Any], seq0: int, time0: int) -> tuple[PackedRow | 
     try:
         return PackedRow(row, seq0, time0), None
     except RecordError as exc:
-        return row_placeholders(row, seq0, time0, str(exc)), str(exc)
+        problem = str(exc)
+        return row_placeholders(row, seq0, time0, problem), problem
 
 
 def row_placeholders(row: dict[str, Any], seq0: int, time0: int, problem: str) -> list[dict[str, Any]]:
