@@ -27,3 +27,13 @@ def test_one_line_equals_collapsing_the_whole_text(text: str, limit: int) -> Non
 def test_one_line_of_a_multi_megabyte_text() -> None:
     text = "word " * 2_000_000
     assert one_line(text, 20) == reference(text, 20) == "word word word word…"
+
+
+WHITESPACE = [chr(c) for c in range(0x110000) if re.fullmatch(r"\s", chr(c))]  # every one the regex engine knows
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(WHITESPACE), st.text(max_size=3)), max_size=60).map("".join),
+       st.integers(min_value=1, max_value=40))  # fmt: skip
+def test_one_line_collapses_every_unicode_whitespace_as_the_regex_engine_does(text: str, limit: int) -> None:
+    assert one_line(text, limit) == reference(text, limit)
