@@ -143,9 +143,10 @@ class SessionWriter:
         p = Path(path)
         log_fd, lock_fd = acquire(p)
         try:
-            _repair_tail(p, log_fd)
             data = read_log(p)
-            check_intact(data)
+            check_intact(data)  # before the tail is settled: a refused log keeps every byte
+            if _repair_tail(p, log_fd):
+                data = read_log(p)
         except BaseException:
             os.close(lock_fd)
             os.close(log_fd)
@@ -326,15 +327,15 @@ def _lock(path: Path) -> int:
     return fd
 
 
-def _repair_tail(path: Path, fd: int) -> None:
-    """Settle the end of the log: keep what a reader sees, drop only bytes no reader can decode."""
+def _repair_tail(path: Path, fd: int) -> bool:
+    """Settle the end of the log: keep what a reader sees, drop only bytes no reader can decode. True when the
+    file changed."""
     data = path.read_bytes()
     if is_compressed(path):
-        _repair_zstd_tail(path, fd, data)
-        return
+        return _repair_zstd_tail(path, fd, data)
     keep = data.rfind(b"\n") + 1
     if keep == len(data) or keep == 0:
-        return
+        return False
     try:
         complete = isinstance(orjson.loads(data[keep:]), dict)
     except orjson.JSONDecodeError:
@@ -343,20 +344,21 @@ def _repair_tail(path: Path, fd: int) -> None:
         append_synced(fd, b"\n")
     else:
         _truncate(fd, keep)
+    return True
 
 
-def _repair_zstd_tail(path: Path, fd: int, data: bytes) -> None:
+def _repair_zstd_tail(path: Path, fd: int, data: bytes) -> bool:
     pos = 0
     while pos < len(data):
         try:
             end = frame_end(data, pos)
         except FrameError:
-            return  # damage, not a torn tail: read_log reports it and resume refuses
+            return False  # damage, not a torn tail: read_log reports it and resume refuses
         if end is None:
             break
         pos = end
     if pos == len(data) or pos == 0:
-        return
+        return False
     torn = data[pos:]
     if torn.find(ZSTD_MAGIC.to_bytes(4, "little"), 4) >= 0:
         # Frames may follow a frame whose header claims more bytes than remain: never cut them off.
@@ -367,6 +369,7 @@ def _repair_zstd_tail(path: Path, fd: int, data: bytes) -> None:
     _truncate(fd, pos)
     if recovered:  # the complete lines a reader already saw go back as one whole frame
         append_synced(fd, zstandard.ZstdCompressor(write_checksum=True).compress(recovered))
+    return True
 
 
 def _truncate(fd: int, size: int) -> None:

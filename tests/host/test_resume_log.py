@@ -198,6 +198,19 @@ def _spans(path: Path, compressed: bool) -> list[tuple[int, int]]:
     return spans[1:]
 
 
+def test_a_torn_final_frame_holding_a_damaged_line_is_refused_untouched(tmp_path: Path) -> None:
+    """The torn frame's complete lines are what a reader sees: one of them is not JSON, so the log is damaged
+    before its end, and resume must refuse before it settles the tail (it used to rewrite the tail first)."""
+    log = _log(tmp_path, compressed=True)
+    frame = zstandard.ZstdCompressor(write_checksum=True).compress(b'not an event\n{"type": "tapedeck/note"')
+    log.write_bytes(log.read_bytes() + frame[:-3])  # cut inside the checksum: every block is there, torn all the same
+    before = log.read_bytes()
+
+    with pytest.raises(DamagedLogError, match="bad-json"):
+        SessionWriter.resume(log)
+    assert log.read_bytes() == before
+
+
 @settings(max_examples=60, deadline=None)
 @given(compressed=st.booleans(), where=st.floats(0, 1), size=st.integers(1, 200), noise=st.binary(min_size=1))
 def test_damage_anywhere_is_refused_untouched_or_repaired_keeping_every_intact_event(
