@@ -41,10 +41,10 @@ from core.host.providers.convert import OpenAIMessages, request_body
 from core.load import load_session
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
-from core.log.vocabulary import HOST_EVENT, SURFACE_TYPES
+from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT, SURFACE_TYPES
 from core.model import ModelRequest
 from core.policies import phase_notes
-from core.policies.adaptive import FINALIZATION, ROUTE_EVENT
+from core.policies.adaptive import FINALIZATION
 from core.session import Session, derive_message, surface_view
 from core.text import cp_len
 from core.timetravel import SessionAt, SurfaceTimeline

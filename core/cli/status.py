@@ -8,8 +8,9 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
-from core.config import CONFIG_EVENT, HOST_EVENT, load_config, logged_config
+from core.config import CONFIG_EVENT, load_config, logged_config
 from core.load import load_session
+from core.log.vocabulary import HOST_EVENT
 from core.policies import prolong_config
 from core.policies.prolong import ProlongError, render_status, status_from_log
 from core.session import Session

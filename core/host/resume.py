@@ -10,9 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.control import CONTROL_EVENT
 from core.host.toolbox import CallResult
-from core.log.vocabulary import HOST_EVENT
+from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT
 from core.policies.adaptive import FINALIZATION, turn_routes
 from core.policies.checkpoint import CHECKPOINT_TOOL_NAME
 from core.policies.recall import RECALL_TOOLS

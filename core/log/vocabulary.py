@@ -35,6 +35,7 @@ def is_known_type(event_type: str) -> bool:
     """True when DSH itself knows ``event_type`` (it would load it without ``ignorable``)."""
     return event_type in KNOWN_TYPES or event_type.startswith("team/")
 
+
 # tapedeck's own event types (written with ``"ignorable": true``, so DSH loads a log that holds them)
 HOST_EVENT = "tapedeck/host"  # a host started or resumed on the log
 ROUTE_EVENT = "tapedeck/route"  # the adaptive policy's routing decision

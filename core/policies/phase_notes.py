@@ -35,7 +35,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from core.policies.adaptive import NORMAL, ROUTE_EVENT, phase_text
+from core.log.vocabulary import ROUTE_EVENT
+from core.policies.adaptive import NORMAL, phase_text
 from core.policies.risk import RiskDecision
 from core.session import Session, derive_message
 

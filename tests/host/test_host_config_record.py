@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from core.config import CONFIG_EVENT, HOST_EVENT, logged_config, validate_config
+from core.config import CONFIG_EVENT, logged_config, validate_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers.scripted import ScriptedModel
+from core.log.vocabulary import HOST_EVENT
 
 
 def _host(tmp_path: Path, config: dict[str, Any]) -> AgentHost:

@@ -14,13 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from core.config import HOST_EVENT, validate_config
+from core.config import validate_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers.scripted import ScriptedModel
 from core.host.tools import sandbox, workspace_tools
 from core.host.tools.base import WorkspaceTool
 from core.host.tools.host_config import ShellSettings
 from core.host.tools.sandbox import bubblewrap, shell_mode
+from core.log.vocabulary import HOST_EVENT
 
 needs_bwrap = pytest.mark.skipif(bubblewrap() is None, reason="bubblewrap cannot build a sandbox here")
 MODES = [pytest.param("auto", marks=needs_bwrap, id="bubblewrap"), pytest.param("off", id="unconfined")]

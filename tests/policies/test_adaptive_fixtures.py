@@ -8,7 +8,8 @@ import pytest
 from test_adaptive_support import extend
 
 from core.log.reader import read_log
-from core.policies.adaptive import ROUTE_EVENT, RouteError, classify_task, newest_request_text, plan_route
+from core.log.vocabulary import ROUTE_EVENT
+from core.policies.adaptive import RouteError, classify_task, newest_request_text, plan_route
 from core.policies.adaptive_config import AdaptiveConfig, validate
 from core.policies.pruner import PRUNE_MARKER
 from core.session import Session

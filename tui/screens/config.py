@@ -21,8 +21,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
-from core.config import CONFIG_EVENT, HOST_EVENT, PolicyConfig, parse_value, session_config, set_value
+from core.config import CONFIG_EVENT, PolicyConfig, parse_value, session_config, set_value
 from core.errors import ConfigError
+from core.log.vocabulary import HOST_EVENT
 from core.session import Session
 from core.text import js_json
 from tui.screens.confirm import AskScreen, ConfirmScreen
