@@ -1,6 +1,6 @@
 """Context economics: replay generated sessions through the policies and measure the requests they would send.
 
-A generated DSH log (``bench/gen_session.py``) is replayed event by event into a fresh ``core.session.Session``
+A generated DSH log (``bench/gen_session.py``) is replayed event by event into a fresh ``core.read.session.Session``
 (every event renumbered to ``next_seq``). The generator's own surface replacements (DSH compactions and prunes,
 with their ``compaction/*`` log records) are left out, so every policy starts from the same append-only stream.
 At each step boundary (before the first streamed chunk or ``assistant/message`` of a step: where the model
@@ -70,16 +70,16 @@ if __package__ in (None, ""):
 
 from bench._common import emit, human_bytes, markdown_table
 from bench.gen_session import PROFILES, generate
-from core.config import PolicyConfig, load_config, validate_config
+from core.control.config import PolicyConfig, load_config, validate_config
 from core.log.reader import read_log
-from core.models import Prices, price_for
 from core.policies import adaptive as adaptive_policy
 from core.policies import fold as fold_policy
 from core.policies import phase_notes
 from core.policies import recall as recall_policy
 from core.policies import slice as slice_policy
 from core.policies.adaptive_config import CACHE_AWARE, STEP_SCHEDULE
-from core.session import Session, derive_message, op_span
+from core.read.session import Session, derive_message, op_span
+from core.shared.model_specs import Prices, price_for
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
 # Bytes of generated log that hold at least 300 steps (replays stop there); huge-output spends ~1 MB a

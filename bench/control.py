@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._common import emit, markdown_table  # noqa: E402
-from core import control  # noqa: E402
-from core.config import load_config  # noqa: E402
+from core.control import inbox as control  # noqa: E402
+from core.control.config import load_config  # noqa: E402
 from core.host.loop import AgentHost, HostOptions  # noqa: E402
 from core.host.providers.openai_provider import OpenAIProvider  # noqa: E402
 from core.host.providers.retry import RetryPolicy  # noqa: E402

@@ -51,7 +51,7 @@ from core.host.demo_workspace import create_demo_workspace  # noqa: E402
 from core.log.layout import log_path  # noqa: E402
 from core.log.reader import read_log  # noqa: E402
 from core.policies.prolong import is_narrative, parse_sections, sections_by_session  # noqa: E402
-from core.session import Session  # noqa: E402
+from core.read.session import Session  # noqa: E402
 
 RUN_TIMEOUT = 300.0
 POLL_SECONDS = 0.002

@@ -36,7 +36,7 @@ from bench.mutation import mutate_lines, random_mutation  # noqa: E402
 from core.cli import main as cli_main  # noqa: E402
 from core.log.index import build_index, tail_events  # noqa: E402
 from core.log.validate import problem  # noqa: E402
-from core.summary import summarize  # noqa: E402
+from core.read.summary import summarize  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "dsh"
 PROFILES = ("mixed", "test-fix", "short-turns")

@@ -38,8 +38,8 @@ from bench._common import (  # noqa: E402
     run_child,
 )
 from bench.gen_session import PROFILES, generate, parse_size  # noqa: E402
-from core.errors import TapedeckError  # noqa: E402
 from core.log.index import build_index, tail_events  # noqa: E402
+from core.shared.errors import TapedeckError  # noqa: E402
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
 TARGETS = {"index_ratio": 1.0, "tail_ratio": 0.1, "bytes_per_event": 24.0, "peak_rss_bytes": 150_000_000}

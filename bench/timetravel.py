@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 from bench._common import emit, markdown_table, peak_rss, percentile  # noqa: E402
 from bench.gen_session import generate, parse_size  # noqa: E402
 from core.log.index import IndexStore, build_index  # noqa: E402
-from core.session import Session  # noqa: E402
+from core.read.session import Session  # noqa: E402
 from tui.live import LiveSession  # noqa: E402
 from tui.travel import TimeTravel  # noqa: E402
 

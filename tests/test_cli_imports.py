@@ -71,5 +71,5 @@ def test_route_loads_the_adaptive_policy_and_the_config_schemas_only() -> None:
 def test_rebuilding_requests_loads_no_model_client(argv: list[str]) -> None:
     """A request is rebuilt with the host's body builder, never with the openai client (~30 MB, over a second)."""
     modules = modules_after(argv)
-    assert "core.host.providers.convert" in modules
+    assert "core.shared.wire" in modules
     assert not _top(modules, "openai"), sorted(_top(modules, "openai"))[:5]

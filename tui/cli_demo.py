@@ -24,11 +24,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from core.cli.common import guarded
-from core.control import append_request, inbox_path
-from core.errors import TapedeckError
+from core.control.inbox import append_request, inbox_path
 from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace
 from core.log.layout import default_sessions_root, log_path
+from core.shared.errors import TapedeckError
 from tui.cli import TUI_COMMANDS
 
 BASE_PACE = 1.5  # seconds between steps at --speed 1: time for a newcomer to try the controls

@@ -13,7 +13,7 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 from textual.dom import DOMNode
 
-from core.errors import TapedeckError
+from core.shared.errors import TapedeckError
 
 P = ParamSpec("P")
 N = TypeVar("N", bound=DOMNode)

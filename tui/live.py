@@ -1,7 +1,7 @@
 """One live session log for the TUI: loading, projecting and following it off the UI thread.
 
 ``LiveSession.run`` is the body of a thread worker. It paints a preview from the tail of big logs, projects the
-whole file into a ``core.session.Session`` in one pass and then follows appends, posting ``SessionUpdated``
+whole file into a ``core.read.session.Session`` in one pass and then follows appends, posting ``SessionUpdated``
 (and ``LoadProgress`` while loading) through the ``post`` callback it was given. Small logs keep their events
 in memory; for big ones the same pass notes where each line is (``core.log.linestore``), and events are read
 back from the file on demand.
@@ -19,10 +19,8 @@ from typing import Any
 
 from textual.message import Message
 
-from core.control import append_request, withdraw_request
-from core.diagnostics import Diagnostic
-from core.errors import LogFormatError, LogNotFoundError, TapedeckError
-from core.host_state import HostState, exited_at, read_host_state
+from core.control.host_state import HostState, exited_at, read_host_state
+from core.control.inbox import append_request, withdraw_request
 from core.log.bulk import gc_paused
 from core.log.decoder import LogDecoder
 from core.log.index import tail_events
@@ -35,8 +33,10 @@ from core.log.store import EventStore
 from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, wakeups
 from core.log.validate import is_invalid
 from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
-from core.session import Session
-from core.text import tool_result_is_error
+from core.read.session import Session
+from core.shared.diagnostics import Diagnostic
+from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError
+from core.shared.text import tool_result_is_error
 
 INBOX_NAME = "control.jsonl"
 # Logs above this size open with a preview of their tail; logs above RETAIN_BYTES are read back from the file.

@@ -1,7 +1,7 @@
 """Time travel in the TUI: the live session at any earlier moment, and the request of any step.
 
-``TimeTravel`` wraps the core pieces (``core.timetravel.SurfaceTimeline``, ``core.request.request_points`` and
-``request_at``, ``core.request_diff``) for one ``LiveSession``. Every method that reads the log runs in a
+``TimeTravel`` wraps the core pieces (``core.read.timetravel.SurfaceTimeline``, ``core.rebuild.request.request_points`` and
+``request_at``, ``core.rebuild.request_diff``) for one ``LiveSession``. Every method that reads the log runs in a
 worker thread; the screens only hand it seqs and show what comes back.
 """
 
@@ -11,10 +11,18 @@ import bisect
 import threading
 from dataclasses import dataclass
 
-from core.request import MARK_TYPES, Point, Request, RequestClock, request_at, request_marks, request_points
-from core.request_diff import RequestDiff, diff_requests
-from core.session import Session
-from core.timetravel import Moment, SessionAt, SurfaceTimeline, moment
+from core.read.session import Session
+from core.read.timetravel import Moment, SessionAt, SurfaceTimeline, moment
+from core.rebuild.request import (
+    MARK_TYPES,
+    Point,
+    Request,
+    RequestClock,
+    request_at,
+    request_marks,
+    request_points,
+)
+from core.rebuild.request_diff import RequestDiff, diff_requests
 from tui.live import LiveSession
 
 

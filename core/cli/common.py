@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from core.errors import TapedeckError
+from core.shared.errors import TapedeckError
 
 
 def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:

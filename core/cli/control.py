@@ -11,8 +11,9 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
-from core.config import parse_value
-from core.control import (
+from core.control.config import parse_value
+from core.control.host_state import HostState, exited_at, read_host_state
+from core.control.inbox import (
     APPLIED,
     CANCELLED,
     CONTROL_EVENT,
@@ -24,11 +25,10 @@ from core.control import (
     op_args,
     withdraw_request,
 )
-from core.errors import LogFormatError
-from core.host_state import HostState, exited_at, read_host_state
 from core.log.layout import read_header, resolve_log_path
 from core.log.tail import Tailer
-from core.summary import in_words
+from core.read.summary import in_words
+from core.shared.errors import LogFormatError
 
 DEFAULT_TIMEOUT = 30.0
 POLL_SECONDS = 0.1

@@ -9,13 +9,13 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
-from core.config import CONFIG_EVENT, load_config, parse_value, replay_config, set_value
-from core.errors import ConfigError
-from core.load import load_session
+from core.control.config import CONFIG_EVENT, load_config, parse_value, replay_config, set_value
 from core.policies.fold import FOLD, preview_fold, shown_through
 from core.policies.slice_config import SliceConfig
-from core.session import Session
-from core.summary import human_chars
+from core.read.load import load_session
+from core.read.session import Session
+from core.read.summary import human_chars
+from core.shared.errors import ConfigError
 
 
 def effective_config(session: Session, config_file: str | None, overrides: Sequence[str]) -> SliceConfig:

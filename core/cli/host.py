@@ -9,9 +9,9 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
-from core.config import load_config
-from core.errors import TapedeckError
+from core.control.config import load_config
 from core.log.layout import default_sessions_root, discover_sessions
+from core.shared.errors import TapedeckError
 
 
 def find_session(root: Path, session_id: str) -> Path:

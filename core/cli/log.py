@@ -12,14 +12,14 @@ from typing import IO, Any
 
 from core.cli import COMMANDS
 from core.cli.common import JsonList, emit, fail, guarded
-from core.errors import TapedeckError
-from core.host_state import HostState, describe_host, read_host_state
-from core.load import load_session
+from core.control.host_state import HostState, describe_host, read_host_state
 from core.log.layout import default_sessions_root, discover_sessions, session_tree
 from core.log.records import PackedRow
 from core.log.vocabulary import SURFACE_TYPES
-from core.session import Session, derive_message, surface_view
-from core.summary import human_bytes, human_chars, one_line, source_label, summarize
+from core.read.load import load_session
+from core.read.session import Session, derive_message, surface_view
+from core.read.summary import human_bytes, human_chars, one_line, source_label, summarize
+from core.shared.errors import TapedeckError
 
 
 def inspect_report(session: Session) -> dict[str, Any]:

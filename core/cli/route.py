@@ -9,12 +9,12 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
-from core.config import load_config
-from core.errors import TapedeckError
+from core.control.config import load_config
 from core.policies.adaptive import CHECKPOINT, classify_task, phase_text
 from core.policies.adaptive_config import TASK_CLASSES, AdaptiveConfig
 from core.policies.risk import route_risk
-from core.text import utf16_len
+from core.shared.errors import TapedeckError
+from core.shared.text import utf16_len
 
 
 def register(subparsers: Any) -> None:

@@ -14,8 +14,6 @@ from typing import Any
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.cli.fold import effective_config
-from core.errors import TapedeckError
-from core.load import load_session
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
 from core.policies.read_index import ReadIndex, index_reads
 from core.policies.recall import (
@@ -26,8 +24,10 @@ from core.policies.recall import (
     run_recall_tool,
 )
 from core.policies.slice import plan_seal
-from core.session import Session
-from core.summary import human_chars
+from core.read.load import load_session
+from core.read.session import Session
+from core.read.summary import human_chars
+from core.shared.errors import TapedeckError
 
 
 def seal_report(session: Session, overrides: list[str], config_file: str | None = None) -> dict[str, Any]:

@@ -8,12 +8,12 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
-from core.config import CONFIG_EVENT, load_config, logged_config
-from core.load import load_session
+from core.control.config import CONFIG_EVENT, load_config, logged_config
 from core.log.vocabulary import HOST_EVENT
 from core.policies import prolong_config
 from core.policies.prolong import ProlongError, render_status, status_from_log
-from core.session import Session
+from core.read.load import load_session
+from core.read.session import Session
 
 
 def register(subparsers: Any) -> None:

@@ -1,6 +1,6 @@
 """Time-travel subcommands: ``request``, ``diff`` and ``cost`` (``surface --at`` lives with ``surface``).
 
-Each reads the log in one streaming pass (``core.request.stream_requests``) and holds only what it prints:
+Each reads the log in one streaming pass (``core.rebuild.request.stream_requests``) and holds only what it prints:
 ``request --all`` prints each request as it is rebuilt, ``diff`` stops at the request it compares, ``cost``
 keeps a row per request.
 """
@@ -14,11 +14,11 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.common import JsonList, emit, guarded
-from core.errors import TapedeckError
-from core.models import missing_price
-from core.request import Request, stream_requests
-from core.session import Session
-from core.summary import human_chars
+from core.read.session import Session
+from core.read.summary import human_chars
+from core.rebuild.request import Request, stream_requests
+from core.shared.errors import TapedeckError
+from core.shared.model_specs import missing_price
 
 CLIP = 400
 
@@ -124,7 +124,7 @@ def _request(args: argparse.Namespace) -> None:
 
 
 def _diff(args: argparse.Namespace) -> None:
-    from core.request_diff import diff_base, diff_requests
+    from core.rebuild.request_diff import diff_base, diff_requests
 
     found: list[dict[str, Any]] = []
     before: list[Request] = []
@@ -169,8 +169,8 @@ def _render_diff(d: dict[str, Any]) -> str:
 
 
 def _cost(args: argparse.Namespace) -> None:
-    from core.config import load_config
-    from core.cost import CostTally
+    from core.control.config import load_config
+    from core.rebuild.cost import CostTally
 
     tally = CostTally(load_config(args.config).model)
     session = stream_requests(args.path, tally.add)

@@ -25,7 +25,7 @@ from typing import Any
 from core.host.toolbox import ToolBox
 from core.host.tools.files import edit_text, read_text, remove_temp_files, write_outcome
 from core.host.tools.outcome import ToolFailure, ToolOutcome
-from core.text import sha256_hex
+from core.shared.text import sha256_hex
 
 FILE_BEFORE = "fileBefore"
 WRITE_TOOL = "write_file"

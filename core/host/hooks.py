@@ -13,12 +13,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from core.config import PolicyConfig, config_event, set_value
-from core.errors import TapedeckError
+from core.control.config import PolicyConfig, config_event, set_value
 from core.host.report_client import report_client_factory
 from core.host.toolbox import CallResult, ToolBox
-from core.model import ChatModel
-from core.models import Limits, limits_for
 from core.policies import adaptive as adaptive_policy
 from core.policies import checkpoint as checkpoint_policy
 from core.policies import fold as fold_policy
@@ -28,8 +25,11 @@ from core.policies import recall as recall_policy
 from core.policies import rewind as rewind_policy
 from core.policies import slice as slice_policy
 from core.policies.report import ReportError, ReportWriter, default_writer
-from core.session import Session
-from core.text import js_json
+from core.read.session import Session
+from core.shared.chat import ChatModel
+from core.shared.errors import TapedeckError
+from core.shared.model_specs import Limits, limits_for
+from core.shared.text import js_json
 
 SPILL_DIR = "spill"
 SLICE_PROMPT_ORDER = -1200  # seed 000's slice:kernel section
@@ -102,7 +102,7 @@ class PolicyHooks:
     # lifecycle -------------------------------------------------------------------------------------------
     def replay(self) -> None:
         """Rebuild policy state after a restart (everything lives in the log)."""
-        from core.config import replay_config
+        from core.control.config import replay_config
 
         self.config = replay_config(self.config, self.host.session.events)
 

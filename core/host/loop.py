@@ -18,9 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from core import __version__
-from core.config import PolicyConfig
-from core.control import INBOX_NAME, inbox_path
-from core.errors import TapedeckError
+from core.control.config import PolicyConfig
+from core.control.inbox import INBOX_NAME, inbox_path
 from core.host.file_calls import FILE_BEFORE, FILE_TOOLS, file_before, settle
 from core.host.hooks import PolicyHooks, StepPlan
 from core.host.messages import tool_result, user_message
@@ -40,8 +39,9 @@ from core.host.toolbox import CallResult, ToolBox, call_result
 from core.host.tools import ToolLimits
 from core.host.tools.sandbox import shell_mode
 from core.log.writer import SessionWriter, make_header
-from core.model import ChatModel, Completion, ModelRequest
-from core.session import Session
+from core.read.session import Session
+from core.shared.chat import ChatModel, Completion, ModelRequest
+from core.shared.errors import TapedeckError
 
 ABORTED_BY_USER = {"kind": "aborted", "reason": {"kind": "user"}}
 MODEL_POLL_SECONDS = 0.02

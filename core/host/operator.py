@@ -24,12 +24,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from core import control
-from core.errors import TapedeckError
+from core.control import inbox as control
+from core.control.host_state import STATE_EVENT, write_state
 from core.host.messages import user_message
 from core.host.resume import QUEUED, Steer, pending_steers
-from core.host_state import STATE_EVENT, write_state
-from core.session import Session
+from core.read.session import Session
+from core.shared.errors import TapedeckError
 
 POLL_SECONDS = 0.05
 DEFERRED = ("rewind", "expand", "config.set")

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from core.model import ChatModel
 from core.policies.report import ModelFactory, ReportError
 from core.policies.rewind_config import RewindConfig
+from core.shared.chat import ChatModel
 
 
 def report_client_factory(

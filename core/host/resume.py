@@ -16,7 +16,7 @@ from core.policies.adaptive import FINALIZATION, turn_routes
 from core.policies.checkpoint import CHECKPOINT_TOOL_NAME
 from core.policies.recall import RECALL_TOOLS
 from core.policies.rewind import REWIND_EVENT, rewind_tool_result
-from core.session import Session
+from core.read.session import Session
 
 # Calls that are safe to run again after a crash cut them off: they change nothing (workspace reads and
 # searches, the recall family), or their effect and result are appended in one batch (``checkpoint``). File

@@ -13,7 +13,6 @@ from typing import Any
 
 import orjson
 
-from core.diagnostics import Diagnostic
 from core.log import bigjson
 from core.log.frames import FrameStream, recover_lines
 from core.log.header import HeaderError, validate_header
@@ -26,6 +25,7 @@ from core.log.vocabulary import (
     REJECTED_LEGACY_TYPES,
     is_known_type,
 )
+from core.shared.diagnostics import Diagnostic
 
 RecordNote = tuple[int, int, int, int, int, str]
 """One line that yields events: its first seq, how many, the file offset of the line (raw) or of the zstd frame it

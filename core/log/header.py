@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.diagnostics import Diagnostic
+from core.shared.diagnostics import Diagnostic
 
 SUPPORTED_VERSION = 0
 

@@ -29,13 +29,13 @@ from typing import Any, overload
 import orjson
 import zstandard
 
-from core.errors import LogFormatError
 from core.log import bigjson
 from core.log.decoder import LogDecoder
 from core.log.frames import FrameError, FrameStream, decode_frame, frame_end
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.records import complete_event, expand_row, is_packed_row, row_member_count
 from core.log.vocabulary import PACKED_ROW_TYPES
+from core.shared.errors import LogFormatError
 
 _LINE = re.compile(
     rb'\n(?:\{"type":"([^"\\\n]{1,80})"'

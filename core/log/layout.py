@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.errors import LogFormatError, LogNotFoundError
+from core.shared.errors import LogFormatError, LogNotFoundError
 
 RAW_NAME = "session.jsonl"
 ZSTD_NAME = "session.jsonl.zstd"

@@ -16,9 +16,9 @@ from typing import Any
 
 import orjson
 
-from core.errors import LogFormatError
 from core.log.decoder import LogDecoder
 from core.log.layout import SessionRef, discover_sessions, is_compressed, resolve_log_path
+from core.shared.errors import LogFormatError
 
 SPAWN_TOOL = "subagent"
 DESCRIPTOR = "subagent/descriptor"

@@ -26,11 +26,11 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, overload
 
-from core.errors import LogFormatError
 from core.log.decoder import LogDecoder, RecordHook
 from core.log.frames import FrameStream, recover_lines
 from core.log.index import head_turn_step
 from core.log.records import PackedRow
+from core.shared.errors import LogFormatError
 
 BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
 SHIFT = 14  # the line table grows in blocks of 2**SHIFT lines

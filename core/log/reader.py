@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.diagnostics import Diagnostic
-from core.errors import LogFormatError
 from core.log.decoder import LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
+from core.shared.diagnostics import Diagnostic
+from core.shared.errors import LogFormatError
 
 CHUNK = 1 << 20
 HEADER_LIMIT = 1 << 24  # a first line or frame longer than this is no session header

@@ -23,11 +23,11 @@ from typing import IO, Any
 import orjson
 import zstandard
 
-from core.errors import LogFormatError
 from core.log.frames import ZSTD_MAGIC, FrameError, decode_frame, frame_end, recover_lines
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.records import is_packed_row, row_member_count
 from core.log.writer import acquire, append_synced, encode_event, publish
+from core.shared.errors import LogFormatError
 
 LOST_EVENT = "tapedeck/lost"
 MAGIC = ZSTD_MAGIC.to_bytes(4, "little")

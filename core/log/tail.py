@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.diagnostics import Diagnostic
 from core.log.decoder import ChunkSink, LogDecoder, RecordHook
 from core.log.layout import is_compressed
 from core.log.records import PackedRow
+from core.shared.diagnostics import Diagnostic
 
 # A followed file is checked with one stat call every FOLLOW_INTERVAL seconds: on average half of it is added to
 # append-to-screen. 2 ms instead of 5 ms took ~2 ms off the p50 in bench/tui.py for about 1.2% more of a core

@@ -5,7 +5,7 @@ Every reader (the projection, summaries, the CLI, the TUI, the policies) reads a
 to join. ``problem`` checks exactly those fields, and only when present (a missing field is the readers' own
 business), so a hostile value cannot reach them. The decoders call ``mark`` on each event they produce: a bad
 event keeps its place and its payload, gets ``event[INVALID]`` set to the problem, and is shown but never
-projected (``core.session.Session.apply`` and ``derive_message`` treat it as opaque). Packed chunk rows are
+projected (``core.read.session.Session.apply`` and ``derive_message`` treat it as opaque). Packed chunk rows are
 validated by ``core.log.records.expand_row`` instead.
 
 The checks are plain ``isinstance`` tests dispatched on the event type, over dicts orjson already built. A

@@ -26,13 +26,13 @@ from typing import Any
 import orjson
 import zstandard
 
-from core.diagnostics import Diagnostic
-from core.errors import LogFormatError, WriterLockedError
 from core.log import owner
 from core.log.frames import ZSTD_MAGIC, FrameError, frame_end, recover_lines
 from core.log.layout import is_compressed, log_path
 from core.log.reader import LogData, read_log
 from core.log.vocabulary import ENVELOPE_KEYS, SURFACE_TYPES, is_known_type
+from core.shared.diagnostics import Diagnostic
+from core.shared.errors import LogFormatError, WriterLockedError
 
 HEADER_ORDER = ("type", "version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin",
                 "delegationDepth", "agentPreset")  # fmt: skip

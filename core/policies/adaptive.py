@@ -32,7 +32,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from core.errors import TapedeckError
 from core.log.vocabulary import ROUTE_EVENT
 from core.policies.adaptive_config import STEP_SCHEDULE, AdaptiveConfig, PruneLevel, TaskProfile
 from core.policies.pruner import PrunePlan, plan_prune
@@ -44,8 +43,9 @@ from core.policies.risk import (
     risk_checkpoint,
     route_risk,
 )
-from core.session import Session
-from core.text import text_of_blocks, utf16_len
+from core.read.session import Session
+from core.shared.errors import TapedeckError
+from core.shared.text import text_of_blocks, utf16_len
 
 NORMAL, CHECKPOINT, FINALIZATION = "normal", "checkpoint", "finalization"
 LARGE_REQUEST_UNITS = 1500

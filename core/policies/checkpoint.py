@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import TapedeckError
-from core.session import Session
+from core.read.session import Session
+from core.shared.errors import TapedeckError
 
 CHECKPOINT_EVENT = "tapedeck/checkpoint"
 REWIND_EVENT = "tapedeck/rewind"

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from core.policies.slice_config import DigestConfig
-from core.text import utf16_len
+from core.shared.text import utf16_len
 
 ContentKind = Literal["code", "search", "log", "data"]
 

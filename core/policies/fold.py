@@ -39,11 +39,11 @@ from typing import Any
 
 import orjson
 
-from core.errors import TapedeckError
 from core.policies.digest import Digest, digest_tool_result
 from core.policies.slice_config import SliceConfig
-from core.session import Session
-from core.text import cp_len, js_json, tool_result_block, tool_result_is_error, utf16_len
+from core.read.session import Session
+from core.shared.errors import TapedeckError
+from core.shared.text import cp_len, js_json, tool_result_block, tool_result_is_error, utf16_len
 
 EXPAND_TOOL = "expand_result"
 RECALL_FAMILY = frozenset({EXPAND_TOOL, "recall_step", "recall_turn", "recall_search"})

@@ -38,7 +38,7 @@ from typing import Any
 from core.log.vocabulary import ROUTE_EVENT
 from core.policies.adaptive import NORMAL, phase_text
 from core.policies.risk import RiskDecision
-from core.session import Session, derive_message
+from core.read.session import Session, derive_message
 
 
 @lru_cache(maxsize=256)

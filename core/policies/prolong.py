@@ -68,13 +68,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core import beneath
-from core.errors import TapedeckError
 from core.log.vocabulary import HOST_EVENT
 from core.policies.prolong_config import ProlongConfig
 from core.policies.report import command_of, first_line, tool_arguments
-from core.session import Session, op_span
-from core.text import js_json, text_of_blocks, tool_result_block, tool_result_is_error
+from core.read.session import Session, op_span
+from core.shared import beneath
+from core.shared.errors import TapedeckError
+from core.shared.text import js_json, text_of_blocks, tool_result_block, tool_result_is_error
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 
-from core.errors import ConfigError
 from core.policies.rewind_config import check_keys, whole_number
+from core.shared.errors import ConfigError
 
 KEYS = ("logFile", "logWindow", "promptOrder", "registerPrompt", "registerCommand", "denyKeep")
 PROMPT_ORDER_BAND = (100, 199)

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.policies.adaptive_config import PRUNE_MARKER, PruneBudget, PruneLevel
-from core.session import Session, content_chars
+from core.read.session import Session, content_chars
 
 PRUNE_POLICY = "prune"
 FOLD_POLICY = "fold"

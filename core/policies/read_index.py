@@ -23,8 +23,8 @@ from typing import Any
 
 from core.log.records import PackedRow
 from core.policies.fold import parse_arguments
-from core.session import Session
-from core.text import cp_len, js_json, sha256_hex, tool_result_block
+from core.read.session import Session
+from core.shared.text import cp_len, js_json, sha256_hex, tool_result_block
 
 READ_TOOLS = frozenset({"read", "read_section", "read_file"})
 READ_INDEX_LIMIT = 10
@@ -281,7 +281,7 @@ def read_index(session: Session) -> ReadIndex:
 
 
 def index_reads(session: Session, item: Mapping[str, Any] | PackedRow) -> None:
-    """An ``observe`` hook of ``core.load.load_session``: builds the session's read index as the pass goes, from
+    """An ``observe`` hook of ``core.read.load.load_session``: builds the session's read index as the pass goes, from
     the events as they are decoded, so ``read_index`` reads nothing back from the log afterwards."""
     if type(item) is not PackedRow and item.get("type") in ReadIndex.TYPES:  # type: ignore[union-attr]
         _index_of(session).observe(session, session.next_seq - 1, item)  # type: ignore[arg-type]

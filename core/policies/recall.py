@@ -20,12 +20,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.errors import TapedeckError
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION, RECALL_FAMILY
 from core.policies.spill import LoggedPart, SpillUnavailable, hydrate, logged_text_parts, session_dir
-from core.session import Session
-from core.summary import source_label
-from core.text import cp_len, js_json, text_of_blocks, tool_result_block, utf16_len
+from core.read.session import Session
+from core.read.summary import source_label
+from core.shared.errors import TapedeckError
+from core.shared.text import cp_len, js_json, text_of_blocks, tool_result_block, utf16_len
 
 RECALL_TURN_TOOL = "recall_turn"
 RECALL_STEP_TOOL = "recall_step"

@@ -2,7 +2,7 @@
 
 Two implementations share one interface (``ReportWriter.write(request) -> str``):
 
-* ``ModelReportWriter`` asks a ``core.model.ChatModel``. The request reuses the session's system prompt and tool
+* ``ModelReportWriter`` asks a ``core.shared.chat.ChatModel``. The request reuses the session's system prompt and tool
   schemas (so the provider's prefix cache stays warm), sends the region's messages, then our report instruction
   as a final user message. Reasoning is switched off when the route offers an ``off`` effort, and an empty
   completion is retried up to ``maxSummarizationRetries`` times.
@@ -19,10 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from core.errors import TapedeckError
-from core.model import ChatModel, Completion, ModelRequest
 from core.policies.rewind_config import RewindConfig
-from core.text import text_of_blocks, utf16_len
+from core.shared.chat import ChatModel, Completion, ModelRequest
+from core.shared.errors import TapedeckError
+from core.shared.text import text_of_blocks, utf16_len
 
 REPORT_SOURCE = {"kind": "plugin", "plugin": "rewind"}
 NO_ROUTE = (

@@ -22,7 +22,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import TapedeckError
 from core.policies.checkpoint import (
     REWIND_EVENT,
     Mark,
@@ -33,8 +32,9 @@ from core.policies.checkpoint import (
 )
 from core.policies.report import REPORT_SOURCE, ReportRequest, ReportWriter, header_route
 from core.policies.rewind_config import RewindConfig
-from core.session import Session, content_chars, derive_message, op_span
-from core.text import js_json, utf16_len
+from core.read.session import Session, content_chars, derive_message, op_span
+from core.shared.errors import TapedeckError
+from core.shared.text import js_json, utf16_len
 
 NO_CHECKPOINT = "NO_CHECKPOINT"
 EMPTY_REGION = "EMPTY_REGION"

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from core.errors import ConfigError
+from core.shared.errors import ConfigError
 
 MAX_SAFE_INTEGER = 2**53 - 1
 REPORT_LANGUAGES = ("en", "zh")

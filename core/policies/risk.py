@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.policies.adaptive_config import RiskRouterConfig
-from core.session import Session
-from core.text import tool_result_block, utf16_len
+from core.read.session import Session
+from core.shared.text import tool_result_block, utf16_len
 
 EVIDENCE_RESULTS = 8
 FRAGMENT_WINDOW = 360

@@ -40,9 +40,9 @@ from core.policies.fold import LOCATOR_FORMAT_VERSION
 from core.policies.read_index import READ_LINE_CHARS, ReadIndex, ReadRef, read_index
 from core.policies.recall import expand_locator, result_call_id, result_content, tool_name, turn_locator
 from core.policies.slice_config import SliceConfig
-from core.session import RUNTIME_CONTEXT_PLUGIN, TAPE_SOURCE_KIND, Session, derive_message
-from core.summary import tape_span
-from core.text import cp_len, js_json, sha256_hex, text_of_blocks
+from core.read.session import RUNTIME_CONTEXT_PLUGIN, TAPE_SOURCE_KIND, Session, derive_message
+from core.read.summary import tape_span
+from core.shared.text import cp_len, js_json, sha256_hex, text_of_blocks
 
 TAPE_PREFIX = "[slice tape v1 · turns "
 SNAPSHOT_NOTE_PREFIX = "[slice note · "

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from core.errors import ConfigError
+from core.shared.errors import ConfigError
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MIN_ENTRY_MAX_CHARS = 256

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.errors import TapedeckError
+from core.shared.errors import TapedeckError
 
 _FOLD_SPILL = re.compile(r"\[.* · full text \((\d+) bytes\) stored at (.+?) — .*\]", re.ASCII)
 _NATIVE_SPILL = re.compile(

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from bench import context
 from bench.gen_session import generate
-from core.config import validate_config
-from core.session import Session
+from core.control.config import validate_config
+from core.read.session import Session
 
 METRICS = ("ratio", "prefix_reuse", "prefix_kept", "recall")
 

@@ -14,7 +14,7 @@ import pytest
 import zstandard
 
 from bench.gen_session import MAX_RESULT, PROFILES, GenStats, generate, main, parse_size
-from core.session import Session
+from core.read.session import Session
 
 ENVELOPE_KEYS = {"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"}
 SURFACE = {"user/message", "assistant/message", "tool/result"}

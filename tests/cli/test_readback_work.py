@@ -17,10 +17,10 @@ import pytest
 
 from bench.gen_session import generate
 from core.cli import main
-from core.load import load_session
 from core.log.linestore import LineStore
 from core.policies.read_index import ReadIndex, index_reads, read_index
-from core.session import Session
+from core.read.load import load_session
+from core.read.session import Session
 
 
 @pytest.fixture(scope="module", params=["short-turns", "mixed"])
@@ -40,7 +40,7 @@ def stores(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[LineStore]]:
             super().__init__(*args)
             made.append(self)
 
-    monkeypatch.setattr("core.load.LineStore", Noted)
+    monkeypatch.setattr("core.read.load.LineStore", Noted)
     yield made
 
 

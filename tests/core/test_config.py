@@ -6,8 +6,15 @@ from pathlib import Path
 
 import pytest
 
-from core.config import config_event, load_config, parse_value, replay_config, set_value, validate_config
-from core.errors import ConfigError
+from core.control.config import (
+    config_event,
+    load_config,
+    parse_value,
+    replay_config,
+    set_value,
+    validate_config,
+)
+from core.shared.errors import ConfigError
 
 
 def test_defaults_cover_every_section() -> None:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.config import (
+from core.control.config import (
     PolicyConfig,
     config_event,
     load_config,
@@ -21,7 +21,7 @@ from core.config import (
     set_value,
     validate_config,
 )
-from core.errors import ConfigError
+from core.shared.errors import ConfigError
 
 
 def _refused(call: Any, *phrases: str) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.session import _earlier_seqs
+from core.read.session import _earlier_seqs
 
 item = st.one_of(
     st.integers(-3, 12), st.integers(-(2**70), 2**70), st.booleans(), st.floats(-2, 12), st.none(), st.text(max_size=2),

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any
 
-from core.session import Session, Turn
+from core.read.session import Session, Turn
 
 
 class CountingTurns(dict[int, Turn]):

@@ -1,4 +1,4 @@
-"""Streamed blocks: consecutive stream deltas of one step, grouped for the list (core.streams)."""
+"""Streamed blocks: consecutive stream deltas of one step, grouped for the list (core.read.streams)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.log.reader import read_log
-from core.session import Session
-from core.streams import (
+from core.read.session import Session
+from core.read.streams import (
     CHUNK_TYPE,
     Collapsed,
     StreamBlocks,

@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.summary import one_line
+from core.read.summary import one_line
 
 
 def reference(text: str, limit: int) -> str:

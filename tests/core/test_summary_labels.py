@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from core.summary import in_words, summarize
+from core.read.summary import in_words, summarize
 
 
 def ev(etype: str, data: dict[str, object]) -> dict[str, object]:

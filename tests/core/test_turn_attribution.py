@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.session import Session
+from core.read.session import Session
 from tests.tui.logs import Log
 
 

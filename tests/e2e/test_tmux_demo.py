@@ -8,7 +8,7 @@ import time
 import uuid
 from pathlib import Path
 
-from core.host_state import read_host_state
+from core.control.host_state import read_host_state
 from core.log.reader import read_log
 from tests.e2e.test_tmux_watch import TAPEDECK, Tmux, pytestmark  # noqa: F401 - the same skip condition
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from core.control import (
+from core.control.inbox import (
     CONTROL_EVENT,
     MAX_LINE_BYTES,
     OPS,

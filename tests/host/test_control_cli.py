@@ -12,7 +12,7 @@ import pytest
 
 from core.cli import build_parser
 from core.cli import control as cli_control
-from core.control import InboxReader, outcome_event
+from core.control.inbox import InboxReader, outcome_event
 from core.log.writer import SessionWriter, make_header
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core import control
-from core.config import load_config
+from core.control import inbox as control
+from core.control.config import load_config
 from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace
 from core.host.loop import AgentHost, HostOptions

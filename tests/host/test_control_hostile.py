@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.control import MAX_LINE_BYTES, ControlError, InboxReader, append_request, outcome_event
+from core.control.inbox import MAX_LINE_BYTES, ControlError, InboxReader, append_request, outcome_event
 
 DEEP = 1000
 

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from core import control
 from core.cli import main
-from core.config import load_config
+from core.control import inbox as control
+from core.control.config import load_config
+from core.control.host_state import read_host_state
 from core.host.loop import AgentHost, HostOptions, TurnOutcome
 from core.host.providers.openai_provider import OpenAIProvider
 from core.host.providers.retry import RetryPolicy
-from core.host_state import read_host_state
 from core.log.reader import read_log
 from tests.host.sse_server import ChatServer, Reply, chunk, text_reply, tool_delta
 

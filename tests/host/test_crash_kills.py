@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bench import crash
-from core import control
+from core.control import inbox as control
 from core.log.layout import log_path
 from core.log.reader import read_log
 from core.log.writer import LOCK_NAME

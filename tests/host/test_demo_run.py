@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from core import control
 from core.cli.log import inspect_report
-from core.config import load_config
+from core.control import inbox as control
+from core.control.config import load_config
 from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers import make_provider
 from core.log.reader import read_log
-from core.session import Session
+from core.read.session import Session
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from core import control
-from core.config import load_config
+from core.control import inbox as control
+from core.control.config import load_config
 from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace
 from core.host.loop import AgentHost, HostOptions, TurnOutcome
 from core.host.providers import make_provider
 from core.host.providers.scripted import SCRIPT_EXHAUSTED, ScriptedModel
-from core.model import ChunkSink, Completion, ModelRequest
-from core.session import Session
+from core.read.session import Session
+from core.shared.chat import ChunkSink, Completion, ModelRequest
 
 Requests = list[tuple[str, dict[str, Any]]]
 # The ops to send at point ``k`` (the k-th model call, or ``end:N`` after turn N ended), given the host.

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from core.config import CONFIG_EVENT, logged_config, validate_config
+from core.control.config import CONFIG_EVENT, logged_config, validate_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers.scripted import ScriptedModel
 from core.log.vocabulary import HOST_EVENT

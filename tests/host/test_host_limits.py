@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from core.config import validate_config
+from core.control.config import validate_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers import OpenAIProvider, RetryPolicy
 from core.host.providers.scripted import ScriptedModel
-from core.models import limits_for
+from core.shared.model_specs import limits_for
 from tests.host.sse_server import ChatServer, text_reply
 
 LARGE_TASK = "Complete the cross-module end-to-end architecture migration"  # class large: cap 65,536

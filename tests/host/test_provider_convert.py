@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from core.host.providers.convert import (
+from core.read.session import Session
+from core.shared.wire import (
     UNANSWERED_CALL,
     to_openai_messages,
     to_openai_tools,
     usage_from_openai,
 )
-from core.session import Session
 
 
 def user(text: str) -> dict[str, Any]:

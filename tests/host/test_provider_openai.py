@@ -10,7 +10,7 @@ import pytest
 
 from core.host.providers import OpenAIProvider, RetryNotice, RetryPolicy, make_provider
 from core.host.providers.errors import ProviderError
-from core.model import ModelRequest
+from core.shared.chat import ModelRequest
 from tests.host.sse_server import ChatServer, Reply, chunk, error_reply, text_reply, tool_delta
 
 KEY = "sk-test-not-a-real-key"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from core.host.providers import ProviderError, ScriptedModel, make_provider
-from core.model import ModelRequest
+from core.shared.chat import ModelRequest
 
 USER = {"id": "u", "role": "user", "content": [{"type": "text", "text": "task"}], "source": {"kind": "user"}}
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from core.config import validate_config
-from core.errors import ConfigError
+from core.control.config import validate_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers import OpenAIProvider, RetryPolicy
 from core.policies.report import ReportError, ReportRequest
+from core.shared.errors import ConfigError
 from tests.host.sse_server import ChatServer, text_reply
 
 USER = {"id": "u", "role": "user", "content": [{"type": "text", "text": "find the cause " * 20}],

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.config import load_config
+from core.control.config import load_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers.scripted import ScriptedModel
-from core.model import ChunkSink, Completion, ModelRequest
+from core.shared.chat import ChunkSink, Completion, ModelRequest
 
 TASK = (
     "Rename timeoutLabel in src/view.ts"  # a "small" task: checkpoint from step 5, finalization from step 9

@@ -11,7 +11,7 @@ from core.cli import main
 from core.log.layout import log_path
 from core.log.reader import read_log
 from core.log.writer import SessionWriter
-from core.session import Session
+from core.read.session import Session
 
 
 def _script(tmp_path: Path) -> str:

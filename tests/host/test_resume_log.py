@@ -12,11 +12,11 @@ import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.errors import LogFormatError, WriterLockedError
 from core.log.frames import frame_end
 from core.log.reader import read_log
 from core.log.repair import repair_log
 from core.log.writer import DAMAGE_CODES, LOCK_NAME, DamagedLogError, SessionWriter, make_header
+from core.shared.errors import LogFormatError, WriterLockedError
 
 
 def _batches(n: int, size: int = 3) -> list[list[dict[str, Any]]]:

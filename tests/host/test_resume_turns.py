@@ -15,15 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import control
-from core.config import load_config
+from core.control import inbox as control
+from core.control.config import load_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.messages import user_message
 from core.host.providers import make_provider
 from core.log.frames import decode_frame, frame_end
 from core.log.reader import read_log
 from core.policies.prolong import intact_length, is_narrative, parse_sections, render_section
-from core.session import Session
+from core.read.session import Session
 
 
 def _script(tmp_path: Path, responses: list[dict[str, Any]]) -> str:

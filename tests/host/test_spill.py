@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.config import validate_config
+from core.control.config import validate_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers.scripted import ScriptedModel
 from core.policies.spill import fold_spill_locator

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from core.config import validate_config
+from core.control.config import validate_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers.scripted import ScriptedModel
 from core.host.tools import sandbox, workspace_tools

@@ -19,10 +19,10 @@ import orjson
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from core.load import load_session
 from core.log.reader import read_log
 from core.log.records import PackedRow
-from core.session import Session
+from core.read.load import load_session
+from core.read.session import Session
 from tests.log.helpers import HEADER
 
 odd = st.one_of(

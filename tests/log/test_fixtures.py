@@ -8,7 +8,7 @@ import pytest
 
 from core.log.index import build_index, tail_events
 from core.log.reader import read_log
-from core.session import Session
+from core.read.session import Session
 
 EXPECTED_SURFACES = {
     "tool-call-turn.session.jsonl": [4, 5, 63, 65, 101],

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from bench.gen_session import generate
-from core.load import load_session
 from core.log.reader import read_log
-from core.session import Session
+from core.read.load import load_session
+from core.read.session import Session
 
 
 @pytest.fixture(scope="module")

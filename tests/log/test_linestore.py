@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.gen_session import generate
-from core.load import load_session
 from core.log.linestore import LineStore
 from core.log.records import is_packed_row, row_member_count
-from core.session import Session
+from core.read.load import load_session
+from core.read.session import Session
 from tests.conftest import FIXTURES
 from tests.log.helpers import HEADER, one_turn_with_tool, raw_log
 

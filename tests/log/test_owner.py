@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import WriterLockedError
 from core.log.owner import is_owned
 from core.log.writer import LOCK_NAME, SessionWriter, make_header
+from core.shared.errors import WriterLockedError
 
 
 def test_a_live_writer_owns_its_log_until_it_closes(tmp_path: Path) -> None:

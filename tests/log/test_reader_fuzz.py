@@ -21,7 +21,7 @@ from bench.gen_session import generate
 from bench.mutation import RENAMES, REPLACEMENTS, Mutation, mutate_lines, value_paths
 from core.cli import main
 from core.log.index import build_index, tail_events
-from core.summary import summarize
+from core.read.summary import summarize
 from tests.conftest import FIXTURES
 from tests.log.helpers import assistant, number, one_turn_with_tool, raw_log, user
 

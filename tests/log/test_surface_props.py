@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.session import Session
+from core.read.session import Session
 from tests.log.helpers import HEADER, user
 
 

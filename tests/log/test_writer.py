@@ -8,12 +8,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.errors import WriterLockedError
 from core.log.index import build_index, tail_events
 from core.log.layout import discover_sessions, encode_segment, project_key
 from core.log.reader import read_log
 from core.log.writer import SessionWriter, make_header
-from core.session import Session
+from core.read.session import Session
+from core.shared.errors import WriterLockedError
 from tests.log.helpers import one_turn_with_tool
 
 

@@ -22,7 +22,7 @@ from core.policies.adaptive import (
 )
 from core.policies.adaptive_config import TASK_CLASSES, AdaptiveConfig, validate
 from core.policies.risk import RISKS, RiskDecision
-from core.session import Session
+from core.read.session import Session
 
 CONFIG = AdaptiveConfig(prune_schedule="step")  # the seed's schedule: these cases are the seed's
 NO_PRESSURE = {"context_window": None, "context_tokens": None}

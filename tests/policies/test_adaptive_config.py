@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from core.config import set_value, validate_config
-from core.errors import ConfigError
+from core.control.config import set_value, validate_config
 from core.policies.adaptive_config import (
     DEFAULT_PRUNE_LEVELS,
     AdaptiveConfig,
@@ -17,6 +16,7 @@ from core.policies.adaptive_config import (
     validate,
     validate_prune_budget,
 )
+from core.shared.errors import ConfigError
 
 
 def profiles() -> list[dict[str, Any]]:

@@ -12,7 +12,7 @@ from core.log.vocabulary import ROUTE_EVENT
 from core.policies.adaptive import RouteError, classify_task, newest_request_text, plan_route
 from core.policies.adaptive_config import AdaptiveConfig, validate
 from core.policies.pruner import PRUNE_MARKER
-from core.session import Session
+from core.read.session import Session
 
 FIXTURES = [
     "tool-call-turn.session.jsonl",

@@ -14,8 +14,8 @@ from core.policies.adaptive import classify_task, plan_route
 from core.policies.adaptive_config import TASK_CLASSES, PruneBudget, RiskRouterConfig
 from core.policies.pruner import PRUNE_MARKER, measure, prune_content
 from core.policies.risk import bound_text, js_units, route_risk
-from core.session import Session
-from core.text import utf16_len
+from core.read.session import Session
+from core.shared.text import utf16_len
 
 CONFIG = small_levels()
 LEVELS = [level.name for level in CONFIG.prune_levels]

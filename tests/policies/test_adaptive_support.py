@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.policies.adaptive_config import AdaptiveConfig, validate
-from core.session import Session
+from core.read.session import Session
 
 HEADER = {
     "type": "session",

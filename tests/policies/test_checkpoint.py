@@ -23,7 +23,7 @@ from core.policies.checkpoint import (
     plan_checkpoint,
     render_checkpoint_result,
 )
-from core.session import Session
+from core.read.session import Session
 
 
 def test_first_mark_is_numbered_one_and_anchored_at_its_own_seq() -> None:

@@ -15,7 +15,7 @@ from core.policies.digest import (
     looks_like_code,
 )
 from core.policies.slice_config import DigestConfig
-from core.text import utf16_len
+from core.shared.text import utf16_len
 
 POLICY = DigestConfig()
 MARKER = re.compile(r"^…\[\+(\d+) lines / (\d+) chars\]…$")

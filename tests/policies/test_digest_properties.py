@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from core.policies.digest import Digest, digest_data, digest_log, digest_search, digest_tool_result
 from core.policies.slice_config import DigestConfig
-from core.text import utf16_len
+from core.shared.text import utf16_len
 
 RUN_MARKER = re.compile(r"^…\[\+(\d+) lines / (\d+) chars\]…$")
 CUT = re.compile(r"^(.*) …\[\+(\d+) chars\]… (.*)$", re.S)

@@ -18,8 +18,8 @@ from core.policies.fold import (
     shown_through,
 )
 from core.policies.slice_config import SliceConfig, validate
-from core.session import Session
-from core.text import utf16_len
+from core.read.session import Session
+from core.shared.text import utf16_len
 
 DEFAULT = SliceConfig()
 

@@ -10,7 +10,7 @@ from test_fold_support import BIG, CODE, HEADER, Log
 
 from core.cli import main
 from core.cli.fold import effective_config
-from core.errors import ConfigError
+from core.shared.errors import ConfigError
 
 
 def write(log: Log, path: Path) -> Path:

@@ -8,7 +8,7 @@ import pytest
 
 from core.policies.fold import ERROR, KEPT, SHOWN, plan_fold, preview_fold, shown_through
 from core.policies.slice_config import SliceConfig
-from core.session import Session
+from core.read.session import Session
 from tests.conftest import FIXTURES as FIXTURE_DIR
 
 DEFAULT = SliceConfig()

@@ -7,7 +7,7 @@ from typing import Any
 
 from core.policies.fold import plan_fold, preview_fold
 from core.policies.slice_config import SliceConfig
-from core.session import Session
+from core.read.session import Session
 
 HEADER = {
     "type": "session",

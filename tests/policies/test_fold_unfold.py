@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from test_fold_support import BIG, Log, view_text
 
-from core.errors import TapedeckError
 from core.policies.fold import UNFOLDED, FoldError, plan_fold, plan_unfold, preview_fold
 from core.policies.slice_config import SliceConfig
+from core.shared.errors import TapedeckError
 
 
 def folded() -> tuple[Log, int, int]:

@@ -18,7 +18,7 @@ from core.policies.checkpoint import (
 )
 from core.policies.prolong import DenyCounter, status_from_log
 from core.policies.prolong_config import validate as validate_prolong
-from core.session import Session
+from core.read.session import Session
 
 
 def _write(log: Log, path: Path) -> Path:

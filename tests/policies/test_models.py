@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from core.config import set_value, validate_config
-from core.errors import ConfigError
-from core.models import Limits, Prices, limits_for, price_for
+from core.control.config import set_value, validate_config
+from core.shared.errors import ConfigError
+from core.shared.model_specs import Limits, Prices, limits_for, price_for
 
 
 def test_deepseek_models_have_a_window_an_output_limit_and_prices() -> None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import orjson
 from test_adaptive_support import end_turn, extend, new_session, replayed, start_turn, tool_step
 
-from core.config import validate_config
+from core.control.config import validate_config
 from core.policies import adaptive, phase_notes
 from core.policies import slice as slice_policy
-from core.session import Session
+from core.read.session import Session
 
 CONFIG = validate_config({})
 

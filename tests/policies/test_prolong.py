@@ -22,7 +22,7 @@ from core.policies.prolong import (
     sections_by_session,
 )
 from core.policies.prolong_config import ProlongConfig
-from core.session import Session
+from core.read.session import Session
 from tests.conftest import FIXTURES as FIXTURE_DIR
 
 FIXTURES = str(FIXTURE_DIR)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import ConfigError
 from core.policies.prolong_config import ProlongConfig, validate
+from core.shared.errors import ConfigError
 
 
 def test_defaults_are_the_seeds() -> None:

@@ -15,7 +15,7 @@ import pytest
 from test_rewind_support import HEADER, Log, tool_call
 
 from core.cli import main
-from core.config import config_event, logged_config, validate_config
+from core.control.config import config_event, logged_config, validate_config
 from core.log.vocabulary import HOST_EVENT
 
 GREP_LOG = '{"command":"grep -n KeyError log.txt"}'

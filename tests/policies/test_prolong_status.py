@@ -11,7 +11,7 @@ from test_rewind_support import HEADER, Log, tool_call
 from core.cli import main
 from core.policies.prolong import ProlongMemory, StatusReport, render_status, status_from_log
 from core.policies.prolong_config import ProlongConfig
-from core.session import Session
+from core.read.session import Session
 from tests.conftest import FIXTURES as FIXTURE_DIR
 
 GREP_LOG = '{"command":"grep -n KeyError log.txt"}'

@@ -13,7 +13,7 @@ from test_adaptive_support import add, extend, new_session, start_turn, tool_ste
 from core.policies.adaptive import plan_route
 from core.policies.adaptive_config import AdaptiveConfig
 from core.policies.pruner import PRUNE_MARKER
-from core.session import Session
+from core.read.session import Session
 
 SEED = AdaptiveConfig(prune_schedule="step")
 CACHE_AWARE = AdaptiveConfig()

@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from test_adaptive_support import HEADER, add, end_turn, extend, new_session, replayed, start_turn, tool_step
 
-from core.errors import ConfigError
 from core.policies.adaptive_config import PruneBudget, PruneLevel, validate_prune_budget
 from core.policies.pruner import PRUNE_MARKER, is_prunable, measure, plan_prune, prune_content
-from core.session import Session
+from core.read.session import Session
+from core.shared.errors import ConfigError
 
 SMALL = PruneBudget(50, 4, 3)
 

@@ -10,7 +10,7 @@ import pytest
 from test_slice_support import Host
 
 from core.policies.recall import RecallError, expand_result
-from core.session import Session
+from core.read.session import Session
 
 LOG = "\n".join(f"line {i} {'ERROR disk' if i in (10, 12, 40) else 'ok'}" for i in range(1, 61))
 

@@ -9,7 +9,7 @@ from test_slice_support import Host, runtime_message, user_message
 
 from core.policies.recall import RecallError, recall_step, recall_turn, render_step_page
 from core.policies.spill import logged_text_parts, native_spill_locator
-from core.session import Session
+from core.read.session import Session
 
 
 def two_turns() -> Host:

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_rewind_support import FakeFactory, FakeModel, reply, text, tool_call
 
-from core.model import Completion, ModelRequest
 from core.policies.report import (
     NO_ROUTE,
     ExtractiveReportWriter,
@@ -27,7 +26,8 @@ from core.policies.report import (
 )
 from core.policies.rewind import folded_chars
 from core.policies.rewind_config import RewindConfig
-from core.text import utf16_len
+from core.shared.chat import Completion, ModelRequest
+from core.shared.text import utf16_len
 
 REGION = [
     {

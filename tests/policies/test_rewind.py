@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 import pytest
 from test_rewind_support import FakeModel, Log, reply, text, tool_call
 
-from core.errors import ConfigError
 from core.policies.checkpoint import REWIND_EVENT, active_mark, latest_mark, plan_checkpoint
 from core.policies.report import ExtractiveReportWriter, ModelReportWriter, ReportError, ReportRequest
 from core.policies.rewind import (
@@ -34,6 +33,7 @@ from core.policies.rewind import (
     rewind_tool_schema,
 )
 from core.policies.rewind_config import RewindConfig, validate
+from core.shared.errors import ConfigError
 
 HEADER = {
     "config": {"provider": "deepseek", "model": "deepseek-chat"},

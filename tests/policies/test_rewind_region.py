@@ -19,7 +19,7 @@ from core.policies.rewind import (
     assert_region_unchanged,
     select_fold_region,
 )
-from core.session import Session
+from core.read.session import Session
 from tests.conftest import FIXTURES as FIXTURE_DIR
 
 FIXTURES = str(FIXTURE_DIR)

@@ -1,6 +1,6 @@
 """Builders shared by the checkpoint, rewind and report tests: a session grown event by event, and a fake model.
 
-The fake ChatModel stands in for an external provider (it implements the ``core.model.ChatModel`` protocol);
+The fake ChatModel stands in for an external provider (it implements the ``core.shared.chat.ChatModel`` protocol);
 the code under test is never faked.
 """
 
@@ -10,9 +10,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.model import Completion, ModelRequest
 from core.policies.checkpoint import plan_checkpoint
-from core.session import Session
+from core.read.session import Session
+from core.shared.chat import Completion, ModelRequest
 
 HEADER = {
     "type": "session",

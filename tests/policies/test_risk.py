@@ -21,8 +21,8 @@ from core.policies.risk import (
     risk_checkpoint,
     route_risk,
 )
-from core.session import Session
-from core.text import utf16_len
+from core.read.session import Session
+from core.shared.text import utf16_len
 
 
 @pytest.mark.parametrize(

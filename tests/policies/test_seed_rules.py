@@ -10,7 +10,7 @@ import re
 from contextlib import closing
 from pathlib import Path
 
-from core.config import validate_config
+from core.control.config import validate_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers.scripted import ScriptedModel
 from core.policies.adaptive import plan_route

@@ -10,7 +10,7 @@ from test_slice_support import Host
 
 from core.cli import main
 from core.policies.recall import run_recall_tool
-from core.session import Session
+from core.read.session import Session
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from core.errors import ConfigError
 from core.policies.slice_config import (
     MAX_SAFE_INTEGER,
     DigestConfig,
@@ -17,6 +16,7 @@ from core.policies.slice_config import (
     nearest_key,
     validate,
 )
+from core.shared.errors import ConfigError
 
 VALID_LIST = "Valid keys: maxStepsPerTurn, defaultReasoningEffort, digest, fold, history, mode."
 

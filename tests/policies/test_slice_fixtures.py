@@ -9,7 +9,7 @@ from test_slice_support import Host, config, entries_in, message_text, span_of, 
 
 from core.policies.recall import expand_result, recall_step, recall_turn, render_turn_page, search
 from core.policies.slice import is_tape_entry
-from core.session import Session
+from core.read.session import Session
 
 
 def resume(fixtures_dir: Path, name: str) -> Host:

@@ -17,7 +17,7 @@ from test_slice_support import Host, config, stable_prefix_violations, user_mess
 
 from core.policies.recall import expand_result, render_turn_page, result_content
 from core.policies.slice import is_runtime_snapshot, is_tape_entry
-from core.text import text_of_blocks
+from core.shared.text import text_of_blocks
 
 DATA = "\n".join(f"row {i} payload {'x' * 30} {i * 7}" for i in range(200))
 TEXTS = st.sampled_from(["ok", "  spaced reply  ", "multi\nline\ntext", "ünïcødé 😀", DATA, ""])

@@ -8,7 +8,7 @@ import pytest
 from test_slice_support import Host, config, entries_in, message_text, span_of, user_message
 
 from core.policies.slice import excerpt, ladder, render_reply, snapshot_note
-from core.session import Session
+from core.read.session import Session
 
 
 def h12(text: str) -> str:

@@ -17,7 +17,7 @@ from test_slice_support import (
 
 from core.policies.recall import render_turn_page
 from core.policies.slice import is_tape_entry, plan_seal
-from core.session import Session
+from core.read.session import Session
 
 SEAL = config(keepRecentTurns=0)
 

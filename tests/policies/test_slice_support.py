@@ -10,8 +10,8 @@ from typing import Any
 from core.policies.fold import plan_fold
 from core.policies.slice import TAPE_PREFIX, SealPlan, plan_seal
 from core.policies.slice_config import SliceConfig, validate
-from core.session import RUNTIME_CONTEXT_PLUGIN, Session
-from core.text import js_json, sha256_hex, text_of_blocks
+from core.read.session import RUNTIME_CONTEXT_PLUGIN, Session
+from core.shared.text import js_json, sha256_hex, text_of_blocks
 
 HEADER = {
     "type": "session",

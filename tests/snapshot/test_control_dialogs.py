@@ -12,8 +12,8 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-import core.host_state
-from core.host_state import write_state
+import core.control.host_state
+from core.control.host_state import write_state
 from tests.tui.logs import policy_log, release_hosts
 from tests.tui.pilot import make_app, settle, until
 from tests.tui.screens_policy.harness import PolicyHarness
@@ -92,7 +92,7 @@ def test_checkpoint_dialog(snap_compare: Snap, tmp_path: Path, size: tuple[int, 
 
 
 class _Clock:
-    """``core.host_state``'s clock in these snapshots: a minute after the host exited."""
+    """``core.control.host_state``'s clock in these snapshots: a minute after the host exited."""
 
     strftime = staticmethod(time.strftime)
     gmtime = staticmethod(time.gmtime)
@@ -107,7 +107,7 @@ def test_a_request_whose_host_exited_shows_cancelled_with_the_reason(
     snap_compare: Snap, tmp_path: Path, size: tuple[int, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``P`` was sent, then the host exited without answering: the request is withdrawn and shown cancelled."""
-    monkeypatch.setattr(core.host_state, "time", _Clock)
+    monkeypatch.setattr(core.control.host_state, "time", _Clock)
     path = policy_log().write(tmp_path / "session.jsonl")
     inbox = path.parent / "control.jsonl"
 

@@ -9,7 +9,7 @@ from typing import Any
 from textual.pilot import Pilot
 from textual.widgets import Input
 
-from core.control import outcome_event
+from core.control.inbox import outcome_event
 from tests.conftest import FIXTURES
 from tests.tui.pilot import make_app
 from tests.tui.pilot import settle as settle_app

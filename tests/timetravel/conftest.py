@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench.gen_session import generate
-from core.config import load_config
+from core.control.config import load_config
 from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace
 from core.host.loop import AgentHost, HostOptions

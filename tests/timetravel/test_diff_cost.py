@@ -7,12 +7,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.cost import cost_report, cost_summary, session_cost, unpriced_model
 from core.log.reader import read_log
-from core.models import ModelConfig, Prices
-from core.request import Request, iter_requests
-from core.request_diff import break_location, diff_requests, prompt_bytes
-from core.session import Session
+from core.read.session import Session
+from core.rebuild.cost import cost_report, cost_summary, session_cost, unpriced_model
+from core.rebuild.request import Request, iter_requests
+from core.rebuild.request_diff import break_location, diff_requests, prompt_bytes
+from core.shared.model_specs import ModelConfig, Prices
 from tests.log.helpers import HEADER, assistant, user
 
 

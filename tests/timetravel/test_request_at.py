@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from core.log.index import IndexStore, build_index
 from core.log.reader import read_log
-from core.request import RequestClock, iter_requests, request_at, request_marks, request_points
-from core.session import Session
-from core.timetravel import SurfaceTimeline
+from core.read.session import Session
+from core.read.timetravel import SurfaceTimeline
+from core.rebuild.request import RequestClock, iter_requests, request_at, request_marks, request_points
 from tests.timetravel.conftest import FIXTURE_LOGS
 
 

@@ -1,15 +1,15 @@
-"""``core.request`` rebuilds exactly the bodies our host sent to a real chat-completions endpoint."""
+"""``core.rebuild.request`` rebuilds exactly the bodies our host sent to a real chat-completions endpoint."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from core.config import load_config
+from core.control.config import load_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers import OpenAIProvider, RetryPolicy
 from core.log.reader import read_log
-from core.request import iter_requests
+from core.rebuild.request import iter_requests
 from tests.host.sse_server import ChatServer, chunk, error_reply, text_reply, tool_delta
 
 TASK = "Rename timeoutLabel in src/view.ts"  # a "small" task: checkpoint from step 5, finalization from step 9

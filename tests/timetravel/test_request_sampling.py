@@ -13,8 +13,8 @@ import pytest
 
 from core.cli import main
 from core.log.reader import read_log
-from core.request import iter_requests
-from core.session import Session
+from core.read.session import Session
+from core.rebuild.request import iter_requests
 
 FIXTURE = "tool-call-turn.session.jsonl"
 LOGGED = '"config":{"provider":"deepseek-official","model":"deepseek-v4-flash"}'

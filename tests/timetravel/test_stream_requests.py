@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from core.load import load_session
 from core.log.linestore import LineStore
 from core.log.reader import read_log
 from core.log.vocabulary import SURFACE_TYPES
-from core.request import Point, Request, RequestPass, iter_requests, stream_requests
-from core.request_diff import diff_base, diff_requests, prompt_bytes, prompt_parts
-from core.session import Session
+from core.read.load import load_session
+from core.read.session import Session
+from core.rebuild.request import Point, Request, RequestPass, iter_requests, stream_requests
+from core.rebuild.request_diff import diff_base, diff_requests, prompt_bytes, prompt_parts
 from tests.timetravel.conftest import FIXTURE_LOGS
 
 

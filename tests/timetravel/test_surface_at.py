@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from core.cli import main
 from core.log.reader import LogData, read_log
-from core.session import Session
-from core.timetravel import SurfaceTimeline, moment
+from core.read.session import Session
+from core.read.timetravel import SurfaceTimeline, moment
 from tests.log.helpers import HEADER, user
 from tests.timetravel.conftest import FIXTURE_LOGS
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from core.control import outcome_event
-from core.host_state import write_state
+from core.control.host_state import write_state
+from core.control.inbox import outcome_event
 from tests.tui.logs import policy_log, release_hosts
 from tests.tui.pilot import main_screen, make_app, settle, until
 from tui.keymap import load_keymap

@@ -15,7 +15,7 @@ from textual.message import Message
 
 import tui.live as live_module
 from bench.gen_session import generate
-from core.session import Session
+from core.read.session import Session
 from tests.log.helpers import zstd_log
 from tests.tui.logs import Log, append, policy_log
 from tui.live import READ_ONLY_DSH, LiveSession, LoadProgress, SessionUpdated, is_error_event

@@ -12,7 +12,7 @@ from textual.message import Message
 
 import tui.live as live_module
 from core.log.pace import Pacer
-from core.session import Session
+from core.read.session import Session
 from tests.log.helpers import one_turn_with_tool, raw_log
 from tui.live import LiveSession, LoadProgress
 

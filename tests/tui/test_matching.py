@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.session import Session
+from core.read.session import Session
 from tests.tui.logs import policy_log
 from tui.live import LiveSession
 from tui.widgets.matching import EventFilter, parse_turns, scan, search_predicate, tool_names

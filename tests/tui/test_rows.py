@@ -7,7 +7,7 @@ import copy
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.session import Session
+from core.read.session import Session
 from tests.tui.logs import policy_log
 from tui.widgets.rows import RowView, SortedSeqs, badges, build_row, clip_strings, huge_row, originals
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from core.log.layout import SessionRef, session_tree
-from core.session import Cut
+from core.read.session import Cut
 from tests.tui.logs import policy_log
 from tui.live import LiveSession
 from tui.screens.browser import created_label

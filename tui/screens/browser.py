@@ -13,10 +13,10 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
-from core.host_state import read_host_state
+from core.control.host_state import read_host_state
 from core.log.layout import SessionRef, discover_sessions, session_tree
 from core.log.tail import changes_under
-from core.summary import human_chars
+from core.read.summary import human_chars
 from tui.screens.control import HOST_POLL_SECONDS
 from tui.widgets.footer import PriorityFooter
 

@@ -23,10 +23,10 @@ from textual.widgets import DataTable, Static
 
 from core.policies.checkpoint import Mark, latest_mark, marks
 from core.policies.rewind import RewindError, RewindPreview, preview_rewind
-from core.session import Session
-from core.summary import human_chars, one_line, summarize
+from core.read.session import Session
+from core.read.summary import human_chars, one_line, summarize
 from tui.screens.confirm import AskScreen, ConfirmScreen
-from tui.screens.outcomes import PolicyScreen, fill_table
+from tui.screens.policy_screen import PolicyScreen, fill_table
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,9 @@
 """The Config screen: the policy config as an editable key list with inline validation, a diff before sending,
 and the changes the log records.
 
-The effective config is the one the session runs under, read from its log by ``core.config.session_config``:
+The effective config is the one the session runs under, read from its log by ``core.control.config.session_config``:
 the config its host started with (the ``tapedeck/host`` event) plus every ``tapedeck/config`` change. A proposed value is checked
-off the UI thread by ``core.config.set_value``, so the message under the editor is the section validator's own.
+off the UI thread by ``core.control.config.set_value``, so the message under the editor is the section validator's own.
 A valid change opens a diff; confirming it sends a ``config.set`` request, whose outcome the panel shows.
 """
 
@@ -21,17 +21,17 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
-from core.config import CONFIG_EVENT, PolicyConfig, parse_value, session_config, set_value
-from core.errors import ConfigError
+from core.control.config import CONFIG_EVENT, PolicyConfig, parse_value, session_config, set_value
 from core.log.vocabulary import HOST_EVENT
-from core.session import Session
-from core.text import js_json
+from core.read.session import Session
+from core.shared.errors import ConfigError
+from core.shared.text import js_json
 from tui.screens.confirm import AskScreen, ConfirmScreen
-from tui.screens.outcomes import PolicyScreen, fill_table, logged
+from tui.screens.policy_screen import PolicyScreen, fill_table, logged
 
 
 def effective_config(session: Session) -> PolicyConfig:
-    """The session's config as ``core.config.session_config`` reads it from the log."""
+    """The session's config as ``core.control.config.session_config`` reads it from the log."""
     found = sorted([*logged(session, HOST_EVENT), *logged(session, CONFIG_EVENT)], key=lambda pair: pair[0])
     return session_config(event for _, event in found)
 

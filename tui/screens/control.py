@@ -14,9 +14,9 @@ from rich.text import Text
 from textual import work
 from textual.binding import Binding
 
-from core.errors import TapedeckError
+from core.shared.errors import TapedeckError
 from tui.screens.confirm import AskScreen, ConfirmScreen
-from tui.screens.outcomes import FINAL, NOT_SENT, TrackedRequest, requests_for
+from tui.screens.policy_screen import FINAL, NOT_SENT, TrackedRequest, requests_for
 
 HOST_POLL_SECONDS = 0.5
 CONTROL_BINDINGS: list[Binding] = [

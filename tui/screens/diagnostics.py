@@ -1,7 +1,7 @@
 """The Diagnostics screen: every problem the readers found in the live log, kept current while it is followed.
 
 A bad event, a torn line or frame, a seq gap, a replace that names no surface node, a log rewritten under the
-follower: each is a ``core.diagnostics.Diagnostic`` with its seq and byte offset, listed here in log order.
+follower: each is a ``core.shared.diagnostics.Diagnostic`` with its seq and byte offset, listed here in log order.
 ``enter`` goes to the event in the main view. The list is copied under the live session's lock in a worker;
 the UI thread never reads the log.
 """
@@ -16,8 +16,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
-from core.diagnostics import Diagnostic
-from tui.screens.outcomes import PolicyScreen, fill_table
+from core.shared.diagnostics import Diagnostic
+from tui.screens.policy_screen import PolicyScreen, fill_table
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 

@@ -23,13 +23,13 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static, TextArea
 
 from core.policies import fold
-from core.session import Session
-from core.summary import human_chars
-from core.text import tool_result_text
+from core.read.session import Session
+from core.read.summary import human_chars
+from core.shared.text import tool_result_text
 from tui.failures import reads_log
 from tui.screens.config import effective_config
 from tui.screens.confirm import ConfirmScreen
-from tui.screens.outcomes import PolicyScreen, fill_table
+from tui.screens.policy_screen import PolicyScreen, fill_table
 
 FOLDED = "folded"
 EXPANDED = "expanded"

@@ -16,9 +16,9 @@ from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
-from core.diagnostics import Diagnostic
 from core.log.lineage import child_log, parent_log, spawns
-from core.streams import Collapsed, StreamBlocks, collapse_seqs
+from core.read.streams import Collapsed, StreamBlocks, collapse_seqs
+from core.shared.diagnostics import Diagnostic
 from tui.failures import reads_log
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen

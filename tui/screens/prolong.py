@@ -19,9 +19,9 @@ from textual.widgets import Static
 
 from core.log.vocabulary import HOST_EVENT
 from core.policies.prolong import ProlongError, session_status_text
-from core.session import Session
+from core.read.session import Session
 from tui.screens.config import effective_config
-from tui.screens.outcomes import PolicyScreen, logged
+from tui.screens.policy_screen import PolicyScreen, logged
 
 REREAD_SECONDS = 3.0
 

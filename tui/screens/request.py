@@ -18,9 +18,9 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 from textual.worker import get_current_worker
 
-from core.request import wire_chars
-from core.request_diff import break_location
-from core.summary import human_chars, one_line
+from core.read.summary import human_chars, one_line
+from core.rebuild.request import wire_chars
+from core.rebuild.request_diff import break_location
 from tui.failures import READ_ERRORS, report_log_failure
 from tui.travel import RequestView, TimeTravel
 

@@ -18,10 +18,10 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from core.log.vocabulary import ROUTE_EVENT
-from core.session import Session
-from core.summary import human_chars
-from core.text import js_json
-from tui.screens.outcomes import PolicyScreen, fill_table, logged
+from core.read.session import Session
+from core.read.summary import human_chars
+from core.shared.text import js_json
+from tui.screens.policy_screen import PolicyScreen, fill_table, logged
 
 
 def compact(value: Any) -> str:

@@ -22,12 +22,12 @@ from textual.worker import get_current_worker
 
 from core.policies.recall import RECALL_TURN_TOOL, run_recall_tool
 from core.policies.slice import entry_turns, is_tape_entry, plan_seal
-from core.session import Session
-from core.summary import human_chars
-from core.text import js_json, text_of_blocks
+from core.read.session import Session
+from core.read.summary import human_chars
+from core.shared.text import js_json, text_of_blocks
 from tui.failures import reads_log
 from tui.screens.config import effective_config
-from tui.screens.outcomes import PolicyScreen, fill_table
+from tui.screens.policy_screen import PolicyScreen, fill_table
 
 ON_SURFACE = "on surface"
 NEXT_SEAL = "next seal"

@@ -10,8 +10,8 @@ from textual import events
 from textual.message import Message
 from textual.widgets import Static
 
-from core.session import Cut, Session
-from core.summary import human_chars
+from core.read.session import Cut, Session
+from core.read.summary import human_chars
 from tui.live import LiveSession
 
 BARS = " ▁▂▃▄▅▆▇█"

@@ -23,10 +23,10 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
-from core.session import Session, cut_kind
-from core.streams import Block, stream_text
-from core.summary import INTERRUPTED_MARK, human_chars
-from core.text import text_of_blocks, tool_result_block, tool_result_text
+from core.read.session import Session, cut_kind
+from core.read.streams import Block, stream_text
+from core.read.summary import INTERRUPTED_MARK, human_chars
+from core.shared.text import text_of_blocks, tool_result_block, tool_result_text
 from tui.failures import READ_ERRORS
 from tui.live import LiveSession
 from tui.widgets.rows import SHADOW_BADGES, clip_strings, event_time, originals

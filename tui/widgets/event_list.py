@@ -21,9 +21,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from core.session import Session
-from core.streams import Block, StreamBlocks
-from core.summary import human_chars
+from core.read.session import Session
+from core.read.streams import Block, StreamBlocks
+from core.read.summary import human_chars
 from tui.failures import READ_ERRORS, report_log_failure
 from tui.live import LiveSession
 from tui.widgets.rows import (
@@ -128,7 +128,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._style_key: tuple[object, ...] | None = None
         self._style_cache: dict[str, Style] = {}
         self._strips: dict[tuple[object, ...], Strip] = {}
-        # Time travel: the session as it stood at an earlier moment (``core.timetravel.SessionAt``); the rows'
+        # Time travel: the session as it stood at an earlier moment (``core.read.timetravel.SessionAt``); the rows'
         # badges and dimming then say what was on the surface then.
         self.moment: Any = None
         self._search = ""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from core.cost import cost_summary
+from core.rebuild.cost import cost_summary
 from tui.live import LiveSession
 
 PHASE_LABELS = {
@@ -47,7 +47,7 @@ def load_state(live: LiveSession) -> str:
 
 
 def cost_label(live: LiveSession) -> str:
-    """``$0.42 · 81% cached`` from the logged usage (see ``core.cost.cost_summary``; empty when nothing is known)."""
+    """``$0.42 · 81% cached`` from the logged usage (see ``core.rebuild.cost.cost_summary``; empty when nothing is known)."""
     try:
         return cost_summary(live.session)
     except RuntimeError:  # the follower added a turn while we read: the next refresh shows it

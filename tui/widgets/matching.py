@@ -9,8 +9,8 @@ from typing import Any
 
 import orjson
 
-from core.session import Session
-from core.streams import CHUNK_TYPE
+from core.read.session import Session
+from core.read.streams import CHUNK_TYPE
 from tui.live import LiveSession, is_error_event
 from tui.widgets.rows import SortedSeqs
 

@@ -13,9 +13,9 @@ from typing import Any
 import orjson
 
 from core.log.vocabulary import SURFACE_TYPES
-from core.session import TAPE_SOURCE_KIND, Session, content_chars, cut_kind, derive_message
-from core.streams import Block, Collapsed
-from core.summary import human_chars, summarize
+from core.read.session import TAPE_SOURCE_KIND, Session, content_chars, cut_kind, derive_message
+from core.read.streams import Block, Collapsed
+from core.read.summary import human_chars, summarize
 from tui.live import is_error_event
 
 SUMMARY_LIMIT = 240

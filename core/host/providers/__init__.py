@@ -1,4 +1,4 @@
-"""Model providers for the host, both implementing ``core.model.ChatModel``.
+"""Model providers for the host, both implementing ``core.shared.chat.ChatModel``.
 
 - ``openai``: any OpenAI-compatible chat-completions endpoint, streaming, DeepSeek by default
   (``core.host.providers.openai_provider``).
@@ -14,7 +14,7 @@ from typing import Any
 from core.host.providers.errors import ProviderError
 from core.host.providers.retry import RetryNotice, RetryPolicy
 from core.host.providers.scripted import ScriptedModel
-from core.model import ChatModel
+from core.shared.chat import ChatModel
 
 SPECS = ("openai", "scripted:FILE")
 
@@ -52,7 +52,7 @@ def make_provider(
 
 def __getattr__(name: str) -> Any:
     """``OpenAIProvider`` is imported on first use: the openai package takes ~30 MB and over a second to import,
-    and what only rebuilds requests (``core.host.providers.convert``) never needs it."""
+    and what only rebuilds requests (``core.shared.wire``) never needs it."""
     if name == "OpenAIProvider":
         from core.host.providers.openai_provider import OpenAIProvider
 

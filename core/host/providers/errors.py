@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.errors import TapedeckError
+from core.shared.errors import TapedeckError
 
 # Failure codes (DSH ``LlmFailure.code``). A failed request with one of RETRYABLE is tried again.
 AUTH = "AUTH"

@@ -8,7 +8,7 @@ logged (see ``core.host.providers.retry``). Authentication failures (401/403) ar
 call with finish ``error`` and code ``AUTH``. A failed attempt that will be retried still ends its own chunk
 stream with a ``finish`` of kind ``error``, as DSH logs it.
 
-Limits: ``limits`` is the model's context window and output limit, from ``core.models``' table unless given
+Limits: ``limits`` is the model's context window and output limit, from ``core.shared.model_specs``' table unless given
 (``None`` fields: unknown). The host combines them with the ``model`` config section.
 
 Reasoning effort: ``efforts`` maps each effort id the route supports to the extra request-body fields that
@@ -32,7 +32,6 @@ from urllib.parse import urlparse
 
 import openai
 
-from core.host.providers.convert import request_body, usage_from_openai
 from core.host.providers.errors import (
     AUTH,
     BAD_REQUEST,
@@ -48,8 +47,9 @@ from core.host.providers.errors import (
 )
 from core.host.providers.retry import RetryListener, RetryNotice, RetryPolicy
 from core.host.providers.stream import BlockStream
-from core.model import ChunkSink, Completion, ModelRequest
-from core.models import Limits, limits_for
+from core.shared.chat import ChunkSink, Completion, ModelRequest
+from core.shared.model_specs import Limits, limits_for
+from core.shared.wire import request_body, usage_from_openai
 
 DEFAULT_BASE_URL = "https://api.deepseek.com"
 DEFAULT_MODEL = "deepseek-chat"

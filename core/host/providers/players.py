@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.host.providers.situation import Situation, latest_results
-from core.model import ModelRequest
+from core.shared.chat import ModelRequest
 
 QUOTE_CHARS = 80
 REWIND_TOOL = "rewind"  # the tool the plans fold their own explorations with

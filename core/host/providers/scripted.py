@@ -58,9 +58,9 @@ from core.host.providers.errors import ProviderError, failure
 from core.host.providers.players import PlanPlayer, SequencePlayer
 from core.host.providers.situation import latest_results, result_text
 from core.host.providers.stream import BlockStream
-from core.model import ChunkSink, Completion, ModelRequest
-from core.models import Limits
-from core.text import js_json
+from core.shared.chat import ChunkSink, Completion, ModelRequest
+from core.shared.model_specs import Limits
+from core.shared.text import js_json
 
 SCRIPT_MISMATCH = "SCRIPT_MISMATCH"
 SCRIPT_EXHAUSTED = "SCRIPT_EXHAUSTED"

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.model import ModelRequest
 from core.policies.report import REPORT_SOURCE
+from core.shared.chat import ModelRequest
 
 PHASE_NOTE = "phase-note"
 _NAMED_TOOL = re.compile(r"`([^`\s]+)`")

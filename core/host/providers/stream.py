@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Hashable
 from typing import Any
 
-from core.model import ChunkSink, Completion
+from core.shared.chat import ChunkSink, Completion
 
 
 class BlockStream:

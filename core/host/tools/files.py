@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from core.beneath import OPEN_FILE
 from core.host.tools.base import CallContext, Param, WorkspaceTool, cut_note, fit
 from core.host.tools.outcome import (
     EDIT_NO_MATCH,
@@ -24,6 +23,7 @@ from core.host.tools.outcome import (
 )
 from core.host.tools.textfile import check_text, numbered_lines
 from core.host.tools.workspace import Workspace
+from core.shared.beneath import OPEN_FILE
 
 MAX_LINES_LISTED = 10
 EDIT_MAX_BYTES = 16 << 20

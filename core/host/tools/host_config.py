@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from core.errors import ConfigError
+from core.shared.errors import ConfigError
 
 SANDBOX_MODES = ("auto", "required", "off")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -10,7 +10,6 @@ from typing import Any
 
 import re2
 
-from core.beneath import OPEN_FILE
 from core.host.tools.base import CallContext, Param, WorkspaceTool, cut_note, fit
 from core.host.tools.outcome import (
     FS_NOT_FOUND,
@@ -21,6 +20,7 @@ from core.host.tools.outcome import (
 )
 from core.host.tools.textfile import is_text, numbered_lines
 from core.host.tools.workspace import WalkEntry, compile_regex, glob_regex, literal_prefix
+from core.shared.beneath import OPEN_FILE
 
 # grep matches the first this many characters of a line (RE2 keeps the time linear; this keeps memory bounded).
 GREP_LINE_CHARS = 1_000_000

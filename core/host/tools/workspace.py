@@ -24,8 +24,6 @@ from pathlib import Path
 
 import re2
 
-from core import beneath
-from core.errors import TapedeckError
 from core.host.tools.outcome import (
     FS_NOT_DIRECTORY,
     FS_NOT_FOUND,
@@ -33,6 +31,8 @@ from core.host.tools.outcome import (
     INVALID_ARGUMENTS,
     ToolFailure,
 )
+from core.shared import beneath
+from core.shared.errors import TapedeckError
 
 # Directories that searches skip unless the search starts inside one of them.
 SKIP_DIRS = frozenset(

@@ -22,10 +22,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import WorkerCancelled
 
-from core.session import Session
+from core.read.session import Session
 from tests.tui.logs import hold_host
 from tui.live import LiveSession, SessionUpdated
-from tui.screens.outcomes import OutcomePanel
+from tui.screens.policy_screen import OutcomePanel
 
 HEADER = {
     "type": "session",

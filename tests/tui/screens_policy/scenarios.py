@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from core.config import load_config
+from core.control.config import load_config
 from core.policies.checkpoint import plan_checkpoint
 from core.policies.fold import plan_fold, plan_unfold
 from core.policies.slice import plan_seal

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core.control import outcome_event
+from core.control.inbox import outcome_event
 from core.policies.fold import plan_unfold
-from core.session import Session
+from core.read.session import Session
 from tests.tui.screens_policy.harness import append_events, panel, read_inbox, settle
 from tests.tui.screens_policy.scenarios import demo
 from tui.app import TapedeckApp

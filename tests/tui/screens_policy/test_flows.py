@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable, Input, Static
 
-from core.control import outcome_event
+from core.control.inbox import outcome_event
 from core.policies.checkpoint import plan_checkpoint
 from core.policies.fold import plan_unfold
 from core.policies.report import ExtractiveReportWriter
 from core.policies.rewind import plan_rewind
-from core.session import Session
-from core.summary import human_chars
+from core.read.session import Session
+from core.read.summary import human_chars
 from tests.conftest import FIXTURES
 from tests.tui.screens_policy.harness import (
     PolicyHarness,

@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import TapedeckError
 from core.policies import fold
 from core.policies.checkpoint import plan_checkpoint
 from core.policies.recall import run_recall_tool
 from core.policies.report import ExtractiveReportWriter
 from core.policies.rewind import EMPTY_REGION, NO_CHECKPOINT, plan_rewind
-from core.session import Session
+from core.read.session import Session
+from core.shared.errors import TapedeckError
 from tests.conftest import FIXTURES
 from tests.tui.screens_policy.harness import HEADER, LogBuilder
 from tests.tui.screens_policy.scenarios import CONFIG, STARTED_WITH, backoff, configured, demo, route, sealed
@@ -30,7 +30,7 @@ from tui.screens.folds import (
     fold_line,
     original_text,
 )
-from tui.screens.outcomes import (
+from tui.screens.policy_screen import (
     APPLIED,
     NOT_SENT,
     PENDING,

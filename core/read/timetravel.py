@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from core.session import Session, Turn
+from core.read.session import Session, Turn
 
 DEFAULT_EVERY = 256
 

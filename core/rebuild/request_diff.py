@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from core.request import Request, prompt_bytes, prompt_head, prompt_parts
-from core.session import Session, cut_kind
+from core.read.session import Session, cut_kind
+from core.rebuild.request import Request, prompt_bytes, prompt_head, prompt_parts
 
 CAUSE_NAMES = {"tape": "seal"}  # cut kinds whose user-facing name differs
 HEADER_CHANGE = "header change"

@@ -32,10 +32,10 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
-from core.errors import TapedeckError
-from core.session import Session
-from core.summary import human_chars
-from core.text import js_json
+from core.read.session import Session
+from core.read.summary import human_chars
+from core.shared.errors import TapedeckError
+from core.shared.text import js_json
 from tui.widgets.footer import PriorityFooter
 
 SENDING = "sending"

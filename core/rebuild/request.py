@@ -23,7 +23,7 @@ compaction between two attempts shows in the second one.
 ``RequestPass`` finds and builds them in one forward pass over the events: ``stream_requests`` runs it over a log
 file in one streaming pass that keeps only the surface's events (the CLI's path: memory bounded by the surface,
 not the log), ``iter_requests`` over events in memory. ``request_points`` and ``request_at`` answer the same from
-a session that is already projected, with a ``core.timetravel.SurfaceTimeline`` (the TUI's path). All use one
+a session that is already projected, with a ``core.read.timetravel.SurfaceTimeline`` (the TUI's path). All use one
 ``RequestClock`` and one ``build_request``.
 """
 
@@ -37,17 +37,17 @@ from typing import Any
 
 import orjson
 
-from core.host.providers.convert import OpenAIMessages, request_body
-from core.load import load_session
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT, SURFACE_TYPES
-from core.model import ModelRequest
 from core.policies import phase_notes
 from core.policies.adaptive import FINALIZATION
-from core.session import Session, derive_message, surface_view
-from core.text import cp_len
-from core.timetravel import SessionAt, SurfaceTimeline
+from core.read.load import load_session
+from core.read.session import Session, derive_message, surface_view
+from core.read.timetravel import SessionAt, SurfaceTimeline
+from core.shared.chat import ModelRequest
+from core.shared.text import cp_len
+from core.shared.wire import OpenAIMessages, request_body
 
 CHUNK = "assistant/chunk"
 OUTPUT_TYPES = frozenset({CHUNK, "assistant/message"})

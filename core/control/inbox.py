@@ -40,11 +40,11 @@ from typing import Any, Literal
 
 import orjson
 
-from core.config import SECTIONS
-from core.errors import TapedeckError
+from core.control.config import SECTIONS
 from core.log.layout import resolve_log_path
 from core.log.vocabulary import CONTROL_EVENT
-from core.text import js_json
+from core.shared.errors import TapedeckError
+from core.shared.text import js_json
 
 INBOX_NAME = "control.jsonl"
 PENDING = "pending"

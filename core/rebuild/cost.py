@@ -3,7 +3,7 @@
 Usage is DSH ``TokenUsage``: ``inputTokens`` is the input that missed the provider's prefix cache,
 ``cacheReadTokens`` the input served from it (DeepSeek's ``prompt_cache_hit_tokens``; absent when the provider
 does not report hits) and ``outputTokens`` the output, reasoning included. Prices come from
-``core.models.price_for`` (DeepSeek's table unless the ``model`` config section says otherwise).
+``core.shared.model_specs.price_for`` (DeepSeek's table unless the ``model`` config section says otherwise).
 
 A cut (seal, fold, prune, rewind, compaction) has two effects on the bill, both estimated here:
 
@@ -23,10 +23,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from core.models import ModelConfig, Prices, price_for
-from core.request import Request
-from core.request_diff import CAUSE_NAMES, diff_base, diff_requests
-from core.session import Session
+from core.read.session import Session
+from core.rebuild.request import Request
+from core.rebuild.request_diff import CAUSE_NAMES, diff_base, diff_requests
+from core.shared.model_specs import ModelConfig, Prices, price_for
 
 BYTES_PER_TOKEN = 4.0
 
@@ -177,7 +177,7 @@ class CostTally:
 def cost_report(
     requests: Iterable[Request], session: Session, config: ModelConfig | None = None
 ) -> dict[str, Any]:
-    """``CostTally`` over ``requests`` read with ``session`` (see ``core.request.iter_requests``), which is read
+    """``CostTally`` over ``requests`` read with ``session`` (see ``core.rebuild.request.iter_requests``), which is read
     again once the requests are exhausted."""
     tally = CostTally(config)
     for request in requests:

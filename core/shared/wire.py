@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from core.model import ModelRequest
+from core.shared.chat import ModelRequest
 
 UNANSWERED_CALL = "Error: this tool call has no recorded result."
 
@@ -63,7 +63,7 @@ def _assistant(message: Mapping[str, Any]) -> dict[str, Any] | None:
 class OpenAIMessages:
     """``to_openai_messages`` one DSH message at a time: ``add`` each, then ``result``. ``mark`` after any
     message and ``resume`` from it later convert a list that only grew after that message without converting
-    the messages before it again (``core.request`` rebuilds each request of a log so)."""
+    the messages before it again (``core.rebuild.request`` rebuilds each request of a log so)."""
 
     __slots__ = ("out", "pending", "waiting")
 
@@ -142,7 +142,7 @@ def to_openai_messages(system: str | None, messages: Sequence[Mapping[str, Any]]
 def request_body(model: str, request: ModelRequest, messages: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The chat-completions body for ``request`` (streamed, usage included), without provider extras.
 
-    The host sends exactly this (plus a route's reasoning-effort fields); ``core.request`` rebuilds logged
+    The host sends exactly this (plus a route's reasoning-effort fields); ``core.rebuild.request`` rebuilds logged
     requests with it, so the two cannot drift apart. ``messages``: ``to_openai_messages`` of the request's
     system prompt and messages, when the caller has already converted them.
     """

@@ -31,16 +31,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.config_values import check_loggable, check_type, child
-from core.errors import ConfigError
+from core.control.config_values import check_loggable, check_type, child
 from core.log.vocabulary import HOST_EVENT
+from core.shared.errors import ConfigError
 
 SECTIONS: dict[str, str] = {
     "slice": "core.policies.slice_config",
     "rewind": "core.policies.rewind_config",
     "prolong": "core.policies.prolong_config",
     "adaptive": "core.policies.adaptive_config",
-    "model": "core.models",
+    "model": "core.shared.model_specs",
     "host": "core.host.tools.host_config",
 }
 CONFIG_EVENT = "tapedeck/config"

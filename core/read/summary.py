@@ -7,8 +7,8 @@ from typing import Any
 
 from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import is_known_type
-from core.session import TAPE_SOURCE_KIND, op_span
-from core.text import text_of_blocks, tool_result_block, tool_result_text
+from core.read.session import TAPE_SOURCE_KIND, op_span
+from core.shared.text import text_of_blocks, tool_result_block, tool_result_text
 
 INTERRUPTED_MARK = "[interrupted, incomplete]"  # an assistant message cut off by a crash or an abort
 _TAPE_SPAN = re.compile(r"^\[slice (?:checkpoint|tape) v1 · turns (\d+)-(\d+)")

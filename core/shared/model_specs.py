@@ -28,7 +28,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from core.errors import ConfigError
+from core.shared.errors import ConfigError
 
 MAX_SAFE_INTEGER = 2**53 - 1
 KEYS = ("contextWindow", "maxOutputTokens", "limits", "prices")

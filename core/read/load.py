@@ -14,15 +14,15 @@ import os
 from collections.abc import Callable, Container
 from typing import Any
 
-from core.diagnostics import Diagnostic
-from core.errors import LogFormatError
 from core.log.bulk import gc_paused
 from core.log.decoder import CHUNK, ChunkSink, DecodeBatch, LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
 from core.log.store import EventStore
-from core.session import Session
+from core.read.session import Session
+from core.shared.diagnostics import Diagnostic
+from core.shared.errors import LogFormatError
 
 READ_CHUNK = 1 << 16  # small reads keep a slice's decoded objects in the CPU cache until they are projected
 NOTES_HELD = 1 << 14  # fields of noted lines a read-back pass lets wait for the line table (about 2,700 lines)

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from core.errors import ConfigError
+from core.shared.errors import ConfigError
 
 MAX_DEPTH = 32
 ENTRY_NAMES = ("taskClass", "name")

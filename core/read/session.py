@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.diagnostics import Diagnostic
 from core.log.records import PackedRow
 from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import SURFACE_TYPES
-from core.streams import StreamBlocks, delta_chars
-from core.text import tool_result_is_error
+from core.read.streams import StreamBlocks, delta_chars
+from core.shared.diagnostics import Diagnostic
+from core.shared.text import tool_result_is_error
 
 TAPE_SOURCE_KIND = "plugin:slice:history"
 RUNTIME_CONTEXT_PLUGIN = "@deepseek-ai/dsh-system-prompt"
@@ -146,7 +146,7 @@ _OWN_TURN = frozenset({"assistant/message", "tool/result", "tool/call", "assista
 def content_chars(blocks: Iterable[Any] | None, length: Callable[[str], int] = len) -> int:
     """Size of the model-visible text of content blocks (text, reasoning, tool-call args, tool results).
 
-    ``length`` measures one string: code points by default, ``core.text.utf16_len`` for JS ``.length``.
+    ``length`` measures one string: code points by default, ``core.shared.text.utf16_len`` for JS ``.length``.
     """
     total = 0
     for block in blocks or ():
@@ -222,7 +222,7 @@ class Session:
         self.surface_chars = 0
         self.context_samples: list[tuple[int, int, int, int]] = []
         self.cuts: list[Cut] = []
-        self.streams = StreamBlocks()  # runs of stream deltas, one list row each (core.streams)
+        self.streams = StreamBlocks()  # runs of stream deltas, one list row each (core.read.streams)
 
     # construction ---------------------------------------------------------------------------------------
     @classmethod
@@ -237,9 +237,9 @@ class Session:
     def open(cls, path: str | os.PathLike[str]) -> Session:
         """Read a whole log file or session directory (raw or zstd) into an in-memory session.
 
-        ``core.load.load_session`` does the work; it also offers a streaming pass that retains nothing.
+        ``core.read.load.load_session`` does the work; it also offers a streaming pass that retains nothing.
         """
-        from core.load import load_session
+        from core.read.load import load_session
 
         session = load_session(path)
         assert isinstance(session, cls)
