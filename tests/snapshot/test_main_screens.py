@@ -127,7 +127,7 @@ def test_session_browser(snap_compare: Snap, tmp_path: Path, fixtures_dir: Path)
     for name, mtime in (("child-1", 1_786_000_050), ("parent-1", 1_786_000_000), ("other-2", 1_786_000_100)):
         os.utime(root / "--w--" / name / "session.jsonl", (mtime, mtime))
     async def browser_shown(pilot: Pilot[None]) -> None:
-        await until(pilot, lambda: isinstance(pilot.app.screen, BrowserScreen) and bool(pilot.app.screen.paths))
+        await until(pilot, lambda: isinstance(pilot.app.screen, BrowserScreen) and len(pilot.app.screen.paths) == 3)
         await settle(pilot)
 
     assert snap_compare(make_app(root), terminal_size=SIZE, run_before=steps(before=browser_shown))

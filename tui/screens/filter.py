@@ -43,6 +43,10 @@ class FilterScreen(ModalScreen[EventFilter | None]):
                 yield Button("Clear", id="filter-clear")
                 yield Button("Cancel", id="filter-cancel")
 
+    def on_mount(self) -> None:
+        """Typing goes to the first field at once (the form stays scrolled to its title)."""
+        self.query_one("#filter-types", Input).focus(scroll_visible=False)
+
     def _value(self, name: str) -> str:
         return self.query_one(f"#filter-{name}", Input).value
 
