@@ -300,10 +300,10 @@ class TapedeckApp(ControlActions, App[None]):
             if not binding.description or binding.system or binding.description in seen:
                 continue
             seen.add(binding.description)
-            keys = self.get_key_display(binding)
+            keys = f"key {self.get_key_display(binding)}"  # the help line adds to the title, never repeats it
             yield SystemCommand(
                 binding.description,
-                f"{binding.tooltip or binding.description} ({keys})",
+                f"{binding.tooltip} · {keys}" if binding.tooltip else keys,
                 partial(self.run_action, binding.action, namespace),
             )
         if self.live is not None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.tui.logs import policy_log
-from tests.tui.pilot import main_screen, make_app, settle
+from tests.tui.pilot import main_screen, make_app, settle, until
 from tui.screens.filter import FilterScreen
 from tui.screens.main import MainScreen
 
@@ -28,3 +28,21 @@ async def test_the_filter_dialog_takes_typing_at_once(tmp_path: Path) -> None:
         screen = main_screen(app)
         assert isinstance(app.screen, MainScreen) and screen is not None
         assert list(screen.events.view.base) == [e["seq"] for e in log.events if e["type"] == "tool/result"]
+
+
+async def test_the_palette_names_each_command_once(tmp_path: Path) -> None:
+    """Each palette entry is its title plus a help line; the help line must not say the title again."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: len(app.screen.query("CommandList")) == 1)
+        await until(pilot, lambda: app.screen.query_one("CommandList").option_count > 20)
+        options = app.screen.query_one("CommandList")
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        entries = [p.split("\n", 1) for p in prompts]
+        assert all(len(e) == 2 for e in entries)
+        repeated = [t for t, help_line in entries if help_line == t or help_line.startswith(f"{t} (")]
+        assert repeated == []
+        assert "Checkpoint\nkey K" in prompts
