@@ -4,7 +4,7 @@
 
 Each case takes a real DSH fixture (``tests/fixtures/dsh``) or a small generated log, applies one mutation from
 ``bench/mutation.py`` and runs what reads logs: ``inspect --json``, ``surface --json`` and ``events`` through
-``core.cli.main`` (in process), then the offset index (every event decoded and summarized, as the TUI shows a
+``core.cli.main`` (in process), then every event read back from the file and summarized (as the TUI shows a
 big log) and the tail preview. A crash is an exception out of any of them, an exit code other than 0 or 2, or a
 traceback on stderr; crashes are grouped by the innermost frame that raised. The suite runs the same fuzz
 under Hypothesis (``tests/log/test_reader_fuzz.py``); this is the long run.
@@ -34,8 +34,9 @@ from bench._common import best_of, emit, markdown_table  # noqa: E402
 from bench.gen_session import generate  # noqa: E402
 from bench.mutation import mutate_lines, random_mutation  # noqa: E402
 from core.cli import main as cli_main  # noqa: E402
-from core.log.index import build_index, tail_events  # noqa: E402
+from core.log.tail import tail_events  # noqa: E402
 from core.log.validate import problem  # noqa: E402
+from core.read.load import load_session  # noqa: E402
 from core.read.summary import summarize  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "dsh"
@@ -80,9 +81,9 @@ def _readers(path: Path) -> tuple[str | None, set[str]]:
         elif command[0] == "inspect":
             return None, codes  # exit 2: the header itself is unusable, and every reader says so in one line
     try:
-        index = build_index(path)
-        for n in range(len(index)):
-            summarize(index.event(n))
+        store = load_session(path, retain=False, readback=True).events
+        for n in range(len(store)):
+            summarize(store[n])
         for event in tail_events(path, 50):
             summarize(event)
     except Exception as exc:  # noqa: BLE001 - a LogFormatError is exit 2 above; anything else is a crash

@@ -17,6 +17,7 @@ Usage: ``python bench/timetravel.py [--size 200MB] [--seed 1] [--dir /tmp] [--sa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import sys
 import time
@@ -29,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench._common import emit, markdown_table, peak_rss, percentile  # noqa: E402
 from bench.gen_session import generate, parse_size  # noqa: E402
-from core.log.index import IndexStore, build_index  # noqa: E402
+from core.read.load import load_session  # noqa: E402
 from core.read.session import Session  # noqa: E402
 from tui.live import LiveSession  # noqa: E402
 from tui.travel import TimeTravel  # noqa: E402
@@ -52,13 +53,21 @@ def spread(values: list[float]) -> dict[str, float]:
 
 
 def replay_to(path: Path, seq: int) -> list[int]:
-    """The surface after ``seq`` without checkpoints: project the indexed log from the start."""
-    index = build_index(path)
-    store = IndexStore(index)
-    session = Session(index.header or {}, store, retain=False)
-    for n in range(seq + 1):
-        session.apply(store[n])
-    return session.surface
+    """The surface after ``seq`` without checkpoints: project the log from the start, stopping once past it."""
+    surface: list[int] = []
+
+    def reached(session: Session, _item: object) -> None:
+        if session.next_seq > seq:
+            surface.extend(session.surface)
+            raise _Reached
+
+    with contextlib.suppress(_Reached):
+        load_session(path, retain=False, observe=reached)
+    return surface
+
+
+class _Reached(Exception):
+    """Stops the projection of ``replay_to`` at its seq."""
 
 
 def run(size: int, seed: int, directory: Path, samples: int, replays: int) -> dict[str, Any]:

@@ -49,7 +49,7 @@ import orjson  # noqa: E402
 
 from bench._common import compile_package, emit, human_bytes, markdown_table, percentile  # noqa: E402
 from bench.gen_session import generate, parse_size  # noqa: E402
-from core.log.index import tail_events  # noqa: E402
+from core.log.tail import tail_events  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "bench" / "out"

@@ -23,14 +23,13 @@ from core.control.host_state import HostState, exited_at, read_host_state
 from core.control.inbox import append_request, withdraw_request
 from core.log.bulk import gc_paused
 from core.log.decoder import LogDecoder
-from core.log.index import tail_events
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.linestore import LineStore
 from core.log.pace import Pacer, no_pacing
 from core.log.reader import read_log_header
 from core.log.records import PackedRow
 from core.log.store import EventStore
-from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, wakeups
+from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, tail_events, wakeups
 from core.log.validate import is_invalid
 from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
 from core.read.session import Session

@@ -17,6 +17,7 @@ taking notes in and reading back hold a lock.
 from __future__ import annotations
 
 import bisect
+import re
 import threading
 from array import array
 from collections import OrderedDict
@@ -28,7 +29,6 @@ from typing import Any, BinaryIO, Protocol, overload
 
 from core.log.decoder import LogDecoder, RecordHook
 from core.log.frames import FrameStream, recover_lines
-from core.log.index import head_turn_step
 from core.log.records import PackedRow
 from core.shared.errors import LogFormatError
 
@@ -39,6 +39,10 @@ CACHE_LINES = 256
 HEAD = 1 << 12  # bytes of a line read to tell its turn and step without decoding it
 MAX_LENGTH = 0xFFFFFFFF  # the length column's top (a longer line is reported at this length)
 FIELDS = 6  # the fields of one ``RecordNote``
+# The turn and step a line's head gives when they lead ``data`` in DSH's key order (after type, seq and time).
+_HEAD_TURN_STEP = re.compile(
+    rb'\{"type":"[^"\\\n]{1,80}"(?:,"seq0?":\d+)?(?:,"time0?":-?\d+)?(?:,"data":\{"turn":(\d+)(?:,"step":(\d+))?)?'
+)
 
 
 class RecordSource(Protocol):
@@ -334,3 +338,11 @@ class LineStore(Sequence[dict[str, Any]]):
                     return b"".join(parts)
             if not chunk:
                 return b"".join(parts)
+
+
+def head_turn_step(head: bytes) -> tuple[int | None, int | None]:
+    """The ``data.turn`` and ``data.step`` a line's first bytes give, when they lead ``data`` in DSH's key order;
+    None for what the head does not say."""
+    m = _HEAD_TURN_STEP.match(head)
+    turn, step = m.group(1, 2) if m is not None else (None, None)
+    return (int(turn) if turn is not None else None), (int(step) if step is not None else None)

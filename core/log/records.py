@@ -101,8 +101,8 @@ class PackedRow:
 
 def decode_row(row: dict[str, Any], seq0: int, time0: int) -> tuple[PackedRow | list[dict[str, Any]], str | None]:
     """A packed row as a ``PackedRow`` and None; for a malformed row, ``row_member_count(row)`` placeholder events
-    (the row's own type and data, marked ``validate.INVALID``) and the problem: the offset index counts a row's
-    members without parsing it, so a bad row must still fill the seqs it claims."""
+    (the row's own type and data, marked ``validate.INVALID``) and the problem: a row's seqs are counted
+    from its shape alone, so a bad row must still fill the seqs it claims."""
     try:
         return PackedRow(row, seq0, time0), None
     except RecordError as exc:
@@ -134,7 +134,7 @@ def _counter(value: Any) -> bool:
 
 
 def row_member_count(row: dict[str, Any]) -> int:
-    """How many seqs a packed row fills: one per ``dt`` gap plus one, else one per member, as the index counts."""
+    """How many seqs a packed row fills: one per ``dt`` gap plus one, else one per member."""
     data = row.get("data")
     if not isinstance(data, dict):
         return 0
@@ -237,7 +237,7 @@ def complete_event(event: dict[str, Any], seq: int, session_id: str) -> bool:
     """Give a decoded event line its envelope (seq, integer time, data), upgrade its legacy shape and validate it.
 
     A missing or non-string type becomes ``"?"`` (returns True then); a bad field sets ``validate.INVALID``.
-    Every decoding path (the decoder, the offset index, tail previews) finishes an event line here.
+    Every decoding path (the decoder, read-backs, tail previews) finishes an event line here.
     """
     etype = event.get("type")
     untyped = not isinstance(etype, str) or not etype

@@ -77,7 +77,7 @@ def make_header(
 
 
 def encode_event(event: dict[str, Any]) -> bytes:
-    """Compact JSON for one event, keys in DSH's order (the index's fast path relies on it)."""
+    """Compact JSON for one event, keys in DSH's order (reading a line's turn and step from its head relies on it)."""
     ordered = {k: event[k] for k in EVENT_ORDER if k in event}
     return orjson.dumps(ordered)
 

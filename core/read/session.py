@@ -2,7 +2,7 @@
 
 ``Session.apply`` costs O(1) amortized per event (a replacement scans the surface from its end, where
 replacements almost always land). The projection keeps only light metadata; event payloads live in
-``Session.events``, which is a plain list for in-memory sessions or an index-backed store for huge logs.
+``Session.events``, which is a plain list for in-memory sessions or a ``LineStore`` that reads them back from the file for huge logs.
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ class Session:
     def seqs_of(self, types: Collection[str], start: int = 0) -> Iterator[int]:
         """Seqs from ``start`` on of the projected events whose type is in ``types``, in log order.
 
-        An index-backed session answers from the index's type column, decoding nothing; a retained one scans
+        A session whose events a ``LineStore`` reads back answers from its type column, decoding nothing; a retained one scans
         its events.
         """
         end = self.next_seq

@@ -125,7 +125,7 @@ def test_packed_rows_expand_with_times() -> None:
         b'{"type":"text-chunks","seq0":6,"time0":1,"data":{"turn":1,"step":1,"index":0,"dt":[1],"texts":["a","b","c"]}}\n'
     )
     assert [d.code for d in bad.diagnostics] == ["bad-row"]
-    # the seqs the offset index counts for the row (one per dt gap plus one) are kept, marked invalid
+    # the seqs the row claims (one per dt gap plus one) are kept, marked invalid
     assert [(e["seq"], is_invalid(e)) for e in bad.events] == [(6, True), (7, True)]
 
 

@@ -1,7 +1,7 @@
 """Readers never crash: a log with one JSON value of one event changed to another type still reads.
 
 Every reader runs on the mutated log: ``inspect``, ``surface`` and ``events`` through ``core.cli.main``, the
-offset index (decoding each event and summarizing it, as the TUI does for big logs) and the tail preview. A bad
+events read back from the file (each decoded and summarized, as the TUI does for big logs) and the tail preview. A bad
 event becomes a ``bad-event`` diagnostic with its byte offset and seq, and the output goes on.
 """
 
@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from bench.gen_session import generate
 from bench.mutation import RENAMES, REPLACEMENTS, Mutation, mutate_lines, value_paths
 from core.cli import main
-from core.log.index import build_index, tail_events
+from core.log.tail import tail_events
+from core.read.load import load_session
 from core.read.summary import summarize
 from tests.conftest import FIXTURES
 from tests.log.helpers import assistant, number, one_turn_with_tool, raw_log, user
@@ -107,8 +108,8 @@ def test_huge_turn_number_is_out_of_range_not_an_overflow(tmp_path: Path) -> Non
     path = _write(tmp_path, [{"type": "turn/start", "data": {"turn": 2**63 - 1}}, assistant(1, 1, "hi")])
     _all_commands_succeed(path)
     assert "out of range" in _diagnostic(_inspect(path), "bad-event")["message"]
-    index = build_index(path)
-    assert [summarize(index.event(n)) for n in range(len(index))]
+    store = load_session(path, retain=False, readback=True).events
+    assert [summarize(store[n]) for n in range(len(store))]
 
 
 # --- the mutation fuzz ----------------------------------------------------------------------------------------
@@ -177,8 +178,8 @@ def test_no_reader_crashes_on_a_type_mutation(
         if rc == 2:
             assert err.startswith("tapedeck: ") and err.count("\n") == 1, err
             return  # the header itself was mutated into something unreadable: one line, exit 2
-    index = build_index(path)
-    for n in range(len(index)):
-        summarize(index.event(n))
+    store = load_session(path, retain=False, readback=True).events
+    for n in range(len(store)):
+        summarize(store[n])
     for event in tail_events(path, 50):
         summarize(event)
