@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.logs import policy_log
+from core.control.host_state import write_state
+from tests.tui.logs import policy_log, release_hosts
 from tests.tui.pilot import main_screen, make_app, settle, until
 from tui.screens.filter import FilterScreen
 from tui.screens.main import MainScreen
+from tui.widgets.header import SessionHeader
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)
@@ -46,3 +48,31 @@ async def test_the_palette_names_each_command_once(tmp_path: Path) -> None:
         repeated = [t for t, help_line in entries if help_line == t or help_line.startswith(f"{t} (")]
         assert repeated == []
         assert "Checkpoint\nkey K" in prompts
+
+
+@pytest.mark.parametrize("key", ["K", "P", "m", "S"])
+async def test_a_control_key_on_a_read_only_log_says_why(tmp_path: Path, key: str) -> None:
+    path = policy_log(host=False).write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(key)
+        await until(pilot, lambda: any("DeepSeek Harness" in n.message for n in app._notifications))
+        assert isinstance(app.screen, MainScreen)  # no dialog opened
+        assert not (tmp_path / "control.jsonl").exists()
+
+
+async def test_a_control_key_after_the_host_exited_says_when(tmp_path: Path) -> None:
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "host running" in str(app.screen.query_one(SessionHeader).render()))
+        release_hosts()
+        write_state(path, "exited", 1, 1786000000000)
+        await until(pilot, lambda: "host exited" in str(app.screen.query_one(SessionHeader).render()))
+        for key in ("K", "P", "m", "S"):
+            await pilot.press(key)
+        await until(pilot, lambda: sum("the host exited at 2026" in n.message for n in app._notifications) == 4)
+        assert isinstance(app.screen, MainScreen)
+        assert not (tmp_path / "control.jsonl").exists()

@@ -14,6 +14,7 @@ from rich.text import Text
 from textual import work
 from textual.binding import Binding
 
+from core.control.host_state import exited_at
 from core.shared.errors import TapedeckError
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import FINAL, NOT_SENT, TrackedRequest, requests_for
@@ -47,10 +48,32 @@ class ControlActions:
         """Control keys are disabled (shown dimmed) while no live tapedeck host runs the open session."""
         if action not in CONTROL_ACTIONS:
             return True
+        return None if self.control_unavailable() is not None else True
+
+    def control_unavailable(self) -> str | None:
+        """Why the operator keys cannot act now, or None while a live tapedeck host runs the open session."""
         live = self.live
-        if live is None or live.read_only_reason is not None or not live.host.live:
+        if live is None:
+            return "no session is open."
+        if live.read_only_reason is not None:
+            return str(live.read_only_reason)
+        if live.host.live:
             return None
-        return True
+        if live.host.state == "exited":
+            return f"the host exited {exited_at(live.host.since)}; `tapedeck run --resume` continues the session."
+        return "no live tapedeck host runs this session."
+
+    async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
+        """Run an action; a control key that cannot act says why in a toast instead of doing nothing."""
+        if await super().run_action(action, default_namespace, namespaces):  # type: ignore[misc]
+            return True
+        if action in CONTROL_ACTIONS:
+            label = next(b.description for b in CONTROL_BINDINGS if b.action == action).rstrip("…")
+            self.notify(  # type: ignore[attr-defined]
+                f"{label} cannot act: {self.control_unavailable() or 'try again.'}", title="Not sent", timeout=6
+            )
+            return True
+        return False
 
     # the actions ------------------------------------------------------------------------------------------
     def action_control_checkpoint(self) -> None:
