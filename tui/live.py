@@ -19,7 +19,8 @@ from typing import Any
 
 from textual.message import Message
 
-from core.control.host_state import HostState, exited_at, read_host_state
+from core.bridge.files import OutcomeReader
+from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
 from core.control.inbox import append_request, withdraw_request
 from core.log.bulk import gc_paused
 from core.log.decoder import LogDecoder
@@ -47,8 +48,8 @@ PROBE_BYTES = 16 << 20
 PROBE_LINES = 40
 LOAD_SLICE = 1 << 20  # bytes decoded and projected per step while loading (the loader paces between steps)
 READ_ONLY_DSH = (
-    "This log was written by DeepSeek Harness, not by a tapedeck host, so it opens read-only: "
-    "nobody reads control requests for it."
+    "This session is run by DeepSeek Harness without the tapedeck bridge, so it opens read-only: nobody reads "
+    "control requests for it. `tapedeck bridge install DSH_HOME` adds the bridge to DSH."
 )
 
 
@@ -226,6 +227,7 @@ class LiveSession:
         self.lock = threading.RLock()
         self.stop_event = threading.Event()
         self.host = HostState("none")  # refreshed by ``check_host`` (the app polls it)
+        self.bridge_outcomes = OutcomeReader(self.path.parent)  # read by ``check_host`` for a DSH session
         self.pace = Pacer()  # the loader naps between slices of work so the UI thread gets the GIL
         # Called in the follower thread with each applied batch of appended events, before SessionUpdated.
         self.append_observers: list[Callable[[list[dict[str, Any]]], None]] = []
@@ -233,12 +235,16 @@ class LiveSession:
     # the public contract --------------------------------------------------------------------------------
     @property
     def read_only_reason(self) -> str | None:
-        """None when a tapedeck host owns the log (control actions allowed), else why it is read-only."""
+        """None when a tapedeck host or the DSH bridge runs the log (control actions allowed), else why it is
+        read-only."""
         if self.phase in ("opening", "preview", "projecting"):
             return "The log is still loading; control actions wait until it is read completely."
         if self.error is not None:
             return f"The log cannot be read: {self.error}"
-        return None if self.facts.host is not None else READ_ONLY_DSH
+        if self.facts.host is not None or self.host.state != "none":
+            return None
+        problem = (self.host.bridge or {}).get("problem")
+        return f"{READ_ONLY_DSH} ({problem})" if problem else READ_ONLY_DSH
 
     @property
     def inbox_path(self) -> Path:
@@ -251,31 +257,35 @@ class LiveSession:
         return self.phase in ("ready", "following")
 
     def check_host(self) -> HostState:
-        """Read the host state again (a lock probe and one small file: call it from a worker)."""
+        """Read the host state again, and a DSH bridge's new outcomes (a lock probe and small files: call it
+        from a worker)."""
         self.host = read_host_state(self.path) if self.path.is_file() else HostState("none")
+        if self.host.kind == KIND_DSH and self.host.state != "none":
+            self.bridge_outcomes.read()
         return self.host
 
     def host_gone(self) -> str | None:
         """Why no live host will answer requests (its exit), or None while one runs."""
         state = self.check_host()
-        if state.live or self.facts.host is None:
+        if state.live or (self.facts.host is None and state.state == "none"):
             return None
-        return f"the host exited {exited_at(state.since)}"
+        return f"the {'DSH bridge' if state.kind == KIND_DSH else 'host'} exited {exited_at(state.since)}"
 
     def send(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         """Append a control request to the inbox (call it from a worker); returns the request as written."""
         reason = self.read_only_reason or self.host_gone()
         if reason is not None:
             raise TapedeckError(f"not sent: {reason}")
-        return append_request(self.inbox_path, op, args)
+        return append_request(self.inbox_path, op, args, kind=self.host.kind)
 
     def withdraw(self, request_id: str) -> None:
         """Withdraw a request whose host is gone, so no later host applies it (call it from a worker)."""
         withdraw_request(self.inbox_path, request_id)
 
     def outcome_for(self, request_id: str) -> dict[str, Any] | None:
-        """The ``tapedeck/control`` event data for that request, if it arrived."""
-        return self.facts.outcomes.get(request_id)
+        """The outcome data for that request, if it arrived: a ``tapedeck/control`` event's, or for a DSH
+        session a line of the bridge's ``control.outcomes.jsonl``."""
+        return self.facts.outcomes.get(request_id) or self.bridge_outcomes.outcomes.get(request_id)
 
     def stop(self) -> None:
         """Ask ``run`` to return at its next wake-up."""

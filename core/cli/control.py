@@ -9,10 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.bridge.files import OutcomeReader
+from core.bridge.ops import DSH_CONFIG_KEYS
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.control.config import parse_value
-from core.control.host_state import HostState, exited_at, read_host_state
+from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
 from core.control.inbox import (
     APPLIED,
     CANCELLED,
@@ -38,9 +40,10 @@ WITHDRAW_GRACE = (
 EXIT_APPLIED, EXIT_REJECTED, EXIT_NO_HOST = 0, 1, 3
 
 
-def parse_args(op: str, pairs: Sequence[str]) -> dict[str, Any]:
-    """``KEY=VALUE`` pairs as the op's arguments: text for string arguments, JSON for ``value``, ints for seqs."""
-    specs = op_args(op)
+def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[str, Any]:
+    """``KEY=VALUE`` pairs as the op's arguments (for a host of ``kind``): text for string arguments, JSON for
+    ``value``, ints for seqs."""
+    specs = op_args(op, kind)
     out: dict[str, Any] = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
@@ -65,7 +68,7 @@ def parse_args(op: str, pairs: Sequence[str]) -> dict[str, Any]:
 
 
 class OutcomeWatch:
-    """Follows a session log for the final outcome of one request."""
+    """Follows a session log for the final outcome of one request (our host answers in the log)."""
 
     def __init__(self, log: Path, request_id: str) -> None:
         self.tailer = Tailer(str(log))
@@ -91,11 +94,30 @@ class OutcomeWatch:
             time.sleep(POLL_SECONDS)
 
 
+class BridgeOutcomeWatch:
+    """Follows ``control.outcomes.jsonl`` for the final outcome of one request (the DSH bridge answers there)."""
+
+    def __init__(self, log: Path, request_id: str) -> None:
+        self.reader = OutcomeReader(log.parent)
+        self.request_id = request_id
+
+    def wait(self, timeout: float) -> dict[str, Any] | None:
+        """The outcome as a ``tapedeck/control`` event without a seq, or None after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.reader.read()
+            data = self.reader.outcomes.get(self.request_id)
+            if data is not None and data.get("outcome") in FINAL:
+                return {"type": CONTROL_EVENT, "data": data, "file": str(self.reader.path)}
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(POLL_SECONDS)
+
+
 def _render_outcome(event: dict[str, Any]) -> str:
     data = event.get("data") or {}
-    line = (
-        f"{data.get('outcome')}: {data.get('op')} (request {data.get('requestId')}, seq {event.get('seq')})"
-    )
+    where = f"seq {event.get('seq')}" if "seq" in event else "from the DSH bridge"
+    line = f"{data.get('outcome')}: {data.get('op')} (request {data.get('requestId')}, {where})"
     if data.get("error"):
         line += f"\n  error: {data['error']}"
     if data.get("detail") is not None:
@@ -113,13 +135,19 @@ def _check_host(log: Path, session_id: str, queue: bool) -> HostState:
     state = read_host_state(log)
     if state.state == "none":
         raise ControlError(
-            f"{log}: no tapedeck host has ever run this session (a DeepSeek Harness log?), so nobody would read "
-            "the request; nothing was sent"
+            f"{log}: a DeepSeek Harness session that no tapedeck bridge has run, so nobody would read the "
+            "request; nothing was sent. `tapedeck bridge install DSH_HOME` adds the bridge to DSH"
+            if state.kind == KIND_DSH
+            else f"{log}: no tapedeck host has ever run this session, so nobody would read the request; nothing "
+            "was sent"
         )
     if not state.live and not queue:
+        who, later = (
+            ("DSH bridge", "the bridge's next start") if state.kind == KIND_DSH else ("host", "`tapedeck run --resume`")
+        )
         raise NoLiveHost(
-            f"session {session_id}: no live host (it exited {exited_at(state.since)}); nothing was sent. "
-            "--queue leaves the request for the next `tapedeck run --resume`"
+            f"session {session_id}: no live {who} (it exited {exited_at(state.since)}); nothing was sent. "
+            f"--queue leaves the request for {later}"
         )
     return state
 
@@ -137,25 +165,28 @@ def _run(args: argparse.Namespace) -> int:
     if header is None:
         raise LogFormatError(f"{log}: not a session log (its first line is no session header)")
     session_id = str(header.get("id"))
-    op_args = parse_args(args.op, args.arg)
     state = _check_host(log, session_id, args.queue)
+    op_args = parse_args(args.op, args.arg, state.kind)
     inbox = inbox_path(log)
     if args.wait and not state.live:
         raise ControlError("--wait needs a live host; a queued request is applied at the next resume")
-    request = append_request(inbox, args.op, op_args, queued=args.queue, expires_in=args.expires)
+    request = append_request(
+        inbox, args.op, op_args, queued=args.queue, expires_in=args.expires, kind=state.kind
+    )
     if not args.queue and not read_host_state(log).live:
         withdraw_request(inbox, request["id"])  # the host exited between the check and the write
         raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")
     if not args.wait:
         if state.live:
             pid = f" (pid {state.pid})" if state.pid else ""
-            said = f"to the live host of session {session_id}{pid}"
+            host = "DSH bridge" if state.kind == KIND_DSH else "host"
+            said = f"to the live {host} of session {session_id}{pid}"
         else:
             said = f"for the next resume of session {session_id} ({inbox})"
         verb = "sent" if state.live else "queued"
         emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} {said}")
         return 0
-    watch = OutcomeWatch(log, request["id"])
+    watch = BridgeOutcomeWatch(log, request["id"]) if state.kind == KIND_DSH else OutcomeWatch(log, request["id"])
     event = watch.wait(timeout)
     if event is None:
         withdraw_request(inbox, request["id"])
@@ -174,6 +205,9 @@ def _ops_help() -> str:
     for op, specs in OPS.items():
         names = " ".join(f"{s.name}=…" if s.required else f"[{s.name}=…]" for s in specs) or "(none)"
         lines.append(f"  {op:<11} {names}")
+    lines.append("on a DSH session (through the bridge):")
+    lines.append("  message     also [mode=steer|queue]: into the running turn, or for the next turn")
+    lines.append(f"  config.set  key= one of {', '.join(DSH_CONFIG_KEYS)}")
     return "\n".join(lines)
 
 
@@ -187,7 +221,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "runs the session; it answers within a second and records the outcome in the log. With --wait, follow "
             "the log until the final outcome: exit 0 when applied, 1 when rejected, cancelled or expired; a wait "
             "that times out withdraws the request (exit 2). No live host: exit 3 and nothing is written, unless "
-            "--queue leaves the request for the next resume. A log no tapedeck host ever ran: exit 2."
+            "--queue leaves the request for the next resume. A session run by DSH is controlled through the "
+            "tapedeck bridge plugin (`tapedeck bridge install`), which answers in control.outcomes.jsonl; a log "
+            "that neither a tapedeck host nor the bridge ever ran: exit 2."
         ),
         epilog=_ops_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,

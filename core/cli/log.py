@@ -12,7 +12,7 @@ from typing import IO, Any
 
 from core.cli import COMMANDS
 from core.cli.common import JsonList, emit, fail, guarded
-from core.control.host_state import HostState, describe_host, read_host_state
+from core.control.host_state import HostState, describe_host, read_host_state, state_label
 from core.log.layout import default_sessions_root, discover_sessions, session_tree
 from core.log.records import PackedRow
 from core.log.vocabulary import SURFACE_TYPES
@@ -278,7 +278,7 @@ def _sessions(args: argparse.Namespace) -> int | None:
             name = "  " * r["nesting"] + "└ " + r["id"] if r["nesting"] else r["id"]
             active = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["mtime"]))
             lines.append(
-                f"{name}  {r['host']['state']:<7}  {active}  {human_bytes(r['size'])}  {r['cwd'] or '-'}  {r['path']}"
+                f"{name}  {state_label(r['host']['state'], r['host']['kind']):<7}  {active}  {human_bytes(r['size'])}  {r['cwd'] or '-'}  {r['path']}"
             )
         return "\n".join(lines)
 

@@ -8,19 +8,24 @@ host replaces atomically at every change (and logs as a ``tapedeck/state`` event
   ``paused``: holding; ``idle``: lingering between turns, waiting for requests;
 - ``exited``: a tapedeck host owned the log once but none holds it now (``since`` = when it exited, or the log's
   last write after a crash);
-- ``none``: no tapedeck host has ever owned the log (a real DeepSeek Harness log).
+- ``none``: no tapedeck host has ever owned the log (a real DeepSeek Harness log) and no bridge ever ran it.
+
+``kind`` says who runs the log: ``tapedeck`` (our host) or ``dsh`` (the real DeepSeek Harness). A DSH session is
+controllable through the bridge plugin (``core.bridge``): its states come from the ``bridge.json`` the plugin keeps
+beside the log, live while the DSH process it names is (docs/contracts.md, "DSH bridge").
 """
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import orjson
 
+from core.bridge.files import BridgeInfo, bridge_live, read_bridge
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT
@@ -29,16 +34,21 @@ STATE_FILE = "host.json"
 STATE_EVENT = "tapedeck/state"
 LIVE_STATES = ("running", "pausing", "paused", "idle")
 STATES = (*LIVE_STATES, "exited", "none")
+KIND_TAPEDECK = "tapedeck"
+KIND_DSH = "dsh"
 _SCAN_BYTES = 1 << 18  # a tapedeck host logs its tapedeck/host event right after the header
 
 
 @dataclass(frozen=True)
 class HostState:
-    """The host state of one session log: ``state`` (one of ``STATES``), the host's ``pid``, ``since`` (epoch ms)."""
+    """The host state of one session log: ``state`` (one of ``STATES``), the host's ``pid``, ``since`` (epoch ms),
+    ``kind`` (``tapedeck`` or ``dsh``) and, for a bridged DSH session, what its ``bridge.json`` says."""
 
     state: str
     pid: int | None = None
     since: int | None = None
+    kind: str = KIND_TAPEDECK
+    bridge: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def live(self) -> bool:
@@ -46,8 +56,11 @@ class HostState:
         return self.state in LIVE_STATES
 
     def to_dict(self) -> dict[str, Any]:
-        """The ``inspect --json`` form."""
-        return asdict(self)
+        """The ``inspect --json`` form (``bridge`` only for a DSH session whose bridge was seen)."""
+        out = asdict(self)
+        if out["bridge"] is None:
+            del out["bridge"]
+        return out
 
 
 def state_path(log: str | os.PathLike[str]) -> Path:
@@ -112,7 +125,7 @@ def read_host_state(log: str | os.PathLike[str]) -> HostState:
         state = (recorded or {}).get("state")
         return HostState(state if state in LIVE_STATES else "running", pid, since)
     if recorded is None and not _ever_hosted(path):
-        return HostState("none")
+        return bridge_state(path)
     if recorded is None or recorded.get("state") != "exited":
         try:
             since = int(path.stat().st_mtime * 1000)  # it died without saying so: its last write
@@ -121,12 +134,35 @@ def read_host_state(log: str | os.PathLike[str]) -> HostState:
     return HostState("exited", pid, since)
 
 
+def bridge_state(log: Path) -> HostState:
+    """The host state of a DSH log from its bridge: ``none`` when no bridge ever ran it."""
+    info, problem = read_bridge(log.parent)
+    if info is None:
+        return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
+    if bridge_live(info):
+        return HostState(info.state, info.pid, info.since, KIND_DSH, info.summary())
+    return HostState("exited", info.pid, _exit_time(info), KIND_DSH, info.summary())
+
+
+def _exit_time(info: BridgeInfo) -> int | None:
+    """When a bridge stopped: its own exit time, else (it died without saying so) its last heartbeat."""
+    return info.since if info.state == "exited" else info.heartbeat or info.since
+
+
+def state_label(state: str, kind: str) -> str:
+    """A host state as lists show it: ``paused`` for our host, ``DSH paused`` through the bridge, ``none``."""
+    return f"DSH {state}" if kind == KIND_DSH and state != "none" else state
+
+
 def describe_host(state: dict[str, Any]) -> str:
     """One line for a ``HostState.to_dict()``: ``paused (pid 812) since 2026-12-03 06:40:12 UTC``."""
     name = state.get("state")
+    dsh = state.get("kind") == KIND_DSH
     if name == "none":
+        if dsh:
+            return "none (a DSH session without the tapedeck bridge: read-only; see `tapedeck bridge install`)"
         return "none (no tapedeck host has run this log)"
-    pid = f" (pid {state['pid']})" if state.get("pid") else ""
+    pid = f" ({'DSH ' if dsh else ''}pid {state['pid']})" if state.get("pid") else ""
     since = state.get("since")
     when = time.strftime(" since %Y-%m-%d %H:%M:%S UTC", time.gmtime(since / 1000)) if since else ""
     return f"{name}{pid}{when}"

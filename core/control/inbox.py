@@ -20,6 +20,9 @@ Ops and their arguments (``OPS``):
 - ``pause`` / ``resume`` ``{}``: hold the host at its next safe point, and let it go on.
 - ``message`` ``{text, kind?}``: ``steer`` (default) shows the model an operator message; ``note`` only logs it.
 - ``stop`` ``{reason?}``: end the run now: the model stream and any running tool are interrupted.
+
+A session run by the real DSH reads the same inbox through the bridge plugin; ``validate_request(..., kind="dsh")``
+checks its variant (``message`` also takes ``mode``, ``config.set`` only the keys of ``core.bridge.ops``).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from typing import Any, Literal
 
 import orjson
 
+from core.bridge.ops import DSH_CONFIG_KEYS, MESSAGE_MODES, dsh_config_error
 from core.control.config import SECTIONS
 from core.log.layout import resolve_log_path
 from core.log.vocabulary import CONTROL_EVENT
@@ -100,6 +104,18 @@ OPS: dict[str, tuple[ArgSpec, ...]] = {
     ),
     "stop": (ArgSpec("reason", "string", "why the run should end"),),
 }
+# The ops of a DSH session (through the bridge): the same, but message can also wait for the next turn.
+DSH_OPS: dict[str, tuple[ArgSpec, ...]] = {
+    **OPS,
+    "message": (
+        *OPS["message"],
+        ArgSpec("mode", "string", "DSH only: steer (into the running turn) or queue (next turn)", choices=MESSAGE_MODES),
+    ),
+    "config.set": (
+        ArgSpec("key", "string", f"DSH: one of {', '.join(DSH_CONFIG_KEYS)}", required=True),
+        OPS["config.set"][1],
+    ),
+}
 
 
 def inbox_path(session_path: str | os.PathLike[str]) -> Path:
@@ -120,16 +136,18 @@ def _arg_error(op: str, name: str, spec: ArgSpec, value: Any) -> str | None:
     return None
 
 
-def op_args(op: object) -> dict[str, ArgSpec]:
-    """The arguments ``op`` takes, by name; a ControlError listing the valid ops when ``op`` is unknown."""
-    if not isinstance(op, str) or op not in OPS:
-        raise ControlError(f"unknown control op {op!r}; valid ops: {', '.join(OPS)}")
-    return {s.name: s for s in OPS[op]}
+def op_args(op: object, kind: str = "tapedeck") -> dict[str, ArgSpec]:
+    """The arguments ``op`` takes on a host of ``kind`` (``tapedeck`` or ``dsh``), by name; a ControlError
+    listing the valid ops when ``op`` is unknown."""
+    table = DSH_OPS if kind == "dsh" else OPS
+    if not isinstance(op, str) or op not in table:
+        raise ControlError(f"unknown control op {op!r}; valid ops: {', '.join(table)}")
+    return {s.name: s for s in table[op]}
 
 
-def validate_request(op: object, args: object) -> dict[str, Any]:
-    """The checked arguments of a request, or a ControlError naming what is wrong."""
-    specs = op_args(op)
+def validate_request(op: object, args: object, kind: str = "tapedeck") -> dict[str, Any]:
+    """The checked arguments of a request for a host of ``kind``, or a ControlError naming what is wrong."""
+    specs = op_args(op, kind)
     if args is None:
         args = {}
     if not isinstance(args, Mapping):
@@ -153,7 +171,11 @@ def validate_request(op: object, args: object) -> dict[str, Any]:
         or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in preview.values())
     ):
         raise ControlError("rewind: 'preview' must be an object {seq, nodes, chars} of non-negative integers")
-    if op == "config.set":
+    if op == "config.set" and kind == "dsh":
+        problem = dsh_config_error(args["key"], args["value"])
+        if problem:
+            raise ControlError(problem)
+    elif op == "config.set":
         section, _, rest = args["key"].partition(".")
         if section not in SECTIONS or not rest or "" in rest.split("."):
             raise ControlError(
@@ -167,10 +189,16 @@ def _now_ms() -> int:
 
 
 def make_request(
-    op: str, args: Mapping[str, Any] | None = None, *, queued: bool = False, expires_in: float | None = None
+    op: str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    queued: bool = False,
+    expires_in: float | None = None,
+    kind: str = "tapedeck",
 ) -> dict[str, Any]:
-    """A validated request with a fresh id and the current time (``expires_in`` seconds from now, if given)."""
-    checked = validate_request(op, args)
+    """A validated request for a host of ``kind`` with a fresh id and the current time (``expires_in`` seconds
+    from now, if given)."""
+    checked = validate_request(op, args, kind)
     now = _now_ms()
     request: dict[str, Any] = {"id": f"req-{uuid.uuid4().hex[:16]}", "op": op, "args": checked, "at": now}
     if queued:
@@ -253,9 +281,11 @@ def append_request(
     *,
     queued: bool = False,
     expires_in: float | None = None,
+    kind: str = "tapedeck",
 ) -> dict[str, Any]:
-    """Validate a request and append it to the inbox file ``path`` as one line; returns the request."""
-    request = make_request(op, args, queued=queued, expires_in=expires_in)
+    """Validate a request for a host of ``kind`` and append it to the inbox file ``path`` as one line; returns
+    the request."""
+    request = make_request(op, args, queued=queued, expires_in=expires_in, kind=kind)
     _append_line(Path(path), request)
     return request
 

@@ -8,15 +8,20 @@ completes K and every later mark placed before it (their explorations are inside
 placed before K stay active and can be rewound to later. The seed keeps one mark in force (a fold may only
 complete the latest); tapedeck lets the model and the operator rewind to any active mark. All of this is read
 back from the log, so it survives host restarts.
+
+A session run by the real DSH gets its marks through the bridge plugin instead: each applied ``td`` checkpoint
+command (``core.bridge.commands``) is a mark whose outcome names the last surface node at that moment
+(``detail.seq``), so its anchor is the seq after it; an applied ``td`` rewind completes marks the same way.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from core.bridge.commands import td_commands
 from core.read.session import Session
 from core.shared.errors import TapedeckError
 
@@ -41,6 +46,7 @@ class Mark:
     by: str
     objective: str | None = None
     folded_by: int | None = None  # seq of the ``tapedeck/rewind`` event that completed it
+    bridged: bool = False  # placed through the DSH bridge (a ``td`` command), not by a tapedeck host
 
     @property
     def active(self) -> bool:
@@ -81,14 +87,52 @@ def _backwards(session: Session) -> Iterator[tuple[int, Mapping[str, Any]]]:
 
 
 def _completed(mark: Mark, folded_by: int) -> Mark:
-    return Mark(mark.mark_id, mark.anchor, mark.seq, mark.turn, mark.by, mark.objective, folded_by)
+    return replace(mark, folded_by=folded_by)
+
+
+def _fold(found: list[Mark], target: int | None, seq: int) -> list[Mark]:
+    """Complete mark ``target`` and every later active one (a fold of an unknown mark changes nothing)."""
+    if target is None or not any(m.mark_id == target for m in found):
+        return found
+    return [_completed(m, seq) if m.active and m.mark_id >= target else m for m in found]
+
+
+def bridge_marks(session: Session) -> list[Mark]:
+    """The marks placed through the DSH bridge, in log order, each completed by a later applied rewind."""
+    found: list[Mark] = []
+    for command in td_commands(session):
+        if not command.applied:
+            continue
+        detail = command.detail
+        mark_id = detail.get("markId")
+        if not isinstance(mark_id, int) or isinstance(mark_id, bool):
+            continue
+        if command.op == "checkpoint":
+            node = detail.get("seq")
+            if not isinstance(node, int) or isinstance(node, bool) or node < 0:
+                continue
+            objective = detail.get("objective")
+            found.append(
+                Mark(
+                    mark_id,
+                    node + 1,
+                    command.run_seq,
+                    session.turn_of(command.run_seq),
+                    "operator",
+                    objective if isinstance(objective, str) and objective else None,
+                    bridged=True,
+                )
+            )
+        elif command.op == "rewind":
+            found = _fold(found, mark_id, command.done_seq or command.run_seq)
+    return found
 
 
 def marks(session: Session) -> list[Mark]:
     """Every mark in log order, each with the seq of the fold that completed it (if any)."""
     found: list[Mark] = []
     if not session.counts.get(CHECKPOINT_EVENT):
-        return found
+        return bridge_marks(session)
     for seq in session.seqs_of((CHECKPOINT_EVENT, REWIND_EVENT)):
         event = session.events[seq]
         etype = event.get("type")
@@ -97,10 +141,7 @@ def marks(session: Session) -> list[Mark]:
             if mark is not None:
                 found.append(mark)
         elif etype == REWIND_EVENT:
-            target = _folded_id(event)
-            if target is None or not any(m.mark_id == target for m in found):
-                continue
-            found = [_completed(m, seq) if m.active and m.mark_id >= target else m for m in found]
+            found = _fold(found, _folded_id(event), seq)
     return found
 
 
@@ -117,7 +158,8 @@ def active_marks(session: Session) -> list[Mark]:
 def latest_mark(session: Session) -> Mark | None:
     """The newest mark (folded or not), found by scanning back from the log's end."""
     if not session.counts.get(CHECKPOINT_EVENT):
-        return None
+        bridged = bridge_marks(session)
+        return bridged[-1] if bridged else None
     folds_after = False
     for seq, event in _backwards(session):
         if event.get("type") == REWIND_EVENT:

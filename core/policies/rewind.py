@@ -211,12 +211,22 @@ def _mark_or_fail(session: Session, mark_id: int | None = None) -> Mark:
     return mark
 
 
+def bridge_region(session: Session, anchor: int) -> Region:
+    """The region the DSH bridge replaces for a mark at ``anchor``: every surface node from the first one at or
+    after the anchor to the end (the bridge rewinds at idle, when no tool call is open)."""
+    nodes = list(session.surface)
+    start = next((i for i, seq in enumerate(nodes) if seq >= anchor), None)
+    if start is None:
+        raise RewindError(EMPTY_REGION, MSG_NOTHING_AFTER)
+    return Region(nodes[start], nodes[-1], tuple(nodes[start:]))
+
+
 def preview_rewind(session: Session, mark_id: int | None = None) -> RewindPreview:
     """What a rewind to ``mark_id`` (default: the latest mark) would fold now; raises like ``plan_rewind``."""
     mark = _mark_or_fail(session, mark_id)
     if not mark.active:
         raise RewindError(EMPTY_REGION, MSG_NOTHING_AFTER)
-    region = select_fold_region(session, mark.anchor)
+    region = bridge_region(session, mark.anchor) if mark.bridged else select_fold_region(session, mark.anchor)
     return RewindPreview(mark, region, folded_chars(region_messages(session, region)))
 
 

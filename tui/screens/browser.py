@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
-from core.control.host_state import read_host_state
+from core.control.host_state import read_host_state, state_label
 from core.log.layout import SessionRef, discover_sessions, session_tree
 from core.log.tail import changes_under
 from core.read.summary import human_chars
@@ -27,7 +27,8 @@ def _state(path: Path) -> tuple[str, str]:
         active = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
     except OSError:
         active = "-"
-    return read_host_state(path).state, active
+    host = read_host_state(path)
+    return state_label(host.state, host.kind), active
 
 
 def created_label(ms: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
+from core.control.host_state import KIND_DSH
 from core.rebuild.cost import cost_summary
 from tui.live import LiveSession
 
@@ -58,9 +59,14 @@ _HOST_STYLE = {"running": "green", "idle": "green", "pausing": "bold yellow", "p
 
 
 def host_label(live: LiveSession) -> tuple[str, str]:
-    """The host-state field: ``host running``, ``host paused`` …, ``host exited`` or ``read-only``."""
+    """The host-state field: ``host running``, ``host paused`` …, ``host exited``, for a DSH session through the
+    bridge ``DSH paused`` …, ``DSH bridge exited``, or ``read-only`` (a DSH session without the bridge)."""
     if live.facts.host is None:
-        return "read-only", "yellow"
+        if live.host.kind != KIND_DSH or live.host.state == "none":
+            return "read-only (no bridge)" if live.host.kind == KIND_DSH else "read-only", "yellow"
+        if live.host.state == "exited":
+            return "DSH bridge exited", "bold red"
+        return f"DSH {live.host.state}", _HOST_STYLE.get(live.host.state, "bold red")
     if live.host.state == "none":  # not read yet
         return "tapedeck host", "green"
     return f"host {live.host.state}", _HOST_STYLE.get(live.host.state, "bold red")

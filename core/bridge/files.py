@@ -1,0 +1,226 @@
+"""The files the bridge plugin writes beside a DSH session log, read without trusting them.
+
+``bridge.json`` says which DSH process runs the session and in which state (rewritten every second while the
+plugin is loaded); ``control.outcomes.jsonl`` holds one outcome per line. Both are read with ``O_NOFOLLOW`` and a
+size cap; anything malformed or hostile becomes a ``problem`` string, never an exception.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from core.control.inbox import FINAL, MAX_ID_CHARS, OUTCOMES
+
+BRIDGE_FILE = "bridge.json"
+OUTCOMES_FILE = "control.outcomes.jsonl"
+BRIDGE_STATES = ("running", "pausing", "paused", "idle", "exited")
+HEARTBEAT_FRESH_MS = 5000  # a heartbeat younger than this means live when the pid cannot be checked
+MAX_BRIDGE_BYTES = 64 << 10
+MAX_OUTCOME_LINE = 1 << 20
+
+
+@dataclass(frozen=True)
+class BridgeInfo:
+    """``bridge.json`` as read: the fields tapedeck relies on, each checked for its type."""
+
+    state: str
+    pid: int | None
+    proc_start: str | None
+    since: int | None
+    heartbeat: int | None
+    session_id: str | None
+    plugin: str | None
+    dsh: str | None
+    problem: str | None
+
+    def summary(self) -> dict[str, Any]:
+        """The ``host.bridge`` object of ``inspect --json``."""
+        out: dict[str, Any] = {"plugin": self.plugin, "dsh": self.dsh, "heartbeat": self.heartbeat}
+        if self.problem:
+            out["problem"] = self.problem
+        return out
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _read_small(path: Path, limit: int) -> bytes | None:
+    """A regular file's bytes (at most ``limit``), never through a symlink; None when absent or unreadable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, limit + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None, str | None]:
+    """``(info, None)`` for a readable ``bridge.json`` in ``session_dir``; ``(None, why)`` for a bad one;
+    ``(None, None)`` when there is none (the session was never bridged)."""
+    path = Path(session_dir) / BRIDGE_FILE
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None, None
+    if stat.S_ISLNK(st.st_mode):
+        return None, f"{path} is a symbolic link; not followed"
+    raw = _read_small(path, MAX_BRIDGE_BYTES)
+    if raw is None:
+        return None, f"{path} cannot be read"
+    if len(raw) > MAX_BRIDGE_BYTES:
+        return None, f"{path} is larger than {MAX_BRIDGE_BYTES} bytes"
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        return None, f"{path} is not valid JSON ({exc})"
+    if not isinstance(obj, dict):
+        return None, f"{path} is not a JSON object"
+    state = obj.get("state")
+    if state not in BRIDGE_STATES:
+        return None, f"{path}: unknown state {state!r}"
+    pid = _int(obj.get("pid"))
+    proc_start = obj.get("procStart")
+    return (
+        BridgeInfo(
+            state=state,
+            pid=pid if pid is not None and pid > 0 else None,
+            proc_start=str(proc_start)
+            if isinstance(proc_start, str | int) and not isinstance(proc_start, bool)
+            else None,
+            since=_int(obj.get("since")),
+            heartbeat=_int(obj.get("heartbeat")),
+            session_id=_str(obj.get("sessionId")),
+            plugin=_str(obj.get("plugin")),
+            dsh=_str(obj.get("dsh")),
+            problem=_str(obj.get("problem")),
+        ),
+        None,
+    )
+
+
+def proc_start_time(pid: int) -> str | None:
+    """Field 22 of ``/proc/<pid>/stat`` (the process's start time in clock ticks), or None when there is no
+    such process here."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return None
+    # the command name (field 2) is in parentheses and may hold spaces: count fields after its last ')'
+    rest = raw[raw.rfind(b")") + 2 :].split()
+    return rest[19].decode("ascii") if len(rest) > 19 else None
+
+
+def bridge_live(info: BridgeInfo, now_ms: int | None = None) -> bool:
+    """Whether the plugin that wrote ``info`` is loaded right now (see the contract's liveness rule)."""
+    if info.state == "exited":
+        return False
+    if info.pid is not None and info.proc_start is not None and proc_start_time(info.pid) == info.proc_start:
+        return True
+    if info.heartbeat is None:
+        return False
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    return abs(now - info.heartbeat) < HEARTBEAT_FRESH_MS
+
+
+def outcomes_path(session_dir: str | os.PathLike[str]) -> Path:
+    """``control.outcomes.jsonl`` in a session directory."""
+    return Path(session_dir) / OUTCOMES_FILE
+
+
+def _outcome(raw: bytes) -> dict[str, Any] | None:
+    """One outcome line as the data of a ``tapedeck/control`` event, or None when it is not one."""
+    if len(raw) > MAX_OUTCOME_LINE:
+        return None
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    request_id = obj.get("requestId")
+    if not isinstance(request_id, str) or not 0 < len(request_id) <= MAX_ID_CHARS:
+        return None
+    if obj.get("outcome") not in OUTCOMES:
+        return None
+    if not isinstance(obj.get("op"), str | None):
+        return None
+    return obj
+
+
+class OutcomeReader:
+    """Reads ``control.outcomes.jsonl`` incrementally; ``outcomes`` maps each request id to its latest outcome
+    (a final outcome is never replaced by a later ``pending``)."""
+
+    def __init__(self, session_dir: str | os.PathLike[str]) -> None:
+        self.path = outcomes_path(session_dir)
+        self.outcomes: dict[str, dict[str, Any]] = {}
+        self.skipped = 0  # lines that were no outcome
+        self._identity: tuple[int, int] | None = None
+        self._offset = 0
+        self._pending = b""
+
+    def read(self) -> list[dict[str, Any]]:
+        """The outcomes completed since the last call (the file is read again if it was replaced or cut)."""
+        try:
+            st = os.lstat(self.path)
+        except OSError:
+            return []
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+            return []
+        identity = (st.st_dev, st.st_ino)
+        if identity != self._identity or st.st_size < self._offset:
+            self._identity, self._offset, self._pending = identity, 0, b""
+            self.outcomes.clear()
+        if st.st_size == self._offset:
+            return []
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ELOOP):
+                return []
+            raise
+        try:
+            data = os.pread(fd, st.st_size - self._offset, self._offset)
+        finally:
+            os.close(fd)
+        self._offset += len(data)
+        buf = self._pending + data
+        lines = buf.split(b"\n")
+        self._pending = lines.pop()
+        if len(self._pending) > MAX_OUTCOME_LINE:
+            self._pending = b""  # an endless line is never an outcome; drop what was kept of it
+        fresh = []
+        for raw in lines:
+            if not raw.strip():
+                continue
+            outcome = _outcome(raw)
+            if outcome is None:
+                self.skipped += 1
+                continue
+            known = self.outcomes.get(outcome["requestId"])
+            if known is not None and known.get("outcome") in FINAL:
+                continue
+            self.outcomes[outcome["requestId"]] = outcome
+            fresh.append(outcome)
+        return fresh
+

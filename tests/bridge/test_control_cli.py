@@ -1,0 +1,127 @@
+"""``tapedeck control`` on sessions run by DSH through the bridge: the inbox, the outcomes file, the exit codes."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from core.cli import main
+from core.control.inbox import INBOX_NAME, ControlError, validate_request
+from tests.bridge.conftest import append_outcome, dsh_log, write_bridge
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _inbox(log: Path) -> list[dict[str, Any]]:
+    path = log.parent / INBOX_NAME
+    return [orjson.loads(line) for line in path.read_bytes().splitlines()] if path.exists() else []
+
+
+def _answer(log: Path, answer: Callable[[dict[str, Any]], list[dict[str, Any]]]) -> threading.Thread:
+    """Stand in for the plugin's inbox loop: answer the first request with the outcome lines ``answer`` gives."""
+
+    def loop() -> None:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            requests = [r for r in _inbox(log) if "id" in r]
+            if requests:
+                for outcome in answer(requests[0]):
+                    append_outcome(log.parent, outcome)
+                return
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_request_to_a_live_bridge_lands_in_the_inbox(bridged, capsys) -> None:
+    log = bridged("running")
+    code, out, _ = _run(
+        ["control", str(log), "message", "--arg", "text=look at the tests", "--arg", "mode=queue"], capsys
+    )
+    assert code == 0 and "live DSH bridge" in out
+    [request] = _inbox(log)
+    assert request["op"] == "message" and request["args"] == {"text": "look at the tests", "mode": "queue"}
+    assert (log.parent / INBOX_NAME).stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.parametrize(("outcome", "code"), [("applied", 0), ("rejected", 1), ("expired", 1)])
+def test_wait_reads_the_outcome_from_the_bridge(bridged, capsys, outcome: str, code: int) -> None:
+    log = bridged("running")
+    _answer(log, lambda r: [
+        {"requestId": r["id"], "op": r["op"], "outcome": "pending"},
+        {"requestId": r["id"], "op": r["op"], "outcome": outcome, **({"error": "no"} if outcome != "applied" else {"detail": "paused"})},
+    ])  # fmt: skip
+    got, out, _ = _run(["control", str(log), "pause", "--wait", "--timeout", "20", "--json"], capsys)
+    data = json.loads(out)["data"]
+    assert got == code and data["outcome"] == outcome and data["op"] == "pause"
+
+
+def test_wait_that_times_out_withdraws_the_request(bridged, capsys) -> None:
+    log = bridged("running")
+    got, _, err = _run(["control", str(log), "stop", "--wait", "--timeout", "0.3"], capsys)
+    assert got == 2 and "withdrawn" in err
+    request, withdrawal = _inbox(log)
+    assert withdrawal == {"withdraw": request["id"], "at": withdrawal["at"]}
+
+
+def test_a_withdrawal_the_bridge_answers_applied_in_time_is_the_outcome(bridged, capsys) -> None:
+    """The bridge applied the op while the wait gave up: the late applied outcome wins over the withdrawal."""
+    log = bridged("running")
+
+    def late(request: dict[str, Any]) -> list[dict[str, Any]]:
+        while len(_inbox(log)) < 2:  # wait for the withdrawal
+            time.sleep(0.02)
+        return [{"requestId": request["id"], "op": "stop", "outcome": "applied"}]
+
+    _answer(log, late)
+    got, out, _ = _run(["control", str(log), "stop", "--wait", "--timeout", "0.3"], capsys)
+    assert got == 0 and out.startswith("applied: stop") and "from the DSH bridge" in out
+
+
+def test_an_exited_bridge_exits_3_unless_queued(tmp_path: Path, capsys) -> None:
+    log = dsh_log(tmp_path / "s")
+    write_bridge(log.parent, None, "exited")
+    got, _, err = _run(["control", str(log), "pause"], capsys)
+    assert got == 3 and "no live DSH bridge" in err and _inbox(log) == []
+    got, out, _ = _run(["control", str(log), "pause", "--queue"], capsys)
+    assert got == 0 and "queued" in out and _inbox(log)[0]["queued"] is True
+
+
+def test_config_set_on_dsh_takes_only_the_keys_dsh_can_change(bridged, capsys) -> None:
+    log = bridged("idle")
+    got, _, err = _run(
+        ["control", str(log), "config.set", "--arg", "key=slice.fold.enabled", "--arg", "value=false"], capsys
+    )
+    assert got == 2 and "model, reasoningEffort, shell.timeoutMs" in err and _inbox(log) == []
+    got, _, _ = _run(
+        ["control", str(log), "config.set", "--arg", "key=reasoningEffort", "--arg", 'value="low"'], capsys
+    )
+    assert got == 0 and _inbox(log)[0]["args"] == {"key": "reasoningEffort", "value": "low"}
+    got, _, err = _run(
+        ["control", str(log), "config.set", "--arg", "key=shell.timeoutMs", "--arg", "value=-5"], capsys
+    )
+    assert got == 2 and "positive integer" in err
+
+
+def test_mode_is_a_dsh_argument_only() -> None:
+    assert validate_request("message", {"text": "x", "mode": "queue"}, "dsh") == {
+        "text": "x",
+        "mode": "queue",
+    }
+    with pytest.raises(ControlError, match="unknown argument 'mode'"):
+        validate_request("message", {"text": "x", "mode": "queue"})
+    with pytest.raises(ControlError, match="steer, queue"):
+        validate_request("message", {"text": "x", "mode": "later"}, "dsh")

@@ -1,0 +1,115 @@
+"""Liveness and kind of a DSH session from the bridge's ``bridge.json`` (``core.host_state``, ``core.bridge.files``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.bridge.files import BRIDGE_FILE, read_bridge
+from core.cli import main
+from core.control.host_state import describe_host, read_host_state, state_label
+from tests.bridge.conftest import dsh_log, write_bridge
+
+
+def test_a_dsh_log_without_a_bridge_is_kind_dsh_and_state_none(tmp_path: Path) -> None:
+    log = dsh_log(tmp_path / "s")
+    state = read_host_state(log)
+    assert (state.state, state.kind, state.live) == ("none", "dsh", False)
+    assert "tapedeck bridge install" in describe_host(state.to_dict())
+
+
+def test_a_live_bridge_gives_its_state_and_pid(bridged) -> None:
+    log = bridged("paused")
+    state = read_host_state(log)
+    assert (state.state, state.kind, state.live) == ("paused", "dsh", True)
+    assert state.pid is not None and state.to_dict()["bridge"]["plugin"] == "tapedeck-bridge/0.1.0"
+    assert state_label(state.state, state.kind) == "DSH paused"
+
+
+def test_a_dead_pid_with_a_stale_heartbeat_is_exited_at_its_last_heartbeat(tmp_path: Path, sleeper) -> None:
+    log = dsh_log(tmp_path / "s")
+    proc = sleeper()
+    body = write_bridge(log.parent, proc.pid, "running", heartbeat=int(time.time() * 1000) - 60_000)
+    proc.kill()
+    proc.wait()
+    state = read_host_state(log)
+    assert (state.state, state.kind, state.since) == ("exited", "dsh", body["heartbeat"])
+
+
+def test_a_reused_pid_is_not_the_bridge(tmp_path: Path, sleeper) -> None:
+    """The pid is alive but started at another time (a reused pid), and the heartbeat is old: exited."""
+    log = dsh_log(tmp_path / "s")
+    write_bridge(log.parent, sleeper().pid, "idle", procStart="1", heartbeat=int(time.time() * 1000) - 60_000)
+    assert read_host_state(log).state == "exited"
+
+
+def test_a_fresh_heartbeat_is_live_when_the_pid_cannot_be_checked(tmp_path: Path) -> None:
+    """A bridge.json written on another machine: its pid means nothing here, its heartbeat is recent."""
+    log = dsh_log(tmp_path / "s")
+    write_bridge(log.parent, None, "idle", pid=2**22 + 17, procStart="123")
+    assert read_host_state(log).state == "idle"
+
+
+def test_a_bridge_that_said_exited_is_exited_even_with_a_live_pid(tmp_path: Path, sleeper) -> None:
+    log = dsh_log(tmp_path / "s")
+    body = write_bridge(log.parent, sleeper().pid, "exited")
+    state = read_host_state(log)
+    assert (state.state, state.since) == ("exited", body["since"])
+
+
+def test_a_symlinked_bridge_file_is_not_followed(tmp_path: Path, sleeper) -> None:
+    log = dsh_log(tmp_path / "s")
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(json.dumps({"state": "running", "pid": sleeper().pid}))
+    os.symlink(elsewhere, log.parent / BRIDGE_FILE)
+    state = read_host_state(log)
+    assert state.state == "none"
+    assert "symbolic link" in state.to_dict()["bridge"]["problem"]
+
+
+def test_a_tapedeck_log_is_kind_tapedeck(tmp_path: Path) -> None:
+    log = dsh_log(tmp_path / "s")
+    (log.parent / "host.json").write_text(json.dumps({"state": "exited", "pid": 5, "since": 1}))
+    assert read_host_state(log).kind == "tapedeck"
+
+
+def test_inspect_and_sessions_json_carry_state_and_kind(bridged, capsys) -> None:
+    log = bridged("idle")
+    assert main(["inspect", str(log), "--json"]) == 0
+    host = json.loads(capsys.readouterr().out)["host"]
+    assert (host["state"], host["kind"]) == ("idle", "dsh")
+    assert main(["sessions", str(log.parents[2]), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["host"]["state"], r["host"]["kind"]) for r in rows] == [("idle", "dsh")]
+    assert main(["sessions", str(log.parents[2])]) == 0
+    assert "DSH idle" in capsys.readouterr().out
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+FIELDS = st.fixed_dictionaries(
+    {},
+    optional={k: JSON for k in ("state", "pid", "procStart", "since", "heartbeat", "plugin", "problem")}
+    | {"state": st.sampled_from(["running", "paused", "exited", "bogus"])},
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(body=st.one_of(JSON, FIELDS, st.binary(max_size=40)))
+def test_any_bridge_file_reads_without_a_crash(tmp_path_factory, body) -> None:
+    directory = tmp_path_factory.mktemp("hostile")
+    log = dsh_log(directory / "s")
+    raw = body if isinstance(body, bytes) else json.dumps(body).encode()
+    (log.parent / BRIDGE_FILE).write_bytes(raw)
+    info, problem = read_bridge(log.parent)
+    assert (info is None) or problem is None
+    state = read_host_state(log)
+    assert state.kind == "dsh" and state.state in ("running", "paused", "exited", "none")

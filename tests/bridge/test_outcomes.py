@@ -1,0 +1,87 @@
+"""Reading the bridge's ``control.outcomes.jsonl`` incrementally (``core.bridge.files.OutcomeReader``)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.bridge.files import OUTCOMES_FILE, OutcomeReader
+
+
+def test_lines_are_read_as_they_complete_and_a_final_outcome_stays(tmp_path: Path) -> None:
+    path = tmp_path / OUTCOMES_FILE
+    reader = OutcomeReader(tmp_path)
+    assert reader.read() == []
+    path.write_text(
+        '{"requestId":"a","op":"pause","outcome":"pending","at":1}\n{"requestId":"a","op":"pause","out'
+    )
+    assert [o["outcome"] for o in reader.read()] == ["pending"]
+    with open(path, "a") as f:
+        f.write('come":"applied","at":2}\n{"requestId":"a","op":"pause","outcome":"pending","at":3}\n')
+    assert [o["outcome"] for o in reader.read()] == ["applied"]
+    assert reader.outcomes["a"]["at"] == 2
+
+
+def test_lines_that_are_no_outcome_are_skipped_and_counted(tmp_path: Path) -> None:
+    (tmp_path / OUTCOMES_FILE).write_text(
+        "not json\n[1]\n"
+        '{"requestId":"","outcome":"applied"}\n{"requestId":"b","outcome":"maybe"}\n'
+        '{"requestId":"c","op":{"x":1},"outcome":"applied"}\n'
+        '{"requestId":"d","op":"stop","outcome":"rejected","error":"no turn"}\n'
+    )
+    reader = OutcomeReader(tmp_path)
+    assert [o["requestId"] for o in reader.read()] == ["d"] and reader.skipped == 5
+
+
+def test_a_replaced_file_is_read_from_its_start(tmp_path: Path) -> None:
+    path = tmp_path / OUTCOMES_FILE
+    path.write_text('{"requestId":"a","op":"pause","outcome":"applied"}\n')
+    reader = OutcomeReader(tmp_path)
+    reader.read()
+    replacement = tmp_path / "new"
+    replacement.write_text('{"requestId":"b","op":"resume","outcome":"applied"}\n')
+    os.replace(replacement, path)
+    assert [o["requestId"] for o in reader.read()] == ["b"] and set(reader.outcomes) == {"b"}
+
+
+def test_a_symlinked_outcomes_file_is_not_read(tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere"
+    target.write_text('{"requestId":"a","op":"pause","outcome":"applied"}\n')
+    (tmp_path / OUTCOMES_FILE).symlink_to(target)
+    assert OutcomeReader(tmp_path).read() == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    chunks=st.lists(
+        st.one_of(
+            st.binary(max_size=30),
+            st.builds(
+                lambda i, o: json.dumps({"requestId": i, "op": "pause", "outcome": o}) + "\n",
+                st.sampled_from(["a", "b", ""]),
+                st.sampled_from(["pending", "applied", "rejected", "nope"]),
+            ).map(str.encode),
+        ),
+        max_size=8,
+    )
+)
+def test_any_bytes_in_any_pieces_never_raise_and_finals_are_kept(
+    tmp_path_factory, chunks: list[bytes]
+) -> None:
+    directory = tmp_path_factory.mktemp("o")
+    reader = OutcomeReader(directory)
+    final: dict[str, str] = {}
+    with open(directory / OUTCOMES_FILE, "ab") as f:
+        for chunk in chunks:
+            f.write(chunk)
+            f.flush()
+            reader.read()
+            for rid, o in reader.outcomes.items():
+                if rid in final:
+                    assert o["outcome"] == final[rid]
+                elif o["outcome"] in ("applied", "rejected"):
+                    final[rid] = o["outcome"]
