@@ -14,7 +14,7 @@ from rich.text import Text
 from textual import work
 from textual.binding import Binding
 
-from core.control.host_state import exited_at
+from core.control.host_state import KIND_DSH, exited_at
 from core.shared.errors import TapedeckError
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import FINAL, NOT_SENT, TrackedRequest, requests_for
@@ -45,13 +45,15 @@ class ControlActions:
         self.set_interval(HOST_POLL_SECONDS, self._poll_host)  # type: ignore[attr-defined]
 
     def check_control(self, action: str) -> bool | None:
-        """Control keys are disabled (shown dimmed) while no live tapedeck host runs the open session."""
+        """Control keys are disabled (shown dimmed) while no live tapedeck host or DSH bridge runs the open
+        session."""
         if action not in CONTROL_ACTIONS:
             return True
         return None if self.control_unavailable() is not None else True
 
     def control_unavailable(self) -> str | None:
-        """Why the operator keys cannot act now, or None while a live tapedeck host runs the open session."""
+        """Why the operator keys cannot act now, or None while a live tapedeck host (or DSH bridge) runs the open
+        session."""
         live = self.live
         if live is None:
             return "no session is open."
@@ -59,6 +61,11 @@ class ControlActions:
             return str(live.read_only_reason)
         if live.host.live:
             return None
+        if live.host.state == "exited" and live.host.kind == KIND_DSH:
+            return (
+                f"the DSH bridge exited {exited_at(live.host.since)}; it answers again once DSH runs the session "
+                "with the bridge loaded (`tapedeck bridge status`)."
+            )
         if live.host.state == "exited":
             return f"the host exited {exited_at(live.host.since)}; `tapedeck run --resume` continues the session."
         return "no live tapedeck host runs this session."
