@@ -51,6 +51,7 @@ from core.host.demo_workspace import create_demo_workspace  # noqa: E402
 from core.log.layout import log_path  # noqa: E402
 from core.log.reader import read_log  # noqa: E402
 from core.policies.prolong import is_narrative, parse_sections, sections_by_session  # noqa: E402
+from core.read.load import load_session  # noqa: E402
 from core.read.session import Session  # noqa: E402
 
 RUN_TIMEOUT = 300.0
@@ -152,7 +153,7 @@ def _files(workspace: Path) -> dict[str, str]:
 
 
 def _outcome(code: int, log: Path, workspace: Path) -> Outcome:
-    session = Session.open(log)
+    session = load_session(log)
     turns = [(t.status, len(t.steps)) for t in session.turns.values()]
     return Outcome(code, turns, _files(workspace))
 

@@ -6,8 +6,9 @@ import argparse
 from pathlib import Path
 
 from core.cli.common import guarded
-from core.log.layout import default_sessions_root, discover_sessions, resolve_log_path, stat_or_none
+from core.log.layout import default_sessions_root, resolve_log_path, stat_or_none
 from core.log.reader import read_log_header
+from core.log.sessions import discover_sessions
 from core.log.tail import FOLLOW_INTERVAL
 from core.shared.errors import TapedeckError
 from tui.cli import TUI_COMMANDS

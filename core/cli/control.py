@@ -27,7 +27,8 @@ from core.control.inbox import (
     op_args,
     withdraw_request,
 )
-from core.log.layout import read_header, resolve_log_path
+from core.log.layout import resolve_log_path
+from core.log.reader import read_header
 from core.log.tail import Tailer
 from core.read.summary import in_words
 from core.shared.errors import LogFormatError

@@ -10,7 +10,8 @@ from typing import Any
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.control.config import load_config
-from core.log.layout import default_sessions_root, discover_sessions
+from core.log.layout import default_sessions_root
+from core.log.sessions import discover_sessions
 from core.shared.errors import TapedeckError
 
 

@@ -13,8 +13,9 @@ from typing import IO, Any
 from core.cli import COMMANDS
 from core.cli.common import JsonList, emit, fail, guarded
 from core.control.host_state import HostState, describe_host, read_host_state, state_label
-from core.log.layout import default_sessions_root, discover_sessions, session_tree
+from core.log.layout import default_sessions_root
 from core.log.records import PackedRow
+from core.log.sessions import discover_sessions, session_tree
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.load import load_session
 from core.read.session import Session, derive_message, surface_view

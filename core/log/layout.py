@@ -1,13 +1,11 @@
-"""The DSH on-disk layout: ``<root>/--<project-key>--/<encoded-id>/session.jsonl[.zstd]`` and session discovery."""
+"""The DSH on-disk layout: ``<root>/--<project-key>--/<encoded-id>/session.jsonl[.zstd]``."""
 
 from __future__ import annotations
 
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from core.shared.errors import LogFormatError, LogNotFoundError
 
@@ -116,116 +114,6 @@ def is_compressed(path: Path) -> bool:
             return f.read(4) == b"\x28\xb5\x2f\xfd"
     except OSError:
         return False
-
-
-@dataclass(frozen=True)
-class SessionRef:
-    """A session found under a sessions root."""
-
-    path: Path
-    id: str
-    cwd: str | None
-    created_at: int
-    parent: str | None
-    depth: int
-    origin: str | None
-    size: int
-    mtime: float
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain-dict form for ``--json`` output."""
-        return {**self.__dict__, "path": str(self.path)}
-
-
-def read_header(path: Path) -> dict[str, Any] | None:
-    """Only the header of a log (first line or first frame), or None when it is unreadable for any reason."""
-    from core.log.reader import read_log_header
-
-    try:
-        return read_log_header(path)
-    except LogFormatError:
-        return None
-
-
-def discover_sessions(root: str | os.PathLike[str], skipped: list[str] | None = None) -> list[SessionRef]:
-    """Every session log under ``root`` in the DSH layout (children included), newest first.
-
-    A project or session directory that cannot be listed is left out; ``skipped`` (when given) receives one
-    note per directory left out, naming it and why.
-    """
-    refs: list[SessionRef] = []
-    base = Path(root).expanduser()
-    if not base.is_dir():
-        return refs
-    for project in _listing(base, skipped):
-        if not project.is_dir():
-            continue
-        for sdir in _listing(project, skipped):
-            if not sdir.is_dir():
-                continue
-            for name in (ZSTD_NAME, RAW_NAME):
-                log = sdir / name
-                if not log.is_file():
-                    continue
-                header = read_header(log)
-                if header is None:
-                    continue
-                try:
-                    st = log.stat()
-                except OSError:
-                    continue  # removed while we looked
-                depth = header.get("delegationDepth")
-                refs.append(
-                    SessionRef(
-                        path=log,
-                        id=str(header.get("id")),
-                        cwd=header.get("cwd"),
-                        created_at=int(header.get("createdAt") or 0),
-                        parent=header.get("parentSession"),
-                        depth=depth if isinstance(depth, int) else 0,
-                        origin=header.get("origin"),
-                        size=st.st_size,
-                        mtime=st.st_mtime,
-                    )
-                )
-    refs.sort(key=lambda r: (r.mtime, r.created_at), reverse=True)
-    return refs
-
-
-def _listing(directory: Path, skipped: list[str] | None) -> list[Path]:
-    try:
-        return sorted(directory.iterdir())
-    except OSError as exc:
-        if skipped is not None:
-            skipped.append(f"skipped {directory}: {exc.strerror or exc}")
-        return []
-
-
-def session_tree(refs: list[SessionRef]) -> list[tuple[SessionRef, int]]:
-    """``(ref, depth)`` in display order: top-level sessions as given (newest first), each followed by its
-    children (oldest first), so a subagent child always sits under its real parent."""
-    ids = {ref.id for ref in refs}
-    children: dict[str, list[SessionRef]] = {}
-    roots = []
-    for ref in refs:
-        if ref.parent and ref.parent in ids and ref.parent != ref.id:
-            children.setdefault(ref.parent, []).append(ref)
-        else:
-            roots.append(ref)
-    out: list[tuple[SessionRef, int]] = []
-    seen: set[str] = set()
-
-    def visit(ref: SessionRef, depth: int) -> None:
-        if ref.id in seen:
-            return
-        seen.add(ref.id)
-        out.append((ref, depth))
-        for child in sorted(children.get(ref.id, []), key=lambda r: r.created_at):
-            visit(child, depth + 1)
-
-    for ref in roots:
-        visit(ref, 0)
-    return out
 
 
 def default_sessions_root() -> Path:

@@ -17,7 +17,8 @@ from typing import Any
 import orjson
 
 from core.log.decoder import LogDecoder
-from core.log.layout import SessionRef, discover_sessions, is_compressed, resolve_log_path
+from core.log.layout import is_compressed, resolve_log_path
+from core.log.sessions import SessionRef, discover_sessions
 from core.shared.errors import LogFormatError
 
 SPAWN_TOOL = "subagent"

@@ -83,3 +83,11 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
         what = "empty log" if read == 0 else "no complete first line or frame"
         raise LogFormatError(f"{p}: {what} (no session header)")
     return decoder.header
+
+
+def read_header(path: Path) -> dict[str, Any] | None:
+    """Only the header of a log (first line or first frame), or None when it is unreadable for any reason."""
+    try:
+        return read_log_header(path)
+    except LogFormatError:
+        return None

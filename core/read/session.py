@@ -7,7 +7,6 @@ replacements almost always land). The projection keeps only light metadata; even
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, MutableSequence, Sequence
@@ -231,18 +230,6 @@ class Session:
         session = cls(header, **kw)
         for event in events:
             session.apply(event)
-        return session
-
-    @classmethod
-    def open(cls, path: str | os.PathLike[str]) -> Session:
-        """Read a whole log file or session directory (raw or zstd) into an in-memory session.
-
-        ``core.read.load.load_session`` does the work; it also offers a streaming pass that retains nothing.
-        """
-        from core.read.load import load_session
-
-        session = load_session(path)
-        assert isinstance(session, cls)
         return session
 
     # basic accessors --------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from bench import context
 from bench.gen_session import generate
 from core.control.config import validate_config
-from core.read.session import Session
+from core.read.load import load_session
 
 METRICS = ("ratio", "prefix_reuse", "prefix_kept", "recall")
 
@@ -225,7 +225,7 @@ def test_replayable_drops_dsh_replacements_and_compaction_records() -> None:
 
 
 def test_recall_fact_reports_a_missing_fact(tiny: tuple[Path, list[dict[str, Any]]]) -> None:
-    session = Session.open(tiny[0])
+    session = load_session(tiny[0])
     remap = {s: s for s in range(session.next_seq)}
     fact = tiny[1][0]
     assert context.recall_fact(session, fact, remap) is not None

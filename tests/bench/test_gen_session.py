@@ -14,7 +14,7 @@ import pytest
 import zstandard
 
 from bench.gen_session import MAX_RESULT, PROFILES, GenStats, generate, main, parse_size
-from core.read.session import Session
+from core.read.load import load_session
 
 ENVELOPE_KEYS = {"type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable"}
 SURFACE = {"user/message", "assistant/message", "tool/result"}
@@ -169,7 +169,7 @@ def test_every_profile_writes_a_valid_log(out: Path, profile: str) -> None:
     assert stats.tool_results == sum(
         e["type"] == "tool/result" and e["surfaceOp"] == "append" for e in events
     )
-    session = Session.open(path)
+    session = load_session(path)
     assert session.diagnostics == [] and session.next_seq == stats.events
 
 
@@ -260,7 +260,7 @@ def test_zstd_frames_hold_the_same_lines_header_first(out: Path) -> None:
     assert b"".join(frames) == raw.read_bytes()
     check_log(packed, stats)
     assert stats.file_bytes < stats.logical_bytes
-    assert Session.open(packed).diagnostics == []
+    assert load_session(packed).diagnostics == []
 
 
 def test_envelope_free_mode_matches_fixture_style(out: Path) -> None:
@@ -270,7 +270,7 @@ def test_envelope_free_mode_matches_fixture_style(out: Path) -> None:
     check_log(bare, stats)
     assert b'"seq"' not in raw_bytes(bare) and b'"seq0"' not in raw_bytes(bare)
     assert stats.events == explicit.events
-    session = Session.open(bare)
+    session = load_session(bare)
     assert session.diagnostics == [] and session.next_seq == stats.events
 
 

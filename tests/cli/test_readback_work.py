@@ -89,5 +89,5 @@ def test_the_read_index_built_during_the_pass_is_the_one_built_after_it(log: Pat
     assert isinstance(store, LineStore)
     built = _index(streamed)
     assert store.decodes == 0
-    assert built == _index(Session.open(log))
+    assert built == _index(load_session(log))
     assert built[0], "the log holds read results to index"

@@ -28,7 +28,8 @@ import pytest
 
 from bench.gen_session import generate
 from core.cli import main
-from core.log.layout import log_path, read_header
+from core.log.layout import log_path
+from core.log.reader import read_header
 from tui.cli import main as console_main
 
 ROOT = Path(__file__).resolve().parents[2]

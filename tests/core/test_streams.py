@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.log.reader import read_log
-from core.read.session import Session
+from core.read.load import load_session
 from core.read.streams import (
     CHUNK_TYPE,
     Collapsed,
@@ -107,7 +107,7 @@ def test_delta_chars() -> None:
 def test_the_projection_counts_packed_rows_as_their_members_would(fixtures_dir: Path, name: str) -> None:
     """Packed rows are added unexpanded (their size from the row); the blocks equal those of the expanded events."""
     log = fixtures_dir / f"{name}.session.jsonl"
-    session = Session.open(log)
+    session = load_session(log)
     events = read_log(log).events  # every packed row expanded into events
     table = [
         (e["seq"], e["type"], e["data"].get("turn"), e["data"].get("step"), delta_chars(e["data"].get("chunk")))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from core.read.load import load_session
 from core.read.session import Session
 from tests.tui.logs import Log
 
@@ -30,7 +31,7 @@ def test_events_between_turns_are_outside_every_turn() -> None:
 
 
 def test_real_dsh_splice_between_turns(fixtures_dir: Path) -> None:
-    session = Session.open(fixtures_dir / "multi-turn.session.jsonl")
+    session = load_session(fixtures_dir / "multi-turn.session.jsonl")
     splices = [s for s in range(session.next_seq) if session.events[s]["type"] == "agent/inbox/spliced"]
     # the first splice comes before turn 1, the third between turns 1 and 2; the others are inside a turn
     assert [session.in_turn(s) for s in splices] == [False, True, False, True]

@@ -22,6 +22,7 @@ from core.host.demo_workspace import create_demo_workspace
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers import make_provider
 from core.log.reader import read_log
+from core.read.load import load_session
 from core.read.session import Session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -82,7 +83,7 @@ def test_demo_scenario_exercises_every_policy_and_obeys_the_inbox(tmp_path: Path
     thread.join(10)
 
     assert [o.reason["kind"] for o in outcomes] == ["completed"] * 6
-    session = Session.open(host.writer.path)
+    session = load_session(host.writer.path)
     assert inspect_report(session)["diagnostics"] == []
     kinds = Counter(c.kind for c in session.cuts)
     assert kinds["tape"] >= 1 and kinds["fold"] >= 1 and kinds["prune"] >= 1 and kinds["rewind"] >= 2
@@ -150,7 +151,7 @@ def test_sigkill_mid_step_then_resume_completes_without_loss_or_duplicates(
                        str(workspace), "--sessions-root", str(root))  # fmt: skip
     out, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, out + err
-    session = Session.open(log)
+    session = load_session(log)
     assert session.diagnostics == []
     assert session.events[: len(before)] == before  # nothing that was durable was rewritten or lost
     assert [t.status for t in session.turns.values()] == ["completed"] * 6
@@ -191,7 +192,7 @@ def test_resume_settles_the_open_step_deterministically(tmp_path: Path, cut: str
     )
     outcomes = resumed.run()
     resumed.close()
-    session = Session.open(log)
+    session = load_session(log)
     assert session.diagnostics == []
     assert [t.status for t in session.turns.values()] == ["completed"] * 6
     assert [o.turn for o in outcomes] == [2, 3, 4, 5, 6]

@@ -22,6 +22,7 @@ from core.host.demo_workspace import create_demo_workspace
 from core.host.loop import AgentHost, HostOptions, TurnOutcome
 from core.host.providers import make_provider
 from core.host.providers.scripted import SCRIPT_EXHAUSTED, ScriptedModel
+from core.read.load import load_session
 from core.read.session import Session
 from core.shared.chat import ChunkSink, Completion, ModelRequest
 
@@ -106,7 +107,7 @@ def _run_demo(tmp_path: Path, act: Act) -> tuple[list[TurnOutcome], Session, Cou
         resumer.done.set()
         host.close()
     resumer.thread.join(5)
-    session = Session.open(host.writer.path)
+    session = load_session(host.writer.path)
     finals = Counter(
         (e["data"]["op"], e["data"]["outcome"])
         for e in session.events

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from core.read.session import Session
+from core.read.load import load_session
 from core.shared.wire import (
     UNANSWERED_CALL,
     to_openai_messages,
@@ -147,7 +147,7 @@ def test_empty_assistant_and_images() -> None:
     ],
 )
 def test_fixture_surfaces_convert_to_valid_pairing(fixtures_dir: Path, name: str) -> None:
-    session = Session.open(fixtures_dir / f"{name}.session.jsonl")
+    session = load_session(fixtures_dir / f"{name}.session.jsonl")
     messages = session.messages()
     out = to_openai_messages("system", messages)
     _check_pairing(out)

@@ -11,7 +11,7 @@ from core.cli import main
 from core.log.layout import log_path
 from core.log.reader import read_log
 from core.log.writer import SessionWriter
-from core.read.session import Session
+from core.read.load import load_session
 
 
 def _script(tmp_path: Path) -> str:
@@ -103,7 +103,7 @@ def test_repair_command_mends_a_damaged_log_so_it_resumes(
     report = json.loads(capsys.readouterr().out)
     assert [h["seqs"] for h in report["holes"]] == [[step - 1]] and Path(report["backup"]).exists()
     assert _resume(tmp_path) == 0
-    session = Session.open(log)
+    session = load_session(log)
     assert [t.status for t in session.turns.values()] == ["completed"]
     writer, _ = SessionWriter.resume(log)  # intact, and free again
     writer.close()

@@ -23,6 +23,7 @@ from core.host.providers import make_provider
 from core.log.frames import decode_frame, frame_end
 from core.log.reader import read_log
 from core.policies.prolong import intact_length, is_narrative, parse_sections, render_section
+from core.read.load import load_session
 from core.read.session import Session
 
 
@@ -105,7 +106,7 @@ def test_a_turn_whose_prompt_never_reached_the_log_is_run_with_its_prompt(tmp_pa
 
     outcomes = _finish(_resume(tmp_path, log, provider))
 
-    session = Session.open(log)
+    session = load_session(log)
     assert [o.reason["kind"] for o in outcomes] == ["completed", "completed"]
     assert _prompts(session, 1) == ["first task"] and _prompts(session, 2) == ["second task"]
     assert sorted(session.turns[1].steps) == [1]
@@ -124,7 +125,7 @@ def test_a_model_call_cut_short_is_repeated_in_the_same_step(tmp_path: Path) -> 
 
     outcomes = _finish(_resume(tmp_path, log, provider, config))
 
-    session = Session.open(log)
+    session = load_session(log)
     assert [o.reason["kind"] for o in outcomes] == ["completed"]
     assert sorted(session.turns[1].steps) == [1, 2, 3]
     assert session.diagnostics == []
@@ -141,7 +142,7 @@ def test_a_turn_whose_last_step_finished_is_ended_not_given_another_model_call(t
 
     outcomes = _finish(_resume(tmp_path, log, provider))
 
-    session = Session.open(log)
+    session = load_session(log)
     assert [o.reason["kind"] for o in outcomes] == ["completed", "completed"]
     assert sorted(session.turns[1].steps) == [1, 2] and _prompts(session, 2) == ["task two"]
 
@@ -156,7 +157,7 @@ def test_an_answer_logged_before_its_step_ended_ends_the_turn(tmp_path: Path) ->
 
     outcomes = _finish(_resume(tmp_path, log, provider))
 
-    session = Session.open(log)
+    session = load_session(log)
     assert [o.reason["kind"] for o in outcomes] == ["completed", "completed"]
     assert sorted(session.turns[1].steps) == [1]
 
@@ -179,7 +180,7 @@ def test_a_steering_message_queued_for_the_next_turn_survives_a_crash(tmp_path: 
 
     outcomes = _finish(_resume(tmp_path, log, provider))
 
-    session = Session.open(log)
+    session = load_session(log)
     assert [o.turn for o in outcomes] == [2]
     assert _prompts(session, 2) == ["Operator: also check b.txt"]
     first = next(e for e in session.events[session.turns[2].start_seq :] if e["type"] == "user/message")
@@ -198,7 +199,7 @@ def test_a_steered_turn_that_lost_its_prompt_gets_the_steer(tmp_path: Path) -> N
     outcomes = _finish(_resume(tmp_path, log, provider))
 
     assert [o.turn for o in outcomes] == [2]
-    assert _prompts(Session.open(log), 2) == ["Operator: stop after this"]
+    assert _prompts(load_session(log), 2) == ["Operator: stop after this"]
 
 
 def test_a_steer_between_tasks_does_not_skip_a_task(tmp_path: Path) -> None:
@@ -208,7 +209,7 @@ def test_a_steer_between_tasks_does_not_skip_a_task(tmp_path: Path) -> None:
 
     outcomes = _finish(host)
 
-    session = Session.open(host.writer.path)
+    session = load_session(host.writer.path)
     assert [o.turn for o in outcomes] == [1, 2, 3]
     assert [_prompts(session, t) for t in (1, 2, 3)] == [["Operator: hello"], ["task one"], ["task two"]]
 
@@ -224,7 +225,7 @@ def test_a_turn_whose_prompt_cannot_be_known_ends_interrupted(tmp_path: Path) ->
     outcomes = _finish(_resume(tmp_path, log, provider))
 
     assert [(o.turn, o.reason["kind"]) for o in outcomes] == [(2, "interrupted")]
-    assert Session.open(log).turns[2].status == "interrupted"
+    assert load_session(log).turns[2].status == "interrupted"
 
 
 def _sections(workspace: Path) -> list[int]:
@@ -351,7 +352,7 @@ def test_a_steer_acknowledged_for_the_next_step_survives_a_crash(tmp_path: Path)
 
     _finish(_resume(tmp_path, log, provider))
 
-    session = Session.open(log)
+    session = load_session(log)
     steered = [
         e for e in session.events if e["type"] == "user/message" and e["data"]["source"].get("requestId")
     ]

@@ -8,6 +8,7 @@ import pytest
 
 from core.log.reader import read_log
 from core.log.tail import tail_events
+from core.read.load import load_session
 from core.read.session import Session
 
 EXPECTED_SURFACES = {
@@ -38,7 +39,7 @@ EXPECTED_EVENTS = {
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_SURFACES))
 def test_fixture_decodes_to_documented_surface(fixtures_dir: Path, name: str) -> None:
-    session = Session.open(fixtures_dir / name)
+    session = load_session(fixtures_dir / name)
     assert session.surface == EXPECTED_SURFACES[name]
     assert session.next_seq == EXPECTED_EVENTS[name]
     assert [e["seq"] for e in session.events] == list(range(session.next_seq))
@@ -52,7 +53,7 @@ def test_tail_matches_full_decode(fixtures_dir: Path, name: str) -> None:
 
 
 def test_compaction_replacement_is_recorded(fixtures_dir: Path) -> None:
-    session = Session.open(fixtures_dir / "compaction-recovery.session.jsonl")
+    session = load_session(fixtures_dir / "compaction-recovery.session.jsonl")
     assert session.shadowed == {21: [4]}
     assert session.replaced_by == {4: 21}
     assert session.original_of(21) == 19  # sourceEventSeqs[0] is the compaction/start
@@ -61,11 +62,11 @@ def test_compaction_replacement_is_recorded(fixtures_dir: Path) -> None:
 
 
 def test_tool_pairs_and_turn_status(fixtures_dir: Path) -> None:
-    session = Session.open(fixtures_dir / "cancel-tool-calls.session.jsonl")
+    session = load_session(fixtures_dir / "cancel-tool-calls.session.jsonl")
     assert session.turns[1].status == "aborted"
     calls = list(session.tool_calls.values())
     assert len(calls) == 2 and all(c.call_seq is not None and c.result_seq is not None for c in calls)
-    child = Session.open(fixtures_dir / "subagent-spawn-in-process.session.1.jsonl")
+    child = load_session(fixtures_dir / "subagent-spawn-in-process.session.1.jsonl")
     assert child.header["parentSession"] and child.header["delegationDepth"] == 1
 
 

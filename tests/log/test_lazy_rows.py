@@ -29,7 +29,7 @@ def expanded(path: Path) -> Session:
 
 
 def test_a_retained_load_reads_back_every_event_as_the_expanded_log_has_it(log: Path) -> None:
-    lazy, full = Session.open(log), expanded(log)
+    lazy, full = load_session(log), expanded(log)
     assert list(lazy.events) == list(full.events)
     assert [lazy.events[n] for n in range(len(lazy.events))] == list(full.events)
     assert lazy.events[-1] == full.events[-1] and lazy.events[3:9] == full.events[3:9]

@@ -20,7 +20,7 @@ from tests.log.helpers import HEADER, one_turn_with_tool, raw_log
 
 
 def _same_events(path: Path) -> Session:
-    kept = list(Session.open(path).events)
+    kept = list(load_session(path).events)
     streamed = load_session(path, retain=False, readback=True)
     store = streamed.events
     assert isinstance(store, LineStore)

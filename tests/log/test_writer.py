@@ -9,12 +9,12 @@ import orjson
 import pytest
 
 from core.log.frames import FrameStream
-from core.log.layout import discover_sessions, encode_segment, project_key
+from core.log.layout import encode_segment, project_key
 from core.log.reader import read_log
+from core.log.sessions import discover_sessions
 from core.log.tail import tail_events
 from core.log.writer import SessionWriter, make_header
 from core.read.load import load_session
-from core.read.session import Session
 from core.shared.errors import WriterLockedError
 from tests.log.helpers import one_turn_with_tool
 
@@ -42,7 +42,7 @@ def test_round_trip_reads_back_with_zero_diagnostics(tmp_path: Path, compressed:
     assert "ignorable" not in data.events[0]
     times = [e["time"] for e in data.events]
     assert times == sorted(times) and all(isinstance(t, int) for t in times)
-    assert Session.open(path).surface == [2, 3, 5, 8]
+    assert load_session(path).surface == [2, 3, 5, 8]
     store = load_session(path, retain=False, readback=True).events
     assert [store[n] for n in range(len(store))] == data.events
     assert tail_events(path, 5) == data.events[-5:] and tail_events(path, 500) == data.events

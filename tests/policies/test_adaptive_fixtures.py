@@ -12,6 +12,7 @@ from core.log.vocabulary import ROUTE_EVENT
 from core.policies.adaptive import RouteError, classify_task, newest_request_text, plan_route
 from core.policies.adaptive_config import AdaptiveConfig, validate
 from core.policies.pruner import PRUNE_MARKER
+from core.read.load import load_session
 from core.read.session import Session
 
 FIXTURES = [
@@ -38,7 +39,7 @@ def reopened_last_turn(path: Path) -> Session:
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_routes_a_reopened_fixture_turn(fixtures_dir: Path, name: str) -> None:
-    closed = Session.open(fixtures_dir / name)
+    closed = load_session(fixtures_dir / name)
     with pytest.raises(RouteError):
         plan_route(closed, AdaptiveConfig(), context_window=None, context_tokens=None)
     session = reopened_last_turn(fixtures_dir / name)

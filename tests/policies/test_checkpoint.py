@@ -23,7 +23,7 @@ from core.policies.checkpoint import (
     plan_checkpoint,
     render_checkpoint_result,
 )
-from core.read.session import Session
+from core.read.load import load_session
 
 
 def test_first_mark_is_numbered_one_and_anchored_at_its_own_seq() -> None:
@@ -120,7 +120,7 @@ def test_state_is_reconstructed_from_the_log_after_a_restart(tmp_path: Path) -> 
     path = tmp_path / "session.jsonl"
     lines = [json.dumps(HEADER | {"id": log.session.id})] + [json.dumps(e) for e in log.session.events]
     path.write_text("\n".join(lines) + "\n")
-    reopened = Session.open(path)
+    reopened = load_session(path)
     mark = active_mark(reopened)
     assert mark is not None
     assert (mark.mark_id, mark.anchor, mark.objective) == (1, 2, "map the config loader")
@@ -138,7 +138,7 @@ def test_state_is_reconstructed_from_the_log_after_a_restart(tmp_path: Path) -> 
             )
             + "\n"
         )
-    assert active_mark(Session.open(path)) is None
+    assert active_mark(load_session(path)) is None
 
 
 def test_plan_checkpoint_rejects_an_unknown_author() -> None:

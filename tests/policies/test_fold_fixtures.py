@@ -8,6 +8,7 @@ import pytest
 
 from core.policies.fold import ERROR, KEPT, SHOWN, plan_fold, preview_fold, shown_through
 from core.policies.slice_config import SliceConfig
+from core.read.load import load_session
 from core.read.session import Session
 from tests.conftest import FIXTURES as FIXTURE_DIR
 
@@ -17,7 +18,7 @@ FIXTURES = sorted(p.name for p in FIXTURE_DIR.glob("*.jsonl"))
 
 @pytest.mark.parametrize("name", FIXTURES)
 def test_finished_sessions_plan_nothing(fixtures_dir: Path, name: str) -> None:
-    session = Session.open(fixtures_dir / name)
+    session = load_session(fixtures_dir / name)
     assert plan_fold(session, DEFAULT) == []
     rows = preview_fold(session, DEFAULT)
     tool_nodes = [s for s in session.surface if session.events[s]["type"] == "tool/result"]
@@ -37,12 +38,12 @@ def test_finished_sessions_plan_nothing(fixtures_dir: Path, name: str) -> None:
     ],
 )
 def test_fixture_rows(fixtures_dir: Path, name: str, statuses: dict[int, str]) -> None:
-    session = Session.open(fixtures_dir / name)
+    session = load_session(fixtures_dir / name)
     assert {r.seq: r.status for r in preview_fold(session, DEFAULT)} == statuses
 
 
 def test_a_fixture_cut_right_after_its_tool_result_makes_it_a_candidate(fixtures_dir: Path) -> None:
-    full = Session.open(fixtures_dir / "tool-call-turn.session.jsonl")
+    full = load_session(fixtures_dir / "tool-call-turn.session.jsonl")
     cut = Session.from_events(full.header, list(full.events[:66]))
     assert shown_through(cut) < 65 < shown_through(full)
     (row,) = preview_fold(cut, DEFAULT)

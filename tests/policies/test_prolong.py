@@ -22,7 +22,7 @@ from core.policies.prolong import (
     sections_by_session,
 )
 from core.policies.prolong_config import ProlongConfig
-from core.read.session import Session
+from core.read.load import load_session
 from tests.conftest import FIXTURES as FIXTURE_DIR
 
 FIXTURES = str(FIXTURE_DIR)
@@ -241,7 +241,7 @@ def test_enqueueing_never_waits_for_a_slow_disk(tmp_path: Path) -> None:
 
 
 def test_real_fixture_results_keep_their_error_codes(tmp_path: Path) -> None:
-    session = Session.open(f"{FIXTURES}/cancel-tool-calls.session.jsonl")
+    session = load_session(f"{FIXTURES}/cancel-tool-calls.session.jsonl")
     memory = ProlongMemory(tmp_path, ProlongConfig(), session.id)
     feed(memory, list(session.events))
     results = [s for s in written_sections(tmp_path / "log.txt") if s.type == "tool/result"]

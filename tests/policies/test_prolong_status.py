@@ -11,7 +11,7 @@ from test_rewind_support import HEADER, Log, tool_call
 from core.cli import main
 from core.policies.prolong import ProlongMemory, StatusReport, render_status, status_from_log
 from core.policies.prolong_config import ProlongConfig
-from core.read.session import Session
+from core.read.load import load_session
 from tests.conftest import FIXTURES as FIXTURE_DIR
 
 GREP_LOG = '{"command":"grep -n KeyError log.txt"}'
@@ -214,5 +214,5 @@ def test_cli_status_on_a_fixture_without_a_real_cwd_asks_for_a_workspace(
     assert "pass --workspace DIR" in capsys.readouterr().err
     assert main(["status", fixture, "--workspace", str(tmp_path), "--json"]) == 0
     (session,) = json.loads(capsys.readouterr().out)["sessions"]
-    assert session["session"] == Session.open(fixture).id and session["writable"] is None
+    assert session["session"] == load_session(fixture).id and session["writable"] is None
     assert session["probed"] is False  # DSH wrote the log: no tapedeck host ran a write probe

@@ -10,7 +10,7 @@ import pytest
 from test_slice_support import Host
 
 from core.policies.recall import RecallError, expand_result
-from core.read.session import Session
+from core.read.load import load_session
 
 LOG = "\n".join(f"line {i} {'ERROR disk' if i in (10, 12, 40) else 'ok'}" for i in range(1, 61))
 
@@ -179,7 +179,7 @@ def test_a_fold_spill_original_is_read_from_its_stored_file(tmp_path: Path) -> N
     host.begin("go")
     host.reply("", [("c1", "bash", {}, preview)])
     host.end()
-    session = Session.open(host.write(tmp_path / "session.jsonl"))
+    session = load_session(host.write(tmp_path / "session.jsonl"))
     assert (
         expand_result(session, {"turn": 1, "step": 1})
         == "[full result of bash · turn 1 step 1 call 1]\nTHE WHOLE OUTPUT\nsecond line"

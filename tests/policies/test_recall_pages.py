@@ -9,7 +9,7 @@ from test_slice_support import Host, runtime_message, user_message
 
 from core.policies.recall import RecallError, recall_step, recall_turn, render_step_page
 from core.policies.spill import logged_text_parts, native_spill_locator
-from core.read.session import Session
+from core.read.load import load_session
 
 
 def two_turns() -> Host:
@@ -141,7 +141,7 @@ def spill_host(tmp_path: Path, text: str, content: list[dict] | None = None) -> 
     host.result(call, content)
     host.end()
     path = host.write(tmp_path / "session.jsonl")
-    return Host.resume(Session.open(path))
+    return Host.resume(load_session(path))
 
 
 def test_a_fold_spill_preview_is_hydrated_from_its_stored_file(tmp_path: Path) -> None:
@@ -198,7 +198,7 @@ def test_a_native_notice_on_the_last_of_several_parts_previews_them_all(tmp_path
 
 
 def test_the_bash_spill_fixture(fixtures_dir: Path) -> None:
-    session = Session.open(fixtures_dir / "bash-spill.session.jsonl")
+    session = load_session(fixtures_dir / "bash-spill.session.jsonl")
     text = session.events[16]["data"]["message"]["content"][0]["content"][0]["text"]
     stored = native_spill_locator(text)
     assert stored is not None and stored.locator.endswith("-bash.txt") and stored.size is None

@@ -19,6 +19,7 @@ from core.policies.rewind import (
     assert_region_unchanged,
     select_fold_region,
 )
+from core.read.load import load_session
 from core.read.session import Session
 from tests.conftest import FIXTURES as FIXTURE_DIR
 
@@ -169,7 +170,7 @@ def test_the_region_uses_surface_order_after_earlier_replacements() -> None:
 
 
 def test_real_dsh_fixture_region() -> None:
-    session = Session.open(f"{FIXTURES}/tool-call-turn.session.jsonl")
+    session = load_session(f"{FIXTURES}/tool-call-turn.session.jsonl")
     assert session.surface == [4, 5, 63, 65, 101]
     # a mark placed after the runtime-context snapshot: the bash call and its result fold, the final reply stays
     assert select_fold_region(session, 6) == Region(63, 65, (63, 65))

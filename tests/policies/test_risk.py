@@ -21,7 +21,7 @@ from core.policies.risk import (
     risk_checkpoint,
     route_risk,
 )
-from core.read.session import Session
+from core.read.load import load_session
 from core.shared.text import utf16_len
 
 
@@ -272,8 +272,8 @@ def test_evidence_reads_originals_not_replacements() -> None:
 
 
 def test_evidence_from_real_dsh_logs(fixtures_dir: Path) -> None:
-    cancel = Session.open(fixtures_dir / "cancel-tool-calls.session.jsonl")
+    cancel = load_session(fixtures_dir / "cancel-tool-calls.session.jsonl")
     assert build_evidence(cancel, 8192).startswith("[tool error]\nError: tool call aborted")
-    spill = build_evidence(Session.open(fixtures_dir / "bash-spill.session.jsonl"), 200)
+    spill = build_evidence(load_session(fixtures_dir / "bash-spill.session.jsonl"), 200)
     assert spill.startswith("[tool result]\nSPILL_START") and utf16_len(spill) <= 200
-    assert build_evidence(Session.open(fixtures_dir / "multi-turn.session.jsonl"), 8192) == ""
+    assert build_evidence(load_session(fixtures_dir / "multi-turn.session.jsonl"), 8192) == ""

@@ -10,7 +10,7 @@ from test_slice_support import Host
 
 from core.cli import main
 from core.policies.recall import run_recall_tool
-from core.read.session import Session
+from core.read.load import load_session
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -96,7 +96,7 @@ def test_seal_rejects_bad_history_values(
 def test_cli_prints_exactly_what_the_model_receives(
     log: Path, capsys: pytest.CaptureFixture[str], argv: list[str], tool: str, arguments: dict
 ) -> None:
-    expected = run_recall_tool(Session.open(log), tool, arguments)
+    expected = run_recall_tool(load_session(log), tool, arguments)
     assert not expected.is_error
     code, out, err = run(capsys, *[a.replace("{log}", str(log)) for a in argv])
     assert (code, err) == (0, "")
@@ -107,7 +107,7 @@ def test_cli_prints_exactly_what_the_model_receives(
 
 def test_cli_errors_are_for_a_person(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "expand", str(log), "--seq", "11")
-    model_text = run_recall_tool(Session.open(log), "expand_result", {"seq": 11})
+    model_text = run_recall_tool(load_session(log), "expand_result", {"seq": 11})
     assert model_text.is_error and (code, out) == (2, "") and err != f"tapedeck: {model_text.text}\n"
     assert err.startswith("tapedeck: --seq needs --format-version 4")  # the model's text names JSON fields
     code, _, err = run(capsys, "recall", "turn", str(log), "7")

@@ -9,11 +9,11 @@ from test_slice_support import Host, config, entries_in, message_text, span_of, 
 
 from core.policies.recall import expand_result, recall_step, recall_turn, render_turn_page, search
 from core.policies.slice import is_tape_entry
-from core.read.session import Session
+from core.read.load import load_session
 
 
 def resume(fixtures_dir: Path, name: str) -> Host:
-    host = Host.resume(Session.open(fixtures_dir / name), config())
+    host = Host.resume(load_session(fixtures_dir / name), config())
     host.request()
     return host
 
@@ -33,7 +33,7 @@ def test_multi_turn_continued_seals_both_turns_in_place(fixtures_dir: Path) -> N
 
 
 def test_tool_call_turn_recall(fixtures_dir: Path) -> None:
-    session = Session.open(fixtures_dir / "tool-call-turn.session.jsonl")
+    session = load_session(fixtures_dir / "tool-call-turn.session.jsonl")
     page = recall_turn(session, {"turn": "1"})
     assert page.startswith(
         "[sealed turn slice-turn-1 · status completed · 1 user message(s) · 1 generated context"
@@ -52,7 +52,7 @@ def test_tool_call_turn_recall(fixtures_dir: Path) -> None:
 
 
 def test_code_mode_turn_recall(fixtures_dir: Path) -> None:
-    session = Session.open(fixtures_dir / "code-mode-turn.session.jsonl")
+    session = load_session(fixtures_dir / "code-mode-turn.session.jsonl")
     step = recall_step(session, {"turn": "1", "step": "1"})
     assert "→ run_code(" in step and step.endswith("[result]\ncaptured output\nCODE_ONE+CODE_TWO\n")
     full = render_turn_page(session, 1, "full")

@@ -31,7 +31,7 @@ def _check(session: Session, path: Path) -> int:
 
 @pytest.mark.parametrize("path", FIXTURE_LOGS, ids=lambda p: p.name)
 def test_fixtures(path: Path) -> None:
-    assert _check(Session.open(path), path) >= 1
+    assert _check(load_session(path), path) >= 1
 
 
 def _read_back(path: Path) -> Session:
@@ -42,17 +42,17 @@ def _read_back(path: Path) -> Session:
 def test_generated_logs(generated_logs: list[Path]) -> None:
     raw, zstd = generated_logs
     assert _check(_read_back(raw), raw) > 20  # events read back from the file, as for a big log
-    assert _check(Session.open(zstd), zstd) > 20
+    assert _check(load_session(zstd), zstd) > 20
 
 
 def test_a_host_session(demo_log: Path) -> None:
-    assert _check(Session.open(demo_log), demo_log) > 30
+    assert _check(load_session(demo_log), demo_log) > 30
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(which=st.integers(0, len(FIXTURE_LOGS)), cuts=st.lists(st.floats(0, 1), max_size=6))
 def test_points_taken_piece_by_piece_are_the_same(demo_log: Path, which: int, cuts: list[float]) -> None:
-    session = Session.open([*FIXTURE_LOGS, demo_log][which])
+    session = load_session([*FIXTURE_LOGS, demo_log][which])
     bounds = sorted({int(c * session.next_seq) for c in cuts} | {session.next_seq})
     clock = RequestClock()
     pieces, start = [], 0

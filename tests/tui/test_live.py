@@ -15,6 +15,7 @@ from textual.message import Message
 
 import tui.live as live_module
 from bench.gen_session import generate
+from core.read.load import load_session
 from core.read.session import Session
 from tests.log.helpers import zstd_log
 from tests.tui.logs import Log, append, policy_log
@@ -40,7 +41,7 @@ def load(path: Path, **kw: object) -> tuple[LiveSession, list[Message]]:
 def test_fixture_loads_with_the_engine_projection(fixtures_dir: Path) -> None:
     path = fixtures_dir / "compaction-recovery.session.jsonl"
     live, messages = load(path)
-    expected = Session.open(path)
+    expected = load_session(path)
     assert live.ready and live.error is None
     assert live.session.surface == expected.surface == [21, 13, 15, 28]
     assert live.read_only_reason == READ_ONLY_DSH
@@ -97,7 +98,7 @@ def test_index_backed_session_matches_in_memory(tmp_path: Path) -> None:
 def test_the_loader_projects_and_gathers_facts_as_the_engine_does(tmp_path: Path, retain_bytes: int | None) -> None:
     path = tmp_path / "session.jsonl"
     generate(path, 2_000_000, seed=5, profile="mixed")  # chunk events, packed rows, one failed stream
-    expected = Session.open(path)
+    expected = load_session(path)
     live, _ = load(path, retain_bytes=retain_bytes)
     session = live.session
     assert (session.next_seq, session.surface, session.counts) == (

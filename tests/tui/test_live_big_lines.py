@@ -12,7 +12,7 @@ from textual.message import Message
 
 import tui.live as live_module
 from core.log.pace import Pacer
-from core.read.session import Session
+from core.read.load import load_session
 from tests.log.helpers import one_turn_with_tool, raw_log
 from tui.live import LiveSession, LoadProgress
 
@@ -41,7 +41,7 @@ def test_lines_longer_than_a_slice_are_all_projected_before_ready(
     live.stop()
     thread.join(10)
     assert at_ready == [len(events)]  # a slice inside the long result did not end the load early
-    assert live.session.surface == Session.open(path).surface
+    assert live.session.surface == load_session(path).surface
     assert live.session.node_chars(5) == 5000
 
 

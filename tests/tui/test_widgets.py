@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.log.layout import SessionRef, session_tree
+from core.log.sessions import SessionRef, session_tree
 from core.read.session import Cut
 from tests.tui.logs import policy_log
 from tui.live import LiveSession

@@ -14,7 +14,7 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Static
 
 from core.control.host_state import read_host_state, state_label
-from core.log.layout import SessionRef, discover_sessions, session_tree
+from core.log.sessions import SessionRef, discover_sessions, session_tree
 from core.log.tail import changes_under
 from core.read.summary import human_chars
 from tui.screens.control import HOST_POLL_SECONDS

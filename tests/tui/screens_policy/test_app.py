@@ -8,7 +8,7 @@ import pytest
 
 from core.control.inbox import outcome_event
 from core.policies.fold import plan_unfold
-from core.read.session import Session
+from core.read.load import load_session
 from tests.tui.screens_policy.harness import append_events, panel, read_inbox, settle
 from tests.tui.screens_policy.scenarios import demo
 from tui.app import TapedeckApp
@@ -37,7 +37,7 @@ async def test_expand_from_the_app_and_see_the_outcome_on_another_screen(tmp_pat
         (request,) = read_inbox(path)
         append_events(
             path,
-            [*plan_unfold(Session.open(path), request["args"]["seq"]), outcome_event(request, "applied")],
+            [*plan_unfold(load_session(path), request["args"]["seq"]), outcome_event(request, "applied")],
         )
         await settle(pilot, lambda: "applied" in panel(app))
         await pilot.press("escape")

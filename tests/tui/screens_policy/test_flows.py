@@ -16,7 +16,7 @@ from core.policies.checkpoint import plan_checkpoint
 from core.policies.fold import plan_unfold
 from core.policies.report import ExtractiveReportWriter
 from core.policies.rewind import plan_rewind
-from core.read.session import Session
+from core.read.load import load_session
 from core.read.summary import human_chars
 from tests.conftest import FIXTURES
 from tests.tui.screens_policy.harness import (
@@ -62,7 +62,7 @@ async def test_rewind_preview_confirm_request_and_outcome(tmp_path: Path) -> Non
         assert request["args"]["preview"]["seq"] == seq and request["args"]["preview"]["nodes"] == 4
         assert panel(app) == "pending   rewind checkpoint 1 — waiting for the host"
 
-        plan = plan_rewind(Session.open(path), CONFIG.rewind, ExtractiveReportWriter(), by="operator")
+        plan = plan_rewind(load_session(path), CONFIG.rewind, ExtractiveReportWriter(), by="operator")
         detail = {**plan.result, "seq": seq + 3, "preview": {**request["args"]["preview"], "stepsSince": 0}}
         append_events(path, [*plan.events, outcome_event(request, "applied", detail=detail)])
         await settle(pilot, lambda: "applied" in panel(app))
@@ -114,7 +114,7 @@ async def test_place_checkpoint_with_an_objective(tmp_path: Path) -> None:
         await settle(pilot, lambda: len(read_inbox(path)) == 1)
         (request,) = read_inbox(path)
         assert (request["op"], request["args"]) == ("checkpoint", {"objective": "try the fix"})
-        session = Session.open(path)
+        session = load_session(path)
         append_events(
             path, [*plan_checkpoint(session, "try the fix", by="operator"), outcome_event(request, "applied")]
         )
@@ -214,7 +214,7 @@ async def test_expand_a_folded_result_for_the_model(tmp_path: Path) -> None:
         await settle(pilot, lambda: len(read_inbox(path)) == 1)
         (request,) = read_inbox(path)
         assert (request["op"], request["args"]) == ("expand", {"seq": 16})
-        append_events(path, [*plan_unfold(Session.open(path), 16), outcome_event(request, "applied")])
+        append_events(path, [*plan_unfold(load_session(path), 16), outcome_event(request, "applied")])
         await settle(pilot, lambda: "applied" in panel(app))
         row = next(
             cells(table, k.value) for k in table.rows if cells(table, k.value)[6] == "data/archive.csv"

@@ -11,6 +11,7 @@ from core.policies.checkpoint import plan_checkpoint
 from core.policies.recall import run_recall_tool
 from core.policies.report import ExtractiveReportWriter
 from core.policies.rewind import EMPTY_REGION, NO_CHECKPOINT, plan_rewind
+from core.read.load import load_session
 from core.read.session import Session
 from core.shared.errors import TapedeckError
 from tests.conftest import FIXTURES
@@ -48,7 +49,7 @@ from tui.screens.tape import NEXT_SEAL, ON_SURFACE, derive_tape, recall_preview
 
 @pytest.fixture
 def demo_session(tmp_path: Path) -> Session:
-    return Session.open(demo(tmp_path / "demo"))
+    return load_session(demo(tmp_path / "demo"))
 
 
 # ---------------------------------------------------------------------------------------------- outcomes
@@ -144,7 +145,7 @@ def test_backoff_cell_shows_the_resource_ledger() -> None:
 
 
 def test_fold_rows_show_per_resource_backoff(tmp_path: Path) -> None:
-    view = derive_view(Session.open(backoff(tmp_path / "s")))
+    view = derive_view(load_session(backoff(tmp_path / "s")))
     cells = [(line.address, line.tool, line.state, line.policy, line.backoff) for line in view.lines]
     assert cells == [
         ("1.1.1", "read_file", FOLDED, "", "backed off (2/2)"),
@@ -218,7 +219,7 @@ def test_effective_config_replays_logged_changes(demo_session: Session) -> None:
 
 
 def test_the_config_view_starts_from_the_config_the_session_logged(tmp_path: Path) -> None:
-    session = Session.open(configured(tmp_path / "s", STARTED_WITH))
+    session = load_session(configured(tmp_path / "s", STARTED_WITH))
     values = dict(derive_config(session).values)
     assert values["slice.history.keepRecentTurns"] == 2  # started at 3, then the logged change
     assert values["slice.fold.pinSteps"] == 2
@@ -229,7 +230,7 @@ def test_the_config_view_starts_from_the_config_the_session_logged(tmp_path: Pat
 
 
 def test_a_logged_config_that_does_not_validate_is_named_not_replaced_by_defaults(tmp_path: Path) -> None:
-    session = Session.open(configured(tmp_path / "s", {"slice": {"history": {"keepRecentTurns": -4}}}))
+    session = load_session(configured(tmp_path / "s", {"slice": {"history": {"keepRecentTurns": -4}}}))
     with pytest.raises(TapedeckError, match="the session log's config does not validate here: .*keepRecentTurns"):
         derive_config(session)
     with pytest.raises(TapedeckError, match="does not validate here"):
@@ -287,7 +288,7 @@ def test_route_fields_tolerate_missing_and_odd_values() -> None:
 
 # ---------------------------------------------------------------------------------------------- tape
 def test_tape_lists_entries_and_the_next_seal(tmp_path: Path) -> None:
-    session = Session.open(sealed(tmp_path / "s"))
+    session = load_session(sealed(tmp_path / "s"))
     view = derive_tape(session)
     assert [(e.span, e.state) for e in view.entries] == [
         ("1-1", ON_SURFACE),
@@ -302,7 +303,7 @@ def test_tape_lists_entries_and_the_next_seal(tmp_path: Path) -> None:
 
 
 def test_recall_preview_is_what_the_model_gets(tmp_path: Path) -> None:
-    session = Session.open(sealed(tmp_path / "s"))
+    session = load_session(sealed(tmp_path / "s"))
     page = recall_preview(session, 2, "dialogue")
     expected = run_recall_tool(session, "recall_turn", {"turn": "2"}).text
     assert page == f'recall_turn({{"turn":"2"}})\n\n{expected}'
@@ -334,7 +335,7 @@ def test_prolong_report_uses_the_host_workspace(tmp_path: Path) -> None:
 
 
 def test_the_prolong_report_says_status_is_off_when_the_session_turned_the_command_off(tmp_path: Path) -> None:
-    session = Session.open(configured(tmp_path / "s", STARTED_WITH))
+    session = load_session(configured(tmp_path / "s", STARTED_WITH))
     report = derive_prolong(session)
     assert report.splitlines()[0] == "prolong-memory status: off for this session"
     assert "prolong.registerCommand is false" in report
@@ -353,7 +354,7 @@ def test_prolong_falls_back_to_the_header_cwd_and_explains_a_missing_one() -> No
 
 @pytest.mark.parametrize("name", sorted(p.name for p in FIXTURES.glob("*.jsonl")))
 def test_every_view_derives_from_real_dsh_logs(name: str) -> None:
-    session = Session.open(FIXTURES / name)
+    session = load_session(FIXTURES / name)
     folds = derive_folds(session)
     assert {line.seq for line in folds} == {
         seq for seq in session.surface if session.events[seq]["type"] == "tool/result"
