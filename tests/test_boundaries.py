@@ -1,4 +1,5 @@
-"""Architecture boundaries: ``core`` never imports Textual, and the TUI never writes a session log."""
+"""Architecture boundaries: ``core`` never imports Textual, the TUI never writes a session log, each layer of
+``core`` imports only the layers beneath it, no import cycle (lazy imports counted), and no module only tests use."""
 
 from __future__ import annotations
 
@@ -55,31 +56,78 @@ def test_tui_never_uses_the_session_writer() -> None:
     assert not offenders, offenders
 
 
-def _module_level_imports(path: Path, known: set[str]) -> set[str]:
-    """Core modules a module imports at load time or for type checking (function-level imports excluded)."""
+def _modules() -> dict[str, Path]:
+    """Every module of ``core`` and ``tui`` by dotted name (a package by its own name)."""
+    found = {}
+    for package in ("core", "tui"):
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _all_imports(path: Path) -> set[str]:
+    """The modules of ``core`` and ``tui`` a module imports anywhere: at load time, for type checking, or lazily
+    inside a function (``from a import b`` counts ``a.b`` when that is a module)."""
     found: set[str] = set()
-
-    def visit(body: list[ast.stmt]) -> None:
-        for node in body:
-            if isinstance(node, ast.Import):
-                found.update(alias.name for alias in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                found.add(node.module)
-                found.update(f"{node.module}.{alias.name}" for alias in node.names)
-            elif isinstance(node, ast.If | ast.Try):
-                visit(node.body)
-                visit(node.orelse)
-
-    visit(ast.parse(path.read_text(encoding="utf-8")).body)
-    return found & known
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found & set(MODULES)
 
 
-def test_core_modules_import_each_other_without_cycles() -> None:
-    paths = {}
-    for path in (ROOT / "core").rglob("*.py"):
-        parts = path.relative_to(ROOT).with_suffix("").parts
-        paths[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
-    graph = {name: _module_level_imports(path, set(paths)) - {name} for name, path in paths.items()}
+GRAPH = {name: _all_imports(path) - {name} for name, path in MODULES.items()}
+
+# The layers of ``core`` from the bottom up, and what each may import besides itself (``core`` alone gives the
+# version). The README's development section draws the same map.
+LAYERS: dict[str, set[str]] = {
+    "core.shared": set(),  # the leaves
+    "core.log": {"core.shared"},
+    "core.read": {"core.shared", "core.log"},
+    "core.control": {"core.shared", "core.log"},
+    "core.policies": {"core.shared", "core.log", "core.read"},
+    "core.rebuild": {"core.shared", "core.log", "core.read", "core.policies"},
+    "core.host": {"core.shared", "core.log", "core.read", "core.control", "core.policies", "core.host"},
+}
+READ_SIDE = ("core.shared", "core.log", "core.read", "core.rebuild")
+
+
+def _layer(name: str) -> str | None:
+    return next((layer for layer in LAYERS if name == layer or name.startswith(layer + ".")), None)
+
+
+def test_each_layer_imports_only_the_layers_beneath_it() -> None:
+    offenders = []
+    for name, deps in sorted(GRAPH.items()):
+        layer = _layer(name)
+        if layer is None:
+            continue
+        allowed = LAYERS[layer] | {layer, "core"}
+        offenders += [f"{name} imports {dep}" for dep in sorted(deps) if dep != "core" and _layer(dep) not in allowed]
+    assert not offenders, offenders
+
+
+def test_the_read_side_never_imports_the_host_and_policies_never_the_cli_or_the_host() -> None:
+    def reaches(prefixes: tuple[str, ...], targets: tuple[str, ...]) -> list[str]:
+        return [
+            f"{name} imports {dep}"
+            for name, deps in sorted(GRAPH.items())
+            if name.startswith(prefixes)
+            for dep in sorted(deps)
+            if dep.startswith(targets)
+        ]
+
+    assert reaches(READ_SIDE, ("core.host",)) == []
+    assert reaches(("core.policies",), ("core.host", "core.cli")) == []
+
+
+def test_modules_import_each_other_without_cycles_lazy_imports_counted() -> None:
     cycles = []
     state: dict[str, int] = {}  # 1 on the current path, 2 done
     stack: list[str] = []
@@ -87,7 +135,7 @@ def test_core_modules_import_each_other_without_cycles() -> None:
     def walk(name: str) -> None:
         state[name] = 1
         stack.append(name)
-        for dep in sorted(graph[name]):
+        for dep in sorted(GRAPH[name]):
             if state.get(dep) == 1:
                 cycles.append(" -> ".join([*stack[stack.index(dep) :], dep]))
             elif dep not in state:
@@ -95,7 +143,26 @@ def test_core_modules_import_each_other_without_cycles() -> None:
         stack.pop()
         state[name] = 2
 
-    for name in sorted(graph):
+    for name in sorted(GRAPH):
         if name not in state:
             walk(name)
     assert not cycles, cycles
+
+
+def test_every_module_serves_the_product_not_only_tests() -> None:
+    """Each module is imported by another of ``core``/``tui``, or named in one's table of modules to load
+    (``core.cli.COMMANDS``, config sections, the app's screens); packages, ``__main__`` and the reaper script
+    (run by its path) are entry points."""
+    named: set[str] = set()
+    for path in MODULES.values():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                named.add(node.value)
+    used = set().union(*GRAPH.values()) | named | {f"tui.screens.{n}" for n in named}
+    entries = {"core.host.tools.reaper"}
+    unused = [
+        name
+        for name, path in sorted(MODULES.items())
+        if name not in used and name not in entries and path.name not in ("__init__.py", "__main__.py")
+    ]
+    assert not unused, unused
