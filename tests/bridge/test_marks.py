@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from core.bridge.commands import td_commands
 from core.policies.checkpoint import active_marks, latest_mark, marks
 from core.policies.rewind import preview_rewind
-from core.read.session import Session
+from core.read.load import load_session
 from core.rebuild.request import iter_requests
 from tests.bridge.conftest import dsh_log, td_pair
 
@@ -25,8 +25,8 @@ def _checkpoint_mid_turn(directory: Path) -> Path:
 
 
 def test_command_events_between_tool_call_and_result_change_no_turn_step_or_surface(tmp_path: Path) -> None:
-    plain = Session.open(dsh_log(tmp_path / "plain"))
-    bridged = Session.open(_checkpoint_mid_turn(tmp_path / "bridged"))
+    plain = load_session(dsh_log(tmp_path / "plain"))
+    bridged = load_session(_checkpoint_mid_turn(tmp_path / "bridged"))
     assert [e["type"] for e in bridged.events[64:68]] == [
         "tool/call",
         "command/run",
@@ -49,7 +49,7 @@ def test_command_events_between_tool_call_and_result_change_no_turn_step_or_surf
 
 
 def test_a_bridge_checkpoint_is_a_mark_and_rewind_previews_the_nodes_after_it(tmp_path: Path) -> None:
-    session = Session.open(_checkpoint_mid_turn(tmp_path / "s"))
+    session = load_session(_checkpoint_mid_turn(tmp_path / "s"))
     [command] = td_commands(session)
     assert (command.run_seq, command.done_seq, command.op, command.applied) == (65, 66, "checkpoint", True)
     [mark] = marks(session)
@@ -87,7 +87,7 @@ def test_an_applied_bridge_rewind_completes_the_mark_and_later_ones(tmp_path: Pa
             },
         ),  # fmt: skip
     ]
-    session = Session.open(dsh_log(tmp_path / "s", tail=tail))
+    session = load_session(dsh_log(tmp_path / "s", tail=tail))
     found = marks(session)
     assert [(m.mark_id, m.active) for m in found] == [(1, True), (2, False), (3, False)]
     assert [m.mark_id for m in active_marks(session)] == [1]
@@ -95,7 +95,7 @@ def test_an_applied_bridge_rewind_completes_the_mark_and_later_ones(tmp_path: Pa
 
 
 def test_a_td_run_without_its_done_is_no_mark_yet(tmp_path: Path) -> None:
-    session = Session.open(dsh_log(tmp_path / "s", tail=td_pair("c1", CHECKPOINT, None)))
+    session = load_session(dsh_log(tmp_path / "s", tail=td_pair("c1", CHECKPOINT, None)))
     [command] = td_commands(session)
     assert command.outcome is None and marks(session) == []
 
@@ -125,7 +125,7 @@ def test_hostile_command_pairs_never_break_the_mark_readers(tmp_path_factory, pa
             ).decode()
         )
         lines.append(orjson.dumps({"type": "command/done", "data": {"commandId": command_id, "kind": kind, "text": text_value}}).decode())  # fmt: skip
-    session = Session.open(dsh_log(tmp_path_factory.mktemp("h") / "s", tail=lines))
+    session = load_session(dsh_log(tmp_path_factory.mktemp("h") / "s", tail=lines))
     for mark in marks(session):
         assert mark.bridged and mark.anchor >= 1
     latest_mark(session)
