@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
@@ -13,6 +13,12 @@ from core.control.config import load_config
 from core.log.layout import default_sessions_root
 from core.log.sessions import discover_sessions
 from core.shared.errors import TapedeckError
+
+if TYPE_CHECKING:
+    from core.host.loop import AgentHost, TurnOutcome
+
+EXIT_FAILED = 1  # a turn ended without completing (an error, a block, the output limit)
+EXIT_STOPPED = 4  # the operator's stop cut the run short
 
 
 def find_session(root: Path, session_id: str) -> Path:
@@ -84,13 +90,36 @@ def _run(args: argparse.Namespace) -> int:
     }
     if args.json:
         emit(payload, True, str)
-    failed = [o for o in outcomes if o.reason.get("kind") != "completed"]
-    return 1 if failed else 0
+    return _exit_status(host, outcomes)
+
+
+def _exit_status(host: AgentHost, outcomes: list[TurnOutcome]) -> int:
+    """0 when every turn completed; ``EXIT_STOPPED`` when the operator's ``stop`` cut the run short (it ended a
+    turn, or a task never ran); 1 when a turn ended otherwise (an error, a block, the output limit)."""
+    from core.host.loop import ABORTED_BY_USER
+    from core.host.resume import task_turns
+
+    stopped = host.operator.stop_record is not None
+    ended = [o for o in outcomes if o.reason.get("kind") != "completed"]
+    if any(not (stopped and o.reason == ABORTED_BY_USER) for o in ended):
+        return EXIT_FAILED
+    if stopped and (ended or task_turns(host.session) < len(host.host_info().get("tasks") or [])):
+        return EXIT_STOPPED
+    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add ``run``."""
-    p = sub.add_parser("run", help=COMMANDS["run"].help)
+    p = sub.add_parser(
+        "run",
+        help=COMMANDS["run"].help,
+        description=(
+            "Run an agent session with the reference host; each TASK is one turn. Exit status: 0 when every turn "
+            "completed, 1 when a turn ended otherwise (an error, a block, the output limit), 4 when the "
+            "operator's stop cut the run short (it ended a turn, or a task never ran; a --linger host stopped "
+            "while idle after its tasks exits 0), 2 when the run could not start."
+        ),
+    )
     p.add_argument("task", nargs="*", help="the task prompt(s); each becomes one turn")
     p.add_argument(
         "--provider", default="openai", help="model provider: openai or scripted:FILE (default: openai)"

@@ -44,6 +44,9 @@ SECTIONS: dict[str, str] = {
     "host": "core.host.tools.host_config",
 }
 CONFIG_EVENT = "tapedeck/config"
+# Sections a host reads once, when it starts: the inbox refuses changes to them and a resumed host does not
+# replay the changes an older host applied (what the shell may reach is the operator's choice at start).
+START_ONLY = ("host",)
 
 
 def _validate_section(name: str, raw: Mapping[str, Any]) -> Any:
@@ -225,14 +228,18 @@ def config_event(changes: Mapping[str, tuple[Any, Any]], by: str, request_id: st
     return {"type": CONFIG_EVENT, "data": data, "ignorable": True}
 
 
-def replay_config(base: PolicyConfig, events: Iterable[Mapping[str, Any]]) -> PolicyConfig:
-    """Apply every ``tapedeck/config`` change found in ``events`` on top of ``base`` (used on resume)."""
+def replay_config(
+    base: PolicyConfig, events: Iterable[Mapping[str, Any]], fixed: tuple[str, ...] = ()
+) -> PolicyConfig:
+    """Apply every ``tapedeck/config`` change found in ``events`` on top of ``base`` (used on resume), except
+    changes to the ``fixed`` sections, which keep ``base``'s values."""
     config = base
     for event in events:
         if event.get("type") != CONFIG_EVENT:
             continue
         for key, change in ((event.get("data") or {}).get("changes") or {}).items():
-            config, _ = set_value(config, key, (change or {}).get("new"))
+            if key.partition(".")[0] not in fixed:
+                config, _ = set_value(config, key, (change or {}).get("new"))
     return config
 
 

@@ -4,7 +4,7 @@ The inbox is ``control.jsonl`` beside the session log. Each request is one JSON 
 ``{"id", "op", "args", "at", "queued"?, "expires"?}`` (``at`` and ``expires`` in epoch milliseconds; ``queued``
 marks a request meant for the next resume of a host that is not running). A sender that gives up on a request
 appends ``{"withdraw": id, "at"}``. Writers append whole lines under an exclusive ``flock`` to a regular file
-(never through a symlink) kept at mode 0600. The host reads new complete lines with an ``InboxReader`` and
+(never through a symlink) kept at mode 0600 (the host's reader restores it too). The host reads new complete lines with an ``InboxReader`` and
 answers each request id in the session log with ``tapedeck/control`` outcome events: at most one ``pending``
 (acknowledged, applied at the next boundary), then exactly one final outcome, ``applied``, ``rejected``,
 ``cancelled`` (withdrawn, or sent to a host that is gone) or ``expired``. ``answered_ids`` lets a restarted host
@@ -16,7 +16,8 @@ Ops and their arguments (``OPS``):
 - ``rewind`` ``{markId?, preview?}``: fold everything after a checkpoint mark (default: the newest) into a
   report; ``preview`` (``{seq, nodes, chars}``, what the sender was shown) comes back in the outcome.
 - ``expand`` ``{seq}``: put the original of a folded tool result back on the surface.
-- ``config.set`` ``{key, value}``: change one dotted policy config key (``value`` null restores the default).
+- ``config.set`` ``{key, value}``: change one dotted policy config key (``value`` null restores the default; a
+  ``host`` key is set only at start, and a value the log cannot record, such as NaN or Infinity, is refused).
 - ``pause`` / ``resume`` ``{}``: hold the host at its next safe point, and let it go on.
 - ``message`` ``{text, kind?}``: ``steer`` (default) shows the model an operator message; ``note`` only logs it.
 - ``stop`` ``{reason?}``: end the run now: the model stream and any running tool are interrupted.
@@ -44,10 +45,11 @@ from typing import Any, Literal
 import orjson
 
 from core.bridge.ops import DSH_CONFIG_KEYS, MESSAGE_MODES, dsh_config_error
-from core.control.config import SECTIONS
+from core.control.config import SECTIONS, START_ONLY
+from core.control.config_values import check_loggable
 from core.log.layout import resolve_log_path
 from core.log.vocabulary import CONTROL_EVENT
-from core.shared.errors import TapedeckError
+from core.shared.errors import ConfigError, TapedeckError
 from core.shared.text import js_json
 
 INBOX_NAME = "control.jsonl"
@@ -171,6 +173,11 @@ def validate_request(op: object, args: object, kind: str = "tapedeck") -> dict[s
         or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in preview.values())
     ):
         raise ControlError("rewind: 'preview' must be an object {seq, nodes, chars} of non-negative integers")
+    if op == "config.set":
+        try:
+            check_loggable(args["value"], args["key"])
+        except ConfigError as exc:
+            raise ControlError(f"config.set: {exc}") from None
     if op == "config.set" and kind == "dsh":
         problem = dsh_config_error(args["key"], args["value"])
         if problem:
@@ -180,6 +187,11 @@ def validate_request(op: object, args: object, kind: str = "tapedeck") -> dict[s
         if section not in SECTIONS or not rest or "" in rest.split("."):
             raise ControlError(
                 f"config.set: key {args['key']!r} must be <section>.<key> with a section of {', '.join(SECTIONS)}"
+            )
+        if section in START_ONLY:
+            raise ControlError(
+                f"config.set: {args['key']} is set only when the host starts (its --config file); a running host "
+                "keeps it"
             )
     return dict(args)
 
@@ -404,6 +416,8 @@ class InboxReader:
             if stat.S_ISLNK(st.st_mode):
                 raise _symlink_error(self.path)
             identity = (st.st_dev, st.st_ino)
+            if stat.S_IMODE(st.st_mode) != INBOX_MODE:
+                self._restore_mode()
             if identity != self._identity or st.st_size < self._offset:
                 self._restart(identity)
             if st.st_size == self._offset:
@@ -421,6 +435,16 @@ class InboxReader:
             raise ControlError(f"cannot read the control inbox {self.path}: {exc.strerror or exc}") from exc
         self._offset += len(data)
         return self._split(data)
+
+    def _restore_mode(self) -> None:
+        """Put the inbox back to mode 0600 (someone widened it); a file the host does not own is left as it is."""
+        with contextlib.suppress(OSError):
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                if stat.S_ISREG(os.fstat(fd).st_mode):
+                    os.fchmod(fd, INBOX_MODE)
+            finally:
+                os.close(fd)
 
     def _split(self, data: bytes) -> list[InboxEntry]:
         entries: list[InboxEntry] = []

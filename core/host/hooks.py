@@ -101,10 +101,11 @@ class PolicyHooks:
 
     # lifecycle -------------------------------------------------------------------------------------------
     def replay(self) -> None:
-        """Rebuild policy state after a restart (everything lives in the log)."""
-        from core.control.config import replay_config
+        """Rebuild policy state after a restart (everything lives in the log; the start-only sections keep what
+        this host started with)."""
+        from core.control.config import START_ONLY, replay_config
 
-        self.config = replay_config(self.config, self.host.session.events)
+        self.config = replay_config(self.config, self.host.session.events, START_ONLY)
 
     def observe(self, stored: list[dict[str, Any]]) -> None:
         """Called with every batch the host appended: prolong memory sees every event."""
@@ -321,6 +322,12 @@ class PolicyHooks:
         return planned[0] if planned else None
 
     # control -----------------------------------------------------------------------------------------------
+    def control_check(self, request: dict[str, Any]) -> None:
+        """Raise TapedeckError when a deferred request could not be applied at any later boundary (an ``expand``
+        of a seq that is not a tool result in the log), so it is rejected on arrival."""
+        if request["op"] == "expand":
+            fold_policy.check_unfold_target(self.host.session, request["args"]["seq"])
+
     def control_effect(self, request: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
         """The events and outcome detail of an operator's ``checkpoint``, ``rewind``, ``expand`` or ``config.set``;
         raises TapedeckError when the request cannot be applied."""

@@ -7,7 +7,8 @@ A thread reads the inbox every ``POLL_SECONDS`` whatever the host is doing (a mo
   text) before the host reports it applied, and reaches the model at the next step; a ``stop`` interrupts the
   model stream and any running tool on the spot (``on_stop`` callbacks).
 - ``rewind``, ``expand`` and ``config.set`` change what the next model request contains: they are acknowledged
-  ``pending`` at once and applied (or rejected) at the next boundary, before the next model call.
+  ``pending`` at once and applied (or rejected) at the next boundary, before the next model call; one that no
+  boundary could apply (an ``expand`` of a seq that is not a tool result in the log) is rejected on arrival.
 - ``pause`` holds the host before its next model call or tool call (state ``pausing``, then ``paused``).
 
 Every request gets exactly one final outcome: ``applied``, ``rejected``, ``cancelled`` (withdrawn by its sender, or
@@ -42,7 +43,16 @@ WITHDRAWN = "withdrawn by its sender before the host applied it"
 
 
 class _PolicyRequests(Protocol):
+    def control_check(self, request: dict[str, Any]) -> None: ...
+
     def control_effect(self, request: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]: ...
+
+
+def _rejection(exc: Exception) -> str:
+    """The error of a request rejected because applying it raised ``exc``."""
+    code = getattr(exc, "code", None)
+    error = str(exc) if isinstance(exc, TapedeckError) else repr(exc)
+    return f"{code}: {error}" if code else error
 
 
 class _Writer(Protocol):
@@ -202,6 +212,8 @@ class Operator:
         ):
             self._final(request, control.CANCELLED, STALE)
         elif request["op"] in DEFERRED:
+            if not self._possible(request):
+                return
             self.deferred.append(request)
             if rid not in self.acknowledged:
                 self.acknowledged.add(rid)
@@ -210,6 +222,16 @@ class Operator:
                 )
         else:
             self._apply_now(request)
+
+    def _possible(self, request: dict[str, Any]) -> bool:
+        """False, with the request rejected, when no later boundary could apply it."""
+        with self.host.lock:
+            try:
+                self.host.hooks.control_check(request)
+            except TapedeckError as exc:
+                self._final(request, control.REJECTED, _rejection(exc))
+                return False
+        return True
 
     def _withdraw(self, rid: str) -> None:
         if rid in self.answered:
@@ -273,8 +295,6 @@ class Operator:
             try:
                 events, detail = self.host.hooks.control_effect(request)
             except Exception as exc:  # noqa: BLE001 - a failing request is rejected, the host goes on
-                code = getattr(exc, "code", None)
-                error = str(exc) if isinstance(exc, TapedeckError) else repr(exc)
-                self._final(request, control.REJECTED, f"{code}: {error}" if code else error)
+                self._final(request, control.REJECTED, _rejection(exc))
                 return
             self._final(request, control.APPLIED, None, detail, events)

@@ -572,13 +572,19 @@ def resource_backoff(session: Session, config: SliceConfig) -> dict[str, Resourc
 
 
 # ---------------------------------------------------------------------------------------------- operator expand
-def plan_unfold(session: Session, seq: int) -> list[dict[str, Any]]:
-    """The replacement that puts a folded result's original content back on the surface (``seq``: result or fold)."""
+def check_unfold_target(session: Session, seq: int) -> None:
+    """Raise FoldError when no later state of the log could unfold ``seq``: it is not in the log yet, or it is not
+    a tool result (what an event is never changes)."""
     if not 0 <= seq < session.next_seq:
         raise FoldError(f"no session event at seq {seq}")
     etype = session.events[seq].get("type")
     if etype != "tool/result":
         raise FoldError(f"seq {seq} is a {etype} event, not a tool result")
+
+
+def plan_unfold(session: Session, seq: int) -> list[dict[str, Any]]:
+    """The replacement that puts a folded result's original content back on the surface (``seq``: result or fold)."""
+    check_unfold_target(session, seq)
     original = session.original_of(seq)
     node = original
     while (nxt := session.replaced_by.get(node)) is not None and session.events[nxt].get(

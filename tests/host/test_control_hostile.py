@@ -169,3 +169,41 @@ def test_a_non_utf8_arg_is_refused_by_the_cli(log: Path, capsys: pytest.CaptureF
 def test_a_non_finite_timeout_is_refused(log: Path, capsys: pytest.CaptureFixture[str], value: str) -> None:
     assert _cli(["control", str(log), "pause", "--wait", f"--timeout={value}"]) == 2
     assert "--timeout must be a positive number of seconds" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["Infinity", "-Infinity", "NaN", "1e999"])
+def test_a_non_finite_config_value_is_refused_by_the_cli(
+    log: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    argv = ["control", str(log), "config.set", "--arg", "key=slice.fold.pinMaxChars", "--arg", f"value={value}"]
+    assert _cli(argv) == 2
+    assert "is not a finite number" in capsys.readouterr().err
+    assert not (log.parent / "control.jsonl").exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("host.shell.sandbox", "off"), ("host.shell.passEnv", ["GOPATH"]), ("host.shell.network", True),
+     ("host.shell", {"sandbox": "off"})],
+)  # fmt: skip
+def test_host_keys_are_start_only_in_the_inbox(inbox: Path, key: str, value: object) -> None:
+    line = json.dumps({"id": "r1", "op": "config.set", "args": {"key": key, "value": value}, "at": 1})
+    entry = _one(inbox, line.encode())
+    assert entry.request is not None and entry.request["id"] == "r1"
+    assert entry.error == (
+        f"config.set: {key} is set only when the host starts (its --config file); a running host keeps it"
+    )
+    with pytest.raises(ControlError, match="set only when the host starts"):
+        append_request(inbox, "config.set", {"key": key, "value": value})
+
+
+def test_a_live_host_restores_0600_on_an_inbox_it_reads(inbox: Path) -> None:
+    reader = InboxReader(inbox)
+    append_request(inbox, "pause")
+    os.chmod(inbox, 0o644)
+    [entry] = reader.read()
+    assert entry.request is not None and entry.request["op"] == "pause"
+    assert stat.S_IMODE(inbox.stat().st_mode) == 0o600
+    os.chmod(inbox, 0o666)
+    assert reader.read() == []
+    assert stat.S_IMODE(inbox.stat().st_mode) == 0o600

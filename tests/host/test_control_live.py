@@ -215,6 +215,22 @@ def test_policy_requests_are_pending_until_the_next_boundary(tmp_path: Path, ser
     assert pending["seq"] < step2["seq"] < applied["seq"]
 
 
+def test_an_expand_that_cannot_succeed_is_rejected_on_arrival(tmp_path: Path, server: ChatServer) -> None:
+    server.push(_slow_text())
+    run = Running(tmp_path, server, ["think"])
+    _wait(lambda: server.received)
+    beyond = run.send("expand", {"seq": 10_000})
+    task = run.send("expand", {"seq": run.events("user/message")[0]["seq"]})
+    rejected = [_wait(lambda rid=rid: run.outcome(rid)) for rid in (beyond, task)]
+    assert not run.events("assistant/message")  # answered while the model call is still in flight
+    assert [r["data"]["outcome"] for r in rejected] == ["rejected", "rejected"]
+    assert rejected[0]["data"]["error"] == "no session event at seq 10000"
+    assert "is a user/message event, not a tool result" in rejected[1]["data"]["error"]
+    assert not [e for e in run.events("tapedeck/control") if e["data"]["outcome"] == "pending"]
+    run.send("stop")
+    run.join()
+
+
 def test_hostile_inbox_lines_are_rejected_once_each_and_never_stop_the_host(
     tmp_path: Path, server: ChatServer
 ) -> None:
@@ -343,3 +359,39 @@ def test_inspect_reports_the_host_state(
     assert json.loads(out)["host"]["state"] == "exited"
     code, out, _ = _cli(["sessions", str(tmp_path / "root")], capsys)
     assert " exited " in out
+
+
+def _cli_run(tmp_path: Path, server: ChatServer, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[Any, Path]:
+    """``tapedeck run`` against the loopback model on a thread; its exit code (a list to read) and its log."""
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "k")
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    argv = ["run", *args, "--base-url", server.base_url, "--model", "m", "--workspace", str(tmp_path / "ws"),
+            "--sessions-root", str(tmp_path / "root"), "--session-id", "s1", "--json"]  # fmt: skip
+    code: list[int] = []
+    thread = threading.Thread(target=lambda: code.append(main(argv)), daemon=True)
+    thread.start()
+    log = _wait(lambda: next((tmp_path / "root").rglob("session.jsonl"), None))
+    return (code, thread), log
+
+
+@pytest.mark.parametrize("linger", [False, True], ids=["run", "linger"])
+def test_a_run_the_operator_stopped_exits_4(
+    tmp_path: Path, server: ChatServer, monkeypatch: pytest.MonkeyPatch, linger: bool
+) -> None:
+    server.push(_slow_text())
+    (code, thread), log = _cli_run(tmp_path, server, monkeypatch, "explain", *(["--linger"] if linger else []))
+    _wait(lambda: server.received)
+    control.append_request(control.inbox_path(log), "stop", {"reason": "enough"})
+    thread.join(30)
+    assert code == [4]
+
+
+def test_a_lingering_run_stopped_while_idle_after_its_tasks_exits_0(
+    tmp_path: Path, server: ChatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.push(text_reply("done"))
+    (code, thread), log = _cli_run(tmp_path, server, monkeypatch, "one task", "--linger")
+    _wait(lambda: read_host_state(log).state == "idle")
+    control.append_request(control.inbox_path(log), "stop", {})
+    thread.join(30)
+    assert code == [0]

@@ -94,3 +94,33 @@ def test_only_allow_listed_variables_reach_commands(tmp_path: Path, monkeypatch:
 
 def test_non_finite_timeout_is_refused(tmp_path: Path) -> None:
     assert _bash(tmp_path).run({"command": "true", "timeout": float("nan")}).error_code == "INVALID_ARGUMENTS"
+
+
+def test_only_real_locale_categories_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = ("LC_ALL", "LC_CTYPE", "LC_TIME", "LC_PAPER", "LC_IDENTIFICATION")
+    for name in real:
+        monkeypatch.setenv(name, "C.UTF-8")
+    for name in ("LC_API_KEY", "LC_GITHUB_TOKEN", "LC_", "LC_ANYTHING"):
+        monkeypatch.setenv(name, "secret")
+    outcome = _bash(tmp_path).run({"command": "env | cut -d= -f1 | grep ^LC_ | sort | tr '\\n' ' '"})
+    assert outcome.text.splitlines()[0].split() == sorted(real)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["DEEPSEEK_API_KEY", "OPENAI_API_KEY", "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY", "PGPASSWORD", "SSH_AUTH_SOCK",
+     "NPM_TOKEN", "MY_APIKEY", "db_password", "GPG_PRIVATE_KEY", "AZURE_CLIENT_CREDENTIALS"],
+)  # fmt: skip
+def test_pass_env_refuses_secrets(name: str) -> None:
+    from core.config import validate_config
+    from core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=f"host.shell.passEnv: {name} looks like a secret"):
+        validate_config({"host": {"shell": {"passEnv": ["GOPATH", name]}}})
+
+
+@pytest.mark.parametrize("name", ["GOPATH", "TOKENIZERS_PARALLELISM", "KEYBOARD_LAYOUT", "CARGO_HOME", "PASSAGE"])
+def test_pass_env_takes_ordinary_names(name: str) -> None:
+    from core.config import validate_config
+
+    assert validate_config({"host": {"shell": {"passEnv": [name]}}}).host.shell.pass_env == (name,)

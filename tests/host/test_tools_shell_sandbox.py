@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import socket
+import struct
 import tempfile
 import threading
 import time
@@ -17,7 +19,7 @@ import pytest
 from core.control.config import validate_config
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers.scripted import ScriptedModel
-from core.host.tools import sandbox, workspace_tools
+from core.host.tools import sandbox, seccomp, workspace_tools
 from core.host.tools.base import WorkspaceTool
 from core.host.tools.host_config import ShellSettings
 from core.host.tools.sandbox import bubblewrap, shell_mode
@@ -155,3 +157,157 @@ def test_a_session_directory_inside_the_workspace_stays_read_only(tmp_path: Path
         assert (ws / "mine").exists()
     finally:
         host.close()
+
+
+def _connect_command(target: str, kind: str = "stream") -> str:
+    """A command that tries to reach the Unix socket ``target`` (a path, or ``@name`` for an abstract one)."""
+    code = (
+        "import socket, sys\n"
+        f"t = {target!r}\n"
+        "addr = '\\0' + t[1:] if t.startswith('@') else t\n"
+        f"kind = {kind!r}\n"
+        "try:\n"
+        "    if kind == 'dgram-pair':\n"
+        "        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+        "        a.sendto(b'hello', addr)\n"
+        "    else:\n"
+        "        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+        "        s.connect(addr)\n"
+        "        s.sendall(b'hello')\n"
+        "    print('reached')\n"
+        "except OSError as exc:\n"
+        "    print('refused', exc.strerror)\n"
+    )
+    return f"{shutil.which('python3') or 'python3'} -c {shlex.quote(code)}"
+
+
+class _UnixServer:
+    """A listening Unix socket that records whether anything connected to it."""
+
+    def __init__(self, address: str, kind: int = socket.SOCK_STREAM) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, kind)
+        self.sock.bind(address)
+        if kind == socket.SOCK_STREAM:
+            self.sock.listen(4)
+        self.sock.settimeout(0)
+        self.kind = kind
+
+    def reached(self) -> bool:
+        try:
+            if self.kind == socket.SOCK_STREAM:
+                self.sock.accept()[0].close()
+            else:
+                self.sock.recv(16)
+        except (BlockingIOError, TimeoutError):
+            return False
+        return True
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@needs_bwrap
+@pytest.mark.parametrize("network", [False, True])
+def test_unix_socket_services_outside_tmp_are_out_of_reach(tmp_path: Path, network: bool) -> None:
+    outside = Path(tempfile.mkdtemp(dir="/var/tmp"))  # not under /tmp, which the sandbox replaces
+    server = _UnixServer(str(outside / "service.sock"))
+    try:
+        outcome = _bash(tmp_path, network=network).run({"command": _connect_command(str(outside / "service.sock"))})
+        assert outcome.text.startswith("refused Permission denied"), outcome.text
+        assert not server.reached()
+    finally:
+        server.close()
+        shutil.rmtree(outside)
+
+
+@needs_bwrap
+def test_unix_sockets_in_the_workspace_are_closed_too(tmp_path: Path) -> None:
+    server = _UnixServer(str(tmp_path / "ws.sock"))
+    try:
+        outcome = _bash(tmp_path).run({"command": _connect_command(str(tmp_path / "ws.sock"))})
+        assert outcome.text.startswith("refused Permission denied"), outcome.text
+        assert not server.reached()
+    finally:
+        server.close()
+
+
+@needs_bwrap
+def test_abstract_sockets_are_out_of_reach_even_with_the_network(tmp_path: Path) -> None:
+    name = f"@tapedeck-test-{os.getpid()}-{time.monotonic_ns()}"
+    server = _UnixServer("\0" + name[1:])
+    try:
+        outcome = _bash(tmp_path, network=True).run({"command": _connect_command(name)})
+        assert outcome.text.startswith("refused Permission denied"), outcome.text
+        assert not server.reached()
+    finally:
+        server.close()
+
+
+@needs_bwrap
+def test_a_datagram_pair_cannot_send_to_a_socket_outside(tmp_path: Path) -> None:
+    outside = Path(tempfile.mkdtemp(dir="/var/tmp"))
+    server = _UnixServer(str(outside / "log.sock"), socket.SOCK_DGRAM)
+    try:
+        outcome = _bash(tmp_path).run({"command": _connect_command(str(outside / "log.sock"), "dgram-pair")})
+        assert outcome.text.startswith("refused Permission denied"), outcome.text
+        assert not server.reached()
+    finally:
+        server.close()
+        shutil.rmtree(outside)
+
+
+@needs_bwrap
+def test_stream_pairs_and_tcp_on_loopback_still_work(tmp_path: Path) -> None:
+    code = (
+        "import socket\n"
+        "a, b = socket.socketpair()\n"
+        "a.sendall(b'pair')\n"
+        "s = socket.create_server(('127.0.0.1', 0))\n"
+        "c = socket.create_connection(s.getsockname())\n"
+        "c.sendall(b'tcp')\n"
+        "print(b.recv(8).decode(), s.accept()[0].recv(8).decode())\n"
+    )
+    outcome = _bash(tmp_path).run({"command": f"{shutil.which('python3')} -c {shlex.quote(code)}"})
+    assert outcome.text == "pair tcp\n(exit code 0)", outcome.text
+
+
+def test_a_resumed_host_keeps_the_host_section_it_started_with(tmp_path: Path) -> None:
+    from core.config import config_event
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"model": "m", "responses": [{"text": "ok"}, {"text": "again"}]}))
+    (tmp_path / "ws").mkdir()
+    host = AgentHost.create(tmp_path / "root", ScriptedModel(script), validate_config({}),
+                            HostOptions(workspace=tmp_path / "ws"), tasks=["hello"])  # fmt: skip
+    # What an older host applied from its inbox: the sandbox switched off, the slice policy changed.
+    host.append([config_event({"host.shell.sandbox": ("auto", "off"), "slice.fold.pinSteps": (0, 3)}, "operator")])
+    host.close()
+    resumed = AgentHost.resume(host.writer.path, ScriptedModel(script), validate_config({}), HostOptions(None))
+    try:
+        assert resumed.hooks.config.host.shell.sandbox == "auto"
+        assert resumed.hooks.config.slice.fold.pinSteps == 3
+    finally:
+        resumed.close()
+
+
+@needs_bwrap
+def test_without_a_filter_for_the_architecture_the_host_says_unix_sockets_stay_reachable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox, "seccomp_program", lambda: None)  # a machine the filter has no numbers for
+    mode = shell_mode(ShellSettings(sandbox="required"))
+    assert mode.kind == "bubblewrap" and "can still connect to Unix-socket services" in (mode.warning or "")
+    assert _bash(tmp_path, "required").run({"command": "echo ran"}).text == "ran\n(exit code 0)"
+
+
+@pytest.mark.parametrize("machine", sorted(seccomp.ABIS))
+def test_the_filter_is_whole_instructions_that_jump_forward_only(machine: str) -> None:
+    program = seccomp.build(seccomp.ABIS[machine])
+    assert len(program) % 8 == 0
+    count = len(program) // 8
+    for i in range(count):
+        code, jt, jf, _k = struct.unpack("=HBBI", program[i * 8 : i * 8 + 8])
+        if code == seccomp.JEQ_K or code == seccomp.JGE_K:
+            assert i + 1 + max(jt, jf) < count
+        if i == count - 1:
+            assert code == seccomp.RET_K

@@ -5,6 +5,10 @@
                           # "required": refuse to run commands without it; "off": never sandbox
     network = false       # let sandboxed commands use the network
     passEnv = ["GOPATH"]  # environment variables passed to commands besides the built-in allow-list
+
+The section is read once, when the host starts: a running host refuses ``config.set`` of any ``host`` key. A
+``passEnv`` name that looks like a secret (``SECRET_PARTS`` inside it, or a ``SECRET_WORDS`` word between its
+underscores) is refused, so API keys and tokens never reach a command.
 """
 
 from __future__ import annotations
@@ -17,6 +21,14 @@ from core.shared.errors import ConfigError
 
 SANDBOX_MODES = ("auto", "required", "off")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+SECRET_PARTS = ("SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "APIKEY", "API_KEY", "PRIVATE_KEY")
+SECRET_WORDS = frozenset({"KEY", "KEYS", "TOKEN", "TOKENS", "PASS", "PASSPHRASE", "AUTH", "PAT", "COOKIE"})
+
+
+def looks_secret(name: str) -> bool:
+    """Whether an environment variable's name says it holds a key, token, password or credential."""
+    upper = name.upper()
+    return any(part in upper for part in SECRET_PARTS) or not SECRET_WORDS.isdisjoint(upper.split("_"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,4 +77,10 @@ def validate(raw: Mapping[str, object]) -> HostConfig:
     names = shell.get("passEnv", [])
     if not isinstance(names, list) or not all(isinstance(n, str) and ENV_NAME.match(n) for n in names):
         raise ConfigError(f"host.shell.passEnv must be a list of environment variable names (got {names!r})")
+    for name in names:
+        if looks_secret(name):
+            raise ConfigError(
+                f"host.shell.passEnv: {name} looks like a secret (a key, token, password or credential); "
+                "secrets are never passed to shell commands"
+            )
     return HostConfig(ShellSettings(str(sandbox), network, tuple(names)))

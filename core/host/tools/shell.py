@@ -31,7 +31,7 @@ from core.host.tools.outcome import (
     ToolFailure,
     ToolOutcome,
 )
-from core.host.tools.sandbox import command_argv, environment, shell_mode
+from core.host.tools.sandbox import environment, shell_mode, start
 from core.host.tools.workspace import Workspace
 
 READ_CHUNK = 65536
@@ -135,18 +135,10 @@ class Bash(WorkspaceTool):
             )
         settings = self.settings()
         mode = shell_mode(settings)
-        if mode.warning and settings.sandbox == "required":
+        if mode.kind != "bubblewrap" and settings.sandbox == "required":
             raise ToolFailure(SANDBOX_UNAVAILABLE, f"the command was not run: {mode.warning}")
         output = CappedOutput(self.limits.output_chars)
-        proc = subprocess.Popen(
-            command_argv(command, self.workspace.root, mode, self.read_only),
-            cwd=self.workspace.root,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            env=environment(settings),
-            start_new_session=True,
-        )
+        proc = start(command, self.workspace.root, mode, environment(settings), self.read_only)
         assert proc.stdout is not None
         reader = threading.Thread(target=_pump, args=(proc.stdout, output), daemon=True)
         reader.start()
