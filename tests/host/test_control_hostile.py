@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import orjson
@@ -171,14 +172,23 @@ def test_a_non_finite_timeout_is_refused(log: Path, capsys: pytest.CaptureFixtur
     assert "--timeout must be a positive number of seconds" in capsys.readouterr().err
 
 
+@pytest.fixture
+def live_log(tmp_path: Path) -> Iterator[Path]:
+    """A log whose writer is open: to ``control`` it has a live host."""
+    from core.log.writer import SessionWriter, make_header
+
+    with SessionWriter.create(tmp_path / "sessions", make_header("s-1", cwd=str(tmp_path))) as writer:
+        yield writer.path
+
+
 @pytest.mark.parametrize("value", ["Infinity", "-Infinity", "NaN", "1e999"])
 def test_a_non_finite_config_value_is_refused_by_the_cli(
-    log: Path, capsys: pytest.CaptureFixture[str], value: str
+    live_log: Path, capsys: pytest.CaptureFixture[str], value: str
 ) -> None:
-    argv = ["control", str(log), "config.set", "--arg", "key=slice.fold.pinMaxChars", "--arg", f"value={value}"]
+    argv = ["control", str(live_log), "config.set", "--arg", "key=slice.fold.pinMaxChars", "--arg", f"value={value}"]
     assert _cli(argv) == 2
     assert "is not a finite number" in capsys.readouterr().err
-    assert not (log.parent / "control.jsonl").exists()
+    assert not (live_log.parent / "control.jsonl").exists()
 
 
 @pytest.mark.parametrize(

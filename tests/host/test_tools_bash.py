@@ -112,8 +112,8 @@ def test_only_real_locale_categories_pass(tmp_path: Path, monkeypatch: pytest.Mo
      "NPM_TOKEN", "MY_APIKEY", "db_password", "GPG_PRIVATE_KEY", "AZURE_CLIENT_CREDENTIALS"],
 )  # fmt: skip
 def test_pass_env_refuses_secrets(name: str) -> None:
-    from core.config import validate_config
-    from core.errors import ConfigError
+    from core.control.config import validate_config
+    from core.shared.errors import ConfigError
 
     with pytest.raises(ConfigError, match=f"host.shell.passEnv: {name} looks like a secret"):
         validate_config({"host": {"shell": {"passEnv": ["GOPATH", name]}}})
@@ -121,6 +121,6 @@ def test_pass_env_refuses_secrets(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["GOPATH", "TOKENIZERS_PARALLELISM", "KEYBOARD_LAYOUT", "CARGO_HOME", "PASSAGE"])
 def test_pass_env_takes_ordinary_names(name: str) -> None:
-    from core.config import validate_config
+    from core.control.config import validate_config
 
     assert validate_config({"host": {"shell": {"passEnv": [name]}}}).host.shell.pass_env == (name,)

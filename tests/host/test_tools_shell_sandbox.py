@@ -272,7 +272,7 @@ def test_stream_pairs_and_tcp_on_loopback_still_work(tmp_path: Path) -> None:
 
 
 def test_a_resumed_host_keeps_the_host_section_it_started_with(tmp_path: Path) -> None:
-    from core.config import config_event
+    from core.control.config import config_event
 
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"model": "m", "responses": [{"text": "ok"}, {"text": "again"}]}))
