@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SMALL_FIXTURE = ROOT / "tests" / "fixtures" / "dsh" / "tool-call-turn.session.jsonl"
 TIMED = [["inspect", "--json"], ["surface", "--json"], ["events", "--type", "tool/result"]]
 # Commands that read no log, or only its header: everything else in core.cli.COMMANDS has a row in rss_only().
-NO_LOG = {"sessions", "route", "run", "control"}
+NO_LOG = {"sessions", "route", "run", "control", "bridge"}
 TIME_TARGETS = {"mixed": 1.5, "short-turns": 3.0}
 RSS_TARGET = 200_000_000
 SMALL_TARGET = 4.0

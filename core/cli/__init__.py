@@ -10,6 +10,7 @@ function and a printer, exposing ``register(subparsers) -> None``:
 - ``slice``: ``seal``, ``recall``, ``expand``
 - ``host``: ``run``, ``repair``
 - ``control``: ``control``
+- ``bridge``: ``bridge install|remove|status``
 - ``timetravel``: ``request``, ``diff``, ``cost``
 
 ``COMMANDS`` below is the one table of commands: name, the module that registers it, and its one-line help, in
@@ -71,6 +72,10 @@ COMMANDS: dict[str, Command] = {
     "control": Command(
         "core.cli.control",
         "send a control request (checkpoint, rewind, expand, …) to the host running a session",
+    ),
+    "bridge": Command(
+        "core.cli.bridge",
+        "install the DSH bridge plugin into a DSH home (control of sessions DSH runs), remove it, show its status",
     ),
     "request": Command(
         "core.cli.timetravel", "rebuild the request the model received for a step (or every request)"

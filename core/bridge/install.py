@@ -1,0 +1,434 @@
+"""Installing the bridge plugin into a DSH home, taking it out again, and saying what is installed where.
+
+A DSH profile loads user patches from ``$DSH_HOME/profiles/<profile>/cordis.patch.yml`` (a top-level YAML list,
+watched while DSH runs). ``install`` copies the packaged plugin beside that file and appends one ``insert`` row,
+between two marker comments, so that ``remove`` can take out exactly what it added. The file is edited line by
+line, not parsed and re-dumped: a YAML round trip would drop the user's comments, quoting and ``!!js`` tags, and
+adding or removing one item at the end of a block list needs no more than knowing where the top-level items
+start. Anything else in the file is left byte for byte; a file that is not a block list is refused.
+
+Every path below the home is opened without following symbolic links (``core.shared.beneath``), files are
+replaced atomically, and a file whose content would not change is not written (a rewrite would make a running
+DSH reload the plugin).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from core.shared.beneath import LinkRefused, open_dir, open_file
+from core.shared.errors import TapedeckError
+
+PLUGIN_FILE = "tapedeck-bridge.mjs"
+PATCH_FILE = "cordis.patch.yml"
+ROW_ID = "tapedeck-bridge"
+DEFAULT_PROFILE = "web"
+BEGIN = "# >>> tapedeck-bridge (added by `tapedeck bridge install`; `tapedeck bridge remove` takes it out)"
+END = "# <<< tapedeck-bridge"
+NEW_FILE = " [new file]"  # the BEGIN marker's note that install created the patch file
+ADDED_NEWLINE = " [newline added]"  # … that install ended the user's last line
+NEW_DIRS = " [new directories]"  # … that install created profiles/<profile> (or profiles too)
+_PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_VERSION = re.compile(rb"tapedeck-bridge/([0-9A-Za-z][0-9A-Za-z.+-]*)")
+_FOREIGN_ROW = re.compile(r"(^|[\s{,\[-])id\s*:\s*['\"]?" + re.escape(ROW_ID) + r"['\"]?\s*($|[,}#])")
+MAX_PATCH_BYTES = 4 << 20
+
+
+class BridgeInstallError(TapedeckError):
+    """The bridge cannot be installed or removed here (a missing home, a link in the way, a bad patch file)."""
+
+
+def packaged_plugin() -> Path:
+    """The plugin shipped with tapedeck."""
+    return Path(__file__).with_name(PLUGIN_FILE)
+
+
+def plugin_version(source: bytes) -> str | None:
+    """The version a plugin source names (``tapedeck-bridge/<version>``), or None."""
+    match = _VERSION.search(source)
+    return match.group(1).decode("ascii") if match else None
+
+
+def _digest(source: bytes) -> str:
+    return hashlib.sha256(source).hexdigest()[:12]
+
+
+def row_lines(name: str, indent: str = "") -> list[str]:
+    """The ``insert`` item that loads the plugin from ``name`` (YAML, ``indent`` before every line)."""
+    return [
+        f"{indent}- insert:",
+        f"{indent}    - id: {ROW_ID}",
+        f"{indent}      name: {json.dumps(name)}",
+        f"{indent}      config: {{}}",
+    ]
+
+
+def print_patch() -> str:
+    """A ``--patch`` overlay that loads the packaged plugin by its absolute path (for headless runs)."""
+    lines = [
+        "# The tapedeck bridge as a DSH --patch overlay: dsh --patch THIS_FILE … (written by tapedeck bridge install "
+        "--print-patch)",
+        *row_lines(str(packaged_plugin().resolve())),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# the patch file ----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PatchScan:
+    """Where things are in a patch file: the managed block (first and last line index), the top-level indent."""
+
+    lines: list[str]
+    indent: str
+    block: tuple[int, int] | None
+    notes: str  # the BEGIN marker's notes (NEW_FILE, ADDED_NEWLINE) when there is a block
+    foreign: int | None  # the 1-based line of a tapedeck-bridge row the markers do not enclose
+
+
+def _content(line: str) -> bool:
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
+def scan_patch(text: str, where: str) -> PatchScan:
+    """Check that ``text`` is a YAML block list tapedeck can append to; BridgeInstallError says why not."""
+    lines = text.split("\n")
+    begins = [i for i, line in enumerate(lines) if line.strip().startswith(BEGIN)]
+    ends = [i for i, line in enumerate(lines) if line.strip() == END]
+    block = None
+    if begins or ends:
+        if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
+            raise BridgeInstallError(
+                f"{where}: the tapedeck-bridge block is damaged (its marker comments do not pair up); fix or "
+                "delete those lines, then run the command again"
+            )
+        block = (begins[0], ends[0])
+    content = [
+        (i, line)
+        for i, line in enumerate(lines)
+        if _content(line) and not (block and block[0] <= i <= block[1])
+    ]
+    markers = [i for i, line in content if line.rstrip() in ("---", "...")]
+    if markers and (markers != [content[0][0]] or content[0][1].rstrip() != "---"):
+        raise BridgeInstallError(
+            f"{where}:{markers[-1] + 1}: a YAML document marker after the start; DSH reads one list, so fix the "
+            "file first"
+        )
+    content = [(i, line) for i, line in content if i not in markers]
+    for i, line in content:
+        if "\t" in line[: len(line) - len(line.lstrip())]:
+            raise BridgeInstallError(
+                f"{where}:{i + 1}: a tab in the indentation is not YAML; fix the file first"
+            )
+    indent = ""
+    if content:
+        first = content[0][1]
+        if first.lstrip().startswith(("[", "{")):
+            raise BridgeInstallError(
+                f"{where}:{content[0][0] + 1}: the list is written in flow style ([…]); tapedeck adds its row "
+                "only to a block list (one `- ` item per row) or an empty file"
+            )
+        indent = first[: len(first) - len(first.lstrip())]
+        for i, line in content:
+            depth = len(line) - len(line.lstrip())
+            if depth < len(indent) or (depth == len(indent) and not re.match(r"-(\s|$)", line.lstrip())):
+                raise BridgeInstallError(
+                    f"{where}:{i + 1}: not a YAML list of patches (a top-level line that is no `- ` item); "
+                    "DSH reads this file as a list, so fix it first"
+                )
+    foreign = next((i + 1 for i, line in content if _FOREIGN_ROW.search(line.split(" #")[0])), None)
+    notes = lines[block[0]].strip()[len(BEGIN) :] if block else ""
+    return PatchScan(lines, indent, block, notes, foreign)
+
+
+# files beneath the home --------------------------------------------------------------------------------------
+
+
+def _home(dsh_home: str | os.PathLike[str]) -> Path:
+    home = Path(dsh_home).expanduser()
+    if not home.exists():
+        raise BridgeInstallError(
+            f"the DSH home {home} does not exist; pass the directory DSH_HOME names (DSH creates it on its first run)"
+        )
+    if not home.is_dir():
+        raise BridgeInstallError(f"the DSH home {home} is not a directory")
+    return home.resolve()
+
+
+def _check_profile(profile: str) -> None:
+    if not _PROFILE_NAME.fullmatch(profile):
+        raise BridgeInstallError(
+            f"profile {profile!r}: a profile name is letters, digits, '.', '_' and '-' (such as web or headless)"
+        )
+
+
+@contextlib.contextmanager
+def _profile_dir(home: Path, profile: str, create: bool) -> Iterator[int | None]:
+    """A descriptor of ``home/profiles/<profile>`` opened without following links (None: it does not exist)."""
+    try:
+        fd = open_dir(home, ["profiles", profile], create=create)
+    except LinkRefused as exc:
+        raise BridgeInstallError(
+            f"{home}/profiles/{profile}: a symbolic link is in the way ({exc.filename}); tapedeck does not "
+            "write through links"
+        ) from None
+    except FileNotFoundError:
+        if create:
+            raise
+        yield None
+        return
+    except PermissionError:
+        raise BridgeInstallError(f"cannot open {home}/profiles/{profile}: permission denied") from None
+    except OSError as exc:
+        raise BridgeInstallError(f"cannot open {home}/profiles/{profile}: {exc.strerror or exc}") from None
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _read(dir_fd: int, name: str, where: str) -> bytes | None:
+    """The bytes of a regular file in ``dir_fd`` (None when absent); a link or a non-file is an error."""
+    try:
+        fd = open_file(dir_fd, name, os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    except LinkRefused:
+        raise BridgeInstallError(
+            f"{where} is a symbolic link; tapedeck does not read or write through links"
+        ) from None
+    except OSError as exc:
+        raise BridgeInstallError(f"cannot read {where}: {exc.strerror or exc}") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise BridgeInstallError(f"{where} is not a regular file")
+        if st.st_size > MAX_PATCH_BYTES:
+            raise BridgeInstallError(f"{where} is larger than {MAX_PATCH_BYTES} bytes")
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _mode(dir_fd: int, name: str, default: int) -> int:
+    try:
+        return stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        return default
+
+
+def _write(dir_fd: int, name: str, data: bytes, where: str, mode: int) -> None:
+    """Replace ``name`` in ``dir_fd`` with ``data`` atomically (a temporary file renamed over it)."""
+    tmp = f".{name}.{os.getpid()}.tmp"
+    try:
+        fd = open_file(dir_fd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        try:
+            os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        os.fsync(dir_fd)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+        reason = "permission denied" if exc.errno in (errno.EACCES, errno.EPERM) else exc.strerror or str(exc)
+        raise BridgeInstallError(f"cannot write {where}: {reason}") from None
+
+
+def _decode(raw: bytes, where: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BridgeInstallError(f"{where} is not UTF-8 text; fix the file first") from None
+
+
+# the commands ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Change:
+    """What install or remove did (or found already done), one line per file."""
+
+    profile_dir: Path
+    plugin: str  # "copied", "updated", "unchanged", "removed", "absent"
+    patch: str  # "added", "updated", "unchanged", "removed", "absent"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` form."""
+        return {"profileDir": str(self.profile_dir), "plugin": self.plugin, "patch": self.patch}
+
+
+def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) -> Change:
+    """Copy the packaged plugin into the profile and add its row to the profile's patch file (idempotent)."""
+    _check_profile(profile)
+    home = _home(dsh_home)
+    source = packaged_plugin().read_bytes()
+    where_dir = home / "profiles" / profile
+    patch_where = str(where_dir / PATCH_FILE)
+    created = [d.name for d in (home / "profiles", where_dir) if not os.path.lexists(d)]
+    with _profile_dir(home, profile, create=True) as fd:
+        assert fd is not None
+        raw = _read(fd, PATCH_FILE, patch_where)
+        text = _decode(raw, patch_where) if raw is not None else ""
+        scan = scan_patch(text, patch_where)
+        if scan.foreign is not None:
+            raise BridgeInstallError(
+                f"{patch_where}:{scan.foreign}: a {ROW_ID} row that tapedeck did not add is already there; "
+                "delete it (tapedeck then adds and manages its own)"
+            )
+        installed = _read(fd, PLUGIN_FILE, str(where_dir / PLUGIN_FILE))
+        plugin = "unchanged" if installed == source else "copied" if installed is None else "updated"
+        if plugin != "unchanged":
+            _write(fd, PLUGIN_FILE, source, str(where_dir / PLUGIN_FILE), 0o644)
+        block = row_lines(f"./{PLUGIN_FILE}", scan.indent)
+        if scan.block is not None:
+            first, last = scan.block
+            if scan.lines[first + 1 : last] == block:
+                return Change(where_dir, plugin, "unchanged")
+            lines = [
+                *scan.lines[: first + 1],
+                *block,
+                *scan.lines[last:],
+            ]  # an older row: bring it up to date
+            _write(fd, PATCH_FILE, "\n".join(lines).encode(), patch_where, _mode(fd, PATCH_FILE, 0o644))
+            return Change(where_dir, plugin, "updated")
+        notes = (NEW_FILE if raw is None else "") + (
+            NEW_DIRS.replace("]", f": {' '.join(created)}]") if created else ""
+        )
+        body = text
+        if body and not body.endswith("\n"):
+            body += "\n"
+            notes += ADDED_NEWLINE
+        added = "\n".join([BEGIN + notes, *block, END]) + "\n"
+        _write(fd, PATCH_FILE, (body + added).encode(), patch_where, _mode(fd, PATCH_FILE, 0o644))
+    return Change(where_dir, plugin, "added")
+
+
+def remove(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) -> Change:
+    """Take out what ``install`` added: its row (and the patch file if install created it) and the plugin copy."""
+    _check_profile(profile)
+    home = _home(dsh_home)
+    where_dir = home / "profiles" / profile
+    patch_where = str(where_dir / PATCH_FILE)
+    with _profile_dir(home, profile, create=False) as fd:
+        if fd is None:
+            return Change(where_dir, "absent", "absent")
+        raw = _read(fd, PATCH_FILE, patch_where)
+        scan = scan_patch(_decode(raw, patch_where), patch_where) if raw is not None else None
+        patch = "absent"
+        gone = False
+        if scan is not None and scan.block is not None:
+            first, last = scan.block
+            rest = scan.lines[:first] + scan.lines[last + 1 :]
+            text = "\n".join(rest)
+            if ADDED_NEWLINE in scan.notes and text.endswith("\n"):
+                text = text[:-1]
+            if NEW_FILE in scan.notes and not text.strip():
+                _unlink(fd, PATCH_FILE, patch_where)
+            else:
+                _write(fd, PATCH_FILE, text.encode(), patch_where, _mode(fd, PATCH_FILE, 0o644))
+            patch = "removed"
+            gone = NEW_FILE in scan.notes and not text.strip()
+        plugin_where = str(where_dir / PLUGIN_FILE)
+        plugin = "absent"
+        if _read(fd, PLUGIN_FILE, plugin_where) is not None:
+            _unlink(fd, PLUGIN_FILE, plugin_where)
+            plugin = "removed"
+    if gone and scan is not None and NEW_DIRS.rstrip("]") in scan.notes:
+        _remove_created_dirs(home, profile, scan.notes)
+    return Change(where_dir, plugin, patch)
+
+
+def _remove_created_dirs(home: Path, profile: str, notes: str) -> None:
+    """Remove the directories install created, when they are empty again (anything DSH put there stays)."""
+    made = notes.split(NEW_DIRS.rstrip("]") + ":", 1)[1].split("]", 1)[0].split()
+    for name, path in ((profile, home / "profiles" / profile), ("profiles", home / "profiles")):
+        if name in made:
+            with contextlib.suppress(OSError):
+                os.rmdir(path)
+
+
+def _unlink(dir_fd: int, name: str, where: str) -> None:
+    try:
+        os.unlink(name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise BridgeInstallError(f"cannot remove {where}: {exc.strerror or exc}") from None
+
+
+@dataclass(frozen=True)
+class ProfileStatus:
+    """What one profile of a DSH home holds of the bridge."""
+
+    profile: str
+    plugin: str | None  # the installed copy's version ("unknown" when it names none), None when absent
+    current: bool | None  # whether the installed copy is the packaged one byte for byte
+    row: str  # "managed", "foreign" (a tapedeck-bridge row tapedeck did not add), "none"
+    problem: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` form."""
+        return {"profile": self.profile, "plugin": self.plugin, "current": self.current, "row": self.row,
+                "problem": self.problem}  # fmt: skip
+
+
+def status(dsh_home: str | os.PathLike[str]) -> list[ProfileStatus]:
+    """Every profile of the home that holds the plugin or a bridge row (or a patch file that cannot be read)."""
+    home = _home(dsh_home)
+    packaged = packaged_plugin().read_bytes()
+    profiles = home / "profiles"
+    names = (
+        sorted(p.name for p in profiles.iterdir() if p.is_dir() and not p.is_symlink())
+        if profiles.is_dir()
+        else []
+    )
+    found = []
+    for name in names:
+        if not _PROFILE_NAME.fullmatch(name):
+            continue
+        try:
+            found.append(_profile_status(home, name, packaged))
+        except BridgeInstallError as exc:
+            found.append(ProfileStatus(name, None, None, "none", str(exc)))
+    return [s for s in found if s.plugin is not None or s.row != "none" or s.problem]
+
+
+def _profile_status(home: Path, profile: str, packaged: bytes) -> ProfileStatus:
+    where_dir = home / "profiles" / profile
+    with _profile_dir(home, profile, create=False) as fd:
+        if fd is None:
+            return ProfileStatus(profile, None, None, "none")
+        installed = _read(fd, PLUGIN_FILE, str(where_dir / PLUGIN_FILE))
+        raw = _read(fd, PATCH_FILE, str(where_dir / PATCH_FILE))
+    row = "none"
+    if raw is not None:
+        scan = scan_patch(_decode(raw, str(where_dir / PATCH_FILE)), str(where_dir / PATCH_FILE))
+        row = "managed" if scan.block is not None else "foreign" if scan.foreign is not None else "none"
+    version = None if installed is None else plugin_version(installed) or f"unknown ({_digest(installed)})"
+    return ProfileStatus(profile, version, None if installed is None else installed == packaged, row)
+
+
+def packaged_version() -> str:
+    """The packaged plugin's version, or its content digest when it names none."""
+    source = packaged_plugin().read_bytes()
+    return plugin_version(source) or f"unknown ({_digest(source)})"

@@ -1,0 +1,141 @@
+"""``tapedeck bridge``: install the DSH bridge plugin into a DSH home, remove it, and say what is installed."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from core.bridge.install import (
+    DEFAULT_PROFILE,
+    BridgeInstallError,
+    Change,
+    install,
+    packaged_plugin,
+    packaged_version,
+    print_patch,
+    remove,
+    status,
+)
+from core.cli import COMMANDS
+from core.cli.common import emit, guarded
+
+_DONE = {
+    "copied": "copied the plugin to",
+    "updated": "updated the plugin in",
+    "unchanged": "the plugin is current in",
+    "removed": "removed the plugin from",
+    "absent": "no plugin in",
+}
+_ROW = {
+    "added": "added the tapedeck-bridge row to",
+    "updated": "brought the tapedeck-bridge row up to date in",
+    "unchanged": "the tapedeck-bridge row is already in",
+    "removed": "took the tapedeck-bridge row out of",
+    "absent": "no tapedeck-bridge row in",
+}
+
+
+def _home(args: argparse.Namespace) -> str:
+    home = args.home or os.environ.get("DSH_HOME")
+    if not home:
+        raise BridgeInstallError("name the DSH home (the directory DSH_HOME points at), or set DSH_HOME")
+    return str(home)
+
+
+def _render_change(change: Change, verb: str) -> str:
+    where = change.profile_dir
+    lines = [f"{_DONE[change.plugin]} {where}", f"{_ROW[change.patch]} {where / 'cordis.patch.yml'}"]
+    if verb == "install" and change.patch != "unchanged":
+        lines.append(
+            "a running DSH with this profile loads it within seconds (its patch watcher); others at start"
+        )
+    return "\n".join(lines)
+
+
+def _install(args: argparse.Namespace) -> int:
+    if args.print_patch:
+        if args.home:
+            raise BridgeInstallError("--print-patch writes nothing into a DSH home; leave DSH_HOME out")
+        sys.stdout.write(print_patch())
+        return 0
+    change = install(_home(args), args.profile)
+    emit(change.to_dict(), args.json, lambda _: _render_change(change, "install"))
+    return 0
+
+
+def _remove(args: argparse.Namespace) -> int:
+    change = remove(_home(args), args.profile)
+    emit(change.to_dict(), args.json, lambda _: _render_change(change, "remove"))
+    return 0
+
+
+def _render_status(report: dict[str, Any]) -> str:
+    lines = [f"packaged plugin {report['packaged']['version']} at {report['packaged']['path']}"]
+    if not report["profiles"]:
+        lines.append(
+            f"{report['home']}: no profile holds the bridge (`tapedeck bridge install {report['home']}`)"
+        )
+    for p in report["profiles"]:
+        if p["problem"]:
+            lines.append(f"profile {p['profile']}: {p['problem']}")
+            continue
+        plugin = (
+            "no plugin file"
+            if p["plugin"] is None
+            else f"plugin {p['plugin']} ({'same as packaged' if p['current'] else 'differs from the packaged one'})"
+        )
+        row = {"managed": "row installed", "foreign": "a tapedeck-bridge row tapedeck did not add",
+               "none": "no row (DSH does not load it)"}[p["row"]]  # fmt: skip
+        lines.append(f"profile {p['profile']}: {plugin}; {row}")
+    return "\n".join(lines)
+
+
+def _status(args: argparse.Namespace) -> int:
+    home = _home(args)
+    report = {
+        "home": home,
+        "packaged": {"version": packaged_version(), "path": str(packaged_plugin())},
+        "profiles": [s.to_dict() for s in status(home)],
+    }
+    emit(report, args.json, _render_status)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``bridge`` with ``install``, ``remove`` and ``status``."""
+    p = subparsers.add_parser(
+        "bridge",
+        help=COMMANDS["bridge"].help,
+        description=(
+            "The bridge is a DSH plugin that lets tapedeck control sessions the real DeepSeek Harness runs: it "
+            "reads the control inbox beside each session log and writes its state (bridge.json) and outcomes "
+            "(control.outcomes.jsonl) beside it. install adds it to a profile of a DSH home, remove takes it out "
+            "again, status says what is installed where."
+        ),
+    )
+    sub = p.add_subparsers(dest="bridge_command", metavar="ACTION", required=True)
+    inst = sub.add_parser(
+        "install", help="copy the plugin into a DSH profile and add its row to the profile's patch file"
+    )
+    inst.add_argument("home", metavar="DSH_HOME", nargs="?", help="the DSH home (default: $DSH_HOME)")
+    inst.add_argument(
+        "--print-patch",
+        action="store_true",
+        help="print a --patch overlay that loads the packaged plugin (headless runs); writes nothing",
+    )
+    rem = sub.add_parser("remove", help="take out what install added (the row, and the plugin copy)")
+    rem.add_argument("home", metavar="DSH_HOME", nargs="?", help="the DSH home (default: $DSH_HOME)")
+    for q in (inst, rem):
+        q.add_argument(
+            "--profile",
+            default=DEFAULT_PROFILE,
+            metavar="NAME",
+            help=f"the DSH profile (default {DEFAULT_PROFILE})",
+        )
+    st = sub.add_parser("status", help="which profiles hold the plugin, its version against the packaged one")
+    st.add_argument("home", metavar="DSH_HOME", nargs="?", help="the DSH home (default: $DSH_HOME)")
+    for q, handler in ((inst, _install), (rem, _remove), (st, _status)):
+        q.add_argument("--json", action="store_true", help="print the result as JSON")
+        q.set_defaults(handler=guarded(handler))

@@ -1,0 +1,220 @@
+"""``tapedeck bridge install/remove/status`` on DSH homes: line-level patch edits that keep the user's rows."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.bridge.install import (
+    BEGIN,
+    END,
+    PATCH_FILE,
+    PLUGIN_FILE,
+    BridgeInstallError,
+    install,
+    packaged_plugin,
+    remove,
+    status,
+)
+from core.cli import main
+
+USER_PATCH = """# my settings
+- id: llm-deepseek
+  config:
+    baseURL: http://127.0.0.1:9  # local
+- insert:
+    - id: other
+      name: ./other.mjs
+"""
+
+
+def _profile(home: Path, profile: str = "web") -> Path:
+    return home / "profiles" / profile
+
+
+def _tree(root: Path) -> dict[str, bytes | None]:
+    return {
+        str(p.relative_to(root)): p.read_bytes() if p.is_file() else None for p in sorted(root.rglob("*"))
+    }
+
+
+def test_install_on_a_home_dsh_never_booted_and_remove_leaves_it_as_it_was(tmp_path: Path) -> None:
+    home = tmp_path / "dsh"
+    home.mkdir()
+    change = install(home)
+    assert (change.plugin, change.patch) == ("copied", "added")
+    web = _profile(home)
+    assert (web / PLUGIN_FILE).read_bytes() == packaged_plugin().read_bytes()
+    text = (web / PATCH_FILE).read_text()
+    assert text.startswith(BEGIN) and text.rstrip().endswith(END)
+    assert '- id: tapedeck-bridge\n      name: "./tapedeck-bridge.mjs"' in text
+    change = remove(home)
+    assert (change.plugin, change.patch) == ("removed", "removed")
+    assert _tree(home) == {}
+
+
+def test_install_keeps_the_users_rows_and_remove_restores_the_file_byte_for_byte(tmp_path: Path) -> None:
+    web = _profile(tmp_path)
+    web.mkdir(parents=True)
+    (web / PATCH_FILE).write_text(USER_PATCH)
+    os.chmod(web / PATCH_FILE, 0o640)
+    install(tmp_path, "web")
+    text = (web / PATCH_FILE).read_text()
+    assert text.startswith(USER_PATCH) and text.count("- id: tapedeck-bridge") == 1
+    assert (web / PATCH_FILE).stat().st_mode & 0o777 == 0o640
+    remove(tmp_path, "web")
+    assert (web / PATCH_FILE).read_text() == USER_PATCH and not (web / PLUGIN_FILE).exists()
+
+
+def test_install_twice_writes_nothing_the_second_time(tmp_path: Path) -> None:
+    install(tmp_path, "headless")
+    files = [_profile(tmp_path, "headless") / n for n in (PATCH_FILE, PLUGIN_FILE)]
+    before = [(f.read_bytes(), f.stat().st_mtime_ns, f.stat().st_ino) for f in files]
+    change = install(tmp_path, "headless")
+    assert (change.plugin, change.patch) == ("unchanged", "unchanged")
+    assert [(f.read_bytes(), f.stat().st_mtime_ns, f.stat().st_ino) for f in files] == before
+
+
+def test_an_outdated_plugin_copy_and_row_are_brought_up_to_date(tmp_path: Path) -> None:
+    install(tmp_path)
+    web = _profile(tmp_path)
+    (web / PLUGIN_FILE).write_text("// an older bridge, tapedeck-bridge/0.0.1\n")
+    (web / PATCH_FILE).write_text((web / PATCH_FILE).read_text().replace("config: {}", "config: {old: 1}"))
+    assert [s.to_dict() for s in status(tmp_path)] == [
+        {"profile": "web", "plugin": "0.0.1", "current": False, "row": "managed", "problem": None}
+    ]
+    change = install(tmp_path)
+    assert (change.plugin, change.patch) == ("updated", "updated")
+    assert "config: {}" in (web / PATCH_FILE).read_text()
+    assert status(tmp_path)[0].current is True
+
+
+def test_the_row_takes_the_indent_of_an_indented_list_and_a_missing_final_newline_comes_back(
+    tmp_path: Path,
+) -> None:
+    web = _profile(tmp_path)
+    web.mkdir(parents=True)
+    original = "  - id: shell\n    config: {timeoutMs: 5}"
+    (web / PATCH_FILE).write_text(original)
+    install(tmp_path)
+    text = (web / PATCH_FILE).read_text()
+    assert "\n  - insert:\n      - id: tapedeck-bridge\n" in text
+    remove(tmp_path)
+    assert (web / PATCH_FILE).read_text() == original
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("plugins:\n  - x\n", "not a YAML list"),
+        ("- id: a\nkey: 1\n", "not a YAML list"),
+        ("[{id: a}]\n", "flow style"),
+        ("- id: a\n\t- id: b\n", "tab in the indentation"),
+        (f"{BEGIN}\n- insert: []\n", "damaged"),
+        ("- insert:\n    - {id: tapedeck-bridge, name: ./mine.mjs}\n", "tapedeck did not add"),
+        (b"- id: \xff\n", "not UTF-8"),
+        ("- id: a\n---\n- id: b\n", "document marker"),
+    ],
+)
+def test_a_patch_file_tapedeck_cannot_edit_safely_is_refused_untouched(
+    tmp_path: Path, content, message
+) -> None:
+    web = _profile(tmp_path)
+    web.mkdir(parents=True)
+    raw = content if isinstance(content, bytes) else content.encode()
+    (web / PATCH_FILE).write_bytes(raw)
+    with pytest.raises(BridgeInstallError, match=message):
+        install(tmp_path)
+    assert (web / PATCH_FILE).read_bytes() == raw and not (web / PLUGIN_FILE).exists()
+
+
+def test_links_in_the_way_are_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "target.yml").write_text(USER_PATCH)
+    home = tmp_path / "home"
+    web = _profile(home)
+    web.mkdir(parents=True)
+    (web / PATCH_FILE).symlink_to(elsewhere / "target.yml")
+    with pytest.raises(BridgeInstallError, match="symbolic link"):
+        install(home)
+    assert (elsewhere / "target.yml").read_text() == USER_PATCH
+    (web / PATCH_FILE).unlink()
+    (web / PLUGIN_FILE).symlink_to(elsewhere / "target.yml")
+    with pytest.raises(BridgeInstallError, match="symbolic link"):
+        install(home)
+    linked = tmp_path / "home2"
+    (linked / "profiles").mkdir(parents=True)
+    (linked / "profiles" / "web").symlink_to(elsewhere)
+    with pytest.raises(BridgeInstallError, match="symbolic link is in the way"):
+        install(linked)
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["target.yml"]
+
+
+def test_a_missing_home_or_a_bad_profile_name_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    assert main(["bridge", "install", str(tmp_path / "nope")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    (tmp_path / "file").write_text("")
+    assert main(["bridge", "install", str(tmp_path / "file")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+    assert main(["bridge", "install", str(tmp_path), "--profile", "../x"]) == 2
+    assert "profile name" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(
+    os.geteuid() == 0, reason="root writes through any mode: an unwritable home needs a normal user"
+)
+def test_an_unwritable_home_is_a_clear_error(tmp_path: Path) -> None:
+    os.chmod(tmp_path, 0o500)
+    try:
+        with pytest.raises(BridgeInstallError, match="permission denied"):
+            install(tmp_path)
+    finally:
+        os.chmod(tmp_path, 0o700)
+
+
+def test_cli_install_status_remove_and_print_patch(tmp_path: Path, capsys, monkeypatch) -> None:
+    assert main(["bridge", "install", str(tmp_path), "--profile", "headless", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "profileDir": str(tmp_path.resolve() / "profiles" / "headless"), "plugin": "copied", "patch": "added",
+    }  # fmt: skip
+    monkeypatch.setenv("DSH_HOME", str(tmp_path))
+    assert main(["bridge", "status"]) == 0
+    out = capsys.readouterr().out
+    assert "profile headless: plugin" in out and "same as packaged" in out and "row installed" in out
+    assert main(["bridge", "remove", "--profile", "headless"]) == 0
+    assert "took the tapedeck-bridge row out" in capsys.readouterr().out
+    assert main(["bridge", "status", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["profiles"] == []
+    assert main(["bridge", "install", "--print-patch"]) == 0
+    patch = capsys.readouterr().out
+    assert f'name: "{packaged_plugin().resolve()}"' in patch and "- id: tapedeck-bridge" in patch
+
+
+ITEM = st.sampled_from(
+    ["- id: a\n  config: {x: 1}\n", "- insert:\n    - id: b\n      name: ./b.mjs\n", "# a comment\n", "\n",
+     "- id: c  # trailing\n", "- !!js 'x'\n"]
+)  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None)
+@given(items=st.lists(ITEM, max_size=6), cut_newline=st.booleans())
+def test_install_then_remove_gives_back_any_block_list_byte_for_byte(
+    tmp_path_factory, items, cut_newline
+) -> None:
+    home = tmp_path_factory.mktemp("home")
+    web = _profile(home)
+    web.mkdir(parents=True)
+    original = "".join(items)
+    if cut_newline:
+        original = original.rstrip("\n")
+    (web / PATCH_FILE).write_text(original)
+    install(home)
+    assert (web / PATCH_FILE).read_text().startswith(original)
+    remove(home)
+    assert (web / PATCH_FILE).read_text() == original
