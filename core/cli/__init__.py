@@ -12,6 +12,7 @@ function and a printer, exposing ``register(subparsers) -> None``:
 - ``control``: ``control``
 - ``bridge``: ``bridge install|remove|status``
 - ``timetravel``: ``request``, ``diff``, ``cost``
+- ``alerts``: ``alerts``
 
 ``COMMANDS`` below is the one table of commands: name, the module that registers it, and its one-line help, in
 help order. A family's ``register`` adds full parsers and takes their help line from the table
@@ -85,6 +86,9 @@ COMMANDS: dict[str, Command] = {
     ),
     "cost": Command(
         "core.cli.timetravel", "tokens and dollars per request, turn and session; what each cut saved or cost"
+    ),
+    "alerts": Command(
+        "core.cli.alerts", "run the alert rules over session logs: report what fired (exit 1), or --follow"
     ),
 }
 

@@ -42,6 +42,7 @@ SECTIONS: dict[str, str] = {
     "adaptive": "core.policies.adaptive_config",
     "model": "core.shared.model_specs",
     "host": "core.host.tools.host_config",
+    "alerts": "core.alerts.config",
 }
 CONFIG_EVENT = "tapedeck/config"
 # Sections a host reads once, when it starts: the inbox refuses changes to them and a resumed host does not

@@ -1,8 +1,10 @@
 """The control inbox: requests an operator sends to the host that runs a session.
 
 The inbox is ``control.jsonl`` beside the session log. Each request is one JSON line
-``{"id", "op", "args", "at", "queued"?, "expires"?}`` (``at`` and ``expires`` in epoch milliseconds; ``queued``
-marks a request meant for the next resume of a host that is not running). A sender that gives up on a request
+``{"id", "op", "args", "at", "queued"?, "expires"?, "origin"?}`` (``at`` and ``expires`` in epoch milliseconds;
+``queued`` marks a request meant for the next resume of a host that is not running; ``origin`` names what sent it
+when it was not the operator by hand, such as ``alert:budget`` for the budget alert's action, and comes back in
+the outcome). A sender that gives up on a request
 appends ``{"withdraw": id, "at"}``. Writers append whole lines under an exclusive ``flock`` to a regular file
 (never through a symlink) kept at mode 0600 (the host's reader restores it too). The host reads new complete lines with an ``InboxReader`` and
 answers each request id in the session log with ``tapedeck/control`` outcome events: at most one ``pending``
@@ -66,6 +68,8 @@ MAX_DEPTH = (
     32  # nesting a request line may have; the log's encoder stops far below the 1,000s a hostile line holds
 )
 MAX_ID_CHARS = 200
+MAX_ORIGIN_CHARS = 100
+ORIGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*\Z")
 # The id of a line that cannot be decoded (too deep, too long, a lone surrogate), read from where writers put it.
 _LEADING_ID = re.compile(rb'\A\s*\{\s*"id"\s*:\s*"([A-Za-z0-9._:-]{1,%d})"' % MAX_ID_CHARS)
 
@@ -200,6 +204,19 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def origin_error(origin: object) -> str | None:
+    """Why ``origin`` cannot name a request's sender (None when it can): a string of 1 to ``MAX_ORIGIN_CHARS``
+    letters, digits and ``. _ : / -``, such as ``alert:budget``."""
+    if not isinstance(origin, str):
+        return f"'origin' must be a string (got {type(origin).__name__})"
+    if not 0 < len(origin) <= MAX_ORIGIN_CHARS or not ORIGIN.match(origin):
+        return (
+            f"'origin' must be 1 to {MAX_ORIGIN_CHARS} letters, digits and . _ : / - starting with a letter or "
+            f"digit (got {origin[:MAX_ORIGIN_CHARS + 1]!r})"
+        )
+    return None
+
+
 def make_request(
     op: str,
     args: Mapping[str, Any] | None = None,
@@ -207,12 +224,17 @@ def make_request(
     queued: bool = False,
     expires_in: float | None = None,
     kind: str = "tapedeck",
+    origin: str | None = None,
 ) -> dict[str, Any]:
     """A validated request for a host of ``kind`` with a fresh id and the current time (``expires_in`` seconds
-    from now, if given)."""
+    from now, if given; ``origin`` naming the sender when it is not the operator by hand)."""
     checked = validate_request(op, args, kind)
+    if origin is not None and (problem := origin_error(origin)):
+        raise ControlError(f"{op}: {problem}")
     now = _now_ms()
     request: dict[str, Any] = {"id": f"req-{uuid.uuid4().hex[:16]}", "op": op, "args": checked, "at": now}
+    if origin is not None:
+        request["origin"] = origin
     if queued:
         request["queued"] = True
     if expires_in is not None:
@@ -294,10 +316,11 @@ def append_request(
     queued: bool = False,
     expires_in: float | None = None,
     kind: str = "tapedeck",
+    origin: str | None = None,
 ) -> dict[str, Any]:
     """Validate a request for a host of ``kind`` and append it to the inbox file ``path`` as one line; returns
     the request."""
-    request = make_request(op, args, queued=queued, expires_in=expires_in, kind=kind)
+    request = make_request(op, args, queued=queued, expires_in=expires_in, kind=kind, origin=origin)
     _append_line(Path(path), request)
     return request
 
@@ -380,6 +403,10 @@ def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
         request["queued"] = True
     if _int(obj.get("expires")) is not None:
         request["expires"] = obj["expires"]
+    if "origin" in obj:
+        if problem := origin_error(obj["origin"]):
+            return InboxEntry(line, offset, request, f"{where}: {problem}")
+        request["origin"] = obj["origin"]
     if _depth_exceeds(obj, MAX_DEPTH):
         return InboxEntry(line, offset, request, f"{where} is nested deeper than {MAX_DEPTH} levels")
     try:
@@ -479,6 +506,8 @@ def outcome_event(
     if outcome not in OUTCOMES:
         raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)} (got {outcome!r})")
     data: dict[str, Any] = {"requestId": request["id"], "op": request.get("op"), "outcome": outcome}
+    if isinstance(request.get("origin"), str):
+        data["origin"] = request["origin"]
     if error is not None:
         data["error"] = error
     if detail is not None:

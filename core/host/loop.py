@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from core import __version__
+from core.alerts.actions import HostGuard
 from core.control.config import PolicyConfig
 from core.control.inbox import INBOX_NAME, inbox_path
 from core.host.file_calls import FILE_BEFORE, FILE_TOOLS, file_before, settle
@@ -162,6 +163,9 @@ class AgentHost:
         self.lock = threading.RLock()  # the log and its projection change under it (the inbox thread writes too)
         self.operator = Operator(self)
         self.operator.on_stop.append(self.toolbox.interrupt)
+        self.guard = HostGuard(config.alerts, config.model, self.inbox_path, session.header) if config.alerts.acts else None
+        if self.guard is not None:
+            self.guard.prime(session.events)
 
     # construction ---------------------------------------------------------------------------------------
     @classmethod
@@ -273,6 +277,8 @@ class AgentHost:
             for event in stored:
                 self.session.apply(event)
             self.hooks.observe(stored)
+            if self.guard is not None:
+                self.guard.observe(stored)
         return stored
 
     def say(self, message: str) -> None:

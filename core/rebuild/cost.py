@@ -121,12 +121,7 @@ class CostTally:
         """Per-request, per-turn and session totals, and each cut's estimated saving and cost (``session``: the
         whole projection)."""
         rows = self.rows
-        billed = [r for r in rows if _tokens_known(r)]
-        ratio = (
-            sum(r.prompt_bytes for r in billed) / max(1, sum((r.hit or 0) + r.miss for r in billed))
-            if billed
-            else BYTES_PER_TOKEN
-        )
+        ratio = bytes_per_token((r.prompt_bytes, (r.hit or 0) + r.miss) for r in rows if _tokens_known(r))
         turns: dict[int, list[RequestCost]] = {}
         for row in rows:
             turns.setdefault(row.turn, []).append(row)
@@ -154,9 +149,8 @@ class CostTally:
             lost_bytes = 0
             if brk.broke and brk.cause_seq == cut.seq:
                 lost_bytes = max(0, rows[first - 1].prompt_bytes - brk.prefix_bytes)
-            lost_tokens = lost_bytes / ratio
+            lost_tokens, cost = rebilled(lost_bytes, ratio, price)
             saved = removed_tokens * later * price.hit / 1_000_000 if price else None
-            cost = lost_tokens * (price.miss - price.hit) / 1_000_000 if price else None
             out.append(
                 {
                     "seq": cut.seq,
@@ -172,6 +166,28 @@ class CostTally:
                 }
             )
         return out
+
+
+def bytes_per_token(requests: Iterable[tuple[int, int]]) -> float:
+    """Prompt bytes per billed input token over ``(prompt bytes, billed input tokens)`` of the requests that
+    report usage (``BYTES_PER_TOKEN`` when none does)."""
+    size = tokens = seen = 0
+    for prompt, billed in requests:
+        size, tokens, seen = size + prompt, tokens + billed, 1
+    return size / max(1, tokens) if seen else BYTES_PER_TOKEN
+
+
+def rebilled(lost_bytes: int, ratio: float, price: Prices | None) -> tuple[float, float | None]:
+    """What a cache break costs: the tokens once cached and now billed again as misses (``lost_bytes`` of the
+    previous prompt after the break, at ``ratio`` bytes per token) and their extra price (None: unpriced)."""
+    tokens = lost_bytes / ratio
+    return tokens, tokens * (price.miss - price.hit) / 1_000_000 if price else None
+
+
+def usage_usd(usage: dict[str, Any] | None, price: Prices | None) -> float | None:
+    """The price of one logged usage sample (None: no usage, or no price)."""
+    tokens = _tokens(usage)
+    return price.cost(tokens[0] or 0, tokens[1], tokens[2]) if tokens and price else None
 
 
 def cost_report(

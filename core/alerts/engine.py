@@ -1,0 +1,247 @@
+"""The alert engine of one session: fed its events as they arrive, it raises each cause once until it clears.
+
+``AlertEngine.feed`` folds events into ``core.alerts.rules.Signals`` and, after every single event, re-evaluates
+the rules whose inputs that event changed, so where a log is cut into reads never changes what fires: replaying a
+log whole and following it in torn chunks raise the same alerts. ``tick`` evaluates what depends on the time or
+on the world outside the log (stalled, the host's liveness, a run rate that decays); ``reachable`` is for a
+transport that lost (or regained) a remote log. An alert fires when its rule's condition starts to hold and
+again only after the condition stopped holding; ``active`` is what holds now (the fleet's attention column).
+
+With the ``cache-break`` rule on, the engine also keeps the session's projection and rebuilds each model request
+as it goes out (``core.rebuild.request.RequestPass``), diffs it against the one before (``core.rebuild.request_diff``) and prices
+what the break re-bills (``core.rebuild.cost``), as the request view does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.alerts.config import CAUSES, AlertsConfig
+from core.alerts.rules import (
+    SEVERITY,
+    CacheBreak,
+    Finding,
+    Rule,
+    Signals,
+    budget,
+    cache_break,
+    class_change,
+    context,
+    error_streak,
+    host_died,
+    loop,
+    rewind_guard,
+    run_rate,
+    stalled,
+    waiting,
+)
+from core.rebuild.cost import bytes_per_token, rebilled, usage_usd
+from core.log.vocabulary import HOST_EVENT
+from core.shared.model_specs import ModelConfig, limits_for, price_for
+
+RULES: dict[str, Rule] = {
+    "error-streak": error_streak,
+    "stalled": stalled,
+    "waiting": waiting,
+    "context": context,
+    "cache-break": cache_break,
+    "budget": budget,
+    "run-rate": run_rate,
+    "loop": loop,
+    "host-died": host_died,
+    "rewind-guard": rewind_guard,
+    "class-change": class_change,
+}
+CLOCK_CAUSES = ("stalled", "waiting", "run-rate", "host-died")  # what ``tick`` re-evaluates
+ALERT_KEYS = ("session", "path", "cause", "seq", "severity", "reason", "at")
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    """One alert: which session, what caused it, the event that triggered it, how bad, why, and when (epoch ms;
+    the triggering event's time when it has one)."""
+
+    session: str
+    path: str
+    cause: str
+    seq: int
+    severity: str
+    reason: str
+    at: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The alert's JSON object (keys in ``ALERT_KEYS`` order)."""
+        return {key: getattr(self, key) for key in ALERT_KEYS}
+
+
+class ModelBook:
+    """Prices and context windows by model name, the ``model`` config section's entries first."""
+
+    def __init__(self, config: ModelConfig | None = None) -> None:
+        self.config = config
+
+    def usd(self, model: str | None, usage: Mapping[str, Any]) -> float | None:
+        """The price of one usage sample (None: the model has no price)."""
+        return usage_usd(dict(usage), price_for(model, self.config)) if model else None
+
+    def window(self, model: str | None) -> int | None:
+        """The model's context window in tokens (None: unknown)."""
+        return limits_for(model, self.config).context_window if model else None
+
+
+class _Requests:
+    """Each model request rebuilt as it goes out and diffed against the one before: the latest cache break."""
+
+    def __init__(self, header: dict[str, Any], book: ModelBook) -> None:
+        from core.log.store import EventStore
+        from core.rebuild.request import RequestPass
+        from core.read.session import Session
+
+        self.book = book
+        self.session = Session(header, EventStore())
+        self.billed: list[tuple[int, int]] = []  # (prompt bytes, billed input tokens) of finished requests
+        self.before: Any = None
+        self.before_bytes = 0
+        self.passes = RequestPass(self._done)
+
+    def _done(self, request: Any, session: Any) -> bool:
+        usage = request.usage or {}
+        billed = sum(v for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens")
+                     if isinstance(v := usage.get(k), int) and not isinstance(v, bool))  # fmt: skip
+        if billed and request.prompt is not None:
+            self.billed.append((len(request.prompt), billed))
+        return False
+
+    def apply(self, event: dict[str, Any]) -> CacheBreak | None:
+        """Project ``event``; the break of the request that went out right before it, if one did."""
+        from core.rebuild.request import prompt_bytes
+        from core.rebuild.request_diff import diff_base, diff_requests
+
+        sent = self.passes.open
+        self.passes.before(self.session, event)
+        request = self.passes.open
+        found = None
+        if request is not None and request is not sent:
+            diff = diff_requests(self.before, request, self.session)
+            if diff.broke and self.before is not None:
+                lost = max(0, self.before_bytes - diff.prefix_bytes)
+                tokens, usd = rebilled(lost, bytes_per_token(self.billed), price_for(request.model, self.book.config)
+                                       if request.model else None)  # fmt: skip
+                found = CacheBreak(request.seq, diff.cause, tokens, usd)
+            else:
+                found = CacheBreak(request.seq, None, 0.0, None)
+            self.before_bytes = len(prompt_bytes(request))
+            self.before = diff_base(request)
+        self.session.apply(event)
+        self.passes.after(self.session, event)
+        return found
+
+
+class AlertEngine:
+    """The alerts of one session, fed incrementally (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: AlertsConfig,
+        models: ModelConfig | None = None,
+        *,
+        path: str = "",
+        session: str = "",
+    ) -> None:
+        self.config = config
+        self.book = ModelBook(models)
+        self.path = path
+        self.session = session
+        self.signals = Signals()
+        self.active: dict[str, Alert] = {}
+        self.fired: list[Alert] = []
+        self.transitions: list[tuple[str, bool]] = []  # (cause, raised) at each rise and each clear, in order
+        self.host_guards: frozenset[str] = frozenset()  # causes the session's own tapedeck host acts on
+        self._requests: _Requests | None = None
+        self._window_ms = int(config.rule("run-rate")["windowMinutes"] * 60_000)
+        self._rules = {cause: rule for cause, rule in RULES.items() if config.enabled(cause)}
+
+    def start(self, header: Mapping[str, Any]) -> None:
+        """Take the log's header (line 1): the session id, and the projection the cache-break rule needs."""
+        if not self.session and isinstance(header.get("id"), str):
+            self.session = header["id"]
+        if "cache-break" in self._rules and self._requests is None:
+            self._requests = _Requests(dict(header), self.book)
+
+    def feed(self, events: Iterable[Mapping[str, Any]], now: int | None = None) -> list[Alert]:
+        """Fold ``events`` (in seq order) and return the alerts they raised; ``now`` (epoch ms) dates an alert
+        whose event carries no time."""
+        out: list[Alert] = []
+        signals, rules = self.signals, self._rules
+        for event in events:
+            if self._requests is not None and isinstance(event, dict):
+                found = self._requests.apply(event)
+                if found is not None:
+                    signals.cache_break = found
+            touched = signals.observe(event, self.book, self._window_ms)
+            if event.get("type") == HOST_EVENT:
+                self._host_config(event.get("data"))
+            if self._requests is not None and signals.cache_break is not None:
+                touched = touched | {"cache-break"}
+            if touched:
+                at = signals.last_time if signals.last_time is not None else now
+                for cause in CAUSES:
+                    if cause in touched and cause in rules:
+                        self._judge(cause, None, at, out)
+        return out
+
+    def tick(self, now: int, host_state: str | None = None, last_write: int | None = None) -> list[Alert]:
+        """Re-evaluate the rules that depend on time or on the host's liveness; ``host_state`` is
+        ``core.control.host_state``'s reading (None: not known), ``last_write`` the file's last change (epoch ms)."""
+        self.signals.clock(host_state, last_write)
+        out: list[Alert] = []
+        for cause in CLOCK_CAUSES:
+            if cause in self._rules:
+                self._judge(cause, now, now, out)
+        return out
+
+    def reachable(self, ok: bool, now: int, reason: str = "") -> list[Alert]:
+        """A transport says whether the log can be read: ``unreachable`` fires when it cannot, clears when it can."""
+        if not self.config.enabled("unreachable"):
+            return []
+        finding = None if ok else Finding(self.signals.seq, reason or "the log cannot be reached")
+        out: list[Alert] = []
+        self._latch("unreachable", finding, now, out)
+        return out
+
+    @property
+    def attention(self) -> list[Alert]:
+        """The alerts whose condition holds now, in cause order."""
+        return [self.active[c] for c in CAUSES if c in self.active]
+
+    def _judge(self, cause: str, now: int | None, at: int | None, out: list[Alert]) -> None:
+        rule = self.config.rule(cause)
+        self._latch(cause, self._rules[cause](self.signals, rule, now), at, out)
+
+    def _latch(self, cause: str, finding: Finding | None, at: int | None, out: list[Alert]) -> None:
+        if finding is None:
+            if self.active.pop(cause, None) is not None:
+                self.transitions.append((cause, False))
+            return
+        if cause in self.active:
+            return
+        alert = Alert(self.session, self.path, cause, finding.seq, SEVERITY[cause], finding.reason, at)
+        self.active[cause] = alert
+        self.fired.append(alert)
+        self.transitions.append((cause, True))
+        out.append(alert)
+
+    def _host_config(self, data: Any) -> None:
+        """Note which rules the session's own host acts on (its logged config's ``alerts`` section)."""
+        from core.alerts.config import validate
+        from core.shared.errors import ConfigError
+
+        config = data.get("config") if isinstance(data, dict) else None
+        raw = config.get("alerts") if isinstance(config, dict) else None
+        try:
+            guard = validate(raw if isinstance(raw, Mapping) else {})
+        except ConfigError:
+            guard = validate({})
+        self.host_guards = frozenset(c for c, r in guard.rules.items() if r.enabled and r.action != "none")

@@ -1,0 +1,157 @@
+"""Alerts of many logs at once: log files, session directories and sessions roots, read once or followed.
+
+``AlertWatch`` follows one log with the same reader the TUI uses (``core.log.tail.Tailer``) and feeds what each
+poll decoded to the log's ``AlertEngine``; after each poll it ticks the engine with the time, the host's state
+(``core.control.host_state``) and the file's last change. A log that is truncated or replaced starts a new engine.
+``AlertFollower`` holds one watch per log and looks for new sessions under the roots it was given.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from core.alerts.actions import send_action
+from core.alerts.engine import Alert, AlertEngine
+from core.control.config import PolicyConfig
+from core.control.inbox import ControlError, inbox_path
+from core.control.host_state import read_host_state
+from core.log.layout import discover_sessions, resolve_log_path
+from core.log.tail import Tailer
+
+RESCAN_SECONDS = 1.0  # how often the roots are listed again for new sessions
+
+
+def now_ms() -> int:
+    """The wall clock in epoch milliseconds."""
+    return int(time.time() * 1000)
+
+
+def is_root(path: Path) -> bool:
+    """True for a directory of sessions (not a log file or a session directory)."""
+    return path.is_dir() and not any((path / name).is_file() for name in ("session.jsonl", "session.jsonl.zstd"))
+
+
+def logs_of(targets: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """The session logs the targets name: each log file or session directory, and every session under a root."""
+    found: list[Path] = []
+    for target in targets:
+        path = Path(target).expanduser()
+        if is_root(path):
+            found.extend(ref.path for ref in discover_sessions(path))
+        else:
+            found.append(resolve_log_path(path))
+    return list(dict.fromkeys(found))
+
+
+class AlertWatch:
+    """One followed log and its engine."""
+
+    def __init__(self, path: Path, config: PolicyConfig, *, live: bool = True) -> None:
+        """Watch ``path``; with ``live`` the host's state is read at each tick (a lock probe and a small file)."""
+        self.path = path
+        self.config = config
+        self.live = live
+        self.tailer = Tailer(path)
+        self.engine = self._engine()
+        self.problems: list[str] = []
+
+    def _engine(self) -> AlertEngine:
+        return AlertEngine(self.config.alerts, self.config.model, path=str(self.path))
+
+    def poll(self, now: int, final: bool = False) -> list[Alert]:
+        """Read what was appended, feed it, tick; ``final`` treats the end of the file as the end of the log."""
+        update = self.tailer.poll()
+        out: list[Alert] = []
+        if update.reset:
+            self.engine = self._engine()
+        if update.header is not None:
+            self.engine.start(update.header)
+        if update.fatal:
+            self.problems.append(update.fatal)
+        events = update.events + (self.tailer.finish().events if final else [])
+        if events:
+            out.extend(self.engine.feed(events, now))
+        out.extend(self.tick(now))
+        return out
+
+    def tick(self, now: int) -> list[Alert]:
+        """Tick the engine with the time, the host's state and the file's last change."""
+        try:
+            mtime = int(os.stat(self.path).st_mtime * 1000)
+        except OSError:
+            mtime = None
+        state = read_host_state(self.path).state if self.live else None
+        return self.engine.tick(now, state, mtime)
+
+
+class AlertFollower:
+    """Every log under ``targets``: ``poll`` returns the alerts raised since the last poll, in log order per log."""
+
+    def __init__(
+        self,
+        targets: Sequence[str | os.PathLike[str]],
+        config: PolicyConfig,
+        *,
+        act: bool = False,
+        warn: Callable[[str], None] = lambda message: None,
+    ) -> None:
+        """With ``act`` the configured actions are sent to live hosts that do not act on them themselves."""
+        self.targets = [Path(t).expanduser() for t in targets]
+        self.config = config
+        self.act = act
+        self.warn = warn
+        self.watches: dict[Path, AlertWatch] = {}
+        self._scanned = 0.0
+        for log in logs_of(self.targets):
+            self.watches[log] = AlertWatch(log, config)
+
+    def rescan(self) -> None:
+        """Start watching the sessions that appeared under the roots."""
+        self._scanned = time.monotonic()
+        for root in self.targets:
+            if is_root(root):
+                for ref in discover_sessions(root):
+                    if ref.path not in self.watches:
+                        self.watches[ref.path] = AlertWatch(ref.path, self.config)
+
+    def poll(self, now: int | None = None, final: bool = False) -> list[Alert]:
+        """The alerts every log raised since the last poll."""
+        if time.monotonic() - self._scanned >= RESCAN_SECONDS:
+            self.rescan()
+        now = now_ms() if now is None else now
+        out: list[Alert] = []
+        for watch in list(self.watches.values()):
+            raised = watch.poll(now, final)
+            for problem in watch.problems:
+                self.warn(problem)
+            watch.problems.clear()
+            if self.act:
+                for alert in raised:
+                    self._act(watch, alert)
+            out.extend(raised)
+        return out
+
+    def follow(self, stop: threading.Event, interval: float = 0.1) -> Iterator[Alert]:
+        """Yield alerts as the logs grow, until ``stop`` is set (checked every ``interval`` seconds)."""
+        while True:
+            yield from self.poll()
+            if stop.wait(interval):
+                return
+
+    def _act(self, watch: AlertWatch, alert: Alert) -> None:
+        """Send the alert's action when a live host that does not act on it itself runs the session."""
+        if alert.cause in watch.engine.host_guards or not read_host_state(watch.path).live:
+            return
+        try:
+            send_action(alert, self.config.alerts, inbox_path(watch.path))
+        except ControlError as exc:
+            self.warn(f"{watch.path}: the {alert.cause} action was not sent: {exc}")
+
+
+def report(targets: Sequence[str | os.PathLike[str]], config: PolicyConfig) -> list[Alert]:
+    """The alerts of the logs as they are now: each read to its end once, then ticked with the time."""
+    return AlertFollower(targets, config).poll(final=True)

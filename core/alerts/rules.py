@@ -1,0 +1,433 @@
+"""What the alert rules look at, folded one event at a time, and the rules themselves as pure functions.
+
+``Signals`` is a small projection of a session kept for the rules: the running tool-error streak, the open turn,
+the host's logged state, the latest context size, the session's cost and its recent spend, the tool calls of the
+turn, the latest cache break, and the rewind-guard and router facts. ``Signals.observe`` folds one event and
+returns the causes whose inputs it changed; ``Signals.clock`` takes what only the world outside the log knows
+(the time, the host's liveness, the file's last write).
+
+Each rule is a function ``(signals, settings, now_ms) -> Finding | None``: a finding while its condition holds,
+None while it does not. They read nothing else, so replaying a log and following it give the same answers.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+
+from core.alerts.config import RuleConfig
+from core.log.validate import is_invalid
+from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT
+from core.policies.rewind import GUARD_SOURCE
+from core.shared.text import tool_result_is_error
+
+STATE_EVENT = "tapedeck/state"  # core.control.host_state.STATE_EVENT (not imported: that module reads files)
+SEVERITIES = ("info", "warning", "critical")
+SEVERITY: dict[str, str] = {
+    "error-streak": "warning",
+    "stalled": "warning",
+    "waiting": "info",
+    "context": "warning",
+    "cache-break": "warning",
+    "budget": "critical",
+    "run-rate": "warning",
+    "loop": "warning",
+    "host-died": "critical",
+    "rewind-guard": "info",
+    "class-change": "info",
+    "unreachable": "warning",
+}
+MIN_RATE_SPAN_MS = 60_000  # a run rate is never taken over less than a minute of the session
+
+
+class Pricing(Protocol):
+    """Prices and windows by model name (``core.alerts.engine.ModelBook``)."""
+
+    def usd(self, model: str | None, usage: Mapping[str, Any]) -> float | None:
+        """The price of one usage sample (None: the model has no price)."""
+
+    def window(self, model: str | None) -> int | None:
+        """The model's context window in tokens (None: unknown)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A rule's condition holds: since which event, and why (one line)."""
+
+    seq: int
+    reason: str
+
+
+@dataclass(slots=True)
+class CacheBreak:
+    """The latest request's break of the provider's prefix cache, priced."""
+
+    seq: int
+    cause: str | None
+    tokens: float
+    usd: float | None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _usd(value: float) -> str:
+    """``$12.40``, ``$0.60``, ``$0.0031`` (four decimals under ten cents), ``<$0.0001``."""
+    if value >= 0.0995 or value == 0:
+        return f"${value:.2f}"
+    return f"${value:.4f}" if value >= 0.0001 else "<$0.0001"
+
+
+@dataclass
+class Signals:
+    """The facts the rules read, folded from a session's events in seq order (see the module docstring)."""
+
+    seq: int = -1  # the newest event seen
+    last_time: int | None = None  # the newest event time (epoch ms), if events carry times
+    first_time: int | None = None
+    open_turn: int | None = None
+    turn_seq: int = 0  # where the open turn (or the newest turn) started
+    hosted: bool = False  # a tapedeck host started on the log
+    logged_state: tuple[str, int] | None = None  # the newest tapedeck/state: (state, seq)
+    live_state: str | None = None  # from ``clock``: the host's state as its lock and host.json say
+    last_write: int | None = None  # from ``clock``: when the file last grew (epoch ms)
+    died_at: int | None = None  # seq before a host started on a log whose turn was still open
+    streak: int = 0
+    streak_seq: int = 0
+    approvals: dict[str, int] = field(default_factory=dict)  # approval/asked not decided yet: id -> seq
+    model: str | None = None
+    pressure: tuple[float, int] | None = None  # context used / window, and the seq that said so
+    context_tokens: tuple[int, int] | None = None  # from usage: (tokens, seq)
+    window: int | None = None  # the model's context window in tokens, when known
+    step_usd: dict[tuple[int, int], float] = field(default_factory=dict)
+    cost_usd: float = 0.0
+    cost_seq: int = 0
+    spend: deque[tuple[int, float, int]] = field(default_factory=deque)  # (time, usd added, seq) in the window
+    rate: tuple[float, int] | None = None  # $/h and the seq it was taken at
+    calls: dict[tuple[str, str], int] = field(default_factory=dict)  # this turn's (name, args) -> count
+    loop: tuple[str, int, int] | None = None  # (tool name, times, seq) of the call seen most often this turn
+    cache_break: CacheBreak | None = None
+    guard_seq: int | None = None
+    route_class: str | None = None
+    class_change: tuple[str, str, int] | None = None
+
+    # the fold ------------------------------------------------------------------------------------------------
+    def observe(self, event: Mapping[str, Any], price: Pricing, window_ms: int) -> frozenset[str]:
+        """Fold one event (in seq order); ``price`` knows the models' prices and windows, ``window_ms`` is the
+        run rate's window. Returns the causes whose inputs changed."""
+        seq = _int(event.get("seq"))
+        self.seq = seq if seq is not None else self.seq + 1
+        seq = self.seq
+        when = _int(event.get("time"))
+        if when is not None and when > 0:  # a reader gives an event without a time the time 0
+            self.last_time = when
+            self.first_time = when if self.first_time is None else self.first_time
+        if is_invalid(event):
+            return frozenset()
+        etype = event.get("type")
+        data = event.get("data")
+        data = data if isinstance(data, dict) else {}
+        handler = _HANDLERS.get(etype) if isinstance(etype, str) else None
+        touched = handler(self, seq, data, price) if handler is not None else _NONE
+        if when is not None and when > 0 and self.spend and self.spend[0][0] <= when - window_ms:
+            touched = touched | _RATE
+        return touched
+
+    def _turn_start(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        self.open_turn = _int(data.get("turn")) or 0
+        self.turn_seq = seq
+        self.died_at = None
+        self.calls.clear()
+        self.loop = None
+        self.guard_seq = None
+        return _TURN
+
+    def _turn_end(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        self.open_turn = None
+        self.died_at = None
+        self.guard_seq = None
+        return _TURN
+
+    def _host(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        if self.open_turn is not None:
+            self.died_at = seq - 1  # the host before this one left its turn open
+        self.hosted = True
+        self.logged_state = None
+        self.live_state = None
+        if isinstance(data.get("model"), str) and self.model is None:
+            self.model = data["model"]
+        return frozenset({"host-died", "waiting", "stalled"})
+
+    def _state(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        if isinstance(data.get("state"), str):
+            self.logged_state = (data["state"], seq)
+            self.live_state = None  # the log is newer than the last look at host.json
+        return frozenset({"waiting", "stalled", "host-died"})
+
+    def _result(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        message = data.get("message")
+        if tool_result_is_error(message if isinstance(message, dict) else None):
+            self.streak += 1
+            self.streak_seq = seq
+        else:
+            self.streak = 0
+        return frozenset({"error-streak"})
+
+    def _call(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        name, arguments = data.get("name"), data.get("arguments")
+        if not isinstance(name, str):
+            return _NONE
+        key = (name, _canonical(arguments))
+        times = self.calls.get(key, 0) + 1
+        self.calls[key] = times
+        if self.loop is None or times > self.loop[1]:
+            self.loop = (name, times, seq)
+        return frozenset({"loop"})
+
+    def _header(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        header = data.get("header")
+        config = header.get("config") if isinstance(header, dict) else None
+        if isinstance(config, dict) and isinstance(config.get("model"), str):
+            self.model = config["model"]
+        return _NONE
+
+    def _route(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        touched = {"context"}
+        pressure = data.get("pressure")
+        if isinstance(pressure, int | float) and not isinstance(pressure, bool):
+            self.pressure = (float(pressure), seq)
+        task_class = data.get("taskClass")
+        if isinstance(task_class, str):
+            if self.route_class is not None and task_class != self.route_class:
+                self.class_change = (self.route_class, task_class, seq)
+            elif self.route_class is not None:
+                self.class_change = None
+            self.route_class = task_class
+            touched.add("class-change")
+        return frozenset(touched)
+
+    def _message(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        if data.get("source") == GUARD_SOURCE:
+            self.guard_seq = seq
+            return frozenset({"rewind-guard"})
+        return _NONE
+
+    def _assistant(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        usage = data.get("usage")
+        return self._usage(seq, data, usage, price) if isinstance(usage, dict) else _NONE
+
+    def _chunk(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        chunk = data.get("chunk")
+        if isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
+            return self._usage(seq, data, chunk["usage"], price)
+        return _NONE
+
+    def _usage(self, seq: int, data: dict[str, Any], usage: dict[str, Any], price: Any) -> frozenset[str]:
+        tokens = sum(v for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens") if (v := _int(usage.get(k))))
+        self.context_tokens = (tokens, seq)
+        self.window = price.window(self.model)
+        key = (_int(data.get("turn")) or 0, _int(data.get("step")) or 0)
+        usd = price.usd(self.model, usage)
+        if usd is None:
+            return frozenset({"context"})
+        added = usd - self.step_usd.get(key, 0.0)  # a later sample for a step replaces the earlier one
+        self.step_usd[key] = usd
+        self.cost_usd += added
+        self.cost_seq = seq
+        if self.last_time is not None:
+            self.spend.append((self.last_time, added, seq))
+        return frozenset({"context", "budget", "run-rate"})
+
+    def _approval(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        if isinstance(data.get("id"), str):
+            self.approvals[data["id"]] = seq
+        return frozenset({"waiting"})
+
+    def _decided(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        self.approvals.pop(data.get("id"), None)  # type: ignore[arg-type]
+        return frozenset({"waiting"})
+
+    # what the log alone cannot say ---------------------------------------------------------------------------
+    def clock(self, host_state: str | None = None, last_write: int | None = None) -> None:
+        """What the world outside the log says: the host's state (``core.control.host_state``) and the file's last
+        write (epoch ms), either None when unknown."""
+        if host_state is not None:
+            self.live_state = host_state
+        if last_write is not None:
+            self.last_write = last_write
+
+    @property
+    def host_state(self) -> tuple[str, int] | None:
+        """The host's state and the seq it is dated by: the live reading when there is one, else the log's."""
+        if self.live_state is not None and self.live_state != "none":
+            return self.live_state, self.seq
+        return self.logged_state
+
+    def window_rate(self, now: int, window_ms: int) -> float | None:
+        """Dollars per hour over the ``window_ms`` before ``now`` (the session's own span when shorter, a minute
+        at least); None when events carry no times."""
+        if self.first_time is None:
+            return None
+        while self.spend and self.spend[0][0] <= now - window_ms:
+            self.spend.popleft()
+        span = max(min(window_ms, now - self.first_time), MIN_RATE_SPAN_MS)
+        return sum(usd for _, usd, _ in self.spend) * 3_600_000 / span
+
+
+_NONE: frozenset[str] = frozenset()
+_RATE = frozenset({"run-rate"})
+_TURN = frozenset({"stalled", "host-died", "loop", "rewind-guard", "waiting"})
+_HANDLERS: dict[str, Callable[[Signals, int, dict[str, Any], Any], frozenset[str]]] = {
+    "turn/start": Signals._turn_start,
+    "turn/end": Signals._turn_end,
+    HOST_EVENT: Signals._host,
+    STATE_EVENT: Signals._state,
+    "tool/result": Signals._result,
+    "tool/call": Signals._call,
+    "request/header": Signals._header,
+    ROUTE_EVENT: Signals._route,
+    "user/message": Signals._message,
+    "assistant/message": Signals._assistant,
+    "assistant/chunk": Signals._chunk,
+    "approval/asked": Signals._approval,
+    "approval/decided": Signals._decided,
+}
+
+
+def _canonical(arguments: Any) -> str:
+    """Tool-call arguments in one spelling: JSON text re-serialized with sorted keys, anything else as is."""
+    if isinstance(arguments, str):
+        try:
+            arguments = orjson.loads(arguments)
+        except orjson.JSONDecodeError:
+            return arguments
+    try:
+        return orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return repr(arguments)
+
+
+# the rules ---------------------------------------------------------------------------------------------------
+Rule = Callable[[Signals, RuleConfig, int | None], Finding | None]
+
+
+def error_streak(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """``count`` failed tool results in a row."""
+    if s.streak >= rule["count"]:
+        calls = "tool call" if s.streak == 1 else "tool calls"
+        return Finding(s.streak_seq, f"{s.streak} {calls} failed in a row")
+    return None
+
+
+def stalled(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """Running, but nothing written for ``seconds`` (needs the time)."""
+    state = s.host_state
+    running = state[0] == "running" if state is not None else s.open_turn is not None
+    last = max((t for t in (s.last_time, s.last_write) if t is not None), default=None)
+    if now is None or last is None or not running:
+        return None
+    quiet = (now - last) / 1000
+    if quiet >= rule["seconds"]:
+        return Finding(s.seq, f"running, but nothing written for {_span(quiet)}")
+    return None
+
+
+def waiting(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """The host holds for the operator (paused, or idle between turns) or a tool call waits for approval."""
+    if s.approvals:
+        ask = min(s.approvals.values())
+        return Finding(ask, "a tool call waits for the operator's approval")
+    state = s.host_state
+    if state is not None and state[0] == "paused":
+        return Finding(state[1], "paused: the host holds until it is resumed")
+    if state is not None and state[0] == "idle":
+        return Finding(state[1], "idle: the host waits for the next task")
+    return None
+
+
+def context(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """Context used ≥ ``percent`` of the model's window: the router's pressure, else the last usage."""
+    ratio, seq = None, 0
+    usage_seq = s.context_tokens[1] if s.context_tokens else -1
+    if s.pressure is not None and s.pressure[1] >= usage_seq:
+        ratio, seq = s.pressure
+    elif s.context_tokens is not None and s.window:
+        ratio, seq = s.context_tokens[0] / s.window, s.context_tokens[1]
+    if ratio is not None and ratio * 100 >= rule["percent"]:
+        return Finding(seq, f"context at {ratio:.0%} of the model's window")
+    return None
+
+
+def cache_break(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """The latest request broke the prefix cache at a cost of ≥ ``tokens`` re-billed tokens or ≥ ``usd``."""
+    b = s.cache_break
+    if b is None or not b.tokens:
+        return None
+    over_tokens = b.tokens >= rule["tokens"]
+    over_usd = b.usd is not None and b.usd >= rule["usd"]
+    if not (over_tokens or over_usd):
+        return None
+    price = f" ({_usd(b.usd)})" if b.usd is not None else ""
+    return Finding(b.seq, f"a {b.cause or 'cache'} break re-billed {b.tokens:,.0f} input tokens{price}")
+
+
+def budget(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """The session cost ≥ ``usd``."""
+    if s.step_usd and s.cost_usd >= rule["usd"]:
+        return Finding(s.cost_seq, f"the session cost {_usd(s.cost_usd)} (budget {_usd(rule['usd'])})")
+    return None
+
+
+def run_rate(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """Spend over the last ``windowMinutes`` ≥ ``usdPerHour`` (at the newest event's time, or ``now``)."""
+    at = now if now is not None else s.last_time
+    if at is None or not s.step_usd:
+        return None
+    rate = s.window_rate(at, int(rule["windowMinutes"] * 60_000))
+    if rate is None or rate < rule["usdPerHour"]:
+        return None
+    return Finding(s.cost_seq, f"spending {_usd(rate)}/h (limit {_usd(rule['usdPerHour'])}/h)")
+
+
+def loop(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """The same tool call with the same arguments ≥ ``count`` times in the open turn."""
+    if s.loop is not None and s.loop[1] >= rule["count"]:
+        name, times, seq = s.loop
+        return Finding(seq, f"{name} called {times} times with the same arguments in this turn")
+    return None
+
+
+def host_died(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """The host exited (or was replaced by a new one) while a turn was open."""
+    state = s.host_state
+    if s.open_turn is not None and state is not None and state[0] == "exited":
+        return Finding(state[1], f"the host exited in the middle of turn {s.open_turn}")
+    if s.died_at is not None and (state is None or state[0] not in ("running", "pausing", "paused", "idle")):
+        return Finding(s.died_at, "the host exited in the middle of a turn and a new one took over")
+    return None
+
+
+def rewind_guard(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """The turn tried to end with a checkpoint still open, and the rewind guard reminded the model."""
+    if s.guard_seq is not None:
+        return Finding(s.guard_seq, "the rewind guard fired: the turn tried to end with a checkpoint open")
+    return None
+
+
+def class_change(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """The router put the session in another task class than its previous decision."""
+    if s.class_change is not None:
+        old, new, seq = s.class_change
+        return Finding(seq, f"the router changed the task class from {old} to {new}")
+    return None
+
+
+def _span(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"

@@ -1,0 +1,109 @@
+"""``tapedeck alerts``: the alerts of session logs, as they are or as they grow."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from core.alerts.engine import Alert
+from core.alerts.follow import AlertFollower, report
+from core.alerts.hook import HookRunner
+from core.cli import COMMANDS
+from core.cli.common import emit, guarded
+from core.control.config import PolicyConfig, load_config, parse_value, set_value
+from core.shared.errors import TapedeckError
+
+
+def alerts_config(config_file: str | None, overrides: Sequence[str]) -> PolicyConfig:
+    """The config file's (or the default) ``alerts`` and ``model`` sections with ``--set KEY=VALUE`` applied."""
+    config = load_config(config_file)
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        if not sep:
+            raise TapedeckError(f"--set {item!r}: expected KEY=VALUE, such as alerts.budget.usd=5")
+        config, _ = set_value(config, key.strip(), parse_value(text))
+    return config
+
+
+def render_alert(alert: Alert) -> str:
+    """One line: when, severity, cause, session, seq and the reason."""
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(alert.at / 1000)) if alert.at else "-" * 19
+    return f"{when}  {alert.severity:<8} {alert.cause:<13} {alert.session[:8] or alert.path}  seq {alert.seq}  {alert.reason}"
+
+
+def _warn(message: str) -> None:
+    sys.stderr.write(f"tapedeck: {message}\n")
+    sys.stderr.flush()
+
+
+def _once(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | None) -> int:
+    found = report(args.paths, config)
+    payload = [a.to_dict() for a in found]
+    emit(payload, args.json, lambda _: "\n".join(render_alert(a) for a in found) or "no alerts")
+    for alert in found:
+        if hook is not None:
+            hook.submit(alert)
+    return 1 if found else 0
+
+
+def _follow(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | None) -> int:
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    follower = AlertFollower(args.paths, config, act=config.alerts.acts, warn=_warn)
+    try:
+        for alert in follower.follow(stop, args.interval):
+            line = orjson.dumps(alert.to_dict()).decode() if args.json else render_alert(alert)
+            sys.stdout.write(line + "\n")
+            sys.stdout.flush()
+            if hook is not None:
+                hook.submit(alert)
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Report or follow the alerts."""
+    if not args.interval > 0:
+        raise TapedeckError(f"--interval must be a positive number of seconds, not {args.interval}")
+    if not args.exec_timeout > 0:
+        raise TapedeckError(f"--exec-timeout must be a positive number of seconds, not {args.exec_timeout}")
+    config = alerts_config(args.config, args.set)
+    hook = HookRunner(args.exec, args.exec_timeout, _warn) if args.exec else None
+    try:
+        return (_follow if args.follow else _once)(args, config, hook)
+    finally:
+        if hook is not None:
+            hook.close(None if not args.follow else args.exec_timeout)
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``alerts`` subcommand."""
+    p = subparsers.add_parser(
+        "alerts",
+        help=COMMANDS["alerts"].help,
+        description=(
+            "Run the alert rules over session logs (log files, session directories, sessions roots). Without "
+            "--follow, report the alerts of the logs as they are and exit 1 when any fired (0 when none); with "
+            "--follow, print each alert as the logs grow, new sessions under a root included, until interrupted."
+        ),
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="log file, session directory or sessions root")
+    p.add_argument("--follow", action="store_true", help="keep reading as the logs grow; one line per alert")
+    p.add_argument("--json", action="store_true", help="JSON: a list, or with --follow one object per line")
+    p.add_argument("--exec", metavar="CMD", help="run CMD (with /bin/sh) for each alert, the alert's JSON on stdin")
+    p.add_argument("--exec-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="time limit of each --exec command (default 10)")  # fmt: skip
+    p.add_argument("--config", help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="change one config key, such as alerts.budget.usd=5 (repeatable)")  # fmt: skip
+    p.add_argument("--interval", type=float, default=0.1, metavar="SECONDS",
+                   help="how often --follow checks the logs (default 0.1)")  # fmt: skip
+    p.set_defaults(handler=guarded(run))

@@ -1,0 +1,266 @@
+"""Each alert rule on crafted sessions: it fires once when its condition starts, clears, and fires again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.alerts.engine import AlertEngine
+from core.policies.rewind import GUARD_SOURCE
+from tests.alerts.crafted import HEADER, Log, config
+
+
+def engine(alerts: dict[str, Any], **kw: Any) -> AlertEngine:
+    """An engine running only the rules ``alerts`` names (with their settings)."""
+    from core.alerts.config import RULE_KEYS
+
+    only = {key: alerts.get(key, {"enabled": False}) for key in RULE_KEYS.values()}
+    cfg = config(only, **kw)
+    e = AlertEngine(cfg.alerts, cfg.model, path="/s/session.jsonl")
+    e.start(HEADER)
+    return e
+
+
+def fired(e: AlertEngine, log: Log, start: int = 0) -> list[tuple[str, int]]:
+    """Feed the log's events from ``start`` one at a time; the (cause, seq) of every alert raised."""
+    out = []
+    for event in log.events[start:]:
+        out.extend((a.cause, a.seq) for a in e.feed([event]))
+    return out
+
+
+def test_error_streak_fires_at_the_nth_failure_clears_on_a_success_and_fires_again() -> None:
+    log, e = Log(), engine({"errorStreak": {"count": 2}})
+    log.turn(1)
+    log.result(True)
+    second = log.result(True)
+    log.result(True)  # still the same streak: no second alert
+    assert fired(e, log) == [("error-streak", second)]
+    assert [a.cause for a in e.attention] == ["error-streak"]
+    n = len(log.events)
+    log.result(False)
+    log.result(True)
+    again = log.result(True)
+    assert fired(e, log, n) == [("error-streak", again)]
+    alert = e.fired[-1]
+    assert alert.to_dict() == {
+        "session": "crafted-1", "path": "/s/session.jsonl", "cause": "error-streak", "seq": again,
+        "severity": "warning", "reason": "2 tool calls failed in a row", "at": log.events[again]["time"],
+    }  # fmt: skip
+
+
+def test_stalled_needs_the_clock_and_clears_when_the_log_moves() -> None:
+    log, e = Log(), engine({"stalled": {"seconds": 60}})
+    log.turn(1)
+    last = log.add("step/start", {"turn": 1, "step": 1})
+    assert fired(e, log) == []  # no clock, no stall
+    t = log.time
+    assert e.tick(t + 59_000) == []
+    (alert,) = e.tick(t + 60_000)
+    assert (alert.cause, alert.seq, alert.at) == ("stalled", last, t + 60_000)
+    assert alert.reason == "running, but nothing written for 60 s"
+    assert e.tick(t + 120_000) == []  # once
+    log.add("step/end", {"turn": 1, "step": 1}, at=t + 121_000)
+    fired(e, log, last + 1)
+    assert e.tick(t + 122_000) == [] and "stalled" not in e.active
+    assert [a.cause for a in e.tick(t + 181_000)] == ["stalled"]
+
+
+def test_stalled_is_about_a_running_host_not_a_paused_or_finished_one() -> None:
+    log, e = Log(), engine({"stalled": {"seconds": 60}})
+    log.turn(1)
+    log.end(1)
+    fired(e, log)
+    assert e.tick(log.time + 600_000) == []
+    assert "stalled" not in [a.cause for a in e.tick(log.time + 600_000, host_state="paused")]
+    assert [a.cause for a in e.tick(log.time + 600_000, host_state="running")] == ["stalled"]
+
+
+def test_waiting_on_a_pause_an_idle_host_or_an_approval_clears_and_fires_again() -> None:
+    log, e = Log(), engine({"waiting": {}})
+    paused = log.add("tapedeck/state", {"state": "paused"})
+    log.add("tapedeck/state", {"state": "running"})
+    idle = log.add("tapedeck/state", {"state": "idle"})
+    log.add("tapedeck/state", {"state": "running"})
+    asked = log.add("approval/asked", {"id": "a1", "toolName": "bash"})
+    log.add("approval/decided", {"id": "a1", "outcome": "allowed-once"})
+    assert fired(e, log) == [("waiting", paused), ("waiting", idle), ("waiting", asked)]
+    assert e.fired[0].reason == "paused: the host holds until it is resumed"
+    # the host's live state (host.json and its lock) counts as well
+    assert [a.cause for a in e.tick(log.time, host_state="paused")] == ["waiting"]
+    assert e.tick(log.time, host_state="running") == [] and "waiting" not in e.active
+
+
+def test_context_from_usage_against_the_window_and_from_the_router_pressure() -> None:
+    log, e = Log(), engine({"context": {"percent": 85}})
+    log.header()
+    log.turn(1)
+    high = log.usage(1, 1, miss=60_000, hit=30_000)  # 90% of 100k
+    log.usage(1, 2, miss=50_000)
+    route = log.add("tapedeck/route", {"turn": 1, "step": 3, "taskClass": "small", "pressure": 0.86})
+    assert fired(e, log) == [("context", high), ("context", route)]
+    assert e.fired[0].reason == "context at 90% of the model's window"
+
+
+def test_context_is_silent_when_the_window_is_unknown() -> None:
+    log, e = Log(), engine({"context": {"percent": 1}}, window=None)
+    log.header("unknown-model")
+    log.usage(1, 1, miss=10_000_000)
+    assert fired(e, log) == []
+
+
+def test_budget_fires_when_the_session_cost_crosses_it() -> None:
+    log, e = Log(), engine({"budget": {"usd": 0.5}})
+    log.header()
+    log.turn(1)
+    log.usage(1, 1, miss=30_000)  # $0.30
+    crossing = log.usage(1, 2, miss=30_000)  # $0.60
+    assert fired(e, log) == [("budget", crossing)]
+    assert e.fired[0].reason == "the session cost $0.60 (budget $0.50)"
+    assert e.fired[0].severity == "critical"
+    n = len(log.events)
+    log.usage(1, 2, miss=10_000)  # a later sample for step 2 replaces the first: $0.40, under the budget
+    again = log.usage(1, 3, miss=20_000)
+    assert fired(e, log, n) == [("budget", again)]
+
+
+def test_budget_needs_a_price() -> None:
+    log, e = Log(), engine({"budget": {"usd": 0}})
+    log.header("unpriced-model")
+    log.usage(1, 1, miss=10**9)
+    assert fired(e, log) == []
+
+
+def test_run_rate_fires_on_a_fast_spend_and_clears_once_it_leaves_the_window() -> None:
+    log, e = Log(step_ms=1_000), engine({"runRate": {"usdPerHour": 10, "windowMinutes": 10}})
+    log.header()
+    log.turn(1)
+    first = log.usage(1, 1, miss=20_000)  # $0.20 in the first minute: $12/h
+    assert fired(e, log) == [("run-rate", first)]
+    assert e.fired[0].reason == "spending $12.00/h (limit $10.00/h)"
+    n = len(log.events)
+    log.add("step/start", {"turn": 1, "step": 2}, at=log.time + 11 * 60_000)  # the spend left the window
+    assert fired(e, log, n) == [] and "run-rate" not in e.active
+    n = len(log.events)
+    again = log.usage(1, 2, miss=200_000)  # $2 within 10 minutes: $12/h
+    assert fired(e, log, n) == [("run-rate", again)]
+
+
+def test_run_rate_decays_on_the_clock() -> None:
+    log, e = Log(), engine({"runRate": {"usdPerHour": 10, "windowMinutes": 10}})
+    log.header()
+    log.usage(1, 1, miss=20_000)
+    fired(e, log)
+    assert "run-rate" in e.active
+    assert e.tick(log.time + 11 * 60_000) == [] and "run-rate" not in e.active
+
+
+def test_loop_counts_the_same_call_with_the_same_arguments_within_a_turn() -> None:
+    log, e = Log(), engine({"loop": {"count": 3}})
+    log.turn(1)
+    log.call("read_file", '{"path": "a.py", "offset": 1}')
+    log.call("read_file", '{"path": "b.py"}')
+    log.call("read_file", '{"offset": 1, "path": "a.py"}')  # the same arguments, in another order
+    third = log.call("read_file", '{"path":"a.py","offset":1}')
+    log.call("read_file", '{"path":"a.py","offset":1}')
+    log.end(1)
+    log.turn(2)
+    log.call("read_file", '{"path":"a.py","offset":1}')
+    log.call("read_file", '{"path":"a.py","offset":1}')
+    again = log.call("read_file", '{"path":"a.py","offset":1}')
+    assert fired(e, log) == [("loop", third), ("loop", again)]
+    assert e.fired[0].reason == "read_file called 3 times with the same arguments in this turn"
+
+
+def test_host_died_mid_turn_from_the_live_state_and_from_a_host_taking_over() -> None:
+    log, e = Log(), engine({"hostDied": {}})
+    log.add("tapedeck/host", {"model": "crafted-model"})
+    log.add("tapedeck/state", {"state": "running"})
+    log.turn(1)
+    last = log.add("step/start", {"turn": 1, "step": 1})
+    fired(e, log)
+    assert e.tick(log.time) == []
+    (alert,) = e.tick(log.time, host_state="exited")
+    assert (alert.cause, alert.seq, alert.severity) == ("host-died", last, "critical")
+    n = len(log.events)
+    resumed = log.add("tapedeck/host", {"model": "crafted-model", "resumed": True})
+    log.add("tapedeck/state", {"state": "running"})
+    assert fired(e, log, n) == []  # still the same death until a live host is seen
+    assert e.tick(log.time, host_state="running") == [] and "host-died" not in e.active
+    assert [a.cause for a in e.tick(log.time, host_state="exited")] == ["host-died"]
+    # replayed, the take-over alone tells that the first host died mid-turn
+    replay = engine({"hostDied": {}})
+    assert ("host-died", resumed - 1) in fired(replay, log)
+
+
+def test_a_host_exiting_between_turns_did_not_die() -> None:
+    log, e = Log(), engine({"hostDied": {}})
+    log.add("tapedeck/host", {})
+    log.turn(1)
+    log.end(1)
+    log.add("tapedeck/state", {"state": "exited"})
+    assert fired(e, log) == [] and e.tick(log.time, host_state="exited") == []
+
+
+def test_rewind_guard_fires_per_turn() -> None:
+    log, e = Log(), engine({"rewindGuard": {}})
+    log.turn(1)
+    guard = {"role": "user", "content": [{"type": "text", "text": "fold first"}], "source": dict(GUARD_SOURCE)}
+    first = log.add("user/message", guard, surfaceOp="append")
+    log.end(1)
+    log.turn(2)
+    second = log.add("user/message", guard, surfaceOp="append")
+    assert fired(e, log) == [("rewind-guard", first), ("rewind-guard", second)]
+
+
+def test_class_change_fires_when_the_router_moves_to_another_class() -> None:
+    log, e = Log(), engine({"classChange": {}})
+    route: dict[str, Any] = {"turn": 1, "step": 1, "phase": "normal"}
+    log.add("tapedeck/route", {**route, "taskClass": "read"})
+    changed = log.add("tapedeck/route", {**route, "taskClass": "small"})
+    log.add("tapedeck/route", {**route, "taskClass": "small"})
+    back = log.add("tapedeck/route", {**route, "taskClass": "read"})
+    assert fired(e, log) == [("class-change", changed), ("class-change", back)]
+    assert e.fired[0].reason == "the router changed the task class from read to small"
+
+
+def test_unreachable_comes_from_the_transport() -> None:
+    e = engine({"unreachable": {}})
+    (alert,) = e.reachable(False, 5_000, "ssh: connection refused")
+    assert (alert.cause, alert.reason, alert.at) == ("unreachable", "ssh: connection refused", 5_000)
+    assert e.reachable(False, 6_000) == []
+    assert e.reachable(True, 7_000) == []
+    assert [a.cause for a in e.reachable(False, 8_000)] == ["unreachable"]
+
+
+
+def test_rules_turned_off_never_fire() -> None:
+    """Every rule off (the helper turns off what it is not given): nothing fires, whatever happens."""
+    e = engine({})
+    log = Log()
+    log.header()
+    log.turn(1)
+    for _ in range(5):
+        log.call("x", "{}")
+        log.result(True)
+        log.usage(1, 1, miss=10**8)
+    log.add("tapedeck/state", {"state": "paused"})
+    log.add("tapedeck/route", {"taskClass": "a", "pressure": 1.0})
+    log.add("tapedeck/route", {"taskClass": "b", "pressure": 1.0})
+    assert fired(e, log) == []
+    assert e.tick(log.time + 10**9, host_state="exited") == []
+    assert e.reachable(False, 0) == []
+
+
+def test_an_invalid_or_hostile_event_is_folded_without_a_crash() -> None:
+    e = engine({"errorStreak": {"count": 1}})
+    hostile: list[dict[str, Any]] = [
+        {"type": "tool/result", "seq": 0, "data": {"message": "not a dict"}},
+        {"type": "tool/call", "seq": 1, "data": {"name": 3, "arguments": [1]}},
+        {"type": "tool/call", "seq": 2, "data": {"name": "x", "arguments": {"a": float("nan")}}},
+        {"type": "assistant/message", "seq": 3, "data": {"usage": {"inputTokens": "many"}}},
+        {"type": "tapedeck/route", "seq": 4, "data": {"taskClass": None, "pressure": True}},
+        {"type": "approval/decided", "seq": 5, "data": {"id": ["x"]}},
+        {"type": 7, "seq": 6, "data": None},
+        {"type": "turn/start", "seq": 7, "time": "soon", "data": {"turn": "one"}},
+    ]
+    assert e.feed(hostile) == []
