@@ -37,8 +37,8 @@ from core.alerts.rules import (
     stalled,
     waiting,
 )
-from core.rebuild.cost import bytes_per_token, rebilled, usage_usd
 from core.log.vocabulary import HOST_EVENT
+from core.rebuild.cost import bytes_per_token, rebilled, usage_usd
 from core.shared.model_specs import ModelConfig, limits_for, price_for
 
 RULES: dict[str, Rule] = {
@@ -96,8 +96,8 @@ class _Requests:
 
     def __init__(self, header: dict[str, Any], book: ModelBook) -> None:
         from core.log.store import EventStore
-        from core.rebuild.request import RequestPass
         from core.read.session import Session
+        from core.rebuild.request import RequestPass
 
         self.book = book
         self.session = Session(header, EventStore())

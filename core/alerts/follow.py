@@ -17,8 +17,8 @@ from pathlib import Path
 from core.alerts.actions import send_action
 from core.alerts.engine import Alert, AlertEngine
 from core.control.config import PolicyConfig
-from core.control.inbox import ControlError, inbox_path
 from core.control.host_state import read_host_state
+from core.control.inbox import ControlError, inbox_path
 from core.log.layout import discover_sessions, resolve_log_path
 from core.log.tail import Tailer
 
