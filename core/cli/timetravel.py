@@ -16,7 +16,7 @@ from core.cli import COMMANDS
 from core.cli.common import JsonList, emit, guarded
 from core.read.session import Session
 from core.read.summary import human_chars
-from core.rebuild.request import Request, stream_requests
+from core.rebuild.request import AGENT, Request, stream_requests
 from core.shared.errors import TapedeckError
 from core.shared.model_specs import missing_price
 
@@ -43,7 +43,7 @@ def _pick(args: argparse.Namespace) -> list[Request]:
         return False
 
     step = None if args.seq is not None else lambda point: (point.turn, point.step) == (args.turn, args.step)
-    stream_requests(args.path, take, step)  # a step's requests are the only ones built
+    stream_requests(args.path, take, step, others=False)  # a step's requests are the only ones built
     if not found and args.seq is not None:
         raise TapedeckError(f"no model request went out at or before seq {args.seq}")
     if not found:
@@ -60,7 +60,7 @@ def _print_all(args: argparse.Namespace) -> None:
         nonlocal shown
         shown += 1
         if out is not None:
-            out.add(request.to_dict())
+            out.add(request.to_dict(body=args.full))
         else:
             sys.stdout.write(_render_requests(args, [request.to_dict()]) + "\n")
 
@@ -95,13 +95,15 @@ def _render_requests(args: argparse.Namespace, payload: list[dict[str, Any]]) ->
                  f"temperature {r['temperature']}" if r["temperature"] is not None else "",
                  f"stop {json.dumps(r['stop'], ensure_ascii=False)}" if r["stop"] is not None else ""]  # fmt: skip
         attempt = f" (attempt {r['attempt']})" if r["attempt"] > 1 else ""
+        what = f"turn {r['turn']} step {r['step']}{attempt}" if r["kind"] == AGENT else f"{r['kind']} request, turn {r['turn']}"
         out.append(
-            f"turn {r['turn']} step {r['step']}{attempt} · at seq {r['seq']} · {r['host']} · "
+            f"{what} · at seq {r['seq']} · {r['host']} · "
             f"{r['provider']}/{r['model']} · {len(r['messages'])} messages · {human_chars(r['chars'])} chars"
             + "".join(f" · {e}" for e in extra if e)
         )
         out.append(f"  tools ({len(r['tools'])}): {tools}")
         out.append(f"  usage: {_usage(r['usage'])}")
+        out.extend(f"  not in the log: {note}" for note in r["unlogged"])
         if args.all:
             continue
         for i, m in enumerate(r["messages"]):
@@ -119,7 +121,7 @@ def _request(args: argparse.Namespace) -> None:
     if args.all:
         _print_all(args)
         return
-    payload = [r.to_dict() for r in _pick(args)]
+    payload = [r.to_dict(body=args.full and args.json) for r in _pick(args)]
     emit(payload, args.json, lambda p: _render_requests(args, p))
 
 
@@ -136,7 +138,7 @@ def _diff(args: argparse.Namespace) -> None:
         before[:] = [diff_base(request)]
         return False
 
-    stream_requests(args.path, compare)
+    stream_requests(args.path, compare, others=False)  # the agent's requests make the cache-break chain
     if not found:
         raise TapedeckError(f"turn {args.turn} step {args.step} attempt {args.attempt} made no model request")
     emit(found[0], args.json, _render_diff)
@@ -188,10 +190,11 @@ def _pct(value: float | None) -> str:
 def _render_cost(r: dict[str, Any]) -> str:
     lines = ["turn step  hit       miss      output    cached  cost      cache break"]
     for q in r["requests"]:
-        step = f"{q['step']}" + (f".{q['attempt']}" if q["attempt"] > 1 else "")
+        step = f"{q['step']}" + (f".{q['attempt']}" if q["attempt"] > 1 else "") if q["kind"] == AGENT else "-"
+        note = q["cacheBreak"] or "" if q["kind"] == AGENT else f"({q['kind']} call at seq {q['seq']})"
         lines.append(
             f"{q['turn']:>4} {step:<5} {q['hit'] if q['hit'] is not None else '-':<9} {q['miss']:<9} "
-            f"{q['output']:<9} {_pct(q['cached']):>6}  {_usd(q['usd']):<9} {q['cacheBreak'] or ''}"
+            f"{q['output']:<9} {_pct(q['cached']):>6}  {_usd(q['usd']):<9} {note}"
         )
     lines.append("")
     for t in r["turns"]:
@@ -206,6 +209,8 @@ def _render_cost(r: dict[str, Any]) -> str:
         lines.append(f"cuts (estimates at {r['bytesPerToken']} bytes per token):")
     for c in r["cuts"]:
         broke = f"broke the cache, {c['rebilledTokens']} tokens re-billed" if c["brokeCache"] else "no cache break"
+        if c["callUsd"] is not None:
+            broke += f", summary call {_usd(c['callUsd'])}"
         lines.append(
             f"  seq {c['seq']:>6} {c['kind']:<10} turn {c['turn']:<3} {human_chars(max(c['charsRemoved'], 0)):>5} "
             f"chars off for {c['laterRequests']} requests: saved {_usd(c['savedUsd'])}, {broke} "
@@ -230,7 +235,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     which.add_argument("--all", action="store_true", help="every model request in order, retries included")
     p.add_argument("--turn", type=int, metavar="T", help="with --step: that step's request (each attempt)")
     p.add_argument("--step", type=int, metavar="S")
-    p.add_argument("--full", action="store_true", help="print whole messages (text output clips long ones)")
+    p.add_argument("--full", action="store_true",
+                   help="print whole messages (text output clips long ones); with --json, each request's whole body")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object per request")
     p.set_defaults(handler=guarded(_request))
 

@@ -71,12 +71,17 @@ class ToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Cut:
-    """A replacement that changed the surface: what kind, and how many chars it removed (negative = grew)."""
+    """A replacement that changed the surface: what kind, and how many chars it removed (negative = grew).
+
+    ``turn`` is the turn in progress when it was made (between turns, the last one started; 0 before the
+    first), not ``turn_of`` its event: a pruned or folded ``tool/result`` keeps the turn of the result it
+    replaces in its data."""
 
     seq: int
     kind: str
     nodes: int
     chars_removed: int
+    turn: int = 0
 
 
 def op_span(op: Any) -> tuple[int, int] | None:
@@ -616,7 +621,7 @@ class Session:
         for s in shadowed:
             self.replaced_by[s] = seq
             self._live.discard(s)
-        self.cuts.append(Cut(seq, cut_kind(event), len(shadowed), removed - chars))
+        self.cuts.append(Cut(seq, cut_kind(event), len(shadowed), removed - chars, self._current_turn))
 
     def _position(self, seq: int) -> int | None:
         nodes = self.surface

@@ -13,7 +13,13 @@ A cut (seal, fold, prune, rewind, compaction) has two effects on the bill, both 
   cached tokens after that point are billed as misses once (``tokens after the break × (miss − hit)``).
 
 Tokens are estimated from bytes with the session's own ratio (billed input tokens per prompt byte over the
-requests that report usage; 4 bytes per token when none does). ``unpriced`` lists the models no price table knows.
+agent requests that report usage; 4 bytes per token when none does). ``unpriced`` lists the models no price table
+knows.
+
+DSH's other model calls are rows of their own ``kind`` (``core.rebuild.request``): the session-title call (DSH logs no
+usage for it, so it is listed unpriced) and each compaction summary call, billed from the usage its
+``compaction/summary`` logs and counted in that compaction's cost (``callUsd``). Neither takes part in the
+cache-break chain of the agent's requests. A cut is booked in the turn in progress when it was made.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.read.session import Session
-from core.rebuild.request import Request
+from core.rebuild.request import AGENT, COMPACTION, Request, prompt_bytes
 from core.rebuild.request_diff import CAUSE_NAMES, diff_base, diff_requests
 from core.shared.model_specs import ModelConfig, Prices, price_for
 
@@ -39,6 +45,7 @@ class RequestCost:
     step: int
     attempt: int
     seq: int
+    kind: str  # agent, title or compaction (core.rebuild.request)
     model: str | None
     hit: int | None  # None: the provider did not report cache hits
     miss: int
@@ -105,23 +112,31 @@ class CostTally:
 
     def add(self, request: Request, session: Session) -> None:
         """Count the next request; ``session`` has projected at least up to it."""
+        if request.kind != AGENT:
+            self._row(request, len(prompt_bytes(request)), None)
+            self.breaks.append(_Break(False, None, 0))
+            return
         before = self.before
         diff = diff_requests(before, request, session)
         broke = diff.broke and before is not None
         self.breaks.append(_Break(broke, diff.cause_seq, diff.prefix_bytes))
+        self._row(request, diff.total_bytes, diff.cause if broke else None)
+        self.before = diff_base(request)
+
+    def _row(self, request: Request, prompt: int, cause: str | None) -> None:
         tokens = _tokens(request.usage)
         price = _price(request.model, self.config)
         hit, miss, output = tokens if tokens else (None, 0, 0)
         usd = price.cost(hit or 0, miss, output) if tokens and price else None
-        self.rows.append(RequestCost(request.turn, request.step, request.attempt, request.seq, request.model,
-                                     hit, miss, output, usd, diff.total_bytes, diff.cause if broke else None))  # fmt: skip
-        self.before = diff_base(request)
+        self.rows.append(RequestCost(request.turn, request.step, request.attempt, request.seq, request.kind,
+                                     request.model, hit, miss, output, usd, prompt, cause))  # fmt: skip
 
     def report(self, session: Session) -> dict[str, Any]:
         """Per-request, per-turn and session totals, and each cut's estimated saving and cost (``session``: the
         whole projection)."""
         rows = self.rows
-        ratio = bytes_per_token((r.prompt_bytes, (r.hit or 0) + r.miss) for r in rows if _tokens_known(r))
+        billed = (r for r in rows if r.kind == AGENT and _tokens_known(r))
+        ratio = bytes_per_token((r.prompt_bytes, (r.hit or 0) + r.miss) for r in billed)
         turns: dict[int, list[RequestCost]] = {}
         for row in rows:
             turns.setdefault(row.turn, []).append(row)
@@ -136,7 +151,11 @@ class CostTally:
         }
 
     def _cuts(self, session: Session, ratio: float) -> list[dict[str, Any]]:
-        rows, seqs = self.rows, [r.seq for r in self.rows]
+        agent = [i for i, r in enumerate(self.rows) if r.kind == AGENT]
+        rows = [self.rows[i] for i in agent]
+        breaks = [self.breaks[i] for i in agent]
+        seqs = [r.seq for r in rows]
+        calls = [r for r in self.rows if r.kind == COMPACTION]
         out = []
         for cut in session.cuts:
             first = bisect.bisect_left(seqs, cut.seq)  # requests go out in seq order
@@ -145,27 +164,39 @@ class CostTally:
             later = len(rows) - first
             price = _price(rows[first].model, self.config)
             removed_tokens = max(cut.chars_removed, 0) / ratio
-            brk = self.breaks[first]
+            brk = breaks[first]
             lost_bytes = 0
             if brk.broke and brk.cause_seq == cut.seq:
                 lost_bytes = max(0, rows[first - 1].prompt_bytes - brk.prefix_bytes)
             lost_tokens, cost = rebilled(lost_bytes, ratio, price)
+            call_usd = self._call_usd(session, cut.seq, calls) if cut.kind == COMPACTION else None
+            if cost is not None and call_usd is not None:
+                cost += call_usd
             saved = removed_tokens * later * price.hit / 1_000_000 if price else None
             out.append(
                 {
                     "seq": cut.seq,
                     "kind": CAUSE_NAMES.get(cut.kind, cut.kind),
-                    "turn": session.turn_of(cut.seq),
+                    "turn": cut.turn,
                     "charsRemoved": cut.chars_removed,
                     "laterRequests": later,
                     "brokeCache": lost_bytes > 0,
                     "rebilledTokens": round(lost_tokens),
+                    "callUsd": call_usd,
                     "savedUsd": saved,
                     "costUsd": cost,
                     "netUsd": None if saved is None or cost is None else saved - cost,
                 }
             )
         return out
+
+    @staticmethod
+    def _call_usd(session: Session, seq: int, calls: list[RequestCost]) -> float | None:
+        """The priced summary calls of the compaction whose replacement is ``seq`` (it cites their
+        ``compaction/start``), or None when none was priced."""
+        cited = set(session.sources_of(seq))
+        priced = [r.usd for r in calls if r.seq in cited and r.usd is not None]
+        return sum(priced) if priced else None
 
 
 def bytes_per_token(requests: Iterable[tuple[int, int]]) -> float:
@@ -211,6 +242,7 @@ def _row_dict(r: RequestCost) -> dict[str, Any]:
         "step": r.step,
         "attempt": r.attempt,
         "seq": r.seq,
+        "kind": r.kind,
         "model": r.model,
         "hit": r.hit,
         "miss": r.miss,

@@ -8,12 +8,16 @@ context there, our host its seal, fold and route events and the request header),
 compaction between two attempts shows in the second one.
 
 - DSH logs: the latest ``request/header`` (system prompt, tools, model and every sampling field its ``config``
-  logs: ``maxTokens``, ``temperature``, ``stop``, ``reasoningEffort``) plus the surface's messages, as
-  chat-completions messages: one ``system`` message, then ``user``, ``assistant`` (with its tool calls) and
-  ``tool`` messages, each tool result its own ``tool`` message, in surface order. The effort goes out in
-  DeepSeek's chat-completions form: ``reasoning_effort``, or ``thinking: {"type": "disabled"}`` for DSH's ``off``.
-  A field the header does not log is left out (the adapter's or provider's default applied; it is not
-  known here); ``Request.sources`` says which fields came from the log, the adapter's defaults or the route.
+  logs: ``maxTokens``, ``temperature``, ``stop``, ``reasoningEffort``) plus the surface's messages, serialized
+  as DSH's DeepSeek adapter does (``core.shared.dsh_wire``: its message rules and key order, byte for byte). A field
+  the header does not log is left out (the adapter's or provider's default applied; it is not known here);
+  ``Request.sources`` says which fields came from the log, the adapter's defaults or the route.
+- DSH's other model calls are requests of their own ``kind``: the session-title call (``title``: everything it
+  sent is in its ``session/title-llm-request`` event; DSH logs no usage for it) and each compaction summary call
+  (``compaction``: the latest header's system prompt and tools, the derived messages of the nodes its
+  ``compaction/summary`` shadowed, that event's model, cap and usage; DSH's instruction, appended as the last
+  user message, is not in the log, which ``Request.unlogged`` says). They go out at their ``session/title-llm-request``
+  and ``compaction/start`` events and are listed in seq order among the agent's requests.
 - Our host's logs (a ``tapedeck/host`` event): exactly what the host sent. The messages come from
   ``core.policies.phase_notes.request_messages`` (the phase notes pinned in place), the output cap and
   ``tool_choice`` from the step's ``tapedeck/route`` event, and the body from the provider's own
@@ -46,11 +50,15 @@ from core.read.load import load_session
 from core.read.session import Session, derive_message, surface_view
 from core.read.timetravel import SessionAt, SurfaceTimeline
 from core.shared.chat import ModelRequest
+from core.shared.dsh_wire import IMAGE_NOTE, DshMessages, dsh_body, has_image, thinking_fields
 from core.shared.text import cp_len
 from core.shared.wire import OpenAIMessages, request_body
 
 CHUNK = "assistant/chunk"
 OUTPUT_TYPES = frozenset({CHUNK, "assistant/message"})
+TITLE_CALL, COMPACTION_START, COMPACTION_SUMMARY = "session/title-llm-request", "compaction/start", "compaction/summary"
+AGENT, TITLE, COMPACTION = "agent", "title", "compaction"  # Request.kind
+INSTRUCTION_NOTE = "the summary instruction DSH appends as the last user message (DSH's own text, not in the log)"
 
 
 @dataclass
@@ -75,6 +83,8 @@ class Request:
     sources: dict[str, str] = field(default_factory=dict)  # per setting (SETTINGS): where its value came from
     prompt: bytes | bytearray | None = field(default=None, repr=False, compare=False)  # request_diff.prompt_bytes
     cache: WireCache | None = field(default=None, repr=False, compare=False)  # of the pass that built it
+    kind: str = AGENT  # agent, or DSH's title or compaction call
+    unlogged: list[str] = field(default_factory=list)  # what went out but is not in the log (so not rebuilt)
 
     @property
     def wire(self) -> list[dict[str, Any]]:
@@ -91,9 +101,10 @@ class Request:
         """Code points of the wire messages' text, tool-call arguments and reasoning."""
         return sum(wire_chars(m) for m in self.wire)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The ``request --json`` object."""
-        return {
+    def to_dict(self, body: bool = False) -> dict[str, Any]:
+        """The ``request --json`` object (with ``body``: the whole chat-completions body too)."""
+        out = {
+            "kind": self.kind,
             "turn": self.turn,
             "step": self.step,
             "attempt": self.attempt,
@@ -111,17 +122,20 @@ class Request:
             "messages": self.wire,
             "chars": self.chars,
             "usage": self.usage,
+            "unlogged": self.unlogged,
         }
+        if body:
+            out["body"] = self.body
+        return out
 
 
 SETTINGS = ("maxTokens", "temperature", "stop", "reasoningEffort", "toolChoice")
 FROM_LOG, FROM_ADAPTER, NOT_LOGGED = "log", "log (adapter default)", "not logged"
 FROM_ROUTE, NOT_SENT = "route", "not sent"
-EFFORT_OFF = "off"  # DSH's DeepSeek adapter: off | high | max
 
 
 def _dsh_settings(header: dict[str, Any], config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """The sampling settings a DSH header logs (``ModelRequest`` keywords) and where each setting came from."""
+    """The sampling settings a DSH header logs (``dsh_body`` keywords) and where each setting came from."""
     cap, temperature, stop = config.get("maxTokens"), config.get("temperature"), config.get("stop")
     effort = config.get("reasoningEffort")
     number = isinstance(temperature, int | float) and not isinstance(temperature, bool)
@@ -140,13 +154,6 @@ def _dsh_settings(header: dict[str, Any], config: dict[str, Any]) -> tuple[dict[
     sources["toolChoice"] = NOT_LOGGED
     keywords = {"max_tokens": found["maxTokens"], "temperature": found["temperature"], "stop": found["stop"]}
     return keywords, sources
-
-
-def effort_fields(effort: str | None) -> dict[str, Any]:
-    """DeepSeek's chat-completions fields for a DSH reasoning effort (none when it was not logged)."""
-    if effort is None:
-        return {}
-    return {"thinking": {"type": "disabled"}} if effort == EFFORT_OFF else {"reasoning_effort": effort}
 
 
 def wire_chars(message: dict[str, Any]) -> int:
@@ -300,6 +307,7 @@ def prompt_bytes(request: Request) -> bytes | bytearray:
 
 
 Mark = tuple[int, tuple[str, ...], tuple[dict[str, Any], ...]]
+Conversion = type[OpenAIMessages] | type[DshMessages]
 Rendered = tuple[bytearray, list[int], int]  # a prompt, where each wire message after its head ends, head bytes
 
 
@@ -316,8 +324,10 @@ class WireCache:
 
     def __init__(self) -> None:
         self.system: str | None = None
+        self.conversion: Conversion = OpenAIMessages  # our host's rules or DSH's
         self.messages: list[dict[str, Any]] = []  # the last request's messages
         self.marks: list[Mark] = []  # where its conversion stood after each of them
+        self.images: list[int] = []  # per message: how many of it and those before it hold an image
         self.out: list[dict[str, Any]] = []  # its conversion before the unanswered calls were settled
         self.wire: list[dict[str, Any]] | None = None  # its wire messages
         self.shared = 0  # how many of them start the wire of the request converted before it
@@ -349,24 +359,29 @@ class WireCache:
         self.nodes, self.keyed, self.counts = list(surface), keyed, counts
         return keyed  # never changed afterwards: the next request's list is a new one
 
-    def convert(self, system: str | None, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """``to_openai_messages(system, messages)``."""
+    def convert(
+        self, system: str | None, messages: list[dict[str, Any]], kind: Conversion = OpenAIMessages
+    ) -> list[dict[str, Any]]:
+        """``convert(system, messages, kind)``: our host's wire messages, or DSH's with ``DshMessages``."""
         same = 0
-        if system == self.system:
+        if system == self.system and kind is self.conversion:
             for old, new in zip(self.messages, messages, strict=False):
                 if old is not new:
                     break
                 same += 1
         if same:
-            conversion, marks = OpenAIMessages.resume(self.out, self.marks[same - 1]), self.marks[:same]
+            conversion, marks = kind.resume(self.out, self.marks[same - 1]), self.marks[:same]
         else:
-            conversion, marks = OpenAIMessages(system), []
+            conversion, marks = kind(system), []
+        images = self.images[:same]
         self.shared = len(conversion.out)
         for message in messages[same:]:
             conversion.add(message)
             marks.append(conversion.mark())
+            images.append((images[-1] if images else 0) + has_image((message,)))
         self.converted += len(messages) - same
         self.system, self.messages, self.marks, self.out = system, list(messages), marks, conversion.out
+        self.conversion, self.images = kind, images
         self.wire = conversion.result()
         self.base, self.rendered = self.rendered, None
         return self.wire
@@ -400,6 +415,19 @@ class WireCache:
         was, now, alike = self.known
         return alike if was is old and now is new else 0
 
+    @property
+    def has_image(self) -> bool:
+        """True when a message of the last converted request holds an image."""
+        return bool(self.images and self.images[-1])
+
+
+def convert(system: str | None, messages: list[dict[str, Any]], kind: Conversion) -> list[dict[str, Any]]:
+    """The wire messages of a system prompt and DSH messages, by our host's rules or (``DshMessages``) DSH's."""
+    conversion = kind(system)
+    for message in messages:
+        conversion.add(message)
+    return conversion.result()
+
 
 def build_request(
     view: Any, point: Point, host: bool, route: dict[str, Any] | None, cache: WireCache | None = None
@@ -415,6 +443,7 @@ def build_request(
     tools = _list(header.get("tools"))
     model = config.get("model") if isinstance(config.get("model"), str) else None
     effort = None
+    unlogged: list[str] = []
     if host:
         keyed = phase_notes.keyed_request_messages(view)
         caps = route.get("caps") if route and isinstance(route.get("caps"), dict) else {}
@@ -433,16 +462,23 @@ def build_request(
             "reasoningEffort": NOT_LOGGED,
             "toolChoice": FROM_ROUTE if route else NOT_SENT,
         }
+        messages = wanted.messages
+        wire = None if cache is None else cache.convert(system, messages)
+        body = request_body(model or "", wanted, wire)
     else:
         if cache is None:
             keyed = [(seq, m) for seq in view.surface if (m := derive_message(view.events[seq]))]
         else:
             keyed = cache.surface_messages(view)
         settings, sources = _dsh_settings(header, config)
-        wanted = ModelRequest(messages=[m for _, m in keyed], system=system, tools=tools, **settings)
         effort = config.get("reasoningEffort") if sources["reasoningEffort"] != NOT_LOGGED else None
-    wire = None if cache is None else cache.convert(system, wanted.messages)
-    body = request_body(model or "", wanted, wire) | effort_fields(effort)
+        messages = [m for _, m in keyed]
+        if cache is None:
+            wire, images = convert(system, messages, DshMessages), has_image(messages)
+        else:
+            wire, images = cache.convert(system, messages, DshMessages), cache.has_image
+        body = dsh_body(model or "", wire, tools, thinking_fields(effort), **settings)
+        unlogged = [IMAGE_NOTE] if images else []
     return Request(
         turn=point.turn,
         step=point.step,
@@ -454,13 +490,60 @@ def build_request(
         header_seq=view.request_header_seq,
         system=system,
         tools=tools,
-        messages=wanted.messages,
+        messages=messages,
         keys=[k for k, _ in keyed],
         body=body,
         reasoning_effort=effort,
         sources=sources,
         cache=cache,
+        unlogged=unlogged,
     )
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def title_request(data: dict[str, Any], point: Point) -> Request:
+    """DSH's session-title call, from its ``session/title-llm-request`` event (logged right before it went out):
+    its system prompt and messages, no tools, thinking off and its output cap."""
+    route = data.get("route") if isinstance(data.get("route"), dict) else {}
+    system, model, cap = _str(data.get("system")), _str(route.get("model")), _int(data.get("maxTokens"))
+    messages = _list(data.get("messages"))
+    body = dsh_body(model or "", convert(system, messages, DshMessages), [], thinking_fields(None, title=True), cap)
+    sources = {"maxTokens": FROM_LOG if cap is not None else NOT_LOGGED, "temperature": NOT_SENT, "stop": NOT_SENT,
+               "reasoningEffort": NOT_SENT, "toolChoice": NOT_SENT}  # fmt: skip
+    return Request(point.turn, point.step, 1, point.seq, False, _str(route.get("provider")), model, None, system,
+                   [], messages, [f"title:{point.seq}"] * len(messages), body, sources=sources, kind=TITLE,
+                   unlogged=[IMAGE_NOTE] if has_image(messages) else [])  # fmt: skip
+
+
+def compaction_request(session: Session, data: dict[str, Any], point: Point) -> Request:
+    """DSH's compaction summary call, from its ``compaction/summary`` event and the session as it stands there
+    (the shadowed nodes are still on the surface): the latest header's system prompt and tools, the nodes'
+    messages, the event's model, cap and usage. The effort is the header's when it was the adapter's default
+    for that same model (the call asks for none, so the adapter's default applies), otherwise not known."""
+    header = session.request_header() or {}
+    config = header.get("config") if isinstance(header.get("config"), dict) else {}
+    system, tools = _str(header.get("system")), _list(header.get("tools"))
+    model, provider, cap = _str(data.get("model")), _str(data.get("provider")), _int(data.get("maxTokens"))
+    shadowed = [s for s in data.get("shadowedSeqs") or () if _int(s) is not None and 0 <= s < session.next_seq]
+    keyed = [(seq, m) for seq in shadowed if (m := derive_message(session.events[seq]))]
+    messages = [m for _, m in keyed]
+    defaults = header.get("adapterDefaults") if isinstance(header.get("adapterDefaults"), dict) else {}
+    same = (config.get("provider"), config.get("model")) == (provider, model) and defaults.get("reasoningEffort") is True
+    effort = _str(config.get("reasoningEffort")) if same else None
+    body = dsh_body(model or "", convert(system, messages, DshMessages), tools, thinking_fields(effort), cap)
+    sources = {"maxTokens": FROM_LOG if cap is not None else NOT_LOGGED, "temperature": NOT_SENT, "stop": NOT_SENT,
+               "reasoningEffort": FROM_ADAPTER if effort is not None else NOT_LOGGED, "toolChoice": NOT_SENT}  # fmt: skip
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else None
+    return Request(point.turn, point.step, 1, point.seq, False, provider, model, session.request_header_seq, system,
+                   tools, messages, [k for k, _ in keyed], body, effort, usage, sources, kind=COMPACTION,
+                   unlogged=[INSTRUCTION_NOTE, *([IMAGE_NOTE] if has_image(messages) else [])])  # fmt: skip
 
 
 Emit = Callable[[Request, Session], bool | None]
@@ -480,17 +563,23 @@ class RequestPass:
 
     Each request goes to ``emit(request, session)`` once its attempt is over (the next request goes out, or the
     log ends), with the usage logged for it, right before the session applies the event that ended it; ``emit``
-    returning True raises ``_Stop`` out of ``before`` (``stream_requests`` ends its pass so). With ``want``,
-    only the requests whose ``Point`` it accepts are built and emitted. Only the request in flight and each
-    step's route are held. With ``keep`` the session's ``LineStore`` keeps the
+    returning True raises ``_Stop`` (``stream_requests`` ends its pass so). With ``want``, only the agent
+    requests whose ``Point`` it accepts are built and emitted; with ``others`` DSH's title and compaction calls
+    are built too, each emitted in seq order among them. Only the requests in flight and each step's route are
+    held. With ``keep`` the session's ``LineStore`` keeps the
     surface's events in memory while they are on the surface (and no longer), since every request reads all
     of them.
     """
 
-    def __init__(self, emit: Emit, keep: bool = False, want: Callable[[Point], bool] | None = None) -> None:
+    def __init__(
+        self, emit: Emit, keep: bool = False, want: Callable[[Point], bool] | None = None, others: bool = True
+    ) -> None:
         self.emit = emit
         self.keep = keep
         self.want = want
+        self.others = others
+        self.side: list[Request] = []  # DSH's other calls that went out while ``open`` was in flight
+        self.compactions: dict[str, Point] = {}  # by compaction id: when its summary call went out
         self.cache = WireCache()
         self.clock = RequestClock()
         self.host = False
@@ -504,9 +593,10 @@ class RequestPass:
         if point is None:
             return
         done, self.open = self.open, None
-        if done is not None and self.emit(done, session):  # before the next is built: one is held at a time
-            raise _Stop(session)
+        if done is not None:  # before the next is built: one is held at a time
+            self._emit(done, session)
         del done
+        self._flush(session, point.seq)
         if self.want is None or self.want(point):
             route = self.routes.get((point.turn, point.step))
             self.open = build_request(session, point, self.host, route, self.cache)
@@ -532,6 +622,8 @@ class RequestPass:
         elif etype == "assistant/message" and request is not None and request.usage is None:
             usage = data.get("usage")
             request.usage = usage if isinstance(usage, dict) else None
+        elif self.others and not self.host and etype in (TITLE_CALL, COMPACTION_START, COMPACTION_SUMMARY):
+            self._other_call(session, etype, data)
         if self.keep and etype in SURFACE_TYPES and isinstance(store := session.events, LineStore):
             seq = session.next_seq - 1
             if session.on_surface(seq):
@@ -540,23 +632,58 @@ class RequestPass:
                 store.forget(gone)
 
     def finish(self, session: Session) -> None:
-        """The log ended: the request in flight is over."""
+        """The log ended: the requests in flight are over."""
         done, self.open = self.open, None
         if done is not None:
-            self.emit(done, session)
+            self._emit(done, session)
+        self._flush(session)
+
+    def _emit(self, request: Request, session: Session) -> None:
+        if self.emit(request, session):
+            raise _Stop(session)
+
+    def _flush(self, session: Session, before: int | None = None) -> None:
+        """Emit the other calls held back (those that went out before seq ``before``, when given)."""
+        side = [r for r in self.side if before is None or r.seq < before]
+        self.side = [r for r in self.side if before is not None and r.seq >= before]
+        for request in side:
+            self._emit(request, session)
+
+    def _other_call(self, session: Session, etype: str, data: dict[str, Any]) -> None:
+        """A DSH title or compaction event was just applied: note or build its call."""
+        seq = session.next_seq - 1
+        turn = session.turn_of(seq)
+        step = self.clock.step[1] if self.clock.step is not None and self.clock.step[0] == turn else 0
+        here = Point(turn, step, 1, seq)
+        if etype == COMPACTION_START:
+            self.compactions[str(data.get("compactionId"))] = here
+            return
+        if etype == TITLE_CALL:
+            request = title_request(data, here)
+        elif data.get("llmStreamCall") is True:  # a summary a model call wrote (else no call went out)
+            request = compaction_request(session, data, self.compactions.pop(str(data.get("compactionId")), here))
+        else:
+            return
+        # A call made while an agent request is in flight, or about to go out (DSH starts the title call when
+        # the step's request goes out, and may log it before that request's first output), is listed after it.
+        if self.clock.armed is not None or (self.open is not None and self.open.seq <= request.seq):
+            self.side.append(request)
+        else:
+            self._emit(request, session)
 
 
 def iter_requests(
-    header: dict[str, Any], events: Iterable[dict[str, Any]], session: Session | None = None
+    header: dict[str, Any], events: Iterable[dict[str, Any]], session: Session | None = None, others: bool = True
 ) -> Iterator[Request]:
-    """Every model request of a log in order, retries included, each with the usage logged for it.
+    """Every model request of a log in order, retries included, each with the usage logged for it (without DSH's
+    title and compaction calls when ``others`` is False).
 
     A request is yielded once its attempt is over (the next request went out, or the log ended). Pass an
     empty ``session`` to look at the projection as the pass goes (it is past each request when it is yielded).
     """
     session = Session(header) if session is None else session
     done: list[Request] = []
-    requests = RequestPass(lambda request, _: done.append(request))
+    requests = RequestPass(lambda request, _: done.append(request), others=others)
     for event in events:
         requests.before(session, event)
         yield from done
@@ -568,20 +695,20 @@ def iter_requests(
 
 
 def stream_requests(
-    path: str | os.PathLike[str], emit: Emit, want: Callable[[Point], bool] | None = None
+    path: str | os.PathLike[str], emit: Emit, want: Callable[[Point], bool] | None = None, others: bool = True
 ) -> Session:
-    """Every model request of the log at ``path`` (or those ``want`` accepts, the only ones built), in one
-    streaming pass that keeps only the surface's events.
+    """Every model request of the log at ``path`` (or the agent requests ``want`` accepts, the only ones built,
+    and DSH's other calls unless ``others`` is False), in one streaming pass that keeps only the surface's events.
 
     ``emit(request, session)`` gets each request as ``RequestPass`` says; returning True ends the pass there.
     Returns the projection: of the whole log, or as it stood when ``emit`` ended the pass.
     """
-    requests = RequestPass(emit, keep=True, want=want)
+    requests = RequestPass(emit, keep=True, want=want, others=others)
     try:
         session = load_session(path, retain=False, readback=True, before=requests.before, observe=requests.after)
+        requests.finish(session)
     except _Stop as stop:
         return stop.session
-    requests.finish(session)
     return session
 
 

@@ -35,7 +35,9 @@ def test_request_json_of_a_dsh_step(capsys: pytest.CaptureFixture[str], fixtures
 def test_request_by_seq_and_all(capsys: pytest.CaptureFixture[str], fixtures_dir: Path) -> None:
     log = str(fixtures_dir / "compaction-recovery.session.jsonl")
     _, out, _ = _run(capsys, "request", log, "--all", "--json")
-    assert [(r["step"], r["attempt"], r["seq"]) for r in json.loads(out)] == [(1, 1, 7), (1 + 1, 1, 17), (2, 2, 22)]
+    assert [(r["kind"], r["step"], r["attempt"], r["seq"]) for r in json.loads(out)] == [
+        ("agent", 1, 1, 7), ("agent", 2, 1, 17), ("compaction", 2, 1, 19), ("agent", 2, 2, 22),
+    ]  # fmt: skip
     _, out, _ = _run(capsys, "request", log, "--seq", "25", "--json")
     assert [(r["step"], r["attempt"]) for r in json.loads(out)] == [(2, 2)]
     code, out, _ = _run(capsys, "request", log, "--all")
@@ -66,7 +68,7 @@ def test_diff_names_the_cut_that_broke_the_cache(capsys: pytest.CaptureFixture[s
     log = str(fixtures_dir / "compaction-recovery.session.jsonl")
     code, out, _ = _run(capsys, "diff", log, "--turn", "1", "--step", "2", "--attempt", "2")
     assert code == 0
-    assert out.splitlines()[1].startswith("  cache broke at byte 18140 of 18845: compaction at seq 21;")
+    assert out.splitlines()[1].startswith("  cache broke at byte 18140 of 18839: compaction at seq 21;")
     assert "replaced seq 4 by seq 21" in out
     _, out, _ = _run(capsys, "diff", log, "--turn", "1", "--step", "2", "--json")
     diff = json.loads(out)
@@ -82,12 +84,17 @@ def test_cost_prices_with_the_config(capsys: pytest.CaptureFixture[str], fixture
     code, out, _ = _run(capsys, "cost", log, "--config", str(config), "--json")
     report = json.loads(out)
     assert code == 0
-    assert [(r["miss"], r["output"], r["usd"]) for r in report["requests"]] == [(24, 6, 36.0), (0, 0, None), (20, 4, 28.0)]
-    assert report["total"]["usd"] == 64.0 and report["turns"][0]["usd"] == 64.0
+    assert [(r["kind"], r["miss"], r["output"], r["usd"]) for r in report["requests"]] == [
+        ("agent", 24, 6, 36.0), ("agent", 0, 0, None), ("compaction", 20, 4, 28.0), ("agent", 20, 4, 28.0),
+    ]  # fmt: skip
+    assert report["total"]["usd"] == 92.0 and report["turns"][0]["usd"] == 92.0
     [cut] = report["cuts"]
-    assert (cut["kind"], cut["brokeCache"]) == ("compaction", True)
+    assert (cut["kind"], cut["brokeCache"], cut["callUsd"]) == ("compaction", True, 28.0)
     code, out, _ = _run(capsys, "cost", log)
-    assert code == 0 and "session: 3 requests, hit 0 / miss 44 / output 10 tokens, $0.0000" in out
+    assert code == 0 and "session: 4 requests, hit 0 / miss 64 / output 14 tokens, $0.0000" in out
+    assert "(compaction call at seq 19)" in out
+    _, out, _ = _run(capsys, "cost", log, "--config", str(config))
+    assert "summary call $28.0000" in out
 
 
 def test_cost_of_a_model_without_a_price_says_which_key_to_set(

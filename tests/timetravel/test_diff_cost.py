@@ -19,7 +19,7 @@ from tests.log.helpers import HEADER, assistant, user
 def _pairs(path: Path) -> tuple[list[Request], Session]:
     data = read_log(path)
     session = Session(data.header)
-    return list(iter_requests(data.header, data.events, session)), session
+    return list(iter_requests(data.header, data.events, session, others=False)), session
 
 
 def _breaks(path: Path) -> list[tuple[int, int, int, str | None]]:

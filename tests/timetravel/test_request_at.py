@@ -18,7 +18,7 @@ from tests.timetravel.conftest import FIXTURE_LOGS
 
 def _check(session: Session, path: Path) -> int:
     data = read_log(path)
-    passed = list(iter_requests(data.header, data.events))
+    passed = list(iter_requests(data.header, data.events, others=False))  # the TUI's path: the agent's requests
     points = request_points(session)
     assert [(p.turn, p.step, p.attempt, p.seq) for p in points] == [(r.turn, r.step, r.attempt, r.seq) for r in passed]
     timeline = SurfaceTimeline.from_session(session, every=4)

@@ -95,7 +95,7 @@ def _against_scratch(path: Path) -> int:
             reused += request.cache.known_prefix(last[0].prompt or b"", prompt_bytes(request)) > 0
         last[:] = [diff_base(request), diff_base(plain)]
 
-    stream_requests(path, take)
+    stream_requests(path, take, others=False)  # DSH's other calls are built apart, without the cache
     return reused
 
 

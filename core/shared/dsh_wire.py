@@ -1,0 +1,168 @@
+"""DSH messages as DSH's own DeepSeek adapter (``@deepseek-ai/dsh-llm-deepseek``, rc.8) puts them on the wire.
+
+A DSH log's requests are rebuilt with these rules, not with our host's (``core.shared.wire``):
+
+- every message is converted on its own, in surface order; nothing is re-paired or moved;
+- an assistant message is ``{role, content, reasoning_content?, tool_calls?}``: ``content`` is its text blocks
+  concatenated (``""`` when it has none, also beside tool calls), ``reasoning_content`` its reasoning blocks
+  concatenated whenever there are any (on final answers too), each tool call's fields as logged;
+- any other message gives a ``user`` message of its text blocks concatenated (sent even when empty, unless the
+  message carries tool results), then one ``tool`` message per tool result, whose text is ``(no output)`` when
+  empty; a ``system`` message keeps its role;
+- the body's keys come in the adapter's order, and optional fields are left out, never sent as null. The
+  reasoning effort goes out as ``thinking: {"type": "enabled"}`` plus ``reasoning_effort``, or ``thinking:
+  {"type": "disabled"}`` for ``off`` and for the session-title call.
+
+Image blocks are not rebuilt: DSH resolves them from its attachment store, whose bytes are not in the log
+(``image_note`` says so for a request that holds any).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+EFFORT_OFF = "off"  # DSH's DeepSeek adapter: off | low | high | max
+NO_OUTPUT = "(no output)"
+
+
+def _js_text(value: Any) -> str:
+    """A block's ``text`` as JavaScript's ``Array.join`` turns it into a string."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value if isinstance(value, str) else str(value)
+
+
+def _blocks(value: Any) -> list[Mapping[str, Any]]:
+    return [b for b in value if isinstance(b, Mapping)] if isinstance(value, list) else []
+
+
+def joined(blocks: Iterable[Mapping[str, Any]], kind: str = "text") -> str:
+    """The ``text`` of the blocks of one type, concatenated with nothing between them."""
+    return "".join(_js_text(b.get("text")) for b in blocks if b.get("type") == kind)
+
+
+def _present(source: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    """The keys ``source`` holds, in the order given (JSON leaves out what JavaScript holds as undefined)."""
+    return {key: source[key] for key in keys if key in source}
+
+
+def _assistant(blocks: list[Mapping[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": "assistant", "content": joined(blocks)}
+    reasoning = joined(blocks, "reasoning")
+    if reasoning:
+        out["reasoning_content"] = reasoning
+    calls = [
+        {**_present(b, "id"), "type": "function", "function": _present(b, "name", "arguments")}
+        for b in blocks
+        if b.get("type") == "tool-call"
+    ]
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+def dsh_wire(message: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The wire messages of one DSH message."""
+    blocks = _blocks(message.get("content"))
+    role = message.get("role")
+    if role == "system":
+        return [{"role": "system", "content": joined(blocks)}]
+    if role == "assistant":
+        return [_assistant(blocks)]
+    results = [b for b in blocks if b.get("type") == "tool-result"]
+    content = joined(blocks)
+    out = [{"role": "user", "content": content}] if content or not results else []
+    for result in results:
+        text = joined(_blocks(result.get("content"))) or NO_OUTPUT
+        call = {"tool_call_id": result["toolCallId"]} if "toolCallId" in result else {}
+        out.append({"role": "tool", **call, "content": text})
+    return out
+
+
+def has_image(messages: Iterable[Mapping[str, Any]]) -> bool:
+    """True when any message (or a tool result in it) holds an image block."""
+
+    def holds(blocks: list[Mapping[str, Any]]) -> bool:
+        return any(b.get("type") == "image" or (b.get("type") == "tool-result" and holds(_blocks(b.get("content"))))
+                   for b in blocks)  # fmt: skip
+
+    return any(holds(_blocks(m.get("content"))) for m in messages)
+
+
+IMAGE_NOTE = "image content (DSH reads it from its attachment store; its bytes are not in the log)"
+
+
+class DshMessages:
+    """DSH messages converted one at a time, with the interface of ``OpenAIMessages`` (``add``, ``mark``,
+    ``resume``, ``result``) so ``core.rebuild.request.WireCache`` can resume either conversion."""
+
+    __slots__ = ("out",)
+
+    def __init__(self, system: str | None) -> None:
+        self.out: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+
+    def mark(self) -> tuple[int, tuple[str, ...], tuple[dict[str, Any], ...]]:
+        """Where the conversion stands (only its length: DSH keeps no state between messages)."""
+        return len(self.out), (), ()
+
+    @classmethod
+    def resume(
+        cls, out: list[dict[str, Any]], mark: tuple[int, tuple[str, ...], tuple[dict[str, Any], ...]]
+    ) -> DshMessages:
+        """The conversion as it stood at ``mark``, taken while it produced ``out``."""
+        done = cls(None)
+        done.out = out[: mark[0]]
+        return done
+
+    def add(self, message: Mapping[str, Any]) -> None:
+        """Convert the next message."""
+        self.out.extend(dsh_wire(message))
+
+    def result(self) -> list[dict[str, Any]]:
+        """The messages converted so far (a new list)."""
+        return list(self.out)
+
+
+def thinking_fields(effort: str | None, title: bool = False) -> dict[str, Any]:
+    """The adapter's thinking fields: none when the effort is not known."""
+    if title or effort == EFFORT_OFF:
+        return {"thinking": {"type": "disabled"}}
+    if effort is None:
+        return {}
+    return {"thinking": {"type": "enabled"}, "reasoning_effort": effort}
+
+
+def dsh_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Tool schemas as the adapter sends them: each field as logged, none filled in."""
+    return [{"type": "function", "function": _present(t, "name", "description", "parameters")} for t in tools]
+
+
+def dsh_body(
+    model: str,
+    messages: list[dict[str, Any]],
+    tools: list[Mapping[str, Any]],
+    thinking: dict[str, Any],
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    stop: str | list[str] | None = None,
+) -> dict[str, Any]:
+    """The chat-completions body in the adapter's key order (``messages``: wire messages, system first)."""
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        **thinking,
+    }
+    if tools:
+        body["tools"] = dsh_tools(tools)
+    if temperature is not None:
+        body["temperature"] = temperature
+    if max_tokens is not None:
+        body["max_tokens"] = max_tokens
+    if stop is not None:
+        body["stop"] = stop
+    return body
