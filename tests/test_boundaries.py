@@ -93,7 +93,8 @@ LAYERS: dict[str, set[str]] = {
     "core.control": {"core.shared", "core.log"},
     "core.policies": {"core.shared", "core.log", "core.read"},
     "core.rebuild": {"core.shared", "core.log", "core.read", "core.policies"},
-    "core.host": {"core.shared", "core.log", "core.read", "core.control", "core.policies", "core.host"},
+    "core.alerts": {"core.shared", "core.log", "core.read", "core.control", "core.policies", "core.rebuild"},
+    "core.host": {"core.shared", "core.log", "core.read", "core.control", "core.policies", "core.alerts", "core.host"},
 }
 # The DSH bridge's modules each sit in the layer of what they serve: its op vocabulary and its files beside the
 # log in the control layer, the marks read from its td command pairs on the read side.

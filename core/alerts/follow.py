@@ -19,7 +19,8 @@ from core.alerts.engine import Alert, AlertEngine
 from core.control.config import PolicyConfig
 from core.control.host_state import read_host_state
 from core.control.inbox import ControlError, inbox_path
-from core.log.layout import discover_sessions, resolve_log_path
+from core.log.layout import resolve_log_path
+from core.log.sessions import discover_sessions
 from core.log.tail import Tailer
 
 RESCAN_SECONDS = 1.0  # how often the roots are listed again for new sessions
