@@ -1,1 +1,1111 @@
-// The tapedeck bridge plugin for DSH (issue 21); its source replaces this empty module.
+// tapedeck-bridge: a DSH (Cordis) plugin that obeys tapedeck's control inbox for every live agent.
+//
+// For each agent it finds the session directory through the session-persistence backend in force, polls
+// `control.jsonl` there and runs every request through DSH's command registry as the slash command `/td`, so DSH
+// itself logs `command/run` / `command/done` for it. Beside the log it keeps:
+//   bridge.json              liveness: pid, process start time, state, heartbeat (atomic replace, every second)
+//   control.outcomes.jsonl   one line per outcome: {requestId, op, outcome, error?, detail?, at}
+//   bridge.state.json        what survives a reload or restart: inbox cursor, paused, checkpoint marks
+// It never appends an event type of its own to the session log. The request format and outcome semantics are
+// tapedeck's (core/control.py); the interface with tapedeck is docs/contracts.md, "DSH bridge".
+
+import fs from "node:fs";
+import path from "node:path";
+import { randomUUID } from "node:crypto";
+
+export const name = "tapedeck-bridge";
+export const inject = ["agents", "commands", "sessions"];
+
+const VERSION = "0.1.0";
+const COMMAND = "td";
+const POLL_MS = 150;
+const HEARTBEAT_MS = 1000;
+const RELOAD_GRACE_MS = 3000; // a gap this short between two bridges is a reload, not an absence
+const HANDOVER_MS = 5000; // how long a disposed bridge keeps held steps for its successor
+const INBOX = "control.jsonl";
+const OUTCOMES = "control.outcomes.jsonl";
+const BRIDGE = "bridge.json";
+const STATE = "bridge.state.json";
+const MAX_LINE_BYTES = 1 << 20;
+const MAX_DEPTH = 32;
+const MAX_ID_CHARS = 200;
+const LEADING_ID = new RegExp(`^\\s*\\{\\s*"id"\\s*:\\s*"([A-Za-z0-9._:-]{1,${MAX_ID_CHARS}})"`);
+const FINAL = new Set(["applied", "rejected", "cancelled", "expired"]);
+const SESSION_KEYS = ["model", "reasoningEffort"]; // config.set keys that apply to this session's requests
+const GATES = Symbol.for("tapedeck-bridge.held-steps"); // held pre-steps handed from one instance to the next
+
+// op -> argument specs: [name, kind, required, choices]
+const OPS = {
+  checkpoint: [["objective", "string", false]],
+  rewind: [
+    ["markId", "integer", false],
+    ["preview", "any", false],
+  ],
+  expand: [["seq", "integer", true]],
+  "config.set": [
+    ["key", "string", true],
+    ["value", "any", true],
+  ],
+  pause: [],
+  resume: [],
+  message: [
+    ["text", "string", true],
+    ["kind", "string", false, ["steer", "note"]],
+    ["mode", "string", false, ["steer", "queue"]],
+  ],
+  stop: [["reason", "string", false]],
+};
+const AT_IDLE = new Set(["rewind", "expand"]); // ops that rewrite the surface: only between turns
+
+// --- requests: decoding and validation (the rules of core/control.py) ----------------------------------------
+
+function typeName(value) {
+  if (value === null) return "NoneType";
+  if (Array.isArray(value)) return "list";
+  if (typeof value === "string") return "str";
+  if (typeof value === "boolean") return "bool";
+  if (typeof value === "number") return Number.isInteger(value) ? "int" : "float";
+  return typeof value === "object" ? "dict" : typeof value;
+}
+
+function repr(value) {
+  return typeof value === "string" ? `'${value}'` : JSON.stringify(value);
+}
+
+function argError(op, name, [, kind, required, choices], value) {
+  if (kind === "string") {
+    if (typeof value !== "string") return `${op}: '${name}' must be a string (got ${typeName(value)})`;
+    if (required && !value.trim()) return `${op}: '${name}' must not be empty`;
+    if (choices && !choices.includes(value))
+      return `${op}: '${name}' must be one of ${choices.join(", ")} (got ${repr(value)})`;
+  } else if (kind === "integer" && !(Number.isSafeInteger(value) && value >= 0)) {
+    return `${op}: '${name}' must be a non-negative integer (got ${repr(value)})`;
+  }
+  return null;
+}
+
+/** The checked arguments of a request, or throws an Error naming what is wrong. */
+function validate(op, args) {
+  if (typeof op !== "string" || !Object.hasOwn(OPS, op))
+    throw new Error(`unknown control op ${repr(op)}; valid ops: ${Object.keys(OPS).join(", ")}`);
+  const specs = OPS[op];
+  if (args === null || args === undefined) args = {};
+  if (typeof args !== "object" || Array.isArray(args))
+    throw new Error(`${op}: args must be a JSON object (got ${typeName(args)})`);
+  const names = specs.map((s) => s[0]);
+  const unknown = Object.keys(args).find((k) => !names.includes(k));
+  if (unknown !== undefined) {
+    const takes = names.length ? `it takes ${names.join(", ")}` : "it takes no arguments";
+    throw new Error(`${op}: unknown argument '${unknown}' (${takes})`);
+  }
+  for (const spec of specs) {
+    if (!Object.hasOwn(args, spec[0])) {
+      if (spec[2]) throw new Error(`${op} needs the argument '${spec[0]}'`);
+      continue;
+    }
+    const problem = argError(op, spec[0], spec, args[spec[0]]);
+    if (problem) throw new Error(problem);
+  }
+  const preview = op === "rewind" ? args.preview : undefined;
+  if (
+    preview !== undefined &&
+    preview !== null &&
+    (typeof preview !== "object" ||
+      Array.isArray(preview) ||
+      Object.keys(preview).sort().join() !== "chars,nodes,seq" ||
+      !Object.values(preview).every((v) => Number.isSafeInteger(v) && v >= 0))
+  )
+    throw new Error("rewind: 'preview' must be an object {seq, nodes, chars} of non-negative integers");
+  return { ...args };
+}
+
+function tooDeep(value, limit) {
+  const stack = [[value, 1]];
+  while (stack.length) {
+    const [item, depth] = stack.pop();
+    if (item !== null && typeof item === "object") {
+      if (depth > limit) return true;
+      for (const child of Object.values(item)) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+function hasLoneSurrogate(value) {
+  const stack = [value];
+  while (stack.length) {
+    const item = stack.pop();
+    if (typeof item === "string") {
+      if (!item.isWellFormed()) return true;
+    } else if (item !== null && typeof item === "object") {
+      for (const [k, v] of Object.entries(item)) stack.push(k, v);
+    }
+  }
+  return false;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** An unreadable line: rejected by id when its id can be read, otherwise only reported. */
+function unreadable(lineNo, raw, problem) {
+  const head = Buffer.from(raw.subarray(0, MAX_ID_CHARS + 64)).toString("latin1");
+  const match = LEADING_ID.exec(head);
+  const where = `control inbox line ${lineNo}`;
+  if (!match) return { error: `${where} ${problem}; skipped` };
+  return { request: { id: match[1], op: null, args: {}, at: null }, error: `${where} ${problem}` };
+}
+
+/** One inbox line -> {request?, error?, withdraw?} (never throws). */
+export function decodeLine(lineNo, raw) {
+  const where = `control inbox line ${lineNo}`;
+  if (raw.length > MAX_LINE_BYTES) return unreadable(lineNo, raw, `is longer than ${MAX_LINE_BYTES} bytes`);
+  let obj;
+  try {
+    obj = JSON.parse(utf8.decode(raw));
+  } catch (err) {
+    return unreadable(lineNo, raw, `is not valid JSON (${err instanceof Error ? err.message : err})`);
+  }
+  if (hasLoneSurrogate(obj)) return unreadable(lineNo, raw, "is not valid JSON (a lone surrogate in a string)");
+  if (obj === null || typeof obj !== "object" || Array.isArray(obj))
+    return { error: `${where} is not a JSON object; skipped` };
+  const id = obj.id;
+  const withdrawn = obj.withdraw;
+  if (id === undefined && typeof withdrawn === "string" && withdrawn.length > 0 && withdrawn.length <= MAX_ID_CHARS)
+    return { withdraw: withdrawn };
+  if (typeof id !== "string" || !id || id.length > MAX_ID_CHARS)
+    return { error: `${where} has no request id (a string of 1 to ${MAX_ID_CHARS} chars); skipped` };
+  const request = {
+    id,
+    op: typeof obj.op === "string" ? obj.op : null,
+    args: {},
+    at: Number.isSafeInteger(obj.at) ? obj.at : null,
+  };
+  if (obj.queued === true) request.queued = true;
+  if (Number.isSafeInteger(obj.expires)) request.expires = obj.expires;
+  if (tooDeep(obj, MAX_DEPTH)) return { request, error: `${where} is nested deeper than ${MAX_DEPTH} levels` };
+  try {
+    request.args = validate(obj.op, obj.args);
+  } catch (err) {
+    return { request, error: err.message };
+  }
+  return { request };
+}
+
+function expiryError(request) {
+  const when = new Date(request.expires).toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+  return `it expired at ${when} before a host could apply it`;
+}
+
+// --- small file helpers --------------------------------------------------------------------------------------
+
+function writeAtomic(file, data) {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  fs.writeFileSync(tmp, data, { mode: 0o600 });
+  fs.renameSync(tmp, file);
+}
+
+function readJson(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+function procStart(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+function dshVersion() {
+  try {
+    const pkg = path.join(path.dirname(fs.realpathSync(process.argv[1])), "..", "package.json");
+    const meta = JSON.parse(fs.readFileSync(pkg, "utf8"));
+    return meta.name === "@deepseek-ai/dsh" ? meta.version : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function oneLine(text) {
+  return String(text).replace(/\s+/g, " ").trim();
+}
+
+// --- one bridged session ---------------------------------------------------------------------------------------
+
+class SessionBridge {
+  constructor(plugin, agent, dir) {
+    this.plugin = plugin;
+    this.agent = agent;
+    this.dir = dir;
+    this.attached = false; // files read and written once the session directory exists
+    this.paused = false;
+    this.marks = [];
+    this.cursor = { ino: 0, offset: 0 };
+    this.line = 0;
+    this.partial = null; // {offset, head, overlong} of a line still without its newline
+    this.final = new Set(); // ids with a final outcome
+    this.pending = new Set(); // ids acknowledged pending, not final yet
+    this.started = new Set(); // ids whose td command ran (from the log or from this instance)
+    this.withdrawn = new Set();
+    this.waiting = new Set(); // ids queued or waiting for idle, not started
+    this.holds = []; // resolvers of pre-steps held by a pause
+    this.inStep = false;
+    this.queue = Promise.resolve();
+    this.problem = undefined;
+    this.since = Date.now();
+    this.written = undefined; // the last state written to bridge.json
+    this.overrides = {}; // config.set values for this session's requests
+  }
+
+  file(name) {
+    return path.join(this.dir, name);
+  }
+
+  // Called from the poll loop until the session directory exists.
+  attach(now) {
+    if (!fs.existsSync(this.dir)) return false;
+    const previous = readJson(this.file(BRIDGE));
+    const saved = readJson(this.file(STATE));
+    this.readOutcomes();
+    this.readLog();
+    if (saved && typeof saved === "object") {
+      if (saved.cursor && Number.isSafeInteger(saved.cursor.ino) && Number.isSafeInteger(saved.cursor.offset))
+        this.cursor = { ino: saved.cursor.ino, offset: saved.cursor.offset };
+      if (typeof saved.paused === "boolean") this.paused = saved.paused;
+      for (const mark of Array.isArray(saved.marks) ? saved.marks : [])
+        if (Number.isSafeInteger(mark?.markId)) {
+          const known = this.marks.find((m) => m.markId === mark.markId);
+          if (!known) this.marks.push(mark);
+          else if (mark.completed) known.completed = true;
+        }
+      this.marks.sort((a, b) => a.markId - b.markId);
+    }
+    // When the bridge was away (never ran here, or stopped longer ago than a reload takes), requests that came
+    // in meanwhile are answered cancelled instead of firing late; a reload's short gap loses nothing.
+    const lastAlive = previous ? (previous.state === "exited" ? previous.since : previous.heartbeat) : undefined;
+    this.absentSince = lastAlive === undefined ? -Infinity : lastAlive;
+    this.absent = lastAlive === undefined || now - lastAlive > RELOAD_GRACE_MS;
+    this.startedAt = now;
+    this.attached = true;
+    this.adoptHolds();
+    this.writeBridge(now, true);
+    if ([...this.pending].some((id) => !this.final.has(id))) this.recoverPending();
+    this.poll();
+    return true;
+  }
+
+  readOutcomes() {
+    let text;
+    try {
+      text = fs.readFileSync(this.file(OUTCOMES), "utf8");
+    } catch {
+      return;
+    }
+    for (const line of text.split("\n")) {
+      let data;
+      try {
+        data = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (typeof data?.requestId !== "string") continue;
+      if (FINAL.has(data.outcome)) this.final.add(data.requestId);
+      else if (data.outcome === "pending") this.pending.add(data.requestId);
+      if (data.op === "checkpoint" && data.outcome === "applied") this.addMark(data.detail);
+      if (data.op === "rewind" && data.outcome === "applied") this.complete(data.detail?.markId);
+    }
+  }
+
+  // The log is the durable record: td runs (never run an id twice), marks, and the last pause/resume.
+  readLog() {
+    const runs = new Map();
+    let paused;
+    for (const event of this.agent.session.events) {
+      if (event.type === "command/run" && event.data?.name === COMMAND) {
+        const id = requestIdOf(event.data.args);
+        if (id !== undefined) {
+          this.started.add(id);
+          runs.set(event.data.commandId, id);
+        }
+      } else if (event.type === "command/done" && runs.has(event.data?.commandId)) {
+        let data;
+        try {
+          data = JSON.parse(event.data.text ?? "");
+        } catch {
+          continue;
+        }
+        if (data?.outcome !== "applied") continue;
+        if (data.op === "checkpoint") this.addMark(data.detail);
+        if (data.op === "rewind") this.complete(data.detail?.markId);
+        if (data.op === "pause") paused = true;
+        if (data.op === "resume") paused = false;
+      } else if (event.type === "step/start") this.inStep = true;
+      else if (event.type === "step/end" || event.type === "turn/end") this.inStep = false;
+    }
+    if (paused !== undefined) this.paused = paused;
+  }
+
+  addMark(detail) {
+    if (!detail || !Number.isSafeInteger(detail.markId)) return;
+    if (this.marks.some((m) => m.markId === detail.markId)) return;
+    const mark = { markId: detail.markId, seq: detail.seq ?? null, at: detail.at ?? Date.now() };
+    if (typeof detail.objective === "string") mark.objective = detail.objective;
+    this.marks.push(mark);
+    this.marks.sort((a, b) => a.markId - b.markId);
+  }
+
+  // A rewind to mark K completes K and every later mark (they stay listed, so mark ids never repeat).
+  complete(markId) {
+    if (!Number.isSafeInteger(markId)) return;
+    for (const mark of this.marks) if (mark.markId >= markId) mark.completed = true;
+  }
+
+  saveState() {
+    if (!this.attached) return;
+    writeAtomic(this.file(STATE), JSON.stringify({ cursor: this.cursor, paused: this.paused, marks: this.marks }) + "\n");
+  }
+
+  state() {
+    if (this.paused) return this.inStep && this.holds.length === 0 ? "pausing" : "paused";
+    return this.agent.status === "running" ? "running" : "idle";
+  }
+
+  writeBridge(now, force = false, exited = false) {
+    if (!this.attached) return;
+    const state = exited ? "exited" : this.state();
+    if (state !== this.written) this.since = now;
+    if (!force && state === this.written && now - (this.beat ?? 0) < HEARTBEAT_MS) return;
+    const body = {
+      kind: "dsh",
+      pid: process.pid,
+      procStart: this.plugin.procStart,
+      state,
+      since: this.since,
+      heartbeat: now,
+      sessionId: this.agent.id,
+      plugin: `tapedeck-bridge/${VERSION}`,
+    };
+    if (this.plugin.dsh) body.dsh = this.plugin.dsh;
+    if (this.problem) body.problem = this.problem;
+    try {
+      writeAtomic(this.file(BRIDGE), JSON.stringify(body) + "\n");
+      this.written = state;
+      this.beat = now;
+    } catch (err) {
+      this.plugin.warn(`cannot write ${this.file(BRIDGE)}: ${err.message}`);
+    }
+  }
+
+  note(problem) {
+    this.problem = oneLine(problem);
+    this.writeBridge(Date.now(), true);
+  }
+
+  outcome(request, outcome, error, detail) {
+    const data = { requestId: request.id, op: request.op ?? null, outcome };
+    if (error !== undefined) data.error = error;
+    if (detail !== undefined) data.detail = detail;
+    data.at = Date.now();
+    if (FINAL.has(outcome)) {
+      if (this.final.has(request.id)) return data;
+      this.final.add(request.id);
+    } else {
+      if (this.pending.has(request.id)) return data;
+      this.pending.add(request.id);
+    }
+    this.waiting.delete(request.id);
+    try {
+      const fd = fs.openSync(this.file(OUTCOMES), fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600);
+      try {
+        fs.writeSync(fd, JSON.stringify(data) + "\n");
+      } finally {
+        fs.closeSync(fd);
+      }
+    } catch (err) {
+      this.note(`cannot append to ${OUTCOMES}: ${err.message}`);
+    }
+    return data;
+  }
+
+  // --- reading the inbox ---
+
+  // Opens the inbox for reading: never through a symlink, only a regular file kept at 0600.
+  openInbox() {
+    const file = this.file(INBOX);
+    let fd;
+    try {
+      fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+    } catch (err) {
+      if (err.code === "ENOENT") return undefined;
+      if (err.code === "ELOOP") this.note(`the control inbox ${file} is a symbolic link; ignored`);
+      else this.note(`cannot open the control inbox ${file}: ${err.message}`);
+      return undefined;
+    }
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) {
+      fs.closeSync(fd);
+      this.note(`the control inbox ${file} is not a regular file; ignored`);
+      return undefined;
+    }
+    if ((st.mode & 0o777) !== 0o600) {
+      if (typeof process.getuid === "function" && st.uid === process.getuid()) {
+        fs.fchmodSync(fd, 0o600);
+      } else {
+        fs.closeSync(fd);
+        this.note(`the control inbox ${file} has mode ${(st.mode & 0o777).toString(8)}, not 600, and another owner; ignored`);
+        return undefined;
+      }
+    }
+    return { fd, st };
+  }
+
+  poll() {
+    if (!this.attached) return;
+    const opened = this.openInbox();
+    if (!opened) return;
+    const { fd, st } = opened;
+    let data;
+    try {
+      if (st.ino !== this.cursor.ino || st.size < this.cursor.offset) {
+        this.cursor = { ino: st.ino, offset: 0 }; // a new or truncated inbox: read it from its start
+        this.line = 0;
+        this.partial = null;
+      }
+      const start = this.cursor.offset + (this.partial ? this.partial.length : 0);
+      if (st.size <= start) return;
+      data = Buffer.alloc(st.size - start);
+      fs.readSync(fd, data, 0, data.length, start);
+    } finally {
+      fs.closeSync(fd);
+    }
+    this.split(data);
+  }
+
+  split(data) {
+    let pos = 0;
+    const entries = [];
+    while (pos < data.length) {
+      const nl = data.indexOf(0x0a, pos);
+      const piece = data.subarray(pos, nl === -1 ? data.length : nl);
+      const partial = this.partial ?? { length: 0, chunks: [], overlong: false, head: null };
+      partial.length += piece.length;
+      if (!partial.overlong) {
+        partial.chunks.push(Buffer.from(piece));
+        if (partial.length > MAX_LINE_BYTES) {
+          partial.overlong = true;
+          partial.head = Buffer.concat(partial.chunks).subarray(0, MAX_ID_CHARS + 64);
+          partial.chunks = [];
+        }
+      }
+      if (nl === -1) {
+        this.partial = partial;
+        break;
+      }
+      this.partial = null;
+      this.line += 1;
+      const lineNo = this.line;
+      this.cursor.offset += partial.length + 1;
+      pos = nl + 1;
+      if (partial.overlong) {
+        entries.push(unreadable(lineNo, partial.head, `is longer than ${MAX_LINE_BYTES} bytes`));
+        continue;
+      }
+      const raw = Buffer.concat(partial.chunks);
+      if (raw.toString("latin1").trim() === "") continue;
+      entries.push(decodeLine(lineNo, trimBytes(raw)));
+    }
+    for (const entry of entries) this.take(entry);
+    if (entries.length) this.saveState();
+  }
+
+  // Re-reads the inbox from its start for requests that were acknowledged pending before a reload.
+  recoverPending() {
+    const opened = this.openInbox();
+    if (!opened) return;
+    let text;
+    try {
+      text = fs.readFileSync(opened.fd);
+    } finally {
+      fs.closeSync(opened.fd);
+    }
+    let line = 0;
+    for (const raw of splitLines(text.subarray(0, this.cursor.offset))) {
+      line += 1;
+      const entry = decodeLine(line, raw);
+      const id = entry.request?.id;
+      if (id && this.pending.has(id) && !this.final.has(id) && !entry.error) this.admit(entry.request, true);
+    }
+  }
+
+  take(entry) {
+    if (entry.withdraw !== undefined) {
+      const id = entry.withdraw;
+      if (!this.final.has(id)) this.withdrawn.add(id);
+      return;
+    }
+    const request = entry.request;
+    if (!request) {
+      this.note(entry.error);
+      return;
+    }
+    if (this.final.has(request.id) || this.started.has(request.id)) return; // never twice
+    if (entry.error) {
+      this.outcome(request, "rejected", entry.error);
+      return;
+    }
+    this.admit(request, false);
+  }
+
+  admit(request, recovered) {
+    const now = Date.now();
+    if (request.expires !== undefined && now >= request.expires) {
+      this.outcome(request, "expired", expiryError(request));
+      return;
+    }
+    // Sent while no bridge ran here: it must not fire late, unless it was queued for the next start.
+    const arrivedAway =
+      !recovered && this.absent && !request.queued && (request.at ?? 0) < this.startedAt && (request.at ?? 0) >= this.absentSince;
+    if (arrivedAway) {
+      this.outcome(request, "cancelled", "it arrived while no bridge was running");
+      return;
+    }
+    this.waiting.add(request.id);
+    if (AT_IDLE.has(request.op) && this.agent.status !== "idle") {
+      this.outcome(request, "pending", undefined, { waitingFor: "idle" });
+      this.whenIdle(request).then((ready) => ready && this.enqueue(request));
+      return;
+    }
+    this.enqueue(request);
+  }
+
+  // Resolves true once the agent is idle, false (after answering the request) when it expired or was withdrawn.
+  async whenIdle(request) {
+    for (;;) {
+      if (this.withdrawn.has(request.id)) {
+        this.outcome(request, "cancelled", "withdrawn by its sender");
+        return false;
+      }
+      if (request.expires !== undefined && Date.now() >= request.expires) {
+        this.outcome(request, "rejected", `${request.op} runs only while the agent is idle, and it stayed busy until the request expired`);
+        return false;
+      }
+      if (this.plugin.disposed || this.gone) return false;
+      if (this.agent.status === "idle") return true;
+      await Promise.race([this.agent.whenIdle(), sleep(POLL_MS)]);
+    }
+  }
+
+  enqueue(request) {
+    this.queue = this.queue
+      .then(() => this.execute(request))
+      .catch((err) => this.plugin.warn(`op ${request.id} failed: ${err?.stack ?? err}`));
+  }
+
+  async execute(request) {
+    if (this.plugin.disposed || this.gone || this.final.has(request.id)) return;
+    if (this.withdrawn.has(request.id)) {
+      this.outcome(request, "cancelled", "withdrawn by its sender");
+      return;
+    }
+    if (request.expires !== undefined && Date.now() >= request.expires) {
+      this.outcome(request, "expired", expiryError(request));
+      return;
+    }
+    const line = `/${COMMAND} ${JSON.stringify(request)}`;
+    const result = await this.plugin.ctx.commands.execute(this.agent, line, [], this.plugin.abort.signal);
+    if (result === undefined) this.outcome(request, "rejected", `DSH has no /${COMMAND} command registered`);
+    await this.flush();
+  }
+
+  // command/run and command/done are log-only: DSH writes them at its next checkpoint, which a paused or idle
+  // agent may not reach for a long time, so the bridge asks for one.
+  async flush() {
+    try {
+      await this.plugin.ctx.sessions.flush(this.agent.session);
+    } catch (err) {
+      this.plugin.warn(`cannot flush session ${this.agent.id}: ${err?.message ?? err}`);
+    }
+  }
+
+  // --- pause gate ---
+
+  hold(signal) {
+    return new Promise((resolve) => {
+      const release = () => {
+        signal?.removeEventListener("abort", release);
+        const i = this.holds.indexOf(release);
+        if (i !== -1) this.holds.splice(i, 1);
+        resolve();
+        this.writeBridge(Date.now(), true);
+      };
+      this.holds.push(release);
+      signal?.addEventListener("abort", release, { once: true });
+      this.writeBridge(Date.now(), true);
+    });
+  }
+
+  release() {
+    for (const release of [...this.holds]) release();
+  }
+
+  adoptHolds() {
+    const handed = globalThis[GATES]?.get(this.agent.id);
+    if (!handed) return;
+    globalThis[GATES].delete(this.agent.id);
+    clearTimeout(handed.timer);
+    if (this.paused) this.holds.push(...handed.holds);
+    else for (const release of handed.holds) release();
+  }
+
+  handOver() {
+    if (this.holds.length === 0) return;
+    const holds = [...this.holds];
+    this.holds = [];
+    const map = (globalThis[GATES] ??= new Map());
+    const timer = setTimeout(() => {
+      if (map.get(this.agent.id)?.holds === holds) map.delete(this.agent.id);
+      for (const release of holds) release();
+    }, HANDOVER_MS);
+    timer.unref?.();
+    map.set(this.agent.id, { holds, timer });
+  }
+}
+
+function trimBytes(buf) {
+  let a = 0;
+  let b = buf.length;
+  while (a < b && (buf[a] === 0x20 || buf[a] === 0x09 || buf[a] === 0x0d)) a++;
+  while (b > a && (buf[b - 1] === 0x20 || buf[b - 1] === 0x09 || buf[b - 1] === 0x0d)) b--;
+  return buf.subarray(a, b);
+}
+
+function splitLines(buf) {
+  const out = [];
+  let pos = 0;
+  while (pos < buf.length) {
+    const nl = buf.indexOf(0x0a, pos);
+    if (nl === -1) break;
+    out.push(trimBytes(buf.subarray(pos, nl)));
+    pos = nl + 1;
+  }
+  return out;
+}
+
+function requestIdOf(args) {
+  if (typeof args !== "string") return undefined;
+  try {
+    const id = JSON.parse(args)?.id;
+    return typeof id === "string" ? id : undefined;
+  } catch {
+    return LEADING_ID.exec(args)?.[1];
+  }
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+// --- the ops ----------------------------------------------------------------------------------------------------
+
+class Rejected extends Error {}
+
+function eventAt(session, seq) {
+  const events = session.events;
+  const direct = events[seq];
+  return direct?.seq === seq ? direct : events.find((e) => e.seq === seq);
+}
+
+function callsTools(event) {
+  const content = event?.type === "assistant/message" ? event.data?.message?.content : undefined;
+  return Array.isArray(content) && content.some((block) => block?.type === "tool-call");
+}
+
+function isReplacement(event) {
+  return typeof event?.surfaceOp === "object" && event.surfaceOp?.op === "replace";
+}
+
+// The append-origin tool/result a surface node stands for (following replacement sources back).
+function originalOf(session, event) {
+  let current = event;
+  const seen = new Set();
+  while (isReplacement(current) && !seen.has(current.seq)) {
+    seen.add(current.seq);
+    const sources = (current.sourceEventSeqs ?? []).filter((s) => s < current.seq);
+    const earlier = sources.map((s) => eventAt(session, s)).filter((e) => e?.type === "tool/result");
+    if (earlier.length === 0) break;
+    current = earlier.reduce((a, b) => (a.seq < b.seq ? a : b));
+  }
+  return current;
+}
+
+function chainOf(session, event) {
+  const seqs = new Set([event.seq]);
+  let current = event;
+  while (isReplacement(current)) {
+    const next = (current.sourceEventSeqs ?? []).map((s) => eventAt(session, s)).find((e) => e?.type === "tool/result" && !seqs.has(e.seq));
+    if (!next) break;
+    seqs.add(next.seq);
+    current = next;
+  }
+  return seqs;
+}
+
+async function maintain(plugin, bridge, task) {
+  const agent = bridge.agent;
+  try {
+    return await agent.runMaintenance(async () => {
+      const out = task();
+      await plugin.ctx.sessions.flush(agent.session);
+      return out;
+    });
+  } catch (err) {
+    if (err instanceof Rejected) throw err;
+    throw new Rejected(`the agent is busy (${oneLine(err?.message ?? err)}); try again once it is idle`);
+  }
+}
+
+const HANDLERS = {
+  async message(plugin, bridge, args) {
+    const text = args.text;
+    if (args.kind === "note") return { kind: "note" };
+    const message = Object.freeze({
+      id: randomUUID(),
+      role: "user",
+      content: Object.freeze([Object.freeze({ type: "text", text })]),
+      source: Object.freeze({ kind: "plugin", plugin: "tapedeck-bridge" }),
+    });
+    const mode = args.mode ?? "steer";
+    if (mode === "queue") bridge.agent.followup(message);
+    else bridge.agent.steer(message);
+    return { mode };
+  },
+
+  async stop(plugin, bridge, args) {
+    if (bridge.agent.status !== "running") throw new Rejected("stop: the agent is idle; there is no turn to stop");
+    const reason = args.reason ?? "tapedeck stop";
+    bridge.agent.cancel({ kind: "hook", reason }, { keepInbox: true });
+    return { reason };
+  },
+
+  async pause(plugin, bridge) {
+    bridge.paused = true;
+    bridge.saveState();
+    const state = bridge.state();
+    bridge.writeBridge(Date.now(), true);
+    return { state };
+  },
+
+  async resume(plugin, bridge) {
+    const was = bridge.paused;
+    bridge.paused = false;
+    bridge.saveState();
+    bridge.release();
+    bridge.writeBridge(Date.now(), true);
+    return { wasPaused: was };
+  },
+
+  async checkpoint(plugin, bridge, args) {
+    const session = bridge.agent.session;
+    const nodes = session.surface.nodes;
+    let i = nodes.length - 1;
+    if (bridge.inStep) {
+      // Mid-step the last call may still be waiting for results: anchor before that call, so that the history
+      // after the mark never starts with a tool result whose call lies before it.
+      while (i >= 0 && eventAt(session, nodes[i])?.type === "tool/result") i--;
+      if (i >= 0 && callsTools(eventAt(session, nodes[i]))) i--;
+    }
+    const markId = bridge.marks.reduce((m, k) => Math.max(m, k.markId), 0) + 1;
+    const mark = { markId, seq: i >= 0 ? nodes[i] : null, at: Date.now() };
+    if (args.objective !== undefined) mark.objective = args.objective;
+    bridge.marks.push(mark);
+    bridge.saveState();
+    const detail = { markId, seq: mark.seq };
+    if (mark.objective !== undefined) detail.objective = mark.objective;
+    return detail;
+  },
+
+  async rewind(plugin, bridge, args, request) {
+    const session = bridge.agent.session;
+    const active = (mark) => !mark.completed && (mark.seq === null || session.surface.nodes.includes(mark.seq));
+    let mark;
+    if (args.markId !== undefined) {
+      mark = bridge.marks.find((m) => m.markId === args.markId);
+      const known = bridge.marks.map((m) => m.markId).join(", ") || "none";
+      if (!mark) throw new Rejected(`rewind: there is no checkpoint mark ${args.markId} (marks: ${known})`);
+      if (!active(mark))
+        throw new Rejected(
+          `rewind: checkpoint mark ${args.markId} is no longer active (a rewind completed it, or its history was replaced)`,
+        );
+    } else {
+      mark = [...bridge.marks].reverse().find(active);
+      if (!mark) throw new Rejected("rewind: there is no active checkpoint mark; place one with checkpoint first");
+    }
+    if (!(await bridge.whenIdle(request))) throw new Rejected("rewind: gave up waiting for the agent to be idle");
+    return maintain(plugin, bridge, () => {
+      const nodes = session.surface.nodes;
+      let startIdx = mark.seq === null ? 0 : nodes.indexOf(mark.seq) + 1;
+      // Never split a tool call from its results: a range starting at a result takes its call along.
+      while (startIdx > 0 && startIdx < nodes.length && eventAt(session, nodes[startIdx])?.type === "tool/result") startIdx--;
+      if (startIdx >= nodes.length) throw new Rejected(`rewind: nothing follows checkpoint mark ${mark.markId}`);
+      const hidden = nodes.slice(startIdx);
+      const label = mark.objective ? ` (${mark.objective})` : "";
+      const text =
+        `[tapedeck] The operator rewound this session to checkpoint ${mark.markId}${label}. ` +
+        `${hidden.length} later messages were set aside; continue from the checkpoint.`;
+      const message = {
+        id: randomUUID(),
+        role: "user",
+        content: [{ type: "text", text }],
+        source: { kind: "plugin", plugin: "rewind" },
+      };
+      const start = hidden[0];
+      const end = hidden[hidden.length - 1];
+      const event = session.append("user/message", message, {
+        surfaceOp: { op: "replace", start, end },
+        sourceEventSeqs: [...hidden].sort((a, b) => a - b),
+      });
+      bridge.complete(mark.markId);
+      bridge.saveState();
+      const detail = { markId: mark.markId, start, end, foldedNodes: hidden.length, seq: event.seq };
+      if (args.preview) detail.preview = args.preview;
+      return detail;
+    });
+  },
+
+  async expand(plugin, bridge, args, request) {
+    const session = bridge.agent.session;
+    const find = () => {
+      for (const seq of session.surface.nodes) {
+        const event = eventAt(session, seq);
+        if (event?.type === "tool/result" && chainOf(session, event).has(args.seq)) return event;
+      }
+      return undefined;
+    };
+    let node = find();
+    if (!node) throw new Rejected(`expand: seq ${args.seq} is not a tool result on the current surface`);
+    if (!isReplacement(node)) throw new Rejected(`expand: the tool result at seq ${args.seq} is not folded or pruned`);
+    if (!(await bridge.whenIdle(request))) throw new Rejected("expand: gave up waiting for the agent to be idle");
+    return maintain(plugin, bridge, () => {
+      node = find();
+      const original = node && originalOf(session, node);
+      if (!node || !original || original.seq === node.seq)
+        throw new Rejected(`expand: the tool result at seq ${args.seq} changed before it could be expanded`);
+      const full = original.data.message.content[0].content;
+      const current = node.data.message.content[0];
+      if (JSON.stringify(current.content) === JSON.stringify(full))
+        throw new Rejected(`expand: the tool result at seq ${args.seq} is already shown in full`);
+      const message = { ...node.data.message, content: [{ ...current, content: full }] };
+      const event = session.append(
+        "tool/result",
+        { ...node.data, message },
+        { surfaceOp: { op: "replace", start: node.seq, end: node.seq }, sourceEventSeqs: [original.seq, node.seq].sort((a, b) => a - b) },
+      );
+      return { seq: event.seq, original: original.seq, replaced: node.seq };
+    });
+  },
+
+  async "config.set"(plugin, bridge, args) {
+    const { key, value } = args;
+    const settings = plugin.ctx.get("settings");
+    const live = (settings?.describe?.() ?? []).filter((d) => d.applies === "live");
+    const supported = () =>
+      `${SESSION_KEYS.join(", ")} (this session), or <namespace>.<key> of DSH's live settings` +
+      (live.length ? ` (namespaces: ${live.map((d) => d.ns).join(", ")})` : "");
+    if (SESSION_KEYS.includes(key)) {
+      if (value !== null && typeof value !== "string")
+        throw new Rejected(`config.set: ${key} must be a string or null (got ${typeName(value)})`);
+      const proposed = { ...bridge.overrides, [key]: value };
+      const llm = plugin.ctx.get("llm");
+      const header = bridge.agent.session.requestHeader?.()?.config;
+      if (llm && header) {
+        const config = { provider: header.provider, model: proposed.model ?? header.model };
+        const effort = proposed.reasoningEffort === undefined ? header.reasoningEffort : proposed.reasoningEffort;
+        if (effort !== null && effort !== undefined) config.reasoningEffort = effort;
+        try {
+          await llm.resolveCallConfig(config);
+        } catch (err) {
+          throw new Rejected(`config.set ${key}: DSH refused ${repr(value)}: ${oneLine(err?.message ?? err)}`);
+        }
+      }
+      bridge.overrides = proposed;
+      return { key, value, applies: "next request of this session" };
+    }
+    const dot = key.indexOf(".");
+    const ns = dot > 0 ? key.slice(0, dot) : undefined;
+    const descriptor = live.find((d) => d.ns === ns);
+    if (!descriptor) throw new Rejected(`config.set: DSH has no live setting ${repr(key)}; supported keys: ${supported()}`);
+    const fieldPath = key.slice(dot + 1).split(".");
+    const keys = descriptor.value && typeof descriptor.value === "object" ? Object.keys(descriptor.value) : [];
+    if (fieldPath.some((p) => !p) || !keys.includes(fieldPath[0]))
+      throw new Rejected(`config.set: the DSH setting namespace ${ns} has no key ${repr(fieldPath[0])}; its keys: ${keys.join(", ")}`);
+    const op = value === null ? { op: "unset", path: fieldPath } : { op: "set", path: fieldPath, value };
+    try {
+      await settings.mutate(ns, [op]);
+    } catch (err) {
+      throw new Rejected(`config.set ${key}: DSH refused ${repr(value)}: ${oneLine(err?.message ?? err)}`);
+    }
+    return { key, value, applies: "DSH setting (live)" };
+  },
+};
+
+// --- the plugin ---------------------------------------------------------------------------------------------------
+
+class Bridge {
+  constructor(ctx, config) {
+    this.ctx = ctx;
+    this.config = config ?? {};
+    this.sessions = new Map();
+    this.abort = new AbortController();
+    this.disposed = false;
+    this.procStart = procStart(process.pid);
+    this.dsh = dshVersion();
+  }
+
+  warn(text) {
+    try {
+      this.ctx.logger?.warn?.(`tapedeck-bridge: ${text}`);
+    } catch {
+      // logging must never break the bridge
+    }
+  }
+
+  sessionDir(agent) {
+    const persistence = this.ctx.get("sessionPersistence");
+    const header = agent.session.header;
+    const located = persistence?.locate?.({ id: header.id, cwd: header.cwd, ...header });
+    return located?.path ? path.dirname(located.path) : undefined;
+  }
+
+  track(agent) {
+    if (this.disposed || this.sessions.has(agent.id)) return;
+    let dir;
+    try {
+      dir = this.sessionDir(agent);
+    } catch (err) {
+      this.warn(`cannot locate the session directory of ${agent.id}: ${err.message}`);
+    }
+    if (!dir) return;
+    this.sessions.set(agent.id, new SessionBridge(this, agent, dir));
+  }
+
+  untrack(agent) {
+    const bridge = this.sessions.get(agent.id);
+    if (!bridge) return;
+    bridge.gone = true;
+    bridge.release();
+    bridge.writeBridge(Date.now(), true, true);
+    this.sessions.delete(agent.id);
+  }
+
+  tick() {
+    const now = Date.now();
+    for (const bridge of this.sessions.values()) {
+      try {
+        if (!bridge.attached && !bridge.attach(now)) continue;
+        bridge.poll();
+        bridge.writeBridge(now);
+      } catch (err) {
+        this.warn(`session ${bridge.agent.id}: ${err?.stack ?? err}`);
+      }
+    }
+  }
+
+  // The /td handler: every op runs here, whether it came from the inbox or from a client's command line.
+  async run(invocation) {
+    const bridge = this.sessions.get(invocation.agent.id);
+    const raw = Buffer.from(invocation.rawInput.trim(), "utf8");
+    const entry = decodeLine(0, raw);
+    const request = entry.request;
+    if (!bridge || !bridge.attached)
+      return { kind: "error", text: JSON.stringify({ error: "this session has no bridge (its session directory is not known yet)" }) };
+    if (!request) return { kind: "error", text: JSON.stringify({ error: entry.error ?? "not a control request" }) };
+    if (bridge.final.has(request.id) || bridge.running?.has(request.id))
+      return { kind: "error", text: JSON.stringify({ requestId: request.id, error: "this request id already ran" }) };
+    bridge.started.add(request.id);
+    (bridge.running ??= new Set()).add(request.id);
+    let data;
+    try {
+      if (entry.error) throw new Rejected(entry.error);
+      const detail = await HANDLERS[request.op](this, bridge, request.args, request);
+      data = bridge.outcome(request, "applied", undefined, detail);
+    } catch (err) {
+      const error = err instanceof Rejected ? err.message : `${request.op} failed: ${oneLine(err?.message ?? err)}`;
+      data = bridge.outcome(request, "rejected", error);
+    } finally {
+      bridge.running.delete(request.id);
+    }
+    return { kind: data.outcome === "applied" ? "success" : "error", text: JSON.stringify(data) };
+  }
+
+  dispose() {
+    this.disposed = true;
+    this.abort.abort(new Error("tapedeck-bridge unloaded"));
+    for (const bridge of this.sessions.values()) {
+      bridge.handOver();
+      bridge.writeBridge(Date.now(), true, true);
+    }
+    this.sessions.clear();
+  }
+}
+
+export function apply(ctx, config) {
+  const bridge = new Bridge(ctx, config);
+  ctx.effect(function* () {
+    yield ctx.commands.register({
+      name: COMMAND,
+      description: "Run one tapedeck control request (JSON) on this session",
+      input: { hint: '{"id":"…","op":"pause","args":{}}' },
+      handler: (invocation) => bridge.run(invocation),
+    });
+    const timer = setInterval(() => bridge.tick(), POLL_MS);
+    yield () => clearInterval(timer);
+    yield () => bridge.dispose();
+  }, "tapedeck-bridge lifecycle");
+
+  ctx.on("agent/created", ({ agent }) => bridge.track(agent));
+  ctx.on("agent/disposed", ({ agent }) => bridge.untrack(agent));
+  ctx.on("agent/status", ({ agent }) => bridge.sessions.get(agent.id)?.writeBridge(Date.now(), true));
+  ctx.on("session/event", (session, event) => {
+    const b = bridge.sessions.get(session.id);
+    if (!b) return;
+    if (event.type === "step/start") b.inStep = true;
+    else if (event.type === "step/end" || event.type === "turn/end") b.inStep = false;
+  });
+  ctx.on(
+    "agent/pre-step",
+    async (payload, next) => {
+      const gate = async () => {
+        const b = bridge.sessions.get(payload.agent.id);
+        if (!b?.paused || payload.signal?.aborted) return;
+        await b.flush(); // what the step before the pause wrote reaches the log while the gate holds
+        await b.hold(payload.signal);
+      };
+      await gate();
+      const decision = await next();
+      await gate(); // a pause that arrived while the inner listeners ran (they await I/O) still holds this step
+      return decision;
+    },
+    true,
+  );
+  ctx.on(
+    "agent/request",
+    async (payload, next) => {
+      const config = await next();
+      const overrides = bridge.sessions.get(payload.agent.id)?.overrides;
+      if (!overrides || Object.keys(overrides).length === 0) return config;
+      const out = { ...config };
+      for (const [key, value] of Object.entries(overrides)) {
+        if (value === null) delete out[key];
+        else out[key] = value;
+      }
+      return out;
+    },
+    true,
+  );
+  for (const agent of ctx.agents.list()) bridge.track(agent);
+}

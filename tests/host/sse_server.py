@@ -1,8 +1,9 @@
 """A loopback chat-completions endpoint for provider tests.
 
 ``ChatServer`` listens on 127.0.0.1 (port 0), answers each ``POST .../chat/completions`` with the next queued
-``Reply`` (a streamed SSE body or an HTTP error) and records every request it received. The helpers build the
-``chat.completion.chunk`` objects an OpenAI-compatible server streams.
+``Reply`` (a streamed SSE body or an HTTP error), or with the reply an ``answer`` function picks for the request,
+and records every request it received (raw bytes too). The helpers build the ``chat.completion.chunk`` objects an
+OpenAI-compatible server streams.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -34,6 +36,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    raw: bytes = b""  # the body exactly as posted
 
 
 def chunk(
@@ -83,10 +86,14 @@ def error_reply(status: int, message: str, headers: dict[str, str] | None = None
 
 
 class ChatServer:
-    """A threaded HTTP server on 127.0.0.1 playing queued replies; use as a context manager."""
+    """A threaded HTTP server on 127.0.0.1 playing queued replies; use as a context manager.
 
-    def __init__(self) -> None:
+    With ``answer``, each request is answered by ``answer(request)`` once the queue is empty.
+    """
+
+    def __init__(self, answer: Callable[[Received], Reply] | None = None) -> None:
         self.replies: deque[Reply] = deque()
+        self.answer = answer
         self.received: list[Received] = []
         self.closing = threading.Event()
         server = self
@@ -97,11 +104,16 @@ class ChatServer:
 
             def do_POST(self) -> None:  # noqa: N802 - http.server's naming
                 length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
-                server.received.append(
-                    Received(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
-                )
-                reply = server.replies.popleft() if server.replies else error_reply(500, "no reply queued")
+                raw = self.rfile.read(length)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                received = Received(self.path, headers, json.loads(raw or b"{}"), raw)
+                server.received.append(received)
+                if server.replies:
+                    reply = server.replies.popleft()
+                elif server.answer is not None:
+                    reply = server.answer(received)
+                else:
+                    reply = error_reply(500, "no reply queued")
                 if reply.status != 200:
                     payload = json.dumps(reply.body or {}).encode()
                     self.send_response(reply.status)

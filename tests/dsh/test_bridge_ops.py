@@ -1,0 +1,303 @@
+"""Every control op on a live session of the real DSH, through the bridge plugin, during turns of slow steps.
+
+One ``dsh web`` serves the module; each test opens its own session. Assertions read what DSH wrote (the session
+log) and what the plugin wrote beside it (outcomes, ``bridge.json``, ``bridge.state.json``), and the requests the
+scripted model received.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.dsh.harness import (
+    DshHome,
+    DshWeb,
+    ScriptedModel,
+    bridge_json,
+    done_seq,
+    final_outcome,
+    known_event_types,
+    log_events,
+    outcomes,
+    send,
+    send_line,
+    td_runs,
+    tool_in_flight,
+    wait_for,
+)
+
+SLOW = "steps=3 sleep=2"  # three bash steps of 2 s each, then an answer
+
+
+def _start(world: DshHome, web: DshWeb, prompt: str = f"Work slowly: {SLOW}") -> tuple[str, Path]:
+    """A new session whose first turn runs ``prompt``; returns once a bash step is in flight and bridged."""
+    sid = web.create_session()
+    web.prompt(sid, prompt)
+    d = world.session_dir(sid)
+    wait_for(lambda: bridge_json(d), 15, "bridge.json")
+    wait_for(lambda: tool_in_flight(d), 20, "a bash step in flight")
+    return sid, d
+
+
+def _types_after(events: list[dict[str, Any]], seq: int) -> list[str]:
+    return [e["type"] for e in events if e["seq"] > seq]
+
+
+def _turn_ends(d: Path) -> list[dict[str, Any]]:
+    return [e for e in log_events(d) if e["type"] == "turn/end"]
+
+
+def _idle(d: Path, turns: int, timeout: float = 40.0) -> None:
+    wait_for(lambda: len(_turn_ends(d)) >= turns, timeout, f"turn {turns} to end")
+    wait_for(lambda: bridge_json(d)["state"] in ("idle", "paused"), 10, "the bridge to see the agent idle")
+
+
+def _own_types_only(dsh_types: set[str], d: Path) -> None:
+    foreign = {e["type"] for e in log_events(d)} - dsh_types
+    assert not foreign, f"event types DSH does not know: {foreign}"
+
+
+def test_pause_holds_the_next_step_and_resume_releases_it(shared_web: tuple[DshHome, DshWeb]) -> None:
+    world, web = shared_web
+    _, d = _start(world, web)
+    pause = send(d, "pause")
+    assert final_outcome(d, pause["id"])["outcome"] == "applied"
+    # The step in flight ends, then the gate holds: bridge.json says paused and no step starts.
+    wait_for(lambda: bridge_json(d)["state"] == "paused", 10, "state paused")
+    held = done_seq(log_events(d), pause["id"])
+    time.sleep(2.5)
+    assert "step/start" not in _types_after(log_events(d), held)
+    assert bridge_json(d)["state"] == "paused"
+    resume = send(d, "resume")
+    assert final_outcome(d, resume["id"])["outcome"] == "applied"
+    wait_for(lambda: "step/start" in _types_after(log_events(d), held), 10, "a step after resume")
+    _idle(d, 1)
+    assert _turn_ends(d)[-1]["data"]["reason"] == {"kind": "completed"}
+    state = json.loads((d / "bridge.state.json").read_text())
+    assert state["paused"] is False and state["cursor"]["offset"] == (d / "control.jsonl").stat().st_size
+
+
+def test_pause_from_idle_is_paused_and_a_message_opens_a_held_turn(shared_web: tuple[DshHome, DshWeb]) -> None:
+    world, web = shared_web
+    sid, d = _start(world, web, "Quick: steps=1 sleep=0")
+    _idle(d, 1)
+    pause = send(d, "pause")
+    assert final_outcome(d, pause["id"])["detail"] == {"state": "paused"}
+    assert bridge_json(d)["state"] == "paused"
+    held = done_seq(log_events(d), pause["id"])
+    message = send(d, "message", {"text": "a new turn while paused: steps=1 sleep=0", "mode": "queue"})
+    assert final_outcome(d, message["id"])["outcome"] == "applied"
+    wait_for(lambda: "turn/start" in _types_after(log_events(d), held), 10, "the queued message to open a turn")
+    time.sleep(1.5)
+    assert "step/start" not in _types_after(log_events(d), held)
+    assert bridge_json(d)["state"] == "paused"  # a turn is open, but it is held, not stuck
+    # stop still works while paused
+    stop = send(d, "stop", {"reason": "operator: not now"})
+    assert final_outcome(d, stop["id"])["outcome"] == "applied"
+    wait_for(lambda: len(_turn_ends(d)) == 2, 10, "the held turn to end")
+    assert _turn_ends(d)[-1]["data"]["reason"] == {
+        "kind": "aborted",
+        "reason": {"kind": "hook", "reason": "operator: not now"},
+    }
+    assert "step/start" not in _types_after(log_events(d), held)
+    send(d, "resume")
+    wait_for(lambda: bridge_json(d)["state"] == "idle", 10, "state idle after resume")
+
+
+def test_stop_mid_tool_aborts_the_turn_with_the_reason(shared_web: tuple[DshHome, DshWeb]) -> None:
+    world, web = shared_web
+    _, d = _start(world, web)
+    stop = send(d, "stop", {"reason": "operator says enough"})
+    assert final_outcome(d, stop["id"])["outcome"] == "applied"
+    wait_for(lambda: _turn_ends(d), 10, "turn/end")
+    events = log_events(d)
+    assert _turn_ends(d)[0]["data"]["reason"] == {
+        "kind": "aborted",
+        "reason": {"kind": "hook", "reason": "operator says enough"},
+    }
+    [result] = [e["data"]["message"]["content"][0] for e in events if e["type"] == "tool/result"]
+    assert result["isError"] and "aborted" in json.dumps(result["content"])
+    # the bridge's command pair sits between the tool call and its result: DSH accepts it anywhere in a turn
+    run = done_seq(events, stop["id"])
+    call = next(e["seq"] for e in events if e["type"] == "tool/call")
+    assert call < run < next(e["seq"] for e in events if e["type"] == "tool/result")
+    # a stop with nothing running is refused, not silently applied
+    idle_stop = send(d, "stop")
+    assert "idle" in final_outcome(d, idle_stop["id"])["error"]
+
+
+def test_message_steers_into_the_running_turn_and_queue_waits_for_the_next(
+    shared_web: tuple[DshHome, DshWeb], model: ScriptedModel
+) -> None:
+    world, web = shared_web
+    sid, d = _start(world, web)
+    steer = send(d, "message", {"text": "STEER: also mention the weather"})
+    queued = send(d, "message", {"text": "QUEUED: next turn please", "mode": "queue"})
+    assert final_outcome(d, steer["id"])["detail"] == {"mode": "steer"}
+    assert final_outcome(d, queued["id"])["detail"] == {"mode": "queue"}
+    _idle(d, 2)
+    events = log_events(d)
+    turn_of = {}
+    turn = 0
+    for e in events:
+        if e["type"] == "turn/start":
+            turn = e["data"]["turn"]
+        if e["type"] == "user/message":
+            turn_of[json.dumps(e["data"]["content"])] = turn
+    steer_turn = next(t for k, t in turn_of.items() if "STEER:" in k)
+    queued_turn = next(t for k, t in turn_of.items() if "QUEUED:" in k)
+    assert steer_turn == 1 and queued_turn == 2
+    seen = [r for r in model.requests(sid) if "STEER:" in r.raw.decode()]
+    assert seen and seen[0].body["messages"][1]["content"]  # the model saw the steer inside turn 1
+    first_turn_requests = [r for r in model.requests(sid) if "QUEUED:" not in r.raw.decode()]
+    assert any("STEER:" in r.raw.decode() for r in first_turn_requests)
+
+
+def test_checkpoint_mid_turn_then_rewind_at_idle_shrinks_the_next_request(
+    shared_web: tuple[DshHome, DshWeb], model: ScriptedModel
+) -> None:
+    world, web = shared_web
+    sid, d = _start(world, web)
+    mark = send(d, "checkpoint")  # mid-turn, no arguments
+    detail = final_outcome(d, mark["id"])["detail"]
+    assert detail["markId"] == 1 and isinstance(detail["seq"], int)
+    rewind = send(d, "rewind")  # sent while the turn runs: it waits for idle
+    wait_for(lambda: any(o["requestId"] == rewind["id"] and o["outcome"] == "pending" for o in outcomes(d)), 5, "pending")
+    _idle(d, 1)
+    before = len(model.requests(sid)[-1].body["messages"])
+    done = final_outcome(d, rewind["id"])
+    assert done["outcome"] == "applied", done
+    replaced = next(e for e in log_events(d) if e["seq"] == done["detail"]["seq"])
+    assert replaced["type"] == "user/message"
+    assert replaced["surfaceOp"] == {"op": "replace", "start": done["detail"]["start"], "end": done["detail"]["end"]}
+    assert len(replaced["sourceEventSeqs"]) == done["detail"]["foldedNodes"] >= 3
+    web.prompt(sid, "after the rewind: steps=1 sleep=0")
+    _idle(d, 2)
+    after_rewind = [r for r in model.requests(sid) if "after the rewind" in r.raw.decode()]
+    assert len(after_rewind[0].body["messages"]) < before
+    state = json.loads((d / "bridge.state.json").read_text())
+    assert [(m["markId"], m.get("completed")) for m in state["marks"]] == [(1, True)]
+    # a mark that does not exist, or that a rewind completed, is refused by name; ids never repeat
+    unknown = send(d, "rewind", {"markId": 7})
+    assert "no checkpoint mark 7" in final_outcome(d, unknown["id"])["error"]
+    again = send(d, "rewind", {"markId": 1})
+    assert "mark 1 is no longer active" in final_outcome(d, again["id"])["error"]
+    assert final_outcome(d, send(d, "checkpoint")["id"])["detail"]["markId"] == 2
+
+
+def test_rewind_that_cannot_wait_for_idle_is_rejected_with_the_reason(shared_web: tuple[DshHome, DshWeb]) -> None:
+    world, web = shared_web
+    _, d = _start(world, web)
+    final_outcome(d, send(d, "checkpoint", {"objective": "try the slow path"})["id"])
+    rewind = send(d, "rewind", expires=int(time.time() * 1000) + 1500)
+    assert "stayed busy until the request expired" in final_outcome(d, rewind["id"])["error"]
+    _idle(d, 1)
+
+
+def test_config_set_changes_the_next_request_and_refuses_unknown_keys(
+    shared_web: tuple[DshHome, DshWeb], model: ScriptedModel
+) -> None:
+    world, web = shared_web
+    sid, d = _start(world, web)
+    effort = send(d, "config.set", {"key": "reasoningEffort", "value": "low"})
+    assert final_outcome(d, effort["id"])["outcome"] == "applied"
+    unknown = send(d, "config.set", {"key": "slice.history.keepRecentTurns", "value": 2})
+    error = final_outcome(d, unknown["id"])["error"]
+    assert "supported keys: model, reasoningEffort" in error and "shell" in error
+    timeout = send(d, "config.set", {"key": "shell.timeoutMs", "value": 45000})
+    assert final_outcome(d, timeout["id"])["outcome"] == "applied"
+    _idle(d, 1)
+    events = log_events(d)
+    after = done_seq(events, effort["id"])
+    headers = [e for e in events if e["type"] == "request/header" and e["seq"] > after]
+    assert headers and headers[0]["data"]["header"]["config"]["reasoningEffort"] == "low"
+    assert model.requests(sid)[-1].body.get("reasoning_effort") == "low"
+    assert "45000" in (world.home / "settings.yaml").read_text()
+
+
+def test_two_ops_sent_at_once_run_one_at_a_time(shared_web: tuple[DshHome, DshWeb]) -> None:
+    world, web = shared_web
+    _, d = _start(world, web)
+    first = {"id": "both-1", "op": "checkpoint", "args": {"objective": "one"}, "at": int(time.time() * 1000)}
+    second = {"id": "both-2", "op": "message", "args": {"text": "two at once"}, "at": int(time.time() * 1000)}
+    send_line(d, (json.dumps(first) + "\n" + json.dumps(second)).encode())
+    assert final_outcome(d, "both-1")["outcome"] == "applied"
+    assert final_outcome(d, "both-2")["outcome"] == "applied"
+    _idle(d, 1)
+    events = log_events(d)
+    commands = [(e["type"], e["data"]["commandId"]) for e in events if e["type"].startswith("command/")]
+    # each run is settled before the next one starts
+    for (kind_a, id_a), (kind_b, id_b) in zip(commands[::2], commands[1::2], strict=True):
+        assert (kind_a, kind_b) == ("command/run", "command/done") and id_a == id_b
+    assert [run["request"]["id"] for run, _ in td_runs(events)] == ["both-1", "both-2"]
+
+
+HOSTILE: list[tuple[bytes, str | None, str]] = [
+    (b'{"id":"deep-1","op":"message","args":{"text":' + b"[" * 1000 + b"]" * 1000 + b"}}", "deep-1", "nested deeper than 32"),
+    (b'{"id":"sur-1","op":"message","args":{"text":"a\\ud800b"}}', "sur-1", "not valid JSON"),
+    (b'{"id":"big-1","op":"message","args":{"text":"' + b"x" * (2 << 20) + b'"}}', "big-1", "longer than 1048576 bytes"),
+    (b'{"id":"op-1","op":"explode","args":{}}', "op-1", "unknown control op 'explode'"),
+    (b'{"id":"arg-1","op":"expand","args":{"seq":-4}}', "arg-1", "'seq' must be a non-negative integer"),
+    (b'{"id":"arg-2","op":"pause","args":[1,2]}', "arg-2", "args must be a JSON object"),
+    (b'{"id":"bin-1","op":"message","args":{"text":"caf\xe9"}}', "bin-1", "not valid JSON"),
+    (b"\xff\xfe not json at all", None, "is not valid JSON"),
+    (b'["an","array"]', None, "is not a JSON object"),
+    (b'{"op":"pause"}', None, "has no request id"),
+]
+
+
+def test_hostile_inbox_lines_are_rejected_never_a_crash(
+    shared_web: tuple[DshHome, DshWeb], dsh: Any
+) -> None:
+    world, web = shared_web
+    _, d = _start(world, web, "Short: steps=1 sleep=1")
+    problems = []
+    for line, request_id, message in HOSTILE:
+        send_line(d, line)
+        if request_id is None:
+            wait_for(lambda m=message: m in ((bridge_json(d) or {}).get("problem") or ""), 10, f"problem {message}")
+            problems.append(message)
+        else:
+            out = final_outcome(d, request_id)
+            assert out["outcome"] == "rejected" and message in out["error"], out
+    # the bridge still works, and none of the rejected lines reached DSH's command log
+    ok = send(d, "checkpoint")
+    assert final_outcome(d, ok["id"])["outcome"] == "applied"
+    assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == [ok["id"]]
+    _idle(d, 1)
+    _own_types_only(known_event_types(dsh), d)
+
+
+def test_an_inbox_that_is_a_symlink_or_not_0600_is_handled(shared_web: tuple[DshHome, DshWeb], tmp_path: Path) -> None:
+    world, web = shared_web
+    _, d = _start(world, web, "Short: steps=1 sleep=1")
+    inbox = d / "control.jsonl"
+    send(d, "checkpoint")
+    os.chmod(inbox, 0o644)
+    wait_for(lambda: (inbox.stat().st_mode & 0o777) == 0o600, 5, "the inbox mode to be fixed to 0600")
+    elsewhere = tmp_path / "elsewhere.jsonl"
+    elsewhere.write_text(json.dumps({"id": "via-link", "op": "pause", "args": {}}) + "\n")
+    inbox.unlink()
+    inbox.symlink_to(elsewhere)
+    wait_for(lambda: "symbolic link" in ((bridge_json(d) or {}).get("problem") or ""), 5, "the symlink problem")
+    time.sleep(0.5)
+    assert not any(o["requestId"] == "via-link" for o in outcomes(d))
+    inbox.unlink()
+    _idle(d, 1)
+
+
+def test_every_event_type_in_bridged_logs_is_dshs_own(shared_web: tuple[DshHome, DshWeb], dsh: Any) -> None:
+    world, _ = shared_web
+    known = known_event_types(dsh)
+    logs = list(world.sessions.glob("*/*/session.jsonl"))
+    if not logs:
+        pytest.skip("no bridged session logs in this run (the op tests did not run)")
+    for log in logs:
+        _own_types_only(known, log.parent)
+        assert not any(t.startswith("tapedeck/") for t in {e["type"] for e in log_events(log.parent)})
