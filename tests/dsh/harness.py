@@ -26,7 +26,6 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -295,10 +294,8 @@ def _stop_group(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(grace)
-        except subprocess.TimeoutExpired:
-            pass
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, signal.SIGKILL)  # whatever the leader left in its group
     proc.wait()
@@ -407,13 +404,6 @@ def run_headless(world: DshHome, task: str, timeout: float = 120.0) -> subproces
         raise
     _stop_group(proc, grace=0)
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-
-
-@contextlib.contextmanager
-def dsh_web(world: DshHome) -> Iterator[DshWeb]:
-    """``dsh web`` for the duration of a ``with`` block."""
-    with DshWeb(world) as web:
-        yield web
 
 
 # --- the bridge's files -----------------------------------------------------------------------------------------
