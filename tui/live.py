@@ -303,14 +303,14 @@ class LiveSession:
         return n
 
     def event(self, seq: int) -> dict[str, Any] | None:
-        """Event ``seq`` from the projection, the lines read so far or the preview (whichever has it); None when
-        unknown."""
+        """Event ``seq`` as logged (a flagged one too: this is what the screen shows), from the projection, the
+        lines read so far or the preview (whichever has it); None when unknown."""
         session = self.session
         if 0 <= seq < session.next_seq:
-            return session.events[seq]
+            return session.events.raw(seq)  # type: ignore[attr-defined]
         lines = self.lines
         if lines is not None and 0 <= seq < len(lines):
-            return lines[seq]
+            return lines.raw(seq)
         if self.preview:
             k = seq - int(self.preview[0]["seq"])
             if 0 <= k < len(self.preview):
@@ -318,12 +318,13 @@ class LiveSession:
         return None
 
     def iter_events(self, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
-        """Events ``start``..``stop-1`` of the projection in seq order, streamed from disk for big logs."""
+        """Events ``start``..``stop-1`` of the projection in seq order, as logged (for what the screen shows and
+        matches), streamed from disk for long ranges."""
         session = self.session
         end = session.next_seq if stop is None else min(stop, session.next_seq)
-        if isinstance(session.events, list) or end - start < 256:
+        if end - start < 256:
             for seq in range(start, end):
-                yield session.events[seq]
+                yield session.events.raw(seq)  # type: ignore[attr-defined]
             return
         decoder = LogDecoder(str(self.path), is_compressed(self.path))
         seq = 0

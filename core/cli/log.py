@@ -210,7 +210,7 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
 
     # with --type only the events it picks are observed: the rest (nearly every item) is projected without a call
     types = _TypeFilter(args.type) if args.type else None
-    session = load_session(args.path, retain=False, observe=observe, observe_types=types)
+    session = load_session(args.path, retain=False, observe=observe, observe_types=types, raw=True)
     if out is not None:
         out.close()
     else:

@@ -6,7 +6,8 @@ frame's data (zstd only), its length and its events' type. That is 22 bytes per 
 of hundreds of chunk deltas is one line), so a pass over a log of any size can still hand a policy any event it
 asks for: the line is read again, decoded by the same code as in the pass, and kept in a small cache of recent
 lines. Nothing else is held, but what a caller ``keep``s: events it reads over and over (the surface's, while
-they are on it).
+they are on it). Readers get each event through the validated view (``core.log.validate.readable``); ``raw``
+gives it as decoded, for what displays it.
 
 The decoder notes each line by extending a flat list with one tuple (a C call: the pass pays next to nothing
 per line); the table takes the notes in, a column at a time, whenever it is read. The decoder may be a
@@ -30,6 +31,7 @@ from typing import Any, BinaryIO, Protocol, overload
 from core.log.decoder import LogDecoder, RecordHook
 from core.log.frames import FrameStream, recover_lines
 from core.log.records import PackedRow
+from core.log.validate import readable
 from core.shared.errors import LogFormatError
 
 BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
@@ -191,6 +193,10 @@ class LineStore(Sequence[dict[str, Any]]):
     def __getitem__(self, n: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
         if isinstance(n, slice):
             return [self[i] for i in range(*n.indices(len(self)))]
+        return readable(self.raw(n))
+
+    def raw(self, n: int) -> dict[str, Any]:
+        """Event ``n`` as decoded, flagged or not (readers get ``readable`` of it): for what displays it."""
         if n < 0:
             n += len(self)
         kept = self._kept.get(n)

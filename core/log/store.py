@@ -3,6 +3,9 @@
 Nearly every event of a real log is an ``assistant/chunk`` delta that arrived in a packed row. The store keeps
 such a row once (one reference per member seq) and builds a member's event dict only when it is read, so a
 projection of a chunk-heavy log holds a small fraction of the objects a list of expanded events would.
+
+Readers get each event through the validated view (``core.log.validate.readable``): an event the decoder
+flagged is an opaque stand-in. ``raw`` gives the event as decoded, for what displays it.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from itertools import repeat
 from typing import Any, overload
 
 from core.log.records import PackedRow
+from core.log.validate import readable
 
 
 class EventStore(Sequence[dict[str, Any]]):
@@ -43,6 +47,10 @@ class EventStore(Sequence[dict[str, Any]]):
     def __getitem__(self, n: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
         if isinstance(n, slice):
             return [self[i] for i in range(*n.indices(len(self._items)))]
+        return readable(self.raw(n))
+
+    def raw(self, n: int) -> dict[str, Any]:
+        """Event ``n`` as decoded, flagged or not: for what displays it, never for a policy reader."""
         item = self._items[n]
         if type(item) is PackedRow:
             return item.event((n if n >= 0 else n + len(self._items)) - item.seq0)
@@ -54,10 +62,10 @@ class EventStore(Sequence[dict[str, Any]]):
         while n < len(items):
             item = items[n]
             if type(item) is PackedRow:
-                yield from item.events()
+                yield from map(readable, item.events())
                 n += item.count
             else:
-                yield item  # type: ignore[misc]
+                yield readable(item)  # type: ignore[arg-type]
                 n += 1
 
     def is_row_member(self, n: int) -> bool:

@@ -3,10 +3,12 @@
 Every reader (the projection, summaries, the CLI, the TUI, the policies) reads a few fields of each event with
 ``dict.get`` and uses them as the DSH spec types them: a turn as a dict key, a content list to iterate, a text
 to join. ``problem`` checks exactly those fields, and only when present (a missing field is the readers' own
-business), so a hostile value cannot reach them. The decoders call ``mark`` on each event they produce: a bad
+business), so a hostile value cannot reach them; of every event, whatever its type, ``data`` must be an object
+and ``data.turn``/``data.step`` counters. The decoders call ``mark`` on each event they produce: a bad
 event keeps its place and its payload, gets ``event[INVALID]`` set to the problem, and is shown but never
-projected (``core.read.session.Session.apply`` and ``derive_message`` treat it as opaque). Packed chunk rows are
-validated by ``core.log.records.expand_row`` instead.
+projected (``core.read.session.Session.apply`` and ``derive_message`` treat it as opaque), and every other reader
+gets it through ``readable``, the validated view the event stores serve: an opaque stand-in without its
+payload. Packed chunk rows are validated by ``core.log.records.expand_row`` instead.
 
 The checks are plain ``isinstance`` tests dispatched on the event type, over dicts orjson already built. A
 typed decoder (msgspec) was measured as well: its typed decode alone costs about what orjson's decode does,
@@ -173,9 +175,6 @@ def chunk_problem(data: dict[str, Any]) -> str | None:
 
 
 def _turn_end(data: dict[str, Any]) -> str | None:
-    problem = _ints(data, "turn")
-    if problem:
-        return problem
     reason, problem = _sub(data, "reason", "data")
     return problem if reason is None else _objects(reason, "data.reason", "error", "reason")
 
@@ -218,23 +217,29 @@ def _config(data: dict[str, Any]) -> str | None:
     return None
 
 
+def _scoped(check: Callable[[dict[str, Any]], str | None]) -> Callable[[dict[str, Any]], str | None]:
+    """``check`` after the turn/step counters every event type shares."""
+    return lambda data: _step_scoped(data) or check(data)
+
+
+# Each type's check; every other type gets the shared one: its data an object, its turn and step counters.
 _CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
-    "turn/start": lambda data: _ints(data, "turn"),
-    "turn/end": _turn_end,
+    "turn/start": _step_scoped,
+    "turn/end": _scoped(_turn_end),
     "step/start": _step_scoped,
     "step/end": _step_scoped,
     "tool/call": _step_scoped,
-    "user/message": _user_message,
+    "user/message": _scoped(_user_message),
     "assistant/message": _assistant_message,
     "tool/result": _tool_result,
     "assistant/chunk": chunk_problem,
-    "request/header": _request_header,
-    "agent/inbox/spliced": _spliced,
-    "tool/code-dispatch": _code_dispatch,
-    "llm/retry": _retry,
-    "tapedeck/route": _route,
-    "tapedeck/rewind": _rewind,
-    "tapedeck/config": _config,
+    "request/header": _scoped(_request_header),
+    "agent/inbox/spliced": _scoped(_spliced),
+    "tool/code-dispatch": _scoped(_code_dispatch),
+    "llm/retry": _scoped(_retry),
+    "tapedeck/route": _scoped(_route),
+    "tapedeck/rewind": _scoped(_rewind),
+    "tapedeck/config": _scoped(_config),
 }
 
 
@@ -243,13 +248,10 @@ def problem(event: dict[str, Any]) -> str | None:
     sources = event.get("sourceEventSeqs")
     if sources is not None and not isinstance(sources, list):  # its items are the projection's to check
         return _want("sourceEventSeqs", sources, "a list of seqs")
-    check = _CHECKS.get(event.get("type"))  # type: ignore[arg-type]
-    if check is None:
-        return None
     data = event.get("data")
-    if not isinstance(data, dict):
+    if data.__class__ is not dict:
         return _want("data", data, "an object")
-    return check(data)
+    return _CHECKS.get(event.get("type"), _step_scoped)(data)  # type: ignore[arg-type]
 
 
 def mark(event: dict[str, Any]) -> str | None:
@@ -265,3 +267,16 @@ def mark(event: dict[str, Any]) -> str | None:
 def is_invalid(event: dict[str, Any]) -> bool:
     """True for an event ``mark`` found unsafe to read."""
     return INVALID in event
+
+
+def readable(event: dict[str, Any]) -> dict[str, Any]:
+    """The validated view of ``event``: itself when it is safe to read, else an opaque stand-in.
+
+    The stand-in keeps the event's type, seq, time and problem (``INVALID``) and has empty ``data`` and no
+    surface fields, so a reader that dispatches on the type finds nothing to read. The session's event stores
+    serve every event through this; only what displays an event asks for the raw one.
+    """
+    if INVALID not in event:
+        return event
+    return {"type": event.get("type"), "seq": event.get("seq"), "time": event.get("time"), "data": {},
+            INVALID: event[INVALID]}  # fmt: skip

@@ -20,6 +20,7 @@ from core.log.layout import is_compressed, resolve_log_path
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
 from core.log.store import EventStore
+from core.log.validate import INVALID, readable
 from core.read.session import Session
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError
@@ -37,6 +38,7 @@ def load_session(
     before: Observer | None = None,
     readback: bool = False,
     observe_types: Container[str] | None = None,
+    raw: bool = False,
 ) -> Session:
     """Project a whole log file or session directory (raw or zstd).
 
@@ -44,7 +46,9 @@ def load_session(
     that reads events back from the file by seq (also while the pass runs, for every line decoded so far).
     ``before(session, item)`` and ``observe(session, item)`` are called right before and right after each
     event dict or ``PackedRow`` is applied; with ``observe_types`` only for the items of those types (a
-    ``PackedRow`` is of type ``assistant/chunk``; the container is asked once per type). Diagnostics come out
+    ``PackedRow`` is of type ``assistant/chunk``; the container is asked once per type). They see each event
+    through the validated view (``core.log.validate.readable``), as every reader of ``session.events`` does;
+    with ``raw`` as decoded, flagged or not, for a command that displays events. Diagnostics come out
     as a full read gives them: the decoder's first, then the projection's. Raises LogFormatError only when no
     header is usable.
     """
@@ -58,7 +62,7 @@ def load_session(
 
     def start(header: dict[str, Any]) -> None:  # every item after the header goes to the session's sinks
         sessions.append(Session(header, store, path=p, retain=isinstance(store, EventStore)))
-        decoder.sink, decoder.row_sink, decoder.chunk_sink = _sinks(sessions[0], before, observe, observe_types)
+        decoder.sink, decoder.row_sink, decoder.chunk_sink = _sinks(sessions[0], before, observe, observe_types, raw)
 
     def take(batch: DecodeBatch) -> None:
         found.extend(batch.diagnostics)
@@ -86,10 +90,15 @@ def load_session(
 
 
 def _sinks(
-    session: Session, before: Observer | None, observe: Observer | None, types: Container[str] | None
+    session: Session,
+    before: Observer | None,
+    observe: Observer | None,
+    types: Container[str] | None,
+    raw: bool,
 ) -> tuple[Callable[[dict[str, Any]], None], Callable[[PackedRow], None], ChunkSink]:
     """The decoder's ``sink``, ``row_sink`` and ``chunk_sink``: apply one decoded item to ``session``, between
-    ``before`` and ``observe`` when it is of one of ``types`` (any type when None; a row is of chunk type)."""
+    ``before`` and ``observe`` when it is of one of ``types`` (any type when None; a row is of chunk type), who
+    see a flagged event's ``readable`` stand-in unless ``raw``."""
     apply, apply_row, apply_chunk = session.apply, session.apply_row, session.apply_chunk
     if before is None and observe is None:
         return apply, apply_row, apply_chunk
@@ -101,14 +110,18 @@ def _sinks(
         seen = row or types is None or wanted.get(item["type"])
         if seen is None:
             seen = wanted[item["type"]] = item["type"] in types  # type: ignore[operator]
-        if seen and before is not None:
-            before(session, item)
+        if not seen:
+            (apply_row if row else apply)(item)
+            return
+        shown = item if row or raw or INVALID not in item else readable(item)
+        if before is not None:
+            before(session, shown)
         if row:
             apply_row(item)
         else:
             apply(item)
-        if seen and observe is not None:
-            observe(session, item)
+        if observe is not None:
+            observe(session, shown)
 
     def observed_chunk(event: dict[str, Any], turn: int, step: int, chunk: dict[str, Any]) -> None:
         if before is not None:

@@ -2,7 +2,9 @@
 
 ``Session.apply`` costs O(1) amortized per event (a replacement scans the surface from its end, where
 replacements almost always land). The projection keeps only light metadata; event payloads live in
-``Session.events``, which is a plain list for in-memory sessions or a ``LineStore`` that reads them back from the file for huge logs.
+``Session.events``, an ``EventStore`` for in-memory sessions or a ``LineStore`` that reads events back from the
+file for huge logs. Both serve readers the validated view of each event (``core.log.validate.readable``): an
+event the decoder flagged is opaque to every reader, and only ``events.raw(seq)`` shows it as it was logged.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.log.records import PackedRow
+from core.log.store import EventStore
 from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.streams import StreamBlocks, delta_chars
@@ -196,7 +199,7 @@ class Session:
         """Create an empty projection; with ``retain=False`` ``events`` is an external store that grows itself."""
         self.header = header
         self.path = path
-        self.events: Sequence[dict[str, Any]] = [] if events is None else events
+        self.events: Sequence[dict[str, Any]] = EventStore() if events is None else events
         self._retain = retain
         self._count = 0
         self.compressed = False

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from core.log.reader import read_log
 from core.log.records import PackedRow
+from core.log.validate import readable
 from core.read.load import load_session
 from core.read.session import Session
 from tests.log.helpers import HEADER
@@ -167,7 +168,9 @@ def test_the_fused_chunk_path_projects_as_the_general_path(
         path, retain=store == "retain", readback=store == "readback", observe=observe, observe_types=types
     )
     assert _state(fused) == _state(full)
-    if observed:  # every event of the types observed, in order (a packed row stands for its members)
-        assert [event for batch in seen for event in batch] == [e for e in events if not types or e["type"] in types]
-    if store != "none":  # kept, or read back from where the decoder said each line is
-        assert [fused.events[seq] for seq in range(fused.next_seq)] == events
+    if observed:  # every event of the types observed, in order (a packed row stands for its members), validated
+        wanted = [readable(e) for e in events if not types or e["type"] in types]
+        assert [event for batch in seen for event in batch] == wanted
+    if store != "none":  # kept, or read back from where the decoder said each line is; served validated
+        assert [fused.events.raw(seq) for seq in range(fused.next_seq)] == events
+        assert [fused.events[seq] for seq in range(fused.next_seq)] == [readable(e) for e in events]

@@ -38,7 +38,7 @@ def test_a_retained_load_reads_back_every_event_as_the_expanded_log_has_it(log: 
 
 def test_packed_rows_project_like_their_members(log: Path) -> None:
     lazy, full = load_session(log, retain=False), expanded(log)
-    assert lazy.events == []
+    assert len(lazy.events) == 0  # nothing retained
     for name in ("counts", "surface", "turns", "tool_calls", "results_by_step", "context_samples", "cuts"):
         assert getattr(lazy, name) == getattr(full, name), name
     assert [lazy.turn_of(n) for n in range(full.next_seq)] == [full.turn_of(n) for n in range(full.next_seq)]

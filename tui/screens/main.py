@@ -592,7 +592,7 @@ class MainScreen(Screen[None]):
     @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
     def _find_child(self, seq: int) -> None:
         live = self.live
-        calls = ((at, live.event(at)) for at in live.session.seqs_of(["tool/call"]))
+        calls = ((at, live.session.events[at]) for at in live.session.seqs_of(["tool/call"]))
         found = spawns(calls)
         if all(at != seq for at, _ in found):
             self.app.call_from_thread(self.notify, "This row is not a subagent spawn.", timeout=3)
