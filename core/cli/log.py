@@ -20,6 +20,7 @@ from core.log.vocabulary import SURFACE_TYPES
 from core.read.load import load_session
 from core.read.session import Session, derive_message, surface_view
 from core.read.summary import human_bytes, human_chars, one_line, source_label, summarize
+from core.read.type_select import TypeSelection
 from core.shared.errors import TapedeckError
 
 
@@ -209,7 +210,7 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
                 take(session, item.event(k))
 
     # with --type only the events it picks are observed: the rest (nearly every item) is projected without a call
-    types = _TypeFilter(args.type) if args.type else None
+    types = TypeSelection.parse(args.type) if args.type else None
     session = load_session(args.path, retain=False, observe=observe, observe_types=types, raw=True)
     if out is not None:
         out.close()
@@ -241,25 +242,6 @@ def _copy_marked(spool: IO[bytes], gaps: list[tuple[int, int]], session: Session
             else:
                 sys.stdout.write(mark)
     sys.stdout.flush()
-
-
-class _TypeFilter:
-    """The event types ``--type`` picks (``load_session``'s ``observe_types``, which asks once per type)."""
-
-    def __init__(self, wanted: list[str]) -> None:
-        self.wanted = wanted
-
-    def __contains__(self, etype: object) -> bool:
-        return isinstance(etype, str) and _type_matches(etype, self.wanted)
-
-
-def _type_matches(etype: str, wanted: list[str]) -> bool:
-    return any(
-        etype == w
-        or (w.endswith("/") and etype.startswith(w))
-        or (w.endswith("*") and etype.startswith(w[:-1]))
-        for w in wanted
-    )
 
 
 def _sessions(args: argparse.Namespace) -> int | None:
@@ -326,7 +308,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--type",
         action="append",
         metavar="T",
-        help="event type (repeatable; 'tool/' or 'tool*' match prefixes)",
+        help="event types, comma-separated or repeated, as the TUI's filter takes them: 'tool/' or 'tool*' "
+        "match a family, '!' in front leaves one out",
     )
     p.add_argument("--turn", type=int, metavar="N", help="only events inside turn N (events between turns belong to none)")
     p.add_argument("--json", action="store_true", help="print the events as JSON")

@@ -36,3 +36,33 @@ def test_interrupted_answer_is_marked(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "interrupted" not in lines[0] and "interrupted" in lines[1], lines
     assert main(["surface", str(path)]) == 0
     assert "interrupted" in capsys.readouterr().out
+
+
+def _listed_types(capsys: pytest.CaptureFixture[str]) -> set[str]:
+    return {line.split()[2] for line in capsys.readouterr().out.splitlines()}
+
+
+def test_type_takes_the_comma_list_the_tui_filter_takes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    log = Log()
+    log.turn(1, "first", "ok")
+    path = log.write(tmp_path / "session.jsonl")
+    assert main(["events", str(path), "--type", "turn/start,turn/end"]) == 0
+    assert _listed_types(capsys) == {"turn/start", "turn/end"}
+    assert main(["events", str(path), "--type", "turn/, step/start", "--type", "!turn/end"]) == 0
+    assert _listed_types(capsys) == {"turn/start", "step/start"}
+    assert main(["events", str(path), "--type", "!assistant/,!step/,!turn/"]) == 0
+    left = _listed_types(capsys)
+    assert "user/message" in left and not {t for t in left if t.startswith(("assistant/", "step/", "turn/"))}
+
+
+def test_tui_filter_and_events_pick_the_same_types() -> None:
+    from core.read.type_select import TypeSelection
+    from tui.widgets.matching import EventFilter
+
+    names = ["tool/call", "tool/code-dispatch", "tool/code-dispatch-start", "assistant/chunk", "turn/end", "x"]
+    for text in ("tool/code-dispatch", "tool/, !tool/call", "tool*,turn/end", "!assistant/chunk", ""):
+        selection = TypeSelection.parse(text)
+        assert EventFilter.parse(text, "", "", False, "").types == selection.items
+        picked = {n for n in names if n in selection}
+        assert picked == {n for n in names if EventFilter.parse(text, "", "", False, "").picks_type(n)}, text
+    assert {n for n in names if n in TypeSelection.parse("tool/code-dispatch")} == {"tool/code-dispatch"}

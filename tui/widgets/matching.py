@@ -11,6 +11,7 @@ import orjson
 
 from core.read.session import Session
 from core.read.streams import CHUNK_TYPE
+from core.read.type_select import TypeSelection
 from tui.live import LiveSession, is_error_event
 from tui.widgets.rows import SortedSeqs
 
@@ -82,7 +83,7 @@ class EventFilter:
     @classmethod
     def parse(cls, types: str, tools: str, turns: str, errors: bool, regex: str) -> EventFilter:
         """Build a filter from the dialog's fields; ValueError names the field that is wrong."""
-        return cls(_items(types), _items(tools), parse_turns(turns), errors, regex.strip())
+        return cls(TypeSelection.parse(types).items, _items(tools), parse_turns(turns), errors, regex.strip())
 
     @property
     def active(self) -> bool:
@@ -108,7 +109,11 @@ class EventFilter:
     @property
     def raw_chunks(self) -> bool:
         """True when a type item asks for stream chunks (``assistant/chunk``): the list shows every delta."""
-        return any(not t.startswith("!") and CHUNK_TYPE.startswith(t) for t in self.types)
+        return bool(TypeSelection(self.types).wanted) and self.picks_type(CHUNK_TYPE)
+
+    def picks_type(self, etype: str) -> bool:
+        """True when the type items let events of ``etype`` through (``core.read.type_select``)."""
+        return etype in TypeSelection(self.types)
 
     def toggled_type(self, item: str) -> EventFilter:
         """This filter with the type item ``item`` (e.g. ``!assistant/chunk``) added, or removed if present."""
@@ -118,14 +123,10 @@ class EventFilter:
     def predicate(self, session: Session) -> Predicate:
         """A test for one event against this filter, given the session it belongs to."""
 
-        wanted = [t for t in self.types if not t.startswith("!")]
-        unwanted = [t[1:] for t in self.types if t.startswith("!")]
+        selection = TypeSelection(self.types)
 
         def test(event: dict[str, Any]) -> bool:
-            etype = str(event.get("type"))
-            if wanted and not any(etype == t or etype.startswith(t) for t in wanted):
-                return False
-            if any(etype == t or etype.startswith(t) for t in unwanted):
+            if str(event.get("type")) not in selection:
                 return False
             if self.turns is not None:
                 seq = int(event.get("seq", 0))
