@@ -38,8 +38,7 @@ from core.host.providers.retry import RetryPolicy  # noqa: E402
 from tests.host.sse_server import ChatServer, Reply, chunk, text_reply, tool_delta  # noqa: E402
 
 TARGET_MS = 1000
-IMMEDIATE = ("stop", "pause", "resume", "message", "checkpoint")
-DEFERRED = ("rewind", "expand", "config.set")
+IMMEDIATE = tuple(op for op, spec in control.OPS.items() if not spec.at_boundary)
 
 
 def _slow(reply: Reply, delay: float) -> Reply:

@@ -21,7 +21,7 @@ from textual.message import Message
 
 from core.bridge.files import OutcomeReader
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
-from core.control.inbox import append_request, withdraw_request
+from core.control.inbox import append_request, inbox_path, withdraw_request
 from core.log.bulk import gc_paused
 from core.log.decoder import LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
@@ -38,7 +38,6 @@ from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError
 from core.shared.text import tool_result_is_error
 
-INBOX_NAME = "control.jsonl"
 # Logs above this size open with a preview of their tail; logs above RETAIN_BYTES are read back from the file.
 PREVIEW_BYTES = 2 << 20
 RETAIN_BYTES = 48 << 20
@@ -249,7 +248,7 @@ class LiveSession:
     @property
     def inbox_path(self) -> Path:
         """``control.jsonl`` beside the log."""
-        return self.path.parent / INBOX_NAME
+        return inbox_path(self.path)
 
     @property
     def ready(self) -> bool:

@@ -203,8 +203,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _ops_help() -> str:
     lines = ["ops and their arguments:"]
-    for op, specs in OPS.items():
-        names = " ".join(f"{s.name}=…" if s.required else f"[{s.name}=…]" for s in specs) or "(none)"
+    for op, spec in OPS.items():
+        names = " ".join(f"{s.name}=…" if s.required else f"[{s.name}=…]" for s in spec.args) or "(none)"
         lines.append(f"  {op:<11} {names}")
     lines.append("on a DSH session (through the bridge):")
     lines.append("  message     also [mode=steer|queue]: into the running turn, or for the next turn")

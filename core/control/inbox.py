@@ -40,7 +40,7 @@ import stat
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -91,35 +91,56 @@ class ArgSpec:
     choices: tuple[str, ...] = ()
 
 
-OPS: dict[str, tuple[ArgSpec, ...]] = {
-    "checkpoint": (ArgSpec("objective", "string", "what the exploration after the mark is for"),),
-    "rewind": (
-        ArgSpec("markId", "integer", "the checkpoint mark to rewind to (default: the newest)"),
-        ArgSpec("preview", "any", "what the sender previewed: {seq, nodes, chars}"),
+@dataclass(frozen=True)
+class Op:
+    """A control op: its arguments, and whether a host applies it at its next boundary (before its next model
+    call, acknowledging it ``pending`` at once) or at once. The reference host's handler of op ``x.y`` is its
+    method ``op_x_y`` (``core.host.operator.Operator`` or ``core.host.hooks.PolicyHooks``)."""
+
+    args: tuple[ArgSpec, ...] = ()
+    at_boundary: bool = False
+
+
+OPS: dict[str, Op] = {
+    "checkpoint": Op((ArgSpec("objective", "string", "what the exploration after the mark is for"),)),
+    "rewind": Op(
+        (
+            ArgSpec("markId", "integer", "the checkpoint mark to rewind to (default: the newest)"),
+            ArgSpec("preview", "any", "what the sender previewed: {seq, nodes, chars}"),
+        ),
+        at_boundary=True,
     ),
-    "expand": (ArgSpec("seq", "integer", "seq of the tool result (or of its fold)", required=True),),
-    "config.set": (
-        ArgSpec("key", "string", "dotted config key, e.g. slice.history.keepRecentTurns", required=True),
-        ArgSpec("value", "any", "the new value (JSON); null restores the default", required=True),
+    "expand": Op((ArgSpec("seq", "integer", "seq of the tool result (or of its fold)", required=True),), at_boundary=True),
+    "config.set": Op(
+        (
+            ArgSpec("key", "string", "dotted config key, e.g. slice.history.keepRecentTurns", required=True),
+            ArgSpec("value", "any", "the new value (JSON); null restores the default", required=True),
+        ),
+        at_boundary=True,
     ),
-    "pause": (),
-    "resume": (),
-    "message": (
-        ArgSpec("text", "string", "the message", required=True),
-        ArgSpec("kind", "string", "steer (the model sees it) or note (log only)", choices=("steer", "note")),
+    "pause": Op(),
+    "resume": Op(),
+    "message": Op(
+        (
+            ArgSpec("text", "string", "the message", required=True),
+            ArgSpec("kind", "string", "steer (the model sees it) or note (log only)", choices=("steer", "note")),
+        )
     ),
-    "stop": (ArgSpec("reason", "string", "why the run should end"),),
+    "stop": Op((ArgSpec("reason", "string", "why the run should end"),)),
 }
 # The ops of a DSH session (through the bridge): the same, but message can also wait for the next turn.
-DSH_OPS: dict[str, tuple[ArgSpec, ...]] = {
+DSH_OPS: dict[str, Op] = {
     **OPS,
-    "message": (
-        *OPS["message"],
-        ArgSpec("mode", "string", "DSH only: steer (into the running turn) or queue (next turn)", choices=MESSAGE_MODES),
+    "message": replace(
+        OPS["message"],
+        args=(
+            *OPS["message"].args,
+            ArgSpec("mode", "string", "DSH only: steer (into the running turn) or queue (next turn)", choices=MESSAGE_MODES),
+        ),
     ),
-    "config.set": (
-        ArgSpec("key", "string", f"DSH: one of {', '.join(DSH_CONFIG_KEYS)}", required=True),
-        OPS["config.set"][1],
+    "config.set": replace(
+        OPS["config.set"],
+        args=(ArgSpec("key", "string", f"DSH: one of {', '.join(DSH_CONFIG_KEYS)}", required=True), OPS["config.set"].args[1]),
     ),
 }
 
@@ -148,7 +169,7 @@ def op_args(op: object, kind: str = "tapedeck") -> dict[str, ArgSpec]:
     table = DSH_OPS if kind == "dsh" else OPS
     if not isinstance(op, str) or op not in table:
         raise ControlError(f"unknown control op {op!r}; valid ops: {', '.join(table)}")
-    return {s.name: s for s in table[op]}
+    return {s.name: s for s in table[op].args}
 
 
 def validate_request(op: object, args: object, kind: str = "tapedeck") -> dict[str, Any]:

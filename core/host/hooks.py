@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.control.config import PolicyConfig, config_event, set_value
+from core.host.operator import Answer
 from core.host.report_client import report_client_factory
 from core.host.toolbox import CallResult, ToolBox
 from core.policies import adaptive as adaptive_policy
@@ -322,45 +323,44 @@ class PolicyHooks:
         return planned[0] if planned else None
 
     # control -----------------------------------------------------------------------------------------------
-    def control_check(self, request: dict[str, Any]) -> None:
-        """Raise TapedeckError when a deferred request could not be applied at any later boundary (an ``expand``
-        of a seq that is not a tool result in the log), so it is rejected on arrival."""
-        if request["op"] == "expand":
-            fold_policy.check_unfold_target(self.host.session, request["args"]["seq"])
+    # Each returns the events to log with the request's outcome and the outcome's detail; a TapedeckError says
+    # why the request cannot be applied.
+    def op_checkpoint(self, args: dict[str, Any], _request: dict[str, Any]) -> Answer:
+        """Place a checkpoint mark at the end of the log."""
+        [event] = checkpoint_policy.plan_checkpoint(self.host.session, args.get("objective"), by="operator")
+        return [event], checkpoint_policy.checkpoint_result(event)
 
-    def control_effect(self, request: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]:
-        """The events and outcome detail of an operator's ``checkpoint``, ``rewind``, ``expand`` or ``config.set``;
-        raises TapedeckError when the request cannot be applied."""
-        op, args = request["op"], request["args"]
+    def op_rewind(self, args: dict[str, Any], _request: dict[str, Any]) -> Answer:
+        """Fold everything after a checkpoint mark into a report."""
         session = self.host.session
-        if op == "checkpoint":
-            [event] = checkpoint_policy.plan_checkpoint(session, args.get("objective"), by="operator")
-            return [event], checkpoint_policy.checkpoint_result(event)
-        if op == "rewind":
-            plan = rewind_policy.plan_rewind(
-                session,
-                self.config.rewind,
-                self.report_writer(),
-                by="operator",
-                commit=self.host.append,
-                mark_id=args.get("markId"),
-            )
-            detail = {**plan.result, "seq": session.next_seq}
-            if args.get("preview") is not None:
-                preview = args["preview"]
-                steps = sum(1 for _ in session.seqs_of(("step/start",), preview["seq"] + 1))
-                detail["preview"] = {**preview, "stepsSince": steps}
-            return [], detail
-        if op == "expand":
-            return fold_policy.plan_unfold(session, args["seq"]), {"seq": args["seq"]}
-        if op == "config.set":
-            key, value = args["key"], args.get("value")
-            new, old = set_value(self.config, key, value)
-            self.config = new
-            effective = new.get(key)
-            return [config_event({key: (old, effective)}, "operator", request["id"])], {
-                "key": key,
-                "old": old,
-                "new": effective,
-            }
-        raise TapedeckError(f"{op} is not a policy request")
+        plan = rewind_policy.plan_rewind(
+            session,
+            self.config.rewind,
+            self.report_writer(),
+            by="operator",
+            commit=self.host.append,
+            mark_id=args.get("markId"),
+        )
+        detail = {**plan.result, "seq": session.next_seq}
+        if args.get("preview") is not None:
+            preview = args["preview"]
+            steps = sum(1 for _ in session.seqs_of(("step/start",), preview["seq"] + 1))
+            detail["preview"] = {**preview, "stepsSince": steps}
+        return [], detail
+
+    def op_expand(self, args: dict[str, Any], _request: dict[str, Any]) -> Answer:
+        """Put the original of a folded tool result back on the surface."""
+        return fold_policy.plan_unfold(self.host.session, args["seq"]), {"seq": args["seq"]}
+
+    def check_expand(self, args: dict[str, Any]) -> None:
+        """On arrival: a TapedeckError when no later boundary could apply it (its seq is no tool result in the
+        log), so it is rejected at once."""
+        fold_policy.check_unfold_target(self.host.session, args["seq"])
+
+    def op_config_set(self, args: dict[str, Any], request: dict[str, Any]) -> Answer:
+        """Change one dotted policy config key."""
+        key, value = args["key"], args.get("value")
+        new, old = set_value(self.config, key, value)
+        self.config = new
+        effective = new.get(key)
+        return [config_event({key: (old, effective)}, "operator", request["id"])], {"key": key, "old": old, "new": effective}

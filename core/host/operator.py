@@ -2,6 +2,11 @@
 
 A thread reads the inbox every ``POLL_SECONDS`` whatever the host is doing (a model call, a tool, a pause):
 
+Each op's handler is a method ``op_<name>`` (dots as underscores) returning the events to log with its
+``applied`` outcome and the outcome's detail: the ops that steer the host are this module's, the policy requests
+(``checkpoint``, ``rewind``, ``expand``, ``config.set``) ``core.host.hooks.PolicyHooks``'s, run under the host's
+lock and rejected when they raise. ``core.control.inbox.OPS`` says when each applies:
+
 - ``checkpoint``, ``pause``, ``resume``, ``message`` and ``stop`` take effect at once and are answered at once.
   A checkpoint's anchor is the log length at that moment; a steering message is in the log (its outcome holds the
   text) before the host reports it applied, and reaches the model at the next step; a ``stop`` interrupts the
@@ -33,7 +38,6 @@ from core.read.session import Session
 from core.shared.errors import TapedeckError
 
 POLL_SECONDS = 0.05
-DEFERRED = ("rewind", "expand", "config.set")
 NEXT_STEP = "next step"
 STALE = (
     "it was sent while no host was running this session (use --queue to leave a request for the next resume)"
@@ -42,10 +46,8 @@ GONE = "the host exited before applying it"
 WITHDRAWN = "withdrawn by its sender before the host applied it"
 
 
-class _PolicyRequests(Protocol):
-    def control_check(self, request: dict[str, Any]) -> None: ...
-
-    def control_effect(self, request: dict[str, Any]) -> tuple[list[dict[str, Any]], Any]: ...
+Answer = tuple[list[dict[str, Any]], Any]
+"""What a handler returns: the events to log with the request's ``applied`` outcome, and the outcome's detail."""
 
 
 def _rejection(exc: Exception) -> str:
@@ -65,7 +67,7 @@ class Host(Protocol):
     session: Session
     inbox_path: Path
     writer: _Writer
-    hooks: _PolicyRequests
+    hooks: Any  # its ``op_*`` methods handle the policy requests
     lock: threading.RLock
 
     def append(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]: ...
@@ -211,7 +213,7 @@ class Operator:
             not request.get("queued") and isinstance(request.get("at"), int) and request["at"] < self.started
         ):
             self._final(request, control.CANCELLED, STALE)
-        elif request["op"] in DEFERRED:
+        elif control.OPS[request["op"]].at_boundary:
             if not self._possible(request):
                 return
             self.deferred.append(request)
@@ -221,13 +223,17 @@ class Operator:
                     [control.outcome_event(request, control.PENDING, None, {"until": "next step"})]
                 )
         else:
-            self._apply_now(request)
+            self._apply(request)
 
     def _possible(self, request: dict[str, Any]) -> bool:
-        """False, with the request rejected, when no later boundary could apply it."""
+        """False, with the request rejected, when no later boundary could apply it (the op's ``check_<name>``
+        of the policy hooks, if it has one, says so)."""
+        check = getattr(self.host.hooks, "check_" + request["op"].replace(".", "_"), None)
+        if check is None:
+            return True
         with self.host.lock:
             try:
-                self.host.hooks.control_check(request)
+                check(request["args"])
             except TapedeckError as exc:
                 self._final(request, control.REJECTED, _rejection(exc))
                 return False
@@ -252,49 +258,60 @@ class Operator:
         self.host.say(f"control {request.get('op')} {outcome}" + (f": {error}" if error else ""))
 
     # applying ----------------------------------------------------------------------------------------------
-    def _apply_now(self, request: dict[str, Any]) -> None:
-        op, args = request["op"], request["args"]
-        if op == "pause":
-            self.paused = True
-            self.set_state("paused" if self.host.session.open_turn is None else "pausing")
-            self._final(request, control.APPLIED)
-        elif op == "resume":
-            was = self.paused
-            self.paused = False
-            if self.state in ("pausing", "paused"):
-                self.set_state(self._working_state())
-            self._final(request, control.APPLIED, None, {"wasPaused": was})
-        elif op == "stop":
-            self.stop_record = {"by": "operator", "requestId": request["id"]}
-            if args.get("reason"):
-                self.stop_record["reason"] = args["reason"]
-            self.stopped.set()
-            for interrupt in self.on_stop:
-                interrupt()
-            self._final(request, control.APPLIED, None, {"reason": args.get("reason")})
-        elif op == "message":
-            text = args["text"]
-            if args.get("kind", "steer") == "note":
-                self._final(request, control.APPLIED, None, {"note": text})
+    def _apply(self, request: dict[str, Any]) -> None:
+        """Run the request's handler and log its outcome: an ``op_*`` method of this operator, else of the
+        policy hooks (under the host's lock; a request one of them raises on is rejected)."""
+        name = "op_" + request["op"].replace(".", "_")
+        own = getattr(self, name, None)
+        if own is not None:
+            events, detail = own(request["args"], request)
+            self._final(request, control.APPLIED, None, detail, events)
+            return
+        with self.host.lock:
+            try:
+                events, detail = getattr(self.host.hooks, name)(request["args"], request)
+            except Exception as exc:  # noqa: BLE001 - a failing request is rejected, the host goes on
+                self._final(request, control.REJECTED, _rejection(exc))
                 return
-            # The outcome holds the text: once it is logged, the message survives a crash (resume re-queues it).
-            when = NEXT_STEP if self.host.session.open_turn is not None else QUEUED
-            self.steers.append(Steer(text, request["id"]))
-            self._final(request, control.APPLIED, None, {"queued": when, "text": text})
-        else:
-            self._effect(request)
+            self._final(request, control.APPLIED, None, detail, events)
 
     def _apply_deferred(self, request: dict[str, Any]) -> None:
         if control.is_expired(request):
             self._final(request, control.EXPIRED, control.expiry_error(request))
         else:
-            self._effect(request)
+            self._apply(request)
 
-    def _effect(self, request: dict[str, Any]) -> None:
-        with self.host.lock:
-            try:
-                events, detail = self.host.hooks.control_effect(request)
-            except Exception as exc:  # noqa: BLE001 - a failing request is rejected, the host goes on
-                self._final(request, control.REJECTED, _rejection(exc))
-                return
-            self._final(request, control.APPLIED, None, detail, events)
+    # the ops that steer the host -----------------------------------------------------------------------------
+    def op_pause(self, _args: dict[str, Any], _request: dict[str, Any]) -> Answer:
+        """Hold before the next model or tool call."""
+        self.paused = True
+        self.set_state("paused" if self.host.session.open_turn is None else "pausing")
+        return [], None
+
+    def op_resume(self, _args: dict[str, Any], _request: dict[str, Any]) -> Answer:
+        """Let a paused host go on."""
+        was = self.paused
+        self.paused = False
+        if self.state in ("pausing", "paused"):
+            self.set_state(self._working_state())
+        return [], {"wasPaused": was}
+
+    def op_stop(self, args: dict[str, Any], request: dict[str, Any]) -> Answer:
+        """End the run now, interrupting the model stream and any running tool."""
+        self.stop_record = {"by": "operator", "requestId": request["id"]}
+        if args.get("reason"):
+            self.stop_record["reason"] = args["reason"]
+        self.stopped.set()
+        for interrupt in self.on_stop:
+            interrupt()
+        return [], {"reason": args.get("reason")}
+
+    def op_message(self, args: dict[str, Any], request: dict[str, Any]) -> Answer:
+        """A note is only logged; a steering message reaches the model at the next step."""
+        text = args["text"]
+        if args.get("kind", "steer") == "note":
+            return [], {"note": text}
+        # The outcome holds the text: once it is logged, the message survives a crash (resume re-queues it).
+        when = NEXT_STEP if self.host.session.open_turn is not None else QUEUED
+        self.steers.append(Steer(text, request["id"]))
+        return [], {"queued": when, "text": text}

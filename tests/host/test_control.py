@@ -251,3 +251,15 @@ def test_validate_returns_a_copy() -> None:
     args = {"seq": 3}
     checked = validate_request("expand", args)
     assert checked == args and checked is not args
+
+
+def test_every_op_has_one_handler_on_the_host() -> None:
+    from core.host.hooks import PolicyHooks
+    from core.host.operator import Operator
+
+    def handlers(cls: type) -> set[str]:
+        return {name for name in vars(cls) if name.startswith("op_")}
+
+    ours, policies = handlers(Operator), handlers(PolicyHooks)
+    assert not ours & policies
+    assert ours | policies == {"op_" + op.replace(".", "_") for op in OPS}

@@ -32,20 +32,15 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
+from core.control.inbox import APPLIED, CANCELLED, EXPIRED, FINAL, PENDING, REJECTED
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.shared.errors import TapedeckError
 from core.shared.text import js_json
 from tui.widgets.footer import PriorityFooter
 
-SENDING = "sending"
-PENDING = "pending"
-APPLIED = "applied"
-REJECTED = "rejected"
-CANCELLED = "cancelled"
-EXPIRED = "expired"
+SENDING = "sending"  # this TUI's own states of a request, before and instead of the host's outcomes
 NOT_SENT = "not sent"
-FINAL = (APPLIED, REJECTED, CANCELLED, EXPIRED)
 NARROW_WIDTH = 70  # policy screens narrower than this stack their side pane under the table
 
 _STATE_STYLE = {
