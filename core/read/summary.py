@@ -1,4 +1,8 @@
-"""One-line, human-readable summaries of events, shared by the CLI and the TUI."""
+"""One-line, human-readable summaries of events, shared by the CLI and the TUI, and each type's glyph.
+
+Everything shown per event type is here: adding an event type touches ``core.log.vocabulary`` (its name),
+``core.log.validate`` (its check, when readers use its fields) and this module (its summary and glyph).
+"""
 
 from __future__ import annotations
 
@@ -246,6 +250,23 @@ def _prune(data: dict[str, Any]) -> str:
     removed = data.get("charsRemoved")
     return f"pruned {level}" + (f", {human_chars(int(removed))} chars removed" if isinstance(removed, int) and removed else "")
 
+
+# The one-character mark of an event type in an event list (``?`` for the others).
+GLYPHS: dict[str, str] = {
+    "turn/start": "┌",
+    "turn/end": "└",
+    "step/start": "├",
+    "step/end": "╵",
+    "user/message": "❯",
+    "assistant/message": "●",
+    "assistant/chunk": "·",
+    "tool/call": "→",
+    "tool/result": "←",
+    "request/header": "⇢",
+    "request/context": "⇢",
+    "session/title": "T",
+    "llm/retry": "↻",
+}
 
 _SUMMARIES: dict[str, Any] = {
     "user/message": _user,

@@ -73,3 +73,14 @@ USER_ABORT = {"kind": "aborted", "reason": {"kind": "user"}}
 def test_an_operator_stop_reads_with_its_reason(stop: object, text: str) -> None:
     """tapedeck's host adds ``stop`` beside DSH's reason; a reader shows who stopped the turn and why."""
     assert summarize(ev("turn/end", {"turn": 1, "reason": USER_ABORT, "stop": stop}), 200) == text
+
+
+def test_every_type_keyed_table_names_a_type_the_vocabulary_knows() -> None:
+    """The type-keyed tables (checks, summaries, glyphs) add no type of their own: each names a DSH type or one of
+    tapedeck's own ``tapedeck/*`` types."""
+    from core.log.validate import _CHECKS
+    from core.log.vocabulary import is_known_type
+    from core.read.summary import _SUMMARIES, GLYPHS
+
+    keys = {*_CHECKS, *_SUMMARIES, *GLYPHS}
+    assert [k for k in sorted(keys) if not (is_known_type(k) or k.startswith("tapedeck/"))] == []

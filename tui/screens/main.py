@@ -18,6 +18,7 @@ from textual.worker import get_current_worker
 
 from core.log.lineage import child_log, parent_log, spawns
 from core.read.streams import Collapsed, StreamBlocks, collapse_seqs
+from core.read.summary import GLYPHS
 from core.shared.diagnostics import Diagnostic
 from tui.failures import reads_log
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
@@ -30,7 +31,7 @@ from tui.widgets.event_list import EventList
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.header import SessionHeader
 from tui.widgets.matching import EventFilter, Predicate, scan, search_predicate
-from tui.widgets.rows import BLOCK_GLYPH, GLYPHS, REPLACEMENT_GLYPHS, RowView, SortedSeqs
+from tui.widgets.rows import BLOCK_GLYPH, REPLACEMENT_GLYPHS, RowView, SortedSeqs
 from tui.widgets.search_bar import SearchBar
 
 REFRESH_SECONDS = 0.1  # header and chart redraw at most this often while events stream in

@@ -15,26 +15,11 @@ import orjson
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.session import TAPE_SOURCE_KIND, Session, content_chars, cut_kind, derive_message
 from core.read.streams import Block, Collapsed
-from core.read.summary import human_chars, summarize
+from core.read.summary import GLYPHS, human_chars, summarize
 from tui.live import is_error_event
 
 SUMMARY_LIMIT = 240
 SUMMARY_SOURCE_LIMIT = 20_000  # strings longer than this are cut before summarizing (regexes hold the GIL)
-GLYPHS: dict[str, str] = {
-    "turn/start": "┌",
-    "turn/end": "└",
-    "step/start": "├",
-    "step/end": "╵",
-    "user/message": "❯",
-    "assistant/message": "●",
-    "assistant/chunk": "·",
-    "tool/call": "→",
-    "tool/result": "←",
-    "request/header": "⇢",
-    "request/context": "⇢",
-    "session/title": "T",
-    "llm/retry": "↻",
-}
 REPLACEMENT_GLYPHS = {"tape": "▤", "rewind": "↺", "compaction": "≡", "fold": "▣", "prune": "✂", "expand": "⊞"}
 # What a node is called once a replacement of each kind took it off the surface.
 SHADOW_BADGES = {
