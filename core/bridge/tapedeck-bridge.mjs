@@ -990,7 +990,18 @@ class Bridge {
       this.warn(`cannot locate the session directory of ${agent.id}: ${err.message}`);
     }
     if (!dir) return;
-    this.sessions.set(agent.id, new SessionBridge(this, agent, dir));
+    const session = new SessionBridge(this, agent, dir);
+    this.sessions.set(agent.id, session);
+    this.attach(session); // a resumed session's state (paused!) must hold before its first step
+  }
+
+  attach(session) {
+    try {
+      return session.attached || session.attach(Date.now());
+    } catch (err) {
+      this.warn(`session ${session.agent.id}: ${err?.stack ?? err}`);
+      return false;
+    }
   }
 
   untrack(agent) {
@@ -1006,7 +1017,7 @@ class Bridge {
     const now = Date.now();
     for (const bridge of this.sessions.values()) {
       try {
-        if (!bridge.attached && !bridge.attach(now)) continue;
+        if (!this.attach(bridge)) continue;
         bridge.poll();
         bridge.writeBridge(now);
       } catch (err) {
@@ -1081,6 +1092,7 @@ export function apply(ctx, config) {
     async (payload, next) => {
       const gate = async () => {
         const b = bridge.sessions.get(payload.agent.id);
+        if (b) bridge.attach(b);
         if (!b?.paused || payload.signal?.aborted) return;
         await b.flush(); // what the step before the pause wrote reaches the log while the gate holds
         await b.hold(payload.signal);

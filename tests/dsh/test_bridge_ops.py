@@ -301,3 +301,34 @@ def test_every_event_type_in_bridged_logs_is_dshs_own(shared_web: tuple[DshHome,
     for log in logs:
         _own_types_only(known, log.parent)
         assert not any(t.startswith("tapedeck/") for t in {e["type"] for e in log_events(log.parent)})
+
+
+def test_expand_puts_a_pruned_result_back_and_the_next_request_grows(
+    shared_web: tuple[DshHome, DshWeb], model: ScriptedModel
+) -> None:
+    world, web = shared_web
+    # One step prints 60,000 chars while the model reports a prompt near the window: DSH prunes that result.
+    sid = web.create_session()
+    web.prompt(sid, "Print a lot: steps=1 sleep=0 big=60000 report=95000")
+    d = world.session_dir(sid)
+    _idle(d, 1)
+    events = log_events(d)
+    prunes = [e for e in events if e["type"] == "compaction/prune"]
+    assert prunes, "DSH did not prune the big result"
+    original = prunes[0]["data"]["shadowedSeqs"][0]
+    plain = send(d, "expand", {"seq": next(e["seq"] for e in events if e["type"] == "user/message")})
+    assert "not a tool result" in final_outcome(d, plain["id"])["error"]
+    before = len(model.requests(sid)[-1].raw)
+    expand = send(d, "expand", {"seq": original})
+    done = final_outcome(d, expand["id"])
+    assert done["outcome"] == "applied", done
+    replacement = next(e for e in log_events(d) if e["seq"] == done["detail"]["seq"])
+    assert replacement["type"] == "tool/result" and original in replacement["sourceEventSeqs"]
+    full = next(e for e in log_events(d) if e["seq"] == original)["data"]["message"]["content"]
+    assert replacement["data"]["message"]["content"] == full and len(json.dumps(full)) > 40_000
+    again = send(d, "expand", {"seq": original})
+    assert "already shown in full" in final_outcome(d, again["id"])["error"]
+    web.prompt(sid, "after the expand: steps=1 sleep=0")
+    _idle(d, 2)
+    after = [r for r in model.requests(sid) if "after the expand" in r.raw.decode()]
+    assert len(after[0].raw) > before + 30_000

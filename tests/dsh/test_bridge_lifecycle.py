@@ -1,0 +1,144 @@
+"""The bridge across a DSH restart, a plugin reload (HMR) and a headless run, with the real DSH.
+
+The restart and reload tests install the plugin the way operators do, with ``tapedeck bridge install`` on a DSH
+home that was never booted, and drive one op through ``tapedeck control --wait``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from tests.dsh.harness import (
+    DshHome,
+    DshInstall,
+    DshWeb,
+    ScriptedModel,
+    bridge_json,
+    final_outcome,
+    known_event_types,
+    log_events,
+    outcomes,
+    send,
+    start_headless,
+    stop_process,
+    td_runs,
+    tool_in_flight,
+    wait_for,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _tapedeck(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "core.cli", *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)
+
+
+def _installed_world(dsh: DshInstall, model: ScriptedModel, tmp_path: Path) -> DshHome:
+    world = DshHome(dsh, tmp_path, model.url, bridge=False)
+    assert not any(world.home.iterdir())  # DSH never booted here
+    done = _tapedeck("bridge", "install", str(world.home))
+    assert done.returncode == 0, done.stderr
+    return world
+
+
+def _turn_ends(d: Path) -> list[dict]:
+    return [e for e in log_events(d) if e["type"] == "turn/end"]
+
+
+def _no_replays(d: Path, sent: int) -> None:
+    """Every request ran at most once in DSH's log and has exactly one final outcome."""
+    runs = Counter(run["request"]["id"] for run, _ in td_runs(log_events(d)))
+    assert runs and max(runs.values()) == 1, runs
+    finals = Counter(o["requestId"] for o in outcomes(d) if o["outcome"] != "pending")
+    assert len(finals) == sent and max(finals.values()) == 1, finals
+
+
+def test_restart_resumes_the_session_and_replays_nothing(dsh: DshInstall, model: ScriptedModel, tmp_path: Path) -> None:
+    world = _installed_world(dsh, model, tmp_path)
+    with DshWeb(world) as web:
+        sid = web.create_session()
+        web.prompt(sid, "First turn: steps=2 sleep=1")
+        d = world.session_dir(sid)
+        wait_for(lambda: bridge_json(d), 15, "bridge.json from the installed plugin")
+        wait_for(lambda: tool_in_flight(d), 20, "a step in flight")
+        mark = send(d, "checkpoint", {"objective": "before restart"})
+        steer = send(d, "message", {"text": "steered before the restart"})
+        for request in (mark, steer):
+            assert final_outcome(d, request["id"])["outcome"] == "applied"
+        wait_for(lambda: _turn_ends(d), 30, "the first turn to end")
+        pause = send(d, "pause")  # from idle; kept across the restart
+        assert final_outcome(d, pause["id"])["detail"] == {"state": "paused"}
+    assert bridge_json(d)["state"] == "exited"
+    # sent while no bridge runs: the plain one must not fire late, the queued one waits for the next start
+    late = send(d, "message", {"text": "sent to nobody"})
+    queued = send(d, "checkpoint", {"objective": "queued for the restart"}, queued=True)
+    time.sleep(3.5)  # longer than a reload's gap
+    with DshWeb(world) as web:
+        web.prompt(sid, "Second turn: steps=1 sleep=0")  # DSH resumes the session from its log
+        wait_for(lambda: (bridge_json(d) or {}).get("state") == "paused", 30, "the restarted bridge, still paused")
+        assert "arrived while no bridge was running" in final_outcome(d, late["id"])["error"]
+        assert final_outcome(d, queued["id"])["detail"]["markId"] == 2
+        time.sleep(1.0)
+        assert len([e for e in log_events(d) if e["type"] == "step/start"]) == 3  # the new turn is held
+        resumed = _tapedeck("control", str(d), "resume", "--wait", "--json")
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        wait_for(lambda: len(_turn_ends(d)) == 2, 30, "the resumed session's new turn to end")
+    assert _turn_ends(d)[-1]["data"]["reason"] == {"kind": "completed"}
+    _no_replays(d, sent=6)
+    state = json.loads((d / "bridge.state.json").read_text())
+    assert [m["markId"] for m in state["marks"]] == [1, 2] and state["paused"] is False
+    assert {e["type"] for e in log_events(d)} <= known_event_types(dsh)
+
+
+def test_a_plugin_reload_replays_no_op(dsh: DshInstall, model: ScriptedModel, tmp_path: Path) -> None:
+    world = _installed_world(dsh, model, tmp_path)
+    profile_patch = world.home / "profiles" / "web" / "cordis.patch.yml"
+    with DshWeb(world) as web:
+        sid = web.create_session()
+        web.prompt(sid, "Before the reload: steps=2 sleep=1")
+        d = world.session_dir(sid)
+        wait_for(lambda: bridge_json(d), 15, "bridge.json")
+        wait_for(lambda: tool_in_flight(d), 20, "a step in flight")
+        sent = [send(d, "checkpoint"), send(d, "message", {"text": "one steer"}), send(d, "pause"), send(d, "resume")]
+        for request in sent:
+            assert final_outcome(d, request["id"])["outcome"] == "applied"
+        wait_for(lambda: _turn_ends(d), 30, "the turn to end")
+        wait_for(lambda: bridge_json(d)["state"] == "idle", 10, "idle")
+        runs_before = len(td_runs(log_events(d)))
+        lines_before = len(outcomes(d))
+        edited = time.time() * 1000
+        text = profile_patch.read_text()
+        assert "config: {}" in text
+        profile_patch.write_text(text.replace("config: {}", "config: {generation: 2}"))
+        wait_for(lambda: (bridge_json(d) or {}).get("since", 0) > edited, 20, "a new plugin instance")
+        time.sleep(1.0)
+        assert len(td_runs(log_events(d))) == runs_before and len(outcomes(d)) == lines_before
+        after = send(d, "checkpoint")
+        assert final_outcome(d, after["id"])["detail"]["markId"] == 2  # marks rebuilt, ids continue
+        web.prompt(sid, "After the reload: steps=1 sleep=0")
+        wait_for(lambda: len(_turn_ends(d)) == 2, 30, "a turn after the reload")
+    _no_replays(d, sent=5)
+
+
+def test_headless_run_with_zstd_log_obeys_the_inbox(dsh: DshInstall, model: ScriptedModel, tmp_path: Path) -> None:
+    world = DshHome(dsh, tmp_path, model.url, compression="zstd")
+    proc = start_headless(world, "Headless: steps=3 sleep=1")
+    try:
+        d = wait_for(lambda: next(iter(world.sessions.glob("*/*/session.jsonl.zstd")), None), 60, "the zstd log").parent
+        wait_for(lambda: bridge_json(d), 15, "bridge.json")
+        mark = send(d, "checkpoint")
+        note = send(d, "message", {"text": "headless steer"})
+        assert final_outcome(d, mark["id"])["outcome"] == "applied"
+        assert final_outcome(d, note["id"])["outcome"] == "applied"
+        assert proc.wait(60) == 0
+    finally:
+        stop_process(proc)
+    assert bridge_json(d)["state"] == "exited"
+    events = log_events(d)
+    assert any("headless steer" in json.dumps(e["data"]) for e in events if e["type"] == "user/message")
+    assert {e["type"] for e in events} <= known_event_types(dsh)
