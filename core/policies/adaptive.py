@@ -15,7 +15,8 @@ alone, so a restarted host decides what the previous one would have:
 4. Pruning level: the last level whose ``atStep`` the step has reached or whose ``atPressureRatio`` the
    context pressure (``context_tokens / context_window``) has reached; without a known window only steps
    count. Within one step the level never drops (a prune that relieves pressure does not flip the level
-   back), and each level prunes at most once per step.
+   back), and each level prunes at most once per step. The ``cache-aware`` schedule writes a tier's prunes only
+   at the moments ``prune_moment`` names; without a known window it prunes on the seed's step schedule.
 5. Everything decided is planned as one ``tapedeck/route`` event (``"ignorable": true``), after the prune
    events it explains. Planning again with nothing changed plans no event.
 
@@ -381,7 +382,9 @@ def plan_route(
     prune = PrunePlan()
     if level is not None and all(d.get("pruneLevel") != level.name for d in step_routes):
         milder = names[: names.index(level.name)]
-        if config.prune_schedule == STEP_SCHEDULE:
+        if config.prune_schedule == STEP_SCHEDULE or pressure is None:
+            # Without a known window no pressure can ever force a prune: the cache-aware schedule would let a
+            # turn grow unbounded, so the seed's step triggers write the tier's prunes.
             prune = plan_prune(session, level, milder=milder)
         else:
             moment = prune_moment(session, config.prune_levels, position, routes, pressure)

@@ -18,6 +18,7 @@ from core.read.session import Session
 SEED = AdaptiveConfig(prune_schedule="step")
 CACHE_AWARE = AdaptiveConfig()
 NO_PRESSURE = {"context_window": None, "context_tokens": None}
+CALM = {"context_window": 10_000_000, "context_tokens": 1_000}  # a known window, far from any pressure tier
 MARK = len(PRUNE_MARKER)
 
 
@@ -57,7 +58,7 @@ def test_cache_aware_step_tiers_leave_the_turn_append_only() -> None:
     session = new_session()
     start_turn(session, 1, "Implement the retry policy")
     for step in range(1, 15):
-        decision = _route(session, CACHE_AWARE)
+        decision = _route(session, CACHE_AWARE, **CALM)
         assert decision.prune.pruned == ()
         _steps(session, range(step, step + 1))
     assert decision.prune_level == "critical"  # the tier is in force (and logged), its prunes wait
@@ -69,7 +70,7 @@ def test_cache_aware_prunes_after_a_replacement_that_already_broke_the_cache() -
     start_turn(session, 1, "Implement the retry policy")
     results = []
     for step in range(1, 9):
-        _route(session, CACHE_AWARE)
+        _route(session, CACHE_AWARE, **CALM)
         results += _steps(session, range(step, step + 1))
     # A rewind report replaces the results of steps 1-2 (and their calls) before step 9's request.
     first, last = session.surface.index(results[0]) - 1, session.surface.index(results[1])
@@ -77,7 +78,7 @@ def test_cache_aware_prunes_after_a_replacement_that_already_broke_the_cache() -
     add(session, "user/message", {"id": "rep", "role": "user", "content": [{"type": "text", "text": "report"}],
                                   "source": {"kind": "plugin", "plugin": "rewind"}},
         surfaceOp={"op": "replace", "start": span[0], "end": span[-1]}, sourceEventSeqs=span)  # fmt: skip
-    decision = _route(session, CACHE_AWARE)  # step 9: moderate, protects steps 7-8
+    decision = _route(session, CACHE_AWARE, **CALM)  # step 9: moderate, protects steps 7-8
     assert [p.shadowed_seq for p in decision.prune.pruned] == results[2:6]
 
 
@@ -119,3 +120,19 @@ def test_cache_aware_prunes_at_the_next_step_when_the_crossing_could_prune_nothi
     _steps(session, range(3, 4), size=20_000)
     steady = _route(session, CACHE_AWARE, context_window=window, context_tokens=80_000)  # paid: append-only again
     assert steady.prune.pruned == ()
+
+
+def test_without_a_known_window_cache_aware_falls_back_to_the_step_schedule() -> None:
+    # No window (a model missing from the table, the scripted model): no pressure can ever force a prune, so
+    # the cache-aware schedule would let a turn grow without bound. It prunes as the seed does instead.
+    seed, cache_aware = new_session(), new_session()
+    for session, config in ((seed, SEED), (cache_aware, CACHE_AWARE)):
+        start_turn(session, 1, "Implement the retry policy")
+        for step in range(1, 15):
+            _route(session, config)
+            _steps(session, range(step, step + 1))
+        _route(session, config)
+    assert cache_aware.surface_chars == seed.surface_chars < 15 * 20_000 // 4
+    assert [e["data"] for e in cache_aware.events if e["type"] == "compaction/prune"] == [
+        e["data"] for e in seed.events if e["type"] == "compaction/prune"
+    ]
