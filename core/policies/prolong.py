@@ -832,6 +832,17 @@ def sections_by_session(sections: Iterable[Section]) -> dict[str, list[Section]]
     return grouped
 
 
+def _read_problem(exc: OSError) -> str:
+    """Why the log file could not be opened, in words: a link refused, a directory, a file in its way."""
+    if isinstance(exc, beneath.LinkRefused):
+        return "a symbolic link is in its place or on its way, and links are never followed"
+    if exc.errno == errno.ENOTDIR:
+        return "a file stands where one of its directories should be"
+    if exc.errno in (errno.EISDIR, errno.EINVAL):
+        return "it is not a regular file"
+    return exc.strerror or str(exc)
+
+
 def status_from_log(
     session: Session, workspace: str | os.PathLike[str], config: ProlongConfig
 ) -> StatusReport:
@@ -851,7 +862,9 @@ def status_from_log(
             text = None
             note = "no log file at this path: prolong was not running for this session, or its probe failed"
         except OSError as exc:
-            raise ProlongError(f"{path}: cannot read the prolong log ({exc.strerror or exc})") from exc
+            # A directory, a link or a file in its way: the host could not have written it there either.
+            text = None
+            note = f"the log file cannot be read ({_read_problem(exc)}), so no section of this session is there"
         grouped = sections_by_session(parse_sections(text)) if text is not None else {}
         writable = session.id in grouped
         mine = grouped.get(session.id, [])

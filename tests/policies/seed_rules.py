@@ -331,7 +331,9 @@ RULES: tuple[Rule, ...] = (
        "rewind_marks::test_rewinding_to_an_older_active_mark_folds_from_its_anchor_and_completes_the_newer_mark", verdict="different: D6"),
     # ---------------------------------------------------------------- 003 prolong (§3)
     _r("003-01", "3.b", "a write probe on each session's first event; failure: writable=NO, one warning, sandbox hint",
-       "prolong::test_probe_runs_on_the_first_event_even_if_it_is_not_narrative", "prolong::test_probe_failure_marks_the_log_unwritable_with_one_warning", "prolong_status::test_a_failed_probe_points_at_a_sandbox_plugin"),
+       "prolong::test_probe_runs_on_the_first_event_even_if_it_is_not_narrative", "prolong::test_probe_failure_marks_the_log_unwritable_with_one_warning", "prolong_status::test_a_failed_probe_points_at_a_sandbox_plugin",
+       "prolong_status::test_cli_status_of_a_host_whose_log_file_is_blocked_says_writable_no",
+       "tests/tui/screens_policy/test_flows.py::test_prolong_screen_of_a_host_whose_log_file_is_a_directory_says_writable_no"),
     _r("003-02", "3.b", "one greppable section per durable narrative event with seq, turn/step, type, verbatim details",
        "prolong::test_sections_are_written_for_narrative_events_only", "prolong::test_section_headers_and_payloads_carry_the_verbatim_details"),
     _r("003-03", "3.a", "non-narrative events (chunks, request headers, step bookkeeping) are skipped",

@@ -216,3 +216,45 @@ def test_cli_status_on_a_fixture_without_a_real_cwd_asks_for_a_workspace(
     (session,) = json.loads(capsys.readouterr().out)["sessions"]
     assert session["session"] == load_session(fixture).id and session["writable"] is None
     assert session["probed"] is False  # DSH wrote the log: no tapedeck host ran a write probe
+
+
+def _block(workspace: Path, how: str) -> str:
+    """Put something where the prolong log file should be; returns the configured ``prolong.logFile``."""
+    if how == "directory":
+        (workspace / "log.txt").mkdir()
+    elif how == "symlink":
+        (workspace.parent / "elsewhere.txt").write_text("")
+        (workspace / "log.txt").symlink_to(workspace.parent / "elsewhere.txt")
+    else:  # a file where the log file's directory should be
+        (workspace / "mem").write_text("not a directory")
+        return "mem/log.txt"
+    return "log.txt"
+
+
+@pytest.mark.parametrize("how", ["directory", "symlink", "file"])
+def test_cli_status_of_a_host_whose_log_file_is_blocked_says_writable_no(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    from core.control.config import validate_config
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers.scripted import ScriptedModel
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    log_file = _block(workspace, how)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"model": "m", "responses": [{"text": "ok"}]}))
+    config = validate_config({"prolong": {"logFile": log_file}})
+    host = AgentHost.create(tmp_path / "root", ScriptedModel(script), config,
+                            HostOptions(workspace=workspace, progress=lambda _: None), tasks=["hello"])  # fmt: skip
+    host.run()
+    host.close()
+    capsys.readouterr()
+    assert main(["status", str(host.writer.path)]) == 0
+    out = capsys.readouterr().out
+    assert "writable=NO sections=0 lastSeq=-" in out, out
+    assert "note: the log file cannot be read" in out
+    assert "hint: suspect a permission/sandbox plugin" in out
+    assert main(["status", str(host.writer.path), "--json"]) == 0
+    [session] = json.loads(capsys.readouterr().out)["sessions"]
+    assert session["writable"] is False and session["hints"]

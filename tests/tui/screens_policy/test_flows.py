@@ -313,3 +313,27 @@ async def test_prolong_screen_says_status_is_off_for_a_session_without_the_comma
         report = text(app.screen.query_one("#prolong-report", Static))
         assert report.startswith("prolong-memory status: off for this session")
         assert "writable=" not in report
+
+
+async def test_prolong_screen_of_a_host_whose_log_file_is_a_directory_says_writable_no(tmp_path: Path) -> None:
+    import json
+
+    from core.control.config import validate_config
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers.scripted import ScriptedModel
+
+    workspace = tmp_path / "ws"
+    (workspace / "log.txt").mkdir(parents=True)  # a directory where the log file should be
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"model": "m", "responses": [{"text": "ok"}]}))
+    host = AgentHost.create(tmp_path / "root", ScriptedModel(script), validate_config({}),
+                            HostOptions(workspace=workspace, progress=lambda _: None), tasks=["hello"])  # fmt: skip
+    host.run()
+    host.close()
+    app = PolicyHarness(host.writer.path, ProlongScreen)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, lambda: bool(text(app.screen.query_one("#prolong-report", Static))))
+        report = text(app.screen.query_one("#prolong-report", Static))
+        assert "writable=NO sections=0 lastSeq=-" in report, report
+        assert "note: the log file cannot be read (it is not a regular file)" in report
+        assert "hint: suspect a permission/sandbox plugin" in report
