@@ -41,7 +41,10 @@ SEVERITY: dict[str, str] = {
     "class-change": "info",
     "unreachable": "warning",
 }
-MIN_RATE_SPAN_MS = 60_000  # a run rate is never taken over less than a minute of the session
+MIN_RATE_SPAN_MS = 60_000
+# Times before 2000 are not clock times: a reader gives an event without a time the time 0, and a packed row of
+# a log without times its members' offsets from 0.
+MIN_EPOCH_MS = 946_684_800_000  # a run rate is never taken over less than a minute of the session
 
 
 class Pricing(Protocol):
@@ -114,6 +117,7 @@ class Signals:
     cache_break: CacheBreak | None = None
     guard_seq: int | None = None
     route_class: str | None = None
+    route_step: tuple[int, int, int] | None = None  # the newest route's (turn, step, hard step budget)
     class_change: tuple[str, str, int] | None = None
 
     # the fold ------------------------------------------------------------------------------------------------
@@ -124,7 +128,7 @@ class Signals:
         self.seq = seq if seq is not None else self.seq + 1
         seq = self.seq
         when = _int(event.get("time"))
-        if when is not None and when > 0:  # a reader gives an event without a time the time 0
+        if when is not None and when >= MIN_EPOCH_MS:
             self.last_time = when
             self.first_time = when if self.first_time is None else self.first_time
         if is_invalid(event):
@@ -134,7 +138,7 @@ class Signals:
         data = data if isinstance(data, dict) else {}
         handler = _HANDLERS.get(etype) if isinstance(etype, str) else None
         touched = handler(self, seq, data, price) if handler is not None else _NONE
-        if when is not None and when > 0 and self.spend and self.spend[0][0] <= when - window_ms:
+        if when is not None and when >= MIN_EPOCH_MS and self.spend and self.spend[0][0] <= when - window_ms:
             touched = touched | _RATE
         return touched
 
@@ -201,6 +205,11 @@ class Signals:
         pressure = data.get("pressure")
         if isinstance(pressure, int | float) and not isinstance(pressure, bool):
             self.pressure = (float(pressure), seq)
+        turn, step = _int(data.get("turn")), _int(data.get("step"))
+        budgets = data.get("budgets")
+        hard = _int(budgets.get("hard")) if isinstance(budgets, dict) else None
+        if turn is not None and step is not None and hard is not None:
+            self.route_step = (turn, step, hard)
         task_class = data.get("taskClass")
         if isinstance(task_class, str):
             if self.route_class is not None and task_class != self.route_class:

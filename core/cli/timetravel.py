@@ -171,12 +171,16 @@ def _render_diff(d: dict[str, Any]) -> str:
 
 
 def _cost(args: argparse.Namespace) -> None:
+    from core.alerts.rate import log_projection
     from core.control.config import load_config
     from core.rebuild.cost import CostTally
 
-    tally = CostTally(load_config(args.config).model)
+    config = load_config(args.config)
+    tally = CostTally(config.model)
     session = stream_requests(args.path, tally.add)
-    emit(tally.report(session), args.json, _render_cost)
+    report = tally.report(session)
+    report["projection"] = log_projection(args.path, config.model, config.alerts).to_dict()
+    emit(report, args.json, _render_cost)
 
 
 def _usd(value: float | None) -> str:
@@ -185,6 +189,19 @@ def _usd(value: float | None) -> str:
 
 def _pct(value: float | None) -> str:
     return "   -" if value is None else f"{value * 100:3.0f}%"
+
+
+def _render_projection(p: dict[str, Any]) -> list[str]:
+    """The run rate and the open turn's projected cost, when known."""
+    lines = []
+    if p["usdPerHour"] is not None:
+        lines.append(f"run rate: ${p['usdPerHour']:.4f}/h at the newest event")
+    if p["projectedTurnUsd"] is not None:
+        lines.append(
+            f"turn {p['turn']} at step {p['step']} of {p['hardStepBudget']}: {_usd(p['turnUsd'])} so far, "
+            f"{_usd(p['projectedTurnUsd'])} if it runs to its hard step budget"
+        )
+    return lines
 
 
 def _render_cost(r: dict[str, Any]) -> str:
@@ -205,6 +222,7 @@ def _render_cost(r: dict[str, Any]) -> str:
         f"{total['output']} tokens, {_usd(total['usd'])}, {_pct(total['cached'])} cached"
     )
     lines.extend(missing_price(model) for model in r["unpriced"])
+    lines.extend(_render_projection(r["projection"]))
     if r["cuts"]:
         lines.append(f"cuts (estimates at {r['bytesPerToken']} bytes per token):")
     for c in r["cuts"]:

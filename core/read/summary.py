@@ -217,7 +217,8 @@ def _tapedeck(etype: str, data: dict[str, Any]) -> str:
         return f"route {data.get('taskClass')} · {data.get('phase')} · {_risk(data)} · {_prune(data)}"
     if etype == "tapedeck/control":
         err = f": {data.get('error')}" if data.get("error") else ""
-        return f"control {data.get('op')} {data.get('outcome')}{err}"
+        origin = f" (sent by {data['origin']})" if isinstance(data.get("origin"), str) else ""
+        return f"control {data.get('op')} {data.get('outcome')}{origin}{err}"
     if etype == "tapedeck/checkpoint":
         return f"checkpoint #{data.get('markId')} by {data.get('by')}" + (
             f": {data.get('objective')}" if data.get("objective") else ""

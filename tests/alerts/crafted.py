@@ -21,7 +21,7 @@ def config(alerts: dict[str, Any] | None = None, window: int | None = 100_000) -
 class Log:
     """Events appended with running seqs; ``time`` moves on by ``step_ms`` per event unless given."""
 
-    def __init__(self, start_ms: int = 1_000_000, step_ms: int = 1_000) -> None:
+    def __init__(self, start_ms: int = 1_800_000_000_000, step_ms: int = 1_000) -> None:
         self.events: list[dict[str, Any]] = []
         self.time = start_ms
         self.step_ms = step_ms

@@ -1,0 +1,106 @@
+"""Where the money is going: the run rate ($/h) and the cost projected to the end of the open turn.
+
+The run rate is the spend of the last ``alerts.runRate.windowMinutes`` (the run-rate rule's own window) per hour,
+at the session's newest event or at a given time. The projection assumes each step still allowed in the open
+turn costs what the turn's steps cost on average so far (the session's average before the turn's first priced
+step): the turn ends at the router's hard step budget at the latest, so ``turn cost + steps left × average`` is
+what the turn costs if it runs to its budget. Without a router decision for the open turn (a DSH log) there is
+no budget to project to.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from core.alerts.config import AlertsConfig
+from core.alerts.engine import ModelBook
+from core.alerts.rules import Signals
+from core.shared.model_specs import ModelConfig
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    """The run rate and the open turn's projected cost (None where unknown)."""
+
+    usd: float | None  # the session so far
+    usd_per_hour: float | None
+    turn: int | None  # the open turn
+    step: int | None  # the step it is at
+    hard_budget: int | None  # its hard step budget
+    turn_usd: float | None  # what the open turn cost so far
+    projected_turn_usd: float | None  # … and at its hard step budget
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``cost --json`` ``projection`` object."""
+        return {
+            "usd": self.usd,
+            "usdPerHour": self.usd_per_hour,
+            "turn": self.turn,
+            "step": self.step,
+            "hardStepBudget": self.hard_budget,
+            "turnUsd": self.turn_usd,
+            "projectedTurnUsd": self.projected_turn_usd,
+        }
+
+    def summary(self) -> str:
+        """``$1.20/h · turn → $0.42`` (each part only when known)."""
+        parts = []
+        if self.usd_per_hour is not None:
+            parts.append(f"${self.usd_per_hour:.2f}/h")
+        if self.projected_turn_usd is not None:
+            parts.append(f"turn → ${self.projected_turn_usd:.2f}")
+        return " · ".join(parts)
+
+
+def window_ms(config: AlertsConfig) -> int:
+    """The run rate's window: the run-rate rule's ``windowMinutes``."""
+    return int(config.rule("run-rate")["windowMinutes"] * 60_000)
+
+
+def fold(events: Iterable[Mapping[str, Any]], models: ModelConfig | None, window: int) -> Signals:
+    """The signals of ``events`` (what a projection needs, without running any rule)."""
+    signals, book = Signals(), ModelBook(models)
+    for event in events:
+        signals.observe(event, book, window)
+    return signals
+
+
+def project(signals: Signals, window: int, now: int | None = None) -> Projection:
+    """The run rate at ``now`` (default: the newest event's time) and the open turn's projected cost."""
+    priced = bool(signals.step_usd)
+    at = now if now is not None else signals.last_time
+    rate = signals.window_rate(at, window) if priced and at is not None else None
+    turn = signals.open_turn
+    route = signals.route_step if signals.route_step and signals.route_step[0] == turn else None
+    turn_usd = projected = None
+    if turn is not None and priced:
+        steps = {step: usd for (t, step), usd in signals.step_usd.items() if t == turn}
+        turn_usd = sum(steps.values())
+        if route is not None:
+            average = turn_usd / len(steps) if steps else signals.cost_usd / len(signals.step_usd)
+            left = max(0, route[2] - max(steps, default=0))
+            projected = turn_usd + left * average
+    return Projection(
+        signals.cost_usd if priced else None,
+        rate,
+        turn,
+        route[1] if route else None,
+        route[2] if route else None,
+        turn_usd,
+        projected,
+    )
+
+
+def log_projection(path: str | os.PathLike[str], models: ModelConfig | None, config: AlertsConfig,
+                   now: int | None = None) -> Projection:  # fmt: skip
+    """The projection of the log at ``path`` read whole."""
+    from core.log.tail import Tailer
+
+    tailer = Tailer(path)
+    update = tailer.poll()
+    events = update.events + tailer.finish().events
+    window = window_ms(config)
+    return project(fold(events, models, window), window, now)

@@ -1,0 +1,132 @@
+"""``tapedeck alerts``: a report with an exit code a script can gate on, and ``--follow`` streaming JSON lines
+as logs grow, with ``--exec`` hooks that never stop the stream."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from core.cli import main
+from tests.alerts.crafted import HEADER, Log
+from tests.conftest import FIXTURES
+
+
+def _line(event: dict[str, Any]) -> str:
+    return json.dumps(event) + "\n"
+
+
+def _failing_log() -> Log:
+    log = Log()
+    log.turn(1)
+    for _ in range(3):
+        log.result(True)
+    return log
+
+
+def test_a_report_exits_1_when_an_alert_fired_and_0_when_none_did(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "session.jsonl"
+    path.write_text(_line(HEADER) + "".join(_line(e) for e in _failing_log().events))
+    assert main(["alerts", str(path), "--json"]) == 1
+    (alert,) = json.loads(capsys.readouterr().out)
+    assert (alert["cause"], alert["seq"], alert["session"], alert["path"]) == ("error-streak", 3, "crafted-1", str(path))
+    assert main(["alerts", str(path), "--set", "alerts.errorStreak.enabled=false"]) == 0
+    assert capsys.readouterr().out == "no alerts\n"
+    assert main(["alerts", str(FIXTURES / "multi-turn.session.jsonl")]) == 0
+
+
+def test_bad_arguments_get_one_clear_line(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert main(["alerts", str(tmp_path / "nope.jsonl")]) == 2
+    assert "nope.jsonl" in capsys.readouterr().err
+    log = FIXTURES / "multi-turn.session.jsonl"
+    assert main(["alerts", str(log), "--set", "alerts.loop.count=1"]) == 2
+    assert "alerts.loop.count must be from 2 to" in capsys.readouterr().err
+    assert main(["alerts", str(log), "--set", "alerts.budget"]) == 2
+    assert "expected KEY=VALUE" in capsys.readouterr().err
+
+
+def _read_lines(stream: IO[str], count: int, timeout: float = 20.0) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while len(out) < count and time.monotonic() < deadline:
+        line = stream.readline()
+        if line:
+            out.append(json.loads(line))
+    return out
+
+
+@pytest.fixture
+def follower(tmp_path: Path) -> Any:
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        proc = subprocess.Popen([sys.executable, "-m", "core.cli", "alerts", *args, "--follow", "--json"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        procs.append(proc)
+        return proc
+
+    yield start
+    for proc in procs:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
+def test_follow_streams_alerts_as_a_log_grows_and_as_sessions_appear_under_a_root(tmp_path: Path, follower: Any) -> None:
+    root = tmp_path / "root"
+    first = root / "--w--" / "s1" / "session.jsonl"
+    first.parent.mkdir(parents=True)
+    first.write_text(_line(HEADER))
+    proc = follower(str(root), "--set", "alerts.errorStreak.count=2")
+    log = _failing_log()
+    with open(first, "a") as f:
+        for event in log.events[:2]:
+            f.write(_line(event))
+    time.sleep(0.5)
+    with open(first, "a") as f:
+        f.write(_line(log.events[2])[:20])  # a torn line: nothing yet
+        f.flush()
+        time.sleep(0.3)
+        f.write(_line(log.events[2])[20:])
+    (alert,) = _read_lines(proc.stdout, 1)
+    assert (alert["cause"], alert["seq"], alert["path"]) == ("error-streak", 2, str(first))
+    second = root / "--w--" / "s2" / "session.jsonl"
+    second.parent.mkdir()
+    shutil.copy(first, second)
+    (alert,) = _read_lines(proc.stdout, 1)
+    assert (alert["cause"], alert["path"]) == ("error-streak", str(second))
+
+
+def test_exec_runs_per_alert_with_the_json_on_stdin_and_its_failures_never_stop_the_stream(
+    tmp_path: Path, follower: Any
+) -> None:
+    path = tmp_path / "session.jsonl"
+    path.write_text(_line(HEADER))
+    seen = tmp_path / "seen"
+    hook = f'cat >> {seen}; case $(grep -c . {seen}) in 1) exit 7;; 2) sleep 5;; esac'
+    proc = follower(str(path), "--set", "alerts.errorStreak.count=1", "--exec", hook, "--exec-timeout", "0.5")
+    log = Log()
+    log.turn(1)
+    for error in (True, False, True, False, True):
+        log.result(error)
+    with open(path, "a") as f:
+        for event in log.events:
+            f.write(_line(event))
+            f.flush()
+            time.sleep(0.15)
+    streamed = _read_lines(proc.stdout, 3)
+    assert [a["seq"] for a in streamed] == [1, 3, 5]
+    deadline = time.monotonic() + 20
+    while (not seen.exists() or len(seen.read_text().splitlines()) < 3) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    hooked = [json.loads(line) for line in seen.read_text().splitlines() if line]
+    assert hooked == streamed
+    proc.terminate()
+    _, err = proc.communicate(timeout=10)
+    assert "--exec for the error-streak alert of crafted-1: exit status 7" in err
+    assert "stopped after the 0.5 s time limit" in err

@@ -1,0 +1,107 @@
+"""The budget guard on the real demo host: the request that crosses the budget ends, the host pauses before its
+next model request, the log says which rule paused it, and a resume lets the run finish. ``tapedeck alerts
+--follow --json`` sees the alerts as they happen."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from core.cli import main
+from core.control import inbox as control
+from core.control.config import validate_config
+from core.control.host_state import read_host_state
+from core.host.demo_scenario import TASKS, write_script
+from core.host.demo_workspace import create_demo_workspace
+from core.host.loop import AgentHost, HostOptions
+from core.host.providers import make_provider
+
+PRICES = {"prices": {"tapedeck-demo": {"hit": 0.028, "miss": 0.28, "output": 0.42}}}
+BUDGET = 0.003  # crossed by the demo's third or fourth request at these prices
+
+
+def _events(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()[1:]]
+
+
+def _wait(what: Any, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not what():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_the_budget_guard_pauses_the_demo_host_before_its_next_model_request(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    raw = {"model": PRICES, "alerts": {"budget": {"usd": BUDGET, "action": "pause"}}}
+    config = validate_config(raw)
+    workspace = create_demo_workspace(tmp_path / "ws")
+    script = write_script(tmp_path / "script.json")
+    root = tmp_path / "root"
+    conf = tmp_path / "alerts.json"
+    conf.write_text(json.dumps({"model": PRICES, "alerts": {"budget": {"usd": BUDGET}}}))
+    host = AgentHost.create(root, make_provider(f"scripted:{script}"), config, HostOptions(workspace=workspace),
+                            tasks=TASKS)  # fmt: skip
+    log = host.writer.path
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "alerts", str(root), "--follow", "--json", "--config", str(conf)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    outcomes: list[Any] = []
+    runner = threading.Thread(target=lambda: outcomes.extend(host.run()), daemon=True)
+    runner.start()
+    try:
+        _wait(lambda: read_host_state(log).state == "paused")
+        events = _events(log)
+        pauses = [e for e in events if e["type"] == "tapedeck/control" and e["data"]["op"] == "pause"]
+        assert [p["data"]["origin"] for p in pauses] == ["alert:budget"]
+        assert pauses[0]["data"]["outcome"] == "applied"
+        # the request that crossed the budget, and nothing of a later model request before the pause
+        spent, crossing = 0.0, None
+        for e in events:
+            usage = (e.get("data") or {}).get("usage") if e["type"] == "assistant/message" else None
+            if usage:
+                spent += (usage.get("inputTokens", 0) * 0.28 + usage.get("outputTokens", 0) * 0.42) / 1e6
+                if spent >= BUDGET:
+                    crossing = e
+                    break
+        assert crossing is not None
+        step = (crossing["data"]["turn"], crossing["data"]["step"])
+        later = [e for e in events if e["type"] in ("assistant/chunk", "assistant/message")
+                 and (e["data"]["turn"], e["data"]["step"]) > step]  # fmt: skip
+        assert later == [], "a model request went out after the crossing one and before the pause"
+        time.sleep(0.3)  # held: still nothing new from the model
+        assert not [e for e in _events(log) if e["type"] == "assistant/message" and e["seq"] > crossing["seq"]]
+        # the CLI shows why the host paused
+        assert main(["events", str(log), "--type", "tapedeck/control"]) == 0
+        assert "control pause applied (sent by alert:budget)" in capsys.readouterr().out
+        control.append_request(control.inbox_path(log), "resume", {})
+        runner.join(60)
+        assert not runner.is_alive()
+    finally:
+        if runner.is_alive():
+            control.append_request(control.inbox_path(log), "stop", {})
+            runner.join(30)
+        host.close()
+        time.sleep(0.5)  # the follower's next poll sees the end of the log
+        follower.send_signal(signal.SIGTERM)
+        out, err = follower.communicate(timeout=30)
+    assert [o.reason["kind"] for o in outcomes] == ["completed"] * len(TASKS)
+    streamed = [json.loads(line) for line in out.splitlines()]
+    budget = [a for a in streamed if a["cause"] == "budget"]
+    assert len(budget) == 1 and budget[0]["path"] == str(log)
+    at = _events(log)[budget[0]["seq"]]["data"]  # the crossing step's usage (its usage chunk)
+    assert (at["turn"], at["step"]) == step and budget[0]["seq"] <= crossing["seq"]
+    assert set(budget[0]) == {"session", "path", "cause", "seq", "severity", "reason", "at"}
+    # what the follower streamed live is what a report of the finished log says (bar the live-only waiting)
+    assert main(["alerts", str(root), "--json", "--config", str(conf)]) == 1
+    reported = json.loads(capsys.readouterr().out)
+    key = lambda a: (a["cause"], a["seq"], a["reason"])  # noqa: E731
+    assert [key(a) for a in reported] == [key(a) for a in streamed if a["cause"] != "waiting" or
+                                          a["reason"].startswith("paused")]  # fmt: skip
+    assert err == "", err

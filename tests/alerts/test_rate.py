@@ -1,0 +1,84 @@
+"""The run rate and the cost projected to the end of the open turn (``cost`` and the header show them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core.alerts.rate import fold, project
+from core.cli import main
+from tests.alerts.crafted import HEADER, Log, config
+
+WINDOW = 10 * 60_000
+
+
+def _route(log: Log, turn: int, step: int, hard: int) -> None:
+    log.add("tapedeck/route", {"turn": turn, "step": step, "taskClass": "small", "budgets": {"soft": 2, "hard": hard}})
+
+
+def test_the_open_turn_is_projected_to_its_hard_step_budget_at_its_average_step_cost() -> None:
+    log = Log(step_ms=6_000)
+    log.header()
+    log.turn(1)
+    _route(log, 1, 1, 8)
+    log.usage(1, 1, miss=10_000)  # $0.10
+    _route(log, 1, 2, 8)
+    log.usage(1, 2, miss=30_000)  # $0.30
+    _route(log, 1, 3, 8)  # step 3 goes out: not priced yet
+    p = project(fold(log.events, config().model, WINDOW), WINDOW)
+    assert (p.turn, p.step, p.hard_budget) == (1, 3, 8)
+    assert round(p.turn_usd, 6) == 0.4
+    assert round(p.projected_turn_usd, 6) == round(0.4 + 6 * 0.2, 6)  # six steps left at $0.20
+    # $0.40 over the minute the session has run (a rate is never taken over less than a minute)
+    assert round(p.usd_per_hour, 6) == 24.0
+    assert p.summary() == "$24.00/h · turn → $1.60"
+
+
+def test_a_turn_without_a_router_decision_or_a_finished_turn_has_no_projection() -> None:
+    log = Log()
+    log.header()
+    log.turn(1)
+    log.usage(1, 1, miss=10_000)
+    p = project(fold(log.events, config().model, WINDOW), WINDOW)
+    assert p.turn == 1 and p.projected_turn_usd is None and round(p.turn_usd, 6) == 0.1
+    log.end(1)
+    p = project(fold(log.events, config().model, WINDOW), WINDOW)
+    assert p.turn is None and p.turn_usd is None and round(p.usd, 6) == 0.1
+
+
+def test_the_rate_is_taken_over_the_window_and_decays_with_the_clock() -> None:
+    log = Log(step_ms=60_000)
+    log.header()
+    for step in range(1, 21):  # $0.10 a minute for 20 minutes
+        log.usage(1, step, miss=10_000)
+    signals = fold(log.events, config().model, WINDOW)
+    assert round(project(signals, WINDOW).usd_per_hour, 6) == 6.0  # ten in the last ten minutes
+    assert project(signals, WINDOW, now=log.time + 11 * 60_000).usd_per_hour == 0
+
+
+def test_unpriced_or_timeless_logs_have_no_rate(fixtures_dir: Path) -> None:
+    log = Log()
+    log.header("unpriced-model")
+    log.usage(1, 1, miss=10_000)
+    p = project(fold(log.events, config().model, WINDOW), WINDOW)
+    assert p.usd is None and p.usd_per_hour is None
+
+
+def test_cost_json_carries_the_projection(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    log = Log(step_ms=6_000)
+    log.header()
+    log.turn(1)
+    _route(log, 1, 1, 4)
+    log.usage(1, 1, miss=10_000)
+    path = tmp_path / "session.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in [HEADER, *log.events]) + "\n")
+    conf = tmp_path / "prices.toml"
+    conf.write_text('[model.prices."crafted-model"]\nhit = 1.0\nmiss = 10.0\noutput = 20.0\n')
+    assert main(["cost", str(path), "--json", "--config", str(conf)]) == 0
+    projection = json.loads(capsys.readouterr().out)["projection"]
+    assert projection["turn"] == 1 and projection["hardStepBudget"] == 4
+    assert round(projection["projectedTurnUsd"], 6) == 0.4
+    assert main(["cost", str(path), "--config", str(conf)]) == 0
+    text = capsys.readouterr().out
+    assert "run rate: $6.0000/h at the newest event" in text
+    assert "turn 1 at step 1 of 4: $0.1000 so far, $0.4000 if it runs to its hard step budget" in text
