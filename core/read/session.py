@@ -227,7 +227,10 @@ class Session:
         self.request_header_seq: int | None = None
         self.counts: Counter[str] = Counter()
         self.surface_chars = 0
+        # per model request, when it went out: (the last seq before it, turn, step, system prompt + surface chars)
         self.context_samples: list[tuple[int, int, int, int]] = []
+        self._request_due = False  # a step (or its retry) started and its request has not gone out yet
+        self._system_chars = 0  # of the latest request header's system prompt
         self.cuts: list[Cut] = []
         self.streams = StreamBlocks()  # runs of stream deltas, one list row each (core.read.streams)
 
@@ -384,6 +387,7 @@ class Session:
             self.events.append(event)  # type: ignore[union-attr]
         self._count = seq + 1
         self.counts["assistant/chunk"] += 1
+        self._output(seq, chunk)
         self.streams.add(seq, turn, step, 1, delta_chars(chunk))
         if chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
             owner = self.turns.get(turn)
@@ -405,6 +409,8 @@ class Session:
         if self._retain:
             self.events.append_row(row)  # type: ignore[attr-defined]
         n = row.count
+        if self._request_due:
+            self._request_out(seq)
         self._count += n
         self.counts["assistant/chunk"] += n
         self.streams.add(seq, row.turn, row.step, n, row.chars)
@@ -443,6 +449,7 @@ class Session:
         self._max_turn = number if self._max_turn is None else max(self._max_turn, number)
         self.open_turn = self._current_turn = number
         self._current_step = None
+        self._request_due = False
 
     def _on_turn_end(self, seq: int, data: dict[str, Any]) -> None:
         number = data.get("turn")
@@ -456,6 +463,7 @@ class Session:
         turn.end_reason = data.get("reason") if isinstance(data.get("reason"), dict) else {"kind": "unknown"}
         self.last_ended = number
         self.completed_through = seq
+        self._request_due = False
         if self.open_turn == number:
             self.open_turn = None
 
@@ -467,6 +475,7 @@ class Session:
             return
         turn.steps[step_no] = Step(turn.number, step_no, seq)
         self._current_step = (turn.number, step_no)
+        self._request_due = True
 
     def _on_step_end(self, seq: int, data: dict[str, Any]) -> None:
         step = self._step(data)
@@ -480,6 +489,18 @@ class Session:
             return
         step.end_seq = seq
         self._current_step = None
+        self._request_due = False
+
+    def _on_retry(self, seq: int, data: dict[str, Any]) -> None:
+        if self._current_step is not None and (data.get("turn"), data.get("step")) == self._current_step:
+            self._request_due = True
+
+    def _request_out(self, seq: int) -> None:
+        """The step's first model output is at ``seq``: its request went out right before it (a chart sample,
+        taken as ``core.rebuild.request.RequestClock`` tells requests apart)."""
+        self._request_due = False
+        turn, step = self._current_step or (self._current_turn, 0)
+        self.context_samples.append((seq - 1, turn, step, self._system_chars + self.surface_chars))
 
     def _step(self, data: dict[str, Any]) -> Step | None:
         turn = self.turns.get(data.get("turn"))  # type: ignore[arg-type]
@@ -487,13 +508,24 @@ class Session:
 
     def _on_chunk(self, seq: int, data: dict[str, Any]) -> None:
         chunk = data.get("chunk")
+        self._output(seq, chunk)
         self.streams.add(seq, data.get("turn"), data.get("step"), 1, delta_chars(chunk))
         if isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
             step = self._step(data)
             if step is not None:
                 step.usage = chunk["usage"]
 
+    def _output(self, seq: int, chunk: Any) -> None:
+        """A stream delta: the first output of a request; a failed attempt's finish means another goes out."""
+        if self._request_due:
+            self._request_out(seq)
+        if chunk.__class__ is dict and chunk.get("type") == "finish" and self._current_step is not None:
+            reason = chunk.get("reason")
+            self._request_due = reason.__class__ is dict and reason.get("kind") == "error"
+
     def _on_assistant(self, seq: int, data: dict[str, Any]) -> None:
+        if self._request_due:
+            self._request_out(seq)
         turn, step_no = data.get("turn"), data.get("step")
         if isinstance(data.get("usage"), dict):
             step = self._step(data)
@@ -531,6 +563,8 @@ class Session:
         header = data.get("header")
         if isinstance(header, dict):
             self._request_header = header
+            system = header.get("system")
+            self._system_chars = len(system) if isinstance(system, str) else 0
             self.request_header_seq = seq
 
     def _on_result_pairing(self, seq: int, event: dict[str, Any], data: dict[str, Any]) -> None:
@@ -561,8 +595,6 @@ class Session:
 
     def _surface(self, seq: int, etype: str, event: dict[str, Any], data: dict[str, Any], op: Any) -> None:
         message = derive_message(event)
-        if etype == "assistant/message":
-            self.context_samples.append((seq, self._turn_at[seq], data.get("step") or 0, self.surface_chars))
         chars = content_chars(message.get("content")) if message else 0
         self._chars[seq] = chars
         self._surface_types[seq] = etype
@@ -642,4 +674,5 @@ class Session:
         "assistant/message": _on_assistant,
         "tool/call": _on_tool_call,
         "request/header": _on_request_header,
+        "llm/retry": _on_retry,
     }

@@ -56,9 +56,25 @@ class RequestCost:
 
     @property
     def cached(self) -> float | None:
-        """Share of the input served from the cache."""
-        total = (self.hit or 0) + self.miss
-        return None if self.hit is None or not total else self.hit / total
+        """Share of the input served from the cache (``cached_share``)."""
+        return cached_share(self.hit, self.miss)
+
+
+CACHED_MEANS = (
+    "cache-hit input tokens / all input tokens (hits + misses), summed over the requests counted (a request "
+    "with more input weighs more); what the provider reported, never estimated"
+)
+
+
+def cached_share(hit: int | None, miss: int) -> float | None:
+    """The one definition of "cached" (``CACHED_MEANS``); None when cache hits were not reported or no input."""
+    return None if hit is None or not hit + miss else hit / (hit + miss)
+
+
+def usage_cached(usage: dict[str, Any] | None) -> float | None:
+    """``cached_share`` of one logged usage record."""
+    tokens = _tokens(usage)
+    return None if tokens is None else cached_share(tokens[0], tokens[1])
 
 
 def _tokens(usage: dict[str, Any] | None) -> tuple[int | None, int, int] | None:
@@ -88,8 +104,12 @@ def _sum(rows: Iterable[RequestCost]) -> dict[str, Any]:
         "miss": miss,
         "output": sum(r.output for r in rows),
         "usd": sum(priced) if priced else None,
-        "cached": round(hit / (hit + miss), 4) if hit + miss and any(r.hit is not None for r in rows) else None,
+        "cached": _rounded(cached_share(hit if any(r.hit is not None for r in rows) else None, miss)),
     }
+
+
+def _rounded(share: float | None) -> float | None:
+    return None if share is None else round(share, 4)
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,8 +296,7 @@ def session_cost(session: Session, config: ModelConfig | None = None) -> tuple[f
             reported = reported or tokens[0] is not None
             hit, miss, output = hit + (tokens[0] or 0), miss + tokens[1], output + tokens[2]
     usd = price.cost(hit, miss, output) if price and (hit or miss or output) else None
-    cached = hit / (hit + miss) if reported and hit + miss else None
-    return usd, cached
+    return usd, cached_share(hit if reported else None, miss)
 
 
 def unpriced_model(session: Session, config: ModelConfig | None = None) -> str | None:

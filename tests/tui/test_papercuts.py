@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,9 @@ from core.control.host_state import write_state
 from tests.tui.logs import policy_log, release_hosts
 from tests.tui.pilot import main_screen, make_app, settle, until
 from tui.screens.filter import FilterScreen
+from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
+from tui.widgets.chart import ContextChart
 from tui.widgets.header import SessionHeader
 
 pytestmark = pytest.mark.anyio
@@ -76,3 +80,20 @@ async def test_a_control_key_after_the_host_exited_says_when(tmp_path: Path) -> 
         await until(pilot, lambda: sum("the host exited at 2026" in n.message for n in app._notifications) == 4)
         assert isinstance(app.screen, MainScreen)
         assert not (tmp_path / "control.jsonl").exists()
+
+
+async def test_one_cached_share_on_the_main_screen_and_help_says_what_it_is(
+    fixtures_dir: Path, tmp_path: Path
+) -> None:
+    log = shutil.copy(fixtures_dir / "tool-call-turn.session.jsonl", tmp_path / "session.jsonl")
+    app = make_app(Path(log))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        header = str(app.screen.query_one(SessionHeader).render())
+        chart = str(app.screen.query_one(ContextChart).render())
+        shares = re.findall(r"(\d+)% cached|cached +(\d+)%", header + "\n" + chart)
+        assert len(shares) == 2 and len({a or b for a, b in shares}) == 1, (header, chart)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        legend = dict(app.screen.legend)
+        assert "cache-hit input tokens / all input tokens" in legend["cached"]

@@ -19,6 +19,7 @@ from textual.worker import get_current_worker
 from core.log.lineage import child_log, parent_log, spawns
 from core.read.streams import Collapsed, StreamBlocks, collapse_seqs
 from core.read.summary import GLYPHS
+from core.rebuild.cost import CACHED_MEANS
 from core.shared.diagnostics import Diagnostic
 from tui.failures import reads_log
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
@@ -126,9 +127,11 @@ def main_legend() -> tuple[tuple[str, str], ...]:
          "compacted, replaced: what took it off · tape, fold, prune …: the kind of cut this row made · "
          "error · interrupted: an answer cut off before it finished"),
         ("time", f"when the event was written; {TIME_KEY} switches between time of day (UTC) and time ago"),
-        ("chart", "ctx now/peak: chars the model saw at its latest and largest request · one bar per request · "
-         f"letters under a bar mark cuts made before it: {LEGEND} + expand; two cuts in one step stack, "
-         "… means more"),
+        ("chart", "ctx now/peak: chars of the latest and the largest request (system prompt + messages), counted "
+         "as each request goes out · one bar per request · letters under a bar mark cuts made before it: "
+         f"{LEGEND} + expand; two cuts in one step stack, … means more"),
+        ("cached", f"in the header and the chart: {CACHED_MEANS}; the chart's bars beside it: each request's "
+         "own share (green at half or more)"),
     )
 
 

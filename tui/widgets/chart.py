@@ -12,6 +12,7 @@ from textual.widgets import Static
 
 from core.read.session import Cut, Session
 from core.read.summary import human_chars
+from core.rebuild.cost import session_cost, usage_cached
 from tui.live import LiveSession
 
 BARS = " ▁▂▃▄▅▆▇█"
@@ -56,13 +57,13 @@ def cut_marks(sample_seqs: Sequence[int], cuts: Sequence[Cut], width: int, rows:
 
 
 def cache_shares(session: Session, samples: Sequence[tuple[int, int, int, int]]) -> list[float | None]:
-    """Per request, the share of its input the provider served from its cache (None: not reported)."""
+    """Per request, the share of its input the provider served from its cache (``usage_cached``; None: not
+    reported)."""
     out: list[float | None] = []
     for _, turn, step, _ in samples:
         info = session.turns.get(turn)
-        usage = (info.steps.get(step).usage if info and info.steps.get(step) else None) or {}
-        hit, miss = usage.get("cacheReadTokens"), usage.get("inputTokens", 0) + usage.get("cacheWriteTokens", 0)
-        out.append(hit / (hit + miss) if isinstance(hit, int) and hit + miss else None)
+        found = info.steps.get(step) if info else None
+        out.append(usage_cached(found.usage if found else None))
     return out
 
 
@@ -137,9 +138,12 @@ class ContextChart(Static):
             second = Text(" " * (label_width + 1) + LEGEND, style="dim")
         lines = [bars, marks, second]
         shares = cache_shares(session, samples)
-        known = [v for v in shares if v is not None]
-        if known:
-            lines.append(Text(f"cache hit {sum(known) / len(known):>4.0%}".ljust(label_width) + " "))
+        try:
+            cached = session_cost(session)[1]  # the header's figure: one definition of "cached" (? says it)
+        except RuntimeError:  # the follower added a turn while we read: the next refresh shows it
+            cached = None
+        if cached is not None:
+            lines.append(Text(f"cached {cached:>4.0%}".ljust(label_width) + " "))
             lines[-1].append_text(cache_line(shares, width))
         height = len(lines)
         if self.styles.height is None or self.styles.height.value != height:
