@@ -7,36 +7,35 @@ from pathlib import Path
 
 import pytest
 
-from core.read.session import Session
-from core.rebuild.request import iter_requests
+from core.read.load import load_session
+from core.rebuild.request import AGENT, iter_requests
 from core.shared.text import cp_len
 
 RETRIED = "compaction-recovery.session.jsonl"  # step 2 fails with a context-window error and is retried
 
 
 def _requests(path: Path) -> list[tuple[int, int, int, int]]:
-    session = Session.open(path)
+    session = load_session(path)
     events = [session.events[seq] for seq in range(session.next_seq)]
-    return [(r.seq, r.turn, r.step, r.chars) for r in iter_requests(session.header, events)]
+    requests = iter_requests(session.header, events)
+    return [(r.seq, r.turn, r.step, r.chars) for r in requests if r.kind == AGENT]  # not DSH's title or summary
 
 
-# Logs whose every message renders to the wire with the chars it has on the surface (no multi-block user
-# message, no final answer with reasoning): there the sample is exactly what `request` counts.
 @pytest.mark.parametrize(
     "name",
-    ["bash-spill", "cancel-tool-calls", "code-mode-turn", "error-finish", "subagent-spawn-in-process",
-     "tool-call-turn"],
+    ["bash-spill", "cancel-tool-calls", "code-mode-turn", "compaction-recovery", "error-finish", "multi-turn",
+     "subagent-spawn-in-process", "tool-call-turn"],
 )  # fmt: skip
 def test_a_sample_is_the_request_as_sent(fixtures_dir: Path, name: str) -> None:
     path = fixtures_dir / f"{name}.session.jsonl"
-    session = Session.open(path)
+    session = load_session(path)
     system = cp_len(session.request_header()["system"])  # type: ignore[index]
     assert session.context_samples == _requests(path)
     assert all(s[3] > system > 0 for s in session.context_samples)  # the system prompt is counted
 
 
 def test_a_retried_request_is_sampled_twice(fixtures_dir: Path) -> None:
-    session = Session.open(fixtures_dir / RETRIED)
+    session = load_session(fixtures_dir / RETRIED)
     samples = session.context_samples
     assert samples[0][3] == _requests(fixtures_dir / RETRIED)[0][3]  # 3615 chars, 2584 of them the system prompt
     assert cp_len(session.request_header()["system"]) == 2584  # type: ignore[index]
@@ -50,4 +49,4 @@ def test_a_request_is_sampled_when_it_goes_out_not_when_it_is_answered(fixtures_
     path = tmp_path / "session.jsonl"
     for cut, want in ((8, []), (9, [7]), (19, [7, 17]), (23, [7, 17]), (24, [7, 17, 22])):
         path.write_bytes(b"".join(lines[: cut + 1]))  # the header line, then events 0..cut-1
-        assert [s[0] for s in Session.open(path).context_samples] == want, cut
+        assert [s[0] for s in load_session(path).context_samples] == want, cut
