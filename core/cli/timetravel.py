@@ -95,7 +95,7 @@ def _render_requests(args: argparse.Namespace, payload: list[dict[str, Any]]) ->
                  f"temperature {r['temperature']}" if r["temperature"] is not None else "",
                  f"stop {json.dumps(r['stop'], ensure_ascii=False)}" if r["stop"] is not None else ""]  # fmt: skip
         attempt = f" (attempt {r['attempt']})" if r["attempt"] > 1 else ""
-        what = f"turn {r['turn']} step {r['step']}{attempt}" if r["kind"] == AGENT else f"{r['kind']} request, turn {r['turn']}"
+        what = f"turn {r['turn']} step {r['step']}{attempt}" if r["kind"] == AGENT else f"{r['kind']} call, turn {r['turn']}"
         out.append(
             f"{what} · at seq {r['seq']} · {r['host']} · "
             f"{r['provider']}/{r['model']} · {len(r['messages'])} messages · {human_chars(r['chars'])} chars"

@@ -58,7 +58,7 @@ CHUNK = "assistant/chunk"
 OUTPUT_TYPES = frozenset({CHUNK, "assistant/message"})
 TITLE_CALL, COMPACTION_START, COMPACTION_SUMMARY = "session/title-llm-request", "compaction/start", "compaction/summary"
 AGENT, TITLE, COMPACTION = "agent", "title", "compaction"  # Request.kind
-INSTRUCTION_NOTE = "the summary instruction DSH appends as the last user message (DSH's own text, not in the log)"
+INSTRUCTION_NOTE = "the summary instruction DSH appends as the last user message (its own text)"
 
 
 @dataclass

@@ -187,7 +187,7 @@ def test_the_title_request_is_listed_as_its_own_kind(tmp_path: Path, capsys: pyt
     assert [r.kind for r in _requests(path)] == ["agent", "title"]
     assert main(["request", str(path), "--all"]) == 0
     text_out = capsys.readouterr().out
-    assert "title request" in text_out
+    assert "title call, turn 1 · at seq 4" in text_out
 
 
 def test_a_compaction_summary_call_is_listed_with_what_the_log_says(
