@@ -12,7 +12,15 @@ answer takes ``--delay`` seconds (30 by default). While a model call is in fligh
 
 The baseline is the step length itself (the delay): before live control, a request waited for the step to end.
 
+``--route dsh`` measures the same on the real DSH through the bridge plugin (``core/bridge/tapedeck-bridge.mjs``,
+installed by ``tools/install_dsh.sh``): one ``dsh web`` against the scripted model of ``tests/dsh/harness.py``,
+one session per try whose turn runs bash steps of ``--step`` seconds. Arrival -> outcome is the request's ``at``
+to the ``at`` of its line in ``control.outcomes.jsonl``. ``pause held`` is arrival -> ``bridge.json`` saying
+``paused`` (the step in flight ends first); ``rewind`` waits for the turn to end by design and is timed at idle.
+The target for pause, stop and message is one step + 1 s.
+
     python bench/control.py [--delay 30] [--tries 10] [--json]
+    python bench/control.py --route dsh [--step 2] [--tries 3] [--json]
 """
 
 from __future__ import annotations
@@ -150,12 +158,56 @@ def measure(delay: float, tries: int) -> dict[str, list[int]]:
     return out
 
 
+def measure_dsh(step: float, tries: int) -> dict[str, list[int]]:
+    """Arrival -> outcome latencies (ms) per op on the real DSH through the bridge, inside turns of slow steps."""
+    from tests.dsh import harness as h
+
+    install = h.find_dsh()
+    if isinstance(install, str):
+        raise SystemExit(f"bench/control.py --route dsh: {install}")
+    out: dict[str, list[int]] = {}
+
+    def timed(d: Path, op: str, args: dict[str, Any] | None = None) -> None:
+        request = h.send(d, op, args)
+        outcome = h.final_outcome(d, request["id"], timeout=60)
+        if outcome["outcome"] != "applied":
+            raise RuntimeError(f"{op} was not applied: {outcome}")
+        out.setdefault(op, []).append(outcome["at"] - request["at"])
+
+    with tempfile.TemporaryDirectory(prefix="tapedeck-bench-dsh-") as tmp, h.ScriptedModel() as model:
+        world = h.DshHome(install, Path(tmp), model.url)
+        with h.DshWeb(world) as web:
+            for _ in range(tries):
+                sid = web.create_session()
+                web.prompt(sid, f"Bench: steps=4 sleep={step:g}")
+                d = world.session_dir(sid)
+                h.wait_for(lambda d=d: h.bridge_json(d) and h.tool_in_flight(d), 30, "a step in flight")
+                timed(d, "checkpoint")
+                timed(d, "message", {"text": "a steer from the bench"})
+                timed(d, "config.set", {"key": "reasoningEffort", "value": "low"})
+                request = h.send(d, "pause")
+                h.wait_for(lambda d=d: h.bridge_json(d)["state"] == "paused", 30, "paused")
+                out.setdefault("pause held", []).append(int(time.time() * 1000) - request["at"])
+                outcome = h.final_outcome(d, request["id"])
+                out.setdefault("pause", []).append(outcome["at"] - request["at"])
+                timed(d, "resume")
+                h.wait_for(lambda d=d: h.tool_in_flight(d), 30, "a step in flight after resume")
+                timed(d, "stop", {"reason": "bench"})
+                h.wait_for(lambda d=d: h.bridge_json(d)["state"] == "idle", 30, "idle")
+                timed(d, "rewind")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--delay", type=float, default=30.0, help="seconds each model answer takes (default 30)")
     parser.add_argument("--tries", type=int, default=10, help="requests per op (default 10)")
     parser.add_argument("--json", action="store_true", help="print the JSON result only")
+    parser.add_argument("--route", choices=("host", "dsh"), default="host", help="tapedeck's host or the real DSH")
+    parser.add_argument("--step", type=float, default=2.0, help="with --route dsh: seconds per bash step (2)")
     args = parser.parse_args(argv)
+    if args.route == "dsh":
+        return _report_dsh(measure_dsh(args.step, args.tries), args.step, args.tries, args.json)
     latencies = measure(args.delay, args.tries)
     step_ms = args.delay * 1000
     ops = {}
@@ -175,6 +227,29 @@ def main(argv: list[str] | None = None) -> int:
     ]  # fmt: skip
     table = markdown_table(["op", "p50 ms", "max ms", "max / step", f"<= {TARGET_MS} ms"], rows)
     emit(result, table, args.json)
+    return 0
+
+
+DSH_STEP_BOUND = ("pause", "pause held", "stop", "message")  # target: one step + 1 s
+
+
+def _report_dsh(latencies: dict[str, list[int]], step: float, tries: int, as_json: bool) -> int:
+    target = int(step * 1000) + TARGET_MS
+    ops = {
+        name: {
+            "p50_ms": statistics.median(values),
+            "max_ms": max(values),
+            "tries": len(values),
+            "within_target": max(values) <= target if name in DSH_STEP_BOUND else None,
+        }
+        for name, values in latencies.items()
+    }
+    result = {"route": "dsh", "step_s": step, "tries": tries, "target_ms": target, "ops": ops}
+    rows = [
+        [name, f"{r['p50_ms']:.0f}", r["max_ms"], {True: "yes", False: "NO", None: "-"}[r["within_target"]]]
+        for name, r in ops.items()
+    ]
+    emit(result, markdown_table(["op", "p50 ms", "max ms", f"<= {target} ms"], rows), as_json)
     return 0
 
 

@@ -35,13 +35,14 @@ from tests.dsh.harness import (
 SLOW = "steps=3 sleep=2"  # three bash steps of 2 s each, then an answer
 
 
-def _start(world: DshHome, web: DshWeb, prompt: str = f"Work slowly: {SLOW}") -> tuple[str, Path]:
-    """A new session whose first turn runs ``prompt``; returns once a bash step is in flight and bridged."""
+def _start(world: DshHome, web: DshWeb, prompt: str = f"Work slowly: {SLOW}", in_flight: bool = True) -> tuple[str, Path]:
+    """A new session whose first turn runs ``prompt``; returns once it is bridged (and a bash step is in flight)."""
     sid = web.create_session()
     web.prompt(sid, prompt)
     d = world.session_dir(sid)
     wait_for(lambda: bridge_json(d), 15, "bridge.json")
-    wait_for(lambda: tool_in_flight(d), 20, "a bash step in flight")
+    if in_flight:
+        wait_for(lambda: tool_in_flight(d), 20, "a bash step in flight")
     return sid, d
 
 
@@ -85,7 +86,7 @@ def test_pause_holds_the_next_step_and_resume_releases_it(shared_web: tuple[DshH
 
 def test_pause_from_idle_is_paused_and_a_message_opens_a_held_turn(shared_web: tuple[DshHome, DshWeb]) -> None:
     world, web = shared_web
-    sid, d = _start(world, web, "Quick: steps=1 sleep=0")
+    sid, d = _start(world, web, "Quick: steps=1 sleep=0", in_flight=False)
     _idle(d, 1)
     pause = send(d, "pause")
     assert final_outcome(d, pause["id"])["detail"] == {"state": "paused"}
