@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import orjson
 from rich.text import Text
@@ -11,27 +11,25 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Static
-from textual.worker import get_current_worker
 
-from core.log.lineage import child_log, parent_log, spawns
 from core.read.streams import Collapsed, StreamBlocks, collapse_seqs
 from core.read.summary import GLYPHS
 from core.rebuild.cost import CACHED_MEANS
 from core.shared.diagnostics import Diagnostic
-from tui.failures import reads_log
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen
-from tui.screens.request import RequestScreen
+from tui.screens.main_lineage import SubagentLinks
+from tui.screens.main_scan import Scanner
+from tui.screens.main_travel import TimeTravelActions
 from tui.travel import Stop, TimeTravel
 from tui.widgets.chart import LEGEND, ContextChart
 from tui.widgets.detail import DetailPane, payload_sections
 from tui.widgets.event_list import EventList
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.header import SessionHeader
-from tui.widgets.matching import EventFilter, Predicate, scan, search_predicate
+from tui.widgets.matching import EventFilter, search_predicate
 from tui.widgets.rows import BLOCK_GLYPH, REPLACEMENT_GLYPHS, RowView, SortedSeqs
 from tui.widgets.search_bar import SearchBar
 
@@ -40,75 +38,6 @@ HIDE_CHUNKS = "!assistant/chunk"  # the filter item the hide-chunks key toggles
 HIDE_CHUNKS_KEY = "h"
 TIME_KEY = "w"  # switches the list's time column between time of day and time ago
 DETAIL_MIN_WIDTH = 110  # narrower screens give the list the whole width (d shows the detail pane)
-
-
-class Scanner:
-    """Seqs matching a predicate, kept up to date as events are appended (one worker at a time)."""
-
-    def __init__(
-        self, screen: MainScreen, predicate: Predicate, on_change: Callable[[], None], name: str
-    ) -> None:
-        self.screen = screen
-        self.predicate = predicate
-        self.on_change = on_change
-        self.name = name
-        self.seqs = SortedSeqs()
-        self.upto = 0
-        self.fraction = 0.0
-        self.running = False
-        self.epoch = 0
-
-    @property
-    def done(self) -> bool:
-        """True when every projected event has been tested."""
-        return not self.running and self.upto >= self.screen.live.session.next_seq
-
-    def restart(self) -> None:
-        """Forget the matches (the log was reset) and scan from the start."""
-        self.epoch += 1
-        self.seqs = SortedSeqs()
-        self.upto = 0
-        self.running = False
-        self.advance()
-
-    def advance(self) -> None:
-        """Scan whatever was projected since the last scan."""
-        live = self.screen.live
-        if self.running or self.upto >= live.session.next_seq or not live.ready:
-            return
-        self.running = True
-        start, stop, epoch = self.upto, live.session.next_seq, self.epoch
-        self.screen.run_worker(
-            lambda: self._scan(start, stop, epoch), thread=True, group=self.name, exit_on_error=False
-        )
-
-    def _scan(self, start: int, stop: int, epoch: int) -> None:
-        worker = get_current_worker()
-        app = self.screen.app
-
-        def progress(fraction: float) -> None:
-            self.fraction = fraction
-            app.call_from_thread(self.on_change)
-
-        found = scan(
-            self.screen.live,
-            self.predicate,
-            start,
-            stop,
-            progress=progress if stop - start > 50_000 else None,
-            cancelled=lambda: worker.is_cancelled or epoch != self.epoch,
-        )
-        app.call_from_thread(self._done, found, stop, epoch)
-
-    def _done(self, found: SortedSeqs, stop: int, epoch: int) -> None:
-        if epoch != self.epoch:
-            return
-        self.seqs.extend(found)
-        self.upto = stop
-        self.running = False
-        self.fraction = 1.0
-        self.on_change()
-        self.advance()
 
 
 def main_legend() -> tuple[tuple[str, str], ...]:
@@ -135,8 +64,8 @@ def main_legend() -> tuple[tuple[str, str], ...]:
     )
 
 
-class MainScreen(Screen[None]):
-    """Everything about one session log."""
+class MainScreen(TimeTravelActions, SubagentLinks):
+    """Everything about one session log (time travel and subagent lineage in their own modules)."""
 
     HEADING = "Main view"
 
@@ -258,25 +187,23 @@ class MainScreen(Screen[None]):
         self._update_status()
 
     # the view ---------------------------------------------------------------------------------------------
-    def _base(self) -> Sequence[int]:
-        """The seqs the list shows (a streamed block as its first seq, unless the filter asks for chunks); tells
-        the list whether its rows stand for streams."""
+    def _base(self) -> tuple[Sequence[int], StreamBlocks | None]:
+        """The seqs the list shows (a streamed block as its first seq, unless the filter asks for chunks), and the
+        streams its rows stand for (None when no row is a stream)."""
         live = self.live
-        self.events.blocks = None
         if not live.ready:  # the tail preview, or every indexed event while the projection is built
-            return range(int(live.preview[0]["seq"]) if live.preview else 0, live.count)
+            return range(int(live.preview[0]["seq"]) if live.preview else 0, live.count), None
         if self.mode == "surface":
             surface = list(live.session.surface) if self.stop is None else self.stop.surface
             if self.filter_scan is not None:
                 keep = set(self.filter_scan.seqs)
-                return [s for s in surface if s in keep]
-            return surface  # never a chunk
+                return [s for s in surface if s in keep], None
+            return surface, None  # never a chunk
         blocks = None if self.filter.raw_chunks else live.session.streams
-        self.events.blocks = blocks
         if self.filter_scan is not None and self.stop is None:
-            return self._filtered(self.filter_scan.seqs, blocks)
+            return self._filtered(self.filter_scan.seqs, blocks), blocks
         stop = live.session.next_seq if self.stop is None else self.stop.moment.seq + 1
-        return range(stop) if blocks is None else Collapsed(blocks, stop)
+        return (range(stop) if blocks is None else Collapsed(blocks, stop)), blocks
 
     def _filtered(self, seqs: SortedSeqs, blocks: StreamBlocks | None) -> SortedSeqs:
         """The filter's matches as rows (a block's matches as its one row); only matches new since the last
@@ -297,7 +224,8 @@ class MainScreen(Screen[None]):
     def _rebuild(self, *, reset: bool, appended: bool = False) -> None:
         old = self.events.view
         expanded = [] if reset else [old.base[pos] for pos in old.expanded_positions()]
-        view = RowView(self._base())
+        base, self.events.blocks = self._base()
+        view = RowView(base)
         for seq in expanded:
             pos = view.position_of(seq)
             if pos is not None:
@@ -423,7 +351,7 @@ class MainScreen(Screen[None]):
         if not message.query:
             self.search_scan = None
         else:
-            self.search_scan = Scanner(self, search_predicate(message.query), self._search_changed, "search")
+            self.search_scan = Scanner(self, self.live, search_predicate(message.query), self._search_changed, "search")
             self._jump_to_match = True
             self.search_scan.advance()
         self.query_one(SearchBar).action_close()
@@ -478,7 +406,7 @@ class MainScreen(Screen[None]):
         self.filter = result
         if result.active:
             self.filter_scan = Scanner(
-                self, result.predicate(self.live.session), self._filter_changed, "filter"
+                self, self.live, result.predicate(self.live.session), self._filter_changed, "filter"
             )
             self.filter_scan.advance()
         else:
@@ -583,155 +511,3 @@ class MainScreen(Screen[None]):
     def _copied(self, seq: int, form: str, text: str) -> None:
         self.app.copy_to_clipboard(text)
         self.notify(f"Copied seq {seq} as {form} ({len(text)} chars).", timeout=3)
-
-    # subagent lineage ---------------------------------------------------------------------------------------
-    def action_open_child(self) -> None:
-        """On a subagent spawn row, open the child session it started."""
-        seq = self.events.current_seq
-        if seq is None:
-            self.notify("Select a subagent spawn row first.", timeout=3)
-            return
-        self._find_child(seq)
-
-    @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
-    def _find_child(self, seq: int) -> None:
-        live = self.live
-        calls = ((at, live.session.events[at]) for at in live.session.seqs_of(["tool/call"]))
-        found = spawns(calls)
-        if all(at != seq for at, _ in found):
-            self.app.call_from_thread(self.notify, "This row is not a subagent spawn.", timeout=3)
-            return
-        path = child_log(live.path, live.session.id, found, seq)
-        if path is None:
-            self.app.call_from_thread(
-                self.notify, "No child session for this spawn under this sessions root.", timeout=5
-            )
-            return
-        self.app.call_from_thread(self.app.switch_session, path)  # type: ignore[attr-defined]
-
-    def action_open_parent(self) -> None:
-        """In a subagent child session, go back to its parent session."""
-        parent = self.live.session.header.get("parentSession")
-        if not isinstance(parent, str) or not parent:
-            self.notify("This session has no parent.", timeout=3)
-            return
-        self._find_parent(parent)
-
-    @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
-    def _find_parent(self, parent: str) -> None:
-        path = parent_log(self.live.path, parent)
-        if path is None:
-            self.app.call_from_thread(
-                self.notify, f"Parent session {parent} is not under this sessions root.", timeout=5
-            )
-            return
-        self.app.call_from_thread(self.app.switch_session, path)  # type: ignore[attr-defined]
-
-    # time travel ------------------------------------------------------------------------------------------
-    def action_time_travel(self) -> None:
-        """Show the surface as it stood right after the selected row's event."""
-        seq = self.events.current_seq
-        if seq is None or not self.live.ready:
-            self.notify("Time travel needs a loaded log and a selected row.", timeout=3)
-            return
-        self.travel_to(seq)
-
-    def travel_to(self, seq: int | None = None, *, request: int | None = None) -> None:
-        """Go to the moment after ``seq``, or to the moment request number ``request`` went out."""
-        self._travel(seq, request)
-
-    @work(thread=True, group="timetravel", exclusive=True)
-    @reads_log
-    def _travel(self, seq: int | None, request: int | None) -> None:
-        stop = self.travel.stop_at(seq) if request is None else self.travel.stop_at_request(request)
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._arrive, stop)
-
-    def _arrive(self, stop: Stop) -> None:
-        self.stop = stop
-        self.events.moment = stop.view
-        self.mode = "surface"
-        self._rebuild(reset=True)
-        self._mark_chart()
-
-    def _mark_chart(self) -> None:
-        chart = self.query_one(ContextChart)
-        chart.moment_seq = None if self.stop is None else self.stop.moment.seq
-        chart.refresh_chart()
-
-    def action_travel(self, direction: int) -> None:
-        """One model request back or forward from the moment shown (or from the selected row)."""
-        if not self.live.ready:
-            return
-        self._step_request(direction, self.stop.moment.seq if self.stop else self.events.current_seq)
-
-    @work(thread=True, group="timetravel", exclusive=True)
-    @reads_log
-    def _step_request(self, direction: int, seq: int | None) -> None:
-        travel = self.travel
-        travel.sync()
-        if not travel.points:
-            self.app.call_from_thread(self.notify, "This log holds no model request.", timeout=3)
-            return
-        here = travel.point_at(seq if seq is not None else travel.timeline.seen - 1)
-        on_point = here is not None and travel.points[here].seq == seq
-        if here is None:
-            target = 0
-        elif direction < 0:
-            target = here - 1 if on_point else here
-        else:
-            target = here + 1
-        target = max(0, min(target, len(travel.points) - 1))
-        stop = travel.stop_at_request(target)
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._arrive, stop)
-
-    def on_context_chart_picked(self, message: ContextChart.Picked) -> None:
-        """A click on the chart: travel to the moment that request went out."""
-        if self.live.ready:
-            self._travel_request(message.seq, None)
-
-    def travel_to_step(self, turn: int, step: int) -> None:
-        """Travel to the moment the first request of that step went out (the Router screen's pick)."""
-        self._travel_request(None, (turn, step))
-
-    @work(thread=True, group="timetravel", exclusive=True)
-    @reads_log
-    def _travel_request(self, seq: int | None, step: tuple[int, int] | None) -> None:
-        travel = self.travel
-        travel.sync()
-        if step is not None:
-            index = next((i for i, p in enumerate(travel.points) if (p.turn, p.step) == step), None)
-        else:
-            index = travel.point_at(seq if seq is not None else 0)
-        if index is None:
-            self.app.call_from_thread(self.notify, "No model request went out there.", timeout=3)
-            return
-        stop = travel.stop_at_request(index)
-        if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self._arrive, stop)
-
-    def action_live(self) -> None:
-        """Leave time travel: the surface as it is now."""
-        if self.stop is None:
-            return
-        self.stop = self.events.moment = None
-        self._rebuild(reset=True)
-        self._mark_chart()
-
-    def action_request(self) -> None:
-        """The request in flight at the moment shown (or at the selected row), rebuilt, with its diff."""
-        if not self.live.ready:
-            return
-        self._open_request(self.stop.moment.seq if self.stop else self.events.current_seq)
-
-    @work(thread=True, group="timetravel", exclusive=True)
-    @reads_log
-    def _open_request(self, seq: int | None) -> None:
-        travel = self.travel
-        travel.sync()
-        index = travel.point_at(seq if seq is not None else travel.timeline.seen - 1)
-        if index is None:
-            self.app.call_from_thread(self.notify, "No model request had gone out by then.", timeout=3)
-            return
-        self.app.call_from_thread(self.app.push_screen, RequestScreen(travel, index))
