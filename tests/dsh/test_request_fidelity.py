@@ -2,7 +2,7 @@
 
 Real DSH rc.8 sessions run against the scripted loopback model, which records the raw body of every request DSH
 posted: a one-shot task of several tool calls (and the title call), a two-turn session (turn 2 sends turn 1's
-final answer with its reasoning back), a compaction forced by a small context window (a checkpoint message of
+final answer with its reasoning back, and DSH prunes turn 1's big results under turn 2's pressure), a compaction forced by a small context window (a checkpoint message of
 several text blocks, and DSH's summary calls) and a subagent (its own session and log). Every log of those runs
 is then read back with ``tapedeck request`` and each rebuilt body compared with the recorded one, whole and
 message by message. The bodies are compared raw: DSH serializes with ``JSON.stringify``, which gives the same
@@ -114,7 +114,8 @@ def runs(dsh: DshInstall, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         ):
             result = run_headless(world(name, **kw), task, timeout=180)
             assert result.returncode == 0, result.stderr.decode(errors="replace")[-2000:]
-        _web_session(world("turns"), model, ["First turn. steps=2", "Second turn. steps=1"])
+        # Turn 2 reports a prompt near the window: DSH prunes turn 1's big result before turn 2's second step.
+        _web_session(world("turns"), model, ["First turn. steps=2 big=60000", "Second turn. steps=1 report=110000"])
         yield Runs(sorted(p for w in worlds for p in w.sessions.rglob("session*.jsonl")), list(model.server.received))
 
 
@@ -199,8 +200,28 @@ def test_the_runs_covered_what_the_fidelity_target_names(runs: Runs) -> None:
     assert any(len(e["data"]["content"]) > 1 for e in replaced), "a compaction checkpoint of several text blocks"
     assert any(e["type"] == "session/title-llm-request" for e in every)
     assert any(read_log(log).header.get("parentSession") for log in runs.logs), "a subagent's own log"
+    assert any(e["type"] == "compaction/prune" for e in every), "DSH's tool-result pruner"
     # A request that sends an earlier final answer back with its reasoning (turn 2 of the web session).
     assert any(
         m.get("role") == "assistant" and "tool_calls" not in m and m.get("reasoning_content")
         for r in runs.posted for m in r.body.get("messages") or ()
     )  # fmt: skip
+
+
+def test_cost_books_dsh_s_prunes_in_the_turn_that_made_them(runs: Runs) -> None:
+    earlier = 0  # prunes of a result an earlier turn wrote (DSH's replacement keeps that turn in its data)
+    for log in runs.logs:
+        made: dict[int, int] = {}
+        turn = 0
+        for event in read_log(log).events:
+            if event["type"] == "turn/start":
+                turn = event["data"]["turn"]
+            elif event["type"] == "tool/result" and isinstance(event.get("surfaceOp"), dict):
+                made[event["seq"]] = turn
+                earlier += event["data"]["turn"] < turn
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            assert main(["cost", str(log), "--json"]) == 0
+        cuts = {c["seq"]: c["turn"] for c in json.loads(out.getvalue())["cuts"] if c["seq"] in made}
+        assert cuts == {seq: made[seq] for seq in cuts}
+    assert earlier >= 1
