@@ -24,7 +24,9 @@ The rules that keep this equivalent to the seed's single section:
   changes.
 - Notes are never written to the log as messages (the seed's rule); they are re-derived from the logged
   ``tapedeck/route`` events, so a restarted host builds byte-identical requests. A note whose anchor lies
-  inside a replaced region (a rewind report) goes with the region.
+  inside a replaced region (a rewind report) goes with the region, except the note of the phase still in force
+  (the turn's newest): it is pinned again right after the node that replaced its anchor, so the rest of the
+  phase keeps its instruction.
 
 Notes go out as ``user`` messages: some chat templates (DeepSeek's among them) hoist every ``system`` message
 into the system prompt, which would put the phase text back at the head.
@@ -104,12 +106,20 @@ def keyed_request_messages(session: Session) -> list[tuple[int | str, dict[str, 
     """``request_messages`` with where each message comes from: its surface node's seq, or ``note:<anchor>``.
 
     A note sits before the first surface node that stands for events logged after its anchor; a note whose
-    anchor lies inside a replacement (a tape entry or a rewind report) is gone with the nodes it sat among.
+    anchor lies inside a replacement (a tape entry or a rewind report) is gone with the nodes it sat among,
+    unless it is the turn's newest note: that one follows the replacement node.
     """
     spans = _spans(session)
     notes = phase_notes(session)
-    covered = [(lo, hi) for seq, lo, hi in spans if session.is_replacement(seq)]
-    pending = [(a, t) for a, t in notes if not any(lo <= a <= hi for lo, hi in covered)]
+    covered = [(seq, lo, hi) for seq, lo, hi in spans if session.is_replacement(seq)]
+    pending: list[tuple[int, str]] = []
+    repinned: dict[int, tuple[int, str]] = {}  # replacement seq -> the note in force whose anchor it holds
+    for index, (anchor, text) in enumerate(notes):
+        holder = next((seq for seq, lo, hi in covered if lo <= anchor <= hi), None)
+        if holder is None:
+            pending.append((anchor, text))
+        elif index == len(notes) - 1:
+            repinned[holder] = (anchor, text)
     out: list[tuple[int | str, dict[str, Any]]] = []
     i = 0
     for seq, lo, _ in spans:
@@ -119,5 +129,8 @@ def keyed_request_messages(session: Session) -> list[tuple[int | str, dict[str, 
         message = derive_message(session.events[seq])
         if message is not None:
             out.append((seq, message))
+        if seq in repinned:
+            anchor, text = repinned[seq]
+            out.append((f"note:{anchor}", note_message(text)))
     out.extend((f"note:{anchor}", note_message(text)) for anchor, text in pending[i:])
     return out

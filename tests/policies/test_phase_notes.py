@@ -92,24 +92,44 @@ def test_a_route_event_that_cannot_be_read_back_gives_no_note() -> None:
     assert phase_notes.route_text({"phase": "normal"}) is None
 
 
-def test_a_note_inside_a_replaced_region_of_the_open_turn_goes_with_the_region() -> None:
+def _rewind_from(session: Session, step: int) -> None:
+    """A rewind-style report replacing everything from ``step``'s first surface node to the end."""
+    first = next(s for s in session.surface if (session.events[s]["data"].get("step") == step))
+    report = {"id": "rep", "role": "user", "content": [{"type": "text", "text": "report"}],
+              "source": {"kind": "plugin:rewind"}}  # fmt: skip
+    extend(session, [{"type": "user/message", "data": report, "sourceEventSeqs": session.surface[
+        session.surface.index(first):], "surfaceOp": {"op": "replace", "startSeq": first,
+        "endSeq": session.surface[-1]}}])  # fmt: skip
+
+
+def test_a_rewind_over_the_phase_note_pins_it_again_after_the_report() -> None:
+    # The checkpoint phase is still in force after the rewind: its instruction must stay in the request.
     session = new_session()
     start_turn(session, 1, "Rename timeoutLabel in src/view.ts")
     for step in range(1, 7):
         _route(session)
         tool_step(session, 1, step, [f"output of 1.{step}"])
     before = phase_notes.request_messages(session)
-    assert len(_notes(before)) == 1  # the checkpoint from step 5
-    # A rewind-style report replaces steps 4..6, which holds the checkpoint note's anchor.
-    first = next(s for s in session.surface if (session.events[s]["data"].get("step") == 4))
-    report = {"id": "rep", "role": "user", "content": [{"type": "text", "text": "report"}],
-              "source": {"kind": "plugin:rewind"}}  # fmt: skip
-    extend(session, [{"type": "user/message", "data": report, "sourceEventSeqs": session.surface[
-        session.surface.index(first):], "surfaceOp": {"op": "replace", "startSeq": first,
-        "endSeq": session.surface[-1]}}])  # fmt: skip
+    [checkpoint] = _notes(before)  # the checkpoint from step 5
+    _rewind_from(session, 4)  # the report replaces steps 4..6, which hold the note's anchor
     after = phase_notes.request_messages(session)
-    assert _notes(after) == []
-    assert after[-1]["content"][0]["text"] == "report"
+    assert [m["content"][0]["text"] for m in after[-2:]] == ["report", checkpoint]
+    _route(session)  # step 7: the same phase, so no new note
+    tool_step(session, 1, 7, ["output of 1.7"])
+    later = phase_notes.request_messages(session)
+    assert later[: len(after)] == after and _notes(later) == [checkpoint]  # pinned: requests only grow again
+
+
+def test_only_the_phase_in_force_is_pinned_again_after_a_rewind() -> None:
+    session = new_session()
+    start_turn(session, 1, "Rename timeoutLabel in src/view.ts")
+    for step in range(1, 10):
+        _route(session)
+        tool_step(session, 1, step, [f"output of 1.{step}"])
+    checkpoint, final = _notes(phase_notes.request_messages(session))
+    _rewind_from(session, 3)  # both notes' anchors are inside the report
+    assert _notes(phase_notes.request_messages(session)) == [final]
+    assert checkpoint != final
 
 
 def test_a_phase_note_never_outlives_its_turn_even_when_the_turn_stays_raw() -> None:
