@@ -8,7 +8,7 @@ rules, thresholds, error texts and acceptance cases. Each is one ``Rule`` here, 
 * ``evidence`` lists the tests that run the rule on a crafted session through tapedeck's real planners, tools or
   host. ``name::test`` means ``tests/policies/test_<name>.py::test``; a path with ``/`` is taken as it is.
   ``tests/policies/test_seed_rules.py`` holds the checks written for rules no other test covered, and checks
-  that every cited test exists. ``python tools/seed_rules.py`` prints the counts.
+  that every cited test exists and reaches a module of its rule's section (``seed_reach.py``). ``python tools/seed_rules.py`` prints the counts.
 
 Acceptance cases that restate a rule are folded into that rule's evidence rather than counted twice.
 """
@@ -166,7 +166,7 @@ RULES: tuple[Rule, ...] = (
     _r("000-53", "1.e", "turn/step/call addressing, ordinals of original results, error texts",
        "recall_expand::test_position_errors", "recall_expand::test_positions_count_original_results_of_the_step", "recall_results::test_expand_by_seq_or_ordinal"),
     _r("000-54", "1.e", "block must be a positive integer; only block 1 exists",
-       "recall_expand::test_block_must_be_a_positive_integer"),
+       "recall_expand::test_block_must_be_a_positive_integer", "recall_expand::test_only_block_1_exists"),
     _r("000-55", "1.e", "grep: ±2 lines, numbered, gaps, 200-hit cap, invalid-regex error",
        "recall_expand::test_grep_with_context_and_gaps", "recall_expand::test_grep_without_hits_and_with_a_bad_pattern", "recall_expand::test_grep_caps_very_many_hits"),
     _r("000-56", "1.e", "lines a-b clamped to the result and printed clamped; empty range error",
@@ -281,7 +281,7 @@ RULES: tuple[Rule, ...] = (
     _r("001-05", "2.b", "no balanced end: UNBALANCED with the seed's text",
        "rewind_region::test_an_open_call_that_never_resolved_cannot_be_cut"),
     _r("001-06", "2.b", "no mark: NO_CHECKPOINT text",
-       "rewind::test_no_mark_is_no_checkpoint"),
+       "rewind::test_no_mark_gives_the_seeds_code_and_text_word_for_word"),
     _r("001-07", "2.b", "one fold per session at a time: FOLD_IN_PROGRESS, lock released after",
        "rewind::test_a_held_lock_rejects_the_fold_and_writes_nothing", "rewind::test_a_concurrent_fold_on_another_thread_is_rejected", "rewind::test_other_sessions_fold_independently"),
     _r("001-08", "2.b", "region re-selected after the report; a change is CHANGED",

@@ -120,6 +120,14 @@ def test_block_must_be_a_positive_integer(host: Host, block: object) -> None:
         expand(host, turn=1, step=1, block=block)
 
 
+def test_only_block_1_exists(host: Host) -> None:
+    # Seed 000 §1.e: block is "only 1"; any other block is the seed's error, and block 1 names itself in the head.
+    assert expand(host, turn=1, step=1, block=1) == f"[full result of bash · turn 1 step 1 call 1 block 1]\n{LOG}"
+    for block in (2, 7):
+        with pytest.raises(RecallError, match=rf"^expand_result: no result block {block} \(result has 1 blocks\)$"):
+            expand(host, turn=1, step=1, block=block)
+
+
 def test_grep_with_context_and_gaps(host: Host) -> None:
     out = expand(host, turn=1, step=1, grep="error")
     lines = out.split("\n")

@@ -129,6 +129,21 @@ def test_no_mark_is_no_checkpoint() -> None:
     assert _code(info) == (NO_CHECKPOINT, MSG_NO_CHECKPOINT)
 
 
+def test_no_mark_gives_the_seeds_code_and_text_word_for_word() -> None:
+    # Seed 001 §2.b: the literal code and text, not the module's own constants (a changed constant must fail).
+    log = Log(request_header=HEADER)
+    log.user("hi")
+    log.rewind_call()
+    before = log.session.next_seq
+    with pytest.raises(RewindError) as info:
+        plan_rewind(log.session, RewindConfig(), Scripted("r"))
+    assert _code(info) == (
+        "NO_CHECKPOINT",
+        "rewind: no checkpoint mark found for this session; call `checkpoint` before exploring",
+    )
+    assert log.session.next_seq == before  # nothing was written
+
+
 def test_a_held_lock_rejects_the_fold_and_writes_nothing() -> None:
     log = explored()
     writer = Scripted("r")

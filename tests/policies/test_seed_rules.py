@@ -18,6 +18,7 @@ from core.policies.adaptive_config import validate as adaptive_config
 from core.policies.recall import run_recall_tool
 from core.policies.report import instruction_text
 from core.policies.slice import entry_turns, inspect_surface
+from tests.policies.seed_reach import exercises, reached
 from tests.policies.seed_rules import ROOT, RULES, evidence_path
 from tests.policies.test_adaptive_support import new_session, start_turn, tool_step, user
 from tests.policies.test_slice_support import Host, config, entries_in, span_of, user_message
@@ -59,6 +60,24 @@ def test_every_cited_test_exists() -> None:
             if not path.is_file() or name not in _test_names(path):
                 missing.append(f"{rule.id}: {ref}")
     assert missing == []
+
+
+def test_every_cited_test_exercises_the_rules_module() -> None:
+    idle = [
+        f"{rule.id}: {ref}"
+        for rule in RULES
+        for ref in rule.evidence
+        if not exercises(*evidence_path(ref), rule.section)
+    ]
+    assert idle == []
+
+
+def test_the_reach_check_tells_a_test_of_another_module_apart() -> None:
+    config_only = evidence_path("prolong_config::test_defaults_are_the_seeds")
+    assert reached(*config_only) == {"core.policies.prolong_config"}
+    assert exercises(*config_only, "3.c") and not exercises(*config_only, "1.e")
+    cli = evidence_path("prolong_status::test_cli_status_of_a_host_whose_log_file_is_blocked_says_writable_no")
+    assert "core.cli.status" in reached(*cli)
 
 
 def test_every_difference_is_documented_in_the_readme() -> None:
