@@ -9,6 +9,8 @@ from pathlib import Path
 
 import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from core.cli import main
 from core.log.reader import read_log
@@ -257,3 +259,36 @@ def test_cost_books_a_prune_in_the_turn_it_was_made(tmp_path: Path, capsys: pyte
         log.end_turn()
     report = _cli_json(capsys, "cost", str(log.write(tmp_path / "s.jsonl")), "--json")
     assert [(c["seq"], c["kind"], c["turn"]) for c in report["cuts"]] == [(cut, "prune", 3)]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**20) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=12,
+)  # fmt: skip
+FIELDS = ["titleProvider", "route", "system", "messages", "maxTokens", "compactionId", "llmStreamCall",
+          "shadowedSeqs", "model", "provider", "usage", "content", "text", "role", "type"]  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(title=st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=6),
+       summary=st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=6),
+       message=st.dictionaries(st.sampled_from(FIELDS), JSON, max_size=6))  # fmt: skip
+def test_hostile_title_and_summary_events_are_listed_without_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], title: dict, summary: dict, message: dict
+) -> None:
+    log = DshLog()
+    log.start_turn()
+    log.start_step()
+    log.user("hi")
+    log.header()
+    log.add("session/title-llm-request", {**title, "messages": [message, *title.get("messages", [])[:1]]}
+            if isinstance(title.get("messages"), list) else title)  # fmt: skip
+    log.add("compaction/start", {"compactionId": summary.get("compactionId", "c")})
+    log.add("compaction/summary", {**summary, "llmStreamCall": True, "shadowedSeqs": [2, 3, 10**9]})
+    log.usage(10)
+    log.answer(text("done"))
+    path = log.write(tmp_path / "s.jsonl")
+    for argv in (["request", str(path), "--all", "--json", "--full"], ["cost", str(path), "--json"]):
+        json.loads(json.dumps(_cli_json(capsys, *argv)))
