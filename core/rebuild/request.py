@@ -240,8 +240,9 @@ def request_points(
     index.
 
     Only step bookkeeping, retries and the last chunk of each run of chunks are decoded, so an index-backed
-    session of a huge log answers without reading its chunks. Matches ``iter_requests`` point for point. To
-    take in a growing log piece by piece, pass the same ``clock`` each time with ``start`` = the last ``stop``.
+    session of a huge log answers without reading its chunks. Matches the agent requests of ``iter_requests``
+    point for point (DSH's title and compaction calls are not among them). To take in a growing log piece by
+    piece, pass the same ``clock`` each time with ``start`` = the last ``stop``.
     """
     end = session.next_seq if stop is None else stop
     items: list[tuple[int, str | None, bool]] = []  # (seq, type when known, decode it)
