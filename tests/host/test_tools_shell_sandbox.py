@@ -186,7 +186,7 @@ class _UnixServer:
 
     def __init__(self, address: str, kind: int = socket.SOCK_STREAM) -> None:
         self.sock = socket.socket(socket.AF_UNIX, kind)
-        self.sock.bind(address)
+        self.sock.bind("\0" + address[1:] if address.startswith("@") else address)
         if kind == socket.SOCK_STREAM:
             self.sock.listen(4)
         self.sock.settimeout(0)
@@ -206,49 +206,27 @@ class _UnixServer:
         self.sock.close()
 
 
+UNIX_CASES = [
+    pytest.param("outside", False, "stream", id="outside-tmp"),
+    pytest.param("outside", True, "stream", id="outside-tmp-with-network"),
+    pytest.param("workspace", False, "stream", id="in-the-workspace"),
+    pytest.param("abstract", True, "stream", id="abstract-with-network"),
+    pytest.param("outside", False, "dgram-pair", id="datagram-pair-sendto"),
+]
+
+
 @needs_bwrap
-@pytest.mark.parametrize("network", [False, True])
-def test_unix_socket_services_outside_tmp_are_out_of_reach(tmp_path: Path, network: bool) -> None:
+@pytest.mark.parametrize(("where", "network", "kind"), UNIX_CASES)
+def test_no_unix_socket_service_is_reachable(tmp_path: Path, where: str, network: bool, kind: str) -> None:
     outside = Path(tempfile.mkdtemp(dir="/var/tmp"))  # not under /tmp, which the sandbox replaces
-    server = _UnixServer(str(outside / "service.sock"))
+    target = {
+        "outside": str(outside / "service.sock"),
+        "workspace": str(tmp_path / "service.sock"),
+        "abstract": f"@tapedeck-test-{os.getpid()}-{time.monotonic_ns()}",
+    }[where]
+    server = _UnixServer(target, socket.SOCK_DGRAM if kind == "dgram-pair" else socket.SOCK_STREAM)
     try:
-        outcome = _bash(tmp_path, network=network).run({"command": _connect_command(str(outside / "service.sock"))})
-        assert outcome.text.startswith("refused Permission denied"), outcome.text
-        assert not server.reached()
-    finally:
-        server.close()
-        shutil.rmtree(outside)
-
-
-@needs_bwrap
-def test_unix_sockets_in_the_workspace_are_closed_too(tmp_path: Path) -> None:
-    server = _UnixServer(str(tmp_path / "ws.sock"))
-    try:
-        outcome = _bash(tmp_path).run({"command": _connect_command(str(tmp_path / "ws.sock"))})
-        assert outcome.text.startswith("refused Permission denied"), outcome.text
-        assert not server.reached()
-    finally:
-        server.close()
-
-
-@needs_bwrap
-def test_abstract_sockets_are_out_of_reach_even_with_the_network(tmp_path: Path) -> None:
-    name = f"@tapedeck-test-{os.getpid()}-{time.monotonic_ns()}"
-    server = _UnixServer("\0" + name[1:])
-    try:
-        outcome = _bash(tmp_path, network=True).run({"command": _connect_command(name)})
-        assert outcome.text.startswith("refused Permission denied"), outcome.text
-        assert not server.reached()
-    finally:
-        server.close()
-
-
-@needs_bwrap
-def test_a_datagram_pair_cannot_send_to_a_socket_outside(tmp_path: Path) -> None:
-    outside = Path(tempfile.mkdtemp(dir="/var/tmp"))
-    server = _UnixServer(str(outside / "log.sock"), socket.SOCK_DGRAM)
-    try:
-        outcome = _bash(tmp_path).run({"command": _connect_command(str(outside / "log.sock"), "dgram-pair")})
+        outcome = _bash(tmp_path, network=network).run({"command": _connect_command(target, kind)})
         assert outcome.text.startswith("refused Permission denied"), outcome.text
         assert not server.reached()
     finally:
