@@ -15,6 +15,7 @@ from tui.screens.filter import FilterScreen
 from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
 from tui.widgets.chart import ContextChart
+from tui.widgets.detail import DetailPane, TextView
 from tui.widgets.header import SessionHeader
 
 pytestmark = pytest.mark.anyio
@@ -97,3 +98,24 @@ async def test_one_cached_share_on_the_main_screen_and_help_says_what_it_is(
         assert isinstance(app.screen, HelpScreen)
         legend = dict(app.screen.legend)
         assert "cache-hit input tokens / all input tokens" in legend["cached"]
+
+
+@pytest.mark.parametrize("width", [80, 100])
+async def test_d_shows_the_detail_pane_wrapped_to_its_width(tmp_path: Path, width: int) -> None:
+    """Rows selected while the pane is folded away are never wrapped for its zero width (one cell a line)."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=(width, 30)) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        pane = screen.query_one(DetailPane)
+        original = pane.query_one("#detail-original", TextView)
+        await pilot.press("g", "down", "up")
+        await settle(pilot)
+        assert not pane.display
+        assert all(line.cell_length > 1 for line in original.lines[:3]), [line.text for line in original.lines[:3]]
+        await pilot.press("d")
+        await settle(pilot)
+        assert pane.display and pane.size.width > 20
+        assert max(line.cell_length for line in original.lines) > 20, [line.text for line in original.lines[:3]]

@@ -330,6 +330,10 @@ class DetailPane(Horizontal):
         if self.seq is not None and self.size.width != self._width:
             self.show(self.seq, keep_limit=True, block=self.block)
 
+    def on_show(self) -> None:
+        """Shown again (``d``, or a wider screen): wrap for the width it has now, whatever it had when hidden."""
+        self.call_after_refresh(self.on_resize)
+
     def show(self, seq: int | None, *, keep_limit: bool = False, block: Block | None = None) -> None:
         """Describe ``seq`` (or the stream ``block`` whose row it is) in a worker, after a short settle; None clears
         the pane."""
@@ -344,6 +348,8 @@ class DetailPane(Horizontal):
         self._timer = None
         seq, limit, block = self.seq, self.limit, self.block
         self._width = width = self.size.width
+        if not width:  # folded away: nothing to wrap for (one cell a line); shown again, it is wrapped then
+            return
         widths = (column_width(width), column_width(width // 2))
         theme = syntax_theme(self.app.current_theme.dark)
         self.run_worker(
