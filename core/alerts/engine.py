@@ -104,7 +104,7 @@ class _Requests:
         self.billed: list[tuple[int, int]] = []  # (prompt bytes, billed input tokens) of finished requests
         self.before: Any = None
         self.before_bytes = 0
-        self.passes = RequestPass(self._done)
+        self.passes = RequestPass(self._done, others=False)  # the agent's requests make the cache-break chain
 
     def _done(self, request: Any, session: Any) -> bool:
         usage = request.usage or {}
