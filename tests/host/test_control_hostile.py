@@ -151,27 +151,6 @@ def log(tmp_path: Path) -> Path:
         return writer.path
 
 
-def _cli(argv: list[str]) -> int:
-    from core.cli import build_parser
-
-    args = build_parser().parse_args(argv)
-    return args.handler(args)
-
-
-def test_a_non_utf8_arg_is_refused_by_the_cli(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    text = os.fsdecode(b"caf\xe9")
-    assert _cli(["control", str(log), "message", "--arg", f"text={text}"]) == 2
-    err = capsys.readouterr().err
-    assert "--arg text is not valid UTF-8" in err
-    assert not (log.parent / "control.jsonl").exists()
-
-
-@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
-def test_a_non_finite_timeout_is_refused(log: Path, capsys: pytest.CaptureFixture[str], value: str) -> None:
-    assert _cli(["control", str(log), "pause", "--wait", f"--timeout={value}"]) == 2
-    assert "--timeout must be a positive number of seconds" in capsys.readouterr().err
-
-
 @pytest.fixture
 def live_log(tmp_path: Path) -> Iterator[Path]:
     """A log whose writer is open: to ``control`` it has a live host."""
@@ -179,6 +158,27 @@ def live_log(tmp_path: Path) -> Iterator[Path]:
 
     with SessionWriter.create(tmp_path / "sessions", make_header("s-1", cwd=str(tmp_path))) as writer:
         yield writer.path
+
+
+def _cli(argv: list[str]) -> int:
+    from core.cli import build_parser
+
+    args = build_parser().parse_args(argv)
+    return args.handler(args)
+
+
+def test_a_non_utf8_arg_is_refused_by_the_cli(live_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    text = os.fsdecode(b"caf\xe9")
+    assert _cli(["control", str(live_log), "message", "--arg", f"text={text}"]) == 2
+    err = capsys.readouterr().err
+    assert "--arg text is not valid UTF-8" in err
+    assert not (live_log.parent / "control.jsonl").exists()
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_a_non_finite_timeout_is_refused(log: Path, capsys: pytest.CaptureFixture[str], value: str) -> None:
+    assert _cli(["control", str(log), "pause", "--wait", f"--timeout={value}"]) == 2
+    assert "--timeout must be a positive number of seconds" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("value", ["Infinity", "-Infinity", "NaN", "1e999"])

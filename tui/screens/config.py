@@ -22,6 +22,7 @@ from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from core.control.config import CONFIG_EVENT, PolicyConfig, parse_value, session_config, set_value
+from core.control.inbox import ControlError, validate_request
 from core.log.vocabulary import HOST_EVENT
 from core.read.session import Session
 from core.shared.errors import ConfigError
@@ -107,7 +108,8 @@ def check_value(config: PolicyConfig, key: str, text: str) -> Check:
     value = parse_value(text)
     try:
         proposed, _ = set_value(config, key, value)
-    except ConfigError as exc:
+        validate_request("config.set", {"key": key, "value": value})  # a host key is set only at start
+    except (ConfigError, ControlError) as exc:
         return Check(key, text, value, error=str(exc))
     before, after = dict(leaves(config.to_dict())), dict(leaves(proposed.to_dict()))
     diff = tuple(

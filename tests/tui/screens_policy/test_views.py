@@ -242,6 +242,14 @@ def test_leaves_stop_at_lists_and_scalars() -> None:
     assert list(leaves(tree)) == [("a.b", 1), ("a.c.d", [1, 2]), ("e", None), ("f", {})]
 
 
+def test_check_value_refuses_host_keys_before_anything_is_sent(demo_session: Session) -> None:
+    config = effective_config(demo_session)
+    check = check_value(config, "host.shell.sandbox", '"off"')
+    assert check.error == (
+        "config.set: host.shell.sandbox is set only when the host starts (its --config file); a running host keeps it"
+    )
+
+
 def test_check_value_gives_the_diff_or_the_validator_message(demo_session: Session) -> None:
     config = effective_config(demo_session)
     ok = check_value(config, "slice.history.keepRecentTurns", "3")
