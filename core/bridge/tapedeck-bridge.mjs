@@ -34,22 +34,22 @@ const FINAL = new Set(["applied", "rejected", "cancelled", "expired"]);
 const SESSION_KEYS = ["model", "reasoningEffort"]; // config.set keys that apply to this session's requests
 const GATES = Symbol.for("tapedeck-bridge.held-steps"); // held pre-steps handed from one instance to the next
 
-// op -> argument specs: [name, kind, required, choices]
+// op -> argument specs: [name, kind, required, choices, description] (core/control/inbox.py, DSH_OPS)
 const OPS = {
   checkpoint: [["objective", "string", false]],
   rewind: [
     ["markId", "integer", false],
     ["preview", "any", false],
   ],
-  expand: [["seq", "integer", true]],
+  expand: [["seq", "integer", true, null, "seq of the tool result (or of its fold)"]],
   "config.set": [
-    ["key", "string", true],
-    ["value", "any", true],
+    ["key", "string", true, null, "DSH: model, reasoningEffort, or <namespace>.<key> of a live DSH setting"],
+    ["value", "any", true, null, "the new value (JSON); null restores the default"],
   ],
   pause: [],
   resume: [],
   message: [
-    ["text", "string", true],
+    ["text", "string", true, null, "the message"],
     ["kind", "string", false, ["steer", "note"]],
     ["mode", "string", false, ["steer", "queue"]],
   ],
@@ -59,8 +59,15 @@ const AT_IDLE = new Set(["rewind", "expand"]); // ops that rewrite the surface: 
 
 // --- requests: decoding and validation (the rules of core/control.py) ----------------------------------------
 
+// A JSON number written with a fraction or an exponent is a float to tapedeck (1.0 is no integer there):
+// the parser keeps such numbers boxed so that the checks below can tell them from integers.
+function isFloat(value) {
+  return value instanceof Number;
+}
+
 function typeName(value) {
   if (value === null) return "NoneType";
+  if (isFloat(value)) return "float";
   if (Array.isArray(value)) return "list";
   if (typeof value === "string") return "str";
   if (typeof value === "boolean") return "bool";
@@ -68,8 +75,33 @@ function typeName(value) {
   return typeof value === "object" ? "dict" : typeof value;
 }
 
+const UNPRINTABLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}]/u;
+
+// Python's repr of a string: the same quotes and escapes, so messages read as tapedeck's host writes them.
+function strRepr(text) {
+  const quote = text.includes("'") && !text.includes('"') ? '"' : "'";
+  let out = quote;
+  for (const ch of text) {
+    const code = ch.codePointAt(0);
+    if (ch === "\\" || ch === quote) out += "\\" + ch;
+    else if (ch === "\n") out += "\\n";
+    else if (ch === "\r") out += "\\r";
+    else if (ch === "\t") out += "\\t";
+    else if (ch === " " || !UNPRINTABLE.test(ch)) out += ch;
+    else if (code < 0x100) out += "\\x" + code.toString(16).padStart(2, "0");
+    else if (code < 0x10000) out += "\\u" + code.toString(16).padStart(4, "0");
+    else out += "\\U" + code.toString(16).padStart(8, "0");
+  }
+  return out + quote;
+}
+
+// Python's repr of a JSON scalar (tapedeck's messages quote values that way); other values as JSON.
 function repr(value) {
-  return typeof value === "string" ? `'${value}'` : JSON.stringify(value);
+  if (value === null) return "None";
+  if (value === true) return "True";
+  if (value === false) return "False";
+  if (typeof value === "string") return strRepr(value);
+  return JSON.stringify(value);
 }
 
 function argError(op, name, [, kind, required, choices], value) {
@@ -96,11 +128,11 @@ function validate(op, args) {
   const unknown = Object.keys(args).find((k) => !names.includes(k));
   if (unknown !== undefined) {
     const takes = names.length ? `it takes ${names.join(", ")}` : "it takes no arguments";
-    throw new Error(`${op}: unknown argument '${unknown}' (${takes})`);
+    throw new Error(`${op}: unknown argument ${strRepr(unknown)} (${takes})`);
   }
   for (const spec of specs) {
     if (!Object.hasOwn(args, spec[0])) {
-      if (spec[2]) throw new Error(`${op} needs the argument '${spec[0]}'`);
+      if (spec[2]) throw new Error(`${op} needs the argument '${spec[0]}' (${spec[4]})`);
       continue;
     }
     const problem = argError(op, spec[0], spec, args[spec[0]]);
@@ -123,7 +155,7 @@ function tooDeep(value, limit) {
   const stack = [[value, 1]];
   while (stack.length) {
     const [item, depth] = stack.pop();
-    if (item !== null && typeof item === "object") {
+    if (item !== null && typeof item === "object" && !isFloat(item)) {
       if (depth > limit) return true;
       for (const child of Object.values(item)) stack.push([child, depth + 1]);
     }
@@ -144,7 +176,13 @@ function hasLoneSurrogate(value) {
   return false;
 }
 
-const utf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }); // a BOM stays, and is no JSON
+
+function parseJson(text) {
+  return JSON.parse(text, (key, value, context) =>
+    typeof value === "number" && /[.eE]/.test(context?.source ?? "") ? Object(value) : value,
+  );
+}
 
 /** An unreadable line: rejected by id when its id can be read, otherwise only reported. */
 function unreadable(lineNo, raw, problem) {
@@ -161,7 +199,7 @@ export function decodeLine(lineNo, raw) {
   if (raw.length > MAX_LINE_BYTES) return unreadable(lineNo, raw, `is longer than ${MAX_LINE_BYTES} bytes`);
   let obj;
   try {
-    obj = JSON.parse(utf8.decode(raw));
+    obj = parseJson(utf8.decode(raw));
   } catch (err) {
     return unreadable(lineNo, raw, `is not valid JSON (${err instanceof Error ? err.message : err})`);
   }
@@ -184,7 +222,7 @@ export function decodeLine(lineNo, raw) {
   if (Number.isSafeInteger(obj.expires)) request.expires = obj.expires;
   if (tooDeep(obj, MAX_DEPTH)) return { request, error: `${where} is nested deeper than ${MAX_DEPTH} levels` };
   try {
-    request.args = validate(obj.op, obj.args);
+    request.args = JSON.parse(JSON.stringify(validate(obj.op, obj.args))); // plain numbers again
   } catch (err) {
     return { request, error: err.message };
   }
@@ -252,7 +290,7 @@ class SessionBridge {
     this.pending = new Set(); // ids acknowledged pending, not final yet
     this.started = new Set(); // ids whose td command ran (from the log or from this instance)
     this.withdrawn = new Set();
-    this.waiting = new Set(); // ids queued or waiting for idle, not started
+    this.settling = new Map(); // id -> the promise that writes its outcome once the log has its command pair
     this.holds = []; // resolvers of pre-steps held by a pause
     this.inStep = false;
     this.queue = Promise.resolve();
@@ -406,21 +444,23 @@ class SessionBridge {
     this.writeBridge(Date.now(), true);
   }
 
-  outcome(request, outcome, error, detail) {
+  // The outcome data answering a request, or undefined when the request already has that outcome (one pending
+  // and one final outcome per id at most).
+  claim(request, outcome, error, detail) {
     const data = { requestId: request.id, op: request.op ?? null, outcome };
     if (error !== undefined) data.error = error;
     if (detail !== undefined) data.detail = detail;
     data.at = Date.now();
-    if (FINAL.has(outcome)) {
-      if (this.final.has(request.id)) return data;
-      this.final.add(request.id);
-    } else {
-      if (this.pending.has(request.id)) return data;
-      this.pending.add(request.id);
-    }
-    this.waiting.delete(request.id);
+    const given = FINAL.has(outcome) ? this.final : this.pending;
+    if (given.has(request.id)) return undefined;
+    given.add(request.id);
+    return data;
+  }
+
+  append(data) {
     try {
-      const fd = fs.openSync(this.file(OUTCOMES), fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600);
+      const flags = fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW;
+      const fd = fs.openSync(this.file(OUTCOMES), flags, 0o600);
       try {
         fs.writeSync(fd, JSON.stringify(data) + "\n");
       } finally {
@@ -429,6 +469,11 @@ class SessionBridge {
     } catch (err) {
       this.note(`cannot append to ${OUTCOMES}: ${err.message}`);
     }
+  }
+
+  outcome(request, outcome, error, detail) {
+    const data = this.claim(request, outcome, error, detail);
+    if (data) this.append(data);
     return data;
   }
 
@@ -516,7 +561,7 @@ class SessionBridge {
         continue;
       }
       const raw = Buffer.concat(partial.chunks);
-      if (raw.toString("latin1").trim() === "") continue;
+      if (trimBytes(raw).length === 0) continue;
       entries.push(decodeLine(lineNo, trimBytes(raw)));
     }
     for (const entry of entries) this.take(entry);
@@ -574,7 +619,6 @@ class SessionBridge {
       this.outcome(request, "cancelled", "it arrived while no bridge was running");
       return;
     }
-    this.waiting.add(request.id);
     if (AT_IDLE.has(request.op) && this.agent.status !== "idle") {
       this.outcome(request, "pending", undefined, { waitingFor: "idle" });
       this.whenIdle(request).then((ready) => ready && this.enqueue(request));
@@ -619,7 +663,17 @@ class SessionBridge {
     const line = `/${COMMAND} ${JSON.stringify(request)}`;
     const result = await this.plugin.ctx.commands.execute(this.agent, line, [], this.plugin.abort.signal);
     if (result === undefined) this.outcome(request, "rejected", `DSH has no /${COMMAND} command registered`);
-    await this.flush();
+    await this.settling.get(request.id);
+  }
+
+  // Writes a td command's outcome line once DSH has logged its command/done and the log is flushed, so a reader
+  // that sees the outcome finds the command pair in the log too.
+  settle(data) {
+    const written = sleep(0)
+      .then(() => this.flush())
+      .then(() => this.append(data))
+      .finally(() => this.settling.delete(data.requestId));
+    this.settling.set(data.requestId, written);
   }
 
   // command/run and command/done are log-only: DSH writes them at its next checkpoint, which a paused or idle
@@ -679,8 +733,9 @@ class SessionBridge {
 function trimBytes(buf) {
   let a = 0;
   let b = buf.length;
-  while (a < b && (buf[a] === 0x20 || buf[a] === 0x09 || buf[a] === 0x0d)) a++;
-  while (b > a && (buf[b - 1] === 0x20 || buf[b - 1] === 0x09 || buf[b - 1] === 0x0d)) b--;
+  const space = (c) => c === 0x20 || (c >= 0x09 && c <= 0x0d); // what Python's bytes.strip() removes
+  while (a < b && space(buf[a])) a++;
+  while (b > a && space(buf[b - 1])) b--;
   return buf.subarray(a, b);
 }
 
@@ -1043,13 +1098,15 @@ class Bridge {
     try {
       if (entry.error) throw new Rejected(entry.error);
       const detail = await HANDLERS[request.op](this, bridge, request.args, request);
-      data = bridge.outcome(request, "applied", undefined, detail);
+      data = bridge.claim(request, "applied", undefined, detail);
     } catch (err) {
       const error = err instanceof Rejected ? err.message : `${request.op} failed: ${oneLine(err?.message ?? err)}`;
-      data = bridge.outcome(request, "rejected", error);
+      data = bridge.claim(request, "rejected", error);
     } finally {
       bridge.running.delete(request.id);
     }
+    if (data === undefined) return { kind: "error", text: JSON.stringify({ requestId: request.id, error: "this request id was already answered" }) };
+    bridge.settle(data);
     return { kind: data.outcome === "applied" ? "success" : "error", text: JSON.stringify(data) };
   }
 

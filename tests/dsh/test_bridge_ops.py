@@ -230,6 +230,7 @@ def test_two_ops_sent_at_once_run_one_at_a_time(shared_web: tuple[DshHome, DshWe
     send_line(d, (json.dumps(first) + "\n" + json.dumps(second)).encode())
     assert final_outcome(d, "both-1")["outcome"] == "applied"
     assert final_outcome(d, "both-2")["outcome"] == "applied"
+    done_seq(log_events(d), "both-2")  # an outcome is written once the log holds its command pair
     _idle(d, 1)
     events = log_events(d)
     commands = [(e["type"], e["data"]["commandId"]) for e in events if e["type"].startswith("command/")]

@@ -1,0 +1,121 @@
+"""The plugin reads the inbox by the same rules as tapedeck's host: its line decoder against ``core.control``.
+
+A Node process imports ``decodeLine`` from ``core/bridge/tapedeck-bridge.mjs`` and answers one line at a time;
+Hypothesis draws requests, hostile values and raw bytes, and every line must come out the same way: the same
+request id (rejected by id) or none (skipped), an error or none, the same withdrawal, and the same message for
+every error that is not about the JSON syntax itself (whose wording is each parser's own).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.control.inbox import ControlError, InboxReader, validate_request
+from tests.dsh.harness import PLUGIN, DshInstall
+
+SCRIPT = """
+import { decodeLine } from %s;
+import readline from "node:readline";
+const rl = readline.createInterface({ input: process.stdin });
+rl.on("line", (b64) => {
+  const entry = decodeLine(1, Buffer.from(b64, "base64"));
+  process.stdout.write(JSON.stringify({ id: entry.request?.id ?? null, error: entry.error ?? null,
+                                        withdraw: entry.withdraw ?? null }) + "\\n");
+});
+"""
+
+
+@pytest.fixture(scope="module")
+def decoder(dsh: DshInstall) -> Iterator[subprocess.Popen[str]]:
+    proc = subprocess.Popen(
+        [str(dsh.node), "--input-type=module", "-e", SCRIPT % json.dumps(PLUGIN.as_uri())],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    yield proc
+    proc.stdin.close()  # type: ignore[union-attr]
+    proc.wait(10)
+
+
+def _node(proc: subprocess.Popen[str], line: bytes) -> dict[str, object]:
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(base64.b64encode(line).decode() + "\n")
+    proc.stdin.flush()
+    return json.loads(proc.stdout.readline())
+
+
+def _python(tmp: Path, line: bytes) -> dict[str, object]:
+    """What tapedeck's reader makes of the line, its arguments checked as for a DSH session."""
+    inbox = tmp / "inbox.jsonl"
+    inbox.write_bytes(line + b"\n")
+    [entry] = InboxReader(inbox).read()
+    error = entry.error
+    if entry.request is not None and (error is None or not error.startswith("control inbox line")):
+        obj = orjson.loads(line)
+        try:
+            validate_request(obj.get("op"), obj.get("args"), kind="dsh")
+            error = None
+        except ControlError as exc:
+            error = str(exc)
+    return {"id": entry.request["id"] if entry.request else None, "error": error, "withdraw": entry.withdraw}
+
+
+# Messages that quote a value in Python's repr, and config.set, whose keys the plugin judges against the
+# settings of the DSH it runs in (the CLI pre-checks a fixed list), are compared by outcome only.
+_LOOSE = ("not valid JSON", "must be a non-negative integer", "must be one of", "config.set")
+
+
+def _same(node: dict[str, object], python: dict[str, object], line: bytes) -> None:
+    config = b'"config.set"' in line
+    assert (node["id"], node["withdraw"]) == (python["id"], python["withdraw"]), (node, python)
+    if not config:
+        assert (node["error"] is None) == (python["error"] is None), (node, python)
+    if python["error"] and not any(s in str(python["error"]) for s in _LOOSE) and not config:
+        assert node["error"] == python["error"]
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10, 2**53) | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+_ops = st.sampled_from(["pause", "resume", "message", "stop", "checkpoint", "rewind", "expand", "x", "config.set"])
+_args = st.one_of(
+    _values,
+    st.fixed_dictionaries({}, optional={"text": _values, "kind": _values, "mode": _values, "reason": _values}),
+    st.fixed_dictionaries({}, optional={"seq": _values, "markId": _values, "objective": _values}),
+    st.fixed_dictionaries({}, optional={"key": st.just("model") | st.text(max_size=6), "value": _values}),
+)
+_requests = st.fixed_dictionaries(
+    {"id": st.text(max_size=8) | st.integers(), "op": _ops},
+    optional={"args": _args, "at": _values, "expires": _values, "queued": _values},
+)
+_lines = st.one_of(
+    _requests.map(lambda r: json.dumps(r).encode()),
+    st.builds(lambda i: json.dumps({"withdraw": i, "at": 1}).encode(), st.text(max_size=5) | st.integers()),
+    st.binary(max_size=40).filter(lambda b: b"\n" not in b and b"\r" not in b),
+    st.builds(lambda n: b'{"id":"n","op":"pause","args":' + b"[" * n + b"]" * n + b"}", st.integers(0, 1200)),
+    st.sampled_from(
+        [b'{"id":"s","op":"message","args":{"text":"\\udc00"}}', b'{"id":"t","op":"stop"} trailing', b"[" * 300]
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(line=_lines)
+def test_the_plugin_decodes_every_line_as_the_host_does(
+    decoder: subprocess.Popen[str], tmp_path: Path, line: bytes
+) -> None:
+    if not line.strip():
+        return  # blank lines are skipped by both before decoding
+    _same(_node(decoder, line), _python(tmp_path, line), line)
