@@ -129,7 +129,18 @@ def validate_config(raw: Mapping[str, Any]) -> PolicyConfig:
         check_type(value, _defaults()[name], name)
         clean[name] = copy.deepcopy(dict(value))
         sections[name] = _validate_section(name, clean[name])
+    _check_across(sections)
     return PolicyConfig(clean, sections)
+
+
+def _check_across(sections: Mapping[str, Any]) -> None:
+    """Rules that span sections: the report route's key variable is never passed to shell commands."""
+    key_env = sections["rewind"].summarization_api_key_env
+    if key_env and key_env in sections["host"].shell.pass_env:
+        raise ConfigError(
+            f"host.shell.passEnv: {key_env} holds the report route's API key (rewind.summarizationApiKeyEnv); "
+            "secrets are never passed to shell commands"
+        )
 
 
 @functools.cache
@@ -217,8 +228,9 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
         node.pop(parts[-1], None)
     else:
         node[parts[-1]] = value
-    new_section = _validate_section(section, raw[section])
-    return PolicyConfig(raw, {**config.sections, section: new_section}), old
+    sections = {**config.sections, section: _validate_section(section, raw[section])}
+    _check_across(sections)
+    return PolicyConfig(raw, sections), old
 
 
 def config_event(changes: Mapping[str, tuple[Any, Any]], by: str, request_id: str | None = None) -> dict[str, Any]:

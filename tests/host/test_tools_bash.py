@@ -124,3 +124,18 @@ def test_pass_env_takes_ordinary_names(name: str) -> None:
     from core.control.config import validate_config
 
     assert validate_config({"host": {"shell": {"passEnv": [name]}}}).host.shell.pass_env == (name,)
+
+
+def test_the_report_routes_key_variable_is_never_passed() -> None:
+    from core.control.config import set_value, validate_config
+    from core.shared.errors import ConfigError
+
+    route = {"summarizationProvider": "openai", "summarizationModel": "m",
+             "summarizationBaseUrl": "https://example.test/v1", "summarizationApiKeyEnv": "REPORT_ROUTE"}  # fmt: skip
+    message = "host.shell.passEnv: REPORT_ROUTE holds the report route's API key"
+    with pytest.raises(ConfigError, match=message):
+        validate_config({"rewind": route, "host": {"shell": {"passEnv": ["REPORT_ROUTE"]}}})
+    config = validate_config({"rewind": {**route, "summarizationApiKeyEnv": "OTHER"},
+                              "host": {"shell": {"passEnv": ["REPORT_ROUTE"]}}})  # fmt: skip
+    with pytest.raises(ConfigError, match=message):  # a running host's change is refused too
+        set_value(config, "rewind.summarizationApiKeyEnv", "REPORT_ROUTE")
