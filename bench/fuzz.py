@@ -16,13 +16,11 @@ generated log, against the ``orjson.loads`` of the same lines, in the same invoc
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
+import asyncio
 import random
 import sys
 import tempfile
 import time
-import traceback
 from collections import Counter
 from pathlib import Path
 
@@ -33,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._common import best_of, emit, markdown_table  # noqa: E402
 from bench.gen_session import generate  # noqa: E402
 from bench.mutation import mutate_lines, random_mutation  # noqa: E402
-from core.cli import main as cli_main  # noqa: E402
+from bench.readers import READER_COMMANDS, argv_for, cli_crash, host_log, site, tui_crash  # noqa: E402
 from core.log.tail import tail_events  # noqa: E402
 from core.log.validate import problem  # noqa: E402
 from core.read.load import load_session  # noqa: E402
@@ -41,53 +39,31 @@ from core.read.summary import summarize  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "dsh"
 PROFILES = ("mixed", "test-fix", "short-turns")
-COMMANDS = (("inspect", "--json"), ("surface", "--json"), ("events",))
 READER_CODES = ("bad-event", "bad-row", "no-type", "bad-json")
 
 
-def _site(exc: BaseException) -> str:
-    frame = traceback.extract_tb(exc.__traceback__)[-1]
-    where = Path(frame.filename)
-    short = where.relative_to(FIXTURES.parents[2]) if where.is_relative_to(FIXTURES.parents[2]) else where
-    return f"{type(exc).__name__} at {short}:{frame.lineno}"
-
-
-def _cli(argv: list[str]) -> tuple[str | None, str]:
-    """Run one command: the crash site (or None) and its stdout."""
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            rc = cli_main(argv)
-    except SystemExit as exc:
-        rc = exc.code if isinstance(exc.code, int) else 2
-    except Exception as exc:  # noqa: BLE001 - a crash is what this counts
-        return _site(exc), ""
-    if rc not in (0, 2, None):
-        return f"exit {rc} from {argv[0]}", ""
-    if "Traceback" in err.getvalue():
-        return f"traceback on stderr from {argv[0]}", ""
-    return None, out.getvalue() if rc in (0, None) else ""
-
-
-def _readers(path: Path) -> tuple[str | None, set[str]]:
-    """Run every reader over ``path``: the first crash site (or None) and the reader diagnostics inspect listed."""
-    codes: set[str] = set()
-    for command in COMMANDS:
-        crash, out = _cli([command[0], str(path), *command[1:]])
+def _readers(path: Path, commands: list[tuple[str, ...]]) -> tuple[str | None, set[str]]:
+    """Run ``inspect --json``, then ``commands``, then the read-back store over ``path``: the first crash site
+    (or None) and the reader diagnostics inspect listed."""
+    crash, out, _ = cli_crash(["inspect", str(path), "--json"])
+    if crash:
+        return crash, set()
+    if not out:
+        return None, set()  # exit 2: the header itself is unusable, and every reader says so in one line
+    codes = {d["code"] for d in orjson.loads(out)["diagnostics"]} & set(READER_CODES)
+    for command in commands:
+        crash, _, _ = cli_crash(argv_for(command, path))
         if crash:
             return crash, codes
-        if command[0] == "inspect" and out:
-            codes = {d["code"] for d in orjson.loads(out)["diagnostics"]} & set(READER_CODES)
-        elif command[0] == "inspect":
-            return None, codes  # exit 2: the header itself is unusable, and every reader says so in one line
     try:
         store = load_session(path, retain=False, readback=True).events
         for n in range(len(store)):
+            summarize(store.raw(n))  # as the TUI lists it
             summarize(store[n])
         for event in tail_events(path, 50):
             summarize(event)
     except Exception as exc:  # noqa: BLE001 - a LogFormatError is exit 2 above; anything else is a crash
-        return _site(exc), codes
+        return site(exc), codes
     return None, codes
 
 
@@ -97,6 +73,7 @@ def _sources(workdir: Path, seed: int) -> list[tuple[str, list[bytes]]]:
         target = workdir / f"gen-{profile}.jsonl"
         generate(target, 30_000, seed=seed, profile=profile)
         logs.append(target)
+    logs.append(host_log(workdir / "host"))
     return [(p.name, p.read_bytes().rstrip(b"\n").split(b"\n")) for p in logs]
 
 
@@ -111,8 +88,10 @@ def validation_cost(workdir: Path, seed: int) -> dict[str, float]:
     return {"lines": len(lines), "parse_s": parse, "validate_s": check, "validate_over_parse": check / parse}
 
 
-def run(cases: int, seconds: float, seed: int) -> dict[str, object]:
-    """Fuzz up to ``cases`` mutated logs (or until ``seconds`` ran out); the result as plain data."""
+def run(cases: int, seconds: float, seed: int, per_case: int = 3, tui: int = 0) -> dict[str, object]:
+    """Fuzz up to ``cases`` mutated logs (or until ``seconds`` ran out), each with ``inspect`` and ``per_case``
+    commands drawn from every log-reading command, the first ``tui`` of them in the TUI too; the result as
+    plain data."""
     rng = random.Random(seed)
     with tempfile.TemporaryDirectory(prefix="tapedeck-fuzz-") as tmp:
         workdir = Path(tmp)
@@ -121,7 +100,8 @@ def run(cases: int, seconds: float, seed: int) -> dict[str, object]:
         crashes: Counter[str] = Counter()
         examples: dict[str, str] = {}
         reported: Counter[str] = Counter()
-        done = 0
+        ran: Counter[str] = Counter()
+        done = tui_done = 0
         start = time.perf_counter()
         while done < cases and time.perf_counter() - start < seconds:
             name, lines = rng.choice(sources)
@@ -129,7 +109,12 @@ def run(cases: int, seconds: float, seed: int) -> dict[str, object]:
             case = workdir / "case" / "session.jsonl"
             case.parent.mkdir(exist_ok=True)
             case.write_bytes(b"\n".join(mutate_lines(lines, mutation)) + b"\n")
-            crash, codes = _readers(case)
+            commands = rng.sample(READER_COMMANDS, per_case)
+            ran.update(" ".join(c for c in command if not c.startswith("{")) for command in commands)
+            crash, codes = _readers(case, commands)
+            if crash is None and tui_done < tui:
+                crash = asyncio.run(tui_crash(case))
+                tui_done += 1
             done += 1
             reported.update(codes)
             if crash:
@@ -138,6 +123,9 @@ def run(cases: int, seconds: float, seed: int) -> dict[str, object]:
         elapsed = time.perf_counter() - start
     return {
         "cases": done,
+        "tui_cases": tui_done,
+        "commands": len(READER_COMMANDS),
+        "least_run_command": min(ran.values()) if len(ran) == len(READER_COMMANDS) else 0,
         "seconds": round(elapsed, 1),
         "cases_per_second": round(done / elapsed, 1) if elapsed else 0.0,
         "crashes": sum(crashes.values()),
@@ -155,6 +143,8 @@ def table(result: dict[str, object]) -> str:
     assert isinstance(cost, dict)
     rows = [
         ["mutated logs", result["cases"]],
+        ["of them also opened in the TUI, every screen key", result["tui_cases"]],
+        ["log-reading commands (each one run at least)", f"{result['commands']} ({result['least_run_command']}x)"],
         ["crashes", f"{result['crashes']} ({result['distinct_sites']} distinct sites)"],
         ["cases/s", result["cases_per_second"]],
         ["cases reporting bad-event / bad-row / no-type", " / ".join(
@@ -164,8 +154,8 @@ def table(result: dict[str, object]) -> str:
                                            f"({cost['validate_over_parse']:.2f}x) over {cost['lines']} lines"],
     ]  # fmt: skip
     out = markdown_table(["what", "value"], rows)
-    for site in result["sites"]:  # type: ignore[attr-defined]
-        out += f"\n- {site['count']}x {site['site']} (e.g. {site['example']})"
+    for found in result["sites"]:  # type: ignore[attr-defined]
+        out += f"\n- {found['count']}x {found['site']} (e.g. {found['example']})"
     return out
 
 
@@ -173,11 +163,13 @@ def main(argv: list[str] | None = None) -> int:
     """Run the fuzz; exit 1 when any reader crashed."""
     parser = argparse.ArgumentParser(description="Mutation-fuzz every DSH log reader.")
     parser.add_argument("--cases", type=int, default=20_000, help="mutated logs to try (default 20000)")
+    parser.add_argument("--commands", type=int, default=3, help="commands drawn per case (default 3)")
+    parser.add_argument("--tui", type=int, default=0, help="cases also opened in the TUI (default 0)")
     parser.add_argument("--seconds", type=float, default=float("inf"), help="stop after this long")
     parser.add_argument("--seed", type=int, default=20261203)
     parser.add_argument("--json", action="store_true", help="print the JSON result only")
     args = parser.parse_args(argv)
-    result = run(args.cases, args.seconds, args.seed)
+    result = run(args.cases, args.seconds, args.seed, args.commands, args.tui)
     emit(result, table(result), args.json)
     return 1 if result["crashes"] else 0
 

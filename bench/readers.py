@@ -1,0 +1,140 @@
+"""What reads a session log, run on one log and judged for crashes: the fuzz targets of ``bench/fuzz.py`` and of
+``tests/log/test_reader_fuzz.py`` / ``tests/tui/test_screen_fuzz.py``.
+
+``READER_COMMANDS`` is every CLI command that reads a log, as argument lists with ``{log}`` (the log file) and
+``{root}`` (the directory of sessions above it); ``cli_crash`` runs one in process through ``core.cli.main``.
+``SCREEN_KEYS`` are the keys that open a screen of the TUI; ``tui_crash`` opens each on a log with Textual's
+Pilot. A crash is an exception, an exit status the command does not document, a traceback on stderr, or (in the
+TUI) a worker that died of an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import time
+import traceback
+from pathlib import Path
+
+from core.cli import main as cli_main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+READER_COMMANDS: tuple[tuple[str, ...], ...] = (
+    ("inspect", "{log}"), ("inspect", "{log}", "--json"), ("surface", "{log}"), ("surface", "{log}", "--json"),
+    ("surface", "{log}", "--at", "5", "--json"), ("events", "{log}"), ("events", "{log}", "--json"),
+    ("events", "{log}", "--type", "tool/,turn/end", "--turn", "1"), ("sessions", "{root}"),
+    ("sessions", "{root}", "--json"), ("fold", "{log}"), ("fold", "{log}", "--json"), ("status", "{log}"),
+    ("status", "{log}", "--json"), ("seal", "{log}"), ("seal", "{log}", "--json"), ("recall", "turn", "{log}", "1"),
+    ("recall", "step", "{log}", "1", "1"), ("recall", "search", "{log}", "the"), ("recall", "turn", "{log}", "2", "--json"),
+    ("expand", "{log}", "--turn", "1", "--step", "1"), ("expand", "{log}", "--seq", "5", "--format-version", "1"),
+    ("request", "{log}", "--turn", "1", "--step", "1", "--json"), ("request", "{log}", "--all", "--json"),
+    ("request", "{log}", "--seq", "12"), ("diff", "{log}", "--turn", "1", "--step", "2"),
+    ("diff", "{log}", "--turn", "2", "--step", "1", "--json"), ("cost", "{log}"), ("cost", "{log}", "--json"),
+    ("alerts", "{log}"), ("alerts", "{log}", "--json"),
+)  # fmt: skip
+EXITS = {"alerts": (0, 1, 2)}  # exit statuses a command documents; every other command: 0 or 2 (a clear refusal)
+
+SCREEN_KEYS = ("t", "o", "c", "r", "p", "C", "D", "R", "T", "question_mark")  # the TUI's screens and views
+
+
+def argv_for(command: tuple[str, ...], log: Path) -> list[str]:
+    """``command`` with its placeholders filled in for ``log``."""
+    return [word.format(log=log, root=log.parent) for word in command]
+
+
+def site(exc: BaseException) -> str:
+    """Where an exception was raised: its type and the innermost frame, relative to the checkout."""
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    where = Path(frame.filename)
+    short = where.relative_to(ROOT) if where.is_relative_to(ROOT) else where
+    return f"{type(exc).__name__} at {short}:{frame.lineno}"
+
+
+def cli_crash(argv: list[str]) -> tuple[str | None, str, str]:
+    """Run one command in process: the crash (or None), its stdout and its stderr."""
+    out, err = io.StringIO(), io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            rc = cli_main(argv)
+    except SystemExit as exc:
+        rc = exc.code if isinstance(exc.code, int) else 2
+    except Exception as exc:  # noqa: BLE001 - a crash is what this counts
+        return f"{argv[0]}: {site(exc)}", out.getvalue(), err.getvalue()
+    if (rc or 0) not in EXITS.get(argv[0], (0, 2)):
+        return f"{argv[0]}: exit {rc}", out.getvalue(), err.getvalue()
+    if "Traceback" in err.getvalue():
+        return f"{argv[0]}: traceback on stderr", out.getvalue(), err.getvalue()
+    return None, out.getvalue(), err.getvalue()
+
+
+def host_log(workdir: Path) -> Path:
+    """A log our host wrote: the bundled demo scenario run with its scripted model (every policy's events)."""
+    from core.control.config import load_config
+    from core.host.demo_scenario import TASKS, write_script
+    from core.host.demo_workspace import create_demo_workspace
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers import make_provider
+
+    workspace = create_demo_workspace(workdir / "ws")
+    script = write_script(workdir / "script.json")
+    host = AgentHost.create(
+        workdir / "root", make_provider(f"scripted:{script}"), load_config(None), HostOptions(workspace=workspace),
+        tasks=TASKS,
+    )  # fmt: skip
+    try:
+        host.run()
+    finally:
+        host.close()
+    return Path(host.writer.path)
+
+
+async def tui_crash(log: Path, keys: tuple[str, ...] = SCREEN_KEYS, timeout: float = 20.0) -> str | None:
+    """Open ``log`` in the TUI and every screen ``keys`` opens, one after another: the first crash, or None."""
+    from textual.worker import WorkerState
+
+    from tui.app import TapedeckApp
+
+    app = TapedeckApp(log, follow=False, interval=0.02, use_watchfiles=False, keymap_file=log.parent / "none.toml")
+    failed: list[str] = []
+
+    def died() -> str | None:
+        if app._exception is not None:
+            return f"app: {site(app._exception)}"
+        for worker in app.workers:
+            if worker.state is WorkerState.ERROR and worker.error is not None:
+                return f"worker {worker.group}: {site(worker.error)}"
+        return None
+
+    async def idle(pilot: object) -> None:
+        deadline = time.monotonic() + timeout
+        calm = 0
+        while calm < 3 and time.monotonic() < deadline and died() is None:
+            await pilot.pause(0.02)  # type: ignore[attr-defined]
+            live = app.live
+            busy = (live is not None and not (live.ready or live.phase == "error")) or any(
+                w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers
+            )
+            calm = 0 if busy else calm + 1
+
+    try:
+        async with app.run_test(size=(120, 36)) as pilot:
+            await idle(pilot)
+            for key in keys:
+                if (found := died()) is not None:
+                    failed.append(f"{found} (after {key})")
+                    break
+                depth = len(app.screen_stack)
+                await pilot.press(key)
+                await idle(pilot)
+                if (found := died()) is not None:
+                    failed.append(f"{found} (key {key})")
+                    break
+                for _ in range(4):  # back to the main screen (a view that is not a screen stays)
+                    if len(app.screen_stack) <= depth:
+                        break
+                    await pilot.press("escape")
+                    await idle(pilot)
+    except Exception as exc:  # noqa: BLE001 - an exception out of the app is a crash
+        return failed[0] if failed else f"app: {site(exc)}"
+    return failed[0] if failed else died()
