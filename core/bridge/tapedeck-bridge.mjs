@@ -439,8 +439,19 @@ class SessionBridge {
     }
   }
 
-  note(problem) {
-    this.problem = oneLine(problem);
+  // A problem with the inbox file itself lasts until the file is usable again; one with a line stays shown
+  // until a later problem replaces it.
+  note(problem, inbox = false) {
+    const text = oneLine(problem);
+    if (inbox) this.inboxProblem = text;
+    else this.lineProblem = text;
+    this.refreshProblem();
+  }
+
+  refreshProblem() {
+    const problem = this.inboxProblem ?? this.lineProblem;
+    if (problem === this.problem) return;
+    this.problem = problem;
     this.writeBridge(Date.now(), true);
   }
 
@@ -486,15 +497,19 @@ class SessionBridge {
     try {
       fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
     } catch (err) {
-      if (err.code === "ENOENT") return undefined;
-      if (err.code === "ELOOP") this.note(`the control inbox ${file} is a symbolic link; ignored`);
-      else this.note(`cannot open the control inbox ${file}: ${err.message}`);
+      if (err.code === "ENOENT") {
+        this.inboxProblem = undefined;
+        this.refreshProblem();
+        return undefined;
+      }
+      if (err.code === "ELOOP") this.note(`the control inbox ${file} is a symbolic link; ignored`, true);
+      else this.note(`cannot open the control inbox ${file}: ${err.message}`, true);
       return undefined;
     }
     const st = fs.fstatSync(fd);
     if (!st.isFile()) {
       fs.closeSync(fd);
-      this.note(`the control inbox ${file} is not a regular file; ignored`);
+      this.note(`the control inbox ${file} is not a regular file; ignored`, true);
       return undefined;
     }
     if ((st.mode & 0o777) !== 0o600) {
@@ -502,10 +517,12 @@ class SessionBridge {
         fs.fchmodSync(fd, 0o600);
       } else {
         fs.closeSync(fd);
-        this.note(`the control inbox ${file} has mode ${(st.mode & 0o777).toString(8)}, not 600, and another owner; ignored`);
+        this.note(`the control inbox ${file} has mode ${(st.mode & 0o777).toString(8)}, not 600, and another owner; ignored`, true);
         return undefined;
       }
     }
+    this.inboxProblem = undefined;
+    this.refreshProblem();
     return { fd, st };
   }
 

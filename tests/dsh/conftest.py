@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dsh.harness import DshHome, DshInstall, DshWeb, ScriptedModel, find_dsh
+from tests.dsh.harness import DshHome, DshInstall, DshWeb, ScriptedModel, find_dsh, leaked, wait_for
 
 
 @pytest.fixture(scope="session")
@@ -40,3 +40,13 @@ def shared_web(
     world = DshHome(dsh, tmp_path_factory.mktemp("dsh-shared"), model.url)
     with DshWeb(world) as web:
         yield world, web
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_dsh_left_running() -> Iterator[None]:
+    """Every DSH process the tests started is gone, with its whole process group, when they end."""
+    yield
+    try:
+        wait_for(lambda: not leaked(), 15, "the DSH processes to exit")
+    except TimeoutError:
+        pytest.fail(f"DSH process groups left running: {leaked()}")

@@ -6,7 +6,7 @@
   compaction calls included), keyed on the ``x-deepseek-harness-session-id`` header.
 - ``DshHome`` is one test's world: ``DSH_HOME``, ``TMPDIR``, a workspace, a session root and a ``--patch``
   overlay pointing DSH at the model (and, when asked, inserting the bridge plugin).
-- ``DshWeb`` runs ``dsh web`` on a free port and calls its API; ``run_headless`` runs one headless task.
+- ``DshWeb`` runs ``dsh web`` on a free port and calls its API; ``start_headless`` starts one headless task.
 
 A prompt scripts its own turn: ``steps=N sleep=S`` makes the model call ``bash`` N times with
 ``sleep S; echo step K`` before it answers; ``big=C`` makes each step print C more characters; ``report=T``
@@ -289,6 +289,23 @@ def wait_for(predicate: Any, timeout: float, what: str, interval: float = 0.05) 
 # --- launchers ------------------------------------------------------------------------------------------------
 
 
+STARTED: list[subprocess.Popen[bytes]] = []  # every DSH process the harness started (for the leak check)
+
+
+def leaked() -> list[int]:
+    """Process groups the harness started that still have a live process."""
+    alive = []
+    for proc in STARTED:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            continue
+        except PermissionError:
+            pass
+        alive.append(proc.pid)
+    return alive
+
+
 def _stop_group(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:
     """SIGTERM the process group, SIGKILL it after ``grace`` s; never leaves a child behind."""
     if proc.poll() is None:
@@ -327,6 +344,7 @@ class DshWeb:
             stderr=self.stderr,
             start_new_session=True,
         )
+        STARTED.append(self.proc)
         found = threading.Event()
 
         def read() -> None:
@@ -392,18 +410,6 @@ class DshWeb:
         """Whether ``session.list`` reports the session running."""
         items = self.call("session.list", {})["items"]
         return any(i["sessionId"] == session_id and i.get("running") for i in items)
-
-
-def run_headless(world: DshHome, task: str, timeout: float = 120.0) -> subprocess.CompletedProcess[bytes]:
-    """Run ``dsh --profile headless --patch … TASK`` in the workspace to its end (killed after ``timeout``)."""
-    proc = start_headless(world, task)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _stop_group(proc, grace=5.0)
-        raise
-    _stop_group(proc, grace=0)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 # --- the bridge's files -----------------------------------------------------------------------------------------
@@ -493,15 +499,18 @@ def tool_in_flight(session_dir: Path) -> bool:
 
 def start_headless(world: DshHome, task: str) -> subprocess.Popen[bytes]:
     """Start ``dsh --profile headless`` on ``task`` in the background (stop it with ``stop_process``)."""
-    return subprocess.Popen(
-        [str(world.install.node), str(world.install.bin_js), "--profile", "headless", "--patch", str(world.patch), task],
-        cwd=world.workspace,
-        env=world.env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    with open(world.base / "headless.out", "ab") as out, open(world.base / "headless.err", "ab") as err:
+        proc = subprocess.Popen(
+            [str(world.install.node), str(world.install.bin_js), "--profile", "headless", "--patch", str(world.patch), task],
+            cwd=world.workspace,
+            env=world.env(),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+    STARTED.append(proc)
+    return proc
 
 
 def stop_process(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:

@@ -291,6 +291,7 @@ def test_an_inbox_that_is_a_symlink_or_not_0600_is_handled(shared_web: tuple[Dsh
     time.sleep(0.5)
     assert not any(o["requestId"] == "via-link" for o in outcomes(d))
     inbox.unlink()
+    wait_for(lambda: "problem" not in bridge_json(d), 5, "the problem to clear once the link is gone")
     _idle(d, 1)
 
 
