@@ -178,10 +178,7 @@ def measure_dsh(step: float, tries: int) -> dict[str, list[int]]:
         world = h.DshHome(install, Path(tmp), model.url)
         with h.DshWeb(world) as web:
             for _ in range(tries):
-                sid = web.create_session()
-                web.prompt(sid, f"Bench: steps=4 sleep={step:g}")
-                d = world.session_dir(sid)
-                h.wait_for(lambda d=d: h.bridge_json(d) and h.tool_in_flight(d), 30, "a step in flight")
+                _, d = h.start_session(world, web, f"Bench: steps=4 sleep={step:g}")
                 timed(d, "checkpoint")
                 timed(d, "message", {"text": "a steer from the bench"})
                 timed(d, "config.set", {"key": "reasoningEffort", "value": "low"})

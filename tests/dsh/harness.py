@@ -6,7 +6,8 @@
   compaction calls included), keyed on the ``x-deepseek-harness-session-id`` header.
 - ``DshHome`` is one test's world: ``DSH_HOME``, ``TMPDIR``, a workspace, a session root and a ``--patch``
   overlay pointing DSH at the model (and, when asked, inserting the bridge plugin).
-- ``DshWeb`` runs ``dsh web`` on a free port and calls its API; ``start_headless`` starts one headless task.
+- ``DshWeb`` runs ``dsh web`` on a free port and calls its API; ``start_headless`` starts a headless task,
+  ``run_headless`` runs one to its end.
 
 A prompt scripts its own turn: ``steps=N sleep=S`` makes the model call ``bash`` N times with
 ``sleep S; echo step K`` before it answers; ``big=C`` makes each step print C more characters; ``report=T``
@@ -497,6 +498,18 @@ def tool_in_flight(session_dir: Path) -> bool:
     return bool(calls - results)
 
 
+def start_session(world: DshHome, web: DshWeb, prompt: str, in_flight: bool = True) -> tuple[str, Path]:
+    """A new session whose first turn runs ``prompt``; returns its id and directory once the bridge has written
+    ``bridge.json`` there (and, with ``in_flight``, once a bash step is running)."""
+    sid = web.create_session()
+    web.prompt(sid, prompt)
+    d = world.session_dir(sid)
+    wait_for(lambda: bridge_json(d), 15, "bridge.json")
+    if in_flight:
+        wait_for(lambda: tool_in_flight(d), 20, "a bash step in flight")
+    return sid, d
+
+
 def start_headless(world: DshHome, task: str) -> subprocess.Popen[bytes]:
     """Start ``dsh --profile headless`` on ``task`` in the background (stop it with ``stop_process``)."""
     with open(world.base / "headless.out", "ab") as out, open(world.base / "headless.err", "ab") as err:
@@ -511,6 +524,20 @@ def start_headless(world: DshHome, task: str) -> subprocess.Popen[bytes]:
         )
     STARTED.append(proc)
     return proc
+
+
+def run_headless(world: DshHome, task: str, timeout: float = 120.0) -> subprocess.CompletedProcess[bytes]:
+    """Run ``dsh --profile headless --patch … TASK`` to its end (stopped after ``timeout`` s); its output is what
+    this run added to ``headless.out`` / ``headless.err``."""
+    out, err = world.base / "headless.out", world.base / "headless.err"
+    marks = [p.stat().st_size if p.exists() else 0 for p in (out, err)]
+    proc = start_headless(world, task)
+    try:
+        proc.wait(timeout)
+    finally:
+        _stop_group(proc, grace=5.0)
+    stdout, stderr = (p.read_bytes()[m:] for p, m in zip((out, err), marks, strict=True))
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 def stop_process(proc: subprocess.Popen[bytes], grace: float = 10.0) -> None:

@@ -25,9 +25,9 @@ from tests.dsh.harness import (
     outcomes,
     send,
     start_headless,
+    start_session,
     stop_process,
     td_runs,
-    tool_in_flight,
     wait_for,
 )
 
@@ -61,11 +61,7 @@ def _no_replays(d: Path, sent: int) -> None:
 def test_restart_resumes_the_session_and_replays_nothing(dsh: DshInstall, model: ScriptedModel, tmp_path: Path) -> None:
     world = _installed_world(dsh, model, tmp_path)
     with DshWeb(world) as web:
-        sid = web.create_session()
-        web.prompt(sid, "First turn: steps=2 sleep=1")
-        d = world.session_dir(sid)
-        wait_for(lambda: bridge_json(d), 15, "bridge.json from the installed plugin")
-        wait_for(lambda: tool_in_flight(d), 20, "a step in flight")
+        sid, d = start_session(world, web, "First turn: steps=2 sleep=1")  # the installed plugin answers
         mark = send(d, "checkpoint", {"objective": "before restart"})
         steer = send(d, "message", {"text": "steered before the restart"})
         for request in (mark, steer):
@@ -99,11 +95,7 @@ def test_a_plugin_reload_replays_no_op(dsh: DshInstall, model: ScriptedModel, tm
     world = _installed_world(dsh, model, tmp_path)
     profile_patch = world.home / "profiles" / "web" / "cordis.patch.yml"
     with DshWeb(world) as web:
-        sid = web.create_session()
-        web.prompt(sid, "Before the reload: steps=2 sleep=1")
-        d = world.session_dir(sid)
-        wait_for(lambda: bridge_json(d), 15, "bridge.json")
-        wait_for(lambda: tool_in_flight(d), 20, "a step in flight")
+        sid, d = start_session(world, web, "Before the reload: steps=2 sleep=1")
         sent = [send(d, "checkpoint"), send(d, "message", {"text": "one steer"}), send(d, "pause"), send(d, "resume")]
         for request in sent:
             assert final_outcome(d, request["id"])["outcome"] == "applied"

@@ -27,8 +27,8 @@ from tests.dsh.harness import (
     outcomes,
     send,
     send_line,
+    start_session,
     td_runs,
-    tool_in_flight,
     wait_for,
 )
 
@@ -36,14 +36,7 @@ SLOW = "steps=3 sleep=2"  # three bash steps of 2 s each, then an answer
 
 
 def _start(world: DshHome, web: DshWeb, prompt: str = f"Work slowly: {SLOW}", in_flight: bool = True) -> tuple[str, Path]:
-    """A new session whose first turn runs ``prompt``; returns once it is bridged (and a bash step is in flight)."""
-    sid = web.create_session()
-    web.prompt(sid, prompt)
-    d = world.session_dir(sid)
-    wait_for(lambda: bridge_json(d), 15, "bridge.json")
-    if in_flight:
-        wait_for(lambda: tool_in_flight(d), 20, "a bash step in flight")
-    return sid, d
+    return start_session(world, web, prompt, in_flight)
 
 
 def _types_after(events: list[dict[str, Any]], seq: int) -> list[str]:
