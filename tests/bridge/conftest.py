@@ -40,15 +40,18 @@ def dsh_log(
     after_type: str | None = None,
     insert: list[str] = (),
     tail: list[str] = (),
+    session_id: str | None = None,
 ) -> Path:
     """``directory/session.jsonl``: a copy of a DSH fixture, with ``insert`` lines placed after its first line
-    of type ``after_type`` and ``tail`` lines appended."""
+    of type ``after_type``, ``tail`` lines appended and, when given, ``session_id`` in its header."""
     directory.mkdir(parents=True, exist_ok=True)
     lines = (FIXTURES / f"{fixture}.session.jsonl").read_text().splitlines()
     if after_type is not None:
         at = next(i for i, line in enumerate(lines) if orjson.loads(line).get("type") == after_type)
         lines[at + 1 : at + 1] = list(insert)
     lines.extend(tail)
+    if session_id is not None:
+        lines[0] = orjson.dumps({**orjson.loads(lines[0]), "id": session_id}).decode()
     log = directory / "session.jsonl"
     log.write_text("\n".join(lines) + "\n")
     return log
@@ -100,3 +103,9 @@ def bridged(tmp_path: Path, sleeper: Callable[[], subprocess.Popen[bytes]]) -> C
         return log
 
     return make
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Textual runs on asyncio."""
+    return "asyncio"

@@ -5,6 +5,10 @@ The effective config is the one the session runs under, read from its log by ``c
 the config its host started with (the ``tapedeck/host`` event) plus every ``tapedeck/config`` change. A proposed value is checked
 off the UI thread by ``core.control.config.set_value``, so the message under the editor is the section validator's own.
 A valid change opens a diff; confirming it sends a ``config.set`` request, whose outcome the panel shows.
+
+A session DSH runs through the bridge has no policy config: the screen lists the live DSH settings the bridge can
+change (``core.bridge.settings``), checks a value with ``core.bridge.ops.dsh_config_error`` and shows the changes
+the bridge applied.
 """
 
 from __future__ import annotations
@@ -21,7 +25,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
+from core.bridge.settings import dsh_config_changes, dsh_settings
 from core.control.config import CONFIG_EVENT, PolicyConfig, parse_value, session_config, set_value
+from core.control.host_state import KIND_DSH
 from core.control.inbox import ControlError, validate_request
 from core.log.vocabulary import HOST_EVENT
 from core.read.session import Session
@@ -65,9 +71,9 @@ class LoggedChange:
 
 @dataclass(frozen=True, slots=True)
 class ConfigView:
-    """The effective config and its history."""
+    """The effective config and its history (``config`` None: a DSH session's live settings)."""
 
-    config: PolicyConfig
+    config: PolicyConfig | None
     values: tuple[tuple[str, Any], ...]
     history: tuple[LoggedChange, ...]
 
@@ -103,6 +109,25 @@ def derive_config(session: Session) -> ConfigView:
     return ConfigView(config, tuple(leaves(config.to_dict())), tuple(logged_changes(session)))
 
 
+def derive_dsh_settings(session: Session) -> ConfigView:
+    """A DSH session's live settings and the changes the bridge applied."""
+    history = tuple(
+        LoggedChange(seq, "operator", key, None, value) for seq, key, value in dsh_config_changes(session)
+    )
+    return ConfigView(None, tuple(dsh_settings(session)), history)
+
+
+def check_dsh_value(view: ConfigView, key: str, text: str) -> Check:
+    """Validate ``key = text`` for a DSH session: one of the bridge's keys, a value of its type."""
+    value = parse_value(text)
+    try:
+        validate_request("config.set", {"key": key, "value": value}, "dsh")
+    except ControlError as exc:
+        return Check(key, text, value, error=str(exc))
+    old = dict(view.values).get(key)
+    return Check(key, text, value, ((key, old, value),) if old != value else ())
+
+
 def check_value(config: PolicyConfig, key: str, text: str) -> Check:
     """Validate ``key = text`` against ``config`` (the value is JSON, else a plain string)."""
     value = parse_value(text)
@@ -128,6 +153,9 @@ def diff_text(check: Check) -> Text:
         out.append(f"+ {key} = {show_value(new)}\n", style="green")
     out.append(f"\nRequest: config.set {js_json({'key': check.key, 'value': check.value})}", style="dim")
     return out
+
+
+DSH_HEADING = "Config — the live DSH settings the bridge can change (as the log shows them, plus applied changes)"
 
 
 class ConfigScreen(PolicyScreen):
@@ -168,9 +196,15 @@ class ConfigScreen(PolicyScreen):
         self.query_one("#config-history", DataTable).add_columns("seq", "by", "key", "old → new")
         super().on_mount()
 
+    def heading(self) -> str:
+        """A DSH session's heading names its live settings."""
+        return DSH_HEADING if self.live.host.kind == KIND_DSH else self.HEADING
+
     def derive(self, live: Any) -> ConfigView:
         """Effective config and history (worker thread)."""
-        return derive_config(live.session)
+        return (
+            derive_dsh_settings(live.session) if live.host.kind == KIND_DSH else derive_config(live.session)
+        )
 
     def show(self, view: ConfigView) -> None:
         """Refill both tables and re-check a pending edit against the new config."""
@@ -252,11 +286,13 @@ class ConfigScreen(PolicyScreen):
 
     def _recheck(self) -> None:
         if self._view is not None and self._key is not None:
-            self._validate(self._view.config, self._key, self.query_one("#config-value", Input).value)
+            self._validate(self._view, self._key, self.query_one("#config-value", Input).value)
 
     @work(thread=True, exclusive=True, group="config-check")
-    def _validate(self, config: PolicyConfig, key: str, text: str) -> None:
-        check = check_value(config, key, text)
+    def _validate(self, view: ConfigView, key: str, text: str) -> None:
+        check = (
+            check_dsh_value(view, key, text) if view.config is None else check_value(view.config, key, text)
+        )
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show_check, check)
 

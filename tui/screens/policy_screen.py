@@ -278,6 +278,10 @@ class PolicyScreen(Screen[None]):
         """Leave the screen."""
         self.dismiss(None)
 
+    def heading(self) -> str:
+        """The heading line's title (``HEADING``, unless the screen words it for the session it shows)."""
+        return self.HEADING
+
     # deriving ---------------------------------------------------------------------------------------------
     @property
     def live(self) -> Any:
@@ -338,7 +342,8 @@ class PolicyScreen(Screen[None]):
         if self._stale:
             self._stale = False
             self.refresh_view()
-        heading = f"{self.HEADING} · session {session_id}" if session_id else self.HEADING
+        title = self.heading()
+        heading = f"{title} · session {session_id}" if session_id else title
         self.query_one("#policy-heading", Static).update(Text(heading))
         self._set_read_only(reason)
         self.query_one(OutcomePanel).show(items)

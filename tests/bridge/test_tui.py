@@ -1,0 +1,143 @@
+"""The TUI on a DSH session through the bridge: the header, every control key, outcomes from the bridge's file,
+bridge checkpoints on the Checkpoints screen, the DSH settings on the Config screen, and the read-only message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from tests.bridge.conftest import append_outcome, dsh_log, td_pair, write_bridge
+from tests.tui.pilot import make_app, settle, until
+from tui.screens.checkpoints import CheckpointsScreen
+from tui.screens.config import ConfigScreen
+from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.screens.policy_screen import requests_for
+from tui.widgets.header import SessionHeader
+
+SIZE = (150, 40)
+pytestmark = pytest.mark.anyio
+
+
+def _inbox(log: Path) -> list[dict[str, Any]]:
+    path = log.parent / "control.jsonl"
+    return [orjson.loads(line) for line in path.read_bytes().splitlines()] if path.exists() else []
+
+
+def _header(app: Any) -> str:
+    return str(app.screen.query_one(SessionHeader).render())
+
+
+def _answer(log: Path, request: dict[str, Any], outcome: str = "applied", **extra: Any) -> None:
+    append_outcome(log.parent, {"requestId": request["id"], "op": request["op"], "outcome": outcome, **extra})
+
+
+async def test_every_operator_key_sends_to_the_bridge_and_shows_its_outcome(bridged) -> None:
+    log = bridged("running")
+    app = make_app(log)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "DSH running" in _header(app))
+        await pilot.press("P")
+        await until(pilot, lambda: len(_inbox(log)) == 1)
+        pause = _inbox(log)[0]
+        assert pause["op"] == "pause"
+        _answer(log, pause, detail="paused")
+        write_bridge(log.parent, app.live.host.pid, "paused")
+        await until(pilot, lambda: "DSH paused" in _header(app))
+        await until(pilot, lambda: [i.state for i in requests_for(app.live).items()] == ["applied"])
+        await pilot.press("P")  # paused: the same key resumes
+        await until(pilot, lambda: len(_inbox(log)) == 2)
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press(*"look at the tests", "enter")
+        await until(pilot, lambda: len(_inbox(log)) == 3)
+        await pilot.press("K")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press(*"why", "enter")
+        await until(pilot, lambda: len(_inbox(log)) == 4)
+        await pilot.press("S")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: len(_inbox(log)) == 5)
+        resume, message, mark, stop = _inbox(log)[1:]
+        assert [r["op"] for r in (resume, message, mark, stop)] == ["resume", "message", "checkpoint", "stop"]
+        assert message["args"] == {"text": "look at the tests"} and mark["args"] == {"objective": "why"}
+        _answer(log, stop, "rejected", error="no turn is running")
+        await until(pilot, lambda: requests_for(app.live).items()[-1].state == "rejected")
+        assert requests_for(app.live).items()[-1].reason == "no turn is running"
+
+
+async def test_requests_pending_when_the_bridge_exits_are_withdrawn_and_keys_say_why(bridged) -> None:
+    log = bridged("idle")
+    app = make_app(log)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "DSH idle" in _header(app))
+        await pilot.press("P")
+        await until(pilot, lambda: len(_inbox(log)) == 1)
+        write_bridge(log.parent, None, "exited")
+        await until(pilot, lambda: "DSH bridge exited" in _header(app))
+        await until(pilot, lambda: requests_for(app.live).items()[0].state == "cancelled")
+        assert "the DSH bridge exited" in requests_for(app.live).items()[0].reason
+        assert _inbox(log)[1] == {"withdraw": _inbox(log)[0]["id"], "at": _inbox(log)[1]["at"]}
+        assert "bridge status" in (app.control_unavailable() or "")
+
+
+async def test_a_dsh_session_without_the_bridge_is_read_only_and_names_the_install(tmp_path: Path) -> None:
+    log = dsh_log(tmp_path / "s")
+    app = make_app(log)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "read-only (no bridge)" in _header(app)
+        await pilot.press("P")
+        await pilot.pause(0.2)
+        assert _inbox(log) == []
+        assert "tapedeck bridge install" in (app.control_unavailable() or "")
+
+
+async def test_checkpoints_screen_lists_bridge_marks_and_rewinds_to_one(bridged) -> None:
+    done = {"requestId": "req-1", "op": "checkpoint", "outcome": "applied", "detail": {"markId": 1, "seq": 63, "objective": "find the bug"}}  # fmt: skip
+    request = {"id": "req-1", "op": "checkpoint", "args": {"objective": "find the bug"}, "at": 1}
+    log = bridged("idle", after_type="tool/call", insert=td_pair("c1", request, done))
+    app = make_app(log)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "DSH idle" in _header(app))
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, CheckpointsScreen) and app.screen._view is not None)
+        view = app.screen._view
+        assert [(m.mark_id, m.active) for m in view.marks] == [(1, True)]
+        assert view.preview.region.shadowed_seqs == (67, 103)
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: len(_inbox(log)) == 1)
+        rewind = _inbox(log)[0]
+        assert rewind["op"] == "rewind" and rewind["args"]["markId"] == 1
+        assert rewind["args"]["preview"]["nodes"] == 2
+
+
+async def test_config_screen_offers_the_dsh_settings_and_sends_one(bridged) -> None:
+    log = bridged("idle")
+    app = make_app(log)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "DSH idle" in _header(app))
+        await pilot.press("C")
+        await until(pilot, lambda: isinstance(app.screen, ConfigScreen) and app.screen._view is not None)
+        assert app.screen._view.values == (
+            ("model", "deepseek-v4-flash"), ("reasoningEffort", None), ("shell.timeoutMs", None),
+        )  # fmt: skip
+        await pilot.press("down")
+        await pilot.press("e")
+        box = app.screen.query_one("#config-value")
+        box.value = "low"
+        await pilot.pause(0.1)
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: len(_inbox(log)) == 1)
+        assert _inbox(log)[0]["args"] == {"key": "reasoningEffort", "value": "low"}
