@@ -35,11 +35,11 @@ if complete; then
   exit 0
 fi
 
-command -v npm >/dev/null 2>&1 || { say "npm is missing: it is needed once to fetch Node 22, pnpm and DSH"; exit 1; }
 if [ -e "$DEST" ]; then
   say "removing the half install in $DEST"
   rm -rf "$DEST"
 fi
+command -v npm >/dev/null 2>&1 || { say "npm is missing: it is needed once to fetch Node 22, pnpm and DSH"; exit 1; }
 mkdir -p "$DEST/node" "$DEST/pnpm" "$DEST/dsh"
 started=$SECONDS
 
