@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from core.bridge.files import OutcomeReader
-from core.bridge.ops import DSH_CONFIG_KEYS
+from core.bridge.ops import SUPPORTED
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.control.config import parse_value
@@ -208,7 +208,7 @@ def _ops_help() -> str:
         lines.append(f"  {op:<11} {names}")
     lines.append("on a DSH session (through the bridge):")
     lines.append("  message     also [mode=steer|queue]: into the running turn, or for the next turn")
-    lines.append(f"  config.set  key= one of {', '.join(DSH_CONFIG_KEYS)}")
+    lines.append(f"  config.set  key= {SUPPORTED}")
     return "\n".join(lines)
 
 

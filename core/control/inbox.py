@@ -46,7 +46,7 @@ from typing import Any, Literal
 
 import orjson
 
-from core.bridge.ops import DSH_CONFIG_KEYS, MESSAGE_MODES, dsh_config_error
+from core.bridge.ops import MESSAGE_MODES, SUPPORTED, dsh_config_error
 from core.control.config import SECTIONS, START_ONLY
 from core.control.config_values import check_loggable
 from core.log.layout import resolve_log_path
@@ -140,7 +140,7 @@ DSH_OPS: dict[str, Op] = {
     ),
     "config.set": replace(
         OPS["config.set"],
-        args=(ArgSpec("key", "string", f"DSH: one of {', '.join(DSH_CONFIG_KEYS)}", required=True), OPS["config.set"].args[1]),
+        args=(ArgSpec("key", "string", f"DSH: {SUPPORTED}", required=True), OPS["config.set"].args[1]),
     ),
 }
 

@@ -108,14 +108,14 @@ def bridge_marks(session: Session) -> list[Mark]:
         if not isinstance(mark_id, int) or isinstance(mark_id, bool):
             continue
         if command.op == "checkpoint":
-            node = detail.get("seq")
-            if not isinstance(node, int) or isinstance(node, bool) or node < 0:
+            node = detail.get("seq")  # the surface node the mark follows; null: placed before any node
+            if node is not None and (not isinstance(node, int) or isinstance(node, bool) or node < 0):
                 continue
             objective = detail.get("objective")
             found.append(
                 Mark(
                     mark_id,
-                    node + 1,
+                    0 if node is None else node + 1,
                     command.run_seq,
                     session.turn_of(command.run_seq),
                     "operator",

@@ -52,6 +52,7 @@ MSG_UNBALANCED = (
 )
 MSG_IN_PROGRESS = "rewind: another fold is already in progress for this session"
 MSG_CHANGED = "rewind: the fold region changed during summarization"
+MSG_MARK_REPLACED = "rewind: the checkpoint's node is no longer on the surface (a replacement took its history)"
 
 GUARD_SOURCE = {"kind": "plugin", "plugin": "rewind", "form": "notice"}
 RESULT_KEYS = ("markId", "foldedNodes", "start", "end", "foldedChars", "reportChars")
@@ -212,11 +213,18 @@ def _mark_or_fail(session: Session, mark_id: int | None = None) -> Mark:
 
 
 def bridge_region(session: Session, anchor: int) -> Region:
-    """The region the DSH bridge replaces for a mark at ``anchor``: every surface node from the first one at or
-    after the anchor to the end (the bridge rewinds at idle, when no tool call is open)."""
+    """The region the DSH bridge replaces for a mark at ``anchor`` (its surface node's seq + 1, or 0 for a mark
+    placed before any node): the nodes after that node to the end, and a region that would start at a tool
+    result starts at its call instead (the bridge rewinds at idle, so no call is open)."""
     nodes = list(session.surface)
-    start = next((i for i, seq in enumerate(nodes) if seq >= anchor), None)
-    if start is None:
+    start = 0
+    if anchor > 0:
+        if anchor - 1 not in nodes:
+            raise RewindError(EMPTY_REGION, MSG_MARK_REPLACED)
+        start = nodes.index(anchor - 1) + 1
+    while 0 < start < len(nodes) and session.events[nodes[start]].get("type") == "tool/result":
+        start -= 1
+    if start >= len(nodes):
         raise RewindError(EMPTY_REGION, MSG_NOTHING_AFTER)
     return Region(nodes[start], nodes[-1], tuple(nodes[start:]))
 

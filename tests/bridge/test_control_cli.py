@@ -103,17 +103,21 @@ def test_an_exited_bridge_exits_3_unless_queued(tmp_path: Path, capsys) -> None:
 def test_config_set_on_dsh_takes_only_the_keys_dsh_can_change(bridged, capsys) -> None:
     log = bridged("idle")
     got, _, err = _run(
-        ["control", str(log), "config.set", "--arg", "key=slice.fold.enabled", "--arg", "value=false"], capsys
+        ["control", str(log), "config.set", "--arg", "key=temperature", "--arg", "value=0.5"], capsys
     )
-    assert got == 2 and "model, reasoningEffort, shell.timeoutMs" in err and _inbox(log) == []
+    assert (
+        got == 2 and "model, reasoningEffort (this session) or <namespace>.<key>" in err and _inbox(log) == []
+    )
     got, _, _ = _run(
         ["control", str(log), "config.set", "--arg", "key=reasoningEffort", "--arg", 'value="low"'], capsys
     )
     assert got == 0 and _inbox(log)[0]["args"] == {"key": "reasoningEffort", "value": "low"}
-    got, _, err = _run(
-        ["control", str(log), "config.set", "--arg", "key=shell.timeoutMs", "--arg", "value=-5"], capsys
+    got, _, err = _run(["control", str(log), "config.set", "--arg", "key=model", "--arg", "value=5"], capsys)
+    assert got == 2 and "takes text, or null" in err
+    got, _, _ = _run(
+        ["control", str(log), "config.set", "--arg", "key=shell.timeoutMs", "--arg", "value=30000"], capsys
     )
-    assert got == 2 and "positive integer" in err
+    assert got == 0 and _inbox(log)[1]["args"] == {"key": "shell.timeoutMs", "value": 30000}
 
 
 def test_mode_is_a_dsh_argument_only() -> None:

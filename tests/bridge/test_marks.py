@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.bridge.commands import td_commands
 from core.policies.checkpoint import active_marks, latest_mark, marks
-from core.policies.rewind import preview_rewind
+from core.policies.rewind import RewindError, preview_rewind
 from core.read.load import load_session
 from core.rebuild.request import iter_requests
 from tests.bridge.conftest import dsh_log, td_pair
@@ -58,7 +59,8 @@ def test_a_bridge_checkpoint_is_a_mark_and_rewind_previews_the_nodes_after_it(tm
     )  # fmt: skip
     preview = preview_rewind(session)
     assert preview.mark == mark
-    assert preview.region.shadowed_seqs == (67, 103)  # the tool result and the final answer
+    # after the mark's node (63) comes a tool result: the region starts at its call instead, as the bridge's does
+    assert preview.region.shadowed_seqs == (63, 67, 103)
     assert preview.folded_chars > 0
 
 
@@ -94,6 +96,28 @@ def test_an_applied_bridge_rewind_completes_the_mark_and_later_ones(tmp_path: Pa
     assert latest_mark(session).mark_id == 3 and found[1].folded_by == session.next_seq - 1
 
 
+def test_a_mark_before_any_node_rewinds_the_whole_surface_and_a_replaced_node_ends_a_mark(
+    tmp_path: Path,
+) -> None:
+    early = {
+        "requestId": "req-1",
+        "op": "checkpoint",
+        "outcome": "applied",
+        "detail": {"markId": 1, "seq": None},
+    }
+    session = load_session(dsh_log(tmp_path / "a", tail=td_pair("c1", CHECKPOINT, early)))
+    assert preview_rewind(session).region.shadowed_seqs == tuple(session.surface)
+    gone = {
+        "requestId": "req-1",
+        "op": "checkpoint",
+        "outcome": "applied",
+        "detail": {"markId": 1, "seq": 64},
+    }
+    session = load_session(dsh_log(tmp_path / "b", tail=td_pair("c1", CHECKPOINT, gone)))
+    with pytest.raises(RewindError, match="no longer on the surface"):
+        preview_rewind(session)
+
+
 def test_a_td_run_without_its_done_is_no_mark_yet(tmp_path: Path) -> None:
     session = load_session(dsh_log(tmp_path / "s", tail=td_pair("c1", CHECKPOINT, None)))
     [command] = td_commands(session)
@@ -127,7 +151,7 @@ def test_hostile_command_pairs_never_break_the_mark_readers(tmp_path_factory, pa
         lines.append(orjson.dumps({"type": "command/done", "data": {"commandId": command_id, "kind": kind, "text": text_value}}).decode())  # fmt: skip
     session = load_session(dsh_log(tmp_path_factory.mktemp("h") / "s", tail=lines))
     for mark in marks(session):
-        assert mark.bridged and mark.anchor >= 1
+        assert mark.bridged and mark.anchor >= 0
     latest_mark(session)
     try:
         preview_rewind(session)

@@ -110,14 +110,28 @@ async def test_checkpoints_screen_lists_bridge_marks_and_rewinds_to_one(bridged)
         await until(pilot, lambda: isinstance(app.screen, CheckpointsScreen) and app.screen._view is not None)
         view = app.screen._view
         assert [(m.mark_id, m.active) for m in view.marks] == [(1, True)]
-        assert view.preview.region.shadowed_seqs == (67, 103)
+        assert view.preview.region.shadowed_seqs == (63, 67, 103)
         await pilot.press("w")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
         await until(pilot, lambda: len(_inbox(log)) == 1)
         rewind = _inbox(log)[0]
         assert rewind["op"] == "rewind" and rewind["args"]["markId"] == 1
-        assert rewind["args"]["preview"]["nodes"] == 2
+        assert rewind["args"]["preview"]["nodes"] == 3
+        detail = {
+            "markId": 1,
+            "start": 63,
+            "end": 103,
+            "foldedNodes": 3,
+            "seq": 120,
+            "preview": rewind["args"]["preview"],
+        }
+        _answer(log, rewind, detail=detail)
+        await until(pilot, lambda: requests_for(app.live).items()[-1].state == "applied")
+        preview = rewind["args"]["preview"]
+        assert requests_for(app.live).items()[-1].reason == (
+            f"previewed 3 nodes / {preview['chars']} chars at seq {preview['seq']}; applied 3 at seq 120"
+        )
 
 
 async def test_config_screen_offers_the_dsh_settings_and_sends_one(bridged) -> None:

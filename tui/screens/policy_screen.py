@@ -100,22 +100,26 @@ class TrackedRequest:
 
 def rewind_outcome(detail: Any) -> str:
     """What a rewind did, against what its sender previewed: ``previewed 12 nodes / 4.4k chars at seq 780;
-    applied 22 / 8.0k at seq 802: the agent ran 2 more steps``."""
+    applied 22 / 8.0k at seq 802: the agent ran 2 more steps`` (the DSH bridge reports no chars nor steps)."""
     if not isinstance(detail, Mapping):
         return describe(detail)
-    applied = f"{detail.get('foldedNodes')} / {human_chars(int(detail.get('foldedChars') or 0))} at seq {detail.get('seq')}"
+    chars = detail.get("foldedChars")
+    size = f" / {human_chars(int(chars))}" if isinstance(chars, int) and not isinstance(chars, bool) else ""
+    applied = f"{detail.get('foldedNodes')}{size} at seq {detail.get('seq')}"
     preview = detail.get("preview")
     if not isinstance(preview, Mapping):
-        return f"folded {detail.get('foldedNodes')} nodes / {human_chars(int(detail.get('foldedChars') or 0))} chars"
-    steps = int(preview.get("stepsSince") or 0)
-    moved = (
-        "nothing changed in between"
-        if steps == 0
-        else f"the agent ran {steps} more step{'s' if steps != 1 else ''}"
-    )
+        return f"folded {detail.get('foldedNodes')} nodes{size + ' chars' if size else ''}"
+    moved = ""
+    if "stepsSince" in preview:
+        steps = int(preview.get("stepsSince") or 0)
+        moved = (
+            ": nothing changed in between"
+            if steps == 0
+            else f": the agent ran {steps} more step{'s' if steps != 1 else ''}"
+        )
     return (
         f"previewed {preview.get('nodes')} nodes / {human_chars(int(preview.get('chars') or 0))} chars at seq "
-        f"{preview.get('seq')}; applied {applied}: {moved}"
+        f"{preview.get('seq')}; applied {applied}{moved}"
     )
 
 
