@@ -33,6 +33,7 @@ const LEADING_ID = new RegExp(`^\\s*\\{\\s*"id"\\s*:\\s*"([A-Za-z0-9._:-]{1,${MA
 const FINAL = new Set(["applied", "rejected", "cancelled", "expired"]);
 const SESSION_KEYS = ["model", "reasoningEffort"]; // config.set keys that apply to this session's requests
 const GATES = Symbol.for("tapedeck-bridge.held-steps"); // held pre-steps handed from one instance to the next
+const OWNERS = Symbol.for("tapedeck-bridge.owners"); // session id -> the instance that answers for it now
 
 // op -> argument specs: [name, kind, required, choices, description] (core/control/inbox.py, DSH_OPS)
 const OPS = {
@@ -1064,6 +1065,7 @@ class Bridge {
     if (!dir) return;
     const session = new SessionBridge(this, agent, dir);
     this.sessions.set(agent.id, session);
+    (globalThis[OWNERS] ??= new Map()).set(agent.id, this); // a reload's new instance takes the session over
     this.attach(session); // a resumed session's state (paused!) must hold before its first step
   }
 
@@ -1081,8 +1083,16 @@ class Bridge {
     if (!bridge) return;
     bridge.gone = true;
     bridge.release();
-    bridge.writeBridge(Date.now(), true, true);
+    if (this.owns(agent.id)) bridge.writeBridge(Date.now(), true, true);
     this.sessions.delete(agent.id);
+  }
+
+  // Whether this instance still answers for the session (after a reload the new instance does), and lets go.
+  owns(id) {
+    const owners = globalThis[OWNERS];
+    if (owners?.get(id) !== this) return false;
+    owners.delete(id);
+    return true;
   }
 
   tick() {
@@ -1132,7 +1142,7 @@ class Bridge {
     this.abort.abort(new Error("tapedeck-bridge unloaded"));
     for (const bridge of this.sessions.values()) {
       bridge.handOver();
-      bridge.writeBridge(Date.now(), true, true);
+      if (this.owns(bridge.agent.id)) bridge.writeBridge(Date.now(), true, true); // a successor writes its own
     }
     this.sessions.clear();
   }

@@ -91,30 +91,46 @@ def test_restart_resumes_the_session_and_replays_nothing(dsh: DshInstall, model:
     assert {e["type"] for e in log_events(d)} <= known_event_types(dsh)
 
 
-def test_a_plugin_reload_replays_no_op(dsh: DshInstall, model: ScriptedModel, tmp_path: Path) -> None:
+def test_a_plugin_reload_keeps_the_pause_and_a_waiting_rewind_and_replays_no_op(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
     world = _installed_world(dsh, model, tmp_path)
     profile_patch = world.home / "profiles" / "web" / "cordis.patch.yml"
     with DshWeb(world) as web:
-        sid, d = start_session(world, web, "Before the reload: steps=2 sleep=1")
-        sent = [send(d, "checkpoint"), send(d, "message", {"text": "one steer"}), send(d, "pause"), send(d, "resume")]
+        sid, d = start_session(world, web, "Before the reload: steps=3 sleep=1")
+        sent = [send(d, "checkpoint"), send(d, "message", {"text": "one steer"}), send(d, "pause")]
         for request in sent:
             assert final_outcome(d, request["id"])["outcome"] == "applied"
-        wait_for(lambda: _turn_ends(d), 30, "the turn to end")
-        wait_for(lambda: bridge_json(d)["state"] == "idle", 10, "idle")
+        rewind = send(d, "rewind")  # the turn is open (and held): it waits for idle
+        sent.append(rewind)
+        wait_for(lambda: any(o["requestId"] == rewind["id"] for o in outcomes(d)), 10, "the rewind pending")
+        wait_for(lambda: bridge_json(d)["state"] == "paused", 10, "paused")
+        steps = len([e for e in log_events(d) if e["type"] == "step/start"])
         runs_before = len(td_runs(log_events(d)))
-        lines_before = len(outcomes(d))
         edited = time.time() * 1000
         text = profile_patch.read_text()
         assert "config: {}" in text
         profile_patch.write_text(text.replace("config: {}", "config: {generation: 2}"))
         wait_for(lambda: (bridge_json(d) or {}).get("since", 0) > edited, 20, "a new plugin instance")
-        time.sleep(1.0)
-        assert len(td_runs(log_events(d))) == runs_before and len(outcomes(d)) == lines_before
+        time.sleep(0.5)
+        assert bridge_json(d)["state"] == "paused"  # the new instance answers; the old one wrote no exit
+        time.sleep(1.5)
+        # the held step stayed held through the reload, and nothing ran again
+        assert len([e for e in log_events(d) if e["type"] == "step/start"]) == steps
+        assert len(td_runs(log_events(d))) == runs_before
+        resume = send(d, "resume")
+        sent.append(resume)
+        assert final_outcome(d, resume["id"])["outcome"] == "applied"
+        assert final_outcome(d, rewind["id"], timeout=40)["outcome"] == "applied"  # once the turn has ended
+        assert _turn_ends(d)[0]["data"]["reason"] == {"kind": "completed"}
         after = send(d, "checkpoint")
+        sent.append(after)
         assert final_outcome(d, after["id"])["detail"]["markId"] == 2  # marks rebuilt, ids continue
         web.prompt(sid, "After the reload: steps=1 sleep=0")
         wait_for(lambda: len(_turn_ends(d)) == 2, 30, "a turn after the reload")
-    _no_replays(d, sent=5)
+    _no_replays(d, sent=len(sent))
+    pending = [o["requestId"] for o in outcomes(d) if o["outcome"] == "pending"]
+    assert pending == [rewind["id"]]  # acknowledged once, by the first instance
 
 
 def test_headless_run_with_zstd_log_obeys_the_inbox(dsh: DshInstall, model: ScriptedModel, tmp_path: Path) -> None:
