@@ -39,7 +39,7 @@ NEW_FILE = " [new file]"  # the BEGIN marker's note that install created the pat
 ADDED_NEWLINE = " [newline added]"  # … that install ended the user's last line
 NEW_DIRS = " [new directories]"  # … that install created profiles/<profile> (or profiles too)
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_VERSION = re.compile(rb"tapedeck-bridge/([0-9A-Za-z][0-9A-Za-z.+-]*)")
+_VERSION = re.compile(rb"""\bVERSION\s*=\s*["']([0-9A-Za-z][0-9A-Za-z.+-]*)["']|tapedeck-bridge/([0-9A-Za-z][0-9A-Za-z.+-]*)""")
 _FOREIGN_ROW = re.compile(r"(^|[\s{,\[-])id\s*:\s*['\"]?" + re.escape(ROW_ID) + r"['\"]?\s*($|[,}#])")
 MAX_PATCH_BYTES = 4 << 20
 
@@ -54,9 +54,10 @@ def packaged_plugin() -> Path:
 
 
 def plugin_version(source: bytes) -> str | None:
-    """The version a plugin source names (``tapedeck-bridge/<version>``), or None."""
+    """The version a plugin source names (``const VERSION = "<version>"`` or ``tapedeck-bridge/<version>``), or
+    None."""
     match = _VERSION.search(source)
-    return match.group(1).decode("ascii") if match else None
+    return (match.group(1) or match.group(2)).decode("ascii") if match else None
 
 
 def _digest(source: bytes) -> str:

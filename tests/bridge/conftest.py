@@ -16,6 +16,7 @@ import pytest
 
 from core.bridge.files import BRIDGE_FILE, OUTCOMES_FILE, proc_start_time
 from tests.conftest import FIXTURES
+from tests.dsh.conftest import _no_dsh_left_running, dsh, model, shared_web  # noqa: F401  (the real DSH's fixtures)
 
 
 def td_pair(command_id: str, request: dict[str, Any], outcome: dict[str, Any] | None) -> list[str]:

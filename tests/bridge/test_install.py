@@ -187,6 +187,7 @@ def test_cli_install_status_remove_and_print_patch(tmp_path: Path, capsys, monke
     assert main(["bridge", "status"]) == 0
     out = capsys.readouterr().out
     assert "profile headless: plugin" in out and "same as packaged" in out and "row installed" in out
+    assert "unknown" not in out  # the packaged plugin names its version
     assert main(["bridge", "remove", "--profile", "headless"]) == 0
     assert "took the tapedeck-bridge row out" in capsys.readouterr().out
     assert main(["bridge", "status", "--json"]) == 0

@@ -1,0 +1,67 @@
+"""tapedeck's readers against the real DSH through the bridge: the host state from ``bridge.json``, ``control
+--wait`` answered from ``control.outcomes.jsonl``, and a bridge checkpoint read back as a mark whose rewind preview
+is exactly the region the plugin then replaces. Skipped (one line naming what is missing) without the DSH install
+``tools/install_dsh.sh`` makes; the DSH world and its scripted model are ``tests/dsh``'s."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.cli import main
+from core.control.host_state import read_host_state
+from core.policies.checkpoint import marks
+from core.policies.rewind import preview_rewind
+from core.read.load import load_session
+from tests.dsh.harness import DshHome, DshWeb, log_events, start_session, wait_for
+
+
+def _control(capsys: pytest.CaptureFixture[str], d: Path, *argv: str) -> tuple[int, dict[str, Any]]:
+    code = main(["control", str(d), *argv, "--wait", "--timeout", "60", "--json"])
+    out = capsys.readouterr().out
+    return code, json.loads(out)["data"] if out.strip() else {}
+
+
+def test_state_outcomes_and_marks_read_from_a_real_dsh_session(
+    shared_web: tuple[DshHome, DshWeb], capsys: pytest.CaptureFixture[str]
+) -> None:
+    world, web = shared_web
+    _, d = start_session(world, web, "Work slowly: steps=3 sleep=2")
+    log = d / "session.jsonl"
+    state = read_host_state(log)
+    assert (state.kind, state.live) == ("dsh", True) and state.state in ("running", "pausing")
+
+    code, outcome = _control(capsys, d, "checkpoint", "--arg", "objective=probe")
+    assert code == 0 and outcome["detail"]["markId"] == 1
+    code, _ = _control(capsys, d, "pause")
+    assert code == 0
+    wait_for(lambda: read_host_state(log).state == "paused", 15, "host.state paused")
+    code, _ = _control(capsys, d, "resume")
+    assert code == 0
+    wait_for(lambda: read_host_state(log).state == "idle", 60, "host.state idle")
+
+    session = load_session(d)
+    [mark] = marks(session)
+    assert (mark.mark_id, mark.bridged, mark.active, mark.objective) == (1, True, True, "probe")
+    preview = preview_rewind(session)
+    code, outcome = _control(capsys, d, "rewind", "--arg", "markId=1")
+    assert code == 0, outcome
+    detail = outcome["detail"]
+    region = preview.region
+    assert (detail["start"], detail["end"], detail["foldedNodes"]) == (
+        region.start,
+        region.end,
+        len(region.shadowed_seqs),
+    )
+    replacement = next(e for e in log_events(d) if e["seq"] == detail["seq"])
+    assert replacement["sourceEventSeqs"] == sorted(region.shadowed_seqs)
+    assert [m.active for m in marks(load_session(d))] == [False]
+
+    code, outcome = _control(capsys, d, "config.set", "--arg", "key=temperature", "--arg", "value=1")
+    assert code == 2  # refused before sending: DSH has no such live setting
+    assert main(["inspect", str(d), "--json"]) == 0
+    host = json.loads(capsys.readouterr().out)["host"]
+    assert (host["kind"], host["state"], host["bridge"]["plugin"]) == ("dsh", "idle", "tapedeck-bridge/0.1.0")
