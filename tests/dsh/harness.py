@@ -197,6 +197,7 @@ class DshHome:
     context_window: int = 128_000
     bridge: bool = True
     bridge_config: dict[str, Any] = field(default_factory=dict)
+    overlay_tail: str = ""  # YAML appended to the overlay as it is (e.g. `tapedeck bridge install --print-patch`)
 
     def __post_init__(self) -> None:
         for d in (self.home, self.tmp, self.workspace, self.sessions):
@@ -243,8 +244,9 @@ class DshHome:
         return rows
 
     def write_patch(self) -> None:
-        """Write the overlay (JSON is YAML, so no YAML writer is needed)."""
-        self.patch.write_text(json.dumps(self.patch_rows(), indent=1) + "\n")
+        """Write the overlay: a YAML list whose rows are JSON flow mappings (JSON is YAML), then the tail."""
+        rows = "".join(f"- {json.dumps(row)}\n" for row in self.patch_rows())
+        self.patch.write_text(rows + self.overlay_tail)
 
     def env(self) -> dict[str, str]:
         """The environment of dsh-offline.md, with Node 22 first on PATH."""

@@ -1,7 +1,8 @@
 """The bridge across a DSH restart, a plugin reload (HMR) and a headless run, with the real DSH.
 
-The restart and reload tests install the plugin the way operators do, with ``tapedeck bridge install`` on a DSH
-home that was never booted, and drive one op through ``tapedeck control --wait``.
+The plugin is installed the way operators do it: ``tapedeck bridge install`` on a DSH home that was never booted
+(restart, reload), ``tapedeck bridge install --print-patch`` as the overlay of a headless run; one op goes
+through ``tapedeck control --wait``.
 """
 
 from __future__ import annotations
@@ -134,7 +135,9 @@ def test_a_plugin_reload_keeps_the_pause_and_a_waiting_rewind_and_replays_no_op(
 
 
 def test_headless_run_with_zstd_log_obeys_the_inbox(dsh: DshInstall, model: ScriptedModel, tmp_path: Path) -> None:
-    world = DshHome(dsh, tmp_path, model.url, compression="zstd")
+    printed = _tapedeck("bridge", "install", "--print-patch")  # the overlay operators give headless runs
+    assert printed.returncode == 0, printed.stderr
+    world = DshHome(dsh, tmp_path, model.url, compression="zstd", bridge=False, overlay_tail=printed.stdout)
     proc = start_headless(world, "Headless: steps=3 sleep=1")
     try:
         d = wait_for(lambda: next(iter(world.sessions.glob("*/*/session.jsonl.zstd")), None), 60, "the zstd log").parent
