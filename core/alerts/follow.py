@@ -13,11 +13,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 from core.alerts.actions import send_action
 from core.alerts.engine import Alert, AlertEngine
 from core.control.config import PolicyConfig
-from core.control.host_state import read_host_state
+from core.control.host_state import HostState, read_host_state
 from core.control.inbox import ControlError, inbox_path
 from core.log.layout import resolve_log_path
 from core.log.sessions import discover_sessions
@@ -59,6 +60,7 @@ class AlertWatch:
         self.tailer = Tailer(path)
         self.engine = self._engine()
         self.problems: list[str] = []
+        self.host: HostState | None = None  # the host's state at the last tick (with ``live``)
 
     def _engine(self) -> AlertEngine:
         return AlertEngine(self.config.alerts, self.config.model, path=str(self.path))
@@ -75,9 +77,13 @@ class AlertWatch:
             self.problems.append(update.fatal)
         events = update.events + (self.tailer.finish().events if final else [])
         if events:
+            self.seen(events)
             out.extend(self.engine.feed(events, now))
         out.extend(self.tick(now))
         return out
+
+    def seen(self, events: list[dict[str, Any]]) -> None:
+        """Called with each poll's events before the engine folds them (a subclass folds more from them)."""
 
     def tick(self, now: int) -> list[Alert]:
         """Tick the engine with the time, the host's state and the file's last change."""
@@ -85,8 +91,13 @@ class AlertWatch:
             mtime = int(os.stat(self.path).st_mtime * 1000)
         except OSError:
             mtime = None
-        state = read_host_state(self.path).state if self.live else None
-        return self.engine.tick(now, state, mtime)
+        if self.live:
+            self.host = self.read_host()
+        return self.engine.tick(now, self.host.state if self.host is not None else None, mtime)
+
+    def read_host(self) -> HostState:
+        """The host's state now (a lock probe and a small file)."""
+        return read_host_state(self.path)
 
 
 class AlertFollower:

@@ -359,14 +359,20 @@ def waiting(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
     return None
 
 
-def context(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
-    """Context used ≥ ``percent`` of the model's window: the router's pressure, else the last usage."""
-    ratio, seq = None, 0
+def context_ratio(s: Signals) -> tuple[float | None, int]:
+    """Context used as a share of the model's window and the seq that said so: the router's pressure when it is
+    the newest word, else the last usage over the known window (None: unknown)."""
     usage_seq = s.context_tokens[1] if s.context_tokens else -1
     if s.pressure is not None and s.pressure[1] >= usage_seq:
-        ratio, seq = s.pressure
-    elif s.context_tokens is not None and s.window:
-        ratio, seq = s.context_tokens[0] / s.window, s.context_tokens[1]
+        return s.pressure
+    if s.context_tokens is not None and s.window:
+        return s.context_tokens[0] / s.window, s.context_tokens[1]
+    return None, 0
+
+
+def context(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
+    """Context used ≥ ``percent`` of the model's window: the router's pressure, else the last usage."""
+    ratio, seq = context_ratio(s)
     if ratio is not None and ratio * 100 >= rule["percent"]:
         return Finding(seq, f"context at {ratio:.0%} of the model's window")
     return None

@@ -52,7 +52,7 @@ COMMANDS: dict[str, Command] = {
     ),
     "surface": Command("core.cli.log", "print the model-visible messages in order"),
     "events": Command("core.cli.log", "list events, optionally filtered by type or turn"),
-    "sessions": Command("core.cli.log", "list sessions under a sessions root (DSH layout), children under their parent"),
+    "sessions": Command("core.cli.log", "every session under sessions roots: host state, attention, turn, cost (the fleet)"),
     "fold": Command(
         "core.cli.fold", "preview what the tool-result fold would do to each tool result on the surface"
     ),

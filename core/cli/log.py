@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -12,14 +11,14 @@ from typing import IO, Any
 
 from core.cli import COMMANDS
 from core.cli.common import JsonList, emit, fail, guarded
-from core.control.host_state import HostState, describe_host, read_host_state, state_label
+from core.control.config import load_config
+from core.control.host_state import HostState, describe_host, read_host_state
 from core.log.layout import default_sessions_root
 from core.log.records import PackedRow
-from core.log.sessions import discover_sessions, session_tree
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.load import load_session
 from core.read.session import Session, derive_message, surface_view
-from core.read.summary import human_bytes, human_chars, one_line, source_label, summarize
+from core.read.summary import human_chars, one_line, source_label, summarize
 from core.read.type_select import TypeSelection
 from core.shared.errors import TapedeckError
 
@@ -245,28 +244,28 @@ def _copy_marked(spool: IO[bytes], gaps: list[tuple[int, int]], session: Session
 
 
 def _sessions(args: argparse.Namespace) -> int | None:
-    root = Path(args.root).expanduser()
-    if not root.is_dir():
-        return fail(f"{root}: no such directory (give a sessions root, e.g. {default_sessions_root()})")
-    skipped: list[str] = []
-    tree = session_tree(discover_sessions(root, skipped))
-    payload = [
-        {**ref.to_dict(), "nesting": depth, "host": read_host_state(ref.path).to_dict()} for ref, depth in tree
-    ]
+    from core.fleet.follow import Fleet
+    from core.fleet.row import COLUMNS, cells
 
-    def render(rows: list[dict[str, Any]]) -> str:
+    roots = [Path(root).expanduser() for root in args.roots]
+    for root in roots:
+        if not root.is_dir():
+            return fail(f"{root}: no such directory (give a sessions root, e.g. {default_sessions_root()})")
+    fleet = Fleet(roots, load_config(args.config))
+    fleet.poll(final=True)
+    rows = fleet.rows()
+    where = ", ".join(str(root) for root in roots)
+
+    def render(payload: list[dict[str, Any]]) -> str:
         n = len(rows)
-        lines = [f"{n} session{'' if n == 1 else 's'} under {root}" if n else f"no sessions under {root}"]
-        for r in rows:
-            name = "  " * r["nesting"] + "└ " + r["id"] if r["nesting"] else r["id"]
-            active = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["mtime"]))
-            lines.append(
-                f"{name}  {state_label(r['host']['state'], r['host']['kind']):<7}  {active}  {human_bytes(r['size'])}  {r['cwd'] or '-'}  {r['path']}"
-            )
-        return "\n".join(lines)
+        table = [COLUMNS, *(cells(row) for row in rows)]
+        widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+        lines = [f"{n} session{'' if n == 1 else 's'} under {where}" if n else f"no sessions under {where}"]
+        lines += ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in table]
+        return "\n".join(lines if n else lines[:1])
 
-    emit(payload, args.json, render)
-    for note in skipped:
+    emit([row.to_dict() for row in rows], args.json, render)
+    for note in fleet.skipped:
         sys.stderr.write(f"tapedeck: {note}\n")
     return None
 
@@ -318,11 +317,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "sessions",
         help=COMMANDS["sessions"].help,
-        description="List every session log under a sessions root laid out as DSH lays it out, newest "
-        "first, each subagent child under the session that spawned it.",
+        description="List every session log under one or more sessions roots laid out as DSH lays them out, "
+        "one row per session as the fleet table shows it: title, host state, what needs the operator "
+        "(attention), turn.step, phase and class, time since the last write, context and cache-hit %, cost "
+        "and run rate. Sessions needing attention come first, each subagent child under its parent.",
     )
-    p.add_argument(
-        "root", nargs="?", default=str(default_sessions_root()), help="sessions root (default: %(default)s)"
-    )
+    default_root = str(default_sessions_root())
+    p.add_argument("roots", nargs="*", default=[default_root], metavar="ROOT",
+                   help=f"sessions roots (default: {default_root})")  # fmt: skip
+    p.add_argument("--config", metavar="FILE", help="config file whose alerts and model sections apply")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=guarded(_sessions))

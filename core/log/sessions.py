@@ -36,43 +36,48 @@ def discover_sessions(root: str | os.PathLike[str], skipped: list[str] | None = 
     A project or session directory that cannot be listed is left out; ``skipped`` (when given) receives one
     note per directory left out, naming it and why.
     """
-    refs: list[SessionRef] = []
+    refs = [ref for log in session_logs(root, skipped) if (ref := session_ref(log)) is not None]
+    refs.sort(key=lambda r: (r.mtime, r.created_at), reverse=True)
+    return refs
+
+
+def session_logs(root: str | os.PathLike[str], skipped: list[str] | None = None) -> list[Path]:
+    """The log files under ``root`` in the DSH layout (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``), unread."""
+    logs: list[Path] = []
     base = Path(root).expanduser()
     if not base.is_dir():
-        return refs
+        return logs
     for project in _listing(base, skipped):
         if not project.is_dir():
             continue
         for sdir in _listing(project, skipped):
             if not sdir.is_dir():
                 continue
-            for name in (ZSTD_NAME, RAW_NAME):
-                log = sdir / name
-                if not log.is_file():
-                    continue
-                header = read_header(log)
-                if header is None:
-                    continue
-                try:
-                    st = log.stat()
-                except OSError:
-                    continue  # removed while we looked
-                depth = header.get("delegationDepth")
-                refs.append(
-                    SessionRef(
-                        path=log,
-                        id=str(header.get("id")),
-                        cwd=header.get("cwd"),
-                        created_at=int(header.get("createdAt") or 0),
-                        parent=header.get("parentSession"),
-                        depth=depth if isinstance(depth, int) else 0,
-                        origin=header.get("origin"),
-                        size=st.st_size,
-                        mtime=st.st_mtime,
-                    )
-                )
-    refs.sort(key=lambda r: (r.mtime, r.created_at), reverse=True)
-    return refs
+            logs.extend(log for name in (ZSTD_NAME, RAW_NAME) if (log := sdir / name).is_file())
+    return logs
+
+
+def session_ref(log: Path) -> SessionRef | None:
+    """The ``SessionRef`` of one log from its header and its stat (None: no readable header, or it is gone)."""
+    header = read_header(log)
+    if header is None:
+        return None
+    try:
+        st = log.stat()
+    except OSError:
+        return None  # removed while we looked
+    depth = header.get("delegationDepth")
+    return SessionRef(
+        path=log,
+        id=str(header.get("id")),
+        cwd=header.get("cwd"),
+        created_at=int(header.get("createdAt") or 0),
+        parent=header.get("parentSession"),
+        depth=depth if isinstance(depth, int) else 0,
+        origin=header.get("origin"),
+        size=st.st_size,
+        mtime=st.st_mtime,
+    )
 
 
 def _listing(directory: Path, skipped: list[str] | None) -> list[Path]:

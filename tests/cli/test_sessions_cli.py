@@ -29,7 +29,8 @@ def sessions_root(tmp_path: Path) -> Path:
 def test_children_are_listed_under_their_parent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sessions", str(sessions_root(tmp_path))]) == 0
     lines = capsys.readouterr().out.splitlines()
-    rows = [(len(line) - len(line.lstrip()), line.lstrip(" └").split()[0]) for line in lines[1:]]
+    assert lines[1].split()[:3] == ["session", "host", "attention"], lines
+    rows = [(len(line) - len(line.lstrip()), line.lstrip(" └").split()[0]) for line in lines[2:]]
     assert rows[:3] == [(0, "other-2"), (0, "parent-1"), (2, "child-1")], lines
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -210,8 +211,9 @@ def test_route_output_matches_golden(
 
 @pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
 def test_sessions_output_matches_golden(
-    as_json: bool, logs: Logs, capsys: pytest.CaptureFixture[str]
+    as_json: bool, logs: Logs, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(time, "time", lambda: 1_700_086_400.0)  # a day after the logs' last writes: fixed ages
     root = logs.tmp / "sessions"
     for i, name in enumerate(sorted(logs.paths)):
         source = logs.paths[name]

@@ -1,0 +1,174 @@
+"""Every session under the fleet's roots, each log followed from its new bytes only.
+
+``SessionWatch`` is the alert engine's watch of one log (``core.alerts.follow.AlertWatch``: a ``Tailer`` that
+keeps its offset and decoder state, and the log's ``AlertEngine``); what the rows need beyond the engine's
+signals (the title, turn and step, the router's phase and class, the cache-hit share) it folds from the same
+decoded events. The host's state is read at most every ``HOST_SECONDS`` for a live host and every
+``IDLE_HOST_SECONDS`` otherwise, and whenever the log grew. ``Fleet`` holds one watch per log under its targets
+(log files, session directories, sessions roots) and lists the roots again every ``RESCAN_SECONDS`` for new
+sessions, reading only the new logs' headers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from core.alerts.follow import AlertWatch, is_root, now_ms
+from core.alerts.rate import project, window_ms
+from core.alerts.rules import context_ratio
+from core.control.config import PolicyConfig
+from core.control.host_state import HostState
+from core.fleet.row import FleetRow, fleet_order
+from core.log.layout import resolve_log_path
+from core.log.sessions import SessionRef, session_logs, session_ref
+from core.log.vocabulary import ROUTE_EVENT
+from core.rebuild.cost import cached_share
+
+HOST_SECONDS = 1.0  # a live host's state is read again this often
+IDLE_HOST_SECONDS = 10.0  # … an exited (or never hosted) session's, unless its log grew
+RESCAN_SECONDS = 5.0  # the roots are listed again for new sessions this often
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class SessionWatch(AlertWatch):
+    """One followed log: its alert engine and the rest of its fleet row, folded from its new events."""
+
+    def __init__(self, ref: SessionRef, config: PolicyConfig) -> None:
+        self.ref = ref
+        self._host_read = float("-inf")
+        self._grew = True
+        super().__init__(ref.path, config)
+
+    def _engine(self) -> Any:
+        """A new engine (at the start, and when the log was truncated or replaced) and a new fold beside it."""
+        self.title: str | None = None
+        self.turn: int | None = None
+        self.step: int | None = None
+        self.phase: str | None = None
+        self.task_class: str | None = None
+        self.usage: dict[tuple[int, int], tuple[int | None, int]] = {}  # (turn, step) -> (cache hits, misses)
+        return super()._engine()
+
+    def seen(self, events: list[dict[str, Any]]) -> None:
+        """Fold the row's own columns from the events the engine is about to see."""
+        self._grew = True
+        for event in events:
+            data = event.get("data")
+            if not isinstance(data, dict):
+                continue
+            turn, step = _int(data.get("turn")), _int(data.get("step"))
+            if turn is not None and (step is not None or turn != self.turn):
+                self.turn, self.step = turn, step
+            etype = event.get("type")
+            if etype == "session/title" and isinstance(data.get("title"), str):
+                self.title = data["title"]
+            elif etype == ROUTE_EVENT:
+                self.phase = data["phase"] if isinstance(data.get("phase"), str) else self.phase
+                self.task_class = data["taskClass"] if isinstance(data.get("taskClass"), str) else self.task_class
+            elif etype == "assistant/message" and isinstance(data.get("usage"), dict):
+                self._usage(turn, step, data["usage"])
+            elif etype == "assistant/chunk":
+                chunk = data.get("chunk")
+                if isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
+                    self._usage(turn, step, chunk["usage"])
+
+    def _usage(self, turn: int | None, step: int | None, usage: dict[str, Any]) -> None:
+        """A step's latest usage sample replaces its earlier one (as the cost does)."""
+        hit = _int(usage.get("cacheReadTokens"))
+        miss = (_int(usage.get("inputTokens")) or 0) + (_int(usage.get("cacheWriteTokens")) or 0)
+        self.usage[(turn or 0, step or 0)] = (hit, miss)
+
+    def read_host(self) -> HostState:
+        """The host's state, read again only when it may have changed (see the module docstring)."""
+        now = now_ms() / 1000
+        every = HOST_SECONDS if self.host is None or self.host.live else IDLE_HOST_SECONDS
+        if self.host is None or self._grew or now - self._host_read >= every:
+            self._host_read = now
+            self._grew = False
+            return super().read_host()
+        return self.host
+
+    def row(self, now: int) -> FleetRow:
+        """The session's row as of the last poll, aged to ``now`` (epoch ms)."""
+        signals = self.engine.signals
+        last = signals.last_write
+        if last is not None and self.ref.mtime * 1000 != last:
+            self.ref = dataclasses.replace(self.ref, mtime=last / 1000, size=self.tailer.offset)
+        ratio, _ = context_ratio(signals)
+        hits = [hit for hit, _ in self.usage.values() if hit is not None]
+        cached = cached_share(sum(hits) if hits else None, sum(m for _, m in self.usage.values()))
+        window = window_ms(self.config.alerts)
+        rate = project(signals, window, now).usd_per_hour if signals.step_usd else None
+        host = self.host.to_dict() if self.host is not None else {"state": "none", "kind": "tapedeck"}
+        return FleetRow(
+            self.ref,
+            title=self.title,
+            host=host,
+            turn=self.turn,
+            step=self.step,
+            phase=self.phase,
+            task_class=self.task_class,
+            last_write_age_s=round(max(0, now - last) / 1000, 1) if last is not None else None,
+            context_pct=round(ratio * 100, 1) if ratio is not None else None,
+            cache_pct=round(cached * 100, 1) if cached is not None else None,
+            cost_usd=round(signals.cost_usd, 6) if signals.step_usd else None,
+            usd_per_hour=round(rate, 4) if rate is not None else None,
+            attention=self.engine.attention,
+        )
+
+
+class Fleet:
+    """Every session under ``targets``: ``poll`` reads each log's new bytes, ``rows`` lists them in order."""
+
+    def __init__(self, targets: Sequence[str | os.PathLike[str]], config: PolicyConfig) -> None:
+        self.targets = [Path(t).expanduser() for t in targets]
+        self.config = config
+        self.watches: dict[Path, SessionWatch] = {}
+        self.skipped: list[str] = []
+        self._scanned = float("-inf")
+        self._pending: set[Path] = set()  # logs found whose header could not be read yet
+
+    def rescan(self) -> None:
+        """Start watching the logs that appeared under the targets (only a new log's header is read)."""
+        self._scanned = now_ms() / 1000
+        skipped: list[str] = []
+        for target in self.targets:
+            logs = session_logs(target, skipped) if is_root(target) else [resolve_log_path(target)]
+            self._pending.update(log for log in logs if log not in self.watches)
+        self.skipped = skipped
+        self._adopt()
+
+    def _adopt(self) -> None:
+        """Watch the new logs whose header can be read now (one still being written is tried at every poll)."""
+        for log in list(self._pending):
+            if (ref := session_ref(log)) is not None:
+                self.watches[log] = SessionWatch(ref, self.config)
+                self._pending.discard(log)
+            elif not log.exists():
+                self._pending.discard(log)
+
+    def poll(self, now: int | None = None, final: bool = False) -> int:
+        """Read every log's new bytes and tick its engine; returns how many alerts were raised."""
+        if now_ms() / 1000 - self._scanned >= RESCAN_SECONDS:
+            self.rescan()
+        elif self._pending:
+            self._adopt()
+        now = now_ms() if now is None else now
+        return sum(len(watch.poll(now, final)) for watch in list(self.watches.values()))
+
+    def rows(self, now: int | None = None) -> list[FleetRow]:
+        """Every session's row, in the fleet's order (``core.fleet.row.fleet_order``)."""
+        now = now_ms() if now is None else now
+        return fleet_order([watch.row(now) for watch in self.watches.values()])
+
+    @property
+    def bytes_read(self) -> int:
+        """Bytes of the logs consumed so far, over every watch."""
+        return sum(watch.tailer.offset for watch in self.watches.values())

@@ -1,0 +1,118 @@
+"""Fleet rows: the columns folded from each log's new bytes only, equal to reading the logs whole; the order
+(attention first, children under their parent) and ``tapedeck sessions ROOT… --json``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.cli import main
+from core.fleet.follow import Fleet
+from tests.alerts.crafted import HEADER, Log, config
+from tests.conftest import FIXTURES
+
+NOW = 1_800_000_100_000
+
+
+def _crafted(failing: bool) -> Log:
+    log = Log()
+    log.header()
+    log.turn(1)
+    log.add("tapedeck/route", {"turn": 1, "step": 1, "phase": "work", "taskClass": "bugfix"})
+    log.usage(1, 1, miss=3_000, hit=6_000, output=100)
+    for n in range(3):
+        log.call("bash", f'{{"command": "ls {n}"}}')
+        log.result(error=failing)
+    log.add("session/title", {"title": "Fix the flaky test"})
+    log.usage(1, 2, miss=1_000, hit=8_000)
+    return log
+
+
+def _write(path: Path, header: dict[str, Any], events: list[dict[str, Any]]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [header, *events]))
+    return path
+
+
+def _root(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    _write(root / "p" / "calm" / "session.jsonl", {**HEADER, "id": "calm"}, _crafted(False).events)
+    _write(root / "p" / "failing" / "session.jsonl", {**HEADER, "id": "failing", "createdAt": 0},
+           _crafted(True).events)  # fmt: skip
+    child = {**HEADER, "id": "kid", "parentSession": "calm", "delegationDepth": 1, "createdAt": 5}
+    _write(root / "p" / "kid" / "session.jsonl", child, _crafted(False).events[:4])
+    return root
+
+
+def test_columns_of_a_crafted_session_and_the_attention_order(tmp_path: Path) -> None:
+    fleet = Fleet([_root(tmp_path)], config())
+    fleet.poll(NOW, final=True)
+    rows = fleet.rows(NOW)
+    assert [r.ref.id for r in rows] == ["failing", "calm", "kid"]  # attention first, the child under its parent
+    failing, calm, kid = (r.to_dict() for r in rows)
+    assert failing["attention"][0] == {"cause": "error-streak", "seq": 9, "reason": "3 tool calls failed in a row"}
+    assert [a["cause"] for a in failing["attention"]] == ["error-streak"]
+    assert calm["attention"] == kid["attention"] == []
+    assert calm["title"] == "Fix the flaky test" and kid["title"] is None
+    assert (calm["turn"], calm["step"], calm["phase"], calm["class"]) == (1, 2, "work", "bugfix")
+    assert calm["contextPct"] == 9.0  # 9,000 input tokens of a 100,000-token window
+    assert calm["cachePct"] == pytest.approx(100 * 14_000 / 18_000, abs=0.1)
+    # 4,000 misses at $10/M, 14,000 hits at $1/M, 100 outputs at $20/M
+    assert calm["costUsd"] == pytest.approx(0.04 + 0.014 + 0.002)
+    assert calm["children"] == ["kid"] and kid["nesting"] == 1
+    assert calm["host"]["state"] == "none" and calm["where"] == "local"
+    assert isinstance(calm["lastWriteAgeS"], float)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(cuts=st.lists(st.integers(min_value=1, max_value=10_000), min_size=1, max_size=6))
+def test_following_in_torn_chunks_gives_the_rows_of_reading_whole_and_reads_each_byte_once(
+    tmp_path_factory: pytest.TempPathFactory, cuts: list[int]
+) -> None:
+    tmp = tmp_path_factory.mktemp("torn")
+    source = FIXTURES / "tool-call-turn.session.jsonl"
+    data = source.read_bytes()
+    whole = Fleet([_copy(source, tmp / "whole")], config())
+    whole.poll(NOW, final=True)
+    target = tmp / "live" / "p" / "s" / "session.jsonl"
+    target.parent.mkdir(parents=True)
+    live = Fleet([tmp / "live"], config())
+    done = 0
+    for cut in sorted({min(c, len(data)) for c in cuts} | {len(data)}):
+        with open(target, "ab") as f:
+            f.write(data[done:cut])
+        done = cut
+        live.poll(NOW)
+        assert live.bytes_read <= done  # only what was appended, never a whole log again
+    live.poll(NOW, final=True)
+    assert live.bytes_read == len(data)
+    ignore = ("path", "mtime", "size", "lastWriteAgeS")
+    strip = [{k: v for k, v in r.to_dict().items() if k not in ignore} for r in live.rows(NOW)]
+    assert strip == [{k: v for k, v in r.to_dict().items() if k not in ignore} for r in whole.rows(NOW)]
+
+
+def _copy(source: Path, root: Path) -> Path:
+    target = root / "p" / "s" / "session.jsonl"
+    target.parent.mkdir(parents=True)
+    shutil.copy(source, target)
+    return root
+
+
+def test_sessions_json_takes_several_roots_and_gives_the_fleet_keys(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    other = _copy(FIXTURES / "multi-turn.session.jsonl", tmp_path / "other")
+    assert main(["sessions", str(_root(tmp_path)), str(other), "--json"]) == 0
+    rows = orjson.loads(capsys.readouterr().out)
+    assert len(rows) == 4
+    keys = {"id", "path", "where", "host", "turn", "step", "lastWriteAgeS", "contextPct", "cachePct", "costUsd",
+            "usdPerHour", "children", "attention", "nesting", "cwd", "mtime", "size", "parent"}  # fmt: skip
+    assert all(keys <= row.keys() for row in rows)
+    assert {"state", "kind"} <= rows[0]["host"].keys()
+    dsh = next(r for r in rows if r["path"].startswith(str(other)))
+    assert dsh["host"]["kind"] == "dsh" and dsh["turn"] is not None
