@@ -158,14 +158,16 @@ def describe_host(state: dict[str, Any]) -> str:
     """One line for a ``HostState.to_dict()``: ``paused (pid 812) since 2026-12-03 06:40:12 UTC``."""
     name = state.get("state")
     dsh = state.get("kind") == KIND_DSH
+    bridge = state.get("bridge") or {}
+    problem = f"; the bridge says: {bridge['problem']}" if bridge.get("problem") else ""
     if name == "none":
         if dsh:
-            return "none (a DSH session without the tapedeck bridge: read-only; see `tapedeck bridge install`)"
+            return f"none (a DSH session without the tapedeck bridge: read-only; see `tapedeck bridge install`){problem}"
         return "none (no tapedeck host has run this log)"
     pid = f" ({'DSH ' if dsh else ''}pid {state['pid']})" if state.get("pid") else ""
     since = state.get("since")
     when = time.strftime(" since %Y-%m-%d %H:%M:%S UTC", time.gmtime(since / 1000)) if since else ""
-    return f"{name}{pid}{when}"
+    return f"{name}{pid}{when}{problem}"
 
 
 def exited_at(since: int | None) -> str:

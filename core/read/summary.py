@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import is_known_type
 from core.read.session import TAPE_SOURCE_KIND, op_span
@@ -75,8 +77,9 @@ def summarize(event: dict[str, Any], limit: int = 120) -> str:
     if is_invalid(event):
         return one_line(f"(invalid {etype}: {event[INVALID]}) {{{', '.join(list(data)[:6])}}}", limit)
     fn = _SUMMARIES.get(etype)
-    if fn is not None:
-        return one_line(fn(event, data), limit)
+    text = fn(event, data) if fn is not None else None
+    if text is not None:  # a summarizer may decline (None): the event is then shown like any other
+        return one_line(text, limit)
     if etype.startswith("tapedeck/"):
         return one_line(_tapedeck(etype, data), limit)
     fields = in_words(dict(list(data.items())[:6]))
@@ -269,7 +272,40 @@ GLYPHS: dict[str, str] = {
     "llm/retry": "↻",
 }
 
+def _json_object(text: Any) -> dict[str, Any] | None:
+    """``text`` parsed as a JSON object, or None (a slash command's arguments, a command's result text)."""
+    if not isinstance(text, str) or not text.lstrip().startswith("{"):
+        return None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _command_run(event: dict[str, Any], data: dict[str, Any]) -> str | None:
+    """An op the tapedeck bridge ran through DSH's command registry (``/td <request>``); other commands decline."""
+    request = _json_object(data.get("args")) if data.get("name") == "td" else None
+    if request is None:
+        return None
+    shown = in_words(request.get("args")) if request.get("args") else ""
+    return f"bridge {request.get('op')} [{request.get('id')}]" + (f": {shown}" if shown else "")
+
+
+def _command_done(event: dict[str, Any], data: dict[str, Any]) -> str | None:
+    """The outcome of a bridge op (its result text is the outcome JSON); other commands decline."""
+    outcome = _json_object(data.get("text"))
+    if outcome is None or "requestId" not in outcome or "outcome" not in outcome:
+        return None
+    why = outcome.get("error") if outcome.get("outcome") != "applied" else outcome.get("detail")
+    return f"bridge {outcome.get('op')} {outcome.get('outcome')} [{outcome.get('requestId')}]" + (
+        f": {why if isinstance(why, str) else in_words(why)}" if why else ""
+    )
+
+
 _SUMMARIES: dict[str, Any] = {
+    "command/run": _command_run,
+    "command/done": _command_done,
     "user/message": _user,
     "assistant/message": _assistant,
     "tool/result": _tool_result,

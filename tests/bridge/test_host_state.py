@@ -25,6 +25,8 @@ def test_a_dsh_log_without_a_bridge_is_kind_dsh_and_state_none(tmp_path: Path) -
 
 def test_a_live_bridge_gives_its_state_and_pid(bridged) -> None:
     log = bridged("paused")
+    write_bridge(log.parent, read_bridge(log.parent)[0].pid, "paused", problem="control.jsonl is mode 0644")
+    assert describe_host(read_host_state(log).to_dict()).endswith("the bridge says: control.jsonl is mode 0644")
     state = read_host_state(log)
     assert (state.state, state.kind, state.live) == ("paused", "dsh", True)
     assert state.pid is not None and state.to_dict()["bridge"]["plugin"] == "tapedeck-bridge/0.1.0"
@@ -70,6 +72,7 @@ def test_a_symlinked_bridge_file_is_not_followed(tmp_path: Path, sleeper) -> Non
     state = read_host_state(log)
     assert state.state == "none"
     assert "symbolic link" in state.to_dict()["bridge"]["problem"]
+    assert "the bridge says:" in describe_host(state.to_dict())
 
 
 def test_a_tapedeck_log_is_kind_tapedeck(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ from core.bridge.commands import td_commands
 from core.policies.checkpoint import active_marks, latest_mark, marks
 from core.policies.rewind import RewindError, preview_rewind
 from core.read.load import load_session
+from core.read.summary import summarize
 from core.rebuild.request import iter_requests
 from tests.bridge.conftest import dsh_log, td_pair
 
@@ -118,6 +119,12 @@ def test_a_mark_before_any_node_rewinds_the_whole_surface_and_a_replaced_node_en
         preview_rewind(session)
 
 
+def test_the_event_list_names_bridge_ops_and_their_outcomes(tmp_path: Path) -> None:
+    session = load_session(_checkpoint_mid_turn(tmp_path / "s"))
+    assert summarize(session.events[65]) == "bridge checkpoint [req-1]: objective: find the bug"
+    assert summarize(session.events[66]) == "bridge checkpoint applied [req-1]: markId: 1, seq: 63, objective: find the bug"
+
+
 def test_a_td_run_without_its_done_is_no_mark_yet(tmp_path: Path) -> None:
     session = load_session(dsh_log(tmp_path / "s", tail=td_pair("c1", CHECKPOINT, None)))
     [command] = td_commands(session)
@@ -150,6 +157,8 @@ def test_hostile_command_pairs_never_break_the_mark_readers(tmp_path_factory, pa
         )
         lines.append(orjson.dumps({"type": "command/done", "data": {"commandId": command_id, "kind": kind, "text": text_value}}).decode())  # fmt: skip
     session = load_session(dsh_log(tmp_path_factory.mktemp("h") / "s", tail=lines))
+    for seq in session.seqs_of(("command/run", "command/done")):
+        assert summarize(session.events[seq])
     for mark in marks(session):
         assert mark.bridged and mark.anchor >= 0
     latest_mark(session)
