@@ -996,6 +996,14 @@ const HANDLERS = {
       const llm = plugin.ctx.get("llm");
       const header = bridge.agent.session.requestHeader?.()?.config;
       if (llm && header) {
+        if (key === "model" && value !== null) {
+          // DSH routes any model id; the bridge takes only those the provider lists, so a typo fails here.
+          const listed = (await llm.listModels(header.provider).catch(() => [])).map((m) => m.id);
+          if (listed.length && !listed.includes(value))
+            throw new Rejected(
+              `config.set model: DSH refused ${repr(value)}: provider ${header.provider} lists ${listed.join(", ")}`,
+            );
+        }
         const config = { provider: header.provider, model: proposed.model ?? header.model };
         const effort = proposed.reasoningEffort === undefined ? header.reasoningEffort : proposed.reasoningEffort;
         if (effort !== null && effort !== undefined) config.reasoningEffort = effort;

@@ -206,6 +206,10 @@ def test_config_set_changes_the_next_request_and_refuses_unknown_keys(
     assert "supported keys: model, reasoningEffort" in error and "shell" in error
     timeout = send(d, "config.set", {"key": "shell.timeoutMs", "value": 45000})
     assert final_outcome(d, timeout["id"])["outcome"] == "applied"
+    # values DSH refuses are rejected with DSH's reason, and change nothing
+    for key, value in (("reasoningEffort", "extreme"), ("model", "no-such-model"), ("shell.timeoutMs", "soon")):
+        bad = send(d, "config.set", {"key": key, "value": value})
+        assert f"config.set {key}: DSH refused" in final_outcome(d, bad["id"])["error"]
     _idle(d, 1)
     events = log_events(d)
     after = done_seq(events, effort["id"])
