@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -46,6 +47,7 @@ POLICY_SCREENS: list[tuple[str, str, str, str, str]] = [
 # collection over the loaded session takes ~90 ms. Once a log is loaded its objects are frozen (never scanned
 # again) and young collections run every GC_THRESHOLD[0] net allocations instead.
 GC_THRESHOLD = (50_000, 20, 100)
+HINT_SECONDS = 12  # the first-run hint's toast, unless a key takes it away sooner
 
 
 class FollowGC:
@@ -153,6 +155,7 @@ class TapedeckApp(ControlActions, App[None]):
         self.browsing = False
         self.follow_gc = FollowGC()
         self._saved_theme = ""
+        self._hint_up = False  # the first-run hint's toast is showing (the first key takes it away)
 
     # start-up ---------------------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -165,12 +168,21 @@ class TapedeckApp(ControlActions, App[None]):
         self._restore_theme()
         self.start_host_watch()
         if self.hint:
-            self.notify(self.hint, title="Try the controls", timeout=30)
+            self._hint_up = True
+            self.notify(self.hint, title="Try the controls", timeout=HINT_SECONDS)
         if is_session_log_target(self.target):
             self.open_session(self.target)
         else:
             self.browsing = True
             self.push_screen(BrowserScreen(self.target))
+
+    async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
+        """Run an action; the first one the operator starts takes the first-run hint (and the start-up toasts) off
+        the list and the dialogs it would cover."""
+        if self._hint_up:
+            self._hint_up = False
+            self.clear_notifications()
+        return await super().run_action(action, default_namespace, namespaces)
 
     def _restore_theme(self) -> None:
         """Apply the theme saved by an earlier run, then save every theme the operator picks."""

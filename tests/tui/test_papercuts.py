@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from pathlib import Path
@@ -9,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from core.control.host_state import write_state
-from tests.tui.logs import policy_log, release_hosts
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.logs import policy_log, release_hosts, streaming_log
+from tests.tui.pilot import NO_KEYMAP, main_screen, make_app, settle, until
+from tui.app import TapedeckApp
+from tui.screens.control import FIRST_RUN_HINT
 from tui.screens.filter import FilterScreen
 from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
@@ -119,3 +122,58 @@ async def test_d_shows_the_detail_pane_wrapped_to_its_width(tmp_path: Path, widt
         await settle(pilot)
         assert pane.display and pane.size.width > 20
         assert max(line.cell_length for line in original.lines) > 20, [line.text for line in original.lines[:3]]
+
+
+def _header_lines(app: TapedeckApp) -> list[str]:
+    return str(app.screen.query_one(SessionHeader).render()).split("\n")
+
+
+async def test_the_header_has_one_state_word(tmp_path: Path) -> None:
+    """The host's state is the header's one state word; line 1 says where the session is."""
+    path = streaming_log().write(tmp_path / "session.jsonl")  # turn 4 is open
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        write_state(path, "paused", os.getpid(), 1)
+        await until(pilot, lambda: "host paused" in _header_lines(app)[1])
+        line1 = _header_lines(app)[0]
+        assert "turn 4 step 1" in line1
+        assert not {"running", "paused", "idle", "exited"} & set(line1.split())
+
+
+async def test_a_stopped_session_reads_as_the_turn_that_ended_and_the_host(tmp_path: Path) -> None:
+    log = policy_log()
+    log.add({"type": "turn/start", "data": {"turn": 4}})
+    log.add({"type": "turn/end", "data": {"turn": 4, "reason": {"kind": "aborted", "reason": {"kind": "user"}}}})
+    path = log.write(tmp_path / "session.jsonl")
+    release_hosts()
+    write_state(path, "exited", 1, 1786000000000)
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "host exited" in _header_lines(app)[1])
+        assert "turn 4 aborted" in _header_lines(app)[0]
+
+
+async def test_line_one_keeps_turn_step_and_phase_at_60_columns(tmp_path: Path) -> None:
+    log = policy_log()
+    log.add({"type": "session/title", "data": {"title": "Make the failing integration tests pass again"}})
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await settle(pilot)
+        line1 = app.screen.query_one(SessionHeader).render_line(0).text
+        assert "turn 3 completed" in line1 and "phase explore" in line1, line1
+
+
+async def test_the_first_run_hint_leaves_at_the_first_key(tmp_path: Path) -> None:
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = TapedeckApp(path, follow=False, interval=0.02, use_watchfiles=False, keymap_file=NO_KEYMAP,
+                      hint=FIRST_RUN_HINT)  # fmt: skip
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert [n.timeout <= 15 for n in app._notifications if n.message == FIRST_RUN_HINT] == [True]
+        await pilot.press("question_mark")
+        await settle(pilot)
+        assert isinstance(app.screen, HelpScreen)
+        assert not [n for n in app._notifications if n.message == FIRST_RUN_HINT]

@@ -13,7 +13,7 @@ from tui.live import LiveSession
 from tui.screens.browser import created_label
 from tui.widgets.chart import columns, cut_marks, sparkline
 from tui.widgets.detail import describe, guess_lexer, payload_sections, render_strips
-from tui.widgets.header import load_state, provider_model, session_status
+from tui.widgets.header import load_state, provider_model, turn_label
 
 
 def test_chart_columns_keep_peaks_and_marks_follow_cuts() -> None:
@@ -79,13 +79,13 @@ def test_detail_columns(tmp_path: Path) -> None:
 
 def test_header_texts(tmp_path: Path, fixtures_dir: Path) -> None:
     live = loaded(tmp_path)
-    assert (session_status(live), provider_model(live), load_state(live)) == (
-        "completed",
+    assert (turn_label(live), provider_model(live), load_state(live)) == (
+        "turn 3 completed",
         "scripted/demo",
         "index ready · loaded",
     )
     fresh = LiveSession(fixtures_dir / "error-finish.session.jsonl")
-    assert load_state(fresh) == "opening" and session_status(fresh) == "idle"
+    assert load_state(fresh) == "opening" and turn_label(fresh) == "no turn yet"
     assert provider_model(fresh) == "no model yet"
     fresh.phase, fresh.fraction = "projecting", 0.42
     assert load_state(fresh) == "reading 42%"

@@ -19,13 +19,14 @@ PHASE_LABELS = {
 }
 
 
-def session_status(live: LiveSession) -> str:
-    """``running`` while a turn is open, else how the last turn ended (``idle`` before any turn)."""
+def turn_label(live: LiveSession) -> str:
+    """Where the session is: ``turn 4 step 2`` while a turn is open, ``turn 3 aborted`` (how the last turn ended)
+    between turns, ``no turn yet``. The host's state is the header's one state word (``host_label``)."""
     session = live.session
     if session.open_turn is not None:
-        return "running"
+        return f"turn {session.open_turn} step {live.facts.step}"
     turn = session.turns.get(session.last_ended) if session.last_ended is not None else None
-    return turn.status if turn is not None else "idle"
+    return f"turn {turn.number} {turn.status}" if turn is not None else "no turn yet"
 
 
 def provider_model(live: LiveSession) -> str:
@@ -78,6 +79,14 @@ def lineage_label(live: LiveSession) -> str:
     return f"  child of {parent}" if isinstance(parent, str) and parent else ""
 
 
+TITLE_MIN = 12  # the title is never clipped shorter than this
+
+
+def clip_title(title: str, room: int | None) -> str:
+    """``title`` cut to ``room`` cells with ``…`` (None: as it is)."""
+    return title if room is None or len(title) <= room else title[: room - 1] + "…"
+
+
 class SessionHeader(Static):
     """Two lines at the top of the main screen."""
 
@@ -89,6 +98,10 @@ class SessionHeader(Static):
         """Draw the initial state."""
         self.refresh_header()
 
+    def on_resize(self) -> None:
+        """Clip the title for the new width."""
+        self.refresh_header()
+
     def refresh_header(self, shown: int = 0) -> None:
         """Redraw from the live session (cheap: reads a few fields, parses nothing).
 
@@ -96,19 +109,18 @@ class SessionHeader(Static):
         """
         live = self.live
         facts = live.facts
-        title = facts.title or live.session.id or live.path.name
         route = facts.route or {}
+        where = f"  {turn_label(live)}  phase {route.get('phase') or '-'}"
+        # the title gives way first, so a narrow terminal keeps the turn, the step and the phase
+        room = max(TITLE_MIN, self.size.width - len("tapedeck ") - len(where) - 2) if self.size.width else None
         line1 = Text.assemble(
             ("tapedeck ", "bold"),
-            (title, "bold reverse"),
+            (clip_title(facts.title or live.session.id or live.path.name, room), "bold reverse"),
+            (where, "bold"),
+            f"  class {route.get('taskClass') or '-'}",
             (lineage_label(live), "bold magenta"),
             "  ",
             (provider_model(live), "cyan"),
-            "  ",
-            (session_status(live), "bold"),
-            f"  turn {facts.turn} step {facts.step}",
-            f"  phase {route.get('phase') or '-'}",
-            f"  class {route.get('taskClass') or '-'}",
         )
         # what matters most comes first: a narrow terminal cuts the end of the line
         line2 = Text.assemble(
