@@ -136,7 +136,7 @@ def policy_log(host: bool = True) -> Log:
     folded = log.fold(t1["result"], "[folded: 2 names x 40]")
     log.turn(2, "run the tests", "3 passed")
     log.tape(1, 1, [t1["prompt"], t1["ask"], folded, t1["answer"]], "turn 1: listed files")
-    log.route(3, "debug", "explore")
+    log.route(3, "small", "explore")
     log.turn(3, "fix the failure", "Traceback: boom", error=True)
     return log
 

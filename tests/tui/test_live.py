@@ -54,7 +54,7 @@ def test_host_log_is_controllable_and_sends_requests(tmp_path: Path) -> None:
     path = policy_log().write(tmp_path / "s" / "session.jsonl")
     live, _ = load(path)
     assert live.read_only_reason is None
-    assert live.facts.route == {"turn": 3, "step": 1, "taskClass": "debug", "phase": "explore", "risk": {}}
+    assert live.facts.route == {"turn": 3, "step": 1, "taskClass": "small", "phase": "explore", "risk": {}}
     request = live.send("checkpoint", {"objective": "probe"})
     line = orjson.loads(live.inbox_path.read_bytes())
     assert line["id"] == request["id"] and line["op"] == "checkpoint"
