@@ -286,7 +286,7 @@ class SessionBridge {
     this.marks = [];
     this.cursor = { ino: 0, offset: 0 };
     this.line = 0;
-    this.partial = null; // {offset, head, overlong} of a line still without its newline
+    this.partial = null; // {length, chunks, overlong, head} of the line still waiting for its newline
     this.final = new Set(); // ids with a final outcome
     this.pending = new Set(); // ids acknowledged pending, not final yet
     this.started = new Set(); // ids whose td command ran (from the log or from this instance)
