@@ -180,6 +180,8 @@ def _repair(args: argparse.Namespace) -> int:
             lines.append(f"  offset {hole['offset']} ({hole['length']} bytes, {hole['reason']}): {lost}")
         if r["droppedDuplicates"]:
             lines.append(f"  {r['droppedDuplicates']} event(s) repeating a seq already used were left out")
+        if r["reordered"]:
+            lines.append(f"  {r['reordered']} intact line(s) out of seq order were put back in order")
         return "\n".join(lines)
 
     emit(report.to_dict(), args.json, text)

@@ -7,12 +7,23 @@ are contiguous again and every ``sourceEventSeqs`` still points at the right eve
 (a complete frame that fails its checksum, an unparsable last line) has no later event to number from: it is
 dropped from the log and stays in the copy.
 
+A line is intact when the readers would take it where it stands: a JSON object (a packed row that validates)
+with a usable seq. A line whose seq is not a non-negative integer (a string, a float, past 2**63), or is missing
+from a log that numbers its lines, is damage. Intact lines are written in seq order, so lines that swapped
+places both stay; up to ``WINDOW`` lines wait for the ones that belong before them. A seq ahead of the next one
+expected means lost events when the line fits where it stands (it continues the line before it, or the line
+after it continues it), when it is near (a swap), or when damage right before it could have held them, and
+never more than the file could hold: otherwise the seq itself is the damage, and the line goes to the copy like
+any damaged line. A header the
+readers refuse is refused here too, before anything is written.
+
 The file is read twice in slices, never whole: once to find the damage (an intact log is left as it is), once
 to write the repaired log.
 """
 
 from __future__ import annotations
 
+import heapq
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -25,13 +36,18 @@ import zstandard
 
 from core.log.frames import ZSTD_MAGIC, FrameError, decode_frame, frame_end, recover_lines
 from core.log.layout import is_compressed, resolve_log_path
-from core.log.records import is_packed_row, row_member_count
+from core.log.reader import read_log_header
+from core.log.records import PackedRow, RecordError, is_packed_row
 from core.log.writer import acquire, append_synced, encode_event, publish
 from core.shared.errors import LogFormatError
 
 LOST_EVENT = "tapedeck/lost"
 MAGIC = ZSTD_MAGIC.to_bytes(4, "little")
 CHUNK = 1 << 20  # bytes read at a time, and written per frame of a repaired zstd log
+WINDOW = 256  # intact lines held back at most (and WINDOW_BYTES of them) for the lines that belong before them
+WINDOW_BYTES = 16 << 20
+MAX_SEQ = (1 << 63) - 1
+ZSTD_RATIO = 64  # a bound on how many bytes of lines one byte of a zstd log holds (for the events it could hold)
 
 
 @dataclass
@@ -53,6 +69,7 @@ class RepairReport:
     events: int
     holes: list[Hole]
     dropped_duplicates: int
+    reordered: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-dict form for ``--json`` output."""
@@ -62,6 +79,7 @@ class RepairReport:
             "events": self.events,
             "holes": [vars(h) for h in self.holes],
             "droppedDuplicates": self.dropped_duplicates,
+            "reordered": self.reordered,
         }
 
 
@@ -154,10 +172,12 @@ def repair_log(path: str | os.PathLike[str]) -> RepairReport:
 
 
 def _repair(path: Path) -> RepairReport:
+    read_log_header(path)  # a header the readers refuse (not JSON, not a session, another version) stops here
     compressed = is_compressed(path)
+    capacity = path.stat().st_size * (ZSTD_RATIO if compressed else 1)
     with open(path, "rb") as f:
-        events, holes, duplicates = _rebuild(_pieces(f, compressed), path, None)
-    if not holes and not duplicates:
+        events, holes, duplicates, moved = _Rebuild(path, capacity, None).run(_pieces(f, compressed))
+    if not holes and not duplicates and not moved:
         return RepairReport(path, None, events, [], 0)
     backup = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
     os.link(path, backup)  # the damaged bytes stay, untouched, under the new name
@@ -166,12 +186,12 @@ def _repair(path: Path) -> RepairReport:
     out = _Output(tmp, compressed)
     try:
         with open(backup, "rb") as f:
-            events, holes, duplicates = _rebuild(_pieces(f, compressed), path, out.write)
+            events, holes, duplicates, moved = _Rebuild(path, capacity, out.write).run(_pieces(f, compressed))
         out.flush()
     finally:
         out.close()
     os.replace(tmp, path)
-    return RepairReport(path, backup, events, holes, duplicates)
+    return RepairReport(path, backup, events, holes, duplicates, moved)
 
 
 class _Output:
@@ -206,53 +226,163 @@ class _Output:
             os.close(self.fd)
 
 
-def _rebuild(
-    pieces: Iterator[_Piece], path: Path, write: Callable[[bytes], None] | None
-) -> tuple[int, list[Hole], int]:
-    """Walk the pieces as the repaired log would hold them, handing each of its lines to ``write`` (header first);
-    returns the events it holds, the holes and the dropped duplicates."""
-    header = next(pieces, None)
-    if header is None or header.line is None:
-        raise LogFormatError(f"{path}: the header itself is damaged; there is nothing to repair from")
-    out = write or (lambda line: None)
-    out(header.line)
-    holes: list[Hole] = []
-    pending: list[Hole] = []  # damage met since the last intact event
-    expected, last_time, duplicates = 0, 0, 0
-    for piece in pieces:
-        if piece.hole is not None:
-            pending.append(piece.hole)
-            continue
-        assert piece.line is not None
+@dataclass(order=True)
+class _Line:
+    """An intact line, ordered by seq; of two lines with one seq, one that fits where it stands comes first."""
+
+    seq: int
+    misfit: bool
+    order: int  # its place among the file's intact lines
+    count: int = field(compare=False)  # the seqs it fills (a packed row's members)
+    offset: int = field(compare=False)
+    raw: bytes = field(compare=False)
+    time: int | None = field(compare=False)
+    damage: list[Hole] = field(compare=False, default_factory=list)  # what lies between it and the line before
+
+    @property
+    def end(self) -> int:
+        """The seq right after it."""
+        return self.seq + self.count
+
+
+class _Rebuild:
+    """One walk of the pieces as the repaired log holds them, handing each of its lines to ``write``."""
+
+    def __init__(self, path: Path, capacity: int, write: Callable[[bytes], None] | None) -> None:
+        self.path = path
+        self.capacity = capacity  # more lost events than this the file could never have held
+        self.out = write or (lambda line: None)
+        self.holes: list[Hole] = []
+        self.leftover: list[Hole] = []  # damage with no intact line after it
+        self.heap: list[_Line] = []
+        self.held = 0  # bytes of the lines in the heap
+        self.expected = 0
+        self.last_time = 0
+        self.duplicates = 0
+        self.moved = 0  # lines written out of file order
+        self.written = -1  # order of the last line written
+        self.explicit: bool | None = None  # whether the log numbers its lines (decided by the first one)
+
+    def run(self, pieces: Iterator[_Piece]) -> tuple[int, list[Hole], int, int]:
+        """Walk ``pieces`` (the header first); the events, the holes, the dropped duplicates, the lines moved."""
+        header = next(pieces, None)
+        if header is None or header.line is None:
+            raise LogFormatError(f"{self.path}: the header itself is damaged; there is nothing to repair from")
+        self.out(header.line)
+        before: _Line | None = None  # the last intact line read, waiting for the next to tell whether it fits
+        after: list[Hole] = []  # damage met since then
+        order = 0
+        for piece in pieces:
+            line = piece.hole or self._line(piece, order, before)
+            if isinstance(line, Hole):
+                after.append(line)
+                continue
+            order += 1
+            if before is not None:
+                before.misfit = before.misfit and before.end != line.seq
+                after[:0] = self._hold(before)
+            line.damage, after = after, []
+            line.misfit = before is None or before.end != line.seq
+            before = line
+        if before is not None:
+            after[:0] = self._hold(before)
+        self._drain(final=True)
+        self.holes += self.leftover + after  # damage at the end: nothing after it to number from
+        return self.expected, self.holes, self.duplicates, self.moved
+
+    def _line(self, piece: _Piece, order: int, before: _Line | None) -> _Line | Hole:
+        """The intact line ``piece`` holds, or the damage it is."""
+        raw = piece.line
+        assert raw is not None
         try:
-            event = orjson.loads(piece.line)
+            event = orjson.loads(raw)
         except orjson.JSONDecodeError as exc:
-            pending.append(Hole(piece.offset, len(piece.line), f"not JSON: {exc}"))
-            continue
+            return Hole(piece.offset, len(raw), f"not JSON: {exc}")
         if not isinstance(event, dict):
-            pending.append(Hole(piece.offset, len(piece.line), "not an event object"))
-            continue
-        packed = is_packed_row(event)
-        seq = event.get("seq0" if packed else "seq")
-        seq = seq if isinstance(seq, int) and not isinstance(seq, bool) else expected
-        if seq < expected:  # a seq already taken (a second writer): the first one stays, the copy keeps both
-            duplicates += 1
-            continue
-        if seq > expected and not pending:
-            pending.append(Hole(piece.offset, 0, f"seq gap: {expected} to {seq - 1} missing"))
-        if pending:
-            hole = pending[0] if len(pending) == 1 else _merge(pending)
-            hole.seqs = list(range(expected, seq))
+            return Hole(piece.offset, len(raw), "not an event object")
+        count, key = 1, "seq"
+        if is_packed_row(event):
+            key = "seq0"
+            try:
+                count = PackedRow(event, 0, 0).count
+            except RecordError as exc:
+                return Hole(piece.offset, len(raw), str(exc))
+        seq = event.get(key)
+        if self.explicit is None:
+            self.explicit = seq is not None
+        if seq is None and not self.explicit:
+            seq = self.expected if before is None else before.end  # a log without seqs numbers by position
+        elif seq is None:
+            return Hole(piece.offset, len(raw), f"no {key}")
+        elif type(seq) is not int or not 0 <= seq <= MAX_SEQ:
+            return Hole(piece.offset, len(raw), f"{key} {seq!r} is not an integer from 0 to {MAX_SEQ}")
+        stamp = event.get("time0" if key == "seq0" else "time")
+        return _Line(seq, False, order, count, piece.offset, raw, stamp if type(stamp) is int else None)
+
+    def _hold(self, line: _Line) -> list[Hole]:
+        """Hold ``line`` until its turn comes; the damage it is (with what stood before it) when its seq is too
+        far ahead to be a swap and nothing before it could have held the seqs it skips."""
+        if line.misfit and line.seq - self.expected > 2 * WINDOW and not self._credible(line):
+            return [*line.damage, self._out_of_place(line)]
+        heapq.heappush(self.heap, line)
+        self.held += len(line.raw)
+        self._drain(final=False)
+        return []
+
+    def _drain(self, final: bool) -> None:
+        """Write every held line whose turn has come; at a gap, wait (while the window has room) for the lines
+        that belong in it, then fill it with placeholders or drop the line after it as damage."""
+        heap = self.heap
+        while heap:
+            top = heap[0]
+            if top.seq < self.expected:  # a seq already taken: the first line stays, the copy keeps both
+                self._drop(top.damage)
+                self.duplicates += 1
+                continue
+            if top.seq > self.expected:
+                if not final and len(heap) <= WINDOW and self.held <= WINDOW_BYTES:
+                    return
+                if not self._credible(top):
+                    self._drop([*top.damage, self._out_of_place(top)])
+                    continue
+            self._write(self._pop())
+
+    def _drop(self, damage: list[Hole]) -> None:
+        """Leave the top line out; ``damage`` goes with the line after it (or to the end)."""
+        self._pop()
+        if self.heap:
+            self.heap[0].damage[:0] = damage
+        else:
+            self.leftover += damage
+
+    def _credible(self, line: _Line) -> bool:
+        """Whether the seqs between the next one expected and ``line``'s were lost (else its seq is damaged)."""
+        gap = line.seq - self.expected
+        if gap > self.capacity:
+            return False
+        return not line.misfit or gap <= 2 * WINDOW or gap <= sum(hole.length for hole in line.damage)
+
+    def _out_of_place(self, line: _Line) -> Hole:
+        return Hole(line.offset, len(line.raw), f"seq {line.seq} out of place (expected about {self.expected})")
+
+    def _pop(self) -> _Line:
+        line = heapq.heappop(self.heap)
+        self.held -= len(line.raw)
+        return line
+
+    def _write(self, line: _Line) -> None:
+        if line.damage or line.seq > self.expected:
+            damage = line.damage or [Hole(line.offset, 0, f"seq gap: {self.expected} to {line.seq - 1} missing")]
+            hole = damage[0] if len(damage) == 1 else _merge(damage)
+            hole.seqs = list(range(self.expected, line.seq))
             for s in hole.seqs:
-                out(_placeholder(s, last_time, hole))
-            holes.append(hole)
-            pending = []
-        out(piece.line)
-        expected = seq + (row_member_count(event) if packed else 1)
-        stamp = event.get("time0" if packed else "time")
-        last_time = stamp if isinstance(stamp, int) else last_time
-    holes.extend(pending)  # damage at the end: nothing after it to number from
-    return expected, holes, duplicates
+                self.out(_placeholder(s, self.last_time, hole))
+            self.holes.append(hole)
+        self.out(line.raw)
+        self.moved += line.order < self.written
+        self.written = max(self.written, line.order)
+        self.expected = line.end
+        self.last_time = line.time if line.time is not None else self.last_time
 
 
 def _merge(holes: list[Hole]) -> Hole:
