@@ -7,10 +7,11 @@ import re
 import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
 from core.control.host_state import write_state
-from tests.tui.logs import policy_log, release_hosts, streaming_log
+from tests.tui.logs import hold_host, policy_log, release_hosts, streaming_log
 from tests.tui.pilot import NO_KEYMAP, main_screen, make_app, settle, until
 from tui.app import TapedeckApp
 from tui.screens.control import FIRST_RUN_HINT
@@ -177,3 +178,33 @@ async def test_the_first_run_hint_leaves_at_the_first_key(tmp_path: Path) -> Non
         await settle(pilot)
         assert isinstance(app.screen, HelpScreen)
         assert not [n for n in app._notifications if n.message == FIRST_RUN_HINT]
+
+
+async def test_n_moves_on_through_a_stream_while_the_log_grows(tmp_path: Path) -> None:
+    log = streaming_log()
+    matches = [e["seq"] for e in log.events if "boom" in orjson.dumps(e).decode()]  # a result, two deltas
+    path = tmp_path / "s" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    shown = matches[-1] - 2  # the stream is still coming in
+    path.write_bytes(log.lines([log.header, *log.events[:shown]]))
+    hold_host(path)
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        await pilot.press("g", "slash", *"boom", "enter")
+        await settle(pilot)
+        await pilot.press("n")
+        await settle(pilot)
+        visited = [screen.events.current_seq]
+        for seq in range(shown, len(log.events)):  # the deltas arrive one by one after the jump
+            with path.open("ab") as f:
+                f.write(log.lines([log.events[seq]]))
+            await until(pilot, lambda n=seq + 1: app.live.session.next_seq == n)  # type: ignore[union-attr]
+            await settle(pilot)
+            assert screen.events.current_seq == visited[-1]  # the cursor stays on the delta it jumped to
+        await pilot.press("n")
+        await settle(pilot)
+        visited.append(screen.events.current_seq)
+        assert visited == matches[1:], (visited, matches)

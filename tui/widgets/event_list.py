@@ -152,6 +152,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         """
         old = len(self.view)
         keep = self.current_seq
+        parent = self.view.parent_of(self.cursor) if keep is not None else None  # a delta or original listed
         if reset:
             self.cut_kinds.clear()
             self._cuts_seen = 0
@@ -170,7 +171,9 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             if grown > 0 and appended:
                 self.new_rows += grown
                 self.post_message(self.FollowChanged(False, self.new_rows))
-            row = view.row_of_seq(keep, at_or_after=True) if keep is not None else None
+            row = view.row_of_child(parent, keep) if parent is not None and keep is not None else None
+            if row is None and keep is not None:
+                row = view.row_of_seq(keep, at_or_after=True)
             self._move(row if row is not None else min(self.cursor, len(view) - 1), follow=False)
         self.refresh()
         if not self._fetching and self._visible_missing():

@@ -286,6 +286,22 @@ class RowView:
             return children[offset - 1], 1
         return self.base[i - self._before[k] - len(children)], 0
 
+    def parent_of(self, i: int) -> int | None:
+        """The base seq of the expanded row that lists row ``i`` beneath it (None for a row at depth 0)."""
+        k = bisect.bisect_right(self._anchor_rows, i) - 1
+        if k < 0:
+            return None
+        anchor = self._anchors[k]
+        return self.base[anchor] if 0 < i - self._anchor_rows[k] <= len(self._children[anchor]) else None
+
+    def row_of_child(self, parent: int, seq: int) -> int | None:
+        """Row index of ``seq`` listed beneath the expanded row of base seq ``parent`` (None when not shown)."""
+        pos = self.position_of(parent)
+        children = self._children.get(pos) if pos is not None else None
+        if not children or seq not in children:
+            return None
+        return self.row_of_position(pos) + 1 + children.index(seq)
+
     def position_of(self, seq: int) -> int | None:
         """Base position of ``seq`` (None when not in the base)."""
         base = self.base
