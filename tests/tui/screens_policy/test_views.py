@@ -68,7 +68,7 @@ def test_request_states_follow_the_inbox_write_and_the_logged_outcome() -> None:
     items = log.poll(outcomes.get)
     assert [i.state for i in items] == [APPLIED, PENDING, NOT_SENT]
     assert items[1].reason == "waiting for the host"
-    assert items[0].reason == "folded 4 nodes / 0 chars"
+    assert items[0].reason == "folded 4 nodes"  # the detail names no chars
     assert items[2].reason == "cannot open the control inbox"
     outcomes["req-b"] = {"requestId": "req-b", "op": "expand", "outcome": "rejected", "error": "not folded"}
     items = log.poll(outcomes.get)
