@@ -40,9 +40,8 @@ def _top(modules: set[str], prefix: str) -> set[str]:
         ["inspect", FIXTURE],
         ["surface", FIXTURE, "--json"],
         ["events", FIXTURE, "--type", "tool/result"],
-        ["sessions", "tests/fixtures"],
     ],
-    ids=["help", "inspect", "surface", "events", "sessions"],
+    ids=["help", "inspect", "surface", "events"],
 )
 def test_read_commands_load_no_textual_host_or_policy_module(argv: list[str]) -> None:
     modules = modules_after(argv)
@@ -50,10 +49,18 @@ def test_read_commands_load_no_textual_host_or_policy_module(argv: list[str]) ->
     assert not any(loaded.values()), {p: sorted(m) for p, m in loaded.items() if m}
 
 
+def test_sessions_loads_no_textual_or_model_client() -> None:
+    """``sessions`` runs the alert rules under the config file (whose validation loads the host and policy config
+    sections), so only the TUI and the model client must stay out."""
+    modules = modules_after(["sessions", "tests/fixtures"])
+    loaded = {p: _top(modules, p) for p in ("textual", "rich", "tui.app", "openai")}
+    assert not any(loaded.values()), {p: sorted(m) for p, m in loaded.items() if m}
+
+
 @pytest.mark.parametrize(
     "command",
     ["fold", "status", "route", "seal", "recall", "expand", "run", "repair", "control", "request", "diff", "cost",
-     "watch", "demo"],  # fmt: skip
+     "watch", "demo", "fleet"],  # fmt: skip
 )
 def test_other_commands_load_no_textual_until_the_tui_runs(command: str) -> None:
     modules = modules_after([command, "--help"])

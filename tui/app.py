@@ -19,6 +19,7 @@ from textual.dom import DOMNode
 from textual.message import Message
 from textual.screen import Screen
 
+from core.control.config import PolicyConfig, validate_config
 from core.log.layout import RAW_NAME, ZSTD_NAME
 from core.log.tail import FOLLOW_INTERVAL
 from tui.keymap import keymap_path, load_keymap
@@ -142,8 +143,12 @@ class TapedeckApp(ControlActions, App[None]):
         use_watchfiles: bool = False,
         keymap_file: Path | None = None,
         hint: str | None = None,
+        fleet_roots: list[Path] | None = None,
+        fleet_config: PolicyConfig | None = None,
     ) -> None:
         super().__init__()
+        self.fleet_roots = fleet_roots  # set: the fleet table of these roots opens instead of the target
+        self.fleet_config = fleet_config
         self.hint = hint  # shown once the session opens (the demo's first-run hint of which keys act)
         self.target = target
         self.follow = follow
@@ -170,7 +175,12 @@ class TapedeckApp(ControlActions, App[None]):
         if self.hint:
             self._hint_up = True
             self.notify(self.hint, title="Try the controls", timeout=HINT_SECONDS)
-        if is_session_log_target(self.target):
+        if self.fleet_roots:
+            from tui.screens.fleet import FleetScreen
+
+            self.browsing = True
+            self.push_screen(FleetScreen(self.fleet_roots, self.fleet_config or validate_config({})))
+        elif is_session_log_target(self.target):
             self.open_session(self.target)
         else:
             self.browsing = True

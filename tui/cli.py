@@ -13,6 +13,7 @@ from core.cli import Command
 
 TUI_COMMANDS: dict[str, Command] = {
     "watch": Command("tui.cli_watch", "follow a session log live in the terminal UI"),
+    "fleet": Command("tui.cli_fleet", "every session under sessions roots in one table, the ones needing you first"),
     "demo": Command("tui.cli_demo", "watch a scripted agent fix a failing test, live, with operator control"),
 }
 

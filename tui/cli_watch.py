@@ -41,7 +41,11 @@ def run_watch(args: argparse.Namespace) -> int:
     """Start the TUI."""
     if not args.interval > 0:
         raise TapedeckError(f"--interval must be a positive number of seconds, not {args.interval}")
-    target = watch_target(args.path)
+    if len(args.path) > 1:
+        from tui.cli_fleet import run_fleet
+
+        return run_fleet(args.path, None, args.interval)
+    target = watch_target(args.path[0] if args.path else None)
     from tui.app import TapedeckApp
 
     TapedeckApp(target, follow=not args.no_follow, interval=args.interval).run()
@@ -55,10 +59,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=TUI_COMMANDS["watch"].help,
         description=(
             "Open a session log (raw or zstd), a session directory, or a sessions root (which lists every "
-            "session, subagent children included). Without PATH the newest session under the default root opens."
+            "session, subagent children included). Without PATH the newest session under the default root opens. "
+            "Several sessions roots open the fleet table (`tapedeck fleet`)."
         ),
     )
-    p.add_argument("path", nargs="?", metavar="PATH", help="log file, session directory or sessions root")
+    p.add_argument("path", nargs="*", metavar="PATH", help="log file, session directory or sessions root")
     p.add_argument("--no-follow", action="store_true", help="read the log once and do not wait for appends")
     p.add_argument(
         "--interval",

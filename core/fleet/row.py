@@ -141,3 +141,23 @@ def cells(row: FleetRow) -> tuple[str, ...]:
         usd(row.usd_per_hour),
         row.where,
     )
+
+
+def matches(row: FleetRow, query: str) -> bool:
+    """Whether ``row`` passes the filter ``query``: every word must match, ``state:WORD`` the host state,
+    ``host:WORD`` where the session runs, ``attention`` any row needing the operator, any other word a substring
+    of the title, the id or the path (case-insensitive)."""
+    text = f"{row.label}\n{row.ref.id}\n{row.ref.path}".lower()
+    for word in query.lower().split():
+        key, _, value = word.partition(":")
+        if key == "state" and value:
+            ok = str(row.host.get("state", "")).lower().startswith(value)
+        elif key == "host" and value:
+            ok = value in row.where.lower()
+        elif word == "attention":
+            ok = bool(row.attention)
+        else:
+            ok = word in text
+        if not ok:
+            return False
+    return True

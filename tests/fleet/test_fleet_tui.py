@@ -1,0 +1,147 @@
+"""The fleet table with Pilot: attention first and the jump to it, the filter, Enter and back to the same row, a
+row action confirmed and appended to the live host's inbox; a snapshot at 80x24."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import DataTable
+
+from core.control.host_state import write_state
+from core.control.inbox import inbox_path
+from tests.alerts.crafted import HEADER, Log
+from tests.tui.logs import hold_host, release_hosts
+from tests.tui.pilot import NO_KEYMAP, main_screen, settle, until
+from tui.app import TapedeckApp
+from tui.screens.fleet import FleetScreen
+
+FUTURE_MS = 4_000_000_000_000  # event times and writes after the test's clock: ages and rates stay fixed
+Snap = Callable[..., bool]
+
+
+@pytest.fixture(autouse=True)
+def _hosts() -> Iterator[None]:
+    yield
+    release_hosts()
+
+
+def _session(root: Path, sid: str, title: str, *, failing: bool = False, hosted: str | None = None) -> Path:
+    log = Log(start_ms=FUTURE_MS)
+    log.header()
+    if hosted:
+        log.add("tapedeck/host", {"pid": os.getpid(), "model": "crafted-model"})
+    log.turn(1)
+    for n in range(3):
+        log.call("bash", f'{{"command": "ls {n}"}}')
+        log.result(error=failing)
+    log.add("session/title", {"title": title})
+    log.usage(1, 2, miss=2_000, hit=6_000, output=10)
+    path = root / "p" / sid / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    header = {**HEADER, "id": sid}
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [header, *log.events]))
+    os.utime(path, (FUTURE_MS / 1000, FUTURE_MS / 1000 + len(sid)))
+    if hosted:
+        hold_host(path)
+        write_state(path, hosted, os.getpid(), FUTURE_MS)
+    return path
+
+
+def _root(tmp_path: Path) -> Path:
+    root = tmp_path / "sessions"
+    _session(root, "calm-a", "Write the changelog")
+    _session(root, "broken-b", "Fix the flaky parser test", failing=True)
+    _session(root, "live-c", "Port the CLI to the new config", hosted="running")
+    return root
+
+
+def _app(roots: list[Path]) -> TapedeckApp:
+    return TapedeckApp(roots[0], follow=False, interval=0.02, keymap_file=NO_KEYMAP, fleet_roots=roots)
+
+
+def _fleet(app: Any) -> FleetScreen:
+    return next(s for s in app.screen_stack if isinstance(s, FleetScreen))
+
+
+async def _loaded(pilot: Pilot[None], count: int) -> FleetScreen:
+    await until(pilot, lambda: isinstance(pilot.app.screen, FleetScreen) and len(pilot.app.screen.rows) == count)
+    return _fleet(pilot.app)
+
+
+def _cursor_id(screen: FleetScreen) -> str:
+    key = screen.current_key
+    assert key is not None
+    return screen.rows[key].row.ref.id
+
+
+@pytest.mark.anyio
+async def test_attention_first_the_jump_the_filter_and_back_to_the_same_row(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _loaded(pilot, 3)
+        ids = [screen.rows[k].row.ref.id for k in screen.shown]
+        assert ids[0] == "broken-b", ids  # the error streak needs the operator: first
+        assert "error-streak" in str(screen.query_one(DataTable).get_row(screen.shown[0])[2])
+        screen.query_one(DataTable).move_cursor(row=2)
+        await pilot.press("n")
+        assert _cursor_id(screen) == "broken-b"  # wrapped around to the only row needing attention
+        await pilot.press("slash")
+        await pilot.press(*"state:running")
+        await pilot.press("enter")
+        await until(pilot, lambda: len(screen.shown) == 1)
+        assert _cursor_id(screen) == "live-c"
+        await pilot.press("slash", "ctrl+a", "ctrl+k", "enter")  # an empty filter shows every row again
+        await until(pilot, lambda: len(screen.shown) == 3)
+        screen.query_one(DataTable).move_cursor(row=screen.shown.index(str(root / "p" / "calm-a" / "session.jsonl")))
+        await pilot.press("enter")
+        await until(pilot, lambda: main_screen(app) is not None)
+        await settle(pilot)
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen))
+        assert _cursor_id(screen) == "calm-a"
+
+
+@pytest.mark.anyio
+async def test_a_row_action_is_confirmed_then_appended_to_the_live_hosts_inbox(tmp_path: Path) -> None:
+    root = _root(tmp_path)
+    live = root / "p" / "live-c" / "session.jsonl"
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _loaded(pilot, 3)
+        table = screen.query_one(DataTable)
+        table.move_cursor(row=screen.shown.index(str(live)))
+        await pilot.press("P")
+        await until(pilot, lambda: app.screen is not screen)
+        await pilot.press("n")  # cancelled: nothing is written
+        await until(pilot, lambda: app.screen is screen)
+        assert not inbox_path(live).exists()
+        await pilot.press("P")
+        await until(pilot, lambda: app.screen is not screen)
+        await pilot.press("y")
+        await until(pilot, lambda: inbox_path(live).exists() and inbox_path(live).read_bytes().endswith(b"\n"))
+        request = orjson.loads(inbox_path(live).read_bytes().splitlines()[-1])
+        assert (request["op"], request["origin"]) == ("pause", "fleet")
+        table.move_cursor(row=screen.shown.index(str(root / "p" / "calm-a" / "session.jsonl")))
+        await pilot.press("S")
+        await until(pilot, lambda: app.screen is not screen)
+        await pilot.press("y")  # no live host runs calm-a: refused with the reason, nothing written
+        await until(pilot, lambda: any("no live host" in str(n.message) for n in app._notifications))
+        assert not inbox_path(root / "p" / "calm-a" / "session.jsonl").exists()
+
+
+def test_fleet_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
+    """Attention, state and title visible side by side; nothing overlaps."""
+    root = _root(tmp_path)
+
+    async def shown(pilot: Pilot[None]) -> None:
+        await _loaded(pilot, 3)
+        await settle(pilot)
+
+    assert snap_compare(_app([root]), terminal_size=(80, 24), run_before=shown)

@@ -1,0 +1,49 @@
+"""``tapedeck fleet [ROOT…]`` (and ``tapedeck watch ROOT ROOT…``): the fleet table of every session under the roots."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from core.cli.common import guarded
+from core.control.config import load_config
+from core.log.layout import default_sessions_root
+from core.log.tail import FOLLOW_INTERVAL
+from core.shared.errors import TapedeckError
+from tui.cli import TUI_COMMANDS
+
+
+def run_fleet(roots: Sequence[str], config_file: str | None, interval: float) -> int:
+    """Check the roots, then start the TUI on the fleet table."""
+    paths = [Path(root).expanduser() for root in roots]
+    for path in paths:
+        if not path.exists():
+            raise TapedeckError(f"{path}: no such file or directory")
+    config = load_config(config_file)
+    from tui.app import TapedeckApp
+
+    TapedeckApp(paths[0], interval=interval, fleet_roots=paths, fleet_config=config).run()
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``fleet``."""
+    p = sub.add_parser(
+        "fleet",
+        help=TUI_COMMANDS["fleet"].help,
+        description=(
+            "One table of every session under the sessions roots (or of the logs and session directories given): "
+            "title, host state, attention (why a session needs you now), turn.step, phase and class, time since "
+            "the last write, context and cache-hit %, cost and $/h. Rows needing attention come first; n jumps to "
+            "the next one, / filters (words, state:paused, host:local, attention), Enter opens a session, P, m "
+            "and S pause or resume, message and stop the session under the cursor after a confirm."
+        ),
+    )
+    default_root = str(default_sessions_root())
+    p.add_argument("roots", nargs="*", default=[default_root], metavar="ROOT",
+                   help=f"sessions root, session directory or log file (default: {default_root})")  # fmt: skip
+    p.add_argument("--config", metavar="FILE", help="config file whose alerts and model sections apply")
+    p.add_argument("--interval", type=float, default=FOLLOW_INTERVAL, metavar="SECONDS",
+                   help="how often an opened session's file is checked for appends")  # fmt: skip
+    p.set_defaults(handler=guarded(lambda a: run_fleet(a.roots, a.config, a.interval)))

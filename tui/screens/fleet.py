@@ -1,0 +1,260 @@
+"""The fleet table: every session under the roots, one row each, the ones needing the operator first.
+
+A worker thread owns the ``core.fleet.follow.Fleet`` (each log read from its new bytes only) and hands the UI
+each row's cells when they changed; the UI thread only filters and draws. Enter opens a session (going back
+returns to the same row), ``n`` jumps to the next row needing attention, ``/`` filters, and the row actions
+(pause or resume, message, stop) are confirmed, then sent to the row's control inbox from a worker.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Input, Static
+
+from core.control.config import PolicyConfig
+from core.fleet.actions import send_row_action
+from core.fleet.follow import Fleet
+from core.fleet.row import COLUMNS, FleetRow, cells, matches
+from core.shared.errors import TapedeckError
+from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.widgets.footer import PriorityFooter
+
+POLL_SECONDS = 0.25  # how often the worker reads the logs' new bytes (a write shows in its row within this)
+WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with the state beside them
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One row as the UI holds it: the worker's cells and what the filter and the actions need."""
+
+    row: FleetRow
+    cells: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        """The row's key (its log's path)."""
+        return self.row.key
+
+
+def _fit(column: str, cell: str) -> str:
+    width = WIDTHS.get(column)
+    return cell if width is None or len(cell) <= width else cell[: width - 1] + "…"
+
+
+class FleetScreen(Screen[None]):
+    """The fleet of sessions under ``roots`` (see the module docstring)."""
+
+    DEFAULT_CSS = """
+    #fleet-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
+    #fleet-table { height: 1fr; }
+    #fleet-filter { display: none; height: 3; }
+    #fleet-filter.shown { display: block; }
+    #fleet-status { height: 1; padding: 0 1; }
+    """
+    BINDINGS = [
+        Binding("enter", "open", "Open", id="fleet.open"),
+        Binding("n", "next_attention", "Next attention", id="fleet.next"),
+        Binding("slash", "filter", "Filter", id="fleet.filter"),
+        Binding("P", "pause", "Pause/resume", id="fleet.pause"),
+        Binding("m", "message", "Message", id="fleet.message"),
+        Binding("S", "stop", "Stop…", id="fleet.stop"),
+    ]
+
+    def __init__(self, roots: list[Path], config: PolicyConfig) -> None:
+        super().__init__()
+        self.roots = roots
+        self.config = config
+        self.rows: dict[str, Shown] = {}  # every row the worker reported, by key, in the fleet's order
+        self.shown: list[str] = []  # the keys on screen (after the filter), in order
+        self.query_text = ""
+        self.loaded = False  # the first poll landed
+        self._stop = threading.Event()
+        self._active = threading.Event()  # set while the table is on screen: the worker polls only then
+
+    def compose(self) -> ComposeResult:
+        """Title, filter line, table, status, footer."""
+        yield Static("Fleet", id="fleet-title")
+        yield Input(placeholder="filter: words, state:paused, host:local, attention (Enter applies)", id="fleet-filter")
+        table: DataTable[str | Text] = DataTable(cursor_type="row", id="fleet-table")
+        for column in COLUMNS:
+            table.add_column(column, key=column)
+        yield table
+        yield Static("reading the logs…", id="fleet-status")
+        yield PriorityFooter()
+
+    def on_mount(self) -> None:
+        """Start the worker that follows every log."""
+        self.query_one(DataTable).focus()
+        self._active.set()
+        self._follow()
+
+    def on_screen_resume(self) -> None:
+        """Shown again (a session or a dialog above it closed): polling resumes."""
+        self._active.set()
+
+    def on_screen_suspend(self) -> None:
+        """Hidden under an open session: the worker waits (what was written meanwhile is read on return)."""
+        self._active.clear()
+
+    def on_unmount(self) -> None:
+        """Stop the worker."""
+        self._stop.set()
+        self._active.set()
+
+    # the worker ---------------------------------------------------------------------------------------------
+    @work(thread=True, group="fleet", exit_on_error=False)
+    def _follow(self) -> None:
+        fleet = Fleet(self.roots, self.config)
+        last: list[tuple[str, tuple[str, ...]]] | None = None
+        while not self._stop.is_set():
+            self._active.wait()
+            if self._stop.is_set():
+                return
+            fleet.poll()
+            rows = fleet.rows()
+            now = [(row.key, cells(row)) for row in rows]
+            if now != last:
+                last = now
+                shown = [Shown(row, cell) for row, (_, cell) in zip(rows, now, strict=True)]
+                self.app.call_from_thread(self._show, shown, list(fleet.skipped))
+            self._stop.wait(POLL_SECONDS)
+
+    # drawing ------------------------------------------------------------------------------------------------
+    def _show(self, rows: list[Shown], skipped: list[str]) -> None:
+        self.rows = {shown.key: shown for shown in rows}
+        self.loaded = True
+        self._draw()
+        need = sum(1 for shown in rows if shown.row.attention)
+        where = ", ".join(root.name or str(root) for root in self.roots)
+        self.query_one("#fleet-title", Static).update(
+            f"Fleet: {len(rows)} session{'' if len(rows) == 1 else 's'}, {need} need{'s' if need == 1 else ''} "
+            f"attention · {where}"
+        )
+        status = f"filter: {self.query_text}" if self.query_text else "n next attention · / filter · Enter open"
+        self.query_one("#fleet-status", Static).update("; ".join([status, *skipped]))
+
+    def _draw(self) -> None:
+        table = self.query_one(DataTable)
+        keys = [key for key, shown in self.rows.items() if matches(shown.row, self.query_text)]
+        if keys == self.shown:
+            for key in keys:
+                for column, cell in zip(COLUMNS, self._cells(self.rows[key]), strict=True):
+                    if table.get_cell(key, column) != cell:
+                        table.update_cell(key, column, cell)
+            return
+        current = self.current_key
+        table.clear()
+        for key in keys:
+            table.add_row(*self._cells(self.rows[key]), key=key)
+        self.shown = keys
+        if current in keys:
+            table.move_cursor(row=keys.index(current), scroll=False)
+
+    def _cells(self, shown: Shown) -> list[str | Text]:
+        out: list[str | Text] = [_fit(column, cell) for column, cell in zip(COLUMNS, shown.cells, strict=True)]
+        if shown.row.attention:
+            out[COLUMNS.index("attention")] = Text(str(out[COLUMNS.index("attention")]), style="bold red")
+        return out
+
+    @property
+    def current_key(self) -> str | None:
+        """The key of the row under the cursor (None: no rows)."""
+        table = self.query_one(DataTable)
+        if not table.row_count:
+            return None
+        return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+
+    def _current(self) -> FleetRow | None:
+        key = self.current_key
+        return self.rows[key].row if key in self.rows else None
+
+    # keys ---------------------------------------------------------------------------------------------------
+    def action_open(self) -> None:
+        """Open the session under the cursor (going back returns to this row)."""
+        row = self._current()
+        if row is not None:
+            self.app.open_session(row.ref.path)  # type: ignore[attr-defined]
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter or a click on a row opens it."""
+        self.action_open()
+
+    def action_next_attention(self) -> None:
+        """Move to the next row needing attention (after the cursor, wrapping around)."""
+        table = self.query_one(DataTable)
+        if not self.shown:
+            return
+        start = table.cursor_row
+        for step in range(1, len(self.shown) + 1):
+            index = (start + step) % len(self.shown)
+            if self.rows[self.shown[index]].row.attention:
+                table.move_cursor(row=index)
+                return
+        self.notify("no session needs attention", timeout=3)
+
+    def action_filter(self) -> None:
+        """Show the filter line."""
+        box = self.query_one("#fleet-filter", Input)
+        box.add_class("shown")
+        box.value = self.query_text
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter applies the filter and goes back to the table."""
+        self.query_text = event.value.strip()
+        event.input.remove_class("shown")
+        self.query_one(DataTable).focus()
+        self._draw()
+        status = f"filter: {self.query_text}" if self.query_text else "n next attention · / filter · Enter open"
+        self.query_one("#fleet-status", Static).update(status)
+
+    def action_pause(self) -> None:
+        """Pause the session's host, or resume it when it is paused (after a confirm)."""
+        row = self._current()
+        if row is not None:
+            op = "resume" if row.host.get("state") in ("pausing", "paused") else "pause"
+            self._confirm(row, op, {})
+
+    def action_message(self) -> None:
+        """Ask for a message, then confirm sending it to the session's agent."""
+        row = self._current()
+        if row is None:
+            return
+
+        def asked(text: str | None) -> None:
+            if text and text.strip():
+                self._confirm(row, "message", {"text": text.strip()})
+
+        self.app.push_screen(AskScreen(f"Message {row.label}", "The model reads it at its next step."), asked)
+
+    def action_stop(self) -> None:
+        """Stop the session's host (after a confirm)."""
+        row = self._current()
+        if row is not None:
+            self._confirm(row, "stop", {"reason": "stopped by the operator from the fleet"})
+
+    def _confirm(self, row: FleetRow, op: str, args: dict[str, str]) -> None:
+        def decided(confirmed: bool | None) -> None:
+            if confirmed:
+                self._send(row.ref.path, op, args, row.label)
+
+        what = f"{op} {row.label}" + (f": {args['text']}" if "text" in args else "")
+        body = Text(f"Send {op} to {row.label} ({row.where}, {row.host.get('state')}) through its control inbox?")
+        self.app.push_screen(ConfirmScreen(what[:70], body, op.capitalize()), decided)
+
+    @work(thread=True, group="fleet-send", exit_on_error=False)
+    def _send(self, path: Path, op: str, args: dict[str, str], label: str) -> None:
+        try:
+            send_row_action(path, op, args)
+        except (TapedeckError, OSError) as exc:
+            self.app.call_from_thread(self.notify, f"{op} {label}: {exc}", title="Not sent", severity="error")
+            return
+        self.app.call_from_thread(self.notify, f"sent: {op} to {label}", timeout=3)
