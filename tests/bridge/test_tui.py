@@ -10,10 +10,12 @@ import orjson
 import pytest
 
 from tests.bridge.conftest import append_outcome, dsh_log, td_pair, write_bridge
+from tests.conftest import FIXTURES
 from tests.tui.pilot import make_app, settle, until
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.screens.folds import FoldsScreen
 from tui.screens.policy_screen import requests_for
 from tui.widgets.header import SessionHeader
 
@@ -132,6 +134,32 @@ async def test_checkpoints_screen_lists_bridge_marks_and_rewinds_to_one(bridged)
         assert requests_for(app.live).items()[-1].reason == (
             f"previewed 3 nodes / {preview['chars']} chars at seq {preview['seq']}; applied 3 at seq 120"
         )
+
+
+def _pruned_result() -> str:
+    """DSH's prune of the fixture's bash result (seq 65): a tool/result replacing it with a shorter text."""
+    lines = (FIXTURES / "tool-call-turn.session.jsonl").read_text().splitlines()
+    line = next(text for text in lines if '"tool/result"' in text)
+    event = orjson.loads(line)
+    event["data"]["message"]["content"][0]["content"] = [{"type": "text", "text": "[pruned]"}]
+    event.update(surfaceOp={"op": "replace", "start": 65, "end": 65}, sourceEventSeqs=[65])
+    return orjson.dumps(event).decode()
+
+
+async def test_folds_screen_expands_a_result_dsh_pruned(bridged) -> None:
+    log = bridged("idle", tail=[_pruned_result()])
+    app = make_app(log)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "DSH idle" in _header(app))
+        await pilot.press("o")
+        await until(pilot, lambda: isinstance(app.screen, FoldsScreen) and bool(app.screen._lines))
+        assert [line.state for line in app.screen._lines.values()] == ["pruned"]
+        await pilot.press("x")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: len(_inbox(log)) == 1)
+        assert (_inbox(log)[0]["op"], _inbox(log)[0]["args"]) == ("expand", {"seq": 65})
 
 
 async def test_config_screen_offers_the_dsh_settings_and_sends_one(bridged) -> None:

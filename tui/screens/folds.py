@@ -22,6 +22,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static, TextArea
 
+from core.control.host_state import KIND_DSH
 from core.policies import fold
 from core.read.session import Session
 from core.read.summary import human_chars
@@ -285,15 +286,19 @@ class FoldsScreen(PolicyScreen):
         if line is None:
             self.say("No tool result selected.")
             return
-        if line.state != FOLDED:
-            self.say(f"Only folded results can be expanded; seq {line.seq} is {line.state}.", error=True)
+        dsh = self.live.host.kind == KIND_DSH  # the DSH bridge also puts back what DSH's compaction pruned
+        if line.state != FOLDED and not (dsh and line.state == PRUNED):
+            which = "folded or pruned" if dsh else "folded"
+            self.say(f"Only {which} results can be expanded; seq {line.seq} is {line.state}.", error=True)
             return
         self.say("")
         back = line.raw_chars - line.surface_chars
+        who, when = ("DSH", "once the agent is idle") if dsh else ("The host", "before the model's next call")
         body = Text(
-            f"The host puts the original result of {line.tool} (seq {line.original}) back on the surface before the "
-            f"model's next call: {human_chars(line.raw_chars)} chars replace the {human_chars(line.surface_chars)}-char "
-            f"digest, so {human_chars(max(back, 0))} chars go back into the context."
+            f"{who} puts the original result of {line.tool} (seq {line.original}) back on the surface {when}: "
+            f"{human_chars(line.raw_chars)} chars replace the {human_chars(line.surface_chars)}-char "
+            f"{'digest' if line.state == FOLDED else 'pruned version'}, so {human_chars(max(back, 0))} chars go back "
+            "into the context."
         )
 
         def decided(confirmed: bool | None) -> None:
