@@ -1037,10 +1037,10 @@ const HANDLERS = {
 // --- the plugin ---------------------------------------------------------------------------------------------------
 
 class Bridge {
-  constructor(ctx, config) {
+  constructor(ctx) {
     this.ctx = ctx;
-    this.config = config ?? {};
     this.sessions = new Map();
+    this.warned = new Set(); // each distinct warning is logged once, not at every poll
     this.abort = new AbortController();
     this.disposed = false;
     this.procStart = procStart(process.pid);
@@ -1048,6 +1048,8 @@ class Bridge {
   }
 
   warn(text) {
+    if (this.warned.has(text)) return;
+    this.warned.add(text);
     try {
       this.ctx.logger?.warn?.(`tapedeck-bridge: ${text}`);
     } catch {
@@ -1057,8 +1059,7 @@ class Bridge {
 
   sessionDir(agent) {
     const persistence = this.ctx.get("sessionPersistence");
-    const header = agent.session.header;
-    const located = persistence?.locate?.({ id: header.id, cwd: header.cwd, ...header });
+    const located = persistence?.locate?.(agent.session.header);
     return located?.path ? path.dirname(located.path) : undefined;
   }
 
@@ -1156,8 +1157,8 @@ class Bridge {
   }
 }
 
-export function apply(ctx, config) {
-  const bridge = new Bridge(ctx, config);
+export function apply(ctx) {
+  const bridge = new Bridge(ctx);
   ctx.effect(function* () {
     yield ctx.commands.register({
       name: COMMAND,
