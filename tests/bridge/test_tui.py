@@ -62,6 +62,7 @@ async def test_every_operator_key_sends_to_the_bridge_and_shows_its_outcome(brid
         await until(pilot, lambda: len(_inbox(log)) == 4)
         await pilot.press("S")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        assert "DSH keeps running" in str(app.screen.body)
         await pilot.press("y")
         await until(pilot, lambda: len(_inbox(log)) == 5)
         resume, message, mark, stop = _inbox(log)[1:]

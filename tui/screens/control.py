@@ -126,8 +126,12 @@ class ControlActions:
             if confirmed:
                 self.send_control("stop", {"reason": "stopped by the operator from the TUI"}, "stop")
 
+        dsh = self.live is not None and self.live.host.kind == KIND_DSH
         body = Text(
-            "The host interrupts the model call in flight and any running tool, ends the turn as aborted and "
+            "DSH cancels the turn in flight (the model call and any running tool) and ends it as aborted with "
+            "your reason. DSH keeps running: a message starts the next turn."
+            if dsh
+            else "The host interrupts the model call in flight and any running tool, ends the turn as aborted and "
             "exits. `tapedeck run --resume` can continue the session later."
         )
         self.push_screen(ConfirmScreen("Stop the agent now?", body, "Stop"), decided)  # type: ignore[attr-defined]
