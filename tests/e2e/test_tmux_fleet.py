@@ -1,0 +1,80 @@
+"""End to end: ``tapedeck fleet`` in tmux over three live demo hosts (one paused, one stopped, one running):
+the paused one is the row needing attention, ``n`` jumps back to it, and a confirmed resume reaches its host."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from core.control.host_state import read_host_state
+from core.host.demo_scenario import TASKS, write_script
+from core.host.demo_workspace import create_demo_workspace
+from tests.e2e.test_tmux_watch import TAPEDECK, Tmux, pytestmark  # noqa: F401 - the same skip condition
+
+
+def _wait(predicate: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := predicate()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+    return value
+
+
+def _host(tmp: Path, root: Path, sid: str, pace: float) -> tuple[subprocess.Popen[bytes], Path]:
+    workspace = create_demo_workspace(tmp / f"ws-{sid}")
+    script = write_script(tmp / f"script-{sid}.json")
+    argv = [str(TAPEDECK), "run", "--provider", f"scripted:{script}", "--workspace", str(workspace),
+            "--sessions-root", str(root), "--session-id", sid, "--pace", str(pace), "--linger", *TASKS]  # fmt: skip
+    env = {**os.environ, "TAPEDECK_HOME": str(tmp / "home")}
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    log = _wait(lambda: next(iter(root.glob(f"*/{sid}/session.jsonl")), None), f"{sid}'s log")
+    _wait(lambda: read_host_state(log).live, f"{sid}'s host")
+    return proc, log
+
+
+def _row(screen: str, sid: str) -> list[str]:
+    """The cells after the session's name in its row (host state, attention, …)."""
+    return next(line.split()[1:] for line in screen.splitlines() if line.split()[:1] == [sid])
+
+
+def _control(log: Path, op: str) -> None:
+    subprocess.run([str(TAPEDECK), "control", str(log), op, "--wait"], check=True, capture_output=True, timeout=60)
+
+
+def test_the_fleet_shows_three_live_demo_hosts_jumps_to_the_paused_one_and_resumes_it(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    hosts = [_host(tmp_path, root, sid, pace) for sid, pace in (("paused-a", 0.5), ("stopped-b", 0.5),
+                                                                  ("running-c", 30))]  # fmt: skip
+    (_, paused), (_, stopped), _ = hosts
+    tmux = Tmux(f"td-fleet-{os.getpid()}", [str(TAPEDECK), "fleet", str(root)],
+                {"TAPEDECK_HOME": str(tmp_path / "home"), "TERM": "xterm-256color"}, size=(80, 24))  # fmt: skip
+    try:
+        _control(paused, "pause")
+        _control(stopped, "stop")
+        _wait(lambda: read_host_state(stopped).state == "exited", "the stopped host to exit")
+        screen = tmux.wait_for(lambda t: "paused" in t and "exited" in t and "running" in t, "the three states")
+        assert _row(screen, "paused-a")[:2] == ["paused", "waiting"], screen
+        first = next(line for line in screen.splitlines() if "-a " in line or "-b " in line or "-c " in line)
+        assert first.split()[0] == "paused-a", screen  # the one needing attention comes first
+        tmux.keys("Down", "Down")  # the last row, which needs nothing
+        tmux.keys("n")  # wraps around to the paused session
+        tmux.keys("P")
+        tmux.wait_for(lambda t: "resume" in t.lower() and "paused" in t, "a confirm to resume the paused session")
+        tmux.keys("y")
+        _wait(lambda: read_host_state(paused).state != "paused", "the host to take the resume")
+        tmux.wait_for(lambda t: _row(t, "paused-a")[0] in ("running", "idle"), "the row no longer paused")
+    finally:
+        tmux.kill()
+        for proc, log in hosts:
+            if proc.poll() is None:
+                subprocess.run([str(TAPEDECK), "control", str(log), "stop"], capture_output=True)
+        for proc, _ in hosts:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
