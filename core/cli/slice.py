@@ -26,7 +26,7 @@ from core.policies.recall import (
 from core.policies.slice import plan_seal
 from core.read.load import load_session
 from core.read.session import Session
-from core.read.summary import human_chars
+from core.read.summary import human_chars, turn_span
 from core.shared.errors import TapedeckError
 
 
@@ -49,7 +49,7 @@ def _render_seal(report: dict[str, Any]) -> str:
         first, last = entry["turns"]
         lines.append(
             f"entry {number} → seq {entry['seq']}: replaces seq {entry['start']}..{entry['end']} "
-            f"({len(entry['sources'])} node(s), {human_chars(entry['charsReplaced'])} chars) · turns {first}-{last} · "
+            f"({len(entry['sources'])} node(s), {human_chars(entry['charsReplaced'])} chars) · {turn_span(first, last)} · "
             f"{human_chars(entry['chars'])} chars"
         )
         lines += [entry["text"], ""]
@@ -88,7 +88,14 @@ def _recall_turn(args: argparse.Namespace) -> None:
     arguments: dict[str, Any] = {"turn": args.turn}
     if args.view is not None:
         arguments["view"] = args.view
-    _run(args, RECALL_TURN_TOOL, arguments)
+    _run(args, RECALL_TURN_TOOL, arguments, lambda text: recall_turn_message(text, args))
+
+
+def recall_turn_message(text: str, args: argparse.Namespace) -> str:
+    """``recall_turn``'s argument error (written for the model, as the spec has it) told to a person."""
+    if text.startswith(f"{RECALL_TURN_TOOL} needs "):
+        return f"{args.turn!r} is not a turn: give its number (3) or its tape id (slice-turn-3)"
+    return text
 
 
 def _recall_step(args: argparse.Namespace) -> None:

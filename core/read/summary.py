@@ -14,7 +14,7 @@ import orjson
 from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import is_known_type
 from core.read.session import TAPE_SOURCE_KIND, op_span
-from core.shared.text import text_of_blocks, tool_result_block, tool_result_text
+from core.shared.text import js_json, text_of_blocks, tool_result_block, tool_result_text
 
 INTERRUPTED_MARK = "[interrupted, incomplete]"  # an assistant message cut off by a crash or an abort
 _TAPE_SPAN = re.compile(r"^\[slice (?:checkpoint|tape) v1 · turns (\d+)-(\d+)")
@@ -35,6 +35,11 @@ def one_line(text: str, limit: int = 120) -> str:
         head *= 8
     flat = " ".join(text.split())  # str.split and strip know the whitespace the regex engine's \s does
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def turn_span(first: int, last: int) -> str:
+    """``turn 3`` for one turn, ``turns 3-7`` for several."""
+    return f"turn {first}" if first == last else f"turns {first}-{last}"
 
 
 def human_chars(n: int) -> str:
@@ -89,11 +94,12 @@ def summarize(event: dict[str, Any], limit: int = 120) -> str:
 
 
 def in_words(value: Any) -> str:
-    """A value as plain words for a person: ``key: value`` pairs, comma lists, ``none``, ``yes``/``no``."""
+    """A value as plain words for a person: ``key: value`` pairs, comma lists, ``none``, ``true``/``false`` (as
+    the config screen shows and ``config.set`` takes them)."""
     if value is None:
         return "none"
     if isinstance(value, bool):
-        return "yes" if value else "no"
+        return "true" if value else "false"
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, dict):
@@ -120,7 +126,7 @@ def _user(event: dict[str, Any], data: dict[str, Any]) -> str:
     if isinstance(source, dict) and source.get("kind") == TAPE_SOURCE_KIND:
         span = tape_span(text)
         n = len(event.get("sourceEventSeqs") or ())
-        label = f"turns {span[0]}-{span[1]}" if span else "entry"
+        label = turn_span(*span) if span else "entry"
         return f"tape entry: {label} · {n} nodes · {human_chars(len(text))} chars"
     if isinstance(source, dict) and source.get("kind") == "plugin" and source.get("plugin") == "rewind":
         return f"rewind report · {len(event.get('sourceEventSeqs') or ())} nodes folded · {text}"
@@ -233,7 +239,7 @@ def _tapedeck(etype: str, data: dict[str, Any]) -> str:
         )
     if etype == "tapedeck/config":
         changes = data.get("changes") or {}
-        return "config " + ", ".join(f"{k}: {v.get('old')!r} → {v.get('new')!r}" for k, v in changes.items())
+        return "config " + ", ".join(f"{k}: {js_json(v.get('old'))} → {js_json(v.get('new'))}" for k, v in changes.items())
     return f"{etype} " + ", ".join(f"{k}={v}" for k, v in list(data.items())[:5])
 
 

@@ -24,7 +24,7 @@ from textual.widgets import DataTable, Static
 from core.policies.checkpoint import Mark, latest_mark, marks
 from core.policies.rewind import RewindError, RewindPreview, preview_rewind
 from core.read.session import Session
-from core.read.summary import human_chars, one_line, summarize
+from core.read.summary import human_chars, one_line, summarize, turn_span
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, fill_table
 
@@ -68,7 +68,7 @@ class CheckpointsView:
         turns = ""
         if self.turns is not None:
             lo, hi = self.turns
-            turns = f" · turn {lo}" if lo == hi else f" · turns {lo}-{hi}"
+            turns = f" · {turn_span(lo, hi)}"
         tools = ", ".join(f"{name}×{count}" for name, count in self.tools)
         return (
             f"{n} node{'' if n == 1 else 's'} (seq {region.start}..{region.end}) · "

@@ -11,6 +11,7 @@ import orjson
 
 from core.read.session import Session
 from core.read.streams import CHUNK_TYPE
+from core.read.summary import turn_span
 from core.read.type_select import TypeSelection
 from tui.live import LiveSession, is_error_event
 from tui.widgets.rows import SortedSeqs
@@ -99,7 +100,7 @@ class EventFilter:
             parts.append("tool " + "|".join(self.tools))
         if self.turns:
             first, last = self.turns
-            parts.append(f"turns {first}-{'' if last is None else last}")
+            parts.append(f"turns {first}-" if last is None else turn_span(first, last))
         if self.errors:
             parts.append("errors")
         if self.regex:
