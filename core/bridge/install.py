@@ -411,7 +411,29 @@ def status(dsh_home: str | os.PathLike[str]) -> list[ProfileStatus]:
             found.append(_profile_status(home, name, packaged))
         except BridgeInstallError as exc:
             found.append(ProfileStatus(name, None, None, "none", str(exc)))
+    found.append(_home_layer_status(home))
     return [s for s in found if s.plugin is not None or s.row != "none" or s.problem]
+
+
+HOME_LAYER = "(home layer)"  # $DSH_HOME/cordis.patch.yml, which every profile loads
+
+
+def _home_layer_status(home: Path) -> ProfileStatus:
+    """Whether the home's own patch file (every profile reads it) has a tapedeck-bridge row."""
+    where = str(home / PATCH_FILE)
+    try:
+        fd = open_dir(home, [])
+        try:
+            raw = _read(fd, PATCH_FILE, where)
+        finally:
+            os.close(fd)
+        if raw is None:
+            return ProfileStatus(HOME_LAYER, None, None, "none")
+        scan = scan_patch(_decode(raw, where), where)
+    except (BridgeInstallError, OSError) as exc:
+        return ProfileStatus(HOME_LAYER, None, None, "none", str(exc))
+    row = "managed" if scan.block is not None else "foreign" if scan.foreign is not None else "none"
+    return ProfileStatus(HOME_LAYER, None, None, row)
 
 
 def _profile_status(home: Path, profile: str, packaged: bytes) -> ProfileStatus:

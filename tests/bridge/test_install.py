@@ -156,6 +156,13 @@ def test_links_in_the_way_are_refused(tmp_path: Path) -> None:
     assert sorted(p.name for p in elsewhere.iterdir()) == ["target.yml"]
 
 
+def test_status_names_a_row_in_the_home_layer_every_profile_loads(tmp_path: Path) -> None:
+    (tmp_path / PATCH_FILE).write_text("- insert:\n    - id: tapedeck-bridge\n      name: /opt/tb.mjs\n")
+    assert [s.to_dict() for s in status(tmp_path)] == [
+        {"profile": "(home layer)", "plugin": None, "current": None, "row": "foreign", "problem": None}
+    ]
+
+
 def test_a_missing_home_or_a_bad_profile_name_is_a_clear_error(tmp_path: Path, capsys) -> None:
     assert main(["bridge", "install", str(tmp_path / "nope")]) == 2
     assert "does not exist" in capsys.readouterr().err
