@@ -237,6 +237,22 @@ def test_two_ops_sent_at_once_run_one_at_a_time(shared_web: tuple[DshHome, DshWe
     assert [run["request"]["id"] for run, _ in td_runs(events)] == ["both-1", "both-2"]
 
 
+def test_a_request_id_written_twice_runs_once(shared_web: tuple[DshHome, DshWeb]) -> None:
+    world, web = shared_web
+    _, d = _start(world, web)
+    twice = {"id": "twice-1", "op": "message", "args": {"text": "only once"}, "at": int(time.time() * 1000)}
+    line = json.dumps(twice).encode()
+    send_line(d, line + b"\n" + line)  # a sender that repeats itself in one write
+    assert final_outcome(d, "twice-1")["outcome"] == "applied"
+    send_line(d, line)  # and again after it ran
+    final_outcome(d, send(d, "checkpoint")["id"])
+    _idle(d, 1)
+    assert [run["request"]["id"] for run, _ in td_runs(log_events(d))].count("twice-1") == 1
+    assert [o["requestId"] for o in outcomes(d)].count("twice-1") == 1
+    steers = [e for e in log_events(d) if e["type"] == "user/message" and "only once" in json.dumps(e["data"])]
+    assert len(steers) == 1
+
+
 HOSTILE: list[tuple[bytes, str | None, str]] = [
     (b'{"id":"deep-1","op":"message","args":{"text":' + b"[" * 1000 + b"]" * 1000 + b"}}", "deep-1", "nested deeper than 32"),
     (b'{"id":"sur-1","op":"message","args":{"text":"a\\ud800b"}}', "sur-1", "not valid JSON"),
