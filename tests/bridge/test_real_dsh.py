@@ -16,7 +16,16 @@ from core.control.host_state import read_host_state
 from core.policies.checkpoint import marks
 from core.policies.rewind import preview_rewind
 from core.read.load import load_session
-from tests.dsh.harness import DshHome, DshWeb, log_events, start_session, wait_for
+from tests.dsh.harness import (
+    DshHome,
+    DshInstall,
+    DshWeb,
+    ScriptedModel,
+    log_events,
+    run_headless,
+    start_session,
+    wait_for,
+)
 
 
 def _control(capsys: pytest.CaptureFixture[str], d: Path, *argv: str) -> tuple[int, dict[str, Any]]:
@@ -65,3 +74,22 @@ def test_state_outcomes_and_marks_read_from_a_real_dsh_session(
     assert main(["inspect", str(d), "--json"]) == 0
     host = json.loads(capsys.readouterr().out)["host"]
     assert (host["kind"], host["state"], host["bridge"]["plugin"]) == ("dsh", "idle", "tapedeck-bridge/0.1.0")
+
+
+def test_a_headless_run_loads_the_bridge_install_put_into_a_home_dsh_never_booted(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = DshHome(dsh, tmp_path, model.url, bridge=False)  # the overlay routes the model, no bridge in it
+    assert main(["bridge", "install", str(world.home), "--profile", "headless"]) == 0
+    done = run_headless(world, "Work: steps=1 sleep=0")
+    assert done.returncode == 0, done.stderr[-2000:]
+    [log] = world.sessions.glob("*/*/session.jsonl")
+    state = read_host_state(log)
+    assert (state.kind, state.state, state.to_dict()["bridge"]["plugin"]) == (
+        "dsh",
+        "exited",
+        "tapedeck-bridge/0.1.0",
+    )
+    assert main(["bridge", "remove", str(world.home), "--profile", "headless"]) == 0
+    capsys.readouterr()
+    assert not (world.home / "profiles" / "headless" / "tapedeck-bridge.mjs").exists()
