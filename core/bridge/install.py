@@ -38,8 +38,13 @@ END = "# <<< tapedeck-bridge"
 NEW_FILE = " [new file]"  # the BEGIN marker's note that install created the patch file
 ADDED_NEWLINE = " [newline added]"  # … that install ended the user's last line
 NEW_DIRS = " [new directories]"  # … that install created profiles/<profile> (or profiles too)
+WAS_EMPTY = (
+    " [was []]"  # … that the block took the place of an empty flow list ``[]`` (how DSH seeds the file)
+)
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_VERSION = re.compile(rb"""\bVERSION\s*=\s*["']([0-9A-Za-z][0-9A-Za-z.+-]*)["']|tapedeck-bridge/([0-9A-Za-z][0-9A-Za-z.+-]*)""")
+_VERSION = re.compile(
+    rb"""\bVERSION\s*=\s*["']([0-9A-Za-z][0-9A-Za-z.+-]*)["']|tapedeck-bridge/([0-9A-Za-z][0-9A-Za-z.+-]*)"""
+)
 _FOREIGN_ROW = re.compile(r"(^|[\s{,\[-])id\s*:\s*['\"]?" + re.escape(ROW_ID) + r"['\"]?\s*($|[,}#])")
 MAX_PATCH_BYTES = 4 << 20
 
@@ -96,6 +101,7 @@ class PatchScan:
     block: tuple[int, int] | None
     notes: str  # the BEGIN marker's notes (NEW_FILE, ADDED_NEWLINE) when there is a block
     foreign: int | None  # the 1-based line of a tapedeck-bridge row the markers do not enclose
+    empty_list: int | None = None  # the index of a lone ``[]`` line: the file holds an empty list, flow style
 
 
 def _content(line: str) -> bool:
@@ -134,6 +140,9 @@ def scan_patch(text: str, where: str) -> PatchScan:
                 f"{where}:{i + 1}: a tab in the indentation is not YAML; fix the file first"
             )
     indent = ""
+    empty_list = None
+    if len(content) == 1 and content[0][1].strip() == "[]":
+        empty_list, content = content[0][0], []  # DSH seeds a profile's patch file with comments and `[]`
     if content:
         first = content[0][1]
         if first.lstrip().startswith(("[", "{")):
@@ -151,7 +160,7 @@ def scan_patch(text: str, where: str) -> PatchScan:
                 )
     foreign = next((i + 1 for i, line in content if _FOREIGN_ROW.search(line.split(" #")[0])), None)
     notes = lines[block[0]].strip()[len(BEGIN) :] if block else ""
-    return PatchScan(lines, indent, block, notes, foreign)
+    return PatchScan(lines, indent, block, notes, foreign, empty_list)
 
 
 # files beneath the home --------------------------------------------------------------------------------------
@@ -315,12 +324,17 @@ def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) ->
         notes = (NEW_FILE if raw is None else "") + (
             NEW_DIRS.replace("]", f": {' '.join(created)}]") if created else ""
         )
-        body = text
-        if body and not body.endswith("\n"):
-            body += "\n"
+        if scan.empty_list is not None:  # the block takes the place of `[]`: the list is no longer empty
+            at = scan.empty_list
+            before, after = scan.lines[:at], scan.lines[at + 1 :]
+            notes += WAS_EMPTY
+        else:
+            before, after = text.removesuffix("\n").split("\n") if text else [], [""]
+        if not after or (scan.empty_list is None and text and not text.endswith("\n")):
+            after = [""]  # the block ends the file, whose last line had no newline
             notes += ADDED_NEWLINE
-        added = "\n".join([BEGIN + notes, *block, END]) + "\n"
-        _write(fd, PATCH_FILE, (body + added).encode(), patch_where, _mode(fd, PATCH_FILE, 0o644))
+        lines = [*before, BEGIN + notes, *block, END, *after]
+        _write(fd, PATCH_FILE, "\n".join(lines).encode(), patch_where, _mode(fd, PATCH_FILE, 0o644))
     return Change(where_dir, plugin, "added")
 
 
@@ -340,6 +354,8 @@ def remove(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) -> 
         if scan is not None and scan.block is not None:
             first, last = scan.block
             rest = scan.lines[:first] + scan.lines[last + 1 :]
+            if WAS_EMPTY in scan.notes and not any(_content(line) and line.rstrip() != "---" for line in rest):
+                rest = [*scan.lines[:first], "[]", *scan.lines[last + 1 :]]  # the list is empty again
             text = "\n".join(rest)
             if ADDED_NEWLINE in scan.notes and text.endswith("\n"):
                 text = text[:-1]

@@ -71,6 +71,25 @@ def test_install_keeps_the_users_rows_and_remove_restores_the_file_byte_for_byte
     assert (web / PATCH_FILE).read_text() == USER_PATCH and not (web / PLUGIN_FILE).exists()
 
 
+DSH_SEED = """# Your patch layer for this dsh profile, applied after every bundle layer:
+# a top-level YAML array of loader patch entries (id-targeted config
+# overrides, disables, and insert lists; `!!js` expressions allowed).
+[]
+"""  # what DSH rc.8 writes into a profile's cordis.patch.yml at its first start
+
+
+def test_the_empty_list_dsh_seeds_the_file_with_makes_way_for_the_row_and_comes_back(tmp_path: Path) -> None:
+    web = _profile(tmp_path)
+    web.mkdir(parents=True)
+    (web / PATCH_FILE).write_text(DSH_SEED)
+    install(tmp_path)
+    text = (web / PATCH_FILE).read_text()
+    assert text.startswith(DSH_SEED.removesuffix("[]\n") + BEGIN) and "\n[]" not in text
+    assert "- id: tapedeck-bridge" in text and text.endswith(END + "\n")
+    remove(tmp_path)
+    assert (web / PATCH_FILE).read_text() == DSH_SEED
+
+
 def test_install_twice_writes_nothing_the_second_time(tmp_path: Path) -> None:
     install(tmp_path, "headless")
     files = [_profile(tmp_path, "headless") / n for n in (PATCH_FILE, PLUGIN_FILE)]
@@ -211,18 +230,23 @@ ITEM = st.sampled_from(
 
 
 @settings(max_examples=80, deadline=None)
-@given(items=st.lists(ITEM, max_size=6), cut_newline=st.booleans())
-def test_install_then_remove_gives_back_any_block_list_byte_for_byte(
-    tmp_path_factory, items, cut_newline
+@given(
+    items=st.lists(ITEM, max_size=6) | st.sampled_from([["[]\n"], ["# c\n", "[]\n", "# d\n"], [DSH_SEED]]),
+    start=st.sampled_from(["", "---\n", "# head\n---\n"]),
+    cut_newline=st.booleans(),
+)
+def test_install_then_remove_gives_back_any_list_byte_for_byte(
+    tmp_path_factory, items, start, cut_newline
 ) -> None:
     home = tmp_path_factory.mktemp("home")
     web = _profile(home)
     web.mkdir(parents=True)
-    original = "".join(items)
+    original = start + "".join(items)
     if cut_newline:
         original = original.rstrip("\n")
     (web / PATCH_FILE).write_text(original)
     install(home)
-    assert (web / PATCH_FILE).read_text().startswith(original)
+    if "[]" not in original:
+        assert (web / PATCH_FILE).read_text().startswith(original)
     remove(home)
     assert (web / PATCH_FILE).read_text() == original

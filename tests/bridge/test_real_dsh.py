@@ -93,3 +93,20 @@ def test_a_headless_run_loads_the_bridge_install_put_into_a_home_dsh_never_boote
     assert main(["bridge", "remove", str(world.home), "--profile", "headless"]) == 0
     capsys.readouterr()
     assert not (world.home / "profiles" / "headless" / "tapedeck-bridge.mjs").exists()
+
+
+def test_a_running_dsh_web_picks_up_the_bridge_install_adds(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    world = DshHome(dsh, tmp_path, model.url, bridge=False)
+    with DshWeb(world) as web:
+        assert main(["bridge", "install", str(world.home)]) == 0  # profile web, while DSH runs
+        capsys.readouterr()
+        sid = web.create_session()
+        web.prompt(sid, "Work: steps=1 sleep=0")
+        d = world.session_dir(sid)
+        wait_for(
+            lambda: read_host_state(d / "session.jsonl").live, 30, "the bridge to load without a restart"
+        )
+        code, outcome = _control(capsys, d, "checkpoint")
+        assert code == 0 and outcome["detail"]["markId"] == 1
