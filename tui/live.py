@@ -23,7 +23,7 @@ from core.bridge.files import OutcomeReader
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
 from core.control.inbox import append_request, inbox_path, withdraw_request
 from core.log.bulk import gc_paused
-from core.log.decoder import LogDecoder
+from core.log.decoder import Consumer, LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.linestore import LineStore
 from core.log.pace import Pacer, no_pacing
@@ -190,6 +190,29 @@ def neighbour(seqs: list[int], seq: int, forward: bool) -> int | None:
         return seqs[i] if i < len(seqs) else None
     i = bisect.bisect_left(seqs, seq)
     return seqs[i - 1] if i > 0 else None
+
+
+class _Loading(Consumer):
+    """Where the loader's tailer sends decoded items: while the log loads (``start``), each goes straight into the
+    session being loaded (not published yet, so no lock), an event with its facts gathered as ``_apply`` does for
+    a whole update, so no batch of decoded events waits in memory to be projected; rows and well-formed chunk
+    events are never a fact (a step's finish chunk, which may be one, takes the event path). Once it is loaded
+    (``done``), appends come in the tailer's updates, rows as their member events, for the observers."""
+
+    def start(self, session: Session, facts: SessionFacts) -> None:
+        """Project every item into ``session`` from the next read on."""
+        apply, observe, facts_types = session.apply, facts.observe, _FACT_TYPES
+
+        def take(event: dict[str, Any]) -> None:
+            apply(event)
+            if event["type"] in facts_types:
+                observe(event)
+
+        self.event, self.row, self.chunk = take, session.apply_row, session.apply_chunk
+
+    def done(self) -> None:
+        """Leave appends to the tailer's updates."""
+        self.event = self.row = self.chunk = None
 
 
 class LiveSession:
@@ -394,7 +417,8 @@ class LiveSession:
         ):
             self._preview(log, header)
         retain = size <= (self._retain_bytes or (RETAIN_BYTES_ZSTD if compressed else RETAIN_BYTES))
-        tailer = Tailer(log, pace=self.pace, lazy_rows=True)  # rows are projected packed while loading
+        loading = _Loading()
+        tailer = Tailer(log, pace=self.pace, consumer=loading)
         lines: LineStore | None = None
         if retain:
             session = Session(header, EventStore(), path=log)  # packed rows stay packed in memory
@@ -406,8 +430,7 @@ class LiveSession:
                 self._publish()
         session.compressed = compressed
         facts = SessionFacts.empty()
-        tailer.sink = self._loader_sink(session, facts)  # each item is projected once decoded
-        tailer.row_sink, tailer.chunk_sink = session.apply_row, session.apply_chunk
+        loading.start(session, facts)
         self._progress("projecting", 0.0)
         listed = self.count
         with gc_paused():  # the bulk load builds and keeps every object: no collector passes over it
@@ -433,8 +456,7 @@ class LiveSession:
                 self.pace()
             if not self.follow:
                 self._apply(session, facts, tailer.finish())
-        tailer.lazy_rows = False  # appends reach observers in updates
-        tailer.sink = tailer.row_sink = tailer.chunk_sink = None
+        loading.done()
         with self.lock:
             self.session, self.facts, self.lines, self.preview = session, facts, lines, []
             self._publish()
@@ -462,21 +484,6 @@ class LiveSession:
         self._progress("preview", 0.0)
         first, end = int(events[0]["seq"]), int(events[-1]["seq"]) + 1
         self._post(SessionUpdated(self.generation, True, first, end, self.epoch))
-
-    @staticmethod
-    def _loader_sink(session: Session, facts: SessionFacts) -> Callable[[dict[str, Any]], None]:
-        """The tailer's ``sink`` while loading: project each decoded event into the session being loaded (not
-        published yet, so no lock) and gather its facts, as ``_apply`` does for a whole update; no batch of
-        decoded events waits in memory to be projected. Rows and the decoder's chunk events go straight to the
-        session: they are never a fact (a step's finish chunk, which may be one, comes here)."""
-        apply, observe, facts_types = session.apply, facts.observe, _FACT_TYPES
-
-        def take(event: dict[str, Any]) -> None:
-            apply(event)
-            if event["type"] in facts_types:
-                observe(event)
-
-        return take
 
     def _apply(self, session: Session, facts: SessionFacts, update: TailUpdate) -> None:
         with self.lock:

@@ -17,7 +17,7 @@ from core.log import bigjson
 from core.log.frames import FrameStream, recover_lines
 from core.log.header import HeaderError, validate_header
 from core.log.records import PackedRow, RecordError, complete_event, is_packed_row, row_placeholders
-from core.log.validate import INVALID, MAX_COUNTER, chunk_problem
+from core.log.validate import INVALID, delta_of
 from core.log.vocabulary import (
     ENVELOPE_KEYS,
     KNOWN_TYPES,
@@ -36,9 +36,43 @@ RecordHook = Callable[[RecordNote], None]
 """Told of each line that yields events, in one tuple (a list's ``extend`` takes it without a Python call)."""
 
 ChunkSink = Callable[[dict[str, Any], int, int, dict[str, Any]], None]
-"""Takes a well-formed ``assistant/chunk`` event with its ``data``'s turn, step and chunk (``LogDecoder.chunk_sink``)."""
+"""Takes a well-formed ``assistant/chunk`` event with its ``data``'s turn, step and chunk (``Consumer.chunk``)."""
 
 CHUNK = "assistant/chunk"
+
+
+class Consumer:
+    """Where a decoder's output goes: ``LogDecoder`` takes one when it is made and keeps it.
+
+    - ``header`` is told of the validated header once it is decoded;
+    - ``event`` takes each event as it is decoded (a bad row's placeholders too), so a streaming consumer projects
+      it and drops it while its objects are still in the CPU cache; None collects events in each feed's batch;
+    - ``row`` takes each well-formed packed chunk row, unexpanded; None hands its member events on where events
+      go, or with ``packed_rows`` the ``PackedRow`` itself as one item standing for them;
+    - ``chunk``, when set, takes each well-formed ``assistant/chunk`` event that nothing is left to check about,
+      with the fields its consumer reads (any other chunk event goes where events go);
+    - ``record`` is told of each line that yields events, in one tuple (a ``LineStore`` notes where lines are).
+
+    The decoder reads where items go at the start of every feed and right after the header, so a consumer may
+    route them anew between two feeds (the TUI's loader projects while it loads, then collects appends).
+    """
+
+    def __init__(
+        self,
+        *,
+        header: Callable[[dict[str, Any]], None] | None = None,
+        event: Callable[[Any], None] | None = None,
+        row: Callable[[PackedRow], None] | None = None,
+        chunk: ChunkSink | None = None,
+        record: RecordHook | None = None,
+        packed_rows: bool = False,
+    ) -> None:
+        self.header = header
+        self.event = event
+        self.row = row
+        self.chunk = chunk
+        self.record = record
+        self.packed_rows = packed_rows
 
 
 @dataclass
@@ -58,32 +92,27 @@ class LogDecoder:
     """
 
     def __init__(
-        self, name: str, compressed: bool, pace: Callable[[], None] | None = None, lazy_rows: bool = False
+        self,
+        name: str,
+        compressed: bool,
+        pace: Callable[[], None] | None = None,
+        consumer: Consumer | None = None,
     ) -> None:
-        """Decode the log called ``name``; ``pace`` is called between slices of a multi-MB line's parse.
-
-        With ``lazy_rows`` a packed chunk row is emitted as one ``PackedRow`` standing for its members instead
-        of one event dict per member.
-        """
+        """Decode the log called ``name``; ``pace`` is called between slices of a multi-MB line's parse; decoded
+        items go to ``consumer`` (by default each feed's batch collects every event, rows expanded)."""
         self.name = name
-        self.lazy_rows = lazy_rows
         self.pace = pace
         self.compressed = compressed
+        self.consumer = consumer if consumer is not None else Consumer()
         self.header: dict[str, Any] | None = None
         self.fatal: str | None = None
         self.next_seq = 0
-        # Where decoded items go (from the next ``feed`` on): ``sink``, set by a streaming consumer, takes each one
-        # as it is decoded, so it is projected and dropped while its objects are still in the CPU cache; without
-        # one, the batch collects them.
-        self.sink: Callable[[Any], None] | None = None
-        # With ``sink`` set, a well-formed ``assistant/chunk`` event goes to ``chunk_sink`` instead when there is
-        # one (``_chunk``): nothing about it is left to check, and its consumer gets the fields it reads.
-        self.chunk_sink: ChunkSink | None = None
-        # With ``sink`` set and ``lazy_rows``, each ``PackedRow`` goes to ``row_sink`` instead when there is one.
-        self.row_sink: Callable[[PackedRow], None] | None = None
-        self.on_header: Callable[[dict[str, Any]], None] | None = None  # told of the header once it is decoded;
-        # it may set ``sink`` (and ``chunk_sink``), which then takes every item from line 2 on
+        # Where items go during one feed, read from the consumer by ``_route``
         self._put: Callable[[Any], None] = _discard
+        self._row_to: Callable[[PackedRow], None] | None = None  # None: a row's members go to ``_put``
+        self._packed = False  # with no ``_row_to``: the row itself goes to ``_put``
+        self._chunk_to: ChunkSink | None = None
+        self._record: RecordHook | None = self.consumer.record
         self._explicit_seq: bool | None = None
         self._seq_shift = 0  # declared seq minus position, after a reported discontinuity
         self._partial = bytearray()
@@ -95,24 +124,30 @@ class LogDecoder:
         self._pos = 0  # zstd: where the line being decoded starts in its frame's data
         self._len = 0  # bytes of the line being decoded
         self._partial_pos = 0
-        self.on_record: RecordHook | None = None
 
     @classmethod
     def for_records(cls, name: str, header: dict[str, Any]) -> LogDecoder:
         """A decoder of the log ``name`` already past its header, for ``decode_record``."""
-        decoder = cls(name, False, lazy_rows=True)
+        decoder = cls(name, False, consumer=Consumer(packed_rows=True))
         decoder.header = header
         decoder._session_id = decoder.session_id
         return decoder
 
     def decode_record(self, raw: bytes, seq: int) -> list[dict[str, Any] | PackedRow]:
         """What one record line yields when the stream reaches it at ``seq`` (rows kept packed, diagnostics
-        dropped): reads back an event from where ``on_record`` said its line is."""
+        dropped): reads back an event from where ``Consumer.record`` said its line is."""
         self.next_seq = seq
         out = DecodeBatch()
-        self._put = out.events.append
+        self._route(out)
         self._line(raw, 0, out)
         return out.events  # type: ignore[return-value]
+
+    def _route(self, out: DecodeBatch) -> None:
+        """Read where the consumer wants items to go (once a feed, and again once the header is decoded)."""
+        consumer = self.consumer
+        self._put = consumer.event or out.events.append
+        self._row_to, self._packed, self._chunk_to = consumer.row, consumer.packed_rows, consumer.chunk
+        self._record = consumer.record
 
     @property
     def session_id(self) -> str:
@@ -124,7 +159,7 @@ class LogDecoder:
         out = DecodeBatch()
         if self.fatal or not data:
             return out
-        self._put = self.sink or out.events.append
+        self._route(out)
         if self._frames is None:
             self._feed_lines(data, self._offset, out)
             self._offset += len(data)
@@ -152,7 +187,7 @@ class LogDecoder:
         out = DecodeBatch()
         if self.fatal:
             return out
-        self._put = self.sink or out.events.append
+        self._route(out)
         if self._frames is not None and self._frames.pending:
             offset, pending = self._frames.pending_offset, self._frames.pending
             recovered = recover_lines(self._frames.pending_bytes())
@@ -227,7 +262,7 @@ class LogDecoder:
         (a blank, corrupt or non-object line, a multi-MB line to parse in slices) takes ``_line``.
         """
         loads, bad_json, rows, row, event = orjson.loads, orjson.JSONDecodeError, PACKED_ROW_TYPES, self._row, self._event
-        chunk = self._chunk if self.sink is not None and self.chunk_sink is not None else event
+        chunk = self._chunk if self._chunk_to is not None else event
         find = data.find
         limit = bigjson.LIMIT if self.pace is not None else len(data)  # longer lines are parsed in slices
         while (nl := find(b"\n", start)) >= 0:
@@ -287,9 +322,9 @@ class LogDecoder:
             out.header = self.header
             self._session_id = self.session_id
             out.diagnostics.extend(warnings)
-            if self.on_header is not None:
-                self.on_header(self.header)
-                self._put = self.sink or out.events.append
+            if self.consumer.header is not None:
+                self.consumer.header(self.header)
+                self._route(out)
             return
         if not isinstance(obj, dict):
             out.diagnostics.append(
@@ -344,16 +379,16 @@ class LogDecoder:
             packed = PackedRow(row, self.next_seq, time0)
         except RecordError as exc:
             return self._bad_row(row, time0, str(exc), offset, out)
-        if self.on_record is not None:
-            self.on_record((self.next_seq, packed.count, offset, self._pos, self._len, "assistant/chunk"))
+        if self._record is not None:
+            self._record((self.next_seq, packed.count, offset, self._pos, self._len, "assistant/chunk"))
         self.next_seq += packed.count
-        if not self.lazy_rows:
+        if self._row_to is not None:
+            self._row_to(packed)
+        elif self._packed:
+            self._put(packed)
+        else:
             for member in packed.events():
                 self._put(member)
-        elif self.row_sink is not None and self.sink is not None:
-            self.row_sink(packed)
-        else:
-            self._put(packed)
 
     def _bad_row(self, row: dict[str, Any], time0: int, problem: str, offset: int, out: DecodeBatch) -> None:
         """A malformed row: reported, and its placeholders fill the seqs it claims (``row_placeholders``)."""
@@ -361,8 +396,8 @@ class LogDecoder:
         out.diagnostics.append(
             Diagnostic("bad-row", f"{problem}; {len(placeholders)} seq(s) kept as invalid", offset, self.next_seq)
         )
-        if self.on_record is not None and placeholders:
-            self.on_record((self.next_seq, len(placeholders), offset, self._pos, self._len, row["type"]))
+        if self._record is not None and placeholders:
+            self._record((self.next_seq, len(placeholders), offset, self._pos, self._len, row["type"]))
         self.next_seq += len(placeholders)
         for placeholder in placeholders:
             self._put(placeholder)
@@ -408,15 +443,15 @@ class LogDecoder:
             out.diagnostics.append(
                 Diagnostic("bad-event", f"{etype}: {bad}; shown as is, left out of the projection", offset, seq)
             )
-        if self.on_record is not None:
-            self.on_record((seq, 1, offset, self._pos, self._len, etype))
+        if self._record is not None:
+            self._record((seq, 1, offset, self._pos, self._len, etype))
         self.next_seq += 1
         self._put(ev)
 
     def _chunk(self, ev: dict[str, Any], offset: int, out: DecodeBatch) -> None:
         """An ``assistant/chunk`` event line. A well-formed one (the plain envelope, numbered as the stream
         expects, integer time, valid data with integer turn and step and an object chunk) gets no diagnostic
-        and its ``complete_event`` changes nothing but its seq, so it goes straight to ``chunk_sink``; any other,
+        and its ``complete_event`` changes nothing but its seq, so it goes straight to ``Consumer.chunk`` (``validate.delta_of``); any other,
         and a step's finish chunk (the one a reader of failed streams wants), takes ``_event``."""
         seq = self.next_seq
         data = ev.get("data")
@@ -428,22 +463,15 @@ class LogDecoder:
             or ev.get("time").__class__ is not int
         ):
             return self._event(ev, offset, out)
-        turn, step, chunk = data.get("turn"), data.get("step"), data.get("chunk")
-        if (
-            turn.__class__ is not int
-            or step.__class__ is not int
-            or not 0 <= turn <= MAX_COUNTER
-            or not 0 <= step <= MAX_COUNTER
-            or chunk.__class__ is not dict
-            or chunk.get("type") == "finish"  # one a step: it goes with the other events (a failed stream is news)
-            or (chunk.get("type") == "usage" and chunk_problem(data) is not None)
-        ):
+        delta = delta_of(data)
+        if delta is None:  # a step's finish chunk goes with the other events too (a failed stream is news)
             return self._event(ev, offset, out)
+        turn, step, chunk = delta
         ev["seq"] = seq  # a declared seq may be equal without being an int (True, 1.0)
-        if self.on_record is not None:
-            self.on_record((seq, 1, offset, self._pos, self._len, CHUNK))
+        if self._record is not None:
+            self._record((seq, 1, offset, self._pos, self._len, CHUNK))
         self.next_seq = seq + 1
-        self.chunk_sink(ev, turn, step, chunk)  # type: ignore[misc]
+        self._chunk_to(ev, turn, step, chunk)  # type: ignore[misc]
 
     @staticmethod
     def _rejected(etype: str, offset: int, seq: int, out: DecodeBatch) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from core.log.decoder import LogDecoder
+from core.log.decoder import Consumer, LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.sessions import SessionRef, discover_sessions
 from core.shared.errors import LogFormatError
@@ -79,7 +79,7 @@ def descriptor_label(log: Path) -> str | None:
         path = resolve_log_path(log)
     except LogFormatError:
         return None
-    decoder = LogDecoder(str(path), is_compressed(path), lazy_rows=True)
+    decoder = LogDecoder(str(path), is_compressed(path), consumer=Consumer(packed_rows=True))
     read = 0
     try:
         with open(path, "rb") as f:

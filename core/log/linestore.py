@@ -1,6 +1,6 @@
 """Events read back by seq from where their lines are, for a session projected in one streaming pass.
 
-While the decoder reads a log it tells a ``LineStore`` where each record line sits (``LogDecoder.on_record``):
+While the decoder reads a log it tells a ``LineStore`` where each record line sits (``Consumer.record``):
 its first seq, the file offset of the line (raw) or of the zstd frame it starts in, where it starts in that
 frame's data (zstd only), its length and its events' type. That is 22 bytes per line, 26 for zstd (a packed row
 of hundreds of chunk deltas is one line), so a pass over a log of any size can still hand a policy any event it
@@ -28,7 +28,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, overload
 
-from core.log.decoder import LogDecoder, RecordHook
+from core.log.decoder import Consumer, LogDecoder
 from core.log.frames import FrameStream, recover_lines
 from core.log.records import PackedRow
 from core.log.validate import readable
@@ -48,10 +48,10 @@ _HEAD_TURN_STEP = re.compile(
 
 
 class RecordSource(Protocol):
-    """What decodes the log a ``LineStore`` describes: a ``LogDecoder``, or a ``Tailer`` (which hands its hook
-    to each decoder it starts)."""
+    """What decodes the log a ``LineStore`` describes: a ``LogDecoder``, or a ``Tailer`` (which hands its
+    consumer to each decoder it starts)."""
 
-    on_record: RecordHook | None
+    consumer: Consumer
 
     @property
     def header(self) -> dict[str, Any] | None: ...
@@ -128,7 +128,7 @@ class LineStore(Sequence[dict[str, Any]]):
         self._kept: dict[int, dict[str, Any]] = {}
         self.decodes = 0  # lines read back and decoded again (cache misses): what a look-up costs, counted
         self._lock = threading.Lock()
-        decoder.on_record = self.noted.extend
+        decoder.consumer.record = self.noted.extend
 
     def take_notes(self) -> None:
         """Take in every line the decoder noted so far (every read does; a long pass that reads nothing back

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.log.decoder import LogDecoder
+from core.log.decoder import Consumer, LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError
@@ -23,19 +23,19 @@ class LogData:
     path: Path
     compressed: bool
     header: dict[str, Any]
-    events: list[dict[str, Any]] = field(default_factory=list)  # or PackedRow items, with lazy_rows
+    events: list[dict[str, Any]] = field(default_factory=list)  # or PackedRow items, with packed_rows
     diagnostics: list[Diagnostic] = field(default_factory=list)
     size: int = 0
 
 
-def read_log(path: str | os.PathLike[str], lazy_rows: bool = False) -> LogData:
+def read_log(path: str | os.PathLike[str], packed_rows: bool = False) -> LogData:
     """Read a log file or session directory completely. Raises LogFormatError only when no header is usable.
 
-    With ``lazy_rows`` a packed chunk row stays one ``PackedRow`` in ``events`` (standing for its members).
+    With ``packed_rows`` a packed chunk row stays one ``PackedRow`` in ``events`` (standing for its members).
     """
     p = resolve_log_path(path)
     compressed = is_compressed(p)
-    decoder = LogDecoder(str(p), compressed, lazy_rows=lazy_rows)
+    decoder = LogDecoder(str(p), compressed, consumer=Consumer(packed_rows=packed_rows))
     events: list[dict[str, Any]] = []
     diagnostics: list[Diagnostic] = []
     size = 0

@@ -21,10 +21,10 @@ from typing import Any
 import orjson
 import zstandard
 
-from core.log.decoder import ChunkSink, LogDecoder, RecordHook
+from core.log.decoder import Consumer, LogDecoder
 from core.log.frames import FrameError, decode_frame, frame_end
 from core.log.layout import is_compressed, resolve_log_path
-from core.log.records import PackedRow, complete_event, expand_row, is_packed_row
+from core.log.records import complete_event, expand_row, is_packed_row
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError
 
@@ -58,24 +58,17 @@ class Tailer:
     """Incremental reader of one log path (raw or zstd)."""
 
     def __init__(
-        self, path: str | os.PathLike[str], pace: Callable[[], None] | None = None, lazy_rows: bool = False
+        self, path: str | os.PathLike[str], pace: Callable[[], None] | None = None, consumer: Consumer | None = None
     ) -> None:
         """Follow ``path``; ``pace`` is called between reads of one poll (see ``core.log.pace``).
 
-        While ``lazy_rows`` is set, a packed chunk row arrives as one ``PackedRow`` (see ``LogDecoder``); it may
-        be switched between polls (a loader reads rows packed, then follows appends as events). So may ``sink``:
-        while it is set, each decoded item goes to it as it is decoded instead of into ``TailUpdate.events``,
-        except in a poll that reports ``reset``, whose items (the new file's) come in the update as usual.
-        ``on_record`` is handed to its decoder (``LogDecoder.on_record``), so a ``LineStore`` can take down every
-        line it reads, while loading and then following; like ``sink``, not in a poll that reports ``reset``.
+        Decoded items go to ``consumer`` (see ``Consumer``), which the tailer hands to the decoder it starts;
+        by default they come in each ``TailUpdate.events``, rows as their member events. Once the file is reset
+        (rewritten or replaced), the new file's items come in the updates whatever the consumer.
         """
         self.path = Path(path)
         self.pace = pace
-        self.lazy_rows = lazy_rows
-        self.sink: Callable[[Any], None] | None = None
-        self.chunk_sink: ChunkSink | None = None  # with ``sink``: the decoder's fast path for chunk events
-        self.row_sink: Callable[[PackedRow], None] | None = None  # with ``sink`` and ``lazy_rows``: takes rows
-        self.on_record: RecordHook | None = None
+        self.consumer = consumer if consumer is not None else Consumer()
         self._decoder: LogDecoder | None = None
         self._identity: tuple[int, int] | None = None
         self._offset = 0
@@ -152,12 +145,8 @@ class Tailer:
             self._restart()
             self._identity = identity
         if self._decoder is None:
-            self._decoder = LogDecoder(str(self.path), is_compressed(self.path), self.pace)
-        self._decoder.lazy_rows = self.lazy_rows
-        self._decoder.on_record = None if update.reset else self.on_record
-        self._decoder.sink = None if update.reset else self.sink
-        self._decoder.chunk_sink = self.chunk_sink
-        self._decoder.row_sink = self.row_sink
+            consumer = Consumer() if update.reset else self.consumer
+            self._decoder = LogDecoder(str(self.path), is_compressed(self.path), self.pace, consumer)
         if st.st_size > self._offset:
             self._read(update, st.st_size if max_bytes is None else min(st.st_size, self._offset + max_bytes))
         if self._decoder.fatal and not self._fatal_reported:
@@ -320,9 +309,8 @@ def tail_events(path: str | os.PathLike[str], n: int = 200) -> list[dict[str, An
 
 def _tail_decoded(path: Path, n: int) -> list[dict[str, Any]]:
     """The last ``n`` events of a whole pass of the decoder over the log, keeping only those."""
-    decoder = LogDecoder(str(path), is_compressed(path))
     last: deque[dict[str, Any]] = deque(maxlen=n)
-    decoder.sink = last.append
+    decoder = LogDecoder(str(path), is_compressed(path), consumer=Consumer(event=last.append))
     try:
         with open(path, "rb") as f:
             while chunk := f.read(READ_CHUNK):

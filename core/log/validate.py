@@ -157,8 +157,29 @@ def _tool_result(data: dict[str, Any]) -> str | None:
     return _message(data["message"], "data.message")
 
 
+def delta_of(data: dict[str, Any]) -> tuple[int, int, dict[str, Any]] | None:
+    """``(turn, step, chunk)`` when the ``data`` of an ``assistant/chunk`` event gives both counters and passes
+    ``chunk_problem`` and its chunk is not a step's ``finish``: a stream delta or usage sample, which the decoder's
+    fast path takes with nothing left to check. None otherwise (``chunk_problem`` says what is wrong, if anything)."""
+    turn, step, chunk = data.get("turn"), data.get("step"), data.get("chunk")
+    if (
+        turn.__class__ is int
+        and step.__class__ is int
+        and 0 <= turn <= MAX_COUNTER
+        and 0 <= step <= MAX_COUNTER
+        and chunk.__class__ is dict
+    ):
+        ctype = chunk.get("type")
+        if ctype != "finish" and (ctype != "usage" or _objects(chunk, "data.chunk", "usage") is None):
+            return turn, step, chunk
+    return None
+
+
 def chunk_problem(data: dict[str, Any]) -> str | None:
-    """What makes the ``data`` of an ``assistant/chunk`` event unsafe to read, or None."""
+    """What makes the ``data`` of an ``assistant/chunk`` event unsafe to read, or None (``delta_of`` passes the
+    common case)."""
+    if delta_of(data) is not None:
+        return None
     problem = _step_scoped(data)
     if problem:
         return problem

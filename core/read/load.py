@@ -1,7 +1,7 @@
 """Loading a session log into a projection in one streaming pass.
 
 The decoder hands each event and packed chunk row (kept packed) straight to ``Session.apply``/``apply_row`` as
-it decodes it (its ``sink``), with the cyclic GC paused: an event a streaming load does not keep is dropped
+it decodes it (its ``Consumer``, routed to the session once the header made one), with the cyclic GC paused: an event a streaming load does not keep is dropped
 right after it is projected, while its objects are still in the CPU cache. A retaining load keeps every event
 in an ``EventStore``; a streaming load keeps none and lets ``observe`` see each one right after it is projected
 (and ``before`` right before), so a command can keep only what it prints. With ``readback`` a streaming load
@@ -15,7 +15,7 @@ from collections.abc import Callable, Container
 from typing import Any
 
 from core.log.bulk import gc_paused
-from core.log.decoder import CHUNK, ChunkSink, DecodeBatch, LogDecoder
+from core.log.decoder import CHUNK, ChunkSink, Consumer, DecodeBatch, LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
@@ -54,15 +54,18 @@ def load_session(
     """
     p = resolve_log_path(path)
     compressed = is_compressed(p)
-    decoder = LogDecoder(str(p), compressed, lazy_rows=True)
+    consumer = Consumer()
+    decoder = LogDecoder(str(p), compressed, consumer=consumer)
     lines = None if retain or not readback else LineStore(p, decoder)
     store = EventStore() if retain else lines
     found: list[Diagnostic] = []
     sessions: list[Session] = []
 
-    def start(header: dict[str, Any]) -> None:  # every item after the header goes to the session's sinks
+    def start(header: dict[str, Any]) -> None:  # every item after the header goes to the session
         sessions.append(Session(header, store, path=p, retain=isinstance(store, EventStore)))
-        decoder.sink, decoder.row_sink, decoder.chunk_sink = _sinks(sessions[0], before, observe, observe_types, raw)
+        consumer.event, consumer.row, consumer.chunk = _routes(sessions[0], before, observe, observe_types, raw)
+
+    consumer.header = start
 
     def take(batch: DecodeBatch) -> None:
         found.extend(batch.diagnostics)
@@ -70,8 +73,6 @@ def load_session(
             raise LogFormatError(decoder.fatal)
         if lines is not None and len(lines.noted) >= NOTES_HELD:  # the line table takes them in before they pile up
             lines.take_notes()
-
-    decoder.on_header = start
 
     with gc_paused():
         try:
@@ -89,14 +90,14 @@ def load_session(
     return session
 
 
-def _sinks(
+def _routes(
     session: Session,
     before: Observer | None,
     observe: Observer | None,
     types: Container[str] | None,
     raw: bool,
 ) -> tuple[Callable[[dict[str, Any]], None], Callable[[PackedRow], None], ChunkSink]:
-    """The decoder's ``sink``, ``row_sink`` and ``chunk_sink``: apply one decoded item to ``session``, between
+    """Where the decoder's events, rows and chunk events go (``Consumer``): apply one decoded item to ``session``, between
     ``before`` and ``observe`` when it is of one of ``types`` (any type when None; a row is of chunk type), who
     see a flagged event's ``readable`` stand-in unless ``raw``."""
     apply, apply_row, apply_chunk = session.apply, session.apply_row, session.apply_chunk

@@ -147,6 +147,7 @@ def _earlier_seqs(sources: Any, seq: int) -> bool:
 
 
 # the events that name their own turn
+_CHUNK = "assistant/chunk"
 _OWN_TURN = frozenset({"assistant/message", "tool/result", "tool/call", "assistant/chunk"})
 
 
@@ -339,17 +340,12 @@ class Session:
     # the fold ---------------------------------------------------------------------------------------------
     def apply(self, event: dict[str, Any]) -> None:
         """Project one event; ``event["seq"]`` must equal ``next_seq``."""
-        seq = self._count
-        if event.get("seq") != seq:
-            self._diag("seq-mismatch", f"projection expected seq {seq}, got {event.get('seq')!r}", seq)
-        if self._retain:
-            self.events.append(event)  # type: ignore[union-attr]
-        self._count = seq + 1
         etype = event.get("type")
         if etype.__class__ is not str:
             etype = str(etype)
-        counts = self.counts
-        counts[etype] = counts.get(etype, 0) + 1
+        seq = self._take(event.get("seq"), 1, etype)
+        if self._retain:
+            self.events.append(event)  # type: ignore[union-attr]
         # An invalid event keeps its per-seq entries but is left out of the projection (the decoder reported it).
         if INVALID in event:
             self._turn_at.append(self._attributed_turn(etype, {}))
@@ -377,23 +373,13 @@ class Session:
     def apply_chunk(self, event: dict[str, Any], turn: int, step: int, chunk: dict[str, Any]) -> None:
         """Project a well-formed ``assistant/chunk`` event: ``apply(event)`` without the checks it cannot fail.
 
-        Only for an event as ``LogDecoder.chunk_sink`` gets it: valid, its envelope type, seq, time and data,
+        Only for an event as ``Consumer.chunk`` gets it: valid, its envelope type, seq, time and data,
         ``turn`` and ``step`` its ``data``'s integers, ``chunk`` its ``data.chunk`` object.
         """
-        seq = self._count
-        if event["seq"] != seq:
-            self._diag("seq-mismatch", f"projection expected seq {seq}, got {event['seq']!r}", seq)
+        seq = self._take(event["seq"], 1, _CHUNK)
         if self._retain:
             self.events.append(event)  # type: ignore[union-attr]
-        self._count = seq + 1
-        self.counts["assistant/chunk"] += 1
-        self._output(seq, chunk)
-        self.streams.add(seq, turn, step, 1, delta_chars(chunk))
-        if chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
-            owner = self.turns.get(turn)
-            found = owner.steps.get(step) if owner else None
-            if found is not None:
-                found.usage = chunk["usage"]
+        self._delta(seq, turn, step, chunk)
         self._turn_at.append(turn)
         self._in_turn.append(self.open_turn is not None)
 
@@ -403,19 +389,26 @@ class Session:
         The same as applying each member event (deltas carry no usage, belong to the row's turn and are never
         on the surface), in O(1) Python work per row.
         """
-        seq = self._count
-        if row.seq0 != seq:
-            self._diag("seq-mismatch", f"projection expected seq {seq}, got {row.seq0!r}", seq)
+        n = row.count
+        seq = self._take(row.seq0, n, _CHUNK)
         if self._retain:
             self.events.append_row(row)  # type: ignore[attr-defined]
-        n = row.count
         if self._request_due:
             self._request_out(seq)
-        self._count += n
-        self.counts["assistant/chunk"] += n
         self.streams.add(seq, row.turn, row.step, n, row.chars)
         self._turn_at += array("i", (row.turn,)) * n
         self._in_turn += (b"\x00" if self.open_turn is None else b"\x01") * n
+
+    def _take(self, declared: Any, n: int, etype: str) -> int:
+        """The bookkeeping every entry point does first: ``n`` events of type ``etype`` are projected, the first
+        of them (which says it is ``declared``) at ``next_seq``; their seq is returned, and counted."""
+        seq = self._count
+        if declared != seq:
+            self._diag("seq-mismatch", f"projection expected seq {seq}, got {declared!r}", seq)
+        self._count = seq + n
+        counts = self.counts
+        counts[etype] = counts.get(etype, 0) + n
+        return seq
 
     def _attributed_turn(self, etype: str, data: dict[str, Any]) -> int:
         if etype in _OWN_TURN:
@@ -507,13 +500,17 @@ class Session:
         return turn.steps.get(data.get("step")) if turn else None  # type: ignore[arg-type]
 
     def _on_chunk(self, seq: int, data: dict[str, Any]) -> None:
-        chunk = data.get("chunk")
+        self._delta(seq, data.get("turn"), data.get("step"), data.get("chunk"))
+
+    def _delta(self, seq: int, turn: Any, step: Any, chunk: Any) -> None:
+        """A stream delta (``assistant/chunk``) of ``turn`` and ``step``: output, its stream, a usage sample."""
         self._output(seq, chunk)
-        self.streams.add(seq, data.get("turn"), data.get("step"), 1, delta_chars(chunk))
+        self.streams.add(seq, turn, step, 1, delta_chars(chunk))
         if isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
-            step = self._step(data)
-            if step is not None:
-                step.usage = chunk["usage"]
+            owner = self.turns.get(turn)
+            found = owner.steps.get(step) if owner else None
+            if found is not None:
+                found.usage = chunk["usage"]
 
     def _output(self, seq: int, chunk: Any) -> None:
         """A stream delta: the first output of a request; a failed attempt's finish means another goes out."""

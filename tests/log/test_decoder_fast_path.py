@@ -16,7 +16,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.log.decoder import DecodeBatch, LogDecoder
+from core.log.decoder import Consumer, DecodeBatch, LogDecoder
 from core.log.reader import read_log
 from core.log.records import PackedRow
 from core.read.load import load_session
@@ -86,7 +86,7 @@ def _item(item: Any) -> Any:
 
 
 def _careful(lines: list[bytes], lazy: bool) -> tuple[list[Any], list[tuple[Any, ...]]]:
-    decoder = LogDecoder("t", False, lazy_rows=lazy)
+    decoder = LogDecoder("t", False, consumer=Consumer(packed_rows=lazy))
     out = DecodeBatch()
     decoder.feed(orjson.dumps(HEADER) + b"\n")
     decoder._put = out.events.append  # the careful path, one line at a time
@@ -98,7 +98,7 @@ def _careful(lines: list[bytes], lazy: bool) -> tuple[list[Any], list[tuple[Any,
 
 
 def _fast(lines: list[bytes], lazy: bool, cut: int) -> tuple[list[Any], list[tuple[Any, ...]]]:
-    decoder = LogDecoder("t", False, lazy_rows=lazy)
+    decoder = LogDecoder("t", False, consumer=Consumer(packed_rows=lazy))
     blob = orjson.dumps(HEADER) + b"\n" + b"".join(line + b"\n" for line in lines)
     cut = cut % (len(blob) + 1)
     events, diags = [], []

@@ -6,6 +6,7 @@ import os
 import threading
 from pathlib import Path
 
+from core.log.decoder import Consumer
 from core.log.tail import Tailer, follow, wakeups
 from tests.log.helpers import one_turn_with_tool, raw_log, zstd_log
 
@@ -143,13 +144,12 @@ def test_wakeups_drive_a_tailer_to_every_appended_event(tmp_path: Path) -> None:
     assert seen == list(range(11))
 
 
-def test_a_sink_takes_each_decoded_event_but_a_replaced_file_comes_in_the_update(tmp_path: Path) -> None:
+def test_a_consumer_takes_each_decoded_event_but_a_replaced_file_comes_in_the_update(tmp_path: Path) -> None:
     path = tmp_path / "session.jsonl"
     events = one_turn_with_tool()
     path.write_bytes(raw_log(events[:5]))
     taken: list[dict] = []
-    tailer = Tailer(path)
-    tailer.sink = taken.append
+    tailer = Tailer(path, consumer=Consumer(event=taken.append))
     assert tailer.poll().events == [] and [e["seq"] for e in taken] == list(range(5))
     with open(path, "ab") as f:
         f.write(raw_log(events)[len(raw_log(events[:5])) :])
