@@ -7,14 +7,13 @@ points and appends what they plan through the host's single write path.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from core.control.config import PolicyConfig, config_event, set_value
 from core.host.operator import Answer
+from core.host.port import HostPort
 from core.host.report_client import report_client_factory
 from core.host.toolbox import CallResult, ToolBox
 from core.policies import adaptive as adaptive_policy
@@ -48,28 +47,6 @@ def request_tokens(session: Session, system: str, tools: list[dict[str, Any]]) -
     return (session.surface_chars + len(system) + len(js_json(tools))) // 4
 
 
-class _Workspace(Protocol):
-    @property
-    def workspace(self) -> Path: ...
-
-
-class Host(Protocol):
-    """What the hooks use of the host that runs them (``core.host.loop.AgentHost``), so this module need not
-    import the loop that imports it."""
-
-    session: Session
-    model: ChatModel
-    toolbox: ToolBox
-    lock: threading.RLock
-
-    @property
-    def options(self) -> _Workspace: ...
-
-    def append(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]: ...
-
-    def say(self, message: str) -> None: ...
-
-
 def _file_safe(text: str) -> str:
     """``text`` with every character but letters, digits, ``-`` and ``_`` replaced (a call id as a file name)."""
     return "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in text)[:80] or "call"
@@ -92,10 +69,15 @@ class StepPlan:
 class PolicyHooks:
     """The policies as the host sees them."""
 
-    def __init__(self, host: Host, config: PolicyConfig) -> None:
+    def __init__(
+        self, host: HostPort, config: PolicyConfig, model: ChatModel, toolbox: ToolBox, workspace: Path
+    ) -> None:
+        """The policies of ``host``, which calls ``model`` with the tools of ``toolbox`` in ``workspace``."""
         self.host = host
         self.config = config
-        self.prolong = prolong_policy.ProlongMemory(host.options.workspace, config.prolong, host.session.id)
+        self.model = model
+        self.toolbox = toolbox
+        self.prolong = prolong_policy.ProlongMemory(workspace, config.prolong, host.session.id)
         self._seal_warned: set[str] = set()
         self._effort_warned: set[str] = set()
         self._clamp_warned: set[int | None] = set()
@@ -120,13 +102,13 @@ class PolicyHooks:
     # planning --------------------------------------------------------------------------------------------
     def report_writer(self) -> ReportWriter:
         """The model-written report when a real model is configured, else the extractive one."""
-        model = self.host.model if getattr(self.host.model, "writes_reports", False) else None
+        model = self.model if getattr(self.model, "writes_reports", False) else None
         # Another route than the agent's own gets its own client, on the agent's endpoint or the configured one.
         return default_writer(self.config.rewind, model, report_client_factory(model, self.config.rewind))
 
     def model_limits(self) -> Limits:
         """The routed model's window and output limit: the ``model`` config, the provider, DeepSeek's table."""
-        model = self.host.model
+        model = self.model
         return limits_for(model.model, self.config.model, getattr(model, "limits", None))
 
     def tool_schemas(self) -> list[dict[str, Any]]:
@@ -137,7 +119,7 @@ class PolicyHooks:
         """
         folding = self.config.slice.fold.enabled
         return [
-            *self.host.toolbox.schemas(),
+            *self.toolbox.schemas(),
             *(s for s in recall_policy.recall_tool_schemas() if folding or s["name"] != "recall_step"),
             checkpoint_policy.checkpoint_tool_schema(),
             rewind_policy.rewind_tool_schema(self.config.rewind),
@@ -228,7 +210,7 @@ class PolicyHooks:
     def _log_header(self, system: str, tools: list[dict[str, Any]]) -> None:
         session = self.host.session
         header = {
-            "config": {"provider": self.host.model.provider, "model": self.host.model.model},
+            "config": {"provider": self.model.provider, "model": self.model.model},
             "system": system,
             "tools": tools,
         }

@@ -159,9 +159,10 @@ class AgentHost:
         )
         self.toolbox.protect(writer.path.parent)  # the log and the control inbox, if under the workspace
         self.inbox_path = inbox_path(writer.path)
-        self.hooks = PolicyHooks(self, config)
+        self.hooks = PolicyHooks(self, config, model, self.toolbox, options.workspace)
         self.lock = threading.RLock()  # the log and its projection change under it (the inbox thread writes too)
-        self.operator = Operator(self)
+        self._chunk_seqs: list[int] = []  # the chunk events of the last model call (its message's sources)
+        self.operator = Operator(self, writer.path, self.inbox_path, self.hooks)
         self.operator.on_stop.append(self.toolbox.interrupt)
         self.guard = HostGuard(config.alerts, config.model, self.inbox_path, session.header) if config.alerts.acts else None
         if self.guard is not None:
@@ -249,15 +250,12 @@ class AgentHost:
 
     def _restore_model(self) -> None:
         """Hand a resumable model the ``replayState`` of the last assistant message it produced."""
-        restore = getattr(self.model, "restore", None)
-        if restore is None:
-            return
         for seq in range(self.session.next_seq - 1, -1, -1):
             event = self.session.events[seq]
             if event.get("type") == "assistant/message" and self.session.is_original(seq):
                 state = ((event.get("data") or {}).get("message") or {}).get("source", {}).get("replayState")
                 if isinstance(state, dict):
-                    restore(state)
+                    self.model.restore(state)
                 return
 
     def host_info(self) -> dict[str, Any]:
@@ -314,8 +312,8 @@ class AgentHost:
             if not self.operator.boundary(idle=True):
                 break
             done = task_turns(self.session)
-            if self.operator.steers:
-                steer = self.operator.steers.pop(0)
+            steer = self.operator.next_steer()
+            if steer is not None:
                 outcomes.append(self.run_turn(steer.text, steer.source()))
             elif done < len(tasks):
                 outcomes.append(self.run_turn(tasks[done]))
@@ -346,7 +344,7 @@ class AgentHost:
             steer = turn_steer(self.session, turn)
             done = task_turns(self.session)
             if steer is not None:
-                self.operator.steers = [s for s in self.operator.steers if s.request_id != steer.request_id]
+                self.operator.drop_steer(steer.request_id)
                 prompt, source = steer.text, steer.source()
             elif done < len(tasks):
                 prompt = tasks[done]
@@ -452,16 +450,15 @@ class AgentHost:
             tool_choice=plan.tool_choice,
         )
         stream = _Stream(self, turn, step)
-        if hasattr(self.model, "on_retry"):
 
-            def log_retry(notice: Any) -> None:
-                with stream.lock:  # the failed attempt's chunks land before the retry that follows them
-                    if stream.closed:
-                        raise _Aborted
-                    stream._flush()
-                    self.append([notice.event(turn, step)])
+        def log_retry(notice: Any) -> None:
+            with stream.lock:  # the failed attempt's chunks land before the retry that follows them
+                if stream.closed:
+                    raise _Aborted
+                stream._flush()
+                self.append([notice.event(turn, step)])
 
-            self.model.on_retry = log_retry
+        self.model.on_retry = log_retry
         result: list[Completion | BaseException] = []
         done = threading.Event()
 
@@ -480,9 +477,7 @@ class AgentHost:
         while not done.wait(MODEL_POLL_SECONDS):
             if self.stop_requested:
                 stream.abort()
-                abort = getattr(self.model, "abort", None)
-                if abort is not None:
-                    abort()
+                self.model.abort()
                 return Completion([], "aborted")
         if isinstance(result[0], BaseException):
             raise result[0]

@@ -26,15 +26,15 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from core.control import inbox as control
 from core.control.host_state import STATE_EVENT, write_state
 from core.host.messages import user_message
+from core.host.port import HostPort
 from core.host.resume import QUEUED, Steer, pending_steers
-from core.read.session import Session
 from core.shared.errors import TapedeckError
 
 POLL_SECONDS = 0.05
@@ -57,24 +57,6 @@ def _rejection(exc: Exception) -> str:
     return f"{code}: {error}" if code else error
 
 
-class _Writer(Protocol):
-    path: Path
-
-
-class Host(Protocol):
-    """What the operator uses of the host it serves (``core.host.loop.AgentHost``)."""
-
-    session: Session
-    inbox_path: Path
-    writer: _Writer
-    hooks: Any  # its ``op_*`` methods handle the policy requests
-    lock: threading.RLock
-
-    def append(self, events: Sequence[dict[str, Any]]) -> list[dict[str, Any]]: ...
-
-    def say(self, message: str) -> None: ...
-
-
 def _now_ms() -> int:
     return int(time.time() * 1000)
 
@@ -82,9 +64,13 @@ def _now_ms() -> int:
 class Operator:
     """Watches one host's control inbox and answers every request exactly once."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: HostPort, log: Path, inbox: Path, policies: Any) -> None:
+        """Answer the requests of ``inbox`` for the host that writes ``log``; ``policies`` (the host's
+        ``PolicyHooks``) handle the policy requests with their ``op_*`` methods."""
         self.host = host
-        self.reader = control.InboxReader(host.inbox_path)
+        self.log = log
+        self.policies = policies
+        self.reader = control.InboxReader(inbox)
         events = host.session.events
         self.answered = control.answered_ids(events)
         self.acknowledged = control.acknowledged_ids(events)
@@ -136,7 +122,7 @@ class Operator:
             self.state = state
             now = _now_ms()
             self.host.append([{"type": STATE_EVENT, "data": {"state": state}}])
-            write_state(self.host.writer.path, state, os.getpid(), now)
+            write_state(self.log, state, os.getpid(), now)
 
     def _working_state(self) -> str:
         return "running" if self.host.session.open_turn is not None else "idle"
@@ -154,6 +140,14 @@ class Operator:
                 steers, self.steers = self.steers, []
                 self.host.append([user_message(s.text, s.source()) for s in steers])
         return self._hold()
+
+    def next_steer(self) -> Steer | None:
+        """The oldest steering message waiting for a turn (between turns, it starts the next one), taken."""
+        return self.steers.pop(0) if self.steers else None
+
+    def drop_steer(self, request_id: str) -> None:
+        """Forget the steering message of ``request_id`` (a resumed turn's prompt already is that message)."""
+        self.steers = [s for s in self.steers if s.request_id != request_id]
 
     def tool_gate(self) -> bool:
         """Before a tool call: hold while paused. False when the host must stop."""
@@ -228,7 +222,7 @@ class Operator:
     def _possible(self, request: dict[str, Any]) -> bool:
         """False, with the request rejected, when no later boundary could apply it (the op's ``check_<name>``
         of the policy hooks, if it has one, says so)."""
-        check = getattr(self.host.hooks, "check_" + request["op"].replace(".", "_"), None)
+        check = getattr(self.policies, "check_" + request["op"].replace(".", "_"), None)
         if check is None:
             return True
         with self.host.lock:
@@ -269,7 +263,7 @@ class Operator:
             return
         with self.host.lock:
             try:
-                events, detail = getattr(self.host.hooks, name)(request["args"], request)
+                events, detail = getattr(self.policies, name)(request["args"], request)
             except Exception as exc:  # noqa: BLE001 - a failing request is rejected, the host goes on
                 self._final(request, control.REJECTED, _rejection(exc))
                 return

@@ -7,7 +7,7 @@ them to its wire format. Streamed pieces are reported as DSH ``StreamChunk`` dic
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -61,9 +61,19 @@ class ChatModel(Protocol):
 
     provider: str
     model: str
+    on_retry: Callable[[Any], None] | None  # told of each retry of a failed call before it is tried again
 
     def complete(self, request: ModelRequest, on_chunk: ChunkSink | None = None) -> Completion:
         """Run one request, reporting stream chunks to ``on_chunk`` as they arrive."""
+        ...
+
+    def abort(self) -> None:
+        """End the call in flight now, from another thread (nothing to do for a model that answers at once)."""
+        ...
+
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Go on from the ``replayState`` of the last assistant message it produced, on a resumed session
+        (nothing to do for a model that keeps no such state)."""
         ...
 
     def reasoning_efforts(self) -> list[str]:

@@ -191,6 +191,9 @@ class OpenAIProvider:
             with contextlib.suppress(Exception):
                 response.close()
 
+    def restore(self, state: Mapping[str, Any]) -> None:
+        """Nothing to restore: each request carries the whole conversation."""
+
     def for_route(
         self, provider: str, model: str, *, base_url: str | None = None, api_key: str | None = None
     ) -> OpenAIProvider:

@@ -50,7 +50,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -224,10 +224,14 @@ class ScriptedModel:
         self.limits = Limits(settings.get("contextWindow"), settings.get("maxOutputTokens"))
         self._player = player
         self.calls = 0
+        self.on_retry: Callable[[Any], None] | None = None  # a script's failures are answered, never retried
 
     def reasoning_efforts(self) -> list[str]:
         """The efforts the script declares."""
         return list(self._efforts)
+
+    def abort(self) -> None:
+        """Nothing to end: a scripted call answers at once."""
 
     @property
     def remaining(self) -> int:
