@@ -72,6 +72,25 @@ class RewindError(TapedeckError):
         self.code = code
 
 
+# What a rewind failure means for the operator (the MSG_ texts above are the model's, as the spec words them).
+OPERATOR_WORDS = {
+    NO_CHECKPOINT: "this session has no checkpoint mark",
+    UNBALANCED: "the history after the checkpoint ends inside a tool call that has no result yet",
+    FOLD_IN_PROGRESS: "another fold of this session is under way",
+    CHANGED: "the history changed while the fold was being planned",
+}
+
+
+def operator_words(error: RewindError, mark_id: int | None = None) -> str:
+    """A rewind failure as the operator is told it: a plain clause, without the tool's wording or its code."""
+    which = "the checkpoint" if mark_id is None else f"checkpoint {mark_id}"
+    if error.code == EMPTY_REGION:
+        if str(error) == MSG_MARK_REPLACED:
+            return f"the history at {which} was replaced since it was placed"
+        return f"nothing the model sees was added after {which}"
+    return OPERATOR_WORDS.get(error.code, str(error).removeprefix("rewind: "))
+
+
 class RewindAborted(TapedeckError):
     """The host cancelled the fold before it was committed; nothing was planned."""
 

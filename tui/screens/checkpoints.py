@@ -1,10 +1,11 @@
-"""The Checkpoints screen: checkpoint marks, and what rewinding the active one would fold right now.
+"""The Checkpoints screen: checkpoint marks, and what rewinding to the one under the cursor would fold now.
 
-Marks come from ``core.policies.checkpoint.marks``; the region preview from ``core.policies.rewind.preview_rewind``
-(the same region selection the host's rewind uses, so the preview names exactly the nodes that would fold, or
-the classified error a rewind would fail with). ``m`` asks the host to place a checkpoint (with an optional
-objective); ``w`` rewinds to the selected active mark (the newest by default): it shows that mark's preview in a
-confirm dialog, then asks the host to rewind, sending the preview along so the outcome can compare the two.
+Marks come from ``core.policies.checkpoint.marks``; each active mark's region from
+``core.policies.rewind.preview_rewind`` (the same region selection the host's rewind uses, so the preview names
+exactly the nodes that would fold, or why a rewind would fail, in ``operator_words``). The preview follows the
+cursor (the newest mark at first); ``m`` asks the host to place a checkpoint (with an optional objective); ``w``
+rewinds to the mark under the cursor: it shows that mark's preview in a confirm dialog, then asks the host to
+rewind, sending the preview along so the outcome can compare the two.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from textual.containers import Horizontal, Vertical
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Static
 
-from core.policies.checkpoint import Mark, latest_mark, marks
-from core.policies.rewind import RewindError, RewindPreview, preview_rewind
+from core.policies.checkpoint import Mark, marks
+from core.policies.rewind import NO_CHECKPOINT, RewindError, RewindPreview, operator_words, preview_rewind
 from core.read.session import Session
 from core.read.summary import human_chars, one_line, summarize, turn_span
 from tui.screens.confirm import AskScreen, ConfirmScreen
@@ -41,39 +42,46 @@ class RegionNode:
 
 
 @dataclass(frozen=True, slots=True)
-class CheckpointsView:
-    """Marks and the rewind preview (or why a rewind would fail now)."""
+class MarkPreview:
+    """What rewinding to one active mark would fold now."""
 
-    marks: tuple[Mark, ...]
-    preview: RewindPreview | None
-    problem: str | None
-    nodes: tuple[RegionNode, ...] = ()
-    turns: tuple[int, int] | None = None
-    tools: tuple[tuple[str, int], ...] = ()
-    others: tuple[RewindPreview, ...] = ()  # the other active marks a rewind may choose, newest first
-    seq: int = 0  # the log length the previews were computed at
-
-    def preview_for(self, mark_id: int | None) -> RewindPreview | None:
-        """The preview of rewinding to ``mark_id`` (None: the newest active mark)."""
-        if mark_id is None or (self.preview is not None and self.preview.mark.mark_id == mark_id):
-            return self.preview
-        return next((p for p in self.others if p.mark.mark_id == mark_id), None)
+    preview: RewindPreview
+    nodes: tuple[RegionNode, ...]
+    turns: tuple[int, int] | None
+    tools: tuple[tuple[str, int], ...]
 
     def covers(self) -> str:
         """One line on what the region holds: nodes, seqs, chars, turns and tool calls."""
-        if self.preview is None:
-            return ""
         region = self.preview.region
         n = len(region.shadowed_seqs)
-        turns = ""
-        if self.turns is not None:
-            lo, hi = self.turns
-            turns = f" · {turn_span(lo, hi)}"
+        turns = f" · {turn_span(*self.turns)}" if self.turns is not None else ""
         tools = ", ".join(f"{name}×{count}" for name, count in self.tools)
         return (
             f"{n} node{'' if n == 1 else 's'} (seq {region.start}..{region.end}) · "
             f"{self.preview.folded_chars:,} chars{turns}" + (f" · tool results: {tools}" if tools else "")
         )
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointsView:
+    """Marks, what rewinding to each active one would fold, and why a rewind would fail where it would."""
+
+    marks: tuple[Mark, ...]
+    previews: tuple[MarkPreview, ...]  # every mark a rewind may target now, newest first
+    problems: Mapping[int, str]  # per mark that cannot be rewound to: why, for the operator
+    problem: str | None  # why no rewind can happen now (None while some mark can be rewound to)
+    seq: int = 0  # the log length the previews were computed at
+
+    def preview_for(self, mark_id: int | None) -> MarkPreview | None:
+        """The preview of rewinding to ``mark_id`` (None: the newest mark a rewind may target)."""
+        if mark_id is None:
+            return self.previews[0] if self.previews else None
+        return next((p for p in self.previews if p.preview.mark.mark_id == mark_id), None)
+
+    def why_not(self, mark_id: int | None) -> str:
+        """Why a rewind to ``mark_id`` (None: any) cannot happen now, as one sentence."""
+        reason = self.problems.get(mark_id) if mark_id is not None else None
+        return f"Nothing to rewind: {reason or self.problem or 'still reading the session'}."
 
 
 def _kind(session: Session, event: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -99,19 +107,7 @@ def _kind(session: Session, event: Mapping[str, Any]) -> tuple[str, str | None]:
     return etype, None
 
 
-def derive_checkpoints(session: Session) -> CheckpointsView:
-    """Every mark, and the region the active one would fold now."""
-    found = tuple(marks(session))
-    try:
-        preview = preview_rewind(session)
-    except RewindError as exc:
-        latest = latest_mark(session)
-        problem = str(exc)
-        if latest is not None and not latest.active:
-            problem = (
-                f"checkpoint {latest.mark_id} was already folded at seq {latest.folded_by}; place a new one"
-            )
-        return CheckpointsView(found, None, f"{problem} [{exc.code}]")
+def _mark_preview(session: Session, preview: RewindPreview) -> MarkPreview:
     nodes = []
     tools: Counter[str] = Counter()
     for seq in preview.region.shadowed_seqs:
@@ -119,54 +115,47 @@ def derive_checkpoints(session: Session) -> CheckpointsView:
         kind, tool = _kind(session, event)
         if tool is not None:
             tools[tool] += 1
-        nodes.append(
-            RegionNode(seq, session.turn_of(seq), kind, session.node_chars(seq), summarize(event, 90))
-        )
+        nodes.append(RegionNode(seq, session.turn_of(seq), kind, session.node_chars(seq), summarize(event, 90)))
     turns = [n.turn for n in nodes if n.turn > 0]
     span = (min(turns), max(turns)) if turns else None
-    others = []
+    return MarkPreview(preview, tuple(nodes), span, tuple(sorted(tools.items())))
+
+
+def derive_checkpoints(session: Session) -> CheckpointsView:
+    """Every mark, and the region each active one would fold now (or why it cannot be rewound to)."""
+    found = tuple(marks(session))
+    if not found:
+        return CheckpointsView(found, (), {}, operator_words(RewindError(NO_CHECKPOINT, "")), session.next_seq)
+    previews: list[MarkPreview] = []
+    problems: dict[int, str] = {}
     for mark in reversed(found):
-        if mark.active and mark.mark_id != preview.mark.mark_id:
-            try:
-                others.append(preview_rewind(session, mark.mark_id))
-            except RewindError:
-                continue
-    return CheckpointsView(
-        found,
-        preview,
-        None,
-        tuple(nodes),
-        span,
-        tuple(sorted(tools.items())),
-        tuple(others),
-        session.next_seq,
-    )
+        if not mark.active:
+            problems[mark.mark_id] = f"checkpoint {mark.mark_id} was already folded at seq {mark.folded_by}"
+            continue
+        try:
+            previews.append(_mark_preview(session, preview_rewind(session, mark.mark_id)))
+        except RewindError as exc:
+            problems[mark.mark_id] = operator_words(exc, mark.mark_id)
+    newest = found[-1].mark_id
+    problem = None
+    if not previews:
+        problem = problems[newest] + ("; place a new one" if not found[-1].active else "")
+    return CheckpointsView(found, tuple(previews), problems, problem, session.next_seq)
 
 
-def rewind_summary(view: CheckpointsView, chosen: RewindPreview | None = None) -> Text:
-    """The confirm dialog's body: what the rewind to ``chosen`` (default: the newest mark) will replace."""
-    if view.preview is None:
-        return Text(view.problem or "")
-    target = chosen or view.preview
-    mark = target.mark
+def rewind_summary(view: CheckpointsView, chosen: MarkPreview) -> Text:
+    """The confirm dialog's body: what the rewind to ``chosen`` will replace."""
+    mark = chosen.preview.mark
     out = Text()
     goal = f" ({mark.objective})" if mark.objective else ""
     out.append(f"Checkpoint {mark.mark_id}{goal}, placed at seq {mark.anchor} by the {mark.by}.\n")
-    if target is not view.preview:
-        region = target.region
-        n = len(region.shadowed_seqs)
-        out.append(
-            f"The host will replace {n} node{'' if n == 1 else 's'} (seq {region.start}..{region.end}) · "
-            f"{target.folded_chars:,} chars with one report (previewed at seq {view.seq}).\n"
-        )
-        return out
-    out.append(f"The host will replace {view.covers()} with one report (previewed at seq {view.seq}).\n\n")
-    for node in view.nodes[:12]:
+    out.append(f"The host will replace {chosen.covers()} with one report (previewed at seq {view.seq}).\n\n")
+    for node in chosen.nodes[:12]:
         out.append(
             f"  {node.seq:>6}  {node.kind:<18} {human_chars(node.chars):>6}  {one_line(node.summary, 48)}\n"
         )
-    if len(view.nodes) > 12:
-        out.append(f"  … and {len(view.nodes) - 12} more node(s)\n")
+    if len(chosen.nodes) > 12:
+        out.append(f"  … and {len(chosen.nodes) - 12} more node(s)\n")
     out.append(
         "\nThe agent may run on before the host applies it (at its next step); the outcome compares the two.",
         style="dim",
@@ -210,39 +199,48 @@ class CheckpointsScreen(PolicyScreen):
         return derive_checkpoints(live.session)
 
     def show(self, view: CheckpointsView) -> None:
-        """Refill the marks and the preview."""
+        """Refill the marks, then the preview of the mark under the cursor."""
         self._view = view
-        active_id = view.preview.mark.mark_id if view.preview else None
+        targets = {p.preview.mark.mark_id for p in view.previews}
+        default = view.preview_for(None)
         rows = []
         for mark in reversed(view.marks):
             if mark.active:
-                state = Text("active", style="bold green" if mark.mark_id == active_id else "green")
+                bold = default is not None and mark.mark_id == default.preview.mark.mark_id
+                state = Text("active", style="bold green" if bold else "green" if mark.mark_id in targets else "yellow")
             else:
                 state = Text(f"folded at {mark.folded_by}", style="dim")
             rows.append(
                 (
                     str(mark.mark_id),
-                    (
-                        str(mark.mark_id),
-                        str(mark.anchor),
-                        str(mark.turn),
-                        mark.by,
-                        state,
-                        mark.objective or "",
-                    ),
+                    (str(mark.mark_id), str(mark.anchor), str(mark.turn), mark.by, state, mark.objective or ""),
                 )
             )
         fill_table(self.query_one("#marks-table", DataTable), rows)
+        self._show_preview()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The cursor moved to another mark: preview rewinding to that one."""
+        if event.data_table.id == "marks-table":
+            self._show_preview()
+
+    def _show_preview(self) -> None:
+        view = self._view
+        if view is None:
+            return
+        selected = self._selected_mark()
+        chosen = view.preview_for(selected)
         summary = self.query_one("#region-summary", Static)
-        if view.preview is None:
-            summary.update(Text(f"Rewinding now would fail: {view.problem}", style="yellow"))
+        if chosen is None:
+            summary.update(Text(view.why_not(selected), style="yellow"))
         else:
-            summary.update(Text(f"Rewinding now folds {view.covers()}.", style="bold"))
+            mark_id = chosen.preview.mark.mark_id
+            summary.update(Text(f"Rewinding to checkpoint {mark_id} folds {chosen.covers()}.", style="bold"))
         fill_table(
             self.query_one("#region-table", DataTable),
             [
                 (str(n.seq), (str(n.seq), str(n.turn), n.kind, human_chars(n.chars), n.summary))
-                for n in view.nodes
+                for n in (chosen.nodes if chosen is not None else ())
             ],
         )
 
@@ -264,19 +262,15 @@ class CheckpointsScreen(PolicyScreen):
         )
 
     def action_rewind(self) -> None:
-        """Rewind to the selected active checkpoint (the newest by default): preview, confirm, send."""
+        """Rewind to the active checkpoint under the cursor (the newest by default): preview, confirm, send."""
         view = self._view
-        if view is None or view.preview is None:
-            self.say(
-                f"Nothing to rewind: {view.problem if view else 'still reading the session'}", error=True
-            )
+        selected = self._selected_mark()
+        chosen = view.preview_for(selected) if view is not None else None
+        if view is None or chosen is None:
+            self.say(view.why_not(selected) if view is not None else "Nothing to rewind yet: still reading.", error=True)
             return
-        chosen = view.preview_for(self._selected_mark())
-        if chosen is None:
-            self.say("That checkpoint was already folded; choose an active one (or the newest).", error=True)
-            return
-        mark_id = chosen.mark.mark_id
-        preview = {"seq": view.seq, "nodes": len(chosen.region.shadowed_seqs), "chars": chosen.folded_chars}
+        mark_id = chosen.preview.mark.mark_id
+        preview = {"seq": view.seq, "nodes": len(chosen.preview.region.shadowed_seqs), "chars": chosen.preview.folded_chars}
 
         def decided(confirmed: bool | None) -> None:
             if confirmed:

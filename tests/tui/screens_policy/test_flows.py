@@ -47,7 +47,7 @@ async def test_rewind_preview_confirm_request_and_outcome(tmp_path: Path) -> Non
         await settle(pilot)
         screen = app.screen
         summary = text(screen.query_one("#region-summary", Static))
-        assert summary.startswith("Rewinding now folds 4 nodes (seq 28..35)")
+        assert summary.startswith("Rewinding to checkpoint 1 folds 4 nodes (seq 28..35)")
         await pilot.press("w")
         await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         dialog = app.screen

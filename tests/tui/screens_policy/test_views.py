@@ -10,7 +10,7 @@ from core.policies import fold
 from core.policies.checkpoint import plan_checkpoint
 from core.policies.recall import run_recall_tool
 from core.policies.report import ExtractiveReportWriter
-from core.policies.rewind import EMPTY_REGION, NO_CHECKPOINT, plan_rewind
+from core.policies.rewind import plan_rewind
 from core.read.load import load_session
 from core.read.session import Session
 from core.shared.errors import TapedeckError
@@ -171,17 +171,18 @@ def test_original_text_is_the_full_result(demo_session: Session) -> None:
 # ---------------------------------------------------------------------------------------------- checkpoints
 def test_rewind_preview_names_the_region(demo_session: Session) -> None:
     view = derive_checkpoints(demo_session)
-    assert view.problem is None and view.preview is not None
+    chosen = view.preview_for(None)
+    assert view.problem is None and chosen is not None and view.preview_for(1) is chosen
     assert [m.mark_id for m in view.marks] == [1]
-    region = view.preview.region
-    assert [n.seq for n in view.nodes] == list(region.shadowed_seqs)
-    assert [n.kind for n in view.nodes] == ["assistant", "result grep", "assistant", "result read_file"]
-    assert view.tools == (("grep", 1), ("read_file", 1))
-    assert view.covers() == (
-        f"4 nodes (seq {region.start}..{region.end}) · {view.preview.folded_chars:,} chars · turn 1 · "
+    region = chosen.preview.region
+    assert [n.seq for n in chosen.nodes] == list(region.shadowed_seqs)
+    assert [n.kind for n in chosen.nodes] == ["assistant", "result grep", "assistant", "result read_file"]
+    assert chosen.tools == (("grep", 1), ("read_file", 1))
+    assert chosen.covers() == (
+        f"4 nodes (seq {region.start}..{region.end}) · {chosen.preview.folded_chars:,} chars · turn 1 · "
         "tool results: grep×1, read_file×1"
     )
-    body = rewind_summary(view).plain
+    body = rewind_summary(view, chosen).plain
     assert "Checkpoint 1 (find the empty-input bug)" in body
     assert "result read_file" in body
 
@@ -189,7 +190,7 @@ def test_rewind_preview_names_the_region(demo_session: Session) -> None:
 def test_rewind_preview_explains_why_it_would_fail(tmp_path: Path) -> None:
     log = LogBuilder()
     log.start_turn("look around")
-    assert derive_checkpoints(log.session()).problem.endswith(f"[{NO_CHECKPOINT}]")  # type: ignore[union-attr]
+    assert derive_checkpoints(log.session()).problem == "this session has no checkpoint mark"
     log.plan(lambda s: plan_checkpoint(s, None, by="operator"))
     log.call("bash", {"command": "ls"}, "a.txt")
     log.end_step()
@@ -199,10 +200,9 @@ def test_rewind_preview_explains_why_it_would_fail(tmp_path: Path) -> None:
     plan = plan_rewind(session, CONFIG.rewind, ExtractiveReportWriter(), by="operator")
     log.add(*plan.events)
     view = derive_checkpoints(log.session())
-    assert view.preview is None
-    assert view.problem == (
-        f"checkpoint 1 was already folded at seq {log.session().next_seq - 1}; place a new one [{EMPTY_REGION}]"
-    )
+    assert view.previews == ()
+    assert view.problem == f"checkpoint 1 was already folded at seq {log.session().next_seq - 1}; place a new one"
+    assert view.why_not(1) == f"Nothing to rewind: {view.problem.removesuffix('; place a new one')}."
     assert not view.marks[0].active
 
 
@@ -367,9 +367,7 @@ def test_every_view_derives_from_real_dsh_logs(name: str) -> None:
     assert {line.seq for line in folds} == {
         seq for seq in session.surface if session.events[seq]["type"] == "tool/result"
     }
-    assert derive_checkpoints(session).problem == (
-        "rewind: no checkpoint mark found for this session; call `checkpoint` before exploring [NO_CHECKPOINT]"
-    )
+    assert derive_checkpoints(session).problem == "this session has no checkpoint mark"
     assert derive_routes(session) == []
     assert derive_config(session).history == ()
     tape = derive_tape(session)
