@@ -232,6 +232,7 @@ class Session:
         self.context_samples: list[tuple[int, int, int, int]] = []
         self._request_due = False  # a step (or its retry) started and its request has not gone out yet
         self._system_chars = 0  # of the latest request header's system prompt
+        self.aborted_finishes: list[int] = []  # seqs of stream finishes whose reason is ``aborted`` (cut off)
         self.cuts: list[Cut] = []
         self.streams = StreamBlocks()  # runs of stream deltas, one list row each (core.read.streams)
 
@@ -516,9 +517,12 @@ class Session:
         """A stream delta: the first output of a request; a failed attempt's finish means another goes out."""
         if self._request_due:
             self._request_out(seq)
-        if chunk.__class__ is dict and chunk.get("type") == "finish" and self._current_step is not None:
+        if chunk.__class__ is dict and chunk.get("type") == "finish":
             reason = chunk.get("reason")
-            self._request_due = reason.__class__ is dict and reason.get("kind") == "error"
+            kind = reason.get("kind") if reason.__class__ is dict else None
+            if kind == "aborted":
+                self.aborted_finishes.append(seq)
+            self._request_due = kind == "error" and self._current_step is not None
 
     def _on_assistant(self, seq: int, data: dict[str, Any]) -> None:
         if self._request_due:

@@ -208,3 +208,25 @@ async def test_n_moves_on_through_a_stream_while_the_log_grows(tmp_path: Path) -
         await settle(pilot)
         visited.append(screen.events.current_seq)
         assert visited == matches[1:], (visited, matches)
+
+
+async def test_a_stream_cut_off_by_stop_is_tagged_interrupted(tmp_path: Path) -> None:
+    log = streaming_log()  # turn 4's stream is coming in
+    stream = next(e["seq"] for e in log.events if e["type"] == "assistant/chunk")
+    log.add({"type": "assistant/chunk", "data": {"turn": 4, "step": 1,
+                                                 "chunk": {"type": "finish", "reason": {"kind": "aborted"}}}})  # fmt: skip
+    log.add({"type": "step/end", "data": {"turn": 4, "step": 1}})
+    log.add({"type": "turn/end", "data": {"turn": 4, "reason": {"kind": "aborted", "reason": {"kind": "user"}}}})
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        row = screen.events.view.row_of_seq(stream)
+        assert row is not None
+        screen.events.go(row)
+        await settle(pilot)
+        line = screen.events.render_line(row - int(screen.events.scroll_y)).text
+        assert "streamed" in line and "interrupted" in line, line
+        assert "interrupted" not in str(screen.events.render_line(0).text)

@@ -359,9 +359,10 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         row = self._block_rows.get(key)
         if row is None:
             block = blocks.block(i)
-            errors = live.facts.errors
-            k = bisect.bisect_left(errors, block.start)
-            row = block_row(head, block, streaming, k < len(errors) and errors[k] < block.end)
+            errors, cut = live.facts.errors, session.aborted_finishes
+            k, c = bisect.bisect_left(errors, block.start), bisect.bisect_left(cut, block.start)
+            row = block_row(head, block, streaming, k < len(errors) and errors[k] < block.end,
+                            c < len(cut) and cut[c] < block.end)  # fmt: skip
             if len(self._block_rows) > STRIP_CACHE:
                 self._block_rows.clear()
             self._block_rows[key] = row

@@ -48,6 +48,7 @@ class Row:
     replacement: str | None  # the cut kind when the event is a surface replacement
     surface_type: bool
     unit: str = "ch"  # what ``size`` counts: ``ch`` model-visible chars, ``B`` bytes of the event's JSON data
+    interrupted: bool = False  # a stream cut off before it finished (its finish says ``aborted``)
     time: float | None = None  # the event's ``time`` (ms since the epoch) when it has one
     # turn is the event's own data.turn; the list shows Session.turn_of (DSH attribution) once projected
 
@@ -183,7 +184,7 @@ def unreadable_row(seq: int, reason: str) -> Row:
 BLOCK_GLYPH = "●"  # a streamed block: the answer (text, reasoning, tool-call arguments) as it streamed
 
 
-def block_row(head: Row, block: Block, streaming: bool, error: bool) -> Row:
+def block_row(head: Row, block: Block, streaming: bool, error: bool, interrupted: bool = False) -> Row:
     """The row standing for a streamed block: its first delta's row with the block's size and a summary."""
     verb = "streaming…" if streaming else "streamed"
     deltas = f"{block.deltas} delta{'' if block.deltas == 1 else 's'}"
@@ -194,6 +195,7 @@ def block_row(head: Row, block: Block, streaming: bool, error: bool) -> Row:
         size=block.chars,
         unit="ch",
         error=error,
+        interrupted=interrupted,
     )
 
 
@@ -207,6 +209,8 @@ def badges(row: Row, session: Session, cut_kinds: dict[int, str]) -> list[str]:
         out.append(row.replacement)
     if row.error:
         out.append("error")
+    if row.interrupted:
+        out.append("interrupted")
     if row.surface_type and row.seq < session.next_seq:
         out.append("on" if session.on_surface(row.seq) else "off")
     return out
