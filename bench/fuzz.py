@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._common import best_of, emit, markdown_table  # noqa: E402
 from bench.gen_session import generate  # noqa: E402
 from bench.mutation import mutate_lines, random_mutation  # noqa: E402
-from bench.readers import READER_COMMANDS, argv_for, cli_crash, host_log, site, tui_crash  # noqa: E402
+from bench.readers import READER_COMMANDS, argv_for, cli_crash, host_log, release, site, tui_crash  # noqa: E402
 from core.log.tail import tail_events  # noqa: E402
 from core.log.validate import problem  # noqa: E402
 from core.read.load import load_session  # noqa: E402
@@ -64,6 +64,8 @@ def _readers(path: Path, commands: list[tuple[str, ...]]) -> tuple[str | None, s
             summarize(event)
     except Exception as exc:  # noqa: BLE001 - a LogFormatError is exit 2 above; anything else is a crash
         return site(exc), codes
+    finally:
+        release()
     return None, codes
 
 

@@ -11,6 +11,7 @@ TUI) a worker that died of an error.
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import time
 import traceback
@@ -51,6 +52,13 @@ def site(exc: BaseException) -> str:
     return f"{type(exc).__name__} at {short}:{frame.lineno}"
 
 
+def release() -> None:
+    """Collect what earlier commands left: each load freezes every live object (``core.log.bulk.gc_paused``),
+    garbage cycles holding open files included, which one process running thousands of commands must free."""
+    gc.unfreeze()
+    gc.collect()
+
+
 def cli_crash(argv: list[str]) -> tuple[str | None, str, str]:
     """Run one command in process: the crash (or None), its stdout and its stderr."""
     out, err = io.StringIO(), io.StringIO()
@@ -61,6 +69,8 @@ def cli_crash(argv: list[str]) -> tuple[str | None, str, str]:
         rc = exc.code if isinstance(exc.code, int) else 2
     except Exception as exc:  # noqa: BLE001 - a crash is what this counts
         return f"{argv[0]}: {site(exc)}", out.getvalue(), err.getvalue()
+    finally:
+        release()
     if (rc or 0) not in EXITS.get(argv[0], (0, 2)):
         return f"{argv[0]}: exit {rc}", out.getvalue(), err.getvalue()
     if "Traceback" in err.getvalue():

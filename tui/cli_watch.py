@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 from pathlib import Path
 
 from core.cli.common import guarded
@@ -10,7 +11,7 @@ from core.log.layout import default_sessions_root, resolve_log_path, stat_or_non
 from core.log.reader import read_log_header
 from core.log.sessions import discover_sessions
 from core.log.tail import FOLLOW_INTERVAL
-from core.shared.errors import TapedeckError
+from core.shared.errors import LogIncompleteError, TapedeckError
 from tui.cli import TUI_COMMANDS
 
 
@@ -31,9 +32,8 @@ def watch_target(path: str | None) -> Path:
 
     if not is_session_log_target(target):
         return target
-    log = resolve_log_path(target)
-    if log.stat().st_size:
-        read_log_header(log)  # a log that cannot be opened is refused here, with the reason
+    with contextlib.suppress(LogIncompleteError):  # a log being born (no complete first line yet): the view waits
+        read_log_header(resolve_log_path(target))  # a log that cannot be opened is refused here, with the reason
     return target
 
 

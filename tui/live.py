@@ -35,7 +35,7 @@ from core.log.validate import is_invalid
 from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
 from core.read.session import Session
 from core.shared.diagnostics import Diagnostic
-from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError
+from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError, TapedeckError
 from core.shared.text import tool_result_is_error
 
 # Logs above this size open with a preview of their tail; logs above RETAIN_BYTES are read back from the file.
@@ -381,11 +381,14 @@ class LiveSession:
         self.phase = "error"
         self._post(LoadProgress("error", 1.0))
 
-    def _wait_for_file(self) -> Path | None:
+    def _wait_for_file(self) -> tuple[Path, dict[str, Any]] | None:
+        """The log and its header, once there is a log with a complete header (following, a missing log or one
+        being born is waited for; anything else is an error)."""
         while not self.stop_event.is_set():
             try:
-                return resolve_log_path(self.path)
-            except LogNotFoundError:  # only a missing log is waited for; anything else is an error
+                log = resolve_log_path(self.path)
+                return log, read_log_header(log)
+            except (LogNotFoundError, LogIncompleteError):
                 if not self.follow:
                     raise
                 if self.phase != "waiting":
@@ -403,13 +406,13 @@ class LiveSession:
 
     def _load(self) -> Tailer | None:
         """Preview and project the whole file; publish the projection; return the positioned tailer."""
-        log = self._wait_for_file()
-        if log is None:
+        found = self._wait_for_file()
+        if found is None:
             return None
+        log, header = found
         self.path = log
         compressed = is_compressed(log)
         size = os.path.getsize(log)
-        header = read_log_header(log)
         if (
             size > PREVIEW_BYTES
             and self.session.next_seq == 0

@@ -10,7 +10,7 @@ from typing import Any
 from core.log.decoder import Consumer, LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
 from core.shared.diagnostics import Diagnostic
-from core.shared.errors import LogFormatError
+from core.shared.errors import LogFormatError, LogIncompleteError
 
 CHUNK = 1 << 20
 HEADER_LIMIT = 1 << 24  # a first line or frame longer than this is no session header
@@ -62,26 +62,33 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The validated header of a log file or session directory; LogFormatError says precisely why not.
 
     Only the first line (raw) or frame (zstd) is decoded, with the same decoder and messages as ``read_log``.
+    A file that ends before its first line or frame does (empty, or a header still being written) raises
+    ``LogIncompleteError``, which a follower waits on; a last line without its newline that is a whole header is
+    one.
     """
     p = resolve_log_path(path)
     decoder = LogDecoder(str(p), is_compressed(p))
     read = 0
+    torn = False
     try:
         with open(p, "rb") as f:
             while decoder.header is None and not decoder.fatal and read < HEADER_LIMIT:
                 chunk = f.read(1 << 16)
                 if not chunk:
                     decoder.finish()
+                    torn = decoder.header is None  # the file ended inside its first line or frame
                     break
                 read += len(chunk)
                 decoder.feed(chunk)
     except OSError as exc:
         raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+    if torn:
+        what = "empty log" if read == 0 else "no complete first line or frame yet"
+        raise LogIncompleteError(f"{p}: {what} (no session header)")
     if decoder.fatal:
         raise LogFormatError(decoder.fatal)
     if decoder.header is None:
-        what = "empty log" if read == 0 else "no complete first line or frame"
-        raise LogFormatError(f"{p}: {what} (no session header)")
+        raise LogFormatError(f"{p}: no complete first line or frame (no session header)")
     return decoder.header
 
 

@@ -15,6 +15,11 @@ class LogNotFoundError(LogFormatError):
     """The log file (or the session directory's log) does not exist (yet): a follower may wait for it."""
 
 
+class LogIncompleteError(LogFormatError):
+    """The log holds no complete first line or frame yet (empty, or its header still being written): a
+    follower may wait for it."""
+
+
 class ConfigError(TapedeckError):
     """A policy configuration value is invalid; the message names the key and what is wrong."""
 

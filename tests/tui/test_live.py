@@ -349,3 +349,52 @@ def test_zstd_logs_load_and_follow(tmp_path: Path, retain_bytes: int | None) -> 
     finally:
         live.stop()
         thread.join(5)
+
+
+@pytest.mark.parametrize("born", ["empty", "half-line", "half-frame"])
+def test_waits_for_a_log_being_born(tmp_path: Path, born: str) -> None:
+    """A log whose first line (or first zstd frame) is still being written is waited for, as an empty one is."""
+    log = policy_log()
+    whole = log.lines([log.header, *log.events])
+    path = tmp_path / ("session.jsonl.zstd" if born == "half-frame" else "session.jsonl")
+    if born == "half-frame":
+        frames = [zstandard.ZstdCompressor(write_checksum=True).compress(line + b"\n") for line in whole.splitlines()]
+        whole = b"".join(frames)
+        start = frames[0][: len(frames[0]) // 2]
+    else:
+        start = b"" if born == "empty" else whole[:20]
+    path.write_bytes(start)
+    follower = Follower(path)
+    try:
+        wait_for(lambda: follower.live.phase == "waiting" or follower.live.phase == "error")
+        time.sleep(0.2)
+        assert follower.live.phase == "waiting", follower.live.error
+        with open(path, "ab") as f:
+            f.write(whole[len(start) :])
+        wait_for(lambda: follower.live.ready and follower.live.session.next_seq == len(log.events))
+        assert follower.live.error is None
+    finally:
+        follower.stop()
+
+
+def test_a_rewrite_in_place_of_an_empty_log_is_read(tmp_path: Path) -> None:
+    """``cat other > session.jsonl`` under a watch: the same inode, emptied then filled with another session."""
+    first = policy_log()
+    other = Log({**first.header, "id": "another-session"})
+    other.turn(1, "another session", "x")
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(first.lines([first.header, *first.events]))
+    follower = Follower(path)
+    live = follower.live
+    try:
+        wait_for(lambda: live.phase == "following" and live.session.next_seq == len(first.events))
+        inode = path.stat().st_ino
+        with open(path, "wb") as f:  # the shell truncates, then the copy writes
+            f.flush()
+            time.sleep(0.2)
+            f.write(other.lines([other.header, *other.events]))
+        assert path.stat().st_ino == inode
+        wait_for(lambda: live.session.id == other.header["id"] and live.session.next_seq == len(other.events))
+        assert live.phase == "following" and any(n.code == "log-reset" for n in live.notices)
+    finally:
+        follower.stop()
