@@ -10,20 +10,22 @@ from core.cli.common import guarded
 from core.control.config import load_config
 from core.log.layout import default_sessions_root
 from core.log.tail import FOLLOW_INTERVAL
+from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
 from tui.cli import TUI_COMMANDS
 
 
 def run_fleet(roots: Sequence[str], config_file: str | None, interval: float) -> int:
     """Check the roots, then start the TUI on the fleet table."""
-    paths = [Path(root).expanduser() for root in roots]
+    paths = [Path(root).expanduser() for root in roots if parse_remote(root) is None]
     for path in paths:
         if not path.exists():
             raise TapedeckError(f"{path}: no such file or directory")
     config = load_config(config_file)
     from tui.app import TapedeckApp
 
-    TapedeckApp(paths[0], interval=interval, fleet_roots=paths, fleet_config=config).run()
+    targets = [Path(root) if parse_remote(root) else Path(root).expanduser() for root in roots]
+    TapedeckApp(targets[0], interval=interval, fleet_roots=targets, fleet_config=config).run()
     return 0
 
 

@@ -87,13 +87,16 @@ class AlertWatch:
 
     def tick(self, now: int) -> list[Alert]:
         """Tick the engine with the time, the host's state and the file's last change."""
-        try:
-            mtime = int(os.stat(self.path).st_mtime * 1000)
-        except OSError:
-            mtime = None
         if self.live:
             self.host = self.read_host()
-        return self.engine.tick(now, self.host.state if self.host is not None else None, mtime)
+        return self.engine.tick(now, self.host.state if self.host is not None else None, self.last_write())
+
+    def last_write(self) -> int | None:
+        """When the log last changed (epoch ms; None: unknown)."""
+        try:
+            return int(os.stat(self.path).st_mtime * 1000)
+        except OSError:
+            return None
 
     def read_host(self) -> HostState:
         """The host's state now (a lock probe and a small file)."""

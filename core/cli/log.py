@@ -246,15 +246,16 @@ def _copy_marked(spool: IO[bytes], gaps: list[tuple[int, int]], session: Session
 def _sessions(args: argparse.Namespace) -> int | None:
     from core.fleet.follow import Fleet
     from core.fleet.row import COLUMNS, cells
+    from core.remote.target import parse_remote
 
-    roots = [Path(root).expanduser() for root in args.roots]
+    roots = [Path(root).expanduser() for root in args.roots if parse_remote(root) is None]
     for root in roots:
         if not root.is_dir():
             return fail(f"{root}: no such directory (give a sessions root, e.g. {default_sessions_root()})")
-    fleet = Fleet(roots, load_config(args.config))
+    fleet = Fleet(args.roots, load_config(args.config))
     fleet.poll(final=True)
     rows = fleet.rows()
-    where = ", ".join(str(root) for root in roots)
+    where = ", ".join(args.roots)
 
     def render(payload: list[dict[str, Any]]) -> str:
         n = len(rows)

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.alerts.engine import Alert
 from core.alerts.follow import AlertWatch, is_root, now_ms
 from core.alerts.rate import project, window_ms
 from core.alerts.rules import context_ratio
@@ -27,6 +28,11 @@ from core.log.layout import resolve_log_path
 from core.log.sessions import SessionRef, session_logs, session_ref
 from core.log.vocabulary import ROUTE_EVENT
 from core.rebuild.cost import cached_share
+from core.remote.link import SshLink, Unreachable, link_for
+from core.remote.sessions import remote_host_state, remote_logs, remote_ref
+from core.remote.tail import RemoteTailer
+from core.remote.target import RemoteTarget, parse_remote
+from core.shared.errors import TapedeckError
 
 HOST_SECONDS = 1.0  # a live host's state is read again this often
 IDLE_HOST_SECONDS = 10.0  # … an exited (or never hosted) session's, unless its log grew
@@ -89,11 +95,17 @@ class SessionWatch(AlertWatch):
         """The host's state, read again only when it may have changed (see the module docstring)."""
         now = now_ms() / 1000
         every = HOST_SECONDS if self.host is None or self.host.live else IDLE_HOST_SECONDS
-        if self.host is None or self._grew or now - self._host_read >= every:
+        if self.host is None or (self._grew and self.grown_reads_host) or now - self._host_read >= every:
             self._host_read = now
             self._grew = False
-            return super().read_host()
+            return self.fresh_host()
         return self.host
+
+    grown_reads_host = True  # a log that grew has its host's state read again at once (locally: cheap)
+
+    def fresh_host(self) -> HostState:
+        """The host's state read now."""
+        return super().read_host()
 
     def row(self, now: int) -> FleetRow:
         """The session's row as of the last poll, aged to ``now`` (epoch ms)."""
@@ -124,32 +136,92 @@ class SessionWatch(AlertWatch):
         )
 
 
+class RemoteSessionWatch(SessionWatch):
+    """A session on another machine: its log followed over SFTP (``core.remote.tail``), its host's state read from
+    the files beside it, and ``unreachable`` raised while the machine cannot be reached."""
+
+    def __init__(self, ref: SessionRef, config: PolicyConfig, link: SshLink, target: RemoteTarget) -> None:
+        super().__init__(ref, config)
+        self.link = link
+        self.target = target
+        self.tailer: RemoteTailer = RemoteTailer(link, target)
+
+    def poll(self, now: int, final: bool = False) -> list[Alert]:
+        """Read the new bytes and tick, then say whether the machine answered."""
+        out = super().poll(now, final)
+        lost = self.tailer.unreachable
+        return out + self.engine.reachable(lost is None, now, str(lost) if lost else "")
+
+    def last_write(self) -> int | None:
+        """The remote file's mtime at the last poll."""
+        return self.tailer.last_write
+
+    grown_reads_host = False  # over SSH the host's files are read on the clock only
+
+    def fresh_host(self) -> HostState:
+        """The host's state from the remote files (the last one known while unreachable)."""
+        try:
+            return remote_host_state(self.link, self.target, self.engine.signals.hosted)
+        except TapedeckError:
+            return self.host or HostState("none")
+
+    def row(self, now: int) -> FleetRow:
+        """The row, placed on its machine."""
+        row = super().row(now)
+        row.where = self.target.where
+        return row
+
+
 class Fleet:
     """Every session under ``targets``: ``poll`` reads each log's new bytes, ``rows`` lists them in order."""
 
-    def __init__(self, targets: Sequence[str | os.PathLike[str]], config: PolicyConfig) -> None:
-        self.targets = [Path(t).expanduser() for t in targets]
+    def __init__(self, targets: Sequence[str | os.PathLike[str]], config: PolicyConfig, **ssh_options: Any) -> None:
+        """Follow ``targets``: local paths, and ``[user@]host:PATH`` on other machines (``ssh_options`` go to
+        ``core.remote.link.SshLink``)."""
+        self.targets: list[Path | RemoteTarget] = [parse_remote(str(t)) or Path(t).expanduser() for t in targets]
         self.config = config
-        self.watches: dict[Path, SessionWatch] = {}
+        self.ssh_options = ssh_options
+        self.watches: dict[str, SessionWatch] = {}
         self.skipped: list[str] = []
         self._scanned = float("-inf")
-        self._pending: set[Path] = set()  # logs found whose header could not be read yet
+        self._pending: set[Path | RemoteTarget] = set()  # logs found whose header could not be read yet
 
     def rescan(self) -> None:
-        """Start watching the logs that appeared under the targets (only a new log's header is read)."""
+        """Start watching the logs that appeared under the targets (only a new log's header is read). A remote
+        machine that cannot be reached is noted in ``skipped``; one whose host key is refused raises
+        ``HostKeyRefused``."""
         self._scanned = now_ms() / 1000
         skipped: list[str] = []
         for target in self.targets:
-            logs = session_logs(target, skipped) if is_root(target) else [resolve_log_path(target)]
-            self._pending.update(log for log in logs if log not in self.watches)
+            if isinstance(target, RemoteTarget):
+                try:
+                    found: list[Path | RemoteTarget] = list(remote_logs(self.link(target), target))
+                except Unreachable as exc:
+                    skipped.append(str(exc))
+                    continue
+            else:
+                found = list(session_logs(target, skipped) if is_root(target) else [resolve_log_path(target)])
+            self._pending.update(log for log in found if str(log) not in self.watches)
         self.skipped = skipped
         self._adopt()
+
+    def link(self, target: RemoteTarget) -> SshLink:
+        """The SSH link to ``target``'s machine (one per machine, shared by its sessions)."""
+        return link_for(target, **self.ssh_options)
 
     def _adopt(self) -> None:
         """Watch the new logs whose header can be read now (one still being written is tried at every poll)."""
         for log in list(self._pending):
-            if (ref := session_ref(log)) is not None:
-                self.watches[log] = SessionWatch(ref, self.config)
+            if isinstance(log, RemoteTarget):
+                try:
+                    ref = remote_ref(self.link(log), log)
+                except Unreachable:
+                    continue
+                if ref is not None:
+                    self.watches[str(log)] = RemoteSessionWatch(ref, self.config, self.link(log), log)
+                    self._pending.discard(log)
+            elif (ref := session_ref(log)) is not None:
+                self.watches[str(log)] = SessionWatch(ref, self.config)
                 self._pending.discard(log)
             elif not log.exists():
                 self._pending.discard(log)

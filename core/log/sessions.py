@@ -66,6 +66,11 @@ def session_ref(log: Path) -> SessionRef | None:
         st = log.stat()
     except OSError:
         return None  # removed while we looked
+    return ref_from_header(log, header, st.st_size, st.st_mtime)
+
+
+def ref_from_header(log: Path, header: dict[str, Any], size: int, mtime: float) -> SessionRef:
+    """The ``SessionRef`` of a log whose header was read (locally or from another machine)."""
     depth = header.get("delegationDepth")
     return SessionRef(
         path=log,
@@ -75,8 +80,8 @@ def session_ref(log: Path) -> SessionRef | None:
         parent=header.get("parentSession"),
         depth=depth if isinstance(depth, int) else 0,
         origin=header.get("origin"),
-        size=st.st_size,
-        mtime=st.st_mtime,
+        size=size,
+        mtime=mtime,
     )
 
 

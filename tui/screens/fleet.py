@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Input, Static
 from core.control.config import PolicyConfig
 from core.fleet.actions import send_row_action
 from core.fleet.follow import Fleet
-from core.fleet.row import COLUMNS, FleetRow, cells, matches
+from core.fleet.row import COLUMNS, LOCAL, FleetRow, cells, matches
 from core.shared.errors import TapedeckError
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.widgets.footer import PriorityFooter
@@ -76,6 +76,7 @@ class FleetScreen(Screen[None]):
         self.shown: list[str] = []  # the keys on screen (after the filter), in order
         self.query_text = ""
         self.loaded = False  # the first poll landed
+        self.problems: list[str] = []  # what keeps a root from being read (a refused host key)
         self._stop = threading.Event()
         self._active = threading.Event()  # set while the table is on screen: the worker polls only then
 
@@ -118,7 +119,10 @@ class FleetScreen(Screen[None]):
             self._active.wait()
             if self._stop.is_set():
                 return
-            fleet.poll()
+            try:
+                fleet.poll()
+            except TapedeckError as exc:  # a refused host key: said on the status line, the rest goes on
+                self.app.call_from_thread(self._problem, str(exc))
             rows = fleet.rows()
             now = [(row.key, cells(row)) for row in rows]
             if now != last:
@@ -128,6 +132,11 @@ class FleetScreen(Screen[None]):
             self._stop.wait(POLL_SECONDS)
 
     # drawing ------------------------------------------------------------------------------------------------
+    def _problem(self, message: str) -> None:
+        if message not in self.problems:
+            self.problems.append(message)
+            self.notify(message, title="Fleet", severity="error", timeout=15, markup=False)
+
     def _show(self, rows: list[Shown], skipped: list[str]) -> None:
         self.rows = {shown.key: shown for shown in rows}
         self.loaded = True
@@ -139,7 +148,7 @@ class FleetScreen(Screen[None]):
             f"attention · {where}"
         )
         status = f"filter: {self.query_text}" if self.query_text else "n next attention · / filter · Enter open"
-        self.query_one("#fleet-status", Static).update("; ".join([status, *skipped]))
+        self.query_one("#fleet-status", Static).update("; ".join([status, *skipped, *self.problems]))
 
     def _draw(self) -> None:
         table = self.query_one(DataTable)
@@ -180,7 +189,10 @@ class FleetScreen(Screen[None]):
     def action_open(self) -> None:
         """Open the session under the cursor (going back returns to this row)."""
         row = self._current()
-        if row is not None:
+        if row is not None and row.where != LOCAL:
+            self.notify(f"{row.where}: a remote session opens in the fleet only, not yet in the full session view",
+                        timeout=6)  # fmt: skip
+        elif row is not None:
             self.app.open_session(row.ref.path)  # type: ignore[attr-defined]
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

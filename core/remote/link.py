@@ -1,0 +1,262 @@
+"""One SSH connection per remote machine, used through SFTP only, from any thread.
+
+``asyncssh`` runs on an event loop in a daemon thread of its own; each call is submitted to it and waited for.
+The connection applies the user's ``~/.ssh/config`` (host aliases, port, user, identity files, ProxyJump), keys
+and agent, and checks the host key against ``~/.ssh/known_hosts`` strictly: an unknown or changed key is refused
+with the command that records it after the operator checked it (``HostKeyRefused``), never accepted.
+
+A call that finds the connection gone marks the machine ``unreachable`` (``Unreachable.since``) and reconnects
+on a later call, waiting ``BACKOFF`` seconds after the first failure, doubling up to ``MAX_BACKOFF``; calls in
+between fail at once, so a dead machine never blocks the fleet's poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from core.remote.target import RemoteTarget
+from core.shared.errors import TapedeckError
+
+BACKOFF = 0.5  # seconds before the first reconnect; doubled after each failed one
+MAX_BACKOFF = 15.0
+CALL_TIMEOUT = 20.0  # one SFTP call (the connect included) gives up after this long
+READ_CHUNK = 1 << 18  # bytes per SFTP read request
+
+T = TypeVar("T")
+
+
+class HostKeyRefused(TapedeckError):
+    """The machine's host key is not in known_hosts (or differs from it): nothing was read or sent."""
+
+
+class Unreachable(TapedeckError):
+    """The machine cannot be reached now; ``since`` is when it was first found so (epoch ms)."""
+
+    def __init__(self, message: str, since: int) -> None:
+        super().__init__(message)
+        self.since = since
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteStat:
+    """A remote file's size, last change (epoch ms) and whether it is a regular file, a directory or a link."""
+
+    size: int
+    mtime_ms: int
+    kind: str  # "file", "dir", "link" or "other"
+
+
+_LOOP: asyncio.AbstractEventLoop | None = None
+_LOOP_LOCK = threading.Lock()
+
+
+def _loop() -> asyncio.AbstractEventLoop:
+    """The event loop every link runs on (started once, in a daemon thread)."""
+    global _LOOP
+    with _LOOP_LOCK:
+        if _LOOP is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="tapedeck-ssh", daemon=True).start()
+            _LOOP = loop
+        return _LOOP
+
+
+def _kind(attrs: Any) -> str:
+    import stat
+
+    mode = attrs.permissions or 0
+    return "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "link" if stat.S_ISLNK(mode) else "other"
+
+
+def _host_key_line(target: RemoteTarget, port: int | None) -> str:
+    where = f"-p {port} " if port and port != 22 else ""
+    return f"ssh {where}{target.where} true"
+
+
+class SshLink:
+    """The SFTP session to one machine (see the module docstring). ``port`` and ``options`` override the ssh
+    config (tests, and the rare caller that must)."""
+
+    def __init__(self, target: RemoteTarget, *, port: int | None = None, **options: Any) -> None:
+        self.target = target
+        self.port = port
+        self.options = options
+        self.unreachable_since: int | None = None
+        self.bytes_read = 0
+        self.refused: HostKeyRefused | None = None  # an unknown host key is refused once and for all
+        self._conn: Any = None
+        self._sftp: Any = None
+        self._retry_at = 0.0
+        self._backoff = BACKOFF
+        self._lock = threading.Lock()
+
+    # the connection ---------------------------------------------------------------------------------------
+    async def _connect(self) -> Any:
+        import asyncssh
+
+        kwargs: dict[str, Any] = dict(self.options)
+        if self.port is not None:
+            kwargs["port"] = self.port
+        if self.target.user:
+            kwargs["username"] = self.target.user
+        try:
+            conn = await asyncssh.connect(self.target.host, **kwargs)
+        except asyncssh.HostKeyNotVerifiable as exc:
+            self.refused = HostKeyRefused(
+                f"{self.target.where}: its host key is not in your known_hosts ({exc.reason}); nothing was read. "
+                f"Check the key's fingerprint with the machine's owner, then record it by running: "
+                f"{_host_key_line(self.target, self.port)}"
+            )
+            raise self.refused from None
+        self._conn = conn
+        self._sftp = await conn.start_sftp_client()
+        return self._sftp
+
+    async def _sftp_client(self) -> Any:
+        return self._sftp if self._sftp is not None else await self._connect()
+
+    def call(self, make: Callable[[Any], Awaitable[T]]) -> T:
+        """Run ``make(sftp)`` on the link's loop and return its result; connects (or reconnects) first."""
+        import asyncssh
+
+        now = time.monotonic()
+        with self._lock:
+            if self.refused is not None:
+                raise self.refused
+            if self.unreachable_since is not None and now < self._retry_at:
+                raise Unreachable(f"{self.target.where}: unreachable since {_clock(self.unreachable_since)}",
+                                  self.unreachable_since)  # fmt: skip
+
+            async def run() -> T:
+                return await make(await self._sftp_client())
+
+            future = asyncio.run_coroutine_threadsafe(asyncio.wait_for(run(), CALL_TIMEOUT), _loop())
+            try:
+                result = future.result()
+            except (TimeoutError, OSError, asyncssh.Error, EOFError) as exc:
+                lost = (asyncssh.sftp.FX_NO_CONNECTION, asyncssh.sftp.FX_CONNECTION_LOST)
+                if isinstance(exc, asyncssh.SFTPError) and exc.code not in lost:  # the file failed, not the link
+                    raise TapedeckError(f"{self.target.where}: {exc.reason}") from None
+                self._drop()
+                first = self.unreachable_since is None
+                self.unreachable_since = self.unreachable_since or int(time.time() * 1000)
+                self._retry_at = time.monotonic() + (0 if first else self._backoff)
+                self._backoff = BACKOFF if first else min(self._backoff * 2, MAX_BACKOFF)
+                raise Unreachable(f"{self.target.where}: unreachable since {_clock(self.unreachable_since)} "
+                                  f"({exc or type(exc).__name__})", self.unreachable_since) from None  # fmt: skip
+            self.unreachable_since = None
+            self._backoff = BACKOFF
+            return result
+
+    def _drop(self) -> None:
+        conn, self._conn, self._sftp = self._conn, None, None
+        if conn is not None:
+            conn.abort()
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            if self._conn is not None:
+                asyncio.run_coroutine_threadsafe(self._close(), _loop()).result(CALL_TIMEOUT)
+
+    async def _close(self) -> None:
+        conn, self._conn, self._sftp = self._conn, None, None
+        if conn is not None:
+            conn.close()
+            await conn.wait_closed()
+
+    # SFTP calls ---------------------------------------------------------------------------------------------
+    def stat(self, path: str, follow: bool = True) -> RemoteStat | None:
+        """The file's stat (``follow=False``: of a link itself), or None when it does not exist."""
+        import asyncssh
+
+        async def go(sftp: Any) -> RemoteStat | None:
+            try:
+                attrs = await (sftp.stat(path) if follow else sftp.lstat(path))
+            except asyncssh.SFTPNoSuchFile:
+                return None
+            return RemoteStat(attrs.size or 0, int((attrs.mtime or 0) * 1000), _kind(attrs))
+
+        return self.call(go)
+
+    def read(self, path: str, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes of the file from ``offset`` (fewer at its end)."""
+
+        async def go(sftp: Any) -> bytes:
+            parts = []
+            async with sftp.open(path, "rb") as f:
+                done = 0
+                while done < length:
+                    chunk = await f.read(min(READ_CHUNK, length - done), offset + done)
+                    if not chunk:
+                        break
+                    parts.append(chunk)
+                    done += len(chunk)
+            return b"".join(parts)
+
+        data = self.call(go)
+        self.bytes_read += len(data)
+        return data
+
+    def listdir(self, path: str) -> list[tuple[str, str]]:
+        """``(name, kind)`` of each entry of the directory (empty when it does not exist)."""
+        import asyncssh
+
+        async def go(sftp: Any) -> list[tuple[str, str]]:
+            try:
+                entries = await sftp.readdir(path)
+            except asyncssh.SFTPNoSuchFile:
+                return []
+            return sorted((e.filename, _kind(e.attrs)) for e in entries if e.filename not in (".", ".."))
+
+        return self.call(go)
+
+    def append(self, path: str, data: bytes, mode: int) -> None:
+        """Append ``data`` to the file as one write (created with ``mode``), never through a symbolic link; a
+        torn last line gets a newline first; flushed to disk before returning."""
+        import asyncssh
+
+        async def go(sftp: Any) -> None:
+            try:
+                attrs = await sftp.lstat(path)
+            except asyncssh.SFTPNoSuchFile:
+                attrs = None
+            if attrs is not None and _kind(attrs) != "file":
+                raise TapedeckError(f"{self.target.at(path)}: the control inbox is not a regular file "
+                                    f"(a {_kind(attrs)}); refusing to write through it")  # fmt: skip
+            body = data
+            flags = asyncssh.FXF_READ | asyncssh.FXF_WRITE | asyncssh.FXF_APPEND | asyncssh.FXF_CREAT
+            async with sftp.open(path, flags, asyncssh.SFTPAttrs(permissions=mode), encoding=None) as f:
+                size = (await f.stat()).size or 0
+                if size and await f.read(1, size - 1) != b"\n":
+                    body = b"\n" + data
+                await f.write(body)
+                await f.fsync()
+
+        self.call(go)
+
+
+def _clock(ms: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ms / 1000))
+
+
+_LINKS: dict[tuple[str | None, str, int | None], SshLink] = {}
+
+
+def link_for(target: RemoteTarget, port: int | None = None, **options: Any) -> SshLink:
+    """The one link to ``target``'s machine (shared by every path on it)."""
+    key = (target.user, target.host, port)
+    if key not in _LINKS:
+        _LINKS[key] = SshLink(target, port=port, **options)
+    return _LINKS[key]
+
+
+def close_links() -> None:
+    """Close every link (the end of a run, or of a test)."""
+    while _LINKS:
+        _LINKS.popitem()[1].close()

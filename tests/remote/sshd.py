@@ -1,0 +1,99 @@
+"""A real OpenSSH server on a loopback port for the remote tests: a generated host key and user key, running as
+the test user, and a HOME whose ~/.ssh (config, known_hosts, the key) is what the client reads."""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+SSHD = shutil.which("sshd") or "/usr/sbin/sshd"
+MISSING = None if Path(SSHD).exists() and shutil.which("ssh-keygen") else "needs the OpenSSH server (sshd) and ssh-keygen"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Sshd:
+    """``sshd -D`` on 127.0.0.1:``port`` in a process group of its own (``kill`` ends its sessions too)."""
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        base.mkdir(parents=True, exist_ok=True)
+        self.port = _free_port()
+        self.host_key = base / "host_ed25519"
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.host_key)], check=True)
+        self.home = base / "home"
+        ssh = self.home / ".ssh"
+        ssh.mkdir(parents=True)
+        self.user_key = ssh / "id_ed25519"
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(self.user_key)], check=True)
+        (base / "authorized_keys").write_text(self.user_key.with_suffix(".pub").read_text())
+        sftp = next((p for p in ("/usr/lib/openssh/sftp-server", "/usr/libexec/openssh/sftp-server")
+                     if Path(p).exists()), "internal-sftp")  # fmt: skip
+        (base / "sshd_config").write_text(
+            f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {self.host_key}\nPidFile {base / 'sshd.pid'}\n"
+            f"AuthorizedKeysFile {base / 'authorized_keys'}\nStrictModes no\nPasswordAuthentication no\n"
+            "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nUsePAM no\nPermitRootLogin prohibit-password\n"
+            f"Subsystem sftp {sftp}\n"
+        )
+        (ssh / "config").write_text(
+            f"Host testbox\n  HostName 127.0.0.1\n  Port {self.port}\n  User {getpass.getuser()}\n"
+            f"  IdentityFile {self.user_key}\n"
+        )
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def trust(self) -> None:
+        """Record the server's host key in the client's known_hosts."""
+        key = " ".join(self.host_key.with_suffix(".pub").read_text().split()[:2])
+        (self.home / ".ssh" / "known_hosts").write_text(f"[127.0.0.1]:{self.port} {key}\n")
+
+    def start(self) -> None:
+        """Start the server and wait until it listens."""
+        if os.geteuid() == 0:
+            Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # a root sshd's privilege separation directory
+        with open(self.base / "sshd.log", "ab") as errors:
+            self.proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(self.base / "sshd_config")],
+                                         stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True)  # fmt: skip
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return
+            except OSError:
+                assert self.proc.poll() is None, (self.base / "sshd.log").read_text()
+                assert time.monotonic() < deadline, "sshd did not listen"
+                time.sleep(0.05)
+
+    def kill(self) -> None:
+        """Kill the server and every session it serves."""
+        if self.proc is not None and self.proc.poll() is None:
+            for pid in [self.proc.pid, *_descendants(self.proc.pid)]:  # each session calls setsid: not in our group
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            self.proc.wait()
+        self.proc = None
+
+
+def _descendants(root: int) -> list[int]:
+    """Every process below ``root``, from /proc."""
+    parents: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError, ValueError):
+                parents[int(entry.name)] = int((entry / "stat").read_text().rpartition(")")[2].split()[1])
+    found, frontier = [], [root]
+    while frontier:
+        children = [pid for pid, parent in parents.items() if parent in frontier]
+        found.extend(children)
+        frontier = children
+    return found

@@ -1,0 +1,134 @@
+"""Remote roots through a real OpenSSH server on a loopback port (the client reads the test HOME's ~/.ssh): a
+growing remote log followed from its new bytes, the server killed and restarted mid-follow, an unknown host key
+refused with the line to run, and a control request reaching a live host on the far side."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from core.control.host_state import read_host_state
+from core.fleet.actions import send_row_action
+from core.fleet.follow import Fleet
+from core.remote.link import HostKeyRefused, close_links
+from tests.alerts.crafted import HEADER, Log, config
+from tests.remote.sshd import MISSING, Sshd
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+TAPEDECK = Path(sys.prefix) / "bin" / "tapedeck"
+
+
+@pytest.fixture
+def sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sshd]:
+    server = Sshd(tmp_path / "sshd")
+    monkeypatch.setenv("HOME", str(server.home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    server.start()
+    yield server
+    close_links()
+    server.kill()
+
+
+def _lines(events: list[dict[str, Any]]) -> bytes:
+    return b"".join(orjson.dumps(e) + b"\n" for e in events)
+
+
+def _until(fleet: Fleet, done: Callable[[Fleet], bool], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        fleet.poll()
+        if done(fleet):
+            return
+        assert time.monotonic() < deadline, [r.to_dict() for r in fleet.rows()]
+        time.sleep(0.05)
+
+
+def _turns(log: Log, first: int, last: int) -> None:
+    for n in range(first, last + 1):
+        log.turn(n)
+        log.usage(n, 1, miss=1_000, hit=3_000)
+        log.end(n)
+
+
+def test_a_growing_remote_log_is_followed_through_a_restart_of_the_server(sshd: Sshd, tmp_path: Path) -> None:
+    sshd.trust()
+    path = tmp_path / "root" / "p" / "s1" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    log = Log()
+    log.header()
+    _turns(log, 1, 2)
+    path.write_bytes(_lines([{**HEADER, "id": "s1"}, *log.events]))
+    written = len(log.events)
+    fleet = Fleet([f"testbox:{tmp_path / 'root'}"], config())
+    _until(fleet, lambda f: [r.turn for r in f.rows()] == [2])
+    row = fleet.rows()[0]
+    assert (row.where, row.ref.id, str(row.ref.path)) == ("testbox", "s1", f"testbox:{path}")
+
+    _turns(log, 3, 3)
+    with open(path, "ab") as f:
+        f.write(_lines(log.events[written:]))
+    written = len(log.events)
+    _until(fleet, lambda f: f.rows()[0].turn == 3)
+
+    sshd.kill()
+    _until(fleet, lambda f: [a.cause for a in f.rows()[0].attention] == ["unreachable"])
+    assert "unreachable since" in fleet.rows()[0].attention[0].reason
+    _turns(log, 4, 5)  # written while the machine cannot be reached
+    with open(path, "ab") as f:
+        f.write(_lines(log.events[written:]))
+    sshd.start()
+    _until(fleet, lambda f: f.rows()[0].turn == 5 and not f.rows()[0].attention)
+
+    local = Fleet([tmp_path / "root"], config())
+    local.poll()
+    keep = ("turn", "step", "costUsd", "cachePct", "contextPct", "attention", "id")
+    assert [{k: r.to_dict()[k] for k in keep} for r in fleet.rows()] == [
+        {k: r.to_dict()[k] for k in keep} for r in local.rows()
+    ]  # nothing lost, nothing read twice
+    assert len(fleet.watches) == 1 and fleet.bytes_read == path.stat().st_size
+
+
+def test_an_unknown_host_key_is_refused_with_the_line_to_run(sshd: Sshd, tmp_path: Path) -> None:
+    (tmp_path / "root").mkdir()
+    with pytest.raises(HostKeyRefused) as refused:
+        Fleet([f"testbox:{tmp_path / 'root'}"], config()).poll()
+    assert "ssh testbox true" in str(refused.value) and "known_hosts" in str(refused.value)
+    assert not (sshd.home / ".ssh" / "known_hosts").exists()  # nothing was recorded silently
+
+
+def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd, tmp_path: Path) -> None:
+    from core.host.demo_scenario import TASKS, write_script
+    from core.host.demo_workspace import create_demo_workspace
+
+    sshd.trust()
+    root = tmp_path / "root"
+    argv = [str(TAPEDECK), "run", "--provider", f"scripted:{write_script(tmp_path / 'script.json')}",
+            "--workspace", str(create_demo_workspace(tmp_path / "ws")), "--sessions-root", str(root),
+            "--session-id", "far-1", "--pace", "0.5", "--linger", *TASKS]  # fmt: skip
+    env = {**os.environ, "TAPEDECK_HOME": str(tmp_path / "th")}
+    host = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        fleet = Fleet([f"testbox:{root}"], config())
+        _until(fleet, lambda f: bool(f.rows()) and f.rows()[0].host.get("state") == "running")
+        log = Path(str(fleet.rows()[0].ref.path).partition(":")[2])
+        request = send_row_action(fleet.rows()[0].ref.path, "pause", {})
+        assert request["origin"] == "fleet"
+        deadline = time.monotonic() + 30
+        while read_host_state(log).state != "paused":
+            assert time.monotonic() < deadline, "the far host never paused"
+            time.sleep(0.05)
+        _until(fleet, lambda f: f.rows()[0].host.get("state") == "paused")
+        send_row_action(fleet.rows()[0].ref.path, "stop", {})
+        assert host.wait(timeout=30) in (0, 4)
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait()
