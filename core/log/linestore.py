@@ -22,16 +22,16 @@ import re
 import threading
 from array import array
 from collections import OrderedDict
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol, overload
+from typing import Any, BinaryIO, Protocol
 
 from core.log.decoder import Consumer, LogDecoder
 from core.log.frames import FrameStream, recover_lines
 from core.log.records import PackedRow
-from core.log.validate import readable
+from core.log.store import ValidatedEvents
 from core.shared.errors import LogFormatError
 
 BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
@@ -104,7 +104,7 @@ class _Column:
         return sum(block.itemsize * len(block) for block in self.blocks)
 
 
-class LineStore(Sequence[dict[str, Any]]):
+class LineStore(ValidatedEvents):
     """A read-only ``Sequence[dict]`` of a log's events (seq == position), filled by its decoder as it reads."""
 
     def __init__(self, path: Path, decoder: RecordSource) -> None:
@@ -186,14 +186,6 @@ class LineStore(Sequence[dict[str, Any]]):
         self.take_notes()
         return self._end
 
-    @overload
-    def __getitem__(self, n: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, n: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, n: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(n, slice):
-            return [self[i] for i in range(*n.indices(len(self)))]
-        return readable(self.raw(n))
 
     def raw(self, n: int) -> dict[str, Any]:
         """Event ``n`` as decoded, flagged or not (readers get ``readable`` of it): for what displays it."""

@@ -10,6 +10,7 @@ flagged is an opaque stand-in. ``raw`` gives the event as decoded, for what disp
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Iterator, Sequence
 from itertools import repeat
 from typing import Any, overload
@@ -18,7 +19,26 @@ from core.log.records import PackedRow
 from core.log.validate import readable
 
 
-class EventStore(Sequence[dict[str, Any]]):
+class ValidatedEvents(Sequence[dict[str, Any]]):
+    """Events by seq through the validated view: item ``n`` is ``readable(raw(n))``."""
+
+    __slots__ = ()
+
+    @abstractmethod
+    def raw(self, n: int) -> dict[str, Any]:
+        """Event ``n`` as decoded, flagged or not."""
+
+    @overload
+    def __getitem__(self, n: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, n: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, n: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(n, slice):
+            return [self[i] for i in range(*n.indices(len(self)))]
+        return readable(self.raw(n))
+
+
+class EventStore(ValidatedEvents):
     """A ``Sequence[dict]`` of events (seq == position) that grows by ``append`` and ``append_row``."""
 
     __slots__ = ("_items",)
@@ -40,14 +60,6 @@ class EventStore(Sequence[dict[str, Any]]):
         else:
             self._items.extend(row.events())
 
-    @overload
-    def __getitem__(self, n: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, n: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, n: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(n, slice):
-            return [self[i] for i in range(*n.indices(len(self._items)))]
-        return readable(self.raw(n))
 
     def raw(self, n: int) -> dict[str, Any]:
         """Event ``n`` as decoded, flagged or not: for what displays it, never for a policy reader."""

@@ -32,7 +32,7 @@ from core.policies.checkpoint import (
 )
 from core.policies.report import REPORT_SOURCE, ReportRequest, ReportWriter, header_route
 from core.policies.rewind_config import RewindConfig
-from core.read.session import Session, content_chars, derive_message, op_span
+from core.read.session import Session, content_chars, messages_of, op_span
 from core.shared.errors import TapedeckError
 from core.shared.text import js_json, utf16_len
 
@@ -200,12 +200,7 @@ def assert_region_unchanged(session: Session, anchor: int, region: Region) -> No
 
 def region_messages(session: Session, region: Region) -> list[dict[str, Any]]:
     """The region's model-visible messages (empty assistant messages project nothing and are skipped)."""
-    out = []
-    for seq in region.shadowed_seqs:
-        message = derive_message(session.events[seq])
-        if message is not None:
-            out.append(message)
-    return out
+    return messages_of(session.events, region.shadowed_seqs)
 
 
 def utf16_chars(blocks: Iterable[Any] | None) -> int:

@@ -103,6 +103,12 @@ def op_span(op: Any) -> tuple[int, int] | None:
     return None
 
 
+def messages_of(events: Sequence[dict[str, Any]], seqs: Iterable[int]) -> list[dict[str, Any]]:
+    """The model-visible messages of the events at ``seqs``, in that order (empty assistant messages project
+    nothing and are skipped)."""
+    return [message for seq in seqs if (message := derive_message(events[seq])) is not None]
+
+
 def derive_message(event: dict[str, Any]) -> dict[str, Any] | None:
     """DSH ``deriveEventMessage``: the model-visible message a surface event projects, if any (never for an
     event validation marked invalid)."""
@@ -321,12 +327,7 @@ class Session:
 
     def messages(self) -> list[dict[str, Any]]:
         """The model-visible message list derived from the surface (empty assistant messages skipped)."""
-        out = []
-        for seq in self.surface:
-            message = derive_message(self.events[seq])
-            if message is not None:
-                out.append(message)
-        return out
+        return messages_of(self.events, self.surface)
 
     def usage_total(self) -> dict[str, int]:
         """Token usage summed over steps (a later sample for a step replaces an earlier one)."""

@@ -118,10 +118,7 @@ class Workspace:
             fd = beneath.open_dir(self.root, self.parts(real), create=create)
         except OSError as exc:
             raise self._refusal(exc, raw) from exc
-        try:
-            yield fd
-        finally:
-            os.close(fd)
+        yield from _held(fd)
 
     def _refusal(self, exc: OSError, raw: str) -> Exception:
         if isinstance(exc, beneath.LinkRefused):
@@ -140,10 +137,7 @@ class Workspace:
                 fd = beneath.open_file(parent, real.name, flags)
             except OSError as exc:
                 raise self._refusal(exc, raw) from exc
-        try:
-            yield fd
-        finally:
-            os.close(fd)
+        yield from _held(fd)
 
     def walk(self, base: Path) -> Iterator[WalkEntry]:
         """Files under the resolved directory ``base``, sorted, never leaving the workspace.
@@ -238,3 +232,11 @@ def literal_prefix(pattern: str) -> tuple[str, str]:
     while len(parts) > 1 and not re.search(r"[*?\[{]", parts[0]):
         literal.append(parts.pop(0))
     return "/".join(literal), "/".join(parts)
+
+
+def _held(fd: int) -> Iterator[int]:
+    """Yield ``fd``, and close it once the caller is done with it."""
+    try:
+        yield fd
+    finally:
+        os.close(fd)
