@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SMALL_FIXTURE = ROOT / "tests" / "fixtures" / "dsh" / "tool-call-turn.session.jsonl"
 TIMED = [["inspect", "--json"], ["surface", "--json"], ["events", "--type", "tool/result"]]
 # Commands that read no log, or only its header: everything else in core.cli.COMMANDS has a row in rss_only().
-NO_LOG = {"sessions", "route", "run", "control", "bridge"}
+NO_LOG = {"sessions", "route", "run", "control", "bridge", "note"}  # note reads the log's last line
 TIME_TARGETS = {"mixed": 1.5, "short-turns": 3.0}
 RSS_TARGET = 200_000_000
 SMALL_TARGET = 4.0
@@ -146,7 +146,8 @@ def rss_only(found: dict[str, Any], workspace: Path) -> list[list[str]]:
         ["recall", "step", turn, step], ["recall", "search", "error test file"],
         ["expand", "--turn", turn, "--step", step], ["request", "--turn", turn, "--step", step],
         ["request", "--seq", at], ["request", "--all", "--json"], ["diff", "--turn", turn, "--step", step],
-        ["cost", "--json"], ["repair", "--json"],
+        ["cost", "--json"], ["repair", "--json"], ["export", "--format", "html", "--redact"],
+        ["export", "--format", "json", "--at", at], ["notes", "--json"],
     ]  # fmt: skip
     if result is not None:
         commands.append(["expand", "--seq", str(result), "--format-version", "4"])

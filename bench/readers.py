@@ -32,7 +32,9 @@ READER_COMMANDS: tuple[tuple[str, ...], ...] = (
     ("request", "{log}", "--turn", "1", "--step", "1", "--json"), ("request", "{log}", "--all", "--json"),
     ("request", "{log}", "--seq", "12"), ("diff", "{log}", "--turn", "1", "--step", "2"),
     ("diff", "{log}", "--turn", "2", "--step", "1", "--json"), ("cost", "{log}"), ("cost", "{log}", "--json"),
-    ("alerts", "{log}"), ("alerts", "{log}", "--json"),
+    ("alerts", "{log}"), ("alerts", "{log}", "--json"), ("export", "{log}", "--format", "json"),
+    ("export", "{log}", "--format", "md", "--at", "5"), ("export", "{log}", "--turn", "1", "--redact"),
+    ("notes", "{log}", "--json"),
 )  # fmt: skip
 EXITS = {"alerts": (0, 1, 2)}  # exit statuses a command documents; every other command: 0 or 2 (a clear refusal)
 

@@ -94,6 +94,7 @@ LAYERS: dict[str, set[str]] = {
     "core.policies": {"core.shared", "core.log", "core.read"},
     "core.rebuild": {"core.shared", "core.log", "core.read", "core.policies"},
     "core.alerts": {"core.shared", "core.log", "core.read", "core.control", "core.policies", "core.rebuild"},
+    "core.export": {"core.shared", "core.log", "core.read", "core.control", "core.policies", "core.rebuild"},
     "core.host": {"core.shared", "core.log", "core.read", "core.control", "core.policies", "core.alerts", "core.host"},
 }
 # The DSH bridge's modules each sit in the layer of what they serve: its op vocabulary and its files beside the

@@ -33,10 +33,10 @@ from core.log.store import EventStore
 from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, tail_events, wakeups
 from core.log.validate import is_invalid
 from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
+from core.read.rows import is_error_event
 from core.read.session import Session
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError, TapedeckError
-from core.shared.text import tool_result_is_error
 
 # Logs above this size open with a preview of their tail; logs above RETAIN_BYTES are read back from the file.
 PREVIEW_BYTES = 2 << 20
@@ -73,26 +73,6 @@ class LoadProgress(Message, bubble=False):
         super().__init__()
         self.phase = phase
         self.fraction = fraction
-
-
-def is_error_event(event: dict[str, Any]) -> bool:
-    """True for failed tool results, error turn ends, failed stream attempts, retries and rejected requests."""
-    if is_invalid(event):
-        return False
-    etype = event.get("type")
-    data = event.get("data") if isinstance(event.get("data"), dict) else {}
-    if etype == "tool/result":
-        return tool_result_is_error(data.get("message") if isinstance(data.get("message"), dict) else None)
-    if etype == "turn/end":
-        return (data.get("reason") or {}).get("kind") == "error"
-    if etype == "assistant/chunk":
-        chunk = data.get("chunk") or {}
-        return chunk.get("type") == "finish" and (chunk.get("reason") or {}).get("kind") == "error"
-    if etype == CONTROL_EVENT:
-        return data.get("outcome") == "rejected"
-    if etype == "compaction/end":
-        return bool(data.get("error"))
-    return etype == "llm/retry"
 
 
 @dataclass

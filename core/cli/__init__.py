@@ -13,6 +13,7 @@ function and a printer, exposing ``register(subparsers) -> None``:
 - ``bridge``: ``bridge install|remove|status``
 - ``timetravel``: ``request``, ``diff``, ``cost``
 - ``alerts``: ``alerts``
+- ``export``: ``export``, ``note``, ``notes``
 
 ``COMMANDS`` below is the one table of commands: name, the module that registers it, and its one-line help, in
 help order. A family's ``register`` adds full parsers and takes their help line from the table
@@ -87,6 +88,11 @@ COMMANDS: dict[str, Command] = {
     "cost": Command(
         "core.cli.timetravel", "tokens and dollars per request, turn and session; what each cut saved or cost"
     ),
+    "export": Command(
+        "core.cli.export", "share a session or a moment as one HTML page, a Markdown transcript or JSON (redacted)"
+    ),
+    "note": Command("core.cli.export", "add, edit or remove the note on an event (kept beside the log, not in it)"),
+    "notes": Command("core.cli.export", "list the notes on a session's events"),
     "alerts": Command(
         "core.cli.alerts", "run the alert rules over session logs: report what fired (exit 1), or --follow"
     ),

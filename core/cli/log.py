@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -17,8 +16,9 @@ from core.log.layout import default_sessions_root
 from core.log.records import PackedRow
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.load import load_session
-from core.read.session import Session, derive_message, surface_view
-from core.read.summary import human_chars, one_line, source_label, summarize
+from core.read.session import Session, surface_view
+from core.read.summary import human_chars, one_line, summarize
+from core.read.surface import iter_surface_rows, surface_rows
 from core.read.type_select import TypeSelection
 from core.shared.errors import TapedeckError
 
@@ -90,37 +90,6 @@ def _render_inspect(r: dict[str, Any]) -> str:
     if len(diags) > 50:
         lines.append(f"  … {len(diags) - 50} more (use --json)")
     return "\n".join(lines)
-
-
-def surface_rows(
-    session: Session, event_at: Callable[[int], dict[str, Any]] | None = None
-) -> list[dict[str, Any]]:
-    """The model-visible messages in order, each with seq, role, source kind, size and text.
-
-    ``event_at`` looks up a surface event by seq (default: ``session.events``).
-    """
-    return list(iter_surface_rows(session, event_at))
-
-
-def iter_surface_rows(
-    session: Session, event_at: Callable[[int], dict[str, Any]] | None = None
-) -> Iterator[dict[str, Any]]:
-    """``surface_rows`` one row at a time."""
-    for seq in session.surface:
-        event = (event_at or session.events.__getitem__)(seq)
-        message = derive_message(event)
-        if message is None:
-            continue
-        yield {
-            "seq": seq,
-            "type": event["type"],
-            "role": message.get("role"),
-            "source": source_label(message.get("source")),
-            "replacement": session.is_replacement(seq),
-            "chars": session.node_chars(seq),
-            "summary": summarize(event, 200),
-            "message": message,
-        }
 
 
 def _surface(args: argparse.Namespace) -> None:

@@ -16,10 +16,11 @@ from textual.message import Message
 import tui.live as live_module
 from bench.gen_session import generate
 from core.read.load import load_session
+from core.read.rows import is_error_event
 from core.read.session import Session
 from tests.log.helpers import zstd_log
 from tests.tui.logs import Log, append, policy_log
-from tui.live import READ_ONLY_DSH, LiveSession, LoadProgress, SessionUpdated, is_error_event
+from tui.live import READ_ONLY_DSH, LiveSession, LoadProgress, SessionUpdated
 
 
 def wait_for(predicate: Callable[[], bool], timeout: float = 10.0) -> None:

@@ -7,9 +7,10 @@ import copy
 from hypothesis import given
 from hypothesis import strategies as st
 
+from core.read.rows import build_row, clip_strings
 from core.read.session import Session
 from tests.tui.logs import policy_log
-from tui.widgets.rows import RowView, SortedSeqs, badges, build_row, clip_strings, huge_row, originals
+from tui.widgets.rows import RowView, SortedSeqs, badges, huge_row, originals
 
 
 @given(

@@ -14,6 +14,7 @@ from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import Static
 
+from core.read.rows import BLOCK_GLYPH, REPLACEMENT_GLYPHS
 from core.read.streams import Collapsed, StreamBlocks, collapse_seqs
 from core.read.summary import GLYPHS
 from core.rebuild.cost import CACHED_MEANS
@@ -30,7 +31,7 @@ from tui.widgets.event_list import EventList
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.header import SessionHeader
 from tui.widgets.matching import EventFilter, search_predicate
-from tui.widgets.rows import BLOCK_GLYPH, REPLACEMENT_GLYPHS, RowView, SortedSeqs
+from tui.widgets.rows import RowView, SortedSeqs
 from tui.widgets.search_bar import SearchBar
 
 REFRESH_SECONDS = 0.1  # header and chart redraw at most this often while events stream in

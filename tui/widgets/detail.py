@@ -23,13 +23,14 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
+from core.read.rows import clip_strings, event_time
 from core.read.session import Session, cut_kind
 from core.read.streams import Block, stream_text
 from core.read.summary import INTERRUPTED_MARK, human_chars
 from core.shared.text import text_of_blocks, tool_result_block, tool_result_text
 from tui.failures import READ_ERRORS
 from tui.live import LiveSession
-from tui.widgets.rows import SHADOW_BADGES, clip_strings, event_time, originals
+from tui.widgets.rows import SHADOW_BADGES, originals
 from tui.widgets.scrolling import set_virtual_size
 
 DETAIL_LIMIT = 6_000  # chars of each payload shown at first; ``more`` multiplies it

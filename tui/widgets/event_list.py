@@ -21,24 +21,13 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from core.read.rows import Row, block_row, build_row
 from core.read.session import Session
 from core.read.streams import Block, StreamBlocks
 from core.read.summary import human_chars
 from tui.failures import READ_ERRORS, report_log_failure
 from tui.live import LiveSession
-from tui.widgets.rows import (
-    Row,
-    RowCache,
-    RowView,
-    ago,
-    badges,
-    block_row,
-    build_row,
-    clock,
-    huge_row,
-    originals,
-    unreadable_row,
-)
+from tui.widgets.rows import RowCache, RowView, ago, badges, clock, huge_row, originals, unreadable_row
 from tui.widgets.scrolling import set_virtual_size
 
 TIME_MIN_WIDTH = 70  # narrower lists leave the time column out (the detail pane still shows the time)

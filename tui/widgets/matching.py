@@ -9,11 +9,12 @@ from typing import Any
 
 import orjson
 
+from core.read.rows import is_error_event
 from core.read.session import Session
 from core.read.streams import CHUNK_TYPE
 from core.read.summary import turn_span
 from core.read.type_select import TypeSelection
-from tui.live import LiveSession, is_error_event
+from tui.live import LiveSession
 from tui.widgets.rows import SortedSeqs
 
 _TURNS = re.compile(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?)?\s*$")

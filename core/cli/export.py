@@ -1,0 +1,141 @@
+"""``export``, ``note`` and ``notes``: share a session as HTML, Markdown or JSON; anchor notes to its events."""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from core.cli import COMMANDS
+from core.cli.common import emit, guarded
+from core.shared.errors import TapedeckError
+
+
+def _export(args: argparse.Namespace) -> None:
+    from core.export.build import ExportOptions
+    from core.export.redact import Redactor
+    from core.export.write import export
+
+    if args.step is not None and args.turn is None:
+        raise TapedeckError("--step needs --turn")
+    redact = args.redact if args.redact is not None else args.output not in (None, "-")
+    options = ExportOptions(
+        at=args.at, turn=args.turn, step=args.step, redactor=Redactor() if redact else None
+    )
+    if args.output in (None, "-"):
+        sys.stdout.flush()
+        doc = export(args.path, _stdout(), args.format, options)
+        sys.stdout.flush()
+    else:
+        target = Path(args.output)
+        tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
+        try:
+            with open(tmp, "wb") as out:
+                doc = export(args.path, out, args.format, options)
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise TapedeckError(f"{target}: cannot write ({exc.strerror or exc})") from None
+        finally:
+            tmp.unlink(missing_ok=True)
+    where = "stdout" if args.output in (None, "-") else args.output
+    counts = doc["redaction"]
+    said = ", ".join(f"{n} {kind}" for kind, n in counts.items()) if counts is not None else "off"
+    sys.stderr.write(f"tapedeck: exported {doc['rows']} rows to {where} (redaction: {said})\n")
+
+
+class _TextOut:
+    """Bytes written to a text stream with no byte buffer (a redirected ``sys.stdout``), decoded as they come."""
+
+    def __init__(self) -> None:
+        self.decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def write(self, data: bytes) -> int:
+        sys.stdout.write(self.decoder.decode(data))
+        return len(data)
+
+
+def _stdout() -> Any:
+    buffer = getattr(sys.stdout, "buffer", None)
+    return buffer if buffer is not None else _TextOut()
+
+
+def _last_seq(path: str) -> int:
+    from core.log.tail import tail_events
+
+    last = tail_events(path, 1)
+    seq = last[-1].get("seq") if last else None
+    return seq if isinstance(seq, int) else -1
+
+
+def _note(args: argparse.Namespace) -> None:
+    from core.read.notes import set_note
+
+    text = args.text
+    last = _last_seq(args.path)
+    if not 0 <= args.seq <= last:
+        raise TapedeckError(f"seq {args.seq} is not in this log: its events are seq 0..{last}")
+    sidecar = set_note(args.path, args.seq, text)
+    verb = "noted" if text.strip() else "removed the note at"
+    sys.stdout.write(f"{verb} seq {args.seq} ({sidecar})\n")
+
+
+def _notes(args: argparse.Namespace) -> None:
+    from core.read.notes import load_notes
+
+    notes = [n.to_dict() for n in sorted(load_notes(args.path).values(), key=lambda n: n.seq)]
+
+    def render(rows: list[dict[str, Any]]) -> str:
+        if not rows:
+            return "no notes"
+        return "\n".join(f"{r['seq']:>6}  {r['text']}" for r in rows)
+
+    emit(notes, args.json, render)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add ``export``, ``note`` and ``notes``."""
+    p = sub.add_parser(
+        "export",
+        help=COMMANDS["export"].help,
+        description="Write a session as one self-contained HTML page (no network; readable without JavaScript), "
+        "a Markdown transcript sized for an issue comment, or JSON. It holds the header, every event with the "
+        "TUI's glyphs and summaries (streams collapsed, tool calls with their results), the surface at --at (or "
+        "at the end), one request and where its cache broke, the cost table, the context chart, the cuts with "
+        "what they replaced, and the notes. Written while the log is read. Redaction is on when writing to a "
+        "file, off on stdout, unless --redact or --no-redact says otherwise.",
+    )
+    p.add_argument("path", help="session log file or session directory")
+    p.add_argument(
+        "--at", type=int, metavar="SEQ", help="the moment: the surface as it stood right after SEQ"
+    )
+    p.add_argument(
+        "--turn", type=int, metavar="T", help="the request shown: turn T's last (default: the last)"
+    )
+    p.add_argument("--step", type=int, metavar="S", help="with --turn: that step's request")
+    p.add_argument("--format", choices=("html", "md", "json"), default="html")
+    p.add_argument("--redact", action=argparse.BooleanOptionalAction, default=None,
+                   help="replace keys, tokens, environment values, e-mail addresses and home paths "
+                   "(default: on with -o FILE, off on stdout)")  # fmt: skip
+    p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    p.set_defaults(handler=guarded(_export))
+
+    p = sub.add_parser(
+        "note",
+        help=COMMANDS["note"].help,
+        description="Add, replace or (with empty TEXT) remove the note on event SEQ. Notes live in a sidecar "
+        "file beside the log (or in tapedeck's data directory when the log's directory is not writable), "
+        "never in the log.",
+    )
+    p.add_argument("path", help="session log file or session directory")
+    p.add_argument("--seq", type=int, required=True, metavar="N", help="the event the note is on")
+    p.add_argument("text", help="the note, quoted as one argument ('' or only spaces: remove it)")
+    p.set_defaults(handler=guarded(_note))
+
+    p = sub.add_parser("notes", help=COMMANDS["notes"].help,
+                       description="List the notes on a session's events, by seq.")  # fmt: skip
+    p.add_argument("path", help="session log file or session directory")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=guarded(_notes))

@@ -1,0 +1,1 @@
+"""Exports of a session: HTML, Markdown and JSON, with redaction and notes."""

@@ -1,0 +1,305 @@
+"""The export pass: one streaming pass over a log that hands each event-list row to a writer as it is read and
+gathers the small sections (header, surface, one request, cost, context chart, cuts, notes) for the end.
+
+Rows are the TUI's (``core.read.rows``): the same glyphs and summaries, each model stream collapsed into one row,
+a tool result carrying its call, a replacement (tape entry, fold, prune, rewind report, compaction) the seqs it
+replaced, a note its text. With a ``Redactor`` every string is redacted before anything is derived from it, while
+every number (sizes, seqs, tokens) comes from the log as it is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from core.control.host_state import read_host_state
+from core.export.redact import Redactor
+from core.log.records import PackedRow
+from core.policies.checkpoint import CHECKPOINT_EVENT
+from core.read.load import load_session
+from core.read.notes import Note, load_notes
+from core.read.rows import Row, block_row, build_row, event_size
+from core.read.session import Session, derive_message
+from core.read.streams import Block, delta_chars
+from core.read.surface import surface_rows
+from core.rebuild.cost import CostTally
+from core.rebuild.request import AGENT, Request, RequestPass
+from core.rebuild.request_diff import diff_requests
+from core.shared.errors import TapedeckError
+from core.shared.text import text_of_blocks, tool_result_text
+
+TEXT_CLIP = 4000  # code points of an event's text an export carries (the rest is counted)
+CHUNK = "assistant/chunk"
+
+
+@dataclass
+class ExportOptions:
+    """What to export: the moment (``at``), the request (``turn``/``step``), and redaction."""
+
+    at: int | None = None
+    turn: int | None = None
+    step: int | None = None
+    redactor: Redactor | None = None
+
+
+RowSink = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class _Stream:
+    """The model stream being read: its first row and its extent."""
+
+    head: Row
+    start: int
+    end: int
+    turn: Any
+    step: Any
+    chars: int = 0
+    error: bool = False
+
+
+def clipped(text: str, limit: int = TEXT_CLIP, length: int | None = None) -> dict[str, Any]:
+    """``{"text", "more"}``: the first ``limit`` code points and how many were left out (of ``length``, the
+    unredacted text's length, when given: redaction changes no number)."""
+    return {"text": text[:limit], "more": max(0, (len(text) if length is None else length) - limit)}
+
+
+def event_text(event: dict[str, Any]) -> str:
+    """The readable text of an event: a message's text and tool calls, a result's text, else ''."""
+    etype = event.get("type")
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    if etype == "user/message":
+        return text_of_blocks(data.get("content"), "\n")
+    if etype == "assistant/message":
+        message = data.get("message") if isinstance(data.get("message"), dict) else {}
+        parts = []
+        for block in message.get("content") or ():
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif block.get("type") == "tool-call":
+                parts.append(f"→ {block.get('name')}({block.get('arguments', '')})")
+        return "\n".join(p for p in parts if p)
+    if etype == "tool/result":
+        message = data.get("message") if isinstance(data.get("message"), dict) else {}
+        return tool_result_text(message, "\n")
+    if etype == "tool/call":
+        return str(data.get("arguments", ""))
+    return ""
+
+
+@dataclass
+class ExportPass:
+    """Runs the pass; ``rows`` gets each row (a JSON-ready dict) in seq order, ``document`` the rest after it."""
+
+    path: str | os.PathLike[str]
+    options: ExportOptions
+    rows: RowSink
+    notes: dict[int, Note] = field(default_factory=dict)
+    count: int = 0  # rows handed out
+    events: int = 0
+    _stream: _Stream | None = None
+    _surface_at: list[dict[str, Any]] | None = None
+    _request: tuple[Request, dict[str, Any]] | None = None
+    _marks: list[dict[str, Any]] = field(default_factory=list)
+
+    def run(self) -> dict[str, Any]:
+        """Read the log, hand out every row, and return the document's other sections."""
+        self.notes = load_notes(self.path)
+        tally = CostTally()
+        requests = RequestPass(
+            lambda request, session: self._request_done(tally, request, session), keep=True
+        )
+
+        def after(session: Session, item: dict[str, Any] | PackedRow) -> None:
+            requests.after(session, item)
+            self._take(session, item)
+
+        session = load_session(self.path, retain=False, readback=True, before=requests.before, observe=after)
+        requests.finish(session)
+        self._flush(session)
+        at = self.options.at
+        if at is not None and not 0 <= at < session.next_seq:
+            raise TapedeckError(f"seq {at} is not in this log: its events are seq 0..{session.next_seq - 1}")
+        return self._document(session, tally)
+
+    # --- rows
+
+    def _take(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
+        seq = session.next_seq - 1
+        at = self.options.at
+        if type(item) is PackedRow:
+            first = seq - item.count + 1
+            self._chunk(session, item.event(0), first, item.count, item.turn, item.step, item.chars)
+        elif item.get("type") == CHUNK:
+            data = item.get("data") if isinstance(item.get("data"), dict) else {}
+            self._chunk(
+                session, item, seq, 1, data.get("turn"), data.get("step"), delta_chars(data.get("chunk"))
+            )
+        else:
+            self._flush(session)
+            self._event(session, item, seq)
+        if at is not None and self._surface_at is None and session.next_seq > at:
+            self._surface_at = self._surface(session)
+
+    def _chunk(self, session: Session, event: dict[str, Any], seq: int, count: int, turn: Any, step: Any,
+               chars: int) -> None:  # fmt: skip
+        s = self._stream
+        if s is not None and s.end == seq and (s.turn, s.step) == (turn, step):
+            s.end += count
+            s.chars += chars
+            return
+        self._flush(session)
+        head = build_row(self._redacted(event))
+        self._stream = _Stream(head, seq, seq + count, turn, step, chars, head.error)
+
+    def _flush(self, session: Session) -> None:
+        s, self._stream = self._stream, None
+        if s is None:
+            return
+        block = Block(s.start, s.end, s.turn if isinstance(s.turn, int) else 0, s.step if isinstance(s.step, int) else 0,
+                      s.chars)  # fmt: skip
+        row = block_row(s.head, block, False, s.error)
+        self._emit(self._row_dict(session, row, {"deltas": block.deltas, "endSeq": s.end - 1}))
+
+    def _event(self, session: Session, event: dict[str, Any], seq: int) -> None:
+        shown = self._redacted(event)
+        row = replace(build_row(shown), seq=seq, size=event_size(event))
+        extra: dict[str, Any] = {}
+        text = event_text(shown)
+        if text:
+            extra["text"] = clipped(text, length=len(event_text(event)) if shown is not event else None)
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        if row.type == "tool/result":
+            message = data.get("message") if isinstance(data.get("message"), dict) else {}
+            source = message.get("source") if isinstance(message.get("source"), dict) else {}
+            call_id = source.get("callId")
+            turn, step = data.get("turn"), data.get("step")
+            call = session.tool_call_at(turn, step, call_id) if isinstance(call_id, str) else None  # type: ignore[arg-type]
+            if call is not None:
+                called = self._redacted({"name": call.name, "arguments": call.arguments})
+                length = len(call.arguments)
+                extra["call"] = {"seq": call.call_seq if call.call_seq is not None else call.message_seq,
+                                 "name": called["name"], "arguments": clipped(called["arguments"], 1000, length)}  # fmt: skip
+        replaced = session.shadowed.get(seq)
+        if row.replacement is not None and replaced:
+            extra["replaced"] = list(replaced)
+            self._marks.append(
+                {"seq": seq, "kind": row.replacement, "summary": row.summary, "replaced": list(replaced)}
+            )
+        elif row.type == CHECKPOINT_EVENT:
+            self._marks.append({"seq": seq, "kind": "checkpoint", "summary": row.summary, "replaced": []})
+        self._emit(self._row_dict(session, row, extra))
+
+    def _row_dict(self, session: Session, row: Row, extra: dict[str, Any]) -> dict[str, Any]:
+        turn = session.turn_of(row.seq) if row.seq < session.next_seq else row.turn
+        out = {"seq": row.seq, "type": row.type, "turn": turn, "step": row.step, "time": row.time,
+               "glyph": row.glyph, "summary": row.summary, "size": row.size, "unit": row.unit, "error": row.error,
+               "replacement": row.replacement, **extra}  # fmt: skip
+        note = self.notes.get(row.seq)
+        if note is not None:
+            out["note"] = self._redacted(note.text)
+        return out
+
+    def _emit(self, row: dict[str, Any]) -> None:
+        self.count += 1
+        self.rows(row)
+
+    def _redacted(self, value: Any) -> Any:
+        redactor = self.options.redactor
+        return value if redactor is None else redactor.walk(value)
+
+    # --- sections
+
+    def _surface(self, session: Session) -> list[dict[str, Any]]:
+        rows = surface_rows(session, lambda seq: self._redacted(session.events[seq]))
+        for row in rows:
+            text = message_text(row.pop("message"))
+            raw = derive_message(session.events[row["seq"]]) if self.options.redactor is not None else None
+            row["text"] = clipped(text, length=len(message_text(raw)) if raw is not None else None)
+        return rows
+
+    def _request_done(self, tally: CostTally, request: Request, session: Session) -> bool:
+        before = tally.before
+        tally.add(request, session)
+        o = self.options
+        if request.kind != AGENT or (o.at is not None and request.seq > o.at):
+            return False
+        if o.turn is not None and (request.turn != o.turn or (o.step is not None and request.step != o.step)):
+            return False
+        diff = diff_requests(before, request, session).to_dict()
+        self._request = (request, diff)
+        return False
+
+    def _document(self, session: Session, tally: CostTally) -> dict[str, Any]:
+        o = self.options
+        header = session.request_header() or {}
+        config = header.get("config") if isinstance(header.get("config"), dict) else {}
+        cost = tally.report(session)
+        state = read_host_state(session.path).to_dict() if session.path else {"state": "none"}
+        surface = self._surface_at if self._surface_at is not None else self._surface(session)
+        request = None
+        if self._request is not None:
+            built, diff = self._request
+            request = {**self._redacted(built.to_dict()), "nodes": list(built.keys),
+                       "cacheBreak": {k: diff[k] for k in ("broke", "prefixBytes", "totalBytes", "cause", "causeSeq",
+                                                             "added", "removed", "replaced")}}  # fmt: skip
+        elif o.turn is not None:
+            raise TapedeckError(f"turn {o.turn}{f' step {o.step}' if o.step is not None else ''} made no model request"
+                                " in this log" + (f" at or before seq {o.at}" if o.at is not None else ""))  # fmt: skip
+        turns = [{"turn": t.number, "status": t.status, "steps": len(t.steps), "startSeq": t.start_seq,
+                  "endSeq": t.end_seq} for t in session.turns.values()]  # fmt: skip
+        return {
+            "format": "tapedeck-export/1",
+            "session": {
+                "id": self._redacted(session.id),
+                "path": self._redacted(str(session.path)) if session.path else None,
+                "cwd": self._redacted(session.header.get("cwd")),
+                "provider": self._redacted(config.get("provider")),
+                "model": self._redacted(config.get("model")),
+                "state": state.get("state"),
+                "events": session.next_seq,
+                "turns": turns,
+                "usd": cost["total"]["usd"],
+            },
+            "at": o.at,
+            "rows": self.count,
+            "surface": {"at": o.at, "nodes": surface},
+            "request": request,
+            "cost": {k: cost[k] for k in ("requests", "turns", "total", "cuts", "unpriced")},
+            "chart": {
+                "samples": [
+                    {"seq": s[0], "turn": s[1], "step": s[2], "chars": s[3]} for s in session.context_samples
+                ],
+                "cuts": [
+                    {
+                        "seq": c.seq,
+                        "kind": c.kind,
+                        "nodes": c.nodes,
+                        "charsRemoved": c.chars_removed,
+                        "turn": c.turn,
+                    }
+                    for c in session.cuts
+                ],  # fmt: skip
+            },
+            "marks": self._marks,
+            "notes": [
+                {**n.to_dict(), "text": self._redacted(n.text)}
+                for n in sorted(self.notes.values(), key=lambda n: n.seq)
+            ],
+            "redaction": o.redactor.summary() if o.redactor is not None else None,
+        }
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of a derived surface message: its text blocks, else its tool calls or its result's text."""
+    parts = [text_of_blocks(message.get("content"), "\n")]
+    for block in message.get("content") or ():
+        if isinstance(block, dict) and block.get("type") == "tool-call":
+            parts.append(f"→ {block.get('name')}({block.get('arguments', '')})")
+        elif isinstance(block, dict) and block.get("type") == "tool-result":
+            parts.append(tool_result_text(message, "\n"))
+    return "\n".join(p for p in parts if p)

@@ -1,0 +1,281 @@
+"""The HTML export: one self-contained page (inline CSS and SVG, no network), readable without JavaScript.
+
+A Content-Security-Policy meta tag forbids every fetch, so the page cannot reach the network even if a log's text
+tried to. Long texts sit in ``<details>`` (collapsed, open with a click, no script needed); a small inline script
+adds a search box that hides the rows that do not match.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from core.read.rows import REPLACEMENT_GLYPHS
+from core.read.summary import human_chars
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+CUT_LETTERS = {"tape": "s", "fold": "f", "prune": "p", "rewind": "r", "compaction": "c", "expand": "+"}
+STYLE = """
+body{font:14px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;margin:0;background:#fafafa;color:#1d1d1f}
+main{max-width:1200px;margin:0 auto;padding:1em 1.5em}
+h1{font-size:1.3em;margin:.2em 0}h2{font-size:1.1em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse}td,th{padding:.1em .6em;text-align:left;border-bottom:1px solid #eee;vertical-align:top}
+th{background:#f0f0f0}.num{text-align:right}
+ol.events{list-style:none;padding:0;margin:0}
+ol.events li{padding:.15em .3em;border-bottom:1px solid #eee;display:grid;grid-template-columns:1.5em 4.5em 4em 1fr 5em;gap:.5em}
+ol.events li:target{background:#fff6c8}
+.g{text-align:center}.seq,.ts,.size{color:#777}.size{text-align:right}
+.err{background:#fde8e8}.repl{background:#eef3ff}.stream{color:#555}
+.body{grid-column:4/6}.pair{display:grid;grid-template-columns:1fr 1fr;gap:.8em}
+.call{border-left:3px solid #6a8fd8;padding-left:.5em}.result{border-left:3px solid #6aa86a;padding-left:.5em}
+pre{white-space:pre-wrap;word-break:break-word;margin:.2em 0;background:#f3f3f3;padding:.3em}
+.note{background:#fff3c4;border-left:3px solid #e0b400;padding:.1em .5em;margin:.2em 0}
+.mark{color:#b08900;font-weight:bold}.more{color:#999}.dim{color:#888}
+.links a{margin-right:.4em}#q{font:inherit;padding:.2em;width:20em}
+svg text{font:10px ui-monospace,monospace}
+"""
+SCRIPT = """
+const q=document.getElementById('q');q.hidden=false;
+q.addEventListener('input',()=>{const t=q.value.toLowerCase();
+for(const li of document.querySelectorAll('ol.events>li')){li.hidden=t!==''&&!li.textContent.toLowerCase().includes(t);}});
+"""
+
+
+def _e(value: Any) -> str:
+    return escape("" if value is None else str(value), quote=True)
+
+
+def _text(block: dict[str, Any] | None, hint: str = "") -> str:
+    if not block or not block.get("text"):
+        return ""
+    more = f'<div class="more">… {block["more"]} more chars{hint}</div>' if block.get("more") else ""
+    return f"<pre>{_e(block['text'])}</pre>{more}"
+
+
+def _link(seq: int) -> str:
+    return f'<a href="#e{seq}">#{seq}</a>'
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:.4f}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.0f}%"
+
+
+class HtmlFormat:
+    """Rows as ``<li>`` items of the event list; the sections around them."""
+
+    def __init__(self, log_name: str) -> None:
+        self.log_name = log_name
+
+    def row(self, r: dict[str, Any]) -> bytes:
+        """One event-list item."""
+        classes = [
+            "err" if r["error"] else "",
+            "repl" if r["replacement"] else "",
+            "stream" if "deltas" in r else "",
+        ]
+        step = (
+            f"{r['turn']}.{r['step']}" if r.get("step") is not None else f"{r['turn']}" if r["turn"] else "–"
+        )
+        mark = ' <span class="mark" title="note">✎</span>' if r.get("note") else ""
+        size = f"{human_chars(r['size'])} {r['unit']}"
+        body = []
+        if r.get("note"):
+            body.append(f'<div class="note">✎ {_e(r["note"])}</div>')
+        text = _text(r.get("text"))
+        if r.get("call"):
+            call = r["call"]
+            called = f"→ {call['name']}({call['arguments']['text']})" + (
+                "…" if call["arguments"]["more"] else ""
+            )
+            body.append(f'<div class="pair"><div class="call">{_link(call["seq"]) if call["seq"] is not None else ""}'
+                        f"<pre>{_e(called)}</pre></div><div class=\"result\">← result{text}</div></div>")  # fmt: skip
+        elif text:
+            body.append(f"<details><summary>text</summary>{text}</details>")
+        if r.get("replaced"):
+            body.append(
+                '<div class="links">replaced: ' + " ".join(_link(s) for s in r["replaced"]) + "</div>"
+            )
+        if "deltas" in r:
+            body.append(f'<div class="dim">seq {r["seq"]}–{r["endSeq"]}</div>')
+        cls = " ".join(c for c in classes if c)
+        return (
+            f'<li id="e{r["seq"]}" class="{cls}" data-type="{_e(r["type"])}"><span class="g">{_e(r["glyph"])}</span>'
+            f'<span class="seq">{r["seq"]}</span><span class="ts">{step}</span>'
+            f'<span class="sum">{_e(r["summary"])}{mark}</span><span class="size">{size}</span>'
+            + (f'<div class="body">{"".join(body)}</div>' if body else "")
+            + "</li>\n"
+        ).encode()
+
+    def head(self, doc: dict[str, Any]) -> bytes:
+        """Everything up to the event list's items."""
+        s = doc["session"]
+        title = f"tapedeck · {s['id']}"
+        turns = ", ".join(f"{t['turn']} {t['status']}" for t in s["turns"]) or "none"
+        moment = f" · at seq {doc['at']}" if doc["at"] is not None else ""
+        parts = [
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+            f'<meta name="viewport" content="width=device-width"><title>{_e(title)}</title><style>{STYLE}</style>',
+            "</head><body><main>",
+            f"<header><h1>{_e(title)}</h1><table>",
+            f"<tr><th>model</th><td>{_e(s['provider'])}/{_e(s['model'])}</td></tr>",
+            f"<tr><th>state</th><td>{_e(s['state'])}</td></tr>",
+            f"<tr><th>turns</th><td>{len(s['turns'])}: {_e(turns)}</td></tr>",
+            f'<tr><th>events</th><td id="event-count">{s["events"]}</td></tr>',
+            f'<tr><th>rows</th><td id="row-count">{doc["rows"]}</td></tr>',
+            f"<tr><th>cost</th><td>{_usd(s['usd'])}</td></tr>",
+            f"<tr><th>cwd</th><td>{_e(s['cwd'])}</td></tr>",
+            f"<tr><th>exported</th><td>{_e(self._redaction(doc))}{_e(moment)}</td></tr>",
+            "</table></header>",
+            self._chart(doc),
+            self._notes(doc),
+            self._surface(doc),
+            self._request(doc),
+            self._cost(doc),
+            self._marks(doc),
+            '<h2 id="events">Events</h2><input id="q" type="search" placeholder="search rows" hidden>',
+            '<ol class="events">\n',
+        ]
+        return "\n".join(parts).encode()
+
+    def tail(self, doc: dict[str, Any]) -> bytes:
+        """The end of the list and of the page."""
+        return f"</ol></main><script>{SCRIPT}</script></body></html>\n".encode()
+
+    @staticmethod
+    def _redaction(doc: dict[str, Any]) -> str:
+        counts = doc["redaction"]
+        if counts is None:
+            return "not redacted"
+        return "redacted: " + ", ".join(f"{n} {kind}" for kind, n in counts.items())
+
+    @staticmethod
+    def _chart(doc: dict[str, Any]) -> str:
+        samples, cuts = doc["chart"]["samples"], doc["chart"]["cuts"]
+        if not samples:
+            return "<h2>Context</h2><p>no model request in this log</p>"
+        width, height, pad = 900, 160, 30
+        top = max(s["chars"] for s in samples) or 1
+        n = len(samples)
+        bar = (width - pad) / n
+        out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height + 30}" width="100%" '
+               f'role="img" aria-label="context size per model request">']  # fmt: skip
+        out.append(f'<text x="0" y="10">{human_chars(top)} ch</text>')
+        seqs = [s["seq"] for s in samples]
+        for i, s in enumerate(samples):
+            h = max(1.0, s["chars"] / top * (height - 20))
+            at = doc["at"] is not None and s["seq"] <= doc["at"] and (i + 1 == n or seqs[i + 1] > doc["at"])
+            fill = "#e0a000" if at else "#6a8fd8"
+            out.append(f'<rect x="{pad + i * bar:.1f}" y="{height - h:.1f}" width="{max(bar - 1, 0.5):.1f}" '
+                       f'height="{h:.1f}" fill="{fill}"><title>turn {s["turn"]} step {s["step"]} · seq {s["seq"]} · '
+                       f'{s["chars"]} chars</title></rect>')  # fmt: skip
+        for c in cuts:
+            i = next((k for k, q in enumerate(seqs) if q > c["seq"]), n - 1)
+            x = pad + i * bar
+            letter = CUT_LETTERS.get(c["kind"], "x")
+            out.append(f'<a href="#e{c["seq"]}"><line x1="{x:.1f}" x2="{x:.1f}" y1="10" y2="{height}" stroke="#c0392b" '
+                       f'stroke-dasharray="3,2"/><text x="{x + 1:.1f}" y="{height + 12}" fill="#c0392b">{letter}'
+                       f'<title>{_e(c["kind"])} at seq {c["seq"]}: {c["charsRemoved"]} chars removed</title></text></a>')  # fmt: skip
+        out.append("</svg>")
+        legend = (
+            "s seal · f fold · p prune · r rewind · c compaction (dashed lines: cuts, linked to their events)"
+        )
+        return f'<h2>Context</h2><p class="dim">chars sent per model request · {legend}</p>' + "".join(out)
+
+    @staticmethod
+    def _notes(doc: dict[str, Any]) -> str:
+        if not doc["notes"]:
+            return ""
+        items = "".join(
+            f'<li>{_link(n["seq"])} <span class="note">{_e(n["text"])}</span></li>' for n in doc["notes"]
+        )
+        return f'<h2>Notes</h2><ul class="notes">{items}</ul>'
+
+    @staticmethod
+    def _surface(doc: dict[str, Any]) -> str:
+        at = doc["surface"]["at"]
+        rows = doc["surface"]["nodes"]
+        when = f"right after seq {at}" if at is not None else "at the end of the log"
+        out = [f'<h2 id="surface">Surface {when}</h2><p class="dim">{len(rows)} model-visible messages</p><table>',
+               "<tr><th>seq</th><th>role</th><th>source</th><th class=\"num\">chars</th><th>message</th></tr>"]  # fmt: skip
+        for r in rows:
+            repl = " (replacement)" if r["replacement"] else ""
+            out.append(f"<tr><td>{_link(r['seq'])}</td><td>{_e(r['role'])}</td><td>{_e(r['source'])}{repl}</td>"
+                       f"<td class=\"num\">{r['chars']}</td><td><details><summary>{_e(r['summary'])}</summary>"
+                       f"{_text(r['text'])}</details></td></tr>")  # fmt: skip
+        out.append("</table>")
+        return "".join(out)
+
+    @staticmethod
+    def _request(doc: dict[str, Any]) -> str:
+        r = doc["request"]
+        if r is None:
+            return "<h2>Request</h2><p>no model request</p>"
+        b = r["cacheBreak"]
+        if b["broke"]:
+            cause = b["cause"] + (f" at seq {b['causeSeq']}" if b["causeSeq"] is not None else "")
+            where = f"the cache broke at byte {b['prefixBytes']} of {b['totalBytes']}: {cause}"
+        else:
+            where = f"the first {b['prefixBytes']} of {b['totalBytes']} bytes are the previous request's (cache kept)"
+        fresh = set(b["added"]) | {x["by"] for x in b["replaced"]}
+        again = f" attempt {r['attempt']}" if r["attempt"] > 1 else ""
+        out = [f"<h2 id=\"request\">Request: turn {r['turn']} step {r['step']}{again} (at seq {r['seq']})</h2>",
+               f"<p>{_e(r['provider'])}/{_e(r['model'])} · {len(r['messages'])} messages · {r['chars']} chars · "
+               f"tools: {_e(', '.join(r['tools']) or 'none')}</p><p><b>{_e(where)}</b></p><ol>"]  # fmt: skip
+        lead = max(0, len(r["messages"]) - len(r["nodes"]))  # the system prompt comes from no surface node
+        for i, m in enumerate(r["messages"]):
+            node = r["nodes"][i - lead] if i >= lead else "system prompt"
+            text = m.get("content") or ""
+            text = text if isinstance(text, str) else str(text)
+            calls = "".join(
+                f"\n→ {c['function']['name']}({c['function']['arguments']})"
+                for c in m.get("tool_calls") or ()
+            )
+            new = ' <span class="mark">new: past the cache break</span>' if node in fresh else ""
+            anchor = _link(node) if isinstance(node, int) else _e(node)
+            out.append(f"<li>{_e(m['role'])} {anchor}{new}<details><summary>{len(text)} chars</summary>"
+                       f"<pre>{_e((text + calls)[:4000])}</pre></details></li>")  # fmt: skip
+        out.append("</ol>")
+        return "".join(out)
+
+    @staticmethod
+    def _cost(doc: dict[str, Any]) -> str:
+        c = doc["cost"]
+        out = ['<h2 id="cost">Cost</h2><table><tr><th>turn</th><th class="num">requests</th><th class="num">cost</th>'
+               '<th class="num">cached</th></tr>']  # fmt: skip
+        for t in c["turns"]:
+            out.append(f"<tr><td>{t['turn']}</td><td class=\"num\">{t['requests']}</td><td class=\"num\">{_usd(t['usd'])}</td>"
+                       f"<td class=\"num\">{_pct(t['cached'])}</td></tr>")  # fmt: skip
+        t = c["total"]
+        out.append(f"<tr><th>session</th><th class=\"num\">{t['requests']}</th><th class=\"num\">{_usd(t['usd'])}</th>"
+                   f"<th class=\"num\">{_pct(t['cached'])}</th></tr></table>"
+                   f"<p>tokens: hit {t['hit']} · miss {t['miss']} · output {t['output']}</p>")  # fmt: skip
+        if c["unpriced"]:
+            out.append(f"<p>no price known for {_e(', '.join(c['unpriced']))}</p>")
+        if c["cuts"]:
+            out.append("<table><tr><th>seq</th><th>cut</th><th>turn</th><th class=\"num\">chars off</th>"
+                       "<th class=\"num\">saved</th><th class=\"num\">cache break cost</th><th class=\"num\">net</th></tr>")  # fmt: skip
+            for k in c["cuts"]:
+                out.append(f"<tr><td>{_link(k['seq'])}</td><td>{_e(k['kind'])}</td><td>{k['turn']}</td>"
+                           f"<td class=\"num\">{k['charsRemoved']}</td><td class=\"num\">{_usd(k['savedUsd'])}</td>"
+                           f"<td class=\"num\">{_usd(k['costUsd'])}</td><td class=\"num\">{_usd(k['netUsd'])}</td></tr>")  # fmt: skip
+            out.append("</table>")
+        return "".join(out)
+
+    @staticmethod
+    def _marks(doc: dict[str, Any]) -> str:
+        if not doc["marks"]:
+            return ""
+        out = ['<h2 id="marks">Tape entries, folds and marks</h2><table><tr><th>seq</th><th>kind</th><th>what</th>'
+               "<th>replaced</th></tr>"]  # fmt: skip
+        for m in doc["marks"]:
+            glyph = REPLACEMENT_GLYPHS.get(m["kind"], "◇")
+            out.append(f"<tr><td>{_link(m['seq'])}</td><td>{glyph} {_e(m['kind'])}</td><td>{_e(m['summary'])}</td>"
+                       f"<td class=\"links\">{' '.join(_link(s) for s in m['replaced'][:200])}"
+                       f"{' …' if len(m['replaced']) > 200 else ''}</td></tr>")  # fmt: skip
+        out.append("</table>")
+        return "".join(out)

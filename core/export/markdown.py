@@ -1,0 +1,128 @@
+"""The Markdown export: a transcript sized for an issue comment.
+
+Turns, the user's and the model's messages, each tool call with its result clipped (with the command that prints
+the whole result), notes where they are anchored, and the cost summary. Texts are clipped to ``CLIP`` characters
+and the transcript stops adding rows past ``BUDGET`` characters (saying how many rows it left out), so the whole
+comment stays under GitHub's 65,536-character limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CLIP = 600
+BUDGET = 50_000  # characters of rows; the head and tail add a few thousand at most
+FENCE = "~~~~"  # texts hold ``` often, ~~~~ rarely
+
+
+def _usd(value: float | None) -> str:
+    return "n/a" if value is None else f"${value:.4f}"
+
+
+def _clip(text: str, more: int = 0, limit: int = CLIP) -> tuple[str, int]:
+    if len(text) > limit:
+        return text[:limit], more + len(text) - limit
+    return text, more
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines() or [""])
+
+
+def _fenced(text: str) -> str:
+    return f"{FENCE}\n{text.replace(FENCE, '~~~ ~')}\n{FENCE}"
+
+
+def _inline(text: str) -> str:
+    return "`" + " ".join(text.replace("`", "'").split()) + "`"
+
+
+class MarkdownFormat:
+    """Rows as transcript paragraphs (only turns, messages, tool results and notes); the head and the cost."""
+
+    def __init__(self, log_name: str) -> None:
+        self.log_name = log_name
+        self.used = 0
+        self.left_out = 0
+
+    def row(self, r: dict[str, Any]) -> bytes:
+        """The paragraph of a row ('' for rows a transcript leaves out)."""
+        text = self._paragraph(r)
+        if r.get("note"):
+            text += f"\n\n> 📝 **note on seq {r['seq']}:** {' '.join(r['note'].split())}"
+        if not text:
+            return b""
+        if self.used + len(text) > BUDGET:
+            self.left_out += 1
+            return b""
+        self.used += len(text) + 2
+        return (text + "\n\n").encode()
+
+    def _paragraph(self, r: dict[str, Any]) -> str:
+        t = r["type"]
+        block = r.get("text") or {"text": "", "more": 0}
+        body, more = _clip(block["text"], block["more"])
+        hint = f"\n\n*… {more} more chars*" if more else ""
+        if t == "turn/start":
+            return f"### Turn {r['turn']}"
+        if t == "turn/end":
+            return f"*{r['summary']}*"
+        if t == "user/message":
+            return _quote(f"**{r['glyph']} user** (seq {r['seq']}): {body}") + hint if r["glyph"] == "❯" else (
+                f"**{r['glyph']}** (seq {r['seq']}) {r['summary']}"
+            )  # fmt: skip
+        if t == "assistant/message":
+            return f"**● assistant** (seq {r['seq']}):\n\n{body}{hint}"
+        if t == "tool/result":
+            call = r.get("call")
+            called = f"{call['name']} {_inline(call['arguments']['text'][:200])}" if call else "a tool"
+            expand = f"; whole result: `tapedeck expand {self.log_name} --seq {r['seq']} --format-version 4`"
+            hint = f"\n\n*… {more} more chars{expand}*" if more else ""
+            flag = " (error)" if r["error"] else ""
+            return f"<details><summary>→ {called}{flag} · seq {r['seq']}</summary>\n\n{_fenced(body)}{hint}\n\n</details>"
+        if r.get("replacement"):
+            return f"*{r['glyph']} {r['replacement']} (seq {r['seq']}): {r['summary']}*"
+        return ""
+
+    def head(self, doc: dict[str, Any]) -> bytes:
+        """Title, header lines and the redaction summary."""
+        s = doc["session"]
+        turns = ", ".join(f"{t['turn']} {t['status']}" for t in s["turns"]) or "none"
+        counts = doc["redaction"]
+        redaction = (
+            "not redacted"
+            if counts is None
+            else "redacted: " + ", ".join(f"{n} {k}" for k, n in counts.items())
+        )
+        lines = [
+            f"## tapedeck session `{s['id']}`",
+            "",
+            f"- model: {s['provider']}/{s['model']} · state: {s['state']}",
+            f"- turns: {len(s['turns'])} ({turns}) · events: {s['events']} · cost: {_usd(s['usd'])}",
+            f"- {redaction}" + (f" · at seq {doc['at']}" if doc["at"] is not None else ""),
+            "",
+            "",
+        ]
+        return "\n".join(lines).encode()
+
+    def tail(self, doc: dict[str, Any]) -> bytes:
+        """Rows left out, notes on rows left out, and the cost summary."""
+        lines = []
+        if self.left_out:
+            lines.append(
+                f"*… {self.left_out} more rows left out to fit a comment: export as HTML or JSON for all*\n"
+            )
+        c = doc["cost"]
+        t = c["total"]
+        lines.append("### Cost\n")
+        lines.append("| turn | requests | cost | cached |\n|---:|---:|---:|---:|")
+        for row in c["turns"]:
+            cached = "-" if row["cached"] is None else f"{row['cached'] * 100:.0f}%"
+            lines.append(f"| {row['turn']} | {row['requests']} | {_usd(row['usd'])} | {cached} |")
+        cached = "-" if t["cached"] is None else f"{t['cached'] * 100:.0f}%"
+        lines.append(f"| **session** | {t['requests']} | {_usd(t['usd'])} | {cached} |")
+        lines.append(f"\ntokens: hit {t['hit']} · miss {t['miss']} · output {t['output']}")
+        if c["cuts"]:
+            saved = sum(k["savedUsd"] or 0 for k in c["cuts"])
+            lines.append(f"; {len(c['cuts'])} cuts, saved {_usd(saved)} (estimate)")
+        return ("\n".join(lines) + "\n").encode()

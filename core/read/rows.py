@@ -1,0 +1,150 @@
+"""What an event list shows per event, shared by the TUI's list and the exports: the row of an event (glyph,
+summary, size, error flag, replacement kind) and the row standing for a streamed block."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import orjson
+
+from core.log.validate import is_invalid
+from core.log.vocabulary import CONTROL_EVENT, SURFACE_TYPES
+from core.read.session import TAPE_SOURCE_KIND, content_chars, cut_kind, derive_message
+from core.read.streams import Block
+from core.read.summary import GLYPHS, summarize
+from core.shared.text import tool_result_is_error
+
+SUMMARY_LIMIT = 240
+SUMMARY_SOURCE_LIMIT = 20_000  # strings longer than this are cut before summarizing (regexes hold the GIL)
+REPLACEMENT_GLYPHS = {"tape": "▤", "rewind": "↺", "compaction": "≡", "fold": "▣", "prune": "✂", "expand": "⊞"}
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """What a row shows that never changes once the event is written."""
+
+    seq: int
+    type: str
+    turn: int
+    step: int | None
+    glyph: str
+    summary: str
+    size: int
+    error: bool
+    replacement: str | None  # the cut kind when the event is a surface replacement
+    surface_type: bool
+    unit: str = "ch"  # what ``size`` counts: ``ch`` model-visible chars, ``B`` bytes of the event's JSON data
+    interrupted: bool = False  # a stream cut off before it finished (its finish says ``aborted``)
+    time: float | None = None  # the event's ``time`` (ms since the epoch) when it has one
+    # turn is the event's own data.turn; the list shows Session.turn_of (DSH attribution) once projected
+
+
+def event_time(event: dict[str, Any]) -> float | None:
+    """The event's ``time`` in ms since the epoch, or None when it has none (or not a number)."""
+    value = event.get("time")
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+def glyph_for(event: dict[str, Any], replacement: str | None) -> str:
+    """The one-cell glyph of an event: its role, event kind, or replacement kind."""
+    if replacement is not None:
+        return REPLACEMENT_GLYPHS.get(replacement, "⇄")
+    etype = str(event.get("type"))
+    if etype == "user/message":
+        source = (event.get("data") or {}).get("source") or {}
+        if isinstance(source, dict) and source.get("kind") not in (None, "user"):
+            return "✉"
+    if etype.startswith("tapedeck/"):
+        return "◇"
+    return GLYPHS.get(etype, "?")
+
+
+def clip_strings(value: Any, limit: int, note: bool = False) -> Any:
+    """A copy of ``value`` with every string longer than ``limit`` cut (``note`` appends how much was cut)."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        return value[:limit] + (f"… (+{len(value) - limit} chars)" if note else "")
+    if isinstance(value, dict):
+        return {k: clip_strings(v, limit, note) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clip_strings(v, limit, note) for v in value]
+    return value
+
+
+def event_size(event: dict[str, Any]) -> int:
+    """Model-visible chars for surface events, else bytes of the event's JSON data."""
+    if event.get("type") in SURFACE_TYPES:
+        message = derive_message(event)
+        return content_chars(message.get("content")) if message else 0
+    return len(orjson.dumps(event.get("data")))
+
+
+def build_row(event: dict[str, Any]) -> Row:
+    """Compute a row from a decoded event alone (worker side: summarizing a huge payload takes time).
+
+    Everything here is fixed once the event is written, so a row stays valid while the projection grows.
+    """
+    seq = int(event.get("seq", -1))
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    etype = event.get("type")
+    replacing = etype in SURFACE_TYPES and event.get("surfaceOp") not in (None, "append")
+    replacement = cut_kind(event) if replacing else None
+    turn = data.get("turn", 0)
+    step = data.get("step")
+    source = data.get("source")
+    is_tape = isinstance(source, dict) and source.get("kind") == TAPE_SOURCE_KIND  # its summary counts chars
+    return Row(
+        seq=seq,
+        type=str(event.get("type")),
+        turn=turn if isinstance(turn, int) else 0,
+        step=step if isinstance(step, int) else None,
+        glyph=glyph_for(event, replacement),
+        summary=summarize(event if is_tape else clip_strings(event, SUMMARY_SOURCE_LIMIT), SUMMARY_LIMIT),
+        size=event_size(event),
+        error=is_error_event(event),
+        replacement=replacement,
+        surface_type=event.get("type") in SURFACE_TYPES,
+        unit="ch" if event.get("type") in SURFACE_TYPES else "B",
+        time=event_time(event),
+    )
+
+
+BLOCK_GLYPH = "●"  # a streamed block: the answer (text, reasoning, tool-call arguments) as it streamed
+
+
+def block_row(head: Row, block: Block, streaming: bool, error: bool, interrupted: bool = False) -> Row:
+    """The row standing for a streamed block: its first delta's row with the block's size and a summary."""
+    verb = "streaming…" if streaming else "streamed"
+    deltas = f"{block.deltas} delta{'' if block.deltas == 1 else 's'}"
+    return replace(
+        head,
+        glyph=BLOCK_GLYPH,
+        summary=f"{verb} {block.chars} chars · {deltas}",
+        size=block.chars,
+        unit="ch",
+        error=error,
+        interrupted=interrupted,
+    )
+
+
+def is_error_event(event: dict[str, Any]) -> bool:
+    """True for failed tool results, error turn ends, failed stream attempts, retries and rejected requests."""
+    if is_invalid(event):
+        return False
+    etype = event.get("type")
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    if etype == "tool/result":
+        return tool_result_is_error(data.get("message") if isinstance(data.get("message"), dict) else None)
+    if etype == "turn/end":
+        return (data.get("reason") or {}).get("kind") == "error"
+    if etype == "assistant/chunk":
+        chunk = data.get("chunk") or {}
+        return chunk.get("type") == "finish" and (chunk.get("reason") or {}).get("kind") == "error"
+    if etype == CONTROL_EVENT:
+        return data.get("outcome") == "rejected"
+    if etype == "compaction/end":
+        return bool(data.get("error"))
+    return etype == "llm/retry"
+
+

@@ -1,0 +1,40 @@
+"""The surface as rows: each model-visible message with its seq, role, source, size and summary."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from core.read.session import Session, derive_message
+from core.read.summary import source_label, summarize
+
+
+def surface_rows(
+    session: Session, event_at: Callable[[int], dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The model-visible messages in order, each with seq, role, source kind, size and text.
+
+    ``event_at`` looks up a surface event by seq (default: ``session.events``).
+    """
+    return list(iter_surface_rows(session, event_at))
+
+
+def iter_surface_rows(
+    session: Session, event_at: Callable[[int], dict[str, Any]] | None = None
+) -> Iterator[dict[str, Any]]:
+    """``surface_rows`` one row at a time."""
+    for seq in session.surface:
+        event = (event_at or session.events.__getitem__)(seq)
+        message = derive_message(event)
+        if message is None:
+            continue
+        yield {
+            "seq": seq,
+            "type": event["type"],
+            "role": message.get("role"),
+            "source": source_label(message.get("source")),
+            "replacement": session.is_replacement(seq),
+            "chars": session.node_chars(seq),
+            "summary": summarize(event, 200),
+            "message": message,
+        }

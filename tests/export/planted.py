@@ -1,0 +1,30 @@
+"""Logs with planted secrets: a real DSH fixture whose user message, tool result and final answer carry text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from tests.conftest import FIXTURES
+
+BASE = FIXTURES / "tool-call-turn.session.jsonl"
+
+
+def plant(target: Path, user: str, result: str, answer: str) -> Path:
+    """Write ``BASE`` to ``target`` with ``user`` appended to its user message, ``result`` as its tool result's
+    text and ``answer`` appended to its final answer."""
+    items: list[dict[str, Any]] = [orjson.loads(line) for line in BASE.read_bytes().splitlines()]
+    answers = [i for i in items if i.get("type") == "assistant/message"
+               and any(b.get("type") == "text" for b in i["data"]["message"]["content"])]  # fmt: skip
+    for item in items:
+        data = item.get("data") or {}
+        if item.get("type") == "user/message" and data.get("source", {}).get("kind") == "user":
+            data["content"][0]["text"] += " " + user
+        elif item.get("type") == "tool/result":
+            data["message"]["content"][0]["content"][0]["text"] = result
+    blocks = answers[-1]["data"]["message"]["content"]
+    next(b for b in blocks if b.get("type") == "text")["text"] += " " + answer
+    target.write_bytes(b"\n".join(orjson.dumps(i) for i in items) + b"\n")
+    return target

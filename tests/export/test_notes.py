@@ -1,0 +1,128 @@
+"""Notes: the sidecar beside the log (or in tapedeck's data directory), the note/notes commands, hostile sidecars
+and concurrent writers."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.cli import main
+from core.read.notes import NotesError, load_notes, parse_notes, set_note, sidecar_paths
+from tests.conftest import FIXTURES
+
+LOG = FIXTURES / "tool-call-turn.session.jsonl"
+
+
+@pytest.fixture
+def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    target = tmp_path / "s" / "session.jsonl"
+    target.parent.mkdir()
+    shutil.copy(LOG, target)
+    return target
+
+
+def test_note_add_edit_remove_and_list(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    before = log.read_bytes()
+    assert main(["note", str(log), "--seq", "4", "why did it run echo?"]) == 0
+    assert main(["note", str(log), "--seq", "65", "result looks fine"]) == 0
+    assert main(["note", str(log), "--seq", "4", "edited"]) == 0
+    capsys.readouterr()
+    assert main(["notes", str(log), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(n["seq"], n["text"]) for n in listed] == [(4, "edited"), (65, "result looks fine")]
+    assert main(["note", str(log), "--seq", "65", ""]) == 0
+    assert list(load_notes(log)) == [4]
+    assert log.read_bytes() == before  # never in the log
+    assert sidecar_paths(log)[0].exists()
+
+
+def test_a_seq_past_the_log_is_refused(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["note", str(log), "--seq", "100000", "x"]) == 2
+    assert "is not in this log: its events are seq 0..103" in capsys.readouterr().err
+    assert not sidecar_paths(log)[0].exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to any directory: an unwritable one cannot be made")
+def test_a_log_in_an_unwritable_directory_keeps_its_notes_in_the_data_dir(log: Path) -> None:
+    log.parent.chmod(0o555)
+    try:
+        written = set_note(log, 4, "kept elsewhere")
+    finally:
+        log.parent.chmod(0o755)
+    assert written == sidecar_paths(log)[1] and written.is_relative_to(Path(os.environ["TAPEDECK_HOME"]))
+    assert load_notes(log)[4].text == "kept elsewhere"
+
+
+def test_the_data_dir_sidecar_is_keyed_by_the_log_identity(log: Path, tmp_path: Path) -> None:
+    other = tmp_path / "t" / "session.jsonl"
+    other.parent.mkdir()
+    shutil.copy(log, other)
+    kept_a, kept_b = sidecar_paths(log)[1], sidecar_paths(other)[1]
+    assert kept_a != kept_b and kept_a.name.startswith("e9421ff4-baae-4807-a7ea-fd8a65f2c897-")
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(doc=JSON | st.dictionaries(st.sampled_from(["version", "notes"]), JSON, max_size=2)
+       | st.builds(lambda d: {"notes": d}, st.dictionaries(st.text(max_size=5), JSON, max_size=3)),
+       raw=st.binary(max_size=40), use_raw=st.booleans())  # fmt: skip
+def test_a_hostile_sidecar_gets_a_clear_message(
+    log: Path, capsys: pytest.CaptureFixture[str], doc: object, raw: bytes, use_raw: bool
+) -> None:
+    sidecar = sidecar_paths(log)[0]
+    data = raw if use_raw else orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS) if _dumpable(doc) else b"{}"
+    sidecar.write_bytes(data)
+    try:
+        parse_notes(data, "x")
+        valid = True
+    except NotesError:
+        valid = False
+    capsys.readouterr()
+    assert main(["notes", str(log), "--json"]) == (0 if valid else 2)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    if not valid:
+        assert err.startswith(f"tapedeck: {sidecar}: ")
+    assert main(["export", str(log), "--format", "json"]) == (0 if valid else 2)
+    assert main(["note", str(log), "--seq", "4", "x"]) == (0 if valid else 2)
+
+
+def _dumpable(doc: object) -> bool:
+    try:
+        orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)
+    except orjson.JSONEncodeError:
+        return False
+    return True
+
+
+def _writer(log: str, seq: int) -> None:
+    os.environ["TAPEDECK_HOME"] = str(Path(log).parent / "home")
+    for k in range(5):
+        set_note(log, seq, f"note {seq} rev {k}")
+
+
+def test_concurrent_writers_lose_no_note(log: Path) -> None:
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(log), seq)) for seq in range(8)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    notes = load_notes(log)
+    assert {seq: n.text for seq, n in notes.items()} == {seq: f"note {seq} rev 4" for seq in range(8)}

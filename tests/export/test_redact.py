@@ -1,0 +1,114 @@
+"""Redaction: no planted secret survives whatever text surrounds it, and no number of the export changes.
+
+``TAPEDECK_REDACT_CASES`` sets the Hypothesis cases of the export property (1,000 for the target run; 60 by
+default to keep the suite quick): ``TAPEDECK_REDACT_CASES=1000 python -m pytest tests/export/test_redact.py``.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import string
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from core.export.build import ExportOptions
+from core.export.redact import Redactor, env_secrets
+from core.export.write import export
+from tests.export.planted import plant
+
+CASES = int(os.environ.get("TAPEDECK_REDACT_CASES", "60"))
+ALNUM = string.ascii_letters + string.digits
+
+
+def _body(n: int, alphabet: str = ALNUM) -> st.SearchStrategy[str]:
+    return st.text(alphabet=alphabet, min_size=n, max_size=n + 12)
+
+
+KEYS = st.one_of(
+    _body(32).map(lambda b: "sk-" + b),
+    _body(24).map(lambda b: "sk-proj-" + b),
+    _body(36).map(lambda b: "ghp_" + b),
+    _body(30).map(lambda b: "github_pat_" + b),
+    _body(24).map(lambda b: "xoxb-" + b),
+    st.text(alphabet=string.ascii_uppercase + string.digits, min_size=16, max_size=16).map(lambda b: "AKIA" + b),
+    _body(35).map(lambda b: "AIza" + b),
+    st.tuples(_body(10), _body(12), _body(16)).map(lambda t: f"eyJ{t[0]}.{t[1]}.{t[2]}"),
+    _body(24).map(lambda b: "sk_live_" + b),
+)
+EMAILS = st.tuples(
+    st.text(alphabet=ALNUM + "._+-", min_size=1, max_size=12).filter(lambda s: s[0] not in ".-"),
+    st.text(alphabet=ALNUM, min_size=1, max_size=10),
+    st.sampled_from(["com", "io", "org", "co.uk", "dev"]),
+).map(lambda t: f"{t[0]}@{t[1]}.{t[2]}")
+ENV_VALUES = st.text(alphabet=ALNUM + "-_./:=+", min_size=8, max_size=24).filter(lambda v: bool(env_secrets({"X": v})))
+USERS = st.text(alphabet=string.ascii_lowercase + string.digits + "_-", min_size=1, max_size=10)
+SURROUND = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=24)
+
+
+def _numbers(value: Any, path: str = "") -> dict[str, Any]:
+    """Every number, boolean and null of a JSON value by its path (and every container's size)."""
+    if isinstance(value, dict):
+        out = {f"{path}#len": len(value)}
+        for k, v in value.items():
+            out.update(_numbers(v, f"{path}/{k}"))
+        return out
+    if isinstance(value, list):
+        out = {f"{path}#len": len(value)}
+        for i, v in enumerate(value):
+            out.update(_numbers(v, f"{path}/{i}"))
+        return out
+    return {} if isinstance(value, str) else {path: value}
+
+
+def _export(log: Path, fmt: str, redactor: Redactor | None) -> bytes:
+    out = io.BytesIO()
+    export(log, out, fmt, ExportOptions(redactor=redactor))
+    return out.getvalue()
+
+
+@settings(max_examples=CASES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(key=KEYS, email=EMAILS, env=ENV_VALUES, user=USERS, around=st.lists(SURROUND, min_size=8, max_size=8))
+def test_no_planted_secret_survives_and_no_number_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, email: str, env: str, user: str, around: list[str]
+) -> None:
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    home = f"/home/{user}"
+    a = around
+    log = plant(
+        tmp_path / "planted.jsonl",
+        user=f"{a[0]}{key}{a[1]} {a[2]}{env}{a[3]}",
+        result=f"{a[4]}{email}{a[5]}\n{a[6]}{home}/project/main.py{a[7]}",
+        answer=f"done {a[1]}{key}",
+    )
+    environ = {"SECRET_VALUE": env}
+    plain = orjson.loads(_export(log, "json", None))
+    for fmt in ("json", "md", "html"):
+        redacted = _export(log, fmt, Redactor(environ=environ, home="/nonexistent-home")).decode()
+        for secret in (key, email, env, home):
+            assert secret not in redacted, f"{fmt}: {secret!r} survived"
+        if fmt == "json":
+            doc = orjson.loads(redacted)
+            assert doc.pop("redaction")["key"] >= 2 and plain.pop("redaction", None) is None
+            assert _numbers(doc) == _numbers(plain)
+
+
+def test_redaction_keeps_structure_and_counts_by_kind() -> None:
+    r = Redactor(environ={"TOKEN": "hunter2-value"}, home="/home/ann")
+    value = {"a": ["mail ann@example.com", 42, 1.5, None, True], "b": "/home/ann/x and hunter2-value",
+             "c": "Authorization: Bearer abcdefghijklmnop", "n": 7}  # fmt: skip
+    out = r.walk(value)
+    assert out == {"a": ["mail [redacted email]", 42, 1.5, None, True], "b": "~/x and [redacted env]",
+                   "c": "Authorization: [redacted key]", "n": 7}  # fmt: skip
+    assert r.summary() == {"key": 1, "env": 1, "email": 1, "home": 1}
+
+
+def test_numbers_words_and_paths_in_the_environment_are_not_secrets() -> None:
+    assert env_secrets({"A": "12345678", "B": "abcdefghij", "C": "/usr/bin:/bin", "D": "short", "E": "k3y-v4lue-x"}) == [
+        "k3y-v4lue-x"
+    ]
