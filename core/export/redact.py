@@ -66,26 +66,48 @@ class Redactor:
     def __init__(self, environ: Mapping[str, str] | None = None, home: str | None = None) -> None:
         self.counts: Counter[str] = Counter({kind: 0 for kind in KINDS})
         secrets = env_secrets(environ)
-        self._env = re.compile("|".join(map(re.escape, secrets))) if secrets else None
         home = os.path.expanduser("~") if home is None else home
-        self._home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") else None
-
-    def _sub(self, kind: str, pattern: re.Pattern[str], text: str, repl: Any) -> str:
-        out, n = pattern.subn(repl, text)
-        if n:
-            self.counts[kind] += n
-        return out
+        home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") else None
+        self._patterns: list[tuple[str, re.Pattern[str]]] = [("key", _KEYS), ("email", _EMAIL), ("home", _HOME)]
+        if secrets:
+            self._patterns.append(("env", re.compile("|".join(map(re.escape, secrets)))))
+        if home is not None:
+            self._patterns.append(("home", re.compile(re.escape(home))))
 
     def text(self, text: str) -> str:
-        """``text`` with every secret replaced by ``[redacted <kind>]`` (home directories by ``~``)."""
-        if self._env is not None:
-            text = self._sub("env", self._env, text, "[redacted env]")
-        text = self._sub("key", _KEYS, text, _key)
-        text = self._sub("email", _EMAIL, text, "[redacted email]")
-        if self._home is not None and self._home in text:
-            self.counts["home"] += text.count(self._home)
-            text = text.replace(self._home, "~")
-        return self._sub("home", _HOME, text, "~")
+        """``text`` with every secret replaced by ``[redacted <kind>]`` (a home directory by ``~``).
+
+        Every kind is matched on the original text and overlapping matches are merged into one replacement, so
+        a secret inside another (an environment value that is also part of a key) goes whole."""
+        spans: list[tuple[int, int, str]] = []
+        for kind, pattern in self._patterns:
+            spans.extend((m.start(), m.end(), kind) for m in pattern.finditer(text) if m.end() > m.start())
+        if not spans:
+            return text
+        spans.sort()
+        out: list[str] = []
+        done = 0
+        start, end, kinds = spans[0][0], spans[0][1], {spans[0][2]}
+        for s_start, s_end, kind in [*spans[1:], (len(text) + 1, 0, "")]:
+            if s_start < end:  # overlaps the open span: one replacement
+                end = max(end, s_end)
+                kinds.add(kind)
+                continue
+            out.append(text[done:start])
+            out.append(self._replacement(text[start:end], kinds))
+            done = end
+            start, end, kinds = s_start, s_end, {kind}
+        out.append(text[done:])
+        return "".join(out)
+
+    def _replacement(self, found: str, kinds: set[str]) -> str:
+        """What replaces one merged match (counted once, as its first kind in ``KINDS`` order)."""
+        kind = next(k for k in KINDS if k in kinds)
+        self.counts[kind] += 1
+        if kind == "home":  # a home directory alone: the rest of its path stays readable
+            return "~"
+        pair = _PAIR_HEAD.match(found) if kind == "key" else None  # keep ``api_key=`` of a pair
+        return (pair.group(0) if pair else "") + f"[redacted {kind}]"
 
     def walk(self, value: Any) -> Any:
         """A copy of ``value`` with every string value redacted; keys, numbers, booleans and nulls unchanged."""
@@ -100,8 +122,3 @@ class Redactor:
     def summary(self) -> dict[str, int]:
         """Replacements so far by kind, every kind listed."""
         return {kind: self.counts[kind] for kind in KINDS}
-
-
-def _key(match: re.Match[str]) -> str:
-    head = _PAIR_HEAD.match(match.group(0))  # keep ``api_key=`` of a pair, replace only its value
-    return (head.group(0) if head else "") + "[redacted key]"
