@@ -53,7 +53,7 @@ def test_seal_text_preview_and_flags(log: Path, capsys: pytest.CaptureFixture[st
     code, out, _ = run(capsys, "seal", str(log), "--keep-recent-turns", "1")
     assert code == 0
     assert out.startswith(
-        "entry 1 → seq 17: replaces seq 3..3 (1 node(s), 12 chars) · turns 1-1 · 186 chars\n"
+        "entry 1 → seq 17: replaces seq 3..3 (1 node(s), 12 chars) · turn 1 · 186 chars\n"
     )
     assert "[slice tape v1 · turns 1-1 · 1 turn(s) sealed · recall_turn / expand_result]" in out
     assert out.endswith("1 entry would be sealed now\n")

@@ -57,7 +57,7 @@ def test_rows_and_badges_of_a_folded_then_sealed_session() -> None:
     assert fold.replacement == "fold" and fold.glyph == "▣"
     assert badges(fold, session, kinds) == ["sealed", "fold", "off"]
     tape = build_row(log.events[24])
-    assert tape.summary == "tape entry: turns 1-1 · 4 nodes · 67 chars"
+    assert tape.summary == "tape entry: turn 1 · 4 nodes · 67 chars"
     assert badges(tape, session, kinds) == ["tape", "on"]
     error = build_row(log.events[31])
     assert error.error and badges(error, session, kinds) == ["error", "on"]
