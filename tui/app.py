@@ -19,9 +19,11 @@ from textual.dom import DOMNode
 from textual.message import Message
 from textual.screen import Screen
 
+from core.alerts.terminal import alert_bytes
 from core.control.config import PolicyConfig, validate_config
 from core.log.layout import RAW_NAME, ZSTD_NAME
 from core.log.tail import FOLLOW_INTERVAL
+from tui.alerts import AlertBoard, AlertFeed, AlertRaised
 from tui.keymap import keymap_path, load_keymap
 from tui.live import LiveSession, LoadProgress, SessionUpdated
 from tui.screens.browser import BrowserScreen
@@ -127,6 +129,7 @@ class TapedeckApp(ControlActions, App[None]):
         Binding("question_mark", "help", "Help", id="app.help"),
         Binding("q", "quit", "Quit", id="app.quit"),
         Binding("escape", "back", "Back", show=False, id="app.back"),
+        Binding("A", "alerts", "Alerts", show=False, id="app.alerts"),
         *CONTROL_BINDINGS,
         *(
             Binding(key, f"policy('{module}')", description, show=False, id=binding_id)
@@ -145,10 +148,15 @@ class TapedeckApp(ControlActions, App[None]):
         hint: str | None = None,
         fleet_roots: list[Path] | None = None,
         fleet_config: PolicyConfig | None = None,
+        config: PolicyConfig | None = None,
     ) -> None:
         super().__init__()
         self.fleet_roots = fleet_roots  # set: the fleet table of these roots opens instead of the target
         self.fleet_config = fleet_config
+        self.config = config or fleet_config or validate_config({})  # its alerts and model sections apply
+        self.board = AlertBoard()
+        self.alert_marks: dict[int, tuple[str, ...]] = {}  # the open session's alert marks, by seq
+        self.alert_feed: AlertFeed | None = None
         self.hint = hint  # shown once the session opens (the demo's first-run hint of which keys act)
         self.target = target
         self.follow = follow
@@ -172,6 +180,7 @@ class TapedeckApp(ControlActions, App[None]):
             self.notify(problem, title="Keymap", severity="warning", timeout=10)
         self._restore_theme()
         self.start_host_watch()
+        self.start_alerts()
         if self.hint:
             self._hint_up = True
             self.notify(self.hint, title="Try the controls", timeout=HINT_SECONDS)
@@ -230,6 +239,51 @@ class TapedeckApp(ControlActions, App[None]):
         """Operator keys are disabled while no live tapedeck host runs the open session."""
         return self.check_control(action)
 
+    # alerts -------------------------------------------------------------------------------------------------
+    def start_alerts(self) -> None:
+        """Run the alert rules over the target (a log or a sessions root) in a worker thread (in the ``live``
+        group: like the log's follower it runs as long as the app)."""
+        targets = list(self.fleet_roots) if self.fleet_roots else [self.target]
+        feed = AlertFeed(targets, self.config, self.post_message, follow=self.follow)
+        self.alert_feed = feed
+        self.run_worker(feed.run, thread=True, group="live", exit_on_error=False, name="alerts")
+
+    def on_alert_raised(self, message: AlertRaised) -> None:
+        """Deliver an alert: the list, the mark on its event, a toast, the bell and a desktop notification."""
+        alert = message.alert
+        self.board.add(alert)
+        self._mark_alerts()
+        severity = {"critical": "error", "warning": "warning"}.get(alert.severity, "information")
+        where = alert.session[:8] or alert.path
+        self.notify(f"{alert.reason} (seq {alert.seq}, {where})", title=f"Alert: {alert.cause}",
+                    severity=severity, timeout=8, markup=False)  # fmt: skip
+        settings = self.config.alerts
+        out = alert_bytes(f"tapedeck: {alert.cause}", f"{where}: {alert.reason}", bell=settings.bell,
+                          notify=settings.notify, tmux=bool(os.environ.get("TMUX")))  # fmt: skip
+        if out and not self.is_headless and self._driver is not None:
+            self._driver.write(out)
+        from tui.screens.alerts import AlertsScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, AlertsScreen):
+                screen.show_alerts()
+
+    def _mark_alerts(self) -> None:
+        """Give the event lists the open session's alert marks."""
+        from tui.widgets.event_list import EventList
+
+        self.alert_marks = self.board.marks_for(self.live.path if self.live is not None else None)
+        for screen in self.screen_stack:
+            for events in screen.query(EventList):
+                events.refresh()
+
+    def action_alerts(self) -> None:
+        """Show every alert raised so far."""
+        from tui.screens.alerts import AlertsScreen
+
+        if not isinstance(self.screen, AlertsScreen):
+            self.push_screen(AlertsScreen(self.board))
+
     # the live session -------------------------------------------------------------------------------------
     def open_session(self, path: Path) -> None:
         """Start following ``path`` and show it on a new main screen."""
@@ -244,6 +298,7 @@ class TapedeckApp(ControlActions, App[None]):
         self.live = live
         self.run_worker(live.run, thread=True, group="live", exit_on_error=False, name=f"live {path.name}")
         self.push_screen(MainScreen(live))
+        self.alert_marks = self.board.marks_for(path)
 
     def switch_session(self, path: Path) -> None:
         """Show ``path`` in place of the session on the top main screen (the parent/child jump)."""
@@ -282,8 +337,10 @@ class TapedeckApp(ControlActions, App[None]):
         self._forward(message)
 
     def on_unmount(self) -> None:
-        """Let the follower thread end."""
+        """Let the follower threads end."""
         self.close_session()
+        if self.alert_feed is not None:
+            self.alert_feed.stop()
         self.follow_gc.restore()
 
     # actions ----------------------------------------------------------------------------------------------

@@ -44,11 +44,13 @@ def run_watch(args: argparse.Namespace) -> int:
     if len(args.path) > 1:
         from tui.cli_fleet import run_fleet
 
-        return run_fleet(args.path, None, args.interval)
+        return run_fleet(args.path, args.config, args.interval)
     target = watch_target(args.path[0] if args.path else None)
+    from core.control.config import load_config
     from tui.app import TapedeckApp
 
-    TapedeckApp(target, follow=not args.no_follow, interval=args.interval).run()
+    config = load_config(args.config)
+    TapedeckApp(target, follow=not args.no_follow, interval=args.interval, config=config).run()
     return 0
 
 
@@ -72,4 +74,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="SECONDS",
         help=f"how often to check the followed file for appends (default {FOLLOW_INTERVAL})",
     )
+    p.add_argument("--config", help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
     p.set_defaults(handler=guarded(run_watch))

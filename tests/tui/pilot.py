@@ -12,6 +12,8 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.worker import WorkerState
 
+from core.alerts.config import RULE_KEYS
+from core.control.config import validate_config
 from tui.app import TapedeckApp
 from tui.screens.main import MainScreen
 from tui.widgets.detail import DetailPane
@@ -22,9 +24,13 @@ BACKGROUND = {"rows", "detail", "search", "filter", "copy", "browse", "policy-de
 NO_KEYMAP = Path(tempfile.gettempdir()) / f"tapedeck-tests-{os.getpid()}" / "keymap.toml"
 
 
+# Every alert rule off: the screens under test show no alert toasts or marks (tests/alerts covers those).
+QUIET = validate_config({"alerts": {key: {"enabled": False} for key in RULE_KEYS.values()}})
+
+
 def make_app(target: Path, *, follow: bool = False, keymap: Path = NO_KEYMAP) -> TapedeckApp:
-    """An app on ``target`` that polls quickly (no watchfiles) and ignores any real keymap file."""
-    return TapedeckApp(target, follow=follow, interval=0.02, use_watchfiles=False, keymap_file=keymap)
+    """An app on ``target`` that polls quickly (no watchfiles), ignores any real keymap file and raises no alerts."""
+    return TapedeckApp(target, follow=follow, interval=0.02, use_watchfiles=False, keymap_file=keymap, config=QUIET)
 
 
 def main_screen(app: TapedeckApp) -> MainScreen | None:

@@ -372,7 +372,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         session = self.live.session if self.moment is None else self.moment
         styles = self._styles()
         dim = row.seq in session.replaced_by
-        tags = tuple(badges(row, session, self.cut_kinds))
+        tags = (*badges(row, session, self.cut_kinds), *getattr(self.app, "alert_marks", {}).get(row.seq, ()))
         turn = turn_label(self.live.session, row)  # attribution never changes with the moment
         match = self._search if self._search and self._is_match(row.seq) else ""
         when = ago(row.time, time.time() * 1000) if self.relative_time else clock(row.time)

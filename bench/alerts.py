@@ -1,0 +1,200 @@
+"""Alerts benchmark: how long from the triggering event being written to the alert being delivered, and whether
+following a log in torn chunks raises exactly the alerts of reading it whole.
+
+- ``--follow`` latency: ``tapedeck alerts LOG --follow --json`` runs as its own process; each sample appends a
+  failed tool result (the error-streak rule at count 1, then a successful one to clear it) and times the write
+  until the alert's JSON line is read from the process's stdout;
+- TUI latency: the app (headless, through Textual's test driver) follows the log; each sample times the write
+  until the app's UI thread has taken the alert (``AlertRaised`` handled: toast, mark, list, notification);
+- replay = live: every DSH fixture in ``tests/fixtures/dsh`` and a freshly run demo log, each written into a
+  followed file in random torn pieces (``--rounds`` times) and compared with the same log read whole.
+
+Target: latency <= 1 s (p95 and max); replay = live on 100% of the logs.
+
+Usage: ``python bench/alerts.py [--samples 30] [--rounds 5] [--seed 1] [--json]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from core.alerts.follow import AlertWatch  # noqa: E402
+from core.control.config import validate_config  # noqa: E402
+
+HEADER = {"type": "session", "version": 0, "id": "bench-alerts", "createdAt": 0, "cwd": "/w"}
+CONFIG = {"alerts": {"errorStreak": {"count": 1}, "bell": False, "notify": False}}
+EAGER = {"alerts": {"errorStreak": {"count": 1}, "context": {"percent": 1}, "cacheBreak": {"tokens": 1},
+                    "loop": {"count": 2}, "budget": {"usd": 0.0001}, "runRate": {"usdPerHour": 0.001}},
+         "model": {"prices": {"tapedeck-demo": {"hit": 0.028, "miss": 0.28, "output": 0.42}}}}  # fmt: skip
+
+
+class Writer:
+    """Appends tool results to a log: a failed one triggers the alert, a successful one clears it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.seq = 0
+        path.write_text(json.dumps(HEADER) + "\n")
+
+    def result(self, error: bool) -> int:
+        block = {"type": "tool-result", "toolCallId": "c", "content": [{"type": "text", "text": "x"}], "isError": error}
+        event = {"type": "tool/result", "seq": self.seq, "time": int(time.time() * 1000), "surfaceOp": "append",
+                 "data": {"turn": 1, "step": 1, "message": {"role": "tool", "content": [block]}}}  # fmt: skip
+        with open(self.path, "a") as f:
+            f.write(json.dumps(event) + "\n")
+        self.seq += 1
+        return self.seq - 1
+
+
+def _stats(samples: list[float]) -> dict[str, float]:
+    ordered = sorted(samples)
+    return {
+        "n": len(samples),
+        "p50_ms": round(statistics.median(ordered) * 1000, 1),
+        "p95_ms": round(ordered[max(0, int(len(ordered) * 0.95) - 1)] * 1000, 1),
+        "max_ms": round(ordered[-1] * 1000, 1),
+    }
+
+
+def follow_latency(tmp: Path, samples: int, rng: random.Random) -> dict[str, float]:
+    """Write → JSON line read, through a ``tapedeck alerts --follow --json`` process."""
+    log = Writer(tmp / "follow.jsonl")
+    conf = tmp / "alerts.json"
+    conf.write_text(json.dumps(CONFIG))
+    proc = subprocess.Popen([sys.executable, "-m", "core.cli", "alerts", str(log.path), "--follow", "--json",
+                             "--config", str(conf)], stdout=subprocess.PIPE, text=True, cwd=ROOT)  # fmt: skip
+    assert proc.stdout is not None
+    times: list[float] = []
+    try:
+        time.sleep(1.0)  # the process is up and has read the header
+        for _ in range(samples):
+            time.sleep(rng.uniform(0.05, 0.25))  # writes land anywhere in the poll cycle
+            start = time.monotonic()
+            seq = log.result(True)
+            alert = json.loads(proc.stdout.readline())
+            times.append(time.monotonic() - start)
+            assert alert["seq"] == seq, alert
+            log.result(False)
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+    return _stats(times)
+
+
+def tui_latency(tmp: Path, samples: int, rng: random.Random) -> dict[str, float]:
+    """Write → alert taken on the app's UI thread, with the TUI following the log."""
+    from tui.app import TapedeckApp
+
+    log = Writer(tmp / "tui.jsonl")
+    app = TapedeckApp(log.path, follow=True, keymap_file=tmp / "no-keymap.toml", config=validate_config(CONFIG))
+    times: list[float] = []
+
+    async def drive() -> None:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await pilot.pause(1.0)
+            for _ in range(samples):
+                await asyncio.sleep(rng.uniform(0.05, 0.25))
+                count = len(app.board.alerts)
+                start = time.monotonic()
+                seq = log.result(True)
+                while len(app.board.alerts) == count:
+                    await asyncio.sleep(0.002)
+                times.append(time.monotonic() - start)
+                assert app.board.alerts[-1].seq == seq
+                log.result(False)
+
+    asyncio.run(drive())
+    return _stats(times)
+
+
+def demo_log(tmp: Path) -> Path:
+    """A log the demo host writes with its scripted model."""
+    from core.control.config import load_config
+    from core.host.demo_scenario import TASKS, write_script
+    from core.host.demo_workspace import create_demo_workspace
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers import make_provider
+
+    host = AgentHost.create(tmp / "root", make_provider(f"scripted:{write_script(tmp / 'script.json')}"),
+                            load_config(None), HostOptions(workspace=create_demo_workspace(tmp / "ws")),
+                            tasks=TASKS)  # fmt: skip
+    try:
+        host.run()
+    finally:
+        host.close()
+    return host.writer.path
+
+
+def _key(alerts: list[Any]) -> list[tuple[str, int, str]]:
+    return [(a.cause, a.seq, a.reason) for a in alerts]
+
+
+def replay_equals_live(tmp: Path, rounds: int, rng: random.Random) -> dict[str, Any]:
+    """Each log read whole against the same log followed in torn pieces, ``rounds`` times."""
+    config = validate_config(EAGER)
+    logs = sorted((ROOT / "tests" / "fixtures" / "dsh").glob("*.jsonl")) + [demo_log(tmp / "demo")]
+    equal = alerts = 0
+    for path in logs:
+        whole = _key(AlertWatch(path, config, live=False).poll(0, final=True))
+        alerts += len(whole)
+        data = path.read_bytes()
+        same = True
+        for r in range(rounds):
+            target = tmp / f"torn-{r}-{path.name}"
+            watch = AlertWatch(target, config, live=False)
+            cuts = sorted(rng.randrange(len(data)) for _ in range(rng.randint(1, 40)))
+            got = []
+            with open(target, "wb") as f:
+                for lo, hi in zip([0, *cuts], [*cuts, len(data)], strict=False):
+                    f.write(data[lo:hi])
+                    f.flush()
+                    got.extend(watch.poll(0))
+            got.extend(watch.poll(0, final=True))
+            same = same and _key(got) == whole
+        equal += same
+    return {"logs": len(logs), "equal": equal, "alerts": alerts, "rounds": rounds,
+            "percent": round(100 * equal / len(logs), 1)}  # fmt: skip
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--samples", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true", help="print the JSON alone")
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        result = {
+            "follow": follow_latency(Path(tmp), args.samples, rng),
+            "tui": tui_latency(Path(tmp), args.samples, rng),
+            "replay": replay_equals_live(Path(tmp), args.rounds, rng),
+        }
+    print(json.dumps(result, indent=2))
+    if not args.json:
+        print("\n| path | samples | p50 | p95 | max | target |\n|---|---|---|---|---|---|")
+        for name in ("follow", "tui"):
+            r = result[name]
+            ok = "met" if r["max_ms"] <= 1000 else "missed"
+            print(f"| {name} | {r['n']} | {r['p50_ms']} ms | {r['p95_ms']} ms | {r['max_ms']} ms | <= 1 s: {ok} |")
+        rp = result["replay"]
+        print(f"\nreplay = live: {rp['equal']}/{rp['logs']} logs ({rp['percent']}%), {rp['alerts']} alerts, "
+              f"{rp['rounds']} torn rounds each")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

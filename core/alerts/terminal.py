@@ -1,0 +1,57 @@
+"""The bytes that make a terminal ring and show a desktop notification for an alert.
+
+- the bell: BEL (``\\a``);
+- OSC 9 (``ESC ] 9 ; text BEL``): iTerm2, WezTerm, Windows Terminal, kitty and others show ``text``;
+- OSC 777 (``ESC ] 777 ; notify ; title ; body BEL``): urxvt's notify extension, also read by foot, Ghostty,
+  WezTerm and VTE terminals; each terminal acts on the one it knows and ignores the other.
+
+Inside tmux an application's OSC never reaches the outer terminal unless it is wrapped in tmux's pass-through
+(``ESC P tmux ; …  ESC \\`` with every ESC inside doubled) and tmux allows it (``set -g allow-passthrough on``).
+The bell needs no wrapping: tmux forwards it as it is (``bell-action``). Text is cleaned first: control
+characters would end the sequence early or start another one.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+BEL = "\x07"
+ESC = "\x1b"
+MAX_TEXT = 200
+
+
+def clean(text: str, limit: int = MAX_TEXT) -> str:
+    """``text`` on one line without control characters (C0, DEL, C1 and line or paragraph separators)."""
+    kept = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in text
+    )
+    kept = " ".join(kept.split())
+    return kept if len(kept) <= limit else kept[: limit - 1] + "…"
+
+
+def osc9(text: str) -> str:
+    """An OSC 9 notification showing ``text`` (never read as a ConEmu ``9;N`` command: it starts with a letter
+    when cleaned text would start with a digit)."""
+    body = clean(text)
+    if body[:1].isdigit():
+        body = f"tapedeck {body}"
+    return f"{ESC}]9;{body}{BEL}"
+
+
+def osc777(title: str, body: str) -> str:
+    """An OSC 777 notification (``;`` separates its fields, so none is left in the title)."""
+    return f"{ESC}]777;notify;{clean(title).replace(';', ',')};{clean(body)}{BEL}"
+
+
+def tmux_wrap(sequence: str) -> str:
+    """``sequence`` in tmux's pass-through: ``ESC P tmux ;`` + the sequence with each ESC doubled + ``ESC \\``."""
+    return f"{ESC}Ptmux;{sequence.replace(ESC, ESC + ESC)}{ESC}\\"
+
+
+def alert_bytes(title: str, body: str, *, bell: bool, notify: bool, tmux: bool) -> str:
+    """What to write to the terminal for one alert: the bell and the two notifications, as configured."""
+    out = BEL if bell else ""
+    if notify:
+        for sequence in (osc9(f"{title}: {body}"), osc777(title, body)):
+            out += tmux_wrap(sequence) if tmux else sequence
+    return out

@@ -1,0 +1,148 @@
+"""Alerts in the TUI: a toast, a mark on the triggering row, the alerts screen (``A``) whose enter goes to the
+event; the rules run off the UI thread; the TUI raises the alerts ``tapedeck alerts`` reports."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.alerts.engine import AlertEngine
+from core.alerts.follow import report
+from core.control.config import validate_config
+from tests.alerts.crafted import HEADER, Log
+from tests.tui.conftest import anyio_backend  # noqa: F401 - Textual runs on asyncio
+from tests.tui.pilot import NO_KEYMAP, main_screen, settle, until
+from tui.app import TapedeckApp
+from tui.screens.alerts import AlertsScreen
+
+
+def _write(path: Path, events: list[dict[str, Any]], mode: str = "w") -> None:
+    with open(path, mode) as f:
+        f.write("".join(json.dumps(e) + "\n" for e in events))
+
+
+def _app(target: Path, follow: bool, alerts: dict[str, Any]) -> TapedeckApp:
+    config = validate_config({"alerts": {"bell": False, "notify": False, **alerts}})
+    return TapedeckApp(target, follow=follow, interval=0.02, use_watchfiles=False, keymap_file=NO_KEYMAP,
+                       config=config)  # fmt: skip
+
+
+@pytest.mark.anyio
+async def test_an_alert_shows_a_toast_marks_its_row_and_lists_on_the_alerts_screen(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    log = Log()
+    log.turn(1)
+    log.result(True)
+    _write(path, [HEADER, *log.events])
+    app = _app(path, True, {"errorStreak": {"count": 2}})
+    async with app.run_test(size=(140, 36)) as pilot:
+        await settle(pilot)
+        assert app.board.alerts == []
+        second = log.result(True)
+        _write(path, log.events[-1:], "a")
+        await until(pilot, lambda: len(app.board.alerts) == 1)
+        (alert,) = app.board.alerts
+        assert (alert.cause, alert.seq) == ("error-streak", second)
+        toasts = list(app._notifications)
+        assert [t.title for t in toasts] == ["Alert: error-streak"]
+        assert toasts[0].message == f"2 tool calls failed in a row (seq {second}, crafted-)"
+        assert toasts[0].severity == "warning"
+        assert app.alert_marks == {second: ("⚑ error-streak",)}
+        await settle(pilot)
+        main = main_screen(app)
+        assert main is not None
+        main.events.go_seq(0)
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
+        await pilot.pause()
+        await pilot.press("enter")
+        await until(pilot, lambda: not isinstance(app.screen, AlertsScreen))
+        await settle(pilot)
+        assert main.events.current_seq == second
+
+
+@pytest.mark.anyio
+async def test_the_rules_run_on_a_worker_thread_never_the_ui_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    threads: list[bool] = []
+    feed = AlertEngine.feed
+
+    def spy(self: AlertEngine, *args: Any, **kw: Any) -> Any:
+        threads.append(threading.current_thread() is threading.main_thread())
+        return feed(self, *args, **kw)
+
+    monkeypatch.setattr(AlertEngine, "feed", spy)
+    path = tmp_path / "session.jsonl"
+    log = Log()
+    log.result(True)
+    _write(path, [HEADER, *log.events])
+    app = _app(path, False, {"errorStreak": {"count": 1}})
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: len(app.board.alerts) == 1)
+    assert threads and not any(threads)
+
+
+@pytest.fixture(scope="module")
+def demo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from core.control.config import load_config
+    from core.host.demo_scenario import TASKS, write_script
+    from core.host.demo_workspace import create_demo_workspace
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers import make_provider
+
+    tmp = tmp_path_factory.mktemp("demo")
+    host = AgentHost.create(tmp / "root", make_provider(f"scripted:{write_script(tmp / 'script.json')}"),
+                            load_config(None), HostOptions(workspace=create_demo_workspace(tmp / "ws")),
+                            tasks=TASKS)  # fmt: skip
+    try:
+        host.run()
+    finally:
+        host.close()
+    return tmp / "root"
+
+
+EAGER = {"errorStreak": {"count": 1}, "cacheBreak": {"tokens": 1}, "loop": {"count": 2}}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("follow", [True, False], ids=["following", "read-once"])
+async def test_the_tui_raises_what_tapedeck_alerts_reports(demo_root: Path, follow: bool) -> None:
+    expected = report([demo_root], validate_config({"alerts": EAGER}))
+    assert len(expected) > 5
+    app = _app(demo_root, follow, EAGER)  # a sessions root: the browser, and every session's alerts
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: len(app.board.alerts) >= len(expected))
+        await pilot.pause(0.3)
+        key = lambda a: (a.path, a.cause, a.seq, a.reason, a.at)  # noqa: E731
+        assert [key(a) for a in app.board.alerts] == [key(a) for a in expected]
+
+
+def test_the_alerts_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TMUX", raising=False)
+    monkeypatch.setenv("TEXTUAL_ANIMATIONS", "none")
+    path = tmp_path / "session.jsonl"
+    log = Log()
+    log.header()
+    log.turn(1)
+    for _ in range(3):
+        log.call("read_file", '{"path": "a.py"}')
+        log.result(True)
+    log.usage(1, 1, miss=60_000)
+    _write(path, [HEADER, *log.events])
+    app = _app(path, False, {"errorStreak": {"count": 2}, "loop": {"count": 3}, "budget": {"usd": 0.5}})
+    app.config = validate_config({"alerts": {"bell": False, "notify": False, "errorStreak": {"count": 2},
+                                             "loop": {"count": 3}, "budget": {"usd": 0.5}},
+                                  "model": {"prices": {"crafted-model": {"hit": 1, "miss": 10, "output": 20}}}})  # fmt: skip
+
+    async def run(pilot: Any) -> None:
+        await until(pilot, lambda: len(app.board.alerts) == 4)
+        await settle(pilot)
+        app.clear_notifications()
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(120, 24), run_before=run)

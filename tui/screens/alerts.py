@@ -1,0 +1,89 @@
+"""The Alerts screen: every alert raised since the TUI started, newest last; ``enter`` goes to its event.
+
+It shows what ``tui.alerts.AlertBoard`` holds: the rules themselves run in core, on a worker thread.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Static
+
+from tui.alerts import AlertBoard
+from tui.screens.policy_screen import fill_table
+from tui.widgets.footer import PriorityFooter
+
+SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
+
+
+def alert_time(at: int | None) -> str:
+    """``18:04:05`` (UTC) of an alert's epoch-ms time, or ``-``."""
+    return time.strftime("%H:%M:%S", time.gmtime(at / 1000)) if at else "-"
+
+
+class AlertsScreen(Screen[None]):
+    """The alerts list."""
+
+    CSS_PATH = "policy.tcss"
+    BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "close", "Back", id="alerts.close")]
+    HEADING = "Alerts — what needed the operator, newest last; enter: go to the event"
+
+    def __init__(self, board: AlertBoard) -> None:
+        super().__init__(classes="policy-screen")
+        self.board = board
+        self._rows: dict[str, Any] = {}
+
+    def compose(self) -> ComposeResult:
+        """Heading, the table, a count and the footer."""
+        yield Static(Text(self.HEADING), id="policy-heading")
+        with Vertical(classes="policy-body"):
+            yield DataTable(id="alerts-table", cursor_type="row", classes="policy-table")
+            yield Static(id="alerts-summary")
+        yield PriorityFooter()
+
+    def on_mount(self) -> None:
+        """Columns, then the rows."""
+        self.query_one("#alerts-table", DataTable).add_columns("time", "severity", "cause", "session", "seq", "reason")
+        self.show_alerts()
+
+    def show_alerts(self) -> None:
+        """Refill the table from the board (the app calls this when an alert arrives)."""
+        alerts = self.board.alerts
+        self._rows = {str(k): a for k, a in enumerate(alerts)}
+        rows = [
+            (str(k), (alert_time(a.at), Text(a.severity, style=SEVERITY_STYLE.get(a.severity, "")), a.cause,
+                      a.session[:8] or a.path, str(a.seq), a.reason))  # fmt: skip
+            for k, a in enumerate(alerts)
+        ]
+        fill_table(self.query_one("#alerts-table", DataTable), rows)
+        count = len(alerts)
+        self.query_one("#alerts-summary", Static).update(
+            Text(f"{count} alert{'' if count == 1 else 's'}" if count else "No alerts yet.", style="dim")
+        )
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """``enter``: back to the main view, on the alert's event (when that session is the one open)."""
+        alert = self._rows.get(event.row_key.value or "")
+        if alert is None:
+            return
+        from tui.screens.main import MainScreen
+
+        main = next((s for s in reversed(self.app.screen_stack) if isinstance(s, MainScreen)), None)
+        live = getattr(self.app, "live", None)
+        if main is None or live is None or str(live.path.resolve()) != str(Path(alert.path).resolve()):
+            self.notify("That alert is about another session: open it from the browser.", timeout=3)
+            return
+        self.dismiss(None)
+        if not main.events.go_seq(alert.seq):
+            self.notify(f"seq {alert.seq} is not in the current view (a filter hides it).", timeout=3)
+
+    def action_close(self) -> None:
+        """Leave the screen."""
+        self.dismiss(None)
