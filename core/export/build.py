@@ -230,7 +230,7 @@ class ExportPass:
             return False
         if o.turn is not None and (request.turn != o.turn or (o.step is not None and request.step != o.step)):
             return False
-        diff = diff_requests(before, request, session).to_dict()
+        diff = {**diff_requests(before, request, session).to_dict(), "first": before is None}
         self._request = (request, diff)
         return False
 
@@ -245,7 +245,7 @@ class ExportPass:
         if self._request is not None:
             built, diff = self._request
             request = {**self._redacted(built.to_dict()), "nodes": list(built.keys),
-                       "cacheBreak": {k: diff[k] for k in ("broke", "prefixBytes", "totalBytes", "cause", "causeSeq",
+                       "cacheBreak": {k: diff[k] for k in ("first", "broke", "prefixBytes", "totalBytes", "cause", "causeSeq",
                                                              "added", "removed", "replaced")}}  # fmt: skip
         elif o.turn is not None:
             raise TapedeckError(f"turn {o.turn}{f' step {o.step}' if o.step is not None else ''} made no model request"

@@ -216,8 +216,10 @@ class HtmlFormat:
         if r is None:
             return "<h2>Request</h2><p>no model request</p>"
         b = r["cacheBreak"]
-        if b["broke"]:
-            cause = b["cause"] + (f" at seq {b['causeSeq']}" if b["causeSeq"] is not None else "")
+        if b["first"]:
+            where = f"the session's first request ({b['totalBytes']} bytes): nothing was cached before it"
+        elif b["broke"]:
+            cause = str(b["cause"]) + (f" at seq {b['causeSeq']}" if b["causeSeq"] is not None else "")
             where = f"the cache broke at byte {b['prefixBytes']} of {b['totalBytes']}: {cause}"
         else:
             where = f"the first {b['prefixBytes']} of {b['totalBytes']} bytes are the previous request's (cache kept)"

@@ -121,8 +121,9 @@ class MarkdownFormat:
             lines.append(f"| {row['turn']} | {row['requests']} | {_usd(row['usd'])} | {cached} |")
         cached = "-" if t["cached"] is None else f"{t['cached'] * 100:.0f}%"
         lines.append(f"| **session** | {t['requests']} | {_usd(t['usd'])} | {cached} |")
-        lines.append(f"\ntokens: hit {t['hit']} · miss {t['miss']} · output {t['output']}")
+        tokens = f"\ntokens: hit {t['hit']} · miss {t['miss']} · output {t['output']}"
         if c["cuts"]:
             saved = sum(k["savedUsd"] or 0 for k in c["cuts"])
-            lines.append(f"; {len(c['cuts'])} cuts, saved {_usd(saved)} (estimate)")
+            tokens += f" · {len(c['cuts'])} cut(s) saved {_usd(saved)} (estimated)"
+        lines.append(tokens)
         return ("\n".join(lines) + "\n").encode()

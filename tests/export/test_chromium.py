@@ -1,0 +1,106 @@
+"""The HTML export in a real headless Chromium (the OS package ``chromium``, installed by ``.ci/run``): every DSH
+fixture and a demo host's log, each with a note and planted secrets, loads with no console message and no
+network request, and the DOM it dumps holds every row, the final answer, the note and none of the secrets."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from bench.readers import host_log
+from core.cli import main
+from tests.conftest import FIXTURES
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
+LOGS = sorted(FIXTURES.glob("*.jsonl"))
+KEY = "sk-proj-Zq81xVb2LmN0pQr5StUv7WxYz"
+EMAIL = "operator.name@example.org"
+ENV_VALUE = "tdplanted-7fj2k9q1x"
+NOTE = "look here: the run went sideways"
+
+
+class _Text(HTMLParser):
+    """The text of a page, as a reader sees it (script and style left out)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.parts: list[str] = []
+        self.skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.skip += tag in ("script", "style")
+
+    def handle_endtag(self, tag: str) -> None:
+        self.skip -= tag in ("script", "style")
+
+    def handle_data(self, data: str) -> None:
+        if not self.skip:
+            self.parts.append(data)
+
+
+def _chromium(page: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    argv = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--enable-logging=stderr", "--v=0",
+            f"--user-data-dir={page.parent / 'profile'}", "--host-resolver-rules=MAP * ~NOTFOUND", *args,
+            page.as_uri()]  # fmt: skip
+    return subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True)  # type: ignore[arg-type]
+
+
+def _final_answer(doc: dict[str, object]) -> str:
+    answers = [r for r in doc["events"] if r["type"] == "assistant/message" and r.get("text", {}).get("text")]  # type: ignore[union-attr, index]
+    return answers[-1]["text"]["text"].split("\n")[0][:60] if answers else ""  # type: ignore[index]
+
+
+def _check(log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TD_PLANTED_SECRET", ENV_VALUE)
+    seq = 4
+    assert main(["note", str(log), "--seq", str(seq), f"{NOTE} {KEY} {EMAIL} {ENV_VALUE}"]) == 0
+    capsys.readouterr()
+    assert main(["export", str(log), "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    page = tmp_path / "export.html"
+    assert main(["export", str(log), "-o", str(page)]) == 0
+    html = page.read_text(encoding="utf-8")
+    assert "http://" not in html.split("</head>")[0] and 'src="http' not in html
+    run = _chromium(page, "--dump-dom")
+    dom = run.stdout
+    console = [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Refused" in line or "net::" in line]
+    assert console == []
+    assert dom.count('<li id="e') == doc["rows"] == len(doc["events"])
+    reader = _Text()
+    reader.feed(dom)
+    text = " ".join(" ".join(reader.parts).split())
+    assert f"events {doc['session']['events']}" in text  # type: ignore[index]
+    assert " ".join(_final_answer(doc).split()) in text
+    assert NOTE in text
+    for secret in (KEY, EMAIL, ENV_VALUE):
+        assert secret not in dom
+    shot = tmp_path / "shot.png"
+    _chromium(page, f"--screenshot={shot}", "--window-size=1280,1600")
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[p.name.split(".session")[0] for p in LOGS])
+def test_every_fixture_renders_in_chromium(
+    log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / log.name
+    copy.write_bytes(log.read_bytes())
+    _check(copy, tmp_path, monkeypatch, capsys)
+
+
+def test_a_demo_host_log_renders_in_chromium(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = host_log(tmp_path / "demo")
+    _check(log, tmp_path, monkeypatch, capsys)
+    if os.environ.get("TAPEDECK_UPDATE_SCREENSHOTS"):
+        target = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "export-html.png"
+        shutil.copy(tmp_path / "shot.png", target)

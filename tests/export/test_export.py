@@ -1,0 +1,111 @@
+"""tapedeck export on every real DSH fixture: the rows cover every event once (streams collapsed), tool results
+carry their calls, the surface, request and cost match surface --at, request and cost, and the Markdown of three
+fixtures is pinned byte for byte (``TAPEDECK_UPDATE_GOLDEN=1`` rewrites it; review the diff)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.cli import main
+from tests.conftest import FIXTURES
+
+ROOT = Path(__file__).resolve().parents[2]
+LOGS = sorted(FIXTURES.glob("*.jsonl"))
+GOLDEN = ROOT / "tests" / "golden" / "export"
+PINNED = ("tool-call-turn", "multi-turn", "compaction-recovery")
+
+
+@pytest.fixture(autouse=True)
+def _no_outside_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+
+
+def _run(*argv: str) -> str:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(list(argv)) == 0
+    return out.getvalue()
+
+
+def _json(*argv: str) -> Any:
+    return json.loads(_run(*argv))
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[p.name.split(".session")[0] for p in LOGS])
+def test_rows_cover_every_event_once_and_results_carry_their_calls(log: Path) -> None:
+    doc = _json("export", str(log), "--format", "json")
+    events = _json("inspect", str(log), "--json")["events"]
+    covered = [seq for row in doc["events"] for seq in range(row["seq"], row.get("endSeq", row["seq"]) + 1)]
+    assert covered == list(range(events)) and doc["session"]["events"] == events
+    assert doc["rows"] == len(doc["events"])
+    for row in doc["events"]:
+        if row["type"] == "assistant/chunk":
+            assert row["glyph"] == "●" and row["summary"].startswith("streamed ")
+        if row["type"] == "tool/result" and "call" in row:
+            call = next(r for r in doc["events"] if r["seq"] == row["call"]["seq"])
+            assert row["call"]["name"] in call["summary"]
+    assert doc["cost"]["total"] == _json("cost", str(log), "--json")["total"]
+    surface = [r["seq"] for r in _json("surface", str(log), "--json")]
+    assert [r["seq"] for r in doc["surface"]["nodes"]] == surface
+
+
+@pytest.mark.parametrize("name", PINNED)
+def test_surface_at_and_the_chosen_request_match_their_commands(name: str) -> None:
+    log = FIXTURES / f"{name}.session.jsonl"
+    requests = _json("request", str(log), "--all", "--json")
+    first = next(r for r in requests if r["kind"] == "agent")
+    at = first["seq"]
+    doc = _json("export", str(log), "--format", "json", "--at", str(at), "--turn", str(first["turn"]),
+                "--step", str(first["step"]))  # fmt: skip
+    assert [r["seq"] for r in doc["surface"]["nodes"]] == [r["seq"] for r in _json("surface", str(log), "--at", str(at), "--json")]
+    assert doc["request"]["messages"] == first["messages"] and doc["request"]["seq"] == first["seq"]
+    diff = _json("diff", str(log), "--turn", str(first["turn"]), "--step", str(first["step"]), "--json")
+    assert doc["request"]["cacheBreak"]["prefixBytes"] == diff["prefixBytes"]
+
+
+@pytest.mark.parametrize("name", PINNED)
+def test_markdown_is_pinned(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    text = _run("export", f"tests/fixtures/dsh/{name}.session.jsonl", "--format", "md")
+    assert len(text) < 65_536  # fits an issue comment
+    golden = GOLDEN / f"{name}.md"
+    if os.environ.get("TAPEDECK_UPDATE_GOLDEN"):
+        golden.parent.mkdir(parents=True, exist_ok=True)
+        golden.write_text(text, encoding="utf-8")
+    assert text == golden.read_text(encoding="utf-8")
+
+
+def test_notes_travel_into_every_format(tmp_path: Path) -> None:
+    log = tmp_path / "s.jsonl"
+    log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    assert main(["note", str(log), "--seq", "65", "the echo worked"]) == 0
+    doc = _json("export", str(log), "--format", "json")
+    assert next(r for r in doc["events"] if r["seq"] == 65)["note"] == "the echo worked"
+    assert doc["notes"][0]["seq"] == 65
+    assert "note on seq 65:** the echo worked" in _run("export", str(log), "--format", "md")
+    page = _run("export", str(log), "--format", "html")
+    assert 'class="note">✎ the echo worked</div>' in page and 'title="note">✎</span>' in page
+
+
+def test_output_file_is_redacted_by_default_and_bad_arguments_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = FIXTURES / "tool-call-turn.session.jsonl"
+    out = tmp_path / "x.html"
+    assert main(["export", str(log), "-o", str(out)]) == 0
+    assert "redaction: 0 key, 0 env, 0 email, 0 home" in capsys.readouterr().err and out.read_text().startswith("<!DOCTYPE")
+    assert main(["export", str(log), "--step", "1"]) == 2
+    assert "--step needs --turn" in capsys.readouterr().err
+    assert main(["export", str(log), "--turn", "9"]) == 2
+    assert "turn 9 made no model request in this log" in capsys.readouterr().err
+    assert main(["export", str(log), "--at", "100000"]) == 2
+    assert "seq 100000 is not in this log" in capsys.readouterr().err
+    assert main(["export", str(log), "-o", str(tmp_path / "missing" / "x.html")]) == 2
+    assert "cannot write" in capsys.readouterr().err
