@@ -157,3 +157,8 @@ def test_read_only_dsh_log(snap_compare: Any) -> None:
 def test_read_only_dsh_checkpoints(snap_compare: Any) -> None:
     app = PolicyHarness(FIXTURES / "bash-spill.session.jsonl", CheckpointsScreen)
     assert snap_compare(app, terminal_size=SIZE, run_before=keys("m"))
+
+
+def test_read_only_dsh_config_shows_what_the_log_records(snap_compare: Any) -> None:
+    app = PolicyHarness(FIXTURES / "compaction-recovery.session.jsonl", ConfigScreen)
+    assert snap_compare(app, terminal_size=SIZE, run_before=keys("e"))

@@ -54,8 +54,8 @@ def leaves(tree: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any
 
 
 def show_value(value: Any) -> str:
-    """A config value as the operator types it (JSON; an unset key shows as ``null``)."""
-    return js_json(value)
+    """A config value as the operator types it (JSON; an unset key shows as ``null``); a recorded fact as is."""
+    return str(value) if isinstance(value, Recorded) else js_json(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,11 +71,13 @@ class LoggedChange:
 
 @dataclass(frozen=True, slots=True)
 class ConfigView:
-    """The effective config and its history (``config`` None: a DSH session's live settings)."""
+    """The effective config and its history (``config`` None: a DSH session's live settings; ``recorded``: what a
+    DSH log no bridge runs records, read-only)."""
 
     config: PolicyConfig | None
     values: tuple[tuple[str, Any], ...]
     history: tuple[LoggedChange, ...]
+    recorded: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +119,30 @@ def derive_dsh_settings(session: Session) -> ConfigView:
     return ConfigView(None, tuple(dsh_settings(session)), history)
 
 
+def derive_recorded(session: Session) -> ConfigView:
+    """What a DSH log no bridge runs records about its settings: the latest request header's config (every key,
+    as logged), its tools and system prompt, and the context window DSH reported; nothing to change."""
+    header = session.request_header() or {}
+    config = header.get("config") if isinstance(header.get("config"), Mapping) else {}
+    values: list[tuple[str, Any]] = list(leaves(config))
+    tools = [str(t.get("name")) for t in header.get("tools") or () if isinstance(t, Mapping)]
+    if tools:
+        values.append(("tools", Recorded(f"{len(tools)}: {', '.join(tools)}")))
+    if isinstance(header.get("system"), str):
+        values.append(("system prompt", Recorded(f"{len(header['system']):,} chars")))
+    window = None
+    for _, event in logged(session, "request/context"):
+        data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
+        window = data.get("contextWindow") if isinstance(data.get("contextWindow"), int) else window
+    if window is not None:
+        values.append(("context window", Recorded(f"{window} tokens")))
+    return ConfigView(None, tuple(values), (), recorded=True)
+
+
+class Recorded(str):
+    """A recorded fact shown as it is (not as a config value, which shows as JSON)."""
+
+
 def check_dsh_value(view: ConfigView, key: str, text: str) -> Check:
     """Validate ``key = text`` for a DSH session: one of the bridge's keys, a value of its type."""
     value = parse_value(text)
@@ -155,6 +181,8 @@ def diff_text(check: Check) -> Text:
     return out
 
 
+RECORDED_HEADING = "Config — what this DSH log records about its settings (read-only)"
+EDIT_ACTIONS = frozenset({"edit", "other_key", "submit"})
 DSH_HEADING = "Config — the live DSH settings the bridge can change (as the log shows them, plus applied changes)"
 
 
@@ -197,18 +225,38 @@ class ConfigScreen(PolicyScreen):
         super().on_mount()
 
     def heading(self) -> str:
-        """A DSH session's heading names its live settings."""
+        """A DSH session's heading names its live settings, or what its log records when no bridge runs it."""
+        if self._recorded_only(self.live):
+            return RECORDED_HEADING
         return DSH_HEADING if self.live.host.kind == KIND_DSH else self.HEADING
+
+    @staticmethod
+    def _recorded_only(live: Any) -> bool:
+        """A DSH log no bridge ever ran: nothing can change its settings."""
+        return bool(live.host.kind == KIND_DSH and live.host.state == "none" and live.facts.host is None)
 
     def derive(self, live: Any) -> ConfigView:
         """Effective config and history (worker thread)."""
+        if live.facts.host is None and live.host.state == "none":
+            live.check_host()  # who runs a DSH log (a bridge or nobody) decides what this screen can show
+        if self._recorded_only(live):
+            return derive_recorded(live.session)
         return (
             derive_dsh_settings(live.session) if live.host.kind == KIND_DSH else derive_config(live.session)
         )
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No editing where the screen shows what a log records."""
+        if action in EDIT_ACTIONS and self._view is not None and self._view.recorded:
+            return None
+        return super().check_action(action, parameters)
+
     def show(self, view: ConfigView) -> None:
         """Refill both tables and re-check a pending edit against the new config."""
         self._view = view
+        if view.recorded:
+            self._show_recorded(view)
+            return
         changed = {c.key for c in view.history}
         fill_table(
             self.query_one("#config-keys", DataTable),
@@ -231,9 +279,19 @@ class ConfigScreen(PolicyScreen):
         elif self._key is not None:
             self._select(self._key)  # an untouched editor follows the live value
 
+    def _show_recorded(self, view: ConfigView) -> None:
+        for widget in self.query("#config-value, #config-check, #config-side .policy-subtitle, #config-history"):
+            widget.display = False
+        self.query_one("#config-selected", Static).update(
+            Text("Read-only: what this DSH log records about its settings (no bridge runs it, so nothing here "
+                 "can be changed).", style="dim")  # fmt: skip
+        )
+        fill_table(self.query_one("#config-keys", DataTable), [(key, (key, show_value(v))) for key, v in view.values])
+        self.refresh_bindings()
+
     # editing --------------------------------------------------------------------------------------------
     def _select(self, key: str) -> None:
-        if self._view is None:
+        if self._view is None or self._view.recorded:
             return
         self._key = key
         self._edited = False
@@ -262,8 +320,9 @@ class ConfigScreen(PolicyScreen):
             self.action_edit()
 
     def action_edit(self) -> None:
-        """Focus the editor."""
-        self.query_one("#config-value", Input).focus()
+        """Focus the editor (none where the screen shows what a log records)."""
+        if self._view is not None and not self._view.recorded:
+            self.query_one("#config-value", Input).focus()
 
     def action_other_key(self) -> None:
         """Edit a key the table does not list (one whose default is "not set", such as an optional cap)."""

@@ -277,24 +277,6 @@ async def test_config_key_not_listed_can_be_set(tmp_path: Path) -> None:
         assert "+ slice.history.entryMaxChars = 256" in app.screen.body.plain  # type: ignore[union-attr]
 
 
-async def test_config_on_a_dsh_log_validates_but_sends_nothing() -> None:
-    path = FIXTURES / "multi-turn.session.jsonl"
-    app = PolicyHarness(path, ConfigScreen)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
-        check = screen.query_one("#config-check", Static)
-        await pilot.press("e", "backspace", "2")  # a DSH session lists DSH's settings: the model is text
-        await settle(pilot, lambda: text(check).startswith("✗ config.set: 'model' on DSH takes text"))
-        await pilot.press("backspace", "x")
-        await settle(pilot, lambda: text(check).startswith("✓"))
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ConfigScreen)
-        assert text(screen.query_one("#policy-message", Static)) == f"Not sent: {READ_ONLY_DSH}"
-        assert not (path.parent / "control.jsonl").exists()
-
-
 async def test_config_screen_opens_on_the_config_the_session_ran_with(tmp_path: Path) -> None:
     app = PolicyHarness(configured(tmp_path / "s", STARTED_WITH), ConfigScreen)
     async with app.run_test(size=SIZE) as pilot:
