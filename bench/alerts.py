@@ -128,6 +128,7 @@ def demo_log(tmp: Path) -> Path:
     from core.host.loop import AgentHost, HostOptions
     from core.host.providers import make_provider
 
+    tmp.mkdir(parents=True, exist_ok=True)
     host = AgentHost.create(tmp / "root", make_provider(f"scripted:{write_script(tmp / 'script.json')}"),
                             load_config(None), HostOptions(workspace=create_demo_workspace(tmp / "ws")),
                             tasks=TASKS)  # fmt: skip

@@ -16,7 +16,8 @@ from typing import Any
 from textual.message import Message
 
 from core.alerts.engine import Alert
-from core.alerts.follow import AlertFollower
+from core.alerts.follow import AlertFollower, now_ms
+from core.alerts.rate import Projection, project, window_ms
 from core.control.config import PolicyConfig
 
 FEED_INTERVAL = 0.1  # seconds between polls of the followed logs: alerts reach the screen within ~0.2 s
@@ -30,6 +31,10 @@ class AlertRaised(Message, bubble=False):
         self.alert = alert
 
 
+class SpendProjected(Message, bubble=False):
+    """The open log's run rate or turn projection changed (posted from the feed's thread)."""
+
+
 class AlertFeed:
     """Follows ``targets`` (logs, session directories, sessions roots) for alerts off the UI thread until ``stop``."""
 
@@ -41,13 +46,32 @@ class AlertFeed:
         self.follow = follow
         self.stop_event = threading.Event()
         self.problems: list[str] = []
+        self.focus: Path | None = None  # the log the main screen shows: its run rate and projection are kept
+        self.projections: dict[Path, Projection] = {}
+
+    def spend_label(self, path: Path) -> str:
+        """``$1.20/h · turn → $0.42`` for the log at ``path`` once the feed has projected it, else empty."""
+        found = self.projections.get(path)
+        return found.summary() if found is not None else ""
 
     def run(self) -> None:
-        """Post every alert the target raises (once, without ``follow``)."""
+        """Post every alert the targets raise (once, without ``follow``), and keep the open log's projection."""
         follower = AlertFollower(self.targets, self.config, act=self.config.alerts.acts, warn=self.problems.append)
-        alerts = follower.follow(self.stop_event, FEED_INTERVAL) if self.follow else follower.poll(final=True)
-        for alert in alerts:
-            self.post(AlertRaised(alert))
+        window = window_ms(self.config.alerts)
+        while True:
+            for alert in follower.poll(final=not self.follow):
+                self.post(AlertRaised(alert))
+            focus = self.focus
+            watch = follower.watches.get(focus) if focus is not None else None
+            if watch is not None:
+                projection = project(watch.engine.signals, window, now_ms())
+                before = self.projections.get(focus)
+                changed = before is None or before.summary() != projection.summary()  # what the header shows
+                self.projections[focus] = projection
+                if changed:
+                    self.post(SpendProjected())
+            if not self.follow or self.stop_event.wait(FEED_INTERVAL):
+                return
 
     def stop(self) -> None:
         """Ask ``run`` to return."""

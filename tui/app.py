@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import os
@@ -21,9 +22,10 @@ from textual.screen import Screen
 
 from core.alerts.terminal import alert_bytes
 from core.control.config import PolicyConfig, validate_config
-from core.log.layout import RAW_NAME, ZSTD_NAME
+from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
 from core.log.tail import FOLLOW_INTERVAL
-from tui.alerts import AlertBoard, AlertFeed, AlertRaised
+from core.shared.errors import TapedeckError
+from tui.alerts import AlertBoard, AlertFeed, AlertRaised, SpendProjected
 from tui.keymap import keymap_path, load_keymap
 from tui.live import LiveSession, LoadProgress, SessionUpdated
 from tui.screens.browser import BrowserScreen
@@ -268,6 +270,14 @@ class TapedeckApp(ControlActions, App[None]):
             if isinstance(screen, AlertsScreen):
                 screen.show_alerts()
 
+    def on_spend_projected(self, message: SpendProjected) -> None:
+        """The alert worker projected the open log's spend again: redraw the headers that show it."""
+        from tui.widgets.header import SessionHeader
+
+        for screen in self.screen_stack:
+            for header in screen.query(SessionHeader):
+                header.refresh_header()
+
     def _mark_alerts(self) -> None:
         """Give the event lists the open session's alert marks."""
         from tui.widgets.event_list import EventList
@@ -299,6 +309,9 @@ class TapedeckApp(ControlActions, App[None]):
         self.run_worker(live.run, thread=True, group="live", exit_on_error=False, name=f"live {path.name}")
         self.push_screen(MainScreen(live))
         self.alert_marks = self.board.marks_for(path)
+        if self.alert_feed is not None:
+            with contextlib.suppress(TapedeckError, OSError):  # the live session reports what is wrong with it
+                self.alert_feed.focus = resolve_log_path(path)
 
     def switch_session(self, path: Path) -> None:
         """Show ``path`` in place of the session on the top main screen (the parent/child jump)."""

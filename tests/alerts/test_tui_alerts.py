@@ -146,3 +146,80 @@ def test_the_alerts_screen(snap_compare: Any, tmp_path: Path, monkeypatch: pytes
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(120, 24), run_before=run)
+
+
+@pytest.mark.anyio
+async def test_the_header_shows_the_run_rate_and_the_turn_projection(tmp_path: Path) -> None:
+    import re
+    import time as clock
+
+    from tui.widgets.header import SessionHeader
+
+    path = tmp_path / "session.jsonl"
+    log = Log(start_ms=int(clock.time() * 1000) - 120_000, step_ms=6_000)
+    log.header()
+    log.turn(1)
+    for step in (1, 2):
+        log.add("tapedeck/route", {"turn": 1, "step": step, "taskClass": "small", "budgets": {"soft": 2, "hard": 8}})
+        log.usage(1, step, miss=10_000 * step)  # $0.10, then $0.20
+    _write(path, [HEADER, *log.events])
+    app = _app(path, True, {})
+    app.config = validate_config({"alerts": {"bell": False, "notify": False},
+                                  "model": {"prices": {"crafted-model": {"hit": 1, "miss": 10, "output": 20}}}})  # fmt: skip
+
+    def header_text() -> str:
+        return str(app.screen.query_one(SessionHeader).render())
+
+    async with app.run_test(size=(200, 30)) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "turn → " in header_text())
+        # six steps left of the hard budget of 8, at the turn's average of $0.15: $0.30 + $0.90
+        assert re.search(r"\$\d+\.\d\d/h · turn → \$1\.20", header_text()), header_text()
+
+
+@pytest.mark.anyio
+async def test_the_tui_shows_why_the_budget_guard_paused_the_demo_host(tmp_path: Path) -> None:
+    """The real demo host with a budget guard: the TUI raises the budget alert, the host pauses, and the control
+    event's row says the budget rule sent the pause; a resume lets the run finish."""
+    from core.control import inbox as control
+    from core.control.host_state import read_host_state
+    from core.host.demo_scenario import TASKS, write_script
+    from core.host.demo_workspace import create_demo_workspace
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers import make_provider
+
+    prices = {"prices": {"tapedeck-demo": {"hit": 0.028, "miss": 0.28, "output": 0.42}}}
+    guarded = validate_config({"model": prices, "alerts": {"budget": {"usd": 0.003, "action": "pause"}}})
+    host = AgentHost.create(tmp_path / "root", make_provider(f"scripted:{write_script(tmp_path / 's.json')}"),
+                            guarded, HostOptions(workspace=create_demo_workspace(tmp_path / "ws")),
+                            tasks=TASKS)  # fmt: skip
+    log = host.writer.path
+    outcomes: list[Any] = []
+    runner = threading.Thread(target=lambda: outcomes.extend(host.run()), daemon=True)
+    app = _app(log, True, {})
+    app.config = validate_config({"model": prices, "alerts": {"bell": False, "notify": False,
+                                                              "budget": {"usd": 0.003}}})  # fmt: skip
+    try:
+        async with app.run_test(size=(160, 40)) as pilot:
+            runner.start()
+            await until(pilot, lambda: read_host_state(log).state == "paused", timeout=60)
+            await until(pilot, lambda: any(a.cause == "budget" for a in app.board.alerts), timeout=30)
+            await until(pilot, lambda: any(o.get("origin") == "alert:budget" for o in app.live.facts.outcomes.values()))
+            await settle(pilot)
+            main = main_screen(app)
+            assert main is not None
+            seq = next(s for s in range(app.live.session.next_seq)
+                       if (app.live.session.events[s].get("data") or {}).get("origin") == "alert:budget")  # fmt: skip
+            assert main.events.go_seq(seq)
+            await settle(pilot)
+            row = main.events.cursor - int(main.events.scroll_y)
+            text = main.events.render_line(row).text
+            assert "control pause applied (sent by alert:budget)" in text, text
+            control.append_request(control.inbox_path(log), "resume", {})
+            await until(pilot, lambda: not runner.is_alive(), timeout=60)
+    finally:
+        if runner.is_alive():
+            control.append_request(control.inbox_path(log), "stop", {})
+            runner.join(30)
+        host.close()
+    assert [o.reason["kind"] for o in outcomes] == ["completed"] * len(TASKS)

@@ -130,7 +130,9 @@ class SessionHeader(Static):
             (load_state(live), "bold green" if live.ready else "bold yellow"),
             f"  {len(live.session.surface)} surface nodes",
         )
-        cost = cost_label(live)
+        feed = getattr(self.app, "alert_feed", None)  # the run rate and projection the alert worker keeps
+        spend = feed.spend_label(live.path) if feed is not None else ""
+        cost = " · ".join(part for part in (cost_label(live), spend) if part)
         if cost:
             line2.append(f"  {cost}", style="bold")
         line2.append(f"  session {live.session.id or '?'}", style="dim")
