@@ -21,7 +21,7 @@ const COMMAND = "td";
 const POLL_MS = 150;
 const HEARTBEAT_MS = 1000;
 const RELOAD_GRACE_MS = 3000; // a gap this short between two bridges is a reload, not an absence
-const HANDOVER_MS = 5000; // how long a disposed bridge keeps held steps for its successor
+const HANDOVER_MS = 5000; // how long a replaced bridge keeps held steps for its successor
 const INBOX = "control.jsonl";
 const OUTCOMES = "control.outcomes.jsonl";
 const BRIDGE = "bridge.json";
@@ -33,7 +33,15 @@ const LEADING_ID = new RegExp(`^\\s*\\{\\s*"id"\\s*:\\s*"([A-Za-z0-9._:-]{1,${MA
 const FINAL = new Set(["applied", "rejected", "cancelled", "expired"]);
 const SESSION_KEYS = ["model", "reasoningEffort"]; // config.set keys that apply to this session's requests
 const GATES = Symbol.for("tapedeck-bridge.held-steps"); // held pre-steps handed from one instance to the next
-const OWNERS = Symbol.for("tapedeck-bridge.owners"); // session id -> the instance that answers for it now
+// The live instances of the plugin in this process, oldest first. Only the newest one answers: a reload normally
+// disposes the old instance, but DSH's patch reload can also leave two alive for a while, and two bridges reading
+// one inbox would run its ops twice.
+const LIVE = Symbol.for("tapedeck-bridge.instances");
+const OVERRIDES = Symbol.for("tapedeck-bridge.overrides"); // session id -> config.set values, across reloads
+
+function current() {
+  return globalThis[LIVE]?.at(-1);
+}
 
 // op -> argument specs: [name, kind, required, choices, description] (core/control/inbox.py, DSH_OPS)
 const OPS = {
@@ -298,16 +306,26 @@ class SessionBridge {
     this.problem = undefined;
     this.since = Date.now();
     this.written = undefined; // the last state written to bridge.json
-    this.overrides = {}; // config.set values for this session's requests
   }
 
   file(name) {
     return path.join(this.dir, name);
   }
 
+  // config.set values for this session's requests (kept per process, so a reload keeps them)
+  get overrides() {
+    return ((globalThis[OVERRIDES] ??= new Map()).get(this.agent.id)) ?? {};
+  }
+
+  set overrides(value) {
+    (globalThis[OVERRIDES] ??= new Map()).set(this.agent.id, value);
+  }
+
   // Called from the poll loop until the session directory exists.
   attach(now) {
     if (!fs.existsSync(this.dir)) return false;
+    this.line = 0;
+    this.partial = null;
     const previous = readJson(this.file(BRIDGE));
     const saved = readJson(this.file(STATE));
     this.readOutcomes();
@@ -656,7 +674,7 @@ class SessionBridge {
         this.outcome(request, "rejected", `${request.op} runs only while the agent is idle, and it stayed busy until the request expired`);
         return false;
       }
-      if (this.plugin.disposed || this.gone) return false;
+      if (!this.plugin.answers() || this.gone) return false;
       if (this.agent.status === "idle") return true;
       await Promise.race([this.agent.whenIdle(), sleep(POLL_MS)]);
     }
@@ -669,7 +687,7 @@ class SessionBridge {
   }
 
   async execute(request) {
-    if (this.plugin.disposed || this.gone || this.final.has(request.id)) return;
+    if (!this.plugin.answers() || this.gone || this.final.has(request.id)) return;
     if (this.withdrawn.has(request.id)) {
       this.outcome(request, "cancelled", "withdrawn by its sender");
       return;
@@ -1074,11 +1092,16 @@ class Bridge {
     if (!dir) return;
     const session = new SessionBridge(this, agent, dir);
     this.sessions.set(agent.id, session);
-    (globalThis[OWNERS] ??= new Map()).set(agent.id, this); // a reload's new instance takes the session over
     this.attach(session); // a resumed session's state (paused!) must hold before its first step
   }
 
+  // Whether this instance is the one that answers (the newest live one in the process).
+  answers() {
+    return !this.disposed && current() === this;
+  }
+
   attach(session) {
+    if (!this.answers()) return false;
     try {
       return session.attached || session.attach(Date.now());
     } catch (err) {
@@ -1092,19 +1115,21 @@ class Bridge {
     if (!bridge) return;
     bridge.gone = true;
     bridge.release();
-    if (this.owns(agent.id)) bridge.writeBridge(Date.now(), true, true);
+    if (this.answers()) bridge.writeBridge(Date.now(), true, true);
     this.sessions.delete(agent.id);
+    globalThis[OVERRIDES]?.delete(agent.id);
   }
 
-  // Whether this instance still answers for the session (after a reload the new instance does), and lets go.
-  owns(id) {
-    const owners = globalThis[OWNERS];
-    if (owners?.get(id) !== this) return false;
-    owners.delete(id);
-    return true;
+  // A newer instance took over: its held steps go to it, and this one stops answering.
+  supersede() {
+    for (const bridge of this.sessions.values()) {
+      bridge.handOver();
+      bridge.attached = false; // should it answer again, it reads the session's files afresh
+    }
   }
 
   tick() {
+    if (!this.answers()) return;
     const now = Date.now();
     for (const bridge of this.sessions.values()) {
       try {
@@ -1147,24 +1172,32 @@ class Bridge {
   }
 
   dispose() {
+    const answered = this.answers();
     this.disposed = true;
     this.abort.abort(new Error("tapedeck-bridge unloaded"));
+    const live = globalThis[LIVE] ?? [];
+    live.splice(live.indexOf(this), 1);
     for (const bridge of this.sessions.values()) {
       bridge.handOver();
-      if (this.owns(bridge.agent.id)) bridge.writeBridge(Date.now(), true, true); // a successor writes its own
+      if (live.length === 0) bridge.writeBridge(Date.now(), true, true); // with a successor, it writes its own
     }
     this.sessions.clear();
+    if (answered) current()?.tick(); // an older instance still alive answers again (it re-reads the files)
   }
 }
 
 export function apply(ctx) {
   const bridge = new Bridge(ctx);
+  const live = (globalThis[LIVE] ??= []);
+  const previous = live.at(-1);
+  live.push(bridge);
+  previous?.supersede();
   ctx.effect(function* () {
     yield ctx.commands.register({
       name: COMMAND,
       description: "Run one tapedeck control request (JSON) on this session",
       input: { hint: '{"id":"…","op":"pause","args":{}}' },
-      handler: (invocation) => bridge.run(invocation),
+      handler: (invocation) => (current() ?? bridge).run(invocation),
     });
     const timer = setInterval(() => bridge.tick(), POLL_MS);
     yield () => clearInterval(timer);
@@ -1173,9 +1206,9 @@ export function apply(ctx) {
 
   ctx.on("agent/created", ({ agent }) => bridge.track(agent));
   ctx.on("agent/disposed", ({ agent }) => bridge.untrack(agent));
-  ctx.on("agent/status", ({ agent }) => bridge.sessions.get(agent.id)?.writeBridge(Date.now(), true));
+  ctx.on("agent/status", ({ agent }) => bridge.answers() && bridge.sessions.get(agent.id)?.writeBridge(Date.now(), true));
   ctx.on("session/event", (session, event) => {
-    const b = bridge.sessions.get(session.id);
+    const b = bridge.sessions.get(session.id); // every instance follows steps, so a successor knows the state
     if (!b) return;
     if (event.type === "step/start") b.inStep = true;
     else if (event.type === "step/end" || event.type === "turn/end") b.inStep = false;
@@ -1184,6 +1217,7 @@ export function apply(ctx) {
     "agent/pre-step",
     async (payload, next) => {
       const gate = async () => {
+        if (!bridge.answers()) return;
         const b = bridge.sessions.get(payload.agent.id);
         if (b) bridge.attach(b);
         if (!b?.paused || payload.signal?.aborted) return;
@@ -1201,7 +1235,7 @@ export function apply(ctx) {
     "agent/request",
     async (payload, next) => {
       const config = await next();
-      const overrides = bridge.sessions.get(payload.agent.id)?.overrides;
+      const overrides = bridge.answers() ? bridge.sessions.get(payload.agent.id)?.overrides : undefined;
       if (!overrides || Object.keys(overrides).length === 0) return config;
       const out = { ...config };
       for (const [key, value] of Object.entries(overrides)) {
