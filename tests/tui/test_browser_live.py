@@ -58,9 +58,9 @@ async def test_a_growing_session_shows_its_new_size(tmp_path: Path) -> None:
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, BrowserScreen)
-        before = _cell(screen, str(path), 5)
+        before = _cell(screen, str(path), 7)
         _write(root, "grow-1", turns=40)
-        await until(pilot, lambda: _cell(screen, str(path), 5) != before, timeout=WAIT)
+        await until(pilot, lambda: _cell(screen, str(path), 7) != before, timeout=WAIT)
 
 
 class _StyledBeforehand(TapedeckApp):

@@ -16,19 +16,33 @@ from textual.widgets import DataTable, Static
 from core.control.host_state import read_host_state, state_label
 from core.log.sessions import SessionRef, discover_sessions, session_tree
 from core.log.tail import changes_under
+from core.read.outcome import session_outcome
 from core.read.summary import human_chars
+from core.shared.errors import TapedeckError
 from tui.screens.control import HOST_POLL_SECONDS
 from tui.widgets.footer import PriorityFooter
 
+Outcomes = dict[str, tuple[tuple[int, int], tuple[str, str]]]  # path -> ((size, mtime ns), (turns, outcome))
 
-def _state(path: Path) -> tuple[str, str]:
-    """The host state of a log and its last write (UTC), as the browser shows them."""
+
+def _state(path: Path, outcomes: Outcomes) -> tuple[str, str, str, str]:
+    """The host state of a log, its turns, how its last turn ended and its last write (UTC), as the browser shows
+    them (the log's end is read again only when the file changed)."""
     try:
-        active = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        stat = path.stat()
+        active = dt.datetime.fromtimestamp(stat.st_mtime, dt.UTC).strftime("%Y-%m-%d %H:%M:%S")
+        stamp = (stat.st_size, stat.st_mtime_ns)
     except OSError:
-        active = "-"
+        active, stamp = "-", (-1, -1)
+    known = outcomes.get(str(path))
+    if known is None or known[0] != stamp:
+        try:
+            turns, outcome = session_outcome(path)
+        except (TapedeckError, OSError):
+            turns, outcome = None, "?"
+        known = outcomes[str(path)] = (stamp, ("-" if turns is None else str(turns), outcome))
     host = read_host_state(path)
-    return state_label(host.state, host.kind), active
+    return (state_label(host.state, host.kind), *known[1], active)
 
 
 def created_label(ms: int) -> str:
@@ -55,7 +69,8 @@ class BrowserScreen(Screen[None]):
         self.root = root
         self.paths: dict[str, Path] = {}
         self.scanning = False  # a rescan is running; the table shows the previous result until it lands
-        self.states: dict[str, tuple[str, str]] = {}  # path -> (host state, last activity) as shown
+        self.states: dict[str, tuple[str, str, str, str]] = {}  # path -> (host, turns, outcome, last activity)
+        self._outcomes: Outcomes = {}  # what each log's end said, and when it was read
         self._rescan_due = False  # the root changed while a scan was running: scan again when it lands
         self._stop_watch: threading.Event | None = None  # set: the watcher of the root ends (None: not watching)
         self._state_timer: Timer | None = None
@@ -64,8 +79,8 @@ class BrowserScreen(Screen[None]):
         """Title, table, footer."""
         yield Static(f"Sessions under {self.root.name or self.root}", id="browser-title")
         table: DataTable[str] = DataTable(cursor_type="row", id="browser-table")
-        self._host_col, self._active_col = table.add_columns("session", "host", "last activity (UTC)", "origin",
-                                                             "cwd", "size", "created (UTC)")[1:3]  # fmt: skip
+        self._columns = table.add_columns("session", "host", "turns", "outcome", "last activity (UTC)", "origin",
+                                          "cwd", "size", "created (UTC)")[1:5]  # fmt: skip
         yield table
         yield Static("", id="browser-status")
         yield PriorityFooter()
@@ -133,7 +148,7 @@ class BrowserScreen(Screen[None]):
     def _scan(self) -> None:
         skipped: list[str] = []
         refs = discover_sessions(self.root, skipped)
-        states = {str(r.path): _state(r.path) for r in refs}
+        states = {str(r.path): _state(r.path, self._outcomes) for r in refs}
         self.app.call_from_thread(self._show, session_tree(refs), states, skipped)
 
     def _poll_states(self) -> None:
@@ -142,19 +157,19 @@ class BrowserScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="browse-host", exit_on_error=False)
     def _read_states(self, paths: dict[str, Path]) -> None:
-        states = {key: _state(path) for key, path in paths.items()}
+        states = {key: _state(path, self._outcomes) for key, path in paths.items()}
         self.app.call_from_thread(self._update_states, states)
 
-    def _update_states(self, states: dict[str, tuple[str, str]]) -> None:
+    def _update_states(self, states: dict[str, tuple[str, str, str, str]]) -> None:
         table = self.query_one(DataTable)
-        for key, (state, active) in states.items():
-            if self.states.get(key) != (state, active) and key in self.paths:
-                self.states[key] = (state, active)
-                table.update_cell(key, self._host_col, state)
-                table.update_cell(key, self._active_col, active)
+        for key, shown in states.items():
+            if self.states.get(key) != shown and key in self.paths:
+                self.states[key] = shown
+                for column, value in zip(self._columns, shown, strict=True):
+                    table.update_cell(key, column, value)
 
     def _show(
-        self, rows: list[tuple[SessionRef, int]], states: dict[str, tuple[str, str]], skipped: list[str]
+        self, rows: list[tuple[SessionRef, int]], states: dict[str, tuple[str, str, str, str]], skipped: list[str]
     ) -> None:
         table = self.query_one(DataTable)
         current = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value if table.row_count else None
@@ -165,11 +180,9 @@ class BrowserScreen(Screen[None]):
             key = str(ref.path)
             self.paths[key] = ref.path
             label = ("  " * depth + "└ " if depth else "") + ref.id
-            state, active = states.get(key, ("?", "-"))
             table.add_row(
                 label,
-                state,
-                active,
+                *states.get(key, ("?", "-", "-", "-")),
                 ref.origin or "-",
                 ref.cwd or "-",
                 human_chars(ref.size),
