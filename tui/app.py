@@ -20,7 +20,7 @@ from textual.dom import DOMNode
 from textual.message import Message
 from textual.screen import Screen
 
-from core.alerts.terminal import alert_bytes
+from core.alerts.terminal import terminal_bytes
 from core.control.config import PolicyConfig, validate_config
 from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
 from core.log.tail import FOLLOW_INTERVAL
@@ -259,9 +259,7 @@ class TapedeckApp(ControlActions, App[None]):
         where = alert.session[:8] or alert.path
         self.notify(f"{alert.reason} (seq {alert.seq}, {where})", title=f"Alert: {alert.cause}",
                     severity=severity, timeout=8, markup=False)  # fmt: skip
-        settings = self.config.alerts
-        out = alert_bytes(f"tapedeck: {alert.cause}", f"{where}: {alert.reason}", bell=settings.bell,
-                          notify=settings.notify, tmux=bool(os.environ.get("TMUX")))  # fmt: skip
+        out = terminal_bytes(alert, self.config.alerts, tmux=bool(os.environ.get("TMUX")))
         if out and not self.is_headless and self._driver is not None:
             self._driver.write(out)
         from tui.screens.alerts import AlertsScreen

@@ -30,7 +30,7 @@ SEVERITIES = ("info", "warning", "critical")
 SEVERITY: dict[str, str] = {
     "error-streak": "warning",
     "stalled": "warning",
-    "waiting": "info",
+    "waiting": "warning",
     "context": "warning",
     "cache-break": "warning",
     "budget": "critical",

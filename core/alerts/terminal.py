@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import unicodedata
 
+from core.alerts.config import AlertsConfig
+from core.alerts.engine import Alert
+
 BEL = "\x07"
 ESC = "\x1b"
 MAX_TEXT = 200
+CALLING = ("warning", "critical")  # the severities that ring and notify
 
 
 def clean(text: str, limit: int = MAX_TEXT) -> str:
@@ -49,9 +53,20 @@ def tmux_wrap(sequence: str) -> str:
 
 
 def alert_bytes(title: str, body: str, *, bell: bool, notify: bool, tmux: bool) -> str:
-    """What to write to the terminal for one alert: the bell and the two notifications, as configured."""
+    """The bell and the two notifications, as asked, for one notification ``title`` and ``body``."""
     out = BEL if bell else ""
     if notify:
         for sequence in (osc9(f"{title}: {body}"), osc777(title, body)):
             out += tmux_wrap(sequence) if tmux else sequence
     return out
+
+
+def terminal_bytes(alert: Alert, config: AlertsConfig, *, tmux: bool) -> str:
+    """What the terminal gets for ``alert``: the bell and a desktop notification (as ``alerts.bell`` and
+    ``alerts.notify`` allow) for a warning or a critical alert; nothing for an ``info`` one (a router's class
+    change, a rewind guard: the toast and the list say it without calling the operator back)."""
+    if alert.severity not in CALLING:
+        return ""
+    where = alert.session[:8] or alert.path
+    return alert_bytes(f"tapedeck: {alert.cause}", f"{where}: {alert.reason}", bell=config.bell, notify=config.notify,
+                       tmux=tmux)  # fmt: skip
