@@ -50,6 +50,8 @@ class SessionWatch(AlertWatch):
         self.ref = ref
         self._host_read = float("-inf")
         self._grew = True
+        self._stat: tuple[int, int] | None = None
+        self._host_dict: tuple[HostState | None, dict[str, Any]] = (None, {"state": "none", "kind": "tapedeck"})
         super().__init__(ref.path, config)
 
     def _engine(self) -> Any:
@@ -107,6 +109,16 @@ class SessionWatch(AlertWatch):
         """The host's state read now."""
         return super().read_host()
 
+    def changed(self) -> bool:
+        """Whether the log's size or mtime moved since the last call (one stat)."""
+        try:
+            st = os.stat(self.path)
+            seen = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            seen = None
+        changed, self._stat = seen != self._stat, seen
+        return changed
+
     def row(self, now: int) -> FleetRow:
         """The session's row as of the last poll, aged to ``now`` (epoch ms)."""
         signals = self.engine.signals
@@ -118,7 +130,10 @@ class SessionWatch(AlertWatch):
         cached = cached_share(sum(hits) if hits else None, sum(m for _, m in self.usage.values()))
         window = window_ms(self.config.alerts)
         rate = project(signals, window, now).usd_per_hour if signals.step_usd else None
-        host = self.host.to_dict() if self.host is not None else {"state": "none", "kind": "tapedeck"}
+        if self._host_dict[0] is not self.host:  # HostState.to_dict is slow enough to matter for 200 rows
+            self._host_dict = (self.host, self.host.to_dict() if self.host is not None else
+                               {"state": "none", "kind": "tapedeck"})  # fmt: skip
+        host = dict(self._host_dict[1])
         return FleetRow(
             self.ref,
             title=self.title,
@@ -151,6 +166,10 @@ class RemoteSessionWatch(SessionWatch):
         out = super().poll(now, final)
         lost = self.tailer.unreachable
         return out + self.engine.reachable(lost is None, now, str(lost) if lost else "")
+
+    def changed(self) -> bool:
+        """Always: polling a remote log is its stat."""
+        return True
 
     def last_write(self) -> int | None:
         """The remote file's mtime at the last poll."""
@@ -226,14 +245,19 @@ class Fleet:
             elif not log.exists():
                 self._pending.discard(log)
 
-    def poll(self, now: int | None = None, final: bool = False) -> int:
-        """Read every log's new bytes and tick its engine; returns how many alerts were raised."""
+    def poll(self, now: int | None = None, final: bool = False, clock: bool = True) -> int:
+        """Read the logs' new bytes and tick their engines; returns how many sessions were polled. With ``clock``
+        every session is (the time-dependent rules and the ages move on); without it only those whose log
+        changed since (a stat each, locally)."""
         if now_ms() / 1000 - self._scanned >= RESCAN_SECONDS:
             self.rescan()
         elif self._pending:
             self._adopt()
         now = now_ms() if now is None else now
-        return sum(len(watch.poll(now, final)) for watch in list(self.watches.values()))
+        polled = [watch for watch in list(self.watches.values()) if clock or final or watch.changed()]
+        for watch in polled:
+            watch.poll(now, final)
+        return len(polled)
 
     def rows(self, now: int | None = None) -> list[FleetRow]:
         """Every session's row, in the fleet's order (``core.fleet.row.fleet_order``)."""

@@ -66,7 +66,8 @@ class FleetRow:
 
 def fleet_order(rows: list[FleetRow]) -> list[FleetRow]:
     """Rows in display order: each top-level session followed by its children (oldest first, nested), the
-    families needing attention first, then the most recently written; ``nesting`` and ``children`` are set."""
+    families needing attention first, then the newest sessions (by creation: a write never moves a row);
+    ``nesting`` and ``children`` are set."""
     by_id = {row.ref.id: row for row in rows}
     kids: dict[str, list[FleetRow]] = {}
     tops: list[FleetRow] = []
@@ -96,7 +97,7 @@ def fleet_order(rows: list[FleetRow]) -> list[FleetRow]:
         family(top, 0, group)
         if group:
             groups.append(group)
-    groups.sort(key=lambda g: (not any(r.attention for r in g), -g[0].ref.mtime, g[0].key))
+    groups.sort(key=lambda g: (not any(r.attention for r in g), -g[0].ref.created_at, g[0].key))
     for group in groups:
         out.extend(group)
     out.extend(row for row in rows if row.key not in seen)  # a parent cycle: listed flat at the end
@@ -107,13 +108,14 @@ COLUMNS = ("session", "host", "attention", "turn", "phase", "class", "write", "c
 
 
 def age_label(seconds: float | None) -> str:
-    """``12s``, ``4m``, ``3h``, ``2d`` (``-`` unknown)."""
+    """``<1m``, ``4m``, ``3h``, ``2d`` (``-`` unknown): a row's age moves on at most once a minute, so an idle
+    fleet is not redrawn every second (``lastWriteAgeS`` has the seconds)."""
     if seconds is None:
         return "-"
     for unit, size in (("d", 86_400), ("h", 3_600), ("m", 60)):
-        if seconds >= size * (2 if unit == "m" else 1):
+        if seconds >= size:
             return f"{int(seconds // size)}{unit}"
-    return f"{int(seconds)}s"
+    return "<1m"
 
 
 def cells(row: FleetRow) -> tuple[str, ...]:

@@ -9,6 +9,7 @@ returns to the same row), ``n`` jumps to the next row needing attention, ``/`` f
 from __future__ import annotations
 
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +28,8 @@ from core.shared.errors import TapedeckError
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.widgets.footer import PriorityFooter
 
-POLL_SECONDS = 0.25  # how often the worker reads the logs' new bytes (a write shows in its row within this)
+POLL_SECONDS = 0.25  # how often the worker looks for new bytes (a stat per local log; a write shows within this)
+CLOCK_SECONDS = 2.0  # how often every session is ticked (stalled, run rate, host state, the write-age column)
 WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with the state beside them
 
 
@@ -77,6 +79,7 @@ class FleetScreen(Screen[None]):
         self.query_text = ""
         self.loaded = False  # the first poll landed
         self.problems: list[str] = []  # what keeps a root from being read (a refused host key)
+        self.skipped: list[str] = []  # directories or machines the last scan could not read
         self._stop = threading.Event()
         self._active = threading.Event()  # set while the table is on screen: the worker polls only then
 
@@ -114,21 +117,29 @@ class FleetScreen(Screen[None]):
     @work(thread=True, group="fleet", exit_on_error=False)
     def _follow(self) -> None:
         fleet = Fleet(self.roots, self.config)
-        last: list[tuple[str, tuple[str, ...]]] | None = None
+        last: dict[str, tuple[str, ...]] | None = None
+        ticked = float("-inf")
         while not self._stop.is_set():
             self._active.wait()
             if self._stop.is_set():
                 return
+            clock = time.monotonic() - ticked >= CLOCK_SECONDS
+            ticked = time.monotonic() if clock else ticked
             try:
-                fleet.poll()
+                polled = fleet.poll(clock=clock)
             except TapedeckError as exc:  # a refused host key: said on the status line, the rest goes on
                 self.app.call_from_thread(self._problem, str(exc))
+                polled = 1
+            if not polled and last is not None:
+                self._stop.wait(POLL_SECONDS)
+                continue
             rows = fleet.rows()
-            now = [(row.key, cells(row)) for row in rows]
-            if now != last:
-                last = now
-                shown = [Shown(row, cell) for row, (_, cell) in zip(rows, now, strict=True)]
-                self.app.call_from_thread(self._show, shown, list(fleet.skipped))
+            now = {row.key: cells(row) for row in rows}
+            if last is None or list(now) != list(last):  # new rows or a new order: the whole table
+                self.app.call_from_thread(self._show, [Shown(row, now[row.key]) for row in rows], list(fleet.skipped))
+            elif changed := [Shown(row, now[row.key]) for row in rows if now[row.key] != last[row.key]]:
+                self.app.call_from_thread(self._patch, changed)  # only the rows that changed
+            last = now
             self._stop.wait(POLL_SECONDS)
 
     # drawing ------------------------------------------------------------------------------------------------
@@ -140,7 +151,12 @@ class FleetScreen(Screen[None]):
     def _show(self, rows: list[Shown], skipped: list[str]) -> None:
         self.rows = {shown.key: shown for shown in rows}
         self.loaded = True
+        self.skipped = skipped
         self._draw()
+        self._titles()
+
+    def _titles(self) -> None:
+        rows = list(self.rows.values())
         need = sum(1 for shown in rows if shown.row.attention)
         where = ", ".join(root.name or str(root) for root in self.roots)
         self.query_one("#fleet-title", Static).update(
@@ -148,13 +164,22 @@ class FleetScreen(Screen[None]):
             f"attention · {where}"
         )
         status = f"filter: {self.query_text}" if self.query_text else "n next attention · / filter · Enter open"
-        self.query_one("#fleet-status", Static).update("; ".join([status, *skipped, *self.problems]))
+        self.query_one("#fleet-status", Static).update("; ".join([status, *self.skipped, *self.problems]))
 
-    def _draw(self) -> None:
+    def _patch(self, changed: list[Shown]) -> None:
+        """Some rows changed in place (same rows, same order): only their cells are redrawn."""
+        self.rows.update((shown.key, shown) for shown in changed)
+        if any(matches(shown.row, self.query_text) != (shown.key in self.shown) for shown in changed):
+            self._draw()  # a row entered or left the filter
+        else:
+            self._draw([shown.key for shown in changed if shown.key in self.shown])
+        self._titles()
+
+    def _draw(self, only: list[str] | None = None) -> None:
         table = self.query_one(DataTable)
-        keys = [key for key, shown in self.rows.items() if matches(shown.row, self.query_text)]
+        keys = self.shown if only is not None else [k for k, v in self.rows.items() if matches(v.row, self.query_text)]
         if keys == self.shown:
-            for key in keys:
+            for key in keys if only is None else only:
                 for column, cell in zip(COLUMNS, self._cells(self.rows[key]), strict=True):
                     if table.get_cell(key, column) != cell:
                         table.update_cell(key, column, cell)
@@ -225,8 +250,7 @@ class FleetScreen(Screen[None]):
         event.input.remove_class("shown")
         self.query_one(DataTable).focus()
         self._draw()
-        status = f"filter: {self.query_text}" if self.query_text else "n next attention · / filter · Enter open"
-        self.query_one("#fleet-status", Static).update(status)
+        self._titles()
 
     def action_pause(self) -> None:
         """Pause the session's host, or resume it when it is paused (after a confirm)."""
