@@ -149,13 +149,11 @@ class TapedeckApp(ControlActions, App[None]):
         keymap_file: Path | None = None,
         hint: str | None = None,
         fleet_roots: list[Path] | None = None,
-        fleet_config: PolicyConfig | None = None,
         config: PolicyConfig | None = None,
     ) -> None:
         super().__init__()
         self.fleet_roots = fleet_roots  # set: the fleet table of these roots opens instead of the target
-        self.fleet_config = fleet_config
-        self.config = config or fleet_config or validate_config({})  # its alerts and model sections apply
+        self.config = config or validate_config({})  # its alerts and model sections apply
         self.board = AlertBoard()
         self.alert_marks: dict[int, tuple[str, ...]] = {}  # the open session's alert marks, by seq
         self.alert_feed: AlertFeed | None = None
@@ -190,7 +188,7 @@ class TapedeckApp(ControlActions, App[None]):
             from tui.screens.fleet import FleetScreen
 
             self.browsing = True
-            self.push_screen(FleetScreen(self.fleet_roots, self.fleet_config or validate_config({})))
+            self.push_screen(FleetScreen(self.fleet_roots, self.config))
         elif is_session_log_target(self.target):
             self.open_session(self.target)
         else:

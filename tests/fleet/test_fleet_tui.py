@@ -142,6 +142,8 @@ def test_fleet_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
 
     async def shown(pilot: Pilot[None]) -> None:
         await _loaded(pilot, 3)
+        await until(pilot, lambda: bool(pilot.app._notifications))  # the alert's toast (tested in tests/alerts)
+        pilot.app.clear_notifications()  # … taken off, so the table is what the snapshot shows
         await settle(pilot)
 
     assert snap_compare(_app([root]), terminal_size=(80, 24), run_before=shown)
