@@ -95,6 +95,8 @@ LAYERS: dict[str, set[str]] = {
     "core.rebuild": {"core.shared", "core.log", "core.read", "core.policies"},
     "core.alerts": {"core.shared", "core.log", "core.read", "core.control", "core.policies", "core.rebuild"},
     "core.export": {"core.shared", "core.log", "core.read", "core.control", "core.policies", "core.rebuild"},
+    "core.remote": {"core.shared", "core.log", "core.control"},
+    "core.fleet": {"core.shared", "core.log", "core.read", "core.control", "core.policies", "core.rebuild", "core.alerts", "core.remote"},
     "core.host": {"core.shared", "core.log", "core.read", "core.control", "core.policies", "core.alerts", "core.host"},
 }
 # The DSH bridge's modules each sit in the layer of what they serve: its op vocabulary and its files beside the
