@@ -113,7 +113,7 @@ async def test_checkpoints_screen_lists_bridge_marks_and_rewinds_to_one(bridged)
         await until(pilot, lambda: isinstance(app.screen, CheckpointsScreen) and app.screen._view is not None)
         view = app.screen._view
         assert [(m.mark_id, m.active) for m in view.marks] == [(1, True)]
-        assert view.preview.region.shadowed_seqs == (63, 67, 103)
+        assert view.preview_for(None).preview.region.shadowed_seqs == (63, 67, 103)
         await pilot.press("w")
         await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         await pilot.press("y")
