@@ -65,8 +65,8 @@ class HostGuard:
         self.sent: list[dict[str, Any]] = []
 
     def prime(self, events: Iterable[Mapping[str, Any]]) -> None:
-        """Fold what the log held before this host started, acting on none of it (a crossing before a resume
-        was acted on, or not, by the host of that time)."""
+        """Fold what the log held before this guard was made (the host started, resumed, or its alerts config
+        changed), acting on none of it: a guard acts on the crossings that come after it."""
         self.engine.feed(events)
 
     def observe(self, events: Iterable[Mapping[str, Any]]) -> None:

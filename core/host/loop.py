@@ -164,9 +164,9 @@ class AgentHost:
         self._chunk_seqs: list[int] = []  # the chunk events of the last model call (its message's sources)
         self.operator = Operator(self, writer.path, self.inbox_path, self.hooks)
         self.operator.on_stop.append(self.toolbox.interrupt)
-        self.guard = HostGuard(config.alerts, config.model, self.inbox_path, session.header) if config.alerts.acts else None
-        if self.guard is not None:
-            self.guard.prime(session.events)
+        self.guard: HostGuard | None = None  # the alert rules this host acts on itself (core.alerts.actions)
+        self._guarded: object = None  # the alerts config the guard was made for
+        self._refresh_guard(session.next_seq)
 
     # construction ---------------------------------------------------------------------------------------
     @classmethod
@@ -275,9 +275,21 @@ class AgentHost:
             for event in stored:
                 self.session.apply(event)
             self.hooks.observe(stored)
+            self._refresh_guard(self.session.next_seq - len(stored))
             if self.guard is not None:
                 self.guard.observe(stored)
         return stored
+
+    def _refresh_guard(self, seen: int) -> None:
+        """(Re)make the guard when the alerts config changed (started, resumed, ``config.set``): it takes in the
+        first ``seen`` events without acting on them."""
+        config = self.hooks.config
+        if config.alerts is self._guarded:
+            return
+        self._guarded = config.alerts
+        self.guard = HostGuard(config.alerts, config.model, self.inbox_path, self.session.header) if config.alerts.acts else None
+        if self.guard is not None:
+            self.guard.prime(self.session.events[seq] for seq in range(seen))
 
     def say(self, message: str) -> None:
         """Report progress to the operator (the demo's ``--no-tui`` output)."""

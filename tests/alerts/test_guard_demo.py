@@ -105,3 +105,23 @@ def test_the_budget_guard_pauses_the_demo_host_before_its_next_model_request(tmp
     assert [key(a) for a in reported] == [key(a) for a in streamed if a["cause"] != "waiting" or
                                           a["reason"].startswith("paused")]  # fmt: skip
     assert err == "", err
+
+
+def test_a_budget_action_turned_on_at_run_time_guards_the_rest_of_the_run(tmp_path: Path) -> None:
+    config = validate_config({"model": PRICES, "alerts": {"budget": {"usd": BUDGET}}})  # no action at start
+    host = AgentHost.create(tmp_path / "root", make_provider(f"scripted:{write_script(tmp_path / 's.json')}"),
+                            config, HostOptions(workspace=create_demo_workspace(tmp_path / "ws")),
+                            tasks=TASKS)  # fmt: skip
+    log = host.writer.path
+    assert host.guard is None
+    control.append_request(control.inbox_path(log), "config.set", {"key": "alerts.budget.action", "value": "pause"})
+    runner = threading.Thread(target=host.run, daemon=True)
+    runner.start()
+    try:
+        _wait(lambda: read_host_state(log).state == "paused")
+        pauses = [e["data"] for e in _events(log) if e["type"] == "tapedeck/control" and e["data"]["op"] == "pause"]
+        assert [(p["origin"], p["outcome"]) for p in pauses] == [("alert:budget", "applied")]
+    finally:
+        control.append_request(control.inbox_path(log), "stop", {})
+        runner.join(30)
+        host.close()
