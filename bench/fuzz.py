@@ -31,7 +31,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench._common import best_of, emit, markdown_table  # noqa: E402
 from bench.gen_session import generate  # noqa: E402
 from bench.mutation import mutate_lines, random_mutation  # noqa: E402
-from bench.readers import READER_COMMANDS, argv_for, cli_crash, host_log, release, site, tui_crash  # noqa: E402
+from bench.readers import (  # noqa: E402
+    READER_COMMANDS,
+    argv_for,
+    cli_crash,
+    host_log,
+    release,
+    screen_crash,
+    site,
+    tui_crash,
+)
 from core.log.tail import tail_events  # noqa: E402
 from core.log.validate import problem  # noqa: E402
 from core.read.load import load_session  # noqa: E402
@@ -114,6 +123,7 @@ def run(cases: int, seconds: float, seed: int, per_case: int = 3, tui: int = 0) 
             commands = rng.sample(READER_COMMANDS, per_case)
             ran.update(" ".join(c for c in command if not c.startswith("{")) for command in commands)
             crash, codes = _readers(case, commands)
+            crash = crash or screen_crash(case)
             if crash is None and tui_done < tui:
                 crash = asyncio.run(tui_crash(case))
                 tui_done += 1

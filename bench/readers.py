@@ -41,6 +41,38 @@ EXITS = {"alerts": (0, 1, 2)}  # exit statuses a command documents; every other 
 SCREEN_KEYS = ("t", "o", "c", "r", "p", "C", "D", "R", "T", "question_mark")  # the TUI's screens and views
 
 
+def screen_crash(log: Path) -> str | None:
+    """Run, without Textual, what the policy screens derive in their workers (the Tape, Folds, Checkpoints,
+    Router, Prolong and Config keys) on the projection of ``log``: the first crash, or None. The request view
+    and time travel run the ``request``/``diff`` code the commands above run; ``tui_crash`` drives the screens
+    themselves. A ``TapedeckError`` is a screen's message (no workspace to report on, say), not a crash."""
+    from core.read.load import load_session
+    from core.shared.errors import LogFormatError, TapedeckError
+    from tui.screens.checkpoints import derive_checkpoints
+    from tui.screens.config import derive_config, derive_dsh_settings
+    from tui.screens.folds import derive_view
+    from tui.screens.prolong import derive_prolong
+    from tui.screens.router import derive_routes
+    from tui.screens.tape import derive_tape
+
+    try:
+        session = load_session(log)
+    except LogFormatError:
+        return None  # the app shows the reason on its error screen
+    try:
+        for derive in (derive_tape, derive_view, derive_checkpoints, derive_routes, derive_prolong, derive_config,
+                       derive_dsh_settings):  # fmt: skip
+            try:
+                derive(session)
+            except TapedeckError:
+                pass  # the screen shows the reason (no workspace to report on, say)
+            except Exception as exc:  # noqa: BLE001 - a crash is what this counts
+                return f"screen {derive.__module__.rsplit('.', 1)[-1]}: {site(exc)}"
+    finally:
+        release()
+    return None
+
+
 def argv_for(command: tuple[str, ...], log: Path) -> list[str]:
     """``command`` with its placeholders filled in for ``log``."""
     return [word.format(log=log, root=log.parent) for word in command]

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from bench.gen_session import generate
 from bench.mutation import RENAMES, REPLACEMENTS, Mutation, mutate_lines, value_paths
-from bench.readers import READER_COMMANDS, argv_for, cli_crash, host_log
+from bench.readers import READER_COMMANDS, argv_for, cli_crash, host_log, screen_crash
 from core.cli import main
 from core.log.tail import tail_events
 from core.read.load import load_session
@@ -184,6 +184,7 @@ def test_no_reader_crashes_on_a_type_mutation(
     for command in commands:
         crash, _out, err = cli_crash(argv_for(command, path))
         assert crash is None, (command, mutation, crash, err)
+    assert screen_crash(path) is None, mutation
     store = load_session(path, retain=False, readback=True).events
     for n in range(len(store)):
         summarize(store.raw(n))
