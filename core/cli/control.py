@@ -31,6 +31,7 @@ from core.log.layout import resolve_log_path
 from core.log.reader import read_header
 from core.log.tail import Tailer
 from core.read.summary import in_words
+from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogFormatError
 
 DEFAULT_TIMEOUT = 30.0
@@ -71,8 +72,9 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
 class OutcomeWatch:
     """Follows a session log for the final outcome of one request (our host answers in the log)."""
 
-    def __init__(self, log: Path, request_id: str) -> None:
-        self.tailer = Tailer(str(log))
+    def __init__(self, log: Path, request_id: str, tailer: Tailer | None = None) -> None:
+        """Follow ``log`` (or what ``tailer`` follows: a remote log) for ``request_id``'s outcome."""
+        self.tailer = tailer or Tailer(str(log))
         self.request_id = request_id
 
     def wait(self, timeout: float) -> dict[str, Any] | None:
@@ -161,6 +163,9 @@ def _run(args: argparse.Namespace) -> int:
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
     if not math.isfinite(timeout) or timeout <= 0:
         raise ControlError(f"--timeout must be a positive number of seconds (got {timeout:g})")
+    remote = parse_remote(args.path)
+    if remote is not None:
+        return _run_remote(args, remote, timeout)
     log = resolve_log_path(args.path)
     header = read_header(log)
     if header is None:
@@ -197,6 +202,49 @@ def _run(args: argparse.Namespace) -> int:
                 f"no outcome for request {request['id']} after {timeout:g} s; it was withdrawn, so the host "
                 "will never apply it"
             )
+    emit(event, args.json, _render_outcome)
+    return EXIT_APPLIED if (event.get("data") or {}).get("outcome") == APPLIED else EXIT_REJECTED
+
+
+def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) -> int:
+    """``control`` on ``[user@]host:PATH``: the request appended to the remote inbox over SFTP, and ``--wait``
+    following the remote log for its outcome (a tapedeck host's; a DSH bridge's outcome file is not read remotely)."""
+    from core.remote.inbox import append_remote_request, withdraw_remote_request
+    from core.remote.link import link_for
+    from core.remote.sessions import remote_host_state, remote_logs, remote_ref
+    from core.remote.tail import RemoteTailer
+
+    link = link_for(target)
+    logs = remote_logs(link, target)
+    if len(logs) != 1:
+        raise ControlError(f"{target}: give one session log or session directory (found {len(logs)} logs)")
+    log = logs[0]
+    ref = remote_ref(link, log)
+    if ref is None:
+        raise LogFormatError(f"{log}: not a session log (its first line is no session header)")
+    state = remote_host_state(link, log, hosted=False)
+    if state.state == "none":
+        raise ControlError(f"{log}: neither a tapedeck host nor the DSH bridge ever ran this session; nothing was sent")
+    if not state.live and not args.queue:
+        raise NoLiveHost(f"session {ref.id}: no live host (its recorded state is {state.state}); nothing was sent. "
+                         "--queue leaves the request for the next resume")  # fmt: skip
+    if args.wait and (not state.live or state.kind == KIND_DSH):
+        raise ControlError("--wait on a remote session needs a live tapedeck host (a DSH bridge answers in a file "
+                           "tapedeck does not read remotely)")  # fmt: skip
+    op_args = parse_args(args.op, args.arg, state.kind)
+    request = append_remote_request(link, log, args.op, op_args, queued=args.queue, expires_in=args.expires,
+                                    kind=state.kind)  # fmt: skip
+    if not args.wait:
+        verb = "sent" if state.live else "queued"
+        emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} to session {ref.id} on {log.where}")
+        return 0
+    watch = OutcomeWatch(Path(log.path), request["id"], RemoteTailer(link, log))
+    event = watch.wait(timeout)
+    if event is None:
+        withdraw_remote_request(link, log, request["id"])
+        event = watch.wait(WITHDRAW_GRACE)
+        if event is None or (event.get("data") or {}).get("outcome") == CANCELLED:
+            raise ControlError(f"no outcome for request {request['id']} after {timeout:g} s; it was withdrawn")
     emit(event, args.json, _render_outcome)
     return EXIT_APPLIED if (event.get("data") or {}).get("outcome") == APPLIED else EXIT_REJECTED
 

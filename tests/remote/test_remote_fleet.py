@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
+from core.cli import main
 from core.control.host_state import read_host_state
 from core.fleet.actions import send_row_action
 from core.fleet.follow import Fleet
@@ -104,7 +105,8 @@ def test_an_unknown_host_key_is_refused_with_the_line_to_run(sshd: Sshd, tmp_pat
     assert not (sshd.home / ".ssh" / "known_hosts").exists()  # nothing was recorded silently
 
 
-def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd, tmp_path: Path) -> None:
+def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     from core.host.demo_scenario import TASKS, write_script
     from core.host.demo_workspace import create_demo_workspace
 
@@ -126,6 +128,10 @@ def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd
             assert time.monotonic() < deadline, "the far host never paused"
             time.sleep(0.05)
         _until(fleet, lambda f: f.rows()[0].host.get("state") == "paused")
+        assert main(["control", f"testbox:{log.parent}", "resume", "--wait", "--json"]) == 0  # the CLI, remotely
+        outcome = orjson.loads(capsys.readouterr().out)
+        assert (outcome["type"], outcome["data"]["outcome"]) == ("tapedeck/control", "applied")
+        assert read_host_state(log).state != "paused"
         send_row_action(fleet.rows()[0].ref.path, "stop", {})
         assert host.wait(timeout=30) in (0, 4)
     finally:
