@@ -23,7 +23,7 @@ from core.bridge.files import OutcomeReader
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
 from core.control.inbox import append_request, inbox_path, withdraw_request
 from core.log.bulk import gc_paused
-from core.log.decoder import Consumer, LogDecoder
+from core.log.decoder import Consumer
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.linestore import LineStore
 from core.log.pace import Pacer, no_pacing
@@ -321,25 +321,18 @@ class LiveSession:
 
     def iter_events(self, start: int = 0, stop: int | None = None) -> Iterator[dict[str, Any]]:
         """Events ``start``..``stop-1`` of the projection in seq order, as logged (for what the screen shows and
-        matches), streamed from disk for long ranges."""
-        session = self.session
-        end = session.next_seq if stop is None else min(stop, session.next_seq)
-        if end - start < 256:
+        matches); a long range of a read-back session is read in order from the line that holds ``start``."""
+        events = self.session.events
+        end = self.session.next_seq if stop is None else min(stop, self.session.next_seq)
+        if end - start < 256 or not isinstance(events, LineStore):
             for seq in range(start, end):
-                yield session.events.raw(seq)  # type: ignore[attr-defined]
+                yield events.raw(seq)  # type: ignore[attr-defined]
             return
-        decoder = LogDecoder(str(self.path), is_compressed(self.path))
-        seq = 0
         pace = Pacer()  # one per caller: scans run in their own workers
-        with open(self.path, "rb") as f:
-            while seq < end and (chunk := f.read(READ_CHUNK)):
+        for k, event in enumerate(events.iter_raw(start, end)):
+            if not k & 255:
                 pace()
-                for event in decoder.feed(chunk).events:
-                    if start <= seq < end:
-                        yield event
-                    seq += 1
-                    if seq >= end:
-                        return
+            yield event
 
     # the worker -------------------------------------------------------------------------------------------
     def run(self) -> None:

@@ -120,9 +120,7 @@ class LineStore(ValidatedEvents):
         self.type_names: list[str] = []
         self._end = 0
         self._reader: LogDecoder | None = None
-        self._file: BinaryIO | None = None
-        self._block: tuple[int, bytes] = (0, b"")  # raw: (file offset, bytes) of the last read
-        self._frame: tuple[int, bytes] = (-1, b"")  # zstd: (file offset, data) of the last frame decoded
+        self._at = _LineReader(path)  # the look-ups' reader (a scan has its own)
         self._lines: OrderedDict[int, tuple[list[Any], int]] = OrderedDict()
         self._cached = 0
         self._kept: dict[int, dict[str, Any]] = {}
@@ -218,7 +216,7 @@ class LineStore(ValidatedEvents):
         ``HEAD`` bytes of it (a zstd line: the frame it starts in): for lines too big to decode for a summary."""
         k = self._line_of(n)
         with self._lock:
-            head = self._raw_frame_line(k, HEAD) if self.compressed else self._read(self._offset[k], HEAD)
+            head = self._raw(self._at, k, HEAD) if self.compressed else self._at.read(self._offset[k], HEAD)
         turn, step = head_turn_step(head[: self._length[k]])
         return LineFacts(self.type_names[self._type[k]], self._length[k], turn, step)
 
@@ -240,9 +238,7 @@ class LineStore(ValidatedEvents):
 
     def close(self) -> None:
         """Close the file handle look-ups opened (the next look-up opens it again)."""
-        if self._file is not None:
-            self._file.close()
-            self._file = None
+        self._at.close()
 
     # reading back -----------------------------------------------------------------------------------------
     def _items(self, k: int) -> list[Any]:
@@ -251,21 +247,79 @@ class LineStore(ValidatedEvents):
         if hit is not None:
             self._lines.move_to_end(k)
             return hit[0]
-        raw = self._raw_frame_line(k) if self.compressed else self._raw_line(self._offset[k])
+        raw = self._raw(self._at, k)
         if self._reader is None:
-            header = self._source.header
-            assert header is not None
-            self._reader = LogDecoder.for_records(str(self.path), header)
-        items = self._reader.decode_record(raw, self._seq0[k])
+            self._reader = self._decoder()
+        items = self._decode(self._reader, raw, k)
         self.decodes += 1
-        if not items:
-            raise LogFormatError(f"{self.path}: the line at offset {self._offset[k]} no longer holds seq {self._seq0[k]}")
         self._lines[k] = (items, len(raw))
         self._cached += len(raw)
         while self._lines and (self._cached > CACHE_BYTES or len(self._lines) > CACHE_LINES) and len(self._lines) > 1:
             _, (_, size) = self._lines.popitem(last=False)
             self._cached -= size
         return items
+
+    def _decoder(self) -> LogDecoder:
+        header = self._source.header
+        assert header is not None
+        return LogDecoder.for_records(str(self.path), header)
+
+    def _decode(self, decoder: LogDecoder, raw: bytes, k: int) -> list[Any]:
+        """What line ``k`` (its bytes ``raw``) decodes to; a line that no longer holds its seq is an error."""
+        items = decoder.decode_record(raw, self._seq0[k])
+        if not items:
+            raise LogFormatError(f"{self.path}: the line at offset {self._offset[k]} no longer holds seq {self._seq0[k]}")
+        return items
+
+    def _raw(self, reader: _LineReader, k: int, limit: int | None = None) -> bytes:
+        """Line ``k``'s bytes through ``reader`` (with ``limit``, zstd: at least that many of its first bytes)."""
+        if self.compressed:
+            return reader.frame_line(self._offset[k], self._pos[k], limit)
+        return reader.line(self._offset[k])
+
+    def iter_raw(self, start: int, stop: int) -> Iterator[dict[str, Any]]:
+        """Events ``start``..``stop-1`` as ``raw`` gives them, reading their lines in order from the one that
+        holds ``start`` with a reader and decoder of the scan's own (a long scan neither waits on the look-ups'
+        lock nor evicts their cache)."""
+        stop = min(stop, len(self))
+        if start >= stop:
+            return
+        k = self._line_of(start)
+        reader, decoder, kept = _LineReader(self.path), self._decoder(), self._kept
+        seq = start
+        try:
+            while seq < stop:
+                items = self._decode(decoder, self._raw(reader, k), k)
+                seq0 = self._seq0[k]
+                first = items[0]
+                row = first if type(first) is PackedRow else None
+                end = min(stop, seq0 + (row.count if row is not None else len(items)))
+                for n in range(seq, end):
+                    event = kept.get(n)
+                    if event is None:
+                        event = row.event(n - seq0) if row is not None else items[n - seq0]
+                    yield event
+                seq = end
+                k += 1
+        finally:
+            reader.close()
+
+
+class _LineReader:
+    """Reads lines of a log by where the line table says they are, with a file handle and the last block (raw)
+    or frame (zstd) of its own, so that lines read in order are served from one read."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._file: BinaryIO | None = None
+        self._block: tuple[int, bytes] = (0, b"")  # (file offset, bytes) of the last read
+        self._frames: dict[int, bytes] = {}  # zstd: the data of the frames the last line's read decoded, by offset
+
+    def close(self) -> None:
+        """Close the file handle (the next read opens it again)."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
     def _handle(self) -> BinaryIO:
         if self._file is None:
@@ -275,55 +329,64 @@ class LineStore(ValidatedEvents):
                 raise LogFormatError(f"{self.path}: cannot read ({exc.strerror or exc})") from exc
         return self._file
 
-    def _read(self, offset: int, size: int) -> bytes:
+    def read(self, offset: int, size: int) -> bytes:
+        """``size`` bytes from ``offset`` (fewer at the end of the file), read now."""
         f = self._handle()
         f.seek(offset)
         return f.read(size)
 
-    def _raw_line(self, offset: int) -> bytes:
+    def piece(self, offset: int) -> bytes:
+        """Bytes from ``offset`` on: the rest of the last block read when it holds ``offset``, else a new block
+        (empty at the end of the file)."""
+        start, block = self._block
+        if 0 <= offset - start < len(block):
+            return block[offset - start :]
+        block = self.read(offset, BLOCK)
+        self._block = (offset, block)
+        return block
+
+    def line(self, offset: int) -> bytes:
         """The line starting at file ``offset`` of a raw log, without its newline."""
         start, block = self._block
-        if not start <= offset < start + len(block) or block.find(b"\n", offset - start) < 0:
-            start, block = offset, self._read(offset, BLOCK)
-            self._block = (start, block)
-        nl = block.find(b"\n", offset - start)
-        if nl >= 0:
-            return block[offset - start : nl]
-        parts = [block[offset - start :]]  # a line longer than a block
-        at = start + len(block)
-        while piece := self._read(at, BLOCK * 4):
-            at += len(piece)
+        at = offset - start
+        if 0 <= at < len(block) and (nl := block.find(b"\n", at)) >= 0:
+            return block[at:nl]
+        parts = []
+        at = offset
+        while piece := self.piece(at):
             nl = piece.find(b"\n")
             if nl >= 0:
                 parts.append(piece[:nl])
                 break
             parts.append(piece)
+            at += len(piece)
         return b"".join(parts)
 
-    def _raw_frame_line(self, k: int, limit: int | None = None) -> bytes:
-        """Line ``k`` of a zstd log: from its place in the frame it starts in, on through later frames (corrupt
-        ones skipped, a torn final frame recovered) to its newline, as the decoder joined it; with ``limit``, at
-        least that many of its first bytes (more when at hand)."""
-        offset, pos = self._offset[k], self._pos[k]
-        if self._frame[0] == offset:
-            nl = self._frame[1].find(b"\n", pos)
-            if nl >= 0:
-                return self._frame[1][pos:nl]
+    def frame_line(self, offset: int, pos: int, limit: int | None = None) -> bytes:
+        """The line at ``pos`` of the data of the zstd frame at ``offset``: from there on through later frames
+        (corrupt ones skipped, a torn final frame recovered) to its newline, as the decoder joined it; with
+        ``limit``, at least that many of its first bytes (more when at hand)."""
+        data = self._frames.get(offset)
+        if data is not None and (nl := data.find(b"\n", pos)) >= 0:
+            return data[pos:nl]
         stream = FrameStream(offset)
         parts: list[bytes] = []
         got = 0
         first = True
         at = offset
         while True:
-            chunk = self._read(at, BLOCK)
+            chunk = self.piece(at)
             at += len(chunk)
             if chunk:
-                datas = [frame.data for frame in stream.feed(chunk) if frame.data is not None]
+                frames = [(frame.offset, frame.data) for frame in stream.feed(chunk) if frame.data is not None]
             else:
-                datas = [recover_lines(stream.pending_bytes())] if stream.pending else []
-            for data in datas:
+                frames = [(stream.pending_offset, recover_lines(stream.pending_bytes()))] if stream.pending else []
+            if first:  # the frames of the first read: the next lines of a scan are most likely in them
+                self._frames = dict(frames)
+            for start, data in frames:
                 if first:
-                    self._frame = (offset, data)
+                    if start != offset:
+                        continue  # a corrupt frame where the line was is gone: it is not in these
                     data = data[pos:]
                     first = False
                 nl = data.find(b"\n")

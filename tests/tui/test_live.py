@@ -137,6 +137,31 @@ def test_a_big_log_is_read_once_while_loading(tmp_path: Path, monkeypatch: pytes
     assert read < size * 1.25, f"read {read} bytes of a {size}-byte log"
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs Linux /proc/self/io")
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
+def test_a_long_range_of_a_read_back_session_is_read_from_the_line_that_holds_its_start(
+    tmp_path: Path, zstd: bool
+) -> None:
+    log = policy_log(host=False)
+    for turn in range(4, 1600):
+        log.turn(turn, f"prompt {turn}", f"result {turn} " * 40)
+    path = log.write(tmp_path / "session.jsonl")
+    if zstd:
+        path = tmp_path / "session.jsonl.zst"
+        path.write_bytes(zstd_log(log.events, batch=3, header=log.header))
+    size = path.stat().st_size
+    small, _ = load(path)
+    big, _ = load(path, retain_bytes=1)
+    assert big.lines is not None
+    start, stop = big.count * 9 // 10, big.count - 5  # the last tenth: thousands of events
+    before = _bytes_read()
+    got = list(big.iter_events(start, stop))
+    read = _bytes_read() - before
+    assert got == list(small.iter_events(start, stop)) and [e["seq"] for e in got] == list(range(start, stop))
+    # about the tenth of the log the range spans (the turns are all alike), plus a block: never from byte 0
+    assert read < size * 0.3, f"read {read} bytes of a {size}-byte log for its last tenth"
+
+
 def test_a_big_log_is_listed_from_its_head_while_it_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(live_module, "LOAD_SLICE", 1 << 14)
     log = policy_log(host=False)
