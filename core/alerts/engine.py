@@ -14,9 +14,9 @@ what the break re-bills (``core.rebuild.cost``), as the request view does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from core.alerts.config import CAUSES, AlertsConfig
 from core.alerts.rules import (
@@ -91,16 +91,43 @@ class ModelBook:
         return limits_for(model, self.config).context_window if model else None
 
 
+class _Deltas(Sequence[dict[str, Any]]):
+    """The events a request rebuild reads, by seq: every event but the stream deltas (``assistant/chunk``), which
+    are most of a log and which nothing reads back (a request carries the step's ``assistant/message``); a delta's
+    seq answers a stub with its type alone."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self) -> None:
+        self._items: list[dict[str, Any] | None] = []
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def append(self, event: dict[str, Any]) -> None:
+        """Keep ``event`` (a delta as nothing)."""
+        self._items.append(None if event.get("type") == "assistant/chunk" else event)
+
+    @overload
+    def __getitem__(self, n: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, n: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, n: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(n, slice):
+            return [self[i] for i in range(*n.indices(len(self._items)))]
+        item = self._items[n]
+        return item if item is not None else {"type": "assistant/chunk", "seq": n if n >= 0 else n + len(self._items)}
+
+
 class _Requests:
     """Each model request rebuilt as it goes out and diffed against the one before: the latest cache break."""
 
     def __init__(self, header: dict[str, Any], book: ModelBook) -> None:
-        from core.log.store import EventStore
         from core.read.session import Session
         from core.rebuild.request import RequestPass
 
         self.book = book
-        self.session = Session(header, EventStore())
+        self.session = Session(header, _Deltas())
         self.billed: list[tuple[int, int]] = []  # (prompt bytes, billed input tokens) of finished requests
         self.before: Any = None
         self.before_bytes = 0

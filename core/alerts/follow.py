@@ -24,7 +24,8 @@ from core.log.layout import resolve_log_path
 from core.log.sessions import discover_sessions
 from core.log.tail import Tailer
 
-RESCAN_SECONDS = 1.0  # how often the roots are listed again for new sessions
+RESCAN_SECONDS = 1.0
+SLICE = 1 << 20  # bytes read and fed per step of a poll  # how often the roots are listed again for new sessions
 
 
 def now_ms() -> int:
@@ -66,21 +67,33 @@ class AlertWatch:
         return AlertEngine(self.config.alerts, self.config.model, path=str(self.path))
 
     def poll(self, now: int, final: bool = False) -> list[Alert]:
-        """Read what was appended, feed it, tick; ``final`` treats the end of the file as the end of the log."""
-        update = self.tailer.poll()
+        """Read what was appended, feed it, tick; ``final`` treats the end of the file as the end of the log.
+
+        The file is read ``SLICE`` bytes at a time, each slice's events fed before the next is decoded, so a big
+        log never sits in memory decoded whole (the rules see each event alone, so slices change nothing).
+        """
         out: list[Alert] = []
-        if update.reset:
-            self.engine = self._engine()
-        if update.header is not None:
-            self.engine.start(update.header)
-        if update.fatal:
-            self.problems.append(update.fatal)
-        events = update.events + (self.tailer.finish().events if final else [])
+        while True:
+            before = self.tailer.offset
+            update = self.tailer.poll(max_bytes=SLICE)
+            if update.reset:
+                self.engine = self._engine()
+            if update.header is not None:
+                self.engine.start(update.header)
+            if update.fatal:
+                self.problems.append(update.fatal)
+            self._feed(update.events, now, out)
+            if self.tailer.offset == before or update.fatal:
+                break
+        if final:
+            self._feed(self.tailer.finish().events, now, out)
+        out.extend(self.tick(now))
+        return out
+
+    def _feed(self, events: list[dict[str, Any]], now: int, out: list[Alert]) -> None:
         if events:
             self.seen(events)
             out.extend(self.engine.feed(events, now))
-        out.extend(self.tick(now))
-        return out
 
     def seen(self, events: list[dict[str, Any]]) -> None:
         """Called with each poll's events before the engine folds them (a subclass folds more from them)."""
