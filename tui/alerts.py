@@ -19,6 +19,7 @@ from core.alerts.engine import Alert
 from core.alerts.follow import AlertFollower, now_ms
 from core.alerts.rate import Projection, project, window_ms
 from core.control.config import PolicyConfig
+from core.log.pace import Pacer
 
 FEED_INTERVAL = 0.1  # seconds between polls of the followed logs: alerts reach the screen within ~0.2 s
 
@@ -56,7 +57,8 @@ class AlertFeed:
 
     def run(self) -> None:
         """Post every alert the targets raise (once, without ``follow``), and keep the open log's projection."""
-        follower = AlertFollower(self.targets, self.config, act=self.config.alerts.acts, warn=self.problems.append)
+        follower = AlertFollower(self.targets, self.config, act=self.config.alerts.acts, warn=self.problems.append,
+                                 pace=Pacer())  # the worker leaves the GIL to the UI between slices  # fmt: skip
         window = window_ms(self.config.alerts)
         while True:
             for alert in follower.poll(final=not self.follow):

@@ -53,9 +53,13 @@ def logs_of(targets: Sequence[str | os.PathLike[str]]) -> list[Path]:
 class AlertWatch:
     """One followed log and its engine."""
 
-    def __init__(self, path: Path, config: PolicyConfig, *, live: bool = True) -> None:
-        """Watch ``path``; with ``live`` the host's state is read at each tick (a lock probe and a small file)."""
+    def __init__(
+        self, path: Path, config: PolicyConfig, *, live: bool = True, pace: Callable[[], None] | None = None
+    ) -> None:
+        """Watch ``path``; with ``live`` the host's state is read at each tick (a lock probe and a small file);
+        ``pace`` is called after each slice a poll feeds (``core.log.pace``: a reader sharing the GIL with a UI)."""
         self.path = path
+        self.pace = pace
         self.config = config
         self.live = live
         self.tailer = Tailer(path)
@@ -85,6 +89,8 @@ class AlertWatch:
             self._feed(update.events, now, out)
             if self.tailer.offset == before or update.fatal:
                 break
+            if self.pace is not None:
+                self.pace()
         if final:
             self._feed(self.tailer.finish().events, now, out)
         out.extend(self.tick(now))
@@ -126,8 +132,11 @@ class AlertFollower:
         *,
         act: bool = False,
         warn: Callable[[str], None] = lambda message: None,
+        pace: Callable[[], None] | None = None,
     ) -> None:
-        """With ``act`` the configured actions are sent to live hosts that do not act on them themselves."""
+        """With ``act`` the configured actions are sent to live hosts that do not act on them themselves; ``pace``
+        as for ``AlertWatch``."""
+        self.pace = pace
         self.targets = [Path(t).expanduser() for t in targets]
         self.config = config
         self.act = act
@@ -135,7 +144,7 @@ class AlertFollower:
         self.watches: dict[Path, AlertWatch] = {}
         self._scanned = 0.0
         for log in logs_of(self.targets):
-            self.watches[log] = AlertWatch(log, config)
+            self.watches[log] = AlertWatch(log, config, pace=pace)
 
     def rescan(self) -> None:
         """Start watching the sessions that appeared under the roots."""
@@ -144,7 +153,7 @@ class AlertFollower:
             if is_root(root):
                 for ref in discover_sessions(root):
                     if ref.path not in self.watches:
-                        self.watches[ref.path] = AlertWatch(ref.path, self.config)
+                        self.watches[ref.path] = AlertWatch(ref.path, self.config, pace=self.pace)
 
     def poll(self, now: int | None = None, final: bool = False) -> list[Alert]:
         """The alerts every log raised since the last poll."""
