@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.control.host_state import read_host_state
@@ -167,7 +167,7 @@ class ExportPass:
 
     def _event(self, session: Session, event: dict[str, Any], seq: int) -> None:
         shown = self._redacted(event)
-        row = replace(build_row(shown), seq=seq, size=event_size(event))
+        row = build_row(shown)
         extra: dict[str, Any] = {}
         text = event_text(shown)
         if text:
@@ -192,14 +192,19 @@ class ExportPass:
             )
         elif row.type == CHECKPOINT_EVENT:
             self._marks.append({"seq": seq, "kind": "checkpoint", "summary": row.summary, "replaced": []})
-        self._emit(self._row_dict(session, row, extra))
+        self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
 
-    def _row_dict(self, session: Session, row: Row, extra: dict[str, Any]) -> dict[str, Any]:
-        turn = session.turn_of(row.seq) if row.seq < session.next_seq else row.turn
-        out = {"seq": row.seq, "type": row.type, "turn": turn, "step": row.step, "time": row.time,
-               "glyph": row.glyph, "summary": row.summary, "size": row.size, "unit": row.unit, "error": row.error,
-               "replacement": row.replacement, **extra}  # fmt: skip
-        note = self.notes.get(row.seq)
+    def _row_dict(
+        self, session: Session, row: Row, extra: dict[str, Any], seq: int | None = None, size: int | None = None
+    ) -> dict[str, Any]:
+        """A row as JSON-ready data (``seq`` and ``size`` in place of the row's: the log's own seq, the
+        unredacted event's size)."""
+        seq = row.seq if seq is None else seq
+        turn = session.turn_of(seq) if seq < session.next_seq else row.turn
+        out = {"seq": seq, "type": row.type, "turn": turn, "step": row.step, "time": row.time, "glyph": row.glyph,
+               "summary": row.summary, "size": row.size if size is None else size, "unit": row.unit,
+               "error": row.error, "replacement": row.replacement, **extra}  # fmt: skip
+        note = self.notes.get(seq)
         if note is not None:
             out["note"] = self._redacted(note.text)
         return out

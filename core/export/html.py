@@ -16,6 +16,7 @@ from core.read.summary import human_chars
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 CUT_LETTERS = {"tape": "s", "fold": "f", "prune": "p", "rewind": "r", "compaction": "c", "expand": "+"}
 STYLE = """
+main{display:flex;flex-direction:column}.top{order:-1}
 body{font:14px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;margin:0;background:#fafafa;color:#1d1d1f}
 main{max-width:1200px;margin:0 auto;padding:1em 1.5em}
 h1{font-size:1.3em;margin:.2em 0}h2{font-size:1.1em;border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:1.6em}
@@ -110,17 +111,26 @@ class HtmlFormat:
             + "</li>\n"
         ).encode()
 
-    def head(self, doc: dict[str, Any]) -> bytes:
-        """Everything up to the event list's items."""
+    def opening(self) -> bytes:
+        """The page's head and the opening of the event list (the sections follow the rows in the file; CSS
+        shows them first)."""
+        return "".join([
+            "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+            f'<meta name="viewport" content="width=device-width"><title>tapedeck export</title><style>{STYLE}</style>',
+            "</head><body><main>",
+            '<section><h2 id="events">Events</h2><input id="q" type="search" placeholder="search rows" hidden>',
+            '<ol class="events">\n',
+        ]).encode()  # fmt: skip
+
+    def closing(self, doc: dict[str, Any]) -> bytes:
+        """The end of the list, then the header and the sections (shown above the list), and the script."""
         s = doc["session"]
         title = f"tapedeck · {s['id']}"
         turns = ", ".join(f"{t['turn']} {t['status']}" for t in s["turns"]) or "none"
         moment = f" · at seq {doc['at']}" if doc["at"] is not None else ""
         parts = [
-            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-            f'<meta name="viewport" content="width=device-width"><title>{_e(title)}</title><style>{STYLE}</style>',
-            "</head><body><main>",
+            '</ol></section><div class="top">',
             f"<header><h1>{_e(title)}</h1><table>",
             f"<tr><th>model</th><td>{_e(s['provider'])}/{_e(s['model'])}</td></tr>",
             f"<tr><th>state</th><td>{_e(s['state'])}</td></tr>",
@@ -137,14 +147,9 @@ class HtmlFormat:
             self._request(doc),
             self._cost(doc),
             self._marks(doc),
-            '<h2 id="events">Events</h2><input id="q" type="search" placeholder="search rows" hidden>',
-            '<ol class="events">\n',
+            f"</div></main><script>{SCRIPT}</script></body></html>\n",
         ]
         return "\n".join(parts).encode()
-
-    def tail(self, doc: dict[str, Any]) -> bytes:
-        """The end of the list and of the page."""
-        return f"</ol></main><script>{SCRIPT}</script></body></html>\n".encode()
 
     @staticmethod
     def _redaction(doc: dict[str, Any]) -> str:

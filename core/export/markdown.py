@@ -44,9 +44,14 @@ class MarkdownFormat:
         self.log_name = log_name
         self.used = 0
         self.left_out = 0
+        self.rows: list[str] = []  # held to follow the head: at most ``BUDGET`` characters
+
+    def opening(self) -> bytes:
+        """Nothing: the transcript starts with its head, known once the log is read."""
+        return b""
 
     def row(self, r: dict[str, Any]) -> bytes:
-        """The paragraph of a row ('' for rows a transcript leaves out)."""
+        """Nothing yet: the row's paragraph (if the transcript keeps it) is held for ``closing``."""
         text = self._paragraph(r)
         if r.get("note"):
             text += f"\n\n> 📝 **note on seq {r['seq']}:** {' '.join(r['note'].split())}"
@@ -56,7 +61,8 @@ class MarkdownFormat:
             self.left_out += 1
             return b""
         self.used += len(text) + 2
-        return (text + "\n\n").encode()
+        self.rows.append(text + "\n\n")
+        return b""
 
     def _paragraph(self, r: dict[str, Any]) -> str:
         t = r["type"]
@@ -84,7 +90,11 @@ class MarkdownFormat:
             return f"*{r['glyph']} {r['replacement']} (seq {r['seq']}): {r['summary']}*"
         return ""
 
-    def head(self, doc: dict[str, Any]) -> bytes:
+    def closing(self, doc: dict[str, Any]) -> bytes:
+        """The head, the transcript and the cost summary."""
+        return self._head(doc) + "".join(self.rows).encode() + self._tail(doc)
+
+    def _head(self, doc: dict[str, Any]) -> bytes:
         """Title, header lines and the redaction summary."""
         s = doc["session"]
         turns = ", ".join(f"{t['turn']} {t['status']}" for t in s["turns"]) or "none"
@@ -105,7 +115,7 @@ class MarkdownFormat:
         ]
         return "\n".join(lines).encode()
 
-    def tail(self, doc: dict[str, Any]) -> bytes:
+    def _tail(self, doc: dict[str, Any]) -> bytes:
         """Rows left out, notes on rows left out, and the cost summary."""
         lines = []
         if self.left_out:

@@ -1,7 +1,8 @@
 """Redaction for exports: secrets, environment values, e-mail addresses and home directories out of every string.
 
 ``Redactor.text`` rewrites one string; ``Redactor.walk`` rewrites every string value of a JSON-like value and
-leaves its structure (keys, list lengths) and every number, boolean and null as they are. ``counts`` tallies what
+leaves its structure (keys, list lengths, the type/role/kind words that say what a value is) and every number,
+boolean and null as they are. ``counts`` tallies what
 was replaced, by kind. What is replaced:
 
 - ``key``: API keys and tokens in the common formats (OpenAI/DeepSeek/Anthropic ``sk-…``, GitHub ``gh?_…`` and
@@ -22,9 +23,11 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+import re2
+
 ENV_MIN = 8
-_KEYS = re.compile(
-    r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\Z)"
+_KEYS = re2.compile(
+    r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\z)"
     r"|(?:sk|pk|rk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"
     r"|(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"
     r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
@@ -36,13 +39,15 @@ _KEYS = re.compile(
     r"|(?i:(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
     r"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]{6,}"
 )
-_EMAIL = re.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
-_HOME = re.compile(r"(?:/home/|/Users/)[^/\s\"'<>:;,]+|/root(?=/|\b)|[A-Za-z]:\\Users\\[^\\\s\"'<>:;,]+")
+_EMAIL = re2.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
+_HOME = re2.compile(r"(?:/home/|/Users/)[^/\s\"'<>:;,]+|/root\b|[A-Za-z]:\\Users\\[^\\\s\"'<>:;,]+")
 _PAIR_HEAD = re.compile(
     r"^(?i:(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)[\"']?\s*[:=]\s*[\"']?)"
 )
 _NUMBER = re.compile(r"[-+]?[0-9][0-9.,_eE+\-]*")
 KINDS = ("key", "env", "email", "home")
+SCALARS = frozenset({int, float, bool, type(None)})
+VOCABULARY = frozenset({"type", "role", "kind", "surfaceOp"})  # keys whose strings are structure, not content
 
 
 def _is_path(value: str) -> bool:
@@ -68,17 +73,21 @@ class Redactor:
         secrets = env_secrets(environ)
         home = os.path.expanduser("~") if home is None else home
         home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") else None
-        self._patterns: list[tuple[str, re.Pattern[str]]] = [("key", _KEYS), ("email", _EMAIL), ("home", _HOME)]
+        self._patterns: list[tuple[str, Any]] = [("key", _KEYS), ("email", _EMAIL), ("home", _HOME)]
         if secrets:
-            self._patterns.append(("env", re.compile("|".join(map(re.escape, secrets)))))
+            self._patterns.append(("env", re2.compile("|".join(map(re.escape, secrets)))))
         if home is not None:
-            self._patterns.append(("home", re.compile(re.escape(home))))
+            self._patterns.append(("home", re2.compile(re.escape(home))))
+        # one scan of the union says whether a string holds anything at all (most hold nothing)
+        self._any = re2.compile("|".join(f"(?:{p.pattern})" for _, p in self._patterns))
 
     def text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[redacted <kind>]`` (a home directory by ``~``).
 
         Every kind is matched on the original text and overlapping matches are merged into one replacement, so
         a secret inside another (an environment value that is also part of a key) goes whole."""
+        if len(text) < 5 or self._any.search(text) is None:
+            return text
         spans: list[tuple[int, int, str]] = []
         for kind, pattern in self._patterns:
             spans.extend((m.start(), m.end(), kind) for m in pattern.finditer(text) if m.end() > m.start())
@@ -110,13 +119,21 @@ class Redactor:
         return (pair.group(0) if pair else "") + f"[redacted {kind}]"
 
     def walk(self, value: Any) -> Any:
-        """A copy of ``value`` with every string value redacted; keys, numbers, booleans and nulls unchanged."""
-        if isinstance(value, str):
+        """A copy of ``value`` with every string value redacted; keys, numbers, booleans and nulls unchanged, and
+        the vocabulary strings under ``VOCABULARY`` keys too (an event's or a block's type, a role)."""
+        kind = type(value)
+        if kind is str:
             return self.text(value)
-        if isinstance(value, dict):
-            return {k: self.walk(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [self.walk(v) for v in value]
+        if kind is dict:
+            walk = self.walk
+            return {k: v if k in VOCABULARY and type(v) is str else walk(v) for k, v in value.items()}
+        if kind is list or kind is tuple:
+            if set(map(type, value)) <= SCALARS:  # a list of seqs: nothing to redact (checked in C)
+                return list(value)
+            walk = self.walk
+            return [walk(v) for v in value]
+        if isinstance(value, str):  # a str subclass
+            return self.text(value)
         return value
 
     def summary(self) -> dict[str, int]:

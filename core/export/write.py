@@ -1,14 +1,12 @@
-"""Writing an export: rows go to a spool file while the log is read, then the document is written around them.
+"""Writing an export: each row is written while the log is read, the gathered sections after the last one.
 
-The spool keeps memory flat whatever the log's size: only the small sections (header, surface, one request,
-cost, chart, cuts, notes) are held until the pass ends, and the rows are copied after the head in slices.
+Memory stays flat whatever the log's size: only the small sections (header, surface, one request, cost, chart,
+cuts, notes) are held until the pass ends. The HTML page shows those sections above the rows with CSS alone.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 from typing import Any, BinaryIO, Protocol
 
 import orjson
@@ -20,39 +18,39 @@ FORMATS = ("html", "md", "json")
 
 
 class Format(Protocol):
-    """A format: renders each row as it comes and writes the document around the spooled rows."""
+    """A format: what opens the document, each row as it comes, and what closes it once the pass is over."""
+
+    def opening(self) -> bytes:
+        """What goes before the first row (known before the log is read)."""
+        ...
 
     def row(self, row: dict[str, Any]) -> bytes:
         """The bytes of one row."""
         ...
 
-    def head(self, doc: dict[str, Any]) -> bytes:
-        """What goes before the rows."""
-        ...
-
-    def tail(self, doc: dict[str, Any]) -> bytes:
-        """What goes after them."""
+    def closing(self, doc: dict[str, Any]) -> bytes:
+        """What goes after the rows: the sections the pass gathered."""
         ...
 
 
 class JsonFormat:
-    """One JSON object: the document's sections, then ``events``, the rows in seq order."""
+    """One JSON object: ``events``, the rows in seq order, then the document's sections."""
 
     def __init__(self) -> None:
         self.first = True
+
+    def opening(self) -> bytes:
+        """The opening of ``events``."""
+        return b'{"events": ['
 
     def row(self, row: dict[str, Any]) -> bytes:
         """A row, after a comma unless it is the first."""
         sep, self.first = (b"\n" if self.first else b",\n"), False
         return sep + orjson.dumps(row)
 
-    def head(self, doc: dict[str, Any]) -> bytes:
-        """The sections and the opening of ``events``."""
-        return orjson.dumps(doc, option=orjson.OPT_INDENT_2)[:-2] + b',\n  "events": ['
-
-    def tail(self, doc: dict[str, Any]) -> bytes:
-        """The end of ``events`` and of the object."""
-        return b"\n]}\n"
+    def closing(self, doc: dict[str, Any]) -> bytes:
+        """The end of ``events`` and the sections."""
+        return b"\n],\n" + orjson.dumps(doc, option=orjson.OPT_INDENT_2)[1:].lstrip() + b"\n"
 
 
 def make_format(name: str, log_name: str) -> Format:
@@ -71,13 +69,10 @@ def make_format(name: str, log_name: str) -> Format:
 
 
 def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: ExportOptions) -> dict[str, Any]:
-    """Export the log at ``path`` to ``out`` in ``fmt``; returns the document (without its rows)."""
+    """Export the log at ``path`` to ``out`` in ``fmt``, each row written as the pass reads its event; returns the
+    document's sections."""
     writer = make_format(fmt, os.fspath(path))
-    with tempfile.TemporaryFile() as spool:
-        run = ExportPass(path, options, lambda row: spool.write(writer.row(row)))
-        doc = run.run()
-        out.write(writer.head(doc))
-        spool.seek(0)
-        shutil.copyfileobj(spool, out, 1 << 20)
-        out.write(writer.tail(doc))
+    out.write(writer.opening())
+    doc = ExportPass(path, options, lambda row: out.write(writer.row(row))).run()
+    out.write(writer.closing(doc))
     return doc

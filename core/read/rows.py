@@ -59,6 +59,9 @@ def glyph_for(event: dict[str, Any], replacement: str | None) -> str:
     return GLYPHS.get(etype, "?")
 
 
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
 def clip_strings(value: Any, limit: int, note: bool = False) -> Any:
     """A copy of ``value`` with every string longer than ``limit`` cut (``note`` appends how much was cut)."""
     if isinstance(value, str):
@@ -68,6 +71,8 @@ def clip_strings(value: Any, limit: int, note: bool = False) -> Any:
     if isinstance(value, dict):
         return {k: clip_strings(v, limit, note) for k, v in value.items()}
     if isinstance(value, list):
+        if set(map(type, value)) <= _SCALARS:  # a list of seqs: nothing to clip (checked in C)
+            return value
         return [clip_strings(v, limit, note) for v in value]
     return value
 

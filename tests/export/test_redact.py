@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from core.export.build import ExportOptions
 from core.export.redact import Redactor, env_secrets
 from core.export.write import export
-from tests.export.planted import plant
+from tests.export.planted import BASE, plant
 
 CASES = int(os.environ.get("TAPEDECK_REDACT_CASES", "60"))
 ALNUM = string.ascii_letters + string.digits
@@ -72,6 +72,16 @@ def _export(log: Path, fmt: str, redactor: Redactor | None) -> bytes:
     return out.getvalue()
 
 
+_BASELINES: dict[str, str] = {}
+
+
+def _baseline(fmt: str) -> str:
+    """The export of the fixture with nothing planted and no redaction."""
+    if fmt not in _BASELINES:
+        _BASELINES[fmt] = _export(BASE, fmt, None).decode()
+    return _BASELINES[fmt]
+
+
 @settings(max_examples=CASES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(key=KEYS, email=EMAILS, env=ENV_VALUES, user=USERS, around=st.lists(SURROUND, min_size=8, max_size=8))
 def test_no_planted_secret_survives_and_no_number_changes(
@@ -91,7 +101,9 @@ def test_no_planted_secret_survives_and_no_number_changes(
     for fmt in ("json", "md", "html"):
         redacted = _export(log, fmt, Redactor(environ=environ, home="/nonexistent-home")).decode()
         for secret in (key, email, env, home):
-            assert secret not in redacted, f"{fmt}: {secret!r} survived"
+            # a value may also be part of the export's own words (an env value 'sistant/' in every
+            # 'assistant/message'): those it may keep, nothing the log's text brought
+            assert redacted.count(secret) <= _baseline(fmt).count(secret), f"{fmt}: {secret!r} survived"
         if fmt == "json":
             doc = orjson.loads(redacted)
             assert sum(doc.pop("redaction").values()) >= 4 and plain.pop("redaction", None) is None
