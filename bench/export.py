@@ -1,0 +1,64 @@
+"""Export benchmark: ``tapedeck export`` against ``tapedeck inspect --json`` on the same generated log, same run.
+
+Each command runs in a fresh process (``bench.cli.run``: wall time and the child's own peak RSS), alternating, best
+of ``--repeat``. Exports go to a file, so redaction is on (as a user's ``-o FILE`` export), in each format.
+Targets: export time <= 3x ``inspect --json``, peak RSS <= 200 MB.
+
+Usage: ``python bench/export.py [--size 100MB] [--profile mixed] [--out DIR] [--repeat 2] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the repository root importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench._common import emit, human_bytes, markdown_table  # noqa: E402
+from bench.cli import CONSOLE, RSS_TARGET, ensure_log, run  # noqa: E402
+from bench.gen_session import PROFILES, parse_size  # noqa: E402
+
+TIME_TARGET = 3.0
+FORMATS = ("html", "md", "json")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print JSON plus a table; exit 1 when a target is missed."""
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--size", default="100MB", help="log size to generate (e.g. 20MB, 100MB)")
+    ap.add_argument("--profile", default="mixed", choices=sorted(PROFILES))
+    ap.add_argument("--out", default="bench/out", help="where generated logs are kept")
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--json", action="store_true", help="print only JSON")
+    args = ap.parse_args(argv)
+    log = ensure_log(Path(args.out), parse_size(args.size), args.profile, seed=1, zstd=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        commands = {"inspect --json": ["inspect", str(log), "--json"]}
+        for fmt in FORMATS:
+            commands[f"export --format {fmt} -o FILE"] = ["export", str(log), "--format", fmt, "-o", f"{tmp}/x.{fmt}"]
+        best: dict[str, tuple[float, int]] = {}
+        for _ in range(args.repeat):
+            for name, argv_ in commands.items():
+                r = run(CONSOLE, argv_)
+                s, peak = best.get(name, (float("inf"), 0))
+                best[name] = (min(s, r.s), max(peak, r.peak))
+    base = best["inspect --json"][0]
+    rows = []
+    result: dict[str, object] = {"log": str(log), "bytes": log.stat().st_size, "commands": {}}
+    ok = True
+    for name, (s, peak) in best.items():
+        ratio = s / base
+        fine = peak <= RSS_TARGET and (name.startswith("inspect") or ratio <= TIME_TARGET)
+        ok &= fine
+        result["commands"][name] = {"seconds": round(s, 3), "ratio": round(ratio, 2), "peakBytes": peak}  # type: ignore[index]
+        rows.append([name, f"{s:.2f} s", f"{ratio:.2f}x", human_bytes(peak), "ok" if fine else "MISSED"])
+    table = markdown_table(["command", "best time", "vs inspect --json", "peak RSS", "target"], rows)
+    emit(result, f"{human_bytes(log.stat().st_size)} {args.profile} log\n\n{table}", args.json)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
