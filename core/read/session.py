@@ -21,6 +21,7 @@ from core.log.store import EventStore
 from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.streams import StreamBlocks, delta_chars
+from core.read.usage import UsageTally
 from core.shared.diagnostics import Diagnostic
 from core.shared.text import tool_result_is_error
 
@@ -214,6 +215,7 @@ class Session:
         self._live: set[int] = set()
         self.diagnostics: list[Diagnostic] = []
         self.turns: dict[int, Turn] = {}
+        self.usage_tally = UsageTally()  # the usage of every step in force, summed as samples arrive
         self._max_turn: int | None = None  # the highest turn number started so far: O(1) gap checks
         self.tool_calls: dict[str, ToolCall] = {}
         self._calls: dict[tuple[int, int, str], ToolCall] = {}
@@ -440,6 +442,10 @@ class Session:
                 seq,
                 "warning",
             )
+        replaced = self.turns.get(number)
+        if replaced is not None:
+            for step in replaced.steps.values():
+                self.usage_tally.add(step.usage, -1)
         self.turns[number] = Turn(number, seq)
         self._max_turn = number if self._max_turn is None else max(self._max_turn, number)
         self.open_turn = self._current_turn = number
@@ -468,6 +474,9 @@ class Session:
         if turn is None or not isinstance(step_no, int):
             self._diag("step-outside-turn", f"step/start {step_no!r} outside an open turn", seq, "warning")
             return
+        replaced = turn.steps.get(step_no)
+        if replaced is not None:
+            self.usage_tally.add(replaced.usage, -1)
         turn.steps[step_no] = Step(turn.number, step_no, seq)
         self._current_step = (turn.number, step_no)
         self._request_due = True
@@ -512,7 +521,13 @@ class Session:
             owner = self.turns.get(turn)
             found = owner.steps.get(step) if owner else None
             if found is not None:
-                found.usage = chunk["usage"]
+                self._set_usage(found, chunk["usage"])
+
+    def _set_usage(self, step: Step, usage: dict[str, Any]) -> None:
+        """``usage`` is ``step``'s latest sample: it replaces the last one in the tally too."""
+        self.usage_tally.add(step.usage, -1)
+        step.usage = usage
+        self.usage_tally.add(usage)
 
     def _output(self, seq: int, chunk: Any) -> None:
         """A stream delta: the first output of a request; a failed attempt's finish means another goes out."""
@@ -532,7 +547,7 @@ class Session:
         if isinstance(data.get("usage"), dict):
             step = self._step(data)
             if step is not None:
-                step.usage = data["usage"]
+                self._set_usage(step, data["usage"])
         message = data.get("message") if isinstance(data.get("message"), dict) else {}
         for block in message.get("content") or ():
             if isinstance(block, dict) and block.get("type") == "tool-call" and isinstance(turn, int):

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.read.session import Session
+from core.read.usage import usage_tokens
 from core.rebuild.request import AGENT, COMPACTION, Request, prompt_bytes
 from core.rebuild.request_diff import CAUSE_NAMES, diff_base, diff_requests
 from core.shared.model_specs import ModelConfig, Prices, price_for
@@ -73,20 +74,8 @@ def cached_share(hit: int | None, miss: int) -> float | None:
 
 def usage_cached(usage: dict[str, Any] | None) -> float | None:
     """``cached_share`` of one logged usage record."""
-    tokens = _tokens(usage)
+    tokens = usage_tokens(usage)
     return None if tokens is None else cached_share(tokens[0], tokens[1])
-
-
-def _tokens(usage: dict[str, Any] | None) -> tuple[int | None, int, int] | None:
-    if not usage:
-        return None
-
-    def get(key: str) -> int:
-        value = usage.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    hit = get("cacheReadTokens") if "cacheReadTokens" in usage else None
-    return hit, get("inputTokens") + get("cacheWriteTokens"), get("outputTokens")
 
 
 def _price(model: str | None, config: ModelConfig | None) -> Prices | None:
@@ -144,7 +133,7 @@ class CostTally:
         self.before = diff_base(request)
 
     def _row(self, request: Request, prompt: int, cause: str | None) -> None:
-        tokens = _tokens(request.usage)
+        tokens = usage_tokens(request.usage)
         price = _price(request.model, self.config)
         hit, miss, output = tokens if tokens else (None, 0, 0)
         usd = price.cost(hit or 0, miss, output) if tokens and price else None
@@ -237,7 +226,7 @@ def rebilled(lost_bytes: int, ratio: float, price: Prices | None) -> tuple[float
 
 def usage_usd(usage: dict[str, Any] | None, price: Prices | None) -> float | None:
     """The price of one logged usage sample (None: no usage, or no price)."""
-    tokens = _tokens(usage)
+    tokens = usage_tokens(usage)
     return price.cost(tokens[0] or 0, tokens[1], tokens[2]) if tokens and price else None
 
 
@@ -286,17 +275,10 @@ def session_cost(session: Session, config: ModelConfig | None = None) -> tuple[f
     Each step counts its last usage sample (its final attempt), priced for the latest request header's model.
     """
     price = _price(_header_model(session), config)
-    hit = miss = output = 0
-    reported = False
-    for turn in session.turns.values():
-        for step in turn.steps.values():
-            tokens = _tokens(step.usage)
-            if tokens is None:
-                continue
-            reported = reported or tokens[0] is not None
-            hit, miss, output = hit + (tokens[0] or 0), miss + tokens[1], output + tokens[2]
+    tally = session.usage_tally
+    hit, miss, output = tally.hit, tally.miss, tally.output
     usd = price.cost(hit, miss, output) if price and (hit or miss or output) else None
-    return usd, cached_share(hit if reported else None, miss)
+    return usd, cached_share(hit if tally.reporting else None, miss)
 
 
 def unpriced_model(session: Session, config: ModelConfig | None = None) -> str | None:
@@ -304,8 +286,7 @@ def unpriced_model(session: Session, config: ModelConfig | None = None) -> str |
     model = _header_model(session)
     if model is None or _price(model, config) is not None:
         return None
-    used = any(_tokens(step.usage) is not None for turn in session.turns.values() for step in turn.steps.values())
-    return model if used else None
+    return model if session.usage_tally.used else None
 
 
 def cost_summary(session: Session, config: ModelConfig | None = None) -> str:
