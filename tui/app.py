@@ -24,6 +24,7 @@ from core.alerts.terminal import terminal_bytes
 from core.control.config import PolicyConfig, validate_config
 from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
 from core.log.tail import FOLLOW_INTERVAL
+from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
 from tui.alerts import AlertBoard, AlertFeed, AlertRaised, SpendProjected
 from tui.keymap import keymap_path, load_keymap
@@ -243,7 +244,8 @@ class TapedeckApp(ControlActions, App[None]):
     def start_alerts(self) -> None:
         """Run the alert rules over the target (a log or a sessions root) in a worker thread (in the ``live``
         group: like the log's follower it runs as long as the app)."""
-        targets = list(self.fleet_roots) if self.fleet_roots else [self.target]
+        # remote roots' alerts show in the fleet's attention column only (the follower reads local files)
+        targets = [r for r in self.fleet_roots if parse_remote(str(r)) is None] if self.fleet_roots else [self.target]
         feed = AlertFeed(targets, self.config, self.post_message, follow=self.follow)
         self.alert_feed = feed
         self.run_worker(feed.run, thread=True, group="live", exit_on_error=False, name="alerts")

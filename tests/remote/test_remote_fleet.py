@@ -138,3 +138,29 @@ def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd
         if host.poll() is None:
             host.kill()
             host.wait()
+
+
+@pytest.mark.anyio
+async def test_the_fleet_table_shows_a_remote_root_and_its_workers_keep_running(sshd: Sshd, tmp_path: Path) -> None:
+    from textual.worker import WorkerState
+
+    from tests.tui.pilot import NO_KEYMAP, until
+    from tui.app import TapedeckApp
+    from tui.screens.fleet import FleetScreen
+
+    sshd.trust()
+    path = tmp_path / "root" / "p" / "s1" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    log = Log()
+    log.header()
+    _turns(log, 1, 2)
+    path.write_bytes(_lines([{**HEADER, "id": "s1"}, *log.events]))
+    remote = Path(f"testbox:{tmp_path / 'root'}")
+    app = TapedeckApp(remote, follow=True, keymap_file=NO_KEYMAP, fleet_roots=[remote, tmp_path / "root"])
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and len(app.screen.rows) == 2)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        assert sorted(shown.row.where for shown in screen.rows.values()) == ["local", "testbox"]
+        await pilot.pause(0.5)
+        assert [w.name for w in app.workers if w.state == WorkerState.ERROR] == []
