@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
-import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from core.cli import COMMANDS
@@ -17,7 +15,7 @@ from core.shared.errors import TapedeckError
 def _export(args: argparse.Namespace) -> None:
     from core.export.build import ExportOptions
     from core.export.redact import Redactor
-    from core.export.write import export
+    from core.export.write import export, export_to_file
 
     if args.step is not None and args.turn is None:
         raise TapedeckError("--step needs --turn")
@@ -30,16 +28,7 @@ def _export(args: argparse.Namespace) -> None:
         doc = export(args.path, _stdout(), args.format, options)
         sys.stdout.flush()
     else:
-        target = Path(args.output)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
-        try:
-            with open(tmp, "wb") as out:
-                doc = export(args.path, out, args.format, options)
-            os.replace(tmp, target)
-        except OSError as exc:
-            raise TapedeckError(f"{target}: cannot write ({exc.strerror or exc})") from None
-        finally:
-            tmp.unlink(missing_ok=True)
+        doc = export_to_file(args.path, args.output, args.format, options)
     where = "stdout" if args.output in (None, "-") else args.output
     counts = doc["redaction"]
     said = ", ".join(f"{n} {kind}" for kind, n in counts.items()) if counts is not None else "off"

@@ -7,6 +7,7 @@ cuts, notes) are held until the pass ends. The HTML page shows those sections ab
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 import orjson
@@ -75,4 +76,21 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
     out.write(writer.opening())
     doc = ExportPass(path, options, lambda row: out.write(writer.row(row))).run()
     out.write(writer.closing(doc))
+    return doc
+
+
+def export_to_file(
+    path: str | os.PathLike[str], target: str | os.PathLike[str], fmt: str, options: ExportOptions
+) -> dict[str, Any]:
+    """``export`` into the file ``target``, written beside it under a temporary name and renamed when complete."""
+    target = Path(target)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
+    try:
+        with open(tmp, "wb") as out:
+            doc = export(path, out, fmt, options)
+        os.replace(tmp, target)
+    except OSError as exc:
+        raise TapedeckError(f"{target}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
     return doc

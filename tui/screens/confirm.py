@@ -56,18 +56,19 @@ class AskScreen(ModalScreen[str | None]):
     CSS_PATH = "policy.tcss"
     BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "Cancel", id="policy.ask.cancel")]
 
-    def __init__(self, title: str, hint: str, placeholder: str = "") -> None:
+    def __init__(self, title: str, hint: str, placeholder: str = "", value: str = "") -> None:
         super().__init__(classes="policy-dialog")
         self.heading = title
         self.hint = hint
         self.placeholder = placeholder
+        self.value = value  # the text the line starts with (a note being edited)
 
     def compose(self) -> ComposeResult:
         """Title, hint and the input line."""
         with Vertical(classes="policy-dialog-box"):
             yield Static(self.heading, classes="policy-dialog-title")
             yield Static(self.hint, classes="policy-dialog-hint")
-            yield Input(placeholder=self.placeholder, id="ask-input")
+            yield Input(self.value, placeholder=self.placeholder, id="ask-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Enter returns the text."""

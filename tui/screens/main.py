@@ -23,6 +23,7 @@ from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen
 from tui.screens.main_lineage import SubagentLinks
 from tui.screens.main_scan import Scanner
+from tui.screens.main_share import ShareActions
 from tui.screens.main_travel import TimeTravelActions
 from tui.travel import Stop, TimeTravel
 from tui.widgets.chart import LEGEND, ContextChart
@@ -55,7 +56,8 @@ def main_legend() -> tuple[tuple[str, str], ...]:
         ("size", "ch = chars the model sees (messages and tool results); B = bytes of the event's JSON data"),
         ("tags", "on / off: on the model-visible surface now or not · sealed, folded, pruned, rewound, "
          "compacted, replaced: what took it off · tape, fold, prune …: the kind of cut this row made · "
-         "error · interrupted: an answer cut off before it finished"),
+         "error · interrupted: an answer cut off before it finished · ✎ note: your note on the row (a adds or "
+         "edits it; X exports the view as HTML)"),
         ("time", f"when the event was written; {TIME_KEY} switches between time of day (UTC) and time ago"),
         ("chart", "ctx now/peak: chars of the latest and the largest request (system prompt + messages), counted "
          "as each request goes out · one bar per request · letters under a bar mark cuts made before it: "
@@ -65,7 +67,7 @@ def main_legend() -> tuple[tuple[str, str], ...]:
     )
 
 
-class MainScreen(TimeTravelActions, SubagentLinks):
+class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
     """Everything about one session log (time travel and subagent lineage in their own modules)."""
 
     HEADING = "Main view"
@@ -99,6 +101,8 @@ class MainScreen(TimeTravelActions, SubagentLinks):
         Binding(TIME_KEY, "toggle_time", "Time of day/ago", show=False, id="main.time"),
         Binding("J", "open_child", "Open subagent child", show=False, id="main.open_child"),
         Binding("u", "open_parent", "Back to parent session", show=False, id="main.open_parent"),
+        Binding("a", "note", "Note", show=False, id="main.note"),
+        Binding("X", "export", "Export HTML", show=False, id="main.export"),
     ]
     LEGEND = main_legend()
 
@@ -147,9 +151,10 @@ class MainScreen(TimeTravelActions, SubagentLinks):
         return self.query_one(EventList)
 
     def on_mount(self) -> None:
-        """Show what is loaded so far and focus the list."""
+        """Show what is loaded so far, focus the list and read the log's notes."""
         self.events.focus()
         self._rebuild(reset=True)
+        self.load_notes()
 
     # updates from the live session ------------------------------------------------------------------------
     def on_session_updated(self, message: SessionUpdated) -> None:

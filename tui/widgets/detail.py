@@ -311,6 +311,7 @@ class DetailPane(Horizontal):
         self.hidden = 0
         self._timer: Timer | None = None
         self._width = 0
+        self.notes: dict[int, str] = {}  # the operator's notes by seq, shown above the event
 
     def compose(self) -> ComposeResult:
         """Two scrolling columns."""
@@ -382,6 +383,9 @@ class DetailPane(Horizontal):
                 left, right, hidden = describe(self.live, seq, limit, theme, block)
             except READ_ERRORS as exc:  # the file changed since it was projected: the pane says so
                 left, right, hidden = Text(f"seq {seq} cannot be read: {exc}", style="bold red"), None, 0
+            note = self.notes.get(seq)
+            if note is not None:
+                left = Text.assemble((f"✎ note: {note}", "bold yellow"), "\n\n", left)
         column = widths[0] if right is None else widths[1]
         left_lines = render_strips(left, column)
         right_lines = render_strips(right, column) if right is not None else None

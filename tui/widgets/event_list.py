@@ -123,6 +123,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._search = ""
         self._matches: Sequence[int] = ()
         self.relative_time = False  # the time column: time of day (UTC), or how long ago
+        self.notes: dict[int, str] = {}  # the operator's notes by seq (the sidecar beside the log): a ✎ tag each
         # Streamed blocks shown as one row each (None: every delta is its own row, as a chunk filter asks)
         self.blocks: StreamBlocks | None = None
         self._block_rows: dict[tuple[object, ...], Row] = {}  # stream rows by (first delta's row, end, chars, live)
@@ -372,7 +373,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         session = self.live.session if self.moment is None else self.moment
         styles = self._styles()
         dim = row.seq in session.replaced_by
-        tags = (*badges(row, session, self.cut_kinds), *getattr(self.app, "alert_marks", {}).get(row.seq, ()))
+        tags = (*badges(row, session, self.cut_kinds), *getattr(self.app, "alert_marks", {}).get(row.seq, ()),
+                *(("✎ note",) if row.seq in self.notes else ()))  # fmt: skip
         turn = turn_label(self.live.session, row)  # attribution never changes with the moment
         match = self._search if self._search and self._is_match(row.seq) else ""
         when = ago(row.time, time.time() * 1000) if self.relative_time else clock(row.time)

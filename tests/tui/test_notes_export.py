@@ -1,0 +1,88 @@
+"""Notes and exports from the TUI: ``a`` notes the selected row (the sidecar gets it, the row shows ✎, the detail
+pane the text), an unreadable sidecar is a toast, not a crash, and ``X`` exports the list, or the surface at the
+time-travel moment, to an HTML file named in a toast."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+
+from core.read.notes import load_notes, sidecar_paths
+from tests.tui.logs import policy_log
+from tests.tui.pilot import main_screen, make_app, settle, until
+from tui.screens.confirm import AskScreen
+from tui.widgets.detail import TextView
+
+pytestmark = pytest.mark.anyio
+SIZE = (150, 40)
+
+
+def _toasts(app: object) -> list[str]:
+    return [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
+
+
+@pytest.fixture(autouse=True)
+def _own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+
+
+async def test_a_notes_the_selected_row_and_edits_it(tmp_path: Path) -> None:
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        seq = screen.events.current_seq
+        assert seq is not None
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press(*"check this step", "enter")
+        await until(pilot, lambda: screen.events.notes.get(seq) == "check this step")
+        assert {s: n.text for s, n in load_notes(path).items()} == {seq: "check this step"}
+        assert any(f"Noted seq {seq}" in t for t in _toasts(app))
+        line = "".join(s.text for s in screen.events.render_line(screen.events.cursor - int(screen.events.scroll_offset.y)))  # type: ignore[attr-defined]
+        assert "✎ note" in line
+        detail = screen.query_one("#detail-original", TextView)
+        await until(pilot, lambda: "✎ note: check this step" in "".join(s.text for s in detail.lines))  # type: ignore[attr-defined]
+        await pilot.press("a")  # the dialog opens with the note, to edit
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        assert app.screen.query_one(Input).value == "check this step"
+        app.screen.query_one(Input).value = ""
+        await pilot.press("enter")
+        await until(pilot, lambda: seq not in screen.events.notes)
+        assert load_notes(path) == {}
+
+
+async def test_a_hostile_sidecar_is_a_toast(tmp_path: Path) -> None:
+    path = policy_log().write(tmp_path / "session.jsonl")
+    sidecar_paths(path)[0].write_text('{"notes": {"x": 1}}')
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: any("Notes not shown" in t for t in _toasts(app)))
+        assert any("note key 'x' is not a seq" in t for t in _toasts(app))
+
+
+async def test_x_exports_the_list_and_the_moment(tmp_path: Path) -> None:
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        screen.export_dir = tmp_path
+        await pilot.press("X")
+        await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
+        pages = list(tmp_path.glob("tapedeck-*.html"))
+        assert len(pages) == 1 and f"to {pages[0]}" in next(t for t in _toasts(app) if t.startswith("Exported"))
+        assert "Surface at the end of the log" in pages[0].read_text()
+        await pilot.press("T")  # time travel: the moment of the cursor
+        await until(pilot, lambda: screen.stop is not None)
+        at = screen.stop.moment.seq  # type: ignore[union-attr]
+        await pilot.press("X")
+        target = tmp_path / pages[0].name.replace(".html", f"-at-{at}.html")
+        await until(pilot, lambda: target.exists())
+        assert f"Surface right after seq {at}" in target.read_text()

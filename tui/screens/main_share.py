@@ -1,0 +1,109 @@
+"""Notes and exports from the main screen: ``a`` adds or edits the note on the selected row, ``X`` exports the view
+(the whole list, or the surface at the time-travel moment) as HTML to a file; both work in threads and say what
+they did in a toast."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from textual import work
+
+from core.export.build import ExportOptions
+from core.export.redact import Redactor
+from core.export.write import export_to_file
+from core.read.notes import load_notes, set_note
+from core.shared.errors import TapedeckError
+from tui.screens.confirm import AskScreen
+
+
+def export_target(log: Path, session_id: str, at: int | None, directory: Path | None = None) -> Path:
+    """Where ``X`` writes: the working directory (else the temp directory when it is not writable), named for the
+    session and the moment."""
+    place = directory if directory is not None else Path.cwd()
+    if not os.access(place, os.W_OK):
+        place = Path(tempfile.gettempdir())
+    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id or log.stem)[:60] or "session"
+    return place / f"tapedeck-{name}{f'-at-{at}' if at is not None else ''}.html"
+
+
+class ShareActions:
+    """Mixed into the main screen (which provides ``live``, ``events``, ``stop``, ``notify``, ``app``)."""
+
+    notes: dict[int, str]
+    export_dir: Path | None = None  # tests point exports somewhere of their own
+
+    def load_notes(self) -> None:
+        """Read the log's notes in a worker and show them."""
+        self._read_notes()
+
+    @work(thread=True, group="notes", exclusive=True, exit_on_error=False)
+    def _read_notes(self) -> None:
+        live: Any = self.live  # type: ignore[attr-defined]
+        try:
+            notes, problem = {seq: n.text for seq, n in load_notes(live.path).items()}, None
+        except TapedeckError as exc:
+            notes, problem = {}, str(exc)
+        self.app.call_from_thread(self._show_notes, notes, problem)  # type: ignore[attr-defined]
+
+    def _show_notes(self, notes: dict[int, str], problem: str | None) -> None:
+        self.notes = notes
+        events: Any = self.events  # type: ignore[attr-defined]
+        events.notes = notes
+        events.refresh()
+        detail = self.query_one("#detail")  # type: ignore[attr-defined]
+        detail.notes = notes
+        if detail.seq is not None:
+            detail.show(detail.seq, block=detail.block)
+        if problem is not None:
+            self.notify(f"Notes not shown: {problem}", severity="error", timeout=8)  # type: ignore[attr-defined]
+
+    def action_note(self) -> None:
+        """Add or edit the note on the selected row (an empty note removes it)."""
+        seq = self.events.current_seq  # type: ignore[attr-defined]
+        if seq is None:
+            self.notify("Select a row to note.", timeout=3)  # type: ignore[attr-defined]
+            return
+
+        def asked(text: str | None) -> None:
+            if text is not None:
+                self._write_note(seq, text)
+
+        self.app.push_screen(  # type: ignore[attr-defined]
+            AskScreen(f"Note on seq {seq}", "Kept beside the log, never in it. Enter saves (empty: removes), Esc "
+                      "cancels.", value=getattr(self, "notes", {}).get(seq, "")),  # fmt: skip
+            asked,
+        )
+
+    @work(thread=True, group="note-write", exit_on_error=False)
+    def _write_note(self, seq: int, text: str) -> None:
+        try:
+            where = set_note(self.live.path, seq, text)  # type: ignore[attr-defined]
+            said = f"{'Noted' if text.strip() else 'Removed the note on'} seq {seq} ({where})."
+            severity = "information"
+        except TapedeckError as exc:
+            said, severity = f"Note not saved: {exc}", "error"
+        self.app.call_from_thread(self.notify, said, severity=severity, timeout=5)  # type: ignore[attr-defined]
+        self._read_notes()
+
+    def action_export(self) -> None:
+        """Export the view as HTML to a file: the list, or the surface at the time-travel moment."""
+        stop = self.stop  # type: ignore[attr-defined]
+        at = stop.moment.seq if stop is not None else None
+        live: Any = self.live  # type: ignore[attr-defined]
+        target = export_target(live.path, live.session.id, at, self.export_dir)
+        self.notify(f"Exporting to {target} …", timeout=3)  # type: ignore[attr-defined]
+        self._export(target, at)
+
+    @work(thread=True, group="export", exclusive=True, exit_on_error=False)
+    def _export(self, target: Path, at: int | None) -> None:
+        try:
+            doc = export_to_file(self.live.path, target, "html", ExportOptions(at=at, redactor=Redactor()))  # type: ignore[attr-defined]
+            redacted = sum(doc["redaction"].values())
+            said = f"Exported {doc['rows']} rows to {target} ({redacted} redactions)."
+            severity = "information"
+        except TapedeckError as exc:
+            said, severity = f"Export failed: {exc}", "error"
+        self.app.call_from_thread(self.notify, said, severity=severity, timeout=10)  # type: ignore[attr-defined]
