@@ -20,6 +20,7 @@ from core.read.session import Session, surface_view
 from core.read.summary import human_chars, one_line, summarize
 from core.read.surface import iter_surface_rows, surface_rows
 from core.read.type_select import TypeSelection
+from core.remote.copy import with_remote_copy
 from core.shared.errors import TapedeckError
 
 
@@ -252,7 +253,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("path", help="session log file or session directory")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(
-        handler=guarded(lambda a: emit(inspect_report(load_session(a.path, retain=False)), a.json, _render_inspect))
+        handler=guarded(with_remote_copy(lambda a: emit(inspect_report(load_session(a.path, retain=False)), a.json,
+                                                        _render_inspect)))  # fmt: skip
     )
 
     p = sub.add_parser(
@@ -264,7 +266,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("path", help="session log file or session directory")
     p.add_argument("--at", type=int, metavar="SEQ", help="the surface as it stood right after event SEQ")
     p.add_argument("--json", action="store_true", help="print JSON")
-    p.set_defaults(handler=guarded(_surface))
+    p.set_defaults(handler=guarded(with_remote_copy(_surface)))
 
     p = sub.add_parser(
         "events",
@@ -282,7 +284,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--turn", type=int, metavar="N", help="only events inside turn N (events between turns belong to none)")
     p.add_argument("--json", action="store_true", help="print the events as JSON")
-    p.set_defaults(handler=guarded(_events))
+    p.set_defaults(handler=guarded(with_remote_copy(_events)))
 
     p = sub.add_parser(
         "sessions",

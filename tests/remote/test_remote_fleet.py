@@ -5,6 +5,7 @@ refused with the line to run, and a control request reaching a live host on the 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -164,3 +165,23 @@ async def test_the_fleet_table_shows_a_remote_root_and_its_workers_keep_running(
         assert sorted(shown.row.where for shown in screen.rows.values()) == ["local", "testbox"]
         await pilot.pause(0.5)
         assert [w.name for w in app.workers if w.state == WorkerState.ERROR] == []
+
+
+@pytest.mark.parametrize("command", [["inspect", "--json"], ["surface", "--json"], ["events", "--json"], ["events"]])
+def test_reading_commands_take_a_remote_path_and_print_what_they_print_locally(
+    sshd: Sshd, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    from tests.conftest import FIXTURES
+
+    sshd.trust()
+    session = tmp_path / "p" / "s1"
+    session.mkdir(parents=True)
+    (session / "session.jsonl").write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    assert main([command[0], str(session), *command[1:]]) == 0
+    local = capsys.readouterr().out
+    assert main([command[0], f"testbox:{session}", *command[1:]]) == 0
+    remote = capsys.readouterr().out
+    copied = re.findall(r"/tmp[^\s\"]*tapedeck-remote-[^/\s\"]+", remote)
+    for path in copied:  # inspect names the log it read: the copy's name stands for the remote one
+        remote = remote.replace(f"{path}/session.jsonl", str(session / "session.jsonl"))
+    assert remote == local

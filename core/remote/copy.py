@@ -1,0 +1,42 @@
+"""A remote session log read once: copied over SFTP into a private temporary directory for the length of one
+command (``inspect``, ``surface``, ``events`` on ``[user@]host:PATH``), under its own file name so a zstd log is
+still read as one; the copy is removed when the command ends."""
+
+from __future__ import annotations
+
+import argparse
+import posixpath
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from core.remote.link import READ_CHUNK, link_for
+from core.remote.sessions import remote_logs
+from core.remote.target import parse_remote
+from core.shared.errors import TapedeckError
+
+
+def with_remote_copy(handler: Callable[[argparse.Namespace], int | None]) -> Callable[[argparse.Namespace], int | None]:
+    """Run ``handler`` on a local copy of ``args.path`` when it names a log on another machine."""
+
+    def run(args: argparse.Namespace) -> int | None:
+        target = parse_remote(args.path)
+        if target is None:
+            return handler(args)
+        link = link_for(target)
+        logs = remote_logs(link, target)
+        if len(logs) != 1:
+            raise TapedeckError(f"{target}: give one session log or session directory (found {len(logs)} logs)")
+        log = logs[0]
+        st = link.stat(log.path)
+        if st is None or st.kind != "file":
+            raise TapedeckError(f"{log}: no such file")
+        with tempfile.TemporaryDirectory(prefix="tapedeck-remote-") as tmp:
+            copy = Path(tmp) / posixpath.basename(log.path)
+            with open(copy, "wb") as out:
+                for offset in range(0, st.size, READ_CHUNK):
+                    out.write(link.read(log.path, offset, min(READ_CHUNK, st.size - offset)))
+            args.path = str(copy)
+            return handler(args)
+
+    return run
