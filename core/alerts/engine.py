@@ -55,6 +55,7 @@ RULES: dict[str, Rule] = {
     "class-change": class_change,
 }
 CLOCK_CAUSES = ("stalled", "waiting", "run-rate", "host-died")  # what ``tick`` re-evaluates
+INFORM_ONLY = frozenset({"class-change"})  # active, listed, never a reason to call the operator over
 ALERT_KEYS = ("session", "path", "cause", "seq", "severity", "reason", "at")
 
 
@@ -240,8 +241,9 @@ class AlertEngine:
 
     @property
     def attention(self) -> list[Alert]:
-        """The alerts whose condition holds now, in cause order."""
-        return [self.active[c] for c in CAUSES if c in self.active]
+        """The alerts whose condition holds now and that ask for the operator, in cause order: every cause but
+        ``class-change``, which only informs (the fleet's attention column, its sort and its next-one key)."""
+        return [self.active[c] for c in CAUSES if c in self.active and c not in INFORM_ONLY]
 
     def _judge(self, cause: str, now: int | None, at: int | None, out: list[Alert]) -> None:
         rule = self.config.rule(cause)

@@ -264,3 +264,14 @@ def test_an_invalid_or_hostile_event_is_folded_without_a_crash() -> None:
         {"type": "turn/start", "seq": 7, "time": "soon", "data": {"turn": "one"}},
     ]
     assert e.feed(hostile) == []
+
+
+def test_a_class_change_is_active_but_never_asks_for_the_operator() -> None:
+    log, e = Log(), engine({"classChange": {}, "errorStreak": {"count": 1}})
+    log.add("tapedeck/route", {"taskClass": "read"})
+    log.add("tapedeck/route", {"taskClass": "small"})
+    fired(e, log)
+    assert set(e.active) == {"class-change"} and e.attention == []
+    log.result(True)
+    fired(e, log, len(log.events) - 1)
+    assert [a.cause for a in e.attention] == ["error-streak"]
