@@ -97,6 +97,7 @@ class Profile:
     reasoning_median: int
     files: int
     facts_per_hit: int = 1  # FACT tokens planted in one command output that carries any
+    read_meta: bool = True  # read results carry a ``meta.lines`` array (else their text alone)
 
 
 PROFILES: dict[str, Profile] = {
@@ -165,6 +166,21 @@ PROFILES: dict[str, Profile] = {
         context_limit=300_000,
         reasoning_median=350,
         files=80,
+    ),
+    # shaped like real DSH output: streams packed, plain-text results (no meta.lines), nothing ever cut
+    "dsh-plain": Profile(
+        styles={"explore": 0.45, "fix": 0.3, "chat": 0.25},
+        calls_per_step=(1, 3),
+        explore_steps=(3, 10),
+        huge_prob=0.002,
+        error_prob=0.03,
+        fact_prob=0.3,
+        steer_prob=0.03,
+        prune_prob=0.0,
+        context_limit=1 << 62,
+        reasoning_median=700,
+        files=200,
+        read_meta=False,
     ),
 }
 
@@ -1289,7 +1305,7 @@ class _Session:
             args["offset"] = offset
         if limit != 2000:
             args["limit"] = limit
-        return _Call("read", args, _Result(text, meta=meta))
+        return _Call("read", args, _Result(text, meta=meta if self.profile.read_meta else None))
 
     def output_size(self) -> int:
         if self.rng.random() < self.profile.huge_prob:
