@@ -309,7 +309,15 @@ def prompt_bytes(request: Request) -> bytes | bytearray:
 
 Mark = tuple[int, tuple[str, ...], tuple[dict[str, Any], ...]]
 Conversion = type[OpenAIMessages] | type[DshMessages]
-Rendered = tuple[bytearray, list[int], int]  # a prompt, where each wire message after its head ends, head bytes
+Address = tuple[str, int, int, int, int]  # a request's kind, seq, turn, step and attempt
+# a prompt, where each wire message after its head ends, its head's bytes, and whose prompt it is
+Rendered = tuple[bytearray, list[int], int, Address]
+# the buffer, the addresses of the request it held and of the one it holds now, the cut, what was cut off, old size
+Cut = tuple[bytearray | None, Address | None, Address | None, int, bytes, int]
+
+
+def _address(request: Request) -> Address:
+    return request.kind, request.seq, request.turn, request.step, request.attempt
 
 
 class WireCache:
@@ -318,8 +326,8 @@ class WireCache:
 
     ``convert`` resumes the chat-completions conversion after the longest run of messages the last request
     shares with this one (the same message objects: a pass that keeps the surface's events hands out the same
-    ones); ``prompt`` renders the last converted request's prompt from the prompt of the one before it up to
-    the wire messages they share, and ``known_prefix`` tells ``request_diff`` how much of it is known to match.
+    ones); ``prompt`` renders the last converted request's prompt in the buffer of the one before it, cut back
+    to the wire messages they share, and ``cut_from`` tells ``request_diff`` what the earlier prompt was.
     Each gives exactly what the plain conversion and rendering give.
     """
 
@@ -334,7 +342,7 @@ class WireCache:
         self.shared = 0  # how many of them start the wire of the request converted before it
         self.base: Rendered | None = None  # the prompt of the request before it, if it was rendered
         self.rendered: Rendered | None = None  # its own prompt, once rendered
-        self.known: tuple[bytes | bytearray, bytes | bytearray, int] = (b"", b"", 0)  # (old, new, bytes alike)
+        self.cut: Cut = (None, None, None, 0, b"", 0)  # the last prompt cut back in place: see ``cut_from``
         self.nodes: list[int] = []  # the last DSH request's surface
         self.keyed: list[tuple[int, dict[str, Any]]] = []  # (seq, message) of its nodes that project one
         self.counts: list[int] = []  # per node of it: how many of the keyed messages it and those before it hold
@@ -388,33 +396,42 @@ class WireCache:
         return self.wire
 
     def prompt(self, request: Request) -> bytearray:
-        """``prompt_bytes`` of ``request``: from the previous prompt up to what the two share, when ``request``
-        is the last one converted."""
+        """``prompt_bytes`` of ``request``. When ``request`` is the last one converted and the one before it was
+        rendered, its prompt is that one's buffer, cut back in place to the wire messages the two share and grown
+        from there (so a pass costs what it renders, not the shared prefix again per request): the earlier
+        request's prompt then is this one, and ``cut_from`` tells ``request_diff`` what it was."""
         head = prompt_head(request)
         skip = len(head) - 1  # wire messages in the head: the system message, if any
-        prompt = bytearray().join(head)
-        head_bytes = len(prompt)
-        ends: list[int] = []  # where each wire message after the head ends in the prompt
-        start = skip
+        head_bytes = sum(map(len, head))
         latest = request.wire is self.wire
-        if latest and self.base is not None and self.shared > skip:
-            old, old_ends, old_head = self.base
-            if old_head == head_bytes and old[:old_head] == prompt:
-                ends = old_ends[: self.shared - skip]
-                prompt = old[: ends[-1]]
-                start = self.shared
-                self.known = (old, prompt, len(prompt))
+        base = self.base if latest else None
+        if latest:
+            self.base = None  # its buffer becomes this prompt
+        prompt: bytearray | None = None
+        if base is not None and self.shared > skip:
+            old, old_ends, old_head, address = base
+            if old_head == head_bytes and old.startswith(b"".join(head)):
+                at = old_ends[self.shared - skip - 1]
+                self.cut = (old, address, _address(request), at, old[at:], len(old))
+                del old[at:]
+                del old_ends[self.shared - skip :]
+                prompt, ends, start = old, old_ends, self.shared
+        if prompt is None:
+            prompt, ends, start = bytearray().join(head), [], skip
         for message in request.wire[start:]:
             prompt += orjson.dumps(message)
             ends.append(len(prompt))
         if latest:
-            self.rendered = (prompt, ends, head_bytes)
+            self.rendered = (prompt, ends, head_bytes, _address(request))
         return prompt
 
-    def known_prefix(self, old: bytes | bytearray, new: bytes | bytearray) -> int:
-        """How many bytes at the start of prompt ``new`` are known to equal prompt ``old``'s (0: unknown)."""
-        was, now, alike = self.known
-        return alike if was is old and now is new else 0
+    def cut_from(self, before: Request, after: Request) -> tuple[int, bytes, int] | None:
+        """When ``after``'s prompt was cut back from ``before``'s in place (the two are one buffer now): where it
+        was cut, the bytes of ``before``'s that were cut off, and ``before``'s length; else None."""
+        buffer, was, now, at, tail, size = self.cut
+        if buffer is after.prompt and was == _address(before) and now == _address(after):
+            return at, tail, size
+        return None
 
     @property
     def has_image(self) -> bool:

@@ -99,7 +99,14 @@ def diff_requests(before: Request | None, after: Request, session: Session) -> R
     if before is None:
         return RequestDiff(None, after, 0, len(new), True, None, None, list(after.keys))
     old = prompt_bytes(before)
-    shared = _common_prefix(old, new, after.cache.known_prefix(old, new) if after.cache is not None else 0)
+    if old is new:  # rendered in the buffer of ``before``'s prompt, cut back to what the two share
+        cut = after.cache.cut_from(before, after) if after.cache is not None else None
+        if cut is None:
+            raise ValueError(f"request at seq {before.seq}: its prompt was re-used by a later request than {after.seq}")
+        at, tail, old_size = cut
+        shared = at + _common_prefix(tail, new[at : at + len(tail)])
+    else:
+        shared, old_size = _common_prefix(old, new), len(old)
     old_keys, new_keys = set(before.keys), set(after.keys)
     removed = [k for k in before.keys if k not in new_keys]
     added = [k for k in after.keys if k not in old_keys]
@@ -111,7 +118,7 @@ def diff_requests(before: Request | None, after: Request, session: Session) -> R
             while final not in new_keys and final in session.replaced_by:
                 final = session.replaced_by[final]
             replaced.append((key, final if final in new_keys else by))
-    broke = shared < len(old)
+    broke = shared < old_size
     cause, cause_seq = (None, None) if not broke else _cause(before, after, session, removed, replaced)
     return RequestDiff(before, after, shared, len(new), broke, cause, cause_seq, added, removed, replaced)
 

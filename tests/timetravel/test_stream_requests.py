@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.gen_session import generate
 from core.log.linestore import LineStore
 from core.log.reader import read_log
 from core.log.vocabulary import SURFACE_TYPES
@@ -80,7 +81,7 @@ def test_a_pass_reads_and_converts_each_surface_message_about_once(generated_log
 
 def _against_scratch(path: Path) -> int:
     """Check each request's prompt and cache break against the same rendered without the pass's ``WireCache``;
-    return how many prompts the cache rendered from the one before."""
+    return how many prompts the cache rendered in the buffer of the one before."""
     last: list[Request] = []
     reused = 0
 
@@ -91,8 +92,10 @@ def _against_scratch(path: Path) -> int:
         assert request.cache is not None
         if last:
             ours, theirs = diff_requests(last[0], request, session), diff_requests(last[1], plain, session)
-            assert (ours.prefix_bytes, ours.cause, ours.cause_seq) == (theirs.prefix_bytes, theirs.cause, theirs.cause_seq)
-            reused += request.cache.known_prefix(last[0].prompt or b"", prompt_bytes(request)) > 0
+            assert (ours.prefix_bytes, ours.total_bytes, ours.broke, ours.cause, ours.cause_seq) == (
+                theirs.prefix_bytes, theirs.total_bytes, theirs.broke, theirs.cause, theirs.cause_seq,
+            )  # fmt: skip
+            reused += request.cache.cut_from(last[0], request) is not None
         last[:] = [diff_base(request), diff_base(plain)]
 
     stream_requests(path, take, others=False)  # DSH's other calls are built apart, without the cache
@@ -105,3 +108,25 @@ def test_prompts_and_cache_breaks_of_a_pass_are_those_rendered_from_scratch(
     for path in [demo_log, *FIXTURE_LOGS]:
         _against_scratch(path)
     assert all(_against_scratch(path) > 20 for path in generated_logs)
+
+
+def test_a_pass_over_a_never_cut_surface_grows_one_prompt_buffer(tmp_path: Path) -> None:
+    path = tmp_path / "plain.jsonl"
+    generate(path, 1_500_000, seed=3, profile="dsh-plain")  # no compaction, no prune: each prompt extends the last
+    buffers: list[bytes | bytearray] = []
+    sizes: list[int] = []
+    last: list[Request] = []
+
+    def take(request: Request, session: Session) -> None:
+        diff = diff_requests(last[0] if last else None, request, session)
+        prompt = prompt_bytes(request)
+        assert diff.total_bytes == len(prompt) and not (last and diff.broke)
+        buffers.append(prompt)  # held, so that no two buffers can share an id
+        sizes.append(len(prompt))
+        last[:] = [diff_base(request)]
+
+    stream_requests(path, take, others=False)
+    headers = sum(1 for e in read_log(path).events if e["type"] == "request/header")
+    assert len(sizes) > 20 and sizes == sorted(sizes)
+    # the shared prefix is never copied: one buffer, cut back and grown in place (a new one per header change)
+    assert len({id(b) for b in buffers}) <= headers
