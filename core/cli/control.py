@@ -277,7 +277,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         epilog=_ops_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("path", metavar="PATH", help="session log file or session directory")
+    p.add_argument("path", metavar="PATH", help="session log file or session directory, here or [user@]host:PATH over SSH")
     p.add_argument("op", metavar="OP", help=f"one of: {', '.join(OPS)}")
     p.add_argument(
         "--arg", action="append", default=[], metavar="KEY=VALUE", help="an argument of the op (repeatable)"

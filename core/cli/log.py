@@ -250,7 +250,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "tools called, what the model sees now (nodes and chars), token usage, and every problem found "
         "while reading it.",
     )
-    p.add_argument("path", help="session log file or session directory")
+    p.add_argument("path", help="session log file or session directory, here or [user@]host:PATH over SSH")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(
         handler=guarded(with_remote_copy(lambda a: emit(inspect_report(load_session(a.path, retain=False)), a.json,
@@ -263,7 +263,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="List the messages the model would be sent now, in order: the seq of each, its role, "
         "where it came from (user, model, tool, a tape entry, a fold …) and its size in chars.",
     )
-    p.add_argument("path", help="session log file or session directory")
+    p.add_argument("path", help="session log file or session directory, here or [user@]host:PATH over SSH")
     p.add_argument("--at", type=int, metavar="SEQ", help="the surface as it stood right after event SEQ")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=guarded(with_remote_copy(_surface)))
@@ -274,7 +274,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="List the events of a log one per line: seq, turn (t- between turns), type, a dot "
         "when the event is on the model-visible surface, and a one-line summary.",
     )
-    p.add_argument("path", help="session log file or session directory")
+    p.add_argument("path", help="session log file or session directory, here or [user@]host:PATH over SSH")
     p.add_argument(
         "--type",
         action="append",
