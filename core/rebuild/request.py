@@ -37,6 +37,7 @@ import bisect
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -344,37 +345,43 @@ class WireCache:
         self.rendered: Rendered | None = None  # its own prompt, once rendered
         self.cut: Cut = (None, None, None, 0, b"", 0)  # the last prompt cut back in place: see ``cut_from``
         self.nodes: list[int] = []  # the last DSH request's surface
-        self.keyed: list[tuple[int, dict[str, Any]]] = []  # (seq, message) of its nodes that project one
-        self.counts: list[int] = []  # per node of it: how many of the keyed messages it and those before it hold
+        self.seqs: list[int] = []  # its nodes that project a message
+        self.node_messages: list[dict[str, Any]] = []  # and their messages
+        self.kept = 0  # how many of those the request before it carried too
+        self.counts: list[int] = []  # per node of it: how many messages it and the nodes before it project
         self.derived = self.converted = 0  # surface nodes read and messages converted, over every request
 
-    def surface_messages(self, view: Any) -> list[tuple[int, dict[str, Any]]]:
-        """``(seq, derive_message(event))`` of every surface node of ``view`` that projects a message: the last
-        request's, up to the nodes the two surfaces share (a node's message never changes)."""
+    def surface_messages(self, view: Any) -> tuple[list[int], list[dict[str, Any]]]:
+        """The seqs and ``derive_message``s of every surface node of ``view`` that projects a message: the last
+        request's, up to the nodes the two surfaces share (a node's message never changes); ``kept`` says how
+        many of them are the last request's own objects."""
         surface = view.surface
         shared = len(self.nodes)
         if surface[:shared] != self.nodes:  # not only grown since
             shared = next((i for i, (a, b) in enumerate(zip(self.nodes, surface, strict=False)) if a != b), shared)
             shared = min(shared, len(surface))
-        keyed = self.keyed[: self.counts[shared - 1]] if shared else []
-        counts = self.counts[:shared]
+        self.kept = self.counts[shared - 1] if shared else 0
+        seqs, messages, counts = self.seqs[: self.kept], self.node_messages[: self.kept], self.counts[:shared]
         events = view.events
         self.derived += len(surface) - shared
         for seq in surface[shared:]:
             message = derive_message(events[seq])
             if message:
-                keyed.append((seq, message))
-            counts.append(len(keyed))
-        self.nodes, self.keyed, self.counts = list(surface), keyed, counts
-        return keyed  # never changed afterwards: the next request's list is a new one
+                seqs.append(seq)
+                messages.append(message)
+            counts.append(len(seqs))
+        self.nodes, self.seqs, self.node_messages, self.counts = list(surface), seqs, messages, counts
+        return seqs, messages  # never changed afterwards: the next request's lists are new ones
 
     def convert(
-        self, system: str | None, messages: list[dict[str, Any]], kind: Conversion = OpenAIMessages
+        self, system: str | None, messages: list[dict[str, Any]], kind: Conversion = OpenAIMessages, known: int = 0
     ) -> list[dict[str, Any]]:
-        """``convert(system, messages, kind)``: our host's wire messages, or DSH's with ``DshMessages``."""
+        """``convert(system, messages, kind)``: our host's wire messages, or DSH's with ``DshMessages``; the first
+        ``known`` of ``messages`` are known to be the last request's own."""
         same = 0
         if system == self.system and kind is self.conversion:
-            for old, new in zip(self.messages, messages, strict=False):
+            same = min(known, len(self.messages), len(messages))
+            for old, new in zip(islice(self.messages, same, None), islice(messages, same, None), strict=False):
                 if old is not new:
                     break
                 same += 1
@@ -464,6 +471,7 @@ def build_request(
     unlogged: list[str] = []
     if host:
         keyed = phase_notes.keyed_request_messages(view)
+        keys: list[int | str] = [k for k, _ in keyed]
         caps = route.get("caps") if route and isinstance(route.get("caps"), dict) else {}
         cap = caps.get("maxTokens")
         wanted = ModelRequest(
@@ -486,15 +494,16 @@ def build_request(
     else:
         if cache is None:
             keyed = [(seq, m) for seq in view.surface if (m := derive_message(view.events[seq]))]
+            keys, messages = [k for k, _ in keyed], [m for _, m in keyed]
         else:
-            keyed = cache.surface_messages(view)
+            nodes, messages = cache.surface_messages(view)
+            keys = nodes  # type: ignore[assignment]
         settings, sources = _dsh_settings(header, config)
         effort = config.get("reasoningEffort") if sources["reasoningEffort"] != NOT_LOGGED else None
-        messages = [m for _, m in keyed]
         if cache is None:
             wire, images = convert(system, messages, DshMessages), has_image(messages)
         else:
-            wire, images = cache.convert(system, messages, DshMessages), cache.has_image
+            wire, images = cache.convert(system, messages, DshMessages, cache.kept), cache.has_image
         body = dsh_body(model or "", wire, tools, thinking_fields(effort), **settings)
         unlogged = [IMAGE_NOTE] if images else []
     return Request(
@@ -509,7 +518,7 @@ def build_request(
         system=system,
         tools=tools,
         messages=messages,
-        keys=[k for k, _ in keyed],
+        keys=keys,
         body=body,
         reasoning_effort=effort,
         sources=sources,

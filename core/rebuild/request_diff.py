@@ -11,6 +11,7 @@ went, or a changed request header.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from itertools import islice
 from typing import Any
 
 from core.read.session import Session, cut_kind
@@ -107,9 +108,11 @@ def diff_requests(before: Request | None, after: Request, session: Session) -> R
         shared = at + _common_prefix(tail, new[at : at + len(tail)])
     else:
         shared, old_size = _common_prefix(old, new), len(old)
-    old_keys, new_keys = set(before.keys), set(after.keys)
-    removed = [k for k in before.keys if k not in new_keys]
-    added = [k for k in after.keys if k not in old_keys]
+    old_keys, grown = set(before.keys), after.keys[: len(before.keys)] == before.keys
+    # a surface that only grew: nothing went, and only the tail can be new (the sets are built in C)
+    new_keys = set() if grown else set(after.keys)
+    removed = [] if grown else [k for k in before.keys if k not in new_keys]
+    added = [k for k in islice(after.keys, len(before.keys) if grown else 0, None) if k not in old_keys]
     replaced = []
     for key in removed:
         by = _replacement_between(session, key, before.seq, after.seq) if isinstance(key, int) else None
