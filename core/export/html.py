@@ -7,6 +7,7 @@ adds a search box that hides the rows that do not match.
 
 from __future__ import annotations
 
+import bisect
 from html import escape
 from typing import Any
 
@@ -179,7 +180,7 @@ class HtmlFormat:
                        f'height="{h:.1f}" fill="{fill}"><title>turn {s["turn"]} step {s["step"]} · seq {s["seq"]} · '
                        f'{s["chars"]} chars</title></rect>')  # fmt: skip
         for c in cuts:
-            i = next((k for k, q in enumerate(seqs) if q > c["seq"]), n - 1)
+            i = min(bisect.bisect_right(seqs, c["seq"]), n - 1)  # the first request after the cut
             x = pad + i * bar
             letter = CUT_LETTERS.get(c["kind"], "x")
             out.append(f'<a href="#e{c["seq"]}"><line x1="{x:.1f}" x2="{x:.1f}" y1="10" y2="{height}" stroke="#c0392b" '
