@@ -71,15 +71,19 @@ def session_ref(log: Path) -> SessionRef | None:
 
 def ref_from_header(log: Path, header: dict[str, Any], size: int, mtime: float) -> SessionRef:
     """The ``SessionRef`` of a log whose header was read (locally or from another machine)."""
-    depth = header.get("delegationDepth")
+    def text(key: str) -> str | None:  # a field of another type is left out, as if absent
+        value = header.get(key)
+        return value if isinstance(value, str) else None
+
+    depth, created = header.get("delegationDepth"), header.get("createdAt")
     return SessionRef(
         path=log,
         id=str(header.get("id")),
-        cwd=header.get("cwd"),
-        created_at=int(header.get("createdAt") or 0),
-        parent=header.get("parentSession"),
-        depth=depth if isinstance(depth, int) else 0,
-        origin=header.get("origin"),
+        cwd=text("cwd"),
+        created_at=created if type(created) is int else 0,
+        parent=text("parentSession"),
+        depth=depth if type(depth) is int else 0,
+        origin=text("origin"),
         size=size,
         mtime=mtime,
     )

@@ -197,7 +197,12 @@ def chunk_problem(data: dict[str, Any]) -> str | None:
 
 def _turn_end(data: dict[str, Any]) -> str | None:
     reason, problem = _sub(data, "reason", "data")
-    return problem if reason is None else _objects(reason, "data.reason", "error", "reason")
+    if reason is None:
+        return problem
+    kind = reason.get("kind")
+    if kind is not None and not isinstance(kind, str):
+        return _want("data.reason.kind", kind, "a string")
+    return _objects(reason, "data.reason", "error", "reason")
 
 
 def _request_header(data: dict[str, Any]) -> str | None:

@@ -51,3 +51,17 @@ def test_unreadable_project_dir_is_skipped_with_a_note(tmp_path: Path, capsys: p
     finally:
         locked.chmod(0o755)
     assert "parent-1" in out.out and "skipped" in out.err and "--locked--" in out.err
+
+
+@pytest.mark.parametrize("field", ["createdAt", "cwd", "parentSession", "origin", "delegationDepth"])
+@pytest.mark.parametrize("value", [{"type": []}, [1], "soon", 1e308, True])
+def test_a_header_field_of_the_wrong_type_is_listed_not_a_crash(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], field: str, value: object
+) -> None:
+    log = Log({"type": "session", "version": 0, "id": "odd", "createdAt": 1, "cwd": "/w", "delegationDepth": 0,
+               field: value})  # fmt: skip
+    log.turn(1, "hi", "ok")
+    log.write(tmp_path / "root" / "--w--" / "odd" / "session.jsonl")
+    for argv in (["sessions", str(tmp_path / "root")], ["sessions", str(tmp_path / "root"), "--json"]):
+        assert main(argv) == 0
+        assert "odd" in capsys.readouterr().out

@@ -53,6 +53,10 @@ def _turn_end_int(events: list[dict[str, Any]]) -> None:
     _first(events, "turn/end")["data"] = 5
 
 
+def _end_kind_a_list(events: list[dict[str, Any]]) -> None:
+    _first(events, "turn/end")["data"]["reason"] = {"kind": []}
+
+
 def _route_dict_step(events: list[dict[str, Any]]) -> None:
     events.insert(-1, {"type": "tapedeck/route", "data": {"turn": 1, "step": {"n": 1}, "taskClass": "small"}})
 
@@ -65,6 +69,7 @@ TRIGGERS: dict[str, Callable[[list[dict[str, Any]]], None]] = {
     "tool result message a string": _result_message_string,
     "turn/end data an int": _turn_end_int,
     "route step a dict": _route_dict_step,
+    "turn/end reason kind a list": _end_kind_a_list,
 }
 
 READERS = (
