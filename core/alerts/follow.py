@@ -24,8 +24,8 @@ from core.log.layout import resolve_log_path
 from core.log.sessions import discover_sessions
 from core.log.tail import Tailer
 
-RESCAN_SECONDS = 1.0
-SLICE = 1 << 20  # bytes read and fed per step of a poll  # how often the roots are listed again for new sessions
+RESCAN_SECONDS = 1.0  # how often the roots are listed again for new sessions
+SLICE = 1 << 18  # bytes read and fed per step of a poll (packed rows expand to many events each)
 
 
 def now_ms() -> int:

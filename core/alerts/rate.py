@@ -20,6 +20,8 @@ from core.alerts.engine import ModelBook
 from core.alerts.rules import Signals
 from core.shared.model_specs import ModelConfig
 
+_READ_BYTES = 1 << 18  # what one poll of the projection's pass reads: its events (packed rows expanded) are folded and dropped
+
 
 @dataclass(frozen=True, slots=True)
 class Projection:
@@ -96,11 +98,18 @@ def project(signals: Signals, window: int, now: int | None = None) -> Projection
 
 def log_projection(path: str | os.PathLike[str], models: ModelConfig | None, config: AlertsConfig,
                    now: int | None = None) -> Projection:  # fmt: skip
-    """The projection of the log at ``path`` read whole."""
+    """The projection of the log at ``path``, read in one streaming pass (only the signals are kept)."""
     from core.log.tail import Tailer
 
-    tailer = Tailer(path)
-    update = tailer.poll()
-    events = update.events + tailer.finish().events
-    window = window_ms(config)
-    return project(fold(events, models, window), window, now)
+    tailer, window = Tailer(path), window_ms(config)
+    signals, book = Signals(), ModelBook(models)
+    while True:
+        offset = tailer.offset
+        update = tailer.poll(_READ_BYTES)
+        events = update.events
+        if tailer.offset == offset:  # the end of the file as it stood: settle a torn tail and stop
+            events += tailer.finish().events
+        for event in events:
+            signals.observe(event, book, window)
+        if tailer.offset == offset:
+            return project(signals, window, now)
