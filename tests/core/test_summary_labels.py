@@ -35,7 +35,7 @@ def test_values_in_words(event: dict[str, object], text: str) -> None:
 def test_in_words() -> None:
     assert in_words({"delivered": "next step"}) == "delivered: next step"
     assert in_words(None) == "none"
-    assert in_words([1, 2.25, True]) == "1, 2.25, yes"
+    assert in_words([1, 2.25, True]) == "1, 2.25, true"  # booleans as the operator types them
     assert in_words({"a": {"b": None}}) == "a: (b: none)"
 
 
