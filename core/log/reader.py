@@ -67,8 +67,10 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     one.
     """
     p = resolve_log_path(path)
-    decoder = LogDecoder(str(p), is_compressed(p))
+    compressed = is_compressed(p)
+    decoder = LogDecoder(str(p), compressed)
     read = 0
+    head = b""
     torn = False
     try:
         with open(p, "rb") as f:
@@ -76,8 +78,11 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
                 chunk = f.read(1 << 16)
                 if not chunk:
                     decoder.finish()
-                    torn = decoder.header is None  # the file ended inside its first line or frame
+                    # the file ended inside its first line or frame, and what is there can still become one
+                    torn = decoder.header is None and _may_grow_into_header(head, compressed)
                     break
+                if len(head) < _HEAD_BYTES:
+                    head += chunk[: _HEAD_BYTES - len(head)]
                 read += len(chunk)
                 decoder.feed(chunk)
     except OSError as exc:
@@ -90,6 +95,19 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     if decoder.header is None:
         raise LogFormatError(f"{p}: no complete first line or frame (no session header)")
     return decoder.header
+
+
+_HEAD_BYTES = 4096
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def _may_grow_into_header(head: bytes, compressed: bool) -> bool:
+    """Whether the first bytes of a file that ends inside its first line or frame can be the start of one: a
+    zstd frame's magic number, or a JSON object (only whitespace before its brace); ``\\x00\\x01`` cannot."""
+    if compressed:
+        return _ZSTD_MAGIC.startswith(head[:4])
+    start = head.lstrip(b" \t\r\n")
+    return not start or start.startswith(b"{")
 
 
 def read_header(path: Path) -> dict[str, Any] | None:

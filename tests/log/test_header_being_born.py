@@ -1,0 +1,43 @@
+"""``read_log_header`` on a file that ends inside its first line or frame: wait only for what can become a header."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from core.log.reader import read_log_header
+from core.shared.errors import LogFormatError, LogIncompleteError
+
+HEADER = b'{"type":"session/header","data":{"version":0}}\n'
+
+
+@pytest.mark.parametrize("head", [b"", b"  ", b"{", b'{"type":"sess', b"\n{"])
+def test_the_start_of_a_json_object_is_a_log_being_born(tmp_path: Path, head: bytes) -> None:
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(head)
+    with pytest.raises(LogIncompleteError):
+        read_log_header(log)
+
+
+@pytest.mark.parametrize("head", [b"\x00\x01", b"[1,", b"\xef\xbb\xbf{", b"hello"])
+def test_bytes_no_header_can_start_with_are_refused_at_once(tmp_path: Path, head: bytes) -> None:
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(head)
+    with pytest.raises(LogFormatError) as caught:
+        read_log_header(log)
+    assert not isinstance(caught.value, LogIncompleteError)
+    assert "line 1" in str(caught.value)
+
+
+def test_a_torn_first_zstd_frame_waits_and_a_foreign_one_does_not(tmp_path: Path) -> None:
+    log = tmp_path / "session.jsonl.zstd"
+    frame = zstandard.ZstdCompressor().compress(HEADER)
+    log.write_bytes(frame[: len(frame) // 2])
+    with pytest.raises(LogIncompleteError):
+        read_log_header(log)
+    log.write_bytes(b"PK\x03\x04")
+    with pytest.raises(LogFormatError) as caught:
+        read_log_header(log)
+    assert not isinstance(caught.value, LogIncompleteError)
