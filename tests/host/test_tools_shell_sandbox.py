@@ -9,6 +9,7 @@ import shlex
 import shutil
 import socket
 import struct
+import sys
 import tempfile
 import threading
 import time
@@ -27,6 +28,9 @@ from core.log.vocabulary import HOST_EVENT
 
 needs_bwrap = pytest.mark.skipif(bubblewrap() is None, reason="bubblewrap cannot build a sandbox here")
 MODES = [pytest.param("auto", marks=needs_bwrap, id="bubblewrap"), pytest.param("off", id="unconfined")]
+
+# The interpreter itself, not a virtualenv's link to it: a venv under /tmp is hidden by the sandbox's private /tmp.
+_PYTHON = os.path.realpath(shutil.which("python3") or sys.executable)
 
 
 def _bash(ws: Path, sandbox: str = "auto", network: bool = False) -> WorkspaceTool:
@@ -178,7 +182,7 @@ def _connect_command(target: str, kind: str = "stream") -> str:
         "except OSError as exc:\n"
         "    print('refused', exc.strerror)\n"
     )
-    return f"{shutil.which('python3') or 'python3'} -c {shlex.quote(code)}"
+    return f"{_PYTHON} -c {shlex.quote(code)}"
 
 
 class _UnixServer:
@@ -245,7 +249,7 @@ def test_stream_pairs_and_tcp_on_loopback_still_work(tmp_path: Path) -> None:
         "c.sendall(b'tcp')\n"
         "print(b.recv(8).decode(), s.accept()[0].recv(8).decode())\n"
     )
-    outcome = _bash(tmp_path).run({"command": f"{shutil.which('python3')} -c {shlex.quote(code)}"})
+    outcome = _bash(tmp_path).run({"command": f"{_PYTHON} -c {shlex.quote(code)}"})
     assert outcome.text == "pair tcp\n(exit code 0)", outcome.text
 
 
