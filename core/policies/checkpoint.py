@@ -80,7 +80,8 @@ def _folded_id(event: Mapping[str, Any]) -> int | None:
 
 
 def _backwards(session: Session) -> Iterator[tuple[int, Mapping[str, Any]]]:
-    """Checkpoint and rewind events, newest first (the others are never decoded on an index-backed log)."""
+    """Checkpoint and rewind events, newest first (the others are never decoded on a log read back
+    from its file)."""
     events = session.events
     for seq in reversed(list(session.seqs_of((CHECKPOINT_EVENT, REWIND_EVENT)))):
         yield seq, events[seq]

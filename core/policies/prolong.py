@@ -848,7 +848,7 @@ def status_from_log(
 ) -> StatusReport:
     """Rebuild a session's status from its session log and the workspace log file (for ``tapedeck status``)."""
     deny = DenyCounter(config.log_file, config.deny_keep)
-    for seq in session.seqs_of(DenyCounter.TYPES):  # on a huge log the index skips the chunks undecoded
+    for seq in session.seqs_of(DenyCounter.TYPES):  # on a huge log the type column skips the chunks undecoded
         deny.observe(seq, session.events[seq])
     path = log_path(workspace, config)
     writable: bool | None = None

@@ -238,10 +238,10 @@ def request_points(
     session: Session, start: int = 0, stop: int | None = None, clock: RequestClock | None = None
 ) -> list[Point]:
     """The requests of a projected session that went out in seqs ``start``..``stop-1``, found through its type
-    index.
+    column (``Session.seqs_of``).
 
-    Only step bookkeeping, retries and the last chunk of each run of chunks are decoded, so an index-backed
-    session of a huge log answers without reading its chunks. Matches the agent requests of ``iter_requests``
+    Only step bookkeeping, retries and the last chunk of each run of chunks are decoded, so a session of a
+    huge log read back from its file answers without reading its chunks. Matches the agent requests of ``iter_requests``
     point for point (DSH's title and compaction calls are not among them). To take in a growing log piece by
     piece, pass the same ``clock`` each time with ``start`` = the last ``stop``.
     """

@@ -150,13 +150,13 @@ async def test_mouse_click_selects_and_wheel_pauses_follow(tmp_path: Path) -> No
 
 
 @pytest.mark.anyio
-async def test_long_lines_of_index_backed_logs_are_not_decoded_for_rows(
+async def test_long_lines_of_read_back_logs_are_not_decoded_for_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import tui.live
     import tui.widgets.event_list as event_list
 
-    monkeypatch.setattr(tui.live, "RETAIN_BYTES", 1)  # index-backed, as a huge log would be
+    monkeypatch.setattr(tui.live, "RETAIN_BYTES", 1)  # read back from the file, as a huge log would be
     monkeypatch.setattr(event_list, "HUGE_LINE_BYTES", 400)
     log = policy_log()
     app = make_app(log.write(tmp_path / "session.jsonl"))

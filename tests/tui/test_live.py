@@ -1,4 +1,4 @@
-"""LiveSession: loading (in memory, index-backed, with a tail preview), following, resets, read-only, control."""
+"""LiveSession: loading (in memory, read back from the file, with a tail preview), following, resets, read-only, control."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_outcomes_and_facts_are_collected(tmp_path: Path) -> None:
     assert [live.session.events[s]["type"] for s in facts.errors] == ["tool/result", "tapedeck/control"]
 
 
-def test_index_backed_session_matches_in_memory(tmp_path: Path) -> None:
+def test_read_back_session_matches_in_memory(tmp_path: Path) -> None:
     path = policy_log().write(tmp_path / "session.jsonl")
     small, _ = load(path)
     big, _ = load(path, retain_bytes=1)
@@ -93,6 +93,19 @@ def test_index_backed_session_matches_in_memory(tmp_path: Path) -> None:
     assert big.session.surface == small.session.surface
     assert [big.event(n) for n in range(big.count)] == [small.event(n) for n in range(small.count)]
     assert list(big.iter_events(3, 30)) == list(small.iter_events(3, 30))
+
+
+def test_the_policy_screens_find_each_type_alike_in_memory_and_read_back(tmp_path: Path) -> None:
+    from tui.screens.policy_screen import logged
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    small, _ = load(path)
+    big, _ = load(path, retain_bytes=1)
+    assert big.lines is not None
+    for event_type in (*small.session.counts, "no/such-type"):
+        found = list(logged(big.session, event_type))
+        assert found == list(logged(small.session, event_type))
+        assert all(event["type"] == event_type for _, event in found)
 
 
 @pytest.mark.parametrize("retain_bytes", [None, 1], ids=["in-memory", "read-back"])

@@ -27,7 +27,7 @@ def _bad_events(log: Log) -> list[int]:
     ]
 
 
-@pytest.mark.parametrize("retain_bytes", [None, 1], ids=["in-memory", "index-backed"])
+@pytest.mark.parametrize("retain_bytes", [None, 1], ids=["in-memory", "read-back"])
 def test_mutated_log_loads_to_ready_with_diagnostics(tmp_path: Path, retain_bytes: int | None) -> None:
     log = policy_log()
     bad = _bad_events(log)

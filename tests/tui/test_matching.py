@@ -1,4 +1,4 @@
-"""Filters and search predicates, and scans over in-memory and index-backed sessions."""
+"""Filters and search predicates, and scans over in-memory sessions and sessions read back from their file."""
 
 from __future__ import annotations
 

@@ -451,18 +451,10 @@ def fill_table(table: DataTable[Any], rows: Sequence[tuple[str, Sequence[Rendera
 
 
 def logged(session: Session, event_type: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
-    """``(seq, event)`` for every event of one type, oldest first (index-backed logs skip the rest unread)."""
+    """``(seq, event)`` for every event of one type, oldest first (a log read back from its file decodes only
+    those: ``Session.seqs_of``)."""
     if not session.counts.get(event_type):
         return
     events = session.events
-    index = getattr(events, "index", None)
-    if index is not None and hasattr(index, "find_type"):
-        seq = index.find_type({event_type})
-        while seq is not None and seq < session.next_seq:
-            yield seq, events[seq]
-            seq = index.find_type({event_type}, seq + 1)
-        return
-    for seq in range(session.next_seq):
-        event = events[seq]
-        if event.get("type") == event_type:
-            yield seq, event
+    for seq in session.seqs_of((event_type,)):
+        yield seq, events[seq]

@@ -50,8 +50,8 @@ def derive_prolong(session: Session) -> str:
 def report_inputs(session: Session) -> tuple[object, ...]:
     """What the report depends on: the session, its config, its tool calls and results, and the log file.
 
-    Rebuilding the report reads every event (the deny counter pairs calls with results), which is slow on an
-    index-backed log; while none of these inputs changed the previous report still holds.
+    Rebuilding the report reads every event (the deny counter pairs calls with results), which is slow on a
+    log read back from its file (``LineStore``); while none of these inputs changed the previous report still holds.
     """
     config = effective_config(session).prolong
     path = workspace_of(session) / config.log_file

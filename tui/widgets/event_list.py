@@ -1,4 +1,4 @@
-"""The index-backed event list: a Line API widget that renders only the rows on screen.
+"""The event list: a Line API widget that renders only the rows on screen.
 
 Rows are computed from decoded events in a thread worker and cached by seq; a row not computed yet is drawn
 as a placeholder and filled in when the worker reports back, so scrolling never waits for the disk.
