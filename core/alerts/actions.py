@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,13 @@ def send_action(alert: Alert, config: AlertsConfig, inbox: str | os.PathLike[str
 
 class HostGuard:
     """A tapedeck host's own alert rules with actions: fed every event the host appends, it puts each action's
-    request in the host's inbox at once (the host reads it at its next boundary, before the next model call)."""
+    request in the host's inbox at once (the host reads it at its next boundary, before the next model call).
+
+    A guard made while the session is already over one of its lines (the host resumed a log past its budget, or
+    an action was turned on, or a limit lowered, below what was spent) acts on it once, at its first evaluation,
+    naming the newest seq then: the line is crossed for this guard when it starts. A guard remade with the same
+    rule as the one before it (another key of the alerts config changed) leaves a line that one acted on alone.
+    """
 
     def __init__(self, config: AlertsConfig, models: ModelConfig | None, inbox: Path, header: Mapping[str, Any]) -> None:
         acting = {cause for cause, rule in config.rules.items() if rule.enabled and rule.action != "none"}
@@ -63,15 +70,31 @@ class HostGuard:
         self.engine = AlertEngine(only, models, path=str(inbox.parent))
         self.engine.start(header)
         self.sent: list[dict[str, Any]] = []
+        self._standing: list[str] = []  # causes over their line when primed, acted on at the first evaluation
 
-    def prime(self, events: Iterable[Mapping[str, Any]]) -> None:
+    def prime(self, events: Iterable[Mapping[str, Any]], settled: HostGuard | None = None) -> None:
         """Fold what the log held before this guard was made (the host started, resumed, or its alerts config
-        changed), acting on none of it: a guard acts on the crossings that come after it."""
+        changed), acting on none of it yet: the lines it is over then are acted on at the next ``observe``, but
+        those ``settled`` (the guard this one replaces) was over already with the same rule."""
         self.engine.feed(events)
+        self._standing = [
+            cause for cause in self.engine.active
+            if settled is None or cause not in settled.engine.active or settled.config.rule(cause) != self.config.rule(cause)
+        ]  # fmt: skip
 
-    def observe(self, events: Iterable[Mapping[str, Any]]) -> None:
-        """Fold the host's newly appended events; send the actions of the alerts they raise."""
-        for alert in self.engine.feed(events):
+    def observe(self, events: Iterable[Mapping[str, Any]]) -> list[Alert]:
+        """Fold the host's newly appended events; send the actions of the alerts they raise (and, the first time,
+        of the lines the guard was made over). Returns the alerts acted on."""
+        raised = self.engine.feed(events)
+        standing, self._standing = self._standing, []
+        fresh = {alert.cause for alert in raised}
+        signals = self.engine.signals
+        raised += [replace(self.engine.active[c], seq=signals.seq, at=signals.last_time)
+                   for c in standing if c in self.engine.active and c not in fresh]  # fmt: skip
+        acted = []
+        for alert in raised:
             request = send_action(alert, self.config, self.inbox)
             if request is not None:
                 self.sent.append(request)
+                acted.append(alert)
+        return acted

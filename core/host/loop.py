@@ -282,14 +282,15 @@ class AgentHost:
 
     def _refresh_guard(self, seen: int) -> None:
         """(Re)make the guard when the alerts config changed (started, resumed, ``config.set``): it takes in the
-        first ``seen`` events without acting on them."""
+        first ``seen`` events, and acts at once on a line they are over unless the guard before it already had."""
         config = self.hooks.config
         if config.alerts is self._guarded:
             return
         self._guarded = config.alerts
+        before = self.guard
         self.guard = HostGuard(config.alerts, config.model, self.inbox_path, self.session.header) if config.alerts.acts else None
         if self.guard is not None:
-            self.guard.prime(self.session.events[seq] for seq in range(seen))
+            self.guard.prime((self.session.events[seq] for seq in range(seen)), settled=before)
 
     def say(self, message: str) -> None:
         """Report progress to the operator (the demo's ``--no-tui`` output)."""
