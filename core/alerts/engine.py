@@ -14,9 +14,9 @@ what the break re-bills (``core.rebuild.cost``), as the request view does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any
 
 from core.alerts.config import CAUSES, AlertsConfig
 from core.alerts.rules import (
@@ -37,7 +37,8 @@ from core.alerts.rules import (
     stalled,
     waiting,
 )
-from core.log.vocabulary import HOST_EVENT
+from core.log.store import KeptEvents
+from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT
 from core.rebuild.cost import bytes_per_token, rebilled, usage_usd
 from core.shared.model_specs import ModelConfig, limits_for, price_for
 
@@ -92,47 +93,25 @@ class ModelBook:
         return limits_for(model, self.config).context_window if model else None
 
 
-class _Deltas(Sequence[dict[str, Any]]):
-    """The events a request rebuild reads, by seq: every event but the stream deltas (``assistant/chunk``), which
-    are most of a log and which nothing reads back (a request carries the step's ``assistant/message``); a delta's
-    seq answers a stub with its type alone."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self) -> None:
-        self._items: list[dict[str, Any] | None] = []
-
-    def __len__(self) -> int:
-        return len(self._items)
-
-    def append(self, event: dict[str, Any]) -> None:
-        """Keep ``event`` (a delta as nothing)."""
-        self._items.append(None if event.get("type") == "assistant/chunk" else event)
-
-    @overload
-    def __getitem__(self, n: int) -> dict[str, Any]: ...
-    @overload
-    def __getitem__(self, n: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, n: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
-        if isinstance(n, slice):
-            return [self[i] for i in range(*n.indices(len(self._items)))]
-        item = self._items[n]
-        return item if item is not None else {"type": "assistant/chunk", "seq": n if n >= 0 else n + len(self._items)}
-
-
 class _Requests:
-    """Each model request rebuilt as it goes out and diffed against the one before: the latest cache break."""
+    """Each model request rebuilt as it goes out and diffed against the one before: the latest cache break.
+
+    The projection holds only what the rebuild reads back (``core.log.store.KeptEvents``): the surface's events
+    while they are on it (``RequestPass`` keeps them) and the open turn's route events (its phase notes), so its
+    memory follows the surface, not the log."""
 
     def __init__(self, header: dict[str, Any], book: ModelBook) -> None:
         from core.read.session import Session
         from core.rebuild.request import RequestPass
 
         self.book = book
-        self.session = Session(header, _Deltas())
+        self.store = KeptEvents()
+        self.session = Session(header, self.store)
+        self.routes: list[int] = []  # the kept route events' seqs
         self.billed: list[tuple[int, int]] = []  # (prompt bytes, billed input tokens) of finished requests
         self.before: Any = None
         self.before_bytes = 0
-        self.passes = RequestPass(self._done, others=False)  # the agent's requests make the cache-break chain
+        self.passes = RequestPass(self._done, keep=True, others=False)  # the agent's requests: the break chain
 
     def _done(self, request: Any, session: Any) -> bool:
         usage = request.usage or {}
@@ -164,6 +143,15 @@ class _Requests:
             self.before = diff_base(request)
         self.session.apply(event)
         self.passes.after(self.session, event)
+        etype = event.get("type")
+        if etype == "turn/start":  # the phase notes read the open turn's routes only
+            for seq in self.routes:
+                self.store.forget(seq)
+            self.routes.clear()
+        elif etype == ROUTE_EVENT:
+            seq = self.session.next_seq - 1
+            self.store.keep(seq, event)
+            self.routes.append(seq)
         return found
 
 

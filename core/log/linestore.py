@@ -31,7 +31,7 @@ from typing import Any, BinaryIO, Protocol
 from core.log.decoder import Consumer, LogDecoder
 from core.log.frames import FrameStream, recover_lines
 from core.log.records import PackedRow
-from core.log.store import ValidatedEvents
+from core.log.store import KeepingEvents
 from core.shared.errors import LogFormatError
 
 BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
@@ -104,11 +104,12 @@ class _Column:
         return sum(block.itemsize * len(block) for block in self.blocks)
 
 
-class LineStore(ValidatedEvents):
+class LineStore(KeepingEvents):
     """A read-only ``Sequence[dict]`` of a log's events (seq == position), filled by its decoder as it reads."""
 
     def __init__(self, path: Path, decoder: RecordSource) -> None:
         """Take down where ``decoder`` finds each record line of the log at ``path`` from now on."""
+        super().__init__()
         self.path = path
         self.compressed = decoder.compressed
         self._source = decoder
@@ -123,7 +124,6 @@ class LineStore(ValidatedEvents):
         self._at = _LineReader(path)  # the look-ups' reader (a scan has its own)
         self._lines: OrderedDict[int, tuple[list[Any], int]] = OrderedDict()
         self._cached = 0
-        self._kept: dict[int, dict[str, Any]] = {}
         self.decodes = 0  # lines read back and decoded again (cache misses): what a look-up costs, counted
         self._lock = threading.Lock()
         decoder.consumer.record = self.noted.extend
@@ -160,19 +160,6 @@ class LineStore(ValidatedEvents):
             self._pos.put(start, array("I", batch[3::FIELDS]))
         self._lines_seen = start + len(seq0)  # last: a reader that finds a line finds all of its columns
         self._end = seq0[-1] + batch[1 - FIELDS]  # the last line's first seq and count
-
-    def keep(self, seq: int, event: dict[str, Any]) -> None:
-        """Serve ``event`` (the caller's copy, as it is) for ``seq`` from memory until ``forget(seq)``."""
-        self._kept[seq] = event
-
-    def forget(self, seq: int) -> None:
-        """Read ``seq`` back from the file again."""
-        self._kept.pop(seq, None)
-
-    @property
-    def kept(self) -> int:
-        """How many events are kept."""
-        return len(self._kept)
 
     @property
     def nbytes(self) -> int:

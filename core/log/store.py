@@ -6,12 +6,15 @@ projection of a chunk-heavy log holds a small fraction of the objects a list of 
 
 Readers get each event through the validated view (``core.log.validate.readable``): an event the decoder
 flagged is an opaque stand-in. ``raw`` gives the event as decoded, for what displays it.
+
+``KeptEvents`` is the store of a session projected from events handed to it one by one (no file to read them
+back from) for a pass that reads back only what it asked to keep: it holds those events alone.
 """
 
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from itertools import repeat
 from typing import Any, overload
 
@@ -36,6 +39,67 @@ class ValidatedEvents(Sequence[dict[str, Any]]):
         if isinstance(n, slice):
             return [self[i] for i in range(*n.indices(len(self)))]
         return readable(self.raw(n))
+
+
+class KeepingEvents(ValidatedEvents):
+    """Events a pass can ask to serve from memory (``keep``) until it lets them go (``forget``): the surface's
+    events while they are on it, for a pass that rebuilds requests (``core.rebuild.request.RequestPass``)."""
+
+    __slots__ = ("_kept",)
+
+    def __init__(self) -> None:
+        self._kept: dict[int, dict[str, Any]] = {}
+
+    def keep(self, seq: int, event: dict[str, Any]) -> None:
+        """Serve ``event`` (the caller's copy, as it is) for ``seq`` from memory until ``forget(seq)``."""
+        self._kept[seq] = event
+
+    def forget(self, seq: int) -> None:
+        """Stop serving ``seq`` from memory."""
+        self._kept.pop(seq, None)
+
+    @property
+    def kept(self) -> int:
+        """How many events are kept."""
+        return len(self._kept)
+
+
+class KeptEvents(KeepingEvents):
+    """Events by seq (seq == position) of which only the kept ones are held: ``append`` and ``append_row`` count
+    the rest. Reading a seq that is not kept is a LookupError (its reader should have kept it)."""
+
+    __slots__ = ("_count",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def append(self, event: dict[str, Any]) -> None:
+        """Count one event (kept only if ``keep`` is asked)."""
+        self._count += 1
+
+    def append_row(self, row: PackedRow) -> None:
+        """Count the members of a packed row."""
+        self._count += row.count
+
+    def raw(self, n: int) -> dict[str, Any]:
+        """Kept event ``n`` as it was kept."""
+        seq = n if n >= 0 else n + self._count
+        event = self._kept.get(seq)
+        if event is None:
+            raise LookupError(f"event {seq} was not kept (of {self._count})")
+        return event
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        for seq in sorted(self._kept):
+            yield self[seq]
+
+    def seqs_of_types(self, names: Collection[str], start: int = 0) -> Iterator[int]:
+        """The kept seqs from ``start`` on whose event type is in ``names``, in order."""
+        return iter(sorted(seq for seq, event in self._kept.items() if seq >= start and event.get("type") in names))
 
 
 class EventStore(ValidatedEvents):

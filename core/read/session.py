@@ -2,8 +2,8 @@
 
 ``Session.apply`` costs O(1) amortized per event (a replacement scans the surface from its end, where
 replacements almost always land). The projection keeps only light metadata; event payloads live in
-``Session.events``, an ``EventStore`` for in-memory sessions or a ``LineStore`` that reads events back from the
-file for huge logs. Both serve readers the validated view of each event (``core.log.validate.readable``): an
+``Session.events``, an ``EventStore`` for in-memory sessions, a ``LineStore`` that reads events back from the
+file for huge logs, or a ``KeptEvents`` that holds only what a pass asked to keep. All serve readers the validated view of each event (``core.log.validate.readable``): an
 event the decoder flagged is opaque to every reader, and only ``events.raw(seq)`` shows it as it was logged.
 """
 
@@ -271,8 +271,8 @@ class Session:
     def seqs_of(self, types: Collection[str], start: int = 0) -> Iterator[int]:
         """Seqs from ``start`` on of the projected events whose type is in ``types``, in log order.
 
-        A session whose events a ``LineStore`` reads back answers from its type column, decoding nothing; a retained one scans
-        its events.
+        A session whose events a ``LineStore`` reads back answers from its type column, decoding nothing; one whose
+        ``KeptEvents`` holds only what a pass kept, from those; a retained one scans its events.
         """
         end = self.next_seq
         indexed = getattr(self.events, "seqs_of_types", None)

@@ -42,8 +42,8 @@ from typing import Any
 
 import orjson
 
-from core.log.linestore import LineStore
 from core.log.records import PackedRow
+from core.log.store import KeepingEvents
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT, SURFACE_TYPES
 from core.policies import phase_notes
 from core.policies.adaptive import FINALIZATION
@@ -593,7 +593,7 @@ class RequestPass:
     returning True raises ``_Stop`` (``stream_requests`` ends its pass so). With ``want``, only the agent
     requests whose ``Point`` it accepts are built and emitted; with ``others`` DSH's title and compaction calls
     are built too, each emitted in seq order among them. Only the requests in flight and each step's route are
-    held. With ``keep`` the session's ``LineStore`` keeps the
+    held. With ``keep`` the session's store (a ``LineStore`` or ``KeptEvents``) keeps the
     surface's events in memory while they are on the surface (and no longer), since every request reads all
     of them.
     """
@@ -651,7 +651,7 @@ class RequestPass:
             request.usage = usage if isinstance(usage, dict) else None
         elif self.others and not self.host and etype in (TITLE_CALL, COMPACTION_START, COMPACTION_SUMMARY):
             self._other_call(session, etype, data)
-        if self.keep and etype in SURFACE_TYPES and isinstance(store := session.events, LineStore):
+        if self.keep and etype in SURFACE_TYPES and isinstance(store := session.events, KeepingEvents):
             seq = session.next_seq - 1
             if session.on_surface(seq):
                 store.keep(seq, surface_view(event))

@@ -33,14 +33,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[Path, dict[str,
     return out
 
 
-# Known defect, kept visible: the alert engine's cache-break watcher keeps every event but the stream deltas to
-# rebuild requests (core/alerts/engine.py, _Deltas), so its peak grows with the log (37 -> 49 MiB from 1.5 to
-# 6 MB). Strict: the mark fails once the engine reads events back from the file as the CLI's passes do.
-GROWS = {"alerts": "the alert engine holds every non-delta event (core/alerts/engine.py _Deltas)"}
-PARAMS = [
-    pytest.param(i, id=" ".join(c[:2]), marks=[pytest.mark.xfail(reason=GROWS[c[0]], strict=True)] if c[0] in GROWS else [])
-    for i, c in enumerate(COMMANDS)
-]
+PARAMS = [pytest.param(i, id=" ".join(c[:2])) for i, c in enumerate(COMMANDS)]
 
 
 @pytest.mark.parametrize("which", PARAMS)
