@@ -29,7 +29,6 @@ from core.shared.errors import TapedeckError
 from tui.alerts import AlertBoard, AlertFeed, AlertRaised, SpendProjected
 from tui.keymap import keymap_path, load_keymap
 from tui.live import LiveSession, LoadProgress, SessionUpdated
-from tui.screens.browser import BrowserScreen
 from tui.screens.control import CONTROL_BINDINGS, ControlActions
 from tui.screens.help import HelpScreen, help_entries
 from tui.screens.main import MainScreen
@@ -124,7 +123,7 @@ def binding_owners() -> list[type[DOMNode]]:
 
 
 class TapedeckApp(ControlActions, App[None]):
-    """``tapedeck watch``: a session log (followed live) or a browser over a sessions root."""
+    """``tapedeck watch``: a session log (followed live), or the fleet table of sessions roots."""
 
     CSS_PATH = "tapedeck.tcss"
     TITLE = "tapedeck"
@@ -153,6 +152,8 @@ class TapedeckApp(ControlActions, App[None]):
         config: PolicyConfig | None = None,
     ) -> None:
         super().__init__()
+        if fleet_roots is None and not is_session_log_target(target):
+            fleet_roots = [target]  # a sessions root opens the fleet table
         self.fleet_roots = fleet_roots  # set: the fleet table of these roots opens instead of the target
         self.config = config or validate_config({})  # its alerts and model sections apply
         self.board = AlertBoard()
@@ -166,14 +167,14 @@ class TapedeckApp(ControlActions, App[None]):
         self.keymap_file = keymap_file or keymap_path()
         self.keymap_problems: list[str] = []
         self.live: LiveSession | None = None
-        self.browsing = False
+        self.in_fleet = False
         self.follow_gc = FollowGC()
         self._saved_theme = ""
         self._hint_up = False  # the first-run hint's toast is showing (the first key takes it away)
 
     # start-up ---------------------------------------------------------------------------------------------
     def on_mount(self) -> None:
-        """Apply the user's keymap, then open the log or the session browser."""
+        """Apply the user's keymap, then open the log or the fleet table."""
         keymap, self.keymap_problems = load_keymap(self.keymap_file, self.binding_ids())
         if keymap:
             self.set_keymap(keymap)
@@ -188,13 +189,10 @@ class TapedeckApp(ControlActions, App[None]):
         if self.fleet_roots:
             from tui.screens.fleet import FleetScreen
 
-            self.browsing = True
+            self.in_fleet = True
             self.push_screen(FleetScreen(self.fleet_roots, self.config))
-        elif is_session_log_target(self.target):
-            self.open_session(self.target)
         else:
-            self.browsing = True
-            self.push_screen(BrowserScreen(self.target))
+            self.open_session(self.target)
 
     async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
         """Run an action; the first one the operator starts takes the first-run hint (and the start-up toasts) off
@@ -365,8 +363,8 @@ class TapedeckApp(ControlActions, App[None]):
         self.push_screen(HelpScreen(entries, str(self.keymap_file), self.keymap_problems, legend, title))
 
     def action_back(self) -> None:
-        """From a session opened in the browser, back to the browser."""
-        if self.browsing and isinstance(self.screen, MainScreen):
+        """From a session opened in the fleet table, back to the table."""
+        if self.in_fleet and isinstance(self.screen, MainScreen):
             self.close_session()
             self.pop_screen()
 

@@ -41,11 +41,14 @@ def run_watch(args: argparse.Namespace) -> int:
     """Start the TUI."""
     if not args.interval > 0:
         raise TapedeckError(f"--interval must be a positive number of seconds, not {args.interval}")
-    if len(args.path) > 1:
-        from tui.cli_fleet import run_fleet
+    from tui.app import is_session_log_target
+    from tui.cli_fleet import run_fleet
 
+    if len(args.path) > 1:
         return run_fleet(args.path, args.config, args.interval)
     target = watch_target(args.path[0] if args.path else None)
+    if not is_session_log_target(target):  # a sessions root: the fleet table
+        return run_fleet([str(target)], args.config, args.interval)
     from core.control.config import load_config
     from tui.app import TapedeckApp
 
@@ -61,8 +64,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=TUI_COMMANDS["watch"].help,
         description=(
             "Open a session log (raw or zstd), a session directory, or a sessions root (which lists every "
-            "session, subagent children included). Without PATH the newest session under the default root opens. "
-            "Several sessions roots open the fleet table (`tapedeck fleet`)."
+            "session, subagent children included, in the fleet table: `tapedeck fleet`). Without PATH the newest "
+            "session under the default root opens. Several paths open the fleet table of them all."
         ),
     )
     p.add_argument("path", nargs="*", metavar="PATH", help="log file, session directory or sessions root")

@@ -27,6 +27,7 @@ from core.fleet.row import FleetRow, fleet_order
 from core.log.layout import resolve_log_path
 from core.log.sessions import SessionRef, session_logs, session_ref
 from core.log.vocabulary import ROUTE_EVENT
+from core.read.outcome import TurnOutcome
 from core.rebuild.cost import cached_share
 from core.remote.link import SshLink, Unreachable, link_for
 from core.remote.sessions import remote_host_state, remote_logs, remote_ref
@@ -61,12 +62,14 @@ class SessionWatch(AlertWatch):
         self.step: int | None = None
         self.phase: str | None = None
         self.task_class: str | None = None
+        self.ended = TurnOutcome()  # how the last turn ended
         self.usage: dict[tuple[int, int], tuple[int | None, int]] = {}  # (turn, step) -> (cache hits, misses)
         return super()._engine()
 
     def seen(self, events: list[dict[str, Any]]) -> None:
         """Fold the row's own columns from the events the engine is about to see."""
         self._grew = True
+        self.ended.feed(events)
         for event in events:
             data = event.get("data")
             if not isinstance(data, dict):
@@ -140,6 +143,7 @@ class SessionWatch(AlertWatch):
             host=host,
             turn=self.turn,
             step=self.step,
+            outcome=self.ended.outcome,
             phase=self.phase,
             task_class=self.task_class,
             last_write_age_s=round(max(0, now - last) / 1000, 1) if last is not None else None,

@@ -22,6 +22,7 @@ class FleetRow:
     host: dict[str, Any] = field(default_factory=lambda: {"state": "none", "kind": "tapedeck"})
     turn: int | None = None
     step: int | None = None
+    outcome: str = "-"
     phase: str | None = None
     task_class: str | None = None
     last_write_age_s: float | None = None
@@ -52,6 +53,7 @@ class FleetRow:
             "host": self.host,
             "turn": self.turn,
             "step": self.step,
+            "outcome": self.outcome,
             "phase": self.phase,
             "class": self.task_class,
             "lastWriteAgeS": self.last_write_age_s,
@@ -104,7 +106,7 @@ def fleet_order(rows: list[FleetRow]) -> list[FleetRow]:
     return out
 
 
-COLUMNS = ("session", "host", "attention", "turn", "phase", "class", "write", "ctx", "cache", "cost", "$/h", "where")
+COLUMNS = ("session", "host", "attention", "turn", "outcome", "phase", "class", "write", "ctx", "cache", "cost", "$/h", "where")
 
 
 def age_label(seconds: float | None) -> str:
@@ -134,6 +136,7 @@ def cells(row: FleetRow) -> tuple[str, ...]:
         state_label(str(row.host.get("state")), str(row.host.get("kind"))),
         ",".join(a.cause for a in row.attention) or "-",
         turn,
+        row.outcome,
         row.phase or "-",
         row.task_class or "-",
         age_label(row.last_write_age_s),

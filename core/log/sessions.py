@@ -1,4 +1,4 @@
-"""Session discovery: every log under a sessions root in the DSH layout, and the parent/child tree they form."""
+"""Session discovery: every log under a sessions root in the DSH layout, each with its parent session."""
 
 from __future__ import annotations
 
@@ -96,30 +96,3 @@ def _listing(directory: Path, skipped: list[str] | None) -> list[Path]:
         if skipped is not None:
             skipped.append(f"skipped {directory}: {exc.strerror or exc}")
         return []
-
-
-def session_tree(refs: list[SessionRef]) -> list[tuple[SessionRef, int]]:
-    """``(ref, depth)`` in display order: top-level sessions as given (newest first), each followed by its
-    children (oldest first), so a subagent child always sits under its real parent."""
-    ids = {ref.id for ref in refs}
-    children: dict[str, list[SessionRef]] = {}
-    roots = []
-    for ref in refs:
-        if ref.parent and ref.parent in ids and ref.parent != ref.id:
-            children.setdefault(ref.parent, []).append(ref)
-        else:
-            roots.append(ref)
-    out: list[tuple[SessionRef, int]] = []
-    seen: set[str] = set()
-
-    def visit(ref: SessionRef, depth: int) -> None:
-        if ref.id in seen:
-            return
-        seen.add(ref.id)
-        out.append((ref, depth))
-        for child in sorted(children.get(ref.id, []), key=lambda r: r.created_at):
-            visit(child, depth + 1)
-
-    for ref in roots:
-        visit(ref, 0)
-    return out

@@ -147,3 +147,24 @@ def test_fleet_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
         await settle(pilot)
 
     assert snap_compare(_app([root]), terminal_size=(80, 24), run_before=shown)
+
+
+@pytest.mark.anyio
+async def test_watch_on_one_sessions_root_opens_the_fleet_with_how_each_last_turn_ended(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    ends = {"done-1": "completed", "stopped-2": "aborted", "stuck-3": "blocked"}
+    for sid, kind in ends.items():
+        log = Log(start_ms=FUTURE_MS)
+        log.header()
+        log.turn(1)
+        log.end(1, kind)
+        path = root / "p" / sid / "session.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [{**HEADER, "id": sid}, *log.events]))
+    app = TapedeckApp(root, follow=False, interval=0.02, keymap_file=NO_KEYMAP)  # one root, as `watch ROOT` opens it
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = await _loaded(pilot, 3)
+        table = screen.query_one(DataTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        outcomes = {screen.rows[k].row.ref.id: str(table.get_row(k)[labels.index("outcome")]) for k in screen.shown}
+        assert outcomes == ends

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from core.cli import main
 from core.fleet.follow import Fleet
+from core.fleet.row import COLUMNS, cells
 from tests.alerts.crafted import HEADER, Log, config
 from tests.conftest import FIXTURES
 
@@ -116,3 +117,35 @@ def test_sessions_json_takes_several_roots_and_gives_the_fleet_keys(tmp_path: Pa
     assert {"state", "kind"} <= rows[0]["host"].keys()
     dsh = next(r for r in rows if r["path"].startswith(str(other)))
     assert dsh["host"]["kind"] == "dsh" and dsh["turn"] is not None
+
+
+def test_each_row_says_how_its_last_turn_ended_so_an_aborted_session_differs_from_a_blocked_one(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    ends = {"done": "completed", "stopped": "aborted", "stuck": "blocked"}
+    for sid, kind in ends.items():
+        log = Log()
+        log.header()
+        log.turn(1)
+        log.end(1)
+        log.turn(2)
+        log.end(2, kind)
+        _write(root / "p" / sid / "session.jsonl", {**HEADER, "id": sid}, log.events)
+    busy = Log()
+    busy.header()
+    busy.turn(1)
+    busy.end(1)
+    busy.turn(2)
+    _write(root / "p" / "busy" / "session.jsonl", {**HEADER, "id": "busy"}, busy.events)
+    fresh = Log()
+    fresh.header()
+    _write(root / "p" / "fresh" / "session.jsonl", {**HEADER, "id": "fresh"}, fresh.events)
+    fleet = Fleet([root], config())
+    fleet.poll(NOW, final=True)
+    rows = {r.ref.id: r.to_dict() for r in fleet.rows(NOW)}
+    assert {sid: (row["turn"], row["outcome"]) for sid, row in rows.items()} == {
+        "done": (2, "completed"), "stopped": (2, "aborted"), "stuck": (2, "blocked"), "busy": (2, "turn open"),
+        "fresh": (None, "-"),
+    }  # fmt: skip
+    assert {r.ref.id: cells(r)[COLUMNS.index("outcome")] for r in fleet.rows(NOW)}["stopped"] == "aborted"

@@ -1,4 +1,4 @@
-"""Snapshots of a DSH session controlled through the bridge: the header, the browser, Checkpoints and Config."""
+"""Snapshots of a DSH session controlled through the bridge: the header, the fleet table, Checkpoints and Config."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.bridge.conftest import dsh_log, td_pair, write_bridge
-from tests.snapshot.test_main_screens import SIZE, steps
+from tests.snapshot.test_main_screens import FUTURE_S, SIZE, fleet_listed, steps
 from tests.tui.pilot import make_app, settle, until
-from tui.screens.browser import BrowserScreen
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 
@@ -52,7 +51,7 @@ def test_bridged_dsh_session_paused(snap_compare: Any, tmp_path: Path, dsh_proce
     assert snap_compare(make_app(log), terminal_size=SIZE, run_before=steps())
 
 
-def test_session_browser_with_bridged_and_plain_dsh_sessions(
+def test_fleet_with_bridged_and_plain_dsh_sessions(
     snap_compare: Any, tmp_path: Path, dsh_process: int
 ) -> None:
     """One DSH session through a live bridge, one whose bridge exited, one never bridged."""
@@ -61,10 +60,13 @@ def test_session_browser_with_bridged_and_plain_dsh_sessions(
     gone = dsh_log(root / "--w--" / "gone", fixture="error-finish", session_id="bridge-exited-1")
     write_bridge(gone.parent, None, "exited")
     plain = dsh_log(root / "--w--" / "plain", fixture="cancel-tool-calls", session_id="never-bridged-2")
-    for log, mtime in ((live, 1_786_000_300), (gone, 1_786_000_200), (plain, 1_786_000_100)):
+    for log, mtime in ((live, FUTURE_S + 300), (gone, FUTURE_S + 200), (plain, FUTURE_S + 100)):
         os.utime(log, (mtime, mtime))
-    shown = _shown(lambda app: isinstance(app.screen, BrowserScreen) and len(app.screen.paths) == 3)
-    assert snap_compare(make_app(root), terminal_size=SIZE, run_before=steps(before=shown))
+
+    async def listed(pilot: Pilot[None]) -> None:
+        await fleet_listed(pilot, 3)
+
+    assert snap_compare(make_app(root), terminal_size=SIZE, run_before=steps(before=listed))
 
 
 def test_checkpoints_with_a_bridge_mark(snap_compare: Any, tmp_path: Path, dsh_process: int) -> None:

@@ -11,10 +11,18 @@ from textual.pilot import Pilot
 
 from tests.tui.logs import Log, append, policy_log
 from tests.tui.pilot import main_screen, make_app, settle, until
-from tui.screens.browser import BrowserScreen
+from tui.screens.fleet import FleetScreen
 
 SIZE = (150, 42)
 Snap = Callable[..., bool]
+FUTURE_S = 4_000_000_000  # a log written after the test's clock: its write age stays `<1m`
+
+
+async def fleet_listed(pilot: Pilot[None], count: int) -> None:
+    """Wait until the fleet table lists all ``count`` sessions, each with its turn read."""
+    await until(pilot, lambda: isinstance(pilot.app.screen, FleetScreen) and len(pilot.app.screen.shown) == count
+                and all(shown.row.turn is not None for shown in pilot.app.screen.rows.values()))  # fmt: skip
+    await settle(pilot)
 
 
 def steps(
@@ -105,8 +113,9 @@ def test_filtered_errors(snap_compare: Snap, tmp_path: Path) -> None:
     )
 
 
-def test_session_browser(snap_compare: Snap, tmp_path: Path, fixtures_dir: Path) -> None:
-    """A sessions root: sessions newest first, the subagent child under its parent."""
+def test_fleet_of_a_sessions_root(snap_compare: Snap, tmp_path: Path, fixtures_dir: Path) -> None:
+    """``watch ROOT``: the fleet table, sessions newest first, the subagent child under its parent (snapshotted
+    once all three are listed)."""
     root = tmp_path / "sessions"
     parent = Log({**policy_log().header, "id": "parent-1", "createdAt": 1786000000000})
     parent.turn(1, "delegate", "CHILD_OK", tool="subagent")
@@ -124,10 +133,10 @@ def test_session_browser(snap_compare: Snap, tmp_path: Path, fixtures_dir: Path)
     other.turn(1, "hello", "hi")
     for log, name in ((parent, "parent-1"), (child, "child-1"), (other, "other-2")):
         log.write(root / "--w--" / name / "session.jsonl")
-    for name, mtime in (("child-1", 1_786_000_050), ("parent-1", 1_786_000_000), ("other-2", 1_786_000_100)):
+    for name, mtime in (("child-1", FUTURE_S + 50), ("parent-1", FUTURE_S), ("other-2", FUTURE_S + 100)):
         os.utime(root / "--w--" / name / "session.jsonl", (mtime, mtime))
-    async def browser_shown(pilot: Pilot[None]) -> None:
-        await until(pilot, lambda: isinstance(pilot.app.screen, BrowserScreen) and len(pilot.app.screen.paths) == 3)
-        await settle(pilot)
 
-    assert snap_compare(make_app(root), terminal_size=SIZE, run_before=steps(before=browser_shown))
+    async def listed(pilot: Pilot[None]) -> None:
+        await fleet_listed(pilot, 3)
+
+    assert snap_compare(make_app(root), terminal_size=SIZE, run_before=steps(before=listed))

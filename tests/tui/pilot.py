@@ -49,7 +49,7 @@ def _settled(app: TapedeckApp) -> bool:
         w.group in BACKGROUND and w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers
     ):
         return False
-    if getattr(app.screen, "scanning", False):  # the session browser is still reading headers
+    if not getattr(app.screen, "loaded", True):  # the fleet table's first rows have not landed
         return False
     main = main_screen(app)
     if main is None:

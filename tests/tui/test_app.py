@@ -1,4 +1,4 @@
-"""The app shell and the watch command: targets, the browser, clipboard through tmux, CLI errors."""
+"""The app shell and the watch command: targets, the fleet of a root, clipboard through tmux, CLI errors."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tests.tui.pilot import main_screen, make_app, settle, until
 from tui import cli
 from tui.app import is_session_log_target, tmux_load_buffer
 from tui.cli_watch import watch_target
-from tui.screens.browser import BrowserScreen
+from tui.screens.fleet import FleetScreen
 from tui.screens.main import MainScreen
 
 
@@ -43,7 +43,7 @@ def test_targets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         watch_target(None)
     empty_dir = tmp_path / "emptydir"
     empty_dir.mkdir()
-    assert watch_target(str(empty_dir)) == empty_dir  # a (still empty) sessions root opens the browser
+    assert watch_target(str(empty_dir)) == empty_dir  # a (still empty) sessions root opens the fleet
 
 
 def test_cli_errors_and_core_commands(
@@ -102,12 +102,12 @@ def test_tmux_load_buffer_says_what_went_wrong(monkeypatch: pytest.MonkeyPatch, 
 
 
 @pytest.mark.anyio
-async def test_browser_opens_a_session_and_comes_back(tmp_path: Path) -> None:
+async def test_the_fleet_of_a_root_opens_a_session_and_comes_back(tmp_path: Path) -> None:
     app = make_app(make_root(tmp_path))
     async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        assert isinstance(app.screen, BrowserScreen)
-        assert list(app.screen.paths) == [
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.loaded)
+        assert isinstance(app.screen, FleetScreen)
+        assert app.screen.shown == [
             str(tmp_path / "sessions" / "--w--" / n / "session.jsonl") for n in ("new-2", "old-1")
         ]
         await pilot.press("down", "enter")
@@ -115,7 +115,7 @@ async def test_browser_opens_a_session_and_comes_back(tmp_path: Path) -> None:
         await settle(pilot)
         assert app.live is not None and app.live.session.id == "old-1"
         await pilot.press("escape")
-        assert isinstance(app.screen, BrowserScreen) and app.live is None
+        assert isinstance(app.screen, FleetScreen) and app.live is None
 
 
 @pytest.mark.anyio

@@ -145,14 +145,14 @@ def test_every_binding_id_help_shows_can_be_rebound(tmp_path: Path) -> None:
     assert problems == [] and keymap == {"policy.checkpoints.rewind": "W", "control.pause": "ctrl+z"}
 
 
-async def test_the_session_browser_shows_each_host_state_and_follows_it(tmp_path: Path) -> None:
-    from tui.screens.browser import BrowserScreen
+async def test_the_fleet_of_a_root_shows_each_host_state_and_follows_it(tmp_path: Path) -> None:
+    from tui.screens.fleet import FleetScreen
 
     root = tmp_path / "sessions"
     live = policy_log().write(root / "--w--" / "live-1" / "session.jsonl")
     app = make_app(root)
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and bool(app.screen.paths))
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and bool(app.screen.shown))
         table = app.screen.query_one("DataTable")
         assert str(table.get_row(str(live))[1]) == "running"
         write_state(live, "paused", os.getpid(), 1)

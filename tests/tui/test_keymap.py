@@ -114,11 +114,11 @@ async def test_every_binding_id_help_shows_on_every_screen_can_be_rebound(tmp_pa
                 app.pop_screen()
             await settle(pilot)
 
-    browser = make_app(root, keymap=keymap_file)
-    async with browser.run_test(size=(150, 40)) as pilot:
+    fleet = make_app(root, keymap=keymap_file)
+    async with fleet.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
-        shown |= _ids_shown_rebound(browser, keymap, "session browser")
+        shown |= _ids_shown_rebound(fleet, keymap, "fleet table")
 
     # The request view's keys and the Router screen's T among them (once refused by the keymap file).
-    assert {"request.prev", "request.next", "request.close", "router.time_travel", "browser.rescan"} <= shown
+    assert {"request.prev", "request.next", "request.close", "router.time_travel", "fleet.next"} <= shown
     assert len(shown) >= 60

@@ -9,13 +9,11 @@ from pathlib import Path
 
 import orjson
 import pytest
-from textual.widgets import DataTable
 
 from core.control.host_state import write_state
-from tests.tui.logs import Log, hold_host, policy_log, release_hosts, streaming_log
+from tests.tui.logs import hold_host, policy_log, release_hosts, streaming_log
 from tests.tui.pilot import NO_KEYMAP, main_screen, make_app, settle, until
 from tui.app import TapedeckApp
-from tui.screens.browser import BrowserScreen
 from tui.screens.control import FIRST_RUN_HINT
 from tui.screens.filter import FilterScreen
 from tui.screens.help import HelpScreen
@@ -232,32 +230,3 @@ async def test_a_stream_cut_off_by_stop_is_tagged_interrupted(tmp_path: Path) ->
         line = screen.events.render_line(row - int(screen.events.scroll_y)).text
         assert "streamed" in line and "interrupted" in line, line
         assert "interrupted" not in str(screen.events.render_line(0).text)
-
-
-async def test_the_session_browser_tells_an_aborted_session_from_a_blocked_one(tmp_path: Path) -> None:
-    root = tmp_path / "sessions"
-    ends = {"done-1": "completed", "stopped-2": "aborted", "stuck-3": "blocked"}
-    paths = {}
-    for name, kind in ends.items():
-        log = Log({**policy_log().header, "id": name})
-        log.turn(1, "first", "ok")
-        log.turn(2, "second", "ok")
-        log.events[-1]["data"]["reason"] = {"kind": kind}
-        paths[name] = log.write(root / "--w--" / name / "session.jsonl")
-    release_hosts()  # every host has exited
-    open_turn = Log({**policy_log().header, "id": "busy-4"})
-    open_turn.turn(1, "first", "ok")
-    open_turn.add({"type": "turn/start", "data": {"turn": 2}})
-    paths["busy-4"] = open_turn.write(root / "--w--" / "busy-4" / "session.jsonl")
-    app = make_app(root)
-    async with app.run_test(size=(160, 40)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and len(app.screen.paths) == 4)
-        await settle(pilot)
-        table = app.screen.query_one(DataTable)
-        labels = [str(c.label) for c in table.columns.values()]
-        turns, outcome = labels.index("turns"), labels.index("outcome")
-        rows = {name: table.get_row(str(path)) for name, path in paths.items()}
-        assert {name: (str(row[turns]), str(row[outcome])) for name, row in rows.items()} == {
-            "done-1": ("2", "completed"), "stopped-2": ("2", "aborted"), "stuck-3": ("2", "blocked"),
-            "busy-4": ("2", "turn open"),
-        }  # fmt: skip

@@ -1,4 +1,4 @@
-"""Pure parts of the widgets: chart math, lexer choice, the detail columns, header texts, the browser tree."""
+"""Pure parts of the widgets: chart math, lexer choice, the detail columns, header texts."""
 
 from __future__ import annotations
 
@@ -6,11 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core.log.sessions import SessionRef, session_tree
 from core.read.session import Cut
 from tests.tui.logs import policy_log
 from tui.live import LiveSession
-from tui.screens.browser import created_label
 from tui.widgets.chart import columns, cut_marks, sparkline
 from tui.widgets.detail import describe, guess_lexer, payload_sections, render_strips
 from tui.widgets.header import load_state, provider_model, turn_label
@@ -89,14 +87,3 @@ def test_header_texts(tmp_path: Path, fixtures_dir: Path) -> None:
     assert provider_model(fresh) == "no model yet"
     fresh.phase, fresh.fraction = "projecting", 0.42
     assert load_state(fresh) == "reading 42%"
-
-
-def ref(name: str, parent: str | None = None, created: int = 0) -> SessionRef:
-    return SessionRef(Path(f"/r/{name}"), name, "/w", created, parent, 1 if parent else 0, None, 10, 0.0)
-
-
-def test_session_tree_nests_children_under_parents() -> None:
-    refs = [ref("b"), ref("a-child-2", "a", 5), ref("a"), ref("a-child-1", "a", 2), ref("orphan", "missing")]
-    tree = [(r.id, depth) for r, depth in session_tree(refs)]
-    assert tree == [("b", 0), ("a", 0), ("a-child-1", 1), ("a-child-2", 1), ("orphan", 0)]
-    assert created_label(0) == "-" and created_label(1786000000000) == "2026-08-06 07:06"

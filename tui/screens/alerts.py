@@ -78,7 +78,7 @@ class AlertsScreen(Screen[None]):
         main = next((s for s in reversed(self.app.screen_stack) if isinstance(s, MainScreen)), None)
         live = getattr(self.app, "live", None)
         if main is None or live is None or str(live.path.resolve()) != str(Path(alert.path).resolve()):
-            self.notify("That alert is about another session: open it from the browser.", timeout=3)
+            self.notify("That alert is about another session: open it from the fleet table.", timeout=3)
             return
         self.dismiss(None)
         if not main.events.go_seq(alert.seq):

@@ -30,7 +30,7 @@ SCOPE_WORDS = {
     "EventList": "event list",
     "SearchBar": "search bar",
     "DataTable": "table",
-    "BrowserScreen": "session browser",
+    "FleetScreen": "fleet table",
     "FilterScreen": "filter dialog",
     "HelpScreen": "this help",
     "Input": "text field",

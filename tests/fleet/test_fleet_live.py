@@ -1,4 +1,5 @@
-"""The session browser follows its root: new sessions and size changes show without a rescan key."""
+"""The fleet table of one sessions root (``tapedeck watch ROOT``) follows it: new sessions and new turns show
+without a key; a directory it cannot read is noted."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ import pytest
 from textual.widgets import DataTable
 
 import tui.app
+from core.fleet.row import COLUMNS
 from tests.tui.logs import Log, policy_log
 from tests.tui.pilot import NO_KEYMAP, make_app, settle, until
 from tui.app import TapedeckApp
-from tui.screens.browser import BrowserScreen
+from tui.screens.fleet import FleetScreen
 
 WAIT = 20.0  # generous: the watcher debounces and the machine is shared
 
@@ -28,8 +30,8 @@ def _write(root: Path, name: str, turns: int = 1) -> Path:
     return log.write(root / "--w--" / name / "session.jsonl")
 
 
-def _cell(screen: BrowserScreen, key: str, column: int) -> str:
-    return str(screen.query_one(DataTable).get_row(key)[column])
+def _cell(screen: FleetScreen, key: str, column: str) -> str:
+    return str(screen.query_one(DataTable).get_row(key)[COLUMNS.index(column)])
 
 
 @pytest.mark.anyio
@@ -39,28 +41,27 @@ async def test_a_session_created_after_opening_appears_and_keeps_the_cursor(tmp_
     os.utime(first, (1_000_000, 1_000_000))
     app = make_app(root)
     async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.loaded)
         screen = app.screen
-        assert isinstance(screen, BrowserScreen) and list(screen.paths) == [str(first)]
+        assert isinstance(screen, FleetScreen) and screen.shown == [str(first)]
         new = _write(root, "second-2")  # newest: sorts above the one under the cursor
-        await until(pilot, lambda: str(new) in screen.paths, timeout=WAIT)
+        await until(pilot, lambda: str(new) in screen.shown, timeout=WAIT)
         await settle(pilot)
         table = screen.query_one(DataTable)
         assert table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value == str(first)
 
 
 @pytest.mark.anyio
-async def test_a_growing_session_shows_its_new_size(tmp_path: Path) -> None:
+async def test_a_growing_session_shows_its_new_turn(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     path = _write(root, "grow-1")
     app = make_app(root)
     async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.loaded)
         screen = app.screen
-        assert isinstance(screen, BrowserScreen)
-        before = _cell(screen, str(path), 7)
+        assert isinstance(screen, FleetScreen) and _cell(screen, str(path), "turn").startswith("1")
         _write(root, "grow-1", turns=40)
-        await until(pilot, lambda: _cell(screen, str(path), 7) != before, timeout=WAIT)
+        await until(pilot, lambda: _cell(screen, str(path), "turn").startswith("40"), timeout=WAIT)
 
 
 class _StyledBeforehand(TapedeckApp):
@@ -85,7 +86,7 @@ def nobody() -> Iterator[int]:
 
 @pytest.mark.anyio
 async def test_an_unreadable_project_directory_is_noted(nobody: int) -> None:
-    base = Path(tempfile.mkdtemp(prefix="tapedeck-browser-"))  # not under pytest's root-only 0700 tmp dir
+    base = Path(tempfile.mkdtemp(prefix="tapedeck-fleet-"))  # not under pytest's root-only 0700 tmp dir
     try:
         os.chmod(base, 0o755)
         root = base / "sessions"
@@ -100,10 +101,10 @@ async def test_an_unreadable_project_directory_is_noted(nobody: int) -> None:
         os.seteuid(nobody)  # every thread of the process: the scan worker cannot list the locked directory
         try:
             async with app.run_test(size=(150, 40)) as pilot:
-                await settle(pilot)
+                await until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.loaded)
                 screen = app.screen
-                assert isinstance(screen, BrowserScreen) and len(screen.paths) == 1
-                status = str(screen.query_one("#browser-status").render())
+                assert isinstance(screen, FleetScreen) and len(screen.shown) == 1
+                status = str(screen.query_one("#fleet-status").render())
                 assert f"skipped {locked}" in status and "ermission denied" in status
         finally:
             os.seteuid(os.getuid())
@@ -112,28 +113,3 @@ async def test_an_unreadable_project_directory_is_noted(nobody: int) -> None:
         if locked.exists():
             os.chmod(locked, 0o755)
         shutil.rmtree(base)
-
-
-def _watchers_running(app) -> int:  # type: ignore[no-untyped-def]
-    return sum(1 for w in app.workers if w.group == "browse-watch" and not w.is_finished)
-
-
-@pytest.mark.anyio
-async def test_a_hidden_browser_stops_watching_and_rescans_once_when_shown_again(tmp_path: Path) -> None:
-    root = tmp_path / "sessions"
-    first = _write(root, "first-1")
-    app = make_app(root)
-    async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        browser = app.screen
-        assert isinstance(browser, BrowserScreen) and browser.watching
-        await until(pilot, lambda: _watchers_running(app) == 1)
-        await pilot.press("enter")  # open the session: the browser is hidden beneath it
-        await until(pilot, lambda: app.screen is not browser)
-        await until(pilot, lambda: _watchers_running(app) == 0, timeout=WAIT)
-        assert not browser.watching
-        new = _write(root, "second-2")  # written while hidden: found by the rescan on the way back
-        await pilot.press("escape")  # back to the browser
-        await until(pilot, lambda: app.screen is browser)
-        await until(pilot, lambda: str(new) in browser.paths, timeout=WAIT)
-        assert str(first) in browser.paths and browser.watching and _watchers_running(app) == 1
