@@ -54,8 +54,20 @@ class TailUpdate:
         return bool(self.events or self.diagnostics or self.reset or self.header or self.fatal)
 
 
+@dataclass(frozen=True, slots=True)
+class FileState:
+    """What a poll needs of a followed file: its size, last change (ns), identity (device and inode; ``(0, 0)``
+    where the file system does not say) and whether it is a regular file."""
+
+    size: int
+    changed_ns: int
+    identity: tuple[int, int]
+    regular: bool
+
+
 class Tailer:
-    """Incremental reader of one log path (raw or zstd)."""
+    """Incremental reader of one log path (raw or zstd); ``_stat``, ``_chunks`` and ``_rewritten`` are where it
+    touches the file (``core.remote.tail`` reads one on another machine)."""
 
     def __init__(
         self, path: str | os.PathLike[str], pace: Callable[[], None] | None = None, consumer: Consumer | None = None
@@ -95,9 +107,8 @@ class Tailer:
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
         """Read what is new since the last poll (at most ``max_bytes`` when given)."""
         update = TailUpdate()
-        try:
-            st = os.stat(self.path)
-        except FileNotFoundError:
+        st = self._stat()
+        if st is None:
             if self._identity is not None:
                 update.diagnostics.append(
                     Diagnostic(
@@ -111,25 +122,24 @@ class Tailer:
                 self._restart()
             update.waiting = True
             return update
-        if not stat.S_ISREG(st.st_mode):  # reading a FIFO or device swapped in would block the follower
+        if not st.regular:  # reading a FIFO or device swapped in would block the follower
             if not self._fatal_reported:
                 self._fatal_reported = True
                 update.fatal = f"{self.path}: is no longer a regular file; following stopped"
             return update
-        identity = (st.st_dev, st.st_ino)
-        changed = (st.st_size, st.st_mtime_ns) != self._seen
-        self._seen = (st.st_size, st.st_mtime_ns)
+        changed = (st.size, st.changed_ns) != self._seen
+        self._seen = (st.size, st.changed_ns)
         if self._identity is None:
-            self._identity = identity
+            self._identity = st.identity
         elif (
-            identity != self._identity
-            or st.st_size < self._offset
-            or (changed and self._offset and self._rewritten())
+            st.identity != self._identity
+            or st.size < self._offset
+            or (self._offset and self._rewritten(changed))
         ):
-            if identity != self._identity:
+            if st.identity != self._identity:
                 what = "replaced by a new file"
-            elif st.st_size < self._offset:
-                what = f"truncated to {st.st_size} bytes"
+            elif st.size < self._offset:
+                what = f"truncated to {st.size} bytes"
             else:
                 what = "rewritten in place (same inode, different bytes where it was already read)"
             update.diagnostics.append(
@@ -143,16 +153,24 @@ class Tailer:
             )
             update.reset = True
             self._restart()
-            self._identity = identity
+            self._identity = st.identity
         if self._decoder is None:
             consumer = Consumer() if update.reset else self.consumer
-            self._decoder = LogDecoder(str(self.path), is_compressed(self.path), self.pace, consumer)
-        if st.st_size > self._offset:
-            self._read(update, st.st_size if max_bytes is None else min(st.st_size, self._offset + max_bytes))
+            self._decoder = LogDecoder(str(self.path), self.compressed, self.pace, consumer)
+        if st.size > self._offset:
+            self._read(update, st.size if max_bytes is None else min(st.size, self._offset + max_bytes))
         if self._decoder.fatal and not self._fatal_reported:
             self._fatal_reported = True
             update.fatal = self._decoder.fatal
         return update
+
+    def _stat(self) -> FileState | None:
+        """The file's state now; None when it does not exist (a subclass reads another kind of file)."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return FileState(st.st_size, st.st_mtime_ns, (st.st_dev, st.st_ino), stat.S_ISREG(st.st_mode))
 
     def finish(self) -> TailUpdate:
         """Treat the current end of file as final: recover or report a torn tail."""
@@ -170,12 +188,15 @@ class Tailer:
         self._head = b""
         self._tail = b""
 
-    def _rewritten(self) -> bool:
-        """True when the bytes already consumed are no longer in the file: its head or the last ones read.
+    def _rewritten(self, changed: bool) -> bool:
+        """True when the bytes already consumed are no longer in the file: its head or the last ones read
+        (checked when the file's size or mtime moved: ``changed``).
 
         An append never changes them; ``cat other > log`` or a truncate-and-regrow between two polls does, on
         the same inode and possibly at a size past the consumed offset.
         """
+        if not changed:
+            return False
         try:
             with open(self.path, "rb") as f:
                 if f.read(len(self._head)) != self._head:
@@ -194,25 +215,31 @@ class Tailer:
     def _read(self, update: TailUpdate, end: int) -> None:
         assert self._decoder is not None
         try:
-            with open(self.path, "rb") as f:
-                f.seek(self._offset)
-                while self._offset < end:
-                    chunk = f.read(min(READ_CHUNK, end - self._offset))
-                    if not chunk:
-                        break
-                    self._offset += len(chunk)
-                    self._remember(chunk)
-                    batch = self._decoder.feed(chunk)
-                    update.events.extend(batch.events)
-                    update.diagnostics.extend(batch.diagnostics)
-                    if batch.header is not None:
-                        update.header = batch.header
-                    if self.pace is not None:
-                        self.pace()
+            for chunk in self._chunks(end):
+                self._offset += len(chunk)
+                self._remember(chunk)
+                batch = self._decoder.feed(chunk)
+                update.events.extend(batch.events)
+                update.diagnostics.extend(batch.diagnostics)
+                if batch.header is not None:
+                    update.header = batch.header
+                if self.pace is not None:
+                    self.pace()
         except OSError as exc:
             update.diagnostics.append(
                 Diagnostic("read-error", f"cannot read {self.path}: {exc}", self._offset)
             )
+
+    def _chunks(self, end: int) -> Iterator[bytes]:
+        """The file's bytes from the consumed offset up to ``end``, at most READ_CHUNK at a time (the offset moves
+        on as each is consumed)."""
+        with open(self.path, "rb") as f:
+            f.seek(self._offset)
+            while self._offset < end:
+                chunk = f.read(min(READ_CHUNK, end - self._offset))
+                if not chunk:
+                    return
+                yield chunk
 
 
 def follow(

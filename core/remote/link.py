@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -173,35 +173,51 @@ class SshLink:
     # SFTP calls ---------------------------------------------------------------------------------------------
     def stat(self, path: str, follow: bool = True) -> RemoteStat | None:
         """The file's stat (``follow=False``: of a link itself), or None when it does not exist."""
+        return self.stat_many([path], follow)[0]
+
+    def read(self, path: str, offset: int, length: int) -> bytes:
+        """Up to ``length`` bytes of the file from ``offset`` (fewer at its end)."""
+        return self.read_ranges(path, [(offset, length)])[0]
+
+    def read_ranges(self, path: str, ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        """The bytes of each ``(offset, length)`` range of the file (fewer at its end), read through one open
+        handle with every request in flight at once: one round trip for them all."""
+
+        async def one(f: Any, offset: int, length: int) -> bytes:
+            parts = []
+            done = 0
+            while done < length:
+                chunk = await f.read(min(READ_CHUNK, length - done), offset + done)
+                if not chunk:
+                    break
+                parts.append(chunk)
+                done += len(chunk)
+            return b"".join(parts)
+
+        async def go(sftp: Any) -> list[bytes]:
+            async with sftp.open(path, "rb") as f:
+                return list(await asyncio.gather(*(one(f, offset, length) for offset, length in ranges)))
+
+        data = self.call(go)
+        self.bytes_read += sum(map(len, data))
+        return data
+
+    def stat_many(self, paths: Sequence[str], follow: bool = True) -> list[RemoteStat | None]:
+        """``stat`` of every path (None where none exists), the requests all in flight at once: one round trip,
+        not one per path."""
         import asyncssh
 
-        async def go(sftp: Any) -> RemoteStat | None:
+        async def one(sftp: Any, path: str) -> RemoteStat | None:
             try:
                 attrs = await (sftp.stat(path) if follow else sftp.lstat(path))
             except asyncssh.SFTPNoSuchFile:
                 return None
             return RemoteStat(attrs.size or 0, int((attrs.mtime or 0) * 1000), _kind(attrs))
 
-        return self.call(go)
+        async def go(sftp: Any) -> list[RemoteStat | None]:
+            return list(await asyncio.gather(*(one(sftp, path) for path in paths)))
 
-    def read(self, path: str, offset: int, length: int) -> bytes:
-        """Up to ``length`` bytes of the file from ``offset`` (fewer at its end)."""
-
-        async def go(sftp: Any) -> bytes:
-            parts = []
-            async with sftp.open(path, "rb") as f:
-                done = 0
-                while done < length:
-                    chunk = await f.read(min(READ_CHUNK, length - done), offset + done)
-                    if not chunk:
-                        break
-                    parts.append(chunk)
-                    done += len(chunk)
-            return b"".join(parts)
-
-        data = self.call(go)
-        self.bytes_read += len(data)
-        return data
+        return self.call(go) if paths else []
 
     def listdir(self, path: str) -> list[tuple[str, str]]:
         """``(name, kind)`` of each entry of the directory (empty when it does not exist)."""

@@ -1,70 +1,137 @@
 """A remote log followed as ``core.log.tail.Tailer`` follows a local one: each poll stats the file over SFTP and
 reads only the byte range appended since the last one, decoded by the same ``LogDecoder`` (raw or zstd).
 
-A file that shrank or disappeared is read again from the start and reported with ``reset`` (a rewrite in place
-at the same size or larger is not noticed remotely: that would take reading back what was already read). A
-dropped connection ends the poll with what was read before it (``unreachable`` says why) and leaves the offset
+A file that shrank or disappeared is read again from the start and reported with ``reset``. SFTP gives no inode
+and whole-second mtimes, so a rewrite in place at the same size or larger is caught from a few bytes instead of
+reading back what was read: the bytes that name the session (``HEAD_CHECK`` of its header, around its id; for a
+zstd log the end of the header's frame, which holds its checksum) and the last consumed bytes must still be
+there. Each read of appended bytes fetches ``OVERLAP`` consumed bytes and the head's in the same round trip; a
+file whose mtime moved without growing has them compared at once; and since a rewrite within the second of the
+last write leaves size and mtime alone, a log read from the start has them compared once more after it was
+quiet for ``SETTLE_SECONDS``. A mismatch resets the log with ``log-reset``. Left unseen: a rewrite to exactly the
+size just appended within the second of that append, with the head and those last bytes unchanged.
+
+A dropped connection ends the poll with what was read before it (``unreachable`` says why) and leaves the offset
 and decoder after the last byte decoded, so the next successful poll goes on from there: nothing is lost or read
 twice.
 """
 
 from __future__ import annotations
 
-from core.log.decoder import LogDecoder
-from core.log.tail import READ_CHUNK, Tailer, TailUpdate
-from core.remote.link import SshLink, Unreachable
+import time
+from collections.abc import Callable, Iterator
+
+from core.log.decoder import Consumer
+from core.log.frames import FrameError, frame_end
+from core.log.tail import FileState, Tailer, TailUpdate
+from core.remote.link import READ_CHUNK, RemoteStat, SshLink, Unreachable
 from core.remote.target import RemoteTarget
-from core.shared.diagnostics import Diagnostic
+
+OVERLAP = 8  # consumed bytes read again with each range of appended bytes
+HEAD_CHECK = 24  # bytes of the head that name the session
+TAIL_CHECK = 24  # consumed bytes compared when the file changed without growing, or settled after a load
+SETTLE_SECONDS = 1.5  # longer than the mtime's one-second grain: a same-second rewrite has happened by then
+
+
+def file_state(st: RemoteStat) -> FileState:
+    """A remote stat as the tailer's ``FileState`` (no inode over SFTP: every file has the same identity)."""
+    return FileState(st.size, st.mtime_ms * 1_000_000, (0, 0), st.kind == "file")
 
 
 class RemoteTailer(Tailer):
     """Incremental reader of one remote log (see the module docstring); ``offset`` and ``finish`` are the local
-    ``Tailer``'s."""
+    ``Tailer``'s. ``prefetched`` is a stat the caller took for many logs at once (``SshLink.stat_many``): the next
+    polls use it instead of asking again, until the caller clears it."""
 
-    def __init__(self, link: SshLink, target: RemoteTarget) -> None:
-        super().__init__(str(target))
+    def __init__(self, link: SshLink, target: RemoteTarget, pace: Callable[[], None] | None = None,
+                 consumer: Consumer | None = None) -> None:  # fmt: skip
+        super().__init__(str(target), pace, consumer)
         self.link = link
         self.target = target
+        self.prefetched: RemoteStat | None = None
         self.last_write: int | None = None  # the file's mtime at the last poll (epoch ms)
         self.unreachable: Unreachable | None = None  # set by a poll the connection failed (None: the last one ran)
+        self._early = b""  # appended bytes read together with the overlap, not consumed yet
+        self._verify_at: float | None = None  # when the settled file's last bytes are compared again
+
+    @property
+    def compressed(self) -> bool:
+        """A zstd log, by its name."""
+        return self.target.compressed
 
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
         """Read what is new since the last poll (up to a dropped connection: see ``unreachable``)."""
-        update = TailUpdate()
+        self.unreachable = None
         try:
-            self._poll(update, max_bytes)
-            self.unreachable = None
-        except Unreachable as exc:
+            update = super().poll(max_bytes)
+        except Unreachable as exc:  # the stat or a rewrite check failed: nothing was consumed
             self.unreachable = exc
+            return TailUpdate()
+        if update.waiting and update.diagnostics:  # it disappeared: whatever comes back starts afresh
+            update.reset = True
         return update
 
-    def _poll(self, update: TailUpdate, max_bytes: int | None) -> None:
-        st = self.link.stat(self.target.path)
-        if st is None or st.size < self._offset:
-            if self._decoder is not None:
-                what = "disappeared" if st is None else f"was truncated to {st.size} bytes"
-                update.diagnostics.append(Diagnostic("log-reset", f"{self.target} {what}; re-reading from the start",
-                                                     self._offset, None, "warning"))  # fmt: skip
-                update.reset = True
-                self._decoder, self._offset = None, 0
-            if st is None:
-                update.waiting = True
-                return
-        if st.kind != "file":
-            update.fatal = f"{self.target}: is not a regular file"
-            return
+    def _stat(self) -> FileState | None:
+        st = self.prefetched if self.prefetched is not None else self.link.stat(self.target.path)
+        if st is None:
+            return None
         self.last_write = st.mtime_ms
-        if self._decoder is None:
-            self._decoder = LogDecoder(str(self.target), self.target.compressed)
-        end = st.size if max_bytes is None else min(st.size, self._offset + max_bytes)
+        return file_state(st)
+
+    def _restart(self) -> None:
+        super()._restart()
+        self._early = b""
+        self._verify_at = None
+
+    def _rewritten(self, changed: bool) -> bool:
+        assert self._seen is not None
+        size = self._seen[0]
+        if changed and size > self._offset:  # appended (or rewritten larger): checked while reading the new bytes
+            return self._differs(OVERLAP, min(READ_CHUNK, size - self._offset))
+        if not changed and (self._verify_at is None or time.monotonic() < self._verify_at):
+            return False
+        self._verify_at = None
+        return self._differs(TAIL_CHECK, 0)
+
+    def _differs(self, k: int, new: int) -> bool:
+        """Read the last ``k`` consumed bytes and ``new`` bytes after them, with the head's bytes, in one round
+        trip; True when the consumed bytes or the head changed. The new bytes are kept for ``_chunks``."""
+        k = min(k, len(self._tail))
+        a, b = self._head_window()
+        read, head = self.link.read_ranges(self.target.path, [(self._offset - k, k + new), (a, b - a)])
+        if head != self._head[a:b] or read[:k] != self._tail[len(self._tail) - k :]:
+            return True
+        self._early = read[k:]
+        return False
+
+    def _head_window(self) -> tuple[int, int]:
+        """Where in the consumed head the bytes that tell this session from another are: around the header's id,
+        or a zstd log's first frame's end (its checksum covers the header)."""
+        head = self._head
+        if self.compressed:
+            try:
+                end = frame_end(head, 0)
+            except FrameError:
+                end = None
+            return (end - HEAD_CHECK, end) if end is not None and end >= HEAD_CHECK else (0, min(HEAD_CHECK, len(head)))
+        line = head.find(b"\n")
+        at = head.find(b'"id":', 0, line if line >= 0 else len(head))
+        start = at if at >= 0 else 0
+        return start, min(start + HEAD_CHECK, len(head))
+
+    def _chunks(self, end: int) -> Iterator[bytes]:
+        if self._early:
+            n = end - self._offset
+            early, self._early = self._early[:n], self._early[n:]
+            yield early
         while self._offset < end:
-            data = self.link.read(self.target.path, self._offset, min(READ_CHUNK, end - self._offset))
+            try:
+                data = self.link.read(self.target.path, self._offset, min(READ_CHUNK, end - self._offset))
+            except Unreachable as exc:
+                self.unreachable = exc
+                return
             if not data:
-                break
-            self._offset += len(data)
-            batch = self._decoder.feed(data)
-            update.events.extend(batch.events)
-            update.diagnostics.extend(batch.diagnostics)
-            update.header = batch.header if batch.header is not None else update.header
-        if self._decoder.fatal:
-            update.fatal = self._decoder.fatal
+                return
+            if not self._offset:  # a load: a same-second rewrite after it is looked for once it settled
+                self._verify_at = time.monotonic() + SETTLE_SECONDS
+            yield data

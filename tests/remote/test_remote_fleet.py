@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,23 +20,12 @@ from core.cli import main
 from core.control.host_state import read_host_state
 from core.fleet.actions import send_row_action
 from core.fleet.follow import Fleet
-from core.remote.link import HostKeyRefused, close_links
+from core.remote.link import HostKeyRefused
 from tests.alerts.crafted import HEADER, Log, config
 from tests.remote.sshd import MISSING, Sshd
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 TAPEDECK = Path(sys.prefix) / "bin" / "tapedeck"
-
-
-@pytest.fixture
-def sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sshd]:
-    server = Sshd(tmp_path / "sshd")
-    monkeypatch.setenv("HOME", str(server.home))
-    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    server.start()
-    yield server
-    close_links()
-    server.kill()
 
 
 def _lines(events: list[dict[str, Any]]) -> bytes:

@@ -1,0 +1,24 @@
+"""The real OpenSSH server every remote test talks to (``tests.remote.sshd``), with the client's HOME pointed at
+its generated ~/.ssh."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.remote.link import close_links
+from tests.remote.sshd import Sshd
+
+
+@pytest.fixture
+def sshd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sshd]:
+    """A started server (its host key not trusted yet: call ``trust``)."""
+    server = Sshd(tmp_path / "sshd")
+    monkeypatch.setenv("HOME", str(server.home))
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    server.start()
+    yield server
+    close_links()
+    server.kill()

@@ -1,0 +1,100 @@
+"""A remote log followed over SFTP through the real OpenSSH server: raw and zstd logs decoded as the local tailer
+decodes them from their new bytes only, and a log rewritten in place (at the same size or larger, which no stat
+over SFTP shows) noticed from its bytes and re-read with ``log-reset``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from core.log.reader import read_log
+from core.log.tail import Tailer
+from core.remote import tail as remote_tail
+from core.remote.link import link_for
+from core.remote.tail import RemoteTailer
+from core.remote.target import RemoteTarget
+from tests.log.helpers import HEADER, number, raw_log, user, zstd_log
+from tests.remote.sshd import MISSING, Sshd
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+
+def _log(session: str, texts: list[str], compressed: bool = False) -> bytes:
+    header = {**HEADER, "id": session}
+    events = number([user(text) for text in texts])
+    return zstd_log(events, batch=2, header=header) if compressed else raw_log(events, header=header)
+
+
+def _tailer(path: Path) -> RemoteTailer:
+    target = RemoteTarget(None, "testbox", str(path))
+    return RemoteTailer(link_for(target), target)
+
+
+def _texts(events: list[dict]) -> list[str]:
+    return [e["data"]["content"][0]["text"] for e in events if e["type"] == "user/message"]
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_growing_remote_log_is_decoded_from_its_new_bytes_only(sshd: Sshd, tmp_path: Path, compressed: bool) -> None:
+    sshd.trust()
+    path = tmp_path / ("session.jsonl.zstd" if compressed else "session.jsonl")
+    texts = ["one", "two", "three", "four"]
+    first, grown = _log("a", texts[:2], compressed), _log("a", texts, compressed)
+    assert grown.startswith(first)  # an append (a zstd writer adds whole frames)
+    path.write_bytes(first)
+    tailer = _tailer(path)
+    update = tailer.poll()
+    assert update.header is not None and _texts(update.events) == ["one", "two"]
+    path.write_bytes(grown)
+    before = tailer.link.bytes_read
+    update = tailer.poll()
+    assert _texts(update.events) == ["three", "four"] and not update.reset
+    assert [e["seq"] for e in update.events] == [e["seq"] for e in Tailer(path).poll().events][2:]
+    checked = remote_tail.OVERLAP + remote_tail.HEAD_CHECK  # the consumed bytes compared, not read again
+    assert tailer.link.bytes_read - before == len(grown) - len(first) + checked
+
+
+@pytest.mark.parametrize("same_second", [False, True])
+def test_a_remote_log_rewritten_in_place_at_the_same_size_is_re_read(
+    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, same_second: bool
+) -> None:
+    sshd.trust()
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(_log("a", ["first try", "aaaa"]))
+    if same_second:
+        monkeypatch.setattr(remote_tail, "SETTLE_SECONDS", 0.0)  # the file counts as settled at once
+    tailer = _tailer(path)
+    assert _texts(tailer.poll().events) == ["first try", "aaaa"]
+    mtime = path.stat().st_mtime_ns
+    rewritten = _log("b", ["other one", "bbbb"])
+    assert len(rewritten) == path.stat().st_size
+    path.write_bytes(rewritten)  # the same inode, the same size
+    if same_second:  # the same whole-second mtime, as a rewrite within the second of the last write leaves it
+        os.utime(path, ns=(mtime, mtime))
+    else:
+        os.utime(path, ns=(mtime + 2_000_000_000, mtime + 2_000_000_000))
+    update = tailer.poll()
+    assert update.reset and [d.code for d in update.diagnostics] == ["log-reset"]
+    assert update.header is not None and update.header["id"] == "b"
+    assert _texts(update.events) == ["other one", "bbbb"]
+    assert not tailer.poll()  # settled: nothing more, no second reset
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_remote_log_rewritten_in_place_larger_is_re_read_not_merged(sshd: Sshd, tmp_path: Path,
+                                                                       compressed: bool) -> None:  # fmt: skip
+    sshd.trust()
+    path = tmp_path / ("session.jsonl.zstd" if compressed else "session.jsonl")
+    path.write_bytes(_log("a", ["one", "two"], compressed))
+    tailer = _tailer(path)
+    assert _texts(tailer.poll().events) == ["one", "two"]
+    with open(path, "r+b") as f:  # truncate and regrow through one descriptor: never seen shorter
+        f.truncate(0)
+        f.write(_log("b", ["uno", "dos", "tres", "quatro", "cinco"], compressed))
+    update = tailer.poll()
+    assert update.reset and [d.code for d in update.diagnostics] == ["log-reset"]
+    assert update.header is not None and update.header["id"] == "b"
+    assert _texts(update.events) == ["uno", "dos", "tres", "quatro", "cinco"]
+    assert [e["seq"] for e in update.events] == [e["seq"] for e in read_log(path).events]
