@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
@@ -18,7 +19,7 @@ from core.log.vocabulary import SURFACE_TYPES
 from core.read.load import load_session
 from core.read.session import Session, surface_view
 from core.read.summary import human_chars, one_line, summarize
-from core.read.surface import iter_surface_rows, surface_rows
+from core.read.surface import iter_surface_rows
 from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
 from core.shared.errors import TapedeckError
@@ -93,49 +94,69 @@ def _render_inspect(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _surface(args: argparse.Namespace) -> None:
-    """One streaming pass that keeps surface events only while they are on the surface.
+SURFACE_KEPT_CHARS = 32 << 20  # model-visible chars of surface events ``surface`` keeps decoded; the rest is read back
 
-    With ``--at SEQ`` the rows are taken as the pass goes by SEQ: exactly the surface of the log cut there
-    (a packed chunk row that spans SEQ changes no surface node).
+
+def _surface(args: argparse.Namespace) -> None:
+    """One streaming pass that keeps the surface's seqs, and its first events while they are on it and their text
+    fits ``SURFACE_KEPT_CHARS``: every other event is read back from the file as its row is printed (a log that
+    is never cut has most of its bytes on the surface).
+
+    With ``--at SEQ`` the surface is taken as the pass goes by SEQ: exactly the surface of the log cut there
+    (a packed chunk row that spans SEQ changes no surface node). What a row shows of a seq never changes later.
     """
     kept: dict[int, dict[str, Any]] = {}
-    at: list[list[dict[str, Any]]] = []
+    chars = 0  # of the events in ``kept``
+    at: list[list[int]] = []
 
     def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
-        nonlocal kept
+        nonlocal kept, chars
         if type(item) is not PackedRow and item["type"] in SURFACE_TYPES:  # type: ignore[index]
-            kept[session.next_seq - 1] = surface_view(item)  # type: ignore[arg-type]
+            seq = session.next_seq - 1
             if len(kept) > len(session.surface) + 256:  # drop what replacements shadowed
-                kept = {seq: event for seq, event in kept.items() if session.on_surface(seq)}
+                kept = {n: event for n, event in kept.items() if session.on_surface(n)}
+                chars = sum(map(session.node_chars, kept))
+            size = session.node_chars(seq)
+            if chars + size <= SURFACE_KEPT_CHARS:
+                kept[seq] = surface_view(item)  # type: ignore[arg-type]
+                chars += size
         if args.at is not None and not at and session.next_seq > args.at:
-            at.append(surface_rows(session, kept.__getitem__))
+            at.append(list(session.surface))
 
     # without --at only surface events matter: the rest (nearly every item) is projected without a call
     types = SURFACE_TYPES if args.at is None else None
-    session = load_session(args.path, retain=False, observe=observe, observe_types=types)
-    if args.at is None and args.json:  # printed row by row: the whole JSON text is never held at once
+    session = load_session(args.path, retain=False, readback=True, observe=observe, observe_types=types)
+    if args.at is not None and not 0 <= args.at < session.next_seq:
+        raise TapedeckError(f"seq {args.at} is not in this log: its events are seq 0..{session.next_seq - 1}")
+    events = session.events
+
+    def event_at(seq: int) -> dict[str, Any]:
+        event = kept.get(seq)
+        return events[seq] if event is None else event
+
+    rows = iter_surface_rows(session, event_at, at[0] if at else None)
+    if args.json:  # printed row by row: the whole JSON text is never held at once
         out = JsonList()
-        for row in iter_surface_rows(session, kept.__getitem__):
+        for row in rows:
             out.add(row)
         out.close()
-    elif args.at is None:
-        emit(surface_rows(session, kept.__getitem__), args.json, _render_surface)
-    elif not 0 <= args.at < session.next_seq:
-        raise TapedeckError(f"seq {args.at} is not in this log: its events are seq 0..{session.next_seq - 1}")
     else:
-        emit(at[0], args.json, _render_surface)
+        _print_surface(rows)
 
 
-def _render_surface(rows: list[dict[str, Any]]) -> str:
-    out = []
-    for r in rows:
-        mark = "*" if r["replacement"] else " "
-        out.append(
-            f"{r['seq']:>6}{mark} {r['role']:<9} {r['source']:<34} {human_chars(r['chars']):>6}  {one_line(r['summary'], 90)}"
-        )
-    out.append(f"{len(rows)} model-visible message(s); * = replacement")
-    return "\n".join(out)
+def _surface_line(row: dict[str, Any]) -> str:
+    mark = "*" if row["replacement"] else " "
+    return f"{row['seq']:>6}{mark} {row['role']:<9} {row['source']:<34} {human_chars(row['chars']):>6}  {one_line(row['summary'], 90)}"
+
+
+def _print_surface(rows: Iterable[dict[str, Any]]) -> None:
+    """The surface as text, a line per row as it comes, and the count."""
+    count = 0
+    for row in rows:
+        sys.stdout.write(_surface_line(row) + "\n")
+        count += 1
+    sys.stdout.write(f"{count} model-visible message(s); * = replacement\n")
+    sys.stdout.flush()
 
 
 def _events(args: argparse.Namespace) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from core.read.session import Session, derive_message
@@ -20,11 +20,14 @@ def surface_rows(
 
 
 def iter_surface_rows(
-    session: Session, event_at: Callable[[int], dict[str, Any]] | None = None
+    session: Session,
+    event_at: Callable[[int], dict[str, Any]] | None = None,
+    seqs: Iterable[int] | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """``surface_rows`` one row at a time."""
-    for seq in session.surface:
-        event = (event_at or session.events.__getitem__)(seq)
+    """``surface_rows`` one row at a time; of the nodes ``seqs`` (a surface the session had earlier) when given."""
+    get = event_at or session.events.__getitem__
+    for seq in session.surface if seqs is None else seqs:
+        event = get(seq)
         message = derive_message(event)
         if message is None:
             continue
