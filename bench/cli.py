@@ -74,7 +74,7 @@ PEAK = (
     "        out.write(next(line.split()[1] for line in f if line.startswith('VmHWM:')))\n"
     "atexit.register(_peak)\n"
 )
-CONSOLE = PEAK + "from tui.cli import main\nsys.exit(main())\n"  # what the console script runs
+CONSOLE = PEAK + "from tui.cli import run\nsys.exit(run())\n"  # what the console script runs
 PROBE = (
     "import json, sys\n"
     "from core.read.load import load_session\n"

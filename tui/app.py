@@ -62,9 +62,13 @@ class FollowGC:
         self._saved: tuple[int, int, int] | None = None
 
     def loaded(self) -> None:
-        """Freeze what loading built and collect the young generation less often (idempotent per load)."""
+        """Freeze what loading built and collect the young generation less often (idempotent per load). A
+        reload first thaws and collects what the last load froze: the projection it replaced is garbage now."""
         if self._saved is None:
             self._saved = gc.get_threshold()
+        else:
+            gc.unfreeze()
+            gc.collect()
         gc.freeze()
         gc.set_threshold(*GC_THRESHOLD)
 
