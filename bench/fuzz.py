@@ -36,7 +36,6 @@ from bench.readers import (  # noqa: E402
     argv_for,
     cli_crash,
     host_log,
-    release,
     screen_crash,
     site,
     tui_crash,
@@ -73,8 +72,6 @@ def _readers(path: Path, commands: list[tuple[str, ...]]) -> tuple[str | None, s
             summarize(event)
     except Exception as exc:  # noqa: BLE001 - a LogFormatError is exit 2 above; anything else is a crash
         return site(exc), codes
-    finally:
-        release()
     return None, codes
 
 

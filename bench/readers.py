@@ -11,7 +11,6 @@ TUI) a worker that died of an error.
 from __future__ import annotations
 
 import contextlib
-import gc
 import io
 import time
 import traceback
@@ -59,17 +58,14 @@ def screen_crash(log: Path) -> str | None:
         session = load_session(log)
     except LogFormatError:
         return None  # the app shows the reason on its error screen
-    try:
-        for derive in (derive_tape, derive_view, derive_checkpoints, derive_routes, derive_prolong, derive_config,
-                       derive_dsh_settings):  # fmt: skip
-            try:
-                derive(session)
-            except TapedeckError:
-                pass  # the screen shows the reason (no workspace to report on, say)
-            except Exception as exc:  # noqa: BLE001 - a crash is what this counts
-                return f"screen {derive.__module__.rsplit('.', 1)[-1]}: {site(exc)}"
-    finally:
-        release()
+    for derive in (derive_tape, derive_view, derive_checkpoints, derive_routes, derive_prolong, derive_config,
+                   derive_dsh_settings):  # fmt: skip
+        try:
+            derive(session)
+        except TapedeckError:
+            pass  # the screen shows the reason (no workspace to report on, say)
+        except Exception as exc:  # noqa: BLE001 - a crash is what this counts
+            return f"screen {derive.__module__.rsplit('.', 1)[-1]}: {site(exc)}"
     return None
 
 
@@ -86,13 +82,6 @@ def site(exc: BaseException) -> str:
     return f"{type(exc).__name__} at {short}:{frame.lineno}"
 
 
-def release() -> None:
-    """Collect what earlier commands left: each load freezes every live object (``core.log.bulk.gc_paused``),
-    garbage cycles holding open files included, which one process running thousands of commands must free."""
-    gc.unfreeze()
-    gc.collect()
-
-
 def cli_crash(argv: list[str]) -> tuple[str | None, str, str]:
     """Run one command in process: the crash (or None), its stdout and its stderr."""
     out, err = io.StringIO(), io.StringIO()
@@ -103,8 +92,6 @@ def cli_crash(argv: list[str]) -> tuple[str | None, str, str]:
         rc = exc.code if isinstance(exc.code, int) else 2
     except Exception as exc:  # noqa: BLE001 - a crash is what this counts
         return f"{argv[0]}: {site(exc)}", out.getvalue(), err.getvalue()
-    finally:
-        release()
     if (rc or 0) not in EXITS.get(argv[0], (0, 2)):
         return f"{argv[0]}: exit {rc}", out.getvalue(), err.getvalue()
     if "Traceback" in err.getvalue():
