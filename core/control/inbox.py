@@ -42,7 +42,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import orjson
 
@@ -238,6 +238,15 @@ def origin_error(origin: object) -> str | None:
     return None
 
 
+class RequestOptions(TypedDict, total=False):
+    """The options of ``make_request`` that the functions sending a request pass through to it."""
+
+    queued: bool
+    expires_in: float | None
+    kind: str
+    origin: str | None
+
+
 def make_request(
     op: str,
     args: Mapping[str, Any] | None = None,
@@ -304,8 +313,18 @@ def _open_inbox(path: Path) -> int:
     return fd
 
 
+def inbox_line(obj: Mapping[str, Any]) -> bytes:
+    """``obj`` as one line of an inbox, newline included."""
+    return (js_json(obj) + "\n").encode("utf-8")
+
+
+def withdrawal(request_id: str) -> dict[str, Any]:
+    """The line by which a sender gives up on request ``request_id``."""
+    return {"withdraw": request_id, "at": _now_ms()}
+
+
 def _append_line(target: Path, obj: Mapping[str, Any]) -> None:
-    data = (js_json(obj) + "\n").encode("utf-8")
+    data = inbox_line(obj)
     try:
         fd = _open_inbox(target)
     except ControlError:
@@ -330,25 +349,18 @@ def _append_line(target: Path, obj: Mapping[str, Any]) -> None:
 
 
 def append_request(
-    path: str | os.PathLike[str],
-    op: str,
-    args: Mapping[str, Any] | None = None,
-    *,
-    queued: bool = False,
-    expires_in: float | None = None,
-    kind: str = "tapedeck",
-    origin: str | None = None,
+    path: str | os.PathLike[str], op: str, args: Mapping[str, Any] | None = None, **options: Unpack[RequestOptions]
 ) -> dict[str, Any]:
-    """Validate a request for a host of ``kind`` and append it to the inbox file ``path`` as one line; returns
-    the request."""
-    request = make_request(op, args, queued=queued, expires_in=expires_in, kind=kind, origin=origin)
+    """Validate a request (``make_request``) and append it to the inbox file ``path`` as one line; returns the
+    request."""
+    request = make_request(op, args, **options)
     _append_line(Path(path), request)
     return request
 
 
 def withdraw_request(path: str | os.PathLike[str], request_id: str) -> None:
     """Withdraw a request: the host answers it ``cancelled`` unless it already has a final outcome."""
-    _append_line(Path(path), {"withdraw": request_id, "at": _now_ms()})
+    _append_line(Path(path), withdrawal(request_id))
 
 
 @dataclass(frozen=True)
