@@ -6,9 +6,9 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from core.cli.args import add_interval, add_roots, local_roots
 from core.cli.common import guarded
 from core.control.config import load_config
-from core.log.layout import default_sessions_root
 from core.log.tail import FOLLOW_INTERVAL
 from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
@@ -17,8 +17,7 @@ from tui.cli import TUI_COMMANDS
 
 def run_fleet(roots: Sequence[str], config_file: str | None, interval: float) -> int:
     """Check the roots, then start the TUI on the fleet table."""
-    paths = [Path(root).expanduser() for root in roots if parse_remote(root) is None]
-    for path in paths:
+    for path in local_roots(roots):
         if not path.exists():
             raise TapedeckError(f"{path}: no such file or directory")
     config = load_config(config_file)
@@ -42,10 +41,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "and S pause or resume, message and stop the session under the cursor after a confirm."
         ),
     )
-    default_root = str(default_sessions_root())
-    p.add_argument("roots", nargs="*", default=[default_root], metavar="ROOT",
-                   help=f"sessions root, session directory or log file (default: {default_root})")  # fmt: skip
+    add_roots(p, "sessions root, session directory or log file (default: {default})")
     p.add_argument("--config", metavar="FILE", help="config file whose alerts and model sections apply")
-    p.add_argument("--interval", type=float, default=FOLLOW_INTERVAL, metavar="SECONDS",
-                   help="how often an opened session's file is checked for appends")  # fmt: skip
+    add_interval(p, FOLLOW_INTERVAL, "how often an opened session's file is checked for appends")
     p.set_defaults(handler=guarded(lambda a: run_fleet(a.roots, a.config, a.interval)))

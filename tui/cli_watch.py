@@ -6,6 +6,7 @@ import argparse
 import contextlib
 from pathlib import Path
 
+from core.cli.args import add_interval, check_seconds
 from core.cli.common import guarded
 from core.log.layout import default_sessions_root, resolve_log_path, stat_or_none
 from core.log.reader import read_log_header
@@ -39,8 +40,7 @@ def watch_target(path: str | None) -> Path:
 
 def run_watch(args: argparse.Namespace) -> int:
     """Start the TUI."""
-    if not args.interval > 0:
-        raise TapedeckError(f"--interval must be a positive number of seconds, not {args.interval}")
+    check_seconds("interval", args.interval)
     from tui.app import is_session_log_target
     from tui.cli_fleet import run_fleet
 
@@ -70,12 +70,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("path", nargs="*", metavar="PATH", help="log file, session directory or sessions root")
     p.add_argument("--no-follow", action="store_true", help="read the log once and do not wait for appends")
-    p.add_argument(
-        "--interval",
-        type=float,
-        default=FOLLOW_INTERVAL,
-        metavar="SECONDS",
-        help=f"how often to check the followed file for appends (default {FOLLOW_INTERVAL})",
-    )
+    add_interval(p, FOLLOW_INTERVAL, f"how often to check the followed file for appends (default {FOLLOW_INTERVAL})")
     p.add_argument("--config", help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
     p.set_defaults(handler=guarded(run_watch))

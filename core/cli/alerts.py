@@ -16,6 +16,7 @@ from core.alerts.engine import Alert
 from core.alerts.follow import AlertFollower, report
 from core.alerts.hook import HookRunner
 from core.cli import COMMANDS
+from core.cli.args import add_interval, add_json, check_seconds
 from core.cli.common import emit, guarded
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
 from core.shared.errors import TapedeckError
@@ -71,10 +72,8 @@ def _follow(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | N
 
 def run(args: argparse.Namespace) -> int:
     """Report or follow the alerts."""
-    if not args.interval > 0:
-        raise TapedeckError(f"--interval must be a positive number of seconds, not {args.interval}")
-    if not args.exec_timeout > 0:
-        raise TapedeckError(f"--exec-timeout must be a positive number of seconds, not {args.exec_timeout}")
+    check_seconds("interval", args.interval)
+    check_seconds("exec-timeout", args.exec_timeout)
     config = alerts_config(args.config, args.set)
     hook = HookRunner(args.exec, args.exec_timeout, _warn) if args.exec else None
     try:
@@ -97,13 +96,12 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="log file, session directory or sessions root")
     p.add_argument("--follow", action="store_true", help="keep reading as the logs grow; one line per alert")
-    p.add_argument("--json", action="store_true", help="JSON: a list, or with --follow one object per line")
+    add_json(p, "JSON: a list, or with --follow one object per line")
     p.add_argument("--exec", metavar="CMD", help="run CMD (with /bin/sh) for each alert, the alert's JSON on stdin")
     p.add_argument("--exec-timeout", type=float, default=10.0, metavar="SECONDS",
                    help="time limit of each --exec command (default 10)")  # fmt: skip
     p.add_argument("--config", help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="change one config key, such as alerts.budget.usd=5 (repeatable)")  # fmt: skip
-    p.add_argument("--interval", type=float, default=0.1, metavar="SECONDS",
-                   help="how often --follow checks the logs (default 0.1)")  # fmt: skip
+    add_interval(p, 0.1, "how often --follow checks the logs (default 0.1)")
     p.set_defaults(handler=guarded(run))

@@ -19,6 +19,7 @@ from core.bridge.install import (
     status,
 )
 from core.cli import COMMANDS
+from core.cli.args import add_json
 from core.cli.common import emit, guarded
 
 _DONE = {
@@ -137,5 +138,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     st = sub.add_parser("status", help="which profiles hold the plugin, its version against the packaged one")
     st.add_argument("home", metavar="DSH_HOME", nargs="?", help="the DSH home (default: $DSH_HOME)")
     for q, handler in ((inst, _install), (rem, _remove), (st, _status)):
-        q.add_argument("--json", action="store_true", help="print the result as JSON")
+        add_json(q, "print the result as JSON")
         q.set_defaults(handler=guarded(handler))

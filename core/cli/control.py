@@ -12,6 +12,7 @@ from typing import Any
 from core.bridge.files import OutcomeReader
 from core.bridge.ops import SUPPORTED
 from core.cli import COMMANDS
+from core.cli.args import add_json, add_log_path
 from core.cli.common import emit, guarded
 from core.control.config import parse_value
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
@@ -277,7 +278,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         epilog=_ops_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("path", metavar="PATH", help="session log file or session directory, here or [user@]host:PATH over SSH")
+    add_log_path(p, remote=True, metavar="PATH")
     p.add_argument("op", metavar="OP", help=f"one of: {', '.join(OPS)}")
     p.add_argument(
         "--arg", action="append", default=[], metavar="KEY=VALUE", help="an argument of the op (repeatable)"
@@ -297,7 +298,5 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         metavar="S",
         help=f"seconds to wait with --wait (default {DEFAULT_TIMEOUT:g})",
     )
-    p.add_argument(
-        "--json", action="store_true", help="print the request (or, with --wait, the outcome event) as JSON"
-    )
+    add_json(p, "print the request (or, with --wait, the outcome event) as JSON")
     p.set_defaults(handler=guarded(_run))

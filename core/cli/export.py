@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from core.cli import COMMANDS
+from core.cli.args import add_json, add_log_path
 from core.cli.common import emit, guarded
 from core.shared.errors import TapedeckError
 
@@ -96,7 +97,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "what they replaced, and the notes. Written while the log is read. Redaction is on when writing to a "
         "file, off on stdout, unless --redact or --no-redact says otherwise.",
     )
-    p.add_argument("path", help="session log file or session directory")
+    add_log_path(p)
     p.add_argument(
         "--at", type=int, metavar="SEQ", help="the moment: the surface as it stood right after SEQ"
     )
@@ -118,13 +119,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "file beside the log (or in tapedeck's data directory when the log's directory is not writable), "
         "never in the log.",
     )
-    p.add_argument("path", help="session log file or session directory")
+    add_log_path(p)
     p.add_argument("--seq", type=int, required=True, metavar="N", help="the event the note is on")
     p.add_argument("text", help="the note, quoted as one argument ('' or only spaces: remove it)")
     p.set_defaults(handler=guarded(_note))
 
     p = sub.add_parser("notes", help=COMMANDS["notes"].help,
                        description="List the notes on a session's events, by seq.")  # fmt: skip
-    p.add_argument("path", help="session log file or session directory")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_log_path(p)
+    add_json(p)
     p.set_defaults(handler=guarded(_notes))

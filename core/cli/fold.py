@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.cli import COMMANDS
+from core.cli.args import add_json, add_log_path
 from core.cli.common import emit, guarded
 from core.control.config import CONFIG_EVENT, load_config, parse_value, replay_config, set_value
 from core.policies.fold import FOLD, preview_fold, shown_through
@@ -81,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "kept raw, folded behind a digest (which kind, how many chars), pinned, or backed off. "
         "Nothing is written.",
     )
-    p.add_argument("path", help="session log file or session directory")
+    add_log_path(p)
     p.add_argument("--config", help="policy config file (TOML or JSON) whose [slice] section applies")
     p.add_argument(
         "--set",
@@ -90,5 +91,5 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         metavar="KEY=VALUE",
         help="override a slice key after the file and the logged changes, e.g. fold.pinSteps=2 (repeatable; JSON value)",
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(handler=guarded(_fold))

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
+from core.cli.args import add_json
 from core.cli.common import emit, guarded
 from core.control.config import load_config
 from core.log.layout import default_sessions_root
@@ -153,7 +154,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="store_true",
         help="after the tasks, keep obeying the control inbox until a stop request",
     )
-    p.add_argument("--json", action="store_true", help="print a JSON summary at the end instead of progress")
+    add_json(p, "print a JSON summary at the end instead of progress")
     p.set_defaults(handler=guarded(_run))
 
     r = sub.add_parser(
@@ -161,7 +162,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help=COMMANDS["repair"].help,
     )
     r.add_argument("path", help="the session log or its directory (no host may be running on it)")
-    r.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_json(r, "print the report as JSON")
     r.set_defaults(handler=guarded(_repair))
 
 

@@ -6,10 +6,10 @@ import argparse
 import sys
 from collections import Counter
 from collections.abc import Iterable
-from pathlib import Path
 from typing import IO, Any
 
 from core.cli import COMMANDS
+from core.cli.args import add_json, add_log_path, add_roots, local_roots
 from core.cli.common import JsonList, emit, fail, guarded
 from core.control.config import load_config
 from core.control.host_state import HostState, describe_host, read_host_state
@@ -237,10 +237,7 @@ def _copy_marked(spool: IO[bytes], gaps: list[tuple[int, int]], session: Session
 def _sessions(args: argparse.Namespace) -> int | None:
     from core.fleet.follow import Fleet
     from core.fleet.row import COLUMNS, cells
-    from core.remote.target import parse_remote
-
-    roots = [Path(root).expanduser() for root in args.roots if parse_remote(root) is None]
-    for root in roots:
+    for root in local_roots(args.roots):
         if not root.is_dir():
             return fail(f"{root}: no such directory (give a sessions root, e.g. {default_sessions_root()})")
     fleet = Fleet(args.roots, load_config(args.config))
@@ -271,8 +268,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "tools called, what the model sees now (nodes and chars), token usage, and every problem found "
         "while reading it.",
     )
-    p.add_argument("path", help="session log file or session directory, here or [user@]host:PATH over SSH")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_log_path(p, remote=True)
+    add_json(p)
     p.set_defaults(
         handler=guarded(with_remote_copy(lambda a: emit(inspect_report(load_session(a.path, retain=False)), a.json,
                                                         _render_inspect)))  # fmt: skip
@@ -284,9 +281,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="List the messages the model would be sent now, in order: the seq of each, its role, "
         "where it came from (user, model, tool, a tape entry, a fold …) and its size in chars.",
     )
-    p.add_argument("path", help="session log file or session directory, here or [user@]host:PATH over SSH")
+    add_log_path(p, remote=True)
     p.add_argument("--at", type=int, metavar="SEQ", help="the surface as it stood right after event SEQ")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(handler=guarded(with_remote_copy(_surface)))
 
     p = sub.add_parser(
@@ -295,7 +292,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="List the events of a log one per line: seq, turn (t- between turns), type, a dot "
         "when the event is on the model-visible surface, and a one-line summary.",
     )
-    p.add_argument("path", help="session log file or session directory, here or [user@]host:PATH over SSH")
+    add_log_path(p, remote=True)
     p.add_argument(
         "--type",
         action="append",
@@ -304,7 +301,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "match a family, '!' in front leaves one out",
     )
     p.add_argument("--turn", type=int, metavar="N", help="only events inside turn N (events between turns belong to none)")
-    p.add_argument("--json", action="store_true", help="print the events as JSON")
+    add_json(p, "print the events as JSON")
     p.set_defaults(handler=guarded(with_remote_copy(_events)))
 
     p = sub.add_parser(
@@ -315,9 +312,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "(attention), turn.step, phase and class, time since the last write, context and cache-hit %, cost "
         "and run rate. Sessions needing attention come first, each subagent child under its parent.",
     )
-    default_root = str(default_sessions_root())
-    p.add_argument("roots", nargs="*", default=[default_root], metavar="ROOT",
-                   help=f"sessions roots (default: {default_root})")  # fmt: skip
+    add_roots(p, "sessions roots (default: {default})")
     p.add_argument("--config", metavar="FILE", help="config file whose alerts and model sections apply")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(handler=guarded(_sessions))

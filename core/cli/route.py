@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli import COMMANDS
+from core.cli.args import add_json
 from core.cli.common import emit, guarded
 from core.control.config import load_config
 from core.policies.adaptive import CHECKPOINT, classify_task, phase_text
@@ -32,7 +33,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--class", dest="task_class", choices=TASK_CLASSES, help="skip classification")
     parser.add_argument("--evidence", metavar="FILE", help="recent tool output to weigh (UTF-8 text file)")
     parser.add_argument("--config", help="policy config file (TOML or JSON) whose [adaptive] section applies")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_json(parser)
     parser.set_defaults(handler=guarded(run))
 
 

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from core.cli import COMMANDS
+from core.cli.args import add_json, add_log_path
 from core.cli.common import emit, guarded
 from core.cli.fold import effective_config
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
@@ -168,7 +169,7 @@ def _expand(args: argparse.Namespace) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", help="session log file or session directory")
+    add_log_path(p)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -187,7 +188,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--entry-max-chars", metavar="N", help="code-point cap per entry (history.entryMaxChars, >= 256)"
     )
     p.add_argument("--config", help="policy config file (TOML or JSON) whose [slice] section applies")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(handler=guarded(_seal))
 
     recall = sub.add_parser("recall", help=COMMANDS["recall"].help)
@@ -196,14 +197,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _common(p)
     p.add_argument("turn", help='turn number, or "slice-turn-N"')
     p.add_argument("--view", choices=("dialogue", "full"), help="full adds every original record as JSON")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(handler=guarded(_recall_turn))
 
     p = kinds.add_parser("step", help="one step's tool calls and results (recall_step)")
     _common(p)
     p.add_argument("turn", help="turn number")
     p.add_argument("step", help="step number")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(handler=guarded(_recall_step))
 
     p = kinds.add_parser("search", help="scored hits over the recorded history (recall_search)")
@@ -216,7 +217,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--limit", type=int, metavar="N", help="hits to return besides tool output, 1-20 (default 5)"
     )
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(handler=guarded(_recall_search))
 
     p = sub.add_parser(
@@ -243,5 +244,5 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--grep", metavar="RE", help="only lines matching this case-insensitive regex, with context"
     )
     only.add_argument("--lines", metavar="A-B", help="only this 1-based inclusive line range")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(handler=guarded(_expand))

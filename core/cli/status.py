@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli import COMMANDS
+from core.cli.args import add_json, add_log_path
 from core.cli.common import emit, guarded
 from core.control.config import CONFIG_EVENT, load_config, logged_config
 from core.log.vocabulary import HOST_EVENT
@@ -27,7 +28,7 @@ def register(subparsers: Any) -> None:
             "The session log and the workspace log file are read, never written."
         ),
     )
-    parser.add_argument("path", help="session log file or session directory")
+    add_log_path(parser)
     parser.add_argument("--workspace", help="workspace directory (default: the session header's cwd)")
     parser.add_argument(
         "--config",
@@ -39,7 +40,7 @@ def register(subparsers: Any) -> None:
         "--log-window", type=int, help="override prolong.logWindow (0 full, N last N, -1 disabled)"
     )
     parser.add_argument("--deny-keep", type=int, help="override prolong.denyKeep")
-    parser.add_argument("--json", action="store_true", help="print JSON")
+    add_json(parser)
     parser.set_defaults(handler=guarded(run))
 
 

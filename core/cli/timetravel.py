@@ -13,6 +13,7 @@ import sys
 from typing import Any
 
 from core.cli import COMMANDS
+from core.cli.args import add_json, add_log_path
 from core.cli.common import JsonList, emit, guarded
 from core.read.session import Session
 from core.read.summary import human_chars
@@ -247,7 +248,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "exactly the body the host sent; for a DSH log it is the request header plus the surface as it "
         "stood when the request went out.",
     )
-    p.add_argument("path", help="session log file or session directory")
+    add_log_path(p)
     which = p.add_mutually_exclusive_group()
     which.add_argument("--seq", type=int, metavar="SEQ", help="the request in flight at event SEQ")
     which.add_argument("--all", action="store_true", help="every model request in order, retries included")
@@ -255,7 +256,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--step", type=int, metavar="S")
     p.add_argument("--full", action="store_true",
                    help="print whole messages (text output clips long ones); with --json, each request's whole body")  # fmt: skip
-    p.add_argument("--json", action="store_true", help="print one JSON object per request")
+    add_json(p, "print one JSON object per request")
     p.set_defaults(handler=guarded(_request))
 
     p = sub.add_parser(
@@ -265,11 +266,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "shared prefix ends (where the provider's prompt cache broke), the event that caused it (seal, "
         "fold, prune, rewind, compaction, phase note, header change) and the nodes added, removed or replaced.",
     )
-    p.add_argument("path", help="session log file or session directory")
+    add_log_path(p)
     p.add_argument("--turn", type=int, required=True, metavar="T")
     p.add_argument("--step", type=int, required=True, metavar="S")
     p.add_argument("--attempt", type=int, default=1, metavar="N", help="which attempt of a retried step")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(handler=guarded(_diff))
 
     p = sub.add_parser(
@@ -280,7 +281,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "what it saved and what its cache break cost. Prices are DeepSeek's unless the config's model "
         "section says otherwise.",
     )
-    p.add_argument("path", help="session log file or session directory")
+    add_log_path(p)
     p.add_argument("--config", metavar="FILE", help="config file whose [model.prices] table overrides prices")
-    p.add_argument("--json", action="store_true", help="print JSON")
+    add_json(p)
     p.set_defaults(handler=guarded(_cost))

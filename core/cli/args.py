@@ -1,0 +1,48 @@
+"""The arguments several commands share: ``--json``, a session log's path (here or over SSH), sessions roots with
+the default root, a polling interval, and the checks and splits of their values."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable
+from pathlib import Path
+
+from core.log.layout import default_sessions_root
+from core.remote.target import parse_remote
+from core.shared.errors import TapedeckError
+
+LOG_PATH_HELP = "session log file or session directory"
+REMOTE_HELP = ", here or [user@]host:PATH over SSH"
+
+
+def add_json(parser: argparse.ArgumentParser, help: str = "print JSON") -> None:
+    """``--json``: print JSON instead of text."""
+    parser.add_argument("--json", action="store_true", help=help)
+
+
+def add_log_path(parser: argparse.ArgumentParser, *, remote: bool = False, metavar: str | None = None) -> None:
+    """The positional ``path`` of one session log (``remote``: also ``[user@]host:PATH``)."""
+    parser.add_argument("path", metavar=metavar, help=LOG_PATH_HELP + (REMOTE_HELP if remote else ""))
+
+
+def add_roots(parser: argparse.ArgumentParser, help: str) -> None:
+    """The positional ``roots`` (any number, here or over SSH), the default sessions root when none is given;
+    ``help`` names it as ``{default}``."""
+    default_root = str(default_sessions_root())
+    parser.add_argument("roots", nargs="*", default=[default_root], metavar="ROOT", help=help.format(default=default_root))
+
+
+def add_interval(parser: argparse.ArgumentParser, default: float, help: str) -> None:
+    """``--interval SECONDS``: how often something is polled."""
+    parser.add_argument("--interval", type=float, default=default, metavar="SECONDS", help=help)
+
+
+def check_seconds(option: str, value: float) -> None:
+    """Refuse a ``--<option>`` that is not a positive number of seconds."""
+    if not value > 0:
+        raise TapedeckError(f"--{option} must be a positive number of seconds, not {value}")
+
+
+def local_roots(roots: Iterable[str]) -> list[Path]:
+    """The roots on this machine (``~`` expanded), the ``[user@]host:PATH`` ones left out."""
+    return [Path(root).expanduser() for root in roots if parse_remote(root) is None]
