@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.cli.args import add_interval, add_roots, local_roots
+from core.cli.args import add_interval, add_roots, check_seconds, local_roots
 from core.cli.common import guarded
 from core.control.config import load_config
 from core.log.tail import FOLLOW_INTERVAL
@@ -16,7 +16,8 @@ from tui.cli import TUI_COMMANDS
 
 
 def run_fleet(roots: Sequence[str], config_file: str | None, interval: float) -> int:
-    """Check the roots, then start the TUI on the fleet table."""
+    """Check the roots and the interval, then start the TUI on the fleet table."""
+    check_seconds("interval", interval)
     for path in local_roots(roots):
         if not path.exists():
             raise TapedeckError(f"{path}: no such file or directory")
