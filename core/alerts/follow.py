@@ -188,7 +188,3 @@ class AlertFollower:
         except ControlError as exc:
             self.warn(f"{watch.path}: the {alert.cause} action was not sent: {exc}")
 
-
-def report(targets: Sequence[str | os.PathLike[str]], config: PolicyConfig) -> list[Alert]:
-    """The alerts of the logs as they are now: each read to its end once, then ticked with the time."""
-    return AlertFollower(targets, config).poll(final=True)

@@ -13,12 +13,12 @@ from typing import Any
 import orjson
 
 from core.alerts.engine import Alert
-from core.alerts.follow import AlertFollower, report
 from core.alerts.hook import HookRunner
 from core.cli import COMMANDS
 from core.cli.args import add_interval, add_json, check_seconds
 from core.cli.common import emit, guarded
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
+from core.fleet.alerts import AlertSources
 from core.shared.errors import TapedeckError
 
 
@@ -45,19 +45,22 @@ def _warn(message: str) -> None:
 
 
 def _once(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | None) -> int:
-    found = report(args.paths, config)
+    sources = AlertSources(args.paths, config, warn=_warn)
+    found = sources.poll(final=True)
     payload = [a.to_dict() for a in found]
     emit(payload, args.json, lambda _: "\n".join(render_alert(a) for a in found) or "no alerts")
     for alert in found:
         if hook is not None:
             hook.submit(alert)
+    if sources.unreached:  # a root that could not be read at all: the report is not an answer
+        return 2
     return 1 if found else 0
 
 
 def _follow(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    follower = AlertFollower(args.paths, config, act=config.alerts.acts, warn=_warn)
+    follower = AlertSources(args.paths, config, act=config.alerts.acts, warn=_warn)
     try:
         for alert in follower.follow(stop, args.interval):
             line = orjson.dumps(alert.to_dict()).decode() if args.json else render_alert(alert)
@@ -89,12 +92,15 @@ def register(subparsers: Any) -> None:
         "alerts",
         help=COMMANDS["alerts"].help,
         description=(
-            "Run the alert rules over session logs (log files, session directories, sessions roots). Without "
-            "--follow, report the alerts of the logs as they are and exit 1 when any fired (0 when none); with "
-            "--follow, print each alert as the logs grow, new sessions under a root included, until interrupted."
+            "Run the alert rules over session logs (log files, session directories, sessions roots), here or on "
+            "another machine as [user@]host:PATH (over SSH's SFTP, with your ssh config, keys and known_hosts). "
+            "Without --follow, report the alerts of the logs as they are and exit 1 when any fired (0 when none, 2 "
+            "when a machine could not be reached); with --follow, print each alert as the logs grow, new sessions "
+            "under a root included, until interrupted: a remote log that cannot be read raises 'unreachable'."
         ),
     )
-    p.add_argument("paths", nargs="+", metavar="PATH", help="log file, session directory or sessions root")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="log file, session directory or sessions root; [user@]host:PATH on another machine")  # fmt: skip
     p.add_argument("--follow", action="store_true", help="keep reading as the logs grow; one line per alert")
     add_json(p, "JSON: a list, or with --follow one object per line")
     p.add_argument("--exec", metavar="CMD", help="run CMD (with /bin/sh) for each alert, the alert's JSON on stdin")

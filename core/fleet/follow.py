@@ -249,10 +249,11 @@ class Fleet:
             elif not log.exists():
                 self._pending.discard(log)
 
-    def poll(self, now: int | None = None, final: bool = False, clock: bool = True) -> int:
+    def poll(self, now: int | None = None, final: bool = False, clock: bool = True,
+             raised: list[Alert] | None = None) -> int:  # fmt: skip
         """Read the logs' new bytes and tick their engines; returns how many sessions were polled. With ``clock``
         every session is (the time-dependent rules and the ages move on); without it only those whose log
-        changed since (a stat each, locally)."""
+        changed since (a stat each, locally). The alerts the polls raised are added to ``raised`` when given."""
         if now_ms() / 1000 - self._scanned >= RESCAN_SECONDS:
             self.rescan()
         elif self._pending:
@@ -260,7 +261,9 @@ class Fleet:
         now = now_ms() if now is None else now
         polled = [watch for watch in list(self.watches.values()) if clock or final or watch.changed()]
         for watch in polled:
-            watch.poll(now, final)
+            alerts = watch.poll(now, final)
+            if raised is not None:
+                raised.extend(alerts)
         return len(polled)
 
     def rows(self, now: int | None = None) -> list[FleetRow]:

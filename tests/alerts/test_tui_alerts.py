@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from core.alerts.engine import AlertEngine
-from core.alerts.follow import report
 from core.control.config import validate_config
+from core.fleet.alerts import AlertSources
 from tests.alerts.crafted import HEADER, Log
 from tests.tui.conftest import anyio_backend  # noqa: F401 - Textual runs on asyncio
 from tests.tui.pilot import NO_KEYMAP, main_screen, settle, until
@@ -110,7 +110,7 @@ EAGER = {"errorStreak": {"count": 1}, "cacheBreak": {"tokens": 1}, "loop": {"cou
 @pytest.mark.anyio
 @pytest.mark.parametrize("follow", [True, False], ids=["following", "read-once"])
 async def test_the_tui_raises_what_tapedeck_alerts_reports(demo_root: Path, follow: bool) -> None:
-    expected = report([demo_root], validate_config({"alerts": EAGER}))
+    expected = AlertSources([demo_root], validate_config({"alerts": EAGER})).poll(final=True)  # what the CLI reports
     assert len(expected) > 5
     app = _app(demo_root, follow, EAGER)  # a sessions root: the browser, and every session's alerts
     async with app.run_test(size=(120, 30)) as pilot:

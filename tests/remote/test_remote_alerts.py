@@ -1,0 +1,151 @@
+"""``tapedeck alerts`` on ``user@host:PATH`` roots, through the real OpenSSH server of the remote tests: the report
+gives a remote root the alerts it gives the same root locally (remote paths named as the user wrote them), a
+refused host key is one clear line, and ``--follow --json`` streams a remote log's alerts as it grows, with
+``unreachable`` when the server dies and the log's later alerts once it is back."""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+
+from core.cli import main
+from core.remote.link import close_links
+from tests.alerts.crafted import HEADER, Log
+from tests.remote.sshd import MISSING, Sshd
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+
+def _write(path: Path, events: list[dict[str, Any]]) -> None:
+    with open(path, "a") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in events))
+
+
+def _failing(log: Log, turn: int, count: int) -> None:
+    log.turn(turn)
+    for _ in range(count):
+        log.result(True, turn=turn)
+
+
+def _root(tmp_path: Path) -> tuple[Path, Log]:
+    path = tmp_path / "root" / "p" / "s1" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    log = Log()
+    log.header()
+    _failing(log, 1, 3)
+    _write(path, [{**HEADER, "id": "s1"}, *log.events])
+    return path, log
+
+
+def test_a_report_on_a_remote_root_gives_its_local_alerts(sshd: Sshd, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    sshd.trust()
+    path, _ = _root(tmp_path)
+    root = tmp_path / "root"
+    assert main(["alerts", str(root), "--json"]) == 1
+    local = json.loads(capsys.readouterr().out)
+    assert main(["alerts", f"testbox:{root}", str(tmp_path / "root" / "p" / "s1"), "--json"]) == 1
+    remote = json.loads(capsys.readouterr().out)
+    assert [a["cause"] for a in local] == ["error-streak"]
+    assert remote == [local[0], {**local[0], "path": f"testbox:{path}"}]
+    assert main(["alerts", f"testbox:{root}"]) == 1
+    assert "error-streak" in capsys.readouterr().out
+
+
+def test_an_unknown_host_key_or_a_dead_machine_is_one_clear_line(sshd: Sshd, tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    _root(tmp_path)
+    assert main(["alerts", f"testbox:{tmp_path / 'root'}"]) == 2
+    err = capsys.readouterr().err
+    assert "ssh testbox true" in err and "known_hosts" in err and "Traceback" not in err
+    close_links()  # a new command: a new link
+    sshd.trust()
+    sshd.kill()
+    assert main(["alerts", f"testbox:{tmp_path / 'root'}", "--json"]) == 2
+    assert "testbox: unreachable since" in capsys.readouterr().err
+
+
+def _lines(stream: IO[str]) -> queue.Queue[dict[str, Any]]:
+    got: queue.Queue[dict[str, Any]] = queue.Queue()
+
+    def pump() -> None:
+        for line in stream:
+            got.put(json.loads(line))
+
+    threading.Thread(target=pump, daemon=True).start()
+    return got
+
+
+def _next(got: queue.Queue[dict[str, Any]], timeout: float = 30.0) -> dict[str, Any]:
+    try:
+        return got.get(timeout=timeout)
+    except queue.Empty:
+        raise AssertionError(f"no alert within {timeout} s") from None
+
+
+def test_follow_streams_a_remote_log_and_says_when_it_cannot_be_reached(sshd: Sshd, tmp_path: Path) -> None:
+    sshd.trust()
+    path, log = _root(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "core.cli", "alerts", f"testbox:{tmp_path / 'root'}", "--follow",
+                             "--json", "--set", "alerts.stalled.enabled=false"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        assert proc.stdout is not None
+        got = _lines(proc.stdout)
+        first = _next(got)
+        assert (first["cause"], first["seq"], first["path"]) == ("error-streak", 4, f"testbox:{path}")
+        written = len(log.events)
+        log.end(1)
+        log.turn(2)
+        log.result(False, turn=2)  # the streak clears
+        for _ in range(3):
+            log.call("read_file", '{"path": "a.py"}', turn=2)
+        _write(path, log.events[written:])
+        loop = _next(got)
+        assert (loop["cause"], loop["seq"]) == ("loop", len(log.events) - 1)
+
+        sshd.kill()
+        gone = _next(got)
+        assert (gone["cause"], gone["severity"], gone["path"]) == ("unreachable", "warning", f"testbox:{path}")
+        assert "testbox: unreachable since" in gone["reason"]
+        written = len(log.events)
+        _failing(log, 3, 3)  # written while the machine cannot be reached
+        _write(path, log.events[written:])
+        sshd.start()
+        back = _next(got)
+        assert (back["cause"], back["seq"]) == ("error-streak", len(log.events) - 1)  # nothing lost on the way
+        assert got.empty()
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    assert "Traceback" not in err
+
+
+def test_an_action_reaches_a_live_remote_host_that_does_not_act_itself(sshd: Sshd, tmp_path: Path) -> None:
+    from core.control.config import validate_config
+    from core.control.inbox import InboxReader
+    from core.fleet.alerts import AlertSources
+
+    sshd.trust()
+    path, log = _root(tmp_path)
+    (path.parent / "host.json").write_text(json.dumps({"state": "running", "pid": 1, "since": 1}))
+    written = len(log.events)
+    for _ in range(3):
+        log.call("read_file", '{"path": "a.py"}')
+    _write(path, log.events[written:])
+    config = validate_config({"alerts": {"loop": {"action": "message", "message": "Read it once."}}})
+    raised = AlertSources([f"testbox:{tmp_path / 'root'}"], config, act=True).poll()
+    assert {a.cause for a in raised} >= {"loop", "error-streak"}
+    sent = [e.request for e in InboxReader(path.parent / "control.jsonl").read() if e.request]
+    assert [(r["origin"], r["op"], r["args"]) for r in sent] == [("alert:loop", "message", {"text": "Read it once."})]
+    (path.parent / "host.json").write_text(json.dumps({"state": "exited", "pid": 1, "since": 2}))
+    close_links()
+    AlertSources([f"testbox:{tmp_path / 'root'}"], config, act=True).poll()
+    assert len([e for e in InboxReader(path.parent / "control.jsonl").read() if e.request]) == 1  # nobody to read it
