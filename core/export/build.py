@@ -25,8 +25,7 @@ from core.read.session import Session, derive_message
 from core.read.streams import Block, delta_chars
 from core.read.surface import surface_rows
 from core.rebuild.cost import CostTally
-from core.rebuild.request import AGENT, Request, RequestPass
-from core.rebuild.request_diff import diff_requests
+from core.rebuild.request import Request, RequestPass
 from core.shared.errors import TapedeckError
 from core.shared.text import text_of_blocks, tool_result_text
 
@@ -228,15 +227,14 @@ class ExportPass:
         return rows
 
     def _request_done(self, tally: CostTally, request: Request, session: Session) -> bool:
-        before = tally.before
+        first = tally.before is None
         tally.add(request, session)
         o = self.options
-        if request.kind != AGENT or (o.at is not None and request.seq > o.at):
+        if tally.diff is None or (o.at is not None and request.seq > o.at):  # not an agent request, or too late
             return False
         if o.turn is not None and (request.turn != o.turn or (o.step is not None and request.step != o.step)):
             return False
-        diff = {**diff_requests(before, request, session).to_dict(), "first": before is None}
-        self._request = (request, diff)
+        self._request = (request, {**tally.diff.to_dict(), "first": first})
         return False
 
     def _document(self, session: Session, tally: CostTally) -> dict[str, Any]:

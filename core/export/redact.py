@@ -23,9 +23,11 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
 import re2
 
 ENV_MIN = 8
+LIST_SLICE = 32  # a long list is screened this many items at a time
 _KEYS = re2.compile(
     r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\z)"
     r"|(?:sk|pk|rk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"
@@ -43,6 +45,27 @@ _EMAIL = re2.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[
 _HOME = re2.compile(r"(?:/home/|/Users/)[^/\s\"'<>:;,]+|/root\b|[A-Za-z]:\\Users\\[^\\\s\"'<>:;,]+")
 _PAIR_HEAD = re.compile(
     r"^(?i:(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)[\"']?\s*[:=]\s*[\"']?)"
+)
+# A screen for the JSON text of a whole value: it matches wherever a string of the value holds something the
+# patterns above match (and sometimes where none does: a key, a word before a colon). Each part is one of those
+# patterns as JSON writes what it matches: most are unchanged (none of their characters is escaped), ``\s`` is a
+# space or a ``\t``-style escape, a quote may come with its backslash, a backslash is doubled, and the parts
+# that only follow a key word are left out. So a value whose JSON it does not match holds nothing to redact.
+# Keep it in step with ``_KEYS``, ``_EMAIL`` and ``_HOME`` (tests/export/test_redact.py checks it on made-up text).
+_JSON_SPACE = rb"(?: |\\[tnfr])"
+_SCREEN = (
+    rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
+    rb"|(?:sk|pk|rk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"
+    rb"|(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"
+    rb"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    rb"|xox[abposr]-[A-Za-z0-9-]{10,}"
+    rb"|(?:AKIA|ASIA)[A-Z0-9]{16}"
+    rb"|AIza[A-Za-z0-9_\-]{30,}"
+    rb"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
+    rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
+    rb"|(?i:api[_-]?key|secret|password|passwd|token)(?:\\?[\"'])?" + _JSON_SPACE + rb"*[:=]"
+    rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
+    rb"|(?:/home/|/Users/)[^/\s\"'<>:;,]|/root\b|[A-Za-z]:\\\\Users\\\\"
 )
 _NUMBER = re.compile(r"[-+]?[0-9][0-9.,_eE+\-]*")
 KINDS = ("key", "env", "email", "home")
@@ -80,6 +103,9 @@ class Redactor:
             self._patterns.append(("home", re2.compile(re.escape(home))))
         # one scan of the union says whether a string holds anything at all (most hold nothing)
         self._any = re2.compile("|".join(f"(?:{p.pattern})" for _, p in self._patterns))
+        # and one scan of a value's JSON whether any of its strings may (the literals as JSON writes them)
+        literals = [re.escape(orjson.dumps(v)[1:-1]) for v in [*secrets, *([home] if home else [])]]
+        self._screen = re2.compile(b"|".join([_SCREEN, *literals]))
 
     def text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[redacted <kind>]`` (a home directory by ``~``).
@@ -119,22 +145,38 @@ class Redactor:
         return (pair.group(0) if pair else "") + f"[redacted {kind}]"
 
     def walk(self, value: Any) -> Any:
-        """A copy of ``value`` with every string value redacted; keys, numbers, booleans and nulls unchanged, and
-        the vocabulary strings under ``VOCABULARY`` keys too (an event's or a block's type, a role)."""
+        """``value`` with every string value redacted; keys, numbers, booleans and nulls unchanged, and the
+        vocabulary strings under ``VOCABULARY`` keys too (an event's or a block's type, a role). A dict or list
+        with nothing to redact is returned as it is, anything else as a copy."""
         kind = type(value)
         if kind is str:
             return self.text(value)
+        if (kind is dict or kind is list) and self._clean(value):
+            return value
         if kind is dict:
             walk = self.walk
             return {k: v if k in VOCABULARY and type(v) is str else walk(v) for k, v in value.items()}
         if kind is list or kind is tuple:
             if set(map(type, value)) <= SCALARS:  # a list of seqs: nothing to redact (checked in C)
                 return list(value)
+            if len(value) > LIST_SLICE:  # a long list (a file's lines): screened a slice at a time
+                out: list[Any] = []
+                for i in range(0, len(value), LIST_SLICE):
+                    part = value[i : i + LIST_SLICE]
+                    out.extend(part if self._clean(part) else map(self.walk, part))
+                return out
             walk = self.walk
             return [walk(v) for v in value]
         if isinstance(value, str):  # a str subclass
             return self.text(value)
         return value
+
+    def _clean(self, value: Any) -> bool:
+        """True when no string in ``value`` can hold anything to redact (its JSON does not pass the screen)."""
+        try:
+            return self._screen.search(orjson.dumps(value)) is None
+        except TypeError:  # not JSON (a key that is no string, an integer too big): walked string by string
+            return False
 
     def summary(self) -> dict[str, int]:
         """Replacements so far by kind, every kind listed."""

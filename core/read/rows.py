@@ -60,20 +60,37 @@ def glyph_for(event: dict[str, Any], replacement: str | None) -> str:
 
 
 _SCALARS = frozenset({int, float, bool, type(None)})
+LIST_SLICE = 32  # a long list (a file's lines) is measured this many items at a time
+
+
+def _short(value: Any, limit: int) -> bool:
+    """True when no string in the dict or list ``value`` is longer than ``limit`` (its JSON is no longer; one
+    measure in C instead of a walk)."""
+    try:
+        return len(orjson.dumps(value)) <= limit
+    except TypeError:  # not JSON: walked
+        return False
 
 
 def clip_strings(value: Any, limit: int, note: bool = False) -> Any:
-    """A copy of ``value`` with every string longer than ``limit`` cut (``note`` appends how much was cut)."""
+    """``value`` with every string longer than ``limit`` cut (``note`` appends how much was cut); a dict or list
+    with no string to cut is returned as it is."""
     if isinstance(value, str):
         if len(value) <= limit:
             return value
         return value[:limit] + (f"… (+{len(value) - limit} chars)" if note else "")
     if isinstance(value, dict):
+        if _short(value, limit):
+            return value
         return {k: clip_strings(v, limit, note) for k, v in value.items()}
     if isinstance(value, list):
-        if set(map(type, value)) <= _SCALARS:  # a list of seqs: nothing to clip (checked in C)
+        if set(map(type, value)) <= _SCALARS or _short(value, limit):  # a list of seqs: nothing to clip
             return value
-        return [clip_strings(v, limit, note) for v in value]
+        out: list[Any] = []
+        for i in range(0, len(value), LIST_SLICE):
+            part = value[i : i + LIST_SLICE]
+            out.extend(part if _short(part, limit) else (clip_strings(v, limit, note) for v in part))
+        return out
     return value
 
 

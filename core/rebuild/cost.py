@@ -32,7 +32,7 @@ from typing import Any
 from core.read.session import Session
 from core.read.usage import usage_tokens
 from core.rebuild.request import AGENT, COMPACTION, Request, prompt_bytes
-from core.rebuild.request_diff import CAUSE_NAMES, diff_base, diff_requests
+from core.rebuild.request_diff import CAUSE_NAMES, RequestDiff, diff_base, diff_requests
 from core.shared.model_specs import ModelConfig, Prices, price_for
 
 BYTES_PER_TOKEN = 4.0
@@ -118,15 +118,17 @@ class CostTally:
         self.rows: list[RequestCost] = []
         self.breaks: list[_Break] = []
         self.before: Request | None = None
+        self.diff: RequestDiff | None = None  # the last request's against the agent request before it
 
     def add(self, request: Request, session: Session) -> None:
         """Count the next request; ``session`` has projected at least up to it."""
         if request.kind != AGENT:
             self._row(request, len(prompt_bytes(request)), None)
             self.breaks.append(_Break(False, None, 0))
+            self.diff = None
             return
         before = self.before
-        diff = diff_requests(before, request, session)
+        self.diff = diff = diff_requests(before, request, session)
         broke = diff.broke and before is not None
         self.breaks.append(_Break(broke, diff.cause_seq, diff.prefix_bytes))
         self._row(request, diff.total_bytes, diff.cause if broke else None)

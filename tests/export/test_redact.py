@@ -124,3 +124,29 @@ def test_numbers_words_and_paths_in_the_environment_are_not_secrets() -> None:
     assert env_secrets({"A": "12345678", "B": "abcdefghij", "C": "/usr/bin:/bin", "D": "short", "E": "k3y-v4lue-x"}) == [
         "k3y-v4lue-x"
     ]
+
+
+WORDS = st.sampled_from([
+    "sk-", "sk-proj-", "rk_live_", "ghp_", "github_pat_", "xoxb-", "AKIA", "ASIA", "AIza", "eyJ", "Bearer", "basic",
+    "BASIC", "token", "Token", "api_key", "API-KEY", "access_token", "secret", "password", "passwd", "to\u212aen",
+    "\u017fecret", "ann@example", "/home/", "/Users/", "/root", "C:\\Users\\", "-----BEGIN RSA PRIVATE KEY-----",
+    "hunter2-value", 'q"uo\\te-env', "x",
+])  # fmt: skip
+GLUE = st.lists(st.sampled_from(["=", ":", '"', "'", " ", "\t", "\n", "\r", "\f", "\x0b", "\\", "\x01", ".", "-", "\u00e9"]),
+                max_size=3).map("".join)  # fmt: skip
+BODIES = st.text(alphabet=ALNUM + "._-", min_size=0, max_size=40)
+MADE_UP = st.lists(st.tuples(WORDS, GLUE, BODIES).map("".join), min_size=1, max_size=3).map("".join)
+
+
+@settings(max_examples=max(CASES, 200), deadline=None)
+@given(text=MADE_UP)
+def test_a_value_is_walked_as_its_strings_one_by_one(text: str) -> None:
+    """The screen that lets a value with nothing to redact through whole never lets a secret through: a dict and
+    a long list (screened a slice at a time) come out as their strings redacted one by one."""
+    environ, home = {"A": "hunter2-value", "B": 'q"uo\\te-env'}, "/home/ann"
+    one = Redactor(environ=environ, home=home)
+    expected = one.text(text)
+    many = Redactor(environ=environ, home=home)
+    value = {"type": "x", "a": [text] * 40 + [{"b": text, "n": 1}], "c": {"d": text}}
+    assert many.walk(value) == {"type": "x", "a": [expected] * 40 + [{"b": expected, "n": 1}], "c": {"d": expected}}
+    assert many.summary() == {kind: n * 42 for kind, n in one.summary().items()}

@@ -73,6 +73,11 @@ def test_huge_payloads_are_cut_before_summarizing() -> None:
     row = build_row(event)
     assert len(row.summary) <= 240 and row.size == 3_000_000
     assert clip_strings({"a": ["y" * 10]}, 4, note=True) == {"a": ["yyyy… (+6 chars)"]}
+    lines = [{"n": i, "text": "ab"} for i in range(100)]  # a file's lines: measured a slice at a time
+    lines[70] = {"n": 70, "text": "z" * 50}
+    clipped = clip_strings({"meta": {"lines": lines}, "short": "ok"}, 20)
+    assert clipped["meta"]["lines"][70] == {"n": 70, "text": "z" * 20} and clipped["meta"]["lines"][69] == lines[69]
+    assert len(clipped["meta"]["lines"]) == 100 and clipped["short"] == "ok" and lines[70]["text"] == "z" * 50
 
 
 def test_huge_row_comes_from_index_metadata() -> None:
