@@ -11,7 +11,7 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
 from core.cli.common import emit, guarded
 from core.control.config import CONFIG_EVENT, load_config, parse_value, replay_config, set_value
-from core.policies.fold import FOLD, preview_fold, shown_through
+from core.policies.fold import FOLD, ResultCalls, preview_fold, shown_through
 from core.policies.slice_config import SliceConfig
 from core.read.load import load_session
 from core.read.session import Session
@@ -32,9 +32,9 @@ def effective_config(session: Session, config_file: str | None, overrides: Seque
     return config.slice
 
 
-def fold_report(session: Session, config: SliceConfig) -> dict[str, Any]:
+def fold_report(session: Session, config: SliceConfig, calls: ResultCalls | None = None) -> dict[str, Any]:
     """The ``fold`` preview as plain data: one row per surface tool result plus totals."""
-    rows = preview_fold(session, config)
+    rows = preview_fold(session, config, calls)
     planned = [r for r in rows if r.status == FOLD]
     return {
         "path": str(session.path) if session.path else None,
@@ -69,8 +69,9 @@ def _render(report: dict[str, Any]) -> str:
 
 
 def _fold(args: argparse.Namespace) -> None:
-    session = load_session(args.path, retain=False, readback=True)
-    emit(fold_report(session, effective_config(session, args.config, args.set)), args.json, _render)
+    calls = ResultCalls()
+    session = load_session(args.path, retain=False, readback=True, observe=calls.observe, observe_types=calls.TYPE)
+    emit(fold_report(session, effective_config(session, args.config, args.set), calls), args.json, _render)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -43,7 +43,14 @@ from core.policies.digest import Digest, digest_tool_result
 from core.policies.slice_config import SliceConfig
 from core.read.session import Session
 from core.shared.errors import TapedeckError
-from core.shared.text import cp_len, js_json, tool_result_block, tool_result_is_error, utf16_len
+from core.shared.text import (
+    cp_len,
+    js_json,
+    result_call_id,
+    tool_result_block,
+    tool_result_is_error,
+    utf16_len,
+)
 
 EXPAND_TOOL = "expand_result"
 RECALL_FAMILY = frozenset({EXPAND_TOOL, "recall_step", "recall_turn", "recall_search"})
@@ -271,11 +278,30 @@ def shown_through(session: Session) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- the ledger
+def result_call(event: Mapping[str, Any]) -> tuple[str, bool]:
+    """The call id a ``tool/result`` event answers (its block's ``toolCallId``, else its source's ``callId``) and
+    its model-visible ``isError`` flag."""
+    message = (event.get("data") or {}).get("message")
+    return result_call_id(message), tool_result_is_error(message if isinstance(message, Mapping) else None)
+
+
+class ResultCalls(dict[int, tuple[str, bool]]):
+    """``result_call`` of every ``tool/result``, by seq, noted as a streaming pass reads it (``observe`` of
+    ``core.read.load.load_session`` for type ``TYPE``): the ledger then reads no result back for it."""
+
+    TYPE = ("tool/result",)
+
+    def observe(self, session: Session, event: Any) -> None:
+        """Note the event ``session`` just applied."""
+        self[session.next_seq - 1] = result_call(event)
+
+
 class _Ledger:
     """Original results, their folds and expansions, replayed in log order into per-resource backoff."""
 
-    def __init__(self, session: Session, backoff_after: int) -> None:
+    def __init__(self, session: Session, backoff_after: int, calls: ResultCalls | None = None) -> None:
         self.session = session
+        self._calls = calls
         self.backoff_after = backoff_after
         self.results: dict[int, ResultInfo] = {}
         self.folded_at: dict[tuple[int, int, int], str] = {}
@@ -290,10 +316,8 @@ class _Ledger:
         self._replay()
 
     def _info(self, seq: int, turn: int, step: int, ordinal: int) -> ResultInfo:
-        message = (self.session.events[seq].get("data") or {}).get("message")
-        block = tool_result_block(message if isinstance(message, Mapping) else None) or {}
-        source = message.get("source") if isinstance(message, Mapping) else None
-        call_id = str(block.get("toolCallId") or (source or {}).get("callId") or "")
+        known = self._calls.get(seq) if self._calls is not None else None
+        call_id, is_error = known if known is not None else result_call(self.session.events[seq])
         call = self.session.tool_call_at(turn, step, call_id)
         tool = call.name if call else "tool"
         args = parse_arguments(call.arguments) if call else None
@@ -307,7 +331,7 @@ class _Ledger:
             path=argument_path(args),
             scope=backoff_scope(tool, args),
             call_seq=call.call_seq if call else None,
-            is_error=tool_result_is_error(message if isinstance(message, Mapping) else None),
+            is_error=is_error,
             arguments=args,
         )
 
@@ -541,12 +565,14 @@ def _replacement_row(session: Session, ledger: _Ledger, seq: int) -> FoldRow:
     )  # fmt: skip
 
 
-def _analyze(session: Session, config: SliceConfig, explain: bool) -> list[FoldRow]:
-    ledger = _Ledger(session, config.fold.backoffAfterExpansions)
+def _analyze(
+    session: Session, config: SliceConfig, explain: bool, calls: ResultCalls | None = None
+) -> list[FoldRow]:
+    ledger = _Ledger(session, config.fold.backoffAfterExpansions, calls)
     shown = shown_through(session)
     rows = []
     for seq in session.surface:
-        if session.events[seq].get("type") != "tool/result":
+        if session.surface_type(seq) != "tool/result":
             continue
         if not session.is_original(seq):
             rows.append(_replacement_row(session, ledger, seq))
@@ -560,9 +586,10 @@ def plan_fold(session: Session, config: SliceConfig) -> list[dict[str, Any]]:
     return [row.event for row in _analyze(session, config, explain=False) if row.event is not None]
 
 
-def preview_fold(session: Session, config: SliceConfig) -> list[FoldRow]:
-    """One row per tool result on the surface: what the fold policy did, would do now, or why not."""
-    return _analyze(session, config, explain=True)
+def preview_fold(session: Session, config: SliceConfig, calls: ResultCalls | None = None) -> list[FoldRow]:
+    """One row per tool result on the surface: what the fold policy did, would do now, or why not (``calls``:
+    what the pass that projected ``session`` noted of its results)."""
+    return _analyze(session, config, explain=True, calls=calls)
 
 
 def resource_backoff(session: Session, config: SliceConfig) -> dict[str, ResourceBackoff]:

@@ -25,7 +25,7 @@ from core.policies.spill import LoggedPart, SpillUnavailable, hydrate, logged_te
 from core.read.session import Session
 from core.read.summary import source_label
 from core.shared.errors import TapedeckError
-from core.shared.text import cp_len, js_json, text_of_blocks, tool_result_block, utf16_len
+from core.shared.text import cp_len, js_json, result_call_id, text_of_blocks, tool_result_block, utf16_len
 
 RECALL_TURN_TOOL = "recall_turn"
 RECALL_STEP_TOOL = "recall_step"
@@ -89,13 +89,6 @@ def tool_name(session: Session, turn: Any, step: Any, call_id: str) -> str:
     """The name of the tool behind a call id (``tool`` when no call was recorded)."""
     call = session.tool_call_at(turn, step, call_id) or session.tool_calls.get(call_id)
     return call.name if call else "tool"
-
-
-def result_call_id(message: Any) -> str:
-    """The call id a tool-result message answers."""
-    block = tool_result_block(message if isinstance(message, Mapping) else None) or {}
-    source = message.get("source") if isinstance(message, Mapping) else None
-    return str(block.get("toolCallId") or (source or {}).get("callId") or "")
 
 
 def result_content(message: Any) -> list[Any]:

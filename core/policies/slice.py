@@ -38,11 +38,11 @@ from typing import Any
 
 from core.policies.fold import LOCATOR_FORMAT_VERSION
 from core.policies.read_index import READ_LINE_CHARS, ReadIndex, ReadRef, read_index
-from core.policies.recall import expand_locator, result_call_id, result_content, tool_name, turn_locator
+from core.policies.recall import expand_locator, result_content, tool_name, turn_locator
 from core.policies.slice_config import SliceConfig
 from core.read.session import RUNTIME_CONTEXT_PLUGIN, TAPE_SOURCE_KIND, Session, derive_message
 from core.read.summary import tape_span
-from core.shared.text import cp_len, js_json, sha256_hex, text_of_blocks
+from core.shared.text import cp_len, js_json, result_call_id, sha256_hex, text_of_blocks
 
 TAPE_PREFIX = "[slice tape v1 · turns "
 SNAPSHOT_NOTE_PREFIX = "[slice note · "
@@ -102,7 +102,8 @@ def entry_turns(session: Session, seq: int) -> tuple[int, int]:
 # ---------------------------------------------------------------------------------------------- the surface
 @dataclass(slots=True)
 class SurfaceNode:
-    """One surface node as the sealer sees it."""
+    """One surface node as the sealer sees it, with what sealing reads of its event (``inspect_surface`` reads each
+    event once: a node is read back from the file on a big log)."""
 
     seq: int
     type: str
@@ -110,6 +111,46 @@ class SurfaceNode:
     protected: bool
     superseded: bool = False
     recall_turn: int = 0
+    calls: tuple[str, ...] = ()  # the ids of its message's tool-call blocks
+    results: tuple[str, ...] = ()  # and of its tool-result blocks
+    reply: str = ""  # an assistant message: its text blocks, joined
+    calls_tools: bool = False  # an assistant message: it holds a tool-call block
+    step: Any = None  # its ``data.step``
+    result: tuple[str, int] = ("", 0)  # a tool result: its call id and text size
+
+
+def _node_facts(node: SurfaceNode, event: Mapping[str, Any]) -> None:
+    """Note on ``node`` what sealing reads of its ``event``."""
+    message = derive_message(event) or {}  # type: ignore[arg-type]
+    calls: dict[str, None] = {}
+    results: dict[str, None] = {}
+    for block in message.get("content") or ():
+        if not isinstance(block, Mapping):
+            continue
+        if block.get("type") == "tool-call":
+            calls[str(block.get("id"))] = None
+        elif block.get("type") == "tool-result":
+            results[str(block.get("toolCallId"))] = None
+    node.calls, node.results = tuple(calls), tuple(results)
+    data = event.get("data") or {}
+    node.step = data.get("step")
+    if node.type == "assistant/message":
+        content = (data.get("message") or {}).get("content") or []
+        node.reply = text_of_blocks(content)
+        node.calls_tools = any(isinstance(b, Mapping) and b.get("type") == "tool-call" for b in content)
+    elif node.type == "tool/result":
+        node.result = _result_facts(data)
+
+
+def _result_facts(data: Mapping[str, Any]) -> tuple[str, int]:
+    """The call id and text size of a tool result's ``data``."""
+    message = data.get("message")
+    size = sum(
+        cp_len(p.get("text") or "")
+        for p in result_content(message)
+        if isinstance(p, Mapping) and p.get("type") == "text"
+    )
+    return result_call_id(message), size
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,12 +169,8 @@ def inspect_surface(session: Session, pending: Sequence[Mapping[str, Any]] = ())
     snapshot, every snapshot already on the surface is superseded.
     """
     completed = session.completed_through
-    live = None
-    if not any(is_runtime_snapshot(m) for m in pending):
-        live = next(
-            (s for s in reversed(session.surface) if is_runtime_snapshot(derive_message(session.events[s]))),
-            None,
-        )
+    live = None  # the last node whose message is a runtime snapshot, unless a pending one supersedes it
+    snapshots: list[SurfaceNode] = []
     nodes: list[SurfaceNode] = []
     last_entry = -1
     for index, seq in enumerate(session.surface):
@@ -143,15 +180,22 @@ def inspect_surface(session: Session, pending: Sequence[Mapping[str, Any]] = ())
         turn = session.turn_of(seq)
         turns = entry_turns(session, seq) if own else (turn, turn)
         node = SurfaceNode(seq, etype, turns, seq > completed or turns[0] < 1, recall_turn=turn)
+        _node_facts(node, event)
+        if is_runtime_snapshot(derive_message(event)):
+            live = seq
         if etype == "user/message" and is_runtime_snapshot(event.get("data")):
-            # A dead snapshot of the open turn is still dead; one from before the first turn has no recall page.
-            node.protected = seq == live or turn < 1
-            node.superseded = not node.protected
+            snapshots.append(node)
         elif etype == "user/message":
             node.protected = True
         if own:
             last_entry = index
         nodes.append(node)
+    if any(is_runtime_snapshot(m) for m in pending):
+        live = None
+    for node in snapshots:
+        # A dead snapshot of the open turn is still dead; one from before the first turn has no recall page.
+        node.protected = node.seq == live or node.recall_turn < 1
+        node.superseded = not node.protected
     for node in nodes[: last_entry + 1]:
         node.protected, node.superseded = True, False
     last_turn = max((n for n, t in session.turns.items() if t.end_seq is not None), default=0)
@@ -181,17 +225,14 @@ class TurnItem:
 def _tool_line(session: Session, node: SurfaceNode, turn: int) -> tuple[int, str]:
     """The original result behind a result node, and its locator line."""
     original = session.original_of(node.seq)
-    if session.events[original].get("type") != "tool/result":
+    if original != node.seq and session.events[original].get("type") != "tool/result":
         original = node.seq
-    data = session.events[original].get("data") or {}
-    message = data.get("message")
-    step = data.get("step")
-    name = tool_name(session, turn, step, result_call_id(message))
-    size = sum(
-        cp_len(p.get("text") or "")
-        for p in result_content(message)
-        if isinstance(p, Mapping) and p.get("type") == "text"
-    )
+    if original == node.seq:
+        step, (call_id, size) = node.step, node.result
+    else:
+        data = session.events[original].get("data") or {}
+        step, (call_id, size) = data.get("step"), _result_facts(data)
+    name = tool_name(session, turn, step, call_id)
     return (
         original,
         f"[tool turn {turn} step {step} seq {original} · {name} · {size} chars · {expand_locator(original)}]",
@@ -209,13 +250,10 @@ def collect_items(session: Session, nodes: Sequence[SurfaceNode], index: ReadInd
         if node.superseded:
             item.snapshots.append(node.recall_turn)
             continue
-        data = session.events[node.seq].get("data") or {}
         if node.type == "assistant/message":
-            content = (data.get("message") or {}).get("content") or []
-            text = text_of_blocks(content)
-            if text:
-                item.replies.append(_Reply(node.seq, data.get("step"), text))
-            elif not any(isinstance(b, Mapping) and b.get("type") == "tool-call" for b in content):
+            if node.reply:
+                item.replies.append(_Reply(node.seq, node.step, node.reply))
+            elif not node.calls_tools:
                 item.empty_replies += 1
         elif node.type == "tool/result":
             original, line = _tool_line(session, node, turn)
@@ -453,18 +491,9 @@ def _utf16_key(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
-def _unpaired(session: Session, nodes: Sequence[SurfaceNode]) -> list[str]:
-    calls: dict[str, None] = {}
-    results: dict[str, None] = {}
-    for node in nodes:
-        message = derive_message(session.events[node.seq]) or {}
-        for block in message.get("content") or ():
-            if not isinstance(block, Mapping):
-                continue
-            if block.get("type") == "tool-call":
-                calls[str(block.get("id"))] = None
-            elif block.get("type") == "tool-result":
-                results[str(block.get("toolCallId"))] = None
+def _unpaired(nodes: Sequence[SurfaceNode]) -> list[str]:
+    calls = dict.fromkeys(i for node in nodes for i in node.calls)
+    results = dict.fromkeys(i for node in nodes for i in node.results)
     return [i for i in {**calls, **results} if i not in calls or i not in results]
 
 
@@ -508,7 +537,7 @@ def plan_seal(
             while j < len(run) and run[j].turns[1] == run[i].turns[1]:
                 j += 1
             group = run[i:j]
-            ids = _unpaired(session, group)
+            ids = _unpaired(group)
             if not ids:
                 segment += group
             else:

@@ -319,6 +319,10 @@ class Session:
         """Code points of the model-visible text of a surface event."""
         return self._chars.get(seq, 0)
 
+    def surface_type(self, seq: int) -> str | None:
+        """The event type of a seq that was ever on the surface (None for any other), without reading it."""
+        return self._surface_types.get(seq)
+
     def on_surface(self, seq: int) -> bool:
         """True while ``seq`` is a current surface node."""
         return seq in self._live

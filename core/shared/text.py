@@ -47,6 +47,13 @@ def tool_result_block(message: Mapping[str, Any] | None) -> Mapping[str, Any] | 
     return None
 
 
+def result_call_id(message: Any) -> str:
+    """The call id a tool-result message answers: its block's ``toolCallId``, else its source's ``callId``."""
+    block = tool_result_block(message if isinstance(message, Mapping) else None) or {}
+    source = message.get("source") if isinstance(message, Mapping) else None
+    return str(block.get("toolCallId") or (source or {}).get("callId") or "")
+
+
 def tool_result_text(message: Mapping[str, Any] | None, sep: str = "") -> str:
     """Text parts of a tool-result message's inner content, joined by ``sep``."""
     block = tool_result_block(message)

@@ -23,7 +23,7 @@ from core.read.load import load_session
 from core.read.session import Session
 
 
-@pytest.fixture(scope="module", params=["short-turns", "mixed"])
+@pytest.fixture(scope="module", params=["short-turns", "mixed", "dsh-plain"])
 def log(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("work") / f"{request.param}.jsonl"
     generate(path, 1_000_000, seed=5, profile=request.param)
@@ -59,6 +59,24 @@ def test_seal_reads_back_no_more_lines_than_the_surface_holds(
     lines = sum(1 for _ in log.open("rb"))
     decodes = _decodes(["seal", str(log), *flags], stores, capsys)
     assert 0 < decodes <= len(session.surface) < lines // 5
+
+
+def test_seal_reads_each_surface_node_back_once_without_the_cache(
+    log: Path, stores: list[LineStore], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("core.log.linestore.CACHE_LINES", 1)  # a repeated read of a node is a decode again
+    session = load_session(log, retain=False)
+    decodes = _decodes(["seal", str(log), "--json", "--keep-recent-turns", "0"], stores, capsys)
+    assert 0 < decodes <= len(session.surface) + 8  # and a few tape entries' sources, replaced results' originals
+
+
+def test_fold_reads_back_each_result_on_the_surface_once(
+    log: Path, stores: list[LineStore], capsys: pytest.CaptureFixture[str]
+) -> None:
+    session = load_session(log, retain=False)
+    results = sum(1 for seq in session.surface if session.surface_type(seq) == "tool/result")
+    decodes = _decodes(["fold", str(log), "--json"], stores, capsys)
+    assert 0 < decodes <= results + 8  # shownThrough reads a few events back from the end
 
 
 def _step_with_results(log: Path) -> tuple[str, str]:
