@@ -81,7 +81,12 @@ class FollowGC:
 
 
 def is_session_log_target(path: Path) -> bool:
-    """True for a log file or a session directory; False for a directory of sessions (a sessions root)."""
+    """True for a log file or a session directory; False for a directory of sessions (a sessions root). A remote
+    path (``[user@]host:PATH``) is one session when it names a log (``tapedeck watch`` resolves a session directory to
+    its log)."""
+    remote = parse_remote(str(path))
+    if remote is not None:
+        return remote.path.endswith((f"/{RAW_NAME}", f"/{ZSTD_NAME}")) or remote.path in (RAW_NAME, ZSTD_NAME)
     return not path.is_dir() or (path / RAW_NAME).is_file() or (path / ZSTD_NAME).is_file()
 
 
@@ -246,8 +251,8 @@ class TapedeckApp(ControlActions, App[None]):
     def start_alerts(self) -> None:
         """Run the alert rules over the target (a log or a sessions root) in a worker thread (in the ``live``
         group: like the log's follower it runs as long as the app)."""
-        # remote roots' alerts show in the fleet's attention column only (the follower reads local files)
-        targets = [r for r in self.fleet_roots if parse_remote(str(r)) is None] if self.fleet_roots else [self.target]
+        # remote sessions' alerts show in the fleet's attention column only (the follower reads local files)
+        targets = [t for t in self.fleet_roots or [self.target] if parse_remote(str(t)) is None]
         feed = AlertFeed(targets, self.config, self.post_message, follow=self.follow)
         self.alert_feed = feed
         self.run_worker(feed.run, thread=True, group="live", exit_on_error=False, name="alerts")

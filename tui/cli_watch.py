@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import posixpath
 from pathlib import Path
 
 from core.cli.args import add_interval, check_seconds
@@ -12,6 +13,7 @@ from core.log.layout import default_sessions_root, resolve_log_path, stat_or_non
 from core.log.reader import read_log_header
 from core.log.sessions import discover_sessions
 from core.log.tail import FOLLOW_INTERVAL
+from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogIncompleteError, TapedeckError
 from tui.cli import TUI_COMMANDS
 
@@ -26,6 +28,9 @@ def watch_target(path: str | None) -> Path:
                 f"no sessions under {root}; pass a log file, a session directory or a sessions root"
             )
         return refs[0].path
+    remote = parse_remote(path)
+    if remote is not None:
+        return _remote_target(remote)
     target = Path(path).expanduser()
     if stat_or_none(target) is None:
         raise TapedeckError(f"{target}: no such file or directory")
@@ -36,6 +41,25 @@ def watch_target(path: str | None) -> Path:
     with contextlib.suppress(LogIncompleteError):  # a log being born (no complete first line yet): the view waits
         read_log_header(resolve_log_path(target))  # a log that cannot be opened is refused here, with the reason
     return target
+
+
+def _remote_target(remote: RemoteTarget) -> Path:
+    """A remote target checked before the TUI starts (the machine answers, its host key is known): one session
+    (a log or a session directory) as its log's path, whose header is read if it is complete; a sessions root as
+    it is (it opens in the fleet table)."""
+    from core.remote.link import link_for
+    from core.remote.sessions import remote_header, remote_logs
+
+    link = link_for(remote)
+    logs = remote_logs(link, remote)
+    if not logs:
+        raise TapedeckError(f"{remote}: no session log there (give a log, a session directory or a sessions root)")
+    where = posixpath.normpath(remote.path)
+    if len(logs) == 1 and posixpath.dirname(logs[0].path) in (where, posixpath.dirname(where)):
+        with contextlib.suppress(LogIncompleteError):  # a log being born: the view waits for its header
+            remote_header(link, logs[0])
+        return Path(str(logs[0]))
+    return Path(str(remote))
 
 
 def run_watch(args: argparse.Namespace) -> int:

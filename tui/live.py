@@ -35,6 +35,8 @@ from core.log.validate import is_invalid
 from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
 from core.read.rows import is_error_event
 from core.read.session import Session
+from core.remote.link import Unreachable
+from core.remote.live import REMOTE_INTERVAL, RemoteLog
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError, TapedeckError
 
@@ -229,7 +231,11 @@ class LiveSession:
         self.lock = threading.RLock()
         self.stop_event = threading.Event()
         self.host = HostState("none")  # refreshed by ``check_host`` (the app polls it)
-        self.bridge_outcomes = OutcomeReader(self.path.parent)  # read by ``check_host`` for a DSH session
+        self.remote = RemoteLog.of(self.path)  # ``[user@]host:PATH``: the log is read over SSH
+        self.unreachable: str | None = None  # why the remote machine cannot be reached now (None: it can)
+        self.bridge_outcomes = (  # read by ``check_host`` for a DSH session
+            self.remote.outcomes() if self.remote is not None else OutcomeReader(self.path.parent)
+        )
         self.pace = Pacer()  # the loader naps between slices of work so the UI thread gets the GIL
         # Called in the follower thread with each applied batch of appended events, before SessionUpdated.
         self.append_observers: list[Callable[[list[dict[str, Any]]], None]] = []
@@ -261,7 +267,10 @@ class LiveSession:
     def check_host(self) -> HostState:
         """Read the host state again, and a DSH bridge's new outcomes (a lock probe and small files: call it
         from a worker)."""
-        self.host = read_host_state(self.path) if self.path.is_file() else HostState("none")
+        if self.remote is not None:
+            self.host = self.remote.host_state(self.facts.host is not None, self.host)
+        else:
+            self.host = read_host_state(self.path) if self.path.is_file() else HostState("none")
         if self.host.kind == KIND_DSH and self.host.state != "none":
             self.bridge_outcomes.read()
         return self.host
@@ -278,11 +287,16 @@ class LiveSession:
         reason = self.read_only_reason or self.host_gone()
         if reason is not None:
             raise TapedeckError(f"not sent: {reason}")
+        if self.remote is not None:
+            return self.remote.send(op, args, self.host.kind)
         return append_request(self.inbox_path, op, args, kind=self.host.kind)
 
     def withdraw(self, request_id: str) -> None:
         """Withdraw a request whose host is gone, so no later host applies it (call it from a worker)."""
-        withdraw_request(self.inbox_path, request_id)
+        if self.remote is not None:
+            self.remote.withdraw(request_id)
+        else:
+            withdraw_request(self.inbox_path, request_id)
 
     def outcome_for(self, request_id: str) -> dict[str, Any] | None:
         """The outcome data for that request, if it arrived: a ``tapedeck/control`` event's, or for a DSH
@@ -346,6 +360,8 @@ class LiveSession:
             self._fail(str(exc))
         except OSError as exc:
             self._fail(f"{self.path}: {exc.strerror or exc}")
+        except TapedeckError as exc:  # a remote log: its host key refused, or not one session
+            self._fail(str(exc))
         except Exception as exc:  # noqa: BLE001 - a reader bug must end on the error screen, not in a frozen one
             self._fail(f"{self.path}: reading stopped on an internal error: {type(exc).__name__}: {exc}")
 
@@ -359,9 +375,11 @@ class LiveSession:
         being born is waited for; anything else is an error)."""
         while not self.stop_event.is_set():
             try:
+                if self.remote is not None:
+                    return self.remote.open()
                 log = resolve_log_path(self.path)
                 return log, read_log_header(log)
-            except (LogNotFoundError, LogIncompleteError):
+            except (LogNotFoundError, LogIncompleteError, Unreachable):
                 if not self.follow:
                     raise
                 if self.phase != "waiting":
@@ -385,16 +403,24 @@ class LiveSession:
         log, header = found
         self.path = log
         compressed = is_compressed(log)
-        size = os.path.getsize(log)
+        size = self.remote.size() if self.remote is not None else os.path.getsize(log)
         if (
             size > PREVIEW_BYTES
+            and self.remote is None  # a remote log is read from its start only, never twice
             and self.session.next_seq == 0
             and (compressed or _dense_tail(log, size, self.pace))
         ):
             self._preview(log, header)
-        retain = size <= (self._retain_bytes or (RETAIN_BYTES_ZSTD if compressed else RETAIN_BYTES))
+        # a remote log's events stay in memory: reading them back would cost a round trip each
+        retain = self.remote is not None or size <= (
+            self._retain_bytes or (RETAIN_BYTES_ZSTD if compressed else RETAIN_BYTES)
+        )
         loading = _Loading()
-        tailer = Tailer(log, pace=self.pace, consumer=loading)
+        tailer = (
+            Tailer(log, pace=self.pace, consumer=loading)
+            if self.remote is None
+            else self.remote.tailer(self.pace, loading)
+        )
         lines: LineStore | None = None
         if retain:
             session = Session(header, EventStore(), path=log)  # packed rows stay packed in memory
@@ -461,6 +487,14 @@ class LiveSession:
         first, end = int(events[0]["seq"]), int(events[-1]["seq"]) + 1
         self._post(SessionUpdated(self.generation, True, first, end, self.epoch))
 
+    def _reachable(self, tailer: Tailer) -> None:
+        """Note whether the remote machine answered the last poll; tell the screens when that changed."""
+        lost = getattr(tailer, "unreachable", None)
+        now = str(lost) if lost is not None else None
+        if now != self.unreachable:
+            self.unreachable = now
+            self._post(LoadProgress(self.phase, self.fraction))
+
     def _apply(self, session: Session, facts: SessionFacts, update: TailUpdate) -> None:
         with self.lock:
             for event in update.events:
@@ -474,8 +508,12 @@ class LiveSession:
 
     def _follow(self, tailer: Tailer) -> Tailer | None:
         """Apply appends until the file is reset (then reload and return the new tailer) or ``stop``."""
-        for _ in wakeups(tailer.path, self.stop_event, self.interval, self.use_watchfiles):
+        remote = self.remote is not None
+        interval = max(self.interval, REMOTE_INTERVAL) if remote else self.interval
+        for _ in wakeups(tailer.path, self.stop_event, interval, self.use_watchfiles and not remote):
             update = tailer.poll()
+            if remote:
+                self._reachable(tailer)
             if update.reset or (update.waiting and update.diagnostics):
                 self.notices.extend(update.diagnostics)
                 self._new_file = True

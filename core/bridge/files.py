@@ -181,28 +181,18 @@ class OutcomeReader:
 
     def read(self) -> list[dict[str, Any]]:
         """The outcomes completed since the last call (the file is read again if it was replaced or cut)."""
-        try:
-            st = os.lstat(self.path)
-        except OSError:
+        found = self._stat()
+        if found is None:
             return []
-        if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
-            return []
-        identity = (st.st_dev, st.st_ino)
-        if identity != self._identity or st.st_size < self._offset:
+        identity, size = found
+        if identity != self._identity or size < self._offset:
             self._identity, self._offset, self._pending = identity, 0, b""
             self.outcomes.clear()
-        if st.st_size == self._offset:
+        if size == self._offset:
             return []
-        try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-        except OSError as exc:
-            if exc.errno in (errno.ENOENT, errno.ELOOP):
-                return []
-            raise
-        try:
-            data = os.pread(fd, st.st_size - self._offset, self._offset)
-        finally:
-            os.close(fd)
+        data = self._read_range(self._offset, size - self._offset)
+        if data is None:
+            return []
         self._offset += len(data)
         buf = self._pending + data
         lines = buf.split(b"\n")
@@ -223,4 +213,28 @@ class OutcomeReader:
             self.outcomes[outcome["requestId"]] = outcome
             fresh.append(outcome)
         return fresh
+
+    def _stat(self) -> tuple[tuple[int, int], int] | None:
+        """The file's identity and size; None when it is absent, a symbolic link or not a regular file (a
+        subclass reads the file on another machine)."""
+        try:
+            st = os.lstat(self.path)
+        except OSError:
+            return None
+        if stat.S_ISLNK(st.st_mode) or not stat.S_ISREG(st.st_mode):
+            return None
+        return (st.st_dev, st.st_ino), st.st_size
+
+    def _read_range(self, offset: int, length: int) -> bytes | None:
+        """``length`` bytes from ``offset``, never through a symbolic link; None when the file went away."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ELOOP):
+                return None
+            raise
+        try:
+            return os.pread(fd, length, offset)
+        finally:
+            os.close(fd)
 

@@ -16,6 +16,7 @@ from core.log.layout import RAW_NAME, ZSTD_NAME
 from core.log.sessions import SessionRef, ref_from_header
 from core.remote.link import SshLink
 from core.remote.target import RemoteTarget
+from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError
 
 HEADER_BYTES = 1 << 16  # a header (line 1, or the first zstd frame) fits in this many bytes
 
@@ -40,6 +41,23 @@ def remote_logs(link: SshLink, target: RemoteTarget) -> list[RemoteTarget]:
             found = dict(link.listdir(target.join(project, session).path))
             logs.extend(target.join(project, session, log) for log in (ZSTD_NAME, RAW_NAME) if found.get(log) == "file")
     return logs
+
+
+def remote_header(link: SshLink, log: RemoteTarget) -> dict[str, Any]:
+    """The header of the remote log; ``LogNotFoundError`` when there is none yet, ``LogIncompleteError`` while its
+    first line (or frame) is not complete, ``LogFormatError`` when it is no session log."""
+    st = link.stat(log.path)
+    if st is None:
+        raise LogNotFoundError(f"{log}: no such file")
+    if st.kind != "file":
+        raise LogFormatError(f"{log}: not a regular file")
+    decoder = LogDecoder(str(log), log.compressed)
+    header = decoder.feed(link.read(log.path, 0, min(st.size, HEADER_BYTES))).header
+    if decoder.fatal:
+        raise LogFormatError(decoder.fatal)
+    if header is None:
+        raise LogIncompleteError(f"{log}: its first line is not complete yet")
+    return header
 
 
 def remote_ref(link: SshLink, log: RemoteTarget) -> SessionRef | None:

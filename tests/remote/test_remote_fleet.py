@@ -132,11 +132,13 @@ def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd
 
 @pytest.mark.anyio
 async def test_the_fleet_table_shows_a_remote_root_and_its_workers_keep_running(sshd: Sshd, tmp_path: Path) -> None:
+    from textual.widgets import DataTable
     from textual.worker import WorkerState
 
     from tests.tui.pilot import NO_KEYMAP, until
     from tui.app import TapedeckApp
     from tui.screens.fleet import FleetScreen
+    from tui.screens.main import MainScreen
 
     sshd.trust()
     path = tmp_path / "root" / "p" / "s1" / "session.jsonl"
@@ -154,6 +156,15 @@ async def test_the_fleet_table_shows_a_remote_root_and_its_workers_keep_running(
         assert sorted(shown.row.where for shown in screen.rows.values()) == ["local", "testbox"]
         await pilot.pause(0.5)
         assert [w.name for w in app.workers if w.state == WorkerState.ERROR] == []
+        table = screen.query_one(DataTable)
+        table.move_cursor(row=next(i for i, k in enumerate(screen.shown) if screen.rows[k].row.where == "testbox"))
+        remote_row = screen.current_key
+        await pilot.press("enter")  # the remote row opens in the full session view
+        await until(pilot, lambda: isinstance(app.screen, MainScreen) and app.live is not None and app.live.ready)
+        assert app.live is not None and app.live.remote is not None and app.live.count == len(log.events)
+        await pilot.press("escape")  # back to the table, on the same row
+        await until(pilot, lambda: app.screen is screen)
+        assert screen.current_key == remote_row
 
 
 @pytest.mark.parametrize("command", [["inspect", "--json"], ["surface", "--json"], ["events", "--json"], ["events"]])

@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Input, Static
 from core.control.config import PolicyConfig
 from core.fleet.actions import send_row_action
 from core.fleet.follow import Fleet
-from core.fleet.row import COLUMNS, LOCAL, FleetRow, cells, matches
+from core.fleet.row import COLUMNS, FleetRow, cells, matches
 from core.shared.errors import TapedeckError
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.widgets.footer import PriorityFooter
@@ -214,10 +214,7 @@ class FleetScreen(Screen[None]):
     def action_open(self) -> None:
         """Open the session under the cursor (going back returns to this row)."""
         row = self._current()
-        if row is not None and row.where != LOCAL:
-            self.notify(f"{row.where}: a remote session opens in the fleet only, not yet in the full session view",
-                        timeout=6)  # fmt: skip
-        elif row is not None:
+        if row is not None:  # a remote row's path reads user@host:PATH: the session is read over SSH
             self.app.open_session(row.ref.path)  # type: ignore[attr-defined]
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

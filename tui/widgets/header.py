@@ -73,6 +73,17 @@ def host_label(live: LiveSession) -> tuple[str, str]:
     return f"host {live.host.state}", _HOST_STYLE.get(live.host.state, "bold red")
 
 
+def remote_label(live: LiveSession) -> tuple[str, str]:
+    """`` on user@host`` for a session read over SSH (`` on host: unreachable since …`` while it cannot be
+    reached), else empty."""
+    if live.remote is None:
+        return "", ""
+    where = live.remote.target.where
+    if live.unreachable:
+        return f" on {where}: {live.unreachable.partition(': ')[2] or live.unreachable}", "bold red"
+    return f" on {where}", "bold cyan"
+
+
 def lineage_label(live: LiveSession) -> str:
     """`` child of <parent id>`` for a subagent child session, else empty."""
     parent = live.session.header.get("parentSession")
@@ -126,6 +137,7 @@ class SessionHeader(Static):
         line2 = Text.assemble(
             f"{max(shown, live.count)} events  ",
             host_label(live),
+            remote_label(live),
             "  ",
             (load_state(live), "bold green" if live.ready else "bold yellow"),
             f"  {len(live.session.surface)} surface nodes",

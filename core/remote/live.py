@@ -1,0 +1,106 @@
+"""One session on another machine as the TUI opens it (``tapedeck watch [user@]host:PATH``): its log found and
+its header read over SFTP, a ``RemoteTailer`` feeding the same decoder and projection as a local log, its host's
+state, control requests appended to its remote inbox, and a DSH bridge's outcomes read from the remote
+``control.outcomes.jsonl`` from their new bytes."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from core.bridge.files import OutcomeReader
+from core.control.host_state import HostState
+from core.log.decoder import Consumer
+from core.log.layout import RAW_NAME, ZSTD_NAME
+from core.remote.inbox import append_remote_request, withdraw_remote_request
+from core.remote.link import SshLink, link_for
+from core.remote.sessions import remote_header, remote_host_state, remote_logs
+from core.remote.tail import RemoteTailer
+from core.remote.target import RemoteTarget, parse_remote
+from core.shared.errors import LogNotFoundError, TapedeckError
+
+REMOTE_INTERVAL = 0.25  # a remote log is polled at most this often (each poll is a round trip)
+
+
+def resolve_remote_log(link: SshLink, target: RemoteTarget) -> RemoteTarget:
+    """The one session log ``target`` names (a log or a session directory)."""
+    logs = remote_logs(link, target)
+    if not logs:
+        raise LogNotFoundError(f"{target}: no session log there")
+    if len(logs) > 1:
+        raise TapedeckError(f"{target}: give one session log or session directory (found {len(logs)} logs)")
+    return logs[0]
+
+
+class RemoteOutcomes(OutcomeReader):
+    """``OutcomeReader`` over SFTP: the remote ``control.outcomes.jsonl`` read from its new bytes (no inode over
+    SFTP: a replaced file shows as one that shrank)."""
+
+    def __init__(self, link: SshLink, session_dir: RemoteTarget) -> None:
+        super().__init__(Path(str(session_dir)))
+        self.link = link
+        self.remote = session_dir.join(self.path.name)
+
+    def _stat(self) -> tuple[tuple[int, int], int] | None:
+        st = self.link.stat(self.remote.path, follow=False)
+        return ((0, 0), st.size) if st is not None and st.kind == "file" else None
+
+    def _read_range(self, offset: int, length: int) -> bytes | None:
+        return self.link.read(self.remote.path, offset, length)
+
+
+class RemoteLog:
+    """The remote side of a live session: where its log is and what can be done with it over SSH."""
+
+    def __init__(self, target: RemoteTarget) -> None:
+        self.target = target
+        self.link = link_for(target)
+        self.log: RemoteTarget | None = None  # the log itself, once found
+
+    @classmethod
+    def of(cls, path: str | os.PathLike[str]) -> RemoteLog | None:
+        """The remote log ``path`` names, or None for a local path."""
+        target = parse_remote(str(path))
+        return cls(target) if target is not None else None
+
+    def _found(self) -> RemoteTarget:
+        if self.log is None:
+            self.log = resolve_remote_log(self.link, self.target)
+        return self.log
+
+    def open(self) -> tuple[Path, dict[str, Any]]:
+        """The log (as a ``user@host:PATH`` path) and its header (raises as ``remote_header`` does)."""
+        log = self._found()
+        return Path(str(log)), remote_header(self.link, log)
+
+    def size(self) -> int:
+        """The log's size now."""
+        st = self.link.stat(self._found().path)
+        return st.size if st is not None else 0
+
+    def tailer(self, pace: Callable[[], None] | None, consumer: Consumer) -> RemoteTailer:
+        """A tailer of the log from its start."""
+        return RemoteTailer(self.link, self._found(), pace, consumer)
+
+    def host_state(self, hosted: bool, last: HostState) -> HostState:
+        """The host's state from the remote files (``last`` while the machine cannot be reached)."""
+        try:
+            return remote_host_state(self.link, self._found(), hosted)
+        except TapedeckError:
+            return last
+
+    def outcomes(self) -> RemoteOutcomes:
+        """A reader of the bridge's outcome file beside the log (or in the session directory given)."""
+        named_log = posixpath.basename(self.target.path) in (RAW_NAME, ZSTD_NAME)
+        return RemoteOutcomes(self.link, self.target.at(posixpath.dirname(self.target.path)) if named_log else self.target)
+
+    def send(self, op: str, args: dict[str, Any], kind: str) -> dict[str, Any]:
+        """Append a control request to the remote inbox; returns it."""
+        return append_remote_request(self.link, self._found(), op, args, kind=kind)
+
+    def withdraw(self, request_id: str) -> None:
+        """Withdraw a request from the remote inbox."""
+        withdraw_remote_request(self.link, self._found(), request_id)

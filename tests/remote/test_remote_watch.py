@@ -1,0 +1,111 @@
+"""``tapedeck watch [user@]host:PATH/session.jsonl`` through the real OpenSSH server: the log opens in the full
+TUI from its new bytes (raw and zstd), appends show as they are written, the header names the machine, and the
+operator keys reach a live host on the far side through its remote inbox."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from core.control.host_state import read_host_state
+from core.log.reader import read_log
+from core.remote import tail as remote_tail
+from tests.log.helpers import HEADER, number, raw_log, user, zstd_log
+from tests.remote.sshd import MISSING, Sshd
+from tests.tui.pilot import make_app, settle, until
+from tui.cli_watch import watch_target
+from tui.widgets.header import SessionHeader
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+TAPEDECK = Path(sys.prefix) / "bin" / "tapedeck"
+Snap = Callable[..., bool]
+
+
+def _log(texts: list[str], compressed: bool) -> bytes:
+    header = {**HEADER, "id": "far-session"}
+    events = number([user(text) for text in texts])
+    return zstd_log(events, batch=2, header=header) if compressed else raw_log(events, header=header)
+
+
+def _header(pilot: Pilot[None]) -> str:
+    return str(pilot.app.screen.query_one(SessionHeader).render())
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("compressed", [False, True])
+async def test_a_remote_session_opens_in_the_full_tui_and_follows_appends(sshd: Sshd, tmp_path: Path,
+                                                                          compressed: bool) -> None:  # fmt: skip
+    sshd.trust()
+    path = tmp_path / "p" / "s1" / ("session.jsonl.zstd" if compressed else "session.jsonl")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_log(["one", "two"], compressed))
+    target = watch_target(f"testbox:{path.parent}")  # a session directory resolves to its log
+    assert str(target) == f"testbox:{path}"
+    app = make_app(target, follow=True)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        live = app.live
+        assert live is not None and live.remote is not None and live.count == 2 and live.error is None
+        assert " on testbox" in _header(pilot)
+        before, size = live.remote.link.bytes_read, path.stat().st_size
+        path.write_bytes(_log(["one", "two", "three", "four"], compressed))  # appended (whole new frames)
+        await until(pilot, lambda: live.count == 4)
+        assert [e["data"]["content"][0]["text"] for e in live.iter_events(0, 4)] == ["one", "two", "three", "four"]
+        checked = remote_tail.OVERLAP + remote_tail.HEAD_CHECK  # compared, not read again
+        assert live.remote.link.bytes_read - before == path.stat().st_size - size + checked
+
+
+@pytest.mark.anyio
+async def test_the_operator_keys_reach_a_live_host_on_the_far_side(sshd: Sshd, tmp_path: Path) -> None:
+    from core.host.demo_scenario import TASKS, write_script
+    from core.host.demo_workspace import create_demo_workspace
+
+    sshd.trust()
+    root = tmp_path / "root"
+    argv = [str(TAPEDECK), "run", "--provider", f"scripted:{write_script(tmp_path / 'script.json')}",
+            "--workspace", str(create_demo_workspace(tmp_path / "ws")), "--sessions-root", str(root),
+            "--session-id", "far-1", "--pace", "0.5", "--linger", *TASKS]  # fmt: skip
+    host = subprocess.Popen(argv, env={**os.environ, "TAPEDECK_HOME": str(tmp_path / "th")},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not list(root.glob("*/*/session.jsonl")) or read_host_state(next(root.glob("*/*/session.jsonl"))).state != "running":
+            assert time.monotonic() < deadline, "the host never ran"
+            time.sleep(0.05)
+        log = next(root.glob("*/*/session.jsonl"))
+        app = make_app(watch_target(f"testbox:{log}"), follow=True)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await until(pilot, lambda: app.live is not None and app.live.ready and app.live.host.live)
+            assert "host " in _header(pilot) and " on testbox" in _header(pilot)
+            await pilot.press("P")  # pause, through the remote inbox
+            await until(pilot, lambda: read_host_state(log).state == "paused", timeout=30)
+            await until(pilot, lambda: app.live is not None and app.live.host.state == "paused", timeout=30)
+            await pilot.press("P")  # resume
+            await until(pilot, lambda: read_host_state(log).state != "paused", timeout=30)
+        assert any(e["type"] == "tapedeck/control" for e in read_log(log).events)
+    finally:
+        host.kill()
+        host.wait()
+
+
+def test_the_remote_header(snap_compare: Snap, sshd: Sshd, tmp_path: Path) -> None:
+    """The main screen of a session read over SSH: the header names the machine after the host's state."""
+    sshd.trust()
+    base = Path(tempfile.gettempdir()) / "tapedeck-remote-snapshot"  # the path shows on screen: the same each run
+    shutil.rmtree(base, ignore_errors=True)
+    path = base / "s1" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(_log(["look at the remote log", "and follow it"], False))
+    try:
+        assert snap_compare(make_app(watch_target(f"testbox:{path}")), terminal_size=(100, 20), run_before=settle)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
