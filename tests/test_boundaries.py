@@ -175,3 +175,43 @@ def test_every_module_serves_the_product_not_only_tests() -> None:
         if name not in used and name not in entries and path.name not in ("__init__.py", "__main__.py")
     ]
     assert not unused, unused
+
+
+def _attributes_read(path: Path, owners: set[str]) -> set[str]:
+    """The attributes a module reads off ``self.<owner>`` or ``<owner>`` (a local bound to it), for each owner."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, ast.Attribute):
+            continue
+        base = node.value
+        if isinstance(base, ast.Attribute) and isinstance(base.value, ast.Name) and base.value.id in ("self", "host"):
+            base_name = base.attr
+        elif isinstance(base, ast.Name):
+            base_name = base.id
+        else:
+            continue
+        if base_name in owners:
+            found.add(node.attr)
+    return found
+
+
+def test_the_host_and_its_policy_hooks_and_operator_meet_through_narrow_interfaces() -> None:
+    """``PolicyHooks`` and ``Operator`` use of the host only what ``HostPort`` declares (append, session, say,
+    lock); the host (and the ``run`` command) use of them only methods and properties, never their state."""
+    import inspect
+
+    from core.host.hooks import PolicyHooks
+    from core.host.operator import Operator
+    from core.host.port import HostPort
+
+    port = {name for name in dir(HostPort) if not name.startswith("_")} | set(HostPort.__annotations__)
+    for module in ("hooks", "operator"):
+        used = _attributes_read(ROOT / "core" / "host" / f"{module}.py", {"host"})
+        assert used <= port, f"core/host/{module}.py reads {sorted(used - port)} of the host beyond HostPort"
+    for path in (ROOT / "core" / "host" / "loop.py", ROOT / "core" / "cli" / "host.py"):
+        for owner, cls in (("operator", Operator), ("hooks", PolicyHooks)):
+            for name in sorted(_attributes_read(path, {owner})):
+                member = inspect.getattr_static(cls, name, None)
+                assert isinstance(member, (property, type(lambda: None))), (
+                    f"{path.relative_to(ROOT)} reads {owner}.{name}, which is not a method or property of {cls.__name__}"
+                )

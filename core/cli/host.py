@@ -100,7 +100,7 @@ def _exit_status(host: AgentHost, outcomes: list[TurnOutcome]) -> int:
     from core.host.loop import ABORTED_BY_USER
     from core.host.resume import task_turns
 
-    stopped = host.operator.stop_record is not None
+    stopped = host.stop_record is not None
     ended = [o for o in outcomes if o.reason.get("kind") != "completed"]
     if any(not (stopped and o.reason == ABORTED_BY_USER) for o in ended):
         return EXIT_FAILED

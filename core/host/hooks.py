@@ -74,42 +74,49 @@ class PolicyHooks:
     ) -> None:
         """The policies of ``host``, which calls ``model`` with the tools of ``toolbox`` in ``workspace``."""
         self.host = host
-        self.config = config
+        self._config = config
         self.model = model
         self.toolbox = toolbox
-        self.prolong = prolong_policy.ProlongMemory(workspace, config.prolong, host.session.id)
+        self._prolong = prolong_policy.ProlongMemory(workspace, config.prolong, host.session.id)
         self._seal_warned: set[str] = set()
         self._effort_warned: set[str] = set()
         self._clamp_warned: set[int | None] = set()
 
+    @property
+    def config(self) -> PolicyConfig:
+        """The policy config in force: the one the host started with, and every ``config.set`` since."""
+        return self._config
+
     # lifecycle -------------------------------------------------------------------------------------------
     def replay(self) -> None:
         """Rebuild policy state after a restart (everything lives in the log; the start-only sections keep what
-        this host started with)."""
+        this host started with): the config in force, and what prolong memory had not written yet."""
         from core.control.config import START_ONLY, replay_config
 
-        self.config = replay_config(self.config, self.host.session.events, START_ONLY)
+        events = self.host.session.events
+        self._config = replay_config(self._config, events, START_ONLY)
+        self._prolong.catch_up(events)
 
     def observe(self, stored: list[dict[str, Any]]) -> None:
         """Called with every batch the host appended: prolong memory sees every event."""
         for event in stored:
-            self.prolong.observe(event)
+            self._prolong.observe(event)
 
     def close(self) -> None:
         """Drain the prolong writer."""
-        self.prolong.close()
+        self._prolong.close()
 
     # planning --------------------------------------------------------------------------------------------
     def report_writer(self) -> ReportWriter:
         """The model-written report when a real model is configured, else the extractive one."""
         model = self.model if getattr(self.model, "writes_reports", False) else None
         # Another route than the agent's own gets its own client, on the agent's endpoint or the configured one.
-        return default_writer(self.config.rewind, model, report_client_factory(model, self.config.rewind))
+        return default_writer(self._config.rewind, model, report_client_factory(model, self._config.rewind))
 
     def model_limits(self) -> Limits:
         """The routed model's window and output limit: the ``model`` config, the provider, DeepSeek's table."""
         model = self.model
-        return limits_for(model.model, self.config.model, getattr(model, "limits", None))
+        return limits_for(model.model, self._config.model, getattr(model, "limits", None))
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """Every tool the model may call: workspace tools, the recall family, checkpoint and rewind.
@@ -117,12 +124,12 @@ class PolicyHooks:
         ``recall_step`` comes with folding, as in the seed, whose fold part registers it: with
         ``slice.fold.enabled`` false only the other recall tools are offered.
         """
-        folding = self.config.slice.fold.enabled
+        folding = self._config.slice.fold.enabled
         return [
             *self.toolbox.schemas(),
             *(s for s in recall_policy.recall_tool_schemas() if folding or s["name"] != "recall_step"),
             checkpoint_policy.checkpoint_tool_schema(),
-            rewind_policy.rewind_tool_schema(self.config.rewind),
+            rewind_policy.rewind_tool_schema(self._config.rewind),
         ]
 
     def request_messages(self) -> list[dict[str, Any]]:
@@ -138,9 +145,9 @@ class PolicyHooks:
         """
         sections = sorted(
             [
-                (SLICE_PROMPT_ORDER, slice_policy.prompt_section(self.config.slice.fold.enabled)),
-                (REWIND_PROMPT_ORDER, rewind_policy.rewind_prompt_section(self.config.rewind)),
-                (self.config.prolong.prompt_order, prolong_policy.prompt_section(self.config.prolong)),
+                (SLICE_PROMPT_ORDER, slice_policy.prompt_section(self._config.slice.fold.enabled)),
+                (REWIND_PROMPT_ORDER, rewind_policy.rewind_prompt_section(self._config.rewind)),
+                (self._config.prolong.prompt_order, prolong_policy.prompt_section(self._config.prolong)),
                 (ADAPTIVE_PROMPT_ORDER, adaptive_policy.prompt_section()),
             ],
             key=lambda item: item[0],
@@ -150,17 +157,17 @@ class PolicyHooks:
     def pre_step(self, turn: int, step: int) -> StepPlan:
         """Seal finished turns (step 1), fold what landed, then build the request context."""
         host = self.host
-        limit = self.config.slice.maxStepsPerTurn
+        limit = self._config.slice.maxStepsPerTurn
         if limit is not None and step > limit:
             host.say(f"slice maxStepsPerTurn={limit} reached")
             return StepPlan("", [], set(), reject={"kind": "blocked"})
         if step == 1:
-            seal = slice_policy.plan_seal(host.session, self.config.slice, warned=self._seal_warned)
+            seal = slice_policy.plan_seal(host.session, self._config.slice, warned=self._seal_warned)
             for warning in seal.warnings:
                 self._seal_warned.add(warning.key)
                 host.say(warning.message)
             host.append(seal.events)
-        host.append(fold_policy.plan_fold(host.session, self.config.slice))
+        host.append(fold_policy.plan_fold(host.session, self._config.slice))
         system = self.system_prompt()
         # Finalization keeps the schemas (a stable, cacheable head) and forbids calls instead.
         tools = self.tool_schemas()
@@ -168,7 +175,7 @@ class PolicyHooks:
         window = limits.context_window
         route = adaptive_policy.plan_route(
             host.session,
-            self.config.adaptive,
+            self._config.adaptive,
             context_window=window,
             context_tokens=request_tokens(host.session, system, tools) if window else None,
             output_limit=limits.max_output_tokens,
@@ -178,15 +185,15 @@ class PolicyHooks:
             self._clamp_warned.add(route.class_max_tokens)
             host.say(
                 f"adaptive: the {route.task_class} cap of {route.class_max_tokens} output tokens is above "
-                f"{host.model.model}'s limit; sending max_tokens {route.max_tokens}"
+                f"{self.model.model}'s limit; sending max_tokens {route.max_tokens}"
             )
         self._log_header(system, tools)
         effort, warning = slice_policy.default_reasoning_effort(
-            self.config.slice,
+            self._config.slice,
             None,
-            host.model.reasoning_efforts() or None,
-            host.model.provider,
-            host.model.model,
+            self.model.reasoning_efforts() or None,
+            self.model.provider,
+            self.model.model,
         )
         if warning and warning not in self._effort_warned:
             self._effort_warned.add(warning)
@@ -246,14 +253,14 @@ class PolicyHooks:
             except TapedeckError as exc:
                 return CallResult(f"Error: {exc}", True)
             result = checkpoint_policy.checkpoint_result(event)
-            text = checkpoint_policy.render_checkpoint_result(result, self.config.rewind.tool_name)
+            text = checkpoint_policy.render_checkpoint_result(result, self._config.rewind.tool_name)
             return CallResult(text, False, meta=result, before=[event])
-        if name == self.config.rewind.tool_name:
+        if name == self._config.rewind.tool_name:
             try:
                 mark_id = rewind_policy.parse_rewind_arguments(arguments)
                 plan = rewind_policy.plan_rewind(
                     session,
-                    self.config.rewind,
+                    self._config.rewind,
                     self.report_writer(),
                     by="model",
                     mark_id=mark_id,
@@ -277,7 +284,7 @@ class PolicyHooks:
         """
         session = self.host.session
         digest = fold_policy.spill_digest(
-            session, self.config.slice, tool=name, arguments=arguments, text=outcome.text, step=step,
+            session, self._config.slice, tool=name, arguments=arguments, text=outcome.text, step=step,
             is_error=outcome.is_error,
         )  # fmt: skip
         if digest is None or session.path is None:
@@ -301,7 +308,7 @@ class PolicyHooks:
 
     def turn_stopping(self, turn: int) -> dict[str, Any] | None:
         """The guard: one reminder per turn while a checkpoint is active."""
-        planned = rewind_policy.plan_turn_guard(self.host.session, turn, self.config.rewind)
+        planned = rewind_policy.plan_turn_guard(self.host.session, turn, self._config.rewind)
         return planned[0] if planned else None
 
     # control -----------------------------------------------------------------------------------------------
@@ -317,7 +324,7 @@ class PolicyHooks:
         session = self.host.session
         plan = rewind_policy.plan_rewind(
             session,
-            self.config.rewind,
+            self._config.rewind,
             self.report_writer(),
             by="operator",
             commit=self.host.append,
@@ -342,7 +349,7 @@ class PolicyHooks:
     def op_config_set(self, args: dict[str, Any], request: dict[str, Any]) -> Answer:
         """Change one dotted policy config key."""
         key, value = args["key"], args.get("value")
-        new, old = set_value(self.config, key, value)
-        self.config = new
+        new, old = set_value(self._config, key, value)
+        self._config = new
         effective = new.get(key)
         return [config_event({key: (old, effective)}, "operator", request["id"])], {"key": key, "old": old, "new": effective}

@@ -162,8 +162,7 @@ class AgentHost:
         self.hooks = PolicyHooks(self, config, model, self.toolbox, options.workspace)
         self.lock = threading.RLock()  # the log and its projection change under it (the inbox thread writes too)
         self._chunk_seqs: list[int] = []  # the chunk events of the last model call (its message's sources)
-        self.operator = Operator(self, writer.path, self.inbox_path, self.hooks)
-        self.operator.on_stop.append(self.toolbox.interrupt)
+        self.operator = Operator(self, writer.path, self.inbox_path, self.hooks, on_stop=(self.toolbox.interrupt,))
         self.guard: HostGuard | None = None  # the alert rules this host acts on itself (core.alerts.actions)
         self._guarded: object = None  # the alerts config the guard was made for
         self._refresh_guard(session.next_seq)
@@ -233,7 +232,6 @@ class AgentHost:
             raise
         host = cls(writer, session, model, config, replace(options, workspace=workspace))
         host.hooks.replay()
-        host.hooks.prolong.catch_up(session.events)
         host._restore_model()
         info = host.host_info()
         resumed = {**info, "pid": os.getpid(), "workspace": str(workspace), "resumed": True, "config": config.raw}
@@ -300,7 +298,12 @@ class AgentHost:
     @property
     def stop_requested(self) -> bool:
         """Whether an operator's ``stop`` arrived."""
-        return self.operator.stopped.is_set()
+        return self.operator.stop_requested
+
+    @property
+    def stop_record(self) -> dict[str, Any] | None:
+        """Who stopped the run and why, once an operator's ``stop`` arrived."""
+        return self.operator.stop_record
 
     def close(self) -> None:
         """Answer what is left in the inbox, flush policy writers and release the log (the host has exited)."""
@@ -332,7 +335,7 @@ class AgentHost:
                 outcomes.append(self.run_turn(tasks[done]))
             elif self.options.linger:
                 self.operator.set_state("idle")
-                self.operator.stopped.wait(self.options.linger_poll)
+                self.operator.wait_for_stop(self.options.linger_poll)
             else:
                 break
         return outcomes
@@ -415,7 +418,7 @@ class AgentHost:
             outcome = self._after_step(turn, step, completion.finish, bool(calls), final_text)
             if outcome is not None:
                 return outcome
-            if self.options.pace and self.operator.stopped.wait(self.options.pace):
+            if self.options.pace and self.operator.wait_for_stop(self.options.pace):
                 return self._end_turn(turn, ABORTED_BY_USER, step, final_text)
 
     def _after_step(
@@ -446,9 +449,9 @@ class AgentHost:
         self, turn: int, reason: dict[str, Any], steps: int, text: str, before: Sequence[dict[str, Any]] = ()
     ) -> TurnOutcome:
         data: dict[str, Any] = {"turn": turn, "reason": reason}
-        if reason == ABORTED_BY_USER and self.operator.stop_record is not None:
+        if reason == ABORTED_BY_USER and self.stop_record is not None:
             # DSH's reason says only "user"; the operator's own words go in a field DSH readers ignore.
-            data["stop"] = self.operator.stop_record
+            data["stop"] = self.stop_record
         self.append([*before, {"type": "turn/end", "data": data}])
         self.say(f"turn {turn} ended: {reason.get('kind')} after {steps} step(s)")
         return TurnOutcome(turn, reason, steps, text)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,9 +64,12 @@ def _now_ms() -> int:
 class Operator:
     """Watches one host's control inbox and answers every request exactly once."""
 
-    def __init__(self, host: HostPort, log: Path, inbox: Path, policies: Any) -> None:
+    def __init__(
+        self, host: HostPort, log: Path, inbox: Path, policies: Any, on_stop: Sequence[Callable[[], None]] = ()
+    ) -> None:
         """Answer the requests of ``inbox`` for the host that writes ``log``; ``policies`` (the host's
-        ``PolicyHooks``) handle the policy requests with their ``op_*`` methods."""
+        ``PolicyHooks``) handle the policy requests with their ``op_*`` methods; a ``stop`` calls each of
+        ``on_stop`` (what interrupts a running tool)."""
         self.host = host
         self.log = log
         self.policies = policies
@@ -78,15 +81,30 @@ class Operator:
         self.deferred: list[dict[str, Any]] = []
         self.steers: list[Steer] = pending_steers(host.session)
         self.paused = False
-        self.stopped = threading.Event()
-        self.stop_record: dict[str, Any] | None = None  # who stopped the run and why (``turn/end``'s ``stop``)
-        self.on_stop: list[Callable[[], None]] = []
+        self._stopped = threading.Event()
+        self._stop_record: dict[str, Any] | None = None
+        self._on_stop = tuple(on_stop)
         self.state: str | None = None
         self._withdrawn: set[str] = set()
         self._warned: set[str] = set()
         self._mutex = threading.RLock()  # one request at a time, whichever thread reads it
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
+
+    # the stop, as the host sees it ---------------------------------------------------------------------------
+    @property
+    def stop_requested(self) -> bool:
+        """Whether an operator's ``stop`` arrived."""
+        return self._stopped.is_set()
+
+    @property
+    def stop_record(self) -> dict[str, Any] | None:
+        """Who stopped the run and why (``turn/end``'s ``stop``), once a ``stop`` arrived."""
+        return self._stop_record
+
+    def wait_for_stop(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for a ``stop``; whether one arrived."""
+        return self._stopped.wait(seconds)
 
     # lifecycle ---------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -154,15 +172,15 @@ class Operator:
         return self._hold()
 
     def _hold(self) -> bool:
-        if self.paused and not self.stopped.is_set():
+        if self.paused and not self._stopped.is_set():
             self.set_state("paused")
-            while self.paused and not self.stopped.is_set():
-                self.stopped.wait(POLL_SECONDS)
+            while self.paused and not self._stopped.is_set():
+                self._stopped.wait(POLL_SECONDS)
                 if self._thread is None:
                     self.poll()
-            if not self.stopped.is_set():
+            if not self._stopped.is_set():
                 self.set_state(self._working_state())
-        return not self.stopped.is_set()
+        return not self._stopped.is_set()
 
     # reading -------------------------------------------------------------------------------------------------
     def poll(self) -> None:
@@ -292,11 +310,11 @@ class Operator:
 
     def op_stop(self, args: dict[str, Any], request: dict[str, Any]) -> Answer:
         """End the run now, interrupting the model stream and any running tool."""
-        self.stop_record = {"by": "operator", "requestId": request["id"]}
+        self._stop_record = {"by": "operator", "requestId": request["id"]}
         if args.get("reason"):
-            self.stop_record["reason"] = args["reason"]
-        self.stopped.set()
-        for interrupt in self.on_stop:
+            self._stop_record["reason"] = args["reason"]
+        self._stopped.set()
+        for interrupt in self._on_stop:
             interrupt()
         return [], {"reason": args.get("reason")}
 
