@@ -131,7 +131,7 @@ def _remote(args: argparse.Namespace, tmp: Path) -> dict[str, Any] | str:
         return f"skipped: {MISSING}"
     from core.fleet.follow import Fleet
     from core.remote.link import close_links
-    from tui.screens.fleet import POLL_SECONDS
+    from tui.fleet_feed import POLL_SECONDS
 
     server = Sshd(tmp / "sshd")
     os.environ["HOME"] = str(server.home)

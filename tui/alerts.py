@@ -55,16 +55,33 @@ class AlertFeed:
         found = self.projections.get(path)
         return found.summary() if found is not None else ""
 
+    interval = FEED_INTERVAL  # seconds between polls
+
+    def follower(self) -> Any:
+        """What follows the targets: an ``AlertFollower`` (its actions sent, its reads paced for the UI)."""
+        return AlertFollower(self.targets, self.config, act=self.config.alerts.acts, warn=self.problems.append,
+                             pace=Pacer())  # the worker leaves the GIL to the UI between slices  # fmt: skip
+
+    def poll(self, follower: Any) -> list[Alert]:
+        """One poll of the follower: the alerts it raised."""
+        return follower.poll(final=not self.follow)  # type: ignore[no-any-return]
+
+    def watch_of(self, follower: Any, path: Path) -> Any:
+        """The follower's watch of the log at ``path`` (None: not followed)."""
+        return follower.watches.get(path)
+
+    def polled(self, follower: Any) -> None:
+        """Called after each poll (a subclass hands on more of what the poll read)."""
+
     def run(self) -> None:
         """Post every alert the targets raise (once, without ``follow``), and keep the open log's projection."""
-        follower = AlertFollower(self.targets, self.config, act=self.config.alerts.acts, warn=self.problems.append,
-                                 pace=Pacer())  # the worker leaves the GIL to the UI between slices  # fmt: skip
+        follower = self.follower()
         window = window_ms(self.config.alerts)
         while True:
-            for alert in follower.poll(final=not self.follow):
+            for alert in self.poll(follower):
                 self.post(AlertRaised(alert))
             focus = self.focus
-            watch = follower.watches.get(focus) if focus is not None else None
+            watch = self.watch_of(follower, focus) if focus is not None else None
             if watch is not None:
                 projection = project(watch.engine.signals, window, now_ms())
                 before = self.projections.get(focus)
@@ -72,7 +89,8 @@ class AlertFeed:
                 self.projections[focus] = projection
                 if changed:
                     self.post(SpendProjected())
-            if not self.follow or self.stop_event.wait(FEED_INTERVAL):
+            self.polled(follower)
+            if not self.follow or self.stop_event.wait(self.interval):
                 return
 
     def stop(self) -> None:

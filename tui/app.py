@@ -27,6 +27,7 @@ from core.log.tail import FOLLOW_INTERVAL
 from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
 from tui.alerts import AlertBoard, AlertFeed, AlertRaised, SpendProjected
+from tui.fleet_feed import FleetChanged, FleetFeed, FleetProblem
 from tui.keymap import keymap_path, load_keymap
 from tui.live import LiveSession, LoadProgress, SessionUpdated
 from tui.screens.control import CONTROL_BINDINGS, ControlActions
@@ -198,8 +199,9 @@ class TapedeckApp(ControlActions, App[None]):
         if self.fleet_roots:
             from tui.screens.fleet import FleetScreen
 
+            assert isinstance(self.alert_feed, FleetFeed)
             self.in_fleet = True
-            self.push_screen(FleetScreen(self.fleet_roots, self.config))
+            self.push_screen(FleetScreen(self.fleet_roots, self.alert_feed))
         else:
             self.open_session(self.target)
 
@@ -251,9 +253,11 @@ class TapedeckApp(ControlActions, App[None]):
     def start_alerts(self) -> None:
         """Run the alert rules over the target (a log or a sessions root) in a worker thread (in the ``live``
         group: like the log's follower it runs as long as the app)."""
-        # remote sessions' alerts show in the fleet's attention column only (the follower reads local files)
-        targets = [t for t in self.fleet_roots or [self.target] if parse_remote(str(t)) is None]
-        feed = AlertFeed(targets, self.config, self.post_message, follow=self.follow)
+        if self.fleet_roots:  # the fleet's one follower raises every session's alerts, remote ones included
+            feed: AlertFeed = FleetFeed(self.fleet_roots, self.config, self.post_message)
+        else:  # a remote session's alerts are not raised here yet (the follower reads local files)
+            targets = [self.target] if parse_remote(str(self.target)) is None else []
+            feed = AlertFeed(targets, self.config, self.post_message, follow=self.follow)
         self.alert_feed = feed
         self.run_worker(feed.run, thread=True, group="live", exit_on_error=False, name="alerts")
 
@@ -274,6 +278,22 @@ class TapedeckApp(ControlActions, App[None]):
         for screen in self.screen_stack:
             if isinstance(screen, AlertsScreen):
                 screen.show_alerts()
+
+    def on_fleet_changed(self, message: FleetChanged) -> None:
+        """The fleet feed's new rows: to the fleet table."""
+        from tui.screens.fleet import FleetScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, FleetScreen):
+                screen.changed(message)
+
+    def on_fleet_problem(self, message: FleetProblem) -> None:
+        """A fleet root cannot be read: the fleet table says so."""
+        from tui.screens.fleet import FleetScreen
+
+        for screen in self.screen_stack:
+            if isinstance(screen, FleetScreen):
+                screen.problem(message.text)
 
     def on_spend_projected(self, message: SpendProjected) -> None:
         """The alert worker projected the open log's spend again: redraw the headers that show it."""

@@ -19,10 +19,11 @@ from core.alerts.actions import send_action
 from core.alerts.engine import Alert, AlertEngine
 from core.control.config import PolicyConfig
 from core.control.host_state import HostState, read_host_state
-from core.control.inbox import ControlError, inbox_path
+from core.control.inbox import inbox_path
 from core.log.layout import resolve_log_path
 from core.log.sessions import discover_sessions
 from core.log.tail import Tailer
+from core.shared.errors import TapedeckError
 
 RESCAN_SECONDS = 1.0  # how often the roots are listed again for new sessions
 SLICE = 1 << 18  # bytes read and fed per step of a poll (packed rows expand to many events each)
@@ -121,6 +122,13 @@ class AlertWatch:
         """The host's state now (a lock probe and a small file)."""
         return read_host_state(self.path)
 
+    def send_action(self, alert: Alert) -> None:
+        """Send the alert's action when a live host that does not act on it itself runs the session (a
+        ``TapedeckError`` when the request cannot be written)."""
+        if alert.cause in self.engine.host_guards or not read_host_state(self.path).live:
+            return
+        send_action(alert, self.config.alerts, inbox_path(self.path))
+
 
 class AlertFollower:
     """Every log under ``targets``: ``poll`` returns the alerts raised since the last poll, in log order per log."""
@@ -168,7 +176,7 @@ class AlertFollower:
             watch.problems.clear()
             if self.act:
                 for alert in raised:
-                    self._act(watch, alert)
+                    act(watch, alert, self.warn)
             out.extend(raised)
         return out
 
@@ -179,12 +187,11 @@ class AlertFollower:
             if stop.wait(interval):
                 return
 
-    def _act(self, watch: AlertWatch, alert: Alert) -> None:
-        """Send the alert's action when a live host that does not act on it itself runs the session."""
-        if alert.cause in watch.engine.host_guards or not read_host_state(watch.path).live:
-            return
-        try:
-            send_action(alert, self.config.alerts, inbox_path(watch.path))
-        except ControlError as exc:
-            self.warn(f"{watch.path}: the {alert.cause} action was not sent: {exc}")
 
+def act(watch: AlertWatch, alert: Alert, warn: Callable[[str], None]) -> None:
+    """Send ``alert``'s action through ``watch`` (``AlertWatch.send_action``); a request that could not be written
+    is reported to ``warn``."""
+    try:
+        watch.send_action(alert)
+    except TapedeckError as exc:
+        warn(f"{watch.path}: the {alert.cause} action was not sent: {exc}")

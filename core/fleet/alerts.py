@@ -13,14 +13,11 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from core.alerts.actions import action_request, origin_of
 from core.alerts.engine import Alert
 from core.alerts.follow import AlertFollower, now_ms
 from core.control.config import PolicyConfig
-from core.fleet.follow import Fleet, RemoteSessionWatch
-from core.remote.inbox import append_remote_request
+from core.fleet.follow import Fleet
 from core.remote.target import parse_remote
-from core.shared.errors import TapedeckError
 
 
 class AlertSources(AlertFollower):
@@ -48,21 +45,6 @@ class AlertSources(AlertFollower):
                     self.warn(note)
             self.unreached = list(self.remote.skipped)
             if self.act:
-                for alert in raised:
-                    self._act_remote(alert)
+                self.remote.act(raised, self.warn)
             out.extend(raised)
         return out
-
-    def _act_remote(self, alert: Alert) -> None:
-        """Send the alert's action to the remote session's live host when it does not act on the rule itself."""
-        watch = self.remote.watches.get(alert.path) if self.remote is not None else None
-        found = action_request(alert, self.config.alerts)
-        if not isinstance(watch, RemoteSessionWatch) or found is None or alert.cause in watch.engine.host_guards:
-            return
-        if watch.host is None or not watch.host.live:
-            return
-        op, args = found
-        try:
-            append_remote_request(watch.link, watch.target, op, args, kind=watch.host.kind, origin=origin_of(alert.cause))
-        except TapedeckError as exc:
-            self.warn(f"{alert.path}: the {alert.cause} action was not sent: {exc}")

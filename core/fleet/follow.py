@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from core.alerts.actions import action_request, origin_of
 from core.alerts.engine import Alert
-from core.alerts.follow import AlertWatch, is_root, now_ms
+from core.alerts.follow import AlertWatch, act, is_root, now_ms
 from core.alerts.rate import project, window_ms
 from core.alerts.rules import context_ratio
 from core.control.config import PolicyConfig
@@ -29,6 +31,7 @@ from core.log.sessions import SessionRef, session_logs, session_ref
 from core.log.vocabulary import ROUTE_EVENT
 from core.read.outcome import TurnOutcome
 from core.rebuild.cost import cached_share
+from core.remote.inbox import append_remote_request
 from core.remote.link import SshLink, Unreachable, link_for
 from core.remote.sessions import remote_host_state, remote_logs, remote_ref
 from core.remote.tail import RemoteTailer
@@ -38,6 +41,7 @@ from core.shared.errors import TapedeckError
 HOST_SECONDS = 1.0  # a live host's state is read again this often
 IDLE_HOST_SECONDS = 10.0  # … an exited (or never hosted) session's, unless its log grew
 RESCAN_SECONDS = 5.0  # the roots are listed again for new sessions this often
+REMOTE_POLL_SECONDS = 0.25  # a remote log's size is asked for at most this often (a round trip each)
 
 
 def _int(value: Any) -> int | None:
@@ -47,13 +51,13 @@ def _int(value: Any) -> int | None:
 class SessionWatch(AlertWatch):
     """One followed log: its alert engine and the rest of its fleet row, folded from its new events."""
 
-    def __init__(self, ref: SessionRef, config: PolicyConfig) -> None:
+    def __init__(self, ref: SessionRef, config: PolicyConfig, pace: Callable[[], None] | None = None) -> None:
         self.ref = ref
         self._host_read = float("-inf")
         self._grew = True
         self._stat: tuple[int, int] | None = None
         self._host_dict: tuple[HostState | None, dict[str, Any]] = (None, {"state": "none", "kind": "tapedeck"})
-        super().__init__(ref.path, config)
+        super().__init__(ref.path, config, pace=pace)
 
     def _engine(self) -> Any:
         """A new engine (at the start, and when the log was truncated or replaced) and a new fold beside it."""
@@ -159,21 +163,24 @@ class RemoteSessionWatch(SessionWatch):
     """A session on another machine: its log followed over SFTP (``core.remote.tail``), its host's state read from
     the files beside it, and ``unreachable`` raised while the machine cannot be reached."""
 
-    def __init__(self, ref: SessionRef, config: PolicyConfig, link: SshLink, target: RemoteTarget) -> None:
-        super().__init__(ref, config)
+    def __init__(self, ref: SessionRef, config: PolicyConfig, link: SshLink, target: RemoteTarget,
+                 pace: Callable[[], None] | None = None) -> None:  # fmt: skip
+        super().__init__(ref, config, pace)
         self.link = link
         self.target = target
         self.tailer: RemoteTailer = RemoteTailer(link, target)
+        self._asked = float("-inf")  # when the log was last polled (monotonic)
 
     def poll(self, now: int, final: bool = False) -> list[Alert]:
         """Read the new bytes and tick, then say whether the machine answered."""
+        self._asked = time.monotonic()
         out = super().poll(now, final)
         lost = self.tailer.unreachable
         return out + self.engine.reachable(lost is None, now, str(lost) if lost else "")
 
     def changed(self) -> bool:
-        """Always: polling a remote log is its stat."""
-        return True
+        """Whether it is time to poll again (polling a remote log is its stat): every ``REMOTE_POLL_SECONDS``."""
+        return time.monotonic() - self._asked >= REMOTE_POLL_SECONDS
 
     def last_write(self) -> int | None:
         """The remote file's mtime at the last poll."""
@@ -188,6 +195,15 @@ class RemoteSessionWatch(SessionWatch):
         except TapedeckError:
             return self.host or HostState("none")
 
+    def send_action(self, alert: Alert) -> None:
+        """Append the alert's action to the remote inbox when the host's state at the last tick is live and does
+        not act on the rule itself."""
+        found = action_request(alert, self.config.alerts)
+        if found is None or alert.cause in self.engine.host_guards or self.host is None or not self.host.live:
+            return
+        op, args = found
+        append_remote_request(self.link, self.target, op, args, kind=self.host.kind, origin=origin_of(alert.cause))
+
     def row(self, now: int) -> FleetRow:
         """The row, placed on its machine."""
         row = super().row(now)
@@ -198,13 +214,17 @@ class RemoteSessionWatch(SessionWatch):
 class Fleet:
     """Every session under ``targets``: ``poll`` reads each log's new bytes, ``rows`` lists them in order."""
 
-    def __init__(self, targets: Sequence[str | os.PathLike[str]], config: PolicyConfig, **ssh_options: Any) -> None:
+    def __init__(self, targets: Sequence[str | os.PathLike[str]], config: PolicyConfig, *,
+                 pace: Callable[[], None] | None = None, **ssh_options: Any) -> None:  # fmt: skip
         """Follow ``targets``: local paths, and ``[user@]host:PATH`` on other machines (``ssh_options`` go to
-        ``core.remote.link.SshLink``)."""
+        ``core.remote.link.SshLink``; ``pace`` as for ``core.alerts.follow.AlertWatch``)."""
         self.targets: list[Path | RemoteTarget] = [parse_remote(str(t)) or Path(t).expanduser() for t in targets]
         self.config = config
+        self.pace = pace
         self.ssh_options = ssh_options
         self.watches: dict[str, SessionWatch] = {}
+        self._rows: dict[str, FleetRow] = {}  # each watch's row as of its last poll
+        self._dirty: set[str] = set()  # watches polled since their row was made
         self.skipped: list[str] = []
         self._scanned = float("-inf")
         self._pending: set[Path | RemoteTarget] = set()  # logs found whose header could not be read yet
@@ -241,10 +261,10 @@ class Fleet:
                 except Unreachable:
                     continue
                 if ref is not None:
-                    self.watches[str(log)] = RemoteSessionWatch(ref, self.config, self.link(log), log)
+                    self.watches[str(log)] = RemoteSessionWatch(ref, self.config, self.link(log), log, self.pace)
                     self._pending.discard(log)
             elif (ref := session_ref(log)) is not None:
-                self.watches[str(log)] = SessionWatch(ref, self.config)
+                self.watches[str(log)] = SessionWatch(ref, self.config, self.pace)
                 self._pending.discard(log)
             elif not log.exists():
                 self._pending.discard(log)
@@ -259,17 +279,36 @@ class Fleet:
         elif self._pending:
             self._adopt()
         now = now_ms() if now is None else now
-        polled = [watch for watch in list(self.watches.values()) if clock or final or watch.changed()]
-        for watch in polled:
-            alerts = watch.poll(now, final)
+        polled = [key for key, watch in list(self.watches.items()) if clock or final or watch.changed()]
+        for key in polled:
+            alerts = self.watches[key].poll(now, final)
+            self._dirty.add(key)
             if raised is not None:
                 raised.extend(alerts)
         return len(polled)
 
+    def act(self, alerts: Iterable[Alert], warn: Callable[[str], None]) -> None:
+        """Send the actions of ``alerts`` (raised by this fleet's polls) to their sessions' live hosts, here or on
+        the remote machine (``core.alerts.follow.act``)."""
+        for alert in alerts:
+            watch = self.watches.get(alert.path)
+            if watch is not None:
+                act(watch, alert, warn)
+
+    @property
+    def stale(self) -> bool:
+        """Whether a row changed (a log was polled, or a session appeared) since ``rows`` was last called."""
+        return bool(self._dirty) or len(self._rows) != len(self.watches)
+
     def rows(self, now: int | None = None) -> list[FleetRow]:
-        """Every session's row, in the fleet's order (``core.fleet.row.fleet_order``)."""
+        """Every session's row, in the fleet's order (``core.fleet.row.fleet_order``); only the rows of the logs
+        polled since the last call are made again."""
         now = now_ms() if now is None else now
-        return fleet_order([watch.row(now) for watch in self.watches.values()])
+        for key, watch in self.watches.items():
+            if key in self._dirty or key not in self._rows:
+                self._rows[key] = watch.row(now)
+        self._dirty.clear()
+        return fleet_order([self._rows[key] for key in self.watches])
 
     @property
     def bytes_read(self) -> int:

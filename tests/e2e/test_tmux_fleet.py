@@ -1,5 +1,6 @@
-"""End to end: ``tapedeck fleet`` in tmux over three live demo hosts (one paused, one stopped, one running):
-the paused one is the row needing attention, ``n`` jumps back to it, and a confirmed resume reaches its host."""
+"""End to end: ``tapedeck watch ROOT`` (the fleet table) in tmux over three live demo hosts (one paused, one stopped,
+one running): the paused one is the row needing attention, ``n`` jumps back to it, and a confirmed resume reaches its
+host."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def test_the_fleet_shows_three_live_demo_hosts_jumps_to_the_paused_one_and_resum
     hosts = [_host(tmp_path, root, sid, pace) for sid, pace in (("paused-a", 0.5), ("stopped-b", 0.5),
                                                                   ("running-c", 30))]  # fmt: skip
     (_, paused), (_, stopped), _ = hosts
-    tmux = Tmux(f"td-fleet-{os.getpid()}", [str(TAPEDECK), "fleet", str(root)],
+    tmux = Tmux(f"td-fleet-{os.getpid()}", [str(TAPEDECK), "watch", str(root)],
                 {"TAPEDECK_HOME": str(tmp_path / "home"), "TERM": "xterm-256color"}, size=(80, 24))  # fmt: skip
     try:
         _control(paused, "pause")

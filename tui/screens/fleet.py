@@ -1,16 +1,13 @@
 """The fleet table: every session under the roots, one row each, the ones needing the operator first.
 
-A worker thread owns the ``core.fleet.follow.Fleet`` (each log read from its new bytes only) and hands the UI
-each row's cells when they changed; the UI thread only filters and draws. Enter opens a session (going back
+The app's fleet feed (``tui.fleet_feed.FleetFeed``: a worker thread, each log read from its new bytes only) hands
+the table each row's cells when they changed; the UI thread only filters and draws. Enter opens a session (going back
 returns to the same row), ``n`` jumps to the next row needing attention, ``/`` filters, and the row actions
 (pause or resume, message, stop) are confirmed, then sent to the row's control inbox from a worker.
 """
 
 from __future__ import annotations
 
-import threading
-import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from rich.text import Text
@@ -20,30 +17,14 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
-from core.control.config import PolicyConfig
 from core.fleet.actions import send_row_action
-from core.fleet.follow import Fleet
-from core.fleet.row import COLUMNS, FleetRow, cells, matches
+from core.fleet.row import COLUMNS, FleetRow, matches
 from core.shared.errors import TapedeckError
+from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.widgets.footer import PriorityFooter
 
-POLL_SECONDS = 0.25  # how often the worker looks for new bytes (a stat per local log; a write shows within this)
-CLOCK_SECONDS = 2.0  # how often every session is ticked (stalled, run rate, host state, the write-age column)
 WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with the state beside them
-
-
-@dataclass(frozen=True, slots=True)
-class Shown:
-    """One row as the UI holds it: the worker's cells and what the filter and the actions need."""
-
-    row: FleetRow
-    cells: tuple[str, ...]
-
-    @property
-    def key(self) -> str:
-        """The row's key (its log's path)."""
-        return self.row.key
 
 
 def _fit(column: str, cell: str) -> str:
@@ -70,18 +51,16 @@ class FleetScreen(Screen[None]):
         Binding("S", "stop", "Stop…", id="fleet.stop"),
     ]
 
-    def __init__(self, roots: list[Path], config: PolicyConfig) -> None:
+    def __init__(self, roots: list[Path], feed: FleetFeed) -> None:
         super().__init__()
         self.roots = roots
-        self.config = config
+        self.feed = feed
         self.rows: dict[str, Shown] = {}  # every row the worker reported, by key, in the fleet's order
         self.shown: list[str] = []  # the keys on screen (after the filter), in order
         self.query_text = ""
         self.loaded = False  # the first poll landed
         self.problems: list[str] = []  # what keeps a root from being read (a refused host key)
         self.skipped: list[str] = []  # directories or machines the last scan could not read
-        self._stop = threading.Event()
-        self._active = threading.Event()  # set while the table is on screen: the worker polls only then
 
     def compose(self) -> ComposeResult:
         """Title, filter line, table, status, footer."""
@@ -95,58 +74,37 @@ class FleetScreen(Screen[None]):
         yield PriorityFooter()
 
     def on_mount(self) -> None:
-        """Start the worker that follows every log."""
+        """Ask the feed for the rows."""
         self.query_one(DataTable).focus()
-        self._active.set()
-        self._follow()
+        self.feed.showing.set()
 
     def on_screen_resume(self) -> None:
-        """Shown again (a session or a dialog above it closed): polling resumes."""
-        self._active.set()
+        """Shown again (a session or a dialog above it closed): the feed posts the rows again."""
+        self.feed.showing.set()
 
     def on_screen_suspend(self) -> None:
-        """Hidden under an open session: the worker waits (what was written meanwhile is read on return)."""
-        self._active.clear()
+        """Hidden under an open session: the feed still follows every log (alerts) but posts no rows."""
+        self.feed.showing.clear()
 
     def on_unmount(self) -> None:
-        """Stop the worker."""
-        self._stop.set()
-        self._active.set()
-
-    # the worker ---------------------------------------------------------------------------------------------
-    @work(thread=True, group="fleet", exit_on_error=False)
-    def _follow(self) -> None:
-        fleet = Fleet(self.roots, self.config)
-        last: dict[str, tuple[str, ...]] | None = None
-        ticked = float("-inf")
-        while not self._stop.is_set():
-            self._active.wait()
-            if self._stop.is_set():
-                return
-            clock = time.monotonic() - ticked >= CLOCK_SECONDS
-            ticked = time.monotonic() if clock else ticked
-            try:
-                polled = fleet.poll(clock=clock)
-            except TapedeckError as exc:  # a refused host key: said on the status line, the rest goes on
-                self.app.call_from_thread(self._problem, str(exc))
-                polled = 1
-            if not polled and last is not None:
-                self._stop.wait(POLL_SECONDS)
-                continue
-            rows = fleet.rows()
-            now = {row.key: cells(row) for row in rows}
-            if last is None or list(now) != list(last):  # new rows or a new order: the whole table
-                self.app.call_from_thread(self._show, [Shown(row, now[row.key]) for row in rows], list(fleet.skipped))
-            elif changed := [Shown(row, now[row.key]) for row in rows if now[row.key] != last[row.key]]:
-                self.app.call_from_thread(self._patch, changed)  # only the rows that changed
-            last = now
-            self._stop.wait(POLL_SECONDS)
+        """No rows wanted any more."""
+        self.feed.showing.clear()
 
     # drawing ------------------------------------------------------------------------------------------------
-    def _problem(self, message: str) -> None:
+    def changed(self, message: FleetChanged) -> None:
+        """The feed's rows: the whole table, or the rows that changed in place."""
+        if message.rows is not None:
+            self._show(message.rows, message.skipped)
+        else:
+            self._patch(message.changed)
+
+    def problem(self, message: str) -> None:
+        """Something keeps a root from being read: said once, as a toast and on the status line."""
         if message not in self.problems:
             self.problems.append(message)
             self.notify(message, title="Fleet", severity="error", timeout=15, markup=False)
+            if self.loaded:
+                self._titles()
 
     def _show(self, rows: list[Shown], skipped: list[str]) -> None:
         self.rows = {shown.key: shown for shown in rows}

@@ -1,0 +1,88 @@
+"""Alerts in the fleet table: a remote session's alerts are delivered as a local one's are (the toast, the alerts
+list), each once, by the one worker that follows every log of the table; an alert's action reaches a remote host."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from core.alerts.engine import Alert
+from core.control.config import validate_config
+from core.control.host_state import write_state
+from core.control.inbox import inbox_path
+from core.fleet.follow import Fleet
+from tests.alerts.crafted import HEADER, Log
+from tests.remote.sshd import MISSING, Sshd
+from tests.tui.pilot import NO_KEYMAP, until
+from tui.app import TapedeckApp
+from tui.screens.alerts import AlertsScreen
+from tui.screens.fleet import FleetScreen
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+
+def _failing(root: Path, sid: str) -> Path:
+    log = Log()
+    log.header()
+    log.turn(1)
+    for _ in range(3):
+        log.result(error=True)
+    path = root / "p" / sid / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [{**HEADER, "id": sid}, *log.events]))
+    return path
+
+
+@pytest.mark.anyio
+async def test_a_remote_sessions_alert_is_delivered_like_a_local_one_and_each_once(sshd: Sshd, tmp_path: Path) -> None:
+    sshd.trust()
+    local = tmp_path / "here"
+    far = tmp_path / "there"
+    _failing(local, "near-1")
+    _failing(far, "far-2")
+    config = validate_config({"alerts": {"bell": False, "notify": False, "errorStreak": {"count": 3}}})
+    roots = [local, Path(f"testbox:{far}")]
+    app = TapedeckApp(local, interval=0.02, keymap_file=NO_KEYMAP, fleet_roots=roots, config=config)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and len(app.screen.shown) == 2, timeout=60)
+        await until(pilot, lambda: {a.session for a in app.board.alerts} == {"near-1", "far-2"}, timeout=30)
+        await pilot.pause(1.0)  # a second delivery of either would land by now
+        assert sorted((a.session, a.cause) for a in app.board.alerts) == [
+            ("far-2", "error-streak"), ("near-1", "error-streak")]  # fmt: skip
+        toasts = sorted(str(t.message) for t in app._notifications if t.title == "Alert: error-streak")
+        assert len(toasts) == 2 and "far-2" in toasts[0] and "near-1" in toasts[1], toasts
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
+        assert app.screen.query_one("DataTable").row_count == 2  # type: ignore[attr-defined]
+
+
+def test_an_alerts_action_reaches_the_remote_hosts_inbox(sshd: Sshd, tmp_path: Path) -> None:
+    sshd.trust()
+    root = tmp_path / "there"
+    log = Log()
+    log.header()
+    log.add("tapedeck/host", {"pid": os.getpid(), "model": "crafted-model"})
+    log.turn(1)
+    for _ in range(2):
+        log.call("bash", '{"command": "ls"}')
+        log.result(error=False)
+    path = root / "p" / "loop-1" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [{**HEADER, "id": "loop-1"}, *log.events]))
+    write_state(path, "running", os.getpid(), 1)
+    config = validate_config({"alerts": {"loop": {"count": 2, "action": "message", "message": "try another way"}}})
+    warnings: list[str] = []
+    fleet = Fleet([f"testbox:{root}"], config)
+    deadline = time.monotonic() + 30
+    while not inbox_path(path).exists():
+        raised: list[Alert] = []
+        fleet.poll(raised=raised)
+        fleet.act(raised, warnings.append)
+        assert time.monotonic() < deadline and not warnings, warnings
+        time.sleep(0.05)
+    (request,) = [orjson.loads(line) for line in inbox_path(path).read_bytes().splitlines()]
+    assert (request["op"], request["args"], request["origin"]) == ("message", {"text": "try another way"}, "alert:loop")

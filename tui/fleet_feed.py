@@ -1,0 +1,111 @@
+"""The fleet table's one follower: every log under the roots, local and remote, read from its new bytes by a worker
+thread that runs as long as the app.
+
+``FleetFeed`` is the app's alert feed when it shows a fleet (``tui.alerts.AlertFeed``, with a
+``core.fleet.follow.Fleet`` in place of the alert follower): the alerts of every session, remote ones included,
+go to the app's one delivery path (``AlertRaised``: the toast, the bell and notification, the alerts list) and the
+configured actions are sent, whether or not the table is on screen. While it is (``showing``), each poll that
+changed a row also posts ``FleetChanged`` with the cells of the rows that changed (all of them after a new session
+or a new order). The UI thread only draws.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from textual.message import Message
+
+from core.alerts.engine import Alert
+from core.control.config import PolicyConfig
+from core.fleet.follow import Fleet
+from core.fleet.row import FleetRow, cells
+from core.log.pace import Pacer
+from core.shared.errors import TapedeckError
+from tui.alerts import AlertFeed
+
+POLL_SECONDS = 0.1  # how often each local log is looked at for new bytes (a stat; a write shows within this)
+CLOCK_SECONDS = 2.0  # how often every session is ticked (stalled, run rate, host state, the write-age column)
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """One row as the UI holds it: its cells and what the filter and the actions need."""
+
+    row: FleetRow
+    cells: tuple[str, ...]
+
+    @property
+    def key(self) -> str:
+        """The row's key (its log's path)."""
+        return self.row.key
+
+
+class FleetChanged(Message, bubble=False):
+    """Rows changed (posted from the feed's thread): ``rows`` the whole table in order, else ``changed`` only."""
+
+    def __init__(self, rows: list[Shown] | None, changed: list[Shown], skipped: list[str]) -> None:
+        super().__init__()
+        self.rows = rows
+        self.changed = changed
+        self.skipped = skipped
+
+
+class FleetProblem(Message, bubble=False):
+    """What keeps a root from being read (a refused host key), said once on the table's status line."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class FleetFeed(AlertFeed):
+    """Follows the fleet's ``roots`` (see the module docstring) until ``stop``."""
+
+    interval = POLL_SECONDS
+
+    def __init__(self, roots: list[Path], config: PolicyConfig, post: Any) -> None:
+        super().__init__(roots, config, post, follow=True)  # the table is live, whatever `--no-follow` says
+        self.showing = threading.Event()  # set while the table is on screen: rows are posted only then
+        self._last: dict[str, tuple[str, ...]] | None = None  # the cells last posted (None: post the whole table)
+        self._ticked = float("-inf")
+
+    def follower(self) -> Fleet:
+        """The fleet of every session under the roots (its reads paced for the UI)."""
+        return Fleet(self.targets, self.config, pace=Pacer())
+
+    def poll(self, follower: Any) -> list[Alert]:
+        """Every changed log's new bytes, every session on the clock's tick: the alerts raised (their actions sent)."""
+        clock = time.monotonic() - self._ticked >= CLOCK_SECONDS
+        self._ticked = time.monotonic() if clock else self._ticked
+        raised: list[Alert] = []
+        try:
+            follower.poll(clock=clock, raised=raised)
+        except TapedeckError as exc:  # a refused host key: said on the status line, the rest goes on
+            self.post(FleetProblem(str(exc)))
+        if self.config.alerts.acts:
+            follower.act(raised, self.problems.append)
+        return raised
+
+    def watch_of(self, follower: Any, path: Path) -> Any:
+        """The fleet's watch of the log at ``path``."""
+        return follower.watches.get(str(path))
+
+    def polled(self, follower: Any) -> None:
+        """Post the rows that changed, while the table is on screen."""
+        if not self.showing.is_set():
+            self._last = None  # shown again: the whole table, as it is then
+            return
+        if self._last is not None and not follower.stale:
+            return
+        rows = follower.rows()
+        now = {row.key: cells(row) for row in rows}
+        last = self._last
+        if last is None or list(now) != list(last):  # new rows or a new order: the whole table
+            self.post(FleetChanged([Shown(row, now[row.key]) for row in rows], [], list(follower.skipped)))
+        elif changed := [Shown(row, now[row.key]) for row in rows if now[row.key] != last[row.key]]:
+            self.post(FleetChanged(None, changed, list(follower.skipped)))
+        self._last = now
