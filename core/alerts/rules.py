@@ -24,6 +24,7 @@ from core.log.validate import is_invalid
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT
 from core.policies.rewind import GUARD_SOURCE
 from core.shared.text import tool_result_is_error
+from core.shared.values import int_or_none
 
 STATE_EVENT = "tapedeck/state"  # core.control.host_state.STATE_EVENT (not imported: that module reads files)
 SEVERITIES = ("info", "warning", "critical")
@@ -75,10 +76,6 @@ class CacheBreak:
     usd: float | None
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _usd(value: float) -> str:
     """``$12.40``, ``$0.60``, ``$0.0031`` (four decimals under ten cents), ``<$0.0001``."""
     if value >= 0.0995 or value == 0:
@@ -124,10 +121,10 @@ class Signals:
     def observe(self, event: Mapping[str, Any], price: Pricing, window_ms: int) -> frozenset[str]:
         """Fold one event (in seq order); ``price`` knows the models' prices and windows, ``window_ms`` is the
         run rate's window. Returns the causes whose inputs changed."""
-        seq = _int(event.get("seq"))
+        seq = int_or_none(event.get("seq"))
         self.seq = seq if seq is not None else self.seq + 1
         seq = self.seq
-        when = _int(event.get("time"))
+        when = int_or_none(event.get("time"))
         if when is not None and when >= MIN_EPOCH_MS:
             self.last_time = when
             self.first_time = when if self.first_time is None else self.first_time
@@ -143,7 +140,7 @@ class Signals:
         return touched
 
     def _turn_start(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
-        self.open_turn = _int(data.get("turn")) or 0
+        self.open_turn = int_or_none(data.get("turn")) or 0
         self.turn_seq = seq
         self.died_at = None
         self.calls.clear()
@@ -205,9 +202,9 @@ class Signals:
         pressure = data.get("pressure")
         if isinstance(pressure, int | float) and not isinstance(pressure, bool):
             self.pressure = (float(pressure), seq)
-        turn, step = _int(data.get("turn")), _int(data.get("step"))
+        turn, step = int_or_none(data.get("turn")), int_or_none(data.get("step"))
         budgets = data.get("budgets")
-        hard = _int(budgets.get("hard")) if isinstance(budgets, dict) else None
+        hard = int_or_none(budgets.get("hard")) if isinstance(budgets, dict) else None
         if turn is not None and step is not None and hard is not None:
             self.route_step = (turn, step, hard)
         task_class = data.get("taskClass")
@@ -237,10 +234,10 @@ class Signals:
         return _NONE
 
     def _usage(self, seq: int, data: dict[str, Any], usage: dict[str, Any], price: Any) -> frozenset[str]:
-        tokens = sum(v for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens") if (v := _int(usage.get(k))))
+        tokens = sum(v for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens") if (v := int_or_none(usage.get(k))))
         self.context_tokens = (tokens, seq)
         self.window = price.window(self.model)
-        key = (_int(data.get("turn")) or 0, _int(data.get("step")) or 0)
+        key = (int_or_none(data.get("turn")) or 0, int_or_none(data.get("step")) or 0)
         usd = price.usd(self.model, usage)
         if usd is None:
             return frozenset({"context"})

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from core.control.inbox import FINAL, MAX_ID_CHARS, OUTCOMES
+from core.shared.values import int_or_none
 
 BRIDGE_FILE = "bridge.json"
 OUTCOMES_FILE = "control.outcomes.jsonl"
@@ -47,10 +48,6 @@ class BridgeInfo:
         if self.problem:
             out["problem"] = self.problem
         return out
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _str(value: Any) -> str | None:
@@ -97,7 +94,7 @@ def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None,
     state = obj.get("state")
     if state not in BRIDGE_STATES:
         return None, f"{path}: unknown state {state!r}"
-    pid = _int(obj.get("pid"))
+    pid = int_or_none(obj.get("pid"))
     proc_start = obj.get("procStart")
     return (
         BridgeInfo(
@@ -106,8 +103,8 @@ def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None,
             proc_start=str(proc_start)
             if isinstance(proc_start, str | int) and not isinstance(proc_start, bool)
             else None,
-            since=_int(obj.get("since")),
-            heartbeat=_int(obj.get("heartbeat")),
+            since=int_or_none(obj.get("since")),
+            heartbeat=int_or_none(obj.get("heartbeat")),
             session_id=_str(obj.get("sessionId")),
             plugin=_str(obj.get("plugin")),
             dsh=_str(obj.get("dsh")),

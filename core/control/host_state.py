@@ -29,6 +29,7 @@ from core.bridge.files import BridgeInfo, bridge_live, read_bridge
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT
+from core.shared.values import int_or_none
 
 STATE_FILE = "host.json"
 STATE_EVENT = "tapedeck/state"
@@ -111,16 +112,12 @@ def _zstd_head(f: BinaryIO) -> bytes:
         return b""
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def read_host_state(log: str | os.PathLike[str]) -> HostState:
     """The host state of the session log at ``log`` (cheap: one lock probe and one small file)."""
     path = Path(log)
     recorded = _recorded(path)
-    pid = _int((recorded or {}).get("pid"))
-    since = _int((recorded or {}).get("since"))
+    pid = int_or_none((recorded or {}).get("pid"))
+    since = int_or_none((recorded or {}).get("since"))
     if is_owned(path):
         state = (recorded or {}).get("state")
         return HostState(state if state in LIVE_STATES else "running", pid, since)

@@ -53,6 +53,7 @@ from core.log.layout import resolve_log_path
 from core.log.vocabulary import CONTROL_EVENT
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.text import js_json
+from core.shared.values import int_or_none
 
 INBOX_NAME = "control.jsonl"
 PENDING = "pending"
@@ -408,10 +409,6 @@ def _unreadable(line: int, offset: int, raw: bytes, problem: str) -> InboxEntry:
     )
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
     where = f"control inbox line {line}"
     if len(raw) > MAX_LINE_BYTES:
@@ -431,10 +428,10 @@ def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
             line, offset, None, f"{where} has no request id (a string of 1 to {MAX_ID_CHARS} chars); skipped"
         )
     op, args, at = obj.get("op"), obj.get("args"), obj.get("at")
-    request = {"id": request_id, "op": op if isinstance(op, str) else None, "args": {}, "at": _int(at)}
+    request = {"id": request_id, "op": op if isinstance(op, str) else None, "args": {}, "at": int_or_none(at)}
     if obj.get("queued") is True:
         request["queued"] = True
-    if _int(obj.get("expires")) is not None:
+    if int_or_none(obj.get("expires")) is not None:
         request["expires"] = obj["expires"]
     if "origin" in obj:
         if problem := origin_error(obj["origin"]):

@@ -37,15 +37,12 @@ from core.remote.sessions import remote_host_state, remote_logs, remote_ref
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import TapedeckError
+from core.shared.values import int_or_none
 
 HOST_SECONDS = 1.0  # a live host's state is read again this often
 IDLE_HOST_SECONDS = 10.0  # … an exited (or never hosted) session's, unless its log grew
 RESCAN_SECONDS = 5.0  # the roots are listed again for new sessions this often
 REMOTE_POLL_SECONDS = 0.25  # a remote log's size is asked for at most this often (a round trip each)
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 class SessionWatch(AlertWatch):
@@ -78,7 +75,7 @@ class SessionWatch(AlertWatch):
             data = event.get("data")
             if not isinstance(data, dict):
                 continue
-            turn, step = _int(data.get("turn")), _int(data.get("step"))
+            turn, step = int_or_none(data.get("turn")), int_or_none(data.get("step"))
             if turn is not None and (step is not None or turn != self.turn):
                 self.turn, self.step = turn, step
             etype = event.get("type")
@@ -96,8 +93,8 @@ class SessionWatch(AlertWatch):
 
     def _usage(self, turn: int | None, step: int | None, usage: dict[str, Any]) -> None:
         """A step's latest usage sample replaces its earlier one (as the cost does)."""
-        hit = _int(usage.get("cacheReadTokens"))
-        miss = (_int(usage.get("inputTokens")) or 0) + (_int(usage.get("cacheWriteTokens")) or 0)
+        hit = int_or_none(usage.get("cacheReadTokens"))
+        miss = (int_or_none(usage.get("inputTokens")) or 0) + (int_or_none(usage.get("cacheWriteTokens")) or 0)
         self.usage[(turn or 0, step or 0)] = (hit, miss)
 
     def read_host(self) -> HostState:

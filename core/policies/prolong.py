@@ -75,6 +75,7 @@ from core.read.session import Session, op_span
 from core.shared import beneath
 from core.shared.errors import TapedeckError
 from core.shared.text import js_json, text_of_blocks, tool_result_block, tool_result_is_error
+from core.shared.values import int_or_none
 
 log = logging.getLogger(__name__)
 
@@ -487,10 +488,6 @@ class DeniedCall:
         }
 
 
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 class DenyCounter:
     """Pairs tool calls with results and counts policy denials of calls that reference the log file.
 
@@ -514,7 +511,7 @@ class DenyCounter:
         """Feed one event (any type)."""
         etype = event.get("type")
         data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
-        key = (_int_or_none(data.get("turn")), _int_or_none(data.get("step")))
+        key = (int_or_none(data.get("turn")), int_or_none(data.get("step")))
         if etype == "tool/call":
             arguments = data.get("arguments")
             call_id = str(data.get("callId"))
@@ -775,9 +772,9 @@ class ProlongMemory:
         etype = event.get("type")
         data = event.get("data") if isinstance(event.get("data"), Mapping) else {}
         if etype == "turn/start":
-            self._turn, self._step = _int_or_none(data.get("turn")), None
+            self._turn, self._step = int_or_none(data.get("turn")), None
         elif etype == "step/start":
-            self._step = _int_or_none(data.get("step"))
+            self._step = int_or_none(data.get("step"))
         elif etype == "step/end":
             self._step = None
             self._tools.clear()

@@ -53,6 +53,7 @@ from core.read.timetravel import SessionAt, SurfaceTimeline
 from core.shared.chat import ModelRequest
 from core.shared.dsh_wire import IMAGE_NOTE, DshMessages, dsh_body, has_image, thinking_fields
 from core.shared.text import cp_len
+from core.shared.values import int_or_none, str_or_none
 from core.shared.wire import OpenAIMessages, request_body
 
 CHUNK = "assistant/chunk"
@@ -527,24 +528,16 @@ def build_request(
     )
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def title_request(data: dict[str, Any], point: Point) -> Request:
     """DSH's session-title call, from its ``session/title-llm-request`` event (logged right before it went out):
     its system prompt and messages, no tools, thinking off and its output cap."""
     route = data.get("route") if isinstance(data.get("route"), dict) else {}
-    system, model, cap = _str(data.get("system")), _str(route.get("model")), _int(data.get("maxTokens"))
+    system, model, cap = str_or_none(data.get("system")), str_or_none(route.get("model")), int_or_none(data.get("maxTokens"))
     messages = _list(data.get("messages"))
     body = dsh_body(model or "", convert(system, messages, DshMessages), [], thinking_fields(None, title=True), cap)
     sources = {"maxTokens": FROM_LOG if cap is not None else NOT_LOGGED, "temperature": NOT_SENT, "stop": NOT_SENT,
                "reasoningEffort": NOT_SENT, "toolChoice": NOT_SENT}  # fmt: skip
-    return Request(point.turn, point.step, 1, point.seq, False, _str(route.get("provider")), model, None, system,
+    return Request(point.turn, point.step, 1, point.seq, False, str_or_none(route.get("provider")), model, None, system,
                    [], messages, [f"title:{point.seq}"] * len(messages), body, sources=sources, kind=TITLE,
                    unlogged=[IMAGE_NOTE] if has_image(messages) else [])  # fmt: skip
 
@@ -556,14 +549,14 @@ def compaction_request(session: Session, data: dict[str, Any], point: Point) -> 
     for that same model (the call asks for none, so the adapter's default applies), otherwise not known."""
     header = session.request_header() or {}
     config = header.get("config") if isinstance(header.get("config"), dict) else {}
-    system, tools = _str(header.get("system")), _list(header.get("tools"))
-    model, provider, cap = _str(data.get("model")), _str(data.get("provider")), _int(data.get("maxTokens"))
-    shadowed = [s for s in data.get("shadowedSeqs") or () if _int(s) is not None and 0 <= s < session.next_seq]
+    system, tools = str_or_none(header.get("system")), _list(header.get("tools"))
+    model, provider, cap = str_or_none(data.get("model")), str_or_none(data.get("provider")), int_or_none(data.get("maxTokens"))
+    shadowed = [s for s in data.get("shadowedSeqs") or () if int_or_none(s) is not None and 0 <= s < session.next_seq]
     keyed = [(seq, m) for seq in shadowed if (m := derive_message(session.events[seq]))]
     messages = [m for _, m in keyed]
     defaults = header.get("adapterDefaults") if isinstance(header.get("adapterDefaults"), dict) else {}
     same = (config.get("provider"), config.get("model")) == (provider, model) and defaults.get("reasoningEffort") is True
-    effort = _str(config.get("reasoningEffort")) if same else None
+    effort = str_or_none(config.get("reasoningEffort")) if same else None
     body = dsh_body(model or "", convert(system, messages, DshMessages), tools, thinking_fields(effort), cap)
     sources = {"maxTokens": FROM_LOG if cap is not None else NOT_LOGGED, "temperature": NOT_SENT, "stop": NOT_SENT,
                "reasoningEffort": FROM_ADAPTER if effort is not None else NOT_LOGGED, "toolChoice": NOT_SENT}  # fmt: skip

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from core.shared.chat import ModelRequest
+from core.shared.values import int_or_none
 
 UNANSWERED_CALL = "Error: this tool call has no recorded result."
 
@@ -180,30 +181,26 @@ def to_openai_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def usage_from_openai(raw: Mapping[str, Any]) -> dict[str, int]:
     """DSH ``TokenUsage`` from a chat-completions ``usage`` object.
 
     ``inputTokens`` is the uncached input: cache hits (DeepSeek's ``prompt_cache_hit_tokens`` or OpenAI's
     ``prompt_tokens_details.cached_tokens``) are reported apart as ``cacheReadTokens``.
     """
-    prompt = _int(raw.get("prompt_tokens")) or 0
+    prompt = int_or_none(raw.get("prompt_tokens")) or 0
     details = raw.get("prompt_tokens_details") or {}
-    cached = _int(raw.get("prompt_cache_hit_tokens"))
+    cached = int_or_none(raw.get("prompt_cache_hit_tokens"))
     if cached is None and isinstance(details, Mapping):
-        cached = _int(details.get("cached_tokens"))
+        cached = int_or_none(details.get("cached_tokens"))
     usage = {
         "inputTokens": max(prompt - (cached or 0), 0),
-        "outputTokens": _int(raw.get("completion_tokens")) or 0,
+        "outputTokens": int_or_none(raw.get("completion_tokens")) or 0,
     }
     if cached is not None:
         usage["cacheReadTokens"] = cached
     completion_details = raw.get("completion_tokens_details") or {}
     reasoning = (
-        _int(completion_details.get("reasoning_tokens")) if isinstance(completion_details, Mapping) else None
+        int_or_none(completion_details.get("reasoning_tokens")) if isinstance(completion_details, Mapping) else None
     )
     if reasoning is not None:
         usage["reasoningTokens"] = reasoning
