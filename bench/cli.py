@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SMALL_FIXTURE = ROOT / "tests" / "fixtures" / "dsh" / "tool-call-turn.session.jsonl"
 TIMED = [["inspect", "--json"], ["surface", "--json"], ["events", "--type", "tool/result"]]
 # Commands that read no log, or only its header: everything else in core.cli.COMMANDS has a row in rss_only().
-NO_LOG = {"sessions", "route", "run", "control", "bridge", "note"}  # note reads the log's last line
+NO_LOG = {"sessions", "route", "run", "control", "bridge", "note", "cache"}  # note reads the log's last line
 EXIT_OK = {"alerts": (0, 1)}  # alerts exits 1 when an alert fired: its answer, not a failure
 TIME_TARGETS = {"mixed": 1.5, "short-turns": 3.0}
 RSS_TARGET = 200_000_000
@@ -111,12 +111,14 @@ class Run(NamedTuple):
 
 
 def run(code: str, args: list[str]) -> Run:
-    """Wall seconds and peak RSS bytes (its own ``VmHWM``) of a fresh ``python -c CODE ARGS`` (stdout discarded);
+    """Wall seconds and peak RSS bytes (its own ``VmHWM``) of a fresh ``python -c CODE ARGS`` (stdout discarded)
+    with an empty cache directory (a first read, which writes the log's index);
     ``code`` starts with ``PEAK``. An exit status the command does not answer with (``EXIT_OK``) raises."""
-    with tempfile.NamedTemporaryFile("r", suffix=".peak") as peak:
+    with tempfile.NamedTemporaryFile("r", suffix=".peak") as peak, tempfile.TemporaryDirectory() as cache:
         argv = [sys.executable, "-c", code, peak.name, *args]
+        env = {**CHILD_ENV, "TAPEDECK_CACHE_DIR": cache}  # every run a first read: no index of an earlier one
         start = time.perf_counter()
-        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=CHILD_ENV)
+        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env)
         elapsed = time.perf_counter() - start
         if done.returncode not in EXIT_OK.get(args[0] if args else "", (0,)):
             err = done.stderr.decode(errors="replace").strip()[-400:]

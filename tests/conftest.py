@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -18,6 +19,19 @@ def fixtures_dir() -> Path:
     """The directory of real DSH session logs in ``tests/fixtures/dsh``."""
     assert FIXTURES.is_dir(), f"DSH fixtures missing from the checkout: {FIXTURES}"
     return FIXTURES
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The logs' index files (``core.read.index``) go to a cache of the test run's own, never to ~/.cache: set in
+    the environment, so the processes tests start use it too."""
+    before = os.environ.get("TAPEDECK_CACHE_DIR")
+    os.environ["TAPEDECK_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    yield
+    if before is None:
+        del os.environ["TAPEDECK_CACHE_DIR"]
+    else:
+        os.environ["TAPEDECK_CACHE_DIR"] = before
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,6 @@ import bisect
 import os
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,9 +30,8 @@ from core.log.reader import read_log_header
 from core.log.records import PackedRow
 from core.log.store import EventStore
 from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, tail_events, wakeups
-from core.log.validate import is_invalid
-from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
-from core.read.rows import is_error_event
+from core.read import index
+from core.read.facts import FACT_TYPES, SessionFacts
 from core.read.session import Session
 from core.remote.link import Unreachable
 from core.remote.live import REMOTE_INTERVAL, RemoteLog
@@ -77,75 +75,6 @@ class LoadProgress(Message, bubble=False):
         self.fraction = fraction
 
 
-@dataclass
-class SessionFacts:
-    """What the TUI needs beyond the projection, gathered while events are applied (append-only lists)."""
-
-    turn_starts: list[int]
-    step_starts: list[int]
-    errors: list[int]
-    outcomes: dict[str, dict[str, Any]]
-    host: dict[str, Any] | None = None
-    route: dict[str, Any] | None = None
-    title: str | None = None
-    turn: int = 0
-    step: int = 0
-
-    @classmethod
-    def empty(cls) -> SessionFacts:
-        """Facts of a session with no events."""
-        return cls([], [], [], {})
-
-    def observe(self, event: dict[str, Any]) -> None:
-        """Record what ``event`` adds (called in seq order); an event validation marked invalid adds nothing."""
-        etype = event.get("type")
-        if etype.__class__ is not str or etype not in _FACT_TYPES:  # most events: nothing to record
-            return
-        if etype == "assistant/chunk":  # only a failed stream's finish chunk is a fact (an error)
-            data = event.get("data")
-            chunk = data.get("chunk") if data.__class__ is dict else None
-            if chunk.__class__ is not dict or chunk.get("type") != "finish":
-                return
-        if is_invalid(event):
-            return
-        seq = int(event.get("seq", 0))
-        data = event.get("data") if isinstance(event.get("data"), dict) else {}
-        if etype == "turn/start":  # the first four are never errors
-            self.turn_starts.append(seq)
-            self.turn, self.step = _int(data.get("turn"), self.turn), 0
-            return
-        if etype == "step/start":
-            self.step_starts.append(seq)
-            self.step = _int(data.get("step"), self.step)
-            return
-        if etype == HOST_EVENT:
-            if self.host is None:  # the first host's
-                self.host = data
-            return
-        if etype == ROUTE_EVENT:
-            self.route = data
-            return
-        if etype == "session/title" and isinstance(data.get("title"), str):
-            self.title = data["title"]
-        elif etype == CONTROL_EVENT and isinstance(data.get("requestId"), str):
-            self.outcomes[data["requestId"]] = data
-        if is_error_event(event):
-            self.errors.append(seq)
-
-
-# the types ``SessionFacts.observe`` records something for (``is_error_event`` included)
-_FACT_TYPES = frozenset(
-    {
-        "turn/start", "step/start", HOST_EVENT, ROUTE_EVENT, "session/title", CONTROL_EVENT,
-        "tool/result", "turn/end", "assistant/chunk", "compaction/end", "llm/retry",
-    }
-)  # fmt: skip
-
-
-def _int(value: Any, default: int) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
 def _dense_tail(path: Path, size: int, pace: Callable[[], None] = no_pacing) -> bool:
     """True when the last PROBE_BYTES of a raw log hold enough lines for a cheap tail preview.
 
@@ -183,7 +112,7 @@ class _Loading(Consumer):
 
     def start(self, session: Session, facts: SessionFacts) -> None:
         """Project every item into ``session`` from the next read on."""
-        apply, observe, facts_types = session.apply, facts.observe, _FACT_TYPES
+        apply, observe, facts_types = session.apply, facts.observe, FACT_TYPES
 
         def take(event: dict[str, Any]) -> None:
             apply(event)
@@ -220,6 +149,7 @@ class LiveSession:
         self.session = Session({"type": "session", "id": ""}, path=self.path)
         self.facts = SessionFacts.empty()
         self.lines: LineStore | None = None  # where each line is, for big logs: events are read back from there
+        self._decoder_diagnostics = 0  # how many of the session's diagnostics (the first ones) are the decoder's
         self.preview: list[dict[str, Any]] = []
         self.generation = 0
         self.epoch = 0
@@ -404,13 +334,6 @@ class LiveSession:
         self.path = log
         compressed = is_compressed(log)
         size = self.remote.size() if self.remote is not None else os.path.getsize(log)
-        if (
-            size > PREVIEW_BYTES
-            and self.remote is None  # a remote log is read from its start only, never twice
-            and self.session.next_seq == 0
-            and (compressed or _dense_tail(log, size, self.pace))
-        ):
-            self._preview(log, header)
         # a remote log's events stay in memory: reading them back would cost a round trip each
         retain = self.remote is not None or size <= (
             self._retain_bytes or (RETAIN_BYTES_ZSTD if compressed else RETAIN_BYTES)
@@ -421,9 +344,28 @@ class LiveSession:
             if self.remote is None
             else self.remote.tailer(self.pace, loading)
         )
+        # a big log read before goes on from its index: only the bytes after it are decoded
+        restored = None if retain else index.restore(log, compressed, loading)
+        if (
+            restored is None
+            and size > PREVIEW_BYTES
+            and self.remote is None  # a remote log is read from its start only, never twice
+            and self.session.next_seq == 0
+            and (compressed or _dense_tail(log, size, self.pace))
+        ):
+            self._preview(log, header)
         lines: LineStore | None = None
+        facts = SessionFacts.empty()
+        self._decoder_diagnostics = 0
         if retain:
             session = Session(header, EventStore(), path=log)  # packed rows stay packed in memory
+        elif restored is not None:
+            session, lines, facts = restored.session, restored.lines, restored.facts
+            self._decoder_diagnostics = restored.decoder_diagnostics
+            tailer.resume(restored.decoder, restored.offset)
+            with self.lock:
+                self.lines = lines
+                self._publish()
         else:  # the projection's own pass notes where each line is: events are read back from there
             lines = LineStore(log, tailer)
             session = Session(header, lines, path=log, retain=False)
@@ -431,7 +373,7 @@ class LiveSession:
                 self.lines = lines
                 self._publish()
         session.compressed = compressed
-        facts = SessionFacts.empty()
+        indexed = tailer.offset
         loading.start(session, facts)
         self._progress("projecting", 0.0)
         listed = self.count
@@ -456,6 +398,8 @@ class LiveSession:
                     self._post(SessionUpdated(self.generation, False, listed, self.count, self.epoch))
                     listed = self.count
                 self.pace()
+            decoder = tailer.decoder if lines is not None else None  # logs kept in memory (remote ones too): no index
+            whole = decoder is not None and decoder.at_boundary and tailer.offset == decoder.bytes_fed
             if not self.follow:
                 self._apply(session, facts, tailer.finish())
         loading.done()
@@ -466,6 +410,9 @@ class LiveSession:
         self.fraction = 1.0
         self._post(SessionUpdated(self.generation, True, 0, session.next_seq, self.epoch))
         self._post(LoadProgress(self.phase, 1.0))
+        if lines is not None and whole and decoder is not None and index.worth_writing(tailer.offset, indexed):
+            # the list is usable already; only this thread changes the session, so it is read without the lock
+            index.write(log, session, lines, decoder, self._decoder_diagnostics, facts)
         return tailer
 
     def _publish(self) -> None:
@@ -503,7 +450,10 @@ class LiveSession:
                 else:
                     session.apply(event)
                     facts.observe(event)
-            session.diagnostics.extend(d for d in update.diagnostics if d.code != "log-reset")
+            found = [d for d in update.diagnostics if d.code != "log-reset"]
+            k = self._decoder_diagnostics  # the decoder's come first, the projection's after, as a full read gives them
+            session.diagnostics[k:k] = found
+            self._decoder_diagnostics = k + len(found)
         self.notices.extend(d for d in update.diagnostics if d.code in ("log-reset", "file-removed"))
 
     def _follow(self, tailer: Tailer) -> Tailer | None:

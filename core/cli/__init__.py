@@ -14,6 +14,7 @@ function and a printer, exposing ``register(subparsers) -> None``:
 - ``timetravel``: ``request``, ``diff``, ``cost``
 - ``alerts``: ``alerts``
 - ``export``: ``export``, ``note``, ``notes``
+- ``cache``: ``cache info``, ``cache clear``
 
 ``COMMANDS`` below is the one table of commands: name, the module that registers it, and its one-line help, in
 help order. A family's ``register`` adds full parsers and takes their help line from the table
@@ -96,6 +97,7 @@ COMMANDS: dict[str, Command] = {
     "alerts": Command(
         "core.cli.alerts", "run the alert rules over session logs: report what fired (exit 1), or --follow"
     ),
+    "cache": Command("core.cli.cache", "list or remove the index files that make reading a log again fast"),
 }
 
 

@@ -14,6 +14,7 @@ from core.cli.common import JsonList, emit, fail, guarded
 from core.control.config import load_config
 from core.control.host_state import HostState, describe_host, read_host_state
 from core.log.layout import default_sessions_root
+from core.log.linestore import LineStore
 from core.log.records import PackedRow
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.load import load_session
@@ -64,6 +65,15 @@ def inspect_report(session: Session) -> dict[str, Any]:
     }
 
 
+def _indexed(args: argparse.Namespace) -> bool:
+    """Whether the command reads ``args.path`` through its persistent index (not a remote log's local copy)."""
+    return not getattr(args, "local_copy", False)
+
+
+def _inspect(args: argparse.Namespace) -> None:
+    emit(inspect_report(load_session(args.path, retain=False, index=_indexed(args))), args.json, _render_inspect)
+
+
 def _render_inspect(r: dict[str, Any]) -> str:
     h = r["header"]
     lines = [
@@ -104,6 +114,7 @@ def _surface(args: argparse.Namespace) -> None:
 
     With ``--at SEQ`` the surface is taken as the pass goes by SEQ: exactly the surface of the log cut there
     (a packed chunk row that spans SEQ changes no surface node). What a row shows of a seq never changes later.
+    Without it the log's index is used: the surface events it holds are read back from the file.
     """
     kept: dict[int, dict[str, Any]] = {}
     chars = 0  # of the events in ``kept``
@@ -125,7 +136,10 @@ def _surface(args: argparse.Namespace) -> None:
 
     # without --at only surface events matter: the rest (nearly every item) is projected without a call
     types = SURFACE_TYPES if args.at is None else None
-    session = load_session(args.path, retain=False, readback=True, observe=observe, observe_types=types)
+    index = args.at is None and _indexed(args)
+    session = load_session(
+        args.path, retain=False, readback=True, observe=observe, observe_types=types, index=index
+    )
     if args.at is not None and not 0 <= args.at < session.next_seq:
         raise TapedeckError(f"seq {args.at} is not in this log: its events are seq 0..{session.next_seq - 1}")
     events = session.events
@@ -199,9 +213,19 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
             for k in range(item.count):
                 take(session, item.event(k))
 
+    def restored(session: Session) -> None:
+        """The events the index holds of the types asked for, read back (found from the line table)."""
+        lines = session.events
+        assert isinstance(lines, LineStore) and types is not None
+        for seq in lines.seqs_of_types([name for name in lines.type_names if name in types]):
+            take(session, lines.raw(seq))
+
     # with --type only the events it picks are observed: the rest (nearly every item) is projected without a call
     types = TypeSelection.parse(args.type) if args.type else None
-    session = load_session(args.path, retain=False, observe=observe, observe_types=types, raw=True)
+    index = types is not None and _indexed(args)
+    session = load_session(
+        args.path, retain=False, observe=observe, observe_types=types, raw=True, index=index, restored=restored
+    )
     if out is not None:
         out.close()
     else:
@@ -270,10 +294,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     add_log_path(p, remote=True)
     add_json(p)
-    p.set_defaults(
-        handler=guarded(with_remote_copy(lambda a: emit(inspect_report(load_session(a.path, retain=False)), a.json,
-                                                        _render_inspect)))  # fmt: skip
-    )
+    p.set_defaults(handler=guarded(with_remote_copy(_inspect)))
 
     p = sub.add_parser(
         "surface",

@@ -133,6 +133,57 @@ class LogDecoder:
         decoder._session_id = decoder.session_id
         return decoder
 
+    @property
+    def at_boundary(self) -> bool:
+        """True when every byte fed so far is decoded: no line (nor zstd frame) waits for the rest of it, so a
+        decoder ``resumed`` from ``state()`` at the bytes fed goes on exactly as this one would."""
+        return not self._partial and (self._frames is None or not self._frames.pending) and not self.fatal
+
+    @property
+    def bytes_fed(self) -> int:
+        """Bytes of the file fed so far."""
+        if self._frames is None:
+            return self._offset
+        return self._frames.pending_offset + self._frames.pending
+
+    def state(self) -> dict[str, Any]:
+        """What a later decoder needs to go on from here (``resumed``), as plain data; only ``at_boundary``."""
+        return {
+            "header": self.header,
+            "nextSeq": self.next_seq,
+            "explicitSeq": self._explicit_seq,
+            "seqShift": self._seq_shift,
+            "warned": sorted(self._warned_types),
+        }
+
+    @classmethod
+    def resumed(
+        cls, name: str, compressed: bool, state: dict[str, Any], offset: int, consumer: Consumer
+    ) -> LogDecoder:
+        """A decoder that goes on at file ``offset`` as the one ``state()`` described would; raises ValueError
+        when ``state`` is not such a description."""
+        header, next_seq = state["header"], state["nextSeq"]
+        explicit, shift, warned = state["explicitSeq"], state["seqShift"], state["warned"]
+        if (
+            type(header) is not dict
+            or type(next_seq) is not int
+            or type(shift) is not int
+            or explicit not in (None, True, False)
+            or type(warned) is not list
+            or not all(type(name) is str for name in warned)
+            or next_seq < 0
+            or offset < 0
+        ):
+            raise ValueError("not a decoder state")
+        decoder = cls(name, compressed, consumer=consumer)
+        decoder.header, decoder._session_id = header, str(header.get("id", ""))
+        decoder.next_seq, decoder._explicit_seq, decoder._seq_shift = next_seq, explicit, shift
+        decoder._warned_types = set(warned)
+        decoder._offset = offset
+        if compressed:
+            decoder._frames = FrameStream(offset)
+        return decoder
+
     def decode_record(self, raw: bytes, seq: int) -> list[dict[str, Any] | PackedRow]:
         """What one record line yields when the stream reaches it at ``seq`` (rows kept packed, diagnostics
         dropped): reads back an event from where ``Consumer.record`` said its line is."""

@@ -24,7 +24,8 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from operator import itemgetter
+from itertools import accumulate, chain, islice
+from operator import itemgetter, sub
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
@@ -160,6 +161,61 @@ class LineStore(KeepingEvents):
             self._pos.put(start, array("I", batch[3::FIELDS]))
         self._lines_seen = start + len(seq0)  # last: a reader that finds a line finds all of its columns
         self._end = seq0[-1] + batch[1 - FIELDS]  # the last line's first seq and count
+
+    def table(self) -> tuple[dict[str, Any], dict[str, bytes]]:
+        """The line table as plain data and columns (seqs and offsets as differences, which compress well),
+        for the persistent index; ``restore`` takes it back."""
+        with self._lock:
+            self._take_notes()
+            n = self._lines_seen
+            columns = {
+                name: _deltas(column, n) if name in ("seq0", "offset") else _values(column, n).tobytes()
+                for name, column in self._columns().items()
+            }
+            return {"lines": n, "end": self._end, "types": list(self.type_names)}, columns
+
+    def restore(self, table: dict[str, Any], columns: dict[str, bytes], size: int) -> None:
+        """Fill this empty table from ``table()``'s output for the first ``size`` bytes of the log; raises
+        ValueError (the table is left empty) when it does not describe such a table."""
+        n, end, types = table["lines"], table["end"], table["types"]
+        if type(n) is not int or type(end) is not int or type(types) is not list or n < 0:
+            raise ValueError("not a line table")
+        if not all(type(name) is str for name in types) or len(set(types)) != len(types) or len(types) > 0xFFFF:
+            raise ValueError("bad type names")
+        values: dict[str, array[int]] = {}
+        for name, column in self._columns().items():
+            data = array(column.code)
+            data.frombytes(columns[name])
+            if name in ("seq0", "offset"):
+                data = array(column.code, accumulate(data))
+            if len(data) != n:
+                raise ValueError(f"column {name} holds {len(data)} lines, not {n}")
+            values[name] = data
+        if n:
+            seq0, offsets, type_ids = values["seq0"], values["offset"], values["type"]
+            if (
+                seq0[0] < 0
+                or min(_steps(seq0), default=1) < 1
+                or seq0[-1] >= end
+                or min(_steps(offsets), default=0) < 0
+                or offsets[-1] >= size
+                or max(type_ids) >= len(types)
+            ):
+                raise ValueError("the line table is out of order or beyond the log")
+        elif end:
+            raise ValueError("events without lines")
+        for name, column in self._columns().items():
+            column.put(0, values[name])
+        self.type_names = list(types)
+        self._type_ids = {name: i for i, name in enumerate(types)}
+        self._lines_seen, self._end = n, end
+
+    def _columns(self) -> dict[str, _Column]:
+        """The table's columns by name (a zstd log's also say where each line starts in its frame)."""
+        columns = {"seq0": self._seq0, "offset": self._offset, "type": self._type, "length": self._length}
+        if self.compressed:
+            columns["pos"] = self._pos
+        return columns
 
     @property
     def nbytes(self) -> int:
@@ -386,6 +442,27 @@ class _LineReader:
                     return b"".join(parts)
             if not chunk:
                 return b"".join(parts)
+
+
+def _values(column: _Column, n: int) -> array[int]:
+    """The first ``n`` values of ``column``."""
+    out = array(column.code)
+    for block in column.blocks:
+        out.extend(block[: n - len(out)])
+        if len(out) >= n:
+            break
+    return out
+
+
+def _deltas(column: _Column, n: int) -> bytes:
+    """The first ``n`` values of ``column`` as differences from the one before (the first from 0)."""
+    values = _values(column, n)
+    return array("q", map(sub, values, chain((0,), values))).tobytes()
+
+
+def _steps(values: array[int]) -> Iterator[int]:
+    """The differences between neighbouring ``values``."""
+    return map(sub, islice(values, 1, None), values)
 
 
 def head_turn_step(head: bytes) -> tuple[int | None, int | None]:

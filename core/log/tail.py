@@ -104,6 +104,22 @@ class Tailer:
         """The decoded header, once line 1 has been read."""
         return self._decoder.header if self._decoder else None
 
+    @property
+    def decoder(self) -> LogDecoder | None:
+        """The decoder of the file being followed (None before the first poll)."""
+        return self._decoder
+
+    def resume(self, decoder: LogDecoder, offset: int) -> None:
+        """Go on from file ``offset`` with ``decoder`` (a ``LogDecoder.resumed`` at that offset, its consumer
+        this tailer's): the bytes before it count as read, as a log's index says they were."""
+        st = os.stat(self.path)
+        with open(self.path, "rb") as f:
+            head = f.read(min(offset, FINGERPRINT))
+            f.seek(max(0, offset - FINGERPRINT))
+            tail = f.read(min(offset, FINGERPRINT))
+        self._decoder, self._offset, self._identity = decoder, offset, (st.st_dev, st.st_ino)
+        self._head, self._tail = head, tail
+
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
         """Read what is new since the last poll (at most ``max_bytes`` when given)."""
         update = TailUpdate()

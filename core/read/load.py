@@ -21,6 +21,8 @@ from core.log.linestore import LineStore
 from core.log.records import PackedRow
 from core.log.store import EventStore
 from core.log.validate import INVALID, readable
+from core.read.facts import FACT_TYPES, SessionFacts
+from core.read.index import restore, worth_writing, write
 from core.read.session import Session
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError
@@ -39,6 +41,8 @@ def load_session(
     readback: bool = False,
     observe_types: Container[str] | None = None,
     raw: bool = False,
+    index: bool = False,
+    restored: Callable[[Session], None] | None = None,
 ) -> Session:
     """Project a whole log file or session directory (raw or zstd).
 
@@ -51,19 +55,41 @@ def load_session(
     with ``raw`` as decoded, flagged or not, for a command that displays events. Diagnostics come out
     as a full read gives them: the decoder's first, then the projection's. Raises LogFormatError only when no
     header is usable.
+
+    ``index`` (with ``retain=False``; implies ``readback``) uses the log's persistent index
+    (``core.read.index``): the projection starts from the state it holds and only the bytes after it are
+    decoded, so ``before`` and ``observe`` see only the events from there on; ``restored(session)`` is called
+    first with the session as the index left it (any seq below its ``next_seq`` was not observed). The result
+    is the same as a full read's. The pass then writes the index when it is worth it (``index.worth_writing``).
     """
     p = resolve_log_path(path)
     compressed = is_compressed(p)
     consumer = Consumer()
-    decoder = LogDecoder(str(p), compressed, consumer=consumer)
-    lines = None if retain or not readback else LineStore(p, decoder)
-    store = EventStore() if retain else lines
     found: list[Diagnostic] = []
     sessions: list[Session] = []
+    back = restore(p, compressed, consumer) if index and not retain else None
+    facts = back.facts if back is not None else SessionFacts.empty()  # kept in the index with the projection
+
+    def routes(session: Session) -> tuple[Callable[[dict[str, Any]], None], Callable[[PackedRow], None], ChunkSink]:
+        event, row, chunk = _routes(session, before, observe, observe_types, raw)
+        return (_with_facts(event, facts) if index else event), row, chunk
+
+    if back is not None:
+        decoder, lines, session = back.decoder, back.lines, back.session
+        found[:] = session.diagnostics[: back.decoder_diagnostics]
+        del session.diagnostics[: back.decoder_diagnostics]
+        sessions.append(session)
+        consumer.event, consumer.row, consumer.chunk = routes(session)
+        if restored is not None:
+            restored(session)
+    else:
+        decoder = LogDecoder(str(p), compressed, consumer=consumer)
+        lines = None if retain or not (readback or index) else LineStore(p, decoder)
+    store = EventStore() if retain else lines
 
     def start(header: dict[str, Any]) -> None:  # every item after the header goes to the session
         sessions.append(Session(header, store, path=p, retain=isinstance(store, EventStore)))
-        consumer.event, consumer.row, consumer.chunk = _routes(sessions[0], before, observe, observe_types, raw)
+        consumer.event, consumer.row, consumer.chunk = routes(sessions[0])
 
     consumer.header = start
 
@@ -77,17 +103,34 @@ def load_session(
     with gc_paused():
         try:
             with open(p, "rb") as f:
+                f.seek(back.offset if back is not None else 0)
                 while chunk := f.read(READ_CHUNK):
                     take(decoder.feed(chunk))
         except OSError as exc:
             raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+        whole = decoder.at_boundary  # no torn line or frame for ``finish`` to report: the index can be written
         take(decoder.finish())
     if not sessions:
         raise LogFormatError(f"{p}: empty log (no session header)")
     session = sessions[0]
     session.diagnostics[:0] = found
     session.compressed = compressed
+    if index and lines is not None and whole and worth_writing(decoder.bytes_fed, back.offset if back else 0):
+        write(p, session, lines, decoder, len(found), facts)
     return session
+
+
+def _with_facts(event: Callable[[dict[str, Any]], None], facts: SessionFacts) -> Callable[[dict[str, Any]], None]:
+    """``event`` (where decoded events go), followed by ``facts`` for the events of the types it records (as the
+    TUI's loader gathers them: rows and well-formed stream deltas are never one)."""
+    observe, types = facts.observe, FACT_TYPES
+
+    def take(item: dict[str, Any]) -> None:
+        event(item)
+        if item["type"] in types:
+            observe(item)
+
+    return take
 
 
 def _routes(

@@ -37,6 +37,7 @@ def with_remote_copy(handler: Callable[[argparse.Namespace], int | None]) -> Cal
                 for offset in range(0, st.size, READ_CHUNK):
                     out.write(link.read(log.path, offset, min(READ_CHUNK, st.size - offset)))
             args.path = str(copy)
+            args.local_copy = True  # a throw-away copy: nothing is indexed for it
             return handler(args)
 
     return run

@@ -195,8 +195,8 @@ def test_no_reader_crashes_on_a_type_mutation(
 
 def test_every_log_reading_command_is_fuzzed() -> None:
     """A new command that reads a log joins the fuzz: every registered command but the ones that do not read
-    one (run, repair, control, bridge, route, note) is in READER_COMMANDS."""
+    one (run, repair, control, bridge, route, note, cache) is in READER_COMMANDS."""
     from core.cli import COMMANDS
 
-    writers = {"run", "repair", "control", "bridge", "route", "note"}
+    writers = {"run", "repair", "control", "bridge", "route", "note", "cache"}
     assert {command[0] for command in READER_COMMANDS} == set(COMMANDS) - writers

@@ -1,0 +1,109 @@
+"""What a screen needs of a session beyond its projection: turn and step starts, errors, control outcomes, the
+host and router's latest word, the title. Gathered as events are projected (``SessionFacts.observe`` for the
+events of ``FACT_TYPES``), and kept in the log's persistent index (``state``/``from_state``) with the
+projection's state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from core.log.validate import is_invalid
+from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
+from core.read.rows import is_error_event
+
+
+@dataclass
+class SessionFacts:
+    """What the TUI needs beyond the projection, gathered while events are applied (append-only lists)."""
+
+    turn_starts: list[int]
+    step_starts: list[int]
+    errors: list[int]
+    outcomes: dict[str, dict[str, Any]]
+    host: dict[str, Any] | None = None
+    route: dict[str, Any] | None = None
+    title: str | None = None
+    turn: int = 0
+    step: int = 0
+
+    @classmethod
+    def empty(cls) -> SessionFacts:
+        """Facts of a session with no events."""
+        return cls([], [], [], {})
+
+    def state(self) -> dict[str, Any]:
+        """The facts as plain data (``from_state`` takes them back)."""
+        return {"turnStarts": self.turn_starts, "stepStarts": self.step_starts, "errors": self.errors,
+                "outcomes": self.outcomes, "host": self.host, "route": self.route, "title": self.title,
+                "turn": self.turn, "step": self.step}  # fmt: skip
+
+    @classmethod
+    def from_state(cls, state: Any) -> SessionFacts:
+        """The facts ``state()`` gave; ValueError when ``state`` is not such a description."""
+        if type(state) is not dict:
+            raise ValueError("facts are not an object")
+        lists = [state.get(key) for key in ("turnStarts", "stepStarts", "errors")]
+        outcomes, host, route, title = (state.get(key) for key in ("outcomes", "host", "route", "title"))
+        turn, step = state.get("turn"), state.get("step")
+        if (
+            not all(type(seqs) is list and all(type(seq) is int for seq in seqs) for seqs in lists)
+            or type(outcomes) is not dict
+            or not all(type(value) is dict for value in outcomes.values())
+            or not all(value is None or type(value) is dict for value in (host, route))
+            or not (title is None or type(title) is str)
+            or type(turn) is not int
+            or type(step) is not int
+        ):
+            raise ValueError("not a description of facts")
+        return cls(lists[0], lists[1], lists[2], outcomes, host, route, title, turn, step)
+
+    def observe(self, event: dict[str, Any]) -> None:
+        """Record what ``event`` adds (called in seq order); an event validation marked invalid adds nothing."""
+        etype = event.get("type")
+        if etype.__class__ is not str or etype not in FACT_TYPES:  # most events: nothing to record
+            return
+        if etype == "assistant/chunk":  # only a failed stream's finish chunk is a fact (an error)
+            data = event.get("data")
+            chunk = data.get("chunk") if data.__class__ is dict else None
+            if chunk.__class__ is not dict or chunk.get("type") != "finish":
+                return
+        if is_invalid(event):
+            return
+        seq = int(event.get("seq", 0))
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        if etype == "turn/start":  # the first four are never errors
+            self.turn_starts.append(seq)
+            self.turn, self.step = _int(data.get("turn"), self.turn), 0
+            return
+        if etype == "step/start":
+            self.step_starts.append(seq)
+            self.step = _int(data.get("step"), self.step)
+            return
+        if etype == HOST_EVENT:
+            if self.host is None:  # the first host's
+                self.host = data
+            return
+        if etype == ROUTE_EVENT:
+            self.route = data
+            return
+        if etype == "session/title" and isinstance(data.get("title"), str):
+            self.title = data["title"]
+        elif etype == CONTROL_EVENT and isinstance(data.get("requestId"), str):
+            self.outcomes[data["requestId"]] = data
+        if is_error_event(event):
+            self.errors.append(seq)
+
+
+# the types ``SessionFacts.observe`` records something for (``is_error_event`` included)
+FACT_TYPES = frozenset(
+    {
+        "turn/start", "step/start", HOST_EVENT, ROUTE_EVENT, "session/title", CONTROL_EVENT,
+        "tool/result", "turn/end", "assistant/chunk", "compaction/end", "llm/retry",
+    }
+)  # fmt: skip
+
+
+def _int(value: Any, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else default

@@ -1,0 +1,315 @@
+"""The persistent index of a log: a sidecar file in tapedeck's cache that lets a reopen decode only new bytes.
+
+A full read of a log of hundreds of MB takes seconds to minutes; the index keeps what that read learned, so the
+next read picks up where it stopped. It holds the line table (``core.log.linestore``), the projection's state
+at the end of the indexed bytes (``core.read.session_state``: turns, steps, stream blocks, the surface, usage,
+diagnostics), the facts a screen lists (``core.read.facts``) and the decoder's state, written after a pass that
+reached a line boundary (``core.read.load``, the TUI's loader).
+
+Where: ``$TAPEDECK_CACHE_DIR``, else ``$XDG_CACHE_HOME/tapedeck``, else ``~/.cache/tapedeck``; one file per log
+under ``index/``, named by a hash of the log's real path. Never beside a log, never required: any problem
+reading, checking or writing it means a full read, silently.
+
+An index is used only while it still describes the file: the log's device and inode are the ones indexed,
+it is at least as long, and the first and the last ``HASH_BYTES`` of the indexed bytes hash the same; it was
+written by this index format and by this version of the code that reads logs (``code_fingerprint``). A
+digest over the whole file catches damage; every field is type-checked as it is rebuilt (``session_state``).
+
+Layout: ``MAGIC``, format and metadata length (big-endian u32 each), the metadata (JSON), a 32-byte BLAKE2b
+digest of metadata and body, then the body: one zstd frame of named sections (u32 count; per section a u16
+name length, the name, a u64 length and the bytes). The ``state`` section is JSON; the others are columns.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import struct
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import zstandard
+
+from core.log.decoder import Consumer, LogDecoder
+from core.log.linestore import LineStore
+from core.read.facts import SessionFacts
+from core.read.session import Session
+from core.read.session_state import StateError, decode, encode
+
+FORMAT = 1
+MAGIC = b"tapedeck-index\n\x00"
+HASH_BYTES = 1 << 16  # bytes hashed at the head of the indexed bytes and at their end
+MAX_SHARE = 0.05  # an index is written only when it takes at most this share of the log's size …
+MAX_SMALL = 32 << 10  # … or this many bytes (for logs under 640 KiB, indexed only when asked for)
+MIN_LOG_BYTES = 1 << 20  # smaller logs read fast enough without one (``TAPEDECK_INDEX_MIN_BYTES`` overrides)
+REWRITE_SHARE = 0.05  # a used index is written again once the log grew by this share of what it indexed …
+REWRITE_BYTES = 8 << 20  # … or by this many bytes
+MAX_EXPANSION = 64  # a body may not claim to expand to more than this many times its size
+SUFFIX = ".idx"
+_PREFIX = struct.Struct(">II")
+_DIGEST = 32
+_CODE_DIRS = ("log", "read", "shared")  # the packages whose code decides what a read of a log yields
+
+
+def cache_dir() -> Path:
+    """tapedeck's cache directory (see the module docstring)."""
+    own = os.environ.get("TAPEDECK_CACHE_DIR")
+    if own:
+        return Path(own).expanduser()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "tapedeck"
+
+
+def index_dir() -> Path:
+    """Where index files are."""
+    return cache_dir() / "index"
+
+
+def index_path(log: Path) -> Path:
+    """The index file of ``log`` (named by a hash of its real path)."""
+    real = os.path.realpath(log)
+    return index_dir() / (hashlib.blake2b(os.fsencode(real), digest_size=16).hexdigest() + SUFFIX)
+
+
+def min_log_bytes() -> int:
+    """The size from which logs are indexed."""
+    try:
+        return max(0, int(os.environ.get("TAPEDECK_INDEX_MIN_BYTES", MIN_LOG_BYTES)))
+    except ValueError:
+        return MIN_LOG_BYTES
+
+
+@functools.cache
+def code_fingerprint() -> str:
+    """A hash of the source of the modules that read logs and project them: an index written by other code
+    is not used."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(b"%d" % FORMAT)
+    core = Path(__file__).resolve().parent.parent
+    for name in _CODE_DIRS:
+        for source in sorted((core / name).glob("*.py")):
+            digest.update(source.name.encode() + b"\0")
+            digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Meta:
+    """What an index says of itself and of the log it describes (readable without its body)."""
+
+    log: str
+    size: int  # bytes of the log indexed
+    dev: int
+    ino: int
+    head: str  # hash of the first ``HASH_BYTES`` of them …
+    tail: str  # … and of the last ones
+    code: str
+    compressed: bool
+    events: int
+    written: int  # epoch ms
+
+    @classmethod
+    def parse(cls, data: Any) -> Meta:
+        """The metadata JSON ``data`` as a ``Meta`` (ValueError when it is not one)."""
+        if type(data) is not dict:
+            raise ValueError("metadata is not an object")
+        kinds = {"log": str, "size": int, "dev": int, "ino": int, "head": str, "tail": str, "code": str,
+                 "compressed": bool, "events": int, "written": int}  # fmt: skip
+        for key, kind in kinds.items():
+            if type(data.get(key)) is not kind:
+                raise ValueError(f"metadata {key} is not a {kind.__name__}")
+        return cls(**{key: data[key] for key in kinds})
+
+
+@dataclass
+class Restored:
+    """A log's reading state rebuilt from its index: go on decoding at ``offset`` with ``decoder``."""
+
+    session: Session
+    lines: LineStore
+    decoder: LogDecoder
+    decoder_diagnostics: int  # how many of ``session.diagnostics`` (the first ones) the decoder reported
+    offset: int
+    facts: SessionFacts
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _ends(log: Path, size: int) -> tuple[str, str]:
+    """The hashes of the first and the last ``HASH_BYTES`` of the first ``size`` bytes of ``log``."""
+    with open(log, "rb") as f:
+        head = f.read(min(size, HASH_BYTES))
+        f.seek(max(0, size - HASH_BYTES))
+        tail = f.read(min(size, HASH_BYTES))
+    if len(head) != min(size, HASH_BYTES) or len(tail) != min(size, HASH_BYTES):
+        raise OSError("the log is shorter than indexed")
+    return _hash(head), _hash(tail)
+
+
+def read_meta(path: Path) -> tuple[Meta, int]:
+    """An index file's metadata and the length of what precedes its digest (ValueError/OSError when it is not an
+    index of this format)."""
+    with open(path, "rb") as f:
+        prefix = f.read(len(MAGIC) + _PREFIX.size)
+        if len(prefix) != len(MAGIC) + _PREFIX.size or not prefix.startswith(MAGIC):
+            raise ValueError("not a tapedeck index")
+        version, length = _PREFIX.unpack_from(prefix, len(MAGIC))
+        if version != FORMAT:
+            raise ValueError(f"index format {version}, not {FORMAT}")
+        if length > 1 << 20:
+            raise ValueError("metadata too long")
+        raw = f.read(length)
+    if len(raw) != length:
+        raise ValueError("metadata cut short")
+    return Meta.parse(orjson.loads(raw)), len(prefix) + length
+
+
+def check(meta: Meta, log: Path) -> str | None:
+    """Why the index ``meta`` describes does not fit ``log`` as it is now, or None when it does."""
+    if meta.code != code_fingerprint():
+        return "written by another version of tapedeck"
+    try:
+        st = os.stat(log)
+        if os.path.realpath(log) != meta.log:
+            return "indexes another path"
+        if (st.st_dev, st.st_ino) != (meta.dev, meta.ino):
+            return "the log was replaced by another file"
+        if st.st_size < meta.size:
+            return "the log was truncated"
+        if _ends(log, meta.size) != (meta.head, meta.tail):
+            return "the log was rewritten"
+    except OSError as exc:
+        return f"the log cannot be read ({exc.strerror or exc})"
+    return None
+
+
+def restore(log: Path, compressed: bool, consumer: Consumer) -> Restored | None:
+    """``log``'s reading state from its index, with ``consumer`` taking what the decoder decodes from there on;
+    None when there is no usable index (a problem of any kind: the caller reads the log in full)."""
+    path = index_path(log)
+    try:
+        meta, start = read_meta(path)
+        if meta.compressed != compressed or check(meta, log) is not None:
+            return None
+        with open(path, "rb") as f:
+            f.seek(start)
+            digest = f.read(_DIGEST)
+            body = f.read()
+            f.seek(len(MAGIC) + _PREFIX.size)
+            raw_meta = f.read(start - len(MAGIC) - _PREFIX.size)
+        if hashlib.blake2b(raw_meta + body, digest_size=_DIGEST).digest() != digest:
+            return None
+        sections = _sections(body)
+        state = orjson.loads(sections.pop("state"))
+        decoder = LogDecoder.resumed(str(log), compressed, state["decoder"], meta.size, consumer)
+        lines = LineStore(log, decoder)
+        lines.restore(state["lines"], _prefixed(sections, "lines."), meta.size)
+        session = decode(state["session"], _prefixed(sections, "session."), lines, log)
+        facts = SessionFacts.from_state(state["facts"])
+        found = state["decoderDiagnostics"]
+        if (
+            type(found) is not int
+            or not 0 <= found <= len(session.diagnostics)
+            or not session.next_seq == decoder.next_seq == len(lines)
+            or meta.events != session.next_seq
+            or decoder.header != session.header
+        ):
+            return None
+        return Restored(session, lines, decoder, found, meta.size, facts)
+    except (OSError, ValueError, KeyError, TypeError, IndexError, OverflowError, MemoryError, RecursionError,
+            zstandard.ZstdError, StateError):  # fmt: skip
+        return None
+
+
+def write(
+    log: Path, session: Session, lines: LineStore, decoder: LogDecoder, decoder_diagnostics: int, facts: SessionFacts
+) -> Path | None:
+    """Write the index of ``log`` as the pass that built ``session`` (and gathered ``facts``) left it: its decoder
+    ``at_boundary`` with every byte it read, the first ``decoder_diagnostics`` of the session's its own; None
+    (and no file) when it cannot be, or would be too big, written."""
+    try:
+        st = os.stat(log)
+        size = decoder.bytes_fed
+        if not decoder.at_boundary or size > st.st_size:
+            return None
+        tree, columns = encode(session)
+        table, line_columns = lines.table()
+        state = {"session": tree, "lines": table, "decoder": decoder.state(), "facts": facts.state(),
+                 "decoderDiagnostics": decoder_diagnostics}  # fmt: skip
+        sections = {"state": orjson.dumps(state)}
+        sections.update({"session." + name: data for name, data in columns.items()})
+        sections.update({"lines." + name: data for name, data in line_columns.items()})
+        body = zstandard.ZstdCompressor(level=3).compress(_pack(sections))
+        head, tail = _ends(log, size)
+        meta = orjson.dumps(
+            {"log": os.path.realpath(log), "size": size, "dev": st.st_dev, "ino": st.st_ino, "head": head,
+             "tail": tail, "code": code_fingerprint(), "compressed": decoder.compressed,
+             "events": session.next_seq, "written": int(time.time() * 1000)}  # fmt: skip
+        )
+        digest = hashlib.blake2b(meta + body, digest_size=_DIGEST).digest()
+        data = b"".join((MAGIC, _PREFIX.pack(FORMAT, len(meta)), meta, digest, body))
+        if len(data) > max(size * MAX_SHARE, MAX_SMALL):
+            return None
+        return _write_atomically(index_path(log), data)
+    except (OSError, ValueError, TypeError, OverflowError, MemoryError, StateError, zstandard.ZstdError):
+        return None
+
+
+def worth_writing(size: int, indexed: int) -> bool:
+    """Whether a pass that read ``size`` bytes of a log, ``indexed`` of them from its index, writes it again."""
+    if size < min_log_bytes():
+        return False
+    grown = size - indexed
+    return not indexed or grown >= REWRITE_BYTES or grown >= indexed * REWRITE_SHARE
+
+
+def _write_atomically(path: Path, data: bytes) -> Path:
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+    return path
+
+
+def _pack(sections: dict[str, bytes]) -> bytes:
+    parts = [struct.pack(">I", len(sections))]
+    for name, data in sections.items():
+        key = name.encode()
+        parts += [struct.pack(">H", len(key)), key, struct.pack(">Q", len(data)), data]
+    return b"".join(parts)
+
+
+def _sections(body: bytes) -> dict[str, bytes]:
+    """The named sections of a body (ValueError/ZstdError when it is not one)."""
+    data = zstandard.ZstdDecompressor().decompress(body, max_output_size=MAX_EXPANSION * len(body) + 1024)
+    (count,) = struct.unpack_from(">I", data, 0)
+    at, sections = 4, {}
+    for _ in range(count):
+        (n,) = struct.unpack_from(">H", data, at)
+        name = data[at + 2 : at + 2 + n].decode()
+        (length,) = struct.unpack_from(">Q", data, at + 2 + n)
+        at += 10 + n
+        if at + length > len(data):
+            raise ValueError("a section runs past the body")
+        sections[name] = data[at : at + length]
+        at += length
+    if at != len(data):
+        raise ValueError("bytes after the last section")
+    return sections
+
+
+def _prefixed(sections: dict[str, bytes], prefix: str) -> dict[str, bytes]:
+    return {name[len(prefix) :]: data for name, data in sections.items() if name.startswith(prefix)}

@@ -1,0 +1,288 @@
+"""A ``Session``'s projection state as plain data and back: what the persistent index (``core.read.index``)
+stores so that a reopen decodes only the bytes after it.
+
+``encode`` gives a JSON-able tree and a few binary columns (the per-event arrays); ``decode`` rebuilds a
+``Session`` from them and checks every field's type and the counts that tie them together, raising
+``StateError`` on anything else: the bytes come from a file anyone may have damaged. Every attribute a
+``Session`` holds is listed in ``FIELDS``; a session with one this module does not know is not encoded
+(``encode`` raises ``StateError``), so a new projection field can never be silently left out of an index.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from core.read.session import Cut, Session, Step, ToolCall, Turn
+from core.read.streams import StreamBlocks
+from core.read.usage import UsageTally
+from core.shared.diagnostics import Diagnostic
+
+# Every attribute of a ``Session``; the first three are the caller's (the store, the path), never stored.
+FIELDS = frozenset(
+    {
+        "header", "path", "events", "_retain", "_count", "compressed", "surface", "_live", "diagnostics",
+        "turns", "usage_tally", "_max_turn", "tool_calls", "_calls", "results_by_step", "replaced_by",
+        "shadowed", "_sources", "_chars", "_surface_types", "_turn_at", "_in_turn", "open_turn",
+        "last_ended", "completed_through", "_current_turn", "_current_step", "_request_header",
+        "request_header_seq", "counts", "surface_chars", "context_samples", "_request_due", "_system_chars",
+        "aborted_finishes", "cuts", "streams",
+    }
+)  # fmt: skip
+_STREAM_COLUMNS = ("starts", "ends", "_keys", "chars", "hidden_before", "heads")
+_SEVERITIES = frozenset({"error", "warning", "info"})
+
+
+class StateError(ValueError):
+    """The stored state is not one this module wrote: it is discarded."""
+
+
+def encode(session: Session) -> tuple[dict[str, Any], dict[str, bytes]]:
+    """``session``'s state: a JSON-able tree and binary columns by name."""
+    unknown = set(vars(session)) - FIELDS if hasattr(session, "__dict__") else set()
+    if unknown:
+        raise StateError(f"the projection holds fields the index does not know: {sorted(unknown)}")
+    s = session
+    calls = list(s._calls.values())
+    where = {id(call): i for i, call in enumerate(calls)}
+    for key, call in s._calls.items():
+        if key != (call.turn, call.step, call.call_id):
+            raise StateError("a tool call is filed under another key")
+    if any(id(call) not in where for call in s.tool_calls.values()):
+        raise StateError("a tool call is listed without its key")
+    streams = s.streams
+    tree = {
+        "header": s.header,
+        "count": s._count,
+        "compressed": s.compressed,
+        "diagnostics": [[d.code, d.message, d.offset, d.seq, d.severity] for d in s.diagnostics],
+        "turns": [
+            [t.number, t.start_seq, t.end_seq, t.end_reason,
+             [[k, p.turn, p.step, p.start_seq, p.end_seq, p.usage] for k, p in t.steps.items()]]
+            for t in s.turns.values()
+        ],  # fmt: skip
+        "turnKeys": list(s.turns),
+        "tally": [s.usage_tally.hit, s.usage_tally.miss, s.usage_tally.output, s.usage_tally.reporting,
+                  s.usage_tally.used],  # fmt: skip
+        "maxTurn": s._max_turn,
+        "calls": [
+            [c.call_id, c.name, c.arguments, c.turn, c.step, c.message_seq, c.call_seq, c.result_seq, c.result_error]
+            for c in calls
+        ],
+        "toolCalls": [[call_id, where[id(call)]] for call_id, call in s.tool_calls.items()],
+        "resultsByStep": [[t, p, seqs] for (t, p), seqs in s.results_by_step.items()],
+        "replacedBy": [x for pair in s.replaced_by.items() for x in pair],
+        "shadowed": [[seq, seqs] for seq, seqs in s.shadowed.items()],
+        "sources": [[seq, seqs] for seq, seqs in s._sources.items()],
+        "chars": [x for pair in s._chars.items() for x in pair],
+        "surfaceTypes": [x for pair in s._surface_types.items() for x in pair],
+        "openTurn": s.open_turn,
+        "lastEnded": s.last_ended,
+        "completedThrough": s.completed_through,
+        "currentTurn": s._current_turn,
+        "currentStep": list(s._current_step) if s._current_step is not None else None,
+        "requestHeader": s._request_header,
+        "requestHeaderSeq": s.request_header_seq,
+        "counts": list(s.counts.items()),
+        "surfaceChars": s.surface_chars,
+        "requestDue": s._request_due,
+        "systemChars": s._system_chars,
+        "abortedFinishes": s.aborted_finishes,
+        "cuts": [[c.seq, c.kind, c.nodes, c.chars_removed, c.turn] for c in s.cuts],
+        "streamLast": [streams._end, streams._turn, streams._step],
+    }
+    columns = {
+        "surface": array("q", s.surface).tobytes(),
+        "live": array("q", sorted(s._live)).tobytes(),
+        "turnAt": s._turn_at.tobytes(),
+        "inTurn": bytes(s._in_turn),
+        "samples": array("q", [x for sample in s.context_samples for x in sample]).tobytes(),
+    }
+    for name in _STREAM_COLUMNS:
+        columns["streams." + name] = getattr(streams, name).tobytes()
+    return tree, columns
+
+
+def decode(tree: Any, columns: dict[str, bytes], events: Any, path: Path) -> Session:
+    """The ``Session`` ``encode`` described, reading its events from ``events`` (a ``LineStore``); raises
+    ``StateError`` when any field is not of its type or the counts do not agree."""
+    try:
+        return _decode(_obj(tree), columns, events, path)
+    except (TypeError, ValueError, KeyError, IndexError, OverflowError, AttributeError) as exc:
+        if isinstance(exc, StateError):
+            raise
+        raise StateError(f"{type(exc).__name__}: {exc}") from exc
+
+
+def _decode(t: dict[str, Any], columns: dict[str, bytes], events: Any, path: Path) -> Session:
+    s = Session(_obj(t["header"]), events, path=path, retain=False)
+    count = s._count = _int(t["count"])
+    s.compressed = _bool(t["compressed"])
+    s.surface = list(_column(columns, "surface", "q"))
+    s._live = set(_column(columns, "live", "q"))
+    s.diagnostics = [_diagnostic(d) for d in _list(t["diagnostics"])]
+    turns = [_turn(x) for x in _list(t["turns"])]
+    keys = [_int(k) for k in _list(t["turnKeys"])]
+    if len(keys) != len(turns):
+        raise StateError("turn keys and turns differ in number")
+    s.turns = dict(zip(keys, turns, strict=True))
+    tally = [_int(x) for x in _list(t["tally"])]
+    s.usage_tally = UsageTally(*tally) if len(tally) == 5 else _fail("usage tally")
+    s._max_turn = _opt(_int, t["maxTurn"])
+    calls = [_call(c) for c in _list(t["calls"])]
+    s._calls = {(c.turn, c.step, c.call_id): c for c in calls}
+    s.tool_calls = {_str(k): calls[_int(i)] for k, i in map(_pair, _list(t["toolCalls"]))}
+    s.results_by_step = {}
+    for item in _list(t["resultsByStep"]):
+        turn, step, seqs = _triple(item)
+        s.results_by_step[(_int(turn), _int(step))] = _ints(seqs)
+    s.replaced_by = _int_map(t["replacedBy"], _int)
+    s.shadowed = {_int(k): _ints(v) for k, v in map(_pair, _list(t["shadowed"]))}
+    s._sources = {_int(k): _ints(v) for k, v in map(_pair, _list(t["sources"]))}
+    s._chars = _int_map(t["chars"], _int)
+    s._surface_types = _int_map(t["surfaceTypes"], _str)
+    s._turn_at = _column(columns, "turnAt", "i")
+    s._in_turn = bytearray(columns["inTurn"])
+    s.open_turn = _opt(_int, t["openTurn"])
+    s.last_ended = _opt(_int, t["lastEnded"])
+    s.completed_through = _int(t["completedThrough"])
+    s._current_turn = _int(t["currentTurn"])
+    step = t["currentStep"]
+    s._current_step = None if step is None else tuple(_int(x) for x in _pair(step))  # type: ignore[assignment]
+    s._request_header = _opt(_obj, t["requestHeader"])
+    s.request_header_seq = _opt(_int, t["requestHeaderSeq"])
+    s.counts = Counter()
+    for name, n in map(_pair, _list(t["counts"])):
+        s.counts[_str(name)] = _int(n)
+    s.surface_chars = _int(t["surfaceChars"])
+    flat = _column(columns, "samples", "q")
+    if len(flat) % 4:
+        raise StateError("context samples are not whole")
+    s.context_samples = [tuple(flat[i : i + 4]) for i in range(0, len(flat), 4)]  # type: ignore[misc]
+    s._request_due = _bool(t["requestDue"])
+    s._system_chars = _int(t["systemChars"])
+    s.aborted_finishes = _ints(t["abortedFinishes"])
+    s.cuts = [_cut(c) for c in _list(t["cuts"])]
+    s.streams = _streams(columns, t["streamLast"])
+    if len(s._turn_at) != count or len(s._in_turn) != count or s._live != set(s.surface):
+        raise StateError("per-event columns do not match the event count")
+    if any(not 0 <= seq < count for seq in s.surface) or (s.streams.ends and max(s.streams.ends) > count):
+        raise StateError("a seq beyond the events")
+    return s
+
+
+def _fail(what: str) -> Any:
+    raise StateError(f"bad {what}")
+
+
+def _int(v: Any) -> int:
+    if type(v) is not int:
+        raise StateError(f"expected an integer, found {type(v).__name__}")
+    return v
+
+
+def _bool(v: Any) -> bool:
+    if type(v) is not bool:
+        raise StateError(f"expected a boolean, found {type(v).__name__}")
+    return v
+
+
+def _str(v: Any) -> str:
+    if type(v) is not str:
+        raise StateError(f"expected a string, found {type(v).__name__}")
+    return v
+
+
+def _obj(v: Any) -> dict[str, Any]:
+    if type(v) is not dict:
+        raise StateError(f"expected an object, found {type(v).__name__}")
+    return v
+
+
+def _list(v: Any) -> list[Any]:
+    if type(v) is not list:
+        raise StateError(f"expected a list, found {type(v).__name__}")
+    return v
+
+
+def _opt(check: Callable[[Any], Any], v: Any) -> Any:
+    return None if v is None else check(v)
+
+
+def _ints(v: Any) -> list[int]:
+    return [_int(x) for x in _list(v)]
+
+
+def _pair(v: Any) -> tuple[Any, Any]:
+    items = _list(v)
+    if len(items) != 2:
+        raise StateError("expected a pair")
+    return items[0], items[1]
+
+
+def _triple(v: Any) -> tuple[Any, Any, Any]:
+    items = _list(v)
+    if len(items) != 3:
+        raise StateError("expected three items")
+    return items[0], items[1], items[2]
+
+
+def _int_map(v: Any, value: Callable[[Any], Any]) -> dict[int, Any]:
+    flat = _list(v)
+    if len(flat) % 2:
+        raise StateError("a map of odd length")
+    return {_int(flat[i]): value(flat[i + 1]) for i in range(0, len(flat), 2)}
+
+
+def _column(columns: dict[str, bytes], name: str, code: str) -> array[int]:
+    data = columns[name]
+    column = array(code)
+    if len(data) % column.itemsize:
+        raise StateError(f"column {name} is not whole")
+    column.frombytes(data)
+    return column
+
+
+def _diagnostic(v: Any) -> Diagnostic:
+    code, message, offset, seq, severity = _list(v)
+    if severity not in _SEVERITIES:
+        raise StateError("bad severity")
+    return Diagnostic(_str(code), _str(message), _opt(_int, offset), _opt(_int, seq), severity)
+
+
+def _turn(v: Any) -> Turn:
+    number, start, end, reason, steps = _list(v)
+    turn = Turn(_int(number), _int(start), _opt(_int, end), _opt(_obj, reason))
+    for item in _list(steps):
+        key, tnum, step, start_seq, end_seq, usage = _list(item)
+        turn.steps[_int(key)] = Step(_int(tnum), _int(step), _int(start_seq), _opt(_int, end_seq), _opt(_obj, usage))
+    return turn
+
+
+def _call(v: Any) -> ToolCall:
+    call_id, name, arguments, turn, step, message_seq, call_seq, result_seq, error = _list(v)
+    return ToolCall(
+        _str(call_id), _str(name), _str(arguments), _int(turn), _int(step),
+        _opt(_int, message_seq), _opt(_int, call_seq), _opt(_int, result_seq), _bool(error),
+    )  # fmt: skip
+
+
+def _cut(v: Any) -> Cut:
+    seq, kind, nodes, removed, turn = _list(v)
+    return Cut(_int(seq), _str(kind), _int(nodes), _int(removed), _int(turn))
+
+
+def _streams(columns: dict[str, bytes], last: Any) -> StreamBlocks:
+    streams = StreamBlocks()
+    for name in _STREAM_COLUMNS:
+        setattr(streams, name, _column(columns, "streams." + name, "q"))
+    n = len(streams.starts)
+    if any(len(getattr(streams, name)) != n for name in _STREAM_COLUMNS):
+        raise StateError("stream columns differ in length")
+    end, turn, step = _list(last)
+    streams._end = _int(end)
+    streams._turn, streams._step = turn, step  # as ``add`` was given them: any JSON value
+    return streams

@@ -1,0 +1,131 @@
+"""The reading commands through the persistent index print exactly what a full read prints, before and after
+appends; ``cache info`` and ``cache clear`` list and remove the index files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+
+from bench.gen_session import generate
+from core.cli import main
+from core.read import index
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dsh"
+# what reads a log through its index: the whole log (inspect, surface) or the events of some types
+COMMANDS = [
+    ["inspect"],
+    ["inspect", "--json"],
+    ["surface"],
+    ["surface", "--json"],
+    ["events", "--type", "tool/result"],
+    ["events", "--type", "tool/,!tool/call", "--json"],
+    ["events", "--type", "assistant/chunk", "--turn", "1"],
+    ["events", "--type", "turn/", "--type", "session/title", "--json"],
+    ["surface", "--at", "3"],
+]
+
+
+@pytest.fixture(autouse=True)
+def _every_log_indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TAPEDECK_INDEX_MIN_BYTES", "0")
+
+
+def _out(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _cold(argv: list[str], log: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """What the command prints with no index (and none left behind)."""
+    main(["cache", "clear", str(log)])
+    found = _out([argv[0], str(log), *argv[1:]], capsys)
+    main(["cache", "clear", str(log)])
+    return found
+
+
+def _warm(argv: list[str], log: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    return _out([argv[0], str(log), *argv[1:]], capsys)
+
+
+def _logs(tmp: Path) -> list[Path]:
+    logs = [Path(shutil.copy(p, tmp / p.name)) for p in sorted(FIXTURES.glob("*.jsonl"))]
+    for profile, zstd in (("mixed", False), ("short-turns", False), ("dsh-plain", False), ("mixed", True)):
+        path = tmp / f"gen-{profile}.jsonl{'.zstd' if zstd else ''}"
+        generate(path, 120_000, seed=4, profile=profile, zstd=zstd)
+        logs.append(path)
+    lines = (tmp / "gen-short-turns.jsonl").read_bytes().split(b"\n")  # with a corrupt line, a non-object line, a bad row
+    lines.insert(len(lines) // 3, b'{"type":"tool/result","data":{"turn":1,')
+    lines.insert(len(lines) // 2, b"[1, 2, 3]")
+    lines.insert(len(lines) * 2 // 3, b'{"type":"text-chunks","seq0":"x","data":{}}')
+    damaged = tmp / "gen-damaged.jsonl"
+    damaged.write_bytes(b"\n".join(lines))
+    return [*logs, damaged]
+
+
+def test_indexed_reads_print_what_full_reads_print(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for log in _logs(tmp_path):
+        expected = {tuple(argv): _cold(argv, log, capsys) for argv in COMMANDS}
+        main(["inspect", str(log)])  # writes the index
+        assert index.index_path(log).is_file(), log.name
+        for argv in COMMANDS:
+            assert _warm(argv, log, capsys) == expected[tuple(argv)], (log.name, argv)
+
+
+def test_reads_after_appends_print_what_full_reads_print(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    full = tmp_path / "full.jsonl"
+    generate(full, 300_000, seed=8, profile="dsh-plain")
+    data = full.read_bytes()
+    log = tmp_path / "session.jsonl"
+    cuts = [data.index(b"\n", int(len(data) * share)) + 1 for share in (0.3, 0.6)] + [len(data)]
+    log.write_bytes(data[: cuts[0]])
+    main(["inspect", str(log)])
+    for cut in cuts[1:]:
+        with open(log, "ab") as f:
+            f.write(data[log.stat().st_size : cut])
+        for argv in COMMANDS[:-1]:
+            warm = _warm(argv, log, capsys)
+            assert warm == _cold(argv, log, capsys), argv
+            main(["inspect", str(log)])  # the index again, as the warm read left it (or wrote it anew)
+
+
+def test_cache_info_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    logs = []
+    for name in ("a", "b"):
+        log = tmp_path / name / "session.jsonl"
+        log.parent.mkdir()
+        generate(log, 60_000, seed=1, profile="mixed")
+        main(["inspect", str(log.parent)])
+        logs.append(log)
+    code, out, _ = _out(["cache", "info", "--json"], capsys)
+    info = orjson.loads(out)
+    assert code == 0 and info["dir"] == str(tmp_path / "cache" / "index")
+    assert sorted(f["log"] for f in info["files"]) == [os.path.realpath(p) for p in logs]
+    assert {f["state"] for f in info["files"]} == {"valid"}
+    assert info["bytes"] == sum(f["bytes"] for f in info["files"]) > 0
+    with open(logs[0], "r+b") as f:  # rewritten where it was indexed
+        f.write(b"[")
+    code, out, _ = _out(["cache", "info"], capsys)
+    assert "2 index file(s)" in out
+    assert "stale (the log was rewritten)" in out and " valid" in out
+    code, out, _ = _out(["cache", "clear", str(logs[0].parent), "--json"], capsys)
+    assert [r["file"] for r in orjson.loads(out)["removed"]] == [str(index.index_path(logs[0]))]
+    code, out, _ = _out(["cache", "clear"], capsys)
+    assert code == 0 and out.startswith("removed 1 index file(s)")
+    assert _out(["cache", "info"], capsys)[1] == f"no index files in {tmp_path / 'cache' / 'index'}\n"
+    assert _out(["cache", "clear"], capsys)[1] == "no index file to remove\n"
+
+
+def test_an_unreadable_index_file_is_listed_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    where = tmp_path / "cache" / "index"
+    where.mkdir(parents=True)
+    (where / ("0" * 32 + index.SUFFIX)).write_bytes(b"junk")
+    code, out, _ = _out(["cache", "info", "--json"], capsys)
+    (row,) = orjson.loads(out)["files"]
+    assert code == 0 and row["state"] == "unreadable" and row["reason"] == "not a tapedeck index"

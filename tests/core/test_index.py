@@ -1,0 +1,304 @@
+"""The persistent index (``core.read.index``): a reopen from it gives exactly the state of a full read, it is
+dropped whenever the log is no longer the one indexed, and no bytes in its place can crash or fool a reader."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from array import array
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+import zstandard
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from bench.gen_session import generate
+from core.cli.log import inspect_report
+from core.log.decoder import Consumer
+from core.read import index
+from core.read.load import load_session
+from core.read.session import Session
+from core.read.session_state import FIELDS, encode
+from core.read.surface import surface_rows
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dsh"
+
+
+@pytest.fixture(autouse=True)
+def _every_log_indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test has a cache of its own, and logs of any size are indexed."""
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TAPEDECK_INDEX_MIN_BYTES", "0")
+
+
+def _state(session: Session) -> tuple[Any, ...]:
+    """Everything a session's projection and line table hold, as plain data (each line's type by name: the
+    table numbers types in no fixed order)."""
+    tree, columns = encode(session)
+    table, lines = session.events.table()  # type: ignore[attr-defined]
+    types = [table["types"][i] for i in array("H", lines.pop("type"))]
+    return orjson.dumps(tree), columns, table["lines"], table["end"], lines, types
+
+
+def _cold(path: Path) -> Session:
+    return load_session(path, retain=False, readback=True)
+
+
+def _warm(path: Path) -> tuple[Session, int]:
+    """A read through the index, and how many events the index gave it."""
+    given: list[int] = []
+    session = load_session(path, retain=False, index=True, restored=lambda s: given.append(s.next_seq))
+    return session, (given[0] if given else 0)
+
+
+def _logs(tmp: Path) -> list[Path]:
+    logs = [shutil.copy(p, tmp / p.name) for p in sorted(FIXTURES.glob("*.jsonl"))]
+    for profile, zstd in (("mixed", False), ("short-turns", False), ("dsh-plain", False), ("mixed", True)):
+        path = tmp / f"gen-{profile}.jsonl{'.zstd' if zstd else ''}"
+        generate(path, 150_000, seed=7, profile=profile, zstd=zstd)
+        logs.append(path)
+    return [Path(p) for p in logs]
+
+
+def test_a_reopen_from_the_index_is_a_full_read(tmp_path: Path) -> None:
+    for log in _logs(tmp_path):
+        cold = _cold(log)
+        first, given = _warm(log)
+        assert given == 0 and index.index_path(log).is_file(), log.name
+        second, given = _warm(log)
+        assert given == cold.next_seq, f"{log.name}: the index gave {given} of {cold.next_seq} events"
+        assert _state(first) == _state(cold) == _state(second), log.name
+        assert inspect_report(second) == inspect_report(cold)
+        read = second.events.__getitem__
+        assert surface_rows(second, read) == surface_rows(cold, cold.events.__getitem__)
+
+
+def _cut_at_line(data: bytes, share: float) -> int:
+    return data.index(b"\n", int(len(data) * share)) + 1
+
+
+@pytest.mark.parametrize("profile", ["short-turns", "dsh-plain"])
+def test_appends_after_indexing_read_as_a_full_read(tmp_path: Path, profile: str) -> None:
+    full = tmp_path / "full.jsonl"
+    generate(full, 200_000, seed=3, profile=profile)
+    data = full.read_bytes()
+    log = tmp_path / "session.jsonl"
+    cut = _cut_at_line(data, 0.4)
+    log.write_bytes(data[:cut])
+    _warm(log)
+    with open(log, "ab") as f:  # half a line: read, reported as torn, and no index written for it
+        f.write(data[cut : cut + 30])
+    torn, given = _warm(log)
+    assert given > 0 and _state(torn) == _state(_cold(log))
+    assert [d.code for d in torn.diagnostics][-1:] == ["torn-line"]
+    with open(log, "ab") as f:
+        f.write(data[cut + 30 :])
+    session, given = _warm(log)
+    assert 0 < given < session.next_seq
+    assert _state(session) == _state(_cold(log)) == _state(_cold(full))
+
+
+def test_appended_zstd_frames_read_as_a_full_read(tmp_path: Path) -> None:
+    log = tmp_path / "session.jsonl.zstd"
+    generate(log, 150_000, seed=5, profile="mixed", zstd=True)
+    _warm(log)
+    compressor = zstandard.ZstdCompressor()
+    seq = _cold(log).next_seq
+    lines = [{"type": "tapedeck/note", "seq": seq + k, "time": 1, "data": {"k": k}, "ignorable": True} for k in range(3)]
+    with open(log, "ab") as f:
+        f.write(compressor.compress(b"".join(orjson.dumps(e) + b"\n" for e in lines)))
+    session, given = _warm(log)
+    assert given == seq and session.next_seq == seq + 3
+    assert _state(session) == _state(_cold(log))
+
+
+def _indexed(tmp_path: Path) -> Path:
+    log = tmp_path / "session.jsonl"
+    generate(log, 100_000, seed=11, profile="mixed")
+    _warm(log)
+    assert _restored(log) is not None
+    return log
+
+
+def _restored(log: Path) -> index.Restored | None:
+    return index.restore(log, False, Consumer())
+
+
+def test_a_rewritten_truncated_or_replaced_log_drops_its_index(tmp_path: Path) -> None:
+    log = _indexed(tmp_path)
+    data = log.read_bytes()
+    log.write_bytes(data[:-1] + b" ")  # same inode and size, last byte changed
+    assert _restored(log) is None
+    log.write_bytes(data)
+    assert _restored(log) is not None
+    with open(log, "r+b") as f:
+        f.truncate(len(data) - 10)
+    assert _restored(log) is None
+    log.write_bytes(data)
+    _warm(log)
+    other = tmp_path / "other"
+    other.write_bytes(data)
+    os.replace(other, log)  # the same bytes in another file
+    assert _restored(log) is None
+    assert _state(_warm(log)[0]) == _state(_cold(log))
+
+
+def test_an_index_of_other_code_or_format_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = _indexed(tmp_path)
+    monkeypatch.setattr(index, "code_fingerprint", lambda: "0" * 32)
+    assert _restored(log) is None
+    monkeypatch.undo()
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
+    path = index.index_path(log)
+    data = bytearray(path.read_bytes())
+    data[len(index.MAGIC) + 3] += 1  # the format number
+    path.write_bytes(bytes(data))
+    assert _restored(log) is None
+
+
+def test_an_unwritable_cache_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "session.jsonl"
+    generate(log, 50_000, seed=2, profile="mixed")
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(blocker))
+    session, given = _warm(log)
+    assert given == 0 and _state(session) == _state(_cold(log))
+
+
+def test_small_logs_are_not_indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TAPEDECK_INDEX_MIN_BYTES")
+    log = tmp_path / "session.jsonl"
+    generate(log, 50_000, seed=2, profile="mixed")
+    _warm(log)
+    assert not index.index_path(log).exists()
+
+
+def test_the_index_knows_every_field_of_the_projection(tmp_path: Path) -> None:
+    session = _cold(_logs(tmp_path)[0])
+    assert set(vars(session)) == FIELDS
+    session.extra = 1  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="extra"):
+        encode(session)
+
+
+# --- hostile bytes ---------------------------------------------------------------------------------------------
+_FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _use(session: Session) -> None:
+    """What readers do with a restored session (none of it may raise)."""
+    inspect_report(session)
+    surface_rows(session, session.events.__getitem__)
+    list(session.seqs_of(["tool/result"]))
+
+
+def _sections(path: Path) -> tuple[bytes, dict[str, bytes]]:
+    meta_end = index.read_meta(path)[1]
+    data = path.read_bytes()
+    raw_meta = data[len(index.MAGIC) + index._PREFIX.size : meta_end]
+    return raw_meta, index._sections(data[meta_end + 32 :])
+
+
+def _signed(raw_meta: bytes, sections: dict[str, bytes]) -> bytes:
+    """An index file of ``sections`` with a valid digest: what someone who means harm could write."""
+    body = zstandard.ZstdCompressor().compress(index._pack(sections))
+    digest = hashlib.blake2b(raw_meta + body, digest_size=32).digest()
+    return index.MAGIC + index._PREFIX.pack(index.FORMAT, len(raw_meta)) + raw_meta + digest + body
+
+
+@pytest.fixture(scope="module")
+def fuzz_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, bytes]:
+    """A log, its cache directory and its index file's bytes."""
+    tmp = tmp_path_factory.mktemp("fuzz")
+    log = tmp / "session.jsonl"
+    generate(log, 40_000, seed=9, profile="short-turns")
+    cache = tmp / "cache"
+    os.environ["TAPEDECK_CACHE_DIR"], before = str(cache), os.environ.get("TAPEDECK_CACHE_DIR")
+    os.environ["TAPEDECK_INDEX_MIN_BYTES"] = "0"
+    try:
+        load_session(log, retain=False, index=True)
+        path = index.index_path(log)
+        return log, cache, path.read_bytes()
+    finally:
+        os.environ["TAPEDECK_CACHE_DIR"] = before or ""
+        del os.environ["TAPEDECK_INDEX_MIN_BYTES"]
+
+
+def _install(cache: Path, log: Path, data: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(cache))
+    index.index_path(log).write_bytes(data)
+
+
+@_FUZZ
+@given(junk=st.binary(max_size=4096))
+def test_junk_in_place_of_an_index_is_ignored(
+    fuzz_log: tuple[Path, Path, bytes], monkeypatch: pytest.MonkeyPatch, junk: bytes
+) -> None:
+    log, cache, good = fuzz_log
+    for data in (junk, good[: len(junk)], index.MAGIC + junk):
+        _install(cache, log, data, monkeypatch)
+        assert _restored(log) is None
+
+
+@_FUZZ
+@given(flips=st.lists(st.tuples(st.integers(min_value=0), st.integers(1, 255)), min_size=1, max_size=8))
+def test_damaged_index_bytes_are_ignored(
+    fuzz_log: tuple[Path, Path, bytes], monkeypatch: pytest.MonkeyPatch, flips: list[tuple[int, int]]
+) -> None:
+    log, cache, good = fuzz_log
+    data = bytearray(good)
+    for at, bits in flips:
+        data[at % len(data)] ^= bits
+    assume(data != good)
+    _install(cache, log, bytes(data), monkeypatch)
+    assert _restored(log) is None
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += _paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node[:6]):
+            out += _paths(value, (*prefix, i))
+    return out
+
+
+def _replace(node: Any, path: tuple[Any, ...], value: Any) -> Any:
+    if not path:
+        return value
+    node[path[0]] = _replace(node[path[0]], path[1:], value)
+    return node
+
+
+@_FUZZ
+@given(data=st.data())
+def test_hostile_state_with_a_valid_digest_never_crashes_a_reader(
+    fuzz_log: tuple[Path, Path, bytes], monkeypatch: pytest.MonkeyPatch, data: st.DataObject
+) -> None:
+    log, cache, good = fuzz_log
+    _install(cache, log, good, monkeypatch)
+    raw_meta, sections = _sections(index.index_path(log))
+    state = orjson.loads(sections["state"])
+    path = data.draw(st.sampled_from(_paths(state)[1:]))
+    sections["state"] = orjson.dumps(_replace(state, path, data.draw(_JSON)))
+    column = data.draw(st.sampled_from(sorted(k for k in sections if k != "state")))
+    if data.draw(st.booleans()):
+        sections[column] = data.draw(st.binary(max_size=64))
+    _install(cache, log, _signed(raw_meta, sections), monkeypatch)
+    restored = _restored(log)
+    if restored is not None:
+        _use(restored.session)
