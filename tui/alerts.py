@@ -90,8 +90,12 @@ class AlertFeed:
                 if changed:
                     self.post(SpendProjected())
             self.polled(follower)
-            if not self.follow or self.stop_event.wait(self.interval):
+            if not self.follow or self.pause():
                 return
+
+    def pause(self) -> bool:
+        """Wait until the next poll is due; True when the feed was stopped meanwhile."""
+        return self.stop_event.wait(self.interval)
 
     def stop(self) -> None:
         """Ask ``run`` to return."""

@@ -4,7 +4,10 @@ thread that runs as long as the app.
 ``FleetFeed`` is the app's alert feed when it shows a fleet (``tui.alerts.AlertFeed``, with a
 ``core.fleet.follow.Fleet`` in place of the alert follower): the alerts of every session, remote ones included,
 go to the app's one delivery path (``AlertRaised``: the toast, the bell and notification, the alerts list) and the
-configured actions are sent, whether or not the table is on screen. While it is (``showing``), each poll that
+configured actions are sent, whether or not the table is on screen. The local logs are looked at (a stat each)
+only when something changed under their roots (``watchfiles``; every ``POLL_SECONDS`` where it cannot run),
+remote ones every ``REMOTE_POLL_SECONDS``, and every session is ticked every ``CLOCK_SECONDS``: an idle fleet
+costs one tick every two seconds, and a write is read within ``WAKE_MS`` of it. While it is (``showing``), each poll that
 changed a row also posts ``FleetChanged`` with the cells of the rows that changed (all of them after a new session
 or a new order). The UI thread only draws.
 """
@@ -21,14 +24,17 @@ from textual.message import Message
 
 from core.alerts.engine import Alert
 from core.control.config import PolicyConfig
-from core.fleet.follow import Fleet
+from core.fleet.follow import REMOTE_POLL_SECONDS, Fleet
 from core.fleet.row import FleetRow, cells
 from core.log.pace import Pacer
+from core.log.tail import changes_under
+from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
 from tui.alerts import AlertFeed
 
-POLL_SECONDS = 0.1  # how often each local log is looked at for new bytes (a stat; a write shows within this)
 CLOCK_SECONDS = 2.0  # how often every session is ticked (stalled, run rate, host state, the write-age column)
+WAKE_MS = 50  # a burst of changes under a local root is gathered this long (at most) before the logs are looked at
+POLL_SECONDS = 0.25  # without change notification (watchfiles cannot run): how often the local logs are looked at
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +78,41 @@ class FleetFeed(AlertFeed):
         self.showing = threading.Event()  # set while the table is on screen: rows are posted only then
         self._last: dict[str, tuple[str, ...]] | None = None  # the cells last posted (None: post the whole table)
         self._ticked = float("-inf")
+        self.wake = threading.Event()  # set when something changed under a local root, or the feed must act now
+        self._local = [Path(t) for t in roots if parse_remote(str(t)) is None]
+        self._remote = len(self._local) < len(roots)
+
+    def run(self) -> None:
+        """Watch the local roots for changes (a thread each), then follow every log until ``stop``."""
+        for target in self._local:
+            directory = target if target.is_dir() else target.parent
+            threading.Thread(target=self._notice, args=(directory,), name=f"fleet-notice {directory}",
+                             daemon=True).start()  # fmt: skip
+        super().run()
+
+    def _notice(self, directory: Path) -> None:
+        for _ in changes_under(directory, self.stop_event, POLL_SECONDS, WAKE_MS):
+            self.wake.set()
+
+    def pause(self) -> bool:
+        """Wait for a change under a local root, the next remote poll or the clock's next tick."""
+        due = CLOCK_SECONDS - (time.monotonic() - self._ticked)
+        self.wake.wait(min(due, REMOTE_POLL_SECONDS) if self._remote else max(due, 0.0))
+        self.wake.clear()
+        return self.stop_event.is_set()
+
+    def show(self, showing: bool) -> None:
+        """The table came on screen (its rows are posted at once) or went away."""
+        if showing:
+            self.showing.set()
+            self.wake.set()
+        else:
+            self.showing.clear()
+
+    def stop(self) -> None:
+        """Ask ``run`` to return."""
+        super().stop()
+        self.wake.set()
 
     def follower(self) -> Fleet:
         """The fleet of every session under the roots (its reads paced for the UI)."""

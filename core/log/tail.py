@@ -32,9 +32,6 @@ from core.shared.errors import LogFormatError
 # append-to-screen. 2 ms instead of 5 ms took ~2 ms off the p50 in bench/tui.py for about 1.2% more of a core
 # while idle (4.8% against 3.6%, whole app, measured in tmux); watchfiles' own 20 ms settle window would cost more.
 FOLLOW_INTERVAL = 0.002
-# A burst of changes under a watched tree (a log created, then its header and first lines written) settles for
-# this long before one wake-up, so a busy host does not cause a rescan per write.
-DEBOUNCE_MS = 300
 FINGERPRINT = 256  # bytes kept from the start and from the end of what was read, to notice a rewrite
 READ_CHUNK = 1 << 20  # bytes per read and decode call: a loader thread leaves the GIL to the UI between them
 
@@ -297,15 +294,17 @@ def wakeups(
         yield from _poll(stop, interval)
 
 
-def changes_under(root: str | os.PathLike[str], stop: threading.Event, interval: float) -> Iterator[None]:
+def changes_under(
+    root: str | os.PathLike[str], stop: threading.Event, interval: float, debounce_ms: int
+) -> Iterator[None]:
     """Yield once per settled burst of changes anywhere under ``root``, until ``stop`` is set.
 
-    Changes are gathered for ``DEBOUNCE_MS`` before one wake-up. Where ``watchfiles`` cannot run (or ``root`` does
-    not exist yet), the generator yields every ``interval`` seconds instead. Wake-ups may be spurious.
+    Changes are gathered for at most ``debounce_ms`` before one wake-up. Where ``watchfiles`` cannot run (or
+    ``root`` does not exist yet), the generator yields every ``interval`` seconds instead. Wake-ups may be spurious.
     """
     base = Path(root)
     if base.is_dir():
-        yield from _watch(base, stop, interval, recursive=True, debounce_ms=DEBOUNCE_MS, on_timeout=False)
+        yield from _watch(base, stop, interval, recursive=True, debounce_ms=debounce_ms, on_timeout=False)
     else:
         yield from _poll(stop, interval)
 

@@ -76,19 +76,19 @@ class FleetScreen(Screen[None]):
     def on_mount(self) -> None:
         """Ask the feed for the rows."""
         self.query_one(DataTable).focus()
-        self.feed.showing.set()
+        self.feed.show(True)
 
     def on_screen_resume(self) -> None:
         """Shown again (a session or a dialog above it closed): the feed posts the rows again."""
-        self.feed.showing.set()
+        self.feed.show(True)
 
     def on_screen_suspend(self) -> None:
         """Hidden under an open session: the feed still follows every log (alerts) but posts no rows."""
-        self.feed.showing.clear()
+        self.feed.show(False)
 
     def on_unmount(self) -> None:
         """No rows wanted any more."""
-        self.feed.showing.clear()
+        self.feed.show(False)
 
     # drawing ------------------------------------------------------------------------------------------------
     def changed(self, message: FleetChanged) -> None:
