@@ -13,8 +13,8 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.policies.rewind_config import whole_number
 from core.shared.errors import ConfigError
+from core.shared.values import whole_number
 
 PREFIX = "adaptive-agent-policy: "
 # What the pruner puts in place of a result's middle; a budget must leave room for it (``_budget``).

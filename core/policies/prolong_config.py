@@ -7,8 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath, PureWindowsPath
 
-from core.policies.rewind_config import check_keys, whole_number
+from core.policies.rewind_config import check_keys
 from core.shared.errors import ConfigError
+from core.shared.values import whole_number
 
 KEYS = ("logFile", "logWindow", "promptOrder", "registerPrompt", "registerCommand", "denyKeep")
 PROMPT_ORDER_BAND = (100, 199)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from core.shared.errors import ConfigError
+from core.shared.values import whole_number
 
 MAX_SAFE_INTEGER = 2**53 - 1
 REPORT_LANGUAGES = ("en", "zh")
@@ -63,15 +63,6 @@ class RewindConfig:
         if self.summarization_base_url and self.summarization_api_key_env:
             return self.summarization_base_url, self.summarization_api_key_env
         return None
-
-
-def whole_number(value: object) -> int | None:
-    """``value`` as an int when it is an integer in JavaScript's sense (``2.0`` counts, ``True`` does not)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
-        return None
-    return int(value)
 
 
 def _int_in(raw: Mapping[str, object], key: str, low: int, high: int, default: int) -> int:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from core.shared.errors import ConfigError
+from core.shared.values import whole_number
 
 MAX_SAFE_INTEGER = 2**53 - 1
 MIN_ENTRY_MAX_CHARS = 256
@@ -193,15 +194,6 @@ def _describe(value: Any) -> str:
 
 
 # ---------------------------------------------------------------------------------------------- value checks
-def _integer(value: Any) -> int | None:
-    """``value`` as an int when it is an integral, finite, non-boolean number (JS ``Number.isInteger``)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
-        return None
-    return int(value)
-
-
 def _number(value: Any) -> float | None:
     """``value`` when it is a non-NaN, non-boolean number (infinities allowed)."""
     if (
@@ -214,7 +206,7 @@ def _number(value: Any) -> float | None:
 
 
 def _int_at_least(value: Any, low: int, message: str, *, safe: bool = False) -> int:
-    number = _integer(value)
+    number = whole_number(value)
     if number is None or number < low or (safe and number > MAX_SAFE_INTEGER):
         raise ConfigError(message)
     return number

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from core.shared.errors import ConfigError
+from core.shared.values import whole_number
 
 MAX_SAFE_INTEGER = 2**53 - 1
 KEYS = ("contextWindow", "maxOutputTokens", "limits", "prices")
@@ -159,12 +160,8 @@ def _tokens(raw: Mapping[str, object], key: str, where: str) -> int | None:
     value = raw.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ConfigError(f"{where}.{key} must be a positive integer (got {value!r})")
-    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
-        raise ConfigError(f"{where}.{key} must be a positive integer (got {value!r})")
-    number = int(value)
-    if not 1 <= number <= MAX_SAFE_INTEGER:
+    number = whole_number(value)
+    if number is None or not 1 <= number <= MAX_SAFE_INTEGER:
         raise ConfigError(f"{where}.{key} must be a positive integer (got {value!r})")
     return number
 

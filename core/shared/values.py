@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 
@@ -13,3 +14,12 @@ def int_or_none(value: Any) -> int | None:
 def str_or_none(value: Any) -> str | None:
     """``value`` when it is a string, else None."""
     return value if isinstance(value, str) else None
+
+
+def whole_number(value: object) -> int | None:
+    """``value`` as an int when it is an integer in JavaScript's sense (``2.0`` counts, ``True`` does not)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
+        return None
+    return int(value)
