@@ -28,6 +28,7 @@ from typing import Any
 
 from core.shared.beneath import LinkRefused, open_dir, open_file
 from core.shared.errors import TapedeckError
+from core.shared.fdwrite import write_all
 
 PLUGIN_FILE = "tapedeck-bridge.mjs"
 PATCH_FILE = "cordis.patch.yml"
@@ -249,9 +250,7 @@ def _write(dir_fd: int, name: str, data: bytes, where: str, mode: int) -> None:
         fd = open_file(dir_fd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         try:
             os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)

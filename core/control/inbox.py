@@ -52,6 +52,7 @@ from core.control.config_values import check_loggable
 from core.log.layout import resolve_log_path
 from core.log.vocabulary import CONTROL_EVENT
 from core.shared.errors import ConfigError, TapedeckError
+from core.shared.fdwrite import write_all
 from core.shared.text import js_json
 from core.shared.values import int_or_none
 
@@ -337,9 +338,7 @@ def _append_line(target: Path, obj: Mapping[str, Any]) -> None:
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data  # a torn line left by a crashed writer must not swallow this request
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, data)
         os.fsync(fd)
     except OSError as exc:
         raise ControlError(f"cannot write the control inbox {target}: {exc.strerror or exc}") from exc

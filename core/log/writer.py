@@ -33,6 +33,7 @@ from core.log.reader import LogData, read_log
 from core.log.vocabulary import ENVELOPE_KEYS, SURFACE_TYPES, is_known_type
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, WriterLockedError
+from core.shared.fdwrite import write_all
 
 HEADER_ORDER = ("type", "version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin",
                 "delegationDepth", "agentPreset")  # fmt: skip
@@ -243,9 +244,7 @@ def append_synced(fd: int, blob: bytes) -> None:
     """Write all of ``blob`` at the end of ``fd`` and fsync; on failure cut the file back to its old size."""
     size = os.fstat(fd).st_size
     try:
-        view = memoryview(blob)
-        while view:
-            view = view[os.write(fd, view) :]
+        write_all(fd, blob)
         os.fsync(fd)
     except OSError:
         os.ftruncate(fd, size)

@@ -74,6 +74,7 @@ from core.policies.report import command_of, first_line, tool_arguments
 from core.read.session import Session, op_span
 from core.shared import beneath
 from core.shared.errors import TapedeckError
+from core.shared.fdwrite import write_all
 from core.shared.text import js_json, text_of_blocks, tool_result_block, tool_result_is_error
 from core.shared.values import int_or_none
 
@@ -279,12 +280,6 @@ def open_log(root: Path, path: Path, flags: int, *, create: bool = False) -> Ite
         os.close(dir_fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
 def write_file(path: Path, text: str, replace: bool, *, root: Path | None = None) -> None:
     """Append ``text`` to ``path`` or, with ``replace``, atomically rewrite the file with it.
 
@@ -295,11 +290,11 @@ def write_file(path: Path, text: str, replace: bool, *, root: Path | None = None
     data = text.encode("utf-8", "replace")
     if not replace:
         with open_log(root, path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, create=True) as (_, fd):
-            _write_all(fd, data)
+            write_all(fd, data)
         return
     tmp = path.with_name(f".{path.name}.tmp")
     with open_log(root, tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, create=True) as (dir_fd, fd):
-        _write_all(fd, data)
+        write_all(fd, data)
         with contextlib.suppress(FileNotFoundError):
             if stat.S_ISLNK(os.stat(path.name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
                 raise beneath.LinkRefused(errno.ELOOP, "a symbolic link is in the way (links are not followed)", str(path))
