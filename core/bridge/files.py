@@ -83,6 +83,11 @@ def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None,
     raw = _read_small(path, MAX_BRIDGE_BYTES)
     if raw is None:
         return None, f"{path} cannot be read"
+    return parse_bridge(raw, path)
+
+
+def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo | None, str | None]:
+    """``bridge.json``'s bytes (read from ``path``, here or on another machine) as ``read_bridge`` answers."""
     if len(raw) > MAX_BRIDGE_BYTES:
         return None, f"{path} is larger than {MAX_BRIDGE_BYTES} bytes"
     try:
@@ -122,6 +127,11 @@ def proc_start_time(pid: int) -> str | None:
             raw = f.read()
     except OSError:
         return None
+    return stat_start_time(raw)
+
+
+def stat_start_time(raw: bytes) -> str | None:
+    """The start time (field 22, clock ticks since boot) in the bytes of a ``/proc/<pid>/stat``."""
     # the command name (field 2) is in parentheses and may hold spaces: count fields after its last ')'
     rest = raw[raw.rfind(b")") + 2 :].split()
     return rest[19].decode("ascii") if len(rest) > 19 else None
@@ -133,6 +143,11 @@ def bridge_live(info: BridgeInfo, now_ms: int | None = None) -> bool:
         return False
     if info.pid is not None and info.proc_start is not None and proc_start_time(info.pid) == info.proc_start:
         return True
+    return heartbeat_fresh(info, now_ms)
+
+
+def heartbeat_fresh(info: BridgeInfo, now_ms: int | None = None) -> bool:
+    """Whether the bridge's last heartbeat is recent enough to mean live (when its process cannot be checked)."""
     if info.heartbeat is None:
         return False
     now = int(time.time() * 1000) if now_ms is None else now_ms

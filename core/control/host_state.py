@@ -136,7 +136,12 @@ def bridge_state(log: Path) -> HostState:
     info, problem = read_bridge(log.parent)
     if info is None:
         return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
-    if bridge_live(info):
+    return bridge_host_state(info, bridge_live(info))
+
+
+def bridge_host_state(info: BridgeInfo, live: bool) -> HostState:
+    """A DSH session's host state from its bridge's ``info``, ``live`` or not (found by the caller)."""
+    if live:
         return HostState(info.state, info.pid, info.since, KIND_DSH, info.summary())
     return HostState("exited", info.pid, _exit_time(info), KIND_DSH, info.summary())
 

@@ -33,7 +33,7 @@ from core.read.outcome import TurnOutcome
 from core.rebuild.cost import cached_share
 from core.remote.inbox import append_remote_request
 from core.remote.link import SshLink, Unreachable, link_for
-from core.remote.sessions import remote_host_state, remote_logs, remote_ref
+from core.remote.sessions import remote_host_state, remote_host_states, remote_logs, remote_ref
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import TapedeckError
@@ -100,12 +100,17 @@ class SessionWatch(AlertWatch):
     def read_host(self) -> HostState:
         """The host's state, read again only when it may have changed (see the module docstring)."""
         now = now_ms() / 1000
-        every = HOST_SECONDS if self.host is None or self.host.live else IDLE_HOST_SECONDS
-        if self.host is None or (self._grew and self.grown_reads_host) or now - self._host_read >= every:
+        if self.host_due(now):
             self._host_read = now
             self._grew = False
             return self.fresh_host()
+        assert self.host is not None
         return self.host
+
+    def host_due(self, now: float) -> bool:
+        """Whether the host's state is to be read again at ``now`` (epoch seconds)."""
+        every = HOST_SECONDS if self.host is None or self.host.live else IDLE_HOST_SECONDS
+        return self.host is None or (self._grew and self.grown_reads_host) or now - self._host_read >= every
 
     grown_reads_host = True  # a log that grew has its host's state read again at once (locally: cheap)
 
@@ -167,6 +172,7 @@ class RemoteSessionWatch(SessionWatch):
         self.target = target
         self.tailer: RemoteTailer = RemoteTailer(link, target)
         self._asked = float("-inf")  # when the log was last polled (monotonic)
+        self.prefetched_host: HostState | None = None  # read with many others by ``Fleet.poll``
 
     def poll(self, now: int, final: bool = False) -> list[Alert]:
         """Read the new bytes and tick, then say whether the machine answered."""
@@ -187,6 +193,9 @@ class RemoteSessionWatch(SessionWatch):
 
     def fresh_host(self) -> HostState:
         """The host's state from the remote files (the last one known while unreachable)."""
+        if self.prefetched_host is not None:
+            state, self.prefetched_host = self.prefetched_host, None
+            return state
         try:
             return remote_host_state(self.link, self.target, self.engine.signals.hosted)
         except TapedeckError:
@@ -277,11 +286,18 @@ class Fleet:
             self._adopt()
         now = now_ms() if now is None else now
         polled = [key for key, watch in list(self.watches.items()) if clock or final or watch.changed()]
-        for key in polled:
-            alerts = self.watches[key].poll(now, final)
-            self._dirty.add(key)
-            if raised is not None:
-                raised.extend(alerts)
+        remote = [watch for key in polled if isinstance(watch := self.watches[key], RemoteSessionWatch)]
+        self._prefetch(remote, now)
+        try:
+            for key in polled:
+                alerts = self.watches[key].poll(now, final)
+                self._dirty.add(key)
+                if raised is not None:
+                    raised.extend(alerts)
+        finally:
+            for watch in remote:
+                watch.tailer.clear_prefetch()
+                watch.prefetched_host = None
         return len(polled)
 
     def act(self, alerts: Iterable[Alert], warn: Callable[[str], None]) -> None:
@@ -296,6 +312,26 @@ class Fleet:
     def stale(self) -> bool:
         """Whether a row changed (a log was polled, or a session appeared) since ``rows`` was last called."""
         return bool(self._dirty) or len(self._rows) != len(self.watches)
+
+    @staticmethod
+    def _prefetch(watches: list[RemoteSessionWatch], now: int) -> None:
+        """Stat every remote log, and read the host states that are due, in a few round trips per machine (one
+        call each would wait one round trip per session, in turn)."""
+        by_link: dict[int, list[RemoteSessionWatch]] = {}
+        for watch in watches:
+            by_link.setdefault(id(watch.link), []).append(watch)
+        for group in by_link.values():
+            link = group[0].link
+            due = [watch for watch in group if watch.host_due(now / 1000)]
+            try:
+                stats = link.stat_many([watch.target.path for watch in group])
+                hosts = remote_host_states(link, [(watch.target, watch.engine.signals.hosted) for watch in due])
+            except Unreachable:
+                continue  # each watch finds it out itself, at once (the link waits out its backoff)
+            for watch, st in zip(group, stats, strict=True):
+                watch.tailer.prefetch(st)
+            for watch, host in zip(due, hosts, strict=True):
+                watch.prefetched_host = host
 
     def rows(self, now: int | None = None) -> list[FleetRow]:
         """Every session's row, in the fleet's order (``core.fleet.row.fleet_order``); only the rows of the logs

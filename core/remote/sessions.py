@@ -4,13 +4,22 @@ the DSH layout), each log's header and its host's state, read over SFTP."""
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from core.bridge.files import BRIDGE_FILE
-from core.control.host_state import KIND_DSH, KIND_TAPEDECK, STATE_FILE, STATES, HostState
+from core.bridge.files import BRIDGE_FILE, MAX_BRIDGE_BYTES, heartbeat_fresh, parse_bridge, stat_start_time
+from core.control.host_state import (
+    KIND_DSH,
+    KIND_TAPEDECK,
+    LIVE_STATES,
+    STATE_FILE,
+    STATES,
+    HostState,
+    bridge_host_state,
+)
 from core.log.decoder import LogDecoder
 from core.log.layout import RAW_NAME, ZSTD_NAME
 from core.log.sessions import SessionRef, ref_from_header
@@ -74,26 +83,98 @@ def remote_ref(link: SshLink, log: RemoteTarget) -> SessionRef | None:
 
 
 def remote_host_state(link: SshLink, log: RemoteTarget, hosted: bool) -> HostState:
-    """The session's host state from its ``host.json`` (or DSH bridge's ``bridge.json``) on the remote machine.
+    """The host state of one remote session (see ``remote_host_states``)."""
+    return remote_host_states(link, [(log, hosted)])[0]
 
-    The owner lock cannot be probed over SFTP, so a remote host that died without saying so keeps its last
-    recorded state; ``hosted`` (a ``tapedeck/host`` event was read) tells a tapedeck log from a DSH one.
+
+def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]]) -> list[HostState]:
+    """Each session's host state from its ``host.json`` (or DSH bridge's ``bridge.json``) on the remote machine,
+    for many sessions in three round trips (the files' stats, their bytes, the processes they name).
+
+    The owner lock cannot be probed over SFTP; where the machine has a ``/proc``, a live state is believed only
+    while its process runs: a tapedeck host's pid started no later than its recorded ``since`` (a later start is
+    another process that got the pid), a DSH bridge's pid with the start time it recorded. A host that died
+    without saying so is ``exited`` since the log's last write, a bridge since its last heartbeat. Without a
+    ``/proc`` a tapedeck host keeps its last recorded state and a bridge is live while its heartbeat is fresh.
+    ``hosted`` (a ``tapedeck/host`` event was read) tells a tapedeck log without a state file from a DSH one.
     """
-    directory = posixpath.dirname(log.path)
-    for name, kind in ((STATE_FILE, KIND_TAPEDECK), (BRIDGE_FILE, KIND_DSH)):
-        recorded = _small_json(link, posixpath.join(directory, name))
-        if isinstance(recorded, dict) and recorded.get("state") in STATES:
-            pid, since = recorded.get("pid"), recorded.get("since")
-            return HostState(recorded["state"], pid if isinstance(pid, int) else None,
-                             since if isinstance(since, int) else None, kind)  # fmt: skip
-    return HostState("exited") if hosted else HostState("none", kind=KIND_DSH)
+    dirs = [posixpath.dirname(log.path) for log, _ in logs]
+    names = [posixpath.join(d, name) for d in dirs for name in (STATE_FILE, BRIDGE_FILE)]
+    small = [p for p, st in zip(names, link.stat_many(names, follow=False), strict=True)
+             if st is not None and st.kind == "file" and st.size <= MAX_BRIDGE_BYTES]  # fmt: skip
+    found = dict(zip(small, link.read_files(small, MAX_BRIDGE_BYTES), strict=True))
+    recorded: list[tuple[str, Any]] = []
+    for d in dirs:
+        host = _json(found.get(posixpath.join(d, STATE_FILE)))
+        bridge = found.get(posixpath.join(d, BRIDGE_FILE))
+        if isinstance(host, dict) and host.get("state") in STATES:
+            recorded.append((KIND_TAPEDECK, host))
+        elif bridge is not None:
+            recorded.append((KIND_DSH, parse_bridge(bridge, posixpath.join(d, BRIDGE_FILE))))
+        else:
+            recorded.append(("", None))
+    pids = sorted({pid for pid in map(_live_pid, recorded) if pid is not None})
+    procs = link.read_files([PROC_STAT, *(f"/proc/{pid}/stat" for pid in pids)], PROC_BYTES) if pids else [None]
+    boot = _boot_time(procs[0])
+    starts = {pid: stat_start_time(raw) if raw else None for pid, raw in zip(pids, procs[1:], strict=True)}
+    states = [_state(kind, rec, hosted, boot, starts) for (kind, rec), (_, hosted) in zip(recorded, logs, strict=True)]
+    died = [i for i, state in enumerate(states) if state.state == "exited" and state.since is None and
+            recorded[i][0] == KIND_TAPEDECK]  # fmt: skip
+    for i, st in zip(died, link.stat_many([logs[i][0].path for i in died]), strict=True):
+        states[i] = HostState("exited", states[i].pid, st.mtime_ms if st is not None else None)
+    return states
 
 
-def _small_json(link: SshLink, path: str) -> Any:
-    st = link.stat(path, follow=False)
-    if st is None or st.kind != "file" or st.size > 65_536:
+PROC_STAT = "/proc/stat"  # its btime line: the machine's boot time (a process's start is counted from it)
+PROC_BYTES = 1 << 18
+CLOCK_TICKS = 100  # USER_HZ, what /proc counts a process's start time in (100 on every Linux build in use)
+
+
+def _json(raw: bytes | None) -> Any:
+    if raw is None:
         return None
     try:
-        return orjson.loads(link.read(path, 0, st.size))
+        return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return None
+
+
+def _live_pid(recorded: tuple[str, Any]) -> int | None:
+    """The pid whose process a recorded live state rests on (None: nothing to check)."""
+    kind, rec = recorded
+    if kind == KIND_TAPEDECK and rec.get("state") in LIVE_STATES:
+        pid = rec.get("pid")
+        return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
+    if kind == KIND_DSH and rec[0] is not None and rec[0].state != "exited":
+        return rec[0].pid
+    return None
+
+
+def _boot_time(raw: bytes | None) -> int | None:
+    """The ``btime`` of ``/proc/stat`` (epoch seconds); None where the machine has no ``/proc``."""
+    for line in (raw or b"").splitlines():
+        if line.startswith(b"btime "):
+            return int(line.split()[1])
+    return None
+
+
+def _state(kind: str, rec: Any, hosted: bool, boot: int | None, starts: dict[int, str | None]) -> HostState:
+    """One session's host state from what was read (see ``remote_host_states``)."""
+    if kind == KIND_DSH:
+        info, problem = rec
+        if info is None:
+            return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
+        runs = boot is not None and info.pid is not None and info.proc_start is not None and (
+            starts.get(info.pid) == info.proc_start
+        )
+        return bridge_host_state(info, info.state != "exited" and (runs or heartbeat_fresh(info)))
+    if kind != KIND_TAPEDECK:
+        return HostState("exited") if hosted else HostState("none", kind=KIND_DSH)
+    pid, since, state = _live_pid((kind, rec)), rec.get("since"), rec["state"]
+    since = since if isinstance(since, int) and not isinstance(since, bool) else None
+    if pid is None or boot is None:
+        return HostState(state, rec.get("pid") if isinstance(rec.get("pid"), int) else None, since)
+    started = starts.get(pid)
+    if started is not None and (since is None or boot + int(started) / CLOCK_TICKS <= since / 1000 + 2):
+        return HostState(state, pid, since)
+    return HostState("exited", pid, None)  # died without saying so: since its log's last write (filled in above)

@@ -40,15 +40,15 @@ def file_state(st: RemoteStat) -> FileState:
 
 class RemoteTailer(Tailer):
     """Incremental reader of one remote log (see the module docstring); ``offset`` and ``finish`` are the local
-    ``Tailer``'s. ``prefetched`` is a stat the caller took for many logs at once (``SshLink.stat_many``): the next
-    polls use it instead of asking again, until the caller clears it."""
+    ``Tailer``'s. ``prefetch`` hands it a stat the caller took for many logs at once (``SshLink.stat_many``): the
+    next polls use it instead of asking again, until ``clear_prefetch``."""
 
     def __init__(self, link: SshLink, target: RemoteTarget, pace: Callable[[], None] | None = None,
                  consumer: Consumer | None = None) -> None:  # fmt: skip
         super().__init__(str(target), pace, consumer)
         self.link = link
         self.target = target
-        self.prefetched: RemoteStat | None = None
+        self._prefetched: list[RemoteStat | None] = []  # one stat (None: no file) while the caller's round lasts
         self.last_write: int | None = None  # the file's mtime at the last poll (epoch ms)
         self.unreachable: Unreachable | None = None  # set by a poll the connection failed (None: the last one ran)
         self._early = b""  # appended bytes read together with the overlap, not consumed yet
@@ -71,8 +71,16 @@ class RemoteTailer(Tailer):
             update.reset = True
         return update
 
+    def prefetch(self, st: RemoteStat | None) -> None:
+        """Use ``st`` (a stat, or None: the file does not exist) as the file's state until ``clear_prefetch``."""
+        self._prefetched = [st]
+
+    def clear_prefetch(self) -> None:
+        """Stat the file again at each poll."""
+        self._prefetched = []
+
     def _stat(self) -> FileState | None:
-        st = self.prefetched if self.prefetched is not None else self.link.stat(self.target.path)
+        st = self._prefetched[0] if self._prefetched else self.link.stat(self.target.path)
         if st is None:
             return None
         self.last_write = st.mtime_ms

@@ -6,10 +6,12 @@ refused host key is one clear line, and ``--follow --json`` streams a remote log
 from __future__ import annotations
 
 import json
+import os
 import queue
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import IO, Any
 
@@ -135,7 +137,9 @@ def test_an_action_reaches_a_live_remote_host_that_does_not_act_itself(sshd: Ssh
 
     sshd.trust()
     path, log = _root(tmp_path)
-    (path.parent / "host.json").write_text(json.dumps({"state": "running", "pid": 1, "since": 1}))
+    # a live host: a process that runs on the far side and started before its recorded state (this one)
+    host = {"state": "running", "pid": os.getpid(), "since": int(time.time() * 1000)}
+    (path.parent / "host.json").write_text(json.dumps(host))
     written = len(log.events)
     for _ in range(3):
         log.call("read_file", '{"path": "a.py"}')
@@ -145,7 +149,7 @@ def test_an_action_reaches_a_live_remote_host_that_does_not_act_itself(sshd: Ssh
     assert {a.cause for a in raised} >= {"loop", "error-streak"}
     sent = [e.request for e in InboxReader(path.parent / "control.jsonl").read() if e.request]
     assert [(r["origin"], r["op"], r["args"]) for r in sent] == [("alert:loop", "message", {"text": "Read it once."})]
-    (path.parent / "host.json").write_text(json.dumps({"state": "exited", "pid": 1, "since": 2}))
+    (path.parent / "host.json").write_text(json.dumps({**host, "state": "exited"}))
     close_links()
     AlertSources([f"testbox:{tmp_path / 'root'}"], config, act=True).poll()
     assert len([e for e in InboxReader(path.parent / "control.jsonl").read() if e.request]) == 1  # nobody to read it

@@ -1,0 +1,65 @@
+"""A remote session's host state read through the real OpenSSH server: a host or DSH bridge that died without
+saying so is told from a live one by its process on the far side (``/proc`` read over SFTP), not left in its last
+recorded state."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import orjson
+import pytest
+
+from core.bridge.files import proc_start_time
+from core.remote.link import link_for
+from core.remote.sessions import remote_host_state, remote_host_states
+from core.remote.target import RemoteTarget
+from tests.remote.sshd import MISSING, Sshd
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+NOW = int(time.time() * 1000)
+
+
+def _session(tmp_path: Path, name: str, files: dict[str, dict]) -> RemoteTarget:
+    log = tmp_path / name / "session.jsonl"
+    log.parent.mkdir()
+    log.write_bytes(b'{"type":"session","version":0,"id":"x"}\n')
+    os.utime(log, (1_700_000_000, 1_700_000_000))
+    for file, body in files.items():
+        (log.parent / file).write_bytes(orjson.dumps(body))
+    return RemoteTarget(None, "testbox", str(log))
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()
+    return child.pid
+
+
+def test_a_remote_tapedeck_host_that_died_is_exited_since_its_last_write(sshd: Sshd, tmp_path: Path) -> None:
+    sshd.trust()
+    alive = _session(tmp_path, "alive", {"host.json": {"state": "running", "pid": os.getpid(), "since": NOW}})
+    died = _session(tmp_path, "died", {"host.json": {"state": "running", "pid": _dead_pid(), "since": NOW}})
+    reused = _session(tmp_path, "reused",  # our pid, but recorded long before this process started
+                      {"host.json": {"state": "paused", "pid": os.getpid(), "since": 1_000_000}})  # fmt: skip
+    said = _session(tmp_path, "said", {"host.json": {"state": "exited", "pid": 4, "since": 5_000}})
+    link = link_for(alive)
+    states = remote_host_states(link, [(alive, True), (died, True), (reused, True), (said, True)])
+    assert [(s.state, s.since) for s in states] == [
+        ("running", NOW), ("exited", 1_700_000_000_000), ("exited", 1_700_000_000_000), ("exited", 5_000)
+    ]
+
+
+def test_a_remote_dsh_bridge_is_live_while_its_process_runs(sshd: Sshd, tmp_path: Path) -> None:
+    sshd.trust()
+    start = proc_start_time(os.getpid())
+    stale = NOW - 60_000  # a heartbeat a minute old: only the process can say the bridge is live
+    bridge = {"state": "paused", "pid": os.getpid(), "procStart": start, "since": NOW, "heartbeat": stale}
+    live = _session(tmp_path, "live", {"bridge.json": bridge})
+    gone = _session(tmp_path, "gone", {"bridge.json": {**bridge, "pid": _dead_pid()}})
+    link = link_for(live)
+    assert remote_host_state(link, live, hosted=False).state == "paused"
+    state = remote_host_state(link, gone, hosted=False)
+    assert (state.state, state.since, state.kind) == ("exited", stale, "dsh")
