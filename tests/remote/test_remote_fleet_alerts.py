@@ -73,7 +73,7 @@ def test_an_alerts_action_reaches_the_remote_hosts_inbox(sshd: Sshd, tmp_path: P
     path = root / "p" / "loop-1" / "session.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [{**HEADER, "id": "loop-1"}, *log.events]))
-    write_state(path, "running", os.getpid(), 1)
+    write_state(path, "running", os.getpid(), int(time.time() * 1000))  # this process: live on the far side
     config = validate_config({"alerts": {"loop": {"count": 2, "action": "message", "message": "try another way"}}})
     warnings: list[str] = []
     fleet = Fleet([f"testbox:{root}"], config)
