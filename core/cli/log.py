@@ -13,7 +13,7 @@ from core.cli.args import add_json, add_log_path, add_roots, local_roots
 from core.cli.common import JsonList, emit, fail, guarded
 from core.control.config import load_config
 from core.control.host_state import HostState, describe_host, read_host_state
-from core.log.layout import default_sessions_root
+from core.log.layout import default_sessions_root, is_compressed, resolve_log_path
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
 from core.log.vocabulary import SURFACE_TYPES
@@ -137,8 +137,9 @@ def _surface(args: argparse.Namespace) -> None:
     # without --at only surface events matter: the rest (nearly every item) is projected without a call
     types = SURFACE_TYPES if args.at is None else None
     index = args.at is None and _indexed(args)
+    readback = args.at is not None or not _fits(args.path)  # the index, when used, reads back what it skipped
     session = load_session(
-        args.path, retain=False, readback=True, observe=observe, observe_types=types, index=index
+        args.path, retain=False, readback=readback, observe=observe, observe_types=types, index=index
     )
     if args.at is not None and not 0 <= args.at < session.next_seq:
         raise TapedeckError(f"seq {args.at} is not in this log: its events are seq 0..{session.next_seq - 1}")
@@ -156,6 +157,14 @@ def _surface(args: argparse.Namespace) -> None:
         out.close()
     else:
         _print_surface(rows)
+
+
+def _fits(path: str) -> bool:
+    """True for a raw log no longer than ``SURFACE_KEPT_CHARS``: its surface's text, which its bytes hold, fits in
+    the budget, so ``surface`` (without ``--at``, whose nodes a later cut may drop) reads nothing back and needs no
+    line table."""
+    log = resolve_log_path(path)
+    return not is_compressed(log) and log.stat().st_size <= SURFACE_KEPT_CHARS
 
 
 def _surface_line(row: dict[str, Any]) -> str:

@@ -387,7 +387,13 @@ class Session:
         seq = self._take(event["seq"], 1, _CHUNK)
         if self._retain:
             self.events.append(event)  # type: ignore[union-attr]
-        self._delta(seq, turn, step, chunk)
+        if self._request_due:  # ``_delta`` without the checks such a chunk passes (never a finish: no ``_output``)
+            self._request_out(seq)
+        ctype = chunk.get("type")
+        text = chunk.get("argumentsDelta") if ctype == "tool-call-delta" else chunk.get("text")
+        self.streams.add(seq, turn, step, 1, len(text) if isinstance(text, str) else 0)
+        if ctype == "usage" and isinstance(chunk.get("usage"), dict):
+            self._usage_sample(turn, step, chunk["usage"])
         self._turn_at.append(turn)
         self._in_turn.append(self.open_turn is not None)
 
@@ -522,10 +528,14 @@ class Session:
         self._output(seq, chunk)
         self.streams.add(seq, turn, step, 1, delta_chars(chunk))
         if isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
-            owner = self.turns.get(turn)
-            found = owner.steps.get(step) if owner else None
-            if found is not None:
-                self._set_usage(found, chunk["usage"])
+            self._usage_sample(turn, step, chunk["usage"])
+
+    def _usage_sample(self, turn: Any, step: Any, usage: dict[str, Any]) -> None:
+        """A usage chunk of ``turn`` and ``step``: the step's latest sample, when the step is known."""
+        owner = self.turns.get(turn)
+        found = owner.steps.get(step) if owner else None
+        if found is not None:
+            self._set_usage(found, usage)
 
     def _set_usage(self, step: Step, usage: dict[str, Any]) -> None:
         """``usage`` is ``step``'s latest sample: it replaces the last one in the tally too."""
