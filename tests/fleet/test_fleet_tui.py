@@ -12,6 +12,7 @@ import orjson
 import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable
+from textual.widgets._footer import FooterKey
 
 from core.control.host_state import write_state
 from core.control.inbox import inbox_path
@@ -145,6 +146,12 @@ def test_fleet_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
         await until(pilot, lambda: bool(pilot.app._notifications))  # the alert's toast (tested in tests/alerts)
         pilot.app.clear_notifications()  # … taken off, so the table is what the snapshot shows
         await settle(pilot)
+        keys = [k.region for k in pilot.app.screen.query(FooterKey) if k.display]
+        assert keys and all(r.right <= 80 for r in keys)  # every key of the footer on screen, none over another
+        assert not [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:] if a.overlaps(b)], keys
+        table = pilot.app.screen.query_one(DataTable)
+        header = [str(c.label) for c in table.columns.values()]
+        assert {"session", "host", "attention"} <= set(header[:3])  # title, state and attention come first
 
     assert snap_compare(_app([root]), terminal_size=(80, 24), run_before=shown)
 

@@ -44,9 +44,9 @@ class FleetScreen(Screen[None]):
     """
     BINDINGS = [
         Binding("enter", "open", "Open", id="fleet.open"),
-        Binding("n", "next_attention", "Next attention", id="fleet.next"),
+        Binding("n", "next_attention", "Attention", tooltip="the next row needing attention", id="fleet.next"),
         Binding("slash", "filter", "Filter", id="fleet.filter"),
-        Binding("P", "pause", "Pause/resume", id="fleet.pause"),
+        Binding("P", "pause", "Pause", tooltip="pause the host, or resume it when paused", id="fleet.pause"),
         Binding("m", "message", "Message", id="fleet.message"),
         Binding("S", "stop", "Stop…", id="fleet.stop"),
     ]
