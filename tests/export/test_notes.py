@@ -7,6 +7,8 @@ import json
 import multiprocessing
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -19,6 +21,7 @@ from core.read.notes import NotesError, load_notes, parse_notes, set_note, sidec
 from tests.conftest import FIXTURES
 
 LOG = FIXTURES / "tool-call-turn.session.jsonl"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -51,14 +54,32 @@ def test_a_seq_past_the_log_is_refused(log: Path, capsys: pytest.CaptureFixture[
     assert not sidecar_paths(log)[0].exists()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to any directory: an unwritable one cannot be made")
+def _read_only_runner(directory: Path) -> list[str] | None:
+    """The command prefix that runs a process which cannot write into ``directory``: for root (who writes through
+    any mode bits) a bubblewrap mount namespace where it is a read-only bind mount, else nothing (mode 555 does);
+    None when root has no bubblewrap that works."""
+    if os.geteuid() != 0:
+        return []
+    bwrap = shutil.which("bwrap")
+    if bwrap is None or subprocess.run([bwrap, "--dev-bind", "/", "/", "--", "true"], capture_output=True).returncode:
+        return None
+    return [bwrap, "--dev-bind", "/", "/", "--ro-bind", str(directory), str(directory), "--"]
+
+
 def test_a_log_in_an_unwritable_directory_keeps_its_notes_in_the_data_dir(log: Path) -> None:
+    runner = _read_only_runner(log.parent)
+    if runner is None:
+        pytest.skip("root writes to any directory, and bubblewrap cannot mount one read-only here (.ci/run installs it)")
+    note = [*runner, sys.executable, "-c", "import sys; from core.cli import main; sys.exit(main(sys.argv[1:]))",
+            "note", str(log), "--seq", "4", "kept elsewhere"]  # fmt: skip
     log.parent.chmod(0o555)
     try:
-        written = set_note(log, 4, "kept elsewhere")
+        done = subprocess.run(note, cwd=ROOT, capture_output=True, text=True, timeout=60)
     finally:
         log.parent.chmod(0o755)
-    assert written == sidecar_paths(log)[1] and written.is_relative_to(Path(os.environ["TAPEDECK_HOME"]))
+    assert done.returncode == 0, done.stderr
+    beside, kept = sidecar_paths(log)
+    assert not beside.exists() and kept.is_relative_to(Path(os.environ["TAPEDECK_HOME"]))
     assert load_notes(log)[4].text == "kept elsewhere"
 
 
