@@ -148,25 +148,29 @@ class Redactor:
         """``value`` with every string value redacted; keys, numbers, booleans and nulls unchanged, and the
         vocabulary strings under ``VOCABULARY`` keys too (an event's or a block's type, a role). A dict or list
         with nothing to redact is returned as it is, anything else as a copy."""
+        if (type(value) is dict or type(value) is list) and self._clean(value):
+            return value
+        return self._walk(value)
+
+    def _walk(self, value: Any) -> Any:
+        """``walk`` below its first screen: a long list is screened a slice at a time, the rest walked."""
         kind = type(value)
         if kind is str:
             return self.text(value)
-        if (kind is dict or kind is list) and self._clean(value):
-            return value
         if kind is dict:
-            walk = self.walk
+            walk = self._walk
             return {k: v if k in VOCABULARY and type(v) is str else walk(v) for k, v in value.items()}
         if kind is list or kind is tuple:
             if set(map(type, value)) <= SCALARS:  # a list of seqs: nothing to redact (checked in C)
                 return list(value)
-            if len(value) > LIST_SLICE:  # a long list (a file's lines): screened a slice at a time
-                out: list[Any] = []
-                for i in range(0, len(value), LIST_SLICE):
-                    part = value[i : i + LIST_SLICE]
-                    out.extend(part if self._clean(part) else map(self.walk, part))
-                return out
-            walk = self.walk
-            return [walk(v) for v in value]
+            walk = self._walk
+            if len(value) <= LIST_SLICE:
+                return [walk(v) for v in value]
+            out: list[Any] = []
+            for i in range(0, len(value), LIST_SLICE):
+                part = value[i : i + LIST_SLICE]
+                out.extend(part if self._clean(part) else map(walk, part))
+            return out
         if isinstance(value, str):  # a str subclass
             return self.text(value)
         return value

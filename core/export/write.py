@@ -16,6 +16,7 @@ from core.export.build import ExportOptions, ExportPass
 from core.shared.errors import TapedeckError
 
 FORMATS = ("html", "md", "json")
+WRITE_CHUNK = 1 << 20  # rows are written in joined chunks of about this many bytes
 
 
 class Format(Protocol):
@@ -70,12 +71,25 @@ def make_format(name: str, log_name: str) -> Format:
 
 
 def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: ExportOptions) -> dict[str, Any]:
-    """Export the log at ``path`` to ``out`` in ``fmt``, each row written as the pass reads its event; returns the
-    document's sections."""
+    """Export the log at ``path`` to ``out`` in ``fmt``, the rows written as the pass reads their events (in
+    chunks of about ``WRITE_CHUNK`` bytes); returns the document's sections."""
     writer = make_format(fmt, os.fspath(path))
-    out.write(writer.opening())
-    doc = ExportPass(path, options, lambda row: out.write(writer.row(row))).run()
-    out.write(writer.closing(doc))
+    pending = [writer.opening()]
+    held = 0
+
+    def put(row: dict[str, Any]) -> None:
+        nonlocal held
+        data = writer.row(row)
+        pending.append(data)
+        held += len(data)
+        if held >= WRITE_CHUNK:
+            out.write(b"".join(pending))
+            pending.clear()
+            held = 0
+
+    doc = ExportPass(path, options, put).run()
+    pending.append(writer.closing(doc))
+    out.write(b"".join(pending))
     return doc
 
 

@@ -75,21 +75,28 @@ def _short(value: Any, limit: int) -> bool:
 def clip_strings(value: Any, limit: int, note: bool = False) -> Any:
     """``value`` with every string longer than ``limit`` cut (``note`` appends how much was cut); a dict or list
     with no string to cut is returned as it is."""
+    if (type(value) is dict or type(value) is list) and _short(value, limit):
+        return value
+    return _clipped(value, limit, note)
+
+
+def _clipped(value: Any, limit: int, note: bool) -> Any:
+    """``clip_strings`` below its first measure: a long list is measured a slice at a time, the rest walked."""
     if isinstance(value, str):
         if len(value) <= limit:
             return value
         return value[:limit] + (f"… (+{len(value) - limit} chars)" if note else "")
     if isinstance(value, dict):
-        if _short(value, limit):
-            return value
-        return {k: clip_strings(v, limit, note) for k, v in value.items()}
+        return {k: _clipped(v, limit, note) for k, v in value.items()}
     if isinstance(value, list):
-        if set(map(type, value)) <= _SCALARS or _short(value, limit):  # a list of seqs: nothing to clip
+        if set(map(type, value)) <= _SCALARS:  # a list of seqs: nothing to clip (checked in C)
             return value
+        if len(value) <= LIST_SLICE:
+            return [_clipped(v, limit, note) for v in value]
         out: list[Any] = []
         for i in range(0, len(value), LIST_SLICE):
             part = value[i : i + LIST_SLICE]
-            out.extend(part if _short(part, limit) else (clip_strings(v, limit, note) for v in part))
+            out.extend(part if _short(part, limit) else (_clipped(v, limit, note) for v in part))
         return out
     return value
 
