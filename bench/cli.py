@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -104,10 +105,12 @@ CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECOD
 
 
 class Run(NamedTuple):
-    """One fresh child: wall seconds and peak RSS bytes."""
+    """One fresh child: wall seconds, peak RSS bytes and CPU seconds (user + system: what a loaded machine
+    changes least)."""
 
     s: float
     peak: int
+    cpu: float = 0.0
 
 
 def run(code: str, args: list[str]) -> Run:
@@ -117,13 +120,14 @@ def run(code: str, args: list[str]) -> Run:
     with tempfile.NamedTemporaryFile("r", suffix=".peak") as peak, tempfile.TemporaryDirectory() as cache:
         argv = [sys.executable, "-c", code, peak.name, *args]
         env = {**CHILD_ENV, "TAPEDECK_CACHE_DIR": cache}  # every run a first read: no index of an earlier one
-        start = time.perf_counter()
+        start, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env)
-        elapsed = time.perf_counter() - start
+        elapsed, now = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
         if done.returncode not in EXIT_OK.get(args[0] if args else "", (0,)):
             err = done.stderr.decode(errors="replace").strip()[-400:]
             raise RuntimeError(f"{' '.join(args[:4])}… exited {done.returncode}: {err}")
-        return Run(elapsed, int(peak.read()) * 1024)
+        cpu = now.ru_utime - used.ru_utime + now.ru_stime - used.ru_stime
+        return Run(elapsed, int(peak.read()) * 1024, cpu)
 
 
 def best(code: str, args: list[str], repeat: int) -> tuple[float, int]:
