@@ -24,7 +24,7 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from itertools import accumulate, chain, islice
+from itertools import accumulate, chain
 from operator import itemgetter, sub
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
@@ -184,25 +184,18 @@ class LineStore(KeepingEvents):
             raise ValueError("bad type names")
         values: dict[str, array[int]] = {}
         for name, column in self._columns().items():
-            data = array(column.code)
+            data = array("q" if name in ("seq0", "offset") else column.code)
             data.frombytes(columns[name])
-            if name in ("seq0", "offset"):
-                data = array(column.code, accumulate(data))
             if len(data) != n:
                 raise ValueError(f"column {name} holds {len(data)} lines, not {n}")
+            if name in ("seq0", "offset"):  # differences: each line starts after the one before (seq0: 1+ on)
+                if n and (data[0] < 0 or min(data[1:], default=1) < (1 if name == "seq0" else 0)):
+                    raise ValueError(f"the line table's {name} column is out of order")
+                data = array(column.code, accumulate(data))
             values[name] = data
-        if n:
-            seq0, offsets, type_ids = values["seq0"], values["offset"], values["type"]
-            if (
-                seq0[0] < 0
-                or min(_steps(seq0), default=1) < 1
-                or seq0[-1] >= end
-                or min(_steps(offsets), default=0) < 0
-                or offsets[-1] >= size
-                or max(type_ids) >= len(types)
-            ):
-                raise ValueError("the line table is out of order or beyond the log")
-        elif end:
+        if n and (values["seq0"][-1] >= end or values["offset"][-1] >= size or max(values["type"]) >= len(types)):
+            raise ValueError("the line table reaches beyond the log")
+        if end and not n:
             raise ValueError("events without lines")
         for name, column in self._columns().items():
             column.put(0, values[name])
@@ -458,11 +451,6 @@ def _deltas(column: _Column, n: int) -> bytes:
     """The first ``n`` values of ``column`` as differences from the one before (the first from 0)."""
     values = _values(column, n)
     return array("q", map(sub, values, chain((0,), values))).tobytes()
-
-
-def _steps(values: array[int]) -> Iterator[int]:
-    """The differences between neighbouring ``values``."""
-    return map(sub, islice(values, 1, None), values)
 
 
 def head_turn_step(head: bytes) -> tuple[int | None, int | None]:

@@ -139,11 +139,11 @@ def _decode(t: dict[str, Any], columns: dict[str, bytes], events: Any, path: Pat
     for item in _list(t["resultsByStep"]):
         turn, step, seqs = _triple(item)
         s.results_by_step[(_int(turn), _int(step))] = _ints(seqs)
-    s.replaced_by = _int_map(t["replacedBy"], _int)
+    s.replaced_by = _int_map(t["replacedBy"], int)
     s.shadowed = {_int(k): _ints(v) for k, v in map(_pair, _list(t["shadowed"]))}
     s._sources = {_int(k): _ints(v) for k, v in map(_pair, _list(t["sources"]))}
-    s._chars = _int_map(t["chars"], _int)
-    s._surface_types = _int_map(t["surfaceTypes"], _str)
+    s._chars = _int_map(t["chars"], int)
+    s._surface_types = _int_map(t["surfaceTypes"], str)
     s._turn_at = _column(columns, "turnAt", "i")
     s._in_turn = bytearray(columns["inTurn"])
     s.open_turn = _opt(_int, t["openTurn"])
@@ -161,7 +161,8 @@ def _decode(t: dict[str, Any], columns: dict[str, bytes], events: Any, path: Pat
     flat = _column(columns, "samples", "q")
     if len(flat) % 4:
         raise StateError("context samples are not whole")
-    s.context_samples = [tuple(flat[i : i + 4]) for i in range(0, len(flat), 4)]  # type: ignore[misc]
+    quads = [iter(flat)] * 4
+    s.context_samples = list(zip(*quads, strict=True))  # type: ignore[arg-type]
     s._request_due = _bool(t["requestDue"])
     s._system_chars = _int(t["systemChars"])
     s.aborted_finishes = _ints(t["abortedFinishes"])
@@ -213,7 +214,15 @@ def _opt(check: Callable[[Any], Any], v: Any) -> Any:
 
 
 def _ints(v: Any) -> list[int]:
-    return [_int(x) for x in _list(v)]
+    items = _list(v)
+    if not _all_ints(items):
+        raise StateError("expected a list of integers")
+    return items
+
+
+def _all_ints(values: Any) -> bool:
+    """True when every one of ``values`` is an int (not a bool), checked without a Python call per value."""
+    return set(map(type, values)) <= {int}
 
 
 def _pair(v: Any) -> tuple[Any, Any]:
@@ -230,11 +239,13 @@ def _triple(v: Any) -> tuple[Any, Any, Any]:
     return items[0], items[1], items[2]
 
 
-def _int_map(v: Any, value: Callable[[Any], Any]) -> dict[int, Any]:
+def _int_map(v: Any, kind: type) -> dict[int, Any]:
+    """The map whose keys and values (of ``kind``) alternate in the flat list ``v``."""
     flat = _list(v)
-    if len(flat) % 2:
-        raise StateError("a map of odd length")
-    return {_int(flat[i]): value(flat[i + 1]) for i in range(0, len(flat), 2)}
+    keys, values = flat[0::2], flat[1::2]
+    if len(keys) != len(values) or not _all_ints(keys) or not set(map(type, values)) <= {kind}:
+        raise StateError("a map of odd length or of other types")
+    return dict(zip(keys, values, strict=True))
 
 
 def _column(columns: dict[str, bytes], name: str, code: str) -> array[int]:
@@ -258,7 +269,13 @@ def _turn(v: Any) -> Turn:
     turn = Turn(_int(number), _int(start), _opt(_int, end), _opt(_obj, reason))
     for item in _list(steps):
         key, tnum, step, start_seq, end_seq, usage = _list(item)
-        turn.steps[_int(key)] = Step(_int(tnum), _int(step), _int(start_seq), _opt(_int, end_seq), _opt(_obj, usage))
+        if (
+            not _all_ints((key, tnum, step, start_seq))
+            or not (end_seq is None or type(end_seq) is int)
+            or not (usage is None or type(usage) is dict)
+        ):
+            raise StateError("bad step")
+        turn.steps[key] = Step(tnum, step, start_seq, end_seq, usage)
     return turn
 
 
