@@ -23,7 +23,7 @@ from core.control.config import PolicyConfig
 from core.control.inbox import INBOX_NAME, inbox_path
 from core.host.file_calls import FILE_BEFORE, FILE_TOOLS, file_before, settle
 from core.host.hooks import PolicyHooks, StepPlan
-from core.host.messages import tool_result, user_message
+from core.host.messages import tool_result
 from core.host.operator import Operator
 from core.host.resume import (
     HOST_EVENT,
@@ -39,6 +39,7 @@ from core.host.resume import (
 from core.host.toolbox import CallResult, ToolBox, call_result
 from core.host.tools import ToolLimits
 from core.host.tools.sandbox import shell_mode
+from core.log.messages import user_message
 from core.log.writer import SessionWriter, make_header
 from core.read.session import Session
 from core.shared.chat import ChatModel, Completion, ModelRequest

@@ -1,4 +1,4 @@
-"""The DSH shapes of the surface events the host writes: user messages and tool results."""
+"""The DSH shape of the tool results the host writes (its user messages: ``core.log.messages``)."""
 
 from __future__ import annotations
 
@@ -13,20 +13,6 @@ class ResultLike(Protocol):
     is_error: bool
     error: dict[str, str] | None
     meta: Any
-
-
-def user_message(text: str, source: dict[str, Any]) -> dict[str, Any]:
-    """A ``user/message`` surface event (append) with one text block."""
-    return {
-        "type": "user/message",
-        "data": {
-            "id": str(uuid.uuid4()),
-            "role": "user",
-            "content": [{"type": "text", "text": text}],
-            "source": source,
-        },
-        "surfaceOp": "append",
-    }
 
 
 def tool_result(turn: int, step: int, call_id: str, call_seq: int, outcome: ResultLike) -> dict[str, Any]:

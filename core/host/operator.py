@@ -32,9 +32,9 @@ from typing import Any
 
 from core.control import inbox as control
 from core.control.host_state import STATE_EVENT, write_state
-from core.host.messages import user_message
 from core.host.port import HostPort
 from core.host.resume import QUEUED, Steer, pending_steers
+from core.log.messages import user_message
 from core.shared.errors import TapedeckError
 
 POLL_SECONDS = 0.05

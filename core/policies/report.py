@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from core.log.messages import user_text
 from core.policies.rewind_config import RewindConfig
 from core.shared.chat import ChatModel, Completion, ModelRequest
 from core.shared.errors import TapedeckError
@@ -210,12 +211,9 @@ class ModelReportWriter:
             efforts = model.reasoning_efforts()
         except Exception:  # probing the route is best effort; a failure just keeps the default reasoning
             efforts = []
-        instruction = {
-            "id": "rewind-report-instruction",
-            "role": "user",
-            "content": [{"type": "text", "text": instruction_text(request.language, request.objective)}],
-            "source": dict(REPORT_SOURCE),
-        }
+        instruction = user_text(
+            instruction_text(request.language, request.objective), dict(REPORT_SOURCE), "rewind-report-instruction"
+        )
         model_request = ModelRequest(
             messages=[dict(m) for m in request.messages] + [instruction],
             system=request.system,

@@ -16,12 +16,12 @@ may be any active mark (an older one folds the newer marks' explorations with it
 from __future__ import annotations
 
 import threading
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from core.log.messages import user_message, user_text
 from core.policies.checkpoint import (
     REWIND_EVENT,
     Mark,
@@ -307,12 +307,7 @@ def _plan_events(
     }
     report_event = {
         "type": "user/message",
-        "data": {
-            "id": str(uuid.uuid4()),
-            "role": "user",
-            "content": [{"type": "text", "text": report}],
-            "source": dict(REPORT_SOURCE),
-        },
+        "data": user_text(report, dict(REPORT_SOURCE)),
         "surfaceOp": {"op": "replace", "start": region.start, "end": region.end},
         "sourceEventSeqs": list(region.shadowed_seqs),
     }
@@ -464,10 +459,4 @@ def plan_turn_guard(session: Session, turn: int, config: RewindConfig) -> list[d
     record = session.turns.get(turn)
     if record is not None and _reminded_in(session, record.start_seq):
         return []
-    message = {
-        "id": str(uuid.uuid4()),
-        "role": "user",
-        "content": [{"type": "text", "text": guard_reminder(mark, config)}],
-        "source": dict(GUARD_SOURCE),
-    }
-    return [{"type": "user/message", "data": message, "surfaceOp": "append"}]
+    return [user_message(guard_reminder(mark, config), dict(GUARD_SOURCE))]

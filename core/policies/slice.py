@@ -36,6 +36,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from core.log.messages import user_text
 from core.policies.fold import LOCATOR_FORMAT_VERSION
 from core.policies.read_index import READ_LINE_CHARS, ReadIndex, ReadRef, read_index
 from core.policies.recall import expand_locator, result_content, tool_name, turn_locator
@@ -500,12 +501,7 @@ def _unpaired(nodes: Sequence[SurfaceNode]) -> list[str]:
 def _entry_event(session: Session, seq: int, nodes: Sequence[SurfaceNode], text: str) -> dict[str, Any]:
     return {
         "type": "user/message",
-        "data": {
-            "id": str(uuid.uuid5(_ENTRY_IDS, f"{session.id}:{seq}")),
-            "role": "user",
-            "content": [{"type": "text", "text": text}],
-            "source": {"kind": TAPE_SOURCE_KIND},
-        },
+        "data": user_text(text, {"kind": TAPE_SOURCE_KIND}, str(uuid.uuid5(_ENTRY_IDS, f"{session.id}:{seq}"))),
         "sourceEventSeqs": [n.seq for n in nodes],
         "surfaceOp": {"op": "replace", "start": nodes[0].seq, "end": nodes[-1].seq},
     }

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 from core.control import inbox as control
 from core.control.config import load_config
 from core.host.loop import AgentHost, HostOptions
-from core.host.messages import user_message
 from core.host.providers import make_provider
 from core.log.frames import decode_frame, frame_end
+from core.log.messages import user_message
 from core.log.reader import read_log
 from core.policies.prolong import intact_length, is_narrative, parse_sections, render_section
 from core.read.load import load_session
