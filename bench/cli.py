@@ -204,24 +204,29 @@ def measure_log(log: Path, profile: str | None, repeat: int, target: float | Non
     timed_args = [*((args, limit) for args in TIMED), *EXTRA_TIMED.get(profile or "", [])]
     timed = [(LOOP, [str(log)]), (INDENT_LOOP, [str(log)]), *((CONSOLE, argv_for(log, a)) for a, _ in timed_args)]
     rounds = [[run(code, args) for code, args in timed] for _ in range(repeat)]
-    loop, indented, *bests = [Run(min(r.s for r in runs), max(r.peak for r in runs)) for runs in zip(*rounds, strict=True)]
+    loop, indented, *bests = [Run(min(r.s for r in runs), max(r.peak for r in runs), min(r.cpu for r in runs))
+                              for runs in zip(*rounds, strict=True)]  # fmt: skip
     commands = []
     for k, ((args, cap), got) in enumerate(zip(timed_args, bests, strict=True), start=2):
         base = 1 if args == INDENTED else 0
-        ratio = round(got.s / (indented if base else loop).s, 2)
+        against = indented if base else loop
+        ratio = round(got.s / against.s, 2)
         paired = round(median(r[k].s / r[base].s for r in rounds), 2)
         commands.append({"command": " ".join(args), "s": round(got.s, 3), "baseline": "indent loop" if base else "loop",
                          "ratio": ratio, "target": cap, "ratio_ok": ratio <= cap, "median_ratio": paired,
+                         "cpu_s": round(got.cpu, 3), "cpu_ratio": round(got.cpu / max(against.cpu, 1e-6), 2),
                          "peak_rss_bytes": got.peak, "rss_ok": got.peak <= RSS_TARGET})  # fmt: skip
     with tempfile.TemporaryDirectory() as workspace:
         for args in rss_only(probe(log), Path(workspace)):
             got = run(CONSOLE, argv_for(log, args))
             shown = " ".join("WORKSPACE" if a == workspace else a for a in args)
             commands.append({"command": shown, "s": round(got.s, 3), "baseline": None, "ratio": None, "target": None,
-                             "ratio_ok": None, "median_ratio": None, "peak_rss_bytes": got.peak,
+                             "ratio_ok": None, "median_ratio": None, "cpu_s": round(got.cpu, 3), "cpu_ratio": None,
+                             "peak_rss_bytes": got.peak,
                              "rss_ok": got.peak <= RSS_TARGET})  # fmt: skip
     return {"log": str(log), "profile": profile, "bytes": log.stat().st_size, "loop_s": round(loop.s, 3),
-            "loop_peak_rss_bytes": loop.peak, "indent_loop_s": round(indented.s, 3), "ratio_target": limit,
+            "loop_peak_rss_bytes": loop.peak, "loop_cpu_s": round(loop.cpu, 3),
+            "indent_loop_s": round(indented.s, 3), "indent_loop_cpu_s": round(indented.cpu, 3), "ratio_target": limit,
             "commands": commands}  # fmt: skip
 
 
@@ -258,28 +263,30 @@ def table(result: dict[str, Any]) -> str:
     rows = []
     for entry in result["logs"]:
         name = f"`{entry['profile'] or Path(entry['log']).name}` {human_bytes(entry['bytes'])}"
-        rows.append([name, "orjson line loop", f"{entry['loop_s']:.2f} s", "1.00", "1.00", "-",
-                     human_bytes(entry["loop_peak_rss_bytes"]), "-"])  # fmt: skip
+        rows.append([name, "orjson line loop", f"{entry['loop_s']:.2f} s", "1.00", "1.00", f"{entry['loop_cpu_s']:.2f} s",
+                     "-", human_bytes(entry["loop_peak_rss_bytes"]), "-"])  # fmt: skip
         rows.append([name, "orjson line loop writing each line indented", f"{entry['indent_loop_s']:.2f} s",
-                     "1.00", "1.00", "-", "-", "-"])  # fmt: skip
+                     "1.00", "1.00", f"{entry['indent_loop_cpu_s']:.2f} s", "-", "-", "-"])  # fmt: skip
         for c in entry["commands"]:
             ratio = "-" if c["ratio"] is None else (f"{c['ratio']:.2f}" if c["ratio_ok"] else f"**{c['ratio']:.2f}**")
             rss = human_bytes(c["peak_rss_bytes"]) if c["rss_ok"] else f"**{human_bytes(c['peak_rss_bytes'])}**"
             against = " (vs indented loop)" if c["baseline"] == "indent loop" else ""
             rows.append([name, f"`{c['command']}`{against}", f"{c['s']:.2f} s", ratio,
                          "-" if c["median_ratio"] is None else f"{c['median_ratio']:.2f}",
+                         f"{c['cpu_s']:.2f} s" + ("" if c["cpu_ratio"] is None else f" ({c['cpu_ratio']:.2f})"),
                          f"<= {c['target']}" if c["ratio"] is not None else "-", rss, "<= 200 MB"])  # fmt: skip
         if "tui" in entry:
             t = entry["tui"]
             rows.append([name, "TUI `loaded` vs headless projection", f"{t['loaded_s']:.2f} s vs {t['headless_s']:.2f} s",
                          f"{t['ratio']:.2f}" if t["ok"] else f"**{t['ratio']:.2f}**", f"{t['median_ratio']:.2f}",
-                         f"<= {TUI_TARGET}", "-", "-"])  # fmt: skip
+                         "-", f"<= {TUI_TARGET}", "-", "-"])  # fmt: skip
     small = result["small"]
     rows.append([f"`{Path(small['fixture']).name}`", "`inspect` vs `python -c \"import json\"`",
                  f"{small['inspect_s'] * 1000:.0f} ms vs {small['import_json_s'] * 1000:.0f} ms",
-                 f"{small['ratio']:.2f}" if small["ok"] else f"**{small['ratio']:.2f}**", "-", f"<= {SMALL_TARGET}",
+                 f"{small['ratio']:.2f}" if small["ok"] else f"**{small['ratio']:.2f}**", "-", "-", f"<= {SMALL_TARGET}",
                  "-", "-"])  # fmt: skip
-    headers = ["log", "command (whole process)", "best time", "ratio", "median ratio", "target", "peak RSS", "target"]
+    headers = ["log", "command (whole process)", "best time", "ratio", "median ratio", "CPU (ratio)", "target",
+               "peak RSS", "target"]  # fmt: skip
     return f"best of {result['repeat']}\n\n" + markdown_table(headers, rows)
 
 
