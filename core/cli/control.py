@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -80,22 +80,21 @@ class OutcomeWatch:
 
     def wait(self, timeout: float) -> dict[str, Any] | None:
         """The request's final outcome event, or None when ``timeout`` seconds pass without one."""
-        deadline = time.monotonic() + timeout
-        while True:
-            update = self.tailer.poll()
-            if update.fatal:
-                raise LogFormatError(str(update.fatal))
-            for event in update.events:
-                data = event.get("data") or {}
-                if (
-                    event.get("type") == CONTROL_EVENT
-                    and data.get("requestId") == self.request_id
-                    and data.get("outcome") in FINAL
-                ):
-                    return event
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(POLL_SECONDS)
+        return _poll_until(timeout, self._look)
+
+    def _look(self) -> dict[str, Any] | None:
+        update = self.tailer.poll()
+        if update.fatal:
+            raise LogFormatError(str(update.fatal))
+        for event in update.events:
+            data = event.get("data") or {}
+            if (
+                event.get("type") == CONTROL_EVENT
+                and data.get("requestId") == self.request_id
+                and data.get("outcome") in FINAL
+            ):
+                return event
+        return None
 
 
 class BridgeOutcomeWatch:
@@ -107,15 +106,27 @@ class BridgeOutcomeWatch:
 
     def wait(self, timeout: float) -> dict[str, Any] | None:
         """The outcome as a ``tapedeck/control`` event without a seq, or None after ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
-        while True:
-            self.reader.read()
-            data = self.reader.outcomes.get(self.request_id)
-            if data is not None and data.get("outcome") in FINAL:
-                return {"type": CONTROL_EVENT, "data": data, "file": str(self.reader.path)}
-            if time.monotonic() >= deadline:
-                return None
-            time.sleep(POLL_SECONDS)
+        return _poll_until(timeout, self._look)
+
+    def _look(self) -> dict[str, Any] | None:
+        self.reader.read()
+        data = self.reader.outcomes.get(self.request_id)
+        if data is not None and data.get("outcome") in FINAL:
+            return {"type": CONTROL_EVENT, "data": data, "file": str(self.reader.path)}
+        return None
+
+
+def _poll_until(timeout: float, look: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
+    """What ``look`` finds, asking every ``POLL_SECONDS`` (at least once) until ``timeout`` seconds have passed;
+    None when it finds nothing by then."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = look()
+        if found is not None:
+            return found
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(POLL_SECONDS)
 
 
 def _render_outcome(event: dict[str, Any]) -> str:
