@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import posixpath
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -100,8 +101,9 @@ class OutcomeWatch:
 class BridgeOutcomeWatch:
     """Follows ``control.outcomes.jsonl`` for the final outcome of one request (the DSH bridge answers there)."""
 
-    def __init__(self, log: Path, request_id: str) -> None:
-        self.reader = OutcomeReader(log.parent)
+    def __init__(self, log: Path, request_id: str, reader: OutcomeReader | None = None) -> None:
+        """Follow the outcome file beside ``log`` (or what ``reader`` reads: one on another machine)."""
+        self.reader = reader or OutcomeReader(log.parent)
         self.request_id = request_id
 
     def wait(self, timeout: float) -> dict[str, Any] | None:
@@ -146,8 +148,8 @@ class NoLiveHost(ControlError):
     exit_code = EXIT_NO_HOST
 
 
-def _check_host(log: Path, session_id: str, queue: bool) -> HostState:
-    state = read_host_state(log)
+def _check_host(log: Path | RemoteTarget, session_id: str, queue: bool, state: HostState) -> HostState:
+    """``state`` when a request may be sent to the session's host now (or queued); else why not."""
     if state.state == "none":
         raise ControlError(
             f"{log}: a DeepSeek Harness session that no tapedeck bridge has run, so nobody would read the "
@@ -183,7 +185,7 @@ def _run(args: argparse.Namespace) -> int:
     if header is None:
         raise LogFormatError(f"{log}: not a session log (its first line is no session header)")
     session_id = str(header.get("id"))
-    state = _check_host(log, session_id, args.queue)
+    state = _check_host(log, session_id, args.queue, read_host_state(log))
     op_args = parse_args(args.op, args.arg, state.kind)
     inbox = inbox_path(log)
     if args.wait and not state.live:
@@ -219,44 +221,47 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) -> int:
-    """``control`` on ``[user@]host:PATH``: the request appended to the remote inbox over SFTP, and ``--wait``
-    following the remote log for its outcome (a tapedeck host's; a DSH bridge's outcome file is not read remotely)."""
+    """``control`` on ``[user@]host:PATH``: the request appended to the remote inbox over SFTP with the checks and
+    exit codes of a local one; ``--wait`` reads the outcome back remotely (a tapedeck host's from its log, a DSH
+    bridge's from ``control.outcomes.jsonl`` beside it)."""
     from core.remote.inbox import append_remote_request, withdraw_remote_request
     from core.remote.link import link_for
-    from core.remote.sessions import remote_host_state, remote_logs, remote_ref
+    from core.remote.live import RemoteOutcomes, resolve_remote_log
+    from core.remote.sessions import remote_header, remote_host_state
     from core.remote.tail import RemoteTailer
 
     link = link_for(target)
-    logs = remote_logs(link, target)
-    if len(logs) != 1:
-        raise ControlError(f"{target}: give one session log or session directory (found {len(logs)} logs)")
-    log = logs[0]
-    ref = remote_ref(link, log)
-    if ref is None:
-        raise LogFormatError(f"{log}: not a session log (its first line is no session header)")
-    state = remote_host_state(link, log, hosted=False)
-    if state.state == "none":
-        raise ControlError(f"{log}: neither a tapedeck host nor the DSH bridge ever ran this session; nothing was sent")
-    if not state.live and not args.queue:
-        raise NoLiveHost(f"session {ref.id}: no live host (its recorded state is {state.state}); nothing was sent. "
-                         "--queue leaves the request for the next resume")  # fmt: skip
-    if args.wait and (not state.live or state.kind == KIND_DSH):
-        raise ControlError("--wait on a remote session needs a live tapedeck host (a DSH bridge answers in a file "
-                           "tapedeck does not read remotely)")  # fmt: skip
+    log = resolve_remote_log(link, target)
+    session_id = str(remote_header(link, log).get("id"))
+    hosted = False  # a log with neither host.json nor bridge.json is taken for a DSH one no bridge ran
+    state = _check_host(log, session_id, args.queue, remote_host_state(link, log, hosted))
     op_args = parse_args(args.op, args.arg, state.kind)
+    if args.wait and not state.live:
+        raise ControlError("--wait needs a live host; a queued request is applied at the next resume")
     request = append_remote_request(link, log, args.op, op_args, queued=args.queue, expires_in=args.expires,
                                     kind=state.kind)  # fmt: skip
+    if not args.queue and not remote_host_state(link, log, hosted).live:
+        withdraw_remote_request(link, log, request["id"])  # the host exited between the check and the write
+        raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")
     if not args.wait:
         verb = "sent" if state.live else "queued"
-        emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} to session {ref.id} on {log.where}")
+        host = "DSH bridge" if state.kind == KIND_DSH else "host"
+        emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} to the {host} of session {session_id} "
+                                           f"on {log.where}")  # fmt: skip
         return 0
-    watch = OutcomeWatch(Path(log.path), request["id"], RemoteTailer(link, log))
+    session_dir = log.at(posixpath.dirname(log.path))
+    watch: OutcomeWatch | BridgeOutcomeWatch = (
+        BridgeOutcomeWatch(Path(str(log)), request["id"], RemoteOutcomes(link, session_dir))
+        if state.kind == KIND_DSH
+        else OutcomeWatch(Path(log.path), request["id"], RemoteTailer(link, log))
+    )
     event = watch.wait(timeout)
     if event is None:
         withdraw_remote_request(link, log, request["id"])
-        event = watch.wait(WITHDRAW_GRACE)
+        event = watch.wait(WITHDRAW_GRACE if remote_host_state(link, log, hosted).live else 0)
         if event is None or (event.get("data") or {}).get("outcome") == CANCELLED:
-            raise ControlError(f"no outcome for request {request['id']} after {timeout:g} s; it was withdrawn")
+            raise ControlError(f"no outcome for request {request['id']} after {timeout:g} s; it was withdrawn, so the "
+                               "host will never apply it")  # fmt: skip
     emit(event, args.json, _render_outcome)
     return EXIT_APPLIED if (event.get("data") or {}).get("outcome") == APPLIED else EXIT_REJECTED
 

@@ -28,8 +28,8 @@ from core.remote.link import READ_CHUNK, RemoteStat, SshLink, Unreachable
 from core.remote.target import RemoteTarget
 
 OVERLAP = 8  # consumed bytes read again with each range of appended bytes
-HEAD_CHECK = 24  # bytes of the head that name the session
-TAIL_CHECK = 24  # consumed bytes compared when the file changed without growing, or settled after a load
+HEAD_CHECK = 16  # bytes of the head that name the session
+TAIL_CHECK = 16  # consumed bytes compared when the file changed without growing, or settled after a load
 SETTLE_SECONDS = 1.5  # longer than the mtime's one-second grain: a same-second rewrite has happened by then
 
 

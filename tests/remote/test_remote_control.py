@@ -1,0 +1,68 @@
+"""``tapedeck control [user@]host:PATH`` on a session a DSH bridge runs on the far side, through the real OpenSSH
+server: the request lands in the remote inbox, ``--wait`` reads the bridge's answer back from the remote
+``control.outcomes.jsonl``, and the exit codes are the local ones."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from core.cli import main
+from core.control.inbox import INBOX_NAME
+from tests.bridge.conftest import append_outcome, dsh_log, sleeper, write_bridge  # noqa: F401 (a fixture)
+from tests.remote.sshd import MISSING, Sshd
+
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+
+def _answer(log: Path, outcome: str) -> threading.Thread:
+    """Stand in for the bridge's inbox loop on the far side: answer the first request, pending then ``outcome``."""
+
+    def loop() -> None:
+        deadline = time.monotonic() + 20
+        inbox = log.parent / INBOX_NAME
+        while time.monotonic() < deadline:
+            lines = inbox.read_bytes().splitlines() if inbox.exists() else []
+            requests = [r for r in map(orjson.loads, lines) if "id" in r]
+            if requests:
+                r = requests[0]
+                append_outcome(log.parent, {"requestId": r["id"], "op": r["op"], "outcome": "pending"})
+                append_outcome(log.parent, {"requestId": r["id"], "op": r["op"], "outcome": outcome})
+                return
+            time.sleep(0.02)
+
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.parametrize(("outcome", "code"), [("applied", 0), ("rejected", 1)])
+def test_wait_reads_a_remote_bridges_outcome(sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any],  # noqa: F811
+                                             capsys: pytest.CaptureFixture[str], outcome: str, code: int) -> None:  # fmt: skip
+    sshd.trust()
+    log = dsh_log(tmp_path / "sessions" / "--w--" / "s1")
+    write_bridge(log.parent, sleeper().pid, "running")
+    _answer(log, outcome)
+    got = main(["control", f"testbox:{log.parent}", "pause", "--wait", "--timeout", "20", "--json"])
+    event = json.loads(capsys.readouterr().out)
+    assert got == code and (event["data"]["outcome"], event["data"]["op"]) == (outcome, "pause")
+    assert event["file"] == f"testbox:{log.parent / 'control.outcomes.jsonl'}"
+
+
+def test_an_exited_remote_bridge_exits_3_unless_queued(sshd: Sshd, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    sshd.trust()
+    log = dsh_log(tmp_path / "sessions" / "--w--" / "s1")
+    write_bridge(log.parent, None, "exited")
+    assert main(["control", f"testbox:{log}", "pause"]) == 3
+    assert "no live DSH bridge" in capsys.readouterr().err
+    assert not (log.parent / INBOX_NAME).exists()  # nothing was sent
+    assert main(["control", f"testbox:{log}", "pause", "--queue"]) == 0
+    assert [orjson.loads(line)["op"] for line in (log.parent / INBOX_NAME).read_bytes().splitlines()] == ["pause"]
