@@ -84,7 +84,7 @@ async def _local(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     root = tmp / "local"
     sessions = [Session(root, f"s{i:03d}") for i in range(args.sessions)]
     live = sessions[: args.live]
-    app = TapedeckApp(root, follow=False, keymap_file=tmp / "keymap.toml", fleet_roots=[root], config=_config())
+    app = TapedeckApp(root, keymap_file=tmp / "keymap.toml", fleet_roots=[root], config=_config())
     latencies: list[float] = []
     async with app.run_test(size=(160, 50)) as pilot:
         deadline = time.monotonic() + 120

@@ -113,3 +113,23 @@ async def test_an_unreadable_project_directory_is_noted(nobody: int) -> None:
         if locked.exists():
             os.chmod(locked, 0o755)
         shutil.rmtree(base)
+
+
+@pytest.mark.anyio
+async def test_a_session_that_appeared_while_one_was_open_above_the_table_is_listed_on_return(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    first = _write(root, "first-1")
+    app = make_app(root)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.loaded)
+        fleet = app.screen
+        assert isinstance(fleet, FleetScreen)
+        await pilot.press("enter")  # open the session: the table is hidden beneath it
+        await until(pilot, lambda: app.screen is not fleet)
+        await settle(pilot)
+        assert not fleet.feed.showing.is_set()  # no rows are posted to a hidden table
+        new = _write(root, "second-2")
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is fleet)
+        await until(pilot, lambda: str(new) in fleet.shown, timeout=WAIT)
+        assert str(first) in fleet.shown and fleet.feed.showing.is_set()
