@@ -62,6 +62,13 @@ async def test_a_remote_session_opens_in_the_full_tui_and_follows_appends(sshd: 
         assert [e["data"]["content"][0]["text"] for e in live.iter_events(0, 4)] == ["one", "two", "three", "four"]
         checked = remote_tail.OVERLAP + remote_tail.HEAD_CHECK  # compared, not read again
         assert live.remote.link.bytes_read - before == path.stat().st_size - size + checked
+        cwd = set(Path.cwd().iterdir())
+        await pilot.press("a")  # a note: kept beside a local log only
+        await pilot.press("X")  # the HTML export: reads the log from this machine's disk
+        await pilot.pause(0.2)
+        said = [n.message for n in app._notifications]
+        assert sum("needs the log on this machine (this one is on testbox)" in m for m in said) == 2, said
+        assert set(Path.cwd().iterdir()) == cwd  # nothing written under a path named after the remote one
 
 
 @pytest.mark.anyio

@@ -36,8 +36,18 @@ class ShareActions:
     export_dir: Path | None = None  # tests point exports somewhere of their own
 
     def load_notes(self) -> None:
-        """Read the log's notes in a worker and show them."""
-        self._read_notes()
+        """Read the log's notes in a worker and show them (a remote log has none: notes live beside a local one)."""
+        if self.live.remote is None:  # type: ignore[attr-defined]
+            self._read_notes()
+
+    def _local_only(self, what: str) -> bool:
+        """True (and say why) when the open log is on another machine, where ``what`` cannot be done."""
+        live: Any = self.live  # type: ignore[attr-defined]
+        if live.remote is None:
+            return False
+        self.notify(f"{what} needs the log on this machine (this one is on {live.remote.target.where})",  # type: ignore[attr-defined]
+                    timeout=6)  # fmt: skip
+        return True
 
     @work(thread=True, group="notes", exclusive=True, exit_on_error=False)
     def _read_notes(self) -> None:
@@ -63,6 +73,8 @@ class ShareActions:
     def action_note(self) -> None:
         """Add or edit the note on the selected row (an empty note removes it)."""
         seq = self.events.current_seq  # type: ignore[attr-defined]
+        if self._local_only("A note"):
+            return
         if seq is None:
             self.notify("Select a row to note.", timeout=3)  # type: ignore[attr-defined]
             return
@@ -90,6 +102,8 @@ class ShareActions:
 
     def action_export(self) -> None:
         """Export the view as HTML to a file: the list, or the surface at the time-travel moment."""
+        if self._local_only("The HTML export"):
+            return
         stop = self.stop  # type: ignore[attr-defined]
         at = stop.moment.seq if stop is not None else None
         live: Any = self.live  # type: ignore[attr-defined]
