@@ -39,7 +39,7 @@ from core.log.decoder import Consumer, LogDecoder
 from core.log.linestore import LineStore
 from core.read.facts import SessionFacts
 from core.read.session import Session
-from core.read.session_state import StateError, decode, encode
+from core.read.session_state import decode, encode
 
 FORMAT = 1
 MAGIC = b"tapedeck-index\n\x00"
@@ -224,7 +224,7 @@ def restore(log: Path, compressed: bool, consumer: Consumer) -> Restored | None:
             return None
         return Restored(session, lines, decoder, found, meta.size, facts)
     except (OSError, ValueError, KeyError, TypeError, IndexError, OverflowError, MemoryError, RecursionError,
-            zstandard.ZstdError, StateError):  # fmt: skip
+            RuntimeError, zstandard.ZstdError):  # fmt: skip  (RuntimeError: no home directory for the cache)
         return None
 
 
@@ -258,7 +258,7 @@ def write(
         if len(data) > max(size * MAX_SHARE, MAX_SMALL):
             return None
         return _write_atomically(index_path(log), data)
-    except (OSError, ValueError, TypeError, OverflowError, MemoryError, StateError, zstandard.ZstdError):
+    except (OSError, ValueError, TypeError, OverflowError, MemoryError, RuntimeError, zstandard.ZstdError):
         return None
 
 
