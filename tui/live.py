@@ -377,7 +377,7 @@ class LiveSession:
         loading.start(session, facts)
         self._progress("projecting", 0.0)
         listed = self.count
-        with gc_paused():  # the bulk load builds and keeps every object: no collector passes over it
+        with gc_paused(freeze=True):  # the load builds and keeps every object: no collector pass walks it
             while tailer.offset < size:
                 before = tailer.offset
                 update = tailer.poll(max_bytes=LOAD_SLICE)

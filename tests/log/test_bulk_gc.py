@@ -67,3 +67,13 @@ def test_garbage_built_during_a_load_is_collectable_after_it() -> None:
         assert alive() is None
     finally:
         gc.unfreeze()
+
+
+def test_a_load_kept_for_the_process_life_is_frozen_on_request() -> None:
+    """The TUI keeps its projection: frozen, no collector pass walks it again."""
+    try:
+        with gc_paused(freeze=True):
+            kept = [{"n": n} for n in range(100)]
+        assert gc.get_freeze_count() >= len(kept)
+    finally:
+        gc.unfreeze()
