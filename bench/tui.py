@@ -22,7 +22,10 @@ The append baseline is a bare Textual app (``--echo-app``: one Static showing th
 interval) measured the same way in the same run, after tapedeck.
 
 Usage: ``python bench/tui.py [--size 200MB] [--seed 1] [--samples 30] [--no-toolong] [--json]``;
-``--big-lines-only`` runs only the key reactions (idle, then while opening the 10 MB-line log).
+``--big-lines-only`` runs only the key reactions (idle, then while opening the 10 MB-line log);
+``--append-sizes 10MB,1GB [--dir /tmp/x]`` runs only the append-to-screen latency, on one generated log per size
+(written to ``--dir``, default ``bench/out``), then the echo app on the smallest, all in one run: an append must
+cost the same on the biggest log as on the smallest (target p50 ratio <= 1.2) and at most twice the echo app's.
 """
 
 from __future__ import annotations
@@ -392,6 +395,50 @@ def run(size: int, seed: int, samples: int, with_toolong: bool) -> dict[str, Any
     return result
 
 
+def append_scaling(sizes: list[int], seed: int, samples: int, workdir: Path) -> dict[str, Any]:
+    """Append-to-screen p50/p95 of ``tapedeck watch`` on a log of each size (appended to in place: a scratch
+    copy), then of the echo app on the smallest, and the ratios the targets name."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    for size in sizes:
+        path = workdir / f"tui-append-mixed-{size}-s{seed}.jsonl"
+        if not path.exists():
+            generate(path, size, seed=seed, profile="mixed")
+        pane = watch(path)
+        try:
+            loaded = pane.since_start(lambda s: "loaded" in s, timeout=1800)
+            stream = OutputStream(pane)
+            try:
+                latencies = append_latencies(pane, path, samples, stream)
+            finally:
+                stream.close(pane)
+            rss = pane.peak_rss()
+        finally:
+            pane.close()
+        rows.append({"size": size, "log_bytes": path.stat().st_size, "loaded_s": round(loaded, 1),
+                     "p50_ms": round(statistics.median(latencies), 1),
+                     "p95_ms": round(percentile(latencies, 0.95), 1), "peak_rss_bytes": rss})  # fmt: skip
+    smallest = workdir / f"tui-append-mixed-{min(sizes)}-s{seed}.jsonl"
+    echo = echo_latencies(smallest, samples)
+    result: dict[str, Any] = {"logs": rows, "echo_p50_ms": round(statistics.median(echo), 1),
+                              "echo_p95_ms": round(percentile(echo, 0.95), 1)}  # fmt: skip
+    result["big_over_small"] = round(rows[-1]["p50_ms"] / rows[0]["p50_ms"], 2)
+    result["big_over_echo"] = round(rows[-1]["p50_ms"] / result["echo_p50_ms"], 2)
+    result["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    return result
+
+
+def append_scaling_table(r: dict[str, Any]) -> str:
+    """The markdown summary of ``append_scaling``."""
+    rows = [[human_bytes(x["log_bytes"]), f"{x['loaded_s']} s", f"{x['p50_ms']} / {x['p95_ms']} ms",
+             human_bytes(x["peak_rss_bytes"])] for x in r["logs"]]  # fmt: skip
+    rows.append(["bare Textual echo app", "", f"{r['echo_p50_ms']} / {r['echo_p95_ms']} ms", ""])
+    return markdown_table(["log", "loaded", "append-to-screen p50 / p95", "peak RSS"], rows) + (
+        f"\n\np50 biggest / smallest: {r['big_over_small']} (target <= 1.2); biggest / echo app: "
+        f"{r['big_over_echo']} (target <= 2); load average {r['load_average']}"
+    )
+
+
 def big_lines() -> dict[str, Any]:
     """Key reactions on an idle app (the baseline), then while a log of 24 lines of 10 MB is opened."""
     OUT.mkdir(parents=True, exist_ok=True)
@@ -448,6 +495,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--big-lines-only", action="store_true", help="only the key reactions while opening 10 MB lines"
     )
+    parser.add_argument("--append-sizes", help="only append-to-screen, on a log of each size (10MB,1GB)")
+    parser.add_argument("--dir", type=Path, default=OUT, help="where --append-sizes writes its logs")
     parser.add_argument("--echo-app", metavar="PATH", help=argparse.SUPPRESS)  # the baseline app, in its pane
     args = parser.parse_args(argv)
     if args.echo_app:
@@ -460,6 +509,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{TAPEDECK} is missing: pip install -e . first", file=sys.stderr)
         return 2
     compile_package()
+    if args.append_sizes:
+        sizes = sorted(parse_size(word) for word in args.append_sizes.split(","))
+        result = append_scaling(sizes, args.seed, args.samples, args.dir)
+        emit(result, append_scaling_table(result), args.json)
+        return 0
     if args.big_lines_only:
         result = big_lines()
         emit(result, big_lines_table(result), args.json)

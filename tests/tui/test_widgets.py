@@ -2,34 +2,93 @@
 
 from __future__ import annotations
 
+import bisect
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from core.read.session import Cut
 from tests.tui.logs import policy_log
 from tui.live import LiveSession
-from tui.widgets.chart import columns, cut_marks, sparkline
+from tui.widgets.chart import sparkline
+from tui.widgets.chart_model import ChartModel
 from tui.widgets.detail import describe, guess_lexer, payload_sections, render_strips
 from tui.widgets.header import load_state, provider_model, turn_label
 
 
+def chart(chars: list[int], cuts: list[Cut] = (), seqs: list[int] | None = None) -> ChartModel:  # type: ignore[assignment]
+    """A chart model of requests with ``chars`` (at ``seqs``) and ``cuts``."""
+    model = ChartModel()
+    model.extend((seq, 1, 1, c) for seq, c in zip(seqs or range(len(chars)), chars, strict=True))
+    model.add_cuts(cuts)
+    return model
+
+
 def test_chart_columns_keep_peaks_and_marks_follow_cuts() -> None:
-    assert columns([1, 5, 2, 8, 3, 1], 3) == [5, 8, 3]
-    assert columns([4, 2], 10) == [4, 2]
+    assert chart([1, 5, 2, 8, 3, 1]).columns(3) == [5, 8, 3]
+    assert chart([4, 2]).columns(10) == [4, 2]
     assert sparkline([0, 4, 8], 8) == " ▄█"
     assert sparkline([1, 2], 0) == "  "
-    samples = [10, 20, 30, 40]
     cuts = [Cut(15, "fold", 1, 300), Cut(35, "tape", 4, -20), Cut(36, "expand", 1, -50)]
-    assert cut_marks(samples, cuts, 10) == [" f s"]  # the grown expand is not a cut; a tape entry always is
-    assert cut_marks(list(range(0, 100, 10)), [Cut(55, "prune", 1, 9)], 5) == ["   p "]
+    model = chart([1, 2, 3, 4], cuts, [10, 20, 30, 40])
+    assert model.cut_marks(10) == [" f s"]  # the grown expand is not a cut; a tape entry always is
+    assert model.cuts == 3
+    assert chart([1] * 10, [Cut(55, "prune", 1, 9)], list(range(0, 100, 10))).cut_marks(5) == ["   p "]
 
 
 def test_chart_shows_a_rewind_and_a_fold_in_the_same_step() -> None:
     cuts = [Cut(15, "rewind", 3, 900), Cut(16, "fold", 1, 300), Cut(17, "prune", 1, 50)]
-    assert cut_marks([10, 20, 30], cuts, 10) == [" r ", " f ", " p "]
-    assert cut_marks([10, 20, 30], cuts, 10, rows=2) == [" r ", " … "]  # more marks than rows: an ellipsis
-    assert cut_marks([10, 20, 30], cuts[:2], 10, rows=2) == [" r ", " f "]
+    assert chart([1, 2, 3], cuts, [10, 20, 30]).cut_marks(10) == [" r ", " f ", " p "]
+    assert chart([1, 2, 3], cuts, [10, 20, 30]).cut_marks(10, rows=2) == [" r ", " … "]  # an ellipsis
+    assert chart([1, 2, 3], cuts[:2], [10, 20, 30]).cut_marks(10, rows=2) == [" r ", " f "]
+
+
+def test_a_cut_past_the_newest_request_moves_under_the_next_one() -> None:
+    model = chart([5, 6], [Cut(25, "fold", 1, 10)], [10, 20])
+    assert model.cut_marks(10) == [" f"]  # no request after it yet: drawn under the newest
+    model.extend([(30, 1, 2, 7)])
+    model.add_cuts([])
+    assert model.cut_marks(10) == ["  f"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    chars=st.lists(st.integers(0, 10**6), min_size=1, max_size=300),
+    cut_seqs=st.lists(st.integers(0, 700), max_size=40),
+    width=st.integers(1, 120),
+    grow=st.integers(0, 300),
+)
+def test_the_chart_model_draws_what_a_walk_over_every_request_draws(
+    chars: list[int], cut_seqs: list[int], width: int, grow: int
+) -> None:
+    """Columns (each bucket's peak), cache shares (each bucket's lowest) and cut marks, against a brute-force
+    walk, with the model fed in two parts as a growing log feeds it."""
+    seqs = [2 * i for i in range(len(chars))]
+    shares = [None if c % 3 == 0 else (c % 101) / 100 for c in chars]
+    cuts = [Cut(seq, "fold", 1, 5) for seq in sorted(cut_seqs)]
+    model = ChartModel()
+    split = min(grow, len(chars))
+    for first, part in ((True, range(split)), (False, range(split, len(chars)))):
+        model.extend((seqs[i], 1, 1, chars[i]) for i in part)
+        for i in part:
+            model.set_share(i, shares[i])
+        model.add_cuts([c for c in cuts if (c.seq < 2 * split) == first])
+    n = len(chars)
+    buckets = [(i, i + 1) for i in range(n)] if n <= width else [
+        (i * n // width, max((i + 1) * n // width, i * n // width + 1)) for i in range(width)
+    ]  # fmt: skip
+    assert model.columns(width) == [max(chars[lo:hi]) for lo, hi in buckets]
+    lows = [[s for s in shares[lo:hi] if s is not None] for lo, hi in buckets]
+    assert model.column_shares(width) == [min(k) if k else None for k in lows]
+    assert model.peak == max(chars) and model.now == chars[-1]
+    stacks: list[list[str]] = [[] for _ in range(min(n, width))]
+    for cut in cuts:
+        i = min(bisect.bisect_right(seqs, cut.seq), n - 1)
+        stacks[i if n <= width else i * width // n].append("f")
+    depth = max(1, max(map(len, stacks)))
+    assert model.cut_marks(width) == ["".join(s[k] if k < len(s) else " " for s in stacks) for k in range(depth)]
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ from tui.widgets.event_list import EventList
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.header import SessionHeader
 from tui.widgets.matching import EventFilter, search_predicate
-from tui.widgets.rows import RowView, SortedSeqs
+from tui.widgets.rows import RowView, SortedPrefix, SortedSeqs
 from tui.widgets.search_bar import SearchBar
 
 REFRESH_SECONDS = 0.1  # header and chart redraw at most this often while events stream in
@@ -211,9 +211,9 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         stop = live.session.next_seq if self.stop is None else self.stop.moment.seq + 1
         return (range(stop) if blocks is None else Collapsed(blocks, stop)), blocks
 
-    def _filtered(self, seqs: SortedSeqs, blocks: StreamBlocks | None) -> SortedSeqs:
+    def _filtered(self, seqs: SortedSeqs, blocks: StreamBlocks | None) -> SortedPrefix:
         """The filter's matches as rows (a block's matches as its one row); only matches new since the last
-        call are collapsed, and the list returned is a copy (the scanner keeps growing its own)."""
+        call are collapsed, and the view returned stays as it is while the rows grow (no copy)."""
         src = self._filter_src
         if src is None or src[0] is not seqs or src[1] is not blocks:
             self._filter_src, self._filter_rows, self._filter_used = (seqs, blocks), SortedSeqs(), 0
@@ -225,7 +225,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             if rows and new and new[0] == rows[-1]:  # more matches in the block the last row stands for
                 new = new[1:]
         rows.extend(new)
-        return SortedSeqs(rows)
+        return SortedPrefix(rows, len(rows))
 
     def _rebuild(self, *, reset: bool, appended: bool = False) -> None:
         old = self.events.view

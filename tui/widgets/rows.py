@@ -7,6 +7,7 @@ import datetime as dt
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import overload
 
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.rows import Row
@@ -242,8 +243,33 @@ class RowView:
 
 
 def _is_sorted_hint(base: Sequence[int]) -> bool:
-    return isinstance(base, SortedSeqs)
+    return isinstance(base, (SortedSeqs, SortedPrefix))
 
 
 class SortedSeqs(list[int]):
     """A list of seqs known to be ascending (filtered views), so lookups can bisect."""
+
+
+class SortedPrefix(Sequence[int]):
+    """The first ``stop`` seqs of an ascending list that only grows: a frozen view of it without a copy (a
+    filtered list gains rows at the cost of the new matches alone)."""
+
+    def __init__(self, seqs: list[int], stop: int) -> None:
+        self.seqs = seqs
+        self.stop = stop
+
+    def __len__(self) -> int:
+        return self.stop
+
+    @overload
+    def __getitem__(self, p: int) -> int: ...
+    @overload
+    def __getitem__(self, p: slice) -> list[int]: ...
+    def __getitem__(self, p: int | slice) -> int | list[int]:
+        if isinstance(p, slice):
+            return [self.seqs[k] for k in range(*p.indices(self.stop))]
+        if p < 0:
+            p += self.stop
+        if not 0 <= p < self.stop:
+            raise IndexError(p)
+        return self.seqs[p]

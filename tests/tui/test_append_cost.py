@@ -1,0 +1,89 @@
+"""A follow-mode append costs the same whatever came before it: the work the main screen does for one appended
+event (rows, chart, header, counts, status, filter) is counted in executed lines of tapedeck's own code, on a log
+and on one ten times its size."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import orjson
+import pytest
+
+from bench.gen_session import generate
+from core.log.tail import tail_events
+from tests.tui.pilot import main_screen, make_app, settle, until
+from tui.live import SessionUpdated
+from tui.screens.main import MainScreen
+
+pytestmark = pytest.mark.anyio
+ROOT = str(Path(__file__).resolve().parents[2])
+OURS = tuple(f"{ROOT}/{package}/" for package in ("tui", "core"))
+WIDTH = 50
+CHART_COLUMNS = WIDTH - 17  # fewer than either log's requests, so both logs draw every column
+
+
+def lines_run(action: Any) -> int:
+    """Lines of ``tui`` and ``core`` executed by ``action()`` in this thread."""
+    count = 0
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        if event == "line":
+            count += 1
+        return local
+
+    def outer(frame: FrameType, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename.startswith(OURS) else None
+
+    sys.settrace(outer)
+    try:
+        action()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def one_append(screen: MainScreen, start: int) -> None:
+    """What the main screen does for an appended event: the update, the panels' and the status line's redraw."""
+    live = screen.live
+    screen.on_session_updated(SessionUpdated(live.generation, False, start, live.session.next_seq, live.epoch))
+    screen._refresh_panels()
+    screen._deferred_status()
+
+
+def user_event(seq: int, text: str) -> bytes:
+    data = {"id": text, "role": "user", "content": [{"type": "text", "text": text}], "source": {"kind": "user"}}
+    return orjson.dumps({"type": "user/message", "seq": seq, "time": 1, "data": data, "surfaceOp": "append"}) + b"\n"
+
+
+async def work_per_append(path: Path, keys: str) -> int:
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(WIDTH, 30)) as pilot:
+        await settle(pilot, 120)
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot, 60)
+        screen = main_screen(app)
+        assert screen is not None
+        seq = int(tail_events(path, 1)[-1]["seq"]) + 1
+        with path.open("ab") as f:
+            f.write(user_event(seq, "operator says hello"))
+        await until(pilot, lambda: app.live is not None and app.live.session.next_seq > seq, 30)
+        await settle(pilot, 30)
+        return lines_run(lambda: one_append(screen, seq))
+
+
+@pytest.mark.parametrize("keys", ["", "s"], ids=["full-log", "surface"])
+async def test_an_append_costs_the_same_on_a_log_ten_times_longer(tmp_path: Path, keys: str) -> None:
+    small, big = tmp_path / "small" / "session.jsonl", tmp_path / "big" / "session.jsonl"
+    for path, size in ((small, 400_000), (big, 4_000_000)):
+        path.parent.mkdir()
+        generate(path, size, seed=3, profile="short-turns")
+    assert big.stat().st_size > 9 * small.stat().st_size
+    on_small = await work_per_append(small, keys)
+    on_big = await work_per_append(big, keys)
+    # a redraw reads each chart column's peak in O(log n) (chart_model.Pyramid): allow that, never a walk
+    assert on_big <= on_small * 1.2 + CHART_COLUMNS * 40, (on_small, on_big)
