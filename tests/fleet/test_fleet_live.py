@@ -133,3 +133,18 @@ async def test_a_session_that_appeared_while_one_was_open_above_the_table_is_lis
         await until(pilot, lambda: app.screen is fleet)
         await until(pilot, lambda: str(new) in fleet.shown, timeout=WAIT)
         assert str(first) in fleet.shown and fleet.feed.showing.is_set()
+
+
+@pytest.mark.anyio
+async def test_an_empty_root_says_it_has_no_sessions_yet_then_lists_the_first(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    root.mkdir()
+    app = make_app(root)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.loaded)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        assert f"no sessions under {root} yet" in str(screen.query_one("#fleet-status").render())
+        first = _write(root, "first-1")
+        await until(pilot, lambda: screen.shown == [str(first)], timeout=WAIT)
+        assert "no sessions" not in str(screen.query_one("#fleet-status").render())

@@ -122,6 +122,8 @@ class FleetScreen(Screen[None]):
             f"attention · {where}"
         )
         status = f"filter: {self.query_text}" if self.query_text else "n next attention · / filter · Enter open"
+        if not rows:
+            status = f"no sessions under {', '.join(str(root) for root in self.roots)} yet"
         self.query_one("#fleet-status", Static).update("; ".join([status, *self.skipped, *self.problems]))
 
     def _patch(self, changed: list[Shown]) -> None:
