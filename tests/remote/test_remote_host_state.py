@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from core.remote.target import RemoteTarget
 from tests.remote.sshd import MISSING, Sshd
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+TAPEDECK = Path(sys.prefix) / "bin" / "tapedeck"
 NOW = int(time.time() * 1000)
 
 
@@ -63,3 +65,37 @@ def test_a_remote_dsh_bridge_is_live_while_its_process_runs(sshd: Sshd, tmp_path
     assert remote_host_state(link, live, hosted=False).state == "paused"
     state = remote_host_state(link, gone, hosted=False)
     assert (state.state, state.since, state.kind) == ("exited", stale, "dsh")
+
+
+def test_a_remote_host_killed_mid_turn_shows_exited_and_host_died_in_the_fleet(sshd: Sshd, tmp_path: Path) -> None:
+    from core.fleet.follow import Fleet
+    from core.host.demo_scenario import TASKS, write_script
+    from core.host.demo_workspace import create_demo_workspace
+    from tests.alerts.crafted import config
+
+    sshd.trust()
+    root = tmp_path / "root"
+    argv = [str(TAPEDECK), "run", "--provider", f"scripted:{write_script(tmp_path / 'script.json')}",
+            "--workspace", str(create_demo_workspace(tmp_path / "ws")), "--sessions-root", str(root),
+            "--session-id", "far-1", "--pace", "0.5", "--linger", *TASKS]  # fmt: skip
+    host = subprocess.Popen(argv, env={**os.environ, "TAPEDECK_HOME": str(tmp_path / "th")},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        fleet = Fleet([f"testbox:{root}"], config())
+        deadline = time.monotonic() + 30
+        while not (fleet.rows() and fleet.rows()[0].host.get("state") == "running" and fleet.rows()[0].turn):
+            assert time.monotonic() < deadline, "the far host never ran a turn"
+            fleet.poll()
+            time.sleep(0.05)
+        host.kill()  # no word said: host.json still reads running
+        host.wait()
+        deadline = time.monotonic() + 30
+        while fleet.rows()[0].host.get("state") != "exited":
+            assert time.monotonic() < deadline, fleet.rows()[0].to_dict()
+            fleet.poll()
+            time.sleep(0.05)
+        assert "host-died" in [a.cause for a in fleet.rows()[0].attention]
+    finally:
+        if host.poll() is None:
+            host.kill()
+            host.wait()
