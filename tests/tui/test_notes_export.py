@@ -86,3 +86,20 @@ async def test_x_exports_the_list_and_the_moment(tmp_path: Path) -> None:
         target = tmp_path / pages[0].name.replace(".html", f"-at-{at}.html")
         await until(pilot, lambda: target.exists())
         assert f"Surface right after seq {at}" in target.read_text()
+
+
+async def test_a_keymap_can_put_export_on_e(tmp_path: Path) -> None:
+    """``e`` is *next error* (the pair of ``E``) by default; the README's keymap lines move it and give ``e`` to
+    export."""
+    keymap = tmp_path / "keymap.toml"
+    keymap.write_text('main.export = "e"\nmain.next_error = "ctrl+e"\n')
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.keymap_problems == []
+        screen = main_screen(app)
+        assert screen is not None
+        screen.export_dir = tmp_path
+        await pilot.press("e")
+        await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
+        assert len(list(tmp_path.glob("tapedeck-*.html"))) == 1
