@@ -1,8 +1,9 @@
 """Alerts in the TUI: the rules run in core (``core.alerts.follow``) on a worker thread; this module only carries
 their alerts to the UI thread and keeps what the screens show.
 
-``AlertFeed.run`` is the body of a thread worker: it follows the app's target (a log or a sessions root, or the fleet's roots) with the
-same ``AlertFollower`` as ``tapedeck alerts --follow``, sends the configured actions, and posts ``AlertRaised``
+``AlertFeed.run`` is the body of a thread worker: it follows the fleet's roots with the same ``AlertFollower`` as
+``tapedeck alerts --follow``, or the one log the app opened through a ``FedWatch`` that the log's ``LiveSession``
+feeds (the log is read once, for the view and the rules), sends the configured actions, and posts ``AlertRaised``
 for each alert. ``AlertBoard`` is the UI thread's list of alerts and the marks they put on event rows.
 """
 
@@ -16,8 +17,8 @@ from typing import Any
 from textual.message import Message
 
 from core.alerts.engine import Alert
-from core.alerts.follow import AlertFollower, now_ms
-from core.alerts.rate import Projection, project, window_ms
+from core.alerts.follow import AlertFollower, FedWatch, now_ms
+from core.alerts.rate import Projection
 from core.control.config import PolicyConfig
 from core.log.pace import Pacer
 
@@ -40,8 +41,10 @@ class AlertFeed:
     """Follows ``targets`` (logs, session directories, sessions roots) for alerts off the UI thread until ``stop``."""
 
     def __init__(self, targets: list[Path], config: PolicyConfig, post: Callable[[Message], Any],
-                 follow: bool = True) -> None:  # fmt: skip
+                 follow: bool = True, fed: FedWatch | None = None) -> None:  # fmt: skip
+        """``fed`` is the engine of the log the app opened, fed by its ``LiveSession`` (not read again here)."""
         self.targets = targets
+        self.fed = fed
         self.config = config
         self.post = post
         self.follow = follow
@@ -57,18 +60,24 @@ class AlertFeed:
 
     interval = FEED_INTERVAL  # seconds between polls
 
+    final = False  # the last poll was the last one (without ``follow``)
+
     def follower(self) -> Any:
-        """What follows the targets: an ``AlertFollower`` (its actions sent, its reads paced for the UI)."""
+        """What follows the targets: an ``AlertFollower`` (its actions sent, its reads paced for the UI), with the
+        fed watch of the log the view reads."""
         return AlertFollower(self.targets, self.config, act=self.config.alerts.acts, warn=self.problems.append,
-                             pace=Pacer())  # the worker leaves the GIL to the UI between slices  # fmt: skip
+                             pace=Pacer(),  # the worker leaves the GIL to the UI between slices
+                             fed=[self.fed] if self.fed is not None else [])  # fmt: skip
 
     def poll(self, follower: Any) -> list[Alert]:
-        """One poll of the follower: the alerts it raised."""
-        return follower.poll(final=not self.follow)  # type: ignore[no-any-return]
+        """One poll of the follower: the alerts it raised. Without ``follow`` the last one reads the logs to their
+        end, once the view handed its log over whole."""
+        self.final = not self.follow and follower.settled
+        return follower.poll(final=self.final)  # type: ignore[no-any-return]
 
     def watch_of(self, follower: Any, path: Path) -> Any:
         """The follower's watch of the log at ``path`` (None: not followed)."""
-        return follower.watches.get(path)
+        return follower.watch_of(path)
 
     def polled(self, follower: Any) -> None:
         """Called after each poll (a subclass hands on more of what the poll read)."""
@@ -76,21 +85,20 @@ class AlertFeed:
     def run(self) -> None:
         """Post every alert the targets raise (once, without ``follow``), and keep the open log's projection."""
         follower = self.follower()
-        window = window_ms(self.config.alerts)
         while True:
             for alert in self.poll(follower):
                 self.post(AlertRaised(alert))
             focus = self.focus
             watch = self.watch_of(follower, focus) if focus is not None else None
             if watch is not None:
-                projection = project(watch.engine.signals, window, now_ms())
+                projection = watch.projection(now_ms())
                 before = self.projections.get(focus)
                 changed = before is None or before.summary() != projection.summary()  # what the header shows
                 self.projections[focus] = projection
                 if changed:
                     self.post(SpendProjected())
             self.polled(follower)
-            if not self.follow or self.pause():
+            if self.final or self.pause():
                 return
 
     def pause(self) -> bool:

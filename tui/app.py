@@ -20,6 +20,7 @@ from textual.dom import DOMNode
 from textual.message import Message
 from textual.screen import Screen
 
+from core.alerts.follow import FedWatch
 from core.alerts.terminal import terminal_bytes
 from core.control.config import PolicyConfig, validate_config
 from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
@@ -255,9 +256,9 @@ class TapedeckApp(ControlActions, App[None]):
         group: like the log's follower it runs as long as the app)."""
         if self.fleet_roots:  # the fleet's one follower raises every session's alerts, remote ones included
             feed: AlertFeed = FleetFeed(self.fleet_roots, self.config, self.post_message)
-        else:  # a remote session's alerts are not raised here yet (the follower reads local files)
-            targets = [self.target] if parse_remote(str(self.target)) is None else []
-            feed = AlertFeed(targets, self.config, self.post_message, follow=self.follow)
+        else:  # the log's engine is fed by its view's own pass (a remote session's alerts are not raised here yet)
+            fed = FedWatch(self.config) if parse_remote(str(self.target)) is None else None
+            feed = AlertFeed([], self.config, self.post_message, follow=self.follow, fed=fed)
         self.alert_feed = feed
         self.run_worker(feed.run, thread=True, group="live", exit_on_error=False, name="alerts")
 
@@ -323,12 +324,14 @@ class TapedeckApp(ControlActions, App[None]):
     def open_session(self, path: Path) -> None:
         """Start following ``path`` and show it on a new main screen."""
         self.close_session()
+        fed = self.alert_feed.fed if self.alert_feed is not None else None
         live = LiveSession(
             path,
             self.post_message,
             follow=self.follow,
             interval=self.interval,
             use_watchfiles=self.use_watchfiles,
+            alerts=fed if fed is not None and path == self.target else None,  # the target's rules: fed by its view
         )
         self.live = live
         self.run_worker(live.run, thread=True, group="live", exit_on_error=False, name=f"live {path.name}")

@@ -18,6 +18,7 @@ from typing import Any
 
 from textual.message import Message
 
+from core.alerts.follow import FedWatch
 from core.bridge.files import OutcomeReader
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
 from core.control.inbox import append_request, inbox_path, withdraw_request
@@ -110,8 +111,9 @@ class _Loading(Consumer):
     events are never a fact (a step's finish chunk, which may be one, takes the event path). Once it is loaded
     (``done``), appends come in the tailer's updates, rows as their member events, for the observers."""
 
-    def start(self, session: Session, facts: SessionFacts) -> None:
-        """Project every item into ``session`` from the next read on."""
+    def start(self, session: Session, facts: SessionFacts, kept: list[Any] | None = None) -> None:
+        """Project every item into ``session`` from the next read on; with ``kept``, also add each item to it (for
+        the alert engine, which takes them a slice at a time)."""
         apply, observe, facts_types = session.apply, facts.observe, FACT_TYPES
 
         def take(event: dict[str, Any]) -> None:
@@ -120,6 +122,23 @@ class _Loading(Consumer):
                 observe(event)
 
         self.event, self.row, self.chunk = take, session.apply_row, session.apply_chunk
+        if kept is None:
+            return
+        keep, apply_row, apply_chunk = kept.append, session.apply_row, session.apply_chunk
+
+        def take_kept(event: dict[str, Any]) -> None:
+            take(event)
+            keep(event)
+
+        def row_kept(row: PackedRow) -> None:
+            apply_row(row)
+            keep(row)
+
+        def chunk_kept(event: dict[str, Any], turn: int, step: int, chunk: dict[str, Any]) -> None:
+            apply_chunk(event, turn, step, chunk)
+            keep(event)
+
+        self.event, self.row, self.chunk = take_kept, row_kept, chunk_kept
 
     def done(self) -> None:
         """Leave appends to the tailer's updates."""
@@ -138,14 +157,17 @@ class LiveSession:
         interval: float = FOLLOW_INTERVAL,
         use_watchfiles: bool = False,
         retain_bytes: int | None = None,
+        alerts: FedWatch | None = None,
     ) -> None:
-        """Prepare to watch ``path`` (a log file or session directory); nothing is read until ``run``."""
+        """Prepare to watch ``path`` (a log file or session directory); nothing is read until ``run``. ``alerts``
+        is handed every item the load and the follower decode (the alert engine of this log, read only here)."""
         self.path = Path(path).expanduser()
         self._post = post or (lambda message: None)
         self.follow = follow
         self.interval = interval
         self.use_watchfiles = use_watchfiles
         self._retain_bytes = retain_bytes
+        self.alerts = alerts
         self.session = Session({"type": "session", "id": ""}, path=self.path)
         self.facts = SessionFacts.empty()
         self.lines: LineStore | None = None  # where each line is, for big logs: events are read back from there
@@ -296,6 +318,8 @@ class LiveSession:
             self._fail(f"{self.path}: reading stopped on an internal error: {type(exc).__name__}: {exc}")
 
     def _fail(self, message: str) -> None:
+        if self.alerts is not None and not self.follow:
+            self.alerts.done.set()  # nothing more will come
         self.error = message
         self.phase = "error"
         self._post(LoadProgress("error", 1.0))
@@ -327,6 +351,7 @@ class LiveSession:
 
     def _load(self) -> Tailer | None:
         """Preview and project the whole file; publish the projection; return the positioned tailer."""
+        fresh = self._new_file  # a reset sent us here (the preview's publish clears the flag)
         found = self._wait_for_file()
         if found is None:
             return None
@@ -374,7 +399,11 @@ class LiveSession:
                 self._publish()
         session.compressed = compressed
         indexed = tailer.offset
-        loading.start(session, facts)
+        decoded: list[Any] | None = None
+        if self.alerts is not None:  # the bytes an index restored are not handed over: the engine reads them
+            self.alerts.begin(self, log, header, reset=fresh, unread=indexed)
+            decoded = []
+        loading.start(session, facts, decoded)
         self._progress("projecting", 0.0)
         listed = self.count
         with gc_paused(freeze=True):  # the load builds and keeps every object: no collector pass walks it
@@ -393,6 +422,9 @@ class LiveSession:
                 # A slice inside a line longer than LOAD_SLICE yields no event yet; keep reading: the projection
                 # is only complete (and ``loaded`` shown) once the whole file went through it.
                 self._apply(session, facts, update)
+                if decoded:
+                    self.alerts.take(self, decoded)  # type: ignore[union-attr]
+                    decoded.clear()
                 self._progress("projecting", tailer.offset / max(size, 1))
                 if lines is not None and self.count > listed and int(self.fraction * 100) > int(before / size * 100):
                     self._post(SessionUpdated(self.generation, False, listed, self.count, self.epoch))
@@ -403,6 +435,11 @@ class LiveSession:
             if not self.follow:
                 self._apply(session, facts, tailer.finish())
         loading.done()
+        if self.alerts is not None:
+            if decoded:  # a torn tail the end of the load settled
+                self.alerts.take(self, decoded)
+            if not self.follow:
+                self.alerts.done.set()
         with self.lock:
             self.session, self.facts, self.lines, self.preview = session, facts, lines, []
             self._publish()
@@ -454,6 +491,8 @@ class LiveSession:
             k = self._decoder_diagnostics  # the decoder's come first, the projection's after, as a full read gives them
             session.diagnostics[k:k] = found
             self._decoder_diagnostics = k + len(found)
+        if self.alerts is not None and update.events:
+            self.alerts.take(self, update.events)  # type: ignore[arg-type]
         self.notices.extend(d for d in update.diagnostics if d.code in ("log-reset", "file-removed"))
 
     def _follow(self, tailer: Tailer) -> Tailer | None:

@@ -37,6 +37,7 @@ from core.alerts.rules import (
     stalled,
     waiting,
 )
+from core.log.records import PackedRow
 from core.log.store import KeptEvents
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT
 from core.rebuild.cost import bytes_per_token, rebilled, usage_usd
@@ -121,8 +122,9 @@ class _Requests:
             self.billed.append((len(request.prompt), billed))
         return False
 
-    def apply(self, event: dict[str, Any]) -> CacheBreak | None:
-        """Project ``event``; the break of the request that went out right before it, if one did."""
+    def apply(self, event: dict[str, Any] | PackedRow) -> CacheBreak | None:
+        """Project ``event`` (or a packed row); the break of the request that went out right before it, if one
+        did."""
         from core.rebuild.request import prompt_bytes
         from core.rebuild.request_diff import diff_base, diff_requests
 
@@ -141,6 +143,9 @@ class _Requests:
                 found = CacheBreak(request.seq, None, 0.0, None)
             self.before_bytes = len(prompt_bytes(request))
             self.before = diff_base(request)
+        if type(event) is PackedRow:
+            self.session.apply_row(event)
+            return found  # stream deltas: nothing after them to note
         self.session.apply(event)
         self.passes.after(self.session, event)
         etype = event.get("type")
@@ -186,27 +191,54 @@ class AlertEngine:
         if "cache-break" in self._rules and self._requests is None:
             self._requests = _Requests(dict(header), self.book)
 
-    def feed(self, events: Iterable[Mapping[str, Any]], now: int | None = None) -> list[Alert]:
-        """Fold ``events`` (in seq order) and return the alerts they raised; ``now`` (epoch ms) dates an alert
-        whose event carries no time."""
+    def feed(self, events: Iterable[Mapping[str, Any] | PackedRow], now: int | None = None) -> list[Alert]:
+        """Fold ``events`` (in seq order; a ``PackedRow`` stands for its member deltas) and return the alerts they
+        raised; ``now`` (epoch ms) dates an alert whose event carries no time."""
         out: list[Alert] = []
-        signals, rules = self.signals, self._rules
         for event in events:
-            if self._requests is not None and isinstance(event, dict):
-                found = self._requests.apply(event)
-                if found is not None:
-                    signals.cache_break = found
-            touched = signals.observe(event, self.book, self._window_ms)
-            if event.get("type") == HOST_EVENT:
-                self._host_config(event.get("data"))
-            if self._requests is not None and signals.cache_break is not None:
-                touched = touched | {"cache-break"}
-            if touched:
-                at = signals.last_time if signals.last_time is not None else now
-                for cause in CAUSES:
-                    if cause in touched and cause in rules:
-                        self._judge(cause, None, at, out)
+            if type(event) is PackedRow:
+                self._row(event, now, out)
+            else:
+                self._event(event, now, out)  # type: ignore[arg-type]
         return out
+
+    def _event(self, event: Mapping[str, Any], now: int | None, out: list[Alert]) -> None:
+        signals = self.signals
+        if self._requests is not None and isinstance(event, dict):
+            found = self._requests.apply(event)
+            if found is not None:
+                signals.cache_break = found
+        touched = signals.observe(event, self.book, self._window_ms)
+        if event.get("type") == HOST_EVENT:
+            self._host_config(event.get("data"))
+        self._settle(touched, now, out)
+
+    def _row(self, row: PackedRow, now: int | None, out: list[Alert]) -> None:
+        """Fold a packed row as its members one by one would be, without building them: stream deltas carry no
+        usage and never reach the surface, so past the first one only the seq, the time and with it the run
+        rate's window move (whose rate only falls while nothing is spent)."""
+        times = row.times()
+        if any(later < earlier for earlier, later in zip(times, times[1:], strict=False)):  # a clock that went back: one by one
+            for member in row.events():
+                self._event(member, now, out)
+            return
+        if self._requests is not None:
+            found = self._requests.apply(row)
+            if found is not None:
+                self.signals.cache_break = found
+        self._settle(self.signals.observe(row.event(0), self.book, self._window_ms), now, out)
+        if row.count > 1:
+            self._settle(self.signals.skip(row.seq0 + row.count - 1, times[1:], self._window_ms), now, out)
+
+    def _settle(self, touched: frozenset[str], now: int | None, out: list[Alert]) -> None:
+        """Judge the rules whose inputs the last event changed (and a standing cache break's)."""
+        if self._requests is not None and self.signals.cache_break is not None:
+            touched = touched | {"cache-break"}
+        if touched:
+            at = self.signals.last_time if self.signals.last_time is not None else now
+            for cause in CAUSES:
+                if cause in touched and cause in self._rules:
+                    self._judge(cause, None, at, out)
 
     def tick(self, now: int, host_state: str | None = None, last_write: int | None = None) -> list[Alert]:
         """Re-evaluate the rules that depend on time or on the host's liveness; ``host_state`` is

@@ -3,7 +3,9 @@
 ``AlertWatch`` follows one log with the same reader the TUI uses (``core.log.tail.Tailer``) and feeds what each
 poll decoded to the log's ``AlertEngine``; after each poll it ticks the engine with the time, the host's state
 (``core.control.host_state``) and the file's last change. A log that is truncated or replaced starts a new engine.
-``AlertFollower`` holds one watch per log and looks for new sessions under the roots it was given.
+``FedWatch`` is the engine of a log that another reader already reads (the TUI's view of it): that reader hands
+it what it decoded, so the log is read and decoded once. ``AlertFollower`` holds one watch per log and looks for
+new sessions under the roots it was given.
 """
 
 from __future__ import annotations
@@ -11,16 +13,19 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from core.alerts.actions import send_action
 from core.alerts.engine import Alert, AlertEngine
+from core.alerts.rate import Projection, project, window_ms
 from core.control.config import PolicyConfig
 from core.control.host_state import HostState, read_host_state
 from core.control.inbox import inbox_path
 from core.log.layout import resolve_log_path
+from core.log.records import PackedRow
 from core.log.sessions import discover_sessions
 from core.log.tail import Tailer
 from core.shared.errors import TapedeckError
@@ -129,6 +134,123 @@ class AlertWatch:
             return
         send_action(alert, self.config.alerts, inbox_path(self.path))
 
+    def projection(self, now: int) -> Projection:
+        """The log's run rate and open turn's projected cost at ``now``."""
+        return project(self.engine.signals, window_ms(self.config.alerts), now)
+
+
+class FedWatch(AlertWatch):
+    """The engine of a log another reader reads: the reader calls ``begin`` at the start of each pass over the
+    file and ``take`` with every item it decoded (events, packed rows), in log order, from its own thread.
+    ``poll`` (the follower's thread) feeds what was handed over since, then returns the alerts raised and ticks:
+    the rules run beside the reader, not in its way, unless more than ``HELD`` items wait, when the reader feeds
+    them itself (what it decoded is never held twice over). A pass over the same file again (the reader reopened
+    it) hands over what the engine has already seen: it is skipped, so nothing fires twice; a new file
+    (``reset``) starts a new engine. Only the reader that began last is listened to. ``done`` is set by a reader
+    that does not follow once it handed over the whole log."""
+
+    HELD = 1 << 16  # items handed over and not fed yet before the reader feeds them itself
+
+    def __init__(self, config: PolicyConfig, *, live: bool = True) -> None:
+        super().__init__(Path(), config, live=live)
+        self._lock = threading.Lock()  # the hand-over: what waits, the reader, the raised alerts
+        self._feeding = threading.Lock()  # the engine: fed, ticked or replaced by one thread at a time
+        self._waiting: deque[list[dict[str, Any] | PackedRow]] = deque()
+        self._held = 0
+        self._raised: list[Alert] = []
+        self._reader: object = None
+        self._next = 0  # the seq the engine takes next
+        self._read_back = False  # the log's start is to be read here (the reader's index stood for it)
+        self.done = threading.Event()
+
+    def begin(self, reader: object, path: Path, header: dict[str, Any], reset: bool = False, unread: int = 0) -> None:
+        """``reader`` starts a pass over the log at ``path`` (whose header is ``header``); ``unread`` bytes of its
+        start it will not hand over (its index stood for them): the engine reads those itself, at the next feed."""
+        with self._feeding, self._lock:
+            self._reader = reader
+            self._waiting.clear()
+            self._held = 0
+            if reset or path != self.path or self.engine.session != header.get("id", self.engine.session):
+                self.path = path
+                self.engine = self._engine()
+                self._next = 0
+            self.engine.start(header)
+            self._read_back = unread > 0
+
+    def take(self, reader: object, items: list[dict[str, Any] | PackedRow]) -> None:
+        """Hand over the items ``reader`` decoded (a copy of the list is kept)."""
+        with self._lock:
+            if reader is not self._reader or not items:
+                return
+            self._waiting.append(list(items))
+            self._held += len(items)
+            behind = self._held > self.HELD
+        if behind:
+            self._feed_waiting(now_ms())
+
+    def _feed_waiting(self, now: int) -> None:
+        """Feed every batch handed over, in order (what the engine saw already is skipped), seen at ``now``; first
+        the log's start, when the reader did not hand it over."""
+        with self._feeding:
+            if self._read_back:
+                self._read_back = False
+                self._read_start(now)
+            while True:
+                with self._lock:
+                    if not self._waiting:
+                        return
+                    batch = self._waiting.popleft()
+                    self._held -= len(batch)
+                self._fold(self._unseen(batch), now)
+
+    def _fold(self, items: list[dict[str, Any] | PackedRow], now: int) -> None:
+        """Feed the engine (the caller holds ``_feeding``) and keep what it raised for the next poll."""
+        if items:
+            raised = self.engine.feed(items, now)
+            self._next = self.engine.signals.seq + 1
+            with self._lock:
+                self._raised.extend(raised)
+
+    def _read_start(self, now: int) -> None:
+        """Read the log from its start to its end now with a reader of the engine's own (one pass, as a watch
+        reads a log), feeding what the engine has not seen."""
+        tailer = Tailer(self.path)
+        while True:
+            before = tailer.offset
+            update = tailer.poll(max_bytes=SLICE)
+            if update.header is not None:
+                self.engine.start(update.header)
+            self._fold(self._unseen(update.events), now)  # type: ignore[arg-type]
+            if tailer.offset == before or update.fatal or update.reset:
+                return
+
+    def _unseen(self, batch: list[dict[str, Any] | PackedRow]) -> list[dict[str, Any] | PackedRow]:
+        out: list[dict[str, Any] | PackedRow] = []
+        for item in batch:
+            if type(item) is PackedRow:
+                if item.seq0 >= self._next:
+                    out.append(item)
+                elif item.seq0 + item.count > self._next:  # partly seen: its members not seen yet
+                    out.extend(e for e in item.events() if e["seq"] >= self._next)
+            elif not isinstance(seq := item.get("seq"), int) or seq >= self._next:  # type: ignore[union-attr]
+                out.append(item)
+        return out
+
+    def poll(self, now: int, final: bool = False) -> list[Alert]:
+        """Feed what was handed over; the alerts raised since the last poll, then the tick's."""
+        self._feed_waiting(now)
+        with self._feeding:
+            with self._lock:
+                out, self._raised = self._raised, []
+            if self._reader is not None:
+                out.extend(self.tick(now))
+        return out
+
+    def projection(self, now: int) -> Projection:
+        """As ``AlertWatch.projection``, while no thread feeds the engine."""
+        with self._feeding:
+            return super().projection(now)
+
 
 class AlertFollower:
     """Every log under ``targets``: ``poll`` returns the alerts raised since the last poll, in log order per log."""
@@ -141,9 +263,11 @@ class AlertFollower:
         act: bool = False,
         warn: Callable[[str], None] = lambda message: None,
         pace: Callable[[], None] | None = None,
+        fed: Sequence[FedWatch] = (),
     ) -> None:
         """With ``act`` the configured actions are sent to live hosts that do not act on them themselves; ``pace``
-        as for ``AlertWatch``."""
+        as for ``AlertWatch``; ``fed`` are the watches of logs another reader feeds (polled after the others)."""
+        self.fed = list(fed)
         self.pace = pace
         self.targets = [Path(t).expanduser() for t in targets]
         self.config = config
@@ -169,7 +293,7 @@ class AlertFollower:
             self.rescan()
         now = now_ms() if now is None else now
         out: list[Alert] = []
-        for watch in list(self.watches.values()):
+        for watch in [*self.watches.values(), *self.fed]:
             raised = watch.poll(now, final)
             for problem in watch.problems:
                 self.warn(problem)
@@ -179,6 +303,15 @@ class AlertFollower:
                     act(watch, alert, self.warn)
             out.extend(raised)
         return out
+
+    def watch_of(self, path: Path) -> AlertWatch | None:
+        """The watch of the log at ``path``, if it is followed."""
+        return self.watches.get(path) or next((w for w in self.fed if w.path == path), None)
+
+    @property
+    def settled(self) -> bool:
+        """True once every fed watch was handed its whole log (always, without fed watches)."""
+        return all(watch.done.is_set() for watch in self.fed)
 
     def follow(self, stop: threading.Event, interval: float = 0.1) -> Iterator[Alert]:
         """Yield alerts as the logs grow, until ``stop`` is set (checked every ``interval`` seconds)."""

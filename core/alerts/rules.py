@@ -13,7 +13,7 @@ None while it does not. They read nothing else, so replaying a log and following
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -138,6 +138,17 @@ class Signals:
         if when is not None and when >= MIN_EPOCH_MS and self.spend and self.spend[0][0] <= when - window_ms:
             touched = touched | _RATE
         return touched
+
+    def skip(self, seq: int, times: Sequence[int], window_ms: int) -> frozenset[str]:
+        """Fold stream deltas up to ``seq`` at ``times`` (in order) at once: a delta carries no usage, so only the
+        seq and the time move, and with the time the run rate's window (``observe`` of each, summed up)."""
+        self.seq = seq
+        clock = [t for t in times if t >= MIN_EPOCH_MS]
+        if not clock:
+            return _NONE
+        self.last_time = clock[-1]
+        self.first_time = clock[0] if self.first_time is None else self.first_time
+        return _RATE if self.spend and self.spend[0][0] <= clock[-1] - window_ms else _NONE
 
     def _turn_start(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         self.open_turn = int_or_none(data.get("turn")) or 0

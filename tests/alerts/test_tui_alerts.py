@@ -223,3 +223,32 @@ async def test_the_tui_shows_why_the_budget_guard_paused_the_demo_host(tmp_path:
             runner.join(30)
         host.close()
     assert [o.reason["kind"] for o in outcomes] == ["completed"] * len(TASKS)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("follow", [True, False], ids=["following", "read-once"])
+async def test_the_open_log_is_decoded_once_for_the_view_and_the_rules(demo_root: Path, follow: bool,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    from core.log.decoder import LogDecoder
+    from core.log.sessions import discover_sessions
+
+    (log,) = [ref.path for ref in discover_sessions(demo_root)]
+    expected = AlertSources([log], validate_config({"alerts": EAGER})).poll(final=True)
+    decoded: dict[int, tuple[str, int]] = {}  # bytes each decoder was fed, by decoder
+    feed = LogDecoder.feed
+
+    def counted(self: LogDecoder, data: bytes) -> Any:
+        name, fed = decoded.get(id(self), (self.name, 0))
+        decoded[id(self)] = (name, fed + len(data))
+        return feed(self, data)
+
+    monkeypatch.setattr(LogDecoder, "feed", counted)
+    app = _app(log, follow, EAGER)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: len(app.board.alerts) >= len(expected))
+        await pilot.pause(0.3)
+        key = lambda a: (a.path, a.cause, a.seq, a.reason, a.at)  # noqa: E731
+        assert [key(a) for a in app.board.alerts] == [key(a) for a in expected]
+    size = log.stat().st_size
+    passes = [fed for name, fed in decoded.values() if name == str(log) and fed > 1 << 16]
+    assert passes == [size]  # one pass over the log: the view's (the others read the 64 KiB holding its header)

@@ -1,0 +1,152 @@
+"""``FedWatch``: the alert engine of a log another reader reads (the TUI's view). What it is handed raises what a
+watch reading the file raises; the same file handed over again by a new reader raises nothing twice; a new file
+(a reset) starts over; only the reader that began last is listened to."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.alerts.follow import AlertWatch, FedWatch
+from tests.alerts.crafted import HEADER, Log, config
+
+CONFIG = config({"errorStreak": {"count": 2}, "loop": {"count": 2}})
+
+
+def _log(tmp_path: Path) -> tuple[Path, Log]:
+    log = Log()
+    log.header()
+    log.turn(1)
+    for _ in range(2):
+        log.call("read_file", '{"path": "a.py"}')
+        log.result(True)
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [HEADER, *log.events]))
+    return path, log
+
+
+def _key(alerts: list) -> list[tuple[str, int, str]]:  # type: ignore[type-arg]
+    return [(a.cause, a.seq, a.reason) for a in alerts]
+
+
+def _dated(alerts: list) -> list[tuple[str, int, str, int | None]]:  # type: ignore[type-arg]
+    return [(a.cause, a.seq, a.reason, a.at) for a in alerts]
+
+
+def test_what_it_is_handed_raises_what_reading_the_file_raises(tmp_path: Path) -> None:
+    path, log = _log(tmp_path)
+    read = AlertWatch(path, CONFIG, live=False).poll(0, final=True)
+    fed = FedWatch(CONFIG, live=False)
+    reader = object()
+    fed.begin(reader, path, HEADER)
+    for event in log.events:  # one at a time, as a follower hands them over
+        fed.take(reader, [event])
+    assert _key(fed.poll(0)) == _key(read) and len(read) == 2
+    assert fed.poll(0) == []
+
+
+def test_a_new_reader_of_the_same_file_raises_nothing_twice_and_a_reset_starts_over(tmp_path: Path) -> None:
+    path, log = _log(tmp_path)
+    fed = FedWatch(CONFIG, live=False)
+    first, second = object(), object()
+    fed.begin(first, path, HEADER)
+    fed.take(first, log.events[:5])
+    assert _key(fed.poll(0)) == [("loop", 4, "read_file called 2 times with the same arguments in this turn")]
+    fed.begin(second, path, HEADER)  # the view reopened the log: it hands everything over again
+    fed.take(first, log.events[5:])  # the reader it replaced is no longer listened to
+    assert fed.poll(0) == []
+    fed.take(second, log.events)
+    assert _key(fed.poll(0)) == [("error-streak", 5, "2 tool calls failed in a row")]
+    fed.begin(first, path, HEADER, reset=True)  # the file was replaced: its events are new ones
+    fed.take(first, log.events)
+    assert [a.cause for a in fed.poll(0)] == ["loop", "error-streak"]
+
+
+def _view_fed(path: Path, cfg: Any) -> list:  # type: ignore[type-arg]
+    """The alerts of ``path`` as the TUI's view hands it over: its load pass, packed rows unexpanded."""
+    from tui.live import LiveSession
+
+    fed = FedWatch(cfg, live=False)
+    LiveSession(path, follow=False, alerts=fed).run()
+    assert fed.done.is_set()
+    return fed.poll(0)
+
+
+def test_a_view_handing_over_packed_rows_raises_what_reading_member_by_member_does(tmp_path: Path) -> None:
+    from bench.gen_session import generate
+    from tests.alerts.test_replay import _eager
+    from tests.conftest import FIXTURES
+
+    generated = tmp_path / "generated.jsonl"
+    generate(generated, 400_000, seed=3, profile="short-turns")  # packed rows with real times, priced steps
+    cfg = _eager()
+    for path in [*sorted(FIXTURES.glob("*.jsonl")), generated]:
+        read = AlertWatch(path, cfg, live=False).poll(0, final=True)
+        assert _dated(_view_fed(path, cfg)) == _dated(read), path.name
+    assert {a.cause for a in AlertWatch(generated, cfg, live=False).poll(0, final=True)} >= {"budget", "run-rate"}
+    brisk = config({"runRate": {"usdPerHour": 0.1, "windowMinutes": 1}})  # the rate falls in pauses and comes back
+    read = AlertWatch(generated, brisk, live=False).poll(0, final=True)
+    assert [a.cause for a in read].count("run-rate") > 3
+    assert _dated(_view_fed(generated, brisk)) == _dated(read)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    gaps=st.lists(st.integers(min_value=-5_000, max_value=200_000), min_size=0, max_size=12),
+    start=st.sampled_from([5_000, 1_800_000_000_000]),  # offsets from 0 (a log without times) or clock times
+    spent_ago=st.integers(min_value=0, max_value=400_000),
+)
+def test_a_packed_row_folds_as_its_members_one_by_one(gaps: list[int], start: int, spent_ago: int) -> None:
+    from core.alerts.engine import AlertEngine
+    from core.log.records import PackedRow
+
+    cfg = config({"runRate": {"usdPerHour": 1, "windowMinutes": 1}, "errorStreak": {"count": 1}})
+    log = Log(start_ms=start - spent_ago - 2_000)
+    log.header()
+    log.turn(1)
+    log.usage(1, 1, miss=300_000)  # $3 just before the deltas
+    row = {"type": "text-chunks", "data": {"turn": 1, "step": 1, "index": 0, "texts": ["x"] * (len(gaps) + 1),
+                                           "dt": gaps}}  # fmt: skip
+    packed = PackedRow(row, len(log.events), start)
+    after = {"type": "tool/result", "seq": packed.seq0 + packed.count, "time": max(packed.times()) + 1,
+             "data": {"turn": 1, "step": 1, "message": {"role": "tool", "content": []}}}  # fmt: skip
+    engines = [AlertEngine(cfg.alerts, cfg.model), AlertEngine(cfg.alerts, cfg.model)]
+    for engine in engines:
+        engine.start(HEADER)
+        engine.feed(log.events, 0)
+    rowwise = engines[0].feed([packed], 0)
+    memberwise = engines[1].feed(packed.events(), 0)
+    one, other = engines[0].signals, engines[1].signals
+    assert (one.seq, one.last_time, one.first_time, list(one.spend)) == (other.seq, other.last_time, other.first_time,
+                                                                         list(other.spend))  # fmt: skip
+    assert engines[0].transitions == engines[1].transitions
+    rowwise += engines[0].feed([after], 0)
+    memberwise += engines[1].feed([after], 0)
+    assert _dated(rowwise) == _dated(memberwise)
+    assert engines[0].transitions == engines[1].transitions
+
+
+def test_a_view_that_goes_on_from_its_index_leaves_the_engine_to_read_the_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench.gen_session import generate
+    from core.read import index
+    from tests.alerts.test_replay import _eager
+    from tui.live import LiveSession
+
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TAPEDECK_INDEX_MIN_BYTES", "0")
+    path = tmp_path / "session.jsonl"
+    generate(path, 300_000, seed=5, profile="short-turns")
+    LiveSession(path, follow=False, retain_bytes=1).run()  # a first open writes the index
+    assert index.index_path(path).is_file()
+    cfg = _eager()
+    fed = FedWatch(cfg, live=False)
+    LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()  # decodes only what the index did not hold
+    read = AlertWatch(path, cfg, live=False).poll(0, final=True)
+    assert read and _dated(fed.poll(0)) == _dated(read)
