@@ -117,3 +117,28 @@ def test_the_remote_header(snap_compare: Snap, sshd: Sshd, tmp_path: Path) -> No
         assert snap_compare(make_app(watch_target(f"testbox:{path}")), terminal_size=(100, 20), run_before=settle)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
+def test_the_real_console_script_follows_a_remote_log_in_tmux(sshd: Sshd, tmp_path: Path) -> None:
+    """End to end: ``tapedeck watch testbox:PATH`` in a detached tmux session, its log written on the far side."""
+    from tests.e2e.test_tmux_watch import Tmux
+    from tests.tui.logs import append, policy_log
+
+    sshd.trust()
+    log = policy_log()
+    path = tmp_path / "live" / "session.jsonl"
+    path.parent.mkdir()
+    path.write_bytes(log.lines([log.header, *log.events[:12]]))
+    env = {"HOME": str(sshd.home), "TAPEDECK_HOME": str(tmp_path / "th"), "TERM": "xterm-256color"}
+    pane = Tmux(f"tapedeck-remote-{os.getpid()}", [str(TAPEDECK), "watch", f"testbox:{path}"], env)
+    try:
+        pane.wait_for(lambda s: "index ready" in s and "following" in s and "on testbox" in s, "the remote log")
+        append(path, log, 12)
+        pane.wait_for(lambda s: "fix the failure" in s and "37 events" in s, "the turn appended on the far side")
+        path.write_bytes(log.lines([log.header, *log.events[:5]]))
+        pane.wait_for(lambda s: "re-synced" in s and "5 events" in s, "the truncation notice")
+        pane.keys("q")
+        pane.wait_for(lambda s: "index ready" not in s, "the app to exit")
+    finally:
+        pane.kill()
