@@ -7,9 +7,12 @@ following a log in torn chunks raises exactly the alerts of reading it whole.
 - TUI latency: the app (headless, through Textual's test driver) follows the log; each sample times the write
   until the app's UI thread has taken the alert (``AlertRaised`` handled: toast, mark, list, notification);
 - replay = live: every DSH fixture in ``tests/fixtures/dsh`` and a freshly run demo log, each written into a
-  followed file in random torn pieces (``--rounds`` times) and compared with the same log read whole.
+  followed file in random torn pieces (``--rounds`` times) and compared with the same log read whole;
+- budget guard: the demo host run with a budget guard (``pause``) at several budgets; each run counts the model
+  requests that started after the one crossing the budget and before the pause.
 
-Target: latency <= 1 s (p95 and max); replay = live on 100% of the logs.
+Target: latency <= 1 s (p95 and max); replay = live on 100% of the logs; the guard pauses the host before its
+next model request (0 requests after the crossing one, every run).
 
 Usage: ``python bench/alerts.py [--samples 30] [--rounds 5] [--seed 1] [--json]``
 """
@@ -24,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -170,6 +174,64 @@ def replay_equals_live(tmp: Path, rounds: int, rng: random.Random) -> dict[str, 
             "percent": round(100 * equal / len(logs), 1)}  # fmt: skip
 
 
+DEMO_PRICE = EAGER["model"]["prices"]["tapedeck-demo"]
+
+
+def _usd(usage: dict[str, Any]) -> float:
+    """What one request cost at the demo's prices (the demo reports no cache hits)."""
+    return (usage.get("inputTokens", 0) * DEMO_PRICE["miss"] + usage.get("outputTokens", 0) * DEMO_PRICE["output"]) / 1e6
+
+
+def budget_guard(tmp: Path, budgets: list[float]) -> dict[str, Any]:
+    """The demo host run with a budget guard at each of ``budgets``: for each run, the model requests that started
+    after the one that crossed the budget and before the host paused (target 0), and the time from the crossing
+    request's end (its assistant/message) to the applied pause (both as the log dates them)."""
+    from core.control import inbox as control
+    from core.control.host_state import read_host_state
+    from core.host.demo_scenario import TASKS, write_script
+    from core.host.demo_workspace import create_demo_workspace
+    from core.host.loop import AgentHost, HostOptions
+    from core.host.providers import make_provider
+
+    runs = []
+    for n, usd in enumerate(budgets):
+        base = tmp / f"guard-{n}"
+        base.mkdir()
+        config = validate_config({"model": EAGER["model"], "alerts": {"budget": {"usd": usd, "action": "pause"}}})
+        host = AgentHost.create(base / "root", make_provider(f"scripted:{write_script(base / 'script.json')}"), config,
+                                HostOptions(workspace=create_demo_workspace(base / "ws")), tasks=TASKS)  # fmt: skip
+        log = host.writer.path
+        runner = threading.Thread(target=host.run, daemon=True)
+        runner.start()
+        deadline = time.monotonic() + 60
+        while read_host_state(log).state != "paused" and runner.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        events = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+        control.append_request(control.inbox_path(log), "stop", {})
+        runner.join(30)
+        host.close()
+        spent, crossing = 0.0, None
+        for e in events:
+            usage = (e.get("data") or {}).get("usage") if e["type"] == "assistant/message" else None
+            spent += _usd(usage) if usage else 0.0
+            if usage and spent >= usd:
+                crossing = e
+                break
+        pause = next((e for e in events if e["type"] == "tapedeck/control" and e["data"].get("op") == "pause"
+                      and e["data"].get("outcome") == "applied"), None)  # fmt: skip
+        if crossing is None:
+            continue  # the run never spent that much
+        step = (crossing["data"]["turn"], crossing["data"]["step"])
+        end = pause["seq"] if pause is not None else len(events)
+        started = {(e["data"]["turn"], e["data"]["step"]) for e in events[crossing["seq"] + 1 : end]
+                   if e["type"] in ("assistant/chunk", "assistant/message")
+                   and (e["data"]["turn"], e["data"]["step"]) > step}  # fmt: skip
+        runs.append({"budget_usd": usd, "crossing_seq": crossing["seq"], "paused": pause is not None,
+                     "requests_after_crossing": len(started),
+                     "crossing_to_pause_ms": pause["time"] - crossing["time"] if pause is not None else None})  # fmt: skip
+    return {"runs": runs, "met": bool(runs) and all(r["paused"] and r["requests_after_crossing"] == 0 for r in runs)}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=30)
@@ -183,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             "follow": follow_latency(Path(tmp), args.samples, rng),
             "tui": tui_latency(Path(tmp), args.samples, rng),
             "replay": replay_equals_live(Path(tmp), args.rounds, rng),
+            "guard": budget_guard(Path(tmp), [0.001, 0.002, 0.003, 0.004, 0.006]),
         }
     print(json.dumps(result, indent=2))
     if not args.json:
@@ -194,6 +257,10 @@ def main(argv: list[str] | None = None) -> int:
         rp = result["replay"]
         print(f"\nreplay = live: {rp['equal']}/{rp['logs']} logs ({rp['percent']}%), {rp['alerts']} alerts, "
               f"{rp['rounds']} torn rounds each")  # fmt: skip
+        print("\n| budget | crossing seq | paused | model requests started after it | crossing -> pause |\n|---|---|---|---|---|")
+        for r in result["guard"]["runs"]:
+            print(f"| ${r['budget_usd']} | {r['crossing_seq']} | {r['paused']} | {r['requests_after_crossing']} | "
+                  f"{r['crossing_to_pause_ms']} ms |")  # fmt: skip
     return 0
 
 
