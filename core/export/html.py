@@ -8,6 +8,7 @@ adds a search box that hides the rows that do not match.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any
 
@@ -124,13 +125,14 @@ class HtmlFormat:
             '<ol class="events">\n',
         ]).encode()  # fmt: skip
 
-    def closing(self, doc: dict[str, Any]) -> bytes:
-        """The end of the list, then the header and the sections (shown above the list), and the script."""
+    def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
+        """The end of the list, then the header and the sections (shown above the list), and the script: one
+        section at a time (a long session's surface and request run to megabytes)."""
         s = doc["session"]
         title = f"tapedeck · {s['id']}"
         turns = ", ".join(f"{t['turn']} {t['status']}" for t in s["turns"]) or "none"
         moment = f" · at seq {doc['at']}" if doc["at"] is not None else ""
-        parts = [
+        parts: list[str | Callable[[], str | Iterator[str]]] = [
             '</ol></section><div class="top">',
             f"<header><h1>{_e(title)}</h1><table>",
             f"<tr><th>model</th><td>{_e(s['provider'])}/{_e(s['model'])}</td></tr>",
@@ -142,15 +144,24 @@ class HtmlFormat:
             f"<tr><th>cwd</th><td>{_e(s['cwd'])}</td></tr>",
             f"<tr><th>exported</th><td>{_e(self._redaction(doc))}{_e(moment)}</td></tr>",
             "</table></header>",
-            self._chart(doc),
-            self._notes(doc),
-            self._surface(doc),
-            self._request(doc),
-            self._cost(doc),
-            self._marks(doc),
+            lambda: self._chart(doc),
+            lambda: self._notes(doc),
+            lambda: self._surface(doc),
+            lambda: self._request(doc),
+            lambda: self._cost(doc),
+            lambda: self._marks(doc),
             f"</div></main><script>{SCRIPT}</script></body></html>\n",
         ]
-        return "\n".join(parts).encode()
+        for i, part in enumerate(parts):
+            made = part() if callable(part) else part
+            pieces = [made] if isinstance(made, str) else made
+            held: list[str] = ["\n"] if i else []
+            for piece in pieces:  # a long section (the surface, the request) goes out 256 rows at a time
+                held.append(piece)
+                if len(held) >= 256:
+                    yield "".join(held).encode()
+                    held.clear()
+            yield "".join(held).encode()
 
     @staticmethod
     def _redaction(doc: dict[str, Any]) -> str:
@@ -202,25 +213,25 @@ class HtmlFormat:
         return f'<h2>Notes</h2><ul class="notes">{items}</ul>'
 
     @staticmethod
-    def _surface(doc: dict[str, Any]) -> str:
+    def _surface(doc: dict[str, Any]) -> Iterator[str]:
         at = doc["surface"]["at"]
         rows = doc["surface"]["nodes"]
         when = f"right after seq {at}" if at is not None else "at the end of the log"
-        out = [f'<h2 id="surface">Surface {when}</h2><p class="dim">{len(rows)} model-visible messages</p><table>',
-               "<tr><th>seq</th><th>role</th><th>source</th><th class=\"num\">chars</th><th>message</th></tr>"]  # fmt: skip
+        yield f'<h2 id="surface">Surface {when}</h2><p class="dim">{len(rows)} model-visible messages</p><table>'
+        yield "<tr><th>seq</th><th>role</th><th>source</th><th class=\"num\">chars</th><th>message</th></tr>"
         for r in rows:
             repl = " (replacement)" if r["replacement"] else ""
-            out.append(f"<tr><td>{_link(r['seq'])}</td><td>{_e(r['role'])}</td><td>{_e(r['source'])}{repl}</td>"
-                       f"<td class=\"num\">{r['chars']}</td><td><details><summary>{_e(r['summary'])}</summary>"
-                       f"{_text(r['text'])}</details></td></tr>")  # fmt: skip
-        out.append("</table>")
-        return "".join(out)
+            yield (f"<tr><td>{_link(r['seq'])}</td><td>{_e(r['role'])}</td><td>{_e(r['source'])}{repl}</td>"
+                   f"<td class=\"num\">{r['chars']}</td><td><details><summary>{_e(r['summary'])}</summary>"
+                   f"{_text(r['text'])}</details></td></tr>")  # fmt: skip
+        yield "</table>"
 
     @staticmethod
-    def _request(doc: dict[str, Any]) -> str:
+    def _request(doc: dict[str, Any]) -> Iterator[str]:
         r = doc["request"]
         if r is None:
-            return "<h2>Request</h2><p>no model request</p>"
+            yield "<h2>Request</h2><p>no model request</p>"
+            return
         b = r["cacheBreak"]
         if b["first"]:
             where = f"the session's first request ({b['totalBytes']} bytes): nothing was cached before it"
@@ -231,9 +242,9 @@ class HtmlFormat:
             where = f"the first {b['prefixBytes']} of {b['totalBytes']} bytes are the previous request's (cache kept)"
         fresh = set(b["added"]) | {x["by"] for x in b["replaced"]}
         again = f" attempt {r['attempt']}" if r["attempt"] > 1 else ""
-        out = [f"<h2 id=\"request\">Request: turn {r['turn']} step {r['step']}{again} (at seq {r['seq']})</h2>",
-               f"<p>{_e(r['provider'])}/{_e(r['model'])} · {len(r['messages'])} messages · {r['chars']} chars · "
-               f"tools: {_e(', '.join(r['tools']) or 'none')}</p><p><b>{_e(where)}</b></p><ol>"]  # fmt: skip
+        yield from [f"<h2 id=\"request\">Request: turn {r['turn']} step {r['step']}{again} (at seq {r['seq']})</h2>",
+                    f"<p>{_e(r['provider'])}/{_e(r['model'])} · {len(r['messages'])} messages · {r['chars']} chars · "
+                    f"tools: {_e(', '.join(r['tools']) or 'none')}</p><p><b>{_e(where)}</b></p><ol>"]  # fmt: skip
         lead = max(0, len(r["messages"]) - len(r["nodes"]))  # the system prompt comes from no surface node
         for i, m in enumerate(r["messages"]):
             node = r["nodes"][i - lead] if i >= lead else "system prompt"
@@ -245,10 +256,9 @@ class HtmlFormat:
             )
             new = ' <span class="mark">new: past the cache break</span>' if node in fresh else ""
             anchor = _link(node) if isinstance(node, int) else _e(node)
-            out.append(f"<li>{_e(m['role'])} {anchor}{new}<details><summary>{len(text)} chars</summary>"
+            yield (f"<li>{_e(m['role'])} {anchor}{new}<details><summary>{len(text)} chars</summary>"
                        f"<pre>{_e((text + calls)[:4000])}</pre></details></li>")  # fmt: skip
-        out.append("</ol>")
-        return "".join(out)
+        yield "</ol>"
 
     @staticmethod
     def _cost(doc: dict[str, Any]) -> str:

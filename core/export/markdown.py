@@ -8,6 +8,7 @@ comment stays under GitHub's 65,536-character limit.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 CLIP = 600
@@ -90,9 +91,9 @@ class MarkdownFormat:
             return f"*{r['glyph']} {r['replacement']} (seq {r['seq']}): {r['summary']}*"
         return ""
 
-    def closing(self, doc: dict[str, Any]) -> bytes:
+    def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
         """The head, the transcript and the cost summary."""
-        return self._head(doc) + "".join(self.rows).encode() + self._tail(doc)
+        yield self._head(doc) + "".join(self.rows).encode() + self._tail(doc)
 
     def _head(self, doc: dict[str, Any]) -> bytes:
         """Title, header lines and the redaction summary."""

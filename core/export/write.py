@@ -7,6 +7,7 @@ cuts, notes) are held until the pass ends. The HTML page shows those sections ab
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
@@ -30,8 +31,8 @@ class Format(Protocol):
         """The bytes of one row."""
         ...
 
-    def closing(self, doc: dict[str, Any]) -> bytes:
-        """What goes after the rows: the sections the pass gathered."""
+    def closing(self, doc: dict[str, Any]) -> Iterable[bytes]:
+        """What goes after the rows: the sections the pass gathered, in pieces written one at a time."""
         ...
 
 
@@ -50,9 +51,9 @@ class JsonFormat:
         sep, self.first = (b"\n" if self.first else b",\n"), False
         return sep + orjson.dumps(row)
 
-    def closing(self, doc: dict[str, Any]) -> bytes:
+    def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
         """The end of ``events`` and the sections."""
-        return b"\n],\n" + orjson.dumps(doc, option=orjson.OPT_INDENT_2)[1:].lstrip() + b"\n"
+        yield b"\n],\n" + orjson.dumps(doc, option=orjson.OPT_INDENT_2)[1:].lstrip() + b"\n"
 
 
 def make_format(name: str, log_name: str) -> Format:
@@ -88,8 +89,9 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
             held = 0
 
     doc = ExportPass(path, options, put).run()
-    pending.append(writer.closing(doc))
     out.write(b"".join(pending))
+    for data in writer.closing(doc):
+        out.write(data)
     return doc
 
 
