@@ -125,3 +125,32 @@ def test_a_budget_action_turned_on_at_run_time_guards_the_rest_of_the_run(tmp_pa
         control.append_request(control.inbox_path(log), "stop", {})
         runner.join(30)
         host.close()
+
+
+def test_a_host_resumed_past_its_budget_pauses_before_its_next_model_request(tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json")
+    workspace = create_demo_workspace(tmp_path / "ws")
+    host = AgentHost.create(tmp_path / "root", make_provider(f"scripted:{script}"),
+                            validate_config({"model": PRICES}), HostOptions(workspace=workspace), tasks=TASKS)  # fmt: skip
+    log = host.writer.path
+    host.run()
+    host.close()
+    events = _events(log)
+    turn2 = next(e for e in events if e["type"] == "turn/start" and e["data"]["turn"] == 2)
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[: turn2["seq"] + 1]))  # header + turn 1: more than the budget was spent
+    create_demo_workspace(workspace)
+    config = validate_config({"model": PRICES, "alerts": {"budget": {"usd": BUDGET, "action": "pause"}}})
+    resumed = AgentHost.resume(log, make_provider(f"scripted:{script}"), config, HostOptions(workspace=workspace))
+    runner = threading.Thread(target=resumed.run, daemon=True)
+    runner.start()
+    try:
+        _wait(lambda: read_host_state(log).state == "paused")
+        after = _events(log)[turn2["seq"] - 1 :]
+        pauses = [e for e in after if e["type"] == "tapedeck/control" and e["data"]["op"] == "pause"]
+        assert [(p["data"]["origin"], p["data"]["outcome"]) for p in pauses] == [("alert:budget", "applied")]
+        assert not [e for e in after if e["type"] in ("assistant/chunk", "assistant/message")]  # no request went out
+    finally:
+        control.append_request(control.inbox_path(log), "stop", {})
+        runner.join(30)
+        resumed.close()
