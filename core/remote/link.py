@@ -240,16 +240,23 @@ class SshLink:
 
     def listdir(self, path: str) -> list[tuple[str, str]]:
         """``(name, kind)`` of each entry of the directory (empty when it does not exist)."""
+        return self.listdir_many([path])[0]
+
+    def listdir_many(self, paths: Sequence[str]) -> list[list[tuple[str, str]]]:
+        """``listdir`` of every path, the requests all in flight at once."""
         import asyncssh
 
-        async def go(sftp: Any) -> list[tuple[str, str]]:
+        async def one(sftp: Any, path: str) -> list[tuple[str, str]]:
             try:
                 entries = await sftp.readdir(path)
             except asyncssh.SFTPNoSuchFile:
                 return []
             return sorted((e.filename, _kind(e.attrs)) for e in entries if e.filename not in (".", ".."))
 
-        return self.call(go)
+        async def go(sftp: Any) -> list[list[tuple[str, str]]]:
+            return list(await asyncio.gather(*(one(sftp, path) for path in paths)))
+
+        return self.call(go) if paths else []
 
     def append(self, path: str, data: bytes, mode: int) -> None:
         """Append ``data`` to the file as one write (created with ``mode``), never through a symbolic link; a

@@ -32,7 +32,8 @@ HEADER_BYTES = 1 << 16  # a header (line 1, or the first zstd frame) fits in thi
 
 def remote_logs(link: SshLink, target: RemoteTarget) -> list[RemoteTarget]:
     """The session logs under ``target``: itself when it is a log, a session directory's log, or every log of a
-    sessions root (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``)."""
+    sessions root (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``, each level's directories listed in one round
+    trip)."""
     name = posixpath.basename(target.path)
     if name in (RAW_NAME, ZSTD_NAME):
         return [target]
@@ -40,15 +41,13 @@ def remote_logs(link: SshLink, target: RemoteTarget) -> list[RemoteTarget]:
     for log in (ZSTD_NAME, RAW_NAME):
         if entries.get(log) == "file":
             return [target.join(log)]
+    projects = [target.join(name) for name, kind in entries.items() if kind == "dir"]
+    sessions = [project.join(name) for project, listed in zip(projects, link.listdir_many([p.path for p in projects]),
+                                                              strict=True) for name, kind in listed if kind == "dir"]  # fmt: skip
     logs: list[RemoteTarget] = []
-    for project, kind in entries.items():
-        if kind != "dir":
-            continue
-        for session, skind in link.listdir(target.join(project).path):
-            if skind != "dir":
-                continue
-            found = dict(link.listdir(target.join(project, session).path))
-            logs.extend(target.join(project, session, log) for log in (ZSTD_NAME, RAW_NAME) if found.get(log) == "file")
+    for session, listed in zip(sessions, link.listdir_many([s.path for s in sessions]), strict=True):
+        found = dict(listed)
+        logs.extend(session.join(log) for log in (ZSTD_NAME, RAW_NAME) if found.get(log) == "file")
     return logs
 
 
