@@ -79,7 +79,7 @@ def project(signals: Signals, window: int, now: int | None = None) -> Projection
     route = signals.route_step if signals.route_step and signals.route_step[0] == turn else None
     turn_usd = projected = None
     if turn is not None and priced:
-        steps = {step: usd for (t, step), usd in signals.step_usd.items() if t == turn}
+        steps = signals.turn_usd.get(turn, {})  # the open turn's steps alone: a poll never walks every step
         turn_usd = sum(steps.values())
         if route is not None:
             average = turn_usd / len(steps) if steps else signals.cost_usd / len(signals.step_usd)

@@ -105,6 +105,7 @@ class Signals:
     context_tokens: tuple[int, int] | None = None  # from usage: (tokens, seq)
     window: int | None = None  # the model's context window in tokens, when known
     step_usd: dict[tuple[int, int], float] = field(default_factory=dict)
+    turn_usd: dict[int, dict[int, float]] = field(default_factory=dict)  # step_usd by turn, then step
     cost_usd: float = 0.0
     cost_seq: int = 0
     spend: deque[tuple[int, float, int]] = field(default_factory=deque)  # (time, usd added, seq) in the window
@@ -254,6 +255,7 @@ class Signals:
             return frozenset({"context"})
         added = usd - self.step_usd.get(key, 0.0)  # a later sample for a step replaces the earlier one
         self.step_usd[key] = usd
+        self.turn_usd.setdefault(key[0], {})[key[1]] = usd
         self.cost_usd += added
         self.cost_seq = seq
         if self.last_time is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 from core.alerts.rate import fold, project
@@ -82,3 +83,35 @@ def test_cost_json_carries_the_projection(tmp_path: Path, capsys) -> None:  # ty
     text = capsys.readouterr().out
     assert "run rate: $6.0000/h at the newest event" in text
     assert "turn 1 at step 1 of 4: $0.1000 so far, $0.4000 if it runs to its hard step budget" in text
+
+
+def test_projecting_reads_the_open_turn_alone_however_many_turns_came_before() -> None:
+    """The TUI's alert feed projects ten times a second: it must not walk the steps of every earlier turn."""
+
+    def lines_of_projection(turns: int) -> tuple[int, float | None]:
+        log = Log(step_ms=6_000)
+        log.header()
+        for turn in range(1, turns + 1):
+            log.turn(turn)
+            _route(log, turn, 1, 8)
+            log.usage(turn, 1, miss=10_000)
+            _route(log, turn, 2, 8)
+        signals = fold(log.events, config().model, WINDOW)
+        count = 0
+
+        def tracer(frame, event, arg):  # type: ignore[no-untyped-def]
+            nonlocal count
+            count += event == "line"
+            return tracer
+
+        sys.settrace(lambda frame, event, arg: tracer if frame.f_code.co_filename.endswith("rate.py") else None)
+        try:
+            projection = project(signals, WINDOW)
+        finally:
+            sys.settrace(None)
+        return count, projection.turn_usd
+
+    few, usd_few = lines_of_projection(3)
+    many, usd_many = lines_of_projection(300)
+    assert usd_few == usd_many and round(usd_many or 0, 6) == 0.1
+    assert many == few
