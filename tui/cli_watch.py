@@ -89,10 +89,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         description=(
             "Open a session log (raw or zstd), a session directory, or a sessions root (which lists every "
             "session, subagent children included, in the fleet table: `tapedeck fleet`). Without PATH the newest "
-            "session under the default root opens. Several paths open the fleet table of them all."
+            "session under the default root opens. Several paths open the fleet table of them all. Any PATH may be "
+            "[user@]host:PATH on another machine, read over SSH with nothing installed there."
         ),
     )
-    p.add_argument("path", nargs="*", metavar="PATH", help="log file, session directory or sessions root")
+    p.add_argument("path", nargs="*", metavar="PATH",
+                   help="log file, session directory or sessions root, here or [user@]host:PATH")  # fmt: skip
     p.add_argument("--no-follow", action="store_true", help="read the log once and do not wait for appends")
     add_interval(p, FOLLOW_INTERVAL, f"how often to check the followed file for appends (default {FOLLOW_INTERVAL})")
     p.add_argument("--config", help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
