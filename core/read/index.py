@@ -246,7 +246,7 @@ def write(
         sections = {"state": orjson.dumps(state)}
         sections.update({"session." + name: data for name, data in columns.items()})
         sections.update({"lines." + name: data for name, data in line_columns.items()})
-        body = zstandard.ZstdCompressor(level=3).compress(_pack(sections))
+        body = zstandard.ZstdCompressor(level=1).compress(_pack(sections))
         head, tail = _ends(log, size)
         meta = orjson.dumps(
             {"log": os.path.realpath(log), "size": size, "dev": st.st_dev, "ino": st.st_ino, "head": head,
