@@ -217,8 +217,17 @@ def _spliced(data: dict[str, Any]) -> str | None:
     return None
 
 
+def _strings(data: dict[str, Any], *keys: str) -> str | None:
+    """Names and ids readers compare and look up: strings when present."""
+    for key in keys:
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            return _want(f"data.{key}", value, "a string")
+    return None
+
+
 def _code_dispatch(data: dict[str, Any]) -> str | None:
-    return _blocks(data.get("content"), "data.content")
+    return _strings(data, "name", "rootCallId") or _blocks(data.get("content"), "data.content")
 
 
 def _retry(data: dict[str, Any]) -> str | None:

@@ -130,3 +130,24 @@ def test_events_json_still_shows_the_flagged_payload(tmp_path: Path) -> None:
     rc, out, _ = run(["events", str(path), "--json"])
     shown = [e for e in orjson.loads(out) if e["type"] == "turn/end"]
     assert rc == 0 and shown[0]["data"] == 5 and "data is an integer" in shown[0][INVALID]
+
+
+@pytest.mark.parametrize("name", [[[[]]], {"type": []}, {"type": "text", "text": 5}], ids=["list", "dict", "block"])
+def test_a_code_dispatch_whose_name_is_not_a_string_is_flagged_and_breaks_no_screen(
+    tmp_path: Path, fixtures_dir: Path, name: Any
+) -> None:
+    """Found by bench/fuzz.py (4 in 20,000 cases): the Folds screen looked the name up in a set."""
+    from tui.screens.folds import derive_view
+
+    lines = (fixtures_dir / "code-mode-turn.session.jsonl").read_bytes().splitlines()
+    at = next(i for i, line in enumerate(lines) if b'"type":"tool/code-dispatch"' in line)
+    event = orjson.loads(lines[at])
+    event["data"]["name"] = name
+    lines[at] = orjson.dumps(event)
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    session = load_session(path)
+    seq = next(s for s in range(session.next_seq) if session.events.raw(s)["type"] == "tool/code-dispatch")
+    assert "data.name" in session.events.raw(seq)[INVALID]
+    derive_view(session)
+    derive_view(load_session(path, retain=False, readback=True))
