@@ -33,7 +33,7 @@ from core.read.outcome import TurnOutcome
 from core.rebuild.cost import cached_share
 from core.remote.inbox import append_remote_request
 from core.remote.link import SshLink, Unreachable, link_for
-from core.remote.sessions import remote_host_state, remote_host_states, remote_logs, remote_ref
+from core.remote.sessions import remote_host_state, remote_host_states, remote_logs, remote_refs
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import TapedeckError
@@ -260,16 +260,24 @@ class Fleet:
 
     def _adopt(self) -> None:
         """Watch the new logs whose header can be read now (one still being written is tried at every poll)."""
+        by_link: dict[int, list[RemoteTarget]] = {}
+        for log in self._pending:
+            if isinstance(log, RemoteTarget):
+                by_link.setdefault(id(self.link(log)), []).append(log)
+        for logs in by_link.values():  # one machine's new logs: their headers read in two round trips
+            link = self.link(logs[0])
+            try:
+                refs = remote_refs(link, logs)
+            except Unreachable:
+                continue
+            for log, ref in zip(logs, refs, strict=True):
+                if ref is not None:
+                    self.watches[str(log)] = RemoteSessionWatch(ref, self.config, link, log, self.pace)
+                    self._pending.discard(log)
         for log in list(self._pending):
             if isinstance(log, RemoteTarget):
-                try:
-                    ref = remote_ref(self.link(log), log)
-                except Unreachable:
-                    continue
-                if ref is not None:
-                    self.watches[str(log)] = RemoteSessionWatch(ref, self.config, self.link(log), log, self.pace)
-                    self._pending.discard(log)
-            elif (ref := session_ref(log)) is not None:
+                continue
+            if (ref := session_ref(log)) is not None:
                 self.watches[str(log)] = SessionWatch(ref, self.config, self.pace)
                 self._pending.discard(log)
             elif not log.exists():

@@ -68,17 +68,17 @@ def remote_header(link: SshLink, log: RemoteTarget) -> dict[str, Any]:
     return header
 
 
-def remote_ref(link: SshLink, log: RemoteTarget) -> SessionRef | None:
-    """The ``SessionRef`` of a remote log (its ``path`` reads ``user@host:PATH``), None until its header can be
-    read."""
-    st = link.stat(log.path)
-    if st is None or st.kind != "file":
-        return None
-    decoder = LogDecoder(str(log), log.compressed)
-    header = decoder.feed(link.read(log.path, 0, min(st.size, HEADER_BYTES))).header
-    if header is None:
-        return None
-    return ref_from_header(Path(str(log)), header, st.size, st.mtime_ms / 1000)
+def remote_refs(link: SshLink, logs: Sequence[RemoteTarget]) -> list[SessionRef | None]:
+    """The ``SessionRef`` of each remote log of one machine (its ``path`` reads ``user@host:PATH``; None until its
+    header can be read), in two round trips: their stats, then their heads."""
+    stats = link.stat_many([log.path for log in logs])
+    files = [(log, st) for log, st in zip(logs, stats, strict=True) if st is not None and st.kind == "file"]
+    heads = link.read_files([log.path for log, _ in files], HEADER_BYTES)
+    found: dict[str, SessionRef | None] = {}
+    for (log, st), head in zip(files, heads, strict=True):
+        header = LogDecoder(str(log), log.compressed).feed(head[: st.size]).header if head else None
+        found[log.path] = ref_from_header(Path(str(log)), header, st.size, st.mtime_ms / 1000) if header else None
+    return [found.get(log.path) for log in logs]
 
 
 def remote_host_state(link: SshLink, log: RemoteTarget, hosted: bool) -> HostState:
