@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from core.control.host_state import read_host_state
 from core.export.redact import Redactor
 from core.log.records import PackedRow
@@ -165,8 +167,16 @@ class ExportPass:
         self._emit(self._row_dict(session, row, {"deltas": block.deltas, "endSeq": s.end - 1}))
 
     def _event(self, session: Session, event: dict[str, Any], seq: int) -> None:
-        shown = self._redacted(event)
-        row = build_row(shown)
+        redactor = self.options.redactor
+        if redactor is not None:  # one JSON of the event serves the redaction's screen and the row's clipping
+            try:
+                dump: bytes | None = orjson.dumps(event)
+            except TypeError:
+                dump = None
+            shown = redactor.walk(event, dump)
+            row = build_row(shown, len(dump) if dump is not None and shown is event else None)
+        else:
+            shown, row = event, build_row(event)
         extra: dict[str, Any] = {}
         text = event_text(shown)
         if text:

@@ -144,11 +144,12 @@ class Redactor:
         pair = _PAIR_HEAD.match(found) if kind == "key" else None  # keep ``api_key=`` of a pair
         return (pair.group(0) if pair else "") + f"[redacted {kind}]"
 
-    def walk(self, value: Any) -> Any:
+    def walk(self, value: Any, dump: bytes | None = None) -> Any:
         """``value`` with every string value redacted; keys, numbers, booleans and nulls unchanged, and the
         vocabulary strings under ``VOCABULARY`` keys too (an event's or a block's type, a role). A dict or list
-        with nothing to redact is returned as it is, anything else as a copy."""
-        if (type(value) is dict or type(value) is list) and self._clean(value):
+        with nothing to redact is returned as it is, anything else as a copy. ``dump``: ``value``'s JSON, when
+        the caller has it."""
+        if (type(value) is dict or type(value) is list) and self._clean(value, dump):
             return value
         return self._walk(value)
 
@@ -175,10 +176,10 @@ class Redactor:
             return self.text(value)
         return value
 
-    def _clean(self, value: Any) -> bool:
+    def _clean(self, value: Any, dump: bytes | None = None) -> bool:
         """True when no string in ``value`` can hold anything to redact (its JSON does not pass the screen)."""
         try:
-            return self._screen.search(orjson.dumps(value)) is None
+            return self._screen.search(orjson.dumps(value) if dump is None else dump) is None
         except TypeError:  # not JSON (a key that is no string, an integer too big): walked string by string
             return False
 

@@ -72,10 +72,12 @@ def _short(value: Any, limit: int) -> bool:
         return False
 
 
-def clip_strings(value: Any, limit: int, note: bool = False) -> Any:
+def clip_strings(value: Any, limit: int, note: bool = False, measured: int | None = None) -> Any:
     """``value`` with every string longer than ``limit`` cut (``note`` appends how much was cut); a dict or list
-    with no string to cut is returned as it is."""
-    if (type(value) is dict or type(value) is list) and _short(value, limit):
+    with no string to cut is returned as it is. ``measured``: the length of ``value``'s JSON, when known."""
+    if (type(value) is dict or type(value) is list) and (
+        measured <= limit if measured is not None else _short(value, limit)
+    ):
         return value
     return _clipped(value, limit, note)
 
@@ -109,8 +111,9 @@ def event_size(event: dict[str, Any]) -> int:
     return len(orjson.dumps(event.get("data")))
 
 
-def build_row(event: dict[str, Any]) -> Row:
-    """Compute a row from a decoded event alone (worker side: summarizing a huge payload takes time).
+def build_row(event: dict[str, Any], measured: int | None = None) -> Row:
+    """Compute a row from a decoded event alone (worker side: summarizing a huge payload takes time);
+    ``measured`` is the length of the event's JSON when the caller has it.
 
     Everything here is fixed once the event is written, so a row stays valid while the projection grows.
     """
@@ -129,7 +132,7 @@ def build_row(event: dict[str, Any]) -> Row:
         turn=turn if isinstance(turn, int) else 0,
         step=step if isinstance(step, int) else None,
         glyph=glyph_for(event, replacement),
-        summary=summarize(event if is_tape else clip_strings(event, SUMMARY_SOURCE_LIMIT), SUMMARY_LIMIT),
+        summary=summarize(event if is_tape else clip_strings(event, SUMMARY_SOURCE_LIMIT, measured=measured), SUMMARY_LIMIT),
         size=event_size(event),
         error=is_error_event(event),
         replacement=replacement,
