@@ -6,8 +6,9 @@ thread that runs as long as the app.
 go to the app's one delivery path (``AlertRaised``: the toast, the bell and notification, the alerts list) and the
 configured actions are sent, whether or not the table is on screen. The local logs are looked at (a stat each)
 only when something changed under their roots (``watchfiles``; every ``POLL_SECONDS`` where it cannot run),
-remote ones every ``REMOTE_POLL_SECONDS``, and every session is ticked every ``CLOCK_SECONDS``: an idle fleet
-costs one tick every two seconds, and a write is read within ``WAKE_MS`` of it. While it is (``showing``), each poll that
+remote ones every ``REMOTE_POLL_SECONDS``, and every session is ticked every ``CLOCK_SECONDS``, an eighth of them
+at a time (a write never waits behind the whole tick): an idle fleet costs the tick, and a write is read within
+``WAKE_MS`` of it. While it is (``showing``), each poll that
 changed a row also posts ``FleetChanged`` with the cells of the rows that changed (all of them after a new session
 or a new order). The UI thread only draws.
 """
@@ -33,6 +34,7 @@ from core.shared.errors import TapedeckError
 from tui.alerts import AlertFeed
 
 CLOCK_SECONDS = 2.0  # how often every session is ticked (stalled, run rate, host state, the write-age column)
+TICK_SLICES = 8  # the tick is spread over this many polls (a write is never queued behind every session's tick)
 WAKE_MS = 50  # a burst of changes under a local root is gathered this long (at most) before the logs are looked at
 POLL_SECONDS = 0.25  # without change notification (watchfiles cannot run): how often the local logs are looked at
 
@@ -77,7 +79,9 @@ class FleetFeed(AlertFeed):
         super().__init__(roots, config, post, follow=True)  # the table is live, whatever `--no-follow` says
         self.showing = threading.Event()  # set while the table is on screen: rows are posted only then
         self._last: dict[str, tuple[str, ...]] | None = None  # the cells last posted (None: post the whole table)
-        self._ticked = float("-inf")
+        self._ticked = float("-inf")  # when the last slice of the tick was due
+        self._slice = 0  # the slice of the sessions ticked next
+        self._noticed = True  # the last wait ended on a change under a local root (the logs' sizes are looked at)
         self.wake = threading.Event()  # set when something changed under a local root, or the feed must act now
         self._local = [Path(t) for t in roots if parse_remote(str(t)) is None]
         self._remote = len(self._local) < len(roots)
@@ -95,9 +99,9 @@ class FleetFeed(AlertFeed):
             self.wake.set()
 
     def pause(self) -> bool:
-        """Wait for a change under a local root, the next remote poll or the clock's next tick."""
-        due = CLOCK_SECONDS - (time.monotonic() - self._ticked)
-        self.wake.wait(min(due, REMOTE_POLL_SECONDS) if self._remote else max(due, 0.0))
+        """Wait for a change under a local root, the next remote poll or the next slice of the tick."""
+        due = CLOCK_SECONDS / TICK_SLICES - (time.monotonic() - self._ticked)
+        self._noticed = self.wake.wait(max(min(due, REMOTE_POLL_SECONDS) if self._remote else due, 0.0))
         self.wake.clear()
         return self.stop_event.is_set()
 
@@ -119,12 +123,17 @@ class FleetFeed(AlertFeed):
         return Fleet(self.targets, self.config, pace=Pacer())
 
     def poll(self, follower: Any) -> list[Alert]:
-        """Every changed log's new bytes, every session on the clock's tick: the alerts raised (their actions sent)."""
-        clock = time.monotonic() - self._ticked >= CLOCK_SECONDS
-        self._ticked = time.monotonic() if clock else self._ticked
+        """Every changed log's new bytes, and the sessions of the tick's slice when it is due: the alerts raised
+        (their actions sent)."""
+        due: list[str] = []
+        if time.monotonic() - self._ticked >= CLOCK_SECONDS / TICK_SLICES:
+            self._ticked = time.monotonic()
+            keys = list(follower.watches)
+            due = keys[self._slice :: TICK_SLICES]
+            self._slice = (self._slice + 1) % TICK_SLICES
         raised: list[Alert] = []
         try:
-            follower.poll(clock=clock, raised=raised)
+            follower.poll(clock=due, sweep=self._noticed, raised=raised)
         except TapedeckError as exc:  # a refused host key: said on the status line, the rest goes on
             self.post(FleetProblem(str(exc)))
         if self.config.alerts.acts:
@@ -143,10 +152,15 @@ class FleetFeed(AlertFeed):
         if self._last is not None and not follower.stale:
             return
         rows = follower.rows()
-        now = {row.key: cells(row) for row in rows}
         last = self._last
-        if last is None or list(now) != list(last):  # new rows or a new order: the whole table
-            self.post(FleetChanged([Shown(row, now[row.key]) for row in rows], [], list(follower.skipped)))
-        elif changed := [Shown(row, now[row.key]) for row in rows if now[row.key] != last[row.key]]:
+        if last is None or [row.key for row in rows] != list(last):  # new rows or a new order: the whole table
+            self._last = {row.key: cells(row) for row in rows}
+            self.post(FleetChanged([Shown(row, self._last[row.key]) for row in rows], [], list(follower.skipped)))
+            return
+        changed = []  # same rows in the same order (so the same nesting): only the rows made again can differ
+        for row in rows:
+            if row.key in follower.remade and (now := cells(row)) != last[row.key]:
+                last[row.key] = now
+                changed.append(Shown(row, now))
+        if changed:
             self.post(FleetChanged(None, changed, list(follower.skipped)))
-        self._last = now

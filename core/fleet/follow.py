@@ -2,11 +2,12 @@
 
 ``SessionWatch`` is the alert engine's watch of one log (``core.alerts.follow.AlertWatch``: a ``Tailer`` that
 keeps its offset and decoder state, and the log's ``AlertEngine``); what the rows need beyond the engine's
-signals (the title, turn and step, the router's phase and class, the cache-hit share) it folds from the same
-decoded events. The host's state is read at most every ``HOST_SECONDS`` for a live host and every
+signals (the title, turn and step, how the last turn ended, the router's phase and class, the cache-hit share) it
+folds from the same decoded events. The host's state is read at most every ``HOST_SECONDS`` for a live host and every
 ``IDLE_HOST_SECONDS`` otherwise, and whenever the log grew. ``Fleet`` holds one watch per log under its targets
 (log files, session directories, sessions roots) and lists the roots again every ``RESCAN_SECONDS`` for new
-sessions, reading only the new logs' headers.
+sessions, reading only the new logs' headers; it remakes the rows of the logs polled since the last ``rows``
+only, and sends the actions of the alerts its polls raised (``act``) through each session's watch.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -231,6 +232,8 @@ class Fleet:
         self.watches: dict[str, SessionWatch] = {}
         self._rows: dict[str, FleetRow] = {}  # each watch's row as of its last poll
         self._dirty: set[str] = set()  # watches polled since their row was made
+        self.remade: set[str] = set()  # the keys whose rows the last ``rows`` call made again
+        self._order: list[str] = []  # the keys in the fleet's order, as the last ``rows`` call found it
         self.skipped: list[str] = []
         self._scanned = float("-inf")
         self._pending: set[Path | RemoteTarget] = set()  # logs found whose header could not be read yet
@@ -283,17 +286,22 @@ class Fleet:
             elif not log.exists():
                 self._pending.discard(log)
 
-    def poll(self, now: int | None = None, final: bool = False, clock: bool = True,
-             raised: list[Alert] | None = None) -> int:  # fmt: skip
+    def poll(self, now: int | None = None, final: bool = False, clock: bool | Collection[str] = True,
+             raised: list[Alert] | None = None, sweep: bool = True) -> int:  # fmt: skip
         """Read the logs' new bytes and tick their engines; returns how many sessions were polled. With ``clock``
-        every session is (the time-dependent rules and the ages move on); without it only those whose log
-        changed since (a stat each, locally). The alerts the polls raised are added to ``raised`` when given."""
+        every session is (the time-dependent rules and the ages move on); with a collection of keys those
+        sessions are, and with False none; besides, every log that changed since is (with ``sweep``, a stat each
+        locally; a remote log when its poll is due), and every session ``rows`` has not listed yet. The alerts the
+        polls raised are added to ``raised``."""
         if now_ms() / 1000 - self._scanned >= RESCAN_SECONDS:
             self.rescan()
         elif self._pending:
             self._adopt()
         now = now_ms() if now is None else now
-        polled = [key for key, watch in list(self.watches.items()) if clock or final or watch.changed()]
+        every = clock is True or final
+        polled = [key for key, watch in list(self.watches.items())
+                  if every or key not in self._rows or (not isinstance(clock, bool) and key in clock)
+                  or ((sweep or isinstance(watch, RemoteSessionWatch)) and watch.changed())]  # fmt: skip
         remote = [watch for key in polled if isinstance(watch := self.watches[key], RemoteSessionWatch)]
         self._prefetch(remote, now)
         try:
@@ -345,11 +353,19 @@ class Fleet:
         """Every session's row, in the fleet's order (``core.fleet.row.fleet_order``); only the rows of the logs
         polled since the last call are made again."""
         now = now_ms() if now is None else now
-        for key, watch in self.watches.items():
-            if key in self._dirty or key not in self._rows:
-                self._rows[key] = watch.row(now)
+        self.remade = {key for key in self.watches if key in self._dirty or key not in self._rows}
+        regroup = len(self._order) != len(self.watches)  # a new session
+        for key in self.remade:
+            old, new = self._rows.get(key), self.watches[key].row(now)
+            if old is None or bool(old.attention) != bool(new.attention):
+                regroup = True  # the order moves only with the rows or with a row's need of attention
+            else:
+                new.nesting, new.children = old.nesting, old.children
+            self._rows[key] = new
         self._dirty.clear()
-        return fleet_order([self._rows[key] for key in self.watches])
+        if regroup:
+            self._order = [row.key for row in fleet_order([self._rows[key] for key in self.watches])]
+        return [self._rows[key] for key in self._order]
 
     @property
     def bytes_read(self) -> int:
