@@ -12,6 +12,7 @@ from bench.gen_session import generate
 from core.read import index
 from core.read.load import load_session
 from tests.core.test_index import _state
+from tests.tui.pilot import main_screen, make_app, settle
 from tui.live import LiveSession, SessionUpdated
 
 
@@ -62,3 +63,27 @@ def test_appends_after_the_index_and_an_index_the_cli_wrote(tmp_path: Path) -> N
     assert _state(warm.session) == _state(cold.session)
     assert _facts(warm) == _facts(cold)
     assert _state(load_session(path, retain=False, index=True)) == _state(cold.session)  # the TUI's index
+
+
+@pytest.mark.anyio
+async def test_the_app_reopens_a_big_log_to_the_same_screen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tui.live
+
+    monkeypatch.setattr(tui.live, "RETAIN_BYTES", 1)  # read back from the file, as a huge log is
+    path = tmp_path / "session.jsonl"
+    generate(path, 150_000, seed=12, profile="short-turns")
+
+    async def screen_text() -> tuple[int, list[str]]:
+        """The event count and the event list's rows as the app shows them once loaded."""
+        app = make_app(path)
+        async with app.run_test(size=(150, 40)) as pilot:
+            await settle(pilot)
+            screen = main_screen(app)
+            assert screen is not None and app.live is not None and app.live.ready
+            events = screen.events
+            return app.live.count, [events.render_line(y).text for y in range(events.size.height)]
+
+    cold = await screen_text()
+    assert index.index_path(path).is_file()
+    warm = await screen_text()
+    assert warm == cold and sum(bool(row.strip()) for row in cold[1]) > 10
