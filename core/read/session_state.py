@@ -4,12 +4,14 @@ stores so that a reopen decodes only the bytes after it.
 ``encode`` gives a JSON-able tree and a few binary columns (the per-event arrays); ``decode`` rebuilds a
 ``Session`` from them and checks every field's type and the counts that tie them together, raising
 ``StateError`` on anything else: the bytes come from a file anyone may have damaged. Every attribute a
-``Session`` holds is listed in ``FIELDS``; a session with one this module does not know is not encoded
-(``encode`` raises ``StateError``), so a new projection field can never be silently left out of an index.
+``Session`` holds is listed in ``FIELDS``, and those of its parts in ``PARTS`` and ``STREAM_FIELDS``; a session
+with one this module does not know is not encoded (``encode`` raises ``StateError``), so a new projection field
+can never be silently left out of an index.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from array import array
 from collections import Counter
 from collections.abc import Callable
@@ -33,6 +35,16 @@ FIELDS = frozenset(
     }
 )  # fmt: skip
 _STREAM_COLUMNS = ("starts", "ends", "_keys", "chars", "hidden_before", "heads")
+# The fields of the parts it holds, as this module stores them: a part that grows a field is not encoded either.
+PARTS: dict[type, tuple[str, ...]] = {
+    Turn: ("number", "start_seq", "end_seq", "end_reason", "steps"),
+    Step: ("turn", "step", "start_seq", "end_seq", "usage"),
+    ToolCall: ("call_id", "name", "arguments", "turn", "step", "message_seq", "call_seq", "result_seq", "result_error"),
+    Cut: ("seq", "kind", "nodes", "chars_removed", "turn"),
+    UsageTally: ("hit", "miss", "output", "reporting", "used"),
+    Diagnostic: ("code", "message", "offset", "seq", "severity"),
+}
+STREAM_FIELDS = frozenset({*_STREAM_COLUMNS, "_end", "_turn", "_step"})
 _SEVERITIES = frozenset({"error", "warning", "info"})
 
 
@@ -42,7 +54,10 @@ class StateError(ValueError):
 
 def encode(session: Session) -> tuple[dict[str, Any], dict[str, bytes]]:
     """``session``'s state: a JSON-able tree and binary columns by name."""
-    unknown = set(vars(session)) - FIELDS if hasattr(session, "__dict__") else set()
+    unknown = set(vars(session)) - FIELDS
+    for part, names in PARTS.items():
+        unknown.update(f"{part.__name__}.{f.name}" for f in dataclasses.fields(part) if f.name not in names)
+    unknown.update(f"StreamBlocks.{name}" for name in set(vars(session.streams)) - STREAM_FIELDS)
     if unknown:
         raise StateError(f"the projection holds fields the index does not know: {sorted(unknown)}")
     s = session

@@ -3,6 +3,7 @@ dropped whenever the log is no longer the one indexed, and no bytes in its place
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import shutil
@@ -22,7 +23,7 @@ from core.log.decoder import Consumer
 from core.read import index
 from core.read.load import load_session
 from core.read.session import Session
-from core.read.session_state import FIELDS, encode
+from core.read.session_state import FIELDS, PARTS, STREAM_FIELDS, encode
 from core.read.surface import surface_rows
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dsh"
@@ -180,7 +181,12 @@ def test_small_logs_are_not_indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 def test_the_index_knows_every_field_of_the_projection(tmp_path: Path) -> None:
     session = _cold(_logs(tmp_path)[0])
-    assert set(vars(session)) == FIELDS
+    assert set(vars(session)) == FIELDS and set(vars(session.streams)) == STREAM_FIELDS
+    for part, names in PARTS.items():
+        assert tuple(f.name for f in dataclasses.fields(part)) == names, part
+    session.streams.extra = 1  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="StreamBlocks.extra"):
+        encode(session)
     session.extra = 1  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="extra"):
         encode(session)
