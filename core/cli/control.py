@@ -232,12 +232,17 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
 
     link = link_for(target)
     log = resolve_remote_log(link, target)
-    session_id = str(remote_header(link, log).get("id"))
+    header = remote_header(link, log)
+    session_id = str(header.get("id"))
     hosted = False  # a log with neither host.json nor bridge.json is taken for a DSH one no bridge ran
     state = _check_host(log, session_id, args.queue, remote_host_state(link, log, hosted))
     op_args = parse_args(args.op, args.arg, state.kind)
     if args.wait and not state.live:
         raise ControlError("--wait needs a live host; a queued request is applied at the next resume")
+    tailer = RemoteTailer(link, log)
+    if args.wait and state.kind != KIND_DSH and not log.compressed:  # the answer comes after the request: follow
+        st = link.stat(log.path)  # the log from its end now, never reading it whole
+        tailer.start_at(st.size if st is not None else 0, header)
     request = append_remote_request(link, log, args.op, op_args, queued=args.queue, expires_in=args.expires,
                                     kind=state.kind)  # fmt: skip
     if not args.queue and not remote_host_state(link, log, hosted).live:
@@ -253,7 +258,7 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
     watch: OutcomeWatch | BridgeOutcomeWatch = (
         BridgeOutcomeWatch(Path(str(log)), request["id"], RemoteOutcomes(link, session_dir))
         if state.kind == KIND_DSH
-        else OutcomeWatch(Path(log.path), request["id"], RemoteTailer(link, log))
+        else OutcomeWatch(Path(log.path), request["id"], tailer)
     )
     event = watch.wait(timeout)
     if event is None:

@@ -20,6 +20,7 @@ from core.cli import main
 from core.control.host_state import read_host_state
 from core.fleet.actions import send_row_action
 from core.fleet.follow import Fleet
+from core.log.reader import read_log
 from core.remote.link import HostKeyRefused
 from tests.alerts.crafted import HEADER, Log, config
 from tests.remote.sshd import MISSING, Sshd
@@ -118,9 +119,14 @@ def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd
             assert time.monotonic() < deadline, "the far host never paused"
             time.sleep(0.05)
         _until(fleet, lambda f: f.rows()[0].host.get("state") == "paused")
+        link = fleet.watches[str(fleet.rows()[0].ref.path)].link  # type: ignore[attr-defined]
+        before, size = link.bytes_read, log.stat().st_size
         assert main(["control", f"testbox:{log.parent}", "resume", "--wait", "--json"]) == 0  # the CLI, remotely
         outcome = orjson.loads(capsys.readouterr().out)
         assert (outcome["type"], outcome["data"]["outcome"]) == ("tapedeck/control", "applied")
+        assert [e["seq"] for e in read_log(log).events if e["data"].get("requestId") == outcome["data"]["requestId"]
+                and e["data"].get("outcome") == "applied"] == [outcome["seq"]]  # fmt: skip
+        assert link.bytes_read - before < size  # the wait followed the log from its end, not from its start
         assert read_host_state(log).state != "paused"
         send_row_action(fleet.rows()[0].ref.path, "stop", {})
         assert host.wait(timeout=30) in (0, 4)
