@@ -10,6 +10,7 @@ back from the file on demand.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -224,7 +225,8 @@ class LiveSession:
         else:
             self.host = read_host_state(self.path) if self.path.is_file() else HostState("none")
         if self.host.kind == KIND_DSH and self.host.state != "none":
-            self.bridge_outcomes.read()
+            with contextlib.suppress(Unreachable):  # a remote machine gone: read at the next check
+                self.bridge_outcomes.read()
         return self.host
 
     def host_gone(self) -> str | None:

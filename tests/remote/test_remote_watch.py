@@ -63,6 +63,11 @@ async def test_a_remote_session_opens_in_the_full_tui_and_follows_appends(sshd: 
         assert [e["data"]["content"][0]["text"] for e in live.iter_events(0, 4)] == ["one", "two", "three", "four"]
         checked = remote_tail.OVERLAP + remote_tail.HEAD_CHECK  # compared, not read again
         assert live.remote.link.bytes_read - before == path.stat().st_size - size + checked
+        sshd.kill()  # the machine goes away: the header says so, and comes back with it
+        await until(pilot, lambda: "on testbox: unreachable since" in _header(pilot), timeout=30)
+        sshd.start()
+        path.write_bytes(_log(["one", "two", "three", "four", "five", "six"], compressed))
+        await until(pilot, lambda: live.count == 6 and "unreachable" not in _header(pilot), timeout=30)
         cwd = set(Path.cwd().iterdir())
         await pilot.press("a")  # a note: kept beside a local log only
         await pilot.press("X")  # the HTML export: reads the log from this machine's disk
