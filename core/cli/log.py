@@ -104,7 +104,7 @@ def _render_inspect(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-SURFACE_KEPT_CHARS = 32 << 20  # model-visible chars of surface events ``surface`` keeps decoded; the rest is read back
+SURFACE_KEPT_CHARS = 8 << 20  # model-visible chars of surface events ``surface`` keeps decoded; the rest is read back
 
 
 def _surface(args: argparse.Namespace) -> None:
