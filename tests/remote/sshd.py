@@ -97,3 +97,19 @@ def _descendants(root: int) -> list[int]:
         found.extend(children)
         frontier = children
     return found
+
+
+def demo_host(tmp_path: Path, root: Path) -> subprocess.Popen[bytes]:
+    """A real tapedeck host (the scripted demo, paced, lingering when done) writing session ``far-1`` under
+    ``root``: the live host on the far side (the caller kills it)."""
+    import sys
+
+    from core.host.demo_scenario import TASKS, write_script
+    from core.host.demo_workspace import create_demo_workspace
+
+    argv = [str(Path(sys.prefix) / "bin" / "tapedeck"), "run", "--provider",
+            f"scripted:{write_script(tmp_path / 'script.json')}", "--workspace",
+            str(create_demo_workspace(tmp_path / "ws")), "--sessions-root", str(root), "--session-id", "far-1",
+            "--pace", "0.5", "--linger", *TASKS]  # fmt: skip
+    return subprocess.Popen(argv, env={**os.environ, "TAPEDECK_HOME": str(tmp_path / "th")},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip

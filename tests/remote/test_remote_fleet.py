@@ -4,10 +4,7 @@ refused with the line to run, and a control request reaching a live host on the 
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -23,10 +20,9 @@ from core.fleet.follow import Fleet
 from core.log.reader import read_log
 from core.remote.link import HostKeyRefused
 from tests.alerts.crafted import HEADER, Log, config
-from tests.remote.sshd import MISSING, Sshd
+from tests.remote.sshd import MISSING, Sshd, demo_host
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
-TAPEDECK = Path(sys.prefix) / "bin" / "tapedeck"
 
 
 def _lines(events: list[dict[str, Any]]) -> bytes:
@@ -98,16 +94,10 @@ def test_an_unknown_host_key_is_refused_with_the_line_to_run(sshd: Sshd, tmp_pat
 
 def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd, tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
-    from core.host.demo_scenario import TASKS, write_script
-    from core.host.demo_workspace import create_demo_workspace
 
     sshd.trust()
     root = tmp_path / "root"
-    argv = [str(TAPEDECK), "run", "--provider", f"scripted:{write_script(tmp_path / 'script.json')}",
-            "--workspace", str(create_demo_workspace(tmp_path / "ws")), "--sessions-root", str(root),
-            "--session-id", "far-1", "--pace", "0.5", "--linger", *TASKS]  # fmt: skip
-    env = {**os.environ, "TAPEDECK_HOME": str(tmp_path / "th")}
-    host = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    host = demo_host(tmp_path, root)
     try:
         fleet = Fleet([f"testbox:{root}"], config())
         _until(fleet, lambda f: bool(f.rows()) and f.rows()[0].host.get("state") == "running")

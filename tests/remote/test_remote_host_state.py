@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,10 +16,9 @@ from core.bridge.files import proc_start_time
 from core.remote.link import link_for
 from core.remote.sessions import remote_host_state, remote_host_states
 from core.remote.target import RemoteTarget
-from tests.remote.sshd import MISSING, Sshd
+from tests.remote.sshd import MISSING, Sshd, demo_host
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
-TAPEDECK = Path(sys.prefix) / "bin" / "tapedeck"
 NOW = int(time.time() * 1000)
 
 
@@ -69,17 +67,11 @@ def test_a_remote_dsh_bridge_is_live_while_its_process_runs(sshd: Sshd, tmp_path
 
 def test_a_remote_host_killed_mid_turn_shows_exited_and_host_died_in_the_fleet(sshd: Sshd, tmp_path: Path) -> None:
     from core.fleet.follow import Fleet
-    from core.host.demo_scenario import TASKS, write_script
-    from core.host.demo_workspace import create_demo_workspace
     from tests.alerts.crafted import config
 
     sshd.trust()
     root = tmp_path / "root"
-    argv = [str(TAPEDECK), "run", "--provider", f"scripted:{write_script(tmp_path / 'script.json')}",
-            "--workspace", str(create_demo_workspace(tmp_path / "ws")), "--sessions-root", str(root),
-            "--session-id", "far-1", "--pace", "0.5", "--linger", *TASKS]  # fmt: skip
-    host = subprocess.Popen(argv, env={**os.environ, "TAPEDECK_HOME": str(tmp_path / "th")},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    host = demo_host(tmp_path, root)
     try:
         fleet = Fleet([f"testbox:{root}"], config())
         deadline = time.monotonic() + 30

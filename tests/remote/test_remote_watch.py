@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -21,7 +20,7 @@ from core.control.host_state import read_host_state
 from core.log.reader import read_log
 from core.remote import tail as remote_tail
 from tests.log.helpers import HEADER, number, raw_log, user, zstd_log
-from tests.remote.sshd import MISSING, Sshd
+from tests.remote.sshd import MISSING, Sshd, demo_host
 from tests.tui.pilot import make_app, settle, until
 from tui.cli_watch import watch_target
 from tui.widgets.header import SessionHeader
@@ -79,16 +78,10 @@ async def test_a_remote_session_opens_in_the_full_tui_and_follows_appends(sshd: 
 
 @pytest.mark.anyio
 async def test_the_operator_keys_reach_a_live_host_on_the_far_side(sshd: Sshd, tmp_path: Path) -> None:
-    from core.host.demo_scenario import TASKS, write_script
-    from core.host.demo_workspace import create_demo_workspace
 
     sshd.trust()
     root = tmp_path / "root"
-    argv = [str(TAPEDECK), "run", "--provider", f"scripted:{write_script(tmp_path / 'script.json')}",
-            "--workspace", str(create_demo_workspace(tmp_path / "ws")), "--sessions-root", str(root),
-            "--session-id", "far-1", "--pace", "0.5", "--linger", *TASKS]  # fmt: skip
-    host = subprocess.Popen(argv, env={**os.environ, "TAPEDECK_HOME": str(tmp_path / "th")},
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    host = demo_host(tmp_path, root)
     try:
         deadline = time.monotonic() + 30
         while not list(root.glob("*/*/session.jsonl")) or read_host_state(next(root.glob("*/*/session.jsonl"))).state != "running":
