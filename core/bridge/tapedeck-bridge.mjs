@@ -306,6 +306,8 @@ class SessionBridge {
     this.problem = undefined;
     this.since = Date.now();
     this.written = undefined; // the last state written to bridge.json
+    this.settledIdle = false; // the log holds what the agent wrote before it went idle (see settleIdle)
+    this.idleFlush = undefined; // the flush settleIdle waits for
   }
 
   file(name) {
@@ -429,7 +431,23 @@ class SessionBridge {
 
   state() {
     if (this.paused) return this.inStep && this.holds.length === 0 ? "pausing" : "paused";
-    return this.agent.status === "running" ? "running" : "idle";
+    return this.agent.status === "running" || !this.settledIdle ? "running" : "idle";
+  }
+
+  // DSH writes a finished turn's last events at its next checkpoint, after the agent already reads idle. The
+  // bridge says idle only once it has asked for that write and it is done, so a reader that sees idle finds the
+  // whole turn in the log (a rewind preview made then covers what the rewind will fold).
+  settleIdle() {
+    if (this.agent.status === "running") {
+      this.settledIdle = false;
+      return;
+    }
+    if (this.settledIdle || this.idleFlush) return;
+    this.idleFlush = this.flush().finally(() => {
+      this.idleFlush = undefined;
+      this.settledIdle = this.agent.status !== "running";
+      this.writeBridge(Date.now(), true);
+    });
   }
 
   writeBridge(now, force = false, exited = false) {
@@ -1135,6 +1153,7 @@ class Bridge {
       try {
         if (!this.attach(bridge)) continue;
         bridge.poll();
+        bridge.settleIdle();
         bridge.writeBridge(now);
       } catch (err) {
         this.warn(`session ${bridge.agent.id}: ${err?.stack ?? err}`);
@@ -1206,7 +1225,11 @@ export function apply(ctx) {
 
   ctx.on("agent/created", ({ agent }) => bridge.track(agent));
   ctx.on("agent/disposed", ({ agent }) => bridge.untrack(agent));
-  ctx.on("agent/status", ({ agent }) => bridge.answers() && bridge.sessions.get(agent.id)?.writeBridge(Date.now(), true));
+  ctx.on("agent/status", ({ agent }) => {
+    const b = bridge.answers() ? bridge.sessions.get(agent.id) : undefined;
+    b?.settleIdle();
+    b?.writeBridge(Date.now(), true);
+  });
   ctx.on("session/event", (session, event) => {
     const b = bridge.sessions.get(session.id); // every instance follows steps, so a successor knows the state
     if (!b) return;

@@ -51,6 +51,8 @@ def test_state_outcomes_and_marks_read_from_a_real_dsh_session(
     code, _ = _control(capsys, d, "resume")
     assert code == 0
     wait_for(lambda: read_host_state(log).state == "idle", 60, "host.state idle")
+    # idle is said only once DSH has flushed the turn: its end is in the log the moment the state reads idle
+    assert any(e["type"] == "turn/end" for e in log_events(d))
 
     session = load_session(d)
     [mark] = marks(session)
