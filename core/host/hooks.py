@@ -109,14 +109,14 @@ class PolicyHooks:
     # planning --------------------------------------------------------------------------------------------
     def report_writer(self) -> ReportWriter:
         """The model-written report when a real model is configured, else the extractive one."""
-        model = self.model if getattr(self.model, "writes_reports", False) else None
+        model = self.model if self.model.writes_reports else None
         # Another route than the agent's own gets its own client, on the agent's endpoint or the configured one.
         return default_writer(self._config.rewind, model, report_client_factory(model, self._config.rewind))
 
     def model_limits(self) -> Limits:
         """The routed model's window and output limit: the ``model`` config, the provider, DeepSeek's table."""
         model = self.model
-        return limits_for(model.model, self._config.model, getattr(model, "limits", None))
+        return limits_for(model.model, self._config.model, model.limits)
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         """Every tool the model may call: workspace tools, the recall family, checkpoint and rewind.

@@ -20,7 +20,7 @@ def report_client_factory(
 ) -> ModelFactory | None:
     """``factory(provider, model)`` building the report's client from the agent's ``model``; None when the
     agent's model cannot build clients for other routes (the scripted model)."""
-    for_route = getattr(model, "for_route", None)
+    for_route = model.for_route if model is not None else None
     if for_route is None:
         return None
     endpoint = config.summarization_endpoint()

@@ -153,7 +153,7 @@ def resolve_route(
     route = config.summarization_route() or header_route
     if route:
         return route
-    own = _route_of((getattr(model, "provider", None), getattr(model, "model", None)))
+    own = _route_of((model.provider, model.model))
     if own:
         return own
     raise ReportError(NO_ROUTE)

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from core.shared.model_specs import Limits
+
 ChunkSink = Callable[[dict[str, Any]], None]
 
 
@@ -62,6 +64,11 @@ class ChatModel(Protocol):
     provider: str
     model: str
     on_retry: Callable[[Any], None] | None  # told of each retry of a failed call before it is tried again
+    writes_reports: bool  # a real model: it may write the rewind report (the scripted one may not)
+    limits: Limits | None  # its context window and output limit, when it knows them
+    # A client for another provider/model (``for_route(provider, model, *, base_url=, api_key=)``), or None when
+    # it cannot build one (the scripted model).
+    for_route: Callable[..., ChatModel] | None
 
     def complete(self, request: ModelRequest, on_chunk: ChunkSink | None = None) -> Completion:
         """Run one request, reporting stream chunks to ``on_chunk`` as they arrive."""

@@ -215,6 +215,7 @@ class ScriptedModel:
 
     provider = "scripted"
     writes_reports = False
+    for_route = None  # it answers from its script, for every route alike
 
     def __init__(self, path: str | Path, model: str | None = None) -> None:
         settings, player = load_script(path)
