@@ -56,8 +56,8 @@ def load_session(
     as a full read gives them: the decoder's first, then the projection's. Raises LogFormatError only when no
     header is usable.
 
-    ``index`` (with ``retain=False``; implies ``readback``) uses the log's persistent index
-    (``core.read.index``): the projection starts from the state it holds and only the bytes after it are
+    ``index`` (with ``retain=False``; implies ``readback`` unless no index can be written for a log this small)
+    uses the log's persistent index (``core.read.index``): the projection starts from the state it holds and only the bytes after it are
     decoded, so ``before`` and ``observe`` see only the events from there on; ``restored(session)`` is called
     first with the session as the index left it (any seq below its ``next_seq`` was not observed). The result
     is the same as a full read's. The pass then writes the index when it is worth it (``index.worth_writing``).
@@ -68,6 +68,8 @@ def load_session(
     found: list[Diagnostic] = []
     sessions: list[Session] = []
     back = restore(p, compressed, consumer) if index and not retain else None
+    if index and back is None and not _may_index(p):
+        index = False  # no index can be written: no line table or facts to gather for one
     facts = back.facts if back is not None else SessionFacts.empty()  # kept in the index with the projection
 
     def routes(session: Session) -> tuple[Callable[[dict[str, Any]], None], Callable[[PackedRow], None], ChunkSink]:
@@ -118,6 +120,14 @@ def load_session(
     if index and lines is not None and whole and worth_writing(decoder.bytes_fed, back.offset if back else 0):
         write(p, session, lines, decoder, len(found), facts)
     return session
+
+
+def _may_index(log: os.PathLike[str]) -> bool:
+    """Whether a full pass over ``log`` may write its index (it is not under ``index.min_log_bytes()``)."""
+    try:
+        return worth_writing(os.path.getsize(log), 0)
+    except OSError:
+        return True  # the read reports it
 
 
 def _with_facts(event: Callable[[dict[str, Any]], None], facts: SessionFacts) -> Callable[[dict[str, Any]], None]:

@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 from bench.gen_session import generate
 from core.cli.log import inspect_report
 from core.log.decoder import Consumer
+from core.log.linestore import LineStore
 from core.read import index
+from core.read.facts import SessionFacts
 from core.read.load import load_session
 from core.read.session import Session
 from core.read.session_state import FIELDS, PARTS, STREAM_FIELDS, encode
@@ -308,3 +310,28 @@ def test_hostile_state_with_a_valid_digest_never_crashes_a_reader(
     restored = _restored(log)
     if restored is not None:
         _use(restored.session)
+
+
+@pytest.mark.parametrize("threshold", [None, "1000000000000"])
+def test_a_pass_that_cannot_write_an_index_builds_no_line_table_and_gathers_no_facts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, threshold: str | None
+) -> None:
+    if threshold is None:
+        monkeypatch.delenv("TAPEDECK_INDEX_MIN_BYTES")  # the default: this log is under ``MIN_LOG_BYTES``
+    else:
+        monkeypatch.setenv("TAPEDECK_INDEX_MIN_BYTES", threshold)
+    log = tmp_path / "session.jsonl"
+    generate(log, 200_000, seed=2, profile="dsh-plain")
+    observed: list[str] = []
+    gather = SessionFacts.observe
+
+    def spy(self: SessionFacts, event: dict[str, Any]) -> None:
+        observed.append(event["type"])
+        gather(self, event)
+
+    monkeypatch.setattr(SessionFacts, "observe", spy)
+    session = load_session(log, retain=False, index=True)
+    assert not isinstance(session.events, LineStore)
+    assert observed == []
+    assert inspect_report(session) == inspect_report(load_session(log, retain=False))
+    assert not index.index_path(log).exists()
