@@ -23,8 +23,10 @@ from textual.screen import Screen
 from core.alerts.follow import FedWatch
 from core.alerts.terminal import terminal_bytes
 from core.control.config import PolicyConfig, validate_config
+from core.fleet.alerts import RemoteFedWatch
 from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
 from core.log.tail import FOLLOW_INTERVAL
+from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
 from tui.alerts import AlertBoard, AlertFeed, AlertRaised, SpendProjected
@@ -257,8 +259,9 @@ class TapedeckApp(ControlActions, App[None]):
         group: like the log's follower it runs as long as the app)."""
         if self.fleet_roots:  # the fleet's one follower raises every session's alerts, remote ones included
             feed: AlertFeed = FleetFeed(self.fleet_roots, self.config, self.post_message)
-        else:  # the log's engine is fed by its view's own pass (a remote session's alerts are not raised here yet)
-            fed = FedWatch(self.config) if parse_remote(str(self.target)) is None else None
+        else:  # the log's engine is fed by its view's own pass (a remote log's also ticks from the view's reads)
+            remote = RemoteLog.of(self.target)
+            fed = FedWatch(self.config) if remote is None else RemoteFedWatch(self.config, remote)
             feed = AlertFeed([], self.config, self.post_message, follow=self.follow, fed=fed)
         self.alert_feed = feed
         self.run_worker(feed.run, thread=True, group="live", exit_on_error=False, name="alerts")
@@ -338,6 +341,7 @@ class TapedeckApp(ControlActions, App[None]):
             interval=self.interval,
             use_watchfiles=self.use_watchfiles,
             alerts=fed if fed is not None and path == self.target else None,  # the target's rules: fed by its view
+            remote=fed.remote if isinstance(fed, RemoteFedWatch) and path == self.target else None,
         )
         self.live = live
         self.run_worker(live.run, thread=True, group="live", exit_on_error=False, name=f"live {path.name}")

@@ -159,9 +159,11 @@ class LiveSession:
         use_watchfiles: bool = False,
         retain_bytes: int | None = None,
         alerts: FedWatch | None = None,
+        remote: RemoteLog | None = None,
     ) -> None:
         """Prepare to watch ``path`` (a log file or session directory); nothing is read until ``run``. ``alerts``
-        is handed every item the load and the follower decode (the alert engine of this log, read only here)."""
+        is handed every item the load and the follower decode (the alert engine of this log, read only here);
+        ``remote`` is the remote log ``path`` names when the caller made it (the one its alert engine ticks from)."""
         self.path = Path(path).expanduser()
         self._post = post or (lambda message: None)
         self.follow = follow
@@ -184,7 +186,7 @@ class LiveSession:
         self.lock = threading.RLock()
         self.stop_event = threading.Event()
         self.host = HostState("none")  # refreshed by ``check_host`` (the app polls it)
-        self.remote = RemoteLog.of(self.path)  # ``[user@]host:PATH``: the log is read over SSH
+        self.remote = remote or RemoteLog.of(self.path)  # ``[user@]host:PATH``: the log is read over SSH
         self.unreachable: str | None = None  # why the remote machine cannot be reached now (None: it can)
         self.bridge_outcomes = (  # read by ``check_host`` for a DSH session
             self.remote.outcomes() if self.remote is not None else OutcomeReader(self.path.parent)

@@ -4,7 +4,8 @@ Local targets are followed as ``core.alerts.follow.AlertFollower`` follows them;
 watches (``core.fleet.follow.Fleet``: the log's new bytes over SFTP, the host's state from the files beside it,
 reconnects with backoff, ``unreachable`` while the machine cannot be reached), whose alerts are collected as
 each poll raises them. A poll gives the local logs' alerts first, then the remote ones'. With actions, a live
-remote host that does not act on a rule itself gets the request in its own inbox, over SFTP.
+remote host that does not act on a rule itself gets the request in its own inbox, over SFTP. ``RemoteFedWatch``
+is the engine of the one remote log the TUI's session view reads and feeds (``tapedeck watch [user@]host:PATH``).
 """
 
 from __future__ import annotations
@@ -14,9 +15,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from core.alerts.engine import Alert
-from core.alerts.follow import AlertFollower, now_ms
+from core.alerts.follow import AlertFollower, FedWatch, now_ms
 from core.control.config import PolicyConfig
-from core.fleet.follow import Fleet
+from core.control.host_state import HostState
+from core.fleet.follow import Fleet, send_remote_action
+from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
 
 
@@ -48,3 +51,35 @@ class AlertSources(AlertFollower):
                 self.remote.act(raised, self.warn)
             out.extend(raised)
         return out
+
+
+class RemoteFedWatch(FedWatch):
+    """``FedWatch`` of a log on another machine that a view reads over SSH (``remote``): ticked with the host's
+    state and the file's mtime as the view last read them (no round trip of its own), ``unreachable`` raised
+    while the view's reads get no answer, and actions sent to the remote inbox."""
+
+    def __init__(self, config: PolicyConfig, remote: RemoteLog) -> None:
+        super().__init__(config)
+        self.remote = remote
+
+    def read_host(self) -> HostState:
+        """The host's state as the view last read it."""
+        return self.remote.host
+
+    def last_write(self) -> int | None:
+        """The remote file's mtime at the view's last poll."""
+        return self.remote.tail.last_write if self.remote.tail is not None else None
+
+    def poll(self, now: int, final: bool = False) -> list[Alert]:
+        """As ``FedWatch.poll``, then whether the machine answered the view's last read."""
+        out = super().poll(now, final)
+        tail = self.remote.tail
+        if tail is None:
+            return out
+        with self._feeding:
+            return out + self.engine.reachable(tail.unreachable is None, now, str(tail.unreachable or ""))
+
+    def send_action(self, alert: Alert) -> None:
+        """Append the alert's action to the remote inbox (as ``core.fleet.follow.send_remote_action``)."""
+        if self.remote.log is not None:
+            send_remote_action(self, alert, self.remote.link, self.remote.log)

@@ -205,17 +205,23 @@ class RemoteSessionWatch(SessionWatch):
     def send_action(self, alert: Alert) -> None:
         """Append the alert's action to the remote inbox when the host's state at the last tick is live and does
         not act on the rule itself."""
-        found = action_request(alert, self.config.alerts)
-        if found is None or alert.cause in self.engine.host_guards or self.host is None or not self.host.live:
-            return
-        op, args = found
-        append_remote_request(self.link, self.target, op, args, kind=self.host.kind, origin=origin_of(alert.cause))
+        send_remote_action(self, alert, self.link, self.target)
 
     def row(self, now: int) -> FleetRow:
         """The row, placed on its machine."""
         row = super().row(now)
         row.where = self.target.where
         return row
+
+
+def send_remote_action(watch: AlertWatch, alert: Alert, link: SshLink, log: RemoteTarget) -> None:
+    """Append ``alert``'s action to the inbox beside the remote ``log`` when the host's state at ``watch``'s last
+    tick is live and does not act on the rule itself."""
+    found = action_request(alert, watch.config.alerts)
+    if found is None or alert.cause in watch.engine.host_guards or watch.host is None or not watch.host.live:
+        return
+    op, args = found
+    append_remote_request(link, log, op, args, kind=watch.host.kind, origin=origin_of(alert.cause))
 
 
 class Fleet:

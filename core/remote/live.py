@@ -59,6 +59,8 @@ class RemoteLog:
         self.target = target
         self.link = link_for(target)
         self.log: RemoteTarget | None = None  # the log itself, once found
+        self.host = HostState("none")  # the host's state at the last read
+        self.tail: RemoteTailer | None = None  # the tailer reading the log now
 
     @classmethod
     def of(cls, path: str | os.PathLike[str]) -> RemoteLog | None:
@@ -83,14 +85,16 @@ class RemoteLog:
 
     def tailer(self, pace: Callable[[], None] | None, consumer: Consumer) -> RemoteTailer:
         """A tailer of the log from its start."""
-        return RemoteTailer(self.link, self._found(), pace, consumer)
+        self.tail = RemoteTailer(self.link, self._found(), pace, consumer)
+        return self.tail
 
     def host_state(self, hosted: bool, last: HostState) -> HostState:
         """The host's state from the remote files (``last`` while the machine cannot be reached)."""
         try:
-            return remote_host_state(self.link, self._found(), hosted)
+            self.host = remote_host_state(self.link, self._found(), hosted)
         except TapedeckError:
-            return last
+            self.host = last
+        return self.host
 
     def outcomes(self) -> RemoteOutcomes:
         """A reader of the bridge's outcome file beside the log (or in the session directory given)."""

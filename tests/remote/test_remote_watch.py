@@ -1,9 +1,11 @@
 """``tapedeck watch [user@]host:PATH/session.jsonl`` through the real OpenSSH server: the log opens in the full
 TUI from its new bytes (raw and zstd), appends show as they are written, the header names the machine, and the
-operator keys reach a live host on the far side through its remote inbox."""
+operator keys reach a live host on the far side through its remote inbox; its alerts reach the screen as a local
+log's do."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -15,14 +17,20 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import DataTable
 
+from core.control.config import validate_config
 from core.control.host_state import read_host_state
 from core.log.reader import read_log
 from core.remote import tail as remote_tail
+from tests.alerts.crafted import HEADER as CRAFTED
+from tests.alerts.crafted import Log
 from tests.log.helpers import HEADER, number, raw_log, user, zstd_log
 from tests.remote.sshd import MISSING, Sshd, demo_host
-from tests.tui.pilot import make_app, settle, until
+from tests.tui.pilot import NO_KEYMAP, make_app, settle, until
+from tui.app import TapedeckApp
 from tui.cli_watch import watch_target
+from tui.screens.alerts import AlertsScreen
 from tui.widgets.header import SessionHeader
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -140,3 +148,36 @@ def test_the_real_console_script_follows_a_remote_log_in_tmux(sshd: Sshd, tmp_pa
         pane.wait_for(lambda s: "index ready" not in s, "the app to exit")
     finally:
         pane.kill()
+
+
+@pytest.mark.anyio
+async def test_a_remote_session_raises_its_alerts_in_the_tui(sshd: Sshd, tmp_path: Path) -> None:
+    """A remote log's error streak: the toast, the mark on its row and the alerts list, as for a local log; then
+    `unreachable` once the machine stops answering the view's reads."""
+    sshd.trust()
+    path = tmp_path / "s1" / "session.jsonl"
+    path.parent.mkdir()
+    log = Log()
+    log.turn(1)
+    log.result(True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in [CRAFTED, *log.events]))
+    config = validate_config({"alerts": {"bell": False, "notify": False, "errorStreak": {"count": 2}}})
+    app = TapedeckApp(watch_target(f"testbox:{path}"), follow=True, interval=0.02, use_watchfiles=False,
+                      keymap_file=NO_KEYMAP, config=config)  # fmt: skip
+    async with app.run_test(size=(140, 36)) as pilot:
+        await until(pilot, lambda: app.live is not None and app.live.ready and app.live.count == 2)
+        assert app.board.alerts == []
+        second = log.result(True)  # appended on the far side
+        with open(path, "a") as f:
+            f.write(json.dumps(log.events[-1]) + "\n")
+        await until(pilot, lambda: len(app.board.alerts) == 1, timeout=30)
+        (alert,) = app.board.alerts
+        assert (alert.cause, alert.seq) == ("error-streak", second)
+        assert [t.title for t in app._notifications] == ["Alert: error-streak"]
+        await until(pilot, lambda: app.alert_marks == {second: ("⚑ error-streak",)})
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
+        await pilot.pause()
+        assert "error-streak" in str(app.screen.query_one("#alerts-table", DataTable).get_row_at(0))
+        sshd.kill()  # the machine goes away: the view's reads get no answer
+        await until(pilot, lambda: [a.cause for a in app.board.alerts] == ["error-streak", "unreachable"], timeout=30)
