@@ -32,6 +32,7 @@ rule (``default_reasoning_effort``), which the host applies to each request.
 from __future__ import annotations
 
 import uuid
+from array import array
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,7 +105,7 @@ def entry_turns(session: Session, seq: int) -> tuple[int, int]:
 @dataclass(slots=True)
 class SurfaceNode:
     """One surface node as the sealer sees it, with what sealing reads of its event (``inspect_surface`` reads each
-    event once: a node is read back from the file on a big log)."""
+    event once: a node is read back from the file on a big log; ``SurfaceLayout.node`` builds one)."""
 
     seq: int
     type: str
@@ -120,27 +121,7 @@ class SurfaceNode:
     result: tuple[str, int] = ("", 0)  # a tool result: its call id and text size
 
 
-def _node_facts(node: SurfaceNode, event: Mapping[str, Any]) -> None:
-    """Note on ``node`` what sealing reads of its ``event``."""
-    message = derive_message(event) or {}  # type: ignore[arg-type]
-    calls: dict[str, None] = {}
-    results: dict[str, None] = {}
-    for block in message.get("content") or ():
-        if not isinstance(block, Mapping):
-            continue
-        if block.get("type") == "tool-call":
-            calls[str(block.get("id"))] = None
-        elif block.get("type") == "tool-result":
-            results[str(block.get("toolCallId"))] = None
-    node.calls, node.results = tuple(calls), tuple(results)
-    data = event.get("data") or {}
-    node.step = data.get("step")
-    if node.type == "assistant/message":
-        content = (data.get("message") or {}).get("content") or []
-        node.reply = text_of_blocks(content)
-        node.calls_tools = any(isinstance(b, Mapping) and b.get("type") == "tool-call" for b in content)
-    elif node.type == "tool/result":
-        node.result = _result_facts(data)
+_PROTECTED, _SUPERSEDED, _CALLS_TOOLS = 1, 2, 4  # ``SurfaceLayout.flags`` bits
 
 
 def _result_facts(data: Mapping[str, Any]) -> tuple[str, int]:
@@ -154,13 +135,103 @@ def _result_facts(data: Mapping[str, Any]) -> tuple[str, int]:
     return result_call_id(message), size
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SurfaceLayout:
-    """The surface in model order, with the turn bookkeeping sealing needs."""
+    """The surface in model order, with the turn bookkeeping sealing needs.
 
-    nodes: list[SurfaceNode]
+    A big log's surface has tens of thousands of nodes, so what sealing needs of each is kept in columns (ints in
+    arrays, one string or value per node in lists, every node's call and result ids in one flat list) rather than
+    in an object per node; ``node(k)`` builds node ``k``'s ``SurfaceNode``.
+    """
+
     completed_through: int
     last_turn: int
+    seqs: array[int] = field(default_factory=lambda: array("q"))
+    first_turns: array[int] = field(default_factory=lambda: array("q"))
+    last_turns: array[int] = field(default_factory=lambda: array("q"))
+    recall_turns: array[int] = field(default_factory=lambda: array("q"))
+    flags: bytearray = field(default_factory=bytearray)
+    kinds: bytearray = field(default_factory=bytearray)  # index in ``type_names``
+    type_names: list[str] = field(default_factory=list)
+    ids: list[str] = field(default_factory=list)  # each node's call ids, then its result ids
+    id_ends: array[int] = field(default_factory=lambda: array("q"))  # per node: where its calls end, then its results
+    replies: list[str] = field(default_factory=list)
+    steps: list[Any] = field(default_factory=list)
+    result_ids: list[str] = field(default_factory=list)
+    result_sizes: array[int] = field(default_factory=lambda: array("q"))
+
+    def __len__(self) -> int:
+        return len(self.seqs)
+
+    @property
+    def nodes(self) -> list[SurfaceNode]:
+        """Every node, built."""
+        return [self.node(k) for k in range(len(self))]
+
+    def protected(self, k: int) -> bool:
+        """Whether node ``k`` is protected."""
+        return bool(self.flags[k] & _PROTECTED)
+
+    def call_ids(self, k: int) -> list[str]:
+        """Node ``k``'s tool-call ids."""
+        return self.ids[self.id_ends[2 * k - 1] if k else 0 : self.id_ends[2 * k]]
+
+    def result_call_ids(self, k: int) -> list[str]:
+        """Node ``k``'s tool-result ids."""
+        return self.ids[self.id_ends[2 * k] : self.id_ends[2 * k + 1]]
+
+    def node(self, k: int) -> SurfaceNode:
+        """Node ``k``."""
+        flags = self.flags[k]
+        return SurfaceNode(
+            self.seqs[k], self.type_names[self.kinds[k]], (self.first_turns[k], self.last_turns[k]),
+            bool(flags & _PROTECTED), bool(flags & _SUPERSEDED), self.recall_turns[k], tuple(self.call_ids(k)),
+            tuple(self.result_call_ids(k)), self.replies[k], bool(flags & _CALLS_TOOLS), self.steps[k],
+            (self.result_ids[k], self.result_sizes[k]),
+        )  # fmt: skip
+
+    def add(self, seq: int, etype: str, turns: tuple[int, int], recall_turn: int, event: Mapping[str, Any]) -> None:
+        """Append the node of surface event ``event``, with what sealing reads of it."""
+        self.seqs.append(seq)
+        self.first_turns.append(turns[0])
+        self.last_turns.append(turns[1])
+        self.recall_turns.append(recall_turn)
+        if etype not in self.type_names:
+            self.type_names.append(etype)
+        self.kinds.append(self.type_names.index(etype))
+        message = derive_message(event) or {}  # type: ignore[arg-type]
+        calls: dict[str, None] = {}
+        results: dict[str, None] = {}
+        for block in message.get("content") or ():
+            if not isinstance(block, Mapping):
+                continue
+            if block.get("type") == "tool-call":
+                calls[str(block.get("id"))] = None
+            elif block.get("type") == "tool-result":
+                results[str(block.get("toolCallId"))] = None
+        self.ids += calls
+        self.id_ends.append(len(self.ids))
+        self.ids += results
+        self.id_ends.append(len(self.ids))
+        data = event.get("data") or {}
+        self.steps.append(data.get("step"))
+        flags = (seq > self.completed_through or turns[0] < 1) * _PROTECTED
+        reply, result = "", ("", 0)
+        if etype == "assistant/message":
+            content = (data.get("message") or {}).get("content") or []
+            reply = text_of_blocks(content)
+            if any(isinstance(b, Mapping) and b.get("type") == "tool-call" for b in content):
+                flags |= _CALLS_TOOLS
+        elif etype == "tool/result":
+            result = _result_facts(data)
+        self.flags.append(flags)
+        self.replies.append(reply)
+        self.result_ids.append(result[0])
+        self.result_sizes.append(result[1])
+
+    def mark(self, k: int, protected: bool, superseded: bool) -> None:
+        """Set node ``k``'s protected and superseded flags."""
+        self.flags[k] = (self.flags[k] & _CALLS_TOOLS) | protected * _PROTECTED | superseded * _SUPERSEDED
 
 
 def inspect_surface(session: Session, pending: Sequence[Mapping[str, Any]] = ()) -> SurfaceLayout:
@@ -169,38 +240,34 @@ def inspect_surface(session: Session, pending: Sequence[Mapping[str, Any]] = ())
     ``pending`` holds the messages the host is about to append in this step; when one of them is a runtime
     snapshot, every snapshot already on the surface is superseded.
     """
-    completed = session.completed_through
+    last_turn = max((n for n, t in session.turns.items() if t.end_seq is not None), default=0)
+    layout = SurfaceLayout(session.completed_through, last_turn)
     live = None  # the last node whose message is a runtime snapshot, unless a pending one supersedes it
-    snapshots: list[SurfaceNode] = []
-    nodes: list[SurfaceNode] = []
+    snapshots: list[int] = []
     last_entry = -1
     for index, seq in enumerate(session.surface):
         event = session.events[seq]
         etype = str(event.get("type"))
         own = is_tape_entry(event)
         turn = session.turn_of(seq)
-        turns = entry_turns(session, seq) if own else (turn, turn)
-        node = SurfaceNode(seq, etype, turns, seq > completed or turns[0] < 1, recall_turn=turn)
-        _node_facts(node, event)
+        layout.add(seq, etype, entry_turns(session, seq) if own else (turn, turn), turn, event)
         if is_runtime_snapshot(derive_message(event)):
             live = seq
         if etype == "user/message" and is_runtime_snapshot(event.get("data")):
-            snapshots.append(node)
+            snapshots.append(index)
         elif etype == "user/message":
-            node.protected = True
+            layout.mark(index, True, False)
         if own:
             last_entry = index
-        nodes.append(node)
     if any(is_runtime_snapshot(m) for m in pending):
         live = None
-    for node in snapshots:
+    for k in snapshots:
         # A dead snapshot of the open turn is still dead; one from before the first turn has no recall page.
-        node.protected = node.seq == live or node.recall_turn < 1
-        node.superseded = not node.protected
-    for node in nodes[: last_entry + 1]:
-        node.protected, node.superseded = True, False
-    last_turn = max((n for n, t in session.turns.items() if t.end_seq is not None), default=0)
-    return SurfaceLayout(nodes, completed, last_turn)
+        protected = layout.seqs[k] == live or layout.recall_turns[k] < 1
+        layout.mark(k, protected, not protected)
+    for k in range(last_entry + 1):
+        layout.mark(k, True, False)
+    return layout
 
 
 # ---------------------------------------------------------------------------------------------- items
@@ -492,9 +559,9 @@ def _utf16_key(text: str) -> bytes:
     return text.encode("utf-16-be", "surrogatepass")
 
 
-def _unpaired(nodes: Sequence[SurfaceNode]) -> list[str]:
-    calls = dict.fromkeys(i for node in nodes for i in node.calls)
-    results = dict.fromkeys(i for node in nodes for i in node.results)
+def _unpaired(layout: SurfaceLayout, group: Sequence[int]) -> list[str]:
+    calls = dict.fromkeys(i for k in group for i in layout.call_ids(k))
+    results = dict.fromkeys(i for k in group for i in layout.result_call_ids(k))
     return [i for i in {**calls, **results} if i not in calls or i not in results]
 
 
@@ -521,29 +588,30 @@ def plan_seal(
     """
     layout = inspect_surface(session, pending)
     seal_before = layout.last_turn - config.history.keepRecentTurns + 1
-    segments: list[list[SurfaceNode]] = []
+    last_turns, seqs = layout.last_turns, layout.seqs
+    segments: list[list[int]] = []  # of node indices
     warnings: list[SealWarning] = []
-    run: list[SurfaceNode] = []
+    run: list[int] = []
 
     def flush() -> None:
-        segment: list[SurfaceNode] = []
+        segment: list[int] = []
         i = 0
         while i < len(run):
             j = i + 1
-            while j < len(run) and run[j].turns[1] == run[i].turns[1]:
+            while j < len(run) and last_turns[run[j]] == last_turns[run[i]]:
                 j += 1
             group = run[i:j]
-            ids = _unpaired(group)
+            ids = _unpaired(layout, group)
             if not ids:
                 segment += group
             else:
-                key = js_json([group[0].seq, sorted(ids, key=_utf16_key)])
+                key = js_json([seqs[group[0]], sorted(ids, key=_utf16_key)])
                 if key not in warned:
                     warnings.append(
                         SealWarning(
                             key,
-                            f"slice tape: turn {group[0].turns[1]} (seq {group[0].seq}..{group[-1].seq}) kept raw "
-                            f"and cut the sealed span, unpaired tool call/result {', '.join(ids)}",
+                            f"slice tape: turn {last_turns[group[0]]} (seq {seqs[group[0]]}..{seqs[group[-1]]}) "
+                            f"kept raw and cut the sealed span, unpaired tool call/result {', '.join(ids)}",
                         )
                     )
                 if segment:
@@ -555,15 +623,16 @@ def plan_seal(
         run.clear()
 
     # Entries already on the surface sit in the frozen prefix, so they are protected and never join a run.
-    for node in layout.nodes:
-        if not node.protected and node.turns[1] < seal_before:
-            run.append(node)
+    for k in range(len(layout)):
+        if not layout.protected(k) and last_turns[k] < seal_before:
+            run.append(k)
         else:
             flush()
     flush()
     entries = []
-    for offset, nodes in enumerate(segments):
+    for offset, segment in enumerate(segments):
         seq = session.next_seq + offset
+        nodes = [layout.node(k) for k in segment]  # built one segment at a time
         text, span, count = render_entry(session, nodes, config.history.entryMaxChars)
         entries.append(
             PlannedEntry(
