@@ -507,7 +507,7 @@ class LiveSession:
             update = tailer.poll()
             if remote:
                 self._reachable(tailer)
-            if update.reset or (update.waiting and update.diagnostics):
+            if update.reset:  # rewritten, replaced or removed
                 self.notices.extend(update.diagnostics)
                 self._new_file = True
                 self._post(LoadProgress("reset", 0.0))

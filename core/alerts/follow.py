@@ -2,7 +2,8 @@
 
 ``AlertWatch`` follows one log with the same reader the TUI uses (``core.log.tail.Tailer``) and feeds what each
 poll decoded to the log's ``AlertEngine``; after each poll it ticks the engine with the time, the host's state
-(``core.control.host_state``) and the file's last change. A log that is truncated or replaced starts a new engine.
+(``core.control.host_state``) and the file's last change. A log that is truncated, replaced or removed starts a new
+engine when it is read again; an alert it raised before (same session, cause and event) is not raised twice.
 ``FedWatch`` is the engine of a log that another reader already reads (the TUI's view of it): that reader hands
 it what it decoded, so the log is read and decoded once. ``AlertFollower`` holds one watch per log and looks for
 new sessions under the roots it was given.
@@ -72,6 +73,8 @@ class AlertWatch:
         self.engine = self._engine()
         self.problems: list[str] = []
         self.host: HostState | None = None  # the host's state at the last tick (with ``live``)
+        self._reported: set[tuple[str, str, int]] = set()  # (session, cause, seq) of every alert raised
+        self._replaying: set[tuple[str, str, int]] = set()  # those raised before the last reset, not raised since
 
     def _engine(self) -> AlertEngine:
         return AlertEngine(self.config.alerts, self.config.model, path=str(self.path))
@@ -88,6 +91,7 @@ class AlertWatch:
             update = self.tailer.poll(max_bytes=SLICE)
             if update.reset:
                 self.engine = self._engine()
+                self._replaying = set(self._reported)
             if update.header is not None:
                 self.engine.start(update.header)
             if update.fatal:
@@ -100,7 +104,20 @@ class AlertWatch:
         if final:
             self._feed(self.tailer.finish().events, now, out)
         out.extend(self.tick(now))
-        return out
+        return self.once(out)
+
+    def once(self, alerts: list[Alert]) -> list[Alert]:
+        """``alerts`` less those a log read again after a reset raises a second time for the same events (each
+        alert raised before the reset is left out once; one that fires again later is kept)."""
+        fresh = []
+        for alert in alerts:
+            key = (alert.session, alert.cause, alert.seq)
+            if key in self._replaying:
+                self._replaying.discard(key)
+                continue
+            self._reported.add(key)
+            fresh.append(alert)
+        return fresh
 
     def _feed(self, events: list[dict[str, Any]], now: int, out: list[Alert]) -> None:
         if events:
@@ -146,7 +163,7 @@ class FedWatch(AlertWatch):
     the rules run beside the reader, not in its way, unless more than ``HELD`` items wait, when the reader feeds
     them itself (what it decoded is never held twice over). A pass over the same file again (the reader reopened
     it) hands over what the engine has already seen: it is skipped, so nothing fires twice; a new file
-    (``reset``) starts a new engine. Only the reader that began last is listened to. ``done`` is set by a reader
+    (``reset``) starts a new engine, which raises again only the alerts not raised before (``once``). Only the reader that began last is listened to. ``done`` is set by a reader
     that does not follow once it handed over the whole log."""
 
     HELD = 1 << 16  # items handed over and not fed yet before the reader feeds them itself
@@ -173,6 +190,7 @@ class FedWatch(AlertWatch):
             if reset or path != self.path or self.engine.session != header.get("id", self.engine.session):
                 self.path = path
                 self.engine = self._engine()
+                self._replaying = set(self._reported)
                 self._next = 0
             self.engine.start(header)
             self._read_back = unread > 0
@@ -244,7 +262,7 @@ class FedWatch(AlertWatch):
                 out, self._raised = self._raised, []
             if self._reader is not None:
                 out.extend(self.tick(now))
-        return out
+        return self.once(out)
 
     def projection(self, now: int) -> Projection:
         """As ``AlertWatch.projection``, while no thread feeds the engine."""

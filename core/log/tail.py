@@ -3,7 +3,7 @@
 ``Tailer.poll`` is non-blocking: it stats the file, reads whatever complete lines or frames are new, and keeps
 the partial rest for the next poll. A file that shrinks or changes inode (truncated, rewritten, replaced) is
 re-read from the start and reported with ``reset=True`` and a diagnostic. A file that does not exist yet is
-waited for. ``follow`` turns polls into a stream, woken by ``wakeups``: ``watchfiles`` with a polling fallback.
+waited for; one that disappears is reported with ``reset`` too (whatever comes back is read from its start). ``follow`` turns polls into a stream, woken by ``wakeups``: ``watchfiles`` with a polling fallback.
 ``tail_events`` reads the last events of a log from the end of the file.
 """
 
@@ -85,6 +85,7 @@ class Tailer:
         self._seen: tuple[int, int] | None = None  # size and mtime at the last poll
         self._head = b""  # fingerprint of the consumed bytes: the first ones …
         self._tail = b""  # … and the last ones
+        self._was_reset = False  # the file was reset: its items now come in the updates whatever the consumer
 
     @property
     def offset(self) -> int:
@@ -132,6 +133,7 @@ class Tailer:
                         "warning",
                     )
                 )
+                update.reset = True
                 self._restart()
             update.waiting = True
             return update
@@ -168,7 +170,7 @@ class Tailer:
             self._restart()
             self._identity = st.identity
         if self._decoder is None:
-            consumer = Consumer() if update.reset else self.consumer
+            consumer = Consumer() if self._was_reset else self.consumer
             self._decoder = LogDecoder(str(self.path), self.compressed, self.pace, consumer)
         if st.size > self._offset:
             self._read(update, st.size if max_bytes is None else min(st.size, self._offset + max_bytes))
@@ -194,6 +196,7 @@ class Tailer:
         return update
 
     def _restart(self) -> None:
+        self._was_reset = True
         self._decoder = None
         self._identity = None
         self._offset = 0

@@ -105,8 +105,6 @@ class RemoteTailer(Tailer):
         except Unreachable as exc:  # the stat or a rewrite check failed: nothing was consumed
             self.unreachable = exc
             return TailUpdate()
-        if update.waiting and update.diagnostics:  # it disappeared: whatever comes back starts afresh
-            update.reset = True
         return update
 
     def prefetch(self, st: RemoteStat | None) -> None:

@@ -1,6 +1,7 @@
 """``FedWatch``: the alert engine of a log another reader reads (the TUI's view). What it is handed raises what a
 watch reading the file raises; the same file handed over again by a new reader raises nothing twice; a new file
-(a reset) starts over; only the reader that began last is listened to."""
+(a reset) starts a new engine, which raises only what was not raised before; only the reader that began last is
+listened to."""
 
 from __future__ import annotations
 
@@ -62,8 +63,11 @@ def test_a_new_reader_of_the_same_file_raises_nothing_twice_and_a_reset_starts_o
     assert fed.poll(0) == []
     fed.take(second, log.events)
     assert _key(fed.poll(0)) == [("error-streak", 5, "2 tool calls failed in a row")]
-    fed.begin(first, path, HEADER, reset=True)  # the file was replaced: its events are new ones
+    fed.begin(first, path, HEADER, reset=True)  # the file was replaced by the same log: nothing fires twice
     fed.take(first, log.events)
+    assert fed.poll(0) == []
+    fed.begin(second, path, {**HEADER, "id": "crafted-2"}, reset=True)  # another session in its place
+    fed.take(second, log.events)
     assert [a.cause for a in fed.poll(0)] == ["loop", "error-streak"]
 
 

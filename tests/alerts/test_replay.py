@@ -3,6 +3,7 @@ through the real reader raises exactly the alerts of reading it whole (every DSH
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from pathlib import Path
@@ -125,6 +126,7 @@ def test_a_zstd_log_followed_in_torn_frames_raises_what_the_raw_log_does(demo_lo
 
 
 def test_a_log_replaced_under_the_follower_starts_its_alerts_afresh(demo_log: Path, tmp_path: Path) -> None:
+    """The same log again raises nothing twice; another session in its place raises its own alerts."""
     target = tmp_path / "session.jsonl"
     shutil.copy(demo_log, target)
     cfg = _eager()
@@ -132,6 +134,11 @@ def test_a_log_replaced_under_the_follower_starts_its_alerts_afresh(demo_log: Pa
     first = _key(watch.poll(0))
     replacement = tmp_path / "new.jsonl"
     shutil.copy(demo_log, replacement)
+    os.replace(replacement, target)
+    assert _key(watch.poll(0)) == []
+    head, rest = demo_log.read_bytes().split(b"\n", 1)
+    header = json.loads(head)
+    replacement.write_bytes(json.dumps({**header, "id": f"{header['id']}-other"}).encode() + b"\n" + rest)
     os.replace(replacement, target)
     assert _key(watch.poll(0)) == first
 

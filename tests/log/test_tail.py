@@ -81,6 +81,10 @@ def test_removed_file_is_waited_for(tmp_path: Path) -> None:
     path.unlink()
     update = tailer.poll()
     assert update.waiting and [d.code for d in update.diagnostics] == ["file-removed"]
+    assert update.reset  # what comes back replaces what was read, as the remote tailer says too
+    path.write_bytes(raw_log(one_turn_with_tool()))
+    back = tailer.poll()
+    assert not back.reset and [e["seq"] for e in back.events] == list(range(11))
 
 
 def _follow_collect(path: Path, use_watchfiles: bool) -> list[int]:
