@@ -24,7 +24,7 @@ from core.alerts.follow import FedWatch
 from core.alerts.terminal import terminal_bytes
 from core.control.config import PolicyConfig, validate_config
 from core.fleet.alerts import RemoteFedWatch
-from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
+from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root, resolve_log_path
 from core.log.tail import FOLLOW_INTERVAL
 from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
@@ -91,7 +91,7 @@ def is_session_log_target(path: Path) -> bool:
     remote = parse_remote(str(path))
     if remote is not None:
         return remote.path.endswith((f"/{RAW_NAME}", f"/{ZSTD_NAME}")) or remote.path in (RAW_NAME, ZSTD_NAME)
-    return not path.is_dir() or (path / RAW_NAME).is_file() or (path / ZSTD_NAME).is_file()
+    return not is_sessions_root(path)
 
 
 def tmux_load_buffer(text: str, timeout: float = 5.0) -> str | None:

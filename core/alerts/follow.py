@@ -25,7 +25,7 @@ from core.alerts.rate import Projection, project, window_ms
 from core.control.config import PolicyConfig
 from core.control.host_state import HostState, read_host_state
 from core.control.inbox import inbox_path
-from core.log.layout import resolve_log_path
+from core.log.layout import is_sessions_root, resolve_log_path
 from core.log.records import PackedRow
 from core.log.sessions import discover_sessions
 from core.log.tail import Tailer
@@ -40,17 +40,12 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def is_root(path: Path) -> bool:
-    """True for a directory of sessions (not a log file or a session directory)."""
-    return path.is_dir() and not any((path / name).is_file() for name in ("session.jsonl", "session.jsonl.zstd"))
-
-
 def logs_of(targets: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """The session logs the targets name: each log file or session directory, and every session under a root."""
     found: list[Path] = []
     for target in targets:
         path = Path(target).expanduser()
-        if is_root(path):
+        if is_sessions_root(path):
             found.extend(ref.path for ref in discover_sessions(path))
         else:
             found.append(resolve_log_path(path))
@@ -300,7 +295,7 @@ class AlertFollower:
         """Start watching the sessions that appeared under the roots."""
         self._scanned = time.monotonic()
         for root in self.targets:
-            if is_root(root):
+            if is_sessions_root(root):
                 for ref in discover_sessions(root):
                     if ref.path not in self.watches:
                         self.watches[ref.path] = AlertWatch(ref.path, self.config, pace=self.pace)

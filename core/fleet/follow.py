@@ -21,13 +21,13 @@ from typing import Any
 
 from core.alerts.actions import action_request, origin_of
 from core.alerts.engine import Alert
-from core.alerts.follow import AlertWatch, act, is_root, now_ms
+from core.alerts.follow import AlertWatch, act, now_ms
 from core.alerts.rate import project, window_ms
 from core.alerts.rules import context_ratio
 from core.control.config import PolicyConfig
 from core.control.host_state import HostState
 from core.fleet.row import FleetRow, fleet_order
-from core.log.layout import resolve_log_path
+from core.log.layout import is_sessions_root, resolve_log_path
 from core.log.sessions import SessionRef, session_logs, session_ref
 from core.log.vocabulary import ROUTE_EVENT
 from core.read.outcome import TurnOutcome
@@ -258,7 +258,7 @@ class Fleet:
                     skipped.append(str(exc))
                     continue
             else:
-                found = list(session_logs(target, skipped) if is_root(target) else [resolve_log_path(target)])
+                found = list(session_logs(target, skipped) if is_sessions_root(target) else [resolve_log_path(target)])
             self._pending.update(log for log in found if str(log) not in self.watches)
         self.skipped = skipped
         self._adopt()

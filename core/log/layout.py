@@ -59,6 +59,12 @@ def log_path(root: Path, cwd: str | None, session_id: str, compressed: bool) -> 
     )
 
 
+def is_sessions_root(path: Path) -> bool:
+    """True for a directory of sessions: a directory without a session log of its own (a log file or a session
+    directory is one session; ``resolve_log_path`` finds its log)."""
+    return path.is_dir() and not any((path / name).is_file() for name in (RAW_NAME, ZSTD_NAME))
+
+
 def resolve_log_path(path: str | os.PathLike[str]) -> Path:
     """Accept a log file or a session directory; return the log file path or raise LogFormatError.
 

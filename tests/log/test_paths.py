@@ -203,3 +203,19 @@ def test_unreadable_file_in_watch_says_it_cannot_be_read(shared_tmp: Path) -> No
 
     phase, _, error = _unprivileged(load).partition("|")
     assert phase == "error" and "cannot read" in error and "Permission denied" in error
+
+
+def test_a_sessions_root_is_a_directory_without_a_session_log_of_its_own(tmp_path: Path) -> None:
+    from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root
+
+    session = tmp_path / "--w--" / "s1"
+    session.mkdir(parents=True)
+    (session / RAW_NAME).write_text("")
+    packed = tmp_path / "--w--" / "s2"
+    packed.mkdir()
+    (packed / ZSTD_NAME).write_bytes(b"")
+    assert is_sessions_root(tmp_path) and is_sessions_root(tmp_path / "--w--")
+    assert not is_sessions_root(session) and not is_sessions_root(packed)
+    assert not is_sessions_root(session / RAW_NAME) and not is_sessions_root(tmp_path / "missing")
+    (tmp_path / "--w--" / "s3" / RAW_NAME).mkdir(parents=True)  # a directory by the log's name is no log
+    assert is_sessions_root(tmp_path / "--w--" / "s3")
