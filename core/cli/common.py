@@ -22,6 +22,24 @@ def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:
     sys.stdout.flush()
 
 
+def emit_json_list_field(payload: dict[str, Any], key: str) -> None:
+    """``emit(payload, True, …)`` byte for byte, with the list ``payload[key]`` written one item at a time: the
+    whole JSON text is never held (a seal preview's entries are megabytes of text)."""
+    items = payload[key]
+    options = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+    whole = orjson.dumps({**payload, key: []}, option=options)
+    mark = b"\n  " + orjson.dumps(key) + b": []"  # a nested or string occurrence is indented deeper or escaped
+    at = whole.index(mark) + len(mark) - 1
+    if not items:
+        at += 1
+    _write(whole[:at])
+    for number, item in enumerate(items):
+        _write((b"\n    " if not number else b",\n    ") + orjson.dumps(item, option=options).replace(b"\n", b"\n    "))
+    _write((b"\n  " if items else b"") + whole[at:])
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
 def _write(data: bytes) -> None:
     """Write UTF-8 ``data`` to stdout: straight to its byte buffer when it has one (a multi-MB JSON text is not
     also held as a str), else decoded."""

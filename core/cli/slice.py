@@ -13,7 +13,7 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
-from core.cli.common import emit, guarded
+from core.cli.common import emit, emit_json_list_field, guarded
 from core.cli.fold import effective_config
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
 from core.policies.read_index import ReadIndex, index_reads
@@ -69,7 +69,11 @@ def _seal(args: argparse.Namespace) -> None:
         overrides.append(f"history.keepRecentTurns={args.keep_recent_turns}")
     if args.entry_max_chars is not None:
         overrides.append(f"history.entryMaxChars={args.entry_max_chars}")
-    emit(seal_report(session, overrides, args.config), args.json, _render_seal)
+    report = seal_report(session, overrides, args.config)
+    if args.json:
+        emit_json_list_field(report, "entries")
+    else:
+        emit(report, False, _render_seal)
 
 
 def _run(

@@ -159,6 +159,7 @@ class SurfaceLayout:
     steps: list[Any] = field(default_factory=list)
     result_ids: list[str] = field(default_factory=list)
     result_sizes: array[int] = field(default_factory=lambda: array("q"))
+    _open: dict[str, str] = field(default_factory=dict, repr=False, compare=False)  # calls not answered yet
 
     def __len__(self) -> int:
         return len(self.seqs)
@@ -208,7 +209,9 @@ class SurfaceLayout:
             if block.get("type") == "tool-call":
                 calls[str(block.get("id"))] = None
             elif block.get("type") == "tool-result":
-                results[str(block.get("toolCallId"))] = None
+                found = str(block.get("toolCallId"))
+                results[self._open.pop(found, found)] = None  # its call's string: one copy of the id
+        self._open.update({i: i for i in calls})
         self.ids += calls
         self.id_ends.append(len(self.ids))
         self.ids += results
@@ -223,7 +226,8 @@ class SurfaceLayout:
             if any(isinstance(b, Mapping) and b.get("type") == "tool-call" for b in content):
                 flags |= _CALLS_TOOLS
         elif etype == "tool/result":
-            result = _result_facts(data)
+            call_id, size = _result_facts(data)
+            result = (next((i for i in results if i == call_id), call_id), size)
         self.flags.append(flags)
         self.replies.append(reply)
         self.result_ids.append(result[0])
@@ -633,6 +637,8 @@ def plan_seal(
     for offset, segment in enumerate(segments):
         seq = session.next_seq + offset
         nodes = [layout.node(k) for k in segment]  # built one segment at a time
+        for k in segment:
+            layout.replies[k] = ""  # the entry holds it now
         text, span, count = render_entry(session, nodes, config.history.entryMaxChars)
         entries.append(
             PlannedEntry(

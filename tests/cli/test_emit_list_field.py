@@ -1,0 +1,36 @@
+"""``emit_json_list_field`` writes one list of a payload item by item, byte for byte what ``emit`` writes."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from contextlib import redirect_stdout
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.cli.common import emit, emit_json_list_field
+
+_leaf = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=12)
+_json = st.recursive(_leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=12)  # fmt: skip
+
+
+def _out(write: Callable[[], None]) -> bytes:
+    sink = io.BytesIO()
+    out = io.TextIOWrapper(sink, encoding="utf-8", write_through=True)
+    with redirect_stdout(out):
+        write()
+    out.flush()
+    return sink.getvalue()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    before=st.dictionaries(st.text(max_size=8).filter(lambda k: k != "entries"), _json, max_size=3),
+    items=st.lists(_json, max_size=4),
+    after=_json,
+)
+def test_the_streamed_list_is_the_emitted_one(before: dict[str, Any], items: list[Any], after: Any) -> None:
+    payload = {**before, "entries": items, "later": {"entries": [], "text": '\n  "entries": []'}, "after": after}
+    assert _out(lambda: emit_json_list_field(payload, "entries")) == _out(lambda: emit(payload, True, str))
