@@ -69,16 +69,28 @@ def run_watch(args: argparse.Namespace) -> int:
     from tui.cli_fleet import run_fleet
 
     if len(args.path) > 1:
-        return run_fleet(args.path, args.config, args.interval)
+        return run_fleet(_live(args), args.config, args.interval)
     target = watch_target(args.path[0] if args.path else None)
     if not is_session_log_target(target):  # a sessions root: the fleet table
-        return run_fleet([str(target)], args.config, args.interval)
+        return run_fleet(_live(args, [str(target)]), args.config, args.interval)
     from core.control.config import load_config
     from tui.app import TapedeckApp
 
     config = load_config(args.config)
     TapedeckApp(target, follow=not args.no_follow, interval=args.interval, config=config).run()
     return 0
+
+
+def _live(args: argparse.Namespace, paths: list[str] | None = None) -> list[str]:
+    """The paths the fleet table opens on (``args.path`` unless given); refused with ``--no-follow``: the table
+    is live, and ``tapedeck sessions`` lists the same sessions once."""
+    paths = args.path if paths is None else paths
+    if args.no_follow:
+        raise TapedeckError(
+            "--no-follow reads one session once; several paths or a sessions root open the fleet table, which "
+            f"always follows: run `tapedeck sessions {' '.join(paths)}` for the sessions as they are now"
+        )
+    return paths
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -95,7 +107,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("path", nargs="*", metavar="PATH",
                    help="log file, session directory or sessions root, here or [user@]host:PATH")  # fmt: skip
-    p.add_argument("--no-follow", action="store_true", help="read the log once and do not wait for appends")
+    p.add_argument("--no-follow", action="store_true",
+                   help="read the log once and do not wait for appends (one session only: the fleet table of a "
+                        "sessions root always follows; `tapedeck sessions ROOT` lists it once)")  # fmt: skip
     add_interval(p, FOLLOW_INTERVAL, f"how often to check the followed file for appends (default {FOLLOW_INTERVAL})")
     p.add_argument("--config", help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
     p.set_defaults(handler=guarded(run_watch))

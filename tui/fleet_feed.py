@@ -76,7 +76,7 @@ class FleetFeed(AlertFeed):
     interval = POLL_SECONDS
 
     def __init__(self, roots: list[Path], config: PolicyConfig, post: Any) -> None:
-        super().__init__(roots, config, post, follow=True)  # the table is live, whatever `--no-follow` says
+        super().__init__(roots, config, post, follow=True)  # the table is live (`watch` refuses `--no-follow` here)
         self.showing = threading.Event()  # set while the table is on screen: rows are posted only then
         self._last: dict[str, tuple[str, ...]] | None = None  # the cells last posted (None: post the whole table)
         self._ticked = float("-inf")  # when the last slice of the tick was due

@@ -91,6 +91,16 @@ async def test_copy_inside_tmux_reaches_tmux_and_its_clipboard(
     assert _tmux_buffer(tmux_server) == "copied · ünïcode"
 
 
+def test_no_follow_on_a_sessions_root_is_refused_with_the_one_shot_listing_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = make_root(tmp_path)
+    for paths in ([str(root)], [str(root / "--w--" / "old-1"), str(root / "--w--" / "new-2")]):
+        assert cli.main(["watch", "--no-follow", *paths]) == 2
+        err = capsys.readouterr().err
+        assert "--no-follow" in err and "fleet table" in err and "tapedeck sessions" in err
+
+
 def test_tmux_load_buffer_says_what_went_wrong(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed")
