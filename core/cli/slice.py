@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from core.cli import COMMANDS
@@ -44,22 +45,20 @@ def seal_report(session: Session, overrides: list[str], config_file: str | None 
     }
 
 
-def _render_seal(report: dict[str, Any]) -> str:
-    lines = []
+def _seal_lines(report: dict[str, Any]) -> Iterator[str]:
+    """The text form of a seal report, line by line (an entry's text is one item)."""
     for number, entry in enumerate(report["entries"], 1):
         first, last = entry["turns"]
-        lines.append(
+        yield (
             f"entry {number} → seq {entry['seq']}: replaces seq {entry['start']}..{entry['end']} "
             f"({len(entry['sources'])} node(s), {human_chars(entry['charsReplaced'])} chars) · {turn_span(first, last)} · "
             f"{human_chars(entry['chars'])} chars"
         )
-        lines += [entry["text"], ""]
-    lines += [f"warning: {w}" for w in report["warnings"]]
+        yield entry["text"]
+        yield ""
+    yield from (f"warning: {w}" for w in report["warnings"])
     count = len(report["entries"])
-    lines.append(
-        f"{count} entr{'y' if count == 1 else 'ies'} would be sealed now" if count else "nothing to seal now"
-    )
-    return "\n".join(lines)
+    yield f"{count} entr{'y' if count == 1 else 'ies'} would be sealed now" if count else "nothing to seal now"
 
 
 def _seal(args: argparse.Namespace) -> None:
@@ -72,8 +71,10 @@ def _seal(args: argparse.Namespace) -> None:
     report = seal_report(session, overrides, args.config)
     if args.json:
         emit_json_list_field(report, "entries")
-    else:
-        emit(report, False, _render_seal)
+        return
+    for line in _seal_lines(report):  # one line at a time: the entries' texts are never joined into one
+        sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
 def _run(
