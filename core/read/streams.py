@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any
+
+from core.shared.seqview import SeqView
 
 CHUNK_TYPE = "assistant/chunk"
 
@@ -122,7 +124,7 @@ def stream_blocks(rows: Iterable[tuple[int, str, Any, Any, int]]) -> list[Block]
     return list(blocks)
 
 
-class Collapsed(Sequence[int]):
+class Collapsed(SeqView):
     """Seqs ``0`` … ``stop - 1`` with every block reduced to its first seq (a frozen view of growing blocks).
 
     Only blocks that had begun when the view was made count, so a view stays the same while the log grows;
@@ -135,20 +137,7 @@ class Collapsed(Sequence[int]):
         self._count = bisect.bisect_left(blocks.starts, stop)  # blocks that begin below stop
         self._len = stop - blocks.hidden_below(stop)
 
-    def __len__(self) -> int:
-        return self._len
-
-    @overload
-    def __getitem__(self, p: int) -> int: ...
-    @overload
-    def __getitem__(self, p: slice) -> list[int]: ...
-    def __getitem__(self, p: int | slice) -> int | list[int]:
-        if isinstance(p, slice):
-            return [self[k] for k in range(*p.indices(self._len))]
-        if p < 0:
-            p += self._len
-        if not 0 <= p < self._len:
-            raise IndexError(p)
+    def _at(self, p: int) -> int:
         blocks = self.blocks
         i = bisect.bisect_right(blocks.heads, p, 0, self._count) - 1
         if i < 0:

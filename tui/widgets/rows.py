@@ -7,13 +7,13 @@ import datetime as dt
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from typing import overload
 
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.rows import Row
 from core.read.session import Session
 from core.read.streams import Collapsed
 from core.read.summary import GLYPHS, human_chars
+from core.shared.seqview import SeqView
 
 # What a node is called once a replacement of each kind took it off the surface.
 SHADOW_BADGES = {
@@ -250,26 +250,14 @@ class SortedSeqs(list[int]):
     """A list of seqs known to be ascending (filtered views), so lookups can bisect."""
 
 
-class SortedPrefix(Sequence[int]):
+class SortedPrefix(SeqView):
     """The first ``stop`` seqs of an ascending list that only grows: a frozen view of it without a copy (a
     filtered list gains rows at the cost of the new matches alone)."""
 
     def __init__(self, seqs: list[int], stop: int) -> None:
         self.seqs = seqs
         self.stop = stop
+        self._len = stop
 
-    def __len__(self) -> int:
-        return self.stop
-
-    @overload
-    def __getitem__(self, p: int) -> int: ...
-    @overload
-    def __getitem__(self, p: slice) -> list[int]: ...
-    def __getitem__(self, p: int | slice) -> int | list[int]:
-        if isinstance(p, slice):
-            return [self.seqs[k] for k in range(*p.indices(self.stop))]
-        if p < 0:
-            p += self.stop
-        if not 0 <= p < self.stop:
-            raise IndexError(p)
+    def _at(self, p: int) -> int:
         return self.seqs[p]
