@@ -26,7 +26,6 @@ import functools
 import hashlib
 import os
 import struct
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from core.log.linestore import LineStore
 from core.read.facts import SessionFacts
 from core.read.session import Session
 from core.read.session_state import decode, encode
+from core.shared.fdwrite import replace_file
 
 FORMAT = 1
 MAGIC = b"tapedeck-index\n\x00"
@@ -273,14 +273,7 @@ def worth_writing(size: int, indexed: int) -> bool:
 def _write_atomically(path: Path, data: bytes) -> Path:
     """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=SUFFIX)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
+    replace_file(path, data, prefix=".tmp-", suffix=SUFFIX)
     return path
 
 

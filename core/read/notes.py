@@ -16,7 +16,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,7 @@ import orjson
 from core.log.layout import resolve_log_path
 from core.log.reader import read_header
 from core.shared.errors import TapedeckError
+from core.shared.fdwrite import replace_file
 
 SUFFIX = ".notes.json"
 VERSION = 1
@@ -150,16 +150,7 @@ def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Path:
                 notes[seq] = Note(seq, text, int(time.time() * 1000))
             else:
                 notes.pop(seq, None)
-            fd, tmp = tempfile.mkstemp(prefix=sidecar.name + ".", dir=sidecar.parent)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(_dump(notes))
-                    f.flush()
-                    os.fsync(f.fileno())
-                os.replace(tmp, sidecar)
-            except BaseException:
-                os.unlink(tmp)
-                raise
+            replace_file(sidecar, _dump(notes), prefix=sidecar.name + ".", sync=True)
     except OSError as exc:
         raise NotesError(f"{sidecar}: cannot write ({exc.strerror or exc})") from None
     return sidecar

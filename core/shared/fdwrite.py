@@ -1,8 +1,11 @@
-"""Writing a whole buffer to a file descriptor: ``os.write`` may write less than it is given."""
+"""Writing whole buffers: to a file descriptor (``os.write`` may write less than it is given), and to a file
+that is replaced in one step (readers see the old bytes or the new, never part of them)."""
 
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -10,3 +13,19 @@ def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
+
+
+def replace_file(path: Path, data: bytes, *, prefix: str, suffix: str = "", sync: bool = False) -> None:
+    """Write ``data`` to a temporary file beside ``path`` (named ``prefix…suffix``), fsynced first when ``sync``,
+    then rename it over ``path``; the temporary file is removed when anything fails."""
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=suffix)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            if sync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
