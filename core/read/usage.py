@@ -10,13 +10,15 @@ def usage_tokens(usage: dict[str, Any] | None) -> tuple[int | None, int, int] | 
     """(cache hits or None when not reported, other input, output) of one usage record; None for no record."""
     if not usage:
         return None
-
-    def get(key: str) -> int:
-        value = usage.get(key)
-        return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-    hit = get("cacheReadTokens") if "cacheReadTokens" in usage else None
-    return hit, get("inputTokens") + get("cacheWriteTokens"), get("outputTokens")
+    get = usage.get  # a count of any other type (a bool included) counts as 0
+    hit, given, written, output = (
+        get("cacheReadTokens"), get("inputTokens"), get("cacheWriteTokens"), get("outputTokens")
+    )  # fmt: skip
+    return (
+        (hit if type(hit) is int else 0) if "cacheReadTokens" in usage else None,
+        (given if type(given) is int else 0) + (written if type(written) is int else 0),
+        output if type(output) is int else 0,
+    )
 
 
 @dataclass(slots=True)
