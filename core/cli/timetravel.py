@@ -20,6 +20,7 @@ from core.read.summary import human_chars
 from core.rebuild.request import AGENT, Request, stream_requests
 from core.shared.errors import TapedeckError
 from core.shared.model_specs import missing_price
+from core.shared.wire import call_text
 
 CLIP = 400
 
@@ -82,7 +83,7 @@ def _message_text(message: dict[str, Any]) -> str:
     if message.get("reasoning_content"):
         parts.insert(0, f"(reasoning) {message['reasoning_content']}")
     for call in message.get("tool_calls") or ():
-        parts.append(f"→ {call['function']['name']}({call['function']['arguments']}) [{call['id']}]")
+        parts.append(f"{call_text(call)} [{call.get('id', '?')}]")
     return "\n".join(p for p in parts if p)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
+from core.shared.wire import call_text
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 CUT_LETTERS = {"tape": "s", "fold": "f", "prune": "p", "rewind": "r", "compaction": "c", "expand": "+"}
@@ -250,10 +251,7 @@ class HtmlFormat:
             node = r["nodes"][i - lead] if i >= lead else "system prompt"
             text = m.get("content") or ""
             text = text if isinstance(text, str) else str(text)
-            calls = "".join(
-                f"\n→ {c['function']['name']}({c['function']['arguments']})"
-                for c in m.get("tool_calls") or ()
-            )
+            calls = "".join("\n" + call_text(c) for c in m.get("tool_calls") or ())
             new = ' <span class="mark">new: past the cache break</span>' if node in fresh else ""
             anchor = _link(node) if isinstance(node, int) else _e(node)
             yield (f"<li>{_e(m['role'])} {anchor}{new}<details><summary>{len(text)} chars</summary>"

@@ -181,6 +181,14 @@ def to_openai_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def call_text(call: Mapping[str, Any]) -> str:
+    """``→ name(arguments)`` of one wire tool call, for display; a name the log left out shows as ``?`` (a DSH
+    request leaves out what the block did not hold, as DSH itself posts it)."""
+    function = call.get("function")
+    function = function if isinstance(function, Mapping) else {}
+    return f"→ {function.get('name', '?')}({function.get('arguments', '')})"
+
+
 def usage_from_openai(raw: Mapping[str, Any]) -> dict[str, int]:
     """DSH ``TokenUsage`` from a chat-completions ``usage`` object.
 

@@ -21,6 +21,7 @@ from textual.worker import get_current_worker
 from core.read.summary import human_chars, one_line
 from core.rebuild.request import wire_chars
 from core.rebuild.request_diff import break_location
+from core.shared.wire import call_text
 from tui.failures import READ_ERRORS, report_log_failure
 from tui.travel import RequestView, TimeTravel
 
@@ -84,7 +85,7 @@ def message_rows(view: RequestView) -> list[tuple[str, tuple[Any, ...]]]:
         k = i - first
         origin = _key(r.keys[k]) if 0 <= k < len(r.keys) else ""
         text = m.get("content") or ""
-        calls = [f"→ {c['function']['name']}({c['function']['arguments']})" for c in m.get("tool_calls") or ()]
+        calls = [call_text(c) for c in m.get("tool_calls") or ()]
         preview = one_line(" ".join([text, *calls]), PREVIEW)
         broke = where == ("message", i)
         style = "bold red" if broke else ""
