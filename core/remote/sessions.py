@@ -28,6 +28,7 @@ from core.remote.target import RemoteTarget
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError
 
 HEADER_BYTES = 1 << 16  # a header (line 1, or the first zstd frame) fits in this many bytes
+FIRST_HEAD_BYTES = 1 << 12  # remote_header reads this much first, then doubles what it has read
 
 
 def remote_logs(link: SshLink, target: RemoteTarget) -> list[RemoteTarget]:
@@ -60,7 +61,12 @@ def remote_header(link: SshLink, log: RemoteTarget) -> dict[str, Any]:
     if st.kind != "file":
         raise LogFormatError(f"{log}: not a regular file")
     decoder = LogDecoder(str(log), log.compressed)
-    header = decoder.feed(link.read(log.path, 0, min(st.size, HEADER_BYTES))).header
+    size, read = min(st.size, HEADER_BYTES), 0
+    while decoder.header is None and not decoder.fatal and read < size:  # a few KB, more only for a long line 1
+        step = min(size - read, max(FIRST_HEAD_BYTES, read))
+        decoder.feed(link.read(log.path, read, step))
+        read += step
+    header = decoder.header
     if decoder.fatal:
         raise LogFormatError(decoder.fatal)
     if header is None:
