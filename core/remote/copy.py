@@ -10,8 +10,6 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from core.remote.link import READ_CHUNK, link_for
-from core.remote.sessions import remote_logs
 from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
 
@@ -23,6 +21,9 @@ def with_remote_copy(handler: Callable[[argparse.Namespace], int | None]) -> Cal
         target = parse_remote(args.path)
         if target is None:
             return handler(args)
+        from core.remote.link import READ_CHUNK, link_for  # asyncssh and asyncio: only for a remote path
+        from core.remote.sessions import remote_logs
+
         link = link_for(target)
         logs = remote_logs(link, target)
         if len(logs) != 1:
