@@ -10,7 +10,6 @@ no budget to project to.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,9 +17,8 @@ from typing import Any
 from core.alerts.config import AlertsConfig
 from core.alerts.engine import ModelBook
 from core.alerts.rules import Signals
+from core.log.records import PackedRow
 from core.shared.model_specs import ModelConfig
-
-_READ_BYTES = 1 << 18  # what one poll of the projection's pass reads: its events (packed rows expanded) are folded and dropped
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,20 +94,25 @@ def project(signals: Signals, window: int, now: int | None = None) -> Projection
     )
 
 
-def log_projection(path: str | os.PathLike[str], models: ModelConfig | None, config: AlertsConfig,
-                   now: int | None = None) -> Projection:  # fmt: skip
-    """The projection of the log at ``path``, read in one streaming pass (only the signals are kept)."""
-    from core.log.tail import Tailer
+class RateFold:
+    """The signals a projection needs, folded while another pass reads the log (``observe`` takes each event
+    dict or ``PackedRow`` in seq order, as ``core.read.load.load_session`` hands them to its observers).
 
-    tailer, window = Tailer(path), window_ms(config)
-    signals, book = Signals(), ModelBook(models)
-    while True:
-        offset = tailer.offset
-        update = tailer.poll(_READ_BYTES)
-        events = update.events
-        if tailer.offset == offset:  # the end of the file as it stood: settle a torn tail and stop
-            events += tailer.finish().events
-        for event in events:
-            signals.observe(event, book, window)
-        if tailer.offset == offset:
-            return project(signals, window, now)
+    A packed row's deltas carry no usage, so past its first member only the seq and the time move
+    (``Signals.skip``): the row is never expanded into events."""
+
+    def __init__(self, models: ModelConfig | None, config: AlertsConfig) -> None:
+        self.signals, self.book, self.window = Signals(), ModelBook(models), window_ms(config)
+
+    def observe(self, item: Mapping[str, Any] | PackedRow) -> None:
+        """Fold one decoded item."""
+        if type(item) is PackedRow:
+            self.signals.observe(item.event(0), self.book, self.window)
+            if item.count > 1:
+                self.signals.skip(item.seq0 + item.count - 1, item.times()[1:], self.window)
+        else:
+            self.signals.observe(item, self.book, self.window)  # type: ignore[arg-type]
+
+    def projection(self, now: int | None = None) -> Projection:
+        """The projection of what was folded so far (``project``)."""
+        return project(self.signals, self.window, now)

@@ -173,15 +173,15 @@ def _render_diff(d: dict[str, Any]) -> str:
 
 
 def _cost(args: argparse.Namespace) -> None:
-    from core.alerts.rate import log_projection
+    from core.alerts.rate import RateFold
     from core.control.config import load_config
     from core.rebuild.cost import CostTally
 
     config = load_config(args.config)
-    tally = CostTally(config.model)
-    session = stream_requests(args.path, tally.add)
+    tally, rate = CostTally(config.model), RateFold(config.model, config.alerts)
+    session = stream_requests(args.path, tally.add, observe=rate.observe)  # one pass: requests and run rate
     report = tally.report(session)
-    report["projection"] = log_projection(args.path, config.model, config.alerts).to_dict()
+    report["projection"] = rate.projection().to_dict()
     emit(report, args.json, _render_cost)
 
 

@@ -715,17 +715,29 @@ def iter_requests(
 
 
 def stream_requests(
-    path: str | os.PathLike[str], emit: Emit, want: Callable[[Point], bool] | None = None, others: bool = True
+    path: str | os.PathLike[str],
+    emit: Emit,
+    want: Callable[[Point], bool] | None = None,
+    others: bool = True,
+    observe: Callable[[dict[str, Any] | PackedRow], None] | None = None,
 ) -> Session:
     """Every model request of the log at ``path`` (or the agent requests ``want`` accepts, the only ones built,
     and DSH's other calls unless ``others`` is False), in one streaming pass that keeps only the surface's events.
 
     ``emit(request, session)`` gets each request as ``RequestPass`` says; returning True ends the pass there.
-    Returns the projection: of the whole log, or as it stood when ``emit`` ended the pass.
+    ``observe`` sees each event dict or ``PackedRow`` right after it is projected (the same pass folding
+    something else). Returns the projection: of the whole log, or as it stood when ``emit`` ended the pass.
     """
     requests = RequestPass(emit, keep=True, want=want, others=others)
+    after = requests.after
+    if observe is not None:
+
+        def after(session: Session, item: dict[str, Any] | PackedRow) -> None:
+            requests.after(session, item)
+            observe(item)
+
     try:
-        session = load_session(path, retain=False, readback=True, before=requests.before, observe=requests.after)
+        session = load_session(path, retain=False, readback=True, before=requests.before, observe=after)
         requests.finish(session)
     except _Stop as stop:
         return stop.session

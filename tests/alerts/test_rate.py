@@ -5,9 +5,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from core.alerts.rate import fold, project
+import pytest
+
+from bench.gen_session import generate
+from core.alerts.rate import fold, project, window_ms
 from core.cli import main
+from core.control.config import load_config
+from core.log.decoder import LogDecoder
+from core.log.reader import read_log
 from tests.alerts.crafted import HEADER, Log, config
 
 WINDOW = 10 * 60_000
@@ -115,3 +122,30 @@ def test_projecting_reads_the_open_turn_alone_however_many_turns_came_before() -
     many, usd_many = lines_of_projection(300)
     assert usd_few == usd_many and round(usd_many or 0, 6) == 0.1
     assert many == few
+
+
+@pytest.mark.parametrize("profile", ["mixed", "dsh-plain"])
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
+def test_cost_folds_the_projection_in_its_one_pass_as_a_fold_of_every_event_gives_it(
+    profile: str, zstd: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``cost`` decodes the log once (requests and run rate in one pass, packed rows never expanded) and its
+    projection is the one a fold over every member event gives."""
+    path = tmp_path / ("session.jsonl.zst" if zstd else "session.jsonl")
+    generate(path, 400_000, seed=3, profile=profile, zstd=zstd)
+    defaults = load_config(None)
+    window = window_ms(defaults.alerts)
+    expected = project(fold(read_log(path).events, defaults.model, window), window).to_dict()
+    assert expected["usdPerHour"]
+    decoders: list[LogDecoder] = []
+
+    class Counted(LogDecoder):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            decoders.append(self)
+
+    for module in ("core.read.load", "core.log.tail"):
+        monkeypatch.setattr(f"{module}.LogDecoder", Counted)
+    assert main(["cost", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["projection"] == expected
+    assert len(decoders) == 1
