@@ -25,8 +25,10 @@ compaction between two attempts shows in the second one.
   ``openai`` provider declares none).
 
 ``RequestPass`` finds and builds them in one forward pass over the events: ``stream_requests`` runs it over a log
-file in one streaming pass that keeps only the surface's events (the CLI's path: memory bounded by the surface,
-not the log), ``iter_requests`` over events in memory. ``request_points`` and ``request_at`` answer the same from
+file in one streaming pass whose DSH requests are lean (the CLI's path): each holds a ``Digest`` of its prompt
+(its message nodes and their sizes), not its messages, which are read back from the file only where output needs
+them, so memory follows the number of surface nodes, not their bytes; ``iter_requests`` runs it over events in
+memory. ``request_points`` and ``request_at`` answer the same from
 a session that is already projected, with a ``core.read.timetravel.SurfaceTimeline`` (the TUI's path). All use one
 ``RequestClock`` and one ``build_request``.
 """
@@ -51,7 +53,7 @@ from core.read.load import load_session
 from core.read.session import Session, derive_message, surface_view
 from core.read.timetravel import SessionAt, SurfaceTimeline
 from core.shared.chat import ModelRequest
-from core.shared.dsh_wire import IMAGE_NOTE, DshMessages, dsh_body, has_image, thinking_fields
+from core.shared.dsh_wire import IMAGE_NOTE, DshMessages, dsh_body, dsh_wire, has_image, thinking_fields
 from core.shared.text import cp_len
 from core.shared.values import int_or_none, str_or_none
 from core.shared.wire import OpenAIMessages, request_body
@@ -87,11 +89,25 @@ class Request:
     cache: WireCache | None = field(default=None, repr=False, compare=False)  # of the pass that built it
     kind: str = AGENT  # agent, or DSH's title or compaction call
     unlogged: list[str] = field(default_factory=list)  # what went out but is not in the log (so not rebuilt)
+    digest: Digest | None = field(default=None, repr=False, compare=False)  # a lean request's prompt, see ``Digest``
 
     @property
     def wire(self) -> list[dict[str, Any]]:
-        """The chat-completions messages."""
+        """The chat-completions messages (a lean request reads its messages back first: ``materialize``)."""
+        self.materialize()
         return self.body["messages"]
+
+    def materialize(self) -> None:
+        """Give a lean request (one with a ``digest`` and no messages yet) its keys, messages and wire messages,
+        read back by seq from its session's events; a no-op for any other."""
+        digest = self.digest
+        if digest is None or digest.done:
+            return
+        self.keys = digest.keys[: digest.count]
+        events = digest.events
+        self.messages = [m for seq in self.keys if (m := derive_message(surface_view(events[seq])))]
+        self.body["messages"] = convert(self.system, self.messages, DshMessages)
+        digest.done = True
 
     @property
     def tool_names(self) -> list[str]:
@@ -280,6 +296,8 @@ def request_points(
 
 def prompt_head(request: Request) -> list[bytes]:
     """The start of ``prompt_parts``: the system message (when the request has one) and the tools."""
+    if request.digest is not None:
+        return request.digest.head
     system = [m for m in request.wire[:1] if m.get("role") == "system"]
     return [*map(orjson.dumps, system), orjson.dumps(request.body.get("tools") or [])]
 
@@ -307,6 +325,44 @@ def prompt_bytes(request: Request) -> bytes | bytearray:
                 prompt += part
             request.prompt = prompt
     return request.prompt
+
+
+@dataclass(slots=True)
+class Digest:
+    """What a lean request (built by a ``RequestPass`` with ``lean``) holds of its prompt instead of its messages:
+    the prompt's head (``prompt_head``), its surface nodes that project a message (the first ``count`` of
+    ``keys``) and where each one's wire messages end in the prompt after the head (``ends``, in bytes).
+
+    ``keys`` and ``ends`` are the pass's own lists, shared by the requests of a surface that only grows (a cut
+    gives the next request new ones), so a request costs what its new nodes cost. Messages are read back by seq
+    from ``events`` only where output needs them."""
+
+    head: list[bytes]
+    keys: list[int]
+    ends: list[int]
+    count: int
+    events: Any  # the session's event store, which reads any of ``keys`` back
+    done: bool = False  # materialized
+
+    @property
+    def size(self) -> int:
+        """The prompt's length in bytes (``len(prompt_bytes(request))``)."""
+        return sum(map(len, self.head)) + (self.ends[self.count - 1] if self.count else 0)
+
+    def message_parts(self, start: int = 0) -> Iterator[bytes]:
+        """The rendered wire messages of nodes ``start``.. of the prompt, each node's read back and rendered."""
+        for seq in islice(self.keys, start, self.count):
+            message = derive_message(surface_view(self.events[seq]))
+            yield b"".join(map(orjson.dumps, dsh_wire(message))) if message else b""
+
+
+def node_digest(event: dict[str, Any]) -> tuple[int, bool] | None:
+    """A DSH surface node's share of a prompt: the bytes of its wire messages and whether it holds an image
+    (None: it projects no message)."""
+    message = derive_message(event)
+    if not message:
+        return None
+    return sum(len(orjson.dumps(m)) for m in dsh_wire(message)), has_image((message,))
 
 
 Mark = tuple[int, tuple[str, ...], tuple[dict[str, Any], ...]]
@@ -351,6 +407,38 @@ class WireCache:
         self.kept = 0  # how many of those the request before it carried too
         self.counts: list[int] = []  # per node of it: how many messages it and the nodes before it project
         self.derived = self.converted = 0  # surface nodes read and messages converted, over every request
+        # a lean pass's: each surface node's digest (``node_digest``), noted as it was applied and held while it is
+        # on the surface, and the last
+        # DSH request's message nodes, where their wire messages end and how many hold an image (see ``Digest``)
+        self.noted: dict[int, tuple[int, bool] | None] = {}
+        self.keys: list[int] = []
+        self.ends: list[int] = []
+        self.images_of: list[int] = []
+
+    def digest(self, view: Any, head: list[bytes]) -> tuple[Digest, bool]:
+        """The lean ``Digest`` of the DSH request ``view`` makes (with ``head``) and whether it holds an image:
+        the last request's, extended by the nodes new to the surface (their digests as noted, or read)."""
+        surface = view.surface
+        shared = len(self.nodes)
+        if surface[:shared] != self.nodes:  # not only grown since
+            shared = next((i for i, (a, b) in enumerate(zip(self.nodes, surface, strict=False)) if a != b), shared)
+            shared = min(shared, len(surface))
+        kept = self.counts[shared - 1] if shared else 0
+        if kept < len(self.keys):  # cut: new lists, so that the requests that hold the old ones keep them whole
+            self.keys, self.ends, self.images_of = self.keys[:kept], self.ends[:kept], self.images_of[:kept]
+        keys, ends, images, counts = self.keys, self.ends, self.images_of, self.counts[:shared]
+        events, noted = view.events, self.noted
+        self.derived += len(surface) - shared
+        for seq in surface[shared:]:
+            found = noted[seq] if seq in noted else node_digest(events[seq])
+            if found is not None:
+                keys.append(seq)
+                ends.append((ends[-1] if ends else 0) + found[0])
+                images.append((images[-1] if images else 0) + found[1])
+            counts.append(len(keys))
+        self.nodes, self.counts = list(surface), counts
+        count = len(keys)
+        return Digest(head, keys, ends, count, events), bool(count and images[count - 1])
 
     def surface_messages(self, view: Any) -> tuple[list[int], list[dict[str, Any]]]:
         """The seqs and ``derive_message``s of every surface node of ``view`` that projects a message: the last
@@ -456,12 +544,18 @@ def convert(system: str | None, messages: list[dict[str, Any]], kind: Conversion
 
 
 def build_request(
-    view: Any, point: Point, host: bool, route: dict[str, Any] | None, cache: WireCache | None = None
+    view: Any,
+    point: Point,
+    host: bool,
+    route: dict[str, Any] | None,
+    cache: WireCache | None = None,
+    lean: bool = False,
 ) -> Request:
     """The request at ``point`` from ``view``, a session as it stood then (a ``Session`` or ``SessionAt``).
 
     ``host`` says our host wrote the log; ``route`` is the step's latest ``tapedeck/route`` data; ``cache``
-    the ``WireCache`` of a pass that builds the requests of a log in order.
+    the ``WireCache`` of a pass that builds the requests of a log in order; with it, ``lean`` builds a DSH
+    request without its messages (a ``Digest``; ``Request.materialize`` reads them back from ``view.events``).
     """
     header = view.request_header() or {}
     config = header.get("config") if isinstance(header.get("config"), dict) else {}
@@ -493,14 +587,22 @@ def build_request(
         wire = None if cache is None else cache.convert(system, messages)
         body = request_body(model or "", wanted, wire)
     else:
+        settings, sources = _dsh_settings(header, config)
+        effort = config.get("reasoningEffort") if sources["reasoningEffort"] != NOT_LOGGED else None
+        if lean and cache is not None:
+            body = dsh_body(model or "", [], tools, thinking_fields(effort), **settings)
+            system_part = [orjson.dumps({"role": "system", "content": system})] if system else []
+            digest, images = cache.digest(view, [*system_part, orjson.dumps(body.get("tools") or [])])
+            return Request(point.turn, point.step, point.attempt, point.seq, host,
+                           config.get("provider") if isinstance(config.get("provider"), str) else None, model,
+                           view.request_header_seq, system, tools, [], [], body, effort, sources=sources,
+                           unlogged=[IMAGE_NOTE] if images else [], digest=digest)  # fmt: skip
         if cache is None:
             keyed = [(seq, m) for seq in view.surface if (m := derive_message(view.events[seq]))]
             keys, messages = [k for k, _ in keyed], [m for _, m in keyed]
         else:
             nodes, messages = cache.surface_messages(view)
             keys = nodes  # type: ignore[assignment]
-        settings, sources = _dsh_settings(header, config)
-        effort = config.get("reasoningEffort") if sources["reasoningEffort"] != NOT_LOGGED else None
         if cache is None:
             wire, images = convert(system, messages, DshMessages), has_image(messages)
         else:
@@ -588,14 +690,21 @@ class RequestPass:
     are built too, each emitted in seq order among them. Only the requests in flight and each step's route are
     held. With ``keep`` the session's store (a ``LineStore`` or ``KeptEvents``) keeps the
     surface's events in memory while they are on the surface (and no longer), since every request reads all
-    of them.
+    of them. With ``lean`` (a store that reads any seq back) DSH requests are built without their messages
+    (``Digest``): the pass notes each surface node's size as it is applied and keeps no DSH event.
     """
 
     def __init__(
-        self, emit: Emit, keep: bool = False, want: Callable[[Point], bool] | None = None, others: bool = True
+        self,
+        emit: Emit,
+        keep: bool = False,
+        want: Callable[[Point], bool] | None = None,
+        others: bool = True,
+        lean: bool = False,
     ) -> None:
         self.emit = emit
         self.keep = keep
+        self.lean = lean
         self.want = want
         self.others = others
         self.side: list[Request] = []  # DSH's other calls that went out while ``open`` was in flight
@@ -619,7 +728,7 @@ class RequestPass:
         self._flush(session, point.seq)
         if self.want is None or self.want(point):
             route = self.routes.get((point.turn, point.step))
-            self.open = build_request(session, point, self.host, route, self.cache)
+            self.open = build_request(session, point, self.host, route, self.cache, self.lean)
 
     def after(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         """Called right after ``session`` applied ``item``."""
@@ -644,7 +753,15 @@ class RequestPass:
             request.usage = usage if isinstance(usage, dict) else None
         elif self.others and not self.host and etype in (TITLE_CALL, COMPACTION_START, COMPACTION_SUMMARY):
             self._other_call(session, etype, data)
-        if self.keep and etype in SURFACE_TYPES and isinstance(store := session.events, KeepingEvents):
+        if etype not in SURFACE_TYPES:
+            return
+        if self.lean and not self.host:  # a DSH node's digest, noted while its event is at hand
+            seq, noted = session.next_seq - 1, self.cache.noted
+            if session.on_surface(seq):
+                noted[seq] = node_digest(event)
+            for gone in session.shadowed.get(seq, ()):
+                noted.pop(gone, None)
+        elif self.keep and isinstance(store := session.events, KeepingEvents):
             seq = session.next_seq - 1
             if session.on_surface(seq):
                 store.keep(seq, surface_view(event))
@@ -722,13 +839,14 @@ def stream_requests(
     observe: Callable[[dict[str, Any] | PackedRow], None] | None = None,
 ) -> Session:
     """Every model request of the log at ``path`` (or the agent requests ``want`` accepts, the only ones built,
-    and DSH's other calls unless ``others`` is False), in one streaming pass that keeps only the surface's events.
+    and DSH's other calls unless ``others`` is False), in one streaming pass that keeps no DSH event (lean
+    requests: ``Request.materialize`` reads a request's messages back; a host log's surface events are kept).
 
     ``emit(request, session)`` gets each request as ``RequestPass`` says; returning True ends the pass there.
     ``observe`` sees each event dict or ``PackedRow`` right after it is projected (the same pass folding
     something else). Returns the projection: of the whole log, or as it stood when ``emit`` ended the pass.
     """
-    requests = RequestPass(emit, keep=True, want=want, others=others)
+    requests = RequestPass(emit, keep=True, want=want, others=others, lean=True)
     after = requests.after
     if observe is not None:
 

@@ -10,8 +10,9 @@ went, or a changed request header.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
-from itertools import islice
+from itertools import chain, islice
 from typing import Any
 
 from core.read.session import Session, cut_kind
@@ -25,7 +26,10 @@ REWRITE = "rewrite"
 
 def diff_base(request: Request) -> Request:
     """``request`` as a later ``diff_requests`` needs it as ``before``: its address, keys, head and rendered
-    prompt, without its messages (a pass that diffs each request against the last holds one request whole)."""
+    prompt, without its messages (a pass that diffs each request against the last holds one request whole);
+    a lean request as it is (its ``Digest`` holds no message)."""
+    if request.digest is not None and not request.digest.done:
+        return request
     prompt_bytes(request)
     return replace(request, messages=[], body={"messages": request.wire[:1], "tools": request.body.get("tools")})
 
@@ -94,11 +98,89 @@ def _replacement_between(session: Session, node: int, lo: int, hi: int) -> int |
     return None
 
 
+def _stream_prefix(a: Iterator[bytes], b: Iterator[bytes]) -> int:
+    """Bytes the concatenations of the parts ``a`` and ``b`` share at their start, reading each part only as far
+    as the comparison gets."""
+    shared = 0
+    x = y = b""
+    while True:
+        if not x:
+            x = next(a, None)  # type: ignore[assignment]
+        if not y:
+            y = next(b, None)  # type: ignore[assignment]
+        if x is None or y is None:
+            return shared
+        n = min(len(x), len(y))
+        if x[:n] != y[:n]:
+            return shared + _common_prefix(x[:n], y[:n])
+        shared += n
+        x, y = x[n:], y[n:]
+
+
+def _lean_diff(before: Request, after: Request, session: Session) -> RequestDiff:
+    """``diff_requests`` of two lean requests, from their digests: the nodes both carry first are the same
+    messages (a node's message never changes), so the prompts are compared byte by byte (read back) only from
+    the first node where they differ, and only as far as they agree."""
+    old, new = before.digest, after.digest
+    assert old is not None and new is not None
+    size = new.size
+    grown = old.keys is new.keys and old.count <= new.count  # the same list, only grown since
+    old_keys = old.keys[: old.count]
+    if grown:
+        first = old.count
+        added: list[int | str] = new.keys[old.count : new.count]
+        removed: list[int | str] = []
+        new_keys: set[int | str] = set()
+    else:
+        keys = new.keys[: new.count]
+        first = next((i for i, (a, b) in enumerate(zip(old_keys, keys, strict=False)) if a != b), min(old.count, new.count))
+        new_keys, known = set(keys), set(old_keys)
+        removed = [k for k in old_keys if k not in new_keys]
+        added = [k for k in keys if k not in known]
+    if old.head == new.head:
+        head = sum(map(len, new.head))
+        shared = head + (old.ends[first - 1] if first else 0)
+        if first < old.count:
+            shared += _stream_prefix(old.message_parts(first), new.message_parts(first))
+    else:
+        shared = _stream_prefix(chain(old.head, old.message_parts()), chain(new.head, new.message_parts()))
+    replaced = _replaced(session, before, after, removed, new_keys)
+    broke = shared < old.size
+    if not broke:
+        return RequestDiff(before, after, shared, size, False, None, None, added, removed, replaced)
+    cause, cause_seq = _cause(before, after, session, removed, replaced, old_keys, new.keys[: new.count])
+    return RequestDiff(before, after, shared, size, True, cause, cause_seq, added, removed, replaced)
+
+
+def _replaced(
+    session: Session, before: Request, after: Request, removed: list[int | str], new_keys: set[int | str]
+) -> list[tuple[int | str, int]]:
+    """The removed nodes a replacement between the two requests took off the surface, each with what replaced
+    it (the replacement on ``after``'s surface, when a chain of them led there)."""
+    replaced = []
+    for key in removed:
+        by = _replacement_between(session, key, before.seq, after.seq) if isinstance(key, int) else None
+        if by is not None:
+            final = by
+            while final not in new_keys and final in session.replaced_by:
+                final = session.replaced_by[final]
+            replaced.append((key, final if final in new_keys else by))
+    return replaced
+
+
 def diff_requests(before: Request | None, after: Request, session: Session) -> RequestDiff:
     """``after`` against ``before``; ``session`` must have projected at least up to ``after.seq``."""
-    new = prompt_bytes(after)
     if before is None:
-        return RequestDiff(None, after, 0, len(new), True, None, None, list(after.keys))
+        if after.digest is not None and not after.digest.done:
+            digest = after.digest
+            return RequestDiff(None, after, 0, digest.size, True, None, None, digest.keys[: digest.count])
+        return RequestDiff(None, after, 0, len(prompt_bytes(after)), True, None, None, list(after.keys))
+    lean = (before.digest, after.digest)
+    if None not in lean and not any(d.done for d in lean):  # type: ignore[union-attr]
+        return _lean_diff(before, after, session)
+    before.materialize()
+    after.materialize()
+    new = prompt_bytes(after)
     old = prompt_bytes(before)
     if old is new:  # rendered in the buffer of ``before``'s prompt, cut back to what the two share
         cut = after.cache.cut_from(before, after) if after.cache is not None else None
@@ -113,14 +195,7 @@ def diff_requests(before: Request | None, after: Request, session: Session) -> R
     new_keys = set() if grown else set(after.keys)
     removed = [] if grown else [k for k in before.keys if k not in new_keys]
     added = [k for k in islice(after.keys, len(before.keys) if grown else 0, None) if k not in old_keys]
-    replaced = []
-    for key in removed:
-        by = _replacement_between(session, key, before.seq, after.seq) if isinstance(key, int) else None
-        if by is not None:
-            final = by
-            while final not in new_keys and final in session.replaced_by:
-                final = session.replaced_by[final]
-            replaced.append((key, final if final in new_keys else by))
+    replaced = _replaced(session, before, after, removed, new_keys)
     broke = shared < old_size
     cause, cause_seq = (None, None) if not broke else _cause(before, after, session, removed, replaced)
     return RequestDiff(before, after, shared, len(new), broke, cause, cause_seq, added, removed, replaced)
@@ -132,16 +207,21 @@ def _cause(
     session: Session,
     removed: list[int | str],
     replaced: list[tuple[int | str, int]],
+    old_keys: list[int] | None = None,
+    new_keys: list[int] | None = None,
 ) -> tuple[str, int | None]:
+    """What broke the cache (``old_keys`` and ``new_keys``: the two requests' keys, when they are not on them)."""
     if prompt_head(before) != prompt_head(after):
         return HEADER_CHANGE, after.header_seq
-    first = next((i for i, (a, b) in enumerate(zip(before.keys, after.keys, strict=False)) if a != b), None)
+    before_keys: list[Any] = before.keys if old_keys is None else old_keys
+    after_keys: list[Any] = after.keys if new_keys is None else new_keys
+    first = next((i for i, (a, b) in enumerate(zip(before_keys, after_keys, strict=False)) if a != b), None)
     if first is None:
         return REWRITE, None  # same nodes, different rendering (a repaired tool pairing, for example)
     by = dict(replaced)
     gone = set(removed)
-    run = [before.keys[first]]  # the run of nodes that went, starting where the two first differ
-    for key in before.keys[first + 1 :]:
+    run = [before_keys[first]]  # the run of nodes that went, starting where the two first differ
+    for key in before_keys[first + 1 :]:
         if key not in gone:
             break
         run.append(key)
@@ -151,7 +231,7 @@ def _cause(
             return CAUSE_NAMES.get(kind, kind), by[key]
     if isinstance(run[0], str) and run[0] in gone:
         return PHASE_NOTE, int(run[0].split(":", 1)[1])
-    moved = after.keys[first] if first < len(after.keys) else None
+    moved = after_keys[first] if first < len(after_keys) else None
     if isinstance(moved, str):
         return PHASE_NOTE, int(moved.split(":", 1)[1])
     return REWRITE, None

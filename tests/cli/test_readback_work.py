@@ -2,13 +2,14 @@
 
 A streaming command that needs events after its pass reads them back through the session's ``LineStore``, which
 counts every line it decodes again (``LineStore.decodes``). ``seal`` reads back at most the surface it seals
-(its read index is built during the pass); ``request``, ``diff`` and ``cost`` read back nothing (the pass keeps
-the surface's events while they are on it). A command that re-read every event, or every event once per
-request, would decode thousands of lines here.
+(its read index is built during the pass). ``cost`` and ``diff`` read back nothing where no cache broke (the pass
+keeps each surface node's size, not its event) and three lines per break; ``request`` reads back the messages it
+prints. A command that re-read every event, or every event once per request, would decode thousands of lines here.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -85,15 +86,46 @@ def _step_with_results(log: Path) -> tuple[str, str]:
     return str(turn), str(step)
 
 
-@pytest.mark.parametrize("command", ["cost --json", "request --all --json", "request --turn", "diff --turn"])
-def test_requests_and_cost_read_nothing_back(
+@pytest.mark.parametrize("command", ["cost --json", "diff --turn"])
+def test_cost_and_diff_read_nothing_back_where_no_cache_broke(
     log: Path, command: str, stores: list[LineStore], capsys: pytest.CaptureFixture[str]
 ) -> None:
     name, *flags = command.split()
     if flags == ["--turn"]:
         turn, step = _step_with_results(log)
         flags = ["--turn", turn, "--step", step]
+    assert main(["cost", str(log), "--json"]) == 0
+    assert not any(r["cacheBreak"] for r in json.loads(capsys.readouterr().out)["requests"])
+    stores.clear()
     assert _decodes([name, str(log), *flags], stores, capsys) == 0
+
+
+def test_cost_reads_back_three_lines_per_cache_break(
+    tmp_path: Path, stores: list[LineStore], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The two messages where the prompts part and the replacement that parted them; never the surface."""
+    path = tmp_path / "cut.jsonl"
+    generate(path, 2_500_000, seed=5, profile="mixed")
+    monkeypatch.setattr("core.log.linestore.CACHE_LINES", 1)  # a repeated read of a line is a decode again
+    assert main(["cost", str(path), "--json"]) == 0
+    breaks = sum(1 for r in json.loads(capsys.readouterr().out)["requests"] if r["cacheBreak"])
+    stores.clear()
+    assert breaks and 0 < _decodes(["cost", str(path), "--json"], stores, capsys) <= 3 * breaks
+
+
+@pytest.mark.parametrize("command", ["request --all --json", "request --turn"])
+def test_requests_read_back_only_the_messages_they_print(
+    log: Path, command: str, stores: list[LineStore], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("core.log.linestore.CACHE_LINES", 1)
+    name, *flags = command.split()
+    if flags == ["--turn"]:
+        turn, step = _step_with_results(log)
+        flags = ["--turn", turn, "--step", step, "--json"]
+    assert main([name, str(log), *flags]) == 0
+    printed = sum(len(r["messages"]) for r in json.loads(capsys.readouterr().out))
+    stores.clear()
+    assert 0 < _decodes([name, str(log), *flags], stores, capsys) <= printed
 
 
 def _index(session: Session) -> tuple[Any, ...]:

@@ -20,11 +20,13 @@ from tests.timetravel.conftest import FIXTURE_LOGS
 
 
 def _streamed(path: Path) -> list[tuple[Request, int, int]]:
-    """Each request with how many events the pass kept and how many nodes the surface had when it came."""
+    """Each request (its messages read back) with how many events the pass kept and how many nodes the surface
+    had when it came."""
     out = []
 
     def take(request: Request, session: Session) -> None:
         assert isinstance(session.events, LineStore)
+        request.materialize()
         out.append((request, session.events.kept, len(session.surface)))
 
     stream_requests(path, take)
@@ -35,7 +37,10 @@ def _check(path: Path) -> None:
     data = read_log(path)
     streamed = _streamed(path)
     assert [r for r, _, _ in streamed] == list(iter_requests(data.header, data.events))
-    assert all(kept == nodes for _, kept, nodes in streamed)
+    host = any(e["type"] == "tapedeck/host" for e in data.events)
+    # a DSH log's requests hold digests, not events; our host's keep the surface's events while they are on it
+    assert all(kept == (nodes if host else 0) for _, kept, nodes in streamed)
+    assert all((r.digest is None) == host for r, _, _ in streamed if r.kind == "agent")
 
 
 def test_fixtures_generated_logs_and_a_host_session(generated_logs: list[Path], demo_log: Path) -> None:
@@ -62,7 +67,7 @@ def test_want_builds_only_the_requests_it_accepts(generated_logs: list[Path]) ->
         return (point.turn, point.step) == step
 
     built: list[Request] = []
-    stream_requests(path, lambda request, _: built.append(request), want)
+    stream_requests(path, lambda request, _: request.materialize() or built.append(request), want)
     assert len(asked) == len(every) and built == [r for r in every if (r.turn, r.step) == step]
 
 
@@ -79,15 +84,34 @@ def test_a_pass_reads_and_converts_each_surface_message_about_once(generated_log
     assert len(session.surface) <= cache.derived <= 2 * messages
 
 
+def _scratch(request: Request) -> Request:
+    """A copy of ``request`` with its messages, rendered without the pass's ``WireCache`` or a ``Digest``."""
+    if request.digest is None:
+        return replace(request, cache=None, prompt=None)
+    plain = replace(request, digest=replace(request.digest), body=dict(request.body))
+    plain.materialize()
+    plain.digest = None
+    return plain
+
+
 def _against_scratch(path: Path) -> int:
-    """Check each request's prompt and cache break against the same rendered without the pass's ``WireCache``;
-    return how many prompts the cache rendered in the buffer of the one before."""
+    """Check each request's prompt and cache break against the same rendered without the pass's ``WireCache``
+    (a DSH log's: against the lean diff of its digests, before any message is read back); return how many
+    prompts the pass did not render from the start (cut back in place, or a digest)."""
     last: list[Request] = []
     reused = 0
 
     def take(request: Request, session: Session) -> None:
         nonlocal reused
-        plain = replace(request, cache=None, prompt=None)
+        plain = _scratch(request)
+        if request.digest is not None:
+            if last:
+                ours, theirs = diff_requests(last[0], request, session), diff_requests(last[1], plain, session)
+                assert ours.to_dict() == theirs.to_dict()
+            assert request.digest.size == len(prompt_bytes(plain)) and not request.digest.done
+            reused += 1
+            last[:] = [diff_base(request), diff_base(plain)]
+            return
         assert prompt_bytes(request) == prompt_bytes(plain) == b"".join(prompt_parts(request))
         assert request.cache is not None
         if last:
@@ -110,23 +134,22 @@ def test_prompts_and_cache_breaks_of_a_pass_are_those_rendered_from_scratch(
     assert all(_against_scratch(path) > 20 for path in generated_logs)
 
 
-def test_a_pass_over_a_never_cut_surface_grows_one_prompt_buffer(tmp_path: Path) -> None:
+def test_a_pass_over_a_never_cut_surface_extends_one_digest_and_reads_nothing_back(tmp_path: Path) -> None:
     path = tmp_path / "plain.jsonl"
     generate(path, 1_500_000, seed=3, profile="dsh-plain")  # no compaction, no prune: each prompt extends the last
-    buffers: list[bytes | bytearray] = []
+    held: list[Request] = []
     sizes: list[int] = []
-    last: list[Request] = []
 
     def take(request: Request, session: Session) -> None:
-        diff = diff_requests(last[0] if last else None, request, session)
-        prompt = prompt_bytes(request)
-        assert diff.total_bytes == len(prompt) and not (last and diff.broke)
-        buffers.append(prompt)  # held, so that no two buffers can share an id
-        sizes.append(len(prompt))
-        last[:] = [diff_base(request)]
+        diff = diff_requests(held[-1] if held else None, request, session)
+        assert request.digest is not None and not (held and diff.broke)
+        held.append(request)  # held, so that no two key lists can share an id
+        sizes.append(diff.total_bytes)
 
-    stream_requests(path, take, others=False)
-    headers = sum(1 for e in read_log(path).events if e["type"] == "request/header")
+    session = stream_requests(path, take, others=False)
     assert len(sizes) > 20 and sizes == sorted(sizes)
-    # the shared prefix is never copied: one buffer, cut back and grown in place (a new one per header change)
-    assert len({id(b) for b in buffers}) <= headers
+    # no request copies the nodes before it: one list of keys (and of prompt offsets), grown in place
+    assert len({id(r.digest.keys) for r in held if r.digest}) == 1
+    assert isinstance(session.events, LineStore) and session.events.decodes == 0 and session.events.kept == 0
+    last = held[-1]
+    assert last.digest is not None and last.digest.size == sizes[-1] == len(prompt_bytes(_scratch(last)))
