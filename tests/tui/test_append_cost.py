@@ -11,9 +11,12 @@ from typing import Any
 
 import orjson
 import pytest
+from textual._compositor import Compositor
+from textual.widget import Widget
 
 from bench.gen_session import generate
 from core.log.tail import tail_events
+from tests.tui.logs import Log, append
 from tests.tui.pilot import main_screen, make_app, settle, until
 from tui.live import SessionUpdated
 from tui.screens.main import MainScreen
@@ -87,3 +90,36 @@ async def test_an_append_costs_the_same_on_a_log_ten_times_longer(tmp_path: Path
     on_big = await work_per_append(big, keys)
     # a redraw reads each chart column's peak in O(log n) (chart_model.Pyramid): allow that, never a walk
     assert on_big <= on_small * 1.2 + CHART_COLUMNS * 40, (on_small, on_big)
+
+
+async def test_the_frame_that_shows_an_appended_row_repaints_the_list_alone(tmp_path: Path) -> None:
+    """In follow mode the frame that brings the new row repaints the list (and its scrollbar) only; the header and
+    the status line, which span the screen (a frame's crop is the box around everything it repaints), follow in
+    a later frame. Frames are told apart by the compositor's per-frame ``update_widgets`` call."""
+    log = Log()
+    for n in range(1, 120):
+        log.turn(n, f"task {n}", "ok")
+    path = log.write(tmp_path / "session.jsonl")
+    frames: list[set[str]] = []
+    update_widgets = Compositor.update_widgets
+
+    def recorded(self: Compositor, widgets: set[Widget]) -> None:
+        frames.append({w.id or type(w).__name__ for w in widgets})
+        update_widgets(self, widgets)
+
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Compositor, "update_widgets", recorded)
+            start = len(log.events)
+            log.turn(200, "appended now", "ok")
+            append(path, log, start)
+            await until(pilot, lambda: len(screen.events.view) == len(log.events) and not screen._status_due)
+            await settle(pilot)
+        shown = next(i for i, frame in enumerate(frames) if "events" in frame)
+        assert not frames[shown] & {"header", "status", "chart", "detail"}, frames[shown]
+        assert any("header" in frame for frame in frames[shown + 1 :]), frames
+        assert f"{len(log.events)} events" in str(screen.query_one("#header").render())

@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui.widgets.scrolling import set_virtual_size
+from tui.widgets.scrolling import SteadyScrollBar, set_virtual_size, steady_scrollbar
 
 pytestmark = pytest.mark.anyio
 
@@ -68,3 +68,24 @@ async def test_shrinking_clamps_the_scroll_and_a_vanishing_bar_lays_out() -> Non
         set_virtual_size(view, Size(view.virtual_size.width, 3))  # fits: the bar goes away
         await pilot.pause()
         assert view.layouts > before and not view.show_vertical_scrollbar and view.scroll_y == 0
+
+
+async def test_a_steady_bar_is_drawn_again_only_when_it_looks_different() -> None:
+    app = Host()
+    async with app.run_test(size=(40, 10)) as pilot:
+        view = app.query_one(Lines)
+        steady_scrollbar(view)
+        set_virtual_size(view, Size(10, 10_000))
+        await pilot.pause()
+        bar = view.vertical_scrollbar
+        assert isinstance(bar, SteadyScrollBar)
+        crop = Region(0, 0, bar.size.width, bar.size.height)
+        first = bar.render_lines(crop)
+        set_virtual_size(view, Size(10, 10_001))  # one row more: the thumb moves by far less than an eighth of a cell
+        await pilot.pause()
+        assert bar.render_lines(crop) is first
+        view.scroll_to(y=view.max_scroll_y, animate=False)
+        await pilot.pause()
+        moved = bar.render_lines(crop)
+        assert moved is not first and [list(line) for line in moved] != [list(line) for line in first]  # the thumb moved
+        assert bar.render_lines(crop) is moved

@@ -236,7 +236,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             pos = view.position_of(seq)
             if pos is not None:
                 view.toggle(pos, self.events.children_of(seq))
-        self.events.set_view(view, reset=reset, appended=appended)
+        self.events.set_view(view, reset=reset, appended=appended, grew=appended and self.mode == "full")
         self._shown_count = self.live.count  # the header counts what the list was built from, never less
         block = self.events.current_block
         detail = self.query_one(DetailPane)
@@ -249,14 +249,14 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             self.query_one(SessionHeader).refresh_header(self._shown_count)
 
     def _status_after_frame(self) -> None:
-        """Update the status line once the list's frame is out.
+        """Update the status line and the header once the list's frame is out (``EventList.after_frame``).
 
-        The status line spans the screen's width, so repainting it in the same frame as the list would make the
-        frame's crop cover the detail pane too; a follow-mode append then shows a few ms later.
+        They span the screen's width, so repainting them in the same frame as the list would make the frame's
+        crop cover the whole screen; a follow-mode append's row goes out alone, and they follow a frame later.
         """
         if not self._status_due:
             self._status_due = True
-            self.call_after_refresh(self._deferred_status)
+            self.events.after_frame(self._deferred_status)
 
     def _deferred_status(self) -> None:
         self._status_due = False

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import bisect
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -28,7 +28,7 @@ from core.read.summary import human_chars
 from tui.failures import READ_ERRORS, report_log_failure
 from tui.live import LiveSession
 from tui.widgets.rows import RowCache, RowView, ago, badges, clock, huge_row, originals, unreadable_row
-from tui.widgets.scrolling import set_virtual_size
+from tui.widgets.scrolling import set_virtual_size, steady_scrollbar
 
 TIME_MIN_WIDTH = 70  # narrower lists leave the time column out (the detail pane still shows the time)
 PREFETCH = 2  # screens of rows computed around the visible ones
@@ -38,6 +38,18 @@ ROWS_PER_BATCH = 200  # rows of an appended batch computed right away (the rest 
 
 
 OUTSIDE_TURN = "–"  # the turn column of an event between turns
+
+
+class _Frame(NamedTuple):
+    """What every line of one frame of the list shares (computed once a frame, not once a line)."""
+
+    width: int
+    top: int  # the row index at the top of the list
+    styles: dict[str, Style]
+    shown: Any  # the session whose surface the badges describe (the moment, while time travelling)
+    session: Session  # the live projection (turn attribution)
+    marks: dict[int, tuple[str, ...]]  # alert marks by seq
+    now_ms: float | None  # the time the ``ago`` column counts from (None: the clock column)
 
 
 def turn_label(session: Session, row: Row) -> str:
@@ -127,6 +139,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         # Streamed blocks shown as one row each (None: every delta is its own row, as a chunk filter asks)
         self.blocks: StreamBlocks | None = None
         self._block_rows: dict[tuple[object, ...], Row] = {}  # stream rows by (first delta's row, end, chars, live)
+        self._after_frame: list[Callable[[], None]] = []  # run once the list's next frame is out
+        self._frame: _Frame | None = None  # what every line of the frame being rendered shares
 
     # the view ---------------------------------------------------------------------------------------------
     @property
@@ -134,11 +148,12 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         """The seq under the cursor."""
         return self.view.row(self.cursor)[0] if len(self.view) else None
 
-    def set_view(self, view: RowView, *, reset: bool = False, appended: bool = False) -> None:
+    def set_view(self, view: RowView, *, reset: bool = False, appended: bool = False, grew: bool = False) -> None:
         """Show ``view``; the cursor stays on its event or follows the end.
 
         ``reset`` means a rebuilt projection: cut kinds are re-read, and cached rows are dropped when the file
-        itself changed (a new epoch); ``appended`` counts rows that arrived while follow mode is paused.
+        itself changed (a new epoch); ``appended`` counts rows that arrived while follow mode is paused; ``grew``
+        says ``view`` is the last one with rows added at its end (the full log after an append).
         """
         old = len(self.view)
         keep = self.current_seq
@@ -166,7 +181,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
                 row = view.row_of_seq(keep, at_or_after=True)
             self._move(row if row is not None else min(self.cursor, len(view) - 1), follow=False)
         self.refresh()
-        if not self._fetching and self._visible_missing():
+        # rows appended at the end are the only ones that can lack a computed row (``grew``): only they are looked at
+        if not self._fetching and self._visible_missing(old if grew else 0):
             self._fetching = True
             self._start_fetch()  # now, not after the next frame: appended rows show one frame sooner
 
@@ -318,23 +334,59 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self.go(int(self.scroll_y) + offset.y)
 
     # rendering --------------------------------------------------------------------------------------------
+    def after_frame(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once the list's next frame has been rendered (at once when the list is not on the
+        screen that is shown, where no frame would come).
+
+        What the operator waits for after an append is the new row: the status line and the header follow in
+        the next frame, so the list's frame covers the list alone (a frame's crop is the box around every
+        repainted region: with the header and the status line in it, it would span the whole screen).
+        """
+        if not self.is_mounted or not self.screen.is_current or not self.display or not self.region:
+            callback()
+            return
+        self._after_frame.append(callback)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The lines of ``crop``, drawn with what they share computed once; then the callbacks waiting for this
+        frame are queued (they run once the frame is out)."""
+        self._frame = self._frame_facts()
+        try:
+            lines = super().render_lines(crop)
+        finally:
+            self._frame = None
+        if self._after_frame:
+            waiting, self._after_frame = self._after_frame, []
+            for callback in waiting:
+                self.call_later(callback)
+        return lines
+
+    def _frame_facts(self) -> _Frame:
+        """What the lines drawn now share."""
+        session = self.live.session
+        return _Frame(self.scrollable_content_region.width, int(self.scroll_y), self._styles(),
+                      session if self.moment is None else self.moment, session,
+                      getattr(self.app, "alert_marks", {}),
+                      time.time() * 1000 if self.relative_time else None)  # fmt: skip
+
     def render_line(self, y: int) -> Strip:
         """One screen line: the row at ``scroll_y + y``."""
-        index = int(self.scroll_y) + y
-        width = self.scrollable_content_region.width
+        frame = self._frame or self._frame_facts()  # a line drawn outside ``render_lines`` computes its own
+        index = frame.top + y
+        width = frame.width
         if index >= len(self.view):
             return Strip.blank(width, self.rich_style)
         seq, depth = self.view.row(index)
         row = self.cache.get(seq)
         if row is None:
             self._want_rows()
-            style = self._styles()["pending"]
+            style = frame.styles["pending"]
             return Strip([Segment(set_cell_size(f"{seq:>7}  …", width), style)])
         blocks = self.blocks
         i = blocks.head_index(seq) if blocks is not None and not depth else None
         if i is not None and blocks is not None:
             row = self._block_row(row, blocks, i)
-        return self._strip(row, depth, index == self.cursor, width)
+        return self._strip(row, depth, index == self.cursor, frame)
 
     def _block_row(self, head: Row, blocks: StreamBlocks, i: int) -> Row:
         """The collapsed row of block ``i``: still streaming while it ends the log of a followed, open turn.
@@ -369,19 +421,22 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             }
         return self._style_cache
 
-    def _strip(self, row: Row, depth: int, is_cursor: bool, width: int) -> Strip:
-        session = self.live.session if self.moment is None else self.moment
-        styles = self._styles()
-        dim = row.seq in session.replaced_by
-        tags = (*badges(row, session, self.cut_kinds), *getattr(self.app, "alert_marks", {}).get(row.seq, ()),
-                *(("✎ note",) if row.seq in self.notes else ()))  # fmt: skip
-        turn = turn_label(self.live.session, row)  # attribution never changes with the moment
-        match = self._search if self._search and self._is_match(row.seq) else ""
-        when = ago(row.time, time.time() * 1000) if self.relative_time else clock(row.time)
+    def _strip(self, row: Row, depth: int, is_cursor: bool, frame: _Frame) -> Strip:
+        session = frame.shown
+        seq = row.seq
+        dim = seq in session.replaced_by
+        tags = (*badges(row, session, self.cut_kinds), *frame.marks.get(seq, ()),
+                *(("✎ note",) if seq in self.notes else ()))  # fmt: skip
+        turn = turn_label(frame.session, row)  # attribution never changes with the moment
+        match = self._search if self._search and self._is_match(seq) else ""
+        ago_now = frame.now_ms
+        when = None if ago_now is None else ago(row.time, ago_now)  # a clock time depends on the row alone
+        width = frame.width
         key = (row, turn, when, depth, is_cursor, width, dim, tags, match, self._style_key)
         strip = self._strips.get(key)
         if strip is None:
-            strip = self._draw(row, turn, when, depth, is_cursor, width, dim, tags, styles, match)
+            when = clock(row.time) if when is None else when
+            strip = self._draw(row, turn, when, depth, is_cursor, width, dim, tags, frame.styles, match)
             if len(self._strips) > STRIP_CACHE:
                 self._strips.clear()
             self._strips[key] = strip
@@ -432,9 +487,10 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self._fetching = True
             self.call_after_refresh(self._start_fetch)
 
-    def _visible_missing(self) -> list[int]:
+    def _visible_missing(self, first: int = 0) -> list[int]:
+        """Seqs of the rows on screen and ``PREFETCH`` screens around it (from row ``first`` on) without a row."""
         height = max(1, self.size.height)
-        start = max(0, int(self.scroll_y) - PREFETCH * height)
+        start = max(first, int(self.scroll_y) - PREFETCH * height)
         stop = min(len(self.view), int(self.scroll_y) + (PREFETCH + 1) * height)
         return [seq for seq, _ in map(self.view.row, range(start, stop)) if self.cache.get(seq) is None]
 
@@ -452,8 +508,10 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         )
 
     def on_mount(self) -> None:
-        """Compute rows for appended events in the follower thread, as they arrive."""
+        """Compute rows for appended events in the follower thread, as they arrive; the scrollbar is drawn again
+        only when it looks different."""
         self.live.append_observers.append(self._observe)
+        steady_scrollbar(self)
 
     def on_unmount(self) -> None:
         """Stop observing the live session."""

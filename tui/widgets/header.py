@@ -104,6 +104,7 @@ class SessionHeader(Static):
     def __init__(self, live: LiveSession, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.live = live
+        self._shown: Text | None = None  # what the header shows now (an unchanged header is not repainted)
 
     def on_mount(self) -> None:
         """Draw the initial state."""
@@ -114,7 +115,8 @@ class SessionHeader(Static):
         self.refresh_header()
 
     def refresh_header(self, shown: int = 0) -> None:
-        """Redraw from the live session (cheap: reads a few fields, parses nothing).
+        """Redraw from the live session (cheap: reads a few fields, parses nothing); a header that would look the
+        same is not repainted.
 
         ``shown`` is the event count the list was last built from: the header never counts fewer.
         """
@@ -150,4 +152,7 @@ class SessionHeader(Static):
         line2.append(f"  session {live.session.id or '?'}", style="dim")
         if live.error:
             line2.append(f"  {live.error}", style="bold red")
-        self.update(Text("\n").join([line1, line2]), layout=False)
+        text = Text("\n").join([line1, line2])
+        if text != self._shown:
+            self._shown = text
+            self.update(text, layout=False)

@@ -1,9 +1,62 @@
-"""Line API helpers: change a scroll view's virtual size without a screen-wide layout when that is safe."""
+"""Line API helpers: change a scroll view's virtual size without a screen-wide layout when that is safe, and a
+vertical scrollbar that is drawn again only when it would look different."""
 
 from __future__ import annotations
 
-from textual.geometry import Size
+from typing import Any
+
+from rich.color import Color
+from rich.segment import Segment
+from rich.style import Style
+from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar, ScrollBarRender
+from textual.strip import Strip
+
+DEFAULT_BACK, DEFAULT_BAR = Color.parse("#555555"), Color.parse("bright_magenta")  # ScrollBarRender's fallbacks
+
+
+class SteadyScrollBar(ScrollBar):
+    """A scrollbar that reuses its last lines while its cells stay the same.
+
+    Each follow-mode append grows the list by a row and scrolls it by one, which moves the bar's thumb by a
+    fraction of a cell on a long log (often by nothing at all), yet repaints the bar: Textual then draws each of
+    its lines again (about 1 ms for a screen's height). Its look (the segments ``ScrollBarRender`` gives for
+    this size, extent, position and colours) is cheap to compute and decides whether the lines drawn last time
+    still hold.
+    """
+
+    _steady: tuple[Any, list[Strip]] | None = None
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """The bar's lines in ``crop``: the last ones when nothing that shows changed."""
+        key = (crop, self.size, self.app.theme, self.app.ansi_color, self._look())
+        if self._steady is not None and self._steady[0] == key:
+            return self._steady[1]
+        lines = super().render_lines(crop)
+        self._steady = (key, lines)
+        return lines
+
+    def _look(self) -> tuple[Segment, ...] | None:
+        """The segments of the bar as it would be drawn now (None when its renderer is not Textual's kind)."""
+        renderer = self.render()
+        if not isinstance(renderer, ScrollBarRender):
+            return None
+        style = Style.parse(renderer.style) if isinstance(renderer.style, str) else renderer.style
+        back, bar = style.bgcolor, style.color
+        along, across = (self.size.height, self.size.width) if self.vertical else (self.size.width, self.size.height)
+        look = renderer.render_bar(size=along, virtual_size=renderer.virtual_size, window_size=renderer.window_size,
+                                   position=renderer.position, thickness=across, vertical=self.vertical,
+                                   back_color=back or DEFAULT_BACK, bar_color=bar or DEFAULT_BAR)  # fmt: skip
+        return tuple(look.segments)
+
+
+def steady_scrollbar(view: ScrollView) -> None:
+    """Make ``view``'s vertical scrollbar a ``SteadyScrollBar`` (Textual creates it as a plain ``ScrollBar``; the
+    subclass adds no state of its own, only a cache)."""
+    bar = view.vertical_scrollbar
+    if type(bar) is ScrollBar:
+        bar.__class__ = SteadyScrollBar
 
 
 def set_virtual_size(view: ScrollView, size: Size) -> None:
