@@ -25,6 +25,7 @@ from core.alerts.terminal import terminal_bytes
 from core.control.config import PolicyConfig, validate_config
 from core.fleet.alerts import RemoteFedWatch
 from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root, resolve_log_path
+from core.log.pace import Pacer
 from core.log.tail import FOLLOW_INTERVAL
 from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
@@ -261,7 +262,8 @@ class TapedeckApp(ControlActions, App[None]):
             feed: AlertFeed = FleetFeed(self.fleet_roots, self.config, self.post_message)
         else:  # the log's engine is fed by its view's own pass (a remote log's also ticks from the view's reads)
             remote = RemoteLog.of(self.target)
-            fed = FedWatch(self.config) if remote is None else RemoteFedWatch(self.config, remote)
+            # paced: after a restored index the engine reads the log's start itself, beside the UI
+            fed = FedWatch(self.config, pace=Pacer()) if remote is None else RemoteFedWatch(self.config, remote)
             feed = AlertFeed([], self.config, self.post_message, follow=self.follow, fed=fed)
         self.alert_feed = feed
         self.run_worker(feed.run, thread=True, group="live", exit_on_error=False, name="alerts")

@@ -162,9 +162,13 @@ class FedWatch(AlertWatch):
     that does not follow once it handed over the whole log."""
 
     HELD = 1 << 16  # items handed over and not fed yet before the reader feeds them itself
+    FOLD = 256  # items the engine folds between two calls of ``pace`` (a few ms of work)
 
-    def __init__(self, config: PolicyConfig, *, live: bool = True) -> None:
-        super().__init__(Path(), config, live=live)
+    def __init__(self, config: PolicyConfig, *, live: bool = True, pace: Callable[[], None] | None = None) -> None:
+        """``pace`` is called between bounded units of the engine's work in ``poll`` (the feed's own thread, never
+        the reader's): the start of the log read back here after an index (minutes of CPU on a 1 GB log) then
+        leaves the GIL to a UI thread that needs it, instead of holding it in 5 ms turns."""
+        super().__init__(Path(), config, live=live, pace=pace)
         self._lock = threading.Lock()  # the hand-over: what waits, the reader, the raised alerts
         self._feeding = threading.Lock()  # the engine: fed, ticked or replaced by one thread at a time
         self._waiting: deque[list[dict[str, Any] | PackedRow]] = deque()
@@ -199,41 +203,44 @@ class FedWatch(AlertWatch):
             self._held += len(items)
             behind = self._held > self.HELD
         if behind:
-            self._feed_waiting(now_ms())
+            self._feed_waiting(now_ms(), None)  # the reader's thread: never paced
 
-    def _feed_waiting(self, now: int) -> None:
+    def _feed_waiting(self, now: int, pace: Callable[[], None] | None) -> None:
         """Feed every batch handed over, in order (what the engine saw already is skipped), seen at ``now``; first
-        the log's start, when the reader did not hand it over."""
+        the log's start, when the reader did not hand it over; ``pace`` between units of work."""
         with self._feeding:
             if self._read_back:
                 self._read_back = False
-                self._read_start(now)
+                self._read_start(now, pace)
             while True:
                 with self._lock:
                     if not self._waiting:
                         return
                     batch = self._waiting.popleft()
                     self._held -= len(batch)
-                self._fold(self._unseen(batch), now)
+                self._fold(self._unseen(batch), now, pace)
 
-    def _fold(self, items: list[dict[str, Any] | PackedRow], now: int) -> None:
-        """Feed the engine (the caller holds ``_feeding``) and keep what it raised for the next poll."""
-        if items:
-            raised = self.engine.feed(items, now)
+    def _fold(self, items: list[dict[str, Any] | PackedRow], now: int, pace: Callable[[], None] | None) -> None:
+        """Feed the engine ``FOLD`` items at a time, calling ``pace`` after each (the caller holds ``_feeding``),
+        and keep what it raised for the next poll."""
+        for start in range(0, len(items), self.FOLD):
+            raised = self.engine.feed(items[start : start + self.FOLD], now)
             self._next = self.engine.signals.seq + 1
             with self._lock:
                 self._raised.extend(raised)
+            if pace is not None:
+                pace()
 
-    def _read_start(self, now: int) -> None:
+    def _read_start(self, now: int, pace: Callable[[], None] | None) -> None:
         """Read the log from its start to its end now with a reader of the engine's own (one pass, as a watch
         reads a log), feeding what the engine has not seen."""
-        tailer = Tailer(self.path)
+        tailer = Tailer(self.path, pace=pace)
         while True:
             before = tailer.offset
             update = tailer.poll(max_bytes=SLICE)
             if update.header is not None:
                 self.engine.start(update.header)
-            self._fold(self._unseen(update.events), now)  # type: ignore[arg-type]
+            self._fold(self._unseen(update.events), now, pace)  # type: ignore[arg-type]
             if tailer.offset == before or update.fatal or update.reset:
                 return
 
@@ -250,8 +257,8 @@ class FedWatch(AlertWatch):
         return out
 
     def poll(self, now: int, final: bool = False) -> list[Alert]:
-        """Feed what was handed over; the alerts raised since the last poll, then the tick's."""
-        self._feed_waiting(now)
+        """Feed what was handed over (paced); the alerts raised since the last poll, then the tick's."""
+        self._feed_waiting(now, self.pace)
         with self._feeding:
             with self._lock:
                 out, self._raised = self._raised, []

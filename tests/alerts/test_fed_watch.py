@@ -154,3 +154,36 @@ def test_a_view_that_goes_on_from_its_index_leaves_the_engine_to_read_the_start(
     LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()  # decodes only what the index did not hold
     read = AlertWatch(path, cfg, live=False).poll(0, final=True)
     assert read and _dated(fed.poll(0)) == _dated(read)
+
+
+def test_the_start_it_reads_back_itself_is_folded_in_paced_units(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a view restored its index the engine reads the log's start itself, in the alert feed's thread: it
+    folds ``FOLD`` items at a time and calls ``pace`` after each unit (a UI thread takes the GIL there instead of
+    waiting minutes of CPU out in 5 ms turns), raising what reading the whole file raises."""
+    from bench.gen_session import generate
+    from core.log.reader import read_log_header
+    from core.log.tail import Tailer
+    from tests.alerts.test_replay import _eager
+
+    monkeypatch.setattr(FedWatch, "FOLD", 64)
+    path = tmp_path / "session.jsonl"
+    generate(path, 300_000, seed=5, profile="short-turns")
+    update = Tailer(path).poll()
+    items = len(update.events)
+    cfg = _eager()
+    paced: list[int] = []
+    fed = FedWatch(cfg, live=False, pace=lambda: paced.append(fed._next))
+    fed.begin(object(), path, read_log_header(path), unread=path.stat().st_size)  # the index stood for it all
+    raised = fed.poll(0)
+    read = AlertWatch(path, cfg, live=False).poll(0, final=True)
+    assert read and _dated(raised) == _dated(read)
+    assert len(paced) >= items // 64 and paced == sorted(paced)  # a call after every unit, as the fold moves on
+    reader = object()
+    calm = FedWatch(cfg, live=False, pace=lambda: paced.append(-1))
+    calm.begin(reader, path, read_log_header(path))
+    calm.take(reader, update.events)  # the reader's own thread, when too much waits: never paced
+    calm.HELD = 0
+    calm.take(reader, update.events[:1])
+    assert -1 not in paced
