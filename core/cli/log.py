@@ -50,7 +50,7 @@ def inspect_report(session: Session) -> dict[str, Any]:
         "provider": (header.get("config") or {}).get("provider"),
         "model": (header.get("config") or {}).get("model"),
         "events": session.next_seq,
-        "types": dict(session.counts.most_common()),
+        "types": dict(Counter(session.counts).most_common()),
         "turns": turns,
         "steps": sum(len(t.steps) for t in session.turns.values()),
         "tools": {"calls": sum(tools.values()), "errors": tool_errors, "byName": dict(tools.most_common())},

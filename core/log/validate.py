@@ -87,27 +87,30 @@ def _numbers(data: dict[str, Any], *keys: str) -> str | None:
     return None
 
 
-def _blocks(blocks: Any, where: str) -> str | None:
-    """Content blocks: a list; text/reasoning text a string, tool-call arguments a string, nested results too."""
+def _blocks(blocks: Any) -> str | None:
+    """Content blocks: a list; text/reasoning text a string, tool-call arguments a string, nested results too.
+
+    The problem is told from the blocks on (`` is a string, …`` or ``[2].text is a list, …``): the caller puts
+    where they are in front of it, so the common case builds no string."""
     if blocks is None:
         return None
     if not isinstance(blocks, list):
-        return _want(where, blocks, "a list of content blocks")
+        return _want("", blocks, "a list of content blocks")
     for i, block in enumerate(blocks):
         if not isinstance(block, dict):
             continue  # readers skip non-object blocks
         btype = block.get("type")
-        if btype in ("text", "reasoning"):
+        if btype == "text" or btype == "reasoning":
             if "text" in block and not isinstance(block["text"], str):
-                return _want(f"{where}[{i}].text", block["text"], "a string")
+                return _want(f"[{i}].text", block["text"], "a string")
         elif btype == "tool-call":
             args = block.get("arguments")
             if args is not None and not isinstance(args, str):
-                return _want(f"{where}[{i}].arguments", args, "a JSON string")
+                return _want(f"[{i}].arguments", args, "a JSON string")
         elif btype == "tool-result":
-            inner = _blocks(block.get("content"), f"{where}[{i}].content")
+            inner = _blocks(block.get("content"))
             if inner:
-                return inner
+                return f"[{i}].content{inner}"
     return None
 
 
@@ -118,12 +121,14 @@ def _message(message: Any, where: str) -> str | None:
     role = message.get("role")
     if not isinstance(role, str):
         return f"{where}.role is missing" if role is None else _want(f"{where}.role", role, "a string")
-    problem = _blocks(message.get("content"), f"{where}.content")
+    problem = _blocks(message.get("content"))
     if problem:
-        return problem
-    source, problem = _sub(message, "source", where)
+        return f"{where}.content{problem}"
+    source = message.get("source")
     if source is None:
-        return problem
+        return None
+    if not isinstance(source, dict):
+        return _want(f"{where}.source", source, "an object")
     call_id = source.get("callId")
     if call_id is not None and not isinstance(call_id, str):
         return _want(f"{where}.source.callId", call_id, "a string")
@@ -170,7 +175,8 @@ def delta_of(data: dict[str, Any]) -> tuple[int, int, dict[str, Any]] | None:
         and chunk.__class__ is dict
     ):
         ctype = chunk.get("type")
-        if ctype != "finish" and (ctype != "usage" or _objects(chunk, "data.chunk", "usage") is None):
+        # a usage chunk's usage an object or absent (``_objects``, without the call)
+        if ctype != "finish" and (ctype != "usage" or (usage := chunk.get("usage")) is None or isinstance(usage, dict)):
             return turn, step, chunk
     return None
 
@@ -227,7 +233,11 @@ def _strings(data: dict[str, Any], *keys: str) -> str | None:
 
 
 def _code_dispatch(data: dict[str, Any]) -> str | None:
-    return _strings(data, "name", "rootCallId") or _blocks(data.get("content"), "data.content")
+    problem = _strings(data, "name", "rootCallId")
+    if problem:
+        return problem
+    problem = _blocks(data.get("content"))
+    return f"data.content{problem}" if problem else None
 
 
 def _retry(data: dict[str, Any]) -> str | None:

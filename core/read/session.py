@@ -150,12 +150,14 @@ def _earlier_seqs(sources: Any, seq: int) -> bool:
         array("Q", sources)
     except (TypeError, OverflowError):
         return False
-    return not sources or max(sources) < seq
+    # the largest: sorting a list that is already in order (as these are) compares ints in C, faster than ``max``
+    return not sources or sorted(sources)[-1] < seq
 
 
 # the events that name their own turn
 _CHUNK = "assistant/chunk"
 _OWN_TURN = frozenset({"assistant/message", "tool/result", "tool/call", "assistant/chunk"})
+_TURN_ONES = [array("i", (0,))]  # ``apply_row``'s last one-item turn array, reused while rows keep their turn
 
 
 def content_chars(blocks: Iterable[Any] | None, length: Callable[[str], int] = len) -> int:
@@ -234,7 +236,7 @@ class Session:
         self._current_step: tuple[int, int] | None = None
         self._request_header: dict[str, Any] | None = None
         self.request_header_seq: int | None = None
-        self.counts: Counter[str] = Counter()
+        self.counts: dict[str, int] = {}  # events by type (a plain dict: counting into it is a hot step)
         self.surface_chars = 0
         # per model request, when it went out: (the last seq before it, turn, step, system prompt + surface chars)
         self.context_samples: list[tuple[int, int, int, int]] = []
@@ -384,7 +386,13 @@ class Session:
         Only for an event as ``Consumer.chunk`` gets it: valid, its envelope type, seq, time and data,
         ``turn`` and ``step`` its ``data``'s integers, ``chunk`` its ``data.chunk`` object.
         """
-        seq = self._take(event["seq"], 1, _CHUNK)
+        seq = self._count  # ``_take``, without the call: most lines of a log come here
+        if event["seq"] != seq:
+            self._take(event["seq"], 1, _CHUNK)
+        else:
+            self._count = seq + 1
+            counts = self.counts
+            counts[_CHUNK] = counts.get(_CHUNK, 0) + 1
         if self._retain:
             self.events.append(event)  # type: ignore[union-attr]
         if self._request_due:  # ``_delta`` without the checks such a chunk passes (never a finish: no ``_output``)
@@ -409,8 +417,12 @@ class Session:
             self.events.append_row(row)  # type: ignore[attr-defined]
         if self._request_due:
             self._request_out(seq)
-        self.streams.add(seq, row.turn, row.step, n, row.chars)
-        self._turn_at += array("i", (row.turn,)) * n
+        turn = row.turn
+        self.streams.add(seq, turn, row.step, n, row.chars)
+        ones = _TURN_ONES[0]  # the one-item array of the last row's turn (of any session), repeated per member
+        if ones[0] != turn:
+            ones = _TURN_ONES[0] = array("i", (turn,))
+        self._turn_at += ones * n
         self._in_turn += (b"\x00" if self.open_turn is None else b"\x01") * n
 
     def _take(self, declared: Any, n: int, etype: str) -> int:

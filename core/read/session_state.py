@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 from array import array
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -169,7 +168,7 @@ def _decode(t: dict[str, Any], columns: dict[str, bytes], events: Any, path: Pat
     s._current_step = None if step is None else tuple(_int(x) for x in _pair(step))  # type: ignore[assignment]
     s._request_header = _opt(_obj, t["requestHeader"])
     s.request_header_seq = _opt(_int, t["requestHeaderSeq"])
-    s.counts = Counter()
+    s.counts = {}
     for name, n in map(_pair, _list(t["counts"])):
         s.counts[_str(name)] = _int(n)
     s.surface_chars = _int(t["surfaceChars"])

@@ -42,7 +42,8 @@ def tool_result_block(message: Mapping[str, Any] | None) -> Mapping[str, Any] | 
     if not message:
         return None
     for block in message.get("content") or ():
-        if isinstance(block, Mapping) and block.get("type") == "tool-result":
+        # dict first: the abstract ``Mapping`` check runs Python code, a dict needs none
+        if isinstance(block, (dict, Mapping)) and block.get("type") == "tool-result":
             return block
     return None
 
