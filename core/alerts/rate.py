@@ -16,9 +16,12 @@ from typing import Any
 
 from core.alerts.config import AlertsConfig
 from core.alerts.engine import ModelBook
-from core.alerts.rules import Signals
+from core.alerts.rules import MIN_EPOCH_MS, Signals
 from core.log.records import PackedRow
+from core.log.validate import INVALID
 from core.shared.model_specs import ModelConfig
+
+_CHUNK = "assistant/chunk"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,8 +101,8 @@ class RateFold:
     """The signals a projection needs, folded while another pass reads the log (``observe`` takes each event
     dict or ``PackedRow`` in seq order, as ``core.read.load.load_session`` hands them to its observers).
 
-    A packed row's deltas carry no usage, so past its first member only the seq and the time move
-    (``Signals.skip``): the row is never expanded into events."""
+    A stream delta carries no usage, so it moves only the seq and the time (``Signals.skip``): a packed row is
+    never expanded into events, and a delta event skips the rules' handlers."""
 
     def __init__(self, models: ModelConfig | None, config: AlertsConfig) -> None:
         self.signals, self.book, self.window = Signals(), ModelBook(models), window_ms(config)
@@ -107,11 +110,19 @@ class RateFold:
     def observe(self, item: Mapping[str, Any] | PackedRow) -> None:
         """Fold one decoded item."""
         if type(item) is PackedRow:
-            self.signals.observe(item.event(0), self.book, self.window)
-            if item.count > 1:
-                self.signals.skip(item.seq0 + item.count - 1, item.times()[1:], self.window)
-        else:
-            self.signals.observe(item, self.book, self.window)  # type: ignore[arg-type]
+            times = item.times()
+            if min(times) >= MIN_EPOCH_MS:  # every member's time counts: the first and the last say it all
+                times = [times[0], times[-1]]
+            self.signals.skip(item.seq0 + item.count - 1, times, self.window)
+            return
+        if item.get("type") == _CHUNK and INVALID not in item:  # a delta moves only the seq and the time
+            data = item.get("data")
+            chunk = data.get("chunk") if isinstance(data, dict) else None
+            seq, when = item.get("seq"), item.get("time")
+            if isinstance(chunk, dict) and chunk.get("type") != "usage" and type(seq) is int and type(when) is int:
+                self.signals.skip(seq, (when,), self.window)
+                return
+        self.signals.observe(item, self.book, self.window)
 
     def projection(self, now: int | None = None) -> Projection:
         """The projection of what was folded so far (``project``)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any
 
 from core.log.validate import INVALID, MAX_COUNTER, mark
@@ -70,11 +71,7 @@ class PackedRow:
         """Every member's time (``time0`` plus the running sum of ``dt``), computed once."""
         if isinstance(self._times, tuple):
             t, dt = self._times
-            out = [t]
-            for d in dt:
-                t += d
-                out.append(t)
-            self._times = out
+            self._times = list(accumulate(dt, initial=t))
         return self._times
 
     def event(self, k: int) -> dict[str, Any]:

@@ -60,6 +60,7 @@ from core.shared.wire import OpenAIMessages, request_body
 
 CHUNK = "assistant/chunk"
 OUTPUT_TYPES = frozenset({CHUNK, "assistant/message"})
+_CHUNK_NEWS = frozenset({"finish", "usage"})  # the chunks a request pass reads
 TITLE_CALL, COMPACTION_START, COMPACTION_SUMMARY = "session/title-llm-request", "compaction/start", "compaction/summary"
 AGENT, TITLE, COMPACTION = "agent", "title", "compaction"  # Request.kind
 INSTRUCTION_NOTE = "the summary instruction DSH appends as the last user message (its own text)"
@@ -414,19 +415,27 @@ class WireCache:
         self.keys: list[int] = []
         self.ends: list[int] = []
         self.images_of: list[int] = []
+        self.lean_nodes: list[int] = []  # the last DSH request's surface
+        self.lean_counts: list[int] = []  # per node of it: how many of it and the nodes before it are in ``keys``
+        self.lean_cuts = 0  # the session's cuts when it was taken
 
     def digest(self, view: Any, head: list[bytes]) -> tuple[Digest, bool]:
         """The lean ``Digest`` of the DSH request ``view`` makes (with ``head``) and whether it holds an image:
-        the last request's, extended by the nodes new to the surface (their digests as noted, or read)."""
-        surface = view.surface
-        shared = len(self.nodes)
-        if surface[:shared] != self.nodes:  # not only grown since
-            shared = next((i for i, (a, b) in enumerate(zip(self.nodes, surface, strict=False)) if a != b), shared)
+        the last request's, extended by the nodes new to the surface (their digests as noted, or read).
+
+        ``view`` is a ``Session``, whose surface changes only by appends and by replacements, each of which adds a
+        ``Cut``: while no cut came, the last request's nodes start the surface and nothing is compared."""
+        surface, nodes, counts = view.surface, self.lean_nodes, self.lean_counts
+        shared = len(nodes)
+        if len(view.cuts) != self.lean_cuts or len(surface) < shared or (shared and surface[shared - 1] != nodes[-1]):
+            shared = next((i for i, (a, b) in enumerate(zip(nodes, surface, strict=False)) if a != b), shared)
             shared = min(shared, len(surface))
-        kept = self.counts[shared - 1] if shared else 0
+            del nodes[shared:], counts[shared:]
+            self.lean_cuts = len(view.cuts)
+        kept = counts[shared - 1] if shared else 0
         if kept < len(self.keys):  # cut: new lists, so that the requests that hold the old ones keep them whole
             self.keys, self.ends, self.images_of = self.keys[:kept], self.ends[:kept], self.images_of[:kept]
-        keys, ends, images, counts = self.keys, self.ends, self.images_of, self.counts[:shared]
+        keys, ends, images = self.keys, self.ends, self.images_of
         events, noted = view.events, self.noted
         self.derived += len(surface) - shared
         for seq in surface[shared:]:
@@ -435,8 +444,8 @@ class WireCache:
                 keys.append(seq)
                 ends.append((ends[-1] if ends else 0) + found[0])
                 images.append((images[-1] if images else 0) + found[1])
+            nodes.append(seq)
             counts.append(len(keys))
-        self.nodes, self.counts = list(surface), counts
         count = len(keys)
         return Digest(head, keys, ends, count, events), bool(count and images[count - 1])
 
@@ -717,6 +726,8 @@ class RequestPass:
 
     def before(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         """Called right before ``session`` applies ``item``."""
+        if self.clock.armed is None:  # no request about to go out
+            return
         etype = CHUNK if type(item) is PackedRow else str(item.get("type"))  # type: ignore[union-attr]
         point = self.clock.before(session.next_seq, etype)
         if point is None:
@@ -726,9 +737,11 @@ class RequestPass:
             self._emit(done, session)
         del done
         self._flush(session, point.seq)
-        if self.want is None or self.want(point):
+        if self.want is None:
             route = self.routes.get((point.turn, point.step))
             self.open = build_request(session, point, self.host, route, self.cache, self.lean)
+        elif self.want(point):  # one of a few: built from its surface alone, without what the pass would carry
+            self.open = build_request(session, point, self.host, self.routes.get((point.turn, point.step)))
 
     def after(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         """Called right after ``session`` applied ``item``."""
@@ -737,6 +750,10 @@ class RequestPass:
         event: dict[str, Any] = item  # type: ignore[assignment]
         etype = str(event.get("type"))
         data = _data(event)
+        if etype == CHUNK:  # a delta (nearly every chunk) neither ends an attempt nor carries usage
+            chunk = data.get("chunk")
+            if not isinstance(chunk, dict) or chunk.get("type") not in _CHUNK_NEWS:
+                return
         self.clock.after(etype, lambda: data)
         key = (data.get("turn"), data.get("step"))
         request = self.open if self.open is not None and (self.open.turn, self.open.step) == key else None
@@ -841,12 +858,14 @@ def stream_requests(
     """Every model request of the log at ``path`` (or the agent requests ``want`` accepts, the only ones built,
     and DSH's other calls unless ``others`` is False), in one streaming pass that keeps no DSH event (lean
     requests: ``Request.materialize`` reads a request's messages back; a host log's surface events are kept).
+    With ``want`` nothing is kept nor noted: each request it accepts is built from its surface, read back.
 
     ``emit(request, session)`` gets each request as ``RequestPass`` says; returning True ends the pass there.
     ``observe`` sees each event dict or ``PackedRow`` right after it is projected (the same pass folding
     something else). Returns the projection: of the whole log, or as it stood when ``emit`` ended the pass.
     """
-    requests = RequestPass(emit, keep=True, want=want, others=others, lean=True)
+    chosen = want is not None  # a few requests, each built from the surface read back: nothing to carry
+    requests = RequestPass(emit, keep=not chosen, want=want, others=others, lean=not chosen)
     after = requests.after
     if observe is not None:
 

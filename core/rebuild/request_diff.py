@@ -125,14 +125,13 @@ def _lean_diff(before: Request, after: Request, session: Session) -> RequestDiff
     assert old is not None and new is not None
     size = new.size
     grown = old.keys is new.keys and old.count <= new.count  # the same list, only grown since
-    old_keys = old.keys[: old.count]
     if grown:
         first = old.count
         added: list[int | str] = new.keys[old.count : new.count]
         removed: list[int | str] = []
         new_keys: set[int | str] = set()
     else:
-        keys = new.keys[: new.count]
+        old_keys, keys = old.keys[: old.count], new.keys[: new.count]
         first = next((i for i, (a, b) in enumerate(zip(old_keys, keys, strict=False)) if a != b), min(old.count, new.count))
         new_keys, known = set(keys), set(old_keys)
         removed = [k for k in old_keys if k not in new_keys]
@@ -148,7 +147,7 @@ def _lean_diff(before: Request, after: Request, session: Session) -> RequestDiff
     broke = shared < old.size
     if not broke:
         return RequestDiff(before, after, shared, size, False, None, None, added, removed, replaced)
-    cause, cause_seq = _cause(before, after, session, removed, replaced, old_keys, new.keys[: new.count])
+    cause, cause_seq = _cause(before, after, session, removed, replaced, old.keys[: old.count], new.keys[: new.count])
     return RequestDiff(before, after, shared, size, True, cause, cause_seq, added, removed, replaced)
 
 

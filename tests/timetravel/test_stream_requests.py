@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -153,3 +154,35 @@ def test_a_pass_over_a_never_cut_surface_extends_one_digest_and_reads_nothing_ba
     assert isinstance(session.events, LineStore) and session.events.decodes == 0 and session.events.kept == 0
     last = held[-1]
     assert last.digest is not None and last.digest.size == sizes[-1] == len(prompt_bytes(_scratch(last)))
+
+
+def test_a_lean_pass_reads_the_surface_once_where_nothing_was_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each request takes only the nodes new to the surface: never a copy or comparison of the whole of it."""
+    path = tmp_path / "plain.jsonl"
+    generate(path, 1_500_000, seed=3, profile="dsh-plain")
+
+    class Counted(list):  # type: ignore[type-arg]
+        read = 0  # items of the surface read through slices
+
+        def __getitem__(self, k: Any) -> Any:
+            got = super().__getitem__(k)
+            Counted.read += len(got) if isinstance(k, slice) else 0
+            return got
+
+    class CountedSession(Session):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.surface = Counted()
+
+    monkeypatch.setattr("core.read.load.Session", CountedSession)
+    requests = 0
+
+    def take(request: Request, session: Session) -> None:
+        nonlocal requests
+        requests += 1
+
+    session = stream_requests(path, take)
+    assert requests > 20 and isinstance(session.surface, Counted)
+    assert 0 < Counted.read <= len(session.surface)
