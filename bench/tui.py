@@ -26,6 +26,8 @@ Usage: ``python bench/tui.py [--size 200MB] [--seed 1] [--samples 30] [--no-tool
 ``--append-sizes 10MB,1GB [--dir /tmp/x]`` runs only the append-to-screen latency, on one generated log per size
 (written to ``--dir``, default ``bench/out``), then the echo app on the smallest, all in one run: an append must
 cost the same on the biggest log as on the smallest (target p50 ratio <= 1.2) and at most twice the echo app's.
+Each log is timed once the app is idle (the alert engine's own pass over the log is done) and the alerts' toasts
+are gone.
 """
 
 from __future__ import annotations
@@ -426,6 +428,9 @@ def append_scaling(sizes: list[int], seed: int, samples: int, workdir: Path) -> 
         try:
             loaded = pane.since_start(lambda s: "loaded" in s, timeout=1800)
             settled = loaded + pane.idle()
+            # the alerts the log's history raised toast for 8 s each; one leaving lays the screen out again (tens
+            # of ms): timed appends start once they are gone, on every log alike
+            settled += pane.wait(lambda s: "Alert:" not in s, timeout=120, poll=0.2)
             stream = OutputStream(pane)
             try:
                 latencies = append_latencies(pane, path, samples, stream)

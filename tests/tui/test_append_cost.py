@@ -95,7 +95,9 @@ async def test_an_append_costs_the_same_on_a_log_ten_times_longer(tmp_path: Path
 async def test_the_frame_that_shows_an_appended_row_repaints_the_list_alone(tmp_path: Path) -> None:
     """In follow mode the frame that brings the new row repaints the list (and its scrollbar) only; the header and
     the status line, which span the screen (a frame's crop is the box around everything it repaints), follow in
-    a later frame. Frames are told apart by the compositor's per-frame ``update_widgets`` call."""
+    a later frame (once: the panels' redraw finds them unchanged), and the chart, which an operator's message
+    does not change, is not repainted at all. Frames are told apart by the compositor's per-frame
+    ``update_widgets`` call."""
     log = Log()
     for n in range(1, 120):
         log.turn(n, f"task {n}", "ok")
@@ -115,11 +117,38 @@ async def test_the_frame_that_shows_an_appended_row_repaints_the_list_alone(tmp_
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(Compositor, "update_widgets", recorded)
             start = len(log.events)
-            log.turn(200, "appended now", "ok")
+            log.add({"type": "user/message", "data": {"id": "u-late", "role": "user", "source": {"kind": "user"},
+                                                      "content": [{"type": "text", "text": "appended now"}]},
+                     "surfaceOp": "append"})  # fmt: skip
             append(path, log, start)
             await until(pilot, lambda: len(screen.events.view) == len(log.events) and not screen._status_due)
             await settle(pilot)
         shown = next(i for i, frame in enumerate(frames) if "events" in frame)
         assert not frames[shown] & {"header", "status", "chart", "detail"}, frames[shown]
         assert any("header" in frame for frame in frames[shown + 1 :]), frames
+        assert not any("chart" in frame for frame in frames), frames
+        assert sum("status" in frame for frame in frames) == 1, frames  # the panels' redraw found it unchanged
         assert f"{len(log.events)} events" in str(screen.query_one("#header").render())
+
+
+async def test_what_waits_for_the_lists_frame_runs_when_another_screen_covers_it(tmp_path: Path) -> None:
+    """A callback waiting for the list's next frame (the status line and header after an append) runs when a
+    screen is pushed over the main screen, where no frame of the list would come; with the main screen covered it
+    runs at once."""
+    log = Log()
+    log.turn(1, "first", "ok")
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        ran: list[str] = []
+        screen.events.after_frame(lambda: ran.append("waited"))  # nothing repaints the list: it waits
+        await pilot.pause()
+        assert ran == []
+        await pilot.press("question_mark")
+        await until(pilot, lambda: app.screen is not screen)
+        assert ran == ["waited"]
+        screen.events.after_frame(lambda: ran.append("at once"))
+        assert ran == ["waited", "at once"]

@@ -130,6 +130,8 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         self._filter_rows = SortedSeqs()
         self._filter_used = 0  # scanner matches already in _filter_rows
         self._filter_src: tuple[SortedSeqs, StreamBlocks | None] | None = None  # (matches, blocks) built from
+        self._events: EventList | None = None
+        self._status_shown: Text | None = None  # what the status line shows now
 
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -147,8 +149,10 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
 
     @property
     def events(self) -> EventList:
-        """The event list."""
-        return self.query_one(EventList)
+        """The event list (looked up once: every append asks for it several times)."""
+        if self._events is None:
+            self._events = self.query_one(EventList)
+        return self._events
 
     def on_mount(self) -> None:
         """Show what is loaded so far, focus the list and read the log's notes."""
@@ -258,6 +262,10 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             self._status_due = True
             self.events.after_frame(self._deferred_status)
 
+    def on_screen_suspend(self) -> None:
+        """Another screen covers this one: what waits for the list's next frame runs now."""
+        self.events.run_after_frame()
+
     def _deferred_status(self) -> None:
         self._status_due = False
         self._update_status()
@@ -289,7 +297,9 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         if self._notice:
             parts.append((self._notice, "bold red"))
         text = Text("  ").join(Text(p, style=s) for p, s in parts)
-        self.query_one("#status", Static).update(text, layout=False)
+        if text != self._status_shown:  # the panels' redraw after an append finds it as the append left it
+            self._status_shown = text
+            self.query_one("#status", Static).update(text, layout=False)
 
     def _problems(self) -> int:
         """Errors and warnings among the projection's diagnostics, counted incrementally (the list only grows;

@@ -54,6 +54,7 @@ class ContextChart(Static):
         self.live = live
         self.moment_seq: int | None = None  # time travel: the request in flight then is drawn reversed
         self.model = ChartModel()
+        self._shown: Text | None = None  # what the chart shows now (an unchanged chart is not repainted)
 
     def on_mount(self) -> None:
         """Draw the initial state."""
@@ -65,7 +66,8 @@ class ContextChart(Static):
 
     def refresh_chart(self) -> None:
         """Redraw from ``Session.context_samples`` and ``Session.cuts``, taken in by the ``ChartModel`` as they
-        grow: a redraw costs the same however long the log."""
+        grow: a redraw costs the same however long the log, and a chart that would look the same is not
+        repainted."""
         session = self.live.session
         model = self.model
         model.sync(session)
@@ -98,7 +100,10 @@ class ContextChart(Static):
         height = len(lines)
         if self.styles.height is None or self.styles.height.value != height:
             self.styles.height = height
-        self.update(Text("\n").join(lines), layout=False)
+        text = Text("\n").join(lines)
+        if text != self._shown:  # an append that sent no request (most of them) leaves the chart as it was
+            self._shown = text
+            self.update(text, layout=False)
 
     def on_click(self, event: events.Click) -> None:
         """Pick the request in the clicked column."""

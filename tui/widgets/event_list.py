@@ -336,16 +336,22 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     # rendering --------------------------------------------------------------------------------------------
     def after_frame(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once the list's next frame has been rendered (at once when the list is not on the
-        screen that is shown, where no frame would come).
+        top screen, where no frame of it would come).
 
         What the operator waits for after an append is the new row: the status line and the header follow in
         the next frame, so the list's frame covers the list alone (a frame's crop is the box around every
         repainted region: with the header and the status line in it, it would span the whole screen).
         """
-        if not self.is_mounted or not self.screen.is_current or not self.display or not self.region:
+        if not self.is_mounted or self.screen is not self.app.screen or not self.display or not self.region:
             callback()
             return
         self._after_frame.append(callback)
+
+    def run_after_frame(self) -> None:
+        """Run the callbacks waiting for the list's next frame now (its screen is covered: no frame comes)."""
+        waiting, self._after_frame = self._after_frame, []
+        for callback in waiting:
+            callback()
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The lines of ``crop``, drawn with what they share computed once; then the callbacks waiting for this
