@@ -505,15 +505,14 @@ class LogDecoder:
         and its ``complete_event`` changes nothing but its seq, so it goes straight to ``Consumer.chunk`` (``validate.delta_of``); any other,
         and a step's finish chunk (the one a reader of failed streams wants), takes ``_event``."""
         seq = self.next_seq
-        data = ev.get("data")
-        if (  # four keys, of which type, seq, time and data are there: the plain envelope
-            len(ev) != 4
-            or data.__class__ is not dict
-            or ev.get("seq") != seq + self._seq_shift
-            or not self._explicit_seq
-            or ev.get("time").__class__ is not int
-        ):
+        try:  # four keys, of which type, seq, time and data are there: the plain envelope
+            plain = len(ev) == 4 and ev["data"].__class__ is dict and ev["time"].__class__ is int
+            plain = plain and ev["seq"] == seq + self._seq_shift and self._explicit_seq
+        except KeyError:
+            plain = False
+        if not plain:
             return self._event(ev, offset, out)
+        data = ev["data"]
         delta = delta_of(data)
         if delta is None:  # a step's finish chunk goes with the other events too (a failed stream is news)
             return self._event(ev, offset, out)

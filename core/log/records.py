@@ -5,7 +5,7 @@ from __future__ import annotations
 from itertools import accumulate
 from typing import Any
 
-from core.log.validate import INVALID, MAX_COUNTER, mark
+from core.log.validate import INVALID, MAX_COUNTER, problem
 from core.log.vocabulary import PACKED_ROW_TYPES
 
 _ROW_DELTA = {"text-chunks": "text-delta", "reasoning-chunks": "reasoning-delta"}
@@ -247,7 +247,11 @@ def complete_event(event: dict[str, Any], seq: int, session_id: str) -> bool:
         event["data"] = {}
     if etype in _LEGACY_SHAPED:
         upgrade_legacy(event, session_id)
-    mark(event)
+    found = problem(event)  # ``validate.mark``, without the call: every event line comes here
+    if found is not None:
+        event[INVALID] = found
+    elif INVALID in event:
+        del event[INVALID]
     return untyped
 
 

@@ -166,7 +166,10 @@ def delta_of(data: dict[str, Any]) -> tuple[int, int, dict[str, Any]] | None:
     """``(turn, step, chunk)`` when the ``data`` of an ``assistant/chunk`` event gives both counters and passes
     ``chunk_problem`` and its chunk is not a step's ``finish``: a stream delta or usage sample, which the decoder's
     fast path takes with nothing left to check. None otherwise (``chunk_problem`` says what is wrong, if anything)."""
-    turn, step, chunk = data.get("turn"), data.get("step"), data.get("chunk")
+    try:  # subscripts cost less than ``get``; a missing key is no delta either
+        turn, step, chunk = data["turn"], data["step"], data["chunk"]
+    except KeyError:
+        return None
     if (
         turn.__class__ is int
         and step.__class__ is int

@@ -146,12 +146,15 @@ def _earlier_seqs(sources: Any, seq: int) -> bool:
     assistant message names every chunk it was streamed from."""
     if not isinstance(sources, list):
         return False
-    try:  # takes ints (and bools) from 0 to 2**64 - 1 only: a negative, huge, float, string or null raises
-        array("Q", sources)
-    except (TypeError, OverflowError):
+    if not sources:
+        return True
+    try:  # ints (and bools) sum to an int: a float makes a float, a string, null, list or object raises
+        if sum(sources).__class__ is not int:
+            return False
+        ordered = sorted(sources)  # a list already in order (as these are) is sorted by comparing ints in C
+    except TypeError:
         return False
-    # the largest: sorting a list that is already in order (as these are) compares ints in C, faster than ``max``
-    return not sources or sorted(sources)[-1] < seq
+    return ordered[0] >= 0 and ordered[-1] < seq
 
 
 # the events that name their own turn
@@ -412,7 +415,13 @@ class Session:
         on the surface), in O(1) Python work per row.
         """
         n = row.count
-        seq = self._take(row.seq0, n, _CHUNK)
+        seq = self._count  # ``_take``, without the call: a log of stream rows has more of them than of events
+        if row.seq0 != seq:
+            self._take(row.seq0, n, _CHUNK)
+        else:
+            self._count = seq + n
+            counts = self.counts
+            counts[_CHUNK] = counts.get(_CHUNK, 0) + n
         if self._retain:
             self.events.append_row(row)  # type: ignore[attr-defined]
         if self._request_due:

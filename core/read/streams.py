@@ -69,7 +69,8 @@ class StreamBlocks:
         """
         if seq == self._end and turn == self._turn and step == self._step:  # the stream goes on
             self._end = self.ends[-1] = seq + count
-            self.chars[-1] += chars
+            if chars:  # a block's start and end add none
+                self.chars[-1] += chars
             return
         self._end, self._turn, self._step = seq + count, turn, step
         key = _key(turn, step)

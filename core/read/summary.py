@@ -159,7 +159,7 @@ def _tool_result(event: dict[str, Any], data: dict[str, Any]) -> str:
     meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
     policy = meta.get("policy") if op_span(event.get("surfaceOp")) else None
     tag = f"[{policy}] " if policy else ""
-    return f"{tag}{flag}{text}"
+    return tag + flag + text if tag or flag else text  # a multi-MB result's text is not copied for nothing
 
 
 def _chunk(event: dict[str, Any], data: dict[str, Any]) -> str:
