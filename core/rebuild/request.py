@@ -740,8 +740,8 @@ class RequestPass:
         if self.want is None:
             route = self.routes.get((point.turn, point.step))
             self.open = build_request(session, point, self.host, route, self.cache, self.lean)
-        elif self.want(point):  # one of a few: built from its surface alone, without what the pass would carry
-            self.open = build_request(session, point, self.host, self.routes.get((point.turn, point.step)))
+        elif self.want(point):  # one of a few: its surface read back (the messages a retry shares, once)
+            self.open = build_request(session, point, self.host, self.routes.get((point.turn, point.step)), self.cache)
 
     def after(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         """Called right after ``session`` applied ``item``."""
@@ -858,7 +858,8 @@ def stream_requests(
     """Every model request of the log at ``path`` (or the agent requests ``want`` accepts, the only ones built,
     and DSH's other calls unless ``others`` is False), in one streaming pass that keeps no DSH event (lean
     requests: ``Request.materialize`` reads a request's messages back; a host log's surface events are kept).
-    With ``want`` nothing is kept nor noted: each request it accepts is built from its surface, read back.
+    With ``want`` nothing is kept nor noted: each request it accepts is built from its surface, read back (its
+    attempts share the messages they carry).
 
     ``emit(request, session)`` gets each request as ``RequestPass`` says; returning True ends the pass there.
     ``observe`` sees each event dict or ``PackedRow`` right after it is projected (the same pass folding
