@@ -25,6 +25,7 @@ from core.alerts.rate import Projection, project, window_ms
 from core.control.config import PolicyConfig
 from core.control.host_state import HostState, read_host_state
 from core.control.inbox import inbox_path
+from core.log.decoder import Consumer
 from core.log.layout import is_sessions_root, resolve_log_path
 from core.log.records import PackedRow
 from core.log.sessions import discover_sessions
@@ -64,7 +65,10 @@ class AlertWatch:
         self.pace = pace
         self.config = config
         self.live = live
-        self.tailer = Tailer(path)
+        # packed rows reach the engine as rows (it folds one without building its members) unless a subclass
+        # folds more from the events it sees
+        rows = type(self).seen is AlertWatch.seen
+        self.tailer = Tailer(path, consumer=Consumer(packed_rows=True)) if rows else Tailer(path)
         self.engine = self._engine()
         self.problems: list[str] = []
         self.host: HostState | None = None  # the host's state at the last tick (with ``live``)
@@ -114,13 +118,14 @@ class AlertWatch:
             fresh.append(alert)
         return fresh
 
-    def _feed(self, events: list[dict[str, Any]], now: int, out: list[Alert]) -> None:
+    def _feed(self, events: list[dict[str, Any] | PackedRow], now: int, out: list[Alert]) -> None:
         if events:
             self.seen(events)
             out.extend(self.engine.feed(events, now))
 
     def seen(self, events: list[dict[str, Any]]) -> None:
-        """Called with each poll's events before the engine folds them (a subclass folds more from them)."""
+        """Called with each poll's events before the engine folds them (a subclass folds more from them, and then
+        gets every packed row as its member events)."""
 
     def tick(self, now: int) -> list[Alert]:
         """Tick the engine with the time, the host's state and the file's last change."""

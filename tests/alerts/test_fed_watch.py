@@ -81,6 +81,41 @@ def _view_fed(path: Path, cfg: Any) -> list:  # type: ignore[type-arg]
     return fed.poll(0)
 
 
+class MemberWatch(AlertWatch):
+    """A watch that folds more from the events it sees, so its engine gets packed rows as their members."""
+
+    def seen(self, events: list[dict[str, Any]]) -> None:
+        assert all(isinstance(event, dict) for event in events)
+
+
+def test_a_watch_reading_the_file_folds_packed_rows_as_rows_and_raises_what_their_members_raise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from bench.gen_session import generate
+    from core.log.reader import read_log
+    from core.log.records import PackedRow
+    from tests.alerts.test_replay import _eager
+
+    generated = tmp_path / "generated.jsonl"
+    generate(generated, 400_000, seed=3, profile="dsh-plain")
+    cfg = _eager()
+    members = MemberWatch(generated, cfg, live=False).poll(0, final=True)
+    expanded = 0
+    every = PackedRow.events
+
+    def counted(row: PackedRow) -> list[dict[str, Any]]:
+        nonlocal expanded
+        expanded += 1
+        return every(row)
+
+    monkeypatch.setattr(PackedRow, "events", counted)
+    read = AlertWatch(generated, cfg, live=False).poll(0, final=True)
+    assert members and _dated(read) == _dated(members)
+    rows = [row for row in read_log(generated, packed_rows=True).events if type(row) is PackedRow]
+    back = sum(1 for row in rows if any(b < a for a, b in zip(row.times(), row.times()[1:], strict=False)))
+    assert expanded == back < len(rows)  # only a row whose clock goes back is folded member by member
+
+
 def test_a_view_handing_over_packed_rows_raises_what_reading_member_by_member_does(tmp_path: Path) -> None:
     from bench.gen_session import generate
     from tests.alerts.test_replay import _eager
@@ -90,11 +125,12 @@ def test_a_view_handing_over_packed_rows_raises_what_reading_member_by_member_do
     generate(generated, 400_000, seed=3, profile="short-turns")  # packed rows with real times, priced steps
     cfg = _eager()
     for path in [*sorted(FIXTURES.glob("*.jsonl")), generated]:
-        read = AlertWatch(path, cfg, live=False).poll(0, final=True)
+        read = MemberWatch(path, cfg, live=False).poll(0, final=True)
         assert _dated(_view_fed(path, cfg)) == _dated(read), path.name
-    assert {a.cause for a in AlertWatch(generated, cfg, live=False).poll(0, final=True)} >= {"budget", "run-rate"}
+        assert _dated(AlertWatch(path, cfg, live=False).poll(0, final=True)) == _dated(read), path.name
+    assert {a.cause for a in MemberWatch(generated, cfg, live=False).poll(0, final=True)} >= {"budget", "run-rate"}
     brisk = config({"runRate": {"usdPerHour": 0.1, "windowMinutes": 1}})  # the rate falls in pauses and comes back
-    read = AlertWatch(generated, brisk, live=False).poll(0, final=True)
+    read = MemberWatch(generated, brisk, live=False).poll(0, final=True)
     assert [a.cause for a in read].count("run-rate") > 3
     assert _dated(_view_fed(generated, brisk)) == _dated(read)
 
