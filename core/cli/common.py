@@ -14,7 +14,7 @@ from core.shared.errors import TapedeckError
 def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:
     """Print ``payload`` as indented JSON when ``as_json`` is set, else as ``render(payload)``."""
     if as_json:
-        _write(orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
+        write_bytes(orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS))
         sys.stdout.write("\n")
     else:
         text = render(payload)
@@ -32,15 +32,15 @@ def emit_json_list_field(payload: dict[str, Any], key: str) -> None:
     at = whole.index(mark) + len(mark) - 1
     if not items:
         at += 1
-    _write(whole[:at])
+    write_bytes(whole[:at])
     for number, item in enumerate(items):
-        _write((b"\n    " if not number else b",\n    ") + orjson.dumps(item, option=options).replace(b"\n", b"\n    "))
-    _write((b"\n  " if items else b"") + whole[at:])
+        write_bytes((b"\n    " if not number else b",\n    ") + orjson.dumps(item, option=options).replace(b"\n", b"\n    "))
+    write_bytes((b"\n  " if items else b"") + whole[at:])
     sys.stdout.write("\n")
     sys.stdout.flush()
 
 
-def _write(data: bytes) -> None:
+def write_bytes(data: bytes) -> None:
     """Write UTF-8 ``data`` to stdout: straight to its byte buffer when it has one (a multi-MB JSON text is not
     also held as a str), else decoded."""
     out = getattr(sys.stdout, "buffer", None)
@@ -60,8 +60,8 @@ class JsonList:
     def add(self, item: Any) -> None:
         """Print the next item."""
         data = orjson.dumps(item, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).replace(b"\n", b"\n  ")
-        _write(b"[\n  " if not self.count else b",\n  ")
-        _write(data)
+        write_bytes(b"[\n  " if not self.count else b",\n  ")
+        write_bytes(data)
         self.count += 1
 
     def close(self) -> None:

@@ -10,11 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable, Iterator
 from typing import Any
+
+import orjson
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
-from core.cli.common import JsonList, emit, guarded
+from core.cli.common import JsonList, emit, guarded, write_bytes
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.rebuild.request import AGENT, Request, stream_requests
@@ -53,6 +56,40 @@ def _pick(args: argparse.Namespace) -> list[Request]:
     return found
 
 
+JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+
+
+def _json_pieces(request: Request, body: bool) -> Iterator[bytes]:
+    """``orjson.dumps(request.to_dict(body), OPT_INDENT_2 | OPT_NON_STR_KEYS)`` in pieces, its messages (and the
+    body's) written one at a time as ``Request.iter_wire`` gives them: the whole request is never held."""
+    whole = orjson.dumps(request.to_dict(body=body, shallow=True), option=JSON_OPTIONS)
+    at = 0
+    for indent in (b"  ", b"    ")[: 1 + body]:  # the request's messages, then the body's (indented deeper)
+        mark = b"\n" + indent + b'"messages": []'  # a nested or string occurrence is indented otherwise or escaped
+        cut = whole.index(mark, at) + len(mark) - 1
+        yield whole[at:cut]
+        count = 0
+        for message in request.iter_wire():
+            item = orjson.dumps(message, option=JSON_OPTIONS).replace(b"\n", b"\n" + indent + b"  ")
+            yield (b"\n" if not count else b",\n") + indent + b"  " + item
+            count += 1
+        yield b"\n" + indent if count else b""
+        at = cut
+    yield whole[at:]
+
+
+def _write_json_list(requests: Iterable[Request], body: bool) -> None:
+    """``emit([r.to_dict(body) for r in requests], True, …)`` byte for byte, one message at a time."""
+    count = 0
+    for request in requests:
+        write_bytes(b"[\n  " if not count else b",\n  ")
+        for piece in _json_pieces(request, body):
+            write_bytes(piece.replace(b"\n", b"\n  "))
+        count += 1
+    write_bytes(b"\n]\n" if count else b"[]\n")
+    sys.stdout.flush()
+
+
 def _print_all(args: argparse.Namespace) -> None:
     """Every request, each printed as soon as its attempt is over (none is kept)."""
     out = JsonList() if args.json else None
@@ -88,33 +125,52 @@ def _message_text(message: dict[str, Any]) -> str:
 
 
 def _render_requests(args: argparse.Namespace, payload: list[dict[str, Any]]) -> str:
-    out = []
-    for r in payload:
-        tools = ", ".join(r["tools"]) or "none"
-        extra = [f"max_tokens {r['maxTokens']}" if r["maxTokens"] is not None else "",
-                 f"tool_choice {r['toolChoice']}" if r["toolChoice"] else "",
-                 f"reasoning {r['reasoningEffort']}" if r["reasoningEffort"] else "",
-                 f"temperature {r['temperature']}" if r["temperature"] is not None else "",
-                 f"stop {json.dumps(r['stop'], ensure_ascii=False)}" if r["stop"] is not None else ""]  # fmt: skip
-        attempt = f" (attempt {r['attempt']})" if r["attempt"] > 1 else ""
-        what = f"turn {r['turn']} step {r['step']}{attempt}" if r["kind"] == AGENT else f"{r['kind']} call, turn {r['turn']}"
-        out.append(
-            f"{what} · at seq {r['seq']} · {r['host']} · "
-            f"{r['provider']}/{r['model']} · {len(r['messages'])} messages · {human_chars(r['chars'])} chars"
-            + "".join(f" · {e}" for e in extra if e)
-        )
-        out.append(f"  tools ({len(r['tools'])}): {tools}")
-        out.append(f"  usage: {_usage(r['usage'])}")
-        out.extend(f"  not in the log: {note}" for note in r["unlogged"])
-        if args.all:
-            continue
-        for i, m in enumerate(r["messages"]):
-            text = _message_text(m)
-            where = f" {m['tool_call_id']}" if m.get("tool_call_id") else ""
-            shown = text if args.full or len(text) <= CLIP else text[:CLIP] + f"… (+{len(text) - CLIP} chars)"
-            out.append(f"  [{i}] {m['role']}{where}")
-            out.extend(f"      {line}" for line in shown.splitlines() or [""])
-    return "\n".join(out)
+    return "\n".join(line for r in payload for line in _request_lines(args, r, r["messages"]))
+
+
+def _request_lines(
+    args: argparse.Namespace, r: dict[str, Any], messages: Iterable[dict[str, Any]], count: int | None = None
+) -> Iterator[str]:
+    """The text lines of one ``request --json`` object ``r`` whose ``count`` wire messages (``len(messages)`` when
+    None) come from ``messages``, one at a time."""
+    tools = ", ".join(r["tools"]) or "none"
+    extra = [f"max_tokens {r['maxTokens']}" if r["maxTokens"] is not None else "",
+             f"tool_choice {r['toolChoice']}" if r["toolChoice"] else "",
+             f"reasoning {r['reasoningEffort']}" if r["reasoningEffort"] else "",
+             f"temperature {r['temperature']}" if r["temperature"] is not None else "",
+             f"stop {json.dumps(r['stop'], ensure_ascii=False)}" if r["stop"] is not None else ""]  # fmt: skip
+    attempt = f" (attempt {r['attempt']})" if r["attempt"] > 1 else ""
+    what = f"turn {r['turn']} step {r['step']}{attempt}" if r["kind"] == AGENT else f"{r['kind']} call, turn {r['turn']}"
+    count = len(messages) if count is None else count  # type: ignore[arg-type]
+    yield (
+        f"{what} · at seq {r['seq']} · {r['host']} · "
+        f"{r['provider']}/{r['model']} · {count} messages · {human_chars(r['chars'])} chars"
+        + "".join(f" · {e}" for e in extra if e)
+    )
+    yield f"  tools ({len(r['tools'])}): {tools}"
+    yield f"  usage: {_usage(r['usage'])}"
+    yield from (f"  not in the log: {note}" for note in r["unlogged"])
+    if args.all:
+        return
+    for i, m in enumerate(messages):
+        text = _message_text(m)
+        where = f" {m['tool_call_id']}" if m.get("tool_call_id") else ""
+        shown = text if args.full or len(text) <= CLIP else text[:CLIP] + f"… (+{len(text) - CLIP} chars)"
+        yield f"  [{i}] {m['role']}{where}"
+        yield from (f"      {line}" for line in shown.splitlines() or [""])
+
+
+def _write_text(args: argparse.Namespace, requests: list[Request]) -> None:
+    """``emit`` of the requests' text, a line at a time: each request's messages read one at a time."""
+    last = None
+    for request in requests:
+        r = request.to_dict(shallow=True)
+        count = sum(1 for _ in request.iter_wire())
+        for line in _request_lines(args, r, request.iter_wire(), count):
+            sys.stdout.write(line if last is None else "\n" + line)
+            last = line
+    sys.stdout.write("" if last is not None and last.endswith("\n") else "\n")  # as ``emit`` ends a text
+    sys.stdout.flush()
 
 
 def _request(args: argparse.Namespace) -> None:
@@ -123,8 +179,11 @@ def _request(args: argparse.Namespace) -> None:
     if args.all:
         _print_all(args)
         return
-    payload = [r.to_dict(body=args.full and args.json) for r in _pick(args)]
-    emit(payload, args.json, lambda p: _render_requests(args, p))
+    picked = _pick(args)
+    if args.json:
+        _write_json_list(picked, args.full)
+        return
+    _write_text(args, picked)
 
 
 def _diff(args: argparse.Namespace) -> None:

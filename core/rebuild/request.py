@@ -120,8 +120,29 @@ class Request:
         """Code points of the wire messages' text, tool-call arguments and reasoning."""
         return sum(wire_chars(m) for m in self.wire)
 
-    def to_dict(self, body: bool = False) -> dict[str, Any]:
-        """The ``request --json`` object (with ``body``: the whole chat-completions body too)."""
+    def iter_wire(self) -> Iterator[dict[str, Any]]:
+        """The chat-completions messages one at a time: a lean request's read back one node at a time (none is
+        kept), any other's from ``wire``."""
+        digest = self.digest
+        if digest is None or digest.done:
+            yield from self.wire
+            return
+        if self.system:  # as ``DshMessages`` starts
+            yield {"role": "system", "content": self.system}
+        for seq in islice(digest.keys, digest.count):
+            message = derive_message(surface_view(digest.events[seq]))
+            if message:
+                yield from dsh_wire(message)
+
+    def to_dict(self, body: bool = False, shallow: bool = False) -> dict[str, Any]:
+        """The ``request --json`` object (with ``body``: the whole chat-completions body too); ``shallow`` leaves
+        its messages out (``[]`` in their place, also in ``body``) and counts ``chars`` from ``iter_wire``, for a
+        printer that writes them one at a time."""
+        if shallow:
+            messages: list[dict[str, Any]] = []
+            chars = sum(wire_chars(m) for m in self.iter_wire())
+        else:
+            messages, chars = self.wire, self.chars
         out = {
             "kind": self.kind,
             "turn": self.turn,
@@ -138,13 +159,13 @@ class Request:
             "toolChoice": self.body.get("tool_choice"),
             "fieldSources": self.sources,
             "tools": self.tool_names,
-            "messages": self.wire,
-            "chars": self.chars,
+            "messages": messages,
+            "chars": chars,
             "usage": self.usage,
             "unlogged": self.unlogged,
         }
         if body:
-            out["body"] = self.body
+            out["body"] = {**self.body, "messages": []} if shallow else self.body
         return out
 
 
@@ -740,8 +761,9 @@ class RequestPass:
         if self.want is None:
             route = self.routes.get((point.turn, point.step))
             self.open = build_request(session, point, self.host, route, self.cache, self.lean)
-        elif self.want(point):  # one of a few: its surface read back (the messages a retry shares, once)
-            self.open = build_request(session, point, self.host, self.routes.get((point.turn, point.step)), self.cache)
+        elif self.want(point):  # one of a few, lean: its surface read back (only the nodes a retry adds, again)
+            route = self.routes.get((point.turn, point.step))
+            self.open = build_request(session, point, self.host, route, self.cache, lean=True)
 
     def after(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         """Called right after ``session`` applied ``item``."""
