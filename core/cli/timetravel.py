@@ -103,7 +103,7 @@ def _print_all(args: argparse.Namespace) -> None:
         else:
             sys.stdout.write(_render_requests(args, [request.to_dict()]) + "\n")
 
-    stream_requests(args.path, show)
+    stream_requests(args.path, show, lean=False)  # every message of every request: the surface is kept
     if out is not None:
         out.close()
     else:

@@ -876,19 +876,22 @@ def stream_requests(
     want: Callable[[Point], bool] | None = None,
     others: bool = True,
     observe: Callable[[dict[str, Any] | PackedRow], None] | None = None,
+    lean: bool = True,
 ) -> Session:
     """Every model request of the log at ``path`` (or the agent requests ``want`` accepts, the only ones built,
     and DSH's other calls unless ``others`` is False), in one streaming pass that keeps no DSH event (lean
     requests: ``Request.materialize`` reads a request's messages back; a host log's surface events are kept).
     With ``want`` nothing is kept nor noted: each request it accepts is built from its surface, read back (its
-    attempts share the messages they carry).
+    attempts share the messages they carry). Without ``lean`` the surface's events are kept and each request
+    holds its messages (for a consumer that reads every request's messages: reading them back per request would
+    decode the surface once per request).
 
     ``emit(request, session)`` gets each request as ``RequestPass`` says; returning True ends the pass there.
     ``observe`` sees each event dict or ``PackedRow`` right after it is projected (the same pass folding
     something else). Returns the projection: of the whole log, or as it stood when ``emit`` ended the pass.
     """
     chosen = want is not None  # a few requests, each built from the surface read back: nothing to carry
-    requests = RequestPass(emit, keep=not chosen, want=want, others=others, lean=not chosen)
+    requests = RequestPass(emit, keep=not chosen, want=want, others=others, lean=lean and not chosen)
     after = requests.after
     if observe is not None:
 
