@@ -165,8 +165,7 @@ def _write_text(args: argparse.Namespace, requests: list[Request]) -> None:
     last = None
     for request in requests:
         r = request.to_dict(shallow=True)
-        count = sum(1 for _ in request.iter_wire())
-        for line in _request_lines(args, r, request.iter_wire(), count):
+        for line in _request_lines(args, r, request.iter_wire(), request.wire_stats()[0]):
             sys.stdout.write(line if last is None else "\n" + line)
             last = line
     sys.stdout.write("" if last is not None and last.endswith("\n") else "\n")  # as ``emit`` ends a text

@@ -120,6 +120,16 @@ class Request:
         """Code points of the wire messages' text, tool-call arguments and reasoning."""
         return sum(wire_chars(m) for m in self.wire)
 
+    def wire_stats(self) -> tuple[int, int]:
+        """How many wire messages and ``chars``, without reading a lean request's messages back."""
+        digest = self.digest
+        if digest is None or digest.done:
+            return len(self.wire), self.chars
+        _, pieces, chars = digest.totals()
+        if not self.system:
+            return pieces, chars
+        return pieces + 1, chars + wire_chars({"role": "system", "content": self.system})  # as ``DshMessages`` starts
+
     def iter_wire(self) -> Iterator[dict[str, Any]]:
         """The chat-completions messages one at a time: a lean request's read back one node at a time (none is
         kept), any other's from ``wire``."""
@@ -140,7 +150,7 @@ class Request:
         printer that writes them one at a time."""
         if shallow:
             messages: list[dict[str, Any]] = []
-            chars = sum(wire_chars(m) for m in self.iter_wire())
+            chars = self.wire_stats()[1]
         else:
             messages, chars = self.wire, self.chars
         out = {
@@ -355,16 +365,21 @@ class Digest:
     the prompt's head (``prompt_head``), its surface nodes that project a message (the first ``count`` of
     ``keys``) and where each one's wire messages end in the prompt after the head (``ends``, in bytes).
 
-    ``keys`` and ``ends`` are the pass's own lists, shared by the requests of a surface that only grows (a cut
-    gives the next request new ones), so a request costs what its new nodes cost. Messages are read back by seq
-    from ``events`` only where output needs them."""
+    ``keys``, ``ends`` and ``sums`` are the pass's own lists, shared by the requests of a surface that only grows
+    (a cut gives the next request new ones), so a request costs what its new nodes cost. Messages are read back by
+    seq from ``events`` only where output needs them."""
 
     head: list[bytes]
     keys: list[int]
     ends: list[int]
     count: int
     events: Any  # the session's event store, which reads any of ``keys`` back
+    sums: list[tuple[int, int, int]]  # per node: images, wire messages and ``wire_chars`` of it and those before
     done: bool = False  # materialized
+
+    def totals(self) -> tuple[int, int, int]:
+        """Of its message nodes: how many hold an image, their wire messages and their ``wire_chars``."""
+        return self.sums[self.count - 1] if self.count else (0, 0, 0)
 
     @property
     def size(self) -> int:
@@ -378,13 +393,15 @@ class Digest:
             yield b"".join(map(orjson.dumps, dsh_wire(message))) if message else b""
 
 
-def node_digest(event: dict[str, Any]) -> tuple[int, bool] | None:
-    """A DSH surface node's share of a prompt: the bytes of its wire messages and whether it holds an image
-    (None: it projects no message)."""
+def node_digest(event: dict[str, Any]) -> tuple[int, int, int, int] | None:
+    """A DSH surface node's share of a prompt: the bytes of its wire messages, whether it holds an image (1 or 0),
+    how many wire messages it gives and their ``wire_chars`` (None: it projects no message)."""
     message = derive_message(event)
     if not message:
         return None
-    return sum(len(orjson.dumps(m)) for m in dsh_wire(message)), has_image((message,))
+    wire = dsh_wire(message)
+    return (sum(len(orjson.dumps(m)) for m in wire), int(has_image((message,))), len(wire),
+            sum(map(wire_chars, wire)))  # fmt: skip
 
 
 Mark = tuple[int, tuple[str, ...], tuple[dict[str, Any], ...]]
@@ -432,10 +449,10 @@ class WireCache:
         # a lean pass's: each surface node's digest (``node_digest``), noted as it was applied and held while it is
         # on the surface, and the last
         # DSH request's message nodes, where their wire messages end and how many hold an image (see ``Digest``)
-        self.noted: dict[int, tuple[int, bool] | None] = {}
+        self.noted: dict[int, tuple[int, int, int, int] | None] = {}
         self.keys: list[int] = []
         self.ends: list[int] = []
-        self.images_of: list[int] = []
+        self.sums: list[tuple[int, int, int]] = []  # see ``Digest``
         self.lean_nodes: list[int] = []  # the last DSH request's surface
         self.lean_counts: list[int] = []  # per node of it: how many of it and the nodes before it are in ``keys``
         self.lean_cuts = 0  # the session's cuts when it was taken
@@ -455,8 +472,8 @@ class WireCache:
             self.lean_cuts = len(view.cuts)
         kept = counts[shared - 1] if shared else 0
         if kept < len(self.keys):  # cut: new lists, so that the requests that hold the old ones keep them whole
-            self.keys, self.ends, self.images_of = self.keys[:kept], self.ends[:kept], self.images_of[:kept]
-        keys, ends, images = self.keys, self.ends, self.images_of
+            self.keys, self.ends, self.sums = self.keys[:kept], self.ends[:kept], self.sums[:kept]
+        keys, ends, sums = self.keys, self.ends, self.sums
         events, noted = view.events, self.noted
         self.derived += len(surface) - shared
         for seq in surface[shared:]:
@@ -464,11 +481,12 @@ class WireCache:
             if found is not None:
                 keys.append(seq)
                 ends.append((ends[-1] if ends else 0) + found[0])
-                images.append((images[-1] if images else 0) + found[1])
+                images, pieces, chars = sums[-1] if sums else (0, 0, 0)
+                sums.append((images + found[1], pieces + found[2], chars + found[3]))
             nodes.append(seq)
             counts.append(len(keys))
-        count = len(keys)
-        return Digest(head, keys, ends, count, events), bool(count and images[count - 1])
+        digest = Digest(head, keys, ends, len(keys), events, sums)
+        return digest, bool(digest.totals()[0])
 
     def surface_messages(self, view: Any) -> tuple[list[int], list[dict[str, Any]]]:
         """The seqs and ``derive_message``s of every surface node of ``view`` that projects a message: the last
