@@ -446,8 +446,8 @@ class WireCache:
         self.kept = 0  # how many of those the request before it carried too
         self.counts: list[int] = []  # per node of it: how many messages it and the nodes before it project
         self.derived = self.converted = 0  # surface nodes read and messages converted, over every request
-        # a lean pass's: each surface node's digest (``node_digest``), noted as it was applied and held while it is
-        # on the surface, and the last
+        # a lean pass's: each surface node's digest (``node_digest``), noted as it was applied and held until a
+        # request takes it in (or a cut gives it back), and the last
         # DSH request's message nodes, where their wire messages end and how many hold an image (see ``Digest``)
         self.noted: dict[int, tuple[int, int, int, int] | None] = {}
         self.keys: list[int] = []
@@ -471,13 +471,18 @@ class WireCache:
             del nodes[shared:], counts[shared:]
             self.lean_cuts = len(view.cuts)
         kept = counts[shared - 1] if shared else 0
-        if kept < len(self.keys):  # cut: new lists, so that the requests that hold the old ones keep them whole
-            self.keys, self.ends, self.sums = self.keys[:kept], self.ends[:kept], self.sums[:kept]
-        keys, ends, sums = self.keys, self.ends, self.sums
         events, noted = view.events, self.noted
+        if kept < len(self.keys):  # cut: new lists, so that the requests that hold the old ones keep them whole
+            old_keys, old_ends, old_sums = self.keys, self.ends, self.sums
+            self.keys, self.ends, self.sums = old_keys[:kept], old_ends[:kept], old_sums[:kept]
+            for i in range(kept, len(old_keys)):  # the nodes after the cut still on the surface: noted again
+                if view.on_surface(seq := old_keys[i]):
+                    before = (old_ends[i - 1], *old_sums[i - 1]) if i else (0, 0, 0, 0)
+                    noted[seq] = tuple(a - b for a, b in zip((old_ends[i], *old_sums[i]), before, strict=True))  # type: ignore[assignment]
+        keys, ends, sums = self.keys, self.ends, self.sums
         self.derived += len(surface) - shared
         for seq in surface[shared:]:
-            found = noted[seq] if seq in noted else node_digest(events[seq])
+            found = noted.pop(seq) if seq in noted else node_digest(events[seq])
             if found is not None:
                 keys.append(seq)
                 ends.append((ends[-1] if ends else 0) + found[0])
