@@ -27,7 +27,19 @@ BUDGET = 0.003  # crossed by the demo's third or fourth request at these prices
 
 
 def _events(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    """The log's events, as far as its lines are whole (the host may be writing the next one)."""
+    text = path.read_text()
+    return [json.loads(line) for line in text[: text.rfind("\n") + 1].splitlines()[1:]]
+
+
+def _paused(log: Path) -> bool:
+    """The host says it is paused and the log holds the pause request's outcome: the host records the state
+    (``host.json``) as the op takes effect and the request's outcome right after it, so a reader can see the
+    first a moment before the second."""
+    if read_host_state(log).state != "paused":
+        return False
+    return any(e["type"] == "tapedeck/control" and e["data"].get("op") == "pause" and "outcome" in e["data"]
+               for e in _events(log))  # fmt: skip
 
 
 def _wait(what: Any, timeout: float = 30.0) -> None:
@@ -56,7 +68,7 @@ def test_the_budget_guard_pauses_the_demo_host_before_its_next_model_request(tmp
     runner = threading.Thread(target=lambda: outcomes.extend(host.run()), daemon=True)
     runner.start()
     try:
-        _wait(lambda: read_host_state(log).state == "paused")
+        _wait(lambda: _paused(log))
         events = _events(log)
         pauses = [e for e in events if e["type"] == "tapedeck/control" and e["data"]["op"] == "pause"]
         assert [p["data"]["origin"] for p in pauses] == ["alert:budget"]
@@ -118,7 +130,7 @@ def test_a_budget_action_turned_on_at_run_time_guards_the_rest_of_the_run(tmp_pa
     runner = threading.Thread(target=host.run, daemon=True)
     runner.start()
     try:
-        _wait(lambda: read_host_state(log).state == "paused")
+        _wait(lambda: _paused(log))
         pauses = [e["data"] for e in _events(log) if e["type"] == "tapedeck/control" and e["data"]["op"] == "pause"]
         assert [(p["origin"], p["outcome"]) for p in pauses] == [("alert:budget", "applied")]
     finally:
@@ -145,7 +157,7 @@ def test_a_host_resumed_past_its_budget_pauses_before_its_next_model_request(tmp
     runner = threading.Thread(target=resumed.run, daemon=True)
     runner.start()
     try:
-        _wait(lambda: read_host_state(log).state == "paused")
+        _wait(lambda: _paused(log))
         after = _events(log)[turn2["seq"] - 1 :]
         pauses = [e for e in after if e["type"] == "tapedeck/control" and e["data"]["op"] == "pause"]
         assert [(p["data"]["origin"], p["data"]["outcome"]) for p in pauses] == [("alert:budget", "applied")]
