@@ -10,6 +10,7 @@ for each alert. ``AlertBoard`` is the UI thread's list of alerts and the marks t
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,9 @@ from core.control.config import PolicyConfig
 from core.log.pace import Pacer
 
 FEED_INTERVAL = 0.1  # seconds between polls of the followed logs: alerts reach the screen within ~0.2 s
+BURST_GAP = 2.0  # alerts less than this many seconds apart make one burst …
+BURST_ONE_BY_ONE = 3  # … whose first few each get a toast, the bell and a notification; the rest one toast
+SEVERITY_ORDER = ("info", "warning", "critical")
 
 
 class AlertRaised(Message, bubble=False):
@@ -126,3 +130,41 @@ class AlertBoard:
     def marks_for(self, path: Path | None) -> dict[int, tuple[str, ...]]:
         """The marks on the events of the log at ``path``."""
         return self.marks.get(str(path.resolve()), {}) if path is not None else {}
+
+
+class Burst:
+    """Which alerts are delivered one by one. Opening a log (or a fleet) whose history raises dozens of alerts would
+    otherwise ring and notify dozens of times and stack a toast per alert; the first ``BURST_ONE_BY_ONE`` of a
+    burst are delivered alone and the rest are held for one toast that counts them (the alerts list and the row
+    marks always get every alert)."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.last = float("-inf")  # when the latest alert came
+        self.count = 0  # alerts in the current burst
+        self.held: list[Alert] = []
+
+    def alone(self, alert: Alert) -> bool:
+        """Whether ``alert`` gets its own toast, bell and notification (False: it is held for the summary)."""
+        now = self.clock()
+        if now - self.last >= BURST_GAP:
+            self.count = 0
+        self.last, self.count = now, self.count + 1
+        if self.count <= BURST_ONE_BY_ONE:
+            return True
+        self.held.append(alert)
+        return False
+
+    def over(self) -> bool:
+        """Whether the burst has ended (no alert for ``BURST_GAP`` seconds)."""
+        return self.clock() - self.last >= BURST_GAP
+
+    def summary(self) -> tuple[str, str] | None:
+        """The held alerts as one toast's text and the worst severity among them, and none held any more."""
+        held, self.held = self.held, []
+        if not held:
+            return None
+        worst = max((a.severity for a in held), key=lambda s: SEVERITY_ORDER.index(s) if s in SEVERITY_ORDER else 0)
+        causes = sorted({a.cause for a in held})
+        text = f"{len(held)} more alert{'' if len(held) == 1 else 's'} ({', '.join(causes)}): A lists them all"
+        return text, worst

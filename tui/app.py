@@ -30,7 +30,7 @@ from core.log.tail import FOLLOW_INTERVAL
 from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
-from tui.alerts import AlertBoard, AlertFeed, AlertRaised, SpendProjected
+from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, SpendProjected
 from tui.fleet_feed import FleetChanged, FleetFeed, FleetProblem
 from tui.keymap import keymap_path, load_keymap
 from tui.live import LiveSession, LoadProgress, SessionUpdated
@@ -58,6 +58,7 @@ POLICY_SCREENS: list[tuple[str, str, str, str, str]] = [
 # again) and young collections run every GC_THRESHOLD[0] net allocations instead.
 GC_THRESHOLD = (50_000, 20, 100)
 HINT_SECONDS = 12  # the first-run hint's toast, unless a key takes it away sooner
+_TOAST_SEVERITY = {"critical": "error", "warning": "warning"}  # an alert's severity as a toast's (else information)
 
 
 class FollowGC:
@@ -171,6 +172,7 @@ class TapedeckApp(ControlActions, App[None]):
         self.fleet_roots = fleet_roots  # set: the fleet table of these roots opens instead of the target
         self.config = config or validate_config({})  # its alerts and model sections apply
         self.board = AlertBoard()
+        self.burst = Burst()  # which alerts ring and toast one by one
         self.alert_marks: dict[int, tuple[str, ...]] = {}  # the open session's alert marks, by seq
         self.alert_feed: AlertFeed | None = None
         self.hint = hint  # shown once the session opens (the demo's first-run hint of which keys act)
@@ -273,18 +275,31 @@ class TapedeckApp(ControlActions, App[None]):
         alert = message.alert
         self.board.add(alert)
         self._mark_alerts()
-        severity = {"critical": "error", "warning": "warning"}.get(alert.severity, "information")
-        where = alert.session[:8] or alert.path
-        self.notify(f"{alert.reason} (seq {alert.seq}, {where})", title=f"Alert: {alert.cause}",
-                    severity=severity, timeout=8, markup=False)  # fmt: skip
-        out = terminal_bytes(alert, self.config.alerts, tmux=bool(os.environ.get("TMUX")))
-        if out and not self.is_headless and self._driver is not None:
-            self._driver.write(out)
+        if self.burst.alone(alert):
+            where = alert.session[:8] or alert.path
+            self.notify(f"{alert.reason} (seq {alert.seq}, {where})", title=f"Alert: {alert.cause}",
+                        severity=_TOAST_SEVERITY.get(alert.severity, "information"), timeout=8, markup=False)  # fmt: skip
+            out = terminal_bytes(alert, self.config.alerts, tmux=bool(os.environ.get("TMUX")))
+            if out and not self.is_headless and self._driver is not None:
+                self._driver.write(out)
+        elif len(self.burst.held) == 1:  # the first one held: its summary is due once the burst is over
+            self.set_timer(BURST_GAP, self._sum_up_burst)
         from tui.screens.alerts import AlertsScreen
 
         for screen in self.screen_stack:
             if isinstance(screen, AlertsScreen):
                 screen.show_alerts()
+
+    def _sum_up_burst(self) -> None:
+        """One toast for the alerts a burst held back (later, while the burst goes on)."""
+        if not self.burst.over():
+            self.set_timer(BURST_GAP, self._sum_up_burst)
+            return
+        summary = self.burst.summary()
+        if summary is not None:
+            text, severity = summary
+            self.notify(text, title="Alerts", severity=_TOAST_SEVERITY.get(severity, "information"), timeout=10,
+                        markup=False)  # fmt: skip
 
     def on_fleet_changed(self, message: FleetChanged) -> None:
         """The fleet feed's new rows: to the fleet table. Once the first table is in, what reading every log built

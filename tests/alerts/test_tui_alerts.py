@@ -252,3 +252,49 @@ async def test_the_open_log_is_decoded_once_for_the_view_and_the_rules(demo_root
     size = log.stat().st_size
     passes = [fed for name, fed in decoded.values() if name == str(log) and fed > 1 << 16]
     assert passes == [size]  # one pass over the log: the view's (the others read the 64 KiB holding its header)
+
+
+@pytest.mark.anyio
+async def test_a_log_whose_history_raises_many_alerts_gives_three_toasts_and_one_that_counts_the_rest(
+    tmp_path: Path,
+) -> None:
+    """Opening a log whose past raises eight alerts: every one is listed and marked, the first three get their own
+    toast (and would ring and notify), the other five one toast that counts them, not eight stacked toasts."""
+    path = tmp_path / "session.jsonl"
+    log = Log()
+    log.turn(1)
+    failed = []
+    for _ in range(8):  # each failure is a streak of one that the next success clears
+        failed.append(log.result(True))
+        log.result(False)
+    _write(path, [HEADER, *log.events])
+    app = _app(path, False, {"errorStreak": {"count": 1}})
+    async with app.run_test(size=(140, 36)) as pilot:
+        await until(pilot, lambda: len(app.board.alerts) == 8)
+        assert [a.seq for a in app.board.alerts] == failed
+        assert set(app.alert_marks) == set(failed)
+        await until(pilot, lambda: any(t.title == "Alerts" for t in app._notifications), timeout=30)
+        toasts = [(t.title, t.message) for t in app._notifications]
+        assert [title for title, _ in toasts].count("Alert: error-streak") == 3
+        assert ("Alerts", "5 more alerts (error-streak): A lists them all") in toasts
+
+
+def test_a_burst_ends_after_a_quiet_gap_and_the_next_alert_is_delivered_alone() -> None:
+    from tui.alerts import BURST_GAP, BURST_ONE_BY_ONE, Burst
+
+    now = [0.0]
+    burst = Burst(clock=lambda: now[0])
+    alert = _alert("budget", "critical")
+    assert [burst.alone(alert) for _ in range(BURST_ONE_BY_ONE + 2)] == [True] * BURST_ONE_BY_ONE + [False] * 2
+    assert not burst.over()
+    now[0] += BURST_GAP
+    assert burst.over()
+    assert burst.summary() == ("2 more alerts (budget): A lists them all", "critical")
+    assert burst.summary() is None
+    assert burst.alone(_alert("stalled", "warning"))  # a new burst
+
+
+def _alert(cause: str, severity: str) -> Any:
+    from core.alerts.engine import Alert
+
+    return Alert("s", "/l", cause, 1, severity, "why", None)
