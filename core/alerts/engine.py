@@ -97,22 +97,24 @@ class ModelBook:
 class _Requests:
     """Each model request rebuilt as it goes out and diffed against the one before: the latest cache break.
 
-    The projection holds only what the rebuild reads back (``core.log.store.KeptEvents``): the surface's events
-    while they are on it (``RequestPass`` keeps them) and the open turn's route events (its phase notes), so its
-    memory follows the surface, not the log."""
+    Fed from a file (``lines``, a ``core.log.linestore.LineStore`` of it), the pass is lean: each request holds a
+    ``Digest`` and the diff reads back only the few lines where two prompts part, so memory does not follow the
+    surface. Otherwise the projection holds only what the rebuild reads back (``core.log.store.KeptEvents``): the
+    surface's events while they are on it (``RequestPass`` keeps them) and the open turn's route events (its phase
+    notes), so its memory follows the surface, not the log."""
 
-    def __init__(self, header: dict[str, Any], book: ModelBook) -> None:
+    def __init__(self, header: dict[str, Any], book: ModelBook, lines: Any = None) -> None:
         from core.read.session import Session
         from core.rebuild.request import RequestPass
 
         self.book = book
-        self.store = KeptEvents()
-        self.session = Session(header, self.store)
+        self.store = KeptEvents() if lines is None else lines
+        self.session = Session(header, self.store) if lines is None else Session(header, lines, retain=False)
         self.routes: list[int] = []  # the kept route events' seqs
         self.billed: list[tuple[int, int]] = []  # (prompt bytes, billed input tokens) of finished requests
         self.before: Any = None
         self.before_bytes = 0
-        self.passes = RequestPass(self._done, keep=True, others=False)  # the agent's requests: the break chain
+        self.passes = RequestPass(self._done, keep=True, others=False, lean=lines is not None)  # the agent's requests: the break chain
 
     def _done(self, request: Any, session: Any) -> bool:
         usage = request.usage or {}
@@ -120,6 +122,8 @@ class _Requests:
                      if isinstance(v := usage.get(k), int) and not isinstance(v, bool))  # fmt: skip
         if billed and request.prompt is not None:
             self.billed.append((len(request.prompt), billed))
+        elif billed and request.digest is not None:
+            self.billed.append((request.digest.size, billed))
         return False
 
     def apply(self, event: dict[str, Any] | PackedRow) -> CacheBreak | None:
@@ -141,7 +145,7 @@ class _Requests:
                 found = CacheBreak(request.seq, diff.cause, tokens, usd)
             else:
                 found = CacheBreak(request.seq, None, 0.0, None)
-            self.before_bytes = len(prompt_bytes(request))
+            self.before_bytes = diff.total_bytes if request.digest is not None else len(prompt_bytes(request))
             self.before = diff_base(request)
         if type(event) is PackedRow:
             self.session.apply_row(event)
@@ -170,8 +174,10 @@ class AlertEngine:
         *,
         path: str = "",
         session: str = "",
+        lines: Any = None,
     ) -> None:
         self.config = config
+        self.lines = lines  # a ``core.log.linestore.LineStore`` of the log the engine is fed from, if a file backs it
         self.book = ModelBook(models)
         self.path = path
         self.session = session
@@ -189,7 +195,7 @@ class AlertEngine:
         if not self.session and isinstance(header.get("id"), str):
             self.session = header["id"]
         if "cache-break" in self._rules and self._requests is None:
-            self._requests = _Requests(dict(header), self.book)
+            self._requests = _Requests(dict(header), self.book, self.lines)
 
     def feed(self, events: Iterable[Mapping[str, Any] | PackedRow], now: int | None = None) -> list[Alert]:
         """Fold ``events`` (in seq order; a ``PackedRow`` stands for its member deltas) and return the alerts they

@@ -27,6 +27,7 @@ from core.control.host_state import HostState, read_host_state
 from core.control.inbox import inbox_path
 from core.log.decoder import Consumer
 from core.log.layout import is_sessions_root, resolve_log_path
+from core.log.linestore import LineStore
 from core.log.records import PackedRow
 from core.log.sessions import discover_sessions
 from core.log.tail import Tailer
@@ -56,6 +57,8 @@ def logs_of(targets: Sequence[str | os.PathLike[str]]) -> list[Path]:
 class AlertWatch:
     """One followed log and its engine."""
 
+    reads_file = True  # its own tailer reads the log, so the engine can read events back from the file
+
     def __init__(
         self, path: Path, config: PolicyConfig, *, live: bool = True, pace: Callable[[], None] | None = None
     ) -> None:
@@ -69,6 +72,9 @@ class AlertWatch:
         # folds more from the events it sees
         rows = type(self).seen is AlertWatch.seen
         self.tailer = Tailer(path, consumer=Consumer(packed_rows=True)) if rows else Tailer(path)
+        # the cache-break watcher reads the surface back from the file this watch reads (a subclass fed by
+        # another reader keeps the events it needs instead)
+        self.lines: LineStore | None = LineStore(path, self.tailer) if self.reads_file else None
         self.engine = self._engine()
         self.problems: list[str] = []
         self.host: HostState | None = None  # the host's state at the last tick (with ``live``)
@@ -76,7 +82,7 @@ class AlertWatch:
         self._replaying: set[tuple[str, str, int]] = set()  # those raised before the last reset, not raised since
 
     def _engine(self) -> AlertEngine:
-        return AlertEngine(self.config.alerts, self.config.model, path=str(self.path))
+        return AlertEngine(self.config.alerts, self.config.model, path=str(self.path), lines=self.lines)
 
     def poll(self, now: int, final: bool = False) -> list[Alert]:
         """Read what was appended, feed it, tick; ``final`` treats the end of the file as the end of the log.
@@ -89,6 +95,7 @@ class AlertWatch:
             before = self.tailer.offset
             update = self.tailer.poll(max_bytes=SLICE)
             if update.reset:
+                self.lines = None  # the lines noted belong to the file that went away: keep the events instead
                 self.engine = self._engine()
                 self._replaying = set(self._reported)
             if update.header is not None:
@@ -165,6 +172,8 @@ class FedWatch(AlertWatch):
     it) hands over what the engine has already seen: it is skipped, so nothing fires twice; a new file
     (``reset``) starts a new engine, which raises again only the alerts not raised before (``once``). Only the reader that began last is listened to. ``done`` is set by a reader
     that does not follow once it handed over the whole log."""
+
+    reads_file = False  # fed by another reader: the engine keeps the events its rebuild reads
 
     HELD = 1 << 16  # items handed over and not fed yet before the reader feeds them itself
     FOLD = 256  # items the engine folds between two calls of ``pace`` (a few ms of work)
