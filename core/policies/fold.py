@@ -272,7 +272,7 @@ def shown_through(session: Session) -> int:
             return seq
         if etype == "turn/end":
             reason = (event.get("data") or {}).get("reason")
-            if isinstance(reason, Mapping) and reason.get("kind") in _EXPOSED_END_KINDS:
+            if isinstance(reason, Mapping) and isinstance(kind := reason.get("kind"), str) and kind in _EXPOSED_END_KINDS:
                 return seq
     return -1
 

@@ -443,9 +443,10 @@ def _all_docs(session: Session, kinds: set[str]) -> Iterator[_Doc]:
                 yield _Doc(turn, step, "assistant", text, seq)
             if "tool_input" in kinds:
                 for block in content:
-                    if block.get("type") != "tool-call" or block.get("name") in RECALL_FAMILY:
+                    name = block.get("name")
+                    if block.get("type") != "tool-call" or (isinstance(name, str) and name in RECALL_FAMILY):
                         continue
-                    text = f"{block.get('name') or ''} {block.get('arguments') or ''}"
+                    text = f"{name or ''} {block.get('arguments') or ''}"
                     if text.strip():
                         yield _Doc(turn, step, "tool_input", text, seq)
         elif etype == "tool/result":

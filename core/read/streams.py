@@ -188,9 +188,9 @@ def stream_text(chunks: Iterable[dict[str, Any]], limit: int | None = None) -> t
         read += 1
         data = event.get("data")
         chunk = data.get("chunk") if isinstance(data, dict) else None
-        if not isinstance(chunk, dict) or chunk.get("type") not in _PART_OF:
+        if not isinstance(chunk, dict) or not isinstance(kind := chunk.get("type"), str) or kind not in _PART_OF:
             continue
-        key = (_PART_OF[chunk["type"]], chunk.get("index"))
+        key = (_PART_OF[kind], chunk.get("index"))
         if key[0] == "tool call" and isinstance(chunk.get("name"), str):
             names.setdefault(key, chunk["name"])
         piece = chunk.get("argumentsDelta") if key[0] == "tool call" else chunk.get("text")

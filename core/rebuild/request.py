@@ -797,7 +797,7 @@ class RequestPass:
         data = _data(event)
         if etype == CHUNK:  # a delta (nearly every chunk) neither ends an attempt nor carries usage
             chunk = data.get("chunk")
-            if not isinstance(chunk, dict) or chunk.get("type") not in _CHUNK_NEWS:
+            if not isinstance(chunk, dict) or not isinstance(kind := chunk.get("type"), str) or kind not in _CHUNK_NEWS:
                 return
         self.clock.after(etype, lambda: data)
         key = (data.get("turn"), data.get("step"))

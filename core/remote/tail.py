@@ -54,6 +54,7 @@ class RemoteTailer(Tailer):
         self._prefetched: list[RemoteStat | None] = []  # one stat (None: no file) while the caller's round lasts
         self.last_write: int | None = None  # the file's mtime at the last poll (epoch ms)
         self.unreachable: Unreachable | None = None  # set by a poll the connection failed (None: the last one ran)
+        self._lost: Unreachable | None = None  # the poll under way's
         self._early = b""  # appended bytes read together with the overlap, not consumed yet
         self._verify_at: float | None = None  # when the settled file's last bytes are compared again
         self._resume: tuple[int, dict[str, Any]] | None = None  # ``start_at`` before its first line came
@@ -97,14 +98,15 @@ class RemoteTailer(Tailer):
 
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
         """Read what is new since the last poll (up to a dropped connection: see ``unreachable``)."""
-        self.unreachable = None
+        self._lost = None
         try:
             if self._resume is not None and not self._resumed():
-                return TailUpdate()
-            update = super().poll(max_bytes)
+                update = TailUpdate()
+            else:
+                update = super().poll(max_bytes)
         except Unreachable as exc:  # the stat or a rewrite check failed: nothing was consumed
-            self.unreachable = exc
-            return TailUpdate()
+            self._lost, update = exc, TailUpdate()
+        self.unreachable = self._lost  # changed once the poll is over: a reader beside it sees the last one's
         return update
 
     def prefetch(self, st: RemoteStat | None) -> None:
@@ -172,7 +174,7 @@ class RemoteTailer(Tailer):
             try:
                 data = self.link.read(self.target.path, self._offset, min(READ_CHUNK, end - self._offset))
             except Unreachable as exc:
-                self.unreachable = exc
+                self._lost = exc
                 return
             if not data:
                 return
