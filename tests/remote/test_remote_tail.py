@@ -98,3 +98,36 @@ def test_a_remote_log_rewritten_in_place_larger_is_re_read_not_merged(sshd: Sshd
     assert update.header is not None and update.header["id"] == "b"
     assert _texts(update.events) == ["uno", "dos", "tres", "quatro", "cinco"]
     assert [e["seq"] for e in update.events] == [e["seq"] for e in read_log(path).events]
+
+
+class _Probe:
+    """The tailer's real link, noting what the tailer's ``unreachable`` says whenever the tailer stats the file."""
+
+    def __init__(self, tailer: RemoteTailer) -> None:
+        self.link, self.tailer, self.seen = tailer.link, tailer, []
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.link, name)
+
+    def stat(self, *args: object, **kwargs: object) -> object:
+        self.seen.append(self.tailer.unreachable)
+        return self.link.stat(*args, **kwargs)
+
+
+def test_a_lost_machine_stays_unreachable_while_the_next_poll_runs(sshd: Sshd, tmp_path: Path) -> None:
+    """A reader beside the poller (the alert feed) sees the last finished poll's verdict, never a poll half done:
+    the flag was cleared when a poll began, so a reader that looked during each poll saw the machine as back."""
+    sshd.trust()
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(_log("a", ["one"]))
+    tailer = _tailer(path)
+    assert tailer.poll().header is not None and tailer.unreachable is None
+    sshd.kill()
+    tailer.poll()
+    lost = tailer.unreachable
+    assert lost is not None
+    probe = _Probe(tailer)
+    tailer.link = probe  # type: ignore[assignment]
+    probe.link._retry_at = 0.0  # the next call tries the machine again now
+    tailer.poll()
+    assert probe.seen == [lost] and tailer.unreachable is not None
