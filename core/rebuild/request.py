@@ -210,7 +210,8 @@ def wire_chars(message: dict[str, Any]) -> int:
     """Code points of one chat-completions message's content, reasoning and tool-call arguments."""
     total = cp_len(message.get("content") or "") + cp_len(message.get("reasoning_content") or "")
     for call in message.get("tool_calls") or ():
-        total += cp_len(call["function"]["arguments"])
+        arguments = call["function"].get("arguments")  # a DSH call's as logged: it may be missing or not text
+        total += cp_len(arguments) if isinstance(arguments, str) else 0
     return total
 
 
@@ -706,7 +707,8 @@ def compaction_request(session: Session, data: dict[str, Any], point: Point) -> 
     config = header.get("config") if isinstance(header.get("config"), dict) else {}
     system, tools = str_or_none(header.get("system")), _list(header.get("tools"))
     model, provider, cap = str_or_none(data.get("model")), str_or_none(data.get("provider")), int_or_none(data.get("maxTokens"))
-    shadowed = [s for s in data.get("shadowedSeqs") or () if int_or_none(s) is not None and 0 <= s < session.next_seq]
+    seqs = data.get("shadowedSeqs")
+    shadowed = [s for s in seqs if int_or_none(s) is not None and 0 <= s < session.next_seq] if isinstance(seqs, list) else []
     keyed = [(seq, m) for seq in shadowed if (m := derive_message(session.events[seq]))]
     messages = [m for _, m in keyed]
     defaults = header.get("adapterDefaults") if isinstance(header.get("adapterDefaults"), dict) else {}

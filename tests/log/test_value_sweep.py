@@ -1,23 +1,27 @@
-"""Every place a value can sit in the fixtures, made unhashable: no reading command crashes.
+"""Every place a value can sit in the fixtures, given a value of the wrong kind or removed: no reading command
+crashes.
 
 The random fuzzers (``test_reader_fuzz``, ``test_screen_fuzz``, ``bench/fuzz.py``) draw a few cases per run; this
-sweep is exhaustive along one axis. For each fixture log, every distinct (event type, key path) gets the value
-``{"type": []}`` (a dict whose own ``type`` is a list): a reader that tests a field against a set or a dict's keys
-without first checking it is a string raises ``TypeError: unhashable type``. Each mutated log runs through every
-command of ``READER_COMMANDS``; the crashes are reported together, with where each first came from.
+sweep is exhaustive along one axis. For each fixture log, every distinct (event type, key path) is removed, or gets
+one of a few values each of which has broken a reader: ``{"type": []}`` (unhashable: a field tested against a set
+before being checked for a string), ``None`` (a field taken for text), ``-7`` (a field taken for a list). Each
+mutated log runs through every command of ``READER_COMMANDS``; the crashes are reported together, with where
+each first came from.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
+import pytest
 
 from bench.mutation import Mutation, mutate_lines, value_paths
 from bench.readers import READER_COMMANDS, argv_for, cli_crash
 from tests.conftest import FIXTURES
 
-UNHASHABLE = {"type": []}
+CHANGES: list[tuple[str, Any]] = [("replace", {"type": []}), ("replace", None), ("replace", -7), ("delete", None)]
 
 
 def _cases() -> list[tuple[Path, int, tuple[str | int, ...]]]:
@@ -37,14 +41,15 @@ def _cases() -> list[tuple[Path, int, tuple[str | int, ...]]]:
     return out
 
 
-def test_no_reader_crashes_on_an_unhashable_value_anywhere(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("action", "value"), CHANGES, ids=["unhashable", "null", "number", "deleted"])
+def test_no_reader_crashes_on_a_changed_value_anywhere(tmp_path: Path, action: str, value: Any) -> None:
     cases = _cases()
     assert len(cases) > 200  # the fixtures' shapes, not a handful
     crashes: dict[str, str] = {}
     out = tmp_path / "session.jsonl"
     for log, n, path in cases:
         lines = log.read_bytes().rstrip(b"\n").split(b"\n")
-        out.write_bytes(b"\n".join(mutate_lines(lines, Mutation(n, path, "replace", UNHASHABLE))) + b"\n")
+        out.write_bytes(b"\n".join(mutate_lines(lines, Mutation(n, path, action, value))) + b"\n")
         for command in READER_COMMANDS:
             crash = cli_crash(argv_for(command, out))[0]
             if crash is not None:
