@@ -68,18 +68,21 @@ class AlertWatch:
         self.pace = pace
         self.config = config
         self.live = live
-        # packed rows reach the engine as rows (it folds one without building its members) unless a subclass
-        # folds more from the events it sees
-        rows = type(self).seen is AlertWatch.seen
-        self.tailer = Tailer(path, consumer=Consumer(packed_rows=True)) if rows else Tailer(path)
-        # the cache-break watcher reads the surface back from the file this watch reads (a subclass fed by
-        # another reader keeps the events it needs instead)
-        self.lines: LineStore | None = LineStore(path, self.tailer) if self.reads_file else None
+        self.tailer, self.lines = self._reader()
         self.engine = self._engine()
         self.problems: list[str] = []
         self.host: HostState | None = None  # the host's state at the last tick (with ``live``)
         self._reported: set[tuple[str, str, int]] = set()  # (session, cause, seq) of every alert raised
         self._replaying: set[tuple[str, str, int]] = set()  # those raised before the last reset, not raised since
+
+    def _reader(self) -> tuple[Tailer, LineStore | None]:
+        """A tailer from the file's start, and the table of where its lines are: the cache-break watcher reads the
+        surface back from the file this watch reads (a subclass fed by another reader keeps the events it needs
+        instead). Packed rows reach the engine as rows (it folds one without building its members) unless a
+        subclass folds more from the events it sees."""
+        rows = type(self).seen is AlertWatch.seen
+        tailer = Tailer(self.path, consumer=Consumer(packed_rows=True)) if rows else Tailer(self.path)
+        return tailer, LineStore(self.path, tailer) if self.reads_file else None
 
     def _engine(self) -> AlertEngine:
         return AlertEngine(self.config.alerts, self.config.model, path=str(self.path), lines=self.lines)
@@ -94,10 +97,11 @@ class AlertWatch:
         while True:
             before = self.tailer.offset
             update = self.tailer.poll(max_bytes=SLICE)
-            if update.reset:
-                self.lines = None  # the lines noted belong to the file that went away: keep the events instead
+            if update.reset:  # read the new file from its start with a reader of its own, its lines noted afresh
+                self.tailer, self.lines = self._reader()
                 self.engine = self._engine()
                 self._replaying = set(self._reported)
+                continue
             if update.header is not None:
                 self.engine.start(update.header)
             if update.fatal:

@@ -168,12 +168,17 @@ class RemoteSessionWatch(SessionWatch):
 
     def __init__(self, ref: SessionRef, config: PolicyConfig, link: SshLink, target: RemoteTarget,
                  pace: Callable[[], None] | None = None) -> None:  # fmt: skip
-        super().__init__(ref, config, pace)
         self.link = link
         self.target = target
-        self.tailer: RemoteTailer = RemoteTailer(link, target)
+        super().__init__(ref, config, pace)
+        self.tailer: RemoteTailer
         self._asked = float("-inf")  # when the log was last polled (monotonic)
         self.prefetched_host: HostState | None = None  # read with many others by ``Fleet.poll``
+
+    def _reader(self) -> tuple[RemoteTailer, None]:
+        """A tailer over SFTP; no line table (its lines are read back from a local file): the engine keeps the
+        events its rebuild reads."""
+        return RemoteTailer(self.link, self.target), None
 
     def poll(self, now: int, final: bool = False) -> list[Alert]:
         """Read the new bytes and tick, then say whether the machine answered."""

@@ -126,7 +126,8 @@ def test_a_zstd_log_followed_in_torn_frames_raises_what_the_raw_log_does(demo_lo
 
 
 def test_a_log_replaced_under_the_follower_starts_its_alerts_afresh(demo_log: Path, tmp_path: Path) -> None:
-    """The same log again raises nothing twice; another session in its place raises its own alerts."""
+    """The same log again raises nothing twice; another session in its place raises its own alerts. The new file
+    is read as the first was: its lines noted, so the engine reads the surface back instead of keeping it."""
     target = tmp_path / "session.jsonl"
     shutil.copy(demo_log, target)
     cfg = _eager()
@@ -141,6 +142,8 @@ def test_a_log_replaced_under_the_follower_starts_its_alerts_afresh(demo_log: Pa
     replacement.write_bytes(json.dumps({**header, "id": f"{header['id']}-other"}).encode() + b"\n" + rest)
     os.replace(replacement, target)
     assert _key(watch.poll(0)) == first
+    events = len(demo_log.read_bytes().splitlines()) - 1
+    assert watch.lines is not None and watch.engine.lines is watch.lines and len(watch.lines) == events
 
 
 # the engine alone: random crafted sessions ------------------------------------------------------------------

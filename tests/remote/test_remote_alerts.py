@@ -20,6 +20,7 @@ import pytest
 from core.cli import main
 from core.remote.link import close_links
 from tests.alerts.crafted import HEADER, Log
+from tests.conftest import FIXTURES
 from tests.remote.sshd import MISSING, Sshd
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -153,3 +154,20 @@ def test_an_action_reaches_a_live_remote_host_that_does_not_act_itself(sshd: Ssh
     close_links()
     AlertSources([f"testbox:{tmp_path / 'root'}"], config, act=True).poll()
     assert len([e for e in InboxReader(path.parent / "control.jsonl").read() if e.request]) == 1  # nobody to read it
+
+
+def test_a_remote_logs_cache_break_is_found_as_it_is_locally(sshd: Sshd, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """The cache-break rule rebuilds the requests, reading the surface back: a remote log's must come from what
+    was read over SFTP (a local file of that path does not exist), and find the break the local read finds."""
+    sshd.trust()
+    path = tmp_path / "root" / "p" / "s1" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes((FIXTURES / "compaction-recovery.session.jsonl").read_bytes())
+    eager = ["--set", "alerts.cacheBreak.tokens=1"]
+    main(["alerts", str(tmp_path / "root"), "--json", *eager])
+    local = json.loads(capsys.readouterr().out)
+    main(["alerts", f"testbox:{tmp_path / 'root'}", "--json", *eager])
+    remote = json.loads(capsys.readouterr().out)
+    assert [a["cause"] for a in local] == ["cache-break"]
+    assert [{**a, "at": None} for a in remote] == [{**local[0], "path": f"testbox:{path}", "at": None}]  # when read
