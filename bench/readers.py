@@ -38,6 +38,7 @@ READER_COMMANDS: tuple[tuple[str, ...], ...] = (
 EXITS = {"alerts": (0, 1, 2)}  # exit statuses a command documents; every other command: 0 or 2 (a clear refusal)
 
 SCREEN_KEYS = ("t", "o", "c", "r", "p", "C", "D", "R", "T", "question_mark")  # the TUI's screens and views
+EVENT_KEYS = ("plus", "enter", "R", "T", "L")  # on a selected event: more detail, expand, its request, travel there
 
 
 def screen_crash(log: Path) -> str | None:
@@ -120,21 +121,39 @@ def host_log(workdir: Path) -> Path:
     return Path(host.writer.path)
 
 
-async def tui_crash(log: Path, keys: tuple[str, ...] = SCREEN_KEYS, timeout: float = 20.0) -> str | None:
-    """Open ``log`` in the TUI and every screen ``keys`` opens, one after another: the first crash, or None."""
-    from textual.worker import WorkerState
+async def tui_crash(
+    log: Path, keys: tuple[str, ...] = SCREEN_KEYS, timeout: float = 20.0, at: tuple[int, ...] = ()
+) -> str | None:
+    """Open ``log`` in the TUI, select each event of ``at`` in turn (its detail pane, ``EVENT_KEYS`` on it), then
+    open every screen ``keys`` opens, one after another: the first crash, or None."""
+    from textual.worker import Worker, WorkerState
 
     from tui.app import TapedeckApp
+    from tui.live import INTERNAL_ERROR
+    from tui.screens.main import MainScreen
+    from tui.widgets.detail import DetailPane
 
     app = TapedeckApp(log, follow=False, interval=0.02, use_watchfiles=False, keymap_file=log.parent / "none.toml")
     failed: list[str] = []
+    ended: list[Worker[object]] = []  # workers that died: one started with exit_on_error=False leaves no other trace
+    forget = app.workers._remove_worker  # Textual drops a finished worker from app.workers through this
+
+    def removed(worker: Worker[object]) -> None:
+        if worker.state is WorkerState.ERROR and worker.error is not None:
+            ended.append(worker)
+        forget(worker)
+
+    app.workers._remove_worker = removed  # type: ignore[method-assign]
 
     def died() -> str | None:
         if app._exception is not None:
             return f"app: {site(app._exception)}"
-        for worker in app.workers:
+        for worker in [*ended, *app.workers]:
             if worker.state is WorkerState.ERROR and worker.error is not None:
                 return f"worker {worker.group}: {site(worker.error)}"
+        live = app.live
+        if live is not None and live.error is not None and INTERNAL_ERROR in live.error:
+            return f"live: {live.error.rsplit(INTERNAL_ERROR, 1)[1].strip()}"
         return None
 
     async def idle(pilot: object) -> None:
@@ -143,29 +162,44 @@ async def tui_crash(log: Path, keys: tuple[str, ...] = SCREEN_KEYS, timeout: flo
         while calm < 3 and time.monotonic() < deadline and died() is None:
             await pilot.pause(0.02)  # type: ignore[attr-defined]
             live = app.live
-            busy = (live is not None and not (live.ready or live.phase == "error")) or any(
-                w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers
+            busy = (
+                (live is not None and not (live.ready or live.phase == "error"))
+                or any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
+                or any(pane.busy for pane in app.screen.query(DetailPane))
             )
             calm = 0 if busy else calm + 1
+
+    async def press(pilot: object, pressed: tuple[str, ...], where: str = "") -> bool:
+        """Press each key, back to the screen it was pressed on after each; False once something died."""
+        for key in pressed:
+            if (found := died()) is not None:
+                failed.append(f"{found} (after {key}{where})")
+                return False
+            depth = len(app.screen_stack)
+            await pilot.press(key)  # type: ignore[attr-defined]
+            await idle(pilot)
+            if (found := died()) is not None:
+                failed.append(f"{found} (key {key}{where})")
+                return False
+            for _ in range(4):  # back to the main screen (a view that is not a screen stays)
+                if len(app.screen_stack) <= depth:
+                    break
+                await pilot.press("escape")  # type: ignore[attr-defined]
+                await idle(pilot)
+        return True
 
     try:
         async with app.run_test(size=(120, 36)) as pilot:
             await idle(pilot)
-            for key in keys:
-                if (found := died()) is not None:
-                    failed.append(f"{found} (after {key})")
-                    break
-                depth = len(app.screen_stack)
-                await pilot.press(key)
+            for seq in at:
+                if not isinstance(app.screen, MainScreen):
+                    break  # the log did not open (its error screen is the app's answer)
+                app.screen.events.go_seq(seq)
                 await idle(pilot)
-                if (found := died()) is not None:
-                    failed.append(f"{found} (key {key})")
+                if not await press(pilot, EVENT_KEYS, f" on seq {seq}"):
                     break
-                for _ in range(4):  # back to the main screen (a view that is not a screen stays)
-                    if len(app.screen_stack) <= depth:
-                        break
-                    await pilot.press("escape")
-                    await idle(pilot)
+            if not failed:
+                await press(pilot, keys)
     except Exception as exc:  # noqa: BLE001 - an exception out of the app is a crash
         return failed[0] if failed else f"app: {site(exc)}"
     return failed[0] if failed else died()

@@ -48,6 +48,7 @@ PREVIEW_EVENTS = 80
 PROBE_BYTES = 16 << 20
 PROBE_LINES = 40
 LOAD_SLICE = 1 << 20  # bytes decoded and projected per step while loading (the loader paces between steps)
+INTERNAL_ERROR = "reading stopped on an internal error:"  # how the error screen names a reader bug
 READ_ONLY_DSH = (
     "This session is run by DeepSeek Harness without the tapedeck bridge, so it opens read-only: nobody reads "
     "control requests for it. `tapedeck bridge install DSH_HOME` adds the bridge to DSH."
@@ -319,7 +320,7 @@ class LiveSession:
         except TapedeckError as exc:  # a remote log: its host key refused, or not one session
             self._fail(str(exc))
         except Exception as exc:  # noqa: BLE001 - a reader bug must end on the error screen, not in a frozen one
-            self._fail(f"{self.path}: reading stopped on an internal error: {type(exc).__name__}: {exc}")
+            self._fail(f"{self.path}: {INTERNAL_ERROR} {type(exc).__name__}: {exc}")
 
     def _fail(self, message: str) -> None:
         if self.alerts is not None and not self.follow:

@@ -17,9 +17,12 @@ from hypothesis import strategies as st
 from bench.mutation import RENAMES, REPLACEMENTS, Mutation, mutate_lines, value_paths
 from bench.readers import SCREEN_KEYS, tui_crash
 from tests.conftest import FIXTURES
+from tui.live import LiveSession
+from tui.widgets.detail import describe
 
 pytestmark = pytest.mark.anyio
 SUBAGENT = FIXTURES / "subagent-spawn-in-process.session.jsonl"
+SPILL = FIXTURES / "bash-spill.session.jsonl"
 
 
 def _write(tmp_path: Path, lines: list[bytes]) -> Path:
@@ -33,6 +36,43 @@ async def test_tape_screen_reads_past_an_assistant_message_whose_content_is_a_nu
     at = next(n for n, line in enumerate(lines) if b'"assistant/message"' in line and n > 30)
     path = _write(tmp_path, mutate_lines(lines, Mutation(at, ("data", "message", "content"), "replace", -0.5)))
     assert await tui_crash(path, ("t",)) is None
+
+
+def _first(lines: list[bytes], etype: str) -> int:
+    """The line of the first ``etype`` event (line 0 is the header: an event's seq is its line - 1)."""
+    return next(n for n, line in enumerate(lines) if n and orjson.loads(line)["type"] == etype)
+
+
+# A flagged event (the validator's problem in it): the detail pane shows it as logged, and read its payload as if
+# it were valid (the text of its blocks, its message's content, its tool result's source).
+FLAGGED_IN_DETAIL = [
+    ("user/message", ("data", "content", 0, "text"), None, "data.content[0].text is null"),
+    ("assistant/message", ("data", "message"), -7, "data.message is an integer"),
+    ("assistant/message", ("data", "message", "content"), -7, "data.message.content is an integer"),
+    ("tool/result", ("data",), -7, "data is an integer"),
+    ("tool/result", ("data", "message", "source"), -7, "data.message.source is an integer"),
+    ("tool/result", ("data", "message", "content"), -7, "data.message.content is an integer"),
+]
+
+
+@pytest.mark.parametrize(("etype", "path", "value", "problem"), FLAGGED_IN_DETAIL)
+def test_detail_pane_shows_a_flagged_event_with_its_problem(
+    tmp_path: Path, etype: str, path: tuple[str | int, ...], value: object, problem: str
+) -> None:
+    lines = SPILL.read_bytes().rstrip(b"\n").split(b"\n")
+    at = _first(lines, etype)
+    live = LiveSession(_write(tmp_path, mutate_lines(lines, Mutation(at, path, "replace", value))), follow=False)
+    live.run()
+    left, right, _ = describe(live, at - 1, 2000)
+    assert f"seq {at - 1} · {etype}" in left.plain and problem in left.plain and '"type": "' + etype in left.plain
+    assert right is None
+
+
+async def test_detail_pane_of_a_user_message_whose_text_is_null_keeps_its_worker(tmp_path: Path) -> None:
+    lines = SPILL.read_bytes().rstrip(b"\n").split(b"\n")
+    at = _first(lines, "user/message")
+    path = _write(tmp_path, mutate_lines(lines, Mutation(at, ("data", "content", 0, "text"), "replace", None)))
+    assert await tui_crash(path, (), at=(at - 1,)) is None
 
 
 def _logs() -> list[list[bytes]]:

@@ -23,6 +23,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.timer import Timer
 
+from core.log.validate import INVALID, is_invalid
 from core.read.rows import clip_strings, event_time
 from core.read.session import Session, cut_kind
 from core.read.streams import Block, stream_text
@@ -99,7 +100,10 @@ def _tool_hint(session: Session, event: dict[str, Any]) -> tuple[str | None, str
 
 
 def payload_sections(session: Session, event: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """``(title, text, lexer)`` for each readable payload of an event."""
+    """``(title, text, lexer)`` for each readable payload of an event (none of a flagged one: its JSON is all the
+    pane shows of it)."""
+    if is_invalid(event):
+        return []
     etype = event.get("type")
     data = event.get("data") if isinstance(event.get("data"), dict) else {}
     out: list[tuple[str, str, str]] = []
@@ -161,6 +165,8 @@ def render_event(
 ) -> tuple[Text, int]:
     """One column: a title line, each payload highlighted, then the event's pretty JSON; and chars left out."""
     parts, hidden = render_sections(title, payload_sections(session, event), limit, theme)
+    if is_invalid(event):
+        parts.append(Text(f"not read: {event[INVALID]}", style="bold yellow"))
     pretty = orjson.dumps(
         clip_strings(event, JSON_STRING_LIMIT, note=True), option=orjson.OPT_INDENT_2
     ).decode()
