@@ -51,7 +51,8 @@ def glyph_for(event: dict[str, Any], replacement: str | None) -> str:
         return REPLACEMENT_GLYPHS.get(replacement, "⇄")
     etype = str(event.get("type"))
     if etype == "user/message":
-        source = (event.get("data") or {}).get("source") or {}
+        data = event.get("data")
+        source = data.get("source") if isinstance(data, dict) else None
         if isinstance(source, dict) and source.get("kind") not in (None, "user"):
             return "✉"
     if etype.startswith("tapedeck/"):

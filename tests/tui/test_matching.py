@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
+from bench.mutation import Mutation, mutate_lines
 from core.read.session import Session
 from tests.tui.logs import policy_log
 from tui.live import LiveSession
@@ -68,3 +70,21 @@ def test_scan_in_memory_and_from_disk(tmp_path: Path, retain_bytes: int | None) 
     assert list(scan(live, search_predicate("boom"), progress=fractions.append)) == expected
     assert fractions == [0.0]
     assert list(scan(live, search_predicate("boom"), cancelled=lambda: True)) == []
+
+
+@pytest.mark.parametrize(
+    ("etype", "path"),
+    [("assistant/message", ("data", "message")), ("assistant/message", ("data", "message", "content")),
+     ("tool/result", ("data", "message"))],
+)  # fmt: skip
+def test_tool_filter_passes_over_a_flagged_message_or_result(
+    tmp_path: Path, fixtures_dir: Path, etype: str, path: tuple[str, ...]
+) -> None:
+    lines = (fixtures_dir / "bash-spill.session.jsonl").read_bytes().rstrip(b"\n").split(b"\n")
+    at = next(n for n, line in enumerate(lines) if n and orjson.loads(line)["type"] == etype)
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(b"\n".join(mutate_lines(lines, Mutation(at, path, "replace", -7))) + b"\n")
+    live = LiveSession(log, follow=False)
+    live.run()
+    found = scan(live, EventFilter(tools=("bash",)).predicate(live.session))
+    assert found and at - 1 not in found  # the other bash calls and results still match

@@ -75,6 +75,13 @@ async def test_detail_pane_of_a_user_message_whose_text_is_null_keeps_its_worker
     assert await tui_crash(path, (), at=(at - 1,)) is None
 
 
+async def test_event_list_shows_a_user_message_whose_data_is_a_number(tmp_path: Path) -> None:
+    lines = SPILL.read_bytes().rstrip(b"\n").split(b"\n")
+    at = _first(lines, "user/message")
+    path = _write(tmp_path, mutate_lines(lines, Mutation(at, ("data",), "replace", -7)))
+    assert await tui_crash(path, ()) is None  # the row is on screen: the list's row worker builds it
+
+
 def _logs() -> list[list[bytes]]:
     return [p.read_bytes().rstrip(b"\n").split(b"\n") for p in sorted(FIXTURES.glob("*.jsonl")) if "expected" not in p.name]
 

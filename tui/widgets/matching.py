@@ -9,6 +9,7 @@ from typing import Any
 
 import orjson
 
+from core.log.validate import readable
 from core.read.rows import is_error_event
 from core.read.session import Session
 from core.read.streams import CHUNK_TYPE
@@ -27,7 +28,9 @@ def event_text(event: dict[str, Any]) -> str:
 
 
 def tool_names(event: dict[str, Any], session: Session) -> set[str]:
-    """Tool names an event is about: a call, its result, a code-mode dispatch, an assistant's tool-call blocks."""
+    """Tool names an event is about: a call, its result, a code-mode dispatch, an assistant's tool-call blocks
+    (none for a flagged event: its fields are not read)."""
+    event = readable(event)
     etype = event.get("type")
     data = event.get("data") if isinstance(event.get("data"), dict) else {}
     if etype in ("tool/call", "tool/code-dispatch-start", "tool/code-dispatch"):
