@@ -107,6 +107,8 @@ class AlertWatch:
             if update.fatal:
                 self.problems.append(update.fatal)
             self._feed(update.events, now, out)
+            if self.lines is not None:
+                self.lines.take_notes()  # into the table's columns: the notes would pile up as Python ints
             if self.tailer.offset == before or update.fatal:
                 break
             if self.pace is not None:
