@@ -38,8 +38,8 @@ def _host(tmp: Path, root: Path, sid: str, pace: float) -> tuple[subprocess.Pope
 
 
 def _row(screen: str, sid: str) -> list[str]:
-    """The cells after the session's name in its row (host state, attention, …)."""
-    return next(line.split()[1:] for line in screen.splitlines() if line.split()[:1] == [sid])
+    """The cells after the session's name in its row (host state, attention, …); none while it has no row."""
+    return next((line.split()[1:] for line in screen.splitlines() if line.split()[:1] == [sid]), [])
 
 
 def _control(log: Path, op: str) -> None:
@@ -57,7 +57,9 @@ def test_the_fleet_shows_three_live_demo_hosts_jumps_to_the_paused_one_and_resum
         _control(paused, "pause")
         _control(stopped, "stop")
         _wait(lambda: read_host_state(stopped).state == "exited", "the stopped host to exit")
-        screen = tmux.wait_for(lambda t: "paused" in t and "exited" in t and "running" in t, "the three states")
+        # each row's own state (a session's name holds "paused" or "running" too; "pausing" comes before "paused")
+        states = ("paused-a", "paused"), ("stopped-b", "exited"), ("running-c", "running")
+        screen = tmux.wait_for(lambda t: all(_row(t, sid)[:1] == [state] for sid, state in states), "the three states")
         assert _row(screen, "paused-a")[:2] == ["paused", "waiting"], screen
         first = next(line for line in screen.splitlines() if "-a " in line or "-b " in line or "-c " in line)
         assert first.split()[0] == "paused-a", screen  # the one needing attention comes first
@@ -67,7 +69,7 @@ def test_the_fleet_shows_three_live_demo_hosts_jumps_to_the_paused_one_and_resum
         tmux.wait_for(lambda t: "resume" in t.lower() and "paused" in t, "a confirm to resume the paused session")
         tmux.keys("y")
         _wait(lambda: read_host_state(paused).state != "paused", "the host to take the resume")
-        tmux.wait_for(lambda t: _row(t, "paused-a")[0] in ("running", "idle"), "the row no longer paused")
+        tmux.wait_for(lambda t: _row(t, "paused-a")[:1] in (["running"], ["idle"]), "the row no longer paused")
     finally:
         tmux.kill()
         for proc, log in hosts:
