@@ -1,16 +1,22 @@
 """The export pass: one streaming pass over a log that hands each event-list row to a writer as it is read and
-gathers the small sections (header, surface, one request, cost, context chart, cuts, notes) for the end.
+gathers the other sections (header, surface, one request, cost, context chart, cuts, notes) for the end.
 
 Rows are the TUI's (``core.read.rows``): the same glyphs and summaries, each model stream collapsed into one row,
 a tool result carrying its call, a replacement (tape entry, fold, prune, rewind report, compaction) the seqs it
 replaced, a note its text. With a ``Redactor`` every string is redacted before anything is derived from it, while
 every number (sizes, seqs, tokens) comes from the log as it is.
+
+The big sections are never one value: the surface's rows (an iterator) and the chosen request's messages
+(``Streamed``) are read back and handed to the writer one at a time. A surface event is redacted as its event-list row is made, and
+again as its surface row is read back only when that replaced something (the pass keeps what it replaced, which
+the summary counts again as a separate redaction of the surface would). The request's messages are redacted as
+they are read, so the redaction summary is known once the writer has read them: ``doc["redaction"]`` is set then.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +31,7 @@ from core.read.notes import Note, load_notes
 from core.read.rows import Row, block_row, build_row, event_size
 from core.read.session import Session, derive_message
 from core.read.streams import Block, delta_chars
-from core.read.surface import surface_rows
+from core.read.surface import iter_surface_rows
 from core.rebuild.cost import CostTally
 from core.rebuild.request import Request, RequestPass
 from core.shared.errors import TapedeckError
@@ -46,6 +52,23 @@ class ExportOptions:
 
 
 RowSink = Callable[[dict[str, Any]], None]
+Counts = tuple[int, ...]  # replacements by kind, in ``KINDS`` order
+# a surface: its nodes, and what redacting each of them replaced (where that was anything)
+Surface = tuple[list[int], dict[int, Counts]]
+
+
+class Streamed:
+    """The request's messages, each made as the writer reads it (read once); how many there are is known before."""
+
+    def __init__(self, count: int, items: Iterator[dict[str, Any]]) -> None:
+        self.count = count
+        self.items = items
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return self.items
 
 
 @dataclass
@@ -103,7 +126,8 @@ class ExportPass:
     count: int = 0  # rows handed out
     events: int = 0
     _stream: _Stream | None = None
-    _surface_at: list[dict[str, Any]] | None = None
+    _found: dict[int, Counts] = field(default_factory=dict)  # what redacting the surface's nodes replaced
+    _surface_at: Surface | None = None
     _request: tuple[Request, dict[str, Any]] | None = None
     _marks: list[dict[str, Any]] = field(default_factory=list)
 
@@ -173,7 +197,10 @@ class ExportPass:
                 dump: bytes | None = orjson.dumps(event)
             except TypeError:
                 dump = None
+            before = redactor.tally()
             shown = redactor.walk(event, dump)
+            if shown is not event and session.on_surface(seq) and (found := redactor.tally_since(before)):
+                self._found[seq] = found
             row = build_row(shown, len(dump) if dump is not None and shown is event else None)
         else:
             shown, row = event, build_row(event)
@@ -194,6 +221,8 @@ class ExportPass:
                 extra["call"] = {"seq": call.call_seq if call.call_seq is not None else call.message_seq,
                                  "name": called["name"], "arguments": clipped(called["arguments"], 1000, length)}  # fmt: skip
         replaced = session.shadowed.get(seq)
+        for gone in replaced or ():  # off the surface now
+            self._found.pop(gone, None)
         if row.replacement is not None and replaced:
             extra["replaced"] = list(replaced)
             self._marks.append(
@@ -228,13 +257,26 @@ class ExportPass:
 
     # --- sections
 
-    def _surface(self, session: Session) -> list[dict[str, Any]]:
-        rows = surface_rows(session, lambda seq: self._redacted(session.events[seq]))
-        for row in rows:
+    def _surface(self, session: Session) -> Surface:
+        """The surface as it stands: its nodes and what redacting them replaced."""
+        found = self._found
+        return list(session.surface), {seq: found[seq] for seq in session.surface if seq in found}
+
+    def _surface_rows(self, session: Session, surface: Surface) -> Iterator[dict[str, Any]]:
+        """The surface section's rows, each read back as it is written: an event is redacted again only when
+        its row's redaction replaced something (anything else would come out as it is)."""
+        seqs, found = surface
+        redactor, events = self.options.redactor, session.events
+
+        def shown(seq: int) -> dict[str, Any]:
+            event = events[seq]
+            return redactor.again(event) if redactor is not None and seq in found else event
+
+        for row in iter_surface_rows(session, shown, seqs):
             text = message_text(row.pop("message"))
-            raw = derive_message(session.events[row["seq"]]) if self.options.redactor is not None else None
+            raw = derive_message(events[row["seq"]]) if row["seq"] in found else None
             row["text"] = clipped(text, length=len(message_text(raw)) if raw is not None else None)
-        return rows
+            yield row
 
     def _request_done(self, tally: CostTally, request: Request, session: Session) -> bool:
         first = tally.before is None
@@ -254,10 +296,13 @@ class ExportPass:
         cost = tally.report(session)
         state = read_host_state(session.path).to_dict() if session.path else {"state": "none"}
         surface = self._surface_at if self._surface_at is not None else self._surface(session)
+        if o.redactor is not None:  # the surface's redactions, counted as the pass made them
+            for found in surface[1].values():
+                o.redactor.add(found)
         request = None
         if self._request is not None:
             built, diff = self._request
-            request = {**self._redacted(built.to_dict()), "nodes": list(built.keys),
+            request = {**self._redacted(built.to_dict(shallow=True)), "nodes": request_nodes(built),
                        "cacheBreak": {k: diff[k] for k in ("first", "broke", "prefixBytes", "totalBytes", "cause", "causeSeq",
                                                              "added", "removed", "replaced")}}  # fmt: skip
         elif o.turn is not None:
@@ -265,7 +310,7 @@ class ExportPass:
                                 " in this log" + (f" at or before seq {o.at}" if o.at is not None else ""))  # fmt: skip
         turns = [{"turn": t.number, "status": t.status, "steps": len(t.steps), "startSeq": t.start_seq,
                   "endSeq": t.end_seq} for t in session.turns.values()]  # fmt: skip
-        return {
+        doc = {
             "format": "tapedeck-export/1",
             "session": {
                 "id": self._redacted(session.id),
@@ -280,7 +325,7 @@ class ExportPass:
             },
             "at": o.at,
             "rows": self.count,
-            "surface": {"at": o.at, "nodes": surface},
+            "surface": {"at": o.at, "nodes": self._surface_rows(session, surface)},
             "request": request,
             "cost": {k: cost[k] for k in ("requests", "turns", "total", "cuts", "unpriced")},
             "chart": {
@@ -303,8 +348,28 @@ class ExportPass:
                 {**n.to_dict(), "text": self._redacted(n.text)}
                 for n in sorted(self.notes.values(), key=lambda n: n.seq)
             ],
-            "redaction": o.redactor.summary() if o.redactor is not None else None,
         }
+        if request is None:
+            self._summarize(doc)
+        else:
+            request["messages"] = Streamed(built.wire_stats()[0], self._messages(built, doc))
+        return doc
+
+    def _messages(self, built: Request, doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        """The request's messages, each redacted as it is read back; then the redaction summary is known."""
+        for message in built.iter_wire():
+            yield self._redacted(message)
+        self._summarize(doc)
+
+    def _summarize(self, doc: dict[str, Any]) -> None:
+        redactor = self.options.redactor
+        doc["redaction"] = redactor.summary() if redactor is not None else None
+
+
+def request_nodes(request: Request) -> list[int | str]:
+    """The surface node of each of ``request``'s messages, without reading a lean request's messages back."""
+    digest = request.digest
+    return list(request.keys) if digest is None or digest.done else digest.keys[: digest.count]
 
 
 def message_text(message: dict[str, Any]) -> str:

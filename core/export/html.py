@@ -8,7 +8,8 @@ adds a search box that hides the rows that do not match.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Iterator
+import tempfile
+from collections.abc import Callable, Iterable, Iterator
 from html import escape
 from typing import Any
 
@@ -16,6 +17,7 @@ from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
 from core.shared.wire import call_text
 
+SPOOL_MEMORY = 1 << 20  # bytes of the surface and request sections held in memory before they go to a file
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 CUT_LETTERS = {"tape": "s", "fold": "f", "prune": "p", "rewind": "r", "compaction": "c", "expand": "+"}
 STYLE = """
@@ -43,6 +45,17 @@ const q=document.getElementById('q');q.hidden=false;
 q.addEventListener('input',()=>{const t=q.value.toLowerCase();
 for(const li of document.querySelectorAll('ol.events>li')){li.hidden=t!==''&&!li.textContent.toLowerCase().includes(t);}});
 """
+
+
+def _grouped(pieces: Iterable[str], lead: str) -> Iterator[bytes]:
+    """``lead`` and ``pieces`` encoded, 256 pieces at a time (a long section goes out in parts)."""
+    held = [lead] if lead else []
+    for piece in pieces:
+        held.append(piece)
+        if len(held) >= 256:
+            yield "".join(held).encode()
+            held.clear()
+    yield "".join(held).encode()
 
 
 def _e(value: Any) -> str:
@@ -127,42 +140,50 @@ class HtmlFormat:
         ]).encode()  # fmt: skip
 
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
-        """The end of the list, then the header and the sections (shown above the list), and the script: one
-        section at a time (a long session's surface and request run to megabytes)."""
-        s = doc["session"]
-        title = f"tapedeck · {s['id']}"
-        turns = ", ".join(f"{t['turn']} {t['status']}" for t in s["turns"]) or "none"
-        moment = f" · at seq {doc['at']}" if doc["at"] is not None else ""
-        parts: list[str | Callable[[], str | Iterator[str]]] = [
-            '</ol></section><div class="top">',
-            f"<header><h1>{_e(title)}</h1><table>",
-            f"<tr><th>model</th><td>{_e(s['provider'])}/{_e(s['model'])}</td></tr>",
-            f"<tr><th>state</th><td>{_e(s['state'])}</td></tr>",
-            f"<tr><th>turns</th><td>{len(s['turns'])}: {_e(turns)}</td></tr>",
-            f'<tr><th>events</th><td id="event-count">{s["events"]}</td></tr>',
-            f'<tr><th>rows</th><td id="row-count">{doc["rows"]}</td></tr>',
-            f"<tr><th>cost</th><td>{_usd(s['usd'])}</td></tr>",
-            f"<tr><th>cwd</th><td>{_e(s['cwd'])}</td></tr>",
-            f"<tr><th>exported</th><td>{_e(self._redaction(doc))}{_e(moment)}</td></tr>",
-            "</table></header>",
-            lambda: self._chart(doc),
-            lambda: self._notes(doc),
-            lambda: self._surface(doc),
-            lambda: self._request(doc),
-            lambda: self._cost(doc),
-            lambda: self._marks(doc),
-            f"</div></main><script>{SCRIPT}</script></body></html>\n",
-        ]
-        for i, part in enumerate(parts):
-            made = part() if callable(part) else part
-            pieces = [made] if isinstance(made, str) else made
-            held: list[str] = ["\n"] if i else []
-            for piece in pieces:  # a long section (the surface, the request) goes out 256 rows at a time
-                held.append(piece)
-                if len(held) >= 256:
-                    yield "".join(held).encode()
-                    held.clear()
-            yield "".join(held).encode()
+        """The end of the list, then the header and the sections (shown above the list), and the script, in
+        parts (a long session's surface and request run to megabytes). The surface's rows and the request are
+        written first to a spool file (in memory while it is small): the surface's heading counts its rows and
+        the header's redaction summary counts what redacting the request replaced."""
+        with tempfile.SpooledTemporaryFile(SPOOL_MEMORY) as spool:
+            rows = [0]
+
+            def counted() -> Iterator[dict[str, Any]]:
+                for row in doc["surface"]["nodes"]:
+                    rows[0] += 1
+                    yield row
+
+            for data in _grouped(self._surface(counted()), ""):
+                spool.write(data)
+            for data in _grouped(self._request(doc), "</table>\n"):
+                spool.write(data)
+            s = doc["session"]
+            title = f"tapedeck · {s['id']}"
+            turns = ", ".join(f"{t['turn']} {t['status']}" for t in s["turns"]) or "none"
+            moment = f" · at seq {doc['at']}" if doc["at"] is not None else ""
+            parts: list[str | Callable[[], str]] = [
+                '</ol></section><div class="top">',
+                f"<header><h1>{_e(title)}</h1><table>",
+                f"<tr><th>model</th><td>{_e(s['provider'])}/{_e(s['model'])}</td></tr>",
+                f"<tr><th>state</th><td>{_e(s['state'])}</td></tr>",
+                f"<tr><th>turns</th><td>{len(s['turns'])}: {_e(turns)}</td></tr>",
+                f'<tr><th>events</th><td id="event-count">{s["events"]}</td></tr>',
+                f'<tr><th>rows</th><td id="row-count">{doc["rows"]}</td></tr>',
+                f"<tr><th>cost</th><td>{_usd(s['usd'])}</td></tr>",
+                f"<tr><th>cwd</th><td>{_e(s['cwd'])}</td></tr>",
+                f"<tr><th>exported</th><td>{_e(self._redaction(doc))}{_e(moment)}</td></tr>",
+                "</table></header>",
+                lambda: self._chart(doc),
+                lambda: self._notes(doc),
+                lambda: self._surface_head(doc, rows[0]),
+            ]
+            for i, part in enumerate(parts):
+                yield ("\n" if i else "").encode() + (part() if callable(part) else part).encode()
+            spool.seek(0)
+            while data := spool.read(SPOOL_MEMORY):
+                yield data
+        for part in (lambda: self._cost(doc), lambda: self._marks(doc)):
+            yield ("\n" + part()).encode()
+        yield f"\n</div></main><script>{SCRIPT}</script></body></html>\n".encode()
 
     @staticmethod
     def _redaction(doc: dict[str, Any]) -> str:
@@ -214,18 +235,19 @@ class HtmlFormat:
         return f'<h2>Notes</h2><ul class="notes">{items}</ul>'
 
     @staticmethod
-    def _surface(doc: dict[str, Any]) -> Iterator[str]:
+    def _surface_head(doc: dict[str, Any], count: int) -> str:
         at = doc["surface"]["at"]
-        rows = doc["surface"]["nodes"]
         when = f"right after seq {at}" if at is not None else "at the end of the log"
-        yield f'<h2 id="surface">Surface {when}</h2><p class="dim">{len(rows)} model-visible messages</p><table>'
-        yield "<tr><th>seq</th><th>role</th><th>source</th><th class=\"num\">chars</th><th>message</th></tr>"
+        return (f'<h2 id="surface">Surface {when}</h2><p class="dim">{count} model-visible messages</p><table>'
+                "<tr><th>seq</th><th>role</th><th>source</th><th class=\"num\">chars</th><th>message</th></tr>")  # fmt: skip
+
+    @staticmethod
+    def _surface(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
         for r in rows:
             repl = " (replacement)" if r["replacement"] else ""
             yield (f"<tr><td>{_link(r['seq'])}</td><td>{_e(r['role'])}</td><td>{_e(r['source'])}{repl}</td>"
                    f"<td class=\"num\">{r['chars']}</td><td><details><summary>{_e(r['summary'])}</summary>"
                    f"{_text(r['text'])}</details></td></tr>")  # fmt: skip
-        yield "</table>"
 
     @staticmethod
     def _request(doc: dict[str, Any]) -> Iterator[str]:

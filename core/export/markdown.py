@@ -92,7 +92,12 @@ class MarkdownFormat:
         return ""
 
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
-        """The head, the transcript and the cost summary."""
+        """The head, the transcript and the cost summary. The transcript shows no request, but the head's
+        redaction summary counts what redacting the chosen request replaced, as the other formats' do: its
+        messages are read (and redacted) first."""
+        if doc["request"] is not None:
+            for _ in doc["request"]["messages"]:
+                pass
         yield self._head(doc) + "".join(self.rows).encode() + self._tail(doc)
 
     def _head(self, doc: dict[str, Any]) -> bytes:

@@ -183,6 +183,29 @@ class Redactor:
         except TypeError:  # not JSON (a key that is no string, an integer too big): walked string by string
             return False
 
+    def tally(self) -> tuple[int, ...]:
+        """Replacements so far by kind, in ``KINDS`` order."""
+        counts = self.counts
+        return tuple(counts[kind] for kind in KINDS)
+
+    def tally_since(self, before: tuple[int, ...]) -> tuple[int, ...] | None:
+        """What was replaced since ``tally`` gave ``before`` (None: nothing)."""
+        now = self.tally()
+        return None if now == before else tuple(n - b for n, b in zip(now, before, strict=True))
+
+    def add(self, found: tuple[int, ...]) -> None:
+        """Count ``found`` (a ``tally_since``) again: what redacting the same value once more replaces."""
+        for kind, n in zip(KINDS, found, strict=True):
+            self.counts[kind] += n
+
+    def again(self, value: Any) -> Any:
+        """``walk`` of a value whose replacements were counted already (with ``add``): nothing is counted."""
+        counts = self.counts.copy()
+        try:
+            return self.walk(value)
+        finally:
+            self.counts = counts
+
     def summary(self) -> dict[str, int]:
         """Replacements so far by kind, every kind listed."""
         return {kind: self.counts[kind] for kind in KINDS}

@@ -1,7 +1,8 @@
 """Writing an export: each row is written while the log is read, the gathered sections after the last one.
 
-Memory stays flat whatever the log's size: only the small sections (header, surface, one request, cost, chart,
-cuts, notes) are held until the pass ends. The HTML page shows those sections above the rows with CSS alone.
+Memory stays flat whatever the log's size: only the small sections (header, the surface's seqs, one request's
+head, cost, chart, cuts, notes) are held until the pass ends; the surface's rows and the request's messages are
+read back and written one at a time. The HTML page shows those sections above the rows with CSS alone.
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ class Format(Protocol):
         ...
 
     def closing(self, doc: dict[str, Any]) -> Iterable[bytes]:
-        """What goes after the rows: the sections the pass gathered, in pieces written one at a time."""
+        """What goes after the rows: the sections the pass gathered, in pieces written one at a time. The
+        surface's ``nodes`` and the request's ``messages`` are read once, as they are written; ``doc["redaction"]``
+        is there only once the messages were read."""
         ...
 
 
@@ -52,8 +55,47 @@ class JsonFormat:
         return sep + orjson.dumps(row)
 
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
-        """The end of ``events`` and the sections."""
-        yield b"\n],\n" + orjson.dumps(doc, option=orjson.OPT_INDENT_2)[1:].lstrip() + b"\n"
+        """The end of ``events`` and the sections, as ``orjson.dumps(doc, option=OPT_INDENT_2)`` writes them (the
+        redaction summary last), the surface's rows and the request's messages one at a time."""
+        request = doc["request"]
+        shallow = {key: value for key, value in doc.items() if key != "redaction"}
+        shallow["surface"] = {**doc["surface"], "nodes": []}
+        if request is not None:
+            shallow["request"] = {**request, "messages": []}
+        whole = orjson.dumps(shallow, option=orjson.OPT_INDENT_2)[1:].lstrip()
+        yield b"\n],\n"
+        at = 0
+        lists = [(b'"nodes": []', doc["surface"]["nodes"])]
+        if request is not None:
+            lists.append((b'"messages": []', request["messages"]))
+        for key, items in lists:  # each a key of a section: indented by four
+            cut = whole.index(b"\n    " + key, at) + 5 + len(key) - 1
+            yield whole[at:cut]
+            yield from _items(items, b"    ")
+            at = cut
+        yield whole[at : whole.rindex(b"\n}")]  # the summary counts what the messages' redaction replaced too
+        redaction = orjson.dumps(doc["redaction"], option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
+        yield b',\n  "redaction": ' + redaction + b"\n}\n"
+
+
+def _items(items: Iterable[Any], indent: bytes) -> Iterator[bytes]:
+    """The items of a JSON list whose key is indented by ``indent``, as ``OPT_INDENT_2`` writes them, in chunks of
+    about ``WRITE_CHUNK`` bytes (nothing for no item: the list stays ``[]``)."""
+    inner = b"\n" + indent + b"  "
+    held: list[bytes] = []
+    size = count = 0
+    for item in items:
+        data = (b"," if count else b"") + inner + orjson.dumps(item, option=orjson.OPT_INDENT_2).replace(b"\n", inner)
+        held.append(data)
+        count += 1
+        size += len(data)
+        if size >= WRITE_CHUNK:
+            yield b"".join(held)
+            held.clear()
+            size = 0
+    if count:
+        held.append(b"\n" + indent)
+    yield b"".join(held)
 
 
 def make_format(name: str, log_name: str) -> Format:

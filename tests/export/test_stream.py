@@ -1,0 +1,85 @@
+"""The big sections (the surface's rows, the request's messages) are written one at a time, and the bytes are
+those of the whole document: the JSON is ``orjson``'s indented dump of the document, the HTML of two fixtures is
+pinned byte for byte (``TAPEDECK_UPDATE_GOLDEN=1`` rewrites it; review the diff), and every format's redaction
+summary counts what redacting the request replaced, though the HTML and Markdown write it first."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from core.export.build import ExportOptions
+from core.export.redact import Redactor
+from core.export.write import export
+from tests.conftest import FIXTURES
+from tests.export.planted import plant
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden" / "export"
+LOGS = sorted(FIXTURES.glob("*.jsonl"))
+MOMENTS = {"end": {}, "at": {"at": 60}, "turn": {"turn": 1, "step": 1}, "start": {"at": 1}}
+
+
+@pytest.fixture(autouse=True)
+def _no_outside_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+
+
+def _export(log: Path, fmt: str, redactor: Redactor | None = None, **moment: Any) -> bytes:
+    out = io.BytesIO()
+    export(log, out, fmt, ExportOptions(redactor=redactor, **moment))
+    return out.getvalue()
+
+
+def _whole(doc: dict[str, Any]) -> bytes:
+    """The export as one dump of the whole document writes it: the rows one a line, then the sections indented."""
+    rows = b",\n".join(orjson.dumps(row) for row in doc.pop("events"))
+    return b'{"events": [' + (b"\n" + rows if rows else b"") + b"\n],\n" + orjson.dumps(doc, option=orjson.OPT_INDENT_2)[1:].lstrip() + b"\n"
+
+
+@pytest.mark.parametrize("moment", MOMENTS)
+@pytest.mark.parametrize("log", LOGS, ids=[p.name.split(".session")[0] for p in LOGS])
+def test_json_is_the_whole_document_as_orjson_indents_it(log: Path, moment: str) -> None:
+    for redactor in (None, Redactor(environ={}, home="/home/nobody")):
+        try:
+            data = _export(log, "json", redactor, **MOMENTS[moment])
+        except Exception as exc:  # a moment this log does not have
+            assert "not in this log" in str(exc) or "made no model request" in str(exc)
+            return
+        doc = orjson.loads(data)
+        assert data == _whole(doc)
+        assert list(doc)[-1] == "redaction"
+
+
+@pytest.mark.parametrize(("name", "moment"), [("tool-call-turn", "end"), ("code-mode-turn", "at")])
+def test_html_is_pinned(name: str, moment: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    page = _export(Path(f"tests/fixtures/dsh/{name}.session.jsonl"), "html", **MOMENTS[moment])
+    golden = GOLDEN / f"{name}.{moment}.html"
+    if os.environ.get("TAPEDECK_UPDATE_GOLDEN"):
+        golden.write_bytes(page)
+    assert page == golden.read_bytes()
+
+
+def test_every_format_counts_the_redactions_of_the_surface_and_the_request(tmp_path: Path) -> None:
+    """The planted key is in the user message: its event-list row, its surface row and the request's copy of it
+    are each redacted, so each format's summary counts three keys."""
+    log = plant(tmp_path / "planted.jsonl", user="sk-" + "a1B2" * 8, result="nothing here", answer="done")
+    summaries = {}
+    for fmt in ("json", "html", "md"):
+        text = _export(log, fmt, Redactor(environ={}, home="/home/nobody")).decode()
+        assert "sk-a1B2" not in text
+        if fmt == "json":
+            summaries[fmt] = orjson.loads(text)["redaction"]
+        else:
+            said = re.search(r"redacted: ((?:\d+ \w+(?:, )?)+)", text)
+            assert said is not None
+            summaries[fmt] = {kind: int(n) for n, kind in (part.split() for part in said.group(1).split(", "))}
+    assert summaries["json"] == {"key": 3, "env": 0, "email": 0, "home": 0}
+    assert summaries["html"] == summaries["md"] == summaries["json"]
