@@ -190,7 +190,8 @@ def stream_text(chunks: Iterable[dict[str, Any]], limit: int | None = None) -> t
         chunk = data.get("chunk") if isinstance(data, dict) else None
         if not isinstance(chunk, dict) or not isinstance(kind := chunk.get("type"), str) or kind not in _PART_OF:
             continue
-        key = (_PART_OF[kind], chunk.get("index"))
+        index = chunk.get("index")  # a block's number; anything else is one unnumbered block (a dict key)
+        key = (_PART_OF[kind], index if isinstance(index, int) else None)
         if key[0] == "tool call" and isinstance(chunk.get("name"), str):
             names.setdefault(key, chunk["name"])
         piece = chunk.get("argumentsDelta") if key[0] == "tool call" else chunk.get("text")

@@ -135,3 +135,13 @@ def test_stream_text_joins_each_content_block_of_a_stream() -> None:
     assert read == len(chunks)
     parts, read = stream_text(chunks, limit=6)
     assert parts == [("reasoning", "think ")] and read == 2
+
+
+@pytest.mark.parametrize("index", [{"type": "text", "text": 5}, [1, "a", None]])
+def test_stream_text_reads_past_a_delta_whose_index_is_not_a_number(index: object) -> None:
+    def chunk(body: dict) -> dict:
+        return {"type": "assistant/chunk", "data": {"turn": 1, "step": 1, "chunk": body}}
+
+    chunks = [chunk({"type": "text-delta", "index": 0, "text": "one "}),
+              chunk({"type": "text-delta", "index": index, "text": "two"})]  # fmt: skip
+    assert stream_text(chunks) == ([("text", "one "), ("text", "two")], 2)
