@@ -5,7 +5,8 @@
 Each case takes a real DSH fixture (``tests/fixtures/dsh``) or a small generated log, applies one mutation from
 ``bench/mutation.py`` and runs what reads logs: ``inspect --json``, ``surface --json`` and ``events`` through
 ``core.cli.main`` (in process), then every event read back from the file and summarized (as the TUI shows a
-big log) and the tail preview. A crash is an exception out of any of them, an exit code other than 0 or 2, or a
+big log), the tail preview, the policy screens' derivations and what the main screen derives from the raw
+events (``view_crash``). A crash is an exception out of any of them, an exit code other than 0 or 2, or a
 traceback on stderr; crashes are grouped by the innermost frame that raised. The suite runs the same fuzz
 under Hypothesis (``tests/log/test_reader_fuzz.py``); this is the long run.
 
@@ -39,6 +40,7 @@ from bench.readers import (  # noqa: E402
     screen_crash,
     site,
     tui_crash,
+    view_crash,
 )
 from core.log.tail import tail_events  # noqa: E402
 from core.log.validate import problem  # noqa: E402
@@ -120,7 +122,7 @@ def run(cases: int, seconds: float, seed: int, per_case: int = 3, tui: int = 0) 
             commands = rng.sample(READER_COMMANDS, per_case)
             ran.update(" ".join(c for c in command if not c.startswith("{")) for command in commands)
             crash, codes = _readers(case, commands)
-            crash = crash or screen_crash(case)
+            crash = crash or screen_crash(case) or view_crash(case, (mutation.line - 1,) if mutation.line else ())
             if crash is None and tui_done < tui:
                 crash = asyncio.run(tui_crash(case))
                 tui_done += 1

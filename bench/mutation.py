@@ -3,14 +3,16 @@
 A mutation picks a line of a log, a value inside it (any depth, the first eight members of each list), and
 either replaces it with a value of another JSON type, deletes its key, or renames an event type to another
 known one. Each step is a plain choice from a list, so a random generator (the bench) and Hypothesis (the
-tests, which then shrink a failure) drive the same code.
+tests, which then shrink a failure) drive the same code. ``sweep_sites`` and ``SWEEP_CHANGES`` are the
+deterministic sweeps' axis instead (``tests/log/test_value_sweep.py``, ``tests/tui/test_view_sweep.py``).
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path as FilePath
 from typing import Any
 
 import orjson
@@ -26,6 +28,13 @@ RENAMES: tuple[str, ...] = (
     "tool-call-chunks", "tool/code-dispatch", "llm/retry", "tapedeck/route", "tapedeck/config", "session",
 )  # fmt: skip
 ACTIONS = ("replace", "delete", "rename")
+# What the sweeps do at each site: values each of which has broken a reader, and removal. ``{"type": []}`` is
+# unhashable (a field tested against a set before being checked for a string), None a field taken for text,
+# -7 a field taken for a list or an object.
+SWEEP_CHANGES: dict[str, tuple[str, Any]] = {
+    "unhashable": ("replace", {"type": []}), "null": ("replace", None), "number": ("replace", -7),
+    "deleted": ("delete", None),
+}  # fmt: skip
 Path = tuple[str | int, ...]
 
 
@@ -90,3 +99,31 @@ def random_mutation(lines: list[bytes], rng: random.Random) -> Mutation:
     action = rng.choices(ACTIONS, weights=(80, 12, 8))[0]
     value = rng.choice(RENAMES if action == "rename" else REPLACEMENTS)
     return Mutation(line, rng.choice(paths), action, value)
+
+
+def _kinds(event: dict[str, Any], path: Path) -> tuple[str, ...]:
+    """The ``type`` of each object ``path`` passes through below the event (a chunk's, a content block's)."""
+    kinds, node = [], event
+    for key in path[:-1]:
+        node = node[key]
+        if isinstance(node, dict) and isinstance(node.get("type"), str):
+            kinds.append(node["type"])
+    return tuple(kinds)
+
+
+def sweep_sites(logs: Iterable[FilePath]) -> list[tuple[FilePath, int, Path]]:
+    """One (log, line, path) per distinct event type, key path (list positions taken as one) and types of the
+    objects on that path (a text delta's index is not a block start's) of ``logs``, the headers left out: the
+    first event line where each occurs."""
+    seen: set[tuple[object, ...]] = set()
+    out = []
+    for log in logs:
+        for n, line in enumerate(log.read_bytes().rstrip(b"\n").split(b"\n")[1:], 1):
+            event = orjson.loads(line)
+            for path in value_paths(event) if isinstance(event, dict) else ():
+                shape = tuple("#" if isinstance(p, int) else p for p in path)
+                key = (str(event.get("type")), shape, _kinds(event, path))
+                if isinstance(path[-1], str) and key not in seen:
+                    seen.add(key)
+                    out.append((log, n, path))
+    return out

@@ -37,7 +37,7 @@ READER_COMMANDS: tuple[tuple[str, ...], ...] = (
 )  # fmt: skip
 EXITS = {"alerts": (0, 1, 2)}  # exit statuses a command documents; every other command: 0 or 2 (a clear refusal)
 
-SCREEN_KEYS = ("t", "o", "c", "r", "p", "C", "D", "R", "T", "question_mark")  # the TUI's screens and views
+SCREEN_KEYS = ("t", "o", "c", "r", "p", "C", "D", "A", "R", "T", "question_mark")  # the TUI's screens and views
 EVENT_KEYS = ("plus", "enter", "R", "T", "L")  # on a selected event: more detail, expand, its request, travel there
 
 
@@ -67,6 +67,46 @@ def screen_crash(log: Path) -> str | None:
             pass  # the screen shows the reason (no workspace to report on, say)
         except Exception as exc:  # noqa: BLE001 - a crash is what this counts
             return f"screen {derive.__module__.rsplit('.', 1)[-1]}: {site(exc)}"
+    return None
+
+
+def view_crash(log: Path, seqs: tuple[int, ...] = ()) -> str | None:
+    """Run, without Textual, what the main screen derives from ``log`` as the TUI loads it (the raw events it
+    shows, flagged ones too): every row of the list, the detail pane of each of ``seqs`` and of every stream,
+    the filter and search scans, time travel to each of ``seqs`` and every request view. The first crash (a
+    load that stopped on an internal error included), or None. ``tui_crash`` drives the widgets themselves."""
+    from core.read.rows import build_row
+    from tui.live import INTERNAL_ERROR, LiveSession
+    from tui.travel import TimeTravel
+    from tui.widgets.detail import describe
+    from tui.widgets.matching import EventFilter, scan, search_predicate
+
+    live = LiveSession(log, follow=False)
+    live.run()
+    if live.error is not None:
+        return f"live: {live.error.rsplit(INTERNAL_ERROR, 1)[1].strip()}" if INTERNAL_ERROR in live.error else None
+    try:
+        for seq in range(live.count):
+            if (event := live.event(seq)) is not None:
+                build_row(event)
+        for seq in seqs:
+            describe(live, seq, 2_000)
+        for block in live.session.streams or ():
+            describe(live, block.start, 2_000, block=block)
+        filters = (  # one of each field of the main screen's filter dialog
+            EventFilter(errors=True), EventFilter(tools=("bash", "read_file")), EventFilter(turns=(1, None)),
+            EventFilter(regex="a"), EventFilter(types=("tool/", "!assistant/chunk")),
+        )  # fmt: skip
+        for predicate in [search_predicate("a"), *(f.predicate(live.session) for f in filters)]:
+            scan(live, predicate)
+        travel = TimeTravel(live)
+        travel.sync()
+        for seq in seqs:
+            travel.stop_at(seq)
+        for index in range(len(travel.points)):
+            travel.request(index)
+    except Exception as exc:  # noqa: BLE001 - a crash is what this counts
+        return f"view: {site(exc)}"
     return None
 
 

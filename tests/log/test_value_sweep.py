@@ -14,36 +14,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
-from bench.mutation import Mutation, mutate_lines, value_paths
+from bench.mutation import SWEEP_CHANGES, Mutation, mutate_lines, sweep_sites
 from bench.readers import READER_COMMANDS, argv_for, cli_crash
 from tests.conftest import FIXTURES
 
-CHANGES: list[tuple[str, Any]] = [("replace", {"type": []}), ("replace", None), ("replace", -7), ("delete", None)]
+CHANGES = list(SWEEP_CHANGES.values())
+LOGS = [log for log in sorted(FIXTURES.glob("*.jsonl")) if "expected" not in log.name]
 
 
-def _cases() -> list[tuple[Path, int, tuple[str | int, ...]]]:
-    """One (log, line, path) per distinct event type and key path (list positions taken as one), header excluded."""
-    seen: set[tuple[object, tuple[object, ...]]] = set()
-    out = []
-    for log in sorted(FIXTURES.glob("*.jsonl")):
-        if "expected" in log.name:
-            continue
-        for n, line in enumerate(log.read_bytes().rstrip(b"\n").split(b"\n")[1:], 1):
-            event = orjson.loads(line)
-            for path in value_paths(event) if isinstance(event, dict) else ():
-                key = (str(event.get("type")), tuple("#" if isinstance(p, int) else p for p in path))
-                if isinstance(path[-1], str) and key not in seen:
-                    seen.add(key)
-                    out.append((log, n, path))
-    return out
-
-
-@pytest.mark.parametrize(("action", "value"), CHANGES, ids=["unhashable", "null", "number", "deleted"])
+@pytest.mark.parametrize(("action", "value"), CHANGES, ids=list(SWEEP_CHANGES))
 def test_no_reader_crashes_on_a_changed_value_anywhere(tmp_path: Path, action: str, value: Any) -> None:
-    cases = _cases()
+    cases = sweep_sites(LOGS)
     assert len(cases) > 200  # the fixtures' shapes, not a handful
     crashes: dict[str, str] = {}
     out = tmp_path / "session.jsonl"
