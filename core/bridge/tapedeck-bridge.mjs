@@ -131,7 +131,7 @@ function validate(op, args) {
     throw new Error(`unknown control op ${repr(op)}; valid ops: ${Object.keys(OPS).join(", ")}`);
   const specs = OPS[op];
   if (args === null || args === undefined) args = {};
-  if (typeof args !== "object" || Array.isArray(args))
+  if (typeof args !== "object" || Array.isArray(args) || isFloat(args))
     throw new Error(`${op}: args must be a JSON object (got ${typeName(args)})`);
   const names = specs.map((s) => s[0]);
   const unknown = Object.keys(args).find((k) => !names.includes(k));
@@ -213,7 +213,7 @@ export function decodeLine(lineNo, raw) {
     return unreadable(lineNo, raw, `is not valid JSON (${err instanceof Error ? err.message : err})`);
   }
   if (hasLoneSurrogate(obj)) return unreadable(lineNo, raw, "is not valid JSON (a lone surrogate in a string)");
-  if (obj === null || typeof obj !== "object" || Array.isArray(obj))
+  if (obj === null || typeof obj !== "object" || Array.isArray(obj) || isFloat(obj))
     return { error: `${where} is not a JSON object; skipped` };
   const id = obj.id;
   const withdrawn = obj.withdraw;

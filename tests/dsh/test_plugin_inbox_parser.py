@@ -119,3 +119,16 @@ def test_the_plugin_decodes_every_line_as_the_host_does(
     if not line.strip():
         return  # blank lines are skipped by both before decoding
     _same(_node(decoder, line), _python(tmp_path, line), line)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b'{"id": "0", "op": "pause", "args": 0.0}', b'{"id": "0", "op": "message", "args": 0.0}',
+     b'{"id": "0", "op": "stop", "args": -2.5e3}', b"0.5"],
+)  # fmt: skip
+def test_the_plugin_rejects_a_float_where_an_object_belongs(
+    decoder: subprocess.Popen[str], tmp_path: Path, line: bytes
+) -> None:
+    """The plugin's parser keeps a float's type by boxing it (a Number object), which is no JSON object."""
+    node = _node(decoder, line)
+    assert node == _python(tmp_path, line) and node["error"]
