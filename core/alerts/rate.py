@@ -19,9 +19,12 @@ from core.alerts.engine import ModelBook
 from core.alerts.rules import MIN_EPOCH_MS, Signals
 from core.log.records import PackedRow
 from core.log.validate import INVALID
+from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT
 from core.shared.model_specs import ModelConfig
 
 _CHUNK = "assistant/chunk"
+# The event types whose rule handlers change what ``project`` reads (see ``RateFold``)
+PROJECTED = frozenset({"turn/start", "turn/end", HOST_EVENT, "request/header", ROUTE_EVENT, "assistant/message"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,28 +104,43 @@ class RateFold:
     """The signals a projection needs, folded while another pass reads the log (``observe`` takes each event
     dict or ``PackedRow`` in seq order, as ``core.read.load.load_session`` hands them to its observers).
 
-    A stream delta carries no usage, so it moves only the seq and the time (``Signals.skip``): a packed row is
-    never expanded into events, and a delta event skips the rules' handlers."""
+    Only the events whose handlers move what ``project`` reads (``PROJECTED``: the open turn, its route, the model
+    and the priced usage) go through the rules' fold; any other moves only the seq and the time
+    (``Signals.skip``), as a stream delta does: a packed row is never expanded into events, and a tool call's
+    arguments are never parsed for the loop rule, which no projection reads."""
 
     def __init__(self, models: ModelConfig | None, config: AlertsConfig) -> None:
         self.signals, self.book, self.window = Signals(), ModelBook(models), window_ms(config)
 
     def observe(self, item: Mapping[str, Any] | PackedRow) -> None:
         """Fold one decoded item."""
-        if type(item) is PackedRow:
-            times = item.times()
+        if item.__class__ is PackedRow:
+            times = item.times()  # type: ignore[union-attr]
             if min(times) >= MIN_EPOCH_MS:  # every member's time counts: the first and the last say it all
-                times = [times[0], times[-1]]
-            self.signals.skip(item.seq0 + item.count - 1, times, self.window)
+                self._tick(item.seq0 + item.count - 1, times[0], times[-1])  # type: ignore[union-attr]
+            else:
+                self.signals.skip(item.seq0 + item.count - 1, times, self.window)  # type: ignore[union-attr]
             return
-        if item.get("type") == _CHUNK and INVALID not in item:  # a delta moves only the seq and the time
-            data = item.get("data")
+        etype = item.get("type")  # type: ignore[union-attr]
+        seq, when = item.get("seq"), item.get("time")  # type: ignore[union-attr]
+        if etype == _CHUNK:  # a usage sample is folded; a delta moves only the seq and the time
+            data = item.get("data")  # type: ignore[union-attr]
             chunk = data.get("chunk") if isinstance(data, dict) else None
-            seq, when = item.get("seq"), item.get("time")
-            if isinstance(chunk, dict) and chunk.get("type") != "usage" and type(seq) is int and type(when) is int:
-                self.signals.skip(seq, (when,), self.window)
-                return
-        self.signals.observe(item, self.book, self.window)
+            moves = not isinstance(chunk, dict) or chunk.get("type") == "usage" or INVALID in item
+        else:
+            moves = etype.__class__ is not str or etype in PROJECTED
+        if moves or seq.__class__ is not int or when.__class__ is not int or when < MIN_EPOCH_MS:
+            self.signals.observe(item, self.book, self.window)  # type: ignore[arg-type]
+        else:
+            self._tick(seq, when, when)
+
+    def _tick(self, seq: int, first: int, last: int) -> None:
+        """``Signals.skip`` of deltas up to ``seq`` whose times, ``first`` to ``last``, are all clock times (the
+        causes it returns, which no projection reads, left out)."""
+        signals = self.signals
+        signals.seq, signals.last_time = seq, last
+        if signals.first_time is None:
+            signals.first_time = first
 
     def projection(self, now: int | None = None) -> Projection:
         """The projection of what was folded so far (``project``)."""

@@ -401,8 +401,8 @@ def node_digest(event: dict[str, Any]) -> tuple[int, int, int, int] | None:
     if not message:
         return None
     wire = dsh_wire(message)
-    return (sum(len(orjson.dumps(m)) for m in wire), int(has_image((message,))), len(wire),
-            sum(map(wire_chars, wire)))  # fmt: skip
+    size = len(orjson.dumps(wire)) - len(wire) - 1 if wire else 0  # each message's own: less the list's brackets and commas
+    return size, int(has_image((message,))), len(wire), sum(map(wire_chars, wire))
 
 
 Mark = tuple[int, tuple[str, ...], tuple[dict[str, Any], ...]]
@@ -792,15 +792,19 @@ class RequestPass:
 
     def after(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         """Called right after ``session`` applied ``item``."""
-        if type(item) is PackedRow:  # chunk deltas: no step bookkeeping, usage or surface node among them
+        if item.__class__ is PackedRow:  # chunk deltas: no step bookkeeping, usage or surface node among them
             return
         event: dict[str, Any] = item  # type: ignore[assignment]
-        etype = str(event.get("type"))
-        data = _data(event)
+        etype = event.get("type")
+        data = event.get("data")
+        if data.__class__ is not dict:
+            data = {}
         if etype == CHUNK:  # a delta (nearly every chunk) neither ends an attempt nor carries usage
             chunk = data.get("chunk")
-            if not isinstance(chunk, dict) or not isinstance(kind := chunk.get("type"), str) or kind not in _CHUNK_NEWS:
+            if chunk.__class__ is not dict or (kind := chunk.get("type")).__class__ is not str or kind not in _CHUNK_NEWS:
                 return
+        elif etype.__class__ is not str:
+            etype = str(etype)
         self.clock.after(etype, lambda: data)
         key = (data.get("turn"), data.get("step"))
         request = self.open if self.open is not None and (self.open.turn, self.open.step) == key else None

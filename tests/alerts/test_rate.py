@@ -8,16 +8,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bench.gen_session import generate
-from core.alerts.rate import fold, project, window_ms
+from core.alerts import rules
+from core.alerts.rate import RateFold, fold, project, window_ms
 from core.cli import main
 from core.control.config import load_config
 from core.log.decoder import LogDecoder
 from core.log.reader import read_log
+from core.log.validate import INVALID
 from tests.alerts.crafted import HEADER, Log, config
 
 WINDOW = 10 * 60_000
+CHUNK = "assistant/chunk"
 
 
 def _route(log: Log, turn: int, step: int, hard: int) -> None:
@@ -149,3 +154,71 @@ def test_cost_folds_the_projection_in_its_one_pass_as_a_fold_of_every_event_give
     assert main(["cost", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["projection"] == expected
     assert len(decoders) == 1
+
+
+_TIMES = st.one_of(st.none(), st.booleans(), st.integers(-5, 5), st.integers(1_800_000_000_000, 1_800_000_900_000))
+_DATA = st.fixed_dictionaries({"turn": st.integers(1, 3), "step": st.integers(1, 3)})
+
+
+@st.composite
+def _events(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Events of every type a projection reads or skips, with times of any kind (missing, bools, not clock times)."""
+    out: list[dict[str, Any]] = []
+    for seq in range(draw(st.integers(0, 30))):
+        kind = draw(st.sampled_from(["turn/start", "turn/end", "route", "usage", "chunk-usage", "delta", "call",
+                                     "result", "user", "header", "host", "odd"]))  # fmt: skip
+        data: Any = draw(_DATA)
+        etype = {"route": "tapedeck/route", "usage": "assistant/message", "chunk-usage": CHUNK, "delta": CHUNK,
+                 "call": "tool/call", "result": "tool/result", "user": "user/message", "header": "request/header",
+                 "host": "tapedeck/host", "odd": "session/title"}.get(kind, kind)  # fmt: skip
+        if kind == "route":
+            data["budgets"] = {"hard": draw(st.integers(1, 9))}
+        elif kind in ("usage", "chunk-usage"):
+            usage = {"inputTokens": draw(st.integers(0, 50_000)), "outputTokens": draw(st.integers(0, 5_000))}
+            data |= {"usage": usage} if kind == "usage" else {"chunk": {"type": "usage", "usage": usage}}
+        elif kind == "delta":
+            data["chunk"] = draw(st.sampled_from([{"type": "text-delta", "text": "x"}, [], {"type": []}]))
+        elif kind == "call":
+            data |= {"name": "read", "arguments": '{"path": "a"}'}
+        elif kind == "header":
+            data = {"header": {"config": {"model": "crafted-model"}}}
+        event: dict[str, Any] = {"type": etype, "data": data}
+        if draw(st.booleans()):
+            event["seq"] = draw(st.sampled_from([seq, seq, True, None]))
+        if (when := draw(_TIMES)) is not None or draw(st.booleans()):
+            event["time"] = when
+        if draw(st.integers(0, 9)) == 0:
+            event[INVALID] = "crafted"
+        out.append(event)
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(_events())
+def test_the_rate_fold_projects_what_a_fold_of_every_event_gives(events: list[dict[str, Any]]) -> None:
+    """``RateFold`` folds only what a projection reads and moves the clock for the rest: the projection, the
+    clock and the seq are those of the rules' whole fold, whatever the events' times."""
+    models = config().model
+    window = window_ms(config().alerts)
+    whole = fold(events, models, window)
+    rate = RateFold(models, config().alerts)
+    for event in events:
+        rate.observe(event)
+    assert rate.projection().to_dict() == project(whole, window).to_dict()
+    assert (rate.signals.seq, rate.signals.first_time, rate.signals.last_time) == (
+        whole.seq, whole.first_time, whole.last_time)  # fmt: skip
+
+
+def test_cost_never_reads_a_tool_calls_arguments_for_the_loop_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop rule's canonical arguments (a JSON parse and dump per tool call) are no part of a projection:
+    ``cost`` folds none (it did one per tool call of the log)."""
+    path = tmp_path / "session.jsonl"
+    generate(path, 200_000, seed=3, profile="dsh-plain")
+    canonical = rules._canonical
+    calls: list[Any] = []
+    monkeypatch.setattr(rules, "_canonical", lambda arguments: calls.append(arguments) or canonical(arguments))
+    assert main(["cost", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["projection"]["usd"]
+    assert calls == []
