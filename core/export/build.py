@@ -16,9 +16,9 @@ they are read, so the redaction summary is known once the writer has read them: 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 
@@ -69,6 +69,21 @@ class Streamed:
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         return self.items
+
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+def in_step(rows: Iterable[T], other: Iterator[U], put: Callable[[U], object]) -> Iterator[T]:
+    """``rows``, with the next item of ``other`` handed to ``put`` after each: the surface's rows and the request's
+    messages, read in step, read mostly the same events in the same order, so the second read of each is served
+    by the event store's cache of recently decoded lines."""
+    for row in rows:
+        yield row
+        item = next(other, None)
+        if item is not None:
+            put(item)
 
 
 @dataclass
@@ -157,8 +172,7 @@ class ExportPass:
         seq = session.next_seq - 1
         at = self.options.at
         if type(item) is PackedRow:
-            first = seq - item.count + 1
-            self._chunk(session, item.event(0), first, item.count, item.turn, item.step, item.chars)
+            self._chunk(session, item, seq - item.count + 1, item.count, item.turn, item.step, item.chars)
         elif item.get("type") == CHUNK:
             data = item.get("data") if isinstance(item.get("data"), dict) else {}
             self._chunk(
@@ -170,15 +184,17 @@ class ExportPass:
         if at is not None and self._surface_at is None and session.next_seq > at:
             self._surface_at = self._surface(session)
 
-    def _chunk(self, session: Session, event: dict[str, Any], seq: int, count: int, turn: Any, step: Any,
+    def _chunk(self, session: Session, item: dict[str, Any] | PackedRow, seq: int, count: int, turn: Any, step: Any,
                chars: int) -> None:  # fmt: skip
+        """Chunk events ``seq``.. (``item``: one, or a packed row of ``count``): the stream they continue, else a
+        new one headed by the first."""
         s = self._stream
         if s is not None and s.end == seq and (s.turn, s.step) == (turn, step):
             s.end += count
             s.chars += chars
             return
         self._flush(session)
-        head = build_row(self._redacted(event))
+        head = build_row(self._redacted(item.event(0) if type(item) is PackedRow else item))
         self._stream = _Stream(head, seq, seq + count, turn, step, chars, head.error)
 
     def _flush(self, session: Session) -> None:
@@ -197,9 +213,9 @@ class ExportPass:
                 dump: bytes | None = orjson.dumps(event)
             except TypeError:
                 dump = None
-            before = redactor.tally()
+            before = redactor.tally() if session.on_surface(seq) else None
             shown = redactor.walk(event, dump)
-            if shown is not event and session.on_surface(seq) and (found := redactor.tally_since(before)):
+            if before is not None and shown is not event and (found := redactor.tally_since(before)):
                 self._found[seq] = found
             row = build_row(shown, len(dump) if dump is not None and shown is event else None)
         else:

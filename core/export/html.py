@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import bisect
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any
 
+from core.export.build import in_step
 from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
 from core.shared.wire import call_text
@@ -45,17 +46,6 @@ const q=document.getElementById('q');q.hidden=false;
 q.addEventListener('input',()=>{const t=q.value.toLowerCase();
 for(const li of document.querySelectorAll('ol.events>li')){li.hidden=t!==''&&!li.textContent.toLowerCase().includes(t);}});
 """
-
-
-def _grouped(pieces: Iterable[str], lead: str) -> Iterator[bytes]:
-    """``lead`` and ``pieces`` encoded, 256 pieces at a time (a long section goes out in parts)."""
-    held = [lead] if lead else []
-    for piece in pieces:
-        held.append(piece)
-        if len(held) >= 256:
-            yield "".join(held).encode()
-            held.clear()
-    yield "".join(held).encode()
 
 
 def _e(value: Any) -> str:
@@ -141,21 +131,17 @@ class HtmlFormat:
 
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
         """The end of the list, then the header and the sections (shown above the list), and the script, in
-        parts (a long session's surface and request run to megabytes). The surface's rows and the request are
-        written first to a spool file (in memory while it is small): the surface's heading counts its rows and
-        the header's redaction summary counts what redacting the request replaced."""
-        with tempfile.SpooledTemporaryFile(SPOOL_MEMORY) as spool:
-            rows = [0]
-
-            def counted() -> Iterator[dict[str, Any]]:
-                for row in doc["surface"]["nodes"]:
-                    rows[0] += 1
-                    yield row
-
-            for data in _grouped(self._surface(counted()), ""):
-                spool.write(data)
-            for data in _grouped(self._request(doc), "</table>\n"):
-                spool.write(data)
+        parts (a long session's surface and request run to megabytes). The surface's rows and the request (read in
+        step) are written first to spool files (in memory while they are small): the surface's heading counts its
+        rows and the header's redaction summary counts what redacting the request replaced."""
+        with tempfile.SpooledTemporaryFile(SPOOL_MEMORY) as rows, tempfile.SpooledTemporaryFile(SPOOL_MEMORY) as request:
+            count = 0
+            pieces = (piece.encode() for piece in self._request(doc))
+            for row in in_step(doc["surface"]["nodes"], pieces, request.write):
+                rows.write(self._surface_row(row).encode())
+                count += 1
+            for piece in pieces:
+                request.write(piece)
             s = doc["session"]
             title = f"tapedeck · {s['id']}"
             turns = ", ".join(f"{t['turn']} {t['status']}" for t in s["turns"]) or "none"
@@ -174,13 +160,15 @@ class HtmlFormat:
                 "</table></header>",
                 lambda: self._chart(doc),
                 lambda: self._notes(doc),
-                lambda: self._surface_head(doc, rows[0]),
+                lambda: self._surface_head(doc, count),
             ]
             for i, part in enumerate(parts):
                 yield ("\n" if i else "").encode() + (part() if callable(part) else part).encode()
-            spool.seek(0)
-            while data := spool.read(SPOOL_MEMORY):
-                yield data
+            for spool, after in ((rows, b"</table>\n"), (request, b"")):
+                spool.seek(0)
+                while data := spool.read(SPOOL_MEMORY):
+                    yield data
+                yield after
         for part in (lambda: self._cost(doc), lambda: self._marks(doc)):
             yield ("\n" + part()).encode()
         yield f"\n</div></main><script>{SCRIPT}</script></body></html>\n".encode()
@@ -242,12 +230,11 @@ class HtmlFormat:
                 "<tr><th>seq</th><th>role</th><th>source</th><th class=\"num\">chars</th><th>message</th></tr>")  # fmt: skip
 
     @staticmethod
-    def _surface(rows: Iterable[dict[str, Any]]) -> Iterator[str]:
-        for r in rows:
-            repl = " (replacement)" if r["replacement"] else ""
-            yield (f"<tr><td>{_link(r['seq'])}</td><td>{_e(r['role'])}</td><td>{_e(r['source'])}{repl}</td>"
-                   f"<td class=\"num\">{r['chars']}</td><td><details><summary>{_e(r['summary'])}</summary>"
-                   f"{_text(r['text'])}</details></td></tr>")  # fmt: skip
+    def _surface_row(r: dict[str, Any]) -> str:
+        repl = " (replacement)" if r["replacement"] else ""
+        return (f"<tr><td>{_link(r['seq'])}</td><td>{_e(r['role'])}</td><td>{_e(r['source'])}{repl}</td>"
+                f"<td class=\"num\">{r['chars']}</td><td><details><summary>{_e(r['summary'])}</summary>"
+                f"{_text(r['text'])}</details></td></tr>")  # fmt: skip
 
     @staticmethod
     def _request(doc: dict[str, Any]) -> Iterator[str]:

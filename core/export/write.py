@@ -8,17 +8,19 @@ read back and written one at a time. The HTML page shows those sections above th
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 import orjson
 
-from core.export.build import ExportOptions, ExportPass
+from core.export.build import ExportOptions, ExportPass, in_step
 from core.shared.errors import TapedeckError
 
 FORMATS = ("html", "md", "json")
 WRITE_CHUNK = 1 << 20  # rows are written in joined chunks of about this many bytes
+SPOOL_MEMORY = 1 << 20  # bytes of a section written ahead held in memory before they go to a file
 
 
 class Format(Protocol):
@@ -64,38 +66,40 @@ class JsonFormat:
             shallow["request"] = {**request, "messages": []}
         whole = orjson.dumps(shallow, option=orjson.OPT_INDENT_2)[1:].lstrip()
         yield b"\n],\n"
-        at = 0
-        lists = [(b'"nodes": []', doc["surface"]["nodes"])]
-        if request is not None:
-            lists.append((b'"messages": []', request["messages"]))
-        for key, items in lists:  # each a key of a section: indented by four
-            cut = whole.index(b"\n    " + key, at) + 5 + len(key) - 1
-            yield whole[at:cut]
-            yield from _items(items, b"    ")
+        cut = _after(whole, b'\n    "nodes": [')  # the surface's (a key of a section is indented by four)
+        yield whole[:cut]
+        messages = _items(request["messages"] if request is not None else (), b"    ")
+        with tempfile.SpooledTemporaryFile(SPOOL_MEMORY) as ahead:  # messages read in step with the surface
+            yield from _items(in_step(doc["surface"]["nodes"], messages, ahead.write), b"    ")
             at = cut
+            if request is not None:
+                cut = _after(whole, b'\n    "messages": [', at)
+                yield whole[at:cut]
+                at = cut
+                ahead.seek(0)
+                while data := ahead.read(SPOOL_MEMORY):
+                    yield data
+                yield from messages
         yield whole[at : whole.rindex(b"\n}")]  # the summary counts what the messages' redaction replaced too
         redaction = orjson.dumps(doc["redaction"], option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
         yield b',\n  "redaction": ' + redaction + b"\n}\n"
 
 
+def _after(whole: bytes, opening: bytes, start: int = 0) -> int:
+    """Where the empty list that ``opening`` opens (the first from ``start``) is closed in ``whole``."""
+    return whole.index(opening + b"]", start) + len(opening)
+
+
 def _items(items: Iterable[Any], indent: bytes) -> Iterator[bytes]:
-    """The items of a JSON list whose key is indented by ``indent``, as ``OPT_INDENT_2`` writes them, in chunks of
-    about ``WRITE_CHUNK`` bytes (nothing for no item: the list stays ``[]``)."""
+    """The items of a JSON list whose key is indented by ``indent`` between its brackets, as ``OPT_INDENT_2`` writes
+    them, one at a time (nothing for no item: the list stays ``[]``)."""
     inner = b"\n" + indent + b"  "
-    held: list[bytes] = []
-    size = count = 0
+    sep = inner
     for item in items:
-        data = (b"," if count else b"") + inner + orjson.dumps(item, option=orjson.OPT_INDENT_2).replace(b"\n", inner)
-        held.append(data)
-        count += 1
-        size += len(data)
-        if size >= WRITE_CHUNK:
-            yield b"".join(held)
-            held.clear()
-            size = 0
-    if count:
-        held.append(b"\n" + indent)
-    yield b"".join(held)
+        yield sep + orjson.dumps(item, option=orjson.OPT_INDENT_2).replace(b"\n", inner)
+        sep = b"," + inner
+    if sep is not inner:
+        yield b"\n" + indent
 
 
 def make_format(name: str, log_name: str) -> Format:
