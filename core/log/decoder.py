@@ -38,6 +38,11 @@ RecordHook = Callable[[RecordNote], None]
 ChunkSink = Callable[[dict[str, Any], int, int, dict[str, Any]], None]
 """Takes a well-formed ``assistant/chunk`` event with its ``data``'s turn, step and chunk (``Consumer.chunk``)."""
 
+TypedSink = Callable[[dict[str, Any], dict[str, Any], int], bool]
+"""Takes an event line of its type with the plain envelope, its ``data`` object and the seq it gets
+(``Consumer.typed``): True when it validated and projected it, False (having changed nothing) to send it down the
+general path."""
+
 CHUNK = "assistant/chunk"
 
 
@@ -51,6 +56,10 @@ class Consumer:
       go, or with ``packed_rows`` the ``PackedRow`` itself as one item standing for them;
     - ``chunk``, when set, takes each well-formed ``assistant/chunk`` event that nothing is left to check about,
       with the fields its consumer reads (any other chunk event goes where events go);
+    - ``typed``, when set, maps an event type to the sink that validates and projects an event line of that type
+      in one step (``TypedSink``), for lines with the plain envelope (numbered as the stream expects, an integer
+      time, a ``data`` object, envelope keys only); a sink declines anything but the shape it expects, which then
+      goes where events go; ``after`` is told of each event a typed sink took, once it is numbered and noted;
     - ``record`` is told of each line that yields events, in one tuple (a ``LineStore`` notes where lines are).
 
     The decoder reads where items go at the start of every feed and right after the header, so a consumer may
@@ -64,6 +73,8 @@ class Consumer:
         event: Callable[[Any], None] | None = None,
         row: Callable[[PackedRow], None] | None = None,
         chunk: ChunkSink | None = None,
+        typed: dict[str, TypedSink] | None = None,
+        after: Callable[[dict[str, Any]], None] | None = None,
         record: RecordHook | None = None,
         packed_rows: bool = False,
     ) -> None:
@@ -71,6 +82,8 @@ class Consumer:
         self.event = event
         self.row = row
         self.chunk = chunk
+        self.typed = typed
+        self.after = after
         self.record = record
         self.packed_rows = packed_rows
 
@@ -112,6 +125,8 @@ class LogDecoder:
         self._row_to: Callable[[PackedRow], None] | None = None  # None: a row's members go to ``_put``
         self._packed = False  # with no ``_row_to``: the row itself goes to ``_put``
         self._chunk_to: ChunkSink | None = None
+        self._typed: dict[str, TypedSink] = {}
+        self._after: Callable[[dict[str, Any]], None] | None = None
         self._record: RecordHook | None = self.consumer.record
         self._explicit_seq: bool | None = None
         self._seq_shift = 0  # declared seq minus position, after a reported discontinuity
@@ -198,6 +213,7 @@ class LogDecoder:
         consumer = self.consumer
         self._put = consumer.event or out.events.append
         self._row_to, self._packed, self._chunk_to = consumer.row, consumer.packed_rows, consumer.chunk
+        self._typed, self._after = consumer.typed or {}, consumer.after
         self._record = consumer.record
 
     @property
@@ -309,11 +325,13 @@ class LogDecoder:
         """Decode every complete line of ``data`` from ``start`` on (the header is known); return where the
         partial rest begins. ``base`` is the file offset of ``data[0]``, or of every line when ``fixed_offset``.
 
-        The hot loop: a line orjson parses into an object goes straight to ``_row``/``_event``; anything else
-        (a blank, corrupt or non-object line, a multi-MB line to parse in slices) takes ``_line``.
+        The hot loop: a line orjson parses into an object goes straight to ``_row``/``_event``, or with the plain
+        envelope to its type's ``Consumer.typed`` sink (``_event`` when it declines); anything else (a blank,
+        corrupt or non-object line, a multi-MB line to parse in slices) takes ``_line``.
         """
         loads, bad_json, rows, row, event = orjson.loads, orjson.JSONDecodeError, PACKED_ROW_TYPES, self._row, self._event
         chunk = self._chunk if self._chunk_to is not None else event
+        typed, envelope, after = self._typed, ENVELOPE_KEYS, self._after
         find = data.find
         limit = bigjson.LIMIT if self.pace is not None else len(data)  # longer lines are parsed in slices
         while (nl := find(b"\n", start)) >= 0:
@@ -331,6 +349,26 @@ class LogDecoder:
                     chunk(obj, base if fixed_offset else base + start, out)
                 elif etype.__class__ is str and etype in rows:
                     row(obj, base if fixed_offset else base + start, out)
+                elif (
+                    etype.__class__ is str
+                    and (sink := typed.get(etype)) is not None
+                    and (
+                        ((declared := obj.get("seq")) == (seq := self.next_seq) + self._seq_shift and self._explicit_seq)
+                        or (declared is None and self._explicit_seq is False)  # every line so far unnumbered
+                    )
+                    and ((when := obj.get("time")).__class__ is int or when is None)
+                    and (body := obj.get("data")).__class__ is dict
+                    and obj.keys() <= envelope
+                    and sink(obj, body, seq)
+                ):  # validated and projected: numbered (a declared seq may be equal without being an int) and noted
+                    obj["seq"] = seq
+                    if when is None:
+                        obj["time"] = 0
+                    if self._record is not None:
+                        self._record((seq, 1, base if fixed_offset else base + start, start, nl - start, etype))
+                    self.next_seq = seq + 1
+                    if after is not None:
+                        after(obj)
                 else:
                     event(obj, base if fixed_offset else base + start, out)
             start = nl + 1

@@ -15,7 +15,7 @@ from collections.abc import Callable, Container
 from typing import Any
 
 from core.log.bulk import gc_paused
-from core.log.decoder import CHUNK, ChunkSink, Consumer, DecodeBatch, LogDecoder
+from core.log.decoder import CHUNK, ChunkSink, Consumer, DecodeBatch, LogDecoder, TypedSink
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
@@ -72,16 +72,17 @@ def load_session(
         index = False  # no index can be written: no line table or facts to gather for one
     facts = back.facts if back is not None else SessionFacts.empty()  # kept in the index with the projection
 
-    def routes(session: Session) -> tuple[Callable[[dict[str, Any]], None], Callable[[PackedRow], None], ChunkSink]:
-        event, row, chunk = _routes(session, before, observe, observe_types, raw)
-        return (_with_facts(event, facts) if index else event), row, chunk
+    def route(session: Session) -> None:  # where the decoder sends what it decodes from now on
+        event, consumer.row, consumer.chunk = _routes(session, before, observe, observe_types, raw)
+        consumer.event = _with_facts(event, facts) if index else event
+        consumer.typed, consumer.after = _typed_routes(session, before, observe, observe_types, facts if index else None)
 
     if back is not None:
         decoder, lines, session = back.decoder, back.lines, back.session
         found[:] = session.diagnostics[: back.decoder_diagnostics]
         del session.diagnostics[: back.decoder_diagnostics]
         sessions.append(session)
-        consumer.event, consumer.row, consumer.chunk = routes(session)
+        route(session)
         if restored is not None:
             restored(session)
     else:
@@ -91,7 +92,7 @@ def load_session(
 
     def start(header: dict[str, Any]) -> None:  # every item after the header goes to the session
         sessions.append(Session(header, store, path=p, retain=isinstance(store, EventStore)))
-        consumer.event, consumer.row, consumer.chunk = routes(sessions[0])
+        route(sessions[0])
 
     consumer.header = start
 
@@ -141,6 +142,37 @@ def _with_facts(event: Callable[[dict[str, Any]], None], facts: SessionFacts) ->
             observe(item)
 
     return take
+
+
+def _typed_routes(
+    session: Session,
+    before: Observer | None,
+    observe: Observer | None,
+    types: Container[str] | None,
+    facts: SessionFacts | None,
+) -> tuple[dict[str, TypedSink], Callable[[dict[str, Any]], None] | None]:
+    """The fused paths into ``session`` (``Consumer.typed``) and what is told of each event one took
+    (``Consumer.after``): ``observe`` for the types it sees, then ``facts`` for theirs. A type ``before`` sees
+    takes the general path, where it is told of an event before the event is projected."""
+    sinks = session.typed_sinks()
+    seen = {etype for etype in sinks if types is None or etype in types} if before or observe else set()
+    if before is not None:
+        sinks = {etype: sink for etype, sink in sinks.items() if etype not in seen}
+        seen = set()
+    gathered = {etype for etype in sinks if etype in FACT_TYPES} if facts is not None else set()
+    if not seen and not gathered:
+        return sinks, None
+    told = observe if seen else None
+    noted = facts.observe if facts is not None else None
+
+    def after(event: dict[str, Any]) -> None:
+        etype = event["type"]
+        if told is not None and etype in seen:
+            told(session, event)
+        if noted is not None and etype in gathered:
+            noted(event)
+
+    return sinks, after
 
 
 def _routes(

@@ -18,7 +18,7 @@ from typing import Any
 
 from core.log.records import PackedRow
 from core.log.store import EventStore
-from core.log.validate import INVALID
+from core.log.validate import INVALID, MAX_COUNTER
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.streams import StreamBlocks, delta_chars
 from core.read.usage import UsageTally
@@ -161,6 +161,36 @@ def _earlier_seqs(sources: Any, seq: int) -> bool:
 _CHUNK = "assistant/chunk"
 _OWN_TURN = frozenset({"assistant/message", "tool/result", "tool/call", "assistant/chunk"})
 _TURN_ONES = [array("i", (0,))]  # ``apply_row``'s last one-item turn array, reused while rows keep their turn
+_NONE: list[int] = []  # no sources: what a fused path checks when an event names none (never changed)
+
+
+def _plain_chars(blocks: Any) -> int | None:
+    """``content_chars`` of a content block list that validation passes and the fused paths know: every block an
+    object of type text or reasoning with a string text, tool-call with string arguments, or tool-result whose
+    content is such a list. None for anything else (no list, an empty assistant message's None …)."""
+    if blocks.__class__ is not list:
+        return None
+    total = 0
+    for block in blocks:
+        if block.__class__ is not dict:
+            return None
+        btype = block.get("type")
+        if btype == "text" or btype == "reasoning":
+            text = block.get("text")
+        elif btype == "tool-call":
+            text = block.get("arguments")
+        elif btype == "tool-result":
+            inner = _plain_chars(block.get("content"))
+            if inner is None:
+                return None
+            total += inner
+            continue
+        else:
+            return None
+        if text.__class__ is not str:
+            return None
+        total += len(text)
+    return total
 
 
 def content_chars(blocks: Iterable[Any] | None, length: Callable[[str], int] = len) -> int:
@@ -433,6 +463,188 @@ class Session:
             ones = _TURN_ONES[0] = array("i", (turn,))
         self._turn_at += ones * n
         self._in_turn += (b"\x00" if self.open_turn is None else b"\x01") * n
+
+    # the fused paths -----------------------------------------------------------------------------------------
+    def typed_sinks(self) -> dict[str, Callable[[dict[str, Any], dict[str, Any], int], bool]]:
+        """The decoder's fused paths into this projection (``core.log.decoder.Consumer.typed``): for the event
+        types most lines of a log are, validate and project an event line in one step.
+
+        A sink takes an event with the plain envelope (its seq declared as the stream expects, an integer time, a
+        ``data`` object, envelope keys only) and the seq it gets. When the event has exactly the shape its type
+        usually has (every field it reads of the type it expects, which passes ``validate.problem``, and nothing
+        the projection would report), it projects it as ``apply`` would, with the same effects, and returns
+        True; otherwise it changes nothing and returns False: the event then takes the general path, which
+        completes, validates, reports and projects it. ``tests/log/test_fused_paths.py`` checks the two agree.
+        """
+        return {
+            "tool/result": self._fused_result,
+            "assistant/message": self._fused_assistant,
+            "user/message": self._fused_user,
+            "tool/call": self._fused_call,
+            "step/start": self._fused_step_start,
+            "step/end": self._fused_step_end,
+        }
+
+    def _fused_count(self, seq: int, etype: str, event: dict[str, Any], turn: int) -> None:
+        """What every fused path does first, once the event is known to fit: ``_take``, the store, the turn."""
+        self._count = seq + 1
+        counts = self.counts
+        counts[etype] = counts.get(etype, 0) + 1
+        if self._retain:
+            self.events.append(event)  # type: ignore[union-attr]
+        self._turn_at.append(turn)
+        self._in_turn.append(self.open_turn is not None)
+
+    def _fused_node(self, seq: int, etype: str, chars: int) -> None:
+        """An appended surface node of ``chars`` chars (``_surface`` for an ``append`` op with no sources)."""
+        self._chars[seq] = chars
+        self._surface_types[seq] = etype
+        self.surface.append(seq)
+        self._live.add(seq)
+        self.surface_chars += chars
+
+    def _fused_step_start(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
+        turn_no, step_no = data.get("turn"), data.get("step")
+        if (
+            seq != self._count
+            or turn_no.__class__ is not int
+            or step_no.__class__ is not int
+            or not 0 <= step_no <= MAX_COUNTER
+            or (turn := self.turns.get(turn_no)) is None  # a turn's number is a counter
+            or step_no in turn.steps
+            or "surfaceOp" in event
+            or "sourceEventSeqs" in event
+        ):
+            return False
+        turn.steps[step_no] = Step(turn.number, step_no, seq)
+        self._current_step = (turn.number, step_no)
+        self._request_due = True
+        self._fused_count(seq, "step/start", event, self._current_turn)
+        return True
+
+    def _fused_step_end(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
+        turn_no, step_no = data.get("turn"), data.get("step")
+        if (
+            seq != self._count
+            or turn_no.__class__ is not int
+            or step_no.__class__ is not int
+            or (turn := self.turns.get(turn_no)) is None
+            or (step := turn.steps.get(step_no)) is None  # both counters: a known step's are
+            or "surfaceOp" in event
+            or "sourceEventSeqs" in event
+        ):
+            return False
+        step.end_seq = seq
+        self._current_step = None
+        self._request_due = False
+        self._fused_count(seq, "step/end", event, self._current_turn)
+        return True
+
+    def _fused_call(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
+        turn, step = data.get("turn"), data.get("step")
+        call_id, name = data.get("callId"), data.get("name")
+        if (
+            seq != self._count
+            or turn.__class__ is not int
+            or step.__class__ is not int
+            or not (0 <= turn <= MAX_COUNTER and 0 <= step <= MAX_COUNTER)
+            or call_id.__class__ is not str
+            or name.__class__ is not str
+            or "surfaceOp" in event
+            or "sourceEventSeqs" in event
+        ):
+            return False
+        call = self._register_call(call_id, name, data.get("arguments"), turn, step)
+        call.call_seq = seq
+        call.name = name
+        self._fused_count(seq, "tool/call", event, turn)
+        return True
+
+    def _fused_result(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
+        turn, step, message = data.get("turn"), data.get("step"), data.get("message")
+        if (
+            seq != self._count
+            or turn.__class__ is not int
+            or step.__class__ is not int
+            or not (0 <= turn <= MAX_COUNTER and 0 <= step <= MAX_COUNTER)
+            or message.__class__ is not dict
+            or message.get("role").__class__ is not str
+            or (source := message.get("source")).__class__ is not dict
+            or (call_id := source.get("callId")).__class__ is not str
+            or (call := self._calls.get((turn, step, call_id))) is None
+            or call.call_seq is None  # else an orphan to report
+            or event.get("surfaceOp") != "append"
+            or not _earlier_seqs(event.get("sourceEventSeqs", _NONE), seq)
+            or (chars := _plain_chars(message.get("content"))) is None
+        ):
+            return False
+        call.result_seq = seq
+        call.result_error = False  # ``tool_result_is_error``: the first tool-result block's flag
+        for block in message["content"]:
+            if block["type"] == "tool-result":
+                call.result_error = block.get("isError") is True
+                break
+        key = (turn, step)
+        found = self.results_by_step.get(key)
+        if found is None:
+            self.results_by_step[key] = [seq]
+        else:
+            found.append(seq)
+        self._fused_count(seq, "tool/result", event, turn)
+        self._fused_node(seq, "tool/result", chars)
+        return True
+
+    def _fused_assistant(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
+        turn, step, message, usage = data.get("turn"), data.get("step"), data.get("message"), data.get("usage")
+        if (
+            seq != self._count
+            or turn.__class__ is not int
+            or step.__class__ is not int
+            or not (0 <= turn <= MAX_COUNTER and 0 <= step <= MAX_COUNTER)
+            or not (usage is None or usage.__class__ is dict)
+            or message.__class__ is not dict
+            or message.get("role").__class__ is not str
+            or not ((source := message.get("source")) is None or source.__class__ is dict)
+            or not (source is None or (call_id := source.get("callId")) is None or call_id.__class__ is str)
+            or event.get("surfaceOp") != "append"
+            or not _earlier_seqs(event.get("sourceEventSeqs", _NONE), seq)
+            or (chars := _plain_chars(content := message.get("content"))) is None
+        ):
+            return False
+        if self._request_due:
+            self._request_out(seq)
+        if usage is not None:
+            found = self._step(data)
+            if found is not None:
+                self._set_usage(found, usage)
+        for block in content:
+            if block["type"] == "tool-call":
+                call = self._register_call(str(block.get("id")), str(block.get("name")), block["arguments"], turn, step)
+                if call.message_seq is None:
+                    call.message_seq = seq
+        self._fused_count(seq, "assistant/message", event, turn)
+        self._fused_node(seq, "assistant/message", chars)
+        return True
+
+    def _fused_user(self, event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
+        turn, step = data.get("turn"), data.get("step")
+        if (
+            seq != self._count
+            or not (turn is None or (turn.__class__ is int and 0 <= turn <= MAX_COUNTER))
+            or not (step is None or (step.__class__ is int and 0 <= step <= MAX_COUNTER))
+            or "id" not in data  # else a legacy shape to upgrade
+            or data.get("role").__class__ is not str
+            or not ((source := data.get("source")) is None or source.__class__ is dict)
+            or not (source is None or (call_id := source.get("callId")) is None or call_id.__class__ is str)
+            or event.get("surfaceOp") != "append"
+            or not _earlier_seqs(event.get("sourceEventSeqs", _NONE), seq)
+            or (chars := _plain_chars(data.get("content"))) is None
+        ):
+            return False
+        owner = self.open_turn if self.open_turn is not None else self.last_ended
+        self._fused_count(seq, "user/message", event, owner or 0)
+        self._fused_node(seq, "user/message", chars)
+        return True
 
     def _take(self, declared: Any, n: int, etype: str) -> int:
         """The bookkeeping every entry point does first: ``n`` events of type ``etype`` are projected, the first
