@@ -10,14 +10,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import orjson
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
-from core.cli.common import JsonList, emit, guarded, write_bytes
+from core.cli.common import emit, guarded, write_bytes
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.rebuild.request import AGENT, Request, stream_requests
@@ -57,53 +57,126 @@ def _pick(args: argparse.Namespace) -> list[Request]:
 
 
 JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+RENDERED_BYTES = 48 << 20  # printed wire messages ``request --all --json`` keeps for the requests after
 
 
-def _json_pieces(request: Request, body: bool) -> Iterator[bytes]:
-    """``orjson.dumps(request.to_dict(body), OPT_INDENT_2 | OPT_NON_STR_KEYS)`` in pieces, its messages (and the
-    body's) written one at a time as ``Request.iter_wire`` gives them: the whole request is never held."""
-    whole = orjson.dumps(request.to_dict(body=body, shallow=True), option=JSON_OPTIONS)
+def _render(message: dict[str, Any], indent: bytes) -> bytes:
+    """One wire message as indented JSON whose lines after the first start with ``indent``."""
+    return orjson.dumps(message, option=JSON_OPTIONS).replace(b"\n", b"\n" + indent)
+
+
+def _rendered(request: Request, indent: bytes) -> Iterator[bytes]:
+    """``request``'s wire messages rendered (``_render``) one at a time, as ``Request.iter_wire`` gives them."""
+    for message in request.iter_wire():
+        yield _render(message, indent)
+
+
+class RenderedNodes:
+    """The printed wire messages of surface nodes, kept up to ``budget`` bytes: every request of a log prints its
+    whole surface again, and reading a node back and rendering it costs far more than writing what was kept.
+    A node that left the surface (a cut) is let go when the next request is printed."""
+
+    def __init__(self, budget: int = RENDERED_BYTES) -> None:
+        self.budget = budget
+        self.size = 0
+        self.kept: dict[bytes, dict[int, list[bytes]]] = {}  # by indent, by node seq
+        self.renders = 0  # nodes read back and rendered (each kept one once)
+
+    def pieces(self, request: Request, indent: bytes) -> Iterator[bytes]:
+        """``_rendered(request, indent)``, each node's messages from what is kept when they are."""
+        kept = self.kept.setdefault(indent, {})
+        seen = set()
+        held = 0  # nodes of this request that are kept
+        for seq, read in request.wire_nodes():
+            if seq is None:
+                yield from (_render(message, indent) for message in read())
+                continue
+            seen.add(seq)
+            pieces = kept.get(seq)
+            if pieces is None:
+                self.renders += 1
+                pieces = [_render(message, indent) for message in read()]
+                size = sum(map(len, pieces))
+                if self.size + size <= self.budget:
+                    kept[seq] = pieces
+                    self.size += size
+                    held += 1
+            else:
+                held += 1
+            yield from pieces
+        if len(kept) > held:  # nodes that went off the surface since
+            for seq in [seq for seq in kept if seq not in seen]:
+                self.size -= sum(map(len, kept.pop(seq)))
+
+
+def _json_pieces(
+    request: Request, body: bool, rendered: Callable[[Request, bytes], Iterator[bytes]] = _rendered
+) -> Iterator[bytes]:
+    """``orjson.dumps(request.to_dict(body), OPT_INDENT_2 | OPT_NON_STR_KEYS)`` as an item of a printed list
+    (its lines after the first indented by two), in pieces: its messages (and the body's) written one at a time
+    as ``rendered(request, indent)`` gives them; the whole request is never held."""
+    whole = orjson.dumps(request.to_dict(body=body, shallow=True), option=JSON_OPTIONS).replace(b"\n", b"\n  ")
     at = 0
-    for indent in (b"  ", b"    ")[: 1 + body]:  # the request's messages, then the body's (indented deeper)
+    for indent in (b"    ", b"      ")[: 1 + body]:  # the request's messages, then the body's (indented deeper)
         mark = b"\n" + indent + b'"messages": []'  # a nested or string occurrence is indented otherwise or escaped
         cut = whole.index(mark, at) + len(mark) - 1
         yield whole[at:cut]
+        first, next_ = b"\n" + indent + b"  ", b",\n" + indent + b"  "
         count = 0
-        for message in request.iter_wire():
-            item = orjson.dumps(message, option=JSON_OPTIONS).replace(b"\n", b"\n" + indent + b"  ")
-            yield (b"\n" if not count else b",\n") + indent + b"  " + item
+        for piece in rendered(request, indent + b"  "):
+            yield next_ if count else first
+            yield piece
             count += 1
         yield b"\n" + indent if count else b""
         at = cut
     yield whole[at:]
 
 
+class _JsonRequests:
+    """``emit([r.to_dict(body) for r in requests], True, …)`` byte for byte, one request and one message at a
+    time (``add`` each request, then ``close``)."""
+
+    def __init__(self, body: bool, rendered: Callable[[Request, bytes], Iterator[bytes]] = _rendered) -> None:
+        self.body, self.rendered, self.count = body, rendered, 0
+
+    def add(self, request: Request) -> None:
+        """Print the next request."""
+        write_bytes(b"[\n  " if not self.count else b",\n  ")
+        for piece in _json_pieces(request, self.body, self.rendered):
+            write_bytes(piece)
+        self.count += 1
+
+    def close(self) -> None:
+        """End the list (``[]`` when no request was added)."""
+        write_bytes(b"\n]\n" if self.count else b"[]\n")
+        sys.stdout.flush()
+
+
 def _write_json_list(requests: Iterable[Request], body: bool) -> None:
-    """``emit([r.to_dict(body) for r in requests], True, …)`` byte for byte, one message at a time."""
-    count = 0
+    """The ``--json`` list of ``requests``, one message at a time (``_JsonRequests``)."""
+    out = _JsonRequests(body)
     for request in requests:
-        write_bytes(b"[\n  " if not count else b",\n  ")
-        for piece in _json_pieces(request, body):
-            write_bytes(piece.replace(b"\n", b"\n  "))
-        count += 1
-    write_bytes(b"\n]\n" if count else b"[]\n")
-    sys.stdout.flush()
+        out.add(request)
+    out.close()
 
 
 def _print_all(args: argparse.Namespace) -> None:
-    """Every request, each printed as soon as its attempt is over (none is kept)."""
-    out = JsonList() if args.json else None
+    """Every request, each printed as soon as its attempt is over (none is kept). The pass is lean: a request's
+    messages are read back from the log only to print them (``--json``), each node's kept printed
+    (``RenderedNodes``) while they fit, so memory does not follow the surface."""
+    out = _JsonRequests(args.full, RenderedNodes().pieces) if args.json else None
     shown = 0
 
     def show(request: Request, _: Session) -> None:
         nonlocal shown
         shown += 1
         if out is not None:
-            out.add(request.to_dict(body=args.full))
-        else:
-            sys.stdout.write(_render_requests(args, [request.to_dict()]) + "\n")
+            out.add(request)
+            return
+        lines = _request_lines(args, request.to_dict(shallow=True), (), request.wire_stats()[0])
+        sys.stdout.write("\n".join(lines) + "\n")
 
-    stream_requests(args.path, show, lean=False)  # every message of every request: the surface is kept
+    stream_requests(args.path, show)
     if out is not None:
         out.close()
     else:
@@ -122,10 +195,6 @@ def _message_text(message: dict[str, Any]) -> str:
     for call in message.get("tool_calls") or ():
         parts.append(f"{call_text(call)} [{call.get('id', '?')}]")
     return "\n".join(p for p in parts if p)
-
-
-def _render_requests(args: argparse.Namespace, payload: list[dict[str, Any]]) -> str:
-    return "\n".join(line for r in payload for line in _request_lines(args, r, r["messages"]))
 
 
 def _request_lines(

@@ -133,16 +133,23 @@ class Request:
     def iter_wire(self) -> Iterator[dict[str, Any]]:
         """The chat-completions messages one at a time: a lean request's read back one node at a time (none is
         kept), any other's from ``wire``."""
+        for _, read in self.wire_nodes():
+            yield from read()
+
+    def wire_nodes(self) -> Iterator[tuple[int | None, Callable[[], list[dict[str, Any]]]]]:
+        """``iter_wire`` in pieces, each read only when its reader is called: a lean request's surface nodes as
+        ``(seq, reader of its wire messages)``, read back from the log; the system message and every message of
+        any other request as ``(None, reader of that one message)``."""
         digest = self.digest
         if digest is None or digest.done:
-            yield from self.wire
+            for message in self.wire:
+                yield None, lambda message=message: [message]  # type: ignore[misc]
             return
         if self.system:  # as ``DshMessages`` starts
-            yield {"role": "system", "content": self.system}
+            yield None, lambda: [{"role": "system", "content": self.system}]
+        events = digest.events
         for seq in islice(digest.keys, digest.count):
-            message = derive_message(surface_view(digest.events[seq]))
-            if message:
-                yield from dsh_wire(message)
+            yield seq, lambda seq=seq: _node_wire(events[seq])  # type: ignore[misc]
 
     def to_dict(self, body: bool = False, shallow: bool = False) -> dict[str, Any]:
         """The ``request --json`` object (with ``body``: the whole chat-completions body too); ``shallow`` leaves
@@ -390,8 +397,13 @@ class Digest:
     def message_parts(self, start: int = 0) -> Iterator[bytes]:
         """The rendered wire messages of nodes ``start``.. of the prompt, each node's read back and rendered."""
         for seq in islice(self.keys, start, self.count):
-            message = derive_message(surface_view(self.events[seq]))
-            yield b"".join(map(orjson.dumps, dsh_wire(message))) if message else b""
+            yield b"".join(map(orjson.dumps, _node_wire(self.events[seq])))
+
+
+def _node_wire(event: dict[str, Any]) -> list[dict[str, Any]]:
+    """The wire messages of a DSH surface node read back (none when it projects no message)."""
+    message = derive_message(surface_view(event))
+    return dsh_wire(message) if message else []
 
 
 def node_digest(event: dict[str, Any]) -> tuple[int, int, int, int] | None:
@@ -905,22 +917,19 @@ def stream_requests(
     want: Callable[[Point], bool] | None = None,
     others: bool = True,
     observe: Callable[[dict[str, Any] | PackedRow], None] | None = None,
-    lean: bool = True,
 ) -> Session:
     """Every model request of the log at ``path`` (or the agent requests ``want`` accepts, the only ones built,
     and DSH's other calls unless ``others`` is False), in one streaming pass that keeps no DSH event (lean
     requests: ``Request.materialize`` reads a request's messages back; a host log's surface events are kept).
     With ``want`` nothing is kept nor noted: each request it accepts is built from its surface, read back (its
-    attempts share the messages they carry). Without ``lean`` the surface's events are kept and each request
-    holds its messages (for a consumer that reads every request's messages: reading them back per request would
-    decode the surface once per request).
+    attempts share the messages they carry).
 
     ``emit(request, session)`` gets each request as ``RequestPass`` says; returning True ends the pass there.
     ``observe`` sees each event dict or ``PackedRow`` right after it is projected (the same pass folding
     something else). Returns the projection: of the whole log, or as it stood when ``emit`` ended the pass.
     """
     chosen = want is not None  # a few requests, each built from the surface read back: nothing to carry
-    requests = RequestPass(emit, keep=not chosen, want=want, others=others, lean=lean and not chosen)
+    requests = RequestPass(emit, keep=not chosen, want=want, others=others, lean=not chosen)
     after = requests.after
     if observe is not None:
 
