@@ -73,10 +73,12 @@ def screen_crash(log: Path) -> str | None:
 def view_crash(log: Path, seqs: tuple[int, ...] = ()) -> str | None:
     """Run, without Textual, what the main screen derives from ``log`` as the TUI loads it (the raw events it
     shows, flagged ones too): every row of the list, the detail pane of each of ``seqs`` and of every stream,
-    the filter and search scans, time travel to each of ``seqs`` and every request view. The first crash (a
+    the filter and search scans, time travel to each of ``seqs`` and every request view (its heading, diff line
+    and rows). The first crash (a
     load that stopped on an internal error included), or None. ``tui_crash`` drives the widgets themselves."""
     from core.read.rows import build_row
     from tui.live import INTERNAL_ERROR, LiveSession
+    from tui.screens.request import diff_line, heading, message_rows
     from tui.travel import TimeTravel
     from tui.widgets.detail import describe
     from tui.widgets.matching import EventFilter, scan, search_predicate
@@ -104,7 +106,11 @@ def view_crash(log: Path, seqs: tuple[int, ...] = ()) -> str | None:
         for seq in seqs:
             travel.stop_at(seq)
         for index in range(len(travel.points)):
-            travel.request(index)
+            view = travel.request(index)  # and what its screen shows: heading, diff line, tools line, rows
+            heading(view, len(travel.points))
+            diff_line(view)
+            ", ".join(view.request.tool_names)
+            message_rows(view)
     except Exception as exc:  # noqa: BLE001 - a crash is what this counts
         return f"view: {site(exc)}"
     return None
