@@ -244,6 +244,8 @@ async def tui_crash(
                 await idle(pilot)
                 if not await press(pilot, EVENT_KEYS, f" on seq {seq}"):
                     break
+                if isinstance(app.screen, MainScreen) and app.screen.mode != "full":  # time travel left the surface
+                    await press(pilot, ("s",))  # the full log again: the next event is listed, flagged or not
             if not failed:
                 await press(pilot, keys)
     except Exception as exc:  # noqa: BLE001 - an exception out of the app is a crash

@@ -82,6 +82,25 @@ async def test_event_list_shows_a_user_message_whose_data_is_a_number(tmp_path: 
     assert await tui_crash(path, ()) is None  # the row is on screen: the list's row worker builds it
 
 
+async def test_every_screen_shows_a_flagged_event_of_each_type(tmp_path: Path) -> None:
+    """In the first event of each of the 18 types of a code-mode session, the payload (the first member of data
+    that is an object or a list, else data itself) becomes -7: flagged, so the screens get the raw event and the
+    readers its stand-in. Each is selected (detail pane, more, expand, its request, time travel there), then
+    every screen opens: a bounded, deterministic Pilot share of tests/tui/test_view_sweep.py."""
+    lines = (FIXTURES / "code-mode-turn.session.jsonl").read_bytes().rstrip(b"\n").split(b"\n")
+    first: dict[str, tuple[int, tuple[str, ...]]] = {}
+    for n, line in enumerate(lines[1:], 1):
+        event = orjson.loads(line)
+        data = event.get("data") or {}
+        payload = next((("data", k) for k, v in data.items() if isinstance(v, dict | list)), ("data",))
+        first.setdefault(event["type"], (n, payload))
+    assert len(first) >= 18
+    for n, payload in first.values():
+        lines = mutate_lines(lines, Mutation(n, payload, "replace", -7))
+    path = _write(tmp_path, lines)
+    assert await tui_crash(path, SCREEN_KEYS, at=tuple(sorted(n - 1 for n, _ in first.values()))) is None
+
+
 def _logs() -> list[list[bytes]]:
     return [p.read_bytes().rstrip(b"\n").split(b"\n") for p in sorted(FIXTURES.glob("*.jsonl")) if "expected" not in p.name]
 
