@@ -40,15 +40,17 @@ def emit_json_list_field(payload: dict[str, Any], key: str) -> None:
     sys.stdout.flush()
 
 
-def write_bytes(data: bytes) -> None:
-    """Write UTF-8 ``data`` to stdout: straight to its byte buffer when it has one (a multi-MB JSON text is not
-    also held as a str), else decoded."""
+def write_bytes(*pieces: bytes | memoryview) -> None:
+    """Write UTF-8 ``pieces`` to stdout, one after the other: straight to its byte buffer when it has one (a
+    multi-MB JSON text is not also held as a str), else decoded."""
     out = getattr(sys.stdout, "buffer", None)
     if out is None:
-        sys.stdout.write(data.decode())
+        for data in pieces:
+            sys.stdout.write(bytes(data).decode())
         return
     sys.stdout.flush()
-    out.write(data)
+    for data in pieces:
+        out.write(data)
 
 
 class JsonList:
@@ -59,9 +61,14 @@ class JsonList:
 
     def add(self, item: Any) -> None:
         """Print the next item."""
-        data = orjson.dumps(item, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS).replace(b"\n", b"\n  ")
-        write_bytes(b"[\n  " if not self.count else b",\n  ")
-        write_bytes(data)
+        # as the only member of a list, orjson indents it as the list's member: ``[\n  ITEM\n]``, nothing to
+        # re-indent (a string's newlines are escaped), and the brackets are cut off without a copy
+        data = orjson.dumps([item], option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        member = memoryview(data)[: len(data) - 2]
+        if self.count:
+            write_bytes(b",", member[1:])
+        else:
+            write_bytes(member)
         self.count += 1
 
     def close(self) -> None:

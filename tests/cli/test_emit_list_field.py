@@ -1,4 +1,5 @@
-"""``emit_json_list_field`` writes one list of a payload item by item, byte for byte what ``emit`` writes."""
+"""``emit_json_list_field`` writes one list of a payload item by item, and ``JsonList`` a whole list, byte for byte
+what ``emit`` writes."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.cli.common import emit, emit_json_list_field
+from core.cli.common import JsonList, emit, emit_json_list_field
 
 _leaf = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=12)
 _json = st.recursive(_leaf, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=12)  # fmt: skip
@@ -34,3 +35,20 @@ def _out(write: Callable[[], None]) -> bytes:
 def test_the_streamed_list_is_the_emitted_one(before: dict[str, Any], items: list[Any], after: Any) -> None:
     payload = {**before, "entries": items, "later": {"entries": [], "text": '\n  "entries": []'}, "after": after}
     assert _out(lambda: emit_json_list_field(payload, "entries")) == _out(lambda: emit(payload, True, str))
+
+
+def _listed(items: list[Any]) -> None:
+    out = JsonList()
+    for item in items:
+        out.add(item)
+    out.close()
+
+
+@settings(max_examples=80, deadline=None)
+@given(items=st.lists(_json, max_size=4))
+def test_a_list_printed_item_by_item_is_the_emitted_one(items: list[Any]) -> None:
+    assert _out(lambda: _listed(items)) == _out(lambda: emit(items, True, str))
+    text = io.StringIO()  # a stdout without a byte buffer takes the text
+    with redirect_stdout(text):
+        _listed(items)
+    assert text.getvalue().encode() == _out(lambda: emit(items, True, str))
