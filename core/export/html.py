@@ -8,17 +8,16 @@ adds a search box that hides the rows that do not match.
 from __future__ import annotations
 
 import bisect
-import tempfile
 from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any
 
 from core.export.build import in_step
+from core.export.spool import replay, spool
 from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
 from core.shared.wire import call_text
 
-SPOOL_MEMORY = 1 << 20  # bytes of the surface and request sections held in memory before they go to a file
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
 CUT_LETTERS = {"tape": "s", "fold": "f", "prune": "p", "rewind": "r", "compaction": "c", "expand": "+"}
 STYLE = """
@@ -134,7 +133,7 @@ class HtmlFormat:
         parts (a long session's surface and request run to megabytes). The surface's rows and the request (read in
         step) are written first to spool files (in memory while they are small): the surface's heading counts its
         rows and the header's redaction summary counts what redacting the request replaced."""
-        with tempfile.SpooledTemporaryFile(SPOOL_MEMORY) as rows, tempfile.SpooledTemporaryFile(SPOOL_MEMORY) as request:
+        with spool() as rows, spool() as request:
             count = 0
             pieces = (piece.encode() for piece in self._request(doc))
             for row in in_step(doc["surface"]["nodes"], pieces, request.write):
@@ -164,11 +163,9 @@ class HtmlFormat:
             ]
             for i, part in enumerate(parts):
                 yield ("\n" if i else "").encode() + (part() if callable(part) else part).encode()
-            for spool, after in ((rows, b"</table>\n"), (request, b"")):
-                spool.seek(0)
-                while data := spool.read(SPOOL_MEMORY):
-                    yield data
-                yield after
+            yield from replay(rows)
+            yield b"</table>\n"
+            yield from replay(request)
         for part in (lambda: self._cost(doc), lambda: self._marks(doc)):
             yield ("\n" + part()).encode()
         yield f"\n</div></main><script>{SCRIPT}</script></body></html>\n".encode()

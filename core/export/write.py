@@ -8,7 +8,6 @@ read back and written one at a time. The HTML page shows those sections above th
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
@@ -16,11 +15,11 @@ from typing import Any, BinaryIO, Protocol
 import orjson
 
 from core.export.build import ExportOptions, ExportPass, in_step
+from core.export.spool import replay, spool
 from core.shared.errors import TapedeckError
 
 FORMATS = ("html", "md", "json")
 WRITE_CHUNK = 1 << 20  # rows are written in joined chunks of about this many bytes
-SPOOL_MEMORY = 1 << 20  # bytes of a section written ahead held in memory before they go to a file
 
 
 class Format(Protocol):
@@ -69,16 +68,14 @@ class JsonFormat:
         cut = _after(whole, b'\n    "nodes": [')  # the surface's (a key of a section is indented by four)
         yield whole[:cut]
         messages = _items(request["messages"] if request is not None else (), b"    ")
-        with tempfile.SpooledTemporaryFile(SPOOL_MEMORY) as ahead:  # messages read in step with the surface
+        with spool() as ahead:  # messages read in step with the surface
             yield from _items(in_step(doc["surface"]["nodes"], messages, ahead.write), b"    ")
             at = cut
             if request is not None:
                 cut = _after(whole, b'\n    "messages": [', at)
                 yield whole[at:cut]
                 at = cut
-                ahead.seek(0)
-                while data := ahead.read(SPOOL_MEMORY):
-                    yield data
+                yield from replay(ahead)
                 yield from messages
         yield whole[at : whole.rindex(b"\n}")]  # the summary counts what the messages' redaction replaced too
         redaction = orjson.dumps(doc["redaction"], option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")

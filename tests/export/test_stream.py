@@ -8,12 +8,15 @@ from __future__ import annotations
 import io
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
+from core.cli import main
+from core.export import spool
 from core.export.build import ExportOptions
 from core.export.redact import Redactor
 from core.export.write import export
@@ -83,3 +86,13 @@ def test_every_format_counts_the_redactions_of_the_surface_and_the_request(tmp_p
             summaries[fmt] = {kind: int(n) for n, kind in (part.split() for part in said.group(1).split(", "))}
     assert summaries["json"] == {"key": 3, "env": 0, "email": 0, "home": 0}
     assert summaries["html"] == summaries["md"] == summaries["json"]
+
+
+@pytest.mark.parametrize("fmt", ["html", "json"])
+def test_a_spool_file_that_cannot_be_written_is_a_clear_error(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    monkeypatch.setattr(spool, "SPOOL_MEMORY", 1)  # every spool goes to a file at its first write
+    assert main(["export", str(FIXTURES / "tool-call-turn.session.jsonl"), "--format", fmt]) == 2
+    assert f"cannot write the export's spool file in {tmp_path / 'missing'} (No such file or directory)" in capsys.readouterr().err
