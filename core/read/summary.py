@@ -27,7 +27,7 @@ def one_line(text: str, limit: int = 120) -> str:
     multi-MB tool result costs about as much as a short one. Collapsing a head gives a prefix of collapsing
     the whole text, so the result is the same as collapsing everything.
     """
-    head = 4 * limit + 64
+    head = 2 * limit + 16  # most heads collapse to more than the line holds (a longer one is tried when not)
     while limit > 0 and head < len(text):
         flat = " ".join(text[:head].split())
         if len(flat) > limit:
