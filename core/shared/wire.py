@@ -167,12 +167,13 @@ def request_body(model: str, request: ModelRequest, messages: list[dict[str, Any
 
 
 def to_openai_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """``{name, description, parameters}`` schemas as chat-completions ``function`` tools."""
+    """``{name, description, parameters}`` schemas as chat-completions ``function`` tools (a schema a log left its
+    name out of, rebuilt, stays without one)."""
     return [
         {
             "type": "function",
             "function": {
-                "name": t["name"],
+                **({"name": t["name"]} if "name" in t else {}),
                 "description": t.get("description", ""),
                 "parameters": t.get("parameters") or {"type": "object", "properties": {}},
             },

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.mutation import Mutation, mutate_lines
 from core.log.reader import read_log
 from core.read.load import load_session
 from core.read.session import Session
@@ -60,3 +62,16 @@ def test_points_taken_piece_by_piece_are_the_same(demo_log: Path, which: int, cu
         pieces += request_points(session, start, stop, clock)
         start = stop
     assert pieces == request_points(session)
+
+
+def test_a_host_session_whose_header_lists_a_tool_without_a_name(demo_log: Path, tmp_path: Path) -> None:
+    """Rebuilt as logged: the schema keeps the fields it has (a KeyError in to_openai_tools crashed request
+    views, alerts and export before)."""
+    lines = demo_log.read_bytes().rstrip(b"\n").split(b"\n")
+    at = next(n for n, line in enumerate(lines) if n and orjson.loads(line)["type"] == "request/header")
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\n".join(mutate_lines(lines, Mutation(at, ("data", "header", "tools", 0, "name"), "delete"))) + b"\n")
+    session = load_session(path)
+    assert _check(session, path) > 30
+    tools = request_at(session, SurfaceTimeline.from_session(session), request_points(session)[0]).body["tools"]
+    assert "name" not in tools[0]["function"] and all(isinstance(t["function"]["name"], str) for t in tools[1:])
