@@ -17,7 +17,7 @@ import orjson
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
-from core.cli.common import emit, guarded, write_bytes
+from core.cli.common import emit, emit_json_list_field, guarded, write_bytes
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.rebuild.request import AGENT, Request, stream_requests
@@ -57,7 +57,7 @@ def _pick(args: argparse.Namespace) -> list[Request]:
 
 
 JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
-RENDERED_BYTES = 48 << 20  # printed wire messages ``request --all --json`` keeps for the requests after
+RENDERED_BYTES = 32 << 20  # printed wire messages ``request --all --json`` keeps for the requests after
 
 
 def _render(message: dict[str, Any], indent: bytes) -> bytes:
@@ -307,9 +307,12 @@ def _cost(args: argparse.Namespace) -> None:
     config = load_config(args.config)
     tally, rate = CostTally(config.model), RateFold(config.model, config.alerts)
     session = stream_requests(args.path, tally.add, observe=rate.observe)  # one pass: requests and run rate
-    report = tally.report(session)
+    report = tally.report(session, rows=False)  # each request's row made as it is printed
     report["projection"] = rate.projection().to_dict()
-    emit(report, args.json, _render_cost)
+    if args.json:
+        emit_json_list_field(report, "requests")
+    else:
+        emit(report, False, _render_cost)
 
 
 def _usd(value: float | None) -> str:

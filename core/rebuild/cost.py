@@ -25,7 +25,7 @@ cache-break chain of the agent's requests. A cut is booked in the turn in progre
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -142,22 +142,23 @@ class CostTally:
         self.rows.append(RequestCost(request.turn, request.step, request.attempt, request.seq, request.kind,
                                      request.model, hit, miss, output, usd, prompt, cause))  # fmt: skip
 
-    def report(self, session: Session) -> dict[str, Any]:
+    def report(self, session: Session, rows: bool = True) -> dict[str, Any]:
         """Per-request, per-turn and session totals, and each cut's estimated saving and cost (``session``: the
-        whole projection)."""
-        rows = self.rows
-        billed = (r for r in rows if r.kind == AGENT and _tokens_known(r))
+        whole projection). Without ``rows`` its ``requests`` are ``RowDicts``, each request's object made only
+        as it is read (a printer writing them one at a time holds none of them)."""
+        costs = self.rows
+        billed = (r for r in costs if r.kind == AGENT and _tokens_known(r))
         ratio = bytes_per_token((r.prompt_bytes, (r.hit or 0) + r.miss) for r in billed)
         turns: dict[int, list[RequestCost]] = {}
-        for row in rows:
+        for row in costs:
             turns.setdefault(row.turn, []).append(row)
-        unpriced = sorted({r.model for r in rows if r.model and _price(r.model, self.config) is None})
+        unpriced = sorted({r.model for r in costs if r.model and _price(r.model, self.config) is None})
         return {
             "bytesPerToken": round(ratio, 3),
             "unpriced": unpriced,
-            "requests": [_row_dict(r) for r in rows],
+            "requests": [_row_dict(r) for r in self.rows] if rows else RowDicts(self.rows),
             "turns": [{"turn": t, **_sum(rs)} for t, rs in sorted(turns.items())],
-            "total": _sum(rows),
+            "total": _sum(costs),
             "cuts": self._cuts(session, ratio),
         }
 
@@ -208,6 +209,20 @@ class CostTally:
         cited = set(session.sources_of(seq))
         priced = [r.usd for r in calls if r.seq in cited and r.usd is not None]
         return sum(priced) if priced else None
+
+
+class RowDicts:
+    """The ``requests`` of a cost report as a sized iterable of their ``cost --json`` objects, each made as it is
+    iterated."""
+
+    def __init__(self, rows: list[RequestCost]) -> None:
+        self.rows = rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return map(_row_dict, self.rows)
 
 
 def bytes_per_token(requests: Iterable[tuple[int, int]]) -> float:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import os
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
@@ -373,21 +374,23 @@ class Digest:
     the prompt's head (``prompt_head``), its surface nodes that project a message (the first ``count`` of
     ``keys``) and where each one's wire messages end in the prompt after the head (``ends``, in bytes).
 
-    ``keys``, ``ends`` and ``sums`` are the pass's own lists, shared by the requests of a surface that only grows
-    (a cut gives the next request new ones), so a request costs what its new nodes cost. Messages are read back by
-    seq from ``events`` only where output needs them."""
+    ``keys``, ``ends`` and ``sums`` are the pass's own lists (the numbers in arrays: a log never cut has tens of
+    thousands of nodes), shared by the requests of a surface that only grows (a cut gives the next request new
+    ones), so a request costs what its new nodes cost. Messages are read back by seq from ``events`` only where
+    output needs them."""
 
     head: list[bytes]
     keys: list[int]
-    ends: list[int]
+    ends: array[int]
     count: int
     events: Any  # the session's event store, which reads any of ``keys`` back
-    sums: list[tuple[int, int, int]]  # per node: images, wire messages and ``wire_chars`` of it and those before
+    sums: array[int]  # three per node: images, wire messages and ``wire_chars`` of it and those before it
     done: bool = False  # materialized
 
     def totals(self) -> tuple[int, int, int]:
         """Of its message nodes: how many hold an image, their wire messages and their ``wire_chars``."""
-        return self.sums[self.count - 1] if self.count else (0, 0, 0)
+        at, sums = 3 * self.count, self.sums
+        return (sums[at - 3], sums[at - 2], sums[at - 1]) if at else (0, 0, 0)
 
     @property
     def size(self) -> int:
@@ -464,10 +467,10 @@ class WireCache:
         # DSH request's message nodes, where their wire messages end and how many hold an image (see ``Digest``)
         self.noted: dict[int, tuple[int, int, int, int] | None] = {}
         self.keys: list[int] = []
-        self.ends: list[int] = []
-        self.sums: list[tuple[int, int, int]] = []  # see ``Digest``
+        self.ends = array("q")
+        self.sums = array("q")  # see ``Digest``
         self.lean_nodes: list[int] = []  # the last DSH request's surface
-        self.lean_counts: list[int] = []  # per node of it: how many of it and the nodes before it are in ``keys``
+        self.lean_counts = array("q")  # per node of it: how many of it and the nodes before it are in ``keys``
         self.lean_cuts = 0  # the session's cuts when it was taken
 
     def digest(self, view: Any, head: list[bytes]) -> tuple[Digest, bool]:
@@ -487,11 +490,12 @@ class WireCache:
         events, noted = view.events, self.noted
         if kept < len(self.keys):  # cut: new lists, so that the requests that hold the old ones keep them whole
             old_keys, old_ends, old_sums = self.keys, self.ends, self.sums
-            self.keys, self.ends, self.sums = old_keys[:kept], old_ends[:kept], old_sums[:kept]
+            self.keys, self.ends, self.sums = old_keys[:kept], old_ends[:kept], old_sums[: 3 * kept]
             for i in range(kept, len(old_keys)):  # the nodes after the cut still on the surface: noted again
                 if view.on_surface(seq := old_keys[i]):
-                    before = (old_ends[i - 1], *old_sums[i - 1]) if i else (0, 0, 0, 0)
-                    noted[seq] = tuple(a - b for a, b in zip((old_ends[i], *old_sums[i]), before, strict=True))  # type: ignore[assignment]
+                    now = (old_ends[i], *old_sums[3 * i : 3 * i + 3])
+                    before = (old_ends[i - 1], *old_sums[3 * i - 3 : 3 * i]) if i else (0, 0, 0, 0)
+                    noted[seq] = tuple(a - b for a, b in zip(now, before, strict=True))  # type: ignore[assignment]
         keys, ends, sums = self.keys, self.ends, self.sums
         self.derived += len(surface) - shared
         for seq in surface[shared:]:
@@ -499,8 +503,8 @@ class WireCache:
             if found is not None:
                 keys.append(seq)
                 ends.append((ends[-1] if ends else 0) + found[0])
-                images, pieces, chars = sums[-1] if sums else (0, 0, 0)
-                sums.append((images + found[1], pieces + found[2], chars + found[3]))
+                images, pieces, chars = (sums[-3], sums[-2], sums[-1]) if sums else (0, 0, 0)
+                sums.extend((images + found[1], pieces + found[2], chars + found[3]))
             nodes.append(seq)
             counts.append(len(keys))
         digest = Digest(head, keys, ends, len(keys), events, sums)
