@@ -39,6 +39,7 @@ from core.alerts.rules import (
 )
 from core.log.records import PackedRow
 from core.log.store import KeptEvents
+from core.log.validate import INVALID, readable
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT
 from core.rebuild.cost import bytes_per_token, rebilled, usage_usd
 from core.shared.model_specs import ModelConfig, limits_for, price_for
@@ -133,7 +134,8 @@ class _Requests:
         from core.rebuild.request_diff import diff_base, diff_requests
 
         sent = self.passes.open
-        self.passes.before(self.session, event)
+        shown = event if type(event) is PackedRow or INVALID not in event else readable(event)  # as load_session
+        self.passes.before(self.session, shown)
         request = self.passes.open
         found = None
         if request is not None and request is not sent:
@@ -151,7 +153,7 @@ class _Requests:
             self.session.apply_row(event)
             return found  # stream deltas: nothing after them to note
         self.session.apply(event)
-        self.passes.after(self.session, event)
+        self.passes.after(self.session, shown)
         etype = event.get("type")
         if etype == "turn/start":  # the phase notes read the open turn's routes only
             for seq in self.routes:

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench.mutation import Mutation, mutate_lines
 from core.alerts.engine import AlertEngine
 from core.alerts.follow import AlertWatch
 from core.control.config import PolicyConfig
@@ -245,3 +246,16 @@ def test_a_watch_takes_its_line_notes_in_as_it_reads(tmp_path: Path) -> None:
     watch = AlertWatch(log, _eager(), live=False)
     watch.poll(0)
     assert watch.lines is not None and watch.lines.noted == []
+
+
+@pytest.mark.parametrize("value", [{"type": []}, [1, "a", None]])
+def test_a_route_event_whose_turn_is_unhashable_is_read_as_its_stand_in(
+    demo_log: Path, tmp_path: Path, value: Any
+) -> None:
+    """The request pass under the engine gets a flagged event's validated view, as every other pass does (the
+    raw route data was filed under its (turn, step): TypeError in alerts and sessions before)."""
+    lines = demo_log.read_bytes().rstrip(b"\n").split(b"\n")
+    at = next(n for n, line in enumerate(lines) if n and json.loads(line)["type"] == "tapedeck/route")
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"\n".join(mutate_lines(lines, Mutation(at, ("data", "turn"), "replace", value))) + b"\n")
+    assert _key(_whole(path, _eager()))  # the other alerts of the log are still raised
