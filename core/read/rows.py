@@ -40,9 +40,16 @@ class Row:
 
 
 def event_time(event: dict[str, Any]) -> float | None:
-    """The event's ``time`` in ms since the epoch, or None when it has none (or not a number)."""
+    """The event's ``time`` in ms since the epoch, or None when it has none (or not a number, or not one a date
+    can hold: years 1 to 9999)."""
     value = event.get("time")
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if not isinstance(value, int | float) or isinstance(value, bool) or not TIME_RANGE_MS[0] < value < TIME_RANGE_MS[1]:
+        return None
+    return float(value)
+
+
+# 0001-01-02 and 9999-12-30 in ms since the epoch: a date in any time zone of a time between them is in range
+TIME_RANGE_MS = (-62_135_596_800_000 + 86_400_000, 253_402_300_799_999 - 86_400_000)
 
 
 def glyph_for(event: dict[str, Any], replacement: str | None) -> str:

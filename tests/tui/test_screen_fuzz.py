@@ -16,9 +16,11 @@ from hypothesis import strategies as st
 
 from bench.mutation import RENAMES, REPLACEMENTS, Mutation, mutate_lines, value_paths
 from bench.readers import SCREEN_KEYS, tui_crash
+from core.read.rows import build_row
 from tests.conftest import FIXTURES
 from tui.live import LiveSession
 from tui.widgets.detail import describe
+from tui.widgets.rows import clock
 
 pytestmark = pytest.mark.anyio
 SUBAGENT = FIXTURES / "subagent-spawn-in-process.session.jsonl"
@@ -66,6 +68,25 @@ def test_detail_pane_shows_a_flagged_event_with_its_problem(
     left, right, _ = describe(live, at - 1, 2000)
     assert f"seq {at - 1} · {etype}" in left.plain and problem in left.plain and '"type": "' + etype in left.plain
     assert right is None
+
+
+@pytest.mark.parametrize(
+    ("fixture", "etype", "path", "value"),
+    [(SPILL, "user/message", ("time",), 2**63 - 1), (SPILL, "tool/result", ("time",), -(2**63)),
+     (SPILL, "tool/call", ("time",), -1e14)],
+)  # fmt: skip
+def test_detail_pane_and_row_of_an_event_with_a_time_past_any_date(
+    tmp_path: Path, fixture: Path, etype: str, path: tuple[str, ...], value: object
+) -> None:
+    """A time no date can hold is shown as unknown (ValueError in the detail pane's title and the list's time
+    column before)."""
+    lines = fixture.read_bytes().rstrip(b"\n").split(b"\n")
+    at = _first(lines, etype)
+    live = LiveSession(_write(tmp_path, mutate_lines(lines, Mutation(at, path, "replace", value))), follow=False)
+    live.run()
+    left, _, _ = describe(live, at - 1, 2000)
+    assert left.plain.startswith(f"seq {at - 1} · {etype}")
+    assert clock(build_row(live.event(at - 1)).time)  # type: ignore[arg-type]
 
 
 async def test_detail_pane_of_a_user_message_whose_text_is_null_keeps_its_worker(tmp_path: Path) -> None:
