@@ -214,11 +214,13 @@ def content_chars(blocks: Iterable[Any] | None, length: Callable[[str], int] = l
 
 def cut_kind(event: dict[str, Any]) -> str:
     """Classify a replacement event: tape, fold, prune, expand, rewind, compaction or replace."""
-    data = event.get("data") or {}
+    data = event.get("data")
+    data = data if isinstance(data, dict) else {}  # a display reads raw events, flagged ones too
     if event.get("type") == "tool/result":
         policy = (data.get("meta") or {}).get("policy") if isinstance(data.get("meta"), dict) else None
         return str(policy) if policy in ("fold", "prune", "expand") else "prune"
-    source = data.get("source") or {}
+    source = data.get("source")
+    source = source if isinstance(source, dict) else {}
     if source.get("kind") == TAPE_SOURCE_KIND:
         return "tape"
     if source.get("kind") == "plugin" and source.get("plugin") == "rewind":

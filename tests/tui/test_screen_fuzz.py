@@ -89,6 +89,20 @@ def test_detail_pane_and_row_of_an_event_with_a_time_past_any_date(
     assert clock(build_row(live.event(at - 1)).time)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(("path", "value"), [(("data", "source"), True), (("data",), [[[]]])])
+def test_list_row_of_a_replacement_whose_data_or_source_is_not_an_object(
+    tmp_path: Path, path: tuple[str, ...], value: object
+) -> None:
+    """The user/message a compaction put in place of the history: cut_kind classifies it without reading what is
+    no object (AttributeError in the list's row worker before)."""
+    lines = (FIXTURES / "compaction-recovery.session.jsonl").read_bytes().rstrip(b"\n").split(b"\n")
+    at = next(n for n, line in enumerate(lines) if n and b'"surfaceOp":{"op":"replace"' in line)
+    live = LiveSession(_write(tmp_path, mutate_lines(lines, Mutation(at, path, "replace", value))), follow=False)
+    live.run()
+    rows = [build_row(live.event(seq)) for seq in range(live.count)]  # type: ignore[arg-type]
+    assert rows[at - 1].replacement == "replace"  # no source to say which cut made it
+
+
 async def test_detail_pane_of_a_user_message_whose_text_is_null_keeps_its_worker(tmp_path: Path) -> None:
     lines = SPILL.read_bytes().rstrip(b"\n").split(b"\n")
     at = _first(lines, "user/message")
