@@ -127,3 +127,12 @@ def sweep_sites(logs: Iterable[FilePath]) -> list[tuple[FilePath, int, Path]]:
                     seen.add(key)
                     out.append((log, n, path))
     return out
+
+
+def swept(logs: Iterable[FilePath], action: str, value: Any, out: FilePath) -> Iterator[tuple[int, str]]:
+    """For each sweep site of ``logs`` in turn, write its log with the site changed (``action``, ``value``) to
+    ``out`` and yield the changed line and where the site is (``log line N at data.x``)."""
+    for log, n, path in sweep_sites(logs):
+        lines = log.read_bytes().rstrip(b"\n").split(b"\n")
+        out.write_bytes(b"\n".join(mutate_lines(lines, Mutation(n, path, action, value))) + b"\n")
+        yield n, f"{log.name} line {n} at {'.'.join(map(str, path))}"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from bench.mutation import SWEEP_CHANGES, Mutation, mutate_lines, sweep_sites
+from bench.mutation import SWEEP_CHANGES, sweep_sites, swept
 from bench.readers import screen_crash, view_crash
 from tests.conftest import FIXTURES
 
@@ -24,14 +24,11 @@ LOGS = [log for log in sorted(FIXTURES.glob("*.jsonl")) if "expected" not in log
 
 @pytest.mark.parametrize(("action", "value"), list(SWEEP_CHANGES.values()), ids=list(SWEEP_CHANGES))
 def test_no_view_crashes_on_a_changed_value_anywhere(tmp_path: Path, action: str, value: Any) -> None:
-    cases = sweep_sites(LOGS)
-    assert len(cases) > 200  # the fixtures' shapes, not a handful
+    assert len(sweep_sites(LOGS)) > 200  # the fixtures' shapes, not a handful
     crashes: dict[str, str] = {}
     out = tmp_path / "session.jsonl"
-    for log, n, path in cases:
-        lines = log.read_bytes().rstrip(b"\n").split(b"\n")
-        out.write_bytes(b"\n".join(mutate_lines(lines, Mutation(n, path, action, value))) + b"\n")
+    for n, where in swept(LOGS, action, value, out):
         crash = screen_crash(out) or view_crash(out, (n - 1,))
         if crash is not None:
-            crashes.setdefault(crash, f"{log.name} line {n} at {'.'.join(map(str, path))}")
+            crashes.setdefault(crash, where)
     assert crashes == {}
