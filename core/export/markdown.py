@@ -8,6 +8,7 @@ comment stays under GitHub's 65,536-character limit.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -96,8 +97,7 @@ class MarkdownFormat:
         redaction summary counts what redacting the chosen request replaced, as the other formats' do: its
         messages are read (and redacted) first."""
         if doc["request"] is not None:
-            for _ in doc["request"]["messages"]:
-                pass
+            deque(doc["request"]["messages"], maxlen=0)  # read through: each message is redacted as it is read
         yield self._head(doc) + "".join(self.rows).encode() + self._tail(doc)
 
     def _head(self, doc: dict[str, Any]) -> bytes:
