@@ -11,6 +11,8 @@ The big sections are never one value: the surface's rows (an iterator) and the c
 again as its surface row is read back only when that replaced something (the pass keeps what it replaced, which
 the summary counts again as a separate redaction of the surface would). The request's messages are redacted as
 they are read, so the redaction summary is known once the writer has read them: ``doc["redaction"]`` is set then.
+A writer that shows no request (``messages=False``) has the summary at once: the pass screens each surface node's
+wire messages as it applies the node and counts, for the chosen request, what redacting them would replace.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from core.read.session import Session, derive_message
 from core.read.streams import Block, delta_chars
 from core.read.surface import iter_surface_rows
 from core.rebuild.cost import CostTally
-from core.rebuild.request import Request, RequestPass
+from core.rebuild.request import Request, RequestPass, node_wire
 from core.shared.errors import TapedeckError
 from core.shared.text import text_of_blocks, tool_result_text
 
@@ -137,6 +139,7 @@ class ExportPass:
     path: str | os.PathLike[str]
     options: ExportOptions
     rows: RowSink
+    messages: bool = True  # the writer reads the request's messages (else the pass counts their redactions)
     notes: dict[int, Note] = field(default_factory=dict)
     count: int = 0  # rows handed out
     events: int = 0
@@ -145,6 +148,8 @@ class ExportPass:
     _surface_at: Surface | None = None
     _request: tuple[Request, dict[str, Any]] | None = None
     _marks: list[dict[str, Any]] = field(default_factory=list)
+    # without ``messages``: what redacting each surface node's wire messages replaces, noted as it is applied
+    _wired: dict[int, Counts | None] = field(default_factory=dict)
 
     def run(self) -> dict[str, Any]:
         """Read the log, hand out every row, and return the document's other sections."""
@@ -236,9 +241,13 @@ class ExportPass:
                 length = len(call.arguments)
                 extra["call"] = {"seq": call.call_seq if call.call_seq is not None else call.message_seq,
                                  "name": called["name"], "arguments": clipped(called["arguments"], 1000, length)}  # fmt: skip
+        if redactor is not None and not self.messages and row.surface_type and session.on_surface(seq):
+            wire = node_wire(event)
+            self._wired[seq] = redactor.found_in(wire) if wire else None
         replaced = session.shadowed.get(seq)
         for gone in replaced or ():  # off the surface now
             self._found.pop(gone, None)
+            self._wired.pop(gone, None)
         if row.replacement is not None and replaced:
             extra["replaced"] = list(replaced)
             self._marks.append(
@@ -367,9 +376,25 @@ class ExportPass:
         }
         if request is None:
             self._summarize(doc)
-        else:
+        elif self.messages:
             request["messages"] = Streamed(built.wire_stats()[0], self._messages(built, doc))
+        else:
+            self._count_messages(built)
+            self._summarize(doc)
         return doc
+
+    def _count_messages(self, built: Request) -> None:
+        """Count what redacting ``built``'s messages replaces, from what the pass noted for each surface node;
+        a node it did not note (off the surface by the end) and the messages of no node are read and redacted."""
+        redactor, wired = self.options.redactor, self._wired
+        if redactor is None:
+            return
+        for seq, read in built.wire_nodes():
+            if seq is None or seq not in wired:
+                for message in read():
+                    redactor.walk(message)
+            elif (found := wired[seq]) is not None:
+                redactor.add(found)
 
     def _messages(self, built: Request, doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
         """The request's messages, each redacted as it is read back; then the redaction summary is known."""

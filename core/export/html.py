@@ -73,6 +73,8 @@ def _pct(value: float | None) -> str:
 class HtmlFormat:
     """Rows as ``<li>`` items of the event list; the sections around them."""
 
+    messages = True
+
     def __init__(self, log_name: str) -> None:
         self.log_name = log_name
 

@@ -8,7 +8,6 @@ comment stays under GitHub's 65,536-character limit.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,6 +40,8 @@ def _inline(text: str) -> str:
 
 class MarkdownFormat:
     """Rows as transcript paragraphs (only turns, messages, tool results and notes); the head and the cost."""
+
+    messages = False  # no request: the head's redaction summary counts what redacting its messages replaces
 
     def __init__(self, log_name: str) -> None:
         self.log_name = log_name
@@ -93,11 +94,8 @@ class MarkdownFormat:
         return ""
 
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
-        """The head, the transcript and the cost summary. The transcript shows no request, but the head's
-        redaction summary counts what redacting the chosen request replaced, as the other formats' do: its
-        messages are read (and redacted) first."""
-        if doc["request"] is not None:
-            deque(doc["request"]["messages"], maxlen=0)  # read through: each message is redacted as it is read
+        """The head, the transcript and the cost summary. The transcript shows no request; the head's redaction
+        summary still counts what redacting the chosen request replaces, as the other formats' do."""
         yield self._head(doc) + "".join(self.rows).encode() + self._tail(doc)
 
     def _head(self, doc: dict[str, Any]) -> bytes:

@@ -25,6 +25,8 @@ WRITE_CHUNK = 1 << 20  # rows are written in joined chunks of about this many by
 class Format(Protocol):
     """A format: what opens the document, each row as it comes, and what closes it once the pass is over."""
 
+    messages: bool  # ``closing`` writes the request's messages (else the document has none, only their count)
+
     def opening(self) -> bytes:
         """What goes before the first row (known before the log is read)."""
         ...
@@ -42,6 +44,8 @@ class Format(Protocol):
 
 class JsonFormat:
     """One JSON object: ``events``, the rows in seq order, then the document's sections."""
+
+    messages = True
 
     def __init__(self) -> None:
         self.first = True
@@ -131,7 +135,7 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
             pending.clear()
             held = 0
 
-    doc = ExportPass(path, options, put).run()
+    doc = ExportPass(path, options, put, writer.messages).run()
     out.write(b"".join(pending))
     for data in writer.closing(doc):
         out.write(data)

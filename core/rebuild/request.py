@@ -150,7 +150,7 @@ class Request:
             yield None, lambda: [{"role": "system", "content": self.system}]
         events = digest.events
         for seq in islice(digest.keys, digest.count):
-            yield seq, lambda seq=seq: _node_wire(events[seq])  # type: ignore[misc]
+            yield seq, lambda seq=seq: node_wire(events[seq])  # type: ignore[misc]
 
     def to_dict(self, body: bool = False, shallow: bool = False) -> dict[str, Any]:
         """The ``request --json`` object (with ``body``: the whole chat-completions body too); ``shallow`` leaves
@@ -400,10 +400,10 @@ class Digest:
     def message_parts(self, start: int = 0) -> Iterator[bytes]:
         """The rendered wire messages of nodes ``start``.. of the prompt, each node's read back and rendered."""
         for seq in islice(self.keys, start, self.count):
-            yield b"".join(map(orjson.dumps, _node_wire(self.events[seq])))
+            yield b"".join(map(orjson.dumps, node_wire(self.events[seq])))
 
 
-def _node_wire(event: dict[str, Any]) -> list[dict[str, Any]]:
+def node_wire(event: dict[str, Any]) -> list[dict[str, Any]]:
     """The wire messages of a DSH surface node read back (none when it projects no message)."""
     message = derive_message(surface_view(event))
     return dsh_wire(message) if message else []

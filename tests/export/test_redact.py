@@ -150,3 +150,21 @@ def test_a_value_is_walked_as_its_strings_one_by_one(text: str) -> None:
     value = {"type": "x", "a": [text] * 40 + [{"b": text, "n": 1}], "c": {"d": text}}
     assert many.walk(value) == {"type": "x", "a": [expected] * 40 + [{"b": expected, "n": 1}], "c": {"d": expected}}
     assert many.summary() == {kind: n * 42 for kind, n in one.summary().items()}
+
+
+@settings(max_examples=max(CASES, 200), deadline=None)
+@given(texts=st.lists(MADE_UP, min_size=1, max_size=4), split=st.integers(0, 4))
+def test_found_in_counts_what_walking_each_item_replaces_and_counts_nothing(texts: list[str], split: int) -> None:
+    """``found_in`` screens a list of messages once: what it says equals what walking the items one by one counts
+    (also for secrets whose parts end one item and start the next), and the redactor's own counts stay as they were."""
+    environ, home = {"A": "hunter2-value", "B": 'q"uo\\te-env'}, "/home/ann"
+    items = [{"role": "user", "content": t} for t in texts[:split]] + [{"role": "tool", "content": "".join(texts[split:])}]
+    walked = Redactor(environ=environ, home=home)
+    for item in items:
+        walked.walk(item)
+    counted = Redactor(environ=environ, home=home)
+    counted.text("hunter2-value")  # one env replacement counted before
+    found = counted.found_in(items)
+    expected = walked.tally()
+    assert found == (None if not any(expected) else expected)
+    assert counted.summary() == {"key": 0, "env": 1, "email": 0, "home": 0}

@@ -88,6 +88,27 @@ def test_every_format_counts_the_redactions_of_the_surface_and_the_request(tmp_p
     assert summaries["html"] == summaries["md"] == summaries["json"]
 
 
+@pytest.mark.parametrize("moment", MOMENTS)
+@pytest.mark.parametrize("log", LOGS, ids=[p.name.split(".session")[0] for p in LOGS])
+def test_markdown_counts_the_request_as_the_formats_that_write_it(log: Path, moment: str) -> None:
+    """Markdown shows no request: the pass notes what redacting each surface node's wire messages replaces, and
+    its summary must count the chosen request's as the JSON does, which redacts them as it writes them (a key
+    of eight or more characters in the environment is redacted in every text it is in: here words of DSH's
+    runtime-context message and user prompts, which every request carries)."""
+    environ = {"A": "runtime context", "B": "automatically generated", "C": "remote mutation"}
+    summaries = []
+    for fmt in ("json", "md"):
+        redactor = Redactor(environ=environ, home="/home/nobody")
+        try:
+            _export(log, fmt, redactor, **MOMENTS[moment])
+        except Exception as exc:  # a moment this log does not have
+            assert "not in this log" in str(exc) or "made no model request" in str(exc)
+            return
+        summaries.append(redactor.summary())
+    assert summaries[0] == summaries[1]
+    assert summaries[0]["env"] > 0 or moment == "start"
+
+
 @pytest.mark.parametrize("fmt", ["html", "json"])
 def test_a_spool_file_that_cannot_be_written_is_a_clear_error(
     fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
