@@ -27,6 +27,7 @@ from core.read.streams import Block, StreamBlocks
 from core.read.summary import human_chars
 from tui.failures import READ_ERRORS, report_log_failure
 from tui.live import LiveSession
+from tui.widgets.finished_lines import FinishedLines
 from tui.widgets.rows import RowCache, RowView, ago, badges, clock, huge_row, originals, unreadable_row
 from tui.widgets.scrolling import set_virtual_size, steady_scrollbar
 
@@ -141,6 +142,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._block_rows: dict[tuple[object, ...], Row] = {}  # stream rows by (first delta's row, end, chars, live)
         self._after_frame: list[Callable[[], None]] = []  # run once the list's next frame is out
         self._frame: _Frame | None = None  # what every line of the frame being rendered shares
+        self._finished = FinishedLines(self, STRIP_CACHE)  # finished lines by drawn row: a shifted list finds them
+        self._blank: tuple[tuple[int, Style], Strip] | None = None  # the line below the last row
 
     # the view ---------------------------------------------------------------------------------------------
     @property
@@ -354,11 +357,12 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             callback()
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        """The lines of ``crop``, drawn with what they share computed once; then the callbacks waiting for this
-        frame are queued (they run once the frame is out)."""
+        """The lines of ``crop``, drawn with what they share computed once and finished (border, filters) only
+        when their row was not finished before; then the callbacks waiting for this frame are queued (they run
+        once the frame is out)."""
         self._frame = self._frame_facts()
         try:
-            lines = super().render_lines(crop)
+            lines = self._finished.render(crop, self._content_line, super().render_lines)
         finally:
             self._frame = None
         if self._after_frame:
@@ -377,22 +381,30 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def render_line(self, y: int) -> Strip:
         """One screen line: the row at ``scroll_y + y``."""
+        return self._content_line(y)[0]
+
+    def _content_line(self, y: int) -> tuple[Strip, bool]:
+        """Content line ``y`` and whether it is a kept object (a drawn row or the blank line, found again by
+        identity in a later frame) rather than a placeholder drawn for this frame alone."""
         frame = self._frame or self._frame_facts()  # a line drawn outside ``render_lines`` computes its own
         index = frame.top + y
         width = frame.width
         if index >= len(self.view):
-            return Strip.blank(width, self.rich_style)
+            key = (width, frame.styles[""])
+            if self._blank is None or self._blank[0] != key:
+                self._blank = (key, Strip.blank(width, frame.styles[""]))
+            return self._blank[1], True
         seq, depth = self.view.row(index)
         row = self.cache.get(seq)
         if row is None:
             self._want_rows()
             style = frame.styles["pending"]
-            return Strip([Segment(set_cell_size(f"{seq:>7}  …", width), style)])
+            return Strip([Segment(set_cell_size(f"{seq:>7}  …", width), style)]), False
         blocks = self.blocks
         i = blocks.head_index(seq) if blocks is not None and not depth else None
         if i is not None and blocks is not None:
             row = self._block_row(row, blocks, i)
-        return self._strip(row, depth, index == self.cursor, frame)
+        return self._strip(row, depth, index == self.cursor, frame), True
 
     def _block_row(self, head: Row, blocks: StreamBlocks, i: int) -> Row:
         """The collapsed row of block ``i``: still streaming while it ends the log of a followed, open turn.
