@@ -53,6 +53,14 @@ def write_bytes(*pieces: bytes | memoryview) -> None:
         out.write(data)
 
 
+def json_member(item: Any) -> memoryview:
+    """``item`` as ``emit`` prints a member of a list: a newline and the item indented one level (orjson indents
+    the only member of a list so, nothing to re-indent: a string's newlines are escaped), the brackets cut off
+    without a copy."""
+    data = orjson.dumps([item], option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+    return memoryview(data)[1 : len(data) - 2]
+
+
 class JsonList:
     """Prints a JSON array item by item, byte for byte what ``emit(items, True, …)`` prints for the list."""
 
@@ -61,14 +69,7 @@ class JsonList:
 
     def add(self, item: Any) -> None:
         """Print the next item."""
-        # as the only member of a list, orjson indents it as the list's member: ``[\n  ITEM\n]``, nothing to
-        # re-indent (a string's newlines are escaped), and the brackets are cut off without a copy
-        data = orjson.dumps([item], option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
-        member = memoryview(data)[: len(data) - 2]
-        if self.count:
-            write_bytes(b",", member[1:])
-        else:
-            write_bytes(member)
+        write_bytes(b"," if self.count else b"[", json_member(item))
         self.count += 1
 
     def close(self) -> None:

@@ -5,22 +5,22 @@ from __future__ import annotations
 import argparse
 import sys
 from collections import Counter
-from collections.abc import Iterable
 from typing import IO, Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, add_roots, local_roots
-from core.cli.common import JsonList, emit, fail, guarded
+from core.cli.common import JsonList, emit, fail, guarded, json_member, write_bytes
+from core.cli.rowspool import RowSpool
 from core.control.config import load_config
 from core.control.host_state import HostState, describe_host, read_host_state
-from core.log.layout import default_sessions_root, is_compressed, resolve_log_path
+from core.log.layout import default_sessions_root
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.load import load_session
-from core.read.session import Session, surface_view
+from core.read.session import Session
 from core.read.summary import human_chars, one_line, summarize
-from core.read.surface import iter_surface_rows
+from core.read.surface import surface_row
 from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
 from core.shared.errors import TapedeckError
@@ -104,82 +104,73 @@ def _render_inspect(r: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-SURFACE_KEPT_CHARS = 8 << 20  # model-visible chars of surface events ``surface`` keeps decoded; the rest is read back
-
-
 def _surface(args: argparse.Namespace) -> None:
-    """One streaming pass that keeps the surface's seqs, and its first events while they are on it and their text
-    fits ``SURFACE_KEPT_CHARS``: every other event is read back from the file as its row is printed (a log that
-    is never cut has most of its bytes on the surface).
+    """One streaming pass that keeps the surface's seqs; each surface node's row is rendered as its event goes by
+    and spooled to a temporary file (``RowSpool``), and the rows of the nodes on the surface at the end are
+    copied out of it. Holding the events until then would hold most of a log that is never cut; reading them
+    back would decode them twice.
 
     With ``--at SEQ`` the surface is taken as the pass goes by SEQ: exactly the surface of the log cut there
     (a packed chunk row that spans SEQ changes no surface node). What a row shows of a seq never changes later.
     Without it the log's index is used: the surface events it holds are read back from the file.
     """
-    kept: dict[int, dict[str, Any]] = {}
-    chars = 0  # of the events in ``kept``
+    import tempfile
+
+    with tempfile.TemporaryFile() as file:
+        _surface_into(args, RowSpool(file))
+
+
+def _surface_into(args: argparse.Namespace, spool: RowSpool) -> None:
     at: list[list[int]] = []
 
+    def render(session: Session, seq: int, event: dict[str, Any]) -> bytes | memoryview:
+        row = surface_row(session, seq, event)
+        if row is None:
+            return b""
+        if args.json:  # a member of the list, with the comma that leads every member but the first
+            return json_member(row)
+        return (_surface_line(row) + "\n").encode()
+
+    lead = (b",",) if args.json else ()
+
     def observe(session: Session, item: dict[str, Any] | PackedRow) -> None:
-        nonlocal kept, chars
+        if at:  # the surface of --at is taken: what follows is not printed
+            return
         if type(item) is not PackedRow and item["type"] in SURFACE_TYPES:  # type: ignore[index]
             seq = session.next_seq - 1
-            if len(kept) > len(session.surface) + 256:  # drop what replacements shadowed
-                kept = {n: event for n, event in kept.items() if session.on_surface(n)}
-                chars = sum(map(session.node_chars, kept))
-            size = session.node_chars(seq)
-            if chars + size <= SURFACE_KEPT_CHARS:
-                kept[seq] = surface_view(item)  # type: ignore[arg-type]
-                chars += size
-        if args.at is not None and not at and session.next_seq > args.at:
+            if session.on_surface(seq):
+                data = render(session, seq, item)  # type: ignore[arg-type]
+                if data:
+                    spool.put(seq, *lead, data)
+                else:
+                    spool.put(seq)
+        if args.at is not None and session.next_seq > args.at:
             at.append(list(session.surface))
 
     # without --at only surface events matter: the rest (nearly every item) is projected without a call
     types = SURFACE_TYPES if args.at is None else None
-    index = args.at is None and _indexed(args)
-    readback = args.at is not None or not _fits(args.path)  # the index, when used, reads back what it skipped
-    session = load_session(
-        args.path, retain=False, readback=readback, observe=observe, observe_types=types, index=index
-    )
+    index = args.at is None and _indexed(args)  # the index, when used, reads back the nodes it restored
+    session = load_session(args.path, retain=False, observe=observe, observe_types=types, index=index)
     if args.at is not None and not 0 <= args.at < session.next_seq:
         raise TapedeckError(f"seq {args.at} is not in this log: its events are seq 0..{session.next_seq - 1}")
-    events = session.events
 
-    def event_at(seq: int) -> dict[str, Any]:
-        event = kept.get(seq)
-        return events[seq] if event is None else event
+    def restored(seq: int) -> bytes:  # a node the index held: read back
+        data = render(session, seq, session.events[seq])
+        return b"".join((*lead, data)) if data else b""
 
-    rows = iter_surface_rows(session, event_at, at[0] if at else None)
-    if args.json:  # printed row by row: the whole JSON text is never held at once
-        out = JsonList()
-        for row in rows:
-            out.add(row)
-        out.close()
+    seqs = at[0] if at else session.surface
+    if args.json:
+        count = spool.print(seqs, restored, b"[", 1)
+        write_bytes(b"\n]\n" if count else b"[]\n")
     else:
-        _print_surface(rows)
-
-
-def _fits(path: str) -> bool:
-    """True for a raw log no longer than ``SURFACE_KEPT_CHARS``: its surface's text, which its bytes hold, fits in
-    the budget, so ``surface`` (without ``--at``, whose nodes a later cut may drop) reads nothing back and needs no
-    line table."""
-    log = resolve_log_path(path)
-    return not is_compressed(log) and log.stat().st_size <= SURFACE_KEPT_CHARS
+        count = spool.print(seqs, restored)
+        write_bytes(f"{count} model-visible message(s); * = replacement\n".encode())
+    sys.stdout.flush()
 
 
 def _surface_line(row: dict[str, Any]) -> str:
     mark = "*" if row["replacement"] else " "
     return f"{row['seq']:>6}{mark} {row['role']:<9} {row['source']:<34} {human_chars(row['chars']):>6}  {one_line(row['summary'], 90)}"
-
-
-def _print_surface(rows: Iterable[dict[str, Any]]) -> None:
-    """The surface as text, a line per row as it comes, and the count."""
-    count = 0
-    for row in rows:
-        sys.stdout.write(_surface_line(row) + "\n")
-        count += 1
-    sys.stdout.write(f"{count} model-visible message(s); * = replacement\n")
-    sys.stdout.flush()
 
 
 def _events(args: argparse.Namespace) -> None:

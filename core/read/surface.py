@@ -27,17 +27,25 @@ def iter_surface_rows(
     """``surface_rows`` one row at a time; of the nodes ``seqs`` (a surface the session had earlier) when given."""
     get = event_at or session.events.__getitem__
     for seq in session.surface if seqs is None else seqs:
-        event = get(seq)
-        message = derive_message(event)
-        if message is None:
-            continue
-        yield {
-            "seq": seq,
-            "type": event["type"],
-            "role": message.get("role"),
-            "source": source_label(message.get("source")),
-            "replacement": session.is_replacement(seq),
-            "chars": session.node_chars(seq),
-            "summary": summarize(event, 200),
-            "message": message,
-        }
+        row = surface_row(session, seq, get(seq))
+        if row is not None:
+            yield row
+
+
+def surface_row(session: Session, seq: int, event: dict[str, Any]) -> dict[str, Any] | None:
+    """The row of the surface node ``seq`` (its ``event``), or None for a node that projects no message. A row
+    depends only on the event and on what the session noted of it when it was applied, so it may be built as
+    soon as the event is."""
+    message = derive_message(event)
+    if message is None:
+        return None
+    return {
+        "seq": seq,
+        "type": event["type"],
+        "role": message.get("role"),
+        "source": source_label(message.get("source")),
+        "replacement": session.is_replacement(seq),
+        "chars": session.node_chars(seq),
+        "summary": summarize(event, 200),
+        "message": message,
+    }
