@@ -24,8 +24,8 @@ from array import array
 from collections import OrderedDict
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
-from itertools import accumulate, chain
-from operator import itemgetter, sub
+from itertools import islice
+from operator import itemgetter, le, lt
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
@@ -163,15 +163,14 @@ class LineStore(KeepingEvents):
         self._end = seq0[-1] + batch[1 - FIELDS]  # the last line's first seq and count
 
     def table(self) -> tuple[dict[str, Any], dict[str, bytes]]:
-        """The line table as plain data and columns (seqs and offsets as differences, which compress well),
-        for the persistent index; ``restore`` takes it back."""
+        """The line table as plain data and columns (each as the machine integers it holds: a compressor
+        takes ascending seqs and offsets down to about what their differences would, and building the
+        differences would cost a Python integer per line), for the persistent index; ``restore`` takes it
+        back."""
         with self._lock:
             self._take_notes()
             n = self._lines_seen
-            columns = {
-                name: _deltas(column, n) if name in ("seq0", "offset") else _values(column, n).tobytes()
-                for name, column in self._columns().items()
-            }
+            columns = {name: _values(column, n).tobytes() for name, column in self._columns().items()}
             return {"lines": n, "end": self._end, "types": list(self.type_names)}, columns
 
     def restore(self, table: dict[str, Any], columns: dict[str, bytes], size: int) -> None:
@@ -184,14 +183,15 @@ class LineStore(KeepingEvents):
             raise ValueError("bad type names")
         values: dict[str, array[int]] = {}
         for name, column in self._columns().items():
-            data = array("q" if name in ("seq0", "offset") else column.code)
+            data = array(column.code)
             data.frombytes(columns[name])
             if len(data) != n:
                 raise ValueError(f"column {name} holds {len(data)} lines, not {n}")
-            if name in ("seq0", "offset"):  # differences: each line starts after the one before (seq0: 1+ on)
-                if n and (data[0] < 0 or min(data[1:], default=1) < (1 if name == "seq0" else 0)):
-                    raise ValueError(f"the line table's {name} column is out of order")
-                data = array(column.code, accumulate(data))
+            # each line starts after the one before, and holds seqs after the ones before it (compared in C)
+            if name in ("seq0", "offset") and not (
+                all(map(lt if name == "seq0" else le, data, islice(data, 1, None))) and (not n or data[0] >= 0)
+            ):
+                raise ValueError(f"the line table's {name} column is out of order")
             values[name] = data
         if n and (values["seq0"][-1] >= end or values["offset"][-1] >= size or max(values["type"]) >= len(types)):
             raise ValueError("the line table reaches beyond the log")
@@ -445,12 +445,6 @@ def _values(column: _Column, n: int) -> array[int]:
         if len(out) >= n:
             break
     return out
-
-
-def _deltas(column: _Column, n: int) -> bytes:
-    """The first ``n`` values of ``column`` as differences from the one before (the first from 0)."""
-    values = _values(column, n)
-    return array("q", map(sub, values, chain((0,), values))).tobytes()
 
 
 def head_turn_step(head: bytes) -> tuple[int | None, int | None]:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import dataclasses
 from array import array
 from collections.abc import Callable
+from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,7 @@ PARTS: dict[type, tuple[str, ...]] = {
     UsageTally: ("hit", "miss", "output", "reporting", "used"),
     Diagnostic: ("code", "message", "offset", "seq", "severity"),
 }
+_CALL_FIELDS = attrgetter(*PARTS[ToolCall])  # a call as the index stores it: its fields in this order
 STREAM_FIELDS = frozenset({*_STREAM_COLUMNS, "_end", "_turn", "_step"})
 _SEVERITIES = frozenset({"error", "warning", "info"})
 
@@ -82,17 +85,14 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, bytes]]:
         "tally": [s.usage_tally.hit, s.usage_tally.miss, s.usage_tally.output, s.usage_tally.reporting,
                   s.usage_tally.used],  # fmt: skip
         "maxTurn": s._max_turn,
-        "calls": [
-            [c.call_id, c.name, c.arguments, c.turn, c.step, c.message_seq, c.call_seq, c.result_seq, c.result_error]
-            for c in calls
-        ],
+        "calls": list(map(_CALL_FIELDS, calls)),  # tuples, written as arrays (a C loop, not a list per call)
         "toolCalls": [[call_id, where[id(call)]] for call_id, call in s.tool_calls.items()],
         "resultsByStep": [[t, p, seqs] for (t, p), seqs in s.results_by_step.items()],
-        "replacedBy": [x for pair in s.replaced_by.items() for x in pair],
+        "replacedBy": [*chain.from_iterable(s.replaced_by.items())],
         "shadowed": [[seq, seqs] for seq, seqs in s.shadowed.items()],
         "sources": [[seq, seqs] for seq, seqs in s._sources.items()],
-        "chars": [x for pair in s._chars.items() for x in pair],
-        "surfaceTypes": [x for pair in s._surface_types.items() for x in pair],
+        "chars": [*chain.from_iterable(s._chars.items())],
+        "surfaceTypes": [*chain.from_iterable(s._surface_types.items())],
         "openTurn": s.open_turn,
         "lastEnded": s.last_ended,
         "completedThrough": s.completed_through,
@@ -113,7 +113,7 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, bytes]]:
         "live": array("q", sorted(s._live)).tobytes(),
         "turnAt": s._turn_at.tobytes(),
         "inTurn": bytes(s._in_turn),
-        "samples": array("q", [x for sample in s.context_samples for x in sample]).tobytes(),
+        "samples": array("q", chain.from_iterable(s.context_samples)).tobytes(),
     }
     for name in _STREAM_COLUMNS:
         columns["streams." + name] = getattr(streams, name).tobytes()

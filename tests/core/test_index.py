@@ -214,7 +214,7 @@ def _sections(path: Path) -> tuple[bytes, dict[str, bytes]]:
 
 def _signed(raw_meta: bytes, sections: dict[str, bytes]) -> bytes:
     """An index file of ``sections`` with a valid digest: what someone who means harm could write."""
-    body = zstandard.ZstdCompressor().compress(index._pack(sections))
+    body = index._compressed(sections)
     digest = hashlib.blake2b(raw_meta + body, digest_size=32).digest()
     return index.MAGIC + index._PREFIX.pack(index.FORMAT, len(raw_meta)) + raw_meta + digest + body
 
@@ -310,6 +310,25 @@ def test_hostile_state_with_a_valid_digest_never_crashes_a_reader(
     restored = _restored(log)
     if restored is not None:
         _use(restored.session)
+
+
+@pytest.mark.parametrize(("column", "code"), [("lines.seq0", "q"), ("lines.offset", "Q")])
+def test_a_line_table_out_of_order_is_not_used(
+    fuzz_log: tuple[Path, Path, bytes], monkeypatch: pytest.MonkeyPatch, column: str, code: str
+) -> None:
+    """The line table's seqs and offsets are stored as they are; a table whose lines are not in order (two
+    swapped) is refused, though its digest is valid."""
+    log, cache, good = fuzz_log
+    _install(cache, log, good, monkeypatch)
+    raw_meta, sections = _sections(index.index_path(log))
+    _install(cache, log, _signed(raw_meta, sections), monkeypatch)
+    assert _restored(log) is not None
+    values = array(code)
+    values.frombytes(sections[column])
+    values[1], values[2] = values[2], values[1]
+    sections[column] = values.tobytes()
+    _install(cache, log, _signed(raw_meta, sections), monkeypatch)
+    assert _restored(log) is None
 
 
 @pytest.mark.parametrize("threshold", [None, "1000000000000"])
