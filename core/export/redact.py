@@ -29,20 +29,20 @@ import re2
 ENV_MIN = 8
 LIST_SLICE = 32  # a long list is screened this many items at a time
 _KEYS = re2.compile(
-    r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\z)"
-    r"|(?:sk|pk|rk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"
-    r"|(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"
-    r"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-    r"|xox[abposr]-[A-Za-z0-9-]{10,}"
-    r"|(?:AKIA|ASIA)[A-Z0-9]{16}"
-    r"|AIza[A-Za-z0-9_\-]{30,}"
-    r"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
-    r"|(?i:bearer|basic)\s+[A-Za-z0-9._~+/=\-]{12,}"
-    r"|(?i:(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
-    r"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]{6,}"
+    rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\z)"
+    rb"|(?:sk|pk|rk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"
+    rb"|(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"
+    rb"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
+    rb"|xox[abposr]-[A-Za-z0-9-]{10,}"
+    rb"|(?:AKIA|ASIA)[A-Z0-9]{16}"
+    rb"|AIza[A-Za-z0-9_\-]{30,}"
+    rb"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
+    rb"|(?i:bearer|basic)\s+[A-Za-z0-9._~+/=\-]{12,}"
+    rb"|(?i:(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
+    rb"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]{6,}"
 )
-_EMAIL = re2.compile(r"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
-_HOME = re2.compile(r"(?:/home/|/Users/)[^/\s\"'<>:;,]+|/root\b|[A-Za-z]:\\Users\\[^\\\s\"'<>:;,]+")
+_EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
+_HOME = re2.compile(rb"(?:/home/|/Users/)[^/\s\"'<>:;,]+|/root\b|[A-Za-z]:\\Users\\[^\\\s\"'<>:;,]+")
 _PAIR_HEAD = re.compile(
     r"^(?i:(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)[\"']?\s*[:=]\s*[\"']?)"
 )
@@ -73,6 +73,15 @@ SCALARS = frozenset({int, float, bool, type(None)})
 VOCABULARY = frozenset({"type", "role", "kind", "surfaceOp"})  # keys whose strings are structure, not content
 
 
+def _code_points(data: bytes, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """``spans`` of byte offsets into the UTF-8 ``data`` as offsets into the text it encodes."""
+    at, chars, last = {0: 0}, 0, 0
+    for offset in sorted({offset for start, end, _ in spans for offset in (start, end)}):
+        chars += len(data[last:offset].decode())
+        at[offset], last = chars, offset
+    return [(at[start], at[end], kind) for start, end, kind in spans]
+
+
 def _is_path(value: str) -> bool:
     return all(part.startswith(("/", "~", ".")) or not part for part in value.split(os.pathsep))
 
@@ -98,11 +107,11 @@ class Redactor:
         home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") else None
         self._patterns: list[tuple[str, Any]] = [("key", _KEYS), ("email", _EMAIL), ("home", _HOME)]
         if secrets:
-            self._patterns.append(("env", re2.compile("|".join(map(re.escape, secrets)))))
+            self._patterns.append(("env", re2.compile("|".join(map(re.escape, secrets)).encode())))
         if home is not None:
-            self._patterns.append(("home", re2.compile(re.escape(home))))
+            self._patterns.append(("home", re2.compile(re.escape(home).encode())))
         # one scan of the union says whether a string holds anything at all (most hold nothing)
-        self._any = re2.compile("|".join(f"(?:{p.pattern})" for _, p in self._patterns))
+        self._any = re2.compile(b"|".join(b"(?:" + p.pattern + b")" for _, p in self._patterns))
         # and one scan of a value's JSON whether any of its strings may (the literals as JSON writes them)
         literals = [re.escape(orjson.dumps(v)[1:-1]) for v in [*secrets, *([home] if home else [])]]
         self._screen = re2.compile(b"|".join([_SCREEN, *literals]))
@@ -111,14 +120,20 @@ class Redactor:
         """``text`` with every secret replaced by ``[redacted <kind>]`` (a home directory by ``~``).
 
         Every kind is matched on the original text and overlapping matches are merged into one replacement, so
-        a secret inside another (an environment value that is also part of a key) goes whole."""
-        if len(text) < 5 or self._any.search(text) is None:
+        a secret inside another (an environment value that is also part of a key) goes whole. The patterns run
+        on the text's UTF-8 bytes, encoded once (they match whole code points, so each span is one of the text's)."""
+        if len(text) < 5:
+            return text
+        data = text.encode()
+        if self._any.search(data) is None:
             return text
         spans: list[tuple[int, int, str]] = []
         for kind, pattern in self._patterns:
-            spans.extend((m.start(), m.end(), kind) for m in pattern.finditer(text) if m.end() > m.start())
+            spans.extend((m.start(), m.end(), kind) for m in pattern.finditer(data) if m.end() > m.start())
         if not spans:
             return text
+        if len(data) != len(text):  # not ASCII: byte offsets to code point offsets
+            spans = _code_points(data, spans)
         spans.sort()
         out: list[str] = []
         done = 0

@@ -168,3 +168,12 @@ def test_found_in_counts_what_walking_each_item_replaces_and_counts_nothing(text
     expected = walked.tally()
     assert found == (None if not any(expected) else expected)
     assert counted.summary() == {"key": 0, "env": 1, "email": 0, "home": 0}
+
+
+def test_text_after_characters_of_several_bytes_is_cut_where_the_secret_is() -> None:
+    """The patterns run on UTF-8 bytes: a match after characters of two, three and four bytes replaces exactly
+    the secret's characters."""
+    r = Redactor(environ={"A": "hunter2-value"}, home="/home/ann")
+    text = "é€😀 /home/bob/x ü hunter2-value ✓ ann@example.org ñ sk-" + "a1B2" * 5
+    assert r.text(text) == "é€😀 ~/x ü [redacted env] ✓ [redacted email] ñ [redacted key]"
+    assert r.summary() == {"key": 1, "env": 1, "email": 1, "home": 1}
