@@ -14,6 +14,7 @@ what the break re-bills (``core.rebuild.cost``), as the request view does.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,7 +43,7 @@ from core.log.store import KeptEvents
 from core.log.validate import INVALID, readable
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT
 from core.rebuild.cost import bytes_per_token, rebilled, usage_usd
-from core.shared.model_specs import ModelConfig, limits_for, price_for
+from core.shared.model_specs import ModelConfig, limits_for, price_lookup
 
 RULES: dict[str, Rule] = {
     "error-streak": error_streak,
@@ -81,18 +82,21 @@ class Alert:
 
 
 class ModelBook:
-    """Prices and context windows by model name, the ``model`` config section's entries first."""
+    """Prices and context windows by model name, the ``model`` config section's entries first (each model's
+    looked up once: a log prices every usage sample)."""
 
     def __init__(self, config: ModelConfig | None = None) -> None:
         self.config = config
+        self.price = price_lookup(config)
+        self.windows = functools.cache(lambda model: limits_for(model, config).context_window)
 
     def usd(self, model: str | None, usage: Mapping[str, Any]) -> float | None:
         """The price of one usage sample (None: the model has no price)."""
-        return usage_usd(dict(usage), price_for(model, self.config)) if model else None
+        return usage_usd(dict(usage), self.price(model)) if model else None
 
     def window(self, model: str | None) -> int | None:
         """The model's context window in tokens (None: unknown)."""
-        return limits_for(model, self.config).context_window if model else None
+        return self.windows(model) if model else None  # type: ignore[no-any-return]
 
 
 class _Requests:
@@ -142,8 +146,8 @@ class _Requests:
             diff = diff_requests(self.before, request, self.session)
             if diff.broke and self.before is not None:
                 lost = max(0, self.before_bytes - diff.prefix_bytes)
-                tokens, usd = rebilled(lost, bytes_per_token(self.billed), price_for(request.model, self.book.config)
-                                       if request.model else None)  # fmt: skip
+                tokens, usd = rebilled(lost, bytes_per_token(self.billed),
+                                       self.book.price(request.model) if request.model else None)  # fmt: skip
                 found = CacheBreak(request.seq, diff.cause, tokens, usd)
             else:
                 found = CacheBreak(request.seq, None, 0.0, None)

@@ -10,21 +10,20 @@ no budget to project to.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from core.alerts.config import AlertsConfig
 from core.alerts.engine import ModelBook
 from core.alerts.rules import MIN_EPOCH_MS, Signals
-from core.log.records import PackedRow
-from core.log.validate import INVALID
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT
 from core.shared.model_specs import ModelConfig
 
 _CHUNK = "assistant/chunk"
 # The event types whose rule handlers change what ``project`` reads (see ``RateFold``)
 PROJECTED = frozenset({"turn/start", "turn/end", HOST_EVENT, "request/header", ROUTE_EVENT, "assistant/message"})
+ReadBack = Callable[[int, int], Iterable[Mapping[str, Any]]]  # the events of seqs start..stop-1, read back
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,47 +100,53 @@ def project(signals: Signals, window: int, now: int | None = None) -> Projection
 
 
 class RateFold:
-    """The signals a projection needs, folded while another pass reads the log (``observe`` takes each event
-    dict or ``PackedRow`` in seq order, as ``core.read.load.load_session`` hands them to its observers).
+    """The signals a projection needs, folded while another pass reads the log.
 
-    Only the events whose handlers move what ``project`` reads (``PROJECTED``: the open turn, its route, the model
-    and the priced usage) go through the rules' fold; any other moves only the seq and the time
-    (``Signals.skip``), as a stream delta does: a packed row is never expanded into events, and a tool call's
-    arguments are never parsed for the loop rule, which no projection reads."""
+    It is shown only the events whose rule handlers move what ``project`` reads (``TYPES``: the open turn, its
+    route, the model, and the priced usage of assistant messages and usage chunks), each with its seq, in seq
+    order. Every other event (stream deltas and packed rows above all, which are most of a log) only moves the
+    clock, the time of the first and of the newest event: the fold reads those back (``ReadBack``) where it
+    needs them, which a log whose events carry their times never makes it do but at the end. Before an event
+    without a time of its own, and before the first timed one, it reads the times of the seqs it was not shown
+    since the last event it was; ``finish`` reads those after the last. Each seq's time is read back at most
+    once, so a log without times is read once more, and one with times a line or two.
+    """
+
+    TYPES = PROJECTED | {_CHUNK}  # of the chunks, only usage samples move it: a pass may leave out the others
 
     def __init__(self, models: ModelConfig | None, config: AlertsConfig) -> None:
         self.signals, self.book, self.window = Signals(), ModelBook(models), window_ms(config)
+        self.known = -1  # the clock (first and newest time) is the fold's of every seq up to here
 
-    def observe(self, item: Mapping[str, Any] | PackedRow) -> None:
-        """Fold one decoded item."""
-        if item.__class__ is PackedRow:
-            times = item.times()  # type: ignore[union-attr]
-            if min(times) >= MIN_EPOCH_MS:  # every member's time counts: the first and the last say it all
-                self._tick(item.seq0 + item.count - 1, times[0], times[-1])  # type: ignore[union-attr]
-            else:
-                self.signals.skip(item.seq0 + item.count - 1, times, self.window)  # type: ignore[union-attr]
-            return
-        etype = item.get("type")  # type: ignore[union-attr]
-        seq, when = item.get("seq"), item.get("time")  # type: ignore[union-attr]
-        if etype == _CHUNK:  # a usage sample is folded; a delta moves only the seq and the time
-            data = item.get("data")  # type: ignore[union-attr]
-            chunk = data.get("chunk") if isinstance(data, dict) else None
-            moves = not isinstance(chunk, dict) or chunk.get("type") == "usage" or INVALID in item
-        else:
-            moves = etype.__class__ is not str or etype in PROJECTED
-        if moves or seq.__class__ is not int or when.__class__ is not int or when < MIN_EPOCH_MS:
-            self.signals.observe(item, self.book, self.window)  # type: ignore[arg-type]
-        else:
-            self._tick(seq, when, when)
-
-    def _tick(self, seq: int, first: int, last: int) -> None:
-        """``Signals.skip`` of deltas up to ``seq`` whose times, ``first`` to ``last``, are all clock times (the
-        causes it returns, which no projection reads, left out)."""
+    def observe(self, seq: int, event: Mapping[str, Any], read: ReadBack) -> None:
+        """Fold event ``seq``, one of ``TYPES`` (of other types only the clock is taken); ``read`` reads the
+        events before it back."""
         signals = self.signals
-        signals.seq, signals.last_time = seq, last
-        if signals.first_time is None:
-            signals.first_time = first
+        when = event.get("time")
+        if when.__class__ is not int or when < MIN_EPOCH_MS or signals.first_time is None:
+            self._catch_up(seq, read)
+        signals.seq = seq - 1  # what its own seq falls back on, when it has none
+        signals.observe(event, self.book, self.window)
+        signals.seq = self.known = seq
+
+    def finish(self, end: int, read: ReadBack) -> None:
+        """The log's seqs end before ``end``: take the clock of those after the last event shown."""
+        self._catch_up(end, read)
+        self.signals.seq = end - 1
+
+    def _catch_up(self, seq: int, read: ReadBack) -> None:
+        """Take the clock of seqs ``known+1``..``seq-1`` (which the fold was not shown)."""
+        start, self.known = self.known + 1, seq - 1
+        if start >= seq:
+            return
+        clock = [t for event in read(start, seq) if (t := event.get("time")).__class__ is int and t >= MIN_EPOCH_MS]
+        if clock:
+            signals = self.signals
+            signals.last_time = clock[-1]
+            if signals.first_time is None:
+                signals.first_time = clock[0]
 
     def projection(self, now: int | None = None) -> Projection:
         """The projection of what was folded so far (``project``)."""
         return project(self.signals, self.window, now)
+

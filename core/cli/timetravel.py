@@ -306,7 +306,12 @@ def _cost(args: argparse.Namespace) -> None:
 
     config = load_config(args.config)
     tally, rate = CostTally(config.model), RateFold(config.model, config.alerts)
-    session = stream_requests(args.path, tally.add, observe=rate.observe)  # one pass: requests and run rate
+
+    def observe(session: Session, event: dict[str, Any]) -> None:  # the run rate reads other events' times back
+        rate.observe(session.next_seq - 1, event, session.events.iter_raw)
+
+    session = stream_requests(args.path, tally.add, observe=observe, observe_types=RateFold.TYPES)  # one pass
+    rate.finish(session.next_seq, session.events.iter_raw)
     report = tally.report(session, rows=False)  # each request's row made as it is printed
     report["projection"] = rate.projection().to_dict()
     if args.json:

@@ -33,7 +33,7 @@ from core.read.session import Session
 from core.read.usage import usage_tokens
 from core.rebuild.request import AGENT, COMPACTION, Request, prompt_bytes
 from core.rebuild.request_diff import CAUSE_NAMES, RequestDiff, diff_base, diff_requests
-from core.shared.model_specs import ModelConfig, Prices, price_for
+from core.shared.model_specs import ModelConfig, Prices, price_for, price_lookup
 
 BYTES_PER_TOKEN = 4.0
 
@@ -115,6 +115,7 @@ class CostTally:
 
     def __init__(self, config: ModelConfig | None = None) -> None:
         self.config = config
+        self.price = price_lookup(config)
         self.rows: list[RequestCost] = []
         self.breaks: list[_Break] = []
         self.before: Request | None = None
@@ -136,11 +137,14 @@ class CostTally:
 
     def _row(self, request: Request, prompt: int, cause: str | None) -> None:
         tokens = usage_tokens(request.usage)
-        price = _price(request.model, self.config)
+        price = self._price(request.model)
         hit, miss, output = tokens if tokens else (None, 0, 0)
         usd = price.cost(hit or 0, miss, output) if tokens and price else None
         self.rows.append(RequestCost(request.turn, request.step, request.attempt, request.seq, request.kind,
                                      request.model, hit, miss, output, usd, prompt, cause))  # fmt: skip
+
+    def _price(self, model: str | None) -> Prices | None:
+        return self.price(model) if model else None
 
     def report(self, session: Session, rows: bool = True) -> dict[str, Any]:
         """Per-request, per-turn and session totals, and each cut's estimated saving and cost (``session``: the
@@ -152,7 +156,7 @@ class CostTally:
         turns: dict[int, list[RequestCost]] = {}
         for row in costs:
             turns.setdefault(row.turn, []).append(row)
-        unpriced = sorted({r.model for r in costs if r.model and _price(r.model, self.config) is None})
+        unpriced = sorted({r.model for r in costs if r.model and self._price(r.model) is None})
         return {
             "bytesPerToken": round(ratio, 3),
             "unpriced": unpriced,
@@ -174,7 +178,7 @@ class CostTally:
             if first == len(rows):
                 continue
             later = len(rows) - first
-            price = _price(rows[first].model, self.config)
+            price = self._price(rows[first].model)
             removed_tokens = max(cut.chars_removed, 0) / ratio
             brk = breaks[first]
             lost_bytes = 0

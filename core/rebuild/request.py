@@ -38,7 +38,7 @@ from __future__ import annotations
 import bisect
 import os
 from array import array
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any
@@ -472,6 +472,7 @@ class WireCache:
         self.lean_nodes: list[int] = []  # the last DSH request's surface
         self.lean_counts = array("q")  # per node of it: how many of it and the nodes before it are in ``keys``
         self.lean_cuts = 0  # the session's cuts when it was taken
+        self.lean_parts: tuple[Any, LeanParts] | None = None  # the request header and what a lean request makes of it
 
     def digest(self, view: Any, head: list[bytes]) -> tuple[Digest, bool]:
         """The lean ``Digest`` of the DSH request ``view`` makes (with ``head``) and whether it holds an image:
@@ -509,6 +510,20 @@ class WireCache:
             counts.append(len(keys))
         digest = Digest(head, keys, ends, len(keys), events, sums)
         return digest, bool(digest.totals()[0])
+
+    def lean_request(self, view: Any, point: Point) -> Request:
+        """The lean DSH request at ``point`` (``build_request`` with ``lean``): what it takes of the request header
+        is made once per header (its rendered head most of all: the system prompt and every tool schema), and each
+        request gets its own copies of the containers."""
+        header = view.request_header()
+        if self.lean_parts is None or self.lean_parts[0] is not header:
+            self.lean_parts = (header, _lean_parts(header or {}))
+        parts = self.lean_parts[1]
+        digest, images = self.digest(view, list(parts.head))
+        return Request(point.turn, point.step, point.attempt, point.seq, False, parts.provider, parts.model,
+                       view.request_header_seq, parts.system, list(parts.tools), [], [], dict(parts.body),
+                       parts.effort, sources=dict(parts.sources), unlogged=[IMAGE_NOTE] if images else [],
+                       digest=digest)  # fmt: skip
 
     def surface_messages(self, view: Any) -> tuple[list[int], list[dict[str, Any]]]:
         """The seqs and ``derive_message``s of every surface node of ``view`` that projects a message: the last
@@ -605,6 +620,39 @@ class WireCache:
         return bool(self.images and self.images[-1])
 
 
+@dataclass(frozen=True, slots=True)
+class LeanParts:
+    """What a lean DSH request takes of its request header (``WireCache.lean_request``)."""
+
+    provider: str | None
+    model: str | None
+    system: str | None
+    tools: list[dict[str, Any]]
+    effort: str | None
+    sources: dict[str, str]
+    body: dict[str, Any]  # without messages
+    head: list[bytes]  # ``prompt_head``
+
+
+def _header_fields(header: dict[str, Any]) -> tuple[dict[str, Any], str | None, list[dict[str, Any]], str | None]:
+    """A request header's config, system prompt, tools and model, each as its type allows."""
+    config = header.get("config") if isinstance(header.get("config"), dict) else {}
+    system = header.get("system") if isinstance(header.get("system"), str) else None
+    model = config.get("model") if isinstance(config.get("model"), str) else None
+    return config, system, _list(header.get("tools")), model
+
+
+def _lean_parts(header: dict[str, Any]) -> LeanParts:
+    config, system, tools, model = _header_fields(header)
+    settings, sources = _dsh_settings(header, config)
+    effort = config.get("reasoningEffort") if sources["reasoningEffort"] != NOT_LOGGED else None
+    body = dsh_body(model or "", [], tools, thinking_fields(effort), **settings)
+    system_part = [orjson.dumps({"role": "system", "content": system})] if system else []
+    provider = config.get("provider") if isinstance(config.get("provider"), str) else None
+    head = [*system_part, orjson.dumps(body.get("tools") or [])]
+    return LeanParts(provider, model, system, tools, effort, sources, body, head)
+
+
 def convert(system: str | None, messages: list[dict[str, Any]], kind: Conversion) -> list[dict[str, Any]]:
     """The wire messages of a system prompt and DSH messages, by our host's rules or (``DshMessages``) DSH's."""
     conversion = kind(system)
@@ -627,11 +675,10 @@ def build_request(
     the ``WireCache`` of a pass that builds the requests of a log in order; with it, ``lean`` builds a DSH
     request without its messages (a ``Digest``; ``Request.materialize`` reads them back from ``view.events``).
     """
+    if lean and cache is not None and not host:
+        return cache.lean_request(view, point)
     header = view.request_header() or {}
-    config = header.get("config") if isinstance(header.get("config"), dict) else {}
-    system = header.get("system") if isinstance(header.get("system"), str) else None
-    tools = _list(header.get("tools"))
-    model = config.get("model") if isinstance(config.get("model"), str) else None
+    config, system, tools, model = _header_fields(header)
     effort = None
     unlogged: list[str] = []
     if host:
@@ -659,14 +706,6 @@ def build_request(
     else:
         settings, sources = _dsh_settings(header, config)
         effort = config.get("reasoningEffort") if sources["reasoningEffort"] != NOT_LOGGED else None
-        if lean and cache is not None:
-            body = dsh_body(model or "", [], tools, thinking_fields(effort), **settings)
-            system_part = [orjson.dumps({"role": "system", "content": system})] if system else []
-            digest, images = cache.digest(view, [*system_part, orjson.dumps(body.get("tools") or [])])
-            return Request(point.turn, point.step, point.attempt, point.seq, host,
-                           config.get("provider") if isinstance(config.get("provider"), str) else None, model,
-                           view.request_header_seq, system, tools, [], [], body, effort, sources=sources,
-                           unlogged=[IMAGE_NOTE] if images else [], digest=digest)  # fmt: skip
         if cache is None:
             keyed = [(seq, m) for seq in view.surface if (m := derive_message(view.events[seq]))]
             keys, messages = [k for k, _ in keyed], [m for _, m in keyed]
@@ -740,6 +779,7 @@ def compaction_request(session: Session, data: dict[str, Any], point: Point) -> 
 
 
 Emit = Callable[[Request, Session], bool | None]
+Observer = Callable[[Session, dict[str, Any]], None]
 
 
 class _Stop(Exception):
@@ -763,6 +803,8 @@ class RequestPass:
     surface's events in memory while they are on the surface (and no longer), since every request reads all
     of them. With ``lean`` (a store that reads any seq back) DSH requests are built without their messages
     (``Digest``): the pass notes each surface node's size as it is applied and keeps no DSH event.
+    ``observe(session, event)`` is told of the events of ``observe_types`` once the pass has taken them in (of
+    the chunks, only the usage samples and finishes): another fold riding on the pass.
     """
 
     def __init__(
@@ -772,12 +814,16 @@ class RequestPass:
         want: Callable[[Point], bool] | None = None,
         others: bool = True,
         lean: bool = False,
+        observe: Observer | None = None,
+        observe_types: Container[str] = (),
     ) -> None:
         self.emit = emit
         self.keep = keep
         self.lean = lean
         self.want = want
         self.others = others
+        self.observe = observe
+        self.observe_types = observe_types
         self.side: list[Request] = []  # DSH's other calls that went out while ``open`` was in flight
         self.compactions: dict[str, Point] = {}  # by compaction id: when its summary call went out
         self.cache = WireCache()
@@ -837,6 +883,8 @@ class RequestPass:
             request.usage = usage if isinstance(usage, dict) else None
         elif self.others and not self.host and etype in (TITLE_CALL, COMPACTION_START, COMPACTION_SUMMARY):
             self._other_call(session, etype, data)
+        if self.observe is not None and etype in self.observe_types:
+            self.observe(session, event)
         if etype not in SURFACE_TYPES:
             return
         if self.lean and not self.host:  # a DSH node's digest, noted while its event is at hand
@@ -920,7 +968,8 @@ def stream_requests(
     emit: Emit,
     want: Callable[[Point], bool] | None = None,
     others: bool = True,
-    observe: Callable[[dict[str, Any] | PackedRow], None] | None = None,
+    observe: Observer | None = None,
+    observe_types: Container[str] = (),
 ) -> Session:
     """Every model request of the log at ``path`` (or the agent requests ``want`` accepts, the only ones built,
     and DSH's other calls unless ``others`` is False), in one streaming pass that keeps no DSH event (lean
@@ -929,20 +978,14 @@ def stream_requests(
     attempts share the messages they carry).
 
     ``emit(request, session)`` gets each request as ``RequestPass`` says; returning True ends the pass there.
-    ``observe`` sees each event dict or ``PackedRow`` right after it is projected (the same pass folding
+    ``observe(session, event)`` sees the events of ``observe_types`` as ``RequestPass`` says (the same pass folding
     something else). Returns the projection: of the whole log, or as it stood when ``emit`` ended the pass.
     """
     chosen = want is not None  # a few requests, each built from the surface read back: nothing to carry
-    requests = RequestPass(emit, keep=not chosen, want=want, others=others, lean=not chosen)
-    after = requests.after
-    if observe is not None:
-
-        def after(session: Session, item: dict[str, Any] | PackedRow) -> None:
-            requests.after(session, item)
-            observe(item)
-
+    requests = RequestPass(emit, keep=not chosen, want=want, others=others, lean=not chosen, observe=observe,
+                           observe_types=observe_types)  # fmt: skip
     try:
-        session = load_session(path, retain=False, readback=True, before=requests.before, observe=after)
+        session = load_session(path, retain=False, readback=True, before=requests.before, observe=requests.after)
         requests.finish(session)
     except _Stop as stop:
         return stop.session

@@ -24,8 +24,9 @@ uses the limits (the adaptive pressure trigger, clamping output caps), ``bench/c
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from core.shared.errors import ConfigError
@@ -122,6 +123,11 @@ def price_for(model: str, config: ModelConfig | None = None) -> Prices | None:
     key = _key(model)
     entries = {_key(k): v for k, v in (config.prices if config else {}).items()}
     return entries.get(key) or DEEPSEEK_PRICES.get(key)
+
+
+def price_lookup(config: ModelConfig | None = None) -> Callable[[str], Prices | None]:
+    """``price_for`` with ``config``, each model's prices looked up once (a pass prices every request)."""
+    return functools.cache(lambda model: price_for(model, config))
 
 
 def limits_for(model: str, config: ModelConfig | None = None, known: Limits | None = None) -> Limits:

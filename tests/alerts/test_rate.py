@@ -196,17 +196,54 @@ def _events(draw: st.DrawFn) -> list[dict[str, Any]]:
 @settings(max_examples=300, deadline=None)
 @given(_events())
 def test_the_rate_fold_projects_what_a_fold_of_every_event_gives(events: list[dict[str, Any]]) -> None:
-    """``RateFold`` folds only what a projection reads and moves the clock for the rest: the projection, the
-    clock and the seq are those of the rules' whole fold, whatever the events' times."""
+    """``RateFold``, shown only the events of its types (and of the chunks only the usage samples) and reading
+    the others' times back where it needs them, gives the projection, the clock and the seq of the rules' whole
+    fold, whatever the events' times; it reads each event back at most once."""
     models = config().model
     window = window_ms(config().alerts)
     whole = fold(events, models, window)
     rate = RateFold(models, config().alerts)
-    for event in events:
-        rate.observe(event)
+    read: list[int] = []
+
+    def back(start: int, stop: int) -> list[dict[str, Any]]:
+        read.extend(range(start, stop))
+        return events[start:stop]
+
+    for seq, event in enumerate(events):
+        chunk = event["data"].get("chunk")
+        usage = isinstance(chunk, dict) and chunk.get("type") == "usage"
+        if event["type"] in RateFold.TYPES and (event["type"] != CHUNK or usage):
+            rate.observe(seq, event, back)
+    rate.finish(len(events), back)
     assert rate.projection().to_dict() == project(whole, window).to_dict()
     assert (rate.signals.seq, rate.signals.first_time, rate.signals.last_time) == (
         whole.seq, whole.first_time, whole.last_time)  # fmt: skip
+    assert len(read) == len(set(read))
+
+
+def test_a_rate_fold_over_timed_events_reads_back_only_what_follows_the_last_event_it_was_shown() -> None:
+    """Where every event carries its time, the fold reads nothing back but the events after the last one it was
+    shown (``cost`` on a log whose last lines are stream deltas)."""
+    log = Log()
+    log.add("turn/start", {"turn": 1})
+    for _ in range(5):
+        log.add(CHUNK, {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "text": "x"}})
+    log.add("assistant/message", {"turn": 1, "step": 1, "message": {"role": "assistant", "content": []},
+                                  "usage": {"inputTokens": 900, "outputTokens": 50}})  # fmt: skip
+    log.add(CHUNK, {"turn": 1, "step": 2, "chunk": {"type": "text-delta", "text": "y"}})
+    events = log.events
+    rate = RateFold(config().model, config().alerts)
+    read: list[tuple[int, int]] = []
+
+    def back(start: int, stop: int) -> list[dict[str, Any]]:
+        read.append((start, stop))
+        return events[start:stop]
+
+    for seq in (0, 6):
+        rate.observe(seq, events[seq], back)
+    rate.finish(len(events), back)
+    assert read == [(7, 8)]
+    assert (rate.signals.first_time, rate.signals.last_time) == (events[0]["time"], events[-1]["time"])
 
 
 def test_cost_never_reads_a_tool_calls_arguments_for_the_loop_rule(

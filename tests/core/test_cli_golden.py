@@ -19,6 +19,7 @@ fixed seed, size and profile, so they are the same bytes on every run; their tem
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import time
 from collections.abc import Callable, Iterator
@@ -28,6 +29,7 @@ from pathlib import Path
 import pytest
 
 from bench.gen_session import generate
+from bench.mutation import mutate_lines, random_mutation
 from core.cli import main
 from core.log.layout import log_path
 from core.log.reader import read_header
@@ -235,3 +237,35 @@ def test_help_and_usage_match_golden(
     case: str, argv: list[str], logs: Logs, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _check(GOLDEN / "help" / f"{case}.txt", _run(argv, capsys, logs, console_main))
+
+
+# ``cost`` on logs shaped like DSH's own output (``dsh-plain``: never cut, every request the last one grown), the
+# shape its one-pass rebuild is tuned for: with times, without the envelope (no seq or time: the run rate reads
+# the clock of none), with 8 % of its lines mutated, and cut off in the middle of a stream (a live log).
+COST_SHAPES = ["dsh-plain", "dsh-plain-no-envelope", "dsh-plain-mutated", "dsh-plain-live"]
+COST_CASES = [(log, case, argv) for log in COST_SHAPES for case, argv in CASES if case in ("cost", "cost-json")]
+
+
+@pytest.fixture(scope="module")
+def shaped(tmp_path_factory: pytest.TempPathFactory) -> Logs:
+    tmp = tmp_path_factory.mktemp("shaped")
+    paths = {name: tmp / f"{name}.jsonl" for name in COST_SHAPES}
+    generate(paths["dsh-plain"], 600_000, seed=5, profile="dsh-plain")
+    generate(paths["dsh-plain-no-envelope"], 300_000, seed=6, profile="dsh-plain", explicit_envelope=False)
+    lines = paths["dsh-plain"].read_bytes().split(b"\n")
+    rng = random.Random(7)
+    for _ in range(len(lines) * 8 // 100):
+        if (mutation := random_mutation(lines, rng)).line:
+            lines = mutate_lines(lines, mutation)
+    paths["dsh-plain-mutated"].write_bytes(b"\n".join(lines))
+    whole = paths["dsh-plain"].read_bytes().split(b"\n")
+    paths["dsh-plain-live"].write_bytes(b"\n".join(whole[: len(whole) * 6 // 10]) + b"\n")
+    return Logs(paths, tmp, tmp)
+
+
+@pytest.mark.parametrize(("log", "case", "argv"), COST_CASES, ids=[f"{c[0]}/{c[1]}" for c in COST_CASES])
+def test_cost_on_dsh_shaped_logs_matches_golden(
+    log: str, case: str, argv: list[str], shaped: Logs, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [a.format(log=str(shaped.paths[log])) for a in argv]
+    _check(GOLDEN / log / f"{case}.txt", _run(args, capsys, shaped))
