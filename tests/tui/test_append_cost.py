@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 import pytest
 from textual._compositor import Compositor
+from textual.geometry import Region
 from textual.widget import Widget
 
 from bench.gen_session import generate
@@ -96,8 +97,9 @@ async def test_the_frame_that_shows_an_appended_row_repaints_the_list_alone(tmp_
     """In follow mode the frame that brings the new row repaints the list (and its scrollbar) only; the header and
     the status line, which span the screen (a frame's crop is the box around everything it repaints), follow in
     a later frame (once: the panels' redraw finds them unchanged), and the chart, which an operator's message
-    does not change, is not repainted at all. Frames are told apart by the compositor's per-frame
-    ``update_widgets`` call."""
+    does not change, is not repainted at all. In the list, the frame writes the rows alone: not its border, and
+    not its scrollbar while the bar's cells read the same. Frames are told apart by the compositor's per-frame
+    ``update_widgets`` call; what a frame writes is the compositor's dirty regions."""
     log = Log()
     for n in range(1, 120):
         log.turn(n, f"task {n}", "ok")
@@ -109,13 +111,22 @@ async def test_the_frame_that_shows_an_appended_row_repaints_the_list_alone(tmp_
         frames.append({w.id or type(w).__name__ for w in widgets})
         update_widgets(self, widgets)
 
+    written: list[list[Region]] = []
+    render_partial_update = Compositor.render_partial_update
+
+    def writes(self: Compositor) -> Any:
+        written.append(list(self._dirty_regions))
+        return render_partial_update(self)
+
     app = make_app(path, follow=True)
     async with app.run_test(size=(150, 40)) as pilot:
         await settle(pilot)
         screen = main_screen(app)
         assert screen is not None
+        rows = screen.events.scrollable_content_region
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(Compositor, "update_widgets", recorded)
+            patch.setattr(Compositor, "render_partial_update", writes)
             start = len(log.events)
             log.add({"type": "user/message", "data": {"id": "u-late", "role": "user", "source": {"kind": "user"},
                                                       "content": [{"type": "text", "text": "appended now"}]},
@@ -124,7 +135,9 @@ async def test_the_frame_that_shows_an_appended_row_repaints_the_list_alone(tmp_
             await until(pilot, lambda: len(screen.events.view) == len(log.events) and not screen._status_due)
             await settle(pilot)
         shown = next(i for i, frame in enumerate(frames) if "events" in frame)
-        assert not frames[shown] & {"header", "status", "chart", "detail"}, frames[shown]
+        assert not frames[shown] & {"header", "status", "chart", "detail", "SteadyScrollBar"}, frames[shown]
+        frame = next(regions for regions in written if any(region.overlaps(rows) for region in regions))
+        assert frame and all(rows.contains_region(region) for region in frame), (frame, rows)
         assert any("header" in frame for frame in frames[shown + 1 :]), frames
         assert not any("chart" in frame for frame in frames), frames
         assert sum("status" in frame for frame in frames) == 1, frames  # the panels' redraw found it unchanged
@@ -152,3 +165,4 @@ async def test_what_waits_for_the_lists_frame_runs_when_another_screen_covers_it
         assert ran == ["waited"]
         screen.events.after_frame(lambda: ran.append("at once"))
         assert ran == ["waited", "at once"]
+

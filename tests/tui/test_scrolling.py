@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from textual._compositor import Compositor
 from textual.app import App, ComposeResult
 from textual.geometry import Region, Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.widget import Widget
 
-from tui.widgets.scrolling import SteadyScrollBar, set_virtual_size, steady_scrollbar
+from tui.widgets.scrolling import SteadyScrollBar, held_scrollbar, set_virtual_size, steady_scrollbar
 
 pytestmark = pytest.mark.anyio
 
@@ -89,3 +91,53 @@ async def test_a_steady_bar_is_drawn_again_only_when_it_looks_different() -> Non
         moved = bar.render_lines(crop)
         assert moved is not first and [list(line) for line in moved] != [list(line) for line in first]  # the thumb moved
         assert bar.render_lines(crop) is moved
+
+
+class Frames:
+    """The widgets each frame repaints (the compositor's per-frame ``update_widgets`` call)."""
+
+    def __init__(self) -> None:
+        self.frames: list[set[Widget]] = []
+        self._patch = pytest.MonkeyPatch()
+        update_widgets = Compositor.update_widgets
+
+        def recorded(compositor: Compositor, widgets: set[Widget]) -> None:
+            self.frames.append(set(widgets))
+            update_widgets(compositor, widgets)
+
+        self._patch.setattr(Compositor, "update_widgets", recorded)
+
+    def __enter__(self) -> Frames:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._patch.undo()
+
+    def repainted(self, widget: Widget) -> bool:
+        return any(widget in frame for frame in self.frames)
+
+
+async def test_a_steady_bar_that_looks_the_same_is_left_out_of_the_frame() -> None:
+    """Growing the view by a row and scrolling it to the end (an append in follow mode) inside ``held_scrollbar``
+    leaves the bar out of the frame while its cells read the same, and puts it in when they change."""
+    app = Host()
+    async with app.run_test(size=(40, 10)) as pilot:
+        view = app.query_one(Lines)
+        steady_scrollbar(view)
+        set_virtual_size(view, Size(10, 10_000))  # the bar appears: laid out in the next frame
+        await pilot.pause()
+        view.scroll_to(y=view.max_scroll_y, animate=False)
+        await pilot.pause()
+        bar = view.vertical_scrollbar
+        with Frames() as frames:
+            with held_scrollbar(view):
+                set_virtual_size(view, Size(10, 10_001))
+                view.scroll_to(y=view.max_scroll_y, animate=False)
+            await pilot.pause()
+        assert frames.repainted(view) and not frames.repainted(bar)
+        with Frames() as frames:
+            with held_scrollbar(view):
+                set_virtual_size(view, Size(10, 20))  # the thumb grows to half the bar
+                view.scroll_to(y=view.max_scroll_y, animate=False)
+            await pilot.pause()
+        assert frames.repainted(bar)

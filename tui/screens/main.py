@@ -501,7 +501,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         """Show the time column as time of day (UTC) or as time ago (redrawn every second)."""
         self.events.toggle_time()
         if self.events.relative_time:
-            self._ago_timer = self.set_interval(1.0, self.events.refresh)
+            self._ago_timer = self.set_interval(1.0, self.events.refresh_rows)
         elif self._ago_timer is not None:
             self._ago_timer.stop()
             self._ago_timer = None

@@ -29,7 +29,7 @@ from tui.failures import READ_ERRORS, report_log_failure
 from tui.live import LiveSession
 from tui.widgets.finished_lines import FinishedLines
 from tui.widgets.rows import RowCache, RowView, ago, badges, clock, huge_row, originals, unreadable_row
-from tui.widgets.scrolling import set_virtual_size, steady_scrollbar
+from tui.widgets.scrolling import held_scrollbar, set_virtual_size, steady_scrollbar
 
 TIME_MIN_WIDTH = 70  # narrower lists leave the time column out (the detail pane still shows the time)
 PREFETCH = 2  # screens of rows computed around the visible ones
@@ -172,34 +172,49 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._sync_cuts()
         grown = len(view) - old
         self.view = view
-        set_virtual_size(self, Size(self.size.width, len(view)))
-        if self.following:
-            self._move(len(view) - 1, follow=True)
-        else:
-            if grown > 0 and appended:
-                self.new_rows += grown
-                self.post_message(self.FollowChanged(False, self.new_rows))
-            row = view.row_of_child(parent, keep) if parent is not None and keep is not None else None
-            if row is None and keep is not None:
-                row = view.row_of_seq(keep, at_or_after=True)
-            self._move(row if row is not None else min(self.cursor, len(view) - 1), follow=False)
-        self.refresh()
+        with held_scrollbar(self):  # the bar is compared with its drawn look once it has its new extent and position
+            set_virtual_size(self, Size(self.size.width, len(view)))
+            if self.following:
+                self._move(len(view) - 1, follow=True)
+            else:
+                if grown > 0 and appended:
+                    self.new_rows += grown
+                    self.post_message(self.FollowChanged(False, self.new_rows))
+                row = view.row_of_child(parent, keep) if parent is not None and keep is not None else None
+                if row is None and keep is not None:
+                    row = view.row_of_seq(keep, at_or_after=True)
+                self._move(row if row is not None else min(self.cursor, len(view) - 1), follow=False)
+        self.refresh_rows()
         # rows appended at the end are the only ones that can lack a computed row (``grew``): only they are looked at
         if not self._fetching and self._visible_missing(old if grew else 0):
             self._fetching = True
             self._start_fetch()  # now, not after the next frame: appended rows show one frame sooner
 
+    def refresh_rows(self) -> None:
+        """Repaint the rows alone. The border and the scrollbar beside them are repainted by what changes them (a
+        focus or theme change, the bar's own extent and position), so a frame that moves the rows writes only
+        the rows: a follow-mode append's frame is a quarter smaller."""
+        self.refresh(self.scrollable_content_region.reset_offset)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        """Scrolled: the bar follows and the rows are repainted (ScrollView's watcher, without repainting the bar's
+        columns, which the bar repaints itself when it looks different)."""
+        if self.show_vertical_scrollbar:
+            self.vertical_scrollbar.position = new_value
+        if round(old_value) != round(new_value):
+            self.refresh_rows()
+
     def toggle_time(self) -> None:
         """Switch the time column between time of day and time ago."""
         self.relative_time = not self.relative_time
-        self.refresh()
+        self.refresh_rows()
 
     def set_search(self, query: str, matches: Sequence[int] | None) -> None:
         """Highlight ``query`` in the rows of ``matches`` (ascending seqs; None or an empty query clears it)."""
         query = query if matches is not None else ""
         if (query, len(matches or ())) != (self._search, len(self._matches)):
             self._search, self._matches = query, matches or ()
-            self.refresh()
+            self.refresh_rows()
 
     def _is_match(self, seq: int) -> bool:
         matches = self._matches
@@ -228,7 +243,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if (seq, depth) != self._last_row:
             self._last_row = (seq, depth)
             self.post_message(self.Highlighted(seq, self.current_block))
-        self.refresh()
+        self.refresh_rows()
 
     def _reveal(self) -> None:
         """Scroll just enough to show the cursor row."""
@@ -570,7 +585,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if epoch == self._epoch:
             self.cache.put(rows)
         self._fetching = False
-        self.refresh()
+        self.refresh_rows()
         if self._missing:
             self._want_rows()
 

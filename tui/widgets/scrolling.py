@@ -3,7 +3,9 @@ vertical scrollbar that is drawn again only when it would look different."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from typing import Any, Self
 
 from rich.color import Color
 from rich.segment import Segment
@@ -23,19 +25,48 @@ class SteadyScrollBar(ScrollBar):
     fraction of a cell on a long log (often by nothing at all), yet repaints the bar: Textual then draws each of
     its lines again (about 1 ms for a screen's height). Its look (the segments ``ScrollBarRender`` gives for
     this size, extent, position and colours) is cheap to compute and decides whether the lines drawn last time
-    still hold.
+    still hold, and whether the bar needs repainting at all: a bar left out of a frame costs that frame nothing.
     """
 
     _steady: tuple[Any, list[Strip]] | None = None
+    _held = False  # inside ``held``
+    _asked = False  # a repaint was asked for while held
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The bar's lines in ``crop``: the last ones when nothing that shows changed."""
-        key = (crop, self.size, self.app.theme, self.app.ansi_color, self._look())
+        key = (crop, *self._state())
         if self._steady is not None and self._steady[0] == key:
             return self._steady[1]
         lines = super().render_lines(crop)
         self._steady = (key, lines)
         return lines
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Self:
+        """Repaint the bar, unless it would look as it was last drawn (its extent and position change with every
+        append to a followed list, its cells rarely); while held, only note that it was asked for."""
+        if not (regions or layout or recompose) and self._steady is not None:
+            if self._held:
+                self._asked = True
+                return self
+            if self._steady[0][1:] == self._state():
+                return self
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the bar's repaints while its extent and position change together (an append grows the list, then
+        scrolls it): the look is compared once, at the end, never in between, where it would differ."""
+        self._held, self._asked = True, False
+        try:
+            yield
+        finally:
+            self._held = False
+            if self._asked:
+                self.refresh()
+
+    def _state(self) -> tuple[Any, ...]:
+        """What the drawn bar depends on: its size, the theme and its look."""
+        return (self.size, self.app.theme, self.app.ansi_color, self._look())
 
     def _look(self) -> tuple[Segment, ...] | None:
         """The segments of the bar as it would be drawn now (None when its renderer is not Textual's kind)."""
@@ -57,6 +88,12 @@ def steady_scrollbar(view: ScrollView) -> None:
     bar = view.vertical_scrollbar
     if type(bar) is ScrollBar:
         bar.__class__ = SteadyScrollBar
+
+
+def held_scrollbar(view: ScrollView) -> AbstractContextManager[None]:
+    """``SteadyScrollBar.held`` for ``view``'s vertical bar (nothing held for another kind of bar)."""
+    bar = view.vertical_scrollbar
+    return bar.held() if isinstance(bar, SteadyScrollBar) else nullcontext()
 
 
 def set_virtual_size(view: ScrollView, size: Size) -> None:
@@ -85,4 +122,4 @@ def set_virtual_size(view: ScrollView, size: Size) -> None:
         bar.window_virtual_size = size.height
         bar.window_size = container.height - view.scrollbar_size_horizontal
     view.scroll_y = view.scroll_y  # the validator clamps it to the new max_scroll_y (a no-op when in range)
-    view.refresh()
+    view.refresh(view.scrollable_content_region.reset_offset)  # the content: the border and the bar stay as they are
