@@ -17,7 +17,7 @@ from core.log import bigjson
 from core.log.frames import FrameStream, recover_lines
 from core.log.header import HeaderError, validate_header
 from core.log.records import PackedRow, RecordError, complete_event, is_packed_row, row_placeholders
-from core.log.validate import INVALID, delta_of
+from core.log.validate import INVALID, MAX_COUNTER, delta_of
 from core.log.vocabulary import (
     ENVELOPE_KEYS,
     KNOWN_TYPES,
@@ -38,12 +38,17 @@ RecordHook = Callable[[RecordNote], None]
 ChunkSink = Callable[[dict[str, Any], int, int, dict[str, Any]], None]
 """Takes a well-formed ``assistant/chunk`` event with its ``data``'s turn, step and chunk (``Consumer.chunk``)."""
 
+DeltaSink = Callable[[int, int, int, int, int], None]
+"""Takes ``(seq0, n, turn, step, chars)``: ``n`` well-formed stream deltas from ``seq0`` on, all of ``turn`` and
+``step``, streaming ``chars`` chars (code points of their text or arguments) in all (``Consumer.deltas``)."""
+
 TypedSink = Callable[[dict[str, Any], dict[str, Any], int], bool]
 """Takes an event line of its type with the plain envelope, its ``data`` object and the seq it gets
 (``Consumer.typed``): True when it validated and projected it, False (having changed nothing) to send it down the
 general path."""
 
 CHUNK = "assistant/chunk"
+_LINE = object()  # the type of a line that holds no object: ``_line`` reports it
 
 
 class Consumer:
@@ -56,6 +61,9 @@ class Consumer:
       go, or with ``packed_rows`` the ``PackedRow`` itself as one item standing for them;
     - ``chunk``, when set, takes each well-formed ``assistant/chunk`` event that nothing is left to check about,
       with the fields its consumer reads (any other chunk event goes where events go);
+    - ``deltas``, when set with ``chunk``, takes each run of consecutive ``assistant/chunk`` events of one turn
+      and step that ``chunk`` would take one by one, but usage samples, in one call (``DeltaSink``): their events
+      are not built for anyone, so only for a consumer that would drop them;
     - ``typed``, when set, maps an event type to the sink that validates and projects an event line of that type
       in one step (``TypedSink``), for lines with the plain envelope (numbered as the stream expects, an integer
       time, a ``data`` object, envelope keys only); a sink declines anything but the shape it expects, which then
@@ -73,6 +81,7 @@ class Consumer:
         event: Callable[[Any], None] | None = None,
         row: Callable[[PackedRow], None] | None = None,
         chunk: ChunkSink | None = None,
+        deltas: DeltaSink | None = None,
         typed: dict[str, TypedSink] | None = None,
         after: Callable[[dict[str, Any]], None] | None = None,
         record: RecordHook | None = None,
@@ -82,6 +91,7 @@ class Consumer:
         self.event = event
         self.row = row
         self.chunk = chunk
+        self.deltas = deltas
         self.typed = typed
         self.after = after
         self.record = record
@@ -125,6 +135,7 @@ class LogDecoder:
         self._row_to: Callable[[PackedRow], None] | None = None  # None: a row's members go to ``_put``
         self._packed = False  # with no ``_row_to``: the row itself goes to ``_put``
         self._chunk_to: ChunkSink | None = None
+        self._deltas_to: DeltaSink | None = None
         self._typed: dict[str, TypedSink] = {}
         self._after: Callable[[dict[str, Any]], None] | None = None
         self._record: RecordHook | None = self.consumer.record
@@ -213,6 +224,7 @@ class LogDecoder:
         consumer = self.consumer
         self._put = consumer.event or out.events.append
         self._row_to, self._packed, self._chunk_to = consumer.row, consumer.packed_rows, consumer.chunk
+        self._deltas_to = consumer.deltas if consumer.chunk is not None else None
         self._typed, self._after = consumer.typed or {}, consumer.after
         self._record = consumer.record
 
@@ -332,6 +344,9 @@ class LogDecoder:
         loads, bad_json, rows, row, event = orjson.loads, orjson.JSONDecodeError, PACKED_ROW_TYPES, self._row, self._event
         chunk = self._chunk if self._chunk_to is not None else event
         typed, envelope, after = self._typed, ENVELOPE_KEYS, self._after
+        deltas, top, record = self._deltas_to, MAX_COUNTER, self._record
+        run = 0  # deltas taken for ``deltas`` and not handed over yet: from ``seq0`` on, of ``turn`` and ``step``
+        seq0 = turn = step = chars = 0
         find = data.find
         limit = bigjson.LIMIT if self.pace is not None else len(data)  # longer lines are parsed in slices
         while (nl := find(b"\n", start)) >= 0:
@@ -341,37 +356,70 @@ class LogDecoder:
                 obj = loads(raw) if nl - start <= limit else None
             except bad_json:
                 obj = None
-            if obj.__class__ is not dict:
-                self._line(raw, base if fixed_offset else base + start, out)
-            else:
-                etype = obj.get("type")
-                if etype == CHUNK:
-                    chunk(obj, base if fixed_offset else base + start, out)
-                elif etype.__class__ is str and etype in rows:
-                    row(obj, base if fixed_offset else base + start, out)
-                elif (
-                    etype.__class__ is str
-                    and (sink := typed.get(etype)) is not None
-                    and (
-                        ((declared := obj.get("seq")) == (seq := self.next_seq) + self._seq_shift and self._explicit_seq)
-                        or (declared is None and self._explicit_seq is False)  # every line so far unnumbered
-                    )
-                    and ((when := obj.get("time")).__class__ is int or when is None)
-                    and (body := obj.get("data")).__class__ is dict
-                    and obj.keys() <= envelope
-                    and sink(obj, body, seq)
-                ):  # validated and projected: numbered (a declared seq may be equal without being an int) and noted
-                    obj["seq"] = seq
-                    if when is None:
-                        obj["time"] = 0
-                    if self._record is not None:
-                        self._record((seq, 1, base if fixed_offset else base + start, start, nl - start, etype))
-                    self.next_seq = seq + 1
-                    if after is not None:
-                        after(obj)
+            etype = obj.get("type") if obj.__class__ is dict else _LINE
+            if (  # a stream delta that nothing is left to check about (``_chunk``'s and ``delta_of``'s checks)
+                etype == CHUNK
+                and deltas is not None
+                and (body := obj.get("data")).__class__ is dict
+                and (piece := body.get("chunk")).__class__ is dict
+                and (ctype := piece.get("type")) != "finish"  # a step's finish, and a usage sample, go one by one
+                and ctype != "usage"
+                and len(obj) == 4
+                and obj.get("time").__class__ is int
+                and obj.get("seq") == (seq := self.next_seq) + self._seq_shift
+                and self._explicit_seq
+                and (t := body.get("turn")).__class__ is int
+                and (p := body.get("step")).__class__ is int
+                and 0 <= t <= top
+                and 0 <= p <= top
+            ):
+                text = piece.get("argumentsDelta" if ctype == "tool-call-delta" else "text")
+                if run and t == turn and p == step:
+                    run += 1
+                    chars += len(text) if text.__class__ is str else 0
                 else:
-                    event(obj, base if fixed_offset else base + start, out)
+                    if run:
+                        deltas(seq0, run, turn, step, chars)
+                    run, seq0, turn, step, chars = 1, seq, t, p, len(text) if text.__class__ is str else 0
+                if record is not None:
+                    record((seq, 1, base if fixed_offset else base + start, start, nl - start, CHUNK))
+                self.next_seq = seq + 1
+                start = nl + 1
+                continue
+            if run:  # a run ends before anything else is projected
+                deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
+                run = 0
+            if etype is _LINE:
+                self._line(raw, base if fixed_offset else base + start, out)
+            elif etype == CHUNK:
+                chunk(obj, base if fixed_offset else base + start, out)
+            elif etype.__class__ is str and etype in rows:
+                row(obj, base if fixed_offset else base + start, out)
+            elif (
+                etype.__class__ is str
+                and (sink := typed.get(etype)) is not None
+                and (
+                    ((declared := obj.get("seq")) == (seq := self.next_seq) + self._seq_shift and self._explicit_seq)
+                    or (declared is None and self._explicit_seq is False)  # every line so far unnumbered
+                )
+                and ((when := obj.get("time")).__class__ is int or when is None)
+                and (body := obj.get("data")).__class__ is dict
+                and obj.keys() <= envelope
+                and sink(obj, body, seq)
+            ):  # validated and projected: numbered (a declared seq may be equal without being an int) and noted
+                obj["seq"] = seq
+                if when is None:
+                    obj["time"] = 0
+                if self._record is not None:
+                    self._record((seq, 1, base if fixed_offset else base + start, start, nl - start, etype))
+                self.next_seq = seq + 1
+                if after is not None:
+                    after(obj)
+            else:
+                event(obj, base if fixed_offset else base + start, out)
             start = nl + 1
+        if run:
+            deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
         return start
 
     def _line(self, raw: bytes | bytearray, offset: int, out: DecodeBatch) -> None:

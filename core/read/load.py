@@ -74,6 +74,8 @@ def load_session(
 
     def route(session: Session) -> None:  # where the decoder sends what it decodes from now on
         event, consumer.row, consumer.chunk = _routes(session, before, observe, observe_types, raw)
+        # runs of stream deltas no one sees or keeps are projected a run at a time
+        consumer.deltas = session.apply_deltas if not retain and consumer.chunk == session.apply_chunk else None
         consumer.event = _with_facts(event, facts) if index else event
         consumer.typed, consumer.after = _typed_routes(session, before, observe, observe_types, facts if index else None)
 

@@ -446,20 +446,25 @@ class Session:
         The same as applying each member event (deltas carry no usage, belong to the row's turn and are never
         on the surface), in O(1) Python work per row.
         """
-        n = row.count
+        if self._retain:
+            self.events.append_row(row)  # type: ignore[attr-defined]
+        self.apply_deltas(row.seq0, row.count, row.turn, row.step, row.chars)
+
+    def apply_deltas(self, seq0: int, n: int, turn: int, step: int, chars: int) -> None:
+        """Project ``n`` stream deltas from ``seq0`` on, of ``turn`` and ``step``, that stream ``chars`` chars in
+        all: ``apply_chunk`` of each, in O(1) Python work (a run of well-formed ``assistant/chunk`` events that are
+        no usage sample, as ``Consumer.deltas`` gets them, or a packed row's members). The events are not stored:
+        only for a session that retains none."""
         seq = self._count  # ``_take``, without the call: a log of stream rows has more of them than of events
-        if row.seq0 != seq:
-            self._take(row.seq0, n, _CHUNK)
+        if seq0 != seq:
+            self._take(seq0, n, _CHUNK)
         else:
             self._count = seq + n
             counts = self.counts
             counts[_CHUNK] = counts.get(_CHUNK, 0) + n
-        if self._retain:
-            self.events.append_row(row)  # type: ignore[attr-defined]
         if self._request_due:
             self._request_out(seq)
-        turn = row.turn
-        self.streams.add(seq, turn, row.step, n, row.chars)
+        self.streams.add(seq, turn, step, n, chars)
         ones = _TURN_ONES[0]  # the one-item array of the last row's turn (of any session), repeated per member
         if ones[0] != turn:
             ones = _TURN_ONES[0] = array("i", (turn,))

@@ -1,7 +1,8 @@
 """A streaming load's fused ``assistant/chunk`` path projects exactly what the general path does.
 
 ``load_session`` hands a well-formed chunk event line straight from ``LogDecoder._chunk`` to
-``Session.apply_chunk``; every other line, and a chunk event with anything unusual about it, takes the general
+``Session.apply_chunk``, or, when no one observes or keeps chunk events, each run of such lines of one turn and
+step but usage samples to ``Session.apply_deltas`` in one call; every other line, and a chunk event with anything unusual about it, takes the general
 ``LogDecoder._event`` → ``Session.apply`` path. Fed chunk events mutated in every way the fused path must
 notice (missing or odd seqs, extra or missing envelope keys, non-integer time, bool or out-of-range turns,
 invalid usage or finish data, a chunk that is no object …) among turns and steps that own them, a streaming
@@ -42,7 +43,8 @@ chunk_body = st.one_of(
                           optional={"reason": st.one_of(st.just({"kind": "stop"}), st.fixed_dictionaries(
                               {"kind": st.just("error")}, optional={"failure": st.one_of(st.just({"m": 1}), odd)}
                           ), odd)}),
-    st.fixed_dictionaries({"type": st.sampled_from(["block-start", "block-end", None, 3, ["x"]])}),
+    st.fixed_dictionaries({"type": st.sampled_from(["block-start", "block-end", None, 3, ["x"]])},
+                          optional={"text": st.one_of(st.text(max_size=2), odd)}),
     odd,
 )  # fmt: skip
 
