@@ -26,6 +26,7 @@ import orjson
 
 from core.control.host_state import read_host_state
 from core.export.redact import Redactor
+from core.export.spool import NodeSpool
 from core.log.records import PackedRow
 from core.policies.checkpoint import CHECKPOINT_EVENT
 from core.read.load import load_session
@@ -33,7 +34,7 @@ from core.read.notes import Note, load_notes
 from core.read.rows import Row, block_row, build_row, event_size
 from core.read.session import Session, derive_message
 from core.read.streams import Block, delta_chars
-from core.read.surface import iter_surface_rows
+from core.read.surface import surface_row
 from core.rebuild.cost import CostTally
 from core.rebuild.request import Request, RequestPass, node_wire
 from core.shared.errors import TapedeckError
@@ -140,6 +141,7 @@ class ExportPass:
     options: ExportOptions
     rows: RowSink
     messages: bool = True  # the writer reads the request's messages (else the pass counts their redactions)
+    nodes: NodeSpool | None = None  # where the pass keeps what the sections write of each node, while no cut came
     notes: dict[int, Note] = field(default_factory=dict)
     count: int = 0  # rows handed out
     events: int = 0
@@ -241,9 +243,12 @@ class ExportPass:
                 length = len(call.arguments)
                 extra["call"] = {"seq": call.call_seq if call.call_seq is not None else call.message_seq,
                                  "name": called["name"], "arguments": clipped(called["arguments"], 1000, length)}  # fmt: skip
-        if redactor is not None and not self.messages and row.surface_type and session.on_surface(seq):
-            wire = node_wire(event)
-            self._wired[seq] = redactor.found_in(wire) if wire else None
+        if row.surface_type and session.on_surface(seq):
+            if redactor is not None and not self.messages:
+                wire = node_wire(event)
+                self._wired[seq] = redactor.aside(wire)[1] if wire else None
+            elif self.nodes is not None and not session.cuts:  # every node so far is still on the surface
+                self._keep_node(session, seq, event, shown if seq in self._found else event)
         replaced = session.shadowed.get(seq)
         for gone in replaced or ():  # off the surface now
             self._found.pop(gone, None)
@@ -256,6 +261,23 @@ class ExportPass:
         elif row.type == CHECKPOINT_EVENT:
             self._marks.append({"seq": seq, "kind": "checkpoint", "summary": row.summary, "replaced": []})
         self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
+
+    def _keep_node(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any]) -> None:
+        """Keep what the sections write of the surface node ``seq`` (``shown``: its event as its surface row shows
+        it), as ``_surface_rows`` and ``_messages`` would make it from the event read back."""
+        assert self.nodes is not None
+        row = self._node_row(session, seq, event, shown)
+        wire = node_wire(event)
+        redactor = self.options.redactor
+        self.nodes.put(seq, row, redactor.aside(wire) if redactor is not None and wire else (wire, None))
+
+    def _node_row(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any]) -> dict[str, Any] | None:
+        """The surface row of node ``seq`` (None: it projects no message): its text clipped, counted on ``event``."""
+        row = surface_row(session, seq, shown)
+        if row is not None:
+            raw = derive_message(event) if shown is not event else None
+            row["text"] = clipped(message_text(row.pop("message")), length=len(message_text(raw)) if raw is not None else None)
+        return row
 
     def _row_dict(
         self, session: Session, row: Row, extra: dict[str, Any], seq: int | None = None, size: int | None = None
@@ -291,17 +313,15 @@ class ExportPass:
         """The surface section's rows, each read back as it is written: an event is redacted again only when
         its row's redaction replaced something (anything else would come out as it is)."""
         seqs, found = surface
-        redactor, events = self.options.redactor, session.events
-
-        def shown(seq: int) -> dict[str, Any]:
-            event = events[seq]
-            return redactor.again(event) if redactor is not None and seq in found else event
-
-        for row in iter_surface_rows(session, shown, seqs):
-            text = message_text(row.pop("message"))
-            raw = derive_message(events[row["seq"]]) if row["seq"] in found else None
-            row["text"] = clipped(text, length=len(message_text(raw)) if raw is not None else None)
-            yield row
+        redactor, events, nodes = self.options.redactor, session.events, self.nodes
+        for seq in seqs:
+            kept, row = nodes.row(seq) if nodes is not None else (False, None)
+            if not kept:
+                event = events[seq]
+                shown = redactor.again(event) if redactor is not None and seq in found else event
+                row = self._node_row(session, seq, event, shown)
+            if row is not None:
+                yield row
 
     def _request_done(self, tally: CostTally, request: Request, session: Session) -> bool:
         first = tally.before is None
@@ -397,9 +417,19 @@ class ExportPass:
                 redactor.add(found)
 
     def _messages(self, built: Request, doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        """The request's messages, each redacted as it is read back; then the redaction summary is known."""
-        for message in built.iter_wire():
-            yield self._redacted(message)
+        """The request's messages, each redacted as it is read back (or as the pass kept it); then the redaction
+        summary is known."""
+        redactor, nodes = self.options.redactor, self.nodes
+        for seq, read in built.wire_nodes():
+            kept = nodes.wire(seq) if nodes is not None and seq is not None else None
+            if kept is None:
+                for message in read():
+                    yield self._redacted(message)
+                continue
+            messages, found = kept
+            if redactor is not None and found is not None:
+                redactor.add(found)
+            yield from messages
         self._summarize(doc)
 
     def _summarize(self, doc: dict[str, Any]) -> None:

@@ -213,18 +213,16 @@ class Redactor:
         for kind, n in zip(KINDS, found, strict=True):
             self.counts[kind] += n
 
-    def found_in(self, values: list[Any]) -> tuple[int, ...] | None:
-        """What ``walk`` of each of ``values`` in turn would replace, by kind in ``KINDS`` order (None: nothing),
-        counted nowhere. One screen of the list's JSON clears them all at once (each item's JSON is a piece of
-        it, so an item it passes holds nothing either)."""
+    def aside(self, values: list[Any]) -> tuple[list[Any], tuple[int, ...] | None]:
+        """``walk`` of each of ``values`` in turn, and what that replaced by kind in ``KINDS`` order (None:
+        nothing), counted nowhere (``add`` counts it). One screen of the list's JSON clears them all at once
+        (each item's JSON is a piece of it, so an item it passes holds nothing either)."""
         if self._clean(values):
-            return None
+            return values, None
         counts = self.counts
         self.counts = Counter({kind: 0 for kind in KINDS})
         try:
-            for value in values:
-                self.walk(value)
-            return self.tally_since((0,) * len(KINDS))
+            return [self.walk(value) for value in values], self.tally_since((0,) * len(KINDS))
         finally:
             self.counts = counts
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, Any
+
+import orjson
 
 from core.shared.errors import TapedeckError
 
@@ -30,9 +32,12 @@ class Spool:
             self.flush()
 
     def flush(self) -> None:
-        """Write what is held to the file."""
+        """Write what is held to the file (also while a log is read: an error says it is the spool's)."""
         if self.pending:
-            self.f.write(b"".join(self.pending))
+            try:
+                self.f.write(b"".join(self.pending))
+            except OSError as exc:
+                raise _failed(exc) from None
             self.pending.clear()
             self.held = 0
 
@@ -44,7 +49,11 @@ def spool() -> Iterator[Spool]:
         with tempfile.SpooledTemporaryFile(SPOOL_MEMORY) as f:
             yield Spool(f)
     except OSError as exc:
-        raise TapedeckError(f"cannot write the export's spool file in {tempfile.gettempdir()} ({exc.strerror or exc})") from None
+        raise _failed(exc) from None
+
+
+def _failed(exc: OSError) -> TapedeckError:
+    return TapedeckError(f"cannot write the export's spool file in {tempfile.gettempdir()} ({exc.strerror or exc})")
 
 
 def replay(spooled: Spool) -> Iterator[bytes]:
@@ -54,3 +63,46 @@ def replay(spooled: Spool) -> Iterator[bytes]:
     f.seek(0)
     while data := f.read(SPOOL_MEMORY):
         yield data
+
+
+class NodeSpool:
+    """What the export writes of each surface node (its surface row, its redacted wire messages and what
+    redacting them replaced), made while the pass has the node's event and kept by seq in a spool, so that the
+    sections written at the end need not read the event back from the log and decode it again."""
+
+    def __init__(self, spooled: Spool) -> None:
+        self.spooled = spooled
+        self.size = 0
+        self.where: dict[int, tuple[int, int, int]] = {}  # seq: where its row starts, its row's and wire's lengths
+
+    def put(self, seq: int, row: Any, wire: Any) -> None:
+        """Keep ``seq``'s row and ``(messages, found)`` (nothing when either is no JSON: it is read back)."""
+        try:
+            row_data, wire_data = orjson.dumps(row), orjson.dumps(wire)
+        except TypeError:
+            return
+        self.spooled.write(row_data)
+        self.spooled.write(wire_data)
+        self.where[seq] = (self.size, len(row_data), len(wire_data))
+        self.size += len(row_data) + len(wire_data)
+
+    def row(self, seq: int) -> tuple[bool, Any]:
+        """``(True, row)`` for a node kept (its row None when it projects no message), else ``(False, None)``."""
+        where = self.where.get(seq)
+        if where is None:
+            return False, None
+        return True, orjson.loads(self._read(where[0], where[1]))
+
+    def wire(self, seq: int) -> tuple[list[Any], Any] | None:
+        """``(messages, found)`` of a node kept, else None."""
+        where = self.where.get(seq)
+        if where is None:
+            return None
+        messages, found = orjson.loads(self._read(where[0] + where[1], where[2]))
+        return messages, tuple(found) if found is not None else None
+
+    def _read(self, start: int, length: int) -> bytes:
+        self.spooled.flush()
+        f = self.spooled.f
+        f.seek(start)
+        return f.read(length)

@@ -15,7 +15,7 @@ from typing import Any, BinaryIO, Protocol
 import orjson
 
 from core.export.build import ExportOptions, ExportPass, in_step
-from core.export.spool import replay, spool
+from core.export.spool import NodeSpool, replay, spool
 from core.shared.errors import TapedeckError
 
 FORMATS = ("html", "md", "json")
@@ -135,10 +135,11 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
             pending.clear()
             held = 0
 
-    doc = ExportPass(path, options, put, writer.messages).run()
-    out.write(b"".join(pending))
-    for data in writer.closing(doc):
-        out.write(data)
+    with spool() as kept:  # the surface's nodes as the pass read them (a writer of no messages shows no node)
+        doc = ExportPass(path, options, put, writer.messages, NodeSpool(kept) if writer.messages else None).run()
+        out.write(b"".join(pending))
+        for data in writer.closing(doc):
+            out.write(data)
     return doc
 
 

@@ -154,19 +154,17 @@ def test_a_value_is_walked_as_its_strings_one_by_one(text: str) -> None:
 
 @settings(max_examples=max(CASES, 200), deadline=None)
 @given(texts=st.lists(MADE_UP, min_size=1, max_size=4), split=st.integers(0, 4))
-def test_found_in_counts_what_walking_each_item_replaces_and_counts_nothing(texts: list[str], split: int) -> None:
-    """``found_in`` screens a list of messages once: what it says equals what walking the items one by one counts
-    (also for secrets whose parts end one item and start the next), and the redactor's own counts stay as they were."""
+def test_aside_walks_each_item_and_counts_nothing(texts: list[str], split: int) -> None:
+    """``aside`` screens a list of messages once: what it gives and says equals what walking the items one by one
+    gives and counts (also for secrets whose parts end one item and start the next), and the redactor's own
+    counts stay as they were."""
     environ, home = {"A": "hunter2-value", "B": 'q"uo\\te-env'}, "/home/ann"
     items = [{"role": "user", "content": t} for t in texts[:split]] + [{"role": "tool", "content": "".join(texts[split:])}]
     walked = Redactor(environ=environ, home=home)
-    for item in items:
-        walked.walk(item)
+    expected = [walked.walk(item) for item in items]
     counted = Redactor(environ=environ, home=home)
     counted.text("hunter2-value")  # one env replacement counted before
-    found = counted.found_in(items)
-    expected = walked.tally()
-    assert found == (None if not any(expected) else expected)
+    assert counted.aside(items) == (expected, walked.tally() if any(walked.tally()) else None)
     assert counted.summary() == {"key": 0, "env": 1, "email": 0, "home": 0}
 
 

@@ -15,11 +15,13 @@ from typing import Any
 import orjson
 import pytest
 
+from bench.gen_session import generate
 from core.cli import main
 from core.export import spool
 from core.export.build import ExportOptions
 from core.export.redact import Redactor
 from core.export.write import export
+from core.log.linestore import LineStore
 from tests.conftest import FIXTURES
 from tests.export.planted import plant
 
@@ -107,6 +109,23 @@ def test_markdown_counts_the_request_as_the_formats_that_write_it(log: Path, mom
         summaries.append(redactor.summary())
     assert summaries[0] == summaries[1]
     assert summaries[0]["env"] > 0 or moment == "start"
+
+
+@pytest.mark.parametrize("fmt", ["html", "json", "md"])
+def test_a_log_never_cut_is_read_once(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While no cut came, every node applied is still on the surface at the end: the pass keeps what the surface
+    and request sections write of each node, so they read no event back from the log (the same bytes as when
+    they do: the JSON equals the whole document's dump, and a kept node and one read back make the same row)."""
+    log = tmp_path / "never-cut.jsonl"
+    generate(log, 400_000, seed=2, profile="dsh-plain")
+    reads = []
+    raw = LineStore.raw
+    monkeypatch.setattr(LineStore, "raw", lambda store, seq: reads.append(seq) or raw(store, seq))
+    data = _export(log, fmt, Redactor(environ={}, home="/home/nobody"))
+    assert reads == []
+    if fmt == "json":
+        assert data == _whole(orjson.loads(data))
+        assert len(orjson.loads(data)["request"]["messages"]) > 20
 
 
 @pytest.mark.parametrize("fmt", ["html", "json"])
