@@ -36,6 +36,7 @@ PREFETCH = 2  # screens of rows computed around the visible ones
 STRIP_CACHE = 2000  # drawn lines kept: in follow mode every append shifts all rows by one
 HUGE_LINE_BYTES = 2 << 20  # rows of longer lines read back from the file are drawn from their head, not decoded
 ROWS_PER_BATCH = 200  # rows of an appended batch computed right away (the rest on demand)
+FRAME_OUT_SECONDS = 0.004  # what waits for a frame runs this long after it is rendered (the frame is written first)
 
 
 OUTSIDE_TURN = "–"  # the turn column of an event between turns
@@ -358,7 +359,9 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
 
         What the operator waits for after an append is the new row: the status line and the header follow in
         the next frame, so the list's frame covers the list alone (a frame's crop is the box around every
-        repainted region: with the header and the status line in it, it would span the whole screen).
+        repainted region: with the header and the status line in it, it would span the whole screen). They run
+        ``FRAME_OUT_SECONDS`` after the frame is rendered: Textual hands the frame to its output thread, which
+        needs the GIL to write it, and the UI thread, busy with them, would hold the GIL until it is done.
         """
         if not self.is_mounted or self.screen is not self.app.screen or not self.display or not self.region:
             callback()
@@ -373,7 +376,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The lines of ``crop``, drawn with what they share computed once and finished (border, filters) only
-        when their row was not finished before; then the callbacks waiting for this frame are queued (they run
+        when their row was not finished before; then the callbacks waiting for this frame are scheduled (they run
         once the frame is out)."""
         self._frame = self._frame_facts()
         try:
@@ -382,8 +385,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self._frame = None
         if self._after_frame:
             waiting, self._after_frame = self._after_frame, []
-            for callback in waiting:
-                self.call_later(callback)
+            self.set_timer(FRAME_OUT_SECONDS, lambda: [callback() for callback in waiting])
         return lines
 
     def _frame_facts(self) -> _Frame:
