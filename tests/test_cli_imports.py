@@ -80,3 +80,13 @@ def test_rebuilding_requests_loads_no_model_client(argv: list[str]) -> None:
     modules = modules_after(argv)
     assert "core.shared.wire" in modules
     assert not _top(modules, "openai"), sorted(_top(modules, "openai"))[:5]
+
+
+def test_cost_on_a_dsh_log_loads_no_host_tool_or_policy_planner() -> None:
+    """``cost`` on a DSH log reads the config's sections (their schemas) and rebuilds DSH requests: the workspace
+    tools, the phase notes of our host's requests, the planners and the rewind plugin stay out (their imports
+    were a third of the command's start-up)."""
+    modules = modules_after(["cost", FIXTURE, "--json"])
+    planners = {m for m in _top(modules, "core.policies") if not m.endswith("_config")}
+    assert planners == {"core.policies"}, sorted(planners)
+    assert _top(modules, "core.host") == {"core.host", "core.host.host_config"}, sorted(_top(modules, "core.host"))

@@ -21,8 +21,7 @@ import orjson
 
 from core.alerts.config import RuleConfig
 from core.log.validate import is_invalid
-from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT
-from core.policies.rewind import GUARD_SOURCE
+from core.log.vocabulary import GUARD_SOURCE, HOST_EVENT, ROUTE_EVENT
 from core.shared.text import tool_result_is_error
 from core.shared.values import int_or_none
 

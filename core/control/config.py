@@ -41,7 +41,7 @@ SECTIONS: dict[str, str] = {
     "prolong": "core.policies.prolong_config",
     "adaptive": "core.policies.adaptive_config",
     "model": "core.shared.model_specs",
-    "host": "core.host.tools.host_config",
+    "host": "core.host.host_config",
     "alerts": "core.alerts.config",
 }
 CONFIG_EVENT = "tapedeck/config"

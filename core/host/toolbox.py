@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.host.host_config import ShellSettings
 from core.host.tools.base import ToolLimits
-from core.host.tools.host_config import ShellSettings
 from core.host.tools.outcome import ToolOutcome
 from core.host.tools.sandbox import ShellMode, shell_mode
 

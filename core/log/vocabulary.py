@@ -40,3 +40,5 @@ def is_known_type(event_type: str) -> bool:
 HOST_EVENT = "tapedeck/host"  # a host started or resumed on the log
 ROUTE_EVENT = "tapedeck/route"  # the adaptive policy's routing decision
 CONTROL_EVENT = "tapedeck/control"  # the outcome of an operator's control request
+# the ``source`` of the user message the rewind plugin leaves after a fold (its guard reminder)
+GUARD_SOURCE = {"kind": "plugin", "plugin": "rewind", "form": "notice"}

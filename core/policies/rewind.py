@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.log.messages import user_message, user_text
+from core.log.vocabulary import GUARD_SOURCE
 from core.policies.checkpoint import (
     REWIND_EVENT,
     Mark,
@@ -54,7 +55,6 @@ MSG_IN_PROGRESS = "rewind: another fold is already in progress for this session"
 MSG_CHANGED = "rewind: the fold region changed during summarization"
 MSG_MARK_REPLACED = "rewind: the checkpoint's node is no longer on the surface (a replacement took its history)"
 
-GUARD_SOURCE = {"kind": "plugin", "plugin": "rewind", "form": "notice"}
 RESULT_KEYS = ("markId", "foldedNodes", "start", "end", "foldedChars", "reportChars")
 REWIND_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",

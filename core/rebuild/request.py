@@ -48,8 +48,6 @@ import orjson
 from core.log.records import PackedRow
 from core.log.store import KeepingEvents
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT, SURFACE_TYPES
-from core.policies import phase_notes
-from core.policies.adaptive import FINALIZATION
 from core.read.load import load_session
 from core.read.session import Session, derive_message, surface_view
 from core.read.timetravel import SessionAt, SurfaceTimeline
@@ -682,6 +680,9 @@ def build_request(
     effort = None
     unlogged: list[str] = []
     if host:
+        from core.policies import phase_notes  # our host's logs alone: its import is the policies'
+        from core.policies.adaptive import FINALIZATION
+
         keyed = phase_notes.keyed_request_messages(view)
         keys: list[int | str] = [k for k, _ in keyed]
         caps = route.get("caps") if route and isinstance(route.get("caps"), dict) else {}

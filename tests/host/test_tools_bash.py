@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from core.host.host_config import ShellSettings
 from core.host.tools import ToolLimits, workspace_tools
-from core.host.tools.host_config import ShellSettings
 from core.host.tools.shell import CappedOutput
 
 

@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 from core.control.config import validate_config
+from core.host.host_config import ShellSettings
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers.scripted import ScriptedModel
 from core.host.tools import sandbox, seccomp, workspace_tools
 from core.host.tools.base import WorkspaceTool
-from core.host.tools.host_config import ShellSettings
 from core.host.tools.sandbox import bubblewrap, shell_mode
 from core.log.vocabulary import HOST_EVENT
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from core.host.host_config import ShellSettings
 from core.host.tools.base import Param, ToolLimits, WorkspaceTool
 from core.host.tools.files import EditFile, ListDir, ReadFile, WriteFile
-from core.host.tools.host_config import ShellSettings
 from core.host.tools.outcome import ToolFailure, ToolOutcome
 from core.host.tools.search import Glob, Grep
 from core.host.tools.shell import Bash

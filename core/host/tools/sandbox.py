@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.host.tools.host_config import ShellSettings
+from core.host.host_config import ShellSettings
 from core.host.tools.seccomp import filter_fd as seccomp_filter_fd
 from core.host.tools.seccomp import program as seccomp_program
 

@@ -20,8 +20,8 @@ from io import BufferedReader
 from pathlib import Path
 from typing import Any
 
+from core.host.host_config import ShellSettings
 from core.host.tools.base import CallContext, Param, ToolLimits, WorkspaceTool
-from core.host.tools.host_config import ShellSettings
 from core.host.tools.outcome import (
     ABORTED,
     COMMAND_FAILED,
