@@ -67,6 +67,7 @@ EVENT_ROW = re.compile(r"│\s*\d+\s+(?:\d+(?:\.\d+)?|–)\s+(?:\S{8}\s+)?\S\s+[
 BLOCK_LIMIT_MS = 250.0
 TOOLONG_TIMEOUT = 120.0
 FINE_POLL = 0.002  # capture-pane interval while timing an append (short bursts, so the extra load is brief)
+TOAST = "▌ Alert"  # the title line of an alert's toast ("Alert: cause") or of a burst's summary ("Alerts")
 KEY_POLL = 0.005  # while the app is loading, a gentler poll leaves it the CPU it is being measured on
 
 
@@ -428,9 +429,9 @@ def append_scaling(sizes: list[int], seed: int, samples: int, workdir: Path) -> 
         try:
             loaded = pane.since_start(lambda s: "loaded" in s, timeout=1800)
             settled = loaded + pane.idle()
-            # the alerts the log's history raised toast for 8 s each; one leaving lays the screen out again (tens
-            # of ms): timed appends start once they are gone, on every log alike
-            settled += pane.wait(lambda s: "Alert:" not in s, timeout=120, poll=0.2)
+            # the alerts the log's history raised toast for 8 s each, and a burst's summary ("Alerts") for 10 s; one
+            # leaving lays the screen out again (tens of ms): timed appends start once they are gone, on every log
+            settled += pane.wait(lambda s: TOAST not in s, timeout=120, poll=0.2)
             stream = OutputStream(pane)
             try:
                 latencies = append_latencies(pane, path, samples, stream)

@@ -131,6 +131,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         self._filter_used = 0  # scanner matches already in _filter_rows
         self._filter_src: tuple[SortedSeqs, StreamBlocks | None] | None = None  # (matches, blocks) built from
         self._events: EventList | None = None
+        self._detail: DetailPane | None = None
         self._status_shown: Text | None = None  # what the status line shows now
 
     # layout -----------------------------------------------------------------------------------------------
@@ -153,6 +154,13 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         if self._events is None:
             self._events = self.query_one(EventList)
         return self._events
+
+    @property
+    def detail(self) -> DetailPane:
+        """The detail pane (looked up once: every append shows the new event in it)."""
+        if self._detail is None:
+            self._detail = self.query_one(DetailPane)
+        return self._detail
 
     def on_mount(self) -> None:
         """Show what is loaded so far, focus the list and read the log's notes."""
@@ -242,10 +250,9 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
                 view.toggle(pos, self.events.children_of(seq))
         self.events.set_view(view, reset=reset, appended=appended, grew=appended and self.mode == "full")
         self._shown_count = self.live.count  # the header counts what the list was built from, never less
-        block = self.events.current_block
-        detail = self.query_one(DetailPane)
-        if appended and block is not None and block != detail.block:  # the stream under the cursor grew
-            detail.show(block.start, keep_limit=True, block=block)
+        block = self.events.current_block if appended else None
+        if block is not None and block != self.detail.block:  # the stream under the cursor grew
+            self.detail.show(block.start, keep_limit=True, block=block)
         if appended:
             self._status_after_frame()
         else:
@@ -333,7 +340,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
     # list messages ----------------------------------------------------------------------------------------
     def on_event_list_highlighted(self, message: EventList.Highlighted) -> None:
         """Show the selected event (or stream) in the detail pane."""
-        self.query_one(DetailPane).show(message.seq, block=message.block)
+        self.detail.show(message.seq, block=message.block)
         if self.events.following:
             self._status_after_frame()  # the cursor followed an append: the new row goes out first
         else:
