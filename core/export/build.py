@@ -266,10 +266,14 @@ class ExportPass:
         """Keep what the sections write of the surface node ``seq`` (``shown``: its event as its surface row shows
         it), as ``_surface_rows`` and ``_messages`` would make it from the event read back."""
         assert self.nodes is not None
-        row = self._node_row(session, seq, event, shown)
         wire = node_wire(event)
+        try:
+            dump = orjson.dumps(wire)  # screened, and kept as it is when there is nothing to redact
+        except TypeError:
+            return  # read back
         redactor = self.options.redactor
-        self.nodes.put(seq, row, redactor.aside(wire) if redactor is not None and wire else (wire, None))
+        messages, found = redactor.aside(wire, dump) if redactor is not None else (wire, None)
+        self.nodes.put(seq, self._node_row(session, seq, event, shown), messages, found, dump if messages is wire else None)
 
     def _node_row(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any]) -> dict[str, Any] | None:
         """The surface row of node ``seq`` (None: it projects no message): its text clipped, counted on ``event``."""

@@ -213,11 +213,12 @@ class Redactor:
         for kind, n in zip(KINDS, found, strict=True):
             self.counts[kind] += n
 
-    def aside(self, values: list[Any]) -> tuple[list[Any], tuple[int, ...] | None]:
+    def aside(self, values: list[Any], dump: bytes | None = None) -> tuple[list[Any], tuple[int, ...] | None]:
         """``walk`` of each of ``values`` in turn, and what that replaced by kind in ``KINDS`` order (None:
-        nothing), counted nowhere (``add`` counts it). One screen of the list's JSON clears them all at once
-        (each item's JSON is a piece of it, so an item it passes holds nothing either)."""
-        if self._clean(values):
+        nothing), counted nowhere (``add`` counts it). One screen of the list's JSON (``dump``, when the caller
+        has it) clears them all at once (each item's JSON is a piece of it, so an item it passes holds nothing
+        either); then ``values`` itself is given back."""
+        if self._clean(values, dump):
             return values, None
         counts = self.counts
         self.counts = Counter({kind: 0 for kind in KINDS})

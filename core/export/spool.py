@@ -74,17 +74,21 @@ class NodeSpool:
         self.spooled = spooled
         self.size = 0
         self.where: dict[int, tuple[int, int, int]] = {}  # seq: where its row starts, its row's and wire's lengths
+        self.found: dict[int, tuple[int, ...]] = {}  # what redacting a node's wire messages replaced, where anything
 
-    def put(self, seq: int, row: Any, wire: Any) -> None:
-        """Keep ``seq``'s row and ``(messages, found)`` (nothing when either is no JSON: it is read back)."""
+    def put(self, seq: int, row: Any, messages: list[Any], found: tuple[int, ...] | None, dump: bytes | None = None) -> None:
+        """Keep ``seq``'s row, its wire messages (``dump``: their JSON, when the caller has it) and what redacting
+        them replaced (nothing when the row or the messages are no JSON: the node is read back)."""
         try:
-            row_data, wire_data = orjson.dumps(row), orjson.dumps(wire)
+            row_data, wire_data = orjson.dumps(row), orjson.dumps(messages) if dump is None else dump
         except TypeError:
             return
         self.spooled.write(row_data)
         self.spooled.write(wire_data)
         self.where[seq] = (self.size, len(row_data), len(wire_data))
         self.size += len(row_data) + len(wire_data)
+        if found is not None:
+            self.found[seq] = found
 
     def row(self, seq: int) -> tuple[bool, Any]:
         """``(True, row)`` for a node kept (its row None when it projects no message), else ``(False, None)``."""
@@ -93,13 +97,12 @@ class NodeSpool:
             return False, None
         return True, orjson.loads(self._read(where[0], where[1]))
 
-    def wire(self, seq: int) -> tuple[list[Any], Any] | None:
+    def wire(self, seq: int) -> tuple[list[Any], tuple[int, ...] | None] | None:
         """``(messages, found)`` of a node kept, else None."""
         where = self.where.get(seq)
         if where is None:
             return None
-        messages, found = orjson.loads(self._read(where[0] + where[1], where[2]))
-        return messages, tuple(found) if found is not None else None
+        return orjson.loads(self._read(where[0] + where[1], where[2])), self.found.get(seq)
 
     def _read(self, start: int, length: int) -> bytes:
         self.spooled.flush()
