@@ -16,7 +16,14 @@ import orjson
 from core.log import bigjson
 from core.log.frames import FrameStream, recover_lines
 from core.log.header import HeaderError, validate_header
-from core.log.records import PackedRow, RecordError, complete_event, is_packed_row, row_placeholders
+from core.log.records import (
+    PackedRow,
+    RecordError,
+    complete_event,
+    is_packed_row,
+    row_measure,
+    row_placeholders,
+)
 from core.log.validate import INVALID, MAX_COUNTER, delta_of
 from core.log.vocabulary import (
     ENVELOPE_KEYS,
@@ -61,9 +68,10 @@ class Consumer:
       go, or with ``packed_rows`` the ``PackedRow`` itself as one item standing for them;
     - ``chunk``, when set, takes each well-formed ``assistant/chunk`` event that nothing is left to check about,
       with the fields its consumer reads (any other chunk event goes where events go);
-    - ``deltas``, when set with ``chunk``, takes each run of consecutive ``assistant/chunk`` events of one turn
-      and step that ``chunk`` would take one by one, but usage samples, in one call (``DeltaSink``): their events
-      are not built for anyone, so only for a consumer that would drop them;
+    - ``deltas``, when set with ``chunk`` and ``row``, takes each run of consecutive ``assistant/chunk`` events of
+      one turn and step that ``chunk`` would take one by one (but usage samples) and packed rows ``row`` would
+      take, in one call (``DeltaSink``): their events are not built for anyone, so only for a consumer that would
+      drop them;
     - ``typed``, when set, maps an event type to the sink that validates and projects an event line of that type
       in one step (``TypedSink``), for lines with the plain envelope (numbered as the stream expects, an integer
       time, a ``data`` object, envelope keys only); a sink declines anything but the shape it expects, which then
@@ -224,7 +232,7 @@ class LogDecoder:
         consumer = self.consumer
         self._put = consumer.event or out.events.append
         self._row_to, self._packed, self._chunk_to = consumer.row, consumer.packed_rows, consumer.chunk
-        self._deltas_to = consumer.deltas if consumer.chunk is not None else None
+        self._deltas_to = consumer.deltas if consumer.chunk is not None and consumer.row is not None else None
         self._typed, self._after = consumer.typed or {}, consumer.after
         self._record = consumer.record
 
@@ -344,7 +352,7 @@ class LogDecoder:
         loads, bad_json, rows, row, event = orjson.loads, orjson.JSONDecodeError, PACKED_ROW_TYPES, self._row, self._event
         chunk = self._chunk if self._chunk_to is not None else event
         typed, envelope, after = self._typed, ENVELOPE_KEYS, self._after
-        deltas, top, record = self._deltas_to, MAX_COUNTER, self._record
+        deltas, top, record, measure = self._deltas_to, MAX_COUNTER, self._record, row_measure
         run = 0  # deltas taken for ``deltas`` and not handed over yet: from ``seq0`` on, of ``turn`` and ``step``
         seq0 = turn = step = chars = 0
         find = data.find
@@ -374,16 +382,29 @@ class LogDecoder:
                 and 0 <= p <= top
             ):
                 text = piece.get("argumentsDelta" if ctype == "tool-call-delta" else "text")
+                n, c = 1, len(text) if text.__class__ is str else 0
+            elif (  # a packed row as ``_row`` takes it without a word (numbered as expected, well-formed)
+                deltas is not None
+                and etype.__class__ is str
+                and etype in rows
+                and obj.get("seq0") == (seq := self.next_seq) + self._seq_shift
+                and self._explicit_seq
+                and (measured := measure(obj)) is not None
+            ):
+                n, t, p, c = measured
+            else:
+                n = 0
+            if n:  # the deltas of one turn and step join the run; another's start a new one
                 if run and t == turn and p == step:
-                    run += 1
-                    chars += len(text) if text.__class__ is str else 0
+                    run += n
+                    chars += c
                 else:
                     if run:
-                        deltas(seq0, run, turn, step, chars)
-                    run, seq0, turn, step, chars = 1, seq, t, p, len(text) if text.__class__ is str else 0
+                        deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
+                    run, seq0, turn, step, chars = n, seq, t, p, c
                 if record is not None:
-                    record((seq, 1, base if fixed_offset else base + start, start, nl - start, CHUNK))
-                self.next_seq = seq + 1
+                    record((seq, n, base if fixed_offset else base + start, start, nl - start, CHUNK))
+                self.next_seq = seq + n
                 start = nl + 1
                 continue
             if run:  # a run ends before anything else is projected

@@ -19,6 +19,48 @@ def _int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def row_parts(row: dict[str, Any]) -> tuple[str, dict[str, Any], list[str], list[int], int, int, int]:
+    """A packed row's type, ``data``, members, ``dt``, turn, step and the code points its members stream, once it
+    is validated (RecordError names what is wrong)."""
+    kind = row["type"]
+    data = row.get("data")
+    if not isinstance(data, dict):
+        raise RecordError(f"malformed {kind} row: data is not an object")
+    pieces = data.get("args" if kind == "tool-call-chunks" else "texts")
+    dt = data.get("dt")
+    try:  # join checks every member is a str in C (orjson gives exact str) and measures them at once
+        chars = len("".join(pieces)) if isinstance(pieces, list) and pieces else -1
+    except TypeError:
+        chars = -1
+    if chars < 0:
+        raise RecordError(f"malformed {kind} row: members must be a non-empty list of strings")
+    gaps = len(pieces) - 1
+    # [*map(type, …)].count(int) checks a whole list in C: an exact int each (bool is an int subclass, no dt)
+    if not isinstance(dt, list) or len(dt) != gaps or [*map(type, dt)].count(int) != gaps:
+        raise RecordError(f"malformed {kind} row: dt must hold {gaps} integers")
+    turn, step, index = data.get("turn"), data.get("step"), data.get("index")
+    if not (  # exact ints first: the common case without a call
+        (turn.__class__ is int and step.__class__ is int and index.__class__ is int
+         and 0 <= turn <= MAX_COUNTER and 0 <= step <= MAX_COUNTER)
+        or (_counter(turn) and _counter(step) and _int(index))
+    ):  # fmt: skip
+        raise RecordError(f"malformed {kind} row: turn, step and index must be integers from 0 to {MAX_COUNTER}")
+    name = data.get("name")
+    if name is not None and not isinstance(name, str):
+        raise RecordError(f"malformed {kind} row: name must be a string")
+    return kind, data, pieces, dt, turn, step, chars
+
+
+def row_measure(row: dict[str, Any]) -> tuple[int, int, int, int] | None:
+    """How many members a packed row holds, its turn and step and the code points they stream, or None for a
+    malformed row (``PackedRow`` then says what is wrong)."""
+    try:
+        _, _, pieces, _, turn, step, chars = row_parts(row)
+    except RecordError:
+        return None
+    return len(pieces), turn, step, chars
+
+
 class PackedRow:
     """A validated packed chunk row standing for ``count`` ``assistant/chunk`` events from ``seq0`` on.
 
@@ -31,34 +73,9 @@ class PackedRow:
 
     def __init__(self, row: dict[str, Any], seq0: int, time0: int) -> None:
         """Validate ``row`` (RecordError names what is wrong); its members get ``seq0``… and times from ``time0``."""
-        kind = row["type"]
-        data = row.get("data")
-        if not isinstance(data, dict):
-            raise RecordError(f"malformed {kind} row: data is not an object")
-        pieces = data.get("args" if kind == "tool-call-chunks" else "texts")
-        dt = data.get("dt")
-        try:  # join checks every member is a str in C (orjson gives exact str) and measures them at once
-            chars = len("".join(pieces)) if isinstance(pieces, list) and pieces else -1
-        except TypeError:
-            chars = -1
-        if chars < 0:
-            raise RecordError(f"malformed {kind} row: members must be a non-empty list of strings")
-        gaps = len(pieces) - 1
-        # [*map(type, …)].count(int) checks a whole list in C: an exact int each (bool is an int subclass, no dt)
-        if not isinstance(dt, list) or len(dt) != gaps or [*map(type, dt)].count(int) != gaps:
-            raise RecordError(f"malformed {kind} row: dt must hold {gaps} integers")
-        turn, step, index = data.get("turn"), data.get("step"), data.get("index")
-        if not (  # exact ints first: the common case without a call
-            (turn.__class__ is int and step.__class__ is int and index.__class__ is int
-             and 0 <= turn <= MAX_COUNTER and 0 <= step <= MAX_COUNTER)
-            or (_counter(turn) and _counter(step) and _int(index))
-        ):  # fmt: skip
-            raise RecordError(f"malformed {kind} row: turn, step and index must be integers from 0 to {MAX_COUNTER}")
-        name = data.get("name")
-        if name is not None and not isinstance(name, str):
-            raise RecordError(f"malformed {kind} row: name must be a string")
+        kind, data, pieces, dt, turn, step, chars = row_parts(row)
         self.seq0 = seq0
-        self.count = gaps + 1
+        self.count = len(pieces)
         self.chars = chars  # code points of every member's delta (text or tool-call arguments)
         self.turn: int = turn
         self.step: int = step

@@ -92,6 +92,24 @@ def _data(event: dict[str, Any], draw: st.DrawFn) -> None:
 MUTATIONS = [_seq, _seq, _envelope, _drop, _time, _data]
 
 
+def _seq0(row: dict[str, Any], draw: st.DrawFn) -> None:
+    choice = draw(st.sampled_from(["drop", "odd", "shift"]))
+    if choice == "drop":
+        row.pop("seq0")
+    elif choice == "odd":
+        row["seq0"] = draw(odd)
+    else:
+        row["seq0"] += draw(st.integers(-2, 2))
+
+
+def _members(row: dict[str, Any], draw: st.DrawFn) -> None:
+    key = draw(st.sampled_from(["texts", "dt", "turn", "index", "name"]))
+    row["data"][key] = draw(st.one_of(odd, st.sampled_from([["a", 1], [], [True], [1.0], [1, 2]])))
+
+
+ROW_MUTATIONS = [_seq0, _members]  # rows numbered otherwise or malformed go through ``LogDecoder._row``
+
+
 @st.composite
 def log_lines(draw: st.DrawFn) -> list[dict[str, Any]]:
     """Turn 1 step 1 opened (sometimes not), then chunk events among step and turn boundaries."""
@@ -104,8 +122,11 @@ def log_lines(draw: st.DrawFn) -> list[dict[str, Any]]:
         if kind == "chunk":
             lines.append(draw(chunk_line(len(lines))))
         elif kind == "row":
-            lines.append({"type": "text-chunks", "seq0": len(lines), "data": {"turn": 1, "step": draw(counter),
-                          "index": 0, "texts": ["a", "bc"], "dt": [1]}})  # fmt: skip
+            row = {"type": "text-chunks", "seq0": len(lines), "data": {"turn": 1, "step": draw(counter),
+                   "index": 0, "texts": ["a", "bc"], "dt": [1]}}  # fmt: skip
+            for mutation in draw(st.lists(st.sampled_from(ROW_MUTATIONS), max_size=1)):
+                mutation(row, draw)
+            lines.append(row)
         else:
             lines.append({"type": kind, "seq": len(lines), "data": {"turn": 1, "step": draw(counter)}})
     return lines
