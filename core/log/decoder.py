@@ -75,7 +75,8 @@ class Consumer:
     - ``typed``, when set, maps an event type to the sink that validates and projects an event line of that type
       in one step (``TypedSink``), for lines with the plain envelope (numbered as the stream expects, an integer
       time, a ``data`` object, envelope keys only); a sink declines anything but the shape it expects, which then
-      goes where events go; ``after`` is told of each event a typed sink took, once it is numbered and noted;
+      goes where events go; ``after`` maps a type to what is told of each event of that type a typed sink took,
+      once it is numbered and noted;
     - ``record`` is told of each line that yields events, in one tuple (a ``LineStore`` notes where lines are).
 
     The decoder reads where items go at the start of every feed and right after the header, so a consumer may
@@ -91,7 +92,7 @@ class Consumer:
         chunk: ChunkSink | None = None,
         deltas: DeltaSink | None = None,
         typed: dict[str, TypedSink] | None = None,
-        after: Callable[[dict[str, Any]], None] | None = None,
+        after: dict[str, Callable[[dict[str, Any]], None]] | None = None,
         record: RecordHook | None = None,
         packed_rows: bool = False,
     ) -> None:
@@ -145,7 +146,7 @@ class LogDecoder:
         self._chunk_to: ChunkSink | None = None
         self._deltas_to: DeltaSink | None = None
         self._typed: dict[str, TypedSink] = {}
-        self._after: Callable[[dict[str, Any]], None] | None = None
+        self._after: dict[str, Callable[[dict[str, Any]], None]] = {}
         self._record: RecordHook | None = self.consumer.record
         self._explicit_seq: bool | None = None
         self._seq_shift = 0  # declared seq minus position, after a reported discontinuity
@@ -233,7 +234,7 @@ class LogDecoder:
         self._put = consumer.event or out.events.append
         self._row_to, self._packed, self._chunk_to = consumer.row, consumer.packed_rows, consumer.chunk
         self._deltas_to = consumer.deltas if consumer.chunk is not None and consumer.row is not None else None
-        self._typed, self._after = consumer.typed or {}, consumer.after
+        self._typed, self._after = consumer.typed or {}, consumer.after or {}
         self._record = consumer.record
 
     @property
@@ -434,8 +435,8 @@ class LogDecoder:
                 if self._record is not None:
                     self._record((seq, 1, base if fixed_offset else base + start, start, nl - start, etype))
                 self.next_seq = seq + 1
-                if after is not None:
-                    after(obj)
+                if (told := after.get(etype)) is not None:
+                    told(obj)
             else:
                 event(obj, base if fixed_offset else base + start, out)
             start = nl + 1

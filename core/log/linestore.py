@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import sys
 import threading
 from array import array
 from collections import OrderedDict
@@ -114,7 +115,8 @@ class LineStore(KeepingEvents):
         self.path = path
         self.compressed = decoder.compressed
         self._source = decoder
-        self._seq0, self._offset, self._pos, self._type = _Column("q"), _Column("Q"), _Column("I"), _Column("H")
+        # unsigned columns: an array takes a list of unsigned ints in C, and signed ones through argument parsing
+        self._seq0, self._offset, self._pos, self._type = _Column("Q"), _Column("Q"), _Column("I"), _Column("H")
         self._length = _Column("I")
         self._lines_seen = 0
         self.noted: list[Any] = []  # the fields of each ``RecordNote`` not taken in yet, one after another
@@ -146,14 +148,17 @@ class LineStore(KeepingEvents):
         batch = noted[:taken]
         del noted[:taken]
         seq0, types, lengths = batch[0::FIELDS], batch[5::FIELDS], batch[4::FIELDS]
-        for name in set(types).difference(self._type_ids):
-            self._type_ids[name] = len(self.type_names)
-            self.type_names.append(name)
-        tids = itemgetter(*types)(self._type_ids)
+        try:
+            tids = itemgetter(*types)(self._type_ids)
+        except KeyError:  # a type not seen before
+            for name in set(types).difference(self._type_ids):
+                self._type_ids[name] = len(self.type_names)
+                self.type_names.append(name)
+            tids = itemgetter(*types)(self._type_ids)
         start = self._lines_seen
-        self._seq0.put(start, array("q", seq0))
+        self._seq0.put(start, array("Q", seq0))
         self._offset.put(start, array("Q", batch[2::FIELDS]))
-        self._type.put(start, array("H", (tids,) if len(types) == 1 else tids))
+        self._type.put(start, _u16((tids,) if len(types) == 1 else tids))
         if max(lengths) > MAX_LENGTH:
             lengths = [min(length, MAX_LENGTH) for length in lengths]
         self._length.put(start, array("I", lengths))
@@ -188,9 +193,7 @@ class LineStore(KeepingEvents):
             if len(data) != n:
                 raise ValueError(f"column {name} holds {len(data)} lines, not {n}")
             # each line starts after the one before, and holds seqs after the ones before it (compared in C)
-            if name in ("seq0", "offset") and not (
-                all(map(lt if name == "seq0" else le, data, islice(data, 1, None))) and (not n or data[0] >= 0)
-            ):
+            if name in ("seq0", "offset") and not all(map(lt if name == "seq0" else le, data, islice(data, 1, None))):
                 raise ValueError(f"the line table's {name} column is out of order")
             values[name] = data
         if n and (values["seq0"][-1] >= end or values["offset"][-1] >= size or max(values["type"]) >= len(types)):
@@ -435,6 +438,18 @@ class _LineReader:
                     return b"".join(parts)
             if not chunk:
                 return b"".join(parts)
+
+
+def _u16(values: tuple[int, ...]) -> array[int]:
+    """``array("H", values)``, built in C when every value is below 256 (type ids are): the array type parses
+    each member of a list of ints for a 16-bit type as a function argument."""
+    try:
+        small = bytes(values)
+    except ValueError:
+        return array("H", values)
+    wide = bytearray(2 * len(small))
+    wide[0 if sys.byteorder == "little" else 1 :: 2] = small
+    return array("H", wide)
 
 
 def _values(column: _Column, n: int) -> array[int]:

@@ -6,12 +6,14 @@ projection's state.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from core.log.validate import is_invalid
 from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
 from core.read.rows import is_error_event
+from core.shared.text import tool_result_is_error
 
 
 @dataclass
@@ -94,6 +96,21 @@ class SessionFacts:
             self.outcomes[data["requestId"]] = data
         if is_error_event(event):
             self.errors.append(seq)
+
+
+    def typed_observers(self) -> dict[str, Callable[[dict[str, Any]], None]]:
+        """``observe`` for the fact types the decoder's fused paths take (``Session.typed_sinks``), for an event
+        such a path took: valid, numbered, its ``data`` an object and a tool result's ``message`` one too, so
+        without the checks it passed."""
+        return {"step/start": self._step_started, "tool/result": self._result}
+
+    def _step_started(self, event: dict[str, Any]) -> None:
+        self.step_starts.append(event["seq"])
+        self.step = _int(event["data"].get("step"), self.step)
+
+    def _result(self, event: dict[str, Any]) -> None:
+        if tool_result_is_error(event["data"]["message"]):  # ``is_error_event``
+            self.errors.append(event["seq"])
 
 
 # the types ``SessionFacts.observe`` records something for (``is_error_event`` included)

@@ -152,8 +152,8 @@ def _typed_routes(
     observe: Observer | None,
     types: Container[str] | None,
     facts: SessionFacts | None,
-) -> tuple[dict[str, TypedSink], Callable[[dict[str, Any]], None] | None]:
-    """The fused paths into ``session`` (``Consumer.typed``) and what is told of each event one took
+) -> tuple[dict[str, TypedSink], dict[str, Callable[[dict[str, Any]], None]]]:
+    """The fused paths into ``session`` (``Consumer.typed``) and what is told of each event one took, by type
     (``Consumer.after``): ``observe`` for the types it sees, then ``facts`` for theirs. A type ``before`` sees
     takes the general path, where it is told of an event before the event is projected."""
     sinks = session.typed_sinks()
@@ -161,20 +161,29 @@ def _typed_routes(
     if before is not None:
         sinks = {etype: sink for etype, sink in sinks.items() if etype not in seen}
         seen = set()
-    gathered = {etype for etype in sinks if etype in FACT_TYPES} if facts is not None else set()
-    if not seen and not gathered:
-        return sinks, None
-    told = observe if seen else None
-    noted = facts.observe if facts is not None else None
-
-    def after(event: dict[str, Any]) -> None:
-        etype = event["type"]
-        if told is not None and etype in seen:
-            told(session, event)
-        if noted is not None and etype in gathered:
-            noted(event)
-
+    noted = facts.typed_observers() if facts is not None else {}
+    after: dict[str, Callable[[dict[str, Any]], None]] = {}
+    for etype in sinks:
+        note = noted.get(etype, facts.observe if facts is not None and etype in FACT_TYPES else None)
+        if etype in seen:
+            after[etype] = _told(session, observe, note)  # type: ignore[arg-type]
+        elif note is not None:
+            after[etype] = note
     return sinks, after
+
+
+def _told(
+    session: Session, observe: Observer, note: Callable[[dict[str, Any]], None] | None
+) -> Callable[[dict[str, Any]], None]:
+    """``observe`` told of an event a fused path took, then ``note`` (the facts), when given."""
+    if note is None:
+        return lambda event: observe(session, event)
+
+    def both(event: dict[str, Any]) -> None:
+        observe(session, event)
+        note(event)
+
+    return both
 
 
 def _routes(

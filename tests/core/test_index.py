@@ -312,9 +312,9 @@ def test_hostile_state_with_a_valid_digest_never_crashes_a_reader(
         _use(restored.session)
 
 
-@pytest.mark.parametrize(("column", "code"), [("lines.seq0", "q"), ("lines.offset", "Q")])
+@pytest.mark.parametrize("column", ["lines.seq0", "lines.offset"])
 def test_a_line_table_out_of_order_is_not_used(
-    fuzz_log: tuple[Path, Path, bytes], monkeypatch: pytest.MonkeyPatch, column: str, code: str
+    fuzz_log: tuple[Path, Path, bytes], monkeypatch: pytest.MonkeyPatch, column: str
 ) -> None:
     """The line table's seqs and offsets are stored as they are; a table whose lines are not in order (two
     swapped) is refused, though its digest is valid."""
@@ -323,7 +323,7 @@ def test_a_line_table_out_of_order_is_not_used(
     raw_meta, sections = _sections(index.index_path(log))
     _install(cache, log, _signed(raw_meta, sections), monkeypatch)
     assert _restored(log) is not None
-    values = array(code)
+    values = array("Q")
     values.frombytes(sections[column])
     values[1], values[2] = values[2], values[1]
     sections[column] = values.tobytes()

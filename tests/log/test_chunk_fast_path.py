@@ -13,6 +13,7 @@ observers and its events must give the very events that read gives.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,14 +60,22 @@ def chunk_line(draw: st.DrawFn, seq: int) -> dict[str, Any]:
     return event
 
 
-def _seq(event: dict[str, Any], draw: st.DrawFn) -> None:
-    choice = draw(st.sampled_from(["drop", "odd", "shift"]))
-    if choice == "drop" or not isinstance(event.get("seq"), int):
-        event.pop("seq", None)
-    elif choice == "odd":
-        event["seq"] = draw(odd)
-    else:
-        event["seq"] += draw(st.integers(-2, 2))
+def _renumbered(key: str) -> Callable[[dict[str, Any], st.DrawFn], None]:
+    """A mutation of a record's ``key`` (its seq): dropped, of another type or shifted."""
+
+    def mutate(record: dict[str, Any], draw: st.DrawFn) -> None:
+        choice = draw(st.sampled_from(["drop", "odd", "shift"]))
+        if choice == "drop" or not isinstance(record.get(key), int):
+            record.pop(key, None)
+        elif choice == "odd":
+            record[key] = draw(odd)
+        else:
+            record[key] += draw(st.integers(-2, 2))
+
+    return mutate
+
+
+_seq, _seq0 = _renumbered("seq"), _renumbered("seq0")
 
 
 def _envelope(event: dict[str, Any], draw: st.DrawFn) -> None:
@@ -90,16 +99,6 @@ def _data(event: dict[str, Any], draw: st.DrawFn) -> None:
 
 
 MUTATIONS = [_seq, _seq, _envelope, _drop, _time, _data]
-
-
-def _seq0(row: dict[str, Any], draw: st.DrawFn) -> None:
-    choice = draw(st.sampled_from(["drop", "odd", "shift"]))
-    if choice == "drop":
-        row.pop("seq0")
-    elif choice == "odd":
-        row["seq0"] = draw(odd)
-    else:
-        row["seq0"] += draw(st.integers(-2, 2))
 
 
 def _members(row: dict[str, Any], draw: st.DrawFn) -> None:

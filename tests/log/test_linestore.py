@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from array import array
 from pathlib import Path
 
 import orjson
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bench.gen_session import generate
-from core.log.linestore import LineStore
+from core.log.linestore import LineStore, _u16
 from core.log.records import is_packed_row, row_member_count
 from core.read.load import load_session
 from core.read.session import Session
@@ -144,3 +145,9 @@ def test_a_bad_packed_row_reads_back_as_its_placeholders(tmp_path: Path) -> None
     path.write_bytes(raw_log([*events, row]))
     session = _same_events(path)
     assert [session.events[n]["type"] for n in range(len(events), len(events) + 3)] == ["text-chunks"] * 3
+
+
+@given(st.lists(st.integers(0, 0xFFFF), min_size=1, max_size=40))
+def test_the_type_column_is_built_as_a_16_bit_array_of_the_ids(ids: list[int]) -> None:
+    """The type ids of noted lines go into the table through bytes when all are below 256, else one by one."""
+    assert _u16(tuple(ids)) == array("H", ids)
