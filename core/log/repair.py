@@ -17,8 +17,8 @@ never more than the file could hold: otherwise the seq itself is the damage, and
 any damaged line. A header the
 readers refuse is refused here too, before anything is written.
 
-The file is read twice in slices, never whole: once to find the damage (an intact log is left as it is), once
-to write the repaired log.
+The file is read in slices, never whole: once to find the damage (an intact log is left as it is; a second time
+when its first line and most of the others disagree on carrying seqs), once to write the repaired log.
 """
 
 from __future__ import annotations
@@ -175,8 +175,13 @@ def _repair(path: Path) -> RepairReport:
     read_log_header(path)  # a header the readers refuse (not JSON, not a session, another version) stops here
     compressed = is_compressed(path)
     capacity = path.stat().st_size * (ZSTD_RATIO if compressed else 1)
-    with open(path, "rb") as f:
-        events, holes, duplicates, moved = _Rebuild(path, capacity, None).run(_pieces(f, compressed))
+    explicit = None
+    for _ in range(2):  # again when most lines say otherwise than the first (a damaged first line lost its seq)
+        with open(path, "rb") as f:
+            scan = _Rebuild(path, capacity, None, explicit)
+            events, holes, duplicates, moved = scan.run(_pieces(f, compressed))
+        if scan.explicit == (explicit := scan.numbered > scan.unnumbered):
+            break
     if not holes and not duplicates and not moved:
         return RepairReport(path, None, events, [], 0)
     backup = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
@@ -186,7 +191,7 @@ def _repair(path: Path) -> RepairReport:
     out = _Output(tmp, compressed)
     try:
         with open(backup, "rb") as f:
-            events, holes, duplicates, moved = _Rebuild(path, capacity, out.write).run(_pieces(f, compressed))
+            events, holes, duplicates, moved = _Rebuild(path, capacity, out.write, explicit).run(_pieces(f, compressed))
         out.flush()
     finally:
         out.close()
@@ -228,10 +233,13 @@ class _Output:
 
 @dataclass(order=True)
 class _Line:
-    """An intact line, ordered by seq; of two lines with one seq, one that fits where it stands comes first."""
+    """An intact line, ordered by seq; of two lines with one seq, one that fits where it stands comes first, then
+    one with fewer unexplained jumps (a seq ahead of its neighbour's with no damage between to have held the rest)."""
 
     seq: int
     misfit: bool
+    jumps: int
+    off: int  # how far its seq is from the ones its neighbours imply (the nearer of the two)
     order: int  # its place among the file's intact lines
     count: int = field(compare=False)  # the seqs it fills (a packed row's members)
     offset: int = field(compare=False)
@@ -248,7 +256,9 @@ class _Line:
 class _Rebuild:
     """One walk of the pieces as the repaired log holds them, handing each of its lines to ``write``."""
 
-    def __init__(self, path: Path, capacity: int, write: Callable[[bytes], None] | None) -> None:
+    def __init__(
+        self, path: Path, capacity: int, write: Callable[[bytes], None] | None, explicit: bool | None = None
+    ) -> None:
         self.path = path
         self.capacity = capacity  # more lost events than this the file could never have held
         self.out = write or (lambda line: None)
@@ -261,7 +271,9 @@ class _Rebuild:
         self.duplicates = 0
         self.moved = 0  # lines written out of file order
         self.written = -1  # order of the last line written
-        self.explicit: bool | None = None  # whether the log numbers its lines (decided by the first one)
+        self.explicit = explicit  # whether the log numbers its lines (unless told, the first one decides)
+        self.numbered = 0  # lines with a seq, and without: what most of them do is what the log does
+        self.unnumbered = 0
 
     def run(self, pieces: Iterator[_Piece]) -> tuple[int, list[Hole], int, int]:
         """Walk ``pieces`` (the header first); the events, the holes, the dropped duplicates, the lines moved."""
@@ -278,11 +290,16 @@ class _Rebuild:
                 after.append(line)
                 continue
             order += 1
+            left = self.expected if before is None else before.end
             if before is not None:
                 before.misfit = before.misfit and before.end != line.seq
+                before.jumps += _jump(before.end, line.seq, after)
+                before.off = min(before.off, abs(line.seq - before.end))
                 after[:0] = self._hold(before)
             line.damage, after = after, []
             line.misfit = before is None or before.end != line.seq
+            line.jumps = _jump(left, line.seq, line.damage)
+            line.off = abs(line.seq - left)
             before = line
         if before is not None:
             after[:0] = self._hold(before)
@@ -310,6 +327,8 @@ class _Rebuild:
         seq = event.get(key)
         if self.explicit is None:
             self.explicit = seq is not None
+        self.numbered += seq is not None
+        self.unnumbered += seq is None
         if seq is None and not self.explicit:
             seq = self.expected if before is None else before.end  # a log without seqs numbers by position
         elif seq is None:
@@ -317,7 +336,7 @@ class _Rebuild:
         elif type(seq) is not int or not 0 <= seq <= MAX_SEQ:
             return Hole(piece.offset, len(raw), f"{key} {seq!r} is not an integer from 0 to {MAX_SEQ}")
         stamp = event.get("time0" if key == "seq0" else "time")
-        return _Line(seq, False, order, count, piece.offset, raw, stamp if type(stamp) is int else None)
+        return _Line(seq, False, 0, 0, order, count, piece.offset, raw, stamp if type(stamp) is int else None)
 
     def _hold(self, line: _Line) -> list[Hole]:
         """Hold ``line`` until its turn comes; the damage it is (with what stood before it) when its seq is too
@@ -383,6 +402,12 @@ class _Rebuild:
         self.written = max(self.written, line.order)
         self.expected = line.end
         self.last_time = line.time if line.time is not None else self.last_time
+
+
+def _jump(end: int, seq: int, damage: list[Hole]) -> bool:
+    """Whether a line at ``seq`` next to one ending at ``end`` skips seqs with no damage between to have held
+    them (a skip too far to be a swap says more of the line that makes it than of its neighbour)."""
+    return 0 < seq - end <= 2 * WINDOW and not damage
 
 
 def _merge(holes: list[Hole]) -> Hole:

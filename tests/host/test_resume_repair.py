@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 import pytest
 import zstandard
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from core.cli import main
@@ -215,9 +215,45 @@ def _damage(lines: list[bytes], how: tuple[str, int, Any], touched: set[bytes]) 
         del lines[at : at + arg]
 
 
+@pytest.mark.parametrize(
+    "damages",
+    [
+        [("garble", 38, b"\x00"), ("seq", 36, 36)],  # the relabelled twin comes first and jumps a seq to get there
+        [("seq", 17, 17), ("seq", 19, 10**6)],  # the true twin's other neighbour is a far, damaged seq
+    ],
+    ids=["twin-first", "far-neighbour"],
+)
+def test_a_relabelled_twin_loses_to_the_line_that_fits(tmp_path: Path, damages: list[tuple[str, int, Any]]) -> None:
+    log = _log(tmp_path)
+    lines = _lines(log)
+    original, touched = set(lines[1:]), set[bytes]()
+    for how in damages:
+        _damage(lines, how, touched)
+    _put(log, lines)
+
+    repair_log(log)
+
+    _kept_in_order(log, [line for line in lines[1:] if line in original and line not in touched])
+    _resumes(log)
+
+
+def _claimed(line: bytes) -> int | None:
+    """The seq a damaged line still claims, if it claims one a reader would take."""
+    try:
+        event = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    seq = event.get("seq") if isinstance(event, dict) else None
+    return seq if type(seq) is int else None
+
+
 @settings(max_examples=200, deadline=None)
 @given(damages=st.lists(DAMAGE, min_size=1, max_size=4), compressed=st.booleans())
+@example(damages=[("seq", 4, None), ("swap", 1, 3)], compressed=False)  # the first line lost its seq
 def test_repair_keeps_every_intact_line_and_always_resumes(damages: list[tuple[str, int, Any]], compressed: bool) -> None:
+    """Every intact line is kept, except where a damaged line claims the same seq: then the seqs alone cannot
+    always tell which of the two is true (a swap can make the true one look out of place), one of them is kept,
+    and the copy beside the log keeps both."""
     with tempfile.TemporaryDirectory() as tmp:
         log = _log(Path(tmp), compressed=compressed)
         lines = _lines(log)
@@ -226,9 +262,18 @@ def test_repair_keeps_every_intact_line_and_always_resumes(damages: list[tuple[s
         for how in damages:
             _damage(lines, how, touched)
         _put(log, lines)
+        damaged = log.read_bytes()
         intact = [line for line in lines[1:] if line in original and line not in touched]
+        claimed = {_claimed(line) for line in lines[1:] if line not in original}
+        contested = [line for line in intact if orjson.loads(line)["seq"] in claimed]
 
-        repair_log(log)
+        report = repair_log(log)
 
-        _kept_in_order(log, intact)
+        kept = set(_lines(log))
+        _kept_in_order(log, [line for line in intact if line not in contested or line in kept])
+        for line in contested:
+            seq = orjson.loads(line)["seq"]
+            assert line in kept or any(_claimed(other) == seq for other in kept if other not in original)
+        if contested and report.backup is not None:
+            assert report.backup.read_bytes() == damaged
         _resumes(log)
