@@ -28,8 +28,8 @@ import re2
 
 ENV_MIN = 8
 LIST_SLICE = 32  # a long list is screened this many items at a time
-_KEYS = re2.compile(
-    rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\z)"
+# key formats with no character JSON escapes: a string holds one as its JSON does (``_KEYS`` and ``_SCREEN``)
+_KEY_FORMATS = (
     rb"|(?:sk|pk|rk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"
     rb"|(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"
     rb"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
@@ -37,7 +37,11 @@ _KEYS = re2.compile(
     rb"|(?:AKIA|ASIA)[A-Z0-9]{16}"
     rb"|AIza[A-Za-z0-9_\-]{30,}"
     rb"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
-    rb"|(?i:bearer|basic)\s+[A-Za-z0-9._~+/=\-]{12,}"
+)
+_KEYS = re2.compile(
+    rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\z)"
+    + _KEY_FORMATS
+    + rb"|(?i:bearer|basic)\s+[A-Za-z0-9._~+/=\-]{12,}"
     rb"|(?i:(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
     rb"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]{6,}"
 )
@@ -55,14 +59,8 @@ _PAIR_HEAD = re.compile(
 _JSON_SPACE = rb"(?: |\\[tnfr])"
 _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
-    rb"|(?:sk|pk|rk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"
-    rb"|(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"
-    rb"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
-    rb"|xox[abposr]-[A-Za-z0-9-]{10,}"
-    rb"|(?:AKIA|ASIA)[A-Z0-9]{16}"
-    rb"|AIza[A-Za-z0-9_\-]{30,}"
-    rb"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
-    rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
+    + _KEY_FORMATS
+    + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
     rb"|(?i:api[_-]?key|secret|password|passwd|token)(?:\\?[\"'])?" + _JSON_SPACE + rb"*[:=]"
     rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home/|/Users/)[^/\s\"'<>:;,]|/root\b|[A-Za-z]:\\\\Users\\\\"
