@@ -43,6 +43,8 @@ def load_session(
     raw: bool = False,
     index: bool = False,
     restored: Callable[[Session], None] | None = None,
+    before_optional: Container[str] = (),
+    skip_deltas: bool = False,
 ) -> Session:
     """Project a whole log file or session directory (raw or zstd).
 
@@ -52,7 +54,11 @@ def load_session(
     event dict or ``PackedRow`` is applied; with ``observe_types`` only for the items of those types (a
     ``PackedRow`` is of type ``assistant/chunk``; the container is asked once per type). They see each event
     through the validated view (``core.log.validate.readable``), as every reader of ``session.events`` does;
-    with ``raw`` as decoded, flagged or not, for a command that displays events. Diagnostics come out
+    with ``raw`` as decoded, flagged or not, for a command that displays events. Events of ``before_optional``
+    types may be projected without ``before`` (a fused path then takes them, as it does when nothing observes
+    them). With ``skip_deltas`` (and ``retain=False``), stream deltas (packed rows, and chunk events that are no
+    usage sample or finish) are projected a run at a time without ``before`` or ``observe``: an observer finds
+    them in the seqs it was not told of. Diagnostics come out
     as a full read gives them: the decoder's first, then the projection's. Raises LogFormatError only when no
     header is usable.
 
@@ -74,10 +80,14 @@ def load_session(
 
     def route(session: Session) -> None:  # where the decoder sends what it decodes from now on
         event, consumer.row, consumer.chunk = _routes(session, before, observe, observe_types, raw)
+        if skip_deltas:
+            consumer.row = session.apply_row
         # runs of stream deltas no one sees or keeps are projected a run at a time
-        consumer.deltas = session.apply_deltas if not retain and consumer.chunk == session.apply_chunk else None
+        unseen = skip_deltas or consumer.chunk == session.apply_chunk
+        consumer.deltas = session.apply_deltas if not retain and unseen else None
         consumer.event = _with_facts(event, facts) if index else event
-        consumer.typed, consumer.after = _typed_routes(session, before, observe, observe_types, facts if index else None)
+        consumer.typed, consumer.after = _typed_routes(session, before, observe, observe_types, facts if index else None,
+                                                       before_optional)  # fmt: skip
 
     if back is not None:
         decoder, lines, session = back.decoder, back.lines, back.session
@@ -152,15 +162,18 @@ def _typed_routes(
     observe: Observer | None,
     types: Container[str] | None,
     facts: SessionFacts | None,
+    before_optional: Container[str] = (),
 ) -> tuple[dict[str, TypedSink], dict[str, Callable[[dict[str, Any]], None]]]:
     """The fused paths into ``session`` (``Consumer.typed``) and what is told of each event one took, by type
     (``Consumer.after``): ``observe`` for the types it sees, then ``facts`` for theirs. A type ``before`` sees
-    takes the general path, where it is told of an event before the event is projected."""
+    (but those of ``before_optional``) takes the general path, where it is told of an event before the event is
+    projected."""
     sinks = session.typed_sinks()
     seen = {etype for etype in sinks if types is None or etype in types} if before or observe else set()
     if before is not None:
-        sinks = {etype: sink for etype, sink in sinks.items() if etype not in seen}
-        seen = set()
+        general = {etype for etype in seen if etype not in before_optional}
+        sinks = {etype: sink for etype, sink in sinks.items() if etype not in general}
+        seen -= general
     noted = facts.typed_observers() if facts is not None else {}
     after: dict[str, Callable[[dict[str, Any]], None]] = {}
     for etype in sinks:

@@ -806,7 +806,14 @@ class RequestPass:
     (``Digest``): the pass notes each surface node's size as it is applied and keeps no DSH event.
     ``observe(session, event)`` is told of the events of ``observe_types`` once the pass has taken them in (of
     the chunks, only the usage samples and finishes): another fold riding on the pass.
+
+    The pass need not be told of stream deltas (packed rows, and chunk events that are no usage sample or
+    finish), which change nothing it reads: where it was told of none since a request was due, the request went
+    out right before the first seq it was not told of. Nor need ``before`` be told of ``NEUTRAL`` events.
     """
+
+    # Events that change nothing a request is built from: the pass may be told of them only once applied.
+    NEUTRAL = frozenset({"step/start", "step/end", "tool/call"})
 
     def __init__(
         self,
@@ -832,13 +839,22 @@ class RequestPass:
         self.host = False
         self.routes: dict[tuple[Any, Any], dict[str, Any]] = {}
         self.open: Request | None = None
+        self.seen = -1  # the last seq the pass was told of
 
     def before(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         """Called right before ``session`` applies ``item``."""
+        seq, unseen = session.next_seq, self.seen + 1
+        self.seen = seq + item.count - 1 if item.__class__ is PackedRow else seq  # type: ignore[union-attr]
         if self.clock.armed is None:  # no request about to go out
             return
-        etype = CHUNK if type(item) is PackedRow else str(item.get("type"))  # type: ignore[union-attr]
-        point = self.clock.before(session.next_seq, etype)
+        if unseen < seq:  # after stream deltas the pass was not told of: the request went out before the first
+            self._went_out(session, self.clock.before(unseen, CHUNK))
+        else:
+            etype = CHUNK if type(item) is PackedRow else str(item.get("type"))  # type: ignore[union-attr]
+            self._went_out(session, self.clock.before(seq, etype))
+
+    def _went_out(self, session: Session, point: Point | None) -> None:
+        """The request at ``point`` (if any) went out: the one before it is over, and it is built."""
         if point is None:
             return
         done, self.open = self.open, None
@@ -855,6 +871,11 @@ class RequestPass:
 
     def after(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         """Called right after ``session`` applied ``item``."""
+        end = session.next_seq - 1
+        if self.seen != end:  # a ``NEUTRAL`` event, told of only now
+            if self.seen < end - 1 and self.clock.armed is not None:  # after deltas the pass was not told of
+                self._went_out(session, self.clock.before(self.seen + 1, CHUNK))
+            self.seen = end
         if item.__class__ is PackedRow:  # chunk deltas: no step bookkeeping, usage or surface node among them
             return
         event: dict[str, Any] = item  # type: ignore[assignment]
@@ -903,6 +924,8 @@ class RequestPass:
 
     def finish(self, session: Session) -> None:
         """The log ended: the requests in flight are over."""
+        if self.clock.armed is not None and self.seen < session.next_seq - 1:  # it ended on untold deltas
+            self._went_out(session, self.clock.before(self.seen + 1, CHUNK))
         done, self.open = self.open, None
         if done is not None:
             self._emit(done, session)
@@ -986,7 +1009,8 @@ def stream_requests(
     requests = RequestPass(emit, keep=not chosen, want=want, others=others, lean=not chosen, observe=observe,
                            observe_types=observe_types)  # fmt: skip
     try:
-        session = load_session(path, retain=False, readback=True, before=requests.before, observe=requests.after)
+        session = load_session(path, retain=False, readback=True, before=requests.before, observe=requests.after,
+                               before_optional=RequestPass.NEUTRAL, skip_deltas=True)  # fmt: skip
         requests.finish(session)
     except _Stop as stop:
         return stop.session

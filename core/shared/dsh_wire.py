@@ -36,12 +36,14 @@ def _js_text(value: Any) -> str:
 
 
 def _blocks(value: Any) -> list[Mapping[str, Any]]:
-    return [b for b in value if isinstance(b, Mapping)] if isinstance(value, list) else []
+    if not isinstance(value, list):
+        return []
+    return [b for b in value if b.__class__ is dict or isinstance(b, Mapping)]  # a dict without the ABC's check
 
 
 def joined(blocks: Iterable[Mapping[str, Any]], kind: str = "text") -> str:
     """The ``text`` of the blocks of one type, concatenated with nothing between them."""
-    return "".join(_js_text(b.get("text")) for b in blocks if b.get("type") == kind)
+    return "".join(t if (t := b.get("text")).__class__ is str else _js_text(t) for b in blocks if b.get("type") == kind)
 
 
 def _present(source: Mapping[str, Any], *keys: str) -> dict[str, Any]:
@@ -86,8 +88,11 @@ def has_image(messages: Iterable[Mapping[str, Any]]) -> bool:
     """True when any message (or a tool result in it) holds an image block."""
 
     def holds(blocks: list[Mapping[str, Any]]) -> bool:
-        return any(b.get("type") == "image" or (b.get("type") == "tool-result" and holds(_blocks(b.get("content"))))
-                   for b in blocks)  # fmt: skip
+        for b in blocks:
+            kind = b.get("type")
+            if kind == "image" or (kind == "tool-result" and holds(_blocks(b.get("content")))):
+                return True
+        return False
 
     return any(holds(_blocks(m.get("content"))) for m in messages)
 

@@ -8,7 +8,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from bench.gen_session import generate
 from core.log.linestore import LineStore
@@ -204,3 +207,99 @@ def test_a_lean_pass_holds_little_per_surface_node(tmp_path: Path) -> None:
     nodes = len(session.surface)
     assert nodes > 1_000
     assert sum(stat.size for stat in held.statistics("filename")) / nodes <= 160
+
+
+_HEADER = {"type": "session", "version": 0, "id": "s", "createdAt": 1_800_000_000_000, "cwd": "/w", "delegationDepth": 0}
+_TOOLS = {"header": {"system": "s", "tools": [{"name": "read"}], "config": {"model": "deepseek-chat"}}}
+
+
+@st.composite
+def _stream_logs(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """Steps whose outputs start with stream deltas (chunk events and packed rows), each followed by anything:
+    a usage sample, a finish (a failed one too), a retry, a tool call or result, a user or assistant message, a
+    step or turn end, another step, or the end of the log."""
+    out: list[dict[str, Any]] = [{"type": "request/header", "data": _TOOLS}]
+    turn = 0
+    for _ in range(draw(st.integers(1, 6))):
+        if turn == 0 or draw(st.booleans()):
+            turn += 1
+            out.append({"type": "turn/start", "data": {"turn": turn}})
+        at = {"turn": turn, "step": draw(st.integers(1, 2))}
+        if draw(st.integers(0, 4)):
+            out.append({"type": "step/start", "data": at})
+        for piece in draw(st.lists(st.sampled_from(["delta", "row"]), max_size=3)):
+            if piece == "delta":
+                out.append({"type": "assistant/chunk", "data": {**at, "chunk": {"type": "text-delta", "text": "x"}}})
+            else:
+                out.append({"type": "text-chunks", "data": {**at, "index": 0, "dt": [1], "texts": ["a", "b"]}})
+        for kind in draw(st.lists(st.sampled_from(["usage", "finish", "error", "retry", "call", "result", "user",
+                                                   "assistant", "step-end", "turn-end"]), max_size=2)):  # fmt: skip
+            if kind in ("usage", "finish", "error"):
+                chunk = {"type": "usage", "usage": {"inputTokens": 10, "cacheReadTokens": 5, "outputTokens": 2}}
+                if kind != "usage":
+                    chunk = {"type": "finish", "reason": {"kind": "error" if kind == "error" else "stop"}}
+                out.append({"type": "assistant/chunk", "data": {**at, "chunk": chunk}})
+            elif kind == "retry":
+                out.append({"type": "llm/retry", "data": at})
+            elif kind == "call":
+                out.append({"type": "tool/call", "data": {**at, "callId": "c", "name": "read", "arguments": "{}"}})
+            elif kind == "result":
+                message = {"role": "user", "content": [{"type": "tool-result", "toolCallId": "c",
+                                                        "content": [{"type": "text", "text": "r"}]}]}  # fmt: skip
+                out.append({"type": "tool/result", "data": {**at, "callId": "c", "message": message}})
+            elif kind == "user":
+                message = {"role": "user", "content": [{"type": "text", "text": "u"}]}
+                out.append({"type": "user/message", "data": message})
+            elif kind == "assistant":
+                message = {"role": "assistant", "content": [{"type": "text", "text": "a"}]}
+                out.append({"type": "assistant/message", "data": {**at, "message": message}})
+            elif kind == "step-end":
+                out.append({"type": "step/end", "data": at})
+            else:
+                out.append({"type": "turn/end", "data": {"turn": turn, "reason": {"kind": "completed"}}})
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_stream_logs())
+def test_a_pass_told_of_no_stream_delta_finds_the_requests_a_pass_told_of_every_event_finds(
+    tmp_path: Path, events: list[dict[str, Any]]
+) -> None:
+    """``stream_requests`` is told of no stream delta (the decoder projects them a run at a time): a request
+    whose first output is a delta goes out right before the first seq the pass was not told of, whatever comes
+    after the deltas (an event ``before`` is not told of, another output, or the end of the log)."""
+    path = tmp_path / "session.jsonl"
+    seq, lines = 0, [orjson.dumps(_HEADER)]
+    for event in events:
+        if event["type"] == "text-chunks":
+            lines.append(orjson.dumps({**event, "seq0": seq, "time0": 1_800_000_000_000 + seq}))
+            seq += 2
+        else:
+            lines.append(orjson.dumps({**event, "seq": seq, "time": 1_800_000_000_000 + seq}))
+            seq += 1
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    told: list[Any] = []
+    streamed: list[Request] = []
+
+    def take(request: Request, _: Session) -> None:
+        request.materialize()
+        streamed.append(request)
+
+    passes = RequestPass.__init__
+
+    def counting(self: RequestPass, *args: Any, **kwargs: Any) -> None:
+        passes(self, *args, **kwargs)
+        before, after = self.before, self.after
+        self.before = lambda s, item: told.append(item) or before(s, item)  # type: ignore[method-assign]
+        self.after = lambda s, item: told.append(item) or after(s, item)  # type: ignore[method-assign]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(RequestPass, "__init__", counting)
+        session = stream_requests(path, take)
+    data = read_log(path)
+    assert streamed == list(iter_requests(data.header, data.events))
+    plain = load_session(path, retain=False)  # the deltas projected a run at a time project as they always did
+    assert (session.next_seq, session.surface, session.counts, session.diagnostics, session.context_samples) == (
+        plain.next_seq, plain.surface, plain.counts, plain.diagnostics, plain.context_samples)  # fmt: skip
+    deltas = [i for i in told if type(i) is not dict or (i["type"] == "assistant/chunk" and i["data"]["chunk"]["type"] == "text-delta")]
+    assert deltas == []
