@@ -353,7 +353,7 @@ class TapedeckApp(ControlActions, App[None]):
         fed = self.alert_feed.fed if self.alert_feed is not None else None
         live = LiveSession(
             path,
-            self.post_message,
+            self._from_live,
             follow=self.follow,
             interval=self.interval,
             use_watchfiles=self.use_watchfiles,
@@ -380,6 +380,15 @@ class TapedeckApp(ControlActions, App[None]):
             self.live.stop()
             self.live = None
 
+    def _from_live(self, message: Message) -> None:
+        """What the live session posts, from its threads: projection changes and loading progress straight to every
+        screen that handles them (posting is thread-safe; an append's update reaches the main screen without a
+        hop through the app's queue), in the order they come; progress to the app as well (``on_load_progress``)."""
+        if isinstance(message, SessionUpdated | LoadProgress):
+            self._forward(message)
+        if not isinstance(message, SessionUpdated):
+            self.post_message(message)
+
     def _forward(self, message: SessionUpdated | LoadProgress) -> None:
         if self.live is None:
             return
@@ -394,15 +403,10 @@ class TapedeckApp(ControlActions, App[None]):
             )
             screen.post_message(copy)
 
-    def on_session_updated(self, message: SessionUpdated) -> None:
-        """Hand projection changes to every screen on the stack."""
-        self._forward(message)
-
     def on_load_progress(self, message: LoadProgress) -> None:
-        """Hand loading progress to every screen on the stack; a loaded log switches to follow-mode GC."""
+        """A loaded log switches to follow-mode GC (the screens have the progress from ``_from_live``)."""
         if message.phase in ("following", "ready"):
             self.follow_gc.loaded()
-        self._forward(message)
 
     def on_unmount(self) -> None:
         """Let the follower threads end."""

@@ -166,3 +166,30 @@ async def test_what_waits_for_the_lists_frame_runs_when_another_screen_covers_it
         screen.events.after_frame(lambda: ran.append("at once"))
         assert ran == ["waited", "at once"]
 
+
+
+async def test_an_appended_events_update_goes_straight_to_the_screens(tmp_path: Path) -> None:
+    """The follower hands an append's update to the screens that handle it, not to the app to pass on (a hop
+    through the app's queue before the main screen's); loading progress still reaches the app (its GC switch)."""
+    log = Log()
+    log.turn(1, "first", "ok")
+    path = log.write(tmp_path / "session.jsonl")
+    to_app: list[str] = []
+    app = make_app(path, follow=True)
+    post_message = type(app).post_message
+
+    def recorded(self: Any, message: Any) -> bool:
+        to_app.append(type(message).__name__)
+        return post_message(self, message)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(type(app), "post_message", recorded)
+        async with app.run_test(size=(150, 40)) as pilot:
+            await settle(pilot)
+            screen = main_screen(app)
+            assert screen is not None
+            start = len(log.events)
+            log.turn(2, "second", "ok")
+            append(path, log, start)
+            await until(pilot, lambda: len(screen.events.view) == len(log.events))
+    assert "LoadProgress" in to_app and "SessionUpdated" not in to_app, to_app
