@@ -21,7 +21,7 @@ from core.log.records import (
     RecordError,
     complete_event,
     is_packed_row,
-    row_measure,
+    row_parts,
     row_placeholders,
 )
 from core.log.validate import INVALID, MAX_COUNTER, delta_of
@@ -353,14 +353,13 @@ class LogDecoder:
         loads, bad_json, rows, row, event = orjson.loads, orjson.JSONDecodeError, PACKED_ROW_TYPES, self._row, self._event
         chunk = self._chunk if self._chunk_to is not None else event
         typed, envelope, after = self._typed, ENVELOPE_KEYS, self._after
-        deltas, top, record, measure = self._deltas_to, MAX_COUNTER, self._record, row_measure
+        deltas, top, record, parts = self._deltas_to, MAX_COUNTER, self._record, row_parts
         run = 0  # deltas taken for ``deltas`` and not handed over yet: from ``seq0`` on, of ``turn`` and ``step``
         seq0 = turn = step = chars = 0
         find = data.find
         limit = bigjson.LIMIT if self.pace is not None else len(data)  # longer lines are parsed in slices
         while (nl := find(b"\n", start)) >= 0:
             raw = data[start:nl]
-            self._pos, self._len = start, nl - start
             try:
                 obj = loads(raw) if nl - start <= limit else None
             except bad_json:
@@ -384,15 +383,18 @@ class LogDecoder:
             ):
                 text = piece.get("argumentsDelta" if ctype == "tool-call-delta" else "text")
                 n, c = 1, len(text) if text.__class__ is str else 0
-            elif (  # a packed row as ``_row`` takes it without a word (numbered as expected, well-formed)
+            elif (  # a packed row numbered as expected: ``_row`` takes it without a word when it is well-formed
                 deltas is not None
                 and etype.__class__ is str
                 and etype in rows
                 and obj.get("seq0") == (seq := self.next_seq) + self._seq_shift
                 and self._explicit_seq
-                and (measured := measure(obj)) is not None
             ):
-                n, t, p, c = measured
+                try:
+                    _, _, members, _, t, p, c = parts(obj)
+                    n = len(members)
+                except RecordError:  # ``_row`` reports it
+                    n = 0
             else:
                 n = 0
             if n:  # the deltas of one turn and step join the run; another's start a new one
@@ -411,6 +413,7 @@ class LogDecoder:
             if run:  # a run ends before anything else is projected
                 deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
                 run = 0
+            self._pos, self._len = start, nl - start  # where the line is, for the note of what it yields
             if etype is _LINE:
                 self._line(raw, base if fixed_offset else base + start, out)
             elif etype == CHUNK:

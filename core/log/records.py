@@ -51,16 +51,6 @@ def row_parts(row: dict[str, Any]) -> tuple[str, dict[str, Any], list[str], list
     return kind, data, pieces, dt, turn, step, chars
 
 
-def row_measure(row: dict[str, Any]) -> tuple[int, int, int, int] | None:
-    """How many members a packed row holds, its turn and step and the code points they stream, or None for a
-    malformed row (``PackedRow`` then says what is wrong)."""
-    try:
-        _, _, pieces, _, turn, step, chars = row_parts(row)
-    except RecordError:
-        return None
-    return len(pieces), turn, step, chars
-
-
 class PackedRow:
     """A validated packed chunk row standing for ``count`` ``assistant/chunk`` events from ``seq0`` on.
 
