@@ -251,7 +251,7 @@ class Signals:
         key = (int_or_none(data.get("turn")) or 0, int_or_none(data.get("step")) or 0)
         usd = price.usd(self.model, usage)
         if usd is None:
-            return frozenset({"context"})
+            return _CONTEXT
         added = usd - self.step_usd.get(key, 0.0)  # a later sample for a step replaces the earlier one
         self.step_usd[key] = usd
         self.turn_usd.setdefault(key[0], {})[key[1]] = usd
@@ -259,7 +259,7 @@ class Signals:
         self.cost_seq = seq
         if self.last_time is not None:
             self.spend.append((self.last_time, added, seq))
-        return frozenset({"context", "budget", "run-rate"})
+        return _PRICED
 
     def _approval(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         if isinstance(data.get("id"), str):
@@ -299,6 +299,8 @@ class Signals:
 
 _NONE: frozenset[str] = frozenset()
 _RATE = frozenset({"run-rate"})
+_CONTEXT = frozenset({"context"})
+_PRICED = frozenset({"context", "budget", "run-rate"})  # what a priced usage sample moves
 _TURN = frozenset({"stalled", "host-died", "loop", "rewind-guard", "waiting"})
 _HANDLERS: dict[str, Callable[[Signals, int, dict[str, Any], Any], frozenset[str]]] = {
     "turn/start": Signals._turn_start,

@@ -780,6 +780,9 @@ def compaction_request(session: Session, data: dict[str, Any], point: Point) -> 
 
 
 Emit = Callable[[Request, Session], bool | None]
+_CLOCK_TYPES = RequestClock.TYPES
+_PASS_TYPES = frozenset({HOST_EVENT, ROUTE_EVENT, CHUNK, "assistant/message", TITLE_CALL, COMPACTION_START,
+                         COMPACTION_SUMMARY})  # the types ``RequestPass._note`` reads  # fmt: skip
 Observer = Callable[[Session, dict[str, Any]], None]
 
 
@@ -889,22 +892,10 @@ class RequestPass:
                 return
         elif etype.__class__ is not str:
             etype = str(etype)
-        self.clock.after(etype, lambda: data)
-        key = (data.get("turn"), data.get("step"))
-        request = self.open if self.open is not None and (self.open.turn, self.open.step) == key else None
-        if etype == HOST_EVENT:
-            self.host = True
-        elif etype == ROUTE_EVENT:
-            self.routes[key] = data
-        elif etype == "assistant/chunk" and request is not None:
-            chunk = data.get("chunk")
-            if isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
-                request.usage = chunk["usage"]
-        elif etype == "assistant/message" and request is not None and request.usage is None:
-            usage = data.get("usage")
-            request.usage = usage if isinstance(usage, dict) else None
-        elif self.others and not self.host and etype in (TITLE_CALL, COMPACTION_START, COMPACTION_SUMMARY):
-            self._other_call(session, etype, data)
+        if etype in _CLOCK_TYPES:
+            self.clock.after(etype, lambda: data)
+        if etype in _PASS_TYPES:
+            self._note(session, etype, data)
         if self.observe is not None and etype in self.observe_types:
             self.observe(session, event)
         if etype not in SURFACE_TYPES:
@@ -921,6 +912,25 @@ class RequestPass:
                 store.keep(seq, surface_view(event))
             for gone in session.shadowed.get(seq, ()):
                 store.forget(gone)
+
+    def _note(self, session: Session, etype: str, data: dict[str, Any]) -> None:
+        """What an event of ``_PASS_TYPES`` tells the pass: our host, a step's route, the open request's usage, or
+        one of DSH's other calls."""
+        key = (data.get("turn"), data.get("step"))
+        request = self.open if self.open is not None and (self.open.turn, self.open.step) == key else None
+        if etype == HOST_EVENT:
+            self.host = True
+        elif etype == ROUTE_EVENT:
+            self.routes[key] = data
+        elif etype == "assistant/chunk" and request is not None:
+            chunk = data.get("chunk")
+            if isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
+                request.usage = chunk["usage"]
+        elif etype == "assistant/message" and request is not None and request.usage is None:
+            usage = data.get("usage")
+            request.usage = usage if isinstance(usage, dict) else None
+        elif self.others and not self.host and etype in (TITLE_CALL, COMPACTION_START, COMPACTION_SUMMARY):
+            self._other_call(session, etype, data)
 
     def finish(self, session: Session) -> None:
         """The log ended: the requests in flight are over."""

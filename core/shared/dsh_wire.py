@@ -43,7 +43,8 @@ def _blocks(value: Any) -> list[Mapping[str, Any]]:
 
 def joined(blocks: Iterable[Mapping[str, Any]], kind: str = "text") -> str:
     """The ``text`` of the blocks of one type, concatenated with nothing between them."""
-    return "".join(t if (t := b.get("text")).__class__ is str else _js_text(t) for b in blocks if b.get("type") == kind)
+    texts = [t if (t := b.get("text")).__class__ is str else _js_text(t) for b in blocks if b.get("type") == kind]
+    return texts[0] if len(texts) == 1 else "".join(texts)  # one text as it is (what ``join`` gives), no call
 
 
 def _present(source: Mapping[str, Any], *keys: str) -> dict[str, Any]:
