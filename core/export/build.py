@@ -165,7 +165,9 @@ class ExportPass:
             requests.after(session, item)
             self._take(session, item)
 
-        session = load_session(self.path, retain=False, readback=True, before=requests.before, observe=after)
+        session = load_session(
+            self.path, retain=False, readback=True, before=requests.before, observe=after, deltas=self._run
+        )
         requests.finish(session)
         self._flush(session)
         at = self.options.at
@@ -177,31 +179,41 @@ class ExportPass:
 
     def _take(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         seq = session.next_seq - 1
-        at = self.options.at
         if type(item) is PackedRow:
-            self._chunk(session, item, seq - item.count + 1, item.count, item.turn, item.step, item.chars)
+            first = seq - item.count + 1
+            self._chunk(session, first, item.count, item.turn, item.step, item.chars, lambda: item.event(0))
         elif item.get("type") == CHUNK:
             data = item.get("data") if isinstance(item.get("data"), dict) else {}
-            self._chunk(
-                session, item, seq, 1, data.get("turn"), data.get("step"), delta_chars(data.get("chunk"))
-            )
+            self._chunk(session, seq, 1, data.get("turn"), data.get("step"), delta_chars(data.get("chunk")),
+                        lambda: item)  # fmt: skip
         else:
             self._flush(session)
             self._event(session, item, seq)
+        self._moment(session)
+
+    def _run(self, session: Session, seq0: int, n: int, turn: int, step: int, chars: int) -> None:
+        """A run of stream deltas the decoder projected without building them: the first is read back only when
+        it heads a new stream."""
+        self._chunk(session, seq0, n, turn, step, chars, lambda: session.events[seq0])
+        self._moment(session)
+
+    def _moment(self, session: Session) -> None:
+        """Keep the surface as it stands once the chosen moment (``--at``) is applied."""
+        at = self.options.at
         if at is not None and self._surface_at is None and session.next_seq > at:
             self._surface_at = self._surface(session)
 
-    def _chunk(self, session: Session, item: dict[str, Any] | PackedRow, seq: int, count: int, turn: Any, step: Any,
-               chars: int) -> None:  # fmt: skip
-        """Chunk events ``seq``.. (``item``: one, or a packed row of ``count``): the stream they continue, else a
-        new one headed by the first."""
+    def _chunk(self, session: Session, seq: int, count: int, turn: Any, step: Any, chars: int,
+               first: Callable[[], dict[str, Any]]) -> None:  # fmt: skip
+        """Chunk events ``seq`` to ``seq + count - 1``: the stream they continue, else a new one headed by the
+        first (``first()``)."""
         s = self._stream
         if s is not None and s.end == seq and (s.turn, s.step) == (turn, step):
             s.end += count
             s.chars += chars
             return
         self._flush(session)
-        head = build_row(self._redacted(item.event(0) if type(item) is PackedRow else item))
+        head = build_row(self._redacted(first()))
         self._stream = _Stream(head, seq, seq + count, turn, step, chars, head.error)
 
     def _flush(self, session: Session) -> None:

@@ -30,6 +30,9 @@ from core.shared.errors import LogFormatError
 READ_CHUNK = 1 << 16  # small reads keep a slice's decoded objects in the CPU cache until they are projected
 NOTES_HELD = 1 << 14  # fields of noted lines a read-back pass lets wait for the line table (about 2,700 lines)
 Observer = Callable[[Session, "dict | PackedRow"], None]
+RunObserver = Callable[[Session, int, int, int, int, int], None]
+"""Told of a run of stream deltas once projected: the session, then ``(seq0, n, turn, step, chars)`` as
+``core.log.decoder.DeltaSink`` takes them."""
 
 
 def load_session(
@@ -45,6 +48,7 @@ def load_session(
     restored: Callable[[Session], None] | None = None,
     before_optional: Container[str] = (),
     skip_deltas: bool = False,
+    deltas: RunObserver | None = None,
 ) -> Session:
     """Project a whole log file or session directory (raw or zstd).
 
@@ -58,7 +62,8 @@ def load_session(
     types may be projected without ``before`` (a fused path then takes them, as it does when nothing observes
     them). With ``skip_deltas`` (and ``retain=False``), stream deltas (packed rows, and chunk events that are no
     usage sample or finish) are projected a run at a time without ``before`` or ``observe``: an observer finds
-    them in the seqs it was not told of. Diagnostics come out
+    them in the seqs it was not told of. ``deltas`` (with ``retain=False``) is told of each such run once it is
+    projected, instead of ``before`` and ``observe`` of its items. Diagnostics come out
     as a full read gives them: the decoder's first, then the projection's. Raises LogFormatError only when no
     header is usable.
 
@@ -83,8 +88,8 @@ def load_session(
         if skip_deltas:
             consumer.row = session.apply_row
         # runs of stream deltas no one sees or keeps are projected a run at a time
-        unseen = skip_deltas or consumer.chunk == session.apply_chunk
-        consumer.deltas = session.apply_deltas if not retain and unseen else None
+        unseen = skip_deltas or deltas is not None or consumer.chunk == session.apply_chunk
+        consumer.deltas = _runs(session, deltas) if not retain and unseen else None
         consumer.event = _with_facts(event, facts) if index else event
         consumer.typed, consumer.after = _typed_routes(session, before, observe, observe_types, facts if index else None,
                                                        before_optional)  # fmt: skip
@@ -197,6 +202,19 @@ def _told(
         note(event)
 
     return both
+
+
+def _runs(session: Session, told: RunObserver | None) -> Callable[[int, int, int, int, int], None]:
+    """Where the decoder's runs of stream deltas go: ``session.apply_deltas``, then ``told``, when given."""
+    apply = session.apply_deltas
+    if told is None:
+        return apply
+
+    def run(seq0: int, n: int, turn: int, step: int, chars: int) -> None:
+        apply(seq0, n, turn, step, chars)
+        told(session, seq0, n, turn, step, chars)
+
+    return run
 
 
 def _routes(

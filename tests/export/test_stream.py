@@ -17,11 +17,12 @@ import pytest
 
 from bench.gen_session import generate
 from core.cli import main
-from core.export import spool
+from core.export import build, spool
 from core.export.build import ExportOptions
 from core.export.redact import Redactor
 from core.export.write import export
 from core.log.linestore import LineStore
+from core.read.load import load_session
 from tests.conftest import FIXTURES
 from tests.export.planted import plant
 
@@ -115,14 +116,19 @@ def test_markdown_counts_the_request_as_the_formats_that_write_it(log: Path, mom
 def test_a_log_never_cut_is_read_once(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """While no cut came, every node applied is still on the surface at the end: the pass keeps what the surface
     and request sections write of each node, so they read no event back from the log (the same bytes as when
-    they do: the JSON equals the whole document's dump, and a kept node and one read back make the same row)."""
+    they do: the JSON equals the whole document's dump, and a kept node and one read back make the same row).
+    The one line read back per model stream is its first delta, which heads its row: the decoder projects runs
+    of deltas without building them."""
     log = tmp_path / "never-cut.jsonl"
     generate(log, 400_000, seed=2, profile="dsh-plain")
+    events = load_session(log).events
+    heads = [seq for seq in range(len(events)) if events[seq]["type"] == "assistant/chunk"
+             and (seq == 0 or events[seq - 1]["type"] != "assistant/chunk")]  # fmt: skip
     reads = []
     raw = LineStore.raw
     monkeypatch.setattr(LineStore, "raw", lambda store, seq: reads.append(seq) or raw(store, seq))
     data = _export(log, fmt, Redactor(environ={}, home="/home/nobody"))
-    assert reads == []
+    assert reads and sorted(set(reads)) == reads and set(reads) <= set(heads), (reads, heads)
     if fmt == "json":
         assert data == _whole(orjson.loads(data))
         assert len(orjson.loads(data)["request"]["messages"]) > 20
@@ -136,3 +142,18 @@ def test_a_spool_file_that_cannot_be_written_is_a_clear_error(
     monkeypatch.setattr(spool, "SPOOL_MEMORY", 1)  # every spool goes to a file at its first write
     assert main(["export", str(FIXTURES / "tool-call-turn.session.jsonl"), "--format", fmt]) == 2
     assert f"cannot write the export's spool file in {tmp_path / 'missing'} (No such file or directory)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["html", "json", "md"])
+def test_runs_of_deltas_export_as_the_deltas_one_by_one(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pass takes runs of stream deltas whole (the decoder builds none of their events); the export is the
+    same bytes as when the pass is told of each delta, also at a moment inside a stream and around a packed row."""
+    log = tmp_path / "streams.jsonl"
+    generate(log, 300_000, seed=5, profile="dsh-plain")
+    events = load_session(log).events
+    inside = next(seq for seq in range(1, len(events)) if events[seq]["type"] == events[seq - 1]["type"] == "assistant/chunk")
+    moments: list[dict[str, Any]] = [{}, {"at": inside}]
+    runs = [_export(log, fmt, Redactor(environ={}, home="/home/nobody"), **moment) for moment in moments]
+    monkeypatch.setattr(build, "load_session", lambda *a, **kw: load_session(*a, **{**kw, "deltas": None}))
+    ones = [_export(log, fmt, Redactor(environ={}, home="/home/nobody"), **moment) for moment in moments]
+    assert runs == ones
