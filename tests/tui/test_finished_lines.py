@@ -145,3 +145,28 @@ async def test_an_appended_row_in_follow_mode_is_the_only_row_finished(tmp_path:
         assert finishing.lines <= 2, finishing.lines
         assert "appended now" in shown[-2].text
         assert strips_text(shown) == strips_text(textual_lines(events, whole))
+
+
+async def test_a_row_an_append_takes_off_the_surface_is_drawn_again(tmp_path: Path) -> None:
+    """Rows drawn once are reused while nothing they show changed; a cut appended later (a fold replacing a
+    visible tool result) changes that row's tags and dimming, and the row is drawn again."""
+    log = Log()
+    seqs = [log.turn(n, f"task {n}", f"output {n}") for n in range(1, 4)]
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        events = app.screen.query_one(EventList)
+        whole = Region(0, 0, *events.outer_size)
+        result = seqs[-1]["result"]
+
+        def line_of(seq: int) -> str:
+            return next(strip.text for strip in events.render_lines(whole) if strip.text[1:9].strip() == str(seq))
+
+        assert "[on]" in line_of(result) and "[folded]" not in line_of(result)
+        start = len(log.events)
+        log.fold(result, "digest of the output")
+        append(path, log, start)
+        await until(pilot, lambda: len(events.view) == len(log.events))
+        await settle(pilot)
+        assert "[folded]" in line_of(result) and "[off]" in line_of(result), line_of(result)

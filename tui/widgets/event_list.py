@@ -9,7 +9,7 @@ from __future__ import annotations
 import bisect
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Self
 
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
@@ -52,6 +52,7 @@ class _Frame(NamedTuple):
     session: Session  # the live projection (turn attribution)
     marks: dict[int, tuple[str, ...]]  # alert marks by seq
     now_ms: float | None  # the time the ``ago`` column counts from (None: the clock column)
+    drawn: dict[tuple[int, int, bool], tuple[Row, Strip]] | None  # lines drawn while nothing they show changed
 
 
 def turn_label(session: Session, row: Row) -> str:
@@ -78,6 +79,8 @@ def highlighted(text: str, needle: str, style: Style, match_style: Style) -> lis
 
 class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     """Typed rows (seq, turn.step, glyph, summary, size, badges) over a ``RowView`` of seqs."""
+
+    _repaints = 0  # full repaints asked for (``refresh`` with no region), the drawn lines' stamp
 
     BINDINGS = [
         Binding("up,k", "cursor(-1)", "Up", show=False, id="list.up"),
@@ -145,6 +148,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._frame: _Frame | None = None  # what every line of the frame being rendered shares
         self._finished = FinishedLines(self, STRIP_CACHE)  # finished lines by drawn row: a shifted list finds them
         self._blank: tuple[tuple[int, Style], Strip] | None = None  # the line below the last row
+        self._drawn: dict[tuple[int, int, bool], tuple[Row, Strip]] = {}  # see ``_drawn_lines``
+        self._drawn_stamp: tuple[object, ...] | None = None
 
     # the view ---------------------------------------------------------------------------------------------
     @property
@@ -391,10 +396,33 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
     def _frame_facts(self) -> _Frame:
         """What the lines drawn now share."""
         session = self.live.session
-        return _Frame(self.scrollable_content_region.width, int(self.scroll_y), self._styles(),
-                      session if self.moment is None else self.moment, session,
-                      getattr(self.app, "alert_marks", {}),
-                      time.time() * 1000 if self.relative_time else None)  # fmt: skip
+        width, marks = self.scrollable_content_region.width, getattr(self.app, "alert_marks", {})
+        return _Frame(width, int(self.scroll_y), self._styles(), session if self.moment is None else self.moment,
+                      session, marks, time.time() * 1000 if self.relative_time else None,
+                      self._drawn_lines(session, width, marks))  # fmt: skip
+
+    def _drawn_lines(
+        self, session: Session, width: int, marks: dict[int, tuple[str, ...]]
+    ) -> dict[tuple[int, int, bool], tuple[Row, Strip]] | None:
+        """The lines drawn by (seq, depth, cursor) since nothing that a projected row's line shows last changed:
+        the width and styles, the session, its cuts (the only way a row leaves the surface or is replaced, so
+        the only change to its tags and dimming), the alert marks and the search; anything else that changes a
+        line (notes, a mark added in place) comes with a full ``refresh``. None while time travelling or showing
+        the time ago (every line changes with the moment or the clock)."""
+        if self.moment is not None or self.relative_time:
+            return None
+        stamp = (width, self._style_key, id(session), len(session.cuts), id(marks), len(marks), self._search,
+                 id(self._matches), len(self._matches), self._epoch, self._repaints)  # fmt: skip
+        if stamp != self._drawn_stamp or len(self._drawn) > STRIP_CACHE:
+            self._drawn_stamp = stamp
+            self._drawn = {}
+        return self._drawn
+
+    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Self:
+        """Repaint; a full repaint also forgets the lines drawn so far (what changed may be anything)."""
+        if not regions:
+            self._repaints += 1
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     def render_line(self, y: int) -> Strip:
         """One screen line: the row at ``scroll_y + y``."""
@@ -419,9 +447,15 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             return Strip([Segment(set_cell_size(f"{seq:>7}  …", width), style)]), False
         blocks = self.blocks
         i = blocks.head_index(seq) if blocks is not None and not depth else None
-        if i is not None and blocks is not None:
-            row = self._block_row(row, blocks, i)
-        return self._strip(row, depth, index == self.cursor, frame), True
+        if i is not None and blocks is not None:  # a stream's row changes as it streams: never kept here
+            return self._strip(self._block_row(row, blocks, i), depth, index == self.cursor, frame), True
+        drawn, key = frame.drawn, (seq, depth, index == self.cursor)
+        if drawn is None or seq >= frame.session.next_seq:  # a row not projected yet: its turn may change
+            return self._strip(row, depth, key[2], frame), True
+        found = drawn.get(key)
+        if found is None or found[0] is not row:
+            found = drawn[key] = (row, self._strip(row, depth, key[2], frame))
+        return found[1], True
 
     def _block_row(self, head: Row, blocks: StreamBlocks, i: int) -> Row:
         """The collapsed row of block ``i``: still streaming while it ends the log of a followed, open turn.
