@@ -3,6 +3,8 @@ and every line it gives is the line Textual itself would draw."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ from rich.style import Style
 from textual._styles_cache import StylesCache
 from textual.app import App, ComposeResult
 from textual.geometry import Region, Size
+from textual.pilot import Pilot
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
@@ -81,6 +84,16 @@ class Finishing:
         self._patch.undo()
 
 
+@asynccontextmanager
+async def following(log: Log, tmp_path: Path) -> AsyncIterator[tuple[Pilot[None], Path, EventList]]:
+    """The app following ``log`` (written under ``tmp_path``), settled: its pilot, the log's path, its list."""
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        yield pilot, path, app.screen.query_one(EventList)
+
+
 class Host(App[None]):
     def compose(self) -> ComposeResult:
         yield Rows()
@@ -126,11 +139,7 @@ async def test_an_appended_row_in_follow_mode_is_the_only_row_finished(tmp_path:
     log = Log()
     for n in range(1, 80):
         log.turn(n, f"task {n}", "ok")
-    path = log.write(tmp_path / "session.jsonl")
-    app = make_app(path, follow=True)
-    async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        events = app.screen.query_one(EventList)
+    async with following(log, tmp_path) as (pilot, path, events):
         whole = Region(0, 0, *events.outer_size)
         start = len(log.events)
         log.add({"type": "user/message", "data": {"id": "u-late", "role": "user", "source": {"kind": "user"},
@@ -152,11 +161,7 @@ async def test_a_row_an_append_takes_off_the_surface_is_drawn_again(tmp_path: Pa
     visible tool result) changes that row's tags and dimming, and the row is drawn again."""
     log = Log()
     seqs = [log.turn(n, f"task {n}", f"output {n}") for n in range(1, 4)]
-    path = log.write(tmp_path / "session.jsonl")
-    app = make_app(path, follow=True)
-    async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        events = app.screen.query_one(EventList)
+    async with following(log, tmp_path) as (pilot, path, events):
         whole = Region(0, 0, *events.outer_size)
         result = seqs[-1]["result"]
 
