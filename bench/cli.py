@@ -191,7 +191,7 @@ def ensure_log(out: Path, size: int, profile: str, seed: int, zstd: bool) -> Pat
     return log
 
 
-def measure_log(log: Path, profile: str | None, repeat: int, target: float | None) -> dict[str, Any]:
+def measure_log(log: Path, profile: str | None, repeat: int, target: float | None, rss: bool = True) -> dict[str, Any]:
     """Every timed command and RSS-only command on one log, with the loop baselines of the same run.
 
     The loops and the timed commands take turns, round after round: on a shared machine a change of load then
@@ -199,7 +199,7 @@ def measure_log(log: Path, profile: str | None, repeat: int, target: float | Non
     ratio of best times; the median of each round's own ratio is given beside it: on a shared virtual machine
     the speed drifts by up to 30% over minutes, and a round's runs share one speed. ``surface --json`` is timed
     against the loop that also writes each line back indented (``INDENT_LOOP``), every other command against
-    the plain loop."""
+    the plain loop. Without ``rss`` the RSS-only commands are not run."""
     limit = target if target is not None else TIME_TARGETS.get(profile or "", 1.5)
     timed_args = [*((args, limit) for args in TIMED), *EXTRA_TIMED.get(profile or "", [])]
     timed = [(LOOP, [str(log)]), (INDENT_LOOP, [str(log)]), *((CONSOLE, argv_for(log, a)) for a, _ in timed_args)]
@@ -217,7 +217,7 @@ def measure_log(log: Path, profile: str | None, repeat: int, target: float | Non
                          "cpu_s": round(got.cpu, 3), "cpu_ratio": round(got.cpu / max(against.cpu, 1e-6), 2),
                          "peak_rss_bytes": got.peak, "rss_ok": got.peak <= RSS_TARGET})  # fmt: skip
     with tempfile.TemporaryDirectory() as workspace:
-        for args in rss_only(probe(log), Path(workspace)):
+        for args in rss_only(probe(log), Path(workspace)) if rss else []:
             got = run(CONSOLE, argv_for(log, args))
             shown = " ".join("WORKSPACE" if a == workspace else a for a in args)
             commands.append({"command": shown, "s": round(got.s, 3), "baseline": None, "ratio": None, "target": None,
@@ -305,6 +305,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tui", action="store_true", help="also time the TUI loader against headless loading")
     parser.add_argument("--json", action="store_true", help="print only the JSON result")
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
+    parser.add_argument("--timed-only", action="store_true",
+                        help="time the timed commands only, without the RSS-only pass (on a never-cut log "
+                             "request --all --json alone prints every request whole: tens of GB at 100 MB)")  # fmt: skip
     args = parser.parse_args(argv)
     try:
         size = parse_size(args.size)
@@ -319,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
         logs += [(Path(p), None) for p in args.log]
         result = {
             "repeat": args.repeat,
-            "logs": [measure_log(log, profile, args.repeat, args.target) for log, profile in logs],
+            "logs": [measure_log(log, profile, args.repeat, args.target, not args.timed_only) for log, profile in logs],
             "small": measure_small(max(args.repeat, 5)),
         }
         if args.tui:
