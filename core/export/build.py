@@ -165,9 +165,8 @@ class ExportPass:
             requests.after(session, item)
             self._take(session, item)
 
-        session = load_session(
-            self.path, retain=False, readback=True, before=requests.before, observe=after, deltas=self._run
-        )
+        session = load_session(self.path, retain=False, readback=True, before=requests.before, observe=after,
+                               before_optional=RequestPass.NEUTRAL, deltas=self._run)  # fmt: skip
         requests.finish(session)
         self._flush(session)
         at = self.options.at
