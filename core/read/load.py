@@ -49,6 +49,7 @@ def load_session(
     before_optional: Container[str] = (),
     skip_deltas: bool = False,
     deltas: RunObserver | None = None,
+    skip_before: Callable[[str, int], bool] | None = None,
 ) -> Session:
     """Project a whole log file or session directory (raw or zstd).
 
@@ -60,7 +61,9 @@ def load_session(
     through the validated view (``core.log.validate.readable``), as every reader of ``session.events`` does;
     with ``raw`` as decoded, flagged or not, for a command that displays events. Events of ``before_optional``
     types may be projected without ``before`` (a fused path then takes them, as it does when nothing observes
-    them). With ``skip_deltas`` (and ``retain=False``), stream deltas (packed rows, and chunk events that are no
+    them). ``skip_before(type, seq)``, asked right before an event of any other type a fused path takes would be
+    projected at ``seq``, may answer that ``before`` need not be told of that one: the fused path then takes it
+    (``observe`` is still told of it). With ``skip_deltas`` (and ``retain=False``), stream deltas (packed rows, and chunk events that are no
     usage sample or finish) are projected a run at a time without ``before`` or ``observe``: an observer finds
     them in the seqs it was not told of. ``deltas`` (with ``retain=False``) is told of each such run once it is
     projected, instead of ``before`` and ``observe`` of its items. Diagnostics come out
@@ -92,7 +95,7 @@ def load_session(
         consumer.deltas = _runs(session, deltas) if not retain and unseen else None
         consumer.event = _with_facts(event, facts) if index else event
         consumer.typed, consumer.after = _typed_routes(session, before, observe, observe_types, facts if index else None,
-                                                       before_optional)  # fmt: skip
+                                                       before_optional, skip_before)  # fmt: skip
 
     if back is not None:
         decoder, lines, session = back.decoder, back.lines, back.session
@@ -168,17 +171,21 @@ def _typed_routes(
     types: Container[str] | None,
     facts: SessionFacts | None,
     before_optional: Container[str] = (),
+    skip_before: Callable[[str, int], bool] | None = None,
 ) -> tuple[dict[str, TypedSink], dict[str, Callable[[dict[str, Any]], None]]]:
     """The fused paths into ``session`` (``Consumer.typed``) and what is told of each event one took, by type
     (``Consumer.after``): ``observe`` for the types it sees, then ``facts`` for theirs. A type ``before`` sees
     (but those of ``before_optional``) takes the general path, where it is told of an event before the event is
-    projected."""
+    projected, unless ``skip_before`` lets the fused path take that event."""
     sinks = session.typed_sinks()
     seen = {etype for etype in sinks if types is None or etype in types} if before or observe else set()
     if before is not None:
         general = {etype for etype in seen if etype not in before_optional}
-        sinks = {etype: sink for etype, sink in sinks.items() if etype not in general}
-        seen -= general
+        if skip_before is None:
+            sinks = {etype: sink for etype, sink in sinks.items() if etype not in general}
+            seen -= general
+        else:
+            sinks = {etype: _gated(etype, sink, skip_before) if etype in general else sink for etype, sink in sinks.items()}
     noted = facts.typed_observers() if facts is not None else {}
     after: dict[str, Callable[[dict[str, Any]], None]] = {}
     for etype in sinks:
@@ -188,6 +195,15 @@ def _typed_routes(
         elif note is not None:
             after[etype] = note
     return sinks, after
+
+
+def _gated(etype: str, sink: TypedSink, skip_before: Callable[[str, int], bool]) -> TypedSink:
+    """``sink`` for the events of ``etype`` that ``skip_before`` lets it take; it declines the others."""
+
+    def gated(event: dict[str, Any], data: dict[str, Any], seq: int) -> bool:
+        return skip_before(etype, seq) and sink(event, data, seq)
+
+    return gated
 
 
 def _told(

@@ -812,7 +812,8 @@ class RequestPass:
 
     The pass need not be told of stream deltas (packed rows, and chunk events that are no usage sample or
     finish), which change nothing it reads: where it was told of none since a request was due, the request went
-    out right before the first seq it was not told of. Nor need ``before`` be told of ``NEUTRAL`` events.
+    out right before the first seq it was not told of. Nor need ``before`` be told of ``NEUTRAL`` events, nor of
+    an event ``quiet`` answers for.
     """
 
     # Events that change nothing a request is built from: the pass may be told of them only once applied.
@@ -855,6 +856,12 @@ class RequestPass:
         else:
             etype = CHUNK if type(item) is PackedRow else str(item.get("type"))  # type: ignore[union-attr]
             self._went_out(session, self.clock.before(seq, etype))
+
+    def quiet(self, etype: str, seq: int) -> bool:
+        """Whether ``before`` may be left untold of the event of type ``etype`` about to be applied at ``seq``
+        (``after`` is told of it): no request is about to go out, or this event is no output and the pass was
+        told of the one before it, so no request goes out before it."""
+        return self.clock.armed is None or (self.seen == seq - 1 and etype not in OUTPUT_TYPES)
 
     def _went_out(self, session: Session, point: Point | None) -> None:
         """The request at ``point`` (if any) went out: the one before it is over, and it is built."""
@@ -1020,7 +1027,8 @@ def stream_requests(
                            observe_types=observe_types)  # fmt: skip
     try:
         session = load_session(path, retain=False, readback=True, before=requests.before, observe=requests.after,
-                               before_optional=RequestPass.NEUTRAL, skip_deltas=True)  # fmt: skip
+                               before_optional=RequestPass.NEUTRAL, skip_before=requests.quiet,
+                               skip_deltas=True)  # fmt: skip
         requests.finish(session)
     except _Stop as stop:
         return stop.session

@@ -217,7 +217,8 @@ _TOOLS = {"header": {"system": "s", "tools": [{"name": "read"}], "config": {"mod
 def _stream_logs(draw: st.DrawFn) -> list[dict[str, Any]]:
     """Steps whose outputs start with stream deltas (chunk events and packed rows), each followed by anything:
     a usage sample, a finish (a failed one too), a retry, a tool call or result, a user or assistant message, a
-    step or turn end, another step, or the end of the log."""
+    step or turn end, another step, or the end of the log. Results and messages have DSH's shape or not (the
+    decoder's fused paths take the former, the general path the latter)."""
     out: list[dict[str, Any]] = [{"type": "request/header", "data": _TOOLS}]
     turn = 0
     for _ in range(draw(st.integers(1, 6))):
@@ -233,7 +234,8 @@ def _stream_logs(draw: st.DrawFn) -> list[dict[str, Any]]:
             else:
                 out.append({"type": "text-chunks", "data": {**at, "index": 0, "dt": [1], "texts": ["a", "b"]}})
         for kind in draw(st.lists(st.sampled_from(["usage", "finish", "error", "retry", "call", "result", "user",
-                                                   "assistant", "step-end", "turn-end"]), max_size=2)):  # fmt: skip
+                                                   "assistant", "step-end", "turn-end"]), max_size=3)):  # fmt: skip
+            dsh = {"surfaceOp": "append"} if draw(st.booleans()) else {}
             if kind in ("usage", "finish", "error"):
                 chunk = {"type": "usage", "usage": {"inputTokens": 10, "cacheReadTokens": 5, "outputTokens": 2}}
                 if kind != "usage":
@@ -246,13 +248,17 @@ def _stream_logs(draw: st.DrawFn) -> list[dict[str, Any]]:
             elif kind == "result":
                 message = {"role": "user", "content": [{"type": "tool-result", "toolCallId": "c",
                                                         "content": [{"type": "text", "text": "r"}]}]}  # fmt: skip
-                out.append({"type": "tool/result", "data": {**at, "callId": "c", "message": message}})
+                if dsh:
+                    message["source"] = {"kind": "tool", "callId": "c"}
+                out.append({"type": "tool/result", "data": {**at, "callId": "c", "message": message}, **dsh})
             elif kind == "user":
                 message = {"role": "user", "content": [{"type": "text", "text": "u"}]}
-                out.append({"type": "user/message", "data": message})
+                if dsh:
+                    message |= {"id": "u", "source": {"kind": "user"}}
+                out.append({"type": "user/message", "data": message, **dsh})
             elif kind == "assistant":
                 message = {"role": "assistant", "content": [{"type": "text", "text": "a"}]}
-                out.append({"type": "assistant/message", "data": {**at, "message": message}})
+                out.append({"type": "assistant/message", "data": {**at, "message": message}, **dsh})
             elif kind == "step-end":
                 out.append({"type": "step/end", "data": at})
             else:
