@@ -166,7 +166,8 @@ class ExportPass:
             self._take(session, item)
 
         session = load_session(self.path, retain=False, readback=True, before=requests.before, observe=after,
-                               before_optional=RequestPass.NEUTRAL, deltas=self._run)  # fmt: skip
+                               before_optional=RequestPass.NEUTRAL, skip_before=requests.quiet,
+                               deltas=self._run)  # fmt: skip
         requests.finish(session)
         self._flush(session)
         at = self.options.at
