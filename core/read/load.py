@@ -139,7 +139,8 @@ def load_session(
     session.diagnostics[:0] = found
     session.compressed = compressed
     if index and lines is not None and whole and worth_writing(decoder.bytes_fed, back.offset if back else 0):
-        write(p, session, lines, decoder, len(found), facts)
+        with gc_paused():  # encoding the state makes many containers: no collection walks them meanwhile
+            write(p, session, lines, decoder, len(found), facts)
     return session
 
 
