@@ -19,6 +19,7 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
+from core.log.validate import problem
 from core.read.session import Cut, Session, Step, ToolCall, Turn
 from core.read.streams import StreamBlocks
 from core.read.usage import UsageTally
@@ -166,7 +167,7 @@ def _decode(t: dict[str, Any], columns: dict[str, bytes], events: Any, path: Pat
     s._current_turn = _int(t["currentTurn"])
     step = t["currentStep"]
     s._current_step = None if step is None else tuple(_int(x) for x in _pair(step))  # type: ignore[assignment]
-    s._request_header = _opt(_obj, t["requestHeader"])
+    s._request_header = _opt(_request_header, t["requestHeader"])
     s.request_header_seq = _opt(_int, t["requestHeaderSeq"])
     s.counts = {}
     for name, n in map(_pair, _list(t["counts"])):
@@ -269,6 +270,13 @@ def _column(columns: dict[str, bytes], name: str, code: str) -> array[int]:
         raise StateError(f"column {name} is not whole")
     column.frombytes(data)
     return column
+
+
+def _request_header(v: Any) -> dict[str, Any]:
+    """A request header as a read keeps one: what validation lets through as a ``request/header``'s."""
+    if problem({"type": "request/header", "data": {"header": _obj(v)}}) is not None:
+        raise StateError("bad request header")
+    return v
 
 
 def _diagnostic(v: Any) -> Diagnostic:

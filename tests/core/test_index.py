@@ -312,6 +312,22 @@ def test_hostile_state_with_a_valid_digest_never_crashes_a_reader(
         _use(restored.session)
 
 
+@pytest.mark.parametrize("config", [True, "gpt", [1]])
+def test_a_request_header_a_log_could_not_give_is_not_used(
+    fuzz_log: tuple[Path, Path, bytes], monkeypatch: pytest.MonkeyPatch, config: Any
+) -> None:
+    """A request header whose config is not an object never comes out of a read (validation refuses such an
+    event), so one in an index under a valid digest is refused rather than handed to ``inspect``."""
+    log, cache, good = fuzz_log
+    _install(cache, log, good, monkeypatch)
+    raw_meta, sections = _sections(index.index_path(log))
+    state = orjson.loads(sections["state"])
+    state["session"]["requestHeader"] = {**(state["session"]["requestHeader"] or {}), "config": config}
+    sections["state"] = orjson.dumps(state)
+    _install(cache, log, _signed(raw_meta, sections), monkeypatch)
+    assert _restored(log) is None
+
+
 @pytest.mark.parametrize("column", ["lines.seq0", "lines.offset"])
 def test_a_line_table_out_of_order_is_not_used(
     fuzz_log: tuple[Path, Path, bytes], monkeypatch: pytest.MonkeyPatch, column: str
