@@ -8,6 +8,7 @@ through ``tapedeck control --wait``.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -111,7 +112,11 @@ def test_a_plugin_reload_keeps_the_pause_and_a_waiting_rewind_and_replays_no_op(
         edited = time.time() * 1000
         text = profile_patch.read_text()
         assert "config: {}" in text
-        profile_patch.write_text(text.replace("config: {}", "config: {generation: 2}"))
+        # as an editor saves it, whole: DSH re-reads the file at its first change event, and a write in place read
+        # between its truncation and its bytes (a busy machine) is an empty patch list that DSH refuses
+        edit = profile_patch.with_name(profile_patch.name + ".edit")
+        edit.write_text(text.replace("config: {}", "config: {generation: 2}"))
+        os.replace(edit, profile_patch)
         wait_for(lambda: (bridge_json(d) or {}).get("since", 0) > edited, 20, "a new plugin instance")
         time.sleep(0.5)
         assert bridge_json(d)["state"] == "paused"  # the new instance answers; the old one wrote no exit
