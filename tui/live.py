@@ -406,7 +406,8 @@ class LiveSession:
         indexed = tailer.offset
         decoded: list[Any] | None = None
         if self.alerts is not None:  # the bytes an index restored are not handed over: the engine reads them
-            self.alerts.begin(self, log, header, reset=fresh, unread=indexed)
+            store = lines if lines is not None else session.events
+            self.alerts.begin(self, log, header, store, reset=fresh, unread=indexed)  # type: ignore[arg-type]
             decoded = []
         loading.start(session, facts, decoded)
         self._progress("projecting", 0.0)

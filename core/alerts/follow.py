@@ -5,7 +5,8 @@ poll decoded to the log's ``AlertEngine``; after each poll it ticks the engine w
 (``core.control.host_state``) and the file's last change. A log that is truncated, replaced or removed starts a new
 engine when it is read again; an alert it raised before (same session, cause and event) is not raised twice.
 ``FedWatch`` is the engine of a log that another reader already reads (the TUI's view of it): that reader hands
-it what it decoded, so the log is read and decoded once. ``AlertFollower`` holds one watch per log and looks for
+it what it decoded, so the log is read and decoded once, and the cache-break watcher reads events back through
+the reader's store (``core.log.store.BorrowedEvents``) instead of keeping the surface decoded. ``AlertFollower`` holds one watch per log and looks for
 new sessions under the roots it was given.
 """
 
@@ -30,6 +31,7 @@ from core.log.layout import is_sessions_root, resolve_log_path
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
 from core.log.sessions import discover_sessions
+from core.log.store import BorrowedEvents, ValidatedEvents
 from core.log.tail import Tailer
 from core.shared.errors import TapedeckError
 
@@ -177,9 +179,10 @@ class FedWatch(AlertWatch):
     them itself (what it decoded is never held twice over). A pass over the same file again (the reader reopened
     it) hands over what the engine has already seen: it is skipped, so nothing fires twice; a new file
     (``reset``) starts a new engine, which raises again only the alerts not raised before (``once``). Only the reader that began last is listened to. ``done`` is set by a reader
-    that does not follow once it handed over the whole log."""
+    that does not follow once it handed over the whole log. The engine reads events back through the store of the
+    reader that began last (``begin``'s ``events``), so it keeps none decoded but the open turn's routes."""
 
-    reads_file = False  # fed by another reader: the engine keeps the events its rebuild reads
+    reads_file = False  # fed by another reader: the engine reads events back through that reader's store
 
     HELD = 1 << 16  # items handed over and not fed yet before the reader feeds them itself
     FOLD = 256  # items the engine folds between two calls of ``pace`` (a few ms of work)
@@ -188,6 +191,7 @@ class FedWatch(AlertWatch):
         """``pace`` is called between bounded units of the engine's work in ``poll`` (the feed's own thread, never
         the reader's): the start of the log read back here after an index (minutes of CPU on a 1 GB log) then
         leaves the GIL to a UI thread that needs it, instead of holding it in 5 ms turns."""
+        self._events: BorrowedEvents | None = None  # what the engine reads events back through (from ``begin``)
         super().__init__(Path(), config, live=live, pace=pace)
         self._lock = threading.Lock()  # the hand-over: what waits, the reader, the raised alerts
         self._feeding = threading.Lock()  # the engine: fed, ticked or replaced by one thread at a time
@@ -196,23 +200,44 @@ class FedWatch(AlertWatch):
         self._raised: list[Alert] = []
         self._reader: object = None
         self._next = 0  # the seq the engine takes next
-        self._read_back = False  # the log's start is to be read here (the reader's index stood for it)
+        self._unread = 0  # bytes of the log's start to be read here (the reader's index stood for them)
         self.done = threading.Event()
 
-    def begin(self, reader: object, path: Path, header: dict[str, Any], reset: bool = False, unread: int = 0) -> None:
-        """``reader`` starts a pass over the log at ``path`` (whose header is ``header``); ``unread`` bytes of its
-        start it will not hand over (its index stood for them): the engine reads those itself, at the next feed."""
+    def begin(
+        self,
+        reader: object,
+        path: Path,
+        header: dict[str, Any],
+        events: ValidatedEvents,
+        reset: bool = False,
+        unread: int = 0,
+    ) -> None:
+        """``reader`` starts a pass over the log at ``path`` (whose header is ``header``); ``events`` is its store,
+        holding (or reading back) every event by the time it hands it over, and the first ``unread`` bytes' events
+        already: those it will not hand over (its index stood for them), the engine reads itself, at the next
+        feed."""
         with self._feeding, self._lock:
             self._reader = reader
             self._waiting.clear()
             self._held = 0
-            if reset or path != self.path or self.engine.session != header.get("id", self.engine.session):
+            if (
+                reset
+                or self._events is None
+                or path != self.path
+                or self.engine.session != header.get("id", self.engine.session)
+            ):
                 self.path = path
+                self._events = BorrowedEvents(events)
                 self.engine = self._engine()
                 self._replaying = set(self._reported)
                 self._next = 0
+            else:  # the same log read again: the engine goes on (skipping what it saw), reading through the new store
+                self._events.source = events
             self.engine.start(header)
-            self._read_back = unread > 0
+            self._unread = unread
+
+    def _engine(self) -> AlertEngine:
+        return AlertEngine(self.config.alerts, self.config.model, path=str(self.path), lines=self._events)
 
     def take(self, reader: object, items: list[dict[str, Any] | PackedRow]) -> None:
         """Hand over the items ``reader`` decoded (a copy of the list is kept)."""
@@ -229,9 +254,9 @@ class FedWatch(AlertWatch):
         """Feed every batch handed over, in order (what the engine saw already is skipped), seen at ``now``; first
         the log's start, when the reader did not hand it over; ``pace`` between units of work."""
         with self._feeding:
-            if self._read_back:
-                self._read_back = False
+            if self._unread:
                 self._read_start(now, pace)
+                self._unread = 0
             while True:
                 with self._lock:
                     if not self._waiting:
@@ -252,12 +277,12 @@ class FedWatch(AlertWatch):
                 pace()
 
     def _read_start(self, now: int, pace: Callable[[], None] | None) -> None:
-        """Read the log from its start to its end now with a reader of the engine's own (one pass, as a watch
-        reads a log), feeding what the engine has not seen."""
+        """Read the log's first ``_unread`` bytes with a reader of the engine's own, feeding what the engine has not
+        seen; the reader hands over the rest (so the engine never runs ahead of the reader's store)."""
         tailer = Tailer(self.path, pace=pace)
-        while True:
+        while tailer.offset < self._unread:
             before = tailer.offset
-            update = tailer.poll(max_bytes=SLICE)
+            update = tailer.poll(max_bytes=min(SLICE, self._unread - tailer.offset))
             if update.header is not None:
                 self.engine.start(update.header)
             self._fold(self._unseen(update.events), now, pace)  # type: ignore[arg-type]

@@ -8,7 +8,9 @@ Readers get each event through the validated view (``core.log.validate.readable`
 flagged is an opaque stand-in. ``raw`` gives the event as decoded, for what displays it.
 
 ``KeptEvents`` is the store of a session projected from events handed to it one by one (no file to read them
-back from) for a pass that reads back only what it asked to keep: it holds those events alone.
+back from) for a pass that reads back only what it asked to keep: it holds those events alone. ``BorrowedEvents``
+is the store of a session projected from what another reader hands it: it reads any event back through that
+reader's store and holds only what a pass asked to keep.
 """
 
 from __future__ import annotations
@@ -100,6 +102,27 @@ class KeptEvents(KeepingEvents):
     def seqs_of_types(self, names: Collection[str], start: int = 0) -> Iterator[int]:
         """The kept seqs from ``start`` on whose event type is in ``names``, in order."""
         return iter(sorted(seq for seq, event in self._kept.items() if seq >= start and event.get("type") in names))
+
+
+class BorrowedEvents(KeepingEvents):
+    """Events by seq read back through another reader's store (``source``: a ``core.log.linestore.LineStore``
+    reads its file again, an ``EventStore`` holds them already), of which only the kept ones are held here. The
+    source may be swapped for another reader's of the same log (``source`` is public); it must hold every seq
+    read here by then."""
+
+    __slots__ = ("source",)
+
+    def __init__(self, source: ValidatedEvents) -> None:
+        super().__init__()
+        self.source = source
+
+    def __len__(self) -> int:
+        return len(self.source)
+
+    def raw(self, n: int) -> dict[str, Any]:
+        """Event ``n`` as kept here, else as the source gives it."""
+        kept = self._kept.get(n)
+        return kept if kept is not None else self.source.raw(n)
 
 
 class EventStore(ValidatedEvents):

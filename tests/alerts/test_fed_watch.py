@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.alerts.follow import AlertWatch, FedWatch
+from core.log.store import EventStore
 from tests.alerts.crafted import HEADER, Log, config
 
 CONFIG = config({"errorStreak": {"count": 2}, "loop": {"count": 2}})
@@ -31,6 +32,14 @@ def _log(tmp_path: Path) -> tuple[Path, Log]:
     return path, log
 
 
+def _store(events: list[dict[str, Any]]) -> EventStore:
+    """The store of a reader that holds ``events``."""
+    store = EventStore()
+    for event in events:
+        store.append(event)
+    return store
+
+
 def _key(alerts: list) -> list[tuple[str, int, str]]:  # type: ignore[type-arg]
     return [(a.cause, a.seq, a.reason) for a in alerts]
 
@@ -44,7 +53,7 @@ def test_what_it_is_handed_raises_what_reading_the_file_raises(tmp_path: Path) -
     read = AlertWatch(path, CONFIG, live=False).poll(0, final=True)
     fed = FedWatch(CONFIG, live=False)
     reader = object()
-    fed.begin(reader, path, HEADER)
+    fed.begin(reader, path, HEADER, _store(log.events))
     for event in log.events:  # one at a time, as a follower hands them over
         fed.take(reader, [event])
     assert _key(fed.poll(0)) == _key(read) and len(read) == 2
@@ -55,18 +64,19 @@ def test_a_new_reader_of_the_same_file_raises_nothing_twice_and_a_reset_starts_o
     path, log = _log(tmp_path)
     fed = FedWatch(CONFIG, live=False)
     first, second = object(), object()
-    fed.begin(first, path, HEADER)
+    events = _store(log.events)
+    fed.begin(first, path, HEADER, events)
     fed.take(first, log.events[:5])
     assert _key(fed.poll(0)) == [("loop", 4, "read_file called 2 times with the same arguments in this turn")]
-    fed.begin(second, path, HEADER)  # the view reopened the log: it hands everything over again
+    fed.begin(second, path, HEADER, events)  # the view reopened the log: it hands everything over again
     fed.take(first, log.events[5:])  # the reader it replaced is no longer listened to
     assert fed.poll(0) == []
     fed.take(second, log.events)
     assert _key(fed.poll(0)) == [("error-streak", 5, "2 tool calls failed in a row")]
-    fed.begin(first, path, HEADER, reset=True)  # the file was replaced by the same log: nothing fires twice
+    fed.begin(first, path, HEADER, events, reset=True)  # the file was replaced by the same log: nothing fires twice
     fed.take(first, log.events)
     assert fed.poll(0) == []
-    fed.begin(second, path, {**HEADER, "id": "crafted-2"}, reset=True)  # another session in its place
+    fed.begin(second, path, {**HEADER, "id": "crafted-2"}, events, reset=True)  # another session in its place
     fed.take(second, log.events)
     assert [a.cause for a in fed.poll(0)] == ["loop", "error-streak"]
 
@@ -199,6 +209,7 @@ def test_the_start_it_reads_back_itself_is_folded_in_paced_units(
     folds ``FOLD`` items at a time and calls ``pace`` after each unit (a UI thread takes the GIL there instead of
     waiting minutes of CPU out in 5 ms turns), raising what reading the whole file raises."""
     from bench.gen_session import generate
+    from core.log.linestore import LineStore
     from core.log.reader import read_log_header
     from core.log.tail import Tailer
     from tests.alerts.test_replay import _eager
@@ -206,20 +217,89 @@ def test_the_start_it_reads_back_itself_is_folded_in_paced_units(
     monkeypatch.setattr(FedWatch, "FOLD", 64)
     path = tmp_path / "session.jsonl"
     generate(path, 300_000, seed=5, profile="short-turns")
-    update = Tailer(path).poll()
+    tailer = Tailer(path)
+    lines = LineStore(path, tailer)  # the store of the view whose index stood for the whole log
+    update = tailer.poll()
     items = len(update.events)
     cfg = _eager()
     paced: list[int] = []
     fed = FedWatch(cfg, live=False, pace=lambda: paced.append(fed._next))
-    fed.begin(object(), path, read_log_header(path), unread=path.stat().st_size)  # the index stood for it all
+    fed.begin(object(), path, read_log_header(path), lines, unread=path.stat().st_size)  # the index stood for it all
     raised = fed.poll(0)
     read = AlertWatch(path, cfg, live=False).poll(0, final=True)
     assert read and _dated(raised) == _dated(read)
     assert len(paced) >= items // 64 and paced == sorted(paced)  # a call after every unit, as the fold moves on
     reader = object()
     calm = FedWatch(cfg, live=False, pace=lambda: paced.append(-1))
-    calm.begin(reader, path, read_log_header(path))
+    calm.begin(reader, path, read_log_header(path), lines)
     calm.take(reader, update.events)  # the reader's own thread, when too much waits: never paced
     calm.HELD = 0
     calm.take(reader, update.events[:1])
     assert -1 not in paced
+
+
+def _held_after_view(path: Path, cfg: Any) -> tuple[int, list]:  # type: ignore[type-arg]
+    """Bytes the engine holds once a view that reads ``path`` back from the file handed it over and went away
+    (what it still reaches of the view: its line table), and the alerts it raised."""
+    import gc
+    import tracemalloc
+
+    from tui.live import LiveSession
+
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        fed = FedWatch(cfg, live=False)
+        LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()
+        raised = fed.poll(0)
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - base, raised
+    finally:
+        tracemalloc.stop()
+
+
+def test_what_it_holds_does_not_follow_a_surface_that_is_never_cut(tmp_path: Path) -> None:
+    """On a log that never compacts the cache-break watcher's surface grows with the log. The engine reads the
+    surface back through the view's store instead of keeping it decoded: three times the log holds about the
+    same (before: 3.6 and 9.0 MiB for 1 and 3 MB of ``dsh-plain``), and raises what reading the file raises."""
+    from bench.gen_session import generate
+    from tests.alerts.test_replay import _eager
+
+    cfg = _eager()
+    held = []
+    for size in (1_000_000, 3_000_000):
+        path = tmp_path / f"{size}.jsonl"
+        generate(path, size, seed=1, profile="dsh-plain")
+        nbytes, raised = _held_after_view(path, cfg)
+        held.append(nbytes)
+        assert _dated(raised) == _dated(AlertWatch(path, cfg, live=False).poll(0, final=True))
+    assert held[1] - held[0] < 1 << 20, held
+
+
+def test_an_index_of_the_start_leaves_the_rest_to_the_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A view restored from an index of the log's first part hands over the part appended since: the engine reads
+    only what the index stood for itself (so it never reads back a seq the view's line table does not hold yet),
+    and raises what reading the whole file raises."""
+    from bench.gen_session import generate
+    from core.read import index
+    from tests.alerts.test_replay import _eager
+    from tui.live import LiveSession
+
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TAPEDECK_INDEX_MIN_BYTES", "0")
+    whole = tmp_path / "whole.jsonl"
+    generate(whole, 600_000, seed=2, profile="short-turns")  # a cache break among its alerts
+    lines = whole.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(lines[: len(lines) // 2]))
+    LiveSession(path, follow=False, retain_bytes=1).run()  # a first open indexes the first half
+    assert index.index_path(path).is_file()
+    with path.open("ab") as f:
+        f.write(b"".join(lines[len(lines) // 2 :]))
+    cfg = _eager()
+    fed = FedWatch(cfg, live=False)
+    LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()
+    read = AlertWatch(path, cfg, live=False).poll(0, final=True)
+    assert {"cache-break"} <= {a.cause for a in read}
+    assert _dated(fed.poll(0)) == _dated(read)
