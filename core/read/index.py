@@ -86,15 +86,22 @@ def min_log_bytes() -> int:
 
 @functools.cache
 def code_fingerprint() -> str:
-    """A hash of the source of the modules that read logs and project them: an index written by other code
-    is not used."""
+    """A fingerprint of the modules that read logs and project them: an index written by other code is not
+    used."""
+    return source_fingerprint(Path(__file__).resolve().parent.parent, _CODE_DIRS)
+
+
+def source_fingerprint(root: Path, packages: tuple[str, ...]) -> str:
+    """A hash of the name, size and modification time of each source file of ``packages`` under ``root``: what
+    Python's own bytecode cache goes by to tell a changed module (reading and hashing their 370 kB cost a first
+    read and a reopen 5 M instructions each)."""
     digest = hashlib.blake2b(digest_size=16)
     digest.update(b"%d" % FORMAT)
-    core = Path(__file__).resolve().parent.parent
-    for name in _CODE_DIRS:
-        for source in sorted((core / name).glob("*.py")):
-            digest.update(source.name.encode() + b"\0")
-            digest.update(source.read_bytes())
+    for package in packages:
+        with os.scandir(root / package) as entries:
+            sources = sorted((entry.name, entry.stat()) for entry in entries if entry.name.endswith(".py"))
+        for name, st in sources:
+            digest.update(b"%s\0%s\0%d\0%d\0" % (package.encode(), name.encode(), st.st_size, st.st_mtime_ns))
     return digest.hexdigest()
 
 

@@ -163,6 +163,29 @@ def test_an_index_of_other_code_or_format_is_not_used(tmp_path: Path, monkeypatc
     assert _restored(log) is None
 
 
+def test_the_code_fingerprint_changes_with_any_source_file(tmp_path: Path) -> None:
+    """An index is used only by the code that wrote it: editing, adding or renaming a module of the packages
+    that read logs gives another fingerprint (as a changed module gets new bytecode)."""
+    for package in ("a", "b"):
+        (tmp_path / package).mkdir()
+        (tmp_path / package / "m.py").write_text("x = 1\n")
+    (tmp_path / "a" / "notes.txt").write_text("not code")
+    first = index.source_fingerprint(tmp_path, ("a", "b"))
+    assert index.source_fingerprint(tmp_path, ("a", "b")) == first
+    (tmp_path / "a" / "notes.txt").write_text("still not code")
+    assert index.source_fingerprint(tmp_path, ("a", "b")) == first
+    module = tmp_path / "b" / "m.py"
+    module.write_text("x = 22\n")
+    edited = index.source_fingerprint(tmp_path, ("a", "b"))
+    assert edited != first
+    st = module.stat()
+    module.write_text("x = 23\n")  # the same size: its modification time tells it
+    os.utime(module, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert index.source_fingerprint(tmp_path, ("a", "b")) not in (first, edited)
+    module.rename(tmp_path / "b" / "n.py")
+    assert index.source_fingerprint(tmp_path, ("a", "b")) not in (first, edited)
+
+
 def test_an_unwritable_cache_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = tmp_path / "session.jsonl"
     generate(log, 50_000, seed=2, profile="mixed")
