@@ -31,10 +31,11 @@ from core.log.records import PackedRow
 from core.policies.checkpoint import CHECKPOINT_EVENT
 from core.read.load import load_session
 from core.read.notes import Note, load_notes
-from core.read.rows import Row, block_row, build_row, event_size
+from core.read.rows import SUMMARY_LIMIT, SUMMARY_SOURCE_LIMIT, Row, block_row, build_row, event_size
 from core.read.session import Session, derive_message
 from core.read.streams import Block, delta_chars
-from core.read.surface import surface_row
+from core.read.summary import cut_line
+from core.read.surface import SURFACE_SUMMARY, surface_row
 from core.rebuild.cost import CostTally
 from core.rebuild.request import Request, RequestPass, node_wire
 from core.shared.errors import TapedeckError
@@ -152,6 +153,7 @@ class ExportPass:
     _marks: list[dict[str, Any]] = field(default_factory=list)
     # without ``messages``: what redacting each surface node's wire messages replaces, noted as it is applied
     _wired: dict[int, Counts | None] = field(default_factory=dict)
+    _requests: RequestPass | None = None
 
     def run(self) -> dict[str, Any]:
         """Read the log, hand out every row, and return the document's other sections."""
@@ -165,6 +167,7 @@ class ExportPass:
             requests.after(session, item)
             self._take(session, item)
 
+        self._requests = requests
         session = load_session(self.path, retain=False, readback=True, before=requests.before, observe=after,
                                before_optional=RequestPass.NEUTRAL, skip_before=requests.quiet,
                                deltas=self._run)  # fmt: skip
@@ -227,6 +230,7 @@ class ExportPass:
 
     def _event(self, session: Session, event: dict[str, Any], seq: int) -> None:
         redactor = self.options.redactor
+        line = None  # the row's summary, when it is ``summarize`` of the whole event (no string cut), to a longer limit
         if redactor is not None:  # one JSON of the event serves the redaction's screen and the row's clipping
             try:
                 dump: bytes | None = orjson.dumps(event)
@@ -237,6 +241,8 @@ class ExportPass:
             if before is not None and shown is not event and (found := redactor.tally_since(before)):
                 self._found[seq] = found
             row = build_row(shown, len(dump) if dump is not None and shown is event else None)
+            if dump is not None and shown is event and len(dump) <= SUMMARY_SOURCE_LIMIT and SURFACE_SUMMARY <= SUMMARY_LIMIT:
+                line = row.summary
         else:
             shown, row = event, build_row(event)
         extra: dict[str, Any] = {}
@@ -257,10 +263,13 @@ class ExportPass:
                                  "name": called["name"], "arguments": clipped(called["arguments"], 1000, length)}  # fmt: skip
         if row.surface_type and session.on_surface(seq):
             if redactor is not None and not self.messages:
-                wire = node_wire(event)
-                self._wired[seq] = redactor.aside(wire)[1] if wire else None
+                wire, dump = self._wire(seq, event)
+                self._wired[seq] = redactor.aside(wire, dump)[1] if wire else None
             elif self.nodes is not None and not session.cuts:  # every node so far is still on the surface
-                self._keep_node(session, seq, event, shown if seq in self._found else event)
+                if seq in self._found:
+                    self._keep_node(session, seq, event, shown)
+                else:
+                    self._keep_node(session, seq, event, event, line if shown is event else None)
         replaced = session.shadowed.get(seq)
         for gone in replaced or ():  # off the surface now
             self._found.pop(gone, None)
@@ -274,22 +283,37 @@ class ExportPass:
             self._marks.append({"seq": seq, "kind": "checkpoint", "summary": row.summary, "replaced": []})
         self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
 
-    def _keep_node(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any]) -> None:
+    def _keep_node(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any],
+                   line: str | None = None) -> None:  # fmt: skip
         """Keep what the sections write of the surface node ``seq`` (``shown``: its event as its surface row shows
-        it), as ``_surface_rows`` and ``_messages`` would make it from the event read back."""
+        it; ``line``: ``shown``'s event-list summary, when made of all of it), as ``_surface_rows`` and
+        ``_messages`` would make it from the event read back."""
         assert self.nodes is not None
-        wire = node_wire(event)
-        try:
-            dump = orjson.dumps(wire)  # screened, and kept as it is when there is nothing to redact
-        except TypeError:
+        wire, dump = self._wire(seq, event)  # the JSON is screened, and kept as it is when there is nothing to redact
+        if dump is None:
             return  # read back
         redactor = self.options.redactor
         messages, found = redactor.aside(wire, dump) if redactor is not None else (wire, None)
-        self.nodes.put(seq, self._node_row(session, seq, event, shown), messages, found, dump if messages is wire else None)
+        row = self._node_row(session, seq, event, shown, None if line is None else cut_line(line, SURFACE_SUMMARY))
+        self.nodes.put(seq, row, messages, found, dump if messages is wire else None)
 
-    def _node_row(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any]) -> dict[str, Any] | None:
-        """The surface row of node ``seq`` (None: it projects no message): its text clipped, counted on ``event``."""
-        row = surface_row(session, seq, shown)
+    def _wire(self, seq: int, event: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes | None]:
+        """The wire messages of surface node ``seq`` (its ``event``) and their JSON (None: they are no JSON), as
+        the request pass noted them for its digest, else made here."""
+        noted = self._requests.wired if self._requests is not None else None
+        if noted is not None and noted[0] == seq and noted[1] is not None:
+            return noted[1]
+        wire = node_wire(event)
+        try:
+            return wire, orjson.dumps(wire)
+        except TypeError:
+            return wire, None
+
+    def _node_row(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any],
+                  summary: str | None = None) -> dict[str, Any] | None:  # fmt: skip
+        """The surface row of node ``seq`` (None: it projects no message): its text clipped, counted on ``event``
+        (``summary``: its summary, when the caller has it)."""
+        row = surface_row(session, seq, shown, summary)
         if row is not None:
             raw = derive_message(event) if shown is not event else None
             row["text"] = clipped(message_text(row.pop("message")), length=len(message_text(raw)) if raw is not None else None)

@@ -75,6 +75,7 @@ class NodeSpool:
         self.size = 0
         self.where: dict[int, tuple[int, int, int]] = {}  # seq: where its row starts, its row's and wire's lengths
         self.found: dict[int, tuple[int, ...]] = {}  # what redacting a node's wire messages replaced, where anything
+        self._window: tuple[int, bytes] = (0, b"")  # where the last read began, and what it read
 
     def put(self, seq: int, row: Any, messages: list[Any], found: tuple[int, ...] | None, dump: bytes | None = None) -> None:
         """Keep ``seq``'s row, its wire messages (``dump``: their JSON, when the caller has it) and what redacting
@@ -83,6 +84,7 @@ class NodeSpool:
             row_data, wire_data = orjson.dumps(row), orjson.dumps(messages) if dump is None else dump
         except TypeError:
             return
+        self._window = (0, b"")
         self.spooled.write(row_data)
         self.spooled.write(wire_data)
         self.where[seq] = (self.size, len(row_data), len(wire_data))
@@ -105,7 +107,14 @@ class NodeSpool:
         return orjson.loads(self._read(where[0] + where[1], where[2])), self.found.get(seq)
 
     def _read(self, start: int, length: int) -> bytes:
+        """``length`` bytes from ``start``: nodes are read back mostly in the order they were kept, so the spool
+        is read a window of about ``SPOOL_MEMORY`` bytes at a time and each node sliced out of it."""
+        at, window = self._window
+        if at <= start and start + length <= at + len(window):
+            return window[start - at : start + length - at]
         self.spooled.flush()
         f = self.spooled.f
         f.seek(start)
-        return f.read(length)
+        window = f.read(max(length, SPOOL_MEMORY))
+        self._window = (start, window)
+        return window[:length]

@@ -37,6 +37,11 @@ def one_line(text: str, limit: int = 120) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def cut_line(line: str, limit: int) -> str:
+    """What ``one_line`` gives with ``limit`` for a text it gave ``line`` with a limit at least as high."""
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
 def turn_span(first: int, last: int) -> str:
     """``turn 3`` for one turn, ``turns 3-7`` for several."""
     return f"turn {first}" if first == last else f"turns {first}-{last}"

@@ -32,10 +32,13 @@ def iter_surface_rows(
             yield row
 
 
-def surface_row(session: Session, seq: int, event: dict[str, Any]) -> dict[str, Any] | None:
+SURFACE_SUMMARY = 200  # code points of a surface row's summary
+
+
+def surface_row(session: Session, seq: int, event: dict[str, Any], summary: str | None = None) -> dict[str, Any] | None:
     """The row of the surface node ``seq`` (its ``event``), or None for a node that projects no message. A row
     depends only on the event and on what the session noted of it when it was applied, so it may be built as
-    soon as the event is."""
+    soon as the event is. ``summary``: ``summarize(event, SURFACE_SUMMARY)``, when the caller has it."""
     message = derive_message(event)
     if message is None:
         return None
@@ -46,6 +49,6 @@ def surface_row(session: Session, seq: int, event: dict[str, Any]) -> dict[str, 
         "source": source_label(message.get("source")),
         "replacement": session.is_replacement(seq),
         "chars": session.node_chars(seq),
-        "summary": summarize(event, 200),
+        "summary": summarize(event, SURFACE_SUMMARY) if summary is None else summary,
         "message": message,
     }

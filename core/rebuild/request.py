@@ -63,6 +63,7 @@ _CHUNK_NEWS = frozenset({"finish", "usage"})  # the chunks a request pass reads
 TITLE_CALL, COMPACTION_START, COMPACTION_SUMMARY = "session/title-llm-request", "compaction/start", "compaction/summary"
 AGENT, TITLE, COMPACTION = "agent", "title", "compaction"  # Request.kind
 INSTRUCTION_NOTE = "the summary instruction DSH appends as the last user message (its own text)"
+Wired = tuple[list[dict[str, Any]], bytes]  # a surface node's wire messages (``node_wire``) and their JSON
 
 
 @dataclass
@@ -410,12 +411,20 @@ def node_wire(event: dict[str, Any]) -> list[dict[str, Any]]:
 def node_digest(event: dict[str, Any]) -> tuple[int, int, int, int] | None:
     """A DSH surface node's share of a prompt: the bytes of its wire messages, whether it holds an image (1 or 0),
     how many wire messages it gives and their ``wire_chars`` (None: it projects no message)."""
+    return wired_digest(event)[0]
+
+
+def wired_digest(event: dict[str, Any]) -> tuple[tuple[int, int, int, int] | None, Wired | None]:
+    """``node_digest``, and the node's wire messages (``node_wire``) with their JSON when it has any."""
     message = derive_message(event)
     if not message:
-        return None
+        return None, None
     wire = dsh_wire(message)
-    size = len(orjson.dumps(wire)) - len(wire) - 1 if wire else 0  # each message's own: less the list's brackets and commas
-    return size, int(has_image((message,))), len(wire), sum(map(wire_chars, wire))
+    if not wire:
+        return (0, int(has_image((message,))), 0, 0), None
+    dump = orjson.dumps(wire)
+    size = len(dump) - len(wire) - 1  # each message's own: less the list's brackets and commas
+    return (size, int(has_image((message,))), len(wire), sum(map(wire_chars, wire))), (wire, dump)
 
 
 Mark = tuple[int, tuple[str, ...], tuple[dict[str, Any], ...]]
@@ -844,6 +853,8 @@ class RequestPass:
         self.routes: dict[tuple[Any, Any], dict[str, Any]] = {}
         self.open: Request | None = None
         self.seen = -1  # the last seq the pass was told of
+        # a lean DSH pass's: the last surface node it noted, and its wire messages with their JSON (if any)
+        self.wired: tuple[int, Wired | None] | None = None
 
     def before(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
         """Called right before ``session`` applies ``item``."""
@@ -910,7 +921,8 @@ class RequestPass:
         if self.lean and not self.host:  # a DSH node's digest, noted while its event is at hand
             seq, noted = session.next_seq - 1, self.cache.noted
             if session.on_surface(seq):
-                noted[seq] = node_digest(event)
+                noted[seq], wired = wired_digest(event)
+                self.wired = (seq, wired)
             for gone in session.shadowed.get(seq, ()):
                 noted.pop(gone, None)
         elif self.keep and isinstance(store := session.events, KeepingEvents):
