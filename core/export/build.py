@@ -7,7 +7,8 @@ replaced, a note its text. With a ``Redactor`` every string is redacted before a
 every number (sizes, seqs, tokens) comes from the log as it is.
 
 The big sections are never one value: the surface's rows (an iterator) and the chosen request's messages
-(``Streamed``) are read back and handed to the writer one at a time. A surface event is redacted as its event-list row is made, and
+(``Streamed``) are handed to the writer one at a time, each as the writer's piece (``Pieces``) when it keeps
+nodes (``nodes``: made as the pass reads each node, else read back and made then). A surface event is redacted as its event-list row is made, and
 again as its surface row is read back only when that replaced something (the pass keeps what it replaced, which
 the summary counts again as a separate redaction of the surface would). The request's messages are redacted as
 they are read, so the redaction summary is known once the writer has read them: ``doc["redaction"]`` is set then.
@@ -64,14 +65,14 @@ Surface = tuple[list[int], dict[int, Counts]]
 class Streamed:
     """The request's messages, each made as the writer reads it (read once); how many there are is known before."""
 
-    def __init__(self, count: int, items: Iterator[dict[str, Any]]) -> None:
+    def __init__(self, count: int, items: Iterator[dict[str, Any] | bytes]) -> None:
         self.count = count
         self.items = items
 
     def __len__(self) -> int:
         return self.count
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[dict[str, Any] | bytes]:
         return self.items
 
 
@@ -295,7 +296,7 @@ class ExportPass:
         redactor = self.options.redactor
         messages, found = redactor.aside(wire, dump) if redactor is not None else (wire, None)
         row = self._node_row(session, seq, event, shown, None if line is None else cut_line(line, SURFACE_SUMMARY))
-        self.nodes.put(seq, row, messages, found, dump if messages is wire else None)
+        self.nodes.put(seq, row, messages, found)
 
     def _wire(self, seq: int, event: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes | None]:
         """The wire messages of surface node ``seq`` (its ``event``) and their JSON (None: they are no JSON), as
@@ -349,19 +350,23 @@ class ExportPass:
         found = self._found
         return list(session.surface), {seq: found[seq] for seq in session.surface if seq in found}
 
-    def _surface_rows(self, session: Session, surface: Surface) -> Iterator[dict[str, Any]]:
-        """The surface section's rows, each read back as it is written: an event is redacted again only when
-        its row's redaction replaced something (anything else would come out as it is)."""
+    def _surface_rows(self, session: Session, surface: Surface) -> Iterator[dict[str, Any] | bytes]:
+        """The surface section's rows (the writer's pieces, when it keeps nodes), each as the pass kept it or read
+        back as it is written: an event is redacted again only when its row's redaction replaced something
+        (anything else would come out as it is)."""
         seqs, found = surface
         redactor, events, nodes = self.options.redactor, session.events, self.nodes
         for seq in seqs:
-            kept, row = nodes.row(seq) if nodes is not None else (False, None)
-            if not kept:
-                event = events[seq]
-                shown = redactor.again(event) if redactor is not None and seq in found else event
-                row = self._node_row(session, seq, event, shown)
+            kept, piece = nodes.row(seq) if nodes is not None else (False, None)
+            if kept:
+                if piece is not None:
+                    yield piece
+                continue
+            event = events[seq]
+            shown = redactor.again(event) if redactor is not None and seq in found else event
+            row = self._node_row(session, seq, event, shown)
             if row is not None:
-                yield row
+                yield row if nodes is None else nodes.render.surface_piece(row)
 
     def _request_done(self, tally: CostTally, request: Request, session: Session) -> bool:
         first = tally.before is None
@@ -456,20 +461,21 @@ class ExportPass:
             elif (found := wired[seq]) is not None:
                 redactor.add(found)
 
-    def _messages(self, built: Request, doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
-        """The request's messages, each redacted as it is read back (or as the pass kept it); then the redaction
-        summary is known."""
+    def _messages(self, built: Request, doc: dict[str, Any]) -> Iterator[dict[str, Any] | bytes]:
+        """The request's messages (the writer's pieces, when it keeps nodes), each redacted as it is read back
+        (or as the pass kept it); then the redaction summary is known."""
         redactor, nodes = self.options.redactor, self.nodes
         for seq, read in built.wire_nodes():
             kept = nodes.wire(seq) if nodes is not None and seq is not None else None
             if kept is None:
                 for message in read():
-                    yield self._redacted(message)
+                    shown = self._redacted(message)
+                    yield shown if nodes is None else nodes.render.message_piece(shown)
                 continue
-            messages, found = kept
+            pieces, found = kept
             if redactor is not None and found is not None:
                 redactor.add(found)
-            yield from messages
+            yield from pieces
         self._summarize(doc)
 
     def _summarize(self, doc: dict[str, Any]) -> None:

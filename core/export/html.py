@@ -19,6 +19,7 @@ from core.read.summary import human_chars
 from core.shared.wire import call_text
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
+REQUEST_CLIP = 4000  # code points of a request message's text (and tool calls) the page shows
 CUT_LETTERS = {"tape": "s", "fold": "f", "prune": "p", "rewind": "r", "compaction": "c", "expand": "+"}
 STYLE = """
 main{display:flex;flex-direction:column}.top{order:-1}
@@ -51,11 +52,21 @@ def _e(value: Any) -> str:
     return escape("" if value is None else str(value), quote=True)
 
 
-def _text(block: dict[str, Any] | None, hint: str = "") -> str:
+def _b(value: Any) -> bytes:
+    """``_e(value).encode()``, escaped in UTF-8 (each of the five characters is one byte there, never part of
+    another character's bytes): several times faster on the long texts, most of which are not all ASCII."""
+    data = ("" if value is None else str(value)).encode()
+    return (
+        data.replace(b"&", b"&amp;").replace(b"<", b"&lt;").replace(b">", b"&gt;").replace(b'"', b"&quot;")
+        .replace(b"'", b"&#x27;")
+    )  # fmt: skip
+
+
+def _text(block: dict[str, Any] | None) -> bytes:
     if not block or not block.get("text"):
-        return ""
-    more = f'<div class="more">… {block["more"]} more chars{hint}</div>' if block.get("more") else ""
-    return f"<pre>{_e(block['text'])}</pre>{more}"
+        return b""
+    more = f'<div class="more">… {block["more"]} more chars</div>'.encode() if block.get("more") else b""
+    return b"<pre>" + _b(block["text"]) + b"</pre>" + more
 
 
 def _link(seq: int) -> str:
@@ -90,33 +101,35 @@ class HtmlFormat:
         )
         mark = ' <span class="mark" title="note">✎</span>' if r.get("note") else ""
         size = f"{human_chars(r['size'])} {r['unit']}"
-        body = []
+        body: list[bytes] = []
         if r.get("note"):
-            body.append(f'<div class="note">✎ {_e(r["note"])}</div>')
+            body.append('<div class="note">✎ '.encode() + _b(r["note"]) + b"</div>")
         text = _text(r.get("text"))
         if r.get("call"):
             call = r["call"]
             called = f"→ {call['name']}({call['arguments']['text']})" + (
                 "…" if call["arguments"]["more"] else ""
             )
-            body.append(f'<div class="pair"><div class="call">{_link(call["seq"]) if call["seq"] is not None else ""}'
-                        f"<pre>{_e(called)}</pre></div><div class=\"result\">← result{text}</div></div>")  # fmt: skip
+            link = _link(call["seq"]) if call["seq"] is not None else ""
+            body.append(f'<div class="pair"><div class="call">{link}<pre>'.encode() + _b(called)
+                        + '</pre></div><div class="result">← result'.encode() + text + b"</div></div>")  # fmt: skip
         elif text:
-            body.append(f"<details><summary>text</summary>{text}</details>")
+            body.append(b"<details><summary>text</summary>" + text + b"</details>")
         if r.get("replaced"):
             body.append(
-                '<div class="links">replaced: ' + " ".join(_link(s) for s in r["replaced"]) + "</div>"
+                ('<div class="links">replaced: ' + " ".join(_link(s) for s in r["replaced"]) + "</div>").encode()
             )
         if "deltas" in r:
-            body.append(f'<div class="dim">seq {r["seq"]}–{r["endSeq"]}</div>')
+            body.append(f'<div class="dim">seq {r["seq"]}–{r["endSeq"]}</div>'.encode())
         cls = " ".join(c for c in classes if c)
         return (
             f'<li id="e{r["seq"]}" class="{cls}" data-type="{_e(r["type"])}"><span class="g">{_e(r["glyph"])}</span>'
-            f'<span class="seq">{r["seq"]}</span><span class="ts">{step}</span>'
-            f'<span class="sum">{_e(r["summary"])}{mark}</span><span class="size">{size}</span>'
-            + (f'<div class="body">{"".join(body)}</div>' if body else "")
-            + "</li>\n"
-        ).encode()
+            f'<span class="seq">{r["seq"]}</span><span class="ts">{step}</span><span class="sum">'.encode()
+            + _b(r["summary"])
+            + f'{mark}</span><span class="size">{size}</span>'.encode()
+            + (b'<div class="body">' + b"".join(body) + b"</div>" if body else b"")
+            + b"</li>\n"
+        )
 
     def opening(self) -> bytes:
         """The page's head and the opening of the event list (the sections follow the rows in the file; CSS
@@ -137,9 +150,9 @@ class HtmlFormat:
         rows and the header's redaction summary counts what redacting the request replaced."""
         with spool() as rows, spool() as request:
             count = 0
-            pieces = (piece.encode() for piece in self._request(doc))
+            pieces = self._request(doc)
             for row in in_step(doc["surface"]["nodes"], pieces, request.write):
-                rows.write(self._surface_row(row).encode())
+                rows.write(row)
                 count += 1
             for piece in pieces:
                 request.write(piece)
@@ -229,17 +242,29 @@ class HtmlFormat:
                 "<tr><th>seq</th><th>role</th><th>source</th><th class=\"num\">chars</th><th>message</th></tr>")  # fmt: skip
 
     @staticmethod
-    def _surface_row(r: dict[str, Any]) -> str:
+    def surface_piece(r: dict[str, Any]) -> bytes:
+        """A surface row: one table row."""
         repl = " (replacement)" if r["replacement"] else ""
         return (f"<tr><td>{_link(r['seq'])}</td><td>{_e(r['role'])}</td><td>{_e(r['source'])}{repl}</td>"
-                f"<td class=\"num\">{r['chars']}</td><td><details><summary>{_e(r['summary'])}</summary>"
-                f"{_text(r['text'])}</details></td></tr>")  # fmt: skip
+                f"<td class=\"num\">{r['chars']}</td><td><details><summary>".encode() + _b(r["summary"])
+                + b"</summary>" + _text(r["text"]) + b"</details></td></tr>")  # fmt: skip
 
     @staticmethod
-    def _request(doc: dict[str, Any]) -> Iterator[str]:
+    def message_piece(m: dict[str, Any]) -> bytes:
+        """A request message: its list item but for ``<li>`` and, before ``<details>``, its node's link and mark
+        (``_request`` adds them: it knows where the cache broke)."""
+        text = m.get("content") or ""
+        text = text if isinstance(text, str) else str(text)
+        calls = "".join("\n" + call_text(c) for c in m.get("tool_calls") or ())
+        shown = text[:REQUEST_CLIP] if len(text) >= REQUEST_CLIP else (text + calls)[:REQUEST_CLIP]
+        return (f"{_e(m['role'])} <details><summary>{len(text)} chars</summary><pre>".encode() + _b(shown)
+                + b"</pre></details></li>")  # fmt: skip
+
+    @staticmethod
+    def _request(doc: dict[str, Any]) -> Iterator[bytes]:
         r = doc["request"]
         if r is None:
-            yield "<h2>Request</h2><p>no model request</p>"
+            yield b"<h2>Request</h2><p>no model request</p>"
             return
         b = r["cacheBreak"]
         if b["first"]:
@@ -251,20 +276,17 @@ class HtmlFormat:
             where = f"the first {b['prefixBytes']} of {b['totalBytes']} bytes are the previous request's (cache kept)"
         fresh = set(b["added"]) | {x["by"] for x in b["replaced"]}
         again = f" attempt {r['attempt']}" if r["attempt"] > 1 else ""
-        yield from [f"<h2 id=\"request\">Request: turn {r['turn']} step {r['step']}{again} (at seq {r['seq']})</h2>",
-                    f"<p>{_e(r['provider'])}/{_e(r['model'])} · {len(r['messages'])} messages · {r['chars']} chars · "
-                    f"tools: {_e(', '.join(r['tools']) or 'none')}</p><p><b>{_e(where)}</b></p><ol>"]  # fmt: skip
+        yield (f"<h2 id=\"request\">Request: turn {r['turn']} step {r['step']}{again} (at seq {r['seq']})</h2>").encode()
+        yield (f"<p>{_e(r['provider'])}/{_e(r['model'])} · {len(r['messages'])} messages · {r['chars']} chars · "
+               f"tools: {_e(', '.join(r['tools']) or 'none')}</p><p><b>{_e(where)}</b></p><ol>").encode()  # fmt: skip
         lead = max(0, len(r["messages"]) - len(r["nodes"]))  # the system prompt comes from no surface node
-        for i, m in enumerate(r["messages"]):
+        for i, piece in enumerate(r["messages"]):
             node = r["nodes"][i - lead] if i >= lead else "system prompt"
-            text = m.get("content") or ""
-            text = text if isinstance(text, str) else str(text)
-            calls = "".join("\n" + call_text(c) for c in m.get("tool_calls") or ())
             new = ' <span class="mark">new: past the cache break</span>' if node in fresh else ""
             anchor = _link(node) if isinstance(node, int) else _e(node)
-            yield (f"<li>{_e(m['role'])} {anchor}{new}<details><summary>{len(text)} chars</summary>"
-                       f"<pre>{_e((text + calls)[:4000])}</pre></details></li>")  # fmt: skip
-        yield "</ol>"
+            cut = piece.index(b"<details>")  # the role before it is escaped: it holds no "<"
+            yield b"<li>" + piece[:cut] + (anchor + new).encode() + piece[cut:]
+        yield b"</ol>"
 
     @staticmethod
     def _cost(doc: dict[str, Any]) -> str:

@@ -6,9 +6,7 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import IO, Any
-
-import orjson
+from typing import IO, Any, Protocol, runtime_checkable
 
 from core.shared.errors import TapedeckError
 
@@ -65,46 +63,72 @@ def replay(spooled: Spool) -> Iterator[bytes]:
         yield data
 
 
-class NodeSpool:
-    """What the export writes of each surface node (its surface row, its redacted wire messages and what
-    redacting them replaced), made while the pass has the node's event and kept by seq in a spool, so that the
-    sections written at the end need not read the event back from the log and decode it again."""
+@runtime_checkable
+class Pieces(Protocol):
+    """How a writer writes a surface row and a request message (each alone, the same wherever it comes from)."""
 
-    def __init__(self, spooled: Spool) -> None:
+    def surface_piece(self, row: dict[str, Any]) -> bytes:
+        """The bytes of one surface row."""
+        ...
+
+    def message_piece(self, message: dict[str, Any]) -> bytes:
+        """The bytes of one request message."""
+        ...
+
+
+class NodeSpool:
+    """What the export writes of each surface node (its surface row and its redacted wire messages, as the
+    writer's pieces, and what redacting the messages replaced), made while the pass has the node's event and kept
+    by seq in a spool, so that the sections written at the end need not read the event back from the log and
+    decode it again, nor decode and render what the spool holds."""
+
+    def __init__(self, spooled: Spool, render: Pieces) -> None:
         self.spooled = spooled
+        self.render = render
         self.size = 0
-        self.where: dict[int, tuple[int, int, int]] = {}  # seq: where its row starts, its row's and wire's lengths
+        # seq: where its pieces start, its row's length (-1: it projects no message) and its messages' lengths
+        self.where: dict[int, tuple[int, int, tuple[int, ...]]] = {}
         self.found: dict[int, tuple[int, ...]] = {}  # what redacting a node's wire messages replaced, where anything
         self._window: tuple[int, bytes] = (0, b"")  # where the last read began, and what it read
 
-    def put(self, seq: int, row: Any, messages: list[Any], found: tuple[int, ...] | None, dump: bytes | None = None) -> None:
-        """Keep ``seq``'s row, its wire messages (``dump``: their JSON, when the caller has it) and what redacting
-        them replaced (nothing when the row or the messages are no JSON: the node is read back)."""
+    def put(self, seq: int, row: dict[str, Any] | None, messages: list[Any], found: tuple[int, ...] | None) -> None:
+        """Keep ``seq``'s row (None: it projects no message), its wire messages and what redacting them replaced
+        (nothing when a row or a message is no JSON: the node is read back, as the writer then finds it)."""
+        render = self.render
         try:
-            row_data, wire_data = orjson.dumps(row), orjson.dumps(messages) if dump is None else dump
+            head = render.surface_piece(row) if row is not None else b""
+            pieces = [render.message_piece(message) for message in messages]
         except TypeError:
             return
         self._window = (0, b"")
-        self.spooled.write(row_data)
-        self.spooled.write(wire_data)
-        self.where[seq] = (self.size, len(row_data), len(wire_data))
-        self.size += len(row_data) + len(wire_data)
+        self.spooled.write(head)
+        for piece in pieces:
+            self.spooled.write(piece)
+        lengths = tuple(map(len, pieces))
+        self.where[seq] = (self.size, len(head) if row is not None else -1, lengths)
+        self.size += len(head) + sum(lengths)
         if found is not None:
             self.found[seq] = found
 
-    def row(self, seq: int) -> tuple[bool, Any]:
-        """``(True, row)`` for a node kept (its row None when it projects no message), else ``(False, None)``."""
+    def row(self, seq: int) -> tuple[bool, bytes | None]:
+        """``(True, piece)`` for a node kept (its piece None when it projects no message), else ``(False, None)``."""
         where = self.where.get(seq)
         if where is None:
             return False, None
-        return True, orjson.loads(self._read(where[0], where[1]))
+        return True, self._read(where[0], where[1]) if where[1] >= 0 else None
 
-    def wire(self, seq: int) -> tuple[list[Any], tuple[int, ...] | None] | None:
-        """``(messages, found)`` of a node kept, else None."""
+    def wire(self, seq: int) -> tuple[list[bytes], tuple[int, ...] | None] | None:
+        """``(pieces, found)`` of the messages of a node kept, else None."""
         where = self.where.get(seq)
         if where is None:
             return None
-        return orjson.loads(self._read(where[0] + where[1], where[2])), self.found.get(seq)
+        at, lengths = where[0] + max(where[1], 0), where[2]
+        data = self._read(at, sum(lengths))
+        pieces, done = [], 0
+        for length in lengths:
+            pieces.append(data[done : done + length])
+            done += length
+        return pieces, self.found.get(seq)
 
     def _read(self, start: int, length: int) -> bytes:
         """``length`` bytes from ``start``: nodes are read back mostly in the order they were kept, so the spool

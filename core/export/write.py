@@ -15,7 +15,7 @@ from typing import Any, BinaryIO, Protocol
 import orjson
 
 from core.export.build import ExportOptions, ExportPass, in_step
-from core.export.spool import NodeSpool, replay, spool
+from core.export.spool import NodeSpool, Pieces, replay, spool
 from core.shared.errors import TapedeckError
 
 FORMATS = ("html", "md", "json")
@@ -37,9 +37,13 @@ class Format(Protocol):
 
     def closing(self, doc: dict[str, Any]) -> Iterable[bytes]:
         """What goes after the rows: the sections the pass gathered, in pieces written one at a time. The
-        surface's ``nodes`` and the request's ``messages`` are read once, as they are written; ``doc["redaction"]``
-        is there only once the messages were read."""
+        surface's ``nodes`` and the request's ``messages`` are read once, as they are written (a writer of
+        ``messages`` gets them as its ``Pieces``); ``doc["redaction"]`` is there only once the messages were read."""
         ...
+
+
+ITEM_INDENT = b"    "  # how far the key of a list of surface rows or request messages is indented
+_INNER = b"\n" + ITEM_INDENT + b"  "
 
 
 class JsonFormat:
@@ -59,6 +63,14 @@ class JsonFormat:
         sep, self.first = (b"\n" if self.first else b",\n"), False
         return sep + orjson.dumps(row)
 
+    def surface_piece(self, row: dict[str, Any]) -> bytes:
+        """A surface row as ``OPT_INDENT_2`` writes it in its list."""
+        return orjson.dumps(row, option=orjson.OPT_INDENT_2).replace(b"\n", _INNER)
+
+    def message_piece(self, message: dict[str, Any]) -> bytes:
+        """A request message as ``OPT_INDENT_2`` writes it in its list."""
+        return orjson.dumps(message, option=orjson.OPT_INDENT_2).replace(b"\n", _INNER)
+
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
         """The end of ``events`` and the sections, as ``orjson.dumps(doc, option=OPT_INDENT_2)`` writes them (the
         redaction summary last), the surface's rows and the request's messages one at a time."""
@@ -71,9 +83,9 @@ class JsonFormat:
         yield b"\n],\n"
         cut = _after(whole, b'\n    "nodes": [')  # the surface's (a key of a section is indented by four)
         yield whole[:cut]
-        messages = _items(request["messages"] if request is not None else (), b"    ")
+        messages = _items(request["messages"] if request is not None else ())
         with spool() as ahead:  # messages read in step with the surface
-            yield from _items(in_step(doc["surface"]["nodes"], messages, ahead.write), b"    ")
+            yield from _items(in_step(doc["surface"]["nodes"], messages, ahead.write))
             at = cut
             if request is not None:
                 cut = _after(whole, b'\n    "messages": [', at)
@@ -91,16 +103,15 @@ def _after(whole: bytes, opening: bytes, start: int = 0) -> int:
     return whole.index(opening + b"]", start) + len(opening)
 
 
-def _items(items: Iterable[Any], indent: bytes) -> Iterator[bytes]:
-    """The items of a JSON list whose key is indented by ``indent`` between its brackets, as ``OPT_INDENT_2`` writes
-    them, one at a time (nothing for no item: the list stays ``[]``)."""
-    inner = b"\n" + indent + b"  "
-    sep = inner
-    for item in items:
-        yield sep + orjson.dumps(item, option=orjson.OPT_INDENT_2).replace(b"\n", inner)
-        sep = b"," + inner
-    if sep is not inner:
-        yield b"\n" + indent
+def _items(pieces: Iterable[bytes]) -> Iterator[bytes]:
+    """The items of a JSON list whose key is indented by ``ITEM_INDENT``, from their pieces, between its brackets
+    as ``OPT_INDENT_2`` writes them, one at a time (nothing for no item: the list stays ``[]``)."""
+    sep = _INNER
+    for piece in pieces:
+        yield sep + piece
+        sep = b"," + _INNER
+    if sep is not _INNER:
+        yield b"\n" + ITEM_INDENT
 
 
 def make_format(name: str, log_name: str) -> Format:
@@ -136,7 +147,8 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
             held = 0
 
     with spool() as kept:  # the surface's nodes as the pass read them (a writer of no messages shows no node)
-        doc = ExportPass(path, options, put, writer.messages, NodeSpool(kept) if writer.messages else None).run()
+        nodes = NodeSpool(kept, writer) if isinstance(writer, Pieces) and writer.messages else None
+        doc = ExportPass(path, options, put, writer.messages, nodes).run()
         out.write(b"".join(pending))
         for data in writer.closing(doc):
             out.write(data)
