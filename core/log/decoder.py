@@ -42,6 +42,10 @@ type."""
 RecordHook = Callable[[RecordNote], None]
 """Told of each line that yields events, in one tuple (a list's ``extend`` takes it without a Python call)."""
 
+SpanHook = Callable[[int, int], None]
+"""Told, right before its ``RecordNote``, of a note that stands for several lines of a raw log: its first seq and
+how many lines (a dict's ``__setitem__`` takes them without a Python call)."""
+
 ChunkSink = Callable[[dict[str, Any], int, int, dict[str, Any]], None]
 """Takes a well-formed ``assistant/chunk`` event with its ``data``'s turn, step and chunk (``Consumer.chunk``)."""
 
@@ -77,7 +81,10 @@ class Consumer:
       time, a ``data`` object, envelope keys only); a sink declines anything but the shape it expects, which then
       goes where events go; ``after`` maps a type to what is told of each event of that type a typed sink took,
       once it is numbered and noted;
-    - ``record`` is told of each line that yields events, in one tuple (a ``LineStore`` notes where lines are).
+    - ``record`` is told of each line that yields events, in one tuple (a ``LineStore`` notes where lines are);
+      with ``spans`` also set, a run of stream deltas ``deltas`` takes from consecutive lines of a raw log is one
+      note (its lines' bytes, newlines between them included), of which ``spans`` is told first when it holds
+      more than one line.
 
     The decoder reads where items go at the start of every feed and right after the header, so a consumer may
     route them anew between two feeds (the TUI's loader projects while it loads, then collects appends).
@@ -94,6 +101,7 @@ class Consumer:
         typed: dict[str, TypedSink] | None = None,
         after: dict[str, Callable[[dict[str, Any]], None]] | None = None,
         record: RecordHook | None = None,
+        spans: SpanHook | None = None,
         packed_rows: bool = False,
     ) -> None:
         self.header = header
@@ -104,6 +112,7 @@ class Consumer:
         self.typed = typed
         self.after = after
         self.record = record
+        self.spans = spans
         self.packed_rows = packed_rows
 
 
@@ -148,6 +157,7 @@ class LogDecoder:
         self._typed: dict[str, TypedSink] = {}
         self._after: dict[str, Callable[[dict[str, Any]], None]] = {}
         self._record: RecordHook | None = self.consumer.record
+        self._spans: SpanHook | None = self.consumer.spans
         self._explicit_seq: bool | None = None
         self._seq_shift = 0  # declared seq minus position, after a reported discontinuity
         self._partial = bytearray()
@@ -236,6 +246,7 @@ class LogDecoder:
         self._deltas_to = consumer.deltas if consumer.chunk is not None and consumer.row is not None else None
         self._typed, self._after = consumer.typed or {}, consumer.after or {}
         self._record = consumer.record
+        self._spans = consumer.spans if consumer.record is not None else None
 
     @property
     def session_id(self) -> str:
@@ -356,6 +367,9 @@ class LogDecoder:
         deltas, top, record, parts = self._deltas_to, MAX_COUNTER, self._record, row_parts
         run = 0  # deltas taken for ``deltas`` and not handed over yet: from ``seq0`` on, of ``turn`` and ``step``
         seq0 = turn = step = chars = 0
+        # a raw log's run is noted as one line (``Consumer.spans``): its ``lined`` lines from ``first`` to ``last``
+        spans = self._spans is not None and not fixed_offset
+        lined = first = last = 0
         find = data.find
         limit = bigjson.LIMIT if self.pace is not None else len(data)  # longer lines are parsed in slices
         while (nl := find(b"\n", start)) >= 0:
@@ -403,14 +417,23 @@ class LogDecoder:
                     chars += c
                 else:
                     if run:
+                        if lined:
+                            self._note_run(seq0, run, lined, base + first, first, last)
                         deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
                     run, seq0, turn, step, chars = n, seq, t, p, c
-                if record is not None:
+                    lined, first = 0, start
+                if spans:
+                    lined += 1
+                    last = nl
+                elif record is not None:
                     record((seq, n, base if fixed_offset else base + start, start, nl - start, CHUNK))
                 self.next_seq = seq + n
                 start = nl + 1
                 continue
             if run:  # a run ends before anything else is projected
+                if lined:
+                    self._note_run(seq0, run, lined, base + first, first, last)
+                    lined = 0
                 deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
                 run = 0
             self._pos, self._len = start, nl - start  # where the line is, for the note of what it yields
@@ -444,8 +467,17 @@ class LogDecoder:
                 event(obj, base if fixed_offset else base + start, out)
             start = nl + 1
         if run:
+            if lined:
+                self._note_run(seq0, run, lined, base + first, first, last)
             deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
         return start
+
+    def _note_run(self, seq0: int, n: int, lines: int, offset: int, start: int, end: int) -> None:
+        """Note a raw log's run of ``n`` stream deltas from ``seq0`` on as one line: its ``lines`` lines, from
+        file ``offset`` (``start`` in the data fed) to ``end``."""
+        if lines > 1:
+            self._spans(seq0, lines)  # type: ignore[misc]
+        self._record((seq0, n, offset, start, end - start, CHUNK))  # type: ignore[misc]
 
     def _line(self, raw: bytes | bytearray, offset: int, out: DecodeBatch) -> None:
         if self.fatal:  # the rest of a chunk after a fatal header problem is ignored; the first message stays

@@ -10,7 +10,9 @@ they are on it). Readers get each event through the validated view (``core.log.v
 gives it as decoded, for what displays it.
 
 The decoder notes each line by extending a flat list with one tuple (a C call: the pass pays next to nothing
-per line); the table takes the notes in, a column at a time, whenever it is read. The decoder may be a
+per line); the table takes the notes in, a column at a time, whenever it is read. In a raw log a run of stream
+deltas on consecutive lines (``Consumer.spans``) is noted as one line that spans them all: the table holds a
+row per run, not per delta line, and reading one of its events back decodes the run's lines (``_Run``). The decoder may be a
 ``Tailer``'s, which goes on noting appends; reads may come from other threads meanwhile (the TUI's workers), so
 taking notes in and reading back hold a lock.
 """
@@ -125,11 +127,13 @@ class LineStore(KeepingEvents):
         self._end = 0
         self._reader: LogDecoder | None = None
         self._at = _LineReader(path)  # the look-ups' reader (a scan has its own)
-        self._lines: OrderedDict[int, tuple[list[Any], int]] = OrderedDict()
+        self._lines: OrderedDict[int, tuple[list[Any] | _Run, int]] = OrderedDict()
+        self._spans: dict[int, int] = {}  # first seq of a row that spans several lines (a run of deltas): how many
         self._cached = 0
         self.decodes = 0  # lines read back and decoded again (cache misses): what a look-up costs, counted
         self._lock = threading.Lock()
         decoder.consumer.record = self.noted.extend
+        decoder.consumer.spans = self._spans.__setitem__
 
     def take_notes(self) -> None:
         """Take in every line the decoder noted so far (every read does; a long pass that reads nothing back
@@ -176,13 +180,14 @@ class LineStore(KeepingEvents):
             self._take_notes()
             n = self._lines_seen
             columns = {name: _values(column, n).tobytes() for name, column in self._columns().items()}
-            return {"lines": n, "end": self._end, "types": list(self.type_names)}, columns
+            spans = sorted(self._spans.items())
+            return {"lines": n, "end": self._end, "types": list(self.type_names), "spans": spans}, columns
 
     def restore(self, table: dict[str, Any], columns: dict[str, bytes], size: int) -> None:
         """Fill this empty table from ``table()``'s output for the first ``size`` bytes of the log; raises
         ValueError (the table is left empty) when it does not describe such a table."""
-        n, end, types = table["lines"], table["end"], table["types"]
-        if type(n) is not int or type(end) is not int or type(types) is not list or n < 0:
+        n, end, types, spans = table["lines"], table["end"], table["types"], table["spans"]
+        if type(n) is not int or type(end) is not int or type(types) is not list or n < 0 or type(spans) is not list:
             raise ValueError("not a line table")
         if not all(type(name) is str for name in types) or len(set(types)) != len(types) or len(types) > 0xFFFF:
             raise ValueError("bad type names")
@@ -200,10 +205,18 @@ class LineStore(KeepingEvents):
             raise ValueError("the line table reaches beyond the log")
         if end and not n:
             raise ValueError("events without lines")
+        seq0 = values["seq0"]
+        for span in spans:  # each the first seq of a row of a raw log, and more than one line
+            if type(span) is not list or len(span) != 2 or not all(type(value) is int for value in span):
+                raise ValueError("not a span")
+            k = bisect.bisect_left(seq0, span[0])
+            if self.compressed or k == n or seq0[k] != span[0] or span[1] < 2:
+                raise ValueError("a span of no row")
         for name, column in self._columns().items():
             column.put(0, values[name])
         self.type_names = list(types)
         self._type_ids = {name: i for i, name in enumerate(types)}
+        self._spans.update(spans)
         self._lines_seen, self._end = n, end
 
     def _columns(self) -> dict[str, _Column]:
@@ -217,7 +230,8 @@ class LineStore(KeepingEvents):
     def nbytes(self) -> int:
         """Bytes held by the line table."""
         self.take_notes()
-        return sum(column.nbytes for column in (self._seq0, self._offset, self._pos, self._type, self._length))
+        columns = (self._seq0, self._offset, self._pos, self._type, self._length)
+        return sum(column.nbytes for column in columns) + sys.getsizeof(self._spans)
 
     def __len__(self) -> int:
         self.take_notes()
@@ -233,11 +247,11 @@ class LineStore(KeepingEvents):
             return kept
         k = self._line_of(n)
         with self._lock:
-            items = self._items(k)
+            seq0, items, _, _ = self._line(k, n)
         first = items[0]
         if type(first) is PackedRow:
             return first.event(n - first.seq0)
-        return items[n - self._seq0[k]]  # type: ignore[no-any-return]
+        return items[n - seq0]  # type: ignore[no-any-return]
 
     def _line_of(self, n: int) -> int:
         """The line table row of the line holding seq ``n`` (IndexError when no line does yet)."""
@@ -248,16 +262,24 @@ class LineStore(KeepingEvents):
 
     def size_of(self, n: int) -> int:
         """Bytes of the line holding seq ``n`` (a packed row's size for each of its members)."""
-        return self._length[self._line_of(n)]
+        k = self._line_of(n)
+        if self._seq0[k] not in self._spans:
+            return self._length[k]
+        with self._lock:
+            return self._line(k, n)[3]
 
     def line_facts(self, n: int) -> LineFacts:
         """Type, size, and the head's own ``data.turn``/``data.step`` of seq ``n``'s line, reading at most
         ``HEAD`` bytes of it (a zstd line: the frame it starts in): for lines too big to decode for a summary."""
         k = self._line_of(n)
         with self._lock:
-            head = self._raw(self._at, k, HEAD) if self.compressed else self._at.read(self._offset[k], HEAD)
-        turn, step = head_turn_step(head[: self._length[k]])
-        return LineFacts(self.type_names[self._type[k]], self._length[k], turn, step)
+            if self._seq0[k] in self._spans:  # a delta line of a run: decoded with the run, to find where it is
+                _, _, offset, size = self._line(k, n)
+            else:
+                offset, size = self._offset[k], self._length[k]
+            head = self._raw(self._at, k, HEAD) if self.compressed else self._at.read(offset, HEAD)
+        turn, step = head_turn_step(head[:size])
+        return LineFacts(self.type_names[self._type[k]], size, turn, step)
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         for n in range(len(self)):
@@ -280,34 +302,66 @@ class LineStore(KeepingEvents):
         self._at.close()
 
     # reading back -----------------------------------------------------------------------------------------
-    def _items(self, k: int) -> list[Any]:
-        """What line ``k`` decodes to (a ``PackedRow``, or its events), through the cache of recent lines."""
+    def _line(self, k: int, n: int) -> tuple[int, list[Any], int, int]:
+        """The first seq, the items (a ``PackedRow``, or its events), the file offset (zstd: of its frame) and the
+        bytes of the line of row ``k`` that holds seq ``n``, through the cache of recent rows (the caller holds
+        the lock)."""
         hit = self._lines.get(k)
         if hit is not None:
             self._lines.move_to_end(k)
-            return hit[0]
-        raw = self._raw(self._at, k)
-        if self._reader is None:
-            self._reader = self._decoder()
-        items = self._decode(self._reader, raw, k)
-        self.decodes += 1
-        self._lines[k] = (items, len(raw))
-        self._cached += len(raw)
+            found = hit[0]
+        else:
+            if self._reader is None:
+                self._reader = self._decoder()
+            if self._seq0[k] in self._spans:
+                found = self._run(self._at, self._reader, k)
+                size = found.nbytes
+            else:
+                raw = self._raw(self._at, k)
+                found = self._decode(self._reader, raw, k)
+                size = len(raw)
+                self.decodes += 1
+            self._cache(k, found, size)
+        if type(found) is _Run:
+            return found.line(n)
+        return self._seq0[k], found, self._offset[k], self._length[k]
+
+    def _run(self, reader: _LineReader, decoder: LogDecoder, k: int) -> _Run:
+        """The lines of row ``k``, a run of stream deltas on consecutive lines of a raw log, decoded."""
+        seq, at = self._seq0[k], self._offset[k]
+        run = _Run()
+        for _ in range(self._spans[seq]):
+            raw = reader.line(at)
+            items = self._decode(decoder, raw, k, seq)
+            self.decodes += 1
+            run.add(seq, items, at, min(len(raw), MAX_LENGTH))
+            seq += items[0].count if type(items[0]) is PackedRow else len(items)
+            at += len(raw) + 1
+        stop = self._seq0[k + 1] if k + 1 < self._lines_seen else self._end
+        if seq != stop:
+            raise LogFormatError(f"{self.path}: the lines at offset {self._offset[k]} no longer hold seqs {self._seq0[k]} to {stop}")
+        return run
+
+    def _cache(self, k: int, found: list[Any] | _Run, size: int) -> None:
+        """Keep what row ``k`` decodes to, dropping the oldest rows beyond the cache's bounds."""
+        self._lines[k] = (found, size)
+        self._cached += size
         while self._lines and (self._cached > CACHE_BYTES or len(self._lines) > CACHE_LINES) and len(self._lines) > 1:
             _, (_, size) = self._lines.popitem(last=False)
             self._cached -= size
-        return items
 
     def _decoder(self) -> LogDecoder:
         header = self._source.header
         assert header is not None
         return LogDecoder.for_records(str(self.path), header)
 
-    def _decode(self, decoder: LogDecoder, raw: bytes, k: int) -> list[Any]:
-        """What line ``k`` (its bytes ``raw``) decodes to; a line that no longer holds its seq is an error."""
-        items = decoder.decode_record(raw, self._seq0[k])
+    def _decode(self, decoder: LogDecoder, raw: bytes, k: int, seq: int | None = None) -> list[Any]:
+        """What line ``k`` (its bytes ``raw``) decodes to at its first seq (or, in a run, ``seq``); a line that no
+        longer holds its seq is an error."""
+        seq = self._seq0[k] if seq is None else seq
+        items = decoder.decode_record(raw, seq)
         if not items:
-            raise LogFormatError(f"{self.path}: the line at offset {self._offset[k]} no longer holds seq {self._seq0[k]}")
+            raise LogFormatError(f"{self.path}: the line at offset {self._offset[k]} no longer holds seq {seq}")
         return items
 
     def _raw(self, reader: _LineReader, k: int, limit: int | None = None) -> bytes:
@@ -328,20 +382,59 @@ class LineStore(KeepingEvents):
         seq = start
         try:
             while seq < stop:
-                items = self._decode(decoder, self._raw(reader, k), k)
-                seq0 = self._seq0[k]
-                first = items[0]
-                row = first if type(first) is PackedRow else None
-                end = min(stop, seq0 + (row.count if row is not None else len(items)))
-                for n in range(seq, end):
-                    event = kept.get(n)
-                    if event is None:
-                        event = row.event(n - seq0) if row is not None else items[n - seq0]
-                    yield event
-                seq = end
+                if self._seq0[k] in self._spans:
+                    lines = self._run(reader, decoder, k).lines()
+                else:
+                    lines = [(self._seq0[k], self._decode(decoder, self._raw(reader, k), k))]
+                for seq0, items in lines:
+                    first = items[0]
+                    row = first if type(first) is PackedRow else None
+                    end = min(stop, seq0 + (row.count if row is not None else len(items)))
+                    for n in range(seq, end):
+                        event = kept.get(n)
+                        if event is None:
+                            event = row.event(n - seq0) if row is not None else items[n - seq0]
+                        yield event
+                    seq = max(seq, end)
+                    if seq >= stop:
+                        break
                 k += 1
         finally:
             reader.close()
+
+
+class _Run:
+    """The lines of a run of stream deltas the line table holds as one row, decoded: each line's first seq, its
+    items (a ``PackedRow``, or its events), file offset and bytes."""
+
+    __slots__ = ("seqs", "items", "offsets", "sizes")
+
+    def __init__(self) -> None:
+        self.seqs: list[int] = []
+        self.items: list[list[Any]] = []
+        self.offsets: list[int] = []
+        self.sizes: list[int] = []
+
+    def add(self, seq: int, items: list[Any], offset: int, size: int) -> None:
+        """Add the next line."""
+        self.seqs.append(seq)
+        self.items.append(items)
+        self.offsets.append(offset)
+        self.sizes.append(size)
+
+    def line(self, n: int) -> tuple[int, list[Any], int, int]:
+        """The first seq, items, file offset and bytes of the line that holds seq ``n``."""
+        i = bisect.bisect_right(self.seqs, n) - 1
+        return self.seqs[i], self.items[i], self.offsets[i], self.sizes[i]
+
+    def lines(self) -> list[tuple[int, list[Any]]]:
+        """Each line's first seq and items, in order."""
+        return list(zip(self.seqs, self.items, strict=True))
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of its lines."""
+        return sum(self.sizes)
 
 
 class _LineReader:

@@ -39,12 +39,14 @@ def _every_log_indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _state(session: Session) -> tuple[Any, ...]:
-    """Everything a session's projection and line table hold, as plain data (each line's type by name: the
-    table numbers types in no fixed order)."""
+    """Everything a session's projection holds, as plain data, and what its line table answers of each seq: the
+    type, size and head of its line and the event read back (a raw log's run of stream deltas is one row of the
+    table or several, as the bytes came in: where a read's slices of the file end, a run ends)."""
     tree, columns = encode(session)
-    table, lines = session.events.table()  # type: ignore[attr-defined]
-    types = [table["types"][i] for i in array("H", lines.pop("type"))]
-    return orjson.dumps(tree), columns, table["lines"], table["end"], lines, types
+    store = session.events
+    assert isinstance(store, LineStore)
+    lines = [(store.line_facts(n), store.size_of(n), store.raw(n)) for n in range(len(store))]
+    return orjson.dumps(tree), columns, len(store), lines
 
 
 def _cold(path: Path) -> Session:

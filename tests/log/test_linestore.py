@@ -16,6 +16,7 @@ from core.log.linestore import LineStore, _u16
 from core.log.records import is_packed_row, row_member_count
 from core.read.load import load_session
 from core.read.session import Session
+from core.shared.errors import LogFormatError
 from tests.conftest import FIXTURES
 from tests.log.helpers import HEADER, one_turn_with_tool, raw_log
 
@@ -151,3 +152,38 @@ def test_a_bad_packed_row_reads_back_as_its_placeholders(tmp_path: Path) -> None
 def test_the_type_column_is_built_as_a_16_bit_array_of_the_ids(ids: list[int]) -> None:
     """The type ids of noted lines go into the table through bytes when all are below 256, else one by one."""
     assert _u16(tuple(ids)) == array("H", ids)
+
+
+def test_a_run_of_stream_deltas_is_one_row_and_reads_back_from_any_of_its_lines(tmp_path: Path) -> None:
+    """A raw log's consecutive delta lines that the pass projects as one run are noted as one row (the pass notes
+    a row per run, not per line); every seq in it, a scan that starts inside it, and its lines' sizes and heads
+    still read back as a full read gives them."""
+    path = tmp_path / "s.jsonl"
+    generate(path, 300_000, seed=4, profile="dsh-plain")
+    kept = list(load_session(path).events)
+    store = load_session(path, retain=False, readback=True).events
+    assert isinstance(store, LineStore)
+    table, _ = store.table()
+    record_lines = sum(1 for line in path.read_bytes().split(b"\n")[1:] if line.strip())
+    assert table["spans"] and table["lines"] + sum(lines - 1 for _, lines in table["spans"]) == record_lines
+    for seq, _lines in table["spans"][:20]:
+        inside = seq + 3
+        assert store.raw(inside) == kept[inside]
+        assert list(store.iter_raw(inside, inside + 40)) == kept[inside : inside + 40]
+        assert store.size_of(inside) == store.line_facts(inside).nbytes <= len(orjson.dumps(kept[inside])) * 40
+
+
+def test_a_run_whose_lines_changed_under_it_is_an_error_not_a_wrong_event(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    generate(path, 300_000, seed=4, profile="dsh-plain")
+    store = load_session(path, retain=False, readback=True).events
+    assert isinstance(store, LineStore)
+    seq, _ = store.table()[0]["spans"][5]
+    data = bytearray(path.read_bytes())
+    start = data.index(b'"seq0":%d,' % seq) if b'"seq0":%d,' % seq in data else data.index(b'"seq":%d,' % seq)
+    start = data.rindex(b"\n", 0, start) + 1
+    end = data.index(b"\n", start)
+    data[start:end] = b" " * (end - start)  # the run's first line blanked, in place
+    path.write_bytes(bytes(data))
+    with pytest.raises(LogFormatError, match="no longer holds"):
+        store.raw(seq + 1)
