@@ -193,3 +193,68 @@ async def test_an_appended_events_update_goes_straight_to_the_screens(tmp_path: 
             append(path, log, start)
             await until(pilot, lambda: len(screen.events.view) == len(log.events))
     assert "LoadProgress" in to_app and "SessionUpdated" not in to_app, to_app
+
+
+async def test_the_appended_rows_frame_renders_only_what_it_repaints_and_writes_what_textual_would(
+    tmp_path: Path,
+) -> None:
+    """The main screen's compositor leaves out of a partial frame the widgets whose visible part meets none of the
+    repainted regions: the frame that brings an appended row renders the list and what lies behind it (its
+    container and the screen), not the header, chart, status line, footer or detail pane beside it, which
+    Textual's own compositor renders and cuts up as well (they share the list's clip); the next frame, which
+    repaints the header and the status line, renders neither the list nor the detail pane between them. Every
+    partial frame of the append writes the same bytes as Textual's compositor would."""
+    from tui.widgets.compositing import CroppedCompositor
+
+    log = Log()
+    for n in range(1, 120):
+        log.turn(n, f"task {n}", "ok")
+    path = log.write(tmp_path / "session.jsonl")
+    rendered: list[set[str]] = []
+    compared: list[int] = []
+    get_renders = CroppedCompositor._get_renders
+    render_partial_update = CroppedCompositor.render_partial_update
+
+    def named(self: CroppedCompositor, crop: Region | None = None) -> Any:
+        names = {(r, c): w.id or type(w).__name__ for w, (r, c) in self.visible_widgets.items()}
+        shown: set[str] = set()
+        rendered.append(shown)
+        for render in get_renders(self, crop):
+            shown.add(names[render[0], render[1]])
+            yield render
+
+    def checked(self: CroppedCompositor) -> Any:
+        dirty = set(self._dirty_regions)
+        update = render_partial_update(self)
+        self._dirty_regions.update(dirty)
+        self.__class__ = Compositor
+        try:
+            textual = Compositor.render_partial_update(self)
+        finally:
+            self.__class__ = CroppedCompositor
+        if update is not None:
+            assert textual is not None
+            assert update.render_segments(app.console) == textual.render_segments(app.console)
+            compared.append(len(update.render_segments(app.console)))
+        return update
+
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None and type(screen._compositor) is CroppedCompositor
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(CroppedCompositor, "_get_renders", named)
+            patch.setattr(CroppedCompositor, "render_partial_update", checked)
+            start = len(log.events)
+            log.add({"type": "user/message", "data": {"id": "u-late", "role": "user", "source": {"kind": "user"},
+                                                      "content": [{"type": "text", "text": "appended now"}]},
+                     "surfaceOp": "append"})  # fmt: skip
+            append(path, log, start)
+            await until(pilot, lambda: len(screen.events.view) == len(log.events) and not screen._status_due)
+            await settle(pilot)
+    assert len(compared) >= 2 and all(compared), compared  # the list's frame, then the header's and status line's
+    listed = next(k for k, shown in enumerate(rendered) if "events" in shown)
+    assert rendered[listed] == {"events", "body", "MainScreen"}, rendered
+    headed = next(shown for shown in rendered[listed + 1 :] if "header" in shown)
+    assert "status" in headed and not headed & {"events", "detail", "body"}, rendered

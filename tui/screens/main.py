@@ -27,6 +27,7 @@ from tui.screens.main_share import ShareActions
 from tui.screens.main_travel import TimeTravelActions
 from tui.travel import Stop, TimeTravel
 from tui.widgets.chart import LEGEND, ContextChart
+from tui.widgets.compositing import CroppedCompositor
 from tui.widgets.detail import DetailPane, payload_sections
 from tui.widgets.event_list import EventList
 from tui.widgets.footer import PriorityFooter
@@ -108,6 +109,8 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
 
     def __init__(self, live: LiveSession) -> None:
         super().__init__()
+        # an append's frame renders the list, not the panels beside it; what waits for the list's frame runs after
+        self._compositor = CroppedCompositor(self._frame_rendered)
         self.live = live
         self.mode = "full"
         self.travel = TimeTravel(live)
@@ -268,6 +271,10 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         if not self._status_due:
             self._status_due = True
             self.events.after_frame(self._deferred_status)
+
+    def _frame_rendered(self) -> None:
+        if self.is_mounted:
+            self.events.frame_rendered()
 
     def on_screen_suspend(self) -> None:
         """Another screen covers this one: what waits for the list's next frame runs now."""

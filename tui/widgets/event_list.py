@@ -359,8 +359,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
 
     # rendering --------------------------------------------------------------------------------------------
     def after_frame(self, callback: Callable[[], None]) -> None:
-        """Run ``callback`` once the list's next frame has been rendered (at once when the list is not on the
-        top screen, where no frame of it would come).
+        """Run ``callback`` once the screen's next frame has been rendered (the one that carries the list's repaint,
+        when one is due; at once when the list is not on the top screen, where no frame of it would come).
 
         What the operator waits for after an append is the new row: the status line and the header follow in
         the next frame, so the list's frame covers the list alone (a frame's crop is the box around every
@@ -381,17 +381,19 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The lines of ``crop``, drawn with what they share computed once and finished (border, filters) only
-        when their row was not finished before; then the callbacks waiting for this frame are scheduled (they run
-        once the frame is out)."""
+        when their row was not finished before."""
         self._frame = self._frame_facts()
         try:
-            lines = self._finished.render(crop, self._content_line, super().render_lines)
+            return self._finished.render(crop, self._content_line, super().render_lines)
         finally:
             self._frame = None
+
+    def frame_rendered(self) -> None:
+        """The screen rendered a frame (its compositor says so): what waits for the list's next frame runs
+        ``FRAME_OUT_SECONDS`` from now, once the frame is out."""
         if self._after_frame:
             waiting, self._after_frame = self._after_frame, []
             self.set_timer(FRAME_OUT_SECONDS, lambda: [callback() for callback in waiting])
-        return lines
 
     def _frame_facts(self) -> _Frame:
         """What the lines drawn now share."""
