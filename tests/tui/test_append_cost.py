@@ -93,6 +93,18 @@ async def test_an_append_costs_the_same_on_a_log_ten_times_longer(tmp_path: Path
     assert on_big <= on_small * 1.2 + CHART_COLUMNS * 40, (on_small, on_big)
 
 
+async def append_message(pilot: Any, screen: MainScreen, path: Path, log: Log) -> None:
+    """Append an operator's message to the log at ``path``; wait until the list shows it and the status line and
+    header followed."""
+    start = len(log.events)
+    log.add({"type": "user/message", "data": {"id": "u-late", "role": "user", "source": {"kind": "user"},
+                                              "content": [{"type": "text", "text": "appended now"}]},
+             "surfaceOp": "append"})  # fmt: skip
+    append(path, log, start)
+    await until(pilot, lambda: len(screen.events.view) == len(log.events) and not screen._status_due)
+    await settle(pilot)
+
+
 async def test_the_frame_that_shows_an_appended_row_repaints_the_list_alone(tmp_path: Path) -> None:
     """In follow mode the frame that brings the new row repaints the list (and its scrollbar) only; the header and
     the status line, which span the screen (a frame's crop is the box around everything it repaints), follow in
@@ -127,13 +139,7 @@ async def test_the_frame_that_shows_an_appended_row_repaints_the_list_alone(tmp_
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(Compositor, "update_widgets", recorded)
             patch.setattr(Compositor, "render_partial_update", writes)
-            start = len(log.events)
-            log.add({"type": "user/message", "data": {"id": "u-late", "role": "user", "source": {"kind": "user"},
-                                                      "content": [{"type": "text", "text": "appended now"}]},
-                     "surfaceOp": "append"})  # fmt: skip
-            append(path, log, start)
-            await until(pilot, lambda: len(screen.events.view) == len(log.events) and not screen._status_due)
-            await settle(pilot)
+            await append_message(pilot, screen, path, log)
         shown = next(i for i, frame in enumerate(frames) if "events" in frame)
         assert not frames[shown] & {"header", "status", "chart", "detail", "SteadyScrollBar"}, frames[shown]
         frame = next(regions for regions in written if any(region.overlaps(rows) for region in regions))
@@ -246,13 +252,7 @@ async def test_the_appended_rows_frame_renders_only_what_it_repaints_and_writes_
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(CroppedCompositor, "_get_renders", named)
             patch.setattr(CroppedCompositor, "render_partial_update", checked)
-            start = len(log.events)
-            log.add({"type": "user/message", "data": {"id": "u-late", "role": "user", "source": {"kind": "user"},
-                                                      "content": [{"type": "text", "text": "appended now"}]},
-                     "surfaceOp": "append"})  # fmt: skip
-            append(path, log, start)
-            await until(pilot, lambda: len(screen.events.view) == len(log.events) and not screen._status_due)
-            await settle(pilot)
+            await append_message(pilot, screen, path, log)
     assert len(compared) >= 2 and all(compared), compared  # the list's frame, then the header's and status line's
     listed = next(k for k, shown in enumerate(rendered) if "events" in shown)
     assert rendered[listed] == {"events", "body", "MainScreen"}, rendered
