@@ -71,6 +71,9 @@ class SessionFacts:
             chunk = data.get("chunk") if data.__class__ is dict else None
             if chunk.__class__ is not dict or chunk.get("type") != "finish":
                 return
+            reason = chunk.get("reason")
+            if reason.__class__ is not dict or reason.get("kind") != "error":
+                return  # a stream that did not fail (``is_error_event``): most finish chunks
         if is_invalid(event):
             return
         seq = int(event.get("seq", 0))
@@ -106,7 +109,9 @@ class SessionFacts:
 
     def _step_started(self, event: dict[str, Any]) -> None:
         self.step_starts.append(event["seq"])
-        self.step = _int(event["data"].get("step"), self.step)
+        step = event["data"].get("step")
+        if step.__class__ is int:  # ``_int``: a fused path's data is as orjson made it, so no int subclass
+            self.step = step
 
     def _result(self, event: dict[str, Any]) -> None:
         if tool_result_is_error(event["data"]["message"]):  # ``is_error_event``
