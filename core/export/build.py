@@ -28,6 +28,7 @@ import orjson
 from core.control.host_state import read_host_state
 from core.export.redact import Redactor
 from core.export.spool import NodeSpool
+from core.log.linestore import LineStore
 from core.log.records import PackedRow
 from core.policies.checkpoint import CHECKPOINT_EVENT
 from core.read.load import load_session
@@ -198,7 +199,7 @@ class ExportPass:
     def _run(self, session: Session, seq0: int, n: int, turn: int, step: int, chars: int) -> None:
         """A run of stream deltas the decoder projected without building them: the first is read back only when
         it heads a new stream."""
-        self._chunk(session, seq0, n, turn, step, chars, lambda: session.events[seq0])
+        self._chunk(session, seq0, n, turn, step, chars, lambda: _run_head(session, seq0))
         self._moment(session)
 
     def _moment(self, session: Session) -> None:
@@ -481,6 +482,14 @@ class ExportPass:
     def _summarize(self, doc: dict[str, Any]) -> None:
         redactor = self.options.redactor
         doc["redaction"] = redactor.summary() if redactor is not None else None
+
+
+def _run_head(session: Session, seq: int) -> dict[str, Any]:
+    """The event at ``seq``, the first of the run of stream deltas the decoder handed over last: made from the
+    line the decoder parsed when the store can, else read back."""
+    events = session.events
+    head = events.run_head(seq) if isinstance(events, LineStore) else None
+    return head if head is not None else events[seq]
 
 
 def request_nodes(request: Request) -> list[int | str]:

@@ -160,6 +160,9 @@ class LogDecoder:
         self._spans: SpanHook | None = self.consumer.spans
         self._explicit_seq: bool | None = None
         self._seq_shift = 0  # declared seq minus position, after a reported discontinuity
+        # the first line of the last run of stream deltas handed to ``Consumer.deltas`` (a chunk event or a packed
+        # row, as parsed; ``LineStore.run_head`` makes its first event of it without reading it back)
+        self.run_head: dict[str, Any] | None = None
         self._partial = bytearray()
         self._partial_offset = 0
         self._offset = 0  # raw: file offset of the next byte fed
@@ -422,6 +425,7 @@ class LogDecoder:
                         deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
                     run, seq0, turn, step, chars = n, seq, t, p, c
                     lined, first = 0, start
+                    self.run_head = obj
                 if spans:
                     lined += 1
                     last = nl

@@ -32,10 +32,11 @@ from operator import itemgetter, le, lt
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
-from core.log.decoder import Consumer, LogDecoder
+from core.log.decoder import CHUNK, Consumer, LogDecoder
 from core.log.frames import FrameStream, recover_lines
 from core.log.records import PackedRow
 from core.log.store import KeepingEvents
+from core.log.validate import readable
 from core.shared.errors import LogFormatError
 
 BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
@@ -252,6 +253,21 @@ class LineStore(KeepingEvents):
         if type(first) is PackedRow:
             return first.event(n - first.seq0)
         return items[n - seq0]  # type: ignore[no-any-return]
+
+    def run_head(self, n: int) -> dict[str, Any] | None:
+        """``self[n]`` for the first seq of the run of stream deltas the decoder handed over last, made from the
+        line as the decoder parsed it: a packed row's first member, or the chunk event itself (a run's chunk
+        passed every check, so decoding it again changes nothing). None for any other seq, or a line numbered
+        unlike its seq (it is read back)."""
+        head = getattr(self._source, "run_head", None)
+        if head is None or n in self._kept:
+            return None
+        if head.get("type") == CHUNK:
+            return readable(head) if head.get("seq") == n and type(head["seq"]) is int else None
+        if head.get("seq0") != n or type(head["seq0"]) is not int:
+            return None
+        time0 = head.get("time0", 0)
+        return readable(PackedRow(head, n, time0 if isinstance(time0, int) else 0).event(0))
 
     def _line_of(self, n: int) -> int:
         """The line table row of the line holding seq ``n`` (IndexError when no line does yet)."""

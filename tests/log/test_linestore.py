@@ -187,3 +187,59 @@ def test_a_run_whose_lines_changed_under_it_is_an_error_not_a_wrong_event(tmp_pa
     path.write_bytes(bytes(data))
     with pytest.raises(LogFormatError, match="no longer holds"):
         store.raw(seq + 1)
+
+
+def _run_heads(path: Path) -> tuple[int, int]:
+    """Load ``path`` told of each run of stream deltas, checking ``run_head`` of each run's first seq against
+    the event read back: how many heads it made, and how many it left to the read back."""
+    made = left = 0
+
+    def told(session: Session, seq0: int, n: int, turn: int, step: int, chars: int) -> None:
+        nonlocal made, left
+        store = session.events
+        assert isinstance(store, LineStore)
+        head = store.run_head(seq0)
+        if head is None:
+            left += 1
+            return
+        made += 1
+        back = store[seq0]
+        assert head == back and list(head) == list(back) and type(head["seq"]) is type(back["seq"])
+        assert store.run_head(seq0 + 1) is None  # only a run's first seq
+
+    load_session(path, retain=False, readback=True, deltas=told)
+    return made, left
+
+
+@pytest.mark.parametrize("profile", ["mixed", "dsh-plain"])
+def test_a_run_head_is_the_event_read_back(tmp_path: Path, profile: str) -> None:
+    path = tmp_path / "s.jsonl"
+    generate(path, 300_000, seed=3, profile=profile)
+    made, left = _run_heads(path)
+    assert made > 5 and left == 0
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    shifts=st.lists(st.tuples(st.integers(min_value=2, max_value=400), st.integers(min_value=-3, max_value=3))),
+    junk=st.lists(st.tuples(st.integers(min_value=2, max_value=400), st.sampled_from([b"{bad", b"", b"[1]"]))),
+)
+def test_run_heads_of_renumbered_and_broken_logs_are_the_events_read_back(
+    tmp_path_factory: pytest.TempPathFactory, shifts: list[tuple[int, int]], junk: list[tuple[int, bytes]]
+) -> None:
+    base = tmp_path_factory.mktemp("h") / "base.jsonl"
+    generate(base, 120_000, seed=5, profile="dsh-plain")
+    lines = base.read_bytes().split(b"\n")
+    for at, by in shifts:  # a line numbered off its place: the lines after it go on from there, or are renumbered
+        at = min(at, len(lines) - 1)
+        obj = orjson.loads(lines[at]) if lines[at].strip() else None
+        key = "seq0" if isinstance(obj, dict) and "seq0" in obj else "seq"
+        if isinstance(obj, dict) and isinstance(obj.get(key), int):
+            obj[key] += by
+            lines[at] = orjson.dumps(obj)
+    for at, line in junk:
+        lines.insert(min(at, len(lines) - 1), line)
+    path = base.with_name("s.jsonl")
+    path.write_bytes(b"\n".join(lines))
+    made, left = _run_heads(path)
+    assert made + left > 0
