@@ -205,11 +205,12 @@ async def test_the_appended_rows_frame_renders_only_what_it_repaints_and_writes_
     tmp_path: Path,
 ) -> None:
     """The main screen's compositor leaves out of a partial frame the widgets whose visible part meets none of the
-    repainted regions: the frame that brings an appended row renders the list and what lies behind it (its
-    container and the screen), not the header, chart, status line, footer or detail pane beside it, which
-    Textual's own compositor renders and cuts up as well (they share the list's clip); the next frame, which
-    repaints the header and the status line, renders neither the list nor the detail pane between them. Every
-    partial frame of the append writes the same bytes as Textual's compositor would."""
+    repainted regions or lies behind a widget covering those it meets: the frame that brings an appended row
+    renders the list alone, not its container and the screen behind it, nor the header, chart, status line,
+    footer or detail pane beside it, all of which Textual's own compositor renders and cuts up (they share the
+    list's clip); the next frame, which repaints the header and the status line, renders neither the list nor
+    the detail pane between them. Every partial frame of the append writes the same bytes as Textual's
+    compositor would. The frame with the new row is rendered by the update itself, not loop turns later."""
     from tui.widgets.compositing import CroppedCompositor
 
     log = Log()
@@ -218,6 +219,16 @@ async def test_the_appended_rows_frame_renders_only_what_it_repaints_and_writes_
     path = log.write(tmp_path / "session.jsonl")
     rendered: list[set[str]] = []
     compared: list[int] = []
+    updating: list[bool] = [False]  # inside the main screen's append update
+    in_update: list[bool] = []  # each partial frame: rendered inside it
+    on_session_updated = MainScreen.on_session_updated
+
+    def handled(self: MainScreen, message: SessionUpdated) -> None:
+        updating[0] = True
+        try:
+            on_session_updated(self, message)
+        finally:
+            updating[0] = False
     get_renders = CroppedCompositor._get_renders
     render_partial_update = CroppedCompositor.render_partial_update
 
@@ -225,6 +236,7 @@ async def test_the_appended_rows_frame_renders_only_what_it_repaints_and_writes_
         names = {(r, c): w.id or type(w).__name__ for w, (r, c) in self.visible_widgets.items()}
         shown: set[str] = set()
         rendered.append(shown)
+        in_update.append(updating[0])
         for render in get_renders(self, crop):
             shown.add(names[render[0], render[1]])
             yield render
@@ -252,9 +264,11 @@ async def test_the_appended_rows_frame_renders_only_what_it_repaints_and_writes_
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(CroppedCompositor, "_get_renders", named)
             patch.setattr(CroppedCompositor, "render_partial_update", checked)
+            patch.setattr(MainScreen, "on_session_updated", handled)
             await append_message(pilot, screen, path, log)
     assert len(compared) >= 2 and all(compared), compared  # the list's frame, then the header's and status line's
     listed = next(k for k, shown in enumerate(rendered) if "events" in shown)
-    assert rendered[listed] == {"events", "body", "MainScreen"}, rendered
+    assert rendered[listed] == {"events"}, rendered
+    assert in_update[listed], in_update
     headed = next(shown for shown in rendered[listed + 1 :] if "header" in shown)
     assert "status" in headed and not headed & {"events", "detail", "body"}, rendered

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import time
 from collections.abc import Sequence
 
 import orjson
@@ -11,6 +12,7 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.screen import UPDATE_PERIOD
 from textual.timer import Timer
 from textual.widgets import Static
 
@@ -121,6 +123,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         self.search_query = ""
         self._refresh_due = False
         self._status_due = False
+        self._framed = 0.0  # when the last frame was rendered (monotonic seconds)
         self._notice = ""
         self._diag_list: list[Diagnostic] | None = None  # the list _problems counted in …
         self._diag_seen = 0  # … how far …
@@ -185,7 +188,28 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             for scanner in (self.filter_scan, self.search_scan):
                 if scanner is not None:
                     scanner.advance()
+            self._frame_now()
         self._schedule_refresh()
+
+    def _frame_now(self) -> None:
+        """Render the frame of the appended rows now. Textual would render it a few loop turns later, behind
+        whatever else waits: the list, once idle, posts its repaint to the screen, which marks it dirty and, once
+        idle too, lets its update timer tick. Only a plain repaint of the list is taken this way (no layout or
+        scroll pending anywhere), and only when no frame went out for Textual's frame period: a burst of appends
+        still gets at most its frame rate."""
+        events = self.events
+        if (
+            self.is_current
+            and not self.app._batch_count
+            and events._repaint_required
+            and not (events._layout_required or events._scroll_required)
+            and not (self._layout_required or self._scroll_required or self._recompose_required)
+            and self in self._compositor
+            and time.monotonic() - self._framed >= UPDATE_PERIOD
+        ):
+            events._repaint_required = False
+            self._dirty_widgets.add(events)
+            self._on_timer_update()
 
     def on_load_progress(self, message: LoadProgress) -> None:
         """Loading phases: progress in the header, a visible notice when the file was truncated or replaced."""
@@ -273,6 +297,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             self.events.after_frame(self._deferred_status)
 
     def _frame_rendered(self) -> None:
+        self._framed = time.monotonic()
         if self.is_mounted:
             self.events.frame_rendered()
 

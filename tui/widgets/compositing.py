@@ -7,7 +7,9 @@ the header, the context chart, the status line, the footer and the detail pane s
 so a follow-mode append that repaints only the list's rows rendered and cut up all of them as well; and a frame
 that repaints the header and the status line (the top and the bottom of the screen) rendered every widget between
 them. Leaving out the widgets whose visible part meets none of the repainted regions changes nothing written:
-their cells are never inside one.
+their cells are never inside one. Nor does leaving out a widget behind one that covers every repainted region it
+meets (the list's container and the screen, behind the list's rows): in each line the cells of the widget in
+front are the ones written.
 """
 
 from __future__ import annotations
@@ -50,7 +52,13 @@ class CroppedCompositor(Compositor):
         if not repainted:
             yield from super()._get_renders(crop)
             return
+        fronts: list[Region] = []  # the visible parts of the widgets rendered so far (in front of the next)
         for widget, (region, clip) in self.visible_widgets.items():
             shown = region.intersection(clip)
-            if shown.width and shown.height and any(shown.overlaps(dirty) for dirty in repainted):
-                yield region, clip, widget.render_lines(shown.translate(-region.offset))
+            met = [dirty for dirty in repainted if shown.overlaps(dirty)]
+            if not (shown.width and shown.height and met):
+                continue
+            if all(any(front.contains_region(dirty) for front in fronts) for dirty in met):
+                continue  # hidden behind what was rendered where it would be written
+            fronts.append(shown)
+            yield region, clip, widget.render_lines(shown.translate(-region.offset))
