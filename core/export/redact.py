@@ -108,8 +108,11 @@ class Redactor:
             self._patterns.append(("env", re2.compile("|".join(map(re.escape, secrets)).encode())))
         if home is not None:
             self._patterns.append(("home", re2.compile(re.escape(home).encode())))
-        # one scan of the union says whether a string holds anything at all (most hold nothing)
-        self._any = re2.compile(b"|".join(b"(?:" + p.pattern + b")" for _, p in self._patterns))
+        # one scan says which of the patterns a string holds anything of (most hold nothing): only those are run
+        self._which = re2.Set.SearchSet()
+        for _, pattern in self._patterns:
+            self._which.Add(pattern.pattern)
+        self._which.Compile()
         # and one scan of a value's JSON whether any of its strings may (the literals as JSON writes them)
         literals = [re.escape(orjson.dumps(v)[1:-1]) for v in [*secrets, *([home] if home else [])]]
         self._screen = re2.compile(b"|".join([_SCREEN, *literals]))
@@ -123,10 +126,13 @@ class Redactor:
         if len(text) < 5:
             return text
         data = text.encode()
-        if self._any.search(data) is None:
+        which = self._which.Match(data)
+        if which is None:
             return text
         spans: list[tuple[int, int, str]] = []
-        for kind, pattern in self._patterns:
+        patterns = self._patterns
+        for i in sorted(which):
+            kind, pattern = patterns[i]
             spans.extend((m.start(), m.end(), kind) for m in pattern.finditer(data) if m.end() > m.start())
         if not spans:
             return text
