@@ -323,43 +323,46 @@ class LineStore(KeepingEvents):
         bytes of the line of row ``k`` that holds seq ``n``, through the cache of recent rows (the caller holds
         the lock)."""
         hit = self._lines.get(k)
+        if self._reader is None:
+            self._reader = self._decoder()
+        if self._seq0[k] in self._spans:  # a run: its lines decoded as far as seq ``n``
+            run = hit[0] if hit is not None else _Run(self._seq0[k], self._offset[k], self._spans[self._seq0[k]])
+            assert type(run) is _Run
+            if hit is None or n >= run.seq:
+                self._grow(run, self._at, self._reader, k, n)
+                self._cache(k, run, run.nbytes)
+            else:
+                self._lines.move_to_end(k)
+            return run.line(n)
         if hit is not None:
             self._lines.move_to_end(k)
             found = hit[0]
         else:
-            if self._reader is None:
-                self._reader = self._decoder()
-            if self._seq0[k] in self._spans:
-                found = self._run(self._at, self._reader, k)
-                size = found.nbytes
-            else:
-                raw = self._raw(self._at, k)
-                found = self._decode(self._reader, raw, k)
-                size = len(raw)
-                self.decodes += 1
-            self._cache(k, found, size)
-        if type(found) is _Run:
-            return found.line(n)
-        return self._seq0[k], found, self._offset[k], self._length[k]
-
-    def _run(self, reader: _LineReader, decoder: LogDecoder, k: int) -> _Run:
-        """The lines of row ``k``, a run of stream deltas on consecutive lines of a raw log, decoded."""
-        seq, at = self._seq0[k], self._offset[k]
-        run = _Run()
-        for _ in range(self._spans[seq]):
-            raw = reader.line(at)
-            items = self._decode(decoder, raw, k, seq)
+            raw = self._raw(self._at, k)
+            found = self._decode(self._reader, raw, k)
             self.decodes += 1
-            run.add(seq, items, at, min(len(raw), MAX_LENGTH))
-            seq += items[0].count if type(items[0]) is PackedRow else len(items)
-            at += len(raw) + 1
+            self._cache(k, found, len(raw))
+        return self._seq0[k], found, self._offset[k], self._length[k]  # type: ignore[return-value]
+
+    def _grow(self, run: _Run, reader: _LineReader, decoder: LogDecoder, k: int, n: int | None = None) -> _Run:
+        """Decode the next lines of ``run``, row ``k`` (a run of stream deltas on consecutive lines of a raw log),
+        up to the one that holds seq ``n`` (all of them without ``n``)."""
+        while run.left and (n is None or n >= run.seq):
+            raw = reader.line(run.at)
+            items = self._decode(decoder, raw, k, run.seq)
+            self.decodes += 1
+            run.add(items, min(len(raw), MAX_LENGTH), len(raw) + 1)
         stop = self._seq0[k + 1] if k + 1 < self._lines_seen else self._end
-        if seq != stop:
+        if run.seq > stop or (not run.left and run.seq != stop):
             raise LogFormatError(f"{self.path}: the lines at offset {self._offset[k]} no longer hold seqs {self._seq0[k]} to {stop}")
         return run
 
     def _cache(self, k: int, found: list[Any] | _Run, size: int) -> None:
-        """Keep what row ``k`` decodes to, dropping the oldest rows beyond the cache's bounds."""
+        """Keep what row ``k`` decodes to (again, when a run decoded more of its lines), dropping the oldest rows
+        beyond the cache's bounds."""
+        old = self._lines.pop(k, None)
+        if old is not None:
+            self._cached -= old[1]
         self._lines[k] = (found, size)
         self._cached += size
         while self._lines and (self._cached > CACHE_BYTES or len(self._lines) > CACHE_LINES) and len(self._lines) > 1:
@@ -399,7 +402,8 @@ class LineStore(KeepingEvents):
         try:
             while seq < stop:
                 if self._seq0[k] in self._spans:
-                    lines = self._run(reader, decoder, k).lines()
+                    seq0 = self._seq0[k]
+                    lines = self._grow(_Run(seq0, self._offset[k], self._spans[seq0]), reader, decoder, k).lines()
                 else:
                     lines = [(self._seq0[k], self._decode(decoder, self._raw(reader, k), k))]
                 for seq0, items in lines:
@@ -420,36 +424,41 @@ class LineStore(KeepingEvents):
 
 
 class _Run:
-    """The lines of a run of stream deltas the line table holds as one row, decoded: each line's first seq, its
-    items (a ``PackedRow``, or its events), file offset and bytes."""
+    """The lines of a run of stream deltas the line table holds as one row, decoded from its start as far as a
+    read needed: each line's first seq, its items (a ``PackedRow``, or its events), file offset and bytes; ``seq``
+    and ``at`` are where the next line starts, ``left`` how many lines are still to decode."""
 
-    __slots__ = ("seqs", "items", "offsets", "sizes")
+    __slots__ = ("seqs", "items", "offsets", "sizes", "seq", "at", "left")
 
-    def __init__(self) -> None:
+    def __init__(self, seq: int, at: int, lines: int) -> None:
         self.seqs: list[int] = []
         self.items: list[list[Any]] = []
         self.offsets: list[int] = []
         self.sizes: list[int] = []
+        self.seq, self.at, self.left = seq, at, lines
 
-    def add(self, seq: int, items: list[Any], offset: int, size: int) -> None:
-        """Add the next line."""
-        self.seqs.append(seq)
+    def add(self, items: list[Any], size: int, step: int) -> None:
+        """Add the next line: its items, its bytes, and how far on the line after it starts."""
+        self.seqs.append(self.seq)
         self.items.append(items)
-        self.offsets.append(offset)
+        self.offsets.append(self.at)
         self.sizes.append(size)
+        self.seq += items[0].count if type(items[0]) is PackedRow else len(items)
+        self.at += step
+        self.left -= 1
 
     def line(self, n: int) -> tuple[int, list[Any], int, int]:
-        """The first seq, items, file offset and bytes of the line that holds seq ``n``."""
+        """The first seq, items, file offset and bytes of the decoded line that holds seq ``n``."""
         i = bisect.bisect_right(self.seqs, n) - 1
         return self.seqs[i], self.items[i], self.offsets[i], self.sizes[i]
 
     def lines(self) -> list[tuple[int, list[Any]]]:
-        """Each line's first seq and items, in order."""
+        """Each decoded line's first seq and items, in order."""
         return list(zip(self.seqs, self.items, strict=True))
 
     @property
     def nbytes(self) -> int:
-        """Bytes of its lines."""
+        """Bytes of its decoded lines."""
         return sum(self.sizes)
 
 

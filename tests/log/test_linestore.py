@@ -166,6 +166,10 @@ def test_a_run_of_stream_deltas_is_one_row_and_reads_back_from_any_of_its_lines(
     table, _ = store.table()
     record_lines = sum(1 for line in path.read_bytes().split(b"\n")[1:] if line.strip())
     assert table["spans"] and table["lines"] + sum(lines - 1 for _, lines in table["spans"]) == record_lines
+    fresh = load_session(path, retain=False, readback=True).events
+    assert isinstance(fresh, LineStore)
+    first = table["spans"][0][0]
+    assert fresh.raw(first) == kept[first] and fresh.decodes == 1  # a run's head: its first line alone is decoded
     for seq, _lines in table["spans"][:20]:
         inside = seq + 3
         assert store.raw(inside) == kept[inside]
