@@ -64,11 +64,14 @@ Surface = tuple[list[int], dict[int, Counts]]
 
 
 class Streamed:
-    """The request's messages, each made as the writer reads it (read once); how many there are is known before."""
+    """The request's messages, each made as the writer reads it (read once); how many there are is known before,
+    and whether any is read back from the log (``read_back``: else reading them in step with the surface's rows,
+    ``in_step``, saves nothing)."""
 
-    def __init__(self, count: int, items: Iterator[dict[str, Any] | bytes]) -> None:
+    def __init__(self, count: int, items: Iterator[dict[str, Any] | bytes], read_back: bool = True) -> None:
         self.count = count
         self.items = items
+        self.read_back = read_back
 
     def __len__(self) -> int:
         return self.count
@@ -443,7 +446,9 @@ class ExportPass:
         if request is None:
             self._summarize(doc)
         elif self.messages:
-            request["messages"] = Streamed(built.wire_stats()[0], self._messages(built, doc))
+            kept = self.nodes.where if self.nodes is not None else {}
+            read_back = any(seq is not None and seq not in kept for seq, _ in built.wire_nodes())
+            request["messages"] = Streamed(built.wire_stats()[0], self._messages(built, doc), read_back)
         else:
             self._count_messages(built)
             self._summarize(doc)

@@ -76,20 +76,48 @@ class Pieces(Protocol):
         ...
 
 
+class _Reader:
+    """Reads a spool back by offset, a window of about ``SPOOL_MEMORY`` bytes at a time: what is read back is
+    mostly read in the order it was written, so most reads are slices of the last window."""
+
+    def __init__(self, spooled: Spool) -> None:
+        self.spooled = spooled
+        self.size = 0  # bytes written so far
+        self._window: tuple[int, bytes] = (0, b"")  # where the last read began, and what it read
+
+    def write(self, data: bytes) -> None:
+        """Add ``data`` at offset ``size``."""
+        self._window = (0, b"")
+        self.spooled.write(data)
+        self.size += len(data)
+
+    def read(self, start: int, length: int) -> bytes:
+        """``length`` bytes from ``start``."""
+        at, window = self._window
+        if at <= start and start + length <= at + len(window):
+            return window[start - at : start + length - at]
+        self.spooled.flush()
+        f = self.spooled.f
+        f.seek(start)
+        window = f.read(max(length, SPOOL_MEMORY))
+        self._window = (start, window)
+        return window[:length]
+
+
 class NodeSpool:
     """What the export writes of each surface node (its surface row and its redacted wire messages, as the
     writer's pieces, and what redacting the messages replaced), made while the pass has the node's event and kept
-    by seq in a spool, so that the sections written at the end need not read the event back from the log and
-    decode it again, nor decode and render what the spool holds."""
+    by seq in two spools (the rows, the messages), so that the sections written at the end need not read the
+    event back from the log and decode it again, nor decode and render what the spools hold; each section reads
+    its own spool in order."""
 
-    def __init__(self, spooled: Spool, render: Pieces) -> None:
-        self.spooled = spooled
+    def __init__(self, rows: Spool, messages: Spool, render: Pieces) -> None:
+        self.rows = _Reader(rows)
+        self.messages = _Reader(messages)
         self.render = render
-        self.size = 0
-        # seq: where its pieces start, its row's length (-1: it projects no message) and its messages' lengths
-        self.where: dict[int, tuple[int, int, tuple[int, ...]]] = {}
+        # seq: where its row starts and its length (-1: it projects no message), where its messages start and theirs
+        self.where: dict[int, tuple[int, int, int, tuple[int, ...]]] = {}
         self.found: dict[int, tuple[int, ...]] = {}  # what redacting a node's wire messages replaced, where anything
-        self._window: tuple[int, bytes] = (0, b"")  # where the last read began, and what it read
 
     def put(self, seq: int, row: dict[str, Any] | None, messages: list[Any], found: tuple[int, ...] | None) -> None:
         """Keep ``seq``'s row (None: it projects no message), its wire messages and what redacting them replaced
@@ -100,13 +128,11 @@ class NodeSpool:
             pieces = [render.message_piece(message) for message in messages]
         except TypeError:
             return
-        self._window = (0, b"")
-        self.spooled.write(head)
+        self.where[seq] = (self.rows.size, len(head) if row is not None else -1, self.messages.size,
+                           tuple(map(len, pieces)))  # fmt: skip
+        self.rows.write(head)
         for piece in pieces:
-            self.spooled.write(piece)
-        lengths = tuple(map(len, pieces))
-        self.where[seq] = (self.size, len(head) if row is not None else -1, lengths)
-        self.size += len(head) + sum(lengths)
+            self.messages.write(piece)
         if found is not None:
             self.found[seq] = found
 
@@ -115,30 +141,17 @@ class NodeSpool:
         where = self.where.get(seq)
         if where is None:
             return False, None
-        return True, self._read(where[0], where[1]) if where[1] >= 0 else None
+        return True, self.rows.read(where[0], where[1]) if where[1] >= 0 else None
 
     def wire(self, seq: int) -> tuple[list[bytes], tuple[int, ...] | None] | None:
         """``(pieces, found)`` of the messages of a node kept, else None."""
         where = self.where.get(seq)
         if where is None:
             return None
-        at, lengths = where[0] + max(where[1], 0), where[2]
-        data = self._read(at, sum(lengths))
+        lengths = where[3]
+        data = self.messages.read(where[2], sum(lengths))
         pieces, done = [], 0
         for length in lengths:
             pieces.append(data[done : done + length])
             done += length
         return pieces, self.found.get(seq)
-
-    def _read(self, start: int, length: int) -> bytes:
-        """``length`` bytes from ``start``: nodes are read back mostly in the order they were kept, so the spool
-        is read a window of about ``SPOOL_MEMORY`` bytes at a time and each node sliced out of it."""
-        at, window = self._window
-        if at <= start and start + length <= at + len(window):
-            return window[start - at : start + length - at]
-        self.spooled.flush()
-        f = self.spooled.f
-        f.seek(start)
-        window = f.read(max(length, SPOOL_MEMORY))
-        self._window = (start, window)
-        return window[:length]

@@ -84,8 +84,11 @@ class JsonFormat:
         cut = _after(whole, b'\n    "nodes": [')  # the surface's (a key of a section is indented by four)
         yield whole[:cut]
         messages = _items(request["messages"] if request is not None else ())
-        with spool() as ahead:  # messages read in step with the surface
-            yield from _items(in_step(doc["surface"]["nodes"], messages, ahead.write))
+        with spool() as ahead:  # messages read in step with the surface, when some are read back from the log
+            if request is not None and request["messages"].read_back:
+                yield from _items(in_step(doc["surface"]["nodes"], messages, ahead.write))
+            else:
+                yield from _items(doc["surface"]["nodes"])
             at = cut
             if request is not None:
                 cut = _after(whole, b'\n    "messages": [', at)
@@ -146,8 +149,8 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
             pending.clear()
             held = 0
 
-    with spool() as kept:  # the surface's nodes as the pass read them (a writer of no messages shows no node)
-        nodes = NodeSpool(kept, writer) if isinstance(writer, Pieces) and writer.messages else None
+    with spool() as rows, spool() as messages:  # the surface's nodes as the pass read them (for a writer of nodes)
+        nodes = NodeSpool(rows, messages, writer) if isinstance(writer, Pieces) and writer.messages else None
         doc = ExportPass(path, options, put, writer.messages, nodes).run()
         out.write(b"".join(pending))
         for data in writer.closing(doc):
