@@ -46,6 +46,7 @@ CACHE_LINES = 256
 HEAD = 1 << 12  # bytes of a line read to tell its turn and step without decoding it
 MAX_LENGTH = 0xFFFFFFFF  # the length column's top (a longer line is reported at this length)
 FIELDS = 6  # the fields of one ``RecordNote``
+TYPE_IDS = 0xFFFF  # type names a 16-bit type column numbers (a log of more widens it to 32 bits)
 # The turn and step a line's head gives when they lead ``data`` in DSH's key order (after type, seq and time).
 _HEAD_TURN_STEP = re.compile(
     rb'\{"type":"[^"\\\n]{1,80}"(?:,"seq0?":\d+)?(?:,"time0?":-?\d+)?(?:,"data":\{"turn":(\d+)(?:,"step":(\d+))?)?'
@@ -102,6 +103,11 @@ class _Column:
 
     def __len__(self) -> int:
         return len(self.blocks) << SHIFT
+
+    def widen(self, code: str) -> None:
+        """Hold values of the wider machine type ``code`` from now on, the values so far kept."""
+        self.blocks = [array(code, block) for block in self.blocks]
+        self.code = code
 
     @property
     def nbytes(self) -> int:
@@ -163,7 +169,10 @@ class LineStore(KeepingEvents):
         start = self._lines_seen
         self._seq0.put(start, array("Q", seq0))
         self._offset.put(start, array("Q", batch[2::FIELDS]))
-        self._type.put(start, _u16((tids,) if len(types) == 1 else tids))
+        if len(self.type_names) > TYPE_IDS and self._type.code == "H":  # a log of more types than 16 bits number
+            self._type.widen("I")
+        tids = (tids,) if len(types) == 1 else tids
+        self._type.put(start, _u16(tids) if self._type.code == "H" else array("I", tids))
         if max(lengths) > MAX_LENGTH:
             lengths = [min(length, MAX_LENGTH) for length in lengths]
         self._length.put(start, array("I", lengths))
@@ -190,8 +199,10 @@ class LineStore(KeepingEvents):
         n, end, types, spans = table["lines"], table["end"], table["types"], table["spans"]
         if type(n) is not int or type(end) is not int or type(types) is not list or n < 0 or type(spans) is not list:
             raise ValueError("not a line table")
-        if not all(type(name) is str for name in types) or len(set(types)) != len(types) or len(types) > 0xFFFF:
+        if not all(type(name) is str for name in types) or len(set(types)) != len(types) or len(types) > max(n, 1):
             raise ValueError("bad type names")
+        if len(types) > TYPE_IDS:
+            self._type.widen("I")
         values: dict[str, array[int]] = {}
         for name, column in self._columns().items():
             data = array(column.code)

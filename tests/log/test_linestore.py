@@ -247,3 +247,27 @@ def test_run_heads_of_renumbered_and_broken_logs_are_the_events_read_back(
     path.write_bytes(b"\n".join(lines))
     made, left = _run_heads(path)
     assert made + left > 0
+
+
+def test_a_log_of_more_event_types_than_16_bits_number_reads_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hostile log may give every line a type of its own: past 65,535 names the type column widens instead of
+    overflowing, the types still answer by seq, and the index keeps and restores the wide column."""
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TAPEDECK_INDEX_MIN_BYTES", "0")
+    n = 0x10000 + 5
+    path = tmp_path / "types.jsonl"
+    monkeypatch.setattr("core.read.index.MAX_SHARE", 1.0)  # a log of short lines: its index may be as big as it
+    path.write_bytes(raw_log([{"type": f"odd/t{i}", "seq": i, "time": 1, "data": {}} for i in range(n)]))
+    session = _same_events(path)
+    store = session.events
+    assert isinstance(store, LineStore)
+    assert store.line_facts(n - 1).type == f"odd/t{n - 1}"
+    assert list(store.seqs_of_types({f"odd/t{n - 1}", "odd/t3"})) == [3, n - 1]
+    first = load_session(path, retain=False, index=True)
+    given: list[int] = []
+    second = load_session(path, retain=False, index=True, restored=lambda s: given.append(s.next_seq))
+    assert given == [n]
+    for read in (first, second):
+        assert isinstance(read.events, LineStore)
+        assert read.events.line_facts(n - 1).type == f"odd/t{n - 1}"
+        assert list(read.events.seqs_of_types({f"odd/t{n - 1}"})) == [n - 1]
