@@ -62,11 +62,7 @@ def _b(value: Any) -> bytes:
     )  # fmt: skip
 
 
-def _text(block: dict[str, Any] | None) -> bytes:
-    if not block or not block.get("text"):
-        return b""
-    more = f'<div class="more">… {block["more"]} more chars</div>'.encode() if block.get("more") else b""
-    return b"<pre>" + _b(block["text"]) + b"</pre>" + more
+LONG_TEXT = 200  # code points from which the writer remembers a text it escaped (see ``HtmlFormat._escaped``)
 
 
 def _link(seq: int) -> str:
@@ -88,6 +84,24 @@ class HtmlFormat:
 
     def __init__(self, log_name: str) -> None:
         self.log_name = log_name
+        self._last: tuple[Any, bytes] = (None, b"")  # the last long text escaped, and its bytes
+
+    def _escaped(self, text: Any) -> bytes:
+        """``_b(text)``; the last long text is remembered: a surface node's text is escaped for its surface row,
+        its request message and its event-list row one after the other (mostly the same text)."""
+        last = self._last
+        if text.__class__ is str and text == last[0]:
+            return last[1]
+        data = _b(text)
+        if text.__class__ is str and len(text) >= LONG_TEXT:
+            self._last = (text, data)
+        return data
+
+    def _text(self, block: dict[str, Any] | None) -> bytes:
+        if not block or not block.get("text"):
+            return b""
+        more = f'<div class="more">… {block["more"]} more chars</div>'.encode() if block.get("more") else b""
+        return b"<pre>" + self._escaped(block["text"]) + b"</pre>" + more
 
     def row(self, r: dict[str, Any]) -> bytes:
         """One event-list item."""
@@ -104,7 +118,7 @@ class HtmlFormat:
         body: list[bytes] = []
         if r.get("note"):
             body.append('<div class="note">✎ '.encode() + _b(r["note"]) + b"</div>")
-        text = _text(r.get("text"))
+        text = self._text(r.get("text"))
         if r.get("call"):
             call = r["call"]
             called = f"→ {call['name']}({call['arguments']['text']})" + (
@@ -241,23 +255,21 @@ class HtmlFormat:
         return (f'<h2 id="surface">Surface {when}</h2><p class="dim">{count} model-visible messages</p><table>'
                 "<tr><th>seq</th><th>role</th><th>source</th><th class=\"num\">chars</th><th>message</th></tr>")  # fmt: skip
 
-    @staticmethod
-    def surface_piece(r: dict[str, Any]) -> bytes:
+    def surface_piece(self, r: dict[str, Any]) -> bytes:
         """A surface row: one table row."""
         repl = " (replacement)" if r["replacement"] else ""
         return (f"<tr><td>{_link(r['seq'])}</td><td>{_e(r['role'])}</td><td>{_e(r['source'])}{repl}</td>"
                 f"<td class=\"num\">{r['chars']}</td><td><details><summary>".encode() + _b(r["summary"])
-                + b"</summary>" + _text(r["text"]) + b"</details></td></tr>")  # fmt: skip
+                + b"</summary>" + self._text(r["text"]) + b"</details></td></tr>")  # fmt: skip
 
-    @staticmethod
-    def message_piece(m: dict[str, Any]) -> bytes:
+    def message_piece(self, m: dict[str, Any]) -> bytes:
         """A request message: its list item but for ``<li>`` and, before ``<details>``, its node's link and mark
         (``_request`` adds them: it knows where the cache broke)."""
         text = m.get("content") or ""
         text = text if isinstance(text, str) else str(text)
         calls = "".join("\n" + call_text(c) for c in m.get("tool_calls") or ())
         shown = text[:REQUEST_CLIP] if len(text) >= REQUEST_CLIP else (text + calls)[:REQUEST_CLIP]
-        return (f"{_e(m['role'])} <details><summary>{len(text)} chars</summary><pre>".encode() + _b(shown)
+        return (f"{_e(m['role'])} <details><summary>{len(text)} chars</summary><pre>".encode() + self._escaped(shown)
                 + b"</pre></details></li>")  # fmt: skip
 
     @staticmethod
