@@ -429,7 +429,7 @@ class LiveSession:
                 # is only complete (and ``loaded`` shown) once the whole file went through it.
                 self._apply(session, facts, update)
                 if decoded:
-                    self.alerts.take(self, decoded)  # type: ignore[union-attr]
+                    self.alerts.take(self, decoded, tailer.offset - before)  # type: ignore[union-attr]
                     decoded.clear()
                 self._progress("projecting", tailer.offset / max(size, 1))
                 if lines is not None and self.count > listed and int(self.fraction * 100) > int(before / size * 100):

@@ -277,6 +277,29 @@ def test_what_it_holds_does_not_follow_a_surface_that_is_never_cut(tmp_path: Pat
     assert held[1] - held[0] < 1 << 20, held
 
 
+def test_what_waits_to_be_fed_stays_near_one_slice_of_the_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The view hands over what it decoded a slice (``LOAD_SLICE`` bytes of the log) at a time; the engine's thread
+    feeds it when it polls. A view that reads faster than the engine folds feeds the engine itself once more than
+    ``HELD_BYTES`` of the log wait decoded, whatever their number of items: on a log of big tool results a few
+    thousand items are megabytes (before, the whole 3 MB log below waited, 4,092 items)."""
+    from bench.gen_session import generate
+    from tui.live import LOAD_SLICE, LiveSession
+
+    path = tmp_path / "session.jsonl"
+    generate(path, 3_000_000, seed=1, profile="dsh-plain")
+    fed = FedWatch(config({}), live=False)
+    waiting: list[int] = []  # bytes of the log whose items wait, after each hand-over
+    take = FedWatch.take
+
+    def counted(self: FedWatch, reader: object, items: list[Any], nbytes: int = 0) -> None:
+        take(self, reader, items, nbytes)
+        waiting.append(sum(n for _, n in self._waiting))
+
+    monkeypatch.setattr(FedWatch, "take", counted)
+    LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()  # nothing polls: only the view feeds it
+    assert len(waiting) >= 3 and 0 < max(waiting) <= 2 * LOAD_SLICE < path.stat().st_size, waiting
+
+
 def test_an_index_of_the_start_leaves_the_rest_to_the_view(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A view restored from an index of the log's first part hands over the part appended since: the engine reads
     only what the index stood for itself (so it never reads back a seq the view's line table does not hold yet),
