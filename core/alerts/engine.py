@@ -102,9 +102,10 @@ class ModelBook:
 class _Requests:
     """Each model request rebuilt as it goes out and diffed against the one before: the latest cache break.
 
-    Fed from a file (``lines``, a ``core.log.linestore.LineStore`` of it), the pass is lean: each request holds a
-    ``Digest`` and the diff reads back only the few lines where two prompts part, so memory does not follow the
-    surface. Otherwise the projection holds only what the rebuild reads back (``core.log.store.KeptEvents``): the
+    Given a store that reads any event back (``lines``: a ``core.log.linestore.LineStore`` of the file it is fed
+    from, or a ``core.log.store.BorrowedEvents`` of the store of the view that feeds it), the pass is lean: each
+    request holds a ``Digest`` and the diff reads back only the few lines where two prompts part, so memory does
+    not follow the surface. Otherwise the projection holds only what the rebuild reads back (``core.log.store.KeptEvents``): the
     surface's events while they are on it (``RequestPass`` keeps them) and the open turn's route events (its phase
     notes), so its memory follows the surface, not the log."""
 
@@ -183,7 +184,7 @@ class AlertEngine:
         lines: Any = None,
     ) -> None:
         self.config = config
-        self.lines = lines  # a ``core.log.linestore.LineStore`` of the log the engine is fed from, if a file backs it
+        self.lines = lines  # a store that reads any event of the log back (see ``_Requests``), if there is one
         self.book = ModelBook(models)
         self.path = path
         self.session = session
