@@ -165,7 +165,7 @@ class ExportPass:
         self.notes = load_notes(self.path)
         tally = CostTally()
         requests = RequestPass(
-            lambda request, session: self._request_done(tally, request, session), keep=True, lean=True
+            lambda request, session: self._request_done(tally, request, session), keep=True, lean=True, wired=True
         )
 
         def after(session: Session, item: dict[str, Any] | PackedRow) -> None:

@@ -52,7 +52,15 @@ from core.read.load import load_session
 from core.read.session import Session, derive_message, surface_view
 from core.read.timetravel import SessionAt, SurfaceTimeline
 from core.shared.chat import ModelRequest
-from core.shared.dsh_wire import IMAGE_NOTE, DshMessages, dsh_body, dsh_wire, has_image, thinking_fields
+from core.shared.dsh_wire import (
+    IMAGE_NOTE,
+    DshMessages,
+    dsh_body,
+    dsh_wire,
+    has_image,
+    thinking_fields,
+    wire_digest,
+)
 from core.shared.text import cp_len
 from core.shared.values import int_or_none, str_or_none
 from core.shared.wire import OpenAIMessages, request_body
@@ -410,8 +418,10 @@ def node_wire(event: dict[str, Any]) -> list[dict[str, Any]]:
 
 def node_digest(event: dict[str, Any]) -> tuple[int, int, int, int] | None:
     """A DSH surface node's share of a prompt: the bytes of its wire messages, whether it holds an image (1 or 0),
-    how many wire messages it gives and their ``wire_chars`` (None: it projects no message)."""
-    return wired_digest(event)[0]
+    how many wire messages it gives and their ``wire_chars`` (None: it projects no message). Measured without
+    building the wire messages (``wire_digest``): what ``wired_digest`` gives beside them."""
+    message = derive_message(event)
+    return wire_digest(message) if message else None
 
 
 def wired_digest(event: dict[str, Any]) -> tuple[tuple[int, int, int, int] | None, Wired | None]:
@@ -815,7 +825,9 @@ class RequestPass:
     held. With ``keep`` the session's store (a ``LineStore`` or ``KeptEvents``) keeps the
     surface's events in memory while they are on the surface (and no longer), since every request reads all
     of them. With ``lean`` (a store that reads any seq back) DSH requests are built without their messages
-    (``Digest``): the pass notes each surface node's size as it is applied and keeps no DSH event.
+    (``Digest``): the pass notes each surface node's size as it is applied and keeps no DSH event; with ``wired``
+    too, it keeps the last node's wire messages and their JSON (``wired``) for its caller, who then need not make
+    them again.
     ``observe(session, event)`` is told of the events of ``observe_types`` once the pass has taken them in (of
     the chunks, only the usage samples and finishes): another fold riding on the pass.
 
@@ -837,10 +849,12 @@ class RequestPass:
         lean: bool = False,
         observe: Observer | None = None,
         observe_types: Container[str] = (),
+        wired: bool = False,
     ) -> None:
         self.emit = emit
         self.keep = keep
         self.lean = lean
+        self.keep_wired = wired
         self.want = want
         self.others = others
         self.observe = observe
@@ -921,8 +935,11 @@ class RequestPass:
         if self.lean and not self.host:  # a DSH node's digest, noted while its event is at hand
             seq, noted = session.next_seq - 1, self.cache.noted
             if session.on_surface(seq):
-                noted[seq], wired = wired_digest(event)
-                self.wired = (seq, wired)
+                if self.keep_wired:  # the caller takes its wire messages too
+                    noted[seq], wired = wired_digest(event)
+                    self.wired = (seq, wired)
+                else:
+                    noted[seq] = node_digest(event)
             for gone in session.shadowed.get(seq, ()):
                 noted.pop(gone, None)
         elif self.keep and isinstance(store := session.events, KeepingEvents):

@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import orjson
+
 EFFORT_OFF = "off"  # DSH's DeepSeek adapter: off | low | high | max
 NO_OUTPUT = "(no output)"
 
@@ -85,17 +87,86 @@ def dsh_wire(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+# The bytes ``orjson.dumps`` writes around a wire message's values (``wire_digest``)
+_SYSTEM, _USER, _ASSISTANT = len(b'{"role":"system","content":}'), len(b'{"role":"user","content":}'), len(b'{"role":"assistant","content":}')  # fmt: skip
+_REASONING, _CALLS = len(b',"reasoning_content":'), len(b',"tool_calls":[]')
+_CALL, _CALL_ID, _NAME, _ARGUMENTS = len(b'{"type":"function","function":{}}'), len(b'"id":,'), len(b'"name":'), len(b'"arguments":')  # fmt: skip
+_TOOL, _TOOL_ID = len(b'{"role":"tool","content":}'), len(b'"tool_call_id":,')
+
+
+def wire_digest(message: Mapping[str, Any]) -> tuple[int, int, int, int]:
+    """``dsh_wire(message)`` measured without building it: the bytes its wire messages take as JSON (each as
+    ``orjson.dumps`` writes it, summed), whether the message holds an image (``has_image``: 1 or 0), how many wire
+    messages it gives, and the code points of their content, reasoning and tool-call arguments."""
+    dumps = orjson.dumps
+    role = message.get("role")
+    texts: list[str] = []
+    reasoning: list[str] = []
+    calls: list[Mapping[str, Any]] = []
+    results: list[tuple[Mapping[str, Any], list[Mapping[str, Any]]]] = []
+    image = 0
+    for b in _blocks(message.get("content")):
+        kind = b.get("type")
+        if kind == "text":
+            texts.append(t if (t := b.get("text")).__class__ is str else _js_text(t))
+        elif kind == "reasoning":
+            reasoning.append(t if (t := b.get("text")).__class__ is str else _js_text(t))
+        elif kind == "tool-call":
+            calls.append(b)
+        elif kind == "tool-result":
+            inner = _blocks(b.get("content"))
+            results.append((b, inner))
+            if not image and _holds_image(inner):
+                image = 1
+        elif kind == "image":
+            image = 1
+    content = texts[0] if len(texts) == 1 else "".join(texts)
+    if role == "system":
+        return _SYSTEM + len(dumps(content)), image, 1, len(content)
+    if role == "assistant":
+        size, chars = _ASSISTANT + len(dumps(content)), len(content)
+        if reasoning:
+            thought = reasoning[0] if len(reasoning) == 1 else "".join(reasoning)
+            if thought:
+                size += _REASONING + len(dumps(thought))
+                chars += len(thought)
+        if calls:
+            size += _CALLS + len(calls) - 1
+            for call in calls:
+                size += _CALL + (_CALL_ID + len(dumps(call["id"])) if "id" in call else 0)
+                fields = 0
+                if "name" in call:
+                    size += _NAME + len(dumps(call["name"]))
+                    fields += 1
+                if "arguments" in call:
+                    size += _ARGUMENTS + len(dumps(arguments := call["arguments"]))
+                    fields += 1
+                    if isinstance(arguments, str):
+                        chars += len(arguments)
+                size += fields - 1 if fields else 0
+        return size, image, 1, chars
+    size = chars = count = 0
+    if content or not results:
+        size, chars, count = _USER + len(dumps(content)), len(content), 1
+    for result, inner in results:
+        text = joined(inner) or NO_OUTPUT
+        size += _TOOL + len(dumps(text)) + (_TOOL_ID + len(dumps(result["toolCallId"])) if "toolCallId" in result else 0)
+        chars += len(text)
+        count += 1
+    return size, image, count, chars
+
+
+def _holds_image(blocks: list[Mapping[str, Any]]) -> bool:
+    for b in blocks:
+        kind = b.get("type")
+        if kind == "image" or (kind == "tool-result" and _holds_image(_blocks(b.get("content")))):
+            return True
+    return False
+
+
 def has_image(messages: Iterable[Mapping[str, Any]]) -> bool:
     """True when any message (or a tool result in it) holds an image block."""
-
-    def holds(blocks: list[Mapping[str, Any]]) -> bool:
-        for b in blocks:
-            kind = b.get("type")
-            if kind == "image" or (kind == "tool-result" and holds(_blocks(b.get("content")))):
-                return True
-        return False
-
-    return any(holds(_blocks(m.get("content"))) for m in messages)
+    return any(_holds_image(_blocks(m.get("content"))) for m in messages)
 
 
 IMAGE_NOTE = "image content (DSH reads it from its attachment store; its bytes are not in the log)"

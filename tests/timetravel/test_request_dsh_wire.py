@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -14,7 +15,8 @@ from hypothesis import strategies as st
 
 from core.cli import main
 from core.log.reader import read_log
-from core.rebuild.request import iter_requests
+from core.rebuild.request import iter_requests, wire_chars
+from core.shared.dsh_wire import dsh_wire, has_image, wire_digest
 from tests.timetravel.dsh_log import MODEL, PROVIDER, DshLog, reasoning, text, tool_call
 
 BASH = {"name": "bash", "description": "Run a command",
@@ -292,3 +294,44 @@ def test_hostile_title_and_summary_events_are_listed_without_a_crash(
     path = log.write(tmp_path / "s.jsonl")
     for argv in (["request", str(path), "--all", "--json", "--full"], ["cost", str(path), "--json"]):
         json.loads(json.dumps(_cli_json(capsys, *argv)))
+
+
+_JSON_SCALARS = st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+_TEXTS = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(['"\\', "\n\t\x01\x1f", "é→𝄞", ""])
+_VALUES = st.recursive(_JSON_SCALARS | _TEXTS, lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(_TEXTS, inner, max_size=3), max_leaves=6)  # fmt: skip
+
+
+def _blocks(content: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Content blocks of every kind DSH logs, with their fields of any JSON type or missing, and other values."""
+    text = _TEXTS | _VALUES
+
+    def block(kind: str, **optional: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
+        return st.fixed_dictionaries({"type": st.just(kind)}, optional=optional)
+
+    return st.one_of(block("text", text=text), block("reasoning", text=text), block("image"),
+                     block("tool-call", id=text, name=text, arguments=text),
+                     block("tool-result", toolCallId=text, content=content),
+                     st.fixed_dictionaries({}, optional={"type": _VALUES, "text": text}), _VALUES)  # fmt: skip
+
+
+_INNER = st.lists(_blocks(_VALUES), max_size=4) | _VALUES
+_MESSAGES = st.fixed_dictionaries(  # a missing key reads as None, which the values hold
+    {"role": st.sampled_from(["system", "assistant", "user", "tool"]) | _VALUES,
+     "content": st.lists(_blocks(_INNER), max_size=6) | _VALUES},
+)  # fmt: skip
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(_MESSAGES)
+def test_a_messages_wire_digest_measures_its_wire_messages(message: dict[str, Any]) -> None:
+    """``wire_digest`` gives what building the wire messages and dumping them gives, for any message JSON holds."""
+    wire = dsh_wire(message)
+    try:
+        dumped = [orjson.dumps(m) for m in wire]
+    except orjson.JSONEncodeError:  # a value orjson cannot write (an int over 64 bits): both ways refuse it
+        with pytest.raises(orjson.JSONEncodeError):
+            wire_digest(message)
+        return
+    assert wire_digest(message) == (sum(map(len, dumped)), int(has_image((message,))), len(wire),
+                                    sum(map(wire_chars, wire)))  # fmt: skip
