@@ -99,6 +99,13 @@ def project(signals: Signals, window: int, now: int | None = None) -> Projection
     )
 
 
+def _usage_sample(event: Mapping[str, Any]) -> bool:
+    """Whether a chunk event is a usage sample (what ``Signals`` prices of a chunk)."""
+    data = event.get("data")
+    chunk = data.get("chunk") if isinstance(data, dict) else None
+    return isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict)
+
+
 class RateFold:
     """The signals a projection needs, folded while another pass reads the log.
 
@@ -121,6 +128,8 @@ class RateFold:
     def observe(self, seq: int, event: Mapping[str, Any], read: ReadBack) -> None:
         """Fold event ``seq``, one of ``TYPES`` (of other types only the clock is taken); ``read`` reads the
         events before it back."""
+        if event.get("type") == _CHUNK and not _usage_sample(event):  # a stream's finish: only the clock, as unseen
+            return
         signals = self.signals
         when = event.get("time")
         if when.__class__ is not int or when < MIN_EPOCH_MS or signals.first_time is None:

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import orjson
 
 from core.alerts.config import RuleConfig
-from core.log.validate import is_invalid
+from core.log.validate import INVALID
 from core.log.vocabulary import GUARD_SOURCE, HOST_EVENT, ROUTE_EVENT
 from core.shared.text import tool_result_is_error
 from core.shared.values import int_or_none
@@ -121,19 +121,24 @@ class Signals:
     def observe(self, event: Mapping[str, Any], price: Pricing, window_ms: int) -> frozenset[str]:
         """Fold one event (in seq order); ``price`` knows the models' prices and windows, ``window_ms`` is the
         run rate's window. Returns the causes whose inputs changed."""
-        seq = int_or_none(event.get("seq"))
-        self.seq = seq if seq is not None else self.seq + 1
-        seq = self.seq
-        when = int_or_none(event.get("time"))
+        seq = event.get("seq")
+        if seq.__class__ is not int:  # ints by their class first: a pass folds every usage sample
+            seq = int_or_none(seq)
+            seq = self.seq + 1 if seq is None else seq
+        self.seq = seq
+        when = event.get("time")
+        if when.__class__ is not int:
+            when = int_or_none(when)
         if when is not None and when >= MIN_EPOCH_MS:
             self.last_time = when
             self.first_time = when if self.first_time is None else self.first_time
-        if is_invalid(event):
+        if INVALID in event:  # ``is_invalid``
             return frozenset()
         etype = event.get("type")
         data = event.get("data")
-        data = data if isinstance(data, dict) else {}
-        handler = _HANDLERS.get(etype) if isinstance(etype, str) else None
+        if data.__class__ is not dict:
+            data = data if isinstance(data, dict) else {}
+        handler = _HANDLERS.get(etype) if etype.__class__ is str or isinstance(etype, str) else None
         touched = handler(self, seq, data, price) if handler is not None else _NONE
         if when is not None and when >= MIN_EPOCH_MS and self.spend and self.spend[0][0] <= when - window_ms:
             touched = touched | _RATE
@@ -245,10 +250,14 @@ class Signals:
         return _NONE
 
     def _usage(self, seq: int, data: dict[str, Any], usage: dict[str, Any], price: Any) -> frozenset[str]:
-        tokens = sum(v for k in ("inputTokens", "cacheReadTokens", "cacheWriteTokens") if (v := int_or_none(usage.get(k))))
+        tokens = 0
+        for name in ("inputTokens", "cacheReadTokens", "cacheWriteTokens"):
+            if (v := usage.get(name)).__class__ is int or (v := int_or_none(v)) is not None:
+                tokens += v
         self.context_tokens = (tokens, seq)
         self.window = price.window(self.model)
-        key = (int_or_none(data.get("turn")) or 0, int_or_none(data.get("step")) or 0)
+        turn, step = data.get("turn"), data.get("step")
+        key = (turn if turn.__class__ is int else int_or_none(turn) or 0, step if step.__class__ is int else int_or_none(step) or 0)
         usd = price.usd(self.model, usage)
         if usd is None:
             return _CONTEXT

@@ -22,9 +22,13 @@ def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:
     sys.stdout.flush()
 
 
+WRITE_BATCH = 1 << 16  # bytes of items ``emit_json_list_field`` holds before it writes them
+
+
 def emit_json_list_field(payload: dict[str, Any], key: str) -> None:
-    """``emit(payload, True, …)`` byte for byte, with the list ``payload[key]`` written one item at a time: the
-    whole JSON text is never held (a seal preview's entries are megabytes of text)."""
+    """``emit(payload, True, …)`` byte for byte, with the list ``payload[key]`` written a few items at a time
+    (``WRITE_BATCH`` bytes, or one item longer than that): the whole JSON text is never held (a seal preview's
+    entries are megabytes of text)."""
     items = payload[key]
     options = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
     whole = orjson.dumps({**payload, key: []}, option=options)
@@ -32,10 +36,20 @@ def emit_json_list_field(payload: dict[str, Any], key: str) -> None:
     at = whole.index(mark) + len(mark) - 1
     if not items:
         at += 1
-    write_bytes(whole[:at])
+    pending, size = [whole[:at]], at  # written a batch at a time: a write per item is a syscall per item
     for number, item in enumerate(items):
-        write_bytes((b"\n    " if not number else b",\n    ") + orjson.dumps(item, option=options).replace(b"\n", b"\n    "))
-    write_bytes((b"\n  " if items else b"") + whole[at:])
+        piece = (b"\n    " if not number else b",\n    ") + orjson.dumps(item, option=options).replace(b"\n", b"\n    ")
+        if len(piece) >= WRITE_BATCH:  # a long one goes out as it is (not copied into a batch), after the others
+            write_bytes(b"".join(pending), piece)
+            pending, size = [], 0
+            continue
+        pending.append(piece)
+        size += len(piece)
+        if size >= WRITE_BATCH:
+            write_bytes(b"".join(pending))
+            pending, size = [], 0
+    pending.append((b"\n  " if items else b"") + whole[at:])
+    write_bytes(b"".join(pending))
     sys.stdout.write("\n")
     sys.stdout.flush()
 

@@ -194,11 +194,12 @@ def _events(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(_events())
-def test_the_rate_fold_projects_what_a_fold_of_every_event_gives(events: list[dict[str, Any]]) -> None:
-    """``RateFold``, shown only the events of its types (and of the chunks only the usage samples) and reading
-    the others' times back where it needs them, gives the projection, the clock and the seq of the rules' whole
-    fold, whatever the events' times; it reads each event back at most once."""
+@given(_events(), st.booleans())
+def test_the_rate_fold_projects_what_a_fold_of_every_event_gives(events: list[dict[str, Any]], every_chunk: bool) -> None:
+    """``RateFold``, shown only the events of its types (of the chunks, the usage samples, or every chunk: it
+    leaves out the others itself) and reading the others' times back where it needs them, gives the projection,
+    the clock and the seq of the rules' whole fold, whatever the events' times; it reads each event back at most
+    once."""
     models = config().model
     window = window_ms(config().alerts)
     whole = fold(events, models, window)
@@ -212,7 +213,7 @@ def test_the_rate_fold_projects_what_a_fold_of_every_event_gives(events: list[di
     for seq, event in enumerate(events):
         chunk = event["data"].get("chunk")
         usage = isinstance(chunk, dict) and chunk.get("type") == "usage"
-        if event["type"] in RateFold.TYPES and (event["type"] != CHUNK or usage):
+        if event["type"] in RateFold.TYPES and (event["type"] != CHUNK or usage or every_chunk):
             rate.observe(seq, event, back)
     rate.finish(len(events), back)
     assert rate.projection().to_dict() == project(whole, window).to_dict()

@@ -1,4 +1,4 @@
-"""``emit_json_list_field`` writes one list of a payload item by item, and ``JsonList`` a whole list, byte for byte
+"""``emit_json_list_field`` writes one list of a payload a batch of items at a time, and ``JsonList`` a whole list, byte for byte
 what ``emit`` writes."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def _out(write: Callable[[], None]) -> bytes:
 @settings(max_examples=60, deadline=None)
 @given(
     before=st.dictionaries(st.text(max_size=8).filter(lambda k: k != "entries"), _json, max_size=3),
-    items=st.lists(_json, max_size=4),
+    items=st.lists(_json | st.text(min_size=1, max_size=3).map(lambda t: t * 25_000), max_size=6),  # past a batch
     after=_json,
 )
 def test_the_streamed_list_is_the_emitted_one(before: dict[str, Any], items: list[Any], after: Any) -> None:
