@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
@@ -38,7 +37,7 @@ from typing import Any, NamedTuple
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import compile_package, emit, human_bytes, markdown_table  # noqa: E402
+from bench._common import CHILD_ENV, compile_package, emit, human_bytes, markdown_table  # noqa: E402
 from bench.gen_session import PROFILES, parse_size  # noqa: E402
 from core.cli import COMMANDS  # noqa: E402
 
@@ -108,9 +107,6 @@ INDENT_LOOP = LOOP.replace(
 ).replace("path = sys.argv[1]\n", "path = sys.argv[1]\nout = sys.stdout.buffer\n")
 
 
-# Children may write bytecode caches, as an installed tapedeck does: compiling every module on every start
-# (PYTHONDONTWRITEBYTECODE=1) would measure the compiler, not the CLI.
-CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 class Run(NamedTuple):

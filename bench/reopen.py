@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import os
 import resource
 import shutil
 import subprocess
@@ -34,7 +33,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make the repository root importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._common import compile_package, emit, human_bytes, markdown_table  # noqa: E402
+from bench._common import CHILD_ENV, compile_package, emit, human_bytes, markdown_table  # noqa: E402
 from bench.gen_session import PROFILES, parse_size  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,7 +42,6 @@ FIRST_TARGET = 1.05
 INSPECT_TARGET = 0.2
 TUI_TARGET = 0.1
 SHARE_TARGET = 0.05
-CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 TUI_OPEN = (  # timed to the moment the loader posts ``ready`` (the index is written after it)
     "import sys, time\n"
     "from tui.live import LiveSession, LoadProgress\n"
