@@ -439,7 +439,7 @@ class _Run:
     read needed: each line's first seq, its items (a ``PackedRow``, or its events), file offset and bytes; ``seq``
     and ``at`` are where the next line starts, ``left`` how many lines are still to decode."""
 
-    __slots__ = ("seqs", "items", "offsets", "sizes", "seq", "at", "left")
+    __slots__ = ("seqs", "items", "offsets", "sizes", "seq", "at", "left", "nbytes")
 
     def __init__(self, seq: int, at: int, lines: int) -> None:
         self.seqs: list[int] = []
@@ -447,6 +447,8 @@ class _Run:
         self.offsets: list[int] = []
         self.sizes: list[int] = []
         self.seq, self.at, self.left = seq, at, lines
+        self.nbytes = 0  # bytes of its decoded lines (kept as they are added: a run read line by line is cached
+        # again after each, and summing its sizes each time would cost the square of its length)
 
     def add(self, items: list[Any], size: int, step: int) -> None:
         """Add the next line: its items, its bytes, and how far on the line after it starts."""
@@ -454,6 +456,7 @@ class _Run:
         self.items.append(items)
         self.offsets.append(self.at)
         self.sizes.append(size)
+        self.nbytes += size
         self.seq += items[0].count if type(items[0]) is PackedRow else len(items)
         self.at += step
         self.left -= 1
@@ -466,11 +469,6 @@ class _Run:
     def lines(self) -> list[tuple[int, list[Any]]]:
         """Each decoded line's first seq and items, in order."""
         return list(zip(self.seqs, self.items, strict=True))
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of its decoded lines."""
-        return sum(self.sizes)
 
 
 class _LineReader:
