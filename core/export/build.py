@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import orjson
 
 from core.control.host_state import read_host_state
-from core.export.redact import Redactor
+from core.export.redact import Redactor, Seen
 from core.export.spool import NodeSpool
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
@@ -241,15 +241,17 @@ class ExportPass:
                 dump: bytes | None = orjson.dumps(event)
             except TypeError:
                 dump = None
-            before = redactor.tally() if session.on_surface(seq) else None
-            shown = redactor.walk(event, dump)
+            surface = session.on_surface(seq)
+            before = redactor.tally() if surface else None
+            seen: Seen | None = {} if surface else None  # what redacting the strings a node's wire takes made
+            shown = redactor.walk(event, dump, seen)
             if before is not None and shown is not event and (found := redactor.tally_since(before)):
                 self._found[seq] = found
             row = build_row(shown, len(dump) if dump is not None and shown is event else None)
             if dump is not None and shown is event and len(dump) <= SUMMARY_SOURCE_LIMIT and SURFACE_SUMMARY <= SUMMARY_LIMIT:
                 line = row.summary
         else:
-            shown, row = event, build_row(event)
+            shown, row, seen = event, build_row(event), None
         extra: dict[str, Any] = {}
         text = event_text(shown)
         if text:
@@ -269,12 +271,13 @@ class ExportPass:
         if row.surface_type and session.on_surface(seq):
             if redactor is not None and not self.messages:
                 wire, dump = self._wire(seq, event)
-                self._wired[seq] = redactor.aside(wire, dump)[1] if wire else None
+                self._wired[seq] = redactor.aside(wire, dump, _noted(redactor, event, shown, seen))[1] if wire else None
             elif self.nodes is not None and not session.cuts:  # every node so far is still on the surface
+                noted = _noted(redactor, event, shown, seen) if redactor is not None else None
                 if seq in self._found:
-                    self._keep_node(session, seq, event, shown)
+                    self._keep_node(session, seq, event, shown, seen=noted)
                 else:
-                    self._keep_node(session, seq, event, event, line if shown is event else None)
+                    self._keep_node(session, seq, event, event, line if shown is event else None, noted)
         replaced = session.shadowed.get(seq)
         for gone in replaced or ():  # off the surface now
             self._found.pop(gone, None)
@@ -289,16 +292,17 @@ class ExportPass:
         self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
 
     def _keep_node(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any],
-                   line: str | None = None) -> None:  # fmt: skip
+                   line: str | None = None, seen: Seen | None = None) -> None:  # fmt: skip
         """Keep what the sections write of the surface node ``seq`` (``shown``: its event as its surface row shows
-        it; ``line``: ``shown``'s event-list summary, when made of all of it), as ``_surface_rows`` and
-        ``_messages`` would make it from the event read back."""
+        it; ``line``: ``shown``'s event-list summary, when made of all of it; ``seen``: the strings redacting the
+        event made), as ``_surface_rows`` and ``_messages`` would make it from the event read back."""
         assert self.nodes is not None
         wire, dump = self._wire(seq, event)  # the JSON is screened, and kept as it is when there is nothing to redact
         if dump is None:
             return  # read back
         redactor = self.options.redactor
-        messages, found = redactor.aside(wire, dump) if redactor is not None else (wire, None)
+        # the wire's strings are mostly the event's own, redacted already (``seen``)
+        messages, found = redactor.aside(wire, dump, seen) if redactor is not None else (wire, None)
         row = self._node_row(session, seq, event, shown, None if line is None else cut_line(line, SURFACE_SUMMARY))
         self.nodes.put(seq, row, messages, found)
 
@@ -487,6 +491,14 @@ class ExportPass:
     def _summarize(self, doc: dict[str, Any]) -> None:
         redactor = self.options.redactor
         doc["redaction"] = redactor.summary() if redactor is not None else None
+
+
+def _noted(redactor: Redactor, event: dict[str, Any], shown: dict[str, Any], seen: Seen | None) -> Seen | None:
+    """``seen`` of ``event``'s walk, and, when the walk gave it back as it is (``shown``: nothing to redact), the
+    strings of the message it projects, each as it is."""
+    if seen is not None and shown is event:
+        redactor.seen_clean(derive_message(event), seen)
+    return seen
 
 
 def _run_head(session: Session, seq: int) -> dict[str, Any]:

@@ -68,6 +68,8 @@ _SCREEN = (
 _NUMBER = re.compile(r"[-+]?[0-9][0-9.,_eE+\-]*")
 KINDS = ("key", "env", "email", "home")
 SCALARS = frozenset({int, float, bool, type(None)})
+# strings a walk redacted, by id: the string (which keeps its id taken), what it became and what that replaced
+Seen = dict[int, tuple[str, str, tuple[int, ...] | None]]
 VOCABULARY = frozenset({"type", "role", "kind", "surfaceOp"})  # keys whose strings are structure, not content
 
 
@@ -100,6 +102,7 @@ class Redactor:
 
     def __init__(self, environ: Mapping[str, str] | None = None, home: str | None = None) -> None:
         self.counts: Counter[str] = Counter({kind: 0 for kind in KINDS})
+        self._seen: Seen | None = None  # where a walk notes each string it redacts (``walk(seen=...)``)
         secrets = env_secrets(environ)
         home = os.path.expanduser("~") if home is None else home
         home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") else None
@@ -163,20 +166,29 @@ class Redactor:
         pair = _PAIR_HEAD.match(found) if kind == "key" else None  # keep ``api_key=`` of a pair
         return (pair.group(0) if pair else "") + f"[redacted {kind}]"
 
-    def walk(self, value: Any, dump: bytes | None = None) -> Any:
+    def walk(self, value: Any, dump: bytes | None = None, seen: Seen | None = None) -> Any:
         """``value`` with every string value redacted; keys, numbers, booleans and nulls unchanged, and the
         vocabulary strings under ``VOCABULARY`` keys too (an event's or a block's type, a role). A dict or list
         with nothing to redact is returned as it is, anything else as a copy. ``dump``: ``value``'s JSON, when
-        the caller has it."""
+        the caller has it; ``seen``: where to note each string redacted one by one (``aside`` takes it)."""
         if (type(value) is dict or type(value) is list) and self._clean(value, dump):
             return value
-        return self._walk(value)
+        self._seen = seen
+        try:
+            return self._walk(value)
+        finally:
+            self._seen = None
 
     def _walk(self, value: Any) -> Any:
         """``walk`` below its first screen: a long list is screened a slice at a time, the rest walked."""
         kind = type(value)
         if kind is str:
-            return self.text(value)
+            if self._seen is None:
+                return self.text(value)
+            before = self.tally()
+            out = self.text(value)
+            self._seen[id(value)] = (value, out, None if out is value else self.tally_since(before))
+            return out
         if kind is dict:
             walk = self._walk
             return {k: v if k in VOCABULARY and type(v) is str else walk(v) for k, v in value.items()}
@@ -217,11 +229,17 @@ class Redactor:
         for kind, n in zip(KINDS, found, strict=True):
             self.counts[kind] += n
 
-    def aside(self, values: list[Any], dump: bytes | None = None) -> tuple[list[Any], tuple[int, ...] | None]:
+    def aside(
+        self, values: list[Any], dump: bytes | None = None, seen: Seen | None = None
+    ) -> tuple[list[Any], tuple[int, ...] | None]:
         """``walk`` of each of ``values`` in turn, and what that replaced by kind in ``KINDS`` order (None:
-        nothing), counted nowhere (``add`` counts it). One screen of the list's JSON (``dump``, when the caller
-        has it) clears them all at once (each item's JSON is a piece of it, so an item it passes holds nothing
-        either); then ``values`` itself is given back."""
+        nothing), counted nowhere (``add`` counts it). When every string of ``values`` that redaction could
+        change is one ``seen`` noted (the same object), each is taken from there and nothing is screened or
+        walked. Else one screen of the list's JSON (``dump``, when the caller has it) clears them all at once (each
+        item's JSON is a piece of it, so an item it passes holds nothing either); then ``values`` itself is given
+        back."""
+        if seen is not None and (known := _from_seen(values, seen)) is not None:
+            return known
         if self._clean(values, dump):
             return values, None
         counts = self.counts
@@ -230,6 +248,23 @@ class Redactor:
             return [self.walk(value) for value in values], self.tally_since((0,) * len(KINDS))
         finally:
             self.counts = counts
+
+    def seen_clean(self, value: Any, seen: Seen) -> None:
+        """Note in ``seen`` every string of ``value`` as redaction leaves it: as it is, replacing nothing. Only
+        for a part of a value that ``walk`` gave back as it is (its JSON passed the screen, so none of its strings
+        holds anything to redact)."""
+        kind = type(value)
+        if kind is str:
+            seen[id(value)] = (value, value, None)
+        elif kind is dict:
+            for item in value.values():
+                if type(item) is str:
+                    seen[id(item)] = (item, item, None)
+                elif type(item) is dict or type(item) is list:
+                    self.seen_clean(item, seen)
+        elif kind is list:
+            for item in value:
+                self.seen_clean(item, seen)
 
     def again(self, value: Any) -> Any:
         """``walk`` of a value whose replacements were counted already (with ``add``): nothing is counted."""
@@ -242,3 +277,39 @@ class Redactor:
     def summary(self) -> dict[str, int]:
         """Replacements so far by kind, every kind listed."""
         return {kind: self.counts[kind] for kind in KINDS}
+
+
+class _Unseen(Exception):
+    """A string that no walk noted: ``_from_seen`` cannot answer."""
+
+
+def _from_seen(values: list[Any], seen: Seen) -> tuple[list[Any], tuple[int, ...] | None] | None:
+    """What ``Redactor.aside(values)`` gives, each string taken from ``seen`` (None: a string redaction could
+    change is not there)."""
+    found = [0] * len(KINDS)
+
+    def take(value: Any) -> Any:
+        kind = type(value)
+        if kind is str:
+            if len(value) < 5:  # too short for any pattern: ``Redactor.text`` gives it back
+                return value
+            noted = seen.get(id(value))
+            if noted is None or noted[0] is not value:
+                raise _Unseen
+            if noted[2] is not None:
+                for i, n in enumerate(noted[2]):
+                    found[i] += n
+            return noted[1]
+        if kind is dict:
+            return {k: v if k in VOCABULARY and type(v) is str else take(v) for k, v in value.items()}
+        if kind is list:
+            return [take(v) for v in value]
+        if kind in SCALARS:
+            return value
+        raise _Unseen
+
+    try:
+        out = [take(value) for value in values]
+    except _Unseen:
+        return None
+    return (out, tuple(found)) if any(found) else (values, None)

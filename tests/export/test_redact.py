@@ -175,3 +175,29 @@ def test_text_after_characters_of_several_bytes_is_cut_where_the_secret_is() -> 
     text = "é€😀 /home/bob/x ü hunter2-value ✓ ann@example.org ñ sk-" + "a1B2" * 5
     assert r.text(text) == "é€😀 ~/x ü [redacted env] ✓ [redacted email] ñ [redacted key]"
     assert r.summary() == {"key": 1, "env": 1, "email": 1, "home": 1}
+
+
+@settings(max_examples=max(CASES, 200), deadline=None)
+@given(texts=st.lists(MADE_UP, min_size=2, max_size=5), fresh=st.booleans(), short=st.sampled_from(["", "ok", "x"]))
+def test_aside_takes_the_strings_a_walk_redacted_as_walking_them_again_would(
+    texts: list[str], fresh: bool, short: str
+) -> None:
+    """A node's wire messages carry its event's strings: ``aside`` with what the event's walk noted (``seen``) gives
+    and counts exactly what walking the messages gives and counts, and a string no walk noted (made anew, as two
+    texts joined are) is screened and walked as before."""
+    environ, home = {"A": "hunter2-value", "B": 'q"uo\\te-env'}, "/home/ann"
+    event = {"type": "tool/result", "data": {"message": {"role": "user", "content": [
+        {"type": "text", "text": t} for t in texts]}, "meta": {"lines": [texts[0]] * 40}}}  # fmt: skip
+    blocks = event["data"]["message"]["content"]
+    joined = texts[0] + texts[1] if fresh else blocks[1]["text"]
+    wire = [{"role": "user", "content": blocks[0]["text"]},
+            {"role": "tool", "tool_call_id": short, "content": joined, "calls": [{"id": blocks[-1]["text"], "n": 3}]}]  # fmt: skip
+    noting = Redactor(environ=environ, home=home)
+    seen: dict[int, Any] = {}
+    shown = noting.walk(event, seen=seen)
+    if shown is event:  # nothing to redact: the projected message's strings stay as they are
+        noting.seen_clean(event["data"]["message"], seen)
+    walked = Redactor(environ=environ, home=home)
+    expected = [walked.walk(item) for item in wire]
+    assert noting.aside(wire, seen=seen) == (expected, walked.tally() if any(walked.tally()) else None)
+    assert noting.aside(wire, seen={}) == (expected, walked.tally() if any(walked.tally()) else None)
