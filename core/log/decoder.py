@@ -373,33 +373,42 @@ class LogDecoder:
         # a raw log's run is noted as one line (``Consumer.spans``): its ``lined`` lines from ``first`` to ``last``
         spans = self._spans is not None and not fixed_offset
         lined = first = last = 0
-        find = data.find
         limit = bigjson.LIMIT if self.pace is not None else len(data)  # longer lines are parsed in slices
+        find = data.find  # ``find`` looks for a byte with memchr, where ``split`` compares every byte
         while (nl := find(b"\n", start)) >= 0:
             raw = data[start:nl]
-            try:
+            try:  # subscripts cost less than ``get``: a line that is no object raises TypeError, one without a type KeyError
                 obj = loads(raw) if nl - start <= limit else None
+                etype = obj["type"]
             except bad_json:
-                obj = None
-            etype = obj.get("type") if obj.__class__ is dict else _LINE
-            if (  # a stream delta that nothing is left to check about (``_chunk``'s and ``delta_of``'s checks)
-                etype == CHUNK
-                and deltas is not None
-                and (body := obj.get("data")).__class__ is dict
-                and (piece := body.get("chunk")).__class__ is dict
-                and (ctype := piece.get("type")) != "finish"  # a step's finish, and a usage sample, go one by one
-                and ctype != "usage"
-                and len(obj) == 4
-                and obj.get("time").__class__ is int
-                and obj.get("seq") == (seq := self.next_seq) + self._seq_shift
-                and self._explicit_seq
-                and (t := body.get("turn")).__class__ is int
-                and (p := body.get("step")).__class__ is int
-                and 0 <= t <= top
-                and 0 <= p <= top
-            ):
-                text = piece.get("argumentsDelta" if ctype == "tool-call-delta" else "text")
-                n, c = 1, len(text) if text.__class__ is str else 0
+                obj, etype = None, _LINE
+            except KeyError:
+                etype = None
+            except TypeError:
+                etype = _LINE
+            n = 0
+            if etype == CHUNK and deltas is not None:
+                try:  # a stream delta that nothing is left to check about (``_chunk``'s and ``delta_of``'s checks)
+                    body = obj["data"]
+                    piece = body["chunk"]
+                    ctype = piece["type"]
+                    t, p = body["turn"], body["step"]
+                    if (
+                        ctype != "finish"  # a step's finish, and a usage sample, go one by one
+                        and ctype != "usage"
+                        and len(obj) == 4
+                        and obj["time"].__class__ is int
+                        and obj["seq"] == (seq := self.next_seq) + self._seq_shift
+                        and self._explicit_seq
+                        and t.__class__ is int
+                        and p.__class__ is int
+                        # the counters of the run it joins were checked on its first line
+                        and ((run and t == turn and p == step) or (0 <= t <= top and 0 <= p <= top))
+                    ):
+                        text = piece.get("argumentsDelta" if ctype == "tool-call-delta" else "text")
+                        n, c = 1, len(text) if text.__class__ is str else 0
+                except (KeyError, TypeError):  # no object where one is due, or a key missing: no delta
+                    pass
             elif (  # a packed row numbered as expected: ``_row`` takes it without a word when it is well-formed
                 deltas is not None
                 and etype.__class__ is str
@@ -412,8 +421,6 @@ class LogDecoder:
                     n = len(members)
                 except RecordError:  # ``_row`` reports it
                     n = 0
-            else:
-                n = 0
             if n:  # the deltas of one turn and step join the run; another's start a new one
                 if run and t == turn and p == step:
                     run += n
@@ -456,7 +463,7 @@ class LogDecoder:
                 )
                 and ((when := obj.get("time")).__class__ is int or when is None)
                 and (body := obj.get("data")).__class__ is dict
-                and obj.keys() <= envelope
+                and envelope.issuperset(obj)  # its keys (``keys() <= envelope`` costs more)
                 and sink(obj, body, seq)
             ):  # validated and projected: numbered (a declared seq may be equal without being an int) and noted
                 obj["seq"] = seq
