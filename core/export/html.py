@@ -62,6 +62,12 @@ def _b(value: Any) -> bytes:
     )  # fmt: skip
 
 
+_CLASSES = {  # an event-list item's classes by whether it is an error, a replacement, a stream
+    (err, repl, stream): " ".join(c for c, on in (("err", err), ("repl", repl), ("stream", stream)) if on)
+    for err in (False, True) for repl in (False, True) for stream in (False, True)
+}  # fmt: skip
+_MARK = ' <span class="mark" title="note">✎</span>'
+WORDS_KEPT = 256  # distinct types, glyphs, roles and sources the writer keeps escaped
 LONG_TEXT = 200  # code points from which the writer remembers a text it escaped (see ``HtmlFormat._escaped``)
 
 
@@ -85,6 +91,7 @@ class HtmlFormat:
     def __init__(self, log_name: str) -> None:
         self.log_name = log_name
         self._last: tuple[Any, bytes] = (None, b"")  # the last long text escaped, and its bytes
+        self._words: dict[str, str] = {}  # types, glyphs, roles and sources, escaped (``_word``)
 
     def _escaped(self, text: Any) -> bytes:
         """``_b(text)``; the last long text is remembered: a surface node's text is escaped for its surface row,
@@ -105,25 +112,16 @@ class HtmlFormat:
 
     def row(self, r: dict[str, Any]) -> bytes:
         """One event-list item."""
-        classes = [
-            "err" if r["error"] else "",
-            "repl" if r["replacement"] else "",
-            "stream" if "deltas" in r else "",
-        ]
-        step = (
-            f"{r['turn']}.{r['step']}" if r.get("step") is not None else f"{r['turn']}" if r["turn"] else "–"
-        )
-        mark = ' <span class="mark" title="note">✎</span>' if r.get("note") else ""
-        size = f"{human_chars(r['size'])} {r['unit']}"
+        seq, turn, step = r["seq"], r["turn"], r.get("step")
+        step = f"{turn}.{step}" if step is not None else f"{turn}" if turn else "–"
+        note = r.get("note")
         body: list[bytes] = []
-        if r.get("note"):
-            body.append('<div class="note">✎ '.encode() + _b(r["note"]) + b"</div>")
+        if note:
+            body.append('<div class="note">✎ '.encode() + _b(note) + b"</div>")
         text = self._text(r.get("text"))
-        if r.get("call"):
-            call = r["call"]
-            called = f"→ {call['name']}({call['arguments']['text']})" + (
-                "…" if call["arguments"]["more"] else ""
-            )
+        call = r.get("call")
+        if call:
+            called = f"→ {call['name']}({call['arguments']['text']})" + ("…" if call["arguments"]["more"] else "")
             link = _link(call["seq"]) if call["seq"] is not None else ""
             body.append(f'<div class="pair"><div class="call">{link}<pre>'.encode() + _b(called)
                         + '</pre></div><div class="result">← result'.encode() + text + b"</div></div>")  # fmt: skip
@@ -133,17 +131,29 @@ class HtmlFormat:
             body.append(
                 ('<div class="links">replaced: ' + " ".join(_link(s) for s in r["replaced"]) + "</div>").encode()
             )
-        if "deltas" in r:
-            body.append(f'<div class="dim">seq {r["seq"]}–{r["endSeq"]}</div>'.encode())
-        cls = " ".join(c for c in classes if c)
-        return (
-            f'<li id="e{r["seq"]}" class="{cls}" data-type="{_e(r["type"])}"><span class="g">{_e(r["glyph"])}</span>'
-            f'<span class="seq">{r["seq"]}</span><span class="ts">{step}</span><span class="sum">'.encode()
-            + _b(r["summary"])
-            + f'{mark}</span><span class="size">{size}</span>'.encode()
-            + (b'<div class="body">' + b"".join(body) + b"</div>" if body else b"")
-            + b"</li>\n"
-        )
+        stream = "deltas" in r
+        if stream:
+            body.append(f'<div class="dim">seq {seq}–{r["endSeq"]}</div>'.encode())
+        cls = _CLASSES[bool(r["error"]), bool(r["replacement"]), stream]
+        return b"".join((
+            f'<li id="e{seq}" class="{cls}" data-type="{self._word(r["type"])}"><span class="g">'
+            f'{self._word(r["glyph"])}</span><span class="seq">{seq}</span><span class="ts">{step}</span>'
+            '<span class="sum">'.encode(),
+            _b(r["summary"]),
+            f'{_MARK if note else ""}</span><span class="size">{human_chars(r["size"])} {r["unit"]}</span>'.encode(),
+            b'<div class="body">' + b"".join(body) + b"</div></li>\n" if body else b"</li>\n",
+        ))  # fmt: skip
+
+    def _word(self, value: Any) -> str:
+        """``_e(value)`` of a row's type or glyph, or a message's role or source: the same few words on every row,
+        each escaped once (up to ``WORDS_KEPT`` of them)."""
+        words = self._words
+        escaped = words.get(value) if value.__class__ is str else None
+        if escaped is None:
+            escaped = _e(value)
+            if value.__class__ is str and len(words) < WORDS_KEPT:
+                words[value] = escaped
+        return escaped
 
     def opening(self) -> bytes:
         """The page's head and the opening of the event list (the sections follow the rows in the file; CSS
@@ -258,7 +268,7 @@ class HtmlFormat:
     def surface_piece(self, r: dict[str, Any]) -> bytes:
         """A surface row: one table row."""
         repl = " (replacement)" if r["replacement"] else ""
-        return (f"<tr><td>{_link(r['seq'])}</td><td>{_e(r['role'])}</td><td>{_e(r['source'])}{repl}</td>"
+        return (f"<tr><td>{_link(r['seq'])}</td><td>{self._word(r['role'])}</td><td>{self._word(r['source'])}{repl}</td>"
                 f"<td class=\"num\">{r['chars']}</td><td><details><summary>".encode() + _b(r["summary"])
                 + b"</summary>" + self._text(r["text"]) + b"</details></td></tr>")  # fmt: skip
 
@@ -269,7 +279,7 @@ class HtmlFormat:
         text = text if isinstance(text, str) else str(text)
         calls = "".join("\n" + call_text(c) for c in m.get("tool_calls") or ())
         shown = text[:REQUEST_CLIP] if len(text) >= REQUEST_CLIP else (text + calls)[:REQUEST_CLIP]
-        return (f"{_e(m['role'])} <details><summary>{len(text)} chars</summary><pre>".encode() + self._escaped(shown)
+        return (f"{self._word(m['role'])} <details><summary>{len(text)} chars</summary><pre>".encode() + self._escaped(shown)
                 + b"</pre></details></li>")  # fmt: skip
 
     @staticmethod

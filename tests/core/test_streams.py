@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,10 @@ from hypothesis import strategies as st
 
 from core.log.reader import read_log
 from core.read.load import load_session
+from core.read.rows import BLOCK_GLYPH, block_row, build_row
 from core.read.streams import (
     CHUNK_TYPE,
+    Block,
     Collapsed,
     StreamBlocks,
     collapse_seqs,
@@ -145,3 +148,17 @@ def test_stream_text_reads_past_a_delta_whose_index_is_not_a_number(index: objec
     chunks = [chunk({"type": "text-delta", "index": 0, "text": "one "}),
               chunk({"type": "text-delta", "index": index, "text": "two"})]  # fmt: skip
     assert stream_text(chunks) == ([("text", "one "), ("text", "two")], 2)
+
+
+@given(streaming=st.booleans(), error=st.booleans(), interrupted=st.booleans(), chars=st.integers(0, 10**6),
+       deltas=st.integers(1, 500))  # fmt: skip
+def test_a_block_row_is_its_head_with_the_block_s_glyph_summary_and_size(
+    streaming: bool, error: bool, interrupted: bool, chars: int, deltas: int
+) -> None:
+    """``block_row`` keeps every field of its head that it does not set (it builds the row directly)."""
+    head = build_row({"type": CHUNK_TYPE, "seq": 7, "time": 1_700_000_000_000, "data": {"turn": 2, "step": 3}})
+    block = Block(7, 7 + deltas, 2, 3, chars)
+    verb = "streaming…" if streaming else "streamed"
+    expected = replace(head, glyph=BLOCK_GLYPH, summary=f"{verb} {chars} chars · {deltas} delta{'' if deltas == 1 else 's'}",
+                       size=chars, unit="ch", error=error, interrupted=interrupted)  # fmt: skip
+    assert block_row(head, block, streaming, error, interrupted) == expected
