@@ -115,7 +115,9 @@ class _Requests:
 
         self.book = book
         self.store = KeptEvents() if lines is None else lines
-        self.session = Session(header, self.store) if lines is None else Session(header, lines, retain=False)
+        # nothing per event: the pass never asks an event's turn, and a log of stream deltas has millions of them
+        self.session = (Session(header, self.store, per_event=False) if lines is None
+                        else Session(header, lines, retain=False, per_event=False))  # fmt: skip
         self.routes: list[int] = []  # the kept route events' seqs
         self.billed: list[tuple[int, int]] = []  # (prompt bytes, billed input tokens) of finished requests
         self.before: Any = None

@@ -164,6 +164,22 @@ _TURN_ONES = [array("i", (0,))]  # ``apply_row``'s last one-item turn array, reu
 _NONE: list[int] = []  # no sources: what a fused path checks when an event names none (never changed)
 
 
+class _NotKept:
+    """A per-event column of a projection that keeps none (``Session(per_event=False)``): takes every value
+    appended, holds none and answers no seq."""
+
+    __slots__ = ()
+
+    def append(self, value: int) -> None:
+        """Take one event's value (dropped)."""
+
+    def __iadd__(self, values: Any) -> _NotKept:
+        return self
+
+    def __getitem__(self, seq: int) -> int:
+        raise LookupError("this projection keeps nothing per event (Session(per_event=False))")
+
+
 def _plain_chars(blocks: Any) -> int | None:
     """``content_chars`` of a content block list that validation passes and the fused paths know: every block an
     object of type text or reasoning with a string text, tool-call with string arguments, or tool-result whose
@@ -240,8 +256,11 @@ class Session:
         *,
         path: Path | None = None,
         retain: bool = True,
+        per_event: bool = True,
     ) -> None:
-        """Create an empty projection; with ``retain=False`` ``events`` is an external store that grows itself."""
+        """Create an empty projection; with ``retain=False`` ``events`` is an external store that grows itself;
+        with ``per_event=False`` nothing is kept per event (``turn_of`` and ``in_turn`` cannot answer: for a pass
+        that never asks them, as the alert engine's request pass, on a log of millions of stream deltas)."""
         self.header = header
         self.path = path
         self.events: Sequence[dict[str, Any]] = EventStore() if events is None else events
@@ -262,8 +281,8 @@ class Session:
         self._sources: dict[int, list[int]] = {}
         self._chars: dict[int, int] = {}
         self._surface_types: dict[int, str] = {}
-        self._turn_at = array("i")
-        self._in_turn = bytearray()
+        self._turn_at: array[int] | _NotKept = array("i") if per_event else _NotKept()
+        self._in_turn: bytearray | _NotKept = bytearray() if per_event else _NotKept()
         self.open_turn: int | None = None
         self.last_ended: int | None = None
         self.completed_through = -1

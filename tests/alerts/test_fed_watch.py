@@ -326,3 +326,37 @@ def test_an_index_of_the_start_leaves_the_rest_to_the_view(tmp_path: Path, monke
     read = AlertWatch(path, cfg, live=False).poll(0, final=True)
     assert {"cache-break"} <= {a.cause for a in read}
     assert _dated(fed.poll(0)) == _dated(read)
+
+
+def test_the_cache_break_pass_keeps_nothing_per_stream_delta() -> None:
+    """The engine's own projection (the cache-break rule's request pass) asks no event's turn, so it keeps no
+    per-event column: 200,000 stream deltas left 1 MB of turn numbers behind (a 500 MB ``dsh-plain`` log has
+    5.5 million events, 26 MiB)."""
+    import gc
+    import tracemalloc
+
+    from core.alerts.engine import AlertEngine
+    from tests.alerts.test_replay import _eager
+
+    cfg = _eager()
+    log = Log()
+    log.header()
+    log.turn(1)
+    log.add("step/start", {"turn": 1, "step": 1})
+    head = len(log.events)
+    for _ in range(200_000):
+        log.add("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "x"}})
+    engine = AlertEngine(cfg.alerts, cfg.model)
+    engine.start(HEADER)
+    engine.feed(log.events[:head])
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        engine.feed(log.events[head:])
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert engine._requests is not None and engine._requests.session.next_seq == len(log.events)
+    assert held < 64 << 10, held
