@@ -181,7 +181,7 @@ class LineStore(KeepingEvents):
         self._lines_seen = start + len(seq0)  # last: a reader that finds a line finds all of its columns
         self._end = seq0[-1] + batch[1 - FIELDS]  # the last line's first seq and count
 
-    def table(self) -> tuple[dict[str, Any], dict[str, bytes]]:
+    def table(self) -> tuple[dict[str, Any], dict[str, array[int]]]:
         """The line table as plain data and columns (each as the machine integers it holds: a compressor
         takes ascending seqs and offsets down to about what their differences would, and building the
         differences would cost a Python integer per line), for the persistent index; ``restore`` takes it
@@ -189,7 +189,7 @@ class LineStore(KeepingEvents):
         with self._lock:
             self._take_notes()
             n = self._lines_seen
-            columns = {name: _values(column, n).tobytes() for name, column in self._columns().items()}
+            columns = {name: _values(column, n) for name, column in self._columns().items()}
             spans = sorted(self._spans.items())
             return {"lines": n, "end": self._end, "types": list(self.type_names), "spans": spans}, columns
 

@@ -284,13 +284,16 @@ def _write_atomically(path: Path, data: bytes) -> Path:
     return path
 
 
-def _compressed(sections: dict[str, bytes]) -> bytes:
-    """The named sections, packed and compressed into one zstd frame."""
-    parts = [struct.pack(">I", len(sections))]
+def _compressed(sections: dict[str, Any]) -> bytes:
+    """The named sections (bytes or arrays: anything with the buffer protocol), packed and compressed into one zstd
+    frame. The compressor takes them one by one, its frame sized up front: joined first, they were copied into one
+    buffer (50 MiB on a 500 MB log, on top of everything the view holds)."""
+    parts: list[Any] = [struct.pack(">I", len(sections))]
     for name, data in sections.items():
         key = name.encode()
-        parts += [struct.pack(">H", len(key)), key, struct.pack(">Q", len(data)), data]
-    return zstandard.ZstdCompressor(level=1).compress(b"".join(parts))  # one frame in one call: twice as fast
+        parts += [struct.pack(">H", len(key)), key, struct.pack(">Q", memoryview(data).nbytes), data]
+    compressor = zstandard.ZstdCompressor(level=1).compressobj(size=sum(memoryview(part).nbytes for part in parts))
+    return b"".join([*map(compressor.compress, parts), compressor.flush()])
 
 
 def _sections(body: bytes) -> dict[str, bytes]:
