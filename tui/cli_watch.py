@@ -67,6 +67,9 @@ def run_watch(args: argparse.Namespace) -> int:
     check_seconds("interval", args.interval)
     from tui.app import is_session_log_target
     from tui.cli_fleet import run_fleet
+    from tui.heap import steady_heap
+
+    steady_heap()  # a big log's load frees big buffers: they go back to the system, not into heap holes
 
     if len(args.path) > 1:
         return run_fleet(_live(args), args.config, args.interval)
