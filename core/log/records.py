@@ -23,6 +23,32 @@ def row_parts(row: dict[str, Any]) -> tuple[str, dict[str, Any], list[str], list
     """A packed row's type, ``data``, members, ``dt``, turn, step and the code points its members stream, once it
     is validated (RecordError names what is wrong)."""
     kind = row["type"]
+    try:  # a row as a log holds it passes these checks, which ``_checked_row_parts`` makes one by one, at once
+        data = row["data"]
+        pieces = data["args" if kind == "tool-call-chunks" else "texts"]
+        dt, turn, step, index = data["dt"], data["turn"], data["step"], data["index"]
+        if (
+            pieces.__class__ is list
+            and pieces
+            and dt.__class__ is list
+            and len(dt) == len(pieces) - 1
+            and [*map(type, dt)].count(int) == len(dt)
+            and turn.__class__ is int
+            and step.__class__ is int
+            and index.__class__ is int
+            and 0 <= turn <= MAX_COUNTER
+            and 0 <= step <= MAX_COUNTER
+            and ((name := data.get("name")) is None or name.__class__ is str)
+        ):
+            return kind, data, pieces, dt, turn, step, len("".join(pieces))  # a member that is no str raises
+    except (KeyError, TypeError):  # a key missing, data no object, a member no string: ``_checked_row_parts`` tells
+        pass
+    return _checked_row_parts(row, kind)
+
+
+def _checked_row_parts(row: dict[str, Any], kind: str) -> tuple[str, dict[str, Any], list[str], list[int], int, int, int]:
+    """``row_parts``, check by check: the parts of a row of any shape that passes, else RecordError naming the first
+    check it fails."""
     data = row.get("data")
     if not isinstance(data, dict):
         raise RecordError(f"malformed {kind} row: data is not an object")
