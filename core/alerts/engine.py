@@ -110,14 +110,12 @@ class _Requests:
     notes), so its memory follows the surface, not the log."""
 
     def __init__(self, header: dict[str, Any], book: ModelBook, lines: Any = None) -> None:
-        from core.read.session import Session
-        from core.rebuild.request import RequestPass
+        from core.rebuild.request import PassProjection, RequestPass
 
         self.book = book
         self.store = KeptEvents() if lines is None else lines
-        # nothing per event: the pass never asks an event's turn, and a log of stream deltas has millions of them
-        self.session = (Session(header, self.store, per_event=False) if lines is None
-                        else Session(header, lines, retain=False, per_event=False))  # fmt: skip
+        # nothing per event and no tool-call filing: the pass reads neither, and a log has millions of events
+        self.session = PassProjection(header, self.store) if lines is None else PassProjection(header, lines, retain=False)
         self.routes: list[int] = []  # the kept route events' seqs
         self.billed: list[tuple[int, int]] = []  # (prompt bytes, billed input tokens) of finished requests
         self.before: Any = None

@@ -328,10 +328,8 @@ def test_an_index_of_the_start_leaves_the_rest_to_the_view(tmp_path: Path, monke
     assert _dated(fed.poll(0)) == _dated(read)
 
 
-def test_the_cache_break_pass_keeps_nothing_per_stream_delta() -> None:
-    """The engine's own projection (the cache-break rule's request pass) asks no event's turn, so it keeps no
-    per-event column: 200,000 stream deltas left 1 MB of turn numbers behind (a 500 MB ``dsh-plain`` log has
-    5.5 million events, 26 MiB)."""
+def _held_by_engine(log: Log, head: int) -> int:
+    """Bytes an engine with the cache-break rule on holds after the events of ``log`` from ``head`` on."""
     import gc
     import tracemalloc
 
@@ -339,13 +337,6 @@ def test_the_cache_break_pass_keeps_nothing_per_stream_delta() -> None:
     from tests.alerts.test_replay import _eager
 
     cfg = _eager()
-    log = Log()
-    log.header()
-    log.turn(1)
-    log.add("step/start", {"turn": 1, "step": 1})
-    head = len(log.events)
-    for _ in range(200_000):
-        log.add("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "x"}})
     engine = AlertEngine(cfg.alerts, cfg.model)
     engine.start(HEADER)
     engine.feed(log.events[:head])
@@ -359,4 +350,33 @@ def test_the_cache_break_pass_keeps_nothing_per_stream_delta() -> None:
     finally:
         tracemalloc.stop()
     assert engine._requests is not None and engine._requests.session.next_seq == len(log.events)
+    return held
+
+
+def test_the_cache_break_pass_keeps_nothing_per_stream_delta() -> None:
+    """The engine's own projection (the cache-break rule's request pass) asks no event's turn, so it keeps no
+    per-event column: 200,000 stream deltas left 1 MB of turn numbers behind (a 500 MB ``dsh-plain`` log has
+    5.5 million events, 26 MiB)."""
+    log = Log()
+    log.header()
+    log.turn(1)
+    log.add("step/start", {"turn": 1, "step": 1})
+    head = len(log.events)
+    for _ in range(200_000):
+        log.add("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "x"}})
+    held = _held_by_engine(log, head)
     assert held < 64 << 10, held
+
+
+def test_the_cache_break_pass_files_no_tool_call() -> None:
+    """Nor does it file tool calls (``tool_calls``), which building a request never reads: 20,000 calls left
+    5 MB behind (25,612 on a 500 MB ``dsh-plain`` log)."""
+    log = Log()
+    log.header()
+    log.turn(1)
+    log.add("step/start", {"turn": 1, "step": 1})
+    head = len(log.events)
+    for _ in range(20_000):
+        log.call("read_file", '{"path": "a.py"}')
+    held = _held_by_engine(log, head)
+    assert held < 256 << 10, held
