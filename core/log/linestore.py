@@ -181,15 +181,16 @@ class LineStore(KeepingEvents):
         self._lines_seen = start + len(seq0)  # last: a reader that finds a line finds all of its columns
         self._end = seq0[-1] + batch[1 - FIELDS]  # the last line's first seq and count
 
-    def table(self) -> tuple[dict[str, Any], dict[str, array[int]]]:
-        """The line table as plain data and columns (each as the machine integers it holds: a compressor
+    def table(self) -> tuple[dict[str, Any], dict[str, list[memoryview]]]:
+        """The line table as plain data and columns (each the machine integers it holds, as views of the column's
+        blocks, which a column never reallocates: nothing is copied; a compressor
         takes ascending seqs and offsets down to about what their differences would, and building the
         differences would cost a Python integer per line), for the persistent index; ``restore`` takes it
         back."""
         with self._lock:
             self._take_notes()
             n = self._lines_seen
-            columns = {name: _values(column, n) for name, column in self._columns().items()}
+            columns = {name: _views(column, n) for name, column in self._columns().items()}
             spans = sorted(self._spans.items())
             return {"lines": n, "end": self._end, "types": list(self.type_names), "spans": spans}, columns
 
@@ -579,13 +580,14 @@ def _u16(values: tuple[int, ...]) -> array[int]:
     return array("H", wide)
 
 
-def _values(column: _Column, n: int) -> array[int]:
-    """The first ``n`` values of ``column``."""
-    out = array(column.code)
+def _views(column: _Column, n: int) -> list[memoryview]:
+    """The first ``n`` values of ``column``, as views of its blocks."""
+    out: list[memoryview] = []
     for block in column.blocks:
-        out.extend(block[: n - len(out)])
-        if len(out) >= n:
+        if n <= 0:
             break
+        out.append(memoryview(block)[:n])
+        n -= len(block)
     return out
 
 

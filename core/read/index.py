@@ -285,13 +285,15 @@ def _write_atomically(path: Path, data: bytes) -> Path:
 
 
 def _compressed(sections: dict[str, Any]) -> bytes:
-    """The named sections (bytes or arrays: anything with the buffer protocol), packed and compressed into one zstd
-    frame. The compressor takes them one by one, its frame sized up front: joined first, they were copied into one
-    buffer (50 MiB on a 500 MB log, on top of everything the view holds)."""
+    """The named sections (each bytes, an array, or a list of such pieces, as a line table's column is), packed and
+    compressed into one zstd frame. The compressor takes them one by one, its frame sized up front: joined first,
+    they were copied into one buffer (50 MiB on a 500 MB log, on top of everything the view holds)."""
     parts: list[Any] = [struct.pack(">I", len(sections))]
     for name, data in sections.items():
         key = name.encode()
-        parts += [struct.pack(">H", len(key)), key, struct.pack(">Q", memoryview(data).nbytes), data]
+        pieces = data if isinstance(data, list) else [data]
+        size = sum(memoryview(piece).nbytes for piece in pieces)
+        parts += [struct.pack(">H", len(key)), key, struct.pack(">Q", size), *pieces]
     compressor = zstandard.ZstdCompressor(level=1).compressobj(size=sum(memoryview(part).nbytes for part in parts))
     return b"".join([*map(compressor.compress, parts), compressor.flush()])
 
