@@ -6,6 +6,7 @@ listened to."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -328,14 +329,21 @@ def test_an_index_of_the_start_leaves_the_rest_to_the_view(tmp_path: Path, monke
     assert _dated(fed.poll(0)) == _dated(read)
 
 
-def _held_by_engine(log: Log, head: int) -> int:
-    """Bytes an engine with the cache-break rule on holds after the events of ``log`` from ``head`` on."""
+def _held_by_engine(add: Callable[[Log], Any], times: int) -> int:
+    """Bytes an engine with the cache-break rule on holds after ``times`` events made by ``add``, in a step."""
     import gc
     import tracemalloc
 
     from core.alerts.engine import AlertEngine
     from tests.alerts.test_replay import _eager
 
+    log = Log()
+    log.header()
+    log.turn(1)
+    log.add("step/start", {"turn": 1, "step": 1})
+    head = len(log.events)
+    for _ in range(times):
+        add(log)
     cfg = _eager()
     engine = AlertEngine(cfg.alerts, cfg.model)
     engine.start(HEADER)
@@ -357,26 +365,13 @@ def test_the_cache_break_pass_keeps_nothing_per_stream_delta() -> None:
     """The engine's own projection (the cache-break rule's request pass) asks no event's turn, so it keeps no
     per-event column: 200,000 stream deltas left 1 MB of turn numbers behind (a 500 MB ``dsh-plain`` log has
     5.5 million events, 26 MiB)."""
-    log = Log()
-    log.header()
-    log.turn(1)
-    log.add("step/start", {"turn": 1, "step": 1})
-    head = len(log.events)
-    for _ in range(200_000):
-        log.add("assistant/chunk", {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "x"}})
-    held = _held_by_engine(log, head)
+    delta = {"turn": 1, "step": 1, "chunk": {"type": "text-delta", "index": 0, "text": "x"}}
+    held = _held_by_engine(lambda log: log.add("assistant/chunk", delta), 200_000)
     assert held < 64 << 10, held
 
 
 def test_the_cache_break_pass_files_no_tool_call() -> None:
     """Nor does it file tool calls (``tool_calls``), which building a request never reads: 20,000 calls left
     5 MB behind (25,612 on a 500 MB ``dsh-plain`` log)."""
-    log = Log()
-    log.header()
-    log.turn(1)
-    log.add("step/start", {"turn": 1, "step": 1})
-    head = len(log.events)
-    for _ in range(20_000):
-        log.call("read_file", '{"path": "a.py"}')
-    held = _held_by_engine(log, head)
+    held = _held_by_engine(lambda log: log.call("read_file", '{"path": "a.py"}'), 20_000)
     assert held < 256 << 10, held
