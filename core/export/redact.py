@@ -216,8 +216,7 @@ class Redactor:
 
     def tally(self) -> tuple[int, ...]:
         """Replacements so far by kind, in ``KINDS`` order."""
-        counts = self.counts
-        return tuple(counts[kind] for kind in KINDS)
+        return tuple(map(self.counts.__getitem__, KINDS))  # every kind is a key from the start
 
     def tally_since(self, before: tuple[int, ...]) -> tuple[int, ...] | None:
         """What was replaced since ``tally`` gave ``before`` (None: nothing)."""
