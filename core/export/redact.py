@@ -286,29 +286,32 @@ def _from_seen(values: list[Any], seen: Seen) -> tuple[list[Any], tuple[int, ...
     """What ``Redactor.aside(values)`` gives, each string taken from ``seen`` (None: a string redaction could
     change is not there)."""
     found = [0] * len(KINDS)
-
-    def take(value: Any) -> Any:
-        kind = type(value)
-        if kind is str:
-            if len(value) < 5:  # too short for any pattern: ``Redactor.text`` gives it back
-                return value
-            noted = seen.get(id(value))
-            if noted is None or noted[0] is not value:
-                raise _Unseen
-            if noted[2] is not None:
-                for i, n in enumerate(noted[2]):
-                    found[i] += n
-            return noted[1]
-        if kind is dict:
-            return {k: v if k in VOCABULARY and type(v) is str else take(v) for k, v in value.items()}
-        if kind is list:
-            return [take(v) for v in value]
-        if kind in SCALARS:
-            return value
-        raise _Unseen
-
     try:
-        out = [take(value) for value in values]
+        out = [_taken(value, seen, found) for value in values]
     except _Unseen:
         return None
     return (out, tuple(found)) if any(found) else (values, None)
+
+
+def _taken(value: Any, seen: Seen, found: list[int]) -> Any:
+    """``value`` with each string as ``seen`` noted it, what that replaced added to ``found``. A function of the
+    module, not a closure of ``_from_seen``: a closure that calls itself is a reference cycle, which would keep
+    ``seen`` (every string of an event) alive until the collector runs, and a pass runs with it paused."""
+    kind = type(value)
+    if kind is str:
+        if len(value) < 5:  # too short for any pattern: ``Redactor.text`` gives it back
+            return value
+        noted = seen.get(id(value))
+        if noted is None or noted[0] is not value:
+            raise _Unseen
+        if noted[2] is not None:
+            for i, n in enumerate(noted[2]):
+                found[i] += n
+        return noted[1]
+    if kind is dict:
+        return {k: v if k in VOCABULARY and type(v) is str else _taken(v, seen, found) for k, v in value.items()}
+    if kind is list:
+        return [_taken(v, seen, found) for v in value]
+    if kind in SCALARS:
+        return value
+    raise _Unseen
