@@ -251,6 +251,7 @@ def write(
         state = {"session": tree, "lines": table, "decoder": decoder.state(), "facts": facts.state(),
                  "decoderDiagnostics": decoder_diagnostics}  # fmt: skip
         sections = {"state": orjson.dumps(state)}
+        del tree, table, state  # the JSON holds them now: the tree's objects go before the compressor's output comes
         sections.update({"session." + name: data for name, data in columns.items()})
         sections.update({"lines." + name: data for name, data in line_columns.items()})
         body = _compressed(sections)
@@ -286,16 +287,21 @@ def _write_atomically(path: Path, data: bytes) -> Path:
 
 def _compressed(sections: dict[str, Any]) -> bytes:
     """The named sections (each bytes, an array, or a list of such pieces, as a line table's column is), packed and
-    compressed into one zstd frame. The compressor takes them one by one, its frame sized up front: joined first,
-    they were copied into one buffer (50 MiB on a 500 MB log, on top of everything the view holds)."""
-    parts: list[Any] = [struct.pack(">I", len(sections))]
-    for name, data in sections.items():
+    compressed into one zstd frame; ``sections`` is emptied, each let go once compressed. The compressor takes them
+    one by one, its frame sized up front: joined first, they were copied into one buffer (50 MiB on a 500 MB log,
+    on top of everything the view holds)."""
+    pieces = {name: data if isinstance(data, list) else [data] for name, data in sections.items()}
+    sections.clear()
+    sizes = {name: sum(memoryview(piece).nbytes for piece in parts) for name, parts in pieces.items()}
+    total = 4 + sum(2 + len(name.encode()) + 8 + size for name, size in sizes.items())
+    compressor = zstandard.ZstdCompressor(level=1).compressobj(size=total)
+    out = [compressor.compress(struct.pack(">I", len(pieces)))]
+    for name, size in sizes.items():
         key = name.encode()
-        pieces = data if isinstance(data, list) else [data]
-        size = sum(memoryview(piece).nbytes for piece in pieces)
-        parts += [struct.pack(">H", len(key)), key, struct.pack(">Q", size), *pieces]
-    compressor = zstandard.ZstdCompressor(level=1).compressobj(size=sum(memoryview(part).nbytes for part in parts))
-    return b"".join([*map(compressor.compress, parts), compressor.flush()])
+        out += [compressor.compress(struct.pack(">H", len(key)) + key + struct.pack(">Q", size))]
+        out += [compressor.compress(piece) for piece in pieces.pop(name)]
+    out.append(compressor.flush())
+    return b"".join(out)
 
 
 def _sections(body: bytes) -> dict[str, bytes]:

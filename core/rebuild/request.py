@@ -815,9 +815,9 @@ class _Stop(Exception):
 
 class PassProjection(Session):
     """The projection a request pass alone reads (the alert engine's, beside a view with a projection of its own):
-    a ``Session`` that keeps nothing per event (``per_event=False``) and files no tool call, so pairs no result
-    (``tool_calls`` and ``results_by_step`` stay empty): building a request never reads them, and on a 500 MB
-    ``dsh-plain`` log they were 25,612 calls."""
+    a ``Session`` that keeps nothing per event (``per_event=False``), files no tool call, so pairs no result
+    (``tool_calls`` and ``results_by_step`` stay empty), and takes no context sample per request: building a
+    request reads none of them, and on a 500 MB ``dsh-plain`` log they were 25,612 calls and 19,343 samples."""
 
     def __init__(self, header: dict[str, Any], events: Any, *, retain: bool = True) -> None:
         super().__init__(header, events, retain=retain, per_event=False)
@@ -827,6 +827,10 @@ class PassProjection(Session):
 
     def _on_result_pairing(self, seq: int, event: dict[str, Any], data: dict[str, Any]) -> None:
         """No call is filed: nothing to pair."""
+
+    def _request_out(self, seq: int) -> None:
+        """The request went out: no sample of it is kept."""
+        self._request_due = False
 
 
 class RequestPass:

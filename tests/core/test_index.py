@@ -239,7 +239,7 @@ def _sections(path: Path) -> tuple[bytes, dict[str, bytes]]:
 
 def _signed(raw_meta: bytes, sections: dict[str, bytes]) -> bytes:
     """An index file of ``sections`` with a valid digest: what someone who means harm could write."""
-    body = index._compressed(sections)
+    body = index._compressed(dict(sections))  # it lets go of what it was given
     digest = hashlib.blake2b(raw_meta + body, digest_size=32).digest()
     return index.MAGIC + index._PREFIX.pack(index.FORMAT, len(raw_meta)) + raw_meta + digest + body
 
