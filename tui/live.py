@@ -110,7 +110,7 @@ class _Loading(Consumer):
     """Where the loader's tailer sends decoded items: while the log loads (``start``), each goes straight into the
     session being loaded (not published yet, so no lock), an event with its facts gathered as ``_apply`` does for
     a whole update, so no batch of decoded events waits in memory to be projected; rows and well-formed chunk
-    events are never a fact (a step's finish chunk, which may be one, takes the event path). Once it is loaded
+    events are never a fact (a failed stream's finish chunk, which is one, takes the event path). Once it is loaded
     (``done``), appends come in the tailer's updates, rows as their member events, for the observers."""
 
     def start(self, session: Session, facts: SessionFacts, kept: list[Any] | None = None) -> None:

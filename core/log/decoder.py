@@ -24,7 +24,7 @@ from core.log.records import (
     row_parts,
     row_placeholders,
 )
-from core.log.validate import INVALID, MAX_COUNTER, delta_of
+from core.log.validate import INVALID, MAX_COUNTER, delta_of, finish_of
 from core.log.vocabulary import (
     ENVELOPE_KEYS,
     KNOWN_TYPES,
@@ -656,8 +656,9 @@ class LogDecoder:
     def _chunk(self, ev: dict[str, Any], offset: int, out: DecodeBatch) -> None:
         """An ``assistant/chunk`` event line. A well-formed one (the plain envelope, numbered as the stream
         expects, integer time, valid data with integer turn and step and an object chunk) gets no diagnostic
-        and its ``complete_event`` changes nothing but its seq, so it goes straight to ``Consumer.chunk`` (``validate.delta_of``); any other,
-        and a step's finish chunk (the one a reader of failed streams wants), takes ``_event``."""
+        and its ``complete_event`` changes nothing but its seq, so it goes straight to ``Consumer.chunk`` (``validate.delta_of``,
+        ``validate.finish_of``); any other, and the finish chunk of a failed stream (an error, which the session facts
+        gather from the events), takes ``_event``."""
         seq = self.next_seq
         try:  # four keys, of which type, seq, time and data are there: the plain envelope
             plain = len(ev) == 4 and ev["data"].__class__ is dict and ev["time"].__class__ is int
@@ -668,8 +669,10 @@ class LogDecoder:
             return self._event(ev, offset, out)
         data = ev["data"]
         delta = delta_of(data)
-        if delta is None:  # a step's finish chunk goes with the other events too (a failed stream is news)
-            return self._event(ev, offset, out)
+        if delta is None:  # a step's finish chunk; a failed stream's goes with the other events (it is news)
+            delta = finish_of(data)
+            if delta is None or delta[2]["reason"].get("kind") == "error":
+                return self._event(ev, offset, out)
         turn, step, chunk = delta
         ev["seq"] = seq  # a declared seq may be equal without being an int (True, 1.0)
         if self._record is not None:

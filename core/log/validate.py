@@ -184,6 +184,28 @@ def delta_of(data: dict[str, Any]) -> tuple[int, int, dict[str, Any]] | None:
     return None
 
 
+def finish_of(data: dict[str, Any]) -> tuple[int, int, dict[str, Any]] | None:
+    """``(turn, step, chunk)`` when the ``data`` of an ``assistant/chunk`` event gives both counters and its chunk is
+    a step's ``finish`` with a reason object and no ``failure`` in it, which ``chunk_problem`` passes. None
+    otherwise (``chunk_problem`` says what is wrong, if anything)."""
+    try:
+        turn, step, chunk = data["turn"], data["step"], data["chunk"]
+    except KeyError:
+        return None
+    if (
+        turn.__class__ is int
+        and step.__class__ is int
+        and 0 <= turn <= MAX_COUNTER
+        and 0 <= step <= MAX_COUNTER
+        and chunk.__class__ is dict
+        and chunk.get("type") == "finish"
+        and (reason := chunk.get("reason")).__class__ is dict
+        and reason.get("failure") is None
+    ):
+        return turn, step, chunk
+    return None
+
+
 def chunk_problem(data: dict[str, Any]) -> str | None:
     """What makes the ``data`` of an ``assistant/chunk`` event unsafe to read, or None (``delta_of`` passes the
     common case)."""

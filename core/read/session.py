@@ -449,9 +449,11 @@ class Session:
             counts[_CHUNK] = counts.get(_CHUNK, 0) + 1
         if self._retain:
             self.events.append(event)  # type: ignore[union-attr]
-        if self._request_due:  # ``_delta`` without the checks such a chunk passes (never a finish: no ``_output``)
-            self._request_out(seq)
         ctype = chunk.get("type")
+        if ctype == "finish":  # a step's finish that is no error: its reason, as ``_delta`` reads it
+            self._output(seq, chunk)
+        elif self._request_due:  # ``_delta`` without the checks such a chunk passes
+            self._request_out(seq)
         text = chunk.get("argumentsDelta") if ctype == "tool-call-delta" else chunk.get("text")
         self.streams.add(seq, turn, step, 1, len(text) if isinstance(text, str) else 0)
         if ctype == "usage" and isinstance(chunk.get("usage"), dict):

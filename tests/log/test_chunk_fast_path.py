@@ -41,7 +41,7 @@ chunk_body = st.one_of(
     st.fixed_dictionaries({"type": st.just("usage")},
                           optional={"usage": st.one_of(st.just({"inputTokens": 3, "outputTokens": 1}), odd)}),
     st.fixed_dictionaries({"type": st.just("finish")},
-                          optional={"reason": st.one_of(st.just({"kind": "stop"}), st.fixed_dictionaries(
+                          optional={"reason": st.one_of(st.sampled_from([{"kind": "stop"}, {"kind": "aborted"}, {}]), st.fixed_dictionaries(
                               {"kind": st.just("error")}, optional={"failure": st.one_of(st.just({"m": 1}), odd)}
                           ), odd)}),
     st.fixed_dictionaries({"type": st.sampled_from(["block-start", "block-end", None, 3, ["x"]])},
@@ -152,6 +152,8 @@ def _state(session: Session) -> dict[str, Any]:
         "in_turn": [session.in_turn(s) for s in range(n)],
         "surface": session.surface,
         "diagnostics": session.diagnostics,
+        "aborted_finishes": session.aborted_finishes,  # what a step's finish tells: cut off, or a request again
+        "context_samples": session.context_samples,
     }
 
 
@@ -177,6 +179,11 @@ def _chunk(seq: int | None = None, **data: Any) -> dict[str, Any]:
            _chunk(6, chunk={"type": "finish", "reason": {"kind": "error", "failure": {"message": "x"}}})],
     observed="all", store="retain",
 )  # fmt: skip
+@example(
+    lines=[{"type": "turn/start", "seq": 0, "data": {"turn": 1}}, {"type": "step/start", "seq": 1, "data": {"turn": 1, "step": 1}},
+           _chunk(2, chunk={"type": "finish", "reason": {"kind": "aborted"}}), _chunk(3, chunk={"type": "finish", "reason": {}})],
+    observed=None, store="none",
+)  # fmt: skip  # a step's finish that is no error takes the fused path: a cut-off stream is still told
 def test_the_fused_chunk_path_projects_as_the_general_path(
     tmp_path: Path, lines: list[dict[str, Any]], observed: str | None, store: str
 ) -> None:
