@@ -40,6 +40,7 @@ from core.read.summary import cut_line
 from core.read.surface import SURFACE_SUMMARY, surface_row
 from core.rebuild.cost import CostTally
 from core.rebuild.request import Request, RequestPass, node_wire
+from core.rebuild.request_diff import RequestDiff
 from core.shared.errors import TapedeckError
 from core.shared.text import text_of_blocks, tool_result_text
 
@@ -154,7 +155,7 @@ class ExportPass:
     _stream: _Stream | None = None
     _found: dict[int, Counts] = field(default_factory=dict)  # what redacting the surface's nodes replaced
     _surface_at: Surface | None = None
-    _request: tuple[Request, dict[str, Any]] | None = None
+    _request: tuple[Request, RequestDiff, bool] | None = None  # the chosen request, its diff, whether it came first
     _marks: list[dict[str, Any]] = field(default_factory=list)
     # without ``messages``: what redacting each surface node's wire messages replaces, noted as it is applied
     _wired: dict[int, Counts | None] = field(default_factory=dict)
@@ -384,7 +385,7 @@ class ExportPass:
             return False
         if o.turn is not None and (request.turn != o.turn or (o.step is not None and request.step != o.step)):
             return False
-        self._request = (request, {**tally.diff.to_dict(), "first": first})
+        self._request = (request, tally.diff, first)  # made into data once chosen for good (``_document``)
         return False
 
     def _document(self, session: Session, tally: CostTally) -> dict[str, Any]:
@@ -399,7 +400,8 @@ class ExportPass:
                 o.redactor.add(found)
         request = None
         if self._request is not None:
-            built, diff = self._request
+            built, made, first = self._request
+            diff = {**made.to_dict(), "first": first}
             request = {**self._redacted(built.to_dict(shallow=True)), "nodes": request_nodes(built),
                        "cacheBreak": {k: diff[k] for k in ("first", "broke", "prefixBytes", "totalBytes", "cause", "causeSeq",
                                                              "added", "removed", "replaced")}}  # fmt: skip

@@ -252,18 +252,16 @@ class Redactor:
         """Note in ``seen`` every string of ``value`` as redaction leaves it: as it is, replacing nothing. Only
         for a part of a value that ``walk`` gave back as it is (its JSON passed the screen, so none of its strings
         holds anything to redact)."""
-        kind = type(value)
-        if kind is str:
-            seen[id(value)] = (value, value, None)
-        elif kind is dict:
-            for item in value.values():
-                if type(item) is str:
-                    seen[id(item)] = (item, item, None)
-                elif type(item) is dict or type(item) is list:
-                    self.seen_clean(item, seen)
-        elif kind is list:
-            for item in value:
-                self.seen_clean(item, seen)
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            kind = type(item)
+            if kind is str:
+                seen[id(item)] = (item, item, None)
+            elif kind is dict:
+                stack.extend(item.values())
+            elif kind is list:
+                stack.extend(item)
 
     def again(self, value: Any) -> Any:
         """``walk`` of a value whose replacements were counted already (with ``add``): nothing is counted."""

@@ -19,8 +19,8 @@ SUMMARY_LIMIT = 240
 SUMMARY_SOURCE_LIMIT = 20_000  # strings longer than this are cut before summarizing (regexes hold the GIL)
 REPLACEMENT_GLYPHS = {"tape": "▤", "rewind": "↺", "compaction": "≡", "fold": "▣", "prune": "✂", "expand": "⊞"}
 
-@dataclass(frozen=True, slots=True)
-class Row:
+@dataclass(slots=True, unsafe_hash=True)  # not ``frozen``: a frozen init sets each field through a call, and rows
+class Row:  # are made for every event a list or an export shows (none is changed once made; hashable as before)
     """What a row shows that never changes once the event is written."""
 
     seq: int
@@ -43,11 +43,12 @@ def event_time(event: dict[str, Any]) -> float | None:
     """The event's ``time`` in ms since the epoch, or None when it has none (or not a number, or not one a date
     can hold: years 1 to 9999)."""
     value = event.get("time")
-    if not isinstance(value, int | float) or isinstance(value, bool) or not TIME_RANGE_MS[0] < value < TIME_RANGE_MS[1]:
+    if not isinstance(value, _NUMBERS) or isinstance(value, bool) or not TIME_RANGE_MS[0] < value < TIME_RANGE_MS[1]:
         return None
     return float(value)
 
 
+_NUMBERS = (int, float)  # a tuple: ``int | float`` would be made again at every call
 # 0001-01-02 and 9999-12-30 in ms since the epoch: a date in any time zone of a time between them is in range
 TIME_RANGE_MS = (-62_135_596_800_000 + 86_400_000, 253_402_300_799_999 - 86_400_000)
 
