@@ -23,6 +23,8 @@ interval) measured the same way in the same run, after tapedeck.
 
 Usage: ``python bench/tui.py [--size 200MB] [--seed 1] [--samples 30] [--no-toolong] [--json]``;
 ``--big-lines-only`` runs only the key reactions (idle, then while opening the 10 MB-line log);
+``--peak-rss dsh-plain,mixed --size 500MB [--dir /tmp/x]`` runs only the peak RSS of a first open of a log of
+each profile (target <= 200 MB at 500 MB);
 ``--append-sizes 10MB,1GB [--dir /tmp/x]`` runs only the append-to-screen latency, on one generated log per size
 (written to ``--dir``, default ``bench/out``), then the echo app on the smallest, all in one run: an append must
 cost the same on the biggest log as on the smallest (target p50 ratio <= 1.2) and at most twice the echo app's.
@@ -465,6 +467,39 @@ def append_scaling_table(r: dict[str, Any]) -> str:
     )
 
 
+def peak_rss(profiles: list[str], size: int, seed: int, workdir: Path) -> dict[str, Any]:
+    """Peak RSS of ``tapedeck watch`` opening a generated log of each profile for the first time (an empty index
+    cache: it reads the whole log, its alert engine folds it, and it writes the log's index): ``VmHWM`` once the
+    header shows ``loaded`` and once the app is idle after it (the index written, the engine's pass over)."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    rows: list[dict[str, Any]] = []
+    for profile in profiles:
+        path = workdir / f"tui-rss-{profile}-{size}-s{seed}.jsonl"
+        if not path.exists():
+            generate(path, size, seed=seed, profile=profile)
+        cache = tempfile.mkdtemp(prefix="tapedeck-bench-cache-")
+        pane = Pane(f"{TAPEDECK} watch {path}", {"TAPEDECK_HOME": str(OUT / "tui-home"), "XDG_CACHE_HOME": cache})
+        try:
+            loaded = pane.since_start(lambda s: "loaded" in s, timeout=3600)
+            at_loaded = pane.peak_rss()
+            settled = loaded + pane.idle()
+            rows.append({"profile": profile, "log_bytes": path.stat().st_size, "loaded_s": round(loaded, 1),
+                         "idle_s": round(settled, 1), "cpu_s": round(pane.cpu_seconds(), 1),
+                         "peak_rss_loaded_bytes": at_loaded, "peak_rss_bytes": pane.peak_rss()})  # fmt: skip
+        finally:
+            pane.close()
+            shutil.rmtree(cache, ignore_errors=True)
+    return {"logs": rows, "load_average": [round(x, 2) for x in os.getloadavg()]}
+
+
+def peak_rss_table(r: dict[str, Any]) -> str:
+    """The markdown summary of ``peak_rss``."""
+    rows = [[x["profile"], human_bytes(x["log_bytes"]), f"{x['loaded_s']} s", f"{x['idle_s']} s", f"{x['cpu_s']} s",
+             human_bytes(x["peak_rss_loaded_bytes"]), human_bytes(x["peak_rss_bytes"])] for x in r["logs"]]  # fmt: skip
+    head = ["profile", "log", "loaded", "idle", "CPU", "peak RSS at loaded", "peak RSS"]
+    return markdown_table(head, rows) + f"\n\ntarget: peak RSS <= 200 MB; load average {r['load_average']}"
+
+
 def big_lines() -> dict[str, Any]:
     """Key reactions on an idle app (the baseline), then while a log of 24 lines of 10 MB is opened."""
     OUT.mkdir(parents=True, exist_ok=True)
@@ -522,7 +557,9 @@ def main(argv: list[str] | None = None) -> int:
         "--big-lines-only", action="store_true", help="only the key reactions while opening 10 MB lines"
     )
     parser.add_argument("--append-sizes", help="only append-to-screen, on a log of each size (10MB,1GB)")
-    parser.add_argument("--dir", type=Path, default=OUT, help="where --append-sizes writes its logs")
+    parser.add_argument("--dir", type=Path, default=OUT, help="where --append-sizes and --peak-rss write their logs")
+    parser.add_argument("--peak-rss", metavar="PROFILES",
+                        help="only the peak RSS of a first open of a --size log of each profile (dsh-plain,mixed)")  # fmt: skip
     parser.add_argument("--echo-app", metavar="PATH", help=argparse.SUPPRESS)  # the baseline app, in its pane
     args = parser.parse_args(argv)
     if args.echo_app:
@@ -539,6 +576,10 @@ def main(argv: list[str] | None = None) -> int:
         sizes = sorted(parse_size(word) for word in args.append_sizes.split(","))
         result = append_scaling(sizes, args.seed, args.samples, args.dir)
         emit(result, append_scaling_table(result), args.json)
+        return 0
+    if args.peak_rss:
+        result = peak_rss(args.peak_rss.split(","), parse_size(args.size), args.seed, args.dir)
+        emit(result, peak_rss_table(result), args.json)
         return 0
     if args.big_lines_only:
         result = big_lines()
