@@ -261,8 +261,9 @@ def write(
              "tail": tail, "code": code_fingerprint(), "compressed": decoder.compressed,
              "events": session.next_seq, "written": int(time.time() * 1000)}  # fmt: skip
         )
-        digest = hashlib.blake2b(meta + body, digest_size=_DIGEST).digest()
-        data = b"".join((MAGIC, _PREFIX.pack(FORMAT, len(meta)), meta, digest, body))
+        signer = hashlib.blake2b(meta, digest_size=_DIGEST)
+        signer.update(body)  # not ``meta + body``: a copy of the body beside the one the file is joined into
+        data = b"".join((MAGIC, _PREFIX.pack(FORMAT, len(meta)), meta, signer.digest(), body))
         if len(data) > max(size * MAX_SHARE, MAX_SMALL):
             return None
         return _write_atomically(index_path(log), data)
