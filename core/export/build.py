@@ -277,8 +277,9 @@ class ExportPass:
                 noted = _noted(redactor, event, shown, seen) if redactor is not None else None
                 if seq in self._found:
                     self._keep_node(session, seq, event, shown, seen=noted)
-                else:
-                    self._keep_node(session, seq, event, event, line if shown is event else None, noted)
+                else:  # a clean event's text, clipped for its row, serves its surface row when it is the same string
+                    known = (text, extra["text"]) if shown is event and text else None
+                    self._keep_node(session, seq, event, event, line if shown is event else None, noted, known)
         replaced = session.shadowed.get(seq)
         for gone in replaced or ():  # off the surface now
             self._found.pop(gone, None)
@@ -293,10 +294,12 @@ class ExportPass:
         self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
 
     def _keep_node(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any],
-                   line: str | None = None, seen: Seen | None = None) -> None:  # fmt: skip
+                   line: str | None = None, seen: Seen | None = None,
+                   known: tuple[str, dict[str, Any]] | None = None) -> None:  # fmt: skip
         """Keep what the sections write of the surface node ``seq`` (``shown``: its event as its surface row shows
         it; ``line``: ``shown``'s event-list summary, when made of all of it; ``seen``: the strings redacting the
-        event made), as ``_surface_rows`` and ``_messages`` would make it from the event read back."""
+        event made; ``known``: its event-list text and that clipped), as ``_surface_rows`` and ``_messages`` would
+        make it from the event read back."""
         assert self.nodes is not None
         wire, dump = self._wire(seq, event)  # the JSON is screened, and kept as it is when there is nothing to redact
         if dump is None:
@@ -304,7 +307,8 @@ class ExportPass:
         redactor = self.options.redactor
         # the wire's strings are mostly the event's own, redacted already (``seen``)
         messages, found = redactor.aside(wire, dump, seen) if redactor is not None else (wire, None)
-        row = self._node_row(session, seq, event, shown, None if line is None else cut_line(line, SURFACE_SUMMARY))
+        row = self._node_row(session, seq, event, shown, None if line is None else cut_line(line, SURFACE_SUMMARY),
+                             known)  # fmt: skip
         self.nodes.put(seq, row, messages, found)
 
     def _wire(self, seq: int, event: dict[str, Any]) -> tuple[list[dict[str, Any]], bytes | None]:
@@ -320,13 +324,18 @@ class ExportPass:
             return wire, None
 
     def _node_row(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any],
-                  summary: str | None = None) -> dict[str, Any] | None:  # fmt: skip
+                  summary: str | None = None, known: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any] | None:  # fmt: skip
         """The surface row of node ``seq`` (None: it projects no message): its text clipped, counted on ``event``
-        (``summary``: its summary, when the caller has it)."""
+        (``summary``: its summary, when the caller has it; ``known``: a text of ``event`` and that clipped, taken
+        when the row's text is that very string)."""
         row = surface_row(session, seq, shown, summary)
         if row is not None:
-            raw = derive_message(event) if shown is not event else None
-            row["text"] = clipped(message_text(row.pop("message")), length=len(message_text(raw)) if raw is not None else None)
+            text = message_text(row.pop("message"))
+            if known is not None and shown is event and text is known[0]:
+                row["text"] = known[1]  # the same clip of the same string (no second copy for the writer to encode)
+            else:
+                raw = derive_message(event) if shown is not event else None
+                row["text"] = clipped(text, length=len(message_text(raw)) if raw is not None else None)
         return row
 
     def _row_dict(
