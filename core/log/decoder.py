@@ -80,7 +80,8 @@ class Consumer:
       in one step (``TypedSink``), for lines with the plain envelope (numbered as the stream expects, an integer
       time, a ``data`` object, envelope keys only); a sink declines anything but the shape it expects, which then
       goes where events go; ``after`` maps a type to what is told of each event of that type a typed sink took,
-      once it is numbered and noted;
+      once it is numbered and noted; ``told`` maps a type to what is told of each event of that type that went
+      where events go from the general path (``_event``), right after it went there;
     - ``record`` is told of each line that yields events, in one tuple (a ``LineStore`` notes where lines are);
       with ``spans`` also set, a run of stream deltas ``deltas`` takes from consecutive lines of a raw log is one
       note (its lines' bytes, newlines between them included), of which ``spans`` is told first when it holds
@@ -100,6 +101,7 @@ class Consumer:
         deltas: DeltaSink | None = None,
         typed: dict[str, TypedSink] | None = None,
         after: dict[str, Callable[[dict[str, Any]], None]] | None = None,
+        told: dict[str, Callable[[dict[str, Any]], None]] | None = None,
         record: RecordHook | None = None,
         spans: SpanHook | None = None,
         packed_rows: bool = False,
@@ -111,6 +113,7 @@ class Consumer:
         self.deltas = deltas
         self.typed = typed
         self.after = after
+        self.told = told
         self.record = record
         self.spans = spans
         self.packed_rows = packed_rows
@@ -156,6 +159,7 @@ class LogDecoder:
         self._deltas_to: DeltaSink | None = None
         self._typed: dict[str, TypedSink] = {}
         self._after: dict[str, Callable[[dict[str, Any]], None]] = {}
+        self._told: dict[str, Callable[[dict[str, Any]], None]] = {}
         self._record: RecordHook | None = self.consumer.record
         self._spans: SpanHook | None = self.consumer.spans
         self._explicit_seq: bool | None = None
@@ -247,7 +251,7 @@ class LogDecoder:
         self._put = consumer.event or out.events.append
         self._row_to, self._packed, self._chunk_to = consumer.row, consumer.packed_rows, consumer.chunk
         self._deltas_to = consumer.deltas if consumer.chunk is not None and consumer.row is not None else None
-        self._typed, self._after = consumer.typed or {}, consumer.after or {}
+        self._typed, self._after, self._told = consumer.typed or {}, consumer.after or {}, consumer.told or {}
         self._record = consumer.record
         self._spans = consumer.spans if consumer.record is not None else None
 
@@ -469,8 +473,8 @@ class LogDecoder:
                 obj["seq"] = seq
                 if when is None:
                     obj["time"] = 0
-                if self._record is not None:
-                    self._record((seq, 1, base if fixed_offset else base + start, start, nl - start, etype))
+                if record is not None:
+                    record((seq, 1, base if fixed_offset else base + start, start, nl - start, etype))
                 self.next_seq = seq + 1
                 if (told := after.get(etype)) is not None:
                     told(obj)
@@ -652,6 +656,8 @@ class LogDecoder:
             self._record((seq, 1, offset, self._pos, self._len, etype))
         self.next_seq += 1
         self._put(ev)
+        if (told := self._told.get(etype)) is not None:
+            told(ev)
 
     def _chunk(self, ev: dict[str, Any], offset: int, out: DecodeBatch) -> None:
         """An ``assistant/chunk`` event line. A well-formed one (the plain envelope, numbered as the stream

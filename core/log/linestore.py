@@ -194,7 +194,7 @@ class LineStore(KeepingEvents):
             spans = sorted(self._spans.items())
             return {"lines": n, "end": self._end, "types": list(self.type_names), "spans": spans}, columns
 
-    def restore(self, table: dict[str, Any], columns: dict[str, bytes], size: int) -> None:
+    def restore(self, table: dict[str, Any], columns: dict[str, bytes | memoryview], size: int) -> None:
         """Fill this empty table from ``table()``'s output for the first ``size`` bytes of the log; raises
         ValueError (the table is left empty) when it does not describe such a table."""
         n, end, types, spans = table["lines"], table["end"], table["types"], table["spans"]

@@ -10,10 +10,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from core.log.decoder import CHUNK
 from core.log.validate import is_invalid
 from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
 from core.read.rows import is_error_event
-from core.shared.text import tool_result_is_error
 
 
 @dataclass
@@ -66,7 +66,7 @@ class SessionFacts:
         etype = event.get("type")
         if etype.__class__ is not str or etype not in FACT_TYPES:  # most events: nothing to record
             return
-        if etype == "assistant/chunk":  # only a failed stream's finish chunk is a fact (an error)
+        if etype == CHUNK:  # only a failed stream's finish chunk is a fact (an error)
             data = event.get("data")
             chunk = data.get("chunk") if data.__class__ is dict else None
             if chunk.__class__ is not dict or chunk.get("type") != "finish":
@@ -101,6 +101,23 @@ class SessionFacts:
             self.errors.append(seq)
 
 
+    def general_observers(self) -> dict[str, Callable[[dict[str, Any]], None]]:
+        """``observe`` by fact type, for the events the decoder's general path projects (``Consumer.told``; rows
+        and well-formed stream deltas, which are never a fact, take other paths, as in the TUI's loader)."""
+        observers = dict.fromkeys(FACT_TYPES, self.observe)
+        observers[CHUNK] = self._chunk
+        return observers
+
+    def _chunk(self, event: dict[str, Any]) -> None:
+        """``observe`` for a chunk event: a failed stream's finish is an error, other chunks are no fact (most
+        chunks the general path takes are usage samples and finishes that did not fail)."""
+        data = event.get("data")
+        chunk = data.get("chunk") if data.__class__ is dict else None
+        if chunk.__class__ is dict and chunk.get("type") == "finish":
+            reason = chunk.get("reason")
+            if reason.__class__ is dict and reason.get("kind") == "error":
+                self.observe(event)
+
     def typed_observers(self) -> dict[str, Callable[[dict[str, Any]], None]]:
         """``observe`` for the fact types the decoder's fused paths take (``Session.typed_sinks``), for an event
         such a path took: valid, numbered, its ``data`` an object and a tool result's ``message`` one too, so
@@ -114,15 +131,20 @@ class SessionFacts:
             self.step = step
 
     def _result(self, event: dict[str, Any]) -> None:
-        if tool_result_is_error(event["data"]["message"]):  # ``is_error_event``
-            self.errors.append(event["seq"])
+        # ``is_error_event``: ``tool_result_is_error`` of a message a fused path took, whose content is a list
+        # of objects that each have a type (the first tool-result block's flag)
+        for block in event["data"]["message"]["content"]:
+            if block["type"] == "tool-result":
+                if block.get("isError") is True:
+                    self.errors.append(event["seq"])
+                return
 
 
 # the types ``SessionFacts.observe`` records something for (``is_error_event`` included)
 FACT_TYPES = frozenset(
     {
         "turn/start", "step/start", HOST_EVENT, ROUTE_EVENT, "session/title", CONTROL_EVENT,
-        "tool/result", "turn/end", "assistant/chunk", "compaction/end", "llm/retry",
+        "tool/result", "turn/end", CHUNK, "compaction/end", "llm/retry",
     }
 )  # fmt: skip
 

@@ -12,12 +12,16 @@ reading, checking or writing it means a full read, silently.
 
 An index is used only while it still describes the file: the log's device and inode are the ones indexed,
 it is at least as long, and the first and the last ``HASH_BYTES`` of the indexed bytes hash the same; it was
-written by this index format and by this version of the code that reads logs (``code_fingerprint``). A
-digest over the whole file catches damage; every field is type-checked as it is rebuilt (``session_state``).
+written by this index format and by this version of the code that reads logs (``code_fingerprint``). A digest
+of its metadata and a checksum of its body catch damage; every field is type-checked as it is rebuilt
+(``session_state``).
 
-Layout: ``MAGIC``, format and metadata length (big-endian u32 each), the metadata (JSON), a 32-byte BLAKE2b
-digest of metadata and body, then the body: one zstd frame of named sections (u32 count; per section a u16
-name length, the name, a u64 length and the bytes). The ``state`` section is JSON; the others are columns.
+Layout: ``MAGIC``, format and metadata length (big-endian u32 each), the metadata (JSON), its 32-byte BLAKE2b
+digest, then the body: one zstd frame of named sections (u32 count; per section a u16 name length, the name, a
+u64 length and the bytes) with zstd's content checksum (XXH64), which decompressing it checks. The ``state``
+section is JSON; the others are columns. The body is compressed at zstd's fast level ``LEVEL`` (harder when that
+leaves it too big): zstd was most of what writing an index cost a first read, and the checksum of its content
+costs a quarter of a BLAKE2b digest of the compressed bytes.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from core.read.session import Session
 from core.read.session_state import decode, encode
 from core.shared.fdwrite import replace_file
 
-FORMAT = 1
+FORMAT = 2  # 1: BLAKE2b of metadata and body, the body at zstd level 1 without a checksum
 MAGIC = b"tapedeck-index\n\x00"
 HASH_BYTES = 1 << 16  # bytes hashed at the head of the indexed bytes and at their end
 MAX_SHARE = 0.05  # an index is written only when it takes at most this share of the log's size …
@@ -50,6 +54,9 @@ MIN_LOG_BYTES = 1 << 20  # smaller logs read fast enough without one (``TAPEDECK
 REWRITE_SHARE = 0.05  # a used index is written again once the log grew by this share of what it indexed …
 REWRITE_BYTES = 8 << 20  # … or by this many bytes
 MAX_EXPANSION = 64  # a body may not claim to expand to more than this many times its size
+LEVEL = -20  # zstd's compression level of the body (fast: a first read writes it) …
+DENSE_LEVEL = 1  # … and the level it is compressed at again when that gives more than
+DENSE_SHARE = 0.8  # this share of the most an index may take (a zstd log's, 3.5 times smaller than its text)
 SUFFIX = ".idx"
 _PREFIX = struct.Struct(">II")
 _DIGEST = 32
@@ -149,6 +156,11 @@ def _hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+def _digest(meta: bytes) -> bytes:
+    """The digest an index file holds of its metadata (the body carries a checksum of its own)."""
+    return hashlib.blake2b(meta, digest_size=_DIGEST).digest()
+
+
 def _ends(log: Path, size: int) -> tuple[str, str]:
     """The hashes of the first and the last ``HASH_BYTES`` of the first ``size`` bytes of ``log``."""
     with open(log, "rb") as f:
@@ -211,7 +223,7 @@ def restore(log: Path, compressed: bool, consumer: Consumer) -> Restored | None:
             body = f.read()
             f.seek(len(MAGIC) + _PREFIX.size)
             raw_meta = f.read(start - len(MAGIC) - _PREFIX.size)
-        if hashlib.blake2b(raw_meta + body, digest_size=_DIGEST).digest() != digest:
+        if _digest(raw_meta) != digest:
             return None
         sections = _sections(body)
         state = orjson.loads(sections.pop("state"))
@@ -250,21 +262,22 @@ def write(
         table, line_columns = lines.table()
         state = {"session": tree, "lines": table, "decoder": decoder.state(), "facts": facts.state(),
                  "decoderDiagnostics": decoder_diagnostics}  # fmt: skip
-        sections = {"state": orjson.dumps(state)}
+        sections: dict[str, Any] = {"state": orjson.dumps(state)}
         del tree, table, state  # the JSON holds them now: the tree's objects go before the compressor's output comes
         sections.update({"session." + name: data for name, data in columns.items()})
         sections.update({"lines." + name: data for name, data in line_columns.items()})
-        body = _compressed(sections)
+        limit = max(size * MAX_SHARE, MAX_SMALL)
+        body = _compressed(sections, LEVEL)
+        if len(body) > limit * DENSE_SHARE:  # too big at the fast level (a zstd log's are): compressed harder
+            body = _compressed(sections, DENSE_LEVEL)
         head, tail = _ends(log, size)
         meta = orjson.dumps(
             {"log": os.path.realpath(log), "size": size, "dev": st.st_dev, "ino": st.st_ino, "head": head,
              "tail": tail, "code": code_fingerprint(), "compressed": decoder.compressed,
              "events": session.next_seq, "written": int(time.time() * 1000)}  # fmt: skip
         )
-        signer = hashlib.blake2b(meta, digest_size=_DIGEST)
-        signer.update(body)  # not ``meta + body``: a copy of the body beside the one the file is joined into
-        data = b"".join((MAGIC, _PREFIX.pack(FORMAT, len(meta)), meta, signer.digest(), body))
-        if len(data) > max(size * MAX_SHARE, MAX_SMALL):
+        data = b"".join((MAGIC, _PREFIX.pack(FORMAT, len(meta)), meta, _digest(meta), body))
+        if len(data) > limit:
             return None
         return _write_atomically(index_path(log), data)
     except (OSError, ValueError, TypeError, OverflowError, MemoryError, RuntimeError, zstandard.ZstdError):
@@ -286,33 +299,33 @@ def _write_atomically(path: Path, data: bytes) -> Path:
     return path
 
 
-def _compressed(sections: dict[str, Any]) -> bytes:
-    """The named sections (each bytes, an array, or a list of such pieces, as a line table's column is), packed and
-    compressed into one zstd frame; ``sections`` is emptied, each let go once compressed. The compressor takes them
-    one by one, its frame sized up front: joined first, they were copied into one buffer (50 MiB on a 500 MB log,
-    on top of everything the view holds)."""
+def _compressed(sections: dict[str, Any], level: int) -> bytes:
+    """The named sections (each a buffer: bytes, an array, or a list of such pieces, as a line table's column is),
+    packed and compressed at zstd ``level`` into one frame with the checksum of its content. The compressor takes
+    them one by one, its frame sized up front: joined first, they were copied into one buffer (50 MiB on a 500 MB
+    log, on top of everything the view holds)."""
     pieces = {name: data if isinstance(data, list) else [data] for name, data in sections.items()}
-    sections.clear()
     sizes = {name: sum(memoryview(piece).nbytes for piece in parts) for name, parts in pieces.items()}
     total = 4 + sum(2 + len(name.encode()) + 8 + size for name, size in sizes.items())
-    compressor = zstandard.ZstdCompressor(level=1).compressobj(size=total)
+    compressor = zstandard.ZstdCompressor(level=level, write_checksum=True).compressobj(size=total)
     out = [compressor.compress(struct.pack(">I", len(pieces)))]
-    for name, size in sizes.items():
+    for name, parts in pieces.items():
         key = name.encode()
-        out += [compressor.compress(struct.pack(">H", len(key)) + key + struct.pack(">Q", size))]
-        out += [compressor.compress(piece) for piece in pieces.pop(name)]
+        out.append(compressor.compress(struct.pack(">H", len(key)) + key + struct.pack(">Q", sizes[name])))
+        out += [compressor.compress(piece) for piece in parts]
     out.append(compressor.flush())
     return b"".join(out)
 
 
-def _sections(body: bytes) -> dict[str, bytes]:
-    """The named sections of a body (ValueError/ZstdError when it is not one)."""
-    data = zstandard.ZstdDecompressor().decompress(body, max_output_size=MAX_EXPANSION * len(body) + 1024)
+def _sections(body: bytes) -> dict[str, memoryview]:
+    """The named sections of a body, as views of the decompressed bytes (ValueError/ZstdError when it is not
+    one, or its content does not match its checksum)."""
+    data = memoryview(zstandard.ZstdDecompressor().decompress(body, max_output_size=MAX_EXPANSION * len(body) + 1024))
     (count,) = struct.unpack_from(">I", data, 0)
     at, sections = 4, {}
     for _ in range(count):
         (n,) = struct.unpack_from(">H", data, at)
-        name = data[at + 2 : at + 2 + n].decode()
+        name = bytes(data[at + 2 : at + 2 + n]).decode()
         (length,) = struct.unpack_from(">Q", data, at + 2 + n)
         at += 10 + n
         if at + length > len(data):
@@ -324,5 +337,5 @@ def _sections(body: bytes) -> dict[str, bytes]:
     return sections
 
 
-def _prefixed(sections: dict[str, bytes], prefix: str) -> dict[str, bytes]:
+def _prefixed(sections: dict[str, memoryview], prefix: str) -> dict[str, memoryview]:
     return {name[len(prefix) :]: data for name, data in sections.items() if name.startswith(prefix)}

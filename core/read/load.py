@@ -93,7 +93,8 @@ def load_session(
         # runs of stream deltas no one sees or keeps are projected a run at a time
         unseen = skip_deltas or deltas is not None or consumer.chunk == session.apply_chunk
         consumer.deltas = _runs(session, deltas) if not retain and unseen else None
-        consumer.event = _with_facts(event, facts) if index else event
+        consumer.event = event
+        consumer.told = facts.general_observers() if index else None
         consumer.typed, consumer.after = _typed_routes(session, before, observe, observe_types, facts if index else None,
                                                        before_optional, skip_before)  # fmt: skip
 
@@ -150,19 +151,6 @@ def _may_index(log: os.PathLike[str]) -> bool:
         return worth_writing(os.path.getsize(log), 0)
     except OSError:
         return True  # the read reports it
-
-
-def _with_facts(event: Callable[[dict[str, Any]], None], facts: SessionFacts) -> Callable[[dict[str, Any]], None]:
-    """``event`` (where decoded events go), followed by ``facts`` for the events of the types it records (as the
-    TUI's loader gathers them: rows and well-formed stream deltas are never one)."""
-    observe, types = facts.observe, FACT_TYPES
-
-    def take(item: dict[str, Any]) -> None:
-        event(item)
-        if item["type"] in types:
-            observe(item)
-
-    return take
 
 
 def _typed_routes(

@@ -1,7 +1,8 @@
 """A ``Session``'s projection state as plain data and back: what the persistent index (``core.read.index``)
 stores so that a reopen decodes only the bytes after it.
 
-``encode`` gives a JSON-able tree and a few binary columns (the per-event arrays); ``decode`` rebuilds a
+``encode`` gives a JSON-able tree and a few binary columns (the per-event arrays, handed over as the buffers the
+session holds, not copied: the index packs them once); ``decode`` rebuilds a
 ``Session`` from them and checks every field's type and the counts that tie them together, raising
 ``StateError`` on anything else: the bytes come from a file anyone may have damaged. Every attribute a
 ``Session`` holds is listed in ``FIELDS``, and those of its parts in ``PARTS`` and ``STREAM_FIELDS``; a session
@@ -12,12 +13,13 @@ can never be silently left out of an index.
 from __future__ import annotations
 
 import dataclasses
+import struct
 from array import array
 from collections.abc import Callable
 from itertools import chain
 from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from core.log.validate import problem
 from core.read.session import Cut, Session, Step, ToolCall, Turn
@@ -47,15 +49,21 @@ PARTS: dict[type, tuple[str, ...]] = {
     Diagnostic: ("code", "message", "offset", "seq", "severity"),
 }
 _CALL_FIELDS = attrgetter(*PARTS[ToolCall])  # a call as the index stores it: its fields in this order
+_CALL_KEY = attrgetter("turn", "step", "call_id")  # what ``Session._calls`` files a call under
+_CALL_ID = attrgetter("call_id")
+# the types of a stored call's fields (``int`` excludes ``bool``, as ``type`` tells them apart)
+_SEQ = {int, None.__class__}
+_CALL_TYPES = ({str}, {str}, {str}, {int}, {int}, _SEQ, _SEQ, _SEQ, {bool})
 STREAM_FIELDS = frozenset({*_STREAM_COLUMNS, "_end", "_turn", "_step"})
 _SEVERITIES = frozenset({"error", "warning", "info"})
+Column: TypeAlias = "bytes | bytearray | memoryview | array[int]"  # a binary column: any buffer of its bytes
 
 
 class StateError(ValueError):
     """The stored state is not one this module wrote: it is discarded."""
 
 
-def encode(session: Session) -> tuple[dict[str, Any], dict[str, bytes | array[int] | bytearray]]:
+def encode(session: Session) -> tuple[dict[str, Any], dict[str, Column]]:
     """``session``'s state: a JSON-able tree and binary columns by name (the per-event ones are the session's own
     arrays, not copies: on a 500 MB log they are 26 MiB; they must not grow while the columns are in use)."""
     unknown = set(vars(session)) - FIELDS
@@ -66,12 +74,22 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, bytes | array[in
         raise StateError(f"the projection holds fields the index does not know: {sorted(unknown)}")
     s = session
     calls = list(s._calls.values())
-    where = {id(call): i for i, call in enumerate(calls)}
-    for key, call in s._calls.items():
-        if key != (call.turn, call.step, call.call_id):
-            raise StateError("a tool call is filed under another key")
-    if any(id(call) not in where for call in s.tool_calls.values()):
-        raise StateError("a tool call is listed without its key")
+    if list(s._calls) != list(map(_CALL_KEY, calls)):  # compared in C, as the lists below are built
+        raise StateError("a tool call is filed under another key")
+    where = dict(zip(map(id, calls), range(len(calls)), strict=True))
+    try:
+        listed = list(map(where.__getitem__, map(id, s.tool_calls.values())))
+    except KeyError:
+        raise StateError("a tool call is listed without its key") from None
+    ids = list(s.tool_calls)  # each call's own id, as ``Session`` lists them: then not stored
+    if ids == list(map(_CALL_ID, s.tool_calls.values())):
+        ids = None
+    if s._live != set(s.surface):  # what the surface holds, as a set: rebuilt from it, not stored
+        raise StateError("the live nodes are not the surface's")
+    nodes = list(s._chars)  # every node's seq, its chars and its type (``Session`` files the two together)
+    if nodes != list(s._surface_types):
+        raise StateError("node chars and types are filed under other seqs")
+    names = list(dict.fromkeys(s._surface_types.values()))  # the node types, each once
     streams = s.streams
     tree = {
         "header": s.header,
@@ -88,13 +106,12 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, bytes | array[in
                   s.usage_tally.used],  # fmt: skip
         "maxTurn": s._max_turn,
         "calls": list(map(_CALL_FIELDS, calls)),  # tuples, written as arrays (a C loop, not a list per call)
-        "toolCalls": [[call_id, where[id(call)]] for call_id, call in s.tool_calls.items()],
+        "toolCalls": [ids, listed],  # where each id's call is in ``calls`` (the ids when not the calls' own)
         "resultsByStep": [[t, p, seqs] for (t, p), seqs in s.results_by_step.items()],
         "replacedBy": [*chain.from_iterable(s.replaced_by.items())],
         "shadowed": [[seq, seqs] for seq, seqs in s.shadowed.items()],
         "sources": [[seq, seqs] for seq, seqs in s._sources.items()],
-        "chars": [*chain.from_iterable(s._chars.items())],
-        "surfaceTypes": [*chain.from_iterable(s._surface_types.items())],
+        "nodeTypeNames": names,
         "openTurn": s.open_turn,
         "lastEnded": s.last_ended,
         "completedThrough": s.completed_through,
@@ -110,19 +127,23 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, bytes | array[in
         "cuts": [[c.seq, c.kind, c.nodes, c.chars_removed, c.turn] for c in s.cuts],
         "streamLast": [streams._end, streams._turn, streams._step],
     }
-    columns = {
-        "surface": array("q", s.surface).tobytes(),
-        "live": array("q", sorted(s._live)).tobytes(),
+    samples = [*chain.from_iterable(s.context_samples)]
+    columns: dict[str, Column] = {
+        "surface": array("Q", s.surface),  # seqs: an unsigned array takes a list of ints in C
         "turnAt": s._turn_at,
         "inTurn": s._in_turn,
-        "samples": array("q", chain.from_iterable(s.context_samples)).tobytes(),
+        # signed (a sample's seq may be -1): packed as ``array("q")`` holds them, without its per-value parsing
+        "samples": struct.pack(f"={len(samples)}q", *samples),
+        "nodes": array("Q", nodes),
+        "nodeChars": struct.pack(f"={len(nodes)}q", *s._chars.values()),
+        "nodeTypes": array("I", map(_ids(names).__getitem__, s._surface_types.values())),
     }
     for name in _STREAM_COLUMNS:
-        columns["streams." + name] = getattr(streams, name).tobytes()
+        columns["streams." + name] = getattr(streams, name)
     return tree, columns
 
 
-def decode(tree: Any, columns: dict[str, bytes], events: Any, path: Path) -> Session:
+def decode(tree: Any, columns: dict[str, Column], events: Any, path: Path) -> Session:
     """The ``Session`` ``encode`` described, reading its events from ``events`` (a ``LineStore``); raises
     ``StateError`` when any field is not of its type or the counts do not agree."""
     try:
@@ -133,12 +154,12 @@ def decode(tree: Any, columns: dict[str, bytes], events: Any, path: Path) -> Ses
         raise StateError(f"{type(exc).__name__}: {exc}") from exc
 
 
-def _decode(t: dict[str, Any], columns: dict[str, bytes], events: Any, path: Path) -> Session:
+def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Path) -> Session:
     s = Session(_obj(t["header"]), events, path=path, retain=False)
     count = s._count = _int(t["count"])
     s.compressed = _bool(t["compressed"])
-    s.surface = list(_column(columns, "surface", "q"))
-    s._live = set(_column(columns, "live", "q"))
+    s.surface = _column(columns, "surface", "Q").tolist()
+    s._live = set(s.surface)
     s.diagnostics = [_diagnostic(d) for d in _list(t["diagnostics"])]
     turns = [_turn(x) for x in _list(t["turns"])]
     keys = [_int(k) for k in _list(t["turnKeys"])]
@@ -148,9 +169,17 @@ def _decode(t: dict[str, Any], columns: dict[str, bytes], events: Any, path: Pat
     tally = [_int(x) for x in _list(t["tally"])]
     s.usage_tally = UsageTally(*tally) if len(tally) == 5 else _fail("usage tally")
     s._max_turn = _opt(_int, t["maxTurn"])
-    calls = [_call(c) for c in _list(t["calls"])]
-    s._calls = {(c.turn, c.step, c.call_id): c for c in calls}
-    s.tool_calls = {_str(k): calls[_int(i)] for k, i in map(_pair, _list(t["toolCalls"]))}
+    calls = _calls(t["calls"])
+    s._calls = dict(zip(map(_CALL_KEY, calls), calls, strict=True))
+    ids, listed = _pair(t["toolCalls"])
+    listed = _ints(listed)
+    if listed and not 0 <= min(listed) <= max(listed) < len(calls):
+        raise StateError("a tool call beyond the calls")
+    values = list(map(calls.__getitem__, listed))
+    ids = list(map(_CALL_ID, values)) if ids is None else _list(ids)
+    if len(ids) != len(values) or not set(map(type, ids)) <= {str}:
+        raise StateError("tool call ids and calls differ")
+    s.tool_calls = dict(zip(ids, values, strict=True))
     s.results_by_step = {}
     for item in _list(t["resultsByStep"]):
         turn, step, seqs = _triple(item)
@@ -158,8 +187,15 @@ def _decode(t: dict[str, Any], columns: dict[str, bytes], events: Any, path: Pat
     s.replaced_by = _int_map(t["replacedBy"], int)
     s.shadowed = {_int(k): _ints(v) for k, v in map(_pair, _list(t["shadowed"]))}
     s._sources = {_int(k): _ints(v) for k, v in map(_pair, _list(t["sources"]))}
-    s._chars = _int_map(t["chars"], int)
-    s._surface_types = _int_map(t["surfaceTypes"], str)
+    nodes = _column(columns, "nodes", "Q").tolist()
+    chars, kinds = _column(columns, "nodeChars", "q").tolist(), _column(columns, "nodeTypes", "I")
+    names = _list(t["nodeTypeNames"])
+    if not set(map(type, names)) <= {str} or not len(chars) == len(kinds) == len(nodes):
+        raise StateError("bad surface nodes")
+    if kinds and max(kinds) >= len(names):
+        raise StateError("a node of no type")
+    s._chars = dict(zip(nodes, chars, strict=True))
+    s._surface_types = dict(zip(nodes, map(names.__getitem__, kinds), strict=True))
     s._turn_at = _column(columns, "turnAt", "i")
     s._in_turn = bytearray(columns["inTurn"])
     s.open_turn = _opt(_int, t["openTurn"])
@@ -184,11 +220,16 @@ def _decode(t: dict[str, Any], columns: dict[str, bytes], events: Any, path: Pat
     s.aborted_finishes = _ints(t["abortedFinishes"])
     s.cuts = [_cut(c) for c in _list(t["cuts"])]
     s.streams = _streams(columns, t["streamLast"])
-    if len(s._turn_at) != count or len(s._in_turn) != count or s._live != set(s.surface):
+    if len(s._turn_at) != count or len(s._in_turn) != count:
         raise StateError("per-event columns do not match the event count")
     if any(not 0 <= seq < count for seq in s.surface) or (s.streams.ends and max(s.streams.ends) > count):
         raise StateError("a seq beyond the events")
     return s
+
+
+def _ids(names: list[str]) -> dict[str, int]:
+    """Each of ``names`` by where it is in the list."""
+    return dict(zip(names, range(len(names)), strict=True))
 
 
 def _fail(what: str) -> Any:
@@ -264,7 +305,7 @@ def _int_map(v: Any, kind: type) -> dict[int, Any]:
     return dict(zip(keys, values, strict=True))
 
 
-def _column(columns: dict[str, bytes], name: str, code: str) -> array[int]:
+def _column(columns: dict[str, Column], name: str, code: str) -> array[int]:
     data = columns[name]
     column = array(code)
     if len(data) % column.itemsize:
@@ -302,12 +343,17 @@ def _turn(v: Any) -> Turn:
     return turn
 
 
-def _call(v: Any) -> ToolCall:
-    call_id, name, arguments, turn, step, message_seq, call_seq, result_seq, error = _list(v)
-    return ToolCall(
-        _str(call_id), _str(name), _str(arguments), _int(turn), _int(step),
-        _opt(_int, message_seq), _opt(_int, call_seq), _opt(_int, result_seq), _bool(error),
-    )  # fmt: skip
+def _calls(v: Any) -> list[ToolCall]:
+    """The stored calls (each a list of a call's fields, in ``PARTS[ToolCall]``'s order), every field's type
+    checked a column at a time in C: a reopen of a long session rebuilds thousands."""
+    rows = _list(v)
+    if not set(map(type, rows)) <= {list} or not set(map(len, rows)) <= {len(_CALL_TYPES)}:
+        raise StateError("a tool call is not a list of its fields")
+    columns = list(zip(*rows, strict=True)) or [()] * len(_CALL_TYPES)
+    for column, kinds in zip(columns, _CALL_TYPES, strict=True):
+        if not set(map(type, column)) <= kinds:
+            raise StateError("a tool call's field is not of its type")
+    return list(map(ToolCall, *columns))
 
 
 def _cut(v: Any) -> Cut:

@@ -38,3 +38,6 @@ def test_a_chunk_is_an_error_fact_exactly_when_it_is_a_valid_failed_finish(
     facts.observe(event)
     assert facts.errors == ([7] if valid and is_error_event(event) else [])
     assert facts.state() == {**SessionFacts.empty().state(), "errors": facts.errors}
+    told = SessionFacts.empty()  # what a read that writes the index tells of a chunk the general path took
+    told.general_observers()["assistant/chunk"](event)
+    assert told.state() == facts.state()

@@ -4,7 +4,6 @@ dropped whenever the log is no longer the one indexed, and no bytes in its place
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import shutil
 from array import array
@@ -198,6 +197,19 @@ def test_an_unwritable_cache_is_ignored(tmp_path: Path, monkeypatch: pytest.Monk
     assert given == 0 and _state(session) == _state(_cold(log))
 
 
+def test_an_index_too_big_at_the_fast_level_is_compressed_harder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A zstd log is several times smaller than its text: its index, at the fast level, can take more than its
+    share of the log; it is then compressed harder, and still written."""
+    monkeypatch.setattr(index, "MAX_SMALL", 0)  # the share alone bounds the index
+    log = tmp_path / "session.jsonl.zst"
+    generate(log, 4_000_000, seed=4, profile="mixed", zstd=True)
+    session, _ = _warm(log)
+    written = index.index_path(log)
+    assert written.is_file() and written.stat().st_size <= log.stat().st_size * index.MAX_SHARE
+    again, given = _warm(log)
+    assert given == session.next_seq and _state(again) == _state(_cold(log))
+
+
 def test_small_logs_are_not_indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("TAPEDECK_INDEX_MIN_BYTES")
     log = tmp_path / "session.jsonl"
@@ -239,9 +251,8 @@ def _sections(path: Path) -> tuple[bytes, dict[str, bytes]]:
 
 def _signed(raw_meta: bytes, sections: dict[str, bytes]) -> bytes:
     """An index file of ``sections`` with a valid digest: what someone who means harm could write."""
-    body = index._compressed(dict(sections))  # it lets go of what it was given
-    digest = hashlib.blake2b(raw_meta + body, digest_size=32).digest()
-    return index.MAGIC + index._PREFIX.pack(index.FORMAT, len(raw_meta)) + raw_meta + digest + body
+    body = index._compressed(sections, index.LEVEL)
+    return index.MAGIC + index._PREFIX.pack(index.FORMAT, len(raw_meta)) + raw_meta + index._digest(raw_meta) + body
 
 
 @pytest.fixture(scope="module")
