@@ -17,7 +17,7 @@ import struct
 from array import array
 from collections.abc import Callable
 from itertools import chain
-from operator import attrgetter
+from operator import attrgetter, is_
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -76,14 +76,7 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, Column]]:
     calls = list(s._calls.values())
     if list(s._calls) != list(map(_CALL_KEY, calls)):  # compared in C, as the lists below are built
         raise StateError("a tool call is filed under another key")
-    where = dict(zip(map(id, calls), range(len(calls)), strict=True))
-    try:
-        listed = list(map(where.__getitem__, map(id, s.tool_calls.values())))
-    except KeyError:
-        raise StateError("a tool call is listed without its key") from None
-    ids = list(s.tool_calls)  # each call's own id, as ``Session`` lists them: then not stored
-    if ids == list(map(_CALL_ID, s.tool_calls.values())):
-        ids = None
+    listed = _listed(s, calls)
     if s._live != set(s.surface):  # what the surface holds, as a set: rebuilt from it, not stored
         raise StateError("the live nodes are not the surface's")
     nodes = list(s._chars)  # every node's seq, its chars and its type (``Session`` files the two together)
@@ -106,7 +99,7 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, Column]]:
                   s.usage_tally.used],  # fmt: skip
         "maxTurn": s._max_turn,
         "calls": list(map(_CALL_FIELDS, calls)),  # tuples, written as arrays (a C loop, not a list per call)
-        "toolCalls": [ids, listed],  # where each id's call is in ``calls`` (the ids when not the calls' own)
+        "toolCalls": listed,
         "resultsByStep": [[t, p, seqs] for (t, p), seqs in s.results_by_step.items()],
         "replacedBy": [*chain.from_iterable(s.replaced_by.items())],
         "shadowed": [[seq, seqs] for seq, seqs in s.shadowed.items()],
@@ -171,15 +164,16 @@ def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Pa
     s._max_turn = _opt(_int, t["maxTurn"])
     calls = _calls(t["calls"])
     s._calls = dict(zip(map(_CALL_KEY, calls), calls, strict=True))
-    ids, listed = _pair(t["toolCalls"])
-    listed = _ints(listed)
-    if listed and not 0 <= min(listed) <= max(listed) < len(calls):
-        raise StateError("a tool call beyond the calls")
-    values = list(map(calls.__getitem__, listed))
-    ids = list(map(_CALL_ID, values)) if ids is None else _list(ids)
-    if len(ids) != len(values) or not set(map(type, ids)) <= {str}:
-        raise StateError("tool call ids and calls differ")
-    s.tool_calls = dict(zip(ids, values, strict=True))
+    if t["toolCalls"] is None:  # each id's latest call, where its first one is (``_listed``)
+        s.tool_calls = dict(zip(map(_CALL_ID, calls), calls, strict=True))
+    else:
+        ids, listed = _pair(t["toolCalls"])
+        ids, listed = _list(ids), _ints(listed)
+        if listed and not 0 <= min(listed) <= max(listed) < len(calls):
+            raise StateError("a tool call beyond the calls")
+        if len(ids) != len(listed) or not set(map(type, ids)) <= {str}:
+            raise StateError("tool call ids and calls differ")
+        s.tool_calls = dict(zip(ids, map(calls.__getitem__, listed), strict=True))
     s.results_by_step = {}
     for item in _list(t["resultsByStep"]):
         turn, step, seqs = _triple(item)
@@ -225,6 +219,20 @@ def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Pa
     if any(not 0 <= seq < count for seq in s.surface) or (s.streams.ends and max(s.streams.ends) > count):
         raise StateError("a seq beyond the events")
     return s
+
+
+def _listed(s: Session, calls: list[ToolCall]) -> list[Any] | None:
+    """How ``s.tool_calls`` is stored: None when it is what ``Session`` makes of ``calls`` (each id's latest
+    call, listed where the first call of that id was: a dict made of the calls by id, in order), else the ids and
+    where each one's call is in ``calls``."""
+    made = dict(zip(map(_CALL_ID, calls), calls, strict=True))
+    if list(made) == list(s.tool_calls) and all(map(is_, made.values(), s.tool_calls.values())):
+        return None
+    where = dict(zip(map(id, calls), range(len(calls)), strict=True))
+    try:
+        return [list(s.tool_calls), list(map(where.__getitem__, map(id, s.tool_calls.values())))]
+    except KeyError:
+        raise StateError("a tool call is listed without its key") from None
 
 
 def _ids(names: list[str]) -> dict[str, int]:

@@ -24,7 +24,7 @@ from core.read import index
 from core.read.facts import SessionFacts
 from core.read.load import load_session
 from core.read.session import Session
-from core.read.session_state import FIELDS, PARTS, STREAM_FIELDS, encode
+from core.read.session_state import FIELDS, PARTS, STREAM_FIELDS, decode, encode
 from core.read.surface import surface_rows
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dsh"
@@ -208,6 +208,26 @@ def test_an_index_too_big_at_the_fast_level_is_compressed_harder(tmp_path: Path,
     assert written.is_file() and written.stat().st_size <= log.stat().st_size * index.MAX_SHARE
     again, given = _warm(log)
     assert given == session.next_seq and _state(again) == _state(_cold(log))
+
+
+def test_tool_calls_listed_otherwise_than_a_read_lists_them_are_kept_as_they_are(tmp_path: Path) -> None:
+    """The calls by id are stored as nothing when they are what a read makes of the calls (each id's latest call,
+    where its first one was), else as they are: both come back the same."""
+    log = tmp_path / "session.jsonl"
+    generate(log, 150_000, seed=7, profile="mixed")
+    session = _cold(log)
+    assert len(session.tool_calls) > 2
+    for change in (None, "reorder", "drop"):
+        if change == "reorder":
+            first = next(iter(session.tool_calls))
+            session.tool_calls[first] = session.tool_calls.pop(first)
+        elif change == "drop":
+            session.tool_calls.pop(next(iter(session.tool_calls)))
+        tree, columns = encode(session)
+        assert (tree["toolCalls"] is None) == (change is None)
+        stored = {name: bytes(memoryview(data).cast("B")) for name, data in columns.items()}
+        back = decode(orjson.loads(orjson.dumps(tree)), stored, session.events, log)
+        assert list(back.tool_calls.items()) == list(session.tool_calls.items())
 
 
 def test_small_logs_are_not_indexed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
