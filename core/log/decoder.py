@@ -407,7 +407,7 @@ class LogDecoder:
                         and t.__class__ is int
                         and p.__class__ is int
                         # the counters of the run it joins were checked on its first line
-                        and ((run and t == turn and p == step) or (0 <= t <= top and 0 <= p <= top))
+                        and ((joins := run and t == turn and p == step) or (0 <= t <= top and 0 <= p <= top))
                     ):
                         text = piece.get("argumentsDelta" if ctype == "tool-call-delta" else "text")
                         n, c = 1, len(text) if text.__class__ is str else 0
@@ -422,11 +422,11 @@ class LogDecoder:
             ):
                 try:
                     _, _, members, _, t, p, c = parts(obj)
-                    n = len(members)
+                    n, joins = len(members), run and t == turn and p == step
                 except RecordError:  # ``_row`` reports it
                     n = 0
             if n:  # the deltas of one turn and step join the run; another's start a new one
-                if run and t == turn and p == step:
+                if joins:
                     run += n
                     chars += c
                 else:
