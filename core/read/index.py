@@ -17,11 +17,13 @@ of its metadata and a checksum of its body catch damage; every field is type-che
 (``session_state``).
 
 Layout: ``MAGIC``, format and metadata length (big-endian u32 each), the metadata (JSON), its 32-byte BLAKE2b
-digest, then the body: one zstd frame of named sections (u32 count; per section a u16 name length, the name, a
-u64 length and the bytes) with zstd's content checksum (XXH64), which decompressing it checks. The ``state``
-section is JSON; the others are columns. The body is compressed at zstd's fast level ``LEVEL`` (harder when that
-leaves it too big): zstd was most of what writing an index cost a first read, and the checksum of its content
-costs a quarter of a BLAKE2b digest of the compressed bytes.
+digest, then the body: the ``state`` section (the projection's state as JSON) as it is, its length and CRC-32 in
+the metadata, then one zstd frame of the other sections, the columns (u32 count; per section a u16 name length,
+the name, a u64 length and the bytes), with zstd's content checksum (XXH64), which decompressing it checks. The
+frame is compressed at zstd's fast level ``LEVEL``: zstd was most of what writing an index cost a first read, and
+the checksum of its content costs a quarter of a BLAKE2b digest of the compressed bytes; JSON text, which that
+level hardly shrinks, is left out of it. When that leaves the index too big (a zstd log's), the frame holds the
+state too, compressed at ``DENSE_LEVEL``, and the metadata's ``state`` is null.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ import hashlib
 import os
 import struct
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,9 +57,9 @@ MIN_LOG_BYTES = 1 << 20  # smaller logs read fast enough without one (``TAPEDECK
 REWRITE_SHARE = 0.05  # a used index is written again once the log grew by this share of what it indexed …
 REWRITE_BYTES = 8 << 20  # … or by this many bytes
 MAX_EXPANSION = 64  # a body may not claim to expand to more than this many times its size
-LEVEL = -30  # zstd's compression level of the body (fast: a first read writes it) …
-DENSE_LEVEL = 1  # … and the level it is compressed at again when that gives more than
-DENSE_SHARE = 0.8  # this share of the most an index may take (a zstd log's, 3.5 times smaller than its text)
+LEVEL = -30  # zstd's level of the columns' frame (fast: a first read writes it) …
+DENSE_LEVEL = 1  # … and of one frame of every section, the state too, when the index would so take more than
+DENSE_SHARE = 0.9  # this share of the most it may (a zstd log's index: the log is 3.5 times smaller than its text)
 SUFFIX = ".idx"
 _PREFIX = struct.Struct(">II")
 _DIGEST = 32
@@ -126,6 +129,7 @@ class Meta:
     compressed: bool
     events: int
     written: int  # epoch ms
+    state: tuple[int, int] | None  # the state's JSON before the columns' frame: its length and CRC-32 (None: in it)
 
     @classmethod
     def parse(cls, data: Any) -> Meta:
@@ -137,7 +141,12 @@ class Meta:
         for key, kind in kinds.items():
             if type(data.get(key)) is not kind:
                 raise ValueError(f"metadata {key} is not a {kind.__name__}")
-        return cls(**{key: data[key] for key in kinds})
+        state = data.get("state", False)
+        if state is not None and not (
+            type(state) is list and len(state) == 2 and all(type(n) is int and 0 <= n < 1 << 63 for n in state)
+        ):
+            raise ValueError("metadata state is not a length and a CRC")
+        return cls(**{key: data[key] for key in kinds}, state=None if state is None else (state[0], state[1]))
 
 
 @dataclass
@@ -225,8 +234,8 @@ def restore(log: Path, compressed: bool, consumer: Consumer) -> Restored | None:
             raw_meta = f.read(start - len(MAGIC) - _PREFIX.size)
         if _digest(raw_meta) != digest:
             return None
-        sections = _sections(body)
-        state = orjson.loads(sections.pop("state"))
+        raw_state, sections = _body(meta, body)
+        state = orjson.loads(raw_state)
         decoder = LogDecoder.resumed(str(log), compressed, state["decoder"], meta.size, consumer)
         lines = LineStore(log, decoder)
         lines.restore(state["lines"], _prefixed(sections, "lines."), meta.size)
@@ -262,21 +271,24 @@ def write(
         table, line_columns = lines.table()
         state = {"session": tree, "lines": table, "decoder": decoder.state(), "facts": facts.state(),
                  "decoderDiagnostics": decoder_diagnostics}  # fmt: skip
-        sections: dict[str, Any] = {"state": orjson.dumps(state)}
+        raw_state = orjson.dumps(state)
         del tree, table, state  # the JSON holds them now: the tree's objects go before the compressor's output comes
-        sections.update({"session." + name: data for name, data in columns.items()})
+        sections: dict[str, Any] = {"session." + name: data for name, data in columns.items()}
         sections.update({"lines." + name: data for name, data in line_columns.items()})
         limit = max(size * MAX_SHARE, MAX_SMALL)
-        body = _compressed(sections, LEVEL)
-        if len(body) > limit * DENSE_SHARE:  # too big at the fast level (a zstd log's are): compressed harder
-            body = _compressed(sections, DENSE_LEVEL)
+        # the state's JSON as it is (at the fast level zstd takes little off JSON text, for 14 instructions a byte;
+        # a CRC-32 costs 4), then the columns' frame
+        body = [raw_state, _compressed(sections, LEVEL)]
+        kept: list[int] | None = [len(raw_state), zlib.crc32(raw_state)]
+        if len(raw_state) + len(body[1]) > limit * DENSE_SHARE:  # too big so (a zstd log's are): all compressed
+            body, kept = [_compressed({"state": raw_state, **sections}, DENSE_LEVEL)], None
         head, tail = _ends(log, size)
         meta = orjson.dumps(
             {"log": os.path.realpath(log), "size": size, "dev": st.st_dev, "ino": st.st_ino, "head": head,
              "tail": tail, "code": code_fingerprint(), "compressed": decoder.compressed,
-             "events": session.next_seq, "written": int(time.time() * 1000)}  # fmt: skip
+             "events": session.next_seq, "written": int(time.time() * 1000), "state": kept}  # fmt: skip
         )
-        data = b"".join((MAGIC, _PREFIX.pack(FORMAT, len(meta)), meta, _digest(meta), body))
+        data = b"".join((MAGIC, _PREFIX.pack(FORMAT, len(meta)), meta, _digest(meta), *body))
         if len(data) > limit:
             return None
         return _write_atomically(index_path(log), data)
@@ -317,7 +329,23 @@ def _compressed(sections: dict[str, Any], level: int) -> bytes:
     return b"".join(out)
 
 
-def _sections(body: bytes) -> dict[str, memoryview]:
+def _body(meta: Meta, body: bytes) -> tuple[memoryview, dict[str, memoryview]]:
+    """The state's JSON and the other sections of an index's ``body`` (ValueError/ZstdError when it is not what
+    ``meta`` says it is)."""
+    if meta.state is None:
+        sections = _sections(body)
+        return sections.pop("state"), sections
+    length, crc = meta.state
+    view = memoryview(body)
+    if length > len(view) or zlib.crc32(view[:length]) != crc:
+        raise ValueError("the state does not match its CRC")
+    sections = _sections(view[length:])
+    if "state" in sections:
+        raise ValueError("a second state")
+    return view[:length], sections
+
+
+def _sections(body: bytes | memoryview) -> dict[str, memoryview]:
     """The named sections of a body, as views of the decompressed bytes (ValueError/ZstdError when it is not
     one, or its content does not match its checksum)."""
     data = memoryview(zstandard.ZstdDecompressor().decompress(body, max_output_size=MAX_EXPANSION * len(body) + 1024))

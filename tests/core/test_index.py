@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import zlib
 from array import array
 from pathlib import Path
 from typing import Any
@@ -125,6 +126,7 @@ def _indexed(tmp_path: Path) -> Path:
     generate(log, 100_000, seed=11, profile="mixed")
     _warm(log)
     assert _restored(log) is not None
+    assert index.read_meta(index.index_path(log))[0].state is not None  # the state's JSON as it is
     return log
 
 
@@ -206,6 +208,7 @@ def test_an_index_too_big_at_the_fast_level_is_compressed_harder(tmp_path: Path,
     session, _ = _warm(log)
     written = index.index_path(log)
     assert written.is_file() and written.stat().st_size <= log.stat().st_size * index.MAX_SHARE
+    assert index.read_meta(written)[0].state is None  # the state compressed with the columns
     again, given = _warm(log)
     assert given == session.next_seq and _state(again) == _state(_cold(log))
 
@@ -263,15 +266,20 @@ def _use(session: Session) -> None:
 
 
 def _sections(path: Path) -> tuple[bytes, dict[str, bytes]]:
-    meta_end = index.read_meta(path)[1]
+    """An index file's metadata and sections, its state among them."""
+    meta, meta_end = index.read_meta(path)
     data = path.read_bytes()
     raw_meta = data[len(index.MAGIC) + index._PREFIX.size : meta_end]
-    return raw_meta, index._sections(data[meta_end + 32 :])
+    state, sections = index._body(meta, data[meta_end + 32 :])
+    return raw_meta, {"state": bytes(state), **{name: bytes(data) for name, data in sections.items()}}
 
 
 def _signed(raw_meta: bytes, sections: dict[str, bytes]) -> bytes:
-    """An index file of ``sections`` with a valid digest: what someone who means harm could write."""
-    body = index._compressed(sections, index.LEVEL)
+    """An index file of ``sections`` with valid checksums, laid out as a first read writes it: what someone who
+    means harm could write."""
+    state, columns = sections["state"], {name: data for name, data in sections.items() if name != "state"}
+    raw_meta = orjson.dumps({**orjson.loads(raw_meta), "state": [len(state), zlib.crc32(state)]})
+    body = state + index._compressed(columns, index.LEVEL)
     return index.MAGIC + index._PREFIX.pack(index.FORMAT, len(raw_meta)) + raw_meta + index._digest(raw_meta) + body
 
 
