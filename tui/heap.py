@@ -10,7 +10,6 @@ log in the TUI left 70 MiB of such holes. Setting the threshold once fixes it (a
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import sys
 
 M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter (malloc.h)
@@ -24,8 +23,7 @@ def steady_heap(threshold: int = MMAP_THRESHOLD) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        mallopt = ctypes.CDLL(None).mallopt  # the process's own symbols: the C library it runs on, found without a search
     except (OSError, AttributeError):  # musl and others: no mallopt
         return False
     mallopt.argtypes = [ctypes.c_int, ctypes.c_int]

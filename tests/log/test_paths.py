@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
+import tui.heap  # noqa: F401 - ``watch`` imports it; the unprivileged child cannot read the checkout
 from tests.log.helpers import HEADER, one_turn_with_tool, raw_log, zstd_log
 from tui.cli import main
 from tui.live import LiveSession
