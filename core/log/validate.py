@@ -162,10 +162,9 @@ def _tool_result(data: dict[str, Any]) -> str | None:
     return _message(data["message"], "data.message")
 
 
-def delta_of(data: dict[str, Any]) -> tuple[int, int, dict[str, Any]] | None:
-    """``(turn, step, chunk)`` when the ``data`` of an ``assistant/chunk`` event gives both counters and passes
-    ``chunk_problem`` and its chunk is not a step's ``finish``: a stream delta or usage sample, which the decoder's
-    fast path takes with nothing left to check. None otherwise (``chunk_problem`` says what is wrong, if anything)."""
+def _counted(data: dict[str, Any]) -> tuple[int, int, dict[str, Any]] | None:
+    """``(turn, step, chunk)`` when the ``data`` of an ``assistant/chunk`` event gives both counters in range and an
+    object chunk; None otherwise."""
     try:  # subscripts cost less than ``get``; a missing key is no delta either
         turn, step, chunk = data["turn"], data["step"], data["chunk"]
     except KeyError:
@@ -177,10 +176,21 @@ def delta_of(data: dict[str, Any]) -> tuple[int, int, dict[str, Any]] | None:
         and 0 <= step <= MAX_COUNTER
         and chunk.__class__ is dict
     ):
+        return turn, step, chunk
+    return None
+
+
+def delta_of(data: dict[str, Any]) -> tuple[int, int, dict[str, Any]] | None:
+    """``(turn, step, chunk)`` when the ``data`` of an ``assistant/chunk`` event gives both counters and passes
+    ``chunk_problem`` and its chunk is not a step's ``finish``: a stream delta or usage sample, which the decoder's
+    fast path takes with nothing left to check. None otherwise (``chunk_problem`` says what is wrong, if anything)."""
+    counted = _counted(data)
+    if counted is not None:
+        chunk = counted[2]
         ctype = chunk.get("type")
         # a usage chunk's usage an object or absent (``_objects``, without the call)
         if ctype != "finish" and (ctype != "usage" or (usage := chunk.get("usage")) is None or isinstance(usage, dict)):
-            return turn, step, chunk
+            return counted
     return None
 
 
@@ -188,21 +198,14 @@ def finish_of(data: dict[str, Any]) -> tuple[int, int, dict[str, Any]] | None:
     """``(turn, step, chunk)`` when the ``data`` of an ``assistant/chunk`` event gives both counters and its chunk is
     a step's ``finish`` with a reason object and no ``failure`` in it, which ``chunk_problem`` passes. None
     otherwise (``chunk_problem`` says what is wrong, if anything)."""
-    try:
-        turn, step, chunk = data["turn"], data["step"], data["chunk"]
-    except KeyError:
-        return None
+    counted = _counted(data)
     if (
-        turn.__class__ is int
-        and step.__class__ is int
-        and 0 <= turn <= MAX_COUNTER
-        and 0 <= step <= MAX_COUNTER
-        and chunk.__class__ is dict
-        and chunk.get("type") == "finish"
-        and (reason := chunk.get("reason")).__class__ is dict
+        counted is not None
+        and counted[2].get("type") == "finish"
+        and (reason := counted[2].get("reason")).__class__ is dict
         and reason.get("failure") is None
     ):
-        return turn, step, chunk
+        return counted
     return None
 
 
