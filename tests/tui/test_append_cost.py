@@ -21,6 +21,7 @@ from tests.tui.logs import Log, append
 from tests.tui.pilot import main_screen, make_app, settle, until
 from tui.live import SessionUpdated
 from tui.screens.main import MainScreen
+from tui.widgets.header import SessionHeader
 
 pytestmark = pytest.mark.anyio
 ROOT = str(Path(__file__).resolve().parents[2])
@@ -172,6 +173,26 @@ async def test_what_waits_for_the_lists_frame_runs_when_another_screen_covers_it
         screen.events.after_frame(lambda: ran.append("at once"))
         assert ran == ["waited", "at once"]
 
+
+
+async def test_a_status_update_that_fires_after_the_panels_are_gone_does_nothing(tmp_path: Path) -> None:
+    """When the app exits, Textual takes the screen's widgets down one by one, and the status line and header update
+    that waits for the list's frame (a timer of the list's) can fire after they are gone: it must not raise (it
+    failed a CI run: NoMatches for the header, raised again by ``run_test`` at exit)."""
+    log = Log()
+    log.turn(1, "first", "ok")
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        screen = main_screen(app)
+        assert screen is not None
+        await screen.query_one(SessionHeader).remove()
+        await screen.query_one("#status").remove()
+        screen._status_after_frame()  # an append's status update, due once the list's frame is out
+        screen.events.frame_rendered()
+        await pilot.pause(0.05)
+        assert not screen._status_due
 
 
 async def test_an_appended_events_update_goes_straight_to_the_screens(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
+from textual.css.query import NoMatches
 from textual.screen import UPDATE_PERIOD
 from textual.timer import Timer
 from textual.widgets import Static
@@ -307,8 +308,11 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
 
     def _deferred_status(self) -> None:
         self._status_due = False
-        self._update_status()
-        self.query_one(SessionHeader).refresh_header(self._shown_count)
+        try:
+            self._update_status()
+            self.query_one(SessionHeader).refresh_header(self._shown_count)
+        except NoMatches:  # the app is exiting: Textual took the panels down before the list's timer fired
+            pass
 
     def _update_status(self) -> None:
         ev = self.events
