@@ -71,6 +71,14 @@ async def settle(pilot: Pilot[None], timeout: float = 20.0) -> None:
             raise AssertionError("the app did not settle")
 
 
+async def settled_main_screen(pilot: Pilot[None]) -> MainScreen:
+    """The app's main screen once the app has settled (``settle``); fails when there is none."""
+    await settle(pilot)
+    screen = main_screen(pilot.app)  # type: ignore[arg-type]
+    assert screen is not None
+    return screen
+
+
 async def until(pilot: Pilot[None], predicate: Callable[[], bool], timeout: float = 20.0) -> None:
     """Wait (processing messages) until ``predicate`` holds."""
     deadline = time.monotonic() + timeout

@@ -12,7 +12,7 @@ import pytest
 from textual.events import MouseScrollUp
 
 from tests.tui.logs import Log, policy_log
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui import cli
 from tui.app import is_session_log_target, tmux_load_buffer
 from tui.cli_watch import watch_target
@@ -132,9 +132,7 @@ async def test_the_fleet_of_a_root_opens_a_session_and_comes_back(tmp_path: Path
 async def test_end_key_resumes_follow(tmp_path: Path) -> None:
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), follow=True)
     async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         await pilot.press("home")
         assert screen.events.cursor == 0 and not screen.events.following
         await pilot.press("end")
@@ -145,9 +143,7 @@ async def test_end_key_resumes_follow(tmp_path: Path) -> None:
 async def test_mouse_click_selects_and_wheel_pauses_follow(tmp_path: Path) -> None:
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), follow=True)
     async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         events = screen.events
         top = int(events.scroll_y)
         await pilot.click(events, offset=(10, 3))  # the border is row 0, so content row 2

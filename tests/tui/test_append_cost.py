@@ -18,7 +18,7 @@ from textual.widget import Widget
 from bench.gen_session import generate
 from core.log.tail import tail_events
 from tests.tui.logs import Log, append
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui.live import SessionUpdated
 from tui.screens.main import MainScreen
 from tui.widgets.header import SessionHeader
@@ -57,6 +57,13 @@ def one_append(screen: MainScreen, start: int) -> None:
     screen.on_session_updated(SessionUpdated(live.generation, False, start, live.session.next_seq, live.epoch))
     screen._refresh_panels()
     screen._deferred_status()
+
+
+def one_turn_log(tmp_path: Path) -> tuple[Log, Path]:
+    """A log of one finished turn, and the file it is written to under ``tmp_path``."""
+    log = Log()
+    log.turn(1, "first", "ok")
+    return log, log.write(tmp_path / "session.jsonl")
 
 
 def user_event(seq: int, text: str) -> bytes:
@@ -133,9 +140,7 @@ async def test_the_frame_that_shows_an_appended_row_repaints_the_list_alone(tmp_
 
     app = make_app(path, follow=True)
     async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         rows = screen.events.scrollable_content_region
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(Compositor, "update_widgets", recorded)
@@ -155,14 +160,10 @@ async def test_what_waits_for_the_lists_frame_runs_when_another_screen_covers_it
     """A callback waiting for the list's next frame (the status line and header after an append) runs when a
     screen is pushed over the main screen, where no frame of the list would come; with the main screen covered it
     runs at once."""
-    log = Log()
-    log.turn(1, "first", "ok")
-    path = log.write(tmp_path / "session.jsonl")
+    _, path = one_turn_log(tmp_path)
     app = make_app(path, follow=True)
     async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         ran: list[str] = []
         screen.events.after_frame(lambda: ran.append("waited"))  # nothing repaints the list: it waits
         await pilot.pause()
@@ -174,19 +175,14 @@ async def test_what_waits_for_the_lists_frame_runs_when_another_screen_covers_it
         assert ran == ["waited", "at once"]
 
 
-
 async def test_a_status_update_that_fires_after_the_panels_are_gone_does_nothing(tmp_path: Path) -> None:
     """When the app exits, Textual takes the screen's widgets down one by one, and the status line and header update
     that waits for the list's frame (a timer of the list's) can fire after they are gone: it must not raise (it
     failed a CI run: NoMatches for the header, raised again by ``run_test`` at exit)."""
-    log = Log()
-    log.turn(1, "first", "ok")
-    path = log.write(tmp_path / "session.jsonl")
+    _, path = one_turn_log(tmp_path)
     app = make_app(path, follow=True)
     async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         await screen.query_one(SessionHeader).remove()
         await screen.query_one("#status").remove()
         screen._status_after_frame()  # an append's status update, due once the list's frame is out
@@ -198,9 +194,7 @@ async def test_a_status_update_that_fires_after_the_panels_are_gone_does_nothing
 async def test_an_appended_events_update_goes_straight_to_the_screens(tmp_path: Path) -> None:
     """The follower hands an append's update to the screens that handle it, not to the app to pass on (a hop
     through the app's queue before the main screen's); loading progress still reaches the app (its GC switch)."""
-    log = Log()
-    log.turn(1, "first", "ok")
-    path = log.write(tmp_path / "session.jsonl")
+    log, path = one_turn_log(tmp_path)
     to_app: list[str] = []
     app = make_app(path, follow=True)
     post_message = type(app).post_message
@@ -212,9 +206,7 @@ async def test_an_appended_events_update_goes_straight_to_the_screens(tmp_path: 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(type(app), "post_message", recorded)
         async with app.run_test(size=(150, 40)) as pilot:
-            await settle(pilot)
-            screen = main_screen(app)
-            assert screen is not None
+            screen = await settled_main_screen(pilot)
             start = len(log.events)
             log.turn(2, "second", "ok")
             append(path, log, start)

@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from tests.tui.logs import Log, append, policy_log
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui.screens.filter import FilterScreen
 from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
@@ -34,9 +34,7 @@ async def test_tailing_shows_appends_and_pause_counts_new_rows(tmp_path: Path) -
     log, path = write_partial(tmp_path, 14)
     app = make_app(path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         events = screen.events
         assert len(events.view) == 14 and events.following and events.cursor == 13
 
@@ -68,9 +66,7 @@ async def test_navigation_keys(tmp_path: Path) -> None:
     path = log.write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         ev = screen.events
         starts = app.live.facts.turn_starts  # type: ignore[union-attr]
         await pilot.press("g")
@@ -102,9 +98,7 @@ async def test_search_runs_in_the_background_and_n_steps_through_matches(tmp_pat
     assert len(expected) >= 1
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         await pilot.press("slash")
         assert screen.query_one(SearchBar).display
         await pilot.press(*"PASSED", "enter")
@@ -126,9 +120,7 @@ async def test_filter_survives_appends(tmp_path: Path) -> None:
     log, path = write_partial(tmp_path, 14)
     app = make_app(path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         await pilot.press("f")
         assert isinstance(app.screen, FilterScreen)
         types = app.screen.query_one("#filter-types")
@@ -182,9 +174,7 @@ async def test_surface_view_and_expanding_a_tape_entry(tmp_path: Path) -> None:
     path = log.write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         session = app.live.session  # type: ignore[union-attr]
         await pilot.press("s")
         await settle(pilot)

@@ -8,7 +8,7 @@ import pytest
 
 from core.log.lineage import is_spawn
 from tests.core.test_lineage import CHILD_ID, PARENT_ID, lay_out
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui.screens.main import MainScreen
 from tui.widgets.header import SessionHeader
 
@@ -48,9 +48,7 @@ async def test_open_child_on_an_ordinary_row_says_so(fixtures_dir: Path, tmp_pat
     parent, _child = lay_out(fixtures_dir, tmp_path)
     app = make_app(parent)
     async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         screen.events.go_seq(0)
         await pilot.press("J")
         await until(pilot, lambda: any("not a subagent spawn" in str(n.message) for n in app._notifications))

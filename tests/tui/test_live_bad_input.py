@@ -9,7 +9,7 @@ from textual.widgets import DataTable, Static
 
 from tests.log.helpers import user
 from tests.tui.logs import Log, append, policy_log
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tests.tui.test_live import Follower, load, wait_for
 from tui.failures import LOG_CHANGED
 from tui.screens.diagnostics import DiagnosticsScreen
@@ -71,9 +71,7 @@ async def test_diagnostics_show_in_the_status_line_and_their_screen(tmp_path: Pa
     log.add(user("after the damage"))
     app = make_app(log.write(tmp_path / "session.jsonl"))
     async with app.run_test(size=(160, 45)) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         status = str(screen.query_one("#status", Static).render())
         assert f"{len(bad)} problems in the log (D)" in status
         await pilot.press("D")

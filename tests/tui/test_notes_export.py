@@ -11,7 +11,7 @@ from textual.widgets import Input
 
 from core.read.notes import load_notes, sidecar_paths
 from tests.tui.logs import policy_log
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui.screens.confirm import AskScreen
 from tui.widgets.detail import TextView
 
@@ -32,9 +32,7 @@ async def test_a_notes_the_selected_row_and_edits_it(tmp_path: Path) -> None:
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         seq = screen.events.current_seq
         assert seq is not None
         await pilot.press("a")
@@ -70,9 +68,7 @@ async def test_x_exports_the_list_and_the_moment(tmp_path: Path) -> None:
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         screen.export_dir = tmp_path
         await pilot.press("X")
         await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))

@@ -12,7 +12,7 @@ import pytest
 
 from core.control.host_state import write_state
 from tests.tui.logs import hold_host, policy_log, release_hosts, streaming_log
-from tests.tui.pilot import NO_KEYMAP, main_screen, make_app, settle, until
+from tests.tui.pilot import NO_KEYMAP, main_screen, make_app, settle, settled_main_screen, until
 from tui.app import TapedeckApp
 from tui.screens.control import FIRST_RUN_HINT
 from tui.screens.filter import FilterScreen
@@ -110,9 +110,7 @@ async def test_d_shows_the_detail_pane_wrapped_to_its_width(tmp_path: Path, widt
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=(width, 30)) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         pane = screen.query_one(DetailPane)
         original = pane.query_one("#detail-original", TextView)
         await pilot.press("g", "down", "up")
@@ -190,9 +188,7 @@ async def test_n_moves_on_through_a_stream_while_the_log_grows(tmp_path: Path) -
     hold_host(path)
     app = make_app(path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         await pilot.press("g", "slash", *"boom", "enter")
         await settle(pilot)
         await pilot.press("n")
@@ -220,9 +216,7 @@ async def test_a_stream_cut_off_by_stop_is_tagged_interrupted(tmp_path: Path) ->
     path = log.write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         row = screen.events.view.row_of_seq(stream)
         assert row is not None
         screen.events.go(row)

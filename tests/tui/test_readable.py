@@ -9,7 +9,7 @@ import pytest
 from rich.color import Color
 
 from tests.tui.logs import policy_log
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui.screens.help import HelpScreen
 from tui.widgets.detail import TextView
 from tui.widgets.matching import EventFilter
@@ -24,9 +24,7 @@ async def test_search_enter_jumps_to_the_first_match_and_n_works_at_once(tmp_pat
     expected = [e["seq"] for e in log.events if "answer" in orjson.dumps(e).decode().casefold()]
     app = make_app(log.write(tmp_path / "session.jsonl"))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         await pilot.press("g", "slash", *"ANSWER", "enter")
         await settle(pilot)
         assert screen.events.current_seq == expected[0]
@@ -93,9 +91,7 @@ async def test_time_column_switches_between_time_of_day_and_ago(tmp_path: Path) 
         event["time"] = 1_786_000_000_000 + event["seq"] * 61_000  # a minute and a second apart
     app = make_app(log.write(tmp_path / "session.jsonl"))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         events = screen.events
         last = len(log.events) - 1
         line = events.render_line(events.cursor - int(events.scroll_y)).text
@@ -130,9 +126,7 @@ async def test_filter_negation_and_the_hide_chunks_key(tmp_path: Path) -> None:
     chunks = [log.add(chunk) for _ in range(3)]
     app = make_app(log.write(tmp_path / "session.jsonl"))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         await pilot.press("h")
         await settle(pilot)
         shown = list(screen.events.view.base)

@@ -8,7 +8,7 @@ import pytest
 
 from tests.log.helpers import assistant, user
 from tests.tui.logs import Log, append
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import make_app, settle, settled_main_screen, until
 from tests.tui.test_wrong_data import shown_lines
 from tui.screens.main import MainScreen
 from tui.widgets.detail import TextView
@@ -46,9 +46,7 @@ async def test_a_finished_stream_is_one_row_that_enter_expands_and_collapses(tmp
     log.add({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed"}}})
     app = make_app(log.write(tmp_path / "session.jsonl"))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         view = screen.events.view
         assert len(view) == len(log.events) - 2 and chunks[1] not in list(view.base)
         text = line_of(screen, chunks[0])
@@ -69,9 +67,7 @@ async def test_the_streaming_row_grows_while_following_and_its_expansion_follows
     path = log.write(tmp_path / "session.jsonl")
     app = make_app(path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         rows = len(screen.events.view)
         assert rows == 4 and "streaming… 10 chars · 2 deltas" in line_of(screen, chunks[0])
         await settle(pilot)
@@ -112,9 +108,7 @@ async def test_a_chunk_filter_lists_every_delta_again(tmp_path: Path) -> None:
     log, chunks = streaming_log(["a", "b", "c", "d"])
     app = make_app(log.write(tmp_path / "session.jsonl"))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         screen._set_filter(EventFilter.parse("assistant/chunk", "", "", False, ""))
         await settle(pilot)
         assert list(screen.events.view.base) == chunks
@@ -130,9 +124,7 @@ async def test_a_filtered_list_keeps_one_row_for_a_stream_that_grows(tmp_path: P
     path = log.write(tmp_path / "session.jsonl")
     app = make_app(path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         screen._set_filter(EventFilter.parse("", "", "1", False, ""))
         await settle(pilot)
         assert list(screen.events.view.base) == [0, 1, 2, chunks[0]]
@@ -156,9 +148,7 @@ async def test_a_search_match_inside_a_collapsed_stream_opens_it_at_the_delta(tm
     log.add(assistant(1, 1, "an old pond"))
     app = make_app(log.write(tmp_path / "session.jsonl"))
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         await pilot.press("slash", *"frog", "enter")
         await settle(pilot)
         events = screen.events

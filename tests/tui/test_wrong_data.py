@@ -9,7 +9,7 @@ import pytest
 
 from tests.core.test_turn_attribution import between_turns_log
 from tests.tui.logs import Log, append
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui.screens.main import MainScreen
 from tui.widgets.detail import TextView
 from tui.widgets.matching import EventFilter
@@ -32,9 +32,7 @@ async def test_detail_pane_shows_every_character_of_a_wrapped_payload(tmp_path: 
     path = log.write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=size) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         if not screen.query_one("#detail").display:
             await pilot.press("d")  # folded away on a narrow screen: show it
         screen.events.go_seq(seqs["result"])
@@ -60,9 +58,7 @@ async def test_events_between_turns_show_no_turn(tmp_path: Path) -> None:
     log, outside = between_turns_log()
     app = make_app(log.write(tmp_path / "session.jsonl"))
     async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         for seq in outside:
             text = row_text(screen, seq)
             assert text.split()[1] == "–" and "None" not in text, text
@@ -82,9 +78,7 @@ async def test_interrupted_answer_is_marked(tmp_path: Path) -> None:
     log.events[seqs["answer"]]["data"]["interrupted"] = True
     app = make_app(log.write(tmp_path / "session.jsonl"))
     async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
         assert "interrupted" in row_text(screen, seqs["answer"])
         await settle(pilot)
         title = " ".join(shown_lines(screen.query_one("#detail-original", TextView))[:3])
@@ -110,9 +104,7 @@ async def test_header_counts_never_lag_the_list(tmp_path: Path) -> None:
     path = log.write(tmp_path / "session.jsonl")
     app = make_app(path, follow=True)
     async with app.run_test(size=(150, 40)) as pilot:
-        await settle(pilot)
-        screen = main_screen(app)
-        assert screen is not None
+        screen = await settled_main_screen(pilot)
 
         def painted(rows: int) -> bool:
             return len(screen.events.view) == rows and not screen._status_due
