@@ -32,11 +32,13 @@ import functools
 import hashlib
 import os
 import struct
+import tempfile
 import time
 import zlib
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 import zstandard
@@ -61,6 +63,7 @@ LEVEL = -30  # zstd's level of the columns' frame (fast: a first read writes it)
 DENSE_LEVEL = 1  # … and of one frame of every section, the state too, when the index would so take more than
 DENSE_SHARE = 0.9  # this share of the most it may (a zstd log's index: the log is 3.5 times smaller than its text)
 SUFFIX = ".idx"
+SPOOL_READ = 1 << 20  # bytes of the spooled body copied into the index file at a time
 _PREFIX = struct.Struct(">II")
 _DIGEST = 32
 _CODE_DIRS = ("log", "read", "shared")  # the packages whose code decides what a read of a log yields
@@ -267,31 +270,46 @@ def write(
         size = decoder.bytes_fed
         if not decoder.at_boundary or size > st.st_size:
             return None
-        tree, columns = encode(session)
-        table, line_columns = lines.table()
-        state = {"session": tree, "lines": table, "decoder": decoder.state(), "facts": facts.state(),
-                 "decoderDiagnostics": decoder_diagnostics}  # fmt: skip
-        raw_state = orjson.dumps(state)
-        del tree, table, state  # the JSON holds them now: the tree's objects go before the compressor's output comes
-        sections: dict[str, Any] = {"session." + name: data for name, data in columns.items()}
-        sections.update({"lines." + name: data for name, data in line_columns.items()})
-        limit = max(size * MAX_SHARE, MAX_SMALL)
-        # the state's JSON as it is (at the fast level zstd takes little off JSON text, for 14 instructions a byte;
-        # a CRC-32 costs 4), then the columns' frame
-        body = [raw_state, _compressed(sections, LEVEL)]
-        kept: list[int] | None = [len(raw_state), zlib.crc32(raw_state)]
-        if len(raw_state) + len(body[1]) > limit * DENSE_SHARE:  # too big so (a zstd log's are): all compressed
-            body, kept = [_compressed({"state": raw_state, **sections}, DENSE_LEVEL)], None
-        head, tail = _ends(log, size)
-        meta = orjson.dumps(
-            {"log": os.path.realpath(log), "size": size, "dev": st.st_dev, "ino": st.st_ino, "head": head,
-             "tail": tail, "code": code_fingerprint(), "compressed": decoder.compressed,
-             "events": session.next_seq, "written": int(time.time() * 1000), "state": kept}  # fmt: skip
-        )
-        data = b"".join((MAGIC, _PREFIX.pack(FORMAT, len(meta)), meta, _digest(meta), *body))
-        if len(data) > limit:
-            return None
-        return _write_atomically(index_path(log), data)
+        path = index_path(log)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # the body goes to a spool file as it is made, so the state's JSON and the columns' frame (16 and 12 MiB
+        # on a 500 MB log) are never in memory together, nor beside a joined copy of the file's bytes
+        with tempfile.TemporaryFile(dir=path.parent) as spool:
+            tree, columns = encode(session)
+            table, line_columns = lines.table()
+            state = {"session": tree, "lines": table, "decoder": decoder.state(), "facts": facts.state(),
+                     "decoderDiagnostics": decoder_diagnostics}  # fmt: skip
+            raw_state = orjson.dumps(state)
+            del tree, table, state  # the JSON holds them now: the tree's objects go before the compressor's output comes
+            sections: dict[str, Any] = {"session." + name: data for name, data in columns.items()}
+            sections.update({"lines." + name: data for name, data in line_columns.items()})
+            limit = max(size * MAX_SHARE, MAX_SMALL)
+            # the state's JSON as it is (at the fast level zstd takes little off JSON text, for 14 instructions a
+            # byte; a CRC-32 costs 4), then the columns' frame
+            kept: list[int] | None = [len(raw_state), zlib.crc32(raw_state)]
+            spool.write(raw_state)
+            del raw_state
+            body = kept[0] + _compressed(sections, LEVEL, spool)
+            if body > limit * DENSE_SHARE:  # too big so (a zstd log's are): all compressed
+                spool.seek(0)
+                raw_state = spool.read(kept[0])
+                spool.seek(0)
+                spool.truncate()
+                body, kept = _compressed({"state": raw_state, **sections}, DENSE_LEVEL, spool), None
+                del raw_state
+            head, tail = _ends(log, size)
+            meta = orjson.dumps(
+                {"log": os.path.realpath(log), "size": size, "dev": st.st_dev, "ino": st.st_ino, "head": head,
+                 "tail": tail, "code": code_fingerprint(), "compressed": decoder.compressed,
+                 "events": session.next_seq, "written": int(time.time() * 1000), "state": kept}  # fmt: skip
+            )
+            start = [MAGIC, _PREFIX.pack(FORMAT, len(meta)), meta, _digest(meta)]
+            if sum(map(len, start)) + body > limit:
+                return None
+            spool.seek(0)
+            replace_file(path, chain(start, iter(functools.partial(spool.read, SPOOL_READ), b"")), prefix=".tmp-",
+                         suffix=SUFFIX)  # fmt: skip
+            return path
     except (OSError, ValueError, TypeError, OverflowError, MemoryError, RuntimeError, zstandard.ZstdError):
         return None
 
@@ -304,29 +322,23 @@ def worth_writing(size: int, indexed: int) -> bool:
     return not indexed or grown >= REWRITE_BYTES or grown >= indexed * REWRITE_SHARE
 
 
-def _write_atomically(path: Path, data: bytes) -> Path:
-    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    replace_file(path, data, prefix=".tmp-", suffix=SUFFIX)
-    return path
-
-
-def _compressed(sections: dict[str, Any], level: int) -> bytes:
+def _compressed(sections: dict[str, Any], level: int, sink: BinaryIO) -> int:
     """The named sections (each a buffer: bytes, an array, or a list of such pieces, as a line table's column is),
-    packed and compressed at zstd ``level`` into one frame with the checksum of its content. The compressor takes
-    them one by one, its frame sized up front: joined first, they were copied into one buffer (50 MiB on a 500 MB
-    log, on top of everything the view holds)."""
+    packed and compressed at zstd ``level`` into one frame with the checksum of its content, written to ``sink``;
+    the frame's size in bytes. The compressor takes the sections one by one, its frame sized up front, and its
+    output goes out as it comes: joined first, the sections were copied into one buffer (50 MiB on a 500 MB log,
+    on top of everything the view holds)."""
     pieces = {name: data if isinstance(data, list) else [data] for name, data in sections.items()}
     sizes = {name: sum(memoryview(piece).nbytes for piece in parts) for name, parts in pieces.items()}
     total = 4 + sum(2 + len(name.encode()) + 8 + size for name, size in sizes.items())
     compressor = zstandard.ZstdCompressor(level=level, write_checksum=True).compressobj(size=total)
-    out = [compressor.compress(struct.pack(">I", len(pieces)))]
+    written = sink.write(compressor.compress(struct.pack(">I", len(pieces))))
     for name, parts in pieces.items():
         key = name.encode()
-        out.append(compressor.compress(struct.pack(">H", len(key)) + key + struct.pack(">Q", sizes[name])))
-        out += [compressor.compress(piece) for piece in parts]
-    out.append(compressor.flush())
-    return b"".join(out)
+        written += sink.write(compressor.compress(struct.pack(">H", len(key)) + key + struct.pack(">Q", sizes[name])))
+        for piece in parts:
+            written += sink.write(compressor.compress(piece))
+    return written + sink.write(compressor.flush())
 
 
 def _body(meta: Meta, body: bytes) -> tuple[memoryview, dict[str, memoryview]]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -15,13 +16,16 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def replace_file(path: Path, data: bytes, *, prefix: str, suffix: str = "", sync: bool = False) -> None:
-    """Write ``data`` to a temporary file beside ``path`` (named ``prefix…suffix``), fsynced first when ``sync``,
-    then rename it over ``path``; the temporary file is removed when anything fails."""
+def replace_file(
+    path: Path, data: bytes | Iterable[bytes], *, prefix: str, suffix: str = "", sync: bool = False
+) -> None:
+    """Write ``data`` (bytes, or pieces written one after another) to a temporary file beside ``path`` (named
+    ``prefix…suffix``), fsynced first when ``sync``, then rename it over ``path``; the temporary file is removed
+    when anything fails."""
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=prefix, suffix=suffix)
     try:
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            f.writelines([data] if isinstance(data, bytes) else data)
             if sync:
                 f.flush()
                 os.fsync(f.fileno())

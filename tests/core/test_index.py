@@ -4,6 +4,7 @@ dropped whenever the log is no longer the one indexed, and no bytes in its place
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
 import shutil
 import zlib
@@ -279,7 +280,9 @@ def _signed(raw_meta: bytes, sections: dict[str, bytes]) -> bytes:
     means harm could write."""
     state, columns = sections["state"], {name: data for name, data in sections.items() if name != "state"}
     raw_meta = orjson.dumps({**orjson.loads(raw_meta), "state": [len(state), zlib.crc32(state)]})
-    body = state + index._compressed(columns, index.LEVEL)
+    frame = io.BytesIO()
+    index._compressed(columns, index.LEVEL, frame)
+    body = state + frame.getvalue()
     return index.MAGIC + index._PREFIX.pack(index.FORMAT, len(raw_meta)) + raw_meta + index._digest(raw_meta) + body
 
 
