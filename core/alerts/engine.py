@@ -59,6 +59,7 @@ RULES: dict[str, Rule] = {
     "class-change": class_change,
 }
 CLOCK_CAUSES = ("stalled", "waiting", "run-rate", "host-died")  # what ``tick`` re-evaluates
+_BREAK = frozenset({"cache-break"})  # what a request going out touches
 INFORM_ONLY = frozenset({"class-change"})  # active, listed, never a reason to call the operator over
 ALERT_KEYS = ("session", "path", "cause", "seq", "severity", "reason", "at")
 
@@ -216,37 +217,44 @@ class AlertEngine:
         return out
 
     def _event(self, event: Mapping[str, Any], now: int | None, out: list[Alert]) -> None:
-        signals = self.signals
-        if self._requests is not None and isinstance(event, dict):
-            found = self._requests.apply(event)
-            if found is not None:
-                signals.cache_break = found
-        touched = signals.observe(event, self.book, self._window_ms)
+        sent = self._requests is not None and isinstance(event, dict) and self._sent(event)
+        touched = self.signals.observe(event, self.book, self._window_ms)
         if event.get("type") == HOST_EVENT:
             self._host_config(event.get("data"))
-        self._settle(touched, now, out)
+        self._settle(touched | _BREAK if sent else touched, now, out)
+
+    def _sent(self, event: dict[str, Any] | PackedRow) -> bool:
+        """Project ``event`` for the cache-break rule; whether a request went out right before it (its break, or
+        none, is then the signals' ``cache_break``: the one input of that rule, judged again only then)."""
+        found = self._requests.apply(event)  # type: ignore[union-attr]
+        if found is None:
+            return False
+        self.signals.cache_break = found
+        return True
 
     def _row(self, row: PackedRow, now: int | None, out: list[Alert]) -> None:
         """Fold a packed row as its members one by one would be, without building them: stream deltas carry no
         usage and never reach the surface, so past the first one only the seq, the time and with it the run
-        rate's window move (whose rate only falls while nothing is spent)."""
-        times = row.times()
-        if any(later < earlier for earlier, later in zip(times, times[1:], strict=False)):  # a clock that went back: one by one
-            for member in row.events():
-                self._event(member, now, out)
+        rate's window move. While the clock only goes forward the rate only falls (nothing is spent), so each
+        stretch of the rest of the row over which it does is judged once, at its end; a clock that goes back
+        starts a new stretch, since it can raise the rate again."""
+        sent = self._requests is not None and self._sent(row)
+        signals, window = self.signals, self._window_ms
+        touched = signals.observe(row.event(0), self.book, window)
+        self._settle(touched | _BREAK if sent else touched, now, out)
+        if row.count == 1:
             return
-        if self._requests is not None:
-            found = self._requests.apply(row)
-            if found is not None:
-                self.signals.cache_break = found
-        self._settle(self.signals.observe(row.event(0), self.book, self._window_ms), now, out)
-        if row.count > 1:
-            self._settle(self.signals.skip(row.seq0 + row.count - 1, times[1:], self._window_ms), now, out)
+        seq, stretch = row.seq0, []
+        for when in row.times()[1:]:
+            if stretch and when < stretch[-1]:
+                self._settle(signals.skip(seq, stretch, window), now, out)
+                stretch = []
+            stretch.append(when)
+            seq += 1
+        self._settle(signals.skip(seq, stretch, window), now, out)
 
     def _settle(self, touched: frozenset[str], now: int | None, out: list[Alert]) -> None:
-        """Judge the rules whose inputs the last event changed (and a standing cache break's)."""
-        if self._requests is not None and self.signals.cache_break is not None:
-            touched = touched | {"cache-break"}
+        """Judge the rules whose inputs the last event changed."""
         if touched:
             at = self.signals.last_time if self.signals.last_time is not None else now
             for cause in CAUSES:
