@@ -83,10 +83,22 @@ def test_rebuilding_requests_loads_no_model_client(argv: list[str]) -> None:
 
 
 def test_cost_on_a_dsh_log_loads_no_host_tool_or_policy_planner() -> None:
-    """``cost`` on a DSH log reads the config's sections (their schemas) and rebuilds DSH requests: the workspace
-    tools, the phase notes of our host's requests, the planners and the rewind plugin stay out (their imports
-    were a third of the command's start-up)."""
+    """``cost`` on a DSH log reads the config's model and alerts sections (their schemas) and rebuilds DSH
+    requests: the workspace tools, the phase notes of our host's requests, the planners, the rewind plugin, the
+    other config sections and the persistent index (its pass reads the log in full) stay out (their imports were
+    most of the command's start-up)."""
     modules = modules_after(["cost", FIXTURE, "--json"])
-    planners = {m for m in _top(modules, "core.policies") if not m.endswith("_config")}
-    assert planners == {"core.policies"}, sorted(planners)
-    assert _top(modules, "core.host") == {"core.host", "core.host.host_config"}, sorted(_top(modules, "core.host"))
+    assert not _top(modules, "core.policies"), sorted(_top(modules, "core.policies"))
+    assert not _top(modules, "core.host"), sorted(_top(modules, "core.host"))
+    assert {"core.shared.model_specs", "core.alerts.config"} <= modules
+    assert "core.read.index" not in modules and "hashlib" not in modules
+
+
+@pytest.mark.parametrize("argv", [["inspect", FIXTURE, "--json"], ["surface", FIXTURE],
+                                  ["events", FIXTURE, "--type", "tool/result"]], ids=["inspect", "surface", "events"])  # fmt: skip
+def test_a_small_log_is_read_without_the_index_the_control_inbox_or_the_config(argv: list[str]) -> None:
+    """A log under ``TAPEDECK_INDEX_MIN_BYTES`` has no index to look up, and a host state is read without the
+    control inbox (and so without the config sections and TOML): none of their modules is imported."""
+    modules = modules_after(argv)
+    for name in ("core.read.index", "hashlib", "zstandard", "core.control.inbox", "core.control.config", "tomllib"):
+        assert name not in modules, name

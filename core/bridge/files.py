@@ -17,7 +17,7 @@ from typing import Any
 
 import orjson
 
-from core.control.inbox import FINAL, MAX_ID_CHARS, OUTCOMES
+from core.log.vocabulary import FINAL, MAX_ID_CHARS, OUTCOMES
 from core.shared.values import int_or_none
 
 BRIDGE_FILE = "bridge.json"

@@ -11,7 +11,6 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, add_roots, local_roots
 from core.cli.common import JsonList, emit, fail, guarded, json_member, write_bytes
 from core.cli.rowspool import RowSpool
-from core.control.config import load_config
 from core.control.host_state import HostState, describe_host, read_host_state
 from core.log.layout import default_sessions_root
 from core.log.linestore import LineStore
@@ -259,8 +258,10 @@ def _copy_marked(spool: IO[bytes], gaps: list[tuple[int, int]], session: Session
 
 
 def _sessions(args: argparse.Namespace) -> int | None:
+    from core.control.config import load_config
     from core.fleet.follow import Fleet
     from core.fleet.row import COLUMNS, cells
+
     for root in local_roots(args.roots):
         if not root.is_dir():
             return fail(f"{root}: no such directory (give a sessions root, e.g. {default_sessions_root()})")

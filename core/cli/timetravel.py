@@ -304,7 +304,7 @@ def _cost(args: argparse.Namespace) -> None:
     from core.control.config import load_config
     from core.rebuild.cost import CostTally
 
-    config = load_config(args.config)
+    config = load_config(args.config, only=("model", "alerts"))
     tally, rate = CostTally(config.model), RateFold(config.model, config.alerts)
 
     def observe(session: Session, event: dict[str, Any]) -> None:  # the run rate reads other events' times back

@@ -156,9 +156,12 @@ def _default_at(dotted: str) -> Any:
         return None
 
 
-def load_config(path: str | Path | None) -> PolicyConfig:
-    """Load and validate a TOML or JSON config file; None gives the defaults."""
+def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) -> PolicyConfig:
+    """Load and validate a TOML or JSON config file; None gives the defaults: of ``only`` those sections when
+    given (a command that reads no other section need not import or validate them; a file is validated whole)."""
     if path is None:
+        if only is not None:
+            return PolicyConfig({name: {} for name in only}, {name: _validate_section(name, {}) for name in only})
         return validate_config({})
     p = Path(path).expanduser()
     kind = "JSON" if p.suffix == ".json" else "TOML"

@@ -50,26 +50,28 @@ from core.bridge.ops import MESSAGE_MODES, SUPPORTED, dsh_config_error
 from core.control.config import SECTIONS, START_ONLY
 from core.control.config_values import check_loggable
 from core.log.layout import resolve_log_path
-from core.log.vocabulary import CONTROL_EVENT
+from core.log.vocabulary import (  # noqa: F401  (APPLIED … REJECTED: the outcomes, imported from here too)
+    APPLIED,
+    CANCELLED,
+    CONTROL_EVENT,
+    EXPIRED,
+    FINAL,
+    MAX_ID_CHARS,
+    OUTCOMES,
+    PENDING,
+    REJECTED,
+)
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.fdwrite import write_all
 from core.shared.text import js_json
 from core.shared.values import int_or_none
 
 INBOX_NAME = "control.jsonl"
-PENDING = "pending"
-APPLIED = "applied"
-REJECTED = "rejected"
-CANCELLED = "cancelled"
-EXPIRED = "expired"
-FINAL = (APPLIED, REJECTED, CANCELLED, EXPIRED)
-OUTCOMES = (PENDING, *FINAL)
 INBOX_MODE = 0o600
 MAX_LINE_BYTES = 1 << 20
 MAX_DEPTH = (
     32  # nesting a request line may have; the log's encoder stops far below the 1,000s a hostile line holds
 )
-MAX_ID_CHARS = 200
 MAX_ORIGIN_CHARS = 100
 ORIGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*\Z")
 # The id of a line that cannot be decoded (too deep, too long, a lone surrogate), read from where writers put it.

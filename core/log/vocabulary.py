@@ -40,5 +40,15 @@ def is_known_type(event_type: str) -> bool:
 HOST_EVENT = "tapedeck/host"  # a host started or resumed on the log
 ROUTE_EVENT = "tapedeck/route"  # the adaptive policy's routing decision
 CONTROL_EVENT = "tapedeck/control"  # the outcome of an operator's control request
+# a control request's outcomes (its ``tapedeck/control`` event's, the DSH bridge's outcome file's): pending, then one
+# of the final four
+PENDING = "pending"
+APPLIED = "applied"
+REJECTED = "rejected"
+CANCELLED = "cancelled"
+EXPIRED = "expired"
+FINAL = (APPLIED, REJECTED, CANCELLED, EXPIRED)
+OUTCOMES = (PENDING, *FINAL)
+MAX_ID_CHARS = 200  # the longest control request id
 # the ``source`` of the user message the rewind plugin leaves after a fold (its guard reminder)
 GUARD_SOURCE = {"kind": "plugin", "plugin": "rewind", "form": "notice"}

@@ -46,6 +46,7 @@ import zstandard
 from core.log.decoder import Consumer, LogDecoder
 from core.log.linestore import LineStore
 from core.read.facts import SessionFacts
+from core.read.index_size import worth_writing as worth_writing  # the size policy, for the index's users
 from core.read.session import Session
 from core.read.session_state import decode, encode
 from core.shared.fdwrite import replace_file
@@ -55,9 +56,6 @@ MAGIC = b"tapedeck-index\n\x00"
 HASH_BYTES = 1 << 16  # bytes hashed at the head of the indexed bytes and at their end
 MAX_SHARE = 0.05  # an index is written only when it takes at most this share of the log's size …
 MAX_SMALL = 32 << 10  # … or this many bytes (for logs under 640 KiB, indexed only when asked for)
-MIN_LOG_BYTES = 1 << 20  # smaller logs read fast enough without one (``TAPEDECK_INDEX_MIN_BYTES`` overrides)
-REWRITE_SHARE = 0.05  # a used index is written again once the log grew by this share of what it indexed …
-REWRITE_BYTES = 8 << 20  # … or by this many bytes
 MAX_EXPANSION = 64  # a body may not claim to expand to more than this many times its size
 LEVEL = -30  # zstd's level of the columns' frame (fast: a first read writes it) …
 DENSE_LEVEL = 1  # … and of one frame of every section, the state too, when the index would so take more than
@@ -87,14 +85,6 @@ def index_path(log: Path) -> Path:
     """The index file of ``log`` (named by a hash of its real path)."""
     real = os.path.realpath(log)
     return index_dir() / (hashlib.blake2b(os.fsencode(real), digest_size=16).hexdigest() + SUFFIX)
-
-
-def min_log_bytes() -> int:
-    """The size from which logs are indexed."""
-    try:
-        return max(0, int(os.environ.get("TAPEDECK_INDEX_MIN_BYTES", MIN_LOG_BYTES)))
-    except ValueError:
-        return MIN_LOG_BYTES
 
 
 @functools.cache
@@ -312,14 +302,6 @@ def write(
             return path
     except (OSError, ValueError, TypeError, OverflowError, MemoryError, RuntimeError, zstandard.ZstdError):
         return None
-
-
-def worth_writing(size: int, indexed: int) -> bool:
-    """Whether a pass that read ``size`` bytes of a log, ``indexed`` of them from its index, writes it again."""
-    if size < min_log_bytes():
-        return False
-    grown = size - indexed
-    return not indexed or grown >= REWRITE_BYTES or grown >= indexed * REWRITE_SHARE
 
 
 def _compressed(sections: dict[str, Any], level: int, sink: BinaryIO) -> int:

@@ -22,7 +22,7 @@ from core.log.records import PackedRow
 from core.log.store import EventStore
 from core.log.validate import INVALID, readable
 from core.read.facts import FACT_TYPES, SessionFacts
-from core.read.index import restore, worth_writing, write
+from core.read.index_size import worth_writing
 from core.read.session import Session
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError
@@ -70,8 +70,8 @@ def load_session(
     as a full read gives them: the decoder's first, then the projection's. Raises LogFormatError only when no
     header is usable.
 
-    ``index`` (with ``retain=False``; implies ``readback`` unless no index can be written for a log this small)
-    uses the log's persistent index (``core.read.index``): the projection starts from the state it holds and only the bytes after it are
+    ``index`` (with ``retain=False``; implies ``readback`` unless the log is too small to be indexed, when its
+    index is not looked up and the read is a plain one) uses the log's persistent index (``core.read.index``): the projection starts from the state it holds and only the bytes after it are
     decoded, so ``before`` and ``observe`` see only the events from there on; ``restored(session)`` is called
     first with the session as the index left it (any seq below its ``next_seq`` was not observed). The result
     is the same as a full read's. The pass then writes the index when it is worth it (``index.worth_writing``).
@@ -81,9 +81,14 @@ def load_session(
     consumer = Consumer()
     found: list[Diagnostic] = []
     sessions: list[Session] = []
-    back = restore(p, compressed, consumer) if index and not retain else None
-    if index and back is None and not _may_index(p):
-        index = False  # no index can be written: no line table or facts to gather for one
+    back = None
+    if index and not retain:
+        if _may_index(p):
+            from core.read.index import restore
+
+            back = restore(p, compressed, consumer)
+        else:
+            index = False  # no index can be written: no line table or facts to gather for one
     facts = back.facts if back is not None else SessionFacts.empty()  # kept in the index with the projection
 
     def route(session: Session) -> None:  # where the decoder sends what it decodes from now on
@@ -140,6 +145,8 @@ def load_session(
     session.diagnostics[:0] = found
     session.compressed = compressed
     if index and lines is not None and whole and worth_writing(decoder.bytes_fed, back.offset if back else 0):
+        from core.read.index import write
+
         with gc_paused():  # encoding the state makes many containers: no collection walks them meanwhile
             write(p, session, lines, decoder, len(found), facts)
     return session

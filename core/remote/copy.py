@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import posixpath
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +20,8 @@ def with_remote_copy(handler: Callable[[argparse.Namespace], int | None]) -> Cal
         target = parse_remote(args.path)
         if target is None:
             return handler(args)
+        import tempfile
+
         from core.remote.link import READ_CHUNK, link_for  # asyncssh and asyncio: only for a remote path
         from core.remote.sessions import remote_logs
 
