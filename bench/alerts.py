@@ -9,12 +9,16 @@ following a log in torn chunks raises exactly the alerts of reading it whole.
 - replay = live: every DSH fixture in ``tests/fixtures/dsh`` and a freshly run demo log, each written into a
   followed file in random torn pieces (``--rounds`` times) and compared with the same log read whole;
 - budget guard: the demo host run with a budget guard (``pause``) at several budgets; each run counts the model
-  requests that started after the one crossing the budget and before the pause.
+  requests that started after the one crossing the budget and before the pause;
+- replay cost: ``tapedeck alerts LOG --json`` (every rule over a whole log, as ``sessions``, the fleet and the
+  TUI's rules read a log they have not seen) against ``tapedeck inspect --json`` on the same generated log, fresh
+  processes taking turns, best of ``--repeat`` (wall and CPU); no target, a ratio to watch.
 
 Target: latency <= 1 s (p95 and max); replay = live on 100% of the logs; the guard pauses the host before its
 next model request (0 requests after the crossing one, every run).
 
-Usage: ``python bench/alerts.py [--samples 30] [--rounds 5] [--seed 1] [--json]``
+Usage: ``python bench/alerts.py [--samples 30] [--rounds 5] [--seed 1] [--replay-size 30MB] [--replay-profile P]
+[--repeat 3] [--out DIR] [--json]`` (``--replay-size 0`` leaves the replay cost out)
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.gen_session import PROFILES, parse_size  # noqa: E402
 from core.alerts.follow import AlertWatch  # noqa: E402
 from core.control.config import validate_config  # noqa: E402
 
@@ -232,13 +237,35 @@ def budget_guard(tmp: Path, budgets: list[float]) -> dict[str, Any]:
     return {"runs": runs, "met": bool(runs) and all(r["paused"] and r["requests_after_crossing"] == 0 for r in runs)}
 
 
+def replay_cost(out: Path, size: int, profile: str, repeat: int) -> dict[str, Any]:
+    """``alerts --json`` against ``inspect --json`` on one generated log: best wall and CPU seconds of each."""
+    from bench.cli import CONSOLE, ensure_log, run
+
+    log = ensure_log(out, size, profile, 1, False)
+    runs: dict[str, list[Any]] = {"inspect": [], "alerts": []}
+    for _ in range(repeat):  # taking turns: a change of the machine's load reaches both
+        runs["inspect"].append(run(CONSOLE, ["inspect", "--json", str(log)]))
+        runs["alerts"].append(run(CONSOLE, ["alerts", "--json", str(log)]))
+    best = {name: (min(r.s for r in done), min(r.cpu for r in done)) for name, done in runs.items()}
+    return {"log": str(log), "profile": profile, "bytes": log.stat().st_size,
+            "inspect_s": round(best["inspect"][0], 3), "inspect_cpu_s": round(best["inspect"][1], 3),
+            "alerts_s": round(best["alerts"][0], 3), "alerts_cpu_s": round(best["alerts"][1], 3),
+            "ratio": round(best["alerts"][0] / best["inspect"][0], 2),
+            "cpu_ratio": round(best["alerts"][1] / best["inspect"][1], 2)}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--replay-size", default="30MB", help="log size for the replay cost (0: leave it out)")
+    parser.add_argument("--replay-profile", default="dsh-plain", choices=sorted(PROFILES))
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each replay-cost process; the best counts")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="where the generated log goes")
     parser.add_argument("--json", action="store_true", help="print the JSON alone")
     args = parser.parse_args(argv)
+    size = parse_size(args.replay_size)
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         result = {
@@ -247,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
             "replay": replay_equals_live(Path(tmp), args.rounds, rng),
             "guard": budget_guard(Path(tmp), [0.001, 0.002, 0.003, 0.004, 0.006]),
         }
+    if size:
+        result["replay_cost"] = replay_cost(args.out, size, args.replay_profile, args.repeat)
     print(json.dumps(result, indent=2))
     if not args.json:
         print("\n| path | samples | p50 | p95 | max | target |\n|---|---|---|---|---|---|")
@@ -261,6 +290,11 @@ def main(argv: list[str] | None = None) -> int:
         for r in result["guard"]["runs"]:
             print(f"| ${r['budget_usd']} | {r['crossing_seq']} | {r['paused']} | {r['requests_after_crossing']} | "
                   f"{r['crossing_to_pause_ms']} ms |")  # fmt: skip
+        if size:
+            c = result["replay_cost"]
+            print(f"\n| replay of {args.replay_size} {c['profile']} | wall | CPU |\n|---|---|---|")
+            print(f"| inspect --json (baseline) | {c['inspect_s']} s | {c['inspect_cpu_s']} s |")
+            print(f"| alerts --json | {c['alerts_s']} s ({c['ratio']}x) | {c['alerts_cpu_s']} s ({c['cpu_ratio']}x) |")
     return 0
 
 
