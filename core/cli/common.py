@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from itertools import islice
 from typing import Any
 
 import orjson
@@ -25,10 +26,11 @@ def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:
 WRITE_BATCH = 1 << 16  # bytes of items ``emit_json_list_field`` holds before it writes them
 
 
-def emit_json_list_field(payload: dict[str, Any], key: str) -> None:
+def emit_json_list_field(payload: dict[str, Any], key: str, group: int = 1) -> None:
     """``emit(payload, True, …)`` byte for byte, with the list ``payload[key]`` written a few items at a time
     (``WRITE_BATCH`` bytes, or one item longer than that): the whole JSON text is never held (a seal preview's
-    entries are megabytes of text)."""
+    entries are megabytes of text). Its items are dumped ``group`` at a time (as a list, re-indented one level
+    deeper: small items, such as cost rows, take one call a group instead of one each)."""
     items = payload[key]
     options = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
     whole = orjson.dumps({**payload, key: []}, option=options)
@@ -36,9 +38,18 @@ def emit_json_list_field(payload: dict[str, Any], key: str) -> None:
     at = whole.index(mark) + len(mark) - 1
     if not items:
         at += 1
-    pending, size = [whole[:at]], at  # written a batch at a time: a write per item is a syscall per item
-    for number, item in enumerate(items):
-        piece = (b"\n    " if not number else b",\n    ") + orjson.dumps(item, option=options).replace(b"\n", b"\n    ")
+    pending: list[bytes | memoryview] = [whole[:at]]
+    size = at  # written a batch at a time: a write per item is a syscall per item
+    rest = iter(items)
+    lead = b""
+    while (dumped := orjson.dumps(list(islice(rest, group)), option=options)) != b"[]":  # no group held once dumped
+        # ``[\n  a,\n  b\n]`` indented one level deeper, less its brackets: ``\n    a,\n    b``
+        piece = memoryview(dumped.replace(b"\n", b"\n  "))[1:-4]
+        del dumped  # a seal entry's megabytes are held once
+        if lead:
+            pending.append(lead)
+            size += 1
+        lead = b","
         if len(piece) >= WRITE_BATCH:  # a long one goes out as it is (not copied into a batch), after the others
             write_bytes(b"".join(pending), piece)
             pending, size = [], 0

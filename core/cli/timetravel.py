@@ -26,6 +26,7 @@ from core.shared.model_specs import missing_price
 from core.shared.wire import call_text
 
 CLIP = 400
+COST_ROWS = 512  # request rows of ``cost --json`` dumped in one call (about 160 kB of JSON)
 
 
 def _label(r: dict[str, Any]) -> str:
@@ -315,7 +316,7 @@ def _cost(args: argparse.Namespace) -> None:
     report = tally.report(session, rows=False)  # each request's row made as it is printed
     report["projection"] = rate.projection().to_dict()
     if args.json:
-        emit_json_list_field(report, "requests")
+        emit_json_list_field(report, "requests", group=COST_ROWS)
     else:
         emit(report, False, _render_cost)
 

@@ -83,17 +83,26 @@ def _price(model: str | None, config: ModelConfig | None) -> Prices | None:
 
 
 def _sum(rows: Iterable[RequestCost]) -> dict[str, Any]:
-    rows = list(rows)
-    hit = sum(r.hit or 0 for r in rows)
-    miss = sum(r.miss for r in rows)
-    priced = [r.usd for r in rows if r.usd is not None]
+    count = hit = miss = output = priced = 0
+    usd: float = 0  # summed in row order from 0, as ``sum`` does
+    reported = False
+    for r in rows:  # one walk (a session's rows are thousands)
+        count += 1
+        miss += r.miss
+        output += r.output
+        if r.hit is not None:
+            hit += r.hit
+            reported = True
+        if r.usd is not None:
+            usd += r.usd
+            priced = 1
     return {
-        "requests": len(rows),
+        "requests": count,
         "hit": hit,
         "miss": miss,
-        "output": sum(r.output for r in rows),
-        "usd": sum(priced) if priced else None,
-        "cached": _rounded(cached_share(hit if any(r.hit is not None for r in rows) else None, miss)),
+        "output": output,
+        "usd": usd if priced else None,
+        "cached": _rounded(cached_share(hit if reported else None, miss)),
     }
 
 

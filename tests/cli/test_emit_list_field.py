@@ -31,10 +31,12 @@ def _out(write: Callable[[], None]) -> bytes:
     before=st.dictionaries(st.text(max_size=8).filter(lambda k: k != "entries"), _json, max_size=3),
     items=st.lists(_json | st.text(min_size=1, max_size=3).map(lambda t: t * 25_000), max_size=6),  # past a batch
     after=_json,
+    group=st.integers(1, 4),
 )
-def test_the_streamed_list_is_the_emitted_one(before: dict[str, Any], items: list[Any], after: Any) -> None:
+def test_the_streamed_list_is_the_emitted_one(before: dict[str, Any], items: list[Any], after: Any, group: int) -> None:
+    """Whatever the items and however many are dumped together."""
     payload = {**before, "entries": items, "later": {"entries": [], "text": '\n  "entries": []'}, "after": after}
-    assert _out(lambda: emit_json_list_field(payload, "entries")) == _out(lambda: emit(payload, True, str))
+    assert _out(lambda: emit_json_list_field(payload, "entries", group)) == _out(lambda: emit(payload, True, str))
 
 
 def _listed(items: list[Any]) -> None:
