@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from io import BytesIO
 from typing import Any
 
 import orjson
@@ -378,9 +379,15 @@ class LogDecoder:
         spans = self._spans is not None and not fixed_offset
         lined = first = last = 0
         limit = bigjson.LIMIT if self.pace is not None else len(data)  # longer lines are parsed in slices
-        find = data.find  # ``find`` looks for a byte with memchr, where ``split`` compares every byte
-        while (nl := find(b"\n", start)) >= 0:
-            raw = data[start:nl]
+        end = data.rfind(b"\n", start) + 1  # the partial rest begins there
+        if not end:
+            return start
+        # A BytesIO hands out its lines (with their newline) in C, finding each with memchr: fewer steps a line than
+        # a ``find`` and a slice (``split`` compares every byte). It shares ``data`` when every byte of it is taken.
+        lines = BytesIO(data if end == len(data) else data[:end])
+        lines.seek(start)
+        for raw in lines:
+            nl = start + len(raw) - 1  # where its newline is
             try:  # subscripts cost less than ``get``: a line that is no object raises TypeError, one without a type KeyError
                 obj = loads(raw) if nl - start <= limit else None
                 etype = obj["type"]
@@ -453,7 +460,7 @@ class LogDecoder:
                 run = 0
             self._pos, self._len = start, nl - start  # where the line is, for the note of what it yields
             if etype is _LINE:
-                self._line(raw, base if fixed_offset else base + start, out)
+                self._line(raw[:-1], base if fixed_offset else base + start, out)
             elif etype == CHUNK:
                 chunk(obj, base if fixed_offset else base + start, out)
             elif etype.__class__ is str and etype in rows:
