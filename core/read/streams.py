@@ -112,8 +112,16 @@ class StreamBlocks:
 
 
 def _key(turn: Any, step: Any) -> int:
-    ok = all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < (1 << 20) for v in (turn, step))
+    """``turn << 20 | step``, or -1 unless both are ints (bools are not) from 0 to 2**20 - 1 (asked without a
+    generator: a new block of every step asks it)."""
+    ok = (
+        isinstance(turn, int) and not isinstance(turn, bool) and 0 <= turn < _KEY_LIMIT
+        and isinstance(step, int) and not isinstance(step, bool) and 0 <= step < _KEY_LIMIT
+    )  # fmt: skip
     return (turn << 20) | step if ok else -1
+
+
+_KEY_LIMIT = 1 << 20
 
 
 def stream_blocks(rows: Iterable[tuple[int, str, Any, Any, int]]) -> list[Block]:
