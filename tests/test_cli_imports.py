@@ -49,11 +49,12 @@ def test_read_commands_load_no_textual_host_or_policy_module(argv: list[str]) ->
     assert not any(loaded.values()), {p: sorted(m) for p, m in loaded.items() if m}
 
 
-def test_sessions_loads_no_textual_or_model_client() -> None:
+def test_sessions_loads_no_textual_model_client_or_ssh() -> None:
     """``sessions`` runs the alert rules under the config file (whose validation loads the host and policy config
-    sections), so only the TUI and the model client must stay out."""
+    sections), so only the TUI, the model client and, for local roots, the SSH stack (asyncio and asyncssh: a
+    sixth of its start-up) must stay out."""
     modules = modules_after(["sessions", "tests/fixtures"])
-    loaded = {p: _top(modules, p) for p in ("textual", "rich", "tui.app", "openai")}
+    loaded = {p: _top(modules, p) for p in ("textual", "rich", "tui.app", "openai", "asyncio", "asyncssh")}
     assert not any(loaded.values()), {p: sorted(m) for p, m in loaded.items() if m}
 
 
