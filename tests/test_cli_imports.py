@@ -49,12 +49,14 @@ def test_read_commands_load_no_textual_host_or_policy_module(argv: list[str]) ->
     assert not any(loaded.values()), {p: sorted(m) for p, m in loaded.items() if m}
 
 
-def test_sessions_loads_no_textual_model_client_or_ssh() -> None:
-    """``sessions`` runs the alert rules under the config file (whose validation loads the host and policy config
-    sections), so only the TUI, the model client and, for local roots, the SSH stack (asyncio and asyncssh: a
-    sixth of its start-up) must stay out."""
-    modules = modules_after(["sessions", "tests/fixtures"])
-    loaded = {p: _top(modules, p) for p in ("textual", "rich", "tui.app", "openai", "asyncio", "asyncssh")}
+@pytest.mark.parametrize("argv", [["sessions", "tests/fixtures"], ["alerts", FIXTURE, "--json"]], ids=["sessions", "alerts"])
+def test_the_alert_rules_load_no_textual_model_client_ssh_or_other_config_section(argv: list[str]) -> None:
+    """``sessions`` and ``alerts`` run the alert rules: without a config file only its ``model`` and ``alerts``
+    sections are validated (a file's are all), and the TUI, the model client, the host's and the policies' config
+    sections and, for local logs, the SSH stack (asyncio and asyncssh: a sixth of the start-up) stay out."""
+    modules = modules_after(argv)
+    loaded = {p: _top(modules, p) for p in ("textual", "rich", "tui.app", "openai", "asyncio", "asyncssh",
+                                            "core.policies", "core.host")}  # fmt: skip
     assert not any(loaded.values()), {p: sorted(m) for p, m in loaded.items() if m}
 
 

@@ -16,7 +16,7 @@ from core.alerts.engine import Alert
 from core.alerts.hook import HookRunner
 from core.cli import COMMANDS
 from core.cli.args import add_interval, add_json, check_seconds
-from core.cli.common import emit, guarded
+from core.cli.common import RULE_SECTIONS, emit, guarded
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
 from core.fleet.alerts import AlertSources
 from core.shared.errors import TapedeckError
@@ -24,7 +24,7 @@ from core.shared.errors import TapedeckError
 
 def alerts_config(config_file: str | None, overrides: Sequence[str]) -> PolicyConfig:
     """The config file's (or the default) ``alerts`` and ``model`` sections with ``--set KEY=VALUE`` applied."""
-    config = load_config(config_file)
+    config = load_config(config_file, only=None if overrides else RULE_SECTIONS)  # a change re-validates them all
     for item in overrides:
         key, sep, text = item.partition("=")
         if not sep:

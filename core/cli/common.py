@@ -23,6 +23,8 @@ def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:
     sys.stdout.flush()
 
 
+RULE_SECTIONS = ("model", "alerts")  # the config sections ``cost``, ``alerts`` and ``sessions`` read (prices, rules):
+# without a config file only these are imported and validated (``load_config(None, only=...)``)
 WRITE_BATCH = 1 << 16  # bytes of items ``emit_json_list_field`` holds before it writes them
 
 

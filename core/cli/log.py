@@ -9,7 +9,7 @@ from typing import IO, Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, add_roots, local_roots
-from core.cli.common import JsonList, emit, fail, guarded, json_member, write_bytes
+from core.cli.common import RULE_SECTIONS, JsonList, emit, fail, guarded, json_member, write_bytes
 from core.cli.rowspool import RowSpool
 from core.control.host_state import HostState, describe_host, read_host_state
 from core.log.layout import default_sessions_root
@@ -265,7 +265,7 @@ def _sessions(args: argparse.Namespace) -> int | None:
     for root in local_roots(args.roots):
         if not root.is_dir():
             return fail(f"{root}: no such directory (give a sessions root, e.g. {default_sessions_root()})")
-    fleet = Fleet(args.roots, load_config(args.config))
+    fleet = Fleet(args.roots, load_config(args.config, only=RULE_SECTIONS))
     fleet.poll(final=True)
     rows = fleet.rows()
     where = ", ".join(args.roots)

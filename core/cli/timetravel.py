@@ -17,7 +17,7 @@ import orjson
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
-from core.cli.common import emit, emit_json_list_field, guarded, write_bytes
+from core.cli.common import RULE_SECTIONS, emit, emit_json_list_field, guarded, write_bytes
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.rebuild.request import AGENT, Request, stream_requests
@@ -305,7 +305,7 @@ def _cost(args: argparse.Namespace) -> None:
     from core.control.config import load_config
     from core.rebuild.cost import CostTally
 
-    config = load_config(args.config, only=("model", "alerts"))
+    config = load_config(args.config, only=RULE_SECTIONS)
     tally, rate = CostTally(config.model), RateFold(config.model, config.alerts)
 
     def observe(session: Session, event: dict[str, Any]) -> None:  # the run rate reads other events' times back
