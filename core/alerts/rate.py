@@ -75,7 +75,7 @@ def fold(events: Iterable[Mapping[str, Any]], models: ModelConfig | None, window
 
 def project(signals: Signals, window: int, now: int | None = None) -> Projection:
     """The run rate at ``now`` (default: the newest event's time) and the open turn's projected cost."""
-    priced = bool(signals.step_usd)
+    priced = bool(signals.priced_steps)
     at = now if now is not None else signals.last_time
     rate = signals.window_rate(at, window) if priced and at is not None else None
     turn = signals.open_turn
@@ -85,7 +85,7 @@ def project(signals: Signals, window: int, now: int | None = None) -> Projection
         steps = signals.turn_usd.get(turn, {})  # the open turn's steps alone: a poll never walks every step
         turn_usd = sum(steps.values())
         if route is not None:
-            average = turn_usd / len(steps) if steps else signals.cost_usd / len(signals.step_usd)
+            average = turn_usd / len(steps) if steps else signals.cost_usd / signals.priced_steps
             left = max(0, route[2] - max(steps, default=0))
             projected = turn_usd + left * average
     return Projection(

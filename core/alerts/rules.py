@@ -103,8 +103,8 @@ class Signals:
     pressure: tuple[float, int] | None = None  # context used / window, and the seq that said so
     context_tokens: tuple[int, int] | None = None  # from usage: (tokens, seq)
     window: int | None = None  # the model's context window in tokens, when known
-    step_usd: dict[tuple[int, int], float] = field(default_factory=dict)
-    turn_usd: dict[int, dict[int, float]] = field(default_factory=dict)  # step_usd by turn, then step
+    turn_usd: dict[int, dict[int, float]] = field(default_factory=dict)  # each priced step's cost, by turn and step
+    priced_steps: int = 0  # how many steps ``turn_usd`` holds
     cost_usd: float = 0.0
     cost_seq: int = 0
     spend: deque[tuple[int, float, int]] = field(default_factory=deque)  # (time, usd added, seq) in the window
@@ -261,9 +261,11 @@ class Signals:
         usd = price.usd(self.model, usage)
         if usd is None:
             return _CONTEXT
-        added = usd - self.step_usd.get(key, 0.0)  # a later sample for a step replaces the earlier one
-        self.step_usd[key] = usd
-        self.turn_usd.setdefault(key[0], {})[key[1]] = usd
+        steps = self.turn_usd.setdefault(key[0], {})
+        if key[1] not in steps:
+            self.priced_steps += 1
+        added = usd - steps.get(key[1], 0.0)  # a later sample for a step replaces the earlier one
+        steps[key[1]] = usd
         self.cost_usd += added
         self.cost_seq = seq
         if self.last_time is not None:
@@ -413,7 +415,7 @@ def cache_break(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None
 
 def budget(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
     """The session cost ≥ ``usd``."""
-    if s.step_usd and s.cost_usd >= rule["usd"]:
+    if s.priced_steps and s.cost_usd >= rule["usd"]:
         return Finding(s.cost_seq, f"the session cost {_usd(s.cost_usd)} (budget {_usd(rule['usd'])})")
     return None
 
@@ -421,7 +423,7 @@ def budget(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
 def run_rate(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
     """Spend over the last ``windowMinutes`` ≥ ``usdPerHour`` (at the newest event's time, or ``now``)."""
     at = now if now is not None else s.last_time
-    if at is None or not s.step_usd:
+    if at is None or not s.priced_steps:
         return None
     rate = s.window_rate(at, int(rule["windowMinutes"] * 60_000))
     if rate is None or rate < rule["usdPerHour"]:

@@ -139,7 +139,7 @@ class SessionWatch(AlertWatch):
         hits = [hit for hit, _ in self.usage.values() if hit is not None]
         cached = cached_share(sum(hits) if hits else None, sum(m for _, m in self.usage.values()))
         window = window_ms(self.config.alerts)
-        rate = project(signals, window, now).usd_per_hour if signals.step_usd else None
+        rate = project(signals, window, now).usd_per_hour if signals.priced_steps else None
         if self._host_dict[0] is not self.host:  # HostState.to_dict is slow enough to matter for 200 rows
             self._host_dict = (self.host, self.host.to_dict() if self.host is not None else
                                {"state": "none", "kind": "tapedeck"})  # fmt: skip
@@ -156,7 +156,7 @@ class SessionWatch(AlertWatch):
             last_write_age_s=round(max(0, now - last) / 1000, 1) if last is not None else None,
             context_pct=round(ratio * 100, 1) if ratio is not None else None,
             cache_pct=round(cached * 100, 1) if cached is not None else None,
-            cost_usd=round(signals.cost_usd, 6) if signals.step_usd else None,
+            cost_usd=round(signals.cost_usd, 6) if signals.priced_steps else None,
             usd_per_hour=round(rate, 4) if rate is not None else None,
             attention=self.engine.attention,
         )
