@@ -39,6 +39,7 @@ from core.remote.link import Unreachable
 from core.remote.live import REMOTE_INTERVAL, RemoteLog
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError, TapedeckError
+from tui.heap import trim_heap
 
 # Logs above this size open with a preview of their tail; logs above RETAIN_BYTES are read back from the file.
 PREVIEW_BYTES = 2 << 20
@@ -454,7 +455,9 @@ class LiveSession:
         self._post(SessionUpdated(self.generation, True, 0, session.next_seq, self.epoch))
         self._post(LoadProgress(self.phase, 1.0))
         if lines is not None and whole and decoder is not None and index.worth_writing(tailer.offset, indexed):
-            # the list is usable already; only this thread changes the session, so it is read without the lock
+            # the list is usable already; only this thread changes the session, so it is read without the lock.
+            # What the load freed goes back first: the write's buffers (tens of MB on a 500 MB log) come on top.
+            trim_heap()
             index.write(log, session, lines, decoder, self._decoder_diagnostics, facts)
         return tailer
 
