@@ -11,9 +11,6 @@ from typing import Any
 
 from textual import work
 
-from core.export.build import ExportOptions
-from core.export.redact import Redactor
-from core.export.write import export_to_file
 from core.read.notes import load_notes, set_note
 from core.shared.errors import TapedeckError
 from tui.screens.confirm import AskScreen
@@ -113,6 +110,11 @@ class ShareActions:
 
     @work(thread=True, group="export", exclusive=True, exit_on_error=False)
     def _export(self, target: Path, at: int | None) -> None:
+        # imported here, in the worker: the export's modules are 3 MiB of every TUI process's memory otherwise
+        from core.export.build import ExportOptions
+        from core.export.redact import Redactor
+        from core.export.write import export_to_file
+
         try:
             doc = export_to_file(self.live.path, target, "html", ExportOptions(at=at, redactor=Redactor()))  # type: ignore[attr-defined]
             redacted = sum(doc["redaction"].values())
