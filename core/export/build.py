@@ -374,11 +374,9 @@ class ExportPass:
         (anything else would come out as it is)."""
         seqs, found = surface
         redactor, events, nodes = self.options.redactor, session.events, self.nodes
-        for seq in seqs:
-            kept, piece = nodes.row(seq) if nodes is not None else (False, None)
-            if kept:
-                if piece is not None:
-                    yield piece
+        for seq in nodes.rows_of(seqs) if nodes is not None else seqs:
+            if seq.__class__ is not int:  # the piece of a node kept (or a block of them)
+                yield seq  # type: ignore[misc]
                 continue
             event = events[seq]
             shown = redactor.again(event) if redactor is not None and seq in found else event
@@ -486,17 +484,15 @@ class ExportPass:
         """The request's messages (the writer's pieces, when it keeps nodes), each redacted as it is read back
         (or as the pass kept it); then the redaction summary is known."""
         redactor, nodes = self.options.redactor, self.nodes
-        for seq, read in built.wire_nodes():
-            kept = nodes.wire(seq) if nodes is not None and seq is not None else None
-            if kept is None:
-                for message in read():
-                    shown = self._redacted(message)
-                    yield shown if nodes is None else nodes.render.message_piece(shown)
+        wired = built.wire_nodes()
+        add = redactor.add if redactor is not None else None
+        for node in nodes.messages_of(wired, add) if nodes is not None else wired:
+            if node.__class__ is not tuple:  # the pieces of a node kept (or a block of them)
+                yield node  # type: ignore[misc]
                 continue
-            pieces, found = kept
-            if redactor is not None and found is not None:
-                redactor.add(found)
-            yield from pieces
+            for message in node[1]():  # type: ignore[index]
+                shown = self._redacted(message)
+                yield shown if nodes is None else nodes.render.message_piece(shown)
         self._summarize(doc)
 
     def _summarize(self, doc: dict[str, Any]) -> None:

@@ -87,6 +87,7 @@ class HtmlFormat:
     """Rows as ``<li>`` items of the event list; the sections around them."""
 
     messages = True
+    joined = False  # a request message is written between pieces of its own (``_request``)
 
     def __init__(self, log_name: str) -> None:
         self.log_name = log_name

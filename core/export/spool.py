@@ -4,13 +4,14 @@ is small, then in the temp directory)."""
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import IO, Any, Protocol, runtime_checkable
+from typing import IO, Any, Protocol, TypeVar, runtime_checkable
 
 from core.shared.errors import TapedeckError
 
 SPOOL_MEMORY = 1 << 20  # bytes a spool holds in memory before it goes to a file
+T = TypeVar("T")
 
 
 class Spool:
@@ -67,6 +68,8 @@ def replay(spooled: Spool) -> Iterator[bytes]:
 class Pieces(Protocol):
     """How a writer writes a surface row and a request message (each alone, the same wherever it comes from)."""
 
+    joined: bool  # its sections take pieces joined into blocks (each piece carries what goes between it and the last)
+
     def surface_piece(self, row: dict[str, Any]) -> bytes:
         """The bytes of one surface row."""
         ...
@@ -103,6 +106,13 @@ class _Reader:
         self._window = (start, window)
         return window[:length]
 
+    def span(self, start: int, end: int) -> Iterator[bytes]:
+        """The bytes from ``start`` to ``end``, in blocks of about ``SPOOL_MEMORY`` bytes (none when they meet)."""
+        while start < end:
+            data = self.read(start, min(end - start, SPOOL_MEMORY))
+            yield data
+            start += len(data)
+
 
 class NodeSpool:
     """What the export writes of each surface node (its surface row and its redacted wire messages, as the
@@ -136,22 +146,51 @@ class NodeSpool:
         if found is not None:
             self.found[seq] = found
 
-    def row(self, seq: int) -> tuple[bool, bytes | None]:
-        """``(True, piece)`` for a node kept (its piece None when it projects no message), else ``(False, None)``."""
-        where = self.where.get(seq)
-        if where is None:
-            return False, None
-        return True, self.rows.read(where[0], where[1]) if where[1] >= 0 else None
+    def rows_of(self, seqs: Iterable[int]) -> Iterator[bytes | int]:
+        """For each of ``seqs`` in turn, the piece of its row when it was kept (none when it projects no message),
+        else its seq (its row is to be made). For a ``joined`` writer the pieces of nodes kept one after the other
+        come joined, read a block at a time."""
+        where, joined, start, end = self.where, self.render.joined, 0, 0
+        for seq in seqs:
+            at = where.get(seq)
+            if at is None:
+                yield from self.rows.span(start, end)
+                start = end = 0
+                yield seq
+            elif not joined:
+                if at[1] >= 0:
+                    yield self.rows.read(at[0], at[1])
+            else:
+                if at[0] != end:
+                    yield from self.rows.span(start, end)
+                    start = at[0]
+                end = at[0] + max(at[1], 0)
+        yield from self.rows.span(start, end)
 
-    def wire(self, seq: int) -> tuple[list[bytes], tuple[int, ...] | None] | None:
-        """``(pieces, found)`` of the messages of a node kept, else None."""
-        where = self.where.get(seq)
-        if where is None:
-            return None
-        lengths = where[3]
-        data = self.messages.read(where[2], sum(lengths))
-        pieces, done = [], 0
-        for length in lengths:
-            pieces.append(data[done : done + length])
-            done += length
-        return pieces, self.found.get(seq)
+    def messages_of(
+        self, nodes: Iterable[tuple[int | None, T]], count: Callable[[tuple[int, ...]], object] | None
+    ) -> Iterator[bytes | tuple[int | None, T]]:
+        """For each of ``nodes`` (a seq, None for no node, and anything) in turn, the pieces of its messages when
+        it was kept, joined as ``rows_of`` joins rows, with ``count`` told what redacting them replaced (where
+        anything), else the node as it came (its messages are to be made)."""
+        where, found, joined, start, end = self.where, self.found, self.render.joined, 0, 0
+        for node in nodes:
+            at = where.get(node[0]) if node[0] is not None else None
+            if at is None:
+                yield from self.messages.span(start, end)
+                start = end = 0
+                yield node
+                continue
+            if count is not None and node[0] in found:
+                count(found[node[0]])
+            if not joined:
+                data, done = self.messages.read(at[2], sum(at[3])), 0
+                for length in at[3]:
+                    yield data[done : done + length]
+                    done += length
+                continue
+            if at[2] != end:
+                yield from self.messages.span(start, end)
+                start = at[2]
+            end = at[2] + sum(at[3])
+        yield from self.messages.span(start, end)

@@ -43,13 +43,16 @@ class Format(Protocol):
 
 
 ITEM_INDENT = b"    "  # how far the key of a list of surface rows or request messages is indented
-_INNER = b"\n" + ITEM_INDENT + b"  "
+# An item of such a list as ``OPT_INDENT_2`` writes it there, after its comma, is cut from one dump at its depth,
+# ``[[[0, item]]]``: these are the bytes before the comma and after the item.
+_AT_DEPTH = (len(b"[\n  [\n    [\n      0"), len(b"\n    ]\n  ]\n]"))
 
 
 class JsonFormat:
     """One JSON object: ``events``, the rows in seq order, then the document's sections."""
 
     messages = True
+    joined = True  # its pieces carry the comma before them: several may come as one block
 
     def __init__(self) -> None:
         self.first = True
@@ -64,12 +67,12 @@ class JsonFormat:
         return sep + orjson.dumps(row)
 
     def surface_piece(self, row: dict[str, Any]) -> bytes:
-        """A surface row as ``OPT_INDENT_2`` writes it in its list."""
-        return orjson.dumps(row, option=orjson.OPT_INDENT_2).replace(b"\n", _INNER)
+        """A surface row as ``OPT_INDENT_2`` writes it in its list, after its comma."""
+        return _item(row)
 
     def message_piece(self, message: dict[str, Any]) -> bytes:
-        """A request message as ``OPT_INDENT_2`` writes it in its list."""
-        return orjson.dumps(message, option=orjson.OPT_INDENT_2).replace(b"\n", _INNER)
+        """A request message as ``OPT_INDENT_2`` writes it in its list, after its comma."""
+        return _item(message)
 
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
         """The end of ``events`` and the sections, as ``orjson.dumps(doc, option=OPT_INDENT_2)`` writes them (the
@@ -106,14 +109,21 @@ def _after(whole: bytes, opening: bytes, start: int = 0) -> int:
     return whole.index(opening + b"]", start) + len(opening)
 
 
+def _item(value: Any) -> bytes:
+    """``value`` as ``OPT_INDENT_2`` writes it as an item of a list whose key is indented by ``ITEM_INDENT``,
+    after its comma."""
+    return orjson.dumps([[[0, value]]], option=orjson.OPT_INDENT_2)[_AT_DEPTH[0] : -_AT_DEPTH[1]]
+
+
 def _items(pieces: Iterable[bytes]) -> Iterator[bytes]:
-    """The items of a JSON list whose key is indented by ``ITEM_INDENT``, from their pieces, between its brackets
-    as ``OPT_INDENT_2`` writes them, one at a time (nothing for no item: the list stays ``[]``)."""
-    sep = _INNER
+    """The items of a JSON list whose key is indented by ``ITEM_INDENT``, from their pieces (``_item``s, or blocks
+    of them), between its brackets as ``OPT_INDENT_2`` writes them, one at a time (nothing for no item: the list
+    stays ``[]``): the first without its comma."""
+    first = True
     for piece in pieces:
-        yield sep + piece
-        sep = b"," + _INNER
-    if sep is not _INNER:
+        yield piece[1:] if first else piece
+        first = False
+    if not first:
         yield b"\n" + ITEM_INDENT
 
 
