@@ -105,45 +105,51 @@ class HtmlFormat:
             self._last = (text, data)
         return data
 
-    def _text(self, block: dict[str, Any] | None) -> bytes:
+    def _text(self, block: dict[str, Any] | None) -> tuple[bytes, ...]:
+        """The pieces of a clipped text's ``<pre>`` and its count of chars left out (none for no text), to be
+        joined with the rest of their item once."""
         if not block or not block.get("text"):
-            return b""
+            return ()
         more = f'<div class="more">… {block["more"]} more chars</div>'.encode() if block.get("more") else b""
-        return b"<pre>" + self._escaped(block["text"]) + b"</pre>" + more
+        return b"<pre>", self._escaped(block["text"]), b"</pre>", more
 
     def row(self, r: dict[str, Any]) -> bytes:
-        """One event-list item."""
+        """One event-list item, joined once from its pieces (its text is kilobytes)."""
         seq, turn, step = r["seq"], r["turn"], r.get("step")
         step = f"{turn}.{step}" if step is not None else f"{turn}" if turn else "–"
         note = r.get("note")
-        body: list[bytes] = []
-        if note:
-            body.append('<div class="note">✎ '.encode() + _b(note) + b"</div>")
-        text = self._text(r.get("text"))
-        call = r.get("call")
-        if call:
-            called = f"→ {call['name']}({call['arguments']['text']})" + ("…" if call["arguments"]["more"] else "")
-            link = _link(call["seq"]) if call["seq"] is not None else ""
-            body.append(f'<div class="pair"><div class="call">{link}<pre>'.encode() + _b(called)
-                        + '</pre></div><div class="result">← result'.encode() + text + b"</div></div>")  # fmt: skip
-        elif text:
-            body.append(b"<details><summary>text</summary>" + text + b"</details>")
-        if r.get("replaced"):
-            body.append(
-                ('<div class="links">replaced: ' + " ".join(_link(s) for s in r["replaced"]) + "</div>").encode()
-            )
-        stream = "deltas" in r
-        if stream:
-            body.append(f'<div class="dim">seq {seq}–{r["endSeq"]}</div>'.encode())
-        cls = _CLASSES[bool(r["error"]), bool(r["replacement"]), stream]
-        return b"".join((
+        cls = _CLASSES[bool(r["error"]), bool(r["replacement"]), "deltas" in r]
+        parts = [
             f'<li id="e{seq}" class="{cls}" data-type="{self._word(r["type"])}"><span class="g">'
             f'{self._word(r["glyph"])}</span><span class="seq">{seq}</span><span class="ts">{step}</span>'
             '<span class="sum">'.encode(),
             _b(r["summary"]),
             f'{_MARK if note else ""}</span><span class="size">{human_chars(r["size"])} {r["unit"]}</span>'.encode(),
-            b'<div class="body">' + b"".join(body) + b"</div></li>\n" if body else b"</li>\n",
-        ))  # fmt: skip
+            b'<div class="body">',
+        ]  # fmt: skip
+        body = len(parts)
+        if note:
+            parts += ('<div class="note">✎ '.encode(), _b(note), b"</div>")
+        text = self._text(r.get("text"))
+        call = r.get("call")
+        if call:
+            called = f"→ {call['name']}({call['arguments']['text']})" + ("…" if call["arguments"]["more"] else "")
+            link = _link(call["seq"]) if call["seq"] is not None else ""
+            parts += (f'<div class="pair"><div class="call">{link}<pre>'.encode(), _b(called),
+                      '</pre></div><div class="result">← result'.encode(), *text, b"</div></div>")  # fmt: skip
+        elif text:
+            parts += (b"<details><summary>text</summary>", *text, b"</details>")
+        if r.get("replaced"):
+            parts.append(
+                ('<div class="links">replaced: ' + " ".join(_link(s) for s in r["replaced"]) + "</div>").encode()
+            )
+        if "deltas" in r:
+            parts.append(f'<div class="dim">seq {seq}–{r["endSeq"]}</div>'.encode())
+        if len(parts) == body:  # no body
+            parts[-1] = b"</li>\n"
+        else:
+            parts.append(b"</div></li>\n")
+        return b"".join(parts)
 
     def _word(self, value: Any) -> str:
         """``_e(value)`` of a row's type or glyph, or a message's role or source: the same few words on every row,
@@ -269,9 +275,11 @@ class HtmlFormat:
     def surface_piece(self, r: dict[str, Any]) -> bytes:
         """A surface row: one table row."""
         repl = " (replacement)" if r["replacement"] else ""
-        return (f"<tr><td>{_link(r['seq'])}</td><td>{self._word(r['role'])}</td><td>{self._word(r['source'])}{repl}</td>"
-                f"<td class=\"num\">{r['chars']}</td><td><details><summary>".encode() + _b(r["summary"])
-                + b"</summary>" + self._text(r["text"]) + b"</details></td></tr>")  # fmt: skip
+        return b"".join((
+            f"<tr><td>{_link(r['seq'])}</td><td>{self._word(r['role'])}</td><td>{self._word(r['source'])}{repl}</td>"
+            f"<td class=\"num\">{r['chars']}</td><td><details><summary>".encode(), _b(r["summary"]), b"</summary>",
+            *self._text(r["text"]), b"</details></td></tr>",
+        ))  # fmt: skip
 
     def message_piece(self, m: dict[str, Any]) -> bytes:
         """A request message: its list item but for ``<li>`` and, before ``<details>``, its node's link and mark
@@ -280,8 +288,8 @@ class HtmlFormat:
         text = text if isinstance(text, str) else str(text)
         calls = "".join("\n" + call_text(c) for c in m.get("tool_calls") or ())
         shown = text[:REQUEST_CLIP] if len(text) >= REQUEST_CLIP else (text + calls)[:REQUEST_CLIP]
-        return (f"{self._word(m['role'])} <details><summary>{len(text)} chars</summary><pre>".encode() + self._escaped(shown)
-                + b"</pre></details></li>")  # fmt: skip
+        return b"".join((f"{self._word(m['role'])} <details><summary>{len(text)} chars</summary><pre>".encode(),
+                         self._escaped(shown), b"</pre></details></li>"))  # fmt: skip
 
     @staticmethod
     def _request(doc: dict[str, Any]) -> Iterator[bytes]:
