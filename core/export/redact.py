@@ -283,12 +283,41 @@ class _Unseen(Exception):
 def _from_seen(values: list[Any], seen: Seen) -> tuple[list[Any], tuple[int, ...] | None] | None:
     """What ``Redactor.aside(values)`` gives, each string taken from ``seen`` (None: a string redaction could
     change is not there)."""
+    clean = _unchanged(values, seen)
+    if clean is not None:  # most nodes: every string noted as it is (a clean event's), so nothing is made anew
+        return (values, None) if clean else None
     found = [0] * len(KINDS)
     try:
         out = [_taken(value, seen, found) for value in values]
     except _Unseen:
         return None
     return (out, tuple(found)) if any(found) else (values, None)
+
+
+def _unchanged(value: Any, seen: Seen) -> bool | None:
+    """True when every string of ``value`` that redaction could change is one ``seen`` noted as left as it is
+    (what ``_taken`` would give back unchanged, counting nothing); False when one is not noted at all (``_taken``
+    cannot answer); None when one was noted as redacted (``_taken`` is to make the copy). A stack, not recursion
+    (see ``_taken``)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is str:
+            if len(item) < 5:
+                continue
+            noted = seen.get(id(item))
+            if noted is None or noted[0] is not item:
+                return False
+            if noted[1] is not item:
+                return None
+        elif kind is dict:
+            stack.extend(v for k, v in item.items() if not (k in VOCABULARY and type(v) is str))
+        elif kind is list:
+            stack.extend(item)
+        elif kind not in SCALARS:
+            return False
+    return True
 
 
 def _taken(value: Any, seen: Seen, found: list[int]) -> Any:
