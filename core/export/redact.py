@@ -118,7 +118,13 @@ class Redactor:
         self._which.Compile()
         # and one scan of a value's JSON whether any of its strings may (the literals as JSON writes them)
         literals = [re.escape(orjson.dumps(v)[1:-1]) for v in [*secrets, *([home] if home else [])]]
-        self._screen = re2.compile(b"|".join([_SCREEN, *literals]))
+        screen = re2.compile(b"|".join([_SCREEN, *literals]))._regexp
+        # Asked once per event: the compiled RE2 is called as it is, not through the module's ``search``, whose
+        # generator and offset checks cost as much as the scan of a short event's JSON (about 3.7 -> 1.5 us a
+        # call). A ``re2.Set`` would be as quick but, unlike a regex, answers "no match" when its DFA runs out
+        # of memory, which a screen must never do.
+        self._screen = screen.Match
+        self._unanchored = screen.Anchor.UNANCHORED
 
     def text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[redacted <kind>]`` (a home directory by ``~``).
@@ -210,7 +216,8 @@ class Redactor:
     def _clean(self, value: Any, dump: bytes | None = None) -> bool:
         """True when no string in ``value`` can hold anything to redact (its JSON does not pass the screen)."""
         try:
-            return self._screen.search(orjson.dumps(value) if dump is None else dump) is None
+            data = orjson.dumps(value) if dump is None else dump
+            return self._screen(self._unanchored, data, 0, len(data))[0][0] < 0  # the whole match's span: (-1, -1)
         except TypeError:  # not JSON (a key that is no string, an integer too big): walked string by string
             return False
 
