@@ -1,0 +1,27 @@
+"""``bench/alerts.py --replay-size 0`` leaves the replay cost out, as its usage line says (the other parts are
+stubbed here: only the argument handling and the report are under test)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import pytest
+
+
+def test_a_replay_size_of_zero_leaves_the_replay_cost_out(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = importlib.import_module("bench.alerts")
+    latency = {"n": 1, "p50_ms": 1, "p95_ms": 1, "max_ms": 1}
+    monkeypatch.setattr(bench, "follow_latency", lambda *_: latency)
+    monkeypatch.setattr(bench, "tui_latency", lambda *_: latency)
+    monkeypatch.setattr(bench, "replay_equals_live", lambda *_: {"equal": 1, "logs": 1, "percent": 100, "alerts": 0, "rounds": 1})
+    monkeypatch.setattr(bench, "budget_guard", lambda *_: {"runs": [], "met": False})
+
+    def replay_cost(*_: Any) -> dict[str, Any]:
+        raise AssertionError("--replay-size 0 ran the replay cost")
+
+    monkeypatch.setattr(bench, "replay_cost", replay_cost)
+    assert bench.main(["--replay-size", "0"]) == 0  # 7e96f75: ValueError from parse_size('0')
+    assert "replay_cost" not in capsys.readouterr().out
