@@ -265,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="where the generated log goes")
     parser.add_argument("--json", action="store_true", help="print the JSON alone")
     args = parser.parse_args(argv)
-    size = parse_size(args.replay_size)
+    size = 0 if args.replay_size.strip() == "0" else parse_size(args.replay_size)
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         result = {

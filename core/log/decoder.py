@@ -383,10 +383,13 @@ class LogDecoder:
         if not end:
             return start
         # A BytesIO hands out its lines (with their newline) in C, finding each with memchr: fewer steps a line than
-        # a ``find`` and a slice (``split`` compares every byte). It shares ``data`` when every byte of it is taken.
-        lines = BytesIO(data if end == len(data) else data[:end])
+        # a ``find`` and a slice (``split`` compares every byte). It shares ``data``, partial rest and all: a slice
+        # without the rest would copy every byte fed (a zstd frame's lines come fed whole), so the loop stops there.
+        lines = BytesIO(data)
         lines.seek(start)
         for raw in lines:
+            if start == end:  # the partial rest: the next feed completes it
+                break
             nl = start + len(raw) - 1  # where its newline is
             try:  # subscripts cost less than ``get``: a line that is no object raises TypeError, one without a type KeyError
                 obj = loads(raw) if nl - start <= limit else None
@@ -460,7 +463,8 @@ class LogDecoder:
                 run = 0
             self._pos, self._len = start, nl - start  # where the line is, for the note of what it yields
             if etype is _LINE:
-                self._line(raw[:-1], base if fixed_offset else base + start, out)
+                del raw  # a multi-MB line is not held twice while it is parsed: sliced again without its newline
+                self._line(data[start:nl], base if fixed_offset else base + start, out)
             elif etype == CHUNK:
                 chunk(obj, base if fixed_offset else base + start, out)
             elif etype.__class__ is str and etype in rows:

@@ -83,8 +83,8 @@ def _price(model: str | None, config: ModelConfig | None) -> Prices | None:
 
 
 def _sum(rows: Iterable[RequestCost]) -> dict[str, Any]:
-    count = hit = miss = output = priced = 0
-    usd: float = 0  # summed in row order from 0, as ``sum`` does
+    count = hit = miss = output = 0
+    priced: list[float] = []  # summed by ``sum``, as elsewhere: Python 3.12's ``sum`` of floats compensates
     reported = False
     for r in rows:  # one walk (a session's rows are thousands)
         count += 1
@@ -94,14 +94,13 @@ def _sum(rows: Iterable[RequestCost]) -> dict[str, Any]:
             hit += r.hit
             reported = True
         if r.usd is not None:
-            usd += r.usd
-            priced = 1
+            priced.append(r.usd)
     return {
         "requests": count,
         "hit": hit,
         "miss": miss,
         "output": output,
-        "usd": usd if priced else None,
+        "usd": sum(priced) if priced else None,
         "cached": _rounded(cached_share(hit if reported else None, miss)),
     }
 
