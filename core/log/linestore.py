@@ -161,10 +161,11 @@ class LineStore(KeepingEvents):
         seq0, types, lengths = batch[0::FIELDS], batch[5::FIELDS], batch[4::FIELDS]
         try:
             tids = itemgetter(*types)(self._type_ids)
-        except KeyError:  # a type not seen before
-            for name in set(types).difference(self._type_ids):
-                self._type_ids[name] = len(self.type_names)
-                self.type_names.append(name)
+        except KeyError:  # a type not seen before: numbered in the order of its first line (not a set's hash order)
+            for name in dict.fromkeys(types):
+                if name not in self._type_ids:
+                    self._type_ids[name] = len(self.type_names)
+                    self.type_names.append(name)
             tids = itemgetter(*types)(self._type_ids)
         start = self._lines_seen
         self._seq0.put(start, array("Q", seq0))

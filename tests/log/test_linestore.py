@@ -271,3 +271,17 @@ def test_a_log_of_more_event_types_than_16_bits_number_reads_back(tmp_path: Path
         assert isinstance(read.events, LineStore)
         assert read.events.line_facts(n - 1).type == f"odd/t{n - 1}"
         assert list(read.events.seqs_of_types({f"odd/t{n - 1}"})) == [n - 1]
+
+
+def test_the_line_table_numbers_event_types_in_the_order_they_first_appear(tmp_path: Path) -> None:
+    """Type ids follow the log, not a set's hash order: the index written from them is the same bytes in every
+    process (a set of strings iterates in an order that ``PYTHONHASHSEED`` changes)."""
+    names = [f"custom/kind-{k:02d}" for k in range(24)]
+    lines = [orjson.dumps(HEADER)]
+    lines += [orjson.dumps({"type": name, "seq": seq, "time": 1_000 + seq, "data": {}}) for seq, name in enumerate(names)]
+    path = tmp_path / "kinds.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    store = load_session(path, retain=False, readback=True).events
+    assert isinstance(store, LineStore) and len(store) == len(names)
+    store.take_notes()
+    assert store.type_names == names
