@@ -74,7 +74,7 @@ def load_session(
     index is not looked up and the read is a plain one) uses the log's persistent index (``core.read.index``): the projection starts from the state it holds and only the bytes after it are
     decoded, so ``before`` and ``observe`` see only the events from there on; ``restored(session)`` is called
     first with the session as the index left it (any seq below its ``next_seq`` was not observed). The result
-    is the same as a full read's. The pass then writes the index when it is worth it (``index.worth_writing``).
+    is the same as a full read's. The pass then writes the index when it is worth it (``index_size.worth_writing``).
     """
     p = resolve_log_path(path)
     compressed = is_compressed(p)
@@ -153,7 +153,7 @@ def load_session(
 
 
 def _may_index(log: os.PathLike[str]) -> bool:
-    """Whether a full pass over ``log`` may write its index (it is not under ``index.min_log_bytes()``)."""
+    """Whether a full pass over ``log`` may write its index (it is not under ``index_size.min_log_bytes()``)."""
     try:
         return worth_writing(os.path.getsize(log), 0)
     except OSError:

@@ -111,6 +111,9 @@ class StreamBlocks:
         return self.hidden_before[i] + max(0, min(self.ends[i], seq) - self.starts[i] - 1)
 
 
+_KEY_LIMIT = 1 << 20  # a turn and a step each fit in 20 bits of a block's key
+
+
 def _key(turn: Any, step: Any) -> int:
     """``turn << 20 | step``, or -1 unless both are ints (bools are not) from 0 to 2**20 - 1 (asked without a
     generator: a new block of every step asks it)."""
@@ -120,8 +123,6 @@ def _key(turn: Any, step: Any) -> int:
     )  # fmt: skip
     return (turn << 20) | step if ok else -1
 
-
-_KEY_LIMIT = 1 << 20
 
 
 def stream_blocks(rows: Iterable[tuple[int, str, Any, Any, int]]) -> list[Block]:
