@@ -76,6 +76,7 @@ class AlertWatch:
         self.host: HostState | None = None  # the host's state at the last tick (with ``live``)
         self._reported: set[tuple[str, str, int]] = set()  # (session, cause, seq) of every alert raised
         self._replaying: set[tuple[str, str, int]] = set()  # those raised before the last reset, not raised since
+        self._restored: int | None = None  # bytes of the log a checkpoint stood for (no reader read them)
 
     def _reader(self) -> tuple[Tailer, LineStore | None]:
         """A tailer from the file's start, and the table of where its lines are: the cache-break watcher reads the
@@ -95,14 +96,20 @@ class AlertWatch:
         The file is read ``SLICE`` bytes at a time, each slice's events fed before the next is decoded, so a big
         log never sits in memory decoded whole (the rules see each event alone, so slices change nothing).
         """
+        if self._restored is not None:  # a checkpoint stood for the log so far: read it from its start now
+            self._restart()
+        whole = final and self.checkpoints and self.tailer.decoder is None  # a one-shot read of the whole log
+        if whole and (state := self._checkpoint()) is not None:
+            out = list(state.raised)
+            out.extend(self.tick(now))
+            return self.once(out)
         out: list[Alert] = []
         while True:
             before = self.tailer.offset
             update = self.tailer.poll(max_bytes=SLICE)
             if update.reset:  # read the new file from its start with a reader of its own, its lines noted afresh
-                self.tailer, self.lines = self._reader()
-                self.engine = self._engine()
-                self._replaying = set(self._reported)
+                self._restart()
+                whole = False
                 continue
             if update.header is not None:
                 self.engine.start(update.header)
@@ -117,8 +124,58 @@ class AlertWatch:
                 self.pace()
         if final:
             self._feed(self.tailer.finish().events, now, out)
+        if whole:
+            self._keep(out)
         out.extend(self.tick(now))
         return self.once(out)
+
+    checkpoints = True  # a one-shot read of a whole local log keeps its state for the next (core.alerts.checkpoint)
+    FOLD_TYPES: dict[str, Any] = {}  # a subclass's own columns, kept beside the engine's state: name -> type
+
+    def fold_state(self) -> dict[str, Any]:
+        """A subclass's own columns, as ``FOLD_TYPES`` types them (kept in a checkpoint)."""
+        return {}
+
+    def restore_fold(self, fold: dict[str, Any]) -> None:
+        """Take back the columns ``fold_state`` gave (from a checkpoint)."""
+
+    @property
+    def consumed(self) -> int:
+        """Bytes of the log read so far (or that a checkpoint stood for)."""
+        return self.tailer.offset if self._restored is None else self._restored
+
+    def _restart(self) -> None:
+        """Read the log from its start with a new reader and engine (an alert raised before is not raised again)."""
+        self.tailer, self.lines = self._reader()
+        self.engine = self._engine()
+        self._replaying = set(self._reported)
+        self._restored = None
+
+    def _keep(self, raised: list[Alert]) -> None:
+        """Write the state a one-shot read of the whole log left, before the clock rules run."""
+        from core.alerts import checkpoint
+
+        decoder, engine = self.tailer.decoder, self.engine
+        if decoder is None or not decoder.at_boundary:
+            return
+        state = checkpoint.WatchState(self.tailer.offset, engine.session, engine.signals, engine.active, engine.fired,
+                                      engine.transitions, engine.host_guards, raised, self.problems, self.fold_state())  # fmt: skip
+        checkpoint.write(self.path, str(self.path), checkpoint.settings_key(self.config), state, self.FOLD_TYPES)
+
+    def _checkpoint(self) -> Any:
+        """The state a checkpoint of the log as it is now holds, taken into this watch (None: there is none)."""
+        from core.alerts import checkpoint
+
+        state = checkpoint.read(self.path, str(self.path), checkpoint.settings_key(self.config), self.FOLD_TYPES)
+        if state is None:
+            return None
+        engine = self.engine
+        engine.session, engine.signals, engine.active = state.session, state.signals, state.active
+        engine.fired, engine.transitions, engine.host_guards = state.fired, state.transitions, state.host_guards
+        self.problems.extend(state.problems)
+        self.restore_fold(state.fold)
+        self._restored = state.offset
+        return state
 
     def once(self, alerts: list[Alert]) -> list[Alert]:
         """``alerts`` less those a log read again after a reset raises a second time for the same events (each

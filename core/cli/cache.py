@@ -1,4 +1,5 @@
-"""``cache info`` and ``cache clear``: the persistent index files of logs (``core.read.index``)."""
+"""``cache info`` and ``cache clear``: what tapedeck keeps of logs in its cache, the index files of logs
+(``core.read.index``) and the alert engine's checkpoints (``core.alerts.checkpoint``)."""
 
 from __future__ import annotations
 
@@ -7,43 +8,60 @@ import os
 from pathlib import Path
 from typing import Any
 
+from core.alerts import checkpoint
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.log.layout import resolve_log_path
-from core.read.index import SUFFIX, check, index_dir, index_path, read_meta
+from core.read.index import SUFFIX, cache_dir, check, index_dir, index_path, read_meta
 from core.read.summary import human_chars
 from core.shared.errors import TapedeckError
 
 
 def cache_info() -> dict[str, Any]:
-    """Every index file: its size, the log it indexes, how much of it, and whether it still fits the log."""
-    where = index_dir()
+    """Every index file and alert checkpoint: its kind, size, the log it describes, how much of it, and whether it
+    still fits the log."""
     files = []
-    for path in sorted(where.glob("*" + SUFFIX)) if where.is_dir() else ():
-        row: dict[str, Any] = {"file": str(path), "bytes": _size(path)}
+    for kind, path in _kept():
+        row: dict[str, Any] = {"file": str(path), "kind": kind, "bytes": _size(path)}
         try:
-            meta, _ = read_meta(path)
+            if kind == "index":
+                meta, _ = read_meta(path)
+                log, size, events, reason = meta.log, meta.size, meta.events, check(meta, Path(meta.log))
+            else:
+                found, reason = checkpoint.describe(path)
+                log, size, events = found["log"], found["size"], None
         except (OSError, ValueError) as exc:
             row.update({"log": None, "indexedBytes": None, "events": None, "state": "unreadable", "reason": str(exc)})
         else:
-            reason = check(meta, Path(meta.log))
-            row.update({"log": meta.log, "indexedBytes": meta.size, "events": meta.events,
+            row.update({"log": log, "indexedBytes": size, "events": events,
                         "state": "valid" if reason is None else "stale", "reason": reason})  # fmt: skip
         files.append(row)
-    return {"dir": str(where), "files": files, "bytes": sum(f["bytes"] for f in files)}
+    return {"dir": str(cache_dir()), "files": files, "bytes": sum(f["bytes"] for f in files)}
+
+
+def _kinds() -> list[tuple[str, Path, str]]:
+    """Each kind of file kept in the cache: its name, directory and suffix."""
+    return [("index", index_dir(), SUFFIX), ("alerts", checkpoint.checkpoint_dir(), checkpoint.SUFFIX)]
+
+
+def _kept(prefix: str = "") -> list[tuple[str, Path]]:
+    """Every index file and alert checkpoint in the cache (those named ``prefix``…), with its kind."""
+    found: list[tuple[str, Path]] = []
+    for kind, where, suffix in _kinds():
+        found += [(kind, path) for path in sorted(where.glob(prefix + "*" + suffix))] if where.is_dir() else []
+    return found
 
 
 def cache_clear(log: str | None) -> dict[str, Any]:
-    """Remove every index file (and any left half-written), or only ``log``'s."""
-    where = index_dir()
+    """Remove every index file and alert checkpoint (and any left half-written), or only ``log``'s."""
     if log is not None:
         try:
             target = resolve_log_path(log)
         except TapedeckError:
             target = Path(log).expanduser()
-        doomed = [index_path(target)]
+        doomed = [index_path(target), checkpoint.checkpoint_path(target)]
     else:
-        doomed = sorted(where.glob("*" + SUFFIX)) + sorted(where.glob(".tmp-*" + SUFFIX)) if where.is_dir() else []
+        doomed = [path for _, path in _kept() + _kept(".tmp-")]
     removed = []
     for path in doomed:
         size = _size(path)
@@ -54,7 +72,7 @@ def cache_clear(log: str | None) -> dict[str, Any]:
         except OSError as exc:
             raise TapedeckError(f"{path}: cannot remove ({exc.strerror or exc})") from exc
         removed.append({"file": str(path), "bytes": size})
-    return {"dir": str(where), "removed": removed, "bytes": sum(r["bytes"] for r in removed)}
+    return {"dir": str(cache_dir()), "removed": removed, "bytes": sum(r["bytes"] for r in removed)}
 
 
 def _size(path: Path) -> int:
@@ -67,18 +85,20 @@ def _size(path: Path) -> int:
 def _render_info(r: dict[str, Any]) -> str:
     files = r["files"]
     if not files:
-        return f"no index files in {r['dir']}"
-    lines = [f"{len(files)} index file(s) in {r['dir']}, {human_chars(r['bytes'])}B"]
+        return f"no index files or alert checkpoints in {r['dir']}"
+    lines = [f"{len(files)} file(s) in {r['dir']}, {human_chars(r['bytes'])}B"]
     for f in files:
         what = f["state"] + (f" ({f['reason']})" if f["reason"] else "")
-        indexed = "" if f["indexedBytes"] is None else f" {human_chars(f['indexedBytes'])}B, {f['events']} events"
-        lines.append(f"  {Path(f['file']).name}  {human_chars(f['bytes'])}B  {f['log'] or '?'}{indexed}  {what}")
+        events = "" if f["events"] is None else f", {f['events']} events"
+        indexed = "" if f["indexedBytes"] is None else f" {human_chars(f['indexedBytes'])}B{events}"
+        name = Path(f["file"]).name
+        lines.append(f"  {f['kind']:<6} {name}  {human_chars(f['bytes'])}B  {f['log'] or '?'}{indexed}  {what}")
     return "\n".join(lines)
 
 
 def _render_clear(r: dict[str, Any]) -> str:
     n = len(r["removed"])
-    return f"removed {n} index file(s), {human_chars(r['bytes'])}B, from {r['dir']}" if n else "no index file to remove"
+    return f"removed {n} file(s), {human_chars(r['bytes'])}B, from {r['dir']}" if n else "nothing to remove"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -88,13 +108,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help=COMMANDS["cache"].help,
         description="tapedeck keeps an index of each log of 1 MiB or more it reads, in its cache directory "
         "($TAPEDECK_CACHE_DIR, else $XDG_CACHE_HOME/tapedeck, else ~/.cache/tapedeck), so that reading it again "
-        "decodes only what was appended since. Index files are never needed: removing them costs one full read.",
+        "decodes only what was appended since, and the alert engine's state at the end of each such log that "
+        "'sessions' or 'alerts' read whole, so that they do not read it again while it is unchanged. Neither is "
+        "ever needed: removing them costs one full read.",
     )
     what = p.add_subparsers(dest="what", metavar="ACTION", required=True)
-    info = what.add_parser("info", help="list the index files: size, the log each indexes, valid or stale")
+    info = what.add_parser("info", help="list the index files and alert checkpoints: size, the log of each, valid or stale")
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(handler=guarded(lambda a: emit(cache_info(), a.json, _render_info)))
-    clear = what.add_parser("clear", help="remove every index file, or only LOG's")
+    clear = what.add_parser("clear", help="remove every index file and alert checkpoint, or only LOG's")
     clear.add_argument("log", nargs="?", metavar="LOG", help="a session log or session directory")
     clear.add_argument("--json", action="store_true", help="print JSON")
     clear.set_defaults(handler=guarded(lambda a: emit(cache_clear(a.log), a.json, _render_clear)))

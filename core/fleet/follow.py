@@ -68,6 +68,27 @@ class SessionWatch(AlertWatch):
         self.usage: dict[tuple[int, int], tuple[int | None, int]] = {}  # (turn, step) -> (cache hits, misses)
         return super()._engine()
 
+    FOLD_TYPES = {  # what ``fold_state`` keeps of the row's own columns (a checkpoint's types)
+        "title": str | None,
+        "turn": int | None,
+        "step": int | None,
+        "phase": str | None,
+        "task_class": str | None,
+        "ended": tuple[int | None, str],
+        "usage": dict[tuple[int, int], tuple[int | None, int]],
+    }
+
+    def fold_state(self) -> dict[str, Any]:
+        """The row's own columns as the events folded them."""
+        return {"title": self.title, "turn": self.turn, "step": self.step, "phase": self.phase,
+                "task_class": self.task_class, "ended": self.ended.state(), "usage": self.usage}  # fmt: skip
+
+    def restore_fold(self, fold: dict[str, Any]) -> None:
+        """Take back the columns ``fold_state`` gave."""
+        self.title, self.turn, self.step = fold["title"], fold["turn"], fold["step"]
+        self.phase, self.task_class, self.usage = fold["phase"], fold["task_class"], fold["usage"]
+        self.ended.restore(fold["ended"])
+
     def seen(self, events: list[dict[str, Any]]) -> None:
         """Fold the row's own columns from the events the engine is about to see."""
         self._grew = True
@@ -134,7 +155,7 @@ class SessionWatch(AlertWatch):
         signals = self.engine.signals
         last = signals.last_write
         if last is not None and self.ref.mtime * 1000 != last:
-            self.ref = dataclasses.replace(self.ref, mtime=last / 1000, size=self.tailer.offset)
+            self.ref = dataclasses.replace(self.ref, mtime=last / 1000, size=self.consumed)
         ratio, _ = context_ratio(signals)
         hits = [hit for hit, _ in self.usage.values() if hit is not None]
         cached = cached_share(sum(hits) if hits else None, sum(m for _, m in self.usage.values()))
@@ -174,6 +195,8 @@ class RemoteSessionWatch(SessionWatch):
         self.tailer: RemoteTailer
         self._asked = float("-inf")  # when the log was last polled (monotonic)
         self.prefetched_host: HostState | None = None  # read with many others by ``Fleet.poll``
+
+    checkpoints = False  # a remote log is never read whole in one go: nothing to keep
 
     def _reader(self) -> tuple[RemoteTailer, None]:
         """A tailer over SFTP; no line table (its lines are read back from a local file): the engine keeps the
@@ -381,4 +404,4 @@ class Fleet:
     @property
     def bytes_read(self) -> int:
         """Bytes of the logs consumed so far, over every watch."""
-        return sum(watch.tailer.offset for watch in self.watches.values())
+        return sum(watch.consumed for watch in self.watches.values())

@@ -82,9 +82,14 @@ def index_dir() -> Path:
 
 
 def index_path(log: Path) -> Path:
-    """The index file of ``log`` (named by a hash of its real path)."""
+    """The index file of ``log``."""
+    return named_for(log, index_dir(), SUFFIX)
+
+
+def named_for(log: Path, where: Path, suffix: str) -> Path:
+    """The file in ``where`` that tapedeck keeps of ``log``, named by a hash of the log's real path."""
     real = os.path.realpath(log)
-    return index_dir() / (hashlib.blake2b(os.fsencode(real), digest_size=16).hexdigest() + SUFFIX)
+    return where / (hashlib.blake2b(os.fsencode(real), digest_size=16).hexdigest() + suffix)
 
 
 @functools.cache
@@ -163,7 +168,7 @@ def _digest(meta: bytes) -> bytes:
     return hashlib.blake2b(meta, digest_size=_DIGEST).digest()
 
 
-def _ends(log: Path, size: int) -> tuple[str, str]:
+def ends(log: Path, size: int) -> tuple[str, str]:
     """The hashes of the first and the last ``HASH_BYTES`` of the first ``size`` bytes of ``log``."""
     with open(log, "rb") as f:
         head = f.read(min(size, HASH_BYTES))
@@ -204,7 +209,7 @@ def check(meta: Meta, log: Path) -> str | None:
             return "the log was replaced by another file"
         if st.st_size < meta.size:
             return "the log was truncated"
-        if _ends(log, meta.size) != (meta.head, meta.tail):
+        if ends(log, meta.size) != (meta.head, meta.tail):
             return "the log was rewritten"
     except OSError as exc:
         return f"the log cannot be read ({exc.strerror or exc})"
@@ -287,7 +292,7 @@ def write(
                 spool.truncate()
                 body, kept = _compressed({"state": raw_state, **sections}, DENSE_LEVEL, spool), None
                 del raw_state
-            head, tail = _ends(log, size)
+            head, tail = ends(log, size)
             meta = orjson.dumps(
                 {"log": os.path.realpath(log), "size": size, "dev": st.st_dev, "ino": st.st_ino, "head": head,
                  "tail": tail, "code": code_fingerprint(), "compressed": decoder.compressed,

@@ -34,6 +34,14 @@ class TurnOutcome:
                 kind = reason.get("kind") if isinstance(reason, dict) else None
                 self._outcome = kind if isinstance(kind, str) and kind else "ended"
 
+    def state(self) -> tuple[int | None, str]:
+        """What the fold holds (``restore`` takes it back)."""
+        return self.turns, self._outcome
+
+    def restore(self, state: tuple[int | None, str]) -> None:
+        """Take back what ``state`` gave."""
+        self.turns, self._outcome = state
+
     @property
     def outcome(self) -> str:
         """How the last turn ended (a log, or a tail of one, that names a turn but no start or end: inside it)."""

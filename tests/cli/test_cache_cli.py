@@ -105,21 +105,22 @@ def test_cache_info_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]
         logs.append(log)
     code, out, _ = _out(["cache", "info", "--json"], capsys)
     info = orjson.loads(out)
-    assert code == 0 and info["dir"] == str(tmp_path / "cache" / "index")
+    assert code == 0 and info["dir"] == str(tmp_path / "cache")
+    assert {f["kind"] for f in info["files"]} == {"index"}
     assert sorted(f["log"] for f in info["files"]) == [os.path.realpath(p) for p in logs]
     assert {f["state"] for f in info["files"]} == {"valid"}
     assert info["bytes"] == sum(f["bytes"] for f in info["files"]) > 0
     with open(logs[0], "r+b") as f:  # rewritten where it was indexed
         f.write(b"[")
     code, out, _ = _out(["cache", "info"], capsys)
-    assert "2 index file(s)" in out
+    assert "2 file(s)" in out
     assert "stale (the log was rewritten)" in out and " valid" in out
     code, out, _ = _out(["cache", "clear", str(logs[0].parent), "--json"], capsys)
     assert [r["file"] for r in orjson.loads(out)["removed"]] == [str(index.index_path(logs[0]))]
     code, out, _ = _out(["cache", "clear"], capsys)
-    assert code == 0 and out.startswith("removed 1 index file(s)")
-    assert _out(["cache", "info"], capsys)[1] == f"no index files in {tmp_path / 'cache' / 'index'}\n"
-    assert _out(["cache", "clear"], capsys)[1] == "no index file to remove\n"
+    assert code == 0 and out.startswith("removed 1 file(s)")
+    assert _out(["cache", "info"], capsys)[1] == f"no index files or alert checkpoints in {tmp_path / 'cache'}\n"
+    assert _out(["cache", "clear"], capsys)[1] == "nothing to remove\n"
 
 
 def test_an_unreadable_index_file_is_listed_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
