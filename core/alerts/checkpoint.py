@@ -1,11 +1,12 @@
 """The alert engine's state at the end of a log, kept in tapedeck's cache so that reading the log again is not needed.
 
-``tapedeck sessions`` and ``tapedeck alerts`` replay every log they are given through the alert engine: seconds
-for a log of a hundred MB, every time, though most logs under a sessions root have long stopped growing. After a
-one-shot read of a whole log (``AlertWatch.poll`` with ``final``, from the log's start), the watch's state as the
-read left it, before the clock rules run, is written here: the engine's signals and alerts, the fleet row's own
-fold, the alerts the read raised and the problems it met. The next one-shot read of the same, unchanged log
-restores it instead of reading the log, then ticks the clock rules at its own time, so both give the same answer.
+``tapedeck sessions``, ``tapedeck alerts`` and the fleet table replay every log they are given through the alert
+engine: seconds for a log of a hundred MB, every time, though most logs under a sessions root have long stopped
+growing. After the first read of a local log (``AlertWatch.poll``, from the log's start to its end) that ends at a
+line's end, the watch's state as the read left it, before the clock rules run, is written here: the engine's
+signals and alerts, the fleet row's own fold, the alerts the read raised and the problems it met. The next first
+read of the same, unchanged log restores it instead of reading the log, then ticks the clock rules at its own
+time, so both give the same answer; a watch that follows the log reads it from its start once it changes.
 
 A checkpoint is used only for the very file it describes: same real path and watch path, device, inode, size,
 modification time and hashes of its first and last ``core.read.index.HASH_BYTES`` (a log that grew, was rewritten

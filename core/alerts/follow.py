@@ -44,6 +44,15 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _stamp(path: Path) -> tuple[int, int, int, int] | None:
+    """A log's size, modification time, device and inode (None: it cannot be read)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino
+
+
 def logs_of(targets: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """The session logs the targets name: each log file or session directory, and every session under a root."""
     found: list[Path] = []
@@ -76,7 +85,7 @@ class AlertWatch:
         self.host: HostState | None = None  # the host's state at the last tick (with ``live``)
         self._reported: set[tuple[str, str, int]] = set()  # (session, cause, seq) of every alert raised
         self._replaying: set[tuple[str, str, int]] = set()  # those raised before the last reset, not raised since
-        self._restored: int | None = None  # bytes of the log a checkpoint stood for (no reader read them)
+        self._restored: tuple[int, int, int, int] | None = None  # the log a checkpoint stood for (``_stamp``)
 
     def _reader(self) -> tuple[Tailer, LineStore | None]:
         """A tailer from the file's start, and the table of where its lines are: the cache-break watcher reads the
@@ -96,9 +105,11 @@ class AlertWatch:
         The file is read ``SLICE`` bytes at a time, each slice's events fed before the next is decoded, so a big
         log never sits in memory decoded whole (the rules see each event alone, so slices change nothing).
         """
-        if self._restored is not None:  # a checkpoint stood for the log so far: read it from its start now
-            self._restart()
-        whole = final and self.checkpoints and self.tailer.decoder is None  # a one-shot read of the whole log
+        if self._restored is not None:  # a checkpoint stood for the log: unless it changed since, it still does
+            if self._restored == _stamp(self.path):
+                return self.once(self.tick(now))
+            self._restart()  # read from its start (an alert raised before is not raised again)
+        whole = self.checkpoints and self.tailer.decoder is None  # a first read, of the whole log as it is now
         if whole and (state := self._checkpoint()) is not None:
             out = list(state.raised)
             out.extend(self.tick(now))
@@ -122,14 +133,14 @@ class AlertWatch:
                 break
             if self.pace is not None:
                 self.pace()
-        if final:
-            self._feed(self.tailer.finish().events, now, out)
         if whole:
             self._keep(out)
+        if final:
+            self._feed(self.tailer.finish().events, now, out)
         out.extend(self.tick(now))
         return self.once(out)
 
-    checkpoints = True  # a one-shot read of a whole local log keeps its state for the next (core.alerts.checkpoint)
+    checkpoints = True  # a first read of a local log keeps its state for the next one (core.alerts.checkpoint)
     FOLD_TYPES: dict[str, Any] = {}  # a subclass's own columns, kept beside the engine's state: name -> type
 
     def fold_state(self) -> dict[str, Any]:
@@ -142,7 +153,7 @@ class AlertWatch:
     @property
     def consumed(self) -> int:
         """Bytes of the log read so far (or that a checkpoint stood for)."""
-        return self.tailer.offset if self._restored is None else self._restored
+        return self.tailer.offset if self._restored is None else self._restored[0]
 
     def _restart(self) -> None:
         """Read the log from its start with a new reader and engine (an alert raised before is not raised again)."""
@@ -152,7 +163,8 @@ class AlertWatch:
         self._restored = None
 
     def _keep(self, raised: list[Alert]) -> None:
-        """Write the state a one-shot read of the whole log left, before the clock rules run."""
+        """Write the state a first read of the whole log left, before the clock rules run (when it ended at a
+        line's end: what a final read does with a torn last line a later append may still complete)."""
         from core.alerts import checkpoint
 
         decoder, engine = self.tailer.decoder, self.engine
@@ -166,15 +178,16 @@ class AlertWatch:
         """The state a checkpoint of the log as it is now holds, taken into this watch (None: there is none)."""
         from core.alerts import checkpoint
 
+        stamp = _stamp(self.path)  # taken first: a change after it shows at the next poll
         state = checkpoint.read(self.path, str(self.path), checkpoint.settings_key(self.config), self.FOLD_TYPES)
-        if state is None:
+        if state is None or stamp is None or stamp[0] != state.offset:
             return None
         engine = self.engine
         engine.session, engine.signals, engine.active = state.session, state.signals, state.active
         engine.fired, engine.transitions, engine.host_guards = state.fired, state.transitions, state.host_guards
         self.problems.extend(state.problems)
         self.restore_fold(state.fold)
-        self._restored = state.offset
+        self._restored = stamp
         return state
 
     def once(self, alerts: list[Alert]) -> list[Alert]:

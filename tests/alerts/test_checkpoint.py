@@ -1,6 +1,6 @@
-"""The alert engine's checkpoint: a one-shot read of an unchanged log restores what a full read of it gives (the
+"""The alert engine's checkpoint: a first read of an unchanged log restores what a full read of it gives (the
 fleet's rows, the alerts raised and the clock rules' answers at any later time), and any change, damage or other
-setting means a full read again."""
+setting means a full read again; a follower reads the log from its start once it changes."""
 
 from __future__ import annotations
 
@@ -79,10 +79,10 @@ def test_an_unchanged_log_is_not_read_again_and_gives_what_a_full_read_gives(roo
     cold, fleet = _fleet(root, config)
     assert not _restored(fleet)
     kept = sorted((tmp_path / "cache" / "alerts").glob("*" + checkpoint.SUFFIX))
-    assert len(kept) == len(fleet.watches)  # the cut log too: its torn last line is ignored while it stays torn
+    assert len(kept) == len(fleet.watches) - 1  # the cut log gets none: an append may complete its torn last line
     assert any(row["attention"] for row in cold[:-1]) and cold[-1], "the eager rules fire on these logs"
     warm, fleet = _fleet(root, config)
-    assert _restored(fleet) == set(fleet.watches)
+    assert _restored(fleet) == {key for key in fleet.watches if not key.endswith("cut/session.jsonl")}
     assert warm == cold
     assert fleet.bytes_read == sum(os.path.getsize(key) for key in fleet.watches)
     for now in (NOW - 10_000_000_000, LATER):  # the clock rules, judged at other times, agree too
@@ -97,7 +97,8 @@ def test_alerts_of_a_kept_log_are_those_of_a_full_read(root: Path) -> None:
     assert cold[0]
     assert _alerts(paths, config) == cold
     for path in paths:
-        assert checkpoint.read(path, str(path), checkpoint.settings_key(config), {}) is not None
+        kept = checkpoint.read(path, str(path), checkpoint.settings_key(config), {})
+        assert (kept is None) == (path.parent.name == "cut")
 
 
 def test_a_log_that_changed_is_read_in_full(root: Path) -> None:
@@ -113,6 +114,28 @@ def test_a_log_that_changed_is_read_in_full(root: Path) -> None:
     data = log.read_bytes()
     log.write_bytes(data[:100] + b"X" + data[101:])  # rewritten in place, same size
     assert str(log) not in _restored(_fleet(root, config)[1])
+
+
+def test_a_follower_restores_then_reads_the_log_once_it_changes(root: Path) -> None:
+    config = _eager()
+    cold, _ = _fleet(root, config)
+    fleet = Fleet([root], config)
+    raised: list[Alert] = []
+    fleet.poll(NOW, raised=raised)
+    fleet.poll(NOW + 1000, raised=raised)  # unchanged: the clock rules only
+    assert _restored(fleet) and fleet.watches.keys() - _restored(fleet) == {str(root / "--w--" / "cut" / "session.jsonl")}
+    log = root / "--w--" / "dsh-plain" / "session.jsonl"
+    with open(log, "ab") as f:
+        f.write(orjson.dumps({"type": "session/title", "data": {"title": "renamed"}}) + b"\n")
+    fleet.poll(NOW + 2000, raised=raised)
+    assert str(log) not in _restored(fleet)
+    rows = {row.key: row.to_dict() for row in fleet.rows(NOW + 2000)}
+    shutil.rmtree(root.parent / "cache")
+    cold_now = {row["path"]: row for row in _fleet(root, config, NOW + 2000)[0][:-1]}
+    assert rows == cold_now
+    # every alert once: what the restore raised, then nothing again when the changed log was read from its start
+    keys = [(a.path, a.session, a.cause, a.seq) for a in raised]
+    assert len(keys) == len(set(keys))
 
 
 def test_other_settings_read_the_log_in_full(root: Path) -> None:
