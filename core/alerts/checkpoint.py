@@ -76,8 +76,8 @@ def code_fingerprint() -> str:
     return source_fingerprint(Path(__file__).resolve().parent.parent, _CODE_DIRS) + f".{FORMAT}"
 
 
-def settings_key(config: Any) -> str:
-    """A hash of the alert and model settings of a ``PolicyConfig``."""
+def _settings(config: Any) -> str:
+    """A hash of the alert and model settings of a ``PolicyConfig`` (AttributeError: it has no such sections)."""
     body = orjson.dumps({"alerts": config.alerts.to_dict(), "model": config.model.to_dict()},
                         option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS)  # fmt: skip
     return hashlib.blake2b(body, digest_size=16).hexdigest()
@@ -91,10 +91,12 @@ def _identity(log: Path, watched: str, size: int, settings: str) -> dict[str, An
             "settings": settings}  # fmt: skip
 
 
-def write(log: Path, watched: str, settings: str, state: WatchState, fold_types: dict[str, Any]) -> bool:
-    """Write ``state`` as the checkpoint of ``log`` (watched as ``watched``) read whole under ``settings``; False
-    (and no file) when the log is too small, changed under the read, or the state cannot be written."""
+def write(log: Path, watched: str, config: Any, state: WatchState, fold_types: dict[str, Any]) -> bool:
+    """Write ``state`` as the checkpoint of ``log`` (watched as ``watched``) read whole under the ``PolicyConfig``
+    ``config``; False (and no file) when the log is too small, changed under the read, or the state cannot be
+    written."""
     try:
+        settings = _settings(config)
         if state.offset < max(min_log_bytes(), 1) or os.stat(log).st_size != state.offset:
             return False
         _check_fold(state.fold, fold_types)  # what cannot be read back is not written
@@ -107,7 +109,7 @@ def write(log: Path, watched: str, settings: str, state: WatchState, fold_types:
             path, [MAGIC, hashlib.blake2b(body, digest_size=32).digest(), body], prefix=".tmp-", suffix=SUFFIX
         )
         return True
-    except (OSError, ValueError, TypeError, OverflowError, RuntimeError, orjson.JSONEncodeError):
+    except (OSError, ValueError, TypeError, AttributeError, OverflowError, RuntimeError, orjson.JSONEncodeError):
         return False
 
 
@@ -147,10 +149,11 @@ def describe(path: Path) -> tuple[dict[str, Any], str | None]:
     return meta, None
 
 
-def read(log: Path, watched: str, settings: str, fold_types: dict[str, Any]) -> WatchState | None:
-    """The checkpoint of ``log`` when it describes the file as it is now, watched as ``watched`` under
-    ``settings``; None otherwise (see the module docstring)."""
+def read(log: Path, watched: str, config: Any, fold_types: dict[str, Any]) -> WatchState | None:
+    """The checkpoint of ``log`` when it describes the file as it is now, watched as ``watched`` under the
+    ``PolicyConfig`` ``config``; None otherwise (see the module docstring)."""
     try:
+        settings = _settings(config)
         meta, raw = _load(checkpoint_path(log))
         if meta != _identity(log, watched, meta["size"], settings) or os.stat(log).st_size != meta["size"]:
             return None
@@ -162,17 +165,8 @@ def read(log: Path, watched: str, settings: str, fold_types: dict[str, Any]) -> 
             return None
         _check_fold(state.fold, fold_types)
         return state
-    except (
-        OSError,
-        ValueError,
-        TypeError,
-        KeyError,
-        IndexError,
-        OverflowError,
-        RecursionError,
-        RuntimeError,
-        MemoryError,
-    ):  # fmt: skip  (RuntimeError: no home directory for the cache)
+    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError,
+            RuntimeError, MemoryError):  # fmt: skip  (RuntimeError: no home directory for the cache)
         return None
 
 

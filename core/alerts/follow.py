@@ -172,14 +172,14 @@ class AlertWatch:
             return
         state = checkpoint.WatchState(self.tailer.offset, engine.session, engine.signals, engine.active, engine.fired,
                                       engine.transitions, engine.host_guards, raised, self.problems, self.fold_state())  # fmt: skip
-        checkpoint.write(self.path, str(self.path), checkpoint.settings_key(self.config), state, self.FOLD_TYPES)
+        checkpoint.write(self.path, str(self.path), self.config, state, self.FOLD_TYPES)
 
     def _checkpoint(self) -> Any:
         """The state a checkpoint of the log as it is now holds, taken into this watch (None: there is none)."""
         from core.alerts import checkpoint
 
         stamp = _stamp(self.path)  # taken first: a change after it shows at the next poll
-        state = checkpoint.read(self.path, str(self.path), checkpoint.settings_key(self.config), self.FOLD_TYPES)
+        state = checkpoint.read(self.path, str(self.path), self.config, self.FOLD_TYPES)
         if state is None or stamp is None or stamp[0] != state.offset:
             return None
         engine = self.engine

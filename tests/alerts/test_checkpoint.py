@@ -97,7 +97,7 @@ def test_alerts_of_a_kept_log_are_those_of_a_full_read(root: Path) -> None:
     assert cold[0]
     assert _alerts(paths, config) == cold
     for path in paths:
-        kept = checkpoint.read(path, str(path), checkpoint.settings_key(config), {})
+        kept = checkpoint.read(path, str(path), config, {})
         assert (kept is None) == (path.parent.name == "cut")
 
 
@@ -202,7 +202,7 @@ def test_a_forged_checkpoint_never_crashes_a_read(tmp_path: Path, data: st.DataO
     forged = _replace(state, nodes[at], data.draw(tagged))
     path.write_bytes(_resealed(original, orjson.dumps([meta, forged])))
     config = _eager()
-    restored = checkpoint.read(log, str(log), checkpoint.settings_key(config), {})
+    restored = checkpoint.read(log, str(log), config, {})
     watch = AlertWatch(log, config)
     alerts = watch.poll(NOW, final=True)  # restored or read: either way an answer
     assert all(isinstance(a, Alert) for a in alerts)
