@@ -40,7 +40,7 @@ FORMAT = 1
 MAGIC = b"tapedeck-alerts\n"
 SUFFIX = ".ack"
 MAX_BYTES = 64 << 20  # a checkpoint bigger than this is not read
-_CODE_DIRS = ("alerts", "fleet", "log", "read", "rebuild", "shared")
+_CODE_DIRS = ("alerts", "control", "fleet", "host", "log", "policies", "read", "rebuild", "shared")
 _CLASSES: dict[str, type] = {cls.__name__: cls for cls in (Signals, CacheBreak, Alert)}
 
 
@@ -53,6 +53,7 @@ class WatchState:
     signals: Signals
     active: dict[str, Alert]
     fired: list[Alert]
+    undated: list[int]  # which of ``fired`` an event raised before any event had a time (dated by the read's clock)
     transitions: list[tuple[str, bool]]
     host_guards: frozenset[str]
     raised: list[Alert]  # what the read raised (the poll's answer before the tick's)
@@ -65,9 +66,26 @@ def checkpoint_dir() -> Path:
     return cache_dir() / "alerts"
 
 
-def checkpoint_path(log: Path) -> Path:
-    """The checkpoint file of ``log``."""
-    return named_for(log, checkpoint_dir(), SUFFIX)
+def checkpoint_path(log: Path, kind: str) -> Path:
+    """The checkpoint file of ``log`` kept by a watch of ``kind`` (the fleet's keeps the row's columns too)."""
+    return named_for(log, checkpoint_dir(), f".{kind}{SUFFIX}")
+
+
+def checkpoint_paths(log: Path) -> list[Path]:
+    """Every checkpoint file of ``log``, of any kind."""
+    stem = checkpoint_path(log, "").name.removesuffix(SUFFIX)
+    where = checkpoint_dir()
+    return sorted(where.glob(f"{stem}*{SUFFIX}")) if where.is_dir() else []
+
+
+def holds(log: Path, stamp: tuple[int, int, int, int], kept: tuple[str, str]) -> bool:
+    """Whether ``log`` still begins with the bytes a checkpoint stood for: the same device and inode, at least
+    ``stamp``'s size, the same hashes ``kept`` of its first and last ``core.read.index.HASH_BYTES`` of them."""
+    try:
+        st = os.stat(log)
+        return (st.st_dev, st.st_ino) == stamp[2:] and st.st_size >= stamp[0] and ends(log, stamp[0]) == kept
+    except OSError:
+        return False
 
 
 @functools.cache
@@ -91,8 +109,8 @@ def _identity(log: Path, watched: str, size: int, settings: str) -> dict[str, An
             "settings": settings}  # fmt: skip
 
 
-def write(log: Path, watched: str, config: Any, state: WatchState, fold_types: dict[str, Any]) -> bool:
-    """Write ``state`` as the checkpoint of ``log`` (watched as ``watched``) read whole under the ``PolicyConfig``
+def write(log: Path, kind: str, config: Any, state: WatchState, fold_types: dict[str, Any]) -> bool:
+    """Write ``state`` as the checkpoint of ``log`` read whole by a watch of ``kind`` under the ``PolicyConfig``
     ``config``; False (and no file) when the log is too small, changed under the read, or the state cannot be
     written."""
     try:
@@ -100,10 +118,10 @@ def write(log: Path, watched: str, config: Any, state: WatchState, fold_types: d
         if state.offset < max(min_log_bytes(), 1) or os.stat(log).st_size != state.offset:
             return False
         _check_fold(state.fold, fold_types)  # what cannot be read back is not written
-        meta = _identity(log, watched, state.offset, settings)
+        meta = _identity(log, str(log), state.offset, settings)
         fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(WatchState)}
         body = orjson.dumps([meta, _encode(fields)])
-        path = checkpoint_path(log)
+        path = checkpoint_path(log, kind)
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         replace_file(
             path, [MAGIC, hashlib.blake2b(body, digest_size=32).digest(), body], prefix=".tmp-", suffix=SUFFIX
@@ -149,13 +167,14 @@ def describe(path: Path) -> tuple[dict[str, Any], str | None]:
     return meta, None
 
 
-def read(log: Path, watched: str, config: Any, fold_types: dict[str, Any]) -> WatchState | None:
-    """The checkpoint of ``log`` when it describes the file as it is now, watched as ``watched`` under the
-    ``PolicyConfig`` ``config``; None otherwise (see the module docstring)."""
+def read(log: Path, kind: str, config: Any, fold_types: dict[str, Any]) -> tuple[WatchState, tuple[str, str]] | None:
+    """The checkpoint a watch of ``kind`` kept of ``log`` when it describes the file as it is now, under the
+    ``PolicyConfig`` ``config``, with the hashes of the log's ends it holds; None otherwise (see the module
+    docstring)."""
     try:
         settings = _settings(config)
-        meta, raw = _load(checkpoint_path(log))
-        if meta != _identity(log, watched, meta["size"], settings) or os.stat(log).st_size != meta["size"]:
+        meta, raw = _load(checkpoint_path(log, kind))
+        if meta != _identity(log, str(log), meta["size"], settings) or os.stat(log).st_size != meta["size"]:
             return None
         fields = _decode(raw)
         if type(fields) is not dict or set(fields) != {f.name for f in dataclasses.fields(WatchState)}:
@@ -163,8 +182,10 @@ def read(log: Path, watched: str, config: Any, fold_types: dict[str, Any]) -> Wa
         state = WatchState(**fields)
         if not _typed(state, WatchState) or state.offset != meta["size"]:
             return None
+        if not all(0 <= k < len(state.fired) for k in state.undated):
+            return None
         _check_fold(state.fold, fold_types)
-        return state
+        return state, (meta["head"], meta["tail"])
     except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError,
             RuntimeError, MemoryError):  # fmt: skip  (RuntimeError: no home directory for the cache)
         return None

@@ -195,6 +195,7 @@ class AlertEngine:
         self.active: dict[str, Alert] = {}
         self.fired: list[Alert] = []
         self.transitions: list[tuple[str, bool]] = []  # (cause, raised) at each rise and each clear, in order
+        self.undated: list[Alert] = []  # those of ``fired`` an event raised before any event had a time: dated ``now``
         self.host_guards: frozenset[str] = frozenset()  # causes the session's own tapedeck host acts on
         self._requests: _Requests | None = None
         self._window_ms = int(config.rule("run-rate")["windowMinutes"] * 60_000)
@@ -259,9 +260,12 @@ class AlertEngine:
         """Judge the rules whose inputs the last event changed."""
         if touched:
             at = self.signals.last_time if self.signals.last_time is not None else now
+            before = len(self.fired)
             for cause in CAUSES:
                 if cause in touched and cause in self._rules:
                     self._judge(cause, None, at, out)
+            if self.signals.last_time is None:
+                self.undated += self.fired[before:]
 
     def tick(self, now: int, host_state: str | None = None, last_write: int | None = None) -> list[Alert]:
         """Re-evaluate the rules that depend on time or on the host's liveness; ``host_state`` is

@@ -12,6 +12,7 @@ new sessions under the roots it was given.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import time
@@ -42,6 +43,15 @@ SLICE = 1 << 18  # bytes read and fed per step of a poll (packed rows expand to 
 def now_ms() -> int:
     """The wall clock in epoch milliseconds."""
     return int(time.time() * 1000)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Restored:
+    """The log a checkpoint stood for: its ``_stamp`` then, and the hashes of its first and last bytes
+    (``core.read.index.ends``)."""
+
+    stamp: tuple[int, int, int, int]
+    ends: tuple[str, str]
 
 
 def _stamp(path: Path) -> tuple[int, int, int, int] | None:
@@ -85,7 +95,7 @@ class AlertWatch:
         self.host: HostState | None = None  # the host's state at the last tick (with ``live``)
         self._reported: set[tuple[str, str, int]] = set()  # (session, cause, seq) of every alert raised
         self._replaying: set[tuple[str, str, int]] = set()  # those raised before the last reset, not raised since
-        self._restored: tuple[int, int, int, int] | None = None  # the log a checkpoint stood for (``_stamp``)
+        self._restored: Restored | None = None  # the log a checkpoint stood for
 
     def _reader(self) -> tuple[Tailer, LineStore | None]:
         """A tailer from the file's start, and the table of where its lines are: the cache-break watcher reads the
@@ -106,11 +116,11 @@ class AlertWatch:
         log never sits in memory decoded whole (the rules see each event alone, so slices change nothing).
         """
         if self._restored is not None:  # a checkpoint stood for the log: unless it changed since, it still does
-            if self._restored == _stamp(self.path):
+            if self._restored.stamp == _stamp(self.path):
                 return self.once(self.tick(now))
-            self._restart()  # read from its start (an alert raised before is not raised again)
+            self._resume(now)
         whole = self.checkpoints and self.tailer.decoder is None  # a first read, of the whole log as it is now
-        if whole and (state := self._checkpoint()) is not None:
+        if whole and (state := self._checkpoint(now)) is not None:
             out = list(state.raised)
             out.extend(self.tick(now))
             return self.once(out)
@@ -141,6 +151,7 @@ class AlertWatch:
         return self.once(out)
 
     checkpoints = True  # a first read of a local log keeps its state for the next one (core.alerts.checkpoint)
+    CHECKPOINT = "alerts"  # the name of the kind of watch whose checkpoint it is (a subclass keeps more)
     FOLD_TYPES: dict[str, Any] = {}  # a subclass's own columns, kept beside the engine's state: name -> type
 
     def fold_state(self) -> dict[str, Any]:
@@ -153,7 +164,7 @@ class AlertWatch:
     @property
     def consumed(self) -> int:
         """Bytes of the log read so far (or that a checkpoint stood for)."""
-        return self.tailer.offset if self._restored is None else self._restored[0]
+        return self.tailer.offset if self._restored is None else self._restored.stamp[0]
 
     def _restart(self) -> None:
         """Read the log from its start with a new reader and engine (an alert raised before is not raised again)."""
@@ -170,25 +181,69 @@ class AlertWatch:
         decoder, engine = self.tailer.decoder, self.engine
         if decoder is None or not decoder.at_boundary:
             return
+        undated = {id(alert) for alert in engine.undated}
         state = checkpoint.WatchState(self.tailer.offset, engine.session, engine.signals, engine.active, engine.fired,
+                                      [k for k, alert in enumerate(engine.fired) if id(alert) in undated],
                                       engine.transitions, engine.host_guards, raised, self.problems, self.fold_state())  # fmt: skip
-        checkpoint.write(self.path, str(self.path), self.config, state, self.FOLD_TYPES)
+        checkpoint.write(self.path, self.CHECKPOINT, self.config, state, self.FOLD_TYPES)
 
-    def _checkpoint(self) -> Any:
-        """The state a checkpoint of the log as it is now holds, taken into this watch (None: there is none)."""
+    def _checkpoint(self, now: int) -> Any:
+        """The state a checkpoint of the log as it is now holds, taken into this watch (None: there is none); an
+        alert an event raised before any event had a time is dated ``now``, as a read now would date it."""
         from core.alerts import checkpoint
 
         stamp = _stamp(self.path)  # taken first: a change after it shows at the next poll
-        state = checkpoint.read(self.path, str(self.path), self.config, self.FOLD_TYPES)
-        if state is None or stamp is None or stamp[0] != state.offset:
+        found = checkpoint.read(self.path, self.CHECKPOINT, self.config, self.FOLD_TYPES)
+        if found is None or stamp is None or stamp[0] != found[0].offset:
             return None
+        state, ends = found
+        # the same alert in ``fired``, ``active`` and ``raised`` (equal values: the checkpoint holds copies)
+        dated = {state.fired[k]: dataclasses.replace(state.fired[k], at=now) for k in state.undated}
         engine = self.engine
-        engine.session, engine.signals, engine.active = state.session, state.signals, state.active
-        engine.fired, engine.transitions, engine.host_guards = state.fired, state.transitions, state.host_guards
+        engine.session, engine.signals, engine.transitions = state.session, state.signals, state.transitions
+        engine.active = {cause: dated.get(alert, alert) for cause, alert in state.active.items()}
+        engine.fired = [dated.get(alert, alert) for alert in state.fired]
+        engine.undated, engine.host_guards = list(dated.values()), state.host_guards
+        state.raised = [dated.get(alert, alert) for alert in state.raised]
         self.problems.extend(state.problems)
         self.restore_fold(state.fold)
-        self._restored = stamp
+        self._restored = Restored(stamp, ends)
         return state
+
+    def _resume(self, now: int) -> None:
+        """The log changed since a checkpoint stood for its first bytes. When they are still there (an append),
+        read them again with a new reader and engine, whose projection (which a checkpoint does not hold) the
+        cache-break rule needs, and give the engine back what this watch's engine holds (signals, alerts, as the
+        clock rules left them): it goes on as if it had read them itself. Otherwise (rewritten, truncated,
+        replaced) read the new file from its start, as after a reset."""
+        from core.alerts import checkpoint
+
+        restored, old, replaying = self._restored, self.engine, self._replaying
+        self._restart()
+        assert restored is not None
+        size = restored.stamp[0]
+        if not checkpoint.holds(self.path, restored.stamp, restored.ends):
+            return
+        while self.tailer.offset < size:  # what the engine raises reading them again, the old engine raised
+            before = self.tailer.offset
+            update = self.tailer.poll(max_bytes=min(SLICE, size - self.tailer.offset))
+            if update.reset:
+                return self._restart()
+            if update.header is not None:
+                self.engine.start(update.header)
+            self._feed(update.events, now, [])
+            if self.lines is not None:
+                self.lines.take_notes()
+            if update.fatal:  # the restored problems told it: the rest of the log is not read
+                break
+            if self.tailer.offset == before:
+                return self._restart()
+            if self.pace is not None:
+                self.pace()
+        engine = self.engine
+        engine.session, engine.signals, engine.transitions = old.session, old.signals, old.transitions
+        engine.active, engine.fired, engine.undated, engine.host_guards = old.active, old.fired, old.undated, old.host_guards
+        self._replaying = replaying
 
     def once(self, alerts: list[Alert]) -> list[Alert]:
         """``alerts`` less those a log read again after a reset raises a second time for the same events (each

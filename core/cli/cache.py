@@ -59,7 +59,7 @@ def cache_clear(log: str | None) -> dict[str, Any]:
             target = resolve_log_path(log)
         except TapedeckError:
             target = Path(log).expanduser()
-        doomed = [index_path(target), checkpoint.checkpoint_path(target)]
+        doomed = [index_path(target), *checkpoint.checkpoint_paths(target)]
     else:
         doomed = [path for _, path in _kept() + _kept(".tmp-")]
     removed = []

@@ -68,6 +68,7 @@ class SessionWatch(AlertWatch):
         self.usage: dict[tuple[int, int], tuple[int | None, int]] = {}  # (turn, step) -> (cache hits, misses)
         return super()._engine()
 
+    CHECKPOINT = "fleet"
     FOLD_TYPES = {  # what ``fold_state`` keeps of the row's own columns (a checkpoint's types)
         "title": str | None,
         "turn": int | None,

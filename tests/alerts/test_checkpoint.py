@@ -97,7 +97,7 @@ def test_alerts_of_a_kept_log_are_those_of_a_full_read(root: Path) -> None:
     assert cold[0]
     assert _alerts(paths, config) == cold
     for path in paths:
-        kept = checkpoint.read(path, str(path), config, {})
+        kept = checkpoint.read(path, "alerts", config, {})
         assert (kept is None) == (path.parent.name == "cut")
 
 
@@ -184,7 +184,7 @@ def test_a_forged_checkpoint_never_crashes_a_read(tmp_path: Path, data: st.DataO
         log.parent.mkdir(parents=True)
         shutil.copy(FIXTURES / "multi-turn.session.jsonl", log)
         _alerts([log], _eager())
-    path = checkpoint.checkpoint_path(log)
+    path = checkpoint.checkpoint_path(log, "alerts")
     if not hasattr(test_a_forged_checkpoint_never_crashes_a_read, "original"):
         test_a_forged_checkpoint_never_crashes_a_read.original = path.read_bytes()  # type: ignore[attr-defined]
     original = test_a_forged_checkpoint_never_crashes_a_read.original  # type: ignore[attr-defined]
@@ -202,13 +202,13 @@ def test_a_forged_checkpoint_never_crashes_a_read(tmp_path: Path, data: st.DataO
     forged = _replace(state, nodes[at], data.draw(tagged))
     path.write_bytes(_resealed(original, orjson.dumps([meta, forged])))
     config = _eager()
-    restored = checkpoint.read(log, str(log), config, {})
+    found = checkpoint.read(log, "alerts", config, {})
     watch = AlertWatch(log, config)
     alerts = watch.poll(NOW, final=True)  # restored or read: either way an answer
     assert all(isinstance(a, Alert) for a in alerts)
     watch.engine.tick(LATER)
-    if restored is not None:
-        assert type(restored.signals) is Signals
+    if found is not None:
+        assert type(found[0].signals) is Signals
 
 
 def _nodes(value: Any, at: tuple[int, ...] = ()) -> list[tuple[int, ...]]:
@@ -264,4 +264,4 @@ def test_cache_info_lists_and_clear_removes_checkpoints(root: Path, capsys: pyte
     assert "stale (the log changed)" in capsys.readouterr().out
     assert main(["cache", "clear", str(log)]) == 0
     assert capsys.readouterr().out.startswith("removed 1 file(s)")
-    assert not checkpoint.checkpoint_path(log).exists()
+    assert not checkpoint.checkpoint_paths(log)
