@@ -35,6 +35,7 @@ from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, tail_
 from core.read import index
 from core.read.facts import FACT_TYPES, SessionFacts
 from core.read.session import Session
+from core.read.session_state import run_columns
 from core.remote.link import Unreachable
 from core.remote.live import REMOTE_INTERVAL, RemoteLog
 from core.shared.diagnostics import Diagnostic
@@ -375,8 +376,10 @@ class LiveSession:
             if self.remote is None
             else self.remote.tailer(self.pace, loading)
         )
-        # a big log read before goes on from its index: only the bytes after it are decoded
-        restored = None if retain else index.restore(log, compressed, loading)
+        # a big log read before goes on from its index: only the bytes after it are decoded (the objects it
+        # restores are all kept, as a load's are: no collector pass walks them)
+        with gc_paused(freeze=True):
+            restored = None if retain else index.restore(log, compressed, loading)
         if (
             restored is None
             and size > PREVIEW_BYTES
@@ -392,6 +395,7 @@ class LiveSession:
             session = Session(header, EventStore(), path=log)  # packed rows stay packed in memory
         elif restored is not None:
             session, lines, facts = restored.session, restored.lines, restored.facts
+            run_columns(session)
             self._decoder_diagnostics = restored.decoder_diagnostics
             tailer.resume(restored.decoder, restored.offset)
             with self.lock:
@@ -400,6 +404,7 @@ class LiveSession:
         else:  # the projection's own pass notes where each line is: events are read back from there
             lines = LineStore(log, tailer)
             session = Session(header, lines, path=log, retain=False)
+            run_columns(session)  # millions of events, a few thousand turns: its per-event columns as runs
             with self.lock:  # rows the pass reached can be listed while it goes on
                 self.lines = lines
                 self._publish()

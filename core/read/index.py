@@ -47,6 +47,7 @@ from core.log.decoder import Consumer, LogDecoder
 from core.log.linestore import LineStore
 from core.read.facts import SessionFacts
 from core.read.index_size import worth_writing as worth_writing  # the size policy, for the index's users
+from core.read.runs import Runs
 from core.read.session import Session
 from core.read.session_state import decode, encode
 from core.shared.fdwrite import replace_file
@@ -310,20 +311,22 @@ def write(
 
 
 def _compressed(sections: dict[str, Any], level: int, sink: BinaryIO) -> int:
-    """The named sections (each a buffer: bytes, an array, or a list of such pieces, as a line table's column is),
+    """The named sections (each a buffer: bytes, an array, or a list of such pieces, as a line table's column is,
+    or ``Runs``, whose pieces are made as they are compressed),
     packed and compressed at zstd ``level`` into one frame with the checksum of its content, written to ``sink``;
     the frame's size in bytes. The compressor takes the sections one by one, its frame sized up front, and its
     output goes out as it comes: joined first, the sections were copied into one buffer (50 MiB on a 500 MB log,
     on top of everything the view holds)."""
-    pieces = {name: data if isinstance(data, list) else [data] for name, data in sections.items()}
-    sizes = {name: sum(memoryview(piece).nbytes for piece in parts) for name, parts in pieces.items()}
+    pieces = {name: data if isinstance(data, list | Runs) else [data] for name, data in sections.items()}
+    sizes = {name: parts.nbytes if isinstance(parts, Runs) else sum(memoryview(piece).nbytes for piece in parts)
+             for name, parts in pieces.items()}  # fmt: skip
     total = 4 + sum(2 + len(name.encode()) + 8 + size for name, size in sizes.items())
     compressor = zstandard.ZstdCompressor(level=level, write_checksum=True).compressobj(size=total)
     written = sink.write(compressor.compress(struct.pack(">I", len(pieces))))
     for name, parts in pieces.items():
         key = name.encode()
         written += sink.write(compressor.compress(struct.pack(">H", len(key)) + key + struct.pack(">Q", sizes[name])))
-        for piece in parts:
+        for piece in parts.pieces() if isinstance(parts, Runs) else parts:
             written += sink.write(compressor.compress(piece))
     return written + sink.write(compressor.flush())
 

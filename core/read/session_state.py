@@ -16,12 +16,13 @@ import dataclasses
 import struct
 from array import array
 from collections.abc import Callable
-from itertools import chain
+from itertools import chain, islice
 from operator import attrgetter, is_
 from pathlib import Path
 from typing import Any, TypeAlias
 
 from core.log.validate import problem
+from core.read.runs import Runs
 from core.read.session import Cut, Session, Step, ToolCall, Turn
 from core.read.streams import StreamBlocks
 from core.read.usage import UsageTally
@@ -54,9 +55,14 @@ _CALL_ID = attrgetter("call_id")
 # the types of a stored call's fields (``int`` excludes ``bool``, as ``type`` tells them apart)
 _SEQ = {int, None.__class__}
 _CALL_TYPES = ({str}, {str}, {str}, {int}, {int}, _SEQ, _SEQ, _SEQ, {bool})
+_OBJ = {dict, None.__class__}
+_TURN_TYPES = ({int}, {int}, _SEQ, _OBJ, {list})  # number, start, end, end reason, steps
+_STEP_TYPES = ({int}, {int}, {int}, {int}, _SEQ, _OBJ)  # key, turn, step, start, end, usage
+_RESULTS_TYPES = ({int}, {int}, {list})  # turn, step, the results' seqs
 STREAM_FIELDS = frozenset({*_STREAM_COLUMNS, "_end", "_turn", "_step"})
 _SEVERITIES = frozenset({"error", "warning", "info"})
-Column: TypeAlias = "bytes | bytearray | memoryview | array[int]"  # a binary column: any buffer of its bytes
+# a binary column: any buffer of its bytes, or ``Runs`` (its ``pieces`` are)
+Column: TypeAlias = "bytes | bytearray | memoryview | array[int] | Runs"
 
 
 class StateError(ValueError):
@@ -65,7 +71,8 @@ class StateError(ValueError):
 
 def encode(session: Session) -> tuple[dict[str, Any], dict[str, Column]]:
     """``session``'s state: a JSON-able tree and binary columns by name (the per-event ones are the session's own
-    arrays, not copies: on a 500 MB log they are 26 MiB; they must not grow while the columns are in use)."""
+    arrays or ``Runs``, not copies: on a 500 MB log the arrays are 26 MiB; they must not grow while the columns are
+    in use)."""
     unknown = set(vars(session)) - FIELDS
     for part, names in PARTS.items():
         unknown.update(f"{part.__name__}.{f.name}" for f in dataclasses.fields(part) if f.name not in names)
@@ -136,6 +143,14 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, Column]]:
     return tree, columns
 
 
+def run_columns(session: Session) -> None:
+    """Keep ``session``'s per-event turn and in-turn columns as ``Runs`` from now on (the TUI's view of a big log:
+    26 MiB as arrays on a 500 MB log, under 1 MiB as runs); what the session answers and the index it writes stay
+    the same."""
+    session._turn_at = Runs.of(session._turn_at)  # type: ignore[arg-type]
+    session._in_turn = Runs.of(session._in_turn)  # type: ignore[arg-type]
+
+
 def decode(tree: Any, columns: dict[str, Column], events: Any, path: Path) -> Session:
     """The ``Session`` ``encode`` described, reading its events from ``events`` (a ``LineStore``); raises
     ``StateError`` when any field is not of its type or the counts do not agree."""
@@ -154,8 +169,8 @@ def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Pa
     s.surface = _column(columns, "surface", "Q").tolist()
     s._live = set(s.surface)
     s.diagnostics = [_diagnostic(d) for d in _list(t["diagnostics"])]
-    turns = [_turn(x) for x in _list(t["turns"])]
-    keys = [_int(k) for k in _list(t["turnKeys"])]
+    turns = _turns(t["turns"])
+    keys = _ints(t["turnKeys"])
     if len(keys) != len(turns):
         raise StateError("turn keys and turns differ in number")
     s.turns = dict(zip(keys, turns, strict=True))
@@ -174,10 +189,10 @@ def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Pa
         if len(ids) != len(listed) or not set(map(type, ids)) <= {str}:
             raise StateError("tool call ids and calls differ")
         s.tool_calls = dict(zip(ids, map(calls.__getitem__, listed), strict=True))
-    s.results_by_step = {}
-    for item in _list(t["resultsByStep"]):
-        turn, step, seqs = _triple(item)
-        s.results_by_step[(_int(turn), _int(step))] = _ints(seqs)
+    turn_nos, step_nos, results = _rows(t["resultsByStep"], _RESULTS_TYPES, "step's results")
+    if not _all_ints(chain.from_iterable(results)):
+        raise StateError("expected a list of integers")
+    s.results_by_step = dict(zip(zip(turn_nos, step_nos, strict=True), results, strict=True))
     s.replaced_by = _int_map(t["replacedBy"], int)
     s.shadowed = {_int(k): _ints(v) for k, v in map(_pair, _list(t["shadowed"]))}
     s._sources = {_int(k): _ints(v) for k, v in map(_pair, _list(t["sources"]))}
@@ -216,7 +231,7 @@ def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Pa
     s.streams = _streams(columns, t["streamLast"])
     if len(s._turn_at) != count or len(s._in_turn) != count:
         raise StateError("per-event columns do not match the event count")
-    if any(not 0 <= seq < count for seq in s.surface) or (s.streams.ends and max(s.streams.ends) > count):
+    if (s.surface and max(s.surface) >= count) or (s.streams.ends and max(s.streams.ends) > count):
         raise StateError("a seq beyond the events")
     return s
 
@@ -297,13 +312,6 @@ def _pair(v: Any) -> tuple[Any, Any]:
     return items[0], items[1]
 
 
-def _triple(v: Any) -> tuple[Any, Any, Any]:
-    items = _list(v)
-    if len(items) != 3:
-        raise StateError("expected three items")
-    return items[0], items[1], items[2]
-
-
 def _int_map(v: Any, kind: type) -> dict[int, Any]:
     """The map whose keys and values (of ``kind``) alternate in the flat list ``v``."""
     flat = _list(v)
@@ -336,32 +344,33 @@ def _diagnostic(v: Any) -> Diagnostic:
     return Diagnostic(_str(code), _str(message), _opt(_int, offset), _opt(_int, seq), severity)
 
 
-def _turn(v: Any) -> Turn:
-    number, start, end, reason, steps = _list(v)
-    turn = Turn(_int(number), _int(start), _opt(_int, end), _opt(_obj, reason))
-    for item in _list(steps):
-        key, tnum, step, start_seq, end_seq, usage = _list(item)
-        if (
-            not _all_ints((key, tnum, step, start_seq))
-            or not (end_seq is None or type(end_seq) is int)
-            or not (usage is None or type(usage) is dict)
-        ):
-            raise StateError("bad step")
-        turn.steps[key] = Step(tnum, step, start_seq, end_seq, usage)
-    return turn
+def _rows(v: Any, types: tuple[set[type], ...], what: str) -> list[tuple[Any, ...]]:
+    """The columns of ``v``, a list of lists of ``len(types)`` fields, every field's type checked a column at a
+    time in C: a reopen of a long session rebuilds tens of thousands of steps and calls."""
+    rows = _list(v)
+    if not set(map(type, rows)) <= {list} or not set(map(len, rows)) <= {len(types)}:
+        raise StateError(f"a {what} is not a list of its fields")
+    columns = list(zip(*rows, strict=True)) or [()] * len(types)
+    for column, kinds in zip(columns, types, strict=True):
+        if not set(map(type, column)) <= kinds:
+            raise StateError(f"a {what}'s field is not of its type")
+    return columns
+
+
+def _turns(v: Any) -> list[Turn]:
+    """The stored turns, each with its steps (a list of each step's key and fields)."""
+    numbers, starts, ends, reasons, steps = _rows(v, _TURN_TYPES, "turn")
+    keys, *fields = _rows(list(chain.from_iterable(steps)), _STEP_TYPES, "step")
+    made = zip(keys, map(Step, *fields), strict=True)
+    turns = list(map(Turn, numbers, starts, ends, reasons))
+    for turn, n in zip(turns, map(len, steps), strict=True):
+        turn.steps = dict(islice(made, n))
+    return turns
 
 
 def _calls(v: Any) -> list[ToolCall]:
-    """The stored calls (each a list of a call's fields, in ``PARTS[ToolCall]``'s order), every field's type
-    checked a column at a time in C: a reopen of a long session rebuilds thousands."""
-    rows = _list(v)
-    if not set(map(type, rows)) <= {list} or not set(map(len, rows)) <= {len(_CALL_TYPES)}:
-        raise StateError("a tool call is not a list of its fields")
-    columns = list(zip(*rows, strict=True)) or [()] * len(_CALL_TYPES)
-    for column, kinds in zip(columns, _CALL_TYPES, strict=True):
-        if not set(map(type, column)) <= kinds:
-            raise StateError("a tool call's field is not of its type")
-    return list(map(ToolCall, *columns))
+    """The stored calls (each a list of a call's fields, in ``PARTS[ToolCall]``'s order)."""
+    return list(map(ToolCall, *_rows(v, _CALL_TYPES, "tool call")))
 
 
 def _cut(v: Any) -> Cut:
