@@ -12,8 +12,10 @@ A checkpoint is used only for the very file it describes: same real path and wat
 modification time and hashes of its first and last ``core.read.index.HASH_BYTES`` (a log that grew, was rewritten
 or replaced is read in full again, and its checkpoint written anew); the same alert and model settings; the same
 code (a fingerprint of the packages whose code decides what a replay yields). A digest catches damage; every
-value is type-checked against the fields it restores. Any problem means a full read, silently; a log under
-``core.read.index_size.min_log_bytes`` gets none. Files: ``<cache>/alerts/<hash of the real path>.ack``.
+value is type-checked against the fields it restores, every alert must be one this log's engine could raise. Any
+problem means a full read, silently; a log under ``core.read.index_size.min_log_bytes`` gets none. Files:
+``<cache>/alerts/<hash of the real path>.<kind>.ack``, one per kind of watch (``fleet``, which keeps the row's
+columns too, and ``alerts``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import dataclasses
 import functools
 import hashlib
 import os
+import stat
 import types
 import typing
 from collections import deque
@@ -31,7 +34,7 @@ from typing import Any
 import orjson
 
 from core.alerts.engine import Alert
-from core.alerts.rules import CacheBreak, Signals
+from core.alerts.rules import SEVERITY, CacheBreak, Signals
 from core.read.index import cache_dir, ends, named_for, source_fingerprint
 from core.read.index_size import min_log_bytes
 from core.shared.fdwrite import replace_file
@@ -133,9 +136,16 @@ def write(log: Path, kind: str, config: Any, state: WatchState, fold_types: dict
 
 def _load(path: Path) -> tuple[dict[str, Any], Any]:
     """A checkpoint file's identity and its tagged state (ValueError/OSError when it is not one, or damaged)."""
-    if os.stat(path).st_size > MAX_BYTES:
+    # never through a link, never blocking on a FIFO, only from a regular file and never past MAX_BYTES: a device
+    # says it holds 0 bytes and never ends
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+            raise ValueError("not a regular file of at most 64 MiB")
+        data = f.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
         raise ValueError("too big for a checkpoint")
-    data = path.read_bytes()
     if not data.startswith(MAGIC):
         raise ValueError("not a tapedeck alert checkpoint")
     digest, body = data[len(MAGIC) : len(MAGIC) + 32], data[len(MAGIC) + 32 :]
@@ -182,13 +192,23 @@ def read(log: Path, kind: str, config: Any, fold_types: dict[str, Any]) -> tuple
         state = WatchState(**fields)
         if not _typed(state, WatchState) or state.offset != meta["size"]:
             return None
-        if not all(0 <= k < len(state.fired) for k in state.undated):
+        if not all(0 <= k < len(state.fired) for k in state.undated) or not _own(state, str(log)):
             return None
         _check_fold(state.fold, fold_types)
         return state, (meta["head"], meta["tail"])
     except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError,
             RuntimeError, MemoryError):  # fmt: skip  (RuntimeError: no home directory for the cache)
         return None
+
+
+def _own(state: WatchState, path: str) -> bool:
+    """Whether every alert ``state`` holds is one the engine of the watch of ``path`` could have raised: a known
+    cause at its severity, this log's path, the session's id (the rest of the app reads them as such)."""
+    alerts = [*state.raised, *state.fired, *state.active.values()]
+    return all(cause == alert.cause for cause, alert in state.active.items()) and all(
+        alert.cause in SEVERITY and alert.severity == SEVERITY[alert.cause] and alert.path == path
+        and alert.session == state.session for alert in alerts
+    )  # fmt: skip
 
 
 def _check_fold(fold: dict[str, Any], fold_types: dict[str, Any]) -> None:
