@@ -379,7 +379,7 @@ class LiveSession:
         # a big log read before goes on from its index: only the bytes after it are decoded (the objects it
         # restores are all kept, as a load's are: no collector pass walks them)
         with gc_paused(freeze=True):
-            restored = None if retain else index.restore(log, compressed, loading)
+            restored = None if retain else index.restore(log, compressed, loading, runs=True)
         if (
             restored is None
             and size > PREVIEW_BYTES
@@ -395,7 +395,6 @@ class LiveSession:
             session = Session(header, EventStore(), path=log)  # packed rows stay packed in memory
         elif restored is not None:
             session, lines, facts = restored.session, restored.lines, restored.facts
-            run_columns(session)
             self._decoder_diagnostics = restored.decoder_diagnostics
             tailer.resume(restored.decoder, restored.offset)
             with self.lock:
@@ -404,7 +403,7 @@ class LiveSession:
         else:  # the projection's own pass notes where each line is: events are read back from there
             lines = LineStore(log, tailer)
             session = Session(header, lines, path=log, retain=False)
-            run_columns(session)  # millions of events, a few thousand turns: its per-event columns as runs
+            run_columns(session)  # millions of events, a few thousand turns: per-event columns as runs
             with self.lock:  # rows the pass reached can be listed while it goes on
                 self.lines = lines
                 self._publish()

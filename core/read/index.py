@@ -217,9 +217,10 @@ def check(meta: Meta, log: Path) -> str | None:
     return None
 
 
-def restore(log: Path, compressed: bool, consumer: Consumer) -> Restored | None:
-    """``log``'s reading state from its index, with ``consumer`` taking what the decoder decodes from there on;
-    None when there is no usable index (a problem of any kind: the caller reads the log in full)."""
+def restore(log: Path, compressed: bool, consumer: Consumer, *, runs: bool = False) -> Restored | None:
+    """``log``'s reading state from its index, with ``consumer`` taking what the decoder decodes from there on
+    (``runs``: the session's per-event columns as ``Runs``, see ``session_state.decode``); None when there is no
+    usable index (a problem of any kind: the caller reads the log in full)."""
     path = index_path(log)
     try:
         meta, start = read_meta(path)
@@ -238,7 +239,7 @@ def restore(log: Path, compressed: bool, consumer: Consumer) -> Restored | None:
         decoder = LogDecoder.resumed(str(log), compressed, state["decoder"], meta.size, consumer)
         lines = LineStore(log, decoder)
         lines.restore(state["lines"], _prefixed(sections, "lines."), meta.size)
-        session = decode(state["session"], _prefixed(sections, "session."), lines, log)
+        session = decode(state["session"], _prefixed(sections, "session."), lines, log, runs=runs)
         facts = SessionFacts.from_state(state["facts"])
         found = state["decoderDiagnostics"]
         if (

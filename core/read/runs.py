@@ -42,6 +42,23 @@ class Runs:
         runs._fold(column)
         return runs
 
+    @classmethod
+    def from_bytes(cls, typecode: str, data: bytes | memoryview) -> Runs:
+        """The runs of the column whose ``array(typecode)`` bytes are ``data`` (an index's section), read a block
+        at a time: the whole column is never made (ValueError when ``data`` is not whole values)."""
+        runs = cls(typecode)
+        size = runs._values.itemsize
+        if len(data) % size:
+            raise ValueError("not whole values")
+        for at in range(0, len(data), BLOCK * size):
+            block = _tail(typecode)
+            if isinstance(block, bytearray):
+                block += data[at : at + BLOCK * size]
+            else:
+                block.frombytes(data[at : at + BLOCK * size])
+            runs._fold(block)
+        return runs
+
     def __iadd__(self, other: array[int] | bytes) -> Runs:
         """Add ``other``'s values (an array of this typecode, or bytes of ``"B"`` values) at the end."""
         tail = self._split[1]

@@ -151,18 +151,19 @@ def run_columns(session: Session) -> None:
     session._in_turn = Runs.of(session._in_turn)  # type: ignore[arg-type]
 
 
-def decode(tree: Any, columns: dict[str, Column], events: Any, path: Path) -> Session:
-    """The ``Session`` ``encode`` described, reading its events from ``events`` (a ``LineStore``); raises
+def decode(tree: Any, columns: dict[str, Column], events: Any, path: Path, *, runs: bool = False) -> Session:
+    """The ``Session`` ``encode`` described, reading its events from ``events`` (a ``LineStore``); with ``runs``,
+    its per-event columns made ``Runs`` straight from their sections (as ``run_columns`` would leave them); raises
     ``StateError`` when any field is not of its type or the counts do not agree."""
     try:
-        return _decode(_obj(tree), columns, events, path)
+        return _decode(_obj(tree), columns, events, path, runs)
     except (TypeError, ValueError, KeyError, IndexError, OverflowError, AttributeError) as exc:
         if isinstance(exc, StateError):
             raise
         raise StateError(f"{type(exc).__name__}: {exc}") from exc
 
 
-def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Path) -> Session:
+def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Path, runs: bool) -> Session:
     s = Session(_obj(t["header"]), events, path=path, retain=False)
     count = s._count = _int(t["count"])
     s.compressed = _bool(t["compressed"])
@@ -205,8 +206,12 @@ def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Pa
         raise StateError("a node of no type")
     s._chars = dict(zip(nodes, chars, strict=True))
     s._surface_types = dict(zip(nodes, map(names.__getitem__, kinds), strict=True))
-    s._turn_at = _column(columns, "turnAt", "i")
-    s._in_turn = bytearray(columns["inTurn"])
+    if runs:  # never whole in memory: 26 MiB as arrays on a 500 MB log, beside the index's bytes
+        s._turn_at = Runs.from_bytes("i", columns["turnAt"])  # type: ignore[arg-type]
+        s._in_turn = Runs.from_bytes("B", columns["inTurn"])  # type: ignore[arg-type]
+    else:
+        s._turn_at = _column(columns, "turnAt", "i")
+        s._in_turn = bytearray(columns["inTurn"])
     s.open_turn = _opt(_int, t["openTurn"])
     s.last_ended = _opt(_int, t["lastEnded"])
     s.completed_through = _int(t["completedThrough"])

@@ -50,6 +50,7 @@ def test_runs_answer_as_the_column_does(monkeypatch: pytest.MonkeyPatch, block: 
                 runs[beyond]
         assert b"".join(map(bytes, runs.pieces())) == turns.tobytes() and runs.nbytes == len(turns.tobytes())
         assert flag_runs == flags and b"".join(map(bytes, flag_runs.pieces())) == bytes(flags)
+        assert Runs.from_bytes("i", turns.tobytes()) == turns and Runs.from_bytes("B", bytes(flags)) == flags
         assert (
             Runs.of(turns) == turns
             and Runs.of(flags) == flags
