@@ -24,7 +24,6 @@ import dataclasses
 import functools
 import hashlib
 import os
-import stat
 import types
 import typing
 from collections import deque
@@ -38,6 +37,7 @@ from core.alerts.rules import SEVERITY, CacheBreak, Signals
 from core.read.index import cache_dir, ends, named_for, source_fingerprint
 from core.read.index_size import min_log_bytes
 from core.shared.fdwrite import replace_file
+from core.shared.regular import read_regular
 
 FORMAT = 1
 MAGIC = b"tapedeck-alerts\n"
@@ -136,14 +136,7 @@ def write(log: Path, kind: str, config: Any, state: WatchState, fold_types: dict
 
 def _load(path: Path) -> tuple[dict[str, Any], Any]:
     """A checkpoint file's identity and its tagged state (ValueError/OSError when it is not one, or damaged)."""
-    # never through a link, never blocking on a FIFO, only from a regular file and never past MAX_BYTES: a device
-    # says it holds 0 bytes and never ends
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
-            raise ValueError("not a regular file of at most 64 MiB")
-        data = f.read(MAX_BYTES + 1)
+    data = read_regular(path, MAX_BYTES, follow=False)  # a device says it holds 0 bytes, and never ends
     if len(data) > MAX_BYTES:
         raise ValueError("too big for a checkpoint")
     if not data.startswith(MAGIC):

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from core.log.vocabulary import FINAL, MAX_ID_CHARS, OUTCOMES
+from core.shared.regular import read_regular
 from core.shared.values import int_or_none
 
 BRIDGE_FILE = "bridge.json"
@@ -55,19 +56,12 @@ def _str(value: Any) -> str | None:
 
 
 def _read_small(path: Path, limit: int) -> bytes | None:
-    """A regular file's bytes (at most ``limit``), never through a symlink; None when absent or unreadable."""
+    """A regular file's bytes (at most ``limit``, and one more when it is longer), never through a symlink; None
+    when absent or unreadable."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        return read_regular(path, limit, follow=False)
     except OSError:
         return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, limit + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None, str | None]:

@@ -29,6 +29,7 @@ from core.bridge.files import BridgeInfo, bridge_live, read_bridge
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT
+from core.shared.regular import open_regular
 from core.shared.values import int_or_none
 
 STATE_FILE = "host.json"
@@ -94,8 +95,8 @@ def _recorded(log: Path) -> dict[str, Any] | None:
 def _ever_hosted(log: Path) -> bool:
     """Whether the start of the log holds a ``tapedeck/host`` event (logs from before ``host.json``)."""
     needle = b'"type":"' + HOST_EVENT.encode() + b'"'
-    try:
-        with open(log, "rb") as f:
+    try:  # a log swapped for a FIFO or a device: not waited for, not read on
+        with open_regular(log) as f:
             head = _zstd_head(f) if is_compressed(log) else f.read(_SCAN_BYTES)
     except OSError:
         return False

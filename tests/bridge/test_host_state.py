@@ -116,3 +116,22 @@ def test_any_bridge_file_reads_without_a_crash(tmp_path_factory, body) -> None:
     assert (info is None) or problem is None
     state = read_host_state(log)
     assert state.kind == "dsh" and state.state in ("running", "paused", "exited", "none")
+
+
+def test_a_log_swapped_for_a_fifo_never_blocks_the_host_state(tmp_path: Path) -> None:
+    """A follower reads the host state of a log that someone replaced with a FIFO (or a device): looking for a
+    ``tapedeck/host`` event at its start must not wait for a writer that never comes, nor read without end."""
+    import threading
+
+    for make in (lambda p: os.mkfifo(p), lambda p: os.symlink("/dev/zero", p)):
+        log = tmp_path / f"s{len(list(tmp_path.iterdir()))}" / "session.jsonl"
+        log.parent.mkdir()
+        make(log)
+        found: list[str] = []
+        worker = threading.Thread(target=lambda log=log, found=found: found.append(read_host_state(log).state), daemon=True)
+        worker.start()
+        worker.join(10)
+        if worker.is_alive():  # let it go: open a writer so the blocked open returns
+            with open(log, "wb"):
+                pass
+        assert found == ["none"], log
