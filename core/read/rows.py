@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from core.log.validate import is_invalid
+from core.log.validate import INVALID
 from core.log.vocabulary import CONTROL_EVENT, SURFACE_TYPES
 from core.read.session import TAPE_SOURCE_KIND, content_chars, cut_kind, derive_message
 from core.read.streams import Block
@@ -55,14 +55,16 @@ TIME_RANGE_MS = (-62_135_596_800_000 + 86_400_000, 253_402_300_799_999 - 86_400_
 
 def glyph_for(event: dict[str, Any], replacement: str | None) -> str:
     """The one-cell glyph of an event: its role, event kind, or replacement kind."""
+    data = event.get("data")
+    return _glyph(str(event.get("type")), data.get("source") if isinstance(data, dict) else None, replacement)
+
+
+def _glyph(etype: str, source: Any, replacement: str | None) -> str:
+    """``glyph_for`` of an event of type ``etype`` (as a string) whose ``data.source`` is ``source``."""
     if replacement is not None:
         return REPLACEMENT_GLYPHS.get(replacement, "⇄")
-    etype = str(event.get("type"))
-    if etype == "user/message":
-        data = event.get("data")
-        source = data.get("source") if isinstance(data, dict) else None
-        if isinstance(source, dict) and source.get("kind") not in (None, "user"):
-            return "✉"
+    if etype == "user/message" and isinstance(source, dict) and source.get("kind") not in (None, "user"):
+        return "✉"
     if etype.startswith("tapedeck/"):
         return "◇"
     return GLYPHS.get(etype, "?")
@@ -114,7 +116,12 @@ def _clipped(value: Any, limit: int, note: bool) -> Any:
 
 def event_size(event: dict[str, Any]) -> int:
     """Model-visible chars for surface events, else bytes of the event's JSON data."""
-    if event.get("type") in SURFACE_TYPES:
+    return _size(event, event.get("type") in SURFACE_TYPES)
+
+
+def _size(event: dict[str, Any], surface: bool) -> int:
+    """``event_size`` of an event whose type is a surface type or not (``surface``)."""
+    if surface:
         message = derive_message(event)
         return content_chars(message.get("content")) if message else 0
     return len(orjson.dumps(event.get("data")))
@@ -127,28 +134,39 @@ def build_row(event: dict[str, Any], measured: int | None = None) -> Row:
     Everything here is fixed once the event is written, so a row stays valid while the projection grows.
     """
     seq = int(event.get("seq", -1))
-    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    data = event.get("data")
+    if not isinstance(data, dict):
+        data = {}
     etype = event.get("type")
-    replacing = etype in SURFACE_TYPES and event.get("surfaceOp") not in (None, "append")
-    replacement = cut_kind(event) if replacing else None
+    surface = etype in SURFACE_TYPES
+    replacement = cut_kind(event) if surface and event.get("surfaceOp") not in (None, "append") else None
     turn = data.get("turn", 0)
     step = data.get("step")
     source = data.get("source")
     is_tape = isinstance(source, dict) and source.get("kind") == TAPE_SOURCE_KIND  # its summary counts chars
-    return Row(
-        seq=seq,
-        type=str(event.get("type")),
-        turn=turn if isinstance(turn, int) else 0,
-        step=step if isinstance(step, int) else None,
-        glyph=glyph_for(event, replacement),
-        summary=summarize(event if is_tape else clip_strings(event, SUMMARY_SOURCE_LIMIT, measured=measured), SUMMARY_LIMIT),
-        size=event_size(event),
-        error=is_error_event(event),
-        replacement=replacement,
-        surface_type=event.get("type") in SURFACE_TYPES,
-        unit="ch" if event.get("type") in SURFACE_TYPES else "B",
-        time=event_time(event),
+    name = str(etype)
+    # fields set one by one on a new row: the dataclass's ``__init__``, called with 13 keywords, costs about as
+    # much again as the rest of a short event's row (rows are made for every event a list or an export shows)
+    row = _new(Row)
+    row.seq = seq
+    row.type = name
+    row.turn = turn if isinstance(turn, int) else 0
+    row.step = step if isinstance(step, int) else None
+    row.glyph = _glyph(name, source, replacement)
+    row.summary = summarize(
+        event if is_tape else clip_strings(event, SUMMARY_SOURCE_LIMIT, measured=measured), SUMMARY_LIMIT
     )
+    row.size = _size(event, surface)
+    row.error = _is_error(event, etype, data)
+    row.replacement = replacement
+    row.surface_type = surface
+    row.unit = "ch" if surface else "B"
+    row.interrupted = False
+    row.time = event_time(event)
+    return row
+
+
+_new = object.__new__
 
 
 BLOCK_GLYPH = "●"  # a streamed block: the answer (text, reasoning, tool-call arguments) as it streamed
@@ -158,19 +176,25 @@ def block_row(head: Row, block: Block, streaming: bool, error: bool, interrupted
     """The row standing for a streamed block: its first delta's row with the block's size and a summary."""
     verb = "streaming…" if streaming else "streamed"
     deltas = f"{block.deltas} delta{'' if block.deltas == 1 else 's'}"
-    return Row(  # the head with a new glyph, summary, size, unit, error and interruption (``replace`` is slower)
-        seq=head.seq, type=head.type, turn=head.turn, step=head.step, glyph=BLOCK_GLYPH,
-        summary=f"{verb} {block.chars} chars · {deltas}", size=block.chars, error=error, replacement=head.replacement,
-        surface_type=head.surface_type, unit="ch", interrupted=interrupted, time=head.time,
-    )  # fmt: skip
+    # the head with a new glyph, summary, size, unit, error and interruption, set field by field (as ``build_row``)
+    row = _new(Row)
+    row.seq, row.type, row.turn, row.step, row.glyph = head.seq, head.type, head.turn, head.step, BLOCK_GLYPH
+    row.summary, row.size, row.error = f"{verb} {block.chars} chars · {deltas}", block.chars, error
+    row.replacement, row.surface_type, row.unit = head.replacement, head.surface_type, "ch"
+    row.interrupted, row.time = interrupted, head.time
+    return row
 
 
 def is_error_event(event: dict[str, Any]) -> bool:
     """True for failed tool results, error turn ends, failed stream attempts, retries and rejected requests."""
-    if is_invalid(event):
+    data = event.get("data")
+    return _is_error(event, event.get("type"), data if isinstance(data, dict) else {})
+
+
+def _is_error(event: dict[str, Any], etype: Any, data: dict[str, Any]) -> bool:
+    """``is_error_event`` of ``event``, whose type is ``etype`` and data ``data`` (``{}`` when not an object)."""
+    if INVALID in event:  # ``is_invalid``, without a call
         return False
-    etype = event.get("type")
-    data = event.get("data") if isinstance(event.get("data"), dict) else {}
     if etype == "tool/result":
         return tool_result_is_error(data.get("message") if isinstance(data.get("message"), dict) else None)
     if etype == "turn/end":
