@@ -66,7 +66,12 @@ _CLASSES = {  # an event-list item's classes by whether it is an error, a replac
     (err, repl, stream): " ".join(c for c, on in (("err", err), ("repl", repl), ("stream", stream)) if on)
     for err in (False, True) for repl in (False, True) for stream in (False, True)
 }  # fmt: skip
-_MARK = ' <span class="mark" title="note">✎</span>'
+_MARK = ' <span class="mark" title="note">✎</span>'.encode()
+_NOTE = '<div class="note">✎ '.encode()
+_CALLED = '<pre>→ '.encode()
+_ELLIPSIS = "…".encode()
+_MORE = '<div class="more">… '.encode()
+_RESULT = '</pre></div><div class="result">← result'.encode()
 WORDS_KEPT = 256  # distinct types, glyphs, roles and sources the writer keeps escaped
 LONG_TEXT = 200  # code points from which the writer remembers a text it escaped (see ``HtmlFormat._escaped``)
 
@@ -93,6 +98,7 @@ class HtmlFormat:
         self.log_name = log_name
         self._last: tuple[Any, bytes] = (None, b"")  # the last long text escaped, and its bytes
         self._words: dict[str, str] = {}  # types, glyphs, roles and sources, escaped (``_word``)
+        self._openings: dict[tuple[Any, Any, bool, bool, bool], bytes] = {}  # rows' openings by kind (``_opening``)
 
     def _escaped(self, text: Any) -> bytes:
         """``_b(text)``; the last long text is remembered: a surface node's text is escaped for its surface row,
@@ -110,46 +116,57 @@ class HtmlFormat:
         joined with the rest of their item once."""
         if not block or not block.get("text"):
             return ()
-        more = f'<div class="more">… {block["more"]} more chars</div>'.encode() if block.get("more") else b""
+        more = _MORE + f'{block["more"]} more chars</div>'.encode() if block.get("more") else b""
         return b"<pre>", self._escaped(block["text"]), b"</pre>", more
 
     def row(self, r: dict[str, Any]) -> bytes:
-        """One event-list item, joined once from its pieces (its text is kilobytes)."""
-        seq, turn, step = r["seq"], r["turn"], r.get("step")
+        """One event-list item, joined once from its pieces (its text is kilobytes). What rows of a kind share
+        (classes, type, glyph) is made once, and glyphs and marks go in as UTF-8 bytes, so that the pieces made
+        here are mostly ASCII (a string with a character past Latin-1 is built and encoded two bytes a character)."""
+        seq, turn, step, note = str(r["seq"]), r["turn"], r.get("step"), r.get("note")
         step = f"{turn}.{step}" if step is not None else f"{turn}" if turn else "–"
-        note = r.get("note")
-        cls = _CLASSES[bool(r["error"]), bool(r["replacement"]), "deltas" in r]
+        stream = "deltas" in r
+        kind = (r["type"], r["glyph"], bool(r["error"]), bool(r["replacement"]), stream)
+        opening = self._openings.get(kind)
+        if opening is None:
+            opening = self._opening(kind)
         parts = [
-            f'<li id="e{seq}" class="{cls}" data-type="{self._word(r["type"])}"><span class="g">'
-            f'{self._word(r["glyph"])}</span><span class="seq">{seq}</span><span class="ts">{step}</span>'
-            '<span class="sum">'.encode(),
-            _b(r["summary"]),
-            f'{_MARK if note else ""}</span><span class="size">{human_chars(r["size"])} {r["unit"]}</span>'.encode(),
-            b'<div class="body">',
+            f'<li id="e{seq}'.encode(), opening, f'{seq}</span><span class="ts">{step}</span><span class="sum">'.encode(),
+            _b(r["summary"]), _MARK if note else b"",
+            f'</span><span class="size">{human_chars(r["size"])} {r["unit"]}</span>'.encode(), b'<div class="body">',
         ]  # fmt: skip
         body = len(parts)
         if note:
-            parts += ('<div class="note">✎ '.encode(), _b(note), b"</div>")
+            parts += (_NOTE, _b(note), b"</div>")
         text = self._text(r.get("text"))
         call = r.get("call")
         if call:
-            called = f"→ {call['name']}({call['arguments']['text']})" + ("…" if call["arguments"]["more"] else "")
-            link = _link(call["seq"]) if call["seq"] is not None else ""
-            parts += (f'<div class="pair"><div class="call">{link}<pre>'.encode(), _b(called),
-                      '</pre></div><div class="result">← result'.encode(), *text, b"</div></div>")  # fmt: skip
+            link = _link(call["seq"]).encode() if call["seq"] is not None else b""
+            parts += (b'<div class="pair"><div class="call">', link, _CALLED, _b(f"{call['name']}({call['arguments']['text']})"),
+                      _ELLIPSIS if call["arguments"]["more"] else b"", _RESULT, *text, b"</div></div>")  # fmt: skip
         elif text:
             parts += (b"<details><summary>text</summary>", *text, b"</details>")
         if r.get("replaced"):
             parts.append(
                 ('<div class="links">replaced: ' + " ".join(_link(s) for s in r["replaced"]) + "</div>").encode()
             )
-        if "deltas" in r:
+        if stream:
             parts.append(f'<div class="dim">seq {seq}–{r["endSeq"]}</div>'.encode())
         if len(parts) == body:  # no body
             parts[-1] = b"</li>\n"
         else:
             parts.append(b"</div></li>\n")
         return b"".join(parts)
+
+    def _opening(self, kind: tuple[Any, Any, bool, bool, bool]) -> bytes:
+        """What a row of ``kind`` (type, glyph, error, replacement, stream) has between its seq in its id and its
+        seq shown, kept for up to ``WORDS_KEPT`` kinds."""
+        etype, glyph, err, repl, stream = kind
+        opening = (f'" class="{_CLASSES[err, repl, stream]}" data-type="{self._word(etype)}"><span class="g">'
+                   f'{self._word(glyph)}</span><span class="seq">').encode()  # fmt: skip
+        if len(self._openings) < WORDS_KEPT:
+            self._openings[kind] = opening
+        return opening
 
     def _word(self, value: Any) -> str:
         """``_e(value)`` of a row's type or glyph, or a message's role or source: the same few words on every row,
