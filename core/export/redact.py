@@ -307,6 +307,7 @@ def _unchanged(value: Any, seen: Seen) -> bool | None:
     cannot answer); None when one was noted as redacted (``_taken`` is to make the copy). A stack, not recursion
     (see ``_taken``)."""
     stack = [value]
+    push = stack.append
     while stack:
         item = stack.pop()
         kind = type(item)
@@ -319,7 +320,9 @@ def _unchanged(value: Any, seen: Seen) -> bool | None:
             if noted[1] is not item:
                 return None
         elif kind is dict:
-            stack.extend(v for k, v in item.items() if not (k in VOCABULARY and type(v) is str))
+            for k, v in item.items():  # a loop, not a generator: most dicts here have a few items
+                if type(v) is not str or k not in VOCABULARY:
+                    push(v)
         elif kind is list:
             stack.extend(item)
         elif kind not in SCALARS:
