@@ -295,7 +295,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     add_log_path(p, remote=True)
     add_json(p)
-    p.set_defaults(handler=guarded(with_remote_copy(_inspect)))
+    p.set_defaults(handler=guarded(with_remote_copy(_inspect), paused=True))
 
     p = sub.add_parser(
         "surface",
@@ -306,7 +306,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_log_path(p, remote=True)
     p.add_argument("--at", type=int, metavar="SEQ", help="the surface as it stood right after event SEQ")
     add_json(p)
-    p.set_defaults(handler=guarded(with_remote_copy(_surface)))
+    p.set_defaults(handler=guarded(with_remote_copy(_surface), paused=True))
 
     p = sub.add_parser(
         "events",
@@ -324,7 +324,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--turn", type=int, metavar="N", help="only events inside turn N (events between turns belong to none)")
     add_json(p, "print the events as JSON")
-    p.set_defaults(handler=guarded(with_remote_copy(_events)))
+    p.set_defaults(handler=guarded(with_remote_copy(_events), paused=True))
 
     p = sub.add_parser(
         "sessions",

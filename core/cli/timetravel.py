@@ -421,4 +421,4 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_log_path(p)
     p.add_argument("--config", metavar="FILE", help="config file whose [model.prices] table overrides prices")
     add_json(p)
-    p.set_defaults(handler=guarded(_cost))
+    p.set_defaults(handler=guarded(_cost, paused=True))

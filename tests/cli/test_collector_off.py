@@ -1,0 +1,73 @@
+"""The reading commands run with the cyclic GC off, and leave it as they found it, nothing frozen."""
+
+from __future__ import annotations
+
+import gc
+import io
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.cli import main
+from core.cli.common import collector_off, guarded
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "dsh" / "tool-call-turn.session.jsonl"
+
+
+class _Made:
+    """A container the collector tracks."""
+
+
+def test_what_a_block_made_moves_to_the_oldest_generation_unwalked() -> None:
+    collections: list[int] = []
+    callback = lambda phase, info: collections.append(info["generation"]) if phase == "start" else None  # noqa: E731
+    gc.callbacks.append(callback)
+    try:
+        with collector_off():
+            assert not gc.isenabled()
+            made = [_Made() for _ in range(5000)]  # well over a young generation's threshold
+        assert gc.isenabled() and not gc.get_freeze_count()
+        assert not collections  # none ran in the block, and none was due when it ended
+        oldest = {id(o) for o in gc.get_objects(generation=2)}
+        assert all(id(o) in oldest for o in made)
+    finally:
+        gc.callbacks.remove(callback)
+
+
+def test_a_disabled_collector_stays_disabled_and_frozen_objects_stay_frozen() -> None:
+    gc.disable()
+    try:
+        with collector_off():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with collector_off():
+            pass
+        assert gc.isenabled() and gc.get_freeze_count() == frozen  # another's freeze is not thawed
+    finally:
+        gc.unfreeze()
+
+
+def test_a_paused_handler_runs_without_the_collector_and_errors_still_exit_cleanly() -> None:
+    seen: list[bool] = []
+
+    def handler(args: Any) -> int:
+        seen.append(gc.isenabled())
+        return 3
+
+    assert guarded(handler, paused=True)(None) == 3 and seen == [False] and gc.isenabled()
+    assert guarded(handler)(None) == 3 and seen == [False, True]
+
+
+@pytest.mark.parametrize("argv", [["cost", "--json"], ["inspect", "--json"], ["surface", "--json"],
+                                  ["events", "--type", "tool/result"]])  # fmt: skip
+def test_reading_commands_leave_the_collector_on_and_nothing_frozen(argv: list[str]) -> None:
+    with redirect_stdout(io.StringIO()):
+        assert main([argv[0], str(FIXTURE), *argv[1:]]) == 0
+    assert gc.isenabled() and not gc.get_freeze_count()
