@@ -88,13 +88,13 @@ def test_rebuilding_requests_loads_no_model_client(argv: list[str]) -> None:
 def test_cost_on_a_dsh_log_loads_no_host_tool_or_policy_planner() -> None:
     """``cost`` on a DSH log reads the config's model and alerts sections (their schemas) and rebuilds DSH
     requests: the workspace tools, the phase notes of our host's requests, the planners, the rewind plugin, the
-    other config sections and the persistent index (its pass reads the log in full) stay out (their imports were
-    most of the command's start-up)."""
+    other config sections, the TOML parser (without a config file) and the persistent index (its pass reads the
+    log in full) stay out (their imports were most of the command's start-up)."""
     modules = modules_after(["cost", FIXTURE, "--json"])
     assert not _top(modules, "core.policies"), sorted(_top(modules, "core.policies"))
     assert not _top(modules, "core.host"), sorted(_top(modules, "core.host"))
     assert {"core.shared.model_specs", "core.alerts.config"} <= modules
-    assert "core.read.index" not in modules and "hashlib" not in modules
+    assert "core.read.index" not in modules and "hashlib" not in modules and "tomllib" not in modules
 
 
 @pytest.mark.parametrize("argv", [["inspect", FIXTURE, "--json"], ["surface", FIXTURE],

@@ -25,7 +25,6 @@ import dataclasses
 import functools
 import importlib
 import json
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -173,6 +172,8 @@ def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) ->
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{p}: not UTF-8 text (byte {exc.start} cannot be decoded); save it as UTF-8") from exc
+    import tomllib  # only with a file: its parser compiles regular expressions as it is imported (25 M instructions)
+
     try:
         raw = json.loads(text) if kind == "JSON" else tomllib.loads(text)
     except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
