@@ -446,6 +446,9 @@ Rendered = tuple[bytearray, list[int], int, Address]
 Cut = tuple[bytearray | None, Address | None, Address | None, int, bytes, int]
 
 
+_UNNOTED = object()  # a node ``WireCache.noted`` has no digest of (noted None: it projects no message)
+
+
 def _address(request: Request) -> Address:
     return request.kind, request.seq, request.turn, request.step, request.attempt
 
@@ -515,16 +518,25 @@ class WireCache:
                     before = (old_ends[i - 1], *old_sums[3 * i - 3 : 3 * i]) if i else (0, 0, 0, 0)
                     noted[seq] = tuple(a - b for a, b in zip(now, before, strict=True))  # type: ignore[assignment]
         keys, ends, sums = self.keys, self.ends, self.sums
-        self.derived += len(surface) - shared
-        for seq in surface[shared:]:
-            found = noted.pop(seq) if seq in noted else node_digest(events[seq])
+        new = surface[shared:]
+        self.derived += len(new)
+        end, (images, pieces, chars) = (ends[-1], sums[-3:]) if keys else (0, (0, 0, 0))  # running totals
+        count = len(keys)
+        for seq in new:
+            found = noted.pop(seq, _UNNOTED)
+            if found is _UNNOTED:
+                found = node_digest(events[seq])
             if found is not None:
                 keys.append(seq)
-                ends.append((ends[-1] if ends else 0) + found[0])
-                images, pieces, chars = (sums[-3], sums[-2], sums[-1]) if sums else (0, 0, 0)
-                sums.extend((images + found[1], pieces + found[2], chars + found[3]))
-            nodes.append(seq)
-            counts.append(len(keys))
+                end += found[0]
+                images += found[1]
+                pieces += found[2]
+                chars += found[3]
+                ends.append(end)
+                sums.extend((images, pieces, chars))
+                count += 1
+            counts.append(count)
+        nodes += new
         digest = Digest(head, keys, ends, len(keys), events, sums)
         return digest, bool(digest.totals()[0])
 
@@ -953,7 +965,7 @@ class RequestPass:
         if etype not in SURFACE_TYPES:
             return
         if self.lean and not self.host:  # a DSH node's digest, noted while its event is at hand
-            seq, noted = session.next_seq - 1, self.cache.noted
+            seq, noted = end, self.cache.noted
             if session.on_surface(seq):
                 if self.keep_wired:  # the caller takes its wire messages too
                     noted[seq], wired = wired_digest(event)

@@ -100,12 +100,24 @@ def wire_digest(message: Mapping[str, Any]) -> tuple[int, int, int, int]:
     messages it gives, and the code points of their content, reasoning and tool-call arguments."""
     dumps = orjson.dumps
     role = message.get("role")
+    content = message.get("content")
+    if content.__class__ is list and len(content) == 1 and role != "assistant" and role != "system":
+        result = content[0]  # DSH's tool result: one result block of one text block (most surface nodes)
+        if result.__class__ is dict and result.get("type") == "tool-result":
+            inner = result.get("content")
+            if inner.__class__ is list and len(inner) == 1 and (block := inner[0]).__class__ is dict \
+                    and block.get("type") == "text" and (text := block.get("text")).__class__ is str:  # fmt: skip
+                text = text or NO_OUTPUT
+                size = _TOOL + len(dumps(text))
+                if "toolCallId" in result:
+                    size += _TOOL_ID + len(dumps(result["toolCallId"]))
+                return size, 0, 1, len(text)
     texts: list[str] = []
     reasoning: list[str] = []
     calls: list[Mapping[str, Any]] = []
     results: list[tuple[Mapping[str, Any], list[Mapping[str, Any]]]] = []
     image = 0
-    for b in _blocks(message.get("content")):
+    for b in _blocks(content):
         kind = b.get("type")
         if kind == "text":
             texts.append(t if (t := b.get("text")).__class__ is str else _js_text(t))

@@ -320,10 +320,20 @@ _MESSAGES = st.fixed_dictionaries(  # a missing key reads as None, which the val
     {"role": st.sampled_from(["system", "assistant", "user", "tool"]) | _VALUES,
      "content": st.lists(_blocks(_INNER), max_size=6) | _VALUES},
 )  # fmt: skip
+# DSH's tool result (most surface nodes): one result block of one text block, and near misses of that shape
+_ONE_RESULT = st.fixed_dictionaries(
+    {"role": st.sampled_from(["user", "tool", "assistant", "system"]) | _VALUES,
+     "content": st.tuples(st.fixed_dictionaries(
+         {"type": st.sampled_from(["tool-result", "text"])},
+         optional={"toolCallId": _TEXTS | _VALUES,
+                   "content": st.tuples(st.fixed_dictionaries({"type": st.sampled_from(["text", "image"])},
+                                                              optional={"text": _TEXTS | _VALUES})).map(list)
+                   | _INNER})).map(list)},
+)  # fmt: skip
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
-@given(_MESSAGES)
+@given(_MESSAGES | _ONE_RESULT)
 def test_a_messages_wire_digest_measures_its_wire_messages(message: dict[str, Any]) -> None:
     """``wire_digest`` gives what building the wire messages and dumping them gives, for any message JSON holds."""
     wire = dsh_wire(message)
