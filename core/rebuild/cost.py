@@ -275,6 +275,7 @@ def _tokens_known(row: RequestCost) -> bool:
 
 
 def _row_dict(r: RequestCost) -> dict[str, Any]:
+    cached = r.cached
     return {
         "turn": r.turn,
         "step": r.step,
@@ -286,7 +287,7 @@ def _row_dict(r: RequestCost) -> dict[str, Any]:
         "miss": r.miss,
         "output": r.output,
         "usd": r.usd,
-        "cached": None if r.cached is None else round(r.cached, 4),
+        "cached": None if cached is None else round(cached, 4),
         "promptBytes": r.prompt_bytes,
         "cacheBreak": r.cause,
     }

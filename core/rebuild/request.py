@@ -520,7 +520,7 @@ class WireCache:
         keys, ends, sums = self.keys, self.ends, self.sums
         new = surface[shared:]
         self.derived += len(new)
-        end, (images, pieces, chars) = (ends[-1], sums[-3:]) if keys else (0, (0, 0, 0))  # running totals
+        end, images, pieces, chars = (ends[-1], sums[-3], sums[-2], sums[-1]) if keys else (0, 0, 0, 0)  # totals
         count = len(keys)
         for seq in new:
             found = noted.pop(seq, _UNNOTED)
@@ -538,7 +538,7 @@ class WireCache:
             counts.append(count)
         nodes += new
         digest = Digest(head, keys, ends, len(keys), events, sums)
-        return digest, bool(digest.totals()[0])
+        return digest, bool(images)
 
     def lean_request(self, view: Any, point: Point) -> Request:
         """The lean DSH request at ``point`` (``build_request`` with ``lean``): what it takes of the request header
@@ -1015,6 +1015,8 @@ class RequestPass:
 
     def _flush(self, session: Session, before: int | None = None) -> None:
         """Emit the other calls held back (those that went out before seq ``before``, when given)."""
+        if not self.side:  # nearly always: one is held only while an agent request is in flight
+            return
         side = [r for r in self.side if before is None or r.seq < before]
         self.side = [r for r in self.side if before is not None and r.seq >= before]
         for request in side:

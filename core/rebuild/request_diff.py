@@ -143,7 +143,7 @@ def _lean_diff(before: Request, after: Request, session: Session) -> RequestDiff
             shared += _stream_prefix(old.message_parts(first), new.message_parts(first))
     else:
         shared = _stream_prefix(chain(old.head, old.message_parts()), chain(new.head, new.message_parts()))
-    replaced = _replaced(session, before, after, removed, new_keys)
+    replaced = _replaced(session, before, after, removed, new_keys) if removed else []
     broke = shared < old.size
     if not broke:
         return RequestDiff(before, after, shared, size, False, None, None, added, removed, replaced)
@@ -174,8 +174,8 @@ def diff_requests(before: Request | None, after: Request, session: Session) -> R
             digest = after.digest
             return RequestDiff(None, after, 0, digest.size, True, None, None, digest.keys[: digest.count])
         return RequestDiff(None, after, 0, len(prompt_bytes(after)), True, None, None, list(after.keys))
-    lean = (before.digest, after.digest)
-    if None not in lean and not any(d.done for d in lean):  # type: ignore[union-attr]
+    first, second = before.digest, after.digest
+    if first is not None and second is not None and not first.done and not second.done:
         return _lean_diff(before, after, session)
     before.materialize()
     after.materialize()
