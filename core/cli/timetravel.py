@@ -13,11 +13,9 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-import orjson
-
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
-from core.cli.common import RULE_SECTIONS, emit, emit_json_list_field, guarded, write_bytes
+from core.cli.common import RULE_SECTIONS, dumps_indented, emit, emit_json_list_field, guarded, write_bytes
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.rebuild.request import AGENT, Request, stream_requests
@@ -57,13 +55,12 @@ def _pick(args: argparse.Namespace) -> list[Request]:
     return found
 
 
-JSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
 RENDERED_BYTES = 32 << 20  # printed wire messages ``request --all --json`` keeps for the requests after
 
 
 def _render(message: dict[str, Any], indent: bytes) -> bytes:
     """One wire message as indented JSON whose lines after the first start with ``indent``."""
-    return orjson.dumps(message, option=JSON_OPTIONS).replace(b"\n", b"\n" + indent)
+    return dumps_indented(message).replace(b"\n", b"\n" + indent)
 
 
 def _rendered(request: Request, indent: bytes) -> Iterator[bytes]:
@@ -116,7 +113,7 @@ def _json_pieces(
     """``orjson.dumps(request.to_dict(body), OPT_INDENT_2 | OPT_NON_STR_KEYS)`` as an item of a printed list
     (its lines after the first indented by two), in pieces: its messages (and the body's) written one at a time
     as ``rendered(request, indent)`` gives them; the whole request is never held."""
-    whole = orjson.dumps(request.to_dict(body=body, shallow=True), option=JSON_OPTIONS).replace(b"\n", b"\n  ")
+    whole = dumps_indented(request.to_dict(body=body, shallow=True)).replace(b"\n", b"\n  ")
     at = 0
     for indent in (b"    ", b"      ")[: 1 + body]:  # the request's messages, then the body's (indented deeper)
         mark = b"\n" + indent + b'"messages": []'  # a nested or string occurrence is indented otherwise or escaped

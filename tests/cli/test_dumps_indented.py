@@ -1,0 +1,40 @@
+"""``dumps_indented`` writes what ``orjson.dumps(value, option=OPT_INDENT_2 | OPT_NON_STR_KEYS)`` writes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.cli.common import dumps_indented
+
+BOTH = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+_KEYS = st.text(max_size=4) | st.integers(-5, 5) | st.booleans() | st.none() | st.floats(allow_nan=False)
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**64), 2**64) | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_KEYS, inner, max_size=3)
+    | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(_VALUES)
+def test_the_same_bytes_or_the_same_refusal(value: Any) -> None:
+    try:
+        expected = orjson.dumps(value, option=BOTH)
+    except orjson.JSONEncodeError:  # an int over 64 bits: refused either way
+        with pytest.raises(orjson.JSONEncodeError):
+            dumps_indented(value)
+        return
+    assert dumps_indented(value) == expected
+
+
+def test_keys_that_are_no_strings_are_written_as_the_option_writes_them() -> None:
+    class Key(str):
+        pass
+
+    for value in ({1: [{None: 2.5}]}, {Key("k"): 1}, [{"a": {True: "b"}}]):
+        assert dumps_indented(value) == orjson.dumps(value, option=BOTH)
