@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import io
+import weakref
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -27,13 +28,26 @@ def test_what_a_block_made_moves_to_the_oldest_generation_unwalked() -> None:
     try:
         with collector_off():
             assert not gc.isenabled()
+            collections.clear()  # the block may first collect what a block before it left
             made = [_Made() for _ in range(5000)]  # well over a young generation's threshold
         assert gc.isenabled() and not gc.get_freeze_count()
-        assert not collections  # none ran in the block, and none was due when it ended
+        more = [_Made() for _ in range(100)]
+        assert not collections and more  # none ran in the block, and none was due when it ended
         oldest = {id(o) for o in gc.get_objects(generation=2)}
         assert all(id(o) in oldest for o in made)
     finally:
         gc.callbacks.remove(callback)
+
+
+def test_the_garbage_a_block_left_is_collected_when_the_next_one_starts() -> None:
+    with collector_off():
+        cycle = _Made()
+        cycle.me = cycle  # type: ignore[attr-defined]
+        left = weakref.ref(cycle)
+        del cycle
+    assert left() is not None  # in the oldest generation, unwalked
+    with collector_off():
+        assert left() is None
 
 
 def test_a_disabled_collector_stays_disabled_and_frozen_objects_stay_frozen() -> None:
