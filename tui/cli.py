@@ -29,6 +29,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run() -> int:
     """The console script's entry: ``main``, then everything left is frozen, as the process ends here: the
     interpreter's final collection skips a heap that exiting frees anyway (10 ms a command)."""
+    from core.cli.common import ends_after_command
+
+    ends_after_command()
     code = main()
     gc.freeze()
     return code

@@ -122,32 +122,30 @@ def fail(message: str, code: int = 2) -> int:
     return code
 
 
-_LEFT = [False]  # a block of ``collector_off`` moved what it made to the oldest generation unwalked
+_ENDS_AFTER = [False]  # the process ends when the command it runs does (``ends_after_command``)
+
+
+def ends_after_command() -> None:
+    """Say that this process ends with the command it runs (the console script, ``python -m core.cli``)."""
+    _ENDS_AFTER[0] = True
 
 
 @contextmanager
 def collector_off() -> Iterator[None]:
-    """The cyclic GC off for the block; what it made (and everything else) then moves to the oldest generation
-    without a collection walking it (``gc.freeze`` then ``gc.unfreeze``). A command that reads a log keeps
-    nearly all it makes until it ends: re-enabled as it was, the next collection walked every object the block
-    had made (tens of thousands, 15-25 ms on a 100 MB log), to free next to nothing. The garbage a block leaves
-    there (the command's projection, once dropped) would wait for a full collection, which objects moved so do
-    not bring nearer: the next block collects it first, so a process that runs command after command (the
-    tests) holds at most one command's. In a process that froze objects of its own it only turns the collector
-    back on (``unfreeze`` would thaw those too)."""
+    """The cyclic GC off for the block, then back as it was. A command that reads a log keeps nearly all it makes
+    until it ends, and turned back on, the collector's next passes walked all of it (tens of thousands of objects,
+    15-25 ms on a 100 MB log) to free next to nothing: in a process that ends with the command
+    (``ends_after_command``) what the block made is frozen instead (``gc.freeze``), out of the collector's way
+    until the process exits. Anywhere else (the tests, a caller that goes on) nothing is frozen: the collector
+    frees the command's garbage as it would have."""
     enabled = gc.isenabled()
-    if enabled and _LEFT[0]:
-        gc.collect()
-    _LEFT[0] = False
     gc.disable()
     try:
         yield
     finally:
         if enabled:
-            if not gc.get_freeze_count():
+            if _ENDS_AFTER[0]:
                 gc.freeze()
-                gc.unfreeze()
-                _LEFT[0] = True
             gc.enable()
 
 
