@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import gc
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from itertools import islice
 from typing import Any
 
 import orjson
 
+from core.log.bulk import gc_paused
 from core.shared.errors import TapedeckError
 
 
@@ -130,23 +130,14 @@ def ends_after_command() -> None:
     _ENDS_AFTER[0] = True
 
 
-@contextmanager
-def collector_off() -> Iterator[None]:
-    """The cyclic GC off for the block, then back as it was. A command that reads a log keeps nearly all it makes
-    until it ends, and turned back on, the collector's next passes walked all of it (tens of thousands of objects,
-    15-25 ms on a 100 MB log) to free next to nothing: in a process that ends with the command
-    (``ends_after_command``) what the block made is frozen instead (``gc.freeze``), out of the collector's way
-    until the process exits. Anywhere else (the tests, a caller that goes on) nothing is frozen: the collector
-    frees the command's garbage as it would have."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            if _ENDS_AFTER[0]:
-                gc.freeze()
-            gc.enable()
+def collector_off() -> AbstractContextManager[None]:
+    """The cyclic GC off for the block, then back as it was (``core.log.bulk.gc_paused``). A command that reads a
+    log keeps nearly all it makes until it ends, and turned back on, the collector's next passes walked all of it
+    (tens of thousands of objects, 15-25 ms on a 100 MB log) to free next to nothing: in a process that ends with
+    the command (``ends_after_command``) what the block made is frozen instead, out of the collector's way until
+    the process exits. Anywhere else (the tests, a caller that goes on) nothing is frozen: the collector frees the
+    command's garbage as it would have."""
+    return gc_paused(freeze=_ENDS_AFTER[0])
 
 
 def guarded(handler: Callable[[Any], int | None], paused: bool = False) -> Callable[[Any], int]:
