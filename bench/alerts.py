@@ -14,13 +14,17 @@ following a log in torn chunks raises exactly the alerts of reading it whole.
   TUI's rules read a log they have not seen) against ``tapedeck inspect --json`` on the same generated log, fresh
   processes taking turns, best of ``--repeat`` (wall and CPU); no target, a ratio to watch. Beside it the same
   ``alerts --json`` again on the unchanged log, from the checkpoint its first run left (``core.alerts.checkpoint``),
-  as a share of the first run.
+  as a share of the first run;
+- the TUI's reopen: the view (``tui.live.LiveSession``, no UI) reads the same log with its alert engine
+  (``FedWatch``) until the engine has caught up, in a fresh process: first with an empty cache, then reopened
+  (the view goes on from its index, the engine from the checkpoint its first pass kept), then reopened with the
+  index but no checkpoint (the engine reads the log's start itself, as before there was one).
 
 Target: latency <= 1 s (p95 and max); replay = live on 100% of the logs; the guard pauses the host before its
 next model request (0 requests after the crossing one, every run).
 
 Usage: ``python bench/alerts.py [--samples 30] [--rounds 5] [--seed 1] [--replay-size 30MB] [--replay-profile P]
-[--repeat 3] [--out DIR] [--json]`` (``--replay-size 0`` leaves the replay cost out)
+[--reopen-size 100MB] [--repeat 3] [--out DIR] [--json]`` (``--replay-size 0`` leaves the replay cost out, ``--reopen-size 0`` the TUI's reopen)
 """
 
 from __future__ import annotations
@@ -261,18 +265,63 @@ def replay_cost(out: Path, size: int, profile: str, repeat: int) -> dict[str, An
             "again_share": round(best["again"][0] / best["alerts"][0], 3)}  # fmt: skip
 
 
+TUI_ENGINE = (  # the view and its alert engine until the engine has caught up; prints wall, CPU, bytes it read itself
+    "import sys, time\n"
+    "from core.alerts.follow import FedWatch, now_ms\n"
+    "from core.control.config import validate_config\n"
+    "from tui.live import LiveSession\n"
+    "fed = FedWatch(validate_config({}), live=False)\n"
+    "start, cpu = time.perf_counter(), time.process_time()\n"
+    "LiveSession(sys.argv[1], follow=False, alerts=fed).run()\n"
+    "fed.poll(now_ms())\n"
+    "print(time.perf_counter() - start, time.process_time() - cpu, fed.start_bytes)\n"
+)
+
+
+def tui_reopen(log: Path, repeat: int) -> dict[str, Any]:
+    """The TUI's view of ``log`` with its alert engine caught up: first open, reopen, reopen without the engine's
+    checkpoint (best wall and CPU seconds of each, fresh processes)."""
+    from bench._common import CHILD_ENV
+    from core.alerts.checkpoint import SUFFIX
+
+    def timed(cache: str) -> tuple[float, float, int]:
+        done = subprocess.run([sys.executable, "-c", TUI_ENGINE, str(log)], capture_output=True, text=True, cwd=ROOT,
+                              env={**CHILD_ENV, "TAPEDECK_CACHE_DIR": cache}, check=True)  # fmt: skip
+        wall, cpu, read = done.stdout.split()
+        return float(wall), float(cpu), int(read)
+
+    runs: dict[str, list[tuple[float, float, int]]] = {"first": [], "reopen": [], "no_checkpoint": []}
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory() as cache:
+            runs["first"].append(timed(cache))
+            runs["reopen"].append(timed(cache))
+            for kept in Path(cache, "alerts").glob("*" + SUFFIX):  # the index stays
+                kept.unlink()
+            runs["no_checkpoint"].append(timed(cache))
+    out: dict[str, Any] = {"log": str(log), "bytes": log.stat().st_size}
+    for name, done in runs.items():
+        out[name] = {"s": round(min(r[0] for r in done), 3), "cpu_s": round(min(r[1] for r in done), 3),
+                     "start_bytes": done[0][2]}  # fmt: skip
+    out["reopen_vs_first"] = round(out["reopen"]["s"] / out["first"]["s"], 3)
+    out["no_checkpoint_vs_first"] = round(out["no_checkpoint"]["s"] / out["first"]["s"], 3)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=30)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--replay-size", default="30MB", help="log size for the replay cost (0: leave it out)")
+    parser.add_argument("--reopen-size", default="100MB",
+                        help="log size for the TUI's reopen (0: leave it out; a log over 48 MB gets an index)")  # fmt: skip
     parser.add_argument("--replay-profile", default="dsh-plain", choices=sorted(PROFILES))
     parser.add_argument("--repeat", type=int, default=3, help="runs of each replay-cost process; the best counts")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="where the generated log goes")
     parser.add_argument("--json", action="store_true", help="print the JSON alone")
     args = parser.parse_args(argv)
     size = 0 if args.replay_size.strip() == "0" else parse_size(args.replay_size)
+    reopen_size = 0 if args.reopen_size.strip() == "0" else parse_size(args.reopen_size)
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         result = {
@@ -283,6 +332,11 @@ def main(argv: list[str] | None = None) -> int:
         }
     if size:
         result["replay_cost"] = replay_cost(args.out, size, args.replay_profile, args.repeat)
+    if reopen_size:
+        from bench.cli import ensure_log
+
+        log = ensure_log(args.out, reopen_size, args.replay_profile, 1, False)
+        result["tui_reopen"] = tui_reopen(log, args.repeat)
     print(json.dumps(result, indent=2))
     if not args.json:
         print("\n| path | samples | p50 | p95 | max | target |\n|---|---|---|---|---|---|")
@@ -304,6 +358,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| alerts --json | {c['alerts_s']} s ({c['ratio']}x) | {c['alerts_cpu_s']} s ({c['cpu_ratio']}x) |")
             print(f"| alerts --json again, unchanged log | {c['again_s']} s ({c['again_share']}x the first) | "
                   f"{c['again_cpu_s']} s |")  # fmt: skip
+        if reopen_size:
+            t = result["tui_reopen"]
+            print("\n| the TUI's view and alert engine, caught up | wall | CPU | bytes the engine read itself |\n|---|---|---|---|")
+            for name, label in (("first", "first open"), ("reopen", "reopen (index, checkpoint)"),
+                                ("no_checkpoint", "reopen with the index alone")):  # fmt: skip
+                r = t[name]
+                share = "" if name == "first" else f" ({t[name + '_vs_first']}x)"
+                print(f"| {label} | {r['s']} s{share} | {r['cpu_s']} s | {r['start_bytes']:,} |")
     return 0
 
 

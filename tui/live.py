@@ -325,8 +325,10 @@ class LiveSession:
             self._fail(f"{self.path}: {INTERNAL_ERROR} {type(exc).__name__}: {exc}")
 
     def _fail(self, message: str) -> None:
-        if self.alerts is not None and not self.follow:
-            self.alerts.done.set()  # nothing more will come
+        if self.alerts is not None:
+            self.alerts.loaded(self, None)  # the clock rules need not wait for a pass that ended here
+            if not self.follow:
+                self.alerts.done.set()  # nothing more will come
         self.error = message
         self.phase = "error"
         self._post(LoadProgress("error", 1.0))
@@ -441,14 +443,17 @@ class LiveSession:
                     self._post(SessionUpdated(self.generation, False, listed, self.count, self.epoch))
                     listed = self.count
                 self.pace()
-            decoder = tailer.decoder if lines is not None else None  # logs kept in memory (remote ones too): no index
-            whole = decoder is not None and decoder.at_boundary and tailer.offset == decoder.bytes_fed
+            at = tailer.decoder
+            ended = at is not None and at.at_boundary and tailer.offset == at.bytes_fed  # at a line's end, none torn
+            decoder = at if lines is not None else None  # logs kept in memory (remote ones too): no index
+            whole = decoder is not None and ended
             if not self.follow:
                 self._apply(session, facts, tailer.finish())
         loading.done()
         if self.alerts is not None:
             if decoded:  # a torn tail the end of the load settled
                 self.alerts.take(self, decoded)
+            self.alerts.loaded(self, tailer.offset if ended and self.remote is None else None)
             if not self.follow:
                 self.alerts.done.set()
         with self.lock:

@@ -6,7 +6,8 @@ growing. After the first read of a local log (``AlertWatch.poll``, from the log'
 line's end, the watch's state as the read left it, before the clock rules run, is written here: the engine's
 signals and alerts, the fleet row's own fold, the alerts the read raised and the problems it met. The next first
 read of the same, unchanged log restores it instead of reading the log, then ticks the clock rules at its own
-time, so both give the same answer; a watch that follows the log reads it from its start once it changes.
+time, so both give the same answer; a watch that follows the log reads it from its start once it changes. The
+TUI's engine (``FedWatch``) keeps one after its view's first pass and takes it when the view reopens the log.
 
 A checkpoint is used only for the very file it describes: same real path and watch path, device, inode, size,
 modification time and hashes of its first and last ``core.read.index.HASH_BYTES`` (a log that grew, was rewritten

@@ -176,25 +176,33 @@ class AlertWatch:
     def _keep(self, raised: list[Alert]) -> None:
         """Write the state a first read of the whole log left, before the clock rules run (when it ended at a
         line's end: what a final read does with a torn last line a later append may still complete)."""
+        decoder = self.tailer.decoder
+        if decoder is not None and decoder.at_boundary:
+            self._write_checkpoint(self.tailer.offset, raised)
+
+    def _write_checkpoint(self, offset: int, raised: list[Alert]) -> None:
+        """Write the engine's state as the checkpoint of the log's first ``offset`` bytes, read from its start with
+        no tick of the clock rules; ``raised``: what that read raised."""
         from core.alerts import checkpoint
 
-        decoder, engine = self.tailer.decoder, self.engine
-        if decoder is None or not decoder.at_boundary:
-            return
+        engine = self.engine
         undated = {id(alert) for alert in engine.undated}
-        state = checkpoint.WatchState(self.tailer.offset, engine.session, engine.signals, engine.active, engine.fired,
+        state = checkpoint.WatchState(offset, engine.session, engine.signals, engine.active, engine.fired,
                                       [k for k, alert in enumerate(engine.fired) if id(alert) in undated],
                                       engine.transitions, engine.host_guards, raised, self.problems, self.fold_state())  # fmt: skip
         checkpoint.write(self.path, self.CHECKPOINT, self.config, state, self.FOLD_TYPES)
 
-    def _checkpoint(self, now: int) -> Any:
-        """The state a checkpoint of the log as it is now holds, taken into this watch (None: there is none); an
-        alert an event raised before any event had a time is dated ``now``, as a read now would date it."""
+    def _checkpoint(self, now: int, size: int | None = None) -> Any:
+        """The state a checkpoint of the log as it is now holds, taken into this watch (None: there is none, or
+        ``size`` is given and the log is not of that size); an alert an event raised before any event had a time is
+        dated ``now``, as a read now would date it."""
         from core.alerts import checkpoint
 
         stamp = _stamp(self.path)  # taken first: a change after it shows at the next poll
+        if stamp is None or size not in (None, stamp[0]):
+            return None
         found = checkpoint.read(self.path, self.CHECKPOINT, self.config, self.FOLD_TYPES)
-        if found is None or stamp is None or stamp[0] != found[0].offset:
+        if found is None or stamp[0] != found[0].offset:
             return None
         state, ends = found
         # the same alert in ``fired``, ``active`` and ``raised`` (equal values: the checkpoint holds copies)
@@ -240,10 +248,15 @@ class AlertWatch:
                 return self._restart()
             if self.pace is not None:
                 self.pace()
+        self._transplant(old)
+        self._replaying = replaying
+
+    def _transplant(self, old: AlertEngine) -> None:
+        """Give the engine, which read again what ``old`` had read (its projection rebuilt), what ``old`` holds:
+        signals and alerts, as the clock rules left them; it goes on as if it had been ``old`` all along."""
         engine = self.engine
         engine.session, engine.signals, engine.transitions = old.session, old.signals, old.transitions
         engine.active, engine.fired, engine.undated, engine.host_guards = old.active, old.fired, old.undated, old.host_guards
-        self._replaying = replaying
 
     def once(self, alerts: list[Alert]) -> list[Alert]:
         """``alerts`` less those a log read again after a reset raises a second time for the same events (each
@@ -306,7 +319,13 @@ class FedWatch(AlertWatch):
     it) hands over what the engine has already seen: it is skipped, so nothing fires twice; a new file
     (``reset``) starts a new engine, which raises again only the alerts not raised before (``once``). Only the reader that began last is listened to. ``done`` is set by a reader
     that does not follow once it handed over the whole log. The engine reads events back through the store of the
-    reader that began last (``begin``'s ``events``), so it keeps none decoded but the open turn's routes."""
+    reader that began last (``begin``'s ``events``), so it keeps none decoded but the open turn's routes.
+
+    The clock rules wait for the end of each pass (``loaded``), so the engine's state after a first pass is a
+    whole read's: it is kept as the log's checkpoint (``core.alerts.checkpoint``, as ``tapedeck alerts`` keeps
+    one). A reader that goes on from its index leaves the log's start to the engine: an unchanged log's checkpoint
+    answers for it, and the start is read only once the log grows (the cache-break rule's projection is rebuilt
+    then), or when no checkpoint fits."""
 
     reads_file = False  # fed by another reader: the engine reads events back through that reader's store
 
@@ -324,13 +343,19 @@ class FedWatch(AlertWatch):
         super().__init__(Path(), config, live=live, pace=pace)
         self._lock = threading.Lock()  # the hand-over: what waits, the reader, the raised alerts
         self._feeding = threading.Lock()  # the engine: fed, ticked or replaced by one thread at a time
-        self._waiting: deque[tuple[list[dict[str, Any] | PackedRow], int]] = deque()  # batches and their bytes
+        # batches and their bytes, and each pass's end: (None, the bytes it read, -1 when not a whole local log)
+        self._waiting: deque[tuple[list[dict[str, Any] | PackedRow] | None, int]] = deque()
         self._held = 0
         self._held_bytes = 0
         self._raised: list[Alert] = []
         self._reader: object = None
         self._next = 0  # the seq the engine takes next
         self._unread = 0  # bytes of the log's start to be read here (the reader's index stood for them)
+        self._header: dict[str, Any] = {}
+        self._passing = False  # a reader's pass is under way: the clock rules wait for its end
+        self._ticked = False  # the engine was ticked: its state is no longer a read's alone
+        self._first: list[Alert] | None = None  # what the engine raised from its start, until its first pass ended
+        self.start_bytes = 0  # bytes of the log's start the engine read itself, when no checkpoint stood for them
         self.done = threading.Event()
 
     def begin(
@@ -361,10 +386,18 @@ class FedWatch(AlertWatch):
                 self.engine = self._engine()
                 self._replaying = set(self._reported)
                 self._next = 0
+                self._ticked, self._first, self._restored = False, [], None
             else:  # the same log read again: the engine goes on (skipping what it saw), reading through the new store
                 self._events.source = events
             self.engine.start(header)
-            self._unread = unread
+            self._header, self._unread, self._passing = header, unread, True
+
+    def loaded(self, reader: object, offset: int | None) -> None:
+        """``reader`` handed over all its pass decoded: the log's first ``offset`` bytes, up to a line's end (None:
+        not a whole local log, nothing to keep). The clock rules run again from the next poll."""
+        with self._lock:
+            if reader is self._reader:
+                self._waiting.append((None, -1 if offset is None else offset))  # the pass's end, in its place
 
     def _engine(self) -> AlertEngine:
         return AlertEngine(self.config.alerts, self.config.model, path=str(self.path), lines=self._events)
@@ -387,38 +420,83 @@ class FedWatch(AlertWatch):
         the log's start, when the reader did not hand it over; ``pace`` between units of work."""
         with self._feeding:
             if self._unread:
-                self._read_start(now, pace)
+                if not (self.checkpoints and self._restore(now)):
+                    self._read_start(now, pace, self._unread)
                 self._unread = 0
             while True:
                 with self._lock:
                     if not self._waiting:
                         return
                     batch, nbytes = self._waiting.popleft()
-                    self._held -= len(batch)
-                    self._held_bytes -= nbytes
+                    if batch is not None:
+                        self._held -= len(batch)
+                        self._held_bytes -= nbytes
+                if batch is None:
+                    self._pass_ended(None if nbytes < 0 else nbytes)
+                    continue
+                if self._restored is not None:  # the log grew past its checkpoint: the projection is needed now
+                    self._rebuild(now, pace)
                 self._fold(self._unseen(batch), now, pace)
 
-    def _fold(self, items: list[dict[str, Any] | PackedRow], now: int, pace: Callable[[], None] | None) -> None:
+    def _restore(self, now: int) -> bool:
+        """Take the engine's state from the checkpoint of the log's first ``_unread`` bytes, when the log is that
+        long still and has one: its alerts are raised again, as reading them would raise them."""
+        state = self._checkpoint(now, self._unread)
+        if state is None:
+            return False
+        self._next = self.engine.signals.seq + 1
+        with self._lock:
+            self._raised.extend(state.raised)
+        if self._first is not None:
+            self._first.extend(state.raised)
+        return True
+
+    def _rebuild(self, now: int, pace: Callable[[], None] | None) -> None:
+        """Read the start a checkpoint stood for with a new engine, so that its projection is whole, then give it
+        the restored engine's signals and alerts (what it raises reading them again was raised already)."""
+        old, size = self.engine, self._restored.stamp[0]  # type: ignore[union-attr]
+        self._restored = None
+        self.engine = self._engine()
+        self.engine.start(self._header)
+        self._next = 0
+        self._read_start(now, pace, size, keep=False)
+        self._transplant(old)
+        self._next = old.signals.seq + 1
+
+    def _pass_ended(self, offset: int | None) -> None:
+        """A reader's pass ended (``loaded``): after the engine's first pass over a whole local log (no tick
+        since its start, nothing restored that the pass left as it was), keep its state as the log's checkpoint."""
+        first, self._first, self._passing = self._first, None, False
+        if offset is not None and first is not None and self.checkpoints and not self._ticked and self._restored is None:
+            self._write_checkpoint(offset, first)
+
+    def _fold(
+        self, items: list[dict[str, Any] | PackedRow], now: int, pace: Callable[[], None] | None, keep: bool = True
+    ) -> None:
         """Feed the engine ``FOLD`` items at a time, calling ``pace`` after each (the caller holds ``_feeding``),
-        and keep what it raised for the next poll."""
+        and keep what it raised for the next poll (unless not ``keep``: a start read again)."""
         for start in range(0, len(items), self.FOLD):
             raised = self.engine.feed(items[start : start + self.FOLD], now)
             self._next = self.engine.signals.seq + 1
-            with self._lock:
-                self._raised.extend(raised)
+            if keep:
+                with self._lock:
+                    self._raised.extend(raised)
+                if self._first is not None:
+                    self._first.extend(raised)
             if pace is not None:
                 pace()
 
-    def _read_start(self, now: int, pace: Callable[[], None] | None) -> None:
-        """Read the log's first ``_unread`` bytes with a reader of the engine's own, feeding what the engine has not
+    def _read_start(self, now: int, pace: Callable[[], None] | None, size: int, keep: bool = True) -> None:
+        """Read the log's first ``size`` bytes with a reader of the engine's own, feeding what the engine has not
         seen; the reader hands over the rest (so the engine never runs ahead of the reader's store)."""
         tailer = Tailer(self.path, pace=pace)
-        while tailer.offset < self._unread:
+        while tailer.offset < size:
             before = tailer.offset
-            update = tailer.poll(max_bytes=min(SLICE, self._unread - tailer.offset))
+            update = tailer.poll(max_bytes=min(SLICE, size - tailer.offset))
             if update.header is not None:
                 self.engine.start(update.header)
-            self._fold(self._unseen(update.events), now, pace)  # type: ignore[arg-type]
+            self._fold(self._unseen(update.events), now, pace, keep)  # type: ignore[arg-type]
+            self.start_bytes += tailer.offset - before
             if tailer.offset == before or update.fatal or update.reset:
                 return
 
@@ -440,8 +518,9 @@ class FedWatch(AlertWatch):
         with self._feeding:
             with self._lock:
                 out, self._raised = self._raised, []
-            if self._reader is not None:
+            if self._reader is not None and not self._passing:
                 out.extend(self.tick(now))
+                self._ticked = True
         return self.once(out)
 
     def projection(self, now: int) -> Projection:

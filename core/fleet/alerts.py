@@ -58,6 +58,8 @@ class RemoteFedWatch(FedWatch):
     state and the file's mtime as the view last read them (no round trip of its own), ``unreachable`` raised
     while the view's reads get no answer, and actions sent to the remote inbox."""
 
+    checkpoints = False  # a copy of another machine's log: its checkpoint would describe the copy
+
     def __init__(self, config: PolicyConfig, remote: RemoteLog) -> None:
         super().__init__(config)
         self.remote = remote

@@ -1,4 +1,5 @@
-"""``bench/alerts.py --replay-size 0`` leaves the replay cost out, as its usage line says (the other parts are
+"""``bench/alerts.py --replay-size 0`` leaves the replay cost out and ``--reopen-size 0`` the TUI's reopen, as its usage
+line says (the other parts are
 stubbed here: only the argument handling and the report are under test)."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Any
 import pytest
 
 
-def test_a_replay_size_of_zero_leaves_the_replay_cost_out(
+def test_sizes_of_zero_leave_the_replay_cost_and_the_reopen_out(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     bench = importlib.import_module("bench.alerts")
@@ -22,6 +23,11 @@ def test_a_replay_size_of_zero_leaves_the_replay_cost_out(
     def replay_cost(*_: Any) -> dict[str, Any]:
         raise AssertionError("--replay-size 0 ran the replay cost")
 
+    def tui_reopen(*_: Any) -> dict[str, Any]:
+        raise AssertionError("--reopen-size 0 ran the TUI's reopen")
+
     monkeypatch.setattr(bench, "replay_cost", replay_cost)
-    assert bench.main(["--replay-size", "0"]) == 0  # 7e96f75: ValueError from parse_size('0')
-    assert "replay_cost" not in capsys.readouterr().out
+    monkeypatch.setattr(bench, "tui_reopen", tui_reopen)
+    assert bench.main(["--replay-size", "0", "--reopen-size", "0"]) == 0  # 7e96f75: ValueError from parse_size('0')
+    out = capsys.readouterr().out
+    assert "replay_cost" not in out and "tui_reopen" not in out
