@@ -420,8 +420,7 @@ class FedWatch(AlertWatch):
         the log's start, when the reader did not hand it over; ``pace`` between units of work."""
         with self._feeding:
             if self._unread:
-                if not (self.checkpoints and self._restore(now)):
-                    self._read_start(now, pace, self._unread)
+                self._take_start(now, pace)
                 self._unread = 0
             while True:
                 with self._lock:
@@ -437,6 +436,15 @@ class FedWatch(AlertWatch):
                 if self._restored is not None:  # the log grew past its checkpoint: the projection is needed now
                     self._rebuild(now, pace)
                 self._fold(self._unseen(batch), now, pace)
+
+    def _take_start(self, now: int, pace: Callable[[], None] | None) -> None:
+        """Take in the log's first ``_unread`` bytes, which the reader does not hand over: nothing when the engine's
+        restored state stands for them already (a new view of the same log), its checkpoint when the engine has
+        seen nothing yet and there is one, else read them here."""
+        if self._restored is not None and self._restored.stamp[0] == self._unread:
+            return
+        if not (self._next == 0 and self.checkpoints and self._restore(now)):
+            self._read_start(now, pace, self._unread)
 
     def _restore(self, now: int) -> bool:
         """Take the engine's state from the checkpoint of the log's first ``_unread`` bytes, when the log is that

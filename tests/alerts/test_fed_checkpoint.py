@@ -142,3 +142,16 @@ def test_the_clock_rules_wait_for_the_end_of_the_pass(tmp_path: Path) -> None:
     fed.poll(NOW)
     assert "run-rate" not in fed.engine.active
     assert checkpoint.read(path, "alerts", config, {}) is None
+
+
+def test_a_view_that_reads_the_same_log_again_raises_nothing_twice(tmp_path: Path) -> None:
+    """A new view of the log the engine restored (the app opened it again) hands over nothing new: the engine
+    neither restores a second time (which would raise the checkpoint's alerts again) nor reads the start."""
+    path = tmp_path / "session.jsonl"
+    generate(path, 600_000, seed=2, profile="short-turns")
+    config = _eager()
+    _view(path, config)
+    fed, raised = _view(path, config)
+    assert raised and fed._restored is not None
+    LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()
+    assert fed.poll(NOW) == [] and fed.start_bytes == 0
