@@ -1,0 +1,176 @@
+"""Review of the TUI's alert checkpoint (``FedWatch`` keeping and restoring the log's ``alerts`` checkpoint): cases
+the first tests left out. Each drives the real ``LiveSession`` over a real log; where the alert feed's thread matters,
+a ``FedWatch`` subclass runs what that thread runs at one point of the view's pass (``AlertFeed.run``'s loop body,
+or a change to the file before the feed's next poll), so the interleaving is fixed and the test deterministic."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tui.live
+from bench.gen_session import generate
+from core.alerts.follow import AlertWatch, FedWatch
+from core.control.config import PolicyConfig
+from tests.alerts.test_replay import _eager
+from tui.live import LiveSession
+
+NOW = (
+    1_900_000_000_000  # long after every event: a poll's time (the wall clock of someone opening an old log)
+)
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TAPEDECK_INDEX_MIN_BYTES", "0")
+
+
+def _dated(alerts: list[Any]) -> list[tuple[str, int, str, int | None]]:
+    return [(a.cause, a.seq, a.reason, a.at) for a in alerts]
+
+
+def _cold(path: Path, config: PolicyConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What a full read of ``path`` raises at ``NOW`` (``tapedeck alerts``), with a cache of its own."""
+    with monkeypatch.context() as m:
+        m.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cold-cache"))
+        watch = AlertWatch(path, config, live=False)
+        raised = watch.poll(NOW, final=True)
+        assert watch._restored is None
+    shutil.rmtree(tmp_path / "cold-cache")
+    return raised
+
+
+def _cold_of(data: bytes, tmp_path: Path, config: PolicyConfig, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """What a full read of a log holding ``data`` raises at ``NOW``."""
+    other = tmp_path / "other" / "session.jsonl"
+    other.parent.mkdir(exist_ok=True)
+    other.write_bytes(data)
+    return _cold(other, config, tmp_path, monkeypatch)
+
+
+def _alerts_after_the_view(path: Path, config: PolicyConfig) -> tuple[list[Any], bool]:
+    """What ``tapedeck alerts`` raises at ``NOW`` with the cache the view left, and whether it restored a
+    checkpoint."""
+    watch = AlertWatch(path, config, live=False)
+    raised = watch.poll(NOW, final=True)
+    return raised, watch._restored is not None
+
+
+class _Shown(FedWatch):
+    """The TUI's engine, with the alert feed's loop body (``AlertFeed.run``: a poll, then the open log's projection
+    for the header's spend label) run after each of the view's hand-overs, as the feed's thread runs it every 0.1 s
+    beside a view's first pass."""
+
+    def __init__(self, config: PolicyConfig) -> None:
+        super().__init__(config, live=False)
+        self.raised: list[Any] = []
+
+    def take(self, reader: object, items: list[Any], nbytes: int = 0) -> None:
+        super().take(reader, items, nbytes)
+        self.raised.extend(self.poll(NOW))
+        self.projection(NOW)
+
+
+def test_the_spend_shown_during_the_first_pass_leaves_the_checkpoint_a_full_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``FedWatch.projection`` (the header's ``$/h``, asked after every poll of the feed) prunes the engine's spend
+    window at the wall clock (``Signals.window_rate`` pops what is older than ``now - window``), in the middle of a
+    pass whose clock rules are held: the run-rate rule then judges the next events on a pruned window, the view
+    raises a ``run-rate`` a full read never raises, and the checkpoint kept after that pass hands it to ``tapedeck
+    alerts``, which then answers differently from a cold read of the same, unchanged log."""
+    path = tmp_path / "session.jsonl"
+    generate(path, 400_000, seed=2, profile="short-turns")
+    monkeypatch.setattr(
+        tui.live, "LOAD_SLICE", 1 << 16
+    )  # several hand-overs in the pass (as on a bigger log)
+    config = _eager()
+    cold = _cold(path, config, tmp_path, monkeypatch)
+    fed = _Shown(config)
+    LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()
+    fed.raised.extend(fed.poll(NOW))
+    after, restored = _alerts_after_the_view(path, config)
+    assert restored, "the view kept the log's checkpoint"
+    assert _dated(after) == _dated(cold), (
+        "tapedeck alerts, restoring the TUI's checkpoint, differs from a cold read"
+    )
+    assert _dated(fed.raised) == _dated(cold)
+
+
+def test_a_log_replaced_before_the_engine_takes_the_end_of_the_pass_gets_no_checkpoint_of_the_old_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine takes the end of the view's pass at the feed's next poll (0.1 s later, or seconds later while it
+    catches up on a big log), and ``checkpoint.write`` stamps the state with the file as it is *then*. A log
+    replaced in between by one of the same size (another file renamed over it) gets the old file's state as its
+    checkpoint: ``tapedeck alerts`` restores it and answers for bytes the log no longer holds."""
+    path = tmp_path / "session.jsonl"
+    generate(path, 400_000, seed=2, profile="short-turns")
+    old = path.read_bytes()
+    lines = old.splitlines(keepends=True)
+    half = b"".join(lines[: len(lines) // 2])
+    new = (
+        half[:-1] + b" " * (len(old) - len(half)) + b"\n"
+    )  # the first half, its last line padded to the same size
+    assert len(new) == len(old)
+    config = _eager()
+    fed = FedWatch(config, live=False)
+    LiveSession(
+        path, follow=False, retain_bytes=1, alerts=fed
+    ).run()  # the view's pass ends; the feed polls next
+    (tmp_path / "new.jsonl").write_bytes(new)
+    os.replace(tmp_path / "new.jsonl", path)
+    fed.poll(NOW)
+    cold = _cold(path, config, tmp_path, monkeypatch)
+    assert _dated(cold) != _dated(_cold_of(old, tmp_path, config, monkeypatch)), (
+        "the two files raise differently"
+    )
+    after, _ = _alerts_after_the_view(path, config)
+    assert _dated(after) == _dated(cold), "tapedeck alerts restored the replaced file's state"
+
+
+def test_the_clock_rules_run_again_after_a_view_whose_log_went_away_mid_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A following view whose log disappears during its first pass reloads (``_load`` after the reset), waits for
+    the log to come back, and returns None once stopped (the operator left the view): it never says its pass
+    ended (``FedWatch.loaded``), so the clock rules of the engine, which the app keeps polling, are held for good:
+    the ``stalled`` alert a tick raises never comes."""
+    path = tmp_path / "session.jsonl"
+    generate(path, 400_000, seed=2, profile="dsh-plain")
+    monkeypatch.setattr(tui.live, "LOAD_SLICE", 1 << 16)
+    config = _eager()
+
+    class Gone(FedWatch):
+        def take(self, reader: object, items: list[Any], nbytes: int = 0) -> None:
+            super().take(reader, items, nbytes)
+            if path.exists():  # after the first slice: the log is removed, then the view closed
+                path.unlink()
+                reader.stop()  # type: ignore[attr-defined]
+
+    fed = Gone(config, live=False)
+    live = LiveSession(path, follow=True, retain_bytes=1, alerts=fed)
+    live.run()  # returns: stopped while waiting for the log
+    raised = fed.poll(NOW) + fed.poll(NOW)
+    assert "stalled" in {a.cause for a in raised}, [(a.cause, a.seq) for a in raised]
+
+
+def test_a_new_view_of_a_log_the_engine_read_itself_reads_nothing_of_it_again(tmp_path: Path) -> None:
+    """The app's one engine, fed by a first view that read the whole log (no checkpoint yet: it writes it), then a new
+    view of the same unchanged log (the operator jumped to a child session and back): that view goes on from the
+    index the first one wrote, and the engine, which has seen every one of those bytes, reads the whole start again
+    to skip all of it (the 21 s / 100 MB the change meant to remove; 7704fc8 spares only an engine that restored)."""
+    path = tmp_path / "session.jsonl"
+    generate(path, 400_000, seed=2, profile="short-turns")
+    config = _eager()
+    fed = FedWatch(config, live=False)
+    LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()
+    assert fed.poll(NOW) and fed.start_bytes == 0 and fed._restored is None
+    LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()
+    assert fed.poll(NOW) == []
+    assert fed.start_bytes == 0, f"the engine read {fed.start_bytes} bytes of a log it had seen whole"
