@@ -14,7 +14,9 @@ import pytest
 
 import tui.live
 from bench.gen_session import generate
+from core.alerts import checkpoint
 from core.alerts.follow import AlertWatch, FedWatch
+from core.cli import main
 from core.control.config import PolicyConfig
 from tests.alerts.test_replay import _eager
 from tui.live import LiveSession
@@ -174,3 +176,72 @@ def test_a_new_view_of_a_log_the_engine_read_itself_reads_nothing_of_it_again(tm
     LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()
     assert fed.poll(NOW) == []
     assert fed.start_bytes == 0, f"the engine read {fed.start_bytes} bytes of a log it had seen whole"
+
+
+def _halves(tmp_path: Path) -> tuple[Path, list[bytes]]:
+    """The lead's log with a cache break in its second half: ``session.jsonl`` holds the first half of its lines."""
+    whole = tmp_path / "whole.jsonl"
+    generate(whole, 600_000, seed=2, profile="short-turns")
+    lines = whole.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(lines[: len(lines) // 2]))
+    return whole, lines
+
+
+def test_a_restored_engine_whose_next_view_goes_on_from_a_newer_index_keeps_the_cache_break_rule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine restored the log's checkpoint (no cache-break projection). The log grows while the view is away
+    (the operator on a child session), and another reader (``tapedeck inspect``) writes the grown log's index; the
+    next view goes on from that index, so ``_take_start`` reads the start up to the new index's end with the
+    restored engine itself (its stamp is not that size): the events past the checkpoint are judged with no
+    projection, ``_restored`` stays set, and the cache break a full read of the grown log raises is never raised."""
+    whole, lines = _halves(tmp_path)
+    path = tmp_path / "session.jsonl"
+    config = _eager()
+    breaks = [a for a in _cold(whole, config, tmp_path, monkeypatch) if a.cause == "cache-break"]
+    assert breaks
+    first = FedWatch(config, live=False)  # an earlier app: the log's index and checkpoint
+    LiveSession(path, follow=False, retain_bytes=1, alerts=first).run()
+    first.poll(NOW)
+    fed = FedWatch(config, live=False)
+    LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()
+    raised = fed.poll(NOW)
+    assert fed._restored is not None
+    with path.open("ab") as f:
+        f.write(b"".join(lines[len(lines) // 2 :]))
+    assert main(["inspect", str(path)]) == 0  # the grown log's index
+    LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()  # the operator back on the log
+    raised += fed.poll(NOW)
+    assert _dated(breaks) == _dated([a for a in raised if a.cause == "cache-break"])
+
+
+def test_a_reopen_of_a_log_that_grew_a_little_since_its_index_takes_the_checkpoint(tmp_path: Path) -> None:
+    """(Speed, not answers.) The index is written again only once the log grew by 5% or 8 MiB, and a restore needs a
+    checkpoint of exactly the index's bytes: after a small append, the view that reads it keeps the grown log's
+    checkpoint, yet every later reopen of the unchanged log reads the whole start again (the checkpoint stands for
+    the whole file, the index for less) until the log grows 5% more: on 100 MB, 21 s of reading per reopen."""
+    whole = tmp_path / "whole.jsonl"
+    generate(whole, 600_000, seed=2, profile="short-turns")
+    lines = whole.read_bytes().splitlines(keepends=True)
+    n = len(lines) * 97 // 100
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(lines[:n]))
+    config = _eager()
+
+    def view() -> FedWatch:
+        """A new app's view of the log (its own engine), polled."""
+        fed = FedWatch(config, live=False)
+        LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()
+        fed.poll(NOW)
+        return fed
+
+    view()  # the index and the checkpoint
+    with path.open("ab") as f:
+        f.write(b"".join(lines[n:]))  # 3% more: the index stays
+    view()  # reads the start (no checkpoint of the index's bytes), keeps the grown log's checkpoint
+    assert checkpoint.read(path, "alerts", config, {}) is not None
+    again = view()  # nothing changed since
+    assert again.start_bytes == 0, (
+        f"the engine read {again.start_bytes} bytes though the checkpoint fits the log"
+    )
