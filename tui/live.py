@@ -427,6 +427,8 @@ class LiveSession:
                     with self.lock:
                         self.lines = None
                     self._new_file = True
+                    if self.alerts is not None:  # this pass ends here: the clock rules need not wait for the next
+                        self.alerts.loaded(self, None)
                     return self._load()
                 if update.fatal:
                     raise LogFormatError(update.fatal)

@@ -113,16 +113,25 @@ def _identity(log: Path, watched: str, size: int, settings: str) -> dict[str, An
             "settings": settings}  # fmt: skip
 
 
-def write(log: Path, kind: str, config: Any, state: WatchState, fold_types: dict[str, Any]) -> bool:
+def write(
+    log: Path,
+    kind: str,
+    config: Any,
+    state: WatchState,
+    fold_types: dict[str, Any],
+    seen: tuple[tuple[int, int, int, int], tuple[str, str]] | None = None,
+) -> bool:
     """Write ``state`` as the checkpoint of ``log`` read whole by a watch of ``kind`` under the ``PolicyConfig``
-    ``config``; False (and no file) when the log is too small, changed under the read, or the state cannot be
-    written."""
+    ``config``; False (and no file) when the log is too small, changed under the read (or since ``seen``: the
+    log's stamp and ends when its read ended), or the state cannot be written."""
     try:
         settings = _settings(config)
         if state.offset < max(min_log_bytes(), 1) or os.stat(log).st_size != state.offset:
             return False
         _check_fold(state.fold, fold_types)  # what cannot be read back is not written
         meta = _identity(log, str(log), state.offset, settings)
+        if seen is not None and ((meta["size"], meta["mtime"], meta["dev"], meta["ino"]), (meta["head"], meta["tail"])) != seen:
+            return False
         fields = {f.name: getattr(state, f.name) for f in dataclasses.fields(WatchState)}
         body = orjson.dumps([meta, _encode(fields)])
         path = checkpoint_path(log, kind)

@@ -19,7 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.alerts.actions import send_action
 from core.alerts.engine import Alert, AlertEngine
@@ -52,6 +52,14 @@ class Restored:
 
     stamp: tuple[int, int, int, int]
     ends: tuple[str, str]
+
+
+class _PassEnd(NamedTuple):
+    """A reader's pass over a ``FedWatch``'s log ended: the bytes it read, up to a line's end (None: not so), and the
+    file as it was then (None: no checkpoint is kept of it)."""
+
+    offset: int | None
+    seen: Restored | None
 
 
 def _stamp(path: Path) -> tuple[int, int, int, int] | None:
@@ -180,9 +188,10 @@ class AlertWatch:
         if decoder is not None and decoder.at_boundary:
             self._write_checkpoint(self.tailer.offset, raised)
 
-    def _write_checkpoint(self, offset: int, raised: list[Alert]) -> None:
+    def _write_checkpoint(self, offset: int, raised: list[Alert], seen: Restored | None = None) -> None:
         """Write the engine's state as the checkpoint of the log's first ``offset`` bytes, read from its start with
-        no tick of the clock rules; ``raised``: what that read raised."""
+        no tick of the clock rules; ``raised``: what that read raised; ``seen``: the file as the read left it (none
+        is written when the log is no longer that file)."""
         from core.alerts import checkpoint
 
         engine = self.engine
@@ -190,16 +199,17 @@ class AlertWatch:
         state = checkpoint.WatchState(offset, engine.session, engine.signals, engine.active, engine.fired,
                                       [k for k, alert in enumerate(engine.fired) if id(alert) in undated],
                                       engine.transitions, engine.host_guards, raised, self.problems, self.fold_state())  # fmt: skip
-        checkpoint.write(self.path, self.CHECKPOINT, self.config, state, self.FOLD_TYPES)
+        checkpoint.write(self.path, self.CHECKPOINT, self.config, state, self.FOLD_TYPES,
+                         seen=None if seen is None else (seen.stamp, seen.ends))  # fmt: skip
 
-    def _checkpoint(self, now: int, size: int | None = None) -> Any:
-        """The state a checkpoint of the log as it is now holds, taken into this watch (None: there is none, or
-        ``size`` is given and the log is not of that size); an alert an event raised before any event had a time is
-        dated ``now``, as a read now would date it."""
+    def _checkpoint(self, now: int, least: int = 0) -> Any:
+        """The state a checkpoint of the log as it is now holds, taken into this watch (None: there is none, or the
+        log is shorter than ``least`` bytes); an alert an event raised before any event had a time is dated
+        ``now``, as a read now would date it."""
         from core.alerts import checkpoint
 
         stamp = _stamp(self.path)  # taken first: a change after it shows at the next poll
-        if stamp is None or size not in (None, stamp[0]):
+        if stamp is None or stamp[0] < least:
             return None
         found = checkpoint.read(self.path, self.CHECKPOINT, self.config, self.FOLD_TYPES)
         if found is None or stamp[0] != found[0].offset:
@@ -343,8 +353,8 @@ class FedWatch(AlertWatch):
         super().__init__(Path(), config, live=live, pace=pace)
         self._lock = threading.Lock()  # the hand-over: what waits, the reader, the raised alerts
         self._feeding = threading.Lock()  # the engine: fed, ticked or replaced by one thread at a time
-        # batches and their bytes, and each pass's end: (None, the bytes it read, -1 when not a whole local log)
-        self._waiting: deque[tuple[list[dict[str, Any] | PackedRow] | None, int]] = deque()
+        # batches with the bytes they came from, and each pass's end (``_PassEnd``, 0) in its place among them
+        self._waiting: deque[tuple[list[dict[str, Any] | PackedRow] | _PassEnd, int]] = deque()
         self._held = 0
         self._held_bytes = 0
         self._raised: list[Alert] = []
@@ -355,6 +365,7 @@ class FedWatch(AlertWatch):
         self._passing = False  # a reader's pass is under way: the clock rules wait for its end
         self._ticked = False  # the engine was ticked: its state is no longer a read's alone
         self._first: list[Alert] | None = None  # what the engine raised from its start, until its first pass ended
+        self._covered = 0  # bytes of the log's start the engine has taken in (read, restored or handed over)
         self.start_bytes = 0  # bytes of the log's start the engine read itself, when no checkpoint stood for them
         self.done = threading.Event()
 
@@ -386,7 +397,7 @@ class FedWatch(AlertWatch):
                 self.engine = self._engine()
                 self._replaying = set(self._reported)
                 self._next = 0
-                self._ticked, self._first, self._restored = False, [], None
+                self._ticked, self._first, self._restored, self._covered = False, [], None, 0
             else:  # the same log read again: the engine goes on (skipping what it saw), reading through the new store
                 self._events.source = events
             self.engine.start(header)
@@ -394,10 +405,19 @@ class FedWatch(AlertWatch):
 
     def loaded(self, reader: object, offset: int | None) -> None:
         """``reader`` handed over all its pass decoded: the log's first ``offset`` bytes, up to a line's end (None:
-        not a whole local log, nothing to keep). The clock rules run again from the next poll."""
+        not a whole local log, nothing to keep). The clock rules run again from the next poll. The file's identity
+        is taken now (the engine may take the pass's end seconds later, when the file may be another)."""
+        seen = None
+        if offset is not None and self.checkpoints and (stamp := _stamp(self.path)) is not None and stamp[0] == offset:
+            from core.read.index import ends
+
+            try:
+                seen = Restored(stamp, ends(self.path, offset))
+            except OSError:
+                seen = None
         with self._lock:
             if reader is self._reader:
-                self._waiting.append((None, -1 if offset is None else offset))  # the pass's end, in its place
+                self._waiting.append((_PassEnd(offset, seen), 0))
 
     def _engine(self) -> AlertEngine:
         return AlertEngine(self.config.alerts, self.config.model, path=str(self.path), lines=self._events)
@@ -427,56 +447,67 @@ class FedWatch(AlertWatch):
                     if not self._waiting:
                         return
                     batch, nbytes = self._waiting.popleft()
-                    if batch is not None:
+                    if type(batch) is not _PassEnd:
                         self._held -= len(batch)
                         self._held_bytes -= nbytes
-                if batch is None:
-                    self._pass_ended(None if nbytes < 0 else nbytes)
+                if type(batch) is _PassEnd:
+                    self._pass_ended(batch)
                     continue
-                if self._restored is not None:  # the log grew past its checkpoint: the projection is needed now
+                items = self._unseen(batch)  # type: ignore[arg-type]
+                if items and self._restored is not None:  # the log grew past its checkpoint: the projection is needed
                     self._rebuild(now, pace)
-                self._fold(self._unseen(batch), now, pace)
+                self._fold(items, now, pace)
 
     def _take_start(self, now: int, pace: Callable[[], None] | None) -> None:
-        """Take in the log's first ``_unread`` bytes, which the reader does not hand over: nothing when the engine's
-        restored state stands for them already (a new view of the same log), its checkpoint when the engine has
-        seen nothing yet and there is one, else read them here."""
-        if self._restored is not None and self._restored.stamp[0] == self._unread:
+        """Take in the log's first ``_unread`` bytes, which the reader does not hand over: nothing when the engine
+        took them in already (a new view of the same log), the checkpoint of at least those bytes when the engine has
+        seen nothing yet and there is one, else read them here (a restored engine rebuilding its projection first)."""
+        if self._covered >= self._unread or (self._next == 0 and self.checkpoints and self._restore(now)):
             return
-        if not (self._next == 0 and self.checkpoints and self._restore(now)):
+        if self._restored is not None:
+            self._rebuild(now, pace, self._unread)
+        else:
             self._read_start(now, pace, self._unread)
 
     def _restore(self, now: int) -> bool:
-        """Take the engine's state from the checkpoint of the log's first ``_unread`` bytes, when the log is that
-        long still and has one: its alerts are raised again, as reading them would raise them."""
+        """Take the engine's state from the log's checkpoint, when it has one that stands for the whole file and at
+        least its first ``_unread`` bytes (the reader hands over the rest, which the engine then skips as seen): its
+        alerts are raised again, as reading them would raise them."""
         state = self._checkpoint(now, self._unread)
         if state is None:
             return False
         self._next = self.engine.signals.seq + 1
+        self._covered = state.offset
         with self._lock:
             self._raised.extend(state.raised)
         if self._first is not None:
             self._first.extend(state.raised)
         return True
 
-    def _rebuild(self, now: int, pace: Callable[[], None] | None) -> None:
+    def _rebuild(self, now: int, pace: Callable[[], None] | None, upto: int = 0) -> None:
         """Read the start a checkpoint stood for with a new engine, so that its projection is whole, then give it
-        the restored engine's signals and alerts (what it raises reading them again was raised already)."""
+        the restored engine's signals and alerts (what it raises reading them again was raised already); then read
+        on to ``upto`` bytes, if that is further."""
         old, size = self.engine, self._restored.stamp[0]  # type: ignore[union-attr]
         self._restored = None
         self.engine = self._engine()
         self.engine.start(self._header)
         self._next = 0
-        self._read_start(now, pace, size, keep=False)
+        tailer = self._read_start(now, pace, size, keep=False)
         self._transplant(old)
         self._next = old.signals.seq + 1
+        if upto > size:
+            self._read_start(now, pace, upto, tailer=tailer)
 
-    def _pass_ended(self, offset: int | None) -> None:
-        """A reader's pass ended (``loaded``): after the engine's first pass over a whole local log (no tick
-        since its start, nothing restored that the pass left as it was), keep its state as the log's checkpoint."""
+    def _pass_ended(self, end: _PassEnd) -> None:
+        """A reader's pass ended (``loaded``): the engine took in the log up to where it read. After the engine's
+        first pass over a whole local log (no tick since its start, nothing restored that the pass left as it was),
+        keep its state as the log's checkpoint."""
         first, self._first, self._passing = self._first, None, False
-        if offset is not None and first is not None and self.checkpoints and not self._ticked and self._restored is None:
-            self._write_checkpoint(offset, first)
+        if end.offset is not None:
+            self._covered = max(self._covered, end.offset)
+        if end.seen is not None and first is not None and not self._ticked and self._restored is None:
+            self._write_checkpoint(end.seen.stamp[0], first, end.seen)
 
     def _fold(
         self, items: list[dict[str, Any] | PackedRow], now: int, pace: Callable[[], None] | None, keep: bool = True
@@ -494,10 +525,13 @@ class FedWatch(AlertWatch):
             if pace is not None:
                 pace()
 
-    def _read_start(self, now: int, pace: Callable[[], None] | None, size: int, keep: bool = True) -> None:
-        """Read the log's first ``size`` bytes with a reader of the engine's own, feeding what the engine has not
-        seen; the reader hands over the rest (so the engine never runs ahead of the reader's store)."""
-        tailer = Tailer(self.path, pace=pace)
+    def _read_start(
+        self, now: int, pace: Callable[[], None] | None, size: int, keep: bool = True, tailer: Tailer | None = None
+    ) -> Tailer:
+        """Read the log's first ``size`` bytes with a reader of the engine's own (or on with ``tailer``, which read
+        the first ones), feeding what the engine has not seen; the reader hands over the rest (so the engine never
+        runs ahead of the reader's store). Returns that reader."""
+        tailer = Tailer(self.path, pace=pace) if tailer is None else tailer
         while tailer.offset < size:
             before = tailer.offset
             update = tailer.poll(max_bytes=min(SLICE, size - tailer.offset))
@@ -506,7 +540,9 @@ class FedWatch(AlertWatch):
             self._fold(self._unseen(update.events), now, pace, keep)  # type: ignore[arg-type]
             self.start_bytes += tailer.offset - before
             if tailer.offset == before or update.fatal or update.reset:
-                return
+                break
+        self._covered = max(self._covered, tailer.offset)
+        return tailer
 
     def _unseen(self, batch: list[dict[str, Any] | PackedRow]) -> list[dict[str, Any] | PackedRow]:
         out: list[dict[str, Any] | PackedRow] = []

@@ -77,7 +77,7 @@ def project(signals: Signals, window: int, now: int | None = None) -> Projection
     """The run rate at ``now`` (default: the newest event's time) and the open turn's projected cost."""
     priced = bool(signals.priced_steps)
     at = now if now is not None else signals.last_time
-    rate = signals.window_rate(at, window) if priced and at is not None else None
+    rate = signals.window_rate(at, window, prune=False) if priced and at is not None else None  # a look: no change
     turn = signals.open_turn
     route = signals.route_step if signals.route_step and signals.route_step[0] == turn else None
     turn_usd = projected = None

@@ -12,8 +12,9 @@ None while it does not. They read nothing else, so replaying a log and following
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -297,15 +298,21 @@ class Signals:
             return self.live_state, self.seq
         return self.logged_state
 
-    def window_rate(self, now: int, window_ms: int) -> float | None:
+    def window_rate(self, now: int, window_ms: int, prune: bool = True) -> float | None:
         """Dollars per hour over the ``window_ms`` before ``now`` (the session's own span when shorter, a minute
-        at least); None when events carry no times."""
+        at least); None when events carry no times. The spend samples that fell out of the window go (``prune``:
+        only the rules' own ``now`` may drop them; a look at another time leaves them for the events to come)."""
         if self.first_time is None:
             return None
-        while self.spend and self.spend[0][0] <= now - window_ms:
-            self.spend.popleft()
+        spend = self.spend
+        if prune:
+            while spend and spend[0][0] <= now - window_ms:
+                spend.popleft()
+            kept: Iterable[tuple[int, float, int]] = spend
+        else:
+            kept = itertools.dropwhile(lambda sample: sample[0] <= now - window_ms, spend)
         span = max(min(window_ms, now - self.first_time), MIN_RATE_SPAN_MS)
-        return sum(usd for _, usd, _ in self.spend) * 3_600_000 / span
+        return sum(usd for _, usd, _ in kept) * 3_600_000 / span
 
 
 _NONE: frozenset[str] = frozenset()

@@ -81,11 +81,10 @@ class _Shown(FedWatch):
 def test_the_spend_shown_during_the_first_pass_leaves_the_checkpoint_a_full_reads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``FedWatch.projection`` (the header's ``$/h``, asked after every poll of the feed) prunes the engine's spend
-    window at the wall clock (``Signals.window_rate`` pops what is older than ``now - window``), in the middle of a
-    pass whose clock rules are held: the run-rate rule then judges the next events on a pruned window, the view
-    raises a ``run-rate`` a full read never raises, and the checkpoint kept after that pass hands it to ``tapedeck
-    alerts``, which then answers differently from a cold read of the same, unchanged log."""
+    """``FedWatch.projection`` (the header's ``$/h``, asked after every poll of the feed, in the middle of a pass)
+    looks at the spend window at the wall clock without pruning it: the run-rate rule goes on judging the events on
+    the window a full read has, and the checkpoint that pass keeps gives ``tapedeck alerts`` a cold read's answer
+    (before, the look popped the samples older than ``now - window`` and the view raised an extra ``run-rate``)."""
     path = tmp_path / "session.jsonl"
     generate(path, 400_000, seed=2, profile="short-turns")
     monkeypatch.setattr(
@@ -108,9 +107,9 @@ def test_a_log_replaced_before_the_engine_takes_the_end_of_the_pass_gets_no_chec
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The engine takes the end of the view's pass at the feed's next poll (0.1 s later, or seconds later while it
-    catches up on a big log), and ``checkpoint.write`` stamps the state with the file as it is *then*. A log
-    replaced in between by one of the same size (another file renamed over it) gets the old file's state as its
-    checkpoint: ``tapedeck alerts`` restores it and answers for bytes the log no longer holds."""
+    catches up on a big log). A log replaced in between by one of the same size (another file renamed over it) gets
+    no checkpoint of the old file's state: the file's identity is taken when the view says its pass ended, and the
+    write refuses a file that is no longer that one, so ``tapedeck alerts`` reads the new file in full."""
     path = tmp_path / "session.jsonl"
     generate(path, 400_000, seed=2, profile="short-turns")
     old = path.read_bytes()
@@ -140,9 +139,9 @@ def test_the_clock_rules_run_again_after_a_view_whose_log_went_away_mid_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A following view whose log disappears during its first pass reloads (``_load`` after the reset), waits for
-    the log to come back, and returns None once stopped (the operator left the view): it never says its pass
-    ended (``FedWatch.loaded``), so the clock rules of the engine, which the app keeps polling, are held for good:
-    the ``stalled`` alert a tick raises never comes."""
+    the log to come back, and returns None once stopped (the operator left the view). The pass it gave up ends
+    there (``FedWatch.loaded``), so the clock rules of the engine, which the app keeps polling, run again: the
+    ``stalled`` alert a tick raises comes (before, they were held for good)."""
     path = tmp_path / "session.jsonl"
     generate(path, 400_000, seed=2, profile="dsh-plain")
     monkeypatch.setattr(tui.live, "LOAD_SLICE", 1 << 16)
@@ -165,8 +164,8 @@ def test_the_clock_rules_run_again_after_a_view_whose_log_went_away_mid_pass(
 def test_a_new_view_of_a_log_the_engine_read_itself_reads_nothing_of_it_again(tmp_path: Path) -> None:
     """The app's one engine, fed by a first view that read the whole log (no checkpoint yet: it writes it), then a new
     view of the same unchanged log (the operator jumped to a child session and back): that view goes on from the
-    index the first one wrote, and the engine, which has seen every one of those bytes, reads the whole start again
-    to skip all of it (the 21 s / 100 MB the change meant to remove; 7704fc8 spares only an engine that restored)."""
+    index the first one wrote, and the engine, which took in every one of those bytes, reads none of them again
+    (before, it read the whole start to skip all of it: 21 s per 100 MB)."""
     path = tmp_path / "session.jsonl"
     generate(path, 400_000, seed=2, profile="short-turns")
     config = _eager()
@@ -193,9 +192,9 @@ def test_a_restored_engine_whose_next_view_goes_on_from_a_newer_index_keeps_the_
 ) -> None:
     """The engine restored the log's checkpoint (no cache-break projection). The log grows while the view is away
     (the operator on a child session), and another reader (``tapedeck inspect``) writes the grown log's index; the
-    next view goes on from that index, so ``_take_start`` reads the start up to the new index's end with the
-    restored engine itself (its stamp is not that size): the events past the checkpoint are judged with no
-    projection, ``_restored`` stays set, and the cache break a full read of the grown log raises is never raised."""
+    next view goes on from that index, so the engine takes in the start up to the new index's end itself: it
+    rebuilds its projection first, and raises the cache break a full read of the grown log raises (before, the
+    restored engine judged the events past its checkpoint with no projection and missed it)."""
     whole, lines = _halves(tmp_path)
     path = tmp_path / "session.jsonl"
     config = _eager()
@@ -217,10 +216,10 @@ def test_a_restored_engine_whose_next_view_goes_on_from_a_newer_index_keeps_the_
 
 
 def test_a_reopen_of_a_log_that_grew_a_little_since_its_index_takes_the_checkpoint(tmp_path: Path) -> None:
-    """(Speed, not answers.) The index is written again only once the log grew by 5% or 8 MiB, and a restore needs a
-    checkpoint of exactly the index's bytes: after a small append, the view that reads it keeps the grown log's
-    checkpoint, yet every later reopen of the unchanged log reads the whole start again (the checkpoint stands for
-    the whole file, the index for less) until the log grows 5% more: on 100 MB, 21 s of reading per reopen."""
+    """(Speed, not answers.) The index is written again only once the log grew by 5% or 8 MiB: after a small append,
+    the view that reads it keeps the grown log's checkpoint, and a later reopen of the unchanged log takes that
+    checkpoint, which stands for more than the index (the engine skips what the view hands over past the index),
+    instead of reading the whole start again (before: 21 s per 100 MB, at every reopen until the log grew 5% more)."""
     whole = tmp_path / "whole.jsonl"
     generate(whole, 600_000, seed=2, profile="short-turns")
     lines = whole.read_bytes().splitlines(keepends=True)
