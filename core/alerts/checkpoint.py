@@ -44,7 +44,9 @@ FORMAT = 1
 MAGIC = b"tapedeck-alerts\n"
 SUFFIX = ".ack"
 MAX_BYTES = 64 << 20  # a checkpoint bigger than this is not read
-_CODE_DIRS = ("alerts", "control", "fleet", "host", "log", "policies", "read", "rebuild", "shared")
+# the packages whose code decides what a replay yields, and the TUI's, whose view says when its engine keeps one
+_CORE = ("alerts", "control", "fleet", "host", "log", "policies", "read", "rebuild", "shared")
+_CODE_DIRS = (*(f"core/{name}" for name in _CORE), "tui")
 _CLASSES: dict[str, type] = {cls.__name__: cls for cls in (Signals, CacheBreak, Alert)}
 
 
@@ -95,7 +97,7 @@ def holds(log: Path, stamp: tuple[int, int, int, int], kept: tuple[str, str]) ->
 @functools.cache
 def code_fingerprint() -> str:
     """A fingerprint of the code that decides what a replay yields: a checkpoint written by other code is unused."""
-    return source_fingerprint(Path(__file__).resolve().parent.parent, _CODE_DIRS) + f".{FORMAT}"
+    return source_fingerprint(Path(__file__).resolve().parents[2], _CODE_DIRS) + f".{FORMAT}"
 
 
 def _settings(config: Any) -> str:

@@ -155,3 +155,23 @@ def test_a_view_that_reads_the_same_log_again_raises_nothing_twice(tmp_path: Pat
     assert raised and fed._restored is not None
     LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()
     assert fed.poll(NOW) == [] and fed.start_bytes == 0
+
+
+def test_the_code_fingerprint_covers_the_view_that_ends_a_pass() -> None:
+    """When the TUI's engine keeps a checkpoint is the view's word (``tui.live``'s ``FedWatch.loaded``): a change
+    there may change what a kept state holds, so a checkpoint written before it must not be used."""
+    import os
+
+    import tui.live
+
+    source = Path(tui.live.__file__)
+    st = os.stat(source)
+    checkpoint.code_fingerprint.cache_clear()
+    before = checkpoint.code_fingerprint()
+    try:
+        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+        checkpoint.code_fingerprint.cache_clear()
+        assert checkpoint.code_fingerprint() != before
+    finally:
+        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
+        checkpoint.code_fingerprint.cache_clear()
