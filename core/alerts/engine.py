@@ -111,8 +111,10 @@ class _Requests:
     notes), so its memory follows the surface, not the log."""
 
     def __init__(self, header: dict[str, Any], book: ModelBook, lines: Any = None) -> None:
-        from core.rebuild.request import PassProjection, RequestPass
+        from core.rebuild.request import PassProjection, RequestPass, prompt_bytes
+        from core.rebuild.request_diff import diff_base, diff_requests
 
+        self._prompt_bytes, self._diff_base, self._diff_requests = prompt_bytes, diff_base, diff_requests
         self.book = book
         self.store = KeptEvents() if lines is None else lines
         # nothing per event and no tool-call filing: the pass reads neither, and a log has millions of events
@@ -138,16 +140,13 @@ class _Requests:
     def apply(self, event: dict[str, Any] | PackedRow) -> CacheBreak | None:
         """Project ``event`` (or a packed row); the break of the request that went out right before it, if one
         did."""
-        from core.rebuild.request import prompt_bytes
-        from core.rebuild.request_diff import diff_base, diff_requests
-
         sent = self.passes.open
         shown = event if type(event) is PackedRow or INVALID not in event else readable(event)  # as load_session
         self.passes.before(self.session, shown)
         request = self.passes.open
         found = None
         if request is not None and request is not sent:
-            diff = diff_requests(self.before, request, self.session)
+            diff = self._diff_requests(self.before, request, self.session)
             if diff.broke and self.before is not None:
                 lost = max(0, self.before_bytes - diff.prefix_bytes)
                 tokens, usd = rebilled(lost, bytes_per_token(() if self.billed is None else (self.billed,)),
@@ -155,8 +154,8 @@ class _Requests:
                 found = CacheBreak(request.seq, diff.cause, tokens, usd)
             else:
                 found = CacheBreak(request.seq, None, 0.0, None)
-            self.before_bytes = diff.total_bytes if request.digest is not None else len(prompt_bytes(request))
-            self.before = diff_base(request)
+            self.before_bytes = diff.total_bytes if request.digest is not None else len(self._prompt_bytes(request))
+            self.before = self._diff_base(request)
         if type(event) is PackedRow:
             self.session.apply_row(event)
             return found  # stream deltas: nothing after them to note
