@@ -17,6 +17,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import islice
+from operator import le
 from typing import Any
 
 from core.alerts.config import CAUSES, AlertsConfig
@@ -246,8 +248,12 @@ class AlertEngine:
         self._settle(touched | _BREAK if sent else touched, now, out)
         if row.count == 1:
             return
+        rest = row.times()[1:]
+        if all(map(le, rest, islice(rest, 1, None))):  # the clock never goes back (compared in C): one stretch
+            self._settle(signals.skip(row.seq0 + len(rest), rest, window), now, out)
+            return
         seq, stretch = row.seq0, []
-        for when in row.times()[1:]:
+        for when in rest:
             if stretch and when < stretch[-1]:
                 self._settle(signals.skip(seq, stretch, window), now, out)
                 stretch = []

@@ -149,7 +149,9 @@ class Signals:
         """Fold stream deltas up to ``seq`` at ``times`` (in order) at once: a delta carries no usage, so only the
         seq and the time move, and with the time the run rate's window (``observe`` of each, summed up)."""
         self.seq = seq
-        clock = [t for t in times if t >= MIN_EPOCH_MS]
+        if not times:
+            return _NONE
+        clock = times if min(times) >= MIN_EPOCH_MS else [t for t in times if t >= MIN_EPOCH_MS]  # most: every time
         if not clock:
             return _NONE
         self.last_time = clock[-1]
