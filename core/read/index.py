@@ -29,16 +29,19 @@ state too, compressed at ``DENSE_LEVEL``, and the metadata's ``state`` is null.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
 import struct
-import tempfile
 import time
 import zlib
-from dataclasses import dataclass
+from collections.abc import Iterator
 from itertools import chain
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, NamedTuple
+
+try:  # hashlib's own BLAKE2b: importing hashlib loads OpenSSL's libcrypto too (11 M instructions), which no index uses
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover (a Python without the module)
+    from hashlib import blake2b
 
 import orjson
 import zstandard
@@ -62,7 +65,6 @@ LEVEL = -30  # zstd's level of the columns' frame (fast: a first read writes it)
 DENSE_LEVEL = 1  # … and of one frame of every section, the state too, when the index would so take more than
 DENSE_SHARE = 0.9  # this share of the most it may (a zstd log's index: the log is 3.5 times smaller than its text)
 SUFFIX = ".idx"
-SPOOL_READ = 1 << 20  # bytes of the spooled body copied into the index file at a time
 _PREFIX = struct.Struct(">II")
 _DIGEST = 32
 _CODE_DIRS = ("log", "read", "shared")  # the packages whose code decides what a read of a log yields
@@ -90,7 +92,7 @@ def index_path(log: Path) -> Path:
 def named_for(log: Path, where: Path, suffix: str) -> Path:
     """The file in ``where`` that tapedeck keeps of ``log``, named by a hash of the log's real path."""
     real = os.path.realpath(log)
-    return where / (hashlib.blake2b(os.fsencode(real), digest_size=16).hexdigest() + suffix)
+    return where / (blake2b(os.fsencode(real), digest_size=16).hexdigest() + suffix)
 
 
 @functools.cache
@@ -104,7 +106,7 @@ def source_fingerprint(root: Path, packages: tuple[str, ...]) -> str:
     """A hash of the name, size and modification time of each source file of ``packages`` under ``root``: what
     Python's own bytecode cache goes by to tell a changed module (reading and hashing their 370 kB cost a first
     read and a reopen 5 M instructions each)."""
-    digest = hashlib.blake2b(digest_size=16)
+    digest = blake2b(digest_size=16)
     digest.update(b"%d" % FORMAT)
     for package in packages:
         with os.scandir(root / package) as entries:
@@ -114,9 +116,9 @@ def source_fingerprint(root: Path, packages: tuple[str, ...]) -> str:
     return digest.hexdigest()
 
 
-@dataclass(frozen=True)
-class Meta:
-    """What an index says of itself and of the log it describes (readable without its body)."""
+class Meta(NamedTuple):
+    """What an index says of itself and of the log it describes (readable without its body). Named tuples, not
+    dataclasses: making the two classes costs a first read and a reopen a third of the 1.4 ms it did."""
 
     log: str
     size: int  # bytes of the log indexed
@@ -148,8 +150,7 @@ class Meta:
         return cls(**{key: data[key] for key in kinds}, state=None if state is None else (state[0], state[1]))
 
 
-@dataclass
-class Restored:
+class Restored(NamedTuple):
     """A log's reading state rebuilt from its index: go on decoding at ``offset`` with ``decoder``."""
 
     session: Session
@@ -161,12 +162,12 @@ class Restored:
 
 
 def _hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 def _digest(meta: bytes) -> bytes:
     """The digest an index file holds of its metadata (the body carries a checksum of its own)."""
-    return hashlib.blake2b(meta, digest_size=_DIGEST).digest()
+    return blake2b(meta, digest_size=_DIGEST).digest()
 
 
 def ends(log: Path, size: int) -> tuple[str, str]:
@@ -269,67 +270,91 @@ def write(
             return None
         path = index_path(log)
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # the body goes to a spool file as it is made, so the state's JSON and the columns' frame (16 and 12 MiB
-        # on a 500 MB log) are never in memory together, nor beside a joined copy of the file's bytes
-        with tempfile.TemporaryFile(dir=path.parent) as spool:
-            tree, columns = encode(session)
-            table, line_columns = lines.table()
-            state = {"session": tree, "lines": table, "decoder": decoder.state(), "facts": facts.state(),
-                     "decoderDiagnostics": decoder_diagnostics}  # fmt: skip
-            raw_state = orjson.dumps(state)
-            del tree, table, state  # the JSON holds them now: the tree's objects go before the compressor's output comes
-            sections: dict[str, Any] = {"session." + name: data for name, data in columns.items()}
-            sections.update({"lines." + name: data for name, data in line_columns.items()})
-            limit = max(size * MAX_SHARE, MAX_SMALL)
-            # the state's JSON as it is (at the fast level zstd takes little off JSON text, for 14 instructions a
-            # byte; a CRC-32 costs 4), then the columns' frame
-            kept: list[int] | None = [len(raw_state), zlib.crc32(raw_state)]
-            spool.write(raw_state)
-            del raw_state
-            body = kept[0] + _compressed(sections, LEVEL, spool)
-            if body > limit * DENSE_SHARE:  # too big so (a zstd log's are): all compressed
-                spool.seek(0)
-                raw_state = spool.read(kept[0])
-                spool.seek(0)
-                spool.truncate()
-                body, kept = _compressed({"state": raw_state, **sections}, DENSE_LEVEL, spool), None
-                del raw_state
-            head, tail = ends(log, size)
-            meta = orjson.dumps(
-                {"log": os.path.realpath(log), "size": size, "dev": st.st_dev, "ino": st.st_ino, "head": head,
-                 "tail": tail, "code": code_fingerprint(), "compressed": decoder.compressed,
-                 "events": session.next_seq, "written": int(time.time() * 1000), "state": kept}  # fmt: skip
-            )
-            start = [MAGIC, _PREFIX.pack(FORMAT, len(meta)), meta, _digest(meta)]
-            if sum(map(len, start)) + body > limit:
-                return None
-            spool.seek(0)
-            replace_file(path, chain(start, iter(functools.partial(spool.read, SPOOL_READ), b"")), prefix=".tmp-",
-                         suffix=SUFFIX)  # fmt: skip
-            return path
-    except (OSError, ValueError, TypeError, OverflowError, MemoryError, RuntimeError, zstandard.ZstdError):
+        tree, columns = encode(session)
+        table, line_columns = lines.table()
+        state = {"session": tree, "lines": table, "decoder": decoder.state(), "facts": facts.state(),
+                 "decoderDiagnostics": decoder_diagnostics}  # fmt: skip
+        raw_state = orjson.dumps(state)
+        del tree, table, state  # the JSON holds them now: the tree's objects go before the compressor's output comes
+        sections: dict[str, Any] = {"session." + name: data for name, data in columns.items()}
+        sections.update({"lines." + name: data for name, data in line_columns.items()})
+        limit = max(size * MAX_SHARE, MAX_SMALL)
+        head, tail = ends(log, size)
+        meta = {"log": os.path.realpath(log), "size": size, "dev": st.st_dev, "ino": st.st_ino, "head": head,
+                "tail": tail, "code": code_fingerprint(), "compressed": decoder.compressed,
+                "events": session.next_seq, "written": int(time.time() * 1000)}  # fmt: skip
+        # The file is written as it is made, with no spool or joined copy of its bytes in between: its metadata,
+        # the state's JSON as it is (at the fast level zstd takes little off JSON text, for 14 instructions a byte;
+        # a CRC-32 costs 4), then the columns' frame as the compressor hands it out. When the body passes its share
+        # of the most an index may take (a zstd log's does), the write stops and every section goes in one frame at
+        # the dense level; an index that takes more than the most is not written.
+        try:
+            kept = [len(raw_state), zlib.crc32(raw_state)]
+            _replace(path, _start(meta, kept), [raw_state], sections, LEVEL, limit * DENSE_SHARE, limit)
+        except _TooBig:
+            start = _start(meta, None)
+            _replace(path, start, [], {"state": raw_state, **sections}, DENSE_LEVEL, limit - sum(map(len, start)), limit)
+        return path
+    except (OSError, ValueError, TypeError, OverflowError, MemoryError, RuntimeError, zstandard.ZstdError, _TooBig,
+            _NoRoom):  # fmt: skip
         return None
 
 
-def _compressed(sections: dict[str, Any], level: int, sink: BinaryIO) -> int:
+class _TooBig(Exception):
+    """The body of an index file being written grew past what it may take at this level (``_replace``)."""
+
+
+class _NoRoom(Exception):
+    """An index file came out bigger than an index may be (``_replace``)."""
+
+
+def _start(meta: dict[str, Any], kept: list[int] | None) -> list[bytes]:
+    """What an index file holds before its body: ``meta`` (the state's length and CRC-32 ``kept`` beside it, or
+    null: the state is in the frame) with its digest."""
+    raw = orjson.dumps({**meta, "state": kept})
+    return [MAGIC, _PREFIX.pack(FORMAT, len(raw)), raw, _digest(raw)]
+
+
+def _replace(
+    path: Path, start: list[bytes], kept: list[bytes], sections: dict[str, Any], level: int, most: float, room: float
+) -> None:
+    """Write the index file ``path``: ``start``, the ``kept`` pieces as they are, then ``sections`` in one zstd
+    frame at ``level`` (``_frame``), the file replaced in one step. Raises (the old file left as it was)
+    ``_TooBig`` as soon as the bytes after ``start`` pass ``most``, ``_NoRoom`` when the whole file passes
+    ``room``."""
+
+    def pieces() -> Iterator[bytes]:
+        yield from start
+        written = 0
+        for piece in chain(kept, _frame(sections, level)):
+            written += len(piece)
+            if written > most:
+                raise _TooBig
+            yield piece
+        if sum(map(len, start)) + written > room:
+            raise _NoRoom
+
+    replace_file(path, pieces(), prefix=".tmp-", suffix=SUFFIX)
+
+
+def _frame(sections: dict[str, Any], level: int) -> Iterator[bytes]:
     """The named sections (each a buffer: bytes, an array, or a list of such pieces, as a line table's column is,
-    or ``Runs``, whose pieces are made as they are compressed),
-    packed and compressed at zstd ``level`` into one frame with the checksum of its content, written to ``sink``;
-    the frame's size in bytes. The compressor takes the sections one by one, its frame sized up front, and its
-    output goes out as it comes: joined first, the sections were copied into one buffer (50 MiB on a 500 MB log,
-    on top of everything the view holds)."""
+    or ``Runs``, whose pieces are made as they are compressed), packed and compressed at zstd ``level`` into one
+    frame with the checksum of its content, its bytes as the compressor hands them out. The compressor takes the
+    sections one by one, its frame sized up front: joined first, the sections were copied into one buffer (50 MiB
+    on a 500 MB log, on top of everything the view holds)."""
     pieces = {name: data if isinstance(data, list | Runs) else [data] for name, data in sections.items()}
     sizes = {name: parts.nbytes if isinstance(parts, Runs) else sum(memoryview(piece).nbytes for piece in parts)
              for name, parts in pieces.items()}  # fmt: skip
     total = 4 + sum(2 + len(name.encode()) + 8 + size for name, size in sizes.items())
     compressor = zstandard.ZstdCompressor(level=level, write_checksum=True).compressobj(size=total)
-    written = sink.write(compressor.compress(struct.pack(">I", len(pieces))))
+    yield compressor.compress(struct.pack(">I", len(pieces)))
     for name, parts in pieces.items():
         key = name.encode()
-        written += sink.write(compressor.compress(struct.pack(">H", len(key)) + key + struct.pack(">Q", sizes[name])))
+        yield compressor.compress(struct.pack(">H", len(key)) + key + struct.pack(">Q", sizes[name]))
         for piece in parts.pieces() if isinstance(parts, Runs) else parts:
-            written += sink.write(compressor.compress(piece))
-    return written + sink.write(compressor.flush())
+            yield compressor.compress(piece)
+    yield compressor.flush()
 
 
 def _body(meta: Meta, body: bytes) -> tuple[memoryview, dict[str, memoryview]]:

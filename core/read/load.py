@@ -28,7 +28,7 @@ from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError
 
 READ_CHUNK = 1 << 16  # small reads keep a slice's decoded objects in the CPU cache until they are projected
-NOTES_HELD = 1 << 14  # fields of noted lines a read-back pass lets wait for the line table (about 2,700 lines)
+NOTES_HELD = 1 << 11  # fields of noted lines a read-back pass lets wait for the line table (about 340 lines)
 Observer = Callable[[Session, "dict | PackedRow"], None]
 RunObserver = Callable[[Session, int, int, int, int, int], None]
 """Told of a run of stream deltas once projected: the session, then ``(seq0, n, turn, step, chars)`` as

@@ -17,7 +17,7 @@ import struct
 from array import array
 from collections.abc import Callable
 from itertools import chain, islice
-from operator import attrgetter, is_
+from operator import attrgetter, is_, itemgetter
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -51,6 +51,8 @@ PARTS: dict[type, tuple[str, ...]] = {
 }
 _CALL_FIELDS = attrgetter(*PARTS[ToolCall])  # a call as the index stores it: its fields in this order
 _CALL_KEY = attrgetter("turn", "step", "call_id")  # what ``Session._calls`` files a call under
+_ROW_KEY = itemgetter(3, 4, 0)  # the same, of a call's stored fields …
+_ROW_ID = itemgetter(0)  # … and its id
 _CALL_ID = attrgetter("call_id")
 # the types of a stored call's fields (``int`` excludes ``bool``, as ``type`` tells them apart)
 _SEQ = {int, None.__class__}
@@ -81,9 +83,12 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, Column]]:
         raise StateError(f"the projection holds fields the index does not know: {sorted(unknown)}")
     s = session
     calls = list(s._calls.values())
-    if list(s._calls) != list(map(_CALL_KEY, calls)):  # compared in C, as the lists below are built
+    # each call's fields, read once (the calls lie all over the heap, long out of the CPU cache): the checks read
+    # the stored rows, not the calls again
+    rows = list(map(_CALL_FIELDS, calls))
+    if list(s._calls) != list(map(_ROW_KEY, rows)):  # compared in C, as the lists below are built
         raise StateError("a tool call is filed under another key")
-    listed = _listed(s, calls)
+    listed = _listed(s, calls, list(map(_ROW_ID, rows)))
     if s._live != set(s.surface):  # what the surface holds, as a set: rebuilt from it, not stored
         raise StateError("the live nodes are not the surface's")
     nodes = list(s._chars)  # every node's seq, its chars and its type (``Session`` files the two together)
@@ -105,7 +110,7 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, Column]]:
         "tally": [s.usage_tally.hit, s.usage_tally.miss, s.usage_tally.output, s.usage_tally.reporting,
                   s.usage_tally.used],  # fmt: skip
         "maxTurn": s._max_turn,
-        "calls": list(map(_CALL_FIELDS, calls)),  # tuples, written as arrays (a C loop, not a list per call)
+        "calls": rows,  # tuples, written as arrays (a C loop, not a list per call)
         "toolCalls": listed,
         "resultsByStep": [[t, p, seqs] for (t, p), seqs in s.results_by_step.items()],
         "replacedBy": [*chain.from_iterable(s.replaced_by.items())],
@@ -241,11 +246,11 @@ def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Pa
     return s
 
 
-def _listed(s: Session, calls: list[ToolCall]) -> list[Any] | None:
-    """How ``s.tool_calls`` is stored: None when it is what ``Session`` makes of ``calls`` (each id's latest
-    call, listed where the first call of that id was: a dict made of the calls by id, in order), else the ids and
-    where each one's call is in ``calls``."""
-    made = dict(zip(map(_CALL_ID, calls), calls, strict=True))
+def _listed(s: Session, calls: list[ToolCall], ids: list[str]) -> list[Any] | None:
+    """How ``s.tool_calls`` is stored: None when it is what ``Session`` makes of ``calls`` (whose ids are ``ids``:
+    each id's latest call, listed where the first call of that id was: a dict made of the calls by id, in order),
+    else the ids and where each one's call is in ``calls``."""
+    made = dict(zip(ids, calls, strict=True))
     if list(made) == list(s.tool_calls) and all(map(is_, made.values(), s.tool_calls.values())):
         return None
     where = dict(zip(map(id, calls), range(len(calls)), strict=True))

@@ -4,7 +4,6 @@ dropped whenever the log is no longer the one indexed, and no bytes in its place
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
 import shutil
 import zlib
@@ -214,6 +213,19 @@ def test_an_index_too_big_at_the_fast_level_is_compressed_harder(tmp_path: Path,
     assert given == session.next_seq and _state(again) == _state(_cold(log))
 
 
+def test_an_index_too_big_even_compressed_harder_is_not_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An index bigger than its share of the log at the dense level too is not written: no file, and nothing the
+    write began is left in the cache."""
+    monkeypatch.setattr(index, "MAX_SMALL", 0)
+    monkeypatch.setattr(index, "MAX_SHARE", 0.001)
+    log = tmp_path / "session.jsonl"
+    generate(log, 400_000, seed=4, profile="mixed")
+    session, _ = _warm(log)
+    assert not index.index_path(log).exists() and list(index.index_dir().iterdir()) == []
+    again, given = _warm(log)
+    assert given == 0 and _state(again) == _state(session)
+
+
 def test_tool_calls_listed_otherwise_than_a_read_lists_them_are_kept_as_they_are(tmp_path: Path) -> None:
     """The calls by id are stored as nothing when they are what a read makes of the calls (each id's latest call,
     where its first one was), else as they are: both come back the same."""
@@ -280,9 +292,7 @@ def _signed(raw_meta: bytes, sections: dict[str, bytes]) -> bytes:
     means harm could write."""
     state, columns = sections["state"], {name: data for name, data in sections.items() if name != "state"}
     raw_meta = orjson.dumps({**orjson.loads(raw_meta), "state": [len(state), zlib.crc32(state)]})
-    frame = io.BytesIO()
-    index._compressed(columns, index.LEVEL, frame)
-    body = state + frame.getvalue()
+    body = state + b"".join(index._frame(columns, index.LEVEL))
     return index.MAGIC + index._PREFIX.pack(index.FORMAT, len(raw_meta)) + raw_meta + index._digest(raw_meta) + body
 
 
