@@ -109,8 +109,8 @@ class AlertWatch:
         """A tailer from the file's start, and the table of where its lines are: the cache-break watcher reads the
         surface back from the file this watch reads (a subclass fed by another reader keeps the events it needs
         instead). Packed rows reach the engine as rows (it folds one without building its members) unless a
-        subclass folds more from the events it sees."""
-        rows = type(self).seen is AlertWatch.seen
+        subclass folds more from the events it sees and does not say that it takes rows (``sees_rows``)."""
+        rows = type(self).seen is AlertWatch.seen or self.sees_rows
         tailer = Tailer(self.path, consumer=Consumer(packed_rows=True)) if rows else Tailer(self.path)
         return tailer, LineStore(self.path, tailer) if self.reads_file else None
 
@@ -286,9 +286,11 @@ class AlertWatch:
             self.seen(events)
             out.extend(self.engine.feed(events, now))
 
+    sees_rows = False  # a subclass's ``seen`` takes packed rows as they are: they reach it and the engine as rows
+
     def seen(self, events: list[dict[str, Any]]) -> None:
         """Called with each poll's events before the engine folds them (a subclass folds more from them, and then
-        gets every packed row as its member events)."""
+        gets every packed row as its member events, unless it ``sees_rows``)."""
 
     def tick(self, now: int) -> list[Alert]:
         """Tick the engine with the time, the host's state and the file's last change."""
@@ -531,7 +533,7 @@ class FedWatch(AlertWatch):
         """Read the log's first ``size`` bytes with a reader of the engine's own (or on with ``tailer``, which read
         the first ones), feeding what the engine has not seen; the reader hands over the rest (so the engine never
         runs ahead of the reader's store). Returns that reader."""
-        tailer = Tailer(self.path, pace=pace) if tailer is None else tailer
+        tailer = Tailer(self.path, pace=pace, consumer=Consumer(packed_rows=True)) if tailer is None else tailer
         while tailer.offset < size:
             before = tailer.offset
             update = tailer.poll(max_bytes=min(SLICE, size - tailer.offset))

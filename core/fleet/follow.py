@@ -28,6 +28,7 @@ from core.control.config import PolicyConfig
 from core.control.host_state import HostState
 from core.fleet.row import FleetRow, fleet_order
 from core.log.layout import is_sessions_root, resolve_log_path
+from core.log.records import PackedRow
 from core.log.sessions import SessionRef, session_logs, session_ref
 from core.log.vocabulary import ROUTE_EVENT
 from core.read.outcome import TurnOutcome
@@ -90,10 +91,14 @@ class SessionWatch(AlertWatch):
         self.phase, self.task_class, self.usage = fold["phase"], fold["task_class"], fold["usage"]
         self.ended.restore(fold["ended"])
 
-    def seen(self, events: list[dict[str, Any]]) -> None:
-        """Fold the row's own columns from the events the engine is about to see."""
+    sees_rows = True  # a packed row folds here as its first member would: the others hold the same turn and step
+
+    def seen(self, events: list[dict[str, Any] | PackedRow]) -> None:  # type: ignore[override]
+        """Fold the row's own columns from the events the engine is about to see. A packed row's members are stream
+        deltas of one turn and step, which set the turn and step and nothing else: the row folds as its first."""
         self._grew = True
-        self.ended.feed(events)
+        events = [item.event(0) if type(item) is PackedRow else item for item in events]  # type: ignore[union-attr]
+        self.ended.feed(events)  # type: ignore[arg-type]
         for event in events:
             data = event.get("data")
             if not isinstance(data, dict):

@@ -210,6 +210,7 @@ def test_the_start_it_reads_back_itself_is_folded_in_paced_units(
     folds ``FOLD`` items at a time and calls ``pace`` after each unit (a UI thread takes the GIL there instead of
     waiting minutes of CPU out in 5 ms turns), raising what reading the whole file raises."""
     from bench.gen_session import generate
+    from core.log.decoder import Consumer
     from core.log.linestore import LineStore
     from core.log.reader import read_log_header
     from core.log.tail import Tailer
@@ -221,7 +222,7 @@ def test_the_start_it_reads_back_itself_is_folded_in_paced_units(
     tailer = Tailer(path)
     lines = LineStore(path, tailer)  # the store of the view whose index stood for the whole log
     update = tailer.poll()
-    items = len(update.events)
+    items = len(Tailer(path, consumer=Consumer(packed_rows=True)).poll().events)  # what the engine reads: rows as rows
     cfg = _eager()
     paced: list[int] = []
     fed = FedWatch(cfg, live=False, pace=lambda: paced.append(fed._next))
