@@ -6,6 +6,15 @@ from typing import Any
 
 import orjson
 import zstandard
+from hypothesis import strategies as st
+
+
+def fresh(value: Any) -> st.SearchStrategy[Any]:
+    """``value`` (plain JSON data), a new copy at each draw: ``st.just`` and ``st.sampled_from`` hand out one object,
+    so a mutation of one event's copy, or a copy nested in itself, would reach every other (orjson cannot write a
+    dict that holds itself)."""
+    return st.builds(lambda: orjson.loads(orjson.dumps(value)))
+
 
 HEADER = {"type": "session", "version": 0, "id": "t-1", "createdAt": 1, "cwd": "/w", "delegationDepth": 0}
 

@@ -26,12 +26,13 @@ from core.log.records import PackedRow
 from core.log.validate import readable
 from core.read.load import load_session
 from core.read.session import Session
-from tests.log.helpers import HEADER
+from tests.log.helpers import HEADER, fresh
 
 odd = st.one_of(
-    st.none(), st.booleans(), st.integers(-2, 3), st.sampled_from([2**31, 2**31 - 1, 1.0, 0.5, "1", [1], {"a": 1}])
-)
-bad_counter = st.sampled_from([-1, 0, 2**31, True, False, 1.0, None, "1", [1]])
+    st.none(), st.booleans(), st.integers(-2, 3), st.sampled_from([2**31, 2**31 - 1, 1.0, 0.5, "1"]), fresh([1]),
+    fresh({"a": 1}),
+)  # fmt: skip
+bad_counter = st.one_of(st.sampled_from([-1, 0, 2**31, True, False, 1.0, None, "1"]), fresh([1]))
 counter = st.one_of(st.just(1), st.just(2), bad_counter)
 chunk_body = st.one_of(
     st.fixed_dictionaries({"type": st.sampled_from(["text-delta", "reasoning-delta"]), "index": st.just(0)},
@@ -39,10 +40,10 @@ chunk_body = st.one_of(
     st.fixed_dictionaries({"type": st.just("tool-call-delta"), "index": st.just(0)},
                           optional={"argumentsDelta": st.one_of(st.text(max_size=3), odd), "text": st.text(max_size=2)}),
     st.fixed_dictionaries({"type": st.just("usage")},
-                          optional={"usage": st.one_of(st.just({"inputTokens": 3, "outputTokens": 1}), odd)}),
+                          optional={"usage": st.one_of(fresh({"inputTokens": 3, "outputTokens": 1}), odd)}),
     st.fixed_dictionaries({"type": st.just("finish")},
-                          optional={"reason": st.one_of(st.sampled_from([{"kind": "stop"}, {"kind": "aborted"}, {}]), st.fixed_dictionaries(
-                              {"kind": st.just("error")}, optional={"failure": st.one_of(st.just({"m": 1}), odd)}
+                          optional={"reason": st.one_of(st.one_of(fresh({"kind": "stop"}), fresh({"kind": "aborted"}), fresh({})), st.fixed_dictionaries(
+                              {"kind": st.just("error")}, optional={"failure": st.one_of(fresh({"m": 1}), odd)}
                           ), odd)}),
     st.fixed_dictionaries({"type": st.sampled_from(["block-start", "block-end", None, 3, ["x"]])},
                           optional={"text": st.one_of(st.text(max_size=2), odd)}),
@@ -80,7 +81,7 @@ _seq, _seq0 = _renumbered("seq"), _renumbered("seq0")
 
 def _envelope(event: dict[str, Any], draw: st.DrawFn) -> None:
     key = draw(st.sampled_from(["surfaceOp", "sourceEventSeqs", "ignorable", "invalid", "extra"]))
-    event[key] = draw(st.one_of(odd, st.just("append"), st.just([0])))
+    event[key] = draw(st.one_of(odd, st.just("append"), fresh([0])))
 
 
 def _drop(event: dict[str, Any], draw: st.DrawFn) -> None:

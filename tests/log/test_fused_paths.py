@@ -33,12 +33,13 @@ from core.read.index import restore
 from core.read.load import load_session
 from core.read.session import Session
 from core.read.session_state import encode
-from tests.log.helpers import HEADER
+from tests.log.helpers import HEADER, fresh
 from tests.log.test_chunk_fast_path import _seq, _time  # the same envelope mutations
 
 odd = st.one_of(
-    st.none(), st.booleans(), st.integers(-2, 3), st.sampled_from([2**31, 2**31 - 1, 1.0, "1", "c1", [1], {"a": 1}])
-)
+    st.none(), st.booleans(), st.integers(-2, 3), st.sampled_from([2**31, 2**31 - 1, 1.0, "1", "c1"]), fresh([1]),
+    fresh({"a": 1}),
+)  # fmt: skip
 counter = st.one_of(st.just(1), st.just(1), st.just(2), odd)
 call_id = st.one_of(st.sampled_from(["c1", "c2"]), odd)
 text_block = st.fixed_dictionaries(
@@ -53,7 +54,7 @@ result_block = st.fixed_dictionaries(
      "content": st.one_of(st.lists(st.one_of(text_block, odd), max_size=2), odd)},
     optional={"isError": st.one_of(st.booleans(), odd)},
 )  # fmt: skip
-block = st.one_of(text_block, text_block, call_block, result_block, st.just({"type": "image"}), odd)
+block = st.one_of(text_block, text_block, call_block, result_block, fresh({"type": "image"}), odd)
 content = st.one_of(st.lists(block, max_size=3), odd)
 source = st.one_of(
     st.fixed_dictionaries({"kind": st.sampled_from(["user", "tool", "model"])}, optional={"callId": call_id}), odd
@@ -85,7 +86,7 @@ def event_of(draw: st.DrawFn, kind: str, seq: int) -> dict[str, Any]:
         blocks = draw(st.lists(st.one_of(text_block, call_block), max_size=3))
         data = {"turn": turn, "step": step, "message": _message(draw, "assistant", blocks)}
         if draw(st.booleans()):
-            data["usage"] = draw(st.one_of(st.just({"inputTokens": 5, "outputTokens": 2}), odd))
+            data["usage"] = draw(st.one_of(fresh({"inputTokens": 5, "outputTokens": 2}), odd))
     elif kind == "tool/result":
         cid = draw(call_id)
         blocks = [{"type": "tool-result", "toolCallId": cid, "content": [{"type": "text", "text": "ok"}]}]
@@ -111,7 +112,7 @@ def event_of(draw: st.DrawFn, kind: str, seq: int) -> dict[str, Any]:
 
 def _envelope(event: dict[str, Any], draw: st.DrawFn) -> None:
     key = draw(st.sampled_from(["surfaceOp", "sourceEventSeqs", "ignorable", "invalid", "extra"]))
-    event[key] = draw(st.one_of(odd, st.just("append"), st.just([0]), st.just([9]), st.just({"op": "replace"})))
+    event[key] = draw(st.one_of(odd, st.just("append"), fresh([0]), fresh([9]), fresh({"op": "replace"})))
 
 
 def _drop(event: dict[str, Any], draw: st.DrawFn) -> None:
