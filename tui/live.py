@@ -438,7 +438,7 @@ class LiveSession:
                 # is only complete (and ``loaded`` shown) once the whole file went through it.
                 self._apply(session, facts, update)
                 if decoded:
-                    self.alerts.take(self, decoded, tailer.offset - before)  # type: ignore[union-attr]
+                    self.alerts.take(self, decoded, tailer.offset - before, tailer.offset)  # type: ignore[union-attr]
                     decoded.clear()
                 self._progress("projecting", tailer.offset / max(size, 1))
                 if lines is not None and self.count > listed and int(self.fraction * 100) > int(before / size * 100):
@@ -499,7 +499,8 @@ class LiveSession:
             self.unreachable = now
             self._post(LoadProgress(self.phase, self.fraction))
 
-    def _apply(self, session: Session, facts: SessionFacts, update: TailUpdate) -> None:
+    def _apply(self, session: Session, facts: SessionFacts, update: TailUpdate, end: int | None = None) -> None:
+        """Project ``update`` and hand its events to the alert engine (``end``: where the reader stands after it)."""
         with self.lock:
             for event in update.events:
                 if type(event) is PackedRow:
@@ -512,7 +513,7 @@ class LiveSession:
             session.diagnostics[k:k] = found
             self._decoder_diagnostics = k + len(found)
         if self.alerts is not None and update.events:
-            self.alerts.take(self, update.events)  # type: ignore[arg-type]
+            self.alerts.take(self, update.events, end=end)  # type: ignore[arg-type]
         self.notices.extend(d for d in update.diagnostics if d.code in ("log-reset", "file-removed"))
 
     def _follow(self, tailer: Tailer) -> Tailer | None:
@@ -533,7 +534,7 @@ class LiveSession:
             if update.fatal:
                 raise LogFormatError(update.fatal)
             start = self.session.next_seq
-            self._apply(self.session, self.facts, update)
+            self._apply(self.session, self.facts, update, tailer.offset)
             with self.lock:
                 self.generation += 1
             for observer in list(self.append_observers):

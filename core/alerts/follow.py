@@ -355,8 +355,9 @@ class FedWatch(AlertWatch):
         super().__init__(Path(), config, live=live, pace=pace)
         self._lock = threading.Lock()  # the hand-over: what waits, the reader, the raised alerts
         self._feeding = threading.Lock()  # the engine: fed, ticked or replaced by one thread at a time
-        # batches with the bytes they came from, and each pass's end (``_PassEnd``, 0) in its place among them
-        self._waiting: deque[tuple[list[dict[str, Any] | PackedRow] | _PassEnd, int]] = deque()
+        # batches with the bytes they came from and where the reader stood after them, and each pass's end
+        # (``_PassEnd``, 0, None) in its place among them
+        self._waiting: deque[tuple[list[dict[str, Any] | PackedRow] | _PassEnd, int, int | None]] = deque()
         self._held = 0
         self._held_bytes = 0
         self._raised: list[Alert] = []
@@ -367,7 +368,7 @@ class FedWatch(AlertWatch):
         self._passing = False  # a reader's pass is under way: the clock rules wait for its end
         self._ticked = False  # the engine was ticked: its state is no longer a read's alone
         self._first: list[Alert] | None = None  # what the engine raised from its start, until its first pass ended
-        self._covered = 0  # bytes of the log's start the engine has taken in (read, restored or handed over)
+        self._covered = 0  # bytes of the log's start the engine has taken in (read, restored, or handed over and fed)
         self.start_bytes = 0  # bytes of the log's start the engine read itself, when no checkpoint stood for them
         self.done = threading.Event()
 
@@ -419,18 +420,18 @@ class FedWatch(AlertWatch):
                 seen = None
         with self._lock:
             if reader is self._reader:
-                self._waiting.append((_PassEnd(offset, seen), 0))
+                self._waiting.append((_PassEnd(offset, seen), 0, None))
 
     def _engine(self) -> AlertEngine:
         return AlertEngine(self.config.alerts, self.config.model, path=str(self.path), lines=self._events)
 
-    def take(self, reader: object, items: list[dict[str, Any] | PackedRow], nbytes: int = 0) -> None:
+    def take(self, reader: object, items: list[dict[str, Any] | PackedRow], nbytes: int = 0, end: int | None = None) -> None:
         """Hand over the items ``reader`` decoded (a copy of the list is kept) from ``nbytes`` bytes of the log (0:
-        not counted)."""
+        not counted), after which it stood at byte ``end`` of the log (None: not told)."""
         with self._lock:
             if reader is not self._reader or not items:
                 return
-            self._waiting.append((list(items), nbytes))
+            self._waiting.append((list(items), nbytes, end))
             self._held += len(items)
             self._held_bytes += nbytes
             behind = self._held > self.HELD or self._held_bytes > self.HELD_BYTES
@@ -448,7 +449,7 @@ class FedWatch(AlertWatch):
                 with self._lock:
                     if not self._waiting:
                         return
-                    batch, nbytes = self._waiting.popleft()
+                    batch, nbytes, end = self._waiting.popleft()
                     if type(batch) is not _PassEnd:
                         self._held -= len(batch)
                         self._held_bytes -= nbytes
@@ -459,6 +460,8 @@ class FedWatch(AlertWatch):
                 if items and self._restored is not None:  # the log grew past its checkpoint: the projection is needed
                     self._rebuild(now, pace)
                 self._fold(items, now, pace)
+                if end is not None:  # taken in up to there (a line cut there comes whole with the next view's bytes)
+                    self._covered = max(self._covered, end)
 
     def _take_start(self, now: int, pace: Callable[[], None] | None) -> None:
         """Take in the log's first ``_unread`` bytes, which the reader does not hand over: nothing when the engine

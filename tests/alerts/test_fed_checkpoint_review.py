@@ -72,8 +72,8 @@ class _Shown(FedWatch):
         super().__init__(config, live=False)
         self.raised: list[Any] = []
 
-    def take(self, reader: object, items: list[Any], nbytes: int = 0) -> None:
-        super().take(reader, items, nbytes)
+    def take(self, reader: object, items: list[Any], nbytes: int = 0, end: int | None = None) -> None:
+        super().take(reader, items, nbytes, end)
         self.raised.extend(self.poll(NOW))
         self.projection(NOW)
 
@@ -148,8 +148,8 @@ def test_the_clock_rules_run_again_after_a_view_whose_log_went_away_mid_pass(
     config = _eager()
 
     class Gone(FedWatch):
-        def take(self, reader: object, items: list[Any], nbytes: int = 0) -> None:
-            super().take(reader, items, nbytes)
+        def take(self, reader: object, items: list[Any], nbytes: int = 0, end: int | None = None) -> None:
+            super().take(reader, items, nbytes, end)
             if path.exists():  # after the first slice: the log is removed, then the view closed
                 path.unlink()
                 reader.stop()  # type: ignore[attr-defined]

@@ -50,8 +50,8 @@ def test_a_new_view_after_a_followed_append_reads_nothing_the_engine_was_handed(
                 with path.open("ab") as f:
                     f.write(b"".join(lines[half:]))
 
-        def take(self, reader: object, items: list[Any], nbytes: int = 0) -> None:
-            super().take(reader, items, nbytes)
+        def take(self, reader: object, items: list[Any], nbytes: int = 0, end: int | None = None) -> None:
+            super().take(reader, items, nbytes, end)
             if self.grown and items:  # the follower's one poll handed the whole append over
                 reader.stop()  # type: ignore[attr-defined]
 

@@ -293,9 +293,9 @@ def test_what_waits_to_be_fed_stays_near_one_slice_of_the_view(tmp_path: Path, m
     waiting: list[int] = []  # bytes of the log whose items wait, after each hand-over
     take = FedWatch.take
 
-    def counted(self: FedWatch, reader: object, items: list[Any], nbytes: int = 0) -> None:
-        take(self, reader, items, nbytes)
-        waiting.append(sum(n for _, n in self._waiting))
+    def counted(self: FedWatch, reader: object, items: list[Any], nbytes: int = 0, end: int | None = None) -> None:
+        take(self, reader, items, nbytes, end)
+        waiting.append(sum(n for _, n, _ in self._waiting))
 
     monkeypatch.setattr(FedWatch, "take", counted)
     LiveSession(path, follow=False, retain_bytes=1, alerts=fed).run()  # nothing polls: only the view feeds it
