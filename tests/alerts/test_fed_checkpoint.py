@@ -160,18 +160,7 @@ def test_a_view_that_reads_the_same_log_again_raises_nothing_twice(tmp_path: Pat
 def test_the_code_fingerprint_covers_the_view_that_ends_a_pass() -> None:
     """When the TUI's engine keeps a checkpoint is the view's word (``tui.live``'s ``FedWatch.loaded``): a change
     there may change what a kept state holds, so a checkpoint written before it must not be used."""
-    import os
-
     import tui.live
+    from tests.alerts.test_checkpoint_review import fingerprint_follows
 
-    source = Path(tui.live.__file__)
-    st = os.stat(source)
-    checkpoint.code_fingerprint.cache_clear()
-    before = checkpoint.code_fingerprint()
-    try:
-        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
-        checkpoint.code_fingerprint.cache_clear()
-        assert checkpoint.code_fingerprint() != before
-    finally:
-        os.utime(source, ns=(st.st_atime_ns, st.st_mtime_ns))
-        checkpoint.code_fingerprint.cache_clear()
+    assert fingerprint_follows(Path(tui.live.__file__))

@@ -6,7 +6,6 @@ or a change to the file before the feed's next poll), so the interleaving is fix
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,33 +17,9 @@ from core.alerts import checkpoint
 from core.alerts.follow import AlertWatch, FedWatch
 from core.cli import main
 from core.control.config import PolicyConfig
+from tests.alerts.test_fed_checkpoint import NOW, _cache, _cold, _dated  # noqa: F401 (_cache: autouse fixture)
 from tests.alerts.test_replay import _eager
 from tui.live import LiveSession
-
-NOW = (
-    1_900_000_000_000  # long after every event: a poll's time (the wall clock of someone opening an old log)
-)
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("TAPEDECK_INDEX_MIN_BYTES", "0")
-
-
-def _dated(alerts: list[Any]) -> list[tuple[str, int, str, int | None]]:
-    return [(a.cause, a.seq, a.reason, a.at) for a in alerts]
-
-
-def _cold(path: Path, config: PolicyConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """What a full read of ``path`` raises at ``NOW`` (``tapedeck alerts``), with a cache of its own."""
-    with monkeypatch.context() as m:
-        m.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cold-cache"))
-        watch = AlertWatch(path, config, live=False)
-        raised = watch.poll(NOW, final=True)
-        assert watch._restored is None
-    shutil.rmtree(tmp_path / "cold-cache")
-    return raised
 
 
 def _cold_of(data: bytes, tmp_path: Path, config: PolicyConfig, monkeypatch: pytest.MonkeyPatch) -> list[Any]:

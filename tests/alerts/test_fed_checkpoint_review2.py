@@ -7,29 +7,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from bench.gen_session import generate
 from core.alerts.follow import FedWatch
 from core.cli import main
+from tests.alerts.test_fed_checkpoint import NOW, _cache  # noqa: F401 (_cache: autouse fixture)
 from tests.alerts.test_replay import _eager
 from tui.live import LiveSession
-
-NOW = 1_900_000_000_000  # long after every event: a poll's time
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("TAPEDECK_INDEX_MIN_BYTES", "0")
 
 
 def test_a_new_view_after_a_followed_append_reads_nothing_the_engine_was_handed(tmp_path: Path) -> None:
     """The view follows the log and hands the engine every appended event; another reader (``tapedeck inspect``)
     then indexes the grown log, and the next view (the operator back from a child session) goes on from that index.
     The engine took in every byte of it (read at the first pass, handed over while following), so it reads none of
-    the log's start again. ``_covered`` counts only the bytes of passes that ended, not the follower's hand-overs:
-    the engine reads the whole grown log again to skip all of it (fix 4 of 9a6e6ea, for a log that grew)."""
+    the log's start again (before 095d6c6 it counted only the bytes of passes that ended, not the follower's
+    hand-overs, and read the whole grown log again to skip all of it)."""
     whole = tmp_path / "whole.jsonl"
     generate(whole, 600_000, seed=2, profile="short-turns")
     lines = whole.read_bytes().splitlines(keepends=True)
