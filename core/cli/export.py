@@ -110,7 +110,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
                    help="replace keys, tokens, environment values, e-mail addresses and home paths "
                    "(default: on with -o FILE, off on stdout)")  # fmt: skip
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
-    p.set_defaults(handler=guarded(_export))
+    p.set_defaults(handler=guarded(_export, paused=True))
 
     p = sub.add_parser(
         "note",

@@ -81,6 +81,18 @@ class Streamed:
         return self.items
 
 
+class Rows:
+    """The surface's rows, each made as the writer reads it (read once), and how many there are when the pass
+    kept every node (``count``; else None: a node read back may project no message)."""
+
+    def __init__(self, items: Iterator[dict[str, Any] | bytes], count: int | None) -> None:
+        self.items = items
+        self.count = count
+
+    def __iter__(self) -> Iterator[dict[str, Any] | bytes]:
+        return self.items
+
+
 T = TypeVar("T")
 U = TypeVar("U")
 
@@ -222,7 +234,7 @@ class ExportPass:
             s.chars += chars
             return
         self._flush(session)
-        head = build_row(self._redacted(first()))
+        head = build_row(self._redacted(first()), head=True)  # its block's row shows no more of it
         self._stream = _Stream(head, seq, seq + count, turn, step, chars, head.error)
 
     def _flush(self, session: Session) -> None:
@@ -327,12 +339,12 @@ class ExportPass:
                   summary: str | None = None, known: tuple[str, dict[str, Any]] | None = None) -> dict[str, Any] | None:  # fmt: skip
         """The surface row of node ``seq`` (None: it projects no message): its text clipped, counted on ``event``
         (``summary``: its summary, when the caller has it; ``known``: a text of ``event`` and that clipped, taken
-        when the row's text is that very string)."""
+        when the row's text is that same text)."""
         row = surface_row(session, seq, shown, summary)
         if row is not None:
             text = message_text(row.pop("message"))
-            if known is not None and shown is event and text is known[0]:
-                row["text"] = known[1]  # the same clip of the same string (no second copy for the writer to encode)
+            if known is not None and shown is event and text == known[0]:
+                row["text"] = known[1]  # the same clip of the same text (no second copy for the writer to encode)
             else:
                 raw = derive_message(event) if shown is not event else None
                 row["text"] = clipped(text, length=len(message_text(raw)) if raw is not None else None)
@@ -368,13 +380,22 @@ class ExportPass:
         found = self._found
         return list(session.surface), {seq: found[seq] for seq in session.surface if seq in found}
 
-    def _surface_rows(self, session: Session, surface: Surface) -> Iterator[dict[str, Any] | bytes]:
-        """The surface section's rows (the writer's pieces, when it keeps nodes), each as the pass kept it or read
-        back as it is written: an event is redacted again only when its row's redaction replaced something
-        (anything else would come out as it is)."""
+    def _rows(self, session: Session, surface: Surface) -> Rows:
+        """The surface section's rows (``_surface_rows``), counted when the pass kept every node: then the pieces
+        of the rows come joined into blocks, whatever the writer (one that counts them can)."""
+        where = self.nodes.where if self.nodes is not None else None
+        if where is None or not all(seq in where for seq in surface[0]):
+            return Rows(self._surface_rows(session, surface), None)
+        count = sum(where[seq][1] >= 0 for seq in surface[0])
+        return Rows(self._surface_rows(session, surface, True), count)
+
+    def _surface_rows(self, session: Session, surface: Surface, joined: bool = False) -> Iterator[dict[str, Any] | bytes]:
+        """The surface section's rows (the writer's pieces, when it keeps nodes; joined into blocks when it takes
+        them so, or ``joined``), each as the pass kept it or read back as it is written: an event is redacted again
+        only when its row's redaction replaced something (anything else would come out as it is)."""
         seqs, found = surface
         redactor, events, nodes = self.options.redactor, session.events, self.nodes
-        for seq in nodes.rows_of(seqs) if nodes is not None else seqs:
+        for seq in nodes.rows_of(seqs, joined) if nodes is not None else seqs:
             if seq.__class__ is not int:  # the piece of a node kept (or a block of them)
                 yield seq  # type: ignore[misc]
                 continue
@@ -432,7 +453,7 @@ class ExportPass:
             },
             "at": o.at,
             "rows": self.count,
-            "surface": {"at": o.at, "nodes": self._surface_rows(session, surface)},
+            "surface": {"at": o.at, "nodes": self._rows(session, surface)},
             "request": request,
             "cost": {k: cost[k] for k in ("requests", "turns", "total", "cuts", "unpriced")},
             "chart": {

@@ -97,18 +97,22 @@ class HtmlFormat:
     def __init__(self, log_name: str) -> None:
         self.log_name = log_name
         self._last: tuple[Any, bytes] = (None, b"")  # the last long text escaped, and its bytes
+        self._before: tuple[Any, bytes] = (None, b"")  # the one escaped before it
         self._words: dict[str, str] = {}  # types, glyphs, roles and sources, escaped (``_word``)
         self._openings: dict[tuple[Any, Any, bool, bool, bool], bytes] = {}  # rows' openings by kind (``_opening``)
 
     def _escaped(self, text: Any) -> bytes:
-        """``_b(text)``; the last long text is remembered: a surface node's text is escaped for its surface row,
-        its request message and its event-list row one after the other (mostly the same text)."""
-        last = self._last
-        if text.__class__ is str and text == last[0]:
-            return last[1]
+        """``_b(text)``; the last two long texts are remembered: a surface node's text is escaped for its surface
+        row, its request message and its event-list row one after the other (mostly the same text; a model
+        message's request text is its text blocks alone, between the other two)."""
+        if text.__class__ is str:
+            if text == self._last[0]:
+                return self._last[1]
+            if text == self._before[0]:
+                return self._before[1]
         data = _b(text)
         if text.__class__ is str and len(text) >= LONG_TEXT:
-            self._last = (text, data)
+            self._before, self._last = self._last, (text, data)
         return data
 
     def _text(self, block: dict[str, Any] | None) -> tuple[bytes, ...]:
@@ -193,15 +197,21 @@ class HtmlFormat:
 
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
         """The end of the list, then the header and the sections (shown above the list), and the script, in
-        parts (a long session's surface and request run to megabytes). The surface's rows and the request (read in
-        step) are written first to spool files (in memory while they are small): the surface's heading counts its
-        rows and the header's redaction summary counts what redacting the request replaced."""
+        parts (a long session's surface and request run to megabytes). The request is written first to a spool
+        file (in memory while it is small), the header's redaction summary counts what redacting it replaced; so
+        are the surface's rows (read in step with it), whose heading counts them, unless their count is known
+        (``Rows.count``: the pass kept every node) and the request reads no message back: then they are read
+        where the pass kept them, after the heading."""
+        surface, chosen = doc["surface"]["nodes"], doc["request"]
+        count = getattr(surface, "count", None)
+        ahead = count is None or (chosen is not None and getattr(chosen["messages"], "read_back", True))
         with spool() as rows, spool() as request:
-            count = 0
             pieces = self._request(doc)
-            for row in in_step(doc["surface"]["nodes"], pieces, request.write):
-                rows.write(row)
-                count += 1
+            if ahead:
+                count = 0
+                for row in in_step(surface, pieces, request.write):
+                    rows.write(row)
+                    count += 1
             for piece in pieces:
                 request.write(piece)
             s = doc["session"]
@@ -226,7 +236,7 @@ class HtmlFormat:
             ]
             for i, part in enumerate(parts):
                 yield ("\n" if i else "").encode() + (part() if callable(part) else part).encode()
-            yield from replay(rows)
+            yield from replay(rows) if ahead else surface
             yield b"</table>\n"
             yield from replay(request)
         for part in (lambda: self._cost(doc), lambda: self._marks(doc)):

@@ -146,11 +146,11 @@ class NodeSpool:
         if found is not None:
             self.found[seq] = found
 
-    def rows_of(self, seqs: Iterable[int]) -> Iterator[bytes | int]:
+    def rows_of(self, seqs: Iterable[int], joined: bool = False) -> Iterator[bytes | int]:
         """For each of ``seqs`` in turn, the piece of its row when it was kept (none when it projects no message),
-        else its seq (its row is to be made). For a ``joined`` writer the pieces of nodes kept one after the other
-        come joined, read a block at a time."""
-        where, joined, start, end = self.where, self.render.joined, 0, 0
+        else its seq (its row is to be made). For a ``joined`` writer (or with ``joined``) the pieces of nodes kept
+        one after the other come joined, read a block at a time."""
+        where, joined, start, end = self.where, joined or self.render.joined, 0, 0
         for seq in seqs:
             at = where.get(seq)
             if at is None:

@@ -127,9 +127,10 @@ def _size(event: dict[str, Any], surface: bool) -> int:
     return len(orjson.dumps(event.get("data")))
 
 
-def build_row(event: dict[str, Any], measured: int | None = None) -> Row:
+def build_row(event: dict[str, Any], measured: int | None = None, head: bool = False) -> Row:
     """Compute a row from a decoded event alone (worker side: summarizing a huge payload takes time);
-    ``measured`` is the length of the event's JSON when the caller has it.
+    ``measured`` is the length of the event's JSON when the caller has it. ``head``: the row only heads a
+    streamed block (``block_row`` gives the block its own summary and size), so its summary is "" and its size 0.
 
     Everything here is fixed once the event is written, so a row stays valid while the projection grows.
     """
@@ -153,10 +154,13 @@ def build_row(event: dict[str, Any], measured: int | None = None) -> Row:
     row.turn = turn if isinstance(turn, int) else 0
     row.step = step if isinstance(step, int) else None
     row.glyph = _glyph(name, source, replacement)
-    row.summary = summarize(
-        event if is_tape else clip_strings(event, SUMMARY_SOURCE_LIMIT, measured=measured), SUMMARY_LIMIT
-    )
-    row.size = _size(event, surface)
+    if head:
+        row.summary, row.size = "", 0
+    else:
+        row.summary = summarize(
+            event if is_tape else clip_strings(event, SUMMARY_SOURCE_LIMIT, measured=measured), SUMMARY_LIMIT
+        )
+        row.size = _size(event, surface)
     row.error = _is_error(event, etype, data)
     row.replacement = replacement
     row.surface_type = surface
