@@ -420,7 +420,7 @@ class ExportPass:
         o = self.options
         header = session.request_header() or {}
         config = header.get("config") if isinstance(header.get("config"), dict) else {}
-        cost = tally.report(session)
+        cost = tally.report(session, rows=False)  # each request's row made as a writer reads it (JSON's alone)
         state = read_host_state(session.path).to_dict() if session.path else {"state": "none"}
         surface = self._surface_at if self._surface_at is not None else self._surface(session)
         if o.redactor is not None:  # the surface's redactions, counted as the pass made them

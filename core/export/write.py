@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
@@ -76,10 +77,12 @@ class JsonFormat:
 
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
         """The end of ``events`` and the sections, as ``orjson.dumps(doc, option=OPT_INDENT_2)`` writes them (the
-        redaction summary last), the surface's rows and the request's messages one at a time."""
+        redaction summary last), the surface's rows and the request's messages one at a time, the cost's
+        requests a group at a time."""
         request = doc["request"]
         shallow = {key: value for key, value in doc.items() if key != "redaction"}
         shallow["surface"] = {**doc["surface"], "nodes": []}
+        shallow["cost"] = {**doc["cost"], "requests": []}
         if request is not None:
             shallow["request"] = {**request, "messages": []}
         whole = orjson.dumps(shallow, option=orjson.OPT_INDENT_2)[1:].lstrip()
@@ -99,7 +102,10 @@ class JsonFormat:
                 at = cut
                 yield from replay(ahead)
                 yield from messages
-        yield whole[at : whole.rindex(b"\n}")]  # the summary counts what the messages' redaction replaced too
+        cut = _after(whole, b'\n    "requests": [', at)  # the cost's (the only such key after the request's)
+        yield whole[at:cut]
+        yield from _items(_groups(doc["cost"]["requests"]))
+        yield whole[cut : whole.rindex(b"\n}")]  # the summary counts what the messages' redaction replaced too
         redaction = orjson.dumps(doc["redaction"], option=orjson.OPT_INDENT_2).replace(b"\n", b"\n  ")
         yield b',\n  "redaction": ' + redaction + b"\n}\n"
 
@@ -113,6 +119,13 @@ def _item(value: Any) -> bytes:
     """``value`` as ``OPT_INDENT_2`` writes it as an item of a list whose key is indented by ``ITEM_INDENT``,
     after its comma."""
     return orjson.dumps([[[0, value]]], option=orjson.OPT_INDENT_2)[_AT_DEPTH[0] : -_AT_DEPTH[1]]
+
+
+def _groups(values: Iterable[Any], size: int = 256) -> Iterator[bytes]:
+    """The ``_item`` of each of ``values``, joined, ``size`` items at a time (one dump per group)."""
+    values = iter(values)
+    while group := list(islice(values, size)):
+        yield orjson.dumps([[[0, *group]]], option=orjson.OPT_INDENT_2)[_AT_DEPTH[0] : -_AT_DEPTH[1]]
 
 
 def _items(pieces: Iterable[bytes]) -> Iterator[bytes]:
