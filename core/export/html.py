@@ -203,8 +203,8 @@ class HtmlFormat:
         (``Rows.count``: the pass kept every node) and the request reads no message back: then they are read
         where the pass kept them, after the heading."""
         surface, chosen = doc["surface"]["nodes"], doc["request"]
-        count = getattr(surface, "count", None)
-        ahead = count is None or (chosen is not None and getattr(chosen["messages"], "read_back", True))
+        count = surface.count
+        ahead = count is None or (chosen is not None and chosen["messages"].read_back)
         with spool() as rows, spool() as request:
             pieces = self._request(doc)
             if ahead:
