@@ -366,8 +366,8 @@ class FedWatch(AlertWatch):
         self._unread = 0  # bytes of the log's start to be read here (the reader's index stood for them)
         self._header: dict[str, Any] = {}
         self._passing = False  # a reader's pass is under way: the clock rules wait for its end
-        self._ticked = False  # the engine was ticked: its state is no longer a read's alone
-        self._first: list[Alert] | None = None  # what the engine raised from its start, until its first pass ended
+        # what the engine raised from its start, until its first pass ended (no tick before: ``_passing`` held them)
+        self._first: list[Alert] | None = None
         self._covered = 0  # bytes of the log's start the engine has taken in (read, restored, or handed over and fed)
         self.start_bytes = 0  # bytes of the log's start the engine read itself, when no checkpoint stood for them
         self.done = threading.Event()
@@ -400,7 +400,7 @@ class FedWatch(AlertWatch):
                 self.engine = self._engine()
                 self._replaying = set(self._reported)
                 self._next = 0
-                self._ticked, self._first, self._restored, self._covered = False, [], None, 0
+                self._first, self._restored, self._covered = [], None, 0
             else:  # the same log read again: the engine goes on (skipping what it saw), reading through the new store
                 self._events.source = events
             self.engine.start(header)
@@ -511,7 +511,7 @@ class FedWatch(AlertWatch):
         first, self._first, self._passing = self._first, None, False
         if end.offset is not None:
             self._covered = max(self._covered, end.offset)
-        if end.seen is not None and first is not None and not self._ticked and self._restored is None:
+        if end.seen is not None and first is not None and self._restored is None:
             self._write_checkpoint(end.seen.stamp[0], first, end.seen)
 
     def _fold(
@@ -569,7 +569,6 @@ class FedWatch(AlertWatch):
                 out, self._raised = self._raised, []
             if self._reader is not None and not self._passing:
                 out.extend(self.tick(now))
-                self._ticked = True
         return self.once(out)
 
     def projection(self, now: int) -> Projection:
