@@ -54,6 +54,13 @@ class Restored:
     ends: tuple[str, str]
 
 
+class _ReadOn(NamedTuple):
+    """A ``FedWatch``'s reader handed over the log up to byte ``end`` while the engine read the log itself: the
+    engine reads those bytes on with its own reader instead of holding what the reader decoded."""
+
+    end: int
+
+
 class _PassEnd(NamedTuple):
     """A reader's pass over a ``FedWatch``'s log ended: the bytes it read, up to a line's end (None: not so), and the
     file as it was then (None: no checkpoint is kept of it)."""
@@ -356,8 +363,8 @@ class FedWatch(AlertWatch):
         self._lock = threading.Lock()  # the hand-over: what waits, the reader, the raised alerts
         self._feeding = threading.Lock()  # the engine: fed, ticked or replaced by one thread at a time
         # batches with the bytes they came from and where the reader stood after them, and each pass's end
-        # (``_PassEnd``, 0, None) in its place among them
-        self._waiting: deque[tuple[list[dict[str, Any] | PackedRow] | _PassEnd, int, int | None]] = deque()
+        # (``_PassEnd``, 0, None) and bytes to read on (``_ReadOn``, 0, None) in their place among them
+        self._waiting: deque[tuple[list[dict[str, Any] | PackedRow] | _PassEnd | _ReadOn, int, int | None]] = deque()
         self._held = 0
         self._held_bytes = 0
         self._raised: list[Alert] = []
@@ -370,6 +377,9 @@ class FedWatch(AlertWatch):
         self._first: list[Alert] | None = None
         self._covered = 0  # bytes of the log's start the engine has taken in (read, restored, or handed over and fed)
         self.start_bytes = 0  # bytes of the log's start the engine read itself, when no checkpoint stood for them
+        self._reading = False  # the engine's thread reads the log itself: what the reader hands over may wait there
+        self._stop = False  # a reader's ``begin`` waits: the engine's own read stops at its next slice
+        self._own: Tailer | None = None  # the engine's own reader, where its last read of the log stopped
         self.done = threading.Event()
 
     def begin(
@@ -384,8 +394,12 @@ class FedWatch(AlertWatch):
         """``reader`` starts a pass over the log at ``path`` (whose header is ``header``); ``events`` is its store,
         holding (or reading back) every event by the time it hands it over, and the first ``unread`` bytes' events
         already: those it will not hand over (its index stood for them), the engine reads itself, at the next
-        feed."""
+        feed. A read of the log the engine's thread is making meanwhile stops at its next slice instead of holding
+        this up (it goes on from there with this pass)."""
+        with self._lock:
+            self._stop = True
         with self._feeding, self._lock:
+            self._stop = False
             self._reader = reader
             self._waiting.clear()
             self._held = self._held_bytes = 0
@@ -401,6 +415,7 @@ class FedWatch(AlertWatch):
                 self._replaying = set(self._reported)
                 self._next = 0
                 self._first, self._restored, self._covered = [], None, 0
+                self._own = None
             else:  # the same log read again: the engine goes on (skipping what it saw), reading through the new store
                 self._events.source = events
             self.engine.start(header)
@@ -435,19 +450,39 @@ class FedWatch(AlertWatch):
             self._held += len(items)
             self._held_bytes += nbytes
             behind = self._held > self.HELD or self._held_bytes > self.HELD_BYTES
+            if behind and self._reading:  # the engine reads the log for minutes: it reads these bytes too, later
+                behind = self._spill()
         if behind:
             self._feed_waiting(now_ms(), None)  # the reader's thread: never paced
+
+    def _spill(self) -> bool:
+        """Drop the batches waiting whose bytes the engine can read itself (the reader said where it stood after
+        them), each run of them one ``_ReadOn`` in its place (under ``_lock``); True when too much waits still."""
+        kept: deque[tuple[list[dict[str, Any] | PackedRow] | _PassEnd | _ReadOn, int, int | None]] = deque()
+        for batch, nbytes, end in self._waiting:
+            if type(batch) is list and end is not None:
+                self._held -= len(batch)
+                self._held_bytes -= nbytes
+                if kept and type(kept[-1][0]) is _ReadOn:
+                    kept.pop()
+                kept.append((_ReadOn(end), 0, None))
+            else:
+                kept.append((batch, nbytes, end))
+        self._waiting = kept
+        return self._held > self.HELD or self._held_bytes > self.HELD_BYTES
 
     def _feed_waiting(self, now: int, pace: Callable[[], None] | None) -> None:
         """Feed every batch handed over, in order (what the engine saw already is skipped), seen at ``now``; first
         the log's start, when the reader did not hand it over; ``pace`` between units of work."""
         with self._feeding:
             if self._unread:
-                self._take_start(now, pace)
+                self._long(self._take_start, now, pace)
+                if self._stop:  # stopped for a new pass: it says what is unread
+                    return
                 self._unread = 0
             while True:
                 with self._lock:
-                    if not self._waiting:
+                    if self._stop or not self._waiting:  # a new pass drops what waits
                         return
                     batch, nbytes, end = self._waiting.popleft()
                     if type(batch) is not _PassEnd:
@@ -456,12 +491,35 @@ class FedWatch(AlertWatch):
                 if type(batch) is _PassEnd:
                     self._pass_ended(batch)
                     continue
+                if type(batch) is _ReadOn:
+                    self._long(self._read_on, now, pace, batch.end)
+                    continue
                 items = self._unseen(batch)  # type: ignore[arg-type]
                 if items and self._restored is not None:  # the log grew past its checkpoint: the projection is needed
-                    self._rebuild(now, pace)
-                self._fold(items, now, pace)
+                    self._long(self._rebuild, now, pace)
+                if not self._fold(items, now, pace):
+                    return
                 if end is not None:  # taken in up to there (a line cut there comes whole with the next view's bytes)
                     self._covered = max(self._covered, end)
+
+    def _long(self, read: Callable[..., None], *args: Any) -> None:
+        """Run ``read``, a read of the log by the engine itself, while the reader hands over without waiting."""
+        with self._lock:
+            self._reading = True
+        try:
+            read(*args)
+        finally:
+            with self._lock:
+                self._reading = False
+
+    def _read_on(self, now: int, pace: Callable[[], None] | None, end: int) -> None:
+        """Read the log on to byte ``end`` (the reader handed those bytes over while the engine read, and they were
+        dropped), with the engine's own reader from where it stopped: a restored engine rebuilds its projection
+        first."""
+        if self._restored is not None:
+            self._rebuild(now, pace, end)
+        elif self._covered < end:
+            self._read_start(now, pace, end, tailer=self._own)
 
     def _take_start(self, now: int, pace: Callable[[], None] | None) -> None:
         """Take in the log's first ``_unread`` bytes, which the reader does not hand over: nothing when the engine
@@ -472,7 +530,7 @@ class FedWatch(AlertWatch):
         if self._restored is not None:
             self._rebuild(now, pace, self._unread)
         else:
-            self._read_start(now, pace, self._unread)
+            self._read_start(now, pace, self._unread, tailer=self._own)
 
     def _restore(self, now: int) -> bool:
         """Take the engine's state from the log's checkpoint, when it has one that stands for the whole file and at
@@ -492,17 +550,21 @@ class FedWatch(AlertWatch):
     def _rebuild(self, now: int, pace: Callable[[], None] | None, upto: int = 0) -> None:
         """Read the start a checkpoint stood for with a new engine, so that its projection is whole, then give it
         the restored engine's signals and alerts (what it raises reading them again was raised already); then read
-        on to ``upto`` bytes, if that is further."""
-        old, size = self.engine, self._restored.stamp[0]  # type: ignore[union-attr]
+        on to ``upto`` bytes, if that is further. Stopped for a new pass, the restored engine stays as it was."""
+        old, restored = self.engine, self._restored
+        size = restored.stamp[0]  # type: ignore[union-attr]
         self._restored = None
         self.engine = self._engine()
         self.engine.start(self._header)
         self._next = 0
-        tailer = self._read_start(now, pace, size, keep=False)
+        self._read_start(now, pace, size, keep=False)
+        if self._stop:
+            self.engine, self._restored, self._next, self._own = old, restored, old.signals.seq + 1, None
+            return
         self._transplant(old)
         self._next = old.signals.seq + 1
         if upto > size:
-            self._read_start(now, pace, upto, tailer=tailer)
+            self._read_start(now, pace, upto, tailer=self._own)
 
     def _pass_ended(self, end: _PassEnd) -> None:
         """A reader's pass ended (``loaded``): the engine took in the log up to where it read. After the engine's
@@ -516,10 +578,13 @@ class FedWatch(AlertWatch):
 
     def _fold(
         self, items: list[dict[str, Any] | PackedRow], now: int, pace: Callable[[], None] | None, keep: bool = True
-    ) -> None:
+    ) -> bool:
         """Feed the engine ``FOLD`` items at a time, calling ``pace`` after each (the caller holds ``_feeding``),
-        and keep what it raised for the next poll (unless not ``keep``: a start read again)."""
+        and keep what it raised for the next poll (unless not ``keep``: a start read again). False when it stopped
+        before the end for a new pass (``_stop``, as a reader's ``begin`` waits)."""
         for start in range(0, len(items), self.FOLD):
+            if self._stop:
+                return False
             raised = self.engine.feed(items[start : start + self.FOLD], now)
             self._next = self.engine.signals.seq + 1
             if keep:
@@ -529,25 +594,28 @@ class FedWatch(AlertWatch):
                     self._first.extend(raised)
             if pace is not None:
                 pace()
+        return True
 
     def _read_start(
         self, now: int, pace: Callable[[], None] | None, size: int, keep: bool = True, tailer: Tailer | None = None
-    ) -> Tailer:
-        """Read the log's first ``size`` bytes with a reader of the engine's own (or on with ``tailer``, which read
-        the first ones), feeding what the engine has not seen; the reader hands over the rest (so the engine never
-        runs ahead of the reader's store). Returns that reader."""
+    ) -> None:
+        """Read the log's first ``size`` bytes with a new reader of the engine's own (or on with ``tailer``, which
+        read the first ones), feeding what the engine has not seen; the reader hands over the rest (so the engine
+        never runs ahead of the reader's store). That reader is kept (``_own``), to read on from there."""
         tailer = Tailer(self.path, pace=pace, consumer=Consumer(packed_rows=True)) if tailer is None else tailer
-        while tailer.offset < size:
+        self._own = tailer
+        while tailer.offset < size and not self._stop:
             before = tailer.offset
             update = tailer.poll(max_bytes=min(SLICE, size - tailer.offset))
             if update.header is not None:
                 self.engine.start(update.header)
-            self._fold(self._unseen(update.events), now, pace, keep)  # type: ignore[arg-type]
+            if not self._fold(self._unseen(update.events), now, pace, keep):  # type: ignore[arg-type]
+                self._own = None  # it read more than it fed: a later read starts again
+                return
             self.start_bytes += tailer.offset - before
             if tailer.offset == before or update.fatal or update.reset:
                 break
         self._covered = max(self._covered, tailer.offset)
-        return tailer
 
     def _unseen(self, batch: list[dict[str, Any] | PackedRow]) -> list[dict[str, Any] | PackedRow]:
         out: list[dict[str, Any] | PackedRow] = []
