@@ -450,10 +450,22 @@ class FedWatch(AlertWatch):
             self._held += len(items)
             self._held_bytes += nbytes
             behind = self._held > self.HELD or self._held_bytes > self.HELD_BYTES
-            if behind and self._reading:  # the engine reads the log for minutes: it reads these bytes too, later
+            if behind and self._long_ahead():  # the engine reads the log for minutes first: it reads these bytes too
                 behind = self._spill()
         if behind:
             self._feed_waiting(now_ms(), None)  # the reader's thread: never paced
+
+    def _long_ahead(self) -> bool:
+        """The engine's thread reads the log itself, or will before it feeds what waits (under ``_lock``): the log's
+        start, the start a checkpoint stood for again (a restored engine), or bytes dropped before. The reader then
+        never feeds what waits itself: it would wait for that read, or make it in its own thread, unpaced. What it
+        reads that the engine's thread writes outside ``_lock`` only turns False there (or while ``_reading``)."""
+        return (
+            self._reading
+            or self._covered < self._unread
+            or self._restored is not None
+            or any(type(batch) is _ReadOn for batch, _, _ in self._waiting)
+        )
 
     def _spill(self) -> bool:
         """Drop the batches waiting whose bytes the engine can read itself (the reader said where it stood after
@@ -485,6 +497,8 @@ class FedWatch(AlertWatch):
                     if self._stop or not self._waiting:  # a new pass drops what waits
                         return
                     batch, nbytes, end = self._waiting.popleft()
+                    if type(batch) is _ReadOn:  # read on below: a take from now on drops its batches
+                        self._reading = True
                     if type(batch) is not _PassEnd:
                         self._held -= len(batch)
                         self._held_bytes -= nbytes

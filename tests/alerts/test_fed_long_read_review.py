@@ -1,0 +1,140 @@
+"""Review of 27ed3cc (``FedWatch``: the engine's own read of a log never holds up the view): cases it left out. The
+threads are driven by gates in the engine's ``pace`` (or in a step a subclass gates), never by sleeps; each case
+compares what the engine raised with a cold read of the file."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.gen_session import generate
+from core.alerts.follow import FedWatch, _ReadOn
+from core.control.config import PolicyConfig
+from core.log.linestore import LineStore
+from core.log.reader import read_log_header
+from core.log.tail import Tailer
+from tests.alerts.test_fed_checkpoint import NOW, _cold, _dated
+from tests.alerts.test_fed_checkpoint import _cache as _cache  # noqa: F401 (autouse fixture)
+from tests.alerts.test_replay import _eager
+
+WAIT = 30.0  # seconds a thread of the test may take at most before the test fails instead of hanging
+
+
+class _Stops:
+    """A ``pace`` that stops the engine at the first call where each condition holds, in turn, until the test opens
+    that stop (then it goes on unstopped)."""
+
+    def __init__(self, *when: Callable[[], bool]) -> None:
+        self.when = list(when)
+        self.reached = [threading.Event() for _ in when]
+        self.open = [threading.Event() for _ in when]
+        self.k = 0
+
+    def __call__(self) -> None:
+        if self.k < len(self.when) and self.when[self.k]():
+            k, self.k = self.k, self.k + 1
+            self.reached[k].set()
+            assert self.open[k].wait(WAIT), "the test never opened the stop"
+
+
+def _thread(target: Callable[[], object]) -> threading.Thread:
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    return thread
+
+
+def _log(tmp_path: Path, config: PolicyConfig, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, list[bytes], list]:
+    """A log holding the first half of a generated one, the lines of the whole, and what a cold read of it raises."""
+    whole = tmp_path / "whole.jsonl"
+    generate(whole, 600_000, seed=2, profile="short-turns")
+    lines = whole.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(lines[: len(lines) // 2]))
+    return path, lines, _cold(whole, config, tmp_path, monkeypatch)
+
+
+def _append(path: Path, lines: list[bytes]) -> None:
+    with path.open("ab") as f:
+        f.write(b"".join(lines))
+
+
+def _read(tailer: Tailer) -> tuple[list[Any], int, int]:
+    """What the view read of what was appended: its items, their bytes, and where it stands after them."""
+    before = tailer.offset
+    update = tailer.poll()
+    return update.events, tailer.offset - before, tailer.offset
+
+
+def test_a_view_ahead_of_the_feeds_first_poll_never_reads_the_logs_start_itself(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The view went on from its index and hands over more than ``HELD_BYTES`` before the alert feed's thread polled
+    (it polls every 0.1 s; the view hands over 1 MiB a slice). Before, the view's ``take`` fed what waited itself, and
+    so read the log's start first, in the view's thread and unpaced: minutes of a frozen view on a 1 GB log."""
+    config = _eager()
+    path, lines, cold = _log(tmp_path, config, monkeypatch)
+    half = len(lines) // 2
+    fed, reader = FedWatch(config, live=False), object()
+    tailer = Tailer(path)  # the view, whose index stood for the first half
+    store = LineStore(path, tailer)
+    tailer.poll()
+    fed.begin(reader, path, read_log_header(path), store, unread=path.stat().st_size)
+    monkeypatch.setattr(fed, "HELD_BYTES", 1)
+    _append(path, lines[half:])
+    fed.take(reader, *_read(tailer))
+    assert fed.start_bytes == 0, "the view's thread read the log's start for the engine"
+    fed.loaded(reader, path.stat().st_size)
+    raised = fed.poll(NOW)  # the feed's thread reads the start, then on over what the view handed over
+    assert fed.start_bytes > 0
+    assert _dated(raised) == _dated(cold)
+
+
+def test_a_view_waiting_for_a_plain_feed_is_not_held_up_by_the_read_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine read the log's start, and a hand-over whose end the view did not tell waits, then bytes dropped
+    meanwhile (``_ReadOn``). While the engine feeds the first, not reading, the view hands over too much: before, its
+    ``take`` waited for the engine, which went on to read the dropped bytes from the file: the view froze that long."""
+    config = _eager()
+    path, lines, cold = _log(tmp_path, config, monkeypatch)
+    half, quarter = len(lines) // 2, (len(lines) - len(lines) // 2) // 3
+    reader = object()
+    stops = _Stops(
+        lambda: fed._reading,  # the engine reads the log's start
+        lambda: not fed._reading and any(type(b) is _ReadOn for b, _, _ in list(fed._waiting)),  # it feeds, plainly
+        lambda: fed._reading,  # it reads the dropped bytes
+    )
+    fed = FedWatch(config, live=False, pace=stops)
+    tailer = Tailer(path)  # the view, whose index stood for the first half
+    store = LineStore(path, tailer)
+    tailer.poll()
+    fed.begin(reader, path, read_log_header(path), store, unread=path.stat().st_size)
+    _append(path, lines[half : half + quarter])
+    fed.take(reader, tailer.poll().events)  # its end not told: it cannot be read again in its place
+    raised: list[Any] = []
+    polls = _thread(lambda: raised.extend(fed.poll(NOW)))
+    assert stops.reached[0].wait(WAIT)
+    monkeypatch.setattr(fed, "HELD_BYTES", 1)
+    _append(path, lines[half + quarter : half + 2 * quarter])
+    fed.take(reader, *_read(tailer))  # dropped: the engine reads these bytes itself later
+    stops.open[0].set()
+    assert stops.reached[1].wait(WAIT)
+    _append(path, lines[half + 2 * quarter :])
+    appended = _read(tailer)
+    taken = _thread(lambda: fed.take(reader, *appended))
+    stops.open[1].set()
+    assert stops.reached[2].wait(WAIT)
+    taken.join(5.0)
+    stuck = taken.is_alive()
+    stops.open[2].set()
+    taken.join(WAIT)
+    polls.join(WAIT)
+    assert not stuck, "the view's hand-over waited for the engine's read of the bytes dropped before"
+    fed.loaded(reader, path.stat().st_size)
+    raised += fed.poll(NOW)
+    assert _dated(raised) == _dated(cold)
+
