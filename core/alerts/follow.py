@@ -530,9 +530,11 @@ class FedWatch(AlertWatch):
         """Read the log on to byte ``end`` (the reader handed those bytes over while the engine read, and they were
         dropped), with the engine's own reader from where it stopped: a restored engine rebuilds its projection
         first."""
+        if end <= self._covered:  # taken in already: a checkpoint restored meanwhile stood for them
+            return
         if self._restored is not None:
             self._rebuild(now, pace, end)
-        elif self._covered < end:
+        else:
             self._read_start(now, pace, end, tailer=self._own)
 
     def _take_start(self, now: int, pace: Callable[[], None] | None) -> None:

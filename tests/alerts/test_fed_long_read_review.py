@@ -138,3 +138,48 @@ def test_a_view_waiting_for_a_plain_feed_is_not_held_up_by_the_read_after_it(
     raised += fed.poll(NOW)
     assert _dated(raised) == _dated(cold)
 
+
+def test_bytes_dropped_while_the_engine_restores_a_checkpoint_that_stands_for_them_are_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reopened view goes on from an index older than the log's checkpoint: it hands over bytes the checkpoint
+    stands for. Dropped while the engine restored that checkpoint, they were 'read on' by rebuilding the engine from
+    the whole log (minutes on a 1 GB log), though nothing in them was new."""
+    config = _eager()
+    path, lines, _ = _log(tmp_path, config, monkeypatch)
+    _append(path, lines[len(lines) // 2 :])
+    cold = _cold(path, config, tmp_path, monkeypatch)
+    first, reader = FedWatch(config, live=False), object()  # a first view keeps the whole log's checkpoint
+    tailer = Tailer(path)
+    first.begin(reader, path, read_log_header(path), LineStore(path, tailer))
+    first.take(reader, tailer.poll().events)
+    first.loaded(reader, path.stat().st_size)
+    assert first.poll(NOW)
+
+    restoring, restore = threading.Event(), threading.Event()
+
+    class Gated(FedWatch):
+        def _checkpoint(self, now: int, least: int = 0) -> Any:
+            restoring.set()
+            assert restore.wait(WAIT), "the test never let the restore go on"
+            return super()._checkpoint(now, least)
+
+    fed, reader = Gated(config, live=False), object()
+    tailer = Tailer(path)
+    store = LineStore(path, tailer)
+    update = tailer.poll(max_bytes=path.stat().st_size // 2)  # the view's index stood for these bytes
+    unread = tailer.offset
+    fed.begin(reader, path, read_log_header(path), store, unread=unread)
+    raised: list[Any] = []
+    polls = _thread(lambda: raised.extend(fed.poll(NOW)))
+    assert restoring.wait(WAIT)
+    monkeypatch.setattr(fed, "HELD_BYTES", 1)
+    fed.take(reader, *_read(tailer))  # the rest of the log, which the checkpoint stands for too
+    restore.set()
+    polls.join(WAIT)
+    assert update.events and not polls.is_alive()
+    fed.loaded(reader, path.stat().st_size)
+    raised += fed.poll(NOW)
+    assert fed.start_bytes == 0, f"the engine read {fed.start_bytes} bytes a checkpoint stood for"
+    assert _dated(raised) == _dated(cold)
+
