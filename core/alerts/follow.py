@@ -487,11 +487,11 @@ class FedWatch(AlertWatch):
         """Feed every batch handed over, in order (what the engine saw already is skipped), seen at ``now``; first
         the log's start, when the reader did not hand it over; ``pace`` between units of work."""
         with self._feeding:
-            if self._unread:
+            if self._covered < self._unread:  # not taken in already (a new view of the same log may find it was)
                 self._long(self._take_start, now, pace)
                 if self._stop:  # stopped for a new pass: it says what is unread
                     return
-                self._unread = 0
+            self._unread = 0
             while True:
                 with self._lock:
                     if self._stop or not self._waiting:  # a new pass drops what waits
@@ -538,10 +538,10 @@ class FedWatch(AlertWatch):
             self._read_start(now, pace, end, tailer=self._own)
 
     def _take_start(self, now: int, pace: Callable[[], None] | None) -> None:
-        """Take in the log's first ``_unread`` bytes, which the reader does not hand over: nothing when the engine
-        took them in already (a new view of the same log), the checkpoint of at least those bytes when the engine has
-        seen nothing yet and there is one, else read them here (a restored engine rebuilding its projection first)."""
-        if self._covered >= self._unread or (self._next == 0 and self.checkpoints and self._restore(now)):
+        """Take in the log's first ``_unread`` bytes, which the reader does not hand over and the engine did not take
+        in yet: the checkpoint of at least those bytes when the engine has seen nothing yet and there is one, else
+        read them here (a restored engine rebuilding its projection first)."""
+        if self._next == 0 and self.checkpoints and self._restore(now):
             return
         if self._restored is not None:
             self._rebuild(now, pace, self._unread)

@@ -183,3 +183,50 @@ def test_bytes_dropped_while_the_engine_restores_a_checkpoint_that_stands_for_th
     assert fed.start_bytes == 0, f"the engine read {fed.start_bytes} bytes a checkpoint stood for"
     assert _dated(raised) == _dated(cold)
 
+
+def test_bytes_dropped_while_a_new_view_finds_the_start_taken_in_are_read_on_from_where_the_engine_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine took in the whole log from a first view's hand-overs; the log grows and a new view goes on from an
+    index of the old end. The engine has nothing of the start to read, yet it counted as reading while it found so:
+    a hand-over dropped then was read on with a reader of the engine's own from the log's first byte (minutes on a
+    1 GB log), there being no reader of its own where it stood."""
+    config = _eager()
+    path, lines, cold = _log(tmp_path, config, monkeypatch)
+    checking, check = threading.Event(), threading.Event()
+
+    class Gated(FedWatch):
+        def _take_start(self, now: int, pace: Callable[[], None] | None) -> None:
+            checking.set()
+            assert check.wait(WAIT), "the test never let the engine go on"
+            super()._take_start(now, pace)
+
+    fed, reader = Gated(config, live=False), object()
+    tailer = Tailer(path)
+    fed.begin(reader, path, read_log_header(path), LineStore(path, tailer))  # no index: all handed over
+    with monkeypatch.context() as m:
+        m.setattr(fed, "HELD", 0)  # the view feeds it all itself (a poll would tick the clock rules mid-log)
+        fed.take(reader, *_read(tailer))
+    assert not fed._waiting
+    _append(path, lines[len(lines) // 2 :])
+    view = object()
+    tailer = Tailer(path)  # a new view, whose index stands for the log as the engine took it in
+    store = LineStore(path, tailer)
+    tailer.poll(max_bytes=path.stat().st_size - sum(map(len, lines[len(lines) // 2 :])))
+    fed.begin(view, path, read_log_header(path), store, unread=tailer.offset)
+
+    def feed() -> None:
+        raised.extend(fed.poll(NOW))
+        checking.set()  # the engine had nothing to read: the view hands over after this poll
+
+    raised: list[Any] = []
+    polls = _thread(feed)
+    assert checking.wait(WAIT)
+    monkeypatch.setattr(fed, "HELD_BYTES", 1)
+    fed.take(view, *_read(tailer))
+    check.set()
+    polls.join(WAIT)
+    fed.loaded(view, path.stat().st_size)
+    raised += fed.poll(NOW)
+    assert fed.start_bytes == 0, f"the engine read {fed.start_bytes} bytes of the log again"
+    assert _dated(raised) == _dated(cold)
