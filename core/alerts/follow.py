@@ -499,7 +499,7 @@ class FedWatch(AlertWatch):
                     batch, nbytes, end = self._waiting.popleft()
                     if type(batch) is _ReadOn:  # read on below: a take from now on drops its batches
                         self._reading = True
-                    if type(batch) is not _PassEnd:
+                    if type(batch) is list:  # what take counted (a pass's end and bytes to read on: nothing)
                         self._held -= len(batch)
                         self._held_bytes -= nbytes
                 if type(batch) is _PassEnd:

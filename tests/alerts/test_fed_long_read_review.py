@@ -230,3 +230,26 @@ def test_bytes_dropped_while_a_new_view_finds_the_start_taken_in_are_read_on_fro
     raised += fed.poll(NOW)
     assert fed.start_bytes == 0, f"the engine read {fed.start_bytes} bytes of the log again"
     assert _dated(raised) == _dated(cold)
+
+
+def test_what_waits_is_counted_right_once_dropped_bytes_are_read_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bytes dropped while the engine reads stand as one ``_ReadOn`` among what waits, counted as no item; taking it
+    off the queue took one item off the count (a ``_ReadOn`` is a tuple of one), so the count went below what waits
+    by one for each, and the limit on what the view leaves waiting rose as much."""
+    config = _eager()
+    path, lines, cold = _log(tmp_path, config, monkeypatch)
+    fed, reader = FedWatch(config, live=False), object()
+    tailer = Tailer(path)
+    store = LineStore(path, tailer)
+    tailer.poll()
+    fed.begin(reader, path, read_log_header(path), store, unread=path.stat().st_size)
+    monkeypatch.setattr(fed, "HELD_BYTES", 1)
+    _append(path, lines[len(lines) // 2 :])
+    fed.take(reader, *_read(tailer))
+    assert any(type(batch) is _ReadOn for batch, _, _ in fed._waiting)
+    fed.loaded(reader, path.stat().st_size)
+    raised = fed.poll(NOW)
+    assert not fed._waiting and (fed._held, fed._held_bytes) == (0, 0)
+    assert _dated(raised) == _dated(cold)
