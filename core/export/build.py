@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import orjson
 
 from core.control.host_state import read_host_state
-from core.export.redact import Redactor, Seen
+from core.export.redact import Counts, Redactor, Seen
 from core.export.spool import NodeSpool
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
@@ -44,6 +44,7 @@ from core.rebuild.request_diff import RequestDiff
 from core.shared.errors import TapedeckError
 from core.shared.text import text_of_blocks, tool_result_text
 
+_WHOLE = SURFACE_SUMMARY <= SUMMARY_LIMIT  # a row's summary of a whole event, cut, is its surface row's
 TEXT_CLIP = 4000  # code points of an event's text an export carries (the rest is counted)
 CHUNK = "assistant/chunk"
 
@@ -59,7 +60,6 @@ class ExportOptions:
 
 
 RowSink = Callable[[dict[str, Any]], None]
-Counts = tuple[int, ...]  # replacements by kind, in ``KINDS`` order
 # a surface: its nodes, and what redacting each of them replaced (where that was anything)
 Surface = tuple[list[int], dict[int, Counts]]
 
@@ -248,20 +248,19 @@ class ExportPass:
 
     def _event(self, session: Session, event: dict[str, Any], seq: int) -> None:
         redactor = self.options.redactor
+        surface = session.on_surface(seq)
         line = None  # the row's summary, when it is ``summarize`` of the whole event (no string cut), to a longer limit
         if redactor is not None:  # one JSON of the event serves the redaction's screen and the row's clipping
             try:
                 dump: bytes | None = orjson.dumps(event)
             except TypeError:
                 dump = None
-            surface = session.on_surface(seq)
-            before = redactor.tally() if surface else None
             seen: Seen | None = {} if surface else None  # what redacting the strings a node's wire takes made
-            shown = redactor.walk(event, dump, seen)
-            if before is not None and shown is not event and (found := redactor.tally_since(before)):
+            shown, found = redactor.walk_found(event, dump, seen)
+            if found is not None and surface:
                 self._found[seq] = found
             row = build_row(shown, len(dump) if dump is not None and shown is event else None)
-            if dump is not None and shown is event and len(dump) <= SUMMARY_SOURCE_LIMIT and SURFACE_SUMMARY <= SUMMARY_LIMIT:
+            if surface and dump is not None and shown is event and len(dump) <= SUMMARY_SOURCE_LIMIT and _WHOLE:
                 line = row.summary
         else:
             shown, row, seen = event, build_row(event), None
@@ -269,8 +268,8 @@ class ExportPass:
         text = event_text(shown)
         if text:
             extra["text"] = clipped(text, length=len(event_text(event)) if shown is not event else None)
-        data = event.get("data") if isinstance(event.get("data"), dict) else {}
         if row.type == "tool/result":
+            data = event.get("data") if isinstance(event.get("data"), dict) else {}
             message = data.get("message") if isinstance(data.get("message"), dict) else {}
             source = message.get("source") if isinstance(message.get("source"), dict) else {}
             call_id = source.get("callId")
@@ -281,17 +280,16 @@ class ExportPass:
                 length = len(call.arguments)
                 extra["call"] = {"seq": call.call_seq if call.call_seq is not None else call.message_seq,
                                  "name": called["name"], "arguments": clipped(called["arguments"], 1000, length)}  # fmt: skip
-        if row.surface_type and session.on_surface(seq):
+        if row.surface_type and surface:
             if redactor is not None and not self.messages:
                 wire, dump = self._wire(seq, event)
-                self._wired[seq] = redactor.aside(wire, dump, _noted(redactor, event, shown, seen))[1] if wire else None
+                self._wired[seq] = _aside(redactor, event, shown, seen, wire, dump)[1] if wire else None
             elif self.nodes is not None and not session.cuts:  # every node so far is still on the surface
-                noted = _noted(redactor, event, shown, seen) if redactor is not None else None
                 if seq in self._found:
-                    self._keep_node(session, seq, event, shown, seen=noted)
+                    self._keep_node(session, seq, event, shown, walked=(shown, seen))
                 else:  # a clean event's text, clipped for its row, serves its surface row when it is the same string
                     known = (text, extra["text"]) if shown is event and text else None
-                    self._keep_node(session, seq, event, event, line if shown is event else None, noted, known)
+                    self._keep_node(session, seq, event, event, line if shown is event else None, (shown, seen), known)
         replaced = session.shadowed.get(seq)
         for gone in replaced or ():  # off the surface now
             self._found.pop(gone, None)
@@ -306,19 +304,19 @@ class ExportPass:
         self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
 
     def _keep_node(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any],
-                   line: str | None = None, seen: Seen | None = None,
+                   line: str | None = None, walked: tuple[dict[str, Any], Seen | None] | None = None,
                    known: tuple[str, dict[str, Any]] | None = None) -> None:  # fmt: skip
         """Keep what the sections write of the surface node ``seq`` (``shown``: its event as its surface row shows
-        it; ``line``: ``shown``'s event-list summary, when made of all of it; ``seen``: the strings redacting the
-        event made; ``known``: its event-list text and that clipped), as ``_surface_rows`` and ``_messages`` would
-        make it from the event read back."""
+        it; ``line``: ``shown``'s event-list summary, when made of all of it; ``walked``: what redacting the event
+        gave and the strings it made; ``known``: its event-list text and that clipped), as ``_surface_rows`` and
+        ``_messages`` would make it from the event read back."""
         assert self.nodes is not None
         wire, dump = self._wire(seq, event)  # the JSON is screened, and kept as it is when there is nothing to redact
         if dump is None:
             return  # read back
         redactor = self.options.redactor
-        # the wire's strings are mostly the event's own, redacted already (``seen``)
-        messages, found = redactor.aside(wire, dump, seen) if redactor is not None else (wire, None)
+        # the wire's strings are mostly the event's own, redacted already (``walked``)
+        messages, found = _aside(redactor, event, *walked, wire, dump) if redactor is not None and walked else (wire, None)
         row = self._node_row(session, seq, event, shown, None if line is None else cut_line(line, SURFACE_SUMMARY),
                              known)  # fmt: skip
         self.nodes.put(seq, row, messages, found)
@@ -519,6 +517,20 @@ class ExportPass:
     def _summarize(self, doc: dict[str, Any]) -> None:
         redactor = self.options.redactor
         doc["redaction"] = redactor.summary() if redactor is not None else None
+
+
+SCREENED_OUTRIGHT = 2048  # bytes of a clean node's wire JSON up to which one screen costs less than ``_noted``'s walks
+
+
+def _aside(redactor: Redactor, event: dict[str, Any], shown: dict[str, Any], seen: Seen | None,
+           wire: list[dict[str, Any]], dump: bytes | None) -> tuple[list[Any], Counts | None]:  # fmt: skip
+    """``redactor.aside`` of the wire messages (``wire``, their JSON ``dump``) of the surface node ``event``, which
+    redacting gave as ``shown`` noting ``seen``: a clean event's short wire JSON is screened outright (its messages'
+    strings are its own, or joined from them, so the screen passes but where a join made a match), else the
+    strings are taken from the notes (``_noted``)."""
+    if shown is event and dump is not None and len(dump) <= SCREENED_OUTRIGHT:
+        return redactor.aside(wire, dump)
+    return redactor.aside(wire, dump, _noted(redactor, event, shown, seen))
 
 
 def _noted(redactor: Redactor, event: dict[str, Any], shown: dict[str, Any], seen: Seen | None) -> Seen | None:

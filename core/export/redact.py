@@ -70,6 +70,7 @@ KINDS = ("key", "env", "email", "home")
 SCALARS = frozenset({int, float, bool, type(None)})
 # strings a walk redacted, by id: the string (which keeps its id taken), what it became and what that replaced
 Seen = dict[int, tuple[str, str, tuple[int, ...] | None]]
+Counts = tuple[int, ...]  # replacements by kind, in ``KINDS`` order
 VOCABULARY = frozenset({"type", "role", "kind", "surfaceOp"})  # keys whose strings are structure, not content
 
 
@@ -179,6 +180,18 @@ class Redactor:
         the caller has it; ``seen``: where to note each string redacted one by one (``aside`` takes it)."""
         if (type(value) is dict or type(value) is list) and self._clean(value, dump):
             return value
+        return self._walked(value, seen)
+
+    def walk_found(self, value: Any, dump: bytes | None = None, seen: Seen | None = None) -> tuple[Any, Counts | None]:
+        """``walk``, and what it replaced by kind in ``KINDS`` order (None: nothing), counted as ``walk`` counts it
+        (a value the screen passes is given back without a tally)."""
+        if (type(value) is dict or type(value) is list) and self._clean(value, dump):
+            return value, None
+        before = self.tally()
+        return self._walked(value, seen), self.tally_since(before)
+
+    def _walked(self, value: Any, seen: Seen | None) -> Any:
+        """``walk`` below its first screen."""
         self._seen = seen
         try:
             return self._walk(value)

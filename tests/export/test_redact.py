@@ -201,3 +201,24 @@ def test_aside_takes_the_strings_a_walk_redacted_as_walking_them_again_would(
     expected = [walked.walk(item) for item in wire]
     assert noting.aside(wire, seen=seen) == (expected, walked.tally() if any(walked.tally()) else None)
     assert noting.aside(wire, seen={}) == (expected, walked.tally() if any(walked.tally()) else None)
+
+
+def test_a_key_that_only_joined_text_blocks_make_is_redacted_where_the_wire_joins_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each text block of the user message is clean alone, and the event list and surface show them a line apart;
+    DSH's wire joins them with nothing between, so the request section holds the key they make: redacted there
+    too, whether the node's wire JSON is screened outright (a short one) or its strings are looked up."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    key = "sk-" + "a1B2" * 6
+    items: list[dict[str, Any]] = [orjson.loads(line) for line in BASE.read_bytes().splitlines()]
+    user = next(i["data"] for i in items if i.get("type") == "user/message" and i["data"]["source"]["kind"] == "user")
+    user["content"] = [{"type": "text", "text": key[:8]}, {"type": "text", "text": key[8:]}]
+    for padding in (0, 3000):  # a short wire JSON, and one past what is screened outright
+        if padding:
+            user["content"].insert(0, {"type": "text", "text": "x" * padding + "\n"})
+        log = tmp_path / f"split{padding}.jsonl"
+        log.write_bytes(b"\n".join(orjson.dumps(i) for i in items) + b"\n")
+        for fmt in ("json", "html"):
+            out = _export(log, fmt, Redactor(environ={}, home="/nonexistent-home")).decode()
+            assert key not in out and "[redacted key]" in out, fmt
