@@ -180,6 +180,7 @@ class LiveSession:
         self._decoder_diagnostics = 0  # how many of the session's diagnostics (the first ones) are the decoder's
         self.preview: list[dict[str, Any]] = []
         self.generation = 0
+        self.announced = 0  # the generation the last ``SessionUpdated`` posted carried
         self.epoch = 0
         self._new_file = False  # a reset was seen; the next published state starts a new epoch
         self.phase = "opening"
@@ -442,7 +443,7 @@ class LiveSession:
                     decoded.clear()
                 self._progress("projecting", tailer.offset / max(size, 1))
                 if lines is not None and self.count > listed and int(self.fraction * 100) > int(before / size * 100):
-                    self._post(SessionUpdated(self.generation, False, listed, self.count, self.epoch))
+                    self._updated(False, listed, self.count)
                     listed = self.count
                 self.pace()
             at = tailer.decoder
@@ -463,7 +464,7 @@ class LiveSession:
             self._publish()
         self.phase = "following" if self.follow else "ready"
         self.fraction = 1.0
-        self._post(SessionUpdated(self.generation, True, 0, session.next_seq, self.epoch))
+        self._updated(True, 0, session.next_seq)
         self._post(LoadProgress(self.phase, 1.0))
         if lines is not None and whole and decoder is not None and index.worth_writing(tailer.offset, indexed):
             # the list is usable already; only this thread changes the session, so it is read without the lock.
@@ -471,6 +472,12 @@ class LiveSession:
             trim_heap()
             index.write(log, session, lines, decoder, self._decoder_diagnostics, facts)
         return tailer
+
+    def _updated(self, reset: bool, start: int, end: int) -> None:
+        """Tell the screens the projection changed (``SessionUpdated``), and note the state that was announced."""
+        generation = self.generation
+        self._post(SessionUpdated(generation, reset, start, end, self.epoch))
+        self.announced = generation
 
     def _publish(self) -> None:
         """Count a new published state (under ``lock``); the first one after a reset starts a new epoch."""
@@ -489,7 +496,7 @@ class LiveSession:
             self._publish()
         self._progress("preview", 0.0)
         first, end = int(events[0]["seq"]), int(events[-1]["seq"]) + 1
-        self._post(SessionUpdated(self.generation, True, first, end, self.epoch))
+        self._updated(True, first, end)
 
     def _reachable(self, tailer: Tailer) -> None:
         """Note whether the remote machine answered the last poll; tell the screens when that changed."""
@@ -539,5 +546,5 @@ class LiveSession:
                 self.generation += 1
             for observer in list(self.append_observers):
                 observer(update.events)
-            self._post(SessionUpdated(self.generation, False, start, self.session.next_seq, self.epoch))
+            self._updated(False, start, self.session.next_seq)
         return None

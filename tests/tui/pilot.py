@@ -54,6 +54,8 @@ def _settled(app: TapedeckApp) -> bool:
     main = main_screen(app)
     if main is None:
         return True
+    if live is not None and (live.announced < live.generation or main.taken_generation < live.announced):
+        return False  # a state published and not announced yet, or announced and not taken by the screen yet
     scanners = [s for s in (main.filter_scan, main.search_scan) if s is not None]
     detail = main.query_one(DetailPane)
     busy = main.events.busy or detail.busy or main._refresh_due or main._status_due

@@ -124,6 +124,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         self.search_query = ""
         self._refresh_due = False
         self._status_due = False
+        self.taken_generation = -1  # the live session's last published state this screen took (``settle`` waits on it)
         self._framed = 0.0  # when the last frame was rendered (monotonic seconds)
         self._notice = ""
         self._diag_list: list[Diagnostic] | None = None  # the list _problems counted in …
@@ -172,12 +173,14 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
     def on_mount(self) -> None:
         """Show what is loaded so far, focus the list and read the log's notes."""
         self.events.focus()
+        self.taken_generation = self.live.generation
         self._rebuild(reset=True)
         self.load_notes()
 
     # updates from the live session ------------------------------------------------------------------------
     def on_session_updated(self, message: SessionUpdated) -> None:
         """New events or a rebuilt projection."""
+        self.taken_generation = message.generation
         if message.reset:
             self.stop = self.events.moment = self.query_one(ContextChart).moment_seq = None  # a reloaded log
             self._rebuild(reset=True)
