@@ -64,7 +64,9 @@ def test_the_chart_model_draws_what_a_walk_over_every_request_draws(
     chars: list[int], cut_seqs: list[int], width: int, grow: int
 ) -> None:
     """Columns (each bucket's peak), cache shares (each bucket's lowest) and cut marks, against a brute-force
-    walk, with the model fed in two parts as a growing log feeds it."""
+    walk, with the model fed in two parts as a growing log feeds it, and drawn after the first (a redraw reuses
+    what was drawn only while nothing changed: the second part, and a share the first part's last request
+    reports late, change it)."""
     seqs = [2 * i for i in range(len(chars))]
     shares = [None if c % 3 == 0 else (c % 101) / 100 for c in chars]
     cuts = [Cut(seq, "fold", 1, 5) for seq in sorted(cut_seqs)]
@@ -75,6 +77,12 @@ def test_the_chart_model_draws_what_a_walk_over_every_request_draws(
         for i in part:
             model.set_share(i, shares[i])
         model.add_cuts([c for c in cuts if (c.seq < 2 * split) == first])
+        if first:
+            for draw in (model.columns, model.column_shares, model.cut_marks):
+                draw(width)
+            if split:
+                shares[split - 1] = 0.01 if shares[split - 1] is None else None
+                model.set_share(split - 1, shares[split - 1])
     n = len(chars)
     buckets = [(i, i + 1) for i in range(n)] if n <= width else [
         (i * n // width, max((i + 1) * n // width, i * n // width + 1)) for i in range(width)
