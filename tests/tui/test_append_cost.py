@@ -1,6 +1,6 @@
 """A follow-mode append costs the same whatever came before it: the work the main screen does for one appended
 event (rows, chart, header, counts, status, filter) is counted in executed lines of tapedeck's own code, on a log
-and on one ten times its size."""
+and on one ten times its size, in the full log and the surface view, each also filtered."""
 
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ async def work_per_append(path: Path, keys: str) -> int:
         return lines_run(lambda: one_append(screen, seq))
 
 
-@pytest.mark.parametrize("keys", ["", "s"], ids=["full-log", "surface"])
+@pytest.mark.parametrize("keys", ["", "s", "h", "sh"], ids=["full-log", "surface", "filtered", "filtered-surface"])
 async def test_an_append_costs_the_same_on_a_log_ten_times_longer(tmp_path: Path, keys: str) -> None:
     small, big = tmp_path / "small" / "session.jsonl", tmp_path / "big" / "session.jsonl"
     for path, size in ((small, 400_000), (big, 4_000_000)):

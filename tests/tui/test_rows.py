@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import copy
+import threading
+from types import SimpleNamespace
+from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.read.rows import build_row, clip_strings
 from core.read.session import Session
 from tests.tui.logs import policy_log
-from tui.widgets.rows import RowView, SortedSeqs, badges, huge_row, originals
+from tui.widgets.rows import RowView, SortedSeqs, SurfaceRows, badges, huge_row, originals
 
 
 @given(
@@ -84,3 +87,82 @@ def test_huge_row_comes_from_index_metadata() -> None:
     row = huge_row(7, "tool/result", 2, 1, 10_500_000)
     assert (row.glyph, row.turn, row.step, row.size, row.surface_type) == ("←", 2, 1, 10_500_000, True)
     assert row.summary == "(10.5MB tool/result line: select it to read it)"
+
+
+class _Surface(list[int]):
+    """A session's surface that counts the nodes read from it."""
+
+    read = 0
+
+    def __getitem__(self, key: Any) -> Any:
+        found = super().__getitem__(key)
+        self.read += len(found) if isinstance(key, slice) else 1
+        return found
+
+
+def _session() -> SimpleNamespace:
+    return SimpleNamespace(surface=_Surface(), cuts=[])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ops=st.lists(
+        st.one_of(
+            st.tuples(st.just("append"), st.integers(1, 5)),
+            st.tuples(st.just("replace"), st.integers(0, 30), st.integers(0, 3)),
+            st.tuples(st.just("scan"), st.integers(0, 12)),
+            st.tuples(st.just("filter"), st.integers(0, 2)),
+            st.just(("view",)),
+        ),
+        max_size=40,
+    )
+)
+def test_surface_rows_are_the_surface_nodes_a_filter_keeps(ops: list[tuple[Any, ...]]) -> None:
+    """The surface view's rows, kept across appends, replacements (cuts), a filter's scan moving on and another
+    filter, are every surface node or those among the matches, as a walk over the whole surface gives them."""
+    session, rows, lock = _session(), SurfaceRows(), threading.Lock()
+    seq = 0
+    matches: SortedSeqs | None = None
+    upto, every = 0, 2
+
+    def check() -> None:
+        keep = set(matches) if matches is not None else None
+        want = [s for s in session.surface if keep is None or s in keep]
+        assert list(rows.view(session, lock, matches, upto)) == want
+
+    for op in ops:
+        if op[0] == "append":
+            for _ in range(op[1]):
+                session.surface.append(seq)
+                seq += 1
+        elif op[0] == "replace" and session.surface:
+            i = op[1] % len(session.surface)
+            session.surface[i : i + op[2] + 1] = [seq]
+            session.cuts.append(seq)
+            seq += 1
+        elif op[0] == "scan" and matches is not None:
+            stop = min(seq, upto + op[1])
+            matches.extend(s for s in range(upto, stop) if s % every)
+            upto = stop
+        elif op[0] == "filter":  # another filter (or none), scanned from the start
+            matches, upto, every = (SortedSeqs(), 0, op[1] + 2) if op[1] else (None, 0, 2)
+        check()
+    check()
+
+
+def test_an_append_reads_only_the_new_surface_nodes() -> None:
+    """Once made, the surface view's rows grow by what an append added: one node read, not the whole surface (with
+    a filter, too); a cut makes them again from the whole surface."""
+    for matches in (None, SortedSeqs(range(1, 1000, 2))):
+        session, rows, lock = _session(), SurfaceRows(), threading.Lock()
+        session.surface.extend(range(1000))
+        rows.view(session, lock, matches, 1000)
+        session.surface.read = 0
+        session.surface.append(1001)
+        if matches is not None:
+            matches.append(1001)
+        assert list(rows.view(session, lock, matches, 1002))[-2:] == [999, 1001]
+        assert session.surface.read == 1
+        session.cuts.append(1001)
+        rows.view(session, lock, matches, 1002)
+        assert session.surface.read == 1 + 1001

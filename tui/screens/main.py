@@ -36,7 +36,7 @@ from tui.widgets.event_list import EventList
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.header import SessionHeader
 from tui.widgets.matching import EventFilter, search_predicate
-from tui.widgets.rows import RowView, SortedPrefix, SortedSeqs
+from tui.widgets.rows import RowView, SortedPrefix, SortedSeqs, SurfaceRows
 from tui.widgets.search_bar import SearchBar
 
 REFRESH_SECONDS = 0.1  # header and chart redraw at most this often while events stream in
@@ -138,6 +138,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         self._filter_rows = SortedSeqs()
         self._filter_used = 0  # scanner matches already in _filter_rows
         self._filter_src: tuple[SortedSeqs, StreamBlocks | None] | None = None  # (matches, blocks) built from
+        self._surface_rows = SurfaceRows()  # the surface view's rows, grown with the surface
         self._events: EventList | None = None
         self._detail: DetailPane | None = None
         self._status_shown: Text | None = None  # what the status line shows now
@@ -242,12 +243,15 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         live = self.live
         if not live.ready:  # the tail preview, or every indexed event while the projection is built
             return range(int(live.preview[0]["seq"]) if live.preview else 0, live.count), None
-        if self.mode == "surface":
-            surface = list(live.session.surface) if self.stop is None else self.stop.surface
-            if self.filter_scan is not None:
-                keep = set(self.filter_scan.seqs)
-                return [s for s in surface if s in keep], None
-            return surface, None  # never a chunk
+        if self.mode == "surface":  # never a chunk
+            scan = self.filter_scan
+            if self.stop is None:  # the live surface: its rows are kept and grow with it
+                matches, upto = (scan.seqs, scan.upto) if scan is not None else (None, 0)
+                return self._surface_rows.view(live.session, live.lock, matches, upto), None
+            if scan is not None:
+                keep = set(scan.seqs)
+                return [s for s in self.stop.surface if s in keep], None
+            return self.stop.surface, None
         blocks = None if self.filter.raw_chunks else live.session.streams
         if self.filter_scan is not None and self.stop is None:
             return self._filtered(self.filter_scan.seqs, blocks), blocks

@@ -6,7 +6,10 @@ import bisect
 import datetime as dt
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from itertools import islice
+from typing import Any
 
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.rows import Row
@@ -250,9 +253,9 @@ class SortedSeqs(list[int]):
     """A list of seqs known to be ascending (filtered views), so lookups can bisect."""
 
 
-class SortedPrefix(SeqView):
-    """The first ``stop`` seqs of an ascending list that only grows: a frozen view of it without a copy (a
-    filtered list gains rows at the cost of the new matches alone)."""
+class Prefix(SeqView):
+    """The first ``stop`` seqs of a list that only grows at its end: a frozen view of it without a copy (a list of
+    rows gains rows at the cost of the new ones alone)."""
 
     def __init__(self, seqs: list[int], stop: int) -> None:
         self.seqs = seqs
@@ -261,3 +264,67 @@ class SortedPrefix(SeqView):
 
     def _at(self, p: int) -> int:
         return self.seqs[p]
+
+    def __getitem__(self, p: Any) -> Any:
+        if type(p) is int and 0 <= p < self._len:  # the rows of a frame: no detour through ``SeqView``
+            return self.seqs[p]
+        return super().__getitem__(p)
+
+    def __iter__(self) -> Iterator[int]:
+        return islice(self.seqs, self._len)
+
+
+class SortedPrefix(Prefix):
+    """A ``Prefix`` of an ascending list (a filtered list's rows: lookups can bisect)."""
+
+
+class SurfaceRows:
+    """The surface view's rows, kept from one call to the next: every node of the live surface, or the nodes among a
+    filter's matches. Between two cuts the surface only grows at its end (a replacement always makes a cut), so a
+    call reads only the nodes and the matches that are new since the last one; a cut, another session or another
+    filter makes them again from the whole surface."""
+
+    def __init__(self) -> None:
+        self._source: tuple[object, object] | None = None  # (session, matches) the rows are made from
+        self._cuts = -1  # the session's cuts when the rows were made (-1: make them again at the next call)
+        self._read = 0  # surface nodes taken in
+        self._rows: list[int] = []
+        self._keep: set[int] = set()  # the matches taken in …
+        self._kept = 0  # … and how many
+
+    def view(
+        self,
+        session: Session,
+        lock: AbstractContextManager[Any],
+        matches: Sequence[int] | None = None,
+        upto: int = 0,
+    ) -> Prefix:
+        """The rows now, in surface order: every node, or (with ``matches``, the ascending seqs a filter's scan found
+        among those below ``upto``, a list that only grows) the nodes among them. ``lock`` guards the session while
+        another thread applies events to it."""
+        if self._source is None or self._source[0] is not session or self._source[1] is not matches:
+            self._source, self._keep, self._kept, self._cuts = (session, matches), set(), 0, -1
+        if matches is not None:
+            self._keep.update(matches[self._kept :])
+            self._kept = len(matches)
+        with lock:
+            cuts = len(session.cuts)
+            whole = cuts != self._cuts
+            nodes = session.surface[0 if whole else self._read :]
+        if whole:
+            self._cuts, self._read = cuts, len(nodes)
+            self._rows = nodes if matches is None else [s for s in nodes if s in self._keep]
+            if matches is not None and nodes and max(nodes) >= upto:  # nodes the scan has not reached yet
+                self._cuts = -1  # … are looked at again once it has
+        elif matches is None:
+            self._rows.extend(nodes)
+            self._read += len(nodes)
+        else:  # new nodes are new events, in seq order: the first the scan has not reached ends what can be read
+            keep, rows = self._keep, self._rows
+            for seq in nodes:
+                if seq >= upto:
+                    break
+                if seq in keep:
+                    rows.append(seq)
+                self._read += 1
+        return Prefix(self._rows, len(self._rows))
