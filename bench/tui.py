@@ -25,11 +25,14 @@ Usage: ``python bench/tui.py [--size 200MB] [--seed 1] [--samples 30] [--no-tool
 ``--big-lines-only`` runs only the key reactions (idle, then while opening the 10 MB-line log);
 ``--peak-rss dsh-plain,mixed --size 500MB [--dir /tmp/x]`` runs only the peak RSS of a first open of a log of
 each profile (target <= 200 MB at 500 MB);
-``--append-sizes 10MB,1GB [--dir /tmp/x]`` runs only the append-to-screen latency, on one generated log per size
-(written to ``--dir``, default ``bench/out``), then the echo app on the smallest, all in one run: an append must
-cost the same on the biggest log as on the smallest (target p50 ratio <= 1.2) and at most twice the echo app's.
-Each log is timed once the app is idle (the alert engine's own pass over the log is done) and the alerts' toasts
-are gone.
+``--append-sizes 10MB,1GB [--dir /tmp/x] [--rounds 5]`` runs only the append-to-screen latency, on one generated
+log per size (written to ``--dir``, default ``bench/out``) and of the echo app on a copy of the smallest, all open
+at once: an append must cost the same on the biggest log as on the smallest (target p50 ratio <= 1.2) and at most
+twice the echo app's. Once every app is idle (the alert engine's own pass over the log is done), the alerts'
+toasts are gone and one untimed append each has settled, ``--rounds`` rounds of ``--samples`` appends go to the
+apps in turns (a shuffled order for each sample), so what else the machine does falls on all of them alike. The
+JSON gives p50 / p95 over all rounds, each round's p50, and each ratio of p50s with a 95% bootstrap interval and
+its value in each round.
 """
 
 from __future__ import annotations
@@ -232,11 +235,17 @@ def echo_app(path: str) -> None:
     Echo().run()
 
 
+def echo_pane(path: Path) -> Pane:
+    """The bare Textual baseline following ``path``, once it shows."""
+    pane = Pane(f"{sys.executable} {Path(__file__).resolve()} --echo-app {path}")
+    pane.wait(lambda s: "echo: waiting" in s)
+    return pane
+
+
 def echo_latencies(path: Path, samples: int) -> list[float]:
     """Append-to-screen of the bare Textual baseline on ``path`` (tmux output stream, like tapedeck's)."""
-    pane = Pane(f"{sys.executable} {Path(__file__).resolve()} --echo-app {path}")
+    pane = echo_pane(path)
     try:
-        pane.wait(lambda s: "echo: waiting" in s)
         stream = OutputStream(pane)
         try:
             return append_latencies(pane, path, samples, stream)
@@ -287,32 +296,76 @@ def mark_event(seq: int, mark: str) -> bytes:
     return orjson.dumps(event) + b"\n"
 
 
-def append_latencies(pane: Pane, path: Path, samples: int, stream: OutputStream | None = None) -> list[float]:
-    """Milliseconds from each appended mark being written to it reaching the pane.
+class Appender:
+    """Appends uniquely marked events to the log one app follows and times each until its mark reaches the pane."""
 
-    With ``stream`` the arrival is read from tmux's output stream (nothing polls); without it ``capture-pane``
-    is polled every ``FINE_POLL`` seconds until the mark shows on the screen.
-    """
-    next_seq = int(tail_events(path, 1)[-1]["seq"]) + 1
-    rng = random.Random()
-    run = os.urandom(4).hex()  # marks never seen before, even when the log already holds older runs' marks
-    out = []
-    with open(path, "ab", buffering=0) as f:
-        for k in range(samples):
-            mark = f"MARK-{run}-{k:04d}"
-            time.sleep(rng.uniform(0.15, 0.35))
-            if stream is not None:
-                stream.expect(mark)
+    def __init__(self, pane: Pane, path: Path, stream: OutputStream | None = None) -> None:
+        self.pane, self.path, self.stream = pane, path, stream
+        self.next_seq = int(tail_events(path, 1)[-1]["seq"]) + 1
+        self.run = os.urandom(4).hex()  # marks never seen before, even in a log holding older runs' marks
+        self.sent = 0
+
+    def one(self) -> float:
+        """Milliseconds from one appended mark being written to it reaching the pane.
+
+        With a ``stream`` the arrival is read from tmux's output stream (nothing polls); without it ``capture-pane``
+        is polled every ``FINE_POLL`` seconds until the mark shows on the screen.
+        """
+        mark = f"MARK-{self.run}-{self.sent:04d}"
+        self.sent += 1
+        with open(self.path, "ab", buffering=0) as f:
+            if self.stream is not None:
+                self.stream.expect(mark)
                 start = time.perf_counter()
-                f.write(mark_event(next_seq, mark))
-                out.append((stream.seen(30) - start) * 1000)
-                pane.wait(lambda screen, m=mark: m in screen, timeout=30)  # and it is on the screen
+                f.write(mark_event(self.next_seq, mark))
+                took = (self.stream.seen(30) - start) * 1000
+                self.pane.wait(lambda screen: mark in screen, timeout=30)  # and it is on the screen
             else:
-                f.write(mark_event(next_seq, mark))
+                f.write(mark_event(self.next_seq, mark))
                 os.fsync(f.fileno())
-                out.append(pane.wait(lambda screen, m=mark: m in screen, timeout=30, poll=FINE_POLL) * 1000)
-            next_seq += 1
+                took = self.pane.wait(lambda screen: mark in screen, timeout=30, poll=FINE_POLL) * 1000
+        self.next_seq += 1
+        return took
+
+
+def pause(rng: random.Random) -> None:
+    """The random gap before each append (its phase against the apps' timers differs from one append to the next)."""
+    time.sleep(rng.uniform(0.15, 0.35))
+
+
+def append_latencies(pane: Pane, path: Path, samples: int, stream: OutputStream | None = None) -> list[float]:
+    """Milliseconds from each of ``samples`` appended marks being written to it reaching the pane
+    (``Appender.one``)."""
+    appender, rng = Appender(pane, path, stream), random.Random()
+    out = []
+    for _ in range(samples):
+        pause(rng)
+        out.append(appender.one())
     return out
+
+
+def interleaved(appenders: list[Appender], samples: int, rounds: int) -> list[list[list[float]]]:
+    """Latencies (ms) of each appender by round, ``samples`` each a round, the apps taking turns: each sample appends
+    to every app once, in an order shuffled anew, so whatever else the machine does meanwhile falls on all of them
+    alike."""
+    rng = random.Random()
+    out: list[list[list[float]]] = [[[] for _ in range(rounds)] for _ in appenders]
+    for r in range(rounds):
+        for _ in range(samples):
+            order = list(range(len(appenders)))
+            rng.shuffle(order)
+            for i in order:
+                pause(rng)
+                out[i][r].append(appenders[i].one())
+    return out
+
+
+def ratio_interval(top: list[float], bottom: list[float], resamples: int = 2000) -> list[float]:
+    """A 95% bootstrap interval of ``median(top) / median(bottom)`` (each resampled with replacement; fixed seed)."""
+    rng = random.Random(0)
+    median, pick = statistics.median, rng.choices
+    ratios = [median(pick(top, k=len(top))) / median(pick(bottom, k=len(bottom))) for _ in range(resamples)]
+    return [round(percentile(ratios, 0.025), 3), round(percentile(ratios, 0.975), 3)]
 
 
 def big_line_log(path: Path, lines: int, line_bytes: int) -> Path:
@@ -417,53 +470,96 @@ def run(size: int, seed: int, samples: int, with_toolong: bool) -> dict[str, Any
     return result
 
 
-def append_scaling(sizes: list[int], seed: int, samples: int, workdir: Path) -> dict[str, Any]:
-    """Append-to-screen p50/p95 of ``tapedeck watch`` on a log of each size (appended to in place: a scratch
-    copy), timed once the app is idle after loading, then of the echo app on the smallest, and the ratios the
-    targets name."""
+def append_scaling(sizes: list[int], seed: int, samples: int, rounds: int, workdir: Path) -> dict[str, Any]:
+    """Append-to-screen of ``tapedeck watch`` on a log of each size (appended to in place: a scratch copy) and of the
+    echo app (on a copy of the smallest), all open at once and timed in turns (``interleaved``) once every app is
+    idle after loading and the alerts' toasts are gone: p50/p95 over all rounds, each round's p50, and the ratios
+    the targets name with a bootstrap interval."""
     workdir.mkdir(parents=True, exist_ok=True)
-    rows: list[dict[str, Any]] = []
-    for size in sizes:
-        path = workdir / f"tui-append-mixed-{size}-s{seed}.jsonl"
+    paths = [workdir / f"tui-append-mixed-{size}-s{seed}.jsonl" for size in sizes]
+    for size, path in zip(sizes, paths, strict=True):
         if not path.exists():
             generate(path, size, seed=seed, profile="mixed")
-        pane = watch(path)
-        try:
+    echo_log = workdir / "tui-append-echo.jsonl"  # its own file: appends to it reach no tapedeck pane
+    shutil.copyfile(paths[0], echo_log)
+    panes: list[Pane] = []
+    streams: list[tuple[Pane, OutputStream]] = []
+    rows: list[dict[str, Any]] = []
+    try:
+        panes.extend(watch(path) for path in paths)
+        for size, path, pane in zip(sizes, paths, panes, strict=True):
             loaded = pane.since_start(lambda s: "loaded" in s, timeout=1800)
-            settled = loaded + pane.idle()
+            rows.append({"size": size, "log_bytes": path.stat().st_size, "loaded_s": round(loaded, 1)})
+        for row, pane in zip(rows, panes, strict=True):
+            pane.idle()
             # the alerts the log's history raised toast for 8 s each, and a burst's summary ("Alerts") for 10 s; one
             # leaving lays the screen out again (tens of ms): timed appends start once they are gone, on every log
-            settled += pane.wait(lambda s: TOAST not in s, timeout=120, poll=0.2)
+            pane.wait(lambda s: TOAST not in s, timeout=120, poll=0.2)
+            row["idle_s"] = round(time.perf_counter() - pane.started, 1)
+        panes.append(echo_pane(echo_log))
+        appenders = []
+        for pane, path in zip(panes, [*paths, echo_log], strict=True):
             stream = OutputStream(pane)
-            try:
-                latencies = append_latencies(pane, path, samples, stream)
-            finally:
-                stream.close(pane)
-            rss = pane.peak_rss()
-        finally:
+            streams.append((pane, stream))
+            appenders.append(Appender(pane, path, stream))
+        # one append each, untimed, then idle again: what the first append after an open sets off (an alert engine
+        # restored from the log's checkpoint reads the log's start again to rebuild its projection: about 15 s of
+        # CPU on 1 GB) is over before the timed appends, whichever state the log's caches were left in
+        for appender in appenders:
+            appender.one()
+        for pane in panes:
+            pane.idle()
+        latencies = interleaved(appenders, samples, rounds)
+        for row, pane in zip(rows, panes[: len(rows)], strict=True):
+            row["peak_rss_bytes"] = pane.peak_rss()
+    finally:
+        for pane, stream in streams:
+            stream.close(pane)
+        for pane in panes:
             pane.close()
-        rows.append({"size": size, "log_bytes": path.stat().st_size, "loaded_s": round(loaded, 1),
-                     "idle_s": round(settled, 1),
-                     "p50_ms": round(statistics.median(latencies), 1),
-                     "p95_ms": round(percentile(latencies, 0.95), 1), "peak_rss_bytes": rss})  # fmt: skip
-    smallest = workdir / f"tui-append-mixed-{min(sizes)}-s{seed}.jsonl"
-    echo = echo_latencies(smallest, samples)
-    result: dict[str, Any] = {"logs": rows, "echo_p50_ms": round(statistics.median(echo), 1),
-                              "echo_p95_ms": round(percentile(echo, 0.95), 1)}  # fmt: skip
-    result["big_over_small"] = round(rows[-1]["p50_ms"] / rows[0]["p50_ms"], 2)
-    result["big_over_echo"] = round(rows[-1]["p50_ms"] / result["echo_p50_ms"], 2)
-    result["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    pooled = [[ms for by_round in app for ms in by_round] for app in latencies]
+    for row, app, every in zip(rows, latencies[: len(rows)], pooled, strict=False):
+        row["p50_ms"] = round(statistics.median(every), 2)
+        row["p95_ms"] = round(percentile(every, 0.95), 1)
+        row["round_p50_ms"] = [round(statistics.median(r), 2) for r in app]
+    small, big, echo = pooled[0], pooled[-2], pooled[-1]
+
+    def by_round(top: int, bottom: int) -> list[float]:
+        pairs = zip(latencies[top], latencies[bottom], strict=True)
+        return [round(statistics.median(t) / statistics.median(b), 3) for t, b in pairs]
+
+    result: dict[str, Any] = {
+        "method": "interleaved",  # every app open at once, appended to in turns
+        "samples": samples,  # per app and round
+        "rounds": rounds,
+        "logs": rows,
+        "echo_p50_ms": round(statistics.median(echo), 2),
+        "echo_p95_ms": round(percentile(echo, 0.95), 1),
+        "echo_round_p50_ms": [round(statistics.median(r), 2) for r in latencies[-1]],
+        "big_over_small": round(statistics.median(big) / statistics.median(small), 3),
+        "big_over_small_ci95": ratio_interval(big, small),
+        "big_over_small_rounds": by_round(-2, 0),
+        "big_over_echo": round(statistics.median(big) / statistics.median(echo), 3),
+        "big_over_echo_ci95": ratio_interval(big, echo),
+        "big_over_echo_rounds": by_round(-2, -1),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
     return result
 
 
 def append_scaling_table(r: dict[str, Any]) -> str:
     """The markdown summary of ``append_scaling``."""
     rows = [[human_bytes(x["log_bytes"]), f"{x['loaded_s']} s", f"{x['idle_s']} s",
-             f"{x['p50_ms']} / {x['p95_ms']} ms", human_bytes(x["peak_rss_bytes"])] for x in r["logs"]]  # fmt: skip
-    rows.append(["bare Textual echo app", "", "", f"{r['echo_p50_ms']} / {r['echo_p95_ms']} ms", ""])
-    return markdown_table(["log", "loaded", "idle", "append-to-screen p50 / p95", "peak RSS"], rows) + (
-        f"\n\np50 biggest / smallest: {r['big_over_small']} (target <= 1.2); biggest / echo app: "
-        f"{r['big_over_echo']} (target <= 2); load average {r['load_average']}"
+             f"{x['p50_ms']} / {x['p95_ms']} ms", " ".join(map(str, x["round_p50_ms"])),
+             human_bytes(x["peak_rss_bytes"])] for x in r["logs"]]  # fmt: skip
+    rows.append(["bare Textual echo app", "", "", f"{r['echo_p50_ms']} / {r['echo_p95_ms']} ms",
+                 " ".join(map(str, r["echo_round_p50_ms"])), ""])  # fmt: skip
+    head = ["log", "loaded", "idle", "append-to-screen p50 / p95", "p50 by round (ms)", "peak RSS"]
+    return markdown_table(head, rows) + (
+        f"\n\n{r['rounds']} rounds of {r['samples']} appends to each app, in turns. p50 biggest / smallest: "
+        f"{r['big_over_small']} (95% interval {r['big_over_small_ci95']}, by round {r['big_over_small_rounds']}; "
+        f"target <= 1.2); biggest / echo app: {r['big_over_echo']} (95% interval {r['big_over_echo_ci95']}, "
+        f"by round {r['big_over_echo_rounds']}; target <= 2); load average {r['load_average']}"
     )
 
 
@@ -557,6 +653,8 @@ def main(argv: list[str] | None = None) -> int:
         "--big-lines-only", action="store_true", help="only the key reactions while opening 10 MB lines"
     )
     parser.add_argument("--append-sizes", help="only append-to-screen, on a log of each size (10MB,1GB)")
+    parser.add_argument("--rounds", type=int, default=5,
+                        help="--append-sizes: rounds of --samples appends to each app in turns (default 5)")  # fmt: skip
     parser.add_argument("--dir", type=Path, default=OUT, help="where --append-sizes and --peak-rss write their logs")
     parser.add_argument("--peak-rss", metavar="PROFILES",
                         help="only the peak RSS of a first open of a --size log of each profile (dsh-plain,mixed)")  # fmt: skip
@@ -574,7 +672,7 @@ def main(argv: list[str] | None = None) -> int:
     compile_package()
     if args.append_sizes:
         sizes = sorted(parse_size(word) for word in args.append_sizes.split(","))
-        result = append_scaling(sizes, args.seed, args.samples, args.dir)
+        result = append_scaling(sizes, args.seed, args.samples, args.rounds, args.dir)
         emit(result, append_scaling_table(result), args.json)
         return 0
     if args.peak_rss:
