@@ -45,6 +45,16 @@ def _cold(path: Path, config: PolicyConfig, tmp_path: Path, monkeypatch: pytest.
     return raised
 
 
+def _halves(tmp_path: Path) -> tuple[Path, list[bytes], Path]:
+    """A generated log, its lines, and a log (``session.jsonl``) holding their first half."""
+    whole = tmp_path / "whole.jsonl"
+    generate(whole, 600_000, seed=2, profile="short-turns")
+    lines = whole.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(lines[: len(lines) // 2]))
+    return whole, lines, path
+
+
 def _view(path: Path, config: PolicyConfig) -> tuple[FedWatch, list[Any]]:
     """A view's pass over ``path`` (the TUI's reader, no UI) feeding a new engine, and what its poll raised."""
     fed = FedWatch(config, live=False)

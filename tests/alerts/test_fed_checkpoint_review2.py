@@ -7,10 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench.gen_session import generate
 from core.alerts.follow import FedWatch
 from core.cli import main
-from tests.alerts.test_fed_checkpoint import NOW, _cache  # noqa: F401 (_cache: autouse fixture)
+from tests.alerts.test_fed_checkpoint import NOW, _cache, _halves  # noqa: F401 (_cache: autouse fixture)
 from tests.alerts.test_replay import _eager
 from tui.live import LiveSession
 
@@ -21,12 +20,8 @@ def test_a_new_view_after_a_followed_append_reads_nothing_the_engine_was_handed(
     The engine took in every byte of it (read at the first pass, handed over while following), so it reads none of
     the log's start again (before 095d6c6 it counted only the bytes of passes that ended, not the follower's
     hand-overs, and read the whole grown log again to skip all of it)."""
-    whole = tmp_path / "whole.jsonl"
-    generate(whole, 600_000, seed=2, profile="short-turns")
-    lines = whole.read_bytes().splitlines(keepends=True)
+    _, lines, path = _halves(tmp_path)
     half = len(lines) // 2
-    path = tmp_path / "session.jsonl"
-    path.write_bytes(b"".join(lines[:half]))
     config = _eager()
 
     class Grows(FedWatch):

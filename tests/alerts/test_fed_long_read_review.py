@@ -11,17 +11,38 @@ from typing import Any
 
 import pytest
 
-from bench.gen_session import generate
+from core.alerts.engine import Alert
 from core.alerts.follow import FedWatch, _ReadOn
-from core.control.config import PolicyConfig
 from core.log.linestore import LineStore
 from core.log.reader import read_log_header
 from core.log.tail import Tailer
 from tests.alerts.test_fed_checkpoint import NOW, _cold, _dated
 from tests.alerts.test_fed_checkpoint import _cache as _cache  # noqa: F401 (autouse fixture)
+from tests.alerts.test_fed_long_read import WAIT, _append, _ended, _first_view, _log, _read, _thread
 from tests.alerts.test_replay import _eager
 
-WAIT = 30.0  # seconds a thread of the test may take at most before the test fails instead of hanging
+
+def _taken_meanwhile(
+    fed: FedWatch,
+    reader: object,
+    tailer: Tailer,
+    path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    feed: Callable[[], list[Alert]],
+    reached: threading.Event,
+    go: threading.Event,
+) -> list[Alert]:
+    """Run ``feed`` (the alert feed's poll) in a thread; once it ``reached`` its gate, the view hands over the rest of
+    the log with no more than a byte let wait, and ``go`` lets the engine on: what it raised, then at the pass's end."""
+    raised: list[Alert] = []
+    polls = _thread(lambda: raised.extend(feed()))
+    assert reached.wait(WAIT)
+    monkeypatch.setattr(fed, "HELD_BYTES", 1)
+    fed.take(reader, *_read(tailer))
+    go.set()
+    polls.join(WAIT)
+    assert not polls.is_alive()
+    return raised + _ended(fed, reader, path)
 
 
 class _Stops:
@@ -39,34 +60,6 @@ class _Stops:
             k, self.k = self.k, self.k + 1
             self.reached[k].set()
             assert self.open[k].wait(WAIT), "the test never opened the stop"
-
-
-def _thread(target: Callable[[], object]) -> threading.Thread:
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    return thread
-
-
-def _log(tmp_path: Path, config: PolicyConfig, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, list[bytes], list]:
-    """A log holding the first half of a generated one, the lines of the whole, and what a cold read of it raises."""
-    whole = tmp_path / "whole.jsonl"
-    generate(whole, 600_000, seed=2, profile="short-turns")
-    lines = whole.read_bytes().splitlines(keepends=True)
-    path = tmp_path / "session.jsonl"
-    path.write_bytes(b"".join(lines[: len(lines) // 2]))
-    return path, lines, _cold(whole, config, tmp_path, monkeypatch)
-
-
-def _append(path: Path, lines: list[bytes]) -> None:
-    with path.open("ab") as f:
-        f.write(b"".join(lines))
-
-
-def _read(tailer: Tailer) -> tuple[list[Any], int, int]:
-    """What the view read of what was appended: its items, their bytes, and where it stands after them."""
-    before = tailer.offset
-    update = tailer.poll()
-    return update.events, tailer.offset - before, tailer.offset
 
 
 def test_a_view_ahead_of_the_feeds_first_poll_never_reads_the_logs_start_itself(
@@ -134,8 +127,7 @@ def test_a_view_waiting_for_a_plain_feed_is_not_held_up_by_the_read_after_it(
     taken.join(WAIT)
     polls.join(WAIT)
     assert not stuck, "the view's hand-over waited for the engine's read of the bytes dropped before"
-    fed.loaded(reader, path.stat().st_size)
-    raised += fed.poll(NOW)
+    raised += _ended(fed, reader, path)
     assert _dated(raised) == _dated(cold)
 
 
@@ -149,12 +141,7 @@ def test_bytes_dropped_while_the_engine_restores_a_checkpoint_that_stands_for_th
     path, lines, _ = _log(tmp_path, config, monkeypatch)
     _append(path, lines[len(lines) // 2 :])
     cold = _cold(path, config, tmp_path, monkeypatch)
-    first, reader = FedWatch(config, live=False), object()  # a first view keeps the whole log's checkpoint
-    tailer = Tailer(path)
-    first.begin(reader, path, read_log_header(path), LineStore(path, tailer))
-    first.take(reader, tailer.poll().events)
-    first.loaded(reader, path.stat().st_size)
-    assert first.poll(NOW)
+    _first_view(config, path)  # a first view keeps the whole log's checkpoint
 
     restoring, restore = threading.Event(), threading.Event()
 
@@ -170,16 +157,9 @@ def test_bytes_dropped_while_the_engine_restores_a_checkpoint_that_stands_for_th
     update = tailer.poll(max_bytes=path.stat().st_size // 2)  # the view's index stood for these bytes
     unread = tailer.offset
     fed.begin(reader, path, read_log_header(path), store, unread=unread)
-    raised: list[Any] = []
-    polls = _thread(lambda: raised.extend(fed.poll(NOW)))
-    assert restoring.wait(WAIT)
-    monkeypatch.setattr(fed, "HELD_BYTES", 1)
-    fed.take(reader, *_read(tailer))  # the rest of the log, which the checkpoint stands for too
-    restore.set()
-    polls.join(WAIT)
-    assert update.events and not polls.is_alive()
-    fed.loaded(reader, path.stat().st_size)
-    raised += fed.poll(NOW)
+    # the rest of the log, which the checkpoint stands for too, handed over while the engine restores it
+    raised = _taken_meanwhile(fed, reader, tailer, path, monkeypatch, lambda: fed.poll(NOW), restoring, restore)
+    assert update.events
     assert fed.start_bytes == 0, f"the engine read {fed.start_bytes} bytes a checkpoint stood for"
     assert _dated(raised) == _dated(cold)
 
@@ -215,19 +195,12 @@ def test_bytes_dropped_while_a_new_view_finds_the_start_taken_in_are_read_on_fro
     tailer.poll(max_bytes=path.stat().st_size - sum(map(len, lines[len(lines) // 2 :])))
     fed.begin(view, path, read_log_header(path), store, unread=tailer.offset)
 
-    def feed() -> None:
-        raised.extend(fed.poll(NOW))
+    def feed() -> list[Alert]:
+        raised = fed.poll(NOW)
         checking.set()  # the engine had nothing to read: the view hands over after this poll
+        return raised
 
-    raised: list[Any] = []
-    polls = _thread(feed)
-    assert checking.wait(WAIT)
-    monkeypatch.setattr(fed, "HELD_BYTES", 1)
-    fed.take(view, *_read(tailer))
-    check.set()
-    polls.join(WAIT)
-    fed.loaded(view, path.stat().st_size)
-    raised += fed.poll(NOW)
+    raised = _taken_meanwhile(fed, view, tailer, path, monkeypatch, feed, checking, check)
     assert fed.start_bytes == 0, f"the engine read {fed.start_bytes} bytes of the log again"
     assert _dated(raised) == _dated(cold)
 
