@@ -235,9 +235,12 @@ async def test_the_open_log_is_decoded_once_for_the_view_and_the_rules(demo_root
     (log,) = [ref.path for ref in discover_sessions(demo_root)]
     expected = AlertSources([log], validate_config({"alerts": EAGER})).poll(final=True)
     decoded: dict[int, tuple[str, int]] = {}  # bytes each decoder was fed, by decoder
+    seen: list[LogDecoder] = []  # every decoder counted, kept: a freed one's id would count for the next made there
     feed = LogDecoder.feed
 
     def counted(self: LogDecoder, data: bytes) -> Any:
+        if id(self) not in decoded:
+            seen.append(self)
         name, fed = decoded.get(id(self), (self.name, 0))
         decoded[id(self)] = (name, fed + len(data))
         return feed(self, data)
