@@ -168,24 +168,22 @@ class ChartModel:
         """The chars of the newest request (0 before any)."""
         return int(self.chars.values[-1]) if self.seqs else 0
 
-    def columns(self, width: int) -> list[int]:
-        """Each column's peak chars."""
-        key = ("columns", width, None)
+    def _kept(self, key: tuple[str, int, int | None], draw: Callable[[], list[Any]]) -> list[Any]:
+        """What ``draw`` gives, kept under ``key`` until the next change."""
         drawn = self._drawn.get(key)
         if drawn is None:
-            drawn = self._drawn[key] = [int(self.chars.query(lo, hi) or 0) for lo, hi in self._buckets(width)]
+            drawn = self._drawn[key] = draw()
         return drawn
+
+    def columns(self, width: int) -> list[int]:
+        """Each column's peak chars."""
+        return self._kept(("columns", width, None),
+                          lambda: [int(self.chars.query(lo, hi) or 0) for lo, hi in self._buckets(width)])  # fmt: skip
 
     def column_shares(self, width: int) -> list[float | None]:
         """Each column's lowest reported cache share (None where no request of it reported one)."""
-        key = ("shares", width, None)
-        drawn = self._drawn.get(key)
-        if drawn is None:
-            drawn = self._drawn[key] = []
-            for lo, hi in self._buckets(width):
-                low = self.shares.query(lo, hi)
-                drawn.append(None if low is None or low >= UNKNOWN else low)
-        return drawn
+        return self._kept(("shares", width, None), lambda: [_reported(self.shares.query(lo, hi))
+                                                             for lo, hi in self._buckets(width)])  # fmt: skip
 
     def column_of(self, i: int, width: int) -> int:
         """The column request ``i`` is drawn in."""
@@ -199,11 +197,7 @@ class ChartModel:
     def cut_marks(self, width: int, rows: int | None = None) -> list[str]:
         """Marker lines: each cut's letter under the first request made after it, stacked when several cuts land
         in one column. With ``rows``, a column with more marks than rows ends in ``…``."""
-        key = ("cuts", width, rows)
-        drawn = self._drawn.get(key)
-        if drawn is None:
-            drawn = self._drawn[key] = self._cut_marks(width, rows)
-        return drawn
+        return self._kept(("cuts", width, rows), lambda: self._cut_marks(width, rows))
 
     def _cut_marks(self, width: int, rows: int | None) -> list[str]:
         n = len(self.seqs)
@@ -227,3 +221,8 @@ class ChartModel:
             stacks = [stack if len(stack) <= rows else [*stack[: rows - 1], "…"] for stack in stacks]
             depth = rows
         return ["".join(stack[k] if k < len(stack) else " " for stack in stacks) for k in range(depth)]
+
+
+def _reported(low: float | None) -> float | None:
+    """A column's lowest share as drawn: None where no request of it reported one."""
+    return None if low is None or low >= UNKNOWN else low
