@@ -64,23 +64,6 @@ RowSink = Callable[[dict[str, Any]], None]
 Surface = tuple[list[int], dict[int, Counts]]
 
 
-class Streamed:
-    """The request's messages, each made as the writer reads it (read once); how many there are is known before,
-    and whether any is read back from the log (``read_back``: else reading them in step with the surface's rows,
-    ``in_step``, saves nothing)."""
-
-    def __init__(self, count: int, items: Iterator[dict[str, Any] | bytes], read_back: bool = True) -> None:
-        self.count = count
-        self.items = items
-        self.read_back = read_back
-
-    def __len__(self) -> int:
-        return self.count
-
-    def __iter__(self) -> Iterator[dict[str, Any] | bytes]:
-        return self.items
-
-
 class Rows:
     """The surface's rows, each made as the writer reads it (read once), and how many there are when the pass
     kept every node (``count``; else None: a node read back may project no message)."""
@@ -91,6 +74,21 @@ class Rows:
 
     def __iter__(self) -> Iterator[dict[str, Any] | bytes]:
         return self.items
+
+
+class Streamed(Rows):
+    """The request's messages, made as ``Rows`` are; how many there are is known before, and whether any is read
+    back from the log (``read_back``: else reading them in step with the surface's rows, ``in_step``, saves
+    nothing)."""
+
+    count: int
+
+    def __init__(self, count: int, items: Iterator[dict[str, Any] | bytes], read_back: bool = True) -> None:
+        super().__init__(items, count)
+        self.read_back = read_back
+
+    def __len__(self) -> int:
+        return self.count
 
 
 T = TypeVar("T")
