@@ -263,8 +263,9 @@ def _sessions(args: argparse.Namespace) -> int | None:
     from core.fleet.row import COLUMNS, cells
 
     for root in local_roots(args.roots):
-        if not root.is_dir():
-            return fail(f"{root}: no such directory (give a sessions root, e.g. {default_sessions_root()})")
+        if not root.exists():
+            return fail(f"{root}: no such file or directory (give a sessions root, session directory or log, "
+                        f"e.g. {default_sessions_root()})")  # fmt: skip
     fleet = Fleet(args.roots, load_config(args.config, only=RULE_SECTIONS))
     fleet.poll(final=True)
     rows = fleet.rows()
@@ -334,7 +335,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "(attention), turn.step, phase and class, time since the last write, context and cache-hit %, cost "
         "and run rate. Sessions needing attention come first, each subagent child under its parent.",
     )
-    add_roots(p, "sessions roots (default: {default})")
+    add_roots(p, "sessions root, session directory or log file (default: {default})")
     p.add_argument("--config", metavar="FILE", help="config file whose alerts and model sections apply")
     add_json(p)
     p.set_defaults(handler=guarded(_sessions))

@@ -36,7 +36,19 @@ def test_children_are_listed_under_their_parent(tmp_path: Path, capsys: pytest.C
 
 def test_missing_root_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sessions", str(tmp_path / "nope")]) == 2
-    assert "no such directory" in capsys.readouterr().err
+    assert "no such file or directory" in capsys.readouterr().err
+
+
+def test_a_log_file_or_session_directory_is_a_root(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As the fleet table takes them: a log file given directly is listed, not refused as no directory."""
+    log = sessions_root(tmp_path) / "--w--" / "other-2" / "session.jsonl"
+    for root in (log, log.parent):
+        assert main(["sessions", str(root)]) == 0
+        out = capsys.readouterr()
+        assert out.err == "" and out.out.startswith(f"1 session under {root}\n"), out
+        assert "other-2" in out.out
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every directory")
