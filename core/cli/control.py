@@ -27,6 +27,7 @@ from core.control.inbox import (
     append_request,
     inbox_path,
     op_args,
+    validate_request,
     withdraw_request,
 )
 from core.log.layout import resolve_log_path
@@ -46,7 +47,8 @@ EXIT_APPLIED, EXIT_REJECTED, EXIT_NO_HOST = 0, 1, 3
 
 def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[str, Any]:
     """``KEY=VALUE`` pairs as the op's arguments (for a host of ``kind``): text for string arguments, JSON for
-    ``value``, ints for seqs."""
+    ``value``, ints for seqs; checked as the inbox checks a request, so a malformed one is refused before the
+    host's state is looked at."""
     specs = op_args(op, kind)
     out: dict[str, Any] = {}
     for pair in pairs:
@@ -68,7 +70,7 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
                 raise ControlError(f"{op}: {key!r} must be an integer (got {text!r})") from None
         else:
             out[key] = parse_value(text)
-    return out
+    return validate_request(op, out, kind)
 
 
 class OutcomeWatch:
@@ -185,8 +187,9 @@ def _run(args: argparse.Namespace) -> int:
     if header is None:
         raise LogFormatError(f"{log}: not a session log (its first line is no session header)")
     session_id = str(header.get("id"))
-    state = _check_host(log, session_id, args.queue, read_host_state(log))
+    state = read_host_state(log)
     op_args = parse_args(args.op, args.arg, state.kind)
+    state = _check_host(log, session_id, args.queue, state)
     inbox = inbox_path(log)
     if args.wait and not state.live:
         raise ControlError("--wait needs a live host; a queued request is applied at the next resume")
@@ -235,8 +238,9 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
     header = remote_header(link, log)
     session_id = str(header.get("id"))
     hosted = False  # a log with neither host.json nor bridge.json is taken for a DSH one no bridge ran
-    state = _check_host(log, session_id, args.queue, remote_host_state(link, log, hosted))
+    state = remote_host_state(link, log, hosted)
     op_args = parse_args(args.op, args.arg, state.kind)
+    state = _check_host(log, session_id, args.queue, state)
     if args.wait and not state.live:
         raise ControlError("--wait needs a live host; a queued request is applied at the next resume")
     tailer = RemoteTailer(link, log)

@@ -289,6 +289,24 @@ def test_a_request_to_a_dead_host_exits_3_and_writes_nothing(
     assert not control.inbox_path(log).exists() or control.inbox_path(log).read_text() == ""
 
 
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["stpo"], "unknown control op 'stpo'"),
+        (["rewind", "--arg", "markId=abc"], "rewind: 'markId' must be an integer"),
+        (["expand", "--arg", "sq=4"], "expand: unknown argument 'sq'"),
+    ],
+)
+def test_a_malformed_request_to_a_dead_host_is_a_usage_error_not_no_host(
+    tmp_path: Path, server: ChatServer, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    """A typo is exit 2 naming it, whether or not a host runs: a script must not read it as "host gone" (3)."""
+    log = _finished(tmp_path, server)
+    code, out, err = _cli(["control", str(log), *extra], capsys)
+    assert (code, out) == (2, "") and message in err, err
+    assert not control.inbox_path(log).exists() or control.inbox_path(log).read_text() == ""
+
+
 def test_a_queued_request_waits_for_the_next_resume(
     tmp_path: Path, server: ChatServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
