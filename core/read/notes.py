@@ -67,8 +67,9 @@ def _identity(log: Path) -> str:
 
 
 def sidecar_paths(path: str | os.PathLike[str]) -> tuple[Path, Path]:
-    """The sidecar beside the log and the one in the data directory, for a log file or session directory."""
-    log = resolve_log_path(path)
+    """The sidecar beside the log and the one in the data directory, for a log file or session directory; a
+    symbolic link to the log stands for the log it names, so every path to one log finds the same notes."""
+    log = Path(os.path.realpath(resolve_log_path(path)))
     return log.with_name(log.name + SUFFIX), data_dir() / _identity(log)
 
 

@@ -48,6 +48,20 @@ def test_note_add_edit_remove_and_list(log: Path, capsys: pytest.CaptureFixture[
     assert sidecar_paths(log)[0].exists()
 
 
+def test_a_log_opened_through_a_link_shares_its_notes(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A note made through a symbolic link to the log (``~/current -> …/session.jsonl``) is the log's: the real
+    path and its session directory list it, and the sidecar sits beside the log, not beside the link."""
+    link = tmp_path / "current.jsonl"
+    link.symlink_to(log)
+    assert main(["note", str(link), "--seq", "4", "through the link"]) == 0
+    for path in (log, log.parent, link):
+        assert [(seq, note.text) for seq, note in load_notes(path).items()] == [(4, "through the link")], path
+    assert sidecar_paths(link)[0] == log.with_name(log.name + ".notes.json")
+    assert not (tmp_path / "current.jsonl.notes.json").exists()
+
+
 def test_a_seq_past_the_log_is_refused(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["note", str(log), "--seq", "100000", "x"]) == 2
     assert "is not in this log: its events are seq 0..103" in capsys.readouterr().err
