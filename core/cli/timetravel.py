@@ -38,7 +38,7 @@ def _pick(args: argparse.Namespace) -> list[Request]:
 
     def take(request: Request, _: Session) -> bool:
         if args.seq is not None:
-            if request.seq > args.seq:
+            if request.seq > args.seq >= 0:  # a negative seq reads on: its refusal names the log's last seq
                 return True
             found[:] = [request]
             return False
@@ -47,7 +47,9 @@ def _pick(args: argparse.Namespace) -> list[Request]:
         return False
 
     step = None if args.seq is not None else lambda point: (point.turn, point.step) == (args.turn, args.step)
-    stream_requests(args.path, take, step, others=False)  # a step's requests are the only ones built
+    session = stream_requests(args.path, take, step, others=False)  # a step's requests are the only ones built
+    if args.seq is not None and not 0 <= args.seq < session.next_seq:  # as surface --at and export --at refuse it
+        raise TapedeckError(f"seq {args.seq} is not in this log: its events are seq 0..{session.next_seq - 1}")
     if not found and args.seq is not None:
         raise TapedeckError(f"no model request went out at or before seq {args.seq}")
     if not found:

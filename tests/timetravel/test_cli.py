@@ -57,6 +57,8 @@ def test_request_text_shows_every_message(capsys: pytest.CaptureFixture[str], de
         (["--turn", "9", "--step", "1"], "turn 9 step 1 made no model request in this log"),
         (["--turn", "1"], "say which request: --turn T --step S, --seq SEQ or --all"),
         (["--seq", "0"], "no model request went out at or before seq 0"),
+        (["--seq", "99999"], "seq 99999 is not in this log: its events are seq 0..70"),
+        (["--seq", "-1"], "seq -1 is not in this log: its events are seq 0..70"),
     ],
 )
 def test_request_errors(capsys: pytest.CaptureFixture[str], fixtures_dir: Path, argv: list[str], message: str) -> None:
