@@ -368,6 +368,7 @@ class FedWatch(AlertWatch):
         self._held = 0
         self._held_bytes = 0
         self._raised: list[Alert] = []
+        self._told: list[Alert] = []  # alerts to tell at the next poll that ``once`` already let through
         self._reader: object = None
         self._next = 0  # the seq the engine takes next
         self._unread = 0  # bytes of the log's start to be read here (the reader's index stood for them)
@@ -412,6 +413,9 @@ class FedWatch(AlertWatch):
                 self.path = path
                 self._events = BorrowedEvents(events)
                 self.engine = self._engine()
+                # what the old engine raised and no poll told yet is told as it is: the new engine's raising it again is not
+                self._told.extend(self.once(self._raised))
+                self._raised = []
                 self._replaying = set(self._reported)
                 self._next = 0
                 self._first, self._restored, self._covered = [], None, 0
@@ -650,10 +654,10 @@ class FedWatch(AlertWatch):
         self._feed_waiting(now, self.pace)
         with self._feeding:
             with self._lock:
-                out, self._raised = self._raised, []
+                told, out, self._told, self._raised = self._told, self._raised, [], []
             if self._reader is not None and not self._passing:
                 out.extend(self.tick(now))
-        return self.once(out)
+            return told + self.once(out)  # under ``_feeding``, as a ``begin`` that resets calls ``once`` too
 
     def projection(self, now: int) -> Projection:
         """As ``AlertWatch.projection``, while no thread feeds the engine."""

@@ -376,3 +376,18 @@ def test_the_cache_break_pass_files_no_tool_call() -> None:
     5 MB behind (25,612 on a 500 MB ``dsh-plain`` log)."""
     held = _held_by_engine(lambda log: log.call("read_file", '{"path": "a.py"}'), 20_000)
     assert held < 256 << 10, held
+
+
+def test_alerts_raised_but_not_yet_told_before_a_reset_are_told_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The view fed the engine itself (too much waited) and the file was then replaced by the same log before the
+    alert feed polled: the new engine raises the same alerts reading it, and each is told once, not twice."""
+    path, log = _log(tmp_path)
+    fed, reader = FedWatch(CONFIG, live=False), object()
+    events = _store(log.events)
+    monkeypatch.setattr(fed, "HELD", 0)  # every take is fed at once, in the view's thread
+    fed.begin(reader, path, HEADER, events)
+    fed.take(reader, log.events)
+    fed.begin(reader, path, HEADER, events, reset=True)
+    fed.take(reader, log.events)
+    assert [a.cause for a in fed.poll(0)] == ["loop", "error-streak"]
+    assert fed.poll(0) == []
