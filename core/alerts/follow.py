@@ -237,8 +237,8 @@ class AlertWatch:
 
     def _resume(self, now: int) -> None:
         """The log changed since a checkpoint stood for its first bytes. When they are still there (an append),
-        read them again with a new reader and engine, whose projection (which a checkpoint does not hold) the
-        cache-break rule needs, and give the engine back what this watch's engine holds (signals, alerts, as the
+        read them again with a new reader and engine, for the projection alone (which a checkpoint does not hold:
+        the cache-break rule needs it), and give the engine back what this watch's engine holds (signals, alerts, as the
         clock rules left them): it goes on as if it had read them itself. Otherwise (rewritten, truncated,
         replaced) read the new file from its start, as after a reset."""
         from core.alerts import checkpoint
@@ -256,7 +256,9 @@ class AlertWatch:
                 return self._restart()
             if update.header is not None:
                 self.engine.start(update.header)
-            self._feed(update.events, now, [])
+            if update.events:  # the engine's projection alone: its signals and alerts are the old engine's
+                self.seen(update.events)
+                self.engine.project(update.events)
             if self.lines is not None:
                 self.lines.take_notes()
             if update.fatal:  # the restored problems told it: the rest of the log is not read
@@ -344,7 +346,7 @@ class FedWatch(AlertWatch):
     whole read's: it is kept as the log's checkpoint (``core.alerts.checkpoint``, as ``tapedeck alerts`` keeps
     one). A reader that goes on from its index leaves the log's start to the engine: an unchanged log's checkpoint
     answers for it, and the start is read only once the log grows (the cache-break rule's projection is rebuilt
-    then), or when no checkpoint fits."""
+    then, folding nothing else; with that rule off, not at all), or when no checkpoint fits."""
 
     reads_file = False  # fed by another reader: the engine reads events back through that reader's store
 
@@ -570,10 +572,15 @@ class FedWatch(AlertWatch):
     def _rebuild(self, now: int, pace: Callable[[], None] | None, upto: int = 0) -> None:
         """Read the start a checkpoint stood for with a new engine, so that its projection is whole, then give it
         the restored engine's signals and alerts (what it raises reading them again was raised already); then read
-        on to ``upto`` bytes, if that is further. Stopped for a new pass, the restored engine stays as it was."""
+        on to ``upto`` bytes, if that is further. Stopped for a new pass, the restored engine stays as it was. An
+        engine that keeps no projection (the cache-break rule is off) goes on as it is."""
         old, restored = self.engine, self._restored
         size = restored.stamp[0]  # type: ignore[union-attr]
         self._restored = None
+        if not old.projects:
+            if upto > size:
+                self._read_start(now, pace, upto, tailer=self._own)
+            return
         self.engine = self._engine()
         self.engine.start(self._header)
         self._next = 0
@@ -600,18 +607,21 @@ class FedWatch(AlertWatch):
         self, items: list[dict[str, Any] | PackedRow], now: int, pace: Callable[[], None] | None, keep: bool = True
     ) -> bool:
         """Feed the engine ``FOLD`` items at a time, calling ``pace`` after each (the caller holds ``_feeding``),
-        and keep what it raised for the next poll (unless not ``keep``: a start read again). False when it stopped
-        before the end for a new pass (``_stop``, as a reader's ``begin`` waits)."""
+        and keep what it raised for the next poll (unless not ``keep``: a start read again, of which only the
+        projection is wanted). False when it stopped before the end for a new pass (``_stop``, as a reader's
+        ``begin`` waits)."""
         for start in range(0, len(items), self.FOLD):
             if self._stop:
                 return False
-            raised = self.engine.feed(items[start : start + self.FOLD], now)
-            self._next = self.engine.signals.seq + 1
             if keep:
+                raised = self.engine.feed(items[start : start + self.FOLD], now)
                 with self._lock:
                     self._raised.extend(raised)
                 if self._first is not None:
                     self._first.extend(raised)
+            else:
+                self.engine.project(items[start : start + self.FOLD])
+            self._next = self.engine.signals.seq + 1
             if pace is not None:
                 pace()
         return True

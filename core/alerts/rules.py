@@ -122,11 +122,7 @@ class Signals:
     def observe(self, event: Mapping[str, Any], price: Pricing, window_ms: int) -> frozenset[str]:
         """Fold one event (in seq order); ``price`` knows the models' prices and windows, ``window_ms`` is the
         run rate's window. Returns the causes whose inputs changed."""
-        seq = event.get("seq")
-        if seq.__class__ is not int:  # ints by their class first: a pass folds every usage sample
-            seq = int_or_none(seq)
-            seq = self.seq + 1 if seq is None else seq
-        self.seq = seq
+        seq = self.moved(event)
         when = event.get("time")
         if when.__class__ is not int:
             when = int_or_none(when)
@@ -144,6 +140,15 @@ class Signals:
         if when is not None and when >= MIN_EPOCH_MS and self.spend and self.spend[0][0] <= when - window_ms:
             touched = touched | _RATE
         return touched
+
+    def moved(self, event: Mapping[str, Any]) -> int:
+        """Take ``event``'s seq as the newest seen (one past the last when it has none) and return it."""
+        seq = event.get("seq")
+        if seq.__class__ is not int:  # ints by their class first: a pass folds every usage sample
+            seq = int_or_none(seq)
+            seq = self.seq + 1 if seq is None else seq
+        self.seq = seq
+        return seq  # type: ignore[no-any-return]
 
     def skip(self, seq: int, times: Sequence[int], window_ms: int) -> frozenset[str]:
         """Fold stream deltas up to ``seq`` at ``times`` (in order) at once: a delta carries no usage, so only the

@@ -14,11 +14,11 @@ import pytest
 from bench.gen_session import generate
 from core.alerts import checkpoint
 from core.alerts.follow import AlertWatch, FedWatch
-from core.control.config import PolicyConfig
+from core.control.config import PolicyConfig, validate_config
 from core.log.linestore import LineStore
 from core.log.reader import read_log_header
 from core.log.tail import Tailer
-from tests.alerts.test_replay import _eager
+from tests.alerts.test_replay import EAGER, _eager
 from tui.live import LiveSession
 
 NOW = 1_900_000_000_000  # long after every event: a poll's time
@@ -97,18 +97,16 @@ def test_a_reopened_view_takes_the_checkpoint_instead_of_reading_the_start(
     assert _dated(raised) == _dated(cold)
 
 
+@pytest.mark.parametrize("breaks", [True, False], ids=["cache-break-on", "cache-break-off"])
 def test_a_log_that_grows_after_a_restore_is_read_from_its_start_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    breaks: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The engine restored from the checkpoint of the log's first half: the second half arrives, so the engine reads
     the first half again (its cache-break projection is not in a checkpoint), raising nothing twice, and answers what
-    a full read of the grown log answers; then it keeps the grown log's checkpoint."""
-    whole = tmp_path / "whole.jsonl"
-    generate(whole, 600_000, seed=2, profile="short-turns")
-    lines = whole.read_bytes().splitlines(keepends=True)
-    path = tmp_path / "session.jsonl"
-    path.write_bytes(b"".join(lines[: len(lines) // 2]))
-    config = _eager()
+    a full read of the grown log answers; then it keeps the grown log's checkpoint. With the cache-break rule off
+    the engine keeps no projection, and goes on without reading the first half again."""
+    whole, lines, path = _halves(tmp_path)
+    config = _eager() if breaks else validate_config({"alerts": {**EAGER, "cacheBreak": {"enabled": False}}})
     cold = _cold(whole, config, tmp_path, monkeypatch)  # the grown log's lines
     _view(path, config)
     first = path.stat().st_size
@@ -117,7 +115,7 @@ def test_a_log_that_grows_after_a_restore_is_read_from_its_start_once(
     store = LineStore(path, tailer)
     tailer.poll()
     half = tailer.decoder.next_seq  # type: ignore[union-attr]
-    assert any(a.cause == "cache-break" and a.seq >= half for a in cold), "a break the first half's projection finds"
+    assert any(a.cause == "cache-break" and a.seq >= half for a in cold) == breaks, "a break the first half's projection finds"
     fed, reader = FedWatch(config, live=False), object()
     fed.begin(reader, path, read_log_header(path), store, unread=first)
     raised = fed.poll(NOW)
@@ -128,7 +126,7 @@ def test_a_log_that_grows_after_a_restore_is_read_from_its_start_once(
     fed.take(reader, appended.events)
     fed.loaded(reader, path.stat().st_size)
     raised += fed.poll(NOW)
-    assert fed.start_bytes == first and fed._restored is None
+    assert fed.start_bytes == (first if breaks else 0) and fed._restored is None
     assert _dated(raised) == _dated(cold)
     watch = AlertWatch(path, config, live=False)  # the grown log's checkpoint, kept after that pass
     assert _dated(watch.poll(NOW, final=True)) == _dated(cold) and watch._restored is not None

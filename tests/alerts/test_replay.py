@@ -3,6 +3,7 @@ through the real reader raises exactly the alerts of reading it whole (every DSH
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import shutil
@@ -259,3 +260,34 @@ def test_a_route_event_whose_turn_is_unhashable_is_read_as_its_stand_in(
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"\n".join(mutate_lines(lines, Mutation(at, ("data", "turn"), "replace", value))) + b"\n")
     assert _key(_whole(path, _eager()))  # the other alerts of the log are still raised
+
+
+def test_an_engine_that_projects_a_start_finds_the_breaks_after_it_that_feeding_it_finds(demo_log: Path) -> None:
+    """``AlertEngine.project`` (a start read again for the projection alone, its signals given back after) leaves
+    the cache-break rule's projection and the seq where ``feed`` leaves them: each request after the start breaks
+    the cache as it does for an engine fed all along. Packed rows are handed over as rows, as the TUI's view does."""
+    from core.log.decoder import Consumer
+    from core.log.reader import read_log_header
+    from core.log.tail import Tailer
+
+    cfg = _eager()
+    for path in _logs(demo_log):
+        items = Tailer(path, consumer=Consumer(packed_rows=True)).poll().events
+        header = read_log_header(path)
+        breaks = []
+        for cut in sorted({0, 1, len(items) // 3, len(items) // 2, len(items) - 1, len(items)}):
+            fed, projected = (AlertEngine(cfg.alerts, cfg.model) for _ in range(2))
+            for engine in (fed, projected):
+                engine.start(header)
+            fed.feed(items[:cut], 0)
+            projected.project(items[:cut])
+            assert projected.signals.seq == fed.signals.seq, (path.name, cut)
+            projected.signals = copy.deepcopy(fed.signals)  # given back, as ``FedWatch._rebuild`` does
+            seen = []
+            for item in items[cut:]:
+                fed.feed([item], 0)
+                projected.feed([item], 0)
+                seen.append(fed.signals.cache_break)
+                assert projected.signals.cache_break == fed.signals.cache_break, (path.name, cut, item)
+            breaks.extend(b for b in seen if b is not None and b.cause)
+        assert breaks or path != demo_log  # the demo log's requests do break the cache
