@@ -18,7 +18,11 @@ following a log in torn chunks raises exactly the alerts of reading it whole.
 - the TUI's reopen: the view (``tui.live.LiveSession``, no UI) reads the same log with its alert engine
   (``FedWatch``) until the engine has caught up, in a fresh process: first with an empty cache, then reopened
   (the view goes on from its index, the engine from the checkpoint its first pass kept), then reopened with the
-  index but no checkpoint (the engine reads the log's start itself, as before there was one).
+  index but no checkpoint (the engine reads the log's start itself, as before there was one); last, a log that
+  grows while its view is open: a copy of the log less its last ``GROWN_TAIL`` bytes is opened once, then reopened
+  (the engine restored from its checkpoint) and, once the rest is appended, read on by a second pass of the view
+  in the same process: the engine reads the start again for the cache-break rule's projection, then takes the
+  appended events (the wall and CPU of that second pass and the engine's catching up).
 
 Target: latency <= 1 s (p95 and max); replay = live on 100% of the logs; the guard pauses the host before its
 next model request (0 requests after the crossing one, every run).
@@ -278,19 +282,54 @@ TUI_ENGINE = (  # the view and its alert engine until the engine has caught up; 
 )
 
 
+TUI_GROWN = (  # the view reopens the log (the engine restored), the rest is appended, a second pass reads on
+    "import sys, time\n"
+    "from core.alerts.follow import FedWatch, now_ms\n"
+    "from core.control.config import validate_config\n"
+    "from tui.live import LiveSession\n"
+    "fed = FedWatch(validate_config({}), live=False)\n"
+    "LiveSession(sys.argv[1], follow=False, alerts=fed).run()\n"
+    "fed.poll(now_ms())\n"
+    "assert fed._restored is not None, 'the engine was not restored from its checkpoint'\n"
+    "with open(sys.argv[1], 'ab') as log, open(sys.argv[2], 'rb') as rest:\n"
+    "    log.write(rest.read())\n"
+    "start, cpu = time.perf_counter(), time.process_time()\n"
+    "LiveSession(sys.argv[1], follow=False, alerts=fed).run()\n"
+    "fed.poll(now_ms())\n"
+    "print(time.perf_counter() - start, time.process_time() - cpu, fed.start_bytes)\n"
+)
+GROWN_TAIL = 1 << 20  # bytes of the log appended while the view is open (from a line's start on)
+
+
+def _split_tail(log: Path, where: Path) -> tuple[Path, Path]:
+    """A copy of ``log`` less its last ``GROWN_TAIL`` bytes or so (cut at a line's start), and those bytes."""
+    size = log.stat().st_size
+    with log.open("rb") as f:
+        f.seek(max(0, size - GROWN_TAIL))
+        cut = f.tell() + f.read().index(b"\n") + 1
+        f.seek(0)
+        head, rest = where / "grown.jsonl", where / "rest.jsonl"
+        with head.open("wb") as out:
+            left = cut
+            while left:
+                left -= out.write(f.read(min(left, 1 << 24)))
+        rest.write_bytes(f.read())
+    return head, rest
+
+
 def tui_reopen(log: Path, repeat: int) -> dict[str, Any]:
     """The TUI's view of ``log`` with its alert engine caught up: first open, reopen, reopen without the engine's
-    checkpoint (best wall and CPU seconds of each, fresh processes)."""
+    checkpoint, and a second pass after the log grew (best wall and CPU seconds of each, fresh processes)."""
     from bench._common import CHILD_ENV
     from core.alerts.checkpoint import SUFFIX
 
-    def timed(cache: str) -> tuple[float, float, int]:
-        done = subprocess.run([sys.executable, "-c", TUI_ENGINE, str(log)], capture_output=True, text=True, cwd=ROOT,
-                              env={**CHILD_ENV, "TAPEDECK_CACHE_DIR": cache}, check=True)  # fmt: skip
+    def timed(cache: str, code: str = TUI_ENGINE, *args: Path) -> tuple[float, float, int]:
+        done = subprocess.run([sys.executable, "-c", code, *map(str, args or (log,))], capture_output=True, text=True,
+                              cwd=ROOT, env={**CHILD_ENV, "TAPEDECK_CACHE_DIR": cache}, check=True)  # fmt: skip
         wall, cpu, read = done.stdout.split()
         return float(wall), float(cpu), int(read)
 
-    runs: dict[str, list[tuple[float, float, int]]] = {"first": [], "reopen": [], "no_checkpoint": []}
+    runs: dict[str, list[tuple[float, float, int]]] = {"first": [], "reopen": [], "no_checkpoint": [], "grown": []}
     for _ in range(repeat):
         with tempfile.TemporaryDirectory() as cache:
             runs["first"].append(timed(cache))
@@ -298,12 +337,17 @@ def tui_reopen(log: Path, repeat: int) -> dict[str, Any]:
             for kept in Path(cache, "alerts").glob("*" + SUFFIX):  # the index stays
                 kept.unlink()
             runs["no_checkpoint"].append(timed(cache))
+        with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as where:
+            head, rest = _split_tail(log, Path(where))
+            timed(cache, TUI_ENGINE, head)  # the first open of the log as it was: index and checkpoint
+            runs["grown"].append(timed(cache, TUI_GROWN, head, rest))
     out: dict[str, Any] = {"log": str(log), "bytes": log.stat().st_size}
     for name, done in runs.items():
         out[name] = {"s": round(min(r[0] for r in done), 3), "cpu_s": round(min(r[1] for r in done), 3),
                      "start_bytes": done[0][2]}  # fmt: skip
     out["reopen_vs_first"] = round(out["reopen"]["s"] / out["first"]["s"], 3)
     out["no_checkpoint_vs_first"] = round(out["no_checkpoint"]["s"] / out["first"]["s"], 3)
+    out["grown_vs_first"] = round(out["grown"]["s"] / out["first"]["s"], 3)
     return out
 
 
@@ -362,7 +406,8 @@ def main(argv: list[str] | None = None) -> int:
             t = result["tui_reopen"]
             print("\n| the TUI's view and alert engine, caught up | wall | CPU | bytes the engine read itself |\n|---|---|---|---|")
             for name, label in (("first", "first open"), ("reopen", "reopen (index, checkpoint)"),
-                                ("no_checkpoint", "reopen with the index alone")):  # fmt: skip
+                                ("no_checkpoint", "reopen with the index alone"),
+                                ("grown", "reopened, then the log grew: the second pass")):  # fmt: skip
                 r = t[name]
                 share = "" if name == "first" else f" ({t[name + '_vs_first']}x)"
                 print(f"| {label} | {r['s']} s{share} | {r['cpu_s']} s | {r['start_bytes']:,} |")
