@@ -139,11 +139,14 @@ class AlertWatch:
             out = list(state.raised)
             out.extend(self.tick(now))
             return self.once(out)
+        told: list[Alert] = []  # what files this poll found replaced raised: told as it is
         out: list[Alert] = []
         while True:
             before = self.tailer.offset
             update = self.tailer.poll(max_bytes=SLICE)
             if update.reset:  # read the new file from its start with a reader of its own, its lines noted afresh
+                told += self.once(out)  # before the reset: the new file's read does not raise them again
+                out = []
                 self._restart()
                 whole = False
                 continue
@@ -163,7 +166,7 @@ class AlertWatch:
         if final:
             self._feed(self.tailer.finish().events, now, out)
         out.extend(self.tick(now))
-        return self.once(out)
+        return told + self.once(out)
 
     checkpoints = True  # a first read of a local log keeps its state for the next one (core.alerts.checkpoint)
     CHECKPOINT = "alerts"  # the name of the kind of watch whose checkpoint it is (a subclass keeps more)

@@ -6,6 +6,7 @@ listened to."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -391,3 +392,20 @@ def test_alerts_raised_but_not_yet_told_before_a_reset_are_told_once(tmp_path: P
     fed.take(reader, log.events)
     assert [a.cause for a in fed.poll(0)] == ["loop", "error-streak"]
     assert fed.poll(0) == []
+
+
+def test_a_log_replaced_while_one_poll_reads_it_tells_each_alert_once(tmp_path: Path) -> None:
+    """The file is replaced by the same log while a poll reads it (between two of its slices, where ``pace`` runs):
+    the alerts read from the old file are told, and reading the new one from its start tells none of them again."""
+    path, _ = _log(tmp_path)
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(path.read_bytes())
+
+    def pace() -> None:  # after the slice that read the whole file: the next slice finds another file
+        if watch.tailer.offset == path.stat().st_size and copy.exists():
+            os.replace(copy, path)
+
+    watch = AlertWatch(path, CONFIG, live=False, pace=pace)
+    assert [a.cause for a in watch.poll(0)] == ["loop", "error-streak"]
+    assert not copy.exists(), "the file was replaced during the poll"
+    assert watch.poll(0) == []
