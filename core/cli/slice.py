@@ -19,6 +19,7 @@ from core.cli.fold import effective_config
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
 from core.policies.read_index import ReadIndex, index_reads
 from core.policies.recall import (
+    LINE_RANGE,
     RECALL_SEARCH_TOOL,
     RECALL_STEP_TOOL,
     RECALL_TURN_TOOL,
@@ -159,6 +160,8 @@ def _expand(args: argparse.Namespace) -> None:
         )
     if args.seq is None and args.step is None:
         raise TapedeckError("--turn needs --step (and --call K for the K-th result of that step)")
+    if args.lines is not None and not LINE_RANGE.fullmatch(args.lines.strip()):  # the tool would show it all
+        raise TapedeckError(f"--lines {args.lines!r} is not a line range: give A-B (1-based, inclusive), e.g. 40-90")
     names = {
         "seq": "seq",
         "format_version": "formatVersion",

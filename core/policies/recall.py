@@ -53,7 +53,7 @@ _RECORD_TYPES = frozenset(
 )
 _TURN_ID = re.compile(r"(?:slice-turn-)?([0-9]+)")
 _TRAILING_NUMBER = re.compile(r"([0-9]+)\s*$")
-_LINE_RANGE = re.compile(r"([0-9]+)\s*-\s*([0-9]+)")
+LINE_RANGE = re.compile(r"([0-9]+)\s*-\s*([0-9]+)")  # expand_result's "lines"
 _JS_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _WHITESPACE = re.compile(r"\s+")
 _TRAILING_NEWLINES = re.compile(r"\n+\Z")
@@ -657,7 +657,7 @@ def expand_result(session: Session, arguments: Mapping[str, Any]) -> str:
     grep, lines = arguments.get("grep"), arguments.get("lines")
     if isinstance(grep, str) and grep.strip():
         return _grep(text, grep, head)
-    match = _LINE_RANGE.fullmatch(lines.strip()) if isinstance(lines, str) else None
+    match = LINE_RANGE.fullmatch(lines.strip()) if isinstance(lines, str) else None
     if match is not None:
         return _line_range(text, match, head)
     return f"[full result of {head}]\n{text}"
