@@ -24,6 +24,7 @@ from core.policies.recall import (
     RECALL_STEP_TOOL,
     RECALL_TURN_TOOL,
     SEARCH_KINDS,
+    SEARCH_LIMIT_MAX,
     run_recall_tool,
 )
 from core.policies.slice import plan_seal
@@ -111,8 +112,13 @@ def _recall_step(args: argparse.Namespace) -> None:
 
 def _recall_search(args: argparse.Namespace) -> None:
     arguments: dict[str, Any] = {"query": args.query}
-    if args.kinds is not None:
+    if args.kinds is not None:  # the tool reads an unknown kind as one that matches nothing
         arguments["kinds"] = [k.strip() for k in args.kinds.split(",") if k.strip()]
+        unknown = [k for k in arguments["kinds"] if k not in SEARCH_KINDS]
+        if unknown:
+            raise TapedeckError(f"--kinds: unknown kind {unknown[0]!r} (kinds: {', '.join(SEARCH_KINDS)})")
+    if args.limit is not None and not 1 <= args.limit <= SEARCH_LIMIT_MAX:  # the tool would clamp it
+        raise TapedeckError(f"--limit must be from 1 to {SEARCH_LIMIT_MAX} (got {args.limit})")
     if args.scope is not None:
         arguments["scope"] = args.scope
     if args.limit is not None:
@@ -223,7 +229,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--scope", choices=("auto", "dialogue"), help="auto (default) adds a few tool-output hits")
     p.add_argument(
-        "--limit", type=int, metavar="N", help="hits to return besides tool output, 1-20 (default 5)"
+        "--limit", type=int, metavar="N", help=f"hits to return besides tool output, 1-{SEARCH_LIMIT_MAX} (default 5)"
     )
     add_json(p)
     p.set_defaults(handler=guarded(_recall_search))

@@ -117,6 +117,25 @@ def test_cli_errors_are_for_a_person(log: Path, capsys: pytest.CaptureFixture[st
 
 
 @pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--kinds", "users"], "--kinds: unknown kind 'users' (kinds: user, assistant, context, tool_input, "
+                               "tool_error, tool_output)"),
+        (["--kinds", "user,tool"], "--kinds: unknown kind 'tool'"),
+        (["--limit", "0"], "--limit must be from 1 to 20 (got 0)"),
+        (["--limit", "-1"], "--limit must be from 1 to 20 (got -1)"),
+        (["--limit", "21"], "--limit must be from 1 to 20 (got 21)"),
+    ],
+)  # fmt: skip
+def test_recall_search_refuses_what_its_help_does_not_allow(
+    log: Path, capsys: pytest.CaptureFixture[str], flags: list[str], message: str
+) -> None:
+    """The model's tool reads a wrong kind as no match and clamps the limit; a person is told instead."""
+    code, out, err = run(capsys, "recall", "search", str(log), "answer", *flags)
+    assert (code, out) == (2, "") and err.startswith(f"tapedeck: {message}"), err
+
+
+@pytest.mark.parametrize(
     ("name", "entries"),
     [
         ("multi-turn.session.jsonl", [((1, 1), (34,)), ((2, 2), (68,))]),
