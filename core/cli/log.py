@@ -282,7 +282,7 @@ def _sessions(args: argparse.Namespace) -> int | None:
     emit([row.to_dict() for row in rows], args.json, render)
     for note in fleet.skipped:
         sys.stderr.write(f"tapedeck: {note}\n")
-    return None
+    return 2 if fleet.unreached else None  # as alerts: a machine that could not be listed leaves no answer
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -46,7 +46,7 @@ class AlertSources(AlertFollower):
             for note in self.remote.skipped:
                 if note not in self.unreached:
                     self.warn(note)
-            self.unreached = list(self.remote.skipped)
+            self.unreached = list(self.remote.unreached)
             if self.act:
                 self.remote.act(raised, self.warn)
             out.extend(raised)

@@ -275,26 +275,29 @@ class Fleet:
         self.remade: set[str] = set()  # the keys whose rows the last ``rows`` call made again
         self._order: list[str] = []  # the keys in the fleet's order, as the last ``rows`` call found it
         self.skipped: list[str] = []
+        self.unreached: list[str] = []  # the notes of ``skipped`` that are machines which could not be listed
         self._scanned = float("-inf")
         self._pending: set[Path | RemoteTarget] = set()  # logs found whose header could not be read yet
 
     def rescan(self) -> None:
         """Start watching the logs that appeared under the targets (only a new log's header is read). A remote
-        machine that cannot be reached is noted in ``skipped``; one whose host key is refused raises
-        ``HostKeyRefused``."""
+        machine that cannot be reached is noted in ``skipped`` and ``unreached``; one whose host key is refused
+        raises ``HostKeyRefused``."""
         self._scanned = now_ms() / 1000
         skipped: list[str] = []
+        unreached: list[str] = []
         for target in self.targets:
             if isinstance(target, RemoteTarget):
                 try:
                     found: list[Path | RemoteTarget] = list(remote_logs(self.link(target), target))
                 except Unreachable as exc:
+                    unreached.append(str(exc))
                     skipped.append(str(exc))
                     continue
             else:
                 found = list(session_logs(target, skipped) if is_sessions_root(target) else [resolve_log_path(target)])
             self._pending.update(log for log in found if str(log) not in self.watches)
-        self.skipped = skipped
+        self.skipped, self.unreached = skipped, unreached
         self._adopt()
 
     def link(self, target: RemoteTarget) -> SshLink:

@@ -75,6 +75,24 @@ def test_an_unknown_host_key_or_a_dead_machine_is_one_clear_line(sshd: Sshd, tmp
     assert "testbox: unreachable since" in capsys.readouterr().err
 
 
+def test_sessions_on_a_dead_machine_exit_2_not_no_sessions(sshd: Sshd, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """As ``alerts``: rows of a machine that could not be listed are no answer, so a script must not read 0 and
+    "no sessions" (or ``[]``) as "nothing runs there"; the roots that could be read are still listed."""
+    path, _ = _root(tmp_path)
+    sshd.trust()
+    assert main(["sessions", f"testbox:{tmp_path / 'root'}", "--json"]) == 0
+    assert [row["id"] for row in json.loads(capsys.readouterr().out)] == ["s1"]
+    close_links()
+    sshd.kill()
+    assert main(["sessions", f"testbox:{tmp_path / 'root'}", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out) == [] and "testbox: unreachable since" in err
+    assert main(["sessions", f"testbox:{tmp_path / 'root'}", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert "1 session under" in out and "testbox: unreachable since" in err
+
+
 def _lines(stream: IO[str]) -> queue.Queue[dict[str, Any]]:
     got: queue.Queue[dict[str, Any]] = queue.Queue()
 
