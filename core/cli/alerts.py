@@ -48,7 +48,8 @@ def _once(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | Non
     sources = AlertSources(args.paths, config, warn=_warn)
     found = sources.poll(final=True)
     payload = [a.to_dict() for a in found]
-    emit(payload, args.json, lambda _: "\n".join(render_alert(a) for a in found) or "no alerts")
+    none = "no alerts in the logs that could be read (some could not: see stderr)" if sources.unreached else "no alerts"
+    emit(payload, args.json, lambda _: "\n".join(render_alert(a) for a in found) or none)
     for alert in found:
         if hook is not None:
             hook.submit(alert)

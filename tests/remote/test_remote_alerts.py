@@ -73,6 +73,9 @@ def test_an_unknown_host_key_or_a_dead_machine_is_one_clear_line(sshd: Sshd, tmp
     sshd.kill()
     assert main(["alerts", f"testbox:{tmp_path / 'root'}", "--json"]) == 2
     assert "testbox: unreachable since" in capsys.readouterr().err
+    assert main(["alerts", f"testbox:{tmp_path / 'root'}"]) == 2
+    out = capsys.readouterr().out  # not "no alerts": nothing was read there
+    assert out == "no alerts in the logs that could be read (some could not: see stderr)\n", out
 
 
 def test_sessions_on_a_dead_machine_exit_2_not_no_sessions(sshd: Sshd, tmp_path: Path,
