@@ -386,6 +386,7 @@ class FedWatch(AlertWatch):
         self._reading = False  # the engine's thread reads the log itself: what the reader hands over may wait there
         self._stop = False  # a reader's ``begin`` waits: the engine's own read stops at its next slice
         self._own: Tailer | None = None  # the engine's own reader, where its last read of the log stopped
+        self._unfed: list[dict[str, Any] | PackedRow] = []  # what ``_own`` decoded that a stop left unfed
         self.done = threading.Event()
 
     def begin(
@@ -424,7 +425,7 @@ class FedWatch(AlertWatch):
                 self._replaying = set(self._reported)
                 self._next = 0
                 self._first, self._restored, self._covered = [], None, 0
-                self._own = None
+                self._own, self._unfed = None, []
             else:  # the same log read again: the engine goes on (skipping what it saw), reading through the new store
                 self._events.source = events
             self.engine.start(header)
@@ -589,7 +590,8 @@ class FedWatch(AlertWatch):
         self._next = 0
         self._read_start(now, pace, size, keep=False)
         if self._stop:
-            self.engine, self._restored, self._next, self._own = old, restored, old.signals.seq + 1, None
+            self.engine, self._restored, self._next = old, restored, old.signals.seq + 1
+            self._own, self._unfed = None, []  # the new engine's reader: read again from the start next time
             return
         self._transplant(old)
         self._next = old.signals.seq + 1
@@ -634,18 +636,25 @@ class FedWatch(AlertWatch):
     ) -> None:
         """Read the log's first ``size`` bytes with a new reader of the engine's own (or on with ``tailer``, which
         read the first ones), feeding what the engine has not seen; the reader hands over the rest (so the engine
-        never runs ahead of the reader's store). That reader is kept (``_own``), to read on from there."""
-        tailer = Tailer(self.path, pace=pace, consumer=Consumer(packed_rows=True)) if tailer is None else tailer
+        never runs ahead of the reader's store). That reader is kept (``_own``), to read on from there (first feeding
+        what it decoded that a stop left unfed)."""
+        if tailer is None:
+            tailer, self._unfed = Tailer(self.path, pace=pace, consumer=Consumer(packed_rows=True)), []
         self._own = tailer
+        unfed, self._unfed = self._unfed, []
+        if unfed and not self._fold(self._unseen(unfed), now, pace, keep):  # what it decoded before a stop
+            self._unfed = unfed
+            return
         while tailer.offset < size and not self._stop:
             before = tailer.offset
             update = tailer.poll(max_bytes=min(SLICE, size - tailer.offset))
+            self.start_bytes += tailer.offset - before
             if update.header is not None:
                 self.engine.start(update.header)
-            if not self._fold(self._unseen(update.events), now, pace, keep):  # type: ignore[arg-type]
-                self._own = None  # it read more than it fed: a later read starts again
+            items = self._unseen(update.events)  # type: ignore[arg-type]
+            if not self._fold(items, now, pace, keep):  # stopped: the next read feeds what it did not, then goes on
+                self._unfed = items
                 return
-            self.start_bytes += tailer.offset - before
             if tailer.offset == before or update.fatal or update.reset:
                 break
         self._covered = max(self._covered, tailer.offset)

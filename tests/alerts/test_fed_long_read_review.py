@@ -5,12 +5,14 @@ compares what the engine raised with a cold read of the file."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from core.alerts import follow
 from core.alerts.engine import Alert
 from core.alerts.follow import FedWatch, _ReadOn
 from core.log.linestore import LineStore
@@ -225,4 +227,40 @@ def test_what_waits_is_counted_right_once_dropped_bytes_are_read_on(
     fed.loaded(reader, path.stat().st_size)
     raised = fed.poll(NOW)
     assert not fed._waiting and (fed._held, fed._held_bytes) == (0, 0)
+    assert _dated(raised) == _dated(cold)
+
+
+def test_a_read_stopped_by_a_new_view_goes_on_from_where_it_stopped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine reads the log's start itself and a new view of the log (the operator back from a child session)
+    stops it halfway: the next poll goes on from there. Before, it read the log from byte 0 again (on a 1 GB log,
+    every hop to a child and back cost the minutes already spent)."""
+    monkeypatch.setattr(FedWatch, "FOLD", 8)
+    monkeypatch.setattr(follow, "SLICE", 1 << 14)
+    config = _eager()
+    path, _, _ = _log(tmp_path, config, monkeypatch)
+    cold = _cold(path, config, tmp_path, monkeypatch)
+    size = path.stat().st_size
+    stops = _Stops(lambda: fed._own is not None and fed._own.offset >= size // 2)  # halfway through the start
+    fed, reader = FedWatch(config, live=False, pace=stops), object()
+    tailer = Tailer(path)  # the view, whose index stood for the whole log
+    tailer.poll()
+    fed.begin(reader, path, read_log_header(path), LineStore(path, tailer), unread=size)
+    raised: list[Any] = []
+    polls = _thread(lambda: raised.extend(fed.poll(NOW)))
+    assert stops.reached[0].wait(WAIT)
+    again = Tailer(path)  # the new view
+    again.poll()
+    view = object()
+    begun = _thread(lambda: fed.begin(view, path, read_log_header(path), LineStore(path, again), unread=size))
+    deadline = time.monotonic() + WAIT
+    while not fed._stop and time.monotonic() < deadline:  # begin asks the read to stop (at its next unit), then waits
+        time.sleep(0.01)
+    assert fed._stop
+    stops.open[0].set()
+    polls.join(WAIT)
+    begun.join(WAIT)
+    raised += _ended(fed, view, path)
+    assert fed.start_bytes == size, f"the engine read {fed.start_bytes:,} bytes of a {size:,}-byte start"
     assert _dated(raised) == _dated(cold)
