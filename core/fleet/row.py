@@ -7,6 +7,7 @@ from typing import Any
 
 from core.alerts.engine import Alert
 from core.log.sessions import SessionRef
+from core.shared.text import printable
 
 LOCAL = "local"
 
@@ -40,8 +41,8 @@ class FleetRow:
 
     @property
     def label(self) -> str:
-        """The title, else the session id."""
-        return self.title or self.ref.id
+        """The title, else the session id, as a terminal shows it (``printable``)."""
+        return printable(self.title or self.ref.id)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``sessions --json`` object: the session's discovery keys, then the fleet columns."""

@@ -14,14 +14,15 @@ import orjson
 from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import is_known_type
 from core.read.session import TAPE_SOURCE_KIND, op_span
-from core.shared.text import js_json, text_of_blocks, tool_result_block, tool_result_text
+from core.shared.text import js_json, printable, text_of_blocks, tool_result_block, tool_result_text
 
 INTERRUPTED_MARK = "[interrupted, incomplete]"  # an assistant message cut off by a crash or an abort
 _TAPE_SPAN = re.compile(r"^\[slice (?:checkpoint|tape) v1 · turns (\d+)-(\d+)")
 
 
 def one_line(text: str, limit: int = 120) -> str:
-    """Collapse whitespace and cut to ``limit`` code points with an ellipsis.
+    """Collapse whitespace, show control characters as pictures (``printable``) and cut to ``limit`` code
+    points with an ellipsis.
 
     The whitespace pass runs over a growing head of ``text`` until that head alone fills the line, so a
     multi-MB tool result costs about as much as a short one. Collapsing a head gives a prefix of collapsing
@@ -31,10 +32,10 @@ def one_line(text: str, limit: int = 120) -> str:
     while limit > 0 and head < len(text):
         flat = " ".join(text[:head].split())
         if len(flat) > limit:
-            return flat[: limit - 1] + "…"
+            return printable(flat[: limit - 1]) + "…"
         head *= 8
     flat = " ".join(text.split())  # str.split and strip know the whitespace the regex engine's \s does
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return printable(flat) if len(flat) <= limit else printable(flat[: limit - 1]) + "…"
 
 
 def cut_line(line: str, limit: int) -> str:

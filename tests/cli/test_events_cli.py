@@ -66,3 +66,21 @@ def test_tui_filter_and_events_pick_the_same_types() -> None:
         picked = {n for n in names if n in selection}
         assert picked == {n for n in names if EventFilter.parse(text, "", "", False, "").picks_type(n)}, text
     assert {n for n in names if n in TypeSelection.parse("tool/code-dispatch")} == {"tool/code-dispatch"}
+
+
+ESCAPES = "\x1b]52;c;cHduZWQ=\x07\x1b[2J\x1b[31mred\x9b0m"  # clipboard write, clear screen, colour, C1 CSI
+
+
+def test_terminal_controls_in_log_text_are_shown_not_sent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A tool's coloured output or a hostile file the agent read must not drive the operator's terminal (set its
+    clipboard, clear it): the one-line summaries of events, surface and sessions show control characters as
+    visible pictures (␛, ␇) instead of writing them."""
+    log = Log({**Log().header, "id": "esc-1"})
+    log.add({"type": "session/title", "data": {"title": f"t{ESCAPES}"}})
+    log.turn(1, f"prompt {ESCAPES}", f"out {ESCAPES}")
+    path = log.write(tmp_path / "root" / "--w--" / "esc-1" / "session.jsonl")
+    for argv in (["events", str(path)], ["surface", str(path)], ["sessions", str(tmp_path / "root")]):
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert not any(ord(c) < 32 and c != "\n" or 0x7F <= ord(c) <= 0x9F for c in out), (argv, out)
+        assert "␛]52;c;" in out or argv[0] == "sessions", (argv, out)

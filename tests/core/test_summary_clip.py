@@ -1,4 +1,5 @@
-"""``one_line`` collapses only a head of a long text, and gives exactly what collapsing all of it gives."""
+"""``one_line`` collapses only a head of a long text, and gives exactly what collapsing all of it gives (control
+characters shown as pictures)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.read.summary import one_line
+from core.shared.text import printable
 
 
 def reference(text: str, limit: int) -> str:
-    flat = re.sub(r"\s+", " ", text).strip()
+    flat = printable(re.sub(r"\s+", " ", text).strip())  # a control character is one picture: lengths hold
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
