@@ -192,8 +192,10 @@ class LiveSession:
         self.host = HostState("none")  # refreshed by ``check_host`` (the app polls it)
         self.remote = remote or RemoteLog.of(self.path)  # ``[user@]host:PATH``: the log is read over SSH
         self.unreachable: str | None = None  # why the remote machine cannot be reached now (None: it can)
-        self.bridge_outcomes = (  # read by ``check_host`` for a DSH session
-            self.remote.outcomes() if self.remote is not None else OutcomeReader(self.path.parent)
+        self.bridge_outcomes = (  # read by ``check_host``: in the session directory
+            self.remote.outcomes()
+            if self.remote is not None
+            else OutcomeReader(self.path if self.path.is_dir() else self.path.parent)
         )
         self.pace = Pacer()  # the loader naps between slices of work so the UI thread gets the GIL
         # Called in the follower thread with each applied batch of appended events, before SessionUpdated.

@@ -26,6 +26,9 @@ from tests.dsh.harness import (
     start_session,
     wait_for,
 )
+from tests.tui.pilot import make_app, settle, until
+from tui.screens.confirm import AskScreen
+from tui.screens.policy_screen import requests_for
 
 
 def _control(capsys: pytest.CaptureFixture[str], d: Path, *argv: str) -> tuple[int, dict[str, Any]]:
@@ -112,3 +115,24 @@ def test_a_running_dsh_web_picks_up_the_bridge_install_adds(
         )
         code, outcome = _control(capsys, d, "checkpoint")
         assert code == 0 and outcome["detail"]["markId"] == 1
+
+
+@pytest.mark.anyio
+async def test_the_tui_opened_on_a_real_dsh_session_directory_shows_the_bridge_outcome(
+    shared_web: tuple[DshHome, DshWeb],
+) -> None:
+    """``tapedeck watch SESSION_DIR``: the outcome file is the one in that directory (it was read from its parent,
+    so every request stayed pending and, once DSH exited, was shown cancelled and withdrawn though applied)."""
+    world, web = shared_web
+    _, d = start_session(world, web, "Work slowly: steps=3 sleep=2")
+    app = make_app(d, follow=True)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: app.live.host.live)
+        await pilot.press("K")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press(*"probe", "enter")
+        await until(
+            pilot, lambda: [i.state for i in requests_for(app.live).items()] == ["applied"], timeout=30
+        )
+        assert "objective=probe" in requests_for(app.live).items()[0].reason
