@@ -200,7 +200,8 @@ class RemoteSessionWatch(SessionWatch):
         super().__init__(ref, config, pace)
         self.tailer: RemoteTailer
         self._asked = float("-inf")  # when the log was last polled (monotonic)
-        self.prefetched_host: HostState | None = None  # read with many others by ``Fleet.poll``
+        # read with many others by ``Fleet.poll``, and whether a ``tapedeck/host`` event had been read then
+        self.prefetched_host: tuple[HostState, bool] | None = None
 
     checkpoints = False  # a remote log is never read whole in one go: nothing to keep
 
@@ -228,9 +229,9 @@ class RemoteSessionWatch(SessionWatch):
 
     def fresh_host(self) -> HostState:
         """The host's state from the remote files (the last one known while unreachable)."""
-        if self.prefetched_host is not None:
-            state, self.prefetched_host = self.prefetched_host, None
-            return state
+        prefetched, self.prefetched_host = self.prefetched_host, None
+        if prefetched is not None and prefetched[1] == self.engine.signals.hosted:
+            return prefetched[0]  # (a log read since that names a tapedeck host changes what no state file means)
         try:
             return remote_host_state(self.link, self.target, self.engine.signals.hosted)
         except TapedeckError:
@@ -390,7 +391,7 @@ class Fleet:
             for watch, st in zip(group, stats, strict=True):
                 watch.tailer.prefetch(st)
             for watch, host in zip(due, hosts, strict=True):
-                watch.prefetched_host = host
+                watch.prefetched_host = (host, watch.engine.signals.hosted)
 
     def rows(self, now: int | None = None) -> list[FleetRow]:
         """Every session's row, in the fleet's order (``core.fleet.row.fleet_order``); only the rows of the logs

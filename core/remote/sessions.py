@@ -124,7 +124,7 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     starts = {pid: stat_start_time(raw) if raw else None for pid, raw in zip(pids, procs[1:], strict=True)}
     states = [_state(kind, rec, hosted, boot, starts) for (kind, rec), (_, hosted) in zip(recorded, logs, strict=True)]
     died = [i for i, state in enumerate(states) if state.state == "exited" and state.since is None and
-            recorded[i][0] == KIND_TAPEDECK]  # fmt: skip
+            state.kind == KIND_TAPEDECK]  # fmt: skip
     for i, st in zip(died, link.stat_many([logs[i][0].path for i in died]), strict=True):
         states[i] = HostState("exited", states[i].pid, st.mtime_ms if st is not None else None)
     return states

@@ -4,6 +4,7 @@ refused with the line to run, and a control request reaching a live host on the 
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable
@@ -181,3 +182,27 @@ def test_reading_commands_take_a_remote_path_and_print_what_they_print_locally(
     for path in copied:  # inspect names the log it read: the copy's name stands for the remote one
         remote = remote.replace(f"{path}/session.jsonl", str(session / "session.jsonl"))
     assert remote == local
+
+
+def test_a_remote_tapedeck_log_without_a_state_file_reads_as_locally_at_the_first_look(
+    sshd: Sshd, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log a tapedeck host started (its ``tapedeck/host`` event) with no ``host.json`` beside it: the first look
+    read the host's state before the log, so ``sessions user@host:ROOT`` said ``none`` (a DSH session never
+    bridged) and ``stalled`` where the local read says ``exited`` and ``host-died``."""
+    sshd.trust()
+    log = Log()
+    log.add("tapedeck/host", {"pid": 999_999_999, "model": "crafted-model"})
+    log.turn(1)
+    log.call("bash", '{"command": "ls"}')
+    session = tmp_path / "root" / "--w--" / "s1"
+    session.mkdir(parents=True)
+    (session / "session.jsonl").write_bytes(_lines([HEADER, *log.events]))
+    os.utime(session / "session.jsonl", (1_800_000_000, 1_800_000_000))  # whole seconds, as SFTP gives them
+    assert main(["sessions", str(tmp_path / "root"), "--json"]) == 0
+    [local] = orjson.loads(capsys.readouterr().out)
+    assert main(["sessions", f"testbox:{tmp_path / 'root'}", "--json"]) == 0
+    [remote] = orjson.loads(capsys.readouterr().out)
+    assert (local["host"]["state"], local["host"]["kind"]) == ("exited", "tapedeck")
+    assert remote["host"] == local["host"]  # exited since the log's last write (to the second, over SFTP)
+    assert [a["cause"] for a in remote["attention"]] == [a["cause"] for a in local["attention"]] == ["host-died"]
