@@ -8,15 +8,17 @@ from typing import Any
 
 import orjson
 
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
-# C0 controls as their Unicode control pictures (ESC is ␛), DEL as ␡, C1 controls (0x9b is a CSI) as U+FFFD
-_PICTURES = {**{c: 0x2400 + c for c in range(0x20)}, 0x7F: 0x2421, **{c: 0xFFFD for c in range(0x80, 0xA0)}}
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 controls but tab and newline as their Unicode control pictures (ESC is ␛), DEL as ␡, C1 controls (0x9b is a
+# CSI) as U+FFFD
+_PICTURES = {**{c: 0x2400 + c for c in range(0x20) if c not in (9, 10)}, 0x7F: 0x2421,
+             **{c: 0xFFFD for c in range(0x80, 0xA0)}}  # fmt: skip
 
 
 def printable(text: str) -> str:
-    """``text`` with every terminal control character replaced by a visible stand-in of one code point, so
-    that text from a log printed to a terminal shows its escapes instead of running them (clipboard writes,
-    screen clears, colours)."""
+    """``text`` with every terminal control character but tab and newline replaced by a visible stand-in of one
+    code point, so that text from a log drawn on a terminal shows its escapes instead of running them (clipboard
+    writes, screen clears, colours)."""
     return text.translate(_PICTURES) if _CONTROLS.search(text) else text
 
 

@@ -26,7 +26,7 @@ from core.control.host_state import KIND_DSH
 from core.policies import fold
 from core.read.session import Session
 from core.read.summary import human_chars
-from core.shared.text import tool_result_text
+from core.shared.text import printable, tool_result_text
 from tui.failures import reads_log
 from tui.screens.config import effective_config
 from tui.screens.confirm import ConfirmScreen
@@ -173,7 +173,7 @@ class ResultScreen(ModalScreen[None]):
         """Title and the text."""
         with Vertical(classes="policy-dialog-box policy-result-box"):
             yield Static(Text(self.heading), classes="policy-dialog-title")
-            yield TextArea(self.text, read_only=True, soft_wrap=True, id="result-text")
+            yield TextArea(printable(self.text), read_only=True, soft_wrap=True, id="result-text")  # no escapes run
 
     def action_close(self) -> None:
         """Back to the folds."""

@@ -24,7 +24,7 @@ from core.policies.recall import RECALL_TURN_TOOL, run_recall_tool
 from core.policies.slice import entry_turns, is_tape_entry, plan_seal
 from core.read.session import Session
 from core.read.summary import human_chars
-from core.shared.text import js_json, text_of_blocks
+from core.shared.text import js_json, printable, text_of_blocks
 from tui.failures import reads_log
 from tui.screens.config import effective_config
 from tui.screens.policy_screen import PolicyScreen, fill_table
@@ -199,7 +199,7 @@ class TapeScreen(PolicyScreen):
         if key != self._selected:
             self._selected = key
             self._turn = line.turns[0]
-        self.query_one("#tape-text", Static).update(Text(line.text))
+        self.query_one("#tape-text", Static).update(Text(printable(line.text)))
         self._load_recall()
 
     def action_turn(self, delta: int) -> None:
@@ -245,4 +245,4 @@ class TapeScreen(PolicyScreen):
 
     def _show_recall(self, turn: int, view: str, page: str) -> None:
         if self.is_attached and (turn, view) == (self._turn, self._view_name):
-            self.query_one("#tape-recall", Static).update(Text(page))
+            self.query_one("#tape-recall", Static).update(Text(printable(page)))  # full view: tool output

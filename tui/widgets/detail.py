@@ -28,7 +28,7 @@ from core.read.rows import clip_strings, event_time
 from core.read.session import Session, cut_kind
 from core.read.streams import Block, stream_text
 from core.read.summary import INTERRUPTED_MARK, human_chars
-from core.shared.text import text_of_blocks, tool_result_block, tool_result_text
+from core.shared.text import printable, text_of_blocks, tool_result_block, tool_result_text
 from tui.failures import READ_ERRORS
 from tui.live import LiveSession
 from tui.widgets.rows import SHADOW_BADGES, originals
@@ -264,7 +264,13 @@ def _title(session: Session, seq: int, event: dict[str, Any]) -> str:
 
 
 def render_strips(text: Text, width: int) -> list[Strip]:
-    """Wrap ``text`` to ``width`` cells as screen lines (worker side, with a private console)."""
+    """Wrap ``text`` to ``width`` cells as screen lines (worker side, with a private console); control characters
+    from the log are drawn as pictures (``printable``: one code point for one, so every style span holds), never
+    written to the terminal."""
+    shown = printable(text.plain)
+    if shown is not text.plain:
+        text = text.copy()
+        text.plain = shown
     console = Console(width=max(1, width), color_system="truecolor", force_terminal=True, highlight=False)
     return [Strip(line) for line in console.render_lines(text, console.options, pad=False)]
 

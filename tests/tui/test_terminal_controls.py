@@ -1,0 +1,82 @@
+"""Text from a log never drives the operator's terminal: escape sequences in a tool result, a prompt or an
+answer are drawn as pictures (␛, ␇) in the detail pane, not written to the terminal (where ESC ] 0 retitled the
+window and ESC ] 52 would set the clipboard)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_events_cli import ESCAPES
+from tests.tui.logs import Log
+from tui.live import LiveSession
+from tui.widgets.detail import describe, render_strips
+
+pytestmark = pytest.mark.anyio
+
+
+def _controls(text: str) -> list[str]:
+    return [c for c in text if ord(c) < 32 and c != "\n" or 0x7F <= ord(c) <= 0x9F]
+
+
+def test_the_detail_pane_draws_control_characters_as_pictures(tmp_path: Path) -> None:
+    log = Log()
+    seqs = log.turn(1, f"prompt {ESCAPES}", f"out {ESCAPES}")
+    live = LiveSession(log.write(tmp_path / "session.jsonl"), follow=False)
+    live.run()
+    for seq in (seqs["prompt"], seqs["result"]):
+        left, right, _ = describe(live, seq, 2000)
+        for text in (left, right):
+            if text is None:
+                continue
+            drawn = "".join(segment.text for strip in render_strips(text, 60) for segment in strip)
+            assert not _controls(drawn), (seq, drawn)
+            assert "␛]52;c;" in drawn, (seq, drawn)
+
+
+def test_the_detail_pane_keeps_the_lines_of_a_result(tmp_path: Path) -> None:
+    log = Log()
+    seqs = log.turn(1, "prompt", "first line\n\tsecond line")
+    live = LiveSession(log.write(tmp_path / "session.jsonl"), follow=False)
+    live.run()
+    left, _, _ = describe(live, seqs["result"], 2000)
+    lines = ["".join(segment.text for segment in strip).rstrip() for strip in render_strips(left, 60)]
+    assert "first line" in lines and any(line.endswith("second line") for line in lines), lines
+
+
+async def test_the_full_result_view_draws_control_characters_as_pictures() -> None:
+    """The Folds screen's ``v``: ESC [ 2J in a result cleared the whole terminal and ESC ] 0 retitled it."""
+    from textual.app import App
+    from textual.widgets import TextArea
+
+    from tui.screens.folds import ResultScreen
+
+    app: App[None] = App()
+    async with app.run_test() as pilot:
+        await app.push_screen(ResultScreen("bash · seq 5", f"out {ESCAPES}\nnext line"))
+        await pilot.pause()
+        shown = app.screen.query_one(TextArea).text
+        assert not _controls(shown) and "␛]52;c;" in shown and shown.endswith("\nnext line"), shown
+
+
+async def test_the_tape_screen_draws_control_characters_as_pictures(tmp_path: Path) -> None:
+    """A tape entry quotes the model's replies, and the full recall view its tool output."""
+    from textual.widgets import Static
+
+    from tests.tui.pilot import make_app, settle
+
+    log = Log()
+    t1 = log.turn(1, "list the files", f"out {ESCAPES}")
+    log.tape(1, 1, [t1["prompt"], t1["ask"], t1["result"], t1["answer"]], f"turn 1: {ESCAPES}")
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        await pilot.press("f")  # the full view, with the tool's output
+        await settle(pilot)
+        for name in ("#tape-text", "#tape-recall"):
+            shown = str(app.screen.query_one(name, Static).render())
+            assert not _controls(shown), (name, shown)
+            assert "␛]52;c;" in shown or name == "#tape-recall", (name, shown)  # the full view quotes JSON
