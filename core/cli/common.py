@@ -12,6 +12,7 @@ import orjson
 
 from core.log.bulk import gc_paused
 from core.shared.errors import TapedeckError
+from core.shared.text import printable
 
 
 def dumps_indented(value: Any) -> bytes:
@@ -25,12 +26,15 @@ def dumps_indented(value: Any) -> bytes:
 
 
 def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:
-    """Print ``payload`` as indented JSON when ``as_json`` is set, else as ``render(payload)``."""
+    """Print ``payload`` as indented JSON when ``as_json`` is set, else as ``render(payload)``: on a terminal with
+    the control characters of the text it quotes from a log drawn (``printable``), never run; piped, as it is."""
     if as_json:
         write_bytes(dumps_indented(payload))
         sys.stdout.write("\n")
     else:
         text = render(payload)
+        if sys.stdout.isatty():
+            text = printable(text)
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
 

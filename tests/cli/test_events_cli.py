@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,20 @@ def test_terminal_controls_in_log_text_are_shown_not_sent(tmp_path: Path, capsys
         out = capsys.readouterr().out
         assert not any(ord(c) < 32 and c != "\n" or 0x7F <= ord(c) <= 0x9F for c in out), (argv, out)
         assert "␛]52;c;" in out or argv[0] == "sessions", (argv, out)
+
+
+def test_a_report_to_a_terminal_shows_controls_as_pictures_and_piped_keeps_its_bytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """expand and recall print a result as the model got it, and alerts, notes and inspect quote the log: on a
+    terminal the escapes in that text are drawn (␛), through a pipe the bytes stay exact."""
+    log = Log()
+    log.turn(1, "run it", f"out {ESCAPES}")
+    path = log.write(tmp_path / "session.jsonl")
+    argv = ["expand", str(path), "--turn", "1", "--step", "1"]
+    assert main(argv) == 0
+    assert ESCAPES in capsys.readouterr().out  # piped: byte for byte
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert ESCAPES not in out and "out ␛]52;c;cHduZWQ=␇␛[2J" in out, out
