@@ -30,6 +30,7 @@ from core.log.tail import FOLLOW_INTERVAL
 from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
+from core.shared.text import short_session
 from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, SpendProjected
 from tui.fleet_feed import FleetChanged, FleetFeed, FleetProblem
 from tui.keymap import keymap_path, load_keymap
@@ -276,7 +277,7 @@ class TapedeckApp(ControlActions, App[None]):
         self.board.add(alert)
         self._mark_alerts()
         if self.burst.alone(alert):
-            where = alert.session[:8] or alert.path
+            where = short_session(alert.session) or alert.path
             self.notify(f"{alert.reason} (seq {alert.seq}, {where})", title=f"Alert: {alert.cause}",
                         severity=_TOAST_SEVERITY.get(alert.severity, "information"), timeout=8, markup=False)  # fmt: skip
             out = terminal_bytes(alert, self.config.alerts, tmux=bool(os.environ.get("TMUX")))

@@ -20,6 +20,7 @@ from core.cli.common import RULE_SECTIONS, emit, guarded
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
 from core.fleet.alerts import AlertSources
 from core.shared.errors import TapedeckError
+from core.shared.text import short_session
 
 
 def alerts_config(config_file: str | None, overrides: Sequence[str]) -> PolicyConfig:
@@ -36,7 +37,8 @@ def alerts_config(config_file: str | None, overrides: Sequence[str]) -> PolicyCo
 def render_alert(alert: Alert) -> str:
     """One line: when, severity, cause, session, seq and the reason."""
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(alert.at / 1000)) if alert.at else "-" * 19
-    return f"{when}  {alert.severity:<8} {alert.cause:<13} {alert.session[:8] or alert.path}  seq {alert.seq}  {alert.reason}"
+    where = short_session(alert.session) or alert.path
+    return f"{when}  {alert.severity:<8} {alert.cause:<13} {where}  seq {alert.seq}  {alert.reason}"
 
 
 def _warn(message: str) -> None:

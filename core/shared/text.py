@@ -79,3 +79,9 @@ def tool_result_is_error(message: Mapping[str, Any] | None) -> bool:
     """The model-visible ``isError`` flag of a tool-result message."""
     block = tool_result_block(message)
     return bool(block and block.get("isError") is True)
+
+
+def short_session(session_id: str) -> str:
+    """A session's id in 8 characters that tell it from the others: DSH's ``session-`` prefix, which every DSH
+    session id starts with, left out."""
+    return session_id.removeprefix("session-")[:8]

@@ -23,7 +23,10 @@ from tests.dsh.harness import (
     ScriptedModel,
     log_events,
     run_headless,
+    start_headless,
     start_session,
+    stop_process,
+    tool_in_flight,
     wait_for,
 )
 from tests.tui.pilot import make_app, settle, until
@@ -136,3 +139,21 @@ async def test_the_tui_opened_on_a_real_dsh_session_directory_shows_the_bridge_o
             pilot, lambda: [i.state for i in requests_for(app.live).items()] == ["applied"], timeout=30
         )
         assert "objective=probe" in requests_for(app.live).items()[0].reason
+
+
+def test_an_alert_of_a_real_dsh_session_names_it_by_more_than_its_id_prefix(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DSH names every session ``session-<uuid>``: the alert line showed the id's first 8 characters, so every
+    DSH session read ``session-`` (in ``alerts``, the TUI's toast and its alerts list)."""
+    world = DshHome(dsh, tmp_path, model.url)
+    proc = start_headless(world, "Work slowly: steps=5 sleep=2")
+    try:
+        d = wait_for(lambda: next(world.sessions.glob("*/session-*"), None), 30, "the session directory")
+        wait_for(lambda: tool_in_flight(d), 30, "a bash step in flight")
+    finally:
+        stop_process(proc)  # DSH goes away mid-turn: host-died
+    wait_for(lambda: not read_host_state(d / "session.jsonl").live, 15, "the bridge to read exited")
+    assert main(["alerts", str(d)]) == 1
+    [line] = [line for line in capsys.readouterr().out.splitlines() if "host-died" in line]
+    assert f" {d.name.removeprefix('session-')[:8]} " in line, line

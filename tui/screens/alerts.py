@@ -16,6 +16,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
+from core.shared.text import short_session
 from tui.alerts import AlertBoard
 from tui.screens.policy_screen import fill_table
 from tui.widgets.footer import PriorityFooter
@@ -59,7 +60,7 @@ class AlertsScreen(Screen[None]):
         self._rows = {str(k): a for k, a in enumerate(alerts)}
         rows = [
             (str(k), (alert_time(a.at), Text(a.severity, style=SEVERITY_STYLE.get(a.severity, "")), a.cause,
-                      a.session[:8] or a.path, str(a.seq), a.reason))  # fmt: skip
+                      short_session(a.session) or a.path, str(a.seq), a.reason))  # fmt: skip
             for k, a in enumerate(alerts)
         ]
         fill_table(self.query_one("#alerts-table", DataTable), rows)
