@@ -259,7 +259,7 @@ def _title(session: Session, seq: int, event: dict[str, Any]) -> str:
     step = f" step {data['step']}" if isinstance(data.get("step"), int) else ""
     cut = f" · {INTERRUPTED_MARK}" if data.get("interrupted") is True else ""
     written = event_time(event)
-    when = "" if written is None else f" · {dt.datetime.fromtimestamp(written / 1000, dt.UTC):%Y-%m-%d %H:%M:%S} UTC"
+    when = "" if not written else f" · {dt.datetime.fromtimestamp(written / 1000, dt.UTC):%Y-%m-%d %H:%M:%S} UTC"
     return f"seq {seq} · {event.get('type')} · {where}{step}{when}{cut}"
 
 

@@ -31,15 +31,17 @@ SHADOW_BADGES = {
 
 
 def clock(ms: float | None) -> str:
-    """``HH:MM:SS`` (UTC) of an event time; ``--:--:--`` when unknown."""
-    if ms is None:
+    """``HH:MM:SS`` (UTC) of an event time; ``--:--:--`` when unknown (None, or 0: the reader's stand-in for a line
+    written without a time)."""
+    if not ms:
         return "--:--:--"
     return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%H:%M:%S")
 
 
 def ago(ms: float | None, now_ms: float) -> str:
-    """How long before ``now_ms`` an event was written: ``12s``, ``4m``, ``3h``, ``2d`` (``-`` when unknown)."""
-    if ms is None:
+    """How long before ``now_ms`` an event was written: ``12s``, ``4m``, ``3h``, ``2d`` (``-`` when unknown, as
+    for ``clock``)."""
+    if not ms:
         return "-"
     seconds = max(0, int((now_ms - ms) / 1000))
     for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
