@@ -30,6 +30,8 @@ from tests.dsh.harness import (
     wait_for,
 )
 from tests.tui.pilot import make_app, settle, until
+from tests.tui.screens_policy.harness import panel
+from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.confirm import AskScreen
 from tui.screens.policy_screen import requests_for
 
@@ -157,3 +159,27 @@ def test_an_alert_of_a_real_dsh_session_names_it_by_more_than_its_id_prefix(
     assert main(["alerts", str(d)]) == 1
     [line] = [line for line in capsys.readouterr().out.splitlines() if "host-died" in line]
     assert f" {d.name.removeprefix('session-')[:8]} " in line, line
+
+
+@pytest.mark.anyio
+async def test_the_checkpoints_panel_shows_a_real_dsh_outcome_while_the_session_is_quiet(
+    shared_web: tuple[DshHome, DshWeb],
+) -> None:
+    """A bridge's outcome comes in a file beside the log, read by the app's host poll: the policy screens'
+    outcome panel was redrawn only when the log grew, so a checkpoint placed on an idle (or paused) DSH session
+    stayed 'pending — waiting for the host' there while the toast said it was applied."""
+    world, web = shared_web
+    _, d = start_session(world, web, "Quick: steps=1 sleep=0", in_flight=False)
+    log = d / "session.jsonl"
+    wait_for(lambda: read_host_state(log).state == "idle", 60, "the bridge to go idle")
+    app = make_app(log, follow=True)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: app.live.host.live)
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, CheckpointsScreen) and app.screen._view is not None)
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press(*"quiet", "enter")
+        await until(pilot, lambda: [i.state for i in requests_for(app.live).items()] == ["applied"], timeout=30)
+        await until(pilot, lambda: panel(app).startswith("applied"), timeout=5)

@@ -178,6 +178,12 @@ class ControlActions:
         for item in fresh:
             severity = "information" if item.state == "applied" else "warning"
             self.notify(f"{item.label}: {item.reason}", title=item.state, severity=severity, timeout=8)  # type: ignore[attr-defined]
+        if fresh and self.live is not None:
+            items = requests_for(self.live).items()
+            for screen in self.screen_stack:  # type: ignore[attr-defined]
+                show = getattr(screen, "show_outcomes", None)
+                if show is not None:
+                    show(items)
         if changed:
             self.refresh_bindings()  # type: ignore[attr-defined]
             for screen in self.screen_stack:  # type: ignore[attr-defined]

@@ -414,9 +414,11 @@ class PolicyScreen(Screen[None]):
         except (TapedeckError, OSError) as exc:
             self.requests.failed(item, str(exc))
         items = self.requests.poll(live.outcome_for, live.host_gone, live.withdraw)
-        self.app.call_from_thread(self._show_outcomes, items)
+        self.app.call_from_thread(self.show_outcomes, items)
 
-    def _show_outcomes(self, items: list[TrackedRequest]) -> None:
+    def show_outcomes(self, items: list[TrackedRequest]) -> None:
+        """Redraw the outcome panel (also when an outcome arrived while the log stood still: a DSH bridge's
+        outcomes come in a file of their own, which the app's host poll reads)."""
         if self.is_attached:
             self.query_one(OutcomePanel).show(items)
 
