@@ -467,13 +467,14 @@ class FedWatch(AlertWatch):
 
     def _long_ahead(self) -> bool:
         """The engine's thread reads the log itself, or will before it feeds what waits (under ``_lock``): the log's
-        start, the start a checkpoint stood for again (a restored engine), or bytes dropped before. The reader then
-        never feeds what waits itself: it would wait for that read, or make it in its own thread, unpaced. What it
-        reads that the engine's thread writes outside ``_lock`` only turns False there (or while ``_reading``)."""
+        start, the start a checkpoint stood for again (a restored engine that keeps a projection: without the
+        cache-break rule it goes on as it is), or bytes dropped before. The reader then never feeds what waits
+        itself: it would wait for that read, or make it in its own thread, unpaced. What it reads that the engine's
+        thread writes outside ``_lock`` only turns False there (or while ``_reading``)."""
         return (
             self._reading
             or self._covered < self._unread
-            or self._restored is not None
+            or (self._restored is not None and self.engine.projects)
             or any(type(batch) is _ReadOn for batch, _, _ in self._waiting)
         )
 
