@@ -5,7 +5,6 @@ compares what the engine raised with a cold read of the file."""
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -62,6 +61,24 @@ class _Stops:
             k, self.k = self.k, self.k + 1
             self.reached[k].set()
             assert self.open[k].wait(WAIT), "the test never opened the stop"
+
+
+class _Asked:
+    """``fed``'s engine lock, which says when a thread asks for it while another holds it (a ``begin`` waiting for
+    the engine's read to stop)."""
+
+    def __init__(self, fed: FedWatch) -> None:
+        self.lock = fed._feeding
+        self.asked = threading.Event()
+        fed._feeding = self  # type: ignore[assignment]
+
+    def __enter__(self) -> None:
+        if self.lock.locked():
+            self.asked.set()
+        self.lock.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.lock.release()
 
 
 def test_a_view_ahead_of_the_feeds_first_poll_never_reads_the_logs_start_itself(
@@ -244,19 +261,20 @@ def test_a_read_stopped_by_a_new_view_goes_on_from_where_it_stopped(
     size = path.stat().st_size
     stops = _Stops(lambda: fed._own is not None and fed._own.offset >= size // 2)  # halfway through the start
     fed, reader = FedWatch(config, live=False, pace=stops), object()
+    feeding = _Asked(fed)
     tailer = Tailer(path)  # the view, whose index stood for the whole log
+    store = LineStore(path, tailer)  # made before the view reads: it notes where each line is
     tailer.poll()
-    fed.begin(reader, path, read_log_header(path), LineStore(path, tailer), unread=size)
+    fed.begin(reader, path, read_log_header(path), store, unread=size)
     raised: list[Any] = []
     polls = _thread(lambda: raised.extend(fed.poll(NOW)))
     assert stops.reached[0].wait(WAIT)
     again = Tailer(path)  # the new view
+    store = LineStore(path, again)
     again.poll()
     view = object()
-    begun = _thread(lambda: fed.begin(view, path, read_log_header(path), LineStore(path, again), unread=size))
-    deadline = time.monotonic() + WAIT
-    while not fed._stop and time.monotonic() < deadline:  # begin asks the read to stop (at its next unit), then waits
-        time.sleep(0.01)
+    begun = _thread(lambda: fed.begin(view, path, read_log_header(path), store, unread=size))
+    assert feeding.asked.wait(WAIT)  # begin asked the read to stop (at its next unit), then waits for the engine
     assert fed._stop
     stops.open[0].set()
     polls.join(WAIT)
