@@ -673,7 +673,8 @@ class FedWatch(AlertWatch):
         return out
 
     def poll(self, now: int, final: bool = False) -> list[Alert]:
-        """Feed what was handed over (paced); the alerts raised since the last poll, then the tick's."""
+        """Feed what was handed over (paced); the alerts an engine a reset replaced raised that no poll told yet,
+        then those raised since the last poll, then the tick's."""
         self._feed_waiting(now, self.pace)
         with self._feeding:
             with self._lock:
