@@ -341,7 +341,8 @@ class FedWatch(AlertWatch):
     log) wait, when the reader feeds
     them itself (what it decoded is never held twice over). A pass over the same file again (the reader reopened
     it) hands over what the engine has already seen: it is skipped, so nothing fires twice; a new file
-    (``reset``) starts a new engine, which raises again only the alerts not raised before (``once``). Only the reader that began last is listened to. ``done`` is set by a reader
+    (``reset``, or one the engine's own read of the log found) starts a new engine, which raises again only the
+    alerts not raised before (``once``). Only the reader that began last is listened to. ``done`` is set by a reader
     that does not follow once it handed over the whole log. The engine reads events back through the store of the
     reader that began last (``begin``'s ``events``), so it keeps none decoded but the open turn's routes.
 
@@ -385,6 +386,7 @@ class FedWatch(AlertWatch):
         self.start_bytes = 0  # bytes of the log's start the engine read itself, when no checkpoint stood for them
         self._reading = False  # the engine's thread reads the log itself: what the reader hands over may wait there
         self._stop = False  # a reader's ``begin`` waits: the engine's own read stops at its next slice
+        self._replaced = False  # the engine's own reader found the log another file: it takes in nothing more
         self._own: Tailer | None = None  # the engine's own reader, where its last read of the log stopped
         self._unfed: list[dict[str, Any] | PackedRow] = []  # what ``_own`` decoded that a stop left unfed
         self.done = threading.Event()
@@ -412,6 +414,7 @@ class FedWatch(AlertWatch):
             self._held = self._held_bytes = 0
             if (
                 reset
+                or self._replaced
                 or self._events is None
                 or path != self.path
                 or self.engine.session != header.get("id", self.engine.session)
@@ -425,7 +428,7 @@ class FedWatch(AlertWatch):
                 self._replaying = set(self._reported)
                 self._next = 0
                 self._first, self._restored, self._covered = [], None, 0
-                self._own, self._unfed = None, []
+                self._own, self._unfed, self._replaced = None, [], False
             else:  # the same log read again: the engine goes on (skipping what it saw), reading through the new store
                 self._events.source = events
             self.engine.start(header)
@@ -468,11 +471,13 @@ class FedWatch(AlertWatch):
     def _long_ahead(self) -> bool:
         """The engine's thread reads the log itself, or will before it feeds what waits (under ``_lock``): the log's
         start, the start a checkpoint stood for again (a restored engine that keeps a projection: without the
-        cache-break rule it goes on as it is), or bytes dropped before. The reader then never feeds what waits
+        cache-break rule it goes on as it is), or bytes dropped before; or it takes in nothing until the next pass
+        (its own reader found the log another file). The reader then never feeds what waits
         itself: it would wait for that read, or make it in its own thread, unpaced. What it reads that the engine's
         thread writes outside ``_lock`` only turns False there (or while ``_reading``)."""
         return (
             self._reading
+            or self._replaced
             or self._covered < self._unread
             or (self._restored is not None and self.engine.projects)
             or any(type(batch) is _ReadOn for batch, _, _ in self._waiting)
@@ -498,14 +503,16 @@ class FedWatch(AlertWatch):
         """Feed every batch handed over, in order (what the engine saw already is skipped), seen at ``now``; first
         the log's start, when the reader did not hand it over; ``pace`` between units of work."""
         with self._feeding:
+            if self._replaced:  # its own reader found another file: the next pass (a reset) starts a new engine
+                return
             if self._covered < self._unread:  # not taken in already (a new view of the same log may find it was)
                 self._long(self._take_start, now, pace)
-                if self._stop:  # stopped for a new pass: it says what is unread
+                if self._stop or self._replaced:  # stopped for a new pass (it says what is unread), or another file
                     return
             self._unread = 0
             while True:
                 with self._lock:
-                    if self._stop or not self._waiting:  # a new pass drops what waits
+                    if self._stop or self._replaced or not self._waiting:  # a new pass drops what waits
                         return
                     batch, nbytes, end = self._waiting.popleft()
                     if type(batch) is _ReadOn:  # read on below: a take from now on drops its batches
@@ -577,8 +584,9 @@ class FedWatch(AlertWatch):
     def _rebuild(self, now: int, pace: Callable[[], None] | None, upto: int = 0) -> None:
         """Read the start a checkpoint stood for with a new engine, so that its projection is whole, then give it
         the restored engine's signals and alerts (what it raises reading them again was raised already); then read
-        on to ``upto`` bytes, if that is further. Stopped for a new pass, the restored engine stays as it was. An
-        engine that keeps no projection (the cache-break rule is off) goes on as it is."""
+        on to ``upto`` bytes, if that is further. Stopped for a new pass (or by a reader that found another file),
+        the restored engine stays as it was. An engine that keeps no projection (the cache-break rule is off) goes
+        on as it is."""
         old, restored = self.engine, self._restored
         size = restored.stamp[0]  # type: ignore[union-attr]
         self._restored = None
@@ -590,7 +598,7 @@ class FedWatch(AlertWatch):
         self.engine.start(self._header)
         self._next = 0
         self._read_start(now, pace, size, keep=False)
-        if self._stop:
+        if self._stop or self._replaced:
             self.engine, self._restored, self._next = old, restored, old.signals.seq + 1
             self._own, self._unfed = None, []  # the new engine's reader: read again from the start next time
             return
@@ -615,9 +623,9 @@ class FedWatch(AlertWatch):
         """Feed the engine ``FOLD`` items at a time, calling ``pace`` after each (the caller holds ``_feeding``),
         and keep what it raised for the next poll (unless not ``keep``: a start read again, of which only the
         projection is wanted). False when it stopped before the end for a new pass (``_stop``, as a reader's
-        ``begin`` waits)."""
+        ``begin`` waits), or for good once the engine's own reader found the log another file (``_replaced``)."""
         for start in range(0, len(items), self.FOLD):
-            if self._stop:
+            if self._stop or self._replaced:
                 return False
             if keep:
                 raised = self.engine.feed(items[start : start + self.FOLD], now)
@@ -638,7 +646,8 @@ class FedWatch(AlertWatch):
         """Read the log's first ``size`` bytes with a new reader of the engine's own (or on with ``tailer``, which
         read the first ones), feeding what the engine has not seen; the reader hands over the rest (so the engine
         never runs ahead of the reader's store). That reader is kept (``_own``), to read on from there (first feeding
-        what it decoded that a stop left unfed)."""
+        what it decoded that a stop left unfed). A reader that finds the log another file feeds none of it: the
+        engine takes in nothing more (``_replaced``) until a pass begins, with a new engine."""
         if tailer is None:
             tailer, self._unfed = Tailer(self.path, pace=pace, consumer=Consumer(packed_rows=True)), []
         self._own = tailer
@@ -649,6 +658,9 @@ class FedWatch(AlertWatch):
         while tailer.offset < size and not self._stop:
             before = tailer.offset
             update = tailer.poll(max_bytes=min(SLICE, size - tailer.offset))
+            if update.reset:  # another file: none of it is this engine's (the view's pass over it starts a new one)
+                self._replaced, self._own, self._unfed = True, None, []
+                return
             self.start_bytes += tailer.offset - before
             if update.header is not None:
                 self.engine.start(update.header)
@@ -656,7 +668,7 @@ class FedWatch(AlertWatch):
             if not self._fold(items, now, pace, keep):  # stopped: the next read feeds what it did not, then goes on
                 self._unfed = items
                 return
-            if tailer.offset == before or update.fatal or update.reset:
+            if tailer.offset == before or update.fatal:
                 break
         self._covered = max(self._covered, tailer.offset)
 
