@@ -39,6 +39,7 @@ from core.shared.errors import LogFormatError
 
 DEFAULT_TIMEOUT = 30.0
 POLL_SECONDS = 0.1
+HOST_CHECK_SECONDS = 1.0  # how often a wait looks whether the host still runs
 WITHDRAW_GRACE = (
     2.0  # seconds a live host gets to answer a withdrawal (it may have applied the request meanwhile)
 )
@@ -81,9 +82,10 @@ class OutcomeWatch:
         self.tailer = tailer or Tailer(str(log))
         self.request_id = request_id
 
-    def wait(self, timeout: float) -> dict[str, Any] | None:
-        """The request's final outcome event, or None when ``timeout`` seconds pass without one."""
-        return _poll_until(timeout, self._look)
+    def wait(self, timeout: float, gone: Callable[[], str | None] | None = None) -> dict[str, Any] | None:
+        """The request's final outcome event, or None when ``timeout`` seconds pass without one (``HostGone``
+        when ``gone`` says why the host exited first)."""
+        return _poll_until(timeout, self._look, gone)
 
     def _look(self) -> dict[str, Any] | None:
         update = self.tailer.poll()
@@ -108,9 +110,10 @@ class BridgeOutcomeWatch:
         self.reader = reader or OutcomeReader(log.parent)
         self.request_id = request_id
 
-    def wait(self, timeout: float) -> dict[str, Any] | None:
-        """The outcome as a ``tapedeck/control`` event without a seq, or None after ``timeout`` seconds."""
-        return _poll_until(timeout, self._look)
+    def wait(self, timeout: float, gone: Callable[[], str | None] | None = None) -> dict[str, Any] | None:
+        """The outcome as a ``tapedeck/control`` event without a seq, or None after ``timeout`` seconds (as
+        ``OutcomeWatch.wait``)."""
+        return _poll_until(timeout, self._look, gone)
 
     def _look(self) -> dict[str, Any] | None:
         self.reader.read()
@@ -120,22 +123,77 @@ class BridgeOutcomeWatch:
         return None
 
 
-def _poll_until(timeout: float, look: Callable[[], dict[str, Any] | None]) -> dict[str, Any] | None:
+class HostGone(Exception):
+    """The host exited while a request waited for its outcome (the message says when)."""
+
+
+def _poll_until(
+    timeout: float, look: Callable[[], dict[str, Any] | None], gone: Callable[[], str | None] | None = None
+) -> dict[str, Any] | None:
     """What ``look`` finds, asking every ``POLL_SECONDS`` (at least once) until ``timeout`` seconds have passed;
-    None when it finds nothing by then."""
-    deadline = time.monotonic() + timeout
+    None when it finds nothing by then. ``gone``, asked every ``HOST_CHECK_SECONDS``, says why the host exited
+    (raised as ``HostGone``), or None while it runs."""
+    start = time.monotonic()
+    deadline, checked = start + timeout, start
     while True:
         found = look()
         if found is not None:
             return found
-        if time.monotonic() >= deadline:
+        now = time.monotonic()
+        if now >= deadline:
             return None
+        if gone is not None and now - checked >= HOST_CHECK_SECONDS:
+            checked = now
+            if (why := gone()) is not None:
+                raise HostGone(why)
         time.sleep(POLL_SECONDS)
+
+
+def _wait_outcome(
+    watch: OutcomeWatch | BridgeOutcomeWatch,
+    request: dict[str, Any],
+    timeout: float,
+    host: Callable[[], HostState],
+    withdraw: Callable[[], None],
+) -> dict[str, Any]:
+    """The final outcome of ``request`` (an event), waiting ``timeout`` seconds; ``host`` reads the host's
+    state now. A wait that times out, or whose host exits first, withdraws the request (``withdraw``); the
+    host's exit is answered ``cancelled`` (unless its outcome was written just before it), a timeout is a
+    ``ControlError``."""
+
+    def gone() -> str | None:
+        state = host()
+        if state.live:
+            return None
+        who = "DSH bridge" if state.kind == KIND_DSH else "host"
+        return f"the {who} exited {exited_at(state.since)} before it answered; the request was withdrawn"
+
+    try:
+        event = watch.wait(timeout, gone)
+    except HostGone as exc:
+        withdraw()
+        data = {"requestId": request["id"], "op": request["op"], "outcome": CANCELLED, "error": str(exc)}
+        return watch.wait(0) or {"type": CONTROL_EVENT, "data": data, "withdrawn": True}
+    if event is None:
+        withdraw()
+        event = watch.wait(WITHDRAW_GRACE if host().live else 0)
+        if event is None or (event.get("data") or {}).get("outcome") == CANCELLED:
+            raise ControlError(
+                f"no outcome for request {request['id']} after {timeout:g} s; it was withdrawn, so the host "
+                "will never apply it"
+            )
+    return event
 
 
 def _render_outcome(event: dict[str, Any]) -> str:
     data = event.get("data") or {}
-    where = f"seq {event.get('seq')}" if "seq" in event else "from the DSH bridge"
+    where = (
+        f"seq {event.get('seq')}"
+        if "seq" in event
+        else "withdrawn by tapedeck"
+        if event.get("withdrawn")
+        else "from the DSH bridge"
+    )
     line = f"{data.get('outcome')}: {data.get('op')} (request {data.get('requestId')}, {where})"
     if data.get("error"):
         line += f"\n  error: {data['error']}"
@@ -210,15 +268,9 @@ def _run(args: argparse.Namespace) -> int:
         emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} {said}")
         return 0
     watch = BridgeOutcomeWatch(log, request["id"]) if state.kind == KIND_DSH else OutcomeWatch(log, request["id"])
-    event = watch.wait(timeout)
-    if event is None:
-        withdraw_request(inbox, request["id"])
-        event = watch.wait(WITHDRAW_GRACE if read_host_state(log).live else 0)
-        if event is None or (event.get("data") or {}).get("outcome") == CANCELLED:
-            raise ControlError(
-                f"no outcome for request {request['id']} after {timeout:g} s; it was withdrawn, so the host "
-                "will never apply it"
-            )
+    event = _wait_outcome(
+        watch, request, timeout, lambda: read_host_state(log), lambda: withdraw_request(inbox, request["id"])
+    )
     emit(event, args.json, _render_outcome)
     return EXIT_APPLIED if (event.get("data") or {}).get("outcome") == APPLIED else EXIT_REJECTED
 
@@ -264,13 +316,8 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
         if state.kind == KIND_DSH
         else OutcomeWatch(Path(log.path), request["id"], tailer)
     )
-    event = watch.wait(timeout)
-    if event is None:
-        withdraw_remote_request(link, log, request["id"])
-        event = watch.wait(WITHDRAW_GRACE if remote_host_state(link, log, hosted).live else 0)
-        if event is None or (event.get("data") or {}).get("outcome") == CANCELLED:
-            raise ControlError(f"no outcome for request {request['id']} after {timeout:g} s; it was withdrawn, so the "
-                               "host will never apply it")  # fmt: skip
+    event = _wait_outcome(watch, request, timeout, lambda: remote_host_state(link, log, hosted),
+                          lambda: withdraw_remote_request(link, log, request["id"]))  # fmt: skip
     emit(event, args.json, _render_outcome)
     return EXIT_APPLIED if (event.get("data") or {}).get("outcome") == APPLIED else EXIT_REJECTED
 

@@ -6,6 +6,10 @@ is exactly the region the plugin then replaces. Skipped (one line naming what is
 from __future__ import annotations
 
 import json
+import os
+import signal
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +155,7 @@ def test_an_alert_of_a_real_dsh_session_names_it_by_more_than_its_id_prefix(
     world = DshHome(dsh, tmp_path, model.url)
     proc = start_headless(world, "Work slowly: steps=5 sleep=2")
     try:
-        d = wait_for(lambda: next(world.sessions.glob("*/session-*"), None), 30, "the session directory")
+        d = wait_for(lambda: next(world.sessions.glob("*/session-*/session.jsonl"), None), 30, "the log").parent
         wait_for(lambda: tool_in_flight(d), 30, "a bash step in flight")
     finally:
         stop_process(proc)  # DSH goes away mid-turn: host-died
@@ -183,3 +187,32 @@ async def test_the_checkpoints_panel_shows_a_real_dsh_outcome_while_the_session_
         await pilot.press(*"quiet", "enter")
         await until(pilot, lambda: [i.state for i in requests_for(app.live).items()] == ["applied"], timeout=30)
         await until(pilot, lambda: panel(app).startswith("applied"), timeout=5)
+
+
+def test_control_wait_ends_cancelled_when_dsh_dies_while_it_waits(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``control --wait`` on a request DSH holds (a rewind waits for idle) kept waiting after DSH died, for the
+    whole --timeout, then said it timed out (exit 2); it now sees the bridge exit and answers cancelled (exit 1)."""
+    world = DshHome(dsh, tmp_path, model.url)
+    proc = start_headless(world, "Work slowly: steps=30 sleep=2")
+
+    def crash() -> None:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()  # reaped, as DSH's parent shell would: a zombie keeps its /proc entry
+
+    try:
+        d = wait_for(lambda: next(world.sessions.glob("*/session-*/session.jsonl"), None), 30, "the log").parent
+        wait_for(lambda: tool_in_flight(d), 30, "a bash step in flight")
+        code, _ = _control(capsys, d, "checkpoint")
+        assert code == 0
+        killer = threading.Timer(2.0, crash)
+        killer.start()
+        started = time.monotonic()
+        code, outcome = _control(capsys, d, "rewind", "--arg", "markId=1")  # --timeout 60
+        killer.join()
+    finally:
+        stop_process(proc)
+    assert code == 1, outcome
+    assert outcome["outcome"] == "cancelled" and "DSH bridge exited" in outcome["error"]
+    assert time.monotonic() - started < 30
