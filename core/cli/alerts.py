@@ -16,7 +16,7 @@ from core.alerts.engine import Alert
 from core.alerts.hook import HookRunner
 from core.cli import COMMANDS
 from core.cli.args import add_interval, add_json, check_seconds
-from core.cli.common import RULE_SECTIONS, emit, guarded
+from core.cli.common import RULE_SECTIONS, emit, for_terminal, guarded
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
 from core.fleet.alerts import AlertSources
 from core.shared.errors import TapedeckError
@@ -66,7 +66,7 @@ def _follow(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | N
     follower = AlertSources(args.paths, config, act=config.alerts.acts, warn=_warn)
     try:
         for alert in follower.follow(stop, args.interval):
-            line = orjson.dumps(alert.to_dict()).decode() if args.json else render_alert(alert)
+            line = orjson.dumps(alert.to_dict()).decode() if args.json else for_terminal(render_alert(alert))
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
             if hook is not None:

@@ -25,16 +25,19 @@ def dumps_indented(value: Any) -> bytes:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
 
 
+def for_terminal(text: str) -> str:
+    """``text`` as a text report prints it: when stdout is a terminal, with the control characters of what it
+    quotes from a log drawn (``printable``), never run; piped or redirected, as it is."""
+    return printable(text) if sys.stdout.isatty() else text
+
+
 def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:
-    """Print ``payload`` as indented JSON when ``as_json`` is set, else as ``render(payload)``: on a terminal with
-    the control characters of the text it quotes from a log drawn (``printable``), never run; piped, as it is."""
+    """Print ``payload`` as indented JSON when ``as_json`` is set, else as ``render(payload)`` (``for_terminal``)."""
     if as_json:
         write_bytes(dumps_indented(payload))
         sys.stdout.write("\n")
     else:
-        text = render(payload)
-        if sys.stdout.isatty():
-            text = printable(text)
+        text = for_terminal(render(payload))
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     sys.stdout.flush()
 

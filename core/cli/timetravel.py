@@ -15,7 +15,15 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
-from core.cli.common import RULE_SECTIONS, dumps_indented, emit, emit_json_list_field, guarded, write_bytes
+from core.cli.common import (
+    RULE_SECTIONS,
+    dumps_indented,
+    emit,
+    emit_json_list_field,
+    for_terminal,
+    guarded,
+    write_bytes,
+)
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.rebuild.request import AGENT, Request, stream_requests
@@ -226,7 +234,7 @@ def _request_lines(
         where = f" {m['tool_call_id']}" if m.get("tool_call_id") else ""
         shown = text if args.full or len(text) <= CLIP else text[:CLIP] + f"… (+{len(text) - CLIP} chars)"
         yield f"  [{i}] {m['role']}{where}"
-        yield from (f"      {line}" for line in shown.splitlines() or [""])
+        yield from (f"      {line}" for line in for_terminal(shown).splitlines() or [""])
 
 
 def _write_text(args: argparse.Namespace, requests: list[Request]) -> None:

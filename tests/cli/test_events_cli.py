@@ -102,3 +102,19 @@ def test_a_report_to_a_terminal_shows_controls_as_pictures_and_piped_keeps_its_b
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert ESCAPES not in out and "out ␛]52;c;cHduZWQ=␇␛[2J" in out, out
+
+
+def test_a_request_to_a_terminal_shows_controls_as_pictures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``request`` prints the messages a model got: their escapes are drawn on a terminal, kept through a pipe."""
+    log = Log()
+    log.turn(1, "run it", f"out {ESCAPES}")
+    path = log.write(tmp_path / "session.jsonl")
+    argv = ["request", str(path), "--turn", "1", "--step", "2"]
+    assert main(argv) == 0
+    assert ESCAPES in capsys.readouterr().out
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert ESCAPES not in out and "out ␛]52;c;cHduZWQ=␇␛[2J" in out, out
