@@ -62,6 +62,15 @@ def test_a_log_opened_through_a_link_shares_its_notes(
     assert not (tmp_path / "current.jsonl.notes.json").exists()
 
 
+def test_removing_a_note_that_is_not_there_says_so_and_writes_nothing(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It said 'removed the note at seq 5' and left an empty sidecar and its lock file beside the log."""
+    assert main(["note", str(log), "--seq", "5", ""]) == 0
+    assert capsys.readouterr().out == "no note at seq 5; nothing changed\n"
+    assert sorted(p.name for p in log.parent.iterdir()) == ["session.jsonl"]
+
+
 def test_a_seq_past_the_log_is_refused(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["note", str(log), "--seq", "100000", "x"]) == 2
     assert "is not in this log: its events are seq 0..103" in capsys.readouterr().err
