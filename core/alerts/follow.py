@@ -78,6 +78,11 @@ def _stamp(path: Path) -> tuple[int, int, int, int] | None:
     return st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino
 
 
+def _key(alert: Alert) -> tuple[str, str, int]:
+    """What tells one alert from another: its session, cause and event."""
+    return alert.session, alert.cause, alert.seq
+
+
 def logs_of(targets: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """The session logs the targets name: each log file or session directory, and every session under a root."""
     found: list[Path] = []
@@ -111,6 +116,10 @@ class AlertWatch:
         self._reported: set[tuple[str, str, int]] = set()  # (session, cause, seq) of every alert raised
         self._replaying: set[tuple[str, str, int]] = set()  # those raised before the last reset, not raised since
         self._restored: Restored | None = None  # the log a checkpoint stood for
+        # (session, cause, seq) of the alerts the log's history raised, read at the watch's first look at the file:
+        # shown, never acted on (``act``)
+        self.history: set[tuple[str, str, int]] = set()
+        self._looked = False  # the first look at the file is over
 
     def _reader(self) -> tuple[Tailer, LineStore | None]:
         """A tailer from the file's start, and the table of where its lines are: the cache-break watcher reads the
@@ -128,8 +137,16 @@ class AlertWatch:
         """Read what was appended, feed it, tick; ``final`` treats the end of the file as the end of the log.
 
         The file is read ``SLICE`` bytes at a time, each slice's events fed before the next is decoded, so a big
-        log never sits in memory decoded whole (the rules see each event alone, so slices change nothing).
+        log never sits in memory decoded whole (the rules see each event alone, so slices change nothing). What
+        the first poll of a file tells is the log's history (``history``).
         """
+        told = self._poll(now, final)
+        if not self._looked:
+            self._looked = True
+            self.history.update(_key(alert) for alert in told)
+        return told
+
+    def _poll(self, now: int, final: bool) -> list[Alert]:
         if self._restored is not None:  # a checkpoint stood for the log: unless it changed since, it still does
             if self._restored.stamp == _stamp(self.path):
                 return self.once(self.tick(now))
@@ -148,6 +165,7 @@ class AlertWatch:
                 told += self.once(out)  # before the reset: the new file's read does not raise them again
                 out = []
                 self._restart()
+                self._looked = False
                 whole = False
                 continue
             if update.header is not None:
@@ -251,11 +269,13 @@ class AlertWatch:
         assert restored is not None
         size = restored.stamp[0]
         if not checkpoint.holds(self.path, restored.stamp, restored.ends):
+            self._looked = False  # another file, read from its start
             return
         while self.tailer.offset < size:  # what the engine raises reading them again, the old engine raised
             before = self.tailer.offset
             update = self.tailer.poll(max_bytes=min(SLICE, size - self.tailer.offset))
             if update.reset:
+                self._looked = False
                 return self._restart()
             if update.header is not None:
                 self.engine.start(update.header)
@@ -285,7 +305,7 @@ class AlertWatch:
         alert raised before the reset is left out once; one that fires again later is kept)."""
         fresh = []
         for alert in alerts:
-            key = (alert.session, alert.cause, alert.seq)
+            key = _key(alert)
             if key in self._replaying:
                 self._replaying.discard(key)
                 continue
@@ -579,6 +599,7 @@ class FedWatch(AlertWatch):
             self._raised.extend(state.raised)
         if self._first is not None:
             self._first.extend(state.raised)
+            self.history.update(_key(alert) for alert in state.raised)
         return True
 
     def _rebuild(self, now: int, pace: Callable[[], None] | None, upto: int = 0) -> None:
@@ -631,8 +652,9 @@ class FedWatch(AlertWatch):
                 raised = self.engine.feed(items[start : start + self.FOLD], now)
                 with self._lock:
                     self._raised.extend(raised)
-                if self._first is not None:
+                if self._first is not None:  # the view's first pass: the log's history
                     self._first.extend(raised)
+                    self.history.update(_key(alert) for alert in raised)
             else:
                 self.engine.project(items[start : start + self.FOLD])
             self._next = self.engine.signals.seq + 1
@@ -771,8 +793,11 @@ class AlertFollower:
 
 
 def act(watch: AlertWatch, alert: Alert, warn: Callable[[str], None]) -> None:
-    """Send ``alert``'s action through ``watch`` (``AlertWatch.send_action``); a request that could not be written
-    is reported to ``warn``."""
+    """Send ``alert``'s action through ``watch`` (``AlertWatch.send_action``), unless the log's history raised it
+    (``AlertWatch.history``: a watcher acts on what happens while it watches, not on what an operator may have
+    answered already, each time it starts); a request that could not be written is reported to ``warn``."""
+    if _key(alert) in watch.history:
+        return
     try:
         watch.send_action(alert)
     except TapedeckError as exc:

@@ -4,9 +4,11 @@ itself, with the rule as the request's origin; never to a host that guards itsel
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from core.alerts.engine import Alert
 from core.alerts.follow import AlertFollower
 from core.control.config import validate_config
 from core.control.inbox import InboxReader
@@ -18,45 +20,118 @@ ACTING = validate_config({"model": {"prices": PRICES},
                                      "loop": {"count": 2, "action": "message", "message": "Stop re-reading a.py."}}})  # fmt: skip
 
 
-def _session(tmp_path: Path, host_alerts: dict[str, Any] | None) -> Path:
+def _session(tmp_path: Path, host_alerts: dict[str, Any] | None, history: bool = False) -> tuple[Path, Callable[[], None]]:
+    """A session's log, and what appends the events that cross the budget and repeat a call (with ``history`` they
+    are in the log from the start, and the second does nothing)."""
     log = Log()
     log.add("tapedeck/host", {"model": "crafted-model", "config": {"alerts": host_alerts or {}}})
     log.header()
     log.turn(1)
+    start = len(log.events)
     log.call("read_file", '{"path": "a.py"}')
     log.call("read_file", '{"path": "a.py"}')
     log.usage(1, 1, miss=60_000)  # $0.60
     path = tmp_path / "session.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(e) + "\n" for e in [HEADER, *log.events]))
-    return path
+    kept = log.events if history else log.events[:start]
+    path.write_text("".join(json.dumps(e) + "\n" for e in [HEADER, *kept]))
+
+    def crossing() -> None:
+        with path.open("a") as f:
+            f.write("".join(json.dumps(e) + "\n" for e in log.events[len(kept) :]))
+
+    return path, crossing
 
 
 def _requests(path: Path) -> list[dict[str, Any]]:
     return [e.request for e in InboxReader(path.parent / "control.jsonl").read() if e.request]
 
 
+def _watched(path: Path, crossing: Callable[[], None], act: bool = True) -> list[Alert]:
+    """A watcher's first look at the log, then what it raises once ``crossing`` appended to it."""
+    follower = AlertFollower([path], ACTING, act=act)
+    follower.poll()
+    crossing()
+    return follower.poll()
+
+
 def test_a_live_host_that_does_not_guard_itself_gets_the_actions(tmp_path: Path) -> None:
-    path = _session(tmp_path, None)
+    path, crossing = _session(tmp_path, None)
     hold_host(path)
-    raised = AlertFollower([path], ACTING, act=True).poll()
+    raised = _watched(path, crossing)
     assert {a.cause for a in raised} >= {"budget", "loop"}
     sent = sorted((r["origin"], r["op"], r["args"]) for r in _requests(path))  # type: ignore[misc]
     assert sent == [("alert:budget", "pause", {}), ("alert:loop", "message", {"text": "Stop re-reading a.py."})]
 
 
 def test_a_host_that_acts_on_a_rule_itself_is_left_to_it(tmp_path: Path) -> None:
-    path = _session(tmp_path, {"budget": {"usd": 1, "action": "pause"}})
+    path, crossing = _session(tmp_path, {"budget": {"usd": 1, "action": "pause"}})
     hold_host(path)
-    AlertFollower([path], ACTING, act=True).poll()
+    _watched(path, crossing)
     assert [r["origin"] for r in _requests(path)] == ["alert:loop"]
 
 
 def test_no_action_reaches_a_host_that_is_gone_or_a_watcher_without_actions(tmp_path: Path) -> None:
-    gone = _session(tmp_path / "gone", None)
-    assert AlertFollower([gone], ACTING, act=True).poll()
+    gone, crossing = _session(tmp_path / "gone", None)
+    assert _watched(gone, crossing)
     assert _requests(gone) == []
-    live = _session(tmp_path / "quiet", None)
+    live, crossing = _session(tmp_path / "quiet", None)
     hold_host(live)
-    assert AlertFollower([live], ACTING, act=False).poll()
+    assert _watched(live, crossing, act=False)
     assert _requests(live) == []
+
+
+def test_the_history_a_watcher_reads_first_is_shown_not_acted_on(tmp_path: Path) -> None:
+    """The session crossed its budget before this watcher started (an earlier watcher paused it, and the operator
+    resumed it on purpose): the watcher's first look raises the alerts of that history and sends nothing, however
+    often it is started (each open of the TUI with this config would pause the session again); what the log
+    raises while it watches is acted on."""
+    path, _ = _session(tmp_path, None, history=True)
+    hold_host(path)
+    for _ in range(2):  # a watcher started, then started again
+        follower = AlertFollower([path], ACTING, act=True)
+        assert {a.cause for a in follower.poll()} >= {"budget", "loop"}
+        assert _requests(path) == []
+    with path.open("a") as f:  # the same call again, in a new turn: the loop rule fires anew while it watches
+        f.write("".join(json.dumps(e) + "\n" for e in _again(path)))
+    assert [a.cause for a in follower.poll()] == ["loop"]
+    assert [r["origin"] for r in _requests(path)] == ["alert:loop"]
+
+
+def _again(path: Path) -> list[dict[str, Any]]:
+    """Events that open turn 2 and call read_file twice with the same arguments, numbered after the log's last."""
+    last = json.loads(path.read_text().splitlines()[-1])
+    log = Log(start_ms=last["time"])
+    log.events = [{}] * (last["seq"] + 1)  # seqs go on from the log's
+    log.turn(2)
+    log.call("read_file", '{"path": "a.py"}', turn=2)
+    log.call("read_file", '{"path": "a.py"}', turn=2)
+    return log.events[last["seq"] + 1 :]
+
+
+def test_the_tuis_engine_acts_on_what_its_view_hands_over_after_the_first_pass(tmp_path: Path) -> None:
+    """The TUI's engine (``FedWatch``, fed by the view): the view's first pass over the log is its history, whose
+    alerts are shown and not acted on; what the view hands over while it follows the log is acted on."""
+    from core.alerts.follow import FedWatch
+    from core.log.reader import read_log_header
+    from core.log.store import EventStore
+
+    path, _ = _session(tmp_path, None, history=True)
+    hold_host(path)
+    fed, view = FedWatch(ACTING, live=False), object()
+    follower = AlertFollower([], ACTING, act=True, fed=[fed])
+    events = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    store = EventStore()
+    fed.begin(view, path, read_log_header(path), store)
+    for event in events:
+        store.append(event)
+    fed.take(view, events)
+    fed.loaded(view, path.stat().st_size)
+    assert {a.cause for a in follower.poll()} >= {"budget", "loop"}
+    assert _requests(path) == []
+    again = _again(path)  # appended: the view follows and hands it over
+    for event in again:
+        store.append(event)
+    fed.take(view, again)
+    assert [a.cause for a in follower.poll()] == ["loop"]
+    assert [r["origin"] for r in _requests(path)] == ["alert:loop"]

@@ -67,9 +67,8 @@ def test_an_alerts_action_reaches_the_remote_hosts_inbox(sshd: Sshd, tmp_path: P
     log.header()
     log.add("tapedeck/host", {"pid": os.getpid(), "model": "crafted-model"})
     log.turn(1)
-    for _ in range(2):
-        log.call("bash", '{"command": "ls"}')
-        log.result(error=False)
+    log.call("bash", '{"command": "ls"}')
+    log.result(error=False)
     path = root / "p" / "loop-1" / "session.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [{**HEADER, "id": "loop-1"}, *log.events]))
@@ -77,6 +76,12 @@ def test_an_alerts_action_reaches_the_remote_hosts_inbox(sshd: Sshd, tmp_path: P
     config = validate_config({"alerts": {"loop": {"count": 2, "action": "message", "message": "try another way"}}})
     warnings: list[str] = []
     fleet = Fleet([f"testbox:{root}"], config)
+    fleet.poll()  # the first look: what the log holds now is its history, which no watcher acts on
+    written = len(log.events)
+    log.call("bash", '{"command": "ls"}')  # the same call again, while the fleet watches
+    log.result(error=False)
+    with path.open("ab") as f:
+        f.write(b"".join(orjson.dumps(e) + b"\n" for e in log.events[written:]))
     deadline = time.monotonic() + 30
     while not inbox_path(path).exists():
         raised: list[Alert] = []
