@@ -396,14 +396,13 @@ def waiting(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
 
 
 def context_ratio(s: Signals) -> tuple[float | None, int]:
-    """Context used as a share of the model's window and the seq that said so: the router's pressure when it is
-    the newest word, else the last usage over the known window (None: unknown)."""
-    usage_seq = s.context_tokens[1] if s.context_tokens else -1
-    if s.pressure is not None and s.pressure[1] >= usage_seq:
+    """Context used as a share of the model's window and the seq that said so: the newest of the router's pressure
+    and the last usage over the known window (a usage says nothing of the share while the window is unknown; None:
+    neither is known)."""
+    usage = (s.context_tokens[0] / s.window, s.context_tokens[1]) if s.context_tokens is not None and s.window else None
+    if s.pressure is not None and (usage is None or s.pressure[1] >= usage[1]):
         return s.pressure
-    if s.context_tokens is not None and s.window:
-        return s.context_tokens[0] / s.window, s.context_tokens[1]
-    return None, 0
+    return usage if usage is not None else (None, 0)
 
 
 def context(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:

@@ -108,6 +108,23 @@ def test_context_is_silent_when_the_window_is_unknown() -> None:
     assert fired(e, log) == []
 
 
+def test_context_with_an_unknown_window_goes_by_the_router_pressure_through_later_usage() -> None:
+    """The model's window is unknown (not in the table, no ``model.limits``): a step's usage says nothing of the
+    share then, so the router's pressure stands until the next word on it. Before, each usage after it read as
+    "unknown", which cleared the alert: it fired again at the next route, once a step, for one high stretch."""
+    log, e = Log(), engine({"context": {"percent": 50}}, window=None)
+    log.header("unknown-model")
+    log.turn(1)
+    high = log.add("tapedeck/route", {"turn": 1, "step": 1, "taskClass": "small", "pressure": 0.6})
+    log.usage(1, 1, miss=10_000)
+    log.add("tapedeck/route", {"turn": 1, "step": 2, "taskClass": "small", "pressure": 0.62})
+    log.usage(1, 2, miss=12_000)
+    log.add("tapedeck/route", {"turn": 1, "step": 3, "taskClass": "small", "pressure": 0.3})  # cleared
+    again = log.add("tapedeck/route", {"turn": 1, "step": 4, "taskClass": "small", "pressure": 0.7})
+    assert fired(e, log) == [("context", high), ("context", again)]
+    assert [t for t in e.transitions if t[0] == "context"] == [("context", True), ("context", False), ("context", True)]
+
+
 def test_budget_fires_when_the_session_cost_crosses_it() -> None:
     log, e = Log(), engine({"budget": {"usd": 0.5}})
     log.header()
