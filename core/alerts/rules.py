@@ -370,7 +370,7 @@ def error_streak(s: Signals, rule: RuleConfig, now: int | None) -> Finding | Non
 
 
 def stalled(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
-    """Running, but nothing written for ``seconds`` (needs the time)."""
+    """Running (or, with no host state known, a turn open), but nothing written for ``seconds`` (needs the time)."""
     state = s.host_state
     running = state[0] == "running" if state is not None else s.open_turn is not None
     last = max((t for t in (s.last_time, s.last_write) if t is not None), default=None)
@@ -378,7 +378,8 @@ def stalled(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
         return None
     quiet = (now - last) / 1000
     if quiet >= rule["seconds"]:
-        return Finding(s.seq, f"running, but nothing written for {_span(quiet)}")
+        what = "running" if state is not None else f"turn {s.open_turn} is open"  # a DSH log no bridge runs, say
+        return Finding(s.seq, f"{what}, but nothing written for {_span(quiet)}")
     return None
 
 

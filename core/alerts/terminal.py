@@ -17,6 +17,7 @@ import unicodedata
 
 from core.alerts.config import AlertsConfig
 from core.alerts.engine import Alert
+from core.shared.text import short_session
 
 BEL = "\x07"
 ESC = "\x1b"
@@ -67,6 +68,6 @@ def terminal_bytes(alert: Alert, config: AlertsConfig, *, tmux: bool) -> str:
     change, a rewind guard: the toast and the list say it without calling the operator back)."""
     if alert.severity not in CALLING:
         return ""
-    where = alert.session[:8] or alert.path
+    where = short_session(alert.session) or alert.path
     return alert_bytes(f"tapedeck: {alert.cause}", f"{where}: {alert.reason}", bell=config.bell, notify=config.notify,
                        tmux=tmux)  # fmt: skip

@@ -23,6 +23,14 @@ def test_the_two_notifications_and_the_bell() -> None:
     )
 
 
+def test_a_dsh_session_is_named_by_its_uuid_not_by_its_session_prefix() -> None:
+    """DSH ids all start with ``session-``: the notification names the session by what follows, as the toast and
+    ``tapedeck alerts`` do (``core.shared.text.short_session``)."""
+    alert = Alert("session-1a07d9fd-77aa-4e4e-9f0e-0123456789ab", "/s/session.jsonl", "host-died", 9, "critical",
+                  "the host exited", 1)  # fmt: skip
+    assert f"{ESC}]9;tapedeck: host-died: 1a07d9fd: the host exited{BEL}" in terminal_bytes(alert, validate({}), tmux=False)
+
+
 def test_tmux_gets_them_wrapped_with_inner_escapes_doubled_and_the_bell_as_it_is() -> None:
     out = terminal_bytes(_alert("critical"), validate({}), tmux=True)
     assert out.startswith(BEL + f"{ESC}Ptmux;{ESC}{ESC}]9;")
