@@ -179,14 +179,14 @@ class ExportPass:
             lambda request, session: self._request_done(tally, request, session), keep=True, lean=True, wired=True
         )
 
-        def after(session: Session, item: dict[str, Any] | PackedRow) -> None:
+        def after(session: Session, item: dict[str, Any] | PackedRow, raw: bytes | None = None) -> None:
             requests.after(session, item)
-            self._take(session, item)
+            self._take(session, item, raw)
 
         self._requests = requests
         session = load_session(self.path, retain=False, readback=True, before=requests.before, observe=after,
                                before_optional=RequestPass.NEUTRAL, skip_before=requests.quiet,
-                               deltas=self._run)  # fmt: skip
+                               deltas=self._run, parsed=after if self.options.redactor is not None else None)  # fmt: skip
         requests.finish(session)
         self._flush(session)
         at = self.options.at
@@ -196,7 +196,8 @@ class ExportPass:
 
     # --- rows
 
-    def _take(self, session: Session, item: dict[str, Any] | PackedRow) -> None:
+    def _take(self, session: Session, item: dict[str, Any] | PackedRow, raw: bytes | None = None) -> None:
+        """Take an item the session applied (``raw``: the bytes of its line, when it is the line as parsed)."""
         seq = session.next_seq - 1
         if type(item) is PackedRow:
             first = seq - item.count + 1
@@ -207,7 +208,7 @@ class ExportPass:
                         lambda: item)  # fmt: skip
         else:
             self._flush(session)
-            self._event(session, item, seq)
+            self._event(session, item, seq, raw)
         self._moment(session)
 
     def _run(self, session: Session, seq0: int, n: int, turn: int, step: int, chars: int) -> None:
@@ -244,21 +245,26 @@ class ExportPass:
         row = block_row(s.head, block, False, s.error)
         self._emit(self._row_dict(session, row, {"deltas": block.deltas, "endSeq": s.end - 1}))
 
-    def _event(self, session: Session, event: dict[str, Any], seq: int) -> None:
+    def _event(self, session: Session, event: dict[str, Any], seq: int, raw: bytes | None = None) -> None:
+        """The row of ``event`` (``raw``: its line's bytes, when it is the line as parsed), and its node kept."""
         redactor = self.options.redactor
         surface = session.on_surface(seq)
         line = None  # the row's summary, when it is ``summarize`` of the whole event (no string cut), to a longer limit
         if redactor is not None:  # one JSON of the event serves the redaction's screen and the row's clipping
-            try:
-                dump: bytes | None = orjson.dumps(event)
-            except TypeError:
-                dump = None
             seen: Seen | None = {} if surface else None  # what redacting the strings a node's wire takes made
-            shown, found = redactor.walk_found(event, dump, seen)
+            if raw is not None and redactor.clean_line(raw):  # its line as read says there is nothing to redact
+                shown, found, measured = event, None, len(raw)  # (a string's JSON is at least its length)
+            else:
+                try:
+                    dump: bytes | None = orjson.dumps(event)
+                except TypeError:
+                    dump = None
+                shown, found = redactor.walk_found(event, dump, seen)
+                measured = len(dump) if dump is not None and shown is event else None
             if found is not None and surface:
                 self._found[seq] = found
-            row = build_row(shown, len(dump) if dump is not None and shown is event else None)
-            if surface and dump is not None and shown is event and len(dump) <= SUMMARY_SOURCE_LIMIT and _WHOLE:
+            row = build_row(shown, measured)
+            if surface and measured is not None and measured <= SUMMARY_SOURCE_LIMIT and _WHOLE:
                 line = row.summary
         else:
             shown, row, seen = event, build_row(event), None

@@ -126,6 +126,9 @@ class Redactor:
         # of memory, which a screen must never do.
         self._screen = screen.Match
         self._unanchored = screen.Anchor.UNANCHORED
+        # the same screen of an event's line as read, which also stops at a ``\u`` or ``\/`` escape: a string
+        # without them is written there as ``orjson`` writes it (``clean_line``)
+        self._line_screen = re2.compile(b"|".join([_SCREEN, *literals, rb"\\[u/]"]))._regexp.Match
 
     def text(self, text: str) -> str:
         """``text`` with every secret replaced by ``[redacted <kind>]`` (a home directory by ``~``).
@@ -233,6 +236,12 @@ class Redactor:
             return self._screen(self._unanchored, data, 0, len(data))[0][0] < 0  # the whole match's span: (-1, -1)
         except TypeError:  # not JSON (a key that is no string, an integer too big): walked string by string
             return False
+
+    def clean_line(self, line: bytes) -> bool:
+        """True when no string of the JSON value read from ``line`` can hold anything to redact: the screen finds
+        nothing there, nor any ``\\u`` or ``\\/`` escape (a string written so may hold what the screen finds only as
+        ``orjson`` writes it: every other escape is the one ``orjson`` writes)."""
+        return self._line_screen(self._unanchored, line, 0, len(line))[0][0] < 0
 
     def tally(self) -> tuple[int, ...]:
         """Replacements so far by kind, in ``KINDS`` order."""

@@ -169,14 +169,18 @@ class LogDecoder:
         # row, as parsed; ``LineStore.run_head`` makes its first event of it without reading it back)
         self.run_head: dict[str, Any] | None = None
         self._partial = bytearray()
-        self._partial_offset = 0
+        # where ``_partial`` starts: its file offset (raw) or that of its zstd frame, and its place in the data fed
+        # (one attribute: a 30th would cost every attribute look-up of a decoder its fast path)
+        self._partial_at = (0, 0)
         self._offset = 0  # raw: file offset of the next byte fed
         self._frames = FrameStream() if compressed else None
         self._warned_types: set[str] = set()
         self._session_id = ""  # the header's id, once line 1 is decoded (legacy upgrades name it per event)
         self._pos = 0  # zstd: where the line being decoded starts in its frame's data
         self._len = 0  # bytes of the line being decoded
-        self._partial_pos = 0
+        # the data whose lines ``_lines`` decodes: the line of an event a ``Consumer.typed`` sink took, noted at
+        # ``start`` with ``length`` (``RecordNote``), is ``fed[start : start + length]`` while ``after`` is told of it
+        self.fed = b""
 
     @classmethod
     def for_records(cls, name: str, header: dict[str, Any]) -> LogDecoder:
@@ -323,14 +327,14 @@ class LogDecoder:
                     Diagnostic(
                         "torn-line",
                         f"last line is incomplete ({len(rest)} bytes, no newline); ignored",
-                        self._partial_offset,
+                        self._partial_at[0],
                         self.next_seq,
                         "warning",
                     )
                 )
             else:
-                self._pos = self._partial_pos
-                self._line(rest, self._partial_offset, out)
+                offset, self._pos = self._partial_at
+                self._line(rest, offset, out)
         return out
 
     def _feed_lines(self, data: bytes, base: int, out: DecodeBatch, fixed_offset: bool = False) -> None:
@@ -343,8 +347,8 @@ class LogDecoder:
             # completed in place and parsed from the bytearray: a multi-MB line is never copied whole
             self._partial += memoryview(data)[:nl]
             line, self._partial = self._partial, bytearray()
-            self._pos = self._partial_pos
-            self._line(line, self._partial_offset, out)
+            offset, self._pos = self._partial_at
+            self._line(line, offset, out)
             start = nl + 1
         while self.header is None and not self.fatal:  # line 1 and any blank lines before it
             nl = data.find(b"\n", start)
@@ -358,8 +362,7 @@ class LogDecoder:
         start = self._lines(data, start, base, fixed_offset, out)
         if start < len(data):
             self._partial += memoryview(data)[start:]  # one copy, not a slice and a copy
-            self._partial_offset = base if fixed_offset else base + start
-            self._partial_pos = start
+            self._partial_at = (base if fixed_offset else base + start, start)
 
     def _lines(self, data: bytes, start: int, base: int, fixed_offset: bool, out: DecodeBatch) -> int:
         """Decode every complete line of ``data`` from ``start`` on (the header is known); return where the
@@ -382,6 +385,7 @@ class LogDecoder:
         end = data.rfind(b"\n", start) + 1  # the partial rest begins there
         if not end:
             return start
+        self.fed = data
         # A BytesIO hands out its lines (with their newline) in C, finding each with memchr: fewer steps a line than
         # a ``find`` and a slice (``split`` compares every byte). It shares ``data``, partial rest and all: a slice
         # without the rest would copy every byte fed (a zstd frame's lines come fed whole), so the loop stops there.

@@ -33,6 +33,9 @@ Observer = Callable[[Session, "dict | PackedRow"], None]
 RunObserver = Callable[[Session, int, int, int, int, int], None]
 """Told of a run of stream deltas once projected: the session, then ``(seq0, n, turn, step, chars)`` as
 ``core.log.decoder.DeltaSink`` takes them."""
+ParsedObserver = Callable[[Session, dict[str, Any], bytes], None]
+"""Told of an event a fused path took, once projected: the session, the event (its line as parsed, nothing changed
+but its seq and time) and the bytes of its line, as read (without its newline)."""
 
 
 def load_session(
@@ -50,6 +53,7 @@ def load_session(
     skip_deltas: bool = False,
     deltas: RunObserver | None = None,
     skip_before: Callable[[str, int], bool] | None = None,
+    parsed: ParsedObserver | None = None,
 ) -> Session:
     """Project a whole log file or session directory (raw or zstd).
 
@@ -63,7 +67,8 @@ def load_session(
     types may be projected without ``before`` (a fused path then takes them, as it does when nothing observes
     them). ``skip_before(type, seq)``, asked right before an event of any other type a fused path takes would be
     projected at ``seq``, may answer that ``before`` need not be told of that one: the fused path then takes it
-    (``observe`` is still told of it). With ``skip_deltas`` (and ``retain=False``), stream deltas (packed rows, and chunk events that are no
+    (``observe`` is still told of it). ``parsed`` (with ``readback`` and ``retain=False``), when given, is told instead of
+    ``observe`` of each event a fused path took, with its line's bytes. With ``skip_deltas`` (and ``retain=False``), stream deltas (packed rows, and chunk events that are no
     usage sample or finish) are projected a run at a time without ``before`` or ``observe``: an observer finds
     them in the seqs it was not told of. ``deltas`` (with ``retain=False``) is told of each such run once it is
     projected, instead of ``before`` and ``observe`` of its items. Diagnostics come out
@@ -100,8 +105,9 @@ def load_session(
         consumer.deltas = _runs(session, deltas) if not retain and unseen else None
         consumer.event = event
         consumer.told = facts.general_observers() if index else None
+        fused = observe if parsed is None or lines is None else _with_line(parsed, lines.noted, decoder)
         consumer.typed, consumer.after = _typed_routes(session, before, observe, observe_types, facts if index else None,
-                                                       before_optional, skip_before)  # fmt: skip
+                                                       before_optional, skip_before, fused)  # fmt: skip
 
     if back is not None:
         decoder, lines, session = back.decoder, back.lines, back.session
@@ -168,9 +174,11 @@ def _typed_routes(
     facts: SessionFacts | None,
     before_optional: Container[str] = (),
     skip_before: Callable[[str, int], bool] | None = None,
+    fused: Observer | None = None,
 ) -> tuple[dict[str, TypedSink], dict[str, Callable[[dict[str, Any]], None]]]:
     """The fused paths into ``session`` (``Consumer.typed``) and what is told of each event one took, by type
-    (``Consumer.after``): ``observe`` for the types it sees, then ``facts`` for theirs. A type ``before`` sees
+    (``Consumer.after``): ``observe`` (or ``fused`` in its place, when given) for the types it sees, then ``facts``
+    for theirs. A type ``before`` sees
     (but those of ``before_optional``) takes the general path, where it is told of an event before the event is
     projected, unless ``skip_before`` lets the fused path take that event."""
     sinks = session.typed_sinks()
@@ -187,7 +195,7 @@ def _typed_routes(
     for etype in sinks:
         note = noted.get(etype, facts.observe if facts is not None and etype in FACT_TYPES else None)
         if etype in seen:
-            after[etype] = _told(session, observe, note)  # type: ignore[arg-type]
+            after[etype] = _told(session, fused or observe, note)  # type: ignore[arg-type]
         elif note is not None:
             after[etype] = note
     return sinks, after
@@ -200,6 +208,17 @@ def _gated(etype: str, sink: TypedSink, skip_before: Callable[[str, int], bool])
         return skip_before(etype, seq) and sink(event, data, seq)
 
     return gated
+
+
+def _with_line(parsed: ParsedObserver, noted: list[Any], decoder: LogDecoder) -> Observer:
+    """``parsed`` told of an event a fused path took with its line: the decoder noted where the line is (the last
+    ``RecordNote`` in ``noted``, a ``LineStore``'s) right before telling of its event."""
+
+    def told(session: Session, event: dict[str, Any]) -> None:
+        start, length = noted[-3], noted[-2]  # the note's fields: seq, count, offset, start, length, type
+        parsed(session, event, decoder.fed[start : start + length])
+
+    return told
 
 
 def _told(

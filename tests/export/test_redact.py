@@ -222,3 +222,32 @@ def test_a_key_that_only_joined_text_blocks_make_is_redacted_where_the_wire_join
         for fmt in ("json", "html"):
             out = _export(log, fmt, Redactor(environ={}, home="/nonexistent-home")).decode()
             assert key not in out and "[redacted key]" in out, fmt
+
+
+@pytest.mark.parametrize(
+    ("secret", "written"),
+    [
+        ("alice@example.com", b"alice\\u0040example.com"),
+        ("/home/alice", b"\\/home\\/alice"),
+        ("sk-" + "a1B2" * 6, b"sk\\u002d" + b"a1B2" * 6),
+    ],
+)
+def test_a_secret_its_line_writes_with_escapes_is_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, secret: str, written: bytes
+) -> None:
+    """The export screens an event's line as read, where a string may be written with escapes a dump of it has
+    not (``\\u0040`` for ``@``, ``\\/`` for ``/``): such a line is screened as its event's dump, so the secret
+    is redacted as when the line writes it plainly."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "escaped").mkdir()
+    plain = plant(tmp_path / "plain" / "log.jsonl", user=f"see {secret} now", result=f"at {secret}", answer=secret)
+    escaped = tmp_path / "escaped" / "log.jsonl"
+    escaped.write_bytes(plain.read_bytes().replace(secret.encode(), written))
+    assert escaped.read_bytes().count(written) == 3
+    for fmt in ("json", "md", "html"):
+        out = _export(escaped, fmt, Redactor(environ={}, home="/nonexistent-home")).decode()
+        assert secret not in out, fmt
+        assert out == _export(plain, fmt, Redactor(environ={}, home="/nonexistent-home")).decode().replace(
+            str(plain), str(escaped)
+        ), fmt
