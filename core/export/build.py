@@ -40,7 +40,7 @@ from core.read.summary import cut_line
 from core.read.surface import SURFACE_SUMMARY, surface_row
 from core.rebuild.cost import CostTally
 from core.rebuild.request import Request, RequestPass, node_wire
-from core.rebuild.request_diff import RequestDiff
+from core.rebuild.request_diff import RequestDiff, diff_requests
 from core.shared.errors import TapedeckError
 from core.shared.text import text_of_blocks, tool_result_text
 
@@ -158,6 +158,7 @@ class ExportPass:
     options: ExportOptions
     rows: RowSink
     messages: bool = True  # the writer reads the request's messages (else the pass counts their redactions)
+    costs: bool = True  # the writer shows each request's cost (else a request's diff is made only where it is read)
     nodes: NodeSpool | None = None  # where the pass keeps what the sections write of each node, while no cut came
     notes: dict[int, Note] = field(default_factory=dict)
     count: int = 0  # rows handed out
@@ -165,7 +166,8 @@ class ExportPass:
     _stream: _Stream | None = None
     _found: dict[int, Counts] = field(default_factory=dict)  # what redacting the surface's nodes replaced
     _surface_at: Surface | None = None
-    _request: tuple[Request, RequestDiff, bool] | None = None  # the chosen request, its diff, whether it came first
+    # the chosen request, its diff (or the request it is against, when the tally left it out), whether it came first
+    _request: tuple[Request, RequestDiff | Request, bool] | None = None
     _marks: list[dict[str, Any]] = field(default_factory=list)
     # without ``messages``: what redacting each surface node's wire messages replaces, noted as it is applied
     _wired: dict[int, Counts | None] = field(default_factory=dict)
@@ -174,7 +176,7 @@ class ExportPass:
     def run(self) -> dict[str, Any]:
         """Read the log, hand out every row, and return the document's other sections."""
         self.notes = load_notes(self.path)
-        tally = CostTally()
+        tally = CostTally(diffs=self.costs)
         requests = RequestPass(
             lambda request, session: self._request_done(tally, request, session), keep=True, lean=True, wired=True
         )
@@ -411,11 +413,12 @@ class ExportPass:
         first = tally.before is None
         tally.add(request, session)
         o = self.options
-        if tally.diff is None or (o.at is not None and request.seq > o.at):  # not an agent request, or too late
+        diff = tally.diff if tally.diff is not None else tally.skipped
+        if diff is None or (o.at is not None and request.seq > o.at):  # not an agent request, or too late
             return False
         if o.turn is not None and (request.turn != o.turn or (o.step is not None and request.step != o.step)):
             return False
-        self._request = (request, tally.diff, first)  # made into data once chosen for good (``_document``)
+        self._request = (request, diff, first)  # made into data once chosen for good (``_document``)
         return False
 
     def _document(self, session: Session, tally: CostTally) -> dict[str, Any]:
@@ -431,7 +434,9 @@ class ExportPass:
         request = None
         if self._request is not None:
             built, made, first = self._request
-            diff = {**made.to_dict(), "first": first}
+            if made.__class__ is not RequestDiff:  # the request it is against: the tally left the diff out
+                made = diff_requests(made, built, session)  # type: ignore[arg-type]
+            diff = {**made.to_dict(), "first": first}  # type: ignore[union-attr]
             request = {**self._redacted(built.to_dict(shallow=True)), "nodes": request_nodes(built),
                        "cacheBreak": {k: diff[k] for k in ("first", "broke", "prefixBytes", "totalBytes", "cause", "causeSeq",
                                                              "added", "removed", "replaced")}}  # fmt: skip

@@ -92,6 +92,7 @@ class HtmlFormat:
     """Rows as ``<li>`` items of the event list; the sections around them."""
 
     messages = True
+    costs = False
     joined = False  # a request message is written between pieces of its own (``_request``)
 
     def __init__(self, log_name: str) -> None:

@@ -42,6 +42,7 @@ class MarkdownFormat:
     """Rows as transcript paragraphs (only turns, messages, tool results and notes); the head and the cost."""
 
     messages = False  # no request: the head's redaction summary counts what redacting its messages replaces
+    costs = False
 
     def __init__(self, log_name: str) -> None:
         self.log_name = log_name

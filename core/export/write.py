@@ -27,6 +27,7 @@ class Format(Protocol):
     """A format: what opens the document, each row as it comes, and what closes it once the pass is over."""
 
     messages: bool  # ``closing`` writes the request's messages (else the document has none, only their count)
+    costs: bool  # ``closing`` writes each request's cost (its size and cause too), not only the sums and cuts
 
     def opening(self) -> bytes:
         """What goes before the first row (known before the log is read)."""
@@ -53,6 +54,7 @@ class JsonFormat:
     """One JSON object: ``events``, the rows in seq order, then the document's sections."""
 
     messages = True
+    costs = True
     joined = True  # its pieces carry the comma before them: several may come as one block
 
     def __init__(self) -> None:
@@ -174,7 +176,7 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
 
     with spool() as rows, spool() as messages:  # the surface's nodes as the pass read them (for a writer of nodes)
         nodes = NodeSpool(rows, messages, writer) if isinstance(writer, Pieces) and writer.messages else None
-        doc = ExportPass(path, options, put, writer.messages, nodes).run()
+        doc = ExportPass(path, options, put, writer.messages, writer.costs, nodes).run()
         out.write(b"".join(pending))
         for data in writer.closing(doc):
             out.write(data)

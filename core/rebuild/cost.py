@@ -27,6 +27,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any
 
 from core.read.session import Session
@@ -118,25 +119,46 @@ class _Break:
     prefix_bytes: int
 
 
-class CostTally:
-    """The cost report built one request at a time, holding a small row per request and the last request."""
+_UNBROKEN = _Break(False, None, 0)
 
-    def __init__(self, config: ModelConfig | None = None) -> None:
+
+class CostTally:
+    """The cost report built one request at a time, holding a small row per request and the last request.
+
+    Without ``diffs`` (for a report whose requests' rows and ``bytesPerToken`` are not shown) an agent request is
+    diffed against the one before it only where a cut came between them (its estimate reads the diff): a lean
+    request's row then takes its size from its digest and no cause."""
+
+    def __init__(self, config: ModelConfig | None = None, diffs: bool = True) -> None:
         self.config = config
         self.price = price_lookup(config)
+        self.diffs = diffs
         self.rows: list[RequestCost] = []
         self.breaks: list[_Break] = []
         self.before: Request | None = None
         self.diff: RequestDiff | None = None  # the last request's against the agent request before it
+        # when that diff was left out: the request it is against (``diff_requests(skipped, last, session)`` makes
+        # it at any later time: a lean diff reads nothing the log's later events change)
+        self.skipped: Request | None = None
 
     def add(self, request: Request, session: Session) -> None:
         """Count the next request; ``session`` has projected at least up to it."""
+        self.skipped = None
         if request.kind != AGENT:
             self._row(request, len(prompt_bytes(request)), None)
-            self.breaks.append(_Break(False, None, 0))
+            self.breaks.append(_UNBROKEN)
             self.diff = None
             return
         before = self.before
+        if not self.diffs and before is not None and _lean(before) and _lean(request):
+            cuts = session.cuts
+            after = bisect.bisect_right(cuts, request.seq, key=_SEQ)  # the cuts up to it
+            if not after or cuts[after - 1].seq <= before.seq:  # none since ``before``: no estimate reads the diff
+                self.diff, self.skipped = None, before
+                self.breaks.append(_UNBROKEN)
+                self._row(request, request.digest.size, None)  # type: ignore[union-attr]
+                self.before = request
+                return
         self.diff = diff = diff_requests(before, request, session)
         broke = diff.broke and before is not None
         self.breaks.append(_Break(broke, diff.cause_seq, diff.prefix_bytes))
@@ -221,6 +243,14 @@ class CostTally:
         cited = set(session.sources_of(seq))
         priced = [r.usd for r in calls if r.seq in cited and r.usd is not None]
         return sum(priced) if priced else None
+
+
+_SEQ = attrgetter("seq")
+
+
+def _lean(request: Request) -> bool:
+    """Whether ``request`` is lean (its ``Digest`` holds no message)."""
+    return request.digest is not None and not request.digest.done
 
 
 class RowDicts:

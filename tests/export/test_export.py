@@ -109,3 +109,32 @@ def test_output_file_is_redacted_by_default_and_bad_arguments_are_refused(
     assert "seq 100000 is not in this log" in capsys.readouterr().err
     assert main(["export", str(log), "-o", str(tmp_path / "missing" / "x.html")]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["html", "md"])
+def test_a_format_that_shows_no_request_cost_row_exports_as_with_every_diff_made(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTML and Markdown show no request's cost row, so the pass diffs a request against the one before it only
+    where a cut's estimate or the chosen request reads the diff: the export is the one every diff made gives."""
+    from bench.gen_session import generate
+    from core.export.build import ExportOptions
+    from core.export.write import export, make_format
+
+    mixed = tmp_path / "mixed.jsonl"
+    generate(mixed, 1_500_000, seed=1, profile="mixed")
+    writer = type(make_format(fmt, ""))
+    for log in [*LOGS, mixed]:
+        for options in (ExportOptions(), ExportOptions(turn=2), ExportOptions(at=400)):
+            outs = []
+            for costs in (False, True):
+                monkeypatch.setattr(writer, "costs", costs)
+                out = io.BytesIO()
+                try:
+                    export(log, out, fmt, options)
+                except Exception as exc:  # noqa: BLE001 - a request or moment the log has not: the same error
+                    out.write(repr(exc).encode())
+                outs.append(out.getvalue())
+            assert outs[0] == outs[1], (log.name, options)
+    doc = _json("export", str(mixed), "--format", "json")
+    assert any(cut["brokeCache"] for cut in doc["cost"]["cuts"])  # a cut's estimate read a diff
