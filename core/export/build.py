@@ -30,7 +30,7 @@ from core.export.redact import Counts, Redactor, Seen
 from core.export.spool import NodeSpool
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
-from core.policies.checkpoint import CHECKPOINT_EVENT
+from core.log.vocabulary import CHECKPOINT_EVENT
 from core.read.load import load_session
 from core.read.notes import Note, load_notes
 from core.read.rows import SUMMARY_LIMIT, SUMMARY_SOURCE_LIMIT, Row, block_row, build_row, event_size

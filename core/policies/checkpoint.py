@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from core.bridge.commands import td_commands
+from core.log.vocabulary import CHECKPOINT_EVENT
 from core.read.session import Session
 from core.shared.errors import TapedeckError
 
-CHECKPOINT_EVENT = "tapedeck/checkpoint"
 REWIND_EVENT = "tapedeck/rewind"
 CHECKPOINT_TOOL_NAME = "checkpoint"
 PLACED_BY = ("model", "operator")
