@@ -64,6 +64,9 @@ def test_the_budget_guard_pauses_the_demo_host_before_its_next_model_request(tmp
         [sys.executable, "-m", "core.cli", "alerts", str(root), "--follow", "--json", "--config", str(conf)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    lines: list[str] = []  # what the follower streamed so far, read as it comes
+    reader = threading.Thread(target=lambda: lines.extend(follower.stdout), daemon=True)  # type: ignore[arg-type]
+    reader.start()
     outcomes: list[Any] = []
     runner = threading.Thread(target=lambda: outcomes.extend(host.run()), daemon=True)
     runner.start()
@@ -95,27 +98,39 @@ def test_the_budget_guard_pauses_the_demo_host_before_its_next_model_request(tmp
         control.append_request(control.inbox_path(log), "resume", {})
         runner.join(60)
         assert not runner.is_alive()
+    except BaseException:
+        follower.kill()  # the test failed: the follower is of no more use
+        raise
     finally:
         if runner.is_alive():
             control.append_request(control.inbox_path(log), "stop", {})
             runner.join(30)
         host.close()
-        time.sleep(0.5)  # the follower's next poll sees the end of the log
+    # what the follower streamed live is what a report of the finished log says (bar the live-only waiting): wait
+    # for its polls to reach the log's end (on a loaded machine that takes a while), then stop it
+    assert main(["alerts", str(root), "--json", "--config", str(conf)]) == 1
+    reported = json.loads(capsys.readouterr().out)
+    key = lambda a: (a["cause"], a["seq"], a["reason"])  # noqa: E731
+
+    def streamed_keys() -> list[tuple[Any, ...]]:
+        alerts = [json.loads(line) for line in list(lines)]
+        return [key(a) for a in alerts if a["cause"] != "waiting" or a["reason"].startswith("paused")]
+
+    try:
+        _wait(lambda: len(streamed_keys()) >= len(reported), timeout=60)
+    finally:
         follower.send_signal(signal.SIGTERM)
-        out, err = follower.communicate(timeout=30)
+        follower.wait(timeout=30)
+        reader.join(30)
+    err = follower.stderr.read()  # type: ignore[union-attr]
     assert [o.reason["kind"] for o in outcomes] == ["completed"] * len(TASKS)
-    streamed = [json.loads(line) for line in out.splitlines()]
+    streamed = [json.loads(line) for line in lines]
     budget = [a for a in streamed if a["cause"] == "budget"]
     assert len(budget) == 1 and budget[0]["path"] == str(log)
     at = _events(log)[budget[0]["seq"]]["data"]  # the crossing step's usage (its usage chunk)
     assert (at["turn"], at["step"]) == step and budget[0]["seq"] <= crossing["seq"]
     assert set(budget[0]) == {"session", "path", "cause", "seq", "severity", "reason", "at"}
-    # what the follower streamed live is what a report of the finished log says (bar the live-only waiting)
-    assert main(["alerts", str(root), "--json", "--config", str(conf)]) == 1
-    reported = json.loads(capsys.readouterr().out)
-    key = lambda a: (a["cause"], a["seq"], a["reason"])  # noqa: E731
-    assert [key(a) for a in reported] == [key(a) for a in streamed if a["cause"] != "waiting" or
-                                          a["reason"].startswith("paused")]  # fmt: skip
+    assert [key(a) for a in reported] == streamed_keys()
     assert err == "", err
 
 
