@@ -11,6 +11,7 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
 from core.cli.common import emit, guarded
 from core.shared.errors import TapedeckError
+from core.shared.text import printable
 
 
 def _export(args: argparse.Namespace) -> None:
@@ -37,17 +38,23 @@ def _export(args: argparse.Namespace) -> None:
 
 
 class _TextOut:
-    """Bytes written to a text stream with no byte buffer (a redirected ``sys.stdout``), decoded as they come."""
+    """Bytes written to ``sys.stdout`` as text, decoded as they come: a redirected stdout with no byte buffer, or
+    a terminal (``draw``), where the log's control characters are drawn (``printable``) as every text report
+    draws them, never run."""
 
-    def __init__(self) -> None:
+    def __init__(self, draw: bool = False) -> None:
         self.decoder = codecs.getincrementaldecoder("utf-8")()
+        self.draw = draw
 
     def write(self, data: bytes) -> int:
-        sys.stdout.write(self.decoder.decode(data))
+        text = self.decoder.decode(data)
+        sys.stdout.write(printable(text) if self.draw else text)
         return len(data)
 
 
 def _stdout() -> Any:
+    if sys.stdout.isatty():
+        return _TextOut(draw=True)
     buffer = getattr(sys.stdout, "buffer", None)
     return buffer if buffer is not None else _TextOut()
 

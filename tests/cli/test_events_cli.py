@@ -118,3 +118,23 @@ def test_a_request_to_a_terminal_shows_controls_as_pictures(
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert ESCAPES not in out and "out ␛]52;c;cHduZWQ=␇␛[2J" in out, out
+
+
+@pytest.mark.parametrize("fmt", ["md", "html", "json"])
+def test_an_export_to_a_terminal_draws_controls_and_piped_keeps_its_bytes(
+    fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``export`` to stdout, as every text report: on a terminal the log's escapes are drawn, never run; through a
+    pipe (or ``-o FILE``) the document is exact (JSON escapes its controls anyway)."""
+    log = Log()
+    log.turn(1, "run it", f"out {ESCAPES}")
+    path = log.write(tmp_path / "session.jsonl")
+    argv = ["export", str(path), "--format", fmt]
+    assert main(argv) == 0
+    piped = capsys.readouterr().out
+    assert fmt == "json" or ESCAPES in piped  # piped: as the format writes it
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert not any(ord(c) < 32 and c not in "\n\t" or 0x7F <= ord(c) <= 0x9F for c in out), out
+    assert fmt == "json" or "out ␛]52;c;cHduZWQ=␇␛[2J" in out, out
