@@ -23,6 +23,7 @@ from core.read.surface import surface_row
 from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
 from core.shared.errors import TapedeckError
+from core.shared.text import model_label
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
@@ -79,7 +80,7 @@ def _render_inspect(r: dict[str, Any]) -> str:
         f"session {h.get('id')}  ({r['path']}{', zstd' if r['compressed'] else ''})",
         f"  cwd {h.get('cwd')}  depth {h.get('delegationDepth')}"
         + (f"  parent {h['parentSession']}" if h.get("parentSession") else ""),
-        f"  model {r['provider']}/{r['model']}",
+        f"  model {model_label(r['provider'], r['model'])}",
         f"  host {describe_host(r['host'])}",
         f"events {r['events']}  turns {len(r['turns'])}  steps {r['steps']}  "
         f"tool calls {r['tools']['calls']} ({r['tools']['errors']} errors)",

@@ -29,6 +29,7 @@ from core.read.summary import human_chars
 from core.rebuild.request import AGENT, Request, stream_requests
 from core.shared.errors import TapedeckError
 from core.shared.model_specs import missing_price
+from core.shared.text import model_label
 from core.shared.wire import call_text
 
 CLIP = 400
@@ -221,7 +222,7 @@ def _request_lines(
     count = len(messages) if count is None else count  # type: ignore[arg-type]
     yield (
         f"{what} · at seq {r['seq']} · {r['host']} · "
-        f"{r['provider']}/{r['model']} · {count} messages · {human_chars(r['chars'])} chars"
+        f"{model_label(r['provider'], r['model'], 'model unknown')} · {count} messages · {human_chars(r['chars'])} chars"
         + "".join(f" · {e}" for e in extra if e)
     )
     yield f"  tools ({len(r['tools'])}): {tools}"

@@ -16,6 +16,7 @@ from core.export.build import in_step
 from core.export.spool import replay, spool
 from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
+from core.shared.text import model_label
 from core.shared.wire import call_text
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -222,7 +223,7 @@ class HtmlFormat:
             parts: list[str | Callable[[], str]] = [
                 '</ol></section><div class="top">',
                 f"<header><h1>{_e(title)}</h1><table>",
-                f"<tr><th>model</th><td>{_e(s['provider'])}/{_e(s['model'])}</td></tr>",
+                f"<tr><th>model</th><td>{_e(model_label(s['provider'], s['model']))}</td></tr>",
                 f"<tr><th>state</th><td>{_e(s['state'])}</td></tr>",
                 f"<tr><th>turns</th><td>{len(s['turns'])}: {_e(turns)}</td></tr>",
                 f'<tr><th>events</th><td id="event-count">{s["events"]}</td></tr>',
@@ -336,7 +337,7 @@ class HtmlFormat:
         fresh = set(b["added"]) | {x["by"] for x in b["replaced"]}
         again = f" attempt {r['attempt']}" if r["attempt"] > 1 else ""
         yield (f"<h2 id=\"request\">Request: turn {r['turn']} step {r['step']}{again} (at seq {r['seq']})</h2>").encode()
-        yield (f"<p>{_e(r['provider'])}/{_e(r['model'])} · {len(r['messages'])} messages · {r['chars']} chars · "
+        yield (f"<p>{_e(model_label(r['provider'], r['model'], 'model unknown'))} · {len(r['messages'])} messages · {r['chars']} chars · "
                f"tools: {_e(', '.join(r['tools']) or 'none')}</p><p><b>{_e(where)}</b></p><ol>").encode()  # fmt: skip
         lead = max(0, len(r["messages"]) - len(r["nodes"]))  # the system prompt comes from no surface node
         for i, piece in enumerate(r["messages"]):

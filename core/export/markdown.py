@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from core.shared.text import model_label
+
 CLIP = 600
 BUDGET = 50_000  # characters of rows; the head and tail add a few thousand at most
 FENCE = "~~~~"  # texts hold ``` often, ~~~~ rarely
@@ -112,7 +114,7 @@ class MarkdownFormat:
         lines = [
             f"## tapedeck session `{s['id']}`",
             "",
-            f"- model: {s['provider']}/{s['model']} · state: {s['state']}",
+            f"- model: {model_label(s['provider'], s['model'])} · state: {s['state']}",
             f"- turns: {len(s['turns'])} ({turns}) · events: {s['events']} · cost: {_usd(s['usd'])}",
             f"- {redaction}" + (f" · at seq {doc['at']}" if doc["at"] is not None else ""),
             "",

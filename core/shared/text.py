@@ -15,6 +15,14 @@ _PICTURES = {**{c: 0x2400 + c for c in range(0x20) if c not in (9, 10)}, 0x7F: 0
              **{c: 0xFFFD for c in range(0x80, 0xA0)}}  # fmt: skip
 
 
+def model_label(provider: object, model: object, missing: str = "unknown") -> str:
+    """``provider/model`` as a report names a session's model (``?`` for a part the log does not say; ``missing``
+    when it says neither), never Python's ``None``."""
+    if not provider and not model:
+        return missing
+    return f"{provider or '?'}/{model or '?'}"
+
+
 def printable(text: str) -> str:
     """``text`` with every terminal control character but tab and newline replaced by a visible stand-in of one
     code point, so that text from a log drawn on a terminal shows its escapes instead of running them (clipboard

@@ -138,3 +138,17 @@ def test_an_export_to_a_terminal_draws_controls_and_piped_keeps_its_bytes(
     out = capsys.readouterr().out
     assert not any(ord(c) < 32 and c not in "\n\t" or 0x7F <= ord(c) <= 0x9F for c in out), out
     assert fmt == "json" or "out ␛]52;c;cHduZWQ=␇␛[2J" in out, out
+
+
+def test_a_log_that_names_no_model_says_so_in_reports_and_exports(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """No request header, no host event: the model is unknown, never Python's ``None/None`` (in a Markdown or HTML
+    export shared with someone, in inspect and in a request's line)."""
+    log = Log()
+    log.turn(1, "run it", "done")
+    path = log.write(tmp_path / "session.jsonl")
+    for argv, said in ((["export", str(path), "--format", "md"], "- model: unknown ·"),
+                       (["export", str(path), "--format", "html"], "<td>unknown</td>"),
+                       (["inspect", str(path)], "  model unknown\n")):  # fmt: skip
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        assert said in out and "None" not in out, (argv, out)

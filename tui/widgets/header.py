@@ -7,6 +7,7 @@ from textual.widgets import Static
 
 from core.control.host_state import KIND_DSH
 from core.rebuild.cost import cost_summary
+from core.shared.text import model_label
 from tui.live import LiveSession
 
 PHASE_LABELS = {
@@ -36,7 +37,7 @@ def provider_model(live: LiveSession) -> str:
     host = live.facts.host or {}
     provider = config.get("provider") or host.get("provider")
     model = config.get("model") or host.get("model")
-    return f"{provider}/{model}" if provider or model else "no model yet"
+    return model_label(provider, model, "no model yet")
 
 
 def load_state(live: LiveSession) -> str:
