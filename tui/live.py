@@ -350,9 +350,20 @@ class LiveSession:
                     raise
                 if self.phase != "waiting":
                     self.phase = "waiting"
+                    if self._new_file and self.session.next_seq:  # emptied or removed: its rows go with it
+                        self._forget()
                     self._post(LoadProgress("waiting", 0.0))
                 self.stop_event.wait(self.interval)
         return None
+
+    def _forget(self) -> None:
+        """Publish an empty session in place of the one of a log that went away (a new epoch)."""
+        with self.lock:
+            self.session = Session({"type": "session", "id": ""}, path=self.path)
+            self.facts, self.lines, self.preview = SessionFacts.empty(), None, []
+            self._decoder_diagnostics = 0
+            self._publish()
+        self._updated(True, 0, 0)
 
     def _progress(self, phase: str, fraction: float) -> None:
         """Record progress; post it when the phase changes or per percent (slices are small, messages cost)."""

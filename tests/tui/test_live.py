@@ -344,6 +344,31 @@ def test_follow_appends_and_resyncs_after_truncation_and_replacement(tmp_path: P
         follower.stop()
 
 
+@pytest.mark.parametrize("gone", ["emptied", "removed"])
+def test_a_log_emptied_or_removed_while_followed_takes_its_rows_with_it(gone: str, tmp_path: Path) -> None:
+    """The view waits for a log again (emptied, or removed): the old session's rows are no longer shown under
+    "waiting for the log to appear", as if they were the log's; the log written again is read afresh."""
+    log = policy_log()
+    path = tmp_path / "session.jsonl"
+    log.write(path)
+    follower = Follower(path)
+    live = follower.live
+    try:
+        wait_for(lambda: live.phase == "following" and live.session.next_seq == len(log.events))
+        if gone == "emptied":
+            path.write_bytes(b"")
+        else:
+            path.unlink()
+        wait_for(lambda: live.phase == "waiting")
+        wait_for(lambda: live.session.next_seq == 0)
+        update = [m for m in follower.messages if isinstance(m, SessionUpdated)][-1]
+        assert (update.reset, update.end) == (True, 0) and update.epoch == live.epoch
+        path.write_bytes(log.lines([log.header, *log.events]))  # written again
+        wait_for(lambda: live.phase == "following" and live.session.next_seq == len(log.events))
+    finally:
+        follower.stop()
+
+
 def test_waits_for_a_log_that_does_not_exist_yet(tmp_path: Path) -> None:
     path = tmp_path / "later.jsonl"
     follower = Follower(path)
