@@ -231,7 +231,7 @@ class AlertEngine:
         (``core.alerts.follow``), at a fraction of ``feed``'s cost."""
         signals, requests = self.signals, self._requests
         for event in events:
-            if type(event) is PackedRow:
+            if isinstance(event, PackedRow):
                 signals.seq = event.seq0 + event.count - 1
                 if requests is not None:
                     requests.apply(event)
