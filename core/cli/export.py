@@ -9,9 +9,8 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
-from core.cli.common import emit, guarded
+from core.cli.common import emit, for_terminal, guarded
 from core.shared.errors import TapedeckError
-from core.shared.text import printable
 
 
 def _export(args: argparse.Namespace) -> None:
@@ -38,25 +37,21 @@ def _export(args: argparse.Namespace) -> None:
 
 
 class _TextOut:
-    """Bytes written to ``sys.stdout`` as text, decoded as they come: a redirected stdout with no byte buffer, or
-    a terminal (``draw``), where the log's control characters are drawn (``printable``) as every text report
-    draws them, never run."""
+    """Bytes written to ``sys.stdout`` as text, decoded as they come, as a text report prints (``for_terminal``:
+    on a terminal the log's control characters are drawn, never run): a terminal, or a redirected stdout with no
+    byte buffer."""
 
-    def __init__(self, draw: bool = False) -> None:
+    def __init__(self) -> None:
         self.decoder = codecs.getincrementaldecoder("utf-8")()
-        self.draw = draw
 
     def write(self, data: bytes) -> int:
-        text = self.decoder.decode(data)
-        sys.stdout.write(printable(text) if self.draw else text)
+        sys.stdout.write(for_terminal(self.decoder.decode(data)))
         return len(data)
 
 
 def _stdout() -> Any:
-    if sys.stdout.isatty():
-        return _TextOut(draw=True)
     buffer = getattr(sys.stdout, "buffer", None)
-    return buffer if buffer is not None else _TextOut()
+    return buffer if buffer is not None and not sys.stdout.isatty() else _TextOut()
 
 
 def _last_seq(path: str) -> int:
