@@ -259,9 +259,10 @@ class AlertEngine:
     def _row(self, row: PackedRow, now: int | None, out: list[Alert]) -> None:
         """Fold a packed row as its members one by one would be, without building them: stream deltas carry no
         usage and never reach the surface, so only the seq, the time and with it the run rate's window move. The
-        first member is judged alone (a request may have gone out right before it). While the clock only goes forward the rate only falls (nothing is spent), so each
-        stretch of the rest of the row over which it does is judged once, at its end; a clock that goes back
-        starts a new stretch, since it can raise the rate again."""
+        first member is judged alone (a request may have gone out right before it). While the clock only goes
+        forward the rate only falls (nothing is spent), so each stretch of the rest of the row over which it does
+        is judged once, at its end; a clock that goes back starts a new stretch, since it can raise the rate
+        again."""
         sent = self._requests is not None and self._sent(row)
         signals, window, times = self.signals, self._window_ms, row.times()
         touched = signals.skip(row.seq0, times[:1], window)  # the first member, as ``observe`` of it, unbuilt

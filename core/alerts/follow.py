@@ -597,10 +597,14 @@ class FedWatch(AlertWatch):
         self._covered = state.offset
         with self._lock:
             self._raised.extend(state.raised)
-        if self._first is not None:
-            self._first.extend(state.raised)
-            self.history.update(_key(alert) for alert in state.raised)
+        self._in_first(state.raised)
         return True
+
+    def _in_first(self, raised: list[Alert]) -> None:
+        """Note alerts raised during the view's first pass (``_first``): the log's history (``history``)."""
+        if self._first is not None:
+            self._first.extend(raised)
+            self.history.update(map(_key, raised))
 
     def _rebuild(self, now: int, pace: Callable[[], None] | None, upto: int = 0) -> None:
         """Read the start a checkpoint stood for with a new engine, so that its projection is whole, then give it
@@ -652,9 +656,7 @@ class FedWatch(AlertWatch):
                 raised = self.engine.feed(items[start : start + self.FOLD], now)
                 with self._lock:
                     self._raised.extend(raised)
-                if self._first is not None:  # the view's first pass: the log's history
-                    self._first.extend(raised)
-                    self.history.update(_key(alert) for alert in raised)
+                self._in_first(raised)
             else:
                 self.engine.project(items[start : start + self.FOLD])
             self._next = self.engine.signals.seq + 1
