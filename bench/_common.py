@@ -1,4 +1,4 @@
-"""Helpers shared by the benchmark scripts: best-of timing, peak RSS of a fresh child, JSON and markdown output."""
+"""Helpers shared by the benchmark scripts: best-of timing, peak RSS, percentiles, JSON and markdown output."""
 
 from __future__ import annotations
 
@@ -6,12 +6,9 @@ import compileall
 import json
 import os
 import resource
-import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -70,44 +67,6 @@ def peak_rss() -> int:
     except OSError:
         pass
     return _maxrss_bytes(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
-
-
-class ChildError(RuntimeError):
-    """A benchmark child process failed; the message carries its stderr."""
-
-
-@dataclass(frozen=True)
-class ChildRun:
-    """A finished child process: exit code, output and the peak RSS the kernel recorded for it."""
-
-    returncode: int
-    stdout: str
-    stderr: str
-    peak_rss: int
-
-    def json(self) -> Any:
-        """The child's stdout parsed as JSON; a failed child raises ChildError with its stderr."""
-        if self.returncode != 0:
-            raise ChildError(f"child exited with {self.returncode}: {self.stderr.strip()}")
-        return json.loads(self.stdout)
-
-
-def run_child(argv: Sequence[str]) -> ChildRun:
-    """Run ``argv`` as a fresh process; ``peak_rss`` is the kernel's ``wait4`` figure for that child.
-
-    That figure includes the parent's resident pages inherited before the exec, so it is only meaningful
-    while the parent is small (or cross-check it with the child's own ``peak_rss()``).
-    """
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=err)
-        assert proc.stdout is not None
-        out = proc.stdout.read()
-        proc.stdout.close()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, so Popen must not wait again
-        err.seek(0)
-        stderr = err.read().decode("utf-8", "replace")
-    return ChildRun(proc.returncode, out.decode("utf-8", "replace"), stderr, _maxrss_bytes(usage.ru_maxrss))
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
                      f"{r['inspectSecondVsFirst']:.3f} / {r['inspectCpuSecondVsFirst']:.3f} (≤ {INSPECT_TARGET})",
                      f"{r['tuiFirstVsPlain']:.2f} / {r['tuiCpuFirstVsPlain']:.2f} (≤ {FIRST_TARGET})" if args.tui else "–",
                      f"{r['tuiSecondVsFirst']:.3f} / {r['tuiCpuSecondVsFirst']:.3f} (≤ {TUI_TARGET})" if args.tui else "–",
-                     f"{human_bytes(r['indexBytes'])} ({r['indexShare']:.2%})", "yes" if r["sameBytesOut"] else "NO"])  # fmt: skip
+                     f"{human_bytes(r['indexBytes'])} ({r['indexShare']:.2%}, ≤ {SHARE_TARGET:.0%})", "yes" if r["sameBytesOut"] else "NO"])  # fmt: skip
     table = markdown_table(
         ["log", "size", "inspect plain s", "first s", "second s", "first/plain (wall / CPU)",
          "second/first (wall / CPU)", "TUI first/plain", "TUI second/first", "index", "same bytes"],  # fmt: skip

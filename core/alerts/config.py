@@ -69,8 +69,6 @@ _NUMBERS: dict[str, dict[str, tuple[float, float, float, bool]]] = {
     "loop": {"count": (3, 2, 1_000_000, True)},
 }
 ACTIONS: dict[str, tuple[str, ...]] = {"budget": ("none", "pause"), "runRate": ("none", "pause"), "loop": ("none", "message")}
-# the control op each action sends
-ACTION_OPS = {"pause": "pause", "message": "message"}
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,6 @@ from core.shared.text import tool_result_is_error
 from core.shared.values import int_or_none
 
 STATE_EVENT = "tapedeck/state"  # core.control.host_state.STATE_EVENT (not imported: that module reads files)
-SEVERITIES = ("info", "warning", "critical")
 SEVERITY: dict[str, str] = {
     "error-streak": "warning",
     "stalled": "warning",
@@ -91,7 +90,6 @@ class Signals:
     last_time: int | None = None  # the newest event time (epoch ms), if events carry times
     first_time: int | None = None
     open_turn: int | None = None
-    turn_seq: int = 0  # where the open turn (or the newest turn) started
     hosted: bool = False  # a tapedeck host started on the log
     logged_state: tuple[str, int] | None = None  # the newest tapedeck/state: (state, seq)
     live_state: str | None = None  # from ``clock``: the host's state as its lock and host.json say
@@ -165,7 +163,6 @@ class Signals:
 
     def _turn_start(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         self.open_turn = int_or_none(data.get("turn")) or 0
-        self.turn_seq = seq
         self.died_at = None
         self.calls.clear()
         self.loop = None

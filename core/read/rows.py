@@ -53,14 +53,9 @@ _NUMBERS = (int, float)  # a tuple: ``int | float`` would be made again at every
 TIME_RANGE_MS = (-62_135_596_800_000 + 86_400_000, 253_402_300_799_999 - 86_400_000)
 
 
-def glyph_for(event: dict[str, Any], replacement: str | None) -> str:
-    """The one-cell glyph of an event: its role, event kind, or replacement kind."""
-    data = event.get("data")
-    return _glyph(str(event.get("type")), data.get("source") if isinstance(data, dict) else None, replacement)
-
-
 def _glyph(etype: str, source: Any, replacement: str | None) -> str:
-    """``glyph_for`` of an event of type ``etype`` (as a string) whose ``data.source`` is ``source``."""
+    """The one-cell glyph of an event of type ``etype`` whose ``data.source`` is ``source``: its role, event kind,
+    or replacement kind."""
     if replacement is not None:
         return REPLACEMENT_GLYPHS.get(replacement, "⇄")
     if etype == "user/message" and isinstance(source, dict) and source.get("kind") not in (None, "user"):

@@ -93,7 +93,7 @@ class Request:
     body: dict[str, Any]  # the chat-completions body
     reasoning_effort: str | None = None
     usage: dict[str, int] | None = None  # what the log recorded for this attempt
-    sources: dict[str, str] = field(default_factory=dict)  # per setting (SETTINGS): where its value came from
+    sources: dict[str, str] = field(default_factory=dict)  # per setting (maxTokens, temperature, stop, reasoningEffort, toolChoice): where its value came from
     prompt: bytes | bytearray | None = field(default=None, repr=False, compare=False)  # request_diff.prompt_bytes
     cache: WireCache | None = field(default=None, repr=False, compare=False)  # of the pass that built it
     kind: str = AGENT  # agent, or DSH's title or compaction call
@@ -194,7 +194,6 @@ class Request:
         return out
 
 
-SETTINGS = ("maxTokens", "temperature", "stop", "reasoningEffort", "toolChoice")
 FROM_LOG, FROM_ADAPTER, NOT_LOGGED = "log", "log (adapter default)", "not logged"
 FROM_ROUTE, NOT_SENT = "route", "not sent"
 
