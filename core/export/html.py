@@ -31,7 +31,7 @@ table{border-collapse:collapse}td,th{padding:.1em .6em;text-align:left;border-bo
 th{background:#f0f0f0}.num{text-align:right}
 ol.events{list-style:none;padding:0;margin:0}
 ol.events li{padding:.15em .3em;border-bottom:1px solid #eee;display:grid;grid-template-columns:1.5em 4.5em 4em 1fr 5em;gap:.5em}
-ol.events li:target{background:#fff6c8}
+ol.events li:target{background:#fff6c8}ol.events li[hidden]{display:none}
 .g{text-align:center}.seq,.ts,.size{color:#777}.size{text-align:right}
 .err{background:#fde8e8}.repl{background:#eef3ff}.stream{color:#555}
 .body{grid-column:4/6}.pair{display:grid;grid-template-columns:1fr 1fr;gap:.8em}

@@ -104,3 +104,24 @@ def test_a_demo_host_log_renders_in_chromium(
     if os.environ.get("TAPEDECK_UPDATE_SCREENSHOTS"):
         target = Path(__file__).resolve().parents[2] / "docs" / "screenshots" / "export-html.png"
         shutil.copy(tmp_path / "shot.png", target)
+
+
+def test_the_search_box_hides_the_rows_that_do_not_match(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Typing in the search box takes the rows that do not match off the page, as Chromium lays it out (a row only
+    flagged ``hidden`` but still drawn is no search), and clearing it brings them back."""
+    log = FIXTURES / "multi-turn.session.jsonl"
+    page = tmp_path / "export.html"
+    assert main(["export", str(log), "-o", str(page), "--no-redact"]) == 0
+    capsys.readouterr()
+    probe = """<script>{const q=document.getElementById("q");const rows=[...document.querySelectorAll("ol.events>li")];
+const shown=()=>rows.filter(li=>li.getClientRects().length>0).length;const seen=[rows.length];
+for(const t of ["tool","zz-matches-nothing",""]){q.value=t;q.dispatchEvent(new Event("input"));
+seen.push(shown(),rows.filter(li=>li.textContent.toLowerCase().includes(t)).length);}
+document.body.dataset.probe=seen.join(" ");}</script></body>"""
+    page.write_text(page.read_text(encoding="utf-8").replace("</body>", probe), encoding="utf-8")
+    dom = _chromium(page, "--dump-dom").stdout
+    total, shown, matching, *rest = map(int, dom.split('data-probe="')[1].split('"')[0].split())
+    assert 0 < matching < total
+    assert [shown, *rest] == [matching, 0, 0, total, total]
