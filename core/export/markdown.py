@@ -8,7 +8,9 @@ comment stays under GitHub's 65,536-character limit.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from html import escape
 from typing import Any
 
 from core.shared.text import model_label
@@ -16,6 +18,9 @@ from core.shared.text import model_label
 CLIP = 600
 BUDGET = 50_000  # characters of rows; the head and tail add a few thousand at most
 FENCE = "~~~~"  # texts hold ``` often, ~~~~ rarely
+_FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")  # a line that opens or closes a code fence
+_RAW_HTML = re.compile(r"<(?=[A-Za-z/!?])")  # a ``<`` that may open a tag, a comment or a declaration
+_TICKS = re.compile(r"`+")
 
 
 def _usd(value: float | None) -> str:
@@ -28,6 +33,52 @@ def _clip(text: str, more: int = 0, limit: int = CLIP) -> tuple[str, int]:
     return text, more
 
 
+def _no_html(text: str) -> str:
+    """``text`` (a paragraph) with every ``<`` that may open raw HTML written ``&lt;``, but inside code spans."""
+    out, at = [], 0
+    while (tick := _TICKS.search(text, at)) is not None:
+        run = len(tick.group())
+        closed = next((m.end() for m in _TICKS.finditer(text, tick.end()) if len(m.group()) == run), None)
+        end = tick.end() if closed is None else closed  # a run no other run of its length closes is text
+        out.append(_RAW_HTML.sub("&lt;", text[at : tick.start()]))
+        out.append(text[tick.start() : end])
+        at = end
+    out.append(_RAW_HTML.sub("&lt;", text[at:]))
+    return "".join(out)
+
+
+def _safe(text: str, after_label: bool = False) -> str:
+    """A message's text as Markdown that stays within its paragraphs: no raw HTML outside code (a ``<details>``,
+    ``</details>`` or ``<!--`` of the log would reshape or hide the rest of the transcript), and a code fence it
+    leaves open (a clip cuts most long answers inside one) closed at its end. ``after_label``: its first line goes
+    on the line of a label, where it opens no fence."""
+    out: list[str] = []
+    prose: list[str] = []
+    fence = ""  # the open fence's run of backticks or tildes
+    for i, line in enumerate(text.split("\n")):
+        m = _FENCE_LINE.fullmatch(line)
+        if fence:
+            out.append(line)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not m.group(2).strip():
+                fence = ""
+        elif m and not (i == 0 and after_label) and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+            if prose:
+                out.append(_no_html("\n".join(prose)))
+            prose = []
+            out.append(line)
+            fence = m.group(1)
+        elif line.strip():
+            prose.append(line)
+        else:
+            out.append(_no_html("\n".join([*prose, line])))
+            prose = []
+    if prose:
+        out.append(_no_html("\n".join(prose)))
+    if fence:
+        out.append(fence)
+    return "\n".join(out)
+
+
 def _quote(text: str) -> str:
     return "\n".join(f"> {line}" if line else ">" for line in text.splitlines() or [""])
 
@@ -38,6 +89,16 @@ def _fenced(text: str) -> str:
 
 def _inline(text: str) -> str:
     return "`" + " ".join(text.replace("`", "'").split()) + "`"
+
+
+def _one_line(text: Any) -> str:
+    """``text`` on one line, as text of a line of raw HTML (where Markdown is not read)."""
+    return escape(" ".join(str(text).split()), quote=False)
+
+
+def _code(text: str) -> str:
+    """``text`` on one line as an HTML ``<code>`` element, in a line of raw HTML."""
+    return f"<code>{_one_line(text)}</code>"
 
 
 class MarkdownFormat:
@@ -60,7 +121,7 @@ class MarkdownFormat:
         """Nothing yet: the row's paragraph (if the transcript keeps it) is held for ``closing``."""
         text = self._paragraph(r)
         if r.get("note"):
-            text += f"\n\n> 📝 **note on seq {r['seq']}:** {' '.join(r['note'].split())}"
+            text += f"\n\n> 📝 **note on seq {r['seq']}:** {_no_html(' '.join(r['note'].split()))}"
         if not text:
             return b""
         if self.used + len(text) > BUDGET:
@@ -78,22 +139,24 @@ class MarkdownFormat:
         if t == "turn/start":
             return f"### Turn {r['turn']}"
         if t == "turn/end":
-            return f"*{r['summary']}*"
+            return f"*{_no_html(r['summary'])}*"
         if t == "user/message":
-            return _quote(f"**{r['glyph']} user** (seq {r['seq']}): {body}") + hint if r["glyph"] == "❯" else (
-                f"**{r['glyph']}** (seq {r['seq']}) {r['summary']}"
+            return _quote(f"**{r['glyph']} user** (seq {r['seq']}): {_safe(body, True)}") + hint if r["glyph"] == "❯" else (
+                f"**{r['glyph']}** (seq {r['seq']}) {_no_html(r['summary'])}"
             )  # fmt: skip
         if t == "assistant/message":
-            return f"**● assistant** (seq {r['seq']}):\n\n{body}{hint}"
+            return f"**● assistant** (seq {r['seq']}):\n\n{_safe(body)}{hint}"
         if t == "tool/result":
             call = r.get("call")
-            called = f"{call['name']} {_inline(call['arguments']['text'][:200])}" if call else "a tool"
+            called = (
+                f"{_one_line(call['name'])} {_code(call['arguments']['text'][:200])}" if call else "a tool"
+            )
             expand = f"; whole result: `tapedeck expand {self.log_name} --seq {r['seq']} --format-version 4`"
             hint = f"\n\n*… {more} more chars{expand}*" if more else ""
             flag = " (error)" if r["error"] else ""
             return f"<details><summary>→ {called}{flag} · seq {r['seq']}</summary>\n\n{_fenced(body)}{hint}\n\n</details>"
         if r.get("replacement"):
-            return f"*{r['glyph']} {r['replacement']} (seq {r['seq']}): {r['summary']}*"
+            return f"*{r['glyph']} {r['replacement']} (seq {r['seq']}): {_no_html(r['summary'])}*"
         return ""
 
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
@@ -112,7 +175,7 @@ class MarkdownFormat:
             else "redacted: " + ", ".join(f"{n} {k}" for k, n in counts.items())
         )
         lines = [
-            f"## tapedeck session `{s['id']}`",
+            f"## tapedeck session {_inline(str(s['id']))}",
             "",
             f"- model: {model_label(s['provider'], s['model'])} · state: {s['state']}",
             f"- turns: {len(s['turns'])} ({turns}) · events: {s['events']} · cost: {_usd(s['usd'])}",

@@ -1,0 +1,66 @@
+"""The Markdown export as an issue comment: whatever a log's texts hold (code fences a clip leaves open, raw HTML,
+``<details>``, comments), the transcript keeps its own structure, rendered by a CommonMark parser with raw HTML
+on, as GitHub renders a comment; and with redaction on nothing in it names the exporting user's paths."""
+
+from __future__ import annotations
+
+import io
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import orjson
+import pytest
+from markdown_it import MarkdownIt
+
+from core.cli import main
+from tests.export.planted import plant
+
+
+@pytest.fixture(autouse=True)
+def _no_outside_notes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+
+
+def _md(*argv: str) -> str:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["export", *argv, "--format", "md"]) == 0
+    return out.getvalue()
+
+
+def _with_arguments(log: Path, arguments: str) -> Path:
+    """``log`` with its tool call's arguments (in the call and in the message that made it) set to ``arguments``."""
+    items = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    for item in items:
+        data = item.get("data") or {}
+        if item.get("type") == "tool/call":
+            data["arguments"] = arguments
+        for block in (data.get("message") or {}).get("content") or ():
+            if isinstance(block, dict) and block.get("type") == "tool-call":
+                block["arguments"] = arguments
+    log.write_bytes(b"\n".join(orjson.dumps(i) for i in items) + b"\n")
+    return log
+
+
+def test_a_log_s_text_cannot_break_the_transcript(tmp_path: Path) -> None:
+    """An answer clipped inside a code fence, raw HTML and ``<details>`` in the messages and a tool call, a comment
+    left open: each stays text of its own paragraph, the tool result is the one ``<details>`` block, and the
+    transcript goes on to its end (the turn's end, the cost table)."""
+    html = "<details><summary>open</summary>\n<!-- hidden from here\n<img src=x onerror=alert(1)>\n"
+    answer = "\n\nHere is the fix:\n\n```python\n" + "x = 1  # <div>\n" * 150  # clipped inside its fence
+    log = plant(tmp_path / "s.jsonl", "see </details> and <!-- this", html, html + answer)
+    _with_arguments(log, orjson.dumps({"command": "echo '</summary></details><!--' > out.txt"}).decode())
+    text = _md(str(log))
+    tokens = MarkdownIt("commonmark", {"html": True}).parse(text)
+    blocks = [t.content for t in tokens if t.type == "html_block"]
+    assert len(blocks) == 2 and blocks[0].startswith("<details><summary>") and blocks[1] == "</details>\n"
+    assert "</details>" not in blocks[0] and "<!--" not in blocks[0]
+    inline = [c for t in tokens if t.type == "inline" for c in t.children or () if c.type == "html_inline"]
+    assert inline == []
+    headings = [
+        tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and not t.level
+    ]
+    assert headings[-2:] == ["Turn 1", "Cost"]
+    ends = [t.content for t in tokens if t.type == "inline" and t.level == 1 and "turn 1 ended" in t.content]
+    assert ends == ["*turn 1 ended: completed*"]
+    assert [t.info for t in tokens if t.type == "fence"] == ["", "python"]
