@@ -160,7 +160,9 @@ def make_format(name: str, log_name: str) -> Format:
 def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: ExportOptions) -> dict[str, Any]:
     """Export the log at ``path`` to ``out`` in ``fmt``, the rows written as the pass reads their events (in
     chunks of about ``WRITE_CHUNK`` bytes); returns the document's sections."""
-    writer = make_format(fmt, os.fspath(path))
+    # a writer names the log (Markdown's expand hints): redacted as the header's path is
+    name = os.fspath(path)
+    writer = make_format(fmt, name if options.redactor is None else options.redactor.again(name))
     pending = [writer.opening()]
     held = 0
 

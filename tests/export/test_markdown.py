@@ -64,3 +64,15 @@ def test_a_log_s_text_cannot_break_the_transcript(tmp_path: Path) -> None:
     ends = [t.content for t in tokens if t.type == "inline" and t.level == 1 and "turn 1 ended" in t.content]
     assert ends == ["*turn 1 ended: completed*"]
     assert [t.info for t in tokens if t.type == "fence"] == ["", "python"]
+
+
+def test_the_expand_hint_names_the_log_redacted(tmp_path: Path) -> None:
+    """A clipped tool result's hint names the log to run ``tapedeck expand`` on: with redaction on, its path is
+    redacted as every other string (a log under a home directory, in a directory named by an e-mail address)."""
+    where = tmp_path / "home" / "alice" / "ops.lead@example.com"
+    where.mkdir(parents=True)
+    log = plant(where / "s.jsonl", "go", "line\n" * 400, "done")
+    text = _md(str(log), "--redact")
+    assert "tapedeck expand " in text
+    assert "alice" not in text and "example.com" not in text
+    assert "--seq" in text.split("tapedeck expand ")[1].split("\n")[0]
