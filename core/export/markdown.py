@@ -112,6 +112,7 @@ class MarkdownFormat:
         self.used = 0
         self.left_out = 0
         self.rows: list[str] = []  # held to follow the head: at most ``BUDGET`` characters
+        self.notes: list[str] = []  # the notes on rows left out, listed after the rows
 
     def opening(self) -> bytes:
         """Nothing: the transcript starts with its head, known once the log is read."""
@@ -119,13 +120,17 @@ class MarkdownFormat:
 
     def row(self, r: dict[str, Any]) -> bytes:
         """Nothing yet: the row's paragraph (if the transcript keeps it) is held for ``closing``."""
-        text = self._paragraph(r)
-        if r.get("note"):
-            text += f"\n\n> 📝 **note on seq {r['seq']}:** {_no_html(' '.join(r['note'].split()))}"
+        note = r.get("note")
+        note = f"> 📝 **note on seq {r['seq']}:** {_no_html(' '.join(note.split()))}" if note else ""
+        text = self._paragraph(r) if not self.left_out else ""
+        if note:
+            text += "\n\n" + note
         if not text:
             return b""
-        if self.used + len(text) > BUDGET:
+        if self.left_out or self.used + len(text) > BUDGET:  # the transcript stops at the first row left out
             self.left_out += 1
+            if note:
+                self.notes.append(note + "\n")
             return b""
         self.used += len(text) + 2
         self.rows.append(text + "\n\n")
@@ -192,6 +197,7 @@ class MarkdownFormat:
             lines.append(
                 f"*… {self.left_out} more rows left out to fit a comment: export as HTML or JSON for all*\n"
             )
+            lines.extend(self.notes)
         c = doc["cost"]
         t = c["total"]
         lines.append("### Cost\n")

@@ -76,3 +76,28 @@ def test_the_expand_hint_names_the_log_redacted(tmp_path: Path) -> None:
     assert "tapedeck expand " in text
     assert "alice" not in text and "example.com" not in text
     assert "--seq" in text.split("tapedeck expand ")[1].split("\n")[0]
+
+
+def test_past_its_budget_the_transcript_stops_and_keeps_the_notes(tmp_path: Path) -> None:
+    """On a log whose transcript outgrows a comment, the rows stop where the budget is reached (no later row slips
+    into the gap a long left-out one made: every tool result before the last row kept is there) and the notes on
+    the rows left out are still listed, after them."""
+    from bench.gen_session import generate
+
+    log = tmp_path / "mixed.jsonl"
+    generate(log, 3_000_000, seed=1, profile="mixed")
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["export", str(log), "--format", "json"]) == 0
+    rows = orjson.loads(out.getvalue())["events"]
+    late = rows[-1]["seq"]
+    assert main(["note", str(log), "--seq", str(late), "the run ended here <b>"]) == 0
+    text = _md(str(log))
+    assert len(text) < 65_536
+    body, tail = text.split(" more rows left out")
+    shown = [int(s.split("</summary>")[0]) for s in body.split("· seq ")[1:]]
+    last = max(int(s.split(")")[0]) for s in body.split("(seq ")[1:])
+    assert shown == [
+        r["seq"] for r in rows if r["type"] == "tool/result" and r["seq"] <= max(last, shown[-1])
+    ]
+    assert f"note on seq {late}:** the run ended here &lt;b>" in tail
