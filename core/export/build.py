@@ -19,6 +19,7 @@ wire messages as it applies the node and counts, for the chosen request, what re
 from __future__ import annotations
 
 import os
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -161,6 +162,8 @@ class ExportPass:
     costs: bool = True  # the writer shows each request's cost (else a request's diff is made only where it is read)
     nodes: NodeSpool | None = None  # where the pass keeps what the sections write of each node, while no cut came
     notes: dict[int, Note] = field(default_factory=dict)
+    _noted: list[int] = field(default_factory=list)  # the notes' seqs, in order
+    _anchors: dict[int, int] = field(default_factory=dict)  # the row each note is shown on, by the note's seq
     count: int = 0  # rows handed out
     events: int = 0
     _stream: _Stream | None = None
@@ -176,6 +179,7 @@ class ExportPass:
     def run(self) -> dict[str, Any]:
         """Read the log, hand out every row, and return the document's other sections."""
         self.notes = load_notes(self.path)
+        self._noted = sorted(self.notes)
         tally = CostTally(diffs=self.costs)
         requests = RequestPass(
             lambda request, session: self._request_done(tally, request, session), keep=True, lean=True, wired=True
@@ -245,7 +249,7 @@ class ExportPass:
         block = Block(s.start, s.end, s.turn if isinstance(s.turn, int) else 0, s.step if isinstance(s.step, int) else 0,
                       s.chars)  # fmt: skip
         row = block_row(s.head, block, False, s.error)
-        self._emit(self._row_dict(session, row, {"deltas": block.deltas, "endSeq": s.end - 1}))
+        self._emit(self._row_dict(session, row, {"deltas": block.deltas, "endSeq": s.end - 1}, end=s.end - 1))
 
     def _event(self, session: Session, event: dict[str, Any], seq: int, raw: bytes | None = None) -> None:
         """The row of ``event`` (``raw``: its line's bytes, when it is the line as parsed), and its node kept."""
@@ -355,19 +359,38 @@ class ExportPass:
         return row
 
     def _row_dict(
-        self, session: Session, row: Row, extra: dict[str, Any], seq: int | None = None, size: int | None = None
-    ) -> dict[str, Any]:
+        self, session: Session, row: Row, extra: dict[str, Any], seq: int | None = None, size: int | None = None,
+        end: int | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
         """A row as JSON-ready data (``seq`` and ``size`` in place of the row's: the log's own seq, the
-        unredacted event's size)."""
+        unredacted event's size; ``end``: the last seq of a stream's row, which carries the notes of its deltas)."""
         seq = row.seq if seq is None else seq
         turn = session.turn_of(seq) if seq < session.next_seq else row.turn
         out = {"seq": seq, "type": row.type, "turn": turn, "step": row.step, "time": row.time, "glyph": row.glyph,
                "summary": row.summary, "size": row.size if size is None else size, "unit": row.unit,
                "error": row.error, "replacement": row.replacement, **extra}  # fmt: skip
-        note = self.notes.get(seq)
+        note = self._note(seq, end)
         if note is not None:
-            out["note"] = self._redacted(note.text)
+            out["note"] = self._redacted(note)
         return out
+
+    def _note(self, seq: int, end: int | None) -> str | None:
+        """The note a row shows: the one on its event, or those on a stream's deltas ``seq`` to ``end``, each
+        after the seq it is on (but a lone one on the stream's first delta)."""
+        if end is None:
+            note = self.notes.get(seq)
+            if note is None:
+                return None
+            self._anchors[seq] = seq
+            return note.text
+        seqs = self._noted[bisect_left(self._noted, seq) : bisect_right(self._noted, end)]
+        if not seqs:
+            return None
+        for noted in seqs:
+            self._anchors[noted] = seq
+        if seqs == [seq]:
+            return self.notes[seq].text
+        return " · ".join(f"seq {noted}: {self.notes[noted].text}" for noted in seqs)
 
     def _emit(self, row: dict[str, Any]) -> None:
         self.count += 1
@@ -480,7 +503,7 @@ class ExportPass:
             },
             "marks": self._marks,
             "notes": [
-                {**n.to_dict(), "text": self._redacted(n.text)}
+                {**n.to_dict(), "text": self._redacted(n.text), "row": self._anchors.get(n.seq)}
                 for n in sorted(self.notes.values(), key=lambda n: n.seq)
             ],
         }

@@ -77,8 +77,9 @@ WORDS_KEPT = 256  # distinct types, glyphs, roles and sources the writer keeps e
 LONG_TEXT = 200  # code points from which the writer remembers a text it escaped (see ``HtmlFormat._escaped``)
 
 
-def _link(seq: int) -> str:
-    return f'<a href="#e{seq}">#{seq}</a>'
+def _link(seq: int, row: int | None = None) -> str:
+    """A link to the row of event ``seq`` (``row``: the row's own seq, when the event is one of a stream's)."""
+    return f'<a href="#e{seq if row is None else row}">#{seq}</a>'
 
 
 def _usd(value: float | None) -> str:
@@ -290,7 +291,8 @@ class HtmlFormat:
         if not doc["notes"]:
             return ""
         items = "".join(
-            f'<li>{_link(n["seq"])} <span class="note">{_e(n["text"])}</span></li>' for n in doc["notes"]
+            f'<li>{_link(n["seq"], n["row"])} <span class="note">{_e(n["text"])}</span></li>'
+            for n in doc["notes"]
         )
         return f'<h2>Notes</h2><ul class="notes">{items}</ul>'
 

@@ -121,7 +121,9 @@ class MarkdownFormat:
     def row(self, r: dict[str, Any]) -> bytes:
         """Nothing yet: the row's paragraph (if the transcript keeps it) is held for ``closing``."""
         note = r.get("note")
-        note = f"> 📝 **note on seq {r['seq']}:** {_no_html(' '.join(note.split()))}" if note else ""
+        # a stream's row carries the notes on its deltas
+        where = f"seqs {r['seq']}–{r['endSeq']}" if "endSeq" in r else f"seq {r['seq']}"
+        note = f"> 📝 **note on {where}:** {_no_html(' '.join(note.split()))}" if note else ""
         text = self._paragraph(r) if not self.left_out else ""
         if note:
             text += "\n\n" + note

@@ -94,6 +94,25 @@ def test_notes_travel_into_every_format(tmp_path: Path) -> None:
     assert 'class="note">✎ the echo worked</div>' in page and 'title="note">✎</span>' in page
 
 
+def test_a_note_on_a_delta_travels_with_its_stream_row(tmp_path: Path) -> None:
+    """A note on a stream's delta (``a`` on a delta the TUI lists under its stream, or ``note --seq``) is on the
+    one row that stands for the stream, in every format, and the HTML's list of notes links to that row."""
+    log = tmp_path / "s.jsonl"
+    log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    rows = _json("export", str(log), "--format", "json")["events"]
+    stream = next(r for r in rows if r.get("endSeq", 0) > 20)
+    assert main(["note", str(log), "--seq", "20", "the call's arguments arrive here"]) == 0
+    doc = _json("export", str(log), "--format", "json")
+    row = next(r for r in doc["events"] if r["seq"] == stream["seq"])
+    assert "the call's arguments arrive here" in row["note"] and "20" in row["note"]
+    assert doc["notes"][0]["row"] == stream["seq"]
+    assert "the call's arguments arrive here" in _run("export", str(log), "--format", "md")
+    page = _run("export", str(log), "--format", "html")
+    item = page.split(f'<li id="e{stream["seq"]}"')[1].split("</li>")[0]
+    assert 'title="note">✎</span>' in item and "the call&#x27;s arguments arrive here" in item
+    assert f'<a href="#e{stream["seq"]}">#20</a> <span class="note">' in page
+
+
 def test_output_file_is_redacted_by_default_and_bad_arguments_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
