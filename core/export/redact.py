@@ -7,7 +7,8 @@ was replaced, by kind. What is replaced:
 
 - ``key``: API keys and tokens in the common formats (OpenAI/DeepSeek/Anthropic ``sk-…``, GitHub ``gh?_…`` and
   ``github_pat_…``, Slack ``xox?-…``, AWS ``AKIA…``, Google ``AIza…``, Stripe-style ``sk_live_…``, JWTs, PEM
-  private-key blocks, ``Bearer …`` and ``Authorization:`` values, ``api_key=…``/``token: …``/``password=…`` pairs);
+  private-key blocks, ``Bearer …`` and ``Authorization:`` values, ``api_key=…``/``token: …``/``password=…``/
+  ``secret_key=…``/``aws_secret_access_key = …`` pairs, their quotes escaped too, as JSON text in a string has them);
 - ``env``: the value of every environment variable of the exporting process at least ``ENV_MIN`` characters long,
   except numbers (so no number changes), plain words and file paths (home paths are the next kind);
 - ``email``: e-mail addresses;
@@ -42,13 +43,14 @@ _KEYS = re2.compile(
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\z)"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)\s+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?i:(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
-    rb"[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]{6,}"
+    rb"|(?i:(?:(?:api|secret|private|access)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
+    rb"(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?)(?:[^\s\"',;\\]|\\[^\s\"'])(?:[^\s\"',;\\]|\\[^\s\"']){5,}"
 )
 _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
 _HOME = re2.compile(rb"(?:/home/|/Users/)[^/\s\"'<>:;,]+|/root\b|[A-Za-z]:\\Users\\[^\\\s\"'<>:;,]+")
 _PAIR_HEAD = re.compile(
-    r"^(?i:(?:api[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)[\"']?\s*[:=]\s*[\"']?)"
+    r"^(?i:(?:(?:api|secret|private|access)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
+    r"(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?)"
 )
 # A screen for the JSON text of a whole value: it matches wherever a string of the value holds something the
 # patterns above match (and sometimes where none does: a key, a word before a colon). Each part is one of those
@@ -61,7 +63,8 @@ _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?i:api[_-]?key|secret|password|passwd|token)(?:\\?[\"'])?" + _JSON_SPACE + rb"*[:=]"
+    rb"|(?i:(?:api|secret|private|access)[_-]?key|secret|password|passwd|token)(?:(?:\\\\)?\\?[\"'])?"
+    + _JSON_SPACE + rb"*[:=]"
     rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home/|/Users/)[^/\s\"'<>:;,]|/root\b|[A-Za-z]:\\\\Users\\\\"
 )

@@ -28,3 +28,17 @@ def plant(target: Path, user: str, result: str, answer: str) -> Path:
     next(b for b in blocks if b.get("type") == "text")["text"] += " " + answer
     target.write_bytes(b"\n".join(orjson.dumps(i) for i in items) + b"\n")
     return target
+
+
+def with_arguments(log: Path, arguments: str) -> Path:
+    """``log`` with its tool call's arguments (in the call and in the message that made it) set to ``arguments``."""
+    items = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    for item in items:
+        data = item.get("data") or {}
+        if item.get("type") == "tool/call":
+            data["arguments"] = arguments
+        for block in (data.get("message") or {}).get("content") or ():
+            if isinstance(block, dict) and block.get("type") == "tool-call":
+                block["arguments"] = arguments
+    log.write_bytes(b"\n".join(orjson.dumps(i) for i in items) + b"\n")
+    return log

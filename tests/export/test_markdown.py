@@ -13,7 +13,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from core.cli import main
-from tests.export.planted import plant
+from tests.export.planted import plant, with_arguments
 
 
 @pytest.fixture(autouse=True)
@@ -28,20 +28,6 @@ def _md(*argv: str) -> str:
     return out.getvalue()
 
 
-def _with_arguments(log: Path, arguments: str) -> Path:
-    """``log`` with its tool call's arguments (in the call and in the message that made it) set to ``arguments``."""
-    items = [orjson.loads(line) for line in log.read_bytes().splitlines()]
-    for item in items:
-        data = item.get("data") or {}
-        if item.get("type") == "tool/call":
-            data["arguments"] = arguments
-        for block in (data.get("message") or {}).get("content") or ():
-            if isinstance(block, dict) and block.get("type") == "tool-call":
-                block["arguments"] = arguments
-    log.write_bytes(b"\n".join(orjson.dumps(i) for i in items) + b"\n")
-    return log
-
-
 def test_a_log_s_text_cannot_break_the_transcript(tmp_path: Path) -> None:
     """An answer clipped inside a code fence, raw HTML and ``<details>`` in the messages and a tool call, a comment
     left open: each stays text of its own paragraph, the tool result is the one ``<details>`` block, and the
@@ -49,7 +35,7 @@ def test_a_log_s_text_cannot_break_the_transcript(tmp_path: Path) -> None:
     html = "<details><summary>open</summary>\n<!-- hidden from here\n<img src=x onerror=alert(1)>\n"
     answer = "\n\nHere is the fix:\n\n```python\n" + "x = 1  # <div>\n" * 150  # clipped inside its fence
     log = plant(tmp_path / "s.jsonl", "see </details> and <!-- this", html, html + answer)
-    _with_arguments(log, orjson.dumps({"command": "echo '</summary></details><!--' > out.txt"}).decode())
+    with_arguments(log, orjson.dumps({"command": "echo '</summary></details><!--' > out.txt"}).decode())
     text = _md(str(log))
     tokens = MarkdownIt("commonmark", {"html": True}).parse(text)
     blocks = [t.content for t in tokens if t.type == "html_block"]

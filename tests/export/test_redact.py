@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from core.export.build import ExportOptions
 from core.export.redact import Redactor, env_secrets
 from core.export.write import export
-from tests.export.planted import BASE, plant
+from tests.export.planted import BASE, plant, with_arguments
 
 CASES = int(os.environ.get("TAPEDECK_REDACT_CASES", "60"))
 ALNUM = string.ascii_letters + string.digits
@@ -129,6 +129,7 @@ def test_numbers_words_and_paths_in_the_environment_are_not_secrets() -> None:
 WORDS = st.sampled_from([
     "sk-", "sk-proj-", "rk_live_", "ghp_", "github_pat_", "xoxb-", "AKIA", "ASIA", "AIza", "eyJ", "Bearer", "basic",
     "BASIC", "token", "Token", "api_key", "API-KEY", "access_token", "secret", "password", "passwd", "to\u212aen",
+    "secret_key", "aws_secret_access_key", "PRIVATE-KEY", "accesskey", '\\"',
     "\u017fecret", "ann@example", "/home/", "/Users/", "/root", "C:\\Users\\", "-----BEGIN RSA PRIVATE KEY-----",
     "hunter2-value", 'q"uo\\te-env', "x",
 ])  # fmt: skip
@@ -251,3 +252,27 @@ def test_a_secret_its_line_writes_with_escapes_is_redacted(
         assert out == _export(plain, fmt, Redactor(environ={}, home="/nonexistent-home")).decode().replace(
             str(plain), str(escaped)
         ), fmt
+
+
+@pytest.mark.parametrize(
+    ("arguments", "secrets"),
+    [
+        ({"path": "config.json", "content": '{"api_key": "f3a9c2e1d4b5", "password": "hunter2hunter2"}'},
+         ["f3a9c2e1d4b5", "hunter2hunter2"]),
+        ({"path": "~/.aws/credentials", "content": "[default]\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRf"},
+         ["wJalrXUtnFEMI/K7MDENG/bPxRf"]),
+        ({"command": "export SECRET_KEY='dj4ng0-s3cr3t-v4lue' PRIVATE_KEY=pr1v4t3-k3y-v4lue"},
+         ["dj4ng0-s3cr3t-v4lue", "pr1v4t3-k3y-v4lue"]),
+    ],
+)  # fmt: skip
+def test_a_secret_in_a_tool_call_s_arguments_is_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arguments: dict[str, str], secrets: list[str]
+) -> None:
+    """A tool call's arguments are JSON text: a secret there has its quotes escaped (a config file the model
+    writes) and names of their own (``aws_secret_access_key``, ``SECRET_KEY``): none survives any format."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    log = with_arguments(plant(tmp_path / "log.jsonl", "go", "ok", "done"), orjson.dumps(arguments).decode())
+    for fmt in ("json", "md", "html"):
+        out = _export(log, fmt, Redactor(environ={}, home="/nonexistent-home")).decode()
+        for secret in secrets:
+            assert secret not in out, (fmt, secret)
