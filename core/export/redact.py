@@ -13,7 +13,7 @@ was replaced, by kind. What is replaced:
   except numbers (so no number changes), plain words and file paths (home paths are the next kind);
 - ``email``: e-mail addresses;
 - ``home``: home-directory paths (``/home/<user>``, ``/Users/<user>``, ``/root``, ``C:\\Users\\<user>`` and the
-  exporting user's ``$HOME``), replaced by ``~``.
+  exporting user's ``$HOME``; a slash escaped or a backslash doubled as JSON text has them), replaced by ``~``.
 """
 
 from __future__ import annotations
@@ -47,7 +47,10 @@ _KEYS = re2.compile(
     rb"(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?)(?:[^\s\"',;\\]|\\[^\s\"'])(?:[^\s\"',;\\]|\\[^\s\"']){5,}"
 )
 _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
-_HOME = re2.compile(rb"(?:/home/|/Users/)[^/\s\"'<>:;,]+|/root\b|[A-Za-z]:\\Users\\[^\\\s\"'<>:;,]+")
+# a slash may be escaped and a backslash doubled, as JSON text in a string has them (a tool call's arguments)
+_HOME = re2.compile(
+    rb"(?:\\?/home\\?/|\\?/Users\\?/)[^/\s\"'<>:;,]+|/root\b|[A-Za-z]:\\{1,2}Users\\{1,2}[^\\\s\"'<>:;,]+"
+)
 _PAIR_HEAD = re.compile(
     r"^(?i:(?:(?:api|secret|private|access)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
     r"(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?)"
@@ -66,7 +69,7 @@ _SCREEN = (
     rb"|(?i:(?:api|secret|private|access)[_-]?key|secret|password|passwd|token)(?:(?:\\\\)?\\?[\"'])?"
     + _JSON_SPACE + rb"*[:=]"
     rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
-    rb"|(?:/home/|/Users/)[^/\s\"'<>:;,]|/root\b|[A-Za-z]:\\\\Users\\\\"
+    rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )
 _NUMBER = re.compile(r"[-+]?[0-9][0-9.,_eE+\-]*")
 KINDS = ("key", "env", "email", "home")

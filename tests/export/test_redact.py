@@ -129,7 +129,8 @@ def test_numbers_words_and_paths_in_the_environment_are_not_secrets() -> None:
 WORDS = st.sampled_from([
     "sk-", "sk-proj-", "rk_live_", "ghp_", "github_pat_", "xoxb-", "AKIA", "ASIA", "AIza", "eyJ", "Bearer", "basic",
     "BASIC", "token", "Token", "api_key", "API-KEY", "access_token", "secret", "password", "passwd", "to\u212aen",
-    "secret_key", "aws_secret_access_key", "PRIVATE-KEY", "accesskey", '\\"',
+    "secret_key", "aws_secret_access_key", "PRIVATE-KEY", "accesskey", '\\"', "\\/home\\/", "\\/Users\\/",
+    "C:\\\\Users\\\\",
     "\u017fecret", "ann@example", "/home/", "/Users/", "/root", "C:\\Users\\", "-----BEGIN RSA PRIVATE KEY-----",
     "hunter2-value", 'q"uo\\te-env', "x",
 ])  # fmt: skip
@@ -263,15 +264,19 @@ def test_a_secret_its_line_writes_with_escapes_is_redacted(
          ["wJalrXUtnFEMI/K7MDENG/bPxRf"]),
         ({"command": "export SECRET_KEY='dj4ng0-s3cr3t-v4lue' PRIVATE_KEY=pr1v4t3-k3y-v4lue"},
          ["dj4ng0-s3cr3t-v4lue", "pr1v4t3-k3y-v4lue"]),
+        ({"path": "C:\\Users\\dave.k\\proj\\main.py"}, ["dave.k"]),
+        ('{"path": "\\/home\\/alice.k\\/proj\\/main.py", "root": "\\/Users\\/bob.k"}', ["alice.k", "bob.k"]),
     ],
 )  # fmt: skip
 def test_a_secret_in_a_tool_call_s_arguments_is_redacted(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arguments: dict[str, str], secrets: list[str]
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, arguments: dict[str, str] | str, secrets: list[str]
 ) -> None:
     """A tool call's arguments are JSON text: a secret there has its quotes escaped (a config file the model
-    writes) and names of their own (``aws_secret_access_key``, ``SECRET_KEY``): none survives any format."""
+    writes) and names of their own (``aws_secret_access_key``, ``SECRET_KEY``), a home path its backslashes
+    doubled (a Windows path) or its slashes escaped: none survives any format."""
     monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
-    log = with_arguments(plant(tmp_path / "log.jsonl", "go", "ok", "done"), orjson.dumps(arguments).decode())
+    text = arguments if isinstance(arguments, str) else orjson.dumps(arguments).decode()
+    log = with_arguments(plant(tmp_path / "log.jsonl", "go", "ok", "done"), text)
     for fmt in ("json", "md", "html"):
         out = _export(log, fmt, Redactor(environ={}, home="/nonexistent-home")).decode()
         for secret in secrets:
