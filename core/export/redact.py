@@ -6,7 +6,8 @@ boolean and null as they are. ``counts`` tallies what
 was replaced, by kind. What is replaced:
 
 - ``key``: API keys and tokens in the common formats (OpenAI/DeepSeek/Anthropic ``sk-…``, GitHub ``gh?_…`` and
-  ``github_pat_…``, Slack ``xox?-…``, AWS ``AKIA…``, Google ``AIza…``, Stripe-style ``sk_live_…``, JWTs, PEM
+  ``github_pat_…``, GitLab ``glpat-…``, npm ``npm_…``, Hugging Face ``hf_…``, Slack ``xox?-…``, AWS ``AKIA…``, Google
+  ``AIza…``, Stripe-style ``sk_live_…``, JWTs, the password of a URL (``scheme://user:…@``), PEM
   private-key blocks, ``Bearer …`` and ``Authorization:`` values, ``api_key=…``/``token: …``/``password=…``/
   ``secret_key=…``/``aws_secret_access_key = …`` pairs, their quotes escaped too, as JSON text in a string has them);
 - ``env``: the value of every environment variable of the exporting process at least ``ENV_MIN`` characters long,
@@ -38,6 +39,8 @@ _KEY_FORMATS = (
     rb"|(?:AKIA|ASIA)[A-Z0-9]{16}"
     rb"|AIza[A-Za-z0-9_\-]{30,}"
     rb"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
+    rb"|glpat-[A-Za-z0-9_\-]{20,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}"
+    rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:[^/\s@\"']+@"  # a URL's password (``_URL_HEAD`` stays)
 )
 _KEYS = re2.compile(
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\z)"
@@ -51,6 +54,7 @@ _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.
 _HOME = re2.compile(
     rb"(?:\\?/home\\?/|\\?/Users\\?/)[^/\s\"'<>:;,]+|/root\b|[A-Za-z]:\\{1,2}Users\\{1,2}[^\\\s\"'<>:;,]+"
 )
+_URL_HEAD = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:")  # what stays of a URL's credentials
 _PAIR_HEAD = re.compile(
     r"^(?i:(?:(?:api|secret|private|access)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
     r"(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?)"
@@ -179,6 +183,8 @@ class Redactor:
         self.counts[kind] += 1
         if kind == "home":  # a home directory alone: the rest of its path stays readable
             return "~"
+        if kind == "key" and (url := _URL_HEAD.match(found)) is not None:  # keep ``postgres://user:`` and ``@``
+            return url.group(0) + "[redacted key]" + ("@" if found.endswith("@") else "")
         pair = _PAIR_HEAD.match(found) if kind == "key" else None  # keep ``api_key=`` of a pair
         return (pair.group(0) if pair else "") + f"[redacted {kind}]"
 

@@ -130,7 +130,7 @@ WORDS = st.sampled_from([
     "sk-", "sk-proj-", "rk_live_", "ghp_", "github_pat_", "xoxb-", "AKIA", "ASIA", "AIza", "eyJ", "Bearer", "basic",
     "BASIC", "token", "Token", "api_key", "API-KEY", "access_token", "secret", "password", "passwd", "to\u212aen",
     "secret_key", "aws_secret_access_key", "PRIVATE-KEY", "accesskey", '\\"', "\\/home\\/", "\\/Users\\/",
-    "C:\\\\Users\\\\",
+    "C:\\\\Users\\\\", "glpat-", "npm_", "hf_", "redis://", "https://u:", "@",
     "\u017fecret", "ann@example", "/home/", "/Users/", "/root", "C:\\Users\\", "-----BEGIN RSA PRIVATE KEY-----",
     "hunter2-value", 'q"uo\\te-env', "x",
 ])  # fmt: skip
@@ -281,3 +281,27 @@ def test_a_secret_in_a_tool_call_s_arguments_is_redacted(
         out = _export(log, fmt, Redactor(environ={}, home="/nonexistent-home")).decode()
         for secret in secrets:
             assert secret not in out, (fmt, secret)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kept"),
+    [
+        ("DATABASE_URL=postgres://admin:s3cr3tpw@prod-db:5432/app", "s3cr3tpw", "postgres://admin:"),
+        ("git remote add o https://oauth2:Zq81xVb2LmN0pQr5StUv@gitlab.example.com/x.git", "Zq81xVb2LmN0pQr5StUv", "https://oauth2:"),
+        ("redis://:p4ssw0rd-r3d1s@cache:6379/0", "p4ssw0rd-r3d1s", "redis://:"),
+        ("GITLAB_TOKEN glpat-Zq81xVb2LmN0pQr5StUv", "glpat-Zq81xVb2LmN0pQr5StUv", ""),
+        ("//registry.npmjs.org/:_authToken npm_Zq81xVb2LmN0pQr5StUv7WxYz0123456789", "npm_Zq81xVb2LmN0pQr5StUv7WxYz0", ""),
+        ("HF hf_Zq81xVb2LmN0pQr5StUv7WxYzAbCdEfGh", "hf_Zq81xVb2LmN0pQr5StUv7WxYz", ""),
+    ],
+)  # fmt: skip
+def test_credentials_in_urls_and_more_token_formats_are_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, secret: str, kept: str
+) -> None:
+    """A password in a URL (a database URL, a git remote) goes, the scheme and user before it stay; GitLab, npm and
+    Hugging Face tokens go as the other formats do."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    log = plant(tmp_path / "log.jsonl", "go", text, "done")
+    for fmt in ("json", "md", "html"):
+        out = _export(log, fmt, Redactor(environ={}, home="/nonexistent-home")).decode()
+        assert secret not in out and "[redacted key]" in out, fmt
+        assert kept in (out if fmt != "html" else out.replace("&#x27;", "'")), fmt
