@@ -114,8 +114,8 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
 
 
 def proc_start_time(pid: int) -> str | None:
-    """Field 22 of ``/proc/<pid>/stat`` (the process's start time in clock ticks), or None when there is no
-    such process here."""
+    """Field 22 of ``/proc/<pid>/stat`` (the process's start time in clock ticks), or None when no such process
+    runs here (see ``stat_start_time``)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             raw = f.read()
@@ -124,11 +124,15 @@ def proc_start_time(pid: int) -> str | None:
     return stat_start_time(raw)
 
 
+_ENDED = (b"Z", b"X", b"x")  # a zombie (exited, not reaped yet: its stat stays, start time and all) or dead
+
+
 def stat_start_time(raw: bytes) -> str | None:
-    """The start time (field 22, clock ticks since boot) in the bytes of a ``/proc/<pid>/stat``."""
+    """The start time (field 22, clock ticks since boot) in the bytes of a ``/proc/<pid>/stat``; None when the
+    process has exited (its state, field 3, is zombie or dead), which runs nothing though its stat is there."""
     # the command name (field 2) is in parentheses and may hold spaces: count fields after its last ')'
     rest = raw[raw.rfind(b")") + 2 :].split()
-    return rest[19].decode("ascii") if len(rest) > 19 else None
+    return rest[19].decode("ascii") if len(rest) > 19 and rest[0] not in _ENDED else None
 
 
 def bridge_live(info: BridgeInfo, now_ms: int | None = None) -> bool:

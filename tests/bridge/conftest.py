@@ -76,6 +76,16 @@ def append_outcome(directory: Path, outcome: dict[str, Any]) -> None:
         f.write(orjson.dumps({"at": int(time.time() * 1000), **outcome}) + b"\n")
 
 
+def kill_unreaped(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL ``proc`` and leave it unreaped: a zombie, whose ``/proc/<pid>/stat`` keeps its pid and start time
+    until its parent waits for it (``sleeper`` reaps it at the test's end)."""
+    proc.kill()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{proc.pid}/stat").read_bytes().rpartition(b")")[2].split()[0] != b"Z":
+        assert time.monotonic() < deadline, "the killed process did not become a zombie"
+        time.sleep(0.01)
+
+
 @pytest.fixture
 def sleeper() -> Iterator[Callable[[], subprocess.Popen[bytes]]]:
     """Start processes that stand in for a running DSH (each is killed when the test ends)."""

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from core.bridge.files import BRIDGE_FILE, read_bridge
 from core.cli import main
 from core.control.host_state import describe_host, read_host_state, state_label
-from tests.bridge.conftest import dsh_log, write_bridge
+from tests.bridge.conftest import dsh_log, kill_unreaped, write_bridge
 
 
 def test_a_dsh_log_without_a_bridge_is_kind_dsh_and_state_none(tmp_path: Path) -> None:
@@ -41,6 +41,17 @@ def test_a_dead_pid_with_a_stale_heartbeat_is_exited_at_its_last_heartbeat(tmp_p
     proc.wait()
     state = read_host_state(log)
     assert (state.state, state.kind, state.since) == ("exited", "dsh", body["heartbeat"])
+
+
+def test_a_killed_dsh_not_reaped_yet_is_exited(tmp_path: Path, sleeper) -> None:
+    """A zombie keeps its pid and start time until its parent reaps it; it runs nothing: the bridge is gone."""
+    log = dsh_log(tmp_path / "s")
+    proc = sleeper()
+    stale = int(time.time() * 1000) - 60_000
+    body = write_bridge(log.parent, proc.pid, "running", heartbeat=stale)
+    kill_unreaped(proc)
+    state = read_host_state(log)
+    assert (state.state, state.live, state.since) == ("exited", False, body["heartbeat"])
 
 
 def test_a_reused_pid_is_not_the_bridge(tmp_path: Path, sleeper) -> None:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import os
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -16,6 +18,7 @@ from core.bridge.files import proc_start_time
 from core.remote.link import link_for
 from core.remote.sessions import remote_host_state, remote_host_states
 from core.remote.target import RemoteTarget
+from tests.bridge.conftest import kill_unreaped, sleeper  # noqa: F401 (a fixture)
 from tests.remote.sshd import MISSING, Sshd, demo_host
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -91,3 +94,22 @@ def test_a_remote_host_killed_mid_turn_shows_exited_and_host_died_in_the_fleet(s
         if host.poll() is None:
             host.kill()
             host.wait()
+
+
+def test_a_remote_host_or_bridge_killed_and_not_reaped_yet_is_exited(sshd: Sshd, tmp_path: Path,
+                                                                     sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
+    """A zombie keeps its pid and start time in /proc until its parent reaps it, and runs nothing."""
+    sshd.trust()
+    dsh, host = sleeper(), sleeper()
+    now = int(time.time() * 1000)  # after the host's start: an earlier state would be another process's
+    stale = now - 60_000
+    bridge = {"state": "running", "pid": dsh.pid, "procStart": proc_start_time(dsh.pid), "since": now,
+              "heartbeat": stale}  # fmt: skip
+    bridged = _session(tmp_path, "bridged", {"bridge.json": bridge})
+    hosted = _session(tmp_path, "hosted", {"host.json": {"state": "running", "pid": host.pid, "since": now}})
+    link, logs = link_for(bridged), [(bridged, False), (hosted, True)]
+    assert [s.state for s in remote_host_states(link, logs)] == ["running", "running"]
+    kill_unreaped(dsh)
+    kill_unreaped(host)
+    states = remote_host_states(link, logs)
+    assert [(s.state, s.since) for s in states] == [("exited", stale), ("exited", 1_700_000_000_000)]
