@@ -282,15 +282,14 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
     from core.remote.inbox import append_remote_request, withdraw_remote_request
     from core.remote.link import link_for
     from core.remote.live import RemoteOutcomes, resolve_remote_log
-    from core.remote.sessions import remote_header, remote_host_state
+    from core.remote.sessions import remote_header, remote_host_state, remote_state_now
     from core.remote.tail import RemoteTailer
 
     link = link_for(target)
     log = resolve_remote_log(link, target)
     header = remote_header(link, log)
     session_id = str(header.get("id"))
-    hosted = False  # a log with neither host.json nor bridge.json is taken for a DSH one no bridge ran
-    state = remote_host_state(link, log, hosted)
+    state, hosted = remote_state_now(link, log)
     op_args = parse_args(args.op, args.arg, state.kind)
     state = _check_host(log, session_id, args.queue, state)
     if args.wait and not state.live:

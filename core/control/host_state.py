@@ -17,6 +17,7 @@ beside the log, live while the DSH process it names is (docs/contracts.md, "DSH 
 
 from __future__ import annotations
 
+import io
 import os
 import time
 from dataclasses import asdict, dataclass, field
@@ -38,7 +39,8 @@ LIVE_STATES = ("running", "pausing", "paused", "idle")
 STATES = (*LIVE_STATES, "exited", "none")
 KIND_TAPEDECK = "tapedeck"
 KIND_DSH = "dsh"
-_SCAN_BYTES = 1 << 18  # a tapedeck host logs its tapedeck/host event right after the header
+SCAN_BYTES = 1 << 18  # a tapedeck host logs its tapedeck/host event right after the header
+_NEEDLE = b'"type":"' + HOST_EVENT.encode() + b'"'
 
 
 @dataclass(frozen=True)
@@ -94,21 +96,26 @@ def _recorded(log: Path) -> dict[str, Any] | None:
 
 def _ever_hosted(log: Path) -> bool:
     """Whether the start of the log holds a ``tapedeck/host`` event (logs from before ``host.json``)."""
-    needle = b'"type":"' + HOST_EVENT.encode() + b'"'
     try:  # a log swapped for a FIFO or a device: not waited for, not read on
         with open_regular(log) as f:
-            head = _zstd_head(f) if is_compressed(log) else f.read(_SCAN_BYTES)
+            head = _zstd_head(f) if is_compressed(log) else f.read(SCAN_BYTES)
     except OSError:
         return False
-    return needle in head
+    return _NEEDLE in head
+
+
+def hosted_in(head: bytes, compressed: bool) -> bool:
+    """Whether ``head``, the first ``SCAN_BYTES`` of a log (here or on another machine), holds a ``tapedeck/host``
+    event: a log a tapedeck host ran, whatever became of its ``host.json``."""
+    return _NEEDLE in (_zstd_head(io.BytesIO(head)) if compressed else head)
 
 
 def _zstd_head(f: BinaryIO) -> bytes:
-    """The first ``_SCAN_BYTES`` decompressed bytes of a zstd log (empty when they do not decompress)."""
+    """The first ``SCAN_BYTES`` decompressed bytes of a zstd log (empty when they do not decompress)."""
     import zstandard  # only zstd logs need it, and it costs ms to import
 
     try:
-        return zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read(_SCAN_BYTES)
+        return zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read(SCAN_BYTES)
     except zstandard.ZstdError:
         return b""
 

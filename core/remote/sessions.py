@@ -15,10 +15,12 @@ from core.control.host_state import (
     KIND_DSH,
     KIND_TAPEDECK,
     LIVE_STATES,
+    SCAN_BYTES,
     STATE_FILE,
     STATES,
     HostState,
     bridge_host_state,
+    hosted_in,
 )
 from core.log.decoder import LogDecoder
 from core.log.layout import RAW_NAME, ZSTD_NAME
@@ -85,6 +87,17 @@ def remote_refs(link: SshLink, logs: Sequence[RemoteTarget]) -> list[SessionRef 
         header = LogDecoder(str(log), log.compressed).feed(head[: st.size]).header if head else None
         found[log.path] = ref_from_header(Path(str(log)), header, st.size, st.mtime_ms / 1000) if header else None
     return [found.get(log.path) for log in logs]
+
+
+def remote_state_now(link: SshLink, log: RemoteTarget) -> tuple[HostState, bool]:
+    """The host state of a remote session for a command that reads no more of its log, and ``hosted`` for asking
+    again (``remote_host_state``): only when neither ``host.json`` nor ``bridge.json`` says who ran it, the log's
+    first ``SCAN_BYTES`` are read for a ``tapedeck/host`` event (a tapedeck host that exited, not a DSH session)."""
+    state = remote_host_state(link, log, False)
+    if state.state != "none" or state.bridge is not None:
+        return state, False
+    hosted = hosted_in(link.read(log.path, 0, SCAN_BYTES), log.compressed)
+    return (remote_host_state(link, log, True), True) if hosted else (state, False)
 
 
 def remote_host_state(link: SshLink, log: RemoteTarget, hosted: bool) -> HostState:

@@ -66,3 +66,27 @@ def test_an_exited_remote_bridge_exits_3_unless_queued(sshd: Sshd, tmp_path: Pat
     assert not (log.parent / INBOX_NAME).exists()  # nothing was sent
     assert main(["control", f"testbox:{log}", "pause", "--queue"]) == 0
     assert [orjson.loads(line)["op"] for line in (log.parent / INBOX_NAME).read_bytes().splitlines()] == ["pause"]
+
+
+def test_a_remote_tapedeck_log_without_its_state_file_is_refused_as_locally(sshd: Sshd, tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """A log a tapedeck host ran (its ``tapedeck/host`` event) whose ``host.json`` is gone: its host exited, as the
+    local command says (exit 3, ``--queue`` offered), not a DSH session that needs the bridge installed."""
+    from tests.alerts.crafted import HEADER, Log
+
+    sshd.trust()
+    log = Log()
+    log.add("tapedeck/host", {"pid": 999_999_999, "model": "crafted-model"})
+    log.turn(1)
+    path = tmp_path / "sessions" / "--w--" / "s1" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [HEADER, *log.events]))
+    assert main(["control", str(path), "pause"]) == 3
+    local = capsys.readouterr().err
+    assert main(["control", f"testbox:{path}", "pause"]) == 3
+    remote = capsys.readouterr().err
+    assert "no live host" in local and "no live host" in remote and "bridge" not in remote, remote
+    assert not (path.parent / INBOX_NAME).exists()
+    assert main(["control", f"testbox:{path}", "pause", "--queue"]) == 0  # left for `tapedeck run --resume`
+    [request] = [orjson.loads(line) for line in (path.parent / INBOX_NAME).read_bytes().splitlines()]
+    assert (request["op"], request["queued"]) == ("pause", True)
