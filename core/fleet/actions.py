@@ -8,15 +8,42 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from core.control.host_state import exited_at, read_host_state
+from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
 from core.control.inbox import ControlError, append_request, inbox_path
 from core.remote.inbox import append_remote_request
-from core.remote.link import link_for
-from core.remote.sessions import remote_host_state
-from core.remote.target import parse_remote
+from core.remote.link import SshLink, link_for
+from core.remote.sessions import remote_state_now
+from core.remote.target import RemoteTarget, parse_remote
 
 ROW_OPS = ("pause", "resume", "stop", "message")
 ORIGIN = "fleet"  # the requests' origin, so the session's events say where they came from
+
+
+def _host(log: Path) -> tuple[HostState, SshLink | None, RemoteTarget | None]:
+    """The host state of the session at ``log`` now (and, for a remote one, its link and target)."""
+    remote = parse_remote(str(log))
+    if remote is None:
+        return read_host_state(log), None, None
+    link = link_for(remote)
+    return remote_state_now(link, remote)[0], link, remote
+
+
+def _why_not(host: HostState) -> str | None:
+    """Why no request would be read by the host in ``host``'s state, or None when it is live."""
+    if host.live:
+        return None
+    if host.state == "none":
+        if host.kind == KIND_DSH:
+            return "a DSH session no tapedeck bridge runs (`tapedeck bridge install` adds it); nothing was sent"
+        return "no tapedeck host has ever run this session; nothing was sent"
+    who = "DSH bridge" if host.kind == KIND_DSH else "host"
+    return f"no live {who} runs this session (it exited {exited_at(host.since)}); nothing was sent"
+
+
+def row_refusal(log: Path) -> str | None:
+    """Why an action on the session at ``log`` would not be sent now (its host's state read now), or None when a
+    live host would read it: asked before the operator confirms or types anything."""
+    return _why_not(_host(log)[0])
 
 
 def send_row_action(log: Path, op: str, args: Mapping[str, Any]) -> dict[str, Any]:
@@ -24,15 +51,10 @@ def send_row_action(log: Path, op: str, args: Mapping[str, Any]) -> dict[str, An
     ``ControlError`` when nobody would read it now (nothing is written then)."""
     if op not in ROW_OPS:
         raise ControlError(f"{op!r} is not a fleet row action (one of {', '.join(ROW_OPS)})")
-    remote = parse_remote(str(log))
-    if remote is not None:
-        link = link_for(remote)
-        host = remote_host_state(link, remote, hosted=True)
-    else:
-        host = read_host_state(log)
-    if not host.live:
-        when = f" (it exited {exited_at(host.since)})" if host.state == "exited" else ""
-        raise ControlError(f"no live host runs this session{when}; nothing was sent")
-    if remote is not None:
+    host, link, remote = _host(log)
+    why = _why_not(host)
+    if why is not None:
+        raise ControlError(why)
+    if link is not None and remote is not None:
         return append_remote_request(link, remote, op, args, kind=host.kind, origin=ORIGIN)
     return append_request(inbox_path(log), op, args, kind=host.kind, origin=ORIGIN)

@@ -129,12 +129,27 @@ async def test_a_row_action_is_confirmed_then_appended_to_the_live_hosts_inbox(t
         await until(pilot, lambda: inbox_path(live).exists() and inbox_path(live).read_bytes().endswith(b"\n"))
         request = orjson.loads(inbox_path(live).read_bytes().splitlines()[-1])
         assert (request["op"], request["origin"]) == ("pause", "fleet")
-        table.move_cursor(row=screen.shown.index(str(root / "p" / "calm-a" / "session.jsonl")))
-        await pilot.press("S")
-        await until(pilot, lambda: app.screen is not screen)
-        await pilot.press("y")  # no live host runs calm-a: refused with the reason, nothing written
-        await until(pilot, lambda: any("no live host" in str(n.message) for n in app._notifications))
-        assert not inbox_path(root / "p" / "calm-a" / "session.jsonl").exists()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("key", ["P", "m", "S"])
+async def test_a_row_action_on_a_session_nobody_runs_says_so_before_asking_anything(tmp_path: Path, key: str) -> None:
+    """No confirm (nor, for ``m``, a message typed for nothing): the reason at once, nothing written."""
+    root = _root(tmp_path)
+    exited = root / "p" / "gone-d" / "session.jsonl"
+    _session(root, "gone-d", "Rename the settings module", hosted="running")
+    release_hosts()  # its host died: the state file still says running
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _loaded(pilot, 4)
+        table = screen.query_one(DataTable)
+        for log, reason in [(root / "p" / "calm-a" / "session.jsonl", "tapedeck bridge install"),
+                            (exited, "no live host")]:  # fmt: skip
+            table.move_cursor(row=screen.shown.index(str(log)))
+            await pilot.press(key)
+            await until(pilot, lambda r=reason: any(r in str(n.message) for n in app._notifications))
+            assert app.screen is screen
+            assert not inbox_path(log).exists()
 
 
 def test_fleet_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ returns to the same row), ``n`` jumps to the next row needing attention, ``/`` f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from rich.text import Text
@@ -17,7 +18,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
-from core.fleet.actions import send_row_action
+from core.fleet.actions import row_refusal, send_row_action
 from core.fleet.row import COLUMNS, FleetRow, matches
 from core.shared.errors import TapedeckError
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
@@ -214,7 +215,7 @@ class FleetScreen(Screen[None]):
         row = self._current()
         if row is not None:
             op = "resume" if row.host.get("state") in ("pausing", "paused") else "pause"
-            self._confirm(row, op, {})
+            self._when_live(row, op, lambda: self._confirm(row, op, {}))
 
     def action_message(self) -> None:
         """Ask for a message, then confirm sending it to the session's agent."""
@@ -226,13 +227,28 @@ class FleetScreen(Screen[None]):
             if text and text.strip():
                 self._confirm(row, "message", {"text": text.strip()})
 
-        self.app.push_screen(AskScreen(f"Message {row.label}", "The model reads it at its next step."), asked)
+        self._when_live(row, "message", lambda: self.app.push_screen(
+            AskScreen(f"Message {row.label}", "The model reads it at its next step."), asked))  # fmt: skip
 
     def action_stop(self) -> None:
         """Stop the session's host (after a confirm)."""
         row = self._current()
         if row is not None:
-            self._confirm(row, "stop", {"reason": "stopped by the operator from the fleet"})
+            self._when_live(row, "stop", lambda: self._confirm(row, "stop", {"reason": "stopped by the operator from the fleet"}))  # fmt: skip
+
+    @work(thread=True, group="fleet-send", exit_on_error=False)
+    def _when_live(self, row: FleetRow, op: str, then: Callable[[], object]) -> None:
+        """Run ``then`` (ask, confirm) on the UI thread when a live host would read ``op`` now; else say why at once,
+        before the operator types or confirms anything (the host's state is read here, in a worker: over SSH it is a
+        round trip)."""
+        try:
+            why = row_refusal(row.ref.path)
+        except (TapedeckError, OSError) as exc:
+            why = str(exc)
+        if why is None:
+            self.app.call_from_thread(then)
+        else:
+            self.app.call_from_thread(self.notify, f"{op} {row.label}: {why}", title="Not sent", severity="error")
 
     def _confirm(self, row: FleetRow, op: str, args: dict[str, str]) -> None:
         def decided(confirmed: bool | None) -> None:
