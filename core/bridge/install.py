@@ -294,6 +294,8 @@ def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) ->
     where_dir = home / "profiles" / profile
     patch_where = str(where_dir / PATCH_FILE)
     created = [d.name for d in (home / "profiles", where_dir) if not os.path.lexists(d)]
+    if created == [profile] and _profiles_made_by_install(home):
+        created.insert(0, "profiles")  # whichever profile is removed last takes it with it
     with _profile_dir(home, profile, create=True) as fd:
         assert fd is not None
         raw = _read(fd, PATCH_FILE, patch_where)
@@ -374,9 +376,30 @@ def remove(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) -> 
     return Change(where_dir, plugin, patch)
 
 
+def _created_dirs(notes: str) -> list[str]:
+    """The directories a BEGIN marker's ``notes`` say install created (``profiles``, the profile's)."""
+    head = NEW_DIRS.rstrip("]") + ":"
+    return notes.split(head, 1)[1].split("]", 1)[0].split() if head in notes else []
+
+
+def _profiles_made_by_install(home: Path) -> bool:
+    """Whether another profile's managed block says its install created ``profiles/``, which this install then
+    shares: each names it, so removing the profiles in any order leaves no empty ``profiles/`` behind."""
+    profiles = home / "profiles"
+    for entry in profiles.iterdir() if profiles.is_dir() and not profiles.is_symlink() else ():
+        if not _PROFILE_NAME.fullmatch(entry.name):
+            continue
+        with contextlib.suppress(BridgeInstallError, OSError), _profile_dir(home, entry.name, create=False) as fd:
+            raw = _read(fd, PATCH_FILE, str(entry / PATCH_FILE)) if fd is not None else None
+            where = str(entry / PATCH_FILE)
+            if raw is not None and "profiles" in _created_dirs(scan_patch(_decode(raw, where), where).notes):
+                return True
+    return False
+
+
 def _remove_created_dirs(home: Path, profile: str, notes: str) -> None:
     """Remove the directories install created, when they are empty again (anything DSH put there stays)."""
-    made = notes.split(NEW_DIRS.rstrip("]") + ":", 1)[1].split("]", 1)[0].split()
+    made = _created_dirs(notes)
     for name, path in ((profile, home / "profiles" / profile), ("profiles", home / "profiles")):
         if name in made:
             with contextlib.suppress(OSError):

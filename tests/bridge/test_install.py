@@ -58,6 +58,22 @@ def test_install_on_a_home_dsh_never_booted_and_remove_leaves_it_as_it_was(tmp_p
     assert _tree(home) == {}
 
 
+@pytest.mark.parametrize("order", [("web", "headless"), ("headless", "web")])
+def test_two_profiles_installed_on_a_home_never_booted_and_removed_in_any_order_leave_it_as_it_was(
+    tmp_path: Path, order: tuple[str, str]
+) -> None:
+    """The first install made ``profiles/``; whichever profile goes last takes it with it (not before: the other
+    profile's files are still there)."""
+    home = tmp_path / "dsh"
+    home.mkdir()
+    install(home, "web")
+    install(home, "headless")
+    remove(home, order[0])
+    assert _tree(_profile(home, order[1])) != {}
+    remove(home, order[1])
+    assert _tree(home) == {}
+
+
 def test_install_keeps_the_users_rows_and_remove_restores_the_file_byte_for_byte(tmp_path: Path) -> None:
     web = _profile(tmp_path)
     web.mkdir(parents=True)
