@@ -16,7 +16,7 @@ from core.alerts.engine import Alert
 from core.alerts.hook import HookRunner
 from core.cli import COMMANDS
 from core.cli.args import add_interval, add_json, check_seconds
-from core.cli.common import RULE_SECTIONS, emit, for_terminal, guarded
+from core.cli.common import RULE_SECTIONS, emit, for_terminal, guarded, warn
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
 from core.fleet.alerts import AlertSources
 from core.shared.errors import TapedeckError
@@ -41,13 +41,8 @@ def render_alert(alert: Alert) -> str:
     return f"{when}  {alert.severity:<8} {alert.cause:<13} {where}  seq {alert.seq}  {alert.reason}"
 
 
-def _warn(message: str) -> None:
-    sys.stderr.write(f"tapedeck: {message}\n")
-    sys.stderr.flush()
-
-
 def _once(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | None) -> int:
-    sources = AlertSources(args.paths, config, warn=_warn)
+    sources = AlertSources(args.paths, config, warn=warn)
     found = sources.poll(final=True)
     payload = [a.to_dict() for a in found]
     none = "no alerts in the logs that could be read (some could not: see stderr)" if sources.unreached else "no alerts"
@@ -63,7 +58,7 @@ def _once(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | Non
 def _follow(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | None) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    follower = AlertSources(args.paths, config, act=config.alerts.acts, warn=_warn)
+    follower = AlertSources(args.paths, config, act=config.alerts.acts, warn=warn)
     try:
         for alert in follower.follow(stop, args.interval):
             line = orjson.dumps(alert.to_dict()).decode() if args.json else for_terminal(render_alert(alert))
@@ -81,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     check_seconds("interval", args.interval)
     check_seconds("exec-timeout", args.exec_timeout)
     config = alerts_config(args.config, args.set)
-    hook = HookRunner(args.exec, args.exec_timeout, _warn) if args.exec else None
+    hook = HookRunner(args.exec, args.exec_timeout, warn) if args.exec else None
     try:
         return (_follow if args.follow else _once)(args, config, hook)
     finally:

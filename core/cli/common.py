@@ -123,9 +123,17 @@ class JsonList:
         sys.stdout.flush()
 
 
+def warn(message: str) -> None:
+    """Write ``message`` to stderr as ``tapedeck: <message>``; on a terminal the control characters of what it
+    quotes from a log (a session's id, a title) are drawn, as ``for_terminal`` draws them on stdout."""
+    line = f"tapedeck: {message}\n"
+    sys.stderr.write(printable(line) if sys.stderr.isatty() else line)
+    sys.stderr.flush()
+
+
 def fail(message: str, code: int = 2) -> int:
-    """Report ``message`` on stderr as ``tapedeck: <message>`` and return the exit code."""
-    sys.stderr.write(f"tapedeck: {message}\n")
+    """Report ``message`` on stderr (``warn``) and return the exit code."""
+    warn(message)
     return code
 
 

@@ -9,7 +9,7 @@ from typing import IO, Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, add_roots, local_roots
-from core.cli.common import RULE_SECTIONS, JsonList, emit, fail, guarded, json_member, write_bytes
+from core.cli.common import RULE_SECTIONS, JsonList, emit, fail, guarded, json_member, warn, write_bytes
 from core.cli.rowspool import RowSpool
 from core.control.host_state import HostState, describe_host, read_host_state
 from core.log.layout import default_sessions_root
@@ -282,7 +282,7 @@ def _sessions(args: argparse.Namespace) -> int | None:
 
     emit([row.to_dict() for row in rows], args.json, render)
     for note in fleet.skipped:
-        sys.stderr.write(f"tapedeck: {note}\n")
+        warn(note)
     return 2 if fleet.unreached else None  # as alerts: a machine that could not be listed leaves no answer
 
 

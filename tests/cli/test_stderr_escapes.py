@@ -1,0 +1,49 @@
+"""What tapedeck writes to stderr quotes the log too (a session's id in ``control``'s refusal, in ``alerts --exec``'s
+failure): on a terminal its escapes are drawn, never run, as on stdout; redirected, the bytes stay."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from core.cli import main
+from tests.bridge.conftest import dsh_log, write_bridge
+from tests.cli.test_events_cli import ESCAPES
+
+DRAWN = "␛]52;c;cHduZWQ=␇␛[2J"
+
+
+def _hostile(tmp_path: Path) -> Path:
+    """A DSH log whose session id holds escapes, whose bridge exited mid-turn (a ``host-died`` alert)."""
+    log = dsh_log(tmp_path / "s", session_id=f"s-{ESCAPES}")
+    write_bridge(log.parent, None, "exited")
+    return log
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_controls_refusal_on_a_terminal_draws_the_ids_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tty: bool
+) -> None:
+    log = _hostile(tmp_path)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    assert main(["control", str(log), "pause"]) == 3
+    err = capsys.readouterr().err
+    assert (DRAWN in err and ESCAPES not in err) if tty else ESCAPES in err, err
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_a_failed_exec_hook_on_a_terminal_draws_the_ids_escapes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tty: bool
+) -> None:
+    log = _hostile(tmp_path)
+    lines = log.read_bytes().splitlines()
+    turn_open = [line for line in lines if orjson.loads(line).get("type") != "turn/end"]
+    log.write_bytes(b"\n".join(turn_open) + b"\n")  # the bridge exited in the middle of the turn
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+    assert main(["alerts", str(log), "--exec", "exit 3"]) == 1
+    err = capsys.readouterr().err
+    assert "exit status 3" in err
+    assert (DRAWN in err and ESCAPES not in err) if tty else ESCAPES in err, err
