@@ -38,7 +38,7 @@ from core.remote.link import SshLink, Unreachable, link_for
 from core.remote.sessions import remote_host_state, remote_host_states, remote_logs, remote_refs
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
-from core.shared.errors import TapedeckError
+from core.shared.errors import LogNotFoundError, TapedeckError
 from core.shared.values import int_or_none
 
 HOST_SECONDS = 1.0  # a live host's state is read again this often
@@ -291,7 +291,7 @@ class Fleet:
             if isinstance(target, RemoteTarget):
                 try:
                     found: list[Path | RemoteTarget] = list(remote_logs(self.link(target), target))
-                except Unreachable as exc:
+                except (Unreachable, LogNotFoundError) as exc:  # no answer for that root, as a local one missing
                     unreached.append(str(exc))
                     skipped.append(str(exc))
                     continue

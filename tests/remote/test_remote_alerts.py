@@ -96,6 +96,25 @@ def test_sessions_on_a_dead_machine_exit_2_not_no_sessions(sshd: Sshd, tmp_path:
     assert "1 session under" in out and "testbox: unreachable since" in err
 
 
+def test_a_remote_root_that_does_not_exist_is_no_answer_as_locally(sshd: Sshd, tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """A mistyped remote path: not ``no alerts`` / ``no sessions`` and exit 0 (a CI gate would pass), but the path
+    named on stderr and exit 2, as a local path that does not exist; a root that exists and is empty stays an
+    answer."""
+    sshd.trust()
+    missing = f"testbox:{tmp_path / 'no-such-root'}"
+    assert main(["alerts", missing]) == 2
+    out, err = capsys.readouterr()
+    assert "no such file or directory" in err and str(tmp_path / "no-such-root") in err, (out, err)
+    assert main(["sessions", missing, "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out) == [] and "no such file or directory" in err
+    (tmp_path / "empty").mkdir()
+    assert main(["alerts", f"testbox:{tmp_path / 'empty'}"]) == 0
+    assert main(["sessions", f"testbox:{tmp_path / 'empty'}"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def _lines(stream: IO[str]) -> queue.Queue[dict[str, Any]]:
     got: queue.Queue[dict[str, Any]] = queue.Queue()
 
