@@ -21,8 +21,20 @@ def add_json(parser: argparse.ArgumentParser, help: str = "print JSON") -> None:
 
 
 def add_log_path(parser: argparse.ArgumentParser, *, remote: bool = False, metavar: str | None = None) -> None:
-    """The positional ``path`` of one session log (``remote``: also ``[user@]host:PATH``)."""
-    parser.add_argument("path", metavar=metavar, help=LOG_PATH_HELP + (REMOTE_HELP if remote else ""))
+    """The positional ``path`` of one session log (``remote``: also ``[user@]host:PATH``; else such a path is
+    refused with the commands that read one)."""
+    parser.add_argument("path", metavar=metavar, type=None if remote else _local_path,
+                        help=LOG_PATH_HELP + (REMOTE_HELP if remote else ""))  # fmt: skip
+
+
+def _local_path(text: str) -> str:
+    """``text``, unless it names a path on another machine."""
+    if parse_remote(text) is not None:
+        raise argparse.ArgumentTypeError(
+            f"{text}: this command reads a log on this machine only; inspect, surface, events, control, sessions, "
+            "alerts, fleet and watch take [user@]host:PATH (or copy the log here first)"
+        )
+    return text
 
 
 def add_roots(parser: argparse.ArgumentParser, help: str) -> None:
