@@ -39,11 +39,14 @@ class RemoteTarget:
 
 def parse_remote(text: str) -> RemoteTarget | None:
     """The remote target ``text`` names, or None for a local path: a colon before any slash makes it remote
-    (``host:logs``, ``me@box:/var/agents``), unless a local file of that name exists (``./a:b`` stays local)."""
+    (``host:logs``, ``me@box:/var/agents``), unless a local file of that name exists (``./a:b`` stays local). A
+    relative path, or one under ``~/``, is under the login directory, where SFTP starts (as scp reads both)."""
     head, colon, path = text.partition(":")
     if not colon or not head or "/" in head or Path(text).exists():
         return None
     user, at, host = head.rpartition("@")
     if not host or (at and not user):
         return None
+    if path == "~" or path.startswith("~/"):
+        path = path[2:]
     return RemoteTarget(user or None, host, path or ".")

@@ -44,7 +44,7 @@ class Sshd:
             f"Port {self.port}\nListenAddress 127.0.0.1\nHostKey {self.host_key}\nPidFile {base / 'sshd.pid'}\n"
             f"AuthorizedKeysFile {base / 'authorized_keys'}\nStrictModes no\nPasswordAuthentication no\n"
             "KbdInteractiveAuthentication no\nPubkeyAuthentication yes\nUsePAM no\nPermitRootLogin prohibit-password\n"
-            f"Subsystem sftp {sftp}\n"
+            f"Subsystem sftp {sftp} -d {self.home}\n"  # the far side's home is the client's: ``box:~/x`` lands there
         )
         (ssh / "config").write_text(
             f"Host testbox\n  HostName 127.0.0.1\n  Port {self.port}\n  User {getpass.getuser()}\n"

@@ -206,3 +206,19 @@ def test_a_remote_tapedeck_log_without_a_state_file_reads_as_locally_at_the_firs
     assert (local["host"]["state"], local["host"]["kind"]) == ("exited", "tapedeck")
     assert remote["host"] == local["host"]  # exited since the log's last write (to the second, over SFTP)
     assert [a["cause"] for a in remote["attention"]] == [a["cause"] for a in local["attention"]] == ["host-died"]
+
+
+def test_a_remote_path_from_the_home_directory_reads_as_scp_reads_it(sshd: Sshd, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """``box:~/PATH`` (quoted, or after the colon where the local shell leaves it) and ``box:PATH`` are under the
+    login directory on the far side, as scp takes them; ``box:~`` is that directory."""
+    sshd.trust()
+    log = Log()
+    _turns(log, 1, 1)
+    session = sshd.home / "dsh" / "--w--" / "s1"
+    session.mkdir(parents=True)
+    (session / "session.jsonl").write_bytes(_lines([HEADER, *log.events]))
+    for root in ("testbox:~/dsh", "testbox:dsh", "testbox:~/dsh/--w--/s1/session.jsonl"):
+        assert main(["sessions", root, "--json"]) == 0, capsys.readouterr().err
+        assert [row["id"] for row in orjson.loads(capsys.readouterr().out)] == [HEADER["id"]], root
+    assert main(["inspect", "testbox:~/dsh/--w--/s1"]) == 0, capsys.readouterr().err
