@@ -6,7 +6,7 @@ signals (the title, turn and step, how the last turn ended, the router's phase a
 folds from the same decoded events. The host's state is read at most every ``HOST_SECONDS`` for a live host and every
 ``IDLE_HOST_SECONDS`` otherwise, and whenever the log grew. ``Fleet`` holds one watch per log under its targets
 (log files, session directories, sessions roots) and lists the roots again every ``RESCAN_SECONDS`` for new
-sessions, reading only the new logs' headers; it remakes the rows of the logs polled since the last ``rows``
+sessions (and those gone), reading only the new logs' headers; it remakes the rows of the logs polled since the last ``rows``
 only, and sends the actions of the alerts its polls raised (``act``) through each session's watch.
 """
 
@@ -279,27 +279,46 @@ class Fleet:
         self.unreached: list[str] = []  # the notes of ``skipped`` that are machines which could not be listed
         self._scanned = float("-inf")
         self._pending: set[Path | RemoteTarget] = set()  # logs found whose header could not be read yet
+        self._regroup = False  # a session went: the order is made again at the next ``rows``
 
     def rescan(self) -> None:
-        """Start watching the logs that appeared under the targets (only a new log's header is read). A remote
-        machine that cannot be reached is noted in ``skipped`` and ``unreached``; one whose host key is refused
-        raises ``HostKeyRefused``."""
+        """Start watching the logs that appeared under the targets (only a new log's header is read), stop watching
+        those that went. A target that cannot be read (a remote machine that cannot be reached, a path that is not
+        there) is noted in ``skipped`` and ``unreached``; a machine whose host key is refused raises
+        ``HostKeyRefused``."""
         self._scanned = now_ms() / 1000
         skipped: list[str] = []
         unreached: list[str] = []
+        listed: set[str] = set()  # every log found under the targets that answered
+        silent: set[str] = set()  # the machines a target of which did not answer
         for target in self.targets:
-            if isinstance(target, RemoteTarget):
-                try:
+            try:
+                if isinstance(target, RemoteTarget):
                     found: list[Path | RemoteTarget] = list(remote_logs(self.link(target), target))
-                except (Unreachable, LogNotFoundError) as exc:  # no answer for that root, as a local one missing
-                    unreached.append(str(exc))
-                    skipped.append(str(exc))
-                    continue
-            else:
-                found = list(session_logs(target, skipped) if is_sessions_root(target) else [resolve_log_path(target)])
+                else:
+                    found = list(session_logs(target, skipped) if is_sessions_root(target) else [resolve_log_path(target)])
+            except (Unreachable, LogNotFoundError) as exc:  # no answer for that root: the others go on
+                unreached.append(str(exc))
+                skipped.append(str(exc))
+                if isinstance(target, RemoteTarget):
+                    silent.add(target.where)
+                continue
+            listed.update(map(str, found))
             self._pending.update(log for log in found if str(log) not in self.watches)
         self.skipped, self.unreached = skipped, unreached
+        self._forget(listed, silent)
         self._adopt()
+
+    def _forget(self, listed: set[str], silent: set[str]) -> None:
+        """Stop watching the logs that are gone: a local one no longer there, a remote one its machine no longer
+        lists (a machine that did not answer keeps its rows, ``unreachable``)."""
+        gone = [key for key, watch in self.watches.items() if key not in listed and (
+            watch.target.where not in silent if isinstance(watch, RemoteSessionWatch) else not os.path.lexists(key))]  # fmt: skip
+        for key in gone:
+            del self.watches[key]
+            self._rows.pop(key, None)
+            self._dirty.discard(key)
+        self._regroup = self._regroup or bool(gone)
 
     def link(self, target: RemoteTarget) -> SshLink:
         """The SSH link to ``target``'s machine (one per machine, shared by its sessions)."""
@@ -370,8 +389,8 @@ class Fleet:
 
     @property
     def stale(self) -> bool:
-        """Whether a row changed (a log was polled, or a session appeared) since ``rows`` was last called."""
-        return bool(self._dirty) or len(self._rows) != len(self.watches)
+        """Whether a row changed (a log was polled, or a session appeared or went) since ``rows`` was last called."""
+        return bool(self._dirty) or self._regroup or len(self._rows) != len(self.watches)
 
     @staticmethod
     def _prefetch(watches: list[RemoteSessionWatch], now: int) -> None:
@@ -398,7 +417,8 @@ class Fleet:
         polled since the last call are made again."""
         now = now_ms() if now is None else now
         self.remade = {key for key in self.watches if key in self._dirty or key not in self._rows}
-        regroup = len(self._order) != len(self.watches)  # a new session
+        regroup = self._regroup or len(self._order) != len(self.watches)  # a session appeared or went
+        self._regroup = False
         for key in self.remade:
             old, new = self._rows.get(key), self.watches[key].row(now)
             if old is None or bool(old.attention) != bool(new.attention):

@@ -16,7 +16,7 @@ from textual.widgets import DataTable
 import tui.app
 from core.fleet.row import COLUMNS
 from tests.tui.logs import Log, policy_log
-from tests.tui.pilot import NO_KEYMAP, make_app, settle, until
+from tests.tui.pilot import NO_KEYMAP, QUIET, make_app, settle, until
 from tui.app import TapedeckApp
 from tui.screens.fleet import FleetScreen
 
@@ -148,3 +148,39 @@ async def test_an_empty_root_says_it_has_no_sessions_yet_then_lists_the_first(tm
         first = _write(root, "first-1")
         await until(pilot, lambda: screen.shown == [str(first)], timeout=WAIT)
         assert "no sessions" not in str(screen.query_one("#fleet-status").render())
+
+
+@pytest.mark.anyio
+async def test_a_session_removed_while_the_table_is_open_leaves_it(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    kept, gone = _write(root, "kept-1"), _write(root, "gone-2")
+    app = make_app(root)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and len(app.screen.shown) == 2)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        shutil.rmtree(gone.parent)  # the operator cleaned up an old session
+        await until(pilot, lambda: screen.shown == [str(kept)], timeout=WAIT)
+        assert "1 session," in str(screen.query_one("#fleet-title").render())
+
+
+@pytest.mark.anyio
+async def test_a_log_given_on_its_own_and_removed_is_noted_and_the_other_roots_go_on(tmp_path: Path) -> None:
+    """``tapedeck fleet LOG ROOT``: the log removed is a root that cannot be read (its row leaves, the status line
+    says why), not an error that stops every later scan: a session new under ROOT still appears."""
+    root = tmp_path / "sessions"
+    alone = _write(tmp_path / "elsewhere", "alone-1")
+    first = _write(root, "first-2")
+    app = TapedeckApp(alone, follow=False, interval=0.02, use_watchfiles=False, keymap_file=NO_KEYMAP,
+                      config=QUIET, fleet_roots=[alone, root])  # fmt: skip
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and len(app.screen.shown) == 2)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen)
+        shutil.rmtree(alone.parent)
+        await until(pilot, lambda: screen.shown == [str(first)], timeout=WAIT)
+        new = _write(root, "second-3")
+        await until(pilot, lambda: str(new) in screen.shown, timeout=WAIT)
+        status = str(screen.query_one("#fleet-status").render())
+        assert f"{alone}: no such file or directory" in status, status
+        assert not screen.problems, screen.problems
