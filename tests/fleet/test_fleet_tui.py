@@ -190,3 +190,18 @@ async def test_watch_on_one_sessions_root_opens_the_fleet_with_how_each_last_tur
         labels = [str(c.label) for c in table.columns.values()]
         outcomes = {screen.rows[k].row.ref.id: str(table.get_row(k)[labels.index("outcome")]) for k in screen.shown}
         assert outcomes == ends
+
+
+@pytest.mark.anyio
+async def test_a_title_with_square_brackets_shows_as_written_never_as_markup(tmp_path: Path) -> None:
+    """A title is the log's text (DSH's ``session/title``): ``list[int]`` is no style, ``[/bold]`` no error that
+    stops the table, ``[@click=…]`` no action a click would run."""
+    root = tmp_path / "sessions"
+    title = "Fix list[int] [/bold] [@click=app.quit]x[/]"
+    _session(root, "odd-e", title)
+    app = _app([root])
+    async with app.run_test(size=(160, 30)) as pilot:
+        screen = await _loaded(pilot, 1)
+        await settle(pilot)
+        cell = screen.query_one(DataTable).get_row(screen.shown[0])[0]  # what the table draws (a crash before)
+        assert cell.plain == title[:25] + "…" and not cell.spans, (cell.plain, cell.spans)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.console import RenderableType
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -30,7 +31,7 @@ class ConfirmScreen(ModalScreen[bool]):
     def compose(self) -> ComposeResult:
         """Title, the preview, and the two buttons."""
         with Vertical(classes="policy-dialog-box"):
-            yield Static(self.heading, classes="policy-dialog-title")
+            yield Static(Text(self.heading), classes="policy-dialog-title")  # it may quote a log: no markup
             with VerticalScroll(classes="policy-dialog-body"):
                 yield Static(self.body)
             with Horizontal(classes="policy-dialog-buttons"):
@@ -66,8 +67,8 @@ class AskScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         """Title, hint and the input line."""
         with Vertical(classes="policy-dialog-box"):
-            yield Static(self.heading, classes="policy-dialog-title")
-            yield Static(self.hint, classes="policy-dialog-hint")
+            yield Static(Text(self.heading), classes="policy-dialog-title")
+            yield Static(Text(self.hint), classes="policy-dialog-hint")
             yield Input(self.value, placeholder=self.placeholder, id="ask-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

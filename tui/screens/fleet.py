@@ -118,14 +118,14 @@ class FleetScreen(Screen[None]):
         rows = list(self.rows.values())
         need = sum(1 for shown in rows if shown.row.attention)
         where = ", ".join(root.name or str(root) for root in self.roots)
-        self.query_one("#fleet-title", Static).update(
+        self.query_one("#fleet-title", Static).update(Text(
             f"Fleet: {len(rows)} session{'' if len(rows) == 1 else 's'}, {need} need{'s' if need == 1 else ''} "
             f"attention · {where}"
-        )
+        ))
         status = f"filter: {self.query_text}" if self.query_text else "n next attention · / filter · Enter open"
         if not rows:
             status = f"no sessions under {', '.join(str(root) for root in self.roots)} yet"
-        self.query_one("#fleet-status", Static).update("; ".join([status, *self.skipped, *self.problems]))
+        self.query_one("#fleet-status", Static).update(Text("; ".join([status, *self.skipped, *self.problems])))
 
     def _patch(self, changed: list[Shown]) -> None:
         """Some rows changed in place (same rows, same order): only their cells are redrawn."""
@@ -153,10 +153,11 @@ class FleetScreen(Screen[None]):
         if current in keys:
             table.move_cursor(row=keys.index(current), scroll=False)
 
-    def _cells(self, shown: Shown) -> list[str | Text]:
-        out: list[str | Text] = [_fit(column, cell) for column, cell in zip(COLUMNS, shown.cells, strict=True)]
+    def _cells(self, shown: Shown) -> list[Text]:
+        """The row's cells as drawn: the log's text as it is (a title's ``[…]`` is no markup), attention in red."""
+        out = [Text(_fit(column, cell)) for column, cell in zip(COLUMNS, shown.cells, strict=True)]
         if shown.row.attention:
-            out[COLUMNS.index("attention")] = Text(str(out[COLUMNS.index("attention")]), style="bold red")
+            out[COLUMNS.index("attention")].stylize("bold red")
         return out
 
     @property
@@ -248,7 +249,8 @@ class FleetScreen(Screen[None]):
         if why is None:
             self.app.call_from_thread(then)
         else:
-            self.app.call_from_thread(self.notify, f"{op} {row.label}: {why}", title="Not sent", severity="error")
+            self.app.call_from_thread(self.notify, f"{op} {row.label}: {why}", title="Not sent", severity="error",
+                                      markup=False)  # fmt: skip
 
     def _confirm(self, row: FleetRow, op: str, args: dict[str, str]) -> None:
         def decided(confirmed: bool | None) -> None:
@@ -264,6 +266,7 @@ class FleetScreen(Screen[None]):
         try:
             send_row_action(path, op, args)
         except (TapedeckError, OSError) as exc:
-            self.app.call_from_thread(self.notify, f"{op} {label}: {exc}", title="Not sent", severity="error")
+            self.app.call_from_thread(self.notify, f"{op} {label}: {exc}", title="Not sent", severity="error",
+                                      markup=False)  # fmt: skip
             return
-        self.app.call_from_thread(self.notify, f"sent: {op} to {label}", timeout=3)
+        self.app.call_from_thread(self.notify, f"sent: {op} to {label}", timeout=3, markup=False)
