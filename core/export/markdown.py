@@ -2,21 +2,26 @@
 
 Turns, the user's and the model's messages, each tool call with its result clipped (with the command that prints
 the whole result), notes where they are anchored, and the cost summary. Texts are clipped to ``CLIP`` characters
-and the transcript stops adding rows past ``BUDGET`` characters (saying how many rows it left out), so the whole
-comment stays under GitHub's 65,536-character limit.
+and the transcript stops adding rows past ``BUDGET`` characters (saying how many rows it left out, and listing
+the notes on them up to ``NOTES_BUDGET``); the head counts the turns by how they ended and the cost table shows the
+``COST_ROWS`` costliest, so the whole comment stays under GitHub's 65,536-character limit whatever the session.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from html import escape
 from typing import Any
 
+from core.rebuild.cost import cached_share
 from core.shared.text import model_label
 
 CLIP = 600
 BUDGET = 50_000  # characters of rows; the head and tail add a few thousand at most
+NOTES_BUDGET = 5_000  # characters of the notes on rows left out
+COST_ROWS = 40  # turns the cost table shows (the costliest; one row sums the others)
 FENCE = "~~~~"  # texts hold ``` often, ~~~~ rarely
 _FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")  # a line that opens or closes a code fence
 _RAW_HTML = re.compile(r"<(?=[A-Za-z/!?])")  # a ``<`` that may open a tag, a comment or a declaration
@@ -25,6 +30,24 @@ _TICKS = re.compile(r"`+")
 
 def _usd(value: float | None) -> str:
     return "n/a" if value is None else f"${value:.4f}"
+
+
+def _pct(share: float | None) -> str:
+    return "-" if share is None else f"{share * 100:.0f}%"
+
+
+def _cost_row(label: str, row: dict[str, Any]) -> str:
+    return f"| {label} | {row['requests']} | {_usd(row['usd'])} | {_pct(row['cached'])} |"
+
+
+def _summed(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Cost rows of turns as one, summed as ``tapedeck cost`` sums its rows."""
+    priced = [row["usd"] for row in rows if row["usd"] is not None]
+    reported = any(row["cached"] is not None for row in rows)
+    hit, miss = sum(row["hit"] for row in rows), sum(row["miss"] for row in rows)
+    share = cached_share(hit if reported else None, miss)
+    return {"requests": sum(row["requests"] for row in rows), "usd": sum(priced) if priced else None,
+            "cached": None if share is None else round(share, 4)}  # fmt: skip
 
 
 def _clip(text: str, more: int = 0, limit: int = CLIP) -> tuple[str, int]:
@@ -112,7 +135,9 @@ class MarkdownFormat:
         self.used = 0
         self.left_out = 0
         self.rows: list[str] = []  # held to follow the head: at most ``BUDGET`` characters
-        self.notes: list[str] = []  # the notes on rows left out, listed after the rows
+        self.notes: list[str] = []  # the notes on rows left out, listed after them (up to ``NOTES_BUDGET``)
+        self.notes_used = 0
+        self.notes_left_out = 0
 
     def opening(self) -> bytes:
         """Nothing: the transcript starts with its head, known once the log is read."""
@@ -131,8 +156,11 @@ class MarkdownFormat:
             return b""
         if self.left_out or self.used + len(text) > BUDGET:  # the transcript stops at the first row left out
             self.left_out += 1
-            if note:
+            if note and self.notes_used + len(note) <= NOTES_BUDGET and not self.notes_left_out:
                 self.notes.append(note + "\n")
+                self.notes_used += len(note) + 1
+            elif note:
+                self.notes_left_out += 1
             return b""
         self.used += len(text) + 2
         self.rows.append(text + "\n\n")
@@ -174,7 +202,8 @@ class MarkdownFormat:
     def _head(self, doc: dict[str, Any]) -> bytes:
         """Title, header lines and the redaction summary."""
         s = doc["session"]
-        turns = ", ".join(f"{t['turn']} {t['status']}" for t in s["turns"]) or "none"
+        statuses = Counter(t["status"] for t in s["turns"])  # by how they ended: a line whatever their number
+        turns = ", ".join(f"{n} {status}" for status, n in statuses.items()) or "none"
         counts = doc["redaction"]
         redaction = (
             "not redacted"
@@ -200,15 +229,20 @@ class MarkdownFormat:
                 f"*… {self.left_out} more rows left out to fit a comment: export as HTML or JSON for all*\n"
             )
             lines.extend(self.notes)
+            if self.notes_left_out:
+                lines.append(f"*… {self.notes_left_out} more notes on those rows*\n")
         c = doc["cost"]
         t = c["total"]
         lines.append("### Cost\n")
         lines.append("| turn | requests | cost | cached |\n|---:|---:|---:|---:|")
+        costliest = {id(row) for row in sorted(c["turns"], key=lambda row: -(row["usd"] or 0))[:COST_ROWS]}
+        others = [row for row in c["turns"] if id(row) not in costliest]
         for row in c["turns"]:
-            cached = "-" if row["cached"] is None else f"{row['cached'] * 100:.0f}%"
-            lines.append(f"| {row['turn']} | {row['requests']} | {_usd(row['usd'])} | {cached} |")
-        cached = "-" if t["cached"] is None else f"{t['cached'] * 100:.0f}%"
-        lines.append(f"| **session** | {t['requests']} | {_usd(t['usd'])} | {cached} |")
+            if id(row) in costliest:
+                lines.append(_cost_row(str(row["turn"]), row))
+        if others:
+            lines.append(_cost_row(f"{len(others)} other turns", _summed(others)))
+        lines.append(_cost_row("**session**", t))
         tokens = f"\ntokens: hit {t['hit']} · miss {t['miss']} · output {t['output']}"
         if c["cuts"]:
             saved = sum(k["savedUsd"] or 0 for k in c["cuts"])

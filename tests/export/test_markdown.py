@@ -87,3 +87,40 @@ def test_past_its_budget_the_transcript_stops_and_keeps_the_notes(tmp_path: Path
         r["seq"] for r in rows if r["type"] == "tool/result" and r["seq"] <= max(last, shown[-1])
     ]
     assert f"note on seq {late}:** the run ended here &lt;b>" in tail
+
+
+def test_a_session_of_many_turns_still_fits_a_comment(tmp_path: Path) -> None:
+    """The head and the tail do not grow with the session: the head counts the turns by how they ended, the cost
+    table shows the costliest turns (in order) and one row for the others, and the notes on rows left out stop at
+    their own budget, saying how many more there are. Together with the rows' budget the comment stays under
+    GitHub's 65,536 characters whatever the log (735 turns made it 81,748)."""
+    from bench.gen_session import generate
+    from core.export.markdown import COST_ROWS
+
+    log = tmp_path / "short.jsonl"
+    generate(log, 3_000_000, seed=1, profile="short-turns")
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["export", str(log), "--format", "json"]) == 0
+    doc = orjson.loads(out.getvalue())
+    turns = doc["cost"]["turns"]
+    assert len(turns) > COST_ROWS
+    for row in doc["events"][-400:]:
+        assert main(["note", str(log), "--seq", str(row["seq"]), "n" * 400]) == 0
+    text = _md(str(log))
+    head = text.split("### Turn 1")[0]
+    assert f"- turns: {len(turns)} ({len(turns)} completed)" in head and len(head) < 500
+    table = text.split("### Cost")[1]
+    shown = [
+        line for line in table.splitlines() if line.startswith("| ") and line.split(" | ")[0][2:].isdigit()
+    ]
+    costliest = sorted(turns, key=lambda t: -t["usd"])[:COST_ROWS]
+    assert [int(line.split(" | ")[0][2:]) for line in shown] == sorted(t["turn"] for t in costliest)
+    others = len(turns) - COST_ROWS
+    assert (
+        f"| {others} other turns | {sum(t['requests'] for t in turns) - sum(t['requests'] for t in costliest)} |"
+        in table
+    )
+    notes = text.count("📝")
+    assert 0 < notes < 400 and f"{400 - notes} more notes" in text
+    assert len(text) < 65_536
