@@ -213,7 +213,7 @@ class MarkdownFormat:
         lines = [
             f"## tapedeck session {_inline(str(s['id']))}",
             "",
-            f"- model: {model_label(s['provider'], s['model'])} · state: {s['state']}",
+            f"- model: {_no_html(model_label(s['provider'], s['model']))} · state: {s['state']}",
             f"- turns: {len(s['turns'])} ({turns}) · events: {s['events']} · cost: {_usd(s['usd'])}",
             f"- {redaction}" + (f" · at seq {doc['at']}" if doc["at"] is not None else ""),
             "",

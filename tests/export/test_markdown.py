@@ -36,6 +36,7 @@ def test_a_log_s_text_cannot_break_the_transcript(tmp_path: Path) -> None:
     answer = "\n\nHere is the fix:\n\n```python\n" + "x = 1  # <div>\n" * 150  # clipped inside its fence
     log = plant(tmp_path / "s.jsonl", "see </details> and <!-- this", html, html + answer)
     with_arguments(log, orjson.dumps({"command": "echo '</summary></details><!--' > out.txt"}).decode())
+    log.write_bytes(log.read_bytes().replace(b'"model":"deepseek-v4-flash"', b'"model":"v4<details><!--"'))
     text = _md(str(log))
     tokens = MarkdownIt("commonmark", {"html": True}).parse(text)
     blocks = [t.content for t in tokens if t.type == "html_block"]
