@@ -11,7 +11,8 @@ was replaced, by kind. What is replaced:
   private-key blocks, ``Bearer …`` and ``Authorization:`` values, ``api_key=…``/``token: …``/``password=…``/
   ``secret_key=…``/``aws_secret_access_key = …`` pairs, their quotes escaped too, as JSON text in a string has them);
 - ``env``: the value of every environment variable of the exporting process at least ``ENV_MIN`` characters long,
-  except numbers (so no number changes), plain words and file paths (home paths are the next kind);
+  except numbers (so no number changes), plain words and file paths (home paths are the next kind), also as JSON
+  text in a string writes it (``written_forms``);
 - ``email``: e-mail addresses;
 - ``home``: home-directory paths (``/home/<user>``, ``/Users/<user>``, ``/root``, ``C:\\Users\\<user>`` and the
   exporting user's ``$HOME``; a slash escaped or a backslash doubled as JSON text has them), replaced by ``~``.
@@ -19,6 +20,7 @@ was replaced, by kind. What is replaced:
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections import Counter
@@ -108,13 +110,21 @@ def env_secrets(environ: Mapping[str, str] | None = None, minimum: int = ENV_MIN
     return sorted(values, key=len, reverse=True)
 
 
+def written_forms(values: list[str]) -> list[str]:
+    """Each of ``values`` and, where they differ, the forms JSON text in a string writes it in (a tool call's
+    arguments, a tool's JSON output): its quotes, backslashes and control characters escaped, and also every
+    character past ASCII as a ``\\u`` escape (Python's ``json.dumps``); longest first."""
+    forms = {form for v in values for form in (v, orjson.dumps(v)[1:-1].decode(), json.dumps(v)[1:-1])}
+    return sorted(forms, key=len, reverse=True)
+
+
 class Redactor:
     """Replaces secrets in strings and counts the replacements by kind."""
 
     def __init__(self, environ: Mapping[str, str] | None = None, home: str | None = None) -> None:
         self.counts: Counter[str] = Counter({kind: 0 for kind in KINDS})
         self._seen: Seen | None = None  # where a walk notes each string it redacts (``walk(seen=...)``)
-        secrets = env_secrets(environ)
+        secrets = written_forms(env_secrets(environ))
         home = os.path.expanduser("~") if home is None else home
         home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") else None
         self._patterns: list[tuple[str, Any]] = [("key", _KEYS), ("email", _EMAIL), ("home", _HOME)]

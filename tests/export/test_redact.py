@@ -66,6 +66,15 @@ def _numbers(value: Any, path: str = "") -> dict[str, Any]:
     return {} if isinstance(value, str) else {path: value}
 
 
+def _strings(value: Any) -> list[str]:
+    """Every string of a JSON value."""
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
 def _export(log: Path, fmt: str, redactor: Redactor | None) -> bytes:
     out = io.BytesIO()
     export(log, out, fmt, ExportOptions(redactor=redactor))
@@ -305,3 +314,26 @@ def test_credentials_in_urls_and_more_token_formats_are_redacted(
         out = _export(log, fmt, Redactor(environ={}, home="/nonexistent-home")).decode()
         assert secret not in out and "[redacted key]" in out, fmt
         assert kept in (out if fmt != "html" else out.replace("&#x27;", "'")), fmt
+
+
+@pytest.mark.parametrize("value", ['p"ss\\w0rd-long', "h\u00e9llo-w\u00f6rld-123", "tab\there-secret"])
+def test_an_environment_value_written_as_json_text_is_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    """An environment value with a quote, a backslash, a control character or a letter past ASCII is written
+    escaped where it is JSON text in a string: in a tool call's arguments, and in a tool's JSON output (Python's
+    ``json.dumps`` writes ``\\u00e9``): redacted there as where it is plain."""
+    import json
+
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    log = plant(tmp_path / "log.jsonl", "go", json.dumps({"password": value, "note": f"pw {value}"}), "done")
+    with_arguments(log, orjson.dumps({"command": f"login --password {value}"}).decode())
+    forms = {value, orjson.dumps(value).decode()[1:-1], json.dumps(value)[1:-1]}
+    for fmt in ("json", "md", "html"):
+        out = _export(log, fmt, Redactor(environ={"PW": value}, home="/nonexistent-home")).decode()
+        if fmt == "json":
+            shown = "\n".join(_strings(orjson.loads(out)))
+        else:
+            shown = out.replace("&quot;", '"').replace("&#x27;", "'")
+        for form in forms:
+            assert form not in shown, (fmt, form)
