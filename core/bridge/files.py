@@ -36,6 +36,7 @@ class BridgeInfo:
     state: str
     pid: int | None
     proc_start: str | None
+    boot_id: str | None  # the machine's boot id where the plugin runs: its pid can be checked where it is the same
     since: int | None
     heartbeat: int | None
     session_id: str | None
@@ -102,6 +103,7 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
             proc_start=str(proc_start)
             if isinstance(proc_start, str | int) and not isinstance(proc_start, bool)
             else None,
+            boot_id=_str(obj.get("bootId")),
             since=int_or_none(obj.get("since")),
             heartbeat=int_or_none(obj.get("heartbeat")),
             session_id=_str(obj.get("sessionId")),
@@ -141,7 +143,25 @@ def bridge_live(info: BridgeInfo, now_ms: int | None = None) -> bool:
         return False
     if info.pid is not None and info.proc_start is not None and proc_start_time(info.pid) == info.proc_start:
         return True
-    return heartbeat_fresh(info, now_ms)
+    return not same_machine(info, boot_id()) and heartbeat_fresh(info, now_ms)
+
+
+BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
+
+
+def boot_id() -> str | None:
+    """This machine's boot id (None where there is no ``/proc``)."""
+    try:
+        with open(BOOT_ID_FILE, "rb") as f:
+            return f.read().decode("ascii", "replace").strip() or None
+    except OSError:
+        return None
+
+
+def same_machine(info: BridgeInfo, boot: str | None) -> bool:
+    """Whether ``info`` was written on the machine whose boot id is ``boot`` since its last boot: there its pid says
+    whether the plugin runs, and the heartbeat (which stands in for a pid that cannot be checked) is not asked."""
+    return boot is not None and info.pid is not None and info.proc_start is not None and info.boot_id == boot
 
 
 def heartbeat_fresh(info: BridgeInfo, now_ms: int | None = None) -> bool:

@@ -268,6 +268,15 @@ function procStart(pid) {
   }
 }
 
+// This machine's boot id: beside the pid, it tells tapedeck that the pid can be checked where it reads the file.
+function bootId() {
+  try {
+    return fs.readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function dshVersion() {
   try {
     const pkg = path.join(path.dirname(fs.realpathSync(process.argv[1])), "..", "package.json");
@@ -459,6 +468,7 @@ class SessionBridge {
       kind: "dsh",
       pid: process.pid,
       procStart: this.plugin.procStart,
+      bootId: this.plugin.bootId,
       state,
       since: this.since,
       heartbeat: now,
@@ -1080,6 +1090,7 @@ class Bridge {
     this.abort = new AbortController();
     this.disposed = false;
     this.procStart = procStart(process.pid);
+    this.bootId = bootId();
     this.dsh = dshVersion();
   }
 

@@ -10,7 +10,15 @@ from typing import Any
 
 import orjson
 
-from core.bridge.files import BRIDGE_FILE, MAX_BRIDGE_BYTES, heartbeat_fresh, parse_bridge, stat_start_time
+from core.bridge.files import (
+    BOOT_ID_FILE,
+    BRIDGE_FILE,
+    MAX_BRIDGE_BYTES,
+    heartbeat_fresh,
+    parse_bridge,
+    same_machine,
+    stat_start_time,
+)
 from core.control.host_state import (
     KIND_DSH,
     KIND_TAPEDECK,
@@ -134,10 +142,12 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
         else:
             recorded.append(("", None))
     pids = sorted({pid for pid in map(_live_pid, recorded) if pid is not None})
-    procs = link.read_files([PROC_STAT, *(f"/proc/{pid}/stat" for pid in pids)], PROC_BYTES) if pids else [None]
-    boot = _boot_time(procs[0])
-    starts = {pid: stat_start_time(raw) if raw else None for pid, raw in zip(pids, procs[1:], strict=True)}
-    states = [_state(kind, rec, hosted, boot, starts) for (kind, rec), (_, hosted) in zip(recorded, logs, strict=True)]
+    procs = (link.read_files([PROC_STAT, BOOT_ID_FILE, *(f"/proc/{pid}/stat" for pid in pids)], PROC_BYTES)
+             if pids else [None, None])  # fmt: skip
+    boot, boot_id = _boot_time(procs[0]), (procs[1] or b"").decode("ascii", "replace").strip() or None
+    starts = {pid: stat_start_time(raw) if raw else None for pid, raw in zip(pids, procs[2:], strict=True)}
+    states = [_state(kind, rec, hosted, boot, starts, boot_id)
+              for (kind, rec), (_, hosted) in zip(recorded, logs, strict=True)]  # fmt: skip
     died = [i for i, state in enumerate(states) if state.state == "exited" and state.since is None and
             state.kind == KIND_TAPEDECK]  # fmt: skip
     for i, st in zip(died, link.stat_many([logs[i][0].path for i in died]), strict=True):
@@ -178,8 +188,9 @@ def _boot_time(raw: bytes | None) -> int | None:
     return None
 
 
-def _state(kind: str, rec: Any, hosted: bool, boot: int | None, starts: dict[int, str | None]) -> HostState:
-    """One session's host state from what was read (see ``remote_host_states``)."""
+def _state(kind: str, rec: Any, hosted: bool, boot: int | None, starts: dict[int, str | None],
+           boot_id: str | None = None) -> HostState:  # fmt: skip
+    """One session's host state from what was read (see ``remote_host_states``; ``boot_id``: the machine's)."""
     if kind == KIND_DSH:
         info, problem = rec
         if info is None:
@@ -187,7 +198,8 @@ def _state(kind: str, rec: Any, hosted: bool, boot: int | None, starts: dict[int
         runs = boot is not None and info.pid is not None and info.proc_start is not None and (
             starts.get(info.pid) == info.proc_start
         )
-        return bridge_host_state(info, info.state != "exited" and (runs or heartbeat_fresh(info)))
+        fresh = not same_machine(info, boot_id) and heartbeat_fresh(info)  # a pid checked there says all
+        return bridge_host_state(info, info.state != "exited" and (runs or fresh))
     if kind != KIND_TAPEDECK:
         return HostState("exited") if hosted else HostState("none", kind=KIND_DSH)
     pid, since, state = _live_pid((kind, rec)), rec.get("since"), rec["state"]

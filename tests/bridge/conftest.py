@@ -58,6 +58,9 @@ def dsh_log(
     return log
 
 
+BOOT_ID = Path("/proc/sys/kernel/random/boot_id").read_text().strip()  # what the plugin records of this machine
+
+
 def write_bridge(
     directory: Path, process: int | None, state: str = "running", **fields: Any
 ) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from core.bridge.files import BRIDGE_FILE, read_bridge
 from core.cli import main
 from core.control.host_state import describe_host, read_host_state, state_label
-from tests.bridge.conftest import dsh_log, kill_unreaped, write_bridge
+from tests.bridge.conftest import BOOT_ID, dsh_log, kill_unreaped, write_bridge
 
 
 def test_a_dsh_log_without_a_bridge_is_kind_dsh_and_state_none(tmp_path: Path) -> None:
@@ -52,6 +52,20 @@ def test_a_killed_dsh_not_reaped_yet_is_exited(tmp_path: Path, sleeper) -> None:
     kill_unreaped(proc)
     state = read_host_state(log)
     assert (state.state, state.live, state.since) == ("exited", False, body["heartbeat"])
+
+
+def test_a_dsh_killed_a_moment_ago_on_this_machine_is_exited_at_once(tmp_path: Path, sleeper) -> None:
+    """Its heartbeat is still fresh, but bridge.json says it was written on this machine (its boot id): the pid,
+    gone, says all. The heartbeat stands in for the pid only for a file another machine wrote."""
+    log = dsh_log(tmp_path / "s")
+    proc = sleeper()
+    body = write_bridge(log.parent, proc.pid, "running", bootId=BOOT_ID)
+    proc.kill()
+    proc.wait()
+    state = read_host_state(log)
+    assert (state.state, state.since) == ("exited", body["heartbeat"])
+    write_bridge(log.parent, proc.pid, "running", bootId="another-machine")
+    assert read_host_state(log).state == "running"
 
 
 def test_a_reused_pid_is_not_the_bridge(tmp_path: Path, sleeper) -> None:

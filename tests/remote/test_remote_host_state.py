@@ -18,7 +18,7 @@ from core.bridge.files import proc_start_time
 from core.remote.link import link_for
 from core.remote.sessions import remote_host_state, remote_host_states
 from core.remote.target import RemoteTarget
-from tests.bridge.conftest import kill_unreaped, sleeper  # noqa: F401 (a fixture)
+from tests.bridge.conftest import BOOT_ID, kill_unreaped, sleeper  # noqa: F401 (a fixture)
 from tests.remote.sshd import MISSING, Sshd, demo_host
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -113,3 +113,21 @@ def test_a_remote_host_or_bridge_killed_and_not_reaped_yet_is_exited(sshd: Sshd,
     kill_unreaped(host)
     states = remote_host_states(link, logs)
     assert [(s.state, s.since) for s in states] == [("exited", stale), ("exited", 1_700_000_000_000)]
+
+
+def test_a_remote_dsh_killed_a_moment_ago_is_exited_at_once(sshd: Sshd, tmp_path: Path,
+                                                            sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
+    """The far machine's boot id is the one bridge.json recorded: its /proc says the pid is gone, whatever the
+    heartbeat's age."""
+    sshd.trust()
+    dsh = sleeper()
+    now = int(time.time() * 1000)
+    bridge = {"state": "running", "pid": dsh.pid, "procStart": proc_start_time(dsh.pid), "since": now,
+              "heartbeat": now, "bootId": BOOT_ID}  # fmt: skip
+    session = _session(tmp_path, "s", {"bridge.json": bridge})
+    link = link_for(session)
+    assert remote_host_state(link, session, hosted=False).state == "running"
+    dsh.kill()
+    dsh.wait()
+    state = remote_host_state(link, session, hosted=False)
+    assert (state.state, state.since) == ("exited", now)
