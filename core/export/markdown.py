@@ -26,6 +26,7 @@ FENCE = "~~~~"  # texts hold ``` often, ~~~~ rarely
 _FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")  # a line that opens or closes a code fence
 _RAW_HTML = re.compile(r"<(?=[A-Za-z/!?])")  # a ``<`` that may open a tag, a comment or a declaration
 _TICKS = re.compile(r"`+")
+_CALL_LINE = re.compile(r"(?m)^→ (\S+\(.*)$")  # a call an answer made, as the export's text writes it
 
 
 def _usd(value: float | None) -> str:
@@ -110,6 +111,18 @@ def _fenced(text: str) -> str:
     return f"{FENCE}\n{text.replace(FENCE, '~~~ ~')}\n{FENCE}"
 
 
+def _code_span(text: str) -> str:
+    """``text`` as a Markdown code span, whatever backticks it holds."""
+    ticks = "`" * (max(map(len, _TICKS.findall(text)), default=0) + 1)
+    return f"{ticks} {text} {ticks}" if text[:1] in "` " or text[-1:] in "` " else f"{ticks}{text}{ticks}"
+
+
+def _calls(text: str) -> str:
+    """An answer's text with each tool call it made (``→ name(arguments)``) a code span: arguments are no Markdown
+    (``**/*.py``, ``__init__.py``)."""
+    return _CALL_LINE.sub(lambda m: "→ " + _code_span(m.group(1)), text)
+
+
 def _inline(text: str) -> str:
     return "`" + " ".join(text.replace("`", "'").split()) + "`"
 
@@ -180,7 +193,7 @@ class MarkdownFormat:
                 f"**{r['glyph']}** (seq {r['seq']}) {_no_html(r['summary'])}"
             )  # fmt: skip
         if t == "assistant/message":
-            return f"**● assistant** (seq {r['seq']}):\n\n{_safe(body)}{hint}"
+            return f"**● assistant** (seq {r['seq']}):\n\n{_safe(_calls(body))}{hint}"
         if t == "tool/result":
             call = r.get("call")
             called = (

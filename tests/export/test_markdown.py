@@ -125,3 +125,15 @@ def test_a_session_of_many_turns_still_fits_a_comment(tmp_path: Path) -> None:
     notes = text.count("📝")
     assert 0 < notes < 400 and f"{400 - notes} more notes" in text
     assert len(text) < 65_536
+
+
+def test_a_tool_call_in_an_answer_reads_as_it_was_made(tmp_path: Path) -> None:
+    """The calls an answer makes are code in the transcript, not Markdown: ``**/*.py`` or ``__init__.py`` in their
+    arguments is not taken for emphasis (the demo's own transcript showed ``timeparse/**init**.py``), backticks
+    in them stay."""
+    log = plant(tmp_path / "s.jsonl", "go", "ok", "done")
+    arguments = orjson.dumps({"pattern": "**/*.py", "path": "timeparse/__init__.py", "q": "a `b` c"}).decode()
+    with_arguments(log, arguments)
+    tokens = MarkdownIt("commonmark", {"html": True}).parse(_md(str(log)))
+    calls = [c for t in tokens if t.type == "inline" for c in t.children or () if "bash(" in c.content]
+    assert [c.type for c in calls] == ["code_inline"] and calls[0].content == f"bash({arguments})"
