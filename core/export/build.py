@@ -506,6 +506,8 @@ class ExportPass:
                 {**n.to_dict(), "text": self._redacted(n.text), "row": self._anchors.get(n.seq)}
                 for n in sorted(self.notes.values(), key=lambda n: n.seq)
             ],
+            # what the readers found wrong in the log: why a row is missing
+            "diagnostics": [self._redacted(d.to_dict()) for d in session.diagnostics],
         }
         if request is None:
             self._summarize(doc)

@@ -16,6 +16,7 @@ from core.export.build import in_step
 from core.export.spool import replay, spool
 from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
+from core.shared.diagnostics import Diagnostic
 from core.shared.text import model_label
 from core.shared.wire import call_text
 
@@ -74,6 +75,7 @@ _ELLIPSIS = "…".encode()
 _MORE = '<div class="more">… '.encode()
 _RESULT = '</pre></div><div class="result">← result'.encode()
 WORDS_KEPT = 256  # distinct types, glyphs, roles and sources the writer keeps escaped
+PROBLEMS_SHOWN = 50  # diagnostics the header lists (the JSON has them all)
 LONG_TEXT = 200  # code points from which the writer remembers a text it escaped (see ``HtmlFormat._escaped``)
 
 
@@ -231,7 +233,7 @@ class HtmlFormat:
                 f'<tr><th>rows</th><td id="row-count">{doc["rows"]}</td></tr>',
                 f"<tr><th>cost</th><td>{_usd(s['usd'])}</td></tr>",
                 f"<tr><th>cwd</th><td>{_e(s['cwd'])}</td></tr>",
-                f"<tr><th>exported</th><td>{_e(self._redaction(doc))}{_e(moment)}</td></tr>",
+                f"<tr><th>exported</th><td>{_e(self._redaction(doc))}{_e(moment)}</td></tr>{self._problems(doc)}",
                 "</table></header>",
                 lambda: self._chart(doc),
                 lambda: self._notes(doc),
@@ -252,6 +254,18 @@ class HtmlFormat:
         if counts is None:
             return "not redacted"
         return "redacted: " + ", ".join(f"{n} {kind}" for kind, n in counts.items())
+
+    @staticmethod
+    def _problems(doc: dict[str, Any]) -> str:
+        """The header's row of what the readers found wrong in the log (none: no row)."""
+        found = doc["diagnostics"]
+        if not found:
+            return ""
+        items = "".join(f"<li>{_e(Diagnostic(**d))}</li>" for d in found[:PROBLEMS_SHOWN])
+        left = len(found) - PROBLEMS_SHOWN
+        more = f"<li>… {left} more (tapedeck inspect)</li>" if left > 0 else ""
+        return (f"<tr><th>log problems</th><td>{len(found)}<details><summary>what the readers found wrong"
+                f"</summary><ul>{items}{more}</ul></details></td></tr>")  # fmt: skip
 
     @staticmethod
     def _chart(doc: dict[str, Any]) -> str:

@@ -16,12 +16,14 @@ from html import escape
 from typing import Any
 
 from core.rebuild.cost import cached_share
+from core.shared.diagnostics import Diagnostic
 from core.shared.text import model_label
 
 CLIP = 600
 BUDGET = 50_000  # characters of rows; the head and tail add a few thousand at most
 NOTES_BUDGET = 5_000  # characters of the notes on rows left out
 COST_ROWS = 40  # turns the cost table shows (the costliest; one row sums the others)
+PROBLEMS_SHOWN = 5  # diagnostics the head lists
 FENCE = "~~~~"  # texts hold ``` often, ~~~~ rarely
 _FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")  # a line that opens or closes a code fence
 _RAW_HTML = re.compile(r"<(?=[A-Za-z/!?])")  # a ``<`` that may open a tag, a comment or a declaration
@@ -229,10 +231,21 @@ class MarkdownFormat:
             f"- model: {_no_html(model_label(s['provider'], s['model']))} · state: {s['state']}",
             f"- turns: {len(s['turns'])} ({turns}) · events: {s['events']} · cost: {_usd(s['usd'])}",
             f"- {redaction}" + (f" · at seq {doc['at']}" if doc["at"] is not None else ""),
+            *self._problems(doc["diagnostics"]),
             "",
             "",
         ]
         return "\n".join(lines).encode()
+
+    @staticmethod
+    def _problems(found: list[dict[str, Any]]) -> list[str]:
+        """The head's lines of what the readers found wrong in the log (none: no line)."""
+        if not found:
+            return []
+        shown = [f"  - {_no_html(' '.join(str(Diagnostic(**d)).split()))}" for d in found[:PROBLEMS_SHOWN]]
+        left = len(found) - PROBLEMS_SHOWN
+        more = [f"  - … {left} more (`tapedeck inspect`)"] if left > 0 else []
+        return [f"- log problems: {len(found)}", *shown, *more]
 
     def _tail(self, doc: dict[str, Any]) -> bytes:
         """Rows left out, notes on rows left out, and the cost summary."""

@@ -113,6 +113,25 @@ def test_a_note_on_a_delta_travels_with_its_stream_row(tmp_path: Path) -> None:
     assert f'<a href="#e{stream["seq"]}">#20</a> <span class="note">' in page
 
 
+def test_what_the_readers_found_wrong_in_the_log_is_in_every_format(tmp_path: Path) -> None:
+    """A damaged log (a line that is not JSON: its event is missing from the rows) says so in the export, as
+    ``inspect`` does: the JSON has the diagnostics, the HTML's header and the Markdown's head count them and show
+    them, so the reader knows an event is missing and why."""
+    lines = (FIXTURES / "tool-call-turn.session.jsonl").read_bytes().split(b"\n")
+    lines[20] = b'{"type":"tool/result","data":{broken'
+    log = tmp_path / "s.jsonl"
+    log.write_bytes(b"\n".join(lines))
+    found = _json("inspect", str(log), "--json")["diagnostics"]
+    assert any(d["code"] == "bad-json" for d in found)
+    assert _json("export", str(log), "--format", "json")["diagnostics"] == found
+    page = _run("export", str(log), "--format", "html")
+    assert f"<th>log problems</th><td>{len(found)}" in page and "bad-json (seq 65, offset 4910)" in page
+    text = _run("export", str(log), "--format", "md")
+    assert f"- log problems: {len(found)}" in text.split("### Turn 1")[0] and "bad-json (seq 65" in text
+    clean = _json("export", str(FIXTURES / "tool-call-turn.session.jsonl"), "--format", "json")
+    assert clean["diagnostics"] == []
+
+
 def test_output_file_is_redacted_by_default_and_bad_arguments_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
