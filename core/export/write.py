@@ -17,6 +17,7 @@ import orjson
 
 from core.export.build import ExportOptions, ExportPass, in_step
 from core.export.spool import NodeSpool, Pieces, replay, spool
+from core.log.layout import resolve_log_path
 from core.shared.errors import TapedeckError
 
 FORMATS = ("html", "md", "json")
@@ -188,8 +189,11 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
 def export_to_file(
     path: str | os.PathLike[str], target: str | os.PathLike[str], fmt: str, options: ExportOptions
 ) -> dict[str, Any]:
-    """``export`` into the file ``target``, written beside it under a temporary name and renamed when complete."""
+    """``export`` into the file ``target``, written beside it under a temporary name and renamed when complete;
+    never over the log it reads."""
     target = Path(target)
+    if Path(os.path.realpath(target.parent)) / target.name == Path(os.path.realpath(resolve_log_path(path))):
+        raise TapedeckError(f"{target} is the session log being exported: write the export to another file")
     tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
     try:
         with open(tmp, "wb") as out:

@@ -132,6 +132,24 @@ def test_what_the_readers_found_wrong_in_the_log_is_in_every_format(tmp_path: Pa
     assert clean["diagnostics"] == []
 
 
+@pytest.mark.parametrize("given", ["file", "link", "directory"])
+def test_an_export_never_replaces_the_log_it_reads(tmp_path: Path, given: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-o`` naming the session log itself (a slip of the shell: ``export session.jsonl -o session.jsonl``, the log
+    given through a link to it or as its session directory) is refused: the log stays as it was, where it used to
+    be replaced by the page."""
+    log = tmp_path / "s" / "session.jsonl"
+    log.parent.mkdir()
+    log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    before = log.read_bytes()
+    (tmp_path / "link.jsonl").symlink_to(log)
+    path = {"file": log, "link": tmp_path / "link.jsonl", "directory": log.parent}[given]
+    assert main(["export", str(path), "-o", str(log)]) == 2
+    assert "is the session log" in capsys.readouterr().err
+    assert log.read_bytes() == before and not list(log.parent.glob(".*.part"))
+    assert main(["export", str(path), "-o", str(tmp_path / "link.jsonl")]) == 0  # a link to it is replaced, not the log
+    assert log.read_bytes() == before and (tmp_path / "link.jsonl").read_text().startswith("<!DOCTYPE")
+
+
 def test_output_file_is_redacted_by_default_and_bad_arguments_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
