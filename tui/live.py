@@ -22,7 +22,7 @@ from textual.message import Message
 from core.alerts.follow import FedWatch
 from core.bridge.files import OutcomeReader
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
-from core.control.inbox import append_request, inbox_path, withdraw_request
+from core.control.inbox import append_request, final_outcome_in, inbox_path, withdraw_request
 from core.log.bulk import gc_paused
 from core.log.decoder import Consumer
 from core.log.layout import is_compressed, resolve_log_path
@@ -50,6 +50,7 @@ PREVIEW_EVENTS = 80
 PROBE_BYTES = 16 << 20
 PROBE_LINES = 40
 LOAD_SLICE = 1 << 20  # bytes decoded and projected per step while loading (the loader paces between steps)
+LATE_BACK = 1 << 20  # how far before the view's read point a host's last outcome line may start (a torn read)
 INTERNAL_ERROR = "reading stopped on an internal error:"  # how the error screen names a reader bug
 READ_ONLY_DSH = (
     "This session is run by DeepSeek Harness without the tapedeck bridge, so it opens read-only: nobody reads "
@@ -187,6 +188,7 @@ class LiveSession:
         self.fraction = 0.0
         self.error: str | None = None
         self.notices: list[Diagnostic] = []
+        self.read_to = 0  # the bytes of the log the projection has read (local logs)
         self.lock = threading.RLock()
         self.stop_event = threading.Event()
         self.host = HostState("none")  # refreshed by ``check_host`` (the app polls it)
@@ -262,8 +264,32 @@ class LiveSession:
 
     def outcome_for(self, request_id: str) -> dict[str, Any] | None:
         """The outcome data for that request, if it arrived: a ``tapedeck/control`` event's, or for a DSH
-        session a line of the bridge's ``control.outcomes.jsonl``."""
-        return self.facts.outcomes.get(request_id) or self.bridge_outcomes.outcomes.get(request_id)
+        session a line of the bridge's ``control.outcomes.jsonl``. Once the host is known to have exited, the
+        log past what the view has read is looked at too: a host may answer and exit before the view reads it."""
+        found = self.facts.outcomes.get(request_id) or self.bridge_outcomes.outcomes.get(request_id)
+        if found is None and not self.host.live and self.facts.host is not None:
+            found = self._late_outcome(request_id)
+        return found
+
+    def _late_outcome(self, request_id: str) -> dict[str, Any] | None:
+        """A final outcome of ``request_id`` in the local raw log from where the view stopped reading (None for a
+        remote or zstd log, or an unreadable one)."""
+        if self.remote is not None or is_compressed(self.path):
+            return None
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(max(0, self.read_to - LATE_BACK))
+                carry = b""
+                while chunk := f.read(READ_CHUNK):
+                    lines = carry + chunk
+                    cut = lines.rfind(b"\n") + 1
+                    found = final_outcome_in(lines[:cut], request_id)
+                    if found is not None:
+                        return found
+                    carry = lines[cut:]
+        except OSError:
+            return None
+        return final_outcome_in(carry, request_id)
 
     def stop(self) -> None:
         """Ask ``run`` to return at its next wake-up."""
@@ -474,6 +500,7 @@ class LiveSession:
                 self.alerts.done.set()
         with self.lock:
             self.session, self.facts, self.lines, self.preview = session, facts, lines, []
+            self.read_to = tailer.offset
             self._publish()
         self.phase = "following" if self.follow else "ready"
         self.fraction = 1.0
@@ -550,11 +577,13 @@ class LiveSession:
                 self._post(LoadProgress("reset", 0.0))
                 return self._load()
             if not update:
+                self.read_to = tailer.offset
                 continue
             if update.fatal:
                 raise LogFormatError(update.fatal)
             start = self.session.next_seq
             self._apply(self.session, self.facts, update, tailer.offset)
+            self.read_to = tailer.offset
             with self.lock:
                 self.generation += 1
             for observer in list(self.append_observers):

@@ -557,6 +557,22 @@ def _ids_with(events: Iterable[Mapping[str, Any]], outcomes: tuple[str, ...]) ->
     return out
 
 
+def final_outcome_in(lines: bytes, request_id: str) -> dict[str, Any] | None:
+    """The data of the final ``tapedeck/control`` outcome of ``request_id`` among raw JSONL ``lines`` (a stretch of
+    a session log; a line cut at either end is skipped), or None when they hold none."""
+    needle = orjson.dumps(request_id)
+    for line in lines.split(b"\n"):
+        if needle not in line or CONTROL_EVENT.encode() not in line:
+            continue
+        try:
+            event = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(event, dict) and request_id in _ids_with([event], FINAL):
+            return event["data"]
+    return None
+
+
 def answered_ids(events: Iterable[Mapping[str, Any]]) -> set[str]:
     """Ids of the requests that already have their final outcome in ``events``."""
     return _ids_with(events, FINAL)

@@ -12,7 +12,8 @@ import pytest
 from core.control.host_state import write_state
 from core.control.inbox import outcome_event
 from tests.tui.logs import policy_log, release_hosts
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import NO_KEYMAP, QUIET, main_screen, make_app, settle, until
+from tui.app import TapedeckApp
 from tui.keymap import load_keymap
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.control import CONTROL_BINDINGS
@@ -100,6 +101,29 @@ async def test_a_request_whose_host_exits_turns_cancelled_and_is_withdrawn(tmp_p
         await pilot.press("P")  # control keys are off while no host runs
         await pilot.pause(0.2)
         assert len(_inbox(path)) == 2
+
+
+@pytest.mark.parametrize("follow", [True, False])
+async def test_a_request_the_host_answered_just_before_it_exited_shows_its_outcome(
+    follow: bool, tmp_path: Path
+) -> None:
+    # A stop is applied and the host exits within milliseconds: the host poll sees it gone before the view's
+    # follower (here slow, or not following at all) has read the outcome. The request was applied, not cancelled.
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = TapedeckApp(path, follow=follow, interval=30, use_watchfiles=False, keymap_file=NO_KEYMAP, config=QUIET)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "host running" in _header(app))
+        await pilot.press("P")
+        await until(pilot, lambda: len(_inbox(path)) == 1)
+        (pause,) = _inbox(path)
+        _append(path, outcome_event(pause, "applied"), {"type": "tapedeck/state", "data": {"state": "exited"}})
+        write_state(path, "exited", os.getpid(), 1)
+        release_hosts()
+        await until(pilot, lambda: "host exited" in _header(app))
+        await until(pilot, lambda: any(n.title in ("applied", "cancelled") for n in app._notifications))
+        assert [n.title for n in app._notifications if n.title in ("applied", "cancelled")] == ["applied"]
+        assert _inbox(path) == [pause]  # nothing was withdrawn
 
 
 async def test_a_turn_the_operator_stopped_shows_their_reason_in_its_row_and_detail(tmp_path: Path) -> None:

@@ -177,8 +177,8 @@ class RequestLog:
     ) -> list[TrackedRequest]:
         """Look up the outcome of every pending request (call from a worker thread); returns ``items()``.
 
-        When ``host_gone`` says the host exited, a request still pending is withdrawn (so no later host applies
-        it) and shown cancelled with that reason.
+        When ``host_gone`` says the host exited, a request it did not answer before it exited is withdrawn (so no
+        later host applies it) and shown cancelled with that reason.
         """
         gone: str | None = None
         for item in self.items():
@@ -191,6 +191,10 @@ class RequestLog:
                 if host_gone is not None and gone is None:
                     gone = host_gone() or ""
                 if gone:
+                    outcome = outcome_for(item.request_id)  # it may have answered just before it exited
+                    if outcome is not None and outcome.get("outcome") in FINAL:
+                        self._update(item.number, outcome=outcome)
+                        continue
                     if withdraw is not None:
                         withdraw(item.request_id)
                     self._update(item.number, gone=gone)
