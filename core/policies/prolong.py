@@ -718,7 +718,7 @@ class ProlongMemory:
         )
         self._turn: int | None = None
         self._step: int | None = None
-        self._tools: dict[str, str] = {}
+        self._tools: dict[str, str] = {}  # every call's tool by call id: a fold or prune comes steps later
 
     def observe(self, event: Mapping[str, Any]) -> None:
         """Feed one appended event (hot path: bookkeeping and a non-blocking enqueue only)."""
@@ -772,7 +772,6 @@ class ProlongMemory:
             self._step = int_or_none(data.get("step"))
         elif etype == "step/end":
             self._step = None
-            self._tools.clear()
         elif etype == "tool/call":
             self._tools[str(data.get("callId"))] = str(data.get("name"))
         tool = None
