@@ -16,6 +16,7 @@ from core.host.operator import Answer
 from core.host.port import HostPort
 from core.host.report_client import report_client_factory
 from core.host.toolbox import CallResult, ToolBox
+from core.host.tools import TOOL_CLASSES
 from core.policies import adaptive as adaptive_policy
 from core.policies import checkpoint as checkpoint_policy
 from core.policies import fold as fold_policy
@@ -27,7 +28,7 @@ from core.policies import slice as slice_policy
 from core.policies.report import ReportError, ReportWriter, default_writer
 from core.read.session import Session
 from core.shared.chat import ChatModel
-from core.shared.errors import TapedeckError
+from core.shared.errors import ConfigError, TapedeckError
 from core.shared.model_specs import Limits, limits_for
 from core.shared.text import js_json
 
@@ -64,6 +65,17 @@ class StepPlan:
     tool_choice: str | None = None  # "none" in finalization: schemas sent, calls refused
     reject: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
+
+
+def check_tool_names(config: PolicyConfig) -> None:
+    """Refuse a config whose rewind tool takes the name of another tool the host offers: the request would list
+    two tools of that name, and every call of it would run the rewind."""
+    name = config.rewind.tool_name
+    taken = {cls.name for cls in TOOL_CLASSES} | fold_policy.RECALL_FAMILY | {checkpoint_policy.CHECKPOINT_TOOL_NAME}
+    if name in taken:
+        raise ConfigError(
+            f"rewind.toolName {name!r} is the name of another tool ({', '.join(sorted(taken))}); choose another name"
+        )
 
 
 class PolicyHooks:
@@ -350,6 +362,7 @@ class PolicyHooks:
         """Change one dotted policy config key."""
         key, value = args["key"], args.get("value")
         new, old = set_value(self._config, key, value)
+        check_tool_names(new)
         self._config = new
         effective = new.get(key)
         return [config_event({key: (old, effective)}, "operator", request["id"])], {"key": key, "old": old, "new": effective}

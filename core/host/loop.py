@@ -22,7 +22,7 @@ from core.alerts.actions import HostGuard
 from core.control.config import PolicyConfig
 from core.control.inbox import INBOX_NAME, inbox_path
 from core.host.file_calls import FILE_BEFORE, FILE_TOOLS, file_before, settle
-from core.host.hooks import PolicyHooks, StepPlan
+from core.host.hooks import PolicyHooks, StepPlan, check_tool_names
 from core.host.messages import tool_result
 from core.host.operator import Operator
 from core.host.resume import (
@@ -184,6 +184,7 @@ class AgentHost:
         """Start a new session under ``sessions_root`` for ``options.workspace``."""
         if options.workspace is None:
             raise TapedeckError("a new session needs a workspace")
+        check_tool_names(config)
         header = make_header(session_id or str(uuid.uuid4()), cwd=str(options.workspace.resolve()))
         started = {
             "pid": os.getpid(),
@@ -222,6 +223,7 @@ class AgentHost:
         The host works in the workspace the log records (``options.workspace`` None); a different one is
         refused unless ``relocate``, and is then recorded in the new ``tapedeck/host`` event.
         """
+        check_tool_names(config)
         writer, data = SessionWriter.resume(path)
         session = Session(data.header, path=writer.path)
         for event in data.events:

@@ -23,6 +23,7 @@ KEYS = (
     "reportLanguage",
 )
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+TOOL_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")  # the function names chat-completions APIs accept
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +136,11 @@ def validate(raw: Mapping[str, object]) -> RewindConfig:
     if not tool_name.strip() or tool_name != tool_name.strip():
         raise ConfigError(
             f"rewind.toolName must be a non-empty name without surrounding spaces (got {tool_name!r})"
+        )
+    if not TOOL_NAME.fullmatch(tool_name):
+        raise ConfigError(
+            f"rewind.toolName must be 1 to 64 letters, digits, '_' or '-', as chat-completions APIs require of a "
+            f"tool's name (got {tool_name!r})"
         )
     provider, model = _text(raw, "summarizationProvider"), _text(raw, "summarizationModel")
     if (provider is None) != (model is None):

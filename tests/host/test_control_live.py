@@ -15,12 +15,13 @@ import pytest
 
 from core.cli import main
 from core.control import inbox as control
-from core.control.config import load_config
+from core.control.config import load_config, validate_config
 from core.control.host_state import read_host_state
 from core.host.loop import AgentHost, HostOptions, TurnOutcome
 from core.host.providers.openai_provider import OpenAIProvider
 from core.host.providers.retry import RetryPolicy
 from core.log.reader import read_log
+from core.shared.errors import ConfigError
 from tests.host.sse_server import ChatServer, Reply, chunk, text_reply, tool_delta
 
 SLOW = 30.0  # the model's answers take this long unless the host interrupts them
@@ -213,6 +214,26 @@ def test_policy_requests_are_pending_until_the_next_boundary(tmp_path: Path, ser
     assert applied is not None and applied["data"]["outcome"] == "applied"
     [step2] = [e for e in run.events("step/start") if e["data"]["step"] == 2]
     assert pending["seq"] < step2["seq"] < applied["seq"]
+
+
+def test_a_rewind_tool_name_taken_by_another_tool_is_refused(tmp_path: Path, server: ChatServer) -> None:
+    # rewind.toolName "bash" sent two tools named bash and ran every bash call as a rewind
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    with pytest.raises(ConfigError, match="rewind.toolName 'bash' is the name of another tool"):
+        AgentHost.create(tmp_path / "root", OpenAIProvider(api_key="k", base_url=server.base_url, model="m"),
+                         validate_config({"rewind": {"toolName": "bash"}}),
+                         HostOptions(workspace=workspace), tasks=["one"])  # fmt: skip
+    server.push(_tool_reply("echo one", delay=1.0), text_reply("done"))
+    run = Running(tmp_path, server, ["one"])
+    _wait(lambda: server.received)
+    rid = run.send("config.set", {"key": "rewind.toolName", "value": "checkpoint"})
+    run.join()
+    refused = run.outcome(rid)
+    assert refused is not None and refused["data"]["outcome"] == "rejected"
+    assert "rewind.toolName 'checkpoint' is the name of another tool" in refused["data"]["error"]
+    names = [t["function"]["name"] for t in server.received[-1].body["tools"]]
+    assert len(names) == len(set(names)) and "rewind" in names
 
 
 def test_an_expand_that_cannot_succeed_is_rejected_on_arrival(tmp_path: Path, server: ChatServer) -> None:

@@ -422,6 +422,8 @@ def test_config_defaults_and_overrides() -> None:
         ({"reportLanguage": "fr"}, "rewind.reportLanguage must be one of en, zh (got 'fr')"),
         ({"summarizationModel": 3}, "rewind.summarizationModel must be a string (got 3)"),
         ({"toolName": ""}, "rewind.toolName must be a non-empty name"),
+        ({"toolName": "fold back"}, "rewind.toolName must be 1 to 64 letters, digits, '_' or '-'"),
+        ({"toolName": "x" * 65}, "rewind.toolName must be 1 to 64 letters, digits, '_' or '-'"),
         ({"maxToken": 5}, "rewind: unknown key 'maxToken'"),
     ],
 )
