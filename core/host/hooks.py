@@ -140,7 +140,7 @@ class PolicyHooks:
         return [
             *self.toolbox.schemas(),
             *(s for s in recall_policy.recall_tool_schemas() if folding or s["name"] != "recall_step"),
-            checkpoint_policy.checkpoint_tool_schema(),
+            checkpoint_policy.checkpoint_tool_schema(self._config.rewind.tool_name),
             rewind_policy.rewind_tool_schema(self._config.rewind),
         ]
 

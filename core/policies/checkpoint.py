@@ -203,13 +203,14 @@ def plan_checkpoint(
 # the model tool --------------------------------------------------------------------------------------------
 
 
-def checkpoint_tool_schema() -> dict[str, Any]:
-    """The ``checkpoint`` tool schema (DSH ToolSchema: name, description, JSON-schema parameters)."""
+def checkpoint_tool_schema(rewind_tool: str) -> dict[str, Any]:
+    """The ``checkpoint`` tool schema (DSH ToolSchema: name, description, JSON-schema parameters); its description
+    names the rewind tool by ``rewind_tool`` (``rewind.toolName``)."""
     return {
         "name": CHECKPOINT_TOOL_NAME,
         "description": (
             "Mark the start of an exploration (reading, searching, trying things out). "
-            "When the exploration is done, call `rewind` to replace everything after this mark "
+            f"When the exploration is done, call `{rewind_tool}` to replace everything after this mark "
             "with a short report of what was learned."
         ),
         "parameters": {

@@ -147,7 +147,9 @@ def test_plan_checkpoint_rejects_an_unknown_author() -> None:
 
 
 def test_checkpoint_tool_schema_and_arguments() -> None:
-    schema = checkpoint_tool_schema()
+    schema = checkpoint_tool_schema("rewind")
+    assert "call `rewind`" in schema["description"]
+    assert "call `fold_back`" in checkpoint_tool_schema("fold_back")["description"]  # rewind.toolName
     assert schema["name"] == "checkpoint"
     assert schema["parameters"]["properties"]["objective"]["type"] == "string"
     assert "required" not in schema["parameters"]
