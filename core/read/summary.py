@@ -264,7 +264,10 @@ def _prune(data: dict[str, Any]) -> str:
     if not level:
         return "no prune"
     removed = data.get("charsRemoved")
-    return f"pruned {level}" + (f", {human_chars(int(removed))} chars removed" if isinstance(removed, int) and removed else "")
+    if isinstance(removed, int) and removed:
+        return f"pruned {level}, {human_chars(removed)} chars removed"
+    # the tier is in force, but this step wrote no prune (or the event does not say)
+    return f"prune tier {level}" + (", nothing pruned" if removed == 0 else "")
 
 
 # The one-character mark of an event type in an event list (``?`` for the others).

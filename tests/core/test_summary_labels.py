@@ -19,6 +19,10 @@ def ev(etype: str, data: dict[str, object]) -> dict[str, object]:
             ev("tapedeck/route", {"taskClass": "large", "phase": "act", "risk": {"risk": "high", "score": 6, "reason": "deletes files"}, "pruneLevel": "tight", "charsRemoved": 1500}),
             "route large · act · risk high (score 6: deletes files) · pruned tight, 1.5k chars removed",
         ),
+        (  # a tier in force that pruned nothing at this step (the cache-aware schedule waits for a cache break)
+            ev("tapedeck/route", {"taskClass": "small", "phase": "normal", "risk": None, "pruneLevel": "moderate", "charsRemoved": 0, "prunedSeqs": []}),
+            "route small · normal · no risk flagged · prune tier moderate, nothing pruned",
+        ),
         (ev("request/context", {"provider": "deepseek", "model": "chat"}), "deepseek/chat · context window unknown"),
         (ev("request/context", {"provider": "deepseek", "model": "chat", "contextWindow": 128000}), "deepseek/chat · context window 128k tokens"),
         (ev("llm/retry", {"retry": 1, "maxRetries": 3, "delayMs": 520.4575452286251, "failure": {"code": "rate_limit", "message": "slow down"}}), "retry 1 of 3 in 520 ms: rate_limit slow down"),
