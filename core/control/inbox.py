@@ -171,6 +171,8 @@ def op_args(op: object, kind: str = "tapedeck") -> dict[str, ArgSpec]:
     """The arguments ``op`` takes on a host of ``kind`` (``tapedeck`` or ``dsh``), by name; a ControlError
     listing the valid ops when ``op`` is unknown."""
     table = DSH_OPS if kind == "dsh" else OPS
+    if op is None:
+        raise ControlError(f"the request names no op; valid ops: {', '.join(table)}")
     if not isinstance(op, str) or op not in table:
         raise ControlError(f"unknown control op {op!r}; valid ops: {', '.join(table)}")
     return {s.name: s for s in table[op].args}

@@ -233,7 +233,8 @@ def _tapedeck(etype: str, data: dict[str, Any]) -> str:
     if etype == "tapedeck/control":
         err = f": {data.get('error')}" if data.get("error") else ""
         origin = f" (sent by {data['origin']})" if isinstance(data.get("origin"), str) else ""
-        return f"control {data.get('op')} {data.get('outcome')}{origin}{err}"
+        op = data.get("op") if isinstance(data.get("op"), str) else "request"  # a line whose op could not be read
+        return f"control {op} {data.get('outcome')}{origin}{err}"
     if etype == "tapedeck/checkpoint":
         return f"checkpoint #{data.get('markId')} by {data.get('by')}" + (
             f": {data.get('objective')}" if data.get("objective") else ""

@@ -23,6 +23,10 @@ def ev(etype: str, data: dict[str, object]) -> dict[str, object]:
             ev("tapedeck/route", {"taskClass": "small", "phase": "normal", "risk": None, "pruneLevel": "moderate", "charsRemoved": 0, "prunedSeqs": []}),
             "route small · normal · no risk flagged · prune tier moderate, nothing pruned",
         ),
+        (  # an inbox line whose op could not be read, rejected by its id
+            ev("tapedeck/control", {"requestId": "h2", "op": None, "outcome": "rejected", "error": "control inbox line 17 is not valid JSON"}),
+            "control request rejected: control inbox line 17 is not valid JSON",
+        ),
         (ev("request/context", {"provider": "deepseek", "model": "chat"}), "deepseek/chat · context window unknown"),
         (ev("request/context", {"provider": "deepseek", "model": "chat", "contextWindow": 128000}), "deepseek/chat · context window 128k tokens"),
         (ev("llm/retry", {"retry": 1, "maxRetries": 3, "delayMs": 520.4575452286251, "failure": {"code": "rate_limit", "message": "slow down"}}), "retry 1 of 3 in 520 ms: rate_limit slow down"),

@@ -73,7 +73,7 @@ def test_every_op_accepts_its_documented_arguments(inbox: Path) -> None:
     ("op", "args", "message"),
     [
         ("explode", {}, f"unknown control op 'explode'; valid ops: {VALID_OPS}"),
-        (None, {}, f"unknown control op None; valid ops: {VALID_OPS}"),
+        (None, {}, f"the request names no op; valid ops: {VALID_OPS}"),  # an inbox line without "op"
         ("pause", {"force": True}, "pause: unknown argument 'force' (it takes no arguments)"),
         ("expand", {}, "expand needs the argument 'seq'"),
         ("expand", {"seq": "12"}, "expand: 'seq' must be a non-negative integer (got '12')"),
