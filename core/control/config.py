@@ -44,9 +44,15 @@ SECTIONS: dict[str, str] = {
     "alerts": "core.alerts.config",
 }
 CONFIG_EVENT = "tapedeck/config"
-# Sections a host reads once, when it starts: the inbox refuses changes to them and a resumed host does not
-# replay the changes an older host applied (what the shell may reach is the operator's choice at start).
-START_ONLY = ("host",)
+# What a host reads once, when it starts (a section, or one key): the inbox refuses changes to it and a resumed
+# host does not replay the changes an older host applied (what the shell may reach is the operator's choice at
+# start; the prolong log file is opened once, with its window).
+START_ONLY = ("host", "prolong.logFile", "prolong.logWindow")
+
+
+def is_start_only(key: str, fixed: tuple[str, ...] = START_ONLY) -> bool:
+    """True when the dotted ``key`` is one of ``fixed`` or lies in one of them."""
+    return any(key == f or key.startswith(f + ".") for f in fixed)
 
 
 def _validate_section(name: str, raw: Mapping[str, Any]) -> Any:
@@ -249,13 +255,13 @@ def replay_config(
     base: PolicyConfig, events: Iterable[Mapping[str, Any]], fixed: tuple[str, ...] = ()
 ) -> PolicyConfig:
     """Apply every ``tapedeck/config`` change found in ``events`` on top of ``base`` (used on resume), except
-    changes to the ``fixed`` sections, which keep ``base``'s values."""
+    changes to the ``fixed`` sections and keys (``is_start_only``), which keep ``base``'s values."""
     config = base
     for event in events:
         if event.get("type") != CONFIG_EVENT:
             continue
         for key, change in ((event.get("data") or {}).get("changes") or {}).items():
-            if key.partition(".")[0] not in fixed:
+            if not is_start_only(key, fixed):
                 config, _ = set_value(config, key, (change or {}).get("new"))
     return config
 
@@ -265,7 +271,7 @@ def logged_config(events: Iterable[Mapping[str, Any]]) -> PolicyConfig | None:
 
     ``events`` are the log's ``tapedeck/host`` and ``tapedeck/config`` events in log order (others are
     skipped). The newest host event's ``config`` (what that host started or resumed with) applies, then
-    every logged change in order, as a resumed host rebuilds it.
+    every logged change in order but those to start-only keys, as a resumed host rebuilds it.
     """
     events = list(events)
     started = None
@@ -276,7 +282,7 @@ def logged_config(events: Iterable[Mapping[str, Any]]) -> PolicyConfig | None:
     if started is None:
         return None
     try:
-        return replay_config(validate_config(started), events)
+        return replay_config(validate_config(started), events, START_ONLY)
     except ConfigError as exc:
         raise ConfigError(f"the session log's config does not validate here: {exc}") from exc
 

@@ -47,7 +47,7 @@ from typing import Any, Literal, TypedDict, Unpack
 import orjson
 
 from core.bridge.ops import MESSAGE_MODES, SUPPORTED, dsh_config_error
-from core.control.config import SECTIONS, START_ONLY
+from core.control.config import SECTIONS, is_start_only
 from core.control.config_values import check_loggable
 from core.log.layout import resolve_log_path
 from core.log.vocabulary import (  # noqa: F401  (APPLIED … REJECTED: the outcomes, imported from here too)
@@ -219,7 +219,7 @@ def validate_request(op: object, args: object, kind: str = "tapedeck") -> dict[s
             raise ControlError(
                 f"config.set: key {args['key']!r} must be <section>.<key> with a section of {', '.join(SECTIONS)}"
             )
-        if section in START_ONLY:
+        if is_start_only(args["key"]):
             raise ControlError(
                 f"config.set: {args['key']} is set only when the host starts (its --config file); a running host "
                 "keeps it"

@@ -194,7 +194,10 @@ def test_a_non_finite_config_value_is_refused_by_the_cli(
 @pytest.mark.parametrize(
     ("key", "value"),
     [("host.shell.sandbox", "off"), ("host.shell.passEnv", ["GOPATH"]), ("host.shell.network", True),
-     ("host.shell", {"sandbox": "off"})],
+     ("host.shell", {"sandbox": "off"}),
+     # the host opens its prolong log once: a change was logged as applied, and status then named a file (or
+     # window) the host never wrote, while it went on writing the old one whole
+     ("prolong.logFile", "mem/log2.txt"), ("prolong.logWindow", 3)],
 )  # fmt: skip
 def test_host_keys_are_start_only_in_the_inbox(inbox: Path, key: str, value: object) -> None:
     line = json.dumps({"id": "r1", "op": "config.set", "args": {"key": key, "value": value}, "at": 1})
