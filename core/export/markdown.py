@@ -28,6 +28,7 @@ FENCE = "~~~~"  # texts hold ``` often, ~~~~ rarely
 _FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")  # a line that opens or closes a code fence
 _RAW_HTML = re.compile(r"<(?=[A-Za-z/!?])")  # a ``<`` that may open a tag, a comment or a declaration
 _TICKS = re.compile(r"`+")
+_LINE_END = re.compile(r"\r\n?|\n")  # where CommonMark ends a line
 _CALL_LINE = re.compile(r"(?m)^→ (\S+\(.*)$")  # a call an answer made, as the export's text writes it
 
 
@@ -76,12 +77,12 @@ def _no_html(text: str) -> str:
 def _safe(text: str, after_label: bool = False) -> str:
     """A message's text as Markdown that stays within its paragraphs: no raw HTML outside code (a ``<details>``,
     ``</details>`` or ``<!--`` of the log would reshape or hide the rest of the transcript), and a code fence it
-    leaves open (a clip cuts most long answers inside one) closed at its end. ``after_label``: its first line goes
-    on the line of a label, where it opens no fence."""
+    leaves open (a clip cuts most long answers inside one) closed at its end; its lines end in ``\n`` (a bare
+    ``\r`` ends one too). ``after_label``: its first line goes on the line of a label, where it opens no fence."""
     out: list[str] = []
     prose: list[str] = []
     fence = ""  # the open fence's run of backticks or tildes
-    for i, line in enumerate(text.split("\n")):
+    for i, line in enumerate(_LINE_END.split(text)):
         m = _FENCE_LINE.fullmatch(line)
         if fence:
             out.append(line)

@@ -137,3 +137,14 @@ def test_a_tool_call_in_an_answer_reads_as_it_was_made(tmp_path: Path) -> None:
     tokens = MarkdownIt("commonmark", {"html": True}).parse(_md(str(log)))
     calls = [c for t in tokens if t.type == "inline" for c in t.children or () if "bash(" in c.content]
     assert [c.type for c in calls] == ["code_inline"] and calls[0].content == f"bash({arguments})"
+
+
+def test_a_fence_after_a_bare_carriage_return_is_closed_too(tmp_path: Path) -> None:
+    """CommonMark ends a line at a bare ``\\r`` as at ``\\n``: a fence opened after one (output of a tool that
+    redraws its line) and clipped open is closed as any other."""
+    log = plant(tmp_path / "s.jsonl", "go", "ok", "progress\r```sh\r" + "step\r" * 300)
+    tokens = MarkdownIt("commonmark", {"html": True}).parse(_md(str(log)))
+    headings = [
+        tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and not t.level
+    ]
+    assert headings[-1] == "Cost"
