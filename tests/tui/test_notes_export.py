@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from textual.widgets import Input
 
-from core.read.notes import load_notes, sidecar_paths
+from core.read.notes import load_notes, set_note, sidecar_paths
+from tests.conftest import FIXTURES
 from tests.tui.logs import policy_log
 from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui.screens.confirm import AskScreen
@@ -52,6 +53,22 @@ async def test_a_notes_the_selected_row_and_edits_it(tmp_path: Path) -> None:
         await pilot.press("enter")
         await until(pilot, lambda: seq not in screen.events.notes)
         assert load_notes(path) == {}
+
+
+async def test_a_note_on_a_delta_marks_its_collapsed_stream_row(tmp_path: Path) -> None:
+    """A note on one of a stream's deltas (made on the delta's own row, or with ``note --seq``) marks the stream's
+    one row while it is collapsed: a collapsed row used to show only a note on its first delta."""
+    path = tmp_path / "session.jsonl"
+    path.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    set_note(path, 20, "the call's arguments arrive here")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        events = screen.events
+        assert events.go_seq(9) and events.block_at(9) is not None and events.block_at(9).end > 20  # type: ignore[union-attr]
+        await pilot.pause()
+        line = "".join(s.text for s in events.render_line(events.cursor - int(events.scroll_offset.y)))  # type: ignore[attr-defined]
+        assert "✎ note" in line
 
 
 async def test_a_hostile_sidecar_is_a_toast(tmp_path: Path) -> None:

@@ -492,12 +492,20 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             }
         return self._style_cache
 
+    def _noted(self, seq: int, depth: int) -> bool:
+        """Whether the row of ``seq`` carries a note: its event's, or, on a collapsed stream's row, a delta's."""
+        notes = self.notes
+        if seq in notes:
+            return True
+        block = self.block_at(seq) if notes and not depth else None
+        return block is not None and any(block.start <= noted < block.end for noted in notes)
+
     def _strip(self, row: Row, depth: int, is_cursor: bool, frame: _Frame) -> Strip:
         session = frame.shown
         seq = row.seq
         dim = seq in session.replaced_by
         tags = (*badges(row, session, self.cut_kinds), *frame.marks.get(seq, ()),
-                *(("✎ note",) if seq in self.notes else ()))  # fmt: skip
+                *(("✎ note",) if self._noted(seq, depth) else ()))  # fmt: skip
         turn = turn_label(frame.session, row)  # attribution never changes with the moment
         match = self._search if self._search and self._is_match(seq) else ""
         ago_now = frame.now_ms
