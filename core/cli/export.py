@@ -66,12 +66,12 @@ def _note(args: argparse.Namespace) -> None:
     from core.read.notes import load_notes, set_note
 
     text = args.text
-    last = _last_seq(args.path)
-    if not 0 <= args.seq <= last:
-        raise TapedeckError(f"seq {args.seq} is not in this log: its events are seq 0..{last}")
     if not text.strip() and args.seq not in load_notes(args.path):
         sys.stdout.write(f"no note at seq {args.seq}; nothing changed\n")
         return
+    last = _last_seq(args.path)
+    if text.strip() and not 0 <= args.seq <= last:  # a note is removed wherever it is (a log replaced under it)
+        raise TapedeckError(f"seq {args.seq} is not in this log: its events are seq 0..{last}")
     sidecar = set_note(args.path, args.seq, text)
     verb = "noted" if text.strip() else "removed the note at"
     sys.stdout.write(f"{verb} seq {args.seq} ({sidecar})\n")

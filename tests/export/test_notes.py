@@ -77,6 +77,20 @@ def test_a_seq_past_the_log_is_refused(log: Path, capsys: pytest.CaptureFixture[
     assert not sidecar_paths(log)[0].exists()
 
 
+def test_a_note_left_past_the_end_of_a_replaced_log_can_be_removed(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log replaced under its notes by a shorter one leaves notes on seqs it no longer has: ``notes`` lists them
+    and ``note --seq N ''`` removes one (only adding a note needs the log to have the event)."""
+    assert main(["note", str(log), "--seq", "90", "late"]) == 0
+    log.write_bytes((FIXTURES / "multi-turn.session.jsonl").read_bytes())  # 71 events
+    capsys.readouterr()
+    assert main(["note", str(log), "--seq", "90", ""]) == 0
+    assert "removed the note at seq 90" in capsys.readouterr().out
+    assert load_notes(log) == {}
+    assert main(["note", str(log), "--seq", "90", "again"]) == 2
+
+
 def _read_only_runner(directory: Path) -> list[str] | None:
     """The command prefix that runs a process which cannot write into ``directory``: for root (who writes through
     any mode bits) a bubblewrap mount namespace where it is a read-only bind mount, else nothing (mode 555 does);
