@@ -130,6 +130,11 @@ def _inline(text: str) -> str:
     return "`" + " ".join(text.replace("`", "'").split()) + "`"
 
 
+def _note(where: str, text: str) -> str:
+    """A note's paragraph: where it is anchored, and its text on one line."""
+    return f"> 📝 **note on {where}:** {_no_html(' '.join(text.split()))}"
+
+
 def _one_line(text: Any) -> str:
     """``text`` on one line, as text of a line of raw HTML (where Markdown is not read)."""
     return escape(" ".join(str(text).split()), quote=False)
@@ -164,7 +169,7 @@ class MarkdownFormat:
         note = r.get("note")
         # a stream's row carries the notes on its deltas
         where = f"seqs {r['seq']}–{r['endSeq']}" if "endSeq" in r else f"seq {r['seq']}"
-        note = f"> 📝 **note on {where}:** {_no_html(' '.join(note.split()))}" if note else ""
+        note = _note(where, note) if note else ""
         text = self._paragraph(r) if not self.left_out else ""
         if note:
             text += "\n\n" + note
@@ -258,6 +263,9 @@ class MarkdownFormat:
             lines.extend(self.notes)
             if self.notes_left_out:
                 lines.append(f"*… {self.notes_left_out} more notes on those rows*\n")
+        for n in doc["notes"]:  # on no row: a seq the log does not have (it was replaced by a shorter one)
+            if n["row"] is None:
+                lines.append(_note(f"seq {n['seq']} (not in this log)", n["text"]) + "\n")
         c = doc["cost"]
         t = c["total"]
         lines.append("### Cost\n")
