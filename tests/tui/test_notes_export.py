@@ -57,7 +57,8 @@ async def test_a_notes_the_selected_row_and_edits_it(tmp_path: Path) -> None:
 
 async def test_a_note_on_a_delta_marks_its_collapsed_stream_row(tmp_path: Path) -> None:
     """A note on one of a stream's deltas (made on the delta's own row, or with ``note --seq``) marks the stream's
-    one row while it is collapsed: a collapsed row used to show only a note on its first delta."""
+    one row while it is collapsed, and the detail pane of that row shows it: a collapsed row used to show only a
+    note on its first delta."""
     path = tmp_path / "session.jsonl"
     path.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
     set_note(path, 20, "the call's arguments arrive here")
@@ -69,6 +70,9 @@ async def test_a_note_on_a_delta_marks_its_collapsed_stream_row(tmp_path: Path) 
         await pilot.pause()
         line = "".join(s.text for s in events.render_line(events.cursor - int(events.scroll_offset.y)))  # type: ignore[attr-defined]
         assert "✎ note" in line
+        detail = screen.query_one("#detail-original", TextView)
+        said = "✎ note on seq 20: the call's arguments arrive here"
+        await until(pilot, lambda: said in "".join(s.text for s in detail.lines))  # type: ignore[attr-defined]
 
 
 async def test_a_hostile_sidecar_is_a_toast(tmp_path: Path) -> None:

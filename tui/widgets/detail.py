@@ -395,9 +395,17 @@ class DetailPane(Horizontal):
                 left, right, hidden = describe(self.live, seq, limit, theme, block)
             except READ_ERRORS as exc:  # the file changed since it was projected: the pane says so
                 left, right, hidden = Text(f"seq {seq} cannot be read: {exc}", style="bold red"), None, 0
-            note = self.notes.get(seq)
-            if note is not None:
-                left = Text.assemble((f"✎ note: {note}", "bold yellow"), "\n\n", left)
+            # the event's note, and on a stream's row the notes on its deltas
+            notes = [
+                (s, text)
+                for s, text in sorted(self.notes.items())
+                if s == seq or (block is not None and block.start <= s < block.end)
+            ]
+            if notes:
+                said = "\n".join(
+                    f"✎ note: {text}" if s == seq else f"✎ note on seq {s}: {text}" for s, text in notes
+                )
+                left = Text.assemble((said, "bold yellow"), "\n\n", left)
         column = widths[0] if right is None else widths[1]
         left_lines = render_strips(left, column)
         right_lines = render_strips(right, column) if right is not None else None
