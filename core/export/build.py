@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -75,6 +75,28 @@ class Rows:
 
     def __iter__(self) -> Iterator[dict[str, Any] | bytes]:
         return self.items
+
+
+class ModelsRedacted:
+    """The cost section's request rows, each made as it is read (as ``RowDicts``), its model's name redacted (each
+    name once; counted nowhere, as the header's name is)."""
+
+    def __init__(self, rows: Collection[dict[str, Any]], redactor: Redactor) -> None:
+        self.rows = rows
+        self.redactor = redactor
+        self.names: dict[Any, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        names = self.names
+        for row in self.rows:
+            model = row["model"]
+            if model not in names:
+                names[model] = self.redactor.again(model)
+            row["model"] = names[model]
+            yield row
 
 
 class Streamed(Rows):
@@ -449,6 +471,9 @@ class ExportPass:
         header = session.request_header() or {}
         config = header.get("config") if isinstance(header.get("config"), dict) else {}
         cost = tally.report(session, rows=False)  # each request's row made as a writer reads it (JSON's alone)
+        if o.redactor is not None:  # model names (a local model is often named by its path)
+            cost["unpriced"] = [o.redactor.again(model) for model in cost["unpriced"]]
+            cost["requests"] = ModelsRedacted(cost["requests"], o.redactor)
         state = read_host_state(session.path).to_dict() if session.path else {"state": "none"}
         surface = self._surface_at if self._surface_at is not None else self._surface(session)
         if o.redactor is not None:  # the surface's redactions, counted as the pass made them

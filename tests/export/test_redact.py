@@ -337,3 +337,20 @@ def test_an_environment_value_written_as_json_text_is_redacted(
             shown = out.replace("&quot;", '"').replace("&#x27;", "'")
         for form in forms:
             assert form not in shown, (fmt, form)
+
+
+def test_a_model_named_by_its_path_is_redacted_in_the_cost_section_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A local model is often named by its file (``/home/<user>/models/x.gguf``): the header and the request
+    redacted that name, but the cost section (each request's row, the models no price covers) did not."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    log = plant(tmp_path / "log.jsonl", "go", "ok", "done")
+    model = b'"model":"/home/alice/models/q.gguf"'
+    log.write_bytes(log.read_bytes().replace(b'"model":"deepseek-v4-flash"', model))
+    for fmt in ("json", "md", "html"):
+        out = _export(log, fmt, Redactor(environ={}, home="/nonexistent-home")).decode()
+        assert "alice" not in out, fmt
+    doc = orjson.loads(_export(log, "json", Redactor(environ={}, home="/nonexistent-home")))
+    assert doc["cost"]["unpriced"] == ["~/models/q.gguf"]
+    assert doc["cost"]["requests"][0]["model"] == "~/models/q.gguf"
