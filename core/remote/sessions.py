@@ -44,13 +44,18 @@ FIRST_HEAD_BYTES = 1 << 12  # remote_header reads this much first, then doubles 
 def remote_logs(link: SshLink, target: RemoteTarget) -> list[RemoteTarget]:
     """The session logs under ``target``: itself when it is a log, a session directory's log, or every log of a
     sessions root (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``, each level's directories listed in one round
-    trip). ``LogNotFoundError`` when ``target`` does not exist (an empty listing costs one stat more)."""
+    trip). A file by another name is a log too, as locally; ``LogNotFoundError`` when ``target`` does not exist (an
+    empty listing costs one stat more)."""
     name = posixpath.basename(target.path)
     if name in (RAW_NAME, ZSTD_NAME):
         return [target]
     entries = dict(link.listdir(target.path))
-    if not entries and link.stat(target.path) is None:
-        raise LogNotFoundError(f"{target}: no such file or directory")
+    if not entries:
+        st = link.stat(target.path)
+        if st is None:
+            raise LogNotFoundError(f"{target}: no such file or directory")
+        if st.kind == "file":
+            return [target]
     for log in (ZSTD_NAME, RAW_NAME):
         if entries.get(log) == "file":
             return [target.join(log)]

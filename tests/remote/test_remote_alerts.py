@@ -115,6 +115,21 @@ def test_a_remote_root_that_does_not_exist_is_no_answer_as_locally(sshd: Sshd, t
     assert capsys.readouterr().err == ""
 
 
+def test_a_remote_log_by_another_name_is_read_as_a_local_one_is(sshd: Sshd, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """A log kept as ``run-1.jsonl`` (a copy, a backup): given by its path it is a log here and over there, not an
+    empty directory listing (``no alerts``, exit 0)."""
+    sshd.trust()
+    path, _ = _root(tmp_path)
+    kept = path.rename(tmp_path / "run-1.jsonl")
+    assert main(["alerts", str(kept), "--json"]) == 1
+    local = json.loads(capsys.readouterr().out)
+    assert main(["alerts", f"testbox:{kept}", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out) == [{**local[0], "path": f"testbox:{kept}"}]
+    assert main(["sessions", f"testbox:{kept}", "--json"]) == 0
+    assert [row["id"] for row in json.loads(capsys.readouterr().out)] == ["s1"]
+
+
 def _lines(stream: IO[str]) -> queue.Queue[dict[str, Any]]:
     got: queue.Queue[dict[str, Any]] = queue.Queue()
 
