@@ -294,7 +294,7 @@ class Fleet:
         for target in self.targets:
             try:
                 if isinstance(target, RemoteTarget):
-                    found: list[Path | RemoteTarget] = list(remote_logs(self.link(target), target))
+                    found: list[Path | RemoteTarget] = list(remote_logs(self.link(target), target, skipped))
                 else:
                     found = list(session_logs(target, skipped) if is_sessions_root(target) else [resolve_log_path(target)])
             except (Unreachable, LogNotFoundError) as exc:  # no answer for that root: the others go on

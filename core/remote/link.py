@@ -255,18 +255,27 @@ class SshLink:
 
         return self.call(go) if paths else []
 
-    def listdir(self, path: str) -> list[tuple[str, str]]:
-        """``(name, kind)`` of each entry of the directory (empty when it does not exist)."""
-        return self.listdir_many([path])[0]
+    def listdir(self, path: str, skipped: list[str] | None = None) -> list[tuple[str, str]]:
+        """``(name, kind)`` of each entry of the directory (empty when it does not exist; see ``listdir_many``)."""
+        return self.listdir_many([path], skipped)[0]
 
-    def listdir_many(self, paths: Sequence[str]) -> list[list[tuple[str, str]]]:
-        """``listdir`` of every path, the requests all in flight at once."""
+    def listdir_many(self, paths: Sequence[str], skipped: list[str] | None = None) -> list[list[tuple[str, str]]]:
+        """``listdir`` of every path, the requests all in flight at once. A directory the far side refuses to list
+        (permission denied, not a directory) is empty and noted in ``skipped`` (``skipped PATH: reason``, as
+        ``core.log.sessions`` notes a local one) when given; else the refusal is raised."""
         import asyncssh
+
+        lost = (asyncssh.sftp.FX_NO_CONNECTION, asyncssh.sftp.FX_CONNECTION_LOST)
 
         async def one(sftp: Any, path: str) -> list[tuple[str, str]]:
             try:
                 entries = await sftp.readdir(path)
             except asyncssh.SFTPNoSuchFile:
+                return []
+            except asyncssh.SFTPError as exc:
+                if skipped is None or exc.code in lost:
+                    raise
+                skipped.append(f"skipped {self.target.where}:{path}: {exc.reason}")
                 return []
             return sorted((e.filename, _kind(e.attrs)) for e in entries if e.filename not in (".", ".."))
 

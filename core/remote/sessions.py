@@ -41,15 +41,16 @@ HEADER_BYTES = 1 << 16  # a header (line 1, or the first zstd frame) fits in thi
 FIRST_HEAD_BYTES = 1 << 12  # remote_header reads this much first, then doubles what it has read
 
 
-def remote_logs(link: SshLink, target: RemoteTarget) -> list[RemoteTarget]:
+def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None = None) -> list[RemoteTarget]:
     """The session logs under ``target``: itself when it is a log, a session directory's log, or every log of a
     sessions root (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``, each level's directories listed in one round
     trip). A file by another name is a log too, as locally; ``LogNotFoundError`` when ``target`` does not exist (an
-    empty listing costs one stat more)."""
+    empty listing costs one stat more); a directory it cannot list is noted in ``skipped`` when given (as
+    ``core.log.sessions.session_logs`` notes one)."""
     name = posixpath.basename(target.path)
     if name in (RAW_NAME, ZSTD_NAME):
         return [target]
-    entries = dict(link.listdir(target.path))
+    entries = dict(link.listdir(target.path, skipped))
     if not entries:
         st = link.stat(target.path)
         if st is None:
@@ -60,10 +61,10 @@ def remote_logs(link: SshLink, target: RemoteTarget) -> list[RemoteTarget]:
         if entries.get(log) == "file":
             return [target.join(log)]
     projects = [target.join(name) for name, kind in entries.items() if kind == "dir"]
-    sessions = [project.join(name) for project, listed in zip(projects, link.listdir_many([p.path for p in projects]),
-                                                              strict=True) for name, kind in listed if kind == "dir"]  # fmt: skip
+    sessions = [project.join(name) for project, listed in zip(projects, link.listdir_many([p.path for p in projects],
+                skipped), strict=True) for name, kind in listed if kind == "dir"]  # fmt: skip
     logs: list[RemoteTarget] = []
-    for session, listed in zip(sessions, link.listdir_many([s.path for s in sessions]), strict=True):
+    for session, listed in zip(sessions, link.listdir_many([s.path for s in sessions], skipped), strict=True):
         found = dict(listed)
         logs.extend(session.join(log) for log in (ZSTD_NAME, RAW_NAME) if found.get(log) == "file")
     return logs

@@ -5,6 +5,7 @@ refused host key is one clear line, and ``--follow --json`` streams a remote log
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -128,6 +129,24 @@ def test_a_remote_log_by_another_name_is_read_as_a_local_one_is(sshd: Sshd, tmp_
     assert json.loads(capsys.readouterr().out) == [{**local[0], "path": f"testbox:{kept}"}]
     assert main(["sessions", f"testbox:{kept}", "--json"]) == 0
     assert [row["id"] for row in json.loads(capsys.readouterr().out)] == ["s1"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/1/fdinfo"), reason="needs /proc/1/fdinfo (Linux)")
+def test_a_remote_directory_that_cannot_be_read_is_skipped_with_a_note_as_locally(
+    sshd: Sshd, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A directory the far side refuses to list (``/proc/1/fdinfo``, refused even to root in a container) is noted
+    by its path (``skipped testbox:DIR: reason``, as a local one is) and the other roots are still listed, where one
+    error without the path ended the command (and, in the fleet, every rescan of the roots after it)."""
+    sshd.trust()
+    path, _ = _root(tmp_path)
+    with contextlib.suppress(PermissionError):
+        os.listdir("/proc/1/fdinfo")
+        pytest.skip("this machine lets us list /proc/1/fdinfo")
+    assert main(["sessions", "testbox:/proc/1/fdinfo", f"testbox:{tmp_path / 'root'}", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert [row["id"] for row in json.loads(out)] == ["s1"], err
+    assert "skipped testbox:/proc/1/fdinfo: " in err, err
 
 
 def _lines(stream: IO[str]) -> queue.Queue[dict[str, Any]]:
