@@ -300,7 +300,7 @@ class Fleet:
             except (Unreachable, LogNotFoundError) as exc:  # no answer for that root: the others go on
                 unreached.append(str(exc))
                 skipped.append(str(exc))
-                if isinstance(target, RemoteTarget):
+                if isinstance(exc, Unreachable) and isinstance(target, RemoteTarget):  # (a missing root's answered)
                     silent.add(target.where)
                 continue
             listed.update(map(str, found))

@@ -222,3 +222,21 @@ def test_a_remote_path_from_the_home_directory_reads_as_scp_reads_it(sshd: Sshd,
         assert main(["sessions", root, "--json"]) == 0, capsys.readouterr().err
         assert [row["id"] for row in orjson.loads(capsys.readouterr().out)] == [HEADER["id"]], root
     assert main(["inspect", "testbox:~/dsh/--w--/s1"]) == 0, capsys.readouterr().err
+
+
+def test_a_remote_session_removed_leaves_the_fleet_beside_a_root_that_is_not_there(sshd: Sshd, tmp_path: Path) -> None:
+    """The machine answered (one of its roots is missing, the other listed): what it no longer lists is gone."""
+    import shutil
+
+    sshd.trust()
+    root = tmp_path / "root"
+    for sid in ("kept", "gone"):
+        session = root / "--w--" / sid
+        session.mkdir(parents=True)
+        (session / "session.jsonl").write_bytes(_lines([{**HEADER, "id": sid}]))
+    fleet = Fleet([f"testbox:{root}", f"testbox:{tmp_path / 'typo'}"], config())
+    _until(fleet, lambda f: len(f.rows()) == 2)
+    shutil.rmtree(root / "--w--" / "gone")
+    fleet.rescan()
+    assert [row.ref.id for row in fleet.rows()] == ["kept"]
+    assert any("typo: no such file or directory" in note for note in fleet.skipped)
