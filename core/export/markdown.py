@@ -156,7 +156,7 @@ class MarkdownFormat:
         self.used = 0
         self.left_out = 0
         self.rows: list[str] = []  # held to follow the head: at most ``BUDGET`` characters
-        self.notes: list[str] = []  # the notes on rows left out, listed after them (up to ``NOTES_BUDGET``)
+        self.notes: list[str] = []  # the notes on no row shown, listed after the rows (``NOTES_BUDGET``)
         self.notes_used = 0
         self.notes_left_out = 0
 
@@ -177,15 +177,20 @@ class MarkdownFormat:
             return b""
         if self.left_out or self.used + len(text) > BUDGET:  # the transcript stops at the first row left out
             self.left_out += 1
-            if note and self.notes_used + len(note) <= NOTES_BUDGET and not self.notes_left_out:
-                self.notes.append(note + "\n")
-                self.notes_used += len(note) + 1
-            elif note:
-                self.notes_left_out += 1
+            if note:
+                self._late_note(note)
             return b""
         self.used += len(text) + 2
         self.rows.append(text + "\n\n")
         return b""
+
+    def _late_note(self, note: str) -> None:
+        """Keep a note on no row shown for the tail, while the notes kept fit ``NOTES_BUDGET`` (else count it)."""
+        if self.notes_used + len(note) <= NOTES_BUDGET and not self.notes_left_out:
+            self.notes.append(note + "\n")
+            self.notes_used += len(note) + 1
+        else:
+            self.notes_left_out += 1
 
     def _paragraph(self, r: dict[str, Any]) -> str:
         t = r["type"]
@@ -254,18 +259,19 @@ class MarkdownFormat:
         return [f"- log problems: {len(found)}", *shown, *more]
 
     def _tail(self, doc: dict[str, Any]) -> bytes:
-        """Rows left out, notes on rows left out, and the cost summary."""
+        """Rows left out, the notes on no row shown (on rows left out, on seqs the log does not have), and the cost
+        summary."""
         lines = []
         if self.left_out:
             lines.append(
                 f"*… {self.left_out} more rows left out to fit a comment: export as HTML or JSON for all*\n"
             )
-            lines.extend(self.notes)
-            if self.notes_left_out:
-                lines.append(f"*… {self.notes_left_out} more notes on those rows*\n")
         for n in doc["notes"]:  # on no row: a seq the log does not have (it was replaced by a shorter one)
             if n["row"] is None:
-                lines.append(_note(f"seq {n['seq']} (not in this log)", n["text"]) + "\n")
+                self._late_note(_note(f"seq {n['seq']} (not in this log)", n["text"]))
+        lines.extend(self.notes)
+        if self.notes_left_out:
+            lines.append(f"*… {self.notes_left_out} more notes*\n")
         c = doc["cost"]
         t = c["total"]
         lines.append("### Cost\n")
