@@ -20,7 +20,8 @@ def _export(args: argparse.Namespace) -> None:
 
     if args.step is not None and args.turn is None:
         raise TapedeckError("--step needs --turn")
-    redact = args.redact if args.redact is not None else args.output not in (None, "-")
+    to_terminal = args.output in (None, "-") and sys.stdout.isatty()
+    redact = args.redact if args.redact is not None else not to_terminal  # a file or a pipe: it is being shared
     options = ExportOptions(
         at=args.at, turn=args.turn, step=args.step, redactor=Redactor() if redact else None
     )
@@ -99,8 +100,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "a Markdown transcript sized for an issue comment, or JSON. It holds the header, every event with the "
         "TUI's glyphs and summaries (streams collapsed, tool calls with their results), the surface at --at (or "
         "at the end), one request and where its cache broke, the cost table, the context chart, the cuts with "
-        "what they replaced, and the notes. Written while the log is read. Redaction is on when writing to a "
-        "file, off on stdout, unless --redact or --no-redact says otherwise.",
+        "what they replaced, and the notes. Written while the log is read. Redaction is on unless the export goes "
+        "to a terminal (a file, by -o or a redirect, or a pipe is being shared); --redact or --no-redact decides "
+        "otherwise.",
     )
     add_log_path(p)
     p.add_argument(
@@ -113,7 +115,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--format", choices=("html", "md", "json"), default="html")
     p.add_argument("--redact", action=argparse.BooleanOptionalAction, default=None,
                    help="replace keys, tokens, environment values, e-mail addresses and home paths "
-                   "(default: on with -o FILE, off on stdout)")  # fmt: skip
+                   "(default: on, but off when stdout is a terminal)")  # fmt: skip
     p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
     p.set_defaults(handler=guarded(_export, paused=True))
 

@@ -40,7 +40,7 @@ def _json(*argv: str) -> Any:
 
 @pytest.mark.parametrize("log", LOGS, ids=[p.name.split(".session")[0] for p in LOGS])
 def test_rows_cover_every_event_once_and_results_carry_their_calls(log: Path) -> None:
-    doc = _json("export", str(log), "--format", "json")
+    doc = _json("export", str(log), "--format", "json", "--no-redact")
     events = _json("inspect", str(log), "--json")["events"]
     covered = [seq for row in doc["events"] for seq in range(row["seq"], row.get("endSeq", row["seq"]) + 1)]
     assert covered == list(range(events)) and doc["session"]["events"] == events
@@ -63,7 +63,7 @@ def test_surface_at_and_the_chosen_request_match_their_commands(name: str) -> No
     first = next(r for r in requests if r["kind"] == "agent")
     at = first["seq"]
     doc = _json("export", str(log), "--format", "json", "--at", str(at), "--turn", str(first["turn"]),
-                "--step", str(first["step"]))  # fmt: skip
+                "--step", str(first["step"]), "--no-redact")  # fmt: skip
     assert [r["seq"] for r in doc["surface"]["nodes"]] == [r["seq"] for r in _json("surface", str(log), "--at", str(at), "--json")]
     assert doc["request"]["messages"] == first["messages"] and doc["request"]["seq"] == first["seq"]
     diff = _json("diff", str(log), "--turn", str(first["turn"]), "--step", str(first["step"]), "--json")
@@ -73,7 +73,7 @@ def test_surface_at_and_the_chosen_request_match_their_commands(name: str) -> No
 @pytest.mark.parametrize("name", PINNED)
 def test_markdown_is_pinned(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
-    text = _run("export", f"tests/fixtures/dsh/{name}.session.jsonl", "--format", "md")
+    text = _run("export", f"tests/fixtures/dsh/{name}.session.jsonl", "--format", "md", "--no-redact")
     assert len(text) < 65_536  # fits an issue comment
     golden = GOLDEN / f"{name}.md"
     if os.environ.get("TAPEDECK_UPDATE_GOLDEN"):
@@ -148,6 +148,46 @@ def test_an_export_never_replaces_the_log_it_reads(tmp_path: Path, given: str, c
     assert log.read_bytes() == before and not list(log.parent.glob(".*.part"))
     assert main(["export", str(path), "-o", str(tmp_path / "link.jsonl")]) == 0  # a link to it is replaced, not the log
     assert log.read_bytes() == before and (tmp_path / "link.jsonl").read_text().startswith("<!DOCTYPE")
+
+
+def test_stdout_is_redacted_unless_it_is_a_terminal(tmp_path: Path) -> None:
+    """Redaction is on by default when the output leaves the terminal: ``export LOG --format md > comment.md`` and
+    ``export LOG --format md | gh issue comment 26 -F -`` are shared as ``-o FILE`` is (they went out with every
+    key in them); on a terminal, where the operator reads it, the log is shown as it is."""
+    import pty
+    import subprocess
+    import sys
+
+    from tests.export.planted import plant
+
+    key = "sk-proj-Zq81xVb2LmN0pQr5StUv7WxYz"
+    log = plant(tmp_path / "s.jsonl", f"use {key}", "ok", "done")
+    argv = [sys.executable, "-m", "core.cli", "export", str(log), "--format", "md"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "TAPEDECK_HOME": str(tmp_path / "home")}
+
+    def run(*more: str, **io: Any) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run([*argv, *more], env=env, cwd=tmp_path, check=True, stderr=subprocess.PIPE, **io)
+
+    with open(tmp_path / "comment.md", "wb") as out:
+        said = run(stdout=out).stderr.decode()
+    assert key not in (tmp_path / "comment.md").read_text()
+    assert "key, " in said and "redaction: off" not in said
+    assert key.encode() not in run(stdout=subprocess.PIPE).stdout
+    assert key.encode() in run("--no-redact", stdout=subprocess.PIPE).stdout
+    main_fd, terminal = pty.openpty()
+    process = subprocess.Popen(argv, env=env, cwd=tmp_path, stdout=terminal, stderr=subprocess.DEVNULL)
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:  # the terminal's other end closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main_fd)
+    assert process.wait() == 0 and key.encode() in shown
 
 
 def test_output_file_is_redacted_by_default_and_bad_arguments_are_refused(
