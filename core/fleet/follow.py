@@ -217,6 +217,11 @@ class RemoteSessionWatch(SessionWatch):
         lost = self.tailer.unreachable
         return out + self.engine.reachable(lost is None, now, str(lost) if lost else "")
 
+    def tick(self, now: int) -> list[Alert]:
+        """As ``SessionWatch.tick``, but not while the machine cannot be reached: its writes and its host are not
+        known then (``stalled`` would say nothing was written), so the clock rules wait for its answer."""
+        return [] if self.tailer.unreachable is not None else super().tick(now)
+
     def changed(self) -> bool:
         """Whether it is time to poll again (polling a remote log is its stat): every ``REMOTE_POLL_SECONDS``."""
         return time.monotonic() - self._asked >= REMOTE_POLL_SECONDS

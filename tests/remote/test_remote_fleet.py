@@ -240,3 +240,32 @@ def test_a_remote_session_removed_leaves_the_fleet_beside_a_root_that_is_not_the
     fleet.rescan()
     assert [row.ref.id for row in fleet.rows()] == ["kept"]
     assert any("typo: no such file or directory" in note for note in fleet.skipped)
+
+
+def test_a_machine_that_cannot_be_reached_is_unreachable_not_also_stalled(sshd: Sshd, tmp_path: Path) -> None:
+    """While nothing can be read over there, nothing is known of its writes: the clock rules wait for the machine
+    (``stalled`` would say nothing was written, of a log that may be growing)."""
+    sshd.trust()
+    path = tmp_path / "root" / "p" / "s1" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    log = Log(start_ms=int(time.time() * 1000) - 60_000, step_ms=1)
+    log.header()
+    log.add("tapedeck/host", {"pid": os.getpid(), "model": "crafted-model"})
+    log.turn(1)
+    path.write_bytes(_lines([{**HEADER, "id": "s1"}, *log.events]))
+    (path.parent / "host.json").write_bytes(orjson.dumps({"state": "running", "pid": os.getpid(),
+                                                          "since": int(time.time() * 1000)}))  # fmt: skip
+    fleet = Fleet([f"testbox:{tmp_path / 'root'}"], config({"stalled": {"seconds": 3}}))
+    _until(fleet, lambda f: [r.turn for r in f.rows()] == [1] and f.rows()[0].host.get("state") == "running")
+    log.add("step/start", {"turn": 1, "step": 2}, at=int(time.time() * 1000))  # the log moves: not stalled
+    with open(path, "ab") as f:
+        f.write(_lines(log.events[-1:]))
+    _until(fleet, lambda f: f.rows()[0].step == 2)
+    assert not fleet.rows()[0].attention
+    sshd.kill()
+    _until(fleet, lambda f: [a.cause for a in f.rows()[0].attention] == ["unreachable"])
+    deadline = time.monotonic() + 6  # twice the stalled limit
+    while time.monotonic() < deadline:
+        fleet.poll()
+        assert [a.cause for a in fleet.rows()[0].attention] == ["unreachable"]
+        time.sleep(0.1)

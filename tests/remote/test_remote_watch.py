@@ -181,3 +181,33 @@ async def test_a_remote_session_raises_its_alerts_in_the_tui(sshd: Sshd, tmp_pat
         assert "error-streak" in str(app.screen.query_one("#alerts-table", DataTable).get_row_at(0))
         sshd.kill()  # the machine goes away: the view's reads get no answer
         await until(pilot, lambda: [a.cause for a in app.board.alerts] == ["error-streak", "unreachable"], timeout=30)
+
+
+@pytest.mark.anyio
+async def test_a_remote_session_that_cannot_be_reached_is_not_also_called_stalled(sshd: Sshd, tmp_path: Path) -> None:
+    """While the view's reads get no answer, nothing is known of the log's writes: ``unreachable`` only, no
+    ``stalled`` for a log that may be growing over there."""
+    import orjson
+
+    sshd.trust()
+    path = tmp_path / "s1" / "session.jsonl"
+    path.parent.mkdir()
+    log = Log(start_ms=int(time.time() * 1000) - 60_000, step_ms=1)
+    log.add("tapedeck/host", {"pid": os.getpid(), "model": "crafted-model"})
+    log.turn(1)
+    path.write_text("".join(json.dumps(e) + "\n" for e in [CRAFTED, *log.events]))
+    (path.parent / "host.json").write_bytes(orjson.dumps({"state": "running", "pid": os.getpid(),
+                                                          "since": int(time.time() * 1000)}))  # fmt: skip
+    config = validate_config({"alerts": {"bell": False, "notify": False, "stalled": {"seconds": 3}}})
+    app = TapedeckApp(watch_target(f"testbox:{path}"), follow=True, interval=0.02, use_watchfiles=False,
+                      keymap_file=NO_KEYMAP, config=config)  # fmt: skip
+    async with app.run_test(size=(140, 36)) as pilot:
+        await until(pilot, lambda: app.live is not None and app.live.ready and "running" in _header(pilot))
+        log.add("step/start", {"turn": 1, "step": 2}, at=int(time.time() * 1000))  # the log moves
+        with open(path, "a") as f:
+            f.write(json.dumps(log.events[-1]) + "\n")
+        await until(pilot, lambda: app.live.count == len(log.events), timeout=30)
+        sshd.kill()
+        await until(pilot, lambda: [a.cause for a in app.board.alerts] == ["unreachable"], timeout=30)
+        await pilot.pause(6)  # twice the stalled limit
+        assert [a.cause for a in app.board.alerts] == ["unreachable"]
