@@ -280,7 +280,7 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
     exit codes of a local one; ``--wait`` reads the outcome back remotely (a tapedeck host's from its log, a DSH
     bridge's from ``control.outcomes.jsonl`` beside it)."""
     from core.remote.inbox import append_remote_request, withdraw_remote_request
-    from core.remote.link import link_for
+    from core.remote.link import Unreachable, link_for
     from core.remote.live import RemoteOutcomes, resolve_remote_log
     from core.remote.sessions import remote_header, remote_host_state, remote_state_now
     from core.remote.tail import RemoteTailer
@@ -315,8 +315,12 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
         if state.kind == KIND_DSH
         else OutcomeWatch(Path(log.path), request["id"], tailer)
     )
-    event = _wait_outcome(watch, request, timeout, lambda: remote_host_state(link, log, hosted),
-                          lambda: withdraw_remote_request(link, log, request["id"]))  # fmt: skip
+    try:
+        event = _wait_outcome(watch, request, timeout, lambda: remote_host_state(link, log, hosted),
+                              lambda: withdraw_remote_request(link, log, request["id"]))  # fmt: skip
+    except Unreachable as exc:  # the request is over there, and nothing can withdraw it now
+        raise ControlError(f"{exc}; request {request['id']} ({request['op']}) was sent to session {session_id} and "
+                           "could not be withdrawn: it may still be applied") from None  # fmt: skip
     emit(event, args.json, _render_outcome)
     return EXIT_APPLIED if (event.get("data") or {}).get("outcome") == APPLIED else EXIT_REJECTED
 

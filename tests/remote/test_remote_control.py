@@ -90,3 +90,18 @@ def test_a_remote_tapedeck_log_without_its_state_file_is_refused_as_locally(sshd
     assert main(["control", f"testbox:{path}", "pause", "--queue"]) == 0  # left for `tapedeck run --resume`
     [request] = [orjson.loads(line) for line in (path.parent / INBOX_NAME).read_bytes().splitlines()]
     assert (request["op"], request["queued"]) == ("pause", True)
+
+
+def test_a_wait_whose_machine_goes_away_says_the_request_was_sent_and_may_still_apply(
+    sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any], capsys: pytest.CaptureFixture[str]  # noqa: F811
+) -> None:
+    """The request is in the far inbox and cannot be withdrawn any more: the operator is told so (and its id), not
+    only that the machine is unreachable."""
+    sshd.trust()
+    log = dsh_log(tmp_path / "sessions" / "--w--" / "s1")
+    write_bridge(log.parent, sleeper().pid, "running")
+    threading.Timer(1.5, sshd.kill).start()
+    assert main(["control", f"testbox:{log}", "pause", "--wait", "--timeout", "30"]) == 2
+    err = capsys.readouterr().err
+    [request] = [orjson.loads(line) for line in (log.parent / INBOX_NAME).read_bytes().splitlines()]
+    assert "unreachable" in err and request["id"] in err and "may still" in err, err
