@@ -6,7 +6,10 @@ out or cannot start is reported through ``warn`` and the next alert's command ru
 
 from __future__ import annotations
 
+import contextlib
+import os
 import queue
+import signal
 import subprocess
 import threading
 from collections.abc import Callable
@@ -39,27 +42,43 @@ class HookRunner:
         self._thread.join(wait)
 
     def run_one(self, alert: Alert) -> None:
-        """Run the command for one alert and report how it failed, if it did."""
+        """Run the command for one alert and report how it failed, if it did. The command runs in a process group
+        of its own: at its time limit the whole group is killed (what a compound command or a background job
+        started too), and nothing left holding its output is waited for."""
         what = f"--exec for the {alert.cause} alert of {alert.session or alert.path}"
         try:
-            done = subprocess.run(
+            proc = subprocess.Popen(
                 ["/bin/sh", "-c", self.command],
-                input=orjson.dumps(alert.to_dict()) + b"\n",
-                capture_output=True,
-                timeout=self.timeout,
-                check=False,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
             )
-        except subprocess.TimeoutExpired:
-            self.warn(f"{what}: stopped after the {self.timeout:g} s time limit")
-            return
         except OSError as exc:
             self.warn(f"{what}: could not start: {exc.strerror or exc}")
             return
-        if done.returncode != 0:
-            said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        try:
+            _, err = proc.communicate(orjson.dumps(alert.to_dict()) + b"\n", timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            _stop(proc)
+            self.warn(f"{what}: stopped after the {self.timeout:g} s time limit")
+            return
+        if proc.returncode != 0:
+            said = err.decode("utf-8", "replace").strip().splitlines()
             tail = f": {said[-1]}" if said else ""
-            self.warn(f"{what}: exit status {done.returncode}{tail}")
+            self.warn(f"{what}: exit status {proc.returncode}{tail}")
 
     def _work(self) -> None:
         while (alert := self._queue.get()) is not _DONE:
             self.run_one(alert)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """Kill ``proc``'s process group (its session's: ``start_new_session``), reap ``proc`` and close its pipes
+    unread: a process that left the group may still hold them open."""
+    with contextlib.suppress(ProcessLookupError):  # every process of the group has exited already
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    for pipe in (proc.stdin, proc.stderr):
+        if pipe is not None:
+            pipe.close()

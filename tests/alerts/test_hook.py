@@ -1,0 +1,73 @@
+"""``--exec``'s time limit stops the whole command, whatever it started, and never waits on what it left behind."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+from core.alerts.engine import Alert
+from core.alerts.hook import HookRunner
+
+ALERT = Alert(session="s-1", path="/x/session.jsonl", cause="error-streak", seq=3, severity="warning",
+              reason="3 tool errors in a row", at=0)  # fmt: skip
+
+
+def _gone(pid: int) -> bool:
+    """No such process runs: none at all, or one that exited and waits to be reaped (a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        return True
+    return stat[stat.rfind(b")") + 2 :].split()[0] in (b"Z", b"X")
+
+
+def _run(command: str, timeout: float) -> tuple[threading.Thread, list[str]]:
+    said: list[str] = []
+    runner = HookRunner(command, timeout, said.append)
+    worker = threading.Thread(target=runner.run_one, args=(ALERT,), daemon=True)
+    worker.start()
+    worker.join(20)  # the command's sleeps are of 60 s: returning at all means it did not wait for them
+    runner.close(0)
+    return worker, said
+
+
+def test_a_command_over_its_limit_is_stopped_with_the_processes_it_started(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    # a compound command: sh runs sleep as a child (no exec), and a background one holds the pipes too
+    worker, said = _run(f"sleep 60 & echo $! >> {pids}; sleep 60; echo late", 0.5)
+    assert not worker.is_alive(), "run_one waited for the command's children after its time limit"
+    assert said == ["--exec for the error-streak alert of s-1: stopped after the 0.5 s time limit"]
+    (background,) = map(int, pids.read_text().split())
+    deadline = time.monotonic() + 10
+    while not _gone(background) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(background), "a process the command started outlived its time limit"
+
+
+def test_a_command_that_exits_but_leaves_a_child_holding_its_output_does_not_stall_the_next(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    worker, said = _run(f"sleep 60 & echo $! >> {pids}; exit 0", 0.5)
+    assert not worker.is_alive(), "run_one waited for a child that kept the command's output open"
+    assert said == ["--exec for the error-streak alert of s-1: stopped after the 0.5 s time limit"]
+    (background,) = map(int, pids.read_text().split())
+    deadline = time.monotonic() + 10
+    while not _gone(background) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(background)
+
+
+def test_a_failing_command_still_reports_its_status_and_last_line(tmp_path: Path) -> None:
+    worker, said = _run("echo first >&2; echo why >&2; exit 3", 5)
+    assert not worker.is_alive()
+    assert said == ["--exec for the error-streak alert of s-1: exit status 3: why"]
+
+
+def test_the_alert_reaches_the_command_on_stdin(tmp_path: Path) -> None:
+    got = tmp_path / "got"
+    worker, said = _run(f"cat > {got}", 5)
+    assert not worker.is_alive() and said == []
+    assert b'"cause":"error-streak"' in got.read_bytes()
+    assert os.path.getsize(got) > 0
