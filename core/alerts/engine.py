@@ -293,10 +293,13 @@ class AlertEngine:
             if self.signals.last_time is None:
                 self.undated += self.fired[before:]
 
-    def tick(self, now: int, host_state: str | None = None, last_write: int | None = None) -> list[Alert]:
+    def tick(
+        self, now: int, host_state: str | None = None, last_write: int | None = None, since: int | None = None
+    ) -> list[Alert]:
         """Re-evaluate the rules that depend on time or on the host's liveness; ``host_state`` is
-        ``core.control.host_state``'s reading (None: not known), ``last_write`` the file's last change (epoch ms)."""
-        self.signals.clock(host_state, last_write)
+        ``core.control.host_state``'s reading (None: not known) and ``since`` when that state began, ``last_write``
+        the file's last change (epoch ms)."""
+        self.signals.clock(host_state, last_write, since)
         out: list[Alert] = []
         for cause in CLOCK_CAUSES:
             if cause in self._rules:

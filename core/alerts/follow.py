@@ -328,7 +328,9 @@ class AlertWatch:
         """Tick the engine with the time, the host's state and the file's last change."""
         if self.live:
             self.host = self.read_host()
-        return self.engine.tick(now, self.host.state if self.host is not None else None, self.last_write())
+        host = self.host
+        return self.engine.tick(now, host.state if host is not None else None, self.last_write(),
+                                host.since if host is not None else None)  # fmt: skip
 
     def last_write(self) -> int | None:
         """When the log last changed (epoch ms; None: unknown)."""

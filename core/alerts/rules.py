@@ -92,6 +92,7 @@ class Signals:
     open_turn: int | None = None
     hosted: bool = False  # a tapedeck host started on the log
     logged_state: tuple[str, int] | None = None  # the newest tapedeck/state: (state, seq)
+    logged_at: int | None = None  # the newest event time when that state was logged
     live_state: str | None = None  # from ``clock``: the host's state as its lock and host.json say
     last_write: int | None = None  # from ``clock``: when the file last grew (epoch ms)
     died_at: int | None = None  # seq before a host started on a log whose turn was still open
@@ -180,6 +181,7 @@ class Signals:
             self.died_at = seq - 1  # the host before this one left its turn open
         self.hosted = True
         self.logged_state = None
+        self.logged_at = None
         self.live_state = None
         if isinstance(data.get("model"), str) and self.model is None:
             self.model = data["model"]
@@ -188,6 +190,7 @@ class Signals:
     def _state(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         if isinstance(data.get("state"), str):
             self.logged_state = (data["state"], seq)
+            self.logged_at = self.last_time
             self.live_state = None  # the log is newer than the last look at host.json
         return frozenset({"waiting", "stalled", "host-died"})
 
@@ -287,10 +290,12 @@ class Signals:
         return frozenset({"waiting"})
 
     # what the log alone cannot say ---------------------------------------------------------------------------
-    def clock(self, host_state: str | None = None, last_write: int | None = None) -> None:
-        """What the world outside the log says: the host's state (``core.control.host_state``) and the file's last
-        write (epoch ms), either None when unknown."""
-        if host_state is not None:
+    def clock(self, host_state: str | None = None, last_write: int | None = None, since: int | None = None) -> None:
+        """What the world outside the log says: the host's state (``core.control.host_state``), since when it holds
+        and the file's last write (epoch ms), each None when unknown. A state older than the one the log holds is
+        not taken: the host logs a change of state before it rewrites host.json, so a look between the two would
+        undo the logged change for a moment (an alert cleared and raised again)."""
+        if host_state is not None and (since is None or self.logged_at is None or since >= self.logged_at):
             self.live_state = host_state
         if last_write is not None:
             self.last_write = last_write

@@ -91,6 +91,26 @@ def test_waiting_on_a_pause_an_idle_host_or_an_approval_clears_and_fires_again()
     assert e.tick(log.time, host_state="running") == [] and "waiting" not in e.active
 
 
+def test_a_look_at_host_json_older_than_the_logged_state_does_not_flap_waiting() -> None:
+    """The host logs a change of state, then rewrites host.json: a watcher that reads the log's new state and then
+    the old host.json must not clear the alert (and raise it again once host.json catches up)."""
+    log, e = Log(), engine({"waiting": {}})
+    log.add("tapedeck/state", {"state": "running"})
+    fired(e, log)
+    running_since = log.time
+    assert e.tick(log.time, host_state="running", since=running_since) == []
+    paused = log.add("tapedeck/state", {"state": "paused"})
+    assert fired(e, log, paused) == [("waiting", paused)]
+    # host.json still says what it said before the pause was logged: the log is newer
+    assert e.tick(log.time, host_state="running", since=running_since) == [] and "waiting" in e.active
+    # host.json caught up (written a moment before the event's time was taken): nothing new
+    assert e.tick(log.time + 500, host_state="paused", since=log.time - 1) == [] and "waiting" in e.active
+    assert [a.seq for a in e.fired] == [paused]
+    # a later change host.json records (the log's event not read yet) counts at once
+    assert e.tick(log.time + 900, host_state="running", since=log.time + 800) == []
+    assert "waiting" not in e.active
+
+
 def test_context_from_usage_against_the_window_and_from_the_router_pressure() -> None:
     log, e = Log(), engine({"context": {"percent": 85}})
     log.header()
