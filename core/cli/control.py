@@ -186,14 +186,14 @@ def _wait_outcome(
 
 
 def _render_outcome(event: dict[str, Any]) -> str:
+    """An outcome as text: what became of the request, where the outcome came from, its error and detail."""
     data = event.get("data") or {}
-    where = (
-        f"seq {event.get('seq')}"
-        if "seq" in event
-        else "withdrawn by tapedeck"
-        if event.get("withdrawn")
-        else "from the DSH bridge"
-    )
+    if "seq" in event:
+        where = f"seq {event.get('seq')}"  # logged by a tapedeck host
+    elif event.get("withdrawn"):
+        where = "withdrawn by tapedeck"
+    else:
+        where = "from the DSH bridge"
     line = f"{data.get('outcome')}: {data.get('op')} (request {data.get('requestId')}, {where})"
     if data.get("error"):
         line += f"\n  error: {data['error']}"
