@@ -23,13 +23,10 @@ def with_remote_copy(handler: Callable[[argparse.Namespace], int | None]) -> Cal
         import tempfile
 
         from core.remote.link import READ_CHUNK, link_for  # asyncssh and asyncio: only for a remote path
-        from core.remote.sessions import remote_logs
+        from core.remote.live import resolve_remote_log
 
         link = link_for(target)
-        logs = remote_logs(link, target)
-        if len(logs) != 1:
-            raise TapedeckError(f"{target}: give one session log or session directory (found {len(logs)} logs)")
-        log = logs[0]
+        log = resolve_remote_log(link, target)
         st = link.stat(log.path)
         if st is None or st.kind != "file":
             raise TapedeckError(f"{log}: no such file")

@@ -17,7 +17,7 @@ from core.log.decoder import Consumer
 from core.log.layout import RAW_NAME, ZSTD_NAME
 from core.remote.inbox import append_remote_request, withdraw_remote_request
 from core.remote.link import SshLink, link_for
-from core.remote.sessions import remote_header, remote_host_state, remote_logs
+from core.remote.sessions import remote_header, remote_host_state, remote_logs, session_log_of
 from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogNotFoundError, TapedeckError
@@ -27,12 +27,10 @@ REMOTE_INTERVAL = 0.25  # a remote log is polled at most this often (each poll i
 
 def resolve_remote_log(link: SshLink, target: RemoteTarget) -> RemoteTarget:
     """The one session log ``target`` names (a log or a session directory)."""
-    logs = remote_logs(link, target)
-    if not logs:
-        raise LogNotFoundError(f"{target}: no session log there")
-    if len(logs) > 1:
-        raise TapedeckError(f"{target}: give one session log or session directory (found {len(logs)} logs)")
-    return logs[0]
+    log = session_log_of(target, remote_logs(link, target))
+    if log is None:  # a sessions root, even of one session: refused as ``resolve_log_path`` refuses a local one
+        raise LogNotFoundError(f"{target}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
+    return log
 
 
 class RemoteOutcomes(OutcomeReader):

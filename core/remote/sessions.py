@@ -70,6 +70,15 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
     return logs
 
 
+def session_log_of(target: RemoteTarget, logs: Sequence[RemoteTarget]) -> RemoteTarget | None:
+    """The log of the one session ``target`` names (a log, or a session directory with its log), given ``logs``,
+    what ``remote_logs`` found there; None for a sessions root, however many sessions it holds (as locally)."""
+    where = posixpath.normpath(target.path)
+    if len(logs) == 1 and posixpath.dirname(posixpath.normpath(logs[0].path)) in (where, posixpath.dirname(where)):
+        return logs[0]
+    return None
+
+
 def remote_header(link: SshLink, log: RemoteTarget) -> dict[str, Any]:
     """The header of the remote log; ``LogNotFoundError`` when there is none yet, ``LogIncompleteError`` while its
     first line (or frame) is not complete, ``LogFormatError`` when it is no session log."""

@@ -105,3 +105,34 @@ def test_a_wait_whose_machine_goes_away_says_the_request_was_sent_and_may_still_
     err = capsys.readouterr().err
     [request] = [orjson.loads(line) for line in (log.parent / INBOX_NAME).read_bytes().splitlines()]
     assert "unreachable" in err and request["id"] in err and "may still" in err, err
+
+
+def test_a_remote_sessions_root_is_refused_as_locally_even_with_one_session(sshd: Sshd, tmp_path: Path,
+                                                                          sleeper: Callable[[], Any],  # noqa: F811
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """``control`` takes a log or a session directory. A sessions root holding exactly one session was taken for
+    that session over SSH (the request went to its live bridge), where the local command refuses the root: both
+    now refuse it, exit 2, nothing written."""
+    sshd.trust()
+    root = tmp_path / "sessions"
+    log = dsh_log(root / "--w--" / "s1")
+    write_bridge(log.parent, sleeper().pid, "running")
+    assert main(["control", str(root), "pause"]) == 2
+    local = capsys.readouterr().err
+    assert main(["control", f"testbox:{root}", "pause"]) == 2
+    remote = capsys.readouterr().err
+    assert "no session.jsonl or session.jsonl.zstd in this directory" in local
+    assert remote == local.replace(f"{root}:", f"testbox:{root}:")
+    assert not (log.parent / INBOX_NAME).exists()  # nothing was sent
+
+
+def test_a_reading_command_refuses_a_remote_sessions_root_as_locally(sshd: Sshd, tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
+    """``inspect`` on a sessions root of one session read that session over SSH; locally it is refused."""
+    sshd.trust()
+    root = tmp_path / "sessions"
+    dsh_log(root / "--w--" / "s1")
+    assert main(["inspect", str(root)]) == 2
+    local = capsys.readouterr().err
+    assert main(["inspect", f"testbox:{root}"]) == 2
+    assert capsys.readouterr().err == local.replace(f"{root}:", f"testbox:{root}:")
