@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import posixpath
 from pathlib import Path
 
 from core.cli.args import add_interval, check_seconds
@@ -48,18 +47,15 @@ def _remote_target(remote: RemoteTarget) -> Path:
     (a log or a session directory) as its log's path, whose header is read if it is complete; a sessions root as
     it is (it opens in the fleet table)."""
     from core.remote.link import link_for
-    from core.remote.sessions import remote_header, remote_logs
+    from core.remote.sessions import remote_header, remote_logs, session_log_of
 
     link = link_for(remote)
-    logs = remote_logs(link, remote)
-    if not logs:
-        raise TapedeckError(f"{remote}: no session log there (give a log, a session directory or a sessions root)")
-    where = posixpath.normpath(remote.path)
-    if len(logs) == 1 and posixpath.dirname(logs[0].path) in (where, posixpath.dirname(where)):
-        with contextlib.suppress(LogIncompleteError):  # a log being born: the view waits for its header
-            remote_header(link, logs[0])
-        return Path(str(logs[0]))
-    return Path(str(remote))
+    log = session_log_of(remote, remote_logs(link, remote))
+    if log is None:  # a sessions root, an empty one too (sessions show in the table as they appear, as locally)
+        return Path(str(remote))
+    with contextlib.suppress(LogIncompleteError):  # a log being born: the view waits for its header
+        remote_header(link, log)
+    return Path(str(log))
 
 
 def run_watch(args: argparse.Namespace) -> int:

@@ -211,3 +211,36 @@ async def test_a_remote_session_that_cannot_be_reached_is_not_also_called_stalle
         await until(pilot, lambda: [a.cause for a in app.board.alerts] == ["unreachable"], timeout=30)
         await pilot.pause(6)  # twice the stalled limit
         assert [a.cause for a in app.board.alerts] == ["unreachable"]
+
+
+def test_an_empty_remote_root_opens_the_empty_fleet_as_a_local_one_does(sshd: Sshd, tmp_path: Path) -> None:
+    """``watch`` on a sessions root with no session yet: a local one opens the empty fleet table (sessions show as
+    they appear); a remote one was refused ('no session log there'). Both now open the fleet."""
+    from tui.app import is_session_log_target
+
+    sshd.trust()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert not is_session_log_target(watch_target(str(empty)))
+    target = watch_target(f"testbox:{empty}")
+    assert target == Path(f"testbox:{empty}") and not is_session_log_target(target)
+
+
+@pytest.mark.anyio
+async def test_the_empty_fleet_of_a_remote_root_shows_a_session_once_it_appears(sshd: Sshd, tmp_path: Path) -> None:
+    from textual.worker import WorkerState
+
+    from tui.screens.fleet import FleetScreen
+
+    sshd.trust()
+    root = tmp_path / "empty"
+    root.mkdir()
+    remote = watch_target(f"testbox:{root}")
+    app = TapedeckApp(remote, follow=True, keymap_file=NO_KEYMAP, fleet_roots=[remote])
+    async with app.run_test(size=(120, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen))
+        path = root / "p" / "s1" / "session.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(_log(["a session appears"], False))
+        await until(pilot, lambda: len(app.screen.rows) == 1, timeout=30)  # type: ignore[attr-defined]
+        assert [w.name for w in app.workers if w.state == WorkerState.ERROR] == []
