@@ -456,7 +456,9 @@ class AgentHost:
             # DSH's reason says only "user"; the operator's own words go in a field DSH readers ignore.
             data["stop"] = self.stop_record
         self.append([*before, {"type": "turn/end", "data": data}])
-        self.say(f"turn {turn} ended: {reason.get('kind')} after {steps} step(s)")
+        error = reason.get("error") if isinstance(reason.get("error"), dict) else {}
+        why = ": ".join(str(error[k]) for k in ("code", "message") if error.get(k))  # what the log's turn/end says
+        self.say(f"turn {turn} ended: {reason.get('kind')} after {steps} step(s)" + (f": {why}" if why else ""))
         return TurnOutcome(turn, reason, steps, text)
 
     def _call_model(self, turn: int, step: int, plan: StepPlan) -> Completion:

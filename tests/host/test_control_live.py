@@ -22,7 +22,7 @@ from core.host.providers.openai_provider import OpenAIProvider
 from core.host.providers.retry import RetryPolicy
 from core.log.reader import read_log
 from core.shared.errors import ConfigError
-from tests.host.sse_server import ChatServer, Reply, chunk, text_reply, tool_delta
+from tests.host.sse_server import ChatServer, Reply, chunk, error_reply, text_reply, tool_delta
 
 SLOW = 30.0  # the model's answers take this long unless the host interrupts them
 
@@ -285,6 +285,20 @@ def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str,
     code = main(argv)
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def test_run_says_why_a_turn_ended_in_an_error(
+    tmp_path: Path, server: ChatServer, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a wrong key (or base URL) said only "turn 1 ended: error after 1 step(s)": the cause was in the log alone
+    monkeypatch.setenv("DEEPSEEK_API_KEY", "wrong")
+    server.push(error_reply(401, "invalid api key"))
+    (tmp_path / "ws").mkdir()
+    code, out, _ = _cli(["run", "fix it", "--base-url", server.base_url, "--model", "m", "--workspace",
+                         str(tmp_path / "ws"), "--sessions-root", str(tmp_path / "root")], capsys)  # fmt: skip
+    assert code == 1
+    [line] = [line for line in out.splitlines() if line.startswith("turn 1 ended:")]
+    assert line.startswith("turn 1 ended: error after 1 step(s): ") and "invalid api key" in line
 
 
 def _finished(tmp_path: Path, server: ChatServer) -> Path:
