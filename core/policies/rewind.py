@@ -7,7 +7,11 @@ events for the host to append: the report as a ``user/message`` replacement (sou
 failure raises a classified ``RewindError`` and plans nothing, so the mark stays active and the fold can be
 retried. A per-session, in-process lock rejects a second fold while one is running.
 
-The mark event is log-only, so "after the mark" means the first surface node whose seq is at least the anchor.
+The mark event is log-only, so "after the mark" means the first surface node whose seq is at least the anchor,
+and, for a replacement, all of whose sources are too: a fold of an earlier result or a tape entry of earlier turns
+written after the mark stands where what it replaced stood (the seed's rule took them for the exploration: a fold
+of a result the checkpoint call came beside cost the checkpoint its result, a tape entry after a mark placed
+between turns was folded with the new turn).
 A mark that is already folded yields ``EMPTY_REGION``: every mark folds once, a new exploration needs a new mark.
 Without a ``mark_id`` the fold targets the latest mark, as the seed does; with one it targets that mark, which
 may be any active mark (an older one folds the newer marks' explorations with its own).
@@ -161,10 +165,17 @@ def _last_assistant_seq(session: Session) -> int | None:
     return None
 
 
+def _since(session: Session, seq: int, anchor: int) -> bool:
+    """Whether surface node ``seq`` (at least ``anchor``) holds what came after the mark: a replacement stands where
+    what it replaced stood (a fold of an earlier result, a tape entry of earlier turns), so it does only when all
+    of that came after the mark too."""
+    return not session.is_replacement(seq) or min(session.sources_of(seq), default=seq) >= anchor
+
+
 def select_fold_region(session: Session, anchor: int) -> Region:
     """The region to fold for a mark at ``anchor`` (seed §2.b); raises EMPTY_REGION or UNBALANCED."""
     nodes = list(session.surface)
-    start = next((i for i, seq in enumerate(nodes) if seq >= anchor), None)
+    start = next((i for i, seq in enumerate(nodes) if seq >= anchor and _since(session, seq, anchor)), None)
     if start is None:
         raise RewindError(EMPTY_REGION, MSG_NOTHING_AFTER)
     opened = _open_before(session, nodes)
