@@ -267,7 +267,8 @@ class Operator:
     ) -> None:  # fmt: skip
         self.answered.add(request["id"])
         self.host.append([*(events or []), control.outcome_event(request, outcome, error, detail)])
-        self.host.say(f"control {request.get('op')} {outcome}" + (f": {error}" if error else ""))
+        op = request.get("op") if isinstance(request.get("op"), str) else "request"  # a line whose op was unreadable
+        self.host.say(f"control {op} {outcome}" + (f": {error}" if error else ""))
 
     # applying ----------------------------------------------------------------------------------------------
     def _apply(self, request: dict[str, Any]) -> None:

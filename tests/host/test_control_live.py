@@ -68,9 +68,10 @@ class Running:
         self.model = OpenAIProvider(
             api_key="k", base_url=server.base_url, model="m", retry=RetryPolicy(max_retries=0)
         )
+        self.said: list[str] = []  # what the host tells the operator (tapedeck run's output)
         self.host = AgentHost.create(
             tmp_path / "root", self.model, load_config(None),
-            HostOptions(workspace=workspace, linger=linger, linger_poll=0.02), tasks=tasks,
+            HostOptions(workspace=workspace, linger=linger, linger_poll=0.02, progress=self.said.append), tasks=tasks,
         )  # fmt: skip
         self.log = self.host.writer.path
         self.inbox = control.inbox_path(self.log)
@@ -278,6 +279,9 @@ def test_hostile_inbox_lines_are_rejected_once_each_and_never_stop_the_host(
     run.join()
     outcomes = [e["data"]["requestId"] for e in run.events("tapedeck/control")]
     assert sorted(outcomes) == sorted(["deep", "lone", "huge", "bad-op", stop])
+    # a line whose op could not be read is named as a request, not as "None"
+    assert "control request rejected: control inbox line 3 is longer than 1048576 bytes" in run.said
+    assert not [line for line in run.said if "None" in line]
 
 
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
