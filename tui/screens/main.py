@@ -445,13 +445,18 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             if not quiet:
                 self.notify("No search matches; press / to search.", timeout=3)
             return
-        current = self.events.current_seq
-        seq = neighbour(scanner.seqs, -1 if current is None else current, direction > 0)
-        if seq is None:
-            seq = scanner.seqs[0] if direction > 0 else scanner.seqs[-1]  # wrap around
-        if not self.events.go_seq(seq) or self.events.current_seq != seq:
-            self.notify(f"Match at seq {seq} is hidden by the current view or filter.", timeout=3)
+        if not self.events.go_match(scanner.seqs, direction > 0):
+            count = len(scanner.seqs)
+            self.notify(f"{count} match{'es' if count > 1 else ''}, none shown {self._hiding()}", timeout=5)
         self._search_changed()
+
+    def _hiding(self) -> str:
+        """What keeps search matches out of the list, and the key that shows them."""
+        if self.mode == "surface":
+            return "on the surface: s shows the full log"
+        if self.filter.active:
+            return "with the filter: x clears it"
+        return f"up to {self.stop.moment.label()}: L goes back to live" if self.stop is not None else "here"
 
     def action_filter(self) -> None:
         """Open the filter dialog."""

@@ -290,6 +290,41 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self.go(row)
         return True
 
+    def go_match(self, matches: Sequence[int], forward: bool) -> bool:
+        """Put the cursor on the next (or previous) row from the cursor that shows one of the ascending seqs
+        ``matches``, wrapping around (back to the cursor's own row last): a match's row, or a collapsed stream's
+        row holding it, opened as ``go_seq`` opens it. False, the cursor left where it is, when no row shows any.
+
+        Rows in seq order (the full log, a filter's rows) take the matches in order and skip the ones the view
+        hides; the surface, in the model's order, is walked row by row."""
+        view, cursor = self.view, self.cursor
+        total = len(view)
+        if not total or not matches:
+            return False
+        if not view.in_seq_order:
+            wanted = set(matches)
+            order = range(cursor + 1, cursor + 1 + total) if forward else range(cursor - 1, cursor - 1 - total, -1)
+            row = next((r % total for r in order if view.row(r % total)[0] in wanted), None)
+            if row is not None:
+                self.go(row)
+            return row is not None
+        current = self.current_seq
+        assert current is not None
+        k = bisect.bisect_right(matches, current) if forward else bisect.bisect_left(matches, current) - 1
+        count = len(matches)
+        for j in range(count):
+            seq = matches[(k + j) % count if forward else (k - j) % count]
+            if self._shows(seq):
+                return self.go_seq(seq)
+        return False
+
+    def _shows(self, seq: int) -> bool:
+        """True when a row of the view stands for ``seq``: its own, or its collapsed stream's."""
+        if self.view.position_of(seq) is not None:
+            return True
+        i = self.blocks.index_of(seq) if self.blocks is not None else None
+        return i is not None and self.blocks is not None and self.view.position_of(self.blocks.starts[i]) is not None
+
     def resume_follow(self) -> None:
         """Jump to the last row and follow new events again."""
         self._move(len(self.view) - 1, follow=True)

@@ -166,6 +166,12 @@ class RowView:
             self._before[-1] + len(self._children[self._anchors[-1]]) if self._anchors else 0
         )
 
+    @property
+    def in_seq_order(self) -> bool:
+        """True when the base rows ascend by seq (the full log, a filter's rows); the surface's follow the model's
+        order."""
+        return isinstance(self.base, (range, Collapsed)) or _is_sorted_hint(self.base)
+
     def row(self, i: int) -> tuple[int, int]:
         """``(seq, depth)`` of row ``i`` (depth 1 for an expanded replacement's originals)."""
         k = bisect.bisect_right(self._anchor_rows, i) - 1

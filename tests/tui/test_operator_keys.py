@@ -1,0 +1,57 @@
+"""Keys as a demanding operator presses them, on every screen: each one does what the help says it does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from tests.tui.logs import policy_log
+from tests.tui.pilot import make_app, settle, settled_main_screen
+
+pytestmark = pytest.mark.anyio
+SIZE = (150, 40)
+
+
+async def test_n_in_the_surface_view_steps_through_the_matches_it_shows(tmp_path: Path) -> None:
+    """On the surface view a search's matches are mostly off the surface (sealed turns). Enter and ``n`` went to the
+    next match by seq, hidden or not: from the last row (where a followed list stands) ``n`` wrapped to the first
+    match, hidden, and said so, every time, never reaching a match the view shows."""
+    log = policy_log()
+    tape = next(e["seq"] for e in log.events if "listed files" in orjson.dumps(e).decode())
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        await pilot.press("s", "G")
+        await settle(pilot)
+        assert screen.mode == "surface" and screen.events.cursor == len(screen.events.view) - 1
+        await pilot.press("slash", *"files", "enter")
+        await settle(pilot)
+        assert len(screen.search_scan.seqs) > 1  # type: ignore[union-attr]  # the sealed prompt and the tape entry
+        assert screen.events.current_seq == tape  # the one match the surface shows
+        app.clear_notifications()
+        await pilot.press("n")
+        await settle(pilot)
+        assert screen.events.current_seq == tape  # round to itself: no other match is shown
+        assert not [n.message for n in app._notifications if "hidden" in n.message]
+
+
+async def test_n_says_what_to_do_when_the_view_shows_no_match(tmp_path: Path) -> None:
+    log = policy_log()
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        await pilot.press("f", *"turn/start", "enter")
+        await settle(pilot)
+        at = screen.events.current_seq
+        await pilot.press("slash", *"answer", "enter")
+        await settle(pilot)
+        app.clear_notifications()
+        await pilot.press("n")
+        await settle(pilot)
+        assert screen.events.current_seq == at
+        said = [n.message for n in app._notifications]
+        assert said == ["3 matches, none shown with the filter: x clears it"], said
