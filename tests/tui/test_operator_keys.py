@@ -7,8 +7,9 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.tui.logs import policy_log
-from tests.tui.pilot import make_app, settle, settled_main_screen
+from tests.tui.logs import append, hold_host, policy_log
+from tests.tui.pilot import make_app, settle, settled_main_screen, until
+from tui.widgets.detail import DetailPane, TextView
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)
@@ -55,3 +56,33 @@ async def test_n_says_what_to_do_when_the_view_shows_no_match(tmp_path: Path) ->
         assert screen.events.current_seq == at
         said = [n.message for n in app._notifications]
         assert said == ["3 matches, none shown with the filter: x clears it"], said
+
+
+def _pane_text(pane: DetailPane, column: str) -> str:
+    view = pane.query_one(column, TextView)
+    return " ".join(" ".join(strip.text for strip in view.lines).split()) if view.display else ""
+
+
+async def test_the_detail_pane_shows_a_fold_that_arrives_while_its_result_is_selected(tmp_path: Path) -> None:
+    """The pane described the selected event once: a result folded (or sealed) while the operator looked at it
+    kept its pane without the model's version beside it, and a row described while the log loaded said
+    'loading' for good."""
+    log = policy_log()
+    t4 = log.turn(4, "read the config", "key = value\n" * 60)
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(log.lines())
+    hold_host(path)
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        screen.events.go_seq(t4["result"])  # scroll lock on the result
+        await settle(pilot)
+        pane = screen.query_one(DetailPane)
+        assert pane.seq == t4["result"] and _pane_text(pane, "#detail-visible") == ""
+        start = len(log.events)
+        log.fold(t4["result"], "[folded: key = value x 60]")
+        append(path, log, start)
+        await until(pilot, lambda: app.live is not None and app.live.session.next_seq == len(log.events))
+        await settle(pilot)
+        assert screen.events.current_seq == t4["result"]
+        assert f"model sees · folded by seq {len(log.events) - 1}" in _pane_text(pane, "#detail-visible")

@@ -194,6 +194,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
                 if scanner is not None:
                     scanner.advance()
             self._frame_now()
+        self.detail.session_changed()
         self._schedule_refresh()
 
     def _frame_now(self) -> None:

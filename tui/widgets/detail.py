@@ -324,6 +324,7 @@ class DetailPane(Horizontal):
         self._timer: Timer | None = None
         self._width = 0
         self.notes: dict[int, str] = {}  # the operator's notes by seq, shown above the event
+        self._described: tuple[bool, int | None] | None = None  # ``_standing`` when the pane was last asked for
 
     def compose(self) -> ComposeResult:
         """Two scrolling columns."""
@@ -352,11 +353,26 @@ class DetailPane(Horizontal):
         """Describe ``seq`` (or the stream ``block`` whose row it is) in a worker, after a short settle; None clears
         the pane."""
         self.seq, self.block = seq, block
+        self._described = self._standing()
         if not keep_limit:
             self.limit = DETAIL_LIMIT
         if self._timer is not None:
             self._timer.stop()
         self._timer = self.set_timer(SETTLE_SECONDS, self._start)
+
+    def _standing(self) -> tuple[bool, int | None] | None:
+        """What the pane of the selected event depends on beyond the event itself: whether it is projected yet,
+        and the surface node that replaced it (None for a stream's row, whose pane follows its block)."""
+        seq, session = self.seq, self.live.session
+        if seq is None or self.block is not None:
+            return None
+        return 0 <= seq < session.next_seq, surface_node_for(session, seq) if seq in session.replaced_by else None
+
+    def session_changed(self) -> None:
+        """The projection moved on: describe the selected event again when what its pane says changed (it was
+        loading, or a fold, seal or prune replaced it while selected)."""
+        if self.seq is not None and self._standing() != self._described:
+            self.show(self.seq, keep_limit=True, block=self.block)
 
     def _start(self) -> None:
         self._timer = None
