@@ -9,6 +9,7 @@ import pytest
 
 from tests.tui.logs import append, hold_host, policy_log
 from tests.tui.pilot import make_app, settle, settled_main_screen, until
+from tests.tui.screens_policy.harness import panel
 from tui.widgets.detail import DetailPane, TextView
 
 pytestmark = pytest.mark.anyio
@@ -86,3 +87,34 @@ async def test_the_detail_pane_shows_a_fold_that_arrives_while_its_result_is_sel
         await settle(pilot)
         assert screen.events.current_seq == t4["result"]
         assert f"model sees · folded by seq {len(log.events) - 1}" in _pane_text(pane, "#detail-visible")
+
+
+async def test_m_messages_the_agent_on_the_checkpoints_screen_too(tmp_path: Path) -> None:
+    """``m`` sends the agent a message on every screen (README, the help's 'everywhere' keys), but the Checkpoints
+    screen bound it to placing a checkpoint: an operator typing a message there placed a mark named after it.
+    The screen's own checkpoint key is ``K``, the key that places one everywhere else."""
+    from tui.screens.checkpoints import CheckpointsScreen
+    from tui.screens.confirm import AskScreen
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("c")
+        await until(pilot, lambda: isinstance(app.screen, CheckpointsScreen))
+        await settle(pilot)
+        await pilot.press("m")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        assert app.screen.heading == "Message the agent"  # type: ignore[attr-defined]
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, CheckpointsScreen))
+        await pilot.press("K")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        assert app.screen.heading == "Place a checkpoint"  # type: ignore[attr-defined]
+        await pilot.press(*"try it", "enter")
+        await until(pilot, lambda: (path.parent / "control.jsonl").exists())
+        (line,) = (path.parent / "control.jsonl").read_bytes().splitlines()
+        assert orjson.loads(line)["args"] == {"objective": "try it"}
+        checkpoints = app.screen
+        assert isinstance(checkpoints, CheckpointsScreen)
+        await until(pilot, lambda: "checkpoint: try it" in panel(app))

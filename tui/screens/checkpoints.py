@@ -169,7 +169,7 @@ class CheckpointsScreen(PolicyScreen):
     HEADING = "Checkpoints — marks and the rewind preview"
     ACTIONS: ClassVar[frozenset[str]] = frozenset({"mark", "rewind"})
     BINDINGS: ClassVar[list[Binding]] = [
-        Binding("m", "mark", "Place checkpoint", id="policy.checkpoints.mark"),
+        Binding("K", "mark", "Place checkpoint", id="policy.checkpoints.mark"),  # ``K`` everywhere; ``m`` messages
         Binding("w", "rewind", "Rewind…", id="policy.checkpoints.rewind"),
     ]
 

@@ -108,7 +108,7 @@ async def test_place_checkpoint_with_an_objective(tmp_path: Path) -> None:
     app = PolicyHarness(path, CheckpointsScreen, follow=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("m")
+        await pilot.press("K")
         await settle(pilot, lambda: isinstance(app.screen, AskScreen))
         await pilot.press(*"try the fix", "enter")
         await settle(pilot, lambda: len(read_inbox(path)) == 1)
@@ -246,7 +246,7 @@ async def test_dsh_log_is_read_only_and_sends_nothing(tmp_path: Path) -> None:
         banner = screen.query_one("#policy-readonly", Static)
         assert banner.display
         assert text(banner) == f"Read-only — actions are disabled: {READ_ONLY_DSH}"
-        await pilot.press("m", "w")
+        await pilot.press("K", "w")
         await settle(pilot)
         assert isinstance(app.screen, CheckpointsScreen)
         assert not (path.parent / "control.jsonl").exists()
