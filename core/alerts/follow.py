@@ -37,6 +37,8 @@ from core.log.tail import Tailer
 from core.shared.errors import TapedeckError
 
 RESCAN_SECONDS = 1.0  # how often the roots are listed again for new sessions
+# how long a reading that the host exited waits for the log's last bytes to be taken in (a torn line never is)
+EXIT_WAIT_MS = 3_000
 SLICE = 1 << 18  # bytes read and fed per step of a poll (packed rows expand to many events each)
 
 
@@ -113,6 +115,7 @@ class AlertWatch:
         self.engine = self._engine()
         self.problems: list[str] = []
         self.host: HostState | None = None  # the host's state at the last tick (with ``live``)
+        self._exit_read: int | None = None  # when a reading that the host exited first waited for the log (epoch ms)
         self._reported: set[tuple[str, str, int]] = set()  # (session, cause, seq) of every alert raised
         self._replaying: set[tuple[str, str, int]] = set()  # those raised before the last reset, not raised since
         self._restored: Restored | None = None  # the log a checkpoint stood for
@@ -327,10 +330,38 @@ class AlertWatch:
     def tick(self, now: int) -> list[Alert]:
         """Tick the engine with the time, the host's state and the file's last change."""
         if self.live:
-            self.host = self.read_host()
+            self.host = self._settled(self.read_host(), now)
         host = self.host
         return self.engine.tick(now, host.state if host is not None else None, self.last_write(),
                                 host.since if host is not None else None)  # fmt: skip
+
+    def _settled(self, host: HostState, now: int) -> HostState | None:
+        """``host``, unless it says the host exited while the log holds bytes the engine has not taken in: a host
+        writes its last events (its turn's end) and then that it exited, so the engine would judge a turn open
+        that the log closes. The reading before it then stands, for ``EXIT_WAIT_MS`` at most."""
+        if host.state != "exited" or not self._behind():
+            self._exit_read = None
+            return host
+        if self._exit_read is None:
+            self._exit_read = now
+        return host if now - self._exit_read >= EXIT_WAIT_MS else self.host
+
+    def _behind(self) -> bool:
+        """Whether the log holds bytes past those the engine took in (False when its size is not known)."""
+        size = self.log_size()
+        return size is not None and size > self.taken_in
+
+    def log_size(self) -> int | None:
+        """The log's size now (None: the file cannot be read)."""
+        try:
+            return os.stat(self.path).st_size
+        except OSError:
+            return None
+
+    @property
+    def taken_in(self) -> int:
+        """Bytes of the log the engine has taken in."""
+        return self.consumed
 
     def last_write(self) -> int | None:
         """When the log last changed (epoch ms; None: unknown)."""
@@ -720,6 +751,11 @@ class FedWatch(AlertWatch):
             if self._reader is not None and not self._passing:
                 out.extend(self.tick(now))
             return told + self.once(out)  # under ``_feeding``, as a ``begin`` that resets calls ``once`` too
+
+    @property
+    def taken_in(self) -> int:
+        """Bytes of the log the engine has taken in: read itself, restored, or handed over and fed."""
+        return self._covered
 
     def projection(self, now: int) -> Projection:
         """As ``AlertWatch.projection``, while no thread feeds the engine."""

@@ -292,10 +292,12 @@ class Signals:
     # what the log alone cannot say ---------------------------------------------------------------------------
     def clock(self, host_state: str | None = None, last_write: int | None = None, since: int | None = None) -> None:
         """What the world outside the log says: the host's state (``core.control.host_state``), since when it holds
-        and the file's last write (epoch ms), each None when unknown. A state older than the one the log holds is
-        not taken: the host logs a change of state before it rewrites host.json, so a look between the two would
-        undo the logged change for a moment (an alert cleared and raised again)."""
-        if host_state is not None and (since is None or self.logged_at is None or since >= self.logged_at):
+        and the file's last write (epoch ms), each None when unknown. A live state older than the one the log holds
+        is not taken: the host logs a change of state before it rewrites host.json, so a look between the two would
+        undo the logged change for a moment (an alert cleared and raised again). That the host exited is taken
+        whenever it was said: a host found dead says nothing newer in its log."""
+        stale = since is not None and self.logged_at is not None and since < self.logged_at
+        if host_state is not None and (host_state == "exited" or not stale):
             self.live_state = host_state
         if last_write is not None:
             self.last_write = last_write

@@ -72,6 +72,10 @@ class RemoteFedWatch(FedWatch):
         """The remote file's mtime at the view's last poll."""
         return self.remote.tail.last_write if self.remote.tail is not None else None
 
+    def log_size(self) -> int | None:
+        """The remote file's size at the view's last poll."""
+        return self.remote.tail.size_seen if self.remote.tail is not None else None
+
     def tick(self, now: int) -> list[Alert]:
         """As ``FedWatch.tick``, but not while the view's reads get no answer (``RemoteSessionWatch.tick``)."""
         tail = self.remote.tail

@@ -230,6 +230,10 @@ class RemoteSessionWatch(SessionWatch):
         """The remote file's mtime at the last poll."""
         return self.tailer.last_write
 
+    def log_size(self) -> int | None:
+        """The remote file's size at the last poll."""
+        return self.tailer.size_seen
+
     grown_reads_host = False  # over SSH the host's files are read on the clock only
 
     def fresh_host(self) -> HostState:

@@ -93,6 +93,11 @@ class Tailer:
         return self._offset
 
     @property
+    def size_seen(self) -> int | None:
+        """The file's size at the last poll (None: not polled yet, or no file)."""
+        return self._seen[0] if self._seen is not None else None
+
+    @property
     def compressed(self) -> bool:
         """True for a zstd log (by its name)."""
         return is_compressed(self.path)

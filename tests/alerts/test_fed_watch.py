@@ -409,3 +409,62 @@ def test_a_log_replaced_while_one_poll_reads_it_tells_each_alert_once(tmp_path: 
     assert [a.cause for a in watch.poll(0)] == ["loop", "error-streak"]
     assert not copy.exists(), "the file was replaced during the poll"
     assert watch.poll(0) == []
+
+
+def test_a_host_that_exited_after_ending_its_turn_is_not_taken_for_dead_before_the_view_reads_the_end(
+    tmp_path: Path,
+) -> None:
+    """The host logs the end of its turn, then exits and says so in host.json. A tick between the two reads (the
+    view has not read the turn's end yet) must not raise host-died for a turn that did end: the reading waits
+    while the log holds bytes the engine has not taken in (up to ``EXIT_WAIT_MS``)."""
+    from core.control.host_state import write_state
+
+    log = Log()
+    log.add("tapedeck/host", {"model": "crafted-model"})
+    log.add("tapedeck/state", {"state": "running"})
+    log.turn(1)
+    log.call("read_file", '{"path": "a.py"}')
+    head = [HEADER, *log.events]
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in head))
+    fed = FedWatch(config({"hostDied": {}}), live=True)
+    reader = object()
+    fed.begin(reader, path, HEADER, _store(log.events))
+    fed.take(reader, list(log.events), end=path.stat().st_size)
+    fed.loaded(reader, path.stat().st_size)  # the view's first pass is over: the clock rules run
+    assert fed.poll(log.time) == []
+    n = len(log.events)
+    log.add("tapedeck/control", {"op": "stop", "requestId": "r1", "outcome": "applied"})
+    log.end(1, "aborted")
+    log.add("tapedeck/state", {"state": "exited"})
+    with open(path, "a") as f:
+        f.write("".join(json.dumps(e) + "\n" for e in log.events[n:]))
+    write_state(path, "exited", os.getpid() + 1_000_000, log.time)
+    assert fed.poll(log.time) == [] and "host-died" not in fed.engine.active  # the view is behind: the reading waits
+    fed.take(reader, log.events[n:], end=path.stat().st_size)
+    assert fed.poll(log.time + 1_000) == []
+    assert [a.cause for a in fed.engine.fired] == []
+
+
+def test_a_host_that_died_mid_turn_is_still_told_when_the_log_ends_in_a_torn_line(tmp_path: Path) -> None:
+    """A host killed mid-write leaves a torn last line the view never hands over: the exited reading waits for it
+    only so long, then host-died is raised."""
+    from core.alerts.follow import EXIT_WAIT_MS
+
+    log = Log()
+    log.add("tapedeck/host", {"model": "crafted-model"})
+    log.turn(1)
+    path = tmp_path / "session.jsonl"
+    # as a host writes it (no spaces): the log's head names its host, whose host.json is gone
+    path.write_text("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in [HEADER, *log.events]))
+    fed = FedWatch(config({"hostDied": {}}), live=True)
+    reader = object()
+    fed.begin(reader, path, HEADER, _store(log.events))
+    fed.take(reader, list(log.events), end=path.stat().st_size)
+    fed.loaded(reader, path.stat().st_size)  # the view's first pass is over: the clock rules run
+    with open(path, "a") as f:
+        f.write('{"type":"tool/call","seq":3,"da')  # no host.json, no lock: a host that died without a word
+    now = log.time + 1_000
+    assert fed.poll(now) == []
+    (alert,) = fed.poll(now + EXIT_WAIT_MS)
+    assert (alert.cause, alert.reason) == ("host-died", "the host exited in the middle of turn 1")

@@ -111,6 +111,19 @@ def test_a_look_at_host_json_older_than_the_logged_state_does_not_flap_waiting()
     assert "waiting" not in e.active
 
 
+def test_a_host_found_dead_is_taken_whenever_its_host_json_was_written() -> None:
+    """A host killed without a word leaves host.json as it was (running, since long ago): that it exited is news
+    however old the file is."""
+    log, e = Log(), engine({"hostDied": {}})
+    log.add("tapedeck/state", {"state": "running"})
+    since = log.time
+    turn = log.turn(1)
+    log.add("tapedeck/state", {"state": "running"})
+    fired(e, log)
+    (alert,) = e.tick(log.time + 5_000, host_state="exited", since=since)
+    assert (alert.cause, alert.seq) == ("host-died", turn + 1)
+
+
 def test_context_from_usage_against_the_window_and_from_the_router_pressure() -> None:
     log, e = Log(), engine({"context": {"percent": 85}})
     log.header()
