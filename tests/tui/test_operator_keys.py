@@ -118,3 +118,32 @@ async def test_m_messages_the_agent_on_the_checkpoints_screen_too(tmp_path: Path
         checkpoints = app.screen
         assert isinstance(checkpoints, CheckpointsScreen)
         await until(pilot, lambda: "checkpoint: try it" in panel(app))
+
+
+async def test_escape_in_the_config_editor_cancels_the_edit_not_the_screen(tmp_path: Path) -> None:
+    """``e`` (or Enter) on a key focuses the value editor; Esc there left the Config screen at once, the draft
+    with it, where every other dialog's Esc cancels what is being typed. Esc now puts the key's value back and
+    the cursor on the key table; a second Esc leaves the screen."""
+    from textual.widgets import DataTable, Input
+
+    from tests.tui.screens_policy.scenarios import demo
+    from tui.screens.config import ConfigScreen
+
+    path = demo(tmp_path / "s")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("C")
+        await until(pilot, lambda: isinstance(app.screen, ConfigScreen) and app.screen._view is not None)
+        screen = app.screen
+        box = screen.query_one("#config-value", Input)
+        before = box.value
+        await pilot.press("e", "end", *"99")
+        await settle(pilot)
+        assert box.has_focus and box.value == before + "99"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen
+        assert screen.query_one("#config-keys", DataTable).has_focus and box.value == before
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, ConfigScreen))

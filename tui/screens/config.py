@@ -324,6 +324,16 @@ class ConfigScreen(PolicyScreen):
         if self._view is not None and not self._view.recorded:
             self.query_one("#config-value", Input).focus()
 
+    def action_close(self) -> None:
+        """Esc in the value editor drops the draft and goes back to the key table; elsewhere it leaves."""
+        box = self.query_one("#config-value", Input)
+        if not box.has_focus:
+            super().action_close()
+            return
+        if self._key is not None:
+            self._select(self._key)
+        self.query_one("#config-keys", DataTable).focus()
+
     def action_other_key(self) -> None:
         """Edit a key the table does not list (one whose default is "not set", such as an optional cap)."""
 
