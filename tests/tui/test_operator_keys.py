@@ -147,3 +147,24 @@ async def test_escape_in_the_config_editor_cancels_the_edit_not_the_screen(tmp_p
         assert screen.query_one("#config-keys", DataTable).has_focus and box.value == before
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, ConfigScreen))
+
+
+@pytest.mark.parametrize("row", ["message", "result"])
+async def test_j_opens_the_child_from_the_surface_view(fixtures_dir: Path, tmp_path: Path, row: str) -> None:
+    """The surface view lists no ``tool/call`` row: a spawn shows as the answer that made it (``● → subagent(…)``)
+    and its result. ``J`` took only the tool/call row, so on the surface it said 'This row is not a subagent
+    spawn.' on every row that showed one. The answer and the result of a spawn open its child too."""
+    from tests.core.test_lineage import lay_out
+
+    parent, child = lay_out(fixtures_dir, tmp_path)
+    app = make_app(parent)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        assert app.live is not None
+        (call,) = [c for c in app.live.session.tool_calls.values() if c.name == "subagent"]
+        await pilot.press("s")
+        await settle(pilot)
+        target = call.message_seq if row == "message" else call.result_seq
+        assert target is not None and screen.events.go_seq(target) and screen.events.current_seq == target
+        await pilot.press("J")
+        await until(pilot, lambda: app.live is not None and app.live.path == child)

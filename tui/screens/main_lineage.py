@@ -6,8 +6,28 @@ from textual import work
 from textual.screen import Screen
 
 from core.log.lineage import child_log, parent_log, spawns
+from core.read.session import Session
+from core.read.streams import Block
 from tui.live import LiveSession
 from tui.widgets.event_list import EventList
+
+
+def spawn_of_row(session: Session, seq: int, block: Block | None, spawn_seqs: set[int]) -> int | None:
+    """The spawn (the seq of its ``tool/call``, one of ``spawn_seqs``) a row stands for: the call itself, the
+    answer that made it or its result (the rows the surface view shows), or the model stream of its step; the
+    first of several."""
+    if seq in spawn_seqs:
+        return seq
+    mine = [
+        call.call_seq
+        for call in session.tool_calls.values()
+        if call.call_seq in spawn_seqs
+        and (
+            seq in (call.message_seq, call.result_seq)
+            or (block is not None and (call.turn, call.step) == (block.turn, block.step))
+        )
+    ]
+    return min((s for s in mine if s is not None), default=None)
 
 
 class SubagentLinks(Screen[None]):
@@ -16,22 +36,26 @@ class SubagentLinks(Screen[None]):
     live: LiveSession
 
     def action_open_child(self) -> None:
-        """On a subagent spawn row, open the child session it started."""
-        seq = self.query_one(EventList).current_seq
+        """On a subagent spawn row (its tool call, the answer that made it, or its result), open the child session
+        it started."""
+        events = self.query_one(EventList)
+        seq = events.current_seq
         if seq is None:
             self.notify("Select a subagent spawn row first.", timeout=3)
             return
-        self._find_child(seq)
+        self._find_child(seq, events.current_block)
 
     @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
-    def _find_child(self, seq: int) -> None:
+    def _find_child(self, seq: int, block: Block | None) -> None:
         live = self.live
         calls = ((at, live.session.events[at]) for at in live.session.seqs_of(["tool/call"]))
         found = spawns(calls)
-        if all(at != seq for at, _ in found):
+        with live.lock:
+            spawn = spawn_of_row(live.session, seq, block, {at for at, _ in found})
+        if spawn is None:
             self.app.call_from_thread(self.notify, "This row is not a subagent spawn.", timeout=3)
             return
-        path = child_log(live.path, live.session.id, found, seq)
+        path = child_log(live.path, live.session.id, found, spawn)
         if path is None:
             self.app.call_from_thread(
                 self.notify, "No child session for this spawn under this sessions root.", timeout=5
