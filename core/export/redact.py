@@ -130,8 +130,9 @@ class Redactor:
         self._patterns: list[tuple[str, Any]] = [("key", _KEYS), ("email", _EMAIL), ("home", _HOME)]
         if secrets:
             self._patterns.append(("env", re2.compile("|".join(map(re.escape, secrets)).encode())))
-        if home is not None:
-            self._patterns.append(("home", re2.compile(re.escape(home).encode())))
+        if home is not None:  # a whole directory: ``/root`` never the start of ``/rootfs``
+            whole = r"\b" if re.match(r"\w", home[-1], re.ASCII) else ""
+            self._patterns.append(("home", re2.compile((re.escape(home) + whole).encode())))
         # one scan says which of the patterns a string holds anything of (most hold nothing): only those are run
         self._which = re2.Set.SearchSet()
         for _, pattern in self._patterns:

@@ -354,3 +354,11 @@ def test_a_model_named_by_its_path_is_redacted_in_the_cost_section_too(
     doc = orjson.loads(_export(log, "json", Redactor(environ={}, home="/nonexistent-home")))
     assert doc["cost"]["unpriced"] == ["~/models/q.gguf"]
     assert doc["cost"]["requests"][0]["model"] == "~/models/q.gguf"
+
+
+def test_the_exporting_users_home_is_a_whole_directory_never_the_start_of_another_name() -> None:
+    r = Redactor(environ={}, home="/root")
+    assert r.text("mount /rootfs/etc; cd /root/work; ls /root") == "mount /rootfs/etc; cd ~/work; ls ~"
+    r = Redactor(environ={}, home="/srv/ann")
+    assert r.text("/srv/ann/x /srv/anna/y /srv/ann") == "~/x /srv/anna/y ~"
+    assert r.counts["home"] == 2
