@@ -168,3 +168,26 @@ async def test_j_opens_the_child_from_the_surface_view(fixtures_dir: Path, tmp_p
         assert target is not None and screen.events.go_seq(target) and screen.events.current_seq == target
         await pilot.press("J")
         await until(pilot, lambda: app.live is not None and app.live.path == child)
+
+
+async def test_the_filter_dialog_shows_why_it_refused_on_a_small_terminal(tmp_path: Path) -> None:
+    """At 80x24 the dialog's message line sits below the fold: Enter with a turn range it cannot read wrote the
+    reason there, off the screen, and nothing the operator could see happened."""
+    from textual.widgets import Label
+
+    from tui.screens.filter import FilterScreen
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("f", "tab", "tab", *"abc", "enter")
+        await settle(pilot)
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, FilterScreen)
+        label = app.screen.query_one("#filter-error", Label)
+        assert "abc" in str(label.render())
+        region = label.region
+        assert region.height and app.screen.region.contains_region(region), region
+        dialog = app.screen.query_one("#filter-dialog")
+        assert dialog.content_region.contains_region(region), (region, dialog.content_region)

@@ -60,7 +60,9 @@ class FilterScreen(ModalScreen[EventFilter | None]):
                 self._value("regex"),
             )
         except ValueError as exc:
-            self.query_one("#filter-error", Label).update(str(exc))
+            error = self.query_one("#filter-error", Label)
+            error.update(str(exc))
+            self.call_after_refresh(error.scroll_visible, animate=False)  # below the fold on a small terminal
             return
         self.dismiss(result)
 
