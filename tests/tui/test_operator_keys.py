@@ -191,3 +191,24 @@ async def test_the_filter_dialog_shows_why_it_refused_on_a_small_terminal(tmp_pa
         assert region.height and app.screen.region.contains_region(region), region
         dialog = app.screen.query_one("#filter-dialog")
         assert dialog.content_region.contains_region(region), (region, dialog.content_region)
+
+
+async def test_y_and_Y_on_a_stream_row_copy_the_stream_not_its_first_delta(tmp_path: Path) -> None:
+    """A model stream's row (● streamed N chars · K deltas) stands for all its deltas, and its pane shows what they
+    said; ``Y`` copied the first delta's data ({"turn":…,"chunk":{"type":"reasoning-delta","text":"The "}}) and
+    ``y`` that one delta's JSON. ``Y`` now copies what the stream said, ``y`` its deltas (one JSON line each)."""
+    from tests.tui.logs import streaming_log
+
+    log = streaming_log()
+    deltas = [e for e in log.events if e["type"] == "assistant/chunk"]
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        assert screen.events.go_seq(deltas[0]["seq"]) and screen.events.current_block is not None
+        await pilot.press("Y")
+        await until(pilot, lambda: "failure" in app.clipboard)
+        assert app.clipboard == "The traceback came from boom; say so. \n\nThe failure was a raised `boom` "
+        await pilot.press("y")
+        await until(pilot, lambda: app.clipboard.startswith("{"))
+        assert [orjson.loads(line) for line in app.clipboard.splitlines()] == deltas

@@ -18,7 +18,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 
 from core.read.rows import BLOCK_GLYPH, REPLACEMENT_GLYPHS
-from core.read.streams import Collapsed, StreamBlocks, collapse_seqs
+from core.read.streams import Block, Collapsed, StreamBlocks, collapse_seqs, stream_text
 from core.read.summary import GLYPHS
 from core.rebuild.cost import CACHED_MEANS
 from core.shared.diagnostics import Diagnostic
@@ -563,23 +563,33 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             self._ago_timer = None
 
     def action_copy(self, form: str) -> None:
-        """Copy the selected event to the clipboard as JSON or as its text."""
+        """Copy the selected event to the clipboard as JSON or as its text; on a model stream's row, the stream:
+        its deltas (a JSON line each) or what it said."""
         seq = self.events.current_seq
         if seq is not None:
-            self._copy(seq, form)
+            self._copy(seq, form, self.events.current_block)
 
     @work(thread=True, group="copy", exclusive=True, exit_on_error=False)
-    def _copy(self, seq: int, form: str) -> None:
-        event = self.live.event(seq)
-        if event is None:
-            return
-        if form == "json":
-            text = orjson.dumps(event, option=orjson.OPT_INDENT_2).decode()
+    def _copy(self, seq: int, form: str, block: Block | None) -> None:
+        if block is not None:
+            deltas = [e for e in map(self.live.event, range(block.start, block.end)) if e is not None]
+            if form == "json":
+                text = "".join(orjson.dumps(e).decode() + "\n" for e in deltas)
+            else:
+                text = "\n\n".join(said for _, said in stream_text(deltas)[0])
+            what = f"the stream seq {block.start}-{block.end - 1}"
         else:
-            sections = payload_sections(self.live.session, event)
-            text = "\n\n".join(body for _, body, _ in sections) or orjson.dumps(event.get("data")).decode()
-        self.app.call_from_thread(self._copied, seq, form, text)
+            event = self.live.event(seq)
+            if event is None:
+                return
+            if form == "json":
+                text = orjson.dumps(event, option=orjson.OPT_INDENT_2).decode()
+            else:
+                sections = payload_sections(self.live.session, event)
+                text = "\n\n".join(body for _, body, _ in sections) or orjson.dumps(event.get("data")).decode()
+            what = f"seq {seq}"
+        self.app.call_from_thread(self._copied, what, form, text)
 
-    def _copied(self, seq: int, form: str, text: str) -> None:
+    def _copied(self, what: str, form: str, text: str) -> None:
         self.app.copy_to_clipboard(text)
-        self.notify(f"Copied seq {seq} as {form} ({len(text)} chars).", timeout=3)
+        self.notify(f"Copied {what} as {form} ({len(text)} chars).", timeout=3)
