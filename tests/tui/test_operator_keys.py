@@ -212,3 +212,25 @@ async def test_y_and_Y_on_a_stream_row_copy_the_stream_not_its_first_delta(tmp_p
         await pilot.press("y")
         await until(pilot, lambda: app.clipboard.startswith("{"))
         assert [orjson.loads(line) for line in app.clipboard.splitlines()] == deltas
+
+
+async def test_the_filter_holds_in_the_full_log_while_time_travelling(tmp_path: Path) -> None:
+    """``s`` during time travel shows the full log up to the moment; with a filter on, the status line still said
+    'filter: type tool/result' while every event up to the moment was listed."""
+    log = policy_log()
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        await pilot.press("f", *"tool/result", "enter")
+        await settle(pilot)
+        results = [e["seq"] for e in log.events if e["type"] == "tool/result"]
+        screen.events.go_seq(results[1])
+        await pilot.press("T")
+        await until(pilot, lambda: screen.stop is not None)
+        await settle(pilot)
+        await pilot.press("s")
+        await settle(pilot)
+        assert screen.mode == "full" and "filter: type tool/result" in str(screen.query_one("#status").render())
+        shown = [screen.events.view.row(i)[0] for i in range(len(screen.events.view))]
+        assert shown == [s for s in results if s <= screen.stop.moment.seq]  # type: ignore[union-attr]

@@ -254,9 +254,12 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
                 return [s for s in self.stop.surface if s in keep], None
             return self.stop.surface, None
         blocks = None if self.filter.raw_chunks else live.session.streams
-        if self.filter_scan is not None and self.stop is None:
-            return self._filtered(self.filter_scan.seqs, blocks), blocks
         stop = live.session.next_seq if self.stop is None else self.stop.moment.seq + 1
+        if self.filter_scan is not None:
+            rows = self._filtered(self.filter_scan.seqs, blocks)
+            if self.stop is not None:  # the matches up to the moment
+                rows = SortedPrefix(self._filter_rows, bisect.bisect_left(self._filter_rows, stop))
+            return rows, blocks
         return (range(stop) if blocks is None else Collapsed(blocks, stop)), blocks
 
     def _filtered(self, seqs: SortedSeqs, blocks: StreamBlocks | None) -> SortedPrefix:
