@@ -427,8 +427,13 @@ class TapedeckApp(ControlActions, App[None]):
         self.push_screen(HelpScreen(entries, str(self.keymap_file), self.keymap_problems, legend, title))
 
     def action_back(self) -> None:
-        """From a session opened in the fleet table, back to the table."""
-        if self.in_fleet and isinstance(self.screen, MainScreen):
+        """On a session's main screen: out of time travel (back to live), else, for a session opened in the fleet
+        table, back to the table."""
+        if not isinstance(self.screen, MainScreen):
+            return
+        if self.screen.stop is not None:
+            self.screen.action_live()
+        elif self.in_fleet:
             self.close_session()
             self.pop_screen()
 

@@ -234,3 +234,19 @@ async def test_the_filter_holds_in_the_full_log_while_time_travelling(tmp_path: 
         assert screen.mode == "full" and "filter: type tool/result" in str(screen.query_one("#status").render())
         shown = [screen.events.view.row(i)[0] for i in range(len(screen.events.view))]
         assert shown == [s for s in results if s <= screen.stop.moment.seq]  # type: ignore[union-attr]
+
+
+async def test_escape_leaves_time_travel(tmp_path: Path) -> None:
+    """The help lists esc 'Back' everywhere; on a session's main screen it did nothing while time travelling
+    (and, for a session opened from the fleet table, left the session at once). It now goes back to live
+    first, as L does."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        await pilot.press("k", "T")
+        await until(pilot, lambda: screen.stop is not None)
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen and screen.stop is None
