@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Static
 from core.shared.text import short_session
 from tui.alerts import AlertBoard
 from tui.screens.policy_screen import fill_table
+from tui.screens.stacked import while_stacked
 from tui.widgets.footer import PriorityFooter
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
@@ -49,6 +50,7 @@ class AlertsScreen(Screen[None]):
             yield Static(id="alerts-summary")
         yield PriorityFooter()
 
+    @while_stacked
     def on_mount(self) -> None:
         """Columns, then the rows."""
         self.query_one("#alerts-table", DataTable).add_columns("time", "severity", "cause", "session", "seq", "reason")

@@ -28,6 +28,7 @@ from core.read.session import Session
 from core.read.summary import human_chars, one_line, summarize, turn_span
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, fill_table
+from tui.screens.stacked import while_stacked
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +187,7 @@ class CheckpointsScreen(PolicyScreen):
                 yield Static(id="region-summary")
                 yield DataTable(id="region-table", cursor_type="none", classes="policy-table")
 
+    @while_stacked
     def on_mount(self) -> None:
         """Set up the tables, then derive."""
         self.query_one("#marks-table", DataTable).add_columns(

@@ -35,6 +35,7 @@ from core.shared.errors import ConfigError
 from core.shared.text import js_json
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, fill_table, logged
+from tui.screens.stacked import while_stacked
 
 
 def effective_config(session: Session) -> PolicyConfig:
@@ -218,6 +219,7 @@ class ConfigScreen(PolicyScreen):
                 yield Static("Logged changes", classes="policy-subtitle")
                 yield DataTable(id="config-history", cursor_type="none", classes="policy-table")
 
+    @while_stacked
     def on_mount(self) -> None:
         """Set up the tables, then derive."""
         self.query_one("#config-keys", DataTable).add_columns("key", "value")
@@ -325,9 +327,9 @@ class ConfigScreen(PolicyScreen):
             self.query_one("#config-value", Input).focus()
 
     def action_close(self) -> None:
-        """Esc in the value editor drops the draft and goes back to the key table; elsewhere it leaves."""
-        box = self.query_one("#config-value", Input)
-        if not box.has_focus:
+        """Esc in the value editor drops the draft and goes back to the key table; elsewhere it leaves (also before
+        the screen's widgets are there: an Esc typed right after the key that opened it)."""
+        if not any(box.has_focus for box in self.query("#config-value")):
             super().action_close()
             return
         if self._key is not None:

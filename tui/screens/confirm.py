@@ -12,6 +12,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
+from tui.screens.stacked import while_stacked
+
 
 class ConfirmScreen(ModalScreen[bool]):
     """Show what an action will do and return True only when the operator confirms it."""
@@ -38,6 +40,7 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(f"{self.confirm_label} (y)", variant="warning", id="confirm-yes")
                 yield Button("Cancel (n)", id="confirm-no")
 
+    @while_stacked
     def on_mount(self) -> None:
         """Start on Cancel, so a stray Enter never confirms."""
         self.query_one("#confirm-no", Button).focus()

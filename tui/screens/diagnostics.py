@@ -18,6 +18,7 @@ from textual.widgets import DataTable, Static
 
 from core.shared.diagnostics import Diagnostic
 from tui.screens.policy_screen import PolicyScreen, fill_table
+from tui.screens.stacked import while_stacked
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
@@ -54,6 +55,7 @@ class DiagnosticsScreen(PolicyScreen):
             yield DataTable(id="diagnostics-table", cursor_type="row", classes="policy-table")
             yield Static(id="diagnostics-summary")
 
+    @while_stacked
     def on_mount(self) -> None:
         """Set up the table, then derive."""
         self.query_one("#diagnostics-table", DataTable).add_columns(

@@ -8,6 +8,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label
 
+from tui.screens.stacked import while_stacked
 from tui.widgets.matching import EventFilter
 
 
@@ -43,6 +44,7 @@ class FilterScreen(ModalScreen[EventFilter | None]):
                 yield Button("Clear", id="filter-clear")
                 yield Button("Cancel", id="filter-cancel")
 
+    @while_stacked
     def on_mount(self) -> None:
         """Typing goes to the first field at once (the form stays scrolled to its title)."""
         self.query_one("#filter-types", Input).focus(scroll_visible=False)

@@ -23,6 +23,7 @@ from core.fleet.row import COLUMNS, FleetRow, matches
 from core.shared.errors import TapedeckError
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.screens.stacked import while_stacked
 from tui.widgets.footer import PriorityFooter
 
 WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with the state beside them
@@ -74,6 +75,7 @@ class FleetScreen(Screen[None]):
         yield Static("reading the logs…", id="fleet-status")
         yield PriorityFooter()
 
+    @while_stacked
     def on_mount(self) -> None:
         """Ask the feed for the rows."""
         self.query_one(DataTable).focus()

@@ -31,6 +31,7 @@ from tui.failures import reads_log
 from tui.screens.config import effective_config
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, fill_table
+from tui.screens.stacked import while_stacked
 
 FOLDED = "folded"
 EXPANDED = "expanded"
@@ -201,6 +202,7 @@ class FoldsScreen(PolicyScreen):
             yield DataTable(id="folds-table", cursor_type="row", classes="policy-table")
             yield Static(id="folds-totals")
 
+    @while_stacked
     def on_mount(self) -> None:
         """Set up the table, then derive."""
         self.query_one("#folds-table", DataTable).add_columns(

@@ -37,6 +37,7 @@ from core.read.session import Session
 from core.read.summary import human_chars
 from core.shared.errors import TapedeckError
 from core.shared.text import js_json
+from tui.screens.stacked import while_stacked
 from tui.widgets.footer import PriorityFooter
 
 SENDING = "sending"  # this TUI's own states of a request, before and instead of the host's outcomes
@@ -273,6 +274,7 @@ class PolicyScreen(Screen[None]):
         """The screen's own widgets."""
         yield from ()
 
+    @while_stacked
     def on_mount(self) -> None:
         """Derive the first view."""
         self.query_one("#policy-readonly").display = False

@@ -22,6 +22,7 @@ from core.policies.prolong import ProlongError, session_status_text
 from core.read.session import Session
 from tui.screens.config import effective_config
 from tui.screens.policy_screen import PolicyScreen, logged
+from tui.screens.stacked import while_stacked
 
 REREAD_SECONDS = 3.0
 
@@ -78,6 +79,7 @@ class ProlongScreen(PolicyScreen):
         super().__init__()
         self._last: tuple[tuple[object, ...], str] | None = None  # (report inputs, report), workers only
 
+    @while_stacked
     def on_mount(self) -> None:
         """Derive now and re-read the log file periodically."""
         super().on_mount()

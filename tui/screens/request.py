@@ -23,6 +23,7 @@ from core.rebuild.request import wire_chars
 from core.rebuild.request_diff import break_location
 from core.shared.wire import call_text
 from tui.failures import READ_ERRORS, report_log_failure
+from tui.screens.stacked import while_stacked
 from tui.travel import RequestView, TimeTravel
 
 PREVIEW = 160
@@ -135,6 +136,7 @@ class RequestScreen(Screen[None]):
         yield DataTable(id="request-table", cursor_type="row")
         yield Footer()
 
+    @while_stacked
     def on_mount(self) -> None:
         """Columns, then the first rebuild."""
         self.query_one(DataTable).add_columns("", "#", "role", "chars", "from", "content")

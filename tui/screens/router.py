@@ -22,6 +22,7 @@ from core.read.session import Session
 from core.read.summary import human_chars
 from core.shared.text import js_json
 from tui.screens.policy_screen import PolicyScreen, fill_table, logged
+from tui.screens.stacked import while_stacked
 
 
 def compact(value: Any) -> str:
@@ -139,6 +140,7 @@ class RouterScreen(PolicyScreen):
             with VerticalScroll(classes="policy-side"):
                 yield Static(id="router-detail")
 
+    @while_stacked
     def on_mount(self) -> None:
         """Set up the table, then derive."""
         self.query_one("#router-table", DataTable).add_columns(

@@ -28,6 +28,7 @@ from core.shared.text import js_json, printable, text_of_blocks
 from tui.failures import reads_log
 from tui.screens.config import effective_config
 from tui.screens.policy_screen import PolicyScreen, fill_table
+from tui.screens.stacked import while_stacked
 
 ON_SURFACE = "on surface"
 NEXT_SEAL = "next seal"
@@ -140,6 +141,7 @@ class TapeScreen(PolicyScreen):
                 with VerticalScroll(classes="policy-pane"):
                     yield Static(id="tape-recall")
 
+    @while_stacked
     def on_mount(self) -> None:
         """Set up the table, then derive."""
         self.query_one("#tape-table", DataTable).add_columns(
