@@ -66,7 +66,8 @@ def test_the_fleet_shows_three_live_demo_hosts_jumps_to_the_paused_one_and_resum
         tmux.keys("Down", "Down")  # the last row, which needs nothing
         tmux.keys("n")  # wraps around to the paused session
         tmux.keys("P")
-        tmux.wait_for(lambda t: "resume" in t.lower() and "paused" in t, "a confirm to resume the paused session")
+        # the dialog itself (its buttons), not the footer's or a row's words: a y sent before it is there is lost
+        tmux.wait_for(lambda t: "Resume (y)" in t and "Cancel (n)" in t, "a confirm to resume the paused session")
         tmux.keys("y")
         _wait(lambda: read_host_state(paused).state != "paused", "the host to take the resume")
         tmux.wait_for(lambda t: _row(t, "paused-a")[:1] in (["running"], ["idle"]), "the row no longer paused")
