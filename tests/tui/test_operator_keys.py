@@ -250,3 +250,32 @@ async def test_escape_leaves_time_travel(tmp_path: Path) -> None:
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is screen and screen.stop is None
+
+
+async def test_enter_on_a_diagnostic_says_what_hides_its_event(tmp_path: Path) -> None:
+    """Enter on the Diagnostics screen goes to the event; one the view does not show was blamed on 'a filter or
+    the surface view' whichever it was, and under a filter the cursor landed on the next row without a word. The
+    toast now names what hides it and the key that shows it."""
+    from tui.screens.diagnostics import DiagnosticsScreen
+
+    log = policy_log()
+    lines = log.lines().splitlines(keepends=True)
+    bad = next(i for i, e in enumerate(log.events) if e["type"] == "step/end")
+    lines[bad + 1] = b'{"type": "step/end", "seq": ' + str(bad).encode() + b', "data": {"turn": "one"}}\n'
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(lines))
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        for keys, hidden in ((["s"], "on the surface: s shows the full log"),
+                             (["s", "f", *"tool/result", "enter"], "with the filter: x clears it")):  # fmt: skip
+            await pilot.press(*keys)
+            await settle(pilot)
+            await pilot.press("D")
+            await until(pilot, lambda: isinstance(app.screen, DiagnosticsScreen))
+            await settle(pilot)
+            app.clear_notifications()
+            await pilot.press("enter")
+            await until(pilot, lambda: app.screen is screen)
+            await settle(pilot)
+            assert [n.message for n in app._notifications] == [f"seq {bad} is not shown {hidden}"]

@@ -84,8 +84,7 @@ class AlertsScreen(Screen[None]):
             self.notify("That alert is about another session: open it from the fleet table.", timeout=3)
             return
         self.dismiss(None)
-        if not main.events.go_seq(alert.seq):
-            self.notify(f"seq {alert.seq} is not in the current view (a filter hides it).", timeout=3)
+        main.show_seq(alert.seq)
 
     def action_close(self) -> None:
         """Leave the screen."""

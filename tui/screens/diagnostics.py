@@ -97,5 +97,5 @@ class DiagnosticsScreen(PolicyScreen):
 
         self.dismiss(None)
         main = next((s for s in reversed(self.app.screen_stack) if isinstance(s, MainScreen)), None)
-        if main is not None and not main.events.go_seq(seq):
-            self.notify(f"seq {seq} is not in the current view (a filter or the surface view hides it).", timeout=3)
+        if main is not None:
+            main.show_seq(seq)

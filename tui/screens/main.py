@@ -454,6 +454,11 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             self.notify(f"{count} match{'es' if count > 1 else ''}, none shown {self._hiding()}", timeout=5)
         self._search_changed()
 
+    def show_seq(self, seq: int) -> None:
+        """Put the cursor on ``seq``'s row (a delta opens its stream), or say what keeps it out of the list."""
+        if not self.events.go_seq(seq) or self.events.current_seq != seq:
+            self.notify(f"seq {seq} is not shown {self._hiding()}", timeout=4)
+
     def _hiding(self) -> str:
         """What keeps search matches out of the list, and the key that shows them."""
         if self.mode == "surface":
