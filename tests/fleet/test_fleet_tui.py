@@ -205,3 +205,20 @@ async def test_a_title_with_square_brackets_shows_as_written_never_as_markup(tmp
         await settle(pilot)
         cell = screen.query_one(DataTable).get_row(screen.shown[0])[0]  # what the table draws (a crash before)
         assert cell.plain == title[:25] + "…" and not cell.spans, (cell.plain, cell.spans)
+
+
+@pytest.mark.anyio
+async def test_escape_closes_the_filter_line_and_keeps_the_filter_it_had(tmp_path: Path) -> None:
+    """``/`` opens the filter line; Esc there did nothing (the line stayed open, holding the keys: ``n``, ``P``
+    and ``m`` typed into it). It now closes the line, keeps the filter in force and goes back to the table."""
+    root = _root(tmp_path)
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _loaded(pilot, 3)
+        await pilot.press("slash", *"state:running", "enter")
+        await until(pilot, lambda: len(screen.shown) == 1)
+        await pilot.press("slash", *" more", "escape")
+        await pilot.pause()
+        box = screen.query_one("#fleet-filter")
+        assert not box.has_class("shown") and screen.query_one(DataTable).has_focus
+        assert screen.query_text == "state:running" and len(screen.shown) == 1

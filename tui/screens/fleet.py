@@ -48,6 +48,7 @@ class FleetScreen(Screen[None]):
         Binding("enter", "open", "Open", id="fleet.open"),
         Binding("n", "next_attention", "Attention", tooltip="the next row needing attention", id="fleet.next"),
         Binding("slash", "filter", "Filter", id="fleet.filter"),
+        Binding("escape", "close_filter", "Close the filter line", show=False, id="fleet.filter_close"),
         Binding("P", "pause", "Pause", tooltip="pause the host, or resume it when paused", id="fleet.pause"),
         Binding("m", "message", "Message", id="fleet.message"),
         Binding("S", "stop", "Stop…", id="fleet.stop"),
@@ -204,6 +205,13 @@ class FleetScreen(Screen[None]):
         box.add_class("shown")
         box.value = self.query_text
         box.focus()
+
+    def action_close_filter(self) -> None:
+        """Esc on the filter line: close it, the filter in force as it was, and go back to the table."""
+        box = self.query_one("#fleet-filter", Input)
+        if box.has_class("shown"):
+            box.remove_class("shown")
+            self.query_one(DataTable).focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Enter applies the filter and goes back to the table."""
