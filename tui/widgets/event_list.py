@@ -42,6 +42,12 @@ FRAME_OUT_SECONDS = 0.004  # what waits for a frame runs this long after it is r
 OUTSIDE_TURN = "–"  # the turn column of an event between turns
 
 
+def _holds(ascending: Sequence[int], seq: int) -> bool:
+    """True when the ascending ``seq`` list holds ``seq``."""
+    i = bisect.bisect_left(ascending, seq)
+    return i < len(ascending) and ascending[i] == seq
+
+
 class _Frame(NamedTuple):
     """What every line of one frame of the list shares (computed once a frame, not once a line)."""
 
@@ -223,9 +229,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self.refresh_rows()
 
     def _is_match(self, seq: int) -> bool:
-        matches = self._matches
-        i = bisect.bisect_left(matches, seq)
-        return i < len(matches) and matches[i] == seq
+        return _holds(self._matches, seq)
 
     def _sync_cuts(self) -> None:
         cuts = self.live.session.cuts
@@ -301,10 +305,9 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         total = len(view)
         if not total or not matches:
             return False
-        if not view.in_seq_order:
-            wanted = set(matches)
+        if not view.in_seq_order:  # each row looked up in the matches: no pass over all of them
             order = range(cursor + 1, cursor + 1 + total) if forward else range(cursor - 1, cursor - 1 - total, -1)
-            row = next((r % total for r in order if view.row(r % total)[0] in wanted), None)
+            row = next((r % total for r in order if _holds(matches, view.row(r % total)[0])), None)
             if row is not None:
                 self.go(row)
             return row is not None
