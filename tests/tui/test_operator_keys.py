@@ -279,3 +279,24 @@ async def test_enter_on_a_diagnostic_says_what_hides_its_event(tmp_path: Path) -
             await until(pilot, lambda: app.screen is screen)
             await settle(pilot)
             assert [n.message for n in app._notifications] == [f"seq {bad} is not shown {hidden}"]
+
+
+async def test_n_under_a_filter_of_few_rows_steps_row_by_row(tmp_path: Path) -> None:
+    """Fewer rows than matches (a narrow filter, a common word): n walks the rows, each to the next one shown."""
+    log = policy_log()
+    starts = [e["seq"] for e in log.events if e["type"] == "turn/start"]
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        await pilot.press("f", *"turn/start", "enter")
+        await settle(pilot)
+        await pilot.press("g", "slash", *"turn", "enter")
+        await settle(pilot)
+        assert len(screen.search_scan.seqs) > len(starts)  # type: ignore[union-attr]
+        visited = [screen.events.current_seq]
+        for _ in starts:
+            await pilot.press("n")
+            await settle(pilot)
+            visited.append(screen.events.current_seq)
+        assert visited == [*starts[1:], starts[0], starts[1]], visited

@@ -300,17 +300,23 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         row holding it, opened as ``go_seq`` opens it. False, the cursor left where it is, when no row shows any.
 
         Rows in seq order (the full log, a filter's rows) take the matches in order and skip the ones the view
-        hides; the surface, in the model's order, is walked row by row."""
+        hides, unless the rows are fewer; the surface, in the model's order, is walked row by row. Either way the
+        walk is over the shorter of the two."""
         view, cursor = self.view, self.cursor
         total = len(view)
         if not total or not matches:
             return False
-        if not view.in_seq_order:  # each row looked up in the matches: no pass over all of them
+        if not view.in_seq_order or total < len(matches):  # each row looked up in the matches
             order = range(cursor + 1, cursor + 1 + total) if forward else range(cursor - 1, cursor - 1 - total, -1)
-            row = next((r % total for r in order if _holds(matches, view.row(r % total)[0])), None)
-            if row is not None:
-                self.go(row)
-            return row is not None
+            for r in order:
+                row = r % total
+                seq = self._match_in_row(row, matches)
+                if seq is not None:
+                    if seq == view.row(row)[0]:
+                        self.go(row)
+                        return True
+                    return self.go_seq(seq)  # a delta of the stream's row: opened to show it
+            return False
         current = self.current_seq
         assert current is not None
         k = bisect.bisect_right(matches, current) if forward else bisect.bisect_left(matches, current) - 1
@@ -320,6 +326,17 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             if self._shows(seq):
                 return self.go_seq(seq)
         return False
+
+    def _match_in_row(self, row: int, matches: Sequence[int]) -> int | None:
+        """The match row ``row`` shows: its own seq, or a collapsed stream's first delta among ``matches``."""
+        seq, depth = self.view.row(row)
+        if _holds(matches, seq):
+            return seq
+        block = self.block_at(seq) if not depth else None
+        if block is None:
+            return None
+        i = bisect.bisect_left(matches, block.start)
+        return matches[i] if i < len(matches) and matches[i] < block.end else None
 
     def _shows(self, seq: int) -> bool:
         """True when a row of the view stands for ``seq``: its own, or its collapsed stream's."""
