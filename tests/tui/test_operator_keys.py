@@ -300,3 +300,29 @@ async def test_n_under_a_filter_of_few_rows_steps_row_by_row(tmp_path: Path) -> 
             await settle(pilot)
             visited.append(screen.events.current_seq)
         assert visited == [*starts[1:], starts[0], starts[1]], visited
+
+
+async def test_enter_on_a_diagnostic_opened_over_another_screen_goes_to_the_event(tmp_path: Path) -> None:
+    """D works on every screen; opened over the Tape screen, Enter ('go to it') closed the Diagnostics screen and
+    left the operator on the Tape screen, the cursor moved on a main screen out of sight."""
+    from tui.screens.diagnostics import DiagnosticsScreen
+    from tui.screens.tape import TapeScreen
+
+    log = policy_log()
+    lines = log.lines().splitlines(keepends=True)
+    bad = next(i for i, e in enumerate(log.events) if e["type"] == "step/end")
+    lines[bad + 1] = b'{"type": "step/end", "seq": ' + str(bad).encode() + b', "data": {"turn": "one"}}\n'
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(lines))
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, TapeScreen))
+        await pilot.press("D")
+        await until(pilot, lambda: isinstance(app.screen, DiagnosticsScreen))
+        await settle(pilot)
+        await pilot.press("enter")
+        await until(pilot, lambda: app.screen is screen)
+        await settle(pilot)
+        assert screen.events.current_seq == bad

@@ -83,8 +83,7 @@ class AlertsScreen(Screen[None]):
         if main is None or live is None or str(live.path.resolve()) != str(Path(alert.path).resolve()):
             self.notify("That alert is about another session: open it from the fleet table.", timeout=3)
             return
-        self.dismiss(None)
-        main.show_seq(alert.seq)
+        main.show_seq(alert.seq)  # closes this screen and any other above the session's
 
     def action_close(self) -> None:
         """Leave the screen."""

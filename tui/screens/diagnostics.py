@@ -95,7 +95,8 @@ class DiagnosticsScreen(PolicyScreen):
             return
         from tui.screens.main import MainScreen
 
-        self.dismiss(None)
         main = next((s for s in reversed(self.app.screen_stack) if isinstance(s, MainScreen)), None)
-        if main is not None:
-            main.show_seq(seq)
+        if main is None:
+            self.dismiss(None)
+        else:
+            main.show_seq(seq)  # closes this screen and any other above the session's

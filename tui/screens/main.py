@@ -455,7 +455,10 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         self._search_changed()
 
     def show_seq(self, seq: int) -> None:
-        """Put the cursor on ``seq``'s row (a delta opens its stream), or say what keeps it out of the list."""
+        """Bring this screen to the top (closing the screens opened over it), put the cursor on ``seq``'s row (a
+        delta opens its stream), or say what keeps it out of the list."""
+        while self.app.screen is not self and self in self.app.screen_stack:
+            self.app.pop_screen()
         if not self.events.go_seq(seq) or self.events.current_seq != seq:
             self.notify(f"seq {seq} is not shown {self._hiding()}", timeout=4)
 
