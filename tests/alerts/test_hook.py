@@ -24,6 +24,15 @@ def _gone(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2 :].split()[0] in (b"Z", b"X")
 
 
+def _ends(pids: Path) -> bool:
+    """Whether the background process whose pid the command wrote to ``pids`` is gone within 10 s."""
+    (background,) = map(int, pids.read_text().split())
+    deadline = time.monotonic() + 10
+    while not _gone(background) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return _gone(background)
+
+
 def _run(command: str, timeout: float) -> tuple[threading.Thread, list[str]]:
     said: list[str] = []
     runner = HookRunner(command, timeout, said.append)
@@ -40,11 +49,7 @@ def test_a_command_over_its_limit_is_stopped_with_the_processes_it_started(tmp_p
     worker, said = _run(f"sleep 60 & echo $! >> {pids}; sleep 60; echo late", 0.5)
     assert not worker.is_alive(), "run_one waited for the command's children after its time limit"
     assert said == ["--exec for the error-streak alert of s-1: stopped after the 0.5 s time limit"]
-    (background,) = map(int, pids.read_text().split())
-    deadline = time.monotonic() + 10
-    while not _gone(background) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _gone(background), "a process the command started outlived its time limit"
+    assert _ends(pids), "a process the command started outlived its time limit"
 
 
 def test_a_command_that_exits_but_leaves_a_child_holding_its_output_does_not_stall_the_next(tmp_path: Path) -> None:
@@ -52,11 +57,7 @@ def test_a_command_that_exits_but_leaves_a_child_holding_its_output_does_not_sta
     worker, said = _run(f"sleep 60 & echo $! >> {pids}; exit 0", 0.5)
     assert not worker.is_alive(), "run_one waited for a child that kept the command's output open"
     assert said == ["--exec for the error-streak alert of s-1: stopped after the 0.5 s time limit"]
-    (background,) = map(int, pids.read_text().split())
-    deadline = time.monotonic() + 10
-    while not _gone(background) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert _gone(background)
+    assert _ends(pids)
 
 
 def test_a_failing_command_still_reports_its_status_and_last_line(tmp_path: Path) -> None:

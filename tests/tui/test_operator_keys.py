@@ -252,18 +252,24 @@ async def test_escape_leaves_time_travel(tmp_path: Path) -> None:
         assert app.screen is screen and screen.stop is None
 
 
-async def test_enter_on_a_diagnostic_says_what_hides_its_event(tmp_path: Path) -> None:
-    """Enter on the Diagnostics screen goes to the event; one the view does not show was blamed on 'a filter or
-    the surface view' whichever it was, and under a filter the cursor landed on the next row without a word. The
-    toast now names what hides it and the key that shows it."""
-    from tui.screens.diagnostics import DiagnosticsScreen
-
+def _with_a_bad_step_end(tmp_path: Path) -> tuple[Path, int]:
+    """A policy log whose first ``step/end`` names its turn ``"one"`` (a diagnostic on that seq); the log and the seq."""
     log = policy_log()
     lines = log.lines().splitlines(keepends=True)
     bad = next(i for i, e in enumerate(log.events) if e["type"] == "step/end")
     lines[bad + 1] = b'{"type": "step/end", "seq": ' + str(bad).encode() + b', "data": {"turn": "one"}}\n'
     path = tmp_path / "session.jsonl"
     path.write_bytes(b"".join(lines))
+    return path, bad
+
+
+async def test_enter_on_a_diagnostic_says_what_hides_its_event(tmp_path: Path) -> None:
+    """Enter on the Diagnostics screen goes to the event; one the view does not show was blamed on 'a filter or
+    the surface view' whichever it was, and under a filter the cursor landed on the next row without a word. The
+    toast now names what hides it and the key that shows it."""
+    from tui.screens.diagnostics import DiagnosticsScreen
+
+    path, bad = _with_a_bad_step_end(tmp_path)
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await settled_main_screen(pilot)
@@ -308,12 +314,7 @@ async def test_enter_on_a_diagnostic_opened_over_another_screen_goes_to_the_even
     from tui.screens.diagnostics import DiagnosticsScreen
     from tui.screens.tape import TapeScreen
 
-    log = policy_log()
-    lines = log.lines().splitlines(keepends=True)
-    bad = next(i for i, e in enumerate(log.events) if e["type"] == "step/end")
-    lines[bad + 1] = b'{"type": "step/end", "seq": ' + str(bad).encode() + b', "data": {"turn": "one"}}\n'
-    path = tmp_path / "session.jsonl"
-    path.write_bytes(b"".join(lines))
+    path, bad = _with_a_bad_step_end(tmp_path)
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await settled_main_screen(pilot)
