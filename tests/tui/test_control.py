@@ -58,6 +58,21 @@ async def test_pause_then_resume_with_one_key_and_the_header_follows_the_host(tm
         assert _inbox(path)[1]["op"] == "resume"
 
 
+async def test_an_applied_request_without_a_reason_is_toasted_without_an_empty_one(tmp_path: Path) -> None:
+    """The toast of an outcome said ``pause:`` with nothing after the colon when the host gave no reason."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "host running" in _header(app))
+        await pilot.press("P")
+        await until(pilot, lambda: len(_inbox(path)) == 1)
+        (pause,) = _inbox(path)
+        _append(path, outcome_event(pause, "applied"))
+        await until(pilot, lambda: any(n.title == "applied" for n in app._notifications))
+        assert [n.message for n in app._notifications if n.title == "applied"] == ["pause"]
+
+
 async def test_message_checkpoint_and_stop_go_through_their_dialogs(tmp_path: Path) -> None:
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)

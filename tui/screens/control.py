@@ -177,7 +177,8 @@ class ControlActions:
     def _host_changed(self, changed: bool, fresh: list[TrackedRequest]) -> None:
         for item in fresh:
             severity = "information" if item.state == "applied" else "warning"
-            self.notify(f"{item.label}: {item.reason}", title=item.state, severity=severity, timeout=8)  # type: ignore[attr-defined]
+            said = f"{item.label}: {item.reason}" if item.reason else item.label
+            self.notify(said, title=item.state, severity=severity, timeout=8)  # type: ignore[attr-defined]
         if fresh and self.live is not None:
             items = requests_for(self.live).items()
             for screen in self.screen_stack:  # type: ignore[attr-defined]
