@@ -86,7 +86,7 @@ def _notes(args: argparse.Namespace) -> None:
     def render(rows: list[dict[str, Any]]) -> str:
         if not rows:
             return "no notes"
-        return "\n".join(f"{r['seq']:>6}  {r['text']}" for r in rows)
+        return "\n".join(f"{r['seq']:>6}  " + r["text"].replace("\n", "\n" + " " * 8) for r in rows)
 
     emit(notes, args.json, render)
 

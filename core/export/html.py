@@ -38,7 +38,8 @@ ol.events li:target{background:#fff6c8}ol.events li[hidden]{display:none}
 .body{grid-column:4/6}.pair{display:grid;grid-template-columns:1fr 1fr;gap:.8em}
 .call{border-left:3px solid #6a8fd8;padding-left:.5em}.result{border-left:3px solid #6aa86a;padding-left:.5em}
 pre{white-space:pre-wrap;word-break:break-word;margin:.2em 0;background:#f3f3f3;padding:.3em}
-.note{background:#fff3c4;border-left:3px solid #e0b400;padding:.1em .5em;margin:.2em 0}
+.note{background:#fff3c4;border-left:3px solid #e0b400;padding:.1em .5em;margin:.2em 0;white-space:pre-wrap}
+ul.notes .note{display:inline-block;vertical-align:top;margin:0}
 .mark{color:#b08900;font-weight:bold}.more{color:#999}.dim{color:#888}
 .links a{margin-right:.4em}#q{font:inherit;padding:.2em;width:20em}
 svg text{font:10px ui-monospace,monospace}

@@ -30,6 +30,8 @@ _RAW_HTML = re.compile(r"<(?=[A-Za-z/!?])")  # a ``<`` that may open a tag, a co
 _TICKS = re.compile(r"`+")
 _LINE_END = re.compile(r"\r\n?|\n")  # where CommonMark ends a line
 _CALL_LINE = re.compile(r"(?m)^→ (\S+\(.*)$")  # a call an answer made, as the export's text writes it
+_NOTE_MARKS = re.compile(r"[\\`*_\[\]<>#|~&]")  # what Markdown reads as markup anywhere in a line
+_NOTE_START = re.compile(r"^(\d*)([-+=.)])")  # a list item's or a setext heading's mark at a line's start
 
 
 def _usd(value: float | None) -> str:
@@ -130,9 +132,25 @@ def _inline(text: str) -> str:
     return "`" + " ".join(text.replace("`", "'").split()) + "`"
 
 
+def _literal(line: str) -> str:
+    """One line of a note as Markdown that shows it as typed: every character that could start a block (a
+    heading, a fence, a list, a quote, a table, raw HTML) or mark inline text escaped, its indentation kept."""
+    body = line.expandtabs(4).lstrip(" ")
+    indent = "&nbsp;" * (len(line.expandtabs(4)) - len(body))  # leading spaces would make it a code block
+    body = _NOTE_MARKS.sub(r"\\\g<0>", body.rstrip())
+    return indent + _NOTE_START.sub(r"\1\\\2", body, count=1)
+
+
 def _note(where: str, text: str) -> str:
-    """A note's paragraph: where it is anchored, and its text on one line."""
-    return f"> 📝 **note on {where}:** {_no_html(' '.join(text.split()))}"
+    """A note's block quote: where it is anchored, then its text as typed (notes are plain text), each of its
+    lines a line of the quote (a hard break between lines, a blank line between paragraphs)."""
+    lines = [line.strip() and _literal(line) for line in _LINE_END.split(text.strip("\r\n"))]
+    quoted = [
+        f"> {line}\\" if line and i + 1 < len(lines) and lines[i + 1] else f"> {line}" if line else ">"
+        for i, line in enumerate(lines)
+    ]
+    quoted[0] = f"> 📝 **note on {where}:** {quoted[0][2:]}"
+    return "\n".join(quoted)
 
 
 def _one_line(text: Any) -> str:

@@ -4,6 +4,7 @@ network request, and the DOM it dumps holds every row, the final answer, the not
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shutil
@@ -67,8 +68,8 @@ def _check(log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: p
     doc = json.loads(capsys.readouterr().out)
     page = tmp_path / "export.html"
     assert main(["export", str(log), "-o", str(page)]) == 0
-    html = page.read_text(encoding="utf-8")
-    assert "http://" not in html.split("</head>")[0] and 'src="http' not in html
+    page_text = page.read_text(encoding="utf-8")
+    assert "http://" not in page_text.split("</head>")[0] and 'src="http' not in page_text
     run = _chromium(page, "--dump-dom")
     dom = run.stdout
     console = [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Refused" in line or "net::" in line]
@@ -125,3 +126,24 @@ document.body.dataset.probe=seen.join(" ");}</script></body>"""
     total, shown, matching, *rest = map(int, dom.split('data-probe="')[1].split('"')[0].split())
     assert 0 < matching < total
     assert [shown, *rest] == [matching, 0, 0, total, total]
+
+
+def test_a_note_of_several_lines_shows_them_on_the_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note's line breaks and indentation survive on the page, as Chromium lays it out (``innerText``), under its
+    event and in the list of notes; its markup is text (escaped, no element made of it)."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    log = tmp_path / "s.jsonl"
+    log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    note = "first line\n  indented <b>not bold</b>\n\nafter a blank line"
+    assert main(["note", str(log), "--seq", "4", note]) == 0
+    page = tmp_path / "export.html"
+    assert main(["export", str(log), "-o", str(page), "--no-redact"]) == 0
+    capsys.readouterr()
+    probe = """<script>document.body.dataset.probe=JSON.stringify([...document.querySelectorAll(".note")]
+.map(n=>[n.innerText,n.querySelectorAll("b").length]));</script></body>"""
+    page.write_text(page.read_text(encoding="utf-8").replace("</body>", probe), encoding="utf-8")
+    dom = _chromium(page, "--dump-dom").stdout
+    shown = json.loads(html.unescape(dom.split('data-probe="')[1].split('"')[0]))
+    assert shown == [["✎ " + note, 0], [note, 0]]

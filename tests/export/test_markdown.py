@@ -5,12 +5,14 @@ on, as GitHub renders a comment; and with redaction on nothing in it names the e
 from __future__ import annotations
 
 import io
+import re
 from contextlib import redirect_stdout
 from pathlib import Path
 
 import orjson
 import pytest
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from core.cli import main
 from tests.export.planted import plant, with_arguments
@@ -87,7 +89,7 @@ def test_past_its_budget_the_transcript_stops_and_keeps_the_notes(tmp_path: Path
     assert shown == [
         r["seq"] for r in rows if r["type"] == "tool/result" and r["seq"] <= max(last, shown[-1])
     ]
-    assert f"note on seq {late}:** the run ended here &lt;b>" in tail
+    assert f"note on seq {late}:** the run ended here \\<b\\>" in tail
 
 
 def test_a_session_of_many_turns_still_fits_a_comment(tmp_path: Path) -> None:
@@ -160,3 +162,55 @@ def test_a_note_on_a_seq_the_log_no_longer_has_is_still_listed(tmp_path: Path) -
     log.write_bytes((FIXTURES / "multi-turn.session.jsonl").read_bytes())  # 71 events
     text = _md(str(log))
     assert "note on seq 90 (not in this log):** the old run ended here" in text.split("### Cost")[0]
+
+
+NOTE = """what went wrong:
+
+```python
+# not a heading
+| a | b |
+|---|---|
+- not a list
+    indented <details><!--
+1. step *one* `x` [link](http://x)
+---"""
+
+
+def _note_lines(tokens: list[Token]) -> list[str]:
+    """The lines of the paragraphs of the note's block quote, as a reader sees them (markup shown as text)."""
+    start = next(i for i, t in enumerate(tokens) if t.type == "inline" and "note on seq" in t.content)
+    end = next(i for i in range(start, len(tokens)) if tokens[i].type == "blockquote_close")
+    lines = [""]
+    for token in tokens[start:end]:
+        for child in token.children or ():
+            if child.type in ("hardbreak", "softbreak"):
+                lines.append("")
+            else:
+                lines[-1] += child.content
+        if token.type == "paragraph_close":
+            lines.append("")
+    return lines[:-1]
+
+
+def test_a_note_of_several_lines_keeps_them_and_its_markup_stays_text(tmp_path: Path) -> None:
+    """A note is plain text: its lines come out as lines of its quote (a blank line as a new paragraph) and what
+    Markdown would read in them (a fence, a heading, a table, a list, indentation, raw HTML, emphasis, a link)
+    shows as typed, so the transcript goes on after it with its own structure (the turn's end, the cost)."""
+    log = plant(tmp_path / "s.jsonl", "go", "ok", "done")
+    assert main(["note", str(log), "--seq", "4", NOTE]) == 0
+    tokens = MarkdownIt("commonmark", {"html": True}).enable("table").parse(_md(str(log)))
+    lines = _note_lines(tokens)
+    assert lines[0] == "📝 note on seq 4: what went wrong:"
+    indented = [
+        re.sub(r"^ +", lambda m: "\xa0" * len(m.group()), line) for line in NOTE.splitlines()[1:] if line
+    ]
+    assert lines[1:] == indented  # the indentation as no-break spaces: indented, a line would be code
+    quote = tokens[[t.type for t in tokens].index("blockquote_open", 1) :]
+    kinds = {t.type for t in quote[: [t.type for t in quote].index("blockquote_close")]}
+    assert kinds == {"blockquote_open", "paragraph_open", "inline", "paragraph_close"}
+    inline = {
+        c.type for t in tokens if t.type == "inline" and "note on seq" in t.content for c in t.children or ()
+    }
+    assert inline <= {"text", "strong_open", "strong_close", "hardbreak", "softbreak"}
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert headings == [headings[0], "Turn 1", "Cost"]

@@ -62,6 +62,17 @@ def test_a_log_opened_through_a_link_shares_its_notes(
     assert not (tmp_path / "current.jsonl.notes.json").exists()
 
 
+def test_a_note_of_several_lines_lists_its_lines_under_its_text(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``notes`` prints a note's later lines under its first, not at the start of a line where they read as seqs."""
+    assert main(["note", str(log), "--seq", "4", "first\n12 is not a seq"]) == 0
+    assert main(["note", str(log), "--seq", "65", "one line"]) == 0
+    capsys.readouterr()
+    assert main(["notes", str(log)]) == 0
+    assert capsys.readouterr().out == "     4  first\n        12 is not a seq\n    65  one line\n"
+
+
 def test_removing_a_note_that_is_not_there_says_so_and_writes_nothing(
     log: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
