@@ -72,12 +72,28 @@ def state_path(log: str | os.PathLike[str]) -> Path:
     return Path(log).parent / STATE_FILE
 
 
-def write_state(log: str | os.PathLike[str], state: str, pid: int, since: int) -> None:
-    """Replace ``host.json`` atomically (the host calls this at every change of state)."""
+def write_state(
+    log: str | os.PathLike[str], state: str, pid: int, since: int, inbox: tuple[int, int, int] | None = None
+) -> None:
+    """Replace ``host.json`` atomically (the host calls this at every change of state, and after it took lines
+    from its control inbox). ``inbox`` is how far the host has read its inbox (``InboxReader.position``), so a
+    host resumed after a kill does not report those lines again."""
     target = state_path(log)
     tmp = target.with_name(f".{STATE_FILE}.{pid}.tmp")
-    tmp.write_bytes(orjson.dumps({"state": state, "pid": pid, "since": since}))
+    record: dict[str, Any] = {"state": state, "pid": pid, "since": since}
+    if inbox is not None:
+        record["inbox"] = list(inbox)
+    tmp.write_bytes(orjson.dumps(record))
     os.replace(tmp, target)  # replaces a symlink itself, never what it points to
+
+
+def read_inbox_position(log: str | os.PathLike[str]) -> tuple[int, int, int] | None:
+    """How far the last host of ``log`` read its control inbox, as ``host.json`` records it (None: not recorded)."""
+    position = (_recorded(Path(log)) or {}).get("inbox")
+    if not isinstance(position, list) or len(position) != 3:
+        return None
+    dev, ino, offset = (int_or_none(v) for v in position)
+    return None if dev is None or ino is None or offset is None else (dev, ino, offset)
 
 
 def _recorded(log: Path) -> dict[str, Any] | None:

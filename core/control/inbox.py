@@ -461,9 +461,16 @@ class InboxReader:
         self.path = Path(path)
         self._restart(None)
 
+    @property
+    def position(self) -> tuple[int, int, int] | None:
+        """Where this reader stands: the inbox file's device and inode and the end offset of the last line it
+        returned (None before it found the file)."""
+        return None if self._identity is None else (*self._identity, self._taken)
+
     def _restart(self, identity: tuple[int, int] | None) -> None:
         self._identity = identity
         self._offset = 0
+        self._taken = 0
         self._line = 0
         self._pending = b""
         self._pending_at = 0
@@ -509,10 +516,11 @@ class InboxReader:
     def _split(self, data: bytes) -> list[InboxEntry]:
         entries: list[InboxEntry] = []
         buf = self._pending + data
+        base = self._pending_at  # the offset of buf's first byte
         start = 0
         while (end := buf.find(b"\n", start)) != -1:
             self._line += 1
-            offset = self._pending_at + start
+            offset = base + start
             if self._overlong is not None:
                 # The line outgrew the limit in an earlier read: answer it the way a whole read would.
                 entries.append(_unreadable(self._line, self._overlong[0], self._overlong[1], self._too_long))
@@ -520,6 +528,7 @@ class InboxReader:
             elif raw := buf[start:end].strip():
                 entries.append(_entry(self._line, offset, raw))
             start = end + 1
+            self._taken = base + start
         self._pending_at += start
         self._pending = buf[start:]
         if self._overlong is None and len(self._pending) > MAX_LINE_BYTES:

@@ -18,7 +18,8 @@ lock and rejected when they raise. ``core.control.inbox.OPS`` says when each app
 
 Every request gets exactly one final outcome: ``applied``, ``rejected``, ``cancelled`` (withdrawn by its sender, or
 sent to a host that is gone) or ``expired``. A restarted host skips what was answered and cancels what was sent to
-the host before it unless the sender marked it ``queued`` for the next resume.
+the host before it unless the sender marked it ``queued`` for the next resume. The lines the host before it read
+(``host.json`` records how far) are not reported again.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from core.control import inbox as control
-from core.control.host_state import STATE_EVENT, write_state
+from core.control.host_state import STATE_EVENT, read_inbox_position, write_state
 from core.host.port import HostPort
 from core.host.resume import QUEUED, Steer, pending_steers
 from core.log.messages import user_message
@@ -74,6 +75,7 @@ class Operator:
         self.log = log
         self.policies = policies
         self.reader = control.InboxReader(inbox)
+        self.taken_before = read_inbox_position(log)  # how far the host before this one read the inbox
         events = host.session.events
         self.answered = control.answered_ids(events)
         self.acknowledged = control.acknowledged_ids(events)
@@ -85,6 +87,7 @@ class Operator:
         self._stop_record: dict[str, Any] | None = None
         self._on_stop = tuple(on_stop)
         self.state: str | None = None
+        self._since = 0
         self._withdrawn: set[str] = set()
         self._warned: set[str] = set()
         self._mutex = threading.RLock()  # one request at a time, whichever thread reads it
@@ -138,9 +141,15 @@ class Operator:
             if state == self.state:
                 return
             self.state = state
-            now = _now_ms()
+            self._since = _now_ms()
             self.host.append([{"type": STATE_EVENT, "data": {"state": state}}])
-            write_state(self.log, state, os.getpid(), now)
+            self._write_state()
+
+    def _write_state(self) -> None:
+        """Rewrite ``host.json``: the state, and how far the inbox is read (the earlier host's mark until then)."""
+        if self.state is not None:
+            position = self.reader.position or self.taken_before
+            write_state(self.log, self.state, os.getpid(), self._since, position)
 
     def _working_state(self) -> str:
         return "running" if self.host.session.open_turn is not None else "idle"
@@ -191,6 +200,8 @@ class Operator:
             except control.ControlError as exc:
                 self._warn(str(exc))
                 return
+            if entries:
+                self._write_state()  # before anything is reported: a kill from here on never reports it twice
             withdrawn = {e.withdraw for e in entries if e.withdraw}
             for entry in entries:
                 try:
@@ -210,7 +221,8 @@ class Operator:
             return
         request = entry.request
         if request is None:
-            self._warn(entry.error or "an unreadable control inbox line")
+            if not self._reported_before(entry):
+                self._warn(entry.error or "an unreadable control inbox line")
             return
         rid = request["id"]
         if rid in self.answered:
@@ -236,6 +248,11 @@ class Operator:
                 )
         else:
             self._apply(request)
+
+    def _reported_before(self, entry: control.InboxEntry) -> bool:
+        """Whether the host before this one (killed, or stopped) already read ``entry``'s line."""
+        mark, here = self.taken_before, self.reader.position
+        return mark is not None and here is not None and mark[:2] == here[:2] and entry.offset < mark[2]
 
     def _possible(self, request: dict[str, Any]) -> bool:
         """False, with the request rejected, when no later boundary could apply it (the op's ``check_<name>``

@@ -8,15 +8,18 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from bench import crash
 from core.control import inbox as control
+from core.control.host_state import state_path
 from core.log.layout import log_path
 from core.log.reader import read_log
 from core.log.writer import LOCK_NAME
@@ -69,3 +72,59 @@ def test_a_second_host_cannot_write_a_live_log_even_when_the_lock_file_is_gone(t
     data = read_log(log)
     assert data.diagnostics == []
     assert [e["data"]["resumed"] for e in data.events if e["type"] == "tapedeck/host"] == [False]
+
+
+class _Process:
+    """A real ``tapedeck run`` process whose output goes to a file, so a test can read it while it runs."""
+
+    def __init__(self, tmp_path: Path, name: str, *args: str) -> None:
+        self.out = tmp_path / f"{name}.out"
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        with self.out.open("wb") as sink:
+            self.proc = subprocess.Popen([sys.executable, "-m", "core.cli", "run", *args], cwd=ROOT, env=env,
+                                         stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+
+    def text(self) -> str:
+        return self.out.read_text()
+
+    def wait_for(self, predicate: Callable[[], object], timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            assert self.proc.poll() is None and time.monotonic() < deadline, self.text()
+            time.sleep(0.05)
+
+    def kill(self) -> None:
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(10)
+
+
+def _state(log: Path) -> tuple[str, int | None]:
+    recorded = json.loads(state_path(log).read_text()) if state_path(log).exists() else {}
+    return recorded.get("state", ""), recorded.get("pid")
+
+
+def test_a_resumed_host_does_not_report_the_inbox_lines_its_killed_predecessor_took(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
+    workspace, root = tmp_path / "ws", tmp_path / "root"
+    workspace.mkdir()
+    common = ["--provider", f"scripted:{script}", "--sessions-root", str(root), "--linger"]
+    first = _Process(tmp_path, "first", "task", *common, "--workspace", str(workspace), "--session-id", "s1")
+    log = log_path(root, str(workspace), "s1", False)
+    first.wait_for(lambda: _state(log)[0] == "idle")
+    inbox = control.inbox_path(log)
+    with inbox.open("ab") as f:
+        f.write(b'not json\n{"op": "pause"}\n{"id": "bad-1", "op": "nope"}\n')
+    first.wait_for(lambda: "nope rejected" in first.text())
+    first.kill()
+    with inbox.open("ab") as f:  # left while no host ran: the next host has not seen it yet
+        f.write(b'{"op": "stop"}\n')
+
+    second = _Process(tmp_path, "second", "--resume", "s1", *common)
+    second.wait_for(lambda: _state(log) == ("idle", second.proc.pid) and "line 4" in second.text())
+    control.append_request(inbox, "stop", {})
+    assert second.proc.wait(60) == 0
+
+    said = first.text() + second.text()
+    assert said.count("control inbox line 1 ") == 1 and said.count("control inbox line 2 ") == 1, said
+    assert said.count("nope rejected") == 1 and second.text().count("control inbox line 4 ") == 1, said
