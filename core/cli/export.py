@@ -106,7 +106,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     add_log_path(p)
     p.add_argument(
-        "--at", type=int, metavar="SEQ", help="the moment: the surface as it stood right after SEQ"
+        "--at",
+        type=int,
+        metavar="SEQ",
+        help="the moment: the surface as it stood right after SEQ (Markdown: the transcript up to it too)",
     )
     p.add_argument(
         "--turn", type=int, metavar="T", help="the request shown: turn T's last (default: the last)"

@@ -608,6 +608,16 @@ def _run_head(session: Session, seq: int) -> dict[str, Any]:
     return head if head is not None else events[seq]
 
 
+def cache_break(b: dict[str, Any]) -> str:
+    """Where the chosen request's prompt cache broke, from its ``cacheBreak`` section, as a sentence."""
+    if b["first"]:
+        return f"the session's first request ({b['totalBytes']} bytes): nothing was cached before it"
+    if b["broke"]:
+        cause = str(b["cause"]) + (f" at seq {b['causeSeq']}" if b["causeSeq"] is not None else "")
+        return f"the cache broke at byte {b['prefixBytes']} of {b['totalBytes']}: {cause}"
+    return f"the first {b['prefixBytes']} of {b['totalBytes']} bytes are the previous request's (cache kept)"
+
+
 def request_nodes(request: Request) -> list[int | str]:
     """The surface node of each of ``request``'s messages, without reading a lean request's messages back."""
     digest = request.digest

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any
 
-from core.export.build import in_step
+from core.export.build import cache_break, in_step
 from core.export.spool import replay, spool
 from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
@@ -344,13 +344,7 @@ class HtmlFormat:
             yield b"<h2>Request</h2><p>no model request</p>"
             return
         b = r["cacheBreak"]
-        if b["first"]:
-            where = f"the session's first request ({b['totalBytes']} bytes): nothing was cached before it"
-        elif b["broke"]:
-            cause = str(b["cause"]) + (f" at seq {b['causeSeq']}" if b["causeSeq"] is not None else "")
-            where = f"the cache broke at byte {b['prefixBytes']} of {b['totalBytes']}: {cause}"
-        else:
-            where = f"the first {b['prefixBytes']} of {b['totalBytes']} bytes are the previous request's (cache kept)"
+        where = cache_break(b)
         fresh = set(b["added"]) | {x["by"] for x in b["replaced"]}
         again = f" attempt {r['attempt']}" if r["attempt"] > 1 else ""
         yield (f"<h2 id=\"request\">Request: turn {r['turn']} step {r['step']}{again} (at seq {r['seq']})</h2>").encode()

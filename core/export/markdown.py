@@ -10,17 +10,19 @@ the notes on them up to ``NOTES_BUDGET``); the head counts the turns by how they
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from html import escape
 from typing import Any
 
+from core.export.build import cache_break
 from core.rebuild.cost import cached_share
 from core.shared.diagnostics import Diagnostic
 from core.shared.text import model_label
 
 CLIP = 600
-BUDGET = 50_000  # characters of rows; the head and tail add a few thousand at most
+BUDGET = 50_000  # characters of rows and, at a moment, of the surface; the head and tail add a few thousand at most
+SURFACE_BUDGET = 8_000  # characters of the surface's lines (the newest kept), taken from ``BUDGET``
 NOTES_BUDGET = 5_000  # characters of the notes on rows left out
 COST_ROWS = 40  # turns the cost table shows (the costliest; one row sums the others)
 PROBLEMS_SHOWN = 5  # diagnostics the head lists
@@ -169,10 +171,13 @@ class MarkdownFormat:
     messages = False  # no request: the head's redaction summary counts what redacting its messages replaces
     costs = False
 
-    def __init__(self, log_name: str) -> None:
+    def __init__(self, log_name: str, at: int | None = None) -> None:
         self.log_name = log_name
+        self.at = at  # the moment: the transcript stops after it and the surface is shown as it stood then
+        self.budget = BUDGET if at is None else BUDGET - SURFACE_BUDGET
         self.used = 0
         self.left_out = 0
+        self.later = 0  # rows past the moment
         self.rows: list[str] = []  # held to follow the head: at most ``BUDGET`` characters
         self.notes: list[str] = []  # the notes on no row shown, listed after the rows (``NOTES_BUDGET``)
         self.notes_used = 0
@@ -188,12 +193,18 @@ class MarkdownFormat:
         # a stream's row carries the notes on its deltas
         where = f"seqs {r['seq']}–{r['endSeq']}" if "endSeq" in r else f"seq {r['seq']}"
         note = _note(where, note) if note else ""
+        if self.at is not None and r["seq"] > self.at:  # after the moment (its notes go after the rows)
+            self.later += 1
+            if note:
+                self._late_note(note)
+            return b""
         text = self._paragraph(r) if not self.left_out else ""
         if note:
             text += "\n\n" + note
         if not text:
             return b""
-        if self.left_out or self.used + len(text) > BUDGET:  # the transcript stops at the first row left out
+        # the transcript stops at the first row left out
+        if self.left_out or self.used + len(text) > self.budget:
             self.left_out += 1
             if note:
                 self._late_note(note)
@@ -239,9 +250,54 @@ class MarkdownFormat:
         return ""
 
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
-        """The head, the transcript and the cost summary. The transcript shows no request; the head's redaction
-        summary still counts what redacting the chosen request replaces, as the other formats' do."""
+        """The head, the transcript, the chosen request's line, the surface at the moment (when there is one) and
+        the cost summary. The request's messages are not shown; the head's redaction summary still counts what
+        redacting them replaces, as the other formats' do."""
         yield self._head(doc) + "".join(self.rows).encode() + self._tail(doc)
+
+    def _request(self, doc: dict[str, Any]) -> list[str]:
+        """The chosen request (``--turn``/``--step``, else the last at or before the moment) in a line: where its
+        cache broke and the command that prints its messages."""
+        r = doc["request"]
+        if r is None:
+            return [
+                "### Request\n",
+                "no model request" + (f" at or before seq {self.at}" if self.at is not None else ""),
+                "",
+            ]
+        again = f" attempt {r['attempt']}" if r["attempt"] > 1 else ""
+        return [
+            f"### Request: turn {r['turn']} step {r['step']}{again} (seq {r['seq']})\n",
+            f"{_literal(model_label(r['provider'], r['model'], 'model unknown'))} · {r['chars']} chars · "
+            f"{cache_break(r['cacheBreak'])}; its messages: `tapedeck request {self.log_name} --seq {r['seq']}`",
+            "",
+        ]
+
+    def _surface(self, doc: dict[str, Any]) -> list[str]:
+        """At a moment, the surface as it stood: a line per model-visible message, the newest that fit
+        ``SURFACE_BUDGET`` (saying how many earlier ones are left out)."""
+        if self.at is None:
+            return []
+        kept: deque[str] = deque()
+        used = count = 0
+        for row in doc["surface"]["nodes"]:
+            count += 1
+            repl = " (replacement)" if row["replacement"] else ""
+            line = (f"- seq {row['seq']} · {_literal(str(row['role']))} · {_literal(str(row['source']))}{repl} · "
+                    f"{row['chars']} chars: {_literal(' '.join(str(row['summary']).split()))}")  # fmt: skip
+            kept.append(line)
+            used += len(line) + 1
+            while used > SURFACE_BUDGET and len(kept) > 1:
+                used -= len(kept.popleft()) + 1
+        left = count - len(kept)
+        return [
+            f"### Surface right after seq {self.at}\n",
+            f"{count} model-visible messages"
+            + (f"; the {left} oldest left out to fit a comment" if left else ""),
+            "",
+            *kept,
+            "",
+        ]
 
     def _head(self, doc: dict[str, Any]) -> bytes:
         """Title, header lines and the redaction summary."""
@@ -284,12 +340,16 @@ class MarkdownFormat:
             lines.append(
                 f"*… {self.left_out} more rows left out to fit a comment: export as HTML or JSON for all*\n"
             )
+        if self.later:
+            lines.append(f"*… {self.later} rows after seq {self.at}, the moment of this export, left out*\n")
         for n in doc["notes"]:  # on no row: a seq the log does not have (it was replaced by a shorter one)
             if n["row"] is None:
                 self._late_note(_note(f"seq {n['seq']} (not in this log)", n["text"]))
         lines.extend(self.notes)
         if self.notes_left_out:
             lines.append(f"*… {self.notes_left_out} more notes*\n")
+        lines.extend(self._request(doc))
+        lines.extend(self._surface(doc))
         c = doc["cost"]
         t = c["total"]
         lines.append("### Cost\n")

@@ -143,14 +143,14 @@ def _items(pieces: Iterable[bytes]) -> Iterator[bytes]:
         yield b"\n" + ITEM_INDENT
 
 
-def make_format(name: str, log_name: str) -> Format:
-    """The writer of format ``name`` (``html``, ``md`` or ``json``)."""
+def make_format(name: str, log_name: str, at: int | None = None) -> Format:
+    """The writer of format ``name`` (``html``, ``md`` or ``json``); ``at``: the export's moment."""
     if name == "json":
         return JsonFormat()
     if name == "md":
         from core.export.markdown import MarkdownFormat
 
-        return MarkdownFormat(log_name)
+        return MarkdownFormat(log_name, at)
     if name == "html":
         from core.export.html import HtmlFormat
 
@@ -163,7 +163,7 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
     chunks of about ``WRITE_CHUNK`` bytes); returns the document's sections."""
     # a writer names the log (Markdown's expand hints): redacted as the header's path is
     name = os.fspath(path)
-    writer = make_format(fmt, name if options.redactor is None else options.redactor.again(name))
+    writer = make_format(fmt, name if options.redactor is None else options.redactor.again(name), options.at)
     pending = [writer.opening()]
     held = 0
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -234,3 +235,37 @@ def test_a_format_that_shows_no_request_cost_row_exports_as_with_every_diff_made
             assert outs[0] == outs[1], (log.name, options)
     doc = _json("export", str(mixed), "--format", "json")
     assert any(cut["brokeCache"] for cut in doc["cost"]["cuts"])  # a cut's estimate read a diff
+
+
+def _md_rows(text: str) -> list[int]:
+    """The seqs of the transcript's messages and tool results (their ``(seq N)`` and ``· seq N``)."""
+    body = text.split("\n### Request")[0]
+    return sorted(int(m) for m in re.findall(r"\(seq (\d+)\)|· seq (\d+)</summary>", body) for m in m if m)
+
+
+@pytest.mark.parametrize("name", PINNED)
+def test_every_format_shows_the_same_moment(name: str) -> None:
+    """``--at SEQ`` means one moment in every format: the surface as it stood right after SEQ and the last
+    request at or before it. The Markdown, which has no room for every row, stops its transcript there, lists that
+    surface and names that request, as the JSON (and the HTML) show them; ``--turn``/``--step`` choose its
+    request as theirs."""
+    log = FIXTURES / f"{name}.session.jsonl"
+    requests = [r for r in _json("request", str(log), "--all", "--json") if r["kind"] == "agent"]
+    first = requests[0]
+    at = first["seq"] + 1
+    doc = _json("export", str(log), "--format", "json", "--at", str(at), "--no-redact")
+    text = _run("export", str(log), "--format", "md", "--at", str(at), "--no-redact")
+    surface = text.split(f"### Surface right after seq {at}\n")[1].split("### Cost")[0]
+    listed = [int(s) for s in re.findall(r"(?m)^- seq (\d+) · ", surface)]
+    assert listed == [r["seq"] for r in doc["surface"]["nodes"]]
+    assert f"{len(doc['surface']['nodes'])} model-visible messages" in surface
+    assert f"(seq {doc['request']['seq']})" in text.split("### Request")[1].split("\n")[0]
+    shown = _md_rows(text)
+    assert shown and max(shown) <= at
+    assert shown == _md_rows(_run("export", str(log), "--format", "md", "--no-redact"))[: len(shown)]
+    last = requests[-1]
+    chosen = ["--turn", str(last["turn"]), "--step", str(last["step"])]
+    doc = _json("export", str(log), "--format", "json", *chosen, "--no-redact")
+    heading = _run("export", str(log), "--format", "md", *chosen, "--no-redact").split("### Request: ")[1]
+    assert heading.startswith(f"turn {last['turn']} step {last['step']}")
+    assert f"(seq {doc['request']['seq']})" in heading.split("\n")[0]

@@ -49,7 +49,7 @@ def test_a_log_s_text_cannot_break_the_transcript(tmp_path: Path) -> None:
     headings = [
         tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and not t.level
     ]
-    assert headings[-2:] == ["Turn 1", "Cost"]
+    assert headings[-3] == "Turn 1" and headings[-2].startswith("Request: turn 1") and headings[-1] == "Cost"
     ends = [t.content for t in tokens if t.type == "inline" and t.level == 1 and "turn 1 ended" in t.content]
     assert ends == ["*turn 1 ended: completed*"]
     assert [t.info for t in tokens if t.type == "fence"] == ["", "python"]
@@ -213,4 +213,21 @@ def test_a_note_of_several_lines_keeps_them_and_its_markup_stays_text(tmp_path: 
     }
     assert inline <= {"text", "strong_open", "strong_close", "hardbreak", "softbreak"}
     headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
-    assert headings == [headings[0], "Turn 1", "Cost"]
+    assert headings[1:] == ["Turn 1", headings[2], "Cost"] and headings[2].startswith("Request: ")
+
+
+def test_at_a_moment_a_long_session_still_fits_a_comment(tmp_path: Path) -> None:
+    """At a moment late in a long session, the transcript up to it, the request and the surface of hundreds of
+    messages (the newest kept, the oldest counted) together stay under a comment's 65,536 characters."""
+    from bench.gen_session import generate
+
+    log = tmp_path / "mixed.jsonl"
+    generate(log, 3_000_000, seed=1, profile="mixed")
+    at = int(_md(str(log)).split("- turns: ")[1].split(" · events: ")[1].split(" ")[0]) - 10
+    text = _md(str(log), "--at", str(at))
+    assert len(text) < 65_536
+    surface = text.split(f"### Surface right after seq {at}\n")[1].split("### Cost")[0]
+    count, left = map(
+        int, re.match(r"\n(\d+) model-visible messages; the (\d+) oldest left out", surface).groups()
+    )
+    assert surface.count("\n- seq ") == count - left > 10
