@@ -3,11 +3,15 @@
 ``bridge.json`` says which DSH process runs the session and in which state (rewritten every second while the
 plugin is loaded); ``control.outcomes.jsonl`` holds one outcome per line. Both are read with ``O_NOFOLLOW`` and a
 size cap; anything malformed or hostile becomes a ``problem`` string, never an exception.
+
+The plugin writes the fingerprint of its own source into ``bridge.json`` (``plugin_fingerprint``): a copy an older
+tapedeck installed into a DSH home keeps running until it is replaced, and ``BridgeInfo.stale`` says so.
 """
 
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
 import time
@@ -21,12 +25,31 @@ from core.log.vocabulary import FINAL, MAX_ID_CHARS, OUTCOMES
 from core.shared.regular import read_regular
 from core.shared.values import int_or_none
 
+PLUGIN_FILE = "tapedeck-bridge.mjs"
 BRIDGE_FILE = "bridge.json"
 OUTCOMES_FILE = "control.outcomes.jsonl"
 BRIDGE_STATES = ("running", "pausing", "paused", "idle", "exited")
 HEARTBEAT_FRESH_MS = 5000  # a heartbeat younger than this means live when the pid cannot be checked
 MAX_BRIDGE_BYTES = 64 << 10
 MAX_OUTCOME_LINE = 1 << 20
+
+
+def packaged_plugin() -> Path:
+    """The plugin shipped with tapedeck."""
+    return Path(__file__).with_name(PLUGIN_FILE)
+
+
+def plugin_fingerprint(source: bytes) -> str:
+    """A plugin source's fingerprint: the first 12 hex digits of its sha256 (the plugin computes its own alike)."""
+    import hashlib  # only a bridged session's state needs it: the read commands keep it out of their start-up
+
+    return hashlib.sha256(source).hexdigest()[:12]
+
+
+@functools.cache
+def packaged_fingerprint() -> str:
+    """The packaged plugin's fingerprint."""
+    return plugin_fingerprint(packaged_plugin().read_bytes())
 
 
 @dataclass(frozen=True)
@@ -36,19 +59,38 @@ class BridgeInfo:
     state: str
     pid: int | None
     proc_start: str | None
-    boot_id: str | None  # the machine's boot id where the plugin runs: its pid can be checked where it is the same
+    boot_id: (
+        str | None
+    )  # the machine's boot id where the plugin runs: its pid can be checked where it is the same
     since: int | None
     heartbeat: int | None
     session_id: str | None
     plugin: str | None
     dsh: str | None
     problem: str | None
+    fingerprint: str | None = None  # of the plugin's own source (None: a plugin from before fingerprints)
+
+    @property
+    def stale(self) -> str | None:
+        """Why the plugin that wrote this file is not the one this tapedeck ships (None: it is)."""
+        if self.fingerprint == packaged_fingerprint():
+            return None
+        what = f"{self.plugin or 'tapedeck-bridge'}, " + (
+            f"fingerprint {self.fingerprint}" if self.fingerprint else "from before plugins had fingerprints"
+        )
+        return (
+            f"the bridge plugin DSH loaded ({what}) is not the one this tapedeck ships "
+            f"({packaged_fingerprint()}): `tapedeck bridge install` upgrades it in place"
+        )
 
     def summary(self) -> dict[str, Any]:
         """The ``host.bridge`` object of ``inspect --json``."""
-        out: dict[str, Any] = {"plugin": self.plugin, "dsh": self.dsh, "heartbeat": self.heartbeat}
+        out: dict[str, Any] = {"plugin": self.plugin, "dsh": self.dsh, "heartbeat": self.heartbeat,
+                               "fingerprint": self.fingerprint}  # fmt: skip
         if self.problem:
             out["problem"] = self.problem
+        if stale := self.stale:
+            out["stale"] = stale
         return out
 
 
@@ -110,6 +152,7 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
             plugin=_str(obj.get("plugin")),
             dsh=_str(obj.get("dsh")),
             problem=_str(obj.get("problem")),
+            fingerprint=_str(obj.get("fingerprint")),
         ),
         None,
     )
@@ -267,4 +310,3 @@ class OutcomeReader:
             return os.pread(fd, length, offset)
         finally:
             os.close(fd)
-

@@ -7,6 +7,10 @@ line, not parsed and re-dumped: a YAML round trip would drop the user's comments
 adding or removing one item at the end of a block list needs no more than knowing where the top-level items
 start. Anything else in the file is left byte for byte; a file that is not a block list is refused.
 
+The row names the copy with its fingerprint as a query (``./tapedeck-bridge.mjs?v=<fingerprint>``): DSH re-imports
+a plugin only when its row's name changes (the same name gives the module it already loaded), so an upgraded copy
+changes the row and a running DSH loads the new plugin within seconds instead of running the old one on.
+
 Every path below the home is opened without following symbolic links (``core.shared.beneath``), files are
 replaced atomically, and a file whose content would not change is not written (a rewrite would make a running
 DSH reload the plugin).
@@ -16,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import json
 import os
 import re
@@ -26,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.bridge.files import PLUGIN_FILE, packaged_plugin, plugin_fingerprint
 from core.shared.beneath import LinkRefused, open_dir, open_file
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import write_all
 
-PLUGIN_FILE = "tapedeck-bridge.mjs"
 PATCH_FILE = "cordis.patch.yml"
 ROW_ID = "tapedeck-bridge"
 DEFAULT_PROFILE = "web"
@@ -54,11 +57,6 @@ class BridgeInstallError(TapedeckError):
     """The bridge cannot be installed or removed here (a missing home, a link in the way, a bad patch file)."""
 
 
-def packaged_plugin() -> Path:
-    """The plugin shipped with tapedeck."""
-    return Path(__file__).with_name(PLUGIN_FILE)
-
-
 def plugin_version(source: bytes) -> str | None:
     """The version a plugin source names (``const VERSION = "<version>"`` or ``tapedeck-bridge/<version>``), or
     None."""
@@ -66,8 +64,9 @@ def plugin_version(source: bytes) -> str | None:
     return (match.group(1) or match.group(2)).decode("ascii") if match else None
 
 
-def _digest(source: bytes) -> str:
-    return hashlib.sha256(source).hexdigest()[:12]
+def installed_name(source: bytes) -> str:
+    """The row's ``name`` for the profile's copy of ``source`` (the fingerprint makes DSH import it anew)."""
+    return f"./{PLUGIN_FILE}?v={plugin_fingerprint(source)}"
 
 
 def row_lines(name: str, indent: str = "") -> list[str]:
@@ -310,7 +309,7 @@ def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) ->
         plugin = "unchanged" if installed == source else "copied" if installed is None else "updated"
         if plugin != "unchanged":
             _write(fd, PLUGIN_FILE, source, str(where_dir / PLUGIN_FILE), 0o644)
-        block = row_lines(f"./{PLUGIN_FILE}", scan.indent)
+        block = row_lines(installed_name(source), scan.indent)
         if scan.block is not None:
             first, last = scan.block
             if scan.lines[first + 1 : last] == block:
@@ -355,7 +354,9 @@ def remove(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) -> 
         if scan is not None and scan.block is not None:
             first, last = scan.block
             rest = scan.lines[:first] + scan.lines[last + 1 :]
-            if WAS_EMPTY in scan.notes and not any(_content(line) and line.rstrip() != "---" for line in rest):
+            if WAS_EMPTY in scan.notes and not any(
+                _content(line) and line.rstrip() != "---" for line in rest
+            ):
                 rest = [*scan.lines[:first], "[]", *scan.lines[last + 1 :]]  # the list is empty again
             text = "\n".join(rest)
             if ADDED_NEWLINE in scan.notes and text.endswith("\n"):
@@ -389,7 +390,10 @@ def _profiles_made_by_install(home: Path) -> bool:
     for entry in profiles.iterdir() if profiles.is_dir() and not profiles.is_symlink() else ():
         if not _PROFILE_NAME.fullmatch(entry.name):
             continue
-        with contextlib.suppress(BridgeInstallError, OSError), _profile_dir(home, entry.name, create=False) as fd:
+        with (
+            contextlib.suppress(BridgeInstallError, OSError),
+            _profile_dir(home, entry.name, create=False) as fd,
+        ):
             raw = _read(fd, PATCH_FILE, str(entry / PATCH_FILE)) if fd is not None else None
             where = str(entry / PATCH_FILE)
             if raw is not None and "profiles" in _created_dirs(scan_patch(_decode(raw, where), where).notes):
@@ -424,11 +428,13 @@ class ProfileStatus:
     current: bool | None  # whether the installed copy is the packaged one byte for byte
     row: str  # "managed", "foreign" (a tapedeck-bridge row tapedeck did not add), "none"
     problem: str | None = None
+    fingerprint: str | None = None  # the installed copy's
+    stale: str | None = None  # why a DSH with this profile runs another plugin than the packaged one
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` form."""
-        return {"profile": self.profile, "plugin": self.plugin, "current": self.current, "row": self.row,
-                "problem": self.problem}  # fmt: skip
+        return {"profile": self.profile, "plugin": self.plugin, "fingerprint": self.fingerprint,
+                "current": self.current, "row": self.row, "stale": self.stale, "problem": self.problem}  # fmt: skip
 
 
 def status(dsh_home: str | os.PathLike[str]) -> list[ProfileStatus]:
@@ -481,15 +487,27 @@ def _profile_status(home: Path, profile: str, packaged: bytes) -> ProfileStatus:
             return ProfileStatus(profile, None, None, "none")
         installed = _read(fd, PLUGIN_FILE, str(where_dir / PLUGIN_FILE))
         raw = _read(fd, PATCH_FILE, str(where_dir / PATCH_FILE))
-    row = "none"
+    row, loads_copy = "none", False
     if raw is not None:
         scan = scan_patch(_decode(raw, str(where_dir / PATCH_FILE)), str(where_dir / PATCH_FILE))
         row = "managed" if scan.block is not None else "foreign" if scan.foreign is not None else "none"
-    version = None if installed is None else plugin_version(installed) or f"unknown ({_digest(installed)})"
-    return ProfileStatus(profile, version, None if installed is None else installed == packaged, row)
+        if scan.block is not None and installed is not None:
+            first, last = scan.block
+            loads_copy = scan.lines[first + 1 : last] == row_lines(installed_name(installed), scan.indent)
+    if installed is None:
+        return ProfileStatus(profile, None, None, row)
+    upgrade = f"`tapedeck bridge install {home} --profile {profile}` upgrades it in place"
+    stale = None
+    if installed != packaged:
+        stale = f"an older copy than the packaged plugin, which a DSH with this profile runs: {upgrade}"
+    elif row == "managed" and not loads_copy:
+        stale = f"the row does not name this copy, so a DSH running since before it was copied keeps the older plugin: {upgrade}"
+    version = plugin_version(installed) or "unknown"
+    return ProfileStatus(
+        profile, version, installed == packaged, row, None, plugin_fingerprint(installed), stale
+    )
 
 
 def packaged_version() -> str:
-    """The packaged plugin's version, or its content digest when it names none."""
-    source = packaged_plugin().read_bytes()
-    return plugin_version(source) or f"unknown ({_digest(source)})"
+    """The packaged plugin's version (``unknown`` when it names none)."""
+    return plugin_version(packaged_plugin().read_bytes()) or "unknown"

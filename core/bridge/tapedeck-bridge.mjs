@@ -11,12 +11,17 @@
 
 import fs from "node:fs";
 import path from "node:path";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
+import { fileURLToPath } from "node:url";
 
 export const name = "tapedeck-bridge";
 export const inject = ["agents", "commands", "sessions"];
 
 const VERSION = "0.1.0";
+// The first 12 hex digits of the sha256 of this file's bytes, as tapedeck computes them of its packaged copy
+// (core.bridge.files.plugin_fingerprint): bridge.json carries it, so a copy an older tapedeck installed is told
+// apart whatever VERSION it names.
+const FINGERPRINT = ownFingerprint();
 const COMMAND = "td";
 const POLL_MS = 150;
 const HEARTBEAT_MS = 1000;
@@ -277,6 +282,14 @@ function bootId() {
   }
 }
 
+function ownFingerprint() {
+  try {
+    return createHash("sha256").update(fs.readFileSync(fileURLToPath(import.meta.url))).digest("hex").slice(0, 12);
+  } catch {
+    return undefined;
+  }
+}
+
 function dshVersion() {
   try {
     const pkg = path.join(path.dirname(fs.realpathSync(process.argv[1])), "..", "package.json");
@@ -475,6 +488,7 @@ class SessionBridge {
       sessionId: this.agent.id,
       plugin: `tapedeck-bridge/${VERSION}`,
     };
+    if (FINGERPRINT) body.fingerprint = FINGERPRINT;
     if (this.plugin.dsh) body.dsh = this.plugin.dsh;
     if (this.problem) body.problem = this.problem;
     try {

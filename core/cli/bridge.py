@@ -7,6 +7,7 @@ import os
 import sys
 from typing import Any
 
+from core.bridge.files import packaged_fingerprint
 from core.bridge.install import (
     DEFAULT_PROFILE,
     BridgeInstallError,
@@ -73,7 +74,8 @@ def _remove(args: argparse.Namespace) -> int:
 
 
 def _render_status(report: dict[str, Any]) -> str:
-    lines = [f"packaged plugin {report['packaged']['version']} at {report['packaged']['path']}"]
+    packaged = report["packaged"]
+    lines = [f"packaged plugin {packaged['version']} ({packaged['fingerprint']}) at {packaged['path']}"]
     if not report["profiles"]:
         lines.append(
             f"{report['home']}: no profile holds the bridge (`tapedeck bridge install {report['home']}`)"
@@ -85,11 +87,13 @@ def _render_status(report: dict[str, Any]) -> str:
         plugin = (
             "no plugin file"
             if p["plugin"] is None
-            else f"plugin {p['plugin']} ({'same as packaged' if p['current'] else 'differs from the packaged one'})"
+            else f"plugin {p['plugin']} ({p['fingerprint']}, {'same as packaged' if p['current'] else 'not the packaged one'})"
         )
         row = {"managed": "row installed", "foreign": "a tapedeck-bridge row tapedeck did not add",
                "none": "no row (DSH does not load it)"}[p["row"]]  # fmt: skip
         lines.append(f"profile {p['profile']}: {plugin}; {row}")
+        if p["stale"]:
+            lines.append(f"  STALE: {p['stale']}")
     return "\n".join(lines)
 
 
@@ -97,7 +101,11 @@ def _status(args: argparse.Namespace) -> int:
     home = _home(args)
     report = {
         "home": home,
-        "packaged": {"version": packaged_version(), "path": str(packaged_plugin())},
+        "packaged": {
+            "version": packaged_version(),
+            "fingerprint": packaged_fingerprint(),
+            "path": str(packaged_plugin()),
+        },
         "profiles": [s.to_dict() for s in status(home)],
     }
     emit(report, args.json, _render_status)

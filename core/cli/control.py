@@ -14,7 +14,7 @@ from core.bridge.files import OutcomeReader
 from core.bridge.ops import SUPPORTED
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
-from core.cli.common import emit, guarded
+from core.cli.common import emit, guarded, warn
 from core.control.config import parse_value
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
 from core.control.inbox import (
@@ -226,6 +226,9 @@ def _check_host(log: Path | RemoteTarget, session_id: str, queue: bool, state: H
             f"session {session_id}: no live {who} (it exited {exited_at(state.since)}); nothing was sent. "
             f"--queue leaves the request for {later}"
         )
+    stale = (state.bridge or {}).get("stale") if state.live else None
+    if stale:
+        warn(f"session {session_id}: {stale}")
     return state
 
 

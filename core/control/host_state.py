@@ -175,9 +175,16 @@ def _exit_time(info: BridgeInfo) -> int | None:
     return info.since if info.state == "exited" else info.heartbeat or info.since
 
 
-def state_label(state: str, kind: str) -> str:
-    """A host state as lists show it: ``paused`` for our host, ``DSH paused`` through the bridge, ``none``."""
-    return f"DSH {state}" if kind == KIND_DSH and state != "none" else state
+OLD_BRIDGE = "(old bridge)"  # after a DSH state whose live bridge is not the plugin this tapedeck ships
+
+
+def state_label(state: str, kind: str, bridge: dict[str, Any] | None = None) -> str:
+    """A host state as lists show it: ``paused`` for our host, ``DSH paused`` through the bridge (``DSH paused (old
+    bridge)`` while the live plugin is not the packaged one: ``bridge`` is ``HostState.bridge``), ``none``."""
+    if kind != KIND_DSH or state == "none":
+        return state
+    old = state in LIVE_STATES and bool((bridge or {}).get("stale"))
+    return f"DSH {state} {OLD_BRIDGE}" if old else f"DSH {state}"
 
 
 def describe_host(state: dict[str, Any]) -> str:
@@ -186,6 +193,8 @@ def describe_host(state: dict[str, Any]) -> str:
     dsh = state.get("kind") == KIND_DSH
     bridge = state.get("bridge") or {}
     problem = f"; the bridge says: {bridge['problem']}" if bridge.get("problem") else ""
+    if bridge.get("stale") and name in LIVE_STATES:
+        problem += f"; {bridge['stale']}"
     if name == "none":
         if dsh:
             return f"none (a DSH session without the tapedeck bridge: read-only; see `tapedeck bridge install`){problem}"

@@ -134,7 +134,7 @@ def cells(row: FleetRow) -> tuple[str, ...]:
     turn = "-" if row.turn is None else f"{row.turn}.{row.step}" if row.step is not None else f"{row.turn}"
     return (
         ("  " * row.nesting + "└ " if row.nesting else "") + row.label,
-        state_label(str(row.host.get("state")), str(row.host.get("kind"))),
+        state_label(str(row.host.get("state")), str(row.host.get("kind")), row.host.get("bridge")),
         ",".join(a.cause for a in row.attention) or "-",
         turn,
         row.outcome,

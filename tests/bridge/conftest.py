@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 import pytest
 
-from core.bridge.files import BRIDGE_FILE, OUTCOMES_FILE, proc_start_time
+from core.bridge.files import BRIDGE_FILE, OUTCOMES_FILE, packaged_fingerprint, proc_start_time
 from tests.conftest import FIXTURES
 from tests.dsh.conftest import _no_dsh_left_running, dsh, model, shared_web  # noqa: F401  (the real DSH's fixtures)
 
@@ -58,17 +58,20 @@ def dsh_log(
     return log
 
 
-BOOT_ID = Path("/proc/sys/kernel/random/boot_id").read_text().strip()  # what the plugin records of this machine
+BOOT_ID = (
+    Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+)  # what the plugin records of this machine
 
 
 def write_bridge(
     directory: Path, process: int | None, state: str = "running", **fields: Any
 ) -> dict[str, Any]:
-    """Write ``bridge.json`` as the plugin would (its heartbeat now, the pid's real start time)."""
+    """Write ``bridge.json`` as the packaged plugin would (its heartbeat now, the pid's real start time)."""
     now = int(time.time() * 1000)
     body: dict[str, Any] = {"kind": "dsh", "pid": process, "procStart": proc_start_time(process) if process else None,
                             "state": state, "since": now - 1000, "heartbeat": now, "sessionId": "s",
-                            "plugin": "tapedeck-bridge/0.1.0", "dsh": "0.1.0-rc.8", **fields}  # fmt: skip
+                            "plugin": "tapedeck-bridge/0.1.0", "fingerprint": packaged_fingerprint(),
+                            "dsh": "0.1.0-rc.8", **fields}  # fmt: skip
     (directory / BRIDGE_FILE).write_bytes(orjson.dumps(body))
     return body
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.bridge.files import BRIDGE_FILE, read_bridge
+from core.bridge.files import BRIDGE_FILE, packaged_fingerprint, read_bridge
 from core.cli import main
 from core.control.host_state import describe_host, read_host_state, state_label
 from tests.bridge.conftest import BOOT_ID, dsh_log, kill_unreaped, write_bridge
@@ -26,7 +26,9 @@ def test_a_dsh_log_without_a_bridge_is_kind_dsh_and_state_none(tmp_path: Path) -
 def test_a_live_bridge_gives_its_state_and_pid(bridged) -> None:
     log = bridged("paused")
     write_bridge(log.parent, read_bridge(log.parent)[0].pid, "paused", problem="control.jsonl is mode 0644")
-    assert describe_host(read_host_state(log).to_dict()).endswith("the bridge says: control.jsonl is mode 0644")
+    assert describe_host(read_host_state(log).to_dict()).endswith(
+        "the bridge says: control.jsonl is mode 0644"
+    )
     state = read_host_state(log)
     assert (state.state, state.kind, state.live) == ("paused", "dsh", True)
     assert state.pid is not None and state.to_dict()["bridge"]["plugin"] == "tapedeck-bridge/0.1.0"
@@ -153,10 +155,44 @@ def test_a_log_swapped_for_a_fifo_never_blocks_the_host_state(tmp_path: Path) ->
         log.parent.mkdir()
         make(log)
         found: list[str] = []
-        worker = threading.Thread(target=lambda log=log, found=found: found.append(read_host_state(log).state), daemon=True)
+        worker = threading.Thread(
+            target=lambda log=log, found=found: found.append(read_host_state(log).state), daemon=True
+        )
         worker.start()
         worker.join(10)
         if worker.is_alive():  # let it go: open a writer so the blocked open returns
             with open(log, "wb"):
                 pass
         assert found == ["none"], log
+
+
+def test_a_live_bridge_older_than_the_packaged_plugin_is_named_everywhere_it_shows(bridged, capsys) -> None:
+    """A plugin copy an earlier tapedeck installed keeps running in DSH: its bridge.json has no fingerprint (or
+    another one). inspect, sessions, the fleet's host cell and control say so, and name the command that upgrades
+    it; the packaged plugin's fingerprint says nothing."""
+    log = bridged("running")
+    pid = read_bridge(log.parent)[0].pid
+    for fingerprint in (None, "0123456789ab"):
+        write_bridge(log.parent, pid, "running", fingerprint=fingerprint)
+        state = read_host_state(log)
+        stale = state.to_dict()["bridge"]["stale"]
+        assert "`tapedeck bridge install` upgrades it" in stale and packaged_fingerprint() in stale
+        assert (fingerprint or "from before plugins had fingerprints") in stale
+        assert describe_host(state.to_dict()).endswith(stale)
+        assert state_label(state.state, state.kind, state.bridge) == "DSH running (old bridge)"
+        assert main(["sessions", str(log.parents[2])]) == 0
+        assert "DSH running (old bridge)" in capsys.readouterr().out
+        assert main(["control", str(log), "checkpoint"]) == 0
+        assert stale in capsys.readouterr().err
+    write_bridge(
+        log.parent, pid, "exited", fingerprint=None
+    )  # a bridge gone runs nothing: only the JSON says it
+    assert state_label("exited", "dsh", read_host_state(log).bridge) == "DSH exited"
+    write_bridge(log.parent, pid, "running")  # the packaged plugin
+    state = read_host_state(log)
+    assert (
+        "stale" not in state.to_dict()["bridge"]
+        and state_label(state.state, state.kind, state.bridge) == "DSH running"
+    )
+    assert main(["control", str(log), "checkpoint"]) == 0
+    assert capsys.readouterr().err == ""

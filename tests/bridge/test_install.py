@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from core.bridge.files import packaged_fingerprint, plugin_fingerprint
 from core.bridge.install import (
     BEGIN,
     END,
@@ -52,7 +53,7 @@ def test_install_on_a_home_dsh_never_booted_and_remove_leaves_it_as_it_was(tmp_p
     assert (web / PLUGIN_FILE).read_bytes() == packaged_plugin().read_bytes()
     text = (web / PATCH_FILE).read_text()
     assert text.startswith(BEGIN) and text.rstrip().endswith(END)
-    assert '- id: tapedeck-bridge\n      name: "./tapedeck-bridge.mjs"' in text
+    assert f'- id: tapedeck-bridge\n      name: "./tapedeck-bridge.mjs?v={packaged_fingerprint()}"' in text
     change = remove(home)
     assert (change.plugin, change.patch) == ("removed", "removed")
     assert _tree(home) == {}
@@ -120,13 +121,54 @@ def test_an_outdated_plugin_copy_and_row_are_brought_up_to_date(tmp_path: Path) 
     web = _profile(tmp_path)
     (web / PLUGIN_FILE).write_text("// an older bridge, tapedeck-bridge/0.0.1\n")
     (web / PATCH_FILE).write_text((web / PATCH_FILE).read_text().replace("config: {}", "config: {old: 1}"))
-    assert [s.to_dict() for s in status(tmp_path)] == [
-        {"profile": "web", "plugin": "0.0.1", "current": False, "row": "managed", "problem": None}
-    ]
+    [found] = [s.to_dict() for s in status(tmp_path)]
+    stale = found.pop("stale")
+    assert found == {"profile": "web", "plugin": "0.0.1", "fingerprint": plugin_fingerprint((web / PLUGIN_FILE).read_bytes()),
+                     "current": False, "row": "managed", "problem": None}  # fmt: skip
+    assert (
+        stale.startswith("an older copy")
+        and f"`tapedeck bridge install {tmp_path.resolve()} --profile web`" in stale
+    )
     change = install(tmp_path)
     assert (change.plugin, change.patch) == ("updated", "updated")
     assert "config: {}" in (web / PATCH_FILE).read_text()
-    assert status(tmp_path)[0].current is True
+    assert status(tmp_path)[0].current is True and status(tmp_path)[0].stale is None
+
+
+def test_install_renames_the_row_of_an_upgraded_copy_so_that_a_running_dsh_loads_it(
+    tmp_path: Path, capsys
+) -> None:
+    """DSH imports a plugin again only when its row's name changes: a copy replaced under an unchanged row keeps
+    the old module running. The row names the copy's fingerprint, so an upgrade changes it; a current copy under a
+    row that names another (an install from before fingerprints) is stale too."""
+    install(tmp_path)
+    web = _profile(tmp_path)
+    patch = web / PATCH_FILE
+    packaged = packaged_plugin().read_bytes()
+    earlier = patch.read_text().replace(f"?v={packaged_fingerprint()}", "")  # what earlier installs wrote
+    older = packaged.replace(b"if (FINGERPRINT) body.fingerprint = FINGERPRINT;", b"")
+    (web / PLUGIN_FILE).write_bytes(older)
+    patch.write_text(earlier)
+    assert main(["bridge", "status", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert f"({plugin_fingerprint(older)}, not the packaged one)" in out
+    assert (
+        f"  STALE: an older copy than the packaged plugin, which a DSH with this profile runs: `tapedeck bridge install {tmp_path.resolve()} --profile web`"
+        in out
+    )
+    assert install(tmp_path).to_dict()["patch"] == "updated"
+    assert f'name: "./tapedeck-bridge.mjs?v={packaged_fingerprint()}"' in patch.read_text()
+    assert status(tmp_path)[0].stale is None
+    patch.write_text(earlier)  # the packaged copy, under the row of an earlier install
+    [found] = status(tmp_path)
+    assert (
+        found.current is True
+        and found.stale is not None
+        and found.stale.startswith("the row does not name this copy")
+    )
+    change = install(tmp_path)
+    assert (change.plugin, change.patch) == ("unchanged", "updated")
+    assert status(tmp_path)[0].stale is None
 
 
 def test_the_row_takes_the_indent_of_an_indented_list_and_a_missing_final_newline_comes_back(
@@ -194,7 +236,15 @@ def test_links_in_the_way_are_refused(tmp_path: Path) -> None:
 def test_status_names_a_row_in_the_home_layer_every_profile_loads(tmp_path: Path) -> None:
     (tmp_path / PATCH_FILE).write_text("- insert:\n    - id: tapedeck-bridge\n      name: /opt/tb.mjs\n")
     assert [s.to_dict() for s in status(tmp_path)] == [
-        {"profile": "(home layer)", "plugin": None, "current": None, "row": "foreign", "problem": None}
+        {
+            "profile": "(home layer)",
+            "plugin": None,
+            "fingerprint": None,
+            "current": None,
+            "row": "foreign",
+            "stale": None,
+            "problem": None,
+        }
     ]
 
 

@@ -1,4 +1,4 @@
-"""The bridge across a DSH restart, a plugin reload (HMR) and a headless run, with the real DSH.
+"""The bridge across a DSH restart, a plugin reload (HMR), an upgrade in place and a headless run, with the real DSH.
 
 The plugin is installed the way operators do it: ``tapedeck bridge install`` on a DSH home that was never booted
 (restart, reload), ``tapedeck bridge install --print-patch`` as the overlay of a headless run; one op goes
@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
 
+from core.bridge.files import packaged_fingerprint
 from tests.dsh.harness import (
+    PLUGIN,
     DshHome,
     DshInstall,
     DshWeb,
@@ -37,7 +40,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _tapedeck(*argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "core.cli", *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "core.cli", *argv], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
 
 
 def _installed_world(dsh: DshInstall, model: ScriptedModel, tmp_path: Path) -> DshHome:
@@ -60,7 +65,9 @@ def _no_replays(d: Path, sent: int) -> None:
     assert len(finals) == sent and max(finals.values()) == 1, finals
 
 
-def test_restart_resumes_the_session_and_replays_nothing(dsh: DshInstall, model: ScriptedModel, tmp_path: Path) -> None:
+def test_restart_resumes_the_session_and_replays_nothing(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
     world = _installed_world(dsh, model, tmp_path)
     with DshWeb(world) as web:
         sid, d = start_session(world, web, "First turn: steps=2 sleep=1")  # the installed plugin answers
@@ -78,7 +85,9 @@ def test_restart_resumes_the_session_and_replays_nothing(dsh: DshInstall, model:
     time.sleep(3.5)  # longer than a reload's gap
     with DshWeb(world) as web:
         web.prompt(sid, "Second turn: steps=1 sleep=0")  # DSH resumes the session from its log
-        wait_for(lambda: (bridge_json(d) or {}).get("state") == "paused", 30, "the restarted bridge, still paused")
+        wait_for(
+            lambda: (bridge_json(d) or {}).get("state") == "paused", 30, "the restarted bridge, still paused"
+        )
         assert "arrived while no bridge was running" in final_outcome(d, late["id"])["error"]
         assert final_outcome(d, queued["id"])["detail"]["markId"] == 2
         time.sleep(1.0)
@@ -139,13 +148,51 @@ def test_a_plugin_reload_keeps_the_pause_and_a_waiting_rewind_and_replays_no_op(
     assert pending == [rewind["id"]]  # acknowledged once, by the first instance
 
 
-def test_headless_run_with_zstd_log_obeys_the_inbox(dsh: DshInstall, model: ScriptedModel, tmp_path: Path) -> None:
+def test_install_upgrades_an_older_plugin_a_running_dsh_has_loaded(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """What an earlier tapedeck installed (a plugin that writes no fingerprint, under a row naming the file alone)
+    runs in DSH: inspect and bridge status call it stale, and install replaces it in the running DSH, whose new
+    plugin instance answers the next request."""
+    world = _installed_world(dsh, model, tmp_path)
+    web_dir = world.home / "profiles" / "web"
+    (web_dir / "tapedeck-bridge.mjs").write_bytes(
+        PLUGIN.read_bytes().replace(b"if (FINGERPRINT) body.fingerprint = FINGERPRINT;", b"")
+    )
+    patch = web_dir / "cordis.patch.yml"
+    patch.write_text(re.sub(r"\?v=[0-9a-f]+", "", patch.read_text()))
+    with DshWeb(world) as web:
+        _, d = start_session(world, web, "Long enough to upgrade under: steps=6 sleep=1")
+        assert "fingerprint" not in bridge_json(d)
+        host = json.loads(_tapedeck("inspect", str(d), "--json").stdout)["host"]
+        assert "`tapedeck bridge install` upgrades it in place" in host["bridge"]["stale"]
+        assert "STALE: an older copy" in _tapedeck("bridge", "status", str(world.home)).stdout
+        done = _tapedeck("bridge", "install", str(world.home))
+        assert (
+            "updated the plugin" in done.stdout
+            and "brought the tapedeck-bridge row up to date" in done.stdout
+        )
+        wait_for(
+            lambda: (bridge_json(d) or {}).get("fingerprint") == packaged_fingerprint(), 20, "the new plugin"
+        )
+        host = json.loads(_tapedeck("inspect", str(d), "--json").stdout)["host"]
+        assert host["state"] in ("running", "pausing", "paused", "idle") and "stale" not in host["bridge"]
+        mark = send(d, "checkpoint", {"objective": "after the upgrade"})
+        assert final_outcome(d, mark["id"])["outcome"] == "applied"
+    _no_replays(d, sent=1)
+
+
+def test_headless_run_with_zstd_log_obeys_the_inbox(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
     printed = _tapedeck("bridge", "install", "--print-patch")  # the overlay operators give headless runs
     assert printed.returncode == 0, printed.stderr
     world = DshHome(dsh, tmp_path, model.url, compression="zstd", bridge=False, overlay_tail=printed.stdout)
     proc = start_headless(world, "Headless: steps=3 sleep=1")
     try:
-        d = wait_for(lambda: next(iter(world.sessions.glob("*/*/session.jsonl.zstd")), None), 60, "the zstd log").parent
+        d = wait_for(
+            lambda: next(iter(world.sessions.glob("*/*/session.jsonl.zstd")), None), 60, "the zstd log"
+        ).parent
         wait_for(lambda: bridge_json(d), 15, "bridge.json")
         mark = send(d, "checkpoint")
         note = send(d, "message", {"text": "headless steer"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from core.control.host_state import KIND_DSH
+from core.control.host_state import KIND_DSH, state_label
 from core.rebuild.cost import cost_summary
 from core.shared.text import model_label
 from tui.live import LiveSession
@@ -62,13 +62,15 @@ _HOST_STYLE = {"running": "green", "idle": "green", "pausing": "bold yellow", "p
 
 def host_label(live: LiveSession) -> tuple[str, str]:
     """The host-state field: ``host running``, ``host paused`` …, ``host exited``, for a DSH session through the
-    bridge ``DSH paused`` …, ``DSH bridge exited``, or ``read-only`` (a DSH session without the bridge)."""
+    bridge ``DSH paused`` … (``DSH paused (old bridge)`` while DSH runs an older plugin than the packaged one),
+    ``DSH bridge exited``, or ``read-only`` (a DSH session without the bridge)."""
     if live.facts.host is None:
         if live.host.kind != KIND_DSH or live.host.state == "none":
             return "read-only (no bridge)" if live.host.kind == KIND_DSH else "read-only", "yellow"
         if live.host.state == "exited":
             return "DSH bridge exited", "bold red"
-        return f"DSH {live.host.state}", _HOST_STYLE.get(live.host.state, "bold red")
+        style = _HOST_STYLE.get(live.host.state, "bold red")
+        return state_label(live.host.state, KIND_DSH, live.host.bridge), style
     if live.host.state == "none":  # not read yet
         return "tapedeck host", "green"
     return f"host {live.host.state}", _HOST_STYLE.get(live.host.state, "bold red")
