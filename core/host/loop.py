@@ -46,6 +46,11 @@ from core.shared.chat import ChatModel, Completion, ModelRequest
 from core.shared.errors import TapedeckError
 
 ABORTED_BY_USER = {"kind": "aborted", "reason": {"kind": "user"}}
+NOT_DISPATCHED = CallResult(
+    "Error: the operator stopped the run before this call started.",
+    True,
+    {"name": "AbortError", "code": "ABORTED_BEFORE_DISPATCH"},
+)
 MODEL_POLL_SECONDS = 0.02
 CHUNK_FLUSH_SECONDS = 0.1
 HOST_OUTPUT_CHARS = 4_000_000  # the most output one tool call keeps (head and tail) before the policies see it
@@ -218,7 +223,7 @@ class AgentHost:
         *,
         relocate: bool = False,
     ) -> AgentHost:
-        """Reopen a session's log; rebuild state from it and close any step a crash left open.
+        """Reopen a session's log and rebuild state from it (``run`` closes any step a crash left open).
 
         The host works in the workspace the log records (``options.workspace`` None); a different one is
         refused unless ``relocate``, and is then recorded in the new ``tapedeck/host`` event.
@@ -241,7 +246,6 @@ class AgentHost:
         resumed["shell"] = host.toolbox.shell_mode().to_dict()
         host.say_shell_warning(resumed["shell"])
         host.append([{"type": HOST_EVENT, "data": resumed}])
-        host._repair_open_step()
         return host
 
     def say_shell_warning(self, shell: dict[str, Any]) -> None:
@@ -316,16 +320,24 @@ class AgentHost:
 
     # the loop --------------------------------------------------------------------------------------------
     def run(self) -> list[TurnOutcome]:
-        """Run every recorded task that has no turn yet (continuing an open turn first).
+        """Run every recorded task that has no turn yet (continuing an open turn first, after settling the calls
+        of a step a crash left open). A host resumed on a log its operator left paused holds until ``resume``.
 
         With ``options.linger`` the host then stays at its safe point, answering control requests, and runs
         each steering message as a new turn, until a ``stop`` request arrives.
         """
         outcomes: list[TurnOutcome] = []
         tasks = list(self.host_info().get("tasks") or [])
-        self.operator.set_state("running")
+        paused = self.operator.paused
+        self.operator.set_state("paused" if paused else "running")
         self.operator.start()
+        if paused:
+            self.say(
+                f"paused: the operator paused this session before its last host stopped; nothing runs until "
+                f"`tapedeck control {self.writer.path} resume`"
+            )
         if self.session.open_turn is not None:
+            self._repair_open_step()
             outcomes.append(self._continue_turn(self.session.open_turn, tasks))
         while not self.stop_requested:
             if not self.operator.boundary(idle=True):
@@ -574,9 +586,7 @@ class AgentHost:
         [call_event] = self.append([{"type": "tool/call", "data": {
             "turn": turn, "step": step, "callId": str(call.get("id")), "name": str(call.get("name")),
             "arguments": str(call.get("arguments") or "")}}])  # fmt: skip
-        outcome = CallResult("Error: the operator stopped the run before this call started.", True,
-                             {"name": "AbortError", "code": "ABORTED_BEFORE_DISPATCH"})  # fmt: skip
-        self.append([tool_result(turn, step, str(call.get("id")), call_event["seq"], outcome)])
+        self.append([tool_result(turn, step, str(call.get("id")), call_event["seq"], NOT_DISPATCHED)])
 
     def _repair_open_step(self) -> None:
         """After a crash: settle every call of an open step the model answered, then end the step.
@@ -588,7 +598,8 @@ class AgentHost:
         call left it (``core.host.file_calls``); a ``rewind`` whose fold reached the log gets the result that
         fold recorded, else runs again; any other call may have changed the workspace, so its outcome is
         unknown and it gets DSH's ``TOOL_OUTCOME_UNKNOWN`` result, never a second run. A step whose model call
-        was cut short stays open: ``run`` repeats that call in the same step.
+        was cut short stays open: ``run`` repeats that call in the same step. A call that would run waits while
+        the host is paused, and gets DSH's ``ABORTED_BEFORE_DISPATCH`` result when a ``stop`` ends the pause.
         """
         turn_no = self.session.open_turn
         if turn_no is None:
@@ -609,7 +620,10 @@ class AgentHost:
                 continue
             if call.call_seq is None:
                 block = {"id": call.call_id, "name": call.name, "arguments": call.arguments}
-                self._run_tool(turn_no, step, block, plan)
+                if self.operator.tool_gate():
+                    self._run_tool(turn_no, step, block, plan)
+                else:
+                    self._not_dispatched(turn_no, step, block)
                 continue
             outcome = committed_rewind(self.session, call.call_seq) if call.name == rewind_tool else None
             again = call.name in REPEATABLE_TOOLS or call.name == rewind_tool
@@ -624,8 +638,12 @@ class AgentHost:
                     continue
                 again = settled.again
             if outcome is None and again:
-                self._dispatch(turn_no, step, call.call_id, call.name, call.arguments, call.call_seq, plan)
-                continue
+                if self.operator.tool_gate():
+                    self._dispatch(
+                        turn_no, step, call.call_id, call.name, call.arguments, call.call_seq, plan
+                    )
+                    continue
+                outcome = NOT_DISPATCHED
             outcome = outcome or CallResult(
                 f"Error: the host stopped while {call.name} was running; its outcome is unknown.",
                 True,

@@ -34,7 +34,7 @@ from typing import Any
 from core.control import inbox as control
 from core.control.host_state import STATE_EVENT, read_inbox_position, write_state
 from core.host.port import HostPort
-from core.host.resume import QUEUED, Steer, pending_steers
+from core.host.resume import QUEUED, Steer, paused_by_operator, pending_steers
 from core.log.messages import user_message
 from core.shared.errors import TapedeckError
 
@@ -82,7 +82,7 @@ class Operator:
         self.started = _now_ms()
         self.deferred: list[dict[str, Any]] = []
         self.steers: list[Steer] = pending_steers(host.session)
-        self.paused = False
+        self.paused = paused_by_operator(host.session)  # a pause outlives its host until the operator resumes
         self._stopped = threading.Event()
         self._stop_record: dict[str, Any] | None = None
         self._on_stop = tuple(on_stop)

@@ -2,7 +2,8 @@
 
 A host killed at any point leaves a log prefix. These pure readers tell the resuming host what that prefix
 still owes: steering messages acknowledged but never delivered, the prompt of a turn that started without
-one, and how far the open turn's last step got (model call interrupted, or step ended with the turn still open).
+one, how far the open turn's last step got (model call interrupted, or step ended with the turn still open), and
+whether the operator had paused the host.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.host.toolbox import CallResult
-from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT
+from core.log.vocabulary import APPLIED, CONTROL_EVENT, HOST_EVENT
 from core.policies.adaptive import FINALIZATION, turn_routes
 from core.policies.checkpoint import CHECKPOINT_TOOL_NAME
 from core.policies.recall import RECALL_TOOLS
@@ -46,6 +47,15 @@ def recorded_workspace(session: Session) -> str | None:
             return workspace
     cwd = session.header.get("cwd")
     return cwd if isinstance(cwd, str) else None
+
+
+def paused_by_operator(session: Session) -> bool:
+    """Whether the operator's latest applied ``pause`` or ``resume`` is a pause: the host was left paused."""
+    for seq in reversed(list(session.seqs_of((CONTROL_EVENT,)))):
+        data = session.events[seq].get("data") or {}
+        if data.get("outcome") == APPLIED and data.get("op") in ("pause", "resume"):
+            return bool(data["op"] == "pause")
+    return False
 
 
 def _source(event: dict[str, Any]) -> dict[str, Any]:

@@ -128,3 +128,33 @@ def test_a_resumed_host_does_not_report_the_inbox_lines_its_killed_predecessor_t
     said = first.text() + second.text()
     assert said.count("control inbox line 1 ") == 1 and said.count("control inbox line 2 ") == 1, said
     assert said.count("nope rejected") == 1 and second.text().count("control inbox line 4 ") == 1, said
+
+
+def test_a_host_paused_by_the_operator_and_killed_comes_back_paused(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    write = {"name": "write_file", "arguments": {"path": "out.txt", "content": "x" * 200}}
+    script.write_text(json.dumps({"responses": [{"toolCalls": [write]}, {"text": "done"}]}))
+    workspace, root = tmp_path / "ws", tmp_path / "root"
+    workspace.mkdir()
+    common = ["--provider", f"scripted:{script}", "--sessions-root", str(root), "--linger"]
+    first = _Process(tmp_path, "first", "task", *common, "--workspace", str(workspace), "--session-id", "s1",
+                     "--chunk-delay", "0.02")  # fmt: skip
+    log = log_path(root, str(workspace), "s1", False)
+    first.wait_for(lambda: log.exists() and any(e["type"] == "assistant/chunk" for e in read_log(log).events))
+    inbox = control.inbox_path(log)
+    control.append_request(inbox, "pause", {})
+    first.wait_for(lambda: _state(log)[0] == "paused")  # held before the write_file call the model asked for
+    first.kill()
+
+    second = _Process(tmp_path, "second", "--resume", "s1", *common)
+    second.wait_for(lambda: _state(log) == ("paused", second.proc.pid))
+    time.sleep(0.5)  # a host that ignored the pause would write the file now
+
+    assert not (workspace / "out.txt").exists()
+    assert [e for e in read_log(log).events if e["type"] == "tool/call"] == []
+    assert "paused" in second.text().split("log ", 1)[1], second.text()
+    control.append_request(inbox, "resume", {})
+    second.wait_for(lambda: _state(log)[0] == "idle")
+    assert (workspace / "out.txt").read_text() == "x" * 200
+    control.append_request(inbox, "stop", {})
+    assert second.proc.wait(60) == 0

@@ -8,6 +8,8 @@ abandoning a host without closing its turn. The subprocess SIGKILL runs are in `
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -483,3 +485,32 @@ def test_an_edit_whose_file_cannot_be_told_apart_is_not_run_again(
     result = _result_of(read_log(log).events, call)
     assert ((result.get("error") or {}).get("code") == "TOOL_OUTCOME_UNKNOWN") is unknown
     assert target.read_text() == (before if unknown else "one\ntwo\nthree\n")
+
+
+def test_a_stop_sent_to_a_host_resumed_paused_ends_the_calls_it_held_unrun(tmp_path: Path) -> None:
+    write = {"name": "write_file", "arguments": {"path": "out.txt", "content": "hi"}}
+    provider = _script(tmp_path, [{"toolCalls": [write]}, {"text": "done"}])
+    host = _host(tmp_path, provider, ["write it"])
+    host.append([control.outcome_event({"id": "req-1", "op": "pause"}, control.APPLIED)])  # what the log keeps
+    _finish(host)
+    log = host.writer.path
+    answer = next(e for e in read_log(log).events if e["type"] == "assistant/message")
+    _cut(log, answer["seq"] + 1)  # killed while held before the write_file call
+    (tmp_path / "ws" / "out.txt").unlink()
+
+    resumed = _resume(tmp_path, log, provider)
+    runner = threading.Thread(target=resumed.run)
+    runner.start()
+    deadline = time.monotonic() + 30
+    while resumed.operator.state != "paused":
+        assert runner.is_alive() and time.monotonic() < deadline
+        time.sleep(0.02)
+    control.append_request(control.inbox_path(log), "stop", {})
+    runner.join(30)
+    resumed.close()
+
+    session = load_session(log)
+    assert not (tmp_path / "ws" / "out.txt").exists()
+    [result] = _results(read_log(log).events, "write_file")
+    assert result["error"]["code"] == "ABORTED_BEFORE_DISPATCH"
+    assert session.turns[1].status == "aborted" and session.diagnostics == []
