@@ -14,14 +14,14 @@ from core.cli.common import emit, guarded
 from core.log.layout import resolve_log_path
 from core.read.index import SUFFIX, cache_dir, check, index_dir, index_path, read_meta
 from core.read.summary import human_chars
-from core.shared.errors import TapedeckError
+from core.shared.errors import LogNotFoundError, TapedeckError
 
 
-def cache_info() -> dict[str, Any]:
-    """Every index file and alert checkpoint: its kind, size, the log it describes, how much of it, and whether it
-    still fits the log."""
+def cache_info(log: str | None = None) -> dict[str, Any]:
+    """Every index file and alert checkpoint (or only ``log``'s, see ``_kept_for``): its kind, size, the log it
+    describes, how much of it, and whether it still fits the log."""
     files = []
-    for kind, path in _kept():
+    for kind, path in _kept() if log is None else _kept_for(log):
         row: dict[str, Any] = {"file": str(path), "kind": kind, "bytes": _size(path)}
         try:
             if kind == "index":
@@ -36,7 +36,8 @@ def cache_info() -> dict[str, Any]:
             row.update({"log": log, "indexedBytes": size, "events": events,
                         "state": "valid" if reason is None else "stale", "reason": reason})  # fmt: skip
         files.append(row)
-    return {"dir": str(cache_dir()), "files": files, "bytes": sum(f["bytes"] for f in files)}
+    found = {"dir": str(cache_dir()), "files": files, "bytes": sum(f["bytes"] for f in files)}
+    return found if log is None else {**found, "for": log}
 
 
 def _kinds() -> list[tuple[str, Path, str]]:
@@ -52,16 +53,27 @@ def _kept(prefix: str = "") -> list[tuple[str, Path]]:
     return found
 
 
+def _kept_for(log: str) -> list[tuple[str, Path]]:
+    """The index file and alert checkpoints kept of ``log`` (a log or its session directory), with their kind. A
+    path where no log is keeps its files until they are cleared; with none, it is a TapedeckError saying so."""
+    try:
+        target = resolve_log_path(log)
+    except LogNotFoundError as exc:
+        target, missing = Path(log).expanduser(), exc
+    except TapedeckError:
+        target, missing = Path(log).expanduser(), None
+    else:
+        missing = None
+    found = [("index", path) for path in [index_path(target)] if path.exists()]
+    found += [("alerts", path) for path in checkpoint.checkpoint_paths(target)]
+    if not found and missing is not None:
+        raise TapedeckError(f"{missing}; nothing cached for it")
+    return found
+
+
 def cache_clear(log: str | None) -> dict[str, Any]:
     """Remove every index file and alert checkpoint (and any left half-written), or only ``log``'s."""
-    if log is not None:
-        try:
-            target = resolve_log_path(log)
-        except TapedeckError:
-            target = Path(log).expanduser()
-        doomed = [index_path(target), *checkpoint.checkpoint_paths(target)]
-    else:
-        doomed = [path for _, path in _kept() + _kept(".tmp-")]
+    doomed = [path for _, path in (_kept() + _kept(".tmp-") if log is None else _kept_for(log))]
     removed = []
     for path in doomed:
         size = _size(path)
@@ -85,7 +97,8 @@ def _size(path: Path) -> int:
 def _render_info(r: dict[str, Any]) -> str:
     files = r["files"]
     if not files:
-        return f"no index files or alert checkpoints in {r['dir']}"
+        which = f" for {r['for']}" if "for" in r else ""
+        return f"no index files or alert checkpoints in {r['dir']}{which}"
     lines = [f"{len(files)} file(s) in {r['dir']}, {human_chars(r['bytes'])}B"]
     for f in files:
         what = f["state"] + (f" ({f['reason']})" if f["reason"] else "")
@@ -113,9 +126,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "ever needed: removing them costs one full read.",
     )
     what = p.add_subparsers(dest="what", metavar="ACTION", required=True)
-    info = what.add_parser("info", help="list the index files and alert checkpoints: size, the log of each, valid or stale")
+    info = what.add_parser(
+        "info",
+        help="list the index files and alert checkpoints, or only LOG's: size, the log of each, valid or stale",
+    )
+    info.add_argument("log", nargs="?", metavar="LOG", help="a session log or session directory")
     info.add_argument("--json", action="store_true", help="print JSON")
-    info.set_defaults(handler=guarded(lambda a: emit(cache_info(), a.json, _render_info)))
+    info.set_defaults(handler=guarded(lambda a: emit(cache_info(a.log), a.json, _render_info)))
     clear = what.add_parser("clear", help="remove every index file and alert checkpoint, or only LOG's")
     clear.add_argument("log", nargs="?", metavar="LOG", help="a session log or session directory")
     clear.add_argument("--json", action="store_true", help="print JSON")

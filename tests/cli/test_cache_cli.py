@@ -130,3 +130,35 @@ def test_an_unreadable_index_file_is_listed_as_such(tmp_path: Path, capsys: pyte
     code, out, _ = _out(["cache", "info", "--json"], capsys)
     (row,) = orjson.loads(out)["files"]
     assert code == 0 and row["state"] == "unreadable" and row["reason"] == "not a tapedeck index"
+
+
+def test_cache_info_and_clear_of_a_path_that_is_no_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "gone" / "session.jsonl"
+    for action in ("info", "clear"):
+        code, out, err = _out(["cache", action, str(missing)], capsys)
+        assert (code, out) == (2, ""), action
+        assert f"{missing}: no such file or directory" in err and "nothing cached for it" in err, action
+    code, _, err = _out(["cache", "clear", str(tmp_path)], capsys)  # a directory without a log
+    assert code == 2 and "no session.jsonl or session.jsonl.zstd in this directory" in err
+
+
+def test_a_deleted_logs_index_is_listed_and_cleared_by_its_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, other = tmp_path / "a" / "session.jsonl", tmp_path / "b" / "session.jsonl"
+    for path in (log, other):
+        path.parent.mkdir()
+        generate(path, 60_000, seed=1, profile="mixed")
+        main(["inspect", str(path)])
+    log.unlink()
+
+    code, out, _ = _out(["cache", "info", str(log), "--json"], capsys)
+    (row,) = orjson.loads(out)["files"]
+    assert code == 0 and row["file"] == str(index.index_path(log)) and row["state"] == "stale"
+    code, out, _ = _out(["cache", "clear", str(log)], capsys)
+    assert code == 0 and out.startswith("removed 1 file(s)")
+    assert _out(["cache", "clear", str(log)], capsys)[0] == 2
+    code, out, _ = _out(["cache", "info", str(other.parent)], capsys)
+    assert code == 0 and out.startswith("1 file(s)") and str(other) in out
