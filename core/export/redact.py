@@ -8,11 +8,16 @@ was replaced, by kind. What is replaced:
 - ``key``: API keys and tokens in the common formats (OpenAI/DeepSeek/Anthropic ``sk-…``, GitHub ``gh?_…`` and
   ``github_pat_…``, GitLab ``glpat-…``, npm ``npm_…``, Hugging Face ``hf_…``, Slack ``xox?-…``, AWS ``AKIA…``, Google
   ``AIza…``, Stripe-style ``sk_live_…``, JWTs, the password of a URL (``scheme://user:…@``), PEM
-  private-key blocks, ``Bearer …`` and ``Authorization:`` values, ``api_key=…``/``token: …``/``password=…``/
-  ``secret_key=…``/``aws_secret_access_key = …`` pairs, their quotes escaped too, as JSON text in a string has them);
-- ``env``: the value of every environment variable of the exporting process at least ``ENV_MIN`` characters long,
-  except numbers (so no number changes), plain words and file paths (home paths are the next kind), also as JSON
-  text in a string writes it (``written_forms``);
+  private-key blocks, ``Bearer …`` and ``Basic …`` credentials (a word of prose after them only in an
+  ``Authorization`` header), the values of ``api_key=…``/``token: …``/``password=…``/``secret_key=…``/
+  ``aws_secret_access_key = …`` pairs, their quotes escaped too, as JSON text in a string has them, but not a value
+  that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
+  ``None``, ``secret=secret_value``: ``_secret_value``);
+- ``env``: the value of every environment variable of the exporting process named for a secret (``DB_PASSWORD``,
+  ``GITHUB_TOKEN``) from ``ENV_MIN_NAMED`` characters, and of any other from ``ENV_MIN`` characters when it is no
+  ``readable`` text (a random token: not ``C.UTF-8``, ``xterm-256color`` or ``--max-old-space-size=4096``); never
+  a number (so no number changes) or a file path (home paths are the next kind); also as JSON text in a string
+  writes it (``written_forms``);
 - ``email``: e-mail addresses;
 - ``home``: home-directory paths (``/home/<user>``, ``/Users/<user>``, ``/root``, ``C:\\Users\\<user>`` and the
   exporting user's ``$HOME``; a slash escaped or a backslash doubled as JSON text has them), replaced by ``~``.
@@ -24,7 +29,7 @@ import json
 import os
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
@@ -33,8 +38,8 @@ import re2
 ENV_MIN = 8
 LIST_SLICE = 32  # a long list is screened this many items at a time
 # key formats with no character JSON escapes: a string holds one as its JSON does (``_KEYS`` and ``_SCREEN``)
-_KEY_FORMATS = (
-    rb"|(?:sk|pk|rk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_\-]{16,}"
+_KEY_FORMATS = (  # ``sk-`` keys have a run of 16 without a hyphen: ``network-interface-controller`` is none
+    rb"|(?:sk|pk|rk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_]{16,}[A-Za-z0-9_\-]*"
     rb"|(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"
     rb"|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}"
     rb"|xox[abposr]-[A-Za-z0-9-]{10,}"
@@ -47,9 +52,13 @@ _KEY_FORMATS = (
 _KEYS = re2.compile(
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\z)"
     + _KEY_FORMATS
-    + rb"|(?i:bearer|basic)\s+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?i:(?:(?:api|secret|private|access)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
-    rb"(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?)(?:[^\s\"',;\\]|\\[^\s\"'])(?:[^\s\"',;\\]|\\[^\s\"']){5,}"
+)
+# a credential after ``Bearer``/``Basic`` (group 1), unless it is a word of prose (``_credential``)
+_CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
+# a value after a key word (group 2; group 1 the quote before it), unless it is code (``_secret_value``)
+_PAIR = re2.compile(
+    rb"(?i:(?:(?:api|secret|private|access)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
+    rb"(?:\\?[\"'])?\s*[:=]\s*(\\?[\"'])?)((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
 )
 _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
 # a slash may be escaped and a backslash doubled, as JSON text in a string has them (a tool call's arguments)
@@ -57,10 +66,24 @@ _HOME = re2.compile(
     rb"(?:\\?/home\\?/|\\?/Users\\?/)[^/\s\"'<>:;,]+|/root\b|[A-Za-z]:\\{1,2}Users\\{1,2}[^\\\s\"'<>:;,]+"
 )
 _URL_HEAD = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:")  # what stays of a URL's credentials
-_PAIR_HEAD = re.compile(
-    r"^(?i:(?:(?:api|secret|private|access)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
-    r"(?:\\?[\"'])?\s*[:=]\s*(?:\\?[\"'])?)"
+# A word as names and prose write it (``utf``, ``Server``, ``getUserName``, ``HTTPServer``, ``x64``, ``256color``),
+# where a random token mixes cases and digits at random (``k3yV4lue``)
+_WORD = re.compile(r"(?:[A-Z]+|[A-Z]?[a-z]+)(?:[A-Z][a-z]+)*[0-9]*|[0-9]+(?:[A-Za-z][a-z]*)?")
+_WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
+# code: a name, its attributes (group 1: ``args.api_key``) and a bracket after them (group 2: ``next_token()``)
+_CODE = re.compile(rb"[A-Za-z_$][\w$]*((?:\??\.[A-Za-z_$][\w$]*)*)([(\[{<]?)")
+_KEY_WORD = re.compile(rb"(?i)key|token|secret|pass")
+_NAME_PARTS = re.compile(rb"_|[a-z][A-Z]")  # a name of several words: ``api_key``, ``TokenType``
+_LITERALS = frozenset(
+    {b"None", b"null", b"nil", b"true", b"false", b"True", b"False", b"undefined", b"self", b"this"}
 )
+# an environment variable named for a secret (``DB_PASSWORD``, ``GITHUB_TOKEN``, ``API_KEY``): any value of it goes
+_SECRET_NAME = re.compile(
+    r"(?i)(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PW|PASSPHRASE|AUTH|CREDENTIALS?|PRIVATE|COOKIE|DSN"
+    r"|JWT|SALT)(?:_|$)"
+)
+ENV_MIN_NAMED = 6  # characters from which the value of a variable named for a secret is redacted
+_SETTINGS = frozenset({"true", "false", "yes", "no", "on", "off", "enabled", "disabled", "none", "null"})
 # A screen for the JSON text of a whole value: it matches wherever a string of the value holds something the
 # patterns above match (and sometimes where none does: a key, a word before a colon). Each part is one of those
 # patterns as JSON writes what it matches: most are unchanged (none of their characters is escaped), ``\s`` is a
@@ -99,15 +122,55 @@ def _is_path(value: str) -> bool:
     return all(part.startswith(("/", "~", ".")) or not part for part in value.split(os.pathsep))
 
 
+def readable(value: str) -> bool:
+    """True when ``value`` is made of words as names and prose write them (``C.UTF-8``, ``xterm-256color``,
+    ``--max-old-space-size=4096``, ``getUserName``), not of a random token's run (``k3y-v4lue``, ``a1B2c3``)."""
+    return all(_WORD.fullmatch(part) for part in _WORD_SPLIT.split(value) if part)
+
+
 def env_secrets(environ: Mapping[str, str] | None = None, minimum: int = ENV_MIN) -> list[str]:
-    """The environment values redaction replaces, longest first (a value inside another is replaced with it):
-    at least ``minimum`` characters, and neither a number, a word of letters alone nor a path (list)."""
+    """The environment values redaction replaces, longest first (a value inside another is replaced with it),
+    never a number or a path (list): a variable's named for a secret (``_SECRET_NAME``) from ``ENV_MIN_NAMED``
+    characters unless it is a setting word (``true``, ``off``), any other's from ``minimum`` characters when it
+    is no ``readable`` text (a locale, a terminal's name, options, a word list: ``LANG=C.UTF-8`` is no secret)."""
     env = os.environ if environ is None else environ
-    values = {
-        v for v in env.values()
-        if len(v.strip()) >= minimum and not _NUMBER.fullmatch(v) and not v.isalpha() and not _is_path(v)
-    }  # fmt: skip
+    values = set()
+    for name, v in env.items():
+        if _NUMBER.fullmatch(v) or _is_path(v):
+            continue
+        if _SECRET_NAME.search(name):
+            if len(v.strip()) >= ENV_MIN_NAMED and v.strip().lower() not in _SETTINGS:
+                values.add(v)
+        elif len(v.strip()) >= minimum and not readable(v):
+            values.add(v)
     return sorted(values, key=len, reverse=True)
+
+
+def _credential(data: bytes, m: Any) -> bool:
+    """True when what follows ``Bearer``/``Basic`` is a credential: after ``Authorization``, or no word of prose."""
+    if b"authorization" in data[max(0, m.start() - 24) : m.start()].lower():
+        return True
+    return not readable(m.group(1).decode()) or any(c in m.group(1) for c in b"._~+/=-")
+
+
+def _secret_value(data: bytes, m: Any) -> bool:
+    """True when the value after a key word (``password=…``, ``"token": "…"``) is one, not code that names it:
+    a call or index (``token = next_token()``), an attribute (``args.api_key``), a reference (``$DB_PASSWORD``,
+    ``${{ secrets.TOKEN }}``), a literal (``None``), or, unquoted, a name holding the key word (``api_key=api_key``,
+    ``token: TokenType``)."""
+    value, quoted = m.group(2), m.group(1) is not None
+    if value[:1] in (b"$", b"%", b"<") or value[:2] == b"{{":
+        return False
+    if quoted:
+        return True
+    code = _CODE.match(value)
+    if code is None:  # it starts with no name (``9f8e…``)
+        return True
+    whole = code.end() == len(value)
+    # a call or an index, an attribute, a literal
+    if code.group(2) or whole and (code.group(1) or value in _LITERALS):
+        return False
+    return not (whole and _KEY_WORD.search(value) and _NAME_PARTS.search(value))
 
 
 def written_forms(values: list[str]) -> list[str]:
@@ -127,15 +190,19 @@ class Redactor:
         secrets = written_forms(env_secrets(environ))
         home = os.path.expanduser("~") if home is None else home
         home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") else None
-        self._patterns: list[tuple[str, Any]] = [("key", _KEYS), ("email", _EMAIL), ("home", _HOME)]
+        # each pattern's kind, the group that is replaced, and what says whether a match is one (None: every one)
+        self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
+            ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 2, _secret_value),
+            ("email", _EMAIL, 0, None), ("home", _HOME, 0, None),
+        ]  # fmt: skip
         if secrets:
-            self._patterns.append(("env", re2.compile("|".join(map(re.escape, secrets)).encode())))
+            self._patterns.append(("env", re2.compile("|".join(map(re.escape, secrets)).encode()), 0, None))
         if home is not None:  # a whole directory: ``/root`` never the start of ``/rootfs``
             whole = r"\b" if re.match(r"\w", home[-1], re.ASCII) else ""
-            self._patterns.append(("home", re2.compile((re.escape(home) + whole).encode())))
+            self._patterns.append(("home", re2.compile((re.escape(home) + whole).encode()), 0, None))
         # one scan says which of the patterns a string holds anything of (most hold nothing): only those are run
         self._which = re2.Set.SearchSet()
-        for _, pattern in self._patterns:
+        for _, pattern, _, _ in self._patterns:
             self._which.Add(pattern.pattern)
         self._which.Compile()
         # and one scan of a value's JSON whether any of its strings may (the literals as JSON writes them)
@@ -166,8 +233,9 @@ class Redactor:
         spans: list[tuple[int, int, str]] = []
         patterns = self._patterns
         for i in sorted(which):
-            kind, pattern = patterns[i]
-            spans.extend((m.start(), m.end(), kind) for m in pattern.finditer(data) if m.end() > m.start())
+            kind, pattern, group, keep = patterns[i]
+            spans.extend((m.start(group), m.end(group), kind) for m in pattern.finditer(data)
+                         if m.end(group) > m.start(group) and (keep is None or keep(data, m)))  # fmt: skip
         if not spans:
             return text
         if len(data) != len(text):  # not ASCII: byte offsets to code point offsets
@@ -196,8 +264,7 @@ class Redactor:
             return "~"
         if kind == "key" and (url := _URL_HEAD.match(found)) is not None:  # keep ``postgres://user:`` and ``@``
             return url.group(0) + "[redacted key]" + ("@" if found.endswith("@") else "")
-        pair = _PAIR_HEAD.match(found) if kind == "key" else None  # keep ``api_key=`` of a pair
-        return (pair.group(0) if pair else "") + f"[redacted {kind}]"
+        return f"[redacted {kind}]"
 
     def walk(self, value: Any, dump: bytes | None = None, seen: Seen | None = None) -> Any:
         """``value`` with every string value redacted; keys, numbers, booleans and nulls unchanged, and the

@@ -46,7 +46,9 @@ EMAILS = st.tuples(
     st.text(alphabet=ALNUM, min_size=1, max_size=10),
     st.sampled_from(["com", "io", "org", "co.uk", "dev"]),
 ).map(lambda t: f"{t[0]}@{t[1]}.{t[2]}")
-ENV_VALUES = st.text(alphabet=ALNUM + "-_./:=+", min_size=8, max_size=24).filter(lambda v: bool(env_secrets({"X": v})))
+ENV_VALUES = st.text(alphabet=ALNUM + "-_./:=+", min_size=8, max_size=24).filter(
+    lambda v: bool(env_secrets({"SECRET_VALUE": v}))
+)
 USERS = st.text(alphabet=string.ascii_lowercase + string.digits + "_-", min_size=1, max_size=10)
 SURROUND = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=24)
 
@@ -125,7 +127,7 @@ def test_redaction_keeps_structure_and_counts_by_kind() -> None:
              "c": "Authorization: Bearer abcdefghijklmnop", "n": 7}  # fmt: skip
     out = r.walk(value)
     assert out == {"a": ["mail [redacted email]", 42, 1.5, None, True], "b": "~/x and [redacted env]",
-                   "c": "Authorization: [redacted key]", "n": 7}  # fmt: skip
+                   "c": "Authorization: Bearer [redacted key]", "n": 7}  # fmt: skip
     assert r.summary() == {"key": 1, "env": 1, "email": 1, "home": 1}
 
 
@@ -133,6 +135,80 @@ def test_numbers_words_and_paths_in_the_environment_are_not_secrets() -> None:
     assert env_secrets({"A": "12345678", "B": "abcdefghij", "C": "/usr/bin:/bin", "D": "short", "E": "k3y-v4lue-x"}) == [
         "k3y-v4lue-x"
     ]
+
+
+# what a developer's shell has: none of it a secret
+HARMLESS_ENV = {
+    "LANG": "C.UTF-8", "LC_ALL": "en_US.UTF-8", "TERM": "xterm-256color", "COLORTERM": "truecolor",
+    "SHELL": "/bin/bash", "NODE_OPTIONS": "--max-old-space-size=4096", "LS_COLORS": "rs=0:di=01;34:ln=01;36:mh=00",
+    "PYTHONIOENCODING": "utf-8", "VIRTUAL_ENV_PROMPT": "(.venv) ", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/1000/bus",
+    "TOKENIZERS_PARALLELISM": "false", "GIT_BRANCH": "feature_login", "AUTH_ENABLED": "enabled", "EDITOR": "nvim",
+    "npm_config_user_agent": "npm/10.2.3 node/v20.10.0 linux x64 workspaces/false", "XDG_SESSION_TYPE": "wayland",
+}  # fmt: skip
+CODE = """import getpass, os
+LANG=C.UTF-8 TERM=xterm-256color NODE_OPTIONS=--max-old-space-size=4096 python app.py  # feature_login
+def connect(api_key: Optional[str] = None, *, token: TokenType = TokenType.BEARER) -> Client:
+    token = self._next_token()
+    access_token = response.json()["access_token"]
+    password = getpass.getpass("Password: ")
+    secret_key = os.environ["SECRET_KEY"]
+    self.token = token_value
+    login(password=args.password, api_key=api_key, secret=secret_value)
+    if token == expected_token and password_hash == bcrypt.hash(password):
+        return {"token": None, "password": password_hash}
+const apiKey = process.env.API_KEY;  // the network-connection-timeout-handler, task-management-service-layer
+env: { NPM_TOKEN: ${{ secrets.NPM_TOKEN }}, password: $DB_PASSWORD }
+Basic authentication needs a basic understanding of encoding="utf-8" and wayland
+"""
+
+
+def test_ordinary_code_and_harmless_environment_values_stay_readable(tmp_path: Path) -> None:
+    """Code that names keys, tokens and passwords (calls, attributes, annotations, references, names holding the
+    word), kebab-case words with ``sk-``/``rk-`` inside, prose after ``Basic``, and a shell's own settings
+    (``LANG=C.UTF-8``, ``TERM=xterm-256color``, options, a branch name) are no secrets: an export of a tool result
+    holding them replaces nothing. They used to come out as ``[redacted key]`` and ``[redacted env]``."""
+    r = Redactor(environ=HARMLESS_ENV, home="/home/ann")
+    assert r.text(CODE) == CODE and sum(r.summary().values()) == 0
+    log = plant(tmp_path / "s.jsonl", "run it", CODE, "done")
+    for fmt in ("json", "md", "html"):
+        redactor = Redactor(environ=HARMLESS_ENV, home="/home/ann")
+        _export(log, fmt, redactor)
+        assert redactor.summary() == {"key": 0, "env": 0, "email": 0, "home": 0}, fmt
+
+
+SECRET_ENV = {
+    "DB_PASSWORD": "hunter2", "SERVICE_TOKEN": "letmeinplease", "HOSTNAME": "7f3a9c2b1d4e",
+    "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "STRIPE_API_KEY": "correct-horse-battery",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("password=hunter2pw", "hunter2pw"), ('password = "s3cr3t-pw"', "s3cr3t-pw"), ("PASSWORD=supersecret", "supersecret"),
+        ("(password=mypassword1)", "mypassword1"), ("GET /api?token=abc123xyz789&x=1", "abc123xyz789"),
+        ('{\\"password\\": \\"hunter2pw\\"}', "hunter2pw"), ("api_key: a9f8e7d6c5b4a3f2", "a9f8e7d6c5b4a3f2"),
+        ("Authorization: Bearer abcdefghijklmnop", "abcdefghijklmnop"), ("Bearer eyJhbGciOiJIUzI1NiJ9xyz", "eyJhbGciOiJIUzI1NiJ9xyz"),
+        ('-H "Authorization: Basic dXNlcjpwYXNz"', "dXNlcjpwYXNz"), ("x sk-proj-Zq81xVb2LmN0pQr5StUv7WxYz", "Zq81xVb2LmN0pQr5StUv7WxYz"),
+        ("tasksk-" + "a1B2" * 8, "a1B2" * 8), ("login with hunter2 now", "hunter2"), ("the value letmeinplease", "letmeinplease"),
+        ("on host 7f3a9c2b1d4e", "7f3a9c2b1d4e"), ("aws wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
+        ("stripe correct-horse-battery", "correct-horse-battery"), ("mail me at a@b.io", "a@b.io"),
+        ("cd /home/alice/x", "alice"),
+    ],
+)  # fmt: skip
+def test_secrets_beside_code_still_go(text: str, secret: str) -> None:
+    """Telling code from secrets keeps every secret out: a key word's value that is no code (quoted, a random
+    token, a word), a credential after ``Authorization``, a key glued to text before it, the value of a variable
+    named for a secret however plain or short (from six characters), a random token in any variable, e-mail
+    addresses and home paths."""
+    r = Redactor(environ={**HARMLESS_ENV, **SECRET_ENV}, home="/home/ann")
+    assert secret not in r.text(text)
+
+
+def test_numbers_settings_and_paths_of_secret_variables_are_kept() -> None:
+    """A variable named for a secret whose value is a number, a setting word or a path keeps it readable."""
+    environ = {"TOKEN_TTL": "86400000", "USE_AUTH": "disabled", "GCP_CREDENTIALS": "/etc/gcp.json"}
+    assert env_secrets(environ) == []
 
 
 WORDS = st.sampled_from([
@@ -154,7 +230,7 @@ MADE_UP = st.lists(st.tuples(WORDS, GLUE, BODIES).map("".join), min_size=1, max_
 def test_a_value_is_walked_as_its_strings_one_by_one(text: str) -> None:
     """The screen that lets a value with nothing to redact through whole never lets a secret through: a dict and
     a long list (screened a slice at a time) come out as their strings redacted one by one."""
-    environ, home = {"A": "hunter2-value", "B": 'q"uo\\te-env'}, "/home/ann"
+    environ, home = {"API_TOKEN": "hunter2-value", "B_SECRET": 'q"uo\\te-env'}, "/home/ann"
     one = Redactor(environ=environ, home=home)
     expected = one.text(text)
     many = Redactor(environ=environ, home=home)
@@ -169,7 +245,7 @@ def test_aside_walks_each_item_and_counts_nothing(texts: list[str], split: int) 
     """``aside`` screens a list of messages once: what it gives and says equals what walking the items one by one
     gives and counts (also for secrets whose parts end one item and start the next), and the redactor's own
     counts stay as they were."""
-    environ, home = {"A": "hunter2-value", "B": 'q"uo\\te-env'}, "/home/ann"
+    environ, home = {"API_TOKEN": "hunter2-value", "B_SECRET": 'q"uo\\te-env'}, "/home/ann"
     items = [{"role": "user", "content": t} for t in texts[:split]] + [{"role": "tool", "content": "".join(texts[split:])}]
     walked = Redactor(environ=environ, home=home)
     expected = [walked.walk(item) for item in items]
@@ -182,7 +258,7 @@ def test_aside_walks_each_item_and_counts_nothing(texts: list[str], split: int) 
 def test_text_after_characters_of_several_bytes_is_cut_where_the_secret_is() -> None:
     """The patterns run on UTF-8 bytes: a match after characters of two, three and four bytes replaces exactly
     the secret's characters."""
-    r = Redactor(environ={"A": "hunter2-value"}, home="/home/ann")
+    r = Redactor(environ={"API_TOKEN": "hunter2-value"}, home="/home/ann")
     text = "é€😀 /home/bob/x ü hunter2-value ✓ ann@example.org ñ sk-" + "a1B2" * 5
     assert r.text(text) == "é€😀 ~/x ü [redacted env] ✓ [redacted email] ñ [redacted key]"
     assert r.summary() == {"key": 1, "env": 1, "email": 1, "home": 1}
@@ -196,7 +272,7 @@ def test_aside_takes_the_strings_a_walk_redacted_as_walking_them_again_would(
     """A node's wire messages carry its event's strings: ``aside`` with what the event's walk noted (``seen``) gives
     and counts exactly what walking the messages gives and counts, and a string no walk noted (made anew, as two
     texts joined are) is screened and walked as before."""
-    environ, home = {"A": "hunter2-value", "B": 'q"uo\\te-env'}, "/home/ann"
+    environ, home = {"API_TOKEN": "hunter2-value", "B_SECRET": 'q"uo\\te-env'}, "/home/ann"
     event = {"type": "tool/result", "data": {"message": {"role": "user", "content": [
         {"type": "text", "text": t} for t in texts]}, "meta": {"lines": [texts[0]] * 40}}}  # fmt: skip
     blocks = event["data"]["message"]["content"]

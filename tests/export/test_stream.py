@@ -96,9 +96,9 @@ def test_every_format_counts_the_redactions_of_the_surface_and_the_request(tmp_p
 def test_markdown_counts_the_request_as_the_formats_that_write_it(log: Path, moment: str) -> None:
     """Markdown shows no request: the pass notes what redacting each surface node's wire messages replaces, and
     its summary must count the chosen request's as the JSON does, which redacts them as it writes them (a key
-    of eight or more characters in the environment is redacted in every text it is in: here words of DSH's
+    of a secret's name in the environment is redacted in every text it is in: here words of DSH's
     runtime-context message and user prompts, which every request carries)."""
-    environ = {"A": "runtime context", "B": "automatically generated", "C": "remote mutation"}
+    environ = {"A_TOKEN": "runtime context", "B_TOKEN": "automatically generated", "C_TOKEN": "remote mutation"}
     summaries = []
     for fmt in ("json", "md"):
         redactor = Redactor(environ=environ, home="/home/nobody")
