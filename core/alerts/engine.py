@@ -153,7 +153,8 @@ class _Requests:
                 lost = max(0, self.before_bytes - diff.prefix_bytes)
                 tokens, usd = rebilled(lost, bytes_per_token(() if self.billed is None else (self.billed,)),
                                        self.book.price(request.model) if request.model else None)  # fmt: skip
-                found = CacheBreak(request.seq, diff.cause, tokens, usd)
+                found = CacheBreak(request.seq, diff.cause, tokens, usd, diff.cause_seq, diff.prefix_bytes,
+                                   diff.total_bytes)  # fmt: skip
             else:
                 found = CacheBreak(request.seq, None, 0.0, None)
             self.before_bytes = diff.total_bytes if request.digest is not None else len(self._prompt_bytes(request))

@@ -23,6 +23,7 @@ import orjson
 from core.alerts.config import RuleConfig
 from core.log.validate import INVALID
 from core.log.vocabulary import GUARD_SOURCE, HOST_EVENT, ROUTE_EVENT
+from core.rebuild.request_diff import break_point
 from core.shared.text import tool_result_is_error
 from core.shared.values import int_or_none
 
@@ -67,12 +68,16 @@ class Finding:
 
 @dataclass(slots=True)
 class CacheBreak:
-    """The latest request's break of the provider's prefix cache, priced."""
+    """The latest request's break of the provider's prefix cache, priced: where it broke and what broke it, as
+    ``core.rebuild.request_diff`` found them for ``tapedeck diff``."""
 
     seq: int
     cause: str | None
     tokens: float
     usd: float | None
+    cause_seq: int | None = None  # the event that broke it (a cut, a header), when one did
+    prefix_bytes: int = 0  # the bytes of the prompt the request shares with the one before it
+    total_bytes: int = 0  # the bytes of the request's prompt
 
 
 def _usd(value: float) -> str:
@@ -428,7 +433,8 @@ def cache_break(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None
     if not (over_tokens or over_usd):
         return None
     price = f" ({_usd(b.usd)})" if b.usd is not None else ""
-    return Finding(b.seq, f"a {b.cause or 'cache'} break re-billed {b.tokens:,.0f} input tokens{price}")
+    where = break_point(b.prefix_bytes, b.total_bytes, b.cause, b.cause_seq)
+    return Finding(b.seq, f"{where}; {b.tokens:,.0f} input tokens re-billed{price}")
 
 
 def budget(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:

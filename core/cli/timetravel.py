@@ -27,6 +27,7 @@ from core.cli.common import (
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.rebuild.request import AGENT, Request, stream_requests
+from core.rebuild.request_diff import break_point
 from core.shared.errors import TapedeckError
 from core.shared.model_specs import missing_price
 from core.shared.text import model_label
@@ -293,11 +294,8 @@ def _render_diff(d: dict[str, Any]) -> str:
         return f"{head}: the session's first request, {d['totalBytes']} bytes; nothing to compare with"
     lines = [f"{head} against {_label(b)}"]
     if d["broke"]:
-        cause = d["cause"] + (f" at seq {d['causeSeq']}" if d["causeSeq"] is not None else "")
-        lines.append(
-            f"  cache broke at byte {d['prefixBytes']} of {d['totalBytes']}: {cause}; "
-            f"{d['totalBytes'] - d['prefixBytes']} bytes after it are new to the cache"
-        )
+        where = break_point(d["prefixBytes"], d["totalBytes"], d["cause"], d["causeSeq"])
+        lines.append(f"  {where}; {d['totalBytes'] - d['prefixBytes']} bytes after it are new to the cache")
     else:
         lines.append(f"  prefix kept: the first {d['prefixBytes']} of {d['totalBytes']} bytes are the previous request")
     for label, keys in (("added", d["added"]), ("removed", d["removed"])):

@@ -41,7 +41,7 @@ from core.read.summary import cut_line
 from core.read.surface import SURFACE_SUMMARY, surface_row
 from core.rebuild.cost import CostTally
 from core.rebuild.request import Request, RequestPass, node_wire
-from core.rebuild.request_diff import RequestDiff, diff_requests
+from core.rebuild.request_diff import RequestDiff, break_point, diff_requests
 from core.shared.errors import TapedeckError
 from core.shared.text import text_of_blocks, tool_result_text
 
@@ -613,8 +613,7 @@ def cache_break(b: dict[str, Any]) -> str:
     if b["first"]:
         return f"the session's first request ({b['totalBytes']} bytes): nothing was cached before it"
     if b["broke"]:
-        cause = str(b["cause"]) + (f" at seq {b['causeSeq']}" if b["causeSeq"] is not None else "")
-        return f"the cache broke at byte {b['prefixBytes']} of {b['totalBytes']}: {cause}"
+        return "the " + break_point(b["prefixBytes"], b["totalBytes"], b["cause"], b["causeSeq"])
     return f"the first {b['prefixBytes']} of {b['totalBytes']} bytes are the previous request's (cache kept)"
 
 

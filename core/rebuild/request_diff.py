@@ -66,6 +66,13 @@ class RequestDiff:
         }
 
 
+def break_point(prefix_bytes: int, total_bytes: int, cause: str | None, cause_seq: int | None) -> str:
+    """Where a request broke the prefix cache and what broke it, as every report words it (``diff``, the export,
+    the cache-break alert): ``cache broke at byte 18140 of 18839: compaction at seq 21``."""
+    what = (cause or "cache") + (f" at seq {cause_seq}" if cause_seq is not None else "")
+    return f"cache broke at byte {prefix_bytes} of {total_bytes}: {what}"
+
+
 PREFIX_STEP = 1 << 16
 
 

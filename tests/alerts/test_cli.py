@@ -130,3 +130,26 @@ def test_exec_runs_per_alert_with_the_json_on_stdin_and_its_failures_never_stop_
     _, err = proc.communicate(timeout=10)
     assert "--exec for the error-streak alert of crafted-1: exit status 7" in err
     assert "stopped after the 0.5 s time limit" in err
+
+
+@pytest.mark.parametrize("fixture", ["compaction-recovery", "tool-outcome-unknown"])
+def test_a_cache_break_alert_says_where_the_cache_broke_as_diff_says_it(fixture: str, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The alert names the byte where the request's prefix cache broke and the cut (or change) that broke it,
+    worded as ``tapedeck diff`` words that request's break, not only what the break re-billed."""
+    log = str(next(FIXTURES.glob(f"{fixture}.session*.jsonl")))
+    assert main(["alerts", log, "--json", "--set", "alerts.cacheBreak.tokens=1"]) == 1
+    breaks = [a for a in json.loads(capsys.readouterr().out) if a["cause"] == "cache-break"]
+    assert breaks
+    assert main(["request", log, "--all", "--json"]) == 0
+    requests = {r["seq"]: r for r in json.loads(capsys.readouterr().out) if r["kind"] == "agent"}
+    for alert in breaks:
+        r = requests[alert["seq"]]
+        argv = ["diff", log, *(f"--{k}={r[k]}" for k in ("turn", "step", "attempt"))]
+        assert main([*argv, "--json"]) == 0
+        d = json.loads(capsys.readouterr().out)
+        cause = d["cause"] + (f" at seq {d['causeSeq']}" if d["causeSeq"] is not None else "")
+        where = f"cache broke at byte {d['prefixBytes']} of {d['totalBytes']}: {cause}"
+        assert main(argv) == 0
+        assert where in capsys.readouterr().out
+        assert alert["reason"].startswith(where + "; "), alert["reason"]
+        assert "input tokens re-billed" in alert["reason"]
