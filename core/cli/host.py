@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json
-from core.cli.common import emit, guarded
+from core.cli.common import emit, for_terminal, guarded
 from core.control.config import load_config
 from core.log.layout import default_sessions_root
 from core.log.sessions import discover_sessions
@@ -57,8 +57,8 @@ def _run(args: argparse.Namespace) -> int:
         )
 
     def progress(line: str) -> None:
-        if not args.json:
-            print(line, flush=True)
+        if not args.json:  # it quotes what the model, the workspace and the inbox said: drawn on a terminal
+            print(for_terminal(line), flush=True)
 
     options = HostOptions(
         workspace=workspace,

@@ -47,3 +47,19 @@ def test_a_failed_exec_hook_on_a_terminal_draws_the_ids_escapes(
     err = capsys.readouterr().err
     assert "exit status 3" in err
     assert (DRAWN in err and ESCAPES not in err) if tty else ESCAPES in err, err
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_runs_progress_on_a_terminal_draws_the_escapes_of_a_models_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tty: bool
+) -> None:
+    script = tmp_path / "script.json"
+    error = {"message": f"bad {ESCAPES}", "code": "E"}  # what a hostile or broken endpoint may answer
+    script.write_bytes(orjson.dumps({"responses": [{"finish": "error", "error": error}]}))
+    (tmp_path / "ws").mkdir()
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    code = main(["run", "task", "--provider", f"scripted:{script}", "--workspace", str(tmp_path / "ws"),
+                 "--sessions-root", str(tmp_path / "root")])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 1 and "turn 1 ended: error" in out
+    assert (DRAWN in out and ESCAPES not in out) if tty else ESCAPES in out, out
