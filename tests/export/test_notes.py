@@ -3,12 +3,14 @@ and concurrent writers."""
 
 from __future__ import annotations
 
+import io
 import json
 import multiprocessing
 import os
 import shutil
 import subprocess
 import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import orjson
@@ -71,6 +73,77 @@ def test_a_note_of_several_lines_lists_its_lines_under_its_text(
     capsys.readouterr()
     assert main(["notes", str(log)]) == 0
     assert capsys.readouterr().out == "     4  first\n        12 is not a seq\n    65  one line\n"
+
+
+def _texts(path: Path | str) -> dict[int, str]:
+    return {seq: note.text for seq, note in load_notes(path).items()}
+
+
+def test_notes_follow_a_log_that_is_moved_or_renamed(log: Path, tmp_path: Path) -> None:
+    """A log moved to another directory under another name (its sidecar left behind) keeps its notes: they are
+    listed and exported there; its next note gives it a sidecar of its own holding them all, and the one left
+    behind, whose log is gone, is removed. They were lost: notes were found by the log's path alone."""
+    assert main(["note", str(log), "--seq", "4", "first"]) == 0
+    moved = tmp_path / "elsewhere" / "renamed.jsonl"
+    moved.parent.mkdir()
+    log.rename(moved)
+    assert _texts(moved) == {4: "first"}
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["export", str(moved), "--format", "json"]) == 0
+    assert [n["text"] for n in orjson.loads(out.getvalue())["notes"]] == ["first"]
+    assert main(["note", str(moved), "--seq", "65", "second"]) == 0
+    assert sidecar_paths(moved)[0].exists()
+    assert sorted(p.name for p in log.parent.iterdir()) == []
+    assert _texts(moved) == {4: "first", 65: "second"}
+
+
+def test_relative_paths_and_links_to_one_log_share_its_notes(
+    log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["note", "s/session.jsonl", "--seq", "4", "relative"]) == 0
+    (tmp_path / "link").symlink_to(log.parent)
+    for path in ("./s/../s/session.jsonl", str(log), "link/session.jsonl", "link"):
+        assert _texts(path) == {4: "relative"}, path
+
+
+def test_two_copies_of_a_log_each_keep_their_own_notes(log: Path, tmp_path: Path) -> None:
+    """A copy with no sidecar of its own shows the notes last written for its session; its first note starts
+    its own sidecar from them, and from then on each copy keeps its own: the original's are left as they were."""
+    assert main(["note", str(log), "--seq", "4", "on the original"]) == 0
+    copy = tmp_path / "backup.jsonl"
+    shutil.copy(log, copy)
+    assert _texts(copy) == {4: "on the original"}
+    assert main(["note", str(copy), "--seq", "65", "on the copy"]) == 0
+    assert _texts(copy) == {4: "on the original", 65: "on the copy"}
+    assert _texts(log) == {4: "on the original"}
+    assert main(["note", str(log), "--seq", "5", "later, on the original"]) == 0
+    assert _texts(copy) == {4: "on the original", 65: "on the copy"}
+    assert _texts(log) == {4: "on the original", 5: "later, on the original"}
+
+
+def test_another_session_with_the_same_id_takes_no_notes(log: Path, tmp_path: Path) -> None:
+    """Logs made from one template share an id (``{{sessionId}}``): the hash of the whole header tells them apart,
+    so notes never follow into another session's log."""
+    assert main(["note", str(log), "--seq", "4", "mine"]) == 0
+    lines = log.read_bytes().split(b"\n")
+    header = orjson.loads(lines[0])
+    other = tmp_path / "other.jsonl"
+    changed = orjson.dumps({**header, "createdAt": header["createdAt"] + 1})
+    other.write_bytes(b"\n".join([changed, *lines[1:]]))
+    assert _texts(other) == {}
+
+
+def test_a_sidecar_written_before_sessions_were_recorded_is_read_and_kept(log: Path) -> None:
+    """A sidecar of an older tapedeck (no ``session``) reads as before; the next note records the session."""
+    sidecar = sidecar_paths(log)[0]
+    sidecar.write_text('{"version": 1, "notes": {"4": {"text": "old", "time": 1}}}')
+    assert _texts(log) == {4: "old"}
+    assert main(["note", str(log), "--seq", "65", "new"]) == 0
+    doc = orjson.loads(sidecar.read_bytes())
+    assert doc["session"].startswith("e9421ff4-baae-4807-a7ea-fd8a65f2c897-")
+    assert set(doc["notes"]) == {"4", "65"}
 
 
 def test_removing_a_note_that_is_not_there_says_so_and_writes_nothing(
