@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from textual.widgets import Input
+from textual import events
+from textual.widgets import TextArea
 
 from core.read.notes import load_notes, set_note, sidecar_paths
 from tests.conftest import FIXTURES
@@ -48,11 +49,36 @@ async def test_a_notes_the_selected_row_and_edits_it(tmp_path: Path) -> None:
         await until(pilot, lambda: "✎ note: check this step" in "".join(s.text for s in detail.lines))  # type: ignore[attr-defined]
         await pilot.press("a")  # the dialog opens with the note, to edit
         await until(pilot, lambda: isinstance(app.screen, AskScreen))
-        assert app.screen.query_one(Input).value == "check this step"
-        app.screen.query_one(Input).value = ""
+        assert app.screen.query_one(TextArea).text == "check this step"
+        app.screen.query_one(TextArea).clear()
         await pilot.press("enter")
         await until(pilot, lambda: seq not in screen.events.notes)
         assert load_notes(path) == {}
+
+
+async def test_a_note_keeps_its_lines_when_edited_typed_or_pasted(tmp_path: Path) -> None:
+    """The note dialog holds several lines: a note of several lines (``tapedeck note``) opens whole in it, where it
+    used to spill out of the one-line box; ctrl+j starts a new line, a paste keeps every line (a one-line box kept
+    the first alone) and Enter saves them all."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        seq = screen.events.current_seq
+        assert seq is not None
+        set_note(path, seq, "first line\nsecond line")
+        screen.load_notes()
+        await until(pilot, lambda: seq in screen.events.notes)
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        assert app.screen.query_one(TextArea).text == "first line\nsecond line"
+        await pilot.press("!", "ctrl+j", "x")
+        app.screen.post_message(events.Paste("\npasted one\npasted two"))
+        await pilot.pause()
+        await pilot.press("enter")
+        said = "first line\nsecond line!\nx\npasted one\npasted two"
+        await until(pilot, lambda: screen.events.notes.get(seq) == said)
+        assert load_notes(path)[seq].text == said
 
 
 async def test_a_note_on_a_delta_marks_its_collapsed_stream_row(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Modal dialogs for operator actions: confirm a previewed change, or ask for one line of text first."""
+"""Modal dialogs for operator actions: confirm a previewed change, or ask for a line (or lines) of text first."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from typing import ClassVar
 
 from rich.console import RenderableType
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Static
+from textual.widgets import Button, Input, Static, TextArea
 
 from tui.screens.stacked import while_stacked
 
@@ -54,27 +56,63 @@ class ConfirmScreen(ModalScreen[bool]):
         self.dismiss(answer)
 
 
+class LinesArea(TextArea):
+    """A text box of several lines where Enter answers (``Submitted``) and ctrl+j (or shift+enter, where the
+    terminal tells it) starts a new line; a paste keeps every line it holds."""
+
+    class Submitted(Message):
+        """Enter: the text as it stands."""
+
+        def __init__(self, value: str) -> None:
+            super().__init__()
+            self.value = value
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key in ("enter", "ctrl+j", "shift+enter"):
+            event.stop()
+            event.prevent_default()
+            if event.key == "enter":
+                self.post_message(self.Submitted(self.text))
+            else:
+                self.replace("\n", *self.selection, maintain_selection_offset=False)
+            return
+        await super()._on_key(event)
+
+
 class AskScreen(ModalScreen[str | None]):
-    """Ask for one line of text; returns it (possibly empty) on Enter, or None when cancelled."""
+    """Ask for one line of text (``lines``: as many as the operator writes or pastes); returns it (possibly empty)
+    on Enter, or None when cancelled."""
 
     CSS_PATH = "policy.tcss"
     BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "Cancel", id="policy.ask.cancel")]
 
-    def __init__(self, title: str, hint: str, placeholder: str = "", value: str = "") -> None:
+    def __init__(
+        self, title: str, hint: str, placeholder: str = "", value: str = "", lines: bool = False
+    ) -> None:
         super().__init__(classes="policy-dialog")
         self.heading = title
         self.hint = hint
         self.placeholder = placeholder
         self.value = value  # the text the line starts with (a note being edited)
+        self.lines = lines
 
     def compose(self) -> ComposeResult:
         """Title, hint and the input line."""
         with Vertical(classes="policy-dialog-box"):
             yield Static(Text(self.heading), classes="policy-dialog-title")
             yield Static(Text(self.hint), classes="policy-dialog-hint")
-            yield Input(self.value, placeholder=self.placeholder, id="ask-input")
+            if self.lines:
+                area = LinesArea(self.value, id="ask-input", soft_wrap=True, placeholder=self.placeholder)
+                area.move_cursor(area.document.end)
+                yield area
+            else:
+                yield Input(self.value, placeholder=self.placeholder, id="ask-input")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter returns the text."""
+        self.dismiss(event.value)
+
+    def on_lines_area_submitted(self, event: LinesArea.Submitted) -> None:
         """Enter returns the text."""
         self.dismiss(event.value)
 

@@ -80,11 +80,9 @@ class ShareActions:
             if text is not None:
                 self._write_note(seq, text)
 
-        self.app.push_screen(  # type: ignore[attr-defined]
-            AskScreen(f"Note on seq {seq}", "Kept beside the log, never in it. Enter saves (empty: removes), Esc "
-                      "cancels.", value=getattr(self, "notes", {}).get(seq, "")),  # fmt: skip
-            asked,
-        )
+        hint = "Kept beside the log, never in it. Enter saves (empty: removes), ctrl+j starts a new line, Esc cancels."
+        note = getattr(self, "notes", {}).get(seq, "")
+        self.app.push_screen(AskScreen(f"Note on seq {seq}", hint, value=note, lines=True), asked)  # type: ignore[attr-defined]
 
     @work(thread=True, group="note-write", exit_on_error=False)
     def _write_note(self, seq: int, text: str) -> None:
