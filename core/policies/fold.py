@@ -41,7 +41,7 @@ import orjson
 
 from core.policies.digest import Digest, digest_tool_result
 from core.policies.slice_config import SliceConfig
-from core.read.session import Session
+from core.read.session import Session, cut_kind
 from core.shared.errors import TapedeckError
 from core.shared.text import (
     cp_len,
@@ -539,7 +539,7 @@ def _replacement_row(session: Session, ledger: _Ledger, seq: int) -> FoldRow:
     original = session.original_of(seq)
     info = ledger.results.get(original)
     meta = data.get("meta") if isinstance(data.get("meta"), Mapping) else {}
-    policy = meta.get("policy")
+    policy = meta.get("policy") or cut_kind(event)  # a DSH bridge's expand carries no meta
     now = session.node_chars(seq)
     before = session.node_chars(original)
     if policy == FOLD:
@@ -547,13 +547,13 @@ def _replacement_row(session: Session, ledger: _Ledger, seq: int) -> FoldRow:
     elif policy == "expand":
         status, reason, kind = (
             UNFOLDED,
-            f"restored by the {meta.get('by', 'host')} (original seq {original})",
+            f"restored by the {meta.get('by', 'operator')} (original seq {original})",
             None,
         )
     else:
         status, reason, kind = (
             REPLACED,
-            f"replaced by {policy or 'another policy'} (original seq {original})",
+            f"replaced by {policy} (original seq {original})",
             None,
         )
     turn = info.turn if info else _as_int(data.get("turn")) or 0

@@ -229,12 +229,18 @@ def content_chars(blocks: Iterable[Any] | None, length: Callable[[str], int] = l
 
 
 def cut_kind(event: dict[str, Any]) -> str:
-    """Classify a replacement event: tape, fold, prune, expand, rewind, compaction or replace."""
+    """Classify a replacement event: tape, fold, prune, expand, rewind, compaction or replace.
+
+    A ``tool/result`` replacement names its policy in ``data.meta`` (our host's); one without is DSH's prune, which
+    cites only the result it shadows, or the DSH bridge's expand, which also cites the original it puts back from
+    outside the range it replaces."""
     data = event.get("data")
     data = data if isinstance(data, dict) else {}  # a display reads raw events, flagged ones too
     if event.get("type") == "tool/result":
         policy = (data.get("meta") or {}).get("policy") if isinstance(data.get("meta"), dict) else None
-        return str(policy) if policy in ("fold", "prune", "expand") else "prune"
+        if policy in ("fold", "prune", "expand"):
+            return str(policy)
+        return "expand" if _cites_outside(event) else "prune"
     source = data.get("source")
     source = source if isinstance(source, dict) else {}
     if source.get("kind") == TAPE_SOURCE_KIND:
@@ -244,6 +250,17 @@ def cut_kind(event: dict[str, Any]) -> str:
     if source.get("kind") == "plugin" and source.get("plugin") == "compact":
         return "compaction"
     return "replace"
+
+
+def _cites_outside(event: dict[str, Any]) -> bool:
+    """Whether a replacement cites a seq outside the range of nodes it replaces."""
+    op, cited = event.get("surfaceOp"), event.get("sourceEventSeqs")
+    if not isinstance(op, dict) or not isinstance(cited, list):
+        return False
+    start, end = op.get("start"), op.get("end")
+    if type(start) is not int or type(end) is not int:
+        return False
+    return any(type(s) is int and not start <= s <= end for s in cited)
 
 
 class Session:

@@ -15,6 +15,10 @@ from typing import Any
 
 import pytest
 
+from core.cli import main
+from core.policies.fold import preview_fold
+from core.policies.slice_config import SliceConfig
+from core.read.load import load_session
 from tests.dsh.harness import (
     DshHome,
     DshWeb,
@@ -320,7 +324,7 @@ def test_every_event_type_in_bridged_logs_is_dshs_own(shared_web: tuple[DshHome,
 
 
 def test_expand_puts_a_pruned_result_back_and_the_next_request_grows(
-    shared_web: tuple[DshHome, DshWeb], model: ScriptedModel
+    shared_web: tuple[DshHome, DshWeb], model: ScriptedModel, capsys: pytest.CaptureFixture[str]
 ) -> None:
     world, web = shared_web
     # One step prints 60,000 chars while the model reports a prompt near the window: DSH prunes that result.
@@ -348,3 +352,10 @@ def test_expand_puts_a_pruned_result_back_and_the_next_request_grows(
     _idle(d, 2)
     after = [r for r in model.requests(sid) if "after the expand" in r.raw.decode()]
     assert len(after[0].raw) > before + 30_000
+    # tapedeck's readers call it an expansion, not a second prune of the result DSH pruned
+    session = load_session(d)
+    assert [(c.seq, c.kind) for c in session.cuts] == [(done["detail"]["replaced"], "prune"), (done["detail"]["seq"], "expand")]
+    [row] = [r for r in preview_fold(session, SliceConfig()) if r.seq == done["detail"]["seq"]]
+    assert (row.status, row.reason) == ("unfolded", f"restored by the operator (original seq {original})")
+    assert main(["diff", str(d), "--turn", "2", "--step", "1"]) == 0
+    assert f"expand at seq {done['detail']['seq']};" in capsys.readouterr().out
