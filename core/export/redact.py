@@ -55,10 +55,10 @@ _KEYS = re2.compile(
 )
 # a credential after ``Bearer``/``Basic`` (group 1), unless it is a word of prose (``_credential``)
 _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
-# a value after a key word (group 2; group 1 the quote before it), unless it is code (``_secret_value``)
+# a value after a key word on its line (group 2; group 1 the quote before it), unless it is code (``_secret_value``)
 _PAIR = re2.compile(
     rb"(?i:(?:(?:api|secret|private|access)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
-    rb"(?:\\?[\"'])?\s*[:=]\s*(\\?[\"'])?)((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
+    rb"(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?)((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
 )
 _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
 # a slash may be escaped and a backslash doubled, as JSON text in a string has them (a tool call's arguments)

@@ -158,15 +158,19 @@ def connect(api_key: Optional[str] = None, *, token: TokenType = TokenType.BEARE
         return {"token": None, "password": password_hash}
 const apiKey = process.env.API_KEY;  // the network-connection-timeout-handler, task-management-service-layer
 env: { NPM_TOKEN: ${{ secrets.NPM_TOKEN }}, password: $DB_PASSWORD }
-Basic authentication needs a basic understanding of encoding="utf-8" and wayland
+Basic authentication needs a basic understanding of encoding="utf-8" and wayland; it needs a token:
+
+Unsafe values stay out of the repository, and so does the password:
+   Handling is described below.
 """
 
 
 def test_ordinary_code_and_harmless_environment_values_stay_readable(tmp_path: Path) -> None:
     """Code that names keys, tokens and passwords (calls, attributes, annotations, references, names holding the
-    word), kebab-case words with ``sk-``/``rk-`` inside, prose after ``Basic``, and a shell's own settings
-    (``LANG=C.UTF-8``, ``TERM=xterm-256color``, options, a branch name) are no secrets: an export of a tool result
-    holding them replaces nothing. They used to come out as ``[redacted key]`` and ``[redacted env]``."""
+    word), kebab-case words with ``sk-``/``rk-`` inside, prose after ``Basic`` or on the line after a key word, and
+    a shell's own settings (``LANG=C.UTF-8``, ``TERM=xterm-256color``, options, a branch name) are no secrets: an
+    export of a tool result holding them replaces nothing. They used to come out as ``[redacted key]`` and
+    ``[redacted env]``."""
     r = Redactor(environ=HARMLESS_ENV, home="/home/ann")
     assert r.text(CODE) == CODE and sum(r.summary().values()) == 0
     log = plant(tmp_path / "s.jsonl", "run it", CODE, "done")
