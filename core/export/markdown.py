@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any
 
@@ -33,6 +33,12 @@ _TICKS = re.compile(r"`+")
 _LINE_END = re.compile(r"\r\n?|\n")  # where CommonMark ends a line
 _CALL_LINE = re.compile(r"(?m)^→ (\S+\(.*)$")  # a call an answer made, as the export's text writes it
 _NOTE_MARKS = re.compile(r"[\\`*_\[\]<>#|~&]")  # what Markdown reads as markup anywhere in a line
+# what GitHub links in a comment's text and tells whoever it names: a mention (``@user``, ``@org/team``: a log's
+# ``@pytest.fixture`` or ``@property`` would ping those users) and an issue reference (``#12``, ``owner/repo#12``:
+# listed on that issue's timeline); written as code, which GitHub leaves alone
+_REFERENCE = re.compile(
+    r"(?<![\w`/.@#&-])(?:@[A-Za-z0-9][A-Za-z0-9-]*(?:/[\w.-]+|(?:\.\w+)*)|(?:[\w.-]+/[\w.-]+)?#[0-9]+\b)"
+)
 _NOTE_START = re.compile(r"^(\d*)([-+=.)])")  # a list item's or a setext heading's mark at a line's start
 
 
@@ -64,17 +70,34 @@ def _clip(text: str, more: int = 0, limit: int = CLIP) -> tuple[str, int]:
     return text, more
 
 
-def _no_html(text: str) -> str:
-    """``text`` (a paragraph) with every ``<`` that may open raw HTML written ``&lt;``, but inside code spans."""
+def _quiet(text: str, escape: Callable[[str], str], ticks: str) -> str:
+    """``text`` (outside code) with each mention and issue reference a code span of ``ticks`` (a run no other in
+    its paragraph has, so it closes no span of the text) and the rest ``escape``d."""
     out, at = [], 0
+    for m in _REFERENCE.finditer(text):
+        out += (escape(text[at : m.start()]), ticks, m.group(), ticks)
+        at = m.end()
+    out.append(escape(text[at:]))
+    return "".join(out)
+
+
+def _no_html(text: str) -> str:
+    """``text`` (a paragraph) with every ``<`` that may open raw HTML written ``&lt;`` and every mention or issue
+    reference code (``_REFERENCE``), but inside code spans."""
+    out, at = [], 0
+    ticks = "`" * (max(map(len, _TICKS.findall(text)), default=0) + 1)
+
+    def prose(part: str) -> str:
+        return _quiet(part, lambda t: _RAW_HTML.sub("&lt;", t), ticks)
+
     while (tick := _TICKS.search(text, at)) is not None:
         run = len(tick.group())
         closed = next((m.end() for m in _TICKS.finditer(text, tick.end()) if len(m.group()) == run), None)
         end = tick.end() if closed is None else closed  # a run no other run of its length closes is text
-        out.append(_RAW_HTML.sub("&lt;", text[at : tick.start()]))
+        out.append(prose(text[at : tick.start()]))
         out.append(text[tick.start() : end])
         at = end
-    out.append(_RAW_HTML.sub("&lt;", text[at:]))
+    out.append(prose(text[at:]))
     return "".join(out)
 
 
@@ -139,7 +162,7 @@ def _literal(line: str) -> str:
     heading, a fence, a list, a quote, a table, raw HTML) or mark inline text escaped, its indentation kept."""
     body = line.expandtabs(4).lstrip(" ")
     indent = "&nbsp;" * (len(line.expandtabs(4)) - len(body))  # leading spaces would make it a code block
-    body = _NOTE_MARKS.sub(r"\\\g<0>", body.rstrip())
+    body = _quiet(body.rstrip(), lambda t: _NOTE_MARKS.sub(r"\\\g<0>", t), "`")  # its backticks are escaped
     return indent + _NOTE_START.sub(r"\1\\\2", body, count=1)
 
 

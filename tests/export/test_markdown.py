@@ -231,3 +231,24 @@ def test_at_a_moment_a_long_session_still_fits_a_comment(tmp_path: Path) -> None
         int, re.match(r"\n(\d+) model-visible messages; the (\d+) oldest left out", surface).groups()
     )
     assert surface.count("\n- seq ") == count - left > 10
+
+
+# GitHub's mention and issue-reference syntax in a comment's text (code spans and blocks are left alone)
+GITHUB_LINKS = re.compile(r"(?<![\w`/.@#&-])(?:@[A-Za-z0-9]|(?:[\w.-]+/[\w.-]+)?#[0-9])")
+
+
+def test_the_transcript_mentions_no_one_and_references_no_issue(tmp_path: Path) -> None:
+    """Posted as a comment, a transcript must not ping whoever a log names nor list itself on other issues: a
+    ``@user`` or ``@org/team`` (a decorator such as ``@pytest.fixture`` names a user too) and an ``#12`` or
+    ``owner/repo#12`` in the messages, the surface at a moment and a note are code, which GitHub does not link;
+    an e-mail address and a URL's fragment stay as they are."""
+    said = "thanks @alice, see #12 and octo/repo#7; use @pytest.fixture (cc @org/team). a@b.io http://h/#3"
+    log = plant(tmp_path / "s.jsonl", said, "ok", said)
+    assert main(["note", str(log), "--seq", "4", said]) == 0
+    text = _md(str(log), "--no-redact", "--at", "70")
+    tokens = MarkdownIt("commonmark", {"html": True}).parse(text)
+    words = [c.content for t in tokens if t.type == "inline" for c in t.children or () if c.type == "text"]
+    assert [w for w in words if GITHUB_LINKS.search(w)] == []
+    spans = {c.content for t in tokens if t.type == "inline" for c in t.children or () if c.type == "code_inline"}
+    assert {"@alice", "#12", "octo/repo#7", "@pytest.fixture", "@org/team"} <= spans
+    assert text.count("a@b.io http://h/") == 3  # in the message, the note and its surface line, as written
