@@ -249,6 +249,8 @@ def test_the_transcript_mentions_no_one_and_references_no_issue(tmp_path: Path) 
     tokens = MarkdownIt("commonmark", {"html": True}).parse(text)
     words = [c.content for t in tokens if t.type == "inline" for c in t.children or () if c.type == "text"]
     assert [w for w in words if GITHUB_LINKS.search(w)] == []
-    spans = {c.content for t in tokens if t.type == "inline" for c in t.children or () if c.type == "code_inline"}
+    spans = {
+        c.content for t in tokens if t.type == "inline" for c in t.children or () if c.type == "code_inline"
+    }
     assert {"@alice", "#12", "octo/repo#7", "@pytest.fixture", "@org/team"} <= spans
     assert text.count("a@b.io http://h/") == 3  # in the message, the note and its surface line, as written
