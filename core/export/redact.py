@@ -78,9 +78,10 @@ _LITERALS = frozenset(
     {b"None", b"null", b"nil", b"true", b"false", b"True", b"False", b"undefined", b"self", b"this"}
 )
 # an environment variable named for a secret (``DB_PASSWORD``, ``GITHUB_TOKEN``, ``API_KEY``): any value of it goes
+# (``PGPASSWORD`` and ``MYSQL_PWD`` too: the last words may be glued on; ``TOKENIZERS_…`` is none)
 _SECRET_NAME = re.compile(
-    r"(?i)(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASS|PW|PASSPHRASE|AUTH|CREDENTIALS?|PRIVATE|COOKIE|DSN"
-    r"|JWT|SALT)(?:_|$)"
+    r"(?i)(?:(?:^|_)(?:API_?KEY|KEY|PASS|PW|PASSPHRASE|AUTH|CREDENTIALS?|PRIVATE|COOKIE|DSN|JWT|SALT)"
+    r"|PASSWORD|PASSWD|PWD|TOKEN|SECRET)(?:_|$)"
 )
 ENV_MIN_NAMED = 6  # characters from which the value of a variable named for a secret is redacted
 _SETTINGS = frozenset({"true", "false", "yes", "no", "on", "off", "enabled", "disabled", "none", "null"})

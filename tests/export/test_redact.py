@@ -183,6 +183,7 @@ def test_ordinary_code_and_harmless_environment_values_stay_readable(tmp_path: P
 SECRET_ENV = {
     "DB_PASSWORD": "hunter2", "SERVICE_TOKEN": "letmeinplease", "HOSTNAME": "7f3a9c2b1d4e",
     "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "STRIPE_API_KEY": "correct-horse-battery",
+    "PGPASSWORD": "postgres-pw", "MYSQL_PWD": "mysqlpass",
 }  # fmt: skip
 
 
@@ -197,7 +198,7 @@ SECRET_ENV = {
         ("tasksk-" + "a1B2" * 8, "a1B2" * 8), ("login with hunter2 now", "hunter2"), ("the value letmeinplease", "letmeinplease"),
         ("on host 7f3a9c2b1d4e", "7f3a9c2b1d4e"), ("aws wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
         ("stripe correct-horse-battery", "correct-horse-battery"), ("mail me at a@b.io", "a@b.io"),
-        ("cd /home/alice/x", "alice"),
+        ("cd /home/alice/x", "alice"), ("psql with postgres-pw", "postgres-pw"), ("mysql mysqlpass", "mysqlpass"),
     ],
 )  # fmt: skip
 def test_secrets_beside_code_still_go(text: str, secret: str) -> None:
