@@ -302,6 +302,11 @@ class AgentHost:
         if self.options.progress:
             self.options.progress(message)
 
+    def check_log(self) -> None:
+        """Raise LogFormatError when the log was replaced or removed under the host: no operator can reach a host
+        whose log is gone (``control`` finds no owner), so a host waiting for one must end instead."""
+        self.writer.check_held()
+
     @property
     def stop_requested(self) -> bool:
         """Whether an operator's ``stop`` arrived."""
@@ -314,9 +319,11 @@ class AgentHost:
 
     def close(self) -> None:
         """Answer what is left in the inbox, flush policy writers and release the log (the host has exited)."""
-        self.operator.close()
-        self.hooks.close()
-        self.writer.close()
+        try:
+            self.operator.close()
+        finally:  # the log replaced under the host cannot take the exit's events; the rest is released anyway
+            self.hooks.close()
+            self.writer.close()
 
     # the loop --------------------------------------------------------------------------------------------
     def run(self) -> list[TurnOutcome]:
@@ -351,6 +358,7 @@ class AgentHost:
             elif self.options.linger:
                 self.operator.set_state("idle")
                 self.operator.wait_for_stop(self.options.linger_poll)
+                self.check_log()
             else:
                 break
         return outcomes

@@ -185,6 +185,7 @@ class Operator:
             self.set_state("paused")
             while self.paused and not self._stopped.is_set():
                 self._stopped.wait(POLL_SECONDS)
+                self.host.check_log()
                 if self._thread is None:
                     self.poll()
             if not self._stopped.is_set():

@@ -23,3 +23,7 @@ class HostPort(Protocol):
     def say(self, message: str) -> None:
         """Report progress to the operator."""
         ...
+
+    def check_log(self) -> None:
+        """Raise a TapedeckError when the host no longer holds its log (replaced or removed under it)."""
+        ...

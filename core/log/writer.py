@@ -210,7 +210,8 @@ class SessionWriter:
             out["ignorable"] = True
         return out
 
-    def _write(self, payload: bytes) -> None:
+    def check_held(self) -> None:
+        """Raise LogFormatError when this writer is closed, or its log was replaced or removed under it."""
         if self._log_fd < 0:
             raise LogFormatError(f"{self.path}: this writer is closed")
         try:
@@ -221,6 +222,9 @@ class SessionWriter:
             raise LogFormatError(
                 f"{self.path} was replaced or removed while this writer held it; nothing more is appended"
             )
+
+    def _write(self, payload: bytes) -> None:
+        self.check_held()
         append_synced(self._log_fd, self._pack(payload))
 
 

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -98,18 +98,35 @@ class _Process:
         self.proc.wait(10)
 
 
+@pytest.fixture
+def spawn(tmp_path: Path) -> Iterator[Callable[..., _Process]]:
+    """Start ``tapedeck run`` processes; any still running when the test ends is killed."""
+    started: list[_Process] = []
+
+    def start(name: str, *args: str) -> _Process:
+        started.append(_Process(tmp_path, name, *args))
+        return started[-1]
+
+    yield start
+    for process in started:
+        if process.proc.poll() is None:
+            process.kill()
+
+
 def _state(log: Path) -> tuple[str, int | None]:
     recorded = json.loads(state_path(log).read_text()) if state_path(log).exists() else {}
     return recorded.get("state", ""), recorded.get("pid")
 
 
-def test_a_resumed_host_does_not_report_the_inbox_lines_its_killed_predecessor_took(tmp_path: Path) -> None:
+def test_a_resumed_host_does_not_report_the_inbox_lines_its_killed_predecessor_took(
+    tmp_path: Path, spawn: Callable[..., _Process]
+) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": [{"text": "done"}]}))
     workspace, root = tmp_path / "ws", tmp_path / "root"
     workspace.mkdir()
     common = ["--provider", f"scripted:{script}", "--sessions-root", str(root), "--linger"]
-    first = _Process(tmp_path, "first", "task", *common, "--workspace", str(workspace), "--session-id", "s1")
+    first = spawn("first", "task", *common, "--workspace", str(workspace), "--session-id", "s1")
     log = log_path(root, str(workspace), "s1", False)
     first.wait_for(lambda: _state(log)[0] == "idle")
     inbox = control.inbox_path(log)
@@ -120,7 +137,7 @@ def test_a_resumed_host_does_not_report_the_inbox_lines_its_killed_predecessor_t
     with inbox.open("ab") as f:  # left while no host ran: the next host has not seen it yet
         f.write(b'{"op": "stop"}\n')
 
-    second = _Process(tmp_path, "second", "--resume", "s1", *common)
+    second = spawn("second", "--resume", "s1", *common)
     second.wait_for(lambda: _state(log) == ("idle", second.proc.pid) and "line 4" in second.text())
     control.append_request(inbox, "stop", {})
     assert second.proc.wait(60) == 0
@@ -130,14 +147,16 @@ def test_a_resumed_host_does_not_report_the_inbox_lines_its_killed_predecessor_t
     assert said.count("nope rejected") == 1 and second.text().count("control inbox line 4 ") == 1, said
 
 
-def test_a_host_paused_by_the_operator_and_killed_comes_back_paused(tmp_path: Path) -> None:
+def test_a_host_paused_by_the_operator_and_killed_comes_back_paused(
+    tmp_path: Path, spawn: Callable[..., _Process]
+) -> None:
     script = tmp_path / "script.json"
     write = {"name": "write_file", "arguments": {"path": "out.txt", "content": "x" * 200}}
     script.write_text(json.dumps({"responses": [{"toolCalls": [write]}, {"text": "done"}]}))
     workspace, root = tmp_path / "ws", tmp_path / "root"
     workspace.mkdir()
     common = ["--provider", f"scripted:{script}", "--sessions-root", str(root), "--linger"]
-    first = _Process(tmp_path, "first", "task", *common, "--workspace", str(workspace), "--session-id", "s1",
+    first = spawn("first", "task", *common, "--workspace", str(workspace), "--session-id", "s1",
                      "--chunk-delay", "0.02")  # fmt: skip
     log = log_path(root, str(workspace), "s1", False)
     first.wait_for(lambda: log.exists() and any(e["type"] == "assistant/chunk" for e in read_log(log).events))
@@ -146,7 +165,7 @@ def test_a_host_paused_by_the_operator_and_killed_comes_back_paused(tmp_path: Pa
     first.wait_for(lambda: _state(log)[0] == "paused")  # held before the write_file call the model asked for
     first.kill()
 
-    second = _Process(tmp_path, "second", "--resume", "s1", *common)
+    second = spawn("second", "--resume", "s1", *common)
     second.wait_for(lambda: _state(log) == ("paused", second.proc.pid))
     time.sleep(0.5)  # a host that ignored the pause would write the file now
 
@@ -158,3 +177,27 @@ def test_a_host_paused_by_the_operator_and_killed_comes_back_paused(tmp_path: Pa
     assert (workspace / "out.txt").read_text() == "x" * 200
     control.append_request(inbox, "stop", {})
     assert second.proc.wait(60) == 0
+
+
+@pytest.mark.parametrize("paused", [False, True])
+def test_a_waiting_host_whose_log_was_replaced_exits_instead_of_waiting_forever(
+    tmp_path: Path, spawn: Callable[..., _Process], paused: bool
+) -> None:
+    """Nobody can control a host once its log is replaced (``control`` finds no owner), so it must not wait on."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
+    workspace, root = tmp_path / "ws", tmp_path / "root"
+    workspace.mkdir()
+    host = spawn("host", "task", "--provider", f"scripted:{script}", "--sessions-root", str(root),
+                    "--linger", "--workspace", str(workspace), "--session-id", "s1")  # fmt: skip
+    log = log_path(root, str(workspace), "s1", False)
+    host.wait_for(lambda: _state(log)[0] == "idle")
+    if paused:
+        control.append_request(control.inbox_path(log), "pause", {})
+        host.wait_for(lambda: _state(log)[0] == "paused")
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(log.read_bytes())
+    copy.replace(log)
+
+    assert host.proc.wait(30) == 2
+    assert "was replaced or removed while this writer held it" in host.text()
