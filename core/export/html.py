@@ -34,7 +34,7 @@ ol.events{list-style:none;padding:0;margin:0}
 ol.events li{padding:.15em .3em;border-bottom:1px solid #eee;display:grid;grid-template-columns:1.5em 4.5em 4em 1fr 5em;gap:.5em}
 ol.events li:target{background:#fff6c8}ol.events li[hidden]{display:none}
 .g{text-align:center}.seq,.ts,.size{color:#777}.size{text-align:right}
-.err{background:#fde8e8}.repl{background:#eef3ff}.stream{color:#555}
+.err{background:#fde8e8}.repl{background:#eef3ff}.stream{color:#555}.later{opacity:.5}.later:hover{opacity:1}
 .body{grid-column:4/6}.pair{display:grid;grid-template-columns:1fr 1fr;gap:.8em}
 .call{border-left:3px solid #6a8fd8;padding-left:.5em}.result{border-left:3px solid #6aa86a;padding-left:.5em}
 pre{white-space:pre-wrap;word-break:break-word;margin:.2em 0;background:#f3f3f3;padding:.3em}
@@ -65,9 +65,11 @@ def _b(value: Any) -> bytes:
     )  # fmt: skip
 
 
-_CLASSES = {  # an event-list item's classes by whether it is an error, a replacement, a stream
-    (err, repl, stream): " ".join(c for c, on in (("err", err), ("repl", repl), ("stream", stream)) if on)
-    for err in (False, True) for repl in (False, True) for stream in (False, True)
+_CLASSES = {  # an event-list item's classes by whether it is an error, a replacement, a stream, after the moment
+    (err, repl, stream, later): " ".join(
+        c for c, on in (("err", err), ("repl", repl), ("stream", stream), ("later", later)) if on
+    )
+    for err in (False, True) for repl in (False, True) for stream in (False, True) for later in (False, True)
 }  # fmt: skip
 _MARK = ' <span class="mark" title="note">✎</span>'.encode()
 _NOTE = '<div class="note">✎ '.encode()
@@ -100,12 +102,13 @@ class HtmlFormat:
     costs = False
     joined = False  # a request message is written between pieces of its own (``_request``)
 
-    def __init__(self, log_name: str) -> None:
+    def __init__(self, log_name: str, at: int | None = None) -> None:
         self.log_name = log_name
+        self.at = at  # the moment: the rows after it are dimmed
         self._last: tuple[Any, bytes] = (None, b"")  # the last long text escaped, and its bytes
         self._before: tuple[Any, bytes] = (None, b"")  # the one escaped before it
         self._words: dict[str, str] = {}  # types, glyphs, roles and sources, escaped (``_word``)
-        self._openings: dict[tuple[Any, Any, bool, bool, bool], bytes] = {}  # rows' openings by kind (``_opening``)
+        self._openings: dict[tuple[Any, Any, bool, bool, bool, bool], bytes] = {}  # rows' openings by kind (``_opening``)
 
     def _escaped(self, text: Any) -> bytes:
         """``_b(text)``; the last two long texts are remembered: a surface node's text is escaped for its surface
@@ -136,7 +139,8 @@ class HtmlFormat:
         seq, turn, step, note = str(r["seq"]), r["turn"], r.get("step"), r.get("note")
         step = f"{turn}.{step}" if step is not None else f"{turn}" if turn else "–"
         stream = "deltas" in r
-        kind = (r["type"], r["glyph"], bool(r["error"]), bool(r["replacement"]), stream)
+        later = self.at is not None and r["seq"] > self.at
+        kind = (r["type"], r["glyph"], bool(r["error"]), bool(r["replacement"]), stream, later)
         opening = self._openings.get(kind)
         if opening is None:
             opening = self._opening(kind)
@@ -168,11 +172,11 @@ class HtmlFormat:
             parts.append(b"</div></li>\n")
         return b"".join(parts)
 
-    def _opening(self, kind: tuple[Any, Any, bool, bool, bool]) -> bytes:
-        """What a row of ``kind`` (type, glyph, error, replacement, stream) has between its seq in its id and its
-        seq shown, kept for up to ``WORDS_KEPT`` kinds."""
-        etype, glyph, err, repl, stream = kind
-        opening = (f'" class="{_CLASSES[err, repl, stream]}" data-type="{self._word(etype)}"><span class="g">'
+    def _opening(self, kind: tuple[Any, Any, bool, bool, bool, bool]) -> bytes:
+        """What a row of ``kind`` (type, glyph, error, replacement, stream, after the moment) has between its seq in
+        its id and its seq shown, kept for up to ``WORDS_KEPT`` kinds."""
+        etype, glyph, err, repl, stream, later = kind
+        opening = (f'" class="{_CLASSES[err, repl, stream, later]}" data-type="{self._word(etype)}"><span class="g">'
                    f'{self._word(glyph)}</span><span class="seq">').encode()  # fmt: skip
         if len(self._openings) < WORDS_KEPT:
             self._openings[kind] = opening
@@ -223,7 +227,8 @@ class HtmlFormat:
             s = doc["session"]
             title = f"tapedeck · {s['id']}"
             turns = ", ".join(f"{t['turn']} {t['status']}" for t in s["turns"]) or "none"
-            moment = f" · at seq {doc['at']}" if doc["at"] is not None else ""
+            at = doc["at"]
+            moment = f" · at {_link(at)} (the rows after it are dimmed)" if at is not None else ""
             parts: list[str | Callable[[], str]] = [
                 '</ol></section><div class="top">',
                 f"<header><h1>{_e(title)}</h1><table>",
@@ -234,7 +239,7 @@ class HtmlFormat:
                 f'<tr><th>rows</th><td id="row-count">{doc["rows"]}</td></tr>',
                 f"<tr><th>cost</th><td>{_usd(s['usd'])}</td></tr>",
                 f"<tr><th>cwd</th><td>{_e(s['cwd'])}</td></tr>",
-                f"<tr><th>exported</th><td>{_e(self._redaction(doc))}{_e(moment)}</td></tr>{self._problems(doc)}",
+                f"<tr><th>exported</th><td>{_e(self._redaction(doc))}{moment}</td></tr>{self._problems(doc)}",
                 "</table></header>",
                 lambda: self._chart(doc),
                 lambda: self._notes(doc),

@@ -154,7 +154,7 @@ def make_format(name: str, log_name: str, at: int | None = None) -> Format:
     if name == "html":
         from core.export.html import HtmlFormat
 
-        return HtmlFormat(log_name)
+        return HtmlFormat(log_name, at)
     raise TapedeckError(f"unknown export format {name!r}: use one of {', '.join(FORMATS)}")
 
 

@@ -269,3 +269,16 @@ def test_every_format_shows_the_same_moment(name: str) -> None:
     heading = _run("export", str(log), "--format", "md", *chosen, "--no-redact").split("### Request: ")[1]
     assert heading.startswith(f"turn {last['turn']} step {last['step']}")
     assert f"(seq {doc['request']['seq']})" in heading.split("\n")[0]
+
+
+def test_the_html_event_list_shows_where_the_moment_is() -> None:
+    """The HTML of ``--at SEQ`` lists every event, as the JSON does, and dims the rows after the moment, its header
+    linking to the moment's row: a reader of the list saw no sign of it."""
+    log = FIXTURES / "tool-call-turn.session.jsonl"
+    at = 60
+    page = _run("export", str(log), "--at", str(at), "--no-redact")
+    rows = re.findall(r'<li id="e(\d+)" class="([^"]*)"', page)
+    assert rows and {int(seq) > at for seq, classes in rows} == {True, False}
+    assert all(("later" in classes.split()) == (int(seq) > at) for seq, classes in rows)
+    assert f'at <a href="#e{at}">#{at}</a> (the rows after it are dimmed)' in page
+    assert "later" not in _run("export", str(log), "--no-redact").split("</style>")[1]
