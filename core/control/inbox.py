@@ -73,6 +73,7 @@ MAX_DEPTH = (
     32  # nesting a request line may have; the log's encoder stops far below the 1,000s a hostile line holds
 )
 MAX_ORIGIN_CHARS = 100
+MAX_EXPIRY_SECONDS = 1e12  # far beyond any wait, and its epoch milliseconds stay an integer the log can hold
 ORIGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*\Z")
 # The id of a line that cannot be decoded (too deep, too long, a lone surrogate), read from where writers put it.
 _LEADING_ID = re.compile(rb'\A\s*\{\s*"id"\s*:\s*"([A-Za-z0-9._:-]{1,%d})"' % MAX_ID_CHARS)
@@ -274,9 +275,12 @@ def make_request(
     if queued:
         request["queued"] = True
     if expires_in is not None:
-        if not math.isfinite(expires_in) or expires_in <= 0:
-            raise ControlError(f"a request's expiry must be a positive number of seconds (got {expires_in:g})")
-        request["expires"] = now + int(expires_in * 1000)
+        if not math.isfinite(expires_in) or not 0 < expires_in <= MAX_EXPIRY_SECONDS:
+            raise ControlError(
+                f"a request's expiry must be a positive number of seconds, at most {MAX_EXPIRY_SECONDS:g} "
+                f"(got {expires_in:g})"
+            )
+        request["expires"] = now + math.ceil(expires_in * 1000)  # never at once: a sub-millisecond expiry is 1 ms
     try:
         js_json(request)
     except TypeError:

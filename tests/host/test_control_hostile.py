@@ -220,3 +220,28 @@ def test_a_live_host_restores_0600_on_an_inbox_it_reads(inbox: Path) -> None:
     os.chmod(inbox, 0o666)
     assert reader.read() == []
     assert stat.S_IMODE(inbox.stat().st_mode) == 0o600
+
+
+@pytest.fixture
+def exited_log(tmp_path: Path) -> Path:
+    """A log whose tapedeck host exited: ``control --queue`` leaves requests for its next resume."""
+    from core.log.writer import SessionWriter, make_header
+
+    host = [{"type": "tapedeck/host", "data": {"pid": 1, "workspace": str(tmp_path)}}]
+    with SessionWriter.create(tmp_path / "sessions", make_header("s-1", cwd=str(tmp_path)), first=host) as writer:
+        return writer.path
+
+
+@pytest.mark.parametrize("value", ["1e300", "1e20"])
+def test_an_expiry_the_log_cannot_hold_is_refused_as_such(
+    exited_log: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    assert _cli(["control", str(exited_log), "pause", "--queue", "--expires", value]) == 2
+    assert "a request's expiry must be a positive number of seconds" in capsys.readouterr().err
+    assert not (exited_log.parent / "control.jsonl").exists()
+
+
+def test_an_expiry_below_a_millisecond_still_lies_ahead(exited_log: Path) -> None:
+    assert _cli(["control", str(exited_log), "pause", "--queue", "--expires", "0.0001"]) == 0
+    [request] = [orjson.loads(line) for line in (exited_log.parent / "control.jsonl").read_bytes().splitlines()]
+    assert request["expires"] > request["at"]
