@@ -71,7 +71,11 @@ def _indexed(args: argparse.Namespace) -> bool:
 
 
 def _inspect(args: argparse.Namespace) -> None:
-    emit(inspect_report(load_session(args.path, retain=False, index=_indexed(args))), args.json, _render_inspect)
+    report = inspect_report(load_session(args.path, retain=False, index=_indexed(args)))
+    remote = getattr(args, "remote_copy", None)
+    if remote is not None:  # read through a local copy: the log and its host are on the far side
+        report["path"], report["host"] = str(remote.log), remote.host_state().to_dict()
+    emit(report, args.json, _render_inspect)
 
 
 def _render_inspect(r: dict[str, Any]) -> str:

@@ -7,14 +7,33 @@ from __future__ import annotations
 import argparse
 import posixpath
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from core.remote.target import parse_remote
+from core.control.host_state import HostState
+from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import TapedeckError
 
 
+@dataclass(frozen=True)
+class RemoteCopy:
+    """The remote log a command reads through a local copy, and the connection to its machine: what is beside the
+    log there (its host's state) is read there, not beside the copy."""
+
+    link: Any  # core.remote.link.SshLink
+    log: RemoteTarget
+
+    def host_state(self) -> HostState:
+        """The session's host state on the far side."""
+        from core.remote.sessions import remote_state_now
+
+        return remote_state_now(self.link, self.log)[0]
+
+
 def with_remote_copy(handler: Callable[[argparse.Namespace], int | None]) -> Callable[[argparse.Namespace], int | None]:
-    """Run ``handler`` on a local copy of ``args.path`` when it names a log on another machine."""
+    """Run ``handler`` on a local copy of ``args.path`` when it names a log on another machine (``args.remote_copy``
+    then says which)."""
 
     def run(args: argparse.Namespace) -> int | None:
         target = parse_remote(args.path)
@@ -37,6 +56,7 @@ def with_remote_copy(handler: Callable[[argparse.Namespace], int | None]) -> Cal
                     out.write(link.read(log.path, offset, min(READ_CHUNK, st.size - offset)))
             args.path = str(copy)
             args.local_copy = True  # a throw-away copy: nothing is indexed for it
+            args.remote_copy = RemoteCopy(link, log)
             return handler(args)
 
     return run

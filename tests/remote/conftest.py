@@ -1,5 +1,5 @@
 """The real OpenSSH server every remote test talks to (``tests.remote.sshd``), with the client's HOME pointed at
-its generated ~/.ssh."""
+its generated ~/.ssh, and the real DSH for the tests of its sessions read from afar."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.remote.link import close_links
+from tests.dsh.conftest import _no_dsh_left_running, dsh, model  # noqa: F401  (the real DSH's fixtures)
 from tests.remote.sshd import Sshd
 
 

@@ -131,3 +131,32 @@ def test_a_remote_dsh_killed_a_moment_ago_is_exited_at_once(sshd: Sshd, tmp_path
     dsh.wait()
     state = remote_host_state(link, session, hosted=False)
     assert (state.state, state.since) == ("exited", now)
+
+
+def test_inspect_of_a_remote_dsh_session_reads_the_host_state_on_the_far_side(
+    sshd: Sshd, dsh: Any, model: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``inspect`` reads a remote log through a local copy, but the session's host state is the far side's: a
+    session a real DSH runs through the bridge reads as its bridge says there, not as one no bridge ever ran (the
+    copy has no bridge.json beside it), and the log it names is the remote one, not the throw-away copy."""
+    from core.cli import main
+    from tests.dsh.harness import DshHome, DshWeb, bridge_json, final_outcome, send, start_session, wait_for
+
+    sshd.trust()
+    world = DshHome(dsh, tmp_path / "dsh", model.url)
+    with DshWeb(world) as web:
+        _, d = start_session(world, web, "Read from afar: steps=4 sleep=1")
+        assert final_outcome(d, send(d, "pause")["id"])["outcome"] == "applied"
+        wait_for(lambda: bridge_json(d)["state"] == "paused", 20, "the held step")
+        assert main(["inspect", str(d), "--json"]) == 0
+        local = orjson.loads(capsys.readouterr().out)
+        assert main(["inspect", f"testbox:{d}", "--json"]) == 0
+        remote = orjson.loads(capsys.readouterr().out)
+        assert main(["inspect", f"testbox:{d}"]) == 0
+        text = capsys.readouterr().out
+    assert (local["host"]["kind"], local["host"]["state"]) == ("dsh", "paused")
+    for host in (local["host"], remote["host"]):
+        del host["bridge"]["heartbeat"]  # rewritten every second
+    assert remote["host"] == local["host"]
+    assert remote["path"] == f"testbox:{d / 'session.jsonl'}"
+    assert f"({remote['path']})" in text and "  host paused (DSH pid" in text
