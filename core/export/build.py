@@ -608,6 +608,22 @@ def _run_head(session: Session, seq: int) -> dict[str, Any]:
     return head if head is not None else events[seq]
 
 
+def turns_line(turns: list[dict[str, Any]], named: int = 10) -> str:
+    """How a session's turns ended, counted by how (``40 completed; 2 aborted: turns 7, 12``), the turns that did
+    not complete named, up to ``named`` of each way: one line whatever their number."""
+    ways: dict[str, list[Any]] = {}
+    for t in turns:
+        ways.setdefault(str(t["status"]), []).append(t["turn"])
+    parts = []
+    for way, numbers in ways.items():
+        part = f"{len(numbers)} {way}"
+        if way != "completed":
+            shown = ", ".join(map(str, numbers[:named])) + (", …" if len(numbers) > named else "")
+            part += f": {'turn' if len(numbers) == 1 else 'turns'} {shown}"
+        parts.append(part)
+    return "; ".join(parts) or "none"
+
+
 def cache_break(b: dict[str, Any]) -> str:
     """Where the chosen request's prompt cache broke, from its ``cacheBreak`` section, as a sentence."""
     if b["first"]:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any
 
-from core.export.build import cache_break, in_step
+from core.export.build import cache_break, in_step, turns_line
 from core.export.spool import replay, spool
 from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
@@ -226,7 +226,7 @@ class HtmlFormat:
                 request.write(piece)
             s = doc["session"]
             title = f"tapedeck · {s['id']}"
-            turns = ", ".join(f"{t['turn']} {t['status']}" for t in s["turns"]) or "none"
+            turns = turns_line(s["turns"])
             at = doc["at"]
             moment = f" · at {_link(at)} (the rows after it are dimmed)" if at is not None else ""
             parts: list[str | Callable[[], str]] = [

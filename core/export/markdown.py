@@ -10,12 +10,12 @@ the notes on them up to ``NOTES_BUDGET``); the head counts the turns by how they
 from __future__ import annotations
 
 import re
-from collections import Counter, deque
+from collections import deque
 from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any
 
-from core.export.build import cache_break
+from core.export.build import cache_break, turns_line
 from core.rebuild.cost import cached_share
 from core.shared.diagnostics import Diagnostic
 from core.shared.text import model_label
@@ -325,8 +325,7 @@ class MarkdownFormat:
     def _head(self, doc: dict[str, Any]) -> bytes:
         """Title, header lines and the redaction summary."""
         s = doc["session"]
-        statuses = Counter(t["status"] for t in s["turns"])  # by how they ended: a line whatever their number
-        turns = ", ".join(f"{n} {status}" for status, n in statuses.items()) or "none"
+        turns = turns_line(s["turns"])
         counts = doc["redaction"]
         redaction = (
             "not redacted"

@@ -282,3 +282,20 @@ def test_the_html_event_list_shows_where_the_moment_is() -> None:
     assert all(("later" in classes.split()) == (int(seq) > at) for seq, classes in rows)
     assert f'at <a href="#e{at}">#{at}</a> (the rows after it are dimmed)' in page
     assert "later" not in _run("export", str(log), "--no-redact").split("</style>")[1]
+
+
+def test_the_turns_line_stays_short_and_names_the_turns_that_did_not_complete(tmp_path: Path) -> None:
+    """The HTML's header listed every turn with how it ended (a session of hundreds of turns made it a wall of
+    text); like the Markdown's head it now counts them by how they ended and names the turns that did not complete."""
+    from bench.gen_session import generate
+
+    log = tmp_path / "short.jsonl"
+    generate(log, 600_000, seed=1, profile="short-turns")
+    turns = _json("export", str(log), "--format", "json")["session"]["turns"]
+    assert len(turns) > 10
+    page = _run("export", str(log))
+    row = page.split("<tr><th>turns</th><td>")[1].split("</td>")[0]
+    assert row == f"{len(turns)}: {len(turns)} completed"
+    aborted = FIXTURES / "cancel-tool-calls.session.jsonl"
+    assert "<tr><th>turns</th><td>1: 1 aborted: turn 1</td>" in _run("export", str(aborted))
+    assert "- turns: 1 (1 aborted: turn 1)" in _run("export", str(aborted), "--format", "md")
