@@ -20,7 +20,7 @@ from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
 from tui.widgets.chart import ContextChart
 from tui.widgets.detail import DetailPane, TextView
-from tui.widgets.header import SessionHeader
+from tui.widgets.header import SessionHeader, cost_label, host_label, provider_model
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)
@@ -82,7 +82,9 @@ async def test_a_control_key_after_the_host_exited_says_when(tmp_path: Path) -> 
         await until(pilot, lambda: "host exited" in str(app.screen.query_one(SessionHeader).render()))
         for key in ("K", "P", "m", "S"):
             await pilot.press(key)
-        await until(pilot, lambda: sum("the host exited at 2026" in n.message for n in app._notifications) == 4)
+        await until(
+            pilot, lambda: sum("the host exited at 2026" in n.message for n in app._notifications) == 4
+        )
         assert isinstance(app.screen, MainScreen)
         assert not (tmp_path / "control.jsonl").exists()
 
@@ -116,11 +118,15 @@ async def test_d_shows_the_detail_pane_wrapped_to_its_width(tmp_path: Path, widt
         await pilot.press("g", "down", "up")
         await settle(pilot)
         assert not pane.display
-        assert all(line.cell_length > 1 for line in original.lines[:3]), [line.text for line in original.lines[:3]]
+        assert all(line.cell_length > 1 for line in original.lines[:3]), [
+            line.text for line in original.lines[:3]
+        ]
         await pilot.press("d")
         await settle(pilot)
         assert pane.display and pane.size.width > 20
-        assert max(line.cell_length for line in original.lines) > 20, [line.text for line in original.lines[:3]]
+        assert max(line.cell_length for line in original.lines) > 20, [
+            line.text for line in original.lines[:3]
+        ]
 
 
 def _header_lines(app: TapedeckApp) -> list[str]:
@@ -143,7 +149,9 @@ async def test_the_header_has_one_state_word(tmp_path: Path) -> None:
 async def test_a_stopped_session_reads_as_the_turn_that_ended_and_the_host(tmp_path: Path) -> None:
     log = policy_log()
     log.add({"type": "turn/start", "data": {"turn": 4}})
-    log.add({"type": "turn/end", "data": {"turn": 4, "reason": {"kind": "aborted", "reason": {"kind": "user"}}}})
+    log.add(
+        {"type": "turn/end", "data": {"turn": 4, "reason": {"kind": "aborted", "reason": {"kind": "user"}}}}
+    )
     path = log.write(tmp_path / "session.jsonl")
     release_hosts()
     write_state(path, "exited", 1, 1786000000000)
@@ -163,6 +171,27 @@ async def test_line_one_keeps_turn_step_and_phase_at_60_columns(tmp_path: Path) 
         await settle(pilot)
         line1 = app.screen.query_one(SessionHeader).render_line(0).text
         assert "turn 3 completed" in line1 and "phase explore" in line1, line1
+
+
+@pytest.mark.parametrize("width", [80, 200])
+async def test_the_header_keeps_state_model_turn_and_cost_whole(fixtures_dir: Path, width: int) -> None:
+    """At 80 columns the lesser fields give way; state, model, turn and cost stay, and no word is cut."""
+    app = make_app(fixtures_dir / "multi-turn.session.jsonl")
+    async with app.run_test(size=(width, 24)) as pilot:
+        await settle(pilot)
+        header = app.screen.query_one(SessionHeader)
+        live = header.live
+        lines = [header.render_line(i).text.rstrip() for i in range(2)]
+        title = live.facts.title or ""
+        assert "turn 2 completed" in lines[0] and provider_model(live) in lines[0], lines
+        assert host_label(live)[0] in lines[1] and cost_label(live) and cost_label(live) in lines[1], lines
+        words = set(title.split())
+        for line in lines:
+            assert not line.endswith("…"), lines
+            for word in line.split():  # the title may end in a whole word and …; nothing else is cut
+                assert not word.endswith("…") or word[:-1] in words, (word, lines)
+        if width == 200:
+            assert title in lines[0] and f"session {live.session.id}" in lines[1], lines
 
 
 async def test_the_first_run_hint_leaves_at_the_first_key(tmp_path: Path) -> None:
@@ -212,7 +241,9 @@ async def test_a_stream_cut_off_by_stop_is_tagged_interrupted(tmp_path: Path) ->
     log.add({"type": "assistant/chunk", "data": {"turn": 4, "step": 1,
                                                  "chunk": {"type": "finish", "reason": {"kind": "aborted"}}}})  # fmt: skip
     log.add({"type": "step/end", "data": {"turn": 4, "step": 1}})
-    log.add({"type": "turn/end", "data": {"turn": 4, "reason": {"kind": "aborted", "reason": {"kind": "user"}}}})
+    log.add(
+        {"type": "turn/end", "data": {"turn": 4, "reason": {"kind": "aborted", "reason": {"kind": "user"}}}}
+    )
     path = log.write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:

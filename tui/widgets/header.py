@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.widgets import Static
 
@@ -94,11 +95,39 @@ def lineage_label(live: LiveSession) -> str:
 
 
 TITLE_MIN = 12  # the title is never clipped shorter than this
+KEEP = 99  # the rank of a field the header never drops
+Field = tuple[Text, int]  # a header field and its rank: a narrow terminal drops the lowest-ranked first
 
 
 def clip_title(title: str, room: int | None) -> str:
-    """``title`` cut to ``room`` cells with ``…`` (None: as it is)."""
-    return title if room is None or len(title) <= room else title[: room - 1] + "…"
+    """``title`` cut to ``room`` cells at a word's end with ``…`` (None: as it is; a title with no space in the part
+    kept is cut where the room ends)."""
+    if room is None or cell_len(title) <= room:
+        return title
+    text = Text(title)
+    text.truncate(max(1, room - 1))
+    cut = text.plain
+    if not (cut[-1].isspace() or title[len(cut)].isspace()) and " " in cut.strip():
+        cut = cut[: cut.rfind(" ")]
+    return cut.rstrip() + "…"
+
+
+def fit(fields: list[Field], width: int) -> list[Field]:
+    """``fields`` without the lowest-ranked ones (the rightmost first among equals) that do not fit in ``width``
+    cells; a field ranked ``KEEP`` always stays."""
+    kept = list(fields)
+    while sum(t.cell_len for t, _ in kept) > width:
+        lesser = [i for i, (_, rank) in enumerate(kept) if rank < KEEP]
+        if not lesser:
+            break
+        del kept[min(lesser, key=lambda i: (kept[i][1], -i))]
+    return kept
+
+
+def join(fields: list[Field]) -> Text:
+    """The fields as one line (each brings its own separator; the line starts with none)."""
+    line = Text().join(t for t, _ in fields)
+    return line[len(line.plain) - len(line.plain.lstrip()) :]
 
 
 class SessionHeader(Static):
@@ -126,35 +155,44 @@ class SessionHeader(Static):
         live = self.live
         facts = live.facts
         route = facts.route or {}
-        where = f"  {turn_label(live)}  phase {route.get('phase') or '-'}"
-        # the title gives way first, so a narrow terminal keeps the turn, the step and the phase
-        room = max(TITLE_MIN, self.size.width - len("tapedeck ") - len(where) - 2) if self.size.width else None
-        line1 = Text.assemble(
-            ("tapedeck ", "bold"),
-            (clip_title(facts.title or live.session.id or live.path.name, room), "bold reverse"),
-            (where, "bold"),
-            f"  class {route.get('taskClass') or '-'}",
-            (lineage_label(live), "bold magenta"),
-            "  ",
-            (provider_model(live), "cyan"),
+        width = self.size.width or 10_000
+        title = facts.title or live.session.id or live.path.name
+        # the title shrinks first (to TITLE_MIN, at a word's end), then the lesser fields go; the turn and the model stay
+        shortest = Text(clip_title(title, TITLE_MIN), "bold reverse")
+        line1 = fit(
+            [
+                (Text("tapedeck ", "bold"), 1),
+                (shortest, KEEP),
+                (Text(f"  {turn_label(live)}", "bold"), KEEP),
+                (Text(f"  phase {route.get('phase') or '-'}", "bold"), 3),
+                (Text(f"  class {route.get('taskClass') or '-'}"), 2),
+                (Text(lineage_label(live), "bold magenta"), 4),
+                (Text(f"  {provider_model(live)}", "cyan"), KEEP),
+            ],
+            width,
         )
-        # what matters most comes first: a narrow terminal cuts the end of the line
-        line2 = Text.assemble(
-            f"{max(shown, live.count)} events  ",
-            host_label(live),
-            remote_label(live),
-            "  ",
-            (load_state(live), "bold green" if live.ready else "bold yellow"),
-            f"  {len(live.session.surface)} surface nodes",
-        )
+        room = width - sum(t.cell_len for t, _ in line1 if t is not shortest)
+        line1 = [
+            (Text(clip_title(title, max(TITLE_MIN, room)), t.style) if t is shortest else t, r)
+            for t, r in line1
+        ]
         feed = getattr(self.app, "alert_feed", None)  # the run rate and projection the alert worker keeps
         spend = feed.spend_label(live.path) if feed is not None else ""
         cost = " · ".join(part for part in (cost_label(live), spend) if part)
-        if cost:
-            line2.append(f"  {cost}", style="bold")
-        line2.append(f"  session {live.session.id or '?'}", style="dim")
-        if live.error:
-            line2.append(f"  {live.error}", style="bold red")
+        # the host's state and the cost stay; the counts and the session id give way
+        line2 = fit(
+            [
+                (Text(f"{max(shown, live.count)} events"), 2),
+                (Text.assemble("  ", host_label(live), remote_label(live)), KEEP),
+                (Text(f"  {load_state(live)}", "bold green" if live.ready else "bold yellow"), 5),
+                (Text(f"  {len(live.session.surface)} surface nodes"), 1),
+                (Text(f"  {cost}" if cost else "", "bold"), KEEP),
+                (Text(f"  session {live.session.id or '?'}", "dim"), 0),
+                (Text(f"  {live.error}" if live.error else "", "bold red"), KEEP),
+            ],
+            width,
+        )
+        line1, line2 = join(line1), join(line2)
         text = Text("\n").join([line1, line2])
         if text != self._shown:
             self._shown = text
