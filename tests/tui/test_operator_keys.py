@@ -6,10 +6,12 @@ from pathlib import Path
 
 import orjson
 import pytest
+from textual.widgets import DataTable
 
 from tests.tui.logs import append, hold_host, policy_log
 from tests.tui.pilot import make_app, settle, settled_main_screen, until
 from tests.tui.screens_policy.harness import panel
+from tui.screens.tape import TapeScreen
 from tui.widgets.detail import DetailPane, TextView
 
 pytestmark = pytest.mark.anyio
@@ -231,7 +233,9 @@ async def test_the_filter_holds_in_the_full_log_while_time_travelling(tmp_path: 
         await settle(pilot)
         await pilot.press("s")
         await settle(pilot)
-        assert screen.mode == "full" and "filter: type tool/result" in str(screen.query_one("#status").render())
+        assert screen.mode == "full" and "filter: type tool/result" in str(
+            screen.query_one("#status").render()
+        )
         shown = [screen.events.view.row(i)[0] for i in range(len(screen.events.view))]
         assert shown == [s for s in results if s <= screen.stop.moment.seq]  # type: ignore[union-attr]
 
@@ -327,3 +331,22 @@ async def test_enter_on_a_diagnostic_opened_over_another_screen_goes_to_the_even
         await until(pilot, lambda: app.screen is screen)
         await settle(pilot)
         assert screen.events.current_seq == bad
+
+
+async def test_tape_turn_keys_say_why_when_there_is_no_other_turn(tmp_path: Path) -> None:
+    """``[``/``]`` on the Tape screen walk the selected entry's turns; at either end they say so."""
+    path = policy_log().write(tmp_path / "session.jsonl")  # one entry, sealing turn 1 alone
+    app = make_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, TapeScreen) and app.screen.query_one(DataTable).row_count > 0,
+        )
+        await settle(pilot)
+        for key, end in (("[", "first"), ("]", "last")):
+            await pilot.press(key)
+            await until(
+                pilot, lambda end=end: any(f"the {end} turn" in n.message for n in app._notifications)
+            )

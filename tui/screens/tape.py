@@ -207,13 +207,20 @@ class TapeScreen(PolicyScreen):
     def action_turn(self, delta: int) -> None:
         """Preview the previous or next turn of the selected entry."""
         line = self._entries.get(self._selected or "")
-        if line is None or not line.turns[0]:
+        if line is None:
+            self.notify("No tape entry to preview yet.", timeout=3)
+            return
+        if not line.turns[0]:
+            self.notify("This entry names no turn to recall.", timeout=3)
             return
         first, last = line.turns
         turn = min(max(self._turn + delta, first), last)
-        if turn != self._turn:
-            self._turn = turn
-            self._load_recall()
+        if turn == self._turn:
+            end = "first" if delta < 0 else "last"
+            self.notify(f"Turn {turn} is the {end} turn of the entry (turns {line.span}).", timeout=3)
+            return
+        self._turn = turn
+        self._load_recall()
 
     def action_toggle_view(self) -> None:
         """Switch the recall preview between the dialogue and the full view."""
