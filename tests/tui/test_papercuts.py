@@ -9,6 +9,9 @@ from pathlib import Path
 
 import orjson
 import pytest
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, TextArea
+from textual.widgets._toast import Toast
 
 from core.control.host_state import write_state
 from tests.tui.logs import hold_host, policy_log, release_hosts, streaming_log
@@ -192,6 +195,36 @@ async def test_the_header_keeps_state_model_turn_and_cost_whole(fixtures_dir: Pa
                 assert not word.endswith("…") or word[:-1] in words, (word, lines)
         if width == 200:
             assert title in lines[0] and f"session {live.session.id}" in lines[1], lines
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+@pytest.mark.parametrize("key", ["S", "f", "a"])
+async def test_toasts_leave_a_dialogs_buttons_and_fields_in_sight(
+    tmp_path: Path, key: str, size: tuple[int, int]
+) -> None:
+    """Toasts arriving while a dialog is up never cover its buttons or its input lines."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press(key)
+        await until(pilot, lambda: isinstance(app.screen, ModalScreen))
+        for i in range(5):
+            app.notify(f"toast {i}: something happened that takes a few words to say", timeout=60)
+        await until(pilot, lambda: len(app.screen.query(Toast)) >= 5)
+        await settle(pilot)
+        dialog = app.screen
+        controls = [*dialog.query(Button), *dialog.query(Input), *dialog.query(TextArea)]
+        assert controls
+        for control in controls:
+            region = dialog.find_widget(control).visible_region  # a long form may scroll some out of view
+            covered = {
+                (x, y)
+                for y in range(region.y, region.bottom)
+                for x in range(region.x, region.right)
+                if dialog.get_widget_at(x, y)[0] not in (control, *control.walk_children())
+            }
+            assert not covered, (control, sorted(covered)[:3])
 
 
 async def test_the_first_run_hint_leaves_at_the_first_key(tmp_path: Path) -> None:

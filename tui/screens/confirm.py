@@ -11,14 +11,16 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static, TextArea
 
+from tui.screens.dialog import Dialog
 from tui.screens.stacked import while_stacked
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(Dialog[bool]):
     """Show what an action will do and return True only when the operator confirms it."""
+
+    BOX = ".policy-dialog-box"
 
     CSS_PATH = "policy.tcss"
     BINDINGS: ClassVar[list[Binding]] = [
@@ -79,10 +81,11 @@ class LinesArea(TextArea):
         await super()._on_key(event)
 
 
-class AskScreen(ModalScreen[str | None]):
+class AskScreen(Dialog[str | None]):
     """Ask for one line of text (``lines``: as many as the operator writes or pastes); returns it (possibly empty)
     on Enter, or None when cancelled."""
 
+    BOX = ".policy-dialog-box"
     CSS_PATH = "policy.tcss"
     BINDINGS: ClassVar[list[Binding]] = [Binding("escape", "cancel", "Cancel", id="policy.ask.cancel")]
 

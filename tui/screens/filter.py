@@ -5,17 +5,18 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Label
 
+from tui.screens.dialog import Dialog
 from tui.screens.stacked import while_stacked
 from tui.widgets.matching import EventFilter
 
 
-class FilterScreen(ModalScreen[EventFilter | None]):
+class FilterScreen(Dialog[EventFilter | None]):
     """Edit the list filter; dismisses with the new filter (an inactive one clears it) or None on cancel."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="filter.cancel")]
+    BOX = "#filter-dialog"
 
     def __init__(self, current: EventFilter, types_seen: list[str]) -> None:
         super().__init__()
@@ -28,7 +29,9 @@ class FilterScreen(ModalScreen[EventFilter | None]):
         turns = "" if f.turns is None else f"{f.turns[0]}-{'' if f.turns[1] is None else f.turns[1]}"
         with VerticalScroll(id="filter-dialog"):
             yield Label("Filter events", id="filter-title")
-            yield Label("Event types (comma-separated; tool/ matches a family; !assistant/chunk leaves one out)")
+            yield Label(
+                "Event types (comma-separated; tool/ matches a family; !assistant/chunk leaves one out)"
+            )
             yield Input(", ".join(f.types), placeholder="tool/, assistant/message", id="filter-types")
             yield Label("seen: " + ", ".join(self.types_seen[:14]), classes="filter-hint")
             yield Label("Tools (comma-separated names)")
