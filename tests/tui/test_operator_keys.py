@@ -8,7 +8,7 @@ import orjson
 import pytest
 from textual.widgets import DataTable
 
-from tests.tui.logs import append, hold_host, policy_log
+from tests.tui.logs import Log, append, hold_host, policy_log
 from tests.tui.pilot import make_app, settle, settled_main_screen, until
 from tests.tui.screens_policy.harness import panel
 from tui.screens.tape import TapeScreen
@@ -350,3 +350,30 @@ async def test_tape_turn_keys_say_why_when_there_is_no_other_turn(tmp_path: Path
             await until(
                 pilot, lambda end=end: any(f"the {end} turn" in n.message for n in app._notifications)
             )
+
+
+async def test_e_and_E_on_the_surface_go_to_the_next_error_row_on_screen(tmp_path: Path) -> None:
+    """The surface lists a tape entry (a late seq) above the turns it left raw: ``e`` on it went to the next error by
+    seq, past the errors shown right below it."""
+    log = Log()
+    log.host()
+    t1 = log.turn(1, "list the files", "a.txt\nb.txt\n" * 40)
+    t2 = log.turn(2, "run the tests", "1 failed", error=True)
+    tape = log.tape(1, 1, [t1["prompt"], t1["ask"], t1["result"], t1["answer"]], "turn 1: listed files")
+    t3 = log.turn(3, "fix the failure", "Traceback: boom", error=True)
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        await pilot.press("s", "g")
+        await settle(pilot)
+        assert screen.events.current_seq == tape  # the first row of the surface
+        await pilot.press("e")
+        assert screen.events.current_seq == t2["result"]
+        await pilot.press("e")
+        assert screen.events.current_seq == t3["result"]
+        await pilot.press("E")
+        assert screen.events.current_seq == t2["result"]
+        app.clear_notifications()
+        await pilot.press("E")
+        assert screen.events.current_seq == t2["result"]
+        assert [n.message for n in app._notifications] == ["No previous error in this view."]

@@ -51,23 +51,38 @@ def main_legend() -> tuple[tuple[str, str], ...]:
     glyphs = "  ".join(f"{glyph} {etype}" for etype, glyph in GLYPHS.items())
     cuts = "  ".join(f"{glyph} {kind}" for kind, glyph in REPLACEMENT_GLYPHS.items())
     return (
-        ("columns", "seq (the event's number in the log) · turn.step (– between turns) · glyph · summary · "
-         "size · tags"),
+        (
+            "columns",
+            "seq (the event's number in the log) · turn.step (– between turns) · glyph · summary · "
+            "size · tags",
+        ),
         ("glyphs", f"{glyphs}  ✉ message from a plugin or the host  ◇ tapedeck event  ? other"),
         ("cut glyphs", f"{cuts}  (a row that replaced others on the surface; ⏎ lists the originals)"),
-        ("streams", f"{BLOCK_GLYPH} streaming… / streamed N chars: one row per model stream (its deltas; ⏎ lists "
-         f"them); the filter assistant/chunk lists every delta, {HIDE_CHUNKS_KEY} hides the streams"),
+        (
+            "streams",
+            f"{BLOCK_GLYPH} streaming… / streamed N chars: one row per model stream (its deltas; ⏎ lists "
+            f"them); the filter assistant/chunk lists every delta, {HIDE_CHUNKS_KEY} hides the streams",
+        ),
         ("size", "ch = chars the model sees (messages and tool results); B = bytes of the event's JSON data"),
-        ("tags", "on / off: on the model-visible surface now or not · sealed, folded, pruned, rewound, "
-         "compacted, replaced: what took it off · tape, fold, prune …: the kind of cut this row made · "
-         "error · interrupted: an answer cut off before it finished · ✎ note: your note on the row (a adds or "
-         "edits it; X exports the view as HTML)"),
+        (
+            "tags",
+            "on / off: on the model-visible surface now or not · sealed, folded, pruned, rewound, "
+            "compacted, replaced: what took it off · tape, fold, prune …: the kind of cut this row made · "
+            "error · interrupted: an answer cut off before it finished · ✎ note: your note on the row (a adds or "
+            "edits it; X exports the view as HTML)",
+        ),
         ("time", f"when the event was written; {TIME_KEY} switches between time of day (UTC) and time ago"),
-        ("chart", "ctx now/peak: chars of the latest and the largest request (system prompt + messages), counted "
-         "as each request goes out · one bar per request · letters under a bar mark cuts made before it: "
-         f"{LEGEND} + expand; two cuts in one step stack, … means more"),
-        ("cached", f"in the header and the chart: {CACHED_MEANS}; the chart's bars beside it: each request's "
-         "own share (green at half or more)"),
+        (
+            "chart",
+            "ctx now/peak: chars of the latest and the largest request (system prompt + messages), counted "
+            "as each request goes out · one bar per request · letters under a bar mark cuts made before it: "
+            f"{LEGEND} + expand; two cuts in one step stack, … means more",
+        ),
+        (
+            "cached",
+            f"in the header and the chart: {CACHED_MEANS}; the chart's bars beside it: each request's "
+            "own share (green at half or more)",
+        ),
     )
 
 
@@ -124,7 +139,8 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         self.search_query = ""
         self._refresh_due = False
         self._status_due = False
-        self.taken_generation = -1  # the live session's last published state this screen took (``settle`` waits on it)
+        # the live session's last published state this screen took (``settle`` waits on it)
+        self.taken_generation = -1
         self._framed = 0.0  # when the last frame was rendered (monotonic seconds)
         self._notice = ""
         self._diag_list: list[Diagnostic] | None = None  # the list _problems counted in …
@@ -340,7 +356,12 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             parts.append(("following", "green"))
         else:  # the list stopped at the operator's row; the agent itself runs on
             parts.append(
-                (f"scroll lock +{ev.new_rows} new (F follows)" if ev.new_rows else "scroll lock (F follows)", "bold yellow")
+                (
+                    f"scroll lock +{ev.new_rows} new (F follows)"
+                    if ev.new_rows
+                    else "scroll lock (F follows)",
+                    "bold yellow",
+                )
             )
         if self.search_query:
             parts.append((self._search_label(), "cyan"))
@@ -421,7 +442,9 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         if not message.query:
             self.search_scan = None
         else:
-            self.search_scan = Scanner(self, self.live, search_predicate(message.query), self._search_changed, "search")
+            self.search_scan = Scanner(
+                self, self.live, search_predicate(message.query), self._search_changed, "search"
+            )
             self._jump_to_match = True
             self.search_scan.advance()
         self.query_one(SearchBar).action_close()
@@ -513,18 +536,30 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         self._update_status()
 
     def _jump(self, seqs: list[int], direction: int, what: str) -> None:
-        """Move to the first row at or after the next (or previous) seq of ``seqs``."""
-        current, cursor, forward = self.events.current_seq, self.events.cursor, direction > 0
+        """Move to the first row at or after the next (or previous) seq of ``seqs``; on the surface, whose rows follow
+        the model's order rather than the seqs', to the next (or previous) row on screen that shows one of them."""
+        current, forward = self.events.current_seq, direction > 0
         if current is None:
             return
+        row = self._row_after(seqs, current, forward)
+        if row is None:
+            self.notify(f"No {'next' if forward else 'previous'} {what} in this view.", timeout=2)
+        else:
+            self.events.go(row)
+
+    def _row_after(self, seqs: list[int], current: int, forward: bool) -> int | None:
+        view, cursor = self.events.view, self.events.cursor
+        if not view.in_seq_order:
+            wanted = set(seqs)
+            rows = range(cursor + 1, len(view)) if forward else range(cursor - 1, -1, -1)
+            return next((r for r in rows if view.row(r)[0] in wanted), None)
         target = neighbour(seqs, current, forward)
         while target is not None:
-            row = self.events.view.row_of_seq(target, at_or_after=True)
+            row = view.row_of_seq(target, at_or_after=True)
             if row is not None and (row > cursor if forward else row < cursor):
-                self.events.go(row)
-                return
+                return row
             target = neighbour(seqs, target, forward)
-        self.notify(f"No {'next' if forward else 'previous'} {what} in this view.", timeout=2)
+        return None
 
     def action_turn(self, direction: int) -> None:
         """Previous or next turn start."""
@@ -597,7 +632,9 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
                 text = orjson.dumps(event, option=orjson.OPT_INDENT_2).decode()
             else:
                 sections = payload_sections(self.live.session, event)
-                text = "\n\n".join(body for _, body, _ in sections) or orjson.dumps(event.get("data")).decode()
+                text = (
+                    "\n\n".join(body for _, body, _ in sections) or orjson.dumps(event.get("data")).decode()
+                )
             what = f"seq {seq}"
         self.app.call_from_thread(self._copied, what, form, text)
 
