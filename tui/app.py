@@ -59,7 +59,8 @@ POLICY_SCREENS: list[tuple[str, str, str, str, str]] = [
 # again) and young collections run every GC_THRESHOLD[0] net allocations instead.
 GC_THRESHOLD = (50_000, 20, 100)
 HINT_SECONDS = 12  # the first-run hint's toast, unless a key takes it away sooner
-_TOAST_SEVERITY = {"critical": "error", "warning": "warning"}  # an alert's severity as a toast's (else information)
+# an alert's severity as a toast's (else information)
+_TOAST_SEVERITY = {"critical": "error", "warning": "warning"}
 
 
 class FollowGC:
@@ -189,6 +190,7 @@ class TapedeckApp(ControlActions, App[None]):
         self._fleet_frozen = False  # the fleet's first table was in and its heap frozen
         self._saved_theme = ""
         self._hint_up = False  # the first-run hint's toast is showing (the first key takes it away)
+        self.quitting = False  # the app is closing: keys typed behind the quit run nothing
 
     # start-up ---------------------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -214,12 +216,20 @@ class TapedeckApp(ControlActions, App[None]):
             self.open_session(self.target)
 
     async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
-        """Run an action; the first one the operator starts takes the first-run hint (and the start-up toasts) off
-        the list and the dialogs it would cover."""
+        """Run an action (none once the app is quitting); the first one the operator starts takes the first-run hint
+        (and the start-up toasts) off the list and the dialogs it would cover."""
+        if self.quitting:
+            return False
         if self._hint_up:
             self._hint_up = False
             self.clear_notifications()
         return await super().run_action(action, default_namespace, namespaces)
+
+    def exit(self, result: Any = None, return_code: int = 0, message: Any = None) -> None:
+        """Close the app; a key that came in the same burst as the quit (a slow link sends keys in bursts) no longer
+        opens a screen on the closing app, whose start-up would find none of its widgets."""
+        self.quitting = True
+        super().exit(result, return_code, message)
 
     def _restore_theme(self) -> None:
         """Apply the theme saved by an earlier run, then save every theme the operator picks."""
@@ -266,7 +276,9 @@ class TapedeckApp(ControlActions, App[None]):
         else:  # the log's engine is fed by its view's own pass (a remote log's also ticks from the view's reads)
             remote = RemoteLog.of(self.target)
             # paced: after a restored index the engine reads the log's start itself, beside the UI
-            fed = FedWatch(self.config, pace=Pacer()) if remote is None else RemoteFedWatch(self.config, remote)
+            fed = (
+                FedWatch(self.config, pace=Pacer()) if remote is None else RemoteFedWatch(self.config, remote)
+            )
             feed = AlertFeed([], self.config, self.post_message, follow=self.follow, fed=fed)
         self.alert_feed = feed
         self.run_worker(feed.run, thread=True, group="live", exit_on_error=False, name="alerts")
@@ -358,7 +370,8 @@ class TapedeckApp(ControlActions, App[None]):
             follow=self.follow,
             interval=self.interval,
             use_watchfiles=self.use_watchfiles,
-            alerts=fed if fed is not None and path == self.target else None,  # the target's rules: fed by its view
+            # the target's rules, fed by its view
+            alerts=fed if fed is not None and path == self.target else None,
             remote=fed.remote if isinstance(fed, RemoteFedWatch) and path == self.target else None,
         )
         self.live = live
@@ -366,7 +379,8 @@ class TapedeckApp(ControlActions, App[None]):
         self.push_screen(MainScreen(live))
         self.alert_marks = self.board.marks_for(path)
         if self.alert_feed is not None:
-            with contextlib.suppress(TapedeckError, OSError):  # the live session reports what is wrong with it
+            # the live session reports what is wrong with it
+            with contextlib.suppress(TapedeckError, OSError):
                 self.alert_feed.focus = resolve_log_path(path)
 
     def switch_session(self, path: Path) -> None:
@@ -466,7 +480,11 @@ class TapedeckApp(ControlActions, App[None]):
         if self.live is not None:
             for _key, module, cls, title, _binding_id in POLICY_SCREENS:
                 for binding in policy_screen(module, cls).BINDINGS:
-                    if not isinstance(binding, Binding) or binding.id == "policy.close" or not binding.description:
+                    if (
+                        not isinstance(binding, Binding)
+                        or binding.id == "policy.close"
+                        or not binding.description
+                    ):
                         continue
                     name = f"{title}: {binding.description}"
                     if name in seen or isinstance(screen, policy_screen(module, cls)):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from textual import events
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, TextArea
 from textual.widgets._toast import Toast
@@ -288,3 +289,16 @@ async def test_a_stream_cut_off_by_stop_is_tagged_interrupted(tmp_path: Path) ->
         line = screen.events.render_line(row - int(screen.events.scroll_y)).text
         assert "streamed" in line and "interrupted" in line, line
         assert "interrupted" not in str(screen.events.render_line(0).text)
+
+
+@pytest.mark.parametrize("key", ["t", "S", "f", "A"])
+async def test_a_key_in_the_same_burst_as_q_opens_nothing(tmp_path: Path, key: str) -> None:
+    """Keys come in bursts over a slow link: one right behind ``q`` opened its screen while the app was closing,
+    and that screen's start-up, finding none of its widgets, ended the app with a traceback."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for k in ("q", key):
+            app.post_message(events.Key(k, k))
+        await pilot.pause(0.3)
+    assert app.return_code == 0
