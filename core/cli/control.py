@@ -81,6 +81,7 @@ class OutcomeWatch:
         """Follow ``log`` (or what ``tailer`` follows: a remote log) for ``request_id``'s outcome."""
         self.tailer = tailer or Tailer(str(log))
         self.request_id = request_id
+        self.pending: dict[str, Any] | None = None  # the request's pending outcome, once the host sent one
 
     def wait(self, timeout: float, gone: Callable[[], str | None] | None = None) -> dict[str, Any] | None:
         """The request's final outcome event, or None when ``timeout`` seconds pass without one (``HostGone``
@@ -93,12 +94,10 @@ class OutcomeWatch:
             raise LogFormatError(str(update.fatal))
         for event in update.events:
             data = event.get("data") or {}
-            if (
-                event.get("type") == CONTROL_EVENT
-                and data.get("requestId") == self.request_id
-                and data.get("outcome") in FINAL
-            ):
-                return event
+            if event.get("type") == CONTROL_EVENT and data.get("requestId") == self.request_id:
+                if data.get("outcome") in FINAL:
+                    return event
+                self.pending = data
         return None
 
 
@@ -109,6 +108,7 @@ class BridgeOutcomeWatch:
         """Follow the outcome file beside ``log`` (or what ``reader`` reads: one on another machine)."""
         self.reader = reader or OutcomeReader(log.parent)
         self.request_id = request_id
+        self.pending: dict[str, Any] | None = None  # as ``OutcomeWatch.pending``
 
     def wait(self, timeout: float, gone: Callable[[], str | None] | None = None) -> dict[str, Any] | None:
         """The outcome as a ``tapedeck/control`` event without a seq, or None after ``timeout`` seconds (as
@@ -120,6 +120,7 @@ class BridgeOutcomeWatch:
         data = self.reader.outcomes.get(self.request_id)
         if data is not None and data.get("outcome") in FINAL:
             return {"type": CONTROL_EVENT, "data": data, "file": str(self.reader.path)}
+        self.pending = data
         return None
 
 
@@ -178,10 +179,14 @@ def _wait_outcome(
         withdraw()
         event = watch.wait(WITHDRAW_GRACE if host().live else 0)
         if event is None or (event.get("data") or {}).get("outcome") == CANCELLED:
-            raise ControlError(
-                f"no outcome for request {request['id']} after {timeout:g} s; it was withdrawn, so the host "
-                "will never apply it"
+            pending = watch.pending
+            said = (
+                f"no outcome for request {request['id']}"
+                if pending is None
+                else f"request {request['id']} was still pending"
+                + (f" ({in_words(pending['detail'])})" if pending.get("detail") is not None else "")
             )
+            raise ControlError(f"{said} after {timeout:g} s; it was withdrawn, so the host will never apply it")
     return event
 
 

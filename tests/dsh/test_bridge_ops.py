@@ -198,6 +198,23 @@ def test_rewind_that_cannot_wait_for_idle_is_rejected_with_the_reason(shared_web
     _idle(d, 1)
 
 
+def test_a_wait_that_ends_while_the_rewind_waits_for_idle_says_it_was_pending(
+    shared_web: tuple[DshHome, DshWeb], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``control --wait`` that times out while the bridge holds a rewind for the turn to end says the bridge
+    acknowledged it (pending, waiting for idle), not that nothing answered; the request is withdrawn, never
+    applied."""
+    world, web = shared_web
+    _, d = _start(world, web)
+    final_outcome(d, send(d, "checkpoint")["id"])
+    assert main(["control", str(d), "rewind", "--wait", "--timeout", "1.5"]) == 2
+    err = capsys.readouterr().err
+    assert "no outcome" not in err and "still pending (waitingFor: idle) after 1.5 s" in err, err
+    [rewind] = [o for o in outcomes(d) if o["op"] == "rewind" and o["outcome"] != "pending"]
+    assert rewind["outcome"] == "cancelled"
+    _idle(d, 1)
+
+
 def test_config_set_changes_the_next_request_and_refuses_unknown_keys(
     shared_web: tuple[DshHome, DshWeb], model: ScriptedModel
 ) -> None:
