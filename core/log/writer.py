@@ -28,7 +28,7 @@ import zstandard
 
 from core.log import owner
 from core.log.frames import ZSTD_MAGIC, FrameError, frame_end, recover_lines
-from core.log.layout import is_compressed, log_path
+from core.log.layout import is_compressed, log_path, resolve_log_path
 from core.log.reader import LogData, read_log
 from core.log.vocabulary import ENVELOPE_KEYS, SURFACE_TYPES, is_known_type
 from core.shared.diagnostics import Diagnostic
@@ -139,9 +139,10 @@ class SessionWriter:
 
         A torn final line or frame is cut off, and the complete lines a torn frame held are written back as one
         new frame; a final line missing only its newline gets it. A log damaged before its end is refused with
-        ``DamagedLogError`` and left exactly as it was.
+        ``DamagedLogError`` and left exactly as it was. ``path`` is the log or its session directory; a FIFO, a
+        device or a socket is refused before anything opens it.
         """
-        p = Path(path)
+        p = resolve_log_path(path)
         log_fd, lock_fd = acquire(p)
         try:
             data = read_log(p)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,24 @@ def test_resume_names_a_recorded_workspace_that_is_gone(tmp_path: Path, capsys: 
 
     err = capsys.readouterr().err
     assert str(workspace.resolve()) in err and "--relocate" in err
+
+
+def test_resume_by_the_session_directory(tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    log = _start_and_crash(tmp_path, workspace)
+
+    assert main(["run", "--resume", str(log.parent), "--provider", _script(tmp_path)]) == 0
+
+    assert (workspace / "out.txt").read_text() == "hi"
+
+
+def test_resume_refuses_a_fifo_where_the_log_should_be_without_waiting_on_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fifo = tmp_path / "s" / "session.jsonl"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)  # opened for writing, it would wait for a reader forever
+
+    assert main(["run", "--resume", str(fifo), "--provider", _script(tmp_path)]) == 2
+
+    assert "a FIFO" in capsys.readouterr().err
