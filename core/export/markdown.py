@@ -10,6 +10,7 @@ the notes on them up to ``NOTES_BUDGET``); the head counts the turns by how they
 from __future__ import annotations
 
 import re
+import shlex
 from collections import deque
 from collections.abc import Callable, Iterator
 from html import escape
@@ -236,6 +237,14 @@ class MarkdownFormat:
         self.rows.append(text + "\n\n")
         return b""
 
+    def _command(self, name: str, *args: object) -> str:
+        """The ``tapedeck`` command ``name`` on the log, with ``args``, as code a shell runs as it is: the log's
+        path quoted (a space in it), but for the ``~/`` a redacted home leaves, which the shell expands."""
+        path = self.log_name
+        home = "~/" if path.startswith("~/") else ""
+        words = ["tapedeck", name, home + shlex.quote(path[len(home) :]), *map(str, args)]
+        return _code_span(" ".join(words))
+
     def _late_note(self, note: str) -> None:
         """Keep a note on no row shown for the tail, while the notes kept fit ``NOTES_BUDGET`` (else count it)."""
         if self.notes_used + len(note) <= NOTES_BUDGET and not self.notes_left_out:
@@ -264,7 +273,7 @@ class MarkdownFormat:
             called = (
                 f"{_one_line(call['name'])} {_code(call['arguments']['text'][:200])}" if call else "a tool"
             )
-            expand = f"; whole result: `tapedeck expand {self.log_name} --seq {r['seq']} --format-version 4`"
+            expand = f"; whole result: {self._command('expand', '--seq', r['seq'], '--format-version', 4)}"
             hint = f"\n\n*… {more} more chars{expand}*" if more else ""
             flag = " (error)" if r["error"] else ""
             return f"<details><summary>→ {called}{flag} · seq {r['seq']}</summary>\n\n{_fenced(body)}{hint}\n\n</details>"
@@ -292,7 +301,7 @@ class MarkdownFormat:
         return [
             f"### Request: turn {r['turn']} step {r['step']}{again} (seq {r['seq']})\n",
             f"{_literal(model_label(r['provider'], r['model'], 'model unknown'))} · {r['chars']} chars · "
-            f"{cache_break(r['cacheBreak'])}; its messages: `tapedeck request {self.log_name} --seq {r['seq']}`",
+            f"{cache_break(r['cacheBreak'])}; its messages: {self._command('request', '--seq', r['seq'])}",
             "",
         ]
 

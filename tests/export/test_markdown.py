@@ -254,3 +254,29 @@ def test_the_transcript_mentions_no_one_and_references_no_issue(tmp_path: Path) 
     }
     assert {"@alice", "#12", "octo/repo#7", "@pytest.fixture", "@org/team"} <= spans
     assert text.count("a@b.io http://h/") == 3  # in the message, the note and its surface line, as written
+
+
+def test_the_commands_it_names_run_as_they_are_on_a_path_with_spaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The transcript's ``tapedeck expand`` and ``tapedeck request`` commands name the log quoted for the shell (a
+    path with a space, as macOS's ``Application Support``), the ``~/`` of a redacted home left for it to expand."""
+    import shlex
+
+    where = tmp_path / "Application Support"
+    where.mkdir()
+    log = plant(where / "s.jsonl", "go", "line\n" * 400, "done")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for redact, shown in (("--no-redact", str(log)), ("--redact", "~/Application Support/s.jsonl")):
+        text = _md(str(log), redact)
+        tokens = MarkdownIt("commonmark", {"html": True}).parse(text)
+        spans = [
+            c.content
+            for t in tokens
+            if t.type == "inline"
+            for c in t.children or ()
+            if c.type == "code_inline"
+        ]
+        commands = [shlex.split(s) for s in spans if s.startswith("tapedeck ")]
+        assert [c[1] for c in commands] == ["expand", "request"]
+        assert {c[2] for c in commands} == {shown}
