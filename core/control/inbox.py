@@ -69,6 +69,7 @@ from core.shared.values import int_or_none
 INBOX_NAME = "control.jsonl"
 INBOX_MODE = 0o600
 MAX_LINE_BYTES = 1 << 20
+READ_BYTES = 1 << 22  # the most the host's reader takes from the inbox at once
 MAX_DEPTH = (
     32  # nesting a request line may have; the log's encoder stops far below the 1,000s a hostile line holds
 )
@@ -493,9 +494,16 @@ class InboxReader:
                 self._restart(identity)
             if st.st_size == self._offset:
                 return []
+            entries: list[InboxEntry] = []
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
             try:
-                data = os.pread(fd, st.st_size - self._offset, self._offset)
+                # In pieces: what was dumped into the inbox must not grow the host's memory with its size.
+                while self._offset < st.st_size:
+                    data = os.pread(fd, min(READ_BYTES, st.st_size - self._offset), self._offset)
+                    if not data:
+                        break
+                    self._offset += len(data)
+                    entries += self._split(data)
             finally:
                 os.close(fd)
         except OSError as exc:
@@ -504,8 +512,7 @@ class InboxReader:
             if exc.errno == errno.ELOOP:
                 raise _symlink_error(self.path) from None
             raise ControlError(f"cannot read the control inbox {self.path}: {exc.strerror or exc}") from exc
-        self._offset += len(data)
-        return self._split(data)
+        return entries
 
     def _restore_mode(self) -> None:
         """Put the inbox back to mode 0600 (someone widened it); a file the host does not own is left as it is."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.control.inbox import MAX_LINE_BYTES, ControlError, InboxReader, append_request, outcome_event
+from core.control.inbox import (
+    MAX_LINE_BYTES,
+    ControlError,
+    InboxReader,
+    append_request,
+    inbox_line,
+    make_request,
+    outcome_event,
+)
 
 DEEP = 1000
 
@@ -72,6 +81,22 @@ def test_a_2mb_line_gets_the_same_rejection_in_one_read_or_in_pieces(tmp_path: P
         assert entry.request is not None and entry.request["id"] == "big-1"
         assert entry.error and f"longer than {MAX_LINE_BYTES} bytes" in entry.error
     assert at_once.error == in_pieces.error and at_once.line == in_pieces.line == 1
+
+
+def test_a_huge_inbox_is_read_in_bounded_pieces(tmp_path: Path) -> None:
+    """64 MiB without a newline, then a request: the host's memory must not grow with what was dumped there."""
+    inbox = tmp_path / "control.jsonl"
+    with inbox.open("wb") as f:
+        f.write(b"x" * (64 << 20) + b"\n")
+        f.write(inbox_line(make_request("pause")))
+    tracemalloc.start()
+    try:
+        junk, request = InboxReader(inbox).read()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert junk.error and "longer than" in junk.error and request.request and request.request["op"] == "pause"
+    assert peak < 16 << 20, peak
 
 
 def test_a_symlinked_inbox_is_refused(tmp_path: Path) -> None:
