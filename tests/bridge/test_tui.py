@@ -73,6 +73,18 @@ async def test_every_operator_key_sends_to_the_bridge_and_shows_its_outcome(brid
         assert requests_for(app.live).items()[-1].reason == "no turn is running"
 
 
+async def test_the_header_names_an_old_bridge_plugin_until_dsh_runs_the_packaged_one(bridged) -> None:
+    log = bridged("running")
+    pid = orjson.loads((log.parent / "bridge.json").read_bytes())["pid"]
+    write_bridge(log.parent, pid, "running", fingerprint=None)  # a plugin from before fingerprints
+    app = make_app(log)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "DSH running (old bridge)" in _header(app))
+        write_bridge(log.parent, pid, "running")  # `tapedeck bridge install` swapped the packaged plugin in
+        await until(pilot, lambda: "DSH running" in _header(app) and "old bridge" not in _header(app))
+
+
 async def test_requests_pending_when_the_bridge_exits_are_withdrawn_and_keys_say_why(bridged) -> None:
     log = bridged("idle")
     app = make_app(log)
