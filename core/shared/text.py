@@ -27,6 +27,8 @@ def printable(text: str) -> str:
     """``text`` with every terminal control character but tab and newline replaced by a visible stand-in of one
     code point, so that text from a log drawn on a terminal shows its escapes instead of running them (clipboard
     writes, screen clears, colours)."""
+    if text.isprintable():  # no control character (each is unprintable): no scan by the regex engine
+        return text
     return text.translate(_PICTURES) if _CONTROLS.search(text) else text
 
 
