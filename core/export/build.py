@@ -42,6 +42,7 @@ from core.read.surface import SURFACE_SUMMARY, surface_row
 from core.rebuild.cost import CostTally
 from core.rebuild.request import Request, RequestPass, node_wire
 from core.rebuild.request_diff import RequestDiff, break_point, diff_requests
+from core.shared.dsh_wire import makes_text
 from core.shared.errors import TapedeckError
 from core.shared.text import text_of_blocks, tool_result_text
 
@@ -584,9 +585,12 @@ SCREENED_OUTRIGHT = 2048  # bytes of a clean node's wire JSON up to which one sc
 def _aside(redactor: Redactor, event: dict[str, Any], shown: dict[str, Any], seen: Seen | None,
            wire: list[dict[str, Any]], dump: bytes | None) -> tuple[list[Any], Counts | None]:  # fmt: skip
     """``redactor.aside`` of the wire messages (``wire``, their JSON ``dump``) of the surface node ``event``, which
-    redacting gave as ``shown`` noting ``seen``: a clean event's short wire JSON is screened outright (its messages'
+    redacting gave as ``shown`` noting ``seen``. A clean event's messages are clean when each of their strings is
+    one of its own (``makes_text``: most nodes); else its short wire JSON is screened outright (its messages'
     strings are its own, or joined from them, so the screen passes but where a join made a match), else the
     strings are taken from the notes (``_noted``)."""
+    if shown is event and ((message := derive_message(event)) is None or not makes_text(message)):
+        return wire, None
     if shown is event and dump is not None and len(dump) <= SCREENED_OUTRIGHT:
         return redactor.aside(wire, dump)
     return redactor.aside(wire, dump, _noted(redactor, event, shown, seen))

@@ -49,6 +49,30 @@ def joined(blocks: Iterable[Mapping[str, Any]], kind: str = "text") -> str:
     return texts[0] if len(texts) == 1 else "".join(texts)  # one text as it is (what ``join`` gives), no call
 
 
+def _made(blocks: list[Mapping[str, Any]], kind: str, empty: bool = False) -> bool:
+    """True when ``joined(blocks, kind)`` makes a string anew: the texts of several blocks, or a text that is not a
+    string; with ``empty``, also when it is empty (a tool result's is then ``NO_OUTPUT``)."""
+    text = None
+    for b in blocks:
+        if b.get("type") == kind and (text is not None or (text := b.get("text")).__class__ is not str):
+            return True
+    return empty and not text
+
+
+def makes_text(message: Mapping[str, Any]) -> bool:
+    """True when a string of ``dsh_wire(message)`` under ``content`` or ``reasoning_content`` is not one of
+    ``message``'s own: ``joined`` of several blocks or of a text that is not a string, or ``NO_OUTPUT``. (Its other
+    strings are always ``message``'s own, or a role or ``function`` under ``role`` and ``type``.)"""
+    blocks = _blocks(message.get("content"))
+    if _made(blocks, "text"):
+        return True
+    role = message.get("role")
+    if role == "assistant":
+        return _made(blocks, "reasoning")
+    return role != "system" and any(_made(_blocks(b.get("content")), "text", True) for b in blocks
+                                    if b.get("type") == "tool-result")  # fmt: skip
+
+
 def _present(source: Mapping[str, Any], *keys: str) -> dict[str, Any]:
     """The keys ``source`` holds, in the order given (JSON leaves out what JavaScript holds as undefined)."""
     return {key: source[key] for key in keys if key in source}

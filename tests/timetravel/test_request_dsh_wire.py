@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from core.cli import main
 from core.log.reader import read_log
 from core.rebuild.request import iter_requests, wire_chars
-from core.shared.dsh_wire import dsh_wire, has_image, wire_digest
+from core.shared.dsh_wire import dsh_wire, has_image, makes_text, wire_digest
 from tests.timetravel.dsh_log import MODEL, PROVIDER, DshLog, reasoning, text, tool_call
 
 BASH = {"name": "bash", "description": "Run a command",
@@ -345,3 +345,37 @@ def test_a_messages_wire_digest_measures_its_wire_messages(message: dict[str, An
         return
     assert wire_digest(message) == (sum(map(len, dumped)), int(has_image((message,))), len(wire),
                                     sum(map(wire_chars, wire)))  # fmt: skip
+
+
+def _strings(value: Any, skip: tuple[str, ...] = ()) -> list[Any]:
+    """Every string among ``value``'s values (not its keys), but those right under a key of ``skip``."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for k, v in value.items() if k not in skip for s in _strings(v, skip)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v, skip)]
+    return []
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(_MESSAGES | _ONE_RESULT)
+def test_a_wire_made_of_the_messages_own_strings_is_told_apart(message: dict[str, Any]) -> None:
+    """When ``makes_text`` says no string is made anew, every non-empty string of the wire messages (but a role, or
+    ``function`` under ``type``) is one of the message's own, the same object: what redacting the message left
+    clean stays clean on the wire (the export counts on it)."""
+    if makes_text(message):
+        return
+    own = {id(s) for s in _strings(message)}
+    assert all(id(s) in own for s in _strings(dsh_wire(message), ("role", "type")) if s)
+
+
+def test_a_wire_that_joins_blocks_or_says_no_output_makes_text() -> None:
+    """Two text blocks joined, a text that is no string, and an empty result's ``(no output)`` are made anew."""
+    result = {"type": "tool-result", "toolCallId": "c1", "content": [{"type": "text", "text": ""}]}
+    assert makes_text({"role": "tool", "content": [result]})
+    two = [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]
+    assert makes_text({"role": "user", "content": two})
+    assert makes_text({"role": "assistant", "content": [{"type": "reasoning", "text": 7}]})
+    result["content"] = [{"type": "text", "text": "out"}]
+    assert not makes_text({"role": "tool", "content": [result]})
