@@ -236,8 +236,8 @@ class Operator:
             self._final(request, control.EXPIRED, control.expiry_error(request))
         elif (
             not request.get("queued") and isinstance(request.get("at"), int) and request["at"] < self.started
-        ):
-            self._final(request, control.CANCELLED, STALE)
+        ):  # the host before this one took it and died before applying it, or no host ran when it was sent
+            self._final(request, control.CANCELLED, GONE if rid in self.acknowledged else STALE)
         elif control.OPS[request["op"]].at_boundary:
             if not self._possible(request):
                 return

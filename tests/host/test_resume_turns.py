@@ -514,3 +514,20 @@ def test_a_stop_sent_to_a_host_resumed_paused_ends_the_calls_it_held_unrun(tmp_p
     [result] = _results(read_log(log).events, "write_file")
     assert result["error"]["code"] == "ABORTED_BEFORE_DISPATCH"
     assert session.turns[1].status == "aborted" and session.diagnostics == []
+
+
+def test_a_request_the_killed_host_acknowledged_is_cancelled_as_left_by_that_host(tmp_path: Path) -> None:
+    provider = _script(tmp_path, [{"text": "done"}])
+    host = _host(tmp_path, provider, ["task"])
+    log = host.writer.path
+    request = control.append_request(control.inbox_path(log), "config.set",
+                                     {"key": "slice.fold.pinSteps", "value": 2})  # fmt: skip
+    host.append([control.outcome_event(request, control.PENDING, None, {"until": "next step"})])
+    _kill(host)  # acknowledged, to be applied at the next step that never came
+
+    _finish(_resume(tmp_path, log, provider))
+
+    outcomes = [e["data"] for e in read_log(log).events if e["type"] == "tapedeck/control"]
+    assert [(o["outcome"], o.get("error")) for o in outcomes] == [
+        ("pending", None), ("cancelled", "the host exited before applying it")
+    ]
