@@ -74,8 +74,10 @@ _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CODE = re.compile(rb"[A-Za-z_$][\w$]*((?:\??\.[A-Za-z_$][\w$]*)*)([(\[{<]?)")
 _KEY_WORD = re.compile(rb"(?i)key|token|secret|pass")
 _NAME_PARTS = re.compile(rb"_|[a-z][A-Z]")  # a name of several words: ``api_key``, ``TokenType``
+# literals and type names (``token: string``, ``password: str``, ``api_key: bytes``) a key word's value is in code
 _LITERALS = frozenset(
-    {b"None", b"null", b"nil", b"true", b"false", b"True", b"False", b"undefined", b"self", b"this"}
+    b"None null nil true false True False undefined self this string String number Number boolean Boolean bigint "
+    b"object Object symbol unknown never void str bytes bool int float dict list required optional".split()
 )
 # an environment variable named for a secret (``DB_PASSWORD``, ``GITHUB_TOKEN``, ``API_KEY``): any value of it goes
 # (``PGPASSWORD`` and ``MYSQL_PWD`` too: the last words may be glued on; ``TOKENIZERS_…`` is none)

@@ -157,6 +157,7 @@ def connect(api_key: Optional[str] = None, *, token: TokenType = TokenType.BEARE
     if token == expected_token and password_hash == bcrypt.hash(password):
         return {"token": None, "password": password_hash}
 const apiKey = process.env.API_KEY;  // the network-connection-timeout-handler, task-management-service-layer
+interface Login { token: string; password: string | null; apiKey: unknown }  // password: required
 env: { NPM_TOKEN: ${{ secrets.NPM_TOKEN }}, password: $DB_PASSWORD }
 Basic authentication needs a basic understanding of encoding="utf-8" and wayland; it needs a token:
 
