@@ -108,6 +108,7 @@ class Signals:
     pressure: tuple[float, int] | None = None  # context used / window, and the seq that said so
     context_tokens: tuple[int, int] | None = None  # from usage: (tokens, seq)
     window: int | None = None  # the model's context window in tokens, when known
+    logged_window: int | None = None  # the window the log says the requests run with (DSH's request/context)
     turn_usd: dict[int, dict[int, float]] = field(default_factory=dict)  # each priced step's cost, by turn and step
     priced_steps: int = 0  # how many steps ``turn_usd`` holds
     cost_usd: float = 0.0
@@ -226,6 +227,11 @@ class Signals:
             self.model = config["model"]
         return _NONE
 
+    def _request_context(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        window = int_or_none(data.get("contextWindow"))
+        self.logged_window = window if window is not None and window > 0 else None
+        return _NONE
+
     def _route(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         touched = {"context"}
         pressure = data.get("pressure")
@@ -268,7 +274,7 @@ class Signals:
             if (v := usage.get(name)).__class__ is int or (v := int_or_none(v)) is not None:
                 tokens += v
         self.context_tokens = (tokens, seq)
-        self.window = price.window(self.model)
+        self.window = self.logged_window or price.window(self.model)
         turn, step = data.get("turn"), data.get("step")
         key = (turn if turn.__class__ is int else int_or_none(turn) or 0, step if step.__class__ is int else int_or_none(step) or 0)
         usd = price.usd(self.model, usage)
@@ -344,6 +350,7 @@ _HANDLERS: dict[str, Callable[[Signals, int, dict[str, Any], Any], frozenset[str
     "tool/result": Signals._result,
     "tool/call": Signals._call,
     "request/header": Signals._header,
+    "request/context": Signals._request_context,
     ROUTE_EVENT: Signals._route,
     "user/message": Signals._message,
     "assistant/message": Signals._assistant,

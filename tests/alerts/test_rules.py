@@ -135,6 +135,25 @@ def test_context_from_usage_against_the_window_and_from_the_router_pressure() ->
     assert e.fired[0].reason == "context at 90% of the model's window"
 
 
+def test_context_of_a_dsh_session_is_its_share_of_the_window_dsh_logged() -> None:
+    """DSH logs the window it runs a request with (``request/context``'s ``contextWindow``, 128k tokens where the
+    table says 1M for deepseek-v4-flash): the context rule and the fleet's ctx column take the share of that one;
+    a request/context without it leaves the table's."""
+    from core.alerts.rules import context_ratio
+
+    log, e = Log(), engine({"context": {"percent": 85}}, window=1_000_000)
+    log.header()
+    log.add("request/context", {"provider": "p", "model": "crafted-model", "contextWindow": 128_000})
+    log.turn(1)
+    high = log.usage(1, 1, miss=110_000)  # 86% of 128k, 11% of 1M
+    assert fired(e, log) == [("context", high)]
+    assert e.fired[0].reason == "context at 86% of the model's window"
+    log.add("request/context", {"provider": "p", "model": "crafted-model"})
+    log.usage(1, 2, miss=110_000)
+    fired(e, log, len(log.events) - 2)
+    assert context_ratio(e.signals)[0] == 0.11 and not e.attention
+
+
 def test_context_is_silent_when_the_window_is_unknown() -> None:
     log, e = Log(), engine({"context": {"percent": 1}}, window=None)
     log.header("unknown-model")
