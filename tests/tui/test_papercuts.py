@@ -11,7 +11,8 @@ import orjson
 import pytest
 from textual import events
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, TextArea
+from textual.widgets import Button, Footer, Input, TextArea
+from textual.widgets._footer import FooterKey
 from textual.widgets._toast import Toast
 
 from core.control.host_state import write_state
@@ -302,3 +303,23 @@ async def test_a_key_in_the_same_burst_as_q_opens_nothing(tmp_path: Path, key: s
             app.post_message(events.Key(k, k))
         await pilot.pause(0.3)
     assert app.return_code == 0
+
+
+@pytest.mark.parametrize("keys", ["", "C"])
+async def test_the_footer_shows_whole_keys_only_at_80_columns(tmp_path: Path, keys: str) -> None:
+    """At 80 columns the footer cut its last key mid-word (``n Next``, ``^s Review & s``): a key that does not fit
+    whole is left out, Help and Quit first."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*keys)
+        await settle(pilot)
+        await pilot.pause(0.1)
+        footer = app.screen.query_one(Footer)
+        palette = footer.query_one(".-command-palette")
+        shown = [k for k in footer.query(FooterKey) if k is not palette and k.display]
+        assert [k.description for k in shown[:2]] == ["Help", "Quit"]
+        assert len(shown) < len(footer.query(FooterKey)) - 1  # some keys did not fit
+        assert all(k.region.right <= palette.region.x for k in shown), [
+            (k.description, k.region) for k in shown
+        ]
