@@ -55,9 +55,10 @@ _KEYS = re2.compile(
 )
 # a credential after ``Bearer``/``Basic`` (group 1), unless it is a word of prose (``_credential``)
 _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
-# a value after a key word on its line (group 2; group 1 the quote before it), unless it is code (``_secret_value``)
+# a value after a key word (group 1) on its line (group 3; group 2 the quote before it), unless it is code
+# (``_secret_value``)
 _PAIR = re2.compile(
-    rb"(?i:(?:(?:api|secret|private|access)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
+    rb"(?i:((?:api|secret|private|access)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
     rb"(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?)((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
 )
 _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
@@ -74,6 +75,9 @@ _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CODE = re.compile(rb"[A-Za-z_$][\w$]*((?:\??\.[A-Za-z_$][\w$]*)*)([(\[{<]?)")
 _KEY_WORD = re.compile(rb"(?i)key|token|secret|pass")
 _NAME_PARTS = re.compile(rb"_|[a-z][A-Z]")  # a name of several words: ``api_key``, ``TokenType``
+# a class or a constant: ``token: Message``, ``password: Secret``, ``Token: FG_DEFAULT``
+_TYPE_NAME = re.compile(rb"[A-Z][a-z]+(?:[A-Z][a-z]+)*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_COLOR = re.compile(rb"#(?:[0-9A-Fa-f]{3}){1,2}")  # a syntax theme's ``Token: "#d8dee9"``
 # literals and type names (``token: string``, ``password: str``, ``api_key: bytes``) a key word's value is in code
 _LITERALS = frozenset(
     b"None null nil true false True False undefined self this string String number Number boolean Boolean bigint "
@@ -157,23 +161,28 @@ def _credential(data: bytes, m: Any) -> bool:
 
 
 def _secret_value(data: bytes, m: Any) -> bool:
-    """True when the value after a key word (``password=…``, ``"token": "…"``) is one, not code that names it:
-    a call or index (``token = next_token()``), an attribute (``args.api_key``), a reference (``$DB_PASSWORD``,
-    ``${{ secrets.TOKEN }}``), a literal (``None``), or, unquoted, a name holding the key word (``api_key=api_key``,
-    ``token: TokenType``)."""
-    value, quoted = m.group(2), m.group(1) is not None
-    if value[:1] in (b"$", b"%", b"<") or value[:2] == b"{{":
+    """True when the value after a key word (``password=…``, ``"token": "…"``) is a secret, not code or text that
+    names one: a reference (``$DB_PASSWORD``, ``${{ secrets.TOKEN }}``), a placeholder (``<token>``, ``…``,
+    ``***``), a colour (``"#d8dee9"``), or, unquoted (code quotes what it means literally), a call or an index
+    (``token = next_token()``), an attribute (``args.api_key``), a literal, a type or a constant (``None``,
+    ``string``, ``Message``, ``FG_DEFAULT``), a name holding the key word (``api_key=api_key``, ``token: TokenType``,
+    ``self.password = password``), each also in Markdown's backticks."""
+    value, quoted = m.group(3), m.group(2) is not None
+    if value[:1] in (b"$", b"%", b"<", b"*") or value[:2] == b"{{" or value.startswith("…".encode()):
         return False
     if quoted:
-        return True
+        return not _COLOR.fullmatch(value)
+    value = value.rstrip(b".:!?`").lstrip(b"`")
     code = _CODE.match(value)
     if code is None:  # it starts with no name (``9f8e…``)
         return True
     whole = code.end() == len(value)
-    # a call or an index, an attribute, a literal
-    if code.group(2) or whole and (code.group(1) or value in _LITERALS):
+    if code.group(2) or whole and (value in _LITERALS or _TYPE_NAME.fullmatch(value)):
         return False
-    return not (whole and _KEY_WORD.search(value) and _NAME_PARTS.search(value))
+    if code.group(1) and readable(value[: code.end()].decode("ascii")):  # names, not a dotted token's parts
+        return False
+    named = value.lower() == m.group(1).lower() or _KEY_WORD.search(value) and _NAME_PARTS.search(value)
+    return not (whole and named)
 
 
 def written_forms(values: list[str]) -> list[str]:
@@ -195,7 +204,7 @@ class Redactor:
         home = home.rstrip("/") if home and home.rstrip("/") not in ("", "/") else None
         # each pattern's kind, the group that is replaced, and what says whether a match is one (None: every one)
         self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
-            ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 2, _secret_value),
+            ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None),
         ]  # fmt: skip
         if secrets:
