@@ -75,8 +75,9 @@ _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 _CODE = re.compile(rb"[A-Za-z_$][\w$]*((?:\??\.[A-Za-z_$][\w$]*)*)([(\[{<]?)")
 _KEY_WORD = re.compile(rb"(?i)key|token|secret|pass")
 _NAME_PARTS = re.compile(rb"_|[a-z][A-Z]")  # a name of several words: ``api_key``, ``TokenType``
-# a class or a constant: ``token: Message``, ``password: Secret``, ``Token: FG_DEFAULT``
-_TYPE_NAME = re.compile(rb"[A-Z][a-z]+(?:[A-Z][a-z]+)*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+# a class of several words or a constant: ``token: MessageType``, ``Token: FG_DEFAULT`` (one word is as likely a
+# password: ``password: Welcome``)
+_TYPE_NAME = re.compile(rb"[A-Z][a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _COLOR = re.compile(rb"#(?:[0-9A-Fa-f]{3}){1,2}")  # a syntax theme's ``Token: "#d8dee9"``
 # literals and type names (``token: string``, ``password: str``, ``api_key: bytes``) a key word's value is in code
 _LITERALS = frozenset(
@@ -165,7 +166,7 @@ def _secret_value(data: bytes, m: Any) -> bool:
     names one: a reference (``$DB_PASSWORD``, ``${{ secrets.TOKEN }}``), a placeholder (``<token>``, ``…``,
     ``***``), a colour (``"#d8dee9"``), or, unquoted (code quotes what it means literally), a call or an index
     (``token = next_token()``), an attribute (``args.api_key``), a literal, a type or a constant (``None``,
-    ``string``, ``Message``, ``FG_DEFAULT``), a name holding the key word (``api_key=api_key``, ``token: TokenType``,
+    ``string``, ``MessageType``, ``FG_DEFAULT``), a name holding the key word (``api_key=api_key``, ``token: TokenType``,
     ``self.password = password``), each also in Markdown's backticks."""
     value, quoted = m.group(3), m.group(2) is not None
     if value[:1] in (b"$", b"%", b"<", b"*") or value[:2] == b"{{" or value.startswith("…".encode()):

@@ -158,7 +158,7 @@ def connect(api_key: Optional[str] = None, *, token: TokenType = TokenType.BEARE
         return {"token": None, "password": password_hash}
 const apiKey = process.env.API_KEY;  // the network-connection-timeout-handler, task-management-service-layer
 interface Login { token: string; password: string | null; apiKey: unknown }  // password: required
-def on_token(token: Message, password: Secret) -> None:  # see ``api_key=args.api_key``, ``token: TokenType``
+def on_token(token: MessageType, password: SecretStr) -> None:  # see ``api_key=args.api_key``, ``token: TokenType``
     self.password = password  # the value of password=… or token: <token> or secret: ********
 STYLE = {Token: "#d8dee9", Token.Comment: FG_DEFAULT}  # ``secret=secret_value``: a name
 env: { NPM_TOKEN: ${{ secrets.NPM_TOKEN }}, password: $DB_PASSWORD }
@@ -202,7 +202,7 @@ SECRET_ENV = {
         ("tasksk-" + "a1B2" * 8, "a1B2" * 8), ("login with hunter2 now", "hunter2"), ("the value letmeinplease", "letmeinplease"),
         ("on host 7f3a9c2b1d4e", "7f3a9c2b1d4e"), ("aws wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
         ("stripe correct-horse-battery", "correct-horse-battery"), ("mail me at a@b.io", "a@b.io"),
-        ("cd /home/alice/x", "alice"), ("token=MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "Cl2FMQ"), ("psql with postgres-pw", "postgres-pw"), ("mysql mysqlpass", "mysqlpass"),
+        ("cd /home/alice/x", "alice"), ("password: Welcome", "Welcome"), ("token=MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "Cl2FMQ"), ("psql with postgres-pw", "postgres-pw"), ("mysql mysqlpass", "mysqlpass"),
     ],
 )  # fmt: skip
 def test_secrets_beside_code_still_go(text: str, secret: str) -> None:
