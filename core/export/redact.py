@@ -166,13 +166,17 @@ def _secret_value(data: bytes, m: Any) -> bool:
     names one: a reference (``$DB_PASSWORD``, ``${{ secrets.TOKEN }}``), a placeholder (``<token>``, ``…``,
     ``***``), a colour (``"#d8dee9"``), or, unquoted (code quotes what it means literally), a call or an index
     (``token = next_token()``), an attribute (``args.api_key``), a literal, a type or a constant (``None``,
-    ``string``, ``MessageType``, ``FG_DEFAULT``), a name holding the key word (``api_key=api_key``, ``token: TokenType``,
-    ``self.password = password``), each also in Markdown's backticks."""
+    ``string``, ``MessageType``, ``FG_DEFAULT``), a name holding the key word assigned (``api_key=api_key``,
+    ``self.password = password``), each also in Markdown's backticks; but any value of an env file's line
+    (``DB_PASSWORD=…``) is one."""
     value, quoted = m.group(3), m.group(2) is not None
     if value[:1] in (b"$", b"%", b"<", b"*") or value[:2] == b"{{" or value.startswith("…".encode()):
         return False
     if quoted:
         return not _COLOR.fullmatch(value)
+    sep = data[m.end(1) : m.start(3)]
+    if sep == b"=" and m.group(1).isupper():  # an env file's ``DB_PASSWORD=…``: data, whatever it looks like
+        return True
     value = value.rstrip(b".:!?`").lstrip(b"`")
     code = _CODE.match(value)
     if code is None:  # it starts with no name (``9f8e…``)
@@ -182,8 +186,10 @@ def _secret_value(data: bytes, m: Any) -> bool:
         return False
     if code.group(1) and readable(value[: code.end()].decode("ascii")):  # names, not a dotted token's parts
         return False
+    # a name holding the key word is code where a value is assigned (``api_key=api_key``) or a quoted key's
+    # (``"password": password_hash``), data after a bare key (YAML's ``password: super_secret_pw``)
     named = value.lower() == m.group(1).lower() or _KEY_WORD.search(value) and _NAME_PARTS.search(value)
-    return not (whole and named)
+    return not (whole and named and (b"=" in sep or b'"' in sep or b"'" in sep))
 
 
 def written_forms(values: list[str]) -> list[str]:

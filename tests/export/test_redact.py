@@ -202,7 +202,8 @@ SECRET_ENV = {
         ("tasksk-" + "a1B2" * 8, "a1B2" * 8), ("login with hunter2 now", "hunter2"), ("the value letmeinplease", "letmeinplease"),
         ("on host 7f3a9c2b1d4e", "7f3a9c2b1d4e"), ("aws wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
         ("stripe correct-horse-battery", "correct-horse-battery"), ("mail me at a@b.io", "a@b.io"),
-        ("cd /home/alice/x", "alice"), ("password: Welcome", "Welcome"), ("token=MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "Cl2FMQ"), ("psql with postgres-pw", "postgres-pw"), ("mysql mysqlpass", "mysqlpass"),
+        ("cd /home/alice/x", "alice"), ("password: Welcome", "Welcome"), ("password: super_secret_pw", "super_secret"),
+        ("DB_PASSWORD=super_secret_pw", "super_secret"), ("SECRET_KEY=my.secret.phrase", "my.secret"), ("token=MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "Cl2FMQ"), ("psql with postgres-pw", "postgres-pw"), ("mysql mysqlpass", "mysqlpass"),
     ],
 )  # fmt: skip
 def test_secrets_beside_code_still_go(text: str, secret: str) -> None:
