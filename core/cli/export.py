@@ -9,7 +9,7 @@ from typing import Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
-from core.cli.common import emit, for_terminal, guarded
+from core.cli.common import emit, for_terminal, guarded, warn
 from core.shared.errors import TapedeckError
 
 
@@ -79,9 +79,13 @@ def _note(args: argparse.Namespace) -> None:
 
 
 def _notes(args: argparse.Namespace) -> None:
-    from core.read.notes import load_notes
+    from core.read.notes import load_notes, sidecar_for_reading, sidecar_paths
 
     notes = [n.to_dict() for n in sorted(load_notes(args.path).values(), key=lambda n: n.seq)]
+    where = sidecar_for_reading(args.path)
+    if where is not None and where not in sidecar_paths(args.path):  # found through the session, not the path
+        warn(f"these notes are in {where}, written for this session at another path (a log moved or copied); "
+             "the next note gives this log its own")  # fmt: skip
 
     def render(rows: list[dict[str, Any]]) -> str:
         if not rows:

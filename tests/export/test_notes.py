@@ -79,7 +79,9 @@ def _texts(path: Path | str) -> dict[int, str]:
     return {seq: note.text for seq, note in load_notes(path).items()}
 
 
-def test_notes_follow_a_log_that_is_moved_or_renamed(log: Path, tmp_path: Path) -> None:
+def test_notes_follow_a_log_that_is_moved_or_renamed(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A log moved to another directory under another name (its sidecar left behind) keeps its notes: they are
     listed and exported there; its next note gives it a sidecar of its own holding them all, and the one left
     behind, whose log is gone, is removed. They were lost: notes were found by the log's path alone."""
@@ -88,6 +90,10 @@ def test_notes_follow_a_log_that_is_moved_or_renamed(log: Path, tmp_path: Path) 
     moved.parent.mkdir()
     log.rename(moved)
     assert _texts(moved) == {4: "first"}
+    capsys.readouterr()
+    assert main(["notes", str(moved)]) == 0
+    said = capsys.readouterr()
+    assert said.out == "     4  first\n" and f"these notes are in {log}.notes.json" in said.err
     out = io.StringIO()
     with redirect_stdout(out):
         assert main(["export", str(moved), "--format", "json"]) == 0
@@ -96,6 +102,9 @@ def test_notes_follow_a_log_that_is_moved_or_renamed(log: Path, tmp_path: Path) 
     assert sidecar_paths(moved)[0].exists()
     assert sorted(p.name for p in log.parent.iterdir()) == []
     assert _texts(moved) == {4: "first", 65: "second"}
+    capsys.readouterr()
+    assert main(["notes", str(moved)]) == 0
+    assert capsys.readouterr().err == ""  # its own now
 
 
 def test_relative_paths_and_links_to_one_log_share_its_notes(
