@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from core.control import inbox as control
-from core.control.host_state import STATE_EVENT, read_inbox_position, write_state
+from core.control.host_state import STATE_EVENT, read_inbox_position, state_path, write_state
 from core.host.port import HostPort
 from core.host.resume import QUEUED, Steer, paused_by_operator, pending_steers
 from core.log.messages import user_message
@@ -146,10 +146,15 @@ class Operator:
             self._write_state()
 
     def _write_state(self) -> None:
-        """Rewrite ``host.json``: the state, and how far the inbox is read (the earlier host's mark until then)."""
+        """Rewrite ``host.json``: the state, and how far the inbox is read (the earlier host's mark until then).
+        A file that cannot be written is reported once and stops nothing: the log holds every state too."""
         if self.state is not None:
             position = self.reader.position or self.taken_before
-            write_state(self.log, self.state, os.getpid(), self._since, position)
+            try:
+                write_state(self.log, self.state, os.getpid(), self._since, position)
+            except OSError as exc:
+                why = exc.strerror or exc
+                self._warn(f"cannot write {state_path(self.log)} ({why}); readers may show a stale state")
 
     def _working_state(self) -> str:
         return "running" if self.host.session.open_turn is not None else "idle"

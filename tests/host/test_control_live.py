@@ -16,7 +16,7 @@ import pytest
 from core.cli import main
 from core.control import inbox as control
 from core.control.config import load_config, validate_config
-from core.control.host_state import read_host_state
+from core.control.host_state import read_host_state, state_path
 from core.host.loop import AgentHost, HostOptions, TurnOutcome
 from core.host.providers.openai_provider import OpenAIProvider
 from core.host.providers.retry import RetryPolicy
@@ -282,6 +282,22 @@ def test_hostile_inbox_lines_are_rejected_once_each_and_never_stop_the_host(
     # a line whose op could not be read is named as a request, not as "None"
     assert "control request rejected: control inbox line 3 is longer than 1048576 bytes" in run.said
     assert not [line for line in run.said if "None" in line]
+
+
+def test_a_host_json_that_cannot_be_written_does_not_stop_the_inbox_watch(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    run = Running(tmp_path, server, [], linger=True)
+    _wait(lambda: read_host_state(run.log).state == "idle")
+    blocked = state_path(run.log)
+    blocked.unlink()
+    (blocked / "in-the-way").mkdir(parents=True)  # host.json cannot be replaced now
+
+    checkpoint = run.send("checkpoint")
+    assert _wait(lambda: run.outcome(checkpoint))["data"]["outcome"] == "applied"
+    shutil.rmtree(blocked)
+    run.send("stop")
+    run.join()
 
 
 def _cli(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
