@@ -124,6 +124,11 @@ class AlertWatch:
         self.history: set[tuple[str, str, int]] = set()
         self._looked = False  # the first look at the file is over
 
+    def born_watched(self) -> None:
+        """Take the log as one that appeared while its follower ran (a session started under a watched root): what
+        it raised before the first look happened while it was watched, so none of it is history (``act``)."""
+        self._looked = True
+
     def _reader(self) -> tuple[Tailer, LineStore | None]:
         """A tailer from the file's start, and the table of where its lines are: the cache-break watcher reads the
         surface back from the file this watch reads (a subclass fed by another reader keeps the events it needs
@@ -790,13 +795,14 @@ class AlertFollower:
             self.watches[log] = AlertWatch(log, config, pace=pace)
 
     def rescan(self) -> None:
-        """Start watching the sessions that appeared under the roots."""
+        """Start watching the sessions that appeared under the roots (since the first listing: from their birth)."""
         self._scanned = time.monotonic()
         for root in self.targets:
             if is_sessions_root(root):
                 for ref in discover_sessions(root):
                     if ref.path not in self.watches:
-                        self.watches[ref.path] = AlertWatch(ref.path, self.config, pace=self.pace)
+                        self.watches[ref.path] = watch = AlertWatch(ref.path, self.config, pace=self.pace)
+                        watch.born_watched()  # not there when the roots were first listed
 
     def poll(self, now: int | None = None, final: bool = False) -> list[Alert]:
         """The alerts every log raised since the last poll."""

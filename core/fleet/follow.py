@@ -288,6 +288,8 @@ class Fleet:
         self.unreached: list[str] = []  # the notes of ``skipped`` that are machines which could not be listed
         self._scanned = float("-inf")
         self._pending: set[Path | RemoteTarget] = set()  # logs found whose header could not be read yet
+        self._answered: set[str] = set()  # the targets listed at least once
+        self._born: set[str] = set()  # logs found under a target listed before: watched from their birth
         self._regroup = False  # a session went: the order is made again at the next ``rows``
 
     def rescan(self) -> None:
@@ -313,7 +315,11 @@ class Fleet:
                     silent.add(target.where)
                 continue
             listed.update(map(str, found))
-            self._pending.update(log for log in found if str(log) not in self.watches)
+            new = [log for log in found if str(log) not in self.watches]
+            self._pending.update(new)
+            if str(target) in self._answered:  # not there at the target's last listing: it began while watched
+                self._born.update(str(log) for log in new)
+            self._answered.add(str(target))
         self.skipped, self.unreached = skipped, unreached
         self._forget(listed, silent)
         self._adopt()
@@ -347,16 +353,24 @@ class Fleet:
                 continue
             for log, ref in zip(logs, refs, strict=True):
                 if ref is not None:
-                    self.watches[str(log)] = RemoteSessionWatch(ref, self.config, link, log, self.pace)
-                    self._pending.discard(log)
+                    self._watch(log, RemoteSessionWatch(ref, self.config, link, log, self.pace))
         for log in list(self._pending):
             if isinstance(log, RemoteTarget):
                 continue
             if (ref := session_ref(log)) is not None:
-                self.watches[str(log)] = SessionWatch(ref, self.config, self.pace)
-                self._pending.discard(log)
+                self._watch(log, SessionWatch(ref, self.config, self.pace))
             elif not log.exists():
                 self._pending.discard(log)
+                self._born.discard(str(log))
+
+    def _watch(self, log: Path | RemoteTarget, watch: SessionWatch) -> None:
+        """Follow ``log`` with ``watch`` (from the log's birth when it appeared while its target was watched)."""
+        key = str(log)
+        if key in self._born:
+            self._born.discard(key)
+            watch.born_watched()
+        self.watches[key] = watch
+        self._pending.discard(log)
 
     def poll(self, now: int | None = None, final: bool = False, clock: bool | Collection[str] = True,
              raised: list[Alert] | None = None, sweep: bool = True) -> int:  # fmt: skip

@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from core.alerts.engine import Alert
 from core.alerts.follow import AlertFollower
 from core.control.config import validate_config
@@ -135,3 +137,23 @@ def test_the_tuis_engine_acts_on_what_its_view_hands_over_after_the_first_pass(t
     fed.take(view, again)
     assert [a.cause for a in follower.poll()] == ["loop"]
     assert [r["origin"] for r in _requests(path)] == ["alert:loop"]
+
+
+def test_a_session_that_appears_while_the_watcher_runs_is_acted_on_from_its_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session started under a watched root after the watcher's first look is watched from its birth: what its
+    log raised before the next look at the root (the roots are listed again every few seconds) happened while the
+    watcher ran, so it is acted on, not taken for history an operator may have answered. One already there at the
+    first look still is history."""
+    root = tmp_path / "root"
+    old, _ = _session(root / "--w--" / "old", None, history=True)
+    hold_host(old)
+    follower = AlertFollower([root], ACTING, act=True)
+    assert {a.cause for a in follower.poll()} >= {"budget"}
+    new, _ = _session(root / "--w--" / "new", None, history=True)  # crossed its budget before the next listing
+    hold_host(new)
+    monkeypatch.setattr("core.alerts.follow.RESCAN_SECONDS", 0)
+    assert {a.cause for a in follower.poll()} >= {"budget", "loop"}
+    assert sorted(r["origin"] for r in _requests(new)) == ["alert:budget", "alert:loop"]
+    assert _requests(old) == []

@@ -235,6 +235,37 @@ def test_an_action_reaches_a_live_remote_host_that_does_not_act_itself(
     assert len([e for e in InboxReader(path.parent / "control.jsonl").read() if e.request]) == 1  # nobody to read it
 
 
+def test_a_remote_session_that_appears_while_watched_is_acted_on_from_its_start(
+    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session that starts on the far side after the first listing of its root is found at the next listing,
+    seconds later: what its log raised meanwhile happened while the watcher ran, so its action is sent (a DSH run
+    that crossed its budget in its first seconds was never paused)."""
+    from core.control.config import validate_config
+    from core.control.inbox import InboxReader
+    from core.fleet.alerts import AlertSources
+
+    sshd.trust()
+    _root(tmp_path)
+    config = validate_config({"alerts": {"loop": {"action": "message", "message": "Read it once."}}})
+    sources = AlertSources([f"testbox:{tmp_path / 'root'}"], config, act=True)
+    sources.poll()  # the first listing: s1 only
+    path = tmp_path / "root" / "p" / "s2" / "session.jsonl"
+    path.parent.mkdir()
+    log = Log()
+    log.header()
+    log.turn(1)
+    for _ in range(3):
+        log.call("read_file", '{"path": "a.py"}')
+    (path.parent / "host.json").write_text(json.dumps({"state": "running", "pid": os.getpid(),
+                                                       "since": int(time.time() * 1000)}))  # fmt: skip
+    _write(path, [{**HEADER, "id": "s2"}, *log.events])
+    monkeypatch.setattr("core.fleet.follow.RESCAN_SECONDS", 0)
+    assert "loop" in {a.cause for a in sources.poll()}
+    sent = [e.request for e in InboxReader(path.parent / "control.jsonl").read() if e.request]
+    assert [(r["origin"], r["op"]) for r in sent] == [("alert:loop", "message")]
+
+
 def test_a_remote_logs_cache_break_is_found_as_it_is_locally(sshd: Sshd, tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     """The cache-break rule rebuilds the requests, reading the surface back: a remote log's must come from what
