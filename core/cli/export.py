@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import os
 import sys
 from typing import Any
 
@@ -27,14 +28,25 @@ def _export(args: argparse.Namespace) -> None:
     )
     if args.output in (None, "-"):
         sys.stdout.flush()
-        doc = export(args.path, _stdout(), args.format, options)
+        doc = export(args.path, _stdout(), _format(args), options)
         sys.stdout.flush()
     else:
-        doc = export_to_file(args.path, args.output, args.format, options)
+        doc = export_to_file(args.path, args.output, _format(args), options)
     where = "stdout" if args.output in (None, "-") else args.output
     counts = doc["redaction"]
     said = ", ".join(f"{n} {kind}" for kind, n in counts.items()) if counts is not None else "off"
     sys.stderr.write(f"tapedeck: exported {doc['rows']} rows to {where} (redaction: {said})\n")
+
+
+SUFFIXES = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html", ".htm": "html"}
+
+
+def _format(args: argparse.Namespace) -> str:
+    """``--format``, else the one ``-o FILE``'s suffix names (``comment.md``: Markdown), else HTML."""
+    if args.format is not None:
+        return str(args.format)
+    suffix = os.path.splitext(args.output or "")[1].lower()
+    return SUFFIXES.get(suffix, "html")
 
 
 class _TextOut:
@@ -119,7 +131,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--turn", type=int, metavar="T", help="the request shown: turn T's last (default: the last)"
     )
     p.add_argument("--step", type=int, metavar="S", help="with --turn: that step's request")
-    p.add_argument("--format", choices=("html", "md", "json"), default="html")
+    p.add_argument("--format", choices=("html", "md", "json"),
+                   help="default: the one -o FILE's suffix names (.md, .json, .html), else html")  # fmt: skip
     p.add_argument("--redact", action=argparse.BooleanOptionalAction, default=None,
                    help="replace keys, tokens, environment values, e-mail addresses and home paths "
                    "(default: on, but off when stdout is a terminal)")  # fmt: skip

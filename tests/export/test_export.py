@@ -299,3 +299,16 @@ def test_the_turns_line_stays_short_and_names_the_turns_that_did_not_complete(tm
     aborted = FIXTURES / "cancel-tool-calls.session.jsonl"
     assert "<tr><th>turns</th><td>1: 1 aborted: turn 1</td>" in _run("export", str(aborted))
     assert "- turns: 1 (1 aborted: turn 1)" in _run("export", str(aborted), "--format", "md")
+
+
+def test_the_output_file_s_suffix_chooses_the_format(tmp_path: Path) -> None:
+    """``export LOG -o comment.md`` wrote an HTML page into ``comment.md``: without ``--format`` the suffix of the
+    file now chooses it (``.md``, ``.json``, ``.html``; anything else, and stdout, HTML), and ``--format`` wins."""
+    log = FIXTURES / "tool-call-turn.session.jsonl"
+    for name, start in (("c.md", "## tapedeck session"), ("c.JSON", '{"events"'), ("c.htm", "<!DOCTYPE"),
+                        ("c.txt", "<!DOCTYPE")):  # fmt: skip
+        assert main(["export", str(log), "-o", str(tmp_path / name)]) == 0
+        assert (tmp_path / name).read_text().startswith(start), name
+    assert main(["export", str(log), "--format", "html", "-o", str(tmp_path / "p.md")]) == 0
+    assert (tmp_path / "p.md").read_text().startswith("<!DOCTYPE")
+    assert _run("export", str(log)).startswith("<!DOCTYPE")
