@@ -494,9 +494,14 @@ def _profile_status(home: Path, profile: str, packaged: bytes) -> ProfileStatus:
         if scan.block is not None and installed is not None:
             first, last = scan.block
             loads_copy = scan.lines[first + 1 : last] == row_lines(installed_name(installed), scan.indent)
+    mend = f"`tapedeck bridge install {home} --profile {profile}`"
     if installed is None:
-        return ProfileStatus(profile, None, None, row)
-    upgrade = f"`tapedeck bridge install {home} --profile {profile}` upgrades it in place"
+        problem = (
+            f"the row loads ./{PLUGIN_FILE}, which is not there, so DSH does not start with this profile: {mend} "
+            f"puts it back (`tapedeck bridge remove {home} --profile {profile}` takes the row out)"
+        )
+        return ProfileStatus(profile, None, None, row, problem if row == "managed" else None)
+    upgrade = f"{mend} upgrades it in place"
     stale = None
     if installed != packaged:
         stale = f"an older copy than the packaged plugin, which a DSH with this profile runs: {upgrade}"

@@ -316,3 +316,17 @@ def test_install_then_remove_gives_back_any_list_byte_for_byte(
         assert (web / PATCH_FILE).read_text().startswith(original)
     remove(home)
     assert (web / PATCH_FILE).read_text() == original
+
+
+def test_a_row_left_without_its_plugin_file_is_named_as_what_stops_dsh(tmp_path: Path, capsys) -> None:
+    """DSH refuses to start a profile whose patch row names a module that is not there (checked with the real DSH
+    rc.8: ERR_MODULE_NOT_FOUND at boot), so status says so and how to mend it; install puts the file back."""
+    install(tmp_path)
+    (_profile(tmp_path) / PLUGIN_FILE).unlink()
+    [found] = status(tmp_path)
+    assert found.problem is not None and "DSH does not start with this profile" in found.problem
+    assert f"`tapedeck bridge install {tmp_path.resolve()} --profile web`" in found.problem
+    assert main(["bridge", "status", str(tmp_path)]) == 0
+    assert f"profile web: {found.problem}" in capsys.readouterr().out
+    assert install(tmp_path).to_dict()["plugin"] == "copied"
+    assert status(tmp_path)[0].problem is None
