@@ -31,7 +31,8 @@ h1{font-size:1.3em;margin:.2em 0}h2{font-size:1.1em;border-bottom:1px solid #ccc
 table{border-collapse:collapse}td,th{padding:.1em .6em;text-align:left;border-bottom:1px solid #eee;vertical-align:top}
 th{background:#f0f0f0}.num{text-align:right}
 ol.events{list-style:none;padding:0;margin:0}
-ol.events li{padding:.15em .3em;border-bottom:1px solid #eee;display:grid;grid-template-columns:1.5em 4.5em 4em 1fr 5em;gap:.5em}
+ol.events li{padding:.15em .3em;border-bottom:1px solid #eee;display:grid;grid-template-columns:1.5em 4.5em 4em minmax(0,1fr) 5em;gap:.5em}
+td:last-child,.sum,summary,.note{overflow-wrap:anywhere}
 ol.events li:target{background:#fff6c8}ol.events li[hidden]{display:none}
 .g{text-align:center}.seq,.ts,.size{color:#777}.size{text-align:right}
 .err{background:#fde8e8}.repl{background:#eef3ff}.stream{color:#555}.later{opacity:.5}.later:hover{opacity:1}

@@ -147,3 +147,26 @@ def test_a_note_of_several_lines_shows_them_on_the_page(
     dom = _chromium(page, "--dump-dom").stdout
     shown = json.loads(html.unescape(dom.split('data-probe="')[1].split('"')[0]))
     assert shown == [["✎ " + note, 0], [note, 0]]
+
+
+def test_a_long_word_wraps_instead_of_widening_the_page(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A path, a token or a run of output with no space in it (a message, a tool result, a note) wraps in the
+    event list and the surface table, as Chromium lays the page out: it used to widen the page past the window,
+    pushing the sizes off screen behind a horizontal scroll bar."""
+    from tests.export.planted import plant
+
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    long = "/very/long/" + "segment_without_spaces_" * 20
+    log = plant(tmp_path / "s.jsonl", long, "x" * 3000, "A" * 500)
+    assert main(["note", str(log), "--seq", "4", "y" * 400]) == 0
+    page = tmp_path / "export.html"
+    assert main(["export", str(log), "-o", str(page), "--no-redact"]) == 0
+    capsys.readouterr()
+    probe = """<script>document.body.dataset.probe=[document.documentElement.scrollWidth,window.innerWidth].join(" ");
+</script></body>"""
+    page.write_text(page.read_text(encoding="utf-8").replace("</body>", probe), encoding="utf-8")
+    dom = _chromium(page, "--dump-dom", "--window-size=1000,800").stdout
+    wide, window = map(int, dom.split('data-probe="')[1].split('"')[0].split())
+    assert wide <= window
