@@ -58,7 +58,12 @@ def text_of_blocks(blocks: Iterable[Mapping[str, Any]] | None, sep: str = "") ->
     """Join the ``text`` of every ``{"type": "text"}`` content block."""
     if not blocks:
         return ""
-    return sep.join(b.get("text", "") for b in blocks if isinstance(b, Mapping) and b.get("type") == "text")
+    # a list, not a generator, and a dict checked without the abstract ``Mapping``'s Python: every row's summary
+    # and an export's texts come here, mostly with one text block, which comes back as it is (as ``join`` gives it)
+    texts = [
+        b.get("text", "") for b in blocks if (b.__class__ is dict or isinstance(b, Mapping)) and b.get("type") == "text"
+    ]
+    return texts[0] if len(texts) == 1 and texts[0].__class__ is str else sep.join(texts)
 
 
 def tool_result_block(message: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
