@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json
-from core.cli.common import emit, for_terminal, guarded
+from core.cli.common import emit, fail, for_terminal, guarded
 from core.control.config import load_config
 from core.log.layout import default_sessions_root
 from core.log.sessions import discover_sessions
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 EXIT_FAILED = 1  # a turn ended without completing (an error, a block, the output limit)
 EXIT_STOPPED = 4  # the operator's stop cut the run short
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a process SIGINT ended
 
 
 def find_session(root: Path, session_id: str) -> Path:
@@ -78,10 +79,16 @@ def _run(args: argparse.Namespace) -> int:
             root, model, config, options, tasks=args.task, compressed=args.zstd, session_id=args.session_id
         )
     progress(f"session {host.session.id}\nlog {host.writer.path}")
+    outcomes: list[TurnOutcome] | None = None
     try:
         outcomes = host.run()
+    except KeyboardInterrupt:  # Ctrl-C: the log stays as a kill would leave it, resumable
+        pass
     finally:
         host.close()
+    if outcomes is None:
+        resume = f"tapedeck run --resume {host.session.id}"
+        return fail(f"interrupted; `{resume}` continues the session", EXIT_INTERRUPTED)
     payload = {
         "session": host.session.id,
         "log": str(host.writer.path),
@@ -118,7 +125,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Run an agent session with the reference host; each TASK is one turn. Exit status: 0 when every turn "
             "completed, 1 when a turn ended otherwise (an error, a block, the output limit), 4 when the "
             "operator's stop cut the run short (it ended a turn, or a task never ran; a --linger host stopped "
-            "while idle after its tasks exits 0), 2 when the run could not start."
+            "while idle after its tasks exits 0), 2 when the run could not start, 130 when Ctrl-C interrupted it (the "
+            "session stays as it was, for --resume)."
         ),
     )
     p.add_argument("task", nargs="*", help="the task prompt(s); each becomes one turn")

@@ -201,3 +201,27 @@ def test_a_waiting_host_whose_log_was_replaced_exits_instead_of_waiting_forever(
 
     assert host.proc.wait(30) == 2
     assert "was replaced or removed while this writer held it" in host.text()
+
+
+def test_ctrl_c_ends_the_run_with_one_line_and_the_session_resumes(
+    tmp_path: Path, spawn: Callable[..., _Process]
+) -> None:
+    script = tmp_path / "script.json"
+    write = {"name": "write_file", "arguments": {"path": "out.txt", "content": "x" * 400}}
+    script.write_text(json.dumps({"responses": [{"toolCalls": [write]}, {"text": "done"}]}))
+    workspace, root = tmp_path / "ws", tmp_path / "root"
+    workspace.mkdir()
+    common = ["--provider", f"scripted:{script}", "--sessions-root", str(root)]
+    first = spawn("first", "task", *common, "--workspace", str(workspace), "--session-id", "s1",
+                  "--chunk-delay", "0.02")  # fmt: skip
+    log = log_path(root, str(workspace), "s1", False)
+    first.wait_for(lambda: log.exists() and any(e["type"] == "assistant/chunk" for e in read_log(log).events))
+    first.proc.send_signal(signal.SIGINT)  # what Ctrl-C in its terminal sends
+
+    assert first.proc.wait(30) == 130
+    said = first.text()
+    assert "Traceback" not in said and "tapedeck run --resume s1" in said.splitlines()[-1], said
+    assert _state(log)[0] == "exited"
+    second = spawn("second", "--resume", "s1", *common)
+    assert second.proc.wait(60) == 0, second.text()
+    assert (workspace / "out.txt").read_text() == "x" * 400
