@@ -338,10 +338,12 @@ class HtmlFormat:
         (``_request`` adds them: it knows where the cache broke)."""
         text = m.get("content") or ""
         text = text if isinstance(text, str) else str(text)
-        calls = "".join("\n" + call_text(c) for c in m.get("tool_calls") or ())
-        shown = text[:REQUEST_CLIP] if len(text) >= REQUEST_CLIP else (text + calls)[:REQUEST_CLIP]
-        return b"".join((f"{self._word(m['role'])} <details><summary>{len(text)} chars</summary><pre>".encode(),
-                         self._escaped(shown), b"</pre></details></li>"))  # fmt: skip
+        made = m.get("tool_calls") or ()
+        calls = "".join("\n" + call_text(c) for c in made)[:REQUEST_CLIP]  # shown however long the text
+        label = f"{len(text)} chars" + (f" · {len(made)} tool call{'s' * (len(made) > 1)}" if made else "")
+        return b"".join((f"{self._word(m['role'])} <details><summary>{label}</summary><pre>".encode(),
+                         self._escaped(text[:REQUEST_CLIP]), _ELLIPSIS if len(text) > REQUEST_CLIP else b"",
+                         _b(calls), b"</pre></details></li>"))  # fmt: skip
 
     @staticmethod
     def _request(doc: dict[str, Any]) -> Iterator[bytes]:

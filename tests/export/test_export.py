@@ -312,3 +312,20 @@ def test_the_output_file_s_suffix_chooses_the_format(tmp_path: Path) -> None:
     assert main(["export", str(log), "--format", "html", "-o", str(tmp_path / "p.md")]) == 0
     assert (tmp_path / "p.md").read_text().startswith("<!DOCTYPE")
     assert _run("export", str(log)).startswith("<!DOCTYPE")
+
+
+def test_the_html_request_shows_every_tool_call_a_message_made(tmp_path: Path) -> None:
+    """A request message's summary counts its tool calls (an answer made only of calls said '0 chars'), and the
+    calls are shown however long its text is (past 4,000 characters they were left out)."""
+    from tests.export.planted import plant
+
+    log = plant(tmp_path / "s.jsonl", "go", "ok", "done")
+    items = [json.loads(line) for line in log.read_text().splitlines()]
+    call = next(i for i in items if i["type"] == "assistant/message" and "tool-call" in str(i["data"]["message"]))
+    text = {"type": "text", "text": "long reasoning " * 400}
+    call["data"]["message"]["content"].insert(0, text)
+    log.write_text("".join(json.dumps(i) + "\n" for i in items))
+    page = _run("export", str(log), "--no-redact")
+    request = page.split('<h2 id="request">')[1].split("</ol>")[0]
+    item = next(li for li in request.split("<li>") if "long reasoning" in li)
+    assert "<summary>6000 chars · 1 tool call</summary>" in item and "bash(" in item
