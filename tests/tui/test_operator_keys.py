@@ -377,3 +377,41 @@ async def test_e_and_E_on_the_surface_go_to_the_next_error_row_on_screen(tmp_pat
         await pilot.press("E")
         assert screen.events.current_seq == t2["result"]
         assert [n.message for n in app._notifications] == ["No previous error in this view."]
+
+
+@pytest.mark.parametrize(
+    ("size", "key", "said"),
+    [
+        (SIZE, "L", "Not time travelling"),
+        (SIZE, "x", "No filter to clear"),
+        (SIZE, "plus", "already shows all"),
+        ((80, 24), "plus", "d shows it"),
+    ],
+)
+async def test_main_keys_that_cannot_act_say_why(
+    tmp_path: Path, size: tuple[int, int], key: str, said: str
+) -> None:
+    """L out of time travel, x with no filter and + with nothing more to show (or the detail pane folded away at
+    80 columns) did nothing and said nothing."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=size) as pilot:
+        await settled_main_screen(pilot)
+        app.clear_notifications()
+        await pilot.press(key)
+        await until(pilot, lambda: any(said in n.message for n in app._notifications))
+
+
+async def test_enter_on_an_original_closes_the_list_it_is_in(tmp_path: Path) -> None:
+    """Enter on one of the rows an expanded tape entry lists beneath it did nothing; it closes that list, the
+    cursor back on the tape entry."""
+    log = policy_log()
+    tape = next(e["seq"] for e in log.events if "listed files" in orjson.dumps(e).decode())
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        screen.events.go_seq(tape)
+        rows = len(screen.events.view)
+        await pilot.press("enter", "down")
+        assert len(screen.events.view) > rows and screen.events.view.parent_of(screen.events.cursor) == tape
+        await pilot.press("enter")
+        assert len(screen.events.view) == rows and screen.events.current_seq == tape

@@ -504,6 +504,9 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
 
     def action_clear_filter(self) -> None:
         """Show every event again."""
+        if not self.filter.active:
+            self.notify("No filter to clear; f sets one.", timeout=3)
+            return
         self._set_filter(EventFilter())
 
     def _set_filter(self, result: EventFilter | None) -> None:
@@ -586,8 +589,14 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         self._jump(self.live.facts.errors, direction, "error")
 
     def action_more(self) -> None:
-        """Show more of a cut payload in the detail pane."""
-        self.query_one(DetailPane).more()
+        """Show more of a cut payload in the detail pane (or say why there is no more to show)."""
+        pane = self.detail
+        if not pane.display:
+            self.notify("The detail pane is folded away at this width: d shows it.", timeout=3)
+        elif not pane.hidden:
+            self.notify("The detail pane already shows all of this event.", timeout=3)
+        else:
+            pane.more()
 
     def action_toggle_detail(self) -> None:
         """Hide or show the detail pane (the choice holds over resizes)."""

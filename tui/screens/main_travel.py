@@ -68,18 +68,26 @@ class TimeTravelActions(Screen[None]):
         """A click on the chart: travel to the moment that request went out."""
         if self.live.ready:
             seq = message.seq
-            self._go(lambda travel: travel.point_at(seq if seq is not None else 0), "No model request went out there.")
+            self._go(
+                lambda travel: travel.point_at(seq if seq is not None else 0),
+                "No model request went out there.",
+            )
 
     def travel_to_step(self, turn: int, step: int) -> None:
         """Travel to the moment the first request of that step went out (the Router screen's pick)."""
         self._go(
-            lambda travel: next((i for i, p in enumerate(travel.points) if (p.turn, p.step) == (turn, step)), None),
+            lambda travel: next(
+                (i for i, p in enumerate(travel.points) if (p.turn, p.step) == (turn, step)), None
+            ),
             "No model request went out there.",
         )
 
     def action_live(self) -> None:
         """Leave time travel: the surface as it is now."""
         if self.stop is None:
+            self.notify(
+                "Not time travelling: T shows the session as it stood at the selected row.", timeout=3
+            )
             return
         self.stop = self.query_one(EventList).moment = None
         self._rebuild(reset=True)

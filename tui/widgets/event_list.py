@@ -34,9 +34,11 @@ from tui.widgets.scrolling import held_scrollbar, set_virtual_size, steady_scrol
 TIME_MIN_WIDTH = 70  # narrower lists leave the time column out (the detail pane still shows the time)
 PREFETCH = 2  # screens of rows computed around the visible ones
 STRIP_CACHE = 2000  # drawn lines kept: in follow mode every append shifts all rows by one
-HUGE_LINE_BYTES = 2 << 20  # rows of longer lines read back from the file are drawn from their head, not decoded
+# rows of longer lines read back from the file are drawn from their head, not decoded
+HUGE_LINE_BYTES = 2 << 20
 ROWS_PER_BATCH = 200  # rows of an appended batch computed right away (the rest on demand)
-FRAME_OUT_SECONDS = 0.004  # what waits for a frame runs this long after it is rendered (the frame is written first)
+# what waits for a frame runs this long after it is rendered (the frame is written first)
+FRAME_OUT_SECONDS = 0.004
 
 
 OUTSIDE_TURN = "–"  # the turn column of an event between turns
@@ -58,7 +60,8 @@ class _Frame(NamedTuple):
     session: Session  # the live projection (turn attribution)
     marks: dict[int, tuple[str, ...]]  # alert marks by seq
     now_ms: float | None  # the time the ``ago`` column counts from (None: the clock column)
-    drawn: dict[tuple[int, int, bool], tuple[Row, Strip]] | None  # lines drawn while nothing they show changed
+    # lines drawn while nothing they show changed
+    drawn: dict[tuple[int, int, bool], tuple[Row, Strip]] | None
 
 
 def turn_label(session: Session, row: Row) -> str:
@@ -146,13 +149,16 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._search = ""
         self._matches: Sequence[int] = ()
         self.relative_time = False  # the time column: time of day (UTC), or how long ago
-        self.notes: dict[int, str] = {}  # the operator's notes by seq (the sidecar beside the log): a ✎ tag each
+        # the operator's notes by seq (the sidecar beside the log): a ✎ tag each
+        self.notes: dict[int, str] = {}
         # Streamed blocks shown as one row each (None: every delta is its own row, as a chunk filter asks)
         self.blocks: StreamBlocks | None = None
-        self._block_rows: dict[tuple[object, ...], Row] = {}  # stream rows by (first delta's row, end, chars, live)
+        # stream rows by (first delta's row, end, chars, live)
+        self._block_rows: dict[tuple[object, ...], Row] = {}
         self._after_frame: list[Callable[[], None]] = []  # run once the list's next frame is out
         self._frame: _Frame | None = None  # what every line of the frame being rendered shares
-        self._finished = FinishedLines(self, STRIP_CACHE)  # finished lines by drawn row: a shifted list finds them
+        # finished lines by drawn row: a shifted list finds them
+        self._finished = FinishedLines(self, STRIP_CACHE)
         self._blank: tuple[tuple[int, Style], Strip] | None = None  # the line below the last row
         self._drawn: dict[tuple[int, int, bool], tuple[Row, Strip]] = {}  # see ``_drawn_lines``
         self._drawn_stamp: tuple[object, ...] | None = None
@@ -163,7 +169,9 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         """The seq under the cursor."""
         return self.view.row(self.cursor)[0] if len(self.view) else None
 
-    def set_view(self, view: RowView, *, reset: bool = False, appended: bool = False, grew: bool = False) -> None:
+    def set_view(
+        self, view: RowView, *, reset: bool = False, appended: bool = False, grew: bool = False
+    ) -> None:
         """Show ``view``; the cursor stays on its event or follows the end.
 
         ``reset`` means a rebuilt projection: cut kinds are re-read, and cached rows are dropped when the file
@@ -184,7 +192,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self._sync_cuts()
         grown = len(view) - old
         self.view = view
-        with held_scrollbar(self):  # the bar is compared with its drawn look once it has its new extent and position
+        # the bar is compared with its drawn look once it has its new extent and position
+        with held_scrollbar(self):
             set_virtual_size(self, Size(self.size.width, len(view)))
             if self.following:
                 self._move(len(view) - 1, follow=True)
@@ -307,7 +316,11 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if not total or not matches:
             return False
         if not view.in_seq_order or total < len(matches):  # each row looked up in the matches
-            order = range(cursor + 1, cursor + 1 + total) if forward else range(cursor - 1, cursor - 1 - total, -1)
+            order = (
+                range(cursor + 1, cursor + 1 + total)
+                if forward
+                else range(cursor - 1, cursor - 1 - total, -1)
+            )
             for r in order:
                 row = r % total
                 seq = self._match_in_row(row, matches)
@@ -343,7 +356,11 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         if self.view.position_of(seq) is not None:
             return True
         i = self.blocks.index_of(seq) if self.blocks is not None else None
-        return i is not None and self.blocks is not None and self.view.position_of(self.blocks.starts[i]) is not None
+        return (
+            i is not None
+            and self.blocks is not None
+            and self.view.position_of(self.blocks.starts[i]) is not None
+        )
 
     def resume_follow(self) -> None:
         """Jump to the last row and follow new events again."""
@@ -377,13 +394,17 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         return originals(self.live.session, seq)
 
     def action_toggle_expand(self) -> None:
-        """Show (or hide) the deltas of a streamed block, or the originals a replacement row stands for."""
+        """Show (or hide) the deltas of a streamed block, or the originals a replacement row stands for; on a row
+        listed beneath an expanded one, close that list."""
         seq, depth = self.view.row(self.cursor) if len(self.view) else (None, 0)
-        if seq is None or depth:
+        if depth:
+            seq = self.view.parent_of(self.cursor)
+        if seq is None:
             return
         if self.block_at(seq) is None and not self.live.session.is_replacement(seq):
             self.notify(
-                "Only streamed blocks and replacement rows (tape entries, folds, prunes, rewinds) expand.", timeout=3
+                "Only streamed blocks and replacement rows (tape entries, folds, prunes, rewinds) expand.",
+                timeout=3,
             )
             return
         row = self.view.row_of_seq(seq)
@@ -475,7 +496,9 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             self._drawn = {}
         return self._drawn
 
-    def refresh(self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False) -> Self:
+    def refresh(
+        self, *regions: Region, repaint: bool = True, layout: bool = False, recompose: bool = False
+    ) -> Self:
         """Repaint; a full repaint also forgets the lines drawn so far (what changed may be anything)."""
         if not regions:
             self._repaints += 1
@@ -598,7 +621,11 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         gutter = styles["gutter"]
         badge_style = styles["badge"]
         step = f".{row.step}" if row.step is not None and turn != OUTSIDE_TURN else ""
-        left = f"{row.seq:>7} {f'{turn}{step}':>6} {when:>8} " if width >= TIME_MIN_WIDTH else f"{row.seq:>7} {f'{turn}{step}':>6} "
+        left = (
+            f"{row.seq:>7} {f'{turn}{step}':>6} {when:>8} "
+            if width >= TIME_MIN_WIDTH
+            else f"{row.seq:>7} {f'{turn}{step}':>6} "
+        )
         right = f" {human_chars(row.size):>5} {row.unit:<2}" + "".join(f" [{tag}]" for tag in tags)
         indent = "    ↳ " if depth else ""
         room = max(0, width - cell_len(left) - cell_len(right) - 2)
