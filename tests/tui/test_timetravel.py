@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.tui.logs import policy_log
-from tests.tui.pilot import main_screen, make_app, settle
+from tests.tui.pilot import main_screen, make_app, settle, until
 from tui.screens.request import RequestScreen
 from tui.screens.router import RouterScreen
 
@@ -94,3 +94,35 @@ async def test_the_router_screen_travels_to_a_step(tmp_path: Path) -> None:
         point = main.travel.points[main.stop.point or 0]
         assert (point.turn, point.step) == (main.stop.moment.turn, main.stop.moment.step)
         assert main.stop.moment.seq == point.seq
+
+
+@pytest.mark.anyio
+async def test_request_keys_at_either_end_and_router_t_without_a_step_say_why(
+    fixtures_dir: Path, tmp_path: Path
+) -> None:
+    """``,`` on the first request, ``.`` on the last and ``T`` on a Router screen with no decision did nothing."""
+    app = make_app(_copy(fixtures_dir, tmp_path, "compaction-recovery.session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = main_screen(app)
+        assert main is not None
+        main.events.go_seq(7)  # the first request went out there
+        await pilot.press("R")
+        await settle(pilot)
+        assert isinstance(app.screen, RequestScreen) and app.screen.index == 0
+        app.clear_notifications()
+        await pilot.press("comma")
+        await until(pilot, lambda: any("the first request" in n.message for n in app._notifications))
+        last = len(app.screen.travel.points) - 1
+        while app.screen.index < last:
+            await pilot.press("full_stop")
+            await settle(pilot)
+        app.clear_notifications()
+        await pilot.press("full_stop")
+        await until(pilot, lambda: any("the last request" in n.message for n in app._notifications))
+        await pilot.press("escape", "r")
+        await until(pilot, lambda: isinstance(app.screen, RouterScreen))
+        await settle(pilot)
+        app.clear_notifications()
+        await pilot.press("T")
+        await until(pilot, lambda: any("decision" in n.message for n in app._notifications))

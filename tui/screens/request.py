@@ -59,7 +59,9 @@ def diff_line(view: RequestView) -> Text:
     d = view.diff
     if d.before is None:
         return Text("The session's first request: nothing cached before it.", style="dim")
-    changes = f"  +{len(d.added)} −{len(d.removed)} nodes" + (f", {len(d.replaced)} replaced" if d.replaced else "")
+    changes = f"  +{len(d.added)} −{len(d.removed)} nodes" + (
+        f", {len(d.replaced)} replaced" if d.replaced else ""
+    )
     if not d.broke:
         return Text.assemble(
             ("prefix kept ", "bold green"),
@@ -149,8 +151,11 @@ class RequestScreen(Screen[None]):
 
     def action_move(self, step: int) -> None:
         """One request back or forward."""
-        target = self.index + step
-        if 0 <= target < len(self.travel.points) and not self.loading:
+        target, count = self.index + step, len(self.travel.points)
+        if not 0 <= target < count:
+            end = "first" if step < 0 else "last"
+            self.notify(f"This is the {end} request ({self.index + 1} of {count}).", timeout=3)
+        elif not self.loading:
             self._load(target)
 
     def _load(self, index: int) -> None:

@@ -208,9 +208,11 @@ class RouterScreen(PolicyScreen):
         """Back to the main screen, showing the session as it stood when the selected step's request went out."""
         table = self.query_one("#router-table", DataTable)
         if not table.row_count:
+            self.notify("No router decision to travel to: this log holds none.", timeout=3)
             return
         line = self._lines.get(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value or "")
         if line is None or line.turn is None or line.step is None:
+            self.notify("This decision names no step to travel to.", timeout=3)
             return
         self.dismiss(None)
         main = next((s for s in reversed(self.app.screen_stack) if hasattr(s, "travel_to_step")), None)
