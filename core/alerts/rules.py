@@ -294,11 +294,11 @@ class Signals:
     def _approval(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         if isinstance(data.get("id"), str):
             self.approvals[data["id"]] = seq
-        return frozenset({"waiting"})
+        return _APPROVAL
 
     def _decided(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         self.approvals.pop(data.get("id"), None)  # type: ignore[arg-type]
-        return frozenset({"waiting"})
+        return _APPROVAL
 
     # what the log alone cannot say ---------------------------------------------------------------------------
     def clock(self, host_state: str | None = None, last_write: int | None = None, since: int | None = None) -> None:
@@ -342,6 +342,7 @@ _RATE = frozenset({"run-rate"})
 _CONTEXT = frozenset({"context"})
 _PRICED = frozenset({"context", "budget", "run-rate"})  # what a priced usage sample moves
 _TURN = frozenset({"stalled", "host-died", "loop", "rewind-guard", "waiting"})
+_APPROVAL = frozenset({"waiting", "stalled"})  # an approval asked or decided
 _HANDLERS: dict[str, Callable[[Signals, int, dict[str, Any], Any], frozenset[str]]] = {
     "turn/start": Signals._turn_start,
     "turn/end": Signals._turn_end,
@@ -386,11 +387,12 @@ def error_streak(s: Signals, rule: RuleConfig, now: int | None) -> Finding | Non
 
 
 def stalled(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
-    """Running (or, with no host state known, a turn open), but nothing written for ``seconds`` (needs the time)."""
+    """Running (or, with no host state known, a turn open), but nothing written for ``seconds`` (needs the time);
+    not while a tool call waits for the operator's approval (``waiting`` says so)."""
     state = s.host_state
     running = state[0] == "running" if state is not None else s.open_turn is not None
     last = max((t for t in (s.last_time, s.last_write) if t is not None), default=None)
-    if now is None or last is None or not running:
+    if now is None or last is None or not running or s.approvals:
         return None
     quiet = (now - last) / 1000
     if quiet >= rule["seconds"]:

@@ -76,6 +76,20 @@ def test_stalled_is_about_a_running_host_not_a_paused_or_finished_one() -> None:
     assert (alert.cause, alert.reason) == ("stalled", "running, but nothing written for 10 min")
 
 
+def test_a_tool_call_waiting_for_approval_is_waiting_not_stalled() -> None:
+    """DSH asks the operator before a tool call and writes nothing until the answer, its agent running all the
+    while: the session waits for the operator (``waiting``); it has not stalled, however long the answer takes.
+    Once the call is decided, a quiet log stalls again."""
+    log, e = Log(), engine({"stalled": {"seconds": 60}, "waiting": {}})
+    log.turn(1)
+    asked = log.add("approval/asked", {"id": "a1", "toolName": "bash"})
+    assert fired(e, log) == [("waiting", asked)]
+    assert e.tick(log.time + 600_000, host_state="running") == []
+    decided = log.add("approval/decided", {"id": "a1", "outcome": "allowed-once"})
+    fired(e, log, decided)
+    assert [a.cause for a in e.tick(log.time + 600_000, host_state="running")] == ["stalled"]
+
+
 def test_waiting_on_a_pause_an_idle_host_or_an_approval_clears_and_fires_again() -> None:
     log, e = Log(), engine({"waiting": {}})
     paused = log.add("tapedeck/state", {"state": "paused"})
