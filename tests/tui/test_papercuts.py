@@ -305,10 +305,12 @@ async def test_a_key_in_the_same_burst_as_q_opens_nothing(tmp_path: Path, key: s
     assert app.return_code == 0
 
 
-@pytest.mark.parametrize("keys", ["", "C"])
-async def test_the_footer_shows_whole_keys_only_at_80_columns(tmp_path: Path, keys: str) -> None:
+@pytest.mark.parametrize(("keys", "overflows"), [("", True), ("C", True), ("R", False)])
+async def test_the_footer_shows_whole_keys_only_at_80_columns(
+    tmp_path: Path, keys: str, overflows: bool
+) -> None:
     """At 80 columns the footer cut its last key mid-word (``n Next``, ``^s Review & s``): a key that does not fit
-    whole is left out, Help and Quit first."""
+    whole is left out, Help and Quit first (the request view's footer too)."""
     app = make_app(policy_log().write(tmp_path / "session.jsonl"))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
@@ -319,7 +321,7 @@ async def test_the_footer_shows_whole_keys_only_at_80_columns(tmp_path: Path, ke
         palette = footer.query_one(".-command-palette")
         shown = [k for k in footer.query(FooterKey) if k is not palette and k.display]
         assert [k.description for k in shown[:2]] == ["Help", "Quit"]
-        assert len(shown) < len(footer.query(FooterKey)) - 1  # some keys did not fit
+        assert (len(shown) < len(footer.query(FooterKey)) - 1) == overflows  # some keys did not fit
         assert all(k.region.right <= palette.region.x for k in shown), [
             (k.description, k.region) for k in shown
         ]

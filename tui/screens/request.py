@@ -15,7 +15,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from core.read.summary import human_chars, one_line
@@ -25,6 +25,7 @@ from core.shared.wire import call_text
 from tui.failures import READ_ERRORS, report_log_failure
 from tui.screens.stacked import while_stacked
 from tui.travel import RequestView, TimeTravel
+from tui.widgets.footer import PriorityFooter
 
 PREVIEW = 160
 
@@ -136,7 +137,7 @@ class RequestScreen(Screen[None]):
         yield Static(id="request-diff")
         yield Static(id="request-tools")
         yield DataTable(id="request-table", cursor_type="row")
-        yield Footer()
+        yield PriorityFooter()
 
     @while_stacked
     def on_mount(self) -> None:
