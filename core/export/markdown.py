@@ -159,8 +159,9 @@ def _inline(text: str) -> str:
 
 
 def _literal(line: str) -> str:
-    """One line of a note as Markdown that shows it as typed: every character that could start a block (a
-    heading, a fence, a list, a quote, a table, raw HTML) or mark inline text escaped, its indentation kept."""
+    """One line of plain text (a note's, a surface row's summary) as Markdown that shows it as typed: every
+    character that could start a block (a heading, a fence, a list, a quote, a table, raw HTML) or mark inline text
+    escaped, mentions and issue references code (``_quiet``), its indentation kept."""
     body = line.expandtabs(4).lstrip(" ")
     indent = "&nbsp;" * (len(line.expandtabs(4)) - len(body))  # leading spaces would make it a code block
     body = _quiet(body.rstrip(), lambda t: _NOTE_MARKS.sub(r"\\\g<0>", t), "`")  # its backticks are escaped
