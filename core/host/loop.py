@@ -335,6 +335,7 @@ class AgentHost:
         """
         outcomes: list[TurnOutcome] = []
         tasks = list(self.host_info().get("tasks") or [])
+        self.operator.poll()  # what was left for this host first: a queued resume lifts a pause before it is said
         paused = self.operator.paused
         self.operator.set_state("paused" if paused else "running")
         self.operator.start()

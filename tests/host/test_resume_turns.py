@@ -531,3 +531,22 @@ def test_a_request_the_killed_host_acknowledged_is_cancelled_as_left_by_that_hos
     assert [(o["outcome"], o.get("error")) for o in outcomes] == [
         ("pending", None), ("cancelled", "the host exited before applying it")
     ]
+
+
+def test_a_resume_queued_for_a_paused_session_lifts_the_pause_before_the_host_says_it_holds(
+    tmp_path: Path,
+) -> None:
+    provider = _script(tmp_path, [{"text": "one"}, {"text": "two"}])
+    host = _host(tmp_path, provider, ["first", "second"])
+    host.append([control.outcome_event({"id": "req-1", "op": "pause"}, control.APPLIED)])
+    _kill(host)  # paused by the operator, then killed
+    log = host.writer.path
+    control.append_request(control.inbox_path(log), "resume", queued=True)
+    said: list[str] = []
+
+    resumed = AgentHost.resume(log, make_provider(provider), load_config(None),
+                               HostOptions(workspace=tmp_path / "ws", progress=said.append))  # fmt: skip
+    outcomes = _finish(resumed)
+
+    assert [o.reason["kind"] for o in outcomes] == ["completed", "completed"]
+    assert not [line for line in said if line.startswith("paused")], said
