@@ -71,7 +71,9 @@ def _fleet(app: Any) -> FleetScreen:
 
 
 async def _loaded(pilot: Pilot[None], count: int) -> FleetScreen:
-    await until(pilot, lambda: isinstance(pilot.app.screen, FleetScreen) and len(pilot.app.screen.rows) == count)
+    await until(
+        pilot, lambda: isinstance(pilot.app.screen, FleetScreen) and len(pilot.app.screen.rows) == count
+    )
     return _fleet(pilot.app)
 
 
@@ -100,7 +102,9 @@ async def test_attention_first_the_jump_the_filter_and_back_to_the_same_row(tmp_
         assert _cursor_id(screen) == "live-c"
         await pilot.press("slash", "ctrl+a", "ctrl+k", "enter")  # an empty filter shows every row again
         await until(pilot, lambda: len(screen.shown) == 3)
-        screen.query_one(DataTable).move_cursor(row=screen.shown.index(str(root / "p" / "calm-a" / "session.jsonl")))
+        screen.query_one(DataTable).move_cursor(
+            row=screen.shown.index(str(root / "p" / "calm-a" / "session.jsonl"))
+        )
         await pilot.press("enter")
         await until(pilot, lambda: main_screen(app) is not None)
         await settle(pilot)
@@ -126,14 +130,18 @@ async def test_a_row_action_is_confirmed_then_appended_to_the_live_hosts_inbox(t
         await pilot.press("P")
         await until(pilot, lambda: app.screen is not screen)
         await pilot.press("y")
-        await until(pilot, lambda: inbox_path(live).exists() and inbox_path(live).read_bytes().endswith(b"\n"))
+        await until(
+            pilot, lambda: inbox_path(live).exists() and inbox_path(live).read_bytes().endswith(b"\n")
+        )
         request = orjson.loads(inbox_path(live).read_bytes().splitlines()[-1])
         assert (request["op"], request["origin"]) == ("pause", "fleet")
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("key", ["P", "m", "S"])
-async def test_a_row_action_on_a_session_nobody_runs_says_so_before_asking_anything(tmp_path: Path, key: str) -> None:
+async def test_a_row_action_on_a_session_nobody_runs_says_so_before_asking_anything(
+    tmp_path: Path, key: str
+) -> None:
     """No confirm (nor, for ``m``, a message typed for nothing): the reason at once, nothing written."""
     root = _root(tmp_path)
     exited = root / "p" / "gone-d" / "session.jsonl"
@@ -158,12 +166,14 @@ def test_fleet_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
 
     async def shown(pilot: Pilot[None]) -> None:
         await _loaded(pilot, 3)
-        await until(pilot, lambda: bool(pilot.app._notifications))  # the alert's toast (tested in tests/alerts)
+        # the alert's toast (tested in tests/alerts)
+        await until(pilot, lambda: bool(pilot.app._notifications))
         pilot.app.clear_notifications()  # … taken off, so the table is what the snapshot shows
         await settle(pilot)
         keys = [k.region for k in pilot.app.screen.query(FooterKey) if k.display]
-        assert keys and all(r.right <= 80 for r in keys)  # every key of the footer on screen, none over another
-        assert not [(a, b) for i, a in enumerate(keys) for b in keys[i + 1:] if a.overlaps(b)], keys
+        # every key of the footer on screen, none over another
+        assert keys and all(r.right <= 80 for r in keys)
+        assert not [(a, b) for i, a in enumerate(keys) for b in keys[i + 1 :] if a.overlaps(b)], keys
         table = pilot.app.screen.query_one(DataTable)
         header = [str(c.label) for c in table.columns.values()]
         assert {"session", "host", "attention"} <= set(header[:3])  # title, state and attention come first
@@ -172,7 +182,9 @@ def test_fleet_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
 
 
 @pytest.mark.anyio
-async def test_watch_on_one_sessions_root_opens_the_fleet_with_how_each_last_turn_ended(tmp_path: Path) -> None:
+async def test_watch_on_one_sessions_root_opens_the_fleet_with_how_each_last_turn_ended(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "sessions"
     ends = {"done-1": "completed", "stopped-2": "aborted", "stuck-3": "blocked"}
     for sid, kind in ends.items():
@@ -183,12 +195,15 @@ async def test_watch_on_one_sessions_root_opens_the_fleet_with_how_each_last_tur
         path = root / "p" / sid / "session.jsonl"
         path.parent.mkdir(parents=True)
         path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [{**HEADER, "id": sid}, *log.events]))
-    app = TapedeckApp(root, follow=False, interval=0.02, keymap_file=NO_KEYMAP)  # one root, as `watch ROOT` opens it
+    # one root, as `watch ROOT` opens it
+    app = TapedeckApp(root, follow=False, interval=0.02, keymap_file=NO_KEYMAP)
     async with app.run_test(size=(120, 30)) as pilot:
         screen = await _loaded(pilot, 3)
         table = screen.query_one(DataTable)
         labels = [str(c.label) for c in table.columns.values()]
-        outcomes = {screen.rows[k].row.ref.id: str(table.get_row(k)[labels.index("outcome")]) for k in screen.shown}
+        outcomes = {
+            screen.rows[k].row.ref.id: str(table.get_row(k)[labels.index("outcome")]) for k in screen.shown
+        }
         assert outcomes == ends
 
 
@@ -203,7 +218,8 @@ async def test_a_title_with_square_brackets_shows_as_written_never_as_markup(tmp
     async with app.run_test(size=(160, 30)) as pilot:
         screen = await _loaded(pilot, 1)
         await settle(pilot)
-        cell = screen.query_one(DataTable).get_row(screen.shown[0])[0]  # what the table draws (a crash before)
+        # what the table draws (a crash before)
+        cell = screen.query_one(DataTable).get_row(screen.shown[0])[0]
         assert cell.plain == title[:25] + "…" and not cell.spans, (cell.plain, cell.spans)
 
 
@@ -222,3 +238,17 @@ async def test_escape_closes_the_filter_line_and_keeps_the_filter_it_had(tmp_pat
         box = screen.query_one("#fleet-filter")
         assert not box.has_class("shown") and screen.query_one(DataTable).has_focus
         assert screen.query_text == "state:running" and len(screen.shown) == 1
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("key", ["n", "P", "m", "S"])
+async def test_row_keys_on_a_fleet_with_no_row_shown_say_why(tmp_path: Path, key: str) -> None:
+    """With the filter hiding every row, n, P, m and S did nothing and said nothing."""
+    app = _app([_root(tmp_path)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _loaded(pilot, 3)
+        await pilot.press("slash", *"no-such-session", "enter")
+        await until(pilot, lambda: not screen.shown)
+        app.clear_notifications()
+        await pilot.press(key)
+        await until(pilot, lambda: any("no row" in n.message.lower() for n in app._notifications))

@@ -46,7 +46,9 @@ class FleetScreen(Screen[None]):
     """
     BINDINGS = [
         Binding("enter", "open", "Open", id="fleet.open"),
-        Binding("n", "next_attention", "Attention", tooltip="the next row needing attention", id="fleet.next"),
+        Binding(
+            "n", "next_attention", "Attention", tooltip="the next row needing attention", id="fleet.next"
+        ),
         Binding("slash", "filter", "Filter", id="fleet.filter"),
         Binding("escape", "close_filter", "Close the filter line", show=False, id="fleet.filter_close"),
         Binding("P", "pause", "Pause", tooltip="pause the host, or resume it when paused", id="fleet.pause"),
@@ -68,7 +70,10 @@ class FleetScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         """Title, filter line, table, status, footer."""
         yield Static("Fleet", id="fleet-title")
-        yield Input(placeholder="filter: words, state:paused, host:local, attention (Enter applies)", id="fleet-filter")
+        yield Input(
+            placeholder="filter: words, state:paused, host:local, attention (Enter applies)",
+            id="fleet-filter",
+        )
         table: DataTable[str | Text] = DataTable(cursor_type="row", id="fleet-table")
         for column in COLUMNS:
             table.add_column(column, key=column)
@@ -121,14 +126,20 @@ class FleetScreen(Screen[None]):
         rows = list(self.rows.values())
         need = sum(1 for shown in rows if shown.row.attention)
         where = ", ".join(root.name or str(root) for root in self.roots)
-        self.query_one("#fleet-title", Static).update(Text(
-            f"Fleet: {len(rows)} session{'' if len(rows) == 1 else 's'}, {need} need{'s' if need == 1 else ''} "
-            f"attention · {where}"
-        ))
-        status = f"filter: {self.query_text}" if self.query_text else "n next attention · / filter · Enter open"
+        self.query_one("#fleet-title", Static).update(
+            Text(
+                f"Fleet: {len(rows)} session{'' if len(rows) == 1 else 's'}, {need} need{'s' if need == 1 else ''} "
+                f"attention · {where}"
+            )
+        )
+        status = (
+            f"filter: {self.query_text}" if self.query_text else "n next attention · / filter · Enter open"
+        )
         if not rows:
             status = f"no sessions under {', '.join(str(root) for root in self.roots)} yet"
-        self.query_one("#fleet-status", Static).update(Text("; ".join([status, *self.skipped, *self.problems])))
+        self.query_one("#fleet-status", Static).update(
+            Text("; ".join([status, *self.skipped, *self.problems]))
+        )
 
     def _patch(self, changed: list[Shown]) -> None:
         """Some rows changed in place (same rows, same order): only their cells are redrawn."""
@@ -141,7 +152,11 @@ class FleetScreen(Screen[None]):
 
     def _draw(self, only: list[str] | None = None) -> None:
         table = self.query_one(DataTable)
-        keys = self.shown if only is not None else [k for k, v in self.rows.items() if matches(v.row, self.query_text)]
+        keys = (
+            self.shown
+            if only is not None
+            else [k for k, v in self.rows.items() if matches(v.row, self.query_text)]
+        )
         if keys == self.shown:
             for key in keys if only is None else only:
                 for column, cell in zip(COLUMNS, self._cells(self.rows[key]), strict=True):
@@ -172,8 +187,18 @@ class FleetScreen(Screen[None]):
         return table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
 
     def _current(self) -> FleetRow | None:
+        """The row under the cursor; with none shown, None and a toast that says why."""
         key = self.current_key
-        return self.rows[key].row if key in self.rows else None
+        if key in self.rows:
+            return self.rows[key].row
+        self._say_no_row()
+        return None
+
+    def _say_no_row(self) -> None:
+        why = (
+            "the filter hides every session (/ changes it)" if self.rows else "no session under the roots yet"
+        )
+        self.notify(f"No row shown: {why}.", timeout=3)
 
     # keys ---------------------------------------------------------------------------------------------------
     def action_open(self) -> None:
@@ -190,6 +215,7 @@ class FleetScreen(Screen[None]):
         """Move to the next row needing attention (after the cursor, wrapping around)."""
         table = self.query_one(DataTable)
         if not self.shown:
+            self._say_no_row()
             return
         start = table.cursor_row
         for step in range(1, len(self.shown) + 1):
@@ -268,7 +294,9 @@ class FleetScreen(Screen[None]):
                 self._send(row.ref.path, op, args, row.label)
 
         what = f"{op} {row.label}" + (f": {args['text']}" if "text" in args else "")
-        body = Text(f"Send {op} to {row.label} ({row.where}, {row.host.get('state')}) through its control inbox?")
+        body = Text(
+            f"Send {op} to {row.label} ({row.where}, {row.host.get('state')}) through its control inbox?"
+        )
         self.app.push_screen(ConfirmScreen(what[:70], body, op.capitalize()), decided)
 
     @work(thread=True, group="fleet-send", exit_on_error=False)
