@@ -4,6 +4,7 @@ the default root, a polling interval, and the checks and splits of their values.
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -49,9 +50,12 @@ def add_interval(parser: argparse.ArgumentParser, default: float, help: str) -> 
     parser.add_argument("--interval", type=float, default=default, metavar="SECONDS", help=help)
 
 
-def check_seconds(option: str, value: float) -> None:
-    """Refuse a ``--<option>`` that is not a positive number of seconds."""
-    if not value > 0:
+def check_seconds(option: str, value: float, *, zero: bool = False) -> None:
+    """Refuse a ``--<option>`` that is not a positive number of seconds (``zero``: a finite one, 0 or more, as a
+    delay that may be left out)."""
+    if zero and not (math.isfinite(value) and value >= 0):
+        raise TapedeckError(f"--{option} must be a finite number of seconds, 0 or more, not {value}")
+    if not zero and not value > 0:
         raise TapedeckError(f"--{option} must be a positive number of seconds, not {value}")
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json
+from core.cli.args import add_json, check_seconds
 from core.cli.common import emit, fail, for_terminal, guarded
 from core.control.config import load_config
 from core.log.layout import default_sessions_root
@@ -44,6 +44,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if not args.task and not args.resume:
         raise TapedeckError("give a TASK to run (or --resume ID)")
+    check_seconds("pace", args.pace, zero=True)
+    check_seconds("chunk-delay", args.chunk_delay, zero=True)
     config = load_config(args.config)
     model = make_provider(args.provider, model=args.model, base_url=args.base_url)
     root = Path(args.sessions_root).expanduser()

@@ -140,3 +140,16 @@ def test_resume_refuses_a_fifo_where_the_log_should_be_without_waiting_on_it(
     assert main(["run", "--resume", str(fifo), "--provider", _script(tmp_path)]) == 2
 
     assert "a FIFO" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("option", "value"), [("--pace", "inf"), ("--pace", "-1"), ("--chunk-delay", "-1"),
+                                               ("--chunk-delay", "nan")])  # fmt: skip
+def test_run_refuses_a_delay_it_cannot_wait_before_starting_a_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
+    (tmp_path / "ws").mkdir()
+    code = main(["run", "task", "--provider", _script(tmp_path), "--workspace", str(tmp_path / "ws"),
+                 "--sessions-root", str(tmp_path / "root"), option, value])  # fmt: skip
+
+    assert code == 2 and f"{option} must be a finite number of seconds, 0 or more" in capsys.readouterr().err
+    assert not (tmp_path / "root").exists()
