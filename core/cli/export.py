@@ -11,7 +11,7 @@ from typing import Any
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
 from core.cli.common import emit, for_terminal, guarded, warn
-from core.shared.errors import TapedeckError
+from core.shared.errors import TapedeckError, seq_not_in_log
 
 
 def _export(args: argparse.Namespace) -> None:
@@ -84,7 +84,7 @@ def _note(args: argparse.Namespace) -> None:
         return
     last = _last_seq(args.path)
     if text.strip() and not 0 <= args.seq <= last:  # a note is removed wherever it is (a log replaced under it)
-        raise TapedeckError(f"seq {args.seq} is not in this log: its events are seq 0..{last}")
+        raise seq_not_in_log(args.seq, last + 1)
     sidecar = set_note(args.path, args.seq, text)
     verb = "noted" if text.strip() else "removed the note at"
     sys.stdout.write(f"{verb} seq {args.seq} ({sidecar})\n")

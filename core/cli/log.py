@@ -22,7 +22,7 @@ from core.read.summary import human_chars, one_line, summarize
 from core.read.surface import surface_row
 from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
-from core.shared.errors import TapedeckError
+from core.shared.errors import seq_not_in_log
 from core.shared.text import model_label
 
 
@@ -156,7 +156,7 @@ def _surface_into(args: argparse.Namespace, spool: RowSpool) -> None:
     index = args.at is None and _indexed(args)  # the index, when used, reads back the nodes it restored
     session = load_session(args.path, retain=False, observe=observe, observe_types=types, index=index)
     if args.at is not None and not 0 <= args.at < session.next_seq:
-        raise TapedeckError(f"seq {args.at} is not in this log: its events are seq 0..{session.next_seq - 1}")
+        raise seq_not_in_log(args.at, session.next_seq)
 
     def restored(seq: int) -> bytes:  # a node the index held: read back
         data = render(session, seq, session.events[seq])

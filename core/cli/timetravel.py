@@ -28,7 +28,7 @@ from core.read.session import Session
 from core.read.summary import human_chars
 from core.rebuild.request import AGENT, Request, stream_requests
 from core.rebuild.request_diff import break_point
-from core.shared.errors import TapedeckError
+from core.shared.errors import TapedeckError, seq_not_in_log
 from core.shared.model_specs import missing_price
 from core.shared.text import model_label
 from core.shared.wire import call_text
@@ -59,7 +59,7 @@ def _pick(args: argparse.Namespace) -> list[Request]:
     step = None if args.seq is not None else lambda point: (point.turn, point.step) == (args.turn, args.step)
     session = stream_requests(args.path, take, step, others=False)  # a step's requests are the only ones built
     if args.seq is not None and not 0 <= args.seq < session.next_seq:  # as surface --at and export --at refuse it
-        raise TapedeckError(f"seq {args.seq} is not in this log: its events are seq 0..{session.next_seq - 1}")
+        raise seq_not_in_log(args.seq, session.next_seq)
     if not found and args.seq is not None:
         raise TapedeckError(f"no model request went out at or before seq {args.seq}")
     if not found:

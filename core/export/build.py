@@ -43,7 +43,7 @@ from core.rebuild.cost import CostTally
 from core.rebuild.request import Request, RequestPass, node_wire
 from core.rebuild.request_diff import RequestDiff, break_point, diff_requests
 from core.shared.dsh_wire import makes_text
-from core.shared.errors import TapedeckError
+from core.shared.errors import TapedeckError, seq_not_in_log
 from core.shared.text import text_of_blocks, tool_result_text
 
 _WHOLE = SURFACE_SUMMARY <= SUMMARY_LIMIT  # a row's summary of a whole event, cut, is its surface row's
@@ -220,7 +220,7 @@ class ExportPass:
         self._flush(session)
         at = self.options.at
         if at is not None and not 0 <= at < session.next_seq:
-            raise TapedeckError(f"seq {at} is not in this log: its events are seq 0..{session.next_seq - 1}")
+            raise seq_not_in_log(at, session.next_seq)
         return self._document(session, tally)
 
     # --- rows

@@ -7,6 +7,12 @@ class TapedeckError(Exception):
     """Base class for errors that the CLI reports as a one-line message with exit code 2."""
 
 
+def seq_not_in_log(seq: int, events: int) -> TapedeckError:
+    """The error for ``seq`` asked of a log of ``events`` events (seqs 0 to ``events - 1``)."""
+    held = f"its events are seq 0..{events - 1}" if events else "it has no events yet"
+    return TapedeckError(f"seq {seq} is not in this log: {held}")
+
+
 class LogFormatError(TapedeckError):
     """A session log cannot be opened at all (missing file, bad header, refused version)."""
 

@@ -329,3 +329,14 @@ def test_the_html_request_shows_every_tool_call_a_message_made(tmp_path: Path) -
     request = page.split('<h2 id="request">')[1].split("</ol>")[0]
     item = next(li for li in request.split("<li>") if "long reasoning" in li)
     assert "<summary>6000 chars · 1 tool call</summary>" in item and "bash(" in item
+
+
+def test_a_seq_asked_of_a_log_with_no_events_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A log holding only its header (a session just started) has no seq to ask for: export --at, surface --at,
+    request --seq and note --seq said 'its events are seq 0..-1'."""
+    log = tmp_path / "s.jsonl"
+    log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes().split(b"\n")[0] + b"\n")
+    for argv in (["export", str(log), "--at", "0"], ["surface", str(log), "--at", "0"],
+                 ["request", str(log), "--seq", "0"], ["note", str(log), "--seq", "0", "x"]):  # fmt: skip
+        assert main(argv) == 2
+        assert "seq 0 is not in this log: it has no events yet" in capsys.readouterr().err, argv
