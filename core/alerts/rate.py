@@ -22,7 +22,8 @@ from core.shared.model_specs import ModelConfig
 
 _CHUNK = "assistant/chunk"
 # The event types whose rule handlers change what ``project`` reads (see ``RateFold``)
-PROJECTED = frozenset({"turn/start", "turn/end", HOST_EVENT, "request/header", ROUTE_EVENT, "assistant/message"})
+PROJECTED = frozenset({"turn/start", "turn/end", HOST_EVENT, "request/header", ROUTE_EVENT, "assistant/message",
+                       "compaction/summary"})  # fmt: skip
 ReadBack = Callable[[int, int], Iterable[Mapping[str, Any]]]  # the events of seqs start..stop-1, read back
 
 

@@ -291,6 +291,19 @@ class Signals:
             self.spend.append((self.last_time, added, seq))
         return _PRICED
 
+    def _compaction(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        """DSH's compaction summary call, billed from the usage its event logs (as ``core.rebuild.cost`` bills it):
+        the session's spend, not a step of a turn nor the agent's context."""
+        usage, model = data.get("usage"), data.get("model")
+        usd = price.usd(model if isinstance(model, str) else self.model, usage) if isinstance(usage, dict) else None
+        if usd is None:
+            return _NONE
+        self.cost_usd += usd
+        self.cost_seq = seq
+        if self.last_time is not None:
+            self.spend.append((self.last_time, usd, seq))
+        return _SPENT
+
     def _approval(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         if isinstance(data.get("id"), str):
             self.approvals[data["id"]] = seq
@@ -341,6 +354,7 @@ _NONE: frozenset[str] = frozenset()
 _RATE = frozenset({"run-rate"})
 _CONTEXT = frozenset({"context"})
 _PRICED = frozenset({"context", "budget", "run-rate"})  # what a priced usage sample moves
+_SPENT = frozenset({"budget", "run-rate"})  # what a priced call outside the agent's steps moves
 _TURN = frozenset({"stalled", "host-died", "loop", "rewind-guard", "waiting"})
 _APPROVAL = frozenset({"waiting", "stalled"})  # an approval asked or decided
 _HANDLERS: dict[str, Callable[[Signals, int, dict[str, Any], Any], frozenset[str]]] = {
@@ -356,6 +370,7 @@ _HANDLERS: dict[str, Callable[[Signals, int, dict[str, Any], Any], frozenset[str
     "user/message": Signals._message,
     "assistant/message": Signals._assistant,
     "assistant/chunk": Signals._chunk,
+    "compaction/summary": Signals._compaction,
     "approval/asked": Signals._approval,
     "approval/decided": Signals._decided,
 }

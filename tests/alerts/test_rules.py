@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
+
+import pytest
 
 from core.alerts.engine import AlertEngine
 from core.policies.rewind import GUARD_SOURCE
@@ -205,6 +208,32 @@ def test_budget_fires_when_the_session_cost_crosses_it() -> None:
     log.usage(1, 2, miss=10_000)  # a later sample for step 2 replaces the first: $0.40, under the budget
     again = log.usage(1, 3, miss=20_000)
     assert fired(e, log, n) == [("budget", again)]
+
+
+def test_budget_counts_dshs_compaction_summary_calls_as_cost_does() -> None:
+    """A DSH compaction is a model call of its own, billed from the usage its ``compaction/summary`` logs: the
+    session's cost counts it (as ``tapedeck cost`` does), so the budget fires on the call that crosses it."""
+    log, e = Log(), engine({"budget": {"usd": 0.5}})
+    log.header()
+    log.turn(1)
+    log.usage(1, 1, miss=30_000)  # $0.30
+    summary = {"compactionId": "c1", "summary": [{"type": "text", "text": "s"}], "shadowedSeqs": [],
+               "model": "crafted-model", "usage": {"inputTokens": 30_000, "outputTokens": 0}}  # fmt: skip
+    crossing = log.add("compaction/summary", summary)  # $0.30 more
+    assert fired(e, log) == [("budget", crossing)]
+    assert e.fired[0].reason == "the session cost $0.60 (budget $0.50)"
+
+
+def test_the_fleets_cost_of_every_dsh_fixture_is_what_cost_says(capsys: pytest.CaptureFixture[str]) -> None:
+    from core.cli import main
+    from tests.conftest import FIXTURES
+
+    for log in sorted(FIXTURES.glob("*.jsonl")):
+        assert main(["cost", str(log), "--json"]) == 0
+        total = json.loads(capsys.readouterr().out)["total"]["usd"]
+        assert main(["sessions", str(log), "--json"]) == 0
+        [row] = json.loads(capsys.readouterr().out)
+        assert row["costUsd"] == (None if total is None else round(total, 6)), log.name  # six decimals kept
 
 
 def test_budget_needs_a_price() -> None:
