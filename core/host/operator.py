@@ -82,7 +82,7 @@ class Operator:
         self.started = _now_ms()
         self.deferred: list[dict[str, Any]] = []
         self.steers: list[Steer] = pending_steers(host.session)
-        self.paused = paused_by_operator(host.session)  # a pause outlives its host until the operator resumes
+        self._paused = paused_by_operator(host.session)  # a pause outlives its host until the operator resumes
         self._stopped = threading.Event()
         self._stop_record: dict[str, Any] | None = None
         self._on_stop = tuple(on_stop)
@@ -108,6 +108,11 @@ class Operator:
     def wait_for_stop(self, seconds: float) -> bool:
         """Wait up to ``seconds`` for a ``stop``; whether one arrived."""
         return self._stopped.wait(seconds)
+
+    @property
+    def paused(self) -> bool:
+        """Whether the operator's pause is in force: the host holds at its next model or tool call."""
+        return self._paused
 
     # lifecycle ---------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -186,9 +191,9 @@ class Operator:
         return self._hold()
 
     def _hold(self) -> bool:
-        if self.paused and not self._stopped.is_set():
+        if self._paused and not self._stopped.is_set():
             self.set_state("paused")
-            while self.paused and not self._stopped.is_set():
+            while self._paused and not self._stopped.is_set():
                 self._stopped.wait(POLL_SECONDS)
                 self.host.check_log()
                 if self._thread is None:
@@ -320,14 +325,14 @@ class Operator:
     # the ops that steer the host -----------------------------------------------------------------------------
     def op_pause(self, _args: dict[str, Any], _request: dict[str, Any]) -> Answer:
         """Hold before the next model or tool call."""
-        self.paused = True
+        self._paused = True
         self.set_state("paused" if self.host.session.open_turn is None else "pausing")
         return [], None
 
     def op_resume(self, _args: dict[str, Any], _request: dict[str, Any]) -> Answer:
         """Let a paused host go on."""
-        was = self.paused
-        self.paused = False
+        was = self._paused
+        self._paused = False
         if self.state in ("pausing", "paused"):
             self.set_state(self._working_state())
         return [], {"wasPaused": was}
