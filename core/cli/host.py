@@ -107,13 +107,13 @@ def _exit_status(host: AgentHost, outcomes: list[TurnOutcome]) -> int:
     """0 when every turn completed; ``EXIT_STOPPED`` when the operator's ``stop`` cut the run short (it ended a
     turn, or a task never ran); 1 when a turn ended otherwise (an error, a block, the output limit)."""
     from core.host.loop import ABORTED_BY_USER
-    from core.host.resume import task_turns
+    from core.host.resume import recorded_tasks, task_turns
 
     stopped = host.stop_record is not None
     ended = [o for o in outcomes if o.reason.get("kind") != "completed"]
     if any(not (stopped and o.reason == ABORTED_BY_USER) for o in ended):
         return EXIT_FAILED
-    if stopped and (ended or task_turns(host.session) < len(host.host_info().get("tasks") or [])):
+    if stopped and (ended or task_turns(host.session) < len(recorded_tasks(host.session))):
         return EXIT_STOPPED
     return 0
 

@@ -31,6 +31,7 @@ from core.host.resume import (
     committed_rewind,
     last_step,
     prompt_logged,
+    recorded_tasks,
     recorded_workspace,
     task_turns,
     tools_allowed,
@@ -235,6 +236,7 @@ class AgentHost:
             session.apply(event)
         try:
             workspace = _resume_workspace(session, options.workspace, relocate)
+            recorded_tasks(session)  # refused before anything is written
         except BaseException:
             writer.close()
             raise
@@ -334,7 +336,7 @@ class AgentHost:
         each steering message as a new turn, until a ``stop`` request arrives.
         """
         outcomes: list[TurnOutcome] = []
-        tasks = list(self.host_info().get("tasks") or [])
+        tasks = recorded_tasks(self.session)
         self.operator.poll()  # what was left for this host first: a queued resume lifts a pause before it is said
         paused = self.operator.paused
         self.operator.set_state("paused" if paused else "running")

@@ -18,6 +18,7 @@ from core.policies.checkpoint import CHECKPOINT_TOOL_NAME
 from core.policies.recall import RECALL_TOOLS
 from core.policies.rewind import REWIND_EVENT, rewind_tool_result
 from core.read.session import Session
+from core.shared.errors import TapedeckError
 
 # Calls that are safe to run again after a crash cut them off: they change nothing (workspace reads and
 # searches, the recall family), or their effect and result are appended in one batch (``checkpoint``). File
@@ -47,6 +48,20 @@ def recorded_workspace(session: Session) -> str | None:
             return workspace
     cwd = session.header.get("cwd")
     return cwd if isinstance(cwd, str) else None
+
+
+def recorded_tasks(session: Session) -> list[str]:
+    """The tasks the session was started with (its first ``tapedeck/host`` event); a TapedeckError when they are
+    not a list of texts (the log was changed by hand)."""
+    seq = next(iter(session.seqs_of((HOST_EVENT,))), None)
+    tasks = (session.events[seq].get("data") or {}).get("tasks") if seq is not None else None
+    if tasks is None:
+        return []
+    if not isinstance(tasks, list) or not all(isinstance(task, str) for task in tasks):
+        raise TapedeckError(
+            f"{session.path}: the tasks its {HOST_EVENT} event records are not a list of texts; was the log edited?"
+        )
+    return tasks
 
 
 def paused_by_operator(session: Session) -> bool:

@@ -153,3 +153,20 @@ def test_run_refuses_a_delay_it_cannot_wait_before_starting_a_session(
 
     assert code == 2 and f"{option} must be a finite number of seconds, 0 or more" in capsys.readouterr().err
     assert not (tmp_path / "root").exists()
+
+
+@pytest.mark.parametrize("tasks", [5, "one task", ["a", 2]])
+def test_resume_refuses_a_log_whose_recorded_tasks_are_not_texts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tasks: object
+) -> None:
+    log = _start_and_crash(tmp_path, tmp_path / "ws")
+    lines = log.read_bytes().splitlines(keepends=True)
+    host = json.loads(lines[1])
+    host["data"]["tasks"] = tasks  # changed by hand
+    lines[1] = json.dumps(host).encode() + b"\n"
+    log.write_bytes(b"".join(lines))
+    before = log.read_bytes()
+
+    assert _resume(tmp_path) == 2
+
+    assert "tasks" in capsys.readouterr().err and log.read_bytes() == before
