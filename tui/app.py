@@ -216,14 +216,23 @@ class TapedeckApp(ControlActions, App[None]):
             self.open_session(self.target)
 
     async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
-        """Run an action (none once the app is quitting); the first one the operator starts takes the first-run hint
-        (and the start-up toasts) off the list and the dialogs it would cover."""
+        """Run an action (none once the app is quitting; a policy screen's dimmed key says why it cannot act); the
+        first one the operator starts takes the first-run hint (and the start-up toasts) off the list and the
+        dialogs it would cover."""
         if self.quitting:
             return False
         if self._hint_up:
             self._hint_up = False
             self.clear_notifications()
-        return await super().run_action(action, default_namespace, namespaces)
+        if await super().run_action(action, default_namespace, namespaces):
+            return True
+        # a policy screen's dimmed key, pressed anyway
+        why = getattr(default_namespace, "disabled_reason", None)
+        reason = why(action.partition("(")[0]) if why is not None and isinstance(action, str) else None
+        if reason:
+            self.notify(f"Not available: {reason}", timeout=6)
+            return True
+        return False
 
     def exit(self, result: Any = None, return_code: int = 0, message: Any = None) -> None:
         """Close the app; a key that came in the same burst as the quit (a slow link sends keys in bursts) no longer

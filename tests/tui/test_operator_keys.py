@@ -415,3 +415,22 @@ async def test_enter_on_an_original_closes_the_list_it_is_in(tmp_path: Path) -> 
         assert len(screen.events.view) > rows and screen.events.view.parent_of(screen.events.cursor) == tape
         await pilot.press("enter")
         assert len(screen.events.view) == rows and screen.events.current_seq == tape
+
+
+@pytest.mark.parametrize(
+    ("screen_key", "key"), [("C", "e"), ("C", "a"), ("C", "ctrl+s"), ("c", "w"), ("o", "x")]
+)
+async def test_a_dimmed_policy_key_pressed_anyway_says_why(
+    fixtures_dir: Path, screen_key: str, key: str
+) -> None:
+    """On a DSH log no bridge runs, the policy screens dim the keys that would change it, and pressed they did
+    nothing and said nothing (as the operator's keys say why in a toast)."""
+    app = make_app(fixtures_dir / "tool-call-turn.session.jsonl")
+    async with app.run_test(size=SIZE) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press(screen_key)
+        await until(pilot, lambda: app.screen.HEADING != "Main view")
+        await settle(pilot)
+        app.clear_notifications()
+        await pilot.press(key)
+        await until(pilot, lambda: any("bridge" in n.message for n in app._notifications))

@@ -184,7 +184,9 @@ def diff_text(check: Check) -> Text:
 
 RECORDED_HEADING = "Config — what this DSH log records about its settings (read-only)"
 EDIT_ACTIONS = frozenset({"edit", "other_key", "submit"})
-DSH_HEADING = "Config — the live DSH settings the bridge can change (as the log shows them, plus applied changes)"
+DSH_HEADING = (
+    "Config — the live DSH settings the bridge can change (as the log shows them, plus applied changes)"
+)
 
 
 class ConfigScreen(PolicyScreen):
@@ -247,11 +249,11 @@ class ConfigScreen(PolicyScreen):
             derive_dsh_settings(live.session) if live.host.kind == KIND_DSH else derive_config(live.session)
         )
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+    def disabled_reason(self, action: str) -> str | None:
         """No editing where the screen shows what a log records."""
         if action in EDIT_ACTIONS and self._view is not None and self._view.recorded:
-            return None
-        return super().check_action(action, parameters)
+            return f"this screen shows what the log records. {self._read_only or ''}".strip()
+        return super().disabled_reason(action)
 
     def show(self, view: ConfigView) -> None:
         """Refill both tables and re-check a pending edit against the new config."""
@@ -282,13 +284,20 @@ class ConfigScreen(PolicyScreen):
             self._select(self._key)  # an untouched editor follows the live value
 
     def _show_recorded(self, view: ConfigView) -> None:
-        for widget in self.query("#config-value, #config-check, #config-side .policy-subtitle, #config-history"):
+        for widget in self.query(
+            "#config-value, #config-check, #config-side .policy-subtitle, #config-history"
+        ):
             widget.display = False
         self.query_one("#config-selected", Static).update(
-            Text("Read-only: what this DSH log records about its settings (no bridge runs it, so nothing here "
-                 "can be changed).", style="dim")  # fmt: skip
+            Text(
+                "Read-only: what this DSH log records about its settings (no bridge runs it, so nothing here "
+                "can be changed).",
+                style="dim",
+            )  # fmt: skip
         )
-        fill_table(self.query_one("#config-keys", DataTable), [(key, (key, show_value(v))) for key, v in view.values])
+        fill_table(
+            self.query_one("#config-keys", DataTable), [(key, (key, show_value(v))) for key, v in view.values]
+        )
         self.refresh_bindings()
 
     # editing --------------------------------------------------------------------------------------------

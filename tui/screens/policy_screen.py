@@ -392,9 +392,11 @@ class PolicyScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Action keys show as disabled while the session is read-only."""
-        if action in self.ACTIONS and self._read_only is not None:
-            return None
-        return True
+        return None if self.disabled_reason(action) is not None else True
+
+    def disabled_reason(self, action: str) -> str | None:
+        """Why ``action`` cannot run now (its key shows dimmed; pressed anyway, the app says this), or None."""
+        return self._read_only if action in self.ACTIONS else None
 
     def say(self, message: str, *, error: bool = False) -> None:
         """Show a one-line message above the outcome panel (empty clears it)."""
