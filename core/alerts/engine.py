@@ -204,9 +204,12 @@ class AlertEngine:
         self._rules = {cause: rule for cause, rule in RULES.items() if config.enabled(cause)}
 
     def start(self, header: Mapping[str, Any]) -> None:
-        """Take the log's header (line 1): the session id, and the projection the cache-break rule needs."""
+        """Take the log's header (line 1): the session id, whether a parent session spawned it, and the projection
+        the cache-break rule needs."""
         if not self.session and isinstance(header.get("id"), str):
             self.session = header["id"]
+        parent = header.get("parentSession")
+        self.signals.child = isinstance(parent, str) and bool(parent)
         if "cache-break" in self._rules and self._requests is None:
             self._requests = _Requests(dict(header), self.book, self.lines)
 

@@ -96,6 +96,7 @@ class Signals:
     first_time: int | None = None
     open_turn: int | None = None
     hosted: bool = False  # a tapedeck host started on the log
+    child: bool = False  # a subagent's session (its header names a parent): its parent gives it work
     logged_state: tuple[str, int] | None = None  # the newest tapedeck/state: (state, seq)
     logged_at: int | None = None  # the newest event time when that state was logged
     live_state: str | None = None  # from ``clock``: the host's state as its lock and host.json say
@@ -417,14 +418,15 @@ def stalled(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
 
 
 def waiting(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
-    """The host holds for the operator (paused, or idle between turns) or a tool call waits for approval."""
+    """The host holds for the operator (paused, or idle between turns: a top-level session) or a tool call waits
+    for approval."""
     if s.approvals:
         ask = min(s.approvals.values())
         return Finding(ask, "a tool call waits for the operator's approval")
     state = s.host_state
     if state is not None and state[0] == "paused":
         return Finding(state[1], "paused: the host holds until it is resumed")
-    if state is not None and state[0] == "idle":
+    if state is not None and state[0] == "idle" and not s.child:  # a child's next task is its parent's to give
         return Finding(state[1], "idle: the host waits for the next task")
     return None
 

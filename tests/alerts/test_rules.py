@@ -108,6 +108,19 @@ def test_waiting_on_a_pause_an_idle_host_or_an_approval_clears_and_fires_again()
     assert e.tick(log.time, host_state="running") == [] and "waiting" not in e.active
 
 
+def test_an_idle_subagent_child_is_not_waiting_for_the_operator() -> None:
+    """A subagent child that finished its task sits idle in DSH (its parent, not the operator, gives it work): it
+    does not call the operator over, as an idle top-level session does; paused or asking approval, it does."""
+    cfg = config({"waiting": {}})
+    log, e = Log(), AlertEngine(cfg.alerts, cfg.model, path="/s/child/session.jsonl")
+    e.start({**HEADER, "id": "child-1", "parentSession": "crafted-1", "origin": "subagent", "delegationDepth": 1})
+    log.turn(1)
+    log.end(1)
+    fired(e, log)
+    assert e.tick(log.time, host_state="idle") == []
+    assert [a.cause for a in e.tick(log.time, host_state="paused")] == ["waiting"]
+
+
 def test_a_look_at_host_json_older_than_the_logged_state_does_not_flap_waiting() -> None:
     """The host logs a change of state, then rewrites host.json: a watcher that reads the log's new state and then
     the old host.json must not clear the alert (and raise it again once host.json catches up)."""
