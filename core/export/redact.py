@@ -61,6 +61,12 @@ _PAIR = re2.compile(
     rb"(?i:((?:api|secret|private|access)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
     rb"(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?)((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
 )
+# an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
+# before the value), unless it is code (``_secret_value``): ``Authorization: token …`` or a raw key
+_AUTHORIZATION = re2.compile(
+    rb"(?i:(authorization)(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?(?:(?:bearer|basic|token|digest)[ \t]+)?)"
+    rb"((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){7,})"
+)
 _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
 # a slash may be escaped and a backslash doubled, as JSON text in a string has them (a tool call's arguments)
 _HOME = re2.compile(
@@ -103,7 +109,7 @@ _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?i:(?:api|secret|private|access)[_-]?key|secret|password|passwd|token)(?:(?:\\\\)?\\?[\"'])?"
+    rb"|(?i:(?:api|secret|private|access)[_-]?key|secret|password|passwd|token|authorization)(?:(?:\\\\)?\\?[\"'])?"
     + _JSON_SPACE + rb"*[:=]"
     rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
@@ -212,6 +218,7 @@ class Redactor:
         # each pattern's kind, the group that is replaced, and what says whether a match is one (None: every one)
         self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
+            ("key", _AUTHORIZATION, 3, _secret_value),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None),
         ]  # fmt: skip
         if secrets:

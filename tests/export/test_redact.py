@@ -161,6 +161,7 @@ interface Login { token: string; password: string | null; apiKey: unknown }  // 
 def on_token(token: MessageType, password: SecretStr) -> None:  # see ``api_key=args.api_key``, ``token: TokenType``
     self.password = password  # the value of password=… or token: <token> or secret: ********
 STYLE = {Token: "#d8dee9", Token.Comment: FG_DEFAULT}  # ``secret=secret_value``: a name
+headers["Authorization"] = f"Bearer {token}"; auth = {"Authorization": "Bearer " + token}  # Authorization: required
 env: { NPM_TOKEN: ${{ secrets.NPM_TOKEN }}, password: $DB_PASSWORD }
 Basic authentication needs a basic understanding of encoding="utf-8" and wayland; it needs a token:
 
@@ -203,7 +204,9 @@ SECRET_ENV = {
         ("on host 7f3a9c2b1d4e", "7f3a9c2b1d4e"), ("aws wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI"),
         ("stripe correct-horse-battery", "correct-horse-battery"), ("mail me at a@b.io", "a@b.io"),
         ("cd /home/alice/x", "alice"), ("password: Welcome", "Welcome"), ("password: super_secret_pw", "super_secret"),
-        ("DB_PASSWORD=super_secret_pw", "super_secret"), ("SECRET_KEY=my.secret.phrase", "my.secret"), ("token=MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "Cl2FMQ"), ("psql with postgres-pw", "postgres-pw"), ("mysql mysqlpass", "mysqlpass"),
+        ("DB_PASSWORD=super_secret_pw", "super_secret"), ("SECRET_KEY=my.secret.phrase", "my.secret"),
+        ("Authorization: abcdef1234567890abcdef", "abcdef1234"), ("-H 'Authorization: token 0123456789abcd'", "0123456789"),
+        ('headers={"Authorization": "abcdef1234567890"}', "abcdef1234"), ("token=MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "Cl2FMQ"), ("psql with postgres-pw", "postgres-pw"), ("mysql mysqlpass", "mysqlpass"),
     ],
 )  # fmt: skip
 def test_secrets_beside_code_still_go(text: str, secret: str) -> None:
@@ -227,7 +230,7 @@ WORDS = st.sampled_from([
     "secret_key", "aws_secret_access_key", "PRIVATE-KEY", "accesskey", '\\"', "\\/home\\/", "\\/Users\\/",
     "C:\\\\Users\\\\", "glpat-", "npm_", "hf_", "redis://", "https://u:", "@",
     "\u017fecret", "ann@example", "/home/", "/Users/", "/root", "C:\\Users\\", "-----BEGIN RSA PRIVATE KEY-----",
-    "hunter2-value", 'q"uo\\te-env', "x",
+    "hunter2-value", 'q"uo\\te-env', "x", "Authorization", "authorization: token",
 ])  # fmt: skip
 GLUE = st.lists(st.sampled_from(["=", ":", '"', "'", " ", "\t", "\n", "\r", "\f", "\x0b", "\\", "\x01", ".", "-", "\u00e9"]),
                 max_size=3).map("".join)  # fmt: skip
