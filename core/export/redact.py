@@ -9,7 +9,7 @@ was replaced, by kind. What is replaced:
   ``github_pat_…``, GitLab ``glpat-…``, npm ``npm_…``, Hugging Face ``hf_…``, Slack ``xox?-…``, AWS ``AKIA…``, Google
   ``AIza…``, Stripe-style ``sk_live_…``, JWTs, the password of a URL (``scheme://user:…@``), PEM
   private-key blocks, ``Bearer …`` and ``Basic …`` credentials (a word of prose after them only in an
-  ``Authorization`` header), the values of ``api_key=…``/``token: …``/``password=…``/``secret_key=…``/
+  ``Authorization`` header) and ``Authorization`` header values, the values of ``api_key=…``/``token: …``/``password=…``/``secret_key=…``/
   ``aws_secret_access_key = …`` pairs, their quotes escaped too, as JSON text in a string has them, but not a value
   that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
   ``None``, ``secret=secret_value``: ``_secret_value``);
