@@ -184,8 +184,7 @@ def _repair(path: Path) -> RepairReport:
             break
     if not holes and not duplicates and not moved:
         return RepairReport(path, None, events, [], 0)
-    backup = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}")
-    os.link(path, backup)  # the damaged bytes stay, untouched, under the new name
+    backup = _keep_damaged(path)
     tmp = path.with_name(f"{path.name}.repair")
     tmp.unlink(missing_ok=True)
     out = _Output(tmp, compressed)
@@ -197,6 +196,20 @@ def _repair(path: Path) -> RepairReport:
         out.close()
     os.replace(tmp, path)
     return RepairReport(path, backup, events, holes, duplicates, moved)
+
+
+def _keep_damaged(path: Path) -> Path:
+    """Link the damaged log to ``<log>.damaged-<time>`` (``-2``, ``-3`` … after a name a repair killed within the
+    same second left), so its bytes stay untouched under the new name; that name."""
+    stem = f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S')}"
+    backup, n = path.with_name(stem), 1
+    while True:
+        try:
+            os.link(path, backup)
+            return backup
+        except FileExistsError:
+            n += 1
+            backup = path.with_name(f"{stem}-{n}")
 
 
 class _Output:

@@ -170,3 +170,21 @@ def test_resume_refuses_a_log_whose_recorded_tasks_are_not_texts(
     assert _resume(tmp_path) == 2
 
     assert "tasks" in capsys.readouterr().err and log.read_bytes() == before
+
+
+def test_repair_again_after_a_repair_killed_midway_keeps_both_copies(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = _start_and_crash(tmp_path, tmp_path / "ws")
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[2] = b"\x00garbage\n"
+    log.write_bytes(b"".join(lines))
+    monkeypatch.setattr("core.log.repair.time.strftime", lambda *_: "20261205T120000")  # within one second
+    os.link(log, log.with_name(f"{log.name}.damaged-20261205T120000"))  # what the killed repair left
+    capsys.readouterr()
+
+    assert main(["repair", str(log), "--json"]) == 0
+
+    backup = Path(json.loads(capsys.readouterr().out)["backup"])
+    assert backup.read_bytes().startswith(lines[0]) and b"\x00garbage" in backup.read_bytes()
+    assert _resume(tmp_path) == 0
