@@ -7,9 +7,10 @@ was replaced, by kind. What is replaced:
 
 - ``key``: API keys and tokens in the common formats (OpenAI/DeepSeek/Anthropic ``sk-…``, GitHub ``gh?_…`` and
   ``github_pat_…``, GitLab ``glpat-…``, npm ``npm_…``, Hugging Face ``hf_…``, Slack ``xox?-…``, AWS ``AKIA…``, Google
-  ``AIza…``, Stripe-style ``sk_live_…``, JWTs, the password of a URL (``scheme://user:…@``), PEM
-  private-key blocks, ``Bearer …`` and ``Basic …`` credentials (a word of prose after them only in an
-  ``Authorization`` header) and ``Authorization`` header values, the values of ``api_key=…``/``token: …``/``password=…``/``secret_key=…``/
+  ``AIza…``, Stripe-style ``sk_live_…``, SendGrid ``SG.…``, ``whsec_…``, Telegram bot tokens, Slack webhook URLs,
+  JWTs, the password of a URL (``scheme://user:…@``), PEM private-key blocks, ``Bearer …`` and ``Basic …``
+  credentials (a word of prose after them only in an ``Authorization`` header) and ``Authorization`` header
+  values, the values of ``api_key=…``/``token: …``/``password=…``/``secret_key=…``/``AccountKey=…``/
   ``aws_secret_access_key = …`` pairs, their quotes escaped too, as JSON text in a string has them, but not a value
   that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
   ``None``, ``secret=secret_value``: ``_secret_value``);
@@ -47,6 +48,9 @@ _KEY_FORMATS = (  # ``sk-`` keys have a run of 16 without a hyphen: ``network-in
     rb"|AIza[A-Za-z0-9_\-]{30,}"
     rb"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
     rb"|glpat-[A-Za-z0-9_\-]{20,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}"
+    rb"|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}|whsec_[A-Za-z0-9+/=]{20,}"  # SendGrid, a webhook's secret
+    rb"|[0-9]{8,10}:AA[A-Za-z0-9_\-]{30,}"  # a Telegram bot's token
+    rb"|hooks\.slack\.com/services/[A-Za-z0-9/]{20,}"  # a Slack webhook (the URL is the credential)
     rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:[^/\s@\"']+@"  # a URL's password (``_URL_HEAD`` stays)
 )
 _KEYS = re2.compile(
@@ -58,7 +62,7 @@ _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
 # a value after a key word (group 1) on its line (group 3; group 2 the quote before it), unless it is code
 # (``_secret_value``)
 _PAIR = re2.compile(
-    rb"(?i:((?:api|secret|private|access)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
+    rb"(?i:((?:api|secret|private|access|account)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
     rb"(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?)((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
 )
 # an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
@@ -109,7 +113,7 @@ _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?i:(?:api|secret|private|access)[_-]?key|secret|password|passwd|token|authorization)(?:(?:\\\\)?\\?[\"'])?"
+    rb"|(?i:(?:api|secret|private|access|account)[_-]?key|secret|password|passwd|token|authorization)(?:(?:\\\\)?\\?[\"'])?"
     + _JSON_SPACE + rb"*[:=]"
     rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"

@@ -206,7 +206,11 @@ SECRET_ENV = {
         ("cd /home/alice/x", "alice"), ("password: Welcome", "Welcome"), ("password: super_secret_pw", "super_secret"),
         ("DB_PASSWORD=super_secret_pw", "super_secret"), ("SECRET_KEY=my.secret.phrase", "my.secret"),
         ("Authorization: abcdef1234567890abcdef", "abcdef1234"), ("-H 'Authorization: token 0123456789abcd'", "0123456789"),
-        ('headers={"Authorization": "abcdef1234567890"}', "abcdef1234"), ("token=MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "Cl2FMQ"), ("psql with postgres-pw", "postgres-pw"), ("mysql mysqlpass", "mysqlpass"),
+        ('headers={"Authorization": "abcdef1234567890"}', "abcdef1234"),
+        ("AccountName=x;AccountKey=q9Zk2lW8xYtRm5Vn==;EndpointSuffix=core.windows.net", "q9Zk2lW8xYtRm5Vn"),
+        ("SG.abcdefghij0123456789.ABCDEFGHIJ0123456789abcdefgh", "ABCDEFGHIJ0123456789"),
+        ("whsec_abcdefghij0123456789ABCD", "abcdefghij0123456789"), ("bot 123456789:AAHk2lW8xYtRm5Vnq9Zk2lW8xYtRm5VnQ9Z", "AAHk2lW8"),
+        ("post to https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXXXXXXXXXX", "XXXXXXXXXXXX"), ("token=MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "Cl2FMQ"), ("psql with postgres-pw", "postgres-pw"), ("mysql mysqlpass", "mysqlpass"),
     ],
 )  # fmt: skip
 def test_secrets_beside_code_still_go(text: str, secret: str) -> None:
