@@ -293,7 +293,8 @@ class Redactor:
         if kind == "home":  # a home directory alone: the rest of its path stays readable
             return "~"
         if kind == "key" and (url := _URL_HEAD.match(found)) is not None:  # keep ``postgres://user:`` and ``@``
-            return url.group(0) + "[redacted key]" + ("@" if found.endswith("@") else "")
+            at = found.find("@", url.end())  # and the host after it, when the password read as an e-mail's name
+            return url.group(0) + "[redacted key]" + (found[at:] if at >= 0 else "")
         return f"[redacted {kind}]"
 
     def walk(self, value: Any, dump: bytes | None = None, seen: Seen | None = None) -> Any:

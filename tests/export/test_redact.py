@@ -222,6 +222,14 @@ def test_secrets_beside_code_still_go(text: str, secret: str) -> None:
     assert secret not in r.text(text)
 
 
+def test_a_url_keeps_its_host_when_its_password_reads_as_an_e_mail() -> None:
+    """``http://user:pass@example.com`` holds an e-mail address too (``pass@example.com``): the two matches are
+    replaced as one key, which took the host with the password."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text("see http://samuel:pw1234@example.com:8000/x") == "see http://samuel:[redacted key]@example.com:8000/x"
+    assert r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+
+
 def test_numbers_settings_and_paths_of_secret_variables_are_kept() -> None:
     """A variable named for a secret whose value is a number, a setting word or a path keeps it readable."""
     environ = {"TOKEN_TTL": "86400000", "USE_AUTH": "disabled", "GCP_CREDENTIALS": "/etc/gcp.json"}
