@@ -226,7 +226,8 @@ def test_a_url_keeps_its_host_when_its_password_reads_as_an_e_mail() -> None:
     """``http://user:pass@example.com`` holds an e-mail address too (``pass@example.com``): the two matches are
     replaced as one key, which took the host with the password."""
     r = Redactor(environ={}, home="/home/ann")
-    assert r.text("see http://samuel:pw1234@example.com:8000/x") == "see http://samuel:[redacted key]@example.com:8000/x"
+    text = "see http://samuel:pw1234@example.com:8000/x"
+    assert r.text(text) == "see http://samuel:[redacted key]@example.com:8000/x"
     assert r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
 
 
