@@ -236,9 +236,11 @@ class ExportPass:
             self._chunk(session, seq, 1, data.get("turn"), data.get("step"), delta_chars(data.get("chunk")),
                         lambda: item)  # fmt: skip
         else:
-            self._flush(session)
+            if self._stream is not None:
+                self._flush(session)
             self._event(session, item, seq, raw)
-        self._moment(session)
+        if self.options.at is not None:
+            self._moment(session)
 
     def _run(self, session: Session, seq0: int, n: int, turn: int, step: int, chars: int) -> None:
         """A run of stream deltas the decoder projected without building them: the first is read back only when
