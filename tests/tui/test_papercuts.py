@@ -325,3 +325,20 @@ async def test_the_footer_shows_whole_keys_only_at_80_columns(
         assert all(k.region.right <= palette.region.x for k in shown), [
             (k.description, k.region) for k in shown
         ]
+
+
+async def test_the_status_line_keeps_the_row_the_search_and_the_filter_at_80_columns(tmp_path: Path) -> None:
+    """Under a filter with a search at 80 columns the status line was cut mid-phrase ('not following'), and the
+    match count and the row number past it never showed."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settled_main_screen(pilot)
+        await pilot.press("f", *"tool/result,assistant/message", "tab", *"bash", "enter")
+        await settle(pilot)
+        await pilot.press("slash", *"files", "enter")
+        await settle(pilot)
+        line = screen.query_one("#status").render_line(0).text.rstrip()
+        rows = len(screen.events.view)
+        assert f"row {screen.events.cursor + 1}/{rows}" in line and "matches for 'files'" in line, line
+        assert "filter" in line and line.startswith("FULL LOG"), line
+        assert line == str(screen.query_one("#status").render()).rstrip()  # nothing wrapped out of sight

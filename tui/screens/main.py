@@ -34,7 +34,7 @@ from tui.widgets.compositing import CroppedCompositor
 from tui.widgets.detail import DetailPane, payload_sections
 from tui.widgets.event_list import EventList
 from tui.widgets.footer import PriorityFooter
-from tui.widgets.header import SessionHeader
+from tui.widgets.header import KEEP, Field, SessionHeader, fit, join
 from tui.widgets.matching import EventFilter, search_predicate
 from tui.widgets.rows import RowView, SortedPrefix, SortedSeqs, SurfaceRows
 from tui.widgets.search_bar import SearchBar
@@ -342,39 +342,47 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             pass
 
     def _update_status(self) -> None:
+        """The status line, fitted to the width: the lesser parts give way (the follow state, the problem count),
+        the filter shrinks to a word; the mode, the moment, the search and the row stay whole."""
         ev = self.events
-        parts = [("SURFACE" if self.mode == "surface" else "FULL LOG", "bold reverse")]
+
+        def part(label: str, style: str, rank: int) -> Field:
+            return Text.assemble("  ", (label, style)), rank
+
+        parts = [part("SURFACE" if self.mode == "surface" else "FULL LOG", "bold reverse", KEEP)]
         if self.stop is not None:
-            parts.insert(0, (f"◷ {self.stop.moment.label()}", "bold reverse magenta"))
+            parts.insert(0, part(f"◷ {self.stop.moment.label()}", "bold reverse magenta", KEEP))
+        shortest = part("filter on (x clears)", "yellow", KEEP)
         if self.filter.active:
-            scan_state = self.filter_scan
-            busy = "" if scan_state is None or scan_state.done else f" {int(scan_state.fraction * 100)}%"
-            parts.append((f"filter: {self.filter.describe()}{busy}", "yellow"))
+            parts.append(shortest)
         if not self.live.follow:
-            parts.append(("not following (--no-follow)", "dim"))
+            parts.append(part("not following (--no-follow)", "dim", 2))
         elif ev.following:
-            parts.append(("following", "green"))
+            parts.append(part("following", "green", 2))
         else:  # the list stopped at the operator's row; the agent itself runs on
-            parts.append(
-                (
-                    f"scroll lock +{ev.new_rows} new (F follows)"
-                    if ev.new_rows
-                    else "scroll lock (F follows)",
-                    "bold yellow",
-                )
-            )
+            lock = f"scroll lock +{ev.new_rows} new (F follows)" if ev.new_rows else "scroll lock (F follows)"
+            parts.append(part(lock, "bold yellow", 3))
         if self.search_query:
-            parts.append((self._search_label(), "cyan"))
-        parts.append((f"row {ev.cursor + 1 if len(ev.view) else 0}/{len(ev.view)}", ""))
+            parts.append(part(self._search_label(), "cyan", 5))
+        parts.append(part(f"row {ev.cursor + 1 if len(ev.view) else 0}/{len(ev.view)}", "", 6))
         problems = self._problems()
         if problems:
-            parts.append((f"{problems} problem{'s' if problems > 1 else ''} in the log (D)", "yellow"))
+            parts.append(part(f"{problems} problem{'s' if problems > 1 else ''} in the log (D)", "yellow", 3))
         if self._notice:
-            parts.append((self._notice, "bold red"))
-        text = Text("  ").join(Text(p, style=s) for p, s in parts)
+            parts.append(part(self._notice, "bold red", KEEP))
+        status = self.query_one("#status", Static)
+        width = status.size.width or 10_000
+        parts = fit(parts, width)
+        if self.filter.active:  # the filter's whole description where it fits
+            scan = self.filter_scan
+            busy = "" if scan is None or scan.done else f" {int(scan.fraction * 100)}%"
+            whole = part(f"filter: {self.filter.describe()}{busy}", "yellow", KEEP)
+            if sum(t.cell_len for t, _ in parts) - shortest[0].cell_len + whole[0].cell_len <= width:
+                parts = [whole if p is shortest else p for p in parts]
+        text = join(parts)
         if text != self._status_shown:  # the panels' redraw after an append finds it as the append left it
             self._status_shown = text
-            self.query_one("#status", Static).update(text, layout=False)
+            status.update(text, layout=False)
 
     def _problems(self) -> int:
         """Errors and warnings among the projection's diagnostics, counted incrementally (the list only grows;
@@ -604,9 +612,11 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         pane.display = self._detail_choice = not pane.display
 
     def on_resize(self, event: events.Resize) -> None:
-        """Below ``DETAIL_MIN_WIDTH`` columns the detail pane folds away unless ``d`` asked for it."""
+        """Below ``DETAIL_MIN_WIDTH`` columns the detail pane folds away unless ``d`` asked for it; the status line is
+        fitted to the new width."""
         if self._detail_choice is None:
             self.query_one(DetailPane).display = event.size.width >= DETAIL_MIN_WIDTH
+        self.call_after_refresh(self._deferred_status)
 
     def action_toggle_time(self) -> None:
         """Show the time column as time of day (UTC) or as time ago (redrawn every second)."""
