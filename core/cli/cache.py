@@ -11,7 +11,7 @@ from typing import Any
 from core.alerts import checkpoint
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
-from core.log.layout import resolve_log_path
+from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
 from core.read.index import SUFFIX, cache_dir, check, index_dir, index_path, read_meta
 from core.read.summary import human_chars
 from core.shared.errors import LogNotFoundError, TapedeckError
@@ -56,16 +56,15 @@ def _kept(prefix: str = "") -> list[tuple[str, Path]]:
 def _kept_for(log: str) -> list[tuple[str, Path]]:
     """The index file and alert checkpoints kept of ``log`` (a log or its session directory), with their kind. A
     path where no log is keeps its files until they are cleared; with none, it is a TapedeckError saying so."""
+    given = Path(log).expanduser()
     try:
-        target = resolve_log_path(log)
-    except LogNotFoundError as exc:
-        target, missing = Path(log).expanduser(), exc
+        targets, missing = [resolve_log_path(log)], None
+    except LogNotFoundError as exc:  # a session directory names the log that was in it
+        targets, missing = [given / RAW_NAME, given / ZSTD_NAME] if given.is_dir() else [given], exc
     except TapedeckError:
-        target, missing = Path(log).expanduser(), None
-    else:
-        missing = None
-    found = [("index", path) for path in [index_path(target)] if path.exists()]
-    found += [("alerts", path) for path in checkpoint.checkpoint_paths(target)]
+        targets, missing = [given], None
+    found = [("index", path) for path in map(index_path, targets) if path.exists()]
+    found += [("alerts", path) for target in targets for path in checkpoint.checkpoint_paths(target)]
     if not found and missing is not None:
         raise TapedeckError(f"{missing}; nothing cached for it")
     return found

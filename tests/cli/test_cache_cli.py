@@ -162,3 +162,18 @@ def test_a_deleted_logs_index_is_listed_and_cleared_by_its_path(
     assert _out(["cache", "clear", str(log)], capsys)[0] == 2
     code, out, _ = _out(["cache", "info", str(other.parent)], capsys)
     assert code == 0 and out.startswith("1 file(s)") and str(other) in out
+
+
+def test_a_deleted_logs_files_are_cleared_by_its_session_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = tmp_path / "s" / "session.jsonl"
+    log.parent.mkdir()
+    generate(log, 60_000, seed=1, profile="mixed")
+    main(["inspect", str(log)])
+    log.unlink()  # the directory stays
+
+    code, out, _ = _out(["cache", "clear", str(log.parent)], capsys)
+
+    assert code == 0 and out.startswith("removed 1 file(s)")
+    assert not index.index_path(log).exists()
