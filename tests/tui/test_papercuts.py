@@ -342,3 +342,17 @@ async def test_the_status_line_keeps_the_row_the_search_and_the_filter_at_80_col
         assert f"row {screen.events.cursor + 1}/{rows}" in line and "matches for 'files'" in line, line
         assert "filter" in line and line.startswith("FULL LOG"), line
         assert line == str(screen.query_one("#status").render()).rstrip()  # nothing wrapped out of sight
+
+
+@pytest.mark.parametrize("key", ["C", "D", "t", "o", "c", "r", "p"])
+async def test_a_policy_screens_heading_keeps_the_session_at_80_columns(tmp_path: Path, key: str) -> None:
+    """At 80 columns a long heading was cut mid-word and lost the session it names; it now ends at a word with …
+    before ``· session ID``."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press(key)
+        await until(pilot, lambda: "session t-1" in str(app.screen.query_one("#policy-heading").render()))
+        heading = app.screen.query_one("#policy-heading")
+        line = heading.render_line(0).text.rstrip()
+        assert line.endswith("· session t-1") and line == str(heading.render()).rstrip(), line

@@ -39,6 +39,7 @@ from core.shared.errors import TapedeckError
 from core.shared.text import js_json
 from tui.screens.stacked import while_stacked
 from tui.widgets.footer import PriorityFooter
+from tui.widgets.header import TITLE_MIN, clip_title
 
 SENDING = "sending"  # this TUI's own states of a request, before and instead of the host's outcomes
 NOT_SENT = "not sent"
@@ -257,6 +258,7 @@ class PolicyScreen(Screen[None]):
         self._deriving = False  # a derivation is running
         self._stale = False  # the session changed while it ran
         self._read_only: str | None = None
+        self._heading = (self.HEADING, "")  # the heading line's title and session id
         self.shown_generation = -1  # the live generation the screen shows (-1 before the first view)
         self._said_state = False  # the message line shows a loading note or a derive failure
 
@@ -291,6 +293,18 @@ class PolicyScreen(Screen[None]):
     def heading(self) -> str:
         """The heading line's title (``HEADING``, unless the screen words it for the session it shows)."""
         return self.HEADING
+
+    def _draw_heading(self) -> None:
+        """The title, cut at a word's end where it does not fit, then ``· session ID``."""
+        title, session_id = self._heading
+        line = self.query_one("#policy-heading", Static)
+        suffix = f" · session {session_id}" if session_id else ""
+        room = line.size.width - len(suffix) if line.size.width else None
+        line.update(Text(clip_title(title, room if room is None else max(TITLE_MIN, room)) + suffix))
+
+    def on_resize(self) -> None:
+        """Fit the heading to the new width."""
+        self.call_after_refresh(self._draw_heading)
 
     # deriving ---------------------------------------------------------------------------------------------
     @property
@@ -352,9 +366,8 @@ class PolicyScreen(Screen[None]):
         if self._stale:
             self._stale = False
             self.refresh_view()
-        title = self.heading()
-        heading = f"{title} · session {session_id}" if session_id else title
-        self.query_one("#policy-heading", Static).update(Text(heading))
+        self._heading = (self.heading(), session_id)
+        self._draw_heading()
         self._set_read_only(reason)
         self.query_one(OutcomePanel).show(items)
         if isinstance(view, Waiting | DeriveFailure):
