@@ -493,7 +493,8 @@ def host_died(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
     """The host exited (or was replaced by a new one) while a turn was open."""
     state = s.host_state
     if s.open_turn is not None and state is not None and state[0] == "exited":
-        return Finding(state[1], f"the host exited in the middle of turn {s.open_turn}")
+        who = "the host" if s.hosted else "DSH"  # no tapedeck host: DSH ran it, through the bridge
+        return Finding(state[1], f"{who} exited in the middle of turn {s.open_turn}")
     if s.died_at is not None and (state is None or state[0] not in ("running", "pausing", "paused", "idle")):
         return Finding(s.died_at, "the host exited in the middle of a turn and a new one took over")
     return None

@@ -318,6 +318,17 @@ def test_host_died_mid_turn_from_the_live_state_and_from_a_host_taking_over() ->
     assert ("host-died", resumed - 1) in fired(replay, log)
 
 
+def test_a_dsh_that_died_mid_turn_is_named_as_dsh() -> None:
+    """A session DSH ran through the bridge has no tapedeck host: the alert names DSH, as its host column does
+    (``DSH exited``)."""
+    log, e = Log(), engine({"hostDied": {}})
+    log.header()
+    log.turn(1)
+    fired(e, log)
+    (alert,) = e.tick(log.time, host_state="exited")
+    assert alert.reason == "DSH exited in the middle of turn 1"
+
+
 def test_a_host_exiting_between_turns_did_not_die() -> None:
     log, e = Log(), engine({"hostDied": {}})
     log.add("tapedeck/host", {})
