@@ -43,7 +43,8 @@ async def test_a_notes_the_selected_row_and_edits_it(tmp_path: Path) -> None:
         await until(pilot, lambda: screen.events.notes.get(seq) == "check this step")
         assert {s: n.text for s, n in load_notes(path).items()} == {seq: "check this step"}
         assert any(f"Noted seq {seq}" in t for t in _toasts(app))
-        line = "".join(s.text for s in screen.events.render_line(screen.events.cursor - int(screen.events.scroll_offset.y)))  # type: ignore[attr-defined]
+        row = screen.events.cursor - int(screen.events.scroll_offset.y)  # type: ignore[attr-defined]
+        line = "".join(s.text for s in screen.events.render_line(row))
         assert "✎ note" in line
         detail = screen.query_one("#detail-original", TextView)
         await until(pilot, lambda: "✎ note: check this step" in "".join(s.text for s in detail.lines))  # type: ignore[attr-defined]
@@ -101,6 +102,26 @@ async def test_a_note_on_a_delta_marks_its_collapsed_stream_row(tmp_path: Path) 
         await until(pilot, lambda: said in "".join(s.text for s in detail.lines))  # type: ignore[attr-defined]
 
 
+async def test_a_on_a_stream_row_edits_the_note_that_row_shows(tmp_path: Path) -> None:
+    """The collapsed row of a stream shows the note on one of its deltas; ``a`` there opened an empty note on the
+    stream's first delta, and saving it left two notes on the one row."""
+    path = tmp_path / "session.jsonl"
+    path.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    set_note(path, 20, "the call's arguments arrive here")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        await until(pilot, lambda: 20 in getattr(screen, "notes", {}))
+        assert screen.events.go_seq(9) and screen.events.current_block is not None
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        area = app.screen.query_one(TextArea)
+        assert area.text == "the call's arguments arrive here"
+        area.text = "edited"
+        await pilot.press("enter")
+        await until(pilot, lambda: {s: n.text for s, n in load_notes(path).items()} == {20: "edited"})
+
+
 async def test_a_hostile_sidecar_is_a_toast(tmp_path: Path) -> None:
     path = policy_log().write(tmp_path / "session.jsonl")
     sidecar_paths(path)[0].write_text('{"notes": {"x": 1}}')
@@ -120,7 +141,9 @@ async def test_x_exports_the_list_and_the_moment(tmp_path: Path) -> None:
         await pilot.press("X")
         await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
         pages = list(tmp_path.glob("tapedeck-*.html"))
-        assert len(pages) == 1 and f"to {pages[0]}" in next(t for t in _toasts(app) if t.startswith("Exported"))
+        assert len(pages) == 1 and f"to {pages[0]}" in next(
+            t for t in _toasts(app) if t.startswith("Exported")
+        )
         assert "Surface at the end of the log" in pages[0].read_text()
         await pilot.press("T")  # time travel: the moment of the cursor
         await until(pilot, lambda: screen.stop is not None)

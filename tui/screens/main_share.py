@@ -68,20 +68,25 @@ class ShareActions:
             self.notify(f"Notes not shown: {problem}", severity="error", timeout=8)  # type: ignore[attr-defined]
 
     def action_note(self) -> None:
-        """Add or edit the note on the selected row (an empty note removes it)."""
+        """Add or edit the note on the selected row (an empty note removes it); on a stream's row, the note it shows
+        (on any of its deltas), else one on its first delta."""
         seq = self.events.current_seq  # type: ignore[attr-defined]
         if self._local_only("A note"):
             return
         if seq is None:
             self.notify("Select a row to note.", timeout=3)  # type: ignore[attr-defined]
             return
+        notes: dict[int, str] = getattr(self, "notes", {})
+        block = self.events.current_block  # type: ignore[attr-defined]
+        if block is not None and seq not in notes:
+            seq = next((s for s in sorted(notes) if block.start <= s < block.end), seq)
 
         def asked(text: str | None) -> None:
             if text is not None:
                 self._write_note(seq, text)
 
         hint = "Kept beside the log, never in it. Enter saves (empty: removes), ctrl+j starts a new line, Esc cancels."
-        note = getattr(self, "notes", {}).get(seq, "")
+        note = notes.get(seq, "")
         self.app.push_screen(AskScreen(f"Note on seq {seq}", hint, value=note, lines=True), asked)  # type: ignore[attr-defined]
 
     @work(thread=True, group="note-write", exit_on_error=False)
