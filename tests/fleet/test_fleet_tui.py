@@ -241,9 +241,9 @@ async def test_escape_closes_the_filter_line_and_keeps_the_filter_it_had(tmp_pat
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("key", ["n", "P", "m", "S"])
+@pytest.mark.parametrize("key", ["enter", "n", "P", "m", "S"])
 async def test_row_keys_on_a_fleet_with_no_row_shown_say_why(tmp_path: Path, key: str) -> None:
-    """With the filter hiding every row, n, P, m and S did nothing and said nothing."""
+    """With the filter hiding every row, Enter, n, P, m and S did nothing and said nothing."""
     app = _app([_root(tmp_path)])
     async with app.run_test(size=(100, 30)) as pilot:
         screen = await _loaded(pilot, 3)

@@ -34,6 +34,16 @@ def _fit(column: str, cell: str) -> str:
     return cell if width is None or len(cell) <= width else cell[: width - 1] + "…"
 
 
+class FleetTable(DataTable[str | Text]):
+    """The fleet's table: Enter with no row shown goes on to the screen's ``open``, which says why."""
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """No ``select_cursor`` on an empty table."""
+        if action == "select_cursor" and not self.row_count:
+            return False
+        return super().check_action(action, parameters)
+
+
 class FleetScreen(Screen[None]):
     """The fleet of sessions under ``roots`` (see the module docstring)."""
 
@@ -74,7 +84,7 @@ class FleetScreen(Screen[None]):
             placeholder="filter: words, state:paused, host:local, attention (Enter applies)",
             id="fleet-filter",
         )
-        table: DataTable[str | Text] = DataTable(cursor_type="row", id="fleet-table")
+        table = FleetTable(cursor_type="row", id="fleet-table")
         for column in COLUMNS:
             table.add_column(column, key=column)
         yield table
