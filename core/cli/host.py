@@ -73,6 +73,11 @@ def _run(args: argparse.Namespace) -> int:
     if args.resume:
         if args.task:
             raise TapedeckError("--resume continues the recorded tasks; give no TASK with it")
+        for option, given in (("--zstd", args.zstd), ("--session-id", args.session_id is not None)):
+            if given:
+                raise TapedeckError(
+                    f"{option} names a new session's log; --resume continues the log it finds as it is"
+                )
         by_path = os.sep in args.resume and Path(args.resume).expanduser().exists()
         log = Path(args.resume).expanduser() if by_path else find_session(root, args.resume)
         host = AgentHost.resume(log, model, config, options, relocate=args.relocate)

@@ -188,3 +188,15 @@ def test_repair_again_after_a_repair_killed_midway_keeps_both_copies(
     backup = Path(json.loads(capsys.readouterr().out)["backup"])
     assert backup.read_bytes().startswith(lines[0]) and b"\x00garbage" in backup.read_bytes()
     assert _resume(tmp_path) == 0
+
+
+@pytest.mark.parametrize("extra", [["--zstd"], ["--session-id", "other"]])
+def test_resume_refuses_the_options_that_only_shape_a_new_log(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str]
+) -> None:
+    log = _start_and_crash(tmp_path, tmp_path / "ws")
+    before = log.read_bytes()
+
+    assert _resume(tmp_path, *extra) == 2
+
+    assert f"{extra[0]} names a new session's log" in capsys.readouterr().err and log.read_bytes() == before
