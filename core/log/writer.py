@@ -115,7 +115,11 @@ class SessionWriter:
         never leave the log without them. In zstd the header is alone in frame 1 and ``first`` in frame 2.
         """
         path = log_path(Path(root), header.get("cwd"), str(header["id"]), compressed)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file where a directory must be, no permission, a read-only file system …
+            why = exc.strerror or exc
+            raise LogFormatError(f"cannot create the session directory {path.parent}: {why}") from None
         lock_fd = _lock(path)
         if path.exists():
             os.close(lock_fd)

@@ -200,3 +200,17 @@ def test_resume_refuses_the_options_that_only_shape_a_new_log(
     assert _resume(tmp_path, *extra) == 2
 
     assert f"{extra[0]} names a new session's log" in capsys.readouterr().err and log.read_bytes() == before
+
+
+def test_run_names_a_sessions_root_it_cannot_make_a_session_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ws").mkdir()
+    root = tmp_path / "a-file"
+    root.write_text("")
+
+    code = main(["run", "task", "--provider", _script(tmp_path), "--workspace", str(tmp_path / "ws"),
+                 "--sessions-root", str(root)])  # fmt: skip
+
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot create the session directory" in err and str(root) in err, err
