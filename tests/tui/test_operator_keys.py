@@ -434,3 +434,21 @@ async def test_a_dimmed_policy_key_pressed_anyway_says_why(
         app.clear_notifications()
         await pilot.press(key)
         await until(pilot, lambda: any("bridge" in n.message for n in app._notifications))
+
+
+async def test_tape_keys_with_no_entry_say_so(tmp_path: Path) -> None:
+    """Before any turn completed the Tape screen lists no entry: ``f`` switched the view of a preview that is not
+    there, saying nothing (``[``/``]`` say the same)."""
+    log = Log()
+    log.host()
+    log.add({"type": "turn/start", "data": {"turn": 1}})
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("t")
+        await until(pilot, lambda: isinstance(app.screen, TapeScreen))
+        await settle(pilot)
+        for key in ("f", "right_square_bracket"):
+            app.clear_notifications()
+            await pilot.press(key)
+            await until(pilot, lambda: any("No tape entry" in n.message for n in app._notifications))

@@ -208,7 +208,7 @@ class TapeScreen(PolicyScreen):
         """Preview the previous or next turn of the selected entry."""
         line = self._entries.get(self._selected or "")
         if line is None:
-            self.notify("No tape entry to preview yet.", timeout=3)
+            self._no_entry()
             return
         if not line.turns[0]:
             self.notify("This entry names no turn to recall.", timeout=3)
@@ -224,8 +224,14 @@ class TapeScreen(PolicyScreen):
 
     def action_toggle_view(self) -> None:
         """Switch the recall preview between the dialogue and the full view."""
+        if self._entries.get(self._selected or "") is None:
+            self._no_entry()
+            return
         self._view_name = "full" if self._view_name == "dialogue" else "dialogue"
         self._load_recall()
+
+    def _no_entry(self) -> None:
+        self.notify("No tape entry to preview yet.", timeout=3)
 
     def _load_recall(self) -> None:
         line = self._entries.get(self._selected or "")
