@@ -41,25 +41,30 @@ def main_screen(app: TapedeckApp) -> MainScreen | None:
     return None
 
 
-def _settled(app: TapedeckApp) -> bool:
+def _unsettled(app: TapedeckApp) -> str | None:
+    """What the app is still busy with (None when it is idle)."""
     live = app.live
     if live is not None and not (live.ready or live.phase == "error"):
-        return False
-    if any(
-        w.group in BACKGROUND and w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers
-    ):
-        return False
+        return f"the log is loading (phase {live.phase})"
+    workers = [w.name or w.group for w in app.workers
+               if w.group in BACKGROUND and w.state in (WorkerState.PENDING, WorkerState.RUNNING)]  # fmt: skip
+    if workers:
+        return f"workers running: {', '.join(workers)}"
     if not getattr(app.screen, "loaded", True):  # the fleet table's first rows have not landed
-        return False
+        return "the fleet table's first rows have not landed"
     main = main_screen(app)
     if main is None:
-        return True
+        return None
     if live is not None and (live.announced < live.generation or main.taken_generation < live.announced):
-        return False  # a state published and not announced yet, or announced and not taken by the screen yet
-    scanners = [s for s in (main.filter_scan, main.search_scan) if s is not None]
+        # a state published and not announced yet, or announced and not taken by the screen yet
+        return f"generation {live.generation} announced {live.announced}, taken {main.taken_generation}"
     detail = main.query_one(DetailPane)
-    busy = main.events.busy or detail.busy or main._refresh_due or main._status_due
-    return not busy and all(s.done for s in scanners)
+    busy = {"rows": main.events.busy, "detail": detail.busy, "panels": main._refresh_due,
+            "status": main._status_due}  # fmt: skip
+    busy.update({f"{s.__class__.__name__}": not s.done for s in (main.filter_scan, main.search_scan) if s is not None})
+    if any(busy.values()):
+        return "busy: " + ", ".join(name for name, flag in busy.items() if flag)
+    return None
 
 
 async def settle(pilot: Pilot[None], timeout: float = 20.0) -> None:
@@ -68,9 +73,10 @@ async def settle(pilot: Pilot[None], timeout: float = 20.0) -> None:
     calm = 0
     while calm < 3:
         await pilot.pause(0.02)
-        calm = calm + 1 if _settled(pilot.app) else 0  # type: ignore[arg-type]
+        why = _unsettled(pilot.app)  # type: ignore[arg-type]
+        calm = calm + 1 if why is None else 0
         if time.monotonic() > deadline:
-            raise AssertionError("the app did not settle")
+            raise AssertionError(f"the app did not settle in {timeout:g} s: {why or 'it had just settled'}")
 
 
 async def settled_main_screen(pilot: Pilot[None]) -> MainScreen:

@@ -21,6 +21,7 @@ from tests.tui.logs import Log, append
 from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui.live import SessionUpdated
 from tui.screens.main import MainScreen
+from tui.widgets.event_list import FRAME_WAIT_SECONDS
 from tui.widgets.header import SessionHeader
 
 pytestmark = pytest.mark.anyio
@@ -285,3 +286,20 @@ async def test_the_appended_rows_frame_renders_only_what_it_repaints_and_writes_
     assert in_update[listed], in_update
     headed = next(shown for shown in rendered[listed + 1 :] if "header" in shown)
     assert "status" in headed and not headed & {"events", "detail", "body"}, rendered
+
+
+async def test_what_waits_for_the_lists_frame_runs_when_no_frame_comes(tmp_path: Path) -> None:
+    """An append that repaints nothing of the list brings no frame of it: what waits for that frame (the status
+    line and the header after an append) still runs, ``FRAME_WAIT_SECONDS`` later, instead of never (a settle
+    under load timed out on ``_status_due`` left set, the header's count stale until the next repaint)."""
+    _, path = one_turn_log(tmp_path)
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(150, 40)) as pilot:
+        screen = await settled_main_screen(pilot)
+        ran: list[str] = []
+        screen.events.after_frame(lambda: ran.append("waited"))  # nothing repaints the list: no frame comes
+        await pilot.pause()
+        assert ran == []
+        await until(pilot, lambda: ran == ["waited"], 10 * FRAME_WAIT_SECONDS)
+        await pilot.pause(FRAME_WAIT_SECONDS)
+        assert ran == ["waited"]  # once

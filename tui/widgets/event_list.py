@@ -20,6 +20,7 @@ from textual.geometry import Region, Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.timer import Timer
 
 from core.read.rows import Row, block_row, build_row
 from core.read.session import Session
@@ -39,6 +40,7 @@ HUGE_LINE_BYTES = 2 << 20
 ROWS_PER_BATCH = 200  # rows of an appended batch computed right away (the rest on demand)
 # what waits for a frame runs this long after it is rendered (the frame is written first)
 FRAME_OUT_SECONDS = 0.004
+FRAME_WAIT_SECONDS = 1.0  # the longest what waits for the list's next frame waits when none comes
 
 
 OUTSIDE_TURN = "–"  # the turn column of an event between turns
@@ -155,7 +157,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         self.blocks: StreamBlocks | None = None
         # stream rows by (first delta's row, end, chars, live)
         self._block_rows: dict[tuple[object, ...], Row] = {}
-        self._after_frame: list[Callable[[], None]] = []  # run once the list's next frame is out
+        self._after_frame: list[Callable[[], None]] = []  # run once the list's next frame is out …
+        self._frame_wait: Timer | None = None  # … or when none came in FRAME_WAIT_SECONDS
         self._frame: _Frame | None = None  # what every line of the frame being rendered shares
         # finished lines by drawn row: a shifted list finds them
         self._finished = FinishedLines(self, STRIP_CACHE)
@@ -442,18 +445,27 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         the next frame, so the list's frame covers the list alone (a frame's crop is the box around every
         repainted region: with the header and the status line in it, it would span the whole screen). They run
         ``FRAME_OUT_SECONDS`` after the frame is rendered: Textual hands the frame to its output thread, which
-        needs the GIL to write it, and the UI thread, busy with them, would hold the GIL until it is done.
+        needs the GIL to write it, and the UI thread, busy with them, would hold the GIL until it is done. When
+        no frame comes in ``FRAME_WAIT_SECONDS`` (the append repainted nothing of the list), they run then.
         """
         if not self.is_mounted or self.screen is not self.app.screen or not self.display or not self.region:
             callback()
             return
+        if not self._after_frame:
+            self._frame_wait = self.set_timer(FRAME_WAIT_SECONDS, self.run_after_frame)
         self._after_frame.append(callback)
 
     def run_after_frame(self) -> None:
-        """Run the callbacks waiting for the list's next frame now (its screen is covered: no frame comes)."""
+        """Run the callbacks waiting for the list's next frame now (its screen is covered, or no frame came)."""
+        self._stop_frame_wait()
         waiting, self._after_frame = self._after_frame, []
         for callback in waiting:
             callback()
+
+    def _stop_frame_wait(self) -> None:
+        if self._frame_wait is not None:
+            self._frame_wait.stop()
+            self._frame_wait = None
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """The lines of ``crop``, drawn with what they share computed once and finished (border, filters) only
@@ -468,6 +480,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         """The screen rendered a frame (its compositor says so): what waits for the list's next frame runs
         ``FRAME_OUT_SECONDS`` from now, once the frame is out."""
         if self._after_frame:
+            self._stop_frame_wait()
             waiting, self._after_frame = self._after_frame, []
             self.set_timer(FRAME_OUT_SECONDS, lambda: [callback() for callback in waiting])
 
