@@ -360,9 +360,9 @@ class HtmlFormat:
                f"tools: {_e(', '.join(r['tools']) or 'none')}</p><p><b>{_e(where)}</b></p><ol>").encode()  # fmt: skip
         lead = max(0, len(r["messages"]) - len(r["nodes"]))  # the system prompt comes from no surface node
         for i, piece in enumerate(r["messages"]):
-            node = r["nodes"][i - lead] if i >= lead else "system prompt"
+            node = r["nodes"][i - lead] if i >= lead else None
             new = ' <span class="mark">new: past the cache break</span>' if node in fresh else ""
-            anchor = _link(node) if isinstance(node, int) else _e(node)
+            anchor = _link(node) if isinstance(node, int) else "(from no event) " if node is None else _e(node)
             cut = piece.index(b"<details>")  # the role before it is escaped: it holds no "<"
             yield b"<li>" + piece[:cut] + (anchor + new).encode() + piece[cut:]
         yield b"</ol>"

@@ -340,3 +340,12 @@ def test_a_seq_asked_of_a_log_with_no_events_says_so(tmp_path: Path, capsys: pyt
                  ["request", str(log), "--seq", "0"], ["note", str(log), "--seq", "0", "x"]):  # fmt: skip
         assert main(argv) == 2
         assert "seq 0 is not in this log: it has no events yet" in capsys.readouterr().err, argv
+
+
+def test_the_html_request_names_a_message_of_no_event_once() -> None:
+    """A request message that comes from no surface node (the system prompt) read 'system system prompt': its
+    role, then a label that said the role again."""
+    page = _run("export", str(FIXTURES / "multi-turn.session.jsonl"), "--no-redact")
+    request = page.split('<h2 id="request">')[1].split("</ol>")[0]
+    assert "system system" not in request
+    assert "<li>system (from no event) <details>" in request
