@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import codecs
 import os
+import re
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
 from core.cli.common import emit, for_terminal, guarded, warn
 from core.shared.errors import TapedeckError, seq_not_in_log
+
+if TYPE_CHECKING:
+    from core.export.build import ExportOptions
 
 
 def _export(args: argparse.Namespace) -> None:
@@ -26,13 +30,16 @@ def _export(args: argparse.Namespace) -> None:
     options = ExportOptions(
         at=args.at, turn=args.turn, step=args.step, redactor=Redactor() if redact else None
     )
+    fmt = _format(args)
+    where = "stdout" if args.output in (None, "-") else args.output
     if args.output in (None, "-"):
         sys.stdout.flush()
-        doc = export(args.path, _stdout(), _format(args), options)
+        doc = export(args.path, _stdout(), fmt, options)
         sys.stdout.flush()
     else:
-        doc = export_to_file(args.path, args.output, _format(args), options)
-    where = "stdout" if args.output in (None, "-") else args.output
+        if os.path.isdir(where):
+            where = os.path.join(where, _file_name(args.path, fmt, options))
+        doc = export_to_file(args.path, where, fmt, options)
     counts = doc["redaction"]
     said = ", ".join(f"{n} {kind}" for kind, n in counts.items()) if counts is not None else "off"
     sys.stderr.write(f"tapedeck: exported {doc['rows']} rows to {where} (redaction: {said})\n")
@@ -45,8 +52,25 @@ def _format(args: argparse.Namespace) -> str:
     """``--format``, else the one ``-o FILE``'s suffix names (``comment.md``: Markdown), else HTML."""
     if args.format is not None:
         return str(args.format)
-    suffix = os.path.splitext(args.output or "")[1].lower()
-    return SUFFIXES.get(suffix, "html")
+    if args.output is None or os.path.isdir(args.output):
+        return "html"
+    return SUFFIXES.get(os.path.splitext(args.output)[1].lower(), "html")
+
+
+def _file_name(path: str, fmt: str, options: ExportOptions) -> str:
+    """The name of the export of the log at ``path`` written into a directory: the session's id (redacted as the
+    export is, reduced to letters, digits, ``.``, ``_`` and ``-`` so that it names a file in that directory), the
+    moment and the format."""
+    from core.log.layout import resolve_log_path
+    from core.log.reader import read_header
+
+    header = read_header(resolve_log_path(path)) or {}
+    sid = header.get("id") if isinstance(header.get("id"), str) else "session"
+    if options.redactor is not None:
+        sid = options.redactor.again(sid)
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", sid).lstrip(".-") or "session"
+    at = f"-at-{options.at}" if options.at is not None else ""
+    return f"{name}{at}.{fmt}"
 
 
 class _TextOut:
@@ -136,7 +160,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--redact", action=argparse.BooleanOptionalAction, default=None,
                    help="replace keys, tokens, environment values, e-mail addresses and home paths "
                    "(default: on, but off when stdout is a terminal)")  # fmt: skip
-    p.add_argument("-o", "--output", metavar="FILE", help="write here (default: stdout)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write here (default: stdout); an existing directory: a file in it named for the session, "
+                   "the moment and the format")  # fmt: skip
     p.set_defaults(handler=guarded(_export, paused=True))
 
     p = sub.add_parser(
