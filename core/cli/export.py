@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import codecs
 import os
-import re
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -58,19 +57,18 @@ def _format(args: argparse.Namespace) -> str:
 
 
 def _file_name(path: str, fmt: str, options: ExportOptions) -> str:
-    """The name of the export of the log at ``path`` written into a directory: the session's id (redacted as the
-    export is, reduced to letters, digits, ``.``, ``_`` and ``-`` so that it names a file in that directory), the
-    moment and the format."""
+    """The name of the export of the log at ``path`` written into a directory: its session's id redacted as the
+    export is."""
+    from core.export.naming import export_name
     from core.log.layout import resolve_log_path
     from core.log.reader import read_header
 
-    header = read_header(resolve_log_path(path)) or {}
-    sid = header.get("id") if isinstance(header.get("id"), str) else "session"
+    log = resolve_log_path(path)
+    sid = (read_header(log) or {}).get("id")
+    sid = sid if isinstance(sid, str) else ""
     if options.redactor is not None:
         sid = options.redactor.again(sid)
-    name = re.sub(r"[^A-Za-z0-9._-]+", "-", sid).lstrip(".-") or "session"
-    at = f"-at-{options.at}" if options.at is not None else ""
-    return f"{name}{at}.{fmt}"
+    return export_name(sid, log.parent.name if log.parent.name else log.stem, options.at, fmt)
 
 
 class _TextOut:

@@ -353,24 +353,24 @@ def test_the_html_request_names_a_message_of_no_event_once() -> None:
 
 def test_an_output_directory_gets_a_file_named_for_the_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``-o DIR`` (an existing directory) was refused; the export now goes into a file in it named for the session,
-    the moment and the format, and stderr names it. A session id that would reach out of DIR stays in it, and the
-    log is never replaced."""
+    the moment and the format (as the TUI's X names its page), and stderr names it. A session id that would reach
+    out of DIR stays in it, and the log is never replaced."""
     out = tmp_path / "out"
     out.mkdir()
     log = FIXTURES / "multi-turn.session.jsonl"
     sid = "228b7b82-84ed-49b7-a567-981c03b28c77"
-    for argv, name in ((["-o", str(out)], f"{sid}.html"), (["-o", str(out), "--format", "md"], f"{sid}.md"),
-                       (["-o", str(out), "--format", "json", "--at", "9"], f"{sid}-at-9.json")):  # fmt: skip
-        assert main(["export", str(log), *argv]) == 0
+    names = [f"tapedeck-{sid}.html", f"tapedeck-{sid}.md", f"tapedeck-{sid}-at-9.json"]
+    for argv, name in zip(([], ["--format", "md"], ["--format", "json", "--at", "9"]), names, strict=True):
+        assert main(["export", str(log), "-o", str(out), *argv]) == 0
         assert f"rows to {out / name} (" in capsys.readouterr().err
         assert (out / name).stat().st_size > 0
-    assert sorted(p.name for p in out.iterdir()) == sorted([f"{sid}.html", f"{sid}.md", f"{sid}-at-9.json"])
+    assert sorted(p.name for p in out.iterdir()) == sorted(names)
     odd = tmp_path / "odd" / "session.jsonl"
     odd.parent.mkdir()
-    lines = log.read_bytes().split(b"\n", 1)
-    odd.write_bytes(lines[0].replace(sid.encode(), b"../../x y") + b"\n" + lines[1])
+    head, rest = log.read_bytes().split(b"\n", 1)
+    odd.write_bytes(head.replace(sid.encode(), b"../../x y") + b"\n" + rest)
     assert main(["export", str(odd), "-o", str(out)]) == 0
-    capsys.readouterr()
-    assert (out / "x-y.html").is_file() and not (tmp_path / "x y.html").exists()
     assert main(["export", str(odd), "-o", str(odd.parent), "--format", "json"]) == 0
-    assert odd.read_bytes().startswith(b'{"type":"session"') and (odd.parent / "x-y.json").is_file()
+    assert (out / "tapedeck-.._.._x_y.html").is_file() and (odd.parent / "tapedeck-.._.._x_y.json").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["odd", "out"]
+    assert odd.read_bytes().startswith(b'{"type":"session"')

@@ -11,6 +11,7 @@ from typing import Any
 
 from textual import work
 
+from core.export.naming import export_name
 from core.read.notes import load_notes, set_note
 from core.shared.errors import TapedeckError
 from tui.screens.confirm import AskScreen
@@ -22,8 +23,7 @@ def export_target(log: Path, session_id: str, at: int | None, directory: Path | 
     place = directory if directory is not None else Path.cwd()
     if not os.access(place, os.W_OK):
         place = Path(tempfile.gettempdir())
-    name = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id or log.stem)[:60] or "session"
-    return place / f"tapedeck-{name}{f'-at-{at}' if at is not None else ''}.html"
+    return place / export_name(session_id, log.stem, at, "html")
 
 
 class ShareActions:
