@@ -69,6 +69,7 @@ class BridgeInfo:
     dsh: str | None
     problem: str | None
     fingerprint: str | None = None  # of the plugin's own source (None: a plugin from before fingerprints)
+    dir: str | None = None  # the session directory the plugin serves (None: a plugin from before it said so)
 
     @property
     def stale(self) -> str | None:
@@ -120,7 +121,21 @@ def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None,
     raw = _read_small(path, MAX_BRIDGE_BYTES)
     if raw is None:
         return None, f"{path} cannot be read"
-    return parse_bridge(raw, path)
+    info, problem = parse_bridge(raw, path)
+    if info is not None and info.dir is not None and not _same_dir(info.dir, path.parent):
+        return None, (
+            f"{path} was written for {info.dir}, not for this directory (a copy of that session): "
+            "no bridge serves this one"
+        )
+    return info, problem
+
+
+def _same_dir(recorded: str, here: Path) -> bool:
+    """Whether ``recorded`` (the directory a plugin serves) is the directory ``here`` (by device and inode)."""
+    try:
+        return os.path.samefile(recorded, here)
+    except OSError:
+        return False
 
 
 def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo | None, str | None]:
@@ -153,6 +168,7 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
             dsh=_str(obj.get("dsh")),
             problem=_str(obj.get("problem")),
             fingerprint=_str(obj.get("fingerprint")),
+            dir=_str(obj.get("dir")),
         ),
         None,
     )

@@ -486,6 +486,7 @@ class SessionBridge {
       since: this.since,
       heartbeat: now,
       sessionId: this.agent.id,
+      dir: this.dir, // a copy of the session directory keeps this file: tapedeck tells it by this field
       plugin: `tapedeck-bridge/${VERSION}`,
     };
     if (FINGERPRINT) body.fingerprint = FINGERPRINT;

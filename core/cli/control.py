@@ -216,9 +216,11 @@ class NoLiveHost(ControlError):
 def _check_host(log: Path | RemoteTarget, session_id: str, queue: bool, state: HostState) -> HostState:
     """``state`` when a request may be sent to the session's host now (or queued); else why not."""
     if state.state == "none":
+        problem = (state.bridge or {}).get("problem")
         raise ControlError(
             f"{log}: a DeepSeek Harness session that no tapedeck bridge has run, so nobody would read the "
-            "request; nothing was sent. `tapedeck bridge install DSH_HOME` adds the bridge to DSH"
+            "request; nothing was sent. "
+            + (problem if problem else "`tapedeck bridge install DSH_HOME` adds the bridge to DSH")
             if state.kind == KIND_DSH
             else f"{log}: no tapedeck host has ever run this session, so nobody would read the request; nothing "
             "was sent"

@@ -71,7 +71,7 @@ def write_bridge(
     body: dict[str, Any] = {"kind": "dsh", "pid": process, "procStart": proc_start_time(process) if process else None,
                             "state": state, "since": now - 1000, "heartbeat": now, "sessionId": "s",
                             "plugin": "tapedeck-bridge/0.1.0", "fingerprint": packaged_fingerprint(),
-                            "dsh": "0.1.0-rc.8", **fields}  # fmt: skip
+                            "dsh": "0.1.0-rc.8", "dir": str(directory), **fields}  # fmt: skip
     (directory / BRIDGE_FILE).write_bytes(orjson.dumps(body))
     return body
 

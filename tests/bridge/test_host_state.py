@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -33,6 +34,21 @@ def test_a_live_bridge_gives_its_state_and_pid(bridged) -> None:
     assert (state.state, state.kind, state.live) == ("paused", "dsh", True)
     assert state.pid is not None and state.to_dict()["bridge"]["plugin"] == "tapedeck-bridge/0.1.0"
     assert state_label(state.state, state.kind) == "DSH paused"
+
+
+def test_a_copied_session_directory_is_not_live_and_says_why(bridged, capsys) -> None:
+    """A copy keeps the original's bridge.json, which names the directory the plugin serves: the copy is not that
+    one, so no bridge reads its inbox and a request sent to it is refused instead of going unanswered."""
+    log = bridged("running")
+    copy = log.parent.with_name("copied")
+    shutil.copytree(log.parent, copy)
+    assert read_host_state(log).live
+    state = read_host_state(copy / log.name)
+    assert (state.state, state.kind, state.live) == ("none", "dsh", False)
+    assert f"written for {log.parent}" in describe_host(state.to_dict())
+    assert main(["control", str(copy / log.name), "pause"]) == 2
+    assert f"written for {log.parent}, not for this directory" in capsys.readouterr().err
+    assert not (copy / "control.jsonl").exists()
 
 
 def test_a_dead_pid_with_a_stale_heartbeat_is_exited_at_its_last_heartbeat(tmp_path: Path, sleeper) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import threading
 import time
@@ -47,13 +48,15 @@ def _control(capsys: pytest.CaptureFixture[str], d: Path, *argv: str) -> tuple[i
 
 
 def test_state_outcomes_and_marks_read_from_a_real_dsh_session(
-    shared_web: tuple[DshHome, DshWeb], capsys: pytest.CaptureFixture[str]
+    shared_web: tuple[DshHome, DshWeb], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     world, web = shared_web
     _, d = start_session(world, web, "Work slowly: steps=3 sleep=2")
     log = d / "session.jsonl"
     state = read_host_state(log)
     assert (state.kind, state.live) == ("dsh", True) and state.state in ("running", "pausing")
+    copy = shutil.copytree(d, tmp_path / "copy")  # it keeps the bridge.json of the session DSH runs
+    assert (read_host_state(copy / "session.jsonl").state, read_host_state(log).live) == ("none", True)
 
     code, outcome = _control(capsys, d, "checkpoint", "--arg", "objective=probe")
     assert code == 0 and outcome["detail"]["markId"] == 1
