@@ -93,8 +93,28 @@ def _assistant(blocks: list[Mapping[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _lone_result(message: Mapping[str, Any]) -> tuple[Mapping[str, Any], str] | None:
+    """DSH's tool result (most surface nodes): its one result block and that block's one text, else None."""
+    content = message.get("content")
+    role = message.get("role")
+    if content.__class__ is list and len(content) == 1 and role != "assistant" and role != "system":
+        result = content[0]
+        if result.__class__ is dict and result.get("type") == "tool-result":
+            inner = result.get("content")
+            if inner.__class__ is list and len(inner) == 1 and (block := inner[0]).__class__ is dict \
+                    and block.get("type") == "text" and (text := block.get("text")).__class__ is str:  # fmt: skip
+                return result, text
+    return None
+
+
 def dsh_wire(message: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The wire messages of one DSH message."""
+    lone = _lone_result(message)
+    if lone is not None:  # one tool message, built without the general walk below
+        result, text = lone
+        wire = {"role": "tool", "tool_call_id": result["toolCallId"]} if "toolCallId" in result else {"role": "tool"}
+        wire["content"] = text or NO_OUTPUT
+        return [wire]
     blocks = _blocks(message.get("content"))
     role = message.get("role")
     if role == "system":
@@ -123,19 +143,16 @@ def wire_digest(message: Mapping[str, Any]) -> tuple[int, int, int, int]:
     ``orjson.dumps`` writes it, summed), whether the message holds an image (``has_image``: 1 or 0), how many wire
     messages it gives, and the code points of their content, reasoning and tool-call arguments."""
     dumps = orjson.dumps
+    lone = _lone_result(message)
+    if lone is not None:
+        result, text = lone
+        text = text or NO_OUTPUT
+        size = _TOOL + len(dumps(text))
+        if "toolCallId" in result:
+            size += _TOOL_ID + len(dumps(result["toolCallId"]))
+        return size, 0, 1, len(text)
     role = message.get("role")
     content = message.get("content")
-    if content.__class__ is list and len(content) == 1 and role != "assistant" and role != "system":
-        result = content[0]  # DSH's tool result: one result block of one text block (most surface nodes)
-        if result.__class__ is dict and result.get("type") == "tool-result":
-            inner = result.get("content")
-            if inner.__class__ is list and len(inner) == 1 and (block := inner[0]).__class__ is dict \
-                    and block.get("type") == "text" and (text := block.get("text")).__class__ is str:  # fmt: skip
-                text = text or NO_OUTPUT
-                size = _TOOL + len(dumps(text))
-                if "toolCallId" in result:
-                    size += _TOOL_ID + len(dumps(result["toolCallId"]))
-                return size, 0, 1, len(text)
     texts: list[str] = []
     reasoning: list[str] = []
     calls: list[Mapping[str, Any]] = []

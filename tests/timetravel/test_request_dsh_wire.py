@@ -379,3 +379,18 @@ def test_a_wire_that_joins_blocks_or_says_no_output_makes_text() -> None:
     assert makes_text({"role": "assistant", "content": [{"type": "reasoning", "text": 7}]})
     result["content"] = [{"type": "text", "text": "out"}]
     assert not makes_text({"role": "tool", "content": [result]})
+
+
+class _Listed(list):  # type: ignore[type-arg]
+    """A list that ``dsh_wire``'s shortcut for a lone tool result does not take (it checks for ``list`` itself)."""
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(_ONE_RESULT | _MESSAGES)
+def test_a_lone_tool_results_wire_is_what_the_general_rules_build(message: dict[str, Any]) -> None:
+    """DSH's tool result (one result block of one text) is converted by a shortcut: the same messages, keys in the
+    same order, as the general rules give the same content held in another list type."""
+    content = message.get("content")
+    general = dsh_wire({**message, "content": _Listed(content)} if isinstance(content, list) else message)
+    wire = dsh_wire(message)
+    assert wire == general and [list(m) for m in wire] == [list(m) for m in general]
