@@ -41,7 +41,8 @@ def _export(args: argparse.Namespace) -> None:
         doc = export_to_file(args.path, where, fmt, options)
     counts = doc["redaction"]
     said = ", ".join(f"{n} {kind}" for kind, n in counts.items()) if counts is not None else "off"
-    sys.stderr.write(f"tapedeck: exported {doc['rows']} rows to {where} (redaction: {said})\n")
+    rows = f"{doc['shown']} of {doc['rows']}" if doc["shown"] != doc["rows"] else doc["rows"]
+    sys.stderr.write(f"tapedeck: exported {rows} rows to {where} (redaction: {said})\n")
 
 
 SUFFIXES = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html", ".htm": "html"}

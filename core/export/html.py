@@ -256,6 +256,11 @@ class HtmlFormat:
         yield f"\n</div></main><script>{SCRIPT}</script></body></html>\n".encode()
 
     @staticmethod
+    def shown(doc: dict[str, Any]) -> int:
+        """Every row."""
+        return int(doc["rows"])
+
+    @staticmethod
     def _redaction(doc: dict[str, Any]) -> str:
         counts = doc["redaction"]
         if counts is None:

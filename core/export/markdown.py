@@ -288,6 +288,10 @@ class MarkdownFormat:
         redacting them replaces, as the other formats' do."""
         yield self._head(doc) + "".join(self.rows).encode() + self._tail(doc)
 
+    def shown(self, doc: dict[str, Any]) -> int:
+        """The rows the transcript shows (a paragraph, or a note under one)."""
+        return len(self.rows)
+
     def _request(self, doc: dict[str, Any]) -> list[str]:
         """The chosen request (``--turn``/``--step``, else the last at or before the moment) in a line: where its
         cache broke and the command that prints its messages."""

@@ -44,6 +44,10 @@ class Format(Protocol):
         ``messages`` gets them as its ``Pieces``); ``doc["redaction"]`` is there only once the messages were read."""
         ...
 
+    def shown(self, doc: dict[str, Any]) -> int:
+        """How many of the ``doc["rows"]`` rows the document shows (once it is closed)."""
+        ...
+
 
 ITEM_INDENT = b"    "  # how far the key of a list of surface rows or request messages is indented
 # An item of such a list as ``OPT_INDENT_2`` writes it there, after its comma, is cut from one dump at its depth,
@@ -113,6 +117,12 @@ class JsonFormat:
         yield b',\n  "redaction": ' + redaction + b"\n}\n"
 
 
+    @staticmethod
+    def shown(doc: dict[str, Any]) -> int:
+        """Every row."""
+        return int(doc["rows"])
+
+
 def _after(whole: bytes, opening: bytes, start: int = 0) -> int:
     """Where the empty list that ``opening`` opens (the first from ``start``) is closed in ``whole``."""
     return whole.index(opening + b"]", start) + len(opening)
@@ -160,7 +170,8 @@ def make_format(name: str, log_name: str, at: int | None = None) -> Format:
 
 def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: ExportOptions) -> dict[str, Any]:
     """Export the log at ``path`` to ``out`` in ``fmt``, the rows written as the pass reads their events (in
-    chunks of about ``WRITE_CHUNK`` bytes); returns the document's sections."""
+    chunks of about ``WRITE_CHUNK`` bytes); returns the document's sections, with ``shown``: how many of its rows
+    the document shows (a Markdown transcript leaves some out)."""
     # a writer names the log (Markdown's expand hints): redacted as the header's path is
     name = os.fspath(path)
     writer = make_format(fmt, name if options.redactor is None else options.redactor.again(name), options.at)
@@ -183,6 +194,7 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
         out.write(b"".join(pending))
         for data in writer.closing(doc):
             out.write(data)
+    doc["shown"] = writer.shown(doc)
     return doc
 
 

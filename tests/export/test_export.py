@@ -374,3 +374,17 @@ def test_an_output_directory_gets_a_file_named_for_the_session(tmp_path: Path, c
     assert (out / "tapedeck-.._.._x_y.html").is_file() and (odd.parent / "tapedeck-.._.._x_y.json").is_file()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["odd", "out"]
     assert odd.read_bytes().startswith(b'{"type":"session"')
+
+
+def test_the_summary_line_counts_the_rows_each_format_shows(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """stderr said a Markdown export wrote every row of the event list (19 for this log) where its transcript shows
+    7 (the turn, the messages, the tool result, how the turn ended); it now says how many of them it shows, at a
+    moment too. HTML and JSON show every row."""
+    log = str(FIXTURES / "tool-call-turn.session.jsonl")
+    for fmt, argv, said in (("html", [], "19 rows"), ("json", [], "19 rows"), ("md", [], "7 of 19 rows"),
+                            ("md", ["--at", "10"], "3 of 19 rows")):  # fmt: skip
+        out = tmp_path / f"e.{fmt}"
+        assert main(["export", log, "-o", str(out), *argv]) == 0
+        assert f"exported {said} to {out} (" in capsys.readouterr().err
+    text = (tmp_path / "e.md").read_text()
+    assert len(_md_rows(text)) == 2 and "### Turn 1" in text and "*turn 1 ended" not in text
