@@ -195,6 +195,7 @@ class ExportPass:
     # the chosen request, its diff (or the request it is against, when the tally left it out), whether it came first
     _request: tuple[Request, RequestDiff | Request, bool] | None = None
     _marks: list[dict[str, Any]] = field(default_factory=list)
+    _title: str | None = None  # the session's latest title, as its row shows it (redacted)
     # without ``messages``: what redacting each surface node's wire messages replaces, noted as it is applied
     _wired: dict[int, Counts | None] = field(default_factory=dict)
     _requests: RequestPass | None = None
@@ -336,6 +337,10 @@ class ExportPass:
             )
         elif row.type == CHECKPOINT_EVENT:
             self._marks.append({"seq": seq, "kind": "checkpoint", "summary": row.summary, "replaced": []})
+        elif row.type == "session/title":
+            data = shown.get("data")
+            if isinstance(data, dict) and isinstance(data.get("title"), str):
+                self._title = data["title"]
         self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
 
     def _keep_node(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any],
@@ -500,6 +505,7 @@ class ExportPass:
             "format": "tapedeck-export/1",
             "session": {
                 "id": self._redacted(session.id),
+                "title": self._title,
                 "path": self._redacted(str(session.path)) if session.path else None,
                 "cwd": self._redacted(session.header.get("cwd")),
                 "provider": self._redacted(config.get("provider")),

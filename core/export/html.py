@@ -196,11 +196,12 @@ class HtmlFormat:
 
     def opening(self) -> bytes:
         """The page's head and the opening of the event list (the sections follow the rows in the file; CSS
-        shows them first)."""
+        shows them first; so does the page's title, known once the log is read: the first ``<title>`` in the
+        page, wherever it is, names it)."""
         return "".join([
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-            f'<meta name="viewport" content="width=device-width"><title>tapedeck export</title><style>{STYLE}</style>',
+            f'<meta name="viewport" content="width=device-width"><style>{STYLE}</style>',
             "</head><body><main>",
             '<section><h2 id="events">Events</h2><input id="q" type="search" placeholder="search rows" hidden>',
             '<ol class="events">\n',
@@ -230,8 +231,9 @@ class HtmlFormat:
             turns = turns_line(s["turns"])
             at = doc["at"]
             moment = f" · at {_link(at)} (the rows after it are dimmed)" if at is not None else ""
+            named = f"{s['title'] or s['id']}{f' · at seq {at}' if at is not None else ''} · tapedeck export"
             parts: list[str | Callable[[], str]] = [
-                '</ol></section><div class="top">',
+                f'</ol></section><title>{_e(named)}</title><div class="top">',
                 f"<header><h1>{_e(title)}</h1><table>",
                 f"<tr><th>model</th><td>{_e(model_label(s['provider'], s['model']))}</td></tr>",
                 f"<tr><th>state</th><td>{_e(s['state'])}</td></tr>",

@@ -170,3 +170,28 @@ def test_a_long_word_wraps_instead_of_widening_the_page(
     dom = _chromium(page, "--dump-dom", "--window-size=1000,800").stdout
     wide, window = map(int, dom.split('data-probe="')[1].split('"')[0].split())
     assert wide <= window
+
+
+def test_the_page_s_title_names_the_session_and_the_moment(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every page was titled 'tapedeck export', so a reviewer's tabs could not be told apart: the title (what
+    Chromium reads as ``document.title``) is now the session's title, else its id, and the moment of ``--at``,
+    redacted as the page is, its markup text."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    source = (FIXTURES / "tool-call-turn.session.jsonl").read_text()
+    titled, untitled = tmp_path / "titled.jsonl", tmp_path / "untitled.jsonl"
+    titled.write_text(source.replace('"title":"Use the bash tool to"', f'"title":"Fix <b>it</b> & {KEY}"'))
+    untitled.write_text("".join(line for line in source.splitlines(True) if '"session/title"' not in line))
+    probe = "<script>document.body.dataset.title=document.title;</script></body>"
+    seen = []
+    for log, argv in ((titled, ["--at", "70"]), (untitled, [])):
+        page = tmp_path / f"{log.stem}.html"
+        assert main(["export", str(log), "-o", str(page), *argv]) == 0
+        page.write_text(page.read_text(encoding="utf-8").replace("</body>", probe), encoding="utf-8")
+        dom = _chromium(page, "--dump-dom").stdout
+        seen.append(html.unescape(dom.split('data-title="')[1].split('"')[0]))
+    capsys.readouterr()
+    assert seen[0].startswith("Fix <b>it</b> & ") and seen[0].endswith(" · at seq 70 · tapedeck export")
+    assert KEY not in seen[0] and "sk-" not in seen[0]
+    assert seen[1] == "e9421ff4-baae-4807-a7ea-fd8a65f2c897 · tapedeck export"
