@@ -32,9 +32,20 @@ SEVERITY_ORDER = ("info", "warning", "critical")
 class AlertRaised(Message, bubble=False):
     """An alert fired (posted from the feed's thread)."""
 
-    def __init__(self, alert: Alert) -> None:
+    def __init__(self, alert: Alert, replayed: bool = False) -> None:
+        """``replayed``: the log's history raised it, read as the log was loaded (not an event appended since)."""
         super().__init__()
         self.alert = alert
+        self.replayed = replayed
+
+
+class HistoryRecalled(Message, bubble=False):
+    """The log was loaded: of the alerts its history raised, those still worth telling (posted from the feed's
+    thread)."""
+
+    def __init__(self, alerts: list[Alert]) -> None:
+        super().__init__()
+        self.alerts = alerts
 
 
 class SpendProjected(Message, bubble=False):
@@ -89,9 +100,16 @@ class AlertFeed:
     def run(self) -> None:
         """Post every alert the targets raise (once, without ``follow``), and keep the open log's projection."""
         follower = self.follower()
+        fed, history = self.fed, []  # what the open log's history raised, told once the log is loaded
         while True:
             for alert in self.poll(follower):
-                self.post(AlertRaised(alert))
+                replayed = fed is not None and fed.replayed(alert)
+                if replayed:
+                    history.append(alert)
+                self.post(AlertRaised(alert, replayed))
+            if fed is not None and history and not fed.loading:
+                self.post(HistoryRecalled(fed.recalled(history)))
+                history = []
             focus = self.focus
             watch = self.watch_of(follower, focus) if focus is not None else None
             if watch is not None:

@@ -31,7 +31,7 @@ from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
 from core.shared.text import short_session
-from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, SpendProjected
+from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, HistoryRecalled, SpendProjected
 from tui.fleet_feed import FleetChanged, FleetFeed, FleetProblem
 from tui.keymap import keymap_path, load_keymap
 from tui.live import LiveSession, LoadProgress, SessionUpdated
@@ -293,24 +293,33 @@ class TapedeckApp(ControlActions, App[None]):
         self.run_worker(feed.run, thread=True, group="live", exit_on_error=False, name="alerts")
 
     def on_alert_raised(self, message: AlertRaised) -> None:
-        """Deliver an alert: the list, the mark on its event, a toast, the bell and a desktop notification."""
+        """Deliver an alert: the list, the mark on its event, and, when raised live (not replayed from the log's
+        history: ``on_history_recalled`` sums those up), a toast, the bell and a desktop notification."""
         alert = message.alert
         self.board.add(alert)
         self._mark_alerts()
-        if self.burst.alone(alert):
+        live = not message.replayed
+        if live and self.burst.alone(alert):
             where = short_session(alert.session) or alert.path
             self.notify(f"{alert.reason} (seq {alert.seq}, {where})", title=f"Alert: {alert.cause}",
                         severity=_TOAST_SEVERITY.get(alert.severity, "information"), timeout=8, markup=False)  # fmt: skip
             out = terminal_bytes(alert, self.config.alerts, tmux=bool(os.environ.get("TMUX")))
             if out and not self.is_headless and self._driver is not None:
                 self._driver.write(out)
-        elif len(self.burst.held) == 1:  # the first one held: its summary is due once the burst is over
+        elif live and len(self.burst.held) == 1:  # the first one held: its summary is due once the burst is over
             self.set_timer(BURST_GAP, self._sum_up_burst)
         from tui.screens.alerts import AlertsScreen
 
         for screen in self.screen_stack:
             if isinstance(screen, AlertsScreen):
                 screen.show_alerts()
+
+    def on_history_recalled(self, message: HistoryRecalled) -> None:
+        """One quiet toast (no bell, no notification) for the alerts the loaded log's history raised."""
+        count = len(message.alerts)
+        if count:
+            self.notify(f"{count} alert{'' if count == 1 else 's'} in this log's history: A lists them", title="Alerts",
+                        severity="information", timeout=6, markup=False)  # fmt: skip
 
     def _sum_up_burst(self) -> None:
         """One toast for the alerts a burst held back (later, while the burst goes on)."""

@@ -61,6 +61,8 @@ RULES: dict[str, Rule] = {
     "class-change": class_change,
 }
 CLOCK_CAUSES = ("stalled", "waiting", "run-rate", "host-died")  # what ``tick`` re-evaluates
+# what the run is now (not something that happened): once it no longer holds, such an alert is over
+STATE_CAUSES = frozenset({"stalled", "waiting", "host-died", "unreachable"})
 _BREAK = frozenset({"cache-break"})  # what a request going out touches
 INFORM_ONLY = frozenset({"class-change"})  # active, listed, never a reason to call the operator over
 ALERT_KEYS = ("session", "path", "cause", "seq", "severity", "reason", "at")

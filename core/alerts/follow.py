@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from core.alerts.actions import send_action
-from core.alerts.engine import Alert, AlertEngine
+from core.alerts.engine import STATE_CAUSES, Alert, AlertEngine
 from core.alerts.rate import Projection, project, window_ms
 from core.control.config import PolicyConfig
 from core.control.host_state import HostState, read_host_state
@@ -153,6 +153,21 @@ class AlertWatch:
             self._looked = True
             self.history.update(_key(alert) for alert in told)
         return told
+
+    @property
+    def loading(self) -> bool:
+        """Whether the first look at the file (its history) is still under way."""
+        return not self._looked
+
+    def replayed(self, alert: Alert) -> bool:
+        """Whether ``alert`` was raised by the log's history (``history``), not by what was appended since."""
+        return _key(alert) in self.history
+
+    def recalled(self, alerts: list[Alert]) -> list[Alert]:
+        """Of ``alerts``, raised by the log's history, those still worth telling once it was read: all but the
+        alerts of a state of the run (``STATE_CAUSES``: paused, stalled …) that no longer holds."""
+        active = self.engine.active
+        return [alert for alert in alerts if alert.cause not in STATE_CAUSES or active.get(alert.cause) == alert]
 
     def _poll(self, now: int, final: bool) -> list[Alert]:
         if self._restored is not None:  # a checkpoint stood for the log: unless it changed since, it still does
@@ -485,7 +500,7 @@ class FedWatch(AlertWatch):
                 self._raised = []
                 self._replaying = set(self._reported)
                 self._next = 0
-                self._first, self._restored, self._covered = [], None, 0
+                self._first, self._restored, self._covered, self._looked = [], None, 0, False
                 self._own, self._unfed, self._replaced = None, [], False
             else:  # the same log read again: the engine goes on (skipping what it saw), reading through the new store
                 self._events.source = events
@@ -754,7 +769,11 @@ class FedWatch(AlertWatch):
             with self._lock:
                 told, out, self._told, self._raised = self._told, self._raised, [], []
             if self._reader is not None and not self._passing:
-                out.extend(self.tick(now))
+                ticked = self.tick(now)
+                out.extend(ticked)
+                if not self._looked:  # the first tick after the first pass ends the first look: history too
+                    self._looked = True
+                    self.history.update(map(_key, ticked))
             return told + self.once(out)  # under ``_feeding``, as a ``begin`` that resets calls ``once`` too
 
     @property

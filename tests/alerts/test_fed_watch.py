@@ -62,6 +62,34 @@ def test_what_it_is_handed_raises_what_reading_the_file_raises(tmp_path: Path) -
     assert fed.poll(0) == []
 
 
+def test_it_tells_the_alerts_of_the_history_it_loaded_from_those_raised_live_and_which_are_over(tmp_path: Path) -> None:
+    log = Log()
+    log.turn(1)
+    log.result(True)
+    log.result(False)
+    log.add("tapedeck/state", {"state": "paused"})
+    log.add("tapedeck/state", {"state": "running"})  # resumed: the paused alert is over
+    log.add("tapedeck/state", {"state": "paused"})  # paused again: it holds
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [HEADER, *log.events]))
+    fed = FedWatch(config({"errorStreak": {"count": 1}}), live=False)
+    reader = object()
+    fed.begin(reader, path, HEADER, _store(log.events))
+    fed.take(reader, log.events)
+    assert fed.loading  # the pass goes on: no tick yet
+    history = fed.poll(0)
+    fed.loaded(reader, None)
+    history += fed.poll(0)
+    assert not fed.loading and [(a.cause, a.seq) for a in history] == [("error-streak", 1), ("waiting", 3),
+                                                                        ("waiting", 5)]  # fmt: skip
+    assert all(map(fed.replayed, history))
+    assert [(a.cause, a.seq) for a in fed.recalled(history)] == [("error-streak", 1), ("waiting", 5)]
+    log.result(True)
+    fed.take(reader, log.events[-1:])
+    live = fed.poll(0)
+    assert [(a.cause, a.seq) for a in live] == [("error-streak", 6)] and not fed.replayed(live[0])
+
+
 def test_a_new_reader_of_the_same_file_raises_nothing_twice_and_a_reset_starts_over(tmp_path: Path) -> None:
     path, log = _log(tmp_path)
     fed = FedWatch(CONFIG, live=False)

@@ -1,5 +1,6 @@
 """What the terminal receives when an alert fires in ``tapedeck watch``, read from a real pseudo-terminal: the
-bell, OSC 9 and OSC 777, wrapped for tmux's pass-through when ``$TMUX`` is set, none of them when turned off."""
+bell, OSC 9 and OSC 777, wrapped for tmux's pass-through when ``$TMUX`` is set, none of them when turned off, and
+none for the alerts of the log's history (read as the log opens: they are summed up in one quiet toast)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -28,22 +30,41 @@ CSI = re.compile(rb"\x1b\[[0-9;?<>=$ ]*[A-Za-z~]")
 BODY = "crafted-: 1 tool call failed in a row"
 
 
-def _log(tmp_path: Path) -> Path:
+def _lines(events: list[dict[str, object]]) -> str:
+    return "".join(json.dumps(e) + "\n" for e in events)
+
+
+def _drawn(out: bytes, text: bytes) -> bool:
+    """Whether the screen drew ``text`` (cursor moves and colours taken out)."""
+    return text in CSI.sub(b"", out)
+
+
+def _toast(out: bytes) -> bool:
+    """Whether the screen drew the live alert's toast."""
+    return _drawn(out, b"Alert: error-streak")
+
+
+def _read(master: int, out: bytes, done: Callable[[bytes], bool]) -> bytes:
+    """``out`` and what the terminal receives until ``done`` holds (a minute at most)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not done(out):
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                out += os.read(master, 65536)
+            except OSError:
+                break
+    return out
+
+
+def _run_watch(tmp_path: Path, alerts: dict[str, object], env: dict[str, str]) -> bytes:
+    """Start ``tapedeck watch`` on a pty over a log whose history raised an alert; once its summary is drawn, append
+    what raises one live, read what it writes until that alert's toast is drawn, then quit."""
     log = Log()
     log.turn(1)
     log.result(True)
     path = tmp_path / "session.jsonl"
-    path.write_text("".join(json.dumps(e) + "\n" for e in [HEADER, *log.events]))
-    return path
-
-
-def _toast(out: bytes) -> bool:
-    """Whether the screen drew the alert's toast (its text, cursor moves and colours taken out)."""
-    return b"Alert: error-streak" in CSI.sub(b"", out)
-
-
-def _run_watch(tmp_path: Path, alerts: dict[str, object], env: dict[str, str]) -> bytes:
-    """Start ``tapedeck watch`` on a pty, read what it writes until the alert's toast is drawn, then quit."""
+    path.write_text(_lines([HEADER, *log.events]))
     conf = tmp_path / "alerts.json"
     conf.write_text(json.dumps({"alerts": {"errorStreak": {"count": 1}, **alerts}}))
     master, slave = pty.openpty()
@@ -51,20 +72,18 @@ def _run_watch(tmp_path: Path, alerts: dict[str, object], env: dict[str, str]) -
     environ = {k: v for k, v in os.environ.items() if k != "TMUX"} | {"TERM": "xterm-256color", **env}
     environ["XDG_CONFIG_HOME"] = str(tmp_path / "config")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tui.cli", "watch", str(_log(tmp_path)), "--no-follow", "--config", str(conf)],
+        [sys.executable, "-m", "tui.cli", "watch", str(path), "--config", str(conf)],
         stdin=slave, stdout=slave, stderr=slave, env=environ, close_fds=True, start_new_session=True,
     )  # fmt: skip
     os.close(slave)
-    out = b""
-    deadline = time.monotonic() + 60
     try:
-        while time.monotonic() < deadline and not _toast(out):
-            ready, _, _ = select.select([master], [], [], 0.2)
-            if ready:
-                try:
-                    out += os.read(master, 65536)
-                except OSError:
-                    break
+        out = _read(master, b"", lambda out: _drawn(out, b"history:"))
+        assert _drawn(out, b"history:") and not _toast(out) and b"]9;" not in out  # the history: no call back
+        log.result(False)
+        log.result(True)
+        with open(path, "a") as f:
+            f.write(_lines(log.events[-2:]))
+        out = _read(master, out, _toast)
         time.sleep(0.5)
         while select.select([master], [], [], 0.2)[0]:
             try:

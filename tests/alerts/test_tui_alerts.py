@@ -258,11 +258,11 @@ async def test_the_open_log_is_decoded_once_for_the_view_and_the_rules(demo_root
 
 
 @pytest.mark.anyio
-async def test_a_log_whose_history_raises_many_alerts_gives_three_toasts_and_one_that_counts_the_rest(
+async def test_a_log_whose_history_raises_many_alerts_gives_one_toast_that_counts_them(
     tmp_path: Path,
 ) -> None:
-    """Opening a log whose past raises eight alerts: every one is listed and marked, the first three get their own
-    toast (and would ring and notify), the other five one toast that counts them, not eight stacked toasts."""
+    """Opening a log whose past raises eight alerts: every one is listed and marked, and one toast counts them (none
+    rings or notifies), not eight stacked toasts."""
     path = tmp_path / "session.jsonl"
     log = Log()
     log.turn(1)
@@ -277,9 +277,9 @@ async def test_a_log_whose_history_raises_many_alerts_gives_three_toasts_and_one
         assert [a.seq for a in app.board.alerts] == failed
         assert set(app.alert_marks) == set(failed)
         await until(pilot, lambda: any(t.title == "Alerts" for t in app._notifications), timeout=30)
-        toasts = [(t.title, t.message) for t in app._notifications]
-        assert [title for title, _ in toasts].count("Alert: error-streak") == 3
-        assert ("Alerts", "5 more alerts (error-streak): A lists them all") in toasts
+        await settle(pilot)
+        assert [(t.title, t.message) for t in app._notifications] == [
+            ("Alerts", "8 alerts in this log's history: A lists them")]  # fmt: skip
 
 
 def test_a_burst_ends_after_a_quiet_gap_and_the_next_alert_is_delivered_alone() -> None:
@@ -301,3 +301,30 @@ def _alert(cause: str, severity: str) -> Any:
     from core.alerts.engine import Alert
 
     return Alert("s", "/l", cause, 1, severity, "why", None)
+
+
+@pytest.mark.anyio
+async def test_a_logs_past_alerts_are_listed_and_summed_up_in_one_quiet_toast_and_only_live_ones_toast(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    log = Log()
+    log.turn(1)
+    for _ in range(3):  # three error streaks, each ended
+        log.result(True)
+        log.result(False)
+    log.add("tapedeck/state", {"state": "paused"})  # paused, then resumed: a state that no longer holds
+    log.add("tapedeck/state", {"state": "running"})
+    _write(path, [HEADER, *log.events])
+    app = _app(path, True, {"errorStreak": {"count": 1}})
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: len(app.board.alerts) == 4 and bool(app._notifications))
+        await settle(pilot)
+        assert sorted(a.cause for a in app.board.alerts) == ["error-streak"] * 3 + ["waiting"]
+        assert [(t.title, t.message, t.severity) for t in app._notifications] == [
+            ("Alerts", "3 alerts in this log's history: A lists them", "information")]  # fmt: skip
+        app.clear_notifications()
+        live = log.result(True)
+        _write(path, log.events[-1:], "a")
+        await until(pilot, lambda: len(app.board.alerts) == 5)
+        await settle(pilot)
+        assert [(t.title, t.message) for t in app._notifications] == [
+            ("Alert: error-streak", f"1 tool call failed in a row (seq {live}, crafted-)")]  # fmt: skip
