@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.logs import policy_log
+from tests.tui.logs import policy_log, streaming_log
 from tests.tui.pilot import main_screen, make_app, settle, until
 from tui.screens.request import RequestScreen
 from tui.screens.router import RouterScreen
@@ -62,6 +62,24 @@ async def test_a_row_picks_the_moment_and_r_opens_its_request(fixtures_dir: Path
         await pilot.press("escape")
         await settle(pilot)
         assert app.screen is main
+
+
+@pytest.mark.anyio
+async def test_t_on_a_collapsed_stream_row_travels_to_after_its_last_delta(tmp_path: Path) -> None:
+    log = streaming_log()
+    chunks = [e["seq"] for e in log.events if e["type"] == "assistant/chunk"]
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = main_screen(app)
+        assert main is not None
+        main.events.go_seq(chunks[0])
+        await settle(pilot)
+        block = main.events.current_block
+        assert block is not None and (block.start, block.end) == (chunks[0], chunks[-1] + 1)  # the row stands for all
+        await pilot.press("T")
+        await settle(pilot)
+        assert main.stop is not None and main.stop.moment.label() == f"at seq {chunks[-1]} · turn 4 step 1"
 
 
 @pytest.mark.anyio

@@ -36,8 +36,11 @@ class TimeTravelActions(Screen[None]):
         return self.stop.moment.seq if self.stop else self.query_one(EventList).current_seq
 
     def action_time_travel(self) -> None:
-        """Show the surface as it stood right after the selected row's event."""
-        seq = self.query_one(EventList).current_seq
+        """Show the surface as it stood right after the selected row's event (a collapsed stream's row: its last
+        delta, the moment the row shows)."""
+        events = self.query_one(EventList)
+        block = events.current_block
+        seq = block.end - 1 if block is not None else events.current_seq
         if seq is None or not self.live.ready:
             self.notify("Time travel needs a loaded log and a selected row.", timeout=3)
             return
