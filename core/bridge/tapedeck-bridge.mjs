@@ -922,7 +922,9 @@ const HANDLERS = {
   async stop(plugin, bridge, args) {
     if (bridge.agent.status !== "running") throw new Rejected("stop: the agent is idle; there is no turn to stop");
     const reason = args.reason ?? "tapedeck stop";
-    bridge.agent.cancel({ kind: "hook", reason }, { keepInbox: true });
+    // DSH's cancel causes are the user's (no reason), a parent's, a hook's (with a reason) or a disposal; it logs
+    // the cause as given, so `by` tells tapedeck's readers that the operator stopped the turn, not a hook.
+    bridge.agent.cancel({ kind: "hook", reason, by: "operator" }, { keepInbox: true });
     return { reason };
   },
 

@@ -205,9 +205,10 @@ def _turn_end(event: dict[str, Any], data: dict[str, Any]) -> str:
         text = f"{head} {error['code']}" if error.get("code") else head
         return f"{text}: {error['message']}" if error.get("message") else text
     cause = reason.get("reason")
-    stop = data.get("stop")
+    # the operator's stop with the reason they gave: ``data.stop`` beside DSH's reason on tapedeck's host, the cause
+    # itself (``{"kind": "hook", "reason", "by": "operator"}``) through the DSH bridge
+    stop = data.get("stop") if isinstance(data.get("stop"), dict) else cause
     if kind == "aborted" and isinstance(stop, dict) and stop.get("by") == "operator":
-        # tapedeck's host: the operator's stop, with the reason they gave (``data.stop``, beside DSH's reason)
         why = stop.get("reason")
         return f"{head} by the operator" + (f": {why if isinstance(why, str) else in_words(why)}" if why else "")
     if kind == "aborted" and isinstance(cause, dict):

@@ -54,6 +54,9 @@ def test_in_words() -> None:
         ({"kind": "aborted", "reason": {"kind": "user"}}, "turn 1 ended: aborted by the user"),
         ({"kind": "aborted", "reason": {"kind": "parent"}}, "turn 1 ended: aborted by its parent session"),
         ({"kind": "aborted", "reason": {"kind": "hook", "reason": "policy said no"}}, "turn 1 ended: aborted by a hook (policy said no)"),
+        # the DSH bridge's stop: the cause the plugin gives DSH says the operator stopped it
+        ({"kind": "aborted", "reason": {"kind": "hook", "reason": "enough", "by": "operator"}}, "turn 1 ended: aborted by the operator: enough"),
+        ({"kind": "aborted", "reason": {"kind": "hook", "by": "operator"}}, "turn 1 ended: aborted by the operator"),
         ({"kind": "aborted", "reason": {"kind": "disposed"}}, "turn 1 ended: aborted, the session was closed"),
         ({"kind": "aborted", "reason": {"kind": "legacy"}}, "turn 1 ended: aborted (an older log, no cause recorded)"),
         ({"kind": "error", "error": {"code": "AUTH", "message": "HTTP 401"}}, "turn 1 ended: error AUTH: HTTP 401"),

@@ -19,6 +19,7 @@ from core.cli import main
 from core.policies.fold import preview_fold
 from core.policies.slice_config import SliceConfig
 from core.read.load import load_session
+from core.read.summary import summarize
 from tests.dsh.harness import (
     DshHome,
     DshWeb,
@@ -101,7 +102,7 @@ def test_pause_from_idle_is_paused_and_a_message_opens_a_held_turn(shared_web: t
     wait_for(lambda: len(_turn_ends(d)) == 2, 10, "the held turn to end")
     assert _turn_ends(d)[-1]["data"]["reason"] == {
         "kind": "aborted",
-        "reason": {"kind": "hook", "reason": "operator: not now"},
+        "reason": {"kind": "hook", "reason": "operator: not now", "by": "operator"},
     }
     assert "step/start" not in _types_after(log_events(d), held)
     send(d, "resume")
@@ -115,10 +116,12 @@ def test_stop_mid_tool_aborts_the_turn_with_the_reason(shared_web: tuple[DshHome
     assert final_outcome(d, stop["id"])["outcome"] == "applied"
     wait_for(lambda: _turn_ends(d), 10, "turn/end")
     events = log_events(d)
-    assert _turn_ends(d)[0]["data"]["reason"] == {
+    [end] = _turn_ends(d)
+    assert end["data"]["reason"] == {  # DSH records the cause the plugin gives it: it says who stopped the turn
         "kind": "aborted",
-        "reason": {"kind": "hook", "reason": "operator says enough"},
+        "reason": {"kind": "hook", "reason": "operator says enough", "by": "operator"},
     }
+    assert summarize(end, 200) == "turn 1 ended: aborted by the operator: operator says enough"
     [result] = [e["data"]["message"]["content"][0] for e in events if e["type"] == "tool/result"]
     assert result["isError"] and "aborted" in json.dumps(result["content"])
     # the bridge's command pair sits between the tool call and its result: DSH accepts it anywhere in a turn
