@@ -265,7 +265,8 @@ class ExportPass:
             s.chars += chars
             return
         self._flush(session)
-        head = build_row(self._redacted(first()), head=True)  # its block's row shows no more of it
+        # its block's row takes none of its text (``block_row``): nothing of it is redacted, or counted as such
+        head = build_row(first(), head=True)
         self._stream = _Stream(head, seq, seq + count, turn, step, chars, head.error)
 
     def _flush(self, session: Session) -> None:

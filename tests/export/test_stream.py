@@ -157,3 +157,21 @@ def test_runs_of_deltas_export_as_the_deltas_one_by_one(fmt: str, tmp_path: Path
     monkeypatch.setattr(build, "load_session", lambda *a, **kw: load_session(*a, **{**kw, "deltas": None}))
     ones = [_export(log, fmt, Redactor(environ={}, home="/home/nobody"), **moment) for moment in moments]
     assert runs == ones
+
+
+def test_a_streams_first_delta_is_not_counted_as_redacted(tmp_path: Path) -> None:
+    """A model stream's row shows none of its first delta's text (its size and delta count alone), so a key in
+    that delta is in no export and the summary counts nothing for it, as for the stream's other deltas."""
+    key = "sk-" + "a1B2" * 8
+    lines = [orjson.loads(line) for line in (FIXTURES / "tool-call-turn.session.jsonl").read_bytes().splitlines()]
+    head = next(item for item in lines if item.get("type") == "assistant/chunk")
+    head["data"]["chunk"] = {"type": "text-delta", "index": 0, "text": f"the key is {key}"}
+    log = tmp_path / "streamed.jsonl"
+    log.write_bytes(b"\n".join(orjson.dumps(item) for item in lines) + b"\n")
+    for fmt in ("json", "html", "md"):
+        text = _export(log, fmt, Redactor(environ={}, home="/home/nobody")).decode()
+        assert key not in text
+        if fmt == "json":
+            assert orjson.loads(text)["redaction"]["key"] == 0
+        else:
+            assert re.search(r"redacted: 0 key\b", text) or "redacted:" not in text, fmt
