@@ -4,21 +4,38 @@ time-travel moment, to an HTML file named in a toast."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
 from textual import events
+from textual.pilot import Pilot
 from textual.widgets import TextArea
 
 from core.read.notes import load_notes, set_note, sidecar_paths
 from tests.conftest import FIXTURES
 from tests.tui.logs import policy_log
 from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
+from tui.app import TapedeckApp
 from tui.screens.confirm import AskScreen
+from tui.screens.main import MainScreen
 from tui.widgets.detail import TextView
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)
+
+
+@asynccontextmanager
+async def _on_a_row(tmp_path: Path) -> AsyncIterator[tuple[TapedeckApp, Pilot[None], MainScreen, Path, int]]:
+    """The app on a policy log written under ``tmp_path``, settled, with the seq of its selected row."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        seq = screen.events.current_seq
+        assert seq is not None
+        yield app, pilot, screen, path, seq
 
 
 def _toasts(app: object) -> list[str]:
@@ -31,12 +48,7 @@ def _own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_a_notes_the_selected_row_and_edits_it(tmp_path: Path) -> None:
-    path = policy_log().write(tmp_path / "session.jsonl")
-    app = make_app(path)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await settled_main_screen(pilot)
-        seq = screen.events.current_seq
-        assert seq is not None
+    async with _on_a_row(tmp_path) as (app, pilot, screen, path, seq):
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, AskScreen))
         await pilot.press(*"check this step", "enter")
@@ -61,12 +73,7 @@ async def test_a_note_keeps_its_lines_when_edited_typed_or_pasted(tmp_path: Path
     """The note dialog holds several lines: a note of several lines (``tapedeck note``) opens whole in it, where it
     used to spill out of the one-line box; ctrl+j starts a new line, a paste keeps every line (a one-line box kept
     the first alone) and Enter saves them all."""
-    path = policy_log().write(tmp_path / "session.jsonl")
-    app = make_app(path)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await settled_main_screen(pilot)
-        seq = screen.events.current_seq
-        assert seq is not None
+    async with _on_a_row(tmp_path) as (app, pilot, screen, path, seq):
         set_note(path, seq, "first line\nsecond line")
         screen.load_notes()
         await until(pilot, lambda: seq in screen.events.notes)
