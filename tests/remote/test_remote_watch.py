@@ -10,7 +10,6 @@ import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -114,15 +113,10 @@ async def test_the_operator_keys_reach_a_live_host_on_the_far_side(sshd: Sshd, t
 def test_the_remote_header(snap_compare: Snap, sshd: Sshd, tmp_path: Path) -> None:
     """The main screen of a session read over SSH: the header names the machine after the host's state."""
     sshd.trust()
-    base = Path(tempfile.gettempdir()) / "tapedeck-remote-snapshot"  # the path shows on screen: the same each run
-    shutil.rmtree(base, ignore_errors=True)
-    path = base / "s1" / "session.jsonl"
-    path.parent.mkdir(parents=True)
+    path = tmp_path / "s1" / "session.jsonl"  # the path is not drawn: a run of its own never meets another's
+    path.parent.mkdir()
     path.write_bytes(_log(["look at the remote log", "and follow it"], False))
-    try:
-        assert snap_compare(make_app(watch_target(f"testbox:{path}")), terminal_size=(100, 20), run_before=settle)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
+    assert snap_compare(make_app(watch_target(f"testbox:{path}")), terminal_size=(100, 20), run_before=settle)
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
