@@ -123,11 +123,14 @@ def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None,
         return None, f"{path} cannot be read"
     info, problem = parse_bridge(raw, path)
     if info is not None and info.dir is not None and not _same_dir(info.dir, path.parent):
-        return None, (
-            f"{path} was written for {info.dir}, not for this directory (a copy of that session): "
-            "no bridge serves this one"
-        )
+        return None, copied_problem(path, info.dir)
     return info, problem
+
+
+def copied_problem(path: str | os.PathLike[str], served: str) -> str:
+    """Why the ``bridge.json`` at ``path``, written by a plugin serving the directory ``served``, says nothing of
+    the session beside it (the directory is a copy of that session)."""
+    return f"{path} was written for {served}, not for this directory (a copy of that session): no bridge serves this one"
 
 
 def _same_dir(recorded: str, here: Path) -> bool:

@@ -255,6 +255,23 @@ class SshLink:
 
         return self.call(go) if paths else []
 
+    def realpaths(self, paths: Sequence[str]) -> list[str | None]:
+        """Each path with every link resolved (None where it does not resolve), all in flight at once."""
+        import asyncssh
+
+        async def one(sftp: Any, path: str) -> str | None:
+            try:
+                return str(await sftp.realpath(path))
+            except asyncssh.SFTPError:
+                return None
+
+        async def go(sftp: Any) -> list[str | None]:
+            import asyncio
+
+            return list(await asyncio.gather(*(one(sftp, path) for path in paths)))
+
+        return self.call(go) if paths else []
+
     def listdir(self, path: str, skipped: list[str] | None = None) -> list[tuple[str, str]]:
         """``(name, kind)`` of each entry of the directory (empty when it does not exist; see ``listdir_many``)."""
         return self.listdir_many([path], skipped)[0]

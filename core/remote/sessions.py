@@ -14,6 +14,7 @@ from core.bridge.files import (
     BOOT_ID_FILE,
     BRIDGE_FILE,
     MAX_BRIDGE_BYTES,
+    copied_problem,
     heartbeat_fresh,
     parse_bridge,
     same_machine,
@@ -156,6 +157,7 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
             recorded.append((KIND_DSH, parse_bridge(bridge, posixpath.join(d, BRIDGE_FILE))))
         else:
             recorded.append(("", None))
+    _drop_copies(link, dirs, recorded)
     pids = sorted({pid for pid in map(_live_pid, recorded) if pid is not None})
     procs = (link.read_files([PROC_STAT, BOOT_ID_FILE, *(f"/proc/{pid}/stat" for pid in pids)], PROC_BYTES)
              if pids else [None, None])  # fmt: skip
@@ -168,6 +170,19 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     for i, st in zip(died, link.stat_many([logs[i][0].path for i in died]), strict=True):
         states[i] = HostState("exited", states[i].pid, st.mtime_ms if st is not None else None)
     return states
+
+
+def _drop_copies(link: SshLink, dirs: list[str], recorded: list[tuple[str, Any]]) -> None:
+    """Read as no bridge at all each ``bridge.json`` written for another directory than the one it is in (a copy
+    of a bridged session): the two are told apart by their real paths, in one round trip for them all."""
+    asked = [i for i, (kind, rec) in enumerate(recorded) if kind == KIND_DSH and rec[0] is not None and
+             rec[0].dir is not None and posixpath.normpath(rec[0].dir) != posixpath.normpath(dirs[i])]  # fmt: skip
+    real = link.realpaths([p for i in asked for p in (recorded[i][1][0].dir, dirs[i])])
+    for n, i in enumerate(asked):
+        served, here = real[2 * n], real[2 * n + 1]
+        if served is None or served != here:
+            info = recorded[i][1][0]
+            recorded[i] = (KIND_DSH, (None, copied_problem(posixpath.join(dirs[i], BRIDGE_FILE), info.dir)))
 
 
 PROC_STAT = "/proc/stat"  # its btime line: the machine's boot time (a process's start is counted from it)

@@ -160,3 +160,20 @@ def test_inspect_of_a_remote_dsh_session_reads_the_host_state_on_the_far_side(
     assert remote["host"] == local["host"]
     assert remote["path"] == f"testbox:{d / 'session.jsonl'}"
     assert f"({remote['path']})" in text and "  host paused (DSH pid" in text
+
+
+def test_a_copy_of_a_bridged_remote_session_is_not_live(sshd: Sshd, tmp_path: Path,
+                                                        sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
+    """The copy keeps the original's bridge.json, which names the directory the plugin serves; over SFTP the two
+    are told apart by their real paths (the original reached through a link is still itself)."""
+    sshd.trust()
+    dsh = sleeper()
+    now = int(time.time() * 1000)
+    bridge = {"state": "running", "pid": dsh.pid, "procStart": proc_start_time(dsh.pid), "since": now,
+              "heartbeat": now, "bootId": BOOT_ID, "dir": str(tmp_path / "s")}  # fmt: skip
+    original, copy = _session(tmp_path, "s", {"bridge.json": bridge}), _session(tmp_path, "c", {"bridge.json": bridge})
+    (tmp_path / "link").symlink_to(tmp_path / "s")
+    through_link = RemoteTarget(None, "testbox", str(tmp_path / "link" / "session.jsonl"))
+    states = remote_host_states(link_for(original), [(original, False), (copy, False), (through_link, False)])
+    assert [(s.state, s.live) for s in states] == [("running", True), ("none", False), ("running", True)]
+    assert f"written for {tmp_path / 's'}, not for this directory" in states[1].bridge["problem"]
