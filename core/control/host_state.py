@@ -196,8 +196,10 @@ def describe_host(state: dict[str, Any]) -> str:
     if bridge.get("stale") and name in LIVE_STATES:
         problem += f"; {bridge['stale']}"
     if name == "none":
+        if dsh and bridge.get("problem"):  # a bridge.json that cannot be used: installing the bridge would not help
+            return f"none (read-only: the bridge.json here cannot be used: {bridge['problem']})"
         if dsh:
-            return f"none (a DSH session without the tapedeck bridge: read-only; see `tapedeck bridge install`){problem}"
+            return "none (a DSH session without the tapedeck bridge: read-only; see `tapedeck bridge install`)"
         return "none (no tapedeck host has run this log)"
     pid = f" ({'DSH ' if dsh else ''}pid {state['pid']})" if state.get("pid") else ""
     since = state.get("since")

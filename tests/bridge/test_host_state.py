@@ -45,7 +45,9 @@ def test_a_copied_session_directory_is_not_live_and_says_why(bridged, capsys) ->
     assert read_host_state(log).live
     state = read_host_state(copy / log.name)
     assert (state.state, state.kind, state.live) == ("none", "dsh", False)
-    assert f"written for {log.parent}" in describe_host(state.to_dict())
+    said = describe_host(state.to_dict())
+    assert f"written for {log.parent}" in said
+    assert "bridge install" not in said  # installing the bridge would not make a copy live
     assert main(["control", str(copy / log.name), "pause"]) == 2
     assert f"written for {log.parent}, not for this directory" in capsys.readouterr().err
     assert not (copy / "control.jsonl").exists()
@@ -115,7 +117,7 @@ def test_a_symlinked_bridge_file_is_not_followed(tmp_path: Path, sleeper) -> Non
     state = read_host_state(log)
     assert state.state == "none"
     assert "symbolic link" in state.to_dict()["bridge"]["problem"]
-    assert "the bridge says:" in describe_host(state.to_dict())
+    assert "bridge.json here cannot be used: " in describe_host(state.to_dict())
 
 
 def test_a_tapedeck_log_is_kind_tapedeck(tmp_path: Path) -> None:
