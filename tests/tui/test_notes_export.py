@@ -38,6 +38,14 @@ async def _on_a_row(tmp_path: Path) -> AsyncIterator[tuple[TapedeckApp, Pilot[No
         yield app, pilot, screen, path, seq
 
 
+def _noted_stream(tmp_path: Path) -> Path:
+    """A copy of a fixture under ``tmp_path`` whose first model stream has a note on its delta at seq 20."""
+    path = tmp_path / "session.jsonl"
+    path.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    set_note(path, 20, "the call's arguments arrive here")
+    return path
+
+
 def _toasts(app: object) -> list[str]:
     return [str(n.message) for n in app._notifications]  # type: ignore[attr-defined]
 
@@ -93,10 +101,7 @@ async def test_a_note_on_a_delta_marks_its_collapsed_stream_row(tmp_path: Path) 
     """A note on one of a stream's deltas (made on the delta's own row, or with ``note --seq``) marks the stream's
     one row while it is collapsed, and the detail pane of that row shows it: a collapsed row used to show only a
     note on its first delta."""
-    path = tmp_path / "session.jsonl"
-    path.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
-    set_note(path, 20, "the call's arguments arrive here")
-    app = make_app(path)
+    app = make_app(_noted_stream(tmp_path))
     async with app.run_test(size=SIZE) as pilot:
         screen = await settled_main_screen(pilot)
         events = screen.events
@@ -112,9 +117,7 @@ async def test_a_note_on_a_delta_marks_its_collapsed_stream_row(tmp_path: Path) 
 async def test_a_on_a_stream_row_edits_the_note_that_row_shows(tmp_path: Path) -> None:
     """The collapsed row of a stream shows the note on one of its deltas; ``a`` there opened an empty note on the
     stream's first delta, and saving it left two notes on the one row."""
-    path = tmp_path / "session.jsonl"
-    path.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
-    set_note(path, 20, "the call's arguments arrive here")
+    path = _noted_stream(tmp_path)
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
         screen = await settled_main_screen(pilot)
