@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
+from textual.pilot import Pilot
 
 from core.control.host_state import write_state
 from core.control.inbox import outcome_event
@@ -40,15 +42,21 @@ def _header(app) -> str:  # type: ignore[no-untyped-def]
     return str(app.screen.query_one(SessionHeader).render())
 
 
+async def _pause_requested(pilot: Pilot[None], app: TapedeckApp, path: Path) -> dict[str, Any]:
+    """Once the app shows the host running, press P; the pause request it writes to the inbox."""
+    await settle(pilot)
+    await until(pilot, lambda: "host running" in _header(app))
+    await pilot.press("P")
+    await until(pilot, lambda: len(_inbox(path)) == 1)
+    (pause,) = _inbox(path)
+    return pause
+
+
 async def test_pause_then_resume_with_one_key_and_the_header_follows_the_host(tmp_path: Path) -> None:
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await until(pilot, lambda: "host running" in _header(app))
-        await pilot.press("P")
-        await until(pilot, lambda: len(_inbox(path)) == 1)
-        (pause,) = _inbox(path)
+        pause = await _pause_requested(pilot, app, path)
         assert pause["op"] == "pause"
         write_state(path, "pausing", os.getpid(), 1)  # the host's side: applied, holding at the next call
         _append(path, outcome_event(pause, "applied"))
@@ -63,11 +71,7 @@ async def test_an_applied_request_without_a_reason_is_toasted_without_an_empty_o
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await until(pilot, lambda: "host running" in _header(app))
-        await pilot.press("P")
-        await until(pilot, lambda: len(_inbox(path)) == 1)
-        (pause,) = _inbox(path)
+        pause = await _pause_requested(pilot, app, path)
         _append(path, outcome_event(pause, "applied"))
         await until(pilot, lambda: any(n.title == "applied" for n in app._notifications))
         assert [n.message for n in app._notifications if n.title == "applied"] == ["pause"]
@@ -127,11 +131,7 @@ async def test_a_request_the_host_answered_just_before_it_exited_shows_its_outco
     path = policy_log().write(tmp_path / "session.jsonl")
     app = TapedeckApp(path, follow=follow, interval=30, use_watchfiles=False, keymap_file=NO_KEYMAP, config=QUIET)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await until(pilot, lambda: "host running" in _header(app))
-        await pilot.press("P")
-        await until(pilot, lambda: len(_inbox(path)) == 1)
-        (pause,) = _inbox(path)
+        pause = await _pause_requested(pilot, app, path)
         _append(path, outcome_event(pause, "applied"), {"type": "tapedeck/state", "data": {"state": "exited"}})
         write_state(path, "exited", os.getpid(), 1)
         release_hosts()

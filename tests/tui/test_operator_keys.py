@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import orjson
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from tests.tui.logs import Log, append, hold_host, policy_log
 from tests.tui.pilot import make_app, settle, settled_main_screen, until
 from tests.tui.screens_policy.harness import panel
+from tui.app import TapedeckApp
+from tui.screens.main import MainScreen
 from tui.screens.tape import TapeScreen
 from tui.widgets.detail import DetailPane, TextView
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)
+
+
+@asynccontextmanager
+async def _filtered(tmp_path: Path, types: str) -> AsyncIterator[tuple[TapedeckApp, Pilot[None], MainScreen, Log]]:
+    """The app on a policy log written under ``tmp_path``, settled, with the filter set to ``types``."""
+    log = policy_log()
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        await pilot.press("f", *types, "enter")
+        await settle(pilot)
+        yield app, pilot, screen, log
 
 
 async def test_n_in_the_surface_view_steps_through_the_matches_it_shows(tmp_path: Path) -> None:
@@ -43,13 +60,7 @@ async def test_n_in_the_surface_view_steps_through_the_matches_it_shows(tmp_path
 
 
 async def test_n_says_what_to_do_when_the_view_shows_no_match(tmp_path: Path) -> None:
-    log = policy_log()
-    path = log.write(tmp_path / "session.jsonl")
-    app = make_app(path)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await settled_main_screen(pilot)
-        await pilot.press("f", *"turn/start", "enter")
-        await settle(pilot)
+    async with _filtered(tmp_path, "turn/start") as (app, pilot, screen, _):
         at = screen.events.current_seq
         await pilot.press("slash", *"answer", "enter")
         await settle(pilot)
@@ -219,13 +230,7 @@ async def test_y_and_Y_on_a_stream_row_copy_the_stream_not_its_first_delta(tmp_p
 async def test_the_filter_holds_in_the_full_log_while_time_travelling(tmp_path: Path) -> None:
     """``s`` during time travel shows the full log up to the moment; with a filter on, the status line still said
     'filter: type tool/result' while every event up to the moment was listed."""
-    log = policy_log()
-    path = log.write(tmp_path / "session.jsonl")
-    app = make_app(path)
-    async with app.run_test(size=SIZE) as pilot:
-        screen = await settled_main_screen(pilot)
-        await pilot.press("f", *"tool/result", "enter")
-        await settle(pilot)
+    async with _filtered(tmp_path, "tool/result") as (app, pilot, screen, log):
         results = [e["seq"] for e in log.events if e["type"] == "tool/result"]
         screen.events.go_seq(results[1])
         await pilot.press("T")
