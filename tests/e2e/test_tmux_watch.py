@@ -97,13 +97,12 @@ def test_fixture_navigation_surface_search_help_and_quit(
     tmux: Callable[..., Tmux], fixtures_dir: Path, size: tuple[int, int]
 ) -> None:
     pane = tmux("watch", str(fixtures_dir / "tool-call-turn.session.jsonl"), "--no-follow", size=size)
-    text = pane.wait_for(lambda s: "index ready" in s, "the loaded marker")
-    assert "read-only" in text and "FULL LOG" in text
+    # capture-pane can catch a frame half written (the header new, the body not yet): wait for the whole screen
+    pane.wait_for(lambda s: all(m in s for m in ("index ready", "read-only", "FULL LOG")), "the loaded screen")
     pane.keys("g")
     pane.wait_for(lambda s: "row 1/19" in s, "the cursor on the first row")  # 104 events, streams as one row each
     pane.keys("s")
-    text = pane.wait_for(lambda s: "SURFACE" in s, "the surface view")
-    assert "row 1/5" in text
+    pane.wait_for(lambda s: "SURFACE" in s and "row 1/5" in s, "the surface view on its first row")
     pane.keys("s")
     pane.wait_for(lambda s: "FULL LOG" in s, "the full log again")
     pane.keys("/")
@@ -116,7 +115,7 @@ def test_fixture_navigation_surface_search_help_and_quit(
     pane.keys("n")  # n works at once, no Escape needed
     step = f"{int(first[1]) % int(first[2]) + 1}/{first[2]} matches"
     pane.wait_for(lambda s: step in s, "the next match selected")
-    assert "? Help" in pane.screen() and "q Quit" in pane.screen()  # first in the footer at any width
+    pane.wait_for(lambda s: "? Help" in s and "q Quit" in s, "the footer")  # first in the footer at any width
     pane.keys("?")
     pane.wait_for(lambda s: "what the columns mean" in s, "the help screen (legend first)")
     pane.keys("Escape")
@@ -131,8 +130,8 @@ def test_live_log_appends_show_and_truncation_resyncs(tmux: Callable[..., Tmux],
     path.parent.mkdir()
     path.write_bytes(log.lines([log.header, *log.events[:12]]))
     pane = tmux("watch", str(path), "--interval", "0.05")
-    pane.wait_for(lambda s: "index ready" in s and "following" in s, "the followed log")
-    assert "read-only" not in pane.screen()  # a tapedeck host wrote this log
+    text = pane.wait_for(lambda s: "index ready" in s and "following" in s, "the followed log")
+    assert "read-only" not in text  # a tapedeck host wrote this log
 
     append(path, log, 12)
     pane.wait_for(lambda s: "fix the failure" in s and "37 events" in s, "the appended turn")
