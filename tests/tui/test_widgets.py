@@ -15,7 +15,7 @@ from tui.live import LiveSession
 from tui.widgets.chart import sparkline
 from tui.widgets.chart_model import ChartModel
 from tui.widgets.detail import describe, guess_lexer, payload_sections, render_strips
-from tui.widgets.header import load_state, provider_model, turn_label
+from tui.widgets.header import host_label, load_state, provider_model, turn_label
 
 
 def chart(chars: list[int], cuts: list[Cut] = (), seqs: list[int] | None = None) -> ChartModel:  # type: ignore[assignment]
@@ -117,6 +117,19 @@ def loaded(tmp_path: Path) -> LiveSession:
     live = LiveSession(policy_log().write(tmp_path / "session.jsonl"), follow=False)
     live.run()
     return live
+
+
+def test_a_host_log_still_loading_is_not_called_read_only(tmp_path: Path, fixtures_dir: Path) -> None:
+    """Until the load reaches the log's host event, the header goes by the host's own files: a log our host ran
+    is never ``read-only``, not even for the seconds a big one takes to read."""
+    opening = LiveSession(policy_log().write(tmp_path / "session.jsonl"), follow=False)
+    opening.check_host()
+    assert opening.facts.host is None and host_label(opening)[0] == "host running"  # the test host holds the lock
+    opening.run()
+    assert opening.facts.host is not None and host_label(opening)[0] == "host running"
+    dsh = LiveSession(fixtures_dir / "error-finish.session.jsonl", follow=False)
+    dsh.check_host()
+    assert host_label(dsh)[0] == "read-only (no bridge)"
 
 
 def test_detail_columns(tmp_path: Path) -> None:

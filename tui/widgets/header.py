@@ -65,16 +65,17 @@ def host_label(live: LiveSession) -> tuple[str, str]:
     """The host-state field: ``host running``, ``host paused`` …, ``host exited``, for a DSH session through the
     bridge ``DSH paused`` … (``DSH paused (old bridge)`` while DSH runs an older plugin than the packaged one),
     ``DSH bridge exited``, or ``read-only`` (a DSH session without the bridge)."""
-    if live.facts.host is None:
-        if live.host.kind != KIND_DSH or live.host.state == "none":
-            return "read-only (no bridge)" if live.host.kind == KIND_DSH else "read-only", "yellow"
-        if live.host.state == "exited":
+    host = live.host
+    style = _HOST_STYLE.get(host.state, "bold red")
+    if host.kind == KIND_DSH and live.facts.host is None:
+        if host.state == "none":
+            return "read-only (no bridge)", "yellow"
+        if host.state == "exited":
             return "DSH bridge exited", "bold red"
-        style = _HOST_STYLE.get(live.host.state, "bold red")
-        return state_label(live.host.state, KIND_DSH, live.host.bridge), style
-    if live.host.state == "none":  # not read yet
-        return "tapedeck host", "green"
-    return f"host {live.host.state}", _HOST_STYLE.get(live.host.state, "bold red")
+        return state_label(host.state, KIND_DSH, host.bridge), style
+    if host.state != "none":  # our host's own files: the header says so before the load reaches the log's host event
+        return f"host {host.state}", style
+    return ("read-only", "yellow") if live.facts.host is None else ("tapedeck host", "green")  # the latter: not read yet
 
 
 def remote_label(live: LiveSession) -> tuple[str, str]:
