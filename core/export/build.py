@@ -56,6 +56,7 @@ class ExportOptions:
     """What to export: the moment (``at``), the request (``turn``/``step``), and redaction."""
 
     at: int | None = None
+    cut: bool = False  # the HTML list ends at the moment (the TUI's view then), instead of dimming the rows after it
     turn: int | None = None
     step: int | None = None
     redactor: Redactor | None = None

@@ -103,9 +103,11 @@ class HtmlFormat:
     costs = False
     joined = False  # a request message is written between pieces of its own (``_request``)
 
-    def __init__(self, log_name: str, at: int | None = None) -> None:
+    def __init__(self, log_name: str, at: int | None = None, cut: bool = False) -> None:
         self.log_name = log_name
-        self.at = at  # the moment: the rows after it are dimmed
+        self.at = at  # the moment: the rows after it are dimmed …
+        self.cut = cut  # … or, when cut, left out (and counted)
+        self.later = 0  # rows left out
         self._last: tuple[Any, bytes] = (None, b"")  # the last long text escaped, and its bytes
         self._before: tuple[Any, bytes] = (None, b"")  # the one escaped before it
         self._words: dict[str, str] = {}  # types, glyphs, roles and sources, escaped (``_word``)
@@ -141,6 +143,9 @@ class HtmlFormat:
         step = f"{turn}.{step}" if step is not None else f"{turn}" if turn else "–"
         stream = "deltas" in r
         later = self.at is not None and r["seq"] > self.at
+        if later and self.cut:
+            self.later += 1
+            return b""
         kind = (r["type"], r["glyph"], bool(r["error"]), bool(r["replacement"]), stream, later)
         opening = self._openings.get(kind)
         if opening is None:
@@ -230,7 +235,8 @@ class HtmlFormat:
             title = f"tapedeck · {s['id']}"
             turns = turns_line(s["turns"])
             at = doc["at"]
-            moment = f" · at {_link(at)} (the rows after it are dimmed)" if at is not None else ""
+            after = f"the list ends there: {self.later} later rows left out" if self.cut else "the rows after it are dimmed"
+            moment = f" · at {_link(at)} ({after})" if at is not None else ""
             named = f"{s['title'] or s['id']}{f' · at seq {at}' if at is not None else ''} · tapedeck export"
             parts: list[str | Callable[[], str]] = [
                 f'</ol></section><title>{_e(named)}</title><div class="top">',
@@ -239,7 +245,7 @@ class HtmlFormat:
                 f"<tr><th>state</th><td>{_e(s['state'])}</td></tr>",
                 f"<tr><th>turns</th><td>{len(s['turns'])}: {_e(turns)}</td></tr>",
                 f'<tr><th>events</th><td id="event-count">{s["events"]}</td></tr>',
-                f'<tr><th>rows</th><td id="row-count">{doc["rows"]}</td></tr>',
+                f'<tr><th>rows</th><td id="row-count">{self._rows(doc)}</td></tr>',
                 f"<tr><th>cost</th><td>{_usd(s['usd'])}</td></tr>",
                 f"<tr><th>cwd</th><td>{_e(s['cwd'])}</td></tr>",
                 f"<tr><th>exported</th><td>{_e(self._redaction(doc))}{moment}</td></tr>{self._problems(doc)}",
@@ -257,10 +263,13 @@ class HtmlFormat:
             yield ("\n" + part()).encode()
         yield f"\n</div></main><script>{SCRIPT}</script></body></html>\n".encode()
 
-    @staticmethod
-    def shown(doc: dict[str, Any]) -> int:
-        """Every row."""
-        return int(doc["rows"])
+    def shown(self, doc: dict[str, Any]) -> int:
+        """Every row, but those a cut list leaves out."""
+        return int(doc["rows"]) - self.later
+
+    def _rows(self, doc: dict[str, Any]) -> str:
+        """The header's count of rows: how many of them the list shows, when it is cut."""
+        return f"{self.shown(doc)} of {doc['rows']}" if self.later else str(doc["rows"])
 
     @staticmethod
     def _redaction(doc: dict[str, Any]) -> str:

@@ -153,8 +153,9 @@ def _items(pieces: Iterable[bytes]) -> Iterator[bytes]:
         yield b"\n" + ITEM_INDENT
 
 
-def make_format(name: str, log_name: str, at: int | None = None) -> Format:
-    """The writer of format ``name`` (``html``, ``md`` or ``json``); ``at``: the export's moment."""
+def make_format(name: str, log_name: str, at: int | None = None, cut: bool = False) -> Format:
+    """The writer of format ``name`` (``html``, ``md`` or ``json``); ``at``: the export's moment, where an HTML list
+    ends when ``cut``."""
     if name == "json":
         return JsonFormat()
     if name == "md":
@@ -164,7 +165,7 @@ def make_format(name: str, log_name: str, at: int | None = None) -> Format:
     if name == "html":
         from core.export.html import HtmlFormat
 
-        return HtmlFormat(log_name, at)
+        return HtmlFormat(log_name, at, cut)
     raise TapedeckError(f"unknown export format {name!r}: use one of {', '.join(FORMATS)}")
 
 
@@ -174,7 +175,8 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
     the document shows (a Markdown transcript leaves some out)."""
     # a writer names the log (Markdown's expand hints): redacted as the header's path is
     name = os.fspath(path)
-    writer = make_format(fmt, name if options.redactor is None else options.redactor.again(name), options.at)
+    writer = make_format(fmt, name if options.redactor is None else options.redactor.again(name), options.at,
+                         options.cut)  # fmt: skip
     pending = [writer.opening()]
     held = 0
 

@@ -1,9 +1,10 @@
 """Notes and exports from the TUI: ``a`` notes the selected row (the sidecar gets it, the row shows ✎, the detail
-pane the text), an unreadable sidecar is a toast, not a crash, and ``X`` exports the list, or the surface at the
-time-travel moment, to an HTML file named in a toast."""
+pane the text), an unreadable sidecar is a toast, not a crash, and ``X`` exports the view (the whole list, or the
+list up to the time-travel moment and the surface then) to an HTML file named in a toast."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,6 +21,7 @@ from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, 
 from tui.app import TapedeckApp
 from tui.screens.confirm import AskScreen
 from tui.screens.main import MainScreen
+from tui.screens.main_share import export_target
 from tui.widgets.detail import TextView
 
 pytestmark = pytest.mark.anyio
@@ -162,6 +164,44 @@ async def test_x_exports_the_list_and_the_moment(tmp_path: Path) -> None:
         target = tmp_path / pages[0].name.replace(".html", f"-at-{at}.html")
         await until(pilot, lambda: target.exists())
         assert f"Surface right after seq {at}" in target.read_text()
+
+
+async def test_x_while_time_travelling_exports_the_view_at_the_moment(tmp_path: Path) -> None:
+    """At an earlier moment ``X`` exported the whole list (the rows after the moment only dimmed) under a toast that
+    said nothing of the moment; the page's list now ends at the moment, and the toast names what the operator was
+    looking at: the surface at that moment, or (after ``s``) the list up to it."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        screen.export_dir = tmp_path
+        rows = len(screen.events.view)
+        screen.events.go(rows // 2)
+        await pilot.press("T")
+        await until(pilot, lambda: screen.stop is not None)
+        await settle(pilot)
+        stop = screen.stop
+        assert stop is not None and screen.mode == "surface"
+        at, label = stop.moment.seq, stop.moment.label()
+        target = export_target(path, app.live.session.id, at, tmp_path)  # type: ignore[union-attr]
+        await pilot.press("X")
+        await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
+        said = next(t for t in _toasts(app) if t.startswith("Exported "))
+        assert said.startswith(f"Exported the surface {label} ({len(stop.surface)} messages)"), said
+        page = target.read_text()
+        listed = [int(s) for s in re.findall(r'<li id="e(\d+)"', page)]
+        assert listed and max(listed) <= at, (at, listed[-3:])
+        assert f"Surface right after seq {at}" in page
+        target.unlink()
+        app._notifications.clear()  # type: ignore[attr-defined]
+        await pilot.press("s")  # the list up to the moment
+        assert screen.mode == "full"
+        shown = len(screen.events.view)
+        await pilot.press("X")
+        await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
+        said = next(t for t in _toasts(app) if t.startswith("Exported "))
+        assert said.startswith(f"Exported the list up to {label.removeprefix('at ')} ({shown} of {rows} rows)"), said
+        assert [int(s) for s in re.findall(r'<li id="e(\d+)"', target.read_text())] == listed
 
 
 async def test_a_keymap_can_put_export_on_e(tmp_path: Path) -> None:

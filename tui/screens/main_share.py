@@ -1,6 +1,6 @@
 """Notes and exports from the main screen: ``a`` adds or edits the note on the selected row, ``X`` exports the view
-(the whole list, or the surface at the time-travel moment) as HTML to a file; both work in threads and say what
-they did in a toast."""
+(the whole list, or the list up to the time-travel moment with the surface then) as HTML to a file; both work in
+threads and say what they did in a toast."""
 
 from __future__ import annotations
 
@@ -30,6 +30,7 @@ class ShareActions:
     """Mixed into the main screen (which provides ``live``, ``events``, ``stop``, ``notify``, ``app``)."""
 
     notes: dict[int, str]
+    mode: str  # the main screen's view: "full" or "surface"
     export_dir: Path | None = None  # tests point exports somewhere of their own
 
     def load_notes(self) -> None:
@@ -101,27 +102,37 @@ class ShareActions:
         self._read_notes()
 
     def action_export(self) -> None:
-        """Export the view as HTML to a file: the list, or the surface at the time-travel moment."""
+        """Export the view as HTML to a file: live, the whole list and the surface now; at a time-travel moment, the
+        list up to it and the surface then. The toast names what the operator was looking at."""
         if self._local_only("The HTML export"):
             return
         stop = self.stop  # type: ignore[attr-defined]
         at = stop.moment.seq if stop is not None else None
         live: Any = self.live  # type: ignore[attr-defined]
         target = export_target(live.path, live.session.id, at, self.export_dir)
+        if stop is None:
+            whole = "the whole list ({rows} rows)"
+            what = f"the surface now and {whole}" if self.mode == "surface" else f"{whole} and the surface now"
+        elif self.mode == "surface":
+            what = f"the surface {stop.moment.label()} ({len(stop.surface)} messages) and the list up to it"
+        else:
+            what = f"the list up to {stop.moment.label().removeprefix('at ')} ({{shown}} of {{rows}} rows) and the surface then"
         self.notify(f"Exporting to {target} …", timeout=3)  # type: ignore[attr-defined]
-        self._export(target, at)
+        self._export(target, at, what)
 
     @work(thread=True, group="export", exclusive=True, exit_on_error=False)
-    def _export(self, target: Path, at: int | None) -> None:
+    def _export(self, target: Path, at: int | None, what: str) -> None:
+        """Write the export (``what``: the toast's words for it, given the document's ``rows`` and ``shown``)."""
         # imported here, in the worker: the export's modules are 3 MiB of every TUI process's memory otherwise
         from core.export.build import ExportOptions
         from core.export.redact import Redactor
         from core.export.write import export_to_file
 
         try:
-            doc = export_to_file(self.live.path, target, "html", ExportOptions(at=at, redactor=Redactor()))  # type: ignore[attr-defined]
+            options = ExportOptions(at=at, cut=at is not None, redactor=Redactor())
+            doc = export_to_file(self.live.path, target, "html", options)  # type: ignore[attr-defined]
             redacted = sum(doc["redaction"].values())
-            said = f"Exported {doc['rows']} rows to {target} ({redacted} redactions)."
+            said = f"Exported {what.format(rows=doc['rows'], shown=doc['shown'])} to {target} ({redacted} redactions)."
             severity = "information"
         except TapedeckError as exc:
             said, severity = f"Export failed: {exc}", "error"
