@@ -18,7 +18,7 @@ from typing import Any
 from textual.message import Message
 
 from core.alerts.engine import Alert
-from core.alerts.follow import AlertFollower, FedWatch, now_ms
+from core.alerts.follow import AlertFollower, FedWatch, Recall, now_ms
 from core.alerts.rate import Projection
 from core.control.config import PolicyConfig
 from core.log.pace import Pacer
@@ -40,8 +40,8 @@ class AlertRaised(Message, bubble=False):
 
 
 class HistoryRecalled(Message, bubble=False):
-    """The log was loaded: of the alerts its history raised, those still worth telling (posted from the feed's
-    thread)."""
+    """The logs were loaded: of the alerts their histories raised, those still worth telling (posted from the
+    feed's thread)."""
 
     def __init__(self, alerts: list[Alert]) -> None:
         super().__init__()
@@ -100,16 +100,12 @@ class AlertFeed:
     def run(self) -> None:
         """Post every alert the targets raise (once, without ``follow``), and keep the open log's projection."""
         follower = self.follower()
-        fed, history = self.fed, []  # what the open log's history raised, told once the log is loaded
+        recall = Recall(follower.watch_for)  # what the logs' histories raised, told once they are loaded
         while True:
             for alert in self.poll(follower):
-                replayed = fed is not None and fed.replayed(alert)
-                if replayed:
-                    history.append(alert)
-                self.post(AlertRaised(alert, replayed))
-            if fed is not None and history and not fed.loading:
-                self.post(HistoryRecalled(fed.recalled(history)))
-                history = []
+                self.post(AlertRaised(alert, recall.replayed(alert)))
+            if (recalled := recall.recalled()) is not None:
+                self.post(HistoryRecalled(recalled))
             focus = self.focus
             watch = self.watch_of(follower, focus) if focus is not None else None
             if watch is not None:
@@ -151,10 +147,10 @@ class AlertBoard:
 
 
 class Burst:
-    """Which alerts are delivered one by one. Opening a log (or a fleet) whose history raises dozens of alerts would
-    otherwise ring and notify dozens of times and stack a toast per alert; the first ``BURST_ONE_BY_ONE`` of a
-    burst are delivered alone and the rest are held for one toast that counts them (the alerts list and the row
-    marks always get every alert)."""
+    """Which live alerts are delivered one by one. Dozens raised at once (many sessions of a fleet going wrong
+    together) would otherwise ring and notify dozens of times and stack a toast per alert; the first
+    ``BURST_ONE_BY_ONE`` of a burst are delivered alone and the rest are held for one toast that counts them (the
+    alerts list and the row marks always get every alert)."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self.clock = clock

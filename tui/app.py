@@ -315,11 +315,16 @@ class TapedeckApp(ControlActions, App[None]):
                 screen.show_alerts()
 
     def on_history_recalled(self, message: HistoryRecalled) -> None:
-        """One quiet toast (no bell, no notification) for the alerts the loaded log's history raised."""
+        """One quiet toast (no bell, no notification) for the alerts the loaded logs' histories raised."""
         count = len(message.alerts)
-        if count:
-            self.notify(f"{count} alert{'' if count == 1 else 's'} in this log's history: A lists them", title="Alerts",
-                        severity="information", timeout=6, markup=False)  # fmt: skip
+        if not count:
+            return
+        where = "this log's history"
+        if self.fleet_roots:
+            sessions = len({alert.path for alert in message.alerts})
+            where = f"the history of {sessions} session{'' if sessions == 1 else 's'}"
+        self.notify(f"{count} alert{'' if count == 1 else 's'} in {where}: A lists them", title="Alerts",
+                    severity="information", timeout=6, markup=False)  # fmt: skip
 
     def _sum_up_burst(self) -> None:
         """One toast for the alerts a burst held back (later, while the burst goes on)."""

@@ -844,6 +844,10 @@ class AlertFollower:
         """The watch of the log at ``path``, if it is followed."""
         return self.watches.get(path) or next((w for w in self.fed if w.path == path), None)
 
+    def watch_for(self, alert: Alert) -> AlertWatch | None:
+        """The watch of the log that raised ``alert``, if it is followed."""
+        return self.watch_of(Path(alert.path))
+
     @property
     def settled(self) -> bool:
         """True once every fed watch was handed its whole log (always, without fed watches)."""
@@ -855,6 +859,35 @@ class AlertFollower:
             yield from self.poll()
             if stop.wait(interval):
                 return
+
+
+class Recall:
+    """What a viewer delivers one by one and what it sums up. The alerts a follower's polls raise that their log's
+    history raised (``AlertWatch.history``: read at the watch's first look at the file) are held, and given back
+    together once none of their logs is loading any more, less the alerts of a state of the run that no longer
+    holds then (``AlertWatch.recalled``); the others are live. ``watch_for`` finds the watch of the log that raised
+    an alert (``AlertFollower.watch_for``, ``core.fleet.follow.Fleet.watch_for``)."""
+
+    def __init__(self, watch_for: Callable[[Alert], AlertWatch | None]) -> None:
+        self.watch_for = watch_for
+        self._held: dict[int, tuple[AlertWatch, list[Alert]]] = {}  # id of a watch -> it and its history's alerts
+
+    def replayed(self, alert: Alert) -> bool:
+        """Whether ``alert``, raised by a poll, was raised by its log's history (then it is held for ``recalled``)."""
+        watch = self.watch_for(alert)
+        if watch is None or not watch.replayed(alert):
+            return False
+        self._held.setdefault(id(watch), (watch, []))[1].append(alert)
+        return True
+
+    def recalled(self) -> list[Alert] | None:
+        """The history held, once none of its logs is loading, less what no longer holds (None: nothing to give
+        back now); it is no longer held."""
+        held = list(self._held.values())
+        if not held or any(watch.loading for watch, _ in held):
+            return None
+        self._held = {}
+        return [alert for watch, alerts in held for alert in watch.recalled(alerts)]
 
 
 def act(watch: AlertWatch, alert: Alert, warn: Callable[[str], None]) -> None:

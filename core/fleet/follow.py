@@ -406,9 +406,13 @@ class Fleet:
         """Send the actions of ``alerts`` (raised by this fleet's polls) to their sessions' live hosts, here or on
         the remote machine (``core.alerts.follow.act``)."""
         for alert in alerts:
-            watch = self.watches.get(alert.path)
+            watch = self.watch_for(alert)
             if watch is not None:
                 act(watch, alert, warn)
+
+    def watch_for(self, alert: Alert) -> SessionWatch | None:
+        """The watch of the session that raised ``alert`` (None: no longer followed)."""
+        return self.watches.get(alert.path)
 
     @property
     def stale(self) -> bool:

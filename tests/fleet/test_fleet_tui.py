@@ -14,6 +14,7 @@ from textual.pilot import Pilot
 from textual.widgets import DataTable
 from textual.widgets._footer import FooterKey
 
+from core.control.config import validate_config
 from core.control.host_state import write_state
 from core.control.inbox import inbox_path
 from tests.alerts.crafted import HEADER, Log
@@ -252,3 +253,44 @@ async def test_row_keys_on_a_fleet_with_no_row_shown_say_why(tmp_path: Path, key
         app.clear_notifications()
         await pilot.press(key)
         await until(pilot, lambda: any("no row" in n.message.lower() for n in app._notifications))
+
+
+@pytest.mark.anyio
+async def test_a_fleet_sums_up_its_sessions_past_alerts_in_one_quiet_toast_and_toasts_only_new_ones(
+    tmp_path: Path,
+) -> None:
+    """Opening the fleet on sessions whose histories raised alerts gave a toast (and the bell) per past alert, a
+    stale 'paused' among them; as in one session's view, the history is listed and summed up in one quiet toast
+    without the state alerts that no longer hold, and only an alert raised by what is appended since toasts."""
+    root = tmp_path / "sessions"
+    logs = {}
+    for sid in ("old-a", "old-b", "old-c"):
+        log = Log(start_ms=FUTURE_MS)
+        log.turn(1)
+        log.result(True)  # a streak of one, ended
+        log.result(False)
+        if sid == "old-a":  # paused, then resumed: a state that no longer holds
+            log.add("tapedeck/state", {"state": "paused"})
+            log.add("tapedeck/state", {"state": "running"})
+        path = root / "p" / sid / "session.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [{**HEADER, "id": sid}, *log.events]))
+        logs[sid] = (log, path)
+    config = validate_config({"alerts": {"bell": False, "notify": False, "errorStreak": {"count": 1}}})
+    app = TapedeckApp(root, follow=False, interval=0.02, keymap_file=NO_KEYMAP, fleet_roots=[root], config=config)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await _loaded(pilot, 3)
+        await until(pilot, lambda: len(app.board.alerts) == 4 and bool(app._notifications))
+        await settle(pilot)
+        assert sorted(a.cause for a in app.board.alerts) == ["error-streak"] * 3 + ["waiting"]
+        assert [(t.title, t.message, t.severity) for t in app._notifications] == [
+            ("Alerts", "3 alerts in the history of 3 sessions: A lists them", "information")]  # fmt: skip
+        app.clear_notifications()
+        log, path = logs["old-b"]
+        live = log.result(True)
+        with open(path, "ab") as f:
+            f.write(orjson.dumps(log.events[-1]) + b"\n")
+        await until(pilot, lambda: len(app.board.alerts) == 5)
+        await settle(pilot)
+        assert [(t.title, t.message) for t in app._notifications] == [
+            ("Alert: error-streak", f"1 tool call failed in a row (seq {live}, old-b)")]  # fmt: skip

@@ -25,7 +25,7 @@ from tui.screens.fleet import FleetScreen
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
 
 
-def _failing(root: Path, sid: str) -> Path:
+def _failing(root: Path, sid: str) -> tuple[Log, Path]:
     log = Log()
     log.header()
     log.turn(1)
@@ -34,7 +34,17 @@ def _failing(root: Path, sid: str) -> Path:
     path = root / "p" / sid / "session.jsonl"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [{**HEADER, "id": sid}, *log.events]))
-    return path
+    return log, path
+
+
+def _fail_again(log: Log, path: Path) -> None:
+    """A success ends the streak, three failures start another."""
+    start = len(log.events)
+    log.result(error=False)
+    for _ in range(3):
+        log.result(error=True)
+    with open(path, "ab") as f:
+        f.write(b"".join(orjson.dumps(e) + b"\n" for e in log.events[start:]))
 
 
 @pytest.mark.anyio
@@ -42,8 +52,8 @@ async def test_a_remote_sessions_alert_is_delivered_like_a_local_one_and_each_on
     sshd.trust()
     local = tmp_path / "here"
     far = tmp_path / "there"
-    _failing(local, "near-1")
-    _failing(far, "far-2")
+    near = _failing(local, "near-1")
+    far_log = _failing(far, "far-2")
     config = validate_config({"alerts": {"bell": False, "notify": False, "errorStreak": {"count": 3}}})
     roots = [local, Path(f"testbox:{far}")]
     app = TapedeckApp(local, interval=0.02, keymap_file=NO_KEYMAP, fleet_roots=roots, config=config)
@@ -53,11 +63,18 @@ async def test_a_remote_sessions_alert_is_delivered_like_a_local_one_and_each_on
         await pilot.pause(1.0)  # a second delivery of either would land by now
         assert sorted((a.session, a.cause) for a in app.board.alerts) == [
             ("far-2", "error-streak"), ("near-1", "error-streak")]  # fmt: skip
+        # the histories: listed, summed up in one toast
+        assert [t.message for t in app._notifications] == ["2 alerts in the history of 2 sessions: A lists them"]
+        _fail_again(*near)
+        _fail_again(*far_log)
+        await until(pilot, lambda: len(app.board.alerts) == 4, timeout=30)
+        await pilot.pause(1.0)
+        assert len(app.board.alerts) == 4
         toasts = sorted(str(t.message) for t in app._notifications if t.title == "Alert: error-streak")
         assert len(toasts) == 2 and "far-2" in toasts[0] and "near-1" in toasts[1], toasts
         await pilot.press("A")
         await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
-        assert app.screen.query_one("DataTable").row_count == 2  # type: ignore[attr-defined]
+        assert app.screen.query_one("DataTable").row_count == 4  # type: ignore[attr-defined]
 
 
 def test_an_alerts_action_reaches_the_remote_hosts_inbox(sshd: Sshd, tmp_path: Path) -> None:
