@@ -103,11 +103,12 @@ class HtmlFormat:
     costs = False
     joined = False  # a request message is written between pieces of its own (``_request``)
 
-    def __init__(self, log_name: str, at: int | None = None, cut: bool = False) -> None:
+    def __init__(self, log_name: str, at: int | None = None, cut: bool = False, named: Callable[[], str] = str) -> None:
         self.log_name = log_name
         self.at = at  # the moment: the rows after it are dimmed …
         self.cut = cut  # … or, when cut, left out (and counted)
         self.later = 0  # rows left out
+        self.named = named  # what names the session (asked for the page's title, before the log is read)
         self._last: tuple[Any, bytes] = (None, b"")  # the last long text escaped, and its bytes
         self._before: tuple[Any, bytes] = (None, b"")  # the one escaped before it
         self._words: dict[str, str] = {}  # types, glyphs, roles and sources, escaped (``_word``)
@@ -200,11 +201,12 @@ class HtmlFormat:
         return escaped
 
     def opening(self) -> bytes:
-        """The page's head and the opening of the event list (the sections follow the rows in the file; CSS
-        shows them first; so does the page's title, known once the log is read: the first ``<title>`` in the
-        page, wherever it is, names it)."""
+        """The page's head, titled by what names the session and the moment, and the opening of the event list
+        (the sections follow the rows in the file; CSS shows them first)."""
+        at = f" · at seq {self.at}" if self.at is not None else ""
         return "".join([
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
+            f"<title>{_e(self.named())}{at} · tapedeck export</title>",
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
             f'<meta name="viewport" content="width=device-width"><style>{STYLE}</style>',
             "</head><body><main>",
@@ -237,9 +239,8 @@ class HtmlFormat:
             at = doc["at"]
             after = f"the list ends there: {self.later} later rows left out" if self.cut else "the rows after it are dimmed"
             moment = f" · at {_link(at)} ({after})" if at is not None else ""
-            named = f"{s['title'] or s['id']}{f' · at seq {at}' if at is not None else ''} · tapedeck export"
             parts: list[str | Callable[[], str]] = [
-                f'</ol></section><title>{_e(named)}</title><div class="top">',
+                '</ol></section><div class="top">',
                 f"<header><h1>{_e(title)}</h1><table>",
                 f"<tr><th>model</th><td>{_e(model_label(s['provider'], s['model']))}</td></tr>",
                 f"<tr><th>state</th><td>{_e(s['state'])}</td></tr>",

@@ -8,14 +8,14 @@ read back and written one at a time. The HTML page shows those sections above th
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 import orjson
 
-from core.export.build import ExportOptions, ExportPass, in_step
+from core.export.build import ExportOptions, ExportPass, in_step, session_name
 from core.export.spool import NodeSpool, Pieces, replay, spool
 from core.log.layout import resolve_log_path
 from core.shared.errors import TapedeckError
@@ -153,9 +153,12 @@ def _items(pieces: Iterable[bytes]) -> Iterator[bytes]:
         yield b"\n" + ITEM_INDENT
 
 
-def make_format(name: str, log_name: str, at: int | None = None, cut: bool = False) -> Format:
+def make_format(
+    name: str, log_name: str, at: int | None = None, cut: bool = False, named: Callable[[], str] = str
+) -> Format:
     """The writer of format ``name`` (``html``, ``md`` or ``json``); ``at``: the export's moment, where an HTML list
-    ends when ``cut``."""
+    ends when ``cut``; ``named``: what names the session, for a writer that shows it before the rows (HTML's
+    title)."""
     if name == "json":
         return JsonFormat()
     if name == "md":
@@ -165,7 +168,7 @@ def make_format(name: str, log_name: str, at: int | None = None, cut: bool = Fal
     if name == "html":
         from core.export.html import HtmlFormat
 
-        return HtmlFormat(log_name, at, cut)
+        return HtmlFormat(log_name, at, cut, named)
     raise TapedeckError(f"unknown export format {name!r}: use one of {', '.join(FORMATS)}")
 
 
@@ -176,7 +179,7 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
     # a writer names the log (Markdown's expand hints): redacted as the header's path is
     name = os.fspath(path)
     writer = make_format(fmt, name if options.redactor is None else options.redactor.again(name), options.at,
-                         options.cut)  # fmt: skip
+                         options.cut, lambda: session_name(path, options.redactor))  # fmt: skip
     pending = [writer.opening()]
     held = 0
 

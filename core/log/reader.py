@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import mmap
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from core.log.decoder import Consumer, LogDecoder
+from core.log.frames import FrameStream
 from core.log.layout import is_compressed, resolve_log_path
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError
 
 CHUNK = 1 << 20
+TITLE_TYPE = b'"session/title"'  # only a JSON string of its own: inside another string its quotes are escaped
 HEADER_LIMIT = 1 << 24  # a first line or frame longer than this is no session header
 
 
@@ -116,3 +121,43 @@ def read_header(path: Path) -> dict[str, Any] | None:
         return read_log_header(path)
     except LogFormatError:
         return None
+
+
+def read_last_title(path: str | os.PathLike[str]) -> str | None:
+    """The title of the log's last ``session/title`` event (None: it has none, or the log cannot be read), found
+    without decoding the log: a byte search for the event's type, and only the lines it finds are parsed (a zstd
+    log.s frames are decompressed for it), far cheaper than decoding the log."""
+    p = resolve_log_path(path)
+    try:
+        with open(p, "rb") as f:
+            if is_compressed(p):
+                title, frames = None, FrameStream()
+                while chunk := f.read(CHUNK):
+                    for frame in frames.feed(chunk):
+                        found = _last_title(frame.data) if frame.data is not None else None
+                        title = found if found is not None else title
+                return title
+            if os.fstat(f.fileno()).st_size == 0:
+                return None
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return _last_title(data)
+    except (OSError, ValueError):
+        return None
+
+
+def _last_title(data: bytes | mmap.mmap) -> str | None:
+    """The title of the last ``session/title`` event among the lines of ``data``."""
+    end = len(data)
+    while (at := data.rfind(TITLE_TYPE, 0, end)) >= 0:
+        start = data.rfind(b"\n", 0, at) + 1
+        stop = data.find(b"\n", at)
+        try:
+            event = orjson.loads(data[start : stop if stop >= 0 else len(data)])
+        except orjson.JSONDecodeError:
+            event = None
+        if isinstance(event, dict) and event.get("type") == "session/title":
+            title = event.get("data").get("title") if isinstance(event.get("data"), dict) else None
+            if isinstance(title, str):
+                return title
+        end = start
+    return None

@@ -177,21 +177,30 @@ def test_the_page_s_title_names_the_session_and_the_moment(
 ) -> None:
     """Every page was titled 'tapedeck export', so a reviewer's tabs could not be told apart: the title (what
     Chromium reads as ``document.title``) is now the session's title, else its id, and the moment of ``--at``,
-    redacted as the page is, its markup text."""
+    redacted as the page is, its markup text. It is the page's one ``<title>``, in its head: the streaming export
+    wrote it after the event list, which put it in the body (invalid HTML). The title is the session's last one,
+    also when the session was renamed past the first megabytes of rows."""
     monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
     source = (FIXTURES / "tool-call-turn.session.jsonl").read_text()
-    titled, untitled = tmp_path / "titled.jsonl", tmp_path / "untitled.jsonl"
+    titled, untitled, renamed = tmp_path / "titled.jsonl", tmp_path / "untitled.jsonl", tmp_path / "renamed.jsonl"
     titled.write_text(source.replace('"title":"Use the bash tool to"', f'"title":"Fix <b>it</b> & {KEY}"'))
     untitled.write_text("".join(line for line in source.splitlines(True) if '"session/title"' not in line))
-    probe = "<script>document.body.dataset.title=document.title;</script></body>"
+    rename = json.dumps({"seq": 104, "time": 0, "type": "session/title",
+                         "data": {"title": "Renamed late", "messageSeqs": [4], "source": {"kind": "user"}}})  # fmt: skip
+    bulk = "".join(json.dumps({"seq": 105 + i, "time": 0, "type": "goal/change", "data": {"note": "x" * 4000}}) + "\n"
+                   for i in range(600))  # fmt: skip
+    renamed.write_text(source + rename + "\n" + bulk)
+    probe = """<script>document.body.dataset.title=document.title+"|"+
+[...document.getElementsByTagNameNS("http://www.w3.org/1999/xhtml","title")].map(t=>t.parentElement.tagName).join(",");</script></body>"""
     seen = []
-    for log, argv in ((titled, ["--at", "70"]), (untitled, [])):
+    for log, argv in ((titled, ["--at", "70"]), (untitled, []), (renamed, [])):
         page = tmp_path / f"{log.stem}.html"
         assert main(["export", str(log), "-o", str(page), *argv]) == 0
         page.write_text(page.read_text(encoding="utf-8").replace("</body>", probe), encoding="utf-8")
         dom = _chromium(page, "--dump-dom").stdout
         seen.append(html.unescape(dom.split('data-title="')[1].split('"')[0]))
     capsys.readouterr()
-    assert seen[0].startswith("Fix <b>it</b> & ") and seen[0].endswith(" · at seq 70 · tapedeck export")
+    assert seen[0].startswith("Fix <b>it</b> & ") and seen[0].endswith(" · at seq 70 · tapedeck export|HEAD")
     assert KEY not in seen[0] and "sk-" not in seen[0]
-    assert seen[1] == "e9421ff4-baae-4807-a7ea-fd8a65f2c897 · tapedeck export"
+    assert seen[1] == "e9421ff4-baae-4807-a7ea-fd8a65f2c897 · tapedeck export|HEAD"
+    assert seen[2] == "Renamed late · tapedeck export|HEAD"

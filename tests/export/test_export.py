@@ -388,3 +388,25 @@ def test_the_summary_line_counts_the_rows_each_format_shows(tmp_path: Path, caps
         assert f"exported {said} to {out} (" in capsys.readouterr().err
     text = (tmp_path / "e.md").read_text()
     assert len(_md_rows(text)) == 2 and "### Turn 1" in text and "*turn 1 ended" not in text
+
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
+def test_the_page_s_head_names_the_title_the_json_gives(tmp_path: Path, zstd: bool) -> None:
+    """The HTML's ``<title>``, written in its head before the log is read, names the session by its last valid
+    title, as the JSON's ``session.title`` (read by the pass) does: a later rename counts, a title event without a
+    text and a tool result that quotes the event's type do not."""
+    import orjson
+
+    from tests.log.helpers import zstd_log
+
+    header, *events = [orjson.loads(line) for line in (FIXTURES / "tool-call-turn.session.jsonl").read_bytes().splitlines()]
+    result = next(e for e in events if e["type"] == "tool/result")
+    result["data"]["message"]["content"][0]["content"][0]["text"] = '{"type":"session/title","data":{"title":"quoted"}}'
+    events += [{"type": "session/title", "data": {"title": "Renamed", "source": {"kind": "user"}}},
+               {"type": "session/title", "data": {"title": None, "source": {"kind": "user"}}}]  # fmt: skip
+    log = tmp_path / ("s.jsonl.zstd" if zstd else "s.jsonl")
+    log.write_bytes(zstd_log(events, header=header) if zstd else b"".join(orjson.dumps(x) + b"\n" for x in [header, *events]))
+    page = _run("export", str(log), "--format", "html")
+    assert "<title>Renamed · tapedeck export</title>" in page.split("</head>")[0]
+    assert page.count("tapedeck export</title>") == 1
+    assert _json("export", str(log), "--format", "json")["session"]["title"] == "Renamed"
