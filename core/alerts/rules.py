@@ -181,6 +181,7 @@ class Signals:
         self.open_turn = None
         self.died_at = None
         self.guard_seq = None
+        self.approvals.clear()  # asked only inside a turn: one a killed DSH never decided ends with it
         return _TURN
 
     def _host(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
@@ -419,11 +420,11 @@ def stalled(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
 
 def waiting(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
     """The host holds for the operator (paused, or idle between turns: a top-level session) or a tool call waits
-    for approval."""
-    if s.approvals:
+    for approval (not while its host is known to have exited: nobody asks then)."""
+    state = s.host_state
+    if s.approvals and (state is None or state[0] != "exited"):
         ask = min(s.approvals.values())
         return Finding(ask, "a tool call waits for the operator's approval")
-    state = s.host_state
     if state is not None and state[0] == "paused":
         return Finding(state[1], "paused: the host holds until it is resumed")
     if state is not None and state[0] == "idle" and not s.child:  # a child's next task is its parent's to give

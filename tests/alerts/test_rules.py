@@ -93,6 +93,25 @@ def test_a_tool_call_waiting_for_approval_is_waiting_not_stalled() -> None:
     assert [a.cause for a in e.tick(log.time + 600_000, host_state="running")] == ["stalled"]
 
 
+def test_an_approval_left_open_by_a_killed_dsh_ends_with_its_turn() -> None:
+    """DSH killed while a tool call waited for approval logs no ``approval/decided``: at its restart it closes the
+    turn (``turn/end`` interrupted), and an approval is asked only inside its turn. The session waited for the
+    operator's approval forever after (``waiting`` never cleared, ``stalled`` never fired again), and while DSH was
+    down too."""
+    log, e = Log(), engine({"stalled": {"seconds": 60}, "waiting": {}})
+    log.turn(1)
+    asked = log.add("approval/asked", {"id": "a1", "toolName": "bash"})
+    assert fired(e, log) == [("waiting", asked)]
+    e.tick(log.time, host_state="exited")  # nobody is asking any more while DSH is down
+    assert "waiting" not in e.active
+    n = len(log.events)
+    log.end(1, "interrupted")  # DSH's crash repair, at its restart
+    log.turn(2)
+    fired(e, log, n)
+    assert "waiting" not in e.active
+    assert [a.cause for a in e.tick(log.time + 600_000, host_state="running")] == ["stalled"]
+
+
 def test_waiting_on_a_pause_an_idle_host_or_an_approval_clears_and_fires_again() -> None:
     log, e = Log(), engine({"waiting": {}})
     paused = log.add("tapedeck/state", {"state": "paused"})
