@@ -253,7 +253,12 @@ class LiveSession:
             raise TapedeckError(f"not sent: {reason}")
         if self.remote is not None:
             return self.remote.send(op, args, self.host.kind)
-        return append_request(self.inbox_path, op, args, kind=self.host.kind)
+        return append_request(self.inbox_path, op, args, kind=self.host.kind, check=self._still_live)
+
+    def _still_live(self) -> None:
+        """Refuse the write when the host exited since ``send`` looked (asked under the inbox's lock)."""
+        if (reason := self.host_gone()) is not None:
+            raise TapedeckError(f"not sent: {reason}")
 
     def withdraw(self, request_id: str) -> None:
         """Withdraw a request whose host is gone, so no later host applies it (call it from a worker)."""

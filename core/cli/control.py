@@ -261,12 +261,15 @@ def _run(args: argparse.Namespace) -> int:
     inbox = inbox_path(log)
     if args.wait and not state.live:
         raise ControlError("--wait needs a live host; a queued request is applied at the next resume")
+
+    def still_live() -> None:  # asked again under the inbox's lock, which an exiting host holds for its last read
+        if not read_host_state(log).live:
+            raise NoLiveHost(f"session {session_id}: its host exited just now; nothing was sent")
+
     request = append_request(
-        inbox, args.op, op_args, queued=args.queue, expires_in=args.expires, kind=state.kind
-    )
-    if not args.queue and not read_host_state(log).live:
-        withdraw_request(inbox, request["id"])  # the host exited between the check and the write
-        raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")
+        inbox, args.op, op_args, check=None if args.queue else still_live, queued=args.queue,
+        expires_in=args.expires, kind=state.kind,
+    )  # fmt: skip
     if not args.wait:
         if state.live:
             pid = f" (pid {state.pid})" if state.pid else ""

@@ -6,7 +6,8 @@ The inbox is ``control.jsonl`` beside the session log. Each request is one JSON 
 when it was not the operator by hand, such as ``alert:budget`` for the budget alert's action, and comes back in
 the outcome). A sender that gives up on a request
 appends ``{"withdraw": id, "at"}``. Writers append whole lines under an exclusive ``flock`` to a regular file
-(never through a symlink) kept at mode 0600 (the host's reader restores it too). The host reads new complete lines with an ``InboxReader`` and
+(never through a symlink) kept at mode 0600 (the host's reader restores it too); an exiting host holds that lock
+from its last read until it has released its log, so a writer that checks the host under it is never late. The host reads new complete lines with an ``InboxReader`` and
 answers each request id in the session log with ``tapedeck/control`` outcome events: at most one ``pending``
 (acknowledged, applied at the next boundary), then exactly one final outcome, ``applied``, ``rejected``,
 ``cancelled`` (withdrawn, or sent to a host that is gone) or ``expired``. ``answered_ids`` lets a restarted host
@@ -39,7 +40,7 @@ import re
 import stat
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, TypedDict, Unpack
@@ -334,8 +335,11 @@ def withdrawal(request_id: str) -> dict[str, Any]:
     return {"withdraw": request_id, "at": _now_ms()}
 
 
-def _append_line(target: Path, obj: Mapping[str, Any]) -> None:
-    data = inbox_line(obj)
+@contextlib.contextmanager
+def locked_inbox(path: str | os.PathLike[str]) -> Iterator[int]:
+    """The inbox at ``path`` open for appending (created, mode 0600) under its exclusive ``flock``: every writer
+    appends under it, and a host takes it for its last read as it exits (``core.host.loop.AgentHost.close``)."""
+    target = Path(path)
     try:
         fd = _open_inbox(target)
     except ControlError:
@@ -343,27 +347,46 @@ def _append_line(target: Path, obj: Mapping[str, Any]) -> None:
     except OSError as exc:
         raise ControlError(f"cannot open the control inbox {target}: {exc.strerror or exc}") from exc
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            data = b"\n" + data  # a torn line left by a crashed writer must not swallow this request
-        write_all(fd, data)
-        os.fsync(fd)
-    except OSError as exc:
-        raise ControlError(f"cannot write the control inbox {target}: {exc.strerror or exc}") from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError as exc:
+            raise ControlError(f"cannot lock the control inbox {target}: {exc.strerror or exc}") from exc
+        yield fd
     finally:
         with contextlib.suppress(OSError):
             fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
 
 
+def _append_line(target: Path, obj: Mapping[str, Any], check: Callable[[], None] | None = None) -> None:
+    data = inbox_line(obj)
+    with locked_inbox(target) as fd:
+        if check is not None:
+            check()
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data  # a torn line left by a crashed writer must not swallow this request
+            write_all(fd, data)
+            os.fsync(fd)
+        except OSError as exc:
+            raise ControlError(f"cannot write the control inbox {target}: {exc.strerror or exc}") from exc
+
+
 def append_request(
-    path: str | os.PathLike[str], op: str, args: Mapping[str, Any] | None = None, **options: Unpack[RequestOptions]
+    path: str | os.PathLike[str],
+    op: str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    check: Callable[[], None] | None = None,
+    **options: Unpack[RequestOptions],
 ) -> dict[str, Any]:
     """Validate a request (``make_request``) and append it to the inbox file ``path`` as one line; returns the
-    request."""
+    request. ``check``, called under the inbox's lock just before the write, refuses it by raising (nothing is
+    written): a sender that checks there that the host is live never leaves a request that nobody will read, since
+    an exiting host holds that lock from its last read of the inbox until it has released its log."""
     request = make_request(op, args, **options)
-    _append_line(Path(path), request)
+    _append_line(Path(path), request, check)
     return request
 
 

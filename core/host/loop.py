@@ -8,6 +8,7 @@ Everything the host decides is an event in the log, so ``resume`` rebuilds all p
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -20,7 +21,7 @@ from typing import Any
 from core import __version__
 from core.alerts.actions import HostGuard
 from core.control.config import PolicyConfig
-from core.control.inbox import INBOX_NAME, inbox_path
+from core.control.inbox import INBOX_NAME, ControlError, inbox_path, locked_inbox
 from core.host.file_calls import FILE_BEFORE, FILE_TOOLS, file_before, settle
 from core.host.hooks import PolicyHooks, StepPlan, check_tool_names
 from core.host.messages import tool_result
@@ -320,12 +321,19 @@ class AgentHost:
         return self.operator.stop_record
 
     def close(self) -> None:
-        """Answer what is left in the inbox, flush policy writers and release the log (the host has exited)."""
-        try:
-            self.operator.close()
-        finally:  # the log replaced under the host cannot take the exit's events; the rest is released anyway
-            self.hooks.close()
-            self.writer.close()
+        """Answer what is left in the inbox, flush policy writers and release the log (the host has exited).
+
+        The inbox stays locked from that last read until the log is released: a sender checks under the same lock
+        that the host is live, so its request either reaches the last read or is refused and never written."""
+        self.guard = None  # its requests could reach no host now, and it would wait on the lock this call holds
+        with contextlib.ExitStack() as held:
+            with contextlib.suppress(OSError, ControlError):  # a link or no directory there: closed all the same
+                held.enter_context(locked_inbox(self.inbox_path))
+            try:
+                self.operator.close()
+            finally:  # the log replaced under the host cannot take the exit's events; the rest is released anyway
+                self.hooks.close()
+                self.writer.close()
 
     # the loop --------------------------------------------------------------------------------------------
     def run(self) -> list[TurnOutcome]:

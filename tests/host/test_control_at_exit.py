@@ -1,0 +1,78 @@
+"""Requests sent while a real host process exits: each is answered, or refused and never written."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from core.cli import main
+from core.control import inbox as control
+from core.log.layout import log_path
+from core.log.reader import read_log
+
+ROOT = Path(__file__).resolve().parents[2]
+# The host as `tapedeck run` runs it, but its last step, releasing the log, takes half a second: the moment a
+# request sent as the host exits can fall into, held open long enough for a test to send into it every time.
+SLOW_EXIT = """
+import sys, time
+from core.log.writer import SessionWriter
+from core.cli import main
+release = SessionWriter.close
+def slow_release(self):
+    if self._log_fd >= 0:
+        time.sleep(0.5)
+    release(self)
+SessionWriter.close = slow_release
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _host(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    call = {"name": "bash", "arguments": {"command": "true"}}
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"toolCalls": [call]}, {"toolCalls": [call]}, {"text": "done"}]}))
+    workspace, root = tmp_path / "ws", tmp_path / "root"
+    workspace.mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SLOW_EXIT, "run", "task", "--provider", f"scripted:{script}", "--workspace",
+         str(workspace), "--sessions-root", str(root), "--session-id", "s1", "--pace", "0.3"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    return proc, log_path(root, str(workspace), "s1", False)
+
+
+@pytest.mark.parametrize(
+    ("op", "args"),
+    [
+        ("message", ["--arg", "text=still there?", "--arg", "kind=note"]),  # answered at once
+        ("config.set", ["--arg", "key=slice.history.keepRecentTurns", "--arg", "value=3"]),  # at the next step
+    ],
+)
+def test_a_request_sent_as_the_host_exits_is_answered_or_never_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], op: str, args: list[str]
+) -> None:
+    """``tapedeck control`` sent over and over until the host process is gone: a request it says it sent has its
+    final outcome in the log, and the inbox holds no request that nobody will ever answer."""
+    proc, log = _host(tmp_path)
+    sent: list[str] = []
+    while proc.poll() is None:
+        if not log.exists():
+            continue
+        code = main(["control", str(log), op, *args, "--json"])
+        out = capsys.readouterr().out
+        if code == 0:
+            sent.append(json.loads(out)["id"])
+        else:
+            assert code in (2, 3), out  # 2: the log has no header yet
+    _, err = proc.communicate()
+    assert proc.returncode == 0 and sent, err
+    final = control.answered_ids(read_log(log).events)
+    assert [rid for rid in sent if rid not in final] == []
+    written = [orjson.loads(line) for line in control.inbox_path(log).read_bytes().splitlines()]
+    assert [r["id"] for r in written if "id" in r and r["id"] not in final] == []
