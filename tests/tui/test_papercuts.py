@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+from rich.console import Console
 from textual import events
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, TextArea
@@ -227,6 +229,42 @@ async def test_toasts_leave_a_dialogs_buttons_and_fields_in_sight(
                 if dialog.get_widget_at(x, y)[0] not in (control, *control.walk_children())
             }
             assert not covered, (control, sorted(covered)[:3])
+
+
+def _screen_text(app: TapedeckApp) -> str:
+    """The terminal's text as the app draws it now, the screens under a dialog included."""
+    console = Console(width=app.size.width, height=app.size.height, file=io.StringIO(), force_terminal=True,
+                      record=True, legacy_windows=False, safe_box=False)  # fmt: skip
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text()
+
+
+@pytest.mark.parametrize("size", [(80, 24), (150, 45)], ids=["80x24", "150x45"])
+@pytest.mark.parametrize("key", ["f", "a"])
+async def test_a_toast_shown_before_a_dialog_opens_is_drawn_once(
+    tmp_path: Path, key: str, size: tuple[int, int]
+) -> None:
+    """A toast on the main screen when a dialog opens was drawn twice: by the dialog (clear of its box) and by the
+    main screen beneath it, where it was (or peeking out beside a dialog as tall as the screen, which leaves toasts no
+    room); only the dialog draws it, and the main screen again once the dialog closes."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await settle(pilot)
+        app.notify("cache broke", title="Alert", timeout=60)
+        await until(pilot, lambda: len(app.screen.query(Toast)) == 1)
+        await pilot.press(key)
+        await until(pilot, lambda: isinstance(app.screen, ModalScreen))
+        await settle(pilot)
+        await pilot.pause(0.1)
+        drawn = _screen_text(app)
+        assert drawn.count("cache broke") <= 1, drawn
+        assert not [t for s in app.screen_stack[:-1] for t in s.query(Toast) if t.region], drawn
+        if key == "a" and size == (150, 45):
+            assert drawn.count("cache broke") == 1, drawn
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, MainScreen))
+        await until(pilot, lambda: _screen_text(app).count("cache broke") == 1)
 
 
 async def test_the_first_run_hint_leaves_at_the_first_key(tmp_path: Path) -> None:

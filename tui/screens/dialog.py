@@ -1,6 +1,7 @@
 """Modal dialogs that toasts stay clear of: a toast arriving while a dialog is up must not hide its buttons or its
 input lines. While one is up the toasts are shorter and stack in the rows above or below the dialog's box, wherever
-there are more, the newest that fit; a dialog as tall as the screen leaves them none until it closes."""
+there are more, the newest that fit; a dialog as tall as the screen leaves them none until it closes. The screen
+beneath, which the dialog leaves in sight, draws none of its own meanwhile: each toast is drawn once."""
 
 from __future__ import annotations
 
@@ -28,8 +29,13 @@ class Dialog(ModalScreen[ResultType]):
 
     @while_stacked
     def on_mount(self) -> None:
-        """Place the toasts again after every layout of the screen (a resize, a box that grew)."""
+        """Place the toasts again after every layout of the screen (a resize, a box that grew); the screens beneath
+        draw none meanwhile (Textual shows them again on the screen the dialog returns to)."""
         self.screen_layout_refresh_signal.subscribe(self.query_one(self.BOX), self._place_toasts)
+        for screen in self.app.screen_stack[:-1]:
+            for rack in screen.query(TOAST_RACK):
+                rack.display = False
+                rack.remove_children()
 
     def _place_toasts(self, screen: Screen[object]) -> None:
         try:
