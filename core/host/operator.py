@@ -18,7 +18,8 @@ lock and rejected when they raise. ``core.control.inbox.OPS`` says when each app
 
 Every request gets exactly one final outcome: ``applied``, ``rejected``, ``cancelled`` (withdrawn by its sender, or
 sent to a host that is gone) or ``expired``. A restarted host skips what was answered and cancels what was sent to
-the host before it unless the sender marked it ``queued`` for the next resume. The lines the host before it read
+the host before it unless the sender marked it ``queued`` for the next resume, saying whether that host
+acknowledged it, died before reading it, or none ran when it was sent. The lines the host before it read
 (``host.json`` records how far) are not reported again.
 """
 
@@ -36,6 +37,7 @@ from core.control.host_state import STATE_EVENT, read_inbox_position, state_path
 from core.host.port import HostPort
 from core.host.resume import QUEUED, Steer, paused_by_operator, pending_steers
 from core.log.messages import user_message
+from core.read.session import Session
 from core.shared.errors import TapedeckError
 
 POLL_SECONDS = 0.05
@@ -44,6 +46,8 @@ STALE = (
     "it was sent while no host was running this session (use --queue to leave a request for the next resume)"
 )
 GONE = "the host exited before applying it"
+DIED = "the host it was sent to died before reading it"
+UNREAD = "the host it was sent to exited before reading it"
 WITHDRAWN = "withdrawn by its sender before the host applied it"
 
 
@@ -60,6 +64,15 @@ def _rejection(exc: Exception) -> str:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def _last_state(session: Session) -> tuple[str, int] | None:
+    """The last ``tapedeck/state`` of the session as ``(state, time)`` (None when no host recorded one)."""
+    for seq in range(session.next_seq - 1, -1, -1):
+        event = session.events[seq]
+        if event.get("type") == STATE_EVENT:
+            return str((event.get("data") or {}).get("state")), int(event.get("time") or 0)
+    return None
 
 
 class Operator:
@@ -80,6 +93,7 @@ class Operator:
         self.answered = control.answered_ids(events)
         self.acknowledged = control.acknowledged_ids(events)
         self.started = _now_ms()
+        self._before = _last_state(host.session)  # how the host before this one ended: (state, when), None if none ran
         self.deferred: list[dict[str, Any]] = []
         self.steers: list[Steer] = pending_steers(host.session)
         self._paused = paused_by_operator(host.session)  # a pause outlives its host until the operator resumes
@@ -244,10 +258,8 @@ class Operator:
             self._final(request, control.CANCELLED, WITHDRAWN)
         elif control.is_expired(request):
             self._final(request, control.EXPIRED, control.expiry_error(request))
-        elif (
-            not request.get("queued") and isinstance(request.get("at"), int) and request["at"] < self.started
-        ):  # the host before this one took it and died before applying it, or no host ran when it was sent
-            self._final(request, control.CANCELLED, GONE if rid in self.acknowledged else STALE)
+        elif not request.get("queued") and isinstance(request.get("at"), int) and request["at"] < self.started:
+            self._final(request, control.CANCELLED, self._left_behind(request))
         elif control.OPS[request["op"]].at_boundary:
             if not self._possible(request):
                 return
@@ -259,6 +271,19 @@ class Operator:
                 )
         else:
             self._apply(request)
+
+    def _left_behind(self, request: dict[str, Any]) -> str:
+        """Why a request sent before this host started is cancelled: the host before it acknowledged it and ended
+        before applying it, or ended (died, or exited before the request was sent) before reading it, or no host
+        ran when it was sent."""
+        if request["id"] in self.acknowledged:
+            return GONE
+        if self._before is None:
+            return STALE
+        state, when = self._before
+        if state != "exited":  # it died without saying so: senders write only while a host is live
+            return DIED
+        return UNREAD if request["at"] < when else STALE
 
     def _reported_before(self, entry: control.InboxEntry) -> bool:
         """Whether the host before this one (killed, or stopped) already read ``entry``'s line."""

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from bench import crash
+from core.cli import main
 from core.control import inbox as control
 from core.control.host_state import state_path
 from core.log.layout import log_path
@@ -225,3 +226,39 @@ def test_ctrl_c_ends_the_run_with_one_line_and_the_session_resumes(
     second = spawn("second", "--resume", "s1", *common)
     assert second.proc.wait(60) == 0, second.text()
     assert (workspace / "out.txt").read_text() == "x" * 400
+
+
+def test_requests_a_killed_host_never_read_are_cancelled_at_resume_for_what_happened(
+    tmp_path: Path, spawn: Callable[..., _Process], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A request sent to a live host that died before reading it is cancelled as such, not as one sent while no host
+    ran; one left (by hand) after a host's clean exit is."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
+    workspace, root = tmp_path / "ws", tmp_path / "root"
+    workspace.mkdir()
+    common = ["--provider", f"scripted:{script}", "--sessions-root", str(root), "--linger"]
+    first = spawn("first", "task", *common, "--workspace", str(workspace), "--session-id", "s1")
+    log = log_path(root, str(workspace), "s1", False)
+    first.wait_for(lambda: _state(log)[0] == "idle")
+    os.killpg(first.proc.pid, signal.SIGSTOP)  # alive and owning the log, but reading nothing
+    sent = []
+    for op, args in (("pause", []), ("config.set", ["--arg", "key=slice.history.keepRecentTurns", "--arg", "value=3"])):
+        assert main(["control", str(log), op, *args, "--json"]) == 0
+        sent.append(json.loads(capsys.readouterr().out)["id"])
+    first.kill()
+
+    second = spawn("second", "--resume", "s1", *common)
+    second.wait_for(lambda: _state(log) == ("idle", second.proc.pid))
+    control.append_request(control.inbox_path(log), "stop", {})
+    assert second.proc.wait(60) == 0
+    left = control.append_request(control.inbox_path(log), "pause", {})["id"]  # by hand, with no host running
+    third = spawn("third", "--resume", "s1", *common)
+    third.wait_for(lambda: _state(log) == ("idle", third.proc.pid))
+    control.append_request(control.inbox_path(log), "stop", {})
+    assert third.proc.wait(60) == 0
+
+    errors = {e["data"]["requestId"]: e["data"].get("error") for e in read_log(log).events
+              if e["type"] == "tapedeck/control" and e["data"]["outcome"] == "cancelled"}  # fmt: skip
+    assert [errors[rid] for rid in sent] == ["the host it was sent to died before reading it"] * 2
+    assert "sent while no host was running this session" in errors[left]
