@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -41,6 +42,7 @@ KIND_TAPEDECK = "tapedeck"
 KIND_DSH = "dsh"
 SCAN_BYTES = 1 << 18  # a tapedeck host logs its tapedeck/host event right after the header
 _NEEDLE = b'"type":"' + HOST_EVENT.encode() + b'"'
+_LEADING_TYPE = re.compile(rb'\{\s*"type"\s*:\s*"([^"\\]+)"')  # the type a line names first, as every writer puts it
 
 
 @dataclass(frozen=True)
@@ -110,14 +112,37 @@ def _recorded(log: Path) -> dict[str, Any] | None:
     return obj if isinstance(obj, dict) and obj.get("state") in STATES else None
 
 
-def _ever_hosted(log: Path) -> bool:
-    """Whether the start of the log holds a ``tapedeck/host`` event (logs from before ``host.json``)."""
+def _head(log: Path) -> bytes | None:
+    """The first ``SCAN_BYTES`` of the log, decompressed (None when it is no regular file that can be read)."""
     try:  # a log swapped for a FIFO or a device: not waited for, not read on
         with open_regular(log) as f:
-            head = _zstd_head(f) if is_compressed(log) else f.read(SCAN_BYTES)
+            return _zstd_head(f) if is_compressed(log) else f.read(SCAN_BYTES)
     except OSError:
+        return None
+
+
+def _ever_hosted(log: Path) -> bool:
+    """Whether the start of the log holds a ``tapedeck/host`` event (logs from before ``host.json``)."""
+    head = _head(log)
+    return head is not None and _NEEDLE in head
+
+
+def written_by_another(log: Path) -> bool:
+    """Whether the session log at ``log`` was started by another program than a tapedeck host (the DeepSeek Harness):
+    it has a session header but its first event is not the ``tapedeck/host`` event a tapedeck host publishes with
+    the header. False when the file cannot be read or has no session header (a writer says what is wrong then)."""
+    head = _head(log)
+    first, _, rest = (head or b"").partition(b"\n")
+    try:
+        header = orjson.loads(first)
+    except orjson.JSONDecodeError:
         return False
-    return _NEEDLE in head
+    if not isinstance(header, dict) or header.get("type") != "session":
+        return False
+    if not rest.strip():
+        return True  # a tapedeck host publishes its first event with the header
+    first_event = _LEADING_TYPE.match(rest)  # a damaged line: not judged here
+    return first_event is not None and first_event.group(1) != HOST_EVENT.encode()
 
 
 def hosted_in(head: bytes, compressed: bool) -> bool:

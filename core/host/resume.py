@@ -28,6 +28,16 @@ STEER_VIA = "tapedeck-control"
 QUEUED = "next turn"
 
 
+def foreign_log(path: object) -> str:
+    """Why a host refuses to resume ``path``, a session log the DeepSeek Harness wrote."""
+    return (
+        f"{path} is a DeepSeek Harness (DSH) session log, not one a tapedeck host started, and tapedeck's host "
+        "never writes into a DSH log; nothing was changed. Continue the session in DSH; to watch and steer it from "
+        "tapedeck, add the bridge to DSH once (`tapedeck bridge install DSH_HOME`), then use `tapedeck watch` or "
+        "`tapedeck control` on this log"
+    )
+
+
 @dataclass(frozen=True)
 class Steer:
     """An acknowledged steering message (for the next turn or step): its text and the request that sent it."""

@@ -214,3 +214,38 @@ def test_run_names_a_sessions_root_it_cannot_make_a_session_in(
 
     err = capsys.readouterr().err
     assert code == 2 and "cannot create the session directory" in err and str(root) in err, err
+
+
+def _dsh_session(fixtures_dir: Path, tmp_path: Path, zstd: bool) -> Path:
+    """A copy of a real DSH session under a sessions root, as DSH lays it out."""
+    log = log_path(tmp_path / "root", "/work/project", "228b7b82-84ed-49b7-a567-981c03b28c77", zstd)
+    log.parent.mkdir(parents=True)
+    data = (fixtures_dir / "multi-turn.session.jsonl").read_bytes()
+    if zstd:
+        import zstandard
+
+        data = zstandard.ZstdCompressor().compress(data)
+    log.write_bytes(data)
+    return log
+
+
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
+@pytest.mark.parametrize(
+    "how", [["LOG"], ["LOG", "--relocate", "--workspace", "WS"], ["ID", "--relocate", "--workspace", "WS"]]
+)
+def test_resume_refuses_a_dsh_session_log_and_leaves_it_as_it_was(
+    fixtures_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], zstd: bool, how: list[str]
+) -> None:
+    """tapedeck's host never writes into a log DSH wrote: it says what the log is and what steers it instead."""
+    log = _dsh_session(fixtures_dir, tmp_path, zstd)
+    (tmp_path / "ws").mkdir()
+    before = {p.name: p.read_bytes() for p in log.parent.iterdir()}
+    given = {"LOG": str(log), "ID": "228b7b82-84ed-49b7-a567-981c03b28c77", "WS": str(tmp_path / "ws")}
+
+    code = main(["run", "--resume", *(given.get(a, a) for a in how), "--provider", _script(tmp_path),
+                 "--sessions-root", str(tmp_path / "root")])  # fmt: skip
+
+    err = capsys.readouterr().err
+    assert code == 2 and "a DeepSeek Harness (DSH) session log" in err and "tapedeck bridge install" in err, err
+    assert {p.name: p.read_bytes() for p in log.parent.iterdir()} == before
+    assert list((tmp_path / "ws").iterdir()) == []
