@@ -46,6 +46,9 @@ MIN_RATE_SPAN_MS = 60_000
 # Times before 2000 are not clock times: a reader gives an event without a time the time 0, and a packed row of
 # a log without times its members' offsets from 0.
 MIN_EPOCH_MS = 946_684_800_000  # a run rate is never taken over less than a minute of the session
+# a turn that began this long after its exited host's last sign of life (a bridge's heartbeat comes every second)
+# is another process's
+TAKEN_UP_MS = 5_000
 
 
 class Pricing(Protocol):
@@ -100,6 +103,8 @@ class Signals:
     logged_state: tuple[str, int] | None = None  # the newest tapedeck/state: (state, seq)
     logged_at: int | None = None  # the newest event time when that state was logged
     live_state: str | None = None  # from ``clock``: the host's state as its lock and host.json say
+    exited_since: int | None = None  # from ``clock``: when the host exited (epoch ms), while ``live_state`` says so
+    turn_time: int | None = None  # when the open turn began (epoch ms)
     last_write: int | None = None  # from ``clock``: when the file last grew (epoch ms)
     died_at: int | None = None  # seq before a host started on a log whose turn was still open
     streak: int = 0
@@ -171,6 +176,7 @@ class Signals:
 
     def _turn_start(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         self.open_turn = int_or_none(data.get("turn")) or 0
+        self.turn_time = self.last_time
         self.died_at = None
         self.calls.clear()
         self.loop = None
@@ -325,8 +331,17 @@ class Signals:
         stale = since is not None and self.logged_at is not None and since < self.logged_at
         if host_state is not None and (host_state == "exited" or not stale):
             self.live_state = host_state
+            self.exited_since = since if host_state == "exited" else None
         if last_write is not None:
             self.last_write = last_write
+
+    @property
+    def taken_up(self) -> bool:
+        """Whether the open turn began after the exited host's last sign of life (``TAKEN_UP_MS`` later): another
+        process runs it (a new DSH takes a session up before its bridge writes bridge.json), not the host that
+        exited."""
+        exited, began = self.exited_since, self.turn_time
+        return exited is not None and began is not None and began > exited + TAKEN_UP_MS
 
     @property
     def host_state(self) -> tuple[str, int] | None:
@@ -493,7 +508,7 @@ def loop(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
 def host_died(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
     """The host exited (or was replaced by a new one) while a turn was open."""
     state = s.host_state
-    if s.open_turn is not None and state is not None and state[0] == "exited":
+    if s.open_turn is not None and state is not None and state[0] == "exited" and not s.taken_up:
         who = "the host" if s.hosted else "DSH"  # no tapedeck host: DSH ran it, through the bridge
         return Finding(state[1], f"{who} exited in the middle of turn {s.open_turn}")
     if s.died_at is not None and (state is None or state[0] not in ("running", "pausing", "paused", "idle")):

@@ -348,6 +348,30 @@ def test_a_dsh_that_died_mid_turn_is_named_as_dsh() -> None:
     assert alert.reason == "DSH exited in the middle of turn 1"
 
 
+def test_a_turn_a_new_dsh_opens_after_the_old_one_exited_is_not_a_death() -> None:
+    """A DSH session whose DSH exited (killed mid-turn, or between turns) is taken up by a new DSH process, which
+    opens a turn before its bridge writes bridge.json (its repair closes the old turn, then the next prompt opens
+    one). Fed before the next look at the host, that turn met the old ``exited``: a critical host-died, bell and
+    all, that cleared a second later. A turn opened after the host's last sign of life is another process's; one
+    that opened while the host lived still died with it."""
+    log, e = Log(), engine({"hostDied": {}})
+    log.header()
+    log.turn(1)
+    fired(e, log)
+    gone = log.time + 400  # the old DSH's last heartbeat, just after its turn began
+    (alert,) = e.tick(gone + 10_000, host_state="exited", since=gone)
+    assert alert.cause == "host-died"
+    n = len(log.events)
+    log.end(1, "interrupted")  # the new DSH's repair, minutes later
+    log.time = gone + 120_000
+    log.turn(2)
+    assert fired(e, log, n) == [] and "host-died" not in e.active
+    assert e.tick(log.time, host_state="exited", since=gone) == []  # its bridge.json is not written yet
+    assert e.tick(log.time + 1_000, host_state="running", since=log.time) == []
+    (alert,) = e.tick(log.time + 9_000, host_state="exited", since=log.time + 8_000)  # the new DSH dies too
+    assert (alert.cause, alert.reason) == ("host-died", "DSH exited in the middle of turn 2")
+
+
 def test_a_host_exiting_between_turns_did_not_die() -> None:
     log, e = Log(), engine({"hostDied": {}})
     log.add("tapedeck/host", {})

@@ -219,3 +219,37 @@ def test_control_wait_ends_cancelled_when_dsh_dies_while_it_waits(
     assert code == 1, outcome
     assert outcome["outcome"] == "cancelled" and "DSH bridge exited" in outcome["error"]
     assert time.monotonic() - started < 30
+
+
+def test_a_new_dsh_taking_up_a_session_whose_dsh_was_killed_raises_no_second_death(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """DSH killed mid-turn: one host-died. A new DSH that takes the session up closes that turn and opens the next
+    before its bridge rewrites bridge.json; the watcher fed that turn while the host still read exited, and raised
+    a second, false host-died (critical: a bell in the TUI and the fleet) that cleared a second later."""
+    from core.alerts.follow import AlertWatch, now_ms
+    from core.alerts.rules import TAKEN_UP_MS
+    from core.control.config import validate_config
+
+    world = DshHome(dsh, tmp_path, model.url)
+    web = DshWeb(world).start()
+    try:
+        sid, d = start_session(world, web, "Work slowly: steps=30 sleep=2")
+        log = d / "session.jsonl"
+        watch = AlertWatch(log, validate_config({}))
+        assert watch.poll(now_ms()) == []
+        os.killpg(web.proc.pid, signal.SIGKILL)  # type: ignore[union-attr]
+        web.proc.wait()  # type: ignore[union-attr]
+    finally:
+        web.stop()
+    wait_for(lambda: not read_host_state(log).live, 15, "the bridge to read exited")
+    assert [a.cause for a in watch.poll(now_ms())] == ["host-died"]
+    # taken up later than a heartbeat's slack after the death (within it, the turn could still be the dead DSH's)
+    time.sleep(max(0.0, (read_host_state(log).since or 0) + TAKEN_UP_MS - now_ms()) / 1000 + 0.5)
+    with DshWeb(world) as again:
+        again.prompt(sid, "Once more: steps=1 sleep=0")
+        wait_for(lambda: sum(e["type"] == "turn/start" for e in log_events(d)) == 2, 30, "the new DSH's turn")
+        raised = watch.poll(now_ms())  # what the log holds now, judged against the host's last reading
+        wait_for(lambda: read_host_state(log).live, 15, "the new bridge")
+        raised += watch.poll(now_ms())
+    assert [a.cause for a in raised if a.cause == "host-died"] == []
