@@ -108,6 +108,7 @@ class HtmlFormat:
         self.at = at  # the moment: the rows after it are dimmed …
         self.cut = cut  # … or, when cut, left out (and counted)
         self.later = 0  # rows left out
+        self.moment: int | None = None  # the row that shows the moment: the last at or before it
         self.named = named  # what names the session (asked for the page's title, before the log is read)
         self._last: tuple[Any, bytes] = (None, b"")  # the last long text escaped, and its bytes
         self._before: tuple[Any, bytes] = (None, b"")  # the one escaped before it
@@ -147,6 +148,8 @@ class HtmlFormat:
         if later and self.cut:
             self.later += 1
             return b""
+        if not later:
+            self.moment = r["seq"]
         kind = (r["type"], r["glyph"], bool(r["error"]), bool(r["replacement"]), stream, later)
         opening = self._openings.get(kind)
         if opening is None:
@@ -238,7 +241,7 @@ class HtmlFormat:
             turns = turns_line(s["turns"])
             at = doc["at"]
             after = f"the list ends there: {self.later} later rows left out" if self.cut else "the rows after it are dimmed"
-            moment = f" · at {_link(at)} ({after})" if at is not None else ""
+            moment = f" · at {_link(at, self.moment)} ({after})" if at is not None else ""
             parts: list[str | Callable[[], str]] = [
                 '</ol></section><div class="top">',
                 f"<header><h1>{_e(title)}</h1><table>",
@@ -291,8 +294,15 @@ class HtmlFormat:
         return (f"<tr><th>log problems</th><td>{len(found)}<details><summary>what the readers found wrong"
                 f"</summary><ul>{items}{more}</ul></details></td></tr>")  # fmt: skip
 
-    @staticmethod
-    def _chart(doc: dict[str, Any]) -> str:
+    def _listed(self, row: int) -> bool:
+        """Whether the page lists the row of seq ``row`` (a list cut at the moment leaves the later ones out)."""
+        return not (self.cut and self.at is not None and row > self.at)
+
+    def _ref(self, seq: int, row: int | None = None) -> str:
+        """``_link``, or ``#seq`` alone where the page does not list the row."""
+        return _link(seq, row) if self._listed(seq if row is None else row) else f"#{seq}"
+
+    def _chart(self, doc: dict[str, Any]) -> str:
         samples, cuts = doc["chart"]["samples"], doc["chart"]["cuts"]
         if not samples:
             return "<h2>Context</h2><p>no model request in this log</p>"
@@ -315,24 +325,24 @@ class HtmlFormat:
             i = min(bisect.bisect_right(seqs, c["seq"]), n - 1)  # the first request after the cut
             x = pad + i * bar
             letter = CUT_LETTERS.get(c["kind"], "x")
-            out.append(f'<a href="#e{c["seq"]}"><line x1="{x:.1f}" x2="{x:.1f}" y1="10" y2="{height}" stroke="#c0392b" '
-                       f'stroke-dasharray="3,2"/><text x="{x + 1:.1f}" y="{height + 12}" fill="#c0392b">{letter}'
-                       f'<title>{_e(c["kind"])} at seq {c["seq"]}: {c["charsRemoved"]} chars removed</title></text></a>')  # fmt: skip
+            line = (f'<line x1="{x:.1f}" x2="{x:.1f}" y1="10" y2="{height}" stroke="#c0392b" stroke-dasharray="3,2"/>'
+                    f'<text x="{x + 1:.1f}" y="{height + 12}" fill="#c0392b">{letter}<title>{_e(c["kind"])} at seq '
+                    f'{c["seq"]}: {c["charsRemoved"]} chars removed</title></text>')  # fmt: skip
+            out.append(f'<a href="#e{c["seq"]}">{line}</a>' if self._listed(c["seq"]) else line)
         out.append("</svg>")
         legend = (
             "s seal · f fold · p prune · r rewind · c compaction (dashed lines: cuts, linked to their events)"
         )
         return f'<h2>Context</h2><p class="dim">chars sent per model request · {legend}</p>' + "".join(out)
 
-    @staticmethod
-    def _notes(doc: dict[str, Any]) -> str:
+    def _notes(self, doc: dict[str, Any]) -> str:
         if not doc["notes"]:
             return ""
-        items = "".join(
-            f'<li>{_link(n["seq"], n["row"])} <span class="note">{_e(n["text"])}</span></li>'
-            for n in doc["notes"]
-        )
-        return f'<h2>Notes</h2><ul class="notes">{items}</ul>'
+        items = []
+        for n in doc["notes"]:  # a note on a seq past the log's end (a copy cut short) is on no row
+            where = self._ref(n["seq"], n["row"]) if n["row"] is not None else f"#{n['seq']} (not in this log)"
+            items.append(f'<li>{where} <span class="note">{_e(n["text"])}</span></li>')
+        return f'<h2>Notes</h2><ul class="notes">{"".join(items)}</ul>'
 
     @staticmethod
     def _surface_head(doc: dict[str, Any], count: int) -> str:
@@ -384,8 +394,7 @@ class HtmlFormat:
             yield b"<li>" + piece[:cut] + (anchor + new).encode() + piece[cut:]
         yield b"</ol>"
 
-    @staticmethod
-    def _cost(doc: dict[str, Any]) -> str:
+    def _cost(self, doc: dict[str, Any]) -> str:
         c = doc["cost"]
         out = ['<h2 id="cost">Cost</h2><table><tr><th>turn</th><th class="num">requests</th><th class="num">cost</th>'
                '<th class="num">cached</th></tr>']  # fmt: skip
@@ -402,22 +411,21 @@ class HtmlFormat:
             out.append("<table><tr><th>seq</th><th>cut</th><th>turn</th><th class=\"num\">chars off</th>"
                        "<th class=\"num\">saved</th><th class=\"num\">cache break cost</th><th class=\"num\">net</th></tr>")  # fmt: skip
             for k in c["cuts"]:
-                out.append(f"<tr><td>{_link(k['seq'])}</td><td>{_e(k['kind'])}</td><td>{k['turn']}</td>"
+                out.append(f"<tr><td>{self._ref(k['seq'])}</td><td>{_e(k['kind'])}</td><td>{k['turn']}</td>"
                            f"<td class=\"num\">{k['charsRemoved']}</td><td class=\"num\">{_usd(k['savedUsd'])}</td>"
                            f"<td class=\"num\">{_usd(k['costUsd'])}</td><td class=\"num\">{_usd(k['netUsd'])}</td></tr>")  # fmt: skip
             out.append("</table>")
         return "".join(out)
 
-    @staticmethod
-    def _marks(doc: dict[str, Any]) -> str:
+    def _marks(self, doc: dict[str, Any]) -> str:
         if not doc["marks"]:
             return ""
         out = ['<h2 id="marks">Tape entries, folds and marks</h2><table><tr><th>seq</th><th>kind</th><th>what</th>'
                "<th>replaced</th></tr>"]  # fmt: skip
         for m in doc["marks"]:
             glyph = REPLACEMENT_GLYPHS.get(m["kind"], "◇")
-            out.append(f"<tr><td>{_link(m['seq'])}</td><td>{glyph} {_e(m['kind'])}</td><td>{_e(m['summary'])}</td>"
-                       f"<td class=\"links\">{' '.join(_link(s) for s in m['replaced'][:200])}"
+            out.append(f"<tr><td>{self._ref(m['seq'])}</td><td>{glyph} {_e(m['kind'])}</td><td>{_e(m['summary'])}</td>"
+                       f"<td class=\"links\">{' '.join(self._ref(s) for s in m['replaced'][:200])}"
                        f"{' …' if len(m['replaced']) > 200 else ''}</td></tr>")  # fmt: skip
         out.append("</table>")
         return "".join(out)

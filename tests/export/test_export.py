@@ -280,7 +280,8 @@ def test_the_html_event_list_shows_where_the_moment_is() -> None:
     rows = re.findall(r'<li id="e(\d+)" class="([^"]*)"', page)
     assert rows and {int(seq) > at for seq, classes in rows} == {True, False}
     assert all(("later" in classes.split()) == (int(seq) > at) for seq, classes in rows)
-    assert f'at <a href="#e{at}">#{at}</a> (the rows after it are dimmed)' in page
+    shown = max(int(seq) for seq, _ in rows if int(seq) <= at)  # the stream's row that holds the delta at the moment
+    assert shown < at and f'at <a href="#e{shown}">#{at}</a> (the rows after it are dimmed)' in page
     assert "later" not in _run("export", str(log), "--no-redact").split("</style>")[1]
 
 
@@ -410,3 +411,32 @@ def test_the_page_s_head_names_the_title_the_json_gives(tmp_path: Path, zstd: bo
     assert "<title>Renamed · tapedeck export</title>" in page.split("</head>")[0]
     assert page.count("tapedeck export</title>") == 1
     assert _json("export", str(log), "--format", "json")["session"]["title"] == "Renamed"
+
+
+@pytest.mark.parametrize("log", LOGS, ids=[p.name.split(".session")[0] for p in LOGS])
+def test_every_link_of_the_page_leads_to_an_element_of_it(log: Path, tmp_path: Path) -> None:
+    """A reviewer clicks the page's links (the moment, notes, cuts, marks, the surface, the request): each leads to
+    an element of the page. The moment linked to its seq's own row, which a stream's delta has not (its stream's
+    row stands for it), a list cut at the moment (the TUI's export) kept links to the rows it leaves out, and a
+    note on a seq the log no longer holds (a copy cut short) linked to no row."""
+    from core.export.build import ExportOptions
+    from core.export.write import export
+
+    copy = tmp_path / log.name
+    copy.write_bytes(log.read_bytes())
+    doc = _json("export", str(copy), "--format", "json")
+    deltas = [seq for r in doc["events"] if "deltas" in r for seq in range(r["seq"] + 1, r["endSeq"] + 1)]
+    moments = [*deltas[:1], doc["session"]["events"] // 3, 2 * doc["session"]["events"] // 3]
+    for row in doc["events"][:: max(1, len(doc["events"]) // 4)]:
+        assert main(["note", str(copy), "--seq", str(row["seq"]), "look"]) == 0
+    for at in moments:
+        for cut in (False, True):
+            out = io.BytesIO()
+            export(copy, out, "html", ExportOptions(at=at, cut=cut))
+            page = out.getvalue().decode()
+            ids = set(re.findall(r' id="([^"]+)"', page))
+            assert {h for h in re.findall(r'href="#([^"]*)"', page) if h not in ids} == set(), (at, cut)
+    short = tmp_path / "short.jsonl"  # the same session cut short: its notes are the copy's
+    short.write_bytes(b"".join(copy.read_bytes().splitlines(True)[:4]))
+    page = _run("export", str(short), "--format", "html")
+    assert "(not in this log)" in page and {h for h in re.findall(r'href="#([^"]*)"', page)} <= set(re.findall(r' id="([^"]+)"', page))
