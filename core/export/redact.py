@@ -11,9 +11,11 @@ was replaced, by kind. What is replaced:
   JWTs, the password of a URL (``scheme://user:…@``), PEM private-key blocks, ``Bearer …`` and ``Basic …``
   credentials (a word of prose after them only in an ``Authorization`` header) and ``Authorization`` header
   values, the values of ``api_key=…``/``token: …``/``password=…``/``secret_key=…``/``AccountKey=…``/
-  ``aws_secret_access_key = …`` pairs, their quotes escaped too, as JSON text in a string has them, but not a value
+  ``aws_secret_access_key = …`` pairs and of variables whose name ends in a secret's word (``DB_PASS=…``,
+  ``MYSQL_PWD=…``, ``REDIS_AUTH=…``), their quotes escaped too, as JSON text in a string has them, but not a value
   that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
-  ``None``, ``secret=secret_value``: ``_secret_value``);
+  ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``),
+  and a netrc entry's password (``machine … login … password …``);
 - ``env``: the value of every environment variable of the exporting process named for a secret (``DB_PASSWORD``,
   ``GITHUB_TOKEN``) from ``ENV_MIN_NAMED`` characters, and of any other from ``ENV_MIN`` characters when it is no
   ``readable`` text (a random token: not ``C.UTF-8``, ``xterm-256color`` or ``--max-old-space-size=4096``); never
@@ -59,11 +61,31 @@ _KEYS = re2.compile(
 )
 # a credential after ``Bearer``/``Basic`` (group 1), unless it is a word of prose (``_credential``)
 _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
+# the key words a secret's value follows: any case, or as the last word of an environment variable's name (the
+# short ones: ``DB_PASS``, ``MYSQL_PWD``, ``REDIS_AUTH``; ``bypass``, ``auth: basic`` are none)
+_KEY_WORDS = (
+    rb"(?i:(?:api|secret|private|access|account)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd"
+    rb"|passphrase|token)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)"
+)
 # a value after a key word (group 1) on its line (group 3; group 2 the quote before it), unless it is code
 # (``_secret_value``)
 _PAIR = re2.compile(
-    rb"(?i:((?:api|secret|private|access|account)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd|token)"
-    rb"(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?)((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
+    rb"(" + _KEY_WORDS + rb")(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?"
+    rb"((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
+)
+# a netrc file's password (group 1), also where JSON text writes its line breaks as escapes: after the ``machine``
+# (or ``default``) its entry starts with and the other pairs of the entry (``login bob``) …
+_NETRC_SPACE = rb"(?:[ \t\r\n]|\\[tnr])+"
+_NETRC_BLANK = rb"(?:[ \t]|\\t)"
+_NETRC_TOKEN = rb"(?:[^\s\\\"]|\\[^tnr\s\"])+"
+_NETRC = re2.compile(
+    rb"(?:machine" + _NETRC_SPACE + _NETRC_TOKEN + rb"|default)(?:" + _NETRC_SPACE + rb"(?:login|account|port)"
+    + _NETRC_SPACE + _NETRC_TOKEN + rb")*" + _NETRC_SPACE + rb"password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
+)
+# … or on a line of its own (``grep password ~/.netrc``)
+_NETRC_LINE = re2.compile(
+    rb"(?:^|[\r\n\"]|\\[nr])" + _NETRC_BLANK + rb"*password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
+    + _NETRC_BLANK + rb"*(?:$|[\r\n\"]|\\[nr\"])"
 )
 # an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
 # before the value), unless it is code (``_secret_value``): ``Authorization: token …`` or a raw key
@@ -87,7 +109,8 @@ _KEY_WORD = re.compile(rb"(?i)key|token|secret|pass")
 _NAME_PARTS = re.compile(rb"_|[a-z][A-Z]")  # a name of several words: ``api_key``, ``TokenType``
 # a class of several words or a constant: ``token: MessageType``, ``Token: FG_DEFAULT`` (one word is as likely a
 # password: ``password: Welcome``)
-_TYPE_NAME = re.compile(rb"[A-Z][a-z]+(?:[A-Z][a-z]+)+|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+_CLASS_NAME = re.compile(rb"[A-Z][a-z]+(?:[A-Z][a-z]+)+")
+_CONSTANT = re.compile(rb"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _COLOR = re.compile(rb"#(?:[0-9A-Fa-f]{3}){1,2}")  # a syntax theme's ``Token: "#d8dee9"``
 # literals and type names (``token: string``, ``password: str``, ``api_key: bytes``) a key word's value is in code
 _LITERALS = frozenset(
@@ -113,9 +136,9 @@ _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?i:(?:api|secret|private|access|account)[_-]?key|secret|password|passwd|token|authorization)(?:(?:\\\\)?\\?[\"'])?"
-    + _JSON_SPACE + rb"*[:=]"
-    rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
+    rb"|(?:" + _KEY_WORDS + rb"|(?i:authorization))(?:(?:\\\\)?\\?[\"'])?" + _JSON_SPACE + rb"*[:=]"
+    rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE.pattern
+    + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )
 _NUMBER = re.compile(r"[-+]?[0-9][0-9.,_eE+\-]*")
@@ -140,6 +163,12 @@ def _is_path(value: str) -> bool:
     return all(part.startswith(("/", "~", ".")) or not part for part in value.split(os.pathsep))
 
 
+def _setting(value: str) -> bool:
+    """True when a variable's value is a number, a path or a setting word (``true``, ``off``): no secret, whatever
+    the variable is named for."""
+    return bool(_NUMBER.fullmatch(value)) or _is_path(value) or value.strip().lower() in _SETTINGS
+
+
 def readable(value: str) -> bool:
     """True when ``value`` is made of words as names and prose write them (``C.UTF-8``, ``xterm-256color``,
     ``--max-old-space-size=4096``, ``getUserName``), not of a random token's run (``k3y-v4lue``, ``a1B2c3``)."""
@@ -154,10 +183,10 @@ def env_secrets(environ: Mapping[str, str] | None = None, minimum: int = ENV_MIN
     env = os.environ if environ is None else environ
     values = set()
     for name, v in env.items():
-        if _NUMBER.fullmatch(v) or _is_path(v):
+        if _setting(v):
             continue
         if _SECRET_NAME.search(name):
-            if len(v.strip()) >= ENV_MIN_NAMED and v.strip().lower() not in _SETTINGS:
+            if len(v.strip()) >= ENV_MIN_NAMED:
                 values.add(v)
         elif len(v.strip()) >= minimum and not readable(v):
             values.add(v)
@@ -178,22 +207,26 @@ def _secret_value(data: bytes, m: Any) -> bool:
     (``token = next_token()``), an attribute (``args.api_key``), a literal, a type or a constant (``None``,
     ``string``, ``MessageType``, ``FG_DEFAULT``), a name holding the key word assigned (``api_key=api_key``,
     ``self.password = password``), each also in Markdown's backticks; but any value of an env file's line
-    (``DB_PASSWORD=…``) is one."""
+    (``DB_PASSWORD=…``) is one but a number, a path or a setting word, and a constant or a variable of a config
+    (``DB_PASSWORD = MyPassword``) is assigned a value that reads like a class's name, not the class."""
     value, quoted = m.group(3), m.group(2) is not None
     if value[:1] in (b"$", b"%", b"<", b"*") or value[:2] == b"{{" or value.startswith("…".encode()):
         return False
     if quoted:
         return not _COLOR.fullmatch(value)
     sep = data[m.end(1) : m.start(3)]
-    if sep == b"=" and m.group(1).isupper():  # an env file's ``DB_PASSWORD=…``: data, whatever it looks like
-        return True
+    upper = m.group(1).isupper()
+    if sep == b"=" and upper:  # an env file's ``DB_PASSWORD=…``: data, whatever it looks like
+        return not _setting(value.decode(errors="replace"))
     value = value.rstrip(b".:!?`").lstrip(b"`")
     code = _CODE.match(value)
     if code is None:  # it starts with no name (``9f8e…``)
         return True
     whole = code.end() == len(value)
-    if code.group(2) or whole and (value in _LITERALS or _TYPE_NAME.fullmatch(value)):
+    if code.group(2) or whole and (value in _LITERALS or _CONSTANT.fullmatch(value)):
         return False
+    if whole and _CLASS_NAME.fullmatch(value):  # a class, but what a constant or a config's variable is given is data
+        return upper and b"=" in sep
     if code.group(1) and readable(value[: code.end()].decode("ascii")):  # names, not a dotted token's parts
         return False
     # a name holding the key word is code where a value is assigned (``api_key=api_key``) or a quoted key's
@@ -222,7 +255,7 @@ class Redactor:
         # each pattern's kind, the group that is replaced, and what says whether a match is one (None: every one)
         self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
-            ("key", _AUTHORIZATION, 3, _secret_value),
+            ("key", _AUTHORIZATION, 3, _secret_value), ("key", _NETRC, 1, None), ("key", _NETRC_LINE, 1, None),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None),
         ]  # fmt: skip
         if secrets:

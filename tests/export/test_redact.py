@@ -49,6 +49,19 @@ EMAILS = st.tuples(
 ENV_VALUES = st.text(alphabet=ALNUM + "-_./:=+", min_size=8, max_size=24).filter(
     lambda v: bool(env_secrets({"SECRET_VALUE": v}))
 )
+# a plain word or two as a password is (``MyPassword``, ``hunter2``), assigned to a variable named for a secret
+# or written in a netrc entry
+WORD_VALUES = st.from_regex(r"[A-Z][a-z]{2,8}[A-Z][a-z]{2,8}|[a-z]{4,10}[0-9]{1,3}", fullmatch=True).filter(
+    lambda v: bool(env_secrets({"DB_PASSWORD": v}))
+)
+ASSIGNMENTS = st.tuples(
+    st.sampled_from(["", "export ", "docker run -e ", "set "]),
+    st.sampled_from(["DB_PASSWORD", "API_SECRET", "DB_PASS", "MYSQL_PWD", "REDIS_AUTH", "SMTP_PW", "GPG_PASSPHRASE",
+                     "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY"]),  # fmt: skip
+    st.sampled_from(["=", " = "]),
+).map("".join)
+NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
+                         "default login anonymous password "])  # fmt: skip
 USERS = st.text(alphabet=string.ascii_lowercase + string.digits + "_-", min_size=1, max_size=10)
 SURROUND = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=24)
 
@@ -94,24 +107,26 @@ def _baseline(fmt: str) -> str:
 
 
 @settings(max_examples=CASES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(key=KEYS, email=EMAILS, env=ENV_VALUES, user=USERS, around=st.lists(SURROUND, min_size=8, max_size=8))
+@given(key=KEYS, email=EMAILS, env=ENV_VALUES, user=USERS, assigned=st.tuples(ASSIGNMENTS, WORD_VALUES),
+       netrc=st.tuples(NETRC, WORD_VALUES), around=st.lists(SURROUND, min_size=10, max_size=10))  # fmt: skip
 def test_no_planted_secret_survives_and_no_number_changes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, email: str, env: str, user: str, around: list[str]
-) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, email: str, env: str, user: str,
+    assigned: tuple[str, str], netrc: tuple[str, str], around: list[str],
+) -> None:  # fmt: skip
     monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
     home = f"/home/{user}"
     a = around
     log = plant(
         tmp_path / "planted.jsonl",
         user=f"{a[0]}{key}{a[1]} {a[2]}{env}{a[3]}",
-        result=f"{a[4]}{email}{a[5]}\n{a[6]}{home}/project/main.py{a[7]}",
+        result=f"{a[4]}{email}{a[5]}\n{a[6]}{home}/project/main.py{a[7]}\n{a[8]}{''.join(assigned)} {''.join(netrc)}{a[9]}",
         answer=f"done {a[1]}{key}",
     )
     environ = {"SECRET_VALUE": env}
     plain = orjson.loads(_export(log, "json", None))
     for fmt in ("json", "md", "html"):
         redacted = _export(log, fmt, Redactor(environ=environ, home="/nonexistent-home")).decode()
-        for secret in (key, email, env, home):
+        for secret in (key, email, env, home, assigned[1], netrc[1]):
             # a value may also be part of the export's own words (an env value 'sistant/' in every
             # 'assistant/message'): those it may keep, nothing the log's text brought
             assert redacted.count(secret) <= _baseline(fmt).count(secret), f"{fmt}: {secret!r} survived"
@@ -167,6 +182,10 @@ Basic authentication needs a basic understanding of encoding="utf-8" and wayland
 
 Unsafe values stay out of the repository, and so does the password:
    Handling is described below.
+USE_AUTH=disabled ENABLE_AUTH=true GOOGLE_APPLICATION_CREDENTIALS=/etc/gcp/creds.json PASSWORD_MIN_LENGTH=12 TOKEN_TYPE=bearer
+class Settings(BaseSettings): API_KEY: SecretStr; DB_PASSWORD: PostgresDsn  # SECRET_KEY = os.environ["SECRET_KEY"]
+DB_PASSWORD = settings.DB_PASSWORD; AUTH_TOKEN = None; API_SECRET = get_secret("api")
+psql: password authentication failed for user; the login form has a password field; a password is required
 """
 
 
@@ -210,6 +229,13 @@ SECRET_ENV = {
         ("AccountName=x;AccountKey=q9Zk2lW8xYtRm5Vn==;EndpointSuffix=core.windows.net", "q9Zk2lW8xYtRm5Vn"),
         ("SG.abcdefghij0123456789.ABCDEFGHIJ0123456789abcdefgh", "ABCDEFGHIJ0123456789"),
         ("whsec_abcdefghij0123456789ABCD", "abcdefghij0123456789"), ("bot 123456789:AAHk2lW8xYtRm5Vnq9Zk2lW8xYtRm5VnQ9Z", "AAHk2lW8"),
+        ("DB_PASS=MyPassword", "MyPassword"), ("export MYSQL_PWD=SuperSecret", "SuperSecret"),
+        ("docker run -e REDIS_AUTH=correcthorse redis", "correcthorse"), ("SMTP_PW='swordfish'", "swordfish"),
+        ("DB_PASSWORD = MyPassword", "MyPassword"), ("export API_SECRET = SuperSecret", "SuperSecret"),
+        ("GPG_PASSPHRASE=OpenSesame", "OpenSesame"), ("passphrase=opensesame", "opensesame"),
+        ("machine example.com login bob password swordfish", "swordfish"),
+        ("machine example.com\n  login bob\n  password swordfish\n", "swordfish"),
+        ("default login anonymous password guest-1234", "guest-1234"), ("$ grep password ~/.netrc\n  password swordfish", "swordfish"),
         ("post to https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXXXXXXXXXX", "XXXXXXXXXXXX"), ("token=MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs", "Cl2FMQ"), ("psql with postgres-pw", "postgres-pw"), ("mysql mysqlpass", "mysqlpass"),
     ],
 )  # fmt: skip
@@ -243,7 +269,9 @@ WORDS = st.sampled_from([
     "secret_key", "aws_secret_access_key", "PRIVATE-KEY", "accesskey", '\\"', "\\/home\\/", "\\/Users\\/",
     "C:\\\\Users\\\\", "glpat-", "npm_", "hf_", "redis://", "https://u:", "@",
     "\u017fecret", "ann@example", "/home/", "/Users/", "/root", "C:\\Users\\", "-----BEGIN RSA PRIVATE KEY-----",
-    "hunter2-value", 'q"uo\\te-env', "x", "Authorization", "authorization: token",
+    "hunter2-value", 'q"uo\\te-env', "x", "Authorization", "authorization: token", "DB_PASS", "MYSQL_PWD",
+    "REDIS_AUTH", "passphrase", "DB_PASSWORD = ", "machine", "default", " login ", " password ", "\npassword",
+    "\\npassword ",
 ])  # fmt: skip
 GLUE = st.lists(st.sampled_from(["=", ":", '"', "'", " ", "\t", "\n", "\r", "\f", "\x0b", "\\", "\x01", ".", "-", "\u00e9"]),
                 max_size=3).map("".join)  # fmt: skip
