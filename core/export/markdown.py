@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from html import escape
 from typing import Any
 
@@ -55,13 +55,18 @@ def _cost_row(label: str, row: dict[str, Any]) -> str:
     return f"| {label} | {row['requests']} | {_usd(row['usd'])} | {_pct(row['cached'])} |"
 
 
+def _priced(values: Iterable[float | None]) -> float | None:
+    """The sum of the dollar amounts known, as ``tapedeck cost`` sums them (None: none is)."""
+    priced = [v for v in values if v is not None]
+    return sum(priced) if priced else None
+
+
 def _summed(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Cost rows of turns as one, summed as ``tapedeck cost`` sums its rows."""
-    priced = [row["usd"] for row in rows if row["usd"] is not None]
     reported = any(row["cached"] is not None for row in rows)
     hit, miss = sum(row["hit"] for row in rows), sum(row["miss"] for row in rows)
     share = cached_share(hit if reported else None, miss)
-    return {"requests": sum(row["requests"] for row in rows), "usd": sum(priced) if priced else None,
+    return {"requests": sum(row["requests"] for row in rows), "usd": _priced(row["usd"] for row in rows),
             "cached": None if share is None else round(share, 4)}  # fmt: skip
 
 
@@ -399,8 +404,8 @@ class MarkdownFormat:
             lines.append(_cost_row(f"{len(others)} other turns", _summed(others)))
         lines.append(_cost_row("**session**", t))
         tokens = f"\ntokens: hit {t['hit']} · miss {t['miss']} · output {t['output']}"
-        if c["cuts"]:
-            saved = sum(k["savedUsd"] or 0 for k in c["cuts"])
-            tokens += f" · {len(c['cuts'])} cut(s) saved {_usd(saved)} (estimated)"
+        if c["cuts"]:  # what they saved less what their cache breaks (and summary calls) cost, as ``cost`` nets them
+            saved, spent, net = (_usd(_priced(k[key] for k in c["cuts"])) for key in ("savedUsd", "costUsd", "netUsd"))
+            tokens += f" · {len(c['cuts'])} cut(s) saved {saved}, their cache breaks cost {spent}: net {net} (estimated)"
         lines.append(tokens)
         return ("\n".join(lines) + "\n").encode()

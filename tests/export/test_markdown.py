@@ -280,3 +280,26 @@ def test_the_commands_it_names_run_as_they_are_on_a_path_with_spaces(
         commands = [shlex.split(s) for s in spans if s.startswith("tapedeck ")]
         assert [c[1] for c in commands] == ["expand", "request"]
         assert {c[2] for c in commands} == {shown}
+
+
+def test_the_cuts_line_gives_what_they_saved_net_of_their_cache_breaks(tmp_path: Path) -> None:
+    """The cost summary said what the cuts saved and nothing of what their cache breaks cost, which ``tapedeck
+    cost`` nets against it: a session whose cuts cost more than they saved read as a saving. It now gives both
+    sums and the net, as ``cost`` adds them up; and for a model with no price, ``n/a``, not ``$0.0000``."""
+    import json
+
+    from bench.gen_session import generate
+    from bench.readers import host_log
+
+    mixed = tmp_path / "mixed.jsonl"
+    generate(mixed, 1_500_000, seed=1, profile="mixed")
+    for log in (mixed, host_log(tmp_path / "demo")):
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert main(["cost", str(log), "--json"]) == 0
+        cuts = json.loads(out.getvalue())["cuts"]
+        line = _md(str(log)).rstrip().splitlines()[-1]
+        sums = [sum(c[k] for c in cuts) if cuts[0][k] is not None else None for k in ("savedUsd", "costUsd", "netUsd")]
+        shown = ["n/a" if v is None else f"${v:.4f}" for v in sums]
+        assert cuts and line.endswith(f"{len(cuts)} cut(s) saved {shown[0]}, their cache breaks cost {shown[1]}: "
+                                      f"net {shown[2]} (estimated)"), line  # fmt: skip
