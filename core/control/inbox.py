@@ -75,6 +75,7 @@ MAX_DEPTH = (
     32  # nesting a request line may have; the log's encoder stops far below the 1,000s a hostile line holds
 )
 MAX_ORIGIN_CHARS = 100
+LOCK_RETRY_SECONDS = 0.01
 MAX_EXPIRY_SECONDS = 1e12  # far beyond any wait, and its epoch milliseconds stay an integer the log can hold
 ORIGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*\Z")
 # The id of a line that cannot be decoded (too deep, too long, a lone surrogate), read from where writers put it.
@@ -335,10 +336,26 @@ def withdrawal(request_id: str) -> dict[str, Any]:
     return {"withdraw": request_id, "at": _now_ms()}
 
 
+def _lock(fd: int, target: Path, wait: float | None) -> None:
+    """Take the inbox's exclusive ``flock``, waiting for it as long as it takes or at most ``wait`` seconds."""
+    deadline = None if wait is None else time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX if deadline is None else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if deadline is None or time.monotonic() >= deadline:
+                raise ControlError(f"another process held the control inbox {target} locked for {wait:g} s") from None
+            time.sleep(LOCK_RETRY_SECONDS)
+        except OSError as exc:
+            raise ControlError(f"cannot lock the control inbox {target}: {exc.strerror or exc}") from exc
+
+
 @contextlib.contextmanager
-def locked_inbox(path: str | os.PathLike[str]) -> Iterator[int]:
+def locked_inbox(path: str | os.PathLike[str], wait: float | None = None) -> Iterator[int]:
     """The inbox at ``path`` open for appending (created, mode 0600) under its exclusive ``flock``: every writer
-    appends under it, and a host takes it for its last read as it exits (``core.host.loop.AgentHost.close``)."""
+    appends under it, and a host takes it for its last read as it exits (``core.host.loop.AgentHost.close``).
+    ``wait``: the most seconds to wait for another holder (a ControlError after them); None waits as needed."""
     target = Path(path)
     try:
         fd = _open_inbox(target)
@@ -347,10 +364,7 @@ def locked_inbox(path: str | os.PathLike[str]) -> Iterator[int]:
     except OSError as exc:
         raise ControlError(f"cannot open the control inbox {target}: {exc.strerror or exc}") from exc
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError as exc:
-            raise ControlError(f"cannot lock the control inbox {target}: {exc.strerror or exc}") from exc
+        _lock(fd, target, wait)
         yield fd
     finally:
         with contextlib.suppress(OSError):

@@ -57,6 +57,7 @@ NOT_DISPATCHED = CallResult(
     {"name": "AbortError", "code": "ABORTED_BEFORE_DISPATCH"},
 )
 MODEL_POLL_SECONDS = 0.02
+CLOSE_LOCK_SECONDS = 2.0  # the longest an exiting host waits for a sender to let go of the inbox (it holds it ms)
 CHUNK_FLUSH_SECONDS = 0.1
 HOST_OUTPUT_CHARS = 4_000_000  # the most output one tool call keeps (head and tail) before the policies see it
 CHUNK_FLUSH_COUNT = 64
@@ -330,10 +331,12 @@ class AgentHost:
 
         The inbox stays locked from that last read until the log is released: a sender checks under the same lock
         that the host is live, so its request either reaches the last read or is refused and never written."""
-        self.guard = None  # its requests could reach no host now, and it would wait on the lock this call holds
+        self.operator.stop_watching()  # first: its thread must not be left waiting on the lock this call takes
+        self.guard = None  # its requests could reach no host now, and it would wait on that lock too
         with contextlib.ExitStack() as held:
-            with contextlib.suppress(OSError, ControlError):  # a link or no directory there: closed all the same
-                held.enter_context(locked_inbox(self.inbox_path))
+            # Closed all the same without it: a link or no directory there, or a sender stuck holding it.
+            with contextlib.suppress(OSError, ControlError):
+                held.enter_context(locked_inbox(self.inbox_path, wait=CLOSE_LOCK_SECONDS))
             try:
                 self.operator.close()
             finally:  # the log replaced under the host cannot take the exit's events; the rest is released anyway

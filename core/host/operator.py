@@ -135,12 +135,16 @@ class Operator:
             self._thread = threading.Thread(target=self._watch, name="tapedeck-inbox", daemon=True)
             self._thread.start()
 
-    def close(self) -> None:
-        """Stop watching; cancel every request this host will never apply (queued ones wait for a resume)."""
+    def stop_watching(self) -> None:
+        """Stop the inbox thread (idempotent): from here on only the caller's thread reads the inbox."""
         self._closing.set()
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+    def close(self) -> None:
+        """Stop watching; cancel every request this host will never apply (queued ones wait for a resume)."""
+        self.stop_watching()
         with self._mutex:
             self.poll()
             for request in self.deferred:

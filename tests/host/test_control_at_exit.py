@@ -76,3 +76,14 @@ def test_a_request_sent_as_the_host_exits_is_answered_or_never_written(
     assert [rid for rid in sent if rid not in final] == []
     written = [orjson.loads(line) for line in control.inbox_path(log).read_bytes().splitlines()]
     assert [r["id"] for r in written if "id" in r and r["id"] not in final] == []
+
+
+def test_a_host_exits_even_while_another_process_holds_its_inbox_locked(tmp_path: Path) -> None:
+    """A sender stuck inside the inbox's lock (suspended, say) cannot keep the host from exiting."""
+    proc, log = _host(tmp_path)
+    while not log.exists() and proc.poll() is None:
+        pass
+    with control.locked_inbox(control.inbox_path(log)):
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert read_log(log).events[-1]["data"] == {"state": "exited"}
