@@ -23,7 +23,8 @@ was replaced, by kind. What is replaced:
   writes it (``written_forms``);
 - ``email``: e-mail addresses;
 - ``home``: home-directory paths (``/home/<user>``, ``/Users/<user>``, ``/root``, ``C:\\Users\\<user>`` and the
-  exporting user's ``$HOME``; a slash escaped or a backslash doubled as JSON text has them), replaced by ``~``.
+  exporting user's ``$HOME``, these two where a path starts with them; a slash escaped or a backslash doubled as
+  JSON text has them), replaced by ``~``.
 """
 
 from __future__ import annotations
@@ -96,8 +97,11 @@ _AUTHORIZATION = re2.compile(
 _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
 # a slash may be escaped and a backslash doubled, as JSON text in a string has them (a tool call's arguments)
 _HOME = re2.compile(
-    rb"(?:\\?/home\\?/|\\?/Users\\?/)[^/\s\"'<>:;,]+|/root\b|[A-Za-z]:\\{1,2}Users\\{1,2}[^\\\s\"'<>:;,]+"
+    rb"(?:\\?/home\\?/|\\?/Users\\?/)[^/\s\"'<>:;,]+|[A-Za-z]:\\{1,2}Users\\{1,2}[^\\\s\"'<>:;,]+"
 )
+# where a path starts (group 1 follows no name's character: ``/srv/app/root`` holds a directory named root, no home)
+_PATH_START = rb"(?:^|[^\w.~\\\-])("
+_ROOT = re2.compile(_PATH_START + rb"\\?/root)\b")  # root's home
 _URL_HEAD = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:")  # what stays of a URL's credentials
 # A word as names and prose write it (``utf``, ``Server``, ``getUserName``, ``HTTPServer``, ``x64``, ``256color``),
 # where a random token mixes cases and digits at random (``k3yV4lue``)
@@ -256,13 +260,13 @@ class Redactor:
         self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
             ("key", _AUTHORIZATION, 3, _secret_value), ("key", _NETRC, 1, None), ("key", _NETRC_LINE, 1, None),
-            ("email", _EMAIL, 0, None), ("home", _HOME, 0, None),
+            ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, None),
         ]  # fmt: skip
         if secrets:
             self._patterns.append(("env", re2.compile("|".join(map(re.escape, secrets)).encode()), 0, None))
-        if home is not None:  # a whole directory: ``/root`` never the start of ``/rootfs``
+        if home is not None:  # a whole directory where a path starts: ``/root`` never the start of ``/rootfs``
             whole = r"\b" if re.match(r"\w", home[-1], re.ASCII) else ""
-            self._patterns.append(("home", re2.compile((re.escape(home) + whole).encode()), 0, None))
+            self._patterns.append(("home", re2.compile(_PATH_START + (re.escape(home) + whole + ")").encode()), 1, None))
         # one scan says which of the patterns a string holds anything of (most hold nothing): only those are run
         self._which = re2.Set.SearchSet()
         for _, pattern, _, _ in self._patterns:

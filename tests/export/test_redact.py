@@ -492,3 +492,17 @@ def test_the_exporting_users_home_is_a_whole_directory_never_the_start_of_anothe
     r = Redactor(environ={}, home="/srv/ann")
     assert r.text("/srv/ann/x /srv/anna/y /srv/ann") == "~/x /srv/anna/y ~"
     assert r.counts["home"] == 2
+
+
+@pytest.mark.parametrize("home", ["/root", "/home/ann"])
+def test_a_directory_named_root_inside_a_path_is_no_home(home: str) -> None:
+    """``/root`` is a home directory where a path starts with it, not a directory named ``root`` deeper in one (a
+    sessions root, a site's document root): ``/tmp/demo/root/x.jsonl`` came out as ``/tmp/demo~/x.jsonl``, which
+    also broke the command the Markdown names to expand a result, and counted a home that was not there. The
+    exporting user's own home (``/root`` when exporting as root) is replaced the same way, and both still go at
+    the start of a path, also as JSON text writes it."""
+    r = Redactor(environ={}, home=home)
+    kept = "tapedeck expand '/tmp/demo/root/--w--/s/session.jsonl'; cp /srv/app/root/index.html build-root/x ~/root/y"
+    assert r.text(kept) == kept and r.summary()["home"] == 0
+    text = 'cd /root; ls "/root/.ssh" (/root) {"path":"\\/root\\/x"} =/root'
+    assert r.text(text) == 'cd ~; ls "~/.ssh" (~) {"path":"~\\/x"} =~'
