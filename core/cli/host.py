@@ -44,6 +44,9 @@ def _run(args: argparse.Namespace) -> int:
 
     if not args.task and not args.resume:
         raise TapedeckError("give a TASK to run (or --resume ID)")
+    empty = next((n for n, task in enumerate(args.task, 1) if not task.strip()), None)
+    if empty is not None:
+        raise TapedeckError(f"TASK {empty} is empty: each TASK is the prompt of one turn; nothing was started")
     check_seconds("pace", args.pace, zero=True)
     check_seconds("chunk-delay", args.chunk_delay, zero=True)
     config = load_config(args.config)

@@ -249,3 +249,16 @@ def test_resume_refuses_a_dsh_session_log_and_leaves_it_as_it_was(
     assert code == 2 and "a DeepSeek Harness (DSH) session log" in err and "tapedeck bridge install" in err, err
     assert {p.name: p.read_bytes() for p in log.parent.iterdir()} == before
     assert list((tmp_path / "ws").iterdir()) == []
+
+
+@pytest.mark.parametrize("task", ["", "  \n\t"])
+def test_run_refuses_an_empty_task_before_starting_a_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str
+) -> None:
+    """An empty TASK (``tapedeck run "$TASK"`` with TASK unset) would send the model a turn with nothing to do."""
+    (tmp_path / "ws").mkdir()
+    code = main(["run", "first", task, "--provider", _script(tmp_path), "--workspace", str(tmp_path / "ws"),
+                 "--sessions-root", str(tmp_path / "root")])  # fmt: skip
+
+    assert code == 2 and "TASK 2 is empty" in capsys.readouterr().err
+    assert not (tmp_path / "root").exists()
