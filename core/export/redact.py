@@ -99,8 +99,9 @@ _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.
 _HOME = re2.compile(
     rb"(?:\\?/home\\?/|\\?/Users\\?/)[^/\s\"'<>:;,]+|[A-Za-z]:\\{1,2}Users\\{1,2}[^\\\s\"'<>:;,]+"
 )
-# where a path starts (group 1 follows no name's character: ``/srv/app/root`` holds a directory named root, no home)
-_PATH_START = rb"(?:^|[^\w.~\\\-])("
+# where a path starts (group 1 follows no name's character: ``/srv/app/root`` holds a directory named root, no home;
+# but a line break or a tab JSON text writes as an escape: ``\n/root``)
+_PATH_START = rb"(?:^|[^\w.~\\\-]|\\[nrt])("
 _ROOT = re2.compile(_PATH_START + rb"\\?/root)\b")  # root's home
 _URL_HEAD = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:")  # what stays of a URL's credentials
 # A word as names and prose write it (``utf``, ``Server``, ``getUserName``, ``HTTPServer``, ``x64``, ``256color``),

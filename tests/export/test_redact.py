@@ -506,3 +506,13 @@ def test_a_directory_named_root_inside_a_path_is_no_home(home: str) -> None:
     assert r.text(kept) == kept and r.summary()["home"] == 0
     text = 'cd /root; ls "/root/.ssh" (/root) {"path":"\\/root\\/x"} =/root'
     assert r.text(text) == 'cd ~; ls "~/.ssh" (~) {"path":"~\\/x"} =~'
+
+
+@pytest.mark.parametrize("home", ["/root", "/srv/ann"])
+def test_a_home_that_starts_a_line_of_json_text_is_replaced(home: str) -> None:
+    """JSON text in a string (a tool call's arguments) writes a line break or a tab as an escape, so the home that
+    starts the line after it follows a letter there: still the start of a path."""
+    r = Redactor(environ={}, home=home)
+    text = f'{{"content": "keys:\\n{home}/.ssh/id_rsa\\n\\t{home}/x\\r{home}"}}'
+    assert r.text(text) == '{"content": "keys:\\n~/.ssh/id_rsa\\n\\t~/x\\r~"}'
+    assert r.summary()["home"] == 3
