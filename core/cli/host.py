@@ -185,9 +185,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _repair(args: argparse.Namespace) -> int:
+    from core.control.host_state import written_by_another
+    from core.log.layout import resolve_log_path
+    from core.log.reader import read_log_header
     from core.log.repair import repair_log
 
-    report = repair_log(args.path)
+    log = resolve_log_path(args.path)
+    read_log_header(log)  # a header the readers refuse is named as such first
+    if written_by_another(log):  # a torn last line is how a log DSH is writing looks: never cut it
+        raise TapedeckError(
+            f"{log} is a DeepSeek Harness (DSH) session log, not one a tapedeck host started: tapedeck never "
+            "rewrites a DSH log (DSH may be writing it), so nothing was changed; tapedeck's readers skip its damaged "
+            "lines (`tapedeck inspect` lists them)"
+        )
+    report = repair_log(log)
 
     def text(r: dict[str, Any]) -> str:
         if not r["backup"]:

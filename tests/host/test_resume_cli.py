@@ -262,3 +262,20 @@ def test_run_refuses_an_empty_task_before_starting_a_session(
 
     assert code == 2 and "TASK 2 is empty" in capsys.readouterr().err
     assert not (tmp_path / "root").exists()
+
+
+def test_repair_refuses_a_dsh_session_log_and_leaves_it_as_it_was(
+    fixtures_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A torn or garbled line is how a log DSH is writing looks mid-write: tapedeck never rewrites a DSH log."""
+    log = _dsh_session(fixtures_dir, tmp_path, zstd=False)
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[5] = b"garbage\n"
+    log.write_bytes(b"".join(lines) + b'{"type":"step/st')
+    before = {p.name: p.read_bytes() for p in log.parent.iterdir()}
+
+    code = main(["repair", str(log)])
+
+    err = capsys.readouterr().err
+    assert code == 2 and "a DeepSeek Harness (DSH) session log" in err and "nothing was changed" in err, err
+    assert {p.name: p.read_bytes() for p in log.parent.iterdir()} == before
