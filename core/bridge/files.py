@@ -203,9 +203,14 @@ def bridge_live(info: BridgeInfo, now_ms: int | None = None) -> bool:
     """Whether the plugin that wrote ``info`` is loaded right now (see the contract's liveness rule)."""
     if info.state == "exited":
         return False
-    if info.pid is not None and info.proc_start is not None and proc_start_time(info.pid) == info.proc_start:
+    if dsh_runs(info):
         return True
     return not same_machine(info, boot_id()) and heartbeat_fresh(info, now_ms)
+
+
+def dsh_runs(info: BridgeInfo) -> bool:
+    """Whether the DSH process ``info`` names runs here now (its pid, with the start time the plugin recorded)."""
+    return info.pid is not None and info.proc_start is not None and proc_start_time(info.pid) == info.proc_start
 
 
 BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"

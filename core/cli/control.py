@@ -218,7 +218,7 @@ def _check_host(log: Path | RemoteTarget, session_id: str, queue: bool, state: H
     if state.state == "none":
         problem = (state.bridge or {}).get("problem")
         raise ControlError(
-            f"{log}: a DeepSeek Harness session that no tapedeck bridge has run, so nobody would read the "
+            f"{log}: a DeepSeek Harness session that no tapedeck bridge runs, so nobody would read the "
             "request; nothing was sent. "
             + (problem if problem else "`tapedeck bridge install DSH_HOME` adds the bridge to DSH")
             if state.kind == KIND_DSH

@@ -27,7 +27,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from core.bridge.files import BridgeInfo, bridge_live, read_bridge
+from core.bridge.files import BridgeInfo, bridge_live, dsh_runs, read_bridge
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT
@@ -185,13 +185,20 @@ def bridge_state(log: Path) -> HostState:
     info, problem = read_bridge(log.parent)
     if info is None:
         return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
-    return bridge_host_state(info, bridge_live(info))
+    return bridge_host_state(info, bridge_live(info), info.state == "exited" and dsh_runs(info))
 
 
-def bridge_host_state(info: BridgeInfo, live: bool) -> HostState:
-    """A DSH session's host state from its bridge's ``info``, ``live`` or not (found by the caller)."""
+def bridge_host_state(info: BridgeInfo, live: bool, runs: bool = False) -> HostState:
+    """A DSH session's host state from its bridge's ``info``, ``live`` or not, and whether the DSH process it names
+    still ``runs`` (both found by the caller). A bridge that said it exited while its DSH runs on was unloaded
+    (``tapedeck bridge remove``, or its row taken out): DSH goes on with the session, which no bridge runs now."""
     if live:
         return HostState(info.state, info.pid, info.since, KIND_DSH, info.summary())
+    if runs and info.state == "exited":
+        problem = (f"the tapedeck bridge was unloaded from DSH (pid {info.pid}) {exited_at(info.since)}, and DSH "
+                   "still runs this session; `tapedeck bridge install` loads it again")  # fmt: skip
+        return HostState("none", since=info.since, kind=KIND_DSH,
+                         bridge={**info.summary(), "unloaded": True, "problem": problem})  # fmt: skip
     return HostState("exited", info.pid, _exit_time(info), KIND_DSH, info.summary())
 
 
@@ -221,6 +228,8 @@ def describe_host(state: dict[str, Any]) -> str:
     if bridge.get("stale") and name in LIVE_STATES:
         problem += f"; {bridge['stale']}"
     if name == "none":
+        if dsh and bridge.get("unloaded"):
+            return f"none (read-only: {bridge['problem']})"
         if dsh and bridge.get("problem"):  # a bridge.json that cannot be used: installing the bridge would not help
             return f"none (read-only: the bridge.json here cannot be used: {bridge['problem']})"
         if dsh:

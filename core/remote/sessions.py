@@ -200,12 +200,13 @@ def _json(raw: bytes | None) -> Any:
 
 
 def _live_pid(recorded: tuple[str, Any]) -> int | None:
-    """The pid whose process a recorded live state rests on (None: nothing to check)."""
+    """The pid whose process a recorded live state rests on (None: nothing to check); a bridge's also when it said
+    it exited (its DSH may run on: the bridge was unloaded)."""
     kind, rec = recorded
     if kind == KIND_TAPEDECK and rec.get("state") in LIVE_STATES:
         pid = rec.get("pid")
         return pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None
-    if kind == KIND_DSH and rec[0] is not None and rec[0].state != "exited":
+    if kind == KIND_DSH and rec[0] is not None:
         return rec[0].pid
     return None
 
@@ -229,7 +230,7 @@ def _state(kind: str, rec: Any, hosted: bool, boot: int | None, starts: dict[int
             starts.get(info.pid) == info.proc_start
         )
         fresh = not same_machine(info, boot_id) and heartbeat_fresh(info)  # a pid checked there says all
-        return bridge_host_state(info, info.state != "exited" and (runs or fresh))
+        return bridge_host_state(info, info.state != "exited" and (runs or fresh), runs)
     if kind != KIND_TAPEDECK:
         return HostState("exited") if hosted else HostState("none", kind=KIND_DSH)
     pid, since, state = _live_pid((kind, rec)), rec.get("since"), rec["state"]

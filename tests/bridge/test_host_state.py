@@ -102,9 +102,21 @@ def test_a_fresh_heartbeat_is_live_when_the_pid_cannot_be_checked(tmp_path: Path
     assert read_host_state(log).state == "idle"
 
 
-def test_a_bridge_that_said_exited_is_exited_even_with_a_live_pid(tmp_path: Path, sleeper) -> None:
+def test_a_bridge_unloaded_from_a_dsh_that_runs_on_is_none_not_exited(tmp_path: Path, sleeper, capsys) -> None:
+    """``tapedeck bridge remove`` while DSH runs: the plugin is unloaded and writes that it exited, but DSH goes on
+    with the session. It read ``DSH exited`` (and a turn in flight raised a critical host-died) while DSH ran; it is
+    now a DSH session no bridge runs, saying so, until its process is gone."""
     log = dsh_log(tmp_path / "s")
-    body = write_bridge(log.parent, sleeper().pid, "exited")
+    dsh = sleeper()
+    body = write_bridge(log.parent, dsh.pid, "exited")
+    state = read_host_state(log)
+    assert (state.state, state.kind, state.live) == ("none", "dsh", False)
+    said = describe_host(state.to_dict())
+    assert f"unloaded from DSH (pid {dsh.pid})" in said and "tapedeck bridge install" in said, said
+    assert main(["control", str(log), "pause"]) == 2
+    assert "the tapedeck bridge was unloaded" in capsys.readouterr().err
+    dsh.kill()
+    dsh.wait()
     state = read_host_state(log)
     assert (state.state, state.since) == ("exited", body["since"])
 

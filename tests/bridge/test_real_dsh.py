@@ -129,6 +129,27 @@ def test_a_running_dsh_web_picks_up_the_bridge_install_adds(
         assert code == 0 and outcome["detail"]["markId"] == 1
 
 
+def test_bridge_remove_while_dsh_runs_a_turn_is_no_death(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``bridge remove`` under a running ``dsh web`` unloads the plugin, which writes that it exited: the session
+    read ``DSH exited`` and raised a critical host-died while DSH ran its turn on. It now reads as a DSH session no
+    bridge runs, and ``bridge install`` gives it back its bridge."""
+    world = DshHome(dsh, tmp_path, model.url, bridge=False)
+    assert main(["bridge", "install", str(world.home)]) == 0
+    with DshWeb(world) as web:
+        _, d = start_session(world, web, "Work slowly: steps=30 sleep=2")
+        log = d / "session.jsonl"
+        assert main(["bridge", "remove", str(world.home)]) == 0
+        wait_for(lambda: (read_host_state(log).state, read_host_state(log).kind) == ("none", "dsh"), 30,
+                 "the unloaded bridge")  # fmt: skip
+        capsys.readouterr()
+        assert main(["alerts", str(d)]) == 0, capsys.readouterr().out
+        assert tool_in_flight(d) or wait_for(lambda: tool_in_flight(d), 20, "DSH's next step")  # it runs on
+        assert main(["bridge", "install", str(world.home)]) == 0
+        wait_for(lambda: read_host_state(log).live, 30, "the bridge loaded again")
+
+
 @pytest.mark.anyio
 async def test_the_tui_opened_on_a_real_dsh_session_directory_shows_the_bridge_outcome(
     shared_web: tuple[DshHome, DshWeb],

@@ -405,7 +405,7 @@ def test_control_on_a_log_no_tapedeck_host_owns_exits_2_and_creates_nothing(
     log.parent.mkdir()
     shutil.copyfile(fixtures_dir / "multi-turn.session.jsonl", log)
     code, _, err = _cli(["control", str(log), "stop", "--queue"], capsys)
-    assert code == 2 and "no tapedeck bridge has run" in err and "tapedeck bridge install" in err
+    assert code == 2 and "no tapedeck bridge runs" in err and "tapedeck bridge install" in err
     assert sorted(p.name for p in log.parent.iterdir()) == ["session.jsonl"]
     code, out, _ = _cli(["inspect", str(log), "--json"], capsys)
     assert json.loads(out)["host"] == {"state": "none", "pid": None, "since": None, "kind": "dsh"}

@@ -133,6 +133,24 @@ def test_a_remote_dsh_killed_a_moment_ago_is_exited_at_once(sshd: Sshd, tmp_path
     assert (state.state, state.since) == ("exited", now)
 
 
+def test_a_remote_bridge_unloaded_from_a_dsh_that_runs_on_is_none_not_exited(sshd: Sshd, tmp_path: Path,
+                                                                           sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
+    """As locally (tests/bridge/test_host_state.py): the bridge said it exited, its DSH runs on over there."""
+    sshd.trust()
+    dsh = sleeper()
+    now = int(time.time() * 1000)
+    bridge = {"state": "exited", "pid": dsh.pid, "procStart": proc_start_time(dsh.pid), "since": now,
+              "heartbeat": now, "bootId": BOOT_ID}  # fmt: skip
+    session = _session(tmp_path, "s", {"bridge.json": bridge})
+    link = link_for(session)
+    state = remote_host_state(link, session, hosted=False)
+    assert (state.state, state.kind) == ("none", "dsh") and "unloaded" in state.to_dict()["bridge"]["problem"]
+    dsh.kill()
+    dsh.wait()
+    state = remote_host_state(link, session, hosted=False)
+    assert (state.state, state.since) == ("exited", now)
+
+
 def test_inspect_of_a_remote_dsh_session_reads_the_host_state_on_the_far_side(
     sshd: Sshd, dsh: Any, model: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
