@@ -30,7 +30,7 @@ import orjson
 from core.bridge.files import BridgeInfo, bridge_live, dsh_runs, read_bridge
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
-from core.log.vocabulary import HOST_EVENT
+from core.log.vocabulary import HOST_EVENT, LOST_EVENT
 from core.shared.regular import open_regular
 from core.shared.values import int_or_none
 
@@ -141,8 +141,8 @@ def written_by_another(log: Path) -> bool:
         return False
     if not rest.strip():
         return True  # a tapedeck host publishes its first event with the header
-    first_event = _LEADING_TYPE.match(rest)  # a damaged line: not judged here
-    return first_event is not None and first_event.group(1) != HOST_EVENT.encode()
+    first_event = _LEADING_TYPE.match(rest)  # a damaged line, or the stand-in repair left for it: not judged here
+    return first_event is not None and first_event.group(1) not in (HOST_EVENT.encode(), LOST_EVENT.encode())
 
 
 def hosted_in(head: bytes, compressed: bool) -> bool:

@@ -38,10 +38,10 @@ from core.log.frames import ZSTD_MAGIC, FrameError, decode_frame, frame_end, rec
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.reader import read_log_header
 from core.log.records import PackedRow, RecordError, is_packed_row
+from core.log.vocabulary import LOST_EVENT
 from core.log.writer import acquire, append_synced, encode_event, publish
 from core.shared.errors import LogFormatError
 
-LOST_EVENT = "tapedeck/lost"
 MAGIC = ZSTD_MAGIC.to_bytes(4, "little")
 CHUNK = 1 << 20  # bytes read at a time, and written per frame of a repaired zstd log
 WINDOW = 256  # intact lines held back at most (and WINDOW_BYTES of them) for the lines that belong before them

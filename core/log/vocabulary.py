@@ -41,6 +41,7 @@ HOST_EVENT = "tapedeck/host"  # a host started or resumed on the log
 ROUTE_EVENT = "tapedeck/route"  # the adaptive policy's routing decision
 CONTROL_EVENT = "tapedeck/control"  # the outcome of an operator's control request
 CHECKPOINT_EVENT = "tapedeck/checkpoint"  # a checkpoint mark (``core.policies.checkpoint``)
+LOST_EVENT = "tapedeck/lost"  # stands for a seq a damaged log lost (``core.log.repair``)
 # a control request's outcomes (its ``tapedeck/control`` event's, the DSH bridge's outcome file's): pending, then one
 # of the final four
 PENDING = "pending"

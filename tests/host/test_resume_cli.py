@@ -88,12 +88,13 @@ def test_resume_refuses_an_id_two_sessions_share(tmp_path: Path, capsys: pytest.
     assert (first.read_bytes(), second.read_bytes()) == before
 
 
+@pytest.mark.parametrize("damaged", [b'"step/start"', b'"tapedeck/host"'])  # the host's own event lost too
 def test_repair_command_mends_a_damaged_log_so_it_resumes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], damaged: bytes
 ) -> None:
     log = _start_and_crash(tmp_path, tmp_path / "ws")
     lines = log.read_bytes().splitlines(keepends=True)
-    step = next(n for n, line in enumerate(lines) if b'"step/start"' in line)
+    step = next(n for n, line in enumerate(lines) if damaged in line)
     lines[step] = b"\x00garbage\n"
     log.write_bytes(b"".join(lines))
 
