@@ -54,6 +54,7 @@ from core.read.runs import Runs
 from core.read.session import Session
 from core.read.session_state import decode, encode
 from core.shared.fdwrite import replace_file
+from core.shared.regular import open_regular
 
 FORMAT = 2  # 1: BLAKE2b of metadata and body, the body at zstd level 1 without a checksum
 MAGIC = b"tapedeck-index\n\x00"
@@ -172,7 +173,7 @@ def _digest(meta: bytes) -> bytes:
 
 def ends(log: Path, size: int) -> tuple[str, str]:
     """The hashes of the first and the last ``HASH_BYTES`` of the first ``size`` bytes of ``log``."""
-    with open(log, "rb") as f:
+    with open_regular(log) as f:
         head = f.read(min(size, HASH_BYTES))
         f.seek(max(0, size - HASH_BYTES))
         tail = f.read(min(size, HASH_BYTES))
@@ -183,8 +184,8 @@ def ends(log: Path, size: int) -> tuple[str, str]:
 
 def read_meta(path: Path) -> tuple[Meta, int]:
     """An index file's metadata and the length of what precedes its digest (ValueError/OSError when it is not an
-    index of this format)."""
-    with open(path, "rb") as f:
+    index of this format; a FIFO, a device or a link there is no index tapedeck wrote, and is not waited on)."""
+    with open_regular(path, follow=False) as f:
         prefix = f.read(len(MAGIC) + _PREFIX.size)
         if len(prefix) != len(MAGIC) + _PREFIX.size or not prefix.startswith(MAGIC):
             raise ValueError("not a tapedeck index")
@@ -227,7 +228,7 @@ def restore(log: Path, compressed: bool, consumer: Consumer, *, runs: bool = Fal
         meta, start = read_meta(path)
         if meta.compressed != compressed or check(meta, log) is not None:
             return None
-        with open(path, "rb") as f:
+        with open_regular(path, follow=False) as f:
             f.seek(start)
             digest = f.read(_DIGEST)
             body = f.read()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 from pathlib import Path
 
 import orjson
@@ -177,3 +178,35 @@ def test_a_deleted_logs_files_are_cleared_by_its_session_directory(
 
     assert code == 0 and out.startswith("removed 1 file(s)")
     assert not index.index_path(log).exists()
+
+
+def _in_time(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """``_out`` on a thread: a command that blocks fails the test instead of hanging it."""
+    found: list[tuple[int, str, str]] = []
+    thread = threading.Thread(target=lambda: found.append(_out(argv, capsys)), daemon=True)
+    thread.start()
+    thread.join(60)
+    assert found, f"{' '.join(argv[:2])} blocked"
+    return found[0]
+
+
+def test_a_fifo_or_a_link_where_the_index_should_be_is_never_waited_on_nor_followed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = Path(shutil.copy(FIXTURES / "multi-turn.session.jsonl", tmp_path / "session.jsonl"))
+    full = _cold(["inspect"], log, capsys)
+    idx = index.index_path(log)
+    idx.parent.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(idx)  # opened for reading, it would wait for a writer forever
+
+    code, out, _ = _in_time(["cache", "info", "--json"], capsys)
+    (row,) = orjson.loads(out)["files"]
+    assert code == 0 and row["state"] == "unreadable", row
+    assert _in_time(["inspect", str(log)], capsys) == full  # read in full; its index takes the FIFO's place
+
+    real = idx.with_name("real" + index.SUFFIX)
+    idx.rename(real)
+    idx.symlink_to(real)  # a link there is no index tapedeck wrote: read in full, not through it
+    code, out, _ = _in_time(["cache", "info", "--json"], capsys)
+    linked = next(r for r in orjson.loads(out)["files"] if r["file"] == str(idx))
+    assert linked["state"] == "unreadable", linked
