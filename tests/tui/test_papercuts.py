@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 from textual import events
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, TextArea
+from textual.widgets import Button, Footer, Input, Label, TextArea
 from textual.widgets._footer import FooterKey
 from textual.widgets._toast import Toast
 
@@ -46,6 +46,23 @@ async def test_the_filter_dialog_takes_typing_at_once(tmp_path: Path) -> None:
         screen = main_screen(app)
         assert isinstance(app.screen, MainScreen) and screen is not None
         assert list(screen.events.view.base) == [e["seq"] for e in log.events if e["type"] == "tool/result"]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (150, 45)], ids=["80x24", "150x45"])
+async def test_the_filter_dialog_shows_its_labels_whole(tmp_path: Path, size: tuple[int, int]) -> None:
+    """The dialog's labels were cut at its width, whatever the terminal's (the types field's help lost
+    ``!assistant/chunk leaves one out``, the seen types their tail); they wrap."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FilterScreen))
+        await settle(pilot)
+        inside = app.screen.query_one("#filter-dialog").scrollable_content_region
+        labels = [label for label in app.screen.query(Label) if str(label.content)]
+        assert len(labels) >= 5
+        for label in labels:
+            assert label.region.right <= inside.right, (str(label.content), label.region, inside)
 
 
 async def test_the_palette_names_each_command_once(tmp_path: Path) -> None:
