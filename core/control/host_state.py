@@ -31,7 +31,7 @@ from core.bridge.files import BridgeInfo, bridge_live, dsh_runs, read_bridge
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT, LOST_EVENT
-from core.shared.regular import open_regular
+from core.shared.regular import open_regular, read_regular
 from core.shared.values import int_or_none
 
 STATE_FILE = "host.json"
@@ -99,16 +99,10 @@ def read_inbox_position(log: str | os.PathLike[str]) -> tuple[int, int, int] | N
 
 
 def _recorded(log: Path) -> dict[str, Any] | None:
-    try:
-        fd = os.open(state_path(log), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        obj = orjson.loads(os.read(fd, 4096))
+    try:  # never through a link, nor waiting on a FIFO there
+        obj = orjson.loads(read_regular(state_path(log), 4096, follow=False))
     except (OSError, orjson.JSONDecodeError):
         return None
-    finally:
-        os.close(fd)
     return obj if isinstance(obj, dict) and obj.get("state") in STATES else None
 
 

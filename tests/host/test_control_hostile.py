@@ -270,3 +270,19 @@ def test_an_expiry_below_a_millisecond_still_lies_ahead(exited_log: Path) -> Non
     assert _cli(["control", str(exited_log), "pause", "--queue", "--expires", "0.0001"]) == 0
     [request] = [orjson.loads(line) for line in (exited_log.parent / "control.jsonl").read_bytes().splitlines()]
     assert request["expires"] > request["at"]
+
+
+def test_a_fifo_named_host_json_is_never_waited_on(exited_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``host.json`` is read by every command that shows a host's state: a FIFO there must not hang them."""
+    import threading
+
+    from core.control.host_state import read_host_state, read_inbox_position, state_path
+
+    os.mkfifo(state_path(exited_log))  # opened for reading, it would wait for a writer forever
+    found: list[object] = []
+    thread = threading.Thread(
+        target=lambda: found.append((read_host_state(exited_log).state, read_inbox_position(exited_log))), daemon=True
+    )
+    thread.start()
+    thread.join(30)
+    assert found == [("exited", None)]
