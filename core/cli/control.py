@@ -5,12 +5,10 @@ from __future__ import annotations
 import argparse
 import math
 import posixpath
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from core.bridge.files import OutcomeReader
 from core.bridge.ops import SUPPORTED
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path
@@ -21,7 +19,6 @@ from core.control.inbox import (
     APPLIED,
     CANCELLED,
     CONTROL_EVENT,
-    FINAL,
     OPS,
     ControlError,
     append_request,
@@ -30,16 +27,14 @@ from core.control.inbox import (
     validate_request,
     withdraw_request,
 )
+from core.control.outcome import BridgeOutcomeWatch, HostGone, OutcomeWatch
 from core.log.layout import resolve_log_path
 from core.log.reader import read_header
-from core.log.tail import Tailer
 from core.read.summary import in_words
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogFormatError
 
 DEFAULT_TIMEOUT = 30.0
-POLL_SECONDS = 0.1
-HOST_CHECK_SECONDS = 1.0  # how often a wait looks whether the host still runs
 WITHDRAW_GRACE = (
     2.0  # seconds a live host gets to answer a withdrawal (it may have applied the request meanwhile)
 )
@@ -72,82 +67,6 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
         else:
             out[key] = parse_value(text)
     return validate_request(op, out, kind)
-
-
-class OutcomeWatch:
-    """Follows a session log for the final outcome of one request (our host answers in the log)."""
-
-    def __init__(self, log: Path, request_id: str, tailer: Tailer | None = None) -> None:
-        """Follow ``log`` (or what ``tailer`` follows: a remote log) for ``request_id``'s outcome."""
-        self.tailer = tailer or Tailer(str(log))
-        self.request_id = request_id
-        self.pending: dict[str, Any] | None = None  # the request's pending outcome, once the host sent one
-
-    def wait(self, timeout: float, gone: Callable[[], str | None] | None = None) -> dict[str, Any] | None:
-        """The request's final outcome event, or None when ``timeout`` seconds pass without one (``HostGone``
-        when ``gone`` says why the host exited first)."""
-        return _poll_until(timeout, self._look, gone)
-
-    def _look(self) -> dict[str, Any] | None:
-        update = self.tailer.poll()
-        if update.fatal:
-            raise LogFormatError(str(update.fatal))
-        for event in update.events:
-            data = event.get("data") or {}
-            if event.get("type") == CONTROL_EVENT and data.get("requestId") == self.request_id:
-                if data.get("outcome") in FINAL:
-                    return event
-                self.pending = data
-        return None
-
-
-class BridgeOutcomeWatch:
-    """Follows ``control.outcomes.jsonl`` for the final outcome of one request (the DSH bridge answers there)."""
-
-    def __init__(self, log: Path, request_id: str, reader: OutcomeReader | None = None) -> None:
-        """Follow the outcome file beside ``log`` (or what ``reader`` reads: one on another machine)."""
-        self.reader = reader or OutcomeReader(log.parent)
-        self.request_id = request_id
-        self.pending: dict[str, Any] | None = None  # as ``OutcomeWatch.pending``
-
-    def wait(self, timeout: float, gone: Callable[[], str | None] | None = None) -> dict[str, Any] | None:
-        """The outcome as a ``tapedeck/control`` event without a seq, or None after ``timeout`` seconds (as
-        ``OutcomeWatch.wait``)."""
-        return _poll_until(timeout, self._look, gone)
-
-    def _look(self) -> dict[str, Any] | None:
-        self.reader.read()
-        data = self.reader.outcomes.get(self.request_id)
-        if data is not None and data.get("outcome") in FINAL:
-            return {"type": CONTROL_EVENT, "data": data, "file": str(self.reader.path)}
-        self.pending = data
-        return None
-
-
-class HostGone(Exception):
-    """The host exited while a request waited for its outcome (the message says when)."""
-
-
-def _poll_until(
-    timeout: float, look: Callable[[], dict[str, Any] | None], gone: Callable[[], str | None] | None = None
-) -> dict[str, Any] | None:
-    """What ``look`` finds, asking every ``POLL_SECONDS`` (at least once) until ``timeout`` seconds have passed;
-    None when it finds nothing by then. ``gone``, asked every ``HOST_CHECK_SECONDS``, says why the host exited
-    (raised as ``HostGone``), or None while it runs."""
-    start = time.monotonic()
-    deadline, checked = start + timeout, start
-    while True:
-        found = look()
-        if found is not None:
-            return found
-        now = time.monotonic()
-        if now >= deadline:
-            return None
-        if gone is not None and now - checked >= HOST_CHECK_SECONDS:
-            checked = now
-            if (why := gone()) is not None:
-                raise HostGone(why)
-        time.sleep(POLL_SECONDS)
 
 
 def _wait_outcome(

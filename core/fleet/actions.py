@@ -4,14 +4,18 @@ whole line), only to a live host (remotely: one whose recorded state is live).""
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from core.bridge.files import OutcomeReader
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
 from core.control.inbox import ControlError, append_request, inbox_path
+from core.control.outcome import BridgeOutcomeWatch
 from core.remote.inbox import append_remote_request
 from core.remote.link import SshLink, link_for
+from core.remote.live import RemoteOutcomes
 from core.remote.sessions import remote_state_now
 from core.remote.target import RemoteTarget, parse_remote
 
@@ -58,3 +62,17 @@ def send_row_action(log: Path, op: str, args: Mapping[str, Any]) -> dict[str, An
     if link is not None and remote is not None:
         return append_remote_request(link, remote, op, args, kind=host.kind, origin=ORIGIN)
     return append_request(inbox_path(log), op, args, kind=host.kind, origin=ORIGIN)
+
+
+ANSWER_SECONDS = 10.0  # how long a row action waits for the DSH bridge's answer
+
+
+def bridge_answer(log: Path, request_id: str, timeout: float = ANSWER_SECONDS) -> dict[str, Any] | None:
+    """What the DSH bridge of the session at ``log`` (here or ``[user@]host:PATH``) answered to ``request_id`` in
+    the end (``applied``, or ``rejected`` and why: it may refuse what the table could not foresee, a stop with no
+    turn open), waited for ``timeout`` seconds; None when it gave no final answer by then."""
+    remote = parse_remote(str(log))
+    reader = (OutcomeReader(Path(log).parent) if remote is None else
+              RemoteOutcomes(link_for(remote), remote.at(posixpath.dirname(remote.path))))  # fmt: skip
+    event = BridgeOutcomeWatch(Path(str(log)), request_id, reader).wait(timeout)
+    return None if event is None else event["data"]

@@ -34,10 +34,10 @@ from tests.dsh.harness import (
     tool_in_flight,
     wait_for,
 )
-from tests.tui.pilot import make_app, settle, until
+from tests.tui.pilot import NO_KEYMAP, make_app, settle, until
 from tests.tui.screens_policy.harness import panel
 from tui.screens.checkpoints import CheckpointsScreen
-from tui.screens.confirm import AskScreen
+from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import requests_for
 
 
@@ -274,3 +274,30 @@ def test_a_new_dsh_taking_up_a_session_whose_dsh_was_killed_raises_no_second_dea
         wait_for(lambda: read_host_state(log).live, 15, "the new bridge")
         raised += watch.poll(now_ms())
     assert [a.cause for a in raised if a.cause == "host-died"] == []
+
+
+@pytest.mark.anyio
+async def test_a_fleet_row_action_the_bridge_refuses_says_so(shared_web: tuple[DshHome, DshWeb]) -> None:
+    """S on a DSH session whose turn had ended said 'sent: stop' and nothing more: the bridge refused it (no turn to
+    stop) in its outcomes file, which the table never read. The bridge's answer now follows the send."""
+    from tui.app import TapedeckApp
+    from tui.screens.fleet import FleetScreen
+
+    world, web = shared_web
+    sid, d = start_session(world, web, "Quick: steps=1 sleep=0", in_flight=False)
+    wait_for(lambda: read_host_state(d / "session.jsonl").state == "idle", 60, "the bridge to go idle")
+    app = TapedeckApp(world.sessions, follow=False, interval=0.02, keymap_file=NO_KEYMAP, fleet_roots=[world.sessions])
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and sid in {
+            r.row.ref.id for r in app.screen.rows.values()}, timeout=30)  # fmt: skip
+        await pilot.press("slash", *sid, "enter")
+        await until(pilot, lambda: len(app.screen.shown) == 1)  # type: ignore[attr-defined]
+        await until(pilot, lambda: app.screen.rows[app.screen.shown[0]].row.host.get("state") == "idle")  # type: ignore[attr-defined]
+        app.clear_notifications()
+        await pilot.press("S")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await until(pilot, lambda: any(n.title == "DSH bridge" for n in app._notifications), timeout=15)
+        (said,) = [n for n in app._notifications if n.title == "DSH bridge"]
+        assert said.message.startswith("rejected: stop to ") and "no turn to stop" in said.message, said.message
+        assert said.severity == "error"

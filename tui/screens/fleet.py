@@ -18,7 +18,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
-from core.fleet.actions import row_refusal, send_row_action
+from core.control.host_state import KIND_DSH
+from core.fleet.actions import ANSWER_SECONDS, bridge_answer, row_refusal, send_row_action
 from core.fleet.row import COLUMNS, FleetRow, matches
 from core.shared.errors import TapedeckError
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
@@ -301,7 +302,7 @@ class FleetScreen(Screen[None]):
     def _confirm(self, row: FleetRow, op: str, args: dict[str, str]) -> None:
         def decided(confirmed: bool | None) -> None:
             if confirmed:
-                self._send(row.ref.path, op, args, row.label)
+                self._send(row.ref.path, op, args, row.label, row.host.get("kind") == KIND_DSH)
 
         what = f"{op} {row.label}" + (f": {args['text']}" if "text" in args else "")
         body = Text(
@@ -310,11 +311,27 @@ class FleetScreen(Screen[None]):
         self.app.push_screen(ConfirmScreen(what[:70], body, op.capitalize()), decided)
 
     @work(thread=True, group="fleet-send", exit_on_error=False)
-    def _send(self, path: Path, op: str, args: dict[str, str], label: str) -> None:
+    def _send(self, path: Path, op: str, args: dict[str, str], label: str, bridged: bool) -> None:
+        """Send the request; a DSH bridge's answer follows (it may refuse what the table could not foresee)."""
         try:
-            send_row_action(path, op, args)
+            request = send_row_action(path, op, args)
         except (TapedeckError, OSError) as exc:
             self.app.call_from_thread(self.notify, f"{op} {label}: {exc}", title="Not sent", severity="error",
                                       markup=False)  # fmt: skip
             return
         self.app.call_from_thread(self.notify, f"sent: {op} to {label}", timeout=3, markup=False)
+        if not bridged:
+            return  # a tapedeck host answers in its log
+        try:
+            answer = bridge_answer(path, request["id"])
+        except (TapedeckError, OSError) as exc:
+            answer, lost = None, str(exc)
+        else:
+            lost = f"no answer within {ANSWER_SECONDS:g} s"
+        if answer is None:
+            text, severity = f"{op} to {label}: {lost}", "warning"
+        else:
+            why = f": {answer['error']}" if answer.get("error") else ""
+            text = f"{answer.get('outcome')}: {op} to {label}{why}"
+            severity = "information" if answer.get("outcome") == "applied" else "error"
+        self.app.call_from_thread(self.notify, text, title="DSH bridge", severity=severity, markup=False)
