@@ -18,6 +18,7 @@ from __future__ import annotations
 import fcntl
 import os
 import secrets
+import stat
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,6 +35,7 @@ from core.log.vocabulary import ENVELOPE_KEYS, SURFACE_TYPES, is_known_type
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, WriterLockedError
 from core.shared.fdwrite import write_all
+from core.shared.regular import read_regular
 
 HEADER_ORDER = ("type", "version", "id", "createdAt", "cwd", "parentSession", "seedLength", "origin",
                 "delegationDepth", "agentPreset")  # fmt: skip
@@ -286,11 +288,19 @@ def publish(path: Path, blob: bytes) -> int:
     return fd
 
 
+def _no_lock_file(lock_path: Path, why: str) -> LogFormatError:
+    return LogFormatError(
+        f"{lock_path}: cannot be the writer's lock file ({why}; a symbolic link is never followed); nothing was "
+        "written: remove it and try again"
+    )
+
+
 def _holder(path: Path) -> str:
     try:
-        return (path.parent / LOCK_NAME).read_text(errors="replace").strip()[:32] or "unknown"
+        text = read_regular(path.parent / LOCK_NAME, 32, follow=False).decode(errors="replace")
     except OSError:
         return "unknown"
+    return text.strip()[:32] or "unknown"
 
 
 def _locked(path: Path) -> WriterLockedError:
@@ -323,8 +333,17 @@ def acquire(path: Path) -> tuple[int, int]:
 
 
 def _lock(path: Path) -> int:
+    """Take the lock file beside the log (created, a plain file: each writer truncates it and writes its pid, so it
+    is never opened through a link, nor waited on as a FIFO)."""
     lock_path = path.parent / LOCK_NAME
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
+    try:
+        fd = os.open(lock_path, flags, 0o644)
+    except OSError as exc:
+        raise _no_lock_file(lock_path, exc.strerror or str(exc)) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise _no_lock_file(lock_path, "not a regular file")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -11,7 +11,7 @@ import pytest
 from core.cli import main
 from core.log.layout import log_path
 from core.log.reader import read_log
-from core.log.writer import SessionWriter
+from core.log.writer import LOCK_NAME, SessionWriter
 from core.read.load import load_session
 
 
@@ -280,3 +280,28 @@ def test_repair_refuses_a_dsh_session_log_and_leaves_it_as_it_was(
     err = capsys.readouterr().err
     assert code == 2 and "a DeepSeek Harness (DSH) session log" in err and "nothing was changed" in err, err
     assert {p.name: p.read_bytes() for p in log.parent.iterdir()} == before
+
+
+@pytest.mark.parametrize("kind", ["link", "fifo", "dir"])
+def test_resume_refuses_a_writer_lock_file_that_is_no_plain_file_and_touches_nothing_through_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    """The lock file is truncated and rewritten by each writer: through a link it would clobber the file it names."""
+    log = _start_and_crash(tmp_path, tmp_path / "ws")
+    lock = log.parent / LOCK_NAME
+    lock.unlink()
+    victim = tmp_path / "precious.txt"
+    victim.write_text("keep me")
+    if kind == "link":
+        lock.symlink_to(victim)
+    elif kind == "fifo":
+        os.mkfifo(lock)
+    else:
+        lock.mkdir()
+    before = log.read_bytes()
+
+    assert _resume(tmp_path) == 2
+
+    err = capsys.readouterr().err
+    assert str(lock) in err and "Traceback" not in err and err.count("\n") == 1, err
+    assert victim.read_text() == "keep me" and log.read_bytes() == before
