@@ -396,10 +396,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     which.add_argument("--seq", type=int, metavar="SEQ", help="the request in flight at event SEQ")
     which.add_argument("--all", action="store_true", help="every model request in order, retries included")
     p.add_argument("--turn", type=int, metavar="T", help="with --step: that step's request (each attempt)")
-    p.add_argument("--step", type=int, metavar="S")
+    p.add_argument("--step", type=int, metavar="S", help="with --turn: the step whose request to print")
     p.add_argument("--full", action="store_true",
                    help="print whole messages (text output clips long ones); with --json, each request's whole body")  # fmt: skip
-    add_json(p, "print one JSON object per request")
+    add_json(p, "print a JSON list, one object per request")
     p.set_defaults(handler=guarded(_request))
 
     p = sub.add_parser(
@@ -410,8 +410,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "fold, prune, rewind, compaction, phase note, header change) and the nodes added, removed or replaced.",
     )
     add_log_path(p)
-    p.add_argument("--turn", type=int, required=True, metavar="T")
-    p.add_argument("--step", type=int, required=True, metavar="S")
+    p.add_argument("--turn", type=int, required=True, metavar="T", help="turn of the request to compare")
+    p.add_argument("--step", type=int, required=True, metavar="S", help="step of that turn")
     p.add_argument("--attempt", type=int, default=1, metavar="N", help="which attempt of a retried step")
     add_json(p)
     p.set_defaults(handler=guarded(_diff))

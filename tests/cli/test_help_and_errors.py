@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
 import pytest
 
-from core.cli import main
+from core.cli import build_parser, main
 
 FIXTURE = "tool-call-turn.session.jsonl"
 
@@ -20,6 +21,21 @@ def test_subcommand_help_has_a_description(command: str, capsys: pytest.CaptureF
     usage, description = out.split("\n\n")[:2]
     assert usage.startswith("usage:") and not description.startswith(("positional", "options")), out
     assert len(description.split()) >= 8, description
+
+
+def test_every_option_says_what_it_does() -> None:
+    """Each option of each subcommand has a help line, so ``--help`` never lists a bare flag."""
+    parser = build_parser()
+    bare: list[str] = []
+    pending = [("", parser)]
+    while pending:
+        prefix, current = pending.pop()
+        for action in current._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending.extend((f"{prefix} {name}".strip(), child) for name, child in action.choices.items())
+            elif action.help is None:
+                bare.append(f"{prefix} {'/'.join(action.option_strings) or action.dest}")
+    assert not bare, bare
 
 
 def test_run_without_a_task_asks_for_one(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
