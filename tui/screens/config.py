@@ -206,7 +206,7 @@ class ConfigScreen(PolicyScreen):
         self._check: Check | None = None
         self._key: str | None = None
         self._submit_when_checked = False
-        self._edited = False  # the editor holds a draft the operator typed
+        self._put = ""  # the text the screen put in the editor: any other is the operator's draft
 
     def compose_body(self) -> ComposeResult:
         """Key table, editor and history."""
@@ -278,7 +278,7 @@ class ConfigScreen(PolicyScreen):
         )
         if self._key is None and view.values:
             self._select(view.values[0][0])
-        elif self._edited:
+        elif self.query_one("#config-value", Input).value != self._put:
             self._recheck()  # the operator's draft is checked against the new config
         elif self._key is not None:
             self._select(self._key)  # an untouched editor follows the live value
@@ -305,13 +305,13 @@ class ConfigScreen(PolicyScreen):
         if self._view is None or self._view.recorded:
             return
         self._key = key
-        self._edited = False
         values = dict(self._view.values)
         value = values.get(key)
         self.query_one("#config-selected", Static).update(Text.assemble(("Editing ", "dim"), (key, "bold")))
         box = self.query_one("#config-value", Input)
+        self._put = show_value(value)
         with box.prevent(Input.Changed):
-            box.value = show_value(value)
+            box.value = self._put
         self._check = None
         state = (
             f"current value: {show_value(value)}" if key in values else "not set here: its default applies"
@@ -361,7 +361,6 @@ class ConfigScreen(PolicyScreen):
     def on_input_changed(self, event: Input.Changed) -> None:
         """Validate as the operator types."""
         if event.input.id == "config-value":
-            self._edited = True
             self._recheck()
 
     def _recheck(self) -> None:

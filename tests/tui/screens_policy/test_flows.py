@@ -163,6 +163,27 @@ async def test_config_edit_rejected_inline_and_by_the_host(tmp_path: Path) -> No
         assert panel(app) == f"rejected  config.set slice.history.keepRecentTurns = 2 — {error}"
 
 
+async def test_config_draft_survives_a_live_update_before_its_keystroke_is_handled(tmp_path: Path) -> None:
+    """A live update (a new event re-derives the screen) that landed after a keystroke changed the editor's text but
+    before the screen handled its Changed message took the editor for untouched and put the live value back over the
+    operator's draft; the draft stays."""
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, ConfigScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        box = screen.query_one("#config-value", Input)
+        assert box.value == "1"
+        await pilot.press("e")
+        box.value = "5"  # what a keystroke does; its Changed message is still queued …
+        screen.show(screen._view)  # type: ignore[attr-defined]  # … when the live update lands
+        await settle(pilot)
+        assert box.value == "5"
+        check = screen.query_one("#config-check", Static)
+        await settle(pilot, lambda: text(check).startswith("✓"))
+        assert "1 → 5" in text(check)
+
+
 async def test_config_change_applied_updates_values_and_history(tmp_path: Path) -> None:
     path = demo(tmp_path / "s")
     app = PolicyHarness(path, ConfigScreen, follow=True)
