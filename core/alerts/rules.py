@@ -419,16 +419,16 @@ def error_streak(s: Signals, rule: RuleConfig, now: int | None) -> Finding | Non
 
 
 def stalled(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
-    """Running (or, with no host state known, a turn open), but nothing written for ``seconds`` (needs the time);
-    not while a tool call waits for the operator's approval (``waiting`` says so)."""
+    """Running or pausing (its step still runs) or, with no host state known, a turn open, but nothing written for
+    ``seconds`` (needs the time); not while a tool call waits for the operator's approval (``waiting`` says so)."""
     state = s.host_state
-    running = state[0] == "running" if state is not None else s.open_turn is not None
+    running = state[0] in ("running", "pausing") if state is not None else s.open_turn is not None
     last = max((t for t in (s.last_time, s.last_write) if t is not None), default=None)
     if now is None or last is None or not running or s.approvals:
         return None
     quiet = (now - last) / 1000
     if quiet >= rule["seconds"]:
-        what = "running" if state is not None else f"turn {s.open_turn} is open"  # a DSH log no bridge runs, say
+        what = state[0] if state is not None else f"turn {s.open_turn} is open"  # a DSH log no bridge runs, say
         return Finding(s.seq, f"{what}, but nothing written for {_span(quiet)}")
     return None
 

@@ -79,6 +79,16 @@ def test_stalled_is_about_a_running_host_not_a_paused_or_finished_one() -> None:
     assert (alert.cause, alert.reason) == ("stalled", "running, but nothing written for 10 min")
 
 
+def test_a_host_pausing_that_writes_nothing_has_stalled() -> None:
+    """A pause holds the host before its next step: while ``pausing`` its step still runs. One that hangs (a tool
+    that never returns) kept the session ``pausing`` for good without a word: it has stalled as a running one has."""
+    log, e = Log(), engine({"stalled": {"seconds": 60}})
+    log.turn(1)
+    fired(e, log)
+    (alert,) = e.tick(log.time + 600_000, host_state="pausing")
+    assert (alert.cause, alert.reason) == ("stalled", "pausing, but nothing written for 10 min")
+
+
 def test_a_tool_call_waiting_for_approval_is_waiting_not_stalled() -> None:
     """DSH asks the operator before a tool call and writes nothing until the answer, its agent running all the
     while: the session waits for the operator (``waiting``); it has not stalled, however long the answer takes.
