@@ -23,6 +23,7 @@ from core.rebuild.request import (
     request_points,
 )
 from core.rebuild.request_diff import RequestDiff, diff_requests
+from core.shared.errors import TapedeckError
 from tui.live import LiveSession
 
 
@@ -96,8 +97,12 @@ class TimeTravel:
         return self.stop_at(self.points[index].seq)
 
     def request(self, index: int) -> RequestView:
-        """Request ``index`` rebuilt, with its diff against the request before it (worker thread)."""
+        """Request ``index`` rebuilt, with its diff against the request before it (worker thread); the last one
+        when the log now holds fewer (a log replaced since the index was picked)."""
         session = self.sync()
+        if not self.points:
+            raise TapedeckError("the log holds no model request now (it was replaced or truncated)")
+        index = min(index, len(self.points) - 1)
         with self.live.lock:
             request = request_at(session, self.timeline, self.points[index], self.marks)
             before = request_at(session, self.timeline, self.points[index - 1], self.marks) if index else None

@@ -144,3 +144,29 @@ async def test_request_keys_at_either_end_and_router_t_without_a_step_say_why(
         app.clear_notifications()
         await pilot.press("T")
         await until(pilot, lambda: any("decision" in n.message for n in app._notifications))
+
+
+@pytest.mark.anyio
+async def test_request_keys_after_the_log_was_replaced_by_a_shorter_one(fixtures_dir: Path, tmp_path: Path) -> None:
+    """The request view kept the index of a request of the log it was opened on; once that log was replaced by one
+    with fewer requests, ``,`` asked the new timeline for a request it does not have and the worker's IndexError
+    ended the app. It steps within the new log's requests instead."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("R")  # the last request of six
+        await until(pilot, lambda: isinstance(app.screen, RequestScreen))
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RequestScreen) and screen.index == 5
+        replacement = tmp_path / "new.jsonl"
+        shutil.copy(fixtures_dir / "compaction-recovery.session.jsonl", replacement)
+        replacement.replace(path)  # three requests
+        live = app.live
+        assert live is not None
+        await until(pilot, lambda: live.ready and live.session.next_seq == 31)
+        await pilot.press("comma")
+        await settle(pilot)
+        assert app.is_running and app.screen is screen
+        assert 0 <= screen.index < len(screen.travel.points) == 3
