@@ -502,15 +502,31 @@ def _profile_status(home: Path, profile: str, packaged: bytes) -> ProfileStatus:
         )
         return ProfileStatus(profile, None, None, row, problem if row == "managed" else None)
     upgrade = f"{mend} upgrades it in place"
+    version = plugin_version(installed) or "unknown"
     stale = None
     if installed != packaged:
-        stale = f"an older copy than the packaged plugin, which a DSH with this profile runs: {upgrade}"
+        stale = _other_copy(version, plugin_version(packaged) or "unknown", mend)
     elif row == "managed" and not loads_copy:
         stale = f"the row does not name this copy, so a DSH running since before it was copied keeps the older plugin: {upgrade}"
-    version = plugin_version(installed) or "unknown"
     return ProfileStatus(
         profile, version, installed == packaged, row, None, plugin_fingerprint(installed), stale
     )
+
+
+def _release(version: str) -> tuple[int, ...] | None:
+    """A plugin version's numbers (``0.1.0`` -> (0, 1, 0)), None when it is not plain numbers."""
+    return tuple(map(int, version.split("."))) if re.fullmatch(r"\d+(\.\d+)*", version) else None
+
+
+def _other_copy(version: str, packaged: str, mend: str) -> str:
+    """Why a profile's copy of the plugin, of ``version``, other than the packaged one (of ``packaged``), is stale:
+    a newer version (a newer tapedeck installed it: install would go back to the packaged one), else an older copy
+    (an earlier build of the same version too)."""
+    runs = "which a DSH with this profile runs"
+    mine, theirs = _release(version), _release(packaged)
+    if mine is not None and theirs is not None and mine > theirs:
+        return f"a newer copy ({version}) than the packaged plugin ({packaged}), {runs}: {mend} would put the packaged one back"
+    return f"an older copy than the packaged plugin, {runs}: {mend} upgrades it in place"
 
 
 def packaged_version() -> str:

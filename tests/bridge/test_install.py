@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,17 @@ def test_an_outdated_plugin_copy_and_row_are_brought_up_to_date(tmp_path: Path) 
     assert (change.plugin, change.patch) == ("updated", "updated")
     assert "config: {}" in (web / PATCH_FILE).read_text()
     assert status(tmp_path)[0].current is True and status(tmp_path)[0].stale is None
+
+
+def test_a_copy_a_newer_tapedeck_installed_is_not_called_older(tmp_path: Path) -> None:
+    """Every copy other than the packaged plugin was 'an older copy' that install 'upgrades', one of a newer version
+    too (a newer tapedeck installed it), which install would put back to this older one."""
+    install(tmp_path)
+    copy = _profile(tmp_path) / PLUGIN_FILE
+    copy.write_bytes(re.sub(rb'const VERSION = "[^"]*"', b'const VERSION = "9.9.9"', packaged_plugin().read_bytes()))
+    [newer] = status(tmp_path)
+    assert newer.plugin == "9.9.9" and newer.stale is not None
+    assert newer.stale.startswith("a newer copy (9.9.9) than the packaged plugin") and "upgrade" not in newer.stale
 
 
 def test_install_renames_the_row_of_an_upgraded_copy_so_that_a_running_dsh_loads_it(
