@@ -15,7 +15,8 @@ was replaced, by kind. What is replaced:
   ``MYSQL_PWD=…``, ``REDIS_AUTH=…``), their quotes escaped too, as JSON text in a string has them, but not a value
   that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
   ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``),
-  and a netrc entry's password (``machine … login … password …``);
+  the value after an option named for one (``--password …``, ``--api-key …``: ``_option_value``) and a netrc
+  entry's password (``machine … login … password …``);
 - ``env``: the value of every environment variable of the exporting process named for a secret (``DB_PASSWORD``,
   ``GITHUB_TOKEN``) from ``ENV_MIN_NAMED`` characters, and of any other from ``ENV_MIN`` characters when it is no
   ``readable`` text (a random token: not ``C.UTF-8``, ``xterm-256color`` or ``--max-old-space-size=4096``); never
@@ -74,6 +75,13 @@ _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb")(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?"
     rb"((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
 )
+# the value after a command-line option named for a secret (group 3; group 1 its name, group 2 a quote before the
+# value), unless it is code (``_option_value``): ``--password …``, ``--with-token …``, ``--api-key …``
+_OPTION_NAME = rb"--(?:[A-Za-z0-9]+-)*(?:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
+_OPTION = re2.compile(
+    rb"(" + _OPTION_NAME + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
+)
+_OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one
 # a netrc file's password (group 1), also where JSON text writes its line breaks as escapes: after the ``machine``
 # (or ``default``) its entry starts with and the other pairs of the entry (``login bob``) …
 _NETRC_SPACE = rb"(?:[ \t\r\n]|\\[tnr])+"
@@ -142,7 +150,7 @@ _SCREEN = (
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
     rb"|(?:" + _KEY_WORDS + rb"|(?i:authorization))(?:(?:\\\\)?\\?[\"'])?" + _JSON_SPACE + rb"*[:=]"
-    rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE.pattern
+    rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE.pattern + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )
@@ -240,6 +248,16 @@ def _secret_value(data: bytes, m: Any) -> bool:
     return not (whole and named and (b"=" in sep or b'"' in sep or b"'" in sep))
 
 
+def _option_value(data: bytes, m: Any) -> bool:
+    """True when what follows an option named for a secret is one: no other option, no help text's placeholder
+    (``--token TOKEN``, ``--api-key API_KEY``, ``--password <password>``) or word of prose about the option, and, as
+    after a key word, no code (``_secret_value``), but a word that reads like a class's name is given, not code."""
+    value = m.group(3)
+    if value[:1] == b"-" or value.isupper() and value.replace(b"_", b"").isalpha() or value.lower() in _OPTION_WORDS:
+        return False
+    return bool(_CLASS_NAME.fullmatch(value.rstrip(b".:!?`"))) or _secret_value(data, m)
+
+
 def written_forms(values: list[str]) -> list[str]:
     """Each of ``values`` and, where they differ, the forms JSON text in a string writes it in (a tool call's
     arguments, a tool's JSON output): its quotes, backslashes and control characters escaped, and also every
@@ -260,7 +278,8 @@ class Redactor:
         # each pattern's kind, the group that is replaced, and what says whether a match is one (None: every one)
         self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
-            ("key", _AUTHORIZATION, 3, _secret_value), ("key", _NETRC, 1, None), ("key", _NETRC_LINE, 1, None),
+            ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 1, None),
+            ("key", _NETRC_LINE, 1, None),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, None),
         ]  # fmt: skip
         if secrets:

@@ -59,7 +59,7 @@ ASSIGNMENTS = st.tuples(
     st.sampled_from(["DB_PASSWORD", "API_SECRET", "DB_PASS", "MYSQL_PWD", "REDIS_AUTH", "SMTP_PW", "GPG_PASSPHRASE",
                      "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY"]),  # fmt: skip
     st.sampled_from(["=", " = "]),
-).map("".join)
+).map("".join) | st.sampled_from(["docker login -u bob --password ", "gh auth login --with-token ", "--api-key "])
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
 USERS = st.text(alphabet=string.ascii_lowercase + string.digits + "_-", min_size=1, max_size=10)
@@ -186,6 +186,8 @@ USE_AUTH=disabled ENABLE_AUTH=true GOOGLE_APPLICATION_CREDENTIALS=/etc/gcp/creds
 class Settings(BaseSettings): API_KEY: SecretStr; DB_PASSWORD: PostgresDsn  # SECRET_KEY = os.environ["SECRET_KEY"]
 DB_PASSWORD = settings.DB_PASSWORD; AUTH_TOKEN = None; API_SECRET = get_secret("api")
 psql: password authentication failed for user; the login form has a password field; a password is required
+  --token TOKEN  --password <password>  --api-key API_KEY  --password-file ./pw  --no-token --verbose
+the --password option is required; give --api-key argument values as ``--token $GH_TOKEN`` or --secret "$SECRET"
 """
 
 
@@ -233,6 +235,8 @@ SECRET_ENV = {
         ("docker run -e REDIS_AUTH=correcthorse redis", "correcthorse"), ("SMTP_PW='swordfish'", "swordfish"),
         ("DB_PASSWORD = MyPassword", "MyPassword"), ("export API_SECRET = SuperSecret", "SuperSecret"),
         ("GPG_PASSPHRASE=OpenSesame", "OpenSesame"), ("passphrase=opensesame", "opensesame"),
+        ("docker login -u bob --password swordfish registry.io", "swordfish"), ("gh auth login --with-token ghtok12345", "ghtok12345"),
+        ("deploy --api-key 'MyApiKey' --client-secret SuperSecret", "MyApiKey"), ("--client-secret SuperSecret", "SuperSecret"),
         ("machine example.com login bob password swordfish", "swordfish"),
         ("machine example.com\n  login bob\n  password swordfish\n", "swordfish"),
         ("default login anonymous password guest-1234", "guest-1234"), ("$ grep password ~/.netrc\n  password swordfish", "swordfish"),
@@ -270,7 +274,7 @@ WORDS = st.sampled_from([
     "C:\\\\Users\\\\", "glpat-", "npm_", "hf_", "redis://", "https://u:", "@",
     "\u017fecret", "ann@example", "/home/", "/Users/", "/root", "C:\\Users\\", "-----BEGIN RSA PRIVATE KEY-----",
     "hunter2-value", 'q"uo\\te-env', "x", "Authorization", "authorization: token", "DB_PASS", "MYSQL_PWD",
-    "REDIS_AUTH", "passphrase", "DB_PASSWORD = ", "machine", "default", " login ", " password ", "\npassword",
+    "REDIS_AUTH", "passphrase", "DB_PASSWORD = ", "machine", "default", " login ", " password ", "\npassword", "--password ", "--with-token",
     "\\npassword ",
 ])  # fmt: skip
 GLUE = st.lists(st.sampled_from(["=", ":", '"', "'", " ", "\t", "\n", "\r", "\f", "\x0b", "\\", "\x01", ".", "-", "\u00e9"]),
