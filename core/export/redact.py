@@ -84,8 +84,9 @@ _OPTION = re2.compile(
 _OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one
 # a netrc file's password (group 1), also where JSON text writes its line breaks as escapes: after the ``machine``
 # (or ``default``) its entry starts with and the other pairs of the entry (``login bob``) …
-_NETRC_SPACE = rb"(?:[ \t\r\n]|\\[tnr])+"
-_NETRC_BLANK = rb"(?:[ \t]|\\t)"
+# (an escape may come with its backslash escaped again: JSON text of JSON text)
+_NETRC_SPACE = rb"(?:[ \t\r\n]|(?:\\\\)*\\[tnr])+"
+_NETRC_BLANK = rb"(?:[ \t]|(?:\\\\)*\\t)"
 _NETRC_TOKEN = rb"(?:[^\s\\\"]|\\[^tnr\s\"])+"
 _NETRC = re2.compile(
     rb"(?:machine" + _NETRC_SPACE + _NETRC_TOKEN + rb"|default)(?:" + _NETRC_SPACE + rb"(?:login|account|port)"
@@ -94,7 +95,7 @@ _NETRC = re2.compile(
 # … or on a line of its own (``grep password ~/.netrc``)
 _NETRC_LINE = re2.compile(
     rb"(?:^|[\r\n\"]|\\[nr])" + _NETRC_BLANK + rb"*password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
-    + _NETRC_BLANK + rb"*(?:$|[\r\n\"]|\\[nr\"])"
+    + _NETRC_BLANK + rb"*(?:$|[\r\n\"]|(?:\\\\)*\\[nr\"])"
 )
 # an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
 # before the value), unless it is code (``_secret_value``): ``Authorization: token …`` or a raw key

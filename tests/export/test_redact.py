@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from core.export.build import ExportOptions
@@ -285,6 +285,7 @@ MADE_UP = st.lists(st.tuples(WORDS, GLUE, BODIES).map("".join), min_size=1, max_
 
 @settings(max_examples=max(CASES, 200), deadline=None)
 @given(text=MADE_UP)
+@example(text='\\npassword sk- \\"')  # a netrc line in JSON text: its line break and quote escaped again in JSON
 def test_a_value_is_walked_as_its_strings_one_by_one(text: str) -> None:
     """The screen that lets a value with nothing to redact through whole never lets a secret through: a dict and
     a long list (screened a slice at a time) come out as their strings redacted one by one."""
