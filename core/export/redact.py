@@ -69,10 +69,10 @@ _KEY_WORDS = (
     rb"(?i:(?:api|secret|private|access|account)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd"
     rb"|passphrase|token)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)"
 )
-# a value after a key word (group 1) on its line (group 3; group 2 the quote before it), unless it is code
-# (``_secret_value``)
+# a value after a key word (group 1, also a quoted ``"auth"``: a registry's credentials in Docker's config.json) on
+# its line (group 3; group 2 the quote before it), unless it is code (``_secret_value``)
 _PAIR = re2.compile(
-    rb"(" + _KEY_WORDS + rb")(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?"
+    rb"(" + _KEY_WORDS + rb"|\bauth\\?[\"'])(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?"
     rb"((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
 )
 # the value after a command-line option named for a secret (group 3; group 1 its name, group 2 a quote before the
@@ -150,7 +150,8 @@ _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?:" + _KEY_WORDS + rb"|(?i:authorization))(?:(?:\\\\)?\\?[\"'])?" + _JSON_SPACE + rb"*[:=]"
+    rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|(?i:authorization))(?:(?:\\\\)?\\?[\"'])?" + _JSON_SPACE
+    + rb"*[:=]"
     rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE.pattern + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
@@ -287,7 +288,8 @@ class Redactor:
             self._patterns.append(("env", re2.compile("|".join(map(re.escape, secrets)).encode()), 0, None))
         if home is not None:  # a whole directory where a path starts: ``/root`` never the start of ``/rootfs``
             whole = r"\b" if re.match(r"\w", home[-1], re.ASCII) else ""
-            self._patterns.append(("home", re2.compile(_PATH_START + (re.escape(home) + whole + ")").encode()), 1, None))
+            own = re2.compile(_PATH_START + (re.escape(home) + whole + ")").encode())
+            self._patterns.append(("home", own, 1, None))
         # one scan says which of the patterns a string holds anything of (most hold nothing): only those are run
         self._which = re2.Set.SearchSet()
         for _, pattern, _, _ in self._patterns:

@@ -188,6 +188,7 @@ DB_PASSWORD = settings.DB_PASSWORD; AUTH_TOKEN = None; API_SECRET = get_secret("
 psql: password authentication failed for user; the login form has a password field; a password is required
   --token TOKEN  --password <password>  --api-key API_KEY  --password-file ./pw  --no-token --verbose
 the --password option is required; give --api-key argument values as ``--token $GH_TOKEN`` or --secret "$SECRET"
+auth: oauth2  # auth = HTTPBasicAuth(user, pw); {"auth": {"type": "oauth2"}, "oauth": "enabled"}
 """
 
 
@@ -237,6 +238,7 @@ SECRET_ENV = {
         ("GPG_PASSPHRASE=OpenSesame", "OpenSesame"), ("passphrase=opensesame", "opensesame"),
         ("docker login -u bob --password swordfish registry.io", "swordfish"), ("gh auth login --with-token ghtok12345", "ghtok12345"),
         ("deploy --api-key 'MyApiKey' --client-secret SuperSecret", "MyApiKey"), ("--client-secret SuperSecret", "SuperSecret"),
+        ('{"auths": {"registry.example.com": {"auth": "Ym9iOnN3b3JkZmlzaA=="}}}', "Ym9iOnN3b3JkZmlzaA"),
         ("machine example.com login bob password swordfish", "swordfish"),
         ("machine example.com\n  login bob\n  password swordfish\n", "swordfish"),
         ("default login anonymous password guest-1234", "guest-1234"), ("$ grep password ~/.netrc\n  password swordfish", "swordfish"),
@@ -274,8 +276,8 @@ WORDS = st.sampled_from([
     "C:\\\\Users\\\\", "glpat-", "npm_", "hf_", "redis://", "https://u:", "@",
     "\u017fecret", "ann@example", "/home/", "/Users/", "/root", "C:\\Users\\", "-----BEGIN RSA PRIVATE KEY-----",
     "hunter2-value", 'q"uo\\te-env', "x", "Authorization", "authorization: token", "DB_PASS", "MYSQL_PWD",
-    "REDIS_AUTH", "passphrase", "DB_PASSWORD = ", "machine", "default", " login ", " password ", "\npassword", "--password ", "--with-token",
-    "\\npassword ",
+    "REDIS_AUTH", "passphrase", "DB_PASSWORD = ", "machine", "default", " login ", " password ", "\npassword",
+    "\\npassword ", "--password ", "--with-token", '"auth"', '\\"auth\\"',
 ])  # fmt: skip
 GLUE = st.lists(st.sampled_from(["=", ":", '"', "'", " ", "\t", "\n", "\r", "\f", "\x0b", "\\", "\x01", ".", "-", "\u00e9"]),
                 max_size=3).map("".join)  # fmt: skip
@@ -286,6 +288,7 @@ MADE_UP = st.lists(st.tuples(WORDS, GLUE, BODIES).map("".join), min_size=1, max_
 @settings(max_examples=max(CASES, 200), deadline=None)
 @given(text=MADE_UP)
 @example(text='\\npassword sk- \\"')  # a netrc line in JSON text: its line break and quote escaped again in JSON
+@example(text='"auth""=000sk-')  # a quoted key's quote, and one more
 def test_a_value_is_walked_as_its_strings_one_by_one(text: str) -> None:
     """The screen that lets a value with nothing to redact through whole never lets a secret through: a dict and
     a long list (screened a slice at a time) come out as their strings redacted one by one."""
@@ -408,6 +411,8 @@ def test_a_secret_its_line_writes_with_escapes_is_redacted(
          ["wJalrXUtnFEMI/K7MDENG/bPxRf"]),
         ({"command": "export SECRET_KEY='dj4ng0-s3cr3t-v4lue' PRIVATE_KEY=pr1v4t3-k3y-v4lue"},
          ["dj4ng0-s3cr3t-v4lue", "pr1v4t3-k3y-v4lue"]),
+        ({"path": "~/.docker/config.json", "content": '{"auths": {"r.io": {"auth": "Ym9iOnN3b3JkZmlzaA=="}}}'},
+         ["Ym9iOnN3b3JkZmlzaA"]),
         ({"path": "C:\\Users\\dave.k\\proj\\main.py"}, ["dave.k"]),
         ('{"path": "\\/home\\/alice.k\\/proj\\/main.py", "root": "\\/Users\\/bob.k"}', ["alice.k", "bob.k"]),
     ],
