@@ -351,9 +351,11 @@ class MarkdownFormat:
             if counts is None
             else "redacted: " + ", ".join(f"{n} {k}" for k, n in counts.items())
         )
+        title = [f"- title: {_literal(' '.join(s['title'].split()))}"] if s.get("title") else []  # plain text
         lines = [
             f"## tapedeck session {_inline(str(s['id']))}",
             "",
+            *title,
             f"- model: {_no_html(model_label(s['provider'], s['model']))} · state: {s['state']}",
             f"- turns: {len(s['turns'])} ({turns}) · events: {s['events']} · cost: {_usd(s['usd'])}",
             f"- {redaction}" + (f" · at seq {doc['at']}" if doc["at"] is not None else ""),

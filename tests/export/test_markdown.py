@@ -303,3 +303,20 @@ def test_the_cuts_line_gives_what_they_saved_net_of_their_cache_breaks(tmp_path:
         shown = ["n/a" if v is None else f"${v:.4f}" for v in sums]
         assert cuts and line.endswith(f"{len(cuts)} cut(s) saved {shown[0]}, their cache breaks cost {shown[1]}: "
                                       f"net {shown[2]} (estimated)"), line  # fmt: skip
+
+
+def test_the_head_names_the_session_s_title_as_plain_text(tmp_path: Path) -> None:
+    """The HTML page and the JSON name the session by its title; the comment gave only its id, so several
+    transcripts in one thread could not be told apart. Its head now gives the title, as plain text: its markup
+    makes nothing, it mentions no one, and it is redacted as the rest."""
+    source = plant(tmp_path / "base.jsonl", "go", "ok", "done").read_text()
+    title = "Fix <b>it</b> **now** @octocat #12 sk-proj-Zq81xVb2LmN0pQr5StUv7WxYz"
+    log = tmp_path / "s.jsonl"
+    log.write_text(source.replace('"title":"Use the bash tool to"', orjson.dumps({"title": title}).decode()[1:-1]))
+    head = _md(str(log)).split("\n### ")[0]
+    tokens = MarkdownIt("commonmark", {"html": True}).parse(head)
+    inline = [c for t in tokens if t.type == "inline" for c in t.children or ()]
+    shown = "".join(c.content for c in inline if c.type in ("text", "code_inline"))
+    assert "title: Fix <b>it</b> **now** @octocat #12 [redacted key]" in shown
+    assert {c.type for c in inline} <= {"text", "code_inline", "softbreak"}
+    assert {"@octocat", "#12"} <= {c.content for c in inline if c.type == "code_inline"}
