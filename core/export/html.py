@@ -244,7 +244,8 @@ class HtmlFormat:
             moment = f" · at {_link(at, self.moment)} ({after})" if at is not None else ""
             parts: list[str | Callable[[], str]] = [
                 '</ol></section><div class="top">',
-                f"<header><h1>{_e(title)}</h1><table>",
+                f"<header><h1>{_e(title)}</h1><table>"
+                + (f"<tr><th>title</th><td>{_e(s['title'])}</td></tr>" if s["title"] else ""),
                 f"<tr><th>model</th><td>{_e(model_label(s['provider'], s['model']))}</td></tr>",
                 f"<tr><th>state</th><td>{_e(s['state'])}</td></tr>",
                 f"<tr><th>turns</th><td>{len(s['turns'])}: {_e(turns)}</td></tr>",

@@ -395,7 +395,8 @@ def test_the_summary_line_counts_the_rows_each_format_shows(tmp_path: Path, caps
 def test_the_page_s_head_names_the_title_the_json_gives(tmp_path: Path, zstd: bool) -> None:
     """The HTML's ``<title>``, written in its head before the log is read, names the session by its last valid
     title, as the JSON's ``session.title`` (read by the pass) does: a later rename counts, a title event without a
-    text and a tool result that quotes the event's type do not."""
+    text and a tool result that quotes the event's type do not. The page's header gives it too (it gave the id
+    alone)."""
     import orjson
 
     from tests.log.helpers import zstd_log
@@ -410,6 +411,7 @@ def test_the_page_s_head_names_the_title_the_json_gives(tmp_path: Path, zstd: bo
     page = _run("export", str(log), "--format", "html")
     assert "<title>Renamed · tapedeck export</title>" in page.split("</head>")[0]
     assert page.count("tapedeck export</title>") == 1
+    assert "<tr><th>title</th><td>Renamed</td></tr>" in page  # the header says it too, not only the tab
     assert _json("export", str(log), "--format", "json")["session"]["title"] == "Renamed"
 
 
