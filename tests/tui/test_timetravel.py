@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui.logs import policy_log, streaming_log
+from tests.tui.logs import append, policy_log, streaming_log
 from tests.tui.pilot import main_screen, make_app, settle, until
 from tui.screens.request import RequestScreen
 from tui.screens.router import RouterScreen
@@ -170,3 +170,30 @@ async def test_request_keys_after_the_log_was_replaced_by_a_shorter_one(fixtures
         await settle(pilot)
         assert app.is_running and app.screen is screen
         assert 0 <= screen.index < len(screen.travel.points) == 3
+
+
+@pytest.mark.anyio
+async def test_request_view_steps_on_to_requests_that_went_out_while_it_was_open(tmp_path: Path) -> None:
+    """The request view bounded ``.`` by the requests the timeline held when it was last caught up: on a followed
+    log, a request that went out while the view was open could not be reached (``This is the last request``) until
+    something else caught the timeline up; ``.`` catches it up first."""
+    log = policy_log()
+    path = log.write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, RequestScreen))
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RequestScreen) and screen.index == 5
+        start = len(log.events)
+        log.turn(4, "one more", "done")
+        append(path, log, start)
+        live = app.live
+        assert live is not None
+        await until(pilot, lambda: live.session.next_seq == len(log.events))
+        await settle(pilot)
+        await pilot.press("full_stop")
+        await settle(pilot)
+        assert screen.index == 6

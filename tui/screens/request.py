@@ -151,27 +151,36 @@ class RequestScreen(Screen[None]):
         self.dismiss(None)
 
     def action_move(self, step: int) -> None:
-        """One request back or forward."""
-        target, count = self.index + step, len(self.travel.points)
-        if not 0 <= target < count:
-            end = "first" if step < 0 else "last"
-            self.notify(f"This is the {end} request ({self.index + 1} of {count}).", timeout=3)
-        elif not self.loading:
-            self._load(target)
+        """One request back or forward (counting the requests that went out since the view was opened)."""
+        if not self.loading:
+            self._load(self.index + step, self.index)
 
-    def _load(self, index: int) -> None:
+    def _load(self, index: int, here: int | None = None) -> None:
         self.loading = True
-        self._rebuild(index)
+        self._rebuild(index, here)
 
     @work(thread=True, group="timetravel", exclusive=True)
-    def _rebuild(self, index: int) -> None:
+    def _rebuild(self, index: int, here: int | None) -> None:
+        """Rebuild request ``index``; a move from request ``here`` past either end (of the timeline caught up with
+        the log) is only said."""
         try:
+            if here is not None:
+                self.travel.sync()
+                count = len(self.travel.points)
+                if not 0 <= index < count and here < count:
+                    end = "first" if index < here else "last"
+                    self.app.call_from_thread(self._at_end, f"This is the {end} request ({here + 1} of {count}).")
+                    return
             view = self.travel.request(index)
         except READ_ERRORS as exc:
             self.app.call_from_thread(self._failed, exc)
             return
         if not get_current_worker().is_cancelled:
             self.app.call_from_thread(self._show, view)
+
+    def _at_end(self, said: str) -> None:
+        self.loading = False
+        self.notify(said, timeout=3)
 
     def _failed(self, error: BaseException) -> None:
         self.loading = False
