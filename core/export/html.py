@@ -307,11 +307,11 @@ class HtmlFormat:
         samples, cuts = doc["chart"]["samples"], doc["chart"]["cuts"]
         if not samples:
             return "<h2>Context</h2><p>no model request in this log</p>"
-        width, height, pad = 900, 160, 30
+        width, height, pad = 900, 160, 30  # the bars' width; the picture is 10 wider, for a cut past the last bar
         top = max(s["chars"] for s in samples) or 1
         n = len(samples)
         bar = (width - pad) / n
-        out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height + 30}" width="100%" '
+        out = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width + 10} {height + 30}" width="100%" '
                f'role="img" aria-label="context size per model request">']  # fmt: skip
         out.append(f'<text x="0" y="10">{human_chars(top)} ch</text>')
         seqs = [s["seq"] for s in samples]
@@ -323,7 +323,7 @@ class HtmlFormat:
                        f'height="{h:.1f}" fill="{fill}"><title>turn {s["turn"]} step {s["step"]} · seq {s["seq"]} · '
                        f'{s["chars"]} chars</title></rect>')  # fmt: skip
         for c in cuts:
-            i = min(bisect.bisect_right(seqs, c["seq"]), n - 1)  # the first request after the cut
+            i = bisect.bisect_right(seqs, c["seq"])  # the first request after the cut (n: none, past the last bar)
             x = pad + i * bar
             letter = CUT_LETTERS.get(c["kind"], "x")
             line = (f'<line x1="{x:.1f}" x2="{x:.1f}" y1="10" y2="{height}" stroke="#c0392b" stroke-dasharray="3,2"/>'

@@ -442,3 +442,15 @@ def test_every_link_of_the_page_leads_to_an_element_of_it(log: Path, tmp_path: P
     short.write_bytes(b"".join(copy.read_bytes().splitlines(True)[:4]))
     page = _run("export", str(short), "--format", "html")
     assert "(not in this log)" in page and {h for h in re.findall(r'href="#([^"]*)"', page)} <= set(re.findall(r' id="([^"]+)"', page))
+
+
+def test_the_chart_draws_a_cut_after_the_last_request_after_its_bar(tmp_path: Path) -> None:
+    """A cut is drawn before the first request after it; a cut no request followed (the log ends after it) was drawn
+    at the last request's bar, as if it came before that request, which it did not shrink: it is drawn past the last
+    bar."""
+    log = tmp_path / "s.jsonl"  # DSH's compaction-recovery, up to its compaction's replacement (seq 21)
+    log.write_text("".join((FIXTURES / "compaction-recovery.session.jsonl").read_text().splitlines(True)[:24]))
+    page = _run("export", str(log), "--format", "html")
+    bars = [(float(x), float(w)) for x, w in re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"', page)]
+    cut = float(re.findall(r'<line x1="([\d.]+)"', page)[-1])
+    assert bars and cut >= bars[-1][0] + bars[-1][1]
