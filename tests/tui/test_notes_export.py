@@ -4,7 +4,9 @@ list up to the time-travel moment and the surface then) to an HTML file named in
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -202,6 +204,24 @@ async def test_x_while_time_travelling_exports_the_view_at_the_moment(tmp_path: 
         said = next(t for t in _toasts(app) if t.startswith("Exported "))
         assert said.startswith(f"Exported the list up to {label.removeprefix('at ')} ({shown} of {rows} rows)"), said
         assert [int(s) for s in re.findall(r'<li id="e(\d+)"', target.read_text())] == listed
+
+
+async def test_x_finds_where_to_write_off_the_ui_thread(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``X`` asked the file system whether the working directory is writable on the UI thread (a hung mount froze
+    the screen); the export's worker asks it."""
+    threads: list[str] = []
+    real = os.access
+
+    def access(path: object, mode: int) -> bool:
+        threads.append(threading.current_thread().name)
+        return real(path, mode)  # type: ignore[arg-type]
+
+    monkeypatch.setattr("tui.screens.main_share.os.access", access)
+    async with _on_a_row(tmp_path) as (app, pilot, screen, path, seq):
+        screen.export_dir = tmp_path
+        await pilot.press("X")
+        await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
+        assert threads and threading.main_thread().name not in threads, threads
 
 
 async def test_a_keymap_can_put_export_on_e(tmp_path: Path) -> None:

@@ -108,8 +108,6 @@ class ShareActions:
             return
         stop = self.stop  # type: ignore[attr-defined]
         at = stop.moment.seq if stop is not None else None
-        live: Any = self.live  # type: ignore[attr-defined]
-        target = export_target(live.path, live.session.id, at, self.export_dir)
         if stop is None:
             whole = "the whole list ({rows} rows)"
             what = f"the surface now and {whole}" if self.mode == "surface" else f"{whole} and the surface now"
@@ -117,20 +115,23 @@ class ShareActions:
             what = f"the surface {stop.moment.label()} ({len(stop.surface)} messages) and the list up to it"
         else:
             what = f"the list up to {stop.moment.label().removeprefix('at ')} ({{shown}} of {{rows}} rows) and the surface then"
-        self.notify(f"Exporting to {target} …", timeout=3)  # type: ignore[attr-defined]
-        self._export(target, at, what)
+        live: Any = self.live  # type: ignore[attr-defined]
+        self._export(live.path, live.session.id, at, what)
 
     @work(thread=True, group="export", exclusive=True, exit_on_error=False)
-    def _export(self, target: Path, at: int | None, what: str) -> None:
-        """Write the export (``what``: the toast's words for it, given the document's ``rows`` and ``shown``)."""
+    def _export(self, log: Path, session_id: str, at: int | None, what: str) -> None:
+        """Find where to write and write the export (``what``: the toast's words for it, given the document's
+        ``rows`` and ``shown``)."""
         # imported here, in the worker: the export's modules are 3 MiB of every TUI process's memory otherwise
         from core.export.build import ExportOptions
         from core.export.redact import Redactor
         from core.export.write import export_to_file
 
+        target = export_target(log, session_id, at, self.export_dir)
+        self.app.call_from_thread(self.notify, f"Exporting to {target} …", timeout=3)  # type: ignore[attr-defined]
         try:
             options = ExportOptions(at=at, cut=at is not None, redactor=Redactor())
-            doc = export_to_file(self.live.path, target, "html", options)  # type: ignore[attr-defined]
+            doc = export_to_file(log, target, "html", options)
             redacted = sum(doc["redaction"].values())
             said = f"Exported {what.format(rows=doc['rows'], shown=doc['shown'])} to {target} ({redacted} redactions)."
             severity = "information"
