@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import mmap
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,33 +125,40 @@ def read_header(path: Path) -> dict[str, Any] | None:
 def read_last_title(path: str | os.PathLike[str]) -> str | None:
     """The title of the log's last ``session/title`` event (None: it has none, or the log cannot be read), found
     without decoding the log: a byte search for the event's type, and only the lines it finds are parsed (a zstd
-    log.s frames are decompressed for it), far cheaper than decoding the log."""
+    log's frames are decompressed for it), far cheaper than decoding the log. The log is read, never mapped: a
+    mapped file cut short meanwhile would kill the process."""
     p = resolve_log_path(path)
+    title: str | None = None
     try:
         with open(p, "rb") as f:
             if is_compressed(p):
-                title, frames = None, FrameStream()
+                frames = FrameStream()
                 while chunk := f.read(CHUNK):
                     for frame in frames.feed(chunk):
-                        found = _last_title(frame.data) if frame.data is not None else None
+                        found = _last_title(frame.data, len(frame.data)) if frame.data is not None else None
                         title = found if found is not None else title
                 return title
-            if os.fstat(f.fileno()).st_size == 0:
-                return None
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                return _last_title(data)
-    except (OSError, ValueError):
-        return None
+            held = bytearray()  # the lines read and not searched yet: those the last read completed are
+            while chunk := f.read(CHUNK):
+                held += chunk
+                cut = held.rfind(b"\n") + 1
+                if cut:
+                    found = _last_title(held, cut)
+                    title = found if found is not None else title
+                    del held[:cut]
+            found = _last_title(held, len(held))  # a last line without its line break
+            return found if found is not None else title
+    except OSError:
+        return title
 
 
-def _last_title(data: bytes | mmap.mmap) -> str | None:
-    """The title of the last ``session/title`` event among the lines of ``data``."""
-    end = len(data)
+def _last_title(data: bytes | bytearray, end: int) -> str | None:
+    """The title of the last ``session/title`` event among the lines of ``data`` before ``end`` (a line's end)."""
     while (at := data.rfind(TITLE_TYPE, 0, end)) >= 0:
         start = data.rfind(b"\n", 0, at) + 1
-        stop = data.find(b"\n", at)
+        stop = data.find(b"\n", at, end)
         try:
-            event = orjson.loads(data[start : stop if stop >= 0 else len(data)])
+            event = orjson.loads(data[start : stop if stop >= 0 else end])
         except orjson.JSONDecodeError:
             event = None
         if isinstance(event, dict) and event.get("type") == "session/title":

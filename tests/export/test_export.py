@@ -454,3 +454,26 @@ def test_the_chart_draws_a_cut_after_the_last_request_after_its_bar(tmp_path: Pa
     bars = [(float(x), float(w)) for x, w in re.findall(r'<rect x="([\d.]+)" y="[\d.]+" width="([\d.]+)"', page)]
     cut = float(re.findall(r'<line x1="([\d.]+)"', page)[-1])
     assert bars and cut >= bars[-1][0] + bars[-1][1]
+
+
+def test_the_title_search_survives_a_log_cut_short_while_it_reads(tmp_path: Path) -> None:
+    """The page's title is found before the pass by a byte search of the log. The search mapped the file into
+    memory, so a log cut short meanwhile (a writer truncating an append it could not complete) killed the export
+    with SIGBUS; it reads the log in pieces instead, and gives the title it found."""
+    import subprocess
+    import sys
+
+    script = """import os, sys
+import core.log.reader as reader
+search = reader._last_title
+def cut_then_search(*args):
+    os.truncate(sys.argv[1], 0)
+    return search(*args)
+reader._last_title = cut_then_search
+print(reader.read_last_title(sys.argv[1]))
+"""
+    log = tmp_path / "s.jsonl"
+    padding = "".join(json.dumps({"type": "goal/change", "data": {"note": "x" * 4000}}) + "\n" for _ in range(800))
+    log.write_text((FIXTURES / "tool-call-turn.session.jsonl").read_text() + padding)
+    run = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout) == (0, "Use the bash tool to\n"), run.stderr[-300:]
