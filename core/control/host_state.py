@@ -70,8 +70,8 @@ class HostState:
 
 
 def state_path(log: str | os.PathLike[str]) -> Path:
-    """``host.json`` beside the log."""
-    return Path(log).parent / STATE_FILE
+    """``host.json`` beside the log (the file itself, when ``log`` is a symbolic link to it)."""
+    return Path(log).resolve().parent / STATE_FILE
 
 
 def write_state(

@@ -154,8 +154,9 @@ DSH_OPS: dict[str, Op] = {
 
 
 def inbox_path(session_path: str | os.PathLike[str]) -> Path:
-    """The inbox beside a session log (``session_path`` may be the log file or its session directory)."""
-    return resolve_log_path(session_path).parent / INBOX_NAME
+    """The inbox beside a session log (``session_path`` may be the log file, a symbolic link to it, or its session
+    directory): where the host that writes the log reads it."""
+    return resolve_log_path(session_path).resolve().parent / INBOX_NAME
 
 
 def _arg_error(op: str, name: str, spec: ArgSpec, value: Any) -> str | None:

@@ -87,3 +87,33 @@ def test_a_host_exits_even_while_another_process_holds_its_inbox_locked(tmp_path
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert read_log(log).events[-1]["data"] == {"state": "exited"}
+
+
+def test_a_request_sent_through_a_link_to_the_log_reaches_its_host(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The inbox and host.json are beside the log itself, not beside a symbolic link that names it."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
+    (tmp_path / "ws").mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "run", "task", "--provider", f"scripted:{script}", "--workspace",
+         str(tmp_path / "ws"), "--sessions-root", str(tmp_path / "root"), "--session-id", "s1", "--linger"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    log = log_path(tmp_path / "root", str(tmp_path / "ws"), "s1", False)
+    link = tmp_path / "elsewhere" / "session.jsonl"
+    link.parent.mkdir()
+    link.symlink_to(log)
+    try:
+        while not (log.parent / "host.json").exists() or b'"idle"' not in (log.parent / "host.json").read_bytes():
+            assert proc.poll() is None
+        assert main(["inspect", str(link), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["host"]["state"] == "idle"
+        assert main(["control", str(link), "checkpoint", "--wait", "--timeout", "20"]) == 0
+        assert capsys.readouterr().out.startswith("applied: checkpoint")
+        assert not (link.parent / "control.jsonl").exists()
+    finally:
+        control.append_request(control.inbox_path(log), "stop", {})
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
