@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +36,23 @@ def find_session(root: Path, session_id: str) -> Path:
             f"(or remove the stray copy):{listing}"
         )
     return found[0]
+
+
+def _resume_command(args: argparse.Namespace, session_id: str, log: Path) -> str:
+    """The command that continues an interrupted run as it was started: the id when the log is under the default
+    sessions root (else the log's path), and the model and config it ran with, which a resume does not read back."""
+    default_root = default_sessions_root().resolve()
+    target = session_id if log.resolve().is_relative_to(default_root) else str(log)
+    parts = ["tapedeck", "run", "--resume", target]
+    for flag, value, default in (
+        ("--provider", args.provider, "openai"),
+        ("--model", args.model, None),
+        ("--base-url", args.base_url, None),
+        ("--config", args.config, None),
+    ):
+        if value != default:
+            parts += [flag, value]
+    return shlex.join(parts)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -97,8 +115,8 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         host.close()
     if outcomes is None:
-        resume = f"tapedeck run --resume {host.session.id}"
-        return fail(f"interrupted; `{resume}` continues the session", EXIT_INTERRUPTED)
+        return fail(f"interrupted; `{_resume_command(args, host.session.id, host.writer.path)}` continues the session",
+                    EXIT_INTERRUPTED)  # fmt: skip
     payload = {
         "session": host.session.id,
         "log": str(host.writer.path),
