@@ -251,3 +251,25 @@ async def test_policy_screens_open_from_their_keys(tmp_path: Path) -> None:
             await pilot.press("escape")
             await settle(pilot)
             assert isinstance(app.screen, MainScreen)
+
+
+async def test_after_a_truncation_the_status_line_keeps_the_follow_state_and_row_at_80_columns(tmp_path: Path) -> None:
+    """The notice of a reset (``re-synced: PATH was truncated …``) held its whole length in the status line for
+    good, and at 80 columns it pushed out the follow state and the row counter ever after; the line says
+    ``re-synced`` and the notice whole only where it fits beside them."""
+    log, path = write_partial(tmp_path, 20)
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settled_main_screen(pilot)
+        path.write_bytes(log.lines([log.header, *log.events[:8]]))  # truncated
+        await until(pilot, lambda: bool(app.live and app.live.notices))  # type: ignore[union-attr]
+        await settle(pilot)
+        status = status_text(screen)
+        assert "re-synced" in status and "following" in status and "row 8/8" in status, status
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(200, 24)) as pilot:
+        screen = await settled_main_screen(pilot)
+        path.write_bytes(log.lines([log.header, *log.events[:4]]))
+        await until(pilot, lambda: bool(app.live and app.live.notices))  # type: ignore[union-attr]
+        await settle(pilot)
+        assert "re-synced: " in status_text(screen) and "truncated" in status_text(screen), status_text(screen)

@@ -343,7 +343,8 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
 
     def _update_status(self) -> None:
         """The status line, fitted to the width: the lesser parts give way (the follow state, the problem count),
-        the filter shrinks to a word; the mode, the moment, the search and the row stay whole."""
+        the filter and a reset's notice shrink to a few words; the mode, the moment, the search and the row stay
+        whole."""
         ev = self.events
 
         def part(label: str, style: str, rank: int) -> Field:
@@ -368,17 +369,25 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         problems = self._problems()
         if problems:
             parts.append(part(f"{problems} problem{'s' if problems > 1 else ''} in the log (D)", "yellow", 3))
+        resynced = part("re-synced", "bold red", KEEP)
         if self._notice:
-            parts.append(part(self._notice, "bold red", KEEP))
+            parts.append(resynced)
         status = self.query_one("#status", Static)
         width = status.size.width or 10_000
         parts = fit(parts, width)
+
+        def widen(short: Field, whole: Field) -> None:
+            """``whole`` instead of ``short`` where it fits."""
+            nonlocal parts
+            if sum(t.cell_len for t, _ in parts) - short[0].cell_len + whole[0].cell_len <= width:
+                parts = [whole if p is short else p for p in parts]
+
         if self.filter.active:  # the filter's whole description where it fits
             scan = self.filter_scan
             busy = "" if scan is None or scan.done else f" {int(scan.fraction * 100)}%"
-            whole = part(f"filter: {self.filter.describe()}{busy}", "yellow", KEEP)
-            if sum(t.cell_len for t, _ in parts) - shortest[0].cell_len + whole[0].cell_len <= width:
-                parts = [whole if p is shortest else p for p in parts]
+            widen(shortest, part(f"filter: {self.filter.describe()}{busy}", "yellow", KEEP))
+        if self._notice:  # and what the reset was
+            widen(resynced, part(self._notice, "bold red", KEEP))
         text = join(parts)
         if text != self._status_shown:  # the panels' redraw after an append finds it as the append left it
             self._status_shown = text
