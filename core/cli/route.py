@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from core.cli import COMMANDS
@@ -15,7 +14,10 @@ from core.policies.adaptive import CHECKPOINT, classify_task, phase_text
 from core.policies.adaptive_config import TASK_CLASSES, AdaptiveConfig
 from core.policies.risk import route_risk
 from core.shared.errors import TapedeckError
+from core.shared.regular import read_capped
 from core.shared.text import utf16_len
+
+MAX_EVIDENCE_BYTES = 64 << 20  # far more tool output than the risk router inspects
 
 
 def register(subparsers: Any) -> None:
@@ -38,11 +40,16 @@ def register(subparsers: Any) -> None:
 
 
 def read_text(path: str, what: str) -> str:
-    """A UTF-8 text file's content; TapedeckError naming ``what`` when it cannot be read."""
+    """A UTF-8 text file's content (a pipe too, up to ``MAX_EVIDENCE_BYTES``); TapedeckError naming ``what`` when it
+    cannot be read."""
     try:
-        return Path(path).read_bytes().decode("utf-8")
+        data = read_capped(path, MAX_EVIDENCE_BYTES)
     except OSError as exc:
         raise TapedeckError(f"{what} {path}: cannot read ({exc.strerror or exc})") from exc
+    if len(data) > MAX_EVIDENCE_BYTES:
+        raise TapedeckError(f"{what} {path}: larger than {MAX_EVIDENCE_BYTES >> 20} MiB; give the recent output only")
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TapedeckError(f"{what} {path}: not UTF-8 text (bad byte at offset {exc.start})") from exc
 

@@ -33,6 +33,7 @@ from typing import Any
 from core.control.config_values import check_loggable, check_type, child
 from core.log.vocabulary import HOST_EVENT
 from core.shared.errors import ConfigError
+from core.shared.regular import read_capped
 
 SECTIONS: dict[str, str] = {
     "slice": "core.policies.slice_config",
@@ -44,6 +45,7 @@ SECTIONS: dict[str, str] = {
     "alerts": "core.alerts.config",
 }
 CONFIG_EVENT = "tapedeck/config"
+MAX_CONFIG_BYTES = 1 << 20
 # What a host reads once, when it starts (a section, or one key): the inbox refuses changes to it and a resumed
 # host does not replay the changes an older host applied (what the shell may reach is the operator's choice at
 # start; the prolong log file is opened once, with its window).
@@ -171,9 +173,11 @@ def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) ->
     p = Path(path).expanduser()
     kind = "JSON" if p.suffix == ".json" else "TOML"
     try:
-        data = p.read_bytes()
+        data = read_capped(p, MAX_CONFIG_BYTES)
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read config ({exc.strerror or exc})") from exc
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{p}: larger than {MAX_CONFIG_BYTES >> 20} MiB, which no policy config is")
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

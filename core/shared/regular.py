@@ -1,4 +1,5 @@
-"""Reading a file only when it is a regular file: never blocking on a FIFO, never reading a device without end."""
+"""Reading a file only when it is a regular file: never blocking on a FIFO, never reading a device without end; or
+reading a file a user names, a pipe included, only up to a size."""
 
 from __future__ import annotations
 
@@ -25,4 +26,12 @@ def read_regular(path: str | os.PathLike[str], limit: int, *, follow: bool = Tru
     """At most ``limit + 1`` bytes of the regular file at ``path`` (one more than ``limit`` says it is longer);
     an OSError when it is no regular file or cannot be read."""
     with open_regular(path, follow=follow) as f:
+        return f.read(limit + 1)
+
+
+def read_capped(path: str | os.PathLike[str], limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of the file a user named at ``path`` (one more than ``limit`` says it is longer): a
+    pipe, such as ``<(cmd)``, is read to its end, and a device that never ends only that far; an OSError when it
+    cannot be opened or read."""
+    with open(path, "rb") as f:
         return f.read(limit + 1)

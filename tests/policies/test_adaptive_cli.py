@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -74,3 +76,30 @@ def test_unknown_class_is_an_argparse_error(capsys: pytest.CaptureFixture[str]) 
     with pytest.raises(SystemExit) as info:
         main(["route", "x", "--class", "huge"])
     assert info.value.code == 2 and "invalid choice: 'huge'" in capsys.readouterr().err
+
+
+def _in_time(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``run`` on a thread: a command that never ends fails the test instead of hanging it."""
+    found: list[tuple[int, str, str]] = []
+    thread = threading.Thread(target=lambda: found.append(run(capsys, *argv)), daemon=True)
+    thread.start()
+    thread.join(60)
+    assert found, f"{' '.join(argv)} never ended"
+    return found[0]
+
+
+@pytest.mark.parametrize("option", ["--evidence", "--config"])
+def test_an_endless_file_is_refused_not_read_for_ever(capsys: pytest.CaptureFixture[str], option: str) -> None:
+    code, out, err = _in_time(capsys, "fix the bug", option, "/dev/zero")
+    assert (code, out) == (2, "") and "/dev/zero" in err and "larger than" in err, err
+
+
+def test_evidence_from_a_pipe_is_read(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--evidence <(git diff)`` names a pipe: it is read to its end, as a file is."""
+    pipe = tmp_path / "evidence"
+    os.mkfifo(pipe)
+    writer = threading.Thread(target=lambda: pipe.write_text("Traceback: AssertionError in test_x\n" * 3))
+    writer.start()
+    code, out, _ = _in_time(capsys, "fix the bug", "--evidence", str(pipe), "--json")
+    writer.join(10)
+    assert code == 0 and json.loads(out)["evidenceChars"] == len("Traceback: AssertionError in test_x\n") * 3
