@@ -62,6 +62,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if not args.task and not args.resume:
         raise TapedeckError("give a TASK to run (or --resume ID)")
+    if args.session_id is not None and not args.session_id.strip():
+        raise TapedeckError("--session-id is empty: give the new session's id, or leave the option out for a random one")
     empty = next((n for n, task in enumerate(args.task, 1) if not task.strip()), None)
     if empty is not None:
         raise TapedeckError(f"TASK {empty} is empty: each TASK is the prompt of one turn; nothing was started")

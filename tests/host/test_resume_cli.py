@@ -305,3 +305,15 @@ def test_resume_refuses_a_writer_lock_file_that_is_no_plain_file_and_touches_not
     err = capsys.readouterr().err
     assert str(lock) in err and "Traceback" not in err and err.count("\n") == 1, err
     assert victim.read_text() == "keep me" and log.read_bytes() == before
+
+
+@pytest.mark.parametrize("session_id", ["", " "])
+def test_run_refuses_an_empty_session_id_instead_of_making_up_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], session_id: str
+) -> None:
+    (tmp_path / "ws").mkdir()
+    code = main(["run", "task", "--provider", _script(tmp_path), "--workspace", str(tmp_path / "ws"),
+                 "--sessions-root", str(tmp_path / "root"), "--session-id", session_id])  # fmt: skip
+
+    assert code == 2 and "--session-id" in capsys.readouterr().err
+    assert not (tmp_path / "root").exists()
