@@ -15,8 +15,9 @@ was replaced, by kind. What is replaced:
   ``MYSQL_PWD=…``, ``REDIS_AUTH=…``), their quotes escaped too, as JSON text in a string has them, but not a value
   that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
   ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``),
-  the value after an option named for one (``--password …``, ``--api-key …``: ``_option_value``) and a netrc
-  entry's password (``machine … login … password …``);
+  the value after an option named for one (``--password …``, ``--api-key …``: ``_option_value``), the password
+  ``sshpass -p``, ``mysql -p…`` and ``redis-cli -a`` take and a netrc entry's password
+  (``machine … login … password …``);
 - ``env``: the value of every environment variable of the exporting process named for a secret (``DB_PASSWORD``,
   ``GITHUB_TOKEN``) from ``ENV_MIN_NAMED`` characters, and of any other from ``ENV_MIN`` characters when it is no
   ``readable`` text (a random token: not ``C.UTF-8``, ``xterm-256color`` or ``--max-old-space-size=4096``); never
@@ -82,6 +83,12 @@ _OPTION = re2.compile(
     rb"(" + _OPTION_NAME + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
 )
 _OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one
+# a password a command takes on its command line (group 1): ``sshpass -p …``, ``mysql -p…`` (glued to it: ``-p``
+# alone asks for it), ``redis-cli -a …``
+_CLI_PASSWORD = re2.compile(
+    rb"(?:sshpass[ \t]+-p[ \t]*|mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p|redis-cli\b[^\n|;&]*?[ \t]-a[ \t]+)"
+    rb"\\?[\"']?((?:[^\s\"'\\|;&]|\\[^\s\"'])+)"
+)
 # a netrc file's password (group 1), also where JSON text writes its line breaks as escapes: after the ``machine``
 # (or ``default``) its entry starts with and the other pairs of the entry (``login bob``) …
 # (an escape may come with its backslash escaped again: JSON text of JSON text)
@@ -153,6 +160,7 @@ _SCREEN = (
     rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|(?i:authorization))(?:(?:\\\\)?\\?[\"'])?" + _JSON_SPACE
     + rb"*[:=]"
     rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE.pattern + rb"|" + _OPTION_NAME + _JSON_SPACE
+    + rb"|sshpass|mysql|redis-cli"
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )
@@ -281,7 +289,7 @@ class Redactor:
         self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
             ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 1, None),
-            ("key", _NETRC_LINE, 1, None),
+            ("key", _NETRC_LINE, 1, None), ("key", _CLI_PASSWORD, 1, None),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, None),
         ]  # fmt: skip
         if secrets:

@@ -59,7 +59,10 @@ ASSIGNMENTS = st.tuples(
     st.sampled_from(["DB_PASSWORD", "API_SECRET", "DB_PASS", "MYSQL_PWD", "REDIS_AUTH", "SMTP_PW", "GPG_PASSPHRASE",
                      "GITHUB_TOKEN", "AWS_SECRET_ACCESS_KEY"]),  # fmt: skip
     st.sampled_from(["=", " = "]),
-).map("".join) | st.sampled_from(["docker login -u bob --password ", "gh auth login --with-token ", "--api-key "])
+).map("".join) | st.sampled_from(
+    ["docker login -u bob --password ", "gh auth login --with-token ", "--api-key ", "sshpass -p ", "mysql -uroot -p",
+     "redis-cli -a "]
+)
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
 USERS = st.text(alphabet=string.ascii_lowercase + string.digits + "_-", min_size=1, max_size=10)
@@ -189,6 +192,7 @@ psql: password authentication failed for user; the login form has a password fie
   --token TOKEN  --password <password>  --api-key API_KEY  --password-file ./pw  --no-token --verbose
 the --password option is required; give --api-key argument values as ``--token $GH_TOKEN`` or --secret "$SECRET"
 auth: oauth2  # auth = HTTPBasicAuth(user, pw); {"auth": {"type": "oauth2"}, "oauth": "enabled"}
+mysql -u root -p mydb; ssh -p 2222 host; grep -a pattern; redis-cli -h cache ping; sshpass -f ~/.pw ssh host
 """
 
 
@@ -239,6 +243,8 @@ SECRET_ENV = {
         ("docker login -u bob --password swordfish registry.io", "swordfish"), ("gh auth login --with-token ghtok12345", "ghtok12345"),
         ("deploy --api-key 'MyApiKey' --client-secret SuperSecret", "MyApiKey"), ("--client-secret SuperSecret", "SuperSecret"),
         ('{"auths": {"registry.example.com": {"auth": "Ym9iOnN3b3JkZmlzaA=="}}}', "Ym9iOnN3b3JkZmlzaA"),
+        ("sshpass -p swordfish ssh bob@h", "swordfish"), ("mysql -u root -pswordfish mydb", "swordfish"),
+        ('mysqldump -uroot -p"swordfish" db', "swordfish"), ("redis-cli -h cache -a swordfish ping", "swordfish"),
         ("machine example.com login bob password swordfish", "swordfish"),
         ("machine example.com\n  login bob\n  password swordfish\n", "swordfish"),
         ("default login anonymous password guest-1234", "guest-1234"), ("$ grep password ~/.netrc\n  password swordfish", "swordfish"),
@@ -277,7 +283,8 @@ WORDS = st.sampled_from([
     "\u017fecret", "ann@example", "/home/", "/Users/", "/root", "C:\\Users\\", "-----BEGIN RSA PRIVATE KEY-----",
     "hunter2-value", 'q"uo\\te-env', "x", "Authorization", "authorization: token", "DB_PASS", "MYSQL_PWD",
     "REDIS_AUTH", "passphrase", "DB_PASSWORD = ", "machine", "default", " login ", " password ", "\npassword",
-    "\\npassword ", "--password ", "--with-token", '"auth"', '\\"auth\\"',
+    "\\npassword ", "--password ", "--with-token", '"auth"', '\\"auth\\"', "sshpass -p", "mysql -u x -p",
+    "redis-cli -a ",
 ])  # fmt: skip
 GLUE = st.lists(st.sampled_from(["=", ":", '"', "'", " ", "\t", "\n", "\r", "\f", "\x0b", "\\", "\x01", ".", "-", "\u00e9"]),
                 max_size=3).map("".join)  # fmt: skip
