@@ -492,6 +492,8 @@ def test_a_host_that_died_mid_turn_is_still_told_when_the_log_ends_in_a_torn_lin
     fed.loaded(reader, path.stat().st_size)  # the view's first pass is over: the clock rules run
     with open(path, "a") as f:
         f.write('{"type":"tool/call","seq":3,"da')  # no host.json, no lock: a host that died without a word
+    # its last write was its dying one, on the clock its events were written by (the log's, not this machine's)
+    os.utime(path, ns=((log.time + 500) * 1_000_000,) * 2)
     now = log.time + 1_000
     assert fed.poll(now) == []
     (alert,) = fed.poll(now + EXIT_WAIT_MS)
