@@ -30,7 +30,7 @@ from core.rebuild.request import AGENT, Request, stream_requests
 from core.rebuild.request_diff import break_point
 from core.shared.errors import TapedeckError, seq_not_in_log
 from core.shared.model_specs import missing_price
-from core.shared.text import model_label
+from core.shared.text import model_label, usd
 from core.shared.wire import call_text
 
 CLIP = 400
@@ -328,7 +328,7 @@ def _cost(args: argparse.Namespace) -> None:
 
 
 def _usd(value: float | None) -> str:
-    return "   n/a" if value is None else f"${value:.4f}"
+    return "   n/a" if value is None else usd(value)
 
 
 def _pct(value: float | None) -> str:

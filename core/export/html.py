@@ -17,7 +17,7 @@ from core.export.spool import replay, spool
 from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
 from core.shared.diagnostics import Diagnostic
-from core.shared.text import model_label
+from core.shared.text import model_label, usd
 from core.shared.wire import call_text
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -86,10 +86,6 @@ LONG_TEXT = 200  # code points from which the writer remembers a text it escaped
 def _link(seq: int, row: int | None = None) -> str:
     """A link to the row of event ``seq`` (``row``: the row's own seq, when the event is one of a stream's)."""
     return f'<a href="#e{seq if row is None else row}">#{seq}</a>'
-
-
-def _usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:.4f}"
 
 
 def _pct(value: float | None) -> str:
@@ -251,7 +247,7 @@ class HtmlFormat:
                 f"<tr><th>turns</th><td>{len(s['turns'])}: {_e(turns)}</td></tr>",
                 f'<tr><th>events</th><td id="event-count">{s["events"]}</td></tr>',
                 f'<tr><th>rows</th><td id="row-count">{self._rows(doc)}</td></tr>',
-                f"<tr><th>cost</th><td>{_usd(s['usd'])}</td></tr>",
+                f"<tr><th>cost</th><td>{usd(s['usd'])}</td></tr>",
                 f"<tr><th>cwd</th><td>{_e(s['cwd'])}</td></tr>",
                 f"<tr><th>exported</th><td>{_e(self._redaction(doc))}{moment}</td></tr>{self._problems(doc)}",
                 "</table></header>",
@@ -400,10 +396,10 @@ class HtmlFormat:
         out = ['<h2 id="cost">Cost</h2><table><tr><th>turn</th><th class="num">requests</th><th class="num">cost</th>'
                '<th class="num">cached</th></tr>']  # fmt: skip
         for t in c["turns"]:
-            out.append(f"<tr><td>{t['turn']}</td><td class=\"num\">{t['requests']}</td><td class=\"num\">{_usd(t['usd'])}</td>"
+            out.append(f"<tr><td>{t['turn']}</td><td class=\"num\">{t['requests']}</td><td class=\"num\">{usd(t['usd'])}</td>"
                        f"<td class=\"num\">{_pct(t['cached'])}</td></tr>")  # fmt: skip
         t = c["total"]
-        out.append(f"<tr><th>session</th><th class=\"num\">{t['requests']}</th><th class=\"num\">{_usd(t['usd'])}</th>"
+        out.append(f"<tr><th>session</th><th class=\"num\">{t['requests']}</th><th class=\"num\">{usd(t['usd'])}</th>"
                    f"<th class=\"num\">{_pct(t['cached'])}</th></tr></table>"
                    f"<p>tokens: hit {t['hit']} · miss {t['miss']} · output {t['output']}</p>")  # fmt: skip
         if c["unpriced"]:
@@ -413,8 +409,8 @@ class HtmlFormat:
                        "<th class=\"num\">saved</th><th class=\"num\">cache break cost</th><th class=\"num\">net</th></tr>")  # fmt: skip
             for k in c["cuts"]:
                 out.append(f"<tr><td>{self._ref(k['seq'])}</td><td>{_e(k['kind'])}</td><td>{k['turn']}</td>"
-                           f"<td class=\"num\">{k['charsRemoved']}</td><td class=\"num\">{_usd(k['savedUsd'])}</td>"
-                           f"<td class=\"num\">{_usd(k['costUsd'])}</td><td class=\"num\">{_usd(k['netUsd'])}</td></tr>")  # fmt: skip
+                           f"<td class=\"num\">{k['charsRemoved']}</td><td class=\"num\">{usd(k['savedUsd'])}</td>"
+                           f"<td class=\"num\">{usd(k['costUsd'])}</td><td class=\"num\">{usd(k['netUsd'])}</td></tr>")  # fmt: skip
             out.append("</table>")
         return "".join(out)
 

@@ -19,7 +19,7 @@ from typing import Any
 from core.export.build import cache_break, turns_line
 from core.rebuild.cost import cached_share
 from core.shared.diagnostics import Diagnostic
-from core.shared.text import model_label
+from core.shared.text import model_label, usd
 
 CLIP = 600
 BUDGET = 50_000  # characters of rows and, at a moment, of the surface; the head and tail add a few thousand at most
@@ -43,16 +43,12 @@ _REFERENCE = re.compile(
 _NOTE_START = re.compile(r"^(\d*)([-+=.)])")  # a list item's or a setext heading's mark at a line's start
 
 
-def _usd(value: float | None) -> str:
-    return "n/a" if value is None else f"${value:.4f}"
-
-
 def _pct(share: float | None) -> str:
     return "-" if share is None else f"{share * 100:.0f}%"
 
 
 def _cost_row(label: str, row: dict[str, Any]) -> str:
-    return f"| {label} | {row['requests']} | {_usd(row['usd'])} | {_pct(row['cached'])} |"
+    return f"| {label} | {row['requests']} | {usd(row['usd'])} | {_pct(row['cached'])} |"
 
 
 def _priced(values: Iterable[float | None]) -> float | None:
@@ -357,7 +353,7 @@ class MarkdownFormat:
             "",
             *title,
             f"- model: {_no_html(model_label(s['provider'], s['model']))} · state: {s['state']}",
-            f"- turns: {len(s['turns'])} ({turns}) · events: {s['events']} · cost: {_usd(s['usd'])}",
+            f"- turns: {len(s['turns'])} ({turns}) · events: {s['events']} · cost: {usd(s['usd'])}",
             f"- {redaction}" + (f" · at seq {doc['at']}" if doc["at"] is not None else ""),
             *self._problems(doc["diagnostics"]),
             "",
@@ -407,7 +403,7 @@ class MarkdownFormat:
         lines.append(_cost_row("**session**", t))
         tokens = f"\ntokens: hit {t['hit']} · miss {t['miss']} · output {t['output']}"
         if c["cuts"]:  # what they saved less what their cache breaks (and summary calls) cost, as ``cost`` nets them
-            saved, spent, net = (_usd(_priced(k[key] for k in c["cuts"])) for key in ("savedUsd", "costUsd", "netUsd"))
+            saved, spent, net = (usd(_priced(k[key] for k in c["cuts"])) for key in ("savedUsd", "costUsd", "netUsd"))
             tokens += f" · {len(c['cuts'])} cut(s) saved {saved}, their cache breaks cost {spent}: net {net} (estimated)"
         lines.append(tokens)
         return ("\n".join(lines) + "\n").encode()

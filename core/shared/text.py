@@ -23,6 +23,15 @@ def model_label(provider: object, model: object, missing: str = "unknown") -> st
     return f"{provider or '?'}/{model or '?'}"
 
 
+def usd(value: float | None) -> str:
+    """A dollar amount to four places as reports write it (``$0.0301``, ``-$0.0301``; an amount that rounds to
+    nothing is ``$0.0000`` whatever its sign), or ``n/a`` when it is not known."""
+    if value is None:
+        return "n/a"
+    text = f"{abs(value):.4f}"
+    return f"-${text}" if value < 0 and text.strip("0.") else f"${text}"
+
+
 def printable(text: str) -> str:
     """``text`` with every terminal control character but tab and newline replaced by a visible stand-in of one
     code point, so that text from a log drawn on a terminal shows its escapes instead of running them (clipboard

@@ -15,6 +15,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from core.cli import main
+from core.shared.text import usd
 from tests.export.planted import plant, with_arguments
 
 
@@ -300,7 +301,7 @@ def test_the_cuts_line_gives_what_they_saved_net_of_their_cache_breaks(tmp_path:
         cuts = json.loads(out.getvalue())["cuts"]
         line = _md(str(log)).rstrip().splitlines()[-1]
         sums = [sum(c[k] for c in cuts) if cuts[0][k] is not None else None for k in ("savedUsd", "costUsd", "netUsd")]
-        shown = ["n/a" if v is None else f"${v:.4f}" for v in sums]
+        shown = [usd(v) for v in sums]
         assert cuts and line.endswith(f"{len(cuts)} cut(s) saved {shown[0]}, their cache breaks cost {shown[1]}: "
                                       f"net {shown[2]} (estimated)"), line  # fmt: skip
 
