@@ -25,6 +25,7 @@ from tui.screens.confirm import AskScreen
 from tui.screens.main import MainScreen
 from tui.screens.main_share import export_target
 from tui.widgets.detail import TextView
+from tui.widgets.matching import EventFilter
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)
@@ -239,3 +240,20 @@ async def test_a_keymap_can_put_export_on_e(tmp_path: Path) -> None:
         await pilot.press("e")
         await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
         assert len(list(tmp_path.glob("tapedeck-*.html"))) == 1
+
+
+async def test_x_with_a_filter_on_says_the_page_is_not_filtered(tmp_path: Path) -> None:
+    """With a filter on, ``X`` wrote every event and its toast said 'the whole list' as if that were what the
+    operator saw; the page still lists every event (an export is the session's record), and the toast says plainly
+    that the filter was not applied, naming it."""
+    async with _on_a_row(tmp_path) as (app, pilot, screen, path, seq):
+        screen.export_dir = tmp_path
+        rows = len(screen.events.view)
+        screen._set_filter(EventFilter(types=("tool/",), regex="call{1}"))
+        await until(pilot, lambda: 0 < len(screen.events.view) < rows)
+        await pilot.press("X")
+        await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
+        said = next(t for t in _toasts(app) if t.startswith("Exported "))
+        assert "The filter (type tool/, /call{1}/) is not applied: the page lists every event" in said, said
+        page = next(tmp_path.glob("tapedeck-*.html")).read_text()
+        assert len(re.findall(r'<li id="e(\d+)"', page)) > len(screen.events.view)

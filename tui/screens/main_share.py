@@ -31,6 +31,7 @@ class ShareActions:
 
     notes: dict[int, str]
     mode: str  # the main screen's view: "full" or "surface"
+    filter: Any  # the main screen's EventFilter
     export_dir: Path | None = None  # tests point exports somewhere of their own
 
     def load_notes(self) -> None:
@@ -103,7 +104,8 @@ class ShareActions:
 
     def action_export(self) -> None:
         """Export the view as HTML to a file: live, the whole list and the surface now; at a time-travel moment, the
-        list up to it and the surface then. The toast names what the operator was looking at."""
+        list up to it and the surface then. The toast names what the operator was looking at, and says so when the
+        list's filter is on: the page lists every event (it is the session's record, not the screen's)."""
         if self._local_only("The HTML export"):
             return
         stop = self.stop  # type: ignore[attr-defined]
@@ -115,13 +117,18 @@ class ShareActions:
             what = f"the surface {stop.moment.label()} ({len(stop.surface)} messages) and the list up to it"
         else:
             what = f"the list up to {stop.moment.label().removeprefix('at ')} ({{shown}} of {{rows}} rows) and the surface then"
+        unfiltered = (
+            f" The filter ({self.filter.describe()}) is not applied: the page lists every event."
+            if self.filter.active
+            else ""
+        )
         live: Any = self.live  # type: ignore[attr-defined]
-        self._export(live.path, live.session.id, at, what)
+        self._export(live.path, live.session.id, at, what, unfiltered)
 
     @work(thread=True, group="export", exclusive=True, exit_on_error=False)
-    def _export(self, log: Path, session_id: str, at: int | None, what: str) -> None:
+    def _export(self, log: Path, session_id: str, at: int | None, what: str, unfiltered: str) -> None:
         """Find where to write and write the export (``what``: the toast's words for it, given the document's
-        ``rows`` and ``shown``)."""
+        ``rows`` and ``shown``; ``unfiltered``: the toast's note on a filter the page does not apply)."""
         # imported here, in the worker: the export's modules are 3 MiB of every TUI process's memory otherwise
         from core.export.build import ExportOptions
         from core.export.redact import Redactor
@@ -133,7 +140,7 @@ class ShareActions:
             options = ExportOptions(at=at, cut=at is not None, redactor=Redactor())
             doc = export_to_file(log, target, "html", options)
             redacted = sum(doc["redaction"].values())
-            said = f"Exported {what.format(rows=doc['rows'], shown=doc['shown'])} to {target} ({redacted} redactions)."
+            said = f"Exported {what.format(rows=doc['rows'], shown=doc['shown'])} to {target} ({redacted} redactions).{unfiltered}"
             severity = "information"
         except TapedeckError as exc:
             said, severity = f"Export failed: {exc}", "error"
