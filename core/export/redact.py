@@ -17,7 +17,7 @@ was replaced, by kind. What is replaced:
   ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``),
   the value after an option named for one (``--password …``, ``--api-key …``: ``_option_value``), the password
   ``sshpass -p``, ``mysql -p…`` and ``redis-cli -a`` take and a netrc entry's password
-  (``machine … login … password …``);
+  (``machine … login … password …``, or a line of its own but for prose's ``password expired``);
 - ``env``: the value of every environment variable of the exporting process named for a secret (``DB_PASSWORD``,
   ``GITHUB_TOKEN``) from ``ENV_MIN_NAMED`` characters, and of any other from ``ENV_MIN`` characters when it is no
   ``readable`` text (a random token: not ``C.UTF-8``, ``xterm-256color`` or ``--max-old-space-size=4096``); never
@@ -99,11 +99,13 @@ _NETRC = re2.compile(
     rb"(?:machine" + _NETRC_SPACE + _NETRC_TOKEN + rb"|default)(?:" + _NETRC_SPACE + rb"(?:login|account|port)"
     + _NETRC_SPACE + _NETRC_TOKEN + rb")*" + _NETRC_SPACE + rb"password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
 )
-# … or on a line of its own (``grep password ~/.netrc``)
+# … or on a line of its own (``grep password ~/.netrc``), unless it is prose (``_netrc_password``)
 _NETRC_LINE = re2.compile(
     rb"(?:^|[\r\n\"]|\\[nr])" + _NETRC_BLANK + rb"*password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
     + _NETRC_BLANK + rb"*(?:$|[\r\n\"]|(?:\\\\)*\\[nr\"])"
 )
+_PROSE_WORD = re.compile(rb"[a-z]+\.?")  # ``password expired.``: an error message's words
+_NETRC_NAME = re.compile(rb"(?i)netrc")
 # an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
 # before the value), unless it is code (``_secret_value``): ``Authorization: token …`` or a raw key
 _AUTHORIZATION = re2.compile(
@@ -268,6 +270,13 @@ def _option_value(data: bytes, m: Any) -> bool:
     return bool(_CLASS_NAME.fullmatch(value.rstrip(b".:!?`"))) or _secret_value(data, m)
 
 
+def _netrc_password(data: bytes, m: Any) -> bool:
+    """True when ``password …`` on a line of its own is a netrc file's line, not prose (``password required``, an
+    error's ``"password incorrect"``): its value has a digit, a symbol or a capital letter, or the text is about a
+    netrc file (``cat ~/.netrc``)."""
+    return not _PROSE_WORD.fullmatch(m.group(1)) or _NETRC_NAME.search(data) is not None
+
+
 def written_forms(values: list[str]) -> list[str]:
     """Each of ``values`` and, where they differ, the forms JSON text in a string writes it in (a tool call's
     arguments, a tool's JSON output): its quotes, backslashes and control characters escaped, and also every
@@ -289,7 +298,7 @@ class Redactor:
         self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
             ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 1, None),
-            ("key", _NETRC_LINE, 1, None), ("key", _CLI_PASSWORD, 1, None),
+            ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, None),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, None),
         ]  # fmt: skip
         if secrets:

@@ -260,6 +260,31 @@ def test_secrets_beside_code_still_go(text: str, secret: str) -> None:
     assert secret not in r.text(text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["password required", "error: \npassword expired\n", '{"error": "password incorrect"}',
+     '{\\"error\\": \\"password incorrect\\"}', "Login failed.\n  password expired.\n"],
+)  # fmt: skip
+def test_prose_about_a_password_on_a_line_of_its_own_is_no_netrc_line(text: str) -> None:
+    """A line (or a quoted message) that reads ``password`` and a lower-case word is prose, as an error message
+    writes it, unless the text is about a netrc file: it stays and counts nothing."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and r.summary()["key"] == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [("password hunter2", "hunter2"), ("password S3cr3t!", "S3cr3t!"), ("\n  password Swordfish\n", "Swordfish"),
+     ('"password s3cr3t"', "s3cr3t"), ("cat ~/.netrc\npassword swordfish\n", "swordfish"),
+     ("cat _netrc\\npassword swordfish", "swordfish")],
+)  # fmt: skip
+def test_a_netrc_line_of_its_own_is_still_redacted(text: str, secret: str) -> None:
+    """A value with a digit, a symbol or a capital letter is a password, and so is a lower-case word in a text
+    about a netrc file."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert secret not in r.text(text) and r.summary()["key"] == 1
+
+
 def test_a_url_keeps_its_host_when_its_password_reads_as_an_e_mail() -> None:
     """``http://user:pass@example.com`` holds an e-mail address too (``pass@example.com``): the two matches are
     replaced as one key, which took the host with the password."""
