@@ -120,9 +120,9 @@ def _state(log: Path) -> tuple[str, int | None]:
     return recorded.get("state", ""), recorded.get("pid")
 
 
-def test_a_resumed_host_does_not_report_the_inbox_lines_its_killed_predecessor_took(
-    tmp_path: Path, spawn: Callable[..., _Process]
-) -> None:
+def _idle_host(tmp_path: Path, spawn: Callable[..., _Process]) -> tuple[_Process, Path, list[str]]:
+    """A real host (session ``s1``, one scripted answer) idle after its task, lingering; its log, and the options a
+    resume of it repeats."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": [{"text": "done"}]}))
     workspace, root = tmp_path / "ws", tmp_path / "root"
@@ -131,6 +131,13 @@ def test_a_resumed_host_does_not_report_the_inbox_lines_its_killed_predecessor_t
     first = spawn("first", "task", *common, "--workspace", str(workspace), "--session-id", "s1")
     log = log_path(root, str(workspace), "s1", False)
     first.wait_for(lambda: _state(log)[0] == "idle")
+    return first, log, common
+
+
+def test_a_resumed_host_does_not_report_the_inbox_lines_its_killed_predecessor_took(
+    tmp_path: Path, spawn: Callable[..., _Process]
+) -> None:
+    first, log, common = _idle_host(tmp_path, spawn)
     inbox = control.inbox_path(log)
     with inbox.open("ab") as f:
         f.write(b'not json\n{"op": "pause"}\n{"id": "bad-1", "op": "nope"}\n')
@@ -236,14 +243,7 @@ def test_requests_a_killed_host_never_read_are_cancelled_at_resume_for_what_happ
 ) -> None:
     """A request sent to a live host that died before reading it is cancelled as such, not as one sent while no host
     ran; one left (by hand) after a host's clean exit is."""
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
-    workspace, root = tmp_path / "ws", tmp_path / "root"
-    workspace.mkdir()
-    common = ["--provider", f"scripted:{script}", "--sessions-root", str(root), "--linger"]
-    first = spawn("first", "task", *common, "--workspace", str(workspace), "--session-id", "s1")
-    log = log_path(root, str(workspace), "s1", False)
-    first.wait_for(lambda: _state(log)[0] == "idle")
+    first, log, common = _idle_host(tmp_path, spawn)
     os.killpg(first.proc.pid, signal.SIGSTOP)  # alive and owning the log, but reading nothing
     sent = []
     for op, args in (("pause", []), ("config.set", ["--arg", "key=slice.history.keepRecentTurns", "--arg", "value=3"])):

@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from core.bridge.files import proc_start_time
-from core.remote.link import link_for
+from core.remote.link import SshLink, link_for
 from core.remote.sessions import remote_host_state, remote_host_states
 from core.remote.target import RemoteTarget
 from tests.bridge.conftest import BOOT_ID, kill_unreaped, sleeper  # noqa: F401 (a fixture)
@@ -115,17 +115,25 @@ def test_a_remote_host_or_bridge_killed_and_not_reaped_yet_is_exited(sshd: Sshd,
     assert [(s.state, s.since) for s in states] == [("exited", stale), ("exited", 1_700_000_000_000)]
 
 
+def _bridged_here(
+    sshd: Sshd, tmp_path: Path, start: Callable[[], Any], state: str
+) -> tuple[Any, int, RemoteTarget, SshLink]:
+    """A DSH stand-in process whose bridge.json (this machine's boot id, a fresh heartbeat) says ``state``: the
+    process, the time written, the session's log and the link that reads it."""
+    sshd.trust()
+    dsh = start()
+    now = int(time.time() * 1000)
+    bridge = {"state": state, "pid": dsh.pid, "procStart": proc_start_time(dsh.pid), "since": now,
+              "heartbeat": now, "bootId": BOOT_ID}  # fmt: skip
+    session = _session(tmp_path, "s", {"bridge.json": bridge})
+    return dsh, now, session, link_for(session)
+
+
 def test_a_remote_dsh_killed_a_moment_ago_is_exited_at_once(sshd: Sshd, tmp_path: Path,
                                                             sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
     """The far machine's boot id is the one bridge.json recorded: its /proc says the pid is gone, whatever the
     heartbeat's age."""
-    sshd.trust()
-    dsh = sleeper()
-    now = int(time.time() * 1000)
-    bridge = {"state": "running", "pid": dsh.pid, "procStart": proc_start_time(dsh.pid), "since": now,
-              "heartbeat": now, "bootId": BOOT_ID}  # fmt: skip
-    session = _session(tmp_path, "s", {"bridge.json": bridge})
-    link = link_for(session)
+    dsh, now, session, link = _bridged_here(sshd, tmp_path, sleeper, "running")
     assert remote_host_state(link, session, hosted=False).state == "running"
     dsh.kill()
     dsh.wait()
@@ -136,13 +144,7 @@ def test_a_remote_dsh_killed_a_moment_ago_is_exited_at_once(sshd: Sshd, tmp_path
 def test_a_remote_bridge_unloaded_from_a_dsh_that_runs_on_is_none_not_exited(sshd: Sshd, tmp_path: Path,
                                                                            sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
     """As locally (tests/bridge/test_host_state.py): the bridge said it exited, its DSH runs on over there."""
-    sshd.trust()
-    dsh = sleeper()
-    now = int(time.time() * 1000)
-    bridge = {"state": "exited", "pid": dsh.pid, "procStart": proc_start_time(dsh.pid), "since": now,
-              "heartbeat": now, "bootId": BOOT_ID}  # fmt: skip
-    session = _session(tmp_path, "s", {"bridge.json": bridge})
-    link = link_for(session)
+    dsh, now, session, link = _bridged_here(sshd, tmp_path, sleeper, "exited")
     state = remote_host_state(link, session, hosted=False)
     assert (state.state, state.kind) == ("none", "dsh") and "unloaded" in state.to_dict()["bridge"]["problem"]
     dsh.kill()
