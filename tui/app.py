@@ -35,7 +35,7 @@ from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, His
 from tui.fleet_feed import FleetChanged, FleetFeed, FleetProblem
 from tui.keymap import keymap_path, load_keymap
 from tui.live import LiveSession, LoadProgress, SessionUpdated
-from tui.screens.control import CONTROL_BINDINGS, ControlActions
+from tui.screens.control import CONTROL_ACTIONS, CONTROL_BINDINGS, ControlActions
 from tui.screens.help import HelpScreen, help_entries
 from tui.screens.main import MainScreen
 from tui.settings import load_theme, save_theme, settings_path
@@ -273,7 +273,10 @@ class TapedeckApp(ControlActions, App[None]):
         return list(ids)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Operator keys are disabled while no live tapedeck host runs the open session."""
+        """With no session open (the fleet table) the policy screens and the operator keys are not offered (help,
+        palette and keys leave them out); else the operator keys are disabled while no live host runs it."""
+        if self.live is None and (action == "policy" or action in CONTROL_ACTIONS):
+            return False
         return self.check_control(action)
 
     # alerts -------------------------------------------------------------------------------------------------

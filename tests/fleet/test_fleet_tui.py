@@ -22,6 +22,7 @@ from tests.tui.logs import hold_host, release_hosts
 from tests.tui.pilot import NO_KEYMAP, main_screen, settle, until
 from tui.app import TapedeckApp
 from tui.screens.fleet import FleetScreen
+from tui.screens.help import HelpScreen
 
 FUTURE_MS = 4_000_000_000_000  # event times and writes after the test's clock: ages and rates stay fixed
 Snap = Callable[..., bool]
@@ -294,3 +295,37 @@ async def test_a_fleet_sums_up_its_sessions_past_alerts_in_one_quiet_toast_and_t
         await settle(pilot)
         assert [(t.title, t.message) for t in app._notifications] == [
             ("Alert: error-streak", f"1 tool call failed in a row (seq {live}, old-b)")]  # fmt: skip
+
+
+@pytest.mark.anyio
+async def test_help_on_the_fleet_lists_only_keys_that_act_there(tmp_path: Path) -> None:
+    """``?`` on the fleet table listed under 'everywhere' the policy screens (``t o c r p C D``) and ``K``, which
+    need an open session: ``t`` did nothing and ``K`` said no session is open. With no session open they are not
+    offered (help, palette, keys); an opened session offers them again, and back on the table they go."""
+    session_only = {"t", "o", "c", "r", "p", "C", "D", "K"}
+
+    def keys_in_help() -> set[str]:
+        assert isinstance(app.screen, HelpScreen)
+        return {key for entry in app.screen.entries for key in entry.keys.split(" / ")}
+
+    root = _root(tmp_path)
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _loaded(pilot, 3)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert not keys_in_help() & session_only, keys_in_help()
+        assert {"A", "q", "?"} <= keys_in_help()
+        await pilot.press("escape")
+        await until(pilot, lambda: app.screen is screen)
+        await pilot.press("enter")
+        await until(pilot, lambda: main_screen(app) is not None)
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert session_only <= keys_in_help()
+        await pilot.press("escape", "escape")
+        await until(pilot, lambda: app.screen is screen)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        assert not keys_in_help() & session_only, keys_in_help()
