@@ -40,6 +40,7 @@ if __package__ in (None, ""):  # run as a script: make the repository root impor
 from bench._common import CHILD_ENV, compile_package, emit, human_bytes, markdown_table  # noqa: E402
 from bench.gen_session import PROFILES, parse_size  # noqa: E402
 from core.cli import COMMANDS  # noqa: E402
+from core.control.host_state import written_by_another  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL_FIXTURE = ROOT / "tests" / "fixtures" / "dsh" / "tool-call-turn.session.jsonl"
@@ -168,26 +169,32 @@ def rss_only(found: dict[str, Any], workspace: Path) -> list[list[str]]:
     return commands
 
 
-def argv_for(log: Path, args: list[str]) -> list[str]:
-    """``args`` with the log path in place: after ``recall``'s kind, else after the command name."""
+def argv_for(log: Path, args: list[str], hosted: Path | None = None) -> list[str]:
+    """``args`` with the log path in place: after ``recall``'s kind, else after the command name; ``repair`` gets
+    ``hosted``, the same log as a tapedeck host starts it (``repair`` refuses a DSH log)."""
     at = 2 if args[0] == "recall" else 1
-    return [*args[:at], str(log), *args[at:]]
+    target = hosted if args[0] == "repair" and hosted is not None else log
+    return [*args[:at], str(target), *args[at:]]
 
 
-def ensure_log(out: Path, size: int, profile: str, seed: int, zstd: bool) -> Path:
-    """The generated log for these parameters, written by a child process on first use."""
+def ensure_log(out: Path, size: int, profile: str, seed: int, zstd: bool, hosted: bool = False) -> Path:
+    """The generated log for these parameters, written by a child process on first use (``hosted``: beginning with
+    a tapedeck host's event)."""
     label = f"{size // 10**6}MB" if size % 10**6 == 0 else f"{size}B"
-    log = out / f"{profile}-{label}-s{seed}.jsonl{'.zstd' if zstd else ''}"
+    log = out / f"{profile}-{label}-s{seed}{'-hosted' if hosted else ''}.jsonl{'.zstd' if zstd else ''}"
     if not log.exists():
         out.mkdir(parents=True, exist_ok=True)
         print(f"generating {log} ...", file=sys.stderr)
         gen = [sys.executable, str(ROOT / "bench" / "gen_session.py"), str(log), "--size", str(size),
-               "--seed", str(seed), "--profile", profile, *(["--zstd"] if zstd else [])]  # fmt: skip
+               "--seed", str(seed), "--profile", profile, *(["--zstd"] if zstd else []),
+               *(["--hosted"] if hosted else [])]  # fmt: skip
         subprocess.run(gen, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
     return log
 
 
-def measure_log(log: Path, profile: str | None, repeat: int, target: float | None, rss: bool = True) -> dict[str, Any]:
+def measure_log(
+    log: Path, profile: str | None, repeat: int, target: float | None, rss: bool = True, hosted: Path | None = None
+) -> dict[str, Any]:
     """Every timed command and RSS-only command on one log, with the loop baselines of the same run.
 
     The loops and the timed commands take turns, round after round: on a shared machine a change of load then
@@ -195,7 +202,8 @@ def measure_log(log: Path, profile: str | None, repeat: int, target: float | Non
     ratio of best times; the median of each round's own ratio is given beside it: on a shared virtual machine
     the speed drifts by up to 30% over minutes, and a round's runs share one speed. ``surface --json`` is timed
     against the loop that also writes each line back indented (``INDENT_LOOP``), every other command against
-    the plain loop. Without ``rss`` the RSS-only commands are not run."""
+    the plain loop. Without ``rss`` the RSS-only commands are not run; ``repair`` runs on ``hosted``, the same log
+    begun by a tapedeck host (it refuses a DSH log), and not at all without it."""
     limit = target if target is not None else TIME_TARGETS.get(profile or "", 1.5)
     timed_args = [*((args, limit) for args in TIMED), *EXTRA_TIMED.get(profile or "", [])]
     timed = [(LOOP, [str(log)]), (INDENT_LOOP, [str(log)]), *((CONSOLE, argv_for(log, a)) for a, _ in timed_args)]
@@ -214,7 +222,9 @@ def measure_log(log: Path, profile: str | None, repeat: int, target: float | Non
                          "peak_rss_bytes": got.peak, "rss_ok": got.peak <= RSS_TARGET})  # fmt: skip
     with tempfile.TemporaryDirectory() as workspace:
         for args in rss_only(probe(log), Path(workspace)) if rss else []:
-            got = run(CONSOLE, argv_for(log, args))
+            if args[0] == "repair" and hosted is None:
+                continue
+            got = run(CONSOLE, argv_for(log, args, hosted))
             shown = " ".join("WORKSPACE" if a == workspace else a for a in args)
             commands.append({"command": shown, "s": round(got.s, 3), "baseline": None, "ratio": None, "target": None,
                              "ratio_ok": None, "median_ratio": None, "cpu_s": round(got.cpu, 3), "cpu_ratio": None,
@@ -314,15 +324,18 @@ def main(argv: list[str] | None = None) -> int:
     profiles = args.profile or ([] if args.log else ["mixed", "short-turns"])
     try:
         compile_package()
-        logs = [(ensure_log(Path(args.out), size, p, args.seed, args.zstd), p) for p in profiles]
-        logs += [(Path(p), None) for p in args.log]
+        made = [(ensure_log(Path(args.out), size, p, args.seed, args.zstd), p) for p in profiles]
+        logs = [(log, p, None if args.timed_only else ensure_log(Path(args.out), size, p, args.seed, args.zstd, True))
+                for log, p in made]  # fmt: skip
+        logs += [(Path(p), None, None if written_by_another(Path(p)) else Path(p)) for p in args.log]
         result = {
             "repeat": args.repeat,
-            "logs": [measure_log(log, profile, args.repeat, args.target, not args.timed_only) for log, profile in logs],
+            "logs": [measure_log(log, profile, args.repeat, args.target, not args.timed_only, hosted)
+                     for log, profile, hosted in logs],  # fmt: skip
             "small": measure_small(max(args.repeat, 5)),
         }
         if args.tui:
-            for entry, (log, _) in zip(result["logs"], logs, strict=True):
+            for entry, (log, _, _) in zip(result["logs"], logs, strict=True):
                 entry["tui"] = measure_tui(log, args.repeat)
     except (OSError, RuntimeError, subprocess.CalledProcessError) as exc:
         print(f"cli bench: {exc}", file=sys.stderr)

@@ -791,7 +791,7 @@ class _Session:
         self.runtime_pending = False
 
     # turns -----------------------------------------------------------------------------------------------
-    def run(self) -> None:
+    def run(self, hosted: bool = False) -> None:
         header = {
             "type": "session",
             "version": 0,
@@ -801,6 +801,14 @@ class _Session:
             "delegationDepth": 0,
         }
         self.sink.line(header)
+        if hosted:
+            host: dict[str, Any] = {"type": "tapedeck/host"}
+            if self.explicit:
+                host.update(seq=self.seq, time=self.now)
+            host.update(data={"pid": 0, "version": "bench", "provider": "scripted", "model": "generated"},
+                        ignorable=True)  # fmt: skip
+            self.sink.line(host)
+            self.seq += 1
         self.sink.flush()
         styles = list(self.profile.styles)
         weights = list(self.profile.styles.values())
@@ -1428,12 +1436,15 @@ def generate(
     zstd: bool = False,
     explicit_envelope: bool = True,
     facts: bool = False,
+    hosted: bool = False,
 ) -> GenStats:
     """Write a synthetic DSH log of about ``target_bytes`` decompressed bytes to ``path``.
 
     The session always ends with a closed turn, so the log is slightly larger than the target. With
     ``explicit_envelope=False`` the envelope fields (seq/time, seq0/time0) are left out, as in DSH's committed
-    fixtures. With ``facts=True`` the planted ``FACT-`` tokens are listed in ``<path>.facts.json``.
+    fixtures. With ``facts=True`` the planted ``FACT-`` tokens are listed in ``<path>.facts.json``. With
+    ``hosted=True`` the first event is the ``tapedeck/host`` event a tapedeck host starts its logs with (a log
+    ``tapedeck repair`` takes; it refuses DSH's).
     """
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}: choose one of {', '.join(PROFILES)}")
@@ -1445,7 +1456,7 @@ def generate(
     with open(out, "wb") as f:
         sink = _Sink(f, zstd)
         session = _Session(sink, stats, PROFILES[profile], target_bytes)
-        session.run()
+        session.run(hosted)
         sink.close()
     stats.events = session.seq
     stats.lines = sink.lines
@@ -1478,6 +1489,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-envelope", action="store_true", help="omit seq/time like DSH's committed fixtures"
     )
+    parser.add_argument(
+        "--hosted", action="store_true", help="start with a tapedeck host's event (a log tapedeck repair takes)"
+    )
     args = parser.parse_args(argv)
     try:
         size = parse_size(args.size)
@@ -1492,6 +1506,7 @@ def main(argv: list[str] | None = None) -> int:
             zstd=args.zstd,
             explicit_envelope=not args.no_envelope,
             facts=args.facts,
+            hosted=args.hosted,
         )
     except OSError as exc:
         print(f"gen_session: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
