@@ -17,7 +17,8 @@ was replaced, by kind. What is replaced:
   ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``),
   the value after an option named for one (``--password …``, ``--api-key …``: ``_option_value``), the password
   ``sshpass -p``, ``mysql -p…`` and ``redis-cli -a`` take and a netrc entry's password
-  (``machine … login … password …``, or a line of its own but for prose's ``password expired``);
+  (``machine … login … password …``, or a line of its own but for prose's ``password expired``), and the whole
+  string a JSON object holds under a key named for a secret (``{"password": "hunter2"}``, ``_keyed``);
 - ``env``: the value of every environment variable of the exporting process named for a secret (``DB_PASSWORD``,
   ``GITHUB_TOKEN``) from ``ENV_MIN_NAMED`` characters, and of any other from ``ENV_MIN`` characters when it is no
   ``readable`` text (a random token: not ``C.UTF-8``, ``xterm-256color`` or ``--max-old-space-size=4096``); never
@@ -36,6 +37,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -76,6 +78,8 @@ _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|\bauth\\?[\"'])(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?"
     rb"((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
 )
+# a JSON object's key named for a secret, as a quoted key before a value (``_PAIR``): its string value goes whole
+_SECRET_KEY = re.compile("(?:" + _KEY_WORDS.decode() + r"|\bauth)\Z")
 # the value after a command-line option named for a secret (group 3; group 1 its name, group 2 a quote before the
 # value), unless it is code (``_option_value``): ``--password …``, ``--with-token …``, ``--api-key …``
 _OPTION_NAME = rb"--(?:[A-Za-z0-9]+-)*(?:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
@@ -235,10 +239,10 @@ def _secret_value(data: bytes, m: Any) -> bool:
     (``DB_PASSWORD=…``) is one but a number, a path or a setting word, and a constant or a variable of a config
     (``DB_PASSWORD = MyPassword``) is assigned a value that reads like a class's name, not the class."""
     value, quoted = m.group(3), m.group(2) is not None
-    if value[:1] in (b"$", b"%", b"<", b"*") or value[:2] == b"{{" or value.startswith("…".encode()):
-        return False
     if quoted:
-        return not _COLOR.fullmatch(value)
+        return _literal_secret(value)
+    if _placeholder(value):
+        return False
     sep = data[m.end(1) : m.start(3)]
     upper = m.group(1).isupper()
     if sep == b"=" and upper:  # an env file's ``DB_PASSWORD=…``: data, whatever it looks like
@@ -258,6 +262,24 @@ def _secret_value(data: bytes, m: Any) -> bool:
     # (``"password": password_hash``), data after a bare key (YAML's ``password: super_secret_pw``)
     named = value.lower() == m.group(1).lower() or _KEY_WORD.search(value) and _NAME_PARTS.search(value)
     return not (whole and named and (b"=" in sep or b'"' in sep or b"'" in sep))
+
+
+def _placeholder(value: bytes) -> bool:
+    """True when a secret's value only stands for one: a reference (``$DB_PASSWORD``, ``${{ secrets.TOKEN }}``,
+    ``%s``) or a placeholder (``<token>``, ``…``, ``***``)."""
+    return value[:1] in (b"$", b"%", b"<", b"*") or value[:2] == b"{{" or value.startswith("…".encode())
+
+
+def _literal_secret(value: bytes) -> bool:
+    """True when a quoted value after a key word is a secret: no placeholder and no colour (``"#d8dee9"``)."""
+    return not _placeholder(value) and not _COLOR.fullmatch(value)
+
+
+@lru_cache(maxsize=4096)  # a log's objects have few keys, asked again and again
+def _secret_key(key: Any) -> bool:
+    """True when ``key`` of a JSON object names a secret (``password``, ``api_key``, ``x-auth-token``, ``DB_PASS``,
+    ``auth``): ``_PAIR`` would take the value after it quoted."""
+    return type(key) is str and _SECRET_KEY.search(key) is not None
 
 
 def _option_value(data: bytes, m: Any) -> bool:
@@ -403,15 +425,11 @@ class Redactor:
         """``walk`` below its first screen: a long list is screened a slice at a time, the rest walked."""
         kind = type(value)
         if kind is str:
-            if self._seen is None:
-                return self.text(value)
-            before = self.tally()
-            out = self.text(value)
-            self._seen[id(value)] = (value, out, None if out is value else self.tally_since(before))
-            return out
+            return self.text(value) if self._seen is None else self._noted(value, self.text)
         if kind is dict:
-            walk = self._walk
-            return {k: v if k in VOCABULARY and type(v) is str else walk(v) for k, v in value.items()}
+            walk, keyed = self._walk, self._keyed
+            return {k: v if k in VOCABULARY and type(v) is str else keyed(v) if _secret_key(k) and type(v) is str
+                    else walk(v) for k, v in value.items()}  # fmt: skip
         if kind is list or kind is tuple:
             if set(map(type, value)) <= SCALARS:  # a list of seqs: nothing to redact (checked in C)
                 return list(value)
@@ -426,6 +444,27 @@ class Redactor:
         if isinstance(value, str):  # a str subclass
             return self.text(value)
         return value
+
+    def _keyed(self, value: str) -> str:
+        """``_walk`` of the string ``value`` under a dict's key named for a secret (``_secret_key``): all of it goes
+        when it is a secret as a quoted value after a key word is (``_literal_secret``, as long as ``_PAIR`` takes
+        one); an object's string is no text the text rules see as ``"password": "hunter2"``."""
+        if len(value) > 5 and _literal_secret(value.encode()):
+            return self._noted(value, self._whole_key)
+        return self._walk(value)
+
+    def _whole_key(self, value: str) -> str:
+        """All of ``value`` replaced as a key."""
+        return self._replacement(value, {"key"})
+
+    def _noted(self, value: str, redact: Callable[[str], str]) -> str:
+        """``redact(value)``, noted in the walk's ``seen`` when it has one."""
+        if self._seen is None:
+            return redact(value)
+        before = self.tally()
+        out = redact(value)
+        self._seen[id(value)] = (value, out, None if out is value else self.tally_since(before))
+        return out
 
     def _clean(self, value: Any, dump: bytes | None = None) -> bool:
         """True when no string in ``value`` can hold anything to redact (its JSON does not pass the screen)."""

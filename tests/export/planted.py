@@ -30,8 +30,9 @@ def plant(target: Path, user: str, result: str, answer: str) -> Path:
     return target
 
 
-def with_arguments(log: Path, arguments: str) -> Path:
-    """``log`` with its tool call's arguments (in the call and in the message that made it) set to ``arguments``."""
+def with_arguments(log: Path, arguments: str | dict[str, Any]) -> Path:
+    """``log`` with its tool call's arguments (in the call and in the message that made it) set to ``arguments``:
+    JSON text, or an object (as DSH's code dispatch writes them)."""
     items = [orjson.loads(line) for line in log.read_bytes().splitlines()]
     for item in items:
         data = item.get("data") or {}

@@ -464,6 +464,29 @@ def test_a_secret_in_a_tool_call_s_arguments_is_redacted(
             assert secret not in out, (fmt, secret)
 
 
+def test_a_secret_under_a_key_named_for_one_in_a_json_object_is_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool call's arguments as a JSON object (not text) hold a password as a string of its own, which no text
+    rule sees: the string under a key named for a secret goes whole, every other string, number and key stays."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    arguments = {"host": "db.internal", "password": "hunter2", "db_password": "S3cr3t pass", "port": 5432,
+                 "auth": {"api_key": "plainword", "x-auth-token": "abc.def/ghi"}, "GITHUB_TOKEN": "correcthorse",
+                 "token": "<token>", "secret": "${{ secrets.DEPLOY }}", "note": "hunter", "tokens": "many words"}  # fmt: skip
+    r = Redactor(environ={}, home="/home/ann")
+    out = r.walk({"arguments": arguments})["arguments"]
+    redacted = ("password", "db_password", "GITHUB_TOKEN")
+    assert out == {**arguments, **{k: "[redacted key]" for k in redacted},
+                   "auth": {"api_key": "[redacted key]", "x-auth-token": "[redacted key]"}}  # fmt: skip
+    assert r.summary()["key"] == 5
+    log = with_arguments(plant(tmp_path / "log.jsonl", "go", "ok", "done"), arguments)
+    for fmt in ("json", "md", "html"):
+        text = _export(log, fmt, Redactor(environ={}, home="/nonexistent-home")).decode()
+        for secret in ("hunter2", "S3cr3t pass", "plainword", "abc.def/ghi", "correcthorse"):
+            assert secret not in text, (fmt, secret)
+        assert fmt == "md" or "db.internal" in text and "5432" in text, fmt  # Markdown shows no arguments
+
+
 @pytest.mark.parametrize(
     ("text", "secret", "kept"),
     [
