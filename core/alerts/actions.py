@@ -13,7 +13,7 @@ run with the bridge, or a tapedeck host started without the action), and leaves 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -39,14 +39,17 @@ def action_request(alert: Alert, config: AlertsConfig) -> tuple[str, dict[str, A
     return None
 
 
-def send_action(alert: Alert, config: AlertsConfig, inbox: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """Append the alert's action to ``inbox`` (a ControlError when it cannot be written); the request, or None
-    when the rule takes no action."""
+def send_action(
+    alert: Alert, config: AlertsConfig, inbox: str | os.PathLike[str], check: Callable[[], None] | None = None
+) -> dict[str, Any] | None:
+    """Append the alert's action to ``inbox`` (a ControlError when it cannot be written, or when ``check``, called
+    under the inbox's lock as ``append_request`` does, refuses it); the request, or None when the rule takes no
+    action."""
     found = action_request(alert, config)
     if found is None:
         return None
     op, args = found
-    return append_request(inbox, op, args, origin=origin_of(alert.cause))
+    return append_request(inbox, op, args, check=check, origin=origin_of(alert.cause))
 
 
 class HostGuard:

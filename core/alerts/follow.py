@@ -26,7 +26,7 @@ from core.alerts.engine import STATE_CAUSES, Alert, AlertEngine
 from core.alerts.rate import Projection, project, window_ms
 from core.control.config import PolicyConfig
 from core.control.host_state import HostState, read_host_state
-from core.control.inbox import inbox_path
+from core.control.inbox import ControlError, inbox_path
 from core.log.decoder import Consumer
 from core.log.layout import is_sessions_root, resolve_log_path
 from core.log.linestore import LineStore
@@ -399,7 +399,13 @@ class AlertWatch:
         ``TapedeckError`` when the request cannot be written)."""
         if alert.cause in self.engine.host_guards or not read_host_state(self.path).live:
             return
-        send_action(alert, self.config.alerts, inbox_path(self.path))
+        send_action(alert, self.config.alerts, inbox_path(self.path), check=self._still_live)
+
+    def _still_live(self) -> None:
+        """Refuse the write when the host exited since ``send_action`` looked (asked under the inbox's lock, which
+        an exiting host holds from its last read until it has released its log)."""
+        if not read_host_state(self.path).live:
+            raise ControlError("its host exited just now; nothing was sent")
 
     def projection(self, now: int) -> Projection:
         """The log's run rate and open turn's projected cost at ``now``."""

@@ -56,12 +56,19 @@ def send_row_action(log: Path, op: str, args: Mapping[str, Any]) -> dict[str, An
     if op not in ROW_OPS:
         raise ControlError(f"{op!r} is not a fleet row action (one of {', '.join(ROW_OPS)})")
     host, link, remote = _host(log)
+    _refuse(host)
+    if link is not None and remote is not None:
+        return append_remote_request(link, remote, op, args, kind=host.kind, origin=ORIGIN)
+    # asked again under the inbox's lock, which an exiting host holds from its last read until it releases its log
+    return append_request(inbox_path(log), op, args, check=lambda: _refuse(read_host_state(log)), kind=host.kind,
+                          origin=ORIGIN)  # fmt: skip
+
+
+def _refuse(host: HostState) -> None:
+    """Raise ``ControlError`` (saying why) when no request would be read by the host in ``host``'s state."""
     why = _why_not(host)
     if why is not None:
         raise ControlError(why)
-    if link is not None and remote is not None:
-        return append_remote_request(link, remote, op, args, kind=host.kind, origin=ORIGIN)
-    return append_request(inbox_path(log), op, args, kind=host.kind, origin=ORIGIN)
 
 
 ANSWER_SECONDS = 10.0  # how long a row action waits for the DSH bridge's answer

@@ -2,19 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
 import pytest
 
+from core.alerts.engine import Alert
+from core.alerts.follow import AlertWatch
 from core.cli import main
 from core.control import inbox as control
+from core.control.config import validate_config
+from core.fleet.actions import send_row_action
 from core.log.layout import log_path
 from core.log.reader import read_log
+from core.shared.errors import TapedeckError
 
 ROOT = Path(__file__).resolve().parents[2]
 # The host as `tapedeck run` runs it, but its last step, releasing the log, takes half a second: the moment a
@@ -117,3 +124,48 @@ def test_a_request_sent_through_a_link_to_the_log_reaches_its_host(
         control.append_request(control.inbox_path(log), "stop", {})
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
+
+
+def _unanswered(log: Path) -> list[str]:
+    """The ids of the requests in the inbox beside ``log`` with no final outcome in the log."""
+    final = control.answered_ids(read_log(log).events)
+    written = [orjson.loads(line) for line in control.inbox_path(log).read_bytes().splitlines()]
+    return [r["id"] for r in written if "id" in r and r["id"] not in final]
+
+
+def _exiting(proc: subprocess.Popen[bytes], log: Path) -> None:
+    """Wait until the host has logged its exit (it holds the log half a second more): a message sent before would
+    start another turn, and one sent over and over would keep the host from ever exiting."""
+    while proc.poll() is None and not (log.exists() and b'"exited"' in log.read_bytes()):
+        time.sleep(0.01)
+
+
+def test_a_fleet_row_action_sent_as_the_host_exits_is_answered_or_never_written(tmp_path: Path) -> None:
+    """The fleet's row action, sent over and over from the host's exit until its process is gone."""
+    proc, log = _host(tmp_path)
+    _exiting(proc, log)
+    tries = 0
+    while proc.poll() is None:
+        tries += 1
+        with contextlib.suppress(TapedeckError):
+            send_row_action(log, "message", {"text": "still there?"})
+    _, err = proc.communicate()
+    assert proc.returncode == 0, err
+    assert tries and _unanswered(log) == []
+
+
+def test_an_alert_action_sent_as_the_host_exits_is_answered_or_never_written(tmp_path: Path) -> None:
+    """A watcher's alert action (``AlertWatch.send_action``), sent over and over from the host's exit
+    until its process is gone."""
+    config = validate_config({"alerts": {"loop": {"count": 2, "action": "message", "message": "Stop it."}}})
+    proc, log = _host(tmp_path)
+    _exiting(proc, log)
+    watch = AlertWatch(log, config)
+    tries = 0
+    while proc.poll() is None:
+        tries += 1
+        with contextlib.suppress(TapedeckError):
+            watch.send_action(Alert("s1", str(log), "loop", 1, "warning", "a loop", None))
+    _, err = proc.communicate()
+    assert proc.returncode == 0, err
+    assert tries and _unanswered(log) == []
