@@ -21,6 +21,7 @@ with a message that names the file and what is wrong.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -35,6 +36,7 @@ from core.log.layout import resolve_log_path
 from core.log.reader import read_header
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import replace_file
+from core.shared.regular import open_regular
 
 SUFFIX = ".notes.json"
 VERSION = 1
@@ -121,8 +123,8 @@ def _followed(path: str | os.PathLike[str]) -> Path | None:
         return None
     try:
         sidecar = Path(_pointer(key).read_text(encoding="utf-8"))
-        return sidecar if _recorded(sidecar.read_bytes()) == key else None
-    except (OSError, ValueError):
+        return sidecar if _recorded(_read_sidecar(sidecar)) == key else None
+    except (OSError, ValueError, NotesError):
         return None
 
 
@@ -166,16 +168,24 @@ def parse_notes(data: bytes, where: str) -> dict[int, Note]:
     return out
 
 
+def _read_sidecar(sidecar: Path) -> bytes:
+    """The bytes of ``sidecar`` when it is a regular file, not through a symbolic link (a FIFO would wait for a
+    writer for ever); NotesError otherwise."""
+    try:
+        with open_regular(sidecar, follow=False) as f:
+            return f.read()
+    except OSError as exc:
+        if exc.errno in (errno.EINVAL, errno.ELOOP):  # no regular file; a symbolic link (O_NOFOLLOW)
+            raise NotesError(f"{sidecar}: not a regular file; notes are kept in one, so this is not read") from None
+        raise NotesError(f"{sidecar}: cannot read ({exc.strerror or exc})") from None
+
+
 def load_notes(path: str | os.PathLike[str]) -> dict[int, Note]:
     """Every note of the log at ``path`` by seq ({} when it has none)."""
     sidecar = sidecar_for_reading(path)
     if sidecar is None:
         return {}
-    try:
-        data = sidecar.read_bytes()
-    except OSError as exc:
-        raise NotesError(f"{sidecar}: cannot read ({exc.strerror or exc})") from None
-    return parse_notes(data, str(sidecar))
+    return parse_notes(_read_sidecar(sidecar), str(sidecar))
 
 
 def _dump(notes: dict[int, Note], key: str | None) -> bytes:
@@ -200,7 +210,7 @@ def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Path:
             fcntl.flock(lock, fcntl.LOCK_EX)
             moved = None if sidecar.exists() else _followed(path)  # the notes a moved log left behind
             source = sidecar if moved is None else moved
-            notes = parse_notes(source.read_bytes(), str(source)) if source.exists() else {}
+            notes = parse_notes(_read_sidecar(source), str(source)) if os.path.lexists(source) else {}
             if text.strip():
                 notes[seq] = Note(seq, text, int(time.time() * 1000))
             else:

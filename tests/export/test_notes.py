@@ -277,3 +277,22 @@ def test_concurrent_writers_lose_no_note(log: Path) -> None:
         assert p.exitcode == 0
     notes = load_notes(log)
     assert {seq: n.text for seq, n in notes.items()} == {seq: f"note {seq} rev 4" for seq in range(8)}
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_a_sidecar_that_is_no_regular_file_is_refused_not_waited_on(log: Path, tmp_path: Path, kind: str) -> None:
+    """A FIFO in the sidecar's place (opened, it waits for a writer for ever) or a symbolic link there (to notes
+    anywhere) is refused with a message naming it, by every command that reads notes."""
+    sidecar = sidecar_paths(log)[0]
+    if kind == "fifo":
+        os.mkfifo(sidecar)
+    else:
+        elsewhere = tmp_path / "elsewhere.json"
+        elsewhere.write_text('{"version": 1, "notes": {"4": {"text": "planted"}}}')
+        sidecar.symlink_to(elsewhere)
+    for args in (["notes", str(log)], ["note", str(log), "--seq", "4", "x"], ["export", str(log), "--format", "json"]):
+        done = subprocess.run([sys.executable, "-m", "core.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=30)  # fmt: skip
+        assert (done.returncode, done.stderr) == (2, f"tapedeck: {sidecar}: not a regular file; notes are kept in "
+                                                     "one, so this is not read\n"), args  # fmt: skip
+    assert sidecar.is_symlink() == (kind == "link")
