@@ -14,7 +14,7 @@ from core.cli.common import emit, guarded
 from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
 from core.read.index import SUFFIX, cache_dir, check, index_dir, index_path, read_meta
 from core.read.summary import human_chars
-from core.shared.errors import LogNotFoundError, TapedeckError
+from core.shared.errors import TapedeckError
 
 
 def cache_info(log: str | None = None) -> dict[str, Any]:
@@ -55,14 +55,13 @@ def _kept(prefix: str = "") -> list[tuple[str, Path]]:
 
 def _kept_for(log: str) -> list[tuple[str, Path]]:
     """The index file and alert checkpoints kept of ``log`` (a log or its session directory), with their kind. A
-    path where no log is keeps its files until they are cleared; with none, it is a TapedeckError saying so."""
+    path where no log is (or none that can be read: a device, a FIFO) keeps its files until they are cleared; with
+    none, it is a TapedeckError saying why it is no log, as every command that reads one says it."""
     given = Path(log).expanduser()
     try:
         targets, missing = [resolve_log_path(log)], None
-    except LogNotFoundError as exc:  # a session directory names the log that was in it
+    except TapedeckError as exc:  # a session directory names the log that was in it
         targets, missing = [given / RAW_NAME, given / ZSTD_NAME] if given.is_dir() else [given], exc
-    except TapedeckError:
-        targets, missing = [given], None
     found = [("index", path) for path in map(index_path, targets) if path.exists()]
     found += [("alerts", path) for target in targets for path in checkpoint.checkpoint_paths(target)]
     if not found and missing is not None:

@@ -145,6 +145,23 @@ def test_cache_info_and_clear_of_a_path_that_is_no_log(
     assert code == 2 and "no session.jsonl or session.jsonl.zstd in this directory" in err
 
 
+@pytest.mark.parametrize("special", ["/dev/null", "fifo"])
+def test_cache_info_and_clear_refuse_a_device_or_fifo_as_inspect_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], special: str
+) -> None:
+    """Nothing tapedeck reads is ever cached for a device or a FIFO: naming one is a mistake, said as ``inspect``
+    says it (the path and what it is), exit 2, not 'nothing to remove'."""
+    path = special if special.startswith("/") else str(tmp_path / special)
+    if not special.startswith("/"):
+        os.mkfifo(path)
+    code, _, refused = _out(["inspect", path], capsys)
+    assert code == 2 and "not a session log file" in refused
+    for action in ("info", "clear"):
+        code, out, err = _out(["cache", action, path], capsys)
+        assert (code, out) == (2, ""), action
+        assert err.startswith(refused.rstrip("\n")) and "nothing cached for it" in err, action
+
+
 def test_a_deleted_logs_index_is_listed_and_cleared_by_its_path(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
