@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Container
-from typing import Any
+from pathlib import Path
+from typing import Any, BinaryIO
 
 from core.log.bulk import gc_paused
 from core.log.decoder import CHUNK, ChunkSink, Consumer, DecodeBatch, LogDecoder, TypedSink
@@ -25,7 +26,7 @@ from core.read.facts import FACT_TYPES, SessionFacts
 from core.read.index_size import worth_writing
 from core.read.session import Session
 from core.shared.diagnostics import Diagnostic
-from core.shared.errors import LogFormatError
+from core.shared.errors import LogFormatError, TapedeckError
 
 READ_CHUNK = 1 << 16  # small reads keep a slice's decoded objects in the CPU cache until they are projected
 NOTES_HELD = 1 << 11  # fields of noted lines a read-back pass lets wait for the line table (about 340 lines)
@@ -139,8 +140,13 @@ def load_session(
         try:
             with open(p, "rb") as f:
                 f.seek(back.offset if back is not None else 0)
-                while chunk := f.read(READ_CHUNK):
-                    take(decoder.feed(chunk))
+                try:
+                    while chunk := f.read(READ_CHUNK):
+                        take(decoder.feed(chunk))
+                except TapedeckError as exc:  # a line read back that is no longer there: say why, when it is that
+                    _check_not_cut(f, p, exc)
+                    raise
+                _check_not_cut(f, p)
         except OSError as exc:
             raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
         whole = decoder.at_boundary  # no torn line or frame for ``finish`` to report: the index can be written
@@ -156,6 +162,17 @@ def load_session(
         with gc_paused():  # encoding the state makes many containers: no collection walks them meanwhile
             write(p, session, lines, decoder, len(found), facts)
     return session
+
+
+def _check_not_cut(f: BinaryIO, p: Path, cause: Exception | None = None) -> None:
+    """Raise when the file open as ``f`` is now shorter than what was read from it: another program truncated the
+    log during the read, so what was read describes bytes it no longer holds (an append is read as usual)."""
+    read, size = f.tell(), os.fstat(f.fileno()).st_size
+    if size < read:
+        raise LogFormatError(
+            f"{p}: the log was truncated to {size:,} bytes while it was read ({read:,} bytes read): another program "
+            "cut or rewrote it; read it again"
+        ) from cause
 
 
 def _may_index(log: os.PathLike[str]) -> bool:
