@@ -6,9 +6,13 @@ planner the host would run, and appends the planned events plus the ``tapedeck/c
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from core.control.inbox import outcome_event
@@ -124,12 +128,18 @@ async def test_place_checkpoint_with_an_objective(tmp_path: Path) -> None:
         assert cells(marks, "1")[4] == "active"
 
 
-async def test_config_edit_rejected_inline_and_by_the_host(tmp_path: Path) -> None:
+@contextlib.asynccontextmanager
+async def _config_screen(tmp_path: Path) -> AsyncIterator[tuple[PolicyHarness, Pilot[None], Screen[None], Path]]:
+    """The config screen on a demo session's log, followed and settled: the app, its pilot, the screen, the log."""
     path = demo(tmp_path / "s")
     app = PolicyHarness(path, ConfigScreen, follow=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        screen = app.screen
+        yield app, pilot, app.screen, path
+
+
+async def test_config_edit_rejected_inline_and_by_the_host(tmp_path: Path) -> None:
+    async with _config_screen(tmp_path) as (app, pilot, screen, path):
         check = screen.query_one("#config-check", Static)
         box = screen.query_one("#config-value", Input)
         assert box.value == "1"  # slice.history.keepRecentTurns, changed to 1 in the log
@@ -167,11 +177,7 @@ async def test_config_draft_survives_a_live_update_before_its_keystroke_is_handl
     """A live update (a new event re-derives the screen) that landed after a keystroke changed the editor's text but
     before the screen handled its Changed message took the editor for untouched and put the live value back over the
     operator's draft; the draft stays."""
-    path = demo(tmp_path / "s")
-    app = PolicyHarness(path, ConfigScreen, follow=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
+    async with _config_screen(tmp_path) as (app, pilot, screen, path):
         box = screen.query_one("#config-value", Input)
         assert box.value == "1"
         await pilot.press("e")
@@ -185,11 +191,7 @@ async def test_config_draft_survives_a_live_update_before_its_keystroke_is_handl
 
 
 async def test_config_change_applied_updates_values_and_history(tmp_path: Path) -> None:
-    path = demo(tmp_path / "s")
-    app = PolicyHarness(path, ConfigScreen, follow=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
+    async with _config_screen(tmp_path) as (app, pilot, screen, path):
         table = screen.query_one("#config-keys", DataTable)
         await pilot.press("down", "down")  # slice.fold.pinSteps
         await settle(pilot)
@@ -276,11 +278,7 @@ async def test_dsh_log_is_read_only_and_sends_nothing(tmp_path: Path) -> None:
 
 
 async def test_config_key_not_listed_can_be_set(tmp_path: Path) -> None:
-    path = demo(tmp_path / "s")
-    app = PolicyHarness(path, ConfigScreen, follow=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = app.screen
+    async with _config_screen(tmp_path) as (app, pilot, screen, path):
         check = screen.query_one("#config-check", Static)
         await pilot.press("a")
         await settle(pilot, lambda: isinstance(app.screen, AskScreen))
