@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import orjson
@@ -25,7 +26,7 @@ from tui.screens.policy_screen import RequestLog
 def test_a_request_the_tui_sends_as_the_host_exits_is_answered_or_not_sent(tmp_path: Path) -> None:
     proc, log = _host(tmp_path)
     while not log.exists() and proc.poll() is None:
-        pass
+        time.sleep(0.005)  # a wait, not a spin: the host needs the core
     live = LiveSession(log, follow=True, interval=0.01)
     reader = threading.Thread(target=live.run, daemon=True)
     reader.start()
@@ -64,12 +65,13 @@ def test_a_request_left_with_a_killed_host_reads_cancelled_with_its_exit_never_p
     log = log_path(tmp_path / "root", str(tmp_path / "ws"), "s1", False)
     while read_host_state(log).state != "idle":
         assert first.poll() is None
+        time.sleep(0.005)
     live = LiveSession(log, follow=True, interval=0.01)
     reader = threading.Thread(target=live.run, daemon=True)
     reader.start()
     try:
         while not live.ready:
-            pass
+            time.sleep(0.005)
         first.send_signal(signal.SIGSTOP)  # alive, owning the log, reading nothing
         requests = RequestLog()
         item = requests.add("checkpoint", "checkpoint")
