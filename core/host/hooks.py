@@ -7,6 +7,7 @@ points and appends what they plan through the host's single write path.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,14 @@ def check_tool_names(config: PolicyConfig) -> None:
         raise ConfigError(
             f"rewind.toolName {name!r} is the name of another tool ({', '.join(sorted(taken))}); choose another name"
         )
+
+
+def _with_value(config: PolicyConfig, args: dict[str, Any]) -> tuple[PolicyConfig, Any]:
+    """``config`` with a ``config.set`` request's ``args`` applied, and the key's old value; a ConfigError when
+    the value is refused."""
+    new, old = set_value(config, args["key"], args.get("value"))
+    check_tool_names(new)
+    return new, old
 
 
 class PolicyHooks:
@@ -353,16 +362,24 @@ class PolicyHooks:
         """Put the original of a folded tool result back on the surface."""
         return fold_policy.plan_unfold(self.host.session, args["seq"]), {"seq": args["seq"]}
 
-    def check_expand(self, args: dict[str, Any]) -> None:
+    def check_expand(self, args: dict[str, Any], _ahead: list[dict[str, Any]]) -> None:
         """On arrival: a TapedeckError when no later boundary could apply it (its seq is no tool result in the
         log), so it is rejected at once."""
         fold_policy.check_unfold_target(self.host.session, args["seq"])
 
+    def check_config_set(self, args: dict[str, Any], ahead: list[dict[str, Any]]) -> None:
+        """On arrival: the ConfigError applying it would raise on top of the config in force and the ``config.set``
+        requests ``ahead`` of it (those that apply), so a refused value is rejected at once, not at the next step."""
+        config = self._config
+        for earlier in ahead:
+            with contextlib.suppress(ConfigError):
+                config = _with_value(config, earlier)[0]
+        _with_value(config, args)
+
     def op_config_set(self, args: dict[str, Any], request: dict[str, Any]) -> Answer:
         """Change one dotted policy config key."""
-        key, value = args["key"], args.get("value")
-        new, old = set_value(self._config, key, value)
-        check_tool_names(new)
+        key = args["key"]
+        new, old = _with_value(self._config, args)
         self._config = new
         effective = new.get(key)
         return [config_event({key: (old, effective)}, "operator", request["id"])], {"key": key, "old": old, "new": effective}

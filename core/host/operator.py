@@ -13,7 +13,8 @@ lock and rejected when they raise. ``core.control.inbox.OPS`` says when each app
   model stream and any running tool on the spot (``on_stop`` callbacks).
 - ``rewind``, ``expand`` and ``config.set`` change what the next model request contains: they are acknowledged
   ``pending`` at once and applied (or rejected) at the next boundary, before the next model call; one that no
-  boundary could apply (an ``expand`` of a seq that is not a tool result in the log) is rejected on arrival.
+  boundary could apply (an ``expand`` of a seq that is not a tool result in the log, a ``config.set`` of a value
+  the config refuses) is rejected on arrival.
 - ``pause`` holds the host before its next model call or tool call (state ``pausing``, then ``paused``).
 
 Every request gets exactly one final outcome: ``applied``, ``rejected``, ``cancelled`` (withdrawn by its sender, or
@@ -296,13 +297,14 @@ class Operator:
 
     def _possible(self, request: dict[str, Any]) -> bool:
         """False, with the request rejected, when no later boundary could apply it (the op's ``check_<name>``
-        of the policy hooks, if it has one, says so)."""
+        of the policy hooks, if it has one, says so, given the requests of that op waiting ahead of it)."""
         check = getattr(self.policies, "check_" + request["op"].replace(".", "_"), None)
         if check is None:
             return True
+        ahead = [r["args"] for r in self.deferred if r["op"] == request["op"]]
         with self.host.lock:
             try:
-                check(request["args"])
+                check(request["args"], ahead)
             except TapedeckError as exc:
                 self._final(request, control.REJECTED, _rejection(exc))
                 return False

@@ -237,6 +237,47 @@ def test_a_rewind_tool_name_taken_by_another_tool_is_refused(tmp_path: Path, ser
     assert len(names) == len(set(names)) and "rewind" in names
 
 
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("slice.history.keepRecentTurns", '"abc"', "slice.history.keepRecentTurns must be a number, got 'abc' (a string)"),
+        ("slice.history.keepRecentTurns", "-3", "history.keepRecentTurns must be a non-negative safe integer"),
+        ("slice.nosuch", "1", "Unknown slice configuration key nosuch. Valid keys: "),
+        ("rewind.toolName", '"bash"', "rewind.toolName 'bash' is the name of another tool"),
+        ("adaptive.taskProfiles.read.softStepBudget", "10", "taskProfiles[0].hardStepBudget must exceed softStepBudget"),
+    ],
+)
+def test_a_config_set_the_host_would_refuse_is_refused_on_arrival(
+    tmp_path: Path, server: ChatServer, capsys: pytest.CaptureFixture[str], key: str, value: str, message: str
+) -> None:
+    # it stayed pending until the next step, which a model stream can hold off for minutes
+    server.push(_slow_text())
+    run = Running(tmp_path, server, ["think"])
+    _wait(lambda: server.received)
+    code, out, _ = _cli(["control", str(run.log), "config.set", "--arg", f"key={key}", "--arg", f"value={value}",
+                         "--wait", "--timeout", "10"], capsys)  # fmt: skip
+    assert code == 1 and out.startswith("rejected: config.set") and message in out, out
+    assert not run.events("assistant/message")  # answered while the model call is still in flight
+    run.send("stop")
+    run.join()
+
+
+def test_a_valid_config_set_is_pending_at_once_even_when_it_needs_one_ahead_of_it(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    server.push(_slow_text())
+    run = Running(tmp_path, server, ["think"])
+    _wait(lambda: server.received)
+    hard = run.send("config.set", {"key": "adaptive.taskProfiles.read.hardStepBudget", "value": 12})
+    soft = run.send("config.set", {"key": "adaptive.taskProfiles.read.softStepBudget", "value": 10})  # needs hard
+    for rid in (hard, soft):
+        pending = _wait(lambda rid=rid: run.outcome(rid, final=False))
+        assert pending["data"]["outcome"] == "pending" and pending["data"]["detail"] == {"until": "next step"}
+    assert not run.events("assistant/message")
+    run.send("stop")
+    run.join()
+
+
 def test_an_expand_that_cannot_succeed_is_rejected_on_arrival(tmp_path: Path, server: ChatServer) -> None:
     server.push(_slow_text())
     run = Running(tmp_path, server, ["think"])
