@@ -24,7 +24,7 @@ from core.alerts.config import RuleConfig
 from core.log.validate import INVALID
 from core.log.vocabulary import GUARD_SOURCE, HOST_EVENT, ROUTE_EVENT
 from core.rebuild.request_diff import break_point
-from core.shared.text import tool_result_is_error
+from core.shared.text import tool_result_failed
 from core.shared.values import int_or_none
 
 STATE_EVENT = "tapedeck/state"  # core.control.host_state.STATE_EVENT (not imported: that module reads files)
@@ -210,7 +210,7 @@ class Signals:
 
     def _result(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         message = data.get("message")
-        if tool_result_is_error(message if isinstance(message, dict) else None):
+        if tool_result_failed(message if isinstance(message, dict) else None):
             self.streak += 1
             self.streak_seq = seq
         else:

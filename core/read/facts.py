@@ -14,6 +14,7 @@ from core.log.decoder import CHUNK
 from core.log.validate import is_invalid
 from core.log.vocabulary import CONTROL_EVENT, HOST_EVENT, ROUTE_EVENT
 from core.read.rows import is_error_event
+from core.shared.text import tool_block_failed
 
 
 @dataclass
@@ -131,11 +132,11 @@ class SessionFacts:
             self.step = step
 
     def _result(self, event: dict[str, Any]) -> None:
-        # ``is_error_event``: ``tool_result_is_error`` of a message a fused path took, whose content is a list
-        # of objects that each have a type (the first tool-result block's flag)
+        # ``is_error_event``: ``tool_result_failed`` of a message a fused path took, whose content is a list
+        # of objects that each have a type (the first tool-result block)
         for block in event["data"]["message"]["content"]:
             if block["type"] == "tool-result":
-                if block.get("isError") is True:
+                if tool_block_failed(block):
                     self.errors.append(event["seq"])
                 return
 

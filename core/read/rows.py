@@ -13,7 +13,7 @@ from core.log.vocabulary import CONTROL_EVENT, SURFACE_TYPES
 from core.read.session import TAPE_SOURCE_KIND, content_chars, cut_kind, derive_message
 from core.read.streams import Block
 from core.read.summary import GLYPHS, summarize
-from core.shared.text import tool_result_is_error
+from core.shared.text import tool_result_failed
 
 SUMMARY_LIMIT = 240
 SUMMARY_SOURCE_LIMIT = 20_000  # strings longer than this are cut before summarizing (regexes hold the GIL)
@@ -195,7 +195,7 @@ def _is_error(event: dict[str, Any], etype: Any, data: dict[str, Any]) -> bool:
     if INVALID in event:  # ``is_invalid``, without a call
         return False
     if etype == "tool/result":
-        return tool_result_is_error(data.get("message") if isinstance(data.get("message"), dict) else None)
+        return tool_result_failed(data.get("message") if isinstance(data.get("message"), dict) else None)
     if etype == "turn/end":
         return (data.get("reason") or {}).get("kind") == "error"
     if etype == "assistant/chunk":

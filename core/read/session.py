@@ -23,7 +23,7 @@ from core.log.vocabulary import SURFACE_TYPES
 from core.read.streams import StreamBlocks, delta_chars
 from core.read.usage import UsageTally
 from core.shared.diagnostics import Diagnostic
-from core.shared.text import tool_result_is_error
+from core.shared.text import tool_block_failed, tool_result_failed
 
 TAPE_SOURCE_KIND = "plugin:slice:history"
 RUNTIME_CONTEXT_PLUGIN = "@deepseek-ai/dsh-system-prompt"
@@ -70,7 +70,7 @@ class ToolCall:
     message_seq: int | None = None
     call_seq: int | None = None
     result_seq: int | None = None
-    result_error: bool = False  # the model-visible isError flag of the result at ``result_seq``
+    result_error: bool = False  # whether the result at ``result_seq`` reports a failure (``tool_result_failed``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -624,10 +624,10 @@ class Session:
         ):
             return False
         call.result_seq = seq
-        call.result_error = False  # ``tool_result_is_error``: the first tool-result block's flag
+        call.result_error = False  # ``tool_result_failed``: what the first tool-result block reports
         for block in message["content"]:
             if block["type"] == "tool-result":
-                call.result_error = block.get("isError") is True
+                call.result_error = tool_block_failed(block)
                 break
         key = (turn, step)
         found = self.results_by_step.get(key)
@@ -898,7 +898,7 @@ class Session:
                 call = self._register_call(str(call_id), "tool", "", turn, step)
         if call is not None:
             call.result_seq = seq
-            call.result_error = tool_result_is_error(message)
+            call.result_error = tool_result_failed(message)
         if isinstance(turn, int) and isinstance(step, int):
             self.results_by_step.setdefault((turn, step), []).append(seq)
 

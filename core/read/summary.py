@@ -14,7 +14,14 @@ import orjson
 from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import is_known_type
 from core.read.session import TAPE_SOURCE_KIND, op_span
-from core.shared.text import js_json, printable, text_of_blocks, tool_result_block, tool_result_text
+from core.shared.text import (
+    js_json,
+    printable,
+    text_of_blocks,
+    tool_block_failed,
+    tool_result_block,
+    tool_result_text,
+)
 
 INTERRUPTED_MARK = "[interrupted, incomplete]"  # an assistant message cut off by a crash or an abort
 _TAPE_SPAN = re.compile(r"^\[slice (?:checkpoint|tape) v1 · turns (\d+)-(\d+)")
@@ -161,7 +168,7 @@ def _tool_result(event: dict[str, Any], data: dict[str, Any]) -> str:
     message = data.get("message") or {}
     block = tool_result_block(message) or {}
     text = tool_result_text(message, "\n")
-    flag = "error: " if block.get("isError") else ""
+    flag = "error: " if tool_block_failed(block) else ""
     meta = data.get("meta") if isinstance(data.get("meta"), dict) else {}
     policy = meta.get("policy") if op_span(event.get("surfaceOp")) else None
     tag = f"[{policy}] " if policy else ""

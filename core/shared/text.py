@@ -105,6 +105,32 @@ def tool_result_is_error(message: Mapping[str, Any] | None) -> bool:
     return bool(block and block.get("isError") is True)
 
 
+# the last line DSH's shell tools (``bash``, ``pwsh``) give a command that failed, as DSH's own ``parseExitStatus``
+# reads it back: they report a non-zero exit or a kill in the text, with ``isError: false`` (only a command that
+# could not run at all is an ``isError`` result)
+_SHELL_FAILED = re.compile(r"\n\[(?:exit code: 0*[1-9][0-9]*|killed by signal: [^\]\n]+)\]\Z")
+
+
+def tool_block_failed(block: Mapping[str, Any]) -> bool:
+    """Whether a tool-result block reports a failed call: its ``isError`` flag, or a DSH shell command's text (the
+    block's only part) ending in a non-zero ``[exit code: N]`` or a ``[killed by signal: S]`` line."""
+    if block.get("isError") is True:
+        return True
+    content = block.get("content")
+    if content.__class__ is not list or len(content) != 1:
+        return False
+    part = content[0]
+    text = part.get("text") if part.__class__ is dict and part.get("type") == "text" else None
+    return text.__class__ is str and text.endswith("]") and _SHELL_FAILED.search(text) is not None
+
+
+def tool_result_failed(message: Mapping[str, Any] | None) -> bool:
+    """Whether a tool-result message reports a failed call (``tool_block_failed`` of its block): what the error
+    counts, the error rows and the ``error-streak`` alert count."""
+    block = tool_result_block(message)
+    return block is not None and tool_block_failed(block)
+
+
 def short_session(session_id: str) -> str:
     """A session's id in 8 characters that tell it from the others: DSH's ``session-`` prefix, which every DSH
     session id starts with, left out."""

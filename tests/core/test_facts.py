@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -41,3 +42,36 @@ def test_a_chunk_is_an_error_fact_exactly_when_it_is_a_valid_failed_finish(
     told = SessionFacts.empty()  # what a read that writes the index tells of a chunk the general path took
     told.general_observers()["assistant/chunk"](event)
     assert told.state() == facts.state()
+
+
+def _result(text: str, *, is_error: bool = False, parts: int = 1) -> dict[str, Any]:
+    """A DSH shell tool's result whose text is ``text`` (in ``parts`` equal text parts)."""
+    block = {"type": "tool-result", "toolCallId": "c", "content": [{"type": "text", "text": text}] * parts,
+             "isError": is_error}  # fmt: skip
+    message = {"id": "m", "role": "user", "content": [block], "source": {"kind": "tool", "callId": "c"}}
+    return {"type": "tool/result", "seq": 9, "time": 0, "data": {"turn": 1, "step": 1, "message": message}}
+
+
+@pytest.mark.parametrize(
+    ("text", "is_error", "parts", "failed"),
+    [
+        ("(no output)\n[exit code: 3]", False, 1, True),  # DSH's bash: a non-zero exit, reported in the text
+        ("[stderr]\nboom\n[timed out after 5000ms]\n[killed by signal: SIGTERM]", False, 1, True),
+        ("could not spawn", True, 1, True),  # an isError result
+        ("error: nothing went wrong\n", False, 1, False),  # the word alone is no failure
+        ("ok\n[exit code: 0]", False, 1, False),
+        ("[exit code: 3]", False, 1, False),  # DSH puts the marker on a line of its own, after the output
+        ("ok\n[exit code: 3]\n", False, 1, False),  # nor is a line the command printed itself, before more output
+        ("ok\n[exit code: 3]", False, 2, False),  # DSH's shell tools answer with one text part
+    ],
+)
+def test_a_tool_result_is_an_error_when_flagged_or_when_a_dsh_shell_command_failed(
+    text: str, is_error: bool, parts: int, failed: bool
+) -> None:
+    """DSH's ``bash`` and ``pwsh`` report a non-zero exit or a kill with ``isError: false`` and the status as the
+    text's last line; both the general and the fused path count those and the flagged results, nothing else."""
+    event = _result(text, is_error=is_error, parts=parts)
+    facts, fused = SessionFacts.empty(), SessionFacts.empty()
+    facts.observe(event)
+    fused.typed_observers()["tool/result"](event)
+    assert (is_error_event(event), facts.errors, fused.errors) == (failed, [9] * failed, [9] * failed)

@@ -10,9 +10,10 @@
   ``run_headless`` runs one to its end.
 
 A prompt scripts its own turn: ``steps=N sleep=S`` makes the model call ``bash`` N times with
-``sleep S; echo step K`` before it answers; ``big=C`` makes each step print C more characters; ``report=T``
-makes the first tool-call answer report T prompt tokens (pressure for DSH's compaction). Steering messages
-carry no directive, so they never restart the count.
+``sleep S; echo step K`` before it answers; ``big=C`` makes each step print C more characters; ``fail=K,L`` makes
+steps K and L print an error on stderr and exit 3 (and the others print ``no error``); ``report=T`` makes the first
+tool-call answer report T prompt tokens (pressure for DSH's compaction). Steering messages carry no directive, so
+they never restart the count.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ COMPACT_HEADER = "x-deepseek-harness-compact"
 _DIRECTIVE = re.compile(r"\bsteps=(\d+)(?:\s+sleep=(\d+(?:\.\d+)?))?")
 _BIG = re.compile(r"\bbig=(\d+)")
 _REPORT = re.compile(r"\breport=(\d+)")
+_FAIL = re.compile(r"\bfail=(\d+(?:,\d+)*)")
 _URL_LINE = re.compile(r"dsh web: (http://127\.0\.0\.1:\d+)")
 
 
@@ -171,6 +173,9 @@ class ScriptedModel:
         command = f"sleep {sleep or 0}; echo step {done + 1}"
         if big := _BIG.search(prompt):
             command += f"; head -c {big.group(1)} /dev/zero | tr '\\0' x; echo"
+        if fail := _FAIL.search(prompt):
+            failing = str(done + 1) in fail.group(1).split(",")
+            command += f"; echo error: step {done + 1} failed >&2; exit 3" if failing else "; echo no error"
         if done == 0 and (report := _REPORT.search(prompt)):
             tokens = int(report.group(1))
         return answer_bash(command, tokens)

@@ -28,7 +28,7 @@ from core.read.rows import clip_strings, event_time
 from core.read.session import Session, cut_kind
 from core.read.streams import Block, stream_text
 from core.read.summary import INTERRUPTED_MARK, human_chars
-from core.shared.text import printable, text_of_blocks, tool_result_block, tool_result_text
+from core.shared.text import printable, text_of_blocks, tool_block_failed, tool_result_block, tool_result_text
 from tui.failures import READ_ERRORS
 from tui.live import LiveSession
 from tui.widgets.rows import SHADOW_BADGES, originals
@@ -124,7 +124,7 @@ def payload_sections(session: Session, event: dict[str, Any]) -> list[tuple[str,
         name, path = _tool_hint(session, event)
         text = tool_result_text(message, "\n")
         block = tool_result_block(message) or {}
-        title = f"result of {name or 'tool'}" + (" (error)" if block.get("isError") else "")
+        title = f"result of {name or 'tool'}" + (" (error)" if tool_block_failed(block) else "")
         lexer = guess_lexer(text, path)
         if lexer == "text" and name in ("bash", "shell", "run_code"):
             lexer = "output"
