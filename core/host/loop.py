@@ -353,15 +353,18 @@ class AgentHost:
         """
         outcomes: list[TurnOutcome] = []
         tasks = recorded_tasks(self.session)
+        left_paused = self.operator.paused  # as the host before this one left the session
         self.operator.poll()  # what was left for this host first: a queued resume lifts a pause before it is said
         paused = self.operator.paused
         self.operator.set_state("paused" if paused else "running")
         self.operator.start()
         if paused:
-            self.say(
-                f"paused: the operator paused this session before its last host stopped; nothing runs until "
-                f"`tapedeck control {self.writer.path} resume`"
+            why = (
+                "the operator paused this session before its last host stopped"
+                if left_paused
+                else "a pause request was left for this resume"
             )
+            self.say(f"paused: {why}; nothing runs until `tapedeck control {self.writer.path} resume`")
         if self.session.open_turn is not None:
             self._repair_open_step()
             outcomes.append(self._continue_turn(self.session.open_turn, tasks))

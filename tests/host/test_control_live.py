@@ -420,6 +420,40 @@ def test_a_queued_request_waits_for_the_next_resume(
     assert by_op["pause"]["outcome"] == "expired" and "expired at" in by_op["pause"]["error"]
 
 
+@pytest.mark.parametrize("left", ["queued", "applied"])
+def test_a_resumed_host_says_where_its_pause_came_from(
+    tmp_path: Path, server: ChatServer, capsys: pytest.CaptureFixture[str], left: str
+) -> None:
+    # a pause queued for the resume was said to be one "the operator paused ... before its last host stopped"
+    if left == "queued":
+        log = _finished(tmp_path, server)
+        assert _cli(["control", str(log), "pause", "--queue"], capsys)[0] == 0
+    else:
+        run = Running(tmp_path, server, [], linger=True)
+        _wait(lambda: read_host_state(run.log).state == "idle")
+        run.send("pause")
+        _wait(lambda: read_host_state(run.log).state == "paused")
+        run.send("stop")
+        run.join()
+        log = run.log
+    said: list[str] = []
+    model = OpenAIProvider(api_key="k", base_url=server.base_url, model="m", retry=RetryPolicy(max_retries=0))
+    host = AgentHost.resume(log, model, load_config(None), HostOptions(workspace=None, linger=True,
+                                                                       progress=said.append))  # fmt: skip
+    thread = threading.Thread(target=host.run, daemon=True)
+    thread.start()
+    _wait(lambda: read_host_state(log).state == "paused" and [s for s in said if s.startswith("paused: ")])
+    control.append_request(control.inbox_path(log), "stop")
+    thread.join(20)
+    host.close()
+    [line] = [s for s in said if s.startswith("paused: ")]
+    why = {
+        "queued": "paused: a pause request was left for this resume",
+        "applied": "paused: the operator paused this session before its last host stopped",
+    }
+    assert line.startswith(why[left] + "; nothing runs until `tapedeck control "), line
+
+
 def test_requests_left_for_a_dead_host_are_cancelled_at_resume_and_withdrawals_hold(
     tmp_path: Path, server: ChatServer
 ) -> None:
