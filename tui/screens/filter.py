@@ -27,25 +27,30 @@ class FilterScreen(Dialog[EventFilter | None]):
         """The form."""
         f = self.current
         turns = "" if f.turns is None else f"{f.turns[0]}-{'' if f.turns[1] is None else f.turns[1]}"
-        with VerticalScroll(id="filter-dialog"):
+        with VerticalScroll(id="filter-dialog"):  # one line per field: the whole form fits 80x24 unscrolled
             yield Label("Filter events", id="filter-title")
+            yield from self._field("Types", "types", ", ".join(f.types), "all (tool/, assistant/message …)")
             yield Label(
-                "Event types (comma-separated; tool/ matches a family; !assistant/chunk leaves one out)"
+                "comma-separated · tool/ is a family · !assistant/chunk leaves one out",
+                classes="filter-hint",
             )
-            yield Input(", ".join(f.types), placeholder="tool/, assistant/message", id="filter-types")
-            yield Label("seen: " + ", ".join(self.types_seen[:14]), classes="filter-hint")
-            yield Label("Tools (comma-separated names)")
-            yield Input(", ".join(f.tools), placeholder="bash, read_file", id="filter-tools")
-            yield Label("Turns (3, 3-7 or 3-)")
-            yield Input(turns, placeholder="all turns", id="filter-turns")
-            yield Checkbox("Errors only", f.errors, id="filter-errors")
-            yield Label("Regex over the event JSON")
-            yield Input(f.regex, placeholder="no regex", id="filter-regex")
+            yield Label("seen: " + ", ".join(self.types_seen[:14]), classes="filter-hint filter-seen")
+            yield from self._field("Tools", "tools", ", ".join(f.tools), "all (bash, read_file …)")
+            yield from self._field("Turns", "turns", turns, "all (3, 3-7 or 3-)")
+            yield from self._field("Regex", "regex", f.regex, "none (matched against the event JSON)")
+            yield Checkbox("Errors only", f.errors, id="filter-errors", compact=True)
             yield Label("", id="filter-error")
             with Horizontal(id="filter-buttons"):
-                yield Button("Apply", variant="primary", id="filter-apply")
-                yield Button("Clear", id="filter-clear")
-                yield Button("Cancel", id="filter-cancel")
+                yield Button("Apply", variant="primary", id="filter-apply", compact=True)
+                yield Button("Clear", id="filter-clear", compact=True)
+                yield Button("Cancel", id="filter-cancel", compact=True)
+
+    @staticmethod
+    def _field(label: str, name: str, value: str, placeholder: str) -> ComposeResult:
+        """A labelled one-line input."""
+        with Horizontal(classes="filter-field"):
+            yield Label(label, classes="filter-label")
+            yield Input(value, placeholder=placeholder, id=f"filter-{name}", compact=True)
 
     @while_stacked
     def on_mount(self) -> None:

@@ -1,0 +1,75 @@
+"""Every modal dialog fits an 80x24 terminal: each of its fields and buttons is wholly in sight without scrolling."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.app import App
+from textual.screen import ModalScreen
+from textual.widget import Widget
+from textual.widgets import Button, Checkbox, Input, TextArea
+
+from tests.tui.logs import policy_log
+from tests.tui.pilot import make_app, settle, until
+from tests.tui.screens_policy.harness import PolicyHarness
+from tests.tui.screens_policy.harness import settle as settle_policy
+from tests.tui.screens_policy.scenarios import demo
+from tui.screens.checkpoints import CheckpointsScreen
+from tui.screens.config import ConfigScreen
+from tui.screens.folds import FoldsScreen
+
+pytestmark = pytest.mark.anyio
+CONTROLS = (Button, Input, TextArea, Checkbox)
+
+
+def main_app(tmp_path: Path) -> App[Any]:
+    return make_app(policy_log().write(tmp_path / "session.jsonl"))
+
+
+def policy_app(screen: type) -> Callable[[Path], App[Any]]:
+    return lambda tmp_path: PolicyHarness(demo(tmp_path / "s"), screen)
+
+
+# name -> (app builder, keys that open the dialog)
+DIALOGS: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...]]] = {
+    "filter": (main_app, ("f",)),
+    "note": (main_app, ("a",)),
+    "checkpoint": (main_app, ("K",)),
+    "message": (main_app, ("m",)),
+    "stop": (main_app, ("S",)),
+    "rewind": (policy_app(CheckpointsScreen), ("w",)),
+    "config": (policy_app(ConfigScreen), ("e", "backspace", "4", "enter")),
+    "expand": (policy_app(FoldsScreen), ("down", "down", "x")),
+    "full-result": (policy_app(FoldsScreen), ("down", "v")),
+}
+
+
+def hidden_controls(dialog: ModalScreen[Any]) -> list[Widget]:
+    """The dialog's fields and buttons not wholly on the screen (cut by its edge or scrolled out of their box)."""
+    hidden = []
+    for control in (w for w in dialog.query("*") if isinstance(w, CONTROLS)):
+        seen = dialog.find_widget(control).visible_region
+        if seen.size != control.region.size or not dialog.region.contains_region(seen):
+            hidden.append(control)
+    return hidden
+
+
+@pytest.mark.parametrize("size", [(80, 24), (150, 45)], ids=["80x24", "150x45"])
+@pytest.mark.parametrize("name", list(DIALOGS))
+async def test_every_dialog_fits_without_scrolling(tmp_path: Path, name: str, size: tuple[int, int]) -> None:
+    build, keys = DIALOGS[name]
+    app = build(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        if isinstance(app, PolicyHarness):
+            await settle_policy(pilot)
+        else:
+            await settle(pilot)
+        await pilot.press(*keys)
+        await until(pilot, lambda: isinstance(app.screen, ModalScreen))
+        await pilot.pause(0.1)
+        dialog = app.screen
+        assert [w for w in dialog.query("*") if isinstance(w, CONTROLS)] or name == "full-result"
+        assert not hidden_controls(dialog), [(c, c.region) for c in hidden_controls(dialog)]
