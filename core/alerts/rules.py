@@ -104,7 +104,9 @@ class Signals:
     logged_at: int | None = None  # the newest event time when that state was logged
     live_state: str | None = None  # from ``clock``: the host's state as its lock and host.json say
     exited_since: int | None = None  # from ``clock``: when the host exited (epoch ms), while ``live_state`` says so
+    live_seq: int = -1  # from ``clock``: the newest event folded when ``live_state`` was read
     turn_time: int | None = None  # when the open turn began (epoch ms)
+    turn_seq: int | None = None  # where the open turn began
     last_write: int | None = None  # from ``clock``: when the file last grew (epoch ms)
     died_at: int | None = None  # seq before a host started on a log whose turn was still open
     streak: int = 0
@@ -177,6 +179,7 @@ class Signals:
     def _turn_start(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         self.open_turn = int_or_none(data.get("turn")) or 0
         self.turn_time = self.last_time
+        self.turn_seq = seq
         self.died_at = None
         self.calls.clear()
         self.loop = None
@@ -332,8 +335,16 @@ class Signals:
         if host_state is not None and (host_state == "exited" or not stale):
             self.live_state = host_state
             self.exited_since = since if host_state == "exited" else None
+            self.live_seq = self.seq
         if last_write is not None:
             self.last_write = last_write
+
+    @property
+    def unseen_turn(self) -> bool:
+        """Whether the host was last read as exited before the open turn began in the log: a new process took the
+        session up then (a DSH restarted within seconds), or the host that exited opened it before it died. Only a
+        reading of the host taken since (the pid ``bridge.json`` names now, its heartbeat) tells which."""
+        return self.live_state == "exited" and self.turn_seq is not None and self.turn_seq > self.live_seq
 
     @property
     def taken_up(self) -> bool:
@@ -508,7 +519,7 @@ def loop(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
 def host_died(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
     """The host exited (or was replaced by a new one) while a turn was open."""
     state = s.host_state
-    if s.open_turn is not None and state is not None and state[0] == "exited" and not s.taken_up:
+    if s.open_turn is not None and state is not None and state[0] == "exited" and not (s.taken_up or s.unseen_turn):
         who = "the host" if s.hosted else "DSH"  # no tapedeck host: DSH ran it, through the bridge
         return Finding(state[1], f"{who} exited in the middle of turn {s.open_turn}")
     if s.died_at is not None and (state is None or state[0] not in ("running", "pausing", "paused", "idle")):

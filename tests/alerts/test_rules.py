@@ -382,6 +382,42 @@ def test_a_turn_a_new_dsh_opens_after_the_old_one_exited_is_not_a_death() -> Non
     assert (alert.cause, alert.reason) == ("host-died", "DSH exited in the middle of turn 2")
 
 
+def test_a_turn_opened_since_the_host_read_exited_waits_for_the_next_look_at_it() -> None:
+    """A DSH back within seconds (a supervisor restarted it) takes the session up: its repair closes the dead turn
+    and the next prompt opens one, under a second after the old DSH's last heartbeat. Fed before the next look at
+    the host, that turn met the old ``exited`` and raised a false critical host-died. The turn is judged by the
+    next reading of the host, the pid ``bridge.json`` then names: the new DSH's is live, so nothing fires; had
+    the old DSH opened it and died (its last batch read late), it died with that turn."""
+    log, e = Log(), engine({"hostDied": {}})
+    log.header()
+    log.turn(1)
+    fired(e, log)
+    gone = log.time + 400  # the old DSH's last heartbeat
+    (alert,) = e.tick(gone + 1_000, host_state="exited", since=gone)
+    assert alert.reason == "DSH exited in the middle of turn 1"
+    n = len(log.events)
+    log.end(1, "interrupted")
+    log.time = gone + 600
+    log.turn(2)
+    assert fired(e, log, n) == [] and "host-died" not in e.active
+    back = e.tick(log.time + 200, host_state="running", since=log.time - 100)  # the new DSH's bridge.json
+    assert back == [] and "host-died" not in e.active
+    (alert,) = e.tick(log.time + 9_000, host_state="exited", since=log.time + 8_000)  # the new DSH dies too
+    assert alert.reason == "DSH exited in the middle of turn 2"
+
+    late, e = Log(), engine({"hostDied": {}})  # the old DSH opened turn 2 and died; the look came first
+    late.header()
+    late.turn(1)
+    late.end(1)
+    fired(e, late)
+    assert e.tick(late.time + 2_000, host_state="exited", since=late.time + 1_500) == []
+    n = len(late.events)
+    late.turn(2)
+    assert fired(e, late, n) == []
+    (alert,) = e.tick(late.time + 3_000, host_state="exited", since=late.time + 500)
+    assert alert.reason == "DSH exited in the middle of turn 2"
+
+
 def test_a_host_exiting_between_turns_did_not_die() -> None:
     log, e = Log(), engine({"hostDied": {}})
     log.add("tapedeck/host", {})

@@ -276,6 +276,37 @@ def test_a_new_dsh_taking_up_a_session_whose_dsh_was_killed_raises_no_second_dea
     assert [a.cause for a in raised if a.cause == "host-died"] == []
 
 
+def test_a_dsh_back_within_seconds_raises_no_second_death(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """DSH killed mid-turn and a new one (already booted, as a supervisor restarts it) taking the session up a
+    second later: the new DSH's turn met the old reading ``exited`` under 5 s after the last heartbeat, so the
+    watcher raised 'DSH exited in the middle of turn 2' although bridge.json already named the live new DSH."""
+    from core.alerts.follow import AlertWatch, now_ms
+    from core.control.config import validate_config
+
+    world = DshHome(dsh, tmp_path, model.url)
+    with DshWeb(world) as again:
+        web = DshWeb(world).start()
+        try:
+            sid, d = start_session(world, web, "Work slowly: steps=30 sleep=2")
+            log = d / "session.jsonl"
+            watch = AlertWatch(log, validate_config({}))
+            assert watch.poll(now_ms()) == []
+            os.killpg(web.proc.pid, signal.SIGKILL)  # type: ignore[union-attr]
+            web.proc.wait()  # type: ignore[union-attr]
+        finally:
+            web.stop()
+        wait_for(lambda: not read_host_state(log).live, 15, "the bridge to read exited")
+        assert [a.cause for a in watch.poll(now_ms())] == ["host-died"]  # turn 1 did die with its DSH
+        again.prompt(sid, "Once more: steps=1 sleep=0")
+        wait_for(lambda: sum(e["type"] == "turn/start" for e in log_events(d)) == 2, 30, "the new DSH's turn")
+        raised = watch.poll(now_ms())
+        wait_for(lambda: read_host_state(log).live, 15, "the new bridge")
+        raised += watch.poll(now_ms())
+    assert [(a.cause, a.reason) for a in raised] == []
+
+
 @pytest.mark.anyio
 async def test_a_fleet_row_action_the_bridge_refuses_says_so(shared_web: tuple[DshHome, DshWeb]) -> None:
     """S on a DSH session whose turn had ended said 'sent: stop' and nothing more: the bridge refused it (no turn to
