@@ -285,8 +285,9 @@ class Change:
         return {"profileDir": str(self.profile_dir), "plugin": self.plugin, "patch": self.patch}
 
 
-def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) -> Change:
-    """Copy the packaged plugin into the profile and add its row to the profile's patch file (idempotent)."""
+def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE, force: bool = False) -> Change:
+    """Copy the packaged plugin into the profile and add its row to the profile's patch file (idempotent). A copy
+    of a newer version there (a newer tapedeck installed it) is refused, the home left untouched, unless ``force``."""
     _check_profile(profile)
     home = _home(dsh_home)
     source = packaged_plugin().read_bytes()
@@ -306,6 +307,14 @@ def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE) ->
                 "delete it (tapedeck then adds and manages its own)"
             )
         installed = _read(fd, PLUGIN_FILE, str(where_dir / PLUGIN_FILE))
+        if installed is not None and not force:
+            version, packaged = plugin_version(installed) or "unknown", plugin_version(source) or "unknown"
+            if _newer(version, packaged):
+                raise BridgeInstallError(
+                    f"{where_dir / PLUGIN_FILE} is a newer copy of the plugin ({version}) than this tapedeck's "
+                    f"({packaged}), installed by a newer tapedeck: nothing was changed; use that tapedeck, or "
+                    "--force to put this older plugin in its place"
+                )
         plugin = "unchanged" if installed == source else "copied" if installed is None else "updated"
         if plugin != "unchanged":
             _write(fd, PLUGIN_FILE, source, str(where_dir / PLUGIN_FILE), 0o644)
@@ -430,11 +439,13 @@ class ProfileStatus:
     problem: str | None = None
     fingerprint: str | None = None  # the installed copy's
     stale: str | None = None  # why a DSH with this profile runs another plugin than the packaged one
+    newer: bool | None = None  # whether the installed copy is a newer release than the packaged one
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` form."""
         return {"profile": self.profile, "plugin": self.plugin, "fingerprint": self.fingerprint,
-                "current": self.current, "row": self.row, "stale": self.stale, "problem": self.problem}  # fmt: skip
+                "current": self.current, "newer": self.newer, "row": self.row, "stale": self.stale,
+                "problem": self.problem}  # fmt: skip
 
 
 def status(dsh_home: str | os.PathLike[str]) -> list[ProfileStatus]:
@@ -502,15 +513,14 @@ def _profile_status(home: Path, profile: str, packaged: bytes) -> ProfileStatus:
         )
         return ProfileStatus(profile, None, None, row, problem if row == "managed" else None)
     upgrade = f"{mend} upgrades it in place"
-    version = plugin_version(installed) or "unknown"
+    version, packaged_release = plugin_version(installed) or "unknown", plugin_version(packaged) or "unknown"
     stale = None
     if installed != packaged:
-        stale = _other_copy(version, plugin_version(packaged) or "unknown", mend)
+        stale = _other_copy(version, packaged_release, mend)
     elif row == "managed" and not loads_copy:
         stale = f"the row does not name this copy, so a DSH running since before it was copied keeps the older plugin: {upgrade}"
-    return ProfileStatus(
-        profile, version, installed == packaged, row, None, plugin_fingerprint(installed), stale
-    )
+    return ProfileStatus(profile, version, installed == packaged, row, None, plugin_fingerprint(installed), stale,
+                         _newer(version, packaged_release))  # fmt: skip
 
 
 def _release(version: str) -> tuple[int, ...] | None:
@@ -518,14 +528,23 @@ def _release(version: str) -> tuple[int, ...] | None:
     return tuple(map(int, version.split("."))) if re.fullmatch(r"\d+(\.\d+)*", version) else None
 
 
+def _newer(version: str, packaged: str) -> bool:
+    """Whether a copy of the plugin of ``version`` is a newer release than the packaged one (of ``packaged``); an
+    earlier build of the same version, or a version that is not plain numbers, is not."""
+    mine, theirs = _release(version), _release(packaged)
+    return mine is not None and theirs is not None and mine > theirs
+
+
 def _other_copy(version: str, packaged: str, mend: str) -> str:
     """Why a profile's copy of the plugin, of ``version``, other than the packaged one (of ``packaged``), is stale:
-    a newer version (a newer tapedeck installed it: install would go back to the packaged one), else an older copy
-    (an earlier build of the same version too)."""
+    a newer version (a newer tapedeck installed it: install refuses to go back to the packaged one unless forced),
+    else an older copy (an earlier build of the same version too)."""
     runs = "which a DSH with this profile runs"
-    mine, theirs = _release(version), _release(packaged)
-    if mine is not None and theirs is not None and mine > theirs:
-        return f"a newer copy ({version}) than the packaged plugin ({packaged}), {runs}: {mend} would put the packaged one back"
+    if _newer(version, packaged):
+        return (
+            f"a newer copy ({version}) than the packaged plugin ({packaged}), {runs}: {mend} refuses to put the "
+            "older packaged one back unless --force"
+        )
     return f"an older copy than the packaged plugin, {runs}: {mend} upgrades it in place"
 
 

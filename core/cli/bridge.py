@@ -62,7 +62,7 @@ def _install(args: argparse.Namespace) -> int:
             raise BridgeInstallError("--print-patch writes nothing into a DSH home; leave DSH_HOME out")
         sys.stdout.write(print_patch())
         return 0
-    change = install(_home(args), args.profile)
+    change = install(_home(args), args.profile, force=args.force)
     emit(change.to_dict(), args.json, lambda _: _render_change(change, "install"))
     return 0
 
@@ -84,16 +84,15 @@ def _render_status(report: dict[str, Any]) -> str:
         if p["problem"]:
             lines.append(f"profile {p['profile']}: {p['problem']}")
             continue
-        plugin = (
-            "no plugin file"
-            if p["plugin"] is None
-            else f"plugin {p['plugin']} ({p['fingerprint']}, {'same as packaged' if p['current'] else 'not the packaged one'})"
+        than = (
+            "same as packaged" if p["current"] else "newer than the packaged one" if p["newer"] else "not the packaged one"
         )
+        plugin = "no plugin file" if p["plugin"] is None else f"plugin {p['plugin']} ({p['fingerprint']}, {than})"
         row = {"managed": "row installed", "foreign": "a tapedeck-bridge row tapedeck did not add",
                "none": "no row (DSH does not load it)"}[p["row"]]  # fmt: skip
         lines.append(f"profile {p['profile']}: {plugin}; {row}")
         if p["stale"]:
-            lines.append(f"  STALE: {p['stale']}")
+            lines.append(f"  {'NEWER' if p['newer'] else 'STALE'}: {p['stale']}")
     return "\n".join(lines)
 
 
@@ -133,6 +132,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--print-patch",
         action="store_true",
         help="print a --patch overlay that loads the packaged plugin (headless runs); writes nothing",
+    )
+    inst.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a copy of a newer plugin version (which a newer tapedeck installed) with the packaged one",
     )
     rem = sub.add_parser("remove", help="take out what install added (the row, and the plugin copy)")
     rem.add_argument("home", metavar="DSH_HOME", nargs="?", help="the DSH home (default: $DSH_HOME)")

@@ -19,7 +19,9 @@ from core.bridge.install import (
     PLUGIN_FILE,
     BridgeInstallError,
     install,
+    installed_name,
     packaged_plugin,
+    packaged_version,
     remove,
     status,
 )
@@ -125,7 +127,7 @@ def test_an_outdated_plugin_copy_and_row_are_brought_up_to_date(tmp_path: Path) 
     [found] = [s.to_dict() for s in status(tmp_path)]
     stale = found.pop("stale")
     assert found == {"profile": "web", "plugin": "0.0.1", "fingerprint": plugin_fingerprint((web / PLUGIN_FILE).read_bytes()),
-                     "current": False, "row": "managed", "problem": None}  # fmt: skip
+                     "current": False, "newer": False, "row": "managed", "problem": None}  # fmt: skip
     assert (
         stale.startswith("an older copy")
         and f"`tapedeck bridge install {tmp_path.resolve()} --profile web`" in stale
@@ -145,6 +147,33 @@ def test_a_copy_a_newer_tapedeck_installed_is_not_called_older(tmp_path: Path) -
     [newer] = status(tmp_path)
     assert newer.plugin == "9.9.9" and newer.stale is not None
     assert newer.stale.startswith("a newer copy (9.9.9) than the packaged plugin") and "upgrade" not in newer.stale
+
+
+def test_install_refuses_to_put_an_older_plugin_over_a_newer_copy_unless_forced(tmp_path: Path, capsys) -> None:
+    """A copy a newer tapedeck installed (and the row naming it) was replaced by this tapedeck's older plugin
+    without a word. Install now refuses it, naming both versions and leaving the home untouched, until ``--force``;
+    status says which one is newer."""
+    install(tmp_path)
+    web = _profile(tmp_path)
+    packaged = packaged_plugin().read_bytes()
+    newer = re.sub(rb'const VERSION = "[^"]*"', b'const VERSION = "9.9.9"', packaged)
+    (web / PLUGIN_FILE).write_bytes(newer)
+    patch = (web / PATCH_FILE).read_text()
+    (web / PATCH_FILE).write_text(patch.replace(installed_name(packaged), installed_name(newer)))
+    before = _tree(tmp_path)
+    assert main(["bridge", "install", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "9.9.9" in err and f"({packaged_version()})" in err and "--force" in err, err
+    assert _tree(tmp_path) == before
+    assert main(["bridge", "status", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "plugin 9.9.9 (" in out and ", newer than the packaged one); row installed" in out
+    assert f"  NEWER: a newer copy (9.9.9) than the packaged plugin ({packaged_version()})" in out
+    assert main(["bridge", "status", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["profiles"][0]["newer"] is True
+    assert main(["bridge", "install", str(tmp_path), "--force"]) == 0
+    assert "updated the plugin in" in capsys.readouterr().out
+    assert (web / PLUGIN_FILE).read_bytes() == packaged and status(tmp_path)[0].stale is None
 
 
 def test_install_renames_the_row_of_an_upgraded_copy_so_that_a_running_dsh_loads_it(
@@ -253,6 +282,7 @@ def test_status_names_a_row_in_the_home_layer_every_profile_loads(tmp_path: Path
             "plugin": None,
             "fingerprint": None,
             "current": None,
+            "newer": None,
             "row": "foreign",
             "stale": None,
             "problem": None,
