@@ -14,12 +14,14 @@ per line); the table takes the notes in, a column at a time, whenever it is read
 deltas on consecutive lines (``Consumer.spans``) is noted as one line that spans them all: the table holds a
 row per run, not per delta line, and reading one of its events back decodes the run's lines (``_Run``). The decoder may be a
 ``Tailer``'s, which goes on noting appends; reads may come from other threads meanwhile (the TUI's workers), so
-taking notes in and reading back hold a lock.
+taking notes in and reading back hold a lock. Told which file the pass reads (``read_from``), it reads back from
+no other: a log replaced at its path since is an error.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 import re
 import sys
 import threading
@@ -133,6 +135,7 @@ class LineStore(KeepingEvents):
         self.type_names: list[str] = []
         self._end = 0
         self._reader: LogDecoder | None = None
+        self._identity: tuple[int, int] | None = None  # (device, inode) of the file the pass reads, once told
         self._at = _LineReader(path)  # the look-ups' reader (a scan has its own)
         self._lines: OrderedDict[int, tuple[list[Any] | _Run, int]] = OrderedDict()
         self._spans: dict[int, int] = {}  # first seq of a row that spans several lines (a run of deltas): how many
@@ -141,6 +144,15 @@ class LineStore(KeepingEvents):
         self._lock = threading.Lock()
         decoder.consumer.record = self.noted.extend
         decoder.consumer.spans = self._spans.__setitem__
+
+    def read_from(self, fd: int) -> None:
+        """Read lines back only from the file open as ``fd`` (the one the pass reads): a look-up that finds another
+        file at the path (the log replaced meanwhile) is an error, not a read of that file."""
+        st = os.fstat(fd)
+        with self._lock:
+            self._identity = (st.st_dev, st.st_ino)
+            self._at.close()
+            self._at.identity = self._identity
 
     def take_notes(self) -> None:
         """Take in every line the decoder noted so far (every read does; a long pass that reads nothing back
@@ -410,7 +422,7 @@ class LineStore(KeepingEvents):
         if start >= stop:
             return
         k = self._line_of(start)
-        reader, decoder, kept = _LineReader(self.path), self._decoder(), self._kept
+        reader, decoder, kept = _LineReader(self.path, self._identity), self._decoder(), self._kept
         seq = start
         try:
             while seq < stop:
@@ -477,8 +489,10 @@ class _LineReader:
     """Reads lines of a log by where the line table says they are, with a file handle and the last block (raw)
     or frame (zstd) of its own, so that lines read in order are served from one read."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, identity: tuple[int, int] | None = None) -> None:
+        """Read the log at ``path``; with ``identity`` (device, inode), only while that file is the one there."""
         self.path = path
+        self.identity = identity
         self._file: BinaryIO | None = None
         self._block: tuple[int, bytes] = (0, b"")  # (file offset, bytes) of the last read
         self._frames: dict[int, bytes] = {}  # zstd: the data of the frames the last line's read decoded, by offset
@@ -492,9 +506,17 @@ class _LineReader:
     def _handle(self) -> BinaryIO:
         if self._file is None:
             try:
-                self._file = open(self.path, "rb")  # noqa: SIM115 (kept open across look-ups; close() ends it)
+                f = open(self.path, "rb")  # noqa: SIM115 (kept open across look-ups; close() ends it)
+                st = os.fstat(f.fileno())
             except OSError as exc:
                 raise LogFormatError(f"{self.path}: cannot read ({exc.strerror or exc})") from exc
+            if self.identity is not None and (st.st_dev, st.st_ino) != self.identity:
+                f.close()
+                raise LogFormatError(
+                    f"{self.path}: the log was replaced while it was read (another file is at its path now): another "
+                    "program rewrote or moved it; read it again"
+                )
+            self._file = f
         return self._file
 
     def read(self, offset: int, size: int) -> bytes:

@@ -139,6 +139,8 @@ def load_session(
     with gc_paused():
         try:
             with open(p, "rb") as f:
+                if lines is not None:
+                    lines.read_from(f.fileno())
                 f.seek(back.offset if back is not None else 0)
                 try:
                     while chunk := f.read(READ_CHUNK):

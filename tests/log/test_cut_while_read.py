@@ -3,6 +3,7 @@ instead of printing, with exit 0, a report of bytes the file no longer holds."""
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -52,3 +53,26 @@ def test_a_log_that_grows_during_the_read_is_read_as_usual(tmp_path: Path, monke
 
     _log_changed_mid_read(log, 4, append, monkeypatch)
     assert main(["inspect", str(log), "--json"]) == 0
+
+
+@pytest.mark.parametrize(
+    "command", [["recall", "turn", "{log}", "1"], ["seal", "{log}"], ["fold", "{log}"], ["status", "{log}"]]
+)
+def test_a_log_replaced_during_the_read_is_never_read_back_from_the_new_file(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the commands that read events back by seq after the pass reopened the path: a copy with the same lines where
+    # they were (one task's letters swapped here) was printed as the log they had read, exit 0
+    log, copy = tmp_path / "session.jsonl", tmp_path / "copy.jsonl"
+
+    def replace() -> None:
+        raw = log.read_bytes()
+        task = json.loads(raw.split(b"\n")[5])["data"]["content"][0]["text"]
+        copy.write_bytes(raw.replace(json.dumps(task)[1:-1].encode(), json.dumps(task.swapcase())[1:-1].encode(), 1))
+        os.replace(copy, log)
+
+    _log_changed_mid_read(log, 8, replace, monkeypatch)
+    assert main([part.format(log=log) for part in command]) == 2
+    out, err = capsys.readouterr()
+    assert "the log was replaced while it was read" in err and "read it again" in err, err
+    assert out == ""
