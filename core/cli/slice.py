@@ -106,11 +106,21 @@ def recall_turn_message(text: str, args: argparse.Namespace) -> str:
     return text
 
 
+def _number(text: str, what: str) -> str:
+    """``text`` when it is a whole number from 1; else why not, as a TapedeckError (the tool reads the digits a
+    text ends in, as the model may write ``step-3``, so it took ``-1`` for 1)."""
+    if not re.fullmatch(r"[0-9]+", text.strip()) or int(text) < 1:
+        raise TapedeckError(f"{text!r} is not a {what} number: give a number from 1")
+    return text
+
+
 def _recall_step(args: argparse.Namespace) -> None:
-    _run(args, RECALL_STEP_TOOL, {"turn": args.turn, "step": args.step})
+    _run(args, RECALL_STEP_TOOL, {"turn": _number(args.turn, "turn"), "step": _number(args.step, "step")})
 
 
 def _recall_search(args: argparse.Namespace) -> None:
+    if not args.query.strip():
+        raise TapedeckError("give the words to search for")
     arguments: dict[str, Any] = {"query": args.query}
     if args.kinds is not None:  # the tool reads an unknown kind as one that matches nothing
         arguments["kinds"] = [k.strip() for k in args.kinds.split(",") if k.strip()]
@@ -166,6 +176,10 @@ def _expand(args: argparse.Namespace) -> None:
         )
     if args.seq is None and args.step is None:
         raise TapedeckError("--turn needs --step (and --call K for the K-th result of that step)")
+    for name, least in (("seq", 0), ("turn", 1), ("step", 1), ("call", 1), ("block", 1)):
+        value = getattr(args, name)
+        if value is not None and value < least:
+            raise TapedeckError(f"--{name} must be a number from {least} (got {value})")
     if args.lines is not None and not LINE_RANGE.fullmatch(args.lines.strip()):  # the tool would show it all
         raise TapedeckError(f"--lines {args.lines!r} is not a line range: give A-B (1-based, inclusive), e.g. 40-90")
     names = {

@@ -61,6 +61,10 @@ def test_run_without_a_task_asks_for_one(capsys: pytest.CaptureFixture[str], mon
         (["--turn", "1", "--step", "1", "--grep", "("], "--grep: '(' is not a valid regular expression"),
         (["--turn", "1", "--step", "1", "--block", "2"], "--block 2: the result has 1 block"),
         (["--turn", "9", "--step", "1"], "no tool result recorded at turn 9 step 1 call 1"),
+        (["--turn", "0", "--step", "1"], "--turn must be a number from 1 (got 0)"),
+        (["--turn", "1", "--step", "1", "--call", "0"], "--call must be a number from 1 (got 0)"),
+        (["--turn", "1", "--step", "1", "--block", "0"], "--block must be a number from 1 (got 0)"),
+        (["--seq", "-1", "--format-version", "4"], "--seq must be a number from 0 (got -1)"),
     ],
 )
 def test_expand_errors_are_for_a_person(
@@ -70,3 +74,21 @@ def test_expand_errors_are_for_a_person(
     err = capsys.readouterr().err
     assert err == f"tapedeck: {message}\n" or err.startswith(f"tapedeck: {message}"), err
     assert "expand_result" not in err and "{" not in err, err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["step", "1", "-1"], "'-1' is not a step number: give a number from 1"),  # it printed step 1
+        (["step", "x", "1"], "'x' is not a turn number: give a number from 1"),
+        (["step", "1", "step-1"], "'step-1' is not a step number: give a number from 1"),
+        (["search", " "], "give the words to search for"),
+    ],
+)
+def test_recall_errors_are_for_a_person(
+    fixtures_dir: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    command, *rest = args
+    assert main(["recall", command, str(fixtures_dir / FIXTURE), *rest]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"tapedeck: {message}\n")
