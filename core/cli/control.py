@@ -227,9 +227,8 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
     if args.wait and not state.live:
         raise ControlError("--wait needs a live host; a queued request is applied at the next resume")
     tailer = RemoteTailer(link, log)
-    if args.wait and state.kind != KIND_DSH and not log.compressed:  # the answer comes after the request: follow
-        st = link.stat(log.path)  # the log from its end now, never reading it whole
-        tailer.start_at(st.size if st is not None else 0, header)
+    if args.wait and state.kind != KIND_DSH:  # the answer comes after the request
+        tailer.follow_from_end(header)
     request = append_remote_request(link, log, args.op, op_args, queued=args.queue, expires_in=args.expires,
                                     kind=state.kind)  # fmt: skip
     if not args.queue and not remote_host_state(link, log, hosted).live:

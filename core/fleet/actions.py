@@ -12,11 +12,12 @@ from typing import Any
 from core.bridge.files import OutcomeReader
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
 from core.control.inbox import ControlError, append_request, inbox_path
-from core.control.outcome import BridgeOutcomeWatch
+from core.control.outcome import BridgeOutcomeWatch, OutcomeWatch
 from core.remote.inbox import append_remote_request
 from core.remote.link import SshLink, link_for
 from core.remote.live import RemoteOutcomes
-from core.remote.sessions import remote_state_now
+from core.remote.sessions import remote_header, remote_state_now
+from core.remote.tail import RemoteTailer
 from core.remote.target import RemoteTarget, parse_remote
 
 ROW_OPS = ("pause", "resume", "stop", "message")
@@ -71,15 +72,35 @@ def _refuse(host: HostState) -> None:
         raise ControlError(why)
 
 
-ANSWER_SECONDS = 10.0  # how long a row action waits for the DSH bridge's answer
+ANSWER_SECONDS = 10.0  # how long a row action waits for the host's answer
 
 
-def bridge_answer(log: Path, request_id: str, timeout: float = ANSWER_SECONDS) -> dict[str, Any] | None:
-    """What the DSH bridge of the session at ``log`` (here or ``[user@]host:PATH``) answered to ``request_id`` in
-    the end (``applied``, or ``rejected`` and why: it may refuse what the table could not foresee, a stop with no
-    turn open), waited for ``timeout`` seconds; None when it gave no final answer by then."""
-    remote = parse_remote(str(log))
-    reader = (OutcomeReader(Path(log).parent) if remote is None else
-              RemoteOutcomes(link_for(remote), remote.at(posixpath.dirname(remote.path))))  # fmt: skip
-    event = BridgeOutcomeWatch(Path(str(log)), request_id, reader).wait(timeout)
-    return None if event is None else event["data"]
+class RowAnswer:
+    """The answer to a row action on the session at ``log`` (here or ``[user@]host:PATH``), whose host is of
+    ``kind``: a tapedeck host answers in its log, a DSH bridge in ``control.outcomes.jsonl`` beside it. Made before
+    the request is sent, so that a remote raw log is followed from its end then (the answer is not missed, nor the
+    log read whole over SSH)."""
+
+    def __init__(self, log: Path, kind: str | None) -> None:
+        self.log, self.kind = log, kind
+        self.remote = parse_remote(str(log))
+        self.tailer: RemoteTailer | None = None
+        if kind != KIND_DSH and self.remote is not None:
+            link = link_for(self.remote)
+            self.tailer = RemoteTailer(link, self.remote)
+            self.tailer.follow_from_end(remote_header(link, self.remote))
+
+    def wait(self, request_id: str, timeout: float = ANSWER_SECONDS) -> dict[str, Any] | None:
+        """What the host answered to ``request_id`` in the end (``applied``, or ``rejected``, ``cancelled`` or
+        ``expired`` and why: it may refuse what the table could not foresee, a stop with no turn open), waited for
+        ``timeout`` seconds; None when it gave no final answer by then."""
+        remote = self.remote
+        watch: OutcomeWatch | BridgeOutcomeWatch
+        if self.kind == KIND_DSH:
+            reader = (OutcomeReader(Path(self.log).parent) if remote is None else
+                      RemoteOutcomes(link_for(remote), remote.at(posixpath.dirname(remote.path))))  # fmt: skip
+            watch = BridgeOutcomeWatch(Path(str(self.log)), request_id, reader)
+        else:
+            watch = OutcomeWatch(Path(self.log if remote is None else remote.path), request_id, self.tailer)
+        event = watch.wait(timeout)
+        return None if event is None else event["data"]

@@ -72,6 +72,13 @@ class RemoteTailer(Tailer):
             raise ValueError("a zstd log is followed from its start")
         self._resume = (offset, header)
 
+    def follow_from_end(self, header: dict[str, Any]) -> None:
+        """Follow only what is appended from now on (the answer to a request about to be sent), without reading
+        what the log holds: a raw log from its end now (``start_at``); a zstd one is followed from its start."""
+        if not self.compressed:
+            st = self.link.stat(self.target.path)
+            self.start_at(st.size if st is not None else 0, header)
+
     def _resumed(self) -> bool:
         """Start the decoder at the ``start_at`` offset once a whole line is there; False while none is yet."""
         offset, header = self._resume  # type: ignore[misc]

@@ -16,7 +16,7 @@ from textual.widgets._footer import FooterKey
 
 from core.control.config import validate_config
 from core.control.host_state import write_state
-from core.control.inbox import inbox_path
+from core.control.inbox import inbox_path, outcome_event
 from tests.alerts.crafted import HEADER, Log
 from tests.tui.logs import hold_host, release_hosts
 from tests.tui.pilot import NO_KEYMAP, main_screen, settle, until
@@ -137,6 +137,40 @@ async def test_a_row_action_is_confirmed_then_appended_to_the_live_hosts_inbox(t
         )
         request = orjson.loads(inbox_path(live).read_bytes().splitlines()[-1])
         assert (request["op"], request["origin"]) == ("pause", "fleet")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("outcome", "error", "said", "severity"),
+    [("applied", None, "applied: pause to ", "information"),
+     ("rejected", "the host is already paused", "rejected: pause to ", "error"),
+     ("cancelled", "the host exited before applying it", "cancelled: pause to ", "error")],
+)  # fmt: skip
+async def test_the_outcome_of_a_row_action_on_our_own_host_follows_in_a_toast(
+    tmp_path: Path, outcome: str, error: str | None, said: str, severity: str
+) -> None:
+    """Only a DSH bridge's answer followed a row action: on a session of our own host the table said 'sent: pause'
+    and never whether the host took it, refused it (and why) or let it go unapplied. The host's answer, read from
+    its log, now follows as it does for DSH."""
+    root = _root(tmp_path)
+    live = root / "p" / "live-c" / "session.jsonl"
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _loaded(pilot, 3)
+        screen.query_one(DataTable).move_cursor(row=screen.shown.index(str(live)))
+        await pilot.press("P")
+        await until(pilot, lambda: app.screen is not screen)
+        await pilot.press("y")
+        await until(pilot, lambda: inbox_path(live).exists() and inbox_path(live).read_bytes().endswith(b"\n"))
+        request = orjson.loads(inbox_path(live).read_bytes().splitlines()[-1])
+        seq = len(live.read_bytes().splitlines()) - 1
+        answer = {**outcome_event(request, outcome, error), "seq": seq, "time": FUTURE_MS + 60_000}
+        with live.open("ab") as f:  # the host's side: its answer in the log
+            f.write(orjson.dumps(answer) + b"\n")
+        await until(pilot, lambda: any(n.title == "host" for n in app._notifications), timeout=15)
+        (toast,) = [n for n in app._notifications if n.title == "host"]
+        assert toast.message.startswith(said) and (error or "") in toast.message, toast.message
+        assert toast.severity == severity
 
 
 @pytest.mark.anyio

@@ -15,7 +15,7 @@ import pytest
 
 from core.cli import main
 from core.control.host_state import read_host_state
-from core.fleet.actions import send_row_action
+from core.fleet.actions import RowAnswer, send_row_action
 from core.fleet.follow import Fleet
 from core.log.reader import read_log
 from core.remote.link import HostKeyRefused
@@ -102,8 +102,11 @@ def test_a_remote_control_request_reaches_a_live_host_on_the_far_side(sshd: Sshd
         fleet = Fleet([f"testbox:{root}"], config())
         _until(fleet, lambda f: bool(f.rows()) and f.rows()[0].host.get("state") == "running")
         log = Path(str(fleet.rows()[0].ref.path).partition(":")[2])
+        answer = RowAnswer(fleet.rows()[0].ref.path, "tapedeck")  # the log followed from its end, as the table does
         request = send_row_action(fleet.rows()[0].ref.path, "pause", {})
         assert request["origin"] == "fleet"
+        assert answer.wait(request["id"], timeout=30) == {"requestId": request["id"], "op": "pause",
+                                                          "outcome": "applied", "origin": "fleet"}  # fmt: skip
         deadline = time.monotonic() + 30
         while read_host_state(log).state != "paused":
             assert time.monotonic() < deadline, "the far host never paused"

@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
 from core.control.host_state import KIND_DSH
-from core.fleet.actions import ANSWER_SECONDS, bridge_answer, row_refusal, send_row_action
+from core.fleet.actions import ANSWER_SECONDS, RowAnswer, row_refusal, send_row_action
 from core.fleet.row import COLUMNS, FleetRow, matches
 from core.shared.errors import TapedeckError
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
@@ -302,7 +302,7 @@ class FleetScreen(Screen[None]):
     def _confirm(self, row: FleetRow, op: str, args: dict[str, str]) -> None:
         def decided(confirmed: bool | None) -> None:
             if confirmed:
-                self._send(row.ref.path, op, args, row.label, row.host.get("kind") == KIND_DSH)
+                self._send(row.ref.path, op, args, row.label, row.host.get("kind"))
 
         what = f"{op} {row.label}" + (f": {args['text']}" if "text" in args else "")
         body = Text(
@@ -311,19 +311,19 @@ class FleetScreen(Screen[None]):
         self.app.push_screen(ConfirmScreen(what[:70], body, op.capitalize()), decided)
 
     @work(thread=True, group="fleet-send", exit_on_error=False)
-    def _send(self, path: Path, op: str, args: dict[str, str], label: str, bridged: bool) -> None:
-        """Send the request; a DSH bridge's answer follows (it may refuse what the table could not foresee)."""
+    def _send(self, path: Path, op: str, args: dict[str, str], label: str, kind: str | None) -> None:
+        """Send the request; the host's answer follows (a DSH bridge's, or our host's from its log: it may refuse
+        what the table could not foresee, or exit before it applies it)."""
         try:
+            answer_of = RowAnswer(path, kind)
             request = send_row_action(path, op, args)
         except (TapedeckError, OSError) as exc:
             self.app.call_from_thread(self.notify, f"{op} {label}: {exc}", title="Not sent", severity="error",
                                       markup=False)  # fmt: skip
             return
         self.app.call_from_thread(self.notify, f"sent: {op} to {label}", timeout=3, markup=False)
-        if not bridged:
-            return  # a tapedeck host answers in its log
         try:
-            answer = bridge_answer(path, request["id"])
+            answer = answer_of.wait(request["id"])
         except (TapedeckError, OSError) as exc:
             answer, lost = None, str(exc)
         else:
@@ -334,4 +334,5 @@ class FleetScreen(Screen[None]):
             why = f": {answer['error']}" if answer.get("error") else ""
             text = f"{answer.get('outcome')}: {op} to {label}{why}"
             severity = "information" if answer.get("outcome") == "applied" else "error"
-        self.app.call_from_thread(self.notify, text, title="DSH bridge", severity=severity, markup=False)
+        title = "DSH bridge" if kind == KIND_DSH else "host"
+        self.app.call_from_thread(self.notify, text, title=title, severity=severity, markup=False)
