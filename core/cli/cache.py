@@ -127,11 +127,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     info = what.add_parser(
         "info",
         help="list the index files and alert checkpoints, or only LOG's: size, the log of each, valid or stale",
+        description="List what tapedeck keeps in its cache directory for logs it read: each index file and alert "
+        "checkpoint with its size, the log it describes, how much of that log it covers, and whether it is still "
+        "valid for the log as it is now (stale, and why, when not). With LOG, only that log's files.",
     )
     info.add_argument("log", nargs="?", metavar="LOG", help="a session log or session directory")
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(handler=guarded(lambda a: emit(cache_info(a.log), a.json, _render_info)))
-    clear = what.add_parser("clear", help="remove every index file and alert checkpoint, or only LOG's")
+    clear = what.add_parser(
+        "clear",
+        help="remove every index file and alert checkpoint, or only LOG's",
+        description="Remove the index files and alert checkpoints from tapedeck's cache directory (with LOG, only "
+        "that log's, even when the log itself is gone). Logs are never touched; the next read of each is a full "
+        "one.",
+    )
     clear.add_argument("log", nargs="?", metavar="LOG", help="a session log or session directory")
     clear.add_argument("--json", action="store_true", help="print JSON")
     clear.set_defaults(handler=guarded(lambda a: emit(cache_clear(a.log), a.json, _render_clear)))

@@ -198,6 +198,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     r = sub.add_parser(
         "repair",
         help=COMMANDS["repair"].help,
+        description=(
+            "Make a session log damaged in the middle (torn or garbled lines, seqs out of order or twice) resumable "
+            "again: the damaged file is kept beside it as <log>.damaged-<time>, every intact event keeps its seq, "
+            "and each lost seq gets a tapedeck/lost event in its place. An undamaged log is left as it is. No host "
+            "may be running the session; a log DSH wrote is refused and left untouched."
+        ),
     )
     r.add_argument("path", help="the session log or its directory (no host may be running on it)")
     add_json(r, "print the report as JSON")

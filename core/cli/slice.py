@@ -219,23 +219,45 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_json(p)
     p.set_defaults(handler=guarded(_seal))
 
-    recall = sub.add_parser("recall", help=COMMANDS["recall"].help)
+    recall = sub.add_parser(
+        "recall",
+        help=COMMANDS["recall"].help,
+        description="Run a recall tool on a log as the model would call it, and print the text the model would "
+        "get: a whole earlier turn (turn), the calls and results of one step (step), or a search over what was "
+        "said and run (search).",
+    )
     kinds = recall.add_subparsers(dest="recall_command", metavar="WHAT", required=True)
-    p = kinds.add_parser("turn", help="one turn's verbatim page (recall_turn)")
+    p = kinds.add_parser(
+        "turn",
+        help="one turn's verbatim page (recall_turn)",
+        description="Print the page recall_turn gives the model for one turn, sealed on the tape or not: its "
+        "messages and tool calls, and with --view full every record of the turn as JSON.",
+    )
     _common(p)
     p.add_argument("turn", help='turn number, or "slice-turn-N"')
     p.add_argument("--view", choices=("dialogue", "full"), help="full adds every original record as JSON")
     add_json(p)
     p.set_defaults(handler=guarded(_recall_turn))
 
-    p = kinds.add_parser("step", help="one step's tool calls and results (recall_step)")
+    p = kinds.add_parser(
+        "step",
+        help="one step's tool calls and results (recall_step)",
+        description="Print what recall_step gives the model for one step: each tool call it made with the "
+        "result as it was logged, a spilled output read back from its file.",
+    )
     _common(p)
     p.add_argument("turn", help="turn number")
     p.add_argument("step", help="step number")
     add_json(p)
     p.set_defaults(handler=guarded(_recall_step))
 
-    p = kinds.add_parser("search", help="scored hits over the recorded history (recall_search)")
+    p = kinds.add_parser(
+        "search",
+        help="scored hits over the recorded history (recall_search)",
+        description="Search the session's history as recall_search does for the model and print its scored "
+        "hits among the kinds asked for (user and assistant text, context, tool inputs, errors and outputs), with "
+        "scope auto a few tool-output hits besides.",
+    )
     _common(p)
     p.add_argument("query", help="words to look for")
     p.add_argument(

@@ -12,10 +12,14 @@ from core.cli import build_parser, main
 FIXTURE = "tool-call-turn.session.jsonl"
 
 
-@pytest.mark.parametrize("command", ["inspect", "surface", "events", "sessions", "fold", "seal", "expand"])
+@pytest.mark.parametrize(
+    "command",
+    ["inspect", "surface", "events", "sessions", "fold", "seal", "expand", "run", "repair", "control", "recall",
+     "recall turn", "recall step", "recall search", "cache", "cache info", "cache clear"],
+)  # fmt: skip
 def test_subcommand_help_has_a_description(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
-        main([command, "--help"])
+        main([*command.split(), "--help"])
     assert done.value.code == 0
     out = capsys.readouterr().out
     usage, description = out.split("\n\n")[:2]
