@@ -12,8 +12,10 @@ was replaced, by kind. What is replaced:
   credentials (a word of prose after them only in an ``Authorization`` header) and ``Authorization`` header
   values, the values of ``api_key=…``/``token: …``/``password=…``/``secret_key=…``/``AccountKey=…``/
   ``aws_secret_access_key = …`` pairs and of variables whose name ends in a secret's word (``DB_PASS=…``,
-  ``MYSQL_PWD=…``, ``REDIS_AUTH=…``), their quotes escaped too, as JSON text in a string has them, but not a value
-  that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
+  ``MYSQL_PWD=…``, ``REDIS_AUTH=…``, camelCase ``dbPass: …``, ``apiKey: MyApiKey`` on a config file's line; from
+  three characters where a quote, an env line or a constant says it is data: ``PASSWORD=abc12``), an npm config's
+  ``_auth=…``/``_authToken=…``, a Dockerfile's ``ENV API_KEY …`` and a ``.pgpass`` line's password, their quotes
+  escaped too, as JSON text in a string has them, but not a value that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
   ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``),
   the value after an option named for one (``--password …``, ``--api-key …``: ``_option_value``), the password
   ``sshpass -p``, ``mysql -p…`` and ``redis-cli -a`` take and a netrc entry's password
@@ -66,17 +68,42 @@ _KEYS = re2.compile(
 )
 # a credential after ``Bearer``/``Basic`` (group 1), unless it is a word of prose (``_credential``)
 _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
-# the key words a secret's value follows: any case, or as the last word of an environment variable's name (the
-# short ones: ``DB_PASS``, ``MYSQL_PWD``, ``REDIS_AUTH``; ``bypass``, ``auth: basic`` are none)
+# the key words a secret's value follows: any case, or as the last word of an environment variable's name or a
+# camelCase one (the short ones: ``DB_PASS``, ``MYSQL_PWD``, ``REDIS_AUTH``, ``dbPass``, ``SmtpPw``; ``bypass``,
+# ``auth: basic`` are none)
 _KEY_WORDS = (
     rb"(?i:(?:api|secret|private|access|account)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd"
-    rb"|passphrase|token)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)"
+    rb"|passphrase|token)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)|[a-z0-9](?:Pass|Pw|Pwd|Auth|Credentials?)"
 )
-# a value after a key word (group 1, also a quoted ``"auth"``: a registry's credentials in Docker's config.json) on
-# its line (group 3; group 2 the quote before it), unless it is code (``_secret_value``)
+SHORTEST = 3  # characters from which a value under a key word may be a secret (no shorter string is replaced)
+# where a line starts, also as JSON text writes its line break (``\n``, also escaped again) or the string it starts
+# (``"``), and the blanks before its first word (``_NETRC_BLANK``)
+_LINE_START = rb"(?:(?m:^)|[\"\r\n]|(?:\\\\)*\\[nr])(?:[ \t]|(?:\\\\)*\\t)*"
+# an npm config line's credential: ``_auth``, ``_authToken``, ``_password``, alone or after a registry's ``//host/:``
+_NPM_KEYS = (b"_auth", b"_authToken", b"_password")
+# a value after a key word (group 1, also a quoted ``"auth"``: a registry's credentials in Docker's config.json, and
+# an npm config line's key) on its line (group 3; group 2 the quote before it), unless it is code or a short name
+# (``_secret_value``)
 _PAIR = re2.compile(
-    rb"(" + _KEY_WORDS + rb"|\bauth\\?[\"'])(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?"
-    rb"((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
+    rb"(" + _KEY_WORDS + rb"|\bauth\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?"
+    rb"((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){2,})"
+)
+# a camelCase key that starts its line (``  apiKey``, ``- DbPassword``) and what ends a line (``_config_line``)
+_CONFIG_KEY = re.compile(rb"[ \t]*(?:-[ \t]+)?[A-Za-z0-9_]*[a-z0-9][A-Z][A-Za-z0-9_]*")
+_LINE_END = re.compile(rb"[ \t]*(?:\Z|[\r\n\"]|\\[nr\"])")
+# a ``.pgpass`` line, ``host:port:database:user:password``, its password (group 1): a port (or ``*``), and a
+# database and a user with a letter (or ``*``), so that times, addresses and a linter's ``file:line:col`` are none
+_PG_FIELD = rb"[^\x00-\x20:\\\"]"
+_PG_NAME = _PG_FIELD + rb"*[A-Za-z*]" + _PG_FIELD + rb"*"
+_PGPASS = re2.compile(
+    _LINE_START + _PG_FIELD + rb"+:(?:[0-9]{1,5}|\*):" + _PG_NAME + rb":" + _PG_NAME + rb":((?:" + _PG_FIELD
+    + rb"|\\[:\\])+)"
+)
+# a Dockerfile's ``ENV NAME value`` for a name ending in a key word: the rest of its line (group 3; group 2 a quote
+# before it), unless it is a reference, a path or a setting (``_docker_value``); ``ENV NAME=value`` is a pair
+_DOCKER_ENV = re2.compile(
+    _LINE_START + rb"ENV[ \t]+([A-Za-z0-9_]*?(?:" + _KEY_WORDS + rb"))[ \t]+(\\?[\"'])?"
+    rb"((?:[^\s\"'\\]|\\[^\s\"'nrt])+(?:[ \t]+(?:[^\s\"'\\]|\\[^\s\"'nrt])+)*)"
 )
 # a JSON object's key named for a secret, as a quoted key before a value (``_PAIR``): its string value goes whole
 _SECRET_KEY = re.compile("(?:" + _KEY_WORDS.decode() + r"|\bauth)\Z")
@@ -163,9 +190,10 @@ _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|(?i:authorization))(?:(?:\\\\)?\\?[\"'])?" + _JSON_SPACE
-    + rb"*[:=]"
-    rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE.pattern + rb"|" + _OPTION_NAME + _JSON_SPACE
+    rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|_auth|(?i:authorization))(?:(?:\\\\)?\\?[\"'])?"
+    + _JSON_SPACE + rb"*[:=]"
+    rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
+    + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE.pattern + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|sshpass|mysql|redis-cli"
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
@@ -236,8 +264,11 @@ def _secret_value(data: bytes, m: Any) -> bool:
     (``token = next_token()``), an attribute (``args.api_key``), a literal, a type or a constant (``None``,
     ``string``, ``MessageType``, ``FG_DEFAULT``), a name holding the key word assigned (``api_key=api_key``,
     ``self.password = password``), each also in Markdown's backticks; but any value of an env file's line
-    (``DB_PASSWORD=…``) is one but a number, a path or a setting word, and a constant or a variable of a config
-    (``DB_PASSWORD = MyPassword``) is assigned a value that reads like a class's name, not the class."""
+    (``DB_PASSWORD=…``) or an npm config's (``_authToken=…``) is one but a number, a path or a setting word, and a constant or a variable of a config
+    (``DB_PASSWORD = MyPassword``) and a camelCase key on a config file's line of its own (``apiKey: MyApiKey``,
+    ``_config_line``) are assigned a value that reads like a class's name, not the class. Under six characters
+    only a quoted value, an env file's or a constant's is one (``PASSWORD=abc12``, ``ROOT_PASSWORD: root``):
+    elsewhere such a value is as likely a short name in code (``password=pwd``, ``{ token: tok }``)."""
     value, quoted = m.group(3), m.group(2) is not None
     if quoted:
         return _literal_secret(value)
@@ -245,8 +276,11 @@ def _secret_value(data: bytes, m: Any) -> bool:
         return False
     sep = data[m.end(1) : m.start(3)]
     upper = m.group(1).isupper()
-    if sep == b"=" and upper:  # an env file's ``DB_PASSWORD=…``: data, whatever it looks like
+    # an env file's ``DB_PASSWORD=…`` or an npm config's ``_auth=…``: data, whatever it looks like
+    if sep == b"=" and upper or m.group(1).endswith(_NPM_KEYS):
         return not _setting(value.decode(errors="replace"))
+    if len(value) < ENV_MIN_NAMED and not upper:
+        return False
     value = value.rstrip(b".:!?`").lstrip(b"`")
     code = _CODE.match(value)
     if code is None:  # it starts with no name (``9f8e…``)
@@ -255,7 +289,7 @@ def _secret_value(data: bytes, m: Any) -> bool:
     if code.group(2) or whole and (value in _LITERALS or _CONSTANT.fullmatch(value)):
         return False
     if whole and _CLASS_NAME.fullmatch(value):  # a class, but what a constant or a config's variable is given is data
-        return upper and b"=" in sep
+        return upper and b"=" in sep or _config_line(data, m)
     if code.group(1) and readable(value[: code.end()].decode("ascii")):  # names, not a dotted token's parts
         return False
     # a name holding the key word is code where a value is assigned (``api_key=api_key``) or a quoted key's
@@ -271,8 +305,27 @@ def _placeholder(value: bytes) -> bool:
 
 
 def _literal_secret(value: bytes) -> bool:
-    """True when a quoted value after a key word is a secret: no placeholder and no colour (``"#d8dee9"``)."""
-    return not _placeholder(value) and not _COLOR.fullmatch(value)
+    """True when a quoted value after a key word is a secret: no placeholder, no colour (``"#d8dee9"``) and no
+    setting word (``"none"``, ``"disabled"``)."""
+    return not _placeholder(value) and not _COLOR.fullmatch(value) and value.decode(errors="replace").lower() not in _SETTINGS
+
+
+def _config_line(data: bytes, m: Any) -> bool:
+    """True when the key word of ``m`` ends a camelCase key that starts its line and its value (group 3) ends
+    that line: a YAML or properties file's ``apiKey: MyApiKey``, not an annotation (``{ apiKey: ApiKey; }``)."""
+    start = max(data.rfind(b"\n", 0, m.start(1)) + 1, data.rfind(b"\\n", 0, m.start(1)) + 2)
+    return bool(_CONFIG_KEY.fullmatch(data, start, m.end(1))) and _LINE_END.match(data, m.end(3)) is not None
+
+
+def _pgpass_line(data: bytes, m: Any) -> bool:
+    """True when a ``.pgpass``-shaped match ends its line's fifth field: no sixth field follows."""
+    return data[m.end(1) : m.end(1) + 1] != b":"
+
+
+def _docker_value(data: bytes, m: Any) -> bool:
+    """True when the value of a Dockerfile's ``ENV`` for a secret's name is one: no reference and no setting."""
+    value = m.group(3)
+    return not _placeholder(value) and not _setting(value.decode(errors="replace"))
 
 
 @lru_cache(maxsize=4096)  # a log's objects have few keys, asked again and again
@@ -295,7 +348,9 @@ def _option_value(data: bytes, m: Any) -> bool:
 def _netrc_password(data: bytes, m: Any) -> bool:
     """True when ``password …`` on a line of its own is a netrc file's line, not prose (``password required``, an
     error's ``"password incorrect"``): its value has a digit, a symbol or a capital letter, or the text is about a
-    netrc file (``cat ~/.netrc``)."""
+    netrc file (``cat ~/.netrc``); an assignment's sign is none (``password = "…"``)."""
+    if m.group(1)[:1] in (b"=", b":"):
+        return False
     return not _PROSE_WORD.fullmatch(m.group(1)) or _NETRC_NAME.search(data) is not None
 
 
@@ -321,6 +376,7 @@ class Redactor:
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
             ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 1, None),
             ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, None),
+            ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, None),
         ]  # fmt: skip
         if secrets:
@@ -449,7 +505,7 @@ class Redactor:
         """``_walk`` of the string ``value`` under a dict's key named for a secret (``_secret_key``): all of it goes
         when it is a secret as a quoted value after a key word is (``_literal_secret``, as long as ``_PAIR`` takes
         one); an object's string is no text the text rules see as ``"password": "hunter2"``."""
-        if len(value) > 5 and _literal_secret(value.encode()):
+        if len(value) >= SHORTEST and _literal_secret(value.encode()):
             return self._noted(value, self._whole_key)
         return self._walk(value)
 
@@ -571,7 +627,7 @@ def _unchanged(value: Any, seen: Seen) -> bool | None:
         item = stack.pop()
         kind = type(item)
         if kind is str:
-            if len(item) < 5:
+            if len(item) < SHORTEST:
                 continue
             noted = seen.get(id(item))
             if noted is None or noted[0] is not item:
@@ -595,7 +651,7 @@ def _taken(value: Any, seen: Seen, found: list[int]) -> Any:
     ``seen`` (every string of an event) alive until the collector runs, and a pass runs with it paused."""
     kind = type(value)
     if kind is str:
-        if len(value) < 5:  # too short for any pattern: ``Redactor.text`` gives it back
+        if len(value) < SHORTEST:  # too short to be replaced: ``_walk`` gives it back
             return value
         noted = seen.get(id(value))
         if noted is None or noted[0] is not value:

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from core.export.build import ExportOptions
@@ -65,6 +65,16 @@ ASSIGNMENTS = st.tuples(
 )
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
+# a config file's line of its own, each with values of the kind it holds: a .pgpass line, a Dockerfile's ENV, a
+# camelCase key; an npm token; a short value under a secret's name
+CONFIG = st.one_of(
+    st.tuples(st.sampled_from(["db.internal:5432:app:app_user:{}", "*:*:*:postgres:{}", "ENV API_KEY {}",
+                               "ENV API_KEY={}", "  apiKey: {}", "clientSecret: {}", "- DbPassword: {}",
+                               "dbPass = {}"]), WORD_VALUES),
+    st.tuples(st.sampled_from(["_auth={}", "_authToken={}", "//registry.npmjs.org/:_authToken={}"]), ENV_VALUES),
+    st.tuples(st.sampled_from(["PASSWORD={}", "export DB_PASS={}", 'password = "{}"', "MYSQL_ROOT_PASSWORD: {}",
+                               "ENV PASSWORD={}"]), st.from_regex(r"[a-z]{2,4}[0-9]", fullmatch=True)),
+).map(lambda t: (t[0].format(t[1]), t[1]))
 USERS = st.text(alphabet=string.ascii_lowercase + string.digits + "_-", min_size=1, max_size=10)
 SURROUND = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=24)
 
@@ -111,25 +121,29 @@ def _baseline(fmt: str) -> str:
 
 @settings(max_examples=CASES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(key=KEYS, email=EMAILS, env=ENV_VALUES, user=USERS, assigned=st.tuples(ASSIGNMENTS, WORD_VALUES),
-       netrc=st.tuples(NETRC, WORD_VALUES), around=st.lists(SURROUND, min_size=10, max_size=10))  # fmt: skip
+       netrc=st.tuples(NETRC, WORD_VALUES), config=st.lists(CONFIG, min_size=1, max_size=3),
+       around=st.lists(SURROUND, min_size=10, max_size=10))  # fmt: skip
 def test_no_planted_secret_survives_and_no_number_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, key: str, email: str, env: str, user: str,
-    assigned: tuple[str, str], netrc: tuple[str, str], around: list[str],
+    assigned: tuple[str, str], netrc: tuple[str, str], config: list[tuple[str, str]], around: list[str],
 ) -> None:  # fmt: skip
     monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
     home = f"/home/{user}"
     a = around
+    values = [assigned[1], netrc[1], *(value for _, value in config)]
+    assume(not any(value in text for value in values for text in around))  # a surrounding text is no secret's place
     log = plant(
         tmp_path / "planted.jsonl",
         user=f"{a[0]}{key}{a[1]} {a[2]}{env}{a[3]}",
-        result=f"{a[4]}{email}{a[5]}\n{a[6]}{home}/project/main.py{a[7]}\n{a[8]}{''.join(assigned)} {''.join(netrc)}{a[9]}",
+        result=f"{a[4]}{email}{a[5]}\n{a[6]}{home}/project/main.py{a[7]}\n{a[8]}{''.join(assigned)} {''.join(netrc)}{a[9]}"
+               + "".join(f"\n{line}" for line, _ in config) + "\n",
         answer=f"done {a[1]}{key}",
     )
     environ = {"SECRET_VALUE": env}
     plain = orjson.loads(_export(log, "json", None))
     for fmt in ("json", "md", "html"):
         redacted = _export(log, fmt, Redactor(environ=environ, home="/nonexistent-home")).decode()
-        for secret in (key, email, env, home, assigned[1], netrc[1]):
+        for secret in (key, email, env, home, *values):
             # a value may also be part of the export's own words (an env value 'sistant/' in every
             # 'assistant/message'): those it may keep, nothing the log's text brought
             assert redacted.count(secret) <= _baseline(fmt).count(secret), f"{fmt}: {secret!r} survived"
@@ -581,3 +595,59 @@ def test_a_home_that_starts_a_line_of_json_text_is_replaced(home: str) -> None:
     text = f'{{"content": "keys:\\n{home}/.ssh/id_rsa\\n\\t{home}/x\\r{home}"}}'
     assert r.text(text) == '{"content": "keys:\\n~/.ssh/id_rsa\\n\\t~/x\\r~"}'
     assert r.summary()["home"] == 3
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("host:5432:db:user:secretpw", "secretpw"), ("$ cat ~/.pgpass\n*:*:*:postgres:S3cr3t-pw\n", "S3cr3t-pw"),
+        ('{"content": "db.internal:5432:app:app_user:hunter2pw\\n"}', "hunter2pw"),
+        ("_auth=Ym9iOnN3b3JkZmlzaA==", "Ym9iOnN3b3JkZmlzaA"), ("registry=x\n_auth = Ym9iOnN3\n", "Ym9iOnN3"),
+        ("//registry.npmjs.org/:_auth=Ym9iOnN3b3JkZmlzaA==", "Ym9iOnN3b3JkZmlzaA"),
+        ("_authToken=abcd1234efgh5678", "abcd1234efgh5678"), ("//registry.npmjs.org/:_authToken=a1b2c3", "a1b2c3"),
+        ("FROM node:22\nENV API_KEY secretvalue\n", "secretvalue"), ("ENV API_KEY=secretvalue", "secretvalue"),
+        ('ENV DB_PASSWORD "Open Sesame"', "Open Sesame"), ('"cmd": "FROM x\\nENV GITHUB_TOKEN MyGitHubToken\\n"', "MyGitHub"),
+        ("apiKey: abc123xyz", "abc123xyz"), ("apiKey: MyApiKey", "MyApiKey"), ("clientSecret: SuperSecret", "SuperSecret"),
+        ("  DbPassword: Welcome", "Welcome"), ("dbPass: hunter2pw", "hunter2pw"), ("mysqlPwd: opensesame", "opensesame"),
+        ("SmtpPw = MailPass", "MailPass"), ('"refreshToken": "SessionKey"', "SessionKey"),
+        ("PASSWORD=abc12", "abc12"), ("export DB_PASS=pw1", "pw1"), ('password = "abc12"', "abc12"),
+        ('{"password": "abc12"}', "abc12"), ("MYSQL_ROOT_PASSWORD: root", "root"), ("ENV PASSWORD=abc12", "abc12"),
+    ],
+)  # fmt: skip
+def test_config_file_shapes_and_short_values_are_redacted(text: str, secret: str) -> None:
+    """A ``.pgpass`` line, an npm ``_auth``/``_authToken`` line, a Dockerfile's ``ENV NAME value``, a value under a
+    camelCase or CamelCase key named for a secret (however it reads), and a value of three to five characters
+    under a secret's name (an env line, a quoted value, a compose file's ``NAME: value``) all went through."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert secret not in r.text(text) and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+
+
+def test_a_short_secret_under_a_key_named_for_one_in_a_json_object_is_redacted() -> None:
+    """A JSON object's string of three to five characters under a secret's key, camelCase included, goes too."""
+    r = Redactor(environ={}, home="/home/ann")
+    value = {"password": "abc12", "dbPass": "pw1", "clientSecret": "xyz", "auth": "none", "token": "ab", "note": "abc12"}
+    assert r.walk(value) == {**value, "password": "[redacted key]", "dbPass": "[redacted key]",
+                             "clientSecret": "[redacted key]"}  # fmt: skip
+    assert r.summary()["key"] == 3
+
+
+NEAR_MISSES = """12:30:45 started; 2026:12:05:17:36 stamp; nobody:x:65534:65534:nobody:/nonexistent:/bin/false; 00:11:22:33:44:55
+src/app.py:12:5:E501:line too long; fe80:0:0:0:1 and 2001:db8:85a3:0:8a2e; a:b:c:d:e
+self._auth = auth; self._auth = HTTPBasicAuth(user, pw); _auth = None
+ENV NODE_ENV production
+ENV TOKENIZERS_PARALLELISM false
+ENV API_KEY=$API_KEY
+ENV DB_PASSWORD_FILE /run/secrets/db
+const { password: pw, token: tok } = creds; login(password=pwd, token=tok)
+useAuth: true; requirePassword: false; passwordMinLength: 12; tokenType: Bearer
+interface Props { apiKey: ApiKeyType; onToken: TokenHandler }  // def f(apiKey: ApiKey = None)
+PASSWORD=1234 TOKEN_TTL=3600 USE_AUTH=off API_KEY=
+"""
+
+
+def test_near_misses_of_the_config_shapes_stay() -> None:
+    """Times, ``/etc/passwd`` lines, a linter's ``file:line:col`` output and addresses are no ``.pgpass`` line; a
+    private ``_auth`` attribute, a Dockerfile's ``ENV`` of a setting, a reference or a file, short names in code
+    and camelCase settings and types are no secrets."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(NEAR_MISSES) == NEAR_MISSES and sum(r.summary().values()) == 0
