@@ -76,12 +76,13 @@ def view_crash(log: Path, seqs: tuple[int, ...] = ()) -> str | None:
     the filter and search scans, time travel to each of ``seqs`` and every request view (its heading, diff line
     and rows). The first crash (a
     load that stopped on an internal error included), or None. ``tui_crash`` drives the widgets themselves."""
+    from core.read.event_filter import EventFilter, search_predicate
     from core.read.rows import build_row
     from tui.live import INTERNAL_ERROR, LiveSession
     from tui.screens.request import diff_line, heading, message_rows
     from tui.travel import TimeTravel
     from tui.widgets.detail import describe
-    from tui.widgets.matching import EventFilter, scan, search_predicate
+    from tui.widgets.matching import scan
 
     live = LiveSession(log, follow=False)
     live.run()

@@ -57,8 +57,8 @@ def test_type_takes_the_comma_list_the_tui_filter_takes(tmp_path: Path, capsys: 
 
 
 def test_tui_filter_and_events_pick_the_same_types() -> None:
+    from core.read.event_filter import EventFilter
     from core.read.type_select import TypeSelection
-    from tui.widgets.matching import EventFilter
 
     names = ["tool/call", "tool/code-dispatch", "tool/code-dispatch-start", "assistant/chunk", "turn/end", "x"]
     for text in ("tool/code-dispatch", "tool/, !tool/call", "tool*,turn/end", "!assistant/chunk", ""):

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
+from core.read.event_filter import EventFilter
 from core.read.summary import in_words, summarize, turn_span
 from tests.log.helpers import user
-from tui.widgets.matching import EventFilter
 
 
 def test_a_span_of_one_turn_reads_turn_n() -> None:

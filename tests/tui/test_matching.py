@@ -8,10 +8,11 @@ import orjson
 import pytest
 
 from bench.mutation import Mutation, mutate_lines
+from core.read.event_filter import EventFilter, parse_turns, search_predicate, tool_names
 from core.read.session import Session
 from tests.tui.logs import policy_log
 from tui.live import LiveSession
-from tui.widgets.matching import EventFilter, parse_turns, scan, search_predicate, tool_names
+from tui.widgets.matching import scan
 
 
 @pytest.mark.parametrize(

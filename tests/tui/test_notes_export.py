@@ -16,6 +16,7 @@ from textual import events
 from textual.pilot import Pilot
 from textual.widgets import TextArea
 
+from core.read.event_filter import EventFilter
 from core.read.notes import load_notes, set_note, sidecar_paths
 from tests.conftest import FIXTURES
 from tests.tui.logs import policy_log
@@ -25,7 +26,6 @@ from tui.screens.confirm import AskScreen
 from tui.screens.main import MainScreen
 from tui.screens.main_share import export_target
 from tui.widgets.detail import TextView
-from tui.widgets.matching import EventFilter
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)

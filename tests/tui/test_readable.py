@@ -8,11 +8,11 @@ import orjson
 import pytest
 from rich.color import Color
 
+from core.read.event_filter import EventFilter
 from tests.tui.logs import policy_log
 from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui.screens.help import HelpScreen
 from tui.widgets.detail import TextView
-from tui.widgets.matching import EventFilter
 from tui.widgets.search_bar import SearchBar
 
 pytestmark = pytest.mark.anyio

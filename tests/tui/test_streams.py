@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from core.read.event_filter import EventFilter
 from tests.log.helpers import assistant, user
 from tests.tui.logs import Log, append
 from tests.tui.pilot import make_app, settle, settled_main_screen, until
 from tests.tui.test_wrong_data import shown_lines
 from tui.screens.main import MainScreen
 from tui.widgets.detail import TextView
-from tui.widgets.matching import EventFilter
 
 pytestmark = pytest.mark.anyio
 SIZE = (150, 40)

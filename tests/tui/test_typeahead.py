@@ -11,12 +11,12 @@ import pytest
 from textual.app import App
 from textual.screen import Screen
 
+from core.read.event_filter import EventFilter
 from tests.conftest import FIXTURES
 from tests.tui.pilot import make_app, settle, settled_main_screen
 from tui.app import POLICY_SCREENS
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.filter import FilterScreen
-from tui.widgets.matching import EventFilter
 
 pytestmark = pytest.mark.anyio
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from core.read.event_filter import EventFilter
 from tests.core.test_turn_attribution import between_turns_log
 from tests.tui.logs import Log, append
 from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui.screens.main import MainScreen
 from tui.widgets.detail import TextView
-from tui.widgets.matching import EventFilter
 
 pytestmark = pytest.mark.anyio
 

@@ -7,9 +7,9 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Checkbox, Input, Label
 
+from core.read.event_filter import EventFilter
 from tui.screens.dialog import Dialog
 from tui.screens.stacked import while_stacked
-from tui.widgets.matching import EventFilter
 
 
 class FilterScreen(Dialog[EventFilter | None]):

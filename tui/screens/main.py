@@ -17,6 +17,7 @@ from textual.screen import UPDATE_PERIOD
 from textual.timer import Timer
 from textual.widgets import Static
 
+from core.read.event_filter import EventFilter, search_predicate
 from core.read.rows import BLOCK_GLYPH, REPLACEMENT_GLYPHS
 from core.read.streams import Block, Collapsed, StreamBlocks, collapse_seqs, stream_text
 from core.read.summary import GLYPHS
@@ -35,7 +36,6 @@ from tui.widgets.detail import DetailPane, payload_sections
 from tui.widgets.event_list import EventList
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.header import KEEP, Field, SessionHeader, fit, join
-from tui.widgets.matching import EventFilter, search_predicate
 from tui.widgets.rows import RowView, SortedPrefix, SortedSeqs, SurfaceRows
 from tui.widgets.search_bar import SearchBar
 

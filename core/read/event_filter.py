@@ -1,0 +1,153 @@
+"""Which events a list shows: the TUI's filter (type items, tool names, a turn range, errors only, a regex) and its
+text search, one implementation for the TUI's list and for an export of what it shows (``export --type …``)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import orjson
+
+from core.log.validate import readable
+from core.read.rows import is_error_event
+from core.read.session import Session
+from core.read.streams import CHUNK_TYPE
+from core.read.summary import turn_span
+from core.read.type_select import TypeSelection
+
+_TURNS = re.compile(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?)?\s*$")
+Predicate = Callable[[dict[str, Any]], bool]
+
+
+def _json_text(event: dict[str, Any]) -> str:
+    """The event as compact JSON text: what search and regex filters look at."""
+    return orjson.dumps(event).decode()
+
+
+def tool_names(event: dict[str, Any], session: Session) -> set[str]:
+    """Tool names an event is about: a call, its result, a code-mode dispatch, an assistant's tool-call blocks
+    (none for a flagged event: its fields are not read)."""
+    event = readable(event)
+    etype = event.get("type")
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    if etype in ("tool/call", "tool/code-dispatch-start", "tool/code-dispatch"):
+        return {str(data.get("name"))}
+    if etype == "assistant/message":
+        content = (data.get("message") or {}).get("content") or ()
+        return {str(b.get("name")) for b in content if isinstance(b, dict) and b.get("type") == "tool-call"}
+    if etype == "tool/result":
+        source = (data.get("message") or {}).get("source") or {}
+        turn, step = data.get("turn"), data.get("step")
+        if isinstance(turn, int) and isinstance(step, int) and isinstance(source, dict):
+            call = session.tool_call_at(turn, step, str(source.get("callId")))
+            if call is not None:
+                return {call.name}
+    return set()
+
+
+def parse_turns(text: str) -> tuple[int, int | None] | None:
+    """``"3"`` → (3, 3), ``"3-7"`` → (3, 7), ``"3-"`` → (3, None), ``""`` → None; ValueError otherwise."""
+    if not text.strip():
+        return None
+    m = _TURNS.match(text)
+    if m is None:
+        raise ValueError(f"turn range {text.strip()!r} must look like 3, 3-7 or 3-")
+    first = int(m.group(1))
+    last = None if m.group(2) and m.group(3) is None else int(m.group(3) or first)
+    if last is not None and last < first:
+        raise ValueError(f"turn range {text.strip()!r} ends before it starts")
+    return first, last
+
+
+def _items(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split(",") if part.strip())
+
+
+@dataclass(frozen=True)
+class EventFilter:
+    """Which events the list shows: type prefixes (``!`` in front leaves a type out), tool names, a turn range,
+    errors only, a regex."""
+
+    types: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    turns: tuple[int, int | None] | None = None
+    errors: bool = False
+    regex: str = ""
+    _pattern: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.regex and self._pattern is None:
+            try:
+                object.__setattr__(self, "_pattern", re.compile(self.regex))
+            except re.error as exc:
+                raise ValueError(f"regex {self.regex!r} does not compile: {exc}") from exc
+
+    @classmethod
+    def parse(cls, types: str, tools: str, turns: str, errors: bool, regex: str) -> EventFilter:
+        """Build a filter from the dialog's fields; ValueError names the field that is wrong."""
+        return cls(TypeSelection.parse(types).items, _items(tools), parse_turns(turns), errors, regex.strip())
+
+    @property
+    def active(self) -> bool:
+        """True when the filter hides anything."""
+        return bool(self.types or self.tools or self.turns or self.errors or self.regex)
+
+    def describe(self) -> str:
+        """A short description for the status bar."""
+        parts = []
+        if self.types:
+            parts.append("type " + "|".join(t.replace("!", "not ", 1) for t in self.types))
+        if self.tools:
+            parts.append("tool " + "|".join(self.tools))
+        if self.turns:
+            first, last = self.turns
+            parts.append(f"turns {first}-" if last is None else turn_span(first, last))
+        if self.errors:
+            parts.append("errors")
+        if self.regex:
+            parts.append(f"/{self.regex}/")
+        return ", ".join(parts) or "none"
+
+    @property
+    def raw_chunks(self) -> bool:
+        """True when a type item asks for stream chunks (``assistant/chunk``): the list shows every delta."""
+        return bool(TypeSelection(self.types).wanted) and self.picks_type(CHUNK_TYPE)
+
+    def picks_type(self, etype: str) -> bool:
+        """True when the type items let events of ``etype`` through (``core.read.type_select``)."""
+        return etype in TypeSelection(self.types)
+
+    def toggled_type(self, item: str) -> EventFilter:
+        """This filter with the type item ``item`` (e.g. ``!assistant/chunk``) added, or removed if present."""
+        types = tuple(t for t in self.types if t != item) if item in self.types else (*self.types, item)
+        return replace(self, types=types)
+
+    def predicate(self, session: Session) -> Predicate:
+        """A test for one event against this filter, given the session it belongs to."""
+
+        selection = TypeSelection(self.types)
+
+        def test(event: dict[str, Any]) -> bool:
+            if str(event.get("type")) not in selection:
+                return False
+            if self.turns is not None:
+                seq = int(event.get("seq", 0))
+                turn = session.turn_of(seq) if seq < session.next_seq and session.in_turn(seq) else -1
+                first, last = self.turns
+                if turn < first or (last is not None and turn > last):
+                    return False
+            if self.errors and not is_error_event(event):
+                return False
+            if self.tools and not tool_names(event, session) & set(self.tools):
+                return False
+            return not (self._pattern is not None and self._pattern.search(_json_text(event)) is None)
+
+        return test
+
+
+def search_predicate(query: str) -> Predicate:
+    """Case-insensitive substring search over an event's JSON text."""
+    needle = query.casefold()
+    return lambda event: needle in _json_text(event).casefold()
