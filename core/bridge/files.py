@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import functools
 import os
+import re
 import stat
 import time
 from dataclasses import dataclass
@@ -32,6 +33,9 @@ BRIDGE_STATES = ("running", "pausing", "paused", "idle", "exited")
 HEARTBEAT_FRESH_MS = 5000  # a heartbeat younger than this means live when the pid cannot be checked
 MAX_BRIDGE_BYTES = 64 << 10
 MAX_OUTCOME_LINE = 1 << 20
+_VERSION = re.compile(
+    rb"""\bVERSION\s*=\s*["']([0-9A-Za-z][0-9A-Za-z.+-]*)["']|tapedeck-bridge/([0-9A-Za-z][0-9A-Za-z.+-]*)"""
+)
 
 
 def packaged_plugin() -> Path:
@@ -50,6 +54,31 @@ def plugin_fingerprint(source: bytes) -> str:
 def packaged_fingerprint() -> str:
     """The packaged plugin's fingerprint."""
     return plugin_fingerprint(packaged_plugin().read_bytes())
+
+
+def plugin_version(source: bytes) -> str | None:
+    """The version a plugin source names (``const VERSION = "<version>"`` or ``tapedeck-bridge/<version>``), or
+    None."""
+    match = _VERSION.search(source)
+    return (match.group(1) or match.group(2)).decode("ascii") if match else None
+
+
+@functools.cache
+def packaged_version() -> str:
+    """The packaged plugin's version (``unknown`` when it names none)."""
+    return plugin_version(packaged_plugin().read_bytes()) or "unknown"
+
+
+def _release(version: str) -> tuple[int, ...] | None:
+    """A plugin version's numbers (``0.1.0`` -> (0, 1, 0)), None when it is not plain numbers."""
+    return tuple(map(int, version.split("."))) if re.fullmatch(r"\d+(\.\d+)*", version) else None
+
+
+def newer_release(version: str, packaged: str) -> bool:
+    """Whether a copy of the plugin of ``version`` is a newer release than the packaged one (of ``packaged``); an
+    earlier build of the same version, or a version that is not plain numbers, is not."""
+    mine, theirs = _release(version), _release(packaged)
+    return mine is not None and theirs is not None and mine > theirs
 
 
 @dataclass(frozen=True)
@@ -79,10 +108,22 @@ class BridgeInfo:
         what = f"{self.plugin or 'tapedeck-bridge'}, " + (
             f"fingerprint {self.fingerprint}" if self.fingerprint else "from before plugins had fingerprints"
         )
+        if self.newer:
+            return (
+                f"the bridge plugin DSH loaded ({what}) is newer than the one this tapedeck ships "
+                f"({packaged_version()}, {packaged_fingerprint()}): a newer tapedeck installed it, and this one's "
+                "`tapedeck bridge install` refuses to put the older plugin back unless --force"
+            )
         return (
             f"the bridge plugin DSH loaded ({what}) is not the one this tapedeck ships "
             f"({packaged_fingerprint()}): `tapedeck bridge install` upgrades it in place"
         )
+
+    @property
+    def newer(self) -> bool:
+        """Whether the plugin that wrote this file is a newer release than the one this tapedeck ships."""
+        version = plugin_version(self.plugin.encode()) if self.plugin else None
+        return version is not None and newer_release(version, packaged_version())
 
     def summary(self) -> dict[str, Any]:
         """The ``host.bridge`` object of ``inspect --json``."""
@@ -92,6 +133,8 @@ class BridgeInfo:
             out["problem"] = self.problem
         if stale := self.stale:
             out["stale"] = stale
+            if self.newer:
+                out["newer"] = True
         return out
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.bridge.files import PLUGIN_FILE, packaged_plugin, plugin_fingerprint
+from core.bridge.files import PLUGIN_FILE, newer_release, packaged_plugin, plugin_fingerprint, plugin_version
 from core.shared.beneath import LinkRefused, open_dir, open_file
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import write_all
@@ -46,22 +46,12 @@ WAS_EMPTY = (
     " [was []]"  # … that the block took the place of an empty flow list ``[]`` (how DSH seeds the file)
 )
 _PROFILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_VERSION = re.compile(
-    rb"""\bVERSION\s*=\s*["']([0-9A-Za-z][0-9A-Za-z.+-]*)["']|tapedeck-bridge/([0-9A-Za-z][0-9A-Za-z.+-]*)"""
-)
 _FOREIGN_ROW = re.compile(r"(^|[\s{,\[-])id\s*:\s*['\"]?" + re.escape(ROW_ID) + r"['\"]?\s*($|[,}#])")
 MAX_PATCH_BYTES = 4 << 20
 
 
 class BridgeInstallError(TapedeckError):
     """The bridge cannot be installed or removed here (a missing home, a link in the way, a bad patch file)."""
-
-
-def plugin_version(source: bytes) -> str | None:
-    """The version a plugin source names (``const VERSION = "<version>"`` or ``tapedeck-bridge/<version>``), or
-    None."""
-    match = _VERSION.search(source)
-    return (match.group(1) or match.group(2)).decode("ascii") if match else None
 
 
 def installed_name(source: bytes) -> str:
@@ -309,7 +299,7 @@ def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE, fo
         installed = _read(fd, PLUGIN_FILE, str(where_dir / PLUGIN_FILE))
         if installed is not None and not force:
             version, packaged = plugin_version(installed) or "unknown", plugin_version(source) or "unknown"
-            if _newer(version, packaged):
+            if newer_release(version, packaged):
                 raise BridgeInstallError(
                     f"{where_dir / PLUGIN_FILE} is a newer copy of the plugin ({version}) than this tapedeck's "
                     f"({packaged}), installed by a newer tapedeck: nothing was changed; use that tapedeck, or "
@@ -520,19 +510,7 @@ def _profile_status(home: Path, profile: str, packaged: bytes) -> ProfileStatus:
     elif row == "managed" and not loads_copy:
         stale = f"the row does not name this copy, so a DSH running since before it was copied keeps the older plugin: {upgrade}"
     return ProfileStatus(profile, version, installed == packaged, row, None, plugin_fingerprint(installed), stale,
-                         _newer(version, packaged_release))  # fmt: skip
-
-
-def _release(version: str) -> tuple[int, ...] | None:
-    """A plugin version's numbers (``0.1.0`` -> (0, 1, 0)), None when it is not plain numbers."""
-    return tuple(map(int, version.split("."))) if re.fullmatch(r"\d+(\.\d+)*", version) else None
-
-
-def _newer(version: str, packaged: str) -> bool:
-    """Whether a copy of the plugin of ``version`` is a newer release than the packaged one (of ``packaged``); an
-    earlier build of the same version, or a version that is not plain numbers, is not."""
-    mine, theirs = _release(version), _release(packaged)
-    return mine is not None and theirs is not None and mine > theirs
+                         newer_release(version, packaged_release))  # fmt: skip
 
 
 def _other_copy(version: str, packaged: str, mend: str) -> str:
@@ -540,14 +518,9 @@ def _other_copy(version: str, packaged: str, mend: str) -> str:
     a newer version (a newer tapedeck installed it: install refuses to go back to the packaged one unless forced),
     else an older copy (an earlier build of the same version too)."""
     runs = "which a DSH with this profile runs"
-    if _newer(version, packaged):
+    if newer_release(version, packaged):
         return (
             f"a newer copy ({version}) than the packaged plugin ({packaged}), {runs}: {mend} refuses to put the "
             "older packaged one back unless --force"
         )
     return f"an older copy than the packaged plugin, {runs}: {mend} upgrades it in place"
-
-
-def packaged_version() -> str:
-    """The packaged plugin's version (``unknown`` when it names none)."""
-    return plugin_version(packaged_plugin().read_bytes()) or "unknown"

@@ -7,14 +7,13 @@ import os
 import sys
 from typing import Any
 
-from core.bridge.files import packaged_fingerprint
+from core.bridge.files import packaged_fingerprint, packaged_version
 from core.bridge.install import (
     DEFAULT_PROFILE,
     BridgeInstallError,
     Change,
     install,
     packaged_plugin,
-    packaged_version,
     print_patch,
     remove,
     status,

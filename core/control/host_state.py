@@ -202,15 +202,19 @@ def _exit_time(info: BridgeInfo) -> int | None:
 
 
 OLD_BRIDGE = "(old bridge)"  # after a DSH state whose live bridge is not the plugin this tapedeck ships
+NEWER_BRIDGE = "(newer bridge)"  # … when that plugin is a newer release (a newer tapedeck installed it)
 
 
 def state_label(state: str, kind: str, bridge: dict[str, Any] | None = None) -> str:
     """A host state as lists show it: ``paused`` for our host, ``DSH paused`` through the bridge (``DSH paused (old
-    bridge)`` while the live plugin is not the packaged one: ``bridge`` is ``HostState.bridge``), ``none``."""
+    bridge)`` while the live plugin is not the packaged one, ``(newer bridge)`` when it is a newer release:
+    ``bridge`` is ``HostState.bridge``), ``none``."""
     if kind != KIND_DSH or state == "none":
         return state
-    old = state in LIVE_STATES and bool((bridge or {}).get("stale"))
-    return f"DSH {state} {OLD_BRIDGE}" if old else f"DSH {state}"
+    bridge = bridge or {}
+    if state in LIVE_STATES and bridge.get("stale"):
+        return f"DSH {state} {NEWER_BRIDGE if bridge.get('newer') else OLD_BRIDGE}"
+    return f"DSH {state}"
 
 
 def describe_host(state: dict[str, Any]) -> str:

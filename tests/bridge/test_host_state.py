@@ -196,6 +196,22 @@ def test_a_log_swapped_for_a_fifo_never_blocks_the_host_state(tmp_path: Path) ->
         assert found == ["none"], log
 
 
+def test_a_live_bridge_newer_than_the_packaged_plugin_is_not_called_old(bridged, capsys) -> None:
+    """A plugin a newer tapedeck installed runs in DSH: it was named an old bridge, and the command said to upgrade
+    it, ``tapedeck bridge install``, refuses to put this tapedeck's older plugin over a newer copy. It reads as a
+    newer bridge, and what is said of it names the newer tapedeck, not that command."""
+    log = bridged("running")
+    write_bridge(log.parent, read_bridge(log.parent)[0].pid, "running", plugin="tapedeck-bridge/9.9.9",
+                 fingerprint="0123456789ab")  # fmt: skip
+    state = read_host_state(log)
+    stale = state.to_dict()["bridge"]["stale"]
+    assert "tapedeck-bridge/9.9.9" in stale and "newer than the one this tapedeck ships" in stale, stale
+    assert "upgrades it" not in stale and "--force" in stale, stale
+    assert state_label(state.state, state.kind, state.bridge) == "DSH running (newer bridge)"
+    assert main(["sessions", str(log.parents[2])]) == 0
+    assert "DSH running (newer bridge)" in capsys.readouterr().out
+
+
 def test_a_live_bridge_older_than_the_packaged_plugin_is_named_everywhere_it_shows(bridged, capsys) -> None:
     """A plugin copy an earlier tapedeck installed keeps running in DSH: its bridge.json has no fingerprint (or
     another one). inspect, sessions, the fleet's host cell and control say so, and name the command that upgrades

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.bridge.files import packaged_fingerprint, plugin_fingerprint
+from core.bridge.files import packaged_fingerprint, packaged_version, plugin_fingerprint
 from core.bridge.install import (
     BEGIN,
     END,
@@ -21,7 +21,6 @@ from core.bridge.install import (
     install,
     installed_name,
     packaged_plugin,
-    packaged_version,
     remove,
     status,
 )

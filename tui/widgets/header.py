@@ -63,8 +63,8 @@ _HOST_STYLE = {"running": "green", "idle": "green", "pausing": "bold yellow", "p
 
 def host_label(live: LiveSession) -> tuple[str, str]:
     """The host-state field: ``host running``, ``host paused`` …, ``host exited``, for a DSH session through the
-    bridge ``DSH paused`` … (``DSH paused (old bridge)`` while DSH runs an older plugin than the packaged one),
-    ``DSH bridge exited``, or ``read-only`` (a DSH session without the bridge)."""
+    bridge ``DSH paused`` … (``DSH paused (old bridge)`` while DSH runs an older plugin than the packaged one,
+    ``(newer bridge)`` a newer one), ``DSH bridge exited``, or ``read-only`` (a DSH session without the bridge)."""
     host = live.host
     style = _HOST_STYLE.get(host.state, "bold red")
     if host.kind == KIND_DSH and live.facts.host is None:
