@@ -190,7 +190,7 @@ def _print_all(args: argparse.Namespace) -> None:
     if out is not None:
         out.close()
     else:
-        sys.stdout.write("" if shown else "\n")  # as emit() prints an empty text
+        sys.stdout.write("" if shown else "no model request in this log\n")
         sys.stdout.flush()
 
 

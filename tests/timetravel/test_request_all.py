@@ -67,6 +67,16 @@ def test_request_all_prints_every_request_as_emit_would(capsys: pytest.CaptureFi
             assert out == orjson.dumps([r.to_dict(body=full) for r in requests], option=OPTIONS) + b"\n"
 
 
+def test_request_all_on_a_log_without_requests_says_so(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    # it printed an empty line, exit 0
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(FIXTURE_LOGS[0].read_bytes().split(b"\n", 1)[0] + b"\n")  # the header alone
+    assert main(["request", str(log), "--all"]) == 0
+    assert capsys.readouterr().out == "no model request in this log\n"
+    assert main(["request", str(log), "--all", "--json"]) == 0
+    assert capsys.readouterr().out == "[]\n"
+
+
 def test_a_log_never_cut_reads_each_node_back_once_when_its_printed_surface_fits(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
