@@ -124,7 +124,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     sub = p.add_subparsers(dest="bridge_command", metavar="ACTION", required=True)
     inst = sub.add_parser(
-        "install", help="copy the plugin into a DSH profile and add its row to the profile's patch file"
+        "install",
+        help="copy the plugin into a DSH profile and add its row to the profile's patch file",
+        description="Copy the packaged bridge plugin into profiles/NAME/ of a DSH home and add the row that loads "
+        "it to that profile's cordis.patch.yml; a DSH running with the profile loads it within seconds. An older "
+        "copy is upgraded in place; a copy of a newer version (a newer tapedeck installed it) is left as it is "
+        "unless --force. Running it again changes nothing; a home DSH never booted is fine.",
     )
     inst.add_argument("home", metavar="DSH_HOME", nargs="?", help="the DSH home (default: $DSH_HOME)")
     inst.add_argument(
@@ -137,7 +142,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="replace a copy of a newer plugin version (which a newer tapedeck installed) with the packaged one",
     )
-    rem = sub.add_parser("remove", help="take out what install added (the row, and the plugin copy)")
+    rem = sub.add_parser(
+        "remove",
+        help="take out what install added (the row, and the plugin copy)",
+        description="Take out of a DSH profile exactly what install added: its row in cordis.patch.yml, the plugin "
+        "copy, and the file or directories install created. A DSH running with the profile unloads the plugin; "
+        "its sessions go on, read-only to tapedeck.",
+    )
     rem.add_argument("home", metavar="DSH_HOME", nargs="?", help="the DSH home (default: $DSH_HOME)")
     for q in (inst, rem):
         q.add_argument(
@@ -146,7 +157,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             metavar="NAME",
             help=f"the DSH profile (default {DEFAULT_PROFILE})",
         )
-    st = sub.add_parser("status", help="which profiles hold the plugin, its version against the packaged one")
+    st = sub.add_parser(
+        "status",
+        help="which profiles hold the plugin, its version against the packaged one",
+        description="Say which profiles of a DSH home hold the plugin and its row, each copy's version and "
+        "fingerprint against the packaged plugin's, and whether a DSH with that profile runs another plugin than "
+        "the packaged one (STALE, with the command that upgrades it, or NEWER when a newer tapedeck installed it). "
+        "Writes nothing.",
+    )
     st.add_argument("home", metavar="DSH_HOME", nargs="?", help="the DSH home (default: $DSH_HOME)")
     for q, handler in ((inst, _install), (rem, _remove), (st, _status)):
         add_json(q, "print the result as JSON")

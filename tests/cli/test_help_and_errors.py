@@ -15,7 +15,8 @@ FIXTURE = "tool-call-turn.session.jsonl"
 @pytest.mark.parametrize(
     "command",
     ["inspect", "surface", "events", "sessions", "fold", "seal", "expand", "run", "repair", "control", "recall",
-     "recall turn", "recall step", "recall search", "cache", "cache info", "cache clear"],
+     "recall turn", "recall step", "recall search", "cache", "cache info", "cache clear", "bridge",
+     "bridge install", "bridge remove", "bridge status"],
 )  # fmt: skip
 def test_subcommand_help_has_a_description(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
