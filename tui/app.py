@@ -38,6 +38,7 @@ from tui.live import LiveSession, LoadProgress, SessionUpdated
 from tui.screens.control import CONTROL_ACTIONS, CONTROL_BINDINGS, ControlActions
 from tui.screens.help import HelpScreen, help_entries
 from tui.screens.main import MainScreen
+from tui.screens.toasts import toast_seconds
 from tui.settings import load_theme, save_theme, settings_path
 
 # key, screen module, class, description, binding id
@@ -304,8 +305,9 @@ class TapedeckApp(ControlActions, App[None]):
         live = not message.replayed
         if live and self.burst.alone(alert):
             where = short_session(alert.session) or alert.path
-            self.notify(f"{alert.reason} (seq {alert.seq}, {where})", title=f"Alert: {alert.cause}",
-                        severity=_TOAST_SEVERITY.get(alert.severity, "information"), timeout=8, markup=False)  # fmt: skip
+            severity = _TOAST_SEVERITY.get(alert.severity, "information")
+            self.notify(f"{alert.reason} (seq {alert.seq}, {where})", title=f"Alert: {alert.cause}", severity=severity,
+                        timeout=toast_seconds(severity), markup=False)  # fmt: skip
             out = terminal_bytes(alert, self.config.alerts, tmux=bool(os.environ.get("TMUX")))
             if out and not self.is_headless and self._driver is not None:
                 self._driver.write(out)

@@ -19,6 +19,7 @@ from tui.app import TapedeckApp
 from tui.keymap import load_keymap
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.control import CONTROL_BINDINGS
+from tui.screens.toasts import INFO_SECONDS
 from tui.widgets.detail import describe
 from tui.widgets.header import SessionHeader
 
@@ -75,6 +76,7 @@ async def test_an_applied_request_without_a_reason_is_toasted_without_an_empty_o
         _append(path, outcome_event(pause, "applied"))
         await until(pilot, lambda: any(n.title == "applied" for n in app._notifications))
         assert [n.message for n in app._notifications if n.title == "applied"] == ["pause"]
+        assert [n.timeout for n in app._notifications if n.title == "applied"] == [INFO_SECONDS]  # news, soon gone
 
 
 async def test_message_checkpoint_and_stop_go_through_their_dialogs(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ from core.control.host_state import KIND_DSH, exited_at
 from core.shared.errors import TapedeckError
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import FINAL, NOT_SENT, TrackedRequest, requests_for
+from tui.screens.toasts import toast_seconds
 
 HOST_POLL_SECONDS = 0.5
 CONTROL_BINDINGS: list[Binding] = [
@@ -178,7 +179,7 @@ class ControlActions:
         for item in fresh:
             severity = "information" if item.state == "applied" else "warning"
             said = f"{item.label}: {item.reason}" if item.reason else item.label
-            self.notify(said, title=item.state, severity=severity, timeout=8)  # type: ignore[attr-defined]
+            self.notify(said, title=item.state, severity=severity, timeout=toast_seconds(severity))  # type: ignore[attr-defined]
         if fresh and self.live is not None:
             items = requests_for(self.live).items()
             for screen in self.screen_stack:  # type: ignore[attr-defined]

@@ -13,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.css.query import NoMatches
-from textual.screen import UPDATE_PERIOD
+from textual.screen import UPDATE_PERIOD, Screen
 from textual.timer import Timer
 from textual.widgets import Static
 
@@ -29,6 +29,7 @@ from tui.screens.main_lineage import SubagentLinks
 from tui.screens.main_scan import Scanner
 from tui.screens.main_share import ShareActions
 from tui.screens.main_travel import TimeTravelActions
+from tui.screens.toasts import stack_toasts
 from tui.travel import Stop, TimeTravel
 from tui.widgets.chart import LEGEND, ContextChart
 from tui.widgets.compositing import CroppedCompositor
@@ -188,11 +189,18 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         return self._detail
 
     def on_mount(self) -> None:
-        """Show what is loaded so far, focus the list and read the log's notes."""
+        """Show what is loaded so far, focus the list, read the log's notes and keep the toasts over the chart."""
+        self.screen_layout_refresh_signal.subscribe(self, self._place_toasts)
         self.events.focus()
         self.taken_generation = self.live.generation
         self._rebuild(reset=True)
         self.load_notes()
+
+    def _place_toasts(self, screen: Screen[object]) -> None:
+        """The toasts take the chart's rows, below the header, and leave the rows, the detail pane and the status
+        line in sight; the newest is shown whole even when it is taller than the chart."""
+        chart = self.query_one(ContextChart).region
+        stack_toasts(self, top=True, edge=chart.y, room=chart.height, keep_newest=True)
 
     # updates from the live session ------------------------------------------------------------------------
     def on_session_updated(self, message: SessionUpdated) -> None:

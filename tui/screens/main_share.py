@@ -144,4 +144,4 @@ class ShareActions:
             severity = "information"
         except TapedeckError as exc:
             said, severity = f"Export failed: {exc}", "error"
-        self.app.call_from_thread(self.notify, said, severity=severity, timeout=10)  # type: ignore[attr-defined]
+        self.app.call_from_thread(self.notify, said, severity=severity, timeout=8)  # type: ignore[attr-defined]

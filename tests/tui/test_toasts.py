@@ -1,0 +1,71 @@
+"""Where the main screen's toasts sit: over the context chart, below the header, never over the rows the operator
+reads (the newest, when following), the detail pane or the status line; the newest shown whole, the older ones
+waiting while it takes the room."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.geometry import Region
+from textual.widgets._toast import Toast
+
+from tests.tui.logs import policy_log
+from tests.tui.pilot import make_app, settle, settled_main_screen, until
+from tui.widgets.chart import ContextChart
+from tui.widgets.header import SessionHeader
+
+pytestmark = pytest.mark.anyio
+SIZES = [(80, 24), (150, 45)]
+EXPORTED = (
+    "Exported the whole list (37 rows) and the surface now to /home/operator/.local/share/tapedeck/exports/"
+    "t-1-20261205T174233Z.html (0 redactions). The filter (errors only) is not applied: the page lists every event."
+)
+
+
+def shown(toasts: list[Toast]) -> list[Toast]:
+    """The toasts drawn now (a waiting one is not)."""
+    return [t for t in toasts if t.display and t.parent is not None and t.parent.display and t.region.area]
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_toasts_sit_over_the_chart_not_the_rows(tmp_path: Path, size: tuple[int, int]) -> None:
+    """At 80x24 the toasts stacked at the bottom right, over the newest rows (and the detail pane, wider) for their
+    whole timeout; they now take the chart's rows, the newest first, and the older ones wait."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"), follow=True)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        screen = await settled_main_screen(pilot)
+        app.notify("checkpoint find the bug", title="applied", timeout=60)
+        app.notify("cache hit rate fell to 12% (seq 30, this session)", title="Alert: cache", severity="warning",
+                   timeout=60)  # fmt: skip
+        await until(pilot, lambda: len(screen.query(Toast)) == 2)
+        await settle(pilot)
+        await pilot.pause(0.1)
+        toasts = shown(list(screen.query(Toast)))
+        assert toasts and "cache hit rate" in str(toasts[-1].render()), toasts
+        chart = screen.query_one(ContextChart).region
+        for toast in toasts:
+            assert chart.contains_region(toast.region), (toast.region, chart)
+        for widget in (screen.events, screen.detail, screen.query_one(SessionHeader), screen.query_one("#status")):
+            for toast in toasts:
+                assert not toast.region.overlaps(widget.region), (widget, toast.region, widget.region)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_a_long_toast_is_shown_whole_and_leaves_the_newest_rows(tmp_path: Path, size: tuple[int, int]) -> None:
+    """An export's toast, longer than the chart is tall, is shown whole, as wide as reads well, and covers neither
+    the header nor the list's newest row (its cursor, while following)."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"), follow=True)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        screen = await settled_main_screen(pilot)
+        app.notify(EXPORTED, timeout=60)
+        await until(pilot, lambda: len(screen.query(Toast)) == 1)
+        await settle(pilot)
+        await pilot.pause(0.1)
+        [toast] = shown(list(screen.query(Toast)))
+        assert toast.region.width >= min(60, size[0] * 3 // 4), toast.region
+        assert screen.find_widget(toast).visible_region == toast.region, toast.region  # not cut by its rack
+        events = screen.events.content_region
+        newest = Region(events.x, events.bottom - 1, events.width, 1)
+        assert not toast.region.overlaps(newest), (toast.region, newest)
+        assert not toast.region.overlaps(screen.query_one(SessionHeader).region), toast.region

@@ -1,0 +1,41 @@
+"""Where a screen's toasts sit: in a band of rows that hides the least (the rows beside a dialog's box, the main
+screen's chart), stacked from one edge of the band, the newest that fit shown and the older ones waiting. Textual
+would stack every toast at the bottom right, over what the operator reads for the toasts' whole timeout."""
+
+from __future__ import annotations
+
+from textual.css.query import NoMatches
+from textual.screen import Screen
+from textual.widget import Widget
+
+TOAST_RACK = "#textual-toastrack"  # the container Textual gives every screen for its toasts
+INFO_SECONDS = 5  # news the operator needs no action on (a request applied, a quiet alert): read, then gone
+WARNING_SECONDS = 8  # what went otherwise than asked, or needs a look
+
+
+def toast_seconds(severity: str) -> float:
+    """How long a toast of ``severity`` stays up."""
+    return INFO_SECONDS if severity == "information" else WARNING_SECONDS
+
+
+def stack_toasts(screen: Screen[object], *, top: bool, edge: int, room: int, keep_newest: bool = False) -> None:
+    """Stack ``screen``'s toasts in ``room`` rows starting ``edge`` rows from its top (``top``) or its bottom; the
+    newest that fit are shown, the older ones wait (``keep_newest``: the newest is shown even when it is taller)."""
+    try:
+        rack: Widget = screen.query_one(TOAST_RACK)
+    except NoMatches:  # notifications are off
+        return
+    holders = list(rack.children)
+    if not holders:
+        return
+    heights = [sum(toast.outer_size.height + toast.styles.margin.top for toast in h.children) for h in holders]
+    if keep_newest:
+        room = max(room, heights[-1])
+    # no max-height on the rack: a toast is measured whole, and the ones that do not fit are hidden instead
+    rack.styles.dock = "top" if top else "bottom"
+    rack.styles.align_vertical = "top" if top else "bottom"
+    rack.styles.margin = (edge, 0, 0, 0) if top else (0, 0, edge, 0)
+    for holder, height in zip(reversed(holders), reversed(heights), strict=True):  # the newest first
+        # an empty holder is what Textual leaves of a cleared toast; a new one (height 0) is measured at its layout
+        holder.display = bool(holder.children) and height <= room
+        room -= height if holder.display else room
