@@ -21,13 +21,19 @@ def _export(args: argparse.Namespace) -> None:
     from core.export.build import ExportOptions
     from core.export.redact import Redactor
     from core.export.write import export, export_to_file
+    from core.read.event_filter import EventFilter
 
     if args.step is not None and args.turn is None:
         raise TapedeckError("--step needs --turn")
     to_terminal = args.output in (None, "-") and sys.stdout.isatty()
     redact = args.redact if args.redact is not None else not to_terminal  # a file or a pipe: it is being shared
+    try:
+        flt = EventFilter.parse(",".join(args.type or ()), ",".join(args.tool or ()), args.turns or "", args.errors,
+                                args.grep or "")  # fmt: skip
+    except ValueError as exc:
+        raise TapedeckError(str(exc)) from None
     options = ExportOptions(
-        at=args.at, turn=args.turn, step=args.step, redactor=Redactor() if redact else None
+        at=args.at, turn=args.turn, step=args.step, redactor=Redactor() if redact else None, filter=flt
     )
     fmt = _format(args)
     where = "stdout" if args.output in (None, "-") else args.output
@@ -42,7 +48,9 @@ def _export(args: argparse.Namespace) -> None:
     counts = doc["redaction"]
     said = ", ".join(f"{n} {kind}" for kind, n in counts.items()) if counts is not None else "off"
     rows = f"{doc['shown']} of {doc['rows']}" if doc["shown"] != doc["rows"] else doc["rows"]
-    sys.stderr.write(f"tapedeck: exported {rows} rows to {where} (redaction: {said})\n")
+    f = doc["filter"]
+    filtered = f" (filter: {f['text']}; {f['rowsLeftOut']} left out)" if f else ""
+    sys.stderr.write(f"tapedeck: exported {rows} rows{filtered} to {where} (redaction: {said})\n")
 
 
 SUFFIXES = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html", ".htm": "html"}
@@ -139,7 +147,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "a Markdown transcript sized for an issue comment, or JSON. It holds the header, every event with the "
         "TUI's glyphs and summaries (streams collapsed, tool calls with their results), the surface at --at (or "
         "at the end), one request and where its cache broke, the cost table, the context chart, the cuts with "
-        "what they replaced, and the notes. Written while the log is read. Redaction is on unless the export goes "
+        "what they replaced, and the notes; with the TUI's filter (--type, --tool, --turns, --errors, --grep) the "
+        "list holds only the rows it lets through. Written while the log is read. Redaction is on unless the export goes "
         "to a terminal (a file, by -o or a redirect, or a pipe is being shared); --redact or --no-redact decides "
         "otherwise.",
     )
@@ -154,6 +163,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--turn", type=int, metavar="T", help="the request shown: turn T's last (default: the last)"
     )
     p.add_argument("--step", type=int, metavar="S", help="with --turn: that step's request")
+    # the TUI's filter (f), field by field: the rows of the event list it lets through
+    p.add_argument("--type", action="append", metavar="T",
+                   help="only rows of these event types, as the TUI's filter takes them (comma-separated or repeated; "
+                   "'tool/' or 'tool*' a family, '!' in front leaves one out); a model stream's row is listed when "
+                   "one of its deltas passes the filter")  # fmt: skip
+    p.add_argument("--tool", action="append", metavar="NAME", help="only rows about these tools (calls, results)")
+    p.add_argument("--turns", metavar="RANGE", help="only rows of these turns: 3, 3-7 or 3-")
+    p.add_argument("--errors", action="store_true", help="only error rows")
+    p.add_argument("--grep", metavar="REGEX", help="only rows whose event's JSON text the regex finds")
     p.add_argument("--format", choices=("html", "md", "json"),
                    help="default: the one -o FILE's suffix names (.md, .json, .html), else html")  # fmt: skip
     p.add_argument("--redact", action=argparse.BooleanOptionalAction, default=None,

@@ -34,6 +34,7 @@ from core.log.linestore import LineStore
 from core.log.reader import read_header, read_last_title
 from core.log.records import PackedRow
 from core.log.vocabulary import CHECKPOINT_EVENT
+from core.read.event_filter import EventFilter, Predicate
 from core.read.load import load_session
 from core.read.notes import Note, load_notes
 from core.read.rows import SUMMARY_LIMIT, SUMMARY_SOURCE_LIMIT, Row, block_row, build_row, event_size
@@ -62,6 +63,7 @@ class ExportOptions:
     turn: int | None = None
     step: int | None = None
     redactor: Redactor | None = None
+    filter: EventFilter | None = None  # the rows the TUI's filter lets through (None or inactive: every row)
 
 
 RowSink = Callable[[dict[str, Any]], None]
@@ -201,6 +203,8 @@ class ExportPass:
     _noted: list[int] = field(default_factory=list)  # the notes' seqs, in order
     _anchors: dict[int, int] = field(default_factory=dict)  # the row each note is shown on, by the note's seq
     count: int = 0  # rows handed out
+    left_out: int = 0  # rows the filter left out
+    _test: Predicate | None = None  # the filter's test of an event (``_listed``)
     events: int = 0
     _stream: _Stream | None = None
     _found: dict[int, Counts] = field(default_factory=dict)  # what redacting the surface's nodes replaced
@@ -227,6 +231,8 @@ class ExportPass:
             self._take(session, item, raw)
 
         self._requests = requests
+        if self.options.filter is not None and not self.options.filter.active:
+            self.options.filter = None
         session = load_session(self.path, retain=False, readback=True, before=requests.before, observe=after,
                                before_optional=RequestPass.NEUTRAL, skip_before=requests.quiet,
                                deltas=self._run, parsed=after if self.options.redactor is not None else None)  # fmt: skip
@@ -288,6 +294,10 @@ class ExportPass:
             return
         block = Block(s.start, s.end, s.turn if isinstance(s.turn, int) else 0, s.step if isinstance(s.step, int) else 0,
                       s.chars)  # fmt: skip
+        flt = self.options.filter
+        if flt is not None and not flt.passes_stream(self._filter_test(session), s.start, s.end, session.events.__getitem__):
+            self.left_out += 1
+            return
         row = block_row(s.head, block, False, s.error)
         self._emit(self._row_dict(session, row, {"deltas": block.deltas, "endSeq": s.end - 1}, end=s.end - 1))
 
@@ -355,7 +365,17 @@ class ExportPass:
             data = shown.get("data")
             if isinstance(data, dict) and isinstance(data.get("title"), str):
                 self._title = data["title"]
+        if self.options.filter is not None and not self._filter_test(session)(event):
+            self.left_out += 1
+            return
         self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
+
+    def _filter_test(self, session: Session) -> Predicate:
+        """The filter's test of an event of ``session`` (made once)."""
+        if self._test is None:
+            assert self.options.filter is not None
+            self._test = self.options.filter.predicate(session)
+        return self._test
 
     def _keep_node(self, session: Session, seq: int, event: dict[str, Any], shown: dict[str, Any],
                    line: str | None = None, walked: tuple[dict[str, Any], Seen | None] | None = None,
@@ -531,6 +551,7 @@ class ExportPass:
             },
             "at": o.at,
             "rows": self.count,
+            "filter": {"text": o.filter.describe(), "rowsLeftOut": self.left_out} if o.filter is not None else None,
             "surface": {"at": o.at, "nodes": self._rows(session, surface)},
             "request": request,
             "cost": {k: cost[k] for k in ("requests", "turns", "total", "cuts", "unpriced")},

@@ -99,11 +99,13 @@ class HtmlFormat:
     costs = False
     joined = False  # a request message is written between pieces of its own (``_request``)
 
-    def __init__(self, log_name: str, at: int | None = None, cut: bool = False, named: Callable[[], str] = str) -> None:
+    def __init__(self, log_name: str, at: int | None = None, cut: bool = False, named: Callable[[], str] = str,
+                 filtered: bool = False) -> None:  # fmt: skip
         self.log_name = log_name
         self.at = at  # the moment: the rows after it are dimmed …
         self.cut = cut  # … or, when cut, left out (and counted)
         self.later = 0  # rows left out
+        self.listed: set[int] | None = set() if filtered else None  # a filtered list's rows, by seq
         self.moment: int | None = None  # the row that shows the moment: the last at or before it
         self.named = named  # what names the session (asked for the page's title, before the log is read)
         self._last: tuple[Any, bytes] = (None, b"")  # the last long text escaped, and its bytes
@@ -146,6 +148,8 @@ class HtmlFormat:
             return b""
         if not later:
             self.moment = r["seq"]
+        if self.listed is not None:
+            self.listed.add(r["seq"])
         kind = (r["type"], r["glyph"], bool(r["error"]), bool(r["replacement"]), stream, later)
         opening = self._openings.get(kind)
         if opening is None:
@@ -161,14 +165,14 @@ class HtmlFormat:
         text = self._text(r.get("text"))
         call = r.get("call")
         if call:
-            link = _link(call["seq"]).encode() if call["seq"] is not None else b""
+            link = self._ref(call["seq"]).encode() if call["seq"] is not None else b""
             parts += (b'<div class="pair"><div class="call">', link, _CALLED, _b(f"{call['name']}({call['arguments']['text']})"),
                       _ELLIPSIS if call["arguments"]["more"] else b"", _RESULT, *text, b"</div></div>")  # fmt: skip
         elif text:
             parts += (b"<details><summary>text</summary>", *text, b"</details>")
         if r.get("replaced"):
             parts.append(
-                ('<div class="links">replaced: ' + " ".join(_link(s) for s in r["replaced"]) + "</div>").encode()
+                ('<div class="links">replaced: ' + " ".join(map(self._ref, r["replaced"])) + "</div>").encode()
             )
         if stream:
             parts.append(f'<div class="dim">seq {seq}–{r["endSeq"]}</div>'.encode())
@@ -248,7 +252,7 @@ class HtmlFormat:
                 f'<tr><th>events</th><td id="event-count">{s["events"]}</td></tr>',
                 f'<tr><th>rows</th><td id="row-count">{self._rows(doc)}</td></tr>',
                 f"<tr><th>cost</th><td>{usd(s['usd'])}</td></tr>",
-                f"<tr><th>cwd</th><td>{_e(s['cwd'])}</td></tr>",
+                f"<tr><th>cwd</th><td>{_e(s['cwd'])}</td></tr>" + self._filter(doc),
                 f"<tr><th>exported</th><td>{_e(self._redaction(doc))}{moment}</td></tr>{self._problems(doc)}",
                 "</table></header>",
                 lambda: self._chart(doc),
@@ -291,8 +295,18 @@ class HtmlFormat:
         return (f"<tr><th>log problems</th><td>{len(found)}<details><summary>what the readers found wrong"
                 f"</summary><ul>{items}{more}</ul></details></td></tr>")  # fmt: skip
 
+    @staticmethod
+    def _filter(doc: dict[str, Any]) -> str:
+        """The header's row naming the filter the list was exported with, and how many rows it left out (none: no
+        row)."""
+        f = doc["filter"]
+        return f"<tr><th>filter</th><td>{_e(f['text'])} ({f['rowsLeftOut']} rows left out)</td></tr>" if f else ""
+
     def _listed(self, row: int) -> bool:
-        """Whether the page lists the row of seq ``row`` (a list cut at the moment leaves the later ones out)."""
+        """Whether the page lists the row of seq ``row`` (a list cut at the moment leaves the later ones out, a
+        filtered one those the filter did)."""
+        if self.listed is not None and row not in self.listed:
+            return False
         return not (self.cut and self.at is not None and row > self.at)
 
     def _ref(self, seq: int, row: int | None = None) -> str:
@@ -352,7 +366,7 @@ class HtmlFormat:
         """A surface row: one table row."""
         repl = " (replacement)" if r["replacement"] else ""
         return b"".join((
-            f"<tr><td>{_link(r['seq'])}</td><td>{self._word(r['role'])}</td><td>{self._word(r['source'])}{repl}</td>"
+            f"<tr><td>{self._ref(r['seq'])}</td><td>{self._word(r['role'])}</td><td>{self._word(r['source'])}{repl}</td>"
             f"<td class=\"num\">{r['chars']}</td><td><details><summary>".encode(), _b(r["summary"]), b"</summary>",
             *self._text(r["text"]), b"</details></td></tr>",
         ))  # fmt: skip
@@ -369,8 +383,7 @@ class HtmlFormat:
                          self._escaped(text[:REQUEST_CLIP]), _ELLIPSIS if len(text) > REQUEST_CLIP else b"",
                          _b(calls), b"</pre></details></li>"))  # fmt: skip
 
-    @staticmethod
-    def _request(doc: dict[str, Any]) -> Iterator[bytes]:
+    def _request(self, doc: dict[str, Any]) -> Iterator[bytes]:
         r = doc["request"]
         if r is None:
             yield b"<h2>Request</h2><p>no model request</p>"
@@ -386,7 +399,7 @@ class HtmlFormat:
         for i, piece in enumerate(r["messages"]):
             node = r["nodes"][i - lead] if i >= lead else None
             new = ' <span class="mark">new: past the cache break</span>' if node in fresh else ""
-            anchor = _link(node) if isinstance(node, int) else "(from no event) " if node is None else _e(node)
+            anchor = self._ref(node) if isinstance(node, int) else "(from no event) " if node is None else _e(node)
             cut = piece.index(b"<details>")  # the role before it is escaped: it holds no "<"
             yield b"<li>" + piece[:cut] + (anchor + new).encode() + piece[cut:]
         yield b"</ol>"

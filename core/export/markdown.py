@@ -355,6 +355,7 @@ class MarkdownFormat:
             f"- model: {_no_html(model_label(s['provider'], s['model']))} · state: {s['state']}",
             f"- turns: {len(s['turns'])} ({turns}) · events: {s['events']} · cost: {usd(s['usd'])}",
             f"- {redaction}" + (f" · at seq {doc['at']}" if doc["at"] is not None else ""),
+            *([f"- filter: {_no_html(f['text'])} ({f['rowsLeftOut']} rows left out)"] if (f := doc["filter"]) else []),
             *self._problems(doc["diagnostics"]),
             "",
             "",
@@ -381,9 +382,10 @@ class MarkdownFormat:
             )
         if self.later:
             lines.append(f"*… {self.later} rows after seq {self.at}, the moment of this export, left out*\n")
-        for n in doc["notes"]:  # on no row: a seq the log does not have (it was replaced by a shorter one)
-            if n["row"] is None:
-                self._late_note(_note(f"seq {n['seq']} (not in this log)", n["text"]))
+        for n in doc["notes"]:  # on no row: a seq the log does not have (it was replaced by a shorter one), or a row
+            if n["row"] is None:  # the filter left out
+                why = "its row left out by the filter" if doc["filter"] and n["seq"] < doc["session"]["events"] else "not in this log"
+                self._late_note(_note(f"seq {n['seq']} ({why})", n["text"]))
         lines.extend(self.notes)
         if self.notes_left_out:
             lines.append(f"*… {self.notes_left_out} more notes*\n")

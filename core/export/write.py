@@ -154,11 +154,12 @@ def _items(pieces: Iterable[bytes]) -> Iterator[bytes]:
 
 
 def make_format(
-    name: str, log_name: str, at: int | None = None, cut: bool = False, named: Callable[[], str] = str
-) -> Format:
+    name: str, log_name: str, at: int | None = None, cut: bool = False, named: Callable[[], str] = str,
+    filtered: bool = False,
+) -> Format:  # fmt: skip
     """The writer of format ``name`` (``html``, ``md`` or ``json``); ``at``: the export's moment, where an HTML list
     ends when ``cut``; ``named``: what names the session, for a writer that shows it before the rows (HTML's
-    title)."""
+    title); ``filtered``: the rows are those a filter let through (an HTML page links only to those)."""
     if name == "json":
         return JsonFormat()
     if name == "md":
@@ -168,7 +169,7 @@ def make_format(
     if name == "html":
         from core.export.html import HtmlFormat
 
-        return HtmlFormat(log_name, at, cut, named)
+        return HtmlFormat(log_name, at, cut, named, filtered)
     raise TapedeckError(f"unknown export format {name!r}: use one of {', '.join(FORMATS)}")
 
 
@@ -179,7 +180,8 @@ def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: Expor
     # a writer names the log (Markdown's expand hints): redacted as the header's path is
     name = os.fspath(path)
     writer = make_format(fmt, name if options.redactor is None else options.redactor.again(name), options.at,
-                         options.cut, lambda: session_name(path, options.redactor))  # fmt: skip
+                         options.cut, lambda: session_name(path, options.redactor),
+                         options.filter is not None and options.filter.active)  # fmt: skip
     pending = [writer.opening()]
     held = 0
 

@@ -124,6 +124,17 @@ class EventFilter:
         types = tuple(t for t in self.types if t != item) if item in self.types else (*self.types, item)
         return replace(self, types=types)
 
+    def passes_stream(self, test: Predicate, first: int, end: int, read: Callable[[int], dict[str, Any]]) -> bool:
+        """True when a delta of the model stream ``first``..``end - 1`` (deltas of one step; ``read`` reads one)
+        passes ``test``, this filter's ``predicate``: the list shows the stream's row then. Its first delta
+        answers for all when only the type and the turn are asked, none passes when a tool is (a delta names
+        none: ``tool_names``), else each is read until one passes."""
+        if CHUNK_TYPE not in TypeSelection(self.types) or self.tools:
+            return False
+        if not (self.errors or self.regex):
+            return test(read(first))
+        return any(test(read(seq)) for seq in range(first, end))
+
     def predicate(self, session: Session) -> Predicate:
         """A test for one event against this filter, given the session it belongs to."""
 

@@ -204,3 +204,30 @@ def test_the_page_s_title_names_the_session_and_the_moment(
     assert KEY not in seen[0] and "sk-" not in seen[0]
     assert seen[1] == "e9421ff4-baae-4807-a7ea-fd8a65f2c897 · tapedeck export|HEAD"
     assert seen[2] == "Renamed late · tapedeck export|HEAD"
+
+
+def test_a_filtered_export_shows_only_the_matching_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``export --type tool/`` (the TUI's filter, as ``X`` passes it): Chromium lays out only the rows the filter
+    lets through, the header names the filter, no console message, and every link on the page leads to an element
+    it has (a surface node or a note on a row left out is its seq as text)."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    log = tmp_path / "s.jsonl"
+    log.write_bytes((FIXTURES / "multi-turn.session.jsonl").read_bytes())
+    assert main(["note", str(log), "--seq", "4", NOTE]) == 0
+    page = tmp_path / "export.html"
+    assert main(["export", str(log), "-o", str(page), "--type", "turn/,user/message", "--no-redact"]) == 0
+    capsys.readouterr()
+    probe = """<script>{const rows=[...document.querySelectorAll("ol.events>li")].filter(li=>li.getClientRects().length);
+const dead=[...document.querySelectorAll('a[href^="#"]')].filter(a=>!document.getElementById(a.hash.slice(1)));
+document.body.dataset.probe=JSON.stringify([rows.map(li=>li.dataset.type),dead.length]);}</script></body>"""
+    page.write_text(page.read_text(encoding="utf-8").replace("</body>", probe), encoding="utf-8")
+    run = _chromium(page, "--dump-dom")
+    assert [line for line in run.stderr.splitlines() if "CONSOLE" in line or "Refused" in line] == []
+    types, dead = json.loads(html.unescape(run.stdout.split('data-probe="')[1].split('"')[0]))
+    assert types and set(types) == {"turn/start", "turn/end", "user/message"}, types
+    assert dead == 0
+    reader = _Text()
+    reader.feed(run.stdout)
+    assert "filter type turn/|user/message (" in " ".join(" ".join(reader.parts).split())

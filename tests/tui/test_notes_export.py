@@ -242,18 +242,19 @@ async def test_a_keymap_can_put_export_on_e(tmp_path: Path) -> None:
         assert len(list(tmp_path.glob("tapedeck-*.html"))) == 1
 
 
-async def test_x_with_a_filter_on_says_the_page_is_not_filtered(tmp_path: Path) -> None:
-    """With a filter on, ``X`` wrote every event and its toast said 'the whole list' as if that were what the
-    operator saw; the page still lists every event (an export is the session's record), and the toast says plainly
-    that the filter was not applied, naming it."""
+async def test_x_with_a_filter_on_exports_the_rows_the_filter_shows(tmp_path: Path) -> None:
+    """With a filter on, ``X`` wrote every event (its toast only said the filter was not applied); the page now
+    lists the rows the list shows, through the export's own filter, and the toast and the page name the filter."""
     async with _on_a_row(tmp_path) as (app, pilot, screen, path, seq):
         screen.export_dir = tmp_path
         rows = len(screen.events.view)
         screen._set_filter(EventFilter(types=("tool/",), regex="call{1}"))
         await until(pilot, lambda: 0 < len(screen.events.view) < rows)
+        shown = [screen.events.view.row(i)[0] for i in range(len(screen.events.view))]
         await pilot.press("X")
         await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
         said = next(t for t in _toasts(app) if t.startswith("Exported "))
-        assert "The filter (type tool/, /call{1}/) is not applied: the page lists every event" in said, said
+        assert f"the list filtered by type tool/, /call{{1}}/ ({len(shown)} rows)" in said, said
         page = next(tmp_path.glob("tapedeck-*.html")).read_text()
-        assert len(re.findall(r'<li id="e(\d+)"', page)) > len(screen.events.view)
+        assert [int(s) for s in re.findall(r'<li id="e(\d+)"', page)] == shown
+        assert "<tr><th>filter</th><td>type tool/, /call{1}/ (" in page

@@ -1,6 +1,6 @@
 """Notes and exports from the main screen: ``a`` adds or edits the note on the selected row, ``X`` exports the view
-(the whole list, or the list up to the time-travel moment with the surface then) as HTML to a file; both work in
-threads and say what they did in a toast."""
+(the whole list, or the list up to the time-travel moment with the surface then, through the list's filter) as HTML
+to a file; both work in threads and say what they did in a toast."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from typing import Any
 from textual import work
 
 from core.export.naming import export_name
+from core.read.event_filter import EventFilter
 from core.read.notes import load_notes, set_note
 from core.shared.errors import TapedeckError
 from tui.screens.confirm import AskScreen
@@ -31,7 +32,7 @@ class ShareActions:
 
     notes: dict[int, str]
     mode: str  # the main screen's view: "full" or "surface"
-    filter: Any  # the main screen's EventFilter
+    filter: EventFilter  # the main screen's
     export_dir: Path | None = None  # tests point exports somewhere of their own
 
     def load_notes(self) -> None:
@@ -104,31 +105,30 @@ class ShareActions:
 
     def action_export(self) -> None:
         """Export the view as HTML to a file: live, the whole list and the surface now; at a time-travel moment, the
-        list up to it and the surface then. The toast names what the operator was looking at, and says so when the
-        list's filter is on: the page lists every event (it is the session's record, not the screen's)."""
+        list up to it and the surface then; with the list's filter on, the rows it lets through (the export applies
+        the same filter). The toast names what the operator was looking at, and the filter."""
         if self._local_only("The HTML export"):
             return
         stop = self.stop  # type: ignore[attr-defined]
         at = stop.moment.seq if stop is not None else None
+        flt = self.filter if self.filter.active else None
+        # ``what`` is formatted with the counts: a brace of the filter's regex is doubled to stay one
+        named = flt.describe().replace("{", "{{").replace("}", "}}") if flt is not None else ""
+        listed = f"the list filtered by {named}" if flt is not None else "the list"
         if stop is None:
-            whole = "the whole list ({rows} rows)"
+            whole = f"{listed} ({{rows}} rows)" if flt is not None else "the whole list ({rows} rows)"
             what = f"the surface now and {whole}" if self.mode == "surface" else f"{whole} and the surface now"
         elif self.mode == "surface":
-            what = f"the surface {stop.moment.label()} ({len(stop.surface)} messages) and the list up to it"
+            what = f"the surface {stop.moment.label()} ({len(stop.surface)} messages) and {listed} up to it"
         else:
-            what = f"the list up to {stop.moment.label().removeprefix('at ')} ({{shown}} of {{rows}} rows) and the surface then"
-        unfiltered = (
-            f" The filter ({self.filter.describe()}) is not applied: the page lists every event."
-            if self.filter.active
-            else ""
-        )
+            what = f"{listed} up to {stop.moment.label().removeprefix('at ')} ({{shown}} of {{rows}} rows) and the surface then"
         live: Any = self.live  # type: ignore[attr-defined]
-        self._export(live.path, live.session.id, at, what, unfiltered)
+        self._export(live.path, live.session.id, at, what, flt)
 
     @work(thread=True, group="export", exclusive=True, exit_on_error=False)
-    def _export(self, log: Path, session_id: str, at: int | None, what: str, unfiltered: str) -> None:
+    def _export(self, log: Path, session_id: str, at: int | None, what: str, flt: EventFilter | None) -> None:
         """Find where to write and write the export (``what``: the toast's words for it, given the document's
-        ``rows`` and ``shown``; ``unfiltered``: the toast's note on a filter the page does not apply)."""
+        ``rows`` and ``shown``; ``flt``: the list's filter, when it is on)."""
         # imported here, in the worker: the export's modules are 3 MiB of every TUI process's memory otherwise
         from core.export.build import ExportOptions
         from core.export.redact import Redactor
@@ -137,10 +137,10 @@ class ShareActions:
         target = export_target(log, session_id, at, self.export_dir)
         self.app.call_from_thread(self.notify, f"Exporting to {target} …", timeout=3)  # type: ignore[attr-defined]
         try:
-            options = ExportOptions(at=at, cut=at is not None, redactor=Redactor())
+            options = ExportOptions(at=at, cut=at is not None, redactor=Redactor(), filter=flt)
             doc = export_to_file(log, target, "html", options)
             redacted = sum(doc["redaction"].values())
-            said = f"Exported {what.format(rows=doc['rows'], shown=doc['shown'])} to {target} ({redacted} redactions).{unfiltered}"
+            said = f"Exported {what.format(rows=doc['rows'], shown=doc['shown'])} to {target} ({redacted} redactions)."
             severity = "information"
         except TapedeckError as exc:
             said, severity = f"Export failed: {exc}", "error"

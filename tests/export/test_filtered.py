@@ -1,0 +1,102 @@
+"""An export of the TUI's filtered view: the rows the filter lets through (``core.read.event_filter``, the TUI's own
+filter), the filter named in the export, and no link or note pointing at a row left out."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+
+from core.cli import main
+from core.export.build import ExportOptions
+from core.export.write import export
+from core.read.event_filter import EventFilter
+from tests.conftest import FIXTURES
+
+LOG = FIXTURES / "tool-call-turn.session.jsonl"
+
+
+@pytest.fixture
+def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    target = tmp_path / "s" / "session.jsonl"
+    target.parent.mkdir()
+    shutil.copy(LOG, target)
+    for seq, text in ((65, "the result"), (4, "the task"), (30, "a delta")):
+        assert main(["note", str(target), "--seq", str(seq), text]) == 0
+    return target
+
+
+def _export(log: Path, fmt: str, flt: EventFilter | None) -> tuple[str, dict]:
+    out = io.BytesIO()
+    doc = export(log, out, fmt, ExportOptions(filter=flt))
+    return out.getvalue().decode(), doc
+
+
+def test_a_filtered_export_lists_the_rows_the_filter_lets_through(log: Path) -> None:
+    """The TUI's filter as an option of the export: only the rows it lets through, each as in the whole export, the
+    filter and the rows it left out named; a note on a row left out is on no row."""
+    whole = orjson.loads(_export(log, "json", None)[0])
+    text, _ = _export(log, "json", EventFilter.parse("tool/", "", "", False, ""))
+    doc = orjson.loads(text)
+    assert [r["seq"] for r in doc["events"]] == [64, 65]
+    assert doc["events"] == [r for r in whole["events"] if r["seq"] in (64, 65)]
+    assert doc["rows"] == 2 and doc["filter"] == {"text": "type tool/", "rowsLeftOut": whole["rows"] - 2}
+    assert whole["filter"] is None
+    assert {n["seq"]: n["row"] for n in doc["notes"]} == {4: None, 30: None, 65: 65}
+
+
+@pytest.mark.parametrize(
+    ("flt", "rows"),
+    [
+        (EventFilter.parse("!assistant/chunk", "", "", False, ""), 17),  # no stream's row
+        (EventFilter.parse("", "", "", False, '"OT"'), 2),  # a delta of each stream: the two streams' rows
+        (EventFilter.parse("", "bash", "", False, ""), 3),  # the message that called, the call, its result
+        (EventFilter.parse("", "", "1", False, ""), 18),  # every row of turn 1
+    ],
+)  # fmt: skip
+def test_a_stream_s_row_is_listed_when_one_of_its_deltas_passes(log: Path, flt: EventFilter, rows: int) -> None:
+    """As the TUI lists a stream's row when any of its deltas passes the filter, so does the export."""
+    doc = orjson.loads(_export(log, "json", flt)[0])
+    assert doc["rows"] == len(doc["events"]) == rows
+    if flt.regex:
+        assert [r["seq"] for r in doc["events"]] == [9, 68]
+
+
+def test_a_filtered_html_page_names_the_filter_and_links_only_rows_it_lists(log: Path) -> None:
+    """The header names the filter and how many rows it left out; the surface, the request, the notes and the marks
+    link only to rows the page lists (the others' seqs are plain text), so no anchor leads nowhere."""
+    page, _ = _export(log, "html", EventFilter.parse("tool/", "", "", False, ""))
+    ids = set(re.findall(r'<li id="e(\d+)"', page))
+    assert ids == {"64", "65"}
+    assert set(re.findall(r'href="#e(\d+)"', page)) <= ids
+    assert "<tr><th>filter</th><td>type tool/ (17 rows left out)</td></tr>" in page
+
+
+def test_a_filtered_markdown_names_the_filter_and_the_notes_on_rows_left_out(log: Path) -> None:
+    """The Markdown's head names the filter; a note on a row the filter left out is listed after the rows as such,
+    not as a seq the log does not have."""
+    text, _ = _export(log, "md", EventFilter.parse("tool/", "", "", False, ""))
+    assert "- filter: type tool/ (17 rows left out)" in text
+    assert "(not in this log)" not in text
+    assert "> 📝 **note on seq 4 (its row left out by the filter):** the task" in text, text
+
+
+def test_the_cli_exports_with_the_tui_s_filter(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``export --type/--tool/--turns/--errors/--grep`` take the TUI filter's fields: the same rows as the filter."""
+    capsys.readouterr()
+    assert main(["export", str(log), "--format", "json", "--type", "tool/", "--grep", "SNAPSHOT"]) == 0
+    out = capsys.readouterr()
+    doc = json.loads(out.out)
+    assert [r["seq"] for r in doc["events"]] == [64, 65]
+    assert doc["filter"]["text"] == "type tool/, /SNAPSHOT/"
+    assert "exported 2 rows (filter: type tool/, /SNAPSHOT/; 17 left out)" in out.err
+    assert main(["export", str(log), "--format", "json", "--turns", "2-"]) == 0
+    assert json.loads(capsys.readouterr().out)["rows"] == 0
+    assert main(["export", str(log), "--format", "json", "--grep", "("]) == 2
+    assert "regex '(' does not compile" in capsys.readouterr().err
