@@ -551,7 +551,9 @@ class ExportPass:
             },
             "at": o.at,
             "rows": self.count,
-            "filter": {"text": o.filter.describe(), "rowsLeftOut": self.left_out} if o.filter is not None else None,
+            "filter": {"text": self._redacted(o.filter.describe()), "rowsLeftOut": self.left_out}
+            if o.filter is not None
+            else None,
             "surface": {"at": o.at, "nodes": self._rows(session, surface)},
             "request": request,
             "cost": {k: cost[k] for k in ("requests", "turns", "total", "cuts", "unpriced")},

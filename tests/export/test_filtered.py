@@ -14,6 +14,7 @@ import pytest
 
 from core.cli import main
 from core.export.build import ExportOptions
+from core.export.redact import Redactor
 from core.export.write import export
 from core.read.event_filter import EventFilter
 from tests.conftest import FIXTURES
@@ -100,3 +101,15 @@ def test_the_cli_exports_with_the_tui_s_filter(log: Path, capsys: pytest.Capture
     assert json.loads(capsys.readouterr().out)["rows"] == 0
     assert main(["export", str(log), "--format", "json", "--grep", "("]) == 2
     assert "regex '(' does not compile" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fmt", ["json", "md", "html"])
+def test_a_redacted_export_redacts_the_filter_it_names(log: Path, fmt: str) -> None:
+    """The filter's text went into a redacted export's header as typed: a key or a home directory in a regex was
+    shared with the page."""
+    flt = EventFilter.parse("", "", "", False, "SNAPSHOT|/home/alice/proj|sk-abcdef1234567890abcdef")
+    out = io.BytesIO()
+    doc = export(log, out, fmt, ExportOptions(filter=flt, redactor=Redactor(environ={}, home="/home/alice")))
+    text = out.getvalue().decode()
+    assert "alice" not in text and "sk-abcdef" not in text
+    assert doc["filter"]["text"] == "/SNAPSHOT|~/proj|[redacted key]/"
