@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 from textual.app import App
+from textual.command import CommandPalette
 from textual.pilot import Pilot
-from textual.widgets import Input
+from textual.widgets import Input, TextArea
 
 from tests.tui.logs import policy_log, streaming_log
 from tests.tui.pilot import make_app
@@ -18,9 +19,10 @@ from tests.tui.screens_policy.harness import PolicyHarness, settle
 from tests.tui.screens_policy.scenarios import demo
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
-from tui.screens.confirm import ConfirmScreen
-from tui.screens.folds import FoldsScreen
+from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.screens.folds import FoldsScreen, ResultScreen
 from tui.screens.prolong import ProlongScreen
+from tui.screens.request import RequestScreen
 from tui.screens.router import RouterScreen
 from tui.screens.tape import TapeScreen
 
@@ -56,12 +58,36 @@ CASES: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type | None]
     "rewind-dialog": (policy_app(CheckpointsScreen), ("w",), ConfirmScreen),
     "config-dialog": (policy_app(ConfigScreen), ("e", "backspace", "4", "enter"), ConfirmScreen),
 }
+# the other dialogs and screens over a screen, at 80x24 alone
+CASES_80x24: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type | None]] = {
+    "note-dialog": (main_app, ("a",), AskScreen),
+    "checkpoint-dialog": (main_app, ("K",), AskScreen),
+    "message-dialog": (main_app, ("m",), AskScreen),
+    "stop-dialog": (main_app, ("S",), ConfirmScreen),
+    "palette": (main_app, ("ctrl+p",), CommandPalette),
+    "request-view": (main_app, ("R",), RequestScreen),
+    "expand-dialog": (policy_app(FoldsScreen), ("down", "down", "x"), ConfirmScreen),
+    "full-result": (policy_app(FoldsScreen), ("down", "v"), ResultScreen),
+}
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("case", list(CASES))
 def test_screen_fits(snap_compare: Any, tmp_path: Path, case: str, size: tuple[int, int]) -> None:
-    build, pressed, wait_for = CASES[case]
+    app, run = _shown(tmp_path, *CASES[case])
+    assert snap_compare(app, terminal_size=size, run_before=run)
+
+
+@pytest.mark.parametrize("case", list(CASES_80x24))
+def test_dialog_fits_80x24(snap_compare: Any, tmp_path: Path, case: str) -> None:
+    app, run = _shown(tmp_path, *CASES_80x24[case])
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run)
+
+
+def _shown(
+    tmp_path: Path, build: Callable[[Path], App[Any]], pressed: tuple[str, ...], wait_for: type | None
+) -> tuple[App[Any], Callable[[Pilot[Any]], Any]]:
+    """The app and the steps that show the case: its keys pressed, the screen they open up."""
 
     async def run(pilot: Pilot[Any]) -> None:
         await settle_app(pilot)
@@ -70,7 +96,7 @@ def test_screen_fits(snap_compare: Any, tmp_path: Path, case: str, size: tuple[i
             await settle_app(pilot)
         if wait_for is not None:
             await settle(pilot, lambda: isinstance(pilot.app.screen, wait_for))
-        for box in pilot.app.screen.query(Input):
+        for box in [*pilot.app.screen.query(Input), *pilot.app.screen.query(TextArea)]:
             box.cursor_blink = False
 
-    assert snap_compare(build(tmp_path), terminal_size=size, run_before=run)
+    return build(tmp_path), run
