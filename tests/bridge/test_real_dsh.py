@@ -12,7 +12,7 @@ import signal
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -39,6 +39,9 @@ from tests.tui.screens_policy.harness import panel
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import requests_for
+
+if TYPE_CHECKING:
+    from core.alerts.follow import AlertWatch
 
 
 def _control(capsys: pytest.CaptureFixture[str], d: Path, *argv: str) -> tuple[int, dict[str, Any]]:
@@ -242,29 +245,39 @@ def test_control_wait_ends_cancelled_when_dsh_dies_while_it_waits(
     assert time.monotonic() - started < 30
 
 
+def _killed_mid_turn(world: DshHome) -> tuple[str, Path, AlertWatch]:
+    """A session a DSH web of ``world`` ran, that DSH killed mid-turn once an alert watch had read the session, and
+    the watch's look after the bridge reads exited: the session id, its directory and the watch (its turn 1 did
+    die with its DSH: the one host-died the watch raised)."""
+    from core.alerts.follow import AlertWatch, now_ms
+    from core.control.config import validate_config
+
+    web = DshWeb(world).start()
+    try:
+        sid, d = start_session(world, web, "Work slowly: steps=30 sleep=2")
+        watch = AlertWatch(d / "session.jsonl", validate_config({}))
+        assert watch.poll(now_ms()) == []
+        os.killpg(web.proc.pid, signal.SIGKILL)  # type: ignore[union-attr]
+        web.proc.wait()  # type: ignore[union-attr]
+    finally:
+        web.stop()
+    wait_for(lambda: not read_host_state(d / "session.jsonl").live, 15, "the bridge to read exited")
+    assert [a.cause for a in watch.poll(now_ms())] == ["host-died"]
+    return sid, d, watch
+
+
 def test_a_new_dsh_taking_up_a_session_whose_dsh_was_killed_raises_no_second_death(
     dsh: DshInstall, model: ScriptedModel, tmp_path: Path
 ) -> None:
     """DSH killed mid-turn: one host-died. A new DSH that takes the session up closes that turn and opens the next
     before its bridge rewrites bridge.json; the watcher fed that turn while the host still read exited, and raised
     a second, false host-died (critical: a bell in the TUI and the fleet) that cleared a second later."""
-    from core.alerts.follow import AlertWatch, now_ms
+    from core.alerts.follow import now_ms
     from core.alerts.rules import TAKEN_UP_MS
-    from core.control.config import validate_config
 
     world = DshHome(dsh, tmp_path, model.url)
-    web = DshWeb(world).start()
-    try:
-        sid, d = start_session(world, web, "Work slowly: steps=30 sleep=2")
-        log = d / "session.jsonl"
-        watch = AlertWatch(log, validate_config({}))
-        assert watch.poll(now_ms()) == []
-        os.killpg(web.proc.pid, signal.SIGKILL)  # type: ignore[union-attr]
-        web.proc.wait()  # type: ignore[union-attr]
-    finally:
-        web.stop()
-    wait_for(lambda: not read_host_state(log).live, 15, "the bridge to read exited")
-    assert [a.cause for a in watch.poll(now_ms())] == ["host-died"]
+    sid, d, watch = _killed_mid_turn(world)
+    log = d / "session.jsonl"
     # taken up later than a heartbeat's slack after the death (within it, the turn could still be the dead DSH's)
     time.sleep(max(0.0, (read_host_state(log).since or 0) + TAKEN_UP_MS - now_ms()) / 1000 + 0.5)
     with DshWeb(world) as again:
@@ -282,23 +295,12 @@ def test_a_dsh_back_within_seconds_raises_no_second_death(
     """DSH killed mid-turn and a new one (already booted, as a supervisor restarts it) taking the session up a
     second later: the new DSH's turn met the old reading ``exited`` under 5 s after the last heartbeat, so the
     watcher raised 'DSH exited in the middle of turn 2' although bridge.json already named the live new DSH."""
-    from core.alerts.follow import AlertWatch, now_ms
-    from core.control.config import validate_config
+    from core.alerts.follow import now_ms
 
     world = DshHome(dsh, tmp_path, model.url)
     with DshWeb(world) as again:
-        web = DshWeb(world).start()
-        try:
-            sid, d = start_session(world, web, "Work slowly: steps=30 sleep=2")
-            log = d / "session.jsonl"
-            watch = AlertWatch(log, validate_config({}))
-            assert watch.poll(now_ms()) == []
-            os.killpg(web.proc.pid, signal.SIGKILL)  # type: ignore[union-attr]
-            web.proc.wait()  # type: ignore[union-attr]
-        finally:
-            web.stop()
-        wait_for(lambda: not read_host_state(log).live, 15, "the bridge to read exited")
-        assert [a.cause for a in watch.poll(now_ms())] == ["host-died"]  # turn 1 did die with its DSH
+        sid, d, watch = _killed_mid_turn(world)
+        log = d / "session.jsonl"
         again.prompt(sid, "Once more: steps=1 sleep=0")
         wait_for(lambda: sum(e["type"] == "turn/start" for e in log_events(d)) == 2, 30, "the new DSH's turn")
         raised = watch.poll(now_ms())
