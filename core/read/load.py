@@ -28,7 +28,7 @@ from core.read.session import Session
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, TapedeckError
 
-READ_CHUNK = 1 << 16  # small reads keep a slice's decoded objects in the CPU cache until they are projected
+READ_CHUNK = 1 << 20  # each read ends a run of stream deltas and sends the line it cuts through the general path
 NOTES_HELD = 1 << 11  # fields of noted lines a read-back pass lets wait for the line table (about 340 lines)
 Observer = Callable[[Session, "dict | PackedRow"], None]
 RunObserver = Callable[[Session, int, int, int, int, int], None]
