@@ -373,7 +373,8 @@ class LogDecoder:
         corrupt or non-object line, a multi-MB line to parse in slices) takes ``_line``.
         """
         loads, bad_json, rows, row, event = orjson.loads, orjson.JSONDecodeError, PACKED_ROW_TYPES, self._row, self._event
-        chunk = self._chunk if self._chunk_to is not None else event
+        chunk_to = self._chunk_to
+        chunk = self._chunk if chunk_to is not None else event
         typed, envelope, after = self._typed, ENVELOPE_KEYS, self._after
         deltas, top, record, parts = self._deltas_to, MAX_COUNTER, self._record, row_parts
         run = 0  # deltas taken for ``deltas`` and not handed over yet: from ``seq0`` on, of ``turn`` and ``step``
@@ -412,9 +413,7 @@ class LogDecoder:
                     ctype = piece["type"]
                     t, p = body["turn"], body["step"]
                     if (
-                        ctype != "finish"  # a step's finish, and a usage sample, go one by one
-                        and ctype != "usage"
-                        and len(obj) == 4
+                        len(obj) == 4
                         and obj["time"].__class__ is int
                         and obj["seq"] == (seq := self.next_seq) + self._seq_shift
                         and self._explicit_seq
@@ -423,8 +422,17 @@ class LogDecoder:
                         # the counters of the run it joins were checked on its first line
                         and ((joins := run and t == turn and p == step) or (0 <= t <= top and 0 <= p <= top))
                     ):
-                        text = piece.get("argumentsDelta" if ctype == "tool-call-delta" else "text")
-                        n, c = 1, len(text) if text.__class__ is str else 0
+                        if ctype != "finish" and ctype != "usage":
+                            text = piece.get("argumentsDelta" if ctype == "tool-call-delta" else "text")
+                            n, c = 1, len(text) if text.__class__ is str else 0
+                        elif (  # a usage sample (``delta_of``), or a step's finish that is no error (``finish_of``)
+                            ((u := piece.get("usage")) is None or u.__class__ is dict)
+                            if ctype == "usage"
+                            else (why := piece.get("reason")).__class__ is dict
+                            and why.get("failure") is None
+                            and why.get("kind") != "error"
+                        ):
+                            n, joins = -1, False  # projected on its own, once the run before it is
                 except (KeyError, TypeError):  # no object where one is due, or a key missing: no delta
                     pass
             elif (  # a packed row numbered as expected: ``_row`` takes it without a word when it is well-formed
@@ -448,6 +456,15 @@ class LogDecoder:
                         if lined:
                             self._note_run(seq0, run, lined, base + first, first, last)
                         deltas(seq0, run, turn, step, chars)  # type: ignore[misc]
+                    if n < 0:  # what ``_chunk`` does with it, its checks made above
+                        run = 0
+                        obj["seq"] = seq  # a declared seq may be equal without being an int (True, 1.0)
+                        if record is not None:
+                            record((seq, 1, base if fixed_offset else base + start, start, nl - start, CHUNK))
+                        self.next_seq = seq + 1
+                        chunk_to(obj, t, p, piece)  # type: ignore[misc]
+                        start = nl + 1
+                        continue
                     run, seq0, turn, step, chars = n, seq, t, p, c
                     lined, first = 0, start
                     self.run_head = obj

@@ -447,3 +447,29 @@ def test_a_pass_that_cannot_write_an_index_builds_no_line_table_and_gathers_no_f
     assert observed == []
     assert inspect_report(session) == inspect_report(load_session(log, retain=False))
     assert not index.index_path(log).exists()
+
+
+def test_the_failed_finishes_that_end_runs_of_deltas_are_error_facts(tmp_path: Path) -> None:
+    """The decoder's hot loop projects a step's finish that is no error and a usage sample itself; a failed finish,
+    however it fails, still takes the general path, where the facts an index keeps gather it."""
+    def chunk(seq: int, chunk: dict[str, Any]) -> dict[str, Any]:
+        return {"type": "assistant/chunk", "seq": seq, "time": 5, "data": {"turn": 1, "step": 1, "chunk": chunk}}
+
+    finishes = [{"kind": "error"}, {"kind": "stop", "failure": {"message": "x"}}, {"kind": "stop"},
+                {"kind": "error", "failure": {"message": "y"}}, {"kind": "aborted"}]  # fmt: skip
+    lines: list[dict[str, Any]] = [{"type": "turn/start", "seq": 0, "data": {"turn": 1}},
+                                   {"type": "step/start", "seq": 1, "data": {"turn": 1, "step": 1}}]  # fmt: skip
+    for reason in finishes:
+        lines += [chunk(len(lines), {"type": "text-delta", "index": 0, "text": "ab"}),
+                  chunk(len(lines) + 1, {"type": "usage", "usage": {"outputTokens": 2}}),
+                  chunk(len(lines) + 2, {"type": "finish", "reason": reason})]  # fmt: skip
+    log = tmp_path / "session.jsonl"
+    header = {"type": "session", "version": 0, "id": "t-1", "createdAt": 1, "cwd": "/w", "delegationDepth": 0}
+    log.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in [header, *lines]))
+    expected = SessionFacts.empty()
+    for line in lines:
+        expected.observe(line)
+    _warm(log)
+    restored = _restored(log)
+    assert restored is not None
+    assert restored.facts.errors == expected.errors == [4, 13]

@@ -185,6 +185,14 @@ def _chunk(seq: int | None = None, **data: Any) -> dict[str, Any]:
            _chunk(2, chunk={"type": "finish", "reason": {"kind": "aborted"}}), _chunk(3, chunk={"type": "finish", "reason": {}})],
     observed=None, store="none",
 )  # fmt: skip  # a step's finish that is no error takes the fused path: a cut-off stream is still told
+@example(
+    lines=[{"type": "turn/start", "seq": 0, "data": {"turn": 1}}, {"type": "step/start", "seq": 1, "data": {"turn": 1, "step": 1}},
+           _chunk(2, chunk={"type": "usage", "usage": [1]}), _chunk(3, chunk={"type": "usage", "usage": {"outputTokens": 2}}),
+           _chunk(4, chunk={"type": "usage"}), _chunk(5, chunk={"type": "finish", "reason": {"kind": "stop", "failure": 1}}),
+           _chunk(6, chunk={"type": "finish", "reason": {"kind": "error"}}), _chunk(7, chunk={"type": "finish", "reason": 1}),
+           _chunk(8, chunk={"type": "finish", "reason": {"kind": "stop"}})],
+    observed=None, store="none",
+)  # fmt: skip  # usage samples and finishes in the decoder's hot loop: only the ones ``_chunk`` would take
 def test_the_fused_chunk_path_projects_as_the_general_path(
     tmp_path: Path, lines: list[dict[str, Any]], observed: str | None, store: str
 ) -> None:
