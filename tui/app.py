@@ -18,6 +18,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.dom import DOMNode
 from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from core.alerts.follow import FedWatch
@@ -192,6 +193,20 @@ class TapedeckApp(ControlActions, App[None]):
         self._saved_theme = ""
         self._hint_up = False  # the first-run hint's toast is showing (the first key takes it away)
         self.quitting = False  # the app is closing: keys typed behind the quit run nothing
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """Show a toast whose text is never read as markup (``markup`` is taken and left unused: a screen's
+        ``notify`` passes it on as true): toasts quote filters, paths, logs and the host's words, whose brackets
+        are text, and a ``[/…]`` among them raised a MarkupError that ended the TUI."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     # start-up ---------------------------------------------------------------------------------------------
     def on_mount(self) -> None:

@@ -15,6 +15,7 @@ import pytest
 from textual import events
 from textual.pilot import Pilot
 from textual.widgets import TextArea
+from textual.widgets._toast import Toast
 
 from core.read.event_filter import EventFilter
 from core.read.notes import load_notes, set_note, sidecar_paths
@@ -258,3 +259,19 @@ async def test_x_with_a_filter_on_exports_the_rows_the_filter_shows(tmp_path: Pa
         page = next(tmp_path.glob("tapedeck-*.html")).read_text()
         assert [int(s) for s in re.findall(r'<li id="e(\d+)"', page)] == shown
         assert "<tr><th>filter</th><td>type tool/, /call{1}/ (" in page
+
+
+async def test_x_with_a_filter_whose_regex_reads_as_markup_says_what_it_exported(tmp_path: Path) -> None:
+    """The toast was markup: a filter regex with a bracket pair such as ``[/\\]`` (a path's separator) is a closing
+    tag to it, and the export's toast crashed the TUI (MarkupError) once the page was written."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE, notifications=True) as pilot:  # toasts drawn: their text is parsed
+        screen = await settled_main_screen(pilot)
+        screen.export_dir = tmp_path
+        screen._set_filter(EventFilter(regex=r"call[/\\]x|[red]call"))
+        await pilot.press("X")
+        await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
+        await settle(pilot)
+        said = next(t for t in _toasts(app) if t.startswith("Exported "))
+        assert r"the list filtered by /call[/\\]x|[red]call/ (" in said, said
+        assert any(r"/call[/\\]x|[red]call/" in str(t.render()) for t in app.screen.query(Toast))
