@@ -139,3 +139,24 @@ async def test_filter_negation_and_the_hide_chunks_key(tmp_path: Path) -> None:
         await settle(pilot)
         types = {log.events[s]["type"] for s in screen.events.view.base}
         assert not {t for t in types if t.startswith(("assistant/", "turn/"))} and "tool/result" in types
+
+
+async def test_the_errors_only_box_reads_off_without_colours(tmp_path: Path) -> None:
+    """The filter's errors-only box drew its X whether ticked or not, told apart by colour alone: with NO_COLOR, on
+    a monochrome terminal or in a tmux pane's capture it read as ticked. The X is drawn only when it is ticked."""
+    from textual.widgets import Checkbox
+
+    from tui.screens.filter import FilterScreen
+
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FilterScreen))
+        box = app.screen.query_one("#filter-errors", Checkbox)
+        assert "X" not in box.render_line(0).text, box.render_line(0).text
+        box.focus()
+        await pilot.press("space")
+        await until(pilot, lambda: box.value)
+        await pilot.pause(0.05)
+        assert "X" in box.render_line(0).text, box.render_line(0).text

@@ -12,6 +12,16 @@ from tui.screens.dialog import Dialog
 from tui.screens.stacked import while_stacked
 
 
+class TickBox(Checkbox):
+    """A checkbox that draws its X only when ticked. Textual's draws it either way, ticked or not told apart by
+    colour alone, which NO_COLOR, a monochrome terminal or a pane's text capture do not show."""
+
+    @property
+    def BUTTON_INNER(self) -> str:  # type: ignore[override]  # the class constant Textual draws, per value
+        """The mark inside the box."""
+        return "X" if self.value else " "
+
+
 class FilterScreen(Dialog[EventFilter | None]):
     """Edit the list filter; dismisses with the new filter (an inactive one clears it) or None on cancel."""
 
@@ -38,7 +48,7 @@ class FilterScreen(Dialog[EventFilter | None]):
             yield from self._field("Tools", "tools", ", ".join(f.tools), "all (bash, read_file …)")
             yield from self._field("Turns", "turns", turns, "all (3, 3-7 or 3-)")
             yield from self._field("Regex", "regex", f.regex, "none (matched against the event JSON)")
-            yield Checkbox("Errors only", f.errors, id="filter-errors", compact=True)
+            yield TickBox("Errors only", f.errors, id="filter-errors", compact=True)
             yield Label("", id="filter-error")
             with Horizontal(id="filter-buttons"):
                 yield Button("Apply", variant="primary", id="filter-apply", compact=True)
