@@ -6,9 +6,11 @@ boolean and null as they are. ``counts`` tallies what
 was replaced, by kind. What is replaced:
 
 - ``key``: API keys and tokens in the common formats (OpenAI/DeepSeek/Anthropic ``sk-…``, GitHub ``gh?_…`` and
-  ``github_pat_…``, GitLab ``glpat-…``, npm ``npm_…``, Hugging Face ``hf_…``, Slack ``xox?-…``, AWS ``AKIA…``, Google
-  ``AIza…``, Stripe-style ``sk_live_…``, SendGrid ``SG.…``, ``whsec_…``, Telegram bot tokens, Slack webhook URLs,
-  JWTs, the password of a URL (``scheme://user:…@``), PEM private-key blocks, ``Bearer …`` and ``Basic …``
+  ``github_pat_…``, GitLab ``glpat-…``/``glrt-…``, npm ``npm_…``, Hugging Face ``hf_…``, Slack ``xox?-…``, AWS
+  ``AKIA…``, Google ``AIza…`` and ``ya29.…``, Vault ``hvs.…``, DigitalOcean ``dop_v1_…``, Shopify ``shpat_…``, PyPI
+  ``pypi-AgE…``, Stripe-style ``sk_live_…``, SendGrid ``SG.…``, ``whsec_…``, Telegram bot tokens, Slack webhook URLs,
+  JWTs, the password of a URL (``scheme://user:…@``), PEM and PGP private-key blocks, a kubeconfig's
+  ``client-key-data``, ``Bearer …`` and ``Basic …``
   credentials (a word of prose after them only in an ``Authorization`` header) and ``Authorization`` header
   values, the values of ``api_key=…``/``token: …``/``password=…``/``secret_key=…``/``AccountKey=…``/
   ``aws_secret_access_key = …`` pairs and of variables whose name ends in a secret's word (``DB_PASS=…``,
@@ -56,14 +58,16 @@ _KEY_FORMATS = (  # ``sk-`` keys have a run of 16 without a hyphen: ``network-in
     rb"|(?:AKIA|ASIA)[A-Z0-9]{16}"
     rb"|AIza[A-Za-z0-9_\-]{30,}"
     rb"|eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"
-    rb"|glpat-[A-Za-z0-9_\-]{20,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}"
+    rb"|gl(?:pat|rt|dt|ptt)-[A-Za-z0-9_\-]{20,}|npm_[A-Za-z0-9]{30,}|hf_[A-Za-z0-9]{30,}"
+    rb"|ya29\.[A-Za-z0-9_\-]{30,}|hv[sb]\.[A-Za-z0-9_\-]{24,}"  # a Google OAuth access token, a Vault token
+    rb"|do[opr]_v1_[a-f0-9]{64}|shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|pypi-AgE[A-Za-z0-9_\-]{30,}"  # DigitalOcean, Shopify, PyPI
     rb"|SG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}|whsec_[A-Za-z0-9+/=]{20,}"  # SendGrid, a webhook's secret
     rb"|[0-9]{8,10}:AA[A-Za-z0-9_\-]{30,}"  # a Telegram bot's token
     rb"|hooks\.slack\.com/services/[A-Za-z0-9/]{20,}"  # a Slack webhook (the URL is the credential)
     rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:[^/\s@\"']+@"  # a URL's password (``_URL_HEAD`` stays)
 )
 _KEYS = re2.compile(
-    rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\z)"
+    rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----|\z)"
     + _KEY_FORMATS
 )
 # a credential after ``Bearer``/``Basic`` (group 1), unless it is a word of prose (``_credential``)
@@ -72,7 +76,7 @@ _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
 # camelCase one (the short ones: ``DB_PASS``, ``MYSQL_PWD``, ``REDIS_AUTH``, ``dbPass``, ``SmtpPw``; ``bypass``,
 # ``auth: basic`` are none)
 _KEY_WORDS = (
-    rb"(?i:(?:api|secret|private|access|account)[_-]?key|access[_-]?token|auth[_-]?token|secret|password|passwd"
+    rb"(?i:(?:api|secret|private|access|account)[_-]?key|client[_-]key[_-]data|access[_-]?token|auth[_-]?token|secret|password|passwd"
     rb"|passphrase|token)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)|[a-z0-9](?:Pass|Pw|Pwd|Auth|Credentials?)"
 )
 SHORTEST = 3  # characters from which a value under a key word may be a secret (no shorter string is replaced)
@@ -187,7 +191,7 @@ _SETTINGS = frozenset({"true", "false", "yes", "no", "on", "off", "enabled", "di
 # Keep it in step with ``_KEYS``, ``_EMAIL`` and ``_HOME`` (tests/export/test_redact.py checks it on made-up text).
 _JSON_SPACE = rb"(?: |\\[tnfr])"
 _SCREEN = (
-    rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"
+    rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
     rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|_auth|(?i:authorization))(?:(?:\\\\)?\\?[\"'])?"

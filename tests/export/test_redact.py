@@ -40,6 +40,10 @@ KEYS = st.one_of(
     _body(35).map(lambda b: "AIza" + b),
     st.tuples(_body(10), _body(12), _body(16)).map(lambda t: f"eyJ{t[0]}.{t[1]}.{t[2]}"),
     _body(24).map(lambda b: "sk_live_" + b),
+    _body(32).map(lambda b: "ya29." + b), _body(26).map(lambda b: "hvs." + b), _body(20).map(lambda b: "glrt-" + b),
+    st.text(alphabet="0123456789abcdef", min_size=64, max_size=64).map(lambda b: "dop_v1_" + b),
+    st.text(alphabet="0123456789abcdef", min_size=32, max_size=32).map(lambda b: "shpat_" + b),
+    _body(40).map(lambda b: "pypi-AgE" + b),
 )
 EMAILS = st.tuples(
     st.text(alphabet=ALNUM + "._+-", min_size=1, max_size=12).filter(lambda s: s[0] not in ".-"),
@@ -651,3 +655,22 @@ def test_near_misses_of_the_config_shapes_stay() -> None:
     and camelCase settings and types are no secrets."""
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(NEAR_MISSES) == NEAR_MISSES and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("ya29.a0AfH6SMBx3kQ9vZtLmN0pQr5StUv7WxYz0123", "a0AfH6SMBx3kQ9vZtLmN0pQr5StUv7WxYz"),
+        ("VAULT_ADDR=x; vault login hvs.CAESIabcdefghijklmnopqrstuvwxyz0123", "CAESIabcdefghijklmnopqrstuvwxyz"),
+        ("gitlab-runner register --token glrt-abcdefghijklmnopqrst", "abcdefghijklmnopqrst"),
+        ("doctl auth init -t dop_v1_" + "ab01" * 16, "ab01" * 16), ("shpat_" + "0a1b" * 8, "0a1b" * 8),
+        ("twine upload -p pypi-AgEIcHlwaS5vcmcCJGFiY2RlZjAxLTIzNDU2Nzg5", "AgEIcHlwaS5vcmcCJGFiY2RlZjAx"),
+        ("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF0abcdefghij\n-----END PGP PRIVATE KEY BLOCK-----", "lQOYBF0abcdefghij"),
+        ("    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQo=", "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVkt"),
+    ],
+)  # fmt: skip
+def test_more_token_formats_are_redacted(text: str, secret: str) -> None:
+    """Google OAuth access tokens, Vault, GitLab runner, DigitalOcean, Shopify and PyPI tokens, a PGP private key
+    block and a kubeconfig's client key went through whole."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert secret not in r.text(text) and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
