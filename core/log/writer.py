@@ -4,7 +4,8 @@ One live writer per session: the writer holds an exclusive ``flock`` on the log 
 which readers also ask whether a live writer owns a log) on the descriptor every batch is written through, so a
 second writer fails with a clear message even when ``<session dir>/.writer.lock`` (which guards creation and names
 the holder's pid) has been deleted; before each batch the writer checks that the path still names the file it
-holds. The first write publishes the file DSH's way (temp file, fsync, hard
+holds, and that the file is as long as the writer left it (not cut short or written to by another program). The
+first write publishes the file DSH's way (temp file, fsync, hard
 link), so a reader never sees a log without its header. Raw mode appends each batch as text ending in a newline;
 zstd mode appends each batch as one checksummed frame. A failed write is truncated back to the previous size.
 
@@ -19,6 +20,7 @@ import fcntl
 import os
 import secrets
 import stat
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -98,6 +100,8 @@ class SessionWriter:
         self._last_time = last_time
         self._lock_fd = lock_fd
         self._log_fd = log_fd
+        self._size = os.fstat(log_fd).st_size if log_fd >= 0 else 0  # the bytes the log holds as this writer left it
+        self._writing = threading.RLock()  # a check never sees a batch written but not yet counted
         self.published: list[dict[str, Any]] = []  # the events ``create`` published with the header
         self._compressor = zstandard.ZstdCompressor(write_checksum=True) if self.compressed else None
 
@@ -131,10 +135,12 @@ class SessionWriter:
         writer._compressor = zstandard.ZstdCompressor(write_checksum=True) if compressed else None
         try:
             stored, payload = writer._batch(first)
-            writer._log_fd = publish(path, writer._pack(orjson.dumps(header) + b"\n") + writer._pack(payload))
+            blob = writer._pack(orjson.dumps(header) + b"\n") + writer._pack(payload)
+            writer._log_fd = publish(path, blob)
         except BaseException:
             os.close(lock_fd)
             raise
+        writer._size = len(blob)
         writer._commit(stored)
         writer.published = stored
         return writer
@@ -218,21 +224,35 @@ class SessionWriter:
         return out
 
     def check_held(self) -> None:
-        """Raise LogFormatError when this writer is closed, or its log was replaced or removed under it."""
-        if self._log_fd < 0:
-            raise LogFormatError(f"{self.path}: this writer is closed")
-        try:
-            same = os.path.samestat(os.fstat(self._log_fd), os.stat(self.path))
-        except FileNotFoundError:
-            same = False
-        if not same:
-            raise LogFormatError(
-                f"{self.path} was replaced or removed while this writer held it; nothing more is appended"
-            )
+        """Raise LogFormatError when this writer is closed, or its log was replaced or removed under it, or cut
+        short or written to by another program (appending then would number events after ones it no longer
+        holds, or after bytes that are no events of it)."""
+        with self._writing:
+            if self._log_fd < 0:
+                raise LogFormatError(f"{self.path}: this writer is closed")
+            held = os.fstat(self._log_fd)
+            try:
+                same = os.path.samestat(held, os.stat(self.path))
+            except FileNotFoundError:
+                same = False
+            if not same:
+                raise LogFormatError(
+                    f"{self.path} was replaced or removed while this writer held it; nothing more is appended"
+                )
+            if held.st_size != self._size:
+                change = (
+                    f"was truncated from {self._size:,} to {held.st_size:,} bytes"
+                    if held.st_size < self._size
+                    else f"grew by {held.st_size - self._size:,} bytes it did not write"
+                )
+                raise LogFormatError(f"{self.path} {change} while this writer held it; nothing more is appended")
 
     def _write(self, payload: bytes) -> None:
-        self.check_held()
-        append_synced(self._log_fd, self._pack(payload))
+        with self._writing:
+            self.check_held()
+            blob = self._pack(payload)
+            append_synced(self._log_fd, blob)
+            self._size += len(blob)
 
 
 def check_intact(data: LogData) -> None:

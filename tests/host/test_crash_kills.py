@@ -188,9 +188,9 @@ def test_a_host_paused_by_the_operator_and_killed_comes_back_paused(
     assert second.proc.wait(60) == 0
 
 
-@pytest.mark.parametrize("paused", [False, True])
+@pytest.mark.parametrize(("paused", "change"), [(False, "replace"), (True, "replace"), (False, "truncate")])
 def test_a_waiting_host_whose_log_was_replaced_exits_instead_of_waiting_forever(
-    tmp_path: Path, spawn: Callable[..., _Process], paused: bool
+    tmp_path: Path, spawn: Callable[..., _Process], paused: bool, change: str
 ) -> None:
     """Nobody can control a host once its log is replaced (``control`` finds no owner), so it must not wait on."""
     script = tmp_path / "script.json"
@@ -204,12 +204,20 @@ def test_a_waiting_host_whose_log_was_replaced_exits_instead_of_waiting_forever(
     if paused:
         control.append_request(control.inbox_path(log), "pause", {})
         host.wait_for(lambda: _state(log)[0] == "paused")
-    copy = tmp_path / "copy.jsonl"
-    copy.write_bytes(log.read_bytes())
-    copy.replace(log)
+    if change == "truncate":  # it went on appending to the cut log, after events it no longer held
+        os.truncate(log, log.stat().st_size // 2)
+        cut = log.read_bytes()
+    else:
+        copy = tmp_path / "copy.jsonl"
+        copy.write_bytes(log.read_bytes())
+        copy.replace(log)
 
     assert host.proc.wait(30) == 2
-    assert "was replaced or removed while this writer held it" in host.text()
+    if change == "truncate":
+        assert "was truncated from " in host.text() and "while this writer held it" in host.text()
+        assert log.read_bytes() == cut
+    else:
+        assert "was replaced or removed while this writer held it" in host.text()
 
 
 def test_ctrl_c_ends_the_run_with_one_line_and_the_session_resumes(

@@ -15,7 +15,7 @@ from core.log.sessions import discover_sessions
 from core.log.tail import tail_events
 from core.log.writer import SessionWriter, make_header
 from core.read.load import load_session
-from core.shared.errors import WriterLockedError
+from core.shared.errors import LogFormatError, WriterLockedError
 from tests.log.helpers import one_turn_with_tool
 
 
@@ -79,6 +79,29 @@ def test_resume_cuts_a_torn_tail_and_continues_the_seq(tmp_path: Path, compresse
     resumed.close()
     final = read_log(writer.path)
     assert final.diagnostics == [] and len(final.events) == len(bodies)
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+@pytest.mark.parametrize(("change", "said"), [("cut", "was truncated from "), ("grown", "grew by 6 bytes")])
+def test_a_log_another_program_cut_or_wrote_to_is_never_appended_to(
+    tmp_path: Path, compressed: bool, change: str, said: str
+) -> None:
+    # a truncated log took the next batch at its new end: events numbered after ones it no longer held
+    bodies = _bodies(one_turn_with_tool())
+    writer = SessionWriter.create(tmp_path, make_header("s", cwd="/a"), compressed=compressed)
+    writer.append(bodies[:5])
+    if change == "cut":
+        os.truncate(writer.path, writer.path.stat().st_size // 2)
+    else:
+        with open(writer.path, "ab") as f:
+            f.write(b"{oops\n")
+    before = writer.path.read_bytes()
+    with pytest.raises(LogFormatError, match=f"{said}.* while this writer held it; nothing more is appended"):
+        writer.append(bodies[5:])
+    with pytest.raises(LogFormatError, match=said):
+        writer.check_held()
+    assert writer.path.read_bytes() == before
+    writer.close()
 
 
 def test_writer_rejects_malformed_events(tmp_path: Path) -> None:
