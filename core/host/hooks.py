@@ -102,6 +102,8 @@ class PolicyHooks:
         self._seal_warned: set[str] = set()
         self._effort_warned: set[str] = set()
         self._clamp_warned: set[int | None] = set()
+        # (config in force, how many config.set requests waiting ahead, the last of them, the config they make)
+        self._ahead: tuple[PolicyConfig, int, dict[str, Any] | None, PolicyConfig] = (config, 0, None, config)
 
     @property
     def config(self) -> PolicyConfig:
@@ -369,11 +371,18 @@ class PolicyHooks:
 
     def check_config_set(self, args: dict[str, Any], ahead: list[dict[str, Any]]) -> None:
         """On arrival: the ConfigError applying it would raise on top of the config in force and the ``config.set``
-        requests ``ahead`` of it (those that apply), so a refused value is rejected at once, not at the next step."""
-        config = self._config
-        for earlier in ahead:
+        requests ``ahead`` of it (those that apply), so a refused value is rejected at once, not at the next step.
+
+        The config the requests ahead make is kept from one arrival to the next (while the config in force is the
+        same and they are the same requests, with more after them), so each is taken in once, not at every later
+        arrival."""
+        base, taken, last, config = self._ahead
+        if base is not self._config or taken > len(ahead) or (taken and ahead[taken - 1] is not last):
+            taken, config = 0, self._config
+        for earlier in ahead[taken:]:
             with contextlib.suppress(ConfigError):
                 config = _with_value(config, earlier)[0]
+        self._ahead = (self._config, len(ahead), ahead[-1] if ahead else None, config)
         _with_value(config, args)
 
     def op_config_set(self, args: dict[str, Any], request: dict[str, Any]) -> Answer:

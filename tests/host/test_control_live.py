@@ -278,6 +278,26 @@ def test_a_valid_config_set_is_pending_at_once_even_when_it_needs_one_ahead_of_i
     run.join()
 
 
+def test_config_sets_piling_up_in_one_step_are_each_checked_once_on_arrival(
+    tmp_path: Path, server: ChatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each arrival replayed every config.set waiting ahead of it: a flood of them took the host quadratic time
+    from core.host import hooks
+
+    checks: list[str] = []
+    set_value = hooks.set_value
+    monkeypatch.setattr(hooks, "set_value", lambda config, key, value: checks.append(key) or set_value(config, key, value))
+    server.push(_slow_text())
+    run = Running(tmp_path, server, ["think"])
+    _wait(lambda: server.received)
+    sent = [run.send("config.set", {"key": "slice.fold.pinSteps", "value": n % 3}) for n in range(60)]
+    for rid in sent:
+        _wait(lambda rid=rid: run.outcome(rid, final=False))
+    assert len(checks) <= 2 * len(sent)  # its own check, and taking in the one before it
+    run.send("stop")
+    run.join()
+
+
 def test_an_expand_that_cannot_succeed_is_rejected_on_arrival(tmp_path: Path, server: ChatServer) -> None:
     server.push(_slow_text())
     run = Running(tmp_path, server, ["think"])
