@@ -175,8 +175,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--format", choices=("html", "md", "json"),
                    help="default: the one -o FILE's suffix names (.md, .json, .html), else html")  # fmt: skip
     p.add_argument("--redact", action=argparse.BooleanOptionalAction, default=None,
-                   help="replace keys, tokens, environment values, e-mail addresses and home paths "
-                   "(default: on, but off when stdout is a terminal)")  # fmt: skip
+                   help="replace keys, tokens, passwords, secret environment values, e-mail addresses and "
+                   "home paths (default: on, but off when stdout is a terminal)")  # fmt: skip
     p.add_argument("-o", "--output", metavar="FILE",
                    help="write here (default: stdout); an existing directory: a file in it named for the session, "
                    "the moment and the format")  # fmt: skip
