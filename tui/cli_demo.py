@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import math
 import os
 import shutil
 import signal
@@ -51,10 +52,13 @@ def host_command(args: argparse.Namespace, workspace: Path, script: Path, sessio
 
 
 def _prepare(args: argparse.Namespace) -> tuple[Path, Path, Path]:
-    if args.speed < 0:
-        raise TapedeckError(f"--speed must be 0 (no pauses) or positive, not {args.speed}")
+    if not math.isfinite(args.speed) or args.speed < 0:
+        raise TapedeckError(f"--speed must be 0 (no pauses) or a positive number, not {args.speed}")
+    given = Path(args.workspace).expanduser().resolve() if args.workspace else None
+    if given is not None and given.exists() and not given.is_dir():
+        raise TapedeckError(f"--workspace {given} is not a directory")
     scratch = Path(tempfile.mkdtemp(prefix="tapedeck-demo-"))
-    workspace = Path(args.workspace).expanduser().resolve() if args.workspace else scratch / "workspace"
+    workspace = given or scratch / "workspace"
     if workspace.exists() and any(workspace.iterdir()):
         shutil.rmtree(scratch)
         raise TapedeckError(f"--workspace {workspace} is not empty; the demo writes its own project there")

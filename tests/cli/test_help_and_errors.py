@@ -97,3 +97,25 @@ def test_recall_errors_are_for_a_person(
     assert main(["recall", command, str(fixtures_dir / FIXTURE), *rest]) == 2
     out, err = capsys.readouterr()
     assert (out, err) == ("", f"tapedeck: {message}\n")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--speed", "nan"], "--speed must be 0 (no pauses) or a positive number, not nan"),  # it ran the demo
+        (["--speed", "inf"], "--speed must be 0 (no pauses) or a positive number, not inf"),
+        (["--workspace", "{file}"], "--workspace {file} is not a directory"),  # a traceback
+    ],
+)
+def test_demo_refuses_what_it_cannot_run_with(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    from tui.cli import TUI_COMMANDS
+
+    file = tmp_path / "a-file"
+    file.write_text("x")
+    argv = ["demo", "--no-tui", "--sessions-root", str(tmp_path / "root"), *(a.format(file=file) for a in args)]
+    assert main(argv, extra_commands=TUI_COMMANDS) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"tapedeck: {message.format(file=file)}\n")
+    assert not (tmp_path / "root").exists()
