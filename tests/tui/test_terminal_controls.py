@@ -7,10 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from textual.widgets import Input, Label
 
 from tests.cli.test_events_cli import ESCAPES
 from tests.tui.logs import Log
+from tests.tui.pilot import make_app, settle, settled_main_screen, until
 from tui.live import LiveSession
+from tui.screens.filter import FilterScreen
 from tui.widgets.detail import describe, render_strips
 
 pytestmark = pytest.mark.anyio
@@ -80,3 +83,24 @@ async def test_the_tape_screen_draws_control_characters_as_pictures(tmp_path: Pa
             shown = str(app.screen.query_one(name, Static).render())
             assert not _controls(shown), (name, shown)
             assert "␛]52;c;" in shown or name == "#tape-recall", (name, shown)  # the full view quotes JSON
+
+
+async def test_an_event_type_that_reads_as_markup_leaves_the_filter_dialog_up(tmp_path: Path) -> None:
+    """The filter dialog lists the types seen in the log as markup: an event type ``[/b]`` (a closing tag to it)
+    ended the TUI with a MarkupError when ``f`` was pressed, and so did a regex such as ``[/x](`` in its error
+    line."""
+    log = Log()
+    log.turn(1, "prompt", "out")
+    log.add({"type": "[/b]", "data": {"x": 1}})
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FilterScreen))
+        await settle(pilot)
+        dialog = app.screen
+        assert "[/b]" in str(dialog.query_one(".filter-seen", Label).render())
+        dialog.query_one("#filter-regex", Input).value = "[/x]("
+        await pilot.press("enter")
+        await settle(pilot)
+        assert "[/x](" in str(dialog.query_one("#filter-error", Label).render())

@@ -44,12 +44,13 @@ class FilterScreen(Dialog[EventFilter | None]):
                 "comma-separated · tool/ is a family · !assistant/chunk leaves one out",
                 classes="filter-hint",
             )
-            yield Label("seen: " + ", ".join(self.types_seen[:14]), classes="filter-hint filter-seen")
+            # the log's own type names, and below the message that quotes the input: text, never markup
+            yield Label("seen: " + ", ".join(self.types_seen[:14]), classes="filter-hint filter-seen", markup=False)
             yield from self._field("Tools", "tools", ", ".join(f.tools), "all (bash, read_file …)")
             yield from self._field("Turns", "turns", turns, "all (3, 3-7 or 3-)")
             yield from self._field("Regex", "regex", f.regex, "none (matched against the event JSON)")
             yield TickBox("Errors only", f.errors, id="filter-errors", compact=True)
-            yield Label("", id="filter-error")
+            yield Label("", id="filter-error", markup=False)
             with Horizontal(id="filter-buttons"):
                 yield Button("Apply", variant="primary", id="filter-apply", compact=True)
                 yield Button("Clear", id="filter-clear", compact=True)
