@@ -20,7 +20,8 @@ was replaced, by kind. What is replaced:
   escaped too, as JSON text in a string has them, but not a value that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
   ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``),
   the value after an option named for one (``--password …``, ``--api-key …``: ``_option_value``), the password
-  ``sshpass -p``, ``mysql -p…`` and ``redis-cli -a`` take and a netrc entry's password
+  ``sshpass -p``, ``mysql -p…``, ``redis-cli -a`` and ``curl -u user:…`` take, a ``Cookie`` header's value and a
+  netrc entry's password
   (``machine … login … password …``, or a line of its own but for prose's ``password expired``), and the whole
   string a JSON object holds under a key named for a secret (``{"password": "hunter2"}``, ``_keyed``);
 - ``env``: the value of every environment variable of the exporting process named for a secret (``DB_PASSWORD``,
@@ -118,11 +119,17 @@ _OPTION = re2.compile(
     rb"(" + _OPTION_NAME + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
 )
 _OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one
-# a password a command takes on its command line (group 1): ``sshpass -p …``, ``mysql -p…`` (glued to it: ``-p``
-# alone asks for it), ``redis-cli -a …``
+# a password a command takes on its command line (group 1), unless it is a reference (``_cli_value``): ``sshpass
+# -p …``, ``mysql -p…`` (glued to it: ``-p`` alone asks for it), ``redis-cli -a …``, ``curl -u user:…``
 _CLI_PASSWORD = re2.compile(
-    rb"(?:sshpass[ \t]+-p[ \t]*|mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p|redis-cli\b[^\n|;&]*?[ \t]-a[ \t]+)"
+    rb"(?:sshpass[ \t]+-p[ \t]*|mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p|redis-cli\b[^\n|;&]*?[ \t]-a[ \t]+"
+    rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:)"
     rb"\\?[\"']?((?:[^\s\"'\\|;&]|\\[^\s\"'])+)"
+)
+# the value of a ``Cookie`` or ``Set-Cookie`` header, all its pairs (group 2; group 1 a quote before it): a
+# session's cookie is its login
+_COOKIE = re2.compile(
+    rb"(?i:cookie)(?:\\?[\"'])?[ \t]*:[ \t]*(\\?[\"'])?([^\s=;,\"'\\]+=[^\r\n\"'\\]*)"
 )
 # a netrc file's password (group 1), also where JSON text writes its line breaks as escapes: after the ``machine``
 # (or ``default``) its entry starts with and the other pairs of the entry (``login bob``) …
@@ -194,11 +201,11 @@ _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|_auth|(?i:authorization))(?:(?:\\\\)?\\?[\"'])?"
+    rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|_auth|(?i:authorization|cookie))(?:(?:\\\\)?\\?[\"'])?"
     + _JSON_SPACE + rb"*[:=]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE.pattern + rb"|" + _OPTION_NAME + _JSON_SPACE
-    + rb"|sshpass|mysql|redis-cli"
+    + rb"|sshpass|mysql|redis-cli|curl"
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )
@@ -349,6 +356,11 @@ def _option_value(data: bytes, m: Any) -> bool:
     return bool(_CLASS_NAME.fullmatch(value.rstrip(b".:!?`"))) or _secret_value(data, m)
 
 
+def _cli_value(data: bytes, m: Any) -> bool:
+    """True when the password a command takes on its line is one, not a reference (``$PASS``, ``${TOKEN}``)."""
+    return not _placeholder(m.group(1))
+
+
 def _netrc_password(data: bytes, m: Any) -> bool:
     """True when ``password …`` on a line of its own is a netrc file's line, not prose (``password required``, an
     error's ``"password incorrect"``): its value has a digit, a symbol or a capital letter, or the text is about a
@@ -379,7 +391,8 @@ class Redactor:
         self._patterns: list[tuple[str, Any, int, Callable[[bytes, Any], bool] | None]] = [
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
             ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 1, None),
-            ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, None),
+            ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, _cli_value),
+            ("key", _COOKIE, 2, None),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, None),
         ]  # fmt: skip

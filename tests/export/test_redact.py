@@ -74,7 +74,7 @@ NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.e
 CONFIG = st.one_of(
     st.tuples(st.sampled_from(["db.internal:5432:app:app_user:{}", "*:*:*:postgres:{}", "ENV API_KEY {}",
                                "ENV API_KEY={}", "  apiKey: {}", "clientSecret: {}", "- DbPassword: {}",
-                               "dbPass = {}"]), WORD_VALUES),
+                               "dbPass = {}", "curl -u bob:{} https://x", "Cookie: sid={}; theme=dark"]), WORD_VALUES),
     st.tuples(st.sampled_from(["_auth={}", "_authToken={}", "//registry.npmjs.org/:_authToken={}"]), ENV_VALUES),
     st.tuples(st.sampled_from(["PASSWORD={}", "export DB_PASS={}", 'password = "{}"', "MYSQL_ROOT_PASSWORD: {}",
                                "ENV PASSWORD={}"]), st.from_regex(r"[a-z]{2,4}[0-9]", fullmatch=True)),
@@ -674,3 +674,29 @@ def test_more_token_formats_are_redacted(text: str, secret: str) -> None:
     block and a kubeconfig's client key went through whole."""
     r = Redactor(environ={}, home="/home/ann")
     assert secret not in r.text(text) and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("curl -u bob:hunter2pass https://api.example.com", "hunter2pass"),
+        ("curl -s --user 'deploy:S3cr3t!' -X POST https://x", "S3cr3t!"), ("curl --user=ci:tok3n https://x", "tok3n"),
+        ("curl -H 'Cookie: sessionid=abcdef0123456789abcdef; theme=dark' https://x", "abcdef0123456789abcdef"),
+        ("Set-Cookie: session=eyJ1c2VyIjoxfQ.Zk3x9Q.abcdefghijkl; HttpOnly; Path=/", "Zk3x9Q.abcdefghijkl"),
+        ('{"headers": {"Cookie": "sid=s%3AabcdefGHIJ0123"}}', "abcdefGHIJ0123"),
+    ],
+)  # fmt: skip
+def test_curl_user_passwords_and_cookies_are_redacted(text: str, secret: str) -> None:
+    """The password of ``curl -u user:password`` and the values of a ``Cookie``/``Set-Cookie`` header (a session
+    cookie is a login) went through."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert secret not in r.text(text) and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+
+
+def test_curl_without_a_password_and_cookie_prose_stay() -> None:
+    """``curl -u bob`` asks for the password, ``-u "$USER:$PASS"`` names it; a cookie mentioned in prose or code
+    holds none."""
+    text = ('curl -u bob https://x; curl -u "$USER:$PASS" https://x; curl -u :${TOKEN} x\n'
+            "the Cookie: header is set by the browser; headers['Cookie'] = cookie_jar.header()\n")  # fmt: skip
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
