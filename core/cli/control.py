@@ -211,7 +211,7 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
     """``control`` on ``[user@]host:PATH``: the request appended to the remote inbox over SFTP with the checks and
     exit codes of a local one; ``--wait`` reads the outcome back remotely (a tapedeck host's from its log, a DSH
     bridge's from ``control.outcomes.jsonl`` beside it)."""
-    from core.remote.inbox import append_remote_request, withdraw_remote_request
+    from core.remote.inbox import RemoteHostExited, append_remote_request, withdraw_remote_request
     from core.remote.link import Unreachable, link_for
     from core.remote.live import RemoteOutcomes, resolve_remote_log
     from core.remote.sessions import remote_header, remote_host_state, remote_state_now
@@ -229,8 +229,11 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
     tailer = RemoteTailer(link, log)
     if args.wait and state.kind != KIND_DSH:  # the answer comes after the request
         tailer.follow_from_end(header)
-    request = append_remote_request(link, log, args.op, op_args, queued=args.queue, expires_in=args.expires,
-                                    kind=state.kind)  # fmt: skip
+    try:
+        request = append_remote_request(link, log, args.op, op_args, live=not args.queue, queued=args.queue,
+                                        expires_in=args.expires, kind=state.kind)  # fmt: skip
+    except RemoteHostExited:  # asked on the far side under the inbox's lock, which an exiting host holds
+        raise NoLiveHost(f"session {session_id}: its host exited just now; nothing was sent") from None
     if not args.queue and not remote_host_state(link, log, hosted).live:
         withdraw_remote_request(link, log, request["id"])  # the host exited between the check and the write
         raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")

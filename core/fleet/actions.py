@@ -59,7 +59,7 @@ def send_row_action(log: Path, op: str, args: Mapping[str, Any]) -> dict[str, An
     host, link, remote = _host(log)
     _refuse(host)
     if link is not None and remote is not None:
-        return append_remote_request(link, remote, op, args, kind=host.kind, origin=ORIGIN)
+        return append_remote_request(link, remote, op, args, live=True, kind=host.kind, origin=ORIGIN)
     # asked again under the inbox's lock, which an exiting host holds from its last read until it releases its log
     return append_request(inbox_path(log), op, args, check=lambda: _refuse(read_host_state(log)), kind=host.kind,
                           origin=ORIGIN)  # fmt: skip

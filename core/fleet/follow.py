@@ -265,7 +265,7 @@ def send_remote_action(watch: AlertWatch, alert: Alert, link: SshLink, log: Remo
     if found is None or alert.cause in watch.engine.host_guards or watch.host is None or not watch.host.live:
         return
     op, args = found
-    append_remote_request(link, log, op, args, kind=watch.host.kind, origin=origin_of(alert.cause))
+    append_remote_request(link, log, op, args, live=True, kind=watch.host.kind, origin=origin_of(alert.cause))
 
 
 class Fleet:

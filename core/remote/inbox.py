@@ -1,32 +1,90 @@
 """A control request appended to the inbox of a session on another machine, as ``core.control.inbox`` appends a
 local one: validated for the host's kind, one whole line written with one append (a torn last line left by a
-crashed writer gets a newline first), mode 0600, never through a symbolic link, flushed before returning."""
+crashed writer gets a newline first), mode 0600, never through a symbolic link, flushed before returning.
+
+The append runs on the far side, as one short shell command over the SSH connection (``SEND``), so that it takes
+the inbox's ``flock`` as a local sender does: a request for a live tapedeck host is refused there, nothing written,
+once that host no longer holds its log (an exiting host holds the inbox's lock from its last read of it until it
+has let go of the log), so it is read or never sent. SFTP cannot take the lock: a machine without ``flock(1)``
+gets the append over SFTP, checked only before and after it."""
 
 from __future__ import annotations
 
 import posixpath
+import shlex
 from collections.abc import Mapping
 from typing import Any, Unpack
 
-from core.control.inbox import INBOX_MODE, INBOX_NAME, RequestOptions, inbox_line, make_request, withdrawal
+from core.control.host_state import KIND_DSH
+from core.control.inbox import (
+    INBOX_MODE,
+    INBOX_NAME,
+    ControlError,
+    RequestOptions,
+    inbox_line,
+    make_request,
+    withdrawal,
+)
 from core.remote.link import SshLink
 from core.remote.target import RemoteTarget
 
+# $1 the inbox, $2 the log, $3 "1" when the request needs the live tapedeck host that holds the log; the line on
+# stdin. Exit 0 once written and synced, 3 when that host no longer holds the log (nothing written), 4 when the
+# inbox is no regular file, 5 when it cannot be written, 100 when the machine has no flock(1).
+SEND = """command -v flock >/dev/null 2>&1 || exit 100
+if [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; then
+  echo "the control inbox is not a regular file; refusing to write through it" >&2; exit 4
+fi
+umask 077
+{ exec 9>>"$1" && flock -x 9; } || exit 5
+if [ "$3" = 1 ] && { [ ! -f "$2" ] || flock -n -s "$2" true; }; then exit 3; fi
+if [ -s "$1" ] && [ -n "$(tail -c 1 -- "$1")" ]; then printf '\\n' >&9 || exit 5; fi
+cat >&9 || exit 5
+sync -- "$1" 2>/dev/null || :"""
+_GONE, _NOT_A_FILE, _NO_FLOCK = 3, 4, 100
+
+
+class RemoteHostExited(ControlError):
+    """The tapedeck host on the far side let go of its log before the request could be written: nothing was."""
+
 
 def append_remote_request(
-    link: SshLink, log: RemoteTarget, op: str, args: Mapping[str, Any] | None = None, **options: Unpack[RequestOptions]
+    link: SshLink,
+    log: RemoteTarget,
+    op: str,
+    args: Mapping[str, Any] | None = None,
+    *,
+    live: bool = False,
+    **options: Unpack[RequestOptions],
 ) -> dict[str, Any]:
-    """Append ``op`` (``make_request``) to the inbox beside the remote log ``log``; returns the request."""
+    """Append ``op`` (``make_request``) to the inbox beside the remote log ``log``; returns the request. With
+    ``live`` (the request is for the live host, not queued), one for a tapedeck host is refused (``RemoteHostExited``)
+    unless that host still holds its log once the inbox's lock is taken."""
     request = make_request(op, args, **options)
-    _append(link, log, request)
+    _append(link, log, request, live and options.get("kind") != KIND_DSH)
     return request
 
 
 def withdraw_remote_request(link: SshLink, log: RemoteTarget, request_id: str) -> None:
     """Withdraw a request: the host answers it ``cancelled`` unless it already has a final outcome."""
-    _append(link, log, withdrawal(request_id))
+    _append(link, log, withdrawal(request_id), False)
 
 
-def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any]) -> None:
-    inbox = posixpath.join(posixpath.dirname(log.path), INBOX_NAME)
-    link.append(inbox, inbox_line(obj), INBOX_MODE)
+def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool) -> None:
+    directory = posixpath.dirname(log.path) or "."
+    if not directory.startswith("/"):  # under the login directory, where SFTP starts: made absolute as SFTP sees it
+        directory = link.realpaths([directory])[0] or f"./{directory}"
+    inbox, log_path = (posixpath.join(directory, name) for name in (INBOX_NAME, posixpath.basename(log.path)))
+    data = inbox_line(obj)
+    command = shlex.join(["sh", "-c", SEND, "sh", inbox, log_path, "1" if live else "0"])
+    status, err = link.run(command, data)
+    if status == 0:
+        return
+    if status == _NO_FLOCK:
+        link.append(inbox, data, INBOX_MODE)
+        return
+    if status == _GONE:
+        raise RemoteHostExited(f"{log}: its host exited just now; nothing was sent")
+    if status == _NOT_A_FILE:
+        raise ControlError(f"{log.at(inbox)}: {err}")
+    raise ControlError(f"{log.at(inbox)}: the request could not be written (exit {status}{': ' + err if err else ''})")

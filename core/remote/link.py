@@ -1,4 +1,5 @@
-"""One SSH connection per remote machine, used through SFTP only, from any thread.
+"""One SSH connection per remote machine, used through SFTP (and, for a control request, one short shell
+command: ``run``), from any thread.
 
 ``asyncssh`` runs on an event loop in a daemon thread of its own; each call is submitted to it and waited for.
 The connection applies the user's ``~/.ssh/config`` (host aliases, port, user, identity files, ProxyJump), keys
@@ -326,6 +327,17 @@ class SshLink:
                 await f.fsync()
 
         self.call(go)
+
+
+    def run(self, command: str, stdin: bytes) -> tuple[int | None, str]:
+        """Run ``command`` (a line for the login shell) on the machine with ``stdin`` as its input; its exit status
+        (None when it ended without one) and what it wrote on stderr."""
+
+        async def go(_sftp: Any) -> tuple[int | None, str]:
+            done = await self._conn.run(command, input=stdin, encoding=None, check=False)
+            return done.exit_status, bytes(done.stderr or b"").decode("utf-8", "replace").strip()
+
+        return self.call(go)
 
 
 def _clock(ms: int) -> str:

@@ -100,8 +100,9 @@ class RemoteLog:
         return RemoteOutcomes(self.link, self.target.at(posixpath.dirname(self.target.path)) if named_log else self.target)
 
     def send(self, op: str, args: dict[str, Any], kind: str) -> dict[str, Any]:
-        """Append a control request to the remote inbox; returns it."""
-        return append_remote_request(self.link, self._found(), op, args, kind=kind)
+        """Append a control request for the live host to the remote inbox; returns it (``RemoteHostExited`` when
+        that host let go of its log first: nothing was written)."""
+        return append_remote_request(self.link, self._found(), op, args, live=True, kind=kind)
 
     def withdraw(self, request_id: str) -> None:
         """Withdraw a request from the remote inbox."""

@@ -40,15 +40,19 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
-def _host(tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+def _host(
+    tmp_path: Path, script_text: str = SLOW_EXIT, steps: int = 2, pace: float = 0.3
+) -> tuple[subprocess.Popen[bytes], Path]:
+    """The host of ``script_text`` (``SLOW_EXIT`` unless given) running ``steps`` bash steps, each model answer
+    ``pace`` seconds apart; its process and log."""
     call = {"name": "bash", "arguments": {"command": "true"}}
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"responses": [{"toolCalls": [call]}, {"toolCalls": [call]}, {"text": "done"}]}))
+    script.write_text(json.dumps({"responses": [*[{"toolCalls": [call]}] * steps, {"text": "done"}]}))
     workspace, root = tmp_path / "ws", tmp_path / "root"
     workspace.mkdir()
     proc = subprocess.Popen(
-        [sys.executable, "-c", SLOW_EXIT, "run", "task", "--provider", f"scripted:{script}", "--workspace",
-         str(workspace), "--sessions-root", str(root), "--session-id", "s1", "--pace", "0.3"],
+        [sys.executable, "-c", script_text, "run", "task", "--provider", f"scripted:{script}", "--workspace",
+         str(workspace), "--sessions-root", str(root), "--session-id", "s1", "--pace", str(pace)],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     return proc, log_path(root, str(workspace), "s1", False)

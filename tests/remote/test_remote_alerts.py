@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -23,8 +24,15 @@ from core.remote.link import close_links
 from tests.alerts.crafted import HEADER, Log
 from tests.conftest import FIXTURES
 from tests.remote.sshd import MISSING, Sshd
+from tests.tui.logs import hold_host, release_hosts
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+
+@pytest.fixture(autouse=True)
+def _hosts() -> Iterator[None]:
+    yield
+    release_hosts()  # the simulated hosts of the test exit
 
 
 def _write(path: Path, events: list[dict[str, Any]]) -> None:
@@ -217,6 +225,7 @@ def test_an_action_reaches_a_live_remote_host_that_does_not_act_itself(
     # a live host: a process that runs on the far side and started before its recorded state (this one)
     host = {"state": "running", "pid": os.getpid(), "since": int(time.time() * 1000)}
     (path.parent / "host.json").write_text(json.dumps(host))
+    hold_host(path)  # … holding its log, as a live host does
     config = validate_config({"alerts": {"loop": {"action": "message", "message": "Read it once."}}})
     sources = AlertSources([f"testbox:{tmp_path / 'root'}"], config, act=True)
     assert "error-streak" in {a.cause for a in sources.poll()}  # the first look: history, acted on by nobody
@@ -230,6 +239,7 @@ def test_an_action_reaches_a_live_remote_host_that_does_not_act_itself(
     sent = [e.request for e in InboxReader(path.parent / "control.jsonl").read() if e.request]
     assert [(r["origin"], r["op"], r["args"]) for r in sent] == [("alert:loop", "message", {"text": "Read it once."})]
     (path.parent / "host.json").write_text(json.dumps({**host, "state": "exited"}))
+    release_hosts()
     close_links()
     AlertSources([f"testbox:{tmp_path / 'root'}"], config, act=True).poll()
     assert len([e for e in InboxReader(path.parent / "control.jsonl").read() if e.request]) == 1  # nobody to read it
@@ -260,6 +270,7 @@ def test_a_remote_session_that_appears_while_watched_is_acted_on_from_its_start(
     (path.parent / "host.json").write_text(json.dumps({"state": "running", "pid": os.getpid(),
                                                        "since": int(time.time() * 1000)}))  # fmt: skip
     _write(path, [{**HEADER, "id": "s2"}, *log.events])
+    hold_host(path)
     monkeypatch.setattr("core.fleet.follow.RESCAN_SECONDS", 0)
     assert "loop" in {a.cause for a in sources.poll()}
     sent = [e.request for e in InboxReader(path.parent / "control.jsonl").read() if e.request]

@@ -4,6 +4,7 @@ server: the request lands in the remote inbox, ``--wait`` reads the bridge's ans
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -15,8 +16,12 @@ import orjson
 import pytest
 
 from core.cli import main
-from core.control.inbox import INBOX_NAME
+from core.control.inbox import INBOX_NAME, answered_ids
+from core.fleet.actions import send_row_action
+from core.log.reader import read_log
+from core.shared.errors import TapedeckError
 from tests.bridge.conftest import append_outcome, dsh_log, sleeper, write_bridge  # noqa: F401 (a fixture)
+from tests.host.test_control_at_exit import _host, _unanswered
 from tests.remote.sshd import MISSING, Sshd
 
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
@@ -136,3 +141,82 @@ def test_a_reading_command_refuses_a_remote_sessions_root_as_locally(sshd: Sshd,
     local = capsys.readouterr().err
     assert main(["inspect", f"testbox:{root}"]) == 2
     assert capsys.readouterr().err == local.replace(f"{root}:", f"testbox:{root}:")
+
+
+# The host as `tapedeck run` runs it, but half a second passes between its last read of the inbox (under the
+# inbox's lock) and its saying that it exited: a request appended in that moment is never read. An append that
+# does not take the lock (SFTP cannot) falls into it every time.
+SLOW_LAST_READ = """
+import sys, time
+from core.host.operator import Operator
+from core.cli import main
+set_state = Operator.set_state
+def slow_exit(self, state):
+    if state == "exited":
+        time.sleep(0.5)
+    set_state(self, state)
+Operator.set_state = slow_exit
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_remote_request_sent_as_the_host_exits_is_answered_or_never_written(
+    sshd: Sshd, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tapedeck control testbox:LOG`` and the fleet's row action, sent over and over until the host on the far
+    side is gone: what they say they sent has its final outcome in the log, and the inbox holds no request that
+    nobody will ever answer. The request was appended over SFTP, outside the inbox's lock an exiting host holds
+    from its last read until it lets go of its log, so one sent in that moment was never read."""
+    sshd.trust()
+    proc, log = _host(tmp_path, SLOW_LAST_READ, steps=4, pace=1.0)  # seconds: many requests reach it as it runs
+    sent: list[str] = []
+    while proc.poll() is None:
+        if not log.exists():
+            time.sleep(0.005)
+            continue
+        code = main(["control", f"testbox:{log}", "message", "--arg", "text=still there?", "--arg", "kind=note",
+                     "--json"])  # fmt: skip
+        out = capsys.readouterr().out
+        if code == 0:
+            sent.append(json.loads(out)["id"])
+        else:
+            assert code in (2, 3), out  # 2: the log has no header yet
+        with contextlib.suppress(TapedeckError):
+            sent.append(send_row_action(Path(f"testbox:{log}"), "message", {"text": "and now?", "kind": "note"})["id"])
+    _, err = proc.communicate()
+    assert proc.returncode == 0 and sent, err
+    final = answered_ids(read_log(log).events)
+    assert [rid for rid in sent if rid not in final] == []
+    assert _unanswered(log) == []
+
+
+def test_a_request_to_a_path_under_the_login_directory_lands_beside_that_log(
+    sshd: Sshd, sleeper: Callable[[], Any], capsys: pytest.CaptureFixture[str]  # noqa: F811
+) -> None:
+    """``box:~/PATH`` is under the login directory as SFTP starts in it: the request, written by a command on the
+    far side, goes to the inbox beside that log, wherever the command itself starts."""
+    sshd.trust()
+    log = dsh_log(sshd.home / "dsh" / "--w--" / "s1")
+    write_bridge(log.parent, sleeper().pid, "running")
+    assert main(["control", "testbox:~/dsh/--w--/s1", "pause", "--json"]) == 0, capsys.readouterr().err
+    request = json.loads(capsys.readouterr().out)
+    assert [orjson.loads(line)["id"] for line in (log.parent / INBOX_NAME).read_bytes().splitlines()] == [request["id"]]
+    assert (log.parent / INBOX_NAME).stat().st_mode & 0o777 == 0o600
+
+
+def test_a_machine_without_flock_gets_the_request_over_sftp(
+    sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any], monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """Where the far side has no flock(1) (the command says so by its exit status), the request is appended over
+    SFTP as before, a torn last line closed first."""
+    from core.remote import inbox
+
+    sshd.trust()
+    monkeypatch.setattr(inbox, "SEND", "exit 100")
+    log = dsh_log(tmp_path / "sessions" / "--w--" / "s1")
+    write_bridge(log.parent, sleeper().pid, "running")
+    (log.parent / INBOX_NAME).write_bytes(b'{"torn')
+    assert main(["control", f"testbox:{log.parent}", "pause", "--json"]) == 0, capsys.readouterr().err
+    request = json.loads(capsys.readouterr().out)
+    assert (log.parent / INBOX_NAME).read_bytes().splitlines()[1] == orjson.dumps(request)

@@ -17,6 +17,7 @@ from core.control.inbox import inbox_path
 from core.fleet.follow import Fleet
 from tests.alerts.crafted import HEADER, Log
 from tests.remote.sshd import MISSING, Sshd
+from tests.tui.logs import hold_host, release_hosts
 from tests.tui.pilot import NO_KEYMAP, until
 from tui.app import TapedeckApp
 from tui.screens.alerts import AlertsScreen
@@ -90,6 +91,7 @@ def test_an_alerts_action_reaches_the_remote_hosts_inbox(sshd: Sshd, tmp_path: P
     path.parent.mkdir(parents=True)
     path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [{**HEADER, "id": "loop-1"}, *log.events]))
     write_state(path, "running", os.getpid(), int(time.time() * 1000))  # this process: live on the far side
+    hold_host(path)  # … holding its log, as a live host does
     config = validate_config({"alerts": {"loop": {"count": 2, "action": "message", "message": "try another way"}}})
     warnings: list[str] = []
     fleet = Fleet([f"testbox:{root}"], config)
@@ -106,5 +108,6 @@ def test_an_alerts_action_reaches_the_remote_hosts_inbox(sshd: Sshd, tmp_path: P
         fleet.act(raised, warnings.append)
         assert time.monotonic() < deadline and not warnings, warnings
         time.sleep(0.05)
+    release_hosts()
     (request,) = [orjson.loads(line) for line in inbox_path(path).read_bytes().splitlines()]
     assert (request["op"], request["args"], request["origin"]) == ("message", {"text": "try another way"}, "alert:loop")
