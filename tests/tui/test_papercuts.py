@@ -411,3 +411,20 @@ async def test_a_policy_screens_heading_keeps_the_session_at_80_columns(tmp_path
         heading = app.screen.query_one("#policy-heading")
         line = heading.render_line(0).text.rstrip()
         assert line.endswith("· session t-1") and line == str(heading.render()).rstrip(), line
+
+
+async def test_a_narrow_list_keeps_its_summaries_and_leaves_tags_out(tmp_path: Path) -> None:
+    """At 80 columns with the detail pane shown (d) the list is 48 wide: a sealed or folded row's tags took the whole
+    summary (``❯     14 ch [sealed] [off]``, the user's words gone). The summary keeps its room; the tags that do
+    not fit are left out (the detail pane names them)."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settled_main_screen(pilot)
+        await pilot.press("d", "g")
+        await settle(pilot)
+        assert screen.detail.display and screen.events.size.width < 50
+        lines = [screen.events.render_line(y).text for y in range(screen.events.size.height)]
+        assert any("❯ list the" in line for line in lines), lines
+        assert any("← a.txt b.txt" in line for line in lines), lines
+        for line in lines:
+            assert line.rstrip().endswith(("B", "ch", "]")), line  # a tag is left out whole, never cut

@@ -33,6 +33,7 @@ from tui.widgets.rows import RowCache, RowView, ago, badges, clock, huge_row, or
 from tui.widgets.scrolling import held_scrollbar, set_virtual_size, steady_scrollbar
 
 TIME_MIN_WIDTH = 70  # narrower lists leave the time column out (the detail pane still shows the time)
+SUMMARY_MIN_WIDTH = 16  # a row's summary keeps this many cells; tags that would take them are left out
 PREFETCH = 2  # screens of rows computed around the visible ones
 STRIP_CACHE = 2000  # drawn lines kept: in follow mode every append shifts all rows by one
 # rows of longer lines read back from the file are drawn from their head, not decoded
@@ -595,8 +596,8 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         session = frame.shown
         seq = row.seq
         dim = seq in session.replaced_by
-        tags = (*badges(row, session, self.cut_kinds), *frame.marks.get(seq, ()),
-                *(("✎ note",) if self._noted(seq, depth) else ()))  # fmt: skip
+        states = badges(row, session, self.cut_kinds)
+        tags = (*states, *frame.marks.get(seq, ()), *(("✎ note",) if self._noted(seq, depth) else ()))
         turn = turn_label(frame.session, row)  # attribution never changes with the moment
         match = self._search if self._search and self._is_match(seq) else ""
         ago_now = frame.now_ms
@@ -606,7 +607,7 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         strip = self._strips.get(key)
         if strip is None:
             when = clock(row.time) if when is None else when
-            strip = self._draw(row, turn, when, depth, is_cursor, width, dim, tags, frame.styles, match)
+            strip = self._draw(row, turn, when, depth, is_cursor, width, dim, tags, len(states), frame.styles, match)
             if len(self._strips) > STRIP_CACHE:
                 self._strips.clear()
             self._strips[key] = strip
@@ -622,9 +623,12 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
         width: int,
         dim: bool,
         tags: tuple[str, ...],
+        states: int,
         styles: dict[str, Style],
         match: str = "",
     ) -> Strip:
+        """One row's line; ``tags`` starts with ``states`` state badges, which a narrow list leaves out first (from
+        the last), then its alert marks and note, so that the summary keeps ``SUMMARY_MIN_WIDTH`` cells."""
         base = styles[""]
         text_style = base + styles["dim"] if dim else base
         if row.error:
@@ -639,9 +643,16 @@ class EventList(ScrollView, can_focus=True, inherit_bindings=False):
             if width >= TIME_MIN_WIDTH
             else f"{row.seq:>7} {f'{turn}{step}':>6} "
         )
-        right = f" {human_chars(row.size):>5} {row.unit:<2}" + "".join(f" [{tag}]" for tag in tags)
+        size = f" {human_chars(row.size):>5} {row.unit:<2}"
+        kept = list(tags)
+        while True:
+            right = size + "".join(f" [{tag}]" for tag in kept)
+            room = max(0, width - cell_len(left) - cell_len(right) - 2)
+            if room >= SUMMARY_MIN_WIDTH or not kept:
+                break
+            kept.pop(states - 1 if states > 0 else -1)
+            states -= 1
         indent = "    ↳ " if depth else ""
-        room = max(0, width - cell_len(left) - cell_len(right) - 2)
         summary = set_cell_size(f"{indent}{row.summary}", room)
         segments = [
             Segment(left, styles["match"] if match else gutter),
