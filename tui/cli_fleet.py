@@ -42,7 +42,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "and S pause or resume, message and stop the session under the cursor after a confirm."
         ),
     )
-    add_roots(p, "sessions root, session directory or log file (default: {default})")
+    add_roots(p)
     p.add_argument("--config", metavar="FILE", help="config file whose alerts and model sections apply")
     add_interval(p, FOLLOW_INTERVAL, "how often an opened session's file is checked for appends")
     p.set_defaults(handler=guarded(lambda a: run_fleet(a.roots, a.config, a.interval)))

@@ -38,11 +38,13 @@ def _local_path(text: str) -> str:
     return text
 
 
-def add_roots(parser: argparse.ArgumentParser, help: str) -> None:
-    """The positional ``roots`` (any number, here or over SSH), the default sessions root when none is given;
-    ``help`` names it as ``{default}``."""
+def add_roots(parser: argparse.ArgumentParser) -> None:
+    """The positional ``roots`` (any number, here or over SSH), the default sessions root when none is given."""
     default_root = str(default_sessions_root())
-    parser.add_argument("roots", nargs="*", default=[default_root], metavar="ROOT", help=help.format(default=default_root))
+    parser.add_argument(
+        "roots", nargs="*", default=[default_root], metavar="ROOT",
+        help=f"sessions root, session directory or log file, here or [user@]host:PATH (default: {default_root})",
+    )  # fmt: skip
 
 
 def add_interval(parser: argparse.ArgumentParser, default: float, help: str) -> None:

@@ -340,7 +340,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "(attention), turn.step, phase and class, time since the last write, context and cache-hit %, cost "
         "and run rate. Sessions needing attention come first, each subagent child under its parent.",
     )
-    add_roots(p, "sessions root, session directory or log file (default: {default})")
+    add_roots(p)
     p.add_argument("--config", metavar="FILE", help="config file whose alerts and model sections apply")
     add_json(p)
     p.set_defaults(handler=guarded(_sessions))
