@@ -36,10 +36,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=TUI_COMMANDS["fleet"].help,
         description=(
             "One table of every session under the sessions roots (or of the logs and session directories given): "
-            "title, host state, attention (why a session needs you now), turn.step, phase and class, time since "
-            "the last write, context and cache-hit %, cost and $/h. Rows needing attention come first; n jumps to "
-            "the next one, / filters (words, state:paused, host:local, attention), Enter opens a session, P, m "
-            "and S pause or resume, message and stop the session under the cursor after a confirm."
+            "title, host state, attention (why a session needs you now), turn.step, how the last turn ended, phase "
+            "and class, time since the last write, context and cache-hit %, cost and $/h. Rows needing attention "
+            "come first; n jumps to the next one, / filters (words, state:paused, host:local, attention), Enter "
+            "opens a session, P, m and S pause or resume, message and stop the session under the cursor after a "
+            "confirm, and a toast gives the host's (or the DSH bridge's) answer."
         ),
     )
     add_roots(p)

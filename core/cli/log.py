@@ -337,8 +337,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help=COMMANDS["sessions"].help,
         description="List every session log under one or more sessions roots laid out as DSH lays them out, "
         "one row per session as the fleet table shows it: title, host state, what needs the operator "
-        "(attention), turn.step, phase and class, time since the last write, context and cache-hit %, cost "
-        "and run rate. Sessions needing attention come first, each subagent child under its parent.",
+        "(attention), turn.step, how the last turn ended, phase and class, time since the last write, context "
+        "and cache-hit %, cost and run rate. Sessions needing attention come first, each subagent child under its "
+        "parent.",
     )
     add_roots(p)
     p.add_argument("--config", metavar="FILE", help="config file whose alerts and model sections apply")
