@@ -355,6 +355,12 @@ class Signals:
         return exited is not None and began is not None and began > exited + TAKEN_UP_MS
 
     @property
+    def host_name(self) -> str:
+        """Who runs the session, as a reason names it: ``the host`` (tapedeck's, which logs its states), else
+        ``DSH`` (a state read from the bridge's ``bridge.json``)."""
+        return "the host" if self.hosted or self.logged_state is not None else "DSH"
+
+    @property
     def host_state(self) -> tuple[str, int] | None:
         """The host's state and the seq it is dated by: the live reading when there is one, else the log's."""
         if self.live_state is not None and self.live_state != "none":
@@ -452,9 +458,9 @@ def waiting(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
         ask = min(s.approvals.values())
         return Finding(ask, "a tool call waits for the operator's approval")
     if state is not None and state[0] == "paused":
-        return Finding(state[1], "paused: the host holds until it is resumed")
+        return Finding(state[1], f"paused: {s.host_name} holds until it is resumed")
     if state is not None and state[0] == "idle" and not s.child:  # a child's next task is its parent's to give
-        return Finding(state[1], "idle: the host waits for the next task")
+        return Finding(state[1], f"idle: {s.host_name} waits for the next task")
     return None
 
 
@@ -520,8 +526,7 @@ def host_died(s: Signals, rule: RuleConfig, now: int | None) -> Finding | None:
     """The host exited (or was replaced by a new one) while a turn was open."""
     state = s.host_state
     if s.open_turn is not None and state is not None and state[0] == "exited" and not (s.taken_up or s.unseen_turn):
-        who = "the host" if s.hosted else "DSH"  # no tapedeck host: DSH ran it, through the bridge
-        return Finding(state[1], f"{who} exited in the middle of turn {s.open_turn}")
+        return Finding(state[1], f"{s.host_name} exited in the middle of turn {s.open_turn}")
     if s.died_at is not None and (state is None or state[0] not in ("running", "pausing", "paused", "idle")):
         return Finding(s.died_at, "the host exited in the middle of a turn and a new one took over")
     return None

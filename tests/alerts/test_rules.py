@@ -137,6 +137,20 @@ def test_waiting_on_a_pause_an_idle_host_or_an_approval_clears_and_fires_again()
     assert e.tick(log.time, host_state="running") == [] and "waiting" not in e.active
 
 
+def test_waiting_on_a_dsh_session_names_dsh_not_a_host_it_never_had() -> None:
+    """A DSH session paused or idle through the bridge read 'paused: the host holds …' / 'idle: the host waits …',
+    naming a host the session never had, as its host column says 'DSH paused' and host-died 'DSH exited'."""
+    log, e = Log(), engine({"waiting": {}})
+    log.turn(1)
+    log.end(1)
+    fired(e, log)
+    (idle,) = e.tick(log.time, host_state="idle")
+    assert idle.reason == "idle: DSH waits for the next task"
+    assert e.tick(log.time, host_state="running") == []
+    (paused,) = e.tick(log.time, host_state="paused")
+    assert paused.reason == "paused: DSH holds until it is resumed"
+
+
 def test_an_idle_subagent_child_is_not_waiting_for_the_operator() -> None:
     """A subagent child that finished its task sits idle in DSH (its parent, not the operator, gives it work): it
     does not call the operator over, as an idle top-level session does; paused or asking approval, it does."""
