@@ -95,10 +95,21 @@ def render(report: dict[str, Any]) -> str:
     )
 
 
+def _stdin_text() -> str:
+    """The request piped in, as UTF-8 text; a TapedeckError naming the first byte that is not."""
+    raw = sys.stdin.buffer.read()
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise TapedeckError(f"the request on stdin is not UTF-8 text (bad byte at offset {exc.start})") from None
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the routing of the request."""
     config = load_config(args.config).adaptive
-    text = sys.stdin.read() if args.text == "-" else args.text
+    text = _stdin_text() if args.text == "-" else args.text
+    if not text.strip():
+        raise TapedeckError("the request is empty: give its text, or '-' with the text on stdin")
     evidence = read_text(args.evidence, "--evidence") if args.evidence else ""
     emit(route_report(text, args.task_class, evidence, config), args.json, render)
     return 0

@@ -119,3 +119,22 @@ def test_demo_refuses_what_it_cannot_run_with(
     out, err = capsys.readouterr()
     assert (out, err) == ("", f"tapedeck: {message.format(file=file)}\n")
     assert not (tmp_path / "root").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "stdin", "message"),
+    [
+        ("", b"", "the request is empty: give its text, or '-' with the text on stdin"),  # it was routed as small
+        ("-", b" \n", "the request is empty: give its text, or '-' with the text on stdin"),
+        ("-", b"fix \xff it", "the request on stdin is not UTF-8 text (bad byte at offset 4)"),
+    ],
+)
+def test_route_refuses_a_request_it_cannot_read(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, text: str, stdin: bytes, message: str
+) -> None:
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), errors="surrogateescape"))
+    assert main(["route", text]) == 2
+    assert capsys.readouterr() == ("", f"tapedeck: {message}\n")

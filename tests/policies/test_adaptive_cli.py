@@ -49,7 +49,7 @@ def test_request_from_stdin_and_config_file(
 ) -> None:
     config = tmp_path / "policy.toml"
     config.write_text("[adaptive.riskRouter]\nminimumScore = 20\n", encoding="utf-8")
-    monkeypatch.setattr("sys.stdin", io.StringIO("Prevent path traversal in the file API"))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"Prevent path traversal in the file API")))
     code, out, _ = run(capsys, "-", "--config", str(config), "--json")
     assert code == 0 and json.loads(out)["risk"]["reason"] == "low-confidence"
 
