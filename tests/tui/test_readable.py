@@ -160,3 +160,17 @@ async def test_the_errors_only_box_reads_off_without_colours(tmp_path: Path) -> 
         await until(pilot, lambda: box.value)
         await pilot.pause(0.05)
         assert "X" in box.render_line(0).text, box.render_line(0).text
+
+
+def test_the_request_views_kept_prefix_reads_as_a_sentence() -> None:
+    """'prefix kept the first 294,805 of 318,732 bytes are the previous request' ran its label into the sentence,
+    set apart by colour alone (none with NO_COLOR); the label ends in a colon, as the CLI's does."""
+    from types import SimpleNamespace
+
+    from tui.screens.request import diff_line
+
+    diff = SimpleNamespace(before=object(), broke=False, prefix_bytes=294_805, total_bytes=318_732,
+                           added=[1] * 5, removed=[], replaced=[])  # fmt: skip
+    assert diff_line(SimpleNamespace(diff=diff)).plain == (  # type: ignore[arg-type]
+        "prefix kept: the first 294,805 of 318,732 bytes are the previous request's  +5 −0 nodes"
+    )

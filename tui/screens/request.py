@@ -65,8 +65,8 @@ def diff_line(view: RequestView) -> Text:
     )
     if not d.broke:
         return Text.assemble(
-            ("prefix kept ", "bold green"),
-            f"the first {d.prefix_bytes:,} of {d.total_bytes:,} bytes are the previous request{changes}",
+            ("prefix kept: ", "bold green"),
+            f"the first {d.prefix_bytes:,} of {d.total_bytes:,} bytes are the previous request's{changes}",
         )
     cause = (d.cause or "?") + (f" at seq {d.cause_seq}" if d.cause_seq is not None else "")
     share = d.prefix_bytes / d.total_bytes if d.total_bytes else 0
