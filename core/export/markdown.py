@@ -355,7 +355,7 @@ class MarkdownFormat:
             f"- model: {_no_html(model_label(s['provider'], s['model']))} · state: {s['state']}",
             f"- turns: {len(s['turns'])} ({turns}) · events: {s['events']} · cost: {usd(s['usd'])}",
             f"- {redaction}" + (f" · at seq {doc['at']}" if doc["at"] is not None else ""),
-            *([f"- filter: {_no_html(f['text'])} ({f['rowsLeftOut']} rows left out)"] if (f := doc["filter"]) else []),
+            *([f"- filter: {_literal(f['text'])} ({f['rowsLeftOut']} rows left out)"] if (f := doc["filter"]) else []),
             *self._problems(doc["diagnostics"]),
             "",
             "",

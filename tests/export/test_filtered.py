@@ -113,3 +113,10 @@ def test_a_redacted_export_redacts_the_filter_it_names(log: Path, fmt: str) -> N
     text = out.getvalue().decode()
     assert "alice" not in text and "sk-abcdef" not in text
     assert doc["filter"]["text"] == "/SNAPSHOT|~/proj|[redacted key]/"
+
+
+def test_the_filter_in_a_markdown_head_is_shown_as_typed(log: Path) -> None:
+    """A regex is no Markdown: ``x*SNAPSHOT*`` in the head's filter line came out as emphasis on GitHub, ``<b>`` as
+    the start of raw HTML."""
+    text, _ = _export(log, "md", EventFilter.parse("", "", "", False, "x*SNAPSHOT*|<b>"))
+    assert r"- filter: /x\*SNAPSHOT\*\|\<b\>/ (" in text, text[:600]
