@@ -22,7 +22,6 @@ import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
@@ -31,7 +30,6 @@ from core.control.host_state import read_host_state
 from core.export.redact import Counts, Redactor, Seen
 from core.export.spool import NodeSpool
 from core.log.linestore import LineStore
-from core.log.reader import read_header, read_last_title
 from core.log.records import PackedRow
 from core.log.vocabulary import CHECKPOINT_EVENT
 from core.read.event_filter import EventFilter, Predicate
@@ -177,16 +175,6 @@ def event_text(event: dict[str, Any]) -> str:
     if etype == "tool/call":
         return str(data.get("arguments", ""))
     return ""
-
-
-def session_name(path: str | os.PathLike[str], redactor: Redactor | None) -> str:
-    """What names the session before the pass reads the log (a head written before the rows: the HTML page's
-    title): its last title, else its id, redacted as the pass redacts them (and counts them: not counted here)."""
-    title = read_last_title(path)
-    if not title:
-        header = read_header(Path(path))
-        title = str(header.get("id", "")) if header is not None else ""
-    return title if redactor is None else redactor.again(title)
 
 
 @dataclass

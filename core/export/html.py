@@ -97,17 +97,16 @@ class HtmlFormat:
 
     messages = True
     costs = False
+    late = True  # the head names the session by its last title
     joined = False  # a request message is written between pieces of its own (``_request``)
 
-    def __init__(self, log_name: str, at: int | None = None, cut: bool = False, named: Callable[[], str] = str,
-                 filtered: bool = False) -> None:  # fmt: skip
+    def __init__(self, log_name: str, at: int | None = None, cut: bool = False, filtered: bool = False) -> None:
         self.log_name = log_name
         self.at = at  # the moment: the rows after it are dimmed …
         self.cut = cut  # … or, when cut, left out (and counted)
         self.later = 0  # rows left out
         self.listed: set[int] | None = set() if filtered else None  # a filtered list's rows, by seq
         self.moment: int | None = None  # the row that shows the moment: the last at or before it
-        self.named = named  # what names the session (asked for the page's title, before the log is read)
         self._last: tuple[Any, bytes] = (None, b"")  # the last long text escaped, and its bytes
         self._before: tuple[Any, bytes] = (None, b"")  # the one escaped before it
         self._words: dict[str, str] = {}  # types, glyphs, roles and sources, escaped (``_word``)
@@ -203,13 +202,15 @@ class HtmlFormat:
                 words[value] = escaped
         return escaped
 
-    def opening(self) -> bytes:
-        """The page's head, titled by what names the session and the moment, and the opening of the event list
-        (the sections follow the rows in the file; CSS shows them first)."""
+    def opening(self, doc: dict[str, Any] | None) -> bytes:
+        """The page's head, titled by the session's last title (else its id) and the moment, and the opening of
+        the event list (the sections follow the rows in the file; CSS shows them first)."""
+        assert doc is not None  # ``late``: asked once the pass is over
+        s = doc["session"]
         at = f" · at seq {self.at}" if self.at is not None else ""
         return "".join([
             "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">",
-            f"<title>{_e(self.named())}{at} · tapedeck export</title>",
+            f"<title>{_e(s['title'] or s['id'])}{at} · tapedeck export</title>",
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
             f'<meta name="viewport" content="width=device-width"><style>{STYLE}</style>',
             "</head><body><main>",

@@ -196,6 +196,7 @@ class MarkdownFormat:
 
     messages = False  # no request: the head's redaction summary counts what redacting its messages replaces
     costs = False
+    late = False
 
     def __init__(self, log_name: str, at: int | None = None) -> None:
         self.log_name = log_name
@@ -209,7 +210,7 @@ class MarkdownFormat:
         self.notes_used = 0
         self.notes_left_out = 0
 
-    def opening(self) -> bytes:
+    def opening(self, doc: dict[str, Any] | None) -> bytes:
         """Nothing: the transcript starts with its head, known once the log is read."""
         return b""
 

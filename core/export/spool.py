@@ -3,6 +3,7 @@ is small, then in the temp directory)."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -51,8 +52,18 @@ def spool() -> Iterator[Spool]:
         raise _failed(exc) from None
 
 
-def _failed(exc: OSError) -> TapedeckError:
-    return TapedeckError(f"cannot write the export's spool file in {tempfile.gettempdir()} ({exc.strerror or exc})")
+def waiting(where: str | os.PathLike[str] | None = None) -> IO[bytes]:
+    """A file, without a name, for what waits for something written before it (in the directory ``where``, else
+    the temp directory), gone once closed."""
+    try:
+        return tempfile.TemporaryFile(dir=where)
+    except OSError as exc:
+        raise _failed(exc, where) from None
+
+
+def _failed(exc: OSError, where: str | os.PathLike[str] | None = None) -> TapedeckError:
+    where = tempfile.gettempdir() if where is None else os.fspath(where)
+    return TapedeckError(f"cannot write the export's spool file in {where} ({exc.strerror or exc})")
 
 
 def replay(spooled: Spool) -> Iterator[bytes]:

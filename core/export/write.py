@@ -8,15 +8,17 @@ read back and written one at a time. The HTML page shows those sections above th
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+import shutil
+from collections.abc import Iterable, Iterator
+from contextlib import ExitStack
 from itertools import islice
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
 
 import orjson
 
-from core.export.build import ExportOptions, ExportPass, in_step, session_name
-from core.export.spool import NodeSpool, Pieces, replay, spool
+from core.export.build import ExportOptions, ExportPass, in_step
+from core.export.spool import NodeSpool, Pieces, replay, spool, waiting
 from core.log.layout import resolve_log_path
 from core.shared.errors import TapedeckError
 
@@ -29,9 +31,11 @@ class Format(Protocol):
 
     messages: bool  # ``closing`` writes the request's messages (else the document has none, only their count)
     costs: bool  # ``closing`` writes each request's cost (its size and cause too), not only the sums and cuts
+    late: bool  # ``opening`` shows what the pass learns (HTML's title): the rows wait in a file until it is over
 
-    def opening(self) -> bytes:
-        """What goes before the first row (known before the log is read)."""
+    def opening(self, doc: dict[str, Any] | None) -> bytes:
+        """What goes before the first row: asked before the log is read (``doc`` None), or, when ``late``, once
+        the pass is over (``doc``: the document's sections)."""
         ...
 
     def row(self, row: dict[str, Any]) -> bytes:
@@ -60,12 +64,13 @@ class JsonFormat:
 
     messages = True
     costs = True
+    late = False
     joined = True  # its pieces carry the comma before them: several may come as one block
 
     def __init__(self) -> None:
         self.first = True
 
-    def opening(self) -> bytes:
+    def opening(self, doc: dict[str, Any] | None) -> bytes:
         """The opening of ``events``."""
         return b'{"events": ['
 
@@ -154,12 +159,10 @@ def _items(pieces: Iterable[bytes]) -> Iterator[bytes]:
 
 
 def make_format(
-    name: str, log_name: str, at: int | None = None, cut: bool = False, named: Callable[[], str] = str,
-    filtered: bool = False,
-) -> Format:  # fmt: skip
+    name: str, log_name: str, at: int | None = None, cut: bool = False, filtered: bool = False
+) -> Format:
     """The writer of format ``name`` (``html``, ``md`` or ``json``); ``at``: the export's moment, where an HTML list
-    ends when ``cut``; ``named``: what names the session, for a writer that shows it before the rows (HTML's
-    title); ``filtered``: the rows are those a filter let through (an HTML page links only to those)."""
+    ends when ``cut``; ``filtered``: the rows are those a filter let through (an HTML page links only to those)."""
     if name == "json":
         return JsonFormat()
     if name == "md":
@@ -169,35 +172,45 @@ def make_format(
     if name == "html":
         from core.export.html import HtmlFormat
 
-        return HtmlFormat(log_name, at, cut, named, filtered)
+        return HtmlFormat(log_name, at, cut, filtered)
     raise TapedeckError(f"unknown export format {name!r}: use one of {', '.join(FORMATS)}")
 
 
-def export(path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: ExportOptions) -> dict[str, Any]:
+def export(
+    path: str | os.PathLike[str], out: BinaryIO, fmt: str, options: ExportOptions,
+    beside: str | os.PathLike[str] | None = None,
+) -> dict[str, Any]:  # fmt: skip
     """Export the log at ``path`` to ``out`` in ``fmt``, the rows written as the pass reads their events (in
     chunks of about ``WRITE_CHUNK`` bytes); returns the document's sections, with ``shown``: how many of its rows
-    the document shows (a Markdown transcript leaves some out)."""
+    the document shows (a Markdown transcript leaves some out). A writer whose opening waits for the pass
+    (``Format.late``) has them wait in a file in ``beside`` (else the temp directory), copied after it."""
     # a writer names the log (Markdown's expand hints): redacted as the header's path is
     name = os.fspath(path)
     writer = make_format(fmt, name if options.redactor is None else options.redactor.again(name), options.at,
-                         options.cut, lambda: session_name(path, options.redactor),
-                         options.filter is not None and options.filter.active)  # fmt: skip
-    pending = [writer.opening()]
+                         options.cut, options.filter is not None and options.filter.active)  # fmt: skip
+    late = writer.late
+    pending = [] if late else [writer.opening(None)]
     held = 0
+    with ExitStack() as stack:
+        ahead = stack.enter_context(waiting(beside)) if late else out  # where the rows go as they come
 
-    def put(row: dict[str, Any]) -> None:
-        nonlocal held
-        data = writer.row(row)
-        pending.append(data)
-        held += len(data)
-        if held >= WRITE_CHUNK:
-            out.write(b"".join(pending))
-            pending.clear()
-            held = 0
+        def put(row: dict[str, Any]) -> None:
+            nonlocal held
+            data = writer.row(row)
+            pending.append(data)
+            held += len(data)
+            if held >= WRITE_CHUNK:
+                ahead.write(b"".join(pending))
+                pending.clear()
+                held = 0
 
-    with spool() as rows, spool() as messages:  # the surface's nodes as the pass read them (for a writer of nodes)
+        rows, messages = stack.enter_context(spool()), stack.enter_context(spool())  # the surface's nodes as read
         nodes = NodeSpool(rows, messages, writer) if isinstance(writer, Pieces) and writer.messages else None
         doc = ExportPass(path, options, put, writer.messages, writer.costs, nodes).run()
+        if late:
+            out.write(writer.opening(doc))
+            ahead.seek(0)
+            shutil.copyfileobj(ahead, out, WRITE_CHUNK)
         out.write(b"".join(pending))
         for data in writer.closing(doc):
             out.write(data)
@@ -216,7 +229,7 @@ def export_to_file(
     tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
     try:
         with open(tmp, "wb") as out:
-            doc = export(path, out, fmt, options)
+            doc = export(path, out, fmt, options, target.parent)
         os.replace(tmp, target)
     except OSError as exc:
         raise TapedeckError(f"{target}: cannot write ({exc.strerror or exc})") from None

@@ -7,16 +7,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from core.log.decoder import Consumer, LogDecoder
-from core.log.frames import FrameStream
 from core.log.layout import is_compressed, resolve_log_path
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError
 
 CHUNK = 1 << 20
-TITLE_TYPE = b'"session/title"'  # only a JSON string of its own: inside another string its quotes are escaped
 HEADER_LIMIT = 1 << 24  # a first line or frame longer than this is no session header
 
 
@@ -120,50 +116,3 @@ def read_header(path: Path) -> dict[str, Any] | None:
         return read_log_header(path)
     except LogFormatError:
         return None
-
-
-def read_last_title(path: str | os.PathLike[str]) -> str | None:
-    """The title of the log's last ``session/title`` event (None: it has none, or the log cannot be read), found
-    without decoding the log: a byte search for the event's type, and only the lines it finds are parsed (a zstd
-    log's frames are decompressed for it), far cheaper than decoding the log. The log is read, never mapped: a
-    mapped file cut short meanwhile would kill the process."""
-    p = resolve_log_path(path)
-    title: str | None = None
-    try:
-        with open(p, "rb") as f:
-            if is_compressed(p):
-                frames = FrameStream()
-                while chunk := f.read(CHUNK):
-                    for frame in frames.feed(chunk):
-                        found = _last_title(frame.data, len(frame.data)) if frame.data is not None else None
-                        title = found if found is not None else title
-                return title
-            held = bytearray()  # the lines read and not searched yet: those the last read completed are
-            while chunk := f.read(CHUNK):
-                held += chunk
-                cut = held.rfind(b"\n") + 1
-                if cut:
-                    found = _last_title(held, cut)
-                    title = found if found is not None else title
-                    del held[:cut]
-            found = _last_title(held, len(held))  # a last line without its line break
-            return found if found is not None else title
-    except OSError:
-        return title
-
-
-def _last_title(data: bytes | bytearray, end: int) -> str | None:
-    """The title of the last ``session/title`` event among the lines of ``data`` before ``end`` (a line's end)."""
-    while (at := data.rfind(TITLE_TYPE, 0, end)) >= 0:
-        start = data.rfind(b"\n", 0, at) + 1
-        stop = data.find(b"\n", at, end)
-        try:
-            event = orjson.loads(data[start : stop if stop >= 0 else end])
-        except orjson.JSONDecodeError:
-            event = None
-        if isinstance(event, dict) and event.get("type") == "session/title":
-            title = event.get("data").get("title") if isinstance(event.get("data"), dict) else None
-            if isinstance(title, str):
-                return title
-        end = start
-    return None

@@ -393,10 +393,9 @@ def test_the_summary_line_counts_the_rows_each_format_shows(tmp_path: Path, caps
 
 @pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
 def test_the_page_s_head_names_the_title_the_json_gives(tmp_path: Path, zstd: bool) -> None:
-    """The HTML's ``<title>``, written in its head before the log is read, names the session by its last valid
-    title, as the JSON's ``session.title`` (read by the pass) does: a later rename counts, a title event without a
-    text and a tool result that quotes the event's type do not. The page's header gives it too (it gave the id
-    alone)."""
+    """The HTML's ``<title>``, in its head before the rows, names the session by its last valid title, as the
+    JSON's ``session.title`` (read by the pass) does: a later rename counts, a title event without a text and a
+    tool result that quotes the event's type do not. The page's header gives it too (it gave the id alone)."""
     import orjson
 
     from tests.log.helpers import zstd_log
@@ -456,24 +455,42 @@ def test_the_chart_draws_a_cut_after_the_last_request_after_its_bar(tmp_path: Pa
     assert bars and cut >= bars[-1][0] + bars[-1][1]
 
 
-def test_the_title_search_survives_a_log_cut_short_while_it_reads(tmp_path: Path) -> None:
-    """The page's title is found before the pass by a byte search of the log. The search mapped the file into
-    memory, so a log cut short meanwhile (a writer truncating an append it could not complete) killed the export
-    with SIGBUS; it reads the log in pieces instead, and gives the title it found."""
-    import subprocess
-    import sys
+def test_the_page_s_head_waits_for_the_pass_which_reads_the_log_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The page's head names the session by its last title, which only the pass learns. A byte search of the whole
+    log before the pass found it, which decompressed every frame of a zstd log a second time; the rows now wait in
+    a file until the pass is over and go out after the head, so the log is read once. An HTML export to stdout that
+    fails (a moment the log has not) writes nothing there: it wrote the page's head and rows first."""
+    import random
 
-    script = """import os, sys
-import core.log.reader as reader
-search = reader._last_title
-def cut_then_search(*args):
-    os.truncate(sys.argv[1], 0)
-    return search(*args)
-reader._last_title = cut_then_search
-print(reader.read_last_title(sys.argv[1]))
-"""
-    log = tmp_path / "s.jsonl"
-    padding = "".join(json.dumps({"type": "goal/change", "data": {"note": "x" * 4000}}) + "\n" for _ in range(800))
-    log.write_text((FIXTURES / "tool-call-turn.session.jsonl").read_text() + padding)
-    run = subprocess.run([sys.executable, "-c", script, str(log)], capture_output=True, text=True, timeout=60)
-    assert (run.returncode, run.stdout) == (0, "Use the bash tool to\n"), run.stderr[-300:]
+    import orjson
+
+    import core.export.write as write
+    from core.export.build import ExportOptions
+    from core.export.redact import Redactor
+    from core.log.frames import FrameStream
+    from tests.log.helpers import zstd_log
+
+    header, *events = [orjson.loads(line) for line in (FIXTURES / "tool-call-turn.session.jsonl").read_bytes().splitlines()]
+    rng = random.Random(1)  # notes that do not compress: the log is longer than what a read of its header takes
+    events += [{"type": "goal/change", "data": {"note": rng.randbytes(1000).hex()}} for _ in range(300)]
+    events.append({"type": "session/title", "data": {"title": "Renamed late", "source": {"kind": "user"}}})
+    log = tmp_path / "s.jsonl.zstd"
+    log.write_bytes(zstd_log(events, header=header))
+    fed: dict[int, int] = {}  # compressed bytes fed to each frame stream
+    feed = FrameStream.feed
+    monkeypatch.setattr(FrameStream, "feed", lambda self, data: fed.update({id(self): fed.get(id(self), 0) + len(data)})
+                        or feed(self, data))  # fmt: skip
+    monkeypatch.setattr(write, "WRITE_CHUNK", 1 << 16)  # the rows go to their file in several chunks
+    out = io.BytesIO()
+    write.export(log, out, "html", ExportOptions(redactor=Redactor()))
+    page = out.getvalue().decode()
+    assert list(fed.values()).count(log.stat().st_size) == 1  # the pass (and reads of the header's frame)
+    assert page.startswith("<!DOCTYPE") and "<title>Renamed late · tapedeck export</title>" in page.split("</head>")[0]
+    assert page.count("tapedeck export</title>") == 1 and page.endswith("</html>\n")
+    plain = tmp_path / "s.jsonl"
+    plain.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in [header, *events]))
+    assert _run("export", str(plain), "--format", "html") == page
+    assert main(["export", str(plain), "--format", "html", "--at", "100000"]) == 2
+    assert capsys.readouterr().out == ""
