@@ -174,3 +174,17 @@ def test_the_request_views_kept_prefix_reads_as_a_sentence() -> None:
     assert diff_line(SimpleNamespace(diff=diff)).plain == (  # type: ignore[arg-type]
         "prefix kept: the first 294,805 of 318,732 bytes are the previous request's  +5 −0 nodes"
     )
+
+
+async def test_the_cursor_row_stands_out_without_colours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With NO_COLOR the cursor row's background was greyed to the list's own, leaving bold alone to tell it from
+    the rows around it (bold rows among them); it is drawn reversed."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await settled_main_screen(pilot)
+        events = screen.events
+        assert app.no_color
+        lines = [events.render_line(y) for y in range(events.size.height)]
+        reversed_lines = [line.text for line in lines if any(seg.style and seg.style.reverse for seg in line)]
+        assert len(reversed_lines) == 1 and "turn 3 ended" in reversed_lines[0], reversed_lines
