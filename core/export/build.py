@@ -645,6 +645,14 @@ def _run_head(session: Session, seq: int) -> dict[str, Any]:
     return head if head is not None else events[seq]
 
 
+def unlisted(doc: dict[str, Any], seq: int) -> str:
+    """Why a note on ``seq`` is on no row of the document: the filter left its row out, or the log has no such seq
+    (a copy cut short, a log replaced by a shorter one)."""
+    if doc["filter"] is not None and seq < doc["session"]["events"]:
+        return "its row left out by the filter"
+    return "not in this log"
+
+
 def turns_line(turns: list[dict[str, Any]], named: int = 10) -> str:
     """How a session's turns ended, counted by how (``40 completed; 2 aborted: turns 7, 12``), the turns that did
     not complete named, up to ``named`` of each way: one line whatever their number."""

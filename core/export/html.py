@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any
 
-from core.export.build import cache_break, in_step, turns_line
+from core.export.build import cache_break, in_step, turns_line, unlisted
 from core.export.spool import replay, spool
 from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
@@ -351,8 +351,8 @@ class HtmlFormat:
         if not doc["notes"]:
             return ""
         items = []
-        for n in doc["notes"]:  # a note on a seq past the log's end (a copy cut short) is on no row
-            where = self._ref(n["seq"], n["row"]) if n["row"] is not None else f"#{n['seq']} (not in this log)"
+        for n in doc["notes"]:  # a note on a seq past the log's end (a copy cut short) or the filter left out: no row
+            where = self._ref(n["seq"], n["row"]) if n["row"] is not None else f"#{n['seq']} ({unlisted(doc, n['seq'])})"
             items.append(f'<li>{where} <span class="note">{_e(n["text"])}</span></li>')
         return f'<h2>Notes</h2><ul class="notes">{"".join(items)}</ul>'
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from html import escape
 from typing import Any
 
-from core.export.build import cache_break, turns_line
+from core.export.build import cache_break, turns_line, unlisted
 from core.rebuild.cost import cached_share
 from core.shared.diagnostics import Diagnostic
 from core.shared.text import model_label, usd
@@ -383,10 +383,9 @@ class MarkdownFormat:
             )
         if self.later:
             lines.append(f"*… {self.later} rows after seq {self.at}, the moment of this export, left out*\n")
-        for n in doc["notes"]:  # on no row: a seq the log does not have (it was replaced by a shorter one), or a row
-            if n["row"] is None:  # the filter left out
-                why = "its row left out by the filter" if doc["filter"] and n["seq"] < doc["session"]["events"] else "not in this log"
-                self._late_note(_note(f"seq {n['seq']} ({why})", n["text"]))
+        for n in doc["notes"]:  # on no row: a seq the log does not have, or a row the filter left out
+            if n["row"] is None:
+                self._late_note(_note(f"seq {n['seq']} ({unlisted(doc, n['seq'])})", n["text"]))
         lines.extend(self.notes)
         if self.notes_left_out:
             lines.append(f"*… {self.notes_left_out} more notes*\n")

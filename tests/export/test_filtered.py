@@ -77,6 +77,7 @@ def test_a_filtered_html_page_names_the_filter_and_links_only_rows_it_lists(log:
     assert ids == {"64", "65"}
     assert set(re.findall(r'href="#e(\d+)"', page)) <= ids
     assert "<tr><th>filter</th><td>type tool/ (17 rows left out)</td></tr>" in page
+    assert "#4 (its row left out by the filter)" in page and "not in this log" not in page
 
 
 def test_a_filtered_markdown_names_the_filter_and_the_notes_on_rows_left_out(log: Path) -> None:
