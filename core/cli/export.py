@@ -167,7 +167,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--type", action="append", metavar="T",
                    help="only rows of these event types, as the TUI's filter takes them (comma-separated or repeated; "
                    "'tool/' or 'tool*' a family, '!' in front leaves one out); a model stream's row is listed when "
-                   "one of its deltas passes the filter")  # fmt: skip
+                   "one of its deltas passes the filter, each delta as its own row when the type assistant/chunk is "
+                   "named")  # fmt: skip
     p.add_argument("--tool", action="append", metavar="NAME", help="only rows about these tools (calls, results)")
     p.add_argument("--turns", metavar="RANGE", help="only rows of these turns: 3, 3-7 or 3-")
     p.add_argument("--errors", action="store_true", help="only error rows")

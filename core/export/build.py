@@ -265,7 +265,13 @@ class ExportPass:
     def _chunk(self, session: Session, seq: int, count: int, turn: Any, step: Any, chars: int,
                first: Callable[[], dict[str, Any]]) -> None:  # fmt: skip
         """Chunk events ``seq`` to ``seq + count - 1``: the stream they continue, else a new one headed by the
-        first (``first()``)."""
+        first (``first()``); each a row of its own when the filter asks for deltas (as the TUI's list then shows
+        them)."""
+        flt = self.options.filter
+        if flt is not None and flt.raw_chunks:
+            for at in range(seq, seq + count):
+                self._event(session, first() if at == seq else session.events[at], at)
+            return
         s = self._stream
         if s is not None and s.end == seq and (s.turn, s.step) == (turn, step):
             s.end += count

@@ -121,3 +121,13 @@ def test_the_filter_in_a_markdown_head_is_shown_as_typed(log: Path) -> None:
     the start of raw HTML."""
     text, _ = _export(log, "md", EventFilter.parse("", "", "", False, "x*SNAPSHOT*|<b>"))
     assert r"- filter: /x\*SNAPSHOT\*\|\<b\>/ (" in text, text[:600]
+
+
+def test_a_filter_that_asks_for_deltas_lists_each_delta_as_the_tui_does(log: Path) -> None:
+    """The type ``assistant/chunk`` makes the TUI list every delta as its own row; the export listed the stream's
+    one row instead, so the page had two rows where the operator saw 95."""
+    doc = orjson.loads(_export(log, "json", EventFilter.parse("assistant/chunk", "", "", False, ""))[0])
+    assert [r["seq"] for r in doc["events"]] == [*range(9, 63), *range(68, 101)]
+    assert all("deltas" not in r and r["type"] == "assistant/chunk" for r in doc["events"])
+    doc = orjson.loads(_export(log, "json", EventFilter.parse("assistant/chunk", "", "", False, '"OT"'))[0])
+    assert [r["seq"] for r in doc["events"]] == [40, 55, 79]
