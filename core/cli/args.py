@@ -52,13 +52,18 @@ def add_interval(parser: argparse.ArgumentParser, default: float, help: str) -> 
     parser.add_argument("--interval", type=float, default=default, metavar="SECONDS", help=help)
 
 
+MAX_SECONDS = 86_400  # the longest wait an option may ask for: a day (a sleep cannot last ~292 years, 2**63 ns)
+
+
 def check_seconds(option: str, value: float, *, zero: bool = False) -> None:
     """Refuse a ``--<option>`` that is not a positive number of seconds (``zero``: a finite one, 0 or more, as a
-    delay that may be left out)."""
+    delay that may be left out), or that is longer than a day (``MAX_SECONDS``)."""
     if zero and not (math.isfinite(value) and value >= 0):
         raise TapedeckError(f"--{option} must be a finite number of seconds, 0 or more, not {value}")
-    if not zero and not value > 0:
+    if not zero and not (value > 0 and math.isfinite(value)):
         raise TapedeckError(f"--{option} must be a positive number of seconds, not {value}")
+    if value > MAX_SECONDS:
+        raise TapedeckError(f"--{option} must be at most {MAX_SECONDS:,} seconds (a day), not {value:g}")
 
 
 def local_roots(roots: Iterable[str]) -> list[Path]:

@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 
 from core.cli import build_parser, main
+from core.cli.args import check_seconds
+from core.shared.errors import TapedeckError
 
 FIXTURE = "tool-call-turn.session.jsonl"
 
@@ -138,3 +140,28 @@ def test_route_refuses_a_request_it_cannot_read(
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin), errors="surrogateescape"))
     assert main(["route", text]) == 2
     assert capsys.readouterr() == ("", f"tapedeck: {message}\n")
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--follow", "--interval", "inf"], "--interval must be a positive number of seconds, not inf"),
+        (["--follow", "--interval", "1e300"], "--interval must be at most 86,400 seconds (a day), not 1e+300"),
+        (["--exec", "true", "--exec-timeout", "1e10"], "--exec-timeout must be at most 86,400 seconds (a day), not 1e+10"),
+    ],
+)
+def test_a_wait_too_long_to_sleep_is_refused_in_a_line(
+    fixtures_dir: Path, capsys: pytest.CaptureFixture[str], argv: list[str], said: str
+) -> None:
+    # 'alerts --follow --interval inf' (or 1e300) ended in a traceback: an OverflowError from the first wait, which
+    # cannot be that long; check_seconds (watch, fleet, run's --pace too) now refuses it
+    assert main(["alerts", str(fixtures_dir / FIXTURE), *argv]) == 2
+    assert capsys.readouterr().err == f"tapedeck: {said}\n"
+
+
+@pytest.mark.parametrize("value", [86_400.0, 0.5])
+def test_a_day_of_seconds_is_the_longest_wait(value: float) -> None:
+    check_seconds("interval", value)
+    check_seconds("pace", value, zero=True)
+    with pytest.raises(TapedeckError, match="at most 86,400 seconds"):
+        check_seconds("pace", value + 86_400, zero=True)

@@ -10,7 +10,7 @@ from tui.app import TapedeckApp
 from tui.cli import main
 
 
-@pytest.mark.parametrize("interval", ["0", "-1", "nan"])
+@pytest.mark.parametrize("interval", ["0", "-1", "nan", "inf"])
 def test_fleet_refuses_an_interval_that_is_not_a_positive_number_of_seconds(
     tmp_path: Path, interval: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
