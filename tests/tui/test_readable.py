@@ -188,3 +188,21 @@ async def test_the_cursor_row_stands_out_without_colours(tmp_path: Path, monkeyp
         lines = [events.render_line(y) for y in range(events.size.height)]
         reversed_lines = [line.text for line in lines if any(seg.style and seg.style.reverse for seg in line)]
         assert len(reversed_lines) == 1 and "turn 3 ended" in reversed_lines[0], reversed_lines
+
+
+async def test_a_table_cursor_stands_out_without_colours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The policy screens' tables (and the request view's) drew their cursor row by background alone, greyed away
+    by NO_COLOR; it is drawn reversed there too."""
+    from textual.widgets import DataTable
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("t")
+        await until(pilot, lambda: app.screen.__class__.__name__ == "TapeScreen")
+        table = app.screen.query(DataTable).first()
+        await until(pilot, lambda: table.row_count > 0)
+        await pilot.pause(0.1)
+        lines = [table.render_line(y) for y in range(table.size.height)]
+        assert [line.text for line in lines if any(seg.style and seg.style.reverse for seg in line)], lines
