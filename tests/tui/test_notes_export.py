@@ -4,6 +4,7 @@ list up to the time-travel moment and the surface then) to an HTML file named in
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import threading
@@ -243,22 +244,33 @@ async def test_a_keymap_can_put_export_on_e(tmp_path: Path) -> None:
         assert len(list(tmp_path.glob("tapedeck-*.html"))) == 1
 
 
-async def test_x_with_a_filter_on_exports_the_rows_the_filter_shows(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("flt", "streams"),
+    [(EventFilter(types=("tool/",), regex="call{1}"), False), (EventFilter(types=("assistant/chunk",)), True),
+     (EventFilter(turns=(2, 2)), False), (EventFilter(regex='"OT"'), True)],
+    ids=["tool-regex", "deltas", "turn", "stream-regex"],
+)  # fmt: skip
+async def test_x_with_a_filter_on_exports_the_rows_the_filter_shows(
+    tmp_path: Path, flt: EventFilter, streams: bool
+) -> None:
     """With a filter on, ``X`` wrote every event (its toast only said the filter was not applied); the page now
-    lists the rows the list shows, through the export's own filter, and the toast and the page name the filter."""
-    async with _on_a_row(tmp_path) as (app, pilot, screen, path, seq):
+    lists the rows the list shows, through the export's own filter (a stream's row when a delta passes, each delta
+    a row when the filter names them, as the list shows them), and the toast and the page name the filter."""
+    app = make_app(_noted_stream(tmp_path) if streams else policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
         screen.export_dir = tmp_path
         rows = len(screen.events.view)
-        screen._set_filter(EventFilter(types=("tool/",), regex="call{1}"))
-        await until(pilot, lambda: 0 < len(screen.events.view) < rows)
+        screen._set_filter(flt)
+        await until(pilot, lambda: 0 < len(screen.events.view) != rows)
         shown = [screen.events.view.row(i)[0] for i in range(len(screen.events.view))]
         await pilot.press("X")
         await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
         said = next(t for t in _toasts(app) if t.startswith("Exported "))
-        assert f"the list filtered by type tool/, /call{{1}}/ ({len(shown)} rows)" in said, said
+        assert f"the list filtered by {flt.describe()} ({len(shown)} rows)" in said, said
         page = next(tmp_path.glob("tapedeck-*.html")).read_text()
         assert [int(s) for s in re.findall(r'<li id="e(\d+)"', page)] == shown
-        assert "<tr><th>filter</th><td>type tool/, /call{1}/ (" in page
+        assert f"<tr><th>filter</th><td>{html.escape(flt.describe())} (" in page
 
 
 async def test_x_with_a_filter_whose_regex_reads_as_markup_says_what_it_exported(tmp_path: Path) -> None:
