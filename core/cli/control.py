@@ -30,6 +30,7 @@ from core.control.inbox import (
 from core.control.outcome import BridgeOutcomeWatch, HostGone, OutcomeWatch
 from core.log.layout import resolve_log_path
 from core.log.reader import read_header
+from core.log.tail import Tailer
 from core.read.summary import in_words
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogFormatError
@@ -185,6 +186,9 @@ def _run(args: argparse.Namespace) -> int:
         if not read_host_state(log).live:
             raise NoLiveHost(f"session {session_id}: its host exited just now; nothing was sent")
 
+    tailer = Tailer(str(log))
+    if args.wait and state.kind != KIND_DSH:  # the answer comes after the request: the log before it is not read
+        tailer.follow_from_end(header)
     request = append_request(
         inbox, args.op, op_args, check=None if args.queue else still_live, queued=args.queue,
         expires_in=args.expires, kind=state.kind,
@@ -199,7 +203,7 @@ def _run(args: argparse.Namespace) -> int:
         verb = "sent" if state.live else "queued"
         emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} {said}")
         return 0
-    watch = BridgeOutcomeWatch(log, request["id"]) if state.kind == KIND_DSH else OutcomeWatch(log, request["id"])
+    watch = BridgeOutcomeWatch(log, request["id"]) if state.kind == KIND_DSH else OutcomeWatch(log, request["id"], tailer)
     event = _wait_outcome(
         watch, request, timeout, lambda: read_host_state(log), lambda: withdraw_request(inbox, request["id"])
     )

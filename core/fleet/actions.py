@@ -13,6 +13,8 @@ from core.bridge.files import OutcomeReader
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
 from core.control.inbox import ControlError, append_request, inbox_path
 from core.control.outcome import BridgeOutcomeWatch, OutcomeWatch
+from core.log.reader import read_header
+from core.log.tail import Tailer
 from core.remote.inbox import append_remote_request
 from core.remote.link import SshLink, link_for
 from core.remote.live import RemoteOutcomes
@@ -78,17 +80,22 @@ ANSWER_SECONDS = 10.0  # how long a row action waits for the host's answer
 class RowAnswer:
     """The answer to a row action on the session at ``log`` (here or ``[user@]host:PATH``), whose host is of
     ``kind``: a tapedeck host answers in its log, a DSH bridge in ``control.outcomes.jsonl`` beside it. Made before
-    the request is sent, so that a remote raw log is followed from its end then (the answer is not missed, nor the
-    log read whole over SSH)."""
+    the request is sent, so that a raw log is followed from its end then (the answer is not missed, nor the log
+    read whole, here or over SSH)."""
 
     def __init__(self, log: Path, kind: str | None) -> None:
         self.log, self.kind = log, kind
         self.remote = parse_remote(str(log))
-        self.tailer: RemoteTailer | None = None
+        self.tailer: Tailer | None = None
         if kind != KIND_DSH and self.remote is not None:
             link = link_for(self.remote)
             self.tailer = RemoteTailer(link, self.remote)
             self.tailer.follow_from_end(remote_header(link, self.remote))
+        elif kind != KIND_DSH:
+            header = read_header(log)
+            self.tailer = Tailer(str(log))
+            if header is not None:  # a log that has none yet is read from its start
+                self.tailer.follow_from_end(header)
 
     def wait(self, request_id: str, timeout: float = ANSWER_SECONDS) -> dict[str, Any] | None:
         """What the host answered to ``request_id`` in the end (``applied``, or ``rejected``, ``cancelled`` or

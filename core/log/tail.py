@@ -86,6 +86,7 @@ class Tailer:
         self._head = b""  # fingerprint of the consumed bytes: the first ones …
         self._tail = b""  # … and the last ones
         self._was_reset = False  # the file was reset: its items now come in the updates whatever the consumer
+        self._start: tuple[int, dict[str, Any]] | None = None  # ``start_at`` before its first line came
 
     @property
     def offset(self) -> int:
@@ -123,8 +124,58 @@ class Tailer:
         self._decoder, self._offset, self._identity = decoder, offset, (st.st_dev, st.st_ino)
         self._head, self._tail = head, tail
 
+    def start_at(self, offset: int, header: dict[str, Any]) -> None:
+        """Follow a raw log from ``offset`` on (where a line starts) without reading what is before it: only what
+        is appended from there is wanted (the outcome of a request about to be sent). The first line there gives
+        the seq the events go on from (a log whose lines declare none is read from its start after all)."""
+        if self.compressed:
+            raise ValueError("a zstd log is followed from its start")
+        self._start = (offset, header)
+
+    def follow_from_end(self, header: dict[str, Any]) -> None:
+        """Follow only what is appended from now on, without reading what the log holds: a raw log from its end
+        now (``start_at``; ``header`` is its header); a zstd one is followed from its start."""
+        if not self.compressed:
+            st = self._stat()
+            self.start_at(st.size if st is not None else 0, header)
+
+    def _started(self) -> bool:
+        """Start the decoder at the ``start_at`` offset once a whole line is there; False while none is yet."""
+        assert self._start is not None
+        offset, header = self._start
+        st = self._stat()
+        if st is None or st.size <= offset:
+            return False
+        data = self._read_at(offset, min(READ_CHUNK, st.size - offset))
+        end = data.find(b"\n")
+        if end < 0:
+            return False
+        try:
+            first = orjson.loads(data[:end])
+        except orjson.JSONDecodeError:
+            first = None
+        declared = first.get("seq", first.get("seq0")) if isinstance(first, dict) else None
+        self._start = None
+        if not isinstance(declared, int) or isinstance(declared, bool) or declared < 0:
+            return True  # nothing says where the seqs are: read from the start
+        state = {"header": header, "nextSeq": declared, "explicitSeq": True, "seqShift": 0, "warned": []}
+        self._go_on(LogDecoder.resumed(str(self.path), False, state, offset, self.consumer), offset, data, st)
+        return True
+
+    def _read_at(self, offset: int, size: int) -> bytes:
+        """Up to ``size`` bytes of the file from ``offset`` (a subclass reads another kind of file)."""
+        with open(self.path, "rb") as f:
+            f.seek(offset)
+            return f.read(size)
+
+    def _go_on(self, decoder: LogDecoder, offset: int, data: bytes, st: FileState) -> None:
+        """Go on from ``offset`` with ``decoder`` (``data``: the file's bytes from there, ``st``: its state)."""
+        self.resume(decoder, offset)
+
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
         """Read what is new since the last poll (at most ``max_bytes`` when given)."""
+        if self._start is not None and not self._started():
+            return TailUpdate()
         update = TailUpdate()
         st = self._stat()
         if st is None:

@@ -20,9 +20,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from typing import Any
-
-import orjson
 
 from core.log.decoder import Consumer, LogDecoder
 from core.log.frames import FrameError, frame_end
@@ -57,60 +54,24 @@ class RemoteTailer(Tailer):
         self._lost: Unreachable | None = None  # the poll under way's
         self._early = b""  # appended bytes read together with the overlap, not consumed yet
         self._verify_at: float | None = None  # when the settled file's last bytes are compared again
-        self._resume: tuple[int, dict[str, Any]] | None = None  # ``start_at`` before its first line came
 
     @property
     def compressed(self) -> bool:
         """A zstd log, by its name."""
         return self.target.compressed
 
-    def start_at(self, offset: int, header: dict[str, Any]) -> None:
-        """Follow a raw log from ``offset`` on (where a line starts) without reading what is before it: only what
-        is appended from there is wanted (an outcome to a request just sent). The first line read gives the seq
-        the events go on from (a log whose lines declare none is read from its start after all)."""
-        if self.compressed:
-            raise ValueError("a zstd log is followed from its start")
-        self._resume = (offset, header)
+    def _read_at(self, offset: int, size: int) -> bytes:
+        return self.link.read(self.target.path, offset, min(size, READ_CHUNK))
 
-    def follow_from_end(self, header: dict[str, Any]) -> None:
-        """Follow only what is appended from now on (the answer to a request about to be sent), without reading
-        what the log holds: a raw log from its end now (``start_at``); a zstd one is followed from its start."""
-        if not self.compressed:
-            st = self.link.stat(self.target.path)
-            self.start_at(st.size if st is not None else 0, header)
-
-    def _resumed(self) -> bool:
-        """Start the decoder at the ``start_at`` offset once a whole line is there; False while none is yet."""
-        offset, header = self._resume  # type: ignore[misc]
-        st = self.link.stat(self.target.path)
-        if st is None or st.size <= offset:
-            return False
-        data = self.link.read(self.target.path, offset, min(READ_CHUNK, st.size - offset))
-        end = data.find(b"\n")
-        if end < 0:
-            return False
-        try:
-            first = orjson.loads(data[:end])
-        except orjson.JSONDecodeError:
-            first = None
-        declared = first.get("seq", first.get("seq0")) if isinstance(first, dict) else None
-        self._resume = None
-        if not isinstance(declared, int) or isinstance(declared, bool) or declared < 0:
-            return True  # nothing says where the seqs are: read from the start
-        state = {"header": header, "nextSeq": declared, "explicitSeq": True, "seqShift": 0, "warned": []}
-        self._decoder = LogDecoder.resumed(str(self.target), False, state, offset, self.consumer)
-        self._offset, self._early = offset, data
-        self._identity, self._seen = (0, 0), (st.size, file_state(st).changed_ns)
-        return True
+    def _go_on(self, decoder: LogDecoder, offset: int, data: bytes, st: FileState) -> None:
+        self._decoder, self._offset, self._early = decoder, offset, data
+        self._identity, self._seen = st.identity, (st.size, st.changed_ns)
 
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
         """Read what is new since the last poll (up to a dropped connection: see ``unreachable``)."""
         self._lost = None
         try:
-            if self._resume is not None and not self._resumed():
-                update = TailUpdate()
-            else:
-                update = super().poll(max_bytes)
+            update = super().poll(max_bytes)
         except Unreachable as exc:  # the stat or a rewrite check failed: nothing was consumed
             self._lost, update = exc, TailUpdate()
         self.unreachable = self._lost  # changed once the poll is over: a reader beside it sees the last one's

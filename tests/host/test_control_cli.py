@@ -13,6 +13,7 @@ import pytest
 from core.cli import build_parser
 from core.cli import control as cli_control
 from core.control.inbox import InboxReader, outcome_event
+from core.log.tail import Tailer
 from core.log.writer import SessionWriter, make_header
 
 
@@ -110,6 +111,31 @@ def test_wait_for_an_applied_outcome(writer: SessionWriter, capsys: pytest.Captu
     assert code == 0
     assert out.startswith("applied: checkpoint (request req-")
     assert "detail: markId: 1" in out
+
+
+def test_a_wait_reads_only_what_the_log_gains_after_the_send(
+    writer: SessionWriter, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer comes after the request, so a raw log is followed from its end at the send: a long session's
+    history is not read again to find it (a 1 GB log would take longer than the wait)."""
+    writer.append([{"type": "session/title", "data": {"title": "x" * 4000}} for _ in range(500)])  # ~2 MB
+    before = writer.path.stat().st_size
+    read: list[int] = []
+    chunks = Tailer._chunks
+
+    def counted(self: Tailer, end: int) -> Iterator[bytes]:
+        for chunk in chunks(self, end):
+            read.append(len(chunk))
+            yield chunk
+
+    monkeypatch.setattr(Tailer, "_chunks", counted)
+    with FakeHost(writer):
+        code = _run(["control", str(writer.path), "checkpoint", "--wait", "--timeout", "20"])
+    assert code == 0 and capsys.readouterr().out.startswith("applied: checkpoint (request req-")
+    if writer.compressed:  # a zstd log's frames are followed from its start
+        assert sum(read) >= before
+    else:
+        assert 0 < sum(read) < 4096
 
 
 def test_wait_for_a_rejected_outcome_as_json(

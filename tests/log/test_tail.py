@@ -8,7 +8,7 @@ from pathlib import Path
 
 from core.log.decoder import Consumer
 from core.log.tail import Tailer, follow, wakeups
-from tests.log.helpers import one_turn_with_tool, raw_log, zstd_log
+from tests.log.helpers import HEADER, one_turn_with_tool, raw_log, zstd_log
 
 
 def test_waits_for_a_file_that_does_not_exist_yet(tmp_path: Path) -> None:
@@ -164,3 +164,27 @@ def test_a_consumer_takes_each_decoded_event_but_a_replaced_file_comes_in_the_up
     update = tailer.poll()
     assert update.reset and [e["seq"] for e in update.events] == [0, 1, 2]  # the new file's, for a fresh start
     assert len(taken) == 11  # the consumer of the old file got none of them
+
+
+def test_following_from_the_end_reads_only_what_is_appended(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl"
+    events = one_turn_with_tool()
+    blob = raw_log(events)
+    cut = blob.index(b"\n", blob.index(b"\n") + 1) + 1  # the header and seq 0 are there when it starts
+    path.write_bytes(blob[:cut])
+    tailer = Tailer(path)
+    tailer.follow_from_end(HEADER)
+    assert not tailer.poll() and tailer.offset == 0  # nothing new yet, and nothing of the old read
+    with open(path, "ab") as f:
+        f.write(blob[cut:])
+    update = tailer.poll()
+    assert [e["seq"] for e in update.events] == list(range(1, 11)) and not update.diagnostics
+    assert tailer.offset == len(blob)
+
+
+def test_a_zstd_log_followed_from_the_end_is_read_from_its_start(tmp_path: Path) -> None:
+    path = tmp_path / "session.jsonl.zstd"
+    path.write_bytes(zstd_log(one_turn_with_tool(), batch=4))
+    tailer = Tailer(path)
+    tailer.follow_from_end(HEADER)
+    assert len(tailer.poll().events) == 11
