@@ -17,15 +17,17 @@ from core.read.load import READ_CHUNK
 
 
 def _log_changed_mid_read(path: Path, chunks: int, change: Callable[[], None], monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """A generated log of about ``chunks`` reads at ``path``; ``change`` runs between the command's first and second
-    read (another writer at work). Returns the sizes the decoder was fed, as the command reads."""
+    """A generated log of about ``chunks`` reads at ``path``; ``change`` runs once, between the first and second read
+    of the command's first pass that reads more than once (another writer at work; a header read before the pass
+    reads once). Returns the sizes the decoders were fed, as the command reads."""
     generate(path, chunks * READ_CHUNK, seed=3, profile="mixed")
-    feed, fed = LogDecoder.feed, []
+    feed, fed, seen, changed = LogDecoder.feed, [], set(), []
 
     def fed_then_changed(self: LogDecoder, data: bytes) -> object:
         fed.append(len(data))
-        if len(fed) == 2:
-            change()
+        if id(self) in seen and not changed:
+            changed.append(change())
+        seen.add(id(self))
         return feed(self, data)
 
     monkeypatch.setattr(LogDecoder, "feed", fed_then_changed)
@@ -76,3 +78,16 @@ def test_a_log_replaced_during_the_read_is_never_read_back_from_the_new_file(
     out, err = capsys.readouterr()
     assert "the log was replaced while it was read" in err and "read it again" in err, err
     assert out == ""
+
+
+@pytest.mark.parametrize("fmt", ["md", "json", "html"])
+def test_an_export_of_a_log_truncated_during_the_read_fails_and_writes_nothing(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, out = tmp_path / "session.jsonl", tmp_path / f"out.{fmt}"
+    _log_changed_mid_read(log, 8, lambda: os.truncate(log, READ_CHUNK // 2), monkeypatch)
+    assert main(["export", str(log), "--format", fmt, "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "truncated" in err and "while it was read" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]  # no export, no temporary file
+
