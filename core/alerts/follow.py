@@ -34,7 +34,7 @@ from core.log.records import PackedRow
 from core.log.sessions import discover_sessions
 from core.log.store import BorrowedEvents, ValidatedEvents
 from core.log.tail import Tailer
-from core.shared.errors import TapedeckError
+from core.shared.errors import TapedeckError, truncated_while_read
 
 RESCAN_SECONDS = 1.0  # how often the roots are listed again for new sessions
 # how long a reading that the host exited waits for the log's last bytes to be taken in (a torn line never is)
@@ -184,6 +184,8 @@ class AlertWatch:
         while True:
             before = self.tailer.offset
             update = self.tailer.poll(max_bytes=SLICE)
+            if update.reset and final and update.cut is not None:  # a one-off read of a log cut under it
+                raise truncated_while_read(self.path, *update.cut)
             if update.reset:  # read the new file from its start with a reader of its own, its lines noted afresh
                 told += self.once(out)  # before the reset: the new file's read does not raise them again
                 out = []

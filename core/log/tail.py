@@ -46,6 +46,7 @@ class TailUpdate:
     header: dict[str, Any] | None = None
     waiting: bool = False
     fatal: str | None = None
+    cut: tuple[int, int] | None = None  # on a reset by a truncation: the file's size then and the bytes read before
 
     def __bool__(self) -> bool:
         return bool(self.events or self.diagnostics or self.reset or self.header or self.fatal)
@@ -211,6 +212,7 @@ class Tailer:
                 what = "replaced by a new file"
             elif st.size < self._offset:
                 what = f"truncated to {st.size} bytes"
+                update.cut = (st.size, self._offset)
             else:
                 what = "rewritten in place (same inode, different bytes where it was already read)"
             update.diagnostics.append(

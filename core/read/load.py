@@ -26,7 +26,7 @@ from core.read.facts import FACT_TYPES, SessionFacts
 from core.read.index_size import worth_writing
 from core.read.session import Session
 from core.shared.diagnostics import Diagnostic
-from core.shared.errors import LogFormatError, TapedeckError
+from core.shared.errors import LogFormatError, TapedeckError, truncated_while_read
 
 READ_CHUNK = 1 << 20  # each read ends a run of stream deltas and sends the line it cuts through the general path
 NOTES_HELD = 1 << 11  # fields of noted lines a read-back pass lets wait for the line table (about 340 lines)
@@ -171,10 +171,7 @@ def _check_not_cut(f: BinaryIO, p: Path, cause: Exception | None = None) -> None
     log during the read, so what was read describes bytes it no longer holds (an append is read as usual)."""
     read, size = f.tell(), os.fstat(f.fileno()).st_size
     if size < read:
-        raise LogFormatError(
-            f"{p}: the log was truncated to {size:,} bytes while it was read ({read:,} bytes read): another program "
-            "cut or rewrote it; read it again"
-        ) from cause
+        raise truncated_while_read(p, size, read) from cause
 
 
 def _may_index(log: os.PathLike[str]) -> bool:

@@ -17,6 +17,15 @@ class LogFormatError(TapedeckError):
     """A session log cannot be opened at all (missing file, bad header, refused version)."""
 
 
+def truncated_while_read(path: object, size: int, read: int) -> LogFormatError:
+    """The error for a log another program cut to ``size`` bytes while a pass that had read ``read`` bytes of it
+    still read it: what was read describes bytes the file no longer holds."""
+    return LogFormatError(
+        f"{path}: the log was truncated to {size:,} bytes while it was read ({read:,} bytes read): another program "
+        "cut or rewrote it; read it again"
+    )
+
+
 class LogNotFoundError(LogFormatError):
     """The log file (or the session directory's log) does not exist (yet): a follower may wait for it."""
 

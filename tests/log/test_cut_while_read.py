@@ -91,3 +91,17 @@ def test_an_export_of_a_log_truncated_during_the_read_fails_and_writes_nothing(
     assert "truncated" in err and "while it was read" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]  # no export, no temporary file
 
+
+@pytest.mark.parametrize("command", [["alerts", "{log}"], ["alerts", "{log}", "--json"], ["sessions", "{root}"]])
+def test_alerts_and_sessions_on_a_log_truncated_during_the_read_fail(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = tmp_path / "sessions"
+    log = root / "project" / "s1" / "session.jsonl"
+    log.parent.mkdir(parents=True)
+    # the alert pass reads a slice at a time: cut below the first one
+    _log_changed_mid_read(log, 8, lambda: os.truncate(log, 100_000), monkeypatch)
+    assert main([part.format(log=log, root=root) for part in command]) == 2
+    out, err = capsys.readouterr()
+    assert "the log was truncated to 100,000 bytes while it was read" in err and "read it again" in err, err
+    assert out == ""  # no report of the cut log as if it were whole
