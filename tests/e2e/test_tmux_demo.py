@@ -72,6 +72,9 @@ def test_pausing_the_demo_from_its_tui_holds_the_host_and_resuming_completes_it(
         assert _turn_ends(log) == ["completed"] * 6
         states = [e["data"]["state"] for e in read_log(log).events if e["type"] == "tapedeck/state"]
         paused = states.index("paused")
-        assert states[paused + 1] == "running" and states[-1] == "idle"  # then it lingers for the TUI
+        # resumed, it goes back to what it was doing: "running" inside a turn, "idle" when the pause came
+        # between two turns (the next task then starts it); then it lingers for the TUI
+        assert states[paused + 1] in ("running", "idle") and "running" in states[paused + 1 :]
+        assert states[-1] == "idle"
     finally:
         tmux.kill()
