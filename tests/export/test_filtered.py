@@ -6,7 +6,6 @@ from __future__ import annotations
 import io
 import json
 import re
-import shutil
 from pathlib import Path
 
 import orjson
@@ -17,20 +16,14 @@ from core.export.build import ExportOptions
 from core.export.redact import Redactor
 from core.export.write import export
 from core.read.event_filter import EventFilter
-from tests.conftest import FIXTURES
-
-LOG = FIXTURES / "tool-call-turn.session.jsonl"
 
 
 @pytest.fixture
-def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
-    target = tmp_path / "s" / "session.jsonl"
-    target.parent.mkdir()
-    shutil.copy(LOG, target)
+def log(log: Path) -> Path:
+    """The copied fixture with three notes."""
     for seq, text in ((65, "the result"), (4, "the task"), (30, "a delta")):
-        assert main(["note", str(target), "--seq", str(seq), text]) == 0
-    return target
+        assert main(["note", str(log), "--seq", str(seq), text]) == 0
+    return log
 
 
 def _export(log: Path, fmt: str, flt: EventFilter | None) -> tuple[str, dict]:

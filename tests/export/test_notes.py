@@ -22,17 +22,7 @@ from core.cli import main
 from core.read.notes import NotesError, load_notes, parse_notes, set_note, sidecar_paths
 from tests.conftest import FIXTURES
 
-LOG = FIXTURES / "tool-call-turn.session.jsonl"
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
-    target = tmp_path / "s" / "session.jsonl"
-    target.parent.mkdir()
-    shutil.copy(LOG, target)
-    return target
 
 
 def test_note_add_edit_remove_and_list(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
