@@ -206,3 +206,26 @@ async def test_a_table_cursor_stands_out_without_colours(tmp_path: Path, monkeyp
         await pilot.pause(0.1)
         lines = [table.render_line(y) for y in range(table.size.height)]
         assert [line.text for line in lines if any(seg.style and seg.style.reverse for seg in line)], lines
+
+
+async def test_the_filter_dialog_names_the_types_that_arrive_while_it_is_up(tmp_path: Path) -> None:
+    """The dialog's 'seen:' list was the types at the moment it opened: an event of a new type that arrived while
+    it was up (or a replaced log's) was not named. It now follows the log."""
+    from textual.widgets import Label
+
+    from tests.tui.logs import append
+    from tui.screens.filter import FilterScreen
+
+    log = policy_log()
+    path = log.write(tmp_path / "session.jsonl")
+    start = len(log.events)
+    log.add({"type": "tapedeck/checkpoint", "data": {"markId": 1, "by": "operator"}})  # written while it is up
+    app = make_app(path, follow=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FilterScreen))
+        seen = app.screen.query_one("#filter-seen", Label)
+        assert "tapedeck/checkpoint" not in str(seen.render())
+        append(path, log, start)
+        await until(pilot, lambda: "tapedeck/checkpoint" in str(seen.render()))

@@ -45,7 +45,7 @@ class FilterScreen(Dialog[EventFilter | None]):
                 classes="filter-hint",
             )
             # the log's own type names, and below the message that quotes the input: text, never markup
-            yield Label("seen: " + ", ".join(self.types_seen[:14]), classes="filter-hint filter-seen", markup=False)
+            yield Label(self._seen(), id="filter-seen", classes="filter-hint", markup=False)
             yield from self._field("Tools", "tools", ", ".join(f.tools), "all (bash, read_file …)")
             yield from self._field("Turns", "turns", turns, "all (3, 3-7 or 3-)")
             yield from self._field("Regex", "regex", f.regex, "none (matched against the event JSON)")
@@ -55,6 +55,15 @@ class FilterScreen(Dialog[EventFilter | None]):
                 yield Button("Apply", variant="primary", id="filter-apply", compact=True)
                 yield Button("Clear", id="filter-clear", compact=True)
                 yield Button("Cancel", id="filter-cancel", compact=True)
+
+    def _seen(self) -> str:
+        return "seen: " + ", ".join(self.types_seen[:14])
+
+    def show_types(self, types_seen: list[str]) -> None:
+        """The event types the log holds now (it grew, or was replaced, while the dialog was up)."""
+        if types_seen != self.types_seen:
+            self.types_seen = types_seen
+            self.query_one("#filter-seen", Label).update(self._seen())
 
     @staticmethod
     def _field(label: str, name: str, value: str, placeholder: str) -> ComposeResult:

@@ -220,6 +220,9 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             self._frame_now()
         self.detail.session_changed()
         self._schedule_refresh()
+        dialog = self.app.screen
+        if isinstance(dialog, FilterScreen) and dialog.is_mounted:
+            dialog.show_types(sorted(self.live.session.counts))
 
     def _frame_now(self) -> None:
         """Render the frame of the appended rows now. Textual would render it a few loop turns later, behind
