@@ -34,7 +34,7 @@ from core.log.records import PackedRow
 from core.log.sessions import discover_sessions
 from core.log.store import BorrowedEvents, ValidatedEvents
 from core.log.tail import Tailer
-from core.shared.errors import TapedeckError, truncated_while_read
+from core.shared.errors import LogFormatError, TapedeckError, truncated_while_read
 
 RESCAN_SECONDS = 1.0  # how often the roots are listed again for new sessions
 # how long a reading that the host exited waits for the log's last bytes to be taken in (a torn line never is)
@@ -197,7 +197,7 @@ class AlertWatch:
                 self.engine.start(update.header)
             if update.fatal:
                 self.problems.append(update.fatal)
-            self._feed(update.events, now, out)
+            self._feed_read(update.events, now, out, final)
             if self.lines is not None:
                 self.lines.take_notes()  # into the table's columns: the notes would pile up as Python ints
             if self.tailer.offset == before or update.fatal:
@@ -207,9 +207,19 @@ class AlertWatch:
         if whole:
             self._keep(out)
         if final:
-            self._feed(self.tailer.finish().events, now, out)
+            self._feed_read(self.tailer.finish().events, now, out, final)
         out.extend(self.tick(now))
         return told + self.once(out)
+
+    def _feed_read(self, events: list[dict[str, Any] | PackedRow], now: int, out: list[Alert], final: bool) -> None:
+        """``_feed`` the events a poll read; in a one-off read (``final``) a line the rules read back that a
+        truncation of the log took away fails as the truncation it is."""
+        try:
+            self._feed(events, now, out)
+        except LogFormatError as exc:
+            if final and (cut := self.tailer.poll(max_bytes=0).cut) is not None:
+                raise truncated_while_read(self.path, *cut) from exc
+            raise
 
     checkpoints = True  # a first read of a local log keeps its state for the next one (core.alerts.checkpoint)
     CHECKPOINT = "alerts"  # the name of the kind of watch whose checkpoint it is (a subclass keeps more)

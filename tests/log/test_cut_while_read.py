@@ -7,12 +7,14 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench.gen_session import generate
 from core.cli import main
 from core.log.decoder import LogDecoder
+from core.log.linestore import LineStore
 from core.read.load import READ_CHUNK
 
 
@@ -105,3 +107,26 @@ def test_alerts_and_sessions_on_a_log_truncated_during_the_read_fail(
     out, err = capsys.readouterr()
     assert "the log was truncated to 100,000 bytes while it was read" in err and "read it again" in err, err
     assert out == ""  # no report of the cut log as if it were whole
+
+
+@pytest.mark.parametrize("command", [["alerts", "{log}"], ["sessions", "{root}"]])
+def test_alerts_and_sessions_reading_back_a_line_cut_off_say_the_log_was_truncated(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the rules read lines back by seq (a request's messages): a cut between the read of a slice and the rules'
+    # pass over its events said only 'the line at offset … no longer holds seq …'
+    root = tmp_path / "sessions"
+    log = root / "project" / "s1" / "session.jsonl"
+    log.parent.mkdir(parents=True)
+    generate(log, 8 * READ_CHUNK, seed=3, profile="mixed")
+    raw = LineStore.raw
+
+    def cut_then_read(self: LineStore, *args: Any, **kwargs: Any) -> Any:
+        os.truncate(log, 1_000)
+        return raw(self, *args, **kwargs)
+
+    monkeypatch.setattr(LineStore, "raw", cut_then_read)
+    assert main([part.format(log=log, root=root) for part in command]) == 2
+    out, err = capsys.readouterr()
+    assert "the log was truncated to 1,000 bytes while it was read" in err and "read it again" in err, err
+    assert out == ""
