@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
 import orjson
@@ -219,8 +219,8 @@ class ExportPass:
             self._take(session, item, raw)
 
         self._requests = requests
-        if self.options.filter is not None and not self.options.filter.active:
-            self.options.filter = None
+        if self.options.filter is not None and not self.options.filter.active:  # the caller's options stay as given
+            self.options = replace(self.options, filter=None)
         session = load_session(self.path, retain=False, readback=True, before=requests.before, observe=after,
                                before_optional=RequestPass.NEUTRAL, skip_before=requests.quiet,
                                deltas=self._run, parsed=after if self.options.redactor is not None else None)  # fmt: skip

@@ -45,6 +45,15 @@ def test_a_filtered_export_lists_the_rows_the_filter_lets_through(log: Path) -> 
     assert {n["seq"]: n["row"] for n in doc["notes"]} == {4: None, 30: None, 65: 65}
 
 
+def test_an_inactive_filter_exports_every_row_and_leaves_the_caller_s_options_as_given(log: Path) -> None:
+    inactive = EventFilter.parse("", "", "", False, "")
+    options = ExportOptions(filter=inactive)
+    out = io.BytesIO()
+    export(log, out, "json", options)
+    assert orjson.loads(out.getvalue()) == orjson.loads(_export(log, "json", None)[0])
+    assert options.filter is inactive
+
+
 @pytest.mark.parametrize(
     ("flt", "rows"),
     [
