@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from collections.abc import Iterable, Iterator
 from contextlib import ExitStack
 from itertools import islice
@@ -222,15 +223,29 @@ def export_to_file(
     path: str | os.PathLike[str], target: str | os.PathLike[str], fmt: str, options: ExportOptions
 ) -> dict[str, Any]:
     """``export`` into the file ``target``, written beside it under a temporary name and renamed when complete;
-    never over the log it reads."""
+    never over the log it reads. A symlink is followed (the link stays, the file it names is replaced); a device,
+    FIFO or socket (``/dev/stdout``, a named pipe) is written into as it is, since nothing can take its place."""
     target = Path(target)
-    if Path(os.path.realpath(target.parent)) / target.name == Path(os.path.realpath(resolve_log_path(path))):
+    real = Path(os.path.realpath(target))
+    if real == Path(os.path.realpath(resolve_log_path(path))):
         raise TapedeckError(f"{target} is the session log being exported: write the export to another file")
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.part")
+    try:
+        kind = os.stat(target).st_mode
+    except OSError:
+        kind = None
+    if kind is not None and stat.S_ISDIR(kind):
+        raise TapedeckError(f"{target}: is a directory; name a file to write the export to")
+    if kind is not None and not stat.S_ISREG(kind):
+        try:
+            with open(target, "wb") as out:
+                return export(path, out, fmt, options)
+        except OSError as exc:
+            raise TapedeckError(f"{target}: cannot write ({exc.strerror or exc})") from None
+    tmp = real.with_name(f".{real.name}.{os.getpid()}.part")
     try:
         with open(tmp, "wb") as out:
-            doc = export(path, out, fmt, options, target.parent)
-        os.replace(tmp, target)
+            doc = export(path, out, fmt, options, real.parent)
+        os.replace(tmp, real)
     except OSError as exc:
         raise TapedeckError(f"{target}: cannot write ({exc.strerror or exc})") from None
     finally:

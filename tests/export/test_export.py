@@ -8,6 +8,8 @@ import io
 import json
 import os
 import re
+import stat
+import threading
 from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,9 @@ from typing import Any
 import pytest
 
 from core.cli import main
+from core.export.build import ExportOptions
+from core.export.write import export_to_file
+from core.shared.errors import TapedeckError
 from tests.conftest import FIXTURES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,8 +141,8 @@ def test_what_the_readers_found_wrong_in_the_log_is_in_every_format(tmp_path: Pa
 @pytest.mark.parametrize("given", ["file", "link", "directory"])
 def test_an_export_never_replaces_the_log_it_reads(tmp_path: Path, given: str, capsys: pytest.CaptureFixture[str]) -> None:
     """``-o`` naming the session log itself (a slip of the shell: ``export session.jsonl -o session.jsonl``, the log
-    given through a link to it or as its session directory) is refused: the log stays as it was, where it used to
-    be replaced by the page."""
+    given through a link to it or as its session directory, or ``-o`` a link to it) is refused: the log stays as it
+    was, where it used to be replaced by the page."""
     log = tmp_path / "s" / "session.jsonl"
     log.parent.mkdir()
     log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
@@ -147,8 +152,9 @@ def test_an_export_never_replaces_the_log_it_reads(tmp_path: Path, given: str, c
     assert main(["export", str(path), "-o", str(log)]) == 2
     assert "is the session log" in capsys.readouterr().err
     assert log.read_bytes() == before and not list(log.parent.glob(".*.part"))
-    assert main(["export", str(path), "-o", str(tmp_path / "link.jsonl")]) == 0  # a link to it is replaced, not the log
-    assert log.read_bytes() == before and (tmp_path / "link.jsonl").read_text().startswith("<!DOCTYPE")
+    assert main(["export", str(path), "-o", str(tmp_path / "link.jsonl")]) == 2  # a link is followed, to the log
+    assert "is the session log" in capsys.readouterr().err
+    assert log.read_bytes() == before and (tmp_path / "link.jsonl").is_symlink()
 
 
 def test_stdout_is_redacted_unless_it_is_a_terminal(tmp_path: Path) -> None:
@@ -494,3 +500,42 @@ def test_the_page_s_head_waits_for_the_pass_which_reads_the_log_once(
     assert _run("export", str(plain), "--format", "html") == page
     assert main(["export", str(plain), "--format", "html", "--at", "100000"]) == 2
     assert capsys.readouterr().out == ""
+
+
+def test_an_export_written_through_a_symlink_keeps_the_link(tmp_path: Path) -> None:
+    real, link = tmp_path / "real.html", tmp_path / "link.html"
+    real.write_text("old")
+    link.symlink_to(real)
+    assert main(["export", str(FIXTURES / "tool-call-turn.session.jsonl"), "-o", str(link)]) == 0
+    assert link.is_symlink() and real.read_text().startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.html", "real.html"]
+
+
+def test_an_export_to_a_named_pipe_streams_into_it(tmp_path: Path) -> None:
+    """``-o /dev/stdout`` or a FIFO: nothing can be renamed over it (as root that replaced the device node)."""
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    read_end = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    held = os.open(fifo, os.O_WRONLY)  # a writer of the test's own: the reader sees the end only once it closes
+    os.set_blocking(read_end, True)
+    got = bytearray()
+
+    def drain() -> None:
+        while chunk := os.read(read_end, 1 << 16):
+            got.extend(chunk)
+
+    reader = threading.Thread(target=drain)
+    reader.start()
+    try:
+        code = main(["export", str(FIXTURES / "tool-call-turn.session.jsonl"), "--format", "md", "-o", str(fifo)])
+    finally:
+        os.close(held)
+        reader.join()
+        os.close(read_end)
+    assert code == 0 and stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert got.startswith(b"## tapedeck session") and sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]
+
+
+def test_export_to_file_refuses_a_directory(tmp_path: Path) -> None:
+    with pytest.raises(TapedeckError, match="is a directory"):
+        export_to_file(FIXTURES / "tool-call-turn.session.jsonl", tmp_path, "html", ExportOptions())
