@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from core.log.layout import default_sessions_root
+from core.read.type_select import TypeSelection
 from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
 
@@ -64,6 +65,24 @@ def check_seconds(option: str, value: float, *, zero: bool = False) -> None:
         raise TapedeckError(f"--{option} must be a positive number of seconds, not {value}")
     if value > MAX_SECONDS:
         raise TapedeckError(f"--{option} must be at most {MAX_SECONDS:,} seconds (a day), not {value:g}")
+
+
+def check_at_least(option: str, value: int | None, least: int) -> None:
+    """Refuse a ``--<option>`` number below ``least`` (a turn, step or call counts from 1, a seq from 0); ``None``,
+    the option left out, passes."""
+    if value is not None and value < least:
+        raise TapedeckError(f"--{option} must be a number from {least} (got {value})")
+
+
+def check_types(values: Iterable[str] | None) -> None:
+    """Refuse a ``--type`` value that names no event type (blank or only commas) or holds a ``!`` with no type
+    after it: either would filter nothing, silently."""
+    for value in values or ():
+        items = TypeSelection.parse(value).items
+        if not items:
+            raise TapedeckError(f"--type {value!r} names no event type: give types, comma-separated (e.g. tool/,!tool/result)")
+        if "!" in items:
+            raise TapedeckError(f"--type {value!r}: a '!' leaves out the type written after it, and none is")
 
 
 def local_roots(roots: Iterable[str]) -> list[Path]:

@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path
+from core.cli.args import add_json, add_log_path, check_types
 from core.cli.common import emit, for_terminal, guarded, warn
 from core.shared.errors import TapedeckError, seq_not_in_log
 
@@ -25,6 +25,7 @@ def _export(args: argparse.Namespace) -> None:
 
     if args.step is not None and args.turn is None:
         raise TapedeckError("--step needs --turn")
+    check_types(args.type)
     to_terminal = args.output in (None, "-") and sys.stdout.isatty()
     redact = args.redact if args.redact is not None else not to_terminal  # a file or a pipe: it is being shared
     try:

@@ -8,7 +8,7 @@ from collections import Counter
 from typing import IO, Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, add_roots, local_roots
+from core.cli.args import add_json, add_log_path, add_roots, check_at_least, check_types, local_roots
 from core.cli.common import RULE_SECTIONS, JsonList, emit, fail, guarded, json_member, warn, write_bytes
 from core.cli.rowspool import RowSpool
 from core.control.host_state import HostState, describe_host, read_host_state
@@ -183,6 +183,8 @@ def _events(args: argparse.Namespace) -> None:
     its mark, filled in when the file is copied out."""
     import tempfile
 
+    check_at_least("turn", args.turn, 1)
+    check_types(args.type)
     with tempfile.TemporaryFile() as spool:
         _events_into(args, spool)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path
+from core.cli.args import add_json, add_log_path, check_at_least
 from core.cli.common import emit, emit_json_list_field, guarded
 from core.cli.fold import effective_config
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
@@ -177,9 +177,7 @@ def _expand(args: argparse.Namespace) -> None:
     if args.seq is None and args.step is None:
         raise TapedeckError("--turn needs --step (and --call K for the K-th result of that step)")
     for name, least in (("seq", 0), ("turn", 1), ("step", 1), ("call", 1), ("block", 1)):
-        value = getattr(args, name)
-        if value is not None and value < least:
-            raise TapedeckError(f"--{name} must be a number from {least} (got {value})")
+        check_at_least(name, getattr(args, name), least)
     if args.lines is not None and not LINE_RANGE.fullmatch(args.lines.strip()):  # the tool would show it all
         raise TapedeckError(f"--lines {args.lines!r} is not a line range: give A-B (1-based, inclusive), e.g. 40-90")
     names = {

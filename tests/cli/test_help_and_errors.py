@@ -104,6 +104,27 @@ def test_recall_errors_are_for_a_person(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
+        (["events", "--turn", "0"], "--turn must be a number from 1 (got 0)"),  # each listed nothing, exit 0
+        (["events", "--turn", "-1"], "--turn must be a number from 1 (got -1)"),
+        (["events", "--type", ""], "--type '' names no event type: give types, comma-separated"),  # each listed all
+        (["events", "--type", " , "], "--type ' , ' names no event type: give types, comma-separated"),
+        (["events", "--type", "!"], "--type '!': a '!' leaves out the type written after it, and none is"),
+        (["events", "--type", "tool/", "--type", "turn/, !"], "--type 'turn/, !': a '!' leaves out the type"),
+        (["export", "--type", "!"], "--type '!': a '!' leaves out the type written after it, and none is"),
+    ],
+)
+def test_a_type_or_turn_that_filters_nothing_is_refused(
+    fixtures_dir: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    command, *rest = args
+    assert main([command, str(fixtures_dir / FIXTURE), *rest]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"tapedeck: {message}") and err.count("\n") == 1, err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
         (["--speed", "nan"], "--speed must be 0 (no pauses) or a positive number, not nan"),  # it ran the demo
         (["--speed", "inf"], "--speed must be 0 (no pauses) or a positive number, not inf"),
         (["--workspace", "{file}"], "--workspace {file} is not a directory"),  # a traceback
