@@ -287,3 +287,30 @@ async def test_x_with_a_filter_whose_regex_reads_as_markup_says_what_it_exported
         said = next(t for t in _toasts(app) if t.startswith("Exported "))
         assert r"the list filtered by /call[/\\]x|[red]call/ (" in said, said
         assert any(r"/call[/\\]x|[red]call/" in str(t.render()) for t in app.screen.query(Toast))
+
+
+async def test_x_says_why_an_export_failed_on_any_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The export's worker caught only TapedeckError: a working directory removed under the TUI, or a bug in the
+    export pass, left the "Exporting to …" toast as the last word. Any failure now ends in one toast, on one line,
+    that names it, and the app goes on."""
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the pass broke\non a second line")
+
+    monkeypatch.setattr("core.export.write.export", broken)
+    async with _on_a_row(tmp_path) as (app, pilot, screen, path, seq):
+        screen.export_dir = tmp_path
+        await pilot.press("X")
+        await until(pilot, lambda: any(t.startswith("Export failed") for t in _toasts(app)))
+        said = next(t for t in _toasts(app) if t.startswith("Export failed"))
+        assert said == "Export failed: RuntimeError: the pass broke on a second line", said
+        app._notifications.clear()  # type: ignore[attr-defined]
+        gone = tmp_path / "gone"
+        gone.mkdir()
+        monkeypatch.chdir(gone)
+        gone.rmdir()
+        screen.export_dir = None
+        await pilot.press("X")
+        await until(pilot, lambda: any(t.startswith("Export failed") for t in _toasts(app)))
+        assert "FileNotFoundError" in next(t for t in _toasts(app) if t.startswith("Export failed"))
+        assert app.is_running and not list(tmp_path.glob("tapedeck-*.html"))

@@ -127,21 +127,22 @@ class ShareActions:
 
     @work(thread=True, group="export", exclusive=True, exit_on_error=False)
     def _export(self, log: Path, session_id: str, at: int | None, what: str, flt: EventFilter | None) -> None:
-        """Find where to write and write the export (``what``: the toast's words for it, given the document's
-        ``rows`` and ``shown``; ``flt``: the list's filter, when it is on)."""
+        """Find where to write and write the export, and say in a toast how it ended, whatever failed (``what``: the
+        toast's words for it, given the document's ``rows`` and ``shown``; ``flt``: the list's filter, when on)."""
         # imported here, in the worker: the export's modules are 3 MiB of every TUI process's memory otherwise
         from core.export.build import ExportOptions
         from core.export.redact import Redactor
         from core.export.write import export_to_file
 
-        target = export_target(log, session_id, at, self.export_dir)
-        self.app.call_from_thread(self.notify, f"Exporting to {target} …", timeout=3)  # type: ignore[attr-defined]
         try:
+            target = export_target(log, session_id, at, self.export_dir)
+            self.app.call_from_thread(self.notify, f"Exporting to {target} …", timeout=3)  # type: ignore[attr-defined]
             options = ExportOptions(at=at, cut=at is not None, redactor=Redactor(), filter=flt)
             doc = export_to_file(log, target, "html", options)
             redacted = sum(doc["redaction"].values())
             said = f"Exported {what.format(rows=doc['rows'], shown=doc['shown'])} to {target} ({redacted} redactions)."
             severity = "information"
-        except TapedeckError as exc:
-            said, severity = f"Export failed: {exc}", "error"
+        except Exception as exc:  # noqa: BLE001 - any failure ends in a toast that names it, never in silence
+            cause = str(exc) if isinstance(exc, TapedeckError) else f"{type(exc).__name__}: {exc}"
+            said, severity = f"Export failed: {' '.join(cause.split())}", "error"
         self.app.call_from_thread(self.notify, said, severity=severity, timeout=8)  # type: ignore[attr-defined]
