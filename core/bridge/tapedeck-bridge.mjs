@@ -233,6 +233,9 @@ export function decodeLine(lineNo, raw) {
     at: Number.isSafeInteger(obj.at) ? obj.at : null,
   };
   if (obj.queued === true) request.queued = true;
+  // no deadline that passed (nor a date, below -8.64e15): a line no sender of ours could write
+  if (typeof obj.expires === "number" && obj.expires < 1)
+    return { request, error: `${where}: its 'expires' is no time (epoch milliseconds after 1970)` };
   if (Number.isSafeInteger(obj.expires)) request.expires = obj.expires;
   if (tooDeep(obj, MAX_DEPTH)) return { request, error: `${where} is nested deeper than ${MAX_DEPTH} levels` };
   try {

@@ -477,8 +477,11 @@ def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
     request = {"id": request_id, "op": op if isinstance(op, str) else None, "args": {}, "at": int_or_none(at)}
     if obj.get("queued") is True:
         request["queued"] = True
-    if int_or_none(obj.get("expires")) is not None:
-        request["expires"] = obj["expires"]
+    expires = int_or_none(obj.get("expires"))
+    if expires is not None and expires < 1:  # no deadline that passed: a line no sender of ours could write
+        return InboxEntry(line, offset, request, f"{where}: its 'expires' is no time (epoch milliseconds after 1970)")
+    if expires is not None:
+        request["expires"] = expires
     if "origin" in obj:
         if problem := origin_error(obj["origin"]):
             return InboxEntry(line, offset, request, f"{where}: {problem}")

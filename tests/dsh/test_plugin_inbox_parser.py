@@ -130,6 +130,8 @@ _lines = st.one_of(
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(line=_lines)
 @example(line=b'{"id": "0", "op": "pause", "args": {"\\ud823\\udd80": null}}')  # U+18D80: unknown to Python 3.11 only
+@example(line=b'{"id": "e", "op": "pause", "expires": -9000000000000000}')  # no Date: the plugin threw on it
+@example(line=b'{"id": "e", "op": "pause", "expires": -9223372036854775808}')
 def test_the_plugin_decodes_every_line_as_the_host_does(
     decoder: subprocess.Popen[str], tmp_path: Path, line: bytes
 ) -> None:

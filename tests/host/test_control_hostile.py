@@ -272,6 +272,14 @@ def test_an_expiry_below_a_millisecond_still_lies_ahead(exited_log: Path) -> Non
     assert request["expires"] > request["at"]
 
 
+@pytest.mark.parametrize("expires", [-1, 0, -9_000_000_000_000_000])
+def test_an_expiry_before_1970_is_malformed_not_expired(inbox: Path, expires: int) -> None:
+    # it was answered 'expired' ("it expired at 1969-12-31 23:59:59 UTC"), as if a real deadline had passed
+    entry = _one(inbox, b'{"id":"old-1","op":"pause","at":1,"expires":%d}' % expires)
+    assert entry.request is not None and entry.request["id"] == "old-1" and "expires" not in entry.request
+    assert entry.error == "control inbox line 1: its 'expires' is no time (epoch milliseconds after 1970)"
+
+
 def test_a_fifo_named_host_json_is_never_waited_on(exited_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``host.json`` is read by every command that shows a host's state: a FIFO there must not hang them."""
     import threading
