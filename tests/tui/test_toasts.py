@@ -12,7 +12,9 @@ from textual.widgets._toast import Toast
 
 from tests.tui.logs import policy_log
 from tests.tui.pilot import make_app, settle, settled_main_screen, until
+from tui.screens.policy_screen import PolicyScreen
 from tui.widgets.chart import ContextChart
+from tui.widgets.footer import PriorityFooter
 from tui.widgets.header import SessionHeader
 
 pytestmark = pytest.mark.anyio
@@ -69,3 +71,35 @@ async def test_a_long_toast_is_shown_whole_and_leaves_the_newest_rows(tmp_path: 
         newest = Region(events.x, events.bottom - 1, events.width, 1)
         assert not toast.region.overlaps(newest), (toast.region, newest)
         assert not toast.region.overlaps(screen.query_one(SessionHeader).region), toast.region
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("key", ["o", "c", "t", "r", "C", "D"])
+async def test_policy_screen_toasts_sit_under_the_heading_not_over_the_outcomes(
+    tmp_path: Path, size: tuple[int, int], key: str
+) -> None:
+    """On the policy screens the toasts stacked at Textual's bottom right, over the outcome panel that says how a
+    request ended (and the message line above it); they now stack from the top of the screen's body, under its
+    heading, as the main screen's do under its header, and leave the message line, the outcomes and the footer."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"), follow=True)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press(key)
+        await until(pilot, lambda: isinstance(app.screen, PolicyScreen))
+        screen = app.screen
+        await settle(pilot)
+        app.notify("checkpoint find the bug", title="applied", timeout=60)
+        app.notify("cache hit rate fell to 12% (seq 30, this session)", title="Alert: cache", severity="warning",
+                   timeout=60)  # fmt: skip
+        await until(pilot, lambda: len(screen.query(Toast)) == 2)
+        await settle(pilot)
+        await pilot.pause(0.1)
+        toasts = shown(list(screen.query(Toast)))
+        assert toasts and "cache hit rate" in str(toasts[-1].render()), toasts
+        body = screen.query_one(".policy-body").region
+        for toast in toasts:
+            assert body.contains_region(toast.region), (toast.region, body)
+        for widget in ("#policy-heading", "#policy-message", "#policy-outcomes", PriorityFooter):
+            region = screen.query_one(widget).region  # type: ignore[call-overload]
+            for toast in toasts:
+                assert not toast.region.overlaps(region), (widget, toast.region, region)

@@ -38,6 +38,7 @@ from core.read.summary import human_chars
 from core.shared.errors import TapedeckError
 from core.shared.text import js_json
 from tui.screens.stacked import while_stacked
+from tui.screens.toasts import stack_toasts
 from tui.widgets.footer import PriorityFooter
 from tui.widgets.header import TITLE_MIN, clip_title
 
@@ -278,9 +279,16 @@ class PolicyScreen(Screen[None]):
 
     @while_stacked
     def on_mount(self) -> None:
-        """Derive the first view."""
+        """Derive the first view and keep the toasts off the outcomes."""
+        self.screen_layout_refresh_signal.subscribe(self, self._place_toasts)
         self.query_one("#policy-readonly").display = False
         self.refresh_view()
+
+    def _place_toasts(self, screen: Screen[object]) -> None:
+        """The toasts stack from the top of the body, under the heading (and the read-only banner), as the main
+        screen's do under its header: the message line, the outcome panel and the footer stay in sight."""
+        body = self.query_one(".policy-body").region
+        stack_toasts(self, top=True, edge=body.y, room=body.height, keep_newest=True)
 
     def on_session_updated(self, message: Any) -> None:
         """The live session changed: derive the view again."""

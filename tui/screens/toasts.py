@@ -1,6 +1,7 @@
 """Where a screen's toasts sit: in a band of rows that hides the least (the rows beside a dialog's box, the main
-screen's chart), stacked from one edge of the band, the newest that fit shown and the older ones waiting. Textual
-would stack every toast at the bottom right, over what the operator reads for the toasts' whole timeout."""
+screen's chart, the top of a policy screen's body), stacked from one edge of the band, the newest that fit shown and
+the older ones waiting. Textual would stack every toast at the bottom right, over what the operator reads for the
+toasts' whole timeout."""
 
 from __future__ import annotations
 
