@@ -827,6 +827,7 @@ class AlertFollower:
         self.act = act
         self.warn = warn
         self.watches: dict[Path, AlertWatch] = {}
+        self.unread: list[str] = []  # why each log a one-off read could not read through (``poll_one``)
         self._scanned = 0.0
         for log in logs_of(self.targets):
             self.watches[log] = AlertWatch(log, config, pace=pace)
@@ -847,8 +848,13 @@ class AlertFollower:
             self.rescan()
         now = now_ms() if now is None else now
         out: list[Alert] = []
-        for watch in [*self.watches.values(), *self.fed]:
-            raised = watch.poll(now, final)
+        watches = [*self.watches.values(), *self.fed]
+        for watch in watches:
+            raised = poll_one(watch, now, final, len(watches) > 1, self.unread)
+            if raised is None:
+                self.warn(self.unread[-1])
+                self.watches.pop(watch.path, None)  # read afresh if polled again
+                continue
             for problem in watch.problems:
                 self.warn(problem)
             watch.problems.clear()
@@ -906,6 +912,20 @@ class Recall:
             return None
         self._held = {}
         return [alert for watch, alerts in held for alert in watch.recalled(alerts)]
+
+
+def poll_one(watch: AlertWatch, now: int, final: bool, several: bool, unread: list[str]) -> list[Alert] | None:
+    """``watch.poll(now, final)``, in a one-off read (``final``) of ``several`` logs: a log that cannot be read
+    through (cut or replaced while it was read) does not end the read of the others, its error is added to
+    ``unread`` and None returned. A log read alone raises it, as does a follower's poll (which reads such a log
+    again: it never meets it)."""
+    try:
+        return watch.poll(now, final)
+    except LogFormatError as exc:
+        if not (final and several):
+            raise
+        unread.append(str(exc))
+        return None
 
 
 def act(watch: AlertWatch, alert: Alert, warn: Callable[[str], None]) -> None:

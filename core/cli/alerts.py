@@ -45,12 +45,13 @@ def _once(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | Non
     sources = AlertSources(args.paths, config, warn=warn)
     found = sources.poll(final=True)
     payload = [a.to_dict() for a in found]
-    none = "no alerts in the logs that could be read (some could not: see stderr)" if sources.unreached else "no alerts"
+    unread = sources.unreached or sources.unread
+    none = "no alerts in the logs that could be read (some could not: see stderr)" if unread else "no alerts"
     emit(payload, args.json, lambda _: "\n".join(render_alert(a) for a in found) or none)
     for alert in found:
         if hook is not None:
             hook.submit(alert)
-    if sources.unreached:  # a root that could not be read at all: the report is not an answer
+    if unread:  # a root, or a log among several, that could not be read: the report is not an answer
         return 2
     return 1 if found else 0
 
@@ -93,9 +94,9 @@ def register(subparsers: Any) -> None:
             "Run the alert rules over session logs (log files, session directories, sessions roots), here or on "
             "another machine as [user@]host:PATH (over SSH's SFTP, with your ssh config, keys and known_hosts). "
             "Without --follow, report the alerts of the logs as they are and exit 1 when any fired (0 when none, 2 "
-            "when a machine could not be reached or a log was truncated while read); with --follow, print each "
-            "alert as the logs grow, new sessions under a root included, until interrupted: a remote log that "
-            "cannot be read raises 'unreachable'."
+            "when a machine could not be reached or a log was truncated while read: one of several is named on "
+            "stderr, the others' alerts reported); with --follow, print each alert as the logs grow, new sessions "
+            "under a root included, until interrupted: a remote log that cannot be read raises 'unreachable'."
         ),
     )
     p.add_argument("paths", nargs="+", metavar="PATH",

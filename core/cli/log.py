@@ -282,14 +282,17 @@ def _sessions(args: argparse.Namespace) -> int | None:
         n = len(rows)
         table = [COLUMNS, *(cells(row) for row in rows)]
         widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
-        lines = [f"{n} session{'' if n == 1 else 's'} under {where}" if n else f"no sessions under {where}"]
+        head = f"{n} session{'' if n == 1 else 's'} under {where}" if n else f"no sessions under {where}"
+        unread = f"{len(fleet.unread)} {'more ' if n else ''}could not be read: see stderr"
+        lines = [f"{head} ({unread})" if fleet.unread else head]
         lines += ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in table]
         return "\n".join(lines if n else lines[:1])
 
     emit([row.to_dict() for row in rows], args.json, render)
-    for note in fleet.skipped:
+    for note in [*fleet.skipped, *fleet.unread]:
         warn(note)
-    return 2 if fleet.unreached else None  # as alerts: a machine that could not be listed leaves no answer
+    # as alerts: a machine that could not be listed, or a session that could not be read, leaves no whole answer
+    return 2 if fleet.unreached or fleet.unread else None
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

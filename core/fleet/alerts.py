@@ -47,6 +47,9 @@ class AlertSources(AlertFollower):
                 if note not in self.unreached:
                     self.warn(note)
             self.unreached = list(self.remote.unreached)
+            for note in self.remote.unread:
+                self.warn(note)
+            self.unread += self.remote.unread
             if self.act:
                 self.remote.act(raised, self.warn)
             out.extend(raised)

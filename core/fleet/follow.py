@@ -21,7 +21,7 @@ from typing import Any
 
 from core.alerts.actions import action_request, origin_of
 from core.alerts.engine import Alert
-from core.alerts.follow import AlertWatch, act, now_ms
+from core.alerts.follow import AlertWatch, act, now_ms, poll_one
 from core.alerts.rate import project, window_ms
 from core.alerts.rules import context_ratio
 from core.control.config import PolicyConfig
@@ -286,6 +286,8 @@ class Fleet:
         self._order: list[str] = []  # the keys in the fleet's order, as the last ``rows`` call found it
         self.skipped: list[str] = []
         self.unreached: list[str] = []  # the notes of ``skipped`` that are machines which could not be listed
+        # the errors of the sessions the last poll, a one-off read, could not read through (their rows left out)
+        self.unread: list[str] = []
         self._scanned = float("-inf")
         self._pending: set[Path | RemoteTarget] = set()  # logs found whose header could not be read yet
         self._answered: set[str] = set()  # the targets listed at least once
@@ -330,10 +332,14 @@ class Fleet:
         gone = [key for key, watch in self.watches.items() if key not in listed and (
             watch.target.where not in silent if isinstance(watch, RemoteSessionWatch) else not os.path.lexists(key))]  # fmt: skip
         for key in gone:
-            del self.watches[key]
-            self._rows.pop(key, None)
-            self._dirty.discard(key)
-        self._regroup = self._regroup or bool(gone)
+            self._drop(key)
+
+    def _drop(self, key: str) -> None:
+        """Stop watching the log at ``key`` (a later listing that finds it watches it afresh)."""
+        del self.watches[key]
+        self._rows.pop(key, None)
+        self._dirty.discard(key)
+        self._regroup = True
 
     def link(self, target: RemoteTarget) -> SshLink:
         """The SSH link to ``target``'s machine (one per machine, shared by its sessions)."""
@@ -390,9 +396,13 @@ class Fleet:
                   or ((sweep or isinstance(watch, RemoteSessionWatch)) and watch.changed())]  # fmt: skip
         remote = [watch for key in polled if isinstance(watch := self.watches[key], RemoteSessionWatch)]
         self._prefetch(remote, now)
+        self.unread, several = [], len(self.watches) > 1
         try:
             for key in polled:
-                alerts = self.watches[key].poll(now, final)
+                alerts = poll_one(self.watches[key], now, final, several, self.unread)
+                if alerts is None:  # its row would tell a read of bytes the log no longer holds
+                    self._drop(key)
+                    continue
                 self._dirty.add(key)
                 if raised is not None:
                     raised.extend(alerts)

@@ -130,3 +130,41 @@ def test_alerts_and_sessions_reading_back_a_line_cut_off_say_the_log_was_truncat
     out, err = capsys.readouterr()
     assert "the log was truncated to 1,000 bytes while it was read" in err and "read it again" in err, err
     assert out == ""
+
+
+def _root_with_a_session_cut_mid_read(
+    tmp_path: Path, fixtures_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path, Path]:
+    """A sessions root of two sessions, the first one's log cut while a command reads it: (root, its log, the
+    other's log)."""
+    root = tmp_path / "sessions"
+    log, other = root / "project" / "s1" / "session.jsonl", root / "project" / "s2" / "session.jsonl"
+    other.parent.mkdir(parents=True)
+    log.parent.mkdir()
+    other.write_bytes((fixtures_dir / "multi-turn.session.jsonl").read_bytes())
+    _log_changed_mid_read(log, 8, lambda: os.truncate(log, 100_000), monkeypatch)
+    return root, log, other
+
+
+@pytest.mark.parametrize("command", [["sessions"], ["alerts", "--set", "alerts.budget.usd=0.0001"]])
+def test_a_root_listing_goes_on_past_a_session_cut_during_the_read(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+    fixtures_dir: Path,
+) -> None:
+    # one session's log cut while the listing read it stopped the whole listing, exit 2, the other sessions unlisted
+    root, log, other = _root_with_a_session_cut_mid_read(tmp_path, fixtures_dir, monkeypatch)
+    assert main([command[0], str(root), "--json", *command[1:]]) == 2  # a session unread: the listing is not whole
+    out, err = capsys.readouterr()
+    assert f"{log}: the log was truncated to 100,000 bytes while it was read" in err and "read it again" in err, err
+    listed = json.loads(out)
+    # the other session's row, or alert (its cost passes the budget), and nothing of the cut one
+    assert [item["path"] for item in listed] == [str(other)], listed
+
+
+def test_a_root_listing_past_a_cut_session_says_so_in_its_heading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], fixtures_dir: Path
+) -> None:
+    root, _, _ = _root_with_a_session_cut_mid_read(tmp_path, fixtures_dir, monkeypatch)
+    assert main(["sessions", str(root)]) == 2
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"1 session under {root} (1 more could not be read: see stderr)", out
