@@ -21,7 +21,8 @@ Every request gets exactly one final outcome: ``applied``, ``rejected``, ``cance
 sent to a host that is gone) or ``expired``. A restarted host skips what was answered and cancels what was sent to
 the host before it unless the sender marked it ``queued`` for the next resume, saying whether that host
 acknowledged it, died before reading it, or none ran when it was sent. The lines the host before it read
-(``host.json`` records how far) are not reported again.
+(``host.json`` records how far) are not reported again. A new line that reuses a taken request's id is answered ``rejected``
+as a duplicate, never applied.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ GONE = "the host exited before applying it"
 DIED = "the host it was sent to died before reading it"
 UNREAD = "the host it was sent to exited before reading it"
 WITHDRAWN = "withdrawn by its sender before the host applied it"
+DUPLICATE = "duplicate request id {rid!r}: a request with this id was taken already; give each request an id of its own"
 
 
 Answer = tuple[list[dict[str, Any]], Any]
@@ -96,6 +98,7 @@ class Operator:
         self.started = _now_ms()
         self._before = _last_state(host.session)  # how the host before this one ended: (state, when), None if none ran
         self.deferred: list[dict[str, Any]] = []
+        self._lines: dict[str, tuple[int, int, int]] = {}  # each request id: the inbox (device, inode) and offset of its line
         self.steers: list[Steer] = pending_steers(host.session)
         self._paused = paused_by_operator(host.session)  # a pause outlives its host until the operator resumes
         self._stopped = threading.Event()
@@ -255,6 +258,9 @@ class Operator:
                 self._warn(entry.error or "an unreadable control inbox line")
             return
         rid = request["id"]
+        if self._duplicate(entry, request):
+            self._answer(request, control.REJECTED, DUPLICATE.format(rid=rid))
+            return
         if rid in self.answered:
             return
         if entry.error:
@@ -289,6 +295,20 @@ class Operator:
         if state != "exited":  # it died without saying so: senders write only while a host is live
             return DIED
         return UNREAD if request["at"] < when else STALE
+
+    def _duplicate(self, entry: control.InboxEntry, request: dict[str, Any]) -> bool:
+        """Whether ``entry`` is another line reusing the id of a request taken already: one this host read on another
+        line of the same inbox, or one answered before it started, sent after that (a line read again, as from an
+        inbox replaced or a host killed before it recorded how far it read, is none)."""
+        position = self.reader.position
+        assert position is not None  # an entry came from the inbox file
+        where = (*position[:2], entry.offset)
+        first = self._lines.get(request["id"])
+        if first is not None:
+            return first[:2] == where[:2] and first[2] != where[2]
+        self._lines[request["id"]] = where
+        at = request.get("at")
+        return request["id"] in self.answered and isinstance(at, int) and at >= self.started
 
     def _reported_before(self, entry: control.InboxEntry) -> bool:
         """Whether the host before this one (killed, or stopped) already read ``entry``'s line."""
@@ -325,6 +345,13 @@ class Operator:
         events: list[dict[str, Any]] | None = None,
     ) -> None:  # fmt: skip
         self.answered.add(request["id"])
+        self._answer(request, outcome, error, detail, events)
+
+    def _answer(
+        self, request: dict[str, Any], outcome: str, error: str | None = None, detail: Any = None,
+        events: list[dict[str, Any]] | None = None,
+    ) -> None:  # fmt: skip
+        """Log ``outcome`` for ``request`` (with ``events`` before it) and tell the operator."""
         self.host.append([*(events or []), control.outcome_event(request, outcome, error, detail)])
         op = request.get("op") if isinstance(request.get("op"), str) else "request"  # a line whose op was unreadable
         self.host.say(f"control {op} {outcome}" + (f": {error}" if error else ""))

@@ -345,6 +345,38 @@ def test_hostile_inbox_lines_are_rejected_once_each_and_never_stop_the_host(
     assert not [line for line in run.said if "None" in line]
 
 
+def test_a_request_reusing_an_id_is_rejected_as_a_duplicate_and_never_applied_twice(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    # the copy of an answered request was dropped without a word; a copy of one waiting for its boundary was
+    # waiting too, and applied a second time
+    run = Running(tmp_path, server, [], linger=True)
+    _wait(lambda: read_host_state(run.log).state == "idle")
+
+    def line(rid: str, op: str, args: dict[str, Any]) -> bytes:
+        return json.dumps({"id": rid, "op": op, "args": args, "at": int(time.time() * 1000)}).encode() + b"\n"
+
+    def finals(rid: str) -> list[dict[str, Any]]:
+        return [e["data"] for e in run.events("tapedeck/control")
+                if e["data"]["requestId"] == rid and e["data"]["outcome"] in control.FINAL]  # fmt: skip
+
+    with open(run.inbox, "ab") as f:
+        f.write(line("mark", "checkpoint", {}))
+    _wait(lambda: finals("mark"))
+    keep = {"key": "slice.history.keepRecentTurns", "value": 2}
+    with open(run.inbox, "ab") as f:  # one write: the copy arrives while the first waits for a boundary
+        f.write(line("mark", "checkpoint", {}) + line("keep", "config.set", keep) + line("keep", "config.set", keep))
+    _wait(lambda: len(finals("mark")) == 2 and len(finals("keep")) == 2)
+    for rid in ("mark", "keep"):
+        outcomes = sorted(d["outcome"] for d in finals(rid))
+        assert outcomes == ["applied", "rejected"], (rid, finals(rid))
+        [rejected] = [d for d in finals(rid) if d["outcome"] == "rejected"]
+        assert rejected["error"].startswith(f"duplicate request id '{rid}'"), rejected
+    assert len(run.events("tapedeck/checkpoint")) == 1 and len(run.events("tapedeck/config")) == 1
+    run.send("stop")
+    run.join()
+
+
 def test_a_host_json_that_cannot_be_written_does_not_stop_the_inbox_watch(
     tmp_path: Path, server: ChatServer
 ) -> None:
