@@ -24,6 +24,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from core.cli.args import MAX_SECONDS
 from core.cli.common import guarded
 from core.control.inbox import append_request, inbox_path
 from core.host.demo_scenario import TASKS, write_script
@@ -34,6 +35,7 @@ from tui.cli import TUI_COMMANDS
 
 BASE_PACE = 1.5  # seconds between steps at --speed 1: time for a newcomer to try the controls
 BASE_CHUNK_DELAY = 0.004
+MIN_SPEED = BASE_PACE / MAX_SECONDS  # the slowest pace the host takes: a step a day
 PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
@@ -52,8 +54,10 @@ def host_command(args: argparse.Namespace, workspace: Path, script: Path, sessio
 
 
 def _prepare(args: argparse.Namespace) -> tuple[Path, Path, Path]:
-    if not math.isfinite(args.speed) or args.speed < 0:
-        raise TapedeckError(f"--speed must be 0 (no pauses) or a positive number, not {args.speed}")
+    if not (args.speed == 0 or MIN_SPEED <= args.speed < math.inf):
+        raise TapedeckError(
+            f"--speed must be 0 (no pauses) or a finite number from {MIN_SPEED:.3g} (a step a day), not {args.speed:g}"
+        )
     given = Path(args.workspace).expanduser().resolve() if args.workspace else None
     if given is not None and given.exists() and not given.is_dir():
         raise TapedeckError(f"--workspace {given} is not a directory")
