@@ -176,6 +176,32 @@ def test_the_request_views_kept_prefix_reads_as_a_sentence() -> None:
     )
 
 
+@pytest.mark.parametrize("size", [(80, 24), (160, 45)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_request_views_node_counts_stay_on_one_line(tmp_path: Path, size: tuple[int, int]) -> None:
+    """At 80 columns the diff line wrapped between '+2 −0' and 'nodes'; the counts now keep to one line, after the
+    sentence where they fit, else on the line below it (and move there, or back, as the terminal is resized)."""
+    from textual.widgets import Static
+
+    from tui.screens.request import RequestScreen
+
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=size) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, RequestScreen) and not app.screen.loading)
+        line = app.screen.query_one("#request-diff", Static)
+
+        def shown() -> list[str]:
+            return [line.render_line(y).text.strip() for y in range(line.size.height)]
+
+        await until(pilot, lambda: "nodes" in " ".join(shown()))
+        assert len(shown()) == (2 if size[0] == 80 else 1), shown()
+        assert shown()[-1].endswith("+2 −0 nodes"), shown()
+        await pilot.resize_terminal(*((160, 45) if size[0] == 80 else (80, 24)))
+        await until(pilot, lambda: len(shown()) == (1 if size[0] == 80 else 2))
+        assert shown()[-1].endswith("+2 −0 nodes"), shown()
+
+
 async def test_the_cursor_row_stands_out_without_colours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With NO_COLOR the cursor row's background was greyed to the list's own, leaving bold alone to tell it from
     the rows around it (bold rows among them); it is drawn reversed."""

@@ -55,27 +55,29 @@ def heading(view: RequestView, total: int) -> Text:
     return Text(" · ".join(parts), style="bold")
 
 
-def diff_line(view: RequestView) -> Text:
-    """The cache-break point and its cause, or that the request extends the previous one."""
+def diff_line(view: RequestView, width: int | None = None) -> Text:
+    """The cache-break point and its cause, or that the request extends the previous one, then the nodes added,
+    removed and replaced: after it when the whole fits in ``width`` cells (None: any width), else on a line of their
+    own, so that the counts never wrap apart."""
     d = view.diff
     if d.before is None:
         return Text("The session's first request: nothing cached before it.", style="dim")
-    changes = f"  +{len(d.added)} −{len(d.removed)} nodes" + (
-        f", {len(d.replaced)} replaced" if d.replaced else ""
-    )
+    changes = f"+{len(d.added)} −{len(d.removed)} nodes" + (f", {len(d.replaced)} replaced" if d.replaced else "")
     if not d.broke:
-        return Text.assemble(
+        said = Text.assemble(
             ("prefix kept: ", "bold green"),
-            f"the first {d.prefix_bytes:,} of {d.total_bytes:,} bytes are the previous request's{changes}",
+            f"the first {d.prefix_bytes:,} of {d.total_bytes:,} bytes are the previous request's",
         )
-    cause = (d.cause or "?") + (f" at seq {d.cause_seq}" if d.cause_seq is not None else "")
-    share = d.prefix_bytes / d.total_bytes if d.total_bytes else 0
-    return Text.assemble(
-        ("✂ cache broke ", "bold red"),
-        f"at byte {d.prefix_bytes:,} of {d.total_bytes:,} ({share:.0%} reused) · cause: ",
-        (cause, "bold"),
-        changes,
-    )
+    else:
+        cause = (d.cause or "?") + (f" at seq {d.cause_seq}" if d.cause_seq is not None else "")
+        share = d.prefix_bytes / d.total_bytes if d.total_bytes else 0
+        said = Text.assemble(
+            ("✂ cache broke ", "bold red"),
+            f"at byte {d.prefix_bytes:,} of {d.total_bytes:,} ({share:.0%} reused) · cause: ",
+            (cause, "bold"),
+        )
+    fits = width is None or said.cell_len + 2 + len(changes) <= width
+    return Text.assemble(said, "  " if fits else "\n", changes)
 
 
 def message_rows(view: RequestView) -> list[tuple[str, tuple[Any, ...]]]:
@@ -130,6 +132,7 @@ class RequestScreen(Screen[None]):
         self.travel = travel
         self.index = index
         self.loading = False
+        self.view: RequestView | None = None  # the request shown
 
     def compose(self) -> ComposeResult:
         """Heading, diff line, tool list, messages, footer."""
@@ -145,6 +148,15 @@ class RequestScreen(Screen[None]):
         self.query_one(DataTable).add_columns("", "#", "role", "chars", "from", "content")
         self.query_one(DataTable).focus()
         self._load(self.index)
+
+    def on_resize(self) -> None:
+        """Fit the diff line to the new width."""
+        self.call_after_refresh(self._draw_diff)
+
+    def _draw_diff(self) -> None:
+        if self.view is not None:
+            line = self.query_one("#request-diff", Static)
+            line.update(diff_line(self.view, line.content_size.width or None))
 
     def action_close(self) -> None:
         """Back to where the view was opened."""
@@ -193,7 +205,8 @@ class RequestScreen(Screen[None]):
         self.index = view.index
         r = view.request
         self.query_one("#request-heading", Static).update(heading(view, len(self.travel.points)))
-        self.query_one("#request-diff", Static).update(diff_line(view))
+        self.view = view
+        self._draw_diff()
         tools = Text(f"tools ({len(r.tool_names)}): " + (", ".join(r.tool_names) or "none"))
         if break_location(view.diff) == ("tools", 0):
             tools.stylize("bold red")
