@@ -297,16 +297,19 @@ class Operator:
         return UNREAD if request["at"] < when else STALE
 
     def _duplicate(self, entry: control.InboxEntry, request: dict[str, Any]) -> bool:
-        """Whether ``entry`` is another line reusing the id of a request taken already: one this host read on another
-        line of the same inbox, or one answered before it started, sent after that (a line read again, as from an
-        inbox replaced or a host killed before it recorded how far it read, is none)."""
+        """Whether ``entry`` is a new line reusing the id of a request taken already: one this host read on another
+        line of the same inbox, or one answered before it started and sent since. A line read again (the host
+        before this one read it, or the inbox was replaced) is none."""
         position = self.reader.position
         assert position is not None  # an entry came from the inbox file
         where = (*position[:2], entry.offset)
         first = self._lines.get(request["id"])
+        if first is None:
+            self._lines[request["id"]] = where
+        if self._reported_before(entry):
+            return False
         if first is not None:
             return first[:2] == where[:2] and first[2] != where[2]
-        self._lines[request["id"]] = where
         at = request.get("at")
         return request["id"] in self.answered and isinstance(at, int) and at >= self.started
 

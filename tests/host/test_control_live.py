@@ -525,6 +525,30 @@ def test_requests_left_for_a_dead_host_are_cancelled_at_resume_and_withdrawals_h
     assert by_id[withdrawn]["outcome"] == "cancelled" and "withdrawn" in by_id[withdrawn]["error"]
 
 
+def test_a_resumed_host_rejects_a_new_line_reusing_an_answered_id_and_skips_lines_read_again(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    log = _finished(tmp_path, server)
+    inbox = control.inbox_path(log)
+    request = control.append_request(inbox, "checkpoint", queued=True)
+
+    def resume_twice() -> None:  # the second host reads every line again, each answered already
+        for _ in range(2):
+            host = _resume(log, server)
+            host.run()
+            host.close()
+
+    resume_twice()
+    with open(inbox, "ab") as f:  # a copy sent after the answer: a new line, its id taken
+        f.write(control.inbox_line({**request, "at": int(time.time() * 1000)}))
+    resume_twice()
+    events = read_log(log).events
+    answers = [e["data"] for e in events if e["type"] == "tapedeck/control" and e["data"]["requestId"] == request["id"]]
+    assert [a["outcome"] for a in answers] == ["applied", "rejected"], answers
+    assert answers[1]["error"].startswith(f"duplicate request id {request['id']!r}")
+    assert len([e for e in events if e["type"] == "tapedeck/checkpoint"]) == 1
+
+
 def test_control_on_a_log_no_tapedeck_host_owns_exits_2_and_creates_nothing(
     tmp_path: Path, fixtures_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
