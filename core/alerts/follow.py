@@ -2,8 +2,9 @@
 
 ``AlertWatch`` follows one log with the same reader the TUI uses (``core.log.tail.Tailer``) and feeds what each
 poll decoded to the log's ``AlertEngine``; after each poll it ticks the engine with the time, the host's state
-(``core.control.host_state``) and the file's last change. A log that is truncated, replaced or removed starts a new
-engine when it is read again; an alert it raised before (same session, cause and event) is not raised twice.
+(``core.control.host_state``) and the file's last change. A followed log that is truncated, replaced or removed
+starts a new engine when it is read again (a one-off read, ``final``, of one truncated or replaced fails); an
+alert it raised before (same session, cause and event) is not raised twice.
 ``FedWatch`` is the engine of a log that another reader already reads (the TUI's view of it): that reader hands
 it what it decoded, so the log is read and decoded once, and the cache-break watcher reads events back through
 the reader's store (``core.log.store.BorrowedEvents``) instead of keeping the surface decoded. ``AlertFollower`` holds one watch per log and looks for
@@ -34,7 +35,7 @@ from core.log.records import PackedRow
 from core.log.sessions import discover_sessions
 from core.log.store import BorrowedEvents, ValidatedEvents
 from core.log.tail import Tailer
-from core.shared.errors import LogFormatError, TapedeckError, truncated_while_read
+from core.shared.errors import LogFormatError, TapedeckError
 
 RESCAN_SECONDS = 1.0  # how often the roots are listed again for new sessions
 # how long a reading that the host exited waits for the log's last bytes to be taken in (a torn line never is)
@@ -184,8 +185,8 @@ class AlertWatch:
         while True:
             before = self.tailer.offset
             update = self.tailer.poll(max_bytes=SLICE)
-            if update.reset and final and update.cut is not None:  # a one-off read of a log cut under it
-                raise truncated_while_read(self.path, *update.cut)
+            if final and update.changed is not None:  # a one-off read of a log cut, replaced or rewritten under it
+                raise update.changed
             if update.reset:  # read the new file from its start with a reader of its own, its lines noted afresh
                 told += self.once(out)  # before the reset: the new file's read does not raise them again
                 out = []
@@ -213,12 +214,12 @@ class AlertWatch:
 
     def _feed_read(self, events: list[dict[str, Any] | PackedRow], now: int, out: list[Alert], final: bool) -> None:
         """``_feed`` the events a poll read; in a one-off read (``final``) a line the rules read back that a
-        truncation of the log took away fails as the truncation it is."""
+        truncation or replacement of the log took away fails as the change it is."""
         try:
             self._feed(events, now, out)
         except LogFormatError as exc:
-            if final and (cut := self.tailer.poll(max_bytes=0).cut) is not None:
-                raise truncated_while_read(self.path, *cut) from exc
+            if final and (changed := self.tailer.poll(max_bytes=0).changed) is not None:
+                raise changed from exc
             raise
 
     checkpoints = True  # a first read of a local log keeps its state for the next one (core.alerts.checkpoint)

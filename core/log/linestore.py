@@ -39,7 +39,7 @@ from core.log.frames import FrameStream, recover_lines
 from core.log.records import PackedRow
 from core.log.store import KeepingEvents
 from core.log.validate import readable
-from core.shared.errors import LogFormatError
+from core.shared.errors import LogFormatError, replaced_while_read
 
 BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
 SHIFT = 14  # the line table grows in blocks of 2**SHIFT lines
@@ -512,10 +512,7 @@ class _LineReader:
                 raise LogFormatError(f"{self.path}: cannot read ({exc.strerror or exc})") from exc
             if self.identity is not None and (st.st_dev, st.st_ino) != self.identity:
                 f.close()
-                raise LogFormatError(
-                    f"{self.path}: the log was replaced while it was read (another file is at its path now): another "
-                    "program rewrote or moved it; read it again"
-                )
+                raise replaced_while_read(self.path)
             self._file = f
         return self._file
 

@@ -26,7 +26,7 @@ from core.log.frames import FrameError, decode_frame, frame_end
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.records import complete_event, expand_row, is_packed_row
 from core.shared.diagnostics import Diagnostic
-from core.shared.errors import LogFormatError
+from core.shared.errors import LogFormatError, replaced_while_read, truncated_while_read
 
 # A followed file is checked with one stat call every FOLLOW_INTERVAL seconds: on average half of it is added to
 # append-to-screen. 2 ms instead of 5 ms took ~2 ms off the p50 in bench/tui.py for about 1.2% more of a core
@@ -46,7 +46,8 @@ class TailUpdate:
     header: dict[str, Any] | None = None
     waiting: bool = False
     fatal: str | None = None
-    cut: tuple[int, int] | None = None  # on a reset by a truncation: the file's size then and the bytes read before
+    # on a reset of a file that was cut, replaced or rewritten under the reader: the error a one-off read gives
+    changed: LogFormatError | None = None
 
     def __bool__(self) -> bool:
         return bool(self.events or self.diagnostics or self.reset or self.header or self.fatal)
@@ -210,11 +211,13 @@ class Tailer:
         ):
             if st.identity != self._identity:
                 what = "replaced by a new file"
+                update.changed = replaced_while_read(self.path)
             elif st.size < self._offset:
                 what = f"truncated to {st.size} bytes"
-                update.cut = (st.size, self._offset)
+                update.changed = truncated_while_read(self.path, st.size, self._offset)
             else:
                 what = "rewritten in place (same inode, different bytes where it was already read)"
+                update.changed = replaced_while_read(self.path, "its bytes already read were rewritten in place")
             update.diagnostics.append(
                 Diagnostic(
                     "log-reset",

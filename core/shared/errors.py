@@ -26,6 +26,14 @@ def truncated_while_read(path: object, size: int, read: int) -> LogFormatError:
     )
 
 
+def replaced_while_read(path: object, how: str = "another file is at its path now") -> LogFormatError:
+    """The error for a log another program replaced (``how``) while a pass still read it: what was read is not the
+    file that is there now."""
+    return LogFormatError(
+        f"{path}: the log was replaced while it was read ({how}): another program rewrote or moved it; read it again"
+    )
+
+
 class LogNotFoundError(LogFormatError):
     """The log file (or the session directory's log) does not exist (yet): a follower may wait for it."""
 

@@ -168,3 +168,36 @@ def test_a_root_listing_past_a_cut_session_says_so_in_its_heading(
     assert main(["sessions", str(root)]) == 2
     out = capsys.readouterr().out
     assert out.splitlines()[0] == f"1 session under {root} (1 more could not be read: see stderr)", out
+
+
+def _replace(log: Path) -> None:
+    """Put a copy of ``log`` in its place (another file, the same bytes), as an editor's save does."""
+    copy = log.with_name("copy.jsonl")
+    copy.write_bytes(log.read_bytes())
+    os.replace(copy, log)
+
+
+def _rewrite_in_place(log: Path) -> None:
+    """Write other bytes over the log's start, in the same file."""
+    with open(log, "r+b") as f:
+        head = f.read(64)
+        f.seek(0)
+        f.write(head.swapcase())
+
+
+@pytest.mark.parametrize("change", [_replace, _rewrite_in_place])
+@pytest.mark.parametrize("command", [["alerts", "{log}"], ["alerts", "{log}", "--json"], ["sessions", "{root}"]])
+def test_alerts_and_sessions_on_a_log_replaced_during_the_read_fail(
+    command: list[str], change: Callable[[Path], None], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # their one-off read took the new file from its start, silently, and reported it as the log read (exit 0/1),
+    # where the commands that read events back say the log was replaced while it was read
+    root = tmp_path / "sessions"
+    log = root / "project" / "s1" / "session.jsonl"
+    log.parent.mkdir(parents=True)
+    _log_changed_mid_read(log, 8, lambda: change(log), monkeypatch)
+    assert main([part.format(log=log, root=root) for part in command]) == 2
+    out, err = capsys.readouterr()
+    assert f"{log}: the log was replaced while it was read" in err and "read it again" in err, err
+    assert out == ""
