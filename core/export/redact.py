@@ -22,7 +22,9 @@ was replaced, by kind. What is replaced:
   the value after an option named for one (``--password …``, ``--api-key …``: ``_option_value``), the password
   ``sshpass -p``, ``mysql -p…``, ``redis-cli -a`` and ``curl -u user:…`` take, a ``Cookie`` header's value and a
   netrc entry's password
-  (``machine … login … password …``, or a line of its own but for prose's ``password expired``), and the whole
+  (``machine … login … password …``, or a line of its own but for prose's ``password expired``), the passphrase
+  ``ssh-keygen -N``/``-P`` takes, a Wi-Fi ``psk``, a password hash (an htpasswd or shadow line's hash field, a
+  crypt ``$6$…``/``$2y$…`` or LDAP ``{SSHA}…`` hash of full length anywhere: ``_CRYPT``, ``_HASH_LINE``), and the whole
   string a JSON object holds under a key named for a secret (``{"password": "hunter2"}``, ``_keyed``);
 - ``env``: the value of every environment variable of the exporting process named for a secret (``DB_PASSWORD``,
   ``GITHUB_TOKEN``) from ``ENV_MIN_NAMED`` characters, and of any other from ``ENV_MIN`` characters when it is no
@@ -67,6 +69,14 @@ _KEY_FORMATS = (  # ``sk-`` keys have a run of 16 without a hyphen: ``network-in
     rb"|hooks\.slack\.com/services/[A-Za-z0-9/]{20,}"  # a Slack webhook (the URL is the credential)
     rb"|[A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\"']*:[^/\s@\"']+@"  # a URL's password (``_URL_HEAD`` stays)
 )
+# a password hash in crypt's ``$id$…`` form (``$6$``, ``$2y$``, ``$apr1$``, yescrypt's ``$y$``, ``$argon2id$``) or an
+# LDAP-style ``{SHA}…``: anywhere when its last field is a hash's length (``_CRYPT``; a shell's ``$1$2`` is none), and
+# whatever its length as the second field of an htpasswd or shadow line (``_HASH_LINE``, group 1; a ``!`` locks it)
+_CRYPT_HEAD = rb"\$(?:1|2[abxy]?|5|6|7|y|gy|md5|apr1|sha1|argon2(?:id|i|d)|scrypt)\$"
+_LDAP_HEAD = rb"\{(?i:s?sha(?:256|384|512)?|s?md5|crypt|pbkdf2[a-z0-9-]*)\}"
+_CRYPT = re2.compile(
+    _CRYPT_HEAD + rb"(?:[^\s$:\"'\\]{1,64}\$){1,4}[./A-Za-z0-9+=]{16,}|" + _LDAP_HEAD + rb"[A-Za-z0-9+/]{16,}={0,2}"
+)
 _KEYS = re2.compile(
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----|\z)"
     + _KEY_FORMATS
@@ -78,7 +88,7 @@ _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
 # ``auth: basic`` are none)
 _KEY_WORDS = (
     rb"(?i:(?:api|secret|private|access|account)[_-]?key|client[_-]key[_-]data|access[_-]?token|auth[_-]?token|secret|password|passwd"
-    rb"|passphrase|token)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)|[a-z0-9](?:Pass|Pw|Pwd|Auth|Credentials?)"
+    rb"|passphrase|token|psk)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)|[a-z0-9](?:Pass|Pw|Pwd|Auth|Credentials?)"
 )
 SHORTEST = 3  # characters from which a value under a key word may be a secret (no shorter string is replaced)
 # where a line starts, also as JSON text writes its line break (``\n``, also escaped again) or the string it starts
@@ -96,6 +106,9 @@ _PAIR = re2.compile(
 # a camelCase key that starts its line (``  apiKey``, ``- DbPassword``) and what ends a line (``_config_line``)
 _CONFIG_KEY = re.compile(rb"[ \t]*(?:-[ \t]+)?[A-Za-z0-9_]*[a-z0-9][A-Z][A-Za-z0-9_]*")
 _LINE_END = re.compile(rb"[ \t]*(?:\Z|[\r\n\"]|\\[nr\"])")
+_HASH_LINE = re2.compile(
+    _LINE_START + rb"[A-Za-z0-9_][A-Za-z0-9_.@\-]*:!?((?:" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD + rb")[^\s:\"'\\]+)"
+)
 # a ``.pgpass`` line, ``host:port:database:user:password``, its password (group 1): a port (or ``*``), and a
 # database and a user with a letter (or ``*``), so that times, addresses and a linter's ``file:line:col`` are none
 _PG_FIELD = rb"[^\x00-\x20:\\\"]"
@@ -126,6 +139,10 @@ _CLI_PASSWORD = re2.compile(
     rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:)"
     rb"\\?[\"']?((?:[^\s\"'\\|;&]|\\[^\s\"'])+)"
 )
+# the new (``-N``) or old (``-P``) passphrase of a key (group 1), when ``ssh-keygen`` starts the command it is given
+# to and it is no reference (``_keygen_value``): both where ``ssh-keygen -p -P old -N new`` changes it
+_KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|\\[^\s\"'])+)")
+_COMMAND_END = (b"\n", b"\\n", b"|", b";", b"&")  # where the command a ``_KEYGEN`` option belongs to starts
 # the value of a ``Cookie`` or ``Set-Cookie`` header, all its pairs (group 2; group 1 a quote before it): a
 # session's cookie is its login
 _COOKIE = re2.compile(
@@ -205,7 +222,7 @@ _SCREEN = (
     + _JSON_SPACE + rb"*[:=]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE.pattern + rb"|" + _OPTION_NAME + _JSON_SPACE
-    + rb"|sshpass|mysql|redis-cli|curl"
+    + rb"|sshpass|ssh-keygen|mysql|redis-cli|curl|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )
@@ -361,6 +378,13 @@ def _cli_value(data: bytes, m: Any) -> bool:
     return not _placeholder(m.group(1))
 
 
+def _keygen_value(data: bytes, m: Any) -> bool:
+    """True when a ``-N``/``-P`` option's value is the passphrase ``ssh-keygen`` takes: that command is the one the
+    option is given to, and the value is no reference (``"$PASSPHRASE"``)."""
+    start = max((at + len(end) for end in _COMMAND_END if (at := data.rfind(end, 0, m.start())) >= 0), default=0)
+    return b"ssh-keygen" in data[start : m.start()] and _cli_value(data, m)
+
+
 def _netrc_password(data: bytes, m: Any) -> bool:
     """True when ``password …`` on a line of its own is a netrc file's line, not prose (``password required``, an
     error's ``"password incorrect"``): its value has a digit, a symbol or a capital letter, or the text is about a
@@ -392,7 +416,8 @@ class Redactor:
             ("key", _KEYS, 0, None), ("key", _CREDENTIAL, 1, _credential), ("key", _PAIR, 3, _secret_value),
             ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 1, None),
             ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, _cli_value),
-            ("key", _COOKIE, 2, None),
+            ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
+            ("key", _KEYGEN, 1, _keygen_value),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, None),
         ]  # fmt: skip

@@ -69,12 +69,23 @@ ASSIGNMENTS = st.tuples(
 )
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
+B64 = string.ascii_letters + string.digits + "./"
+# a password hash as an htpasswd or shadow line holds one: ``$apr1$``, bcrypt's ``$2y$``, ``$6$``, ``{SHA}``
+HASHES = st.one_of(
+    st.tuples(_body(1, B64), _body(22, B64)).map(lambda t: f"$apr1${t[0][:8]}${t[1][:22]}"),
+    _body(53, B64).map(lambda b: "$2y$10$" + b[:53]),
+    st.tuples(_body(4, B64), _body(86, B64)).map(lambda t: f"$6${t[0][:16]}${t[1][:86]}"),
+    _body(27, ALNUM + "+/").map(lambda b: "{SHA}" + b[:27] + "="),
+)
 # a config file's line of its own, each with values of the kind it holds: a .pgpass line, a Dockerfile's ENV, a
-# camelCase key; an npm token; a short value under a secret's name
+# camelCase key; a password hash, a Wi-Fi psk, a key's passphrase; an npm token; a short value under a secret's name
 CONFIG = st.one_of(
     st.tuples(st.sampled_from(["db.internal:5432:app:app_user:{}", "*:*:*:postgres:{}", "ENV API_KEY {}",
                                "ENV API_KEY={}", "  apiKey: {}", "clientSecret: {}", "- DbPassword: {}",
                                "dbPass = {}", "curl -u bob:{} https://x", "Cookie: sid={}; theme=dark"]), WORD_VALUES),
+    st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
+    st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
+              WORD_VALUES),
     st.tuples(st.sampled_from(["_auth={}", "_authToken={}", "//registry.npmjs.org/:_authToken={}"]), ENV_VALUES),
     st.tuples(st.sampled_from(["PASSWORD={}", "export DB_PASS={}", 'password = "{}"', "MYSQL_ROOT_PASSWORD: {}",
                                "ENV PASSWORD={}"]), st.from_regex(r"[a-z]{2,4}[0-9]", fullmatch=True)),
@@ -700,3 +711,49 @@ def test_curl_without_a_password_and_cookie_prose_stay() -> None:
             "the Cookie: header is set by the browser; headers['Cookie'] = cookie_jar.header()\n")  # fmt: skip
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+APR1 = "$apr1$r31.....$HqJZimcKQFAMYayBlzkrA/"
+BCRYPT = "$2y$10$" + "abcdefghijklmnopqrstuv" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ01234"
+SHA512 = "$6$rounds=5000$saltsalt$" + "a1B2c3D4./" * 8 + "xyzXYZ"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"bob:{APR1}", "HqJZimcKQFAMYayBlzkrA"), ("ann:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=", "W6ph5Mm5Pz8GgiULbPgzG37mj9g"),
+        (f"$ cat .htpasswd\ndeploy:{BCRYPT}\n", "abcdefghijklmnopqrstuv"), (f"password_hash gave {BCRYPT}", "ABCDEFGHIJKLM"),
+        ("olcRootPW: {SSHA}W6ph5Mm5Pz8GgiULbPgzG37mj9gxyz12", "W6ph5Mm5Pz8GgiULbPgzG37mj9g"),
+        (f"root:{SHA512}:19000:0:99999:7:::", "a1B2c3D4"), ("root:$6$salt$hash:19000:0:99999:7:::", "$salt$hash"),
+        ('{"output": "daemon:*:19000\\nbob:!$y$j9T$abc$defghijk:19000::::::\\n"}', "abc$defghijk"),
+        ('network={\n\tssid="home"\n\tpsk="CorrectHorse"\n}', "CorrectHorse"), ("wpa_psk=" + "0f1e" * 16, "0f1e" * 16),
+        ("ssh-keygen -t ed25519 -N 'swordfish' -f ~/.ssh/deploy", "swordfish"),
+        ('ssh-keygen -p -P OldPass1 -N "NewPass2" -f key', "NewPass2"),
+    ],
+)  # fmt: skip
+def test_password_hashes_psks_and_key_passphrases_are_redacted(text: str, secret: str) -> None:
+    """An htpasswd line's hash (``$apr1$``, ``{SHA}``, bcrypt), a shadow line's (``$6$``, yescrypt ``$y$``, locked
+    with ``!``), a crypt hash anywhere, a Wi-Fi ``psk`` and the passphrase ``ssh-keygen -N`` takes went through."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert secret not in r.text(text) and r.summary()["key"] >= 1 and sum(r.summary().values()) == r.summary()["key"]
+
+
+def test_a_shadow_line_keeps_its_other_fields_and_counts_one_key() -> None:
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(f"root:{SHA512}:19000:0:99999:7:::") == "root:[redacted key]:19000:0:99999:7:::"
+    assert r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+
+
+DOLLARS = """echo "$1:$2" && cp $1$2 $HOME/bin; awk '{print $1$2$3}' f
+PATH=/usr/local/bin:$HOME/.local/bin:$PATH
+price:$5 a month, or $1$ off; total:$6.50; it costs $2 at most
+user:$USER; name:${NAME}; nobody:x:65534:65534:nobody:/nonexistent:/bin/false; daemon:*:19000:0:99999:7:::
+ssh-keygen -t ed25519 -N '' -f key; ssh-keygen -N "$PASSPHRASE" -f k; the psk is set in wpa_supplicant.conf
+"""
+
+
+def test_shell_arguments_references_and_prices_are_no_hashes() -> None:
+    """A shell's ``$1``, a ``$HOME`` reference, a price, a passwd line without a hash, an empty or referenced
+    ``ssh-keygen`` passphrase and prose about a psk stay."""
+    r = Redactor(environ={}, home="/nonexistent-home")
+    assert r.text(DOLLARS) == DOLLARS and sum(r.summary().values()) == 0
