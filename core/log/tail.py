@@ -464,9 +464,7 @@ def _tail_zstd(path: Path, n: int) -> list[dict[str, Any]] | None:
                 break
         else:
             bounds = None
-        if bounds is not None:
-            if start + bounds[0][0] == 0:
-                bounds = bounds[1:]  # frame 1 holds the header
+        if bounds is not None:  # frame 1 holds the header, alone or (``zstd FILE``) with every event
             texts: list[bytes] = []
             lines = 0
             try:

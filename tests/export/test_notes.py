@@ -15,6 +15,7 @@ from pathlib import Path
 
 import orjson
 import pytest
+import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -172,6 +173,17 @@ def test_a_note_left_past_the_end_of_a_replaced_log_can_be_removed(
     assert "removed the note at seq 90" in capsys.readouterr().out
     assert load_notes(log) == {}
     assert main(["note", str(log), "--seq", "90", "again"]) == 2
+
+
+def test_a_note_goes_on_a_log_compressed_whole_with_zstd(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A fixture made into zstd by ``zstd`` (one frame holding the header and every event) takes a note on its last
+    event and refuses one past it by its real range, not as a log with no events yet."""
+    log = tmp_path / "s.session.jsonl.zstd"
+    log.write_bytes(zstandard.ZstdCompressor().compress((FIXTURES / "tool-call-turn.session.jsonl").read_bytes()))
+    assert main(["note", str(log), "--seq", "103", "last event"]) == 0
+    assert main(["note", str(log), "--seq", "104", "past it"]) == 2
+    assert "its events are seq 0..103" in capsys.readouterr().err
+    assert list(load_notes(log)) == [103]
 
 
 def _read_only_runner(directory: Path) -> list[str] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import zstandard
 
 from core.log.reader import read_log
 from core.log.tail import tail_events
@@ -50,6 +51,17 @@ def test_fixture_decodes_to_documented_surface(fixtures_dir: Path, name: str) ->
 def test_tail_matches_full_decode(fixtures_dir: Path, name: str) -> None:
     data = read_log(fixtures_dir / name)
     assert tail_events(fixtures_dir / name, 7) == data.events[-7:]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_SURFACES))
+def test_tail_of_a_log_compressed_whole_into_one_frame_matches_full_decode(
+    fixtures_dir: Path, tmp_path: Path, name: str
+) -> None:
+    """``zstd session.jsonl`` writes the header and the events into one frame: the tail is still the log's last
+    events, each with its seq (the frame was dropped as the header's alone, so there were none)."""
+    path = tmp_path / "session.jsonl.zstd"
+    path.write_bytes(zstandard.ZstdCompressor().compress((fixtures_dir / name).read_bytes()))
+    assert tail_events(path, 7) == read_log(fixtures_dir / name).events[-7:]
 
 
 def test_compaction_replacement_is_recorded(fixtures_dir: Path) -> None:
