@@ -344,7 +344,7 @@ _SUMMARIES: dict[str, Any] = {
         f"code → {d.get('name')} {d.get('arguments')} [{d.get('subCallId')}]"
     ),
     "tool/code-dispatch": lambda e, d: (
-        f"code ← {d.get('name')}{' error' if d.get('isError') else ''}: "
+        f"code ← {d.get('name')}{' error' if tool_block_failed(d) else ''}: "
         + text_of_blocks(d.get("content"), " ")
     ),
     "request/context": lambda e, d: f"{d.get('provider')}/{d.get('model')} · context window "

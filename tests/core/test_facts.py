@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from core.log.validate import mark
 from core.read.facts import SessionFacts
 from core.read.rows import is_error_event
+from core.read.summary import summarize
 
 _VALUE = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.text(max_size=6))
 _REASON = st.one_of(
@@ -75,3 +76,31 @@ def test_a_tool_result_is_an_error_when_flagged_or_when_a_dsh_shell_command_fail
     facts.observe(event)
     fused.typed_observers()["tool/result"](event)
     assert (is_error_event(event), facts.errors, fused.errors) == (failed, [9] * failed, [9] * failed)
+
+
+def _sub_call(text: str, is_error: bool = False) -> dict[str, Any]:
+    """A ``tool/code-dispatch`` event as the code-mode-turn fixture has it (a ``run_code`` sub-call of ``bash``),
+    answered with ``text``."""
+    root = "call_00_UiQPVqoELyzBZCY5pm1z7875"
+    data = {"rootCallId": root, "parentCallId": root, "subCallId": f"{root}:code:1", "name": "bash",
+            "arguments": {"command": "ls missing", "description": "List a missing file"}, "isError": is_error,
+            "content": [{"type": "text", "text": text}]}  # fmt: skip
+    return {"type": "tool/code-dispatch", "seq": 21, "time": 0, "data": data}
+
+
+@pytest.mark.parametrize(
+    ("text", "is_error", "marked"),
+    [
+        ("ls: cannot access 'missing': No such file or directory\n[exit code: 2]", False, True),
+        ("[stderr]\nslow\n[killed by signal: SIGKILL]", False, True),
+        ("could not spawn", True, True),
+        ("CODE_ONE\n", False, False),
+        ("ok\n[exit code: 0]", False, False),
+    ],
+)
+def test_a_code_mode_sub_call_s_row_is_marked_by_the_rule_a_tool_result_fails_by(
+    text: str, is_error: bool, marked: bool
+) -> None:
+    """A ``run_code`` sub-call of DSH's ``bash`` that exited non-zero or was killed is written with ``isError`` false
+    and its status as the text's last line; its row says ``error`` as a failed ``tool/result``'s does."""
+    assert summarize(_sub_call(text, is_error)).startswith("code ← bash error: ") is marked
