@@ -21,8 +21,8 @@ Every request gets exactly one final outcome: ``applied``, ``rejected``, ``cance
 sent to a host that is gone) or ``expired``. A restarted host skips what was answered and cancels what was sent to
 the host before it unless the sender marked it ``queued`` for the next resume, saying whether that host
 acknowledged it, died before reading it, or none ran when it was sent. The lines the host before it read
-(``host.json`` records how far) are not reported again. A new line that reuses a taken request's id is answered ``rejected``
-as a duplicate, never applied.
+(``host.json`` records how far) are not reported again. A new line that reuses a taken request's id is a retry of
+that request: never applied again and given no outcome of its own (its sender reads the first one's), with a warning.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ GONE = "the host exited before applying it"
 DIED = "the host it was sent to died before reading it"
 UNREAD = "the host it was sent to exited before reading it"
 WITHDRAWN = "withdrawn by its sender before the host applied it"
-DUPLICATE = "duplicate request id {rid!r}: a request with this id was taken already; give each request an id of its own"
+DUPLICATE = "control: an inbox line reuses request id {rid!r}, taken already: ignored as a retry (its outcome is the first one's)"
 
 
 Answer = tuple[list[dict[str, Any]], Any]
@@ -258,8 +258,8 @@ class Operator:
                 self._warn(entry.error or "an unreadable control inbox line")
             return
         rid = request["id"]
-        if self._duplicate(entry, request):
-            self._answer(request, control.REJECTED, DUPLICATE.format(rid=rid))
+        if self._duplicate(entry, request):  # a second final outcome would stand for the first request's
+            self._warn(DUPLICATE.format(rid=rid))
             return
         if rid in self.answered:
             return
@@ -348,13 +348,6 @@ class Operator:
         events: list[dict[str, Any]] | None = None,
     ) -> None:  # fmt: skip
         self.answered.add(request["id"])
-        self._answer(request, outcome, error, detail, events)
-
-    def _answer(
-        self, request: dict[str, Any], outcome: str, error: str | None = None, detail: Any = None,
-        events: list[dict[str, Any]] | None = None,
-    ) -> None:  # fmt: skip
-        """Log ``outcome`` for ``request`` (with ``events`` before it) and tell the operator."""
         self.host.append([*(events or []), control.outcome_event(request, outcome, error, detail)])
         op = request.get("op") if isinstance(request.get("op"), str) else "request"  # a line whose op was unreadable
         self.host.say(f"control {op} {outcome}" + (f": {error}" if error else ""))

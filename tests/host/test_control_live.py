@@ -21,6 +21,7 @@ from core.host.loop import AgentHost, HostOptions, TurnOutcome
 from core.host.providers.openai_provider import OpenAIProvider
 from core.host.providers.retry import RetryPolicy
 from core.log.reader import read_log
+from core.read.facts import SessionFacts
 from core.shared.errors import ConfigError
 from tests.host.sse_server import ChatServer, Reply, chunk, error_reply, text_reply, tool_delta
 
@@ -345,11 +346,11 @@ def test_hostile_inbox_lines_are_rejected_once_each_and_never_stop_the_host(
     assert not [line for line in run.said if "None" in line]
 
 
-def test_a_request_reusing_an_id_is_rejected_as_a_duplicate_and_never_applied_twice(
+def test_a_request_reusing_an_id_is_a_retry_never_applied_twice_and_keeps_one_outcome(
     tmp_path: Path, server: ChatServer
 ) -> None:
-    # the copy of an answered request was dropped without a word; a copy of one waiting for its boundary was
-    # waiting too, and applied a second time
+    # a copy of a request waiting for its boundary was waiting too, and applied a second time; a copy is a retry:
+    # the request keeps its one final outcome (a second would stand for it in the TUI and the index), with a warning
     run = Running(tmp_path, server, [], linger=True)
     _wait(lambda: read_host_state(run.log).state == "idle")
 
@@ -366,13 +367,19 @@ def test_a_request_reusing_an_id_is_rejected_as_a_duplicate_and_never_applied_tw
     keep = {"key": "slice.history.keepRecentTurns", "value": 2}
     with open(run.inbox, "ab") as f:  # one write: the copy arrives while the first waits for a boundary
         f.write(line("mark", "checkpoint", {}) + line("keep", "config.set", keep) + line("keep", "config.set", keep))
-    _wait(lambda: len(finals("mark")) == 2 and len(finals("keep")) == 2)
-    for rid in ("mark", "keep"):
-        outcomes = sorted(d["outcome"] for d in finals(rid))
-        assert outcomes == ["applied", "rejected"], (rid, finals(rid))
-        [rejected] = [d for d in finals(rid) if d["outcome"] == "rejected"]
-        assert rejected["error"].startswith(f"duplicate request id '{rid}'"), rejected
-    assert len(run.events("tapedeck/checkpoint")) == 1 and len(run.events("tapedeck/config")) == 1
+    _wait(lambda: finals("keep"))
+    run.send("checkpoint")  # answered after every line before it was taken
+    _wait(lambda: len(run.events("tapedeck/checkpoint")) == 2)
+    assert [d["outcome"] for d in finals("mark")] == [d["outcome"] for d in finals("keep")] == ["applied"]
+    assert len(run.events("tapedeck/config")) == 1
+    assert [said for said in run.said if "reuses request id" in said] == [
+        f"control: an inbox line reuses request id {rid!r}, taken already: ignored as a retry (its outcome is the "
+        "first one's)" for rid in ("mark", "keep")
+    ]
+    facts = SessionFacts.empty()
+    for event in read_log(run.log).events:
+        facts.observe(event)
+    assert facts.outcomes["mark"]["outcome"] == facts.outcomes["keep"]["outcome"] == "applied"
     run.send("stop")
     run.join()
 
@@ -525,7 +532,7 @@ def test_requests_left_for_a_dead_host_are_cancelled_at_resume_and_withdrawals_h
     assert by_id[withdrawn]["outcome"] == "cancelled" and "withdrawn" in by_id[withdrawn]["error"]
 
 
-def test_a_resumed_host_rejects_a_new_line_reusing_an_answered_id_and_skips_lines_read_again(
+def test_a_resumed_host_ignores_a_new_line_reusing_an_answered_id_and_skips_lines_read_again(
     tmp_path: Path, server: ChatServer
 ) -> None:
     log = _finished(tmp_path, server)
@@ -544,8 +551,7 @@ def test_a_resumed_host_rejects_a_new_line_reusing_an_answered_id_and_skips_line
     resume_twice()
     events = read_log(log).events
     answers = [e["data"] for e in events if e["type"] == "tapedeck/control" and e["data"]["requestId"] == request["id"]]
-    assert [a["outcome"] for a in answers] == ["applied", "rejected"], answers
-    assert answers[1]["error"].startswith(f"duplicate request id {request['id']!r}")
+    assert [a["outcome"] for a in answers] == ["applied"], answers
     assert len([e for e in events if e["type"] == "tapedeck/checkpoint"]) == 1
 
 
