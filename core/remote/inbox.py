@@ -30,17 +30,23 @@ from core.remote.target import RemoteTarget
 
 # $1 the inbox, $2 the log, $3 "1" when the request needs the live tapedeck host that holds the log; the line on
 # stdin. Exit 0 once written and synced, 3 when that host no longer holds the log (nothing written), 4 when the
-# inbox is no regular file, 5 when it cannot be written, 100 when the machine has no flock(1).
+# inbox is no regular file, 5 when it cannot be written, 100 when the machine has no flock(1). The shell cannot
+# open with O_NOFOLLOW, so a link swapped in after the first look is caught after the open, before any write: the
+# inbox is created with O_EXCL (never through a link), opened read-only (creating nothing), and written only when
+# the path itself, not followed (stat without -L), is the file opened; the writes go through /dev/fd/9, that file.
 SEND = """command -v flock >/dev/null 2>&1 || exit 100
-if [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; then
-  echo "the control inbox is not a regular file; refusing to write through it" >&2; exit 4
-fi
+refuse() { echo "the control inbox is not a regular file; refusing to write through it" >&2; exit 4; }
+if [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; then refuse; fi
 umask 077
-{ exec 9>>"$1" && flock -x 9; } || exit 5
+(set -C; : >"$1") 2>/dev/null
+command exec 9<"$1" || exit 5
+if [ ! -f /dev/fd/9 ] || [ "$(stat -c %d:%i -- "$1")" != "$(stat -L -c %d:%i /dev/fd/9)" ]; then refuse; fi
+flock -x 9 || exit 5
 if [ "$3" = 1 ] && { [ ! -f "$2" ] || flock -n -s "$2" true; }; then exit 3; fi
-if [ -s "$1" ] && [ -n "$(tail -c 1 -- "$1")" ]; then printf '\\n' >&9 || exit 5; fi
-cat >&9 || exit 5
-sync -- "$1" 2>/dev/null || :"""
+command exec 8>>/dev/fd/9 || exit 5
+if [ -n "$(tail -c 1 <&9)" ]; then printf '\\n' >&8 || exit 5; fi
+cat >&8 || exit 5
+sync -- /dev/fd/8 2>/dev/null || :"""
 _GONE, _NOT_A_FILE, _NO_FLOCK = 3, 4, 100
 
 
