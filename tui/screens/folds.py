@@ -11,9 +11,11 @@ would do with a raw result and why. The backoff column shows the result's resour
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -117,6 +119,40 @@ class FoldsView:
     backed_off: int
 
 
+COLUMNS = ("seq", "t.s.c", "tool", "state", "raw", "surface", "path", "policy", "backoff", "note")
+NOTELESS = 9  # the columns a table too narrow for the notes keeps
+NARROW = 7  # those, up to the path, a table narrower still keeps
+
+
+def row_cells(line: FoldLine) -> tuple[str | Text, ...]:
+    """The table's cells of one row, one per column of ``COLUMNS``."""
+    return (
+        str(line.seq),
+        line.address,
+        line.tool,
+        Text(line.state, style=_STATE_STYLE[line.state]),
+        human_chars(line.raw_chars),
+        human_chars(line.surface_chars),
+        line.path or "",
+        line.policy,
+        Text(line.backoff, style=_BACKOFF_STYLE[line.backoff_level]),
+        line.note,
+    )
+
+
+def column_widths(labels: Sequence[str], rows: Sequence[Sequence[str | Text]]) -> int:
+    """The cells a table of ``labels`` and ``rows`` takes: each column as wide as its widest cell, padded by one
+    cell on either side."""
+    return sum(
+        max([cell_len(label), *(cell_len(str(row[i])) for row in rows)]) + 2 for i, label in enumerate(labels)
+    )
+
+
+def clip_path(path: str, room: int) -> str:
+    """``path`` in ``room`` cells: its end, after ``…``, when longer."""
+    return path if cell_len(path) <= room else "…" + path[len(path) - room + 1 :]
+
+
 def derive_folds(session: Session) -> list[FoldLine]:
     """The fold preview of every tool result on the surface, under the effective slice config."""
     return derive_view(session).lines
@@ -195,48 +231,54 @@ class FoldsScreen(PolicyScreen):
     def __init__(self) -> None:
         super().__init__()
         self._lines: dict[str, FoldLine] = {}
+        self._view: FoldsView | None = None  # the rows shown, drawn again for a new width
 
     def compose_body(self) -> ComposeResult:
-        """The results table and a totals line."""
+        """The results table, the cursor row's columns the table leaves out when narrow, and a totals line."""
         with Vertical(classes="policy-body"):
             yield DataTable(id="folds-table", cursor_type="row", classes="policy-table")
+            yield Static(id="folds-selected")
             yield Static(id="folds-totals")
 
     @while_stacked
     def on_mount(self) -> None:
         """Set up the table, then derive."""
-        self.query_one("#folds-table", DataTable).add_columns(
-            "seq", "t.s.c", "tool", "state", "raw", "surface", "path", "policy", "backoff", "note"
-        )
+        table = self.query_one("#folds-table", DataTable)
+        for label in COLUMNS:
+            table.add_column(label, key=label)
+        self.query_one("#folds-selected").display = False
         super().on_mount()
+
+    def on_resize(self) -> None:
+        """Fit the table's columns to the new width."""
+        if self._view is not None:
+            self.call_after_refresh(self.show, self._view)
 
     def derive(self, live: Any) -> FoldsView:
         """Fold preview rows and backoff totals (worker thread)."""
         return derive_view(live.session)
 
     def show(self, folds: FoldsView) -> None:
-        """Refill the table and the totals."""
+        """Refill the table (every column where they fit the width, else all but the note, else those up to the path,
+        clipped to fit, with a line giving the cursor row whole) and the totals."""
+        self._view = folds
         view = folds.lines
         self._lines = {str(line.seq): line for line in view}
-        rows = [
-            (
-                str(line.seq),
-                (
-                    str(line.seq),
-                    line.address,
-                    line.tool,
-                    Text(line.state, style=_STATE_STYLE[line.state]),
-                    human_chars(line.raw_chars),
-                    human_chars(line.surface_chars),
-                    line.path or "",
-                    line.policy,
-                    Text(line.backoff, style=_BACKOFF_STYLE[line.backoff_level]),
-                    line.note,
-                ),
-            )
-            for line in view
-        ]
-        fill_table(self.query_one("#folds-table", DataTable), rows)
+        rows = [(str(line.seq), row_cells(line)) for line in view]
+        table = self.query_one("#folds-table", DataTable)
+        room = self.size.width - table.styles.scrollbar_size_vertical
+        cells = [cells for _, cells in rows]
+        shown = next((n for n in (len(COLUMNS), NOTELESS) if column_widths(COLUMNS[:n], cells) <= room), NARROW)
+        if shown == NARROW:
+            path = max(room - column_widths(COLUMNS[: NARROW - 1], cells) - 2, 4)
+            rows = [(key, (*cells[: NARROW - 1], clip_path(str(cells[NARROW - 1]), path))) for key, cells in rows]
+        for label in COLUMNS[shown : len(table.columns)]:
+            table.remove_column(label)
+        for label in COLUMNS[len(table.columns) : shown]:
+            table.add_column(label, key=label)
+        fill_table(table, [(key, cells[:shown]) for key, cells in rows])
+        self.query_one("#folds-selected").display = shown < len(COLUMNS)
+        self._show_selected()
         counts: dict[str, int] = {}
         for line in view:
             counts[line.state] = counts.get(line.state, 0) + 1
@@ -261,6 +303,18 @@ class FoldsScreen(PolicyScreen):
             return None
         key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
         return self._lines.get(key or "")
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The cursor moved: say the row's columns the table leaves out."""
+        self._show_selected()
+
+    def _show_selected(self) -> None:
+        line = self._selected()
+        said = ""
+        if line is not None:
+            said = f"seq {line.seq} · path {line.path or '–'} · policy {line.policy or '–'} · backoff "
+            said += f"{line.backoff or '–'} · {line.note}"
+        self.query_one("#folds-selected", Static).update(Text(said))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a row shows its full result."""

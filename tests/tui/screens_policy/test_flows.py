@@ -245,6 +245,27 @@ async def test_expand_a_folded_result_for_the_model(tmp_path: Path) -> None:
         assert row[3] == "expanded"
 
 
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_folds_fit_a_narrow_terminal_and_say_the_rest_of_the_row(tmp_path: Path, size: tuple[int, int]) -> None:
+    """At 80 columns the Folds table ran past the screen (its note column cut, reached by scrolling sideways); below
+    the width its columns need it now leaves out the policy, backoff and note, which a line under it gives for the
+    cursor row, whole; widened, the table has every column again."""
+    app = PolicyHarness(demo(tmp_path / "s"), FoldsScreen)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        table = screen.query_one("#folds-table", DataTable)
+        await pilot.press("down")  # the error result of bash
+        await settle(pilot)
+        assert table.virtual_size.width <= table.scrollable_content_region.width, (table.virtual_size, table.size)
+        selected = " ".join(text(screen.query_one("#folds-selected", Static)).split())
+        assert "error result" in selected and "error results are never folded" in selected, selected
+        await pilot.resize_terminal(160, 45)
+        await settle(pilot, lambda: len(table.columns) == 10)
+        assert cells(table, "9")[-1] == "error results are never folded"
+        assert not screen.query_one("#folds-selected", Static).display
+
+
 async def test_view_the_full_original_of_a_folded_result(tmp_path: Path) -> None:
     path = demo(tmp_path / "s")
     app = PolicyHarness(path, FoldsScreen)
