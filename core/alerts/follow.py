@@ -3,8 +3,8 @@
 ``AlertWatch`` follows one log with the same reader the TUI uses (``core.log.tail.Tailer``) and feeds what each
 poll decoded to the log's ``AlertEngine``; after each poll it ticks the engine with the time, the host's state
 (``core.control.host_state``) and the file's last change. A followed log that is truncated, replaced or removed
-starts a new engine when it is read again (a one-off read, ``final``, of one truncated or replaced fails); an
-alert it raised before (same session, cause and event) is not raised twice.
+starts a new engine when it is read again (a one-off read, ``final``, of one truncated, replaced or removed
+fails); an alert it raised before (same session, cause and event) is not raised twice.
 ``FedWatch`` is the engine of a log that another reader already reads (the TUI's view of it): that reader hands
 it what it decoded, so the log is read and decoded once, and the cache-break watcher reads events back through
 the reader's store (``core.log.store.BorrowedEvents``) instead of keeping the surface decoded. ``AlertFollower`` holds one watch per log and looks for
@@ -185,7 +185,7 @@ class AlertWatch:
         while True:
             before = self.tailer.offset
             update = self.tailer.poll(max_bytes=SLICE)
-            if final and update.changed is not None:  # a one-off read of a log cut, replaced or rewritten under it
+            if final and update.changed is not None:  # a one-off read of a log changed under it
                 raise update.changed
             if update.reset:  # read the new file from its start with a reader of its own, its lines noted afresh
                 told += self.once(out)  # before the reset: the new file's read does not raise them again

@@ -34,6 +34,13 @@ def replaced_while_read(path: object, how: str = "another file is at its path no
     )
 
 
+def removed_while_read(path: object) -> LogFormatError:
+    """The error for a log another program removed while a pass that reads it by its path still read it."""
+    return LogFormatError(
+        f"{path}: the log was removed while it was read: another program deleted or moved it; read it again"
+    )
+
+
 class LogNotFoundError(LogFormatError):
     """The log file (or the session directory's log) does not exist (yet): a follower may wait for it."""
 

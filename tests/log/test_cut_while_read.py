@@ -201,3 +201,19 @@ def test_alerts_and_sessions_on_a_log_replaced_during_the_read_fail(
     out, err = capsys.readouterr()
     assert f"{log}: the log was replaced while it was read" in err and "read it again" in err, err
     assert out == ""
+
+
+@pytest.mark.parametrize("command", [["alerts", "{log}"], ["alerts", "{log}", "--json"], ["sessions", "{root}"]])
+def test_alerts_and_sessions_on_a_log_removed_during_the_read_fail(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # their one-off read stopped where the log went and reported what it had read as the whole log, exit 0/1 (the
+    # other reading commands, holding the file open, read it whole)
+    root = tmp_path / "sessions"
+    log = root / "project" / "s1" / "session.jsonl"
+    log.parent.mkdir(parents=True)
+    _log_changed_mid_read(log, 8, log.unlink, monkeypatch)
+    assert main([part.format(log=log, root=root) for part in command]) == 2
+    out, err = capsys.readouterr()
+    assert f"{log}: the log was removed while it was read" in err and "read it again" in err, err
+    assert out == ""
