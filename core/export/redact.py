@@ -24,7 +24,8 @@ was replaced, by kind. What is replaced:
   netrc entry's password
   (``machine … login … password …``, or a line of its own but for prose's ``password expired``), the passphrase
   ``ssh-keygen -N``/``-P`` takes, a Wi-Fi ``psk``, a password hash (an htpasswd or shadow line's hash field, a
-  crypt ``$6$…``/``$2y$…`` or LDAP ``{SSHA}…`` hash of full length anywhere: ``_CRYPT``, ``_HASH_LINE``), and the whole
+  crypt ``$6$…``/``$2y$…`` or LDAP ``{SSHA}…`` hash of full length anywhere: ``_CRYPT``, ``_HASH_LINE``), each
+  value a quote opens up to its closing quote (``psk="correct horse"``, ``_quoted_end``), and the whole
   string a JSON object holds under a key named for a secret (``{"password": "hunter2"}``, ``_keyed``);
 - ``env``: the value of every environment variable of the exporting process named for a secret (``DB_PASSWORD``,
   ``GITHUB_TOKEN``) from ``ENV_MIN_NAMED`` characters, and of any other from ``ENV_MIN`` characters when it is no
@@ -142,6 +143,8 @@ _CLI_PASSWORD = re2.compile(
 # the new (``-N``) or old (``-P``) passphrase of a key (group 1), when ``ssh-keygen`` starts the command it is given
 # to and it is no reference (``_keygen_value``): both where ``ssh-keygen -p -P old -N new`` changes it
 _KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|\\[^\s\"'])+)")
+# how far on the quote that closes a quoted value is looked for (``_quoted_end``)
+QUOTED_MAX = 128
 _COMMAND_END = (b"\n", b"\\n", b"|", b";", b"&")  # where the command a ``_KEYGEN`` option belongs to starts
 # the value of a ``Cookie`` or ``Set-Cookie`` header, all its pairs (group 2; group 1 a quote before it): a
 # session's cookie is its login
@@ -356,6 +359,10 @@ def _docker_value(data: bytes, m: Any) -> bool:
     return not _placeholder(value) and not _setting(value.decode(errors="replace"))
 
 
+# the patterns whose value a quote may open (``_quoted_end``)
+_QUOTED = (_PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN)
+
+
 @lru_cache(maxsize=4096)  # a log's objects have few keys, asked again and again
 def _secret_key(key: Any) -> bool:
     """True when ``key`` of a JSON object names a secret (``password``, ``api_key``, ``x-auth-token``, ``DB_PASS``,
@@ -392,6 +399,22 @@ def _netrc_password(data: bytes, m: Any) -> bool:
     if m.group(1)[:1] in (b"=", b":"):
         return False
     return not _PROSE_WORD.fullmatch(m.group(1)) or _NETRC_NAME.search(data) is not None
+
+
+def _quoted_end(data: bytes, m: Any, group: int) -> int:
+    """Where the value of ``m`` (its ``group``) ends: at the quote that closes it when a quote of the match opens it
+    and the value stopped short of that quote (``psk="correct horse"``), the quote on the same line and at most
+    ``QUOTED_MAX`` bytes on; else where the group ends."""
+    start, end = m.start(group), m.end(group)
+    if start <= m.start() or data[start - 1] not in b"\"'":
+        return end
+    quote = data[start - 2 : start] if start - 2 >= m.start() and data[start - 2] == 0x5C else data[start - 1 : start]
+    if data.startswith(quote, end):
+        return end
+    close = data.find(quote, end, end + QUOTED_MAX)
+    if close < 0 or b"\n" in data[end:close] or b"\\n" in data[end:close]:
+        return end
+    return close
 
 
 def written_forms(values: list[str]) -> list[str]:
@@ -461,7 +484,9 @@ class Redactor:
         patterns = self._patterns
         for i in sorted(which):
             kind, pattern, group, keep = patterns[i]
-            spans.extend((m.start(group), m.end(group), kind) for m in pattern.finditer(data)
+            quoted = pattern in _QUOTED
+            spans.extend((m.start(group), _quoted_end(data, m, group) if quoted else m.end(group), kind)
+                         for m in pattern.finditer(data)
                          if m.end(group) > m.start(group) and (keep is None or keep(data, m)))  # fmt: skip
         if not spans:
             return text

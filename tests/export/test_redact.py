@@ -78,7 +78,8 @@ HASHES = st.one_of(
     _body(27, ALNUM + "+/").map(lambda b: "{SHA}" + b[:27] + "="),
 )
 # a config file's line of its own, each with values of the kind it holds: a .pgpass line, a Dockerfile's ENV, a
-# camelCase key; a password hash, a Wi-Fi psk, a key's passphrase; an npm token; a short value under a secret's name
+# camelCase key; a password hash, a Wi-Fi psk, a key's passphrase (of two words: the second is the one checked); an
+# npm token; a short value under a secret's name
 CONFIG = st.one_of(
     st.tuples(st.sampled_from(["db.internal:5432:app:app_user:{}", "*:*:*:postgres:{}", "ENV API_KEY {}",
                                "ENV API_KEY={}", "  apiKey: {}", "clientSecret: {}", "- DbPassword: {}",
@@ -86,6 +87,8 @@ CONFIG = st.one_of(
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
               WORD_VALUES),
+    st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -N '{}' -f k", 'password = "{}"']), WORD_VALUES,
+              WORD_VALUES).map(lambda t: (t[0].format(t[1] + " {}"), t[2])),  # a quoted passphrase of two words
     st.tuples(st.sampled_from(["_auth={}", "_authToken={}", "//registry.npmjs.org/:_authToken={}"]), ENV_VALUES),
     st.tuples(st.sampled_from(["PASSWORD={}", "export DB_PASS={}", 'password = "{}"', "MYSQL_ROOT_PASSWORD: {}",
                                "ENV PASSWORD={}"]), st.from_regex(r"[a-z]{2,4}[0-9]", fullmatch=True)),
@@ -757,3 +760,31 @@ def test_shell_arguments_references_and_prices_are_no_hashes() -> None:
     ``ssh-keygen`` passphrase and prose about a psk stay."""
     r = Redactor(environ={}, home="/nonexistent-home")
     assert r.text(DOLLARS) == DOLLARS and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ('network={\n\tpsk="correct horse battery"\n}', ["horse", "battery"]),
+        ("ssh-keygen -t ed25519 -N 'my secret pass' -f k", ["secret", "pass'"]),
+        ('password = "open sesame now"', ["sesame", "now"]), ("sshpass -p 'fish and chips' ssh bob@h", ["chips"]),
+        ('{"cmd": "ssh-keygen -N \\"two words\\" -f k"}', ["words"]), ('{"password": "Open Sesame"}', ["Sesame"]),
+        ("deploy --password 'correct horse' --region eu", ["horse"]),
+    ],
+)  # fmt: skip
+def test_a_quoted_secret_of_several_words_goes_whole(text: str, words: list[str]) -> None:
+    """A quoted passphrase with spaces went only as its first word; the rest of it, to the closing quote, goes too
+    (one key), and what follows the quote stays."""
+    r = Redactor(environ={}, home="/home/ann")
+    out = r.text(text)
+    assert not any(word in out for word in words) and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+    assert out.endswith(text[text.index(words[-1]) + len(words[-1]) :])
+
+
+def test_a_quote_that_does_not_close_on_its_line_takes_only_the_first_word() -> None:
+    """With no closing quote on its line the value is its first word as before, and an e-mail or a home path in
+    quotes takes nothing after it."""
+    r = Redactor(environ={}, home="/home/ann")
+    text = "password: 'swordfish is what it was\nand later it's fine\nmail \"ann@example.com now\" or '/home/ann and'"
+    assert r.text(text) == ("password: '[redacted key] is what it was\nand later it's fine\n"
+                            "mail \"[redacted email] now\" or '~ and'")  # fmt: skip
