@@ -161,11 +161,11 @@ _NETRC = re2.compile(
     rb"(?:machine" + _NETRC_SPACE + _NETRC_TOKEN + rb"|default)(?:" + _NETRC_SPACE + rb"(?:login|account|port)"
     + _NETRC_SPACE + _NETRC_TOKEN + rb")*" + _NETRC_SPACE + rb"password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
 )
-# … or on a line of its own (``grep password ~/.netrc``), unless it is prose (``_netrc_password``)
-_NETRC_LINE = re2.compile(
-    rb"(?:^|[\r\n\"]|\\[nr])" + _NETRC_BLANK + rb"*password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
-    + _NETRC_BLANK + rb"*(?:$|[\r\n\"]|(?:\\\\)*\\[nr\"])"
-)
+# … or on a line of its own (``grep password ~/.netrc``), unless it is prose (``_netrc_password``); the screen takes
+# the line up to its password (``_NETRC_LINE_HEAD``): JSON writes an escape that ends it in text with one more
+# backslash, which the end's escape does not match
+_NETRC_LINE_HEAD = rb"(?:^|[\r\n\"]|\\[nr])" + _NETRC_BLANK + rb"*password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
+_NETRC_LINE = re2.compile(_NETRC_LINE_HEAD + _NETRC_BLANK + rb"*(?:$|[\r\n\"]|(?:\\\\)*\\[nr\"])")
 _PROSE_WORD = re.compile(rb"[a-z]+\.?")  # ``password expired.``: an error message's words
 _NETRC_NAME = re.compile(rb"(?i)netrc")
 # an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
@@ -224,7 +224,7 @@ _SCREEN = (
     rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|_auth|(?i:authorization|cookie))(?:(?:\\\\)?\\?[\"'])?"
     + _JSON_SPACE + rb"*[:=]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
-    + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE.pattern + rb"|" + _OPTION_NAME + _JSON_SPACE
+    + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|sshpass|ssh-keygen|mysql|redis-cli|curl|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
