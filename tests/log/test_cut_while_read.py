@@ -23,13 +23,13 @@ def _log_changed_mid_read(path: Path, chunks: int, change: Callable[[], None], m
     of the command's first pass that reads more than once (another writer at work; a header read before the pass
     reads once). Returns the sizes the decoders were fed, as the command reads."""
     generate(path, chunks * READ_CHUNK, seed=3, profile="mixed")
-    feed, fed, seen, changed = LogDecoder.feed, [], set(), []
+    feed, fed, seen, changed = LogDecoder.feed, [], {}, []
 
     def fed_then_changed(self: LogDecoder, data: bytes) -> object:
         fed.append(len(data))
         if id(self) in seen and not changed:
             changed.append(change())
-        seen.add(id(self))
+        seen[id(self)] = self  # held, so that no later decoder gets a freed one's id and reads as fed before
         return feed(self, data)
 
     monkeypatch.setattr(LogDecoder, "feed", fed_then_changed)
