@@ -36,6 +36,25 @@ def _log_changed_mid_read(path: Path, chunks: int, change: Callable[[], None], m
     return fed
 
 
+def _session_in_root(tmp_path: Path) -> tuple[Path, Path]:
+    """A sessions root and the log of its one session, whose folder is made."""
+    root = tmp_path / "sessions"
+    log = root / "project" / "s1" / "session.jsonl"
+    log.parent.mkdir(parents=True)
+    return root, log
+
+
+def _fails_saying(
+    command: list[str], root: Path, log: Path, capsys: pytest.CaptureFixture[str], said: str
+) -> None:
+    """``command`` (``{log}`` and ``{root}`` filled in) exits 2 saying ``said`` and to read the log again, and
+    prints no report of the log as if it were whole."""
+    assert main([part.format(log=log, root=root) for part in command]) == 2
+    out, err = capsys.readouterr()
+    assert said in err and "read it again" in err, err
+    assert out == ""
+
+
 @pytest.mark.parametrize("command", [["inspect", "--json"], ["events", "--json"], ["surface", "--json"], ["cost"]])
 def test_a_log_truncated_during_the_read_is_an_error(
     command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -98,15 +117,10 @@ def test_an_export_of_a_log_truncated_during_the_read_fails_and_writes_nothing(
 def test_alerts_and_sessions_on_a_log_truncated_during_the_read_fail(
     command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = tmp_path / "sessions"
-    log = root / "project" / "s1" / "session.jsonl"
-    log.parent.mkdir(parents=True)
+    root, log = _session_in_root(tmp_path)
     # the alert pass reads a slice at a time: cut below the first one
     _log_changed_mid_read(log, 8, lambda: os.truncate(log, 100_000), monkeypatch)
-    assert main([part.format(log=log, root=root) for part in command]) == 2
-    out, err = capsys.readouterr()
-    assert "the log was truncated to 100,000 bytes while it was read" in err and "read it again" in err, err
-    assert out == ""  # no report of the cut log as if it were whole
+    _fails_saying(command, root, log, capsys, "the log was truncated to 100,000 bytes while it was read")
 
 
 @pytest.mark.parametrize("command", [["alerts", "{log}"], ["sessions", "{root}"]])
@@ -115,9 +129,7 @@ def test_alerts_and_sessions_reading_back_a_line_cut_off_say_the_log_was_truncat
 ) -> None:
     # the rules read lines back by seq (a request's messages): a cut between the read of a slice and the rules'
     # pass over its events said only 'the line at offset … no longer holds seq …'
-    root = tmp_path / "sessions"
-    log = root / "project" / "s1" / "session.jsonl"
-    log.parent.mkdir(parents=True)
+    root, log = _session_in_root(tmp_path)
     generate(log, 8 * READ_CHUNK, seed=3, profile="mixed")
     raw = LineStore.raw
 
@@ -126,10 +138,7 @@ def test_alerts_and_sessions_reading_back_a_line_cut_off_say_the_log_was_truncat
         return raw(self, *args, **kwargs)
 
     monkeypatch.setattr(LineStore, "raw", cut_then_read)
-    assert main([part.format(log=log, root=root) for part in command]) == 2
-    out, err = capsys.readouterr()
-    assert "the log was truncated to 1,000 bytes while it was read" in err and "read it again" in err, err
-    assert out == ""
+    _fails_saying(command, root, log, capsys, "the log was truncated to 1,000 bytes while it was read")
 
 
 def _root_with_a_session_cut_mid_read(
@@ -193,14 +202,9 @@ def test_alerts_and_sessions_on_a_log_replaced_during_the_read_fail(
 ) -> None:
     # their one-off read took the new file from its start, silently, and reported it as the log read (exit 0/1),
     # where the commands that read events back say the log was replaced while it was read
-    root = tmp_path / "sessions"
-    log = root / "project" / "s1" / "session.jsonl"
-    log.parent.mkdir(parents=True)
+    root, log = _session_in_root(tmp_path)
     _log_changed_mid_read(log, 8, lambda: change(log), monkeypatch)
-    assert main([part.format(log=log, root=root) for part in command]) == 2
-    out, err = capsys.readouterr()
-    assert f"{log}: the log was replaced while it was read" in err and "read it again" in err, err
-    assert out == ""
+    _fails_saying(command, root, log, capsys, f"{log}: the log was replaced while it was read")
 
 
 @pytest.mark.parametrize("command", [["alerts", "{log}"], ["alerts", "{log}", "--json"], ["sessions", "{root}"]])
@@ -209,11 +213,6 @@ def test_alerts_and_sessions_on_a_log_removed_during_the_read_fail(
 ) -> None:
     # their one-off read stopped where the log went and reported what it had read as the whole log, exit 0/1 (the
     # other reading commands, holding the file open, read it whole)
-    root = tmp_path / "sessions"
-    log = root / "project" / "s1" / "session.jsonl"
-    log.parent.mkdir(parents=True)
+    root, log = _session_in_root(tmp_path)
     _log_changed_mid_read(log, 8, log.unlink, monkeypatch)
-    assert main([part.format(log=log, root=root) for part in command]) == 2
-    out, err = capsys.readouterr()
-    assert f"{log}: the log was removed while it was read" in err and "read it again" in err, err
-    assert out == ""
+    _fails_saying(command, root, log, capsys, f"{log}: the log was removed while it was read")

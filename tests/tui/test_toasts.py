@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 from textual.geometry import Region
+from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.widgets._toast import Toast
 
 from tests.tui.logs import policy_log
@@ -30,6 +32,20 @@ def shown(toasts: list[Toast]) -> list[Toast]:
     return [t for t in toasts if t.display and t.parent is not None and t.parent.display and t.region.area]
 
 
+async def two_toasts(pilot: Pilot[None], screen: Screen[None]) -> list[Toast]:
+    """An answer's toast, then an alert's, raised on ``screen``: the ones drawn once they settled (the alert's
+    last)."""
+    pilot.app.notify("checkpoint find the bug", title="applied", timeout=60)
+    pilot.app.notify("cache hit rate fell to 12% (seq 30, this session)", title="Alert: cache", severity="warning",
+                     timeout=60)  # fmt: skip
+    await until(pilot, lambda: len(screen.query(Toast)) == 2)
+    await settle(pilot)
+    await pilot.pause(0.1)
+    toasts = shown(list(screen.query(Toast)))
+    assert toasts and "cache hit rate" in str(toasts[-1].render()), toasts
+    return toasts
+
+
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_toasts_sit_over_the_chart_not_the_rows(tmp_path: Path, size: tuple[int, int]) -> None:
     """At 80x24 the toasts stacked at the bottom right, over the newest rows (and the detail pane, wider) for their
@@ -37,14 +53,7 @@ async def test_toasts_sit_over_the_chart_not_the_rows(tmp_path: Path, size: tupl
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), follow=True)
     async with app.run_test(size=size, notifications=True) as pilot:
         screen = await settled_main_screen(pilot)
-        app.notify("checkpoint find the bug", title="applied", timeout=60)
-        app.notify("cache hit rate fell to 12% (seq 30, this session)", title="Alert: cache", severity="warning",
-                   timeout=60)  # fmt: skip
-        await until(pilot, lambda: len(screen.query(Toast)) == 2)
-        await settle(pilot)
-        await pilot.pause(0.1)
-        toasts = shown(list(screen.query(Toast)))
-        assert toasts and "cache hit rate" in str(toasts[-1].render()), toasts
+        toasts = await two_toasts(pilot, screen)
         chart = screen.query_one(ContextChart).region
         for toast in toasts:
             assert chart.contains_region(toast.region), (toast.region, chart)
@@ -88,14 +97,7 @@ async def test_policy_screen_toasts_sit_under_the_heading_not_over_the_outcomes(
         await until(pilot, lambda: isinstance(app.screen, PolicyScreen))
         screen = app.screen
         await settle(pilot)
-        app.notify("checkpoint find the bug", title="applied", timeout=60)
-        app.notify("cache hit rate fell to 12% (seq 30, this session)", title="Alert: cache", severity="warning",
-                   timeout=60)  # fmt: skip
-        await until(pilot, lambda: len(screen.query(Toast)) == 2)
-        await settle(pilot)
-        await pilot.pause(0.1)
-        toasts = shown(list(screen.query(Toast)))
-        assert toasts and "cache hit rate" in str(toasts[-1].render()), toasts
+        toasts = await two_toasts(pilot, screen)
         body = screen.query_one(".policy-body").region
         for toast in toasts:
             assert body.contains_region(toast.region), (toast.region, body)
