@@ -35,6 +35,14 @@ def _private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _private_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test has a tapedeck home of its own (``TAPEDECK_HOME``: notes kept by session, the keymap, the default
+    sessions root), never the real one: a note a test puts on a fixture's session follows that session, so it
+    showed in every later test (and run) that opened the fixture, a snapshot's detail pane included."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path_factory.mktemp("home")))
+
+
+@pytest.fixture(autouse=True)
 def _simulated_hosts_exit() -> Iterator[None]:
     """Logs the TUI tests write get a live (simulated) host for the test's duration only."""
     yield

@@ -99,7 +99,7 @@ async def test_an_event_type_that_reads_as_markup_leaves_the_filter_dialog_up(tm
         await until(pilot, lambda: isinstance(app.screen, FilterScreen))
         await settle(pilot)
         dialog = app.screen
-        assert "[/b]" in str(dialog.query_one(".filter-seen", Label).render())
+        assert "[/b]" in str(dialog.query_one("#filter-seen", Label).render())
         dialog.query_one("#filter-regex", Input).value = "[/x]("
         await pilot.press("enter")
         await settle(pilot)
