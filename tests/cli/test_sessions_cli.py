@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import glob
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -77,3 +79,53 @@ def test_a_header_field_of_the_wrong_type_is_listed_not_a_crash(
     for argv in (["sessions", str(tmp_path / "root")], ["sessions", str(tmp_path / "root"), "--json"]):
         assert main(argv) == 0
         assert "odd" in capsys.readouterr().out
+
+
+def _suggested(note: str, command: str, nth: int = 0) -> list[str]:
+    """The arguments of the ``nth`` `tapedeck COMMAND …` the note suggests, its globs expanded as a shell would."""
+    words = shlex.split(note.split(f"`tapedeck {command} ")[nth + 1].split("`")[0])
+    return [match for word in words for match in sorted(glob.glob(word)) or [word]]
+
+
+def test_a_folder_of_log_files_says_what_a_root_holds_and_how_to_list_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder of logs lying loose (no session directories) held 'no sessions' and nothing more."""
+    folder = tmp_path / "my logs"
+    for name in ("a.session.jsonl", "b.session.jsonl"):
+        log = Log({**Log().header, "id": name.split(".")[0]})
+        log.turn(1, "hello", "hi")
+        log.write(folder / name)
+    (folder / "readme.txt").write_text("not a log\n")
+    for argv in (["sessions", str(folder)], ["sessions", str(folder), "--json"]):
+        assert main(argv) == 0
+        out = capsys.readouterr()
+        note = out.err.replace("\n", " ")
+        assert "2 session logs" in note and "session directories" in note and "PROJECT/SESSION/session.jsonl" in note
+        assert f"`tapedeck inspect {shlex.quote(str(folder / 'a.session.jsonl'))}`" in note
+    assert main(["sessions", *_suggested(note, "sessions")]) == 0
+    listed = capsys.readouterr().out
+    assert listed.startswith("2 sessions under ") and sorted(line.split()[0] for line in listed.splitlines()[2:]) == [
+        "a", "b"], listed
+
+
+def test_a_project_directory_says_it_is_one_and_how_to_list_its_sessions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ROOT/PROJECT given for ROOT held 'no sessions' though its session directories were right there."""
+    project = sessions_root(tmp_path) / "--w--"
+    assert main(["sessions", str(project)]) == 0
+    note = capsys.readouterr().err.replace("\n", " ")
+    assert "one project's directory" in note and "3 session directories" in note, note
+    for command in (_suggested(note, "sessions"), _suggested(note, "sessions", 1)):
+        assert main(["sessions", *command]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("3 sessions under ") and "parent-1" in out and "other-2" in out, out
+
+
+def test_an_empty_root_has_no_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "root" / "--w--").mkdir(parents=True)
+    assert main(["sessions", str(tmp_path / "root")]) == 0
+    out = capsys.readouterr()
+    assert out.out == f"no sessions under {tmp_path / 'root'}\n" and out.err == ""
+
