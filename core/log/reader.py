@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from core.log.decoder import Consumer, LogDecoder
+from core.log.frames import FrameError, frame_end
 from core.log.layout import is_compressed, resolve_log_path
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError
@@ -61,22 +62,29 @@ def read_log(path: str | os.PathLike[str], packed_rows: bool = False) -> LogData
 def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The validated header of a log file or session directory; LogFormatError says precisely why not.
 
-    Only the first line (raw) or frame (zstd) is decoded, with the same decoder and messages as ``read_log``.
-    A file that ends before its first line or frame does (empty, or a header still being written) raises
-    ``LogIncompleteError``, which a follower waits on; a last line without its newline that is a whole header is
-    one.
+    Only the first line (raw) or frame (zstd) is decoded, with the same decoder and messages as ``read_log``: the
+    bytes read are fed a line or a frame at a time, up to the one that holds the header. A file that ends before
+    its first line or frame does (empty, or a header still being written) raises ``LogIncompleteError``, which a
+    follower waits on; a last line without its newline that is a whole header is one.
     """
     p = resolve_log_path(path)
     compressed = is_compressed(p)
     decoder = LogDecoder(str(p), compressed)
     read = 0
     head = b""
+    rest = bytearray()  # bytes read and not fed yet
     torn = False
     try:
         with open(p, "rb") as f:
             while decoder.header is None and not decoder.fatal and read < HEADER_LIMIT:
+                end = _unit_end(rest, compressed)
+                if end:
+                    decoder.feed(bytes(rest[:end]))
+                    del rest[:end]
+                    continue
                 chunk = f.read(1 << 16)
                 if not chunk:
+                    decoder.feed(bytes(rest))
                     decoder.finish()
                     # the file ended inside its first line or frame, and what is there can still become one
                     torn = decoder.header is None and _may_grow_into_header(head, compressed)
@@ -84,7 +92,7 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
                 if len(head) < _HEAD_BYTES:
                     head += chunk[: _HEAD_BYTES - len(head)]
                 read += len(chunk)
-                decoder.feed(chunk)
+                rest += chunk
     except OSError as exc:
         raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
     if torn:
@@ -108,6 +116,18 @@ def _may_grow_into_header(head: bytes, compressed: bool) -> bool:
         return _ZSTD_MAGIC.startswith(head[:4])
     start = head.lstrip(b" \t\r\n")
     return not start or start.startswith(b"{")
+
+
+def _unit_end(data: bytearray, compressed: bool) -> int:
+    """How much of ``data`` (the start of what is still to be fed) to feed next: up to the end of its first line
+    (raw; all of it when no line ends there: the decoder keeps a partial line, decoding none of it) or of its first
+    frame (zstd; all of it when it is no frame: the decoder says why), 0 when a frame's end is not read yet."""
+    if not compressed:
+        return data.find(b"\n") + 1 or len(data)
+    try:
+        return frame_end(data, 0) or 0
+    except FrameError:
+        return len(data)
 
 
 def read_header(path: Path) -> dict[str, Any] | None:

@@ -41,3 +41,31 @@ def test_a_torn_first_zstd_frame_waits_and_a_foreign_one_does_not(tmp_path: Path
     with pytest.raises(LogFormatError) as caught:
         read_log_header(log)
     assert not isinstance(caught.value, LogIncompleteError)
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_only_the_first_line_or_frame_is_decoded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compressed: bool
+) -> None:
+    """The header is the first line: a zstd log's first frame (or a raw log's first line) is all that is decoded,
+    not every frame (line) of the first 64 KiB read."""
+    import core.log.frames as frames
+    from core.log.decoder import LogDecoder
+    from tests.conftest import FIXTURES
+
+    lines = (FIXTURES / "multi-turn.session.jsonl").read_bytes().splitlines(keepends=True)
+    if compressed:
+        log = tmp_path / "session.jsonl.zstd"
+        log.write_bytes(b"".join(zstandard.ZstdCompressor().compress(line) for line in lines))
+    else:
+        log = tmp_path / "session.jsonl"
+        log.write_bytes(b"".join(lines))
+    assert log.stat().st_size < 1 << 16 and len(lines) > 20
+    decoded, fed = [], []
+    real_decode, real_feed = frames.decode_frame, LogDecoder.feed
+    monkeypatch.setattr(frames, "decode_frame", lambda frame: decoded.append(len(frame)) or real_decode(frame))
+    monkeypatch.setattr(LogDecoder, "feed", lambda self, data: fed.append(len(data)) or real_feed(self, data))
+    assert read_log_header(log)["type"] == "session"
+    first = len(zstandard.ZstdCompressor().compress(lines[0])) if compressed else len(lines[0])
+    assert sum(fed) == first
+    assert decoded == ([first] if compressed else [])
