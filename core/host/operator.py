@@ -97,7 +97,9 @@ class Operator:
         self.acknowledged = control.acknowledged_ids(events)
         self.started = _now_ms()
         self._before = _last_state(host.session)  # how the host before this one ended: (state, when), None if none ran
-        self.deferred: list[dict[str, Any]] = []
+        self.deferred: dict[str, dict[str, Any]] = {}  # the requests waiting for the next boundary, by id, in order
+        # the args of each checked op's waiting requests, in order (an op's list is made again after a withdrawal)
+        self._ahead: dict[str, list[dict[str, Any]]] = {}
         self._lines: dict[str, tuple[int, int, int]] = {}  # each request id: the inbox (device, inode) and offset of its line
         self.steers: list[Steer] = pending_steers(host.session)
         self._paused = paused_by_operator(host.session)  # a pause outlives its host until the operator resumes
@@ -151,10 +153,10 @@ class Operator:
         self.stop_watching()
         with self._mutex:
             self.poll()
-            for request in self.deferred:
+            for request in self.deferred.values():
                 if not request.get("queued"):
                     self._final(request, control.CANCELLED, GONE)
-            self.deferred = []
+            self.deferred, self._ahead = {}, {}
             self.set_state("exited")
 
     def _watch(self) -> None:
@@ -192,9 +194,9 @@ class Operator:
         into the open turn, hold while paused. False when the host must stop."""
         self.poll()
         with self._mutex:
-            for request in self.deferred:
+            for request in self.deferred.values():
                 self._apply_deferred(request)
-            self.deferred = []
+            self.deferred, self._ahead = {}, {}
             if not idle and self.steers:
                 steers, self.steers = self.steers, []
                 self.host.append([user_message(s.text, s.source()) for s in steers])
@@ -274,7 +276,7 @@ class Operator:
         elif control.OPS[request["op"]].at_boundary:
             if not self._possible(request):
                 return
-            self.deferred.append(request)
+            self.deferred[rid] = request
             if rid not in self.acknowledged:
                 self.acknowledged.add(rid)
                 self.host.append(
@@ -320,26 +322,31 @@ class Operator:
 
     def _possible(self, request: dict[str, Any]) -> bool:
         """False, with the request rejected, when no later boundary could apply it (the op's ``check_<name>``
-        of the policy hooks, if it has one, says so, given the requests of that op waiting ahead of it)."""
-        check = getattr(self.policies, "check_" + request["op"].replace(".", "_"), None)
+        of the policy hooks, if it has one, says so, given the requests of that op waiting ahead of it); True,
+        and it is one of those for the next request of its op (which the caller defers)."""
+        op = request["op"]
+        check = getattr(self.policies, "check_" + op.replace(".", "_"), None)
         if check is None:
             return True
-        ahead = [r["args"] for r in self.deferred if r["op"] == request["op"]]
+        ahead = self._ahead.get(op)
+        if ahead is None:  # the first since the last boundary, or one of them was withdrawn
+            ahead = self._ahead[op] = [r["args"] for r in self.deferred.values() if r["op"] == op]
         with self.host.lock:
             try:
                 check(request["args"], ahead)
             except TapedeckError as exc:
                 self._final(request, control.REJECTED, _rejection(exc))
                 return False
+        ahead.append(request["args"])
         return True
 
     def _withdraw(self, rid: str) -> None:
         if rid in self.answered:
             return
-        waiting = [r for r in self.deferred if r["id"] == rid]
-        if waiting:
-            self.deferred = [r for r in self.deferred if r["id"] != rid]
-            self._final(waiting[0], control.CANCELLED, WITHDRAWN)
+        waiting = self.deferred.pop(rid, None)
+        if waiting is not None:
+            self._ahead.pop(waiting["op"], None)
+            self._final(waiting, control.CANCELLED, WITHDRAWN)
         else:
             self._withdrawn.add(rid)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -295,6 +296,49 @@ def test_config_sets_piling_up_in_one_step_are_each_checked_once_on_arrival(
     for rid in sent:
         _wait(lambda rid=rid: run.outcome(rid, final=False))
     assert len(checks) <= 2 * len(sent)  # its own check, and taking in the one before it
+    run.send("stop")
+    run.join()
+
+
+class _Counted(dict):  # type: ignore[type-arg]
+    """A request that counts how often the host looks a field of it up."""
+
+    looks = 0
+
+    def __getitem__(self, key: str) -> Any:
+        _Counted.looks += 1
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        _Counted.looks += 1
+        return super().get(key, default)
+
+
+def test_requests_piling_up_in_one_step_cost_each_the_same_looks_however_many_wait(
+    tmp_path: Path, server: ChatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # each arrival of a checked op (config.set, expand) listed every request waiting ahead of it, and each
+    # withdrawal looked through all of them twice: a flood of either took the host quadratic time
+    entry = control._entry
+
+    def counted(line: int, offset: int, raw: bytes) -> control.InboxEntry:
+        taken = entry(line, offset, raw)
+        return taken if taken.request is None else dataclasses.replace(taken, request=_Counted(taken.request))
+
+    monkeypatch.setattr(control, "_entry", counted)
+    server.push(_slow_text())
+    run = Running(tmp_path, server, ["think"])
+    _wait(lambda: server.received)
+    looks = []
+    for n in (100, 400):
+        _Counted.looks = 0
+        sent = [run.send("config.set", {"key": "slice.fold.pinSteps", "value": k % 3}) for k in range(n)]
+        _wait(lambda sent=sent: run.outcome(sent[-1], final=False))
+        for rid in sent:
+            control.withdraw_request(run.inbox, rid)
+        _wait(lambda sent=sent: run.outcome(sent[-1]))
+        looks.append(_Counted.looks / n)
+    assert looks[1] <= looks[0] * 1.2, looks  # per request: as many looks with 400 waiting as with 100
     run.send("stop")
     run.join()
 
