@@ -76,12 +76,14 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     torn = False
     try:
         with open(p, "rb") as f:
-            while decoder.header is None and not decoder.fatal and read < HEADER_LIMIT:
+            while decoder.header is None and not decoder.fatal:
                 end = _unit_end(rest, compressed)
                 if end:
                     decoder.feed(bytes(rest[:end]))
                     del rest[:end]
                     continue
+                if read >= HEADER_LIMIT:
+                    break  # what was read holds no whole first line or frame
                 chunk = f.read(1 << 16)
                 if not chunk:
                     decoder.feed(bytes(rest))

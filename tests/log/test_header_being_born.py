@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import json
+import random
 from pathlib import Path
 
 import pytest
 import zstandard
 
+import core.log.reader as reader
 from core.log.reader import read_log_header
 from core.shared.errors import LogFormatError, LogIncompleteError
 
@@ -69,3 +73,19 @@ def test_only_the_first_line_or_frame_is_decoded(
     first = len(zstandard.ZstdCompressor().compress(lines[0])) if compressed else len(lines[0])
     assert sum(fed) == first
     assert decoded == ([first] if compressed else [])
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_a_header_that_ends_in_the_last_chunk_before_the_limit_is_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compressed: bool
+) -> None:
+    """Every byte read up to ``HEADER_LIMIT`` is looked at: a first line or frame whose end is in the chunk that
+    reaches the limit is the header, not 'no complete first line'."""
+    monkeypatch.setattr(reader, "HEADER_LIMIT", 1 << 17)
+    padding = base64.b64encode(random.Random(1).randbytes(90_000)).decode()  # random: its zstd frame is about as long
+    first = json.dumps({"type": "session", "version": 0, "id": "big", "padding": padding}).encode() + b"\n"
+    unit = zstandard.ZstdCompressor().compress(first) if compressed else first
+    assert 1 << 16 < len(unit) < 1 << 17
+    log = tmp_path / ("session.jsonl.zstd" if compressed else "session.jsonl")
+    log.write_bytes(unit + unit)
+    assert read_log_header(log)["padding"] == padding
