@@ -324,6 +324,7 @@ class SessionBridge {
     this.pending = new Set(); // ids acknowledged pending, not final yet
     this.started = new Set(); // ids whose td command ran (from the log or from this instance)
     this.withdrawn = new Set();
+    this.lines = new Map(); // id -> {ino, offset} of the first inbox line this instance read with it
     this.settling = new Map(); // id -> the promise that writes its outcome once the log has its command pair
     this.holds = []; // resolvers of pre-steps held by a pause
     this.inStep = false;
@@ -636,15 +637,16 @@ class SessionBridge {
       this.partial = null;
       this.line += 1;
       const lineNo = this.line;
+      const offset = this.cursor.offset;
       this.cursor.offset += partial.length + 1;
       pos = nl + 1;
       if (partial.overlong) {
-        entries.push(unreadable(lineNo, partial.head, `is longer than ${MAX_LINE_BYTES} bytes`));
+        entries.push({ ...unreadable(lineNo, partial.head, `is longer than ${MAX_LINE_BYTES} bytes`), offset });
         continue;
       }
       const raw = Buffer.concat(partial.chunks);
       if (trimBytes(raw).length === 0) continue;
-      entries.push(decodeLine(lineNo, trimBytes(raw)));
+      entries.push({ ...decodeLine(lineNo, trimBytes(raw)), offset });
     }
     for (const entry of entries) this.take(entry);
     if (entries.length) this.saveState();
@@ -680,12 +682,28 @@ class SessionBridge {
       this.note(entry.error);
       return;
     }
-    if (this.final.has(request.id) || this.started.has(request.id)) return; // never twice
+    if (this.reused(entry, request)) {
+      // a second outcome would stand for the first request's, and a second run would apply it twice
+      this.note(`an inbox line reuses request id '${request.id}', taken already: ignored as a retry (its outcome is the first one's)`);
+      return;
+    }
+    if (this.final.has(request.id) || this.started.has(request.id)) return; // a line read again: never twice
     if (entry.error) {
       this.outcome(request, "rejected", entry.error);
       return;
     }
     this.admit(request, false);
+  }
+
+  // Whether entry's line is a new one reusing the id of a request taken already: one read on another line of the
+  // same inbox, or one answered or run before this bridge attached and sent since. A line read again (the inbox
+  // replaced or truncated) is none. The rule of tapedeck's host (core/host/operator.py).
+  reused(entry, request) {
+    const first = this.lines.get(request.id);
+    if (first !== undefined) return first.ino === this.cursor.ino && first.offset !== entry.offset;
+    this.lines.set(request.id, { ino: this.cursor.ino, offset: entry.offset });
+    const taken = this.final.has(request.id) || this.started.has(request.id) || this.pending.has(request.id);
+    return taken && request.at !== null && request.at >= this.startedAt;
   }
 
   admit(request, recovered) {

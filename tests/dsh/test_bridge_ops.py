@@ -275,6 +275,33 @@ def test_a_request_id_written_twice_runs_once(shared_web: tuple[DshHome, DshWeb]
     assert [o["requestId"] for o in outcomes(d)].count("twice-1") == 1
     steers = [e for e in log_events(d) if e["type"] == "user/message" and "only once" in json.dumps(e["data"])]
     assert len(steers) == 1
+    # a line reusing a taken id is a retry, as on tapedeck's host: the bridge says so (bridge.json's problem)
+    assert "reuses request id 'twice-1'" in bridge_json(d)["problem"]
+
+
+def test_a_line_reusing_a_waiting_requests_id_is_a_retry_never_a_second_effect(
+    shared_web: tuple[DshHome, DshWeb],
+) -> None:
+    """While a rewind waits for idle, lines reusing its id (another op, or malformed) neither run nor answer it:
+    the rewind keeps its one outcome, applied at idle, and the bridge warns of the reuse."""
+    world, web = shared_web
+    _, d = _start(world, web)
+    final_outcome(d, send(d, "checkpoint")["id"])
+    rewind = send(d, "rewind")
+    wait_for(lambda: any(o["requestId"] == rewind["id"] and o["outcome"] == "pending" for o in outcomes(d)), 5, "pending")
+    now = int(time.time() * 1000)
+    send_line(d, json.dumps({"id": rewind["id"], "op": "message", "args": {"text": "SECOND EFFECT"}, "at": now}).encode())
+    wait_for(lambda: f"reuses request id {rewind['id']!r}" in ((bridge_json(d) or {}).get("problem") or ""), 5, "the warning")
+    send_line(d, json.dumps({"id": rewind["id"], "op": "explode", "args": {}, "at": now}).encode())
+    marker = send(d, "checkpoint")
+    final_outcome(d, marker["id"])  # the lines before it were read
+    _idle(d, 1)
+    done = final_outcome(d, rewind["id"])
+    assert (done["op"], done["outcome"]) == ("rewind", "applied"), done
+    assert [(o["op"], o["outcome"]) for o in outcomes(d) if o["requestId"] == rewind["id"]] == [
+        ("rewind", "pending"), ("rewind", "applied")]
+    assert [run["request"]["op"] for run, _ in td_runs(log_events(d)) if run["request"]["id"] == rewind["id"]] == ["rewind"]
+    assert "SECOND EFFECT" not in json.dumps(log_events(d))
 
 
 HOSTILE: list[tuple[bytes, str | None, str]] = [
