@@ -829,6 +829,7 @@ class AlertFollower:
         self.warn = warn
         self.watches: dict[Path, AlertWatch] = {}
         self.unread: list[str] = []  # why each log a one-off read could not read through (``poll_one``)
+        self.alongside = False  # other logs are read with these (``core.fleet.alerts.AlertSources``' remote ones)
         self._scanned = 0.0
         for log in logs_of(self.targets):
             self.watches[log] = AlertWatch(log, config, pace=pace)
@@ -851,7 +852,7 @@ class AlertFollower:
         out: list[Alert] = []
         watches = [*self.watches.values(), *self.fed]
         for watch in watches:
-            raised = poll_one(watch, now, final, len(watches) > 1, self.unread)
+            raised = poll_one(watch, now, final, len(watches) > 1 or self.alongside, self.unread)
             if raised is None:
                 self.warn(self.unread[-1])
                 self.watches.pop(watch.path, None)  # read afresh if polled again

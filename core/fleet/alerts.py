@@ -31,8 +31,13 @@ class AlertSources(AlertFollower):
         """As ``AlertFollower`` (``options``: ``act``, ``warn``, ``pace``); ``ssh_options`` go to each remote
         machine's ``core.remote.link.SshLink``."""
         remote = [t for t in targets if parse_remote(str(t)) is not None]
-        super().__init__([t for t in targets if parse_remote(str(t)) is None], config, **options)
+        local = [t for t in targets if parse_remote(str(t)) is None]
+        super().__init__(local, config, **options)
         self.remote = Fleet(remote, config, **(ssh_options or {})) if remote else None
+        # a one-off read goes on past a log it cannot read through when there are others, here or remote
+        self.alongside = self.remote is not None
+        if self.remote is not None:
+            self.remote.alongside = bool(local)
         self.unreached: list[str] = []  # the remote targets that could not be listed at the last look, and why
 
     def poll(self, now: int | None = None, final: bool = False) -> list[Alert]:

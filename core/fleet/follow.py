@@ -288,6 +288,7 @@ class Fleet:
         self.unreached: list[str] = []  # the notes of ``skipped`` that are machines which could not be listed
         # the errors of the sessions the last poll, a one-off read, could not read through (their rows left out)
         self.unread: list[str] = []
+        self.alongside = False  # other logs are read with these (``core.fleet.alerts.AlertSources``' local ones)
         self._scanned = float("-inf")
         self._pending: set[Path | RemoteTarget] = set()  # logs found whose header could not be read yet
         self._answered: set[str] = set()  # the targets listed at least once
@@ -396,7 +397,7 @@ class Fleet:
                   or ((sweep or isinstance(watch, RemoteSessionWatch)) and watch.changed())]  # fmt: skip
         remote = [watch for key in polled if isinstance(watch := self.watches[key], RemoteSessionWatch)]
         self._prefetch(remote, now)
-        self.unread, several = [], len(self.watches) > 1
+        self.unread, several = [], len(self.watches) > 1 or self.alongside
         try:
             for key in polled:
                 alerts = poll_one(self.watches[key], now, final, several, self.unread)

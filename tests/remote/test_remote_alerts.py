@@ -23,6 +23,7 @@ from core.cli import main
 from core.remote.link import close_links
 from tests.alerts.crafted import HEADER, Log
 from tests.conftest import FIXTURES
+from tests.log.test_cut_while_read import _log_changed_mid_read
 from tests.remote.sshd import MISSING, Sshd
 from tests.tui.logs import hold_host, release_hosts
 
@@ -292,3 +293,20 @@ def test_a_remote_logs_cache_break_is_found_as_it_is_locally(sshd: Sshd, tmp_pat
     remote = json.loads(capsys.readouterr().out)
     assert [a["cause"] for a in local] == ["cache-break"]
     assert [{**a, "at": None} for a in remote] == [{**local[0], "path": f"testbox:{path}", "at": None}]  # when read
+
+
+def test_a_local_log_cut_during_the_read_leaves_the_remote_roots_alerts_reported(
+    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``alerts LOG host:ROOT``: the local log cut while it is read no longer fails the whole command; it is named
+    on stderr, the remote root's alerts are reported and the exit status is 2 (the report is not whole), as for
+    one session of a root."""
+    sshd.trust()
+    path, _ = _root(tmp_path)
+    log = tmp_path / "local" / "session.jsonl"
+    log.parent.mkdir()
+    _log_changed_mid_read(log, 8, lambda: os.truncate(log, 100_000), monkeypatch)
+    assert main(["alerts", str(log), f"testbox:{tmp_path / 'root'}", "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert f"{log}: the log was truncated to 100,000 bytes while it was read" in err, err
+    assert [(a["path"], a["cause"]) for a in json.loads(out)] == [(f"testbox:{path}", "error-streak")]
