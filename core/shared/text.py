@@ -121,7 +121,12 @@ def tool_block_failed(block: Mapping[str, Any]) -> bool:
         return False
     part = content[0]
     text = part.get("text") if part.__class__ is dict and part.get("type") == "text" else None
-    return text.__class__ is str and text.endswith("]") and _SHELL_FAILED.search(text) is not None
+    if text.__class__ is not str or not text.endswith("]"):
+        return False
+    # the marker holds no newline but its first character, so it can only start at the text's last newline: the
+    # pattern is tried there alone, not searched for over a result of many kB (every tool result is checked)
+    last = text.rfind("\n")
+    return last >= 0 and _SHELL_FAILED.match(text, last) is not None
 
 
 def tool_result_failed(message: Mapping[str, Any] | None) -> bool:
