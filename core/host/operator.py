@@ -263,7 +263,7 @@ class Operator:
         if self._duplicate(entry, request):  # a second final outcome would stand for the first request's
             self._warn(DUPLICATE.format(rid=rid))
             return
-        if rid in self.answered:
+        if rid in self.answered or rid in self.deferred:  # a line read again (inbox replaced): taken already
             return
         if entry.error:
             self._final(request, control.REJECTED, entry.error)

@@ -17,7 +17,7 @@ import pytest
 from core.cli import main
 from core.control import inbox as control
 from core.control.config import load_config, validate_config
-from core.control.host_state import read_host_state, state_path
+from core.control.host_state import read_host_state, read_inbox_position, state_path
 from core.host.loop import AgentHost, HostOptions, TurnOutcome
 from core.host.providers.openai_provider import OpenAIProvider
 from core.host.providers.retry import RetryPolicy
@@ -190,6 +190,26 @@ def test_a_message_during_a_tool_call_is_logged_before_applied_and_reaches_the_n
     assert len(steer) == 1 and steer[0]["seq"] > result["seq"]
     second = server.received[1].body["messages"]
     assert second[-1] == {"role": "user", "content": "Operator: prefer small diffs."}
+
+
+def test_a_waiting_request_read_again_from_a_replaced_inbox_is_applied_once(tmp_path: Path, server: ChatServer) -> None:
+    # the line of a request waiting for the next step, read again (the inbox replaced by a copy), was taken as a
+    # new request: deferred twice, it was applied twice and given two final outcomes
+    gate = tmp_path / "ws" / "go"
+    server.push(_tool_reply(f"while [ ! -e {gate} ]; do sleep 0.05; done; echo ok"), text_reply("noted"))
+    run = Running(tmp_path, server, ["wait for the gate"])
+    _wait(lambda: run.events("tool/call"))
+    rid = run.send("config.set", {"key": "slice.fold.pinSteps", "value": 2})
+    _wait(lambda: run.outcome(rid, final=False))
+    copy = run.inbox.with_name("copy")
+    shutil.copy(run.inbox, copy)
+    os.replace(copy, run.inbox)
+    _wait(lambda: read_inbox_position(run.log)[:2] == (run.inbox.stat().st_dev, run.inbox.stat().st_ino))
+    gate.touch()
+    run.join()
+    outcomes = [e["data"]["outcome"] for e in run.events("tapedeck/control") if e["data"]["requestId"] == rid]
+    assert outcomes == ["pending", "applied"]
+    assert len([e for e in run.events("tapedeck/config") if e["data"].get("requestId") == rid]) == 1
 
 
 def test_a_checkpoint_during_a_model_call_is_applied_at_once(tmp_path: Path, server: ChatServer) -> None:
