@@ -24,7 +24,7 @@ from core.alerts.config import RuleConfig
 from core.log.validate import INVALID
 from core.log.vocabulary import GUARD_SOURCE, HOST_EVENT, ROUTE_EVENT
 from core.rebuild.request_diff import break_point
-from core.shared.text import tool_result_failed
+from core.shared.text import tool_block_failed, tool_result_failed
 from core.shared.values import int_or_none
 
 STATE_EVENT = "tapedeck/state"  # core.control.host_state.STATE_EVENT (not imported: that module reads files)
@@ -213,7 +213,15 @@ class Signals:
 
     def _result(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         message = data.get("message")
-        if tool_result_failed(message if isinstance(message, dict) else None):
+        return self._streak(seq, tool_result_failed(message if isinstance(message, dict) else None))
+
+    def _sub_call(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
+        """A ``run_code`` sub-call (``tool/code-dispatch``, whose data holds a tool-result block's fields) counts
+        in the streak as a tool result does."""
+        return self._streak(seq, tool_block_failed(data))
+
+    def _streak(self, seq: int, failed: bool) -> frozenset[str]:
+        if failed:
             self.streak += 1
             self.streak_seq = seq
         else:
@@ -397,6 +405,7 @@ _HANDLERS: dict[str, Callable[[Signals, int, dict[str, Any], Any], frozenset[str
     HOST_EVENT: Signals._host,
     STATE_EVENT: Signals._state,
     "tool/result": Signals._result,
+    "tool/code-dispatch": Signals._sub_call,
     "tool/call": Signals._call,
     "request/header": Signals._header,
     "request/context": Signals._request_context,

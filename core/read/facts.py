@@ -145,7 +145,7 @@ class SessionFacts:
 FACT_TYPES = frozenset(
     {
         "turn/start", "step/start", HOST_EVENT, ROUTE_EVENT, "session/title", CONTROL_EVENT,
-        "tool/result", "turn/end", CHUNK, "compaction/end", "llm/retry",
+        "tool/result", "tool/code-dispatch", "turn/end", CHUNK, "compaction/end", "llm/retry",
     }
 )  # fmt: skip
 

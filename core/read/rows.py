@@ -13,7 +13,7 @@ from core.log.vocabulary import CONTROL_EVENT, SURFACE_TYPES
 from core.read.session import TAPE_SOURCE_KIND, content_chars, cut_kind, derive_message
 from core.read.streams import Block
 from core.read.summary import GLYPHS, summarize
-from core.shared.text import tool_result_failed
+from core.shared.text import tool_block_failed, tool_result_failed
 
 SUMMARY_LIMIT = 240
 SUMMARY_SOURCE_LIMIT = 20_000  # strings longer than this are cut before summarizing (regexes hold the GIL)
@@ -185,7 +185,7 @@ def block_row(head: Row, block: Block, streaming: bool, error: bool, interrupted
 
 
 def is_error_event(event: dict[str, Any]) -> bool:
-    """True for failed tool results, error turn ends, failed stream attempts, retries and rejected requests."""
+    """True for failed tool results and code-mode sub-calls, error turn ends, failed stream attempts, retries and rejected requests."""
     data = event.get("data")
     return _is_error(event, event.get("type"), data if isinstance(data, dict) else {})
 
@@ -196,6 +196,8 @@ def _is_error(event: dict[str, Any], etype: Any, data: dict[str, Any]) -> bool:
         return False
     if etype == "tool/result":
         return tool_result_failed(data.get("message") if isinstance(data.get("message"), dict) else None)
+    if etype == "tool/code-dispatch":  # a ``run_code`` sub-call: its data holds a tool-result block's fields
+        return tool_block_failed(data)
     if etype == "turn/end":
         return (data.get("reason") or {}).get("kind") == "error"
     if etype == "assistant/chunk":

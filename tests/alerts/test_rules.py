@@ -51,6 +51,30 @@ def test_error_streak_fires_at_the_nth_failure_clears_on_a_success_and_fires_aga
     }  # fmt: skip
 
 
+def _sub_call(log: Log, failed: bool) -> int:
+    """A ``run_code`` sub-call of DSH's ``bash`` (``tool/code-dispatch``): a non-zero exit, or a success."""
+    text = "ls: cannot access 'x'\n[exit code: 2]" if failed else "x\n"
+    return log.add("tool/code-dispatch", {"rootCallId": "r", "parentCallId": "r", "subCallId": f"r:code:{len(log.events)}",
+                                          "name": "bash", "arguments": {"command": "ls x"}, "isError": False,
+                                          "content": [{"type": "text", "text": text}]})  # fmt: skip
+
+
+def test_error_streak_counts_failed_code_mode_sub_calls_as_failed_tool_results() -> None:
+    """A sub-call that failed extends the streak and one that succeeded ends it, as tool results do."""
+    log, e = Log(), engine({"errorStreak": {"count": 3}})
+    log.turn(1)
+    log.result(True)
+    _sub_call(log, True)
+    third = _sub_call(log, True)
+    assert fired(e, log) == [("error-streak", third)]
+    n = len(log.events)
+    _sub_call(log, False)
+    log.result(True)
+    _sub_call(log, True)
+    assert fired(e, log, n) == []
+    assert e.attention == []
+
+
 def test_stalled_needs_the_clock_and_clears_when_the_log_moves() -> None:
     log, e = Log(), engine({"stalled": {"seconds": 60}})
     log.turn(1)

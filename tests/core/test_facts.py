@@ -104,3 +104,22 @@ def test_a_code_mode_sub_call_s_row_is_marked_by_the_rule_a_tool_result_fails_by
     """A ``run_code`` sub-call of DSH's ``bash`` that exited non-zero or was killed is written with ``isError`` false
     and its status as the text's last line; its row says ``error`` as a failed ``tool/result``'s does."""
     assert summarize(_sub_call(text, is_error)).startswith("code ← bash error: ") is marked
+
+
+@pytest.mark.parametrize(
+    ("text", "is_error", "failed"),
+    [
+        ("ls: cannot access 'missing': No such file or directory\n[exit code: 2]", False, True),
+        ("could not spawn", True, True),
+        ("CODE_ONE\n", False, False),
+    ],
+)
+def test_a_failed_code_mode_sub_call_is_an_error_fact_as_a_failed_tool_result_is(
+    text: str, is_error: bool, failed: bool
+) -> None:
+    """A ``run_code`` sub-call that failed (flagged, or a shell command's non-zero exit) is an error event, and the
+    facts (the TUI's error jumps and rows) record it, by the rule a tool result fails by."""
+    event = _sub_call(text, is_error)
+    facts = SessionFacts.empty()
+    facts.observe(event)
+    assert (is_error_event(event), facts.errors) == (failed, [21] * failed)
