@@ -6,6 +6,7 @@ import argparse
 import shlex
 import sys
 from collections import Counter
+from collections.abc import Container
 from pathlib import Path
 from typing import IO, Any
 
@@ -14,9 +15,9 @@ from core.cli.args import add_json, add_log_path, add_roots, check_at_least, che
 from core.cli.common import RULE_SECTIONS, JsonList, emit, fail, guarded, json_member, warn, write_bytes
 from core.cli.rowspool import RowSpool
 from core.control.host_state import HostState, describe_host, read_host_state
-from core.log.layout import RAW_NAME, ZSTD_NAME, default_sessions_root, is_sessions_root
+from core.log.layout import RAW_NAME, ZSTD_NAME, default_sessions_root, is_sessions_root, resolve_log_path
 from core.log.linestore import LineStore
-from core.log.reader import read_header
+from core.log.reader import read_header, read_log_header
 from core.log.records import PackedRow
 from core.log.sessions import session_logs
 from core.log.vocabulary import SURFACE_TYPES
@@ -26,7 +27,7 @@ from core.read.summary import human_chars, one_line, summarize
 from core.read.surface import surface_row
 from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
-from core.shared.errors import seq_not_in_log
+from core.shared.errors import TapedeckError, seq_not_in_log
 from core.shared.text import model_label
 
 
@@ -281,22 +282,38 @@ def _sessions(args: argparse.Namespace) -> int | None:
     fleet.poll(final=True)
     rows = fleet.rows()
     where = ", ".join(args.roots)
+    unread = [*fleet.unread, *filter(None, (_header_error(root, fleet.watches) for root in local_roots(args.roots)))]
 
     def render(payload: list[dict[str, Any]]) -> str:
         n = len(rows)
         table = [COLUMNS, *(cells(row) for row in rows)]
         widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
         head = f"{n} session{'' if n == 1 else 's'} under {where}" if n else f"no sessions under {where}"
-        unread = f"{len(fleet.unread)} {'more ' if n else ''}could not be read: see stderr"
-        lines = [f"{head} ({unread})" if fleet.unread else head]
+        more = f"{len(unread)} {'more ' if n else ''}could not be read: see stderr"
+        lines = [f"{head} ({more})" if unread else head]
         lines += ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in table]
         return "\n".join(lines if n else lines[:1])
 
     emit([row.to_dict() for row in rows], args.json, render)
-    for note in [*fleet.skipped, *fleet.unread, *filter(None, map(_layout_note, local_roots(args.roots)))]:
+    for note in [*fleet.skipped, *unread, *filter(None, map(_layout_note, local_roots(args.roots)))]:
         warn(note)
     # as alerts: a machine that could not be listed, or a session that could not be read, leaves no whole answer
-    return 2 if fleet.unreached or fleet.unread else None
+    return 2 if fleet.unreached or unread else None
+
+
+def _header_error(root: Path, watched: Container[str]) -> str | None:
+    """Why the log ``root`` names (a log file or a session directory, not a sessions root) is not among the
+    ``watched`` ones, which have a row: its header cannot be read (None: it is, it has one, or ``root`` is a
+    sessions root)."""
+    if is_sessions_root(root):
+        return None
+    try:
+        log = resolve_log_path(root)
+        if str(log) not in watched:
+            read_log_header(log)
+    except TapedeckError as exc:
+        return str(exc)
+    return None
 
 
 def _layout_note(root: Path) -> str | None:

@@ -129,3 +129,23 @@ def test_an_empty_root_has_no_note(tmp_path: Path, capsys: pytest.CaptureFixture
     out = capsys.readouterr()
     assert out.out == f"no sessions under {tmp_path / 'root'}\n" and out.err == ""
 
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [(b"", "empty log"), (b'{"a": 1}\n', "not a session header"), (b"hello\n", "not valid JSON")],
+)
+def test_a_named_file_that_is_no_session_log_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, problem: str
+) -> None:
+    """A file named on the command line whose header cannot be read was passed over: 'no sessions', exit 0."""
+    odd = tmp_path / "odd.jsonl"
+    odd.write_bytes(content)
+    good = sessions_root(tmp_path) / "--w--" / "other-2"
+    for argv in (["sessions", str(odd)], ["sessions", str(good), str(odd), "--json"]):
+        assert main(argv) == 2
+        out = capsys.readouterr()
+        assert f"tapedeck: {odd}: " in out.err and problem in out.err, out.err
+    assert '"other-2"' in out.out  # the sessions that could be read are still listed
+    assert main(["sessions", str(odd), str(good)]) == 2
+    assert capsys.readouterr().out.startswith(f"1 session under {odd}, {good} (1 more could not be read: see stderr)\n")
