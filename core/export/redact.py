@@ -98,11 +98,11 @@ _LINE_START = rb"(?:(?m:^)|[\"\r\n]|(?:\\\\)*\\[nr])(?:[ \t]|(?:\\\\)*\\t)*"
 # an npm config line's credential: ``_auth``, ``_authToken``, ``_password``, alone or after a registry's ``//host/:``
 _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
 # a value after a key word (group 1, also a quoted ``"auth"``: a registry's credentials in Docker's config.json, and
-# an npm config line's key) on its line (group 3; group 2 the quote before it), unless it is code or a short name
-# (``_secret_value``)
+# an npm config line's key) on its line (group 3, its first word; group 2 the quote before it), unless it is code
+# or a short name (``_secret_value``: a quoted value is all of it up to its closing quote, ``_quoted_end``)
 _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|\bauth\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?"
-    rb"((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){2,})"
+    rb"((?:[^\s\"',;\\)\]}]|\\[^\s\"'])+)"
 )
 # a camelCase key that starts its line (``  apiKey``, ``- DbPassword``) and what ends a line (``_config_line``)
 _CONFIG_KEY = re.compile(rb"[ \t]*(?:-[ \t]+)?[A-Za-z0-9_]*[a-z0-9][A-Z][A-Za-z0-9_]*")
@@ -129,9 +129,7 @@ _SECRET_KEY = re.compile("(?:" + _KEY_WORDS.decode() + r"|\bauth)\Z")
 # the value after a command-line option named for a secret (group 3; group 1 its name, group 2 a quote before the
 # value), unless it is code (``_option_value``): ``--password …``, ``--with-token …``, ``--api-key …``
 _OPTION_NAME = rb"--(?:[A-Za-z0-9]+-)*(?:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
-_OPTION = re2.compile(
-    rb"(" + _OPTION_NAME + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){5,})"
-)
+_OPTION = re2.compile(rb"(" + _OPTION_NAME + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|\\[^\s\"'])+)")
 _OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one
 # a password a command takes on its command line (group 1), unless it is a reference (``_cli_value``): ``sshpass
 # -p …``, ``mysql -p…`` (glued to it: ``-p`` alone asks for it), ``redis-cli -a …``, ``curl -u user:…``
@@ -301,9 +299,10 @@ def _secret_value(data: bytes, m: Any) -> bool:
     only a quoted value, an env file's or a constant's is one (``PASSWORD=abc12``, ``ROOT_PASSWORD: root``):
     elsewhere such a value is as likely a short name in code (``password=pwd``, ``{ token: tok }``)."""
     value, quoted = m.group(3), m.group(2) is not None
-    if quoted:
-        return _literal_secret(value)
-    if _placeholder(value):
+    if quoted:  # all of it, to the closing quote: ``psk="my home wifi"`` is more than ``my``
+        value = data[m.start(3) : _quoted_end(data, m, 3)]
+        return len(value) >= SHORTEST and _literal_secret(value)
+    if len(value) < SHORTEST or _placeholder(value):
         return False
     sep = data[m.end(1) : m.start(3)]
     upper = m.group(1).isupper()
@@ -375,6 +374,8 @@ def _option_value(data: bytes, m: Any) -> bool:
     (``--token TOKEN``, ``--api-key API_KEY``, ``--password <password>``) or word of prose about the option, and, as
     after a key word, no code (``_secret_value``), but a word that reads like a class's name is given, not code."""
     value = m.group(3)
+    if m.group(2) is None and len(value) < ENV_MIN_NAMED:  # quoted, a shorter one is data (``_secret_value``)
+        return False
     if value[:1] == b"-" or value.isupper() and value.replace(b"_", b"").isalpha() or value.lower() in _OPTION_WORDS:
         return False
     return bool(_CLASS_NAME.fullmatch(value.rstrip(b".:!?`"))) or _secret_value(data, m)

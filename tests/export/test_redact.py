@@ -78,8 +78,8 @@ HASHES = st.one_of(
     _body(27, ALNUM + "+/").map(lambda b: "{SHA}" + b[:27] + "="),
 )
 # a config file's line of its own, each with values of the kind it holds: a .pgpass line, a Dockerfile's ENV, a
-# camelCase key; a password hash, a Wi-Fi psk, a key's passphrase (of two words: the second is the one checked); an
-# npm token; a short value under a secret's name
+# camelCase key; a password hash, a Wi-Fi psk, a key's passphrase (of two words, the first maybe short: the second
+# is the one checked); an npm token; a short value under a secret's name
 CONFIG = st.one_of(
     st.tuples(st.sampled_from(["db.internal:5432:app:app_user:{}", "*:*:*:postgres:{}", "ENV API_KEY {}",
                                "ENV API_KEY={}", "  apiKey: {}", "clientSecret: {}", "- DbPassword: {}",
@@ -87,7 +87,8 @@ CONFIG = st.one_of(
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
               WORD_VALUES),
-    st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -N '{}' -f k", 'password = "{}"']), WORD_VALUES,
+    st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -N '{}' -f k", 'password = "{}"', "--password '{}'"]),
+              WORD_VALUES | st.from_regex(r"[a-z]{1,2}", fullmatch=True),
               WORD_VALUES).map(lambda t: (t[0].format(t[1] + " {}"), t[2])),  # a quoted passphrase of two words
     st.tuples(st.sampled_from(["_auth={}", "_authToken={}", "//registry.npmjs.org/:_authToken={}"]), ENV_VALUES),
     st.tuples(st.sampled_from(["PASSWORD={}", "export DB_PASS={}", 'password = "{}"', "MYSQL_ROOT_PASSWORD: {}",
@@ -771,15 +772,28 @@ def test_shell_arguments_references_and_prices_are_no_hashes() -> None:
         ('password = "open sesame now"', ["sesame", "now"]), ("sshpass -p 'fish and chips' ssh bob@h", ["chips"]),
         ('{"cmd": "ssh-keygen -N \\"two words\\" -f k"}', ["words"]), ('{"password": "Open Sesame"}', ["Sesame"]),
         ("deploy --password 'correct horse' --region eu", ["horse"]),
+        ('network={\n\tpsk="my home wifi"\n}', ["my", "home", "wifi"]), ('password = "an ok pass"', ["an", "ok pass"]),
+        ("DB_PASSWORD='a b c'", ["a b c"]), ('deploy --password "my pass phrase" --region eu', ["my", "phrase"]),
+        ('{"cmd": "login --api-key \\"abc\\" now"}', ["abc"]),
     ],
 )  # fmt: skip
 def test_a_quoted_secret_of_several_words_goes_whole(text: str, words: list[str]) -> None:
     """A quoted passphrase with spaces went only as its first word; the rest of it, to the closing quote, goes too
-    (one key), and what follows the quote stays."""
+    (one key), and what follows the quote stays. One whose first word is short (``"my home wifi"``) went whole: the
+    value after a key word had to start with a word of three characters (after an option, of six)."""
     r = Redactor(environ={}, home="/home/ann")
     out = r.text(text)
     assert not any(word in out for word in words) and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
     assert out.endswith(text[text.index(words[-1]) + len(words[-1]) :])
+
+
+def test_a_short_quoted_value_and_a_short_word_after_an_option_stay() -> None:
+    """A quoted value is a secret from three characters, all of it counted to its closing quote; unquoted, one
+    after an option from six: shorter ones, and code that only quotes around the key word, stay."""
+    text = ('password = "ab"; token: "x"; psk=""; print("password: " + pw); --password abc1; '
+            "if password == '': login --token 'ab'\nsecret = 'a' + b\n")  # fmt: skip
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
 
 
 def test_a_quote_that_does_not_close_on_its_line_takes_only_the_first_word() -> None:
