@@ -234,7 +234,7 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
     if args.wait and state.kind != KIND_DSH:  # the answer comes after the request
         tailer.follow_from_end(header)
     try:
-        request = append_remote_request(link, log, args.op, op_args, live=not args.queue, queued=args.queue,
+        request = append_remote_request(link, log, args.op, op_args, live=not args.queue, warn=warn, queued=args.queue,
                                         expires_in=args.expires, kind=state.kind)  # fmt: skip
     except RemoteHostExited:  # asked on the far side under the inbox's lock, which an exiting host holds
         raise NoLiveHost(f"session {session_id}: its host exited just now; nothing was sent") from None

@@ -5,14 +5,14 @@ crashed writer gets a newline first), mode 0600, never through a symbolic link, 
 The append runs on the far side, as one short shell command over the SSH connection (``SEND``), so that it takes
 the inbox's ``flock`` as a local sender does: a request for a live tapedeck host is refused there, nothing written,
 once that host no longer holds its log (an exiting host holds the inbox's lock from its last read of it until it
-has let go of the log), so it is read or never sent. SFTP cannot take the lock: a machine without ``flock(1)``
-gets the append over SFTP, checked only before and after it."""
+has let go of the log), so it is read or never sent. Without ``flock(1)`` perl takes the lock; SFTP cannot: a
+machine with neither gets the append over SFTP, checked only before and after it, and the sender is warned."""
 
 from __future__ import annotations
 
 import posixpath
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Unpack
 
 from core.control.host_state import KIND_DSH
@@ -30,24 +30,34 @@ from core.remote.target import RemoteTarget
 
 # $1 the inbox, $2 the log, $3 "1" when the request needs the live tapedeck host that holds the log; the line on
 # stdin. Exit 0 once written and synced, 3 when that host no longer holds the log (nothing written), 4 when the
-# inbox is no regular file, 5 when it cannot be written, 100 when the machine has no flock(1). The shell cannot
+# inbox is no regular file, 5 when it cannot be written, 100 when the machine has neither flock(1) nor perl. Where
+# flock(1) is missing (macOS) perl's flock takes the same locks: on fd 9, the shell's open inbox, the lock belongs
+# to the open file and outlives the perl that took it, as flock(1)'s does. The shell cannot
 # open with O_NOFOLLOW, so a link swapped in after the first look is caught after the open, before any write: the
 # inbox is created with O_EXCL (never through a link), opened read-only (creating nothing), and written only when
 # the path itself, not followed (stat without -L), is the file opened; the writes go through /dev/fd/9, that file.
-SEND = """command -v flock >/dev/null 2>&1 || exit 100
+SEND = """if command -v flock >/dev/null 2>&1; then
+  lock() { flock -x 9; }
+  unheld() { flock -n -s "$1" true; }
+elif command -v perl >/dev/null 2>&1; then
+  lock() { perl -MFcntl=:flock -e 'open(my $f, "<&=", 9) or exit 1; flock($f, LOCK_EX) or exit 1'; }
+  unheld() { perl -MFcntl=:flock -e 'open(my $f, "<", $ARGV[0]) or exit 1; flock($f, LOCK_SH | LOCK_NB) or exit 1' "$1"; }
+else exit 100; fi
 refuse() { echo "the control inbox is not a regular file; refusing to write through it" >&2; exit 4; }
 if [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; then refuse; fi
 umask 077
 (set -C; : >"$1") 2>/dev/null
 command exec 9<"$1" || exit 5
 if [ ! -f /dev/fd/9 ] || [ "$(stat -c %d:%i -- "$1")" != "$(stat -L -c %d:%i /dev/fd/9)" ]; then refuse; fi
-flock -x 9 || exit 5
-if [ "$3" = 1 ] && { [ ! -f "$2" ] || flock -n -s "$2" true; }; then exit 3; fi
+lock || exit 5
+if [ "$3" = 1 ] && { [ ! -f "$2" ] || unheld "$2"; }; then exit 3; fi
 command exec 8>>/dev/fd/9 || exit 5
 if [ -n "$(tail -c 1 <&9)" ]; then printf '\\n' >&8 || exit 5; fi
 cat >&8 || exit 5
 sync -- /dev/fd/8 2>/dev/null || :"""
 _GONE, _NOT_A_FILE, _NO_FLOCK = 3, 4, 100
+UNLOCKED = ("{where} has neither flock(1) nor perl, so the request went over SFTP without the control inbox's lock: "
+            "one sent just as the host exits may never be read (the host was checked only before and after)")
 
 
 class RemoteHostExited(ControlError):
@@ -61,13 +71,16 @@ def append_remote_request(
     args: Mapping[str, Any] | None = None,
     *,
     live: bool = False,
+    warn: Callable[[str], None] = lambda message: None,
     **options: Unpack[RequestOptions],
 ) -> dict[str, Any]:
     """Append ``op`` (``make_request``) to the inbox beside the remote log ``log``; returns the request. With
     ``live`` (the request is for the live host, not queued), one for a tapedeck host is refused (``RemoteHostExited``)
-    unless that host still holds its log once the inbox's lock is taken."""
+    unless that host still holds its log once the inbox's lock is taken; ``warn`` is told (``UNLOCKED``) when the
+    machine could not take that lock."""
     request = make_request(op, args, **options)
-    _append(link, log, request, live and options.get("kind") != KIND_DSH)
+    if not _append(link, log, request, live and options.get("kind") != KIND_DSH):
+        warn(UNLOCKED.format(where=log.where))
     return request
 
 
@@ -76,7 +89,8 @@ def withdraw_remote_request(link: SshLink, log: RemoteTarget, request_id: str) -
     _append(link, log, withdrawal(request_id), False)
 
 
-def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool) -> None:
+def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool) -> bool:
+    """Append ``obj``'s line; False when a ``live`` request went without the inbox's lock (over SFTP)."""
     directory = posixpath.dirname(log.path) or "."
     if not directory.startswith("/"):  # under the login directory, where SFTP starts: made absolute as SFTP sees it
         directory = link.realpaths([directory])[0] or f"./{directory}"
@@ -85,10 +99,10 @@ def _append(link: SshLink, log: RemoteTarget, obj: Mapping[str, Any], live: bool
     command = shlex.join(["sh", "-c", SEND, "sh", inbox, log_path, "1" if live else "0"])
     status, err = link.run(command, data)
     if status == 0:
-        return
+        return True
     if status == _NO_FLOCK:
         link.append(inbox, data, INBOX_MODE)
-        return
+        return not live
     if status == _GONE:
         raise RemoteHostExited(f"{log}: its host exited just now; nothing was sent")
     if status == _NOT_A_FILE:

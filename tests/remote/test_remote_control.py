@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -168,6 +169,11 @@ def test_a_remote_request_sent_as_the_host_exits_is_answered_or_never_written(
     nobody will ever answer. The request was appended over SFTP, outside the inbox's lock an exiting host holds
     from its last read until it lets go of its log, so one sent in that moment was never read."""
     sshd.trust()
+    _sent_until_the_host_is_gone(tmp_path, capsys)
+
+
+def _sent_until_the_host_is_gone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The body of the test above: what was said sent has its final outcome, and no request is left unread."""
     proc, log = _host(tmp_path, SLOW_LAST_READ, steps=4, pace=1.0)  # seconds: many requests reach it as it runs
     sent: list[str] = []
     while proc.poll() is None:
@@ -220,3 +226,43 @@ def test_a_machine_without_flock_gets_the_request_over_sftp(
     assert main(["control", f"testbox:{log.parent}", "pause", "--json"]) == 0, capsys.readouterr().err
     request = json.loads(capsys.readouterr().out)
     assert (log.parent / INBOX_NAME).read_bytes().splitlines()[1] == orjson.dumps(request)
+
+
+def test_a_request_for_a_tapedeck_host_sent_without_the_inbox_lock_says_so(
+    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where the far side has neither flock(1) nor perl, the request for a live tapedeck host goes over SFTP,
+    outside the lock its exit holds: ``control`` sends it and warns that it may be left unread."""
+    from core.remote import inbox
+
+    sshd.trust()
+    monkeypatch.setattr(inbox, "SEND", "exit 100")
+    proc, log = _host(tmp_path, steps=40, pace=0.5)
+    try:
+        while not (log.exists() and b'"running"' in log.read_bytes()):
+            assert proc.poll() is None
+            time.sleep(0.02)
+        assert main(["control", f"testbox:{log}", "message", "--arg", "text=hello", "--json"]) == 0
+        out, err = capsys.readouterr()
+        assert json.loads(out)["op"] == "message"
+        assert "has neither flock(1) nor perl" in err and "may never be read" in err, err
+    finally:
+        proc.kill()
+        proc.communicate()
+
+
+def test_a_machine_without_flock_1_still_takes_the_inbox_lock_with_perl(
+    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Where the far side has no flock(1) (macOS, say) but perl, the append takes the inbox's lock through perl's
+    flock, so a request sent as the host exits is read or refused there, as with flock(1); before, it went over
+    SFTP, outside the lock, and fell into the host's exit."""
+    from core.remote import inbox
+
+    sshd.trust()
+    tools = tmp_path / "bin"  # the far side's commands, flock(1) left out
+    tools.mkdir()
+    for name in ("stat", "tail", "cat", "sync", "perl"):
+        (tools / name).symlink_to(shutil.which(name) or name)
+    monkeypatch.setattr(inbox, "SEND", f"PATH={tools}\n{inbox.SEND}")
+    _sent_until_the_host_is_gone(tmp_path, capsys)
