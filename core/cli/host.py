@@ -60,6 +60,8 @@ def _run(args: argparse.Namespace) -> int:
     from core.host.loop import AgentHost, HostOptions
     from core.host.providers import make_provider
 
+    if args.resume is not None and not args.resume.strip():
+        raise TapedeckError("--resume is empty: give the id of the session to continue, or its log or directory")
     if not args.task and not args.resume:
         raise TapedeckError("give a TASK to run (or --resume ID)")
     if args.session_id is not None and not args.session_id.strip():
@@ -70,7 +72,6 @@ def _run(args: argparse.Namespace) -> int:
     check_seconds("pace", args.pace, zero=True)
     check_seconds("chunk-delay", args.chunk_delay, zero=True)
     config = load_config(args.config)
-    model = make_provider(args.provider, model=args.model, base_url=args.base_url)
     root = Path(args.sessions_root).expanduser()
     workspace = (
         None if args.workspace is None and args.resume else Path(args.workspace or ".").expanduser().resolve()
@@ -81,6 +82,8 @@ def _run(args: argparse.Namespace) -> int:
         raise TapedeckError(
             "--relocate moves a resumed session: give it with --resume ID and --workspace DIR"
         )
+    log = _resume_log(args, root) if args.resume else None  # what is wrong with it is said before a model's key
+    model = make_provider(args.provider, model=args.model, base_url=args.base_url)
 
     def progress(line: str) -> None:
         if not args.json:  # it quotes what the model, the workspace and the inbox said: drawn on a terminal
@@ -93,16 +96,7 @@ def _run(args: argparse.Namespace) -> int:
         progress=progress,
         linger=args.linger,
     )
-    if args.resume:
-        if args.task:
-            raise TapedeckError("--resume continues the recorded tasks; give no TASK with it")
-        for option, given in (("--zstd", args.zstd), ("--session-id", args.session_id is not None)):
-            if given:
-                raise TapedeckError(
-                    f"{option} names a new session's log; --resume continues the log it finds as it is"
-                )
-        by_path = os.sep in args.resume and Path(args.resume).expanduser().exists()
-        log = Path(args.resume).expanduser() if by_path else find_session(root, args.resume)
+    if log is not None:
         host = AgentHost.resume(log, model, config, options, relocate=args.relocate)
     else:
         host = AgentHost.create(
@@ -129,6 +123,22 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         emit(payload, True, str)
     return _exit_status(host, outcomes)
+
+
+def _resume_log(args: argparse.Namespace, root: Path) -> Path:
+    """The log ``--resume`` names (a path, else a session id under ``root``), refused when the options given with it
+    only shape a new log or DSH wrote it."""
+    from core.host.resume import refuse_foreign_log
+
+    if args.task:
+        raise TapedeckError("--resume continues the recorded tasks; give no TASK with it")
+    for option, given in (("--zstd", args.zstd), ("--session-id", args.session_id is not None)):
+        if given:
+            raise TapedeckError(f"{option} names a new session's log; --resume continues the log it finds as it is")
+    by_path = os.sep in args.resume and Path(args.resume).expanduser().exists()
+    log = Path(args.resume).expanduser() if by_path else find_session(root, args.resume)
+    refuse_foreign_log(log)
+    return log
 
 
 def _exit_status(host: AgentHost, outcomes: list[TurnOutcome]) -> int:

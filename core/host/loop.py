@@ -21,7 +21,6 @@ from typing import Any
 from core import __version__
 from core.alerts.actions import HostGuard
 from core.control.config import PolicyConfig
-from core.control.host_state import written_by_another
 from core.control.inbox import INBOX_NAME, ControlError, inbox_path, locked_inbox
 from core.host.file_calls import FILE_BEFORE, FILE_TOOLS, file_before, settle
 from core.host.hooks import PolicyHooks, StepPlan, check_tool_names
@@ -31,11 +30,11 @@ from core.host.resume import (
     HOST_EVENT,
     REPEATABLE_TOOLS,
     committed_rewind,
-    foreign_log,
     last_step,
     prompt_logged,
     recorded_tasks,
     recorded_workspace,
+    refuse_foreign_log,
     task_turns,
     tools_allowed,
     turn_steer,
@@ -43,7 +42,6 @@ from core.host.resume import (
 from core.host.toolbox import CallResult, ToolBox, call_result
 from core.host.tools import ToolLimits
 from core.host.tools.sandbox import shell_mode
-from core.log.layout import resolve_log_path
 from core.log.messages import user_message
 from core.log.writer import SessionWriter, make_header
 from core.read.session import Session
@@ -235,8 +233,7 @@ class AgentHost:
         refused unless ``relocate``, and is then recorded in the new ``tapedeck/host`` event.
         """
         check_tool_names(config)
-        if written_by_another(resolve_log_path(path)):  # before anything opens it for writing
-            raise TapedeckError(foreign_log(path))
+        refuse_foreign_log(path)
         writer, data = SessionWriter.resume(path)
         session = Session(data.header, path=writer.path)
         for event in data.events:

@@ -9,9 +9,12 @@ whether the operator had paused the host.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from core.control.host_state import written_by_another
 from core.host.toolbox import CallResult
+from core.log.layout import resolve_log_path
 from core.log.vocabulary import APPLIED, CONTROL_EVENT, HOST_EVENT
 from core.policies.adaptive import FINALIZATION, turn_routes
 from core.policies.checkpoint import CHECKPOINT_TOOL_NAME
@@ -28,7 +31,14 @@ STEER_VIA = "tapedeck-control"
 QUEUED = "next turn"
 
 
-def foreign_log(path: object) -> str:
+def refuse_foreign_log(path: Path) -> None:
+    """Refuse to resume ``path`` (a log, or a session directory) when the DeepSeek Harness wrote it: a
+    TapedeckError saying what steers it instead. Cheap (its first lines), and before anything opens it to write."""
+    if written_by_another(resolve_log_path(path)):
+        raise TapedeckError(_foreign_log(path))
+
+
+def _foreign_log(path: object) -> str:
     """Why a host refuses to resume ``path``, a session log the DeepSeek Harness wrote."""
     return (
         f"{path} is a DeepSeek Harness (DSH) session log, not one a tapedeck host started, and tapedeck's host "

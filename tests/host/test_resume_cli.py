@@ -317,3 +317,25 @@ def test_run_refuses_an_empty_session_id_instead_of_making_up_one(
 
     assert code == 2 and "--session-id" in capsys.readouterr().err
     assert not (tmp_path / "root").exists()
+
+
+@pytest.mark.parametrize(
+    ("target", "says"),
+    [
+        ("nope", "no session 'nope' under"),
+        ("DSH", "a DeepSeek Harness (DSH) session log"),
+        ("", "--resume is empty"),
+        ("  ", "--resume is empty"),
+    ],
+)
+def test_resume_names_what_is_wrong_with_its_target_before_asking_for_a_model_key(
+    fixtures_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+    target: str, says: str,
+) -> None:  # fmt: skip
+    """Without an API key, a resume of a session that is not there (or that DSH wrote) asked for a key first."""
+    for key in ("DEEPSEEK_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    log = _dsh_session(fixtures_dir, tmp_path, False)
+    code = main(["run", "--resume", str(log) if target == "DSH" else target, "--sessions-root", str(tmp_path / "root")])
+    err = capsys.readouterr().err
+    assert code == 2 and says in err and "API key" not in err, err
