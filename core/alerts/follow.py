@@ -31,6 +31,7 @@ from core.control.inbox import ControlError, inbox_path
 from core.log.decoder import Consumer
 from core.log.layout import is_sessions_root, resolve_log_path
 from core.log.linestore import LineStore
+from core.log.reader import read_log_header
 from core.log.records import PackedRow
 from core.log.sessions import discover_sessions
 from core.log.store import BorrowedEvents, ValidatedEvents
@@ -209,6 +210,9 @@ class AlertWatch:
             self._keep(out)
         if final:
             self._feed_read(self.tailer.finish().events, now, out, final)
+            decoder = self.tailer.decoder
+            if self.reads_file and (decoder is None or decoder.header is None):
+                read_log_header(self.path)  # no session header: it raises why, as the reading commands say it
         out.extend(self.tick(now))
         return told + self.once(out)
 

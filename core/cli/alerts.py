@@ -94,8 +94,9 @@ def register(subparsers: Any) -> None:
             "Run the alert rules over session logs (log files, session directories, sessions roots), here or on "
             "another machine as [user@]host:PATH (over SSH's SFTP, with your ssh config, keys and known_hosts). "
             "Without --follow, report the alerts of the logs as they are and exit 1 when any fired (0 when none, 2 "
-            "when a machine could not be reached or a log was truncated, replaced or removed while read: one of "
-            "several is named on stderr, the others' alerts reported); with --follow, print each alert as the logs grow, new sessions "
+            "when a machine could not be reached, a log named is no session log (empty, or its first line no "
+            "session header) or a log was truncated, replaced or removed while read: one of several is named on "
+            "stderr, the others' alerts reported); with --follow, print each alert as the logs grow, new sessions "
             "under a root included, until interrupted: a remote log that cannot be read raises 'unreachable'."
         ),
     )

@@ -51,6 +51,27 @@ def test_bad_arguments_get_one_clear_line(tmp_path: Path, capsys) -> None:  # ty
     assert "expected KEY=VALUE" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [(b"", "empty log"), (b'{"a": 1}\n', "not a session header"), (b"hello\n", "not valid JSON")],
+)
+def test_a_named_file_that_is_no_session_log_is_no_clean_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: bytes, problem: str
+) -> None:
+    """A log named on the command line whose header cannot be read got 'no alerts' and exit 0, a pass for a CI
+    gate; it is named on stderr and the exit status is 2, the other logs still reported."""
+    odd = tmp_path / "odd.jsonl"
+    odd.write_bytes(content)
+    good = tmp_path / "session.jsonl"
+    good.write_text(_line(HEADER) + "".join(_line(e) for e in _failing_log().events))
+    assert main(["alerts", str(odd)]) == 2
+    assert f"{odd}: " in capsys.readouterr().err
+    assert main(["alerts", str(odd), str(good), "--json"]) == 2
+    out = capsys.readouterr()
+    assert out.err.count(f"{odd}: ") == 1 and problem in out.err, out.err
+    assert [alert["cause"] for alert in json.loads(out.out)] == ["error-streak"]
+
+
 def _read_lines(stream: IO[str], count: int, timeout: float = 20.0) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout
