@@ -37,6 +37,7 @@ def inspect_report(session: Session) -> dict[str, Any]:
     for call in session.tool_calls.values():
         tools[call.name] += 1
     tool_errors = sum(c.result_error for c in session.tool_calls.values() if c.result_seq is not None)
+    sub_calls = session.counts.get("tool/code-dispatch", 0)  # the run_code sub-calls of DSH's bash
     turns = [
         {
             "turn": t.number,
@@ -58,7 +59,8 @@ def inspect_report(session: Session) -> dict[str, Any]:
         "types": dict(Counter(session.counts).most_common()),
         "turns": turns,
         "steps": sum(len(t.steps) for t in session.turns.values()),
-        "tools": {"calls": sum(tools.values()), "errors": tool_errors, "byName": dict(tools.most_common())},
+        "tools": {"calls": sum(tools.values()), "errors": tool_errors, "byName": dict(tools.most_common()),
+                  **({"subCalls": {"calls": sub_calls, "errors": session.failed_sub_calls}} if sub_calls else {})},
         "surface": {
             "nodes": len(session.surface),
             "chars": session.surface_chars,
@@ -83,6 +85,12 @@ def _inspect(args: argparse.Namespace) -> None:
     emit(report, args.json, _render_inspect)
 
 
+def _sub_calls(tools: dict[str, Any]) -> str:
+    """The run_code sub-calls of an inspect report's tool counts, when it has any."""
+    sub = tools.get("subCalls")
+    return f", code sub-calls {sub['calls']} ({sub['errors']} errors)" if sub else ""
+
+
 def _render_inspect(r: dict[str, Any]) -> str:
     h = r["header"]
     lines = [
@@ -92,7 +100,7 @@ def _render_inspect(r: dict[str, Any]) -> str:
         f"  model {model_label(r['provider'], r['model'])}",
         f"  host {describe_host(r['host'])}",
         f"events {r['events']}  turns {len(r['turns'])}  steps {r['steps']}  "
-        f"tool calls {r['tools']['calls']} ({r['tools']['errors']} errors)",
+        f"tool calls {r['tools']['calls']} ({r['tools']['errors']} errors)" + _sub_calls(r["tools"]),
         f"surface {r['surface']['nodes']} nodes, {r['surface']['chars']} chars, {r['surface']['replacements']} replacements",
         "usage " + (" ".join(f"{k}={v}" for k, v in r["usage"].items()) or "none recorded"),
     ]

@@ -314,6 +314,7 @@ class Session:
         self._request_due = False  # a step (or its retry) started and its request has not gone out yet
         self._system_chars = 0  # of the latest request header's system prompt
         self.aborted_finishes: list[int] = []  # seqs of stream finishes whose reason is ``aborted`` (cut off)
+        self.failed_sub_calls = 0  # ``run_code`` sub-calls (``tool/code-dispatch``) that failed (``tool_block_failed``)
         self.cuts: list[Cut] = []
         self.streams = StreamBlocks()  # runs of stream deltas, one list row each (core.read.streams)
 
@@ -783,6 +784,10 @@ class Session:
         self._current_step = None
         self._request_due = False
 
+    def _on_sub_call(self, seq: int, data: dict[str, Any]) -> None:
+        if tool_block_failed(data):  # its data holds a tool-result block's fields
+            self.failed_sub_calls += 1
+
     def _on_retry(self, seq: int, data: dict[str, Any]) -> None:
         if self._current_step is not None and (data.get("turn"), data.get("step")) == self._current_step:
             self._request_due = True
@@ -984,4 +989,5 @@ class Session:
         "tool/call": _on_tool_call,
         "request/header": _on_request_header,
         "llm/retry": _on_retry,
+        "tool/code-dispatch": _on_sub_call,
     }

@@ -36,7 +36,7 @@ FIELDS = frozenset(
         "shadowed", "_sources", "_chars", "_surface_types", "_turn_at", "_in_turn", "open_turn",
         "last_ended", "completed_through", "_current_turn", "_current_step", "_request_header",
         "request_header_seq", "counts", "surface_chars", "context_samples", "_request_due", "_system_chars",
-        "aborted_finishes", "cuts", "streams",
+        "aborted_finishes", "failed_sub_calls", "cuts", "streams",
     }
 )  # fmt: skip
 _STREAM_COLUMNS = ("starts", "ends", "_keys", "chars", "hidden_before", "heads")
@@ -129,6 +129,7 @@ def encode(session: Session) -> tuple[dict[str, Any], dict[str, Column]]:
         "requestDue": s._request_due,
         "systemChars": s._system_chars,
         "abortedFinishes": s.aborted_finishes,
+        "failedSubCalls": s.failed_sub_calls,
         "cuts": [[c.seq, c.kind, c.nodes, c.chars_removed, c.turn] for c in s.cuts],
         "streamLast": [streams._end, streams._turn, streams._step],
     }
@@ -237,6 +238,7 @@ def _decode(t: dict[str, Any], columns: dict[str, Column], events: Any, path: Pa
     s._request_due = _bool(t["requestDue"])
     s._system_chars = _int(t["systemChars"])
     s.aborted_finishes = _ints(t["abortedFinishes"])
+    s.failed_sub_calls = _int(t["failedSubCalls"])
     s.cuts = [_cut(c) for c in _list(t["cuts"])]
     s.streams = _streams(columns, t["streamLast"])
     if len(s._turn_at) != count or len(s._in_turn) != count:

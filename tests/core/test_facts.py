@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from core.cli import main
 from core.log.validate import mark
 from core.read.facts import SessionFacts
 from core.read.rows import is_error_event
@@ -123,3 +126,20 @@ def test_a_failed_code_mode_sub_call_is_an_error_fact_as_a_failed_tool_result_is
     facts = SessionFacts.empty()
     facts.observe(event)
     assert (is_error_event(event), facts.errors) == (failed, [21] * failed)
+
+
+def test_inspect_counts_the_failed_code_mode_sub_calls(
+    tmp_path: Path, fixtures_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``inspect`` gives the run_code sub-calls and how many failed, by the rule a tool result fails by."""
+    lines = (fixtures_dir / "code-mode-turn.session.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines]
+    for event in events:
+        if event.get("type") == "tool/code-dispatch" and "CODE_ONE" in json.dumps(event):
+            event["data"]["content"] = [{"type": "text", "text": "boom\n[exit code: 2]"}]
+    log = tmp_path / "session.jsonl"
+    log.write_text("".join(json.dumps(event) + "\n" for event in events))
+    assert main(["inspect", str(log), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["tools"]["subCalls"] == {"calls": 2, "errors": 1}
+    assert main(["inspect", str(log)]) == 0
+    assert "tool calls 1 (0 errors), code sub-calls 2 (1 errors)" in capsys.readouterr().out
