@@ -374,7 +374,9 @@ def _option_value(data: bytes, m: Any) -> bool:
     (``--token TOKEN``, ``--api-key API_KEY``, ``--password <password>``) or word of prose about the option, and, as
     after a key word, no code (``_secret_value``), but a word that reads like a class's name is given, not code."""
     value = m.group(3)
-    if m.group(2) is None and len(value) < ENV_MIN_NAMED:  # quoted, a shorter one is data (``_secret_value``)
+    if m.group(2) is not None:  # quoted: judged whole, to its closing quote (``"MY pass phrase"`` is no ``TOKEN``)
+        value = data[m.start(3) : _quoted_end(data, m, 3)]
+    elif len(value) < ENV_MIN_NAMED:  # unquoted, a shorter one is as likely code (``_secret_value``)
         return False
     if value[:1] == b"-" or value.isupper() and value.replace(b"_", b"").isalpha() or value.lower() in _OPTION_WORDS:
         return False

@@ -796,6 +796,24 @@ def test_a_short_quoted_value_and_a_short_word_after_an_option_stay() -> None:
     assert r.text(text) == text and sum(r.summary().values()) == 0
 
 
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [('deploy --password "MY pass phrase" --region eu', "MY pass phrase"), ("login --token 'AB cd ef' now", "AB cd ef")],
+)
+def test_a_quoted_secret_after_an_option_is_judged_whole_not_by_its_first_word(text: str, value: str) -> None:
+    """After an option a quoted value whose first word was a capitalised word (``MY``) was taken for a help text's
+    placeholder (``--token TOKEN``) and went through; the whole value, to its closing quote, is judged."""
+    r = Redactor(environ={}, home="/home/ann")
+    out = r.text(text)
+    assert out == text.replace(value, "[redacted key]") and r.summary()["key"] == 1, out
+
+
+def test_a_quoted_placeholder_after_an_option_stays() -> None:
+    text = "usage: login --token 'TOKEN' or --api-key \"API_KEY\"\n"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
 def test_a_quote_that_does_not_close_on_its_line_takes_only_the_first_word() -> None:
     """With no closing quote on its line the value is its first word as before, and an e-mail or a home path in
     quotes takes nothing after it."""
