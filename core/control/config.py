@@ -244,7 +244,9 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
         node[parts[-1]] = value
     sections = {**config.sections, section: _validate_section(section, raw[section])}
     _check_across(sections)
-    return PolicyConfig(raw, sections), old
+    new = PolicyConfig(raw, sections)
+    check_loggable(new.get(dotted), dotted)  # as it is in force: a whole number given as 1e26 is an int then
+    return new, old
 
 
 def config_event(changes: Mapping[str, tuple[Any, Any]], by: str, request_id: str | None = None) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """Checks every config value gets before its section's validator sees it, whatever the key.
 
 A value must survive the session log unchanged (``tapedeck/config`` events are JSON): no NaN or infinity, no
-text that is not UTF-8 (a lone surrogate), no nesting deeper than ``MAX_DEPTH``. And a value whose key has a
+integer beyond 64 bits, no text that is not UTF-8 (a lone surrogate), no nesting deeper than ``MAX_DEPTH``. And a value whose key has a
 default must have the default's JSON type, so "must be a number, got true" is said before a range check can
 say something misleading. Lists of tables are addressed by an entry's name (``taskProfiles.read``).
 """
@@ -15,6 +15,7 @@ from typing import Any
 from core.shared.errors import ConfigError
 
 MAX_DEPTH = 32
+INT_RANGE = range(-(2**63), 2**64)  # the integers a JSON event holds (signed or unsigned 64 bits)
 ENTRY_NAMES = ("taskClass", "name")
 
 
@@ -47,6 +48,8 @@ def check_loggable(value: Any, key: str) -> None:
                 f"{where}: {node!r} is not a finite number (NaN, Infinity and numbers beyond ±1.8e308 are "
                 "refused: the session log could not record them)"
             )
+        if isinstance(node, int) and node not in INT_RANGE:
+            raise ConfigError(f"{where}: {node} is an integer beyond 64 bits, which the session log could not record")
         if isinstance(node, str):
             _utf8(node, where)
         elif isinstance(node, Mapping):

@@ -200,6 +200,18 @@ def test_a_non_utf8_arg_is_refused_by_the_cli(live_log: Path, capsys: pytest.Cap
     assert not (live_log.parent / "control.jsonl").exists()
 
 
+@pytest.mark.parametrize("value", [str(10**26), str(-(10**20))])
+def test_an_integer_beyond_64_bits_is_refused_by_the_cli_as_such(
+    live_log: Path, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    """It was refused as 'the arguments are not valid UTF-8 text'."""
+    argv = ["control", str(live_log), "config.set", "--arg", "key=slice.fold.pinSteps", "--arg", f"value={value}"]
+    assert _cli(argv) == 2
+    err = capsys.readouterr().err
+    assert "is an integer beyond 64 bits" in err and "UTF-8" not in err, err
+    assert not (live_log.parent / "control.jsonl").exists()
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 def test_a_non_finite_timeout_is_refused(log: Path, capsys: pytest.CaptureFixture[str], value: str) -> None:
     assert _cli(["control", str(log), "pause", "--wait", f"--timeout={value}"]) == 2

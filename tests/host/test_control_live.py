@@ -363,6 +363,24 @@ def test_requests_piling_up_in_one_step_cost_each_the_same_looks_however_many_wa
     run.join()
 
 
+def test_a_config_set_whose_value_the_log_cannot_hold_once_counted_is_rejected_on_arrival(
+    tmp_path: Path, server: ChatServer
+) -> None:
+    # 1e26 for a count is a whole number, taken as the int 10**26, which no JSON event can hold: the request was
+    # pending, and at the next step writing its applied outcome killed the host's thread (Integer exceeds 64-bit range)
+    gate = tmp_path / "ws" / "go"
+    server.push(_tool_reply(f"while [ ! -e {gate} ]; do sleep 0.05; done; echo ok"), text_reply("noted"))
+    run = Running(tmp_path, server, ["wait for the gate"])
+    _wait(lambda: run.events("tool/call"))
+    rid = run.send("config.set", {"key": "slice.fold.pinSteps", "value": 1e26})
+    rejected = _wait(lambda: run.outcome(rid, final=False))
+    assert rejected["data"]["outcome"] == "rejected", rejected
+    assert "is an integer beyond 64 bits" in rejected["data"]["error"]
+    gate.touch()
+    run.join()
+    assert [o.reason["kind"] for o in run.outcomes] == ["completed"]
+
+
 def test_an_expand_that_cannot_succeed_is_rejected_on_arrival(tmp_path: Path, server: ChatServer) -> None:
     server.push(_slow_text())
     run = Running(tmp_path, server, ["think"])
