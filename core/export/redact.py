@@ -104,8 +104,11 @@ _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|\bauth\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?"
     rb"((?:[^\s\"',;\\)\]}]|\\[^\s\"'])+)"
 )
-# a camelCase key that starts its line (``  apiKey``, ``- DbPassword``) and what ends a line (``_config_line``)
-_CONFIG_KEY = re.compile(rb"[ \t]*(?:-[ \t]+)?[A-Za-z0-9_]*[a-z0-9][A-Z][A-Za-z0-9_]*")
+# a key of several words, camelCase or joined by ``_`` or ``-``, that starts its line (``  apiKey``, ``- DbPassword``,
+# ``client_secret``, ``aws_secret_access_key``) and what ends a line (``_config_line``)
+_CONFIG_KEY = re.compile(
+    rb"[ \t]*(?:-[ \t]+)?(?:[A-Za-z0-9_]*[a-z0-9][A-Z][A-Za-z0-9_]*|[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)+)"
+)
 _LINE_END = re.compile(rb"[ \t]*(?:\Z|[\r\n\"]|\\[nr\"])")
 _HASH_LINE = re2.compile(
     _LINE_START + rb"[A-Za-z0-9_][A-Za-z0-9_.@\-]*:!?((?:" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD + rb")[^\s:\"'\\]+)"
@@ -193,6 +196,12 @@ _NAME_PARTS = re.compile(rb"_|[a-z][A-Z]")  # a name of several words: ``api_key
 # a class of several words or a constant: ``token: MessageType``, ``Token: FG_DEFAULT`` (one word is as likely a
 # password: ``password: Welcome``)
 _CLASS_NAME = re.compile(rb"[A-Z][a-z]+(?:[A-Z][a-z]+)+")
+# a class named for the type it is, as a field's annotation on a line of its own gives it (``api_key: SecretStr``,
+# ``DB_PASSWORD: PostgresDsn``, ``token: TokenType``): no password there
+TYPE_NAME = re.compile(
+    rb"[A-Z][A-Za-z]*(?:Str|String|Bytes|Type|Dsn|Url|Field|Handler|Provider|Factory|Config|Settings|Model|Schema"
+    rb"|Enum|Dict|List|Props|Options|Params|Error|Manager|Service|Client)"
+)
 _CONSTANT = re.compile(rb"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _COLOR = re.compile(rb"#(?:[0-9A-Fa-f]{3}){1,2}")  # a syntax theme's ``Token: "#d8dee9"``
 # literals and type names (``token: string``, ``password: str``, ``api_key: bytes``) a key word's value is in code
@@ -294,10 +303,12 @@ def _secret_value(data: bytes, m: Any) -> bool:
     ``string``, ``MessageType``, ``FG_DEFAULT``), a name holding the key word assigned (``api_key=api_key``,
     ``self.password = password``), each also in Markdown's backticks; but any value of an env file's line
     (``DB_PASSWORD=…``) or an npm config's (``_authToken=…``) is one but a number, a path or a setting word, and a constant or a variable of a config
-    (``DB_PASSWORD = MyPassword``) and a camelCase key on a config file's line of its own (``apiKey: MyApiKey``,
-    ``_config_line``) are assigned a value that reads like a class's name, not the class. Under six characters
-    only a quoted value, an env file's or a constant's is one (``PASSWORD=abc12``, ``ROOT_PASSWORD: root``):
-    elsewhere such a value is as likely a short name in code (``password=pwd``, ``{ token: tok }``)."""
+    (``DB_PASSWORD = MyPassword``) and a key of several words on a config file's line of its own (``apiKey:
+    MyApiKey``, ``client_secret: SuperSecret``, ``_config_line``) are assigned a value that reads like a class's
+    name, not the class (but for a type's: ``api_key: SecretStr``). Under six characters only a quoted value, an
+    env file's, a constant's or such a config line's is one (``PASSWORD=abc12``, ``ROOT_PASSWORD: root``,
+    ``db_password: root``): elsewhere such a value is as likely a short name in code (``password=pwd``, ``{ token:
+    tok }``)."""
     value, quoted = m.group(3), m.group(2) is not None
     if quoted:  # all of it, to the closing quote: ``psk="my home wifi"`` is more than ``my``
         value = data[m.start(3) : _quoted_end(data, m, 3)]
@@ -309,7 +320,7 @@ def _secret_value(data: bytes, m: Any) -> bool:
     # an env file's ``DB_PASSWORD=…`` or an npm config's ``_auth=…``: data, whatever it looks like
     if sep == b"=" and upper or m.group(1).endswith(_NPM_KEYS):
         return not _setting(value.decode(errors="replace"))
-    if len(value) < ENV_MIN_NAMED and not upper:
+    if len(value) < ENV_MIN_NAMED and not upper and not _config_line(data, m):
         return False
     value = value.rstrip(b".:!?`").lstrip(b"`")
     code = _CODE.match(value)
@@ -319,7 +330,7 @@ def _secret_value(data: bytes, m: Any) -> bool:
     if code.group(2) or whole and (value in _LITERALS or _CONSTANT.fullmatch(value)):
         return False
     if whole and _CLASS_NAME.fullmatch(value):  # a class, but what a constant or a config's variable is given is data
-        return upper and b"=" in sep or _config_line(data, m)
+        return upper and b"=" in sep or _config_line(data, m) and not TYPE_NAME.fullmatch(value)
     if code.group(1) and readable(value[: code.end()].decode("ascii")):  # names, not a dotted token's parts
         return False
     # a name holding the key word is code where a value is assigned (``api_key=api_key``) or a quoted key's
@@ -341,8 +352,9 @@ def _literal_secret(value: bytes) -> bool:
 
 
 def _config_line(data: bytes, m: Any) -> bool:
-    """True when the key word of ``m`` ends a camelCase key that starts its line and its value (group 3) ends
-    that line: a YAML or properties file's ``apiKey: MyApiKey``, not an annotation (``{ apiKey: ApiKey; }``)."""
+    """True when the key word of ``m`` ends a key of several words (camelCase, snake_case or kebab-case) that starts
+    its line and its value (group 3) ends that line: a YAML, INI or properties file's ``apiKey: MyApiKey``,
+    ``aws_secret_access_key = abc12``, not an annotation (``{ apiKey: ApiKey; }``)."""
     start = max(data.rfind(b"\n", 0, m.start(1)) + 1, data.rfind(b"\\n", 0, m.start(1)) + 2)
     return bool(_CONFIG_KEY.fullmatch(data, start, m.end(1))) and _LINE_END.match(data, m.end(3)) is not None
 

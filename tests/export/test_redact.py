@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from core.export.build import ExportOptions
-from core.export.redact import Redactor, env_secrets
+from core.export.redact import TYPE_NAME, Redactor, env_secrets
 from core.export.write import export
 from tests.export.planted import BASE, plant, with_arguments
 
@@ -78,12 +78,14 @@ HASHES = st.one_of(
     _body(27, ALNUM + "+/").map(lambda b: "{SHA}" + b[:27] + "="),
 )
 # a config file's line of its own, each with values of the kind it holds: a .pgpass line, a Dockerfile's ENV, a
-# camelCase key; a password hash, a Wi-Fi psk, a key's passphrase (of two words, the first maybe short: the second
+# key of several words (camelCase or snake_case: a word that reads as a type's name, ``FooStr``, is one there); a password hash, a Wi-Fi psk, a key's passphrase (of two words, the first maybe short: the second
 # is the one checked); an npm token; a short value under a secret's name
 CONFIG = st.one_of(
     st.tuples(st.sampled_from(["db.internal:5432:app:app_user:{}", "*:*:*:postgres:{}", "ENV API_KEY {}",
                                "ENV API_KEY={}", "  apiKey: {}", "clientSecret: {}", "- DbPassword: {}",
-                               "dbPass = {}", "curl -u bob:{} https://x", "Cookie: sid={}; theme=dark"]), WORD_VALUES),
+                               "dbPass = {}", "curl -u bob:{} https://x", "Cookie: sid={}; theme=dark",
+                               "client_secret: {}", "  db_password: {}", "aws_secret_access_key = {}",
+                               "DB_PASSWORD: {}"]), WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
               WORD_VALUES),
@@ -92,7 +94,8 @@ CONFIG = st.one_of(
               WORD_VALUES).map(lambda t: (t[0].format(t[1] + " {}"), t[2])),  # a quoted passphrase of two words
     st.tuples(st.sampled_from(["_auth={}", "_authToken={}", "//registry.npmjs.org/:_authToken={}"]), ENV_VALUES),
     st.tuples(st.sampled_from(["PASSWORD={}", "export DB_PASS={}", 'password = "{}"', "MYSQL_ROOT_PASSWORD: {}",
-                               "ENV PASSWORD={}"]), st.from_regex(r"[a-z]{2,4}[0-9]", fullmatch=True)),
+                               "ENV PASSWORD={}", "client_secret: {}", "- db_password: {}",
+                               "aws_secret_access_key = {}"]), st.from_regex(r"[a-z]{2,4}[0-9]", fullmatch=True)),
 ).map(lambda t: (t[0].format(t[1]), t[1]))
 USERS = st.text(alphabet=string.ascii_lowercase + string.digits + "_-", min_size=1, max_size=10)
 SURROUND = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=24)
@@ -632,12 +635,18 @@ def test_a_home_that_starts_a_line_of_json_text_is_replaced(home: str) -> None:
         ("SmtpPw = MailPass", "MailPass"), ('"refreshToken": "SessionKey"', "SessionKey"),
         ("PASSWORD=abc12", "abc12"), ("export DB_PASS=pw1", "pw1"), ('password = "abc12"', "abc12"),
         ('{"password": "abc12"}', "abc12"), ("MYSQL_ROOT_PASSWORD: root", "root"), ("ENV PASSWORD=abc12", "abc12"),
+        ("client_secret: SuperSecret", "SuperSecret"), ("  db_password: MyPassword", "MyPassword"),
+        ("aws_secret_access_key = MyPassword", "MyPassword"), ("DB_PASSWORD: MyPassword", "MyPassword"),
+        ("- db_password: root", "root"), ("client_secret: abc12", "abc12"), ("clientSecret: abc12", "abc12"),
+        ("client-secret: OpenSesame", "OpenSesame"),
     ],
 )  # fmt: skip
 def test_config_file_shapes_and_short_values_are_redacted(text: str, secret: str) -> None:
     """A ``.pgpass`` line, an npm ``_auth``/``_authToken`` line, a Dockerfile's ``ENV NAME value``, a value under a
     camelCase or CamelCase key named for a secret (however it reads), and a value of three to five characters
-    under a secret's name (an env line, a quoted value, a compose file's ``NAME: value``) all went through."""
+    under a secret's name (an env line, a quoted value, a compose file's ``NAME: value``) all went through; so did
+    a class-like word or a short value under a snake_case key of a config file's line (``client_secret:
+    SuperSecret``, ``db_password: root``, an AWS credentials file's ``aws_secret_access_key = abc12``)."""
     r = Redactor(environ={}, home="/home/ann")
     assert secret not in r.text(text) and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
 
@@ -662,13 +671,22 @@ const { password: pw, token: tok } = creds; login(password=pwd, token=tok)
 useAuth: true; requirePassword: false; passwordMinLength: 12; tokenType: Bearer
 interface Props { apiKey: ApiKeyType; onToken: TokenHandler }  // def f(apiKey: ApiKey = None)
 PASSWORD=1234 TOKEN_TTL=3600 USE_AUTH=off API_KEY=
+class Settings(BaseSettings):
+    db_password: SecretStr
+    DB_PASSWORD: PostgresDsn
+    refresh_token: TokenType
+    api_key: str
+    client_secret: Optional[str] = None
+  apiKey: ApiKeyType
+connect(db_password=pw, api_key=key)
 """
 
 
 def test_near_misses_of_the_config_shapes_stay() -> None:
     """Times, ``/etc/passwd`` lines, a linter's ``file:line:col`` output and addresses are no ``.pgpass`` line; a
     private ``_auth`` attribute, a Dockerfile's ``ENV`` of a setting, a reference or a file, short names in code
-    and camelCase settings and types are no secrets."""
+    and camelCase settings and types are no secrets, nor a settings class's fields annotated on lines of their own
+    (a type's name, ``SecretStr``, is no config line's password)."""
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(NEAR_MISSES) == NEAR_MISSES and sum(r.summary().values()) == 0
 
