@@ -158,10 +158,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     p.add_argument("--no-tui", action="store_true", help="print progress and the log path instead of opening the TUI")
-    p.add_argument("--speed", type=float, default=1.0, help="pace multiplier; 0 runs at full speed (default 1)")
-    p.add_argument("--workspace", help="an empty (or new) directory for the demo project (default: a temp dir)")
+    p.add_argument("--speed", type=float, default=1.0, metavar="X", help="pace multiplier; 0 runs at full speed (default 1)")
+    p.add_argument("--workspace", metavar="DIR", help="an empty (or new) directory for the demo project (default: a temp dir)")
     p.add_argument(
-        "--sessions-root", default=str(default_sessions_root()), help="where the log goes (default: %(default)s)"
+        "--sessions-root", default=str(default_sessions_root()), metavar="DIR",
+        help="where the log goes (default: %(default)s)",
     )
     p.add_argument("--zstd", action="store_true", help="write the log zstd-compressed")
     p.add_argument("--keep", action="store_true", help="keep the throw-away workspace and script after the demo")

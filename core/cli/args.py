@@ -25,7 +25,7 @@ def add_json(parser: argparse.ArgumentParser, help: str = "print JSON") -> None:
 def add_log_path(parser: argparse.ArgumentParser, *, remote: bool = False, metavar: str | None = None) -> None:
     """The positional ``path`` of one session log (``remote``: also ``[user@]host:PATH``; else such a path is
     refused with the commands that read one)."""
-    parser.add_argument("path", metavar=metavar, type=None if remote else _local_path,
+    parser.add_argument("path", metavar=metavar or "PATH", type=None if remote else _local_path,
                         help=LOG_PATH_HELP + (REMOTE_HELP if remote else ""))  # fmt: skip
 
 

@@ -291,7 +291,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         epilog=_ops_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_log_path(p, remote=True, metavar="PATH")
+    add_log_path(p, remote=True)
     p.add_argument("op", metavar="OP", help=f"one of: {', '.join(OPS)}")
     p.add_argument(
         "--arg", action="append", default=[], metavar="KEY=VALUE", help="an argument of the op (repeatable)"

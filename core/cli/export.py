@@ -187,13 +187,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
         "note",
         help=COMMANDS["note"].help,
-        description="Add, replace or (with empty TEXT) remove the note on event SEQ. Notes live in a sidecar "
+        description="Add, replace or (with empty TEXT) remove the note on event N. Notes live in a sidecar "
         "file beside the log (or in tapedeck's data directory when the log's directory is not writable), "
         "never in the log.",
     )
     add_log_path(p)
     p.add_argument("--seq", type=int, required=True, metavar="N", help="the event the note is on")
-    p.add_argument("text", help="the note, quoted as one argument ('' or only spaces: remove it)")
+    p.add_argument("text", metavar="TEXT", help="the note, quoted as one argument ('' or only spaces: remove it)")
     p.set_defaults(handler=guarded(_note))
 
     p = sub.add_parser("notes", help=COMMANDS["notes"].help,

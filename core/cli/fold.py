@@ -84,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "Nothing is written.",
     )
     add_log_path(p)
-    p.add_argument("--config", help="policy config file (TOML or JSON) whose [slice] section applies")
+    p.add_argument("--config", metavar="FILE", help="policy config file (TOML or JSON) whose [slice] section applies")
     p.add_argument(
         "--set",
         action="append",

@@ -169,22 +169,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "session stays as it was, for --resume)."
         ),
     )
-    p.add_argument("task", nargs="*", help="the task prompt(s); each becomes one turn")
+    p.add_argument("task", nargs="*", metavar="TASK", help="the task prompt(s); each becomes one turn")
     p.add_argument(
-        "--provider", default="openai", help="model provider: openai or scripted:FILE (default: openai)"
+        "--provider", default="openai", metavar="NAME", help="model provider: openai or scripted:FILE (default: openai)"
     )
-    p.add_argument("--model", help="model name (default: the provider's)")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint (default: DeepSeek's)")
+    p.add_argument("--model", metavar="M", help="model name (default: the provider's)")
+    p.add_argument("--base-url", metavar="URL", help="OpenAI-compatible endpoint (default: DeepSeek's)")
     p.add_argument(
         "--workspace",
+        metavar="DIR",
         help="directory the agent works in (default: the current directory; for --resume, the one the log records)",
     )
     p.add_argument(
-        "--sessions-root", default=str(default_sessions_root()), help="where logs go (default: %(default)s)"
+        "--sessions-root", default=str(default_sessions_root()), metavar="DIR",
+        help="where logs go (default: %(default)s)",
     )
-    p.add_argument("--config", help="policy config file (TOML or JSON)")
+    p.add_argument("--config", metavar="FILE", help="policy config file (TOML or JSON)")
     p.add_argument(
-        "--resume", metavar="ID", help="continue the session with this id (or log path) after a crash or stop"
+        "--resume", metavar="ID", help="continue the session with this id (or its log or session directory) after a "
+        "crash or stop"
     )
     p.add_argument(
         "--relocate",
@@ -192,11 +195,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="with --resume: continue in --workspace instead of the recorded one",
     )
     p.add_argument("--zstd", action="store_true", help="write session.jsonl.zstd instead of raw JSONL")
-    p.add_argument("--pace", type=float, default=0.0, help="seconds to pause between steps")
+    p.add_argument("--pace", type=float, default=0.0, metavar="S", help="seconds to pause between steps")
     p.add_argument(
-        "--chunk-delay", type=float, default=0.0, help="seconds between streamed chunks (scripted models)"
+        "--chunk-delay", type=float, default=0.0, metavar="S", help="seconds between streamed chunks (scripted models)"
     )
-    p.add_argument("--session-id", help="id for the new session (default: a random UUID)")
+    p.add_argument("--session-id", metavar="ID", help="id for the new session (default: a random UUID)")
     p.add_argument(
         "--linger",
         action="store_true",

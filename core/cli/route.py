@@ -34,7 +34,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("text", metavar="TEXT", help="the human request ('-' reads it from stdin)")
     parser.add_argument("--class", dest="task_class", choices=TASK_CLASSES, help="skip classification")
     parser.add_argument("--evidence", metavar="FILE", help="recent tool output to weigh (UTF-8 text file)")
-    parser.add_argument("--config", help="policy config file (TOML or JSON) whose [adaptive] section applies")
+    parser.add_argument("--config", metavar="FILE", help="policy config file (TOML or JSON) whose [adaptive] section applies")
     add_json(parser)
     parser.set_defaults(handler=guarded(run))
 

@@ -213,7 +213,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--entry-max-chars", metavar="N", help="code-point cap per entry (history.entryMaxChars, >= 256)"
     )
-    p.add_argument("--config", help="policy config file (TOML or JSON) whose [slice] section applies")
+    p.add_argument("--config", metavar="FILE", help="policy config file (TOML or JSON) whose [slice] section applies")
     add_json(p)
     p.set_defaults(handler=guarded(_seal))
 
@@ -232,7 +232,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "messages and tool calls, and with --view full every record of the turn as JSON.",
     )
     _common(p)
-    p.add_argument("turn", help='turn number, or "slice-turn-N"')
+    p.add_argument("turn", metavar="N", help='turn number, or "slice-turn-N"')
     p.add_argument("--view", choices=("dialogue", "full"), help="full adds every original record as JSON")
     add_json(p)
     p.set_defaults(handler=guarded(_recall_turn))
@@ -244,8 +244,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "result as it was logged, a spilled output read back from its file.",
     )
     _common(p)
-    p.add_argument("turn", help="turn number")
-    p.add_argument("step", help="step number")
+    p.add_argument("turn", metavar="T", help="turn number")
+    p.add_argument("step", metavar="S", help="step number")
     add_json(p)
     p.set_defaults(handler=guarded(_recall_step))
 
@@ -257,7 +257,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "scope auto a few tool-output hits besides.",
     )
     _common(p)
-    p.add_argument("query", help="words to look for")
+    p.add_argument("query", metavar="QUERY", help="words to look for")
     p.add_argument(
         "--kinds", metavar="A,B", help=f"comma-separated kinds to search: {', '.join(SEARCH_KINDS)}"
     )

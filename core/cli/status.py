@@ -29,17 +29,18 @@ def register(subparsers: Any) -> None:
         ),
     )
     add_log_path(parser)
-    parser.add_argument("--workspace", help="workspace directory (default: the session header's cwd)")
+    parser.add_argument("--workspace", metavar="DIR", help="workspace directory (default: the session header's cwd)")
     parser.add_argument(
         "--config",
+        metavar="FILE",
         help="policy config file (TOML or JSON) whose [prolong] section applies when the log records none "
         "(a DeepSeek Harness log); a tapedeck host's log records the config it ran with",
     )
-    parser.add_argument("--log-file", help="override prolong.logFile")
+    parser.add_argument("--log-file", metavar="F", help="override prolong.logFile")
     parser.add_argument(
-        "--log-window", type=int, help="override prolong.logWindow (0 full, N last N, -1 disabled)"
+        "--log-window", type=int, metavar="N", help="override prolong.logWindow (0 full, N last N, -1 disabled)"
     )
-    parser.add_argument("--deny-keep", type=int, help="override prolong.denyKeep")
+    parser.add_argument("--deny-keep", type=int, metavar="N", help="override prolong.denyKeep")
     add_json(parser)
     parser.set_defaults(handler=guarded(run))
 
