@@ -105,7 +105,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--follow", action="store_true", help="keep reading as the logs grow; one line per alert")
     add_json(p, "JSON: a list, or with --follow one object per line")
     p.add_argument("--exec", metavar="CMD", help="run CMD (with /bin/sh) for each alert, the alert's JSON on stdin")
-    p.add_argument("--exec-timeout", type=float, default=10.0, metavar="SECONDS",
+    p.add_argument("--exec-timeout", type=float, default=10.0, metavar="S",
                    help="time limit of each --exec command (default 10)")  # fmt: skip
     p.add_argument("--config", metavar="FILE", help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",

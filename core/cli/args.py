@@ -49,8 +49,8 @@ def add_roots(parser: argparse.ArgumentParser) -> None:
 
 
 def add_interval(parser: argparse.ArgumentParser, default: float, help: str) -> None:
-    """``--interval SECONDS``: how often something is polled."""
-    parser.add_argument("--interval", type=float, default=default, metavar="SECONDS", help=help)
+    """``--interval S``: how often something is polled, in seconds."""
+    parser.add_argument("--interval", type=float, default=default, metavar="S", help=help)
 
 
 MAX_SECONDS = 86_400  # the longest wait an option may ask for: a day (a sleep cannot last ~292 years, 2**63 ns)

@@ -218,7 +218,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "may be running the session; a log DSH wrote is refused and left untouched."
         ),
     )
-    r.add_argument("path", help="the session log or its directory (no host may be running on it)")
+    r.add_argument("path", metavar="PATH", help="the session log or its directory (no host may be running on it)")
     add_json(r, "print the report as JSON")
     r.set_defaults(handler=guarded(_repair))
 
