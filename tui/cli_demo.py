@@ -37,6 +37,7 @@ BASE_PACE = 1.5  # seconds between steps at --speed 1: time for a newcomer to tr
 BASE_CHUNK_DELAY = 0.004
 MIN_SPEED = BASE_PACE / MAX_SECONDS  # the slowest pace the host takes: a step a day
 PR_SET_PDEATHSIG = 1  # prctl(2)
+START_SECONDS = 20  # how long the TUI waits for the host's log
 
 
 def host_command(args: argparse.Namespace, workspace: Path, script: Path, session_id: str, linger: bool) -> list[str]:
@@ -95,18 +96,24 @@ def run_demo(args: argparse.Namespace) -> int:
 def _watch(
     args: argparse.Namespace, workspace: Path, script: Path, session_id: str, log: Path, cleanup: Callable[[], None]
 ) -> None:
-    host = subprocess.Popen(
-        host_command(args, workspace, script, session_id, linger=True),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl call, before exec
-    )
+    errors = script.with_name("host-errors.txt")  # what the host says on stderr, named if it fails to start
+    with errors.open("wb") as err:
+        host = subprocess.Popen(
+            host_command(args, workspace, script, session_id, linger=True),
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 - only a prctl call, before exec
+        )
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + START_SECONDS
         while not log.exists():
-            if host.poll() is not None or time.monotonic() > deadline:
-                raise TapedeckError(f"the demo host did not start (exit code {host.poll()}); try --no-tui")
+            if host.poll() is not None:
+                said = errors.read_text(errors="replace").strip().splitlines()
+                why = said[-1].removeprefix("tapedeck: ") if said else f"it exited with code {host.returncode}"
+                raise TapedeckError(f"the demo host did not start: {why}")
+            if time.monotonic() > deadline:
+                raise TapedeckError(f"the demo host wrote no log within {START_SECONDS} s; try --no-tui")
             time.sleep(0.05)
         from tui.app import TapedeckApp
         from tui.screens.control import FIRST_RUN_HINT
@@ -127,7 +134,7 @@ def _watch(
 
 
 def _cleanup(args: argparse.Namespace, scratch: Path, workspace: Path, log: Path) -> None:
-    lines = [f"demo log kept at {log}"]
+    lines = [f"demo log kept at {log}" if log.exists() else "no demo log was written"]
     if args.keep:
         lines.append(f"workspace kept at {workspace} (--keep)")
     else:

@@ -148,6 +148,23 @@ def test_demo_refuses_what_it_cannot_run_with(
     assert not (tmp_path / "root").exists()
 
 
+@pytest.mark.parametrize("tui", [False, True])
+def test_a_demo_whose_host_cannot_start_says_why_and_claims_no_log(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], tui: bool
+) -> None:
+    """Under the TUI the host's own error went nowhere ('the demo host did not start (exit code 2); try
+    --no-tui'), and either way the demo ended with 'demo log kept at …', naming a log that was never written."""
+    from tui.cli import TUI_COMMANDS
+
+    file = tmp_path / "a-file"
+    file.write_text("x")
+    argv = ["demo", "--speed", "0", "--sessions-root", str(file), *([] if tui else ["--no-tui"])]
+    assert main(argv, extra_commands=TUI_COMMANDS) == 2
+    out, err = capfd.readouterr()
+    assert f"cannot create the session directory {file}/" in err, err
+    assert "demo log kept" not in out and "no demo log was written" in out, out
+
+
 @pytest.mark.parametrize(
     ("text", "stdin", "message"),
     [
