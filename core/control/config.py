@@ -136,6 +136,7 @@ def validate_config(raw: Mapping[str, Any]) -> PolicyConfig:
         check_type(value, _defaults()[name], name)
         clean[name] = copy.deepcopy(dict(value))
         sections[name] = _validate_section(name, clean[name])
+        check_loggable(_plain(sections[name]), name)  # as it is in force: a whole number given as 1e26 is an int then
     _check_across(sections)
     return PolicyConfig(clean, sections)
 

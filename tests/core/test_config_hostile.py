@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -54,6 +55,17 @@ def test_non_finite_numbers_are_refused_by_config_set(text: str) -> None:
 def test_non_finite_numbers_are_refused_in_files(tmp_path: Path, name: str, text: str) -> None:
     (tmp_path / name).write_text(text)
     _refused(lambda: load_config(tmp_path / name), "slice.", "finite")
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [("c.json", '{"slice": {"fold": {"pinSteps": 1e26}}}'), ("c.toml", "[slice.fold]\npinSteps = 1e26\n")],
+)
+def test_a_whole_number_beyond_64_bits_is_refused_in_files(tmp_path: Path, name: str, text: str) -> None:
+    """A count given as 1e26 in a file was taken (in force: the int 10**26, which no JSON event holds), and a later
+    config.set of its key wrote it as the change's old value: the host's event could not be written."""
+    (tmp_path / name).write_text(text)
+    _refused(lambda: load_config(tmp_path / name), "slice.fold.pinSteps", "beyond 64 bits")
 
 
 def test_a_non_utf8_file_gets_a_message(tmp_path: Path) -> None:
@@ -174,6 +186,7 @@ def test_fuzz_config_files_load_or_give_a_config_error(tmp_path: Path, raw: dict
         assert str(exc).startswith(str(path))
         return
     assert json.loads(json.dumps(config.to_dict(), allow_nan=False)) is not None
+    assert orjson.dumps(config.to_dict())  # as the log's writer writes it: no integer beyond 64 bits
 
 
 def _toml_value(value: Any) -> str:
