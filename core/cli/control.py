@@ -48,11 +48,15 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
     host's state is looked at."""
     specs = op_args(op, kind)
     out: dict[str, Any] = {}
+    given: dict[str, str] = {}  # each key's text as given
     for pair in pairs:
         key, sep, text = pair.partition("=")
         key = key.strip()
         if not sep or not key:
             raise ControlError(f"--arg expects KEY=VALUE (got {pair!r})")
+        if key in given:
+            raise ControlError(f"--arg {key} is given twice ({given[key]!r}, then {text!r}): give it once")
+        given[key] = text
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:

@@ -170,6 +170,9 @@ def test_a_wait_that_times_out_withdraws_its_request(
         (["rewind", "--arg", "force=1"], "rewind: unknown argument 'force'"),
         (["pause", "--timeout", "5"], "--timeout only applies together with --wait"),
         (["pause", "--wait", "--timeout", "0"], "--timeout must be a positive number of seconds"),
+        # the last one was sent, the first dropped without a word
+        (["message", "--arg", "text=a", "--arg", "text=b"], "--arg text is given twice ('a', then 'b'): give it once"),
+        (["expand", "--arg", "seq=3", "--arg", " seq=4"], "--arg seq is given twice ('3', then '4'): give it once"),
     ],
 )
 def test_errors_exit_2_with_a_clear_message(
