@@ -282,10 +282,15 @@ def _sessions(args: argparse.Namespace) -> int | None:
     from core.fleet.follow import Fleet
     from core.fleet.row import COLUMNS, cells
 
+    default = default_sessions_root()
+    if args.roots == [str(default)] and not default.exists():  # a fresh install: no session has run yet
+        emit([], args.json, lambda _: f"no sessions under {default}")
+        warn(f"{default} does not exist yet: `tapedeck run` and `tapedeck demo` keep their sessions there")
+        return None
     for root in local_roots(args.roots):
         if not root.exists():
-            return fail(f"{root}: no such file or directory (give a sessions root, session directory or log, "
-                        f"e.g. {default_sessions_root()})")  # fmt: skip
+            example = f", e.g. {default}" if default.exists() else ""
+            return fail(f"{root}: no such file or directory (give a sessions root, session directory or log{example})")
     fleet = Fleet(args.roots, load_config(args.config, only=RULE_SECTIONS))
     fleet.poll(final=True)
     rows = fleet.rows()

@@ -149,3 +149,20 @@ def test_a_named_file_that_is_no_session_log_is_an_error(
     assert '"other-2"' in out.out  # the sessions that could be read are still listed
     assert main(["sessions", str(odd), str(good)]) == 2
     assert capsys.readouterr().out.startswith(f"1 session under {odd}, {good} (1 more could not be read: see stderr)\n")
+
+
+def test_no_session_yet_under_the_default_root_is_no_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh install's 'tapedeck sessions' failed, exit 2, telling to give a root 'e.g.' the very one missing."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    root = tmp_path / "home" / "sessions"
+    for argv, out in ((["sessions"], f"no sessions under {root}\n"), (["sessions", "--json"], "[]\n")):
+        assert main(argv) == 0
+        said = capsys.readouterr()
+        assert said.out == out and said.err == (
+            f"tapedeck: {root} does not exist yet: `tapedeck run` and `tapedeck demo` keep their sessions there\n"
+        ), said
+    assert not root.exists()
+    assert main(["sessions", str(tmp_path / "nope")]) == 2  # a root that was named must be there
+    assert f"e.g. {root})" not in capsys.readouterr().err  # not the one missing: the default is, the example not
