@@ -14,6 +14,7 @@ from textual.widgets._toast import Toast
 
 from tests.tui.logs import policy_log
 from tests.tui.pilot import make_app, settle, settled_main_screen, until
+from tui.screens.help import HelpScreen
 from tui.screens.policy_screen import PolicyScreen
 from tui.widgets.chart import ContextChart
 from tui.widgets.footer import PriorityFooter
@@ -105,3 +106,23 @@ async def test_policy_screen_toasts_sit_under_the_heading_not_over_the_outcomes(
             region = screen.query_one(widget).region  # type: ignore[call-overload]
             for toast in toasts:
                 assert not toast.region.overlaps(region), (widget, toast.region, region)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_help_screen_toasts_leave_the_help_text(tmp_path: Path, size: tuple[int, int]) -> None:
+    """With help open, an answer's and an alert's toasts stacked at Textual's bottom right, over the help text for
+    their whole timeout; the help box now gives up the rows they take (it scrolls), so both are read whole."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"), follow=True)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        screen = app.screen
+        await settle(pilot)
+        toasts = await two_toasts(pilot, screen)
+        assert len(toasts) == 2, toasts
+        box = screen.query_one("#help-dialog").region
+        for toast in toasts:
+            assert not toast.region.overlaps(box), (toast.region, box)
+            assert screen.find_widget(toast).visible_region == toast.region, toast.region  # shown whole
+        assert box.height >= size[1] // 2, box

@@ -14,6 +14,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
+from tui.screens.toasts import holder_heights, stack_toasts, toast_rack
+
 
 @dataclass(frozen=True)
 class HelpEntry:
@@ -130,6 +132,19 @@ class HelpScreen(Screen[None]):
             yield Static(Text("tapedeck keys", style="bold"), id="help-keys-title")
             yield Static(table)
             yield Static(notes, id="help-notes")
+
+    def on_mount(self) -> None:
+        """Keep the toasts off the help text."""
+        self.screen_layout_refresh_signal.subscribe(self, self._place_toasts)
+
+    def _place_toasts(self, screen: Screen[object]) -> None:
+        """The toasts stack at the bottom of the screen, the newest that fit in half of it shown, and the help box
+        ends above them (it scrolls) until they are gone."""
+        rack = toast_rack(self)
+        room = min(sum(holder_heights(rack)), self.size.height // 2) if rack is not None else 0
+        box = self.query_one("#help-dialog")
+        box.styles.max_height = self.size.height - box.styles.margin.top - room  # its top stays where it is
+        stack_toasts(self, top=False, edge=0, room=room)
 
     def action_close(self) -> None:
         """Back to where help was opened."""

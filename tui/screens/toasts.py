@@ -19,17 +19,28 @@ def toast_seconds(severity: str) -> float:
     return INFO_SECONDS if severity == "information" else WARNING_SECONDS
 
 
+def toast_rack(screen: Screen[object]) -> Widget | None:
+    """The container of ``screen``'s toasts (None when notifications are off)."""
+    try:
+        return screen.query_one(TOAST_RACK)
+    except NoMatches:
+        return None
+
+
+def holder_heights(rack: Widget) -> list[int]:
+    """The rows each of ``rack``'s toasts takes, the oldest first (0 for a cleared one, or a new one before its
+    layout)."""
+    return [sum(toast.outer_size.height + toast.styles.margin.top for toast in h.children) for h in rack.children]
+
+
 def stack_toasts(screen: Screen[object], *, top: bool, edge: int, room: int, keep_newest: bool = False) -> None:
     """Stack ``screen``'s toasts in ``room`` rows starting ``edge`` rows from its top (``top``) or its bottom; the
     newest that fit are shown, the older ones wait (``keep_newest``: the newest is shown even when it is taller)."""
-    try:
-        rack: Widget = screen.query_one(TOAST_RACK)
-    except NoMatches:  # notifications are off
+    rack = toast_rack(screen)
+    if rack is None or not rack.children:
         return
     holders = list(rack.children)
-    if not holders:
-        return
-    heights = [sum(toast.outer_size.height + toast.styles.margin.top for toast in h.children) for h in holders]
+    heights = holder_heights(rack)
     if keep_newest:
         room = max(room, heights[-1])
     # no max-height on the rack: a toast is measured whole, and the ones that do not fit are hidden instead
