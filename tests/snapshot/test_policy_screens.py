@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input
 
@@ -14,7 +15,7 @@ from tests.conftest import FIXTURES
 from tests.tui.pilot import make_app
 from tests.tui.pilot import settle as settle_app
 from tests.tui.screens_policy.harness import PolicyHarness, append_events, read_inbox, settle
-from tests.tui.screens_policy.scenarios import STARTED_WITH, backoff, configured, demo, sealed
+from tests.tui.screens_policy.scenarios import STARTED_WITH, backoff, configured, demo, sealed, wide_paths
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.confirm import ConfirmScreen
@@ -53,6 +54,14 @@ def test_tape_next_seal_full_view(snap_compare: Any, tmp_path: Path) -> None:
 def test_folds_folded_expanded_and_pruned_rows(snap_compare: Any, tmp_path: Path) -> None:
     app = PolicyHarness(demo(tmp_path / "s"), FoldsScreen)
     assert snap_compare(app, terminal_size=SIZE, run_before=keys("down", "down"))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_folds_wide_character_paths(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
+    """Paths of CJK and emoji characters: at 60 columns clipped from their start to the path column's cells, every
+    row as wide as the table."""
+    app = PolicyHarness(wide_paths(tmp_path / "s"), FoldsScreen)
+    assert snap_compare(app, terminal_size=size, run_before=keys("down"))
 
 
 def test_folds_full_result(snap_compare: Any, tmp_path: Path) -> None:

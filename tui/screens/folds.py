@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rich.cells import cell_len
+from rich.cells import cell_len, get_character_cell_size
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -149,8 +149,14 @@ def column_widths(labels: Sequence[str], rows: Sequence[Sequence[str | Text]]) -
 
 
 def clip_path(path: str, room: int) -> str:
-    """``path`` in ``room`` cells: its end, after ``…``, when longer."""
-    return path if cell_len(path) <= room else "…" + path[len(path) - room + 1 :]
+    """``path`` in ``room`` cells: its end, after ``…``, when longer (a wide character, CJK or emoji, takes two)."""
+    if cell_len(path) <= room:
+        return path
+    start, used = len(path), 1
+    while start and used + get_character_cell_size(path[start - 1]) <= room:
+        start -= 1
+        used += get_character_cell_size(path[start])
+    return "…" + path[start:]
 
 
 def derive_folds(session: Session) -> list[FoldLine]:

@@ -210,3 +210,23 @@ STARTED_WITH = {
     "prolong": {"logWindow": 5, "registerCommand": False},
     "rewind": {"reportLanguage": "zh"},
 }
+
+
+WIDE_PATHS = (
+    "报告/二〇二六年第四季度销售数据汇总表.csv",
+    "data/🚀 launch metrics 📈 weekly.csv",
+    "src/ファイル/パーサー.py",
+)
+
+
+def wide_paths(directory: Path) -> Path:
+    """Tool results on files whose paths hold wide characters (CJK, emoji), two cells each on a terminal; the first
+    is folded."""
+    log = LogBuilder()
+    log.start_turn("Summarise the quarter's reports.")
+    log.calls([("read_file", {"path": path}, table_text(f"r{i}", 120), False) for i, path in enumerate(WIDE_PATHS)])
+    log.end_step()
+    log.start_step()
+    log.plan(lambda s: plan_fold(s, CONFIG.slice))
+    log.say("Read them.")
+    return log.write(directory)

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
@@ -32,7 +33,7 @@ from tests.tui.screens_policy.harness import (
     settle,
     text,
 )
-from tests.tui.screens_policy.scenarios import CONFIG, STARTED_WITH, configured, demo
+from tests.tui.screens_policy.scenarios import CONFIG, STARTED_WITH, WIDE_PATHS, configured, demo, wide_paths
 from tui.live import READ_ONLY_DSH
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
@@ -264,6 +265,24 @@ async def test_folds_fit_a_narrow_terminal_and_say_the_rest_of_the_row(tmp_path:
         await settle(pilot, lambda: len(table.columns) == 10)
         assert cells(table, "9")[-1] == "error results are never folded"
         assert not screen.query_one("#folds-selected", Static).display
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_folds_rows_line_up_with_wide_characters_in_paths(tmp_path: Path, size: tuple[int, int]) -> None:
+    """A path of CJK or emoji characters (two cells each) was clipped to as many characters as the column had cells,
+    so its cells ran past the table's width and the row broke the layout; it is now clipped to the cells it has."""
+    app = PolicyHarness(wide_paths(tmp_path / "s"), FoldsScreen)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#folds-table", DataTable)
+        assert table.row_count == len(WIDE_PATHS)
+        assert table.virtual_size.width <= table.scrollable_content_region.width, (table.virtual_size, table.size)
+        path_column = [column.key.value for column in table.columns.values()].index("path")
+        width = table.ordered_columns[path_column].get_render_width(table) - 2 * table.cell_padding
+        for key in table.rows:
+            path = str(table.get_cell(key, "path"))
+            assert cell_len(path) <= width, (path, cell_len(path), width)
+            assert any(full.endswith(path.lstrip("…")) for full in WIDE_PATHS), path
 
 
 async def test_view_the_full_original_of_a_folded_result(tmp_path: Path) -> None:
