@@ -84,6 +84,9 @@ _KEYS = re2.compile(
 )
 # a credential after ``Bearer``/``Basic`` (group 1), unless it is a word of prose (``_credential``)
 _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
+# a character a value's JSON text writes escaped (``\"``, ``\\``, ``\/``), in the values below: not the escape of a
+# line break or a tab, which ends the value as the character itself does
+_ESCAPED = rb"\\[^\s\"'nrt]"
 # the key words a secret's value follows: any case, or as the last word of an environment variable's name or a
 # camelCase one (the short ones: ``DB_PASS``, ``MYSQL_PWD``, ``REDIS_AUTH``, ``dbPass``, ``SmtpPw``; ``bypass``,
 # ``auth: basic`` are none)
@@ -102,7 +105,7 @@ _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
 # or a short name (``_secret_value``: a quoted value is all of it up to its closing quote, ``_quoted_end``)
 _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|\bauth\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?"
-    rb"((?:[^\s\"',;\\)\]}]|\\[^\s\"'])+)"
+    rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
 )
 # a key of several words, camelCase or joined by ``_`` or ``-``, that starts its line (``  apiKey``, ``- DbPassword``,
 # ``client_secret``, ``aws_secret_access_key``) and what ends a line (``_config_line``)
@@ -132,18 +135,18 @@ _SECRET_KEY = re.compile("(?:" + _KEY_WORDS.decode() + r"|\bauth)\Z")
 # the value after a command-line option named for a secret (group 3; group 1 its name, group 2 a quote before the
 # value), unless it is code (``_option_value``): ``--password …``, ``--with-token …``, ``--api-key …``
 _OPTION_NAME = rb"--(?:[A-Za-z0-9]+-)*(?:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
-_OPTION = re2.compile(rb"(" + _OPTION_NAME + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|\\[^\s\"'])+)")
+_OPTION = re2.compile(rb"(" + _OPTION_NAME + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)")
 _OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one
 # a password a command takes on its command line (group 1), unless it is a reference (``_cli_value``): ``sshpass
 # -p …``, ``mysql -p…`` (glued to it: ``-p`` alone asks for it), ``redis-cli -a …``, ``curl -u user:…``
 _CLI_PASSWORD = re2.compile(
     rb"(?:sshpass[ \t]+-p[ \t]*|mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p|redis-cli\b[^\n|;&]*?[ \t]-a[ \t]+"
     rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:)"
-    rb"\\?[\"']?((?:[^\s\"'\\|;&]|\\[^\s\"'])+)"
+    rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
 )
 # the new (``-N``) or old (``-P``) passphrase of a key (group 1), when ``ssh-keygen`` starts the command it is given
 # to and it is no reference (``_keygen_value``): both where ``ssh-keygen -p -P old -N new`` changes it
-_KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|\\[^\s\"'])+)")
+_KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
 # how far on the quote that closes a quoted value is looked for (``_quoted_end``)
 QUOTED_MAX = 128
 _COMMAND_END = (b"\n", b"\\n", b"|", b";", b"&")  # where the command a ``_KEYGEN`` option belongs to starts
@@ -173,7 +176,7 @@ _NETRC_NAME = re.compile(rb"(?i)netrc")
 # before the value), unless it is code (``_secret_value``): ``Authorization: token …`` or a raw key
 _AUTHORIZATION = re2.compile(
     rb"(?i:(authorization)(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?(?:(?:bearer|basic|token|digest)[ \t]+)?)"
-    rb"((?:[^\s\"',;\\)\]}]|\\[^\s\"'])(?:[^\s\"',;\\)\]}]|\\[^\s\"']){7,})"
+    rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")(?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb"){7,})"
 )
 _EMAIL = re2.compile(rb"[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}")
 # a slash may be escaped and a backslash doubled, as JSON text in a string has them (a tool call's arguments)

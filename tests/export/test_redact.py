@@ -805,6 +805,20 @@ def test_a_quoted_secret_of_several_words_goes_whole(text: str, words: list[str]
     assert out.endswith(text[text.index(words[-1]) + len(words[-1]) :])
 
 
+def test_a_value_in_json_text_ends_at_its_line_s_escaped_end() -> None:
+    """A tool call's arguments are JSON text, which writes a line break or a tab as an escape: the value before it
+    took the escape and the next line's first word with it (``API_KEY=[redacted key] hi``: the ``\\n`` and ``echo``
+    gone), so the export lost a line and a command. The value now ends there, as at the character itself."""
+    r = Redactor(environ={}, home="/home/ann")
+    text = ('{"command": "export API_KEY=abc123xyz\\necho hi\\nlogin --password hunter2pw\\nls\\n'
+            'sshpass -p swordfish\\tssh h", "c": "Authorization: Bearer abcdefghijklmnop\\r\\nHost: x\\n'
+            '[default]\\naws_secret_access_key = abc12\\n"}')  # fmt: skip
+    assert r.text(text) == ('{"command": "export API_KEY=[redacted key]\\necho hi\\nlogin --password [redacted key]'
+                            '\\nls\\nsshpass -p [redacted key]\\tssh h", "c": "Authorization: Bearer [redacted key]'
+                            '\\r\\nHost: x\\n[default]\\naws_secret_access_key = [redacted key]\\n"}')  # fmt: skip
+    assert r.summary() == {"key": 5, "env": 0, "email": 0, "home": 0}
+
+
 def test_a_short_quoted_value_and_a_short_word_after_an_option_stay() -> None:
     """A quoted value is a secret from three characters, all of it counted to its closing quote; unquoted, one
     after an option from six: shorter ones, and code that only quotes around the key word, stay."""
