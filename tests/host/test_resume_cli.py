@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -339,3 +342,26 @@ def test_resume_names_what_is_wrong_with_its_target_before_asking_for_a_model_ke
     code = main(["run", "--resume", str(log) if target == "DSH" else target, "--sessions-root", str(tmp_path / "root")])
     err = capsys.readouterr().err
     assert code == 2 and says in err and "API key" not in err, err
+
+
+def test_a_run_whose_log_is_cut_under_it_exits_2_and_the_cut_log_resumes(tmp_path: Path) -> None:
+    """As README and run --help say: the host stops (exit 2) and appends nothing more; the cut log resumes."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    root = tmp_path / "root"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "core.cli", "run", "task", "--provider", _script(tmp_path), "--workspace", str(workspace),
+         "--sessions-root", str(root), "--session-id", "s1", "--pace", "2"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    log = log_path(root, str(workspace.resolve()), "s1", False)
+    deadline = time.monotonic() + 60
+    while not (log.exists() and b'"user/message"' in log.read_bytes()):
+        assert time.monotonic() < deadline and run.poll() is None, "the host did not start its turn"
+        time.sleep(0.05)
+    with log.open("r+b") as f:
+        f.truncate(log.stat().st_size - 10)
+    _, err = run.communicate(timeout=60)
+    assert run.returncode == 2 and "was truncated from" in err and "nothing more is appended" in err, err
+    assert _resume(tmp_path) == 0
+    assert (workspace / "out.txt").read_text() == "hi"
