@@ -31,7 +31,7 @@ from core.log.pace import Pacer, no_pacing
 from core.log.reader import read_log_header
 from core.log.records import PackedRow
 from core.log.store import EventStore
-from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, tail_events, wakeups
+from core.log.tail import FOLLOW_INTERVAL, READ_CHUNK, Tailer, TailUpdate, events_at_end, wakeups
 from core.read import index
 from core.read.facts import FACT_TYPES, SessionFacts
 from core.read.session import Session
@@ -532,8 +532,8 @@ class LiveSession:
             self.epoch += 1
 
     def _preview(self, log: Path, header: dict[str, Any]) -> None:
-        events = tail_events(log, PREVIEW_EVENTS)
-        if not events:
+        events = events_at_end(log, PREVIEW_EVENTS)
+        if not events:  # a log whose lines give no seqs is numbered by the projection's pass alone, never twice
             return
         with self.lock:
             self.session = Session(header, path=log)

@@ -4,7 +4,7 @@
 the partial rest for the next poll. A file that shrinks or changes inode (truncated, rewritten, replaced) is
 re-read from the start and reported with ``reset=True`` and a diagnostic. A file that does not exist yet is
 waited for; one that disappears is reported with ``reset`` too (whatever comes back is read from its start). ``follow`` turns polls into a stream, woken by ``wakeups``: ``watchfiles`` with a polling fallback.
-``tail_events`` reads the last events of a log from the end of the file.
+``tail_events`` reads the last events of a log from the end of the file (``events_at_end``: never more than that).
 """
 
 from __future__ import annotations
@@ -405,14 +405,18 @@ def _poll(stop: threading.Event, interval: float) -> Iterator[None]:
 
 
 def tail_events(path: str | os.PathLike[str], n: int = 200) -> list[dict[str, Any]]:
-    """The last ``n`` events of a log, read from the end of the file when possible.
-
-    Raw logs with explicit ``seq`` are read backwards in growing blocks, so the cost depends on ``n``, not on
-    the file size. zstd logs and envelope-free fixtures (whose seqs only a full count can give) are decoded whole.
-    """
+    """The last ``n`` events of a log, read from the end of the file when possible (``events_at_end``); a log
+    whose lines give no seqs (DSH writes none: only a full count can number them) is decoded whole."""
     p = resolve_log_path(path)
-    events = _tail_zstd(p, n) if is_compressed(p) else _tail_raw(p, n)
+    events = events_at_end(p, n)
     return events if events is not None else _tail_decoded(p, n)
+
+
+def events_at_end(path: Path, n: int) -> list[dict[str, Any]] | None:
+    """The last ``n`` events of the log at ``path``, read from the end of the file in growing blocks (the last
+    frames of a zstd log), so the cost depends on ``n``, not on the file size; None when the lines there carry no
+    seq."""
+    return _tail_zstd(path, n) if is_compressed(path) else _tail_raw(path, n)
 
 
 def _tail_decoded(path: Path, n: int) -> list[dict[str, Any]]:

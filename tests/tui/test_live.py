@@ -158,6 +158,38 @@ def test_a_big_log_is_read_once_while_loading(tmp_path: Path, monkeypatch: pytes
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs Linux /proc/self/io")
 @pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
+def test_a_big_log_whose_lines_give_no_seqs_is_read_once_while_loading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zstd: bool
+) -> None:
+    """A log whose lines carry no seq (DSH writes none) can be numbered only by reading it from its start: its tail
+    preview decoded the whole log, and the projection then read it all again, so the first screen came after two
+    passes (a 50 MB log: 105.8 MB read); such a log now has no preview and is read once."""
+    monkeypatch.setattr(live_module, "PREVIEW_BYTES", 1 << 16)
+    monkeypatch.setattr(live_module, "READ_CHUNK", 1 << 16)  # the tail's probe: a slice as small as the log is
+    path = tmp_path / ("session.jsonl.zst" if zstd else "session.jsonl")
+    generate(path, 4_000_000, seed=3, profile="dsh-plain", zstd=zstd, explicit_envelope=False)
+    size = path.stat().st_size
+    assert size > live_module.PREVIEW_BYTES
+    at_ready: list[int] = []
+    phases: list[str] = []
+
+    def post(message: object) -> None:
+        if isinstance(message, LoadProgress):
+            phases.append(message.phase)
+            if message.phase == "ready":
+                at_ready.append(_bytes_read())
+
+    live = LiveSession(path, post, follow=False)
+    before = _bytes_read()
+    live.run()
+    read = at_ready[0] - before
+    assert live.ready and live.count == load_session(path).next_seq
+    assert read < size * 1.25, f"read {read} bytes of a {size}-byte log"
+    assert "preview" not in phases
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs Linux /proc/self/io")
+@pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
 def test_a_long_range_of_a_read_back_session_is_read_from_the_line_that_holds_its_start(
     tmp_path: Path, zstd: bool
 ) -> None:
