@@ -17,6 +17,15 @@ LOG_PATH_HELP = "session log file or session directory"
 REMOTE_HELP = ", here or [user@]host:PATH over SSH"
 
 
+def check_utf8(what: str, text: str) -> None:
+    """Refuse ``text`` (named ``what``) when it holds bytes that are no UTF-8 (the shell passes them through as lone
+    surrogates): a log or an inbox, both JSON, could not record it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise TapedeckError(f"{what} is not valid UTF-8 (check the terminal's encoding)") from None
+
+
 def add_json(parser: argparse.ArgumentParser, help: str = "print JSON") -> None:
     """``--json``: print JSON instead of text."""
     parser.add_argument("--json", action="store_true", help=help)

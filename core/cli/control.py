@@ -11,7 +11,7 @@ from typing import Any
 
 from core.bridge.ops import SUPPORTED
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path
+from core.cli.args import add_json, add_log_path, check_utf8
 from core.cli.common import emit, guarded, warn
 from core.control.config import parse_value
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
@@ -57,10 +57,7 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
         if key in given:
             raise ControlError(f"--arg {key} is given twice ({given[key]!r}, then {text!r}): give it once")
         given[key] = text
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ControlError(f"--arg {key} is not valid UTF-8 (check the terminal's encoding)") from None
+        check_utf8(f"--arg {key}", text)
         spec = specs.get(key)
         if spec is None or spec.kind == "string":
             out[key] = text

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, check_seconds
+from core.cli.args import add_json, check_seconds, check_utf8
 from core.cli.common import emit, fail, for_terminal, guarded
 from core.control.config import load_config
 from core.log.layout import default_sessions_root
@@ -69,6 +69,10 @@ def _run(args: argparse.Namespace) -> int:
     empty = next((n for n, task in enumerate(args.task, 1) if not task.strip()), None)
     if empty is not None:
         raise TapedeckError(f"TASK {empty} is empty: each TASK is the prompt of one turn; nothing was started")
+    for what, text in [*((f"TASK {n}", task) for n, task in enumerate(args.task, 1)), ("--session-id", args.session_id),
+                       ("--model", args.model), ("--base-url", args.base_url), ("--provider", args.provider)]:  # fmt: skip
+        if text is not None:
+            check_utf8(what, text)
     check_seconds("pace", args.pace, zero=True)
     check_seconds("chunk-delay", args.chunk_delay, zero=True)
     config = load_config(args.config)
@@ -78,6 +82,8 @@ def _run(args: argparse.Namespace) -> int:
     )
     if workspace is not None and not workspace.is_dir():
         raise TapedeckError(f"workspace {workspace} is not a directory")
+    if workspace is not None:  # the log records it
+        check_utf8(f"--workspace {os.fsencode(workspace).decode(errors='backslashreplace')}", str(workspace))
     if args.relocate and not (args.resume and args.workspace):
         raise TapedeckError(
             "--relocate moves a resumed session: give it with --resume ID and --workspace DIR"

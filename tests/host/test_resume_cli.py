@@ -365,3 +365,29 @@ def test_a_run_whose_log_is_cut_under_it_exits_2_and_the_cut_log_resumes(tmp_pat
     assert run.returncode == 2 and "was truncated from" in err and "nothing more is appended" in err, err
     assert _resume(tmp_path) == 0
     assert (workspace / "out.txt").read_text() == "hi"
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ([os.fsdecode(b"fix caf\xe9")], "TASK 1 is not valid UTF-8"),
+        (["ok", "--session-id", os.fsdecode(b"id\xe9")], "--session-id is not valid UTF-8"),
+        (["ok", "--model", os.fsdecode(b"m\xe9")], "--model is not valid UTF-8"),
+        (["ok", "--workspace", "{bad}"], "--workspace {bad} is not valid UTF-8"),
+    ],
+)
+def test_run_refuses_text_the_log_cannot_record_before_starting_a_session(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], said: str
+) -> None:
+    """Bytes that are no UTF-8 (a Latin-1 terminal, a directory named so) went into the header or the prompt: a
+    traceback (TypeError: str is not valid UTF-8), exit 1, and a session directory left holding only a lock file."""
+    bad = tmp_path / os.fsdecode(b"ws\xe9")
+    bad.mkdir()
+    (tmp_path / "ws").mkdir()
+    argv = ["run", "--provider", _script(tmp_path), "--workspace", str(tmp_path / "ws"),
+            "--sessions-root", str(tmp_path / "root"), *(a.format(bad=bad) for a in extra)]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    shown = os.fsencode(bad).decode(errors="backslashreplace")  # as the message shows it: ws\xe9
+    assert said.format(bad=shown) in err and "check the terminal's encoding" in err, err
+    assert not (tmp_path / "root").exists()
