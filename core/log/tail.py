@@ -66,8 +66,8 @@ class FileState:
 
 
 class Tailer:
-    """Incremental reader of one log path (raw or zstd); ``_stat``, ``_chunks`` and ``_rewritten`` are where it
-    touches the file (``core.remote.tail`` reads one on another machine)."""
+    """Incremental reader of one log path (raw or zstd); ``_stat``, ``_file_chunks``, ``_read_at`` and
+    ``_rewritten`` are where it touches the file (``core.remote.tail`` reads one on another machine)."""
 
     def __init__(
         self, path: str | os.PathLike[str], pace: Callable[[], None] | None = None, consumer: Consumer | None = None
@@ -90,6 +90,7 @@ class Tailer:
         self._tail = b""  # … and the last ones
         self._was_reset = False  # the file was reset: its items now come in the updates whatever the consumer
         self._start: tuple[int, dict[str, Any]] | None = None  # ``start_at`` before its first line came
+        self._early = b""  # bytes past the offset read already (``start_at``'s look for a seq), decoded first
 
     @property
     def offset(self) -> int:
@@ -172,8 +173,10 @@ class Tailer:
             return f.read(size)
 
     def _go_on(self, decoder: LogDecoder, offset: int, data: bytes, st: FileState) -> None:
-        """Go on from ``offset`` with ``decoder`` (``data``: the file's bytes from there, ``st``: its state)."""
+        """Go on from ``offset`` with ``decoder`` (``data``: the file's bytes from there, decoded next, not read
+        again; ``st``: its state)."""
         self.resume(decoder, offset)
+        self._early = data
 
     def poll(self, max_bytes: int | None = None) -> TailUpdate:
         """Read what is new since the last poll (at most ``max_bytes`` when given)."""
@@ -266,6 +269,7 @@ class Tailer:
         self._fatal_reported = False
         self._head = b""
         self._tail = b""
+        self._early = b""
 
     def _rewritten(self, changed: bool) -> bool:
         """True when the bytes already consumed are no longer in the file: its head or the last ones read
@@ -311,7 +315,16 @@ class Tailer:
 
     def _chunks(self, end: int) -> Iterator[bytes]:
         """The file's bytes from the consumed offset up to ``end``, at most READ_CHUNK at a time (the offset moves
-        on as each is consumed)."""
+        on as each is consumed): first those read ahead already, then the file's (``_file_chunks``)."""
+        if self._early:
+            n = end - self._offset
+            early, self._early = self._early[:n], self._early[n:]
+            yield early
+        if self._offset < end:
+            yield from self._file_chunks(end)
+
+    def _file_chunks(self, end: int) -> Iterator[bytes]:
+        """``_chunks`` read from the file (a subclass reads another kind of file)."""
         with open(self.path, "rb") as f:
             f.seek(self._offset)
             while self._offset < end:

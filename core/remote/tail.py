@@ -52,7 +52,6 @@ class RemoteTailer(Tailer):
         self.last_write: int | None = None  # the file's mtime at the last poll (epoch ms)
         self.unreachable: Unreachable | None = None  # set by a poll the connection failed (None: the last one ran)
         self._lost: Unreachable | None = None  # the poll under way's
-        self._early = b""  # appended bytes read together with the overlap, not consumed yet
         self._verify_at: float | None = None  # when the settled file's last bytes are compared again
 
     @property
@@ -94,7 +93,6 @@ class RemoteTailer(Tailer):
 
     def _restart(self) -> None:
         super()._restart()
-        self._early = b""
         self._verify_at = None
 
     def _rewritten(self, changed: bool) -> bool:
@@ -133,11 +131,7 @@ class RemoteTailer(Tailer):
         start = at if at >= 0 else 0
         return start, min(start + HEAD_CHECK, len(head))
 
-    def _chunks(self, end: int) -> Iterator[bytes]:
-        if self._early:
-            n = end - self._offset
-            early, self._early = self._early[:n], self._early[n:]
-            yield early
+    def _file_chunks(self, end: int) -> Iterator[bytes]:
         while self._offset < end:
             try:
                 data = self.link.read(self.target.path, self._offset, min(READ_CHUNK, end - self._offset))

@@ -6,6 +6,8 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+
 from core.log.decoder import Consumer
 from core.log.tail import Tailer, follow, wakeups
 from tests.log.helpers import HEADER, one_turn_with_tool, raw_log, zstd_log
@@ -180,6 +182,33 @@ def test_following_from_the_end_reads_only_what_is_appended(tmp_path: Path) -> N
     update = tailer.poll()
     assert [e["seq"] for e in update.events] == list(range(1, 11)) and not update.diagnostics
     assert tailer.offset == len(blob)
+
+
+def _bytes_read() -> int:
+    """Bytes this process has read through read(2) so far (Linux ``/proc/self/io``)."""
+    with open("/proc/self/io", "rb") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith(b"rchar:"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs Linux /proc/self/io")
+def test_the_bytes_read_to_start_following_from_the_end_are_decoded_not_read_again(tmp_path: Path) -> None:
+    """Following from the end read up to 1 MiB past the start point to find the first line's seq, then the poll
+    read those bytes again from the file to decode them; they are now handed to the decoder as they were read."""
+    path = tmp_path / "session.jsonl"
+    events = one_turn_with_tool("x" * 300_000)
+    blob = raw_log(events)
+    cut = blob.index(b"\n", blob.index(b"\n") + 1) + 1
+    path.write_bytes(blob[:cut])
+    tailer = Tailer(path)
+    tailer.follow_from_end(HEADER)
+    assert not tailer.poll()
+    with open(path, "ab") as f:
+        f.write(blob[cut:])
+    before = _bytes_read()
+    update = tailer.poll()
+    read = _bytes_read() - before
+    assert [e["seq"] for e in update.events] == list(range(1, 11)) and tailer.offset == len(blob)
+    assert read < (len(blob) - cut) * 1.2, f"read {read} bytes to decode the {len(blob) - cut} appended"
 
 
 def test_a_zstd_log_followed_from_the_end_is_read_from_its_start(tmp_path: Path) -> None:
