@@ -344,8 +344,8 @@ def _secret_value(data: bytes, m: Any) -> bool:
 
 def _placeholder(value: bytes) -> bool:
     """True when a secret's value only stands for one: a reference (``$DB_PASSWORD``, ``${{ secrets.TOKEN }}``,
-    ``%s``) or a placeholder (``<token>``, ``…``, ``***``)."""
-    return value[:1] in (b"$", b"%", b"<", b"*") or value[:2] == b"{{" or value.startswith("…".encode())
+    ``%s``, a format string's or an f-string's ``{token}``) or a placeholder (``<token>``, ``…``, ``***``)."""
+    return value[:1] in (b"$", b"%", b"<", b"*", b"{") or value.startswith("…".encode())
 
 
 def _literal_secret(value: bytes) -> bool:
