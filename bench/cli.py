@@ -119,13 +119,14 @@ class Run(NamedTuple):
     cpu: float = 0.0
 
 
-def run(code: str, args: list[str], cache: str | None = None) -> Run:
+def run(code: str, args: list[str], cache: str | None = None, env: dict[str, str] | None = None) -> Run:
     """Wall seconds and peak RSS bytes (its own ``VmHWM``) of a fresh ``python -c CODE ARGS`` (stdout discarded)
-    with an empty cache directory (a first read, which writes the log's index), or with ``cache`` as it is;
-    ``code`` starts with ``PEAK``. An exit status the command does not answer with (``EXIT_OK``) raises."""
+    with an empty cache directory (a first read, which writes the log's index), or with ``cache`` as it is, and
+    ``env`` added to its environment; ``code`` starts with ``PEAK``. An exit status the command does not answer
+    with (``EXIT_OK``) raises. The CPU time counts the processes it started (and waited for) too."""
     with tempfile.NamedTemporaryFile("r", suffix=".peak") as peak, tempfile.TemporaryDirectory() as empty:
         argv = [sys.executable, "-c", code, peak.name, *args]
-        env = {**CHILD_ENV, "TAPEDECK_CACHE_DIR": cache or empty}  # by default a first read: no index of an earlier one
+        env = {**CHILD_ENV, "TAPEDECK_CACHE_DIR": cache or empty, **(env or {})}  # by default a first read: no index
         start, used = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT, env=env)
         elapsed, now = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -151,7 +151,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "what they replaced, and the notes; with the TUI's filter (--type, --tool, --turns, --errors, --grep) the "
         "list holds only the rows it lets through. Written while the log is read. Redaction is on unless the export goes "
         "to a terminal (a file, by -o or a redirect, or a pipe is being shared); --redact or --no-redact decides "
-        "otherwise.",
+        "otherwise. A log of 16 MB or more is rendered by a second process beside the pass when two CPUs are "
+        "there (the same bytes, sooner); TAPEDECK_EXPORT_JOBS=1 keeps the export in one process.",
     )
     add_log_path(p)
     p.add_argument(

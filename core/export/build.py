@@ -36,7 +36,7 @@ from core.read.event_filter import EventFilter, Predicate
 from core.read.load import load_session
 from core.read.notes import Note, load_notes
 from core.read.rows import SUMMARY_LIMIT, SUMMARY_SOURCE_LIMIT, Row, block_row, build_row, event_size
-from core.read.session import Session, derive_message
+from core.read.session import Session, ToolCall, derive_message
 from core.read.streams import Block, delta_chars
 from core.read.summary import cut_line
 from core.read.surface import SURFACE_SUMMARY, surface_row
@@ -187,7 +187,7 @@ class ExportPass:
     messages: bool = True  # the writer reads the request's messages (else the pass counts their redactions)
     costs: bool = True  # the writer shows each request's cost (else a request's diff is made only where it is read)
     nodes: NodeSpool | None = None  # where the pass keeps what the sections write of each node, while no cut came
-    notes: dict[int, Note] = field(default_factory=dict)
+    notes: dict[int, Note] | None = None  # the log's notes (None: read as the pass starts)
     _noted: list[int] = field(default_factory=list)  # the notes' seqs, in order
     _anchors: dict[int, int] = field(default_factory=dict)  # the row each note is shown on, by the note's seq
     count: int = 0  # rows handed out
@@ -207,7 +207,8 @@ class ExportPass:
 
     def run(self) -> dict[str, Any]:
         """Read the log, hand out every row, and return the document's other sections."""
-        self.notes = load_notes(self.path)
+        if self.notes is None:
+            self.notes = load_notes(self.path)
         self._noted = sorted(self.notes)
         tally = CostTally(diffs=self.costs)
         requests = RequestPass(
@@ -323,12 +324,7 @@ class ExportPass:
         if text:
             extra["text"] = clipped(text, length=len(event_text(event)) if shown is not event else None)
         if row.type == "tool/result":
-            data = event.get("data") if isinstance(event.get("data"), dict) else {}
-            message = data.get("message") if isinstance(data.get("message"), dict) else {}
-            source = message.get("source") if isinstance(message.get("source"), dict) else {}
-            call_id = source.get("callId")
-            turn, step = data.get("turn"), data.get("step")
-            call = session.tool_call_at(turn, step, call_id) if isinstance(call_id, str) else None  # type: ignore[arg-type]
+            call = result_call(session, event)
             if call is not None:
                 called = self._redacted({"name": call.name, "arguments": call.arguments})
                 length = len(call.arguments)
@@ -641,6 +637,15 @@ def _noted(redactor: Redactor, event: dict[str, Any], shown: dict[str, Any], see
     if seen is not None and shown is event:
         redactor.seen_clean(derive_message(event), seen)
     return seen
+
+
+def result_call(session: Session, event: dict[str, Any]) -> ToolCall | None:
+    """The call whose result ``event`` is (by the ``callId`` of its message's source, in its step), if any."""
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    message = data.get("message") if isinstance(data.get("message"), dict) else {}
+    source = message.get("source") if isinstance(message.get("source"), dict) else {}
+    call_id = source.get("callId")
+    return session.tool_call_at(data.get("turn"), data.get("step"), call_id) if isinstance(call_id, str) else None  # type: ignore[arg-type]
 
 
 def _run_head(session: Session, seq: int) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from typing import IO, Any, Protocol, TypeVar, runtime_checkable
 from core.shared.errors import TapedeckError
 
 SPOOL_MEMORY = 1 << 20  # bytes a spool holds in memory before it goes to a file
+WRITE_CHUNK = 1 << 20  # rows are written in joined chunks of about this many bytes
 T = TypeVar("T")
 
 
@@ -205,3 +206,28 @@ class NodeSpool:
                 start = at[2]
             end = at[2] + sum(at[3])
         yield from self.messages.span(start, end)
+
+
+class RowChunks:
+    """Where a writer's rows go as the pass hands them out (``ahead``), each as ``writer.row`` makes it, joined
+    into chunks of about ``WRITE_CHUNK`` bytes; ``pending``, what is held, starts with ``first``."""
+
+    def __init__(self, writer: Any, ahead: IO[bytes], first: bytes | None = None) -> None:
+        self.writer = writer
+        self.ahead = ahead
+        self.pending = [] if first is None else [first]
+        self.held = 0
+
+    def put(self, row: dict[str, Any]) -> None:
+        """Take ``row``."""
+        data = self.writer.row(row)
+        self.pending.append(data)
+        self.held += len(data)
+        if self.held >= WRITE_CHUNK:
+            self.ahead.write(b"".join(self.pending))
+            self.pending.clear()
+            self.held = 0
+
+    def rest(self) -> bytes:
+        """What is held (the rows after the last chunk written)."""
+        return b"".join(self.pending)

@@ -19,12 +19,12 @@ from typing import Any, BinaryIO, Protocol
 import orjson
 
 from core.export.build import ExportOptions, ExportPass, in_step
-from core.export.spool import NodeSpool, Pieces, replay, spool, waiting
+from core.export.split import split_export, splits
+from core.export.spool import WRITE_CHUNK, NodeSpool, Pieces, RowChunks, replay, spool, waiting
 from core.log.layout import resolve_log_path
 from core.shared.errors import TapedeckError
 
 FORMATS = ("html", "md", "json")
-WRITE_CHUNK = 1 << 20  # rows are written in joined chunks of about this many bytes
 
 
 class Format(Protocol):
@@ -184,35 +184,34 @@ def export(
     """Export the log at ``path`` to ``out`` in ``fmt``, the rows written as the pass reads their events (in
     chunks of about ``WRITE_CHUNK`` bytes); returns the document's sections, with ``shown``: how many of its rows
     the document shows (a Markdown transcript leaves some out). A writer whose opening waits for the pass
-    (``Format.late``) has them wait in a file in ``beside`` (else the temp directory), copied after it."""
+    (``Format.late``) has them wait in a file in ``beside`` (else the temp directory), copied after it. A big log
+    is rendered by a second process beside the pass when a second CPU is there (``core.export.split``): the same
+    bytes, sooner."""
     # a writer names the log (Markdown's expand hints): redacted as the header's path is
     name = os.fspath(path)
-    writer = make_format(fmt, name if options.redactor is None else options.redactor.again(name), options.at,
-                         options.cut, options.filter is not None and options.filter.active)  # fmt: skip
+    redacted = name if options.redactor is None else options.redactor.again(name)
+
+    def fresh() -> Format:
+        return make_format(fmt, redacted, options.at, options.cut,
+                           options.filter is not None and options.filter.active)  # fmt: skip
+
+    if splits(path, options):
+        doc = split_export(path, out, fresh(), options, beside)
+        if doc is not None:
+            return doc
+    writer = fresh()
     late = writer.late
-    pending = [] if late else [writer.opening(None)]
-    held = 0
     with ExitStack() as stack:
         ahead = stack.enter_context(waiting(beside)) if late else out  # where the rows go as they come
-
-        def put(row: dict[str, Any]) -> None:
-            nonlocal held
-            data = writer.row(row)
-            pending.append(data)
-            held += len(data)
-            if held >= WRITE_CHUNK:
-                ahead.write(b"".join(pending))
-                pending.clear()
-                held = 0
-
+        sink = RowChunks(writer, ahead, None if late else writer.opening(None))
         rows, messages = stack.enter_context(spool()), stack.enter_context(spool())  # the surface's nodes as read
         nodes = NodeSpool(rows, messages, writer) if isinstance(writer, Pieces) and writer.messages else None
-        doc = ExportPass(path, options, put, writer.messages, writer.costs, nodes).run()
+        doc = ExportPass(path, options, sink.put, writer.messages, writer.costs, nodes).run()
         if late:
             out.write(writer.opening(doc))
             ahead.seek(0)
             shutil.copyfileobj(ahead, out, WRITE_CHUNK)
-        out.write(b"".join(pending))
+        out.write(sink.rest())
         for data in writer.closing(doc):
             out.write(data)
     doc["shown"] = writer.shown(doc)

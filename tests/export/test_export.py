@@ -473,6 +473,7 @@ def test_the_page_s_head_waits_for_the_pass_which_reads_the_log_once(
     import orjson
 
     import core.export.write as write
+    from core.export import spool
     from core.export.build import ExportOptions
     from core.export.redact import Redactor
     from core.log.frames import FrameStream
@@ -488,7 +489,8 @@ def test_the_page_s_head_waits_for_the_pass_which_reads_the_log_once(
     feed = FrameStream.feed
     monkeypatch.setattr(FrameStream, "feed", lambda self, data: fed.update({id(self): fed.get(id(self), 0) + len(data)})
                         or feed(self, data))  # fmt: skip
-    monkeypatch.setattr(write, "WRITE_CHUNK", 1 << 16)  # the rows go to their file in several chunks
+    monkeypatch.setattr(spool, "WRITE_CHUNK", 1 << 16)  # the rows go to their file in several chunks
+    monkeypatch.setattr(write, "WRITE_CHUNK", 1 << 16)  # and are copied from there in several
     out = io.BytesIO()
     write.export(log, out, "html", ExportOptions(redactor=Redactor()))
     page = out.getvalue().decode()

@@ -1,0 +1,280 @@
+"""A big log's export in two processes (``core.export.split``) writes the bytes of the export in one process, and
+an export whose renderer dies, hangs or miscounts is done again in one process, whole, with no process left."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from bench.gen_session import generate
+from core.cli import main
+from core.export import split, write
+from core.export.build import ExportOptions
+from core.export.redact import Redactor
+from core.export.write import export, export_to_file
+from tests.conftest import FIXTURES
+from tests.export.planted import plant
+
+ROOT = Path(__file__).resolve().parents[2]
+FORMATS = ("html", "md", "json")
+VARIANTS: dict[str, dict[str, Any]] = {"end": {}, "turn": {"turn": 2}, "step": {"turn": 1, "step": 1}}
+
+
+@pytest.fixture(autouse=True)
+def _own_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TAPEDECK_TEST_SECRET", "ENVSECRET-93xk2-value")
+    if threading.active_count() > 1:  # a thread an earlier test left idle: the renderer uses none of its locks
+        monkeypatch.setattr(split, "active_count", lambda: 1)
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    root = tmp_path_factory.mktemp("split")
+    logs = []
+    for profile, size in (("dsh-plain", 1_500_000), ("mixed", 1_000_000), ("read-heavy", 600_000)):
+        logs.append(root / f"{profile}.jsonl")
+        generate(logs[-1], size, seed=3, profile=profile)
+    logs.append(root / "mixed.jsonl.zstd")
+    generate(logs[-1], 800_000, seed=5, profile="mixed", zstd=True)
+    return logs
+
+
+def _logs(generated: list[Path], tmp_path: Path) -> list[Path]:
+    """The generated logs, DSH fixtures, a log with planted secrets, and a copy of one with notes."""
+    planted = plant(tmp_path / "planted.jsonl", "my key sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123", "password=hunter22",
+                    "home /root/notes and ENVSECRET-93xk2-value")  # fmt: skip
+    noted = Path(shutil.copy(generated[1], tmp_path / "noted.jsonl"))
+    for seq in (3, 40, 41, 42):
+        assert main(["note", str(noted), "--seq", str(seq), f"seen at {seq}: password=hunter22 /root/x"]) == 0
+    fixtures = [FIXTURES / name for name in ("compaction-recovery.session.jsonl", "subagent-spawn-in-process.session.jsonl",
+                                             "tool-call-turn.session.jsonl", "multi-turn.session.jsonl")]  # fmt: skip
+    return [*generated, *fixtures, planted, noted]
+
+
+def _export(log: Path, fmt: str, jobs: str, monkeypatch: pytest.MonkeyPatch, redact: bool = True,
+            **moment: Any) -> tuple[bytes, dict[str, Any] | str]:  # fmt: skip
+    """The export's bytes and what it said of them (or the error it raised), with ``TAPEDECK_EXPORT_JOBS=jobs``."""
+    monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", jobs)
+    out = io.BytesIO()
+    try:
+        doc = export(log, out, fmt, ExportOptions(redactor=Redactor() if redact else None, **moment))
+    except Exception as exc:  # noqa: BLE001 - the error is part of what is compared
+        return out.getvalue(), f"{type(exc).__name__}: {exc}"
+    return out.getvalue(), {key: doc[key] for key in ("rows", "shown", "redaction", "marks", "notes", "session")}
+
+
+@pytest.fixture
+def forked(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The pid of each renderer forked."""
+    pids: list[int] = []
+    real = split._Renderer.__init__
+
+    def init(self: split._Renderer, pid: int, fd: int) -> None:
+        pids.append(pid)
+        real(self, pid, fd)
+
+    monkeypatch.setattr(split._Renderer, "__init__", init)
+    return pids
+
+
+def _no_child(pids: list[int]) -> None:
+    """Every renderer forked (``pids``, some) has ended and was reaped."""
+    assert pids
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+@pytest.fixture
+def splits_seen(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Whether each split export finished in two processes (True) or was done again in one."""
+    seen: list[bool] = []
+    real = split.split_export
+
+    def spy(*args: Any, **kwargs: Any) -> dict[str, Any] | None:
+        doc = real(*args, **kwargs)
+        seen.append(doc is not None)
+        return doc
+
+    monkeypatch.setattr(write, "split_export", spy)
+    return seen
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_two_processes_write_the_bytes_of_one(fmt: str, generated: list[Path], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch, splits_seen: list[bool], forked: list[int]) -> None:  # fmt: skip
+    compared = 0
+    for log in _logs(generated, tmp_path):
+        for name, moment in VARIANTS.items():
+            for redact in (True, False):
+                one = _export(log, fmt, "1", monkeypatch, redact, **moment)
+                two = _export(log, fmt, "2", monkeypatch, redact, **moment)
+                assert one[0] == two[0], f"{log.name} {fmt} {name} redact={redact}"
+                assert one[1] == two[1], f"{log.name} {fmt} {name} redact={redact}"
+                compared += isinstance(one[1], dict)
+    assert compared > 40
+    assert splits_seen.count(True) == compared  # each failing export was done again in one process
+    _no_child(forked)
+
+
+def test_a_file_export_in_two_processes_is_the_file_of_one(generated: list[Path], tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch, forked: list[int]) -> None:  # fmt: skip
+    for fmt in FORMATS:
+        files = []
+        for jobs in ("1", "2"):
+            monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", jobs)
+            files.append(tmp_path / f"{jobs}.{fmt}")
+            export_to_file(generated[0], files[-1], fmt, ExportOptions(redactor=Redactor()))
+        assert files[0].read_bytes() == files[1].read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == sorted(f"{j}.{f}" for j in "12" for f in FORMATS)
+    _no_child(forked)
+
+
+def _one_process(log: Path, fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> bytes:
+    monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", "1")
+    export_to_file(log, tmp_path / f"one.{fmt}", fmt, ExportOptions(redactor=Redactor()))
+    return (tmp_path / f"one.{fmt}").read_bytes()
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_a_renderer_killed_mid_export_leaves_the_export_whole(fmt: str, generated: list[Path], tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch, splits_seen: list[bool], forked: list[int]) -> None:  # fmt: skip
+    want = _one_process(generated[0], fmt, tmp_path, monkeypatch)
+    monkeypatch.setattr(split, "BATCH", 1 << 12)  # many batches: the renderer dies after the third
+    sends = []
+    real = split._Renderer.flush
+
+    def flush(self: split._Renderer) -> None:
+        sends.append(self.pid)
+        if len(sends) == 3:
+            os.kill(self.pid, signal.SIGKILL)
+            time.sleep(0.2)
+        real(self)
+
+    monkeypatch.setattr(split._Renderer, "flush", flush)
+    monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", "2")
+    doc = export_to_file(generated[0], tmp_path / f"two.{fmt}", fmt, ExportOptions(redactor=Redactor()))
+    assert len(sends) == 3 and splits_seen == [False]  # of some hundred batches: the pass stopped at the third
+    assert (tmp_path / f"two.{fmt}").read_bytes() == want
+    assert doc["rows"] > 0
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".part")]
+    _no_child(forked)
+
+
+def test_a_renderer_that_hangs_is_given_up_on(generated: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             splits_seen: list[bool], forked: list[int]) -> None:  # fmt: skip
+    want = _one_process(generated[1], "html", tmp_path, monkeypatch)
+    monkeypatch.setattr(split, "WAIT", 0.5)
+    monkeypatch.setattr(split, "_render", lambda *args: time.sleep(3600))  # the forked renderer takes nothing
+    monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", "2")
+    export_to_file(generated[1], tmp_path / "two.html", "html", ExportOptions(redactor=Redactor()))
+    assert splits_seen == [False]
+    assert (tmp_path / "two.html").read_bytes() == want
+    _no_child(forked)
+
+
+def test_a_renderer_whose_count_is_wrong_is_not_believed(generated: list[Path], tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch, splits_seen: list[bool], forked: list[int]) -> None:  # fmt: skip
+    want = _one_process(generated[0], "json", tmp_path, monkeypatch)
+    real = split._Renderer.finish
+
+    def finish(self: split._Renderer) -> None:
+        real(self)
+        self.sent += 1  # a row the renderer did not account for
+
+    monkeypatch.setattr(split._Renderer, "finish", finish)
+    monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", "2")
+    export_to_file(generated[0], tmp_path / "two.json", "json", ExportOptions(redactor=Redactor()))
+    assert splits_seen == [False]
+    assert (tmp_path / "two.json").read_bytes() == want
+    _no_child(forked)
+
+
+def test_an_export_that_cannot_fork_is_done_in_one_process(generated: list[Path], tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    want = _one_process(generated[2], "md", tmp_path, monkeypatch)
+
+    def no_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", "2")
+    export_to_file(generated[2], tmp_path / "two.md", "md", ExportOptions(redactor=Redactor()))
+    assert (tmp_path / "two.md").read_bytes() == want
+
+
+def test_a_failing_export_in_two_processes_fails_as_in_one(generated: list[Path], capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch, forked: list[int]) -> None:  # fmt: skip
+    said = []
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", jobs)
+        code = main(["export", str(generated[0]), "--format", "json", "--turn", "999", "--redact"])
+        said.append((code, capsys.readouterr()))
+    assert said[0] == said[1] and said[0][0] != 0
+    _no_child(forked)
+
+
+def test_who_splits(generated: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    log = generated[0]
+    monkeypatch.delenv("TAPEDECK_EXPORT_JOBS", raising=False)
+    assert not split.splits(log, ExportOptions())  # a small log
+    monkeypatch.setattr(split, "SPLIT_BYTES", 1000)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert split.splits(log, ExportOptions())
+    assert not split.splits(log, ExportOptions(at=40))
+    monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", "1")
+    assert not split.splits(log, ExportOptions())
+    monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", "")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert not split.splits(log, ExportOptions())
+
+
+def test_an_export_from_a_thread_stays_in_one_process(generated: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", "2")
+    monkeypatch.setattr(split, "active_count", threading.active_count)
+    answers: list[bool] = []
+    worker = threading.Thread(target=lambda: answers.append(split.splits(generated[0], ExportOptions())))
+    worker.start()
+    worker.join()
+    assert answers == [False]
+
+
+def _state(pid: int) -> str | None:
+    """The state letter of process ``pid`` (None: gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return None
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_a_renderer_ends_when_the_export_is_killed(generated: list[Path], tmp_path: Path) -> None:
+    env = {**os.environ, "TAPEDECK_EXPORT_JOBS": "2"}
+    cli = subprocess.Popen([sys.executable, "-m", "tui.cli", "export", str(generated[0]), "-o", str(tmp_path / "x.html")],
+                           env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    children = Path(f"/proc/{cli.pid}/task/{cli.pid}/children")
+    renderer = None
+    while renderer is None and cli.poll() is None:  # the renderer is forked once the imports are done
+        found = children.read_text().split() if children.exists() else []
+        renderer = int(found[0]) if found else None
+        time.sleep(0.002)
+    if renderer is None:
+        pytest.skip("the export ended before its renderer was seen")
+    cli.kill()
+    cli.wait()
+    for _ in range(1000):  # the renderer reads the end of its pipe and leaves (reaped by whoever adopted it)
+        if _state(renderer) in (None, "Z"):
+            break
+        time.sleep(0.01)
+    assert _state(renderer) in (None, "Z")
