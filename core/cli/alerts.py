@@ -15,10 +15,11 @@ import orjson
 from core.alerts.engine import Alert
 from core.alerts.hook import HookRunner
 from core.cli import COMMANDS
-from core.cli.args import add_interval, add_json, check_seconds
+from core.cli.args import add_interval, add_json, check_seconds, local_roots
 from core.cli.common import RULE_SECTIONS, emit, for_terminal, guarded, warn
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
 from core.fleet.alerts import AlertSources
+from core.log.sessions import layout_note
 from core.shared.errors import TapedeckError
 from core.shared.text import short_session
 
@@ -78,6 +79,8 @@ def run(args: argparse.Namespace) -> int:
     check_seconds("exec-timeout", args.exec_timeout)
     config = alerts_config(args.config, args.set)
     hook = HookRunner(args.exec, args.exec_timeout, warn) if args.exec else None
+    for note in filter(None, (layout_note(root, "alerts") for root in local_roots(args.paths))):
+        warn(note)  # a directory that holds no session where a root would
     try:
         return (_follow if args.follow else _once)(args, config, hook)
     finally:

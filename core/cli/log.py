@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from collections import Counter
 from collections.abc import Container
@@ -15,11 +14,11 @@ from core.cli.args import add_json, add_log_path, add_roots, check_at_least, che
 from core.cli.common import RULE_SECTIONS, JsonList, emit, fail, guarded, json_member, warn, write_bytes
 from core.cli.rowspool import RowSpool
 from core.control.host_state import HostState, describe_host, read_host_state
-from core.log.layout import RAW_NAME, ZSTD_NAME, default_sessions_root, is_sessions_root, resolve_log_path
+from core.log.layout import default_sessions_root, is_sessions_root, resolve_log_path
 from core.log.linestore import LineStore
-from core.log.reader import read_header, read_log_header
+from core.log.reader import read_log_header
 from core.log.records import PackedRow
-from core.log.sessions import session_logs
+from core.log.sessions import layout_note
 from core.log.vocabulary import SURFACE_TYPES
 from core.read.load import load_session
 from core.read.session import Session
@@ -308,7 +307,7 @@ def _sessions(args: argparse.Namespace) -> int | None:
         return "\n".join(lines if n else lines[:1])
 
     emit([row.to_dict() for row in rows], args.json, render)
-    for note in [*fleet.skipped, *unread, *filter(None, map(_layout_note, local_roots(args.roots)))]:
+    for note in [*fleet.skipped, *unread, *filter(None, (layout_note(root, 'sessions') for root in local_roots(args.roots)))]:
         warn(note)
     # as alerts: a machine that could not be listed, or a session that could not be read, leaves no whole answer
     return 2 if fleet.unreached or unread else None
@@ -327,34 +326,6 @@ def _header_error(root: Path, watched: Container[str]) -> str | None:
     except TapedeckError as exc:
         return str(exc)
     return None
-
-
-def _layout_note(root: Path) -> str | None:
-    """What a directory that holds no session in the sessions root layout holds instead, and the commands that
-    read it: one project's session directories, or session logs lying in it loose (None: neither, or sessions)."""
-    if not is_sessions_root(root) or session_logs(root):
-        return None
-    try:
-        entries = sorted(root.iterdir())
-    except OSError:
-        return None  # the listing noted it
-    layout = f"ROOT/PROJECT/SESSION/{RAW_NAME} or {ZSTD_NAME}"
-    where = shlex.quote(str(root))
-    sessions = [e for e in entries if e.is_dir() and not is_sessions_root(e)]
-    if sessions:
-        n = len(sessions)
-        return (f"{root} is one project's directory, not a sessions root ({layout}): `tapedeck sessions {where}/*/` "
-                f"lists its {n} session director{'y' if n == 1 else 'ies'}, "
-                f"`tapedeck sessions {shlex.quote(str(root.parent))}` every project's")  # fmt: skip
-    logs = [e for e in entries if e.is_file() and read_header(e) is not None]
-    if not logs:
-        return None
-    kinds = sorted({"*" + "".join(log.suffixes[-2:]) if log.name.endswith(".zstd") else "*" + log.suffix for log in logs})
-    n = len(logs)
-    return (f"{root} holds {n} session log{'' if n == 1 else 's'} of its own but no session directories, which a "
-            f"sessions root holds ({layout}); a log is read where it lies: `tapedeck sessions "
-            f"{' '.join(f'{where}/{kind}' for kind in kinds)}` lists {'it' if n == 1 else 'them'}, `tapedeck inspect "
-            f"{shlex.quote(str(logs[0]))}` reads {'it' if n == 1 else 'one'}")  # fmt: skip
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

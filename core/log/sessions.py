@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.log.layout import RAW_NAME, ZSTD_NAME
+from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root
 from core.log.reader import read_header
 
 
@@ -55,6 +56,35 @@ def session_logs(root: str | os.PathLike[str], skipped: list[str] | None = None)
                 continue
             logs.extend(log for name in (ZSTD_NAME, RAW_NAME) if (log := sdir / name).is_file())
     return logs
+
+
+def layout_note(root: Path, command: str) -> str | None:
+    """What a local directory that holds no session in the sessions root layout holds instead, and the commands
+    that read it (``tapedeck COMMAND …``, which takes session directories and logs): one project's session
+    directories, or session logs lying in it loose (None: neither, or it has sessions)."""
+    if not is_sessions_root(root) or session_logs(root):
+        return None
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return None  # the listing noted it
+    layout = f"ROOT/PROJECT/SESSION/{RAW_NAME} or {ZSTD_NAME}"
+    where = shlex.quote(str(root))
+    sessions = [e for e in entries if e.is_dir() and not is_sessions_root(e)]
+    if sessions:
+        n = len(sessions)
+        return (f"{root} is one project's directory, not a sessions root ({layout}): `tapedeck {command} {where}/*/` "
+                f"reads its {n} session director{'y' if n == 1 else 'ies'}, "
+                f"`tapedeck {command} {shlex.quote(str(root.parent))}` every project's")  # fmt: skip
+    logs = [e for e in entries if e.is_file() and read_header(e) is not None]
+    if not logs:
+        return None
+    kinds = sorted({"*" + "".join(log.suffixes[-2:]) if log.name.endswith(".zstd") else "*" + log.suffix for log in logs})
+    n = len(logs)
+    return (f"{root} holds {n} session log{'' if n == 1 else 's'} of its own but no session directories, which a "
+            f"sessions root holds ({layout}); a log is read where it lies: `tapedeck {command} "
+            f"{' '.join(f'{where}/{kind}' for kind in kinds)}` reads {'it' if n == 1 else 'them'}, `tapedeck inspect "
+            f"{shlex.quote(str(logs[0]))}` reads {'it' if n == 1 else 'one'}")  # fmt: skip
 
 
 def session_ref(log: Path) -> SessionRef | None:

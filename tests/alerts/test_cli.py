@@ -72,6 +72,20 @@ def test_a_named_file_that_is_no_session_log_is_no_clean_report(
     assert [alert["cause"] for alert in json.loads(out.out)] == ["error-streak"]
 
 
+def test_a_project_directory_given_for_a_root_is_named_as_one(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """ROOT/PROJECT given for ROOT read no session and said only 'no alerts'; stderr now says what it is and the
+    commands that read it, as `tapedeck sessions` does."""
+    root = tmp_path / "sessions"
+    path = root / "--w--" / "s-1" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text(_line(HEADER) + "".join(_line(e) for e in _failing_log().events))
+    assert main(["alerts", str(root / "--w--")]) == 0
+    out = capsys.readouterr()
+    assert out.out == "no alerts\n" and "one project's directory" in out.err, out.err
+    assert f"`tapedeck alerts {root / '--w--'}/*/`" in out.err.replace("\n", " ")
+    assert main(["alerts", str(root)]) == 1
+
+
 def _read_lines(stream: IO[str], count: int, timeout: float = 20.0) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     deadline = time.monotonic() + timeout

@@ -151,6 +151,21 @@ async def test_an_empty_root_says_it_has_no_sessions_yet_then_lists_the_first(tm
 
 
 @pytest.mark.anyio
+async def test_a_project_directory_given_for_a_root_says_so_and_how_to_open_its_sessions(tmp_path: Path) -> None:
+    """ROOT/PROJECT given for ROOT showed 'no sessions under … yet' for ever, its session directories right there
+    (as `tapedeck sessions` says since 75cda6d)."""
+    project = tmp_path / "sessions" / "--w--"
+    _write(tmp_path / "sessions", "first-1")
+    app = make_app(project)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.loaded)
+        screen = app.screen
+        assert isinstance(screen, FleetScreen) and not screen.shown
+        status = str(screen.query_one("#fleet-status").render())
+        assert "one project's directory" in status and f"tapedeck fleet {tmp_path / 'sessions'}" in status, status
+
+
+@pytest.mark.anyio
 async def test_a_session_removed_while_the_table_is_open_leaves_it(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     kept, gone = _write(root, "kept-1"), _write(root, "gone-2")

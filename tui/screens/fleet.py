@@ -21,6 +21,7 @@ from textual.widgets import DataTable, Input, Static
 from core.control.host_state import KIND_DSH
 from core.fleet.actions import ANSWER_SECONDS, RowAnswer, row_refusal, send_row_action
 from core.fleet.row import COLUMNS, FleetRow, matches
+from core.log.sessions import layout_note
 from core.shared.errors import TapedeckError
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.screens.confirm import AskScreen, ConfirmScreen
@@ -77,6 +78,8 @@ class FleetScreen(Screen[None]):
         self.loaded = False  # the first poll landed
         self.problems: list[str] = []  # what keeps a root from being read (a refused host key)
         self.skipped: list[str] = []  # directories or machines the last scan could not read
+        # a root that holds no session where one would (a project's directory, loose logs): what it is instead
+        self.layout_notes = [note for root in roots if (note := layout_note(root, "fleet"))]
 
     def compose(self) -> ComposeResult:
         """Title, filter line, table, status, footer."""
@@ -147,7 +150,7 @@ class FleetScreen(Screen[None]):
             f"filter: {self.query_text}" if self.query_text else "n next attention · / filter · Enter open"
         )
         if not rows:
-            status = f"no sessions under {', '.join(str(root) for root in self.roots)} yet"
+            status = "; ".join([f"no sessions under {', '.join(str(root) for root in self.roots)} yet", *self.layout_notes])
         self.query_one("#fleet-status", Static).update(
             Text("; ".join([status, *self.skipped, *self.problems]))
         )
