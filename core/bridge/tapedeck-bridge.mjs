@@ -652,7 +652,9 @@ class SessionBridge {
     if (entries.length) this.saveState();
   }
 
-  // Re-reads the inbox from its start for requests that were acknowledged pending before a reload.
+  // Re-reads the inbox from its start for requests that were acknowledged pending before a reload. After an
+  // absence (DSH stopped or killed, not a reload) they are cancelled, as our host cancels what the host before it
+  // had not applied: a rewind must not fire minutes later, in a turn its sender never saw. A queued one still waits.
   recoverPending() {
     const opened = this.openInbox();
     if (!opened) return;
@@ -667,7 +669,9 @@ class SessionBridge {
       line += 1;
       const entry = decodeLine(line, raw);
       const id = entry.request?.id;
-      if (id && this.pending.has(id) && !this.final.has(id) && !entry.error) this.admit(entry.request, true);
+      if (!id || !this.pending.has(id) || this.final.has(id) || entry.error) continue;
+      if (this.absent && !entry.request.queued) this.outcome(entry.request, "cancelled", "DSH exited before applying it");
+      else this.admit(entry.request, true);
     }
   }
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -205,3 +206,27 @@ def test_headless_run_with_zstd_log_obeys_the_inbox(
     events = log_events(d)
     assert any("headless steer" in json.dumps(e["data"]) for e in events if e["type"] == "user/message")
     assert {e["type"] for e in events} <= known_event_types(dsh)
+
+
+def test_a_rewind_waiting_for_idle_when_dsh_is_killed_is_cancelled_when_it_comes_back(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """A rewind acknowledged pending (it waits for the turn to end) when DSH is killed mid-turn is answered
+    cancelled by the restarted bridge, never applied late, as our host cancels what the host before it had not
+    applied; a plugin reload's short gap still keeps it (the test above)."""
+    world = _installed_world(dsh, model, tmp_path)
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Killed mid-turn: steps=30 sleep=2")
+        assert final_outcome(d, send(d, "checkpoint")["id"])["outcome"] == "applied"
+        rewind = send(d, "rewind")
+        wait_for(lambda: any(o["requestId"] == rewind["id"] for o in outcomes(d)), 10, "the rewind pending")
+        assert web.proc is not None
+        os.killpg(web.proc.pid, signal.SIGKILL)
+        web.proc.wait()
+    time.sleep(3.5)  # longer than a reload's gap
+    with DshWeb(world) as web:
+        web.prompt(sid, "After the restart: steps=1 sleep=0")
+        wait_for(lambda: bridge_json(d)["state"] == "idle" and len(_turn_ends(d)) >= 2, 40, "the new turn to end")
+        done = final_outcome(d, rewind["id"])
+        assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before applying it"), done
+    assert rewind["id"] not in [run["request"]["id"] for run, _ in td_runs(log_events(d))]
