@@ -159,7 +159,7 @@ def test_a_renderer_killed_mid_export_leaves_the_export_whole(fmt: str, generate
         sends.append(self.pid)
         if len(sends) == 3:
             os.kill(self.pid, signal.SIGKILL)
-            time.sleep(0.2)
+            os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)  # dead, its pipe closed (reaped by the export)
         real(self)
 
     monkeypatch.setattr(split._Renderer, "flush", flush)
