@@ -17,9 +17,11 @@ from tests.tui.pilot import make_app
 from tests.tui.pilot import settle as settle_app
 from tests.tui.screens_policy.harness import PolicyHarness, settle
 from tests.tui.screens_policy.scenarios import demo
+from tests.tui.test_live_bad_input import bad_events
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.screens.diagnostics import DiagnosticsScreen
 from tui.screens.folds import FoldsScreen, ResultScreen
 from tui.screens.prolong import ProlongScreen
 from tui.screens.request import RequestScreen
@@ -36,6 +38,16 @@ def main_app(tmp_path: Path) -> App[Any]:
 def streaming_app(tmp_path: Path) -> App[Any]:
     """A followed log whose last model stream is still coming in: one growing row."""
     return make_app(streaming_log().write(tmp_path / "demo" / "session.jsonl"), follow=True)
+
+
+def damaged_app(tmp_path: Path) -> App[Any]:
+    """A log with events the readers refused and a line that is no JSON: the Diagnostics screen's long messages."""
+    log = policy_log()
+    bad_events(log)
+    path = log.write(tmp_path / "demo" / "session.jsonl")
+    with open(path, "ab") as f:
+        f.write(b'{"type": "user/message", "seq": torn\n')
+    return make_app(path)
 
 
 def policy_app(screen: type) -> Callable[[Path], App[Any]]:
@@ -55,6 +67,7 @@ CASES: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type | None]
     "config": (policy_app(ConfigScreen), (), None),
     "filter-dialog": (main_app, ("f",), None),
     "help-dialog": (main_app, ("question_mark",), None),
+    "diagnostics": (damaged_app, ("D",), DiagnosticsScreen),
     "rewind-dialog": (policy_app(CheckpointsScreen), ("w",), ConfirmScreen),
     "config-dialog": (policy_app(ConfigScreen), ("e", "backspace", "4", "enter"), ConfirmScreen),
 }

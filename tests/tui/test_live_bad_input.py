@@ -17,7 +17,7 @@ from tui.screens.folds import FoldsScreen
 from tui.widgets.detail import TextView
 
 
-def _bad_events(log: Log) -> list[int]:
+def bad_events(log: Log) -> list[int]:
     """Append one event of each kind that used to break a reader; return their seqs."""
     return [
         log.add({"type": "step/end", "data": {"turn": [[[]]], "step": 1}}),
@@ -30,7 +30,7 @@ def _bad_events(log: Log) -> list[int]:
 @pytest.mark.parametrize("retain_bytes", [None, 1], ids=["in-memory", "read-back"])
 def test_mutated_log_loads_to_ready_with_diagnostics(tmp_path: Path, retain_bytes: int | None) -> None:
     log = policy_log()
-    bad = _bad_events(log)
+    bad = bad_events(log)
     log.add(user("after the damage"))
     live, _ = load(log.write(tmp_path / "session.jsonl"), retain_bytes=retain_bytes)
     assert live.ready and live.error is None
@@ -50,7 +50,7 @@ def test_follow_goes_on_past_a_bad_event(tmp_path: Path) -> None:
     try:
         wait_for(lambda: live.phase == "following")
         start = len(log.events)
-        bad = _bad_events(log)
+        bad = bad_events(log)
         append(path, log, start)
         wait_for(lambda: live.session.next_seq == len(log.events))
         start = len(log.events)
@@ -67,7 +67,7 @@ def test_follow_goes_on_past_a_bad_event(tmp_path: Path) -> None:
 @pytest.mark.anyio
 async def test_diagnostics_show_in_the_status_line_and_their_screen(tmp_path: Path) -> None:
     log = policy_log()
-    bad = _bad_events(log)
+    bad = bad_events(log)
     log.add(user("after the damage"))
     app = make_app(log.write(tmp_path / "session.jsonl"))
     async with app.run_test(size=(160, 45)) as pilot:
@@ -155,3 +155,32 @@ async def test_rows_of_a_log_cut_short_say_they_cannot_be_read(tmp_path: Path, m
 
         await until(pilot, lambda: shown().startswith(f"seq {mid} cannot be read: "))
         assert f"no longer holds seq {mid}" in shown()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_diagnostics_messages_are_read_whole_on_a_narrow_terminal(tmp_path: Path, size: tuple[int, int]) -> None:
+    """At 80 columns the Diagnostics table ran past the screen: each message was cut at its edge (the rest reached
+    only by scrolling sideways); the message column now takes the width left and its text wraps in its row."""
+    log = policy_log()
+    bad_events(log)
+    path = log.write(tmp_path / "session.jsonl")
+    with open(path, "ab") as f:
+        f.write(b'{"type": "user/message", "seq": torn\n')  # a line that is not JSON: the longest message
+    app = make_app(path)
+    async with app.run_test(size=size) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("D")
+        await until(pilot, lambda: isinstance(app.screen, DiagnosticsScreen) and app.screen.shown_generation >= 0)
+        await settle(pilot)
+        table = app.screen.query_one("#diagnostics-table", DataTable)
+        assert table.virtual_size.width <= table.scrollable_content_region.width, (table.virtual_size, table.size)
+        x = sum(column.get_render_width(table) for column in table.ordered_columns[:-1])
+        column = " ".join(
+            "".join(segment.text for segment in table.render_line(y))[x:].strip()
+            for y in range(1, table.virtual_size.height)
+        )
+        messages = [d.message for d in app.live.session.diagnostics]
+        assert any("not valid JSON" in m for m in messages), messages
+        for message in messages:
+            assert " ".join(message.split()) in " ".join(column.split()), (message, column)

@@ -17,10 +17,12 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from core.shared.diagnostics import Diagnostic
-from tui.screens.policy_screen import PolicyScreen, fill_table
+from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+COLUMNS = ("severity", "code", "seq", "offset", "message")
+MESSAGE_MIN = 20  # the message column's cells however narrow the screen (the table scrolls sideways then)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +50,7 @@ class DiagnosticsScreen(PolicyScreen):
     def __init__(self) -> None:
         super().__init__()
         self._seqs: dict[str, int | None] = {}
+        self._view: DiagnosticsView | None = None  # the entries shown, drawn again for a new width
 
     def compose_body(self) -> ComposeResult:
         """The table and a one-line count."""
@@ -58,17 +61,24 @@ class DiagnosticsScreen(PolicyScreen):
     @while_stacked
     def on_mount(self) -> None:
         """Set up the table, then derive."""
-        self.query_one("#diagnostics-table", DataTable).add_columns(
-            "severity", "code", "seq", "offset", "message"
-        )
+        table = self.query_one("#diagnostics-table", DataTable)
+        for label in COLUMNS:
+            table.add_column(label, key=label)
         super().on_mount()
+
+    def on_resize(self) -> None:
+        """Fit the messages to the new width."""
+        if self._view is not None:
+            self.call_after_refresh(self.show, self._view)
 
     def derive(self, live: Any) -> DiagnosticsView:
         """Copies of the lists (worker thread, under the live lock)."""
         return DiagnosticsView(list(live.session.diagnostics), list(live.notices))
 
     def show(self, view: DiagnosticsView) -> None:
-        """Refill the table: the follower's notices first, then the log's diagnostics in order."""
+        """Refill the table: the follower's notices first, then the log's diagnostics in order, each message wrapped
+        in the width the other columns leave."""
+        self._view = view
         entries = [*view.notices, *view.diagnostics]
         self._seqs = {str(k): d.seq for k, d in enumerate(entries)}
         rows = [
@@ -84,7 +94,12 @@ class DiagnosticsScreen(PolicyScreen):
             )
             for k, d in enumerate(entries)
         ]
-        fill_table(self.query_one("#diagnostics-table", DataTable), rows)
+        table = self.query_one("#diagnostics-table", DataTable)
+        room = self.size.width - table.styles.scrollbar_size_vertical
+        message = table.columns[COLUMNS[-1]]  # type: ignore[index]
+        message.width = max(room - column_widths(COLUMNS[:-1], [cells for _, cells in rows]) - 2, MESSAGE_MIN)
+        message.auto_width = False
+        fill_table(table, rows, height=None)
         self.query_one("#diagnostics-summary", Static).update(Text(summary_line(entries)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

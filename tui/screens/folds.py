@@ -11,7 +11,6 @@ would do with a raw result and why. The backoff column shows the result's resour
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -32,7 +31,7 @@ from core.shared.text import printable, tool_result_text
 from tui.failures import reads_log
 from tui.screens.config import effective_config
 from tui.screens.confirm import ConfirmScreen
-from tui.screens.policy_screen import PolicyScreen, fill_table
+from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
 
 FOLDED = "folded"
@@ -137,14 +136,6 @@ def row_cells(line: FoldLine) -> tuple[str | Text, ...]:
         line.policy,
         Text(line.backoff, style=_BACKOFF_STYLE[line.backoff_level]),
         line.note,
-    )
-
-
-def column_widths(labels: Sequence[str], rows: Sequence[Sequence[str | Text]]) -> int:
-    """The cells a table of ``labels`` and ``rows`` takes: each column as wide as its widest cell, padded by one
-    cell on either side."""
-    return sum(
-        max([cell_len(label), *(cell_len(str(row[i])) for row in rows)]) + 2 for i, label in enumerate(labels)
     )
 
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.console import RenderableType
 from rich.text import Text
 from textual import work
@@ -466,8 +467,19 @@ class Waiting:
     message: str
 
 
-def fill_table(table: DataTable[Any], rows: Sequence[tuple[str, Sequence[RenderableType]]]) -> None:
-    """Replace a table's rows, keeping the cursor on the same row key when that row still exists.
+def column_widths(labels: Sequence[str], rows: Sequence[Sequence[str | Text]]) -> int:
+    """The cells a table of ``labels`` and ``rows`` takes: each column as wide as its widest cell, padded by one
+    cell on either side."""
+    return sum(
+        max([cell_len(label), *(cell_len(str(row[i])) for row in rows)]) + 2 for i, label in enumerate(labels)
+    )
+
+
+def fill_table(
+    table: DataTable[Any], rows: Sequence[tuple[str, Sequence[RenderableType]]], height: int | None = 1
+) -> None:
+    """Replace a table's rows, keeping the cursor on the same row key when that row still exists (``height``: each
+    row's lines, None: as many as its cells take wrapped in their columns).
 
     Plain strings are shown verbatim (never parsed as markup: log text is full of square brackets).
     """
@@ -476,7 +488,7 @@ def fill_table(table: DataTable[Any], rows: Sequence[tuple[str, Sequence[Rendera
         current = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
     table.clear()
     for key, cells in rows:
-        table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells), key=key)
+        table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells), key=key, height=height)
     if current is not None and any(key == current for key, _ in rows):
         table.move_cursor(row=table.get_row_index(current))
 
