@@ -195,6 +195,7 @@ _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 # code: a name, its attributes (group 1: ``args.api_key``) and a bracket after them (group 2: ``next_token()``)
 _CODE = re.compile(rb"[A-Za-z_$][\w$]*((?:\??\.[A-Za-z_$][\w$]*)*)([(\[{<]?)")
 _KEY_WORD = re.compile(rb"(?i)key|token|secret|pass")
+_KEY_NAME = re.compile(rb"[A-Za-z0-9_-]+\Z")  # the whole name a key word ends (``client_secret``, ``apiKey``)
 _NAME_PARTS = re.compile(rb"_|[a-z][A-Z]")  # a name of several words: ``api_key``, ``TokenType``
 # a class of several words or a constant: ``token: MessageType``, ``Token: FG_DEFAULT`` (one word is as likely a
 # password: ``password: Welcome``)
@@ -336,10 +337,25 @@ def _secret_value(data: bytes, m: Any) -> bool:
         return upper and b"=" in sep or _config_line(data, m) and not TYPE_NAME.fullmatch(value)
     if code.group(1) and readable(value[: code.end()].decode("ascii")):  # names, not a dotted token's parts
         return False
-    # a name holding the key word is code where a value is assigned (``api_key=api_key``) or a quoted key's
+    # the key's own name, in its case or another, is code after any key (``{ api_key: apiKey }``: a field passed on);
+    # another name holding the key word is code where a value is assigned (``api_key=api_key``) or a quoted key's
     # (``"password": password_hash``), data after a bare key (YAML's ``password: super_secret_pw``)
+    if whole and _bare_name(value) == _bare_name(_key_name(data, m)):
+        return False
     named = value.lower() == m.group(1).lower() or _KEY_WORD.search(value) and _NAME_PARTS.search(value)
     return not (whole and named and (b"=" in sep or b'"' in sep or b"'" in sep))
+
+
+def _key_name(data: bytes, m: Any) -> bytes:
+    """The whole name the key word of ``m`` (group 1) ends, up to 64 bytes of it (``client_secret``, ``apiKey``; none
+    for a quoted key)."""
+    name = _KEY_NAME.search(data, max(0, m.start(1) - 64), m.end(1))
+    return name.group() if name is not None else b""
+
+
+def _bare_name(name: bytes) -> bytes:
+    """A name as its words, whatever case joins them: ``apiKey``, ``api_key`` and ``API-KEY`` are ``apikey``."""
+    return name.lower().replace(b"_", b"").replace(b"-", b"")
 
 
 def _placeholder(value: bytes) -> bool:

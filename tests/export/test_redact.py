@@ -231,12 +231,14 @@ auth: oauth2  # auth = HTTPBasicAuth(user, pw); {"auth": {"type": "oauth2"}, "oa
 mysql -u root -p mydb; ssh -p 2222 host; grep -a pattern; redis-cli -h cache ping; sshpass -f ~/.pw ssh host
 url = f"{base}/login?token={token}&user={user}"; tpl = "password={password}"; run(f"deploy --api-key {api_key}")
 DB_PASSWORD={DB_PASSWORD} and "Authorization: Bearer {token_value}" are templates
+const body = { api_key: apiKey, client_secret: clientSecret, access_token: accessToken, password: password };
 """
 
 
 def test_ordinary_code_and_harmless_environment_values_stay_readable(tmp_path: Path) -> None:
     """Code that names keys, tokens and passwords (calls, attributes, annotations, references, names holding the
-    word, a format string's ``{token}``: it came out as ``token=[redacted key]}``), kebab-case words with ``sk-``/``rk-`` inside, prose after ``Basic`` or on the line after a key word, and
+    word, a format string's ``{token}``: it came out as ``token=[redacted key]}``, the key's own name in another
+    case: ``{ api_key: apiKey }``), kebab-case words with ``sk-``/``rk-`` inside, prose after ``Basic`` or on the line after a key word, and
     a shell's own settings (``LANG=C.UTF-8``, ``TERM=xterm-256color``, options, a branch name) are no secrets: an
     export of a tool result holding them replaces nothing. They used to come out as ``[redacted key]`` and
     ``[redacted env]``."""
