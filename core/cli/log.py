@@ -26,7 +26,7 @@ from core.read.summary import human_chars, one_line, summarize
 from core.read.surface import surface_row
 from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
-from core.shared.errors import TapedeckError, seq_not_in_log
+from core.shared.errors import LogNotFoundError, TapedeckError, seq_not_in_log
 from core.shared.text import model_label
 
 
@@ -323,6 +323,8 @@ def _header_error(root: Path, watched: Container[str]) -> str | None:
         log = resolve_log_path(root)
         if str(log) not in watched:
             read_log_header(log)
+    except LogNotFoundError:
+        return None  # gone since the listing found it: the listing's own notes say so
     except TapedeckError as exc:
         return str(exc)
     return None

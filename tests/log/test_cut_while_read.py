@@ -216,3 +216,18 @@ def test_alerts_and_sessions_on_a_log_removed_during_the_read_fail(
     root, log = _session_in_root(tmp_path)
     _log_changed_mid_read(log, 8, log.unlink, monkeypatch)
     _fails_saying(command, root, log, capsys, f"{log}: the log was removed while it was read")
+
+
+def test_sessions_of_named_logs_counts_one_removed_during_the_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], fixtures_dir: Path
+) -> None:
+    # a named log that is gone was also taken for one whose header cannot be read: two errors for it, '2 more'
+    root, log = _session_in_root(tmp_path)
+    other = root / "project" / "s2" / "session.jsonl"
+    other.parent.mkdir()
+    other.write_bytes((fixtures_dir / "multi-turn.session.jsonl").read_bytes())
+    _log_changed_mid_read(log, 8, log.unlink, monkeypatch)
+    assert main(["sessions", str(other), str(log)]) == 2
+    out, err = capsys.readouterr()
+    assert out.splitlines()[0] == f"1 session under {other}, {log} (1 more could not be read: see stderr)", out
+    assert err == f"tapedeck: {log}: the log was removed while it was read: another program deleted or moved it; read it again\n"
