@@ -133,3 +133,26 @@ def test_a_filter_that_asks_for_deltas_lists_each_delta_as_the_tui_does(log: Pat
     assert all("deltas" not in r and r["type"] == "assistant/chunk" for r in doc["events"])
     doc = orjson.loads(_export(log, "json", EventFilter.parse("assistant/chunk", "", "", False, '"OT"'))[0])
     assert [r["seq"] for r in doc["events"]] == [40, 55, 79]
+
+
+@pytest.mark.parametrize("fmt", ["json", "md", "html"])
+def test_a_grep_for_a_home_path_matches_the_log_and_the_export_shows_it_redacted(tmp_path: Path, fmt: str) -> None:
+    """The filter is the TUI's, so it reads the log as it is: ``--grep /home/alice`` lists the rows whose text holds
+    that path (the rows an export without redaction lists) and the redacted export shows them, and the filter, with
+    ``~`` for it; a grep for the redacted text (``~/proj``) finds nothing, as in the TUI."""
+    from tests.export.planted import plant
+
+    log = plant(tmp_path / "p.jsonl", "look at /home/alice/proj/main.py", "cat /home/alice/proj/a.py: ok", "done")
+    redactor = Redactor(environ={}, home="/nonexistent-home")
+    grep = EventFilter.parse("", "", "", False, "/home/alice/proj")
+    plain = orjson.loads(_export(log, "json", grep)[0])
+    assert len(plain["events"]) == 2
+    out = io.BytesIO()
+    doc = export(log, out, fmt, ExportOptions(filter=grep, redactor=redactor))
+    text = out.getvalue().decode()
+    assert "alice" not in text and text.count("~/proj") >= 3, text  # two rows and the filter
+    assert doc["filter"] == {"text": "/~/proj/", "rowsLeftOut": plain["filter"]["rowsLeftOut"]}
+    if fmt == "json":
+        assert [r["seq"] for r in orjson.loads(text)["events"]] == [r["seq"] for r in plain["events"]]
+    tilde = EventFilter.parse("", "", "", False, "~/proj")
+    assert export(log, io.BytesIO(), fmt, ExportOptions(filter=tilde, redactor=redactor))["shown"] == 0
