@@ -199,3 +199,18 @@ async def test_a_log_given_on_its_own_and_removed_is_noted_and_the_other_roots_g
         status = str(screen.query_one("#fleet-status").render())
         assert f"{alone}: no such file or directory" in status, status
         assert not screen.problems, screen.problems
+
+
+@pytest.mark.anyio
+async def test_roots_of_the_same_name_are_told_apart_in_the_title(tmp_path: Path) -> None:
+    """``tapedeck fleet a/sessions b/sessions``: the title named both 'sessions'; roots sharing a name are given
+    as the operator gave them, a root whose name is its own keeps its name."""
+    roots = [tmp_path / "a" / "sessions", tmp_path / "b" / "sessions", tmp_path / "mine"]
+    for n, root in enumerate(roots):
+        _write(root, f"s-{n}")
+    app = TapedeckApp(roots[0], follow=False, interval=0.02, use_watchfiles=False, keymap_file=NO_KEYMAP,
+                      config=QUIET, fleet_roots=roots)  # fmt: skip
+    async with app.run_test(size=(200, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and len(app.screen.shown) == 3)
+        title = str(app.screen.query_one("#fleet-title").render())
+        assert title.endswith(f"attention · {roots[0]}, {roots[1]}, mine"), title

@@ -139,7 +139,9 @@ class FleetScreen(Screen[None]):
     def _titles(self) -> None:
         rows = list(self.rows.values())
         need = sum(1 for shown in rows if shown.row.attention)
-        where = ", ".join(root.name or str(root) for root in self.roots)
+        names = [root.name or str(root) for root in self.roots]
+        # a name two roots share (a/sessions, b/sessions, or one here and one over SSH) tells neither: given whole
+        where = ", ".join(name if names.count(name) == 1 else str(root) for name, root in zip(names, self.roots, strict=True))
         self.query_one("#fleet-title", Static).update(
             Text(
                 f"Fleet: {len(rows)} session{'' if len(rows) == 1 else 's'}, {need} need{'s' if need == 1 else ''} "
