@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, check_types
+from core.cli.args import add_json, add_log_path, check_types, check_utf8
 from core.cli.common import emit, for_terminal, guarded, warn
 from core.shared.errors import TapedeckError, seq_not_in_log
 
@@ -25,6 +25,9 @@ def _export(args: argparse.Namespace) -> None:
 
     if args.step is not None and args.turn is None:
         raise TapedeckError("--step needs --turn")
+    for option, values in (("--type", args.type), ("--tool", args.tool), ("--grep", [args.grep])):
+        for value in filter(None, values or ()):  # the export names its filter as typed
+            check_utf8(option, value)
     check_types(args.type)
     to_terminal = args.output in (None, "-") and sys.stdout.isatty()
     redact = args.redact if args.redact is not None else not to_terminal  # a file or a pipe: it is being shared
@@ -111,6 +114,7 @@ def _note(args: argparse.Namespace) -> None:
     from core.read.notes import load_notes, set_note
 
     text = args.text
+    check_utf8("TEXT", text)
     if not text.strip() and args.seq not in load_notes(args.path):
         sys.stdout.write(f"no note at seq {args.seq}; nothing changed\n")
         return

@@ -156,3 +156,15 @@ def test_a_grep_for_a_home_path_matches_the_log_and_the_export_shows_it_redacted
         assert [r["seq"] for r in orjson.loads(text)["events"]] == [r["seq"] for r in plain["events"]]
     tilde = EventFilter.parse("", "", "", False, "~/proj")
     assert export(log, io.BytesIO(), fmt, ExportOptions(filter=tilde, redactor=redactor))["shown"] == 0
+
+
+@pytest.mark.parametrize("option", ["--grep", "--tool", "--type"])
+def test_a_filter_value_that_is_not_utf8_is_refused_in_one_line(
+    log: Path, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bytes that are no UTF-8 (the shell passes them as lone surrogates) crashed the export naming its filter."""
+    capsys.readouterr()
+    assert main(["export", str(log), "--format", "json", option, "tool\udcff"]) == 2
+    out = capsys.readouterr()
+    assert out.err == f"tapedeck: {option} is not valid UTF-8 (check the terminal's encoding)\n"
+    assert out.out == ""

@@ -298,3 +298,11 @@ def test_a_sidecar_that_is_no_regular_file_is_refused_not_waited_on(log: Path, t
         assert (done.returncode, done.stderr) == (2, f"tapedeck: {sidecar}: not a regular file; notes are kept in "
                                                      "one, so this is not read\n"), args  # fmt: skip
     assert sidecar.is_symlink() == (kind == "link")
+
+
+def test_a_note_that_is_not_utf8_is_refused_in_one_line(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Bytes that are no UTF-8 (the shell passes them as lone surrogates) crashed writing the sidecar's JSON."""
+    assert main(["note", str(log), "--seq", "4", "ab\udcffc"]) == 2
+    err = capsys.readouterr().err
+    assert err == "tapedeck: TEXT is not valid UTF-8 (check the terminal's encoding)\n"
+    assert sorted(p.name for p in log.parent.iterdir()) == ["session.jsonl"]
