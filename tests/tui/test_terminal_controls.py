@@ -104,3 +104,50 @@ async def test_an_event_type_that_reads_as_markup_leaves_the_filter_dialog_up(tm
         await pilot.press("enter")
         await settle(pilot)
         assert "[/x](" in str(dialog.query_one("#filter-error", Label).render())
+
+
+def _escaping_session(directory: Path) -> Path:
+    """A session whose id, tool names, paths, commands, checkpoint objective and a bad line hold escape sequences."""
+    from core.policies.checkpoint import plan_checkpoint
+    from core.policies.fold import plan_fold
+    from tests.tui.screens_policy.harness import HEADER, LogBuilder
+    from tests.tui.screens_policy.scenarios import CONFIG, table_text
+
+    log = LogBuilder({**HEADER, "id": f"s-{ESCAPES}"})
+    log.start_turn(f"fix it {ESCAPES}")
+    log.calls(
+        [
+            ("read_file", {"path": f"data/{ESCAPES}.csv"}, table_text("a", 120), False),
+            (f"tool{ESCAPES}", {"command": f"ls {ESCAPES}"}, f"out {ESCAPES}", True),
+        ]
+    )
+    log.end_step()
+    log.start_step()
+    log.plan(lambda s: plan_fold(s, CONFIG.slice))
+    log.plan(lambda s: plan_checkpoint(s, f"find {ESCAPES}", by="operator"))
+    log.say("done")
+    path = log.write(directory)
+    with open(path, "ab") as f:
+        f.write(f'{{"type": "x{ESCAPES}", "seq": 9\n'.encode())
+    return path
+
+
+@pytest.mark.parametrize(
+    "screen", ["FoldsScreen", "CheckpointsScreen", "TapeScreen", "RouterScreen", "ConfigScreen", "ProlongScreen",
+               "DiagnosticsScreen"]
+)  # fmt: skip
+async def test_the_policy_screens_draw_control_characters_as_pictures(tmp_path: Path, screen: str) -> None:
+    """A path, a tool name or a checkpoint's objective holding ESC ] 2 retitled the terminal (and ESC [ 2J cleared
+    it) when the Folds or Checkpoints screen drew it in a table cell or under it; every policy screen now draws them
+    as pictures."""
+    import importlib
+
+    from tests.tui.screens_policy.harness import PolicyHarness
+    from tests.tui.screens_policy.harness import settle as settle_screen
+
+    module = screen.removesuffix("Screen").lower()
+    app = PolicyHarness(_escaping_session(tmp_path / "s"), getattr(importlib.import_module(f"tui.screens.{module}"), screen))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle_screen(pilot)
+        drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
+        assert not _controls(drawn), drawn

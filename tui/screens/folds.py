@@ -311,7 +311,7 @@ class FoldsScreen(PolicyScreen):
         if line is not None:
             said = f"seq {line.seq} · path {line.path or '–'} · policy {line.policy or '–'} · backoff "
             said += f"{line.backoff or '–'} · {line.note}"
-        self.query_one("#folds-selected", Static).update(Text(said))
+        self.query_one("#folds-selected", Static).update(Text(printable(said)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter on a row shows its full result."""

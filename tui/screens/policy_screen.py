@@ -37,7 +37,7 @@ from core.control.inbox import APPLIED, CANCELLED, EXPIRED, FINAL, PENDING, REJE
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.shared.errors import TapedeckError
-from core.shared.text import js_json
+from core.shared.text import js_json, printable
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_toasts
 from tui.widgets.footer import PriorityFooter
@@ -305,7 +305,7 @@ class PolicyScreen(Screen[None]):
 
     def _draw_heading(self) -> None:
         """The title, cut at a word's end where it does not fit, then ``· session ID``."""
-        title, session_id = self._heading
+        title, session_id = map(printable, self._heading)  # both may quote the log
         line = self.query_one("#policy-heading", Static)
         suffix = f" · session {session_id}" if session_id else ""
         room = line.size.width - len(suffix) if line.size.width else None
@@ -481,14 +481,14 @@ def fill_table(
     """Replace a table's rows, keeping the cursor on the same row key when that row still exists (``height``: each
     row's lines, None: as many as its cells take wrapped in their columns).
 
-    Plain strings are shown verbatim (never parsed as markup: log text is full of square brackets).
-    """
+    Plain strings are shown verbatim (never parsed as markup: log text is full of square brackets), their control
+    characters as pictures (a path or a tool name from the log never drives the terminal)."""
     current: str | None = None
     if table.row_count and table.cursor_row >= 0:
         current = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
     table.clear()
     for key, cells in rows:
-        table.add_row(*(Text(c) if isinstance(c, str) else c for c in cells), key=key, height=height)
+        table.add_row(*(Text(printable(c)) if isinstance(c, str) else c for c in cells), key=key, height=height)
     if current is not None and any(key == current for key, _ in rows):
         table.move_cursor(row=table.get_row_index(current))
 

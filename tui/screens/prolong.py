@@ -20,6 +20,7 @@ from textual.widgets import Static
 from core.log.vocabulary import HOST_EVENT
 from core.policies.prolong import ProlongError, session_status_text
 from core.read.session import Session
+from core.shared.text import printable
 from tui.screens.config import effective_config
 from tui.screens.policy_screen import PolicyScreen, logged
 from tui.screens.stacked import while_stacked
@@ -94,4 +95,4 @@ class ProlongScreen(PolicyScreen):
 
     def show(self, view: str) -> None:
         """Show the report."""
-        self.query_one("#prolong-report", Static).update(Text(view))
+        self.query_one("#prolong-report", Static).update(Text(printable(view)))  # it quotes the log
