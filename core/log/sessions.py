@@ -69,13 +69,13 @@ def layout_note(root: Path, command: str) -> str | None:
     except OSError:
         return None  # the listing noted it
     layout = f"ROOT/PROJECT/SESSION/{RAW_NAME} or {ZSTD_NAME}"
-    where = shlex.quote(str(root))
+    where = _argument(root)
     sessions = [e for e in entries if e.is_dir() and not is_sessions_root(e)]
     if sessions:
         n = len(sessions)
         return (f"{root} is one project's directory, not a sessions root ({layout}): `tapedeck {command} {where}/*/` "
                 f"reads its {n} session director{'y' if n == 1 else 'ies'}, "
-                f"`tapedeck {command} {shlex.quote(str(root.parent))}` every project's")  # fmt: skip
+                f"`tapedeck {command} {_argument(root.parent)}` every project's")  # fmt: skip
     logs = [e for e in entries if e.is_file() and read_header(e) is not None]
     if not logs:
         return None
@@ -84,7 +84,14 @@ def layout_note(root: Path, command: str) -> str | None:
     return (f"{root} holds {n} session log{'' if n == 1 else 's'} of its own but no session directories, which a "
             f"sessions root holds ({layout}); a log is read where it lies: `tapedeck {command} "
             f"{' '.join(f'{where}/{kind}' for kind in kinds)}` reads {'it' if n == 1 else 'them'}, `tapedeck inspect "
-            f"{shlex.quote(str(logs[0]))}` reads {'it' if n == 1 else 'one'}")  # fmt: skip
+            f"{_argument(logs[0])}` reads {'it' if n == 1 else 'one'}")  # fmt: skip
+
+
+def _argument(path: Path) -> str:
+    """``path`` as a shell word for a command line: quoted, and a relative one that starts with ``-`` (DSH names a
+    project's directory so: ``--home-ann-proj--``) from ``./``, so that it is not taken for an option."""
+    text = str(path)
+    return shlex.quote(f"./{text}" if text.startswith("-") else text)
 
 
 def session_ref(log: Path) -> SessionRef | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import glob
 import os
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,26 @@ def test_a_project_directory_says_it_is_one_and_how_to_list_its_sessions(
         assert main(["sessions", *command]) == 0
         out = capsys.readouterr().out
         assert out.startswith("3 sessions under ") and "parent-1" in out and "other-2" in out, out
+
+
+def test_the_commands_the_note_gives_for_a_relative_project_directory_run_as_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """DSH names a project's directory for its path (``--w--``): given relative, from the sessions root, the note
+    said `tapedeck sessions --w--/*/`, which the command line took for an option it does not know."""
+    monkeypatch.chdir(sessions_root(tmp_path))
+    assert main(["sessions", "--", "--w--"]) == 0
+    note = capsys.readouterr().err.replace("\n", " ")
+    assert main(["sessions", *_suggested(note, "sessions")]) == 0
+    assert capsys.readouterr().out.startswith("3 sessions under ")
+    loose = Path("--loose--")
+    loose.mkdir()
+    shutil.copy("--w--/other-2/session.jsonl", loose / "-o.session.jsonl")
+    assert main(["sessions", "--", str(loose)]) == 0
+    note = capsys.readouterr().err.replace("\n", " ")
+    for command in ("sessions", "inspect"):
+        assert main([command, *_suggested(note, command)]) == 0
+        assert "other-2" in capsys.readouterr().out
 
 
 def test_an_empty_root_has_no_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
