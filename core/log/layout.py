@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 from core.shared.errors import LogFormatError, LogNotFoundError
 
 RAW_NAME = "session.jsonl"
 ZSTD_NAME = "session.jsonl.zstd"
+LOG_NAMES = (ZSTD_NAME, RAW_NAME)  # a session directory's log is the first of these it holds
 _KEEP = re.compile(r"[A-Za-z0-9._-]")
 
 
@@ -62,7 +64,20 @@ def log_path(root: Path, cwd: str | None, session_id: str, compressed: bool) -> 
 def is_sessions_root(path: Path) -> bool:
     """True for a directory of sessions: a directory without a session log of its own (a log file or a session
     directory is one session; ``resolve_log_path`` finds its log)."""
-    return path.is_dir() and not any((path / name).is_file() for name in (RAW_NAME, ZSTD_NAME))
+    return path.is_dir() and session_dir_log(path) is None
+
+
+def dir_log_name(holds: Callable[[str], bool]) -> str | None:
+    """The name of a session directory's log, ``holds(name)`` saying whether it holds a file of that name: the zstd
+    one when it holds both (``zstd -o session.jsonl.zstd session.jsonl`` keeps the original), as
+    ``resolve_log_path`` picks it; None when it holds neither."""
+    return next((name for name in LOG_NAMES if holds(name)), None)
+
+
+def session_dir_log(sdir: Path) -> Path | None:
+    """The log file of the local session directory ``sdir`` (None: it holds none)."""
+    name = dir_log_name(lambda name: (sdir / name).is_file())
+    return None if name is None else sdir / name
 
 
 def resolve_log_path(path: str | os.PathLike[str]) -> Path:
@@ -77,7 +92,7 @@ def resolve_log_path(path: str | os.PathLike[str]) -> Path:
     if st is None:
         raise LogNotFoundError(f"{p}: no such file or directory")
     if stat.S_ISDIR(st.st_mode):
-        for name in (ZSTD_NAME, RAW_NAME):
+        for name in LOG_NAMES:
             candidate = p / name
             found = stat_or_none(candidate)
             if found is not None:

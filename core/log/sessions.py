@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root
+from core.log.layout import RAW_NAME, ZSTD_NAME, is_sessions_root, session_dir_log
 from core.log.reader import read_header
 
 
@@ -54,7 +54,8 @@ def session_logs(root: str | os.PathLike[str], skipped: list[str] | None = None)
         for sdir in _listing(project, skipped):
             if not sdir.is_dir():
                 continue
-            logs.extend(log for name in (ZSTD_NAME, RAW_NAME) if (log := sdir / name).is_file())
+            if (log := session_dir_log(sdir)) is not None:
+                logs.append(log)
     return logs
 
 

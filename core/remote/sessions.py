@@ -32,7 +32,7 @@ from core.control.host_state import (
     hosted_in,
 )
 from core.log.decoder import LogDecoder
-from core.log.layout import RAW_NAME, ZSTD_NAME
+from core.log.layout import LOG_NAMES, dir_log_name
 from core.log.sessions import SessionRef, ref_from_header
 from core.remote.link import SshLink
 from core.remote.target import RemoteTarget
@@ -49,7 +49,7 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
     empty listing costs one stat more); a directory it cannot list is noted in ``skipped`` when given (as
     ``core.log.sessions.session_logs`` notes one)."""
     name = posixpath.basename(target.path)
-    if name in (RAW_NAME, ZSTD_NAME):
+    if name in LOG_NAMES:
         return [target]
     entries = dict(link.listdir(target.path, skipped))
     if not entries:
@@ -58,16 +58,17 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
             raise LogNotFoundError(f"{target}: no such file or directory")
         if st.kind == "file":
             return [target]
-    for log in (ZSTD_NAME, RAW_NAME):
-        if entries.get(log) == "file":
-            return [target.join(log)]
+    log = dir_log_name(lambda name: entries.get(name) == "file")
+    if log is not None:
+        return [target.join(log)]
     projects = [target.join(name) for name, kind in entries.items() if kind == "dir"]
     sessions = [project.join(name) for project, listed in zip(projects, link.listdir_many([p.path for p in projects],
                 skipped), strict=True) for name, kind in listed if kind == "dir"]  # fmt: skip
     logs: list[RemoteTarget] = []
     for session, listed in zip(sessions, link.listdir_many([s.path for s in sessions], skipped), strict=True):
-        found = dict(listed)
-        logs.extend(session.join(log) for log in (ZSTD_NAME, RAW_NAME) if found.get(log) == "file")
+        log = dir_log_name({name for name, kind in listed if kind == "file"}.__contains__)
+        if log is not None:
+            logs.append(session.join(log))
     return logs
 
 

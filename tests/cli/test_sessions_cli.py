@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import glob
+import json
 import os
 import shlex
 import shutil
 from pathlib import Path
+from typing import cast
 
 import pytest
+import zstandard
 
 from core.cli import main
+from core.log.layout import resolve_log_path
+from core.remote.link import RemoteStat, SshLink
+from core.remote.sessions import remote_logs
+from core.remote.target import RemoteTarget
 from tests.tui.logs import Log
 
 
@@ -187,3 +194,42 @@ def test_no_session_yet_under_the_default_root_is_no_error(
     assert not root.exists()
     assert main(["sessions", str(tmp_path / "nope")]) == 2  # a root that was named must be there
     assert f"e.g. {root})" not in capsys.readouterr().err  # not the one missing: the default is, the example not
+
+
+def _both_logs(tmp_path: Path) -> Path:
+    """A root whose one session directory holds its log twice: ``session.jsonl`` and the zstd copy of it."""
+    root = sessions_root(tmp_path)
+    raw = root / "--w--" / "other-2" / "session.jsonl"
+    raw.with_name("session.jsonl.zstd").write_bytes(zstandard.ZstdCompressor().compress(raw.read_bytes()))
+    return raw.parent
+
+
+def test_a_session_directory_holding_both_logs_is_one_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Listed twice by sessions, fleet and alerts, while inspect and control read the zstd one."""
+    sdir = _both_logs(tmp_path)
+    capsys.readouterr()
+    assert main(["sessions", str(sdir.parents[1]), "--json"]) == 0
+    listed = [row["path"] for row in json.loads(capsys.readouterr().out) if row["id"] == "other-2"]
+    assert listed == [str(resolve_log_path(sdir))] == [str(sdir / "session.jsonl.zstd")]
+
+
+class _LocalLink:
+    """The listing calls of ``SshLink``, answered from this machine's files."""
+
+    def stat(self, path: str) -> RemoteStat | None:
+        p = Path(path)
+        return RemoteStat(0, 0, "dir" if p.is_dir() else "file") if p.exists() else None
+
+    def listdir(self, path: str, skipped: list[str] | None = None) -> list[tuple[str, str]]:
+        return self.listdir_many([path], skipped)[0]
+
+    def listdir_many(self, paths: list[str], skipped: list[str] | None = None) -> list[list[tuple[str, str]]]:
+        return [[(e.name, "dir" if e.is_dir() else "file") for e in sorted(Path(p).iterdir())] for p in paths]
+
+
+def test_a_remote_session_directory_holding_both_logs_is_one_session(tmp_path: Path) -> None:
+    sdir = _both_logs(tmp_path)
+    link = cast(SshLink, _LocalLink())
+    for where in (sdir.parents[1], sdir):
+        logs = remote_logs(link, RemoteTarget(None, "h", str(where)))
+        assert [log.path for log in logs if "other-2" in log.path] == [str(sdir / "session.jsonl.zstd")]
