@@ -50,6 +50,7 @@ from core.shared.text import text_of_blocks, tool_result_text
 _WHOLE = SURFACE_SUMMARY <= SUMMARY_LIMIT  # a row's summary of a whole event, cut, is its surface row's
 TEXT_CLIP = 4000  # code points of an event's text an export carries (the rest is counted)
 CHUNK = "assistant/chunk"
+REDACTED_REGEX = "[redacted]"  # a --grep regex shown so, as it found in the rows listed only what redaction replaced
 
 
 @dataclass
@@ -193,6 +194,7 @@ class ExportPass:
     count: int = 0  # rows handed out
     left_out: int = 0  # rows the filter left out
     _test: Predicate | None = None  # the filter's test of an event (``_listed``)
+    _grep_redacted: bool = False  # a row listed holds what the filter's regex finds only where redaction replaced
     events: int = 0
     _stream: _Stream | None = None
     _found: dict[int, Counts] = field(default_factory=dict)  # what redacting the surface's nodes replaced
@@ -355,9 +357,12 @@ class ExportPass:
             data = shown.get("data")
             if isinstance(data, dict) and isinstance(data.get("title"), str):
                 self._title = data["title"]
-        if self.options.filter is not None and not self._filter_test(session)(event):
-            self.left_out += 1
-            return
+        if self.options.filter is not None:
+            if not self._filter_test(session)(event):
+                self.left_out += 1
+                return
+            if shown is not event and not self._grep_redacted:
+                self._grep_redacted = not self.options.filter.finds(shown)
         self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
 
     def _filter_test(self, session: Session) -> Predicate:
@@ -450,6 +455,14 @@ class ExportPass:
         self.count += 1
         self.rows(row)
 
+    def _filter_text(self, flt: EventFilter) -> str:
+        """The filter as the export names it, redacted. A regex that found in a row listed only what redaction
+        replaced there, and that redaction leaves as it is (``--grep alice`` for ``/home/alice``, ``--grep
+        hunter2``: no pattern's), would tell what was replaced: it is shown as ``REDACTED_REGEX``."""
+        redactor = self.options.redactor
+        hide = self._grep_redacted and redactor is not None and redactor.again(flt.regex) == flt.regex
+        return str(self._redacted(flt.describe(REDACTED_REGEX if hide else None)))
+
     def _redacted(self, value: Any) -> Any:
         redactor = self.options.redactor
         return value if redactor is None else redactor.walk(value)
@@ -541,7 +554,7 @@ class ExportPass:
             },
             "at": o.at,
             "rows": self.count,
-            "filter": {"text": self._redacted(o.filter.describe()), "rowsLeftOut": self.left_out}
+            "filter": {"text": self._filter_text(o.filter), "rowsLeftOut": self.left_out}
             if o.filter is not None
             else None,
             "surface": {"at": o.at, "nodes": self._rows(session, surface)},

@@ -94,8 +94,8 @@ class EventFilter:
         """True when the filter hides anything."""
         return bool(self.types or self.tools or self.turns or self.errors or self.regex)
 
-    def describe(self) -> str:
-        """A short description for the status bar."""
+    def describe(self, regex: str | None = None) -> str:
+        """A short description for the status bar (``regex``: what to show for the regex, when not itself)."""
         parts = []
         if self.types:
             parts.append("type " + "|".join(t.replace("!", "not ", 1) for t in self.types))
@@ -107,8 +107,12 @@ class EventFilter:
         if self.errors:
             parts.append("errors")
         if self.regex:
-            parts.append(f"/{self.regex}/")
+            parts.append(f"/{self.regex if regex is None else regex}/")
         return ", ".join(parts) or "none"
+
+    def finds(self, event: dict[str, Any]) -> bool:
+        """True when the regex (if any) finds something in ``event``'s JSON text, as the filter's test looks."""
+        return self._pattern is None or self._pattern.search(_json_text(event)) is not None
 
     @property
     def raw_chunks(self) -> bool:
@@ -153,7 +157,7 @@ class EventFilter:
                 return False
             if self.tools and not tool_names(event, session) & set(self.tools):
                 return False
-            return not (self._pattern is not None and self._pattern.search(_json_text(event)) is None)
+            return self.finds(event)
 
         return test
 

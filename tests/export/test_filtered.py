@@ -168,3 +168,22 @@ def test_a_filter_value_that_is_not_utf8_is_refused_in_one_line(
     out = capsys.readouterr()
     assert out.err == f"tapedeck: {option} is not valid UTF-8 (check the terminal's encoding)\n"
     assert out.out == ""
+
+
+@pytest.mark.parametrize("fmt", ["json", "md", "html"])
+@pytest.mark.parametrize("regex", ["alice", "SNAPSHOT_OK|hunter2"])
+def test_a_grep_that_found_only_what_redaction_replaced_is_not_shown(tmp_path: Path, fmt: str, regex: str) -> None:
+    """``--grep alice`` lists the rows that hold ``/home/alice``, whose export shows ``~``: the filter's text, which
+    no pattern redacts, named the user the export hides (and ``--grep hunter2`` a password). A regex that found in a
+    row listed only what redaction replaced there is shown as ``[redacted]``; the rows stay the log's."""
+    from tests.export.planted import plant
+
+    log = plant(tmp_path / "p.jsonl", "look at /home/alice/proj", "password = 'hunter2'", "done")
+    grep = EventFilter.parse("", "", "", False, regex)
+    plain = orjson.loads(_export(log, "json", grep)[0])
+    out = io.BytesIO()
+    doc = export(log, out, fmt, ExportOptions(filter=grep, redactor=Redactor(environ={}, home="/nonexistent-home")))
+    text = out.getvalue().decode()
+    assert "alice" not in text and "hunter2" not in text
+    assert doc["filter"] == {"text": "/[redacted]/", "rowsLeftOut": plain["filter"]["rowsLeftOut"]}
+    assert doc["rows"] == len(plain["events"]) > 0
