@@ -35,7 +35,7 @@ import orjson
 
 from core.alerts.engine import Alert
 from core.alerts.rules import SEVERITY, CacheBreak, Signals
-from core.read.index import cache_dir, ends, named_for, source_fingerprint
+from core.read.index import cache_dir, ends, log_unreadable, named_for, source_fingerprint
 from core.read.index_size import min_log_bytes
 from core.shared.fdwrite import replace_file
 from core.shared.regular import read_regular
@@ -170,7 +170,7 @@ def describe(path: Path) -> tuple[dict[str, Any], str | None]:
     try:
         now = _identity(log, meta.get("watched", ""), meta["size"], meta.get("settings", ""))
     except OSError as exc:
-        return meta, f"the log cannot be read ({exc.strerror or exc})"
+        return meta, log_unreadable(exc)
     if meta.get("code") != now["code"]:
         return meta, "written by another version of tapedeck"
     if (now["dev"], now["ino"]) != (meta.get("dev"), meta.get("ino")):

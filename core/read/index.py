@@ -215,8 +215,13 @@ def check(meta: Meta, log: Path) -> str | None:
         if ends(log, meta.size) != (meta.head, meta.tail):
             return "the log was rewritten"
     except OSError as exc:
-        return f"the log cannot be read ({exc.strerror or exc})"
+        return log_unreadable(exc)
     return None
+
+
+def log_unreadable(exc: OSError) -> str:
+    """Why a cached file no longer fits its log when the log's stat or read failed with ``exc``, in one phrase."""
+    return "the log is gone" if isinstance(exc, FileNotFoundError) else f"the log cannot be read: {exc.strerror or exc}"
 
 
 def restore(log: Path, compressed: bool, consumer: Consumer, *, runs: bool = False) -> Restored | None:

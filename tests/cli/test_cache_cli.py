@@ -227,3 +227,19 @@ def test_a_fifo_or_a_link_where_the_index_should_be_is_never_waited_on_nor_follo
     code, out, _ = _in_time(["cache", "info", "--json"], capsys)
     linked = next(r for r in orjson.loads(out)["files"] if r["file"] == str(idx))
     assert linked["state"] == "unreadable", linked
+
+
+def test_a_deleted_logs_files_say_it_is_gone_in_one_phrase(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """They read 'stale (the log cannot be read (No such file or directory))', a parenthesis in a parenthesis."""
+    log = tmp_path / "a" / "session.jsonl"
+    log.parent.mkdir()
+    generate(log, 60_000, seed=1, profile="mixed")
+    main(["inspect", str(log)])
+    main(["alerts", str(log)])
+    log.unlink()
+    code, out, _ = _out(["cache", "info", str(log)], capsys)
+    rows = out.splitlines()[1:]
+    assert code == 0 and sorted(row.split()[0] for row in rows) == ["alerts", "index"], out
+    assert all(row.endswith("  stale (the log is gone)") for row in rows), out
