@@ -151,3 +151,21 @@ async def test_the_policy_screens_draw_control_characters_as_pictures(tmp_path: 
         await settle_screen(pilot)
         drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
         assert not _controls(drawn), drawn
+
+
+async def test_the_header_draws_control_characters_as_pictures(tmp_path: Path) -> None:
+    """The main screen's header wrote the session's id, title, model and parent as the log has them, so an id
+    holding ESC ] 2 retitled the terminal each time the header was drawn; it now draws them as pictures."""
+    from tests.tui.screens_policy.harness import HEADER, LogBuilder
+    from tui.widgets.header import SessionHeader
+
+    log = LogBuilder({**HEADER, "id": f"s-{ESCAPES}", "parentSession": f"p-{ESCAPES}"})
+    log.add({"type": "session/title", "data": {"title": f"fix {ESCAPES}"}})
+    log.start_turn("fix it")
+    log.say("done")
+    app = make_app(log.write(tmp_path / "s"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await settled_main_screen(pilot)
+        shown = str(screen.query_one(SessionHeader).render())
+        assert not _controls(shown), shown
+        assert "fix ␛]52;c;" in shown and "s-␛]52;c;" in shown and "p-␛]52;c;" in shown, shown

@@ -8,7 +8,7 @@ from textual.widgets import Static
 
 from core.control.host_state import KIND_DSH, state_label
 from core.rebuild.cost import cost_summary
-from core.shared.text import model_label
+from core.shared.text import model_label, printable
 from tui.live import LiveSession
 
 PHASE_LABELS = {
@@ -157,7 +157,7 @@ class SessionHeader(Static):
         facts = live.facts
         route = facts.route or {}
         width = self.size.width or 10_000
-        title = facts.title or live.session.id or live.path.name
+        title = printable(facts.title or live.session.id or live.path.name)
         # the title shrinks first (to TITLE_MIN, at a word's end), then the lesser fields go; the turn and the model stay
         shortest = Text(clip_title(title, TITLE_MIN), "bold reverse")
         line1 = fit(
@@ -165,10 +165,10 @@ class SessionHeader(Static):
                 (Text("tapedeck ", "bold"), 1),
                 (shortest, KEEP),
                 (Text(f"  {turn_label(live)}", "bold"), KEEP),
-                (Text(f"  phase {route.get('phase') or '-'}", "bold"), 3),
-                (Text(f"  class {route.get('taskClass') or '-'}"), 2),
-                (Text(lineage_label(live), "bold magenta"), 4),
-                (Text(f"  {provider_model(live)}", "cyan"), KEEP),
+                (Text(printable(f"  phase {route.get('phase') or '-'}"), "bold"), 3),
+                (Text(printable(f"  class {route.get('taskClass') or '-'}")), 2),
+                (Text(printable(lineage_label(live)), "bold magenta"), 4),
+                (Text(printable(f"  {provider_model(live)}"), "cyan"), KEEP),
             ],
             width,
         )
@@ -188,8 +188,8 @@ class SessionHeader(Static):
                 (Text(f"  {load_state(live)}", "bold green" if live.ready else "bold yellow"), 5),
                 (Text(f"  {len(live.session.surface)} surface nodes"), 1),
                 (Text(f"  {cost}" if cost else "", "bold"), KEEP),
-                (Text(f"  session {live.session.id or '?'}", "dim"), 0),
-                (Text(f"  {live.error}" if live.error else "", "bold red"), KEEP),
+                (Text(printable(f"  session {live.session.id or '?'}"), "dim"), 0),
+                (Text(printable(f"  {live.error}") if live.error else "", "bold red"), KEEP),
             ],
             width,
         )
