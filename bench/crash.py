@@ -340,13 +340,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--kills-per-trial", type=int, default=1)
     parser.add_argument("--jitter", type=float, default=0.05, help="seconds of random delay after the size is reached")
-    parser.add_argument("--out", type=Path, help="where trial directories go (default: the system temp dir); "
-                        "those of trials that went wrong are kept there")
+    parser.add_argument("--out", type=Path, help="where trial directories go (default: the system temp dir; made "
+                        "when missing); those of trials that went wrong are kept there")
     only = parser.add_mutually_exclusive_group()
     only.add_argument("--raw", action="store_true", help="raw logs only")
     only.add_argument("--zstd", action="store_true", help="zstd logs only")
     parser.add_argument("--json", action="store_true", help="print the JSON alone")
     args = parser.parse_args(argv)
+    if args.out is not None:
+        try:
+            args.out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            sys.stderr.write(f"crash.py: --out {args.out}: cannot make a directory there ({exc.strerror or exc})\n")
+            return 2
     formats = (True,) if args.zstd else (False,) if args.raw else (False, True)
     result = run_trials(args.trials, args.seed, args.kills_per_trial, args.jitter, args.out, formats)
     emit(result, table(result), args.json)
