@@ -9,6 +9,8 @@ for each alert. ``AlertBoard`` is the UI thread's list of alerts and the marks t
 
 from __future__ import annotations
 
+import bisect
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -128,6 +130,11 @@ class AlertFeed:
         self.stop_event.set()
 
 
+def _when(alert: Alert) -> float:
+    """Where ``alert`` goes in the list: its time, or after every timed one."""
+    return math.inf if alert.at is None else alert.at
+
+
 class AlertBoard:
     """The alerts so far (newest last) and the event-row marks of one log."""
 
@@ -136,8 +143,9 @@ class AlertBoard:
         self.marks: dict[str, dict[int, tuple[str, ...]]] = {}  # log path -> seq -> causes
 
     def add(self, alert: Alert) -> None:
-        """Record an alert and mark its event."""
-        self.alerts.append(alert)
+        """Record an alert in time order (a fleet reads its sessions' histories one session at a time; an alert
+        of the same time goes after those before it, one without a time last) and mark its event."""
+        self.alerts.insert(bisect.bisect_right(self.alerts, _when(alert), key=_when), alert)
         marks = self.marks.setdefault(str(Path(alert.path).resolve()), {})
         marks[alert.seq] = (*marks.get(alert.seq, ()), f"⚑ {alert.cause}")
 

@@ -328,3 +328,20 @@ async def test_a_logs_past_alerts_are_listed_and_summed_up_in_one_quiet_toast_an
         await settle(pilot)
         assert [(t.title, t.message) for t in app._notifications] == [
             ("Alert: error-streak", f"1 tool call failed in a row (seq {live}, crafted-)")]  # fmt: skip
+
+
+def test_the_alerts_list_is_in_time_order_across_sessions() -> None:
+    """The fleet reads each session's history in turn: a later session's older alerts came after an earlier
+    session's newer ones, so the list said 'newest last' with 21:44 above 21:09; an alert takes its place by its
+    time, one of the same time after those before it."""
+    from core.alerts.engine import Alert
+    from tui.alerts import AlertBoard
+
+    def alert(session: str, at: int | None) -> Alert:
+        return Alert(session, f"/r/{session}/session.jsonl", "host-died", 1, "critical", "r", at)
+
+    board = AlertBoard()
+    for a in (alert("a", 300), alert("b", 100), alert("b", 300), alert("c", 200), alert("d", None), alert("e", 400)):
+        board.add(a)
+    assert [(a.session, a.at) for a in board.alerts] == [
+        ("b", 100), ("c", 200), ("a", 300), ("b", 300), ("e", 400), ("d", None)]
