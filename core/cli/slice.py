@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, check_at_least
+from core.cli.args import add_json, add_log_path, check_at_least, check_utf8
 from core.cli.common import emit, emit_json_list_field, guarded
 from core.cli.fold import effective_config
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
@@ -121,6 +121,7 @@ def _recall_step(args: argparse.Namespace) -> None:
 def _recall_search(args: argparse.Namespace) -> None:
     if not args.query.strip():
         raise TapedeckError("give the words to search for")
+    check_utf8("QUERY", args.query)
     arguments: dict[str, Any] = {"query": args.query}
     if args.kinds is not None:  # the tool reads an unknown kind as one that matches nothing
         arguments["kinds"] = [k.strip() for k in args.kinds.split(",") if k.strip()]

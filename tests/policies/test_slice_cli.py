@@ -135,6 +135,15 @@ def test_recall_search_refuses_what_its_help_does_not_allow(
     assert (code, out) == (2, "") and err.startswith(f"tapedeck: {message}"), err
 
 
+@pytest.mark.parametrize("json", [[], ["--json"]])
+def test_recall_search_refuses_a_query_that_is_not_utf8_in_one_line(
+    log: Path, capsys: pytest.CaptureFixture[str], json: list[str]
+) -> None:
+    """Bytes that are no UTF-8 (the shell passes them as lone surrogates): --json crashed writing the query back."""
+    code, out, err = run(capsys, "recall", "search", str(log), "ans\udcffwer", *json)
+    assert (code, out, err) == (2, "", "tapedeck: QUERY is not valid UTF-8 (check the terminal's encoding)\n")
+
+
 @pytest.mark.parametrize(
     ("name", "entries"),
     [
