@@ -2,8 +2,8 @@
 imports are done, renders the event-list rows (redaction, summaries, the writer's bytes) and the surface nodes'
 pieces from what the pass sends it of each event, in order. The bytes are those of the export in one process.
 
-The pass sends each event with what only the projection knows of it at that moment (``Facts``) and each stream's
-row as it made it; the renderer writes the rows to a file of its own and, once the pipe closes, sends back what
+The pass sends each event (the bytes of its line, when it has them) with what only the projection knows of it at
+that moment (``Facts``) and each stream's row as it made it; the renderer writes the rows to a file of its own and, once the pipe closes, sends back what
 the sections need of its work (counts, marks, the title, what redacting the nodes replaced, its writer's state).
 Nothing reaches the output before the renderer has finished and its count of rows is the pass's: a renderer that
 dies, stops taking events for ``WAIT`` seconds, or reports a wrong count is killed and the export is done again
@@ -24,6 +24,8 @@ from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import replace
 from threading import active_count
 from typing import Any, BinaryIO
+
+import orjson
 
 from core.export.build import ExportOptions, ExportPass, result_call
 from core.export.redact import KINDS
@@ -180,7 +182,7 @@ class _Projector(ExportPass):
         surface = session.on_surface(seq)
         facts = (surface, result_call(session, event), session.shadowed.get(seq), bool(session.cuts),
                  session.turn_of(seq), surface and session.is_replacement(seq), session.node_chars(seq) if surface else 0)  # fmt: skip
-        self.renderer.send((seq, event, raw, facts))
+        self.renderer.send((seq, event if raw is None else None, raw, facts))  # its line makes it again there
 
     def _emit(self, row: dict[str, Any]) -> None:
         self.renderer.send(row)
@@ -289,6 +291,11 @@ def _render(fd: int, rows: BinaryIO, account: BinaryIO, writer: Any, model: _Pro
                 made._emit(item)
             else:
                 seq, event, raw, facts = item
+                if event is None:  # the line as parsed, numbered as the decoder numbers it (``ParsedObserver``)
+                    event = orjson.loads(raw)
+                    event["seq"] = seq
+                    if event.get("time") is None:
+                        event["time"] = 0
                 seen.take(seq, facts)
                 made._event(session, event, seq, raw)
     rows.write(sink.rest())
