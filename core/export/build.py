@@ -332,16 +332,6 @@ class ExportPass:
                 length = len(call.arguments)
                 extra["call"] = {"seq": call.call_seq if call.call_seq is not None else call.message_seq,
                                  "name": called["name"], "arguments": clipped(called["arguments"], 1000, length)}  # fmt: skip
-        if row.surface_type and surface:
-            if redactor is not None and not self.messages:
-                wire, dump = self._wire(seq, event)
-                self._wired[seq] = _aside(redactor, event, shown, seen, wire, dump)[1] if wire else None
-            elif self.nodes is not None and not session.cuts:  # every node so far is still on the surface
-                if seq in self._found:
-                    self._keep_node(session, seq, event, shown, walked=(shown, seen))
-                else:  # a clean event's text, clipped for its row, serves its surface row when it is the same string
-                    known = (text, extra["text"]) if shown is event and text else None
-                    self._keep_node(session, seq, event, event, line if shown is event else None, (shown, seen), known)
         replaced = session.shadowed.get(seq)
         for gone in replaced or ():  # off the surface now
             self._found.pop(gone, None)
@@ -357,13 +347,24 @@ class ExportPass:
             data = shown.get("data")
             if isinstance(data, dict) and isinstance(data.get("title"), str):
                 self._title = data["title"]
-        if self.options.filter is not None:
-            if not self._filter_test(session)(event):
-                self.left_out += 1
-                return
-            if shown is not event and not self._grep_redacted:
-                self._grep_redacted = not self.options.filter.finds(shown)
-        self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
+        flt = self.options.filter
+        if flt is not None and not self._filter_test(session)(event):
+            self.left_out += 1
+        else:
+            if flt is not None and shown is not event and not self._grep_redacted:
+                self._grep_redacted = not flt.finds(shown)
+            self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
+        # the node's surface row after its row: a filtered page links it to the row only once it lists that row
+        if row.surface_type and surface:
+            if redactor is not None and not self.messages:
+                wire, dump = self._wire(seq, event)
+                self._wired[seq] = _aside(redactor, event, shown, seen, wire, dump)[1] if wire else None
+            elif self.nodes is not None and not session.cuts:  # every node so far is still on the surface
+                if seq in self._found:
+                    self._keep_node(session, seq, event, shown, walked=(shown, seen))
+                else:  # a clean event's text, clipped for its row, serves its surface row when it is the same string
+                    known = (text, extra["text"]) if shown is event and text else None
+                    self._keep_node(session, seq, event, event, line if shown is event else None, (shown, seen), known)
 
     def _filter_test(self, session: Session) -> Predicate:
         """The filter's test of an event of ``session`` (made once)."""

@@ -187,3 +187,16 @@ def test_a_grep_that_found_only_what_redaction_replaced_is_not_shown(tmp_path: P
     assert "alice" not in text and "hunter2" not in text
     assert doc["filter"] == {"text": "/[redacted]/", "rowsLeftOut": plain["filter"]["rowsLeftOut"]}
     assert doc["rows"] == len(plain["events"]) > 0
+
+
+@pytest.mark.parametrize("types", ["user/message", "user/,assistant/message", "tool/result"])
+def test_a_filtered_html_page_links_the_surface_rows_of_the_rows_it_lists(log: Path, types: str) -> None:
+    """The surface table's seq links to the node's row where the page lists it: a filtered page showed every one as
+    plain text, its row listed or not (the row was made after the node's surface row, so not listed yet)."""
+    page, _ = _export(log, "html", EventFilter.parse(types, "", "", False, ""))
+    ids = set(re.findall(r'<li id="e(\d+)"', page))
+    surface = page[page.index('<h2 id="surface">') :]
+    surface = surface[: surface.index("</table>")]
+    cells = re.findall(r'<tr><td>(?:<a href="#e(\d+)">#\d+</a>|#(\d+))</td>', surface)
+    linked = {a for a, _ in cells if a}
+    assert cells and linked == {a or b for a, b in cells} & ids and linked, (ids, cells)
