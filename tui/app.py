@@ -31,7 +31,7 @@ from core.log.tail import FOLLOW_INTERVAL
 from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
-from core.shared.text import short_session
+from core.shared.text import printable, short_session
 from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, HistoryRecalled, SpendProjected
 from tui.fleet_feed import FleetChanged, FleetFeed, FleetProblem
 from tui.keymap import keymap_path, load_keymap
@@ -205,8 +205,9 @@ class TapedeckApp(ControlActions, App[None]):
     ) -> None:
         """Show a toast whose text is never read as markup (``markup`` is taken and left unused: a screen's
         ``notify`` passes it on as true): toasts quote filters, paths, logs and the host's words, whose brackets
-        are text, and a ``[/…]`` among them raised a MarkupError that ended the TUI."""
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        are text, and a ``[/…]`` among them raised a MarkupError that ended the TUI; their control characters are
+        drawn as pictures, so that an escape sequence quoted from the log never drives the terminal."""
+        super().notify(printable(message), title=printable(title), severity=severity, timeout=timeout, markup=False)
 
     # start-up ---------------------------------------------------------------------------------------------
     def on_mount(self) -> None:

@@ -169,3 +169,21 @@ async def test_the_header_draws_control_characters_as_pictures(tmp_path: Path) -
         shown = str(screen.query_one(SessionHeader).render())
         assert not _controls(shown), shown
         assert "fix ␛]52;c;" in shown and "s-␛]52;c;" in shown and "p-␛]52;c;" in shown, shown
+
+
+async def test_toasts_draw_control_characters_as_pictures(tmp_path: Path) -> None:
+    """A toast quotes the log and the host (an alert's reason, a request's answer, a path): ESC ] 2 in it
+    retitled the terminal for the toast's whole timeout; it now shows as pictures."""
+    from textual.widgets._toast import Toast
+
+    from tests.tui.logs import policy_log
+
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(160, 45), notifications=True) as pilot:
+        screen = await settled_main_screen(pilot)
+        app.notify(f"rejected: no such tool {ESCAPES}", title=f"expand {ESCAPES}", severity="warning", timeout=60)
+        await until(pilot, lambda: len(screen.query(Toast)) == 1)
+        await settle(pilot)
+        shown = "\n".join("".join(s.text for s in strip) for strip in screen._compositor.render_strips())
+        assert not _controls(shown), shown
+        assert "no such tool ␛]52;c;" in shown and "expand ␛]52;c;" in shown, shown
