@@ -187,3 +187,21 @@ async def test_toasts_draw_control_characters_as_pictures(tmp_path: Path) -> Non
         shown = "\n".join("".join(s.text for s in strip) for strip in screen._compositor.render_strips())
         assert not _controls(shown), shown
         assert "no such tool ␛]52;c;" in shown and "expand ␛]52;c;" in shown, shown
+
+
+async def test_the_filter_dialog_draws_the_types_seen_as_pictures(tmp_path: Path) -> None:
+    """The filter dialog lists the event types seen in the log: a type holding ESC ] 2 retitled the terminal when
+    ``f`` was pressed; it now shows as pictures."""
+    from tests.tui.logs import policy_log
+
+    log = policy_log()
+    log.add({"type": f"x/{ESCAPES}", "data": {"turn": 3}})
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("f")
+        await until(pilot, lambda: isinstance(app.screen, FilterScreen))
+        await settle(pilot)
+        shown = str(app.screen.query_one("#filter-seen", Label).render())
+        assert not _controls(shown), shown
+        assert "x/␛]52;c;" in shown, shown

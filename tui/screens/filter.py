@@ -8,6 +8,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Button, Checkbox, Input, Label
 
 from core.read.event_filter import EventFilter
+from core.shared.text import printable
 from tui.screens.dialog import Dialog
 from tui.screens.stacked import while_stacked
 
@@ -57,7 +58,7 @@ class FilterScreen(Dialog[EventFilter | None]):
                 yield Button("Cancel", id="filter-cancel", compact=True)
 
     def _seen(self) -> str:
-        return "seen: " + ", ".join(self.types_seen[:14])
+        return printable("seen: " + ", ".join(self.types_seen[:14]))  # types named in the log
 
     def show_types(self, types_seen: list[str]) -> None:
         """The event types the log holds now (it grew, or was replaced, while the dialog was up)."""
