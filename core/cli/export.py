@@ -156,7 +156,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "list holds only the rows it lets through. Written while the log is read. Redaction is on unless the export goes "
         "to a terminal (a file, by -o or a redirect, or a pipe is being shared); --redact or --no-redact decides "
         "otherwise. A log of 16 MB or more is rendered by a second process beside the pass when two CPUs are "
-        "there (the same bytes, sooner); TAPEDECK_EXPORT_JOBS=1 keeps the export in one process.",
+        "there and the machine is not busy (the same bytes, sooner); TAPEDECK_EXPORT_JOBS=1 keeps the export in one "
+        "process.",
     )
     add_log_path(p)
     p.add_argument(

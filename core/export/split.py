@@ -36,6 +36,7 @@ from core.read.session import Session, ToolCall
 from core.rebuild.cost import CostTally
 
 SPLIT_BYTES = 16 << 20  # a log at least this big is rendered in a second process (when a second CPU is there)
+BUSY = 0.5  # a machine whose load average is within this of its CPUs has no core to spare (``splits``)
 WAIT = 30.0  # seconds the pass waits for a renderer that takes nothing before it gives up on it
 BATCH = 1 << 18  # bytes of events (about) the pass sends at a time
 _LENGTH = struct.Struct("<Q")
@@ -44,7 +45,8 @@ _LENGTH = struct.Struct("<Q")
 def splits(path: str | os.PathLike[str], options: ExportOptions) -> bool:
     """Whether the export of ``path`` with ``options`` is rendered in a second process: ``TAPEDECK_EXPORT_JOBS``
     says so (``1``: never; ``2`` or more: always, whatever the log), else a log of at least ``SPLIT_BYTES`` on a machine
-    that gives this process two CPUs. An export at a moment (``--at``) or through a filter stays in one process,
+    that gives this process two CPUs and is not busy (the last minute's load average below their number less
+    ``BUSY``: on a busy one the two processes share a core and take longer, at more CPU). An export at a moment (``--at``) or through a filter stays in one process,
     and so does one from a process that runs other threads (the TUI's worker), which a fork would leave half-copied."""
     if options.at is not None or (options.filter is not None and options.filter.active) or not hasattr(os, "fork"):
         return False
@@ -53,7 +55,8 @@ def splits(path: str | os.PathLike[str], options: ExportOptions) -> bool:
     jobs = os.environ.get("TAPEDECK_EXPORT_JOBS", "").strip()
     if jobs.isdigit() and int(jobs) > 0:
         return jobs != "1"
-    if len(os.sched_getaffinity(0)) < 2:
+    cpus = len(os.sched_getaffinity(0))
+    if cpus < 2 or os.getloadavg()[0] > cpus - BUSY:  # as ``make -l``: no second process on a busy machine
         return False
     try:
         return os.path.getsize(resolve_log_path(path)) >= SPLIT_BYTES

@@ -231,7 +231,11 @@ def test_who_splits(generated: list[Path], monkeypatch: pytest.MonkeyPatch) -> N
     assert not split.splits(log, ExportOptions())  # a small log
     monkeypatch.setattr(split, "SPLIT_BYTES", 1000)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.2, 3.0, 3.0))
     assert split.splits(log, ExportOptions())
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 0.5, 0.5))  # busy: the two would share a core
+    assert not split.splits(log, ExportOptions())
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.5, 0.5))
     assert not split.splits(log, ExportOptions(at=40))
     monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", "1")
     assert not split.splits(log, ExportOptions())
