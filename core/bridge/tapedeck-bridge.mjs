@@ -724,11 +724,17 @@ class SessionBridge {
       return;
     }
     if (AT_IDLE.has(request.op) && this.agent.status !== "idle") {
-      this.outcome(request, "pending", undefined, { waitingFor: "idle" });
-      this.whenIdle(request).then((ready) => ready && this.enqueue(request));
+      this.deferToIdle(request);
       return;
     }
     this.enqueue(request);
+  }
+
+  // Acknowledges the request pending and queues it once the agent is idle: it waits outside the op queue, so the
+  // ops sent after it (a stop) are not held until the turn ends.
+  deferToIdle(request) {
+    this.outcome(request, "pending", undefined, { waitingFor: "idle" });
+    this.whenIdle(request).then((ready) => ready && this.enqueue(request));
   }
 
   // Resolves true once the agent is idle, false (after answering the request) when it expired or was withdrawn.
@@ -762,6 +768,10 @@ class SessionBridge {
     }
     if (request.expires !== undefined && Date.now() >= request.expires) {
       this.outcome(request, "expired", expiryError(request));
+      return;
+    }
+    if (AT_IDLE.has(request.op) && this.agent.status !== "idle") {
+      this.deferToIdle(request); // an op ahead of it in the queue started a turn (a queued message)
       return;
     }
     const line = `/${COMMAND} ${JSON.stringify(request)}`;

@@ -34,6 +34,7 @@ from tests.dsh.harness import (
     send_line,
     start_session,
     td_runs,
+    tool_in_flight,
     wait_for,
 )
 
@@ -406,3 +407,28 @@ def test_expand_puts_a_pruned_result_back_and_the_next_request_grows(
     assert (row.status, row.reason) == ("unfolded", f"restored by the operator (original seq {original})")
     assert main(["diff", str(d), "--turn", "2", "--step", "1"]) == 0
     assert f"expand at seq {done['detail']['seq']};" in capsys.readouterr().out
+
+
+def test_a_stop_is_not_held_behind_a_rewind_that_a_queued_message_sent_back_to_wait(
+    shared_web: tuple[DshHome, DshWeb],
+) -> None:
+    """At idle, a queued message and a rewind sent together: the message starts a turn before the rewind runs.
+    The rewind waited for idle inside the op queue, so a stop sent during that turn waited for the turn to end and
+    was then refused as idle; the rewind now goes back to wait outside the queue and the stop aborts the turn."""
+    world, web = shared_web
+    _, d = _start(world, web, "Quick: steps=1 sleep=0", in_flight=False)
+    _idle(d, 1)
+    final_outcome(d, send(d, "checkpoint")["id"])
+    now = int(time.time() * 1000)
+    message = {"id": "held-m", "op": "message", "args": {"text": "next: steps=6 sleep=2", "mode": "queue"}, "at": now}
+    rewind = {"id": "held-r", "op": "rewind", "args": {}, "at": now}
+    send_line(d, (json.dumps(message) + "\n" + json.dumps(rewind)).encode())
+    assert final_outcome(d, "held-m")["outcome"] == "applied"
+    wait_for(lambda: tool_in_flight(d), 20, "a step of the new turn")
+    stop = send(d, "stop", {"reason": "not this turn"})
+    assert final_outcome(d, stop["id"], timeout=6)["outcome"] == "applied"
+    wait_for(lambda: len(_turn_ends(d)) == 2, 10, "the stopped turn to end")
+    assert _turn_ends(d)[-1]["data"]["reason"]["kind"] == "aborted"
+    _idle(d, 2)
+    assert final_outcome(d, "held-r")["outcome"] == "applied"  # at idle, once the stopped turn ended
+    assert [o["outcome"] for o in outcomes(d) if o["requestId"] == "held-r"] == ["pending", "applied"]
