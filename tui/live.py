@@ -81,8 +81,9 @@ class LoadProgress(Message, bubble=False):
         self.fraction = fraction
 
 
-def _dense_tail(path: Path, size: int, pace: Callable[[], None] = no_pacing) -> bool:
-    """True when the last PROBE_BYTES of a raw log hold enough lines for a cheap tail preview.
+def _dense_tail(path: Path, size: int, pace: Callable[[], None] = no_pacing) -> tuple[int, bytes] | None:
+    """The end of a raw log read by the probe, ``(offset, bytes from it to the end)``, when its last PROBE_BYTES
+    hold enough lines for a cheap tail preview (which decodes them), else None.
 
     A tail of a few multi-MB lines would have to be parsed in full just to fill one screen, holding the GIL
     for long stretches; such logs are listed from their head as the projection reaches it instead. Read
@@ -90,14 +91,16 @@ def _dense_tail(path: Path, size: int, pace: Callable[[], None] = no_pacing) -> 
     """
     lines = 0
     end = size
+    read: list[bytes] = []
     with open(path, "rb") as f:
         while end > max(0, size - PROBE_BYTES) and lines < PROBE_LINES:
             start = max(0, size - PROBE_BYTES, end - READ_CHUNK)
             f.seek(start)
-            lines += f.read(end - start).count(b"\n")
+            read.append(f.read(end - start))
+            lines += read[-1].count(b"\n")
             end = start
             pace()
-    return lines >= PROBE_LINES
+    return (end, b"".join(reversed(read))) if lines >= PROBE_LINES else None
 
 
 def neighbour(seqs: list[int], seq: int, forward: bool) -> int | None:
@@ -432,9 +435,9 @@ class LiveSession:
             and size > PREVIEW_BYTES
             and self.remote is None  # a remote log is read from its start only, never twice
             and self.session.next_seq == 0
-            and (compressed or _dense_tail(log, size, self.pace))
+            and (compressed or (probed := _dense_tail(log, size, self.pace)) is not None)
         ):
-            self._preview(log, header)
+            self._preview(log, header, None if compressed else probed)
         lines: LineStore | None = None
         facts = SessionFacts.empty()
         self._decoder_diagnostics = 0
@@ -531,8 +534,9 @@ class LiveSession:
             self._new_file = False
             self.epoch += 1
 
-    def _preview(self, log: Path, header: dict[str, Any]) -> None:
-        events = events_at_end(log, PREVIEW_EVENTS)
+    def _preview(self, log: Path, header: dict[str, Any], probed: tuple[int, bytes] | None) -> None:
+        """Show the last events of the log (``probed``: its end as the probe read it, decoded, not read again)."""
+        events = events_at_end(log, PREVIEW_EVENTS, probed)
         if not events:  # a log whose lines give no seqs is numbered by the projection's pass alone, never twice
             return
         with self.lock:

@@ -425,11 +425,11 @@ def tail_events(path: str | os.PathLike[str], n: int = 200) -> list[dict[str, An
     return events if events is not None else _tail_decoded(p, n)
 
 
-def events_at_end(path: Path, n: int) -> list[dict[str, Any]] | None:
+def events_at_end(path: Path, n: int, have: tuple[int, bytes] | None = None) -> list[dict[str, Any]] | None:
     """The last ``n`` events of the log at ``path``, read from the end of the file in growing blocks (the last
     frames of a zstd log), so the cost depends on ``n``, not on the file size; None when the lines there carry no
-    seq."""
-    return _tail_zstd(path, n) if is_compressed(path) else _tail_raw(path, n)
+    seq. ``have``: the bytes of a raw log from an offset to its end, read already (decoded first, not read again)."""
+    return _tail_zstd(path, n) if is_compressed(path) else _tail_raw(path, n, have)
 
 
 def _tail_decoded(path: Path, n: int) -> list[dict[str, Any]]:
@@ -527,22 +527,26 @@ def _events_from_lines(lines: list[bytes], n: int) -> list[dict[str, Any]] | Non
     return events[-n:] if n else []
 
 
-def _tail_windows(path: Path) -> Iterator[tuple[int, bytes]]:
-    """``(start, bytes from start to the end of the file)`` for windows growing 4× from 64 KiB to the whole file."""
+def _tail_windows(path: Path, have: tuple[int, bytes] | None = None) -> Iterator[tuple[int, bytes]]:
+    """``(start, bytes from start to the end of the file)`` for windows growing 4× from 64 KiB (from ``have``: the
+    bytes from an offset to the end, read already) to the whole file; each reads only the bytes before the last."""
     size = os.path.getsize(path)
+    start, data = have if have is not None else (size, b"")
+    if data or not size:
+        yield start, data
     block = 1 << 16
-    while True:
-        start = max(0, size - block)
-        with open(path, "rb") as f:
-            f.seek(start)
-            yield start, f.read(size - start)
-        if start == 0:
-            return
-        block *= 4
+    with open(path, "rb") as f:
+        while start > 0:
+            earlier = max(0, size - block)
+            block *= 4
+            if earlier < start:
+                f.seek(earlier)
+                start, data = earlier, f.read(start - earlier) + data
+                yield start, data
 
 
-def _tail_raw(path: Path, n: int) -> list[dict[str, Any]] | None:
-    for start, data in _tail_windows(path):
+def _tail_raw(path: Path, n: int, have: tuple[int, bytes] | None = None) -> list[dict[str, Any]] | None:
+    for start, data in _tail_windows(path, have):
         lines = data[: data.rfind(b"\n") + 1].split(b"\n")
         if start > 0:
             lines = lines[1:]  # the first line may be cut

@@ -157,6 +157,38 @@ def test_a_big_log_is_read_once_while_loading(tmp_path: Path, monkeypatch: pytes
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs Linux /proc/self/io")
+def test_the_tail_preview_decodes_the_bytes_its_probe_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before the tail preview of a big raw log, a probe reads its end to see that it holds enough lines, and the
+    preview then read the end of the file again to decode it; it now decodes the bytes the probe read: by the
+    first screen, the header's read and the probe's alone."""
+    monkeypatch.setattr(live_module, "PREVIEW_BYTES", 1 << 16)
+    monkeypatch.setattr(live_module, "READ_CHUNK", 1 << 16)  # the probe's slice
+    monkeypatch.setattr(live_module, "PREVIEW_EVENTS", 5)  # as many as the probe's lines hold
+    monkeypatch.setattr(LiveSession, "check_host", lambda self: self.host)  # its look at the log's head: not counted
+    path = tmp_path / "session.jsonl"
+    generate(path, 2_000_000, seed=3, profile="mixed")
+    at_preview: list[int] = []
+
+    def post(message: object) -> None:
+        if isinstance(message, LoadProgress) and message.phase == "preview":
+            at_preview.append(_bytes_read())
+
+    LiveSession(path, follow=False).run()  # what the load imports is read before the count starts
+    live = LiveSession(path, post, follow=False)
+    before = _bytes_read()
+    live.run()
+    assert live.ready and at_preview
+    read = at_preview[0] - before
+    data, start, lines = path.read_bytes(), path.stat().st_size, 0
+    while lines < live_module.PROBE_LINES:  # the slices the probe reads from the end
+        lines += data[max(0, start - (1 << 16)) : start].count(b"\n")
+        start = max(0, start - (1 << 16))
+    probe = len(data) - start
+    # the header's read (64 KiB) and the probe's slices
+    assert read < (1 << 16) + probe + (1 << 14), f"read {read} bytes before the preview, the probe {probe}"
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs Linux /proc/self/io")
 @pytest.mark.parametrize("zstd", [False, True], ids=["raw", "zstd"])
 def test_a_big_log_whose_lines_give_no_seqs_is_read_once_while_loading(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, zstd: bool
