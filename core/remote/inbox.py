@@ -36,6 +36,7 @@ from core.remote.target import RemoteTarget
 # open with O_NOFOLLOW, so a link swapped in after the first look is caught after the open, before any write: the
 # inbox is created with O_EXCL (never through a link), opened read-only (creating nothing), and written only when
 # the path itself, not followed (stat without -L), is the file opened; the writes go through /dev/fd/9, that file.
+# GNU stat reads device and inode with -c, BSD's (macOS) with -f; where neither answers nothing is written.
 SEND = """if command -v flock >/dev/null 2>&1; then
   lock() { flock -x 9; }
   unheld() { flock -n -s "$1" true; }
@@ -48,7 +49,10 @@ if [ -L "$1" ] || { [ -e "$1" ] && [ ! -f "$1" ]; }; then refuse; fi
 umask 077
 (set -C; : >"$1") 2>/dev/null
 command exec 9<"$1" || exit 5
-if [ ! -f /dev/fd/9 ] || [ "$(stat -c %d:%i -- "$1")" != "$(stat -L -c %d:%i /dev/fd/9)" ]; then refuse; fi
+ino() { stat -c %d:%i "$@" 2>/dev/null || stat -f %d:%i "$@" 2>/dev/null; }
+here=$(ino -- "$1"); opened=$(ino -L /dev/fd/9)
+if [ -z "$here" ]; then echo "cannot read the control inbox's device and inode here (stat); refusing to write" >&2; exit 4; fi
+if [ ! -f /dev/fd/9 ] || [ "$here" != "$opened" ]; then refuse; fi
 lock || exit 5
 if [ "$3" = 1 ] && { [ ! -f "$2" ] || unheld "$2"; }; then exit 3; fi
 command exec 8>>/dev/fd/9 || exit 5

@@ -266,3 +266,26 @@ def test_a_machine_without_flock_1_still_takes_the_inbox_lock_with_perl(
         (tools / name).symlink_to(shutil.which(name) or name)
     monkeypatch.setattr(inbox, "SEND", f"PATH={tools}\n{inbox.SEND}")
     _sent_until_the_host_is_gone(tmp_path, capsys)
+
+
+
+def test_a_machine_where_stat_reads_no_inode_gets_no_request_written(
+    sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any], monkeypatch: pytest.MonkeyPatch,  # noqa: F811
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
+    """The append checks that the inbox path is the file it opened by comparing stat's device and inode: where
+    stat gives none (no GNU stat, as on macOS, whose -c means nothing), both sides were empty and equal, so a link
+    swapped in passed the check; now nothing is written and the command says why."""
+    from core.remote import inbox
+
+    sshd.trust()
+    tools = tmp_path / "bin"  # the far side's commands: perl for the lock, no stat
+    tools.mkdir()
+    for name in ("tail", "cat", "sync", "perl"):
+        (tools / name).symlink_to(shutil.which(name) or name)
+    monkeypatch.setattr(inbox, "SEND", f"PATH={tools}\n{inbox.SEND}")
+    log = dsh_log(tmp_path / "sessions" / "--w--" / "s1")
+    write_bridge(log.parent, sleeper().pid, "running")
+    assert main(["control", f"testbox:{log.parent}", "pause"]) == 2
+    assert "cannot read the control inbox's device and inode" in capsys.readouterr().err
+    assert (log.parent / INBOX_NAME).read_bytes() == b""  # created empty, written nothing
