@@ -236,7 +236,9 @@ class LiveSession:
         if self.remote is not None:
             self.host = self.remote.host_state(self.facts.host is not None, self.host)
         else:
-            self.host = read_host_state(self.path) if self.path.is_file() else HostState("none")
+            # a loaded log's facts say whether a tapedeck host ever ran it: its head is not read at every check
+            hosted = (self.facts.host is not None) if self.ready else None
+            self.host = read_host_state(self.path, hosted) if self.path.is_file() else HostState("none")
         if self.host.kind == KIND_DSH and self.host.state != "none":
             with contextlib.suppress(Unreachable):  # a remote machine gone: read at the next check
                 self.bridge_outcomes.read()

@@ -155,8 +155,9 @@ def _zstd_head(f: BinaryIO) -> bytes:
         return b""
 
 
-def read_host_state(log: str | os.PathLike[str]) -> HostState:
-    """The host state of the session log at ``log`` (cheap: one lock probe and one small file)."""
+def read_host_state(log: str | os.PathLike[str], hosted: bool | None = None) -> HostState:
+    """The host state of the session log at ``log`` (cheap: one lock probe and one small file; ``hosted``: whether
+    the log holds a ``tapedeck/host`` event, when the caller read it whole, else its start is looked at)."""
     path = Path(log)
     recorded = _recorded(path)
     pid = int_or_none((recorded or {}).get("pid"))
@@ -164,7 +165,7 @@ def read_host_state(log: str | os.PathLike[str]) -> HostState:
     if is_owned(path):
         state = (recorded or {}).get("state")
         return HostState(state if state in LIVE_STATES else "running", pid, since)
-    if recorded is None and not _ever_hosted(path):
+    if recorded is None and not (_ever_hosted(path) if hosted is None else hosted):
         return bridge_state(path)
     if recorded is None or recorded.get("state") != "exited":
         try:

@@ -245,6 +245,23 @@ def test_a_long_range_of_a_read_back_session_is_read_from_the_line_that_holds_it
     assert read < size * 0.3, f"read {read} bytes of a {size}-byte log for its last tenth"
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs Linux /proc/self/io")
+def test_the_host_check_of_a_loaded_log_does_not_read_its_head_again(tmp_path: Path) -> None:
+    """The app checks who runs the session every half second; for a log with no host file (DSH's, without the
+    bridge) each check read the log's first 256 KiB again to look for a tapedeck/host event, 512 KiB a second for
+    as long as the view was open, though the load had seen every event; a loaded log's own facts now answer."""
+    path = tmp_path / "session.jsonl"
+    generate(path, 1_000_000, seed=3, profile="dsh-plain", explicit_envelope=False)
+    live, _ = load(path)
+    assert live.ready and live.facts.host is None
+    live.check_host()  # what a check imports is read before the count starts
+    before = _bytes_read()
+    for _ in range(10):
+        assert live.check_host().state == "none"
+    read = _bytes_read() - before
+    assert read < 1 << 16, f"10 host checks read {read} bytes"
+
+
 def test_a_big_log_is_listed_from_its_head_while_it_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(live_module, "LOAD_SLICE", 1 << 14)
     log = policy_log(host=False)
