@@ -530,6 +530,11 @@ class FedWatch(AlertWatch):
             self.engine.start(header)
             self._header, self._unread, self._passing = header, unread, True
 
+    def read_host(self) -> HostState:
+        """The host's state now; whether a tapedeck host ever ran the log is the engine's to say (it ticks only once
+        a pass fed it the whole log): the log's start is not read again at every tick."""
+        return read_host_state(self.path, self.engine.signals.hosted)
+
     def loaded(self, reader: object, offset: int | None) -> None:
         """``reader`` handed over all its pass decoded: the log's first ``offset`` bytes, up to a line's end (None:
         not a whole local log, nothing to keep). The clock rules run again from the next poll. The file's identity

@@ -262,6 +262,30 @@ def test_the_host_check_of_a_loaded_log_does_not_read_its_head_again(tmp_path: P
     assert read < 1 << 16, f"10 host checks read {read} bytes"
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/io"), reason="needs Linux /proc/self/io")
+def test_the_alert_engine_of_a_loaded_log_does_not_read_its_head_at_each_tick(tmp_path: Path) -> None:
+    """The view's alert engine ticks its clock rules at every poll of the alert feed (ten a second) and asked the
+    host's state each time, which for a log with no host file (DSH's, without the bridge) read the log's first
+    256 KiB again: 2.6 MB a second of reads while the TUI sat idle on such a log; the events the engine was fed
+    now say whether a tapedeck host ever ran it."""
+    from core.alerts.follow import FedWatch
+    from tests.tui.pilot import QUIET
+
+    path = tmp_path / "session.jsonl"
+    generate(path, 1_000_000, seed=3, profile="dsh-plain", explicit_envelope=False)
+    fed = FedWatch(QUIET)
+    live = LiveSession(path, follow=False, alerts=fed)
+    live.run()
+    assert live.ready
+    fed.poll(int(time.time() * 1000))  # the pass's end taken in, and what a tick imports read
+    before = _bytes_read()
+    for k in range(10):
+        fed.poll(int(time.time() * 1000) + k)
+    read = _bytes_read() - before
+    assert fed.host is not None and fed.host.state == "none"
+    assert read < 1 << 16, f"10 ticks read {read} bytes"
+
+
 def test_a_big_log_is_listed_from_its_head_while_it_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(live_module, "LOAD_SLICE", 1 << 14)
     log = policy_log(host=False)
