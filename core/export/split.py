@@ -12,6 +12,7 @@ in this process (slower, the same bytes). ``TAPEDECK_EXPORT_JOBS=1`` keeps every
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pickle
 import select
@@ -38,7 +39,8 @@ from core.rebuild.cost import CostTally
 SPLIT_BYTES = 16 << 20  # a log at least this big is rendered in a second process (when a second CPU is there)
 BUSY = 0.5  # a machine whose load average is within this of its CPUs has no core to spare (``splits``)
 WAIT = 30.0  # seconds the pass waits for a renderer that takes nothing before it gives up on it
-BATCH = 1 << 18  # bytes of events (about) the pass sends at a time
+BATCH = 1 << 16  # bytes of events (about) the pass sends at a time
+PIPE_BYTES = 1 << 20  # what the pipe holds (Linux's most for anyone, ``/proc/sys/fs/pipe-max-size``)
 _LENGTH = struct.Struct("<Q")
 
 
@@ -255,6 +257,8 @@ def _forked(child: Any) -> Iterator[_Renderer]:
     """A renderer forked to run ``child(fd)`` (``fd``: the pipe's end it reads) and leave with its status; killed
     and reaped however the block ends, unless it ended and was reaped before."""
     read, write = os.pipe()
+    with suppress(OSError):  # room for several batches: the pass goes on while the renderer is behind
+        fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     try:
         pid = os.fork()
     except OSError:
