@@ -57,8 +57,12 @@ def splits(path: str | os.PathLike[str], options: ExportOptions) -> bool:
     jobs = os.environ.get("TAPEDECK_EXPORT_JOBS", "").strip()
     if jobs.isdigit() and int(jobs) > 0:
         return jobs != "1"
-    cpus = len(os.sched_getaffinity(0))
-    if cpus < 2 or os.getloadavg()[0] > cpus - BUSY:  # as ``make -l``: no second process on a busy machine
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1  # Linux's
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # no load to judge by: one process, as on a busy machine
+        return False
+    if cpus < 2 or load > cpus - BUSY:  # as ``make -l``: no second process on a busy machine
         return False
     try:
         return os.path.getsize(resolve_log_path(path)) >= SPLIT_BYTES
@@ -257,8 +261,9 @@ def _forked(child: Any) -> Iterator[_Renderer]:
     """A renderer forked to run ``child(fd)`` (``fd``: the pipe's end it reads) and leave with its status; killed
     and reaped however the block ends, unless it ended and was reaped before."""
     read, write = os.pipe()
-    with suppress(OSError):  # room for several batches: the pass goes on while the renderer is behind
-        fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    if hasattr(fcntl, "F_SETPIPE_SZ"):  # Linux's
+        with suppress(OSError):  # room for several batches: the pass goes on while the renderer is behind
+            fcntl.fcntl(write, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
     try:
         pid = os.fork()
     except OSError:

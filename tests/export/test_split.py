@@ -3,6 +3,7 @@ an export whose renderer dies, hangs or miscounts is done again in one process, 
 
 from __future__ import annotations
 
+import fcntl
 import io
 import os
 import shutil
@@ -242,6 +243,31 @@ def test_who_splits(generated: list[Path], monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", "")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     assert not split.splits(log, ExportOptions())
+
+
+def test_a_machine_without_cpu_affinity_or_load_average_still_exports(
+    generated: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, splits_seen: list[bool]
+) -> None:
+    """os.sched_getaffinity is Linux's (macOS has none) and os.getloadavg may fail: asking them failed every export
+    that was not at a moment or filtered, whatever its size; the CPUs are then counted as os.cpu_count() counts
+    them, and a load that cannot be read keeps the export in one process."""
+    monkeypatch.delenv("TAPEDECK_EXPORT_JOBS", raising=False)
+    monkeypatch.delattr(os, "sched_getaffinity")
+    assert export_to_file(generated[2], tmp_path / "x.md", "md", ExportOptions())["rows"] > 0
+    monkeypatch.setattr(split, "SPLIT_BYTES", 1000)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.2, 0.5, 0.5))
+    assert split.splits(generated[2], ExportOptions())
+
+    def no_load() -> tuple[float, float, float]:
+        raise OSError("load average unobtainable")
+
+    monkeypatch.setattr(os, "getloadavg", no_load)
+    assert not split.splits(generated[2], ExportOptions())
+    monkeypatch.delattr(fcntl, "F_SETPIPE_SZ")  # nor can every system size a pipe: two processes all the same
+    monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", "2")
+    assert export_to_file(generated[2], tmp_path / "y.md", "md", ExportOptions()) is not None
+    assert (tmp_path / "y.md").read_bytes() == (tmp_path / "x.md").read_bytes() and splits_seen == [True]
 
 
 def test_an_export_from_a_thread_stays_in_one_process(generated: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
