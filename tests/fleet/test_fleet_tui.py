@@ -21,7 +21,7 @@ from tests.alerts.crafted import HEADER, Log
 from tests.tui.logs import hold_host, release_hosts
 from tests.tui.pilot import NO_KEYMAP, main_screen, settle, until
 from tui.app import TapedeckApp
-from tui.screens.fleet import FleetScreen
+from tui.screens.fleet import WIDTHS, FleetScreen
 from tui.screens.help import HelpScreen
 
 FUTURE_MS = 4_000_000_000_000  # event times and writes after the test's clock: ages and rates stay fixed
@@ -363,3 +363,41 @@ async def test_help_on_the_fleet_lists_only_keys_that_act_there(tmp_path: Path) 
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen))
         assert not keys_in_help() & session_only, keys_in_help()
+
+
+WIDE_TITLES = {"wide-cjk": "修复解析器中不稳定的测试并更新变更日志", "wide-emoji": "🚀🔥 Ship the 🐛 fix before the 🎉 release"}
+
+
+@pytest.mark.anyio
+async def test_wide_titles_are_cut_by_cells_and_keep_the_columns_aligned(tmp_path: Path) -> None:
+    """A title of CJK characters or emoji was cut at 26 characters, which take up to 52 cells: the session column
+    grew to fit them and pushed the state and attention off an 80-column terminal. Cells are now measured as the
+    terminal draws them: the title takes at most the session column's cells, cut with ``…``."""
+    root = _root(tmp_path)
+    for sid, title in WIDE_TITLES.items():
+        _session(root, sid, title)
+    app = _app([root])
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _loaded(pilot, 5)
+        table = screen.query_one(DataTable)
+        for key in screen.shown:
+            cell = table.get_row(key)[0]
+            assert cell.cell_len <= WIDTHS["session"], (cell.plain, cell.cell_len)
+        cut = {screen.rows[k].row.ref.id: table.get_row(k)[0].plain for k in screen.shown}
+        assert all(cut[sid].endswith("…") and title.startswith(cut[sid][:-1]) for sid, title in WIDE_TITLES.items()), cut
+
+
+@pytest.mark.parametrize("size", [(80, 24), (150, 45)])
+def test_fleet_with_wide_titles(snap_compare: Snap, tmp_path: Path, size: tuple[int, int]) -> None:
+    """CJK and emoji titles beside ASCII ones: every column starts at the same cell on every row."""
+    root = _root(tmp_path)
+    for sid, title in WIDE_TITLES.items():
+        _session(root, sid, title)
+
+    async def shown(pilot: Pilot[None]) -> None:
+        await _loaded(pilot, 5)
+        await until(pilot, lambda: bool(pilot.app._notifications))
+        pilot.app.clear_notifications()
+        await settle(pilot)
+
+    assert snap_compare(_app([root]), terminal_size=size, run_before=shown)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -32,8 +33,9 @@ WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with th
 
 
 def _fit(column: str, cell: str) -> str:
+    """``cell`` in its column's cells, cut with ``…`` (a wide character, CJK or emoji, takes two)."""
     width = WIDTHS.get(column)
-    return cell if width is None or len(cell) <= width else cell[: width - 1] + "…"
+    return cell if width is None or cell_len(cell) <= width else set_cell_size(cell, width - 1).rstrip() + "…"
 
 
 class FleetTable(DataTable[str | Text]):
