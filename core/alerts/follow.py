@@ -408,8 +408,10 @@ class AlertWatch:
             return None
 
     def read_host(self) -> HostState:
-        """The host's state now (a lock probe and a small file)."""
-        return read_host_state(self.path)
+        """The host's state now (a lock probe and a small file); whether a tapedeck host ever ran the log is the
+        engine's to say (a watch ticks once it has taken in the log as it stands, or a checkpoint stood for it): the
+        log's start is not read again at every tick."""
+        return read_host_state(self.path, self.engine.signals.hosted)
 
     def send_action(self, alert: Alert) -> None:
         """Send the alert's action when a live host that does not act on it itself runs the session (a
@@ -529,11 +531,6 @@ class FedWatch(AlertWatch):
                 self._events.source = events
             self.engine.start(header)
             self._header, self._unread, self._passing = header, unread, True
-
-    def read_host(self) -> HostState:
-        """The host's state now; whether a tapedeck host ever ran the log is the engine's to say (it ticks only once
-        a pass fed it the whole log): the log's start is not read again at every tick."""
-        return read_host_state(self.path, self.engine.signals.hosted)
 
     def loaded(self, reader: object, offset: int | None) -> None:
         """``reader`` handed over all its pass decoded: the log's first ``offset`` bytes, up to a line's end (None:
