@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Callable
+from collections.abc import Mapping
 from pathlib import Path
 
 from core.shared.errors import LogFormatError, LogNotFoundError
@@ -67,17 +67,32 @@ def is_sessions_root(path: Path) -> bool:
     return path.is_dir() and session_dir_log(path) is None
 
 
-def dir_log_name(holds: Callable[[str], bool]) -> str | None:
-    """The name of a session directory's log, ``holds(name)`` saying whether it holds a file of that name: the zstd
-    one when it holds both (``zstd -o session.jsonl.zstd session.jsonl`` keeps the original), as
-    ``resolve_log_path`` picks it; None when it holds neither."""
-    return next((name for name in LOG_NAMES if holds(name)), None)
+def dir_log_name(mtimes: Mapping[str, int]) -> str | None:
+    """The name of a session directory's log, given the last-write time of each log file it holds by name: the one
+    written last, so that a session still writing one is read from it and not from a stale copy beside it
+    (``zstd -o session.jsonl.zstd session.jsonl`` run while it ran, or ``zstd -d`` of a growing zstd log); the zstd
+    one when both were last written at once (``zstd`` gives its copy the original's time: the two hold one text).
+    None when it holds neither."""
+    return max((name for name in LOG_NAMES if name in mtimes), key=mtimes.__getitem__, default=None)
 
 
 def session_dir_log(sdir: Path) -> Path | None:
-    """The log file of the local session directory ``sdir`` (None: it holds none)."""
-    name = dir_log_name(lambda name: (sdir / name).is_file())
+    """The log file of the local session directory ``sdir`` (None: it holds none, or it cannot be looked into)."""
+    try:
+        name = _newest_regular(_dir_logs(sdir))
+    except LogFormatError:
+        return None
     return None if name is None else sdir / name
+
+
+def _dir_logs(sdir: Path) -> dict[str, os.stat_result]:
+    """The stat of each log name that is there in ``sdir`` (a ``LogFormatError`` when one cannot be looked at)."""
+    return {name: st for name in LOG_NAMES if (st := stat_or_none(sdir / name)) is not None}
+
+
+def _newest_regular(found: Mapping[str, os.stat_result]) -> str | None:
+    """``dir_log_name`` of the regular files among the logs ``found`` (by name, with their stats)."""
+    return dir_log_name({name: st.st_mtime_ns for name, st in found.items() if stat.S_ISREG(st.st_mode)})
 
 
 def resolve_log_path(path: str | os.PathLike[str]) -> Path:
@@ -92,12 +107,11 @@ def resolve_log_path(path: str | os.PathLike[str]) -> Path:
     if st is None:
         raise LogNotFoundError(f"{p}: no such file or directory")
     if stat.S_ISDIR(st.st_mode):
-        for name in LOG_NAMES:
-            candidate = p / name
-            found = stat_or_none(candidate)
-            if found is not None:
-                return _readable(candidate, found)
-        raise LogNotFoundError(f"{p}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
+        found = _dir_logs(p)
+        name = _newest_regular(found) or next(iter(found), None)  # no regular file: refused as what it is
+        if name is None:
+            raise LogNotFoundError(f"{p}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
+        return _readable(p / name, found[name])
     return _readable(p, st)
 
 

@@ -4,7 +4,7 @@ the DSH layout), each log's header and its host's state, read over SFTP."""
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,17 +58,27 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
             raise LogNotFoundError(f"{target}: no such file or directory")
         if st.kind == "file":
             return [target]
-    log = dir_log_name(lambda name: entries.get(name) == "file")
-    if log is not None:
-        return [target.join(log)]
+    own = _dir_logs(link, [(target, entries.items())])
+    if own:
+        return own
     projects = [target.join(name) for name, kind in entries.items() if kind == "dir"]
     sessions = [project.join(name) for project, listed in zip(projects, link.listdir_many([p.path for p in projects],
                 skipped), strict=True) for name, kind in listed if kind == "dir"]  # fmt: skip
+    return _dir_logs(link, list(zip(sessions, link.listdir_many([s.path for s in sessions], skipped), strict=True)))
+
+
+def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]]) -> list[RemoteTarget]:
+    """The log of each listed directory that holds one (``dir_log_name``'s choice: the times of the directories
+    that hold both logs are asked in one round trip)."""
+    held = [(sdir, [name for name, kind in listed if kind == "file" and name in LOG_NAMES]) for sdir, listed in listings]
+    both = [sdir.join(name).path for sdir, names in held if len(names) > 1 for name in names]
+    stats = dict(zip(both, link.stat_many(both), strict=True))
     logs: list[RemoteTarget] = []
-    for session, listed in zip(sessions, link.listdir_many([s.path for s in sessions], skipped), strict=True):
-        log = dir_log_name({name for name, kind in listed if kind == "file"}.__contains__)
+    for sdir, names in held:
+        found = {name: st.mtime_ms if (st := stats.get(sdir.join(name).path)) else 0 for name in names}
+        log = dir_log_name(found)
         if log is not None:
-            logs.append(session.join(log))
+            logs.append(sdir.join(log))
     return logs
 
 

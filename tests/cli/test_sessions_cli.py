@@ -213,12 +213,56 @@ def test_a_session_directory_holding_both_logs_is_one_session(tmp_path: Path, ca
     assert listed == [str(resolve_log_path(sdir))] == [str(sdir / "session.jsonl.zstd")]
 
 
+def one_stale_copy(tmp_path: Path, live: str) -> Path:
+    """A session directory holding other-2's log twice, the ``live`` one (``session.jsonl`` or
+    ``session.jsonl.zstd``) a turn ahead of the other and written after it (a copy made while the session ran)."""
+    sdir = sessions_root(tmp_path) / "--w--" / "other-2"
+    log = Log({**Log().header, "id": "other-2", "createdAt": 1786000100000})
+    log.turn(1, "hello", "hi")
+    stale = log.lines()
+    log.turn(2, "more", "done")
+    texts = {"session.jsonl": stale, "session.jsonl.zstd": stale, live: log.lines()}
+    for name, text in texts.items():
+        (sdir / name).write_bytes(zstandard.ZstdCompressor().compress(text) if name.endswith(".zstd") else text)
+        written = 1_786_000_010 if name == live else 1_786_000_005
+        os.utime(sdir / name, (written, written))
+    return sdir
+
+
+@pytest.mark.parametrize("live", ["session.jsonl", "session.jsonl.zstd"])
+def test_a_session_directory_holding_both_logs_is_read_from_the_one_written_last(
+    tmp_path: Path, live: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A raw log still growing beside a zstd copy of it made earlier (or a zstd log beside the raw one
+    ``zstd -d`` left): sessions, inspect and every reader read the one the session writes, not the stale copy."""
+    sdir = one_stale_copy(tmp_path, live)
+    assert resolve_log_path(sdir) == sdir / live
+    capsys.readouterr()
+    assert main(["sessions", str(sdir.parents[1]), "--json"]) == 0
+    rows = [row for row in json.loads(capsys.readouterr().out) if row["id"] == "other-2"]
+    assert [(row["path"], row["turn"]) for row in rows] == [(str(sdir / live), 2)]
+    assert main(["inspect", str(sdir), "--json"]) == 0
+    inspected = json.loads(capsys.readouterr().out)
+    assert (inspected["path"], len(inspected["turns"])) == (str(sdir / live), 2)
+
+
+def test_both_logs_written_at_once_are_read_from_the_zstd_one(tmp_path: Path) -> None:
+    """``zstd -o`` gives its copy the original's time: the two are one text, read from the zstd one."""
+    sdir = _both_logs(tmp_path)
+    raw = os.stat(sdir / "session.jsonl")
+    os.utime(sdir / "session.jsonl.zstd", ns=(raw.st_atime_ns, raw.st_mtime_ns))
+    assert resolve_log_path(sdir) == sdir / "session.jsonl.zstd"
+
+
 class _LocalLink:
     """The listing calls of ``SshLink``, answered from this machine's files."""
 
     def stat(self, path: str) -> RemoteStat | None:
-        p = Path(path)
-        return RemoteStat(0, 0, "dir" if p.is_dir() else "file") if p.exists() else None
+        return self.stat_many([path])[0]
+
+    def stat_many(self, paths: list[str]) -> list[RemoteStat | None]:
+        return [RemoteStat(st.st_size, st.st_mtime_ns // 1_000_000, "dir" if os.path.isdir(p) else "file")
+                if (st := _stat(p)) else None for p in paths]  # fmt: skip
 
     def listdir(self, path: str, skipped: list[str] | None = None) -> list[tuple[str, str]]:
         return self.listdir_many([path], skipped)[0]
@@ -233,3 +277,21 @@ def test_a_remote_session_directory_holding_both_logs_is_one_session(tmp_path: P
     for where in (sdir.parents[1], sdir):
         logs = remote_logs(link, RemoteTarget(None, "h", str(where)))
         assert [log.path for log in logs if "other-2" in log.path] == [str(sdir / "session.jsonl.zstd")]
+
+
+def _stat(path: str) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except FileNotFoundError:
+        return None
+
+
+@pytest.mark.parametrize("live", ["session.jsonl", "session.jsonl.zstd"])
+def test_a_remote_session_directory_holding_both_logs_is_read_from_the_one_written_last(
+    tmp_path: Path, live: str
+) -> None:
+    sdir = one_stale_copy(tmp_path, live)
+    link = cast(SshLink, _LocalLink())
+    for where in (sdir.parents[1], sdir):
+        logs = remote_logs(link, RemoteTarget(None, "h", str(where)))
+        assert [log.path for log in logs if "other-2" in log.path] == [str(sdir / live)]

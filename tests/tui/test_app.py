@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from textual.events import MouseScrollUp
 
+from tests.cli.test_sessions_cli import one_stale_copy
 from tests.tui.logs import Log, policy_log
 from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
 from tui import cli
@@ -126,6 +127,23 @@ async def test_the_fleet_of_a_root_opens_a_session_and_comes_back(tmp_path: Path
         assert app.live is not None and app.live.session.id == "old-1"
         await pilot.press("escape")
         assert isinstance(app.screen, FleetScreen) and app.live is None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("live", ["session.jsonl", "session.jsonl.zstd"])
+async def test_a_session_directory_holding_both_logs_opens_the_one_written_last(tmp_path: Path, live: str) -> None:
+    """The fleet lists it once, by the log its session writes, and the view of the directory reads that log, not
+    the stale copy beside it."""
+    sdir = one_stale_copy(tmp_path, live)
+    app = make_app(sdir.parents[1])
+    async with app.run_test(size=(150, 40)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, FleetScreen) and app.screen.loaded)
+        assert isinstance(app.screen, FleetScreen)
+        assert [path for path in app.screen.shown if "other-2" in path] == [str(sdir / live)]
+    app = make_app(sdir)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settled_main_screen(pilot)
+        assert app.live is not None and app.live.path == sdir / live and len(app.live.session.turns) == 2
 
 
 @pytest.mark.anyio
