@@ -205,3 +205,29 @@ async def test_the_filter_dialog_draws_the_types_seen_as_pictures(tmp_path: Path
         shown = str(app.screen.query_one("#filter-seen", Label).render())
         assert not _controls(shown), shown
         assert "x/␛]52;c;" in shown, shown
+
+
+def test_the_rewind_preview_and_a_route_record_draw_control_characters_as_pictures() -> None:
+    """A checkpoint's objective (the model's words) and a tool's name reached the terminal as the log had them in
+    the Checkpoints screen's line over the region and in the rewind's confirm dialog, and a route record's values
+    in the Router screen's detail."""
+    from core.policies.checkpoint import plan_checkpoint
+    from tests.tui.screens_policy.harness import LogBuilder
+    from tui.screens.checkpoints import derive_checkpoints, region_line, rewind_summary
+    from tui.screens.router import route_detail, route_line
+
+    log = LogBuilder()
+    log.start_turn("look around")
+    log.plan(lambda s: plan_checkpoint(s, f"find {ESCAPES}", by="operator"))
+    log.call(f"tool{ESCAPES}", {"command": "ls"}, "a.txt")
+    log.end_step()
+    log.start_step()
+    log.say("Nothing else to see.")
+    view = derive_checkpoints(log.session())
+    chosen = view.preview_for(None)
+    assert chosen is not None
+    for text in (rewind_summary(view, chosen), region_line(view, None)):
+        assert not _controls(text.plain), text.plain
+        assert "␛]52;c;" in text.plain, text.plain
+    detail = route_detail(route_line(3, {"phase": "normal", "reason": f"x {ESCAPES}"})).plain
+    assert not _controls(detail), detail

@@ -26,6 +26,7 @@ from core.policies.checkpoint import Mark, marks
 from core.policies.rewind import NO_CHECKPOINT, RewindError, RewindPreview, operator_words, preview_rewind
 from core.read.session import Session
 from core.read.summary import human_chars, one_line, summarize, turn_span
+from core.shared.text import printable
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, fill_table
 from tui.screens.stacked import while_stacked
@@ -144,16 +145,27 @@ def derive_checkpoints(session: Session) -> CheckpointsView:
     return CheckpointsView(found, tuple(previews), problems, problem, session.next_seq)
 
 
+def region_line(view: CheckpointsView, selected: int | None) -> Text:
+    """The line over the region table: what rewinding to ``selected`` (None: the newest mark) folds, or why it
+    cannot (the tools' names are the log's, drawn as ``printable`` makes them)."""
+    chosen = view.preview_for(selected)
+    if chosen is None:
+        return Text(printable(view.why_not(selected)), style="yellow")
+    mark_id = chosen.preview.mark.mark_id
+    return Text(printable(f"Rewinding to checkpoint {mark_id} folds {chosen.covers()}."), style="bold")
+
+
 def rewind_summary(view: CheckpointsView, chosen: MarkPreview) -> Text:
-    """The confirm dialog's body: what the rewind to ``chosen`` will replace."""
+    """The confirm dialog's body: what the rewind to ``chosen`` will replace (the objective and the tools' names
+    are the log's: drawn as ``printable`` makes them)."""
     mark = chosen.preview.mark
     out = Text()
     goal = f" ({mark.objective})" if mark.objective else ""
-    out.append(f"Checkpoint {mark.mark_id}{goal}, placed at seq {mark.anchor} by the {mark.by}.\n")
-    out.append(f"The host will replace {chosen.covers()} with one report (previewed at seq {view.seq}).\n\n")
+    out.append(printable(f"Checkpoint {mark.mark_id}{goal}, placed at seq {mark.anchor} by the {mark.by}.\n"))
+    out.append(printable(f"The host will replace {chosen.covers()} with one report (previewed at seq {view.seq}).\n\n"))
     for node in chosen.nodes[:12]:
         out.append(
-            f"  {node.seq:>6}  {node.kind:<18} {human_chars(node.chars):>6}  {one_line(node.summary, 48)}\n"
+            printable(f"  {node.seq:>6}  {node.kind:<18} {human_chars(node.chars):>6}  {one_line(node.summary, 48)}\n")
         )
     if len(chosen.nodes) > 12:
         out.append(f"  … and {len(chosen.nodes) - 12} more node(s)\n")
@@ -232,12 +244,7 @@ class CheckpointsScreen(PolicyScreen):
             return
         selected = self._selected_mark()
         chosen = view.preview_for(selected)
-        summary = self.query_one("#region-summary", Static)
-        if chosen is None:
-            summary.update(Text(view.why_not(selected), style="yellow"))
-        else:
-            mark_id = chosen.preview.mark.mark_id
-            summary.update(Text(f"Rewinding to checkpoint {mark_id} folds {chosen.covers()}.", style="bold"))
+        self.query_one("#region-summary", Static).update(region_line(view, selected))
         fill_table(
             self.query_one("#region-table", DataTable),
             [

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Static
 from core.log.vocabulary import ROUTE_EVENT
 from core.read.session import Session
 from core.read.summary import human_chars
-from core.shared.text import js_json
+from core.shared.text import js_json, printable
 from tui.screens.policy_screen import PolicyScreen, fill_table, logged
 from tui.screens.stacked import while_stacked
 
@@ -111,13 +111,14 @@ def derive_routes(session: Session) -> list[RouteLine]:
 
 
 def route_detail(line: RouteLine) -> Text:
-    """The full record of one decision, a field per line."""
+    """The full record of one decision, a field per line (as the log has it, its control characters drawn as
+    ``printable`` makes them)."""
     out = Text()
     out.append(f"seq {line.seq} · turn {line.turn} step {line.step}\n", style="bold")
     for key, value in line.data.items():
         shown = value if isinstance(value, str) else js_json(value)
-        out.append(f"{key}: ", style="bold")
-        out.append(f"{shown}\n")
+        out.append(printable(f"{key}: "), style="bold")
+        out.append(printable(f"{shown}\n"))
     return out
 
 
