@@ -10,6 +10,7 @@ import pytest
 from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.screen import Screen
+from textual.widgets import DataTable
 from textual.widgets._toast import Toast
 
 from tests.tui.logs import policy_log
@@ -90,7 +91,8 @@ async def test_policy_screen_toasts_sit_under_the_heading_not_over_the_outcomes(
 ) -> None:
     """On the policy screens the toasts stacked at Textual's bottom right, over the outcome panel that says how a
     request ended (and the message line above it); they now stack from the top of the screen's body, under its
-    heading, as the main screen's do under its header, and leave the message line, the outcomes and the footer."""
+    heading and its tables' column labels (which they covered too), as the main screen's do under its header, and
+    leave the message line, the outcomes and the footer."""
     app = make_app(policy_log().write(tmp_path / "session.jsonl"), follow=True)
     async with app.run_test(size=size, notifications=True) as pilot:
         await settled_main_screen(pilot)
@@ -106,6 +108,13 @@ async def test_policy_screen_toasts_sit_under_the_heading_not_over_the_outcomes(
             region = screen.query_one(widget).region  # type: ignore[call-overload]
             for toast in toasts:
                 assert not toast.region.overlaps(region), (widget, toast.region, region)
+        # nor the column labels of the screen's tables (they covered the right half of them)
+        labels = [Region(t.region.x, t.region.y, t.region.width, t.header_height) for t in screen.query(DataTable)
+                  if t.show_header and t.region.area]  # fmt: skip
+        assert labels
+        for region in labels:
+            for toast in toasts:
+                assert not toast.region.overlaps(region), ("column labels", toast.region, region)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")

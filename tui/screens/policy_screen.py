@@ -286,10 +286,14 @@ class PolicyScreen(Screen[None]):
         self.refresh_view()
 
     def _place_toasts(self, screen: Screen[object]) -> None:
-        """The toasts stack from the top of the body, under the heading (and the read-only banner), as the main
-        screen's do under its header: the message line, the outcome panel and the footer stay in sight."""
+        """The toasts stack under the heading (and the read-only banner), as the main screen's do under its header,
+        and under the column labels of the body's tables in its top half (a side pane's title among them): the
+        labels, the message line, the outcome panel and the footer stay in sight."""
         body = self.query_one(".policy-body").region
-        stack_toasts(self, top=True, edge=body.y, room=body.height, keep_newest=True)
+        labels = [table.region.y + table.header_height for table in self.query(DataTable)
+                  if table.show_header and table.region.area and table.region.y < body.y + body.height // 2]  # fmt: skip
+        edge = max(labels, default=body.y + 1)
+        stack_toasts(self, top=True, edge=edge, room=body.bottom - edge, keep_newest=True)
 
     def on_session_updated(self, message: Any) -> None:
         """The live session changed: derive the view again."""
