@@ -27,7 +27,7 @@ from core.read.surface import surface_row
 from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
 from core.shared.errors import LogNotFoundError, TapedeckError, seq_not_in_log
-from core.shared.text import model_label
+from core.shared.text import cell_len, model_label
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
@@ -299,11 +299,12 @@ def _sessions(args: argparse.Namespace) -> int | None:
     def render(payload: list[dict[str, Any]]) -> str:
         n = len(rows)
         table = [COLUMNS, *(cells(row) for row in rows)]
-        widths = [max(len(line[i]) for line in table) for i in range(len(COLUMNS))]
+        widths = [max(cell_len(line[i]) for line in table) for i in range(len(COLUMNS))]  # a wide character: 2
         head = f"{n} session{'' if n == 1 else 's'} under {where}" if n else f"no sessions under {where}"
         more = f"{len(unread)} {'more ' if n else ''}could not be read: see stderr"
         lines = [f"{head} ({more})" if unread else head]
-        lines += ["  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in table]
+        lines += ["  ".join(cell + " " * (w - cell_len(cell)) for cell, w in zip(line, widths, strict=True)).rstrip()
+                  for line in table]  # fmt: skip
         return "\n".join(lines if n else lines[:1])
 
     emit([row.to_dict() for row in rows], args.json, render)

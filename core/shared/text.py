@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -39,6 +40,17 @@ def printable(text: str) -> str:
     if text.isprintable():  # no control character (each is unprintable): no scan by the regex engine
         return text
     return text.translate(_PICTURES) if _CONTROLS.search(text) else text
+
+
+def cell_len(text: str) -> int:
+    """The cells ``text`` takes on a terminal: two for a wide character (CJK, most emoji: East Asian Width W or
+    F), none for a combining mark or a format character (a joiner, a variation selector), one for any other."""
+    if text.isascii():
+        return len(text)
+    return sum(
+        0 if unicodedata.category(c) in ("Mn", "Me", "Cf") else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
 
 
 def cp_len(text: str) -> int:

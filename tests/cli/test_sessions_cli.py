@@ -295,3 +295,22 @@ def test_a_remote_session_directory_holding_both_logs_is_read_from_the_one_writt
     for where in (sdir.parents[1], sdir):
         logs = remote_logs(link, RemoteTarget(None, "h", str(where)))
         assert [log.path for log in logs if "other-2" in log.path] == [str(sdir / live)]
+
+
+def test_the_columns_line_up_in_terminal_cells(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A title of CJK characters or emoji takes two cells a character: padded by its length, it pushed every
+    column after it out of line on a terminal (the fleet table's cells are measured so since af5ae93)."""
+    from rich.cells import cell_len
+
+    root = tmp_path / "sessions"
+    titles = {"wide": "修复解析器中不稳定的测试", "emoji": "🚀 Ship the 🐛 fix", "plain": "Fix the parser"}
+    for sid, title in titles.items():
+        log = Log({**Log().header, "id": sid})
+        log.add({"type": "session/title", "data": {"title": title}})
+        log.write(root / "p" / sid / "session.jsonl")
+    assert main(["sessions", str(root)]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert len(lines) == 4, lines
+    words = ["host", "none", "none", "none"]
+    starts = {cell_len(line[: line.index(word)]) for line, word in zip(lines, words, strict=True)}
+    assert len(starts) == 1, lines
