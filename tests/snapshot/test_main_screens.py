@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
+import pytest
 from textual.pilot import Pilot
 
 from tests.tui.logs import Log, append, policy_log
@@ -91,6 +92,15 @@ def test_folded_result_beside_its_original(snap_compare: Snap, tmp_path: Path) -
 def test_help_screen(snap_compare: Snap, tmp_path: Path) -> None:
     """``?``: every key, where it works and its binding id."""
     assert snap_compare(make_app(host_log(tmp_path)), terminal_size=SIZE, run_before=steps("question_mark"))
+
+
+def test_help_screen_without_colours_at_80x24(
+    snap_compare: Snap, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``?`` with NO_COLOR on a small terminal: the help scrolls, its scrollbar's thumb in the text's grey."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    run = steps("question_mark", "pagedown")
+    assert snap_compare(make_app(host_log(tmp_path)), terminal_size=(80, 24), run_before=run)
 
 
 def test_filter_dialog(snap_compare: Snap, tmp_path: Path) -> None:

@@ -255,3 +255,35 @@ async def test_the_filter_dialog_names_the_types_that_arrive_while_it_is_up(tmp_
         assert "tapedeck/checkpoint" not in str(seen.render())
         append(path, log, start)
         await until(pilot, lambda: "tapedeck/checkpoint" in str(seen.render()))
+
+
+def _luminance(color: Color) -> float:
+    """WCAG's relative luminance of ``color``."""
+    channels = [c / 255 for c in color.get_truecolor()]
+    r, g, b = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+async def test_the_help_scrollbar_stands_out_without_colours(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With NO_COLOR the help box's scrollbar (a long help at 80x24 scrolls) was greyed to a #282828 thumb on a
+    black track, 1.4:1: where in the help one was could hardly be seen. What the terminal gets (the app's own
+    NO_COLOR filter applied) now sets the thumb apart from its track by 4.5:1 at least, as text must be."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause(0.1)
+        box = app.screen.query_one("#help-dialog")
+        assert box.show_vertical_scrollbar
+        bar = box.vertical_scrollbar
+        segments = [seg for y in range(bar.size.height) for seg in bar.render_line(y)]
+        for line_filter in app._filters:
+            segments = line_filter.apply(segments, box.background_colors[0])
+        # a reversed blank is the thumb (its colour the cell's background), a plain blank the track
+        thumb = {seg.style.color for seg in segments if seg.style and seg.style.reverse and not seg.text.strip()}
+        track = {seg.style.bgcolor for seg in segments if seg.style and not seg.style.reverse and not seg.text.strip()}
+        assert len(thumb) == 1 and len(track) == 1, (thumb, track)
+        lum = sorted([_luminance(thumb.pop()), _luminance(track.pop())])
+        assert (lum[1] + 0.05) / (lum[0] + 0.05) >= 4.5, lum
