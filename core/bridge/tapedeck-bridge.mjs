@@ -43,6 +43,9 @@ const GATES = Symbol.for("tapedeck-bridge.held-steps"); // held pre-steps handed
 // one inbox would run its ops twice.
 const LIVE = Symbol.for("tapedeck-bridge.instances");
 const OVERRIDES = Symbol.for("tapedeck-bridge.overrides"); // session id -> config.set values, across reloads
+// For tests only: the ops named here (a comma list) are read from the inbox and then held forever, never run, so
+// that a test can kill DSH in the window between reading a request and running it.
+const HOLD_OPS = new Set((process.env.TAPEDECK_BRIDGE_HOLD_OPS ?? "").split(",").filter(Boolean));
 
 function current() {
   return globalThis[LIVE]?.at(-1);
@@ -375,11 +378,17 @@ class SessionBridge {
     const lastAlive = previous ? (previous.state === "exited" ? previous.since : previous.heartbeat) : undefined;
     this.absentSince = lastAlive === undefined ? -Infinity : lastAlive;
     this.absent = lastAlive === undefined || now - lastAlive > RELOAD_GRACE_MS;
+    // Another DSH process wrote the file before: what it read and had not run, it never will (however soon DSH
+    // came back, this is no reload).
+    const restarted =
+      previous !== undefined && (previous.pid !== process.pid || previous.procStart !== this.plugin.procStart);
     this.startedAt = now;
     this.attached = true;
     this.adoptHolds();
     this.writeBridge(now, true);
-    if ([...this.pending].some((id) => !this.final.has(id))) this.recoverPending();
+    if (this.absent || restarted)
+      this.recoverRead(restarted ? "DSH exited before applying it" : "the tapedeck bridge was unloaded before applying it");
+    else if ([...this.pending].some((id) => !this.final.has(id))) this.recoverRead();
     this.poll();
     return true;
   }
@@ -652,25 +661,29 @@ class SessionBridge {
     if (entries.length) this.saveState();
   }
 
-  // Re-reads the inbox from its start for requests that were acknowledged pending before a reload. After an
-  // absence (DSH stopped or killed, not a reload) they are cancelled, as our host cancels what the host before it
-  // had not applied: a rewind must not fire minutes later, in a turn its sender never saw. A queued one still waits.
-  recoverPending() {
+  // Re-reads the inbox up to the cursor for the requests read before this bridge attached that have no final
+  // outcome. After a reload (no `gone`) those acknowledged pending wait again. When the bridge that read them is gone
+  // (DSH stopped or killed, the plugin unloaded), every one it read and never ran, acknowledged or not, is cancelled
+  // with `gone` as the reason, as our host cancels what the host before it had not applied: a rewind must not fire
+  // minutes later, in a turn its sender never saw. A queued one still runs now, unless its sender withdrew it.
+  recoverRead(gone) {
     const opened = this.openInbox();
     if (!opened) return;
     let text;
     try {
+      if (opened.st.ino !== this.cursor.ino) return; // another inbox: poll reads it from its start
       text = fs.readFileSync(opened.fd);
     } finally {
       fs.closeSync(opened.fd);
     }
-    let line = 0;
-    for (const raw of splitLines(text.subarray(0, this.cursor.offset))) {
-      line += 1;
-      const entry = decodeLine(line, raw);
+    const entries = splitLines(text.subarray(0, this.cursor.offset)).map((raw, i) => decodeLine(i + 1, raw));
+    for (const { withdraw } of entries) if (withdraw !== undefined && !this.final.has(withdraw)) this.withdrawn.add(withdraw);
+    for (const entry of entries) {
       const id = entry.request?.id;
-      if (!id || !this.pending.has(id) || this.final.has(id) || entry.error) continue;
-      if (this.absent && !entry.request.queued) this.outcome(entry.request, "cancelled", "DSH exited before applying it");
+      if (!id || this.final.has(id) || entry.error) continue;
+      if (!(this.pending.has(id) || (gone && !this.started.has(id)))) continue;
+      if (gone && this.withdrawn.has(id)) this.outcome(entry.request, "cancelled", "withdrawn by its sender");
+      else if (gone && !entry.request.queued) this.outcome(entry.request, "cancelled", gone);
       else this.admit(entry.request, true);
     }
   }
@@ -774,6 +787,7 @@ class SessionBridge {
       this.deferToIdle(request); // an op ahead of it in the queue started a turn (a queued message)
       return;
     }
+    if (HOLD_OPS.has(request.op)) await new Promise(() => {});
     const line = `/${COMMAND} ${JSON.stringify(request)}`;
     const result = await this.plugin.ctx.commands.execute(this.agent, line, [], this.plugin.abort.signal);
     if (result === undefined) this.outcome(request, "rejected", `DSH has no /${COMMAND} command registered`);

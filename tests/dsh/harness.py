@@ -203,6 +203,7 @@ class DshHome:
     bridge: bool = True
     bridge_config: dict[str, Any] = field(default_factory=dict)
     overlay_tail: str = ""  # YAML appended to the overlay as it is (e.g. `tapedeck bridge install --print-patch`)
+    extra_env: dict[str, str] = field(default_factory=dict)  # set in DSH's environment (the plugin's test hooks)
 
     def __post_init__(self) -> None:
         for d in (self.home, self.tmp, self.workspace, self.sessions):
@@ -264,6 +265,7 @@ class DshHome:
             DSH_TELEMETRY_DISABLED="1",
             DSH_PERMISSION_MODE="danger-full-access",
         )
+        env.update(self.extra_env)
         return env
 
     def session_dir(self, session_id: str, timeout: float = 20.0) -> Path:

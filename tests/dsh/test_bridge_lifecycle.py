@@ -58,6 +58,14 @@ def _turn_ends(d: Path) -> list[dict]:
     return [e for e in log_events(d) if e["type"] == "turn/end"]
 
 
+def _inbox_read_to(d: Path) -> int | None:
+    """How far the bridge has read the inbox (its saved cursor), None before it saved one."""
+    try:
+        return json.loads((d / "bridge.state.json").read_text())["cursor"]["offset"]
+    except (OSError, ValueError):
+        return None
+
+
 def _no_replays(d: Path, sent: int) -> None:
     """Every request ran at most once in DSH's log and has exactly one final outcome."""
     runs = Counter(run["request"]["id"] for run, _ in td_runs(log_events(d)))
@@ -230,3 +238,32 @@ def test_a_rewind_waiting_for_idle_when_dsh_is_killed_is_cancelled_when_it_comes
         done = final_outcome(d, rewind["id"])
         assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before applying it"), done
     assert rewind["id"] not in [run["request"]["id"] for run, _ in td_runs(log_events(d))]
+
+
+def test_requests_read_but_not_run_when_dsh_is_killed_are_answered_when_it_comes_back(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """DSH killed while the bridge holds requests it read from the inbox but has not run yet (the plugin's test hook
+    holds them there): the bridge that DSH starts next, at once, cancels the plain one, as our host cancels what the
+    host before it read and never applied, and runs the one queued for the next start."""
+    world = _installed_world(dsh, model, tmp_path)
+    world.extra_env["TAPEDECK_BRIDGE_HOLD_OPS"] = "checkpoint"
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Killed mid-turn: steps=30 sleep=2")
+        held = send(d, "checkpoint", {"objective": "read, never run"})
+        queued = send(d, "checkpoint", {"objective": "queued, read, never run"}, queued=True)
+        read_to = (d / "control.jsonl").stat().st_size
+        wait_for(lambda: _inbox_read_to(d) == read_to, 10, "the bridge to read both requests")
+        assert outcomes(d) == []
+        assert web.proc is not None
+        os.killpg(web.proc.pid, signal.SIGKILL)
+        web.proc.wait()
+    world.extra_env.clear()
+    with DshWeb(world) as web:  # within a plugin reload's grace: still another DSH process
+        web.prompt(sid, "After the restart: steps=1 sleep=0")
+        done = final_outcome(d, held["id"])
+        assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before applying it"), done
+        assert final_outcome(d, queued["id"])["detail"]["objective"] == "queued, read, never run"
+        wait_for(lambda: len(_turn_ends(d)) >= 2, 40, "the new turn to end")
+    assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == [queued["id"]]
+    _no_replays(d, sent=2)
