@@ -14,8 +14,9 @@ was replaced, by kind. What is replaced:
   credentials (a word of prose after them only in an ``Authorization`` header) and ``Authorization`` header
   values, the values of ``api_key=…``/``token: …``/``password=…``/``secret_key=…``/``AccountKey=…``/
   ``aws_secret_access_key = …`` pairs and of variables whose name ends in a secret's word (``DB_PASS=…``,
-  ``MYSQL_PWD=…``, ``REDIS_AUTH=…``, camelCase ``dbPass: …``, ``apiKey: MyApiKey`` on a config file's line; from
-  three characters where a quote, an env line or a constant says it is data: ``PASSWORD=abc12``), an npm config's
+  ``MYSQL_PWD=…``, ``REDIS_AUTH=…``, camelCase ``dbPass: …``, ``apiKey: MyApiKey`` or ``password: ChangeMe`` on a config
+  file's line; from three characters where a quote, an env line, a constant or a config line says it is data:
+  ``PASSWORD=abc12``, ``secret: abc1``), an npm config's
   ``_auth=…``/``_authToken=…``, a Dockerfile's ``ENV API_KEY …`` and a ``.pgpass`` line's password, their quotes
   escaped too, as JSON text in a string has them, but not a value that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
   ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``),
@@ -107,11 +108,9 @@ _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|\bauth\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?"
     rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
 )
-# a key of several words, camelCase or joined by ``_`` or ``-``, that starts its line (``  apiKey``, ``- DbPassword``,
-# ``client_secret``, ``aws_secret_access_key``) and what ends a line (``_config_line``)
-_CONFIG_KEY = re.compile(
-    rb"[ \t]*(?:-[ \t]+)?(?:[A-Za-z0-9_]*[a-z0-9][A-Z][A-Za-z0-9_]*|[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)+)"
-)
+# a key that starts its line, of one word or of several, camelCase or joined by ``_`` or ``-`` (``  apiKey``,
+# ``- DbPassword``, ``password``, ``client_secret``, ``aws_secret_access_key``) and what ends a line (``_config_line``)
+_CONFIG_KEY = re.compile(rb"[ \t]*(?:-[ \t]+)?[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*")
 _LINE_END = re.compile(rb"[ \t]*(?:\Z|[\r\n\"]|\\[nr\"])")
 _HASH_LINE = re2.compile(
     _LINE_START + rb"[A-Za-z0-9_][A-Za-z0-9_.@\-]*:!?((?:" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD + rb")[^\s:\"'\\]+)"
@@ -171,6 +170,7 @@ _NETRC = re2.compile(
 _NETRC_LINE_HEAD = rb"(?:^|[\r\n\"]|\\[nr])" + _NETRC_BLANK + rb"*password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
 _NETRC_LINE = re2.compile(_NETRC_LINE_HEAD + _NETRC_BLANK + rb"*(?:$|[\r\n\"]|(?:\\\\)*\\[nr\"])")
 _PROSE_WORD = re.compile(rb"[a-z]+\.?")  # ``password expired.``: an error message's words
+_PROSE_LINE = re.compile(rb"(?:[ \t]+[a-z]+)+[.!]?[ \t]*(?:\Z|[\r\n\"]|\\[nr\"])")  # words to the end of a line
 _NETRC_NAME = re.compile(rb"(?i)netrc")
 # an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
 # before the value), unless it is code (``_secret_value``): ``Authorization: token …`` or a raw key
@@ -210,9 +210,9 @@ _CONSTANT = re.compile(rb"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _COLOR = re.compile(rb"#(?:[0-9A-Fa-f]{3}){1,2}")  # a syntax theme's ``Token: "#d8dee9"``
 # literals and type names (``token: string``, ``password: str``, ``api_key: bytes``) a key word's value is in code
 _LITERALS = frozenset(
-    b"None null nil true false True False undefined self this string String number Number boolean Boolean bigint "
-    b"object Object symbol unknown never void str bytes bool int float dict list required optional".split()
-)
+    b"none null nil true false undefined self this string number boolean bigint object symbol unknown never void str "
+    b"bytes bool int float dict list required optional".split()
+)  # in any case: ``None``, ``String``, a form's ``Token: Optional``
 # an environment variable named for a secret (``DB_PASSWORD``, ``GITHUB_TOKEN``, ``API_KEY``): any value of it goes
 # (``PGPASSWORD`` and ``MYSQL_PWD`` too: the last words may be glued on; ``TOKENIZERS_…`` is none)
 _SECRET_NAME = re.compile(
@@ -324,17 +324,22 @@ def _secret_value(data: bytes, m: Any) -> bool:
     # an env file's ``DB_PASSWORD=…`` or an npm config's ``_auth=…``: data, whatever it looks like
     if sep == b"=" and upper or m.group(1).endswith(_NPM_KEYS):
         return not _setting(value.decode(errors="replace"))
-    if len(value) < ENV_MIN_NAMED and not upper and not _config_line(data, m):
+    config = _config_line(data, m)
+    if config and _setting(value.decode(errors="replace")):  # ``db_password: none``, ``DB_PASSWORD: 1234``
+        return False
+    if len(value) < ENV_MIN_NAMED and not upper and not config:
+        return False
+    if _prose_after(data, m):
         return False
     value = value.rstrip(b".:!?`").lstrip(b"`")
     code = _CODE.match(value)
     if code is None:  # it starts with no name (``9f8e…``)
         return True
     whole = code.end() == len(value)
-    if code.group(2) or whole and (value in _LITERALS or _CONSTANT.fullmatch(value)):
+    if code.group(2) or whole and (value.lower() in _LITERALS or _CONSTANT.fullmatch(value)):
         return False
     if whole and _CLASS_NAME.fullmatch(value):  # a class, but what a constant or a config's variable is given is data
-        return upper and b"=" in sep or _config_line(data, m) and not TYPE_NAME.fullmatch(value)
+        return upper and b"=" in sep or config and not TYPE_NAME.fullmatch(value)
     if code.group(1) and readable(value[: code.end()].decode("ascii")):  # names, not a dotted token's parts
         return False
     # the key's own name, in its case or another, is code after any key (``{ api_key: apiKey }``: a field passed on);
@@ -371,11 +376,25 @@ def _literal_secret(value: bytes) -> bool:
 
 
 def _config_line(data: bytes, m: Any) -> bool:
-    """True when the key word of ``m`` ends a key of several words (camelCase, snake_case or kebab-case) that starts
-    its line and its value (group 3) ends that line: a YAML, INI or properties file's ``apiKey: MyApiKey``,
-    ``aws_secret_access_key = abc12``, not an annotation (``{ apiKey: ApiKey; }``)."""
-    start = max(data.rfind(b"\n", 0, m.start(1)) + 1, data.rfind(b"\\n", 0, m.start(1)) + 2)
-    return bool(_CONFIG_KEY.fullmatch(data, start, m.end(1))) and _LINE_END.match(data, m.end(3)) is not None
+    """True when the key word of ``m`` ends an unquoted key (one word, camelCase, snake_case or kebab-case) that
+    starts its line and its value (group 3) ends that line: a YAML, INI or properties file's ``password:
+    ChangeMe``, ``apiKey: MyApiKey``, ``aws_secret_access_key = abc12``, not an annotation (``{ apiKey: ApiKey;
+    }``) nor a JSON object's quoted key (``"token": tok``). A line starts after a line break, its escape in JSON
+    text, or the quote that opens JSON text's string (``"content": "password: pass1\\n…"``)."""
+    at = m.start(1)
+    escaped = data.rfind(b"\\n", 0, at)
+    start = max(data.rfind(b"\n", 0, at) + 1, escaped + 2 if escaped >= 0 else 0, data.rfind(b'"', 0, at) + 1)
+    return (data[m.end(1) : m.end(1) + 1] not in (b'"', b"'", b"\\")
+            and _CONFIG_KEY.fullmatch(data, start, m.end(1)) is not None
+            and _LINE_END.match(data, m.end(3)) is not None)  # fmt: skip
+
+
+def _prose_after(data: bytes, m: Any) -> bool:
+    """True when the value after a key word is itself a key word that words of prose follow on its line: ``passwd:
+    password updated successfully``, as the ``passwd`` command says it."""
+    if _SECRET_KEY.fullmatch(m.group(3).decode(errors="replace")) is None:
+        return False
+    return _PROSE_LINE.match(data, m.end(3)) is not None
 
 
 def _pgpass_line(data: bytes, m: Any) -> bool:

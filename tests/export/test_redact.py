@@ -78,14 +78,15 @@ HASHES = st.one_of(
     _body(27, ALNUM + "+/").map(lambda b: "{SHA}" + b[:27] + "="),
 )
 # a config file's line of its own, each with values of the kind it holds: a .pgpass line, a Dockerfile's ENV, a
-# key of several words (camelCase or snake_case: a word that reads as a type's name, ``FooStr``, is one there); a password hash, a Wi-Fi psk, a key's passphrase (of two words, the first maybe short: the second
+# key of one word or several (camelCase or snake_case: a word that reads as a type's name, ``FooStr``, is one there); a password hash, a Wi-Fi psk, a key's passphrase (of two words, the first maybe short: the second
 # is the one checked); an npm token; a short value under a secret's name
 CONFIG = st.one_of(
     st.tuples(st.sampled_from(["db.internal:5432:app:app_user:{}", "*:*:*:postgres:{}", "ENV API_KEY {}",
                                "ENV API_KEY={}", "  apiKey: {}", "clientSecret: {}", "- DbPassword: {}",
                                "dbPass = {}", "curl -u bob:{} https://x", "Cookie: sid={}; theme=dark",
                                "client_secret: {}", "  db_password: {}", "aws_secret_access_key = {}",
-                               "DB_PASSWORD: {}"]), WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
+                               "DB_PASSWORD: {}", "password: {}", "  secret: {}", "- passphrase: {}", "token: {}"]),
+              WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
               WORD_VALUES),
@@ -95,7 +96,8 @@ CONFIG = st.one_of(
     st.tuples(st.sampled_from(["_auth={}", "_authToken={}", "//registry.npmjs.org/:_authToken={}"]), ENV_VALUES),
     st.tuples(st.sampled_from(["PASSWORD={}", "export DB_PASS={}", 'password = "{}"', "MYSQL_ROOT_PASSWORD: {}",
                                "ENV PASSWORD={}", "client_secret: {}", "- db_password: {}",
-                               "aws_secret_access_key = {}"]), st.from_regex(r"[a-z]{2,4}[0-9]", fullmatch=True)),
+                               "aws_secret_access_key = {}", "password: {}", "  secret: {}", "- token: {}"]),
+              st.from_regex(r"[a-z]{2,4}[0-9]", fullmatch=True)),
 ).map(lambda t: (t[0].format(t[1]), t[1]))
 USERS = st.text(alphabet=string.ascii_lowercase + string.digits + "_-", min_size=1, max_size=10)
 SURROUND = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=24)
@@ -693,6 +695,52 @@ def test_near_misses_of_the_config_shapes_stay() -> None:
     (a type's name, ``SecretStr``, is no config line's password)."""
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(NEAR_MISSES) == NEAR_MISSES and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("password: ChangeMe", "ChangeMe"), ("db:\n  password: ChangeMe\n  user: app\n", "ChangeMe"),
+        ("secret: hunt3", "hunt3"), ("- password: abc\n", "abc"), ("  token: ab12c", "ab12c"),
+        ("passphrase: OpenSesame", "OpenSesame"), ("psk: MyWifi", "MyWifi"), ("password: ChangeMe!", "ChangeMe"),
+        ('{"command": "cat > db.yml <<EOF\\nuser: app\\npassword: ChangeMe\\nEOF"}', "ChangeMe"),
+        ('{"path": "db.yml", "content": "password: pass1\\nuser: app"}', "pass1"),
+    ],
+)  # fmt: skip
+def test_a_one_word_key_on_a_config_line_of_its_own_takes_a_short_or_class_like_value(text: str, secret: str) -> None:
+    """A YAML line whose key is one word named for a secret (``password: ChangeMe``, ``secret: hunt3``) kept its
+    value when that read like a class's name or had under six characters: only a key of several words counted
+    as a config line's. A one-word key counts now, also where JSON text starts the line with its quote."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert secret not in r.text(text) and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+
+
+ORDINARY_YAML = """password:
+  min_length: 12
+secret: true
+token: null
+password: none
+secret: off
+db_password: none
+DB_PASSWORD: 1234
+token: ${{ secrets.GITHUB_TOKEN }}
+password: "{{ vault_db_password }}"
+token: Token
+Password: Required
+Token: Optional
+passwd: password updated successfully
+Enter the password: it is in the vault
+  "token": tok
+"""
+
+
+def test_ordinary_yaml_and_prose_with_a_one_word_key_stay() -> None:
+    """A one-word key's config line is no secret when its value is a setting, a number, a literal in any case
+    (``Token: Optional``), a reference, the key's own name, or prose follows it on its line (``passwd``'s own
+    ``passwd: password updated successfully``, which lost its ``password``); a quoted key is JSON's, not a config
+    line's (``"token": tok``, a short name in code)."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(ORDINARY_YAML) == ORDINARY_YAML and sum(r.summary().values()) == 0
 
 
 @pytest.mark.parametrize(
