@@ -19,6 +19,7 @@ wire messages as it applies the node and counts, for the chosen request, what re
 from __future__ import annotations
 
 import os
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field, replace
@@ -50,7 +51,9 @@ from core.shared.text import text_of_blocks, tool_result_text
 _WHOLE = SURFACE_SUMMARY <= SUMMARY_LIMIT  # a row's summary of a whole event, cut, is its surface row's
 TEXT_CLIP = 4000  # code points of an event's text an export carries (the rest is counted)
 CHUNK = "assistant/chunk"
-REDACTED_REGEX = "[redacted]"  # a --grep regex shown so, as it found in the rows listed only what redaction replaced
+REDACTED_REGEX = "[redacted]"  # a --grep regex shown so, as it names what redaction replaced in a row listed
+GREP_FOUND_MAX = 256  # texts a --grep found only where redaction replaced that are kept to judge it (past them: hidden)
+_NAME_WORD = re.compile(r"\w+")
 
 
 @dataclass
@@ -194,7 +197,8 @@ class ExportPass:
     count: int = 0  # rows handed out
     left_out: int = 0  # rows the filter left out
     _test: Predicate | None = None  # the filter's test of an event (``_listed``)
-    _grep_redacted: bool = False  # a row listed holds what the filter's regex finds only where redaction replaced
+    # what the filter's regex finds in a row listed as the log has it, not as the export shows it (``_filter_text``)
+    _grep_found: set[str] = field(default_factory=set)
     events: int = 0
     _stream: _Stream | None = None
     _found: dict[int, Counts] = field(default_factory=dict)  # what redacting the surface's nodes replaced
@@ -351,8 +355,8 @@ class ExportPass:
         if flt is not None and not self._filter_test(session)(event):
             self.left_out += 1
         else:
-            if flt is not None and shown is not event and not self._grep_redacted:
-                self._grep_redacted = not flt.finds(shown)
+            if flt is not None and flt.regex and shown is not event and len(self._grep_found) <= GREP_FOUND_MAX:
+                self._grep_found |= flt.found(event) - flt.found(shown)
             self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
         # the node's surface row after its row: a filtered page links it to the row only once it lists that row
         if row.surface_type and surface:
@@ -457,11 +461,16 @@ class ExportPass:
         self.rows(row)
 
     def _filter_text(self, flt: EventFilter) -> str:
-        """The filter as the export names it, redacted. A regex that found in a row listed only what redaction
-        replaced there, and that redaction leaves as it is (``--grep alice`` for ``/home/alice``, ``--grep
-        hunter2``: no pattern's), would tell what was replaced: it is shown as ``REDACTED_REGEX``."""
+        """The filter as the export names it, redacted. A regex that found in a row listed what redaction replaced
+        there would tell what was replaced when its text, redacted, still names it: it is shown as
+        ``REDACTED_REGEX`` (``_names_found``)."""
         redactor = self.options.redactor
-        hide = self._grep_redacted and redactor is not None and redactor.again(flt.regex) == flt.regex
+        if redactor is None:
+            return flt.describe()
+        regex = redactor.again(flt.regex)
+        hide = len(self._grep_found) > GREP_FOUND_MAX or any(
+            _names_found(found, redactor.again(found), regex) for found in self._grep_found
+        )
         return str(self._redacted(flt.describe(REDACTED_REGEX if hide else None)))
 
     def _redacted(self, value: Any) -> Any:
@@ -660,6 +669,18 @@ def result_call(session: Session, event: dict[str, Any]) -> ToolCall | None:
     source = message.get("source") if isinstance(message.get("source"), dict) else {}
     call_id = source.get("callId")
     return session.tool_call_at(data.get("turn"), data.get("step"), call_id) if isinstance(call_id, str) else None  # type: ignore[arg-type]
+
+
+def _names_found(found: str, redacted: str, regex: str) -> bool:
+    """True when ``regex`` (the filter's, redacted) names what redaction replaced where the filter found ``found``
+    (``redacted``: ``found`` redacted alone). When redacting ``found`` alone changes nothing, only its context made
+    it a secret (``hunter2`` after ``password =``, ``alice`` in ``/home/alice``) and any regex that found it may
+    name it (``hunter\\d``); else the words redaction took from it (``home``, ``alice`` of ``/home/alice/proj``)
+    must not be words of ``regex`` (``alice|/home/alice`` redacted is ``alice|~``)."""
+    if redacted == found:
+        return True
+    gone = set(_NAME_WORD.findall(found)) - set(_NAME_WORD.findall(redacted))
+    return any(re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", regex) for word in gone)
 
 
 def _run_head(session: Session, seq: int) -> dict[str, Any]:

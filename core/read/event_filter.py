@@ -114,6 +114,12 @@ class EventFilter:
         """True when the regex (if any) finds something in ``event``'s JSON text, as the filter's test looks."""
         return self._pattern is None or self._pattern.search(_json_text(event)) is not None
 
+    def found(self, event: dict[str, Any]) -> set[str]:
+        """Each text the regex (if any) finds in ``event``'s JSON text, as the filter's test looks."""
+        if self._pattern is None:
+            return set()
+        return {m.group() for m in self._pattern.finditer(_json_text(event))}
+
     @property
     def raw_chunks(self) -> bool:
         """True when a type item asks for stream chunks (``assistant/chunk``): the list shows every delta."""

@@ -189,6 +189,32 @@ def test_a_grep_that_found_only_what_redaction_replaced_is_not_shown(tmp_path: P
     assert doc["rows"] == len(plain["events"]) > 0
 
 
+@pytest.mark.parametrize("fmt", ["json", "md", "html"])
+@pytest.mark.parametrize(("regex", "shown"), [
+    ("ls -l|hunter2", "/[redacted]/"), ("hunter2|ls -l", "/[redacted]/"), ("alice|/home/alice", "/[redacted]/"),
+    ("ls -l|/home/alice/proj", "/ls -l|~/proj/"), ("password = .hunter", "/[redacted]/"), ("ls -l|pass", "/ls -l|pass/"),
+])  # fmt: skip
+def test_a_grep_whose_alternative_found_a_secret_in_a_row_that_shows_another_is_not_shown(
+    tmp_path: Path, fmt: str, regex: str, shown: str
+) -> None:
+    """``--grep 'ls -l|hunter2'`` lists the row that holds both (the filter reads the log as it is), whose export
+    shows ``ls -l`` and the password redacted: the regex was judged by the row as shown, where ``ls -l`` still
+    matched, so the header named ``hunter2``. What the regex found in the log but not in the row as shown is what
+    redaction replaced: the regex is hidden when it names that (or the secret was only one in its context), and
+    shown redacted when redaction replaces what it names (``/home/alice/proj``: ``~/proj``)."""
+    from tests.export.planted import plant
+
+    log = plant(tmp_path / "p.jsonl", "run ls -l in /home/alice/proj", "ls -l\npassword = 'hunter2'", "done")
+    grep = EventFilter.parse("", "", "", False, regex)
+    plain = orjson.loads(_export(log, "json", grep)[0])
+    out = io.BytesIO()
+    doc = export(log, out, fmt, ExportOptions(filter=grep, redactor=Redactor(environ={}, home="/nonexistent-home")))
+    text = out.getvalue().decode()
+    assert "alice" not in text and "hunter2" not in text and "hunter" not in text
+    assert doc["filter"] == {"text": shown, "rowsLeftOut": plain["filter"]["rowsLeftOut"]}
+    assert doc["rows"] == len(plain["events"]) > 0
+
+
 @pytest.mark.parametrize("types", ["user/message", "user/,assistant/message", "tool/result"])
 def test_a_filtered_html_page_links_the_surface_rows_of_the_rows_it_lists(log: Path, types: str) -> None:
     """The surface table's seq links to the node's row where the page lists it: a filtered page showed every one as
