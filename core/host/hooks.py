@@ -8,6 +8,8 @@ points and appends what they plan through the host's single write path.
 from __future__ import annotations
 
 import contextlib
+import itertools
+from collections.abc import ValuesView
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -364,25 +366,29 @@ class PolicyHooks:
         """Put the original of a folded tool result back on the surface."""
         return fold_policy.plan_unfold(self.host.session, args["seq"]), {"seq": args["seq"]}
 
-    def check_expand(self, args: dict[str, Any], _ahead: list[dict[str, Any]]) -> None:
+    def check_expand(self, args: dict[str, Any], _ahead: ValuesView[dict[str, Any]]) -> None:
         """On arrival: a TapedeckError when no later boundary could apply it (its seq is no tool result in the
         log), so it is rejected at once."""
         fold_policy.check_unfold_target(self.host.session, args["seq"])
 
-    def check_config_set(self, args: dict[str, Any], ahead: list[dict[str, Any]]) -> None:
+    def check_config_set(self, args: dict[str, Any], ahead: ValuesView[dict[str, Any]]) -> None:
         """On arrival: the ConfigError applying it would raise on top of the config in force and the ``config.set``
         requests ``ahead`` of it (those that apply), so a refused value is rejected at once, not at the next step.
 
         The config the requests ahead make is kept from one arrival to the next (while the config in force is the
-        same and they are the same requests, with more after them), so each is taken in once, not at every later
-        arrival."""
+        same and they are the same requests, with more after them or the newest withdrawn), so each is taken in
+        once, not at every later arrival: the newest of them are looked at back to the last one taken in."""
         base, taken, last, config = self._ahead
-        if base is not self._config or taken > len(ahead) or (taken and ahead[taken - 1] is not last):
-            taken, config = 0, self._config
-        for earlier in ahead[taken:]:
+        fresh = len(ahead) - taken  # how many arrived since, when none of those taken in was withdrawn
+        newest = list(itertools.islice(reversed(ahead), fresh + 1)) if base is self._config and fresh >= 0 else []
+        if taken and len(newest) == fresh + 1 and newest[-1] is last:
+            todo = newest[-2::-1]  # those after the last taken in, oldest first
+        else:  # the first since a step, the config in force changed, or one taken in was withdrawn: all again
+            todo, config = list(ahead), self._config
+        for earlier in todo:
             with contextlib.suppress(ConfigError):
                 config = _with_value(config, earlier)[0]
-        self._ahead = (self._config, len(ahead), ahead[-1] if ahead else None, config)
+        self._ahead = (self._config, len(ahead), next(reversed(ahead), None), config)
         _with_value(config, args)
 
     def op_config_set(self, args: dict[str, Any], request: dict[str, Any]) -> Answer:

@@ -98,8 +98,8 @@ class Operator:
         self.started = _now_ms()
         self._before = _last_state(host.session)  # how the host before this one ended: (state, when), None if none ran
         self.deferred: dict[str, dict[str, Any]] = {}  # the requests waiting for the next boundary, by id, in order
-        # the args of each checked op's waiting requests, in order (an op's list is made again after a withdrawal)
-        self._ahead: dict[str, list[dict[str, Any]]] = {}
+        # the args of each checked op's waiting requests by id, in order (kept as they arrive and are withdrawn)
+        self._ahead: dict[str, dict[str, dict[str, Any]]] = {}
         self._lines: dict[str, tuple[int, int, int]] = {}  # each request id: the inbox (device, inode) and offset of its line
         self.steers: list[Steer] = pending_steers(host.session)
         self._paused = paused_by_operator(host.session)  # a pause outlives its host until the operator resumes
@@ -328,16 +328,14 @@ class Operator:
         check = getattr(self.policies, "check_" + op.replace(".", "_"), None)
         if check is None:
             return True
-        ahead = self._ahead.get(op)
-        if ahead is None:  # the first since the last boundary, or one of them was withdrawn
-            ahead = self._ahead[op] = [r["args"] for r in self.deferred.values() if r["op"] == op]
+        ahead = self._ahead.setdefault(op, {})
         with self.host.lock:
             try:
-                check(request["args"], ahead)
+                check(request["args"], ahead.values())
             except TapedeckError as exc:
                 self._final(request, control.REJECTED, _rejection(exc))
                 return False
-        ahead.append(request["args"])
+        ahead[request["id"]] = request["args"]
         return True
 
     def _withdraw(self, rid: str) -> None:
@@ -345,7 +343,7 @@ class Operator:
             return
         waiting = self.deferred.pop(rid, None)
         if waiting is not None:
-            self._ahead.pop(waiting["op"], None)
+            self._ahead.get(waiting["op"], {}).pop(rid, None)
             self._final(waiting, control.CANCELLED, WITHDRAWN)
         else:
             self._withdrawn.add(rid)

@@ -18,6 +18,7 @@ from core.cli import main
 from core.control import inbox as control
 from core.control.config import load_config, validate_config
 from core.control.host_state import read_host_state, read_inbox_position, state_path
+from core.host import hooks
 from core.host.loop import AgentHost, HostOptions, TurnOutcome
 from core.host.providers.openai_provider import OpenAIProvider
 from core.host.providers.retry import RetryPolicy
@@ -379,6 +380,51 @@ def test_a_config_set_whose_value_the_log_cannot_hold_once_counted_is_rejected_o
     gate.touch()
     run.join()
     assert [o.reason["kind"] for o in run.outcomes] == ["completed"]
+
+
+@pytest.mark.parametrize("op", ["config.set", "expand"])
+def test_sending_and_withdrawing_in_turn_costs_the_same_however_many_wait(
+    tmp_path: Path, server: ChatServer, monkeypatch: pytest.MonkeyPatch, op: str
+) -> None:
+    # an operator whose requests time out (--wait --timeout) sends one and withdraws it, again and again, while a
+    # pile of others waits for the next step: each withdrawal made the host list the whole pile again at the next
+    # arrival, and take in every config.set of it again, so each pair cost as much as the pile
+    entry, with_value = control._entry, hooks._with_value
+    applied = [0]
+
+    def counted(line: int, offset: int, raw: bytes) -> control.InboxEntry:
+        taken = entry(line, offset, raw)
+        return taken if taken.request is None else dataclasses.replace(taken, request=_Counted(taken.request))
+
+    def counted_value(config: Any, args: dict[str, Any]) -> Any:
+        applied[0] += 1
+        return with_value(config, args)
+
+    monkeypatch.setattr(control, "_entry", counted)
+    monkeypatch.setattr(hooks, "_with_value", counted_value)
+    server.push(_tool_reply("echo hi"))
+    server.push(_slow_text())
+    run = Running(tmp_path, server, ["look"])
+    _wait(lambda: len(server.received) == 2)
+    result = next(e["seq"] for e in run.events("tool/result"))
+    args = {"key": "slice.fold.pinSteps", "value": 1} if op == "config.set" else {"seq": result}
+    work = []
+    for pile in (50, 200):
+        waiting = [run.send(op, args) for _ in range(pile)]
+        _wait(lambda waiting=waiting: run.outcome(waiting[-1], final=False))
+        _Counted.looks, applied[0] = 0, 0
+        for _ in range(20):  # each taken and withdrawn in a read of the inbox of its own
+            rid = run.send(op, args)
+            _wait(lambda rid=rid: run.outcome(rid, final=False))
+            control.withdraw_request(run.inbox, rid)
+            _wait(lambda rid=rid: run.outcome(rid))
+        work.append((_Counted.looks, applied[0]))
+        for rid in waiting:
+            control.withdraw_request(run.inbox, rid)
+        _wait(lambda waiting=waiting: run.outcome(waiting[-1]))
+    assert work[1] == work[0], work  # 20 pairs cost the same with 200 waiting as with 50
+    run.send("stop")
+    run.join()
 
 
 def test_an_expand_that_cannot_succeed_is_rejected_on_arrival(tmp_path: Path, server: ChatServer) -> None:
