@@ -96,6 +96,11 @@ async def test_an_unreadable_project_directory_is_noted(nobody: int) -> None:
         for d in (root, root / "--w--", root / "--w--" / "fine-1"):
             os.chmod(d, 0o755)
         os.chmod(root / "--w--" / "fine-1" / "session.jsonl", 0o644)
+        # The same table opened once before the drop loads every module the app and its workers import lazily:
+        # `nobody` may not read the interpreter's own library (one under a 0700 /root), as run alone it would.
+        warm = _StyledBeforehand(root, follow=False, interval=0.02, use_watchfiles=False, keymap_file=NO_KEYMAP)
+        async with warm.run_test(size=(150, 40)) as pilot:
+            await until(pilot, lambda: isinstance(warm.screen, FleetScreen) and warm.screen.loaded)
         os.chmod(locked, 0)
         app = _StyledBeforehand(root, follow=False, interval=0.02, use_watchfiles=False, keymap_file=NO_KEYMAP)
         os.seteuid(nobody)  # every thread of the process: the scan worker cannot list the locked directory
