@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 from textual.pilot import Pilot
+from textual.widgets import Checkbox
 
 from tests.tui.logs import Log, append, policy_log
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import main_screen, make_app, open_filter, settle, until
 from tui.screens.fleet import FleetScreen
 
 SIZE = (150, 42)
@@ -112,9 +113,9 @@ def test_filtered_errors(snap_compare: Snap, tmp_path: Path) -> None:
     """The list filtered to errors only."""
 
     async def errors_only(pilot: Pilot[None]) -> None:
-        await pilot.press("f")
-        pilot.app.screen.query_one("#filter-errors").value = True  # type: ignore[attr-defined]
-        pilot.app.screen.query_one("#filter-types").focus()
+        dialog = await open_filter(pilot)
+        dialog.query_one("#filter-errors", Checkbox).value = True
+        dialog.query_one("#filter-types").focus()
         await pilot.press("enter")
         await settle(pilot)
 

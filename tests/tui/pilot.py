@@ -15,6 +15,7 @@ from textual.worker import WorkerState
 from core.alerts.config import RULE_KEYS
 from core.control.config import validate_config
 from tui.app import TapedeckApp
+from tui.screens.filter import FilterScreen
 from tui.screens.main import MainScreen
 from tui.widgets.detail import DetailPane
 
@@ -95,3 +96,13 @@ async def until(pilot: Pilot[None], predicate: Callable[[], bool], timeout: floa
         await pilot.pause()
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached")
+
+
+async def open_filter(pilot: Pilot[None]) -> FilterScreen:
+    """Press ``f`` on the main screen and wait until the filter dialog is up and settled; the dialog."""
+    await pilot.press("f")
+    await until(pilot, lambda: isinstance(pilot.app.screen, FilterScreen))
+    await settle(pilot)
+    screen = pilot.app.screen
+    assert isinstance(screen, FilterScreen)
+    return screen

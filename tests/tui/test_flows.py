@@ -8,7 +8,7 @@ import orjson
 import pytest
 
 from tests.tui.logs import Log, append, policy_log
-from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
+from tests.tui.pilot import main_screen, make_app, open_filter, settle, settled_main_screen, until
 from tui.screens.filter import FilterScreen
 from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen
@@ -121,9 +121,7 @@ async def test_filter_survives_appends(tmp_path: Path) -> None:
     app = make_app(path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
         screen = await settled_main_screen(pilot)
-        await pilot.press("f")
-        assert isinstance(app.screen, FilterScreen)
-        types = app.screen.query_one("#filter-types")
+        types = (await open_filter(pilot)).query_one("#filter-types")
         types.value = "tool/result"  # type: ignore[attr-defined]
         types.focus()
         await pilot.press("enter")
@@ -148,8 +146,7 @@ async def test_filter_dialog_reports_bad_fields(tmp_path: Path) -> None:
     app = make_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("f")
-        dialog = app.screen
+        dialog = await open_filter(pilot)
         turns, regex = dialog.query_one("#filter-turns"), dialog.query_one("#filter-regex")
         turns.value = "9-2"  # type: ignore[attr-defined]
         turns.focus()

@@ -19,7 +19,7 @@ from textual.widgets._toast import Toast
 
 from core.control.host_state import write_state
 from tests.tui.logs import hold_host, policy_log, release_hosts, streaming_log
-from tests.tui.pilot import NO_KEYMAP, main_screen, make_app, settle, settled_main_screen, until
+from tests.tui.pilot import NO_KEYMAP, main_screen, make_app, open_filter, settle, settled_main_screen, until
 from tui.app import TapedeckApp
 from tui.screens.control import FIRST_RUN_HINT
 from tui.screens.filter import FilterScreen
@@ -55,11 +55,9 @@ async def test_the_filter_dialog_shows_its_labels_whole(tmp_path: Path, size: tu
     app = make_app(policy_log().write(tmp_path / "session.jsonl"))
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
-        await pilot.press("f")
-        await until(pilot, lambda: isinstance(app.screen, FilterScreen))
-        await settle(pilot)
-        inside = app.screen.query_one("#filter-dialog").scrollable_content_region
-        labels = [label for label in app.screen.query(Label) if str(label.content)]
+        dialog = await open_filter(pilot)
+        inside = dialog.query_one("#filter-dialog").scrollable_content_region
+        labels = [label for label in dialog.query(Label) if str(label.content)]
         assert len(labels) >= 5
         for label in labels:
             assert label.region.right <= inside.right, (str(label.content), label.region, inside)

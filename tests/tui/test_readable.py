@@ -10,7 +10,7 @@ from rich.color import Color
 
 from core.read.event_filter import EventFilter
 from tests.tui.logs import policy_log
-from tests.tui.pilot import main_screen, make_app, settle, settled_main_screen, until
+from tests.tui.pilot import main_screen, make_app, open_filter, settle, settled_main_screen, until
 from tui.screens.help import HelpScreen
 from tui.widgets.detail import TextView
 from tui.widgets.search_bar import SearchBar
@@ -146,14 +146,10 @@ async def test_the_errors_only_box_reads_off_without_colours(tmp_path: Path) -> 
     a monochrome terminal or in a tmux pane's capture it read as ticked. The X is drawn only when it is ticked."""
     from textual.widgets import Checkbox
 
-    from tui.screens.filter import FilterScreen
-
     app = make_app(policy_log().write(tmp_path / "session.jsonl"))
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("f")
-        await until(pilot, lambda: isinstance(app.screen, FilterScreen))
-        box = app.screen.query_one("#filter-errors", Checkbox)
+        box = (await open_filter(pilot)).query_one("#filter-errors", Checkbox)
         assert "X" not in box.render_line(0).text, box.render_line(0).text
         box.focus()
         await pilot.press("space")
@@ -240,7 +236,6 @@ async def test_the_filter_dialog_names_the_types_that_arrive_while_it_is_up(tmp_
     from textual.widgets import Label
 
     from tests.tui.logs import append
-    from tui.screens.filter import FilterScreen
 
     log = policy_log()
     path = log.write(tmp_path / "session.jsonl")
@@ -249,9 +244,7 @@ async def test_the_filter_dialog_names_the_types_that_arrive_while_it_is_up(tmp_
     app = make_app(path, follow=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("f")
-        await until(pilot, lambda: isinstance(app.screen, FilterScreen))
-        seen = app.screen.query_one("#filter-seen", Label)
+        seen = (await open_filter(pilot)).query_one("#filter-seen", Label)
         assert "tapedeck/checkpoint" not in str(seen.render())
         append(path, log, start)
         await until(pilot, lambda: "tapedeck/checkpoint" in str(seen.render()))

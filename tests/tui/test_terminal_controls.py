@@ -11,9 +11,8 @@ from textual.widgets import Input, Label
 
 from tests.cli.test_events_cli import ESCAPES
 from tests.tui.logs import Log
-from tests.tui.pilot import make_app, settle, settled_main_screen, until
+from tests.tui.pilot import make_app, open_filter, settle, settled_main_screen, until
 from tui.live import LiveSession
-from tui.screens.filter import FilterScreen
 from tui.widgets.detail import describe, render_strips
 
 pytestmark = pytest.mark.anyio
@@ -95,10 +94,7 @@ async def test_an_event_type_that_reads_as_markup_leaves_the_filter_dialog_up(tm
     app = make_app(log.write(tmp_path / "session.jsonl"))
     async with app.run_test(size=(100, 30)) as pilot:
         await settled_main_screen(pilot)
-        await pilot.press("f")
-        await until(pilot, lambda: isinstance(app.screen, FilterScreen))
-        await settle(pilot)
-        dialog = app.screen
+        dialog = await open_filter(pilot)
         assert "[/b]" in str(dialog.query_one("#filter-seen", Label).render())
         dialog.query_one("#filter-regex", Input).value = "[/x]("
         await pilot.press("enter")
@@ -199,10 +195,8 @@ async def test_the_filter_dialog_draws_the_types_seen_as_pictures(tmp_path: Path
     app = make_app(log.write(tmp_path / "session.jsonl"))
     async with app.run_test(size=(160, 45)) as pilot:
         await settled_main_screen(pilot)
-        await pilot.press("f")
-        await until(pilot, lambda: isinstance(app.screen, FilterScreen))
-        await settle(pilot)
-        shown = str(app.screen.query_one("#filter-seen", Label).render())
+        dialog = await open_filter(pilot)
+        shown = str(dialog.query_one("#filter-seen", Label).render())
         assert not _controls(shown), shown
         assert "x/␛]52;c;" in shown, shown
 
