@@ -225,3 +225,30 @@ def test_the_rewind_preview_and_a_route_record_draw_control_characters_as_pictur
         assert "␛]52;c;" in text.plain, text.plain
     detail = route_detail(route_line(3, {"phase": "normal", "reason": f"x {ESCAPES}"})).plain
     assert not _controls(detail), detail
+
+
+async def test_the_request_view_draws_control_characters_as_pictures(tmp_path: Path) -> None:
+    """The request view (``R``) wrote the model, the tool names and the usage's keys as the log has them in its
+    heading and tool line, so a model named with ESC ] 2 retitled the terminal when the view opened; they are now
+    drawn as pictures, as the messages' previews are."""
+    from tests.tui.screens_policy.harness import LogBuilder
+    from tui.screens.request import RequestScreen
+
+    log = LogBuilder(host=False)
+    header = {"config": {"provider": "p", "model": f"m-{ESCAPES}"}, "system": "sys",
+              "tools": [{"name": f"tool{ESCAPES}", "description": "d", "parameters": {"type": "object"}}]}  # fmt: skip
+    log.add({"type": "request/header", "data": {"header": header, "reason": "initial"}})
+    log.start_turn("fix it")
+    log.call(f"tool{ESCAPES}", {"command": "ls"}, "out")
+    log.end_step()
+    log.start_step()
+    log.say("done")
+    app = make_app(log.write(tmp_path / "s"))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, RequestScreen) and app.screen.view is not None)
+        await settle(pilot)
+        drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
+        assert not _controls(drawn), drawn
+        assert "m-␛]52;c;" in drawn and "tool␛]52;c;" in drawn, drawn

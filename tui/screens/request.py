@@ -21,6 +21,7 @@ from textual.worker import get_current_worker
 from core.read.summary import human_chars, one_line
 from core.rebuild.request import wire_chars
 from core.rebuild.request_diff import break_location
+from core.shared.text import printable
 from core.shared.wire import call_text
 from tui.failures import READ_ERRORS, report_log_failure
 from tui.screens.stacked import while_stacked
@@ -35,7 +36,8 @@ def _key(key: int | str) -> str:
 
 
 def heading(view: RequestView, total: int) -> Text:
-    """``request 12/40 · turn 7 step 3 · at seq 4180 · model · 24 messages · 81k chars · max_tokens …``."""
+    """``request 12/40 · turn 7 step 3 · at seq 4180 · model · 24 messages · 81k chars · max_tokens …``, its control
+    characters drawn as pictures."""
     r = view.request
     attempt = f" attempt {r.attempt}" if r.attempt > 1 else ""
     parts = [
@@ -52,7 +54,7 @@ def heading(view: RequestView, total: int) -> Text:
         parts.append(f"tool_choice {r.body['tool_choice']}")
     if r.usage:
         parts.append("usage " + " ".join(f"{k}={v}" for k, v in r.usage.items()))
-    return Text(" · ".join(parts), style="bold")
+    return Text(printable(" · ".join(parts)), style="bold")  # the model and the usage's keys quote the log
 
 
 def diff_line(view: RequestView, width: int | None = None) -> Text:
@@ -207,7 +209,7 @@ class RequestScreen(Screen[None]):
         self.query_one("#request-heading", Static).update(heading(view, len(self.travel.points)))
         self.view = view
         self._draw_diff()
-        tools = Text(f"tools ({len(r.tool_names)}): " + (", ".join(r.tool_names) or "none"))
+        tools = Text(f"tools ({len(r.tool_names)}): " + (printable(", ".join(r.tool_names)) or "none"))
         if break_location(view.diff) == ("tools", 0):
             tools.stylize("bold red")
             tools = Text("✂ ") + tools
