@@ -267,7 +267,7 @@ async def test_the_help_scrollbar_stands_out_without_colours(tmp_path: Path, mon
         await settled_main_screen(pilot)
         await pilot.press("question_mark")
         await until(pilot, lambda: isinstance(app.screen, HelpScreen))
-        await pilot.pause(0.1)
+        await settle(pilot)  # laid out, however slowly a loaded machine gets there
         box = app.screen.query_one("#help-dialog")
         assert box.show_vertical_scrollbar
         bar = box.vertical_scrollbar
