@@ -1,12 +1,17 @@
-"""Shared test fixtures: where the real DSH logs are, and host hygiene (a test closes every host it starts)."""
+"""Shared test fixtures: where the real DSH logs are, and host hygiene (a test closes every host it starts, and
+every process it starts is gone when it ends)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,3 +69,38 @@ def _hosts_are_closed() -> Iterator[None]:
         if time.monotonic() > deadline:
             pytest.fail(f"the test left host threads running (close its hosts): {', '.join(sorted(left))}")
         time.sleep(0.01)
+
+
+class Processes:
+    """The processes a test starts, each in a session of its own: ``close`` kills every one still running with its
+    whole process group (the shell commands a host started too) and reaps it."""
+
+    def __init__(self) -> None:
+        self.started: list[subprocess.Popen[Any]] = []
+
+    def start(self, args: Sequence[str], **kwargs: Any) -> subprocess.Popen[Any]:
+        """``subprocess.Popen(args, **kwargs)`` in a new session, killed when the test ends."""
+        proc: subprocess.Popen[Any] = subprocess.Popen(args, start_new_session=True, **kwargs)
+        self.started.append(proc)
+        return proc
+
+    def close(self) -> None:
+        for proc in self.started:
+            if proc.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            for pipe in (proc.stdin, proc.stdout, proc.stderr):
+                if pipe is not None:
+                    pipe.close()
+
+
+@pytest.fixture
+def processes() -> Iterator[Processes]:
+    """Start a test's processes (``processes.start(args, …)``); any still running when it ends, whether it passed or
+    failed, is killed with its process group and reaped."""
+    started = Processes()
+    try:
+        yield started
+    finally:
+        started.close()

@@ -15,7 +15,7 @@ import pytest
 
 from core.cli import main
 from tests.alerts.crafted import HEADER, Log
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, Processes
 
 
 def _line(event: dict[str, Any]) -> str:
@@ -97,19 +97,14 @@ def _read_lines(stream: IO[str], count: int, timeout: float = 20.0) -> list[dict
 
 
 @pytest.fixture
-def follower(tmp_path: Path) -> Any:
-    procs: list[subprocess.Popen[str]] = []
+def follower(processes: Processes) -> Any:
+    """Start ``tapedeck alerts --follow --json`` (killed when the test ends, with the --exec commands it runs)."""
 
     def start(*args: str) -> subprocess.Popen[str]:
-        proc = subprocess.Popen([sys.executable, "-m", "core.cli", "alerts", *args, "--follow", "--json"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-        procs.append(proc)
-        return proc
+        return processes.start([sys.executable, "-m", "core.cli", "alerts", *args, "--follow", "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
 
-    yield start
-    for proc in procs:
-        proc.terminate()
-        proc.communicate(timeout=10)
+    return start
 
 
 def test_follow_streams_alerts_as_a_log_grows_and_as_sessions_appear_under_a_root(tmp_path: Path, follower: Any) -> None:

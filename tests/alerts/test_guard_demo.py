@@ -21,6 +21,7 @@ from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace
 from core.host.loop import AgentHost, HostOptions
 from core.host.providers import make_provider
+from tests.conftest import Processes
 
 PRICES = {"prices": {"tapedeck-demo": {"hit": 0.028, "miss": 0.28, "output": 0.42}}}
 BUDGET = 0.003  # crossed by the demo's third or fourth request at these prices
@@ -49,7 +50,9 @@ def _wait(what: Any, timeout: float = 30.0) -> None:
         time.sleep(0.01)
 
 
-def test_the_budget_guard_pauses_the_demo_host_before_its_next_model_request(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_budget_guard_pauses_the_demo_host_before_its_next_model_request(  # type: ignore[no-untyped-def]
+    tmp_path: Path, capsys, processes: Processes
+) -> None:
     raw = {"model": PRICES, "alerts": {"budget": {"usd": BUDGET, "action": "pause"}}}
     config = validate_config(raw)
     workspace = create_demo_workspace(tmp_path / "ws")
@@ -60,7 +63,7 @@ def test_the_budget_guard_pauses_the_demo_host_before_its_next_model_request(tmp
     host = AgentHost.create(root, make_provider(f"scripted:{script}"), config, HostOptions(workspace=workspace),
                             tasks=TASKS)  # fmt: skip
     log = host.writer.path
-    follower = subprocess.Popen(
+    follower = processes.start(
         [sys.executable, "-m", "core.cli", "alerts", str(root), "--follow", "--json", "--config", str(conf)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -98,9 +101,6 @@ def test_the_budget_guard_pauses_the_demo_host_before_its_next_model_request(tmp
         control.append_request(control.inbox_path(log), "resume", {})
         runner.join(60)
         assert not runner.is_alive()
-    except BaseException:
-        follower.kill()  # the test failed: the follower is of no more use
-        raise
     finally:
         if runner.is_alive():
             control.append_request(control.inbox_path(log), "stop", {})

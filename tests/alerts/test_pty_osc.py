@@ -11,7 +11,6 @@ import pty
 import re
 import select
 import struct
-import subprocess
 import sys
 import termios
 import time
@@ -21,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.alerts.crafted import HEADER, Log
+from tests.conftest import Processes
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="needs a Linux pseudo-terminal")
 
@@ -57,7 +57,7 @@ def _read(master: int, out: bytes, done: Callable[[bytes], bool]) -> bytes:
     return out
 
 
-def _run_watch(tmp_path: Path, alerts: dict[str, object], env: dict[str, str]) -> bytes:
+def _run_watch(processes: Processes, tmp_path: Path, alerts: dict[str, object], env: dict[str, str]) -> bytes:
     """Start ``tapedeck watch`` on a pty over a log whose history raised an alert; once its summary is drawn, append
     what raises one live, read what it writes until that alert's toast is drawn, then quit."""
     log = Log()
@@ -71,9 +71,9 @@ def _run_watch(tmp_path: Path, alerts: dict[str, object], env: dict[str, str]) -
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 120, 0, 0))
     environ = {k: v for k, v in os.environ.items() if k != "TMUX"} | {"TERM": "xterm-256color", **env}
     environ["XDG_CONFIG_HOME"] = str(tmp_path / "config")
-    proc = subprocess.Popen(
+    proc = processes.start(
         [sys.executable, "-m", "tui.cli", "watch", str(path), "--config", str(conf)],
-        stdin=slave, stdout=slave, stderr=slave, env=environ, close_fds=True, start_new_session=True,
+        stdin=slave, stdout=slave, stderr=slave, env=environ, close_fds=True,
     )  # fmt: skip
     os.close(slave)
     try:
@@ -100,23 +100,23 @@ def _run_watch(tmp_path: Path, alerts: dict[str, object], env: dict[str, str]) -
     return out
 
 
-def test_an_alert_rings_and_notifies_through_osc_9_and_osc_777(tmp_path: Path) -> None:
-    out = _run_watch(tmp_path, {}, {})
+def test_an_alert_rings_and_notifies_through_osc_9_and_osc_777(tmp_path: Path, processes: Processes) -> None:
+    out = _run_watch(processes, tmp_path, {}, {})
     assert f"\x1b]9;{NOTE}: {BODY}\x07".encode() in out
     assert f"\x1b]777;notify;{NOTE};{BODY}\x07".encode() in out
     assert b"\x07\x1b]9;" in out  # the bell, right before the notifications
     assert b"\x1bPtmux;" not in out
 
 
-def test_inside_tmux_the_notifications_are_wrapped_for_pass_through(tmp_path: Path) -> None:
-    out = _run_watch(tmp_path, {}, {"TMUX": "/tmp/tmux-0/default,1,0"})
+def test_inside_tmux_the_notifications_are_wrapped_for_pass_through(tmp_path: Path, processes: Processes) -> None:
+    out = _run_watch(processes, tmp_path, {}, {"TMUX": "/tmp/tmux-0/default,1,0"})
     assert f"\x1bPtmux;\x1b\x1b]9;{NOTE}: {BODY}\x07\x1b\\".encode() in out
     assert f"\x1bPtmux;\x1b\x1b]777;notify;{NOTE};{BODY}\x07\x1b\\".encode() in out
     assert out.count(b"]9;") == out.count(b"\x1bPtmux;\x1b\x1b]9;")  # never bare
 
 
-def test_bell_and_notifications_turned_off_send_none(tmp_path: Path) -> None:
-    out = _run_watch(tmp_path, {"bell": False, "notify": False}, {})
+def test_bell_and_notifications_turned_off_send_none(tmp_path: Path, processes: Processes) -> None:
+    out = _run_watch(processes, tmp_path, {"bell": False, "notify": False}, {})
     assert _toast(out)  # the toast still shows
     oscs = OSC.findall(out)
     assert not [o for o in oscs if o.startswith((b"\x1b]9;", b"\x1b]777;"))], oscs

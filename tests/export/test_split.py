@@ -23,7 +23,7 @@ from core.export import split, write
 from core.export.build import ExportOptions
 from core.export.redact import Redactor
 from core.export.write import export, export_to_file
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, Processes
 from tests.export.planted import plant
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -289,10 +289,10 @@ def _state(pid: int) -> str | None:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
-def test_a_renderer_ends_when_the_export_is_killed(generated: list[Path], tmp_path: Path) -> None:
+def test_a_renderer_ends_when_the_export_is_killed(generated: list[Path], tmp_path: Path, processes: Processes) -> None:
     env = {**os.environ, "TAPEDECK_EXPORT_JOBS": "2"}
-    cli = subprocess.Popen([sys.executable, "-m", "tui.cli", "export", str(generated[0]), "-o", str(tmp_path / "x.html")],
-                           env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    cli = processes.start([sys.executable, "-m", "tui.cli", "export", str(generated[0]), "-o", str(tmp_path / "x.html")],
+                          env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     children = Path(f"/proc/{cli.pid}/task/{cli.pid}/children")
     renderer = None
     while renderer is None and cli.poll() is None:  # the renderer is forked once the imports are done

@@ -22,6 +22,7 @@ from core.fleet.actions import send_row_action
 from core.log.layout import log_path
 from core.log.reader import read_log
 from core.shared.errors import TapedeckError
+from tests.conftest import Processes
 
 ROOT = Path(__file__).resolve().parents[2]
 # The host as `tapedeck run` runs it, but its last step, releasing the log, takes half a second: the moment a
@@ -41,7 +42,7 @@ sys.exit(main(sys.argv[1:]))
 
 
 def _host(
-    tmp_path: Path, script_text: str = SLOW_EXIT, steps: int = 2, pace: float = 0.3
+    processes: Processes, tmp_path: Path, script_text: str = SLOW_EXIT, steps: int = 2, pace: float = 0.3
 ) -> tuple[subprocess.Popen[bytes], Path]:
     """The host of ``script_text`` (``SLOW_EXIT`` unless given) running ``steps`` bash steps, each model answer
     ``pace`` seconds apart; its process and log."""
@@ -50,7 +51,7 @@ def _host(
     script.write_text(json.dumps({"responses": [*[{"toolCalls": [call]}] * steps, {"text": "done"}]}))
     workspace, root = tmp_path / "ws", tmp_path / "root"
     workspace.mkdir()
-    proc = subprocess.Popen(
+    proc = processes.start(
         [sys.executable, "-c", script_text, "run", "task", "--provider", f"scripted:{script}", "--workspace",
          str(workspace), "--sessions-root", str(root), "--session-id", "s1", "--pace", str(pace)],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -66,11 +67,11 @@ def _host(
     ],
 )
 def test_a_request_sent_as_the_host_exits_is_answered_or_never_written(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], op: str, args: list[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], op: str, args: list[str], processes: Processes
 ) -> None:
     """``tapedeck control`` sent over and over until the host process is gone: a request it says it sent has its
     final outcome in the log, and the inbox holds no request that nobody will ever answer."""
-    proc, log = _host(tmp_path)
+    proc, log = _host(processes, tmp_path)
     sent: list[str] = []
     while proc.poll() is None:
         if not log.exists():
@@ -89,9 +90,9 @@ def test_a_request_sent_as_the_host_exits_is_answered_or_never_written(
     assert [r["id"] for r in written if "id" in r and r["id"] not in final] == []
 
 
-def test_a_host_exits_even_while_another_process_holds_its_inbox_locked(tmp_path: Path) -> None:
+def test_a_host_exits_even_while_another_process_holds_its_inbox_locked(tmp_path: Path, processes: Processes) -> None:
     """A sender stuck inside the inbox's lock (suspended, say) cannot keep the host from exiting."""
-    proc, log = _host(tmp_path)
+    proc, log = _host(processes, tmp_path)
     while not log.exists() and proc.poll() is None:
         time.sleep(0.005)  # a wait, not a spin: the host needs the core
     with control.locked_inbox(control.inbox_path(log)):
@@ -101,13 +102,13 @@ def test_a_host_exits_even_while_another_process_holds_its_inbox_locked(tmp_path
 
 
 def test_a_request_sent_through_a_link_to_the_log_reaches_its_host(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], processes: Processes
 ) -> None:
     """The inbox and host.json are beside the log itself, not beside a symbolic link that names it."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": [{"text": "done"}]}))
     (tmp_path / "ws").mkdir()
-    proc = subprocess.Popen(
+    proc = processes.start(
         [sys.executable, "-m", "core.cli", "run", "task", "--provider", f"scripted:{script}", "--workspace",
          str(tmp_path / "ws"), "--sessions-root", str(tmp_path / "root"), "--session-id", "s1", "--linger"],
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -145,9 +146,11 @@ def _exiting(proc: subprocess.Popen[bytes], log: Path) -> None:
         time.sleep(0.01)
 
 
-def test_a_fleet_row_action_sent_as_the_host_exits_is_answered_or_never_written(tmp_path: Path) -> None:
+def test_a_fleet_row_action_sent_as_the_host_exits_is_answered_or_never_written(
+    tmp_path: Path, processes: Processes
+) -> None:
     """The fleet's row action, sent over and over from the host's exit until its process is gone."""
-    proc, log = _host(tmp_path)
+    proc, log = _host(processes, tmp_path)
     _exiting(proc, log)
     tries = 0
     while proc.poll() is None:
@@ -159,11 +162,13 @@ def test_a_fleet_row_action_sent_as_the_host_exits_is_answered_or_never_written(
     assert tries and _unanswered(log) == []
 
 
-def test_an_alert_action_sent_as_the_host_exits_is_answered_or_never_written(tmp_path: Path) -> None:
+def test_an_alert_action_sent_as_the_host_exits_is_answered_or_never_written(
+    tmp_path: Path, processes: Processes
+) -> None:
     """A watcher's alert action (``AlertWatch.send_action``), sent over and over from the host's exit
     until its process is gone."""
     config = validate_config({"alerts": {"loop": {"count": 2, "action": "message", "message": "Stop it."}}})
-    proc, log = _host(tmp_path)
+    proc, log = _host(processes, tmp_path)
     _exiting(proc, log)
     watch = AlertWatch(log, config)
     tries = 0

@@ -13,7 +13,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,6 +25,7 @@ from core.control.host_state import state_path
 from core.log.layout import log_path
 from core.log.reader import read_log
 from core.log.writer import LOCK_NAME
+from tests.conftest import Processes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -41,20 +42,22 @@ def test_sigkill_at_random_points_then_resume_loses_nothing(tmp_path: Path, zstd
     ), result.notes  # fmt: skip
 
 
-def _host(*args: str) -> subprocess.Popen[str]:
+def _host(processes: Processes, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "core.cli", "run", *args], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    return processes.start([sys.executable, "-m", "core.cli", "run", *args], cwd=ROOT, env=env, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
 
 
 @pytest.mark.parametrize("zstd", [False, True])
-def test_a_second_host_cannot_write_a_live_log_even_when_the_lock_file_is_gone(tmp_path: Path, zstd: bool) -> None:
+def test_a_second_host_cannot_write_a_live_log_even_when_the_lock_file_is_gone(
+    tmp_path: Path, zstd: bool, processes: Processes
+) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"responses": [{"text": "done"}]}))
     workspace, root = tmp_path / "ws", tmp_path / "root"
     workspace.mkdir()
     common = ["--provider", f"scripted:{script}", "--sessions-root", str(root)]
-    first = _host("task", *common, "--workspace", str(workspace), "--session-id", "s1", "--linger",
+    first = _host(processes, "task", *common, "--workspace", str(workspace), "--session-id", "s1", "--linger",
                   *(["--zstd"] if zstd else []))  # fmt: skip
     log = log_path(root, str(workspace), "s1", zstd)
     deadline = time.monotonic() + 60
@@ -64,7 +67,7 @@ def test_a_second_host_cannot_write_a_live_log_even_when_the_lock_file_is_gone(t
     (log.parent / LOCK_NAME).unlink()
     before = log.read_bytes()
 
-    second = _host("--resume", "s1", *common)
+    second = _host(processes, "--resume", "s1", *common)
     _, err = second.communicate(timeout=60)
 
     assert second.returncode == 2 and "already open for writing by another process" in err
@@ -79,12 +82,12 @@ def test_a_second_host_cannot_write_a_live_log_even_when_the_lock_file_is_gone(t
 class _Process:
     """A real ``tapedeck run`` process whose output goes to a file, so a test can read it while it runs."""
 
-    def __init__(self, tmp_path: Path, name: str, *args: str) -> None:
+    def __init__(self, processes: Processes, tmp_path: Path, name: str, *args: str) -> None:
         self.out = tmp_path / f"{name}.out"
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         with self.out.open("wb") as sink:
-            self.proc = subprocess.Popen([sys.executable, "-m", "core.cli", "run", *args], cwd=ROOT, env=env,
-                                         stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+            self.proc = processes.start([sys.executable, "-m", "core.cli", "run", *args], cwd=ROOT, env=env,
+                                        stdout=sink, stderr=subprocess.STDOUT)  # fmt: skip
 
     def text(self) -> str:
         return self.out.read_text()
@@ -101,18 +104,9 @@ class _Process:
 
 
 @pytest.fixture
-def spawn(tmp_path: Path) -> Iterator[Callable[..., _Process]]:
-    """Start ``tapedeck run`` processes; any still running when the test ends is killed."""
-    started: list[_Process] = []
-
-    def start(name: str, *args: str) -> _Process:
-        started.append(_Process(tmp_path, name, *args))
-        return started[-1]
-
-    yield start
-    for process in started:
-        if process.proc.poll() is None:
-            process.kill()
+def spawn(tmp_path: Path, processes: Processes) -> Callable[..., _Process]:
+    """Start ``tapedeck run`` processes; any still running when the test ends is killed (``processes``)."""
+    return lambda name, *args: _Process(processes, tmp_path, name, *args)
 
 
 def _state(log: Path) -> tuple[str, int | None]:

@@ -24,6 +24,7 @@ from core.host.providers import make_provider
 from core.log.reader import read_log
 from core.read.load import load_session
 from core.read.session import Session
+from tests.conftest import Processes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -106,15 +107,15 @@ def test_demo_scenario_exercises_every_policy_and_obeys_the_inbox(tmp_path: Path
     assert (workspace / "CHANGELOG.md").exists() and not (workspace.parent / "CHANGELOG.md").exists()
 
 
-def _run_cli(*args: str, **kw) -> subprocess.Popen[str]:  # type: ignore[no-untyped-def]
+def _run_cli(processes: Processes, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "core.cli", *args], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)  # fmt: skip
+    return processes.start([sys.executable, "-m", "core.cli", *args], cwd=ROOT, env=env, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
 
 
 @pytest.mark.parametrize("compressed", [False, True])
 def test_sigkill_mid_step_then_resume_completes_without_loss_or_duplicates(
-    tmp_path: Path, compressed: bool
+    tmp_path: Path, compressed: bool, processes: Processes
 ) -> None:
     workspace, script = _demo(tmp_path)
     root = tmp_path / "root"
@@ -122,7 +123,7 @@ def test_sigkill_mid_step_then_resume_completes_without_loss_or_duplicates(
             "--sessions-root", str(root), "--session-id", "crash-1", "--pace", "0.02", "--chunk-delay", "0.002"]  # fmt: skip
     if compressed:
         args.append("--zstd")
-    proc = _run_cli(*args)
+    proc = _run_cli(processes, *args)
     log = (
         root
         / f"--{str(workspace).strip('/').replace('/', '-')}--"
@@ -147,8 +148,8 @@ def test_sigkill_mid_step_then_resume_completes_without_loss_or_duplicates(
         "id"
     ]
 
-    resumed = _run_cli("run", "--resume", "crash-1", "--provider", f"scripted:{script}", "--workspace",
-                       str(workspace), "--sessions-root", str(root))  # fmt: skip
+    resumed = _run_cli(processes, "run", "--resume", "crash-1", "--provider", f"scripted:{script}",
+                       "--workspace", str(workspace), "--sessions-root", str(root))  # fmt: skip
     out, err = resumed.communicate(timeout=120)
     assert resumed.returncode == 0, out + err
     session = load_session(log)

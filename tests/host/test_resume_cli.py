@@ -16,6 +16,7 @@ from core.log.layout import log_path
 from core.log.reader import read_log
 from core.log.writer import LOCK_NAME, SessionWriter
 from core.read.load import load_session
+from tests.conftest import Processes
 
 
 def _script(tmp_path: Path) -> str:
@@ -344,12 +345,12 @@ def test_resume_names_what_is_wrong_with_its_target_before_asking_for_a_model_ke
     assert code == 2 and says in err and "API key" not in err, err
 
 
-def test_a_run_whose_log_is_cut_under_it_exits_2_and_the_cut_log_resumes(tmp_path: Path) -> None:
+def test_a_run_whose_log_is_cut_under_it_exits_2_and_the_cut_log_resumes(tmp_path: Path, processes: Processes) -> None:
     """As README and run --help say: the host stops (exit 2) and appends nothing more; the cut log resumes."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     root = tmp_path / "root"
-    run = subprocess.Popen(
+    run = processes.start(
         [sys.executable, "-m", "core.cli", "run", "task", "--provider", _script(tmp_path), "--workspace", str(workspace),
          "--sessions-root", str(root), "--session-id", "s1", "--pace", "2"],
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,

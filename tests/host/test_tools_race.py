@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from core.host.tools import workspace_tools
+from tests.conftest import Processes
 
 SECRET = "SECRET-OUTSIDE"
 CALLS = 2000
@@ -34,16 +35,14 @@ while True:
 """
 
 
-def test_swapping_a_directory_for_a_link_never_lets_a_call_out(tmp_path: Path) -> None:
+def test_swapping_a_directory_for_a_link_never_lets_a_call_out(tmp_path: Path, processes: Processes) -> None:
     ws, outside = tmp_path / "ws", tmp_path / "outside"
     (ws / "d").mkdir(parents=True)
     outside.mkdir()
     (ws / "d" / "f.txt").write_text("inside\n")
     (outside / "f.txt").write_text(f"{SECRET}\n")
     tools = {t.name: t for t in workspace_tools(ws)}
-    swapper = subprocess.Popen(
-        [sys.executable, "-c", SWAPPER, str(ws), str(outside)], stdout=subprocess.PIPE, text=True
-    )
+    swapper = processes.start([sys.executable, "-c", SWAPPER, str(ws), str(outside)], stdout=subprocess.PIPE, text=True)
     leaks: list[str] = []
     try:
         assert swapper.stdout is not None and swapper.stdout.readline() == "ready\n"

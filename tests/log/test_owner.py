@@ -14,6 +14,7 @@ import pytest
 from core.log.owner import is_owned
 from core.log.writer import LOCK_NAME, SessionWriter, make_header
 from core.shared.errors import WriterLockedError
+from tests.conftest import Processes
 
 
 def test_a_live_writer_owns_its_log_until_it_closes(tmp_path: Path) -> None:
@@ -35,7 +36,7 @@ def test_deleting_the_lock_file_does_not_admit_a_second_writer(tmp_path: Path) -
     writer.close()
 
 
-def test_a_killed_writer_stops_owning_its_log(tmp_path: Path) -> None:
+def test_a_killed_writer_stops_owning_its_log(tmp_path: Path, processes: Processes) -> None:
     code = (
         "import sys, time\n"
         "from core.log.writer import SessionWriter, make_header\n"
@@ -43,7 +44,7 @@ def test_a_killed_writer_stops_owning_its_log(tmp_path: Path) -> None:
         "print(w.path, flush=True)\n"
         "time.sleep(60)\n"
     )
-    proc = subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    proc = processes.start([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     path = Path(proc.stdout.readline().strip())
     assert is_owned(path)

@@ -22,7 +22,7 @@ import pytest
 from core.cli import main
 from core.remote.link import close_links
 from tests.alerts.crafted import HEADER, Log
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, Processes
 from tests.log.test_cut_while_read import _log_changed_mid_read
 from tests.remote.sshd import MISSING, Sshd
 from tests.tui.logs import hold_host, release_hosts
@@ -176,12 +176,14 @@ def _next(got: queue.Queue[dict[str, Any]], timeout: float = 30.0) -> dict[str, 
         raise AssertionError(f"no alert within {timeout} s") from None
 
 
-def test_follow_streams_a_remote_log_and_says_when_it_cannot_be_reached(sshd: Sshd, tmp_path: Path) -> None:
+def test_follow_streams_a_remote_log_and_says_when_it_cannot_be_reached(
+    sshd: Sshd, tmp_path: Path, processes: Processes
+) -> None:
     sshd.trust()
     path, log = _root(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "core.cli", "alerts", f"testbox:{tmp_path / 'root'}", "--follow",
-                             "--json", "--set", "alerts.stalled.enabled=false"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    proc = processes.start([sys.executable, "-m", "core.cli", "alerts", f"testbox:{tmp_path / 'root'}", "--follow",
+                            "--json", "--set", "alerts.stalled.enabled=false"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
         assert proc.stdout is not None
         got = _lines(proc.stdout)

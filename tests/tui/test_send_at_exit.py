@@ -18,13 +18,16 @@ from core.control.host_state import read_host_state
 from core.log.layout import log_path
 from core.log.reader import read_log
 from core.shared.errors import TapedeckError
+from tests.conftest import Processes
 from tests.host.test_control_at_exit import ROOT, _host
 from tui.live import LiveSession
 from tui.screens.policy_screen import RequestLog
 
 
-def test_a_request_the_tui_sends_as_the_host_exits_is_answered_or_not_sent(tmp_path: Path) -> None:
-    proc, log = _host(tmp_path)
+def test_a_request_the_tui_sends_as_the_host_exits_is_answered_or_not_sent(
+    tmp_path: Path, processes: Processes
+) -> None:
+    proc, log = _host(processes, tmp_path)
     while not log.exists() and proc.poll() is None:
         time.sleep(0.005)  # a wait, not a spin: the host needs the core
     live = LiveSession(log, follow=True, interval=0.01)
@@ -51,7 +54,9 @@ def test_a_request_the_tui_sends_as_the_host_exits_is_answered_or_not_sent(tmp_p
     assert [r["id"] for r in written if r["id"] not in final] == []
 
 
-def test_a_request_left_with_a_killed_host_reads_cancelled_with_its_exit_never_pending(tmp_path: Path) -> None:
+def test_a_request_left_with_a_killed_host_reads_cancelled_with_its_exit_never_pending(
+    tmp_path: Path, processes: Processes
+) -> None:
     """The host is alive when the TUI sends, and killed before it reads the request: the TUI's record of it turns
     ``cancelled`` with the host's exit, the request is withdrawn, and the next host answers it so."""
     script = tmp_path / "script.json"
@@ -59,9 +64,9 @@ def test_a_request_left_with_a_killed_host_reads_cancelled_with_its_exit_never_p
     (tmp_path / "ws").mkdir()
     common = ["--provider", f"scripted:{script}", "--sessions-root", str(tmp_path / "root"), "--linger"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    first = subprocess.Popen([sys.executable, "-m", "core.cli", "run", "task", *common, "--workspace",
-                              str(tmp_path / "ws"), "--session-id", "s1"], cwd=ROOT, env=env,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    first = processes.start([sys.executable, "-m", "core.cli", "run", "task", *common, "--workspace",
+                             str(tmp_path / "ws"), "--session-id", "s1"], cwd=ROOT, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     log = log_path(tmp_path / "root", str(tmp_path / "ws"), "s1", False)
     while read_host_state(log).state != "idle":
         assert first.poll() is None
