@@ -308,6 +308,10 @@ def _symlink_error(path: Path) -> ControlError:
     return ControlError(f"the control inbox {path} is a symbolic link; refusing to follow it")
 
 
+def _not_regular_error(path: Path) -> ControlError:
+    return ControlError(f"the control inbox {path} is not a regular file")
+
+
 def _open_inbox(path: Path) -> int:
     """Open (creating) the inbox for appending: never through a symlink, always mode 0600."""
     flags = os.O_RDWR | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
@@ -319,7 +323,7 @@ def _open_inbox(path: Path) -> int:
         raise
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ControlError(f"the control inbox {path} is not a regular file")
+            raise _not_regular_error(path)
         os.fchmod(fd, INBOX_MODE)
     except BaseException:
         os.close(fd)
@@ -495,6 +499,9 @@ def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
     return InboxEntry(line, offset, request)
 
 
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+
+
 class InboxReader:
     """Reads an inbox incrementally: each ``read`` returns the complete lines added since the last one.
 
@@ -528,6 +535,8 @@ class InboxReader:
             st = os.lstat(self.path)
             if stat.S_ISLNK(st.st_mode):
                 raise _symlink_error(self.path)
+            if not stat.S_ISREG(st.st_mode):  # a FIFO would hold an open until a writer came: never opened
+                raise _not_regular_error(self.path)
             identity = (st.st_dev, st.st_ino)
             if stat.S_IMODE(st.st_mode) != INBOX_MODE:
                 self._restore_mode()
@@ -536,7 +545,7 @@ class InboxReader:
             if st.st_size == self._offset:
                 return []
             entries: list[InboxEntry] = []
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = os.open(self.path, _READ_FLAGS)  # one swapped in since the lstat: refused by pread, never waited on
             try:
                 # In pieces: what was dumped into the inbox must not grow the host's memory with its size.
                 while self._offset < st.st_size:
@@ -558,7 +567,7 @@ class InboxReader:
     def _restore_mode(self) -> None:
         """Put the inbox back to mode 0600 (someone widened it); a file the host does not own is left as it is."""
         with contextlib.suppress(OSError):
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = os.open(self.path, _READ_FLAGS)
             try:
                 if stat.S_ISREG(os.fstat(fd).st_mode):
                     os.fchmod(fd, INBOX_MODE)

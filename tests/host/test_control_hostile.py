@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 import os
 import stat
+import subprocess
+import sys
+import time
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,17 +17,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.cli import main
+from core.control.host_state import read_host_state
 from core.control.inbox import (
     MAX_LINE_BYTES,
     ControlError,
     InboxReader,
     append_request,
     inbox_line,
+    inbox_path,
     make_request,
     outcome_event,
 )
+from core.log.layout import log_path
+from tests.conftest import Processes
 
 DEEP = 1000
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -306,3 +315,34 @@ def test_a_fifo_named_host_json_is_never_waited_on(exited_log: Path, capsys: pyt
     thread.start()
     thread.join(30)
     assert found == [("exited", None)]
+
+
+@pytest.mark.parametrize("thing", ["fifo", "directory", "link"])
+def test_a_host_answers_again_once_something_put_in_its_inbox_s_place_is_gone(
+    tmp_path: Path, processes: Processes, capsys: pytest.CaptureFixture[str], thing: str
+) -> None:
+    """A FIFO (mode 0644, as mkfifo makes it), a directory or a link where the inbox was, then taken away: the live
+    host reads the inbox made again and answers. It opened the FIFO to put its mode back and waited there for a
+    writer forever, holding the inbox's lock: no request, not even a stop, reached it again."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
+    (tmp_path / "ws").mkdir()
+    host = processes.start(
+        [sys.executable, "-m", "core.cli", "run", "task", "--provider", f"scripted:{script}", "--workspace",
+         str(tmp_path / "ws"), "--sessions-root", str(tmp_path / "root"), "--session-id", "s1", "--linger"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    log = log_path(tmp_path / "root", str(tmp_path / "ws"), "s1", False)
+    deadline = time.monotonic() + 60
+    while read_host_state(log).state != "idle":
+        assert host.poll() is None and time.monotonic() < deadline, "the host did not get idle"
+        time.sleep(0.02)
+    inbox = inbox_path(log)
+    inbox.unlink(missing_ok=True)
+    {"fifo": os.mkfifo, "directory": os.mkdir, "link": lambda p: p.symlink_to(tmp_path / "elsewhere")}[thing](inbox)
+    time.sleep(0.5)  # the host polls it ten times
+    inbox.rmdir() if thing == "directory" else inbox.unlink()
+    assert main(["control", str(log), "checkpoint", "--wait", "--timeout", "10"]) == 0, capsys.readouterr().err
+    assert capsys.readouterr().out.startswith("applied: checkpoint")
+    assert main(["control", str(log), "stop"]) == 0
+    assert host.wait(30) == 0
