@@ -95,6 +95,15 @@ class Processes:
                     pipe.close()
 
 
+def process_gone(pid: int) -> bool:
+    """Whether no process ``pid`` runs (a zombie counts as gone: it runs nothing); reads ``/proc``."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
 @pytest.fixture
 def processes() -> Iterator[Processes]:
     """Start a test's processes (``processes.start(args, …)``); any still running when it ends, whether it passed or

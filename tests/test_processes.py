@@ -11,19 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Processes
+from tests.conftest import Processes, process_gone
 
 TESTS = Path(__file__).resolve().parent
 PYTHON = ("sys.executable", "core.cli", "tui.cli")  # a Python process: tapedeck, or a script that runs it
-
-
-def _gone(pid: int) -> bool:
-    """Whether no process ``pid`` runs (a zombie counts as gone: it runs nothing)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
-        return True
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads /proc")
@@ -44,7 +35,7 @@ def test_a_test_that_fails_early_leaves_no_process_behind(tmp_path: Path) -> Non
             procs.close()
     assert proc.returncode is not None  # reaped: no zombie left for the run's lifetime
     deadline = time.monotonic() + 10
-    while not _gone(int(child_pid.read_text())):
+    while not process_gone(int(child_pid.read_text())):
         assert time.monotonic() < deadline, "the process's child outlived the test"
         time.sleep(0.01)
 

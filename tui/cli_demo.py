@@ -3,8 +3,8 @@
 The host runs as a separate process (``tapedeck run`` with the bundled script), exactly as it would for a
 real session; the TUI follows its log and sends operator requests through the control inbox. The host lives only
 as long as the TUI: quitting asks it to stop through the inbox, a closed terminal (SIGHUP) quits the TUI the same
-way, and if the TUI process dies anyway the kernel kills the host (``PR_SET_PDEATHSIG``). The throw-away
-workspace is removed on exit unless ``--keep``.
+way, and if the TUI process dies anyway the kernel kills the host (``PR_SET_PDEATHSIG``); without the TUI, the
+demo process stands for it. The throw-away workspace is removed on exit unless ``--keep``.
 """
 
 from __future__ import annotations
@@ -86,11 +86,25 @@ def run_demo(args: argparse.Namespace) -> int:
     try:
         if args.no_tui:
             print(f"workspace {workspace}\nlog {log}", flush=True)
-            return subprocess.call(host_command(args, workspace, script, session_id, linger=False))
+            return _play(host_command(args, workspace, script, session_id, linger=False))
         _watch(args, workspace, script, session_id, log, lambda: _cleanup(args, scratch, workspace, log))
         return 0
     finally:
         _cleanup(args, scratch, workspace, log)
+
+
+def _play(command: list[str]) -> int:
+    """Run the host without the TUI, tied to this process as under it: the kernel ends the host when this process
+    dies, and a SIGTERM ends both (the host is killed, as by any exception here) and lets the caller clean up."""
+
+    def terminated(*_: object) -> None:
+        raise SystemExit(128 + signal.SIGTERM)
+
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        return subprocess.call(command, preexec_fn=_die_with_parent)  # noqa: PLW1509 - only a prctl call, before exec
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _watch(

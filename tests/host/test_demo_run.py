@@ -24,7 +24,7 @@ from core.host.providers import make_provider
 from core.log.reader import read_log
 from core.read.load import load_session
 from core.read.session import Session
-from tests.conftest import Processes
+from tests.conftest import Processes, process_gone
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,6 +111,28 @@ def _run_cli(processes: Processes, *args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return processes.start([sys.executable, "-m", "core.cli", *args], cwd=ROOT, env=env, text=True,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_demo_without_the_tui_takes_its_host_with_it_however_it_dies(
+    tmp_path: Path, processes: Processes, sig: signal.Signals
+) -> None:
+    """As with the TUI: the host never outlives the demo (it played on alone, its session 'running' in every listing,
+    with nobody watching), and a demo told to end (SIGTERM) removes its throw-away workspace."""
+    demo = processes.start([sys.executable, "-m", "tui.cli", "demo", "--no-tui", "--speed", "0.2", "--sessions-root",
+                            str(tmp_path / "root")], cwd=ROOT, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert demo.stdout is not None
+    workspace = Path(demo.stdout.readline().split(" ", 1)[1].strip())
+    log = Path(demo.stdout.readline().split(" ", 1)[1].strip())
+    children = Path(f"/proc/{demo.pid}/task/{demo.pid}/children")
+    _wait_for(lambda: log.exists() and children.read_text().split())
+    (host,) = map(int, children.read_text().split())
+    os.kill(demo.pid, sig)
+    demo.wait(30)
+    _wait_for(lambda: process_gone(host), timeout=15)
+    if sig == signal.SIGTERM:
+        assert not workspace.exists()
 
 
 @pytest.mark.parametrize("compressed", [False, True])
