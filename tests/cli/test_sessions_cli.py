@@ -314,3 +314,14 @@ def test_the_columns_line_up_in_terminal_cells(tmp_path: Path, capsys: pytest.Ca
     words = ["host", "none", "none", "none"]
     starts = {cell_len(line[: line.index(word)]) for line, word in zip(lines, words, strict=True)}
     assert len(starts) == 1, lines
+
+
+def test_a_root_that_cannot_be_looked_at_is_named_for_what_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A link to itself is there but cannot be followed: not 'no such file or directory'."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert main(["sessions", str(loop)]) == 2
+    err = capsys.readouterr().err
+    assert "Too many levels of symbolic links" in err and "no such file" not in err, err
