@@ -12,8 +12,10 @@ nodes (``nodes``: made as the pass reads each node, else read back and made then
 again as its surface row is read back only when that replaced something (the pass keeps what it replaced, which
 the summary counts again as a separate redaction of the surface would). The request's messages are redacted as
 they are read, so the redaction summary is known once the writer has read them: ``doc["redaction"]`` is set then.
-A writer that shows no request (``messages=False``) has the summary at once: the pass screens each surface node's
-wire messages as it applies the node and counts, for the chosen request, what redacting them would replace.
+The summary counts what the file holds: a row hands its writer what redacting it replaced (``FOUND``), which
+the writer counts where it shows the row (``count_shown``), and a row a filter leaves out counts nothing. A writer
+that shows no request (``messages=False``, the Markdown) has the summary at once, and counts the surface's rows
+and the notes on no row it shows as it shows them.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from typing import Any, TypeVar
 import orjson
 
 from core.control.host_state import read_host_state
-from core.export.redact import Counts, Redactor, Seen
+from core.export.redact import KINDS, Counts, Redactor, Seen
 from core.export.spool import NodeSpool
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
@@ -52,6 +54,10 @@ _WHOLE = SURFACE_SUMMARY <= SUMMARY_LIMIT  # a row's summary of a whole event, c
 TEXT_CLIP = 4000  # code points of an event's text an export carries (the rest is counted)
 CHUNK = "assistant/chunk"
 REDACTED_REGEX = "[redacted]"  # a --grep regex shown so, as it names what redaction replaced in a row listed
+# a row's (an event-list row, a surface row, a note) key that says what redacting it replaced, as ``(what its row
+# shows, what its note shows)``, each ``Counts`` or None: a writer takes it out and counts the rows it shows
+# (``count_shown``); the pass counts the rest of what the file holds
+FOUND = "_found"
 GREP_FOUND_MAX = 256  # texts a --grep found only where redaction replaced that are kept to judge it (past them: hidden)
 _NAME_WORD = re.compile(r"\w+")
 
@@ -188,7 +194,9 @@ class ExportPass:
     path: str | os.PathLike[str]
     options: ExportOptions
     rows: RowSink
-    messages: bool = True  # the writer reads the request's messages (else the pass counts their redactions)
+    # the writer shows the request's messages and the whole surface (else neither: no messages, and the surface's
+    # rows it shows, counted by their ``FOUND``)
+    messages: bool = True
     costs: bool = True  # the writer shows each request's cost (else a request's diff is made only where it is read)
     nodes: NodeSpool | None = None  # where the pass keeps what the sections write of each node, while no cut came
     notes: dict[int, Note] | None = None  # the log's notes (None: read as the pass starts)
@@ -207,9 +215,8 @@ class ExportPass:
     _request: tuple[Request, RequestDiff | Request, bool] | None = None
     _marks: list[dict[str, Any]] = field(default_factory=list)
     _title: str | None = None  # the session's latest title, as its row shows it (redacted)
-    # without ``messages``: what redacting each surface node's wire messages replaces, noted as it is applied
-    _wired: dict[int, Counts | None] = field(default_factory=dict)
     _requests: RequestPass | None = None
+    shown: Callable[[], list[int]] | None = None  # what redacting the rows the writer shows replaced (``count_shown``)
 
     def run(self) -> dict[str, Any]:
         """Read the log, hand out every row, and return the document's other sections."""
@@ -305,6 +312,7 @@ class ExportPass:
     def _event(self, session: Session, event: dict[str, Any], seq: int, raw: bytes | None = None) -> None:
         """The row of ``event`` (``raw``: its line's bytes, when it is the line as parsed), and its node kept."""
         redactor = self.options.redactor
+        found: Counts | None = None  # what redacting the row replaced: counted where it is shown (``FOUND``)
         surface = session.on_surface(seq)
         line = None  # the row's summary, when it is ``summarize`` of the whole event (no string cut), to a longer limit
         if redactor is not None:  # one JSON of the event serves the redaction's screen and the row's clipping
@@ -318,8 +326,10 @@ class ExportPass:
                     dump = None
                 shown, found = redactor.walk_found(event, dump, seen)
                 measured = len(dump) if dump is not None and shown is event else None
-            if found is not None and surface:
-                self._found[seq] = found
+            if found is not None:
+                redactor.uncount(found)
+                if surface:
+                    self._found[seq] = found
             row = build_row(shown, measured)
             if surface and measured is not None and measured <= SUMMARY_SOURCE_LIMIT and _WHOLE:
                 line = row.summary
@@ -332,14 +342,14 @@ class ExportPass:
         if row.type == "tool/result":
             call = result_call(session, event)
             if call is not None:
-                called = self._redacted({"name": call.name, "arguments": call.arguments})
+                called, more = self._found_in({"name": call.name, "arguments": call.arguments})
+                found = _plus(found, more)
                 length = len(call.arguments)
                 extra["call"] = {"seq": call.call_seq if call.call_seq is not None else call.message_seq,
                                  "name": called["name"], "arguments": clipped(called["arguments"], 1000, length)}  # fmt: skip
         replaced = session.shadowed.get(seq)
         for gone in replaced or ():  # off the surface now
             self._found.pop(gone, None)
-            self._wired.pop(gone, None)
         if row.replacement is not None and replaced:
             extra["replaced"] = list(replaced)
             self._marks.append(
@@ -357,18 +367,16 @@ class ExportPass:
         else:
             if flt is not None and flt.regex and shown is not event and len(self._grep_found) <= GREP_FOUND_MAX:
                 self._grep_found |= flt.found(event) - flt.found(shown)
-            self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size))
-        # the node's surface row after its row: a filtered page links it to the row only once it lists that row
-        if row.surface_type and surface:
-            if redactor is not None and not self.messages:
-                wire, dump = self._wire(seq, event)
-                self._wired[seq] = _aside(redactor, event, shown, seen, wire, dump)[1] if wire else None
-            elif self.nodes is not None and not session.cuts:  # every node so far is still on the surface
-                if seq in self._found:
-                    self._keep_node(session, seq, event, shown, walked=(shown, seen))
-                else:  # a clean event's text, clipped for its row, serves its surface row when it is the same string
-                    known = (text, extra["text"]) if shown is event and text else None
-                    self._keep_node(session, seq, event, event, line if shown is event else None, (shown, seen), known)
+            self._emit(self._row_dict(session, row, extra, seq, event_size(event) if shown is not event else row.size,
+                                      found=found))  # fmt: skip
+        # the node's surface row after its row: a filtered page links it to the row only once it lists that row;
+        # kept while every node so far is still on the surface (no cut came)
+        if row.surface_type and surface and self.nodes is not None and not session.cuts:
+            if seq in self._found:
+                self._keep_node(session, seq, event, shown, walked=(shown, seen))
+            else:  # a clean event's text, clipped for its row, serves its surface row when it is the same string
+                known = (text, extra["text"]) if shown is event and text else None
+                self._keep_node(session, seq, event, event, line if shown is event else None, (shown, seen), known)
 
     def _filter_test(self, session: Session) -> Predicate:
         """The filter's test of an event of ``session`` (made once)."""
@@ -424,19 +432,32 @@ class ExportPass:
 
     def _row_dict(
         self, session: Session, row: Row, extra: dict[str, Any], seq: int | None = None, size: int | None = None,
-        end: int | None = None,
+        end: int | None = None, found: Counts | None = None,
     ) -> dict[str, Any]:  # fmt: skip
         """A row as JSON-ready data (``seq`` and ``size`` in place of the row's: the log's own seq, the
-        unredacted event's size; ``end``: the last seq of a stream's row, which carries the notes of its deltas)."""
+        unredacted event's size; ``end``: the last seq of a stream's row, which carries the notes of its deltas;
+        ``found``: what redacting the row replaced, which its ``FOUND`` says with its note's)."""
         seq = row.seq if seq is None else seq
         turn = session.turn_of(seq) if seq < session.next_seq else row.turn
         out = {"seq": seq, "type": row.type, "turn": turn, "step": row.step, "time": row.time, "glyph": row.glyph,
                "summary": row.summary, "size": row.size if size is None else size, "unit": row.unit,
                "error": row.error, "replacement": row.replacement, **extra}  # fmt: skip
         note = self._note(seq, end)
+        noted = None
         if note is not None:
-            out["note"] = self._redacted(note)
+            out["note"], noted = self._found_in(note)
+        if found is not None or noted is not None:
+            out[FOUND] = (found, noted)
         return out
+
+    def _found_in(self, value: Any) -> tuple[Any, Counts | None]:
+        """``value`` redacted, and what that replaced (not counted: ``FOUND``)."""
+        redactor = self.options.redactor
+        if redactor is None:
+            return value, None
+        before = redactor.tally()
+        value = redactor.walk(value)
+        return value, redactor.take_back(before)
 
     def _note(self, seq: int, end: int | None) -> str | None:
         """The note a row shows: the one on its event, or those on a stream's deltas ``seq`` to ``end``, each
@@ -507,6 +528,8 @@ class ExportPass:
             shown = redactor.again(event) if redactor is not None and seq in found else event
             row = self._node_row(session, seq, event, shown)
             if row is not None:
+                if not self.messages and seq in found:  # counted by the writer, where it shows the row
+                    row[FOUND] = (found[seq], None)
                 yield row if nodes is None else nodes.render.surface_piece(row)
 
     def _request_done(self, tally: CostTally, request: Request, session: Session) -> bool:
@@ -531,7 +554,7 @@ class ExportPass:
             cost["requests"] = ModelsRedacted(cost["requests"], o.redactor)
         state = read_host_state(session.path).to_dict() if session.path else {"state": "none"}
         surface = self._surface_at if self._surface_at is not None else self._surface(session)
-        if o.redactor is not None:  # the surface's redactions, counted as the pass made them
+        if o.redactor is not None and self.messages:  # the surface's redactions, counted as the pass made them
             for found in surface[1].values():
                 o.redactor.add(found)
         request = None
@@ -586,36 +609,29 @@ class ExportPass:
                 ],  # fmt: skip
             },
             "marks": self._marks,
-            "notes": [
-                {**n.to_dict(), "text": self._redacted(n.text), "row": self._anchors.get(n.seq)}
-                for n in sorted(self.notes.values(), key=lambda n: n.seq)
-            ],
+            "notes": [self._note_item(n) for n in sorted(self.notes.values(), key=lambda n: n.seq)],
             # what the readers found wrong in the log: why a row is missing
             "diagnostics": [self._redacted(d.to_dict()) for d in session.diagnostics],
         }
-        if request is None:
-            self._summarize(doc)
-        elif self.messages:
+        if request is not None and self.messages:
             kept = self.nodes.where if self.nodes is not None else {}
             read_back = any(seq is not None and seq not in kept for seq, _ in built.wire_nodes())
             request["messages"] = Streamed(built.wire_stats()[0], self._messages(built, doc), read_back)
         else:
-            self._count_messages(built)
             self._summarize(doc)
         return doc
 
-    def _count_messages(self, built: Request) -> None:
-        """Count what redacting ``built``'s messages replaces, from what the pass noted for each surface node;
-        a node it did not note (off the surface by the end) and the messages of no node are read and redacted."""
-        redactor, wired = self.options.redactor, self._wired
-        if redactor is None:
-            return
-        for seq, read in built.wire_nodes():
-            if seq is None or seq not in wired:
-                for message in read():
-                    redactor.walk(message)
-            elif (found := wired[seq]) is not None:
-                redactor.add(found)
+    def _note_item(self, note: Note) -> dict[str, Any]:
+        """The notes section's item of ``note``: a writer that shows the notes on rows under them (no
+        ``messages``) counts one on no row where it lists it (``FOUND``), the others with their rows."""
+        row = self._anchors.get(note.seq)
+        if self.messages:
+            return {**note.to_dict(), "text": self._redacted(note.text), "row": row}
+        text, found = self._found_in(note.text)
+        item = {**note.to_dict(), "text": text, "row": row}
+        if found is not None and row is None:
+            item[FOUND] = (None, found)
+        return item
 
     def _messages(self, built: Request, doc: dict[str, Any]) -> Iterator[dict[str, Any] | bytes]:
         """The request's messages (the writer's pieces, when it keeps nodes), each redacted as it is read back
@@ -633,8 +649,13 @@ class ExportPass:
         self._summarize(doc)
 
     def _summarize(self, doc: dict[str, Any]) -> None:
+        """The redaction summary: what the pass counted, and what redacting the rows the writer shows replaced."""
         redactor = self.options.redactor
-        doc["redaction"] = redactor.summary() if redactor is not None else None
+        if redactor is None:
+            doc["redaction"] = None
+            return
+        rows = self.shown() if self.shown is not None else [0] * len(KINDS)
+        doc["redaction"] = {kind: n + shown for (kind, n), shown in zip(redactor.summary().items(), rows, strict=True)}
 
 
 SCREENED_OUTRIGHT = 2048  # bytes of a clean node's wire JSON up to which one screen costs less than ``_noted``'s walks
@@ -669,6 +690,25 @@ def result_call(session: Session, event: dict[str, Any]) -> ToolCall | None:
     source = message.get("source") if isinstance(message.get("source"), dict) else {}
     call_id = source.get("callId")
     return session.tool_call_at(data.get("turn"), data.get("step"), call_id) if isinstance(call_id, str) else None  # type: ignore[arg-type]
+
+
+def _plus(a: Counts | None, b: Counts | None) -> Counts | None:
+    """Two ``tally_since`` answers added (None: nothing in either)."""
+    if a is None or b is None:
+        return a if b is None else b
+    return tuple(x + y for x, y in zip(a, b, strict=True))
+
+
+def count_shown(total: list[int], found: tuple[Counts | None, Counts | None] | None, row: bool = True,
+                note: bool = True) -> None:
+    """Add to ``total`` what a row's ``FOUND`` says its redaction replaced: what its row shows (``row``) and what
+    its note shows (``note``)."""
+    if found is None:
+        return
+    for part in (found[0] if row else None, found[1] if note else None):
+        if part is not None:
+            for i, n in enumerate(part):
+                total[i] += n
 
 
 def _names_found(found: str, redacted: str, regex: str) -> bool:

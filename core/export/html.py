@@ -12,7 +12,8 @@ from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any
 
-from core.export.build import cache_break, in_step, turns_line, unlisted
+from core.export.build import FOUND, cache_break, count_shown, in_step, turns_line, unlisted
+from core.export.redact import KINDS
 from core.export.spool import replay, spool
 from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
@@ -106,6 +107,7 @@ class HtmlFormat:
         self.cut = cut  # … or, when cut, left out (and counted)
         self.later = 0  # rows left out
         self.listed: set[int] | None = set() if filtered else None  # a filtered list's rows, by seq
+        self.found = [0] * len(KINDS)  # what redacting the rows it shows replaced
         self.moment: int | None = None  # the row that shows the moment: the last at or before it
         self._last: tuple[Any, bytes] = (None, b"")  # the last long text escaped, and its bytes
         self._before: tuple[Any, bytes] = (None, b"")  # the one escaped before it
@@ -142,9 +144,11 @@ class HtmlFormat:
         step = f"{turn}.{step}" if step is not None else f"{turn}" if turn else "–"
         stream = "deltas" in r
         later = self.at is not None and r["seq"] > self.at
+        found = r.pop(FOUND, None)
         if later and self.cut:
             self.later += 1
             return b""
+        count_shown(self.found, found)
         if not later:
             self.moment = r["seq"]
         if self.listed is not None:

@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable, Iterator
 from html import escape
 from typing import Any
 
-from core.export.build import cache_break, turns_line, unlisted
+from core.export.build import FOUND, cache_break, count_shown, turns_line, unlisted
+from core.export.redact import KINDS
 from core.rebuild.cost import cached_share
 from core.shared.diagnostics import Diagnostic
 from core.shared.text import model_label, usd
@@ -194,7 +195,7 @@ def _code(text: str) -> str:
 class MarkdownFormat:
     """Rows as transcript paragraphs (only turns, messages, tool results and notes); the head and the cost."""
 
-    messages = False  # no request: the head's redaction summary counts what redacting its messages replaces
+    messages = False  # no request's messages, and the surface only at a moment: the rows it shows are counted here
     costs = False
     late = False
 
@@ -209,6 +210,7 @@ class MarkdownFormat:
         self.notes: list[str] = []  # the notes on no row shown, listed after the rows (``NOTES_BUDGET``)
         self.notes_used = 0
         self.notes_left_out = 0
+        self.found = [0] * len(KINDS)  # what redacting the rows, surface rows and notes it shows replaced
 
     def opening(self, doc: dict[str, Any] | None) -> bytes:
         """Nothing: the transcript starts with its head, known once the log is read."""
@@ -217,13 +219,14 @@ class MarkdownFormat:
     def row(self, r: dict[str, Any]) -> bytes:
         """Nothing yet: the row's paragraph (if the transcript keeps it) is held for ``closing``."""
         note = r.get("note")
+        found = r.pop(FOUND, None)
         # a stream's row carries the notes on its deltas
         where = f"seqs {r['seq']}–{r['endSeq']}" if "endSeq" in r else f"seq {r['seq']}"
         note = _note(where, note) if note else ""
         if self.at is not None and r["seq"] > self.at:  # after the moment (its notes go after the rows)
             self.later += 1
-            if note:
-                self._late_note(note)
+            if note and self._late_note(note):
+                count_shown(self.found, found, row=False)
             return b""
         text = self._paragraph(r) if not self.left_out else ""
         if note:
@@ -233,11 +236,12 @@ class MarkdownFormat:
         # the transcript stops at the first row left out
         if self.left_out or self.used + len(text) > self.budget:
             self.left_out += 1
-            if note:
-                self._late_note(note)
+            if note and self._late_note(note):
+                count_shown(self.found, found, row=False)
             return b""
         self.used += len(text) + 2
         self.rows.append(text + "\n\n")
+        count_shown(self.found, found)
         return b""
 
     def _command(self, name: str, *args: object) -> str:
@@ -248,13 +252,15 @@ class MarkdownFormat:
         words = ["tapedeck", name, home + shlex.quote(path[len(home) :]), *map(str, args)]
         return _code_span(" ".join(words))
 
-    def _late_note(self, note: str) -> None:
-        """Keep a note on no row shown for the tail, while the notes kept fit ``NOTES_BUDGET`` (else count it)."""
+    def _late_note(self, note: str) -> bool:
+        """Keep a note on no row shown for the tail, while the notes kept fit ``NOTES_BUDGET`` (else count it);
+        True when it is kept."""
         if self.notes_used + len(note) <= NOTES_BUDGET and not self.notes_left_out:
             self.notes.append(note + "\n")
             self.notes_used += len(note) + 1
-        else:
-            self.notes_left_out += 1
+            return True
+        self.notes_left_out += 1
+        return False
 
     def _paragraph(self, r: dict[str, Any]) -> str:
         t = r["type"]
@@ -286,9 +292,14 @@ class MarkdownFormat:
 
     def closing(self, doc: dict[str, Any]) -> Iterator[bytes]:
         """The head, the transcript, the chosen request's line, the surface at the moment (when there is one) and
-        the cost summary. The request's messages are not shown; the head's redaction summary still counts what
-        redacting them replaces, as the other formats' do."""
-        yield self._head(doc) + "".join(self.rows).encode() + self._tail(doc)
+        the cost summary. The head's redaction summary counts what the transcript shows: the rows and notes it
+        holds and the surface's lines (the request's messages are not shown)."""
+        before = self.found.copy()  # the rows', which the summary holds: the tail's are added to it
+        tail = self._tail(doc)
+        if doc["redaction"] is not None:
+            doc["redaction"] = {kind: n + now - was for (kind, n), now, was
+                                in zip(doc["redaction"].items(), self.found, before, strict=True)}  # fmt: skip
+        yield self._head(doc) + "".join(self.rows).encode() + tail
 
     def shown(self, doc: dict[str, Any]) -> int:
         """The rows the transcript shows (a paragraph, or a note under one)."""
@@ -317,24 +328,26 @@ class MarkdownFormat:
         ``SURFACE_BUDGET`` (saying how many earlier ones are left out)."""
         if self.at is None:
             return []
-        kept: deque[str] = deque()
+        kept: deque[tuple[str, Any]] = deque()
         used = count = 0
         for row in doc["surface"]["nodes"]:
             count += 1
             repl = " (replacement)" if row["replacement"] else ""
             line = (f"- seq {row['seq']} · {_literal(str(row['role']))} · {_literal(str(row['source']))}{repl} · "
                     f"{row['chars']} chars: {_literal(' '.join(str(row['summary']).split()))}")  # fmt: skip
-            kept.append(line)
+            kept.append((line, row.pop(FOUND, None)))
             used += len(line) + 1
             while used > SURFACE_BUDGET and len(kept) > 1:
-                used -= len(kept.popleft()) + 1
+                used -= len(kept.popleft()[0]) + 1
         left = count - len(kept)
+        for _, found in kept:
+            count_shown(self.found, found)
         return [
             f"### Surface right after seq {self.at}\n",
             f"{count} model-visible messages"
             + (f"; the {left} oldest left out to fit a comment" if left else ""),
             "",
-            *kept,
+            *(line for line, _ in kept),
             "",
         ]
 
@@ -384,8 +397,8 @@ class MarkdownFormat:
         if self.later:
             lines.append(f"*… {self.later} rows after seq {self.at}, the moment of this export, left out*\n")
         for n in doc["notes"]:  # on no row: a seq the log does not have, or a row the filter left out
-            if n["row"] is None:
-                self._late_note(_note(f"seq {n['seq']} ({unlisted(doc, n['seq'])})", n["text"]))
+            if n["row"] is None and self._late_note(_note(f"seq {n['seq']} ({unlisted(doc, n['seq'])})", n["text"])):
+                count_shown(self.found, n.pop(FOUND, None))
         lines.extend(self.notes)
         if self.notes_left_out:
             lines.append(f"*… {self.notes_left_out} more notes*\n")

@@ -665,6 +665,18 @@ class Redactor:
         now = self.tally()
         return None if now == before else tuple(n - b for n, b in zip(now, before, strict=True))
 
+    def take_back(self, before: tuple[int, ...]) -> tuple[int, ...] | None:
+        """What was replaced since ``tally`` gave ``before`` (None: nothing), no longer counted (``uncount``)."""
+        found = self.tally_since(before)
+        if found is not None:
+            self.uncount(found)
+        return found
+
+    def uncount(self, found: tuple[int, ...]) -> None:
+        """Count ``found`` (a ``tally_since``) no more: its caller counts it where the export shows it."""
+        for kind, n in zip(KINDS, found, strict=True):
+            self.counts[kind] -= n
+
     def add(self, found: tuple[int, ...]) -> None:
         """Count ``found`` (a ``tally_since``) again: what redacting the same value once more replaces."""
         for kind, n in zip(KINDS, found, strict=True):

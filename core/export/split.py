@@ -4,7 +4,8 @@ pieces from what the pass sends it of each event, in order. The bytes are those 
 
 The pass sends each event (the bytes of its line, when it has them) with what only the projection knows of it at
 that moment (``Facts``) and each stream's row as it made it; the renderer writes the rows to a file of its own and, once the pipe closes, sends back what
-the sections need of its work (counts, marks, the title, what redacting the nodes replaced, its writer's state).
+the sections need of its work (counts, marks, the title, what redacting the nodes replaced, its writer's state:
+what redacting the rows it shows replaced among it).
 Nothing reaches the output before the renderer has finished and its count of rows is the pass's: a renderer that
 dies, stops taking events for ``WAIT`` seconds, or reports a wrong count is killed and the export is done again
 in this process (slower, the same bytes). ``TAPEDECK_EXPORT_JOBS=1`` keeps every export in one process.
@@ -206,7 +207,7 @@ class _Projector(ExportPass):
         if made["count"] != self.renderer.sent:
             raise _Lost("the renderer's count of rows is wrong")
         self.count = made["count"]
-        self._found, self._marks, self._title, self._wired = made["found"], made["marks"], made["title"], made["wired"]
+        self._found, self._marks, self._title = made["found"], made["marks"], made["title"]
         self._anchors.update(made["anchors"])
         redactor = self.options.redactor
         if redactor is not None:
@@ -235,7 +236,8 @@ def split_export(
         nodes = NodeSpool(Spool(stack.enter_context(waiting())), Spool(stack.enter_context(waiting())), writer) if keeps else None  # fmt: skip
         notes = load_notes(path)
         opening = None if writer.late else writer.opening(None)
-        projector = _Projector(path, options, _no_row, writer.messages, writer.costs, nodes, notes)
+        projector = _Projector(path, options, _no_row, writer.messages, writer.costs, nodes, notes,
+                               shown=lambda: writer.found)  # fmt: skip
         projector.account, projector.writer = account, writer
         try:
             with _forked(lambda fd: _render(fd, rows, account, writer, projector)) as renderer:
@@ -318,7 +320,7 @@ def _render(fd: int, rows: BinaryIO, account: BinaryIO, writer: Any, model: _Pro
             kept.spooled.flush()
             kept.spooled.f.flush()
     pickle.dump({
-        "count": made.count, "found": made._found, "marks": made._marks, "title": made._title, "wired": made._wired,
+        "count": made.count, "found": made._found, "marks": made._marks, "title": made._title,
         "anchors": made._anchors, "counts": tuple(n - b for n, b in zip(redactor.tally(), before, strict=True)) if redactor is not None else None,
         "where": nodes.where if nodes is not None else None, "nodes_found": nodes.found if nodes is not None else None,
         "sizes": (nodes.rows.size, nodes.messages.size) if nodes is not None else None, "writer": vars(writer),

@@ -18,7 +18,8 @@ from typing import Any, BinaryIO, Protocol
 
 import orjson
 
-from core.export.build import ExportOptions, ExportPass, in_step
+from core.export.build import FOUND, ExportOptions, ExportPass, count_shown, in_step
+from core.export.redact import KINDS
 from core.export.split import split_export, splits
 from core.export.spool import WRITE_CHUNK, NodeSpool, Pieces, RowChunks, replay, spool, waiting
 from core.log.layout import resolve_log_path
@@ -40,8 +41,10 @@ class Format(Protocol):
         ...
 
     def row(self, row: dict[str, Any]) -> bytes:
-        """The bytes of one row."""
+        """The bytes of one row (which it takes its ``FOUND`` out of, counting it in ``found`` where it shows it)."""
         ...
+
+    found: list[int]  # what redacting the rows it shows replaced, by kind (``core.export.build.count_shown``)
 
     def closing(self, doc: dict[str, Any]) -> Iterable[bytes]:
         """What goes after the rows: the sections the pass gathered, in pieces written one at a time. The
@@ -70,6 +73,7 @@ class JsonFormat:
 
     def __init__(self) -> None:
         self.first = True
+        self.found = [0] * len(KINDS)
 
     def opening(self, doc: dict[str, Any] | None) -> bytes:
         """The opening of ``events``."""
@@ -78,6 +82,8 @@ class JsonFormat:
     def row(self, row: dict[str, Any]) -> bytes:
         """A row, after a comma unless it is the first."""
         sep, self.first = (b"\n" if self.first else b",\n"), False
+        if FOUND in row:
+            count_shown(self.found, row.pop(FOUND))
         return sep + orjson.dumps(row)
 
     def surface_piece(self, row: dict[str, Any]) -> bytes:
@@ -206,7 +212,7 @@ def export(
         sink = RowChunks(writer, ahead, None if late else writer.opening(None))
         rows, messages = stack.enter_context(spool()), stack.enter_context(spool())  # the surface's nodes as read
         nodes = NodeSpool(rows, messages, writer) if isinstance(writer, Pieces) and writer.messages else None
-        doc = ExportPass(path, options, sink.put, writer.messages, writer.costs, nodes).run()
+        doc = ExportPass(path, options, sink.put, writer.messages, writer.costs, nodes, shown=lambda: writer.found).run()
         if late:
             out.write(writer.opening(doc))
             ahead.seek(0)

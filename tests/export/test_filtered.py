@@ -226,3 +226,32 @@ def test_a_filtered_html_page_links_the_surface_rows_of_the_rows_it_lists(log: P
     cells = re.findall(r'<tr><td>(?:<a href="#e(\d+)">#\d+</a>|#(\d+))</td>', surface)
     linked = {a for a, _ in cells if a}
     assert cells and linked == {a or b for a, b in cells} & ids and linked, (ids, cells)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "types", "at", "keys"),
+    [
+        ("json", "", None, 5), ("html", "", None, 5), ("md", "", None, 2), ("md", "", 66, 3),
+        ("json", "user/", None, 3), ("html", "user/", None, 3), ("md", "user/", None, 1),
+    ],
+)  # fmt: skip
+def test_the_redaction_summary_counts_what_the_file_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str, types: str, at: int | None, keys: int
+) -> None:
+    """The summary counted every redaction the pass made: the rows a filter left out, and in the Markdown the
+    request's messages, the surface (shown only at a moment) and the rows past its budget, none of which the file
+    holds. It counts each place the file shows the secret: the tool result's row, the note on it (under its row,
+    or listed on its own), its surface row and its request message where the format shows them."""
+    from tests.export.planted import plant
+
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    log = plant(tmp_path / "p.jsonl", "deploy it", "ok\npassword = 'hunter2pw'\n", "done")
+    assert main(["note", str(log), "--seq", "65", "it printed password = 'notepw123'"]) == 0
+    flt = EventFilter.parse(types, "", "", False, "") if types else None
+    out = io.BytesIO()
+    doc = export(log, out, fmt, ExportOptions(at=at, filter=flt, redactor=Redactor(environ={}, home="/nonexistent")))
+    text = out.getvalue().decode()
+    assert "hunter2pw" not in text and "notepw123" not in text
+    assert doc["redaction"] == {"key": keys, "env": 0, "email": 0, "home": 0}
+    head = {"json": f'"key": {keys},', "html": f"redacted: {keys} key,", "md": f"- redacted: {keys} key,"}[fmt]
+    assert head in text
