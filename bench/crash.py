@@ -27,6 +27,7 @@ went wrong (workspace, script, log) stay under ``DIR`` for a look, named in the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import random
@@ -37,6 +38,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -115,7 +117,8 @@ def _start(cmd: list[str]) -> subprocess.Popen[bytes]:
 
 
 def _finish(proc: subprocess.Popen[bytes], started: float) -> Run:
-    code = proc.wait(timeout=RUN_TIMEOUT)
+    with _reaped(proc):
+        code = proc.wait(timeout=RUN_TIMEOUT)
     assert proc.stderr is not None
     with proc.stderr as err:
         err.seek(0)
@@ -125,22 +128,36 @@ def _finish(proc: subprocess.Popen[bytes], started: float) -> Run:
 
 def _kill_at(proc: subprocess.Popen[bytes], log: Path, size: int, jitter: float, rng: random.Random) -> bool:
     """Kill the host's process group once ``log`` reaches ``size`` bytes (plus jitter); False if it ended first."""
-    while proc.poll() is None:
-        try:
-            grown = log.stat().st_size >= size
-        except FileNotFoundError:
-            grown = False
-        if grown:
-            time.sleep(rng.uniform(0, jitter))
-            if proc.poll() is not None:
-                break
+    with _reaped(proc):
+        while proc.poll() is None:
+            try:
+                grown = log.stat().st_size >= size
+            except FileNotFoundError:
+                grown = False
+            if grown:
+                time.sleep(rng.uniform(0, jitter))
+                if proc.poll() is not None:
+                    break
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+                if proc.stderr is not None:
+                    proc.stderr.close()
+                return True
+            time.sleep(POLL_SECONDS)
+    return False
+
+
+@contextlib.contextmanager
+def _reaped(proc: subprocess.Popen[bytes]) -> Iterator[None]:
+    """Kill the host's process group when what runs inside fails (a run past its time limit, Ctrl-C at the bench):
+    in a session of its own, the host would go on playing alone."""
+    try:
+        yield
+    except BaseException:
+        if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-            if proc.stderr is not None:
-                proc.stderr.close()
-            return True
-        time.sleep(POLL_SECONDS)
-    return False
+        raise
 
 
 def _files(workspace: Path) -> dict[str, str]:

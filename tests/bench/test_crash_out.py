@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -25,3 +28,27 @@ def test_an_out_that_cannot_be_a_directory_is_refused_in_one_line(
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == f"crash.py: --out {out}: cannot make a directory there (Not a directory)\n"
+
+
+def test_a_run_cut_short_leaves_no_host_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each host runs in a session of its own (a kill takes its commands too), so Ctrl-C at the bench never reached
+    it, and a run past its time limit was left as it was: both went on playing alone. Both now kill its group."""
+    started: list[subprocess.Popen[bytes]] = []
+    start = crash._start
+
+    def recorded(cmd: list[str]) -> subprocess.Popen[bytes]:
+        started.append(start(cmd))
+        return started[-1]
+
+    monkeypatch.setattr(crash, "_start", recorded)
+    monkeypatch.setattr(crash, "RUN_TIMEOUT", 0.2)  # long before the demo ends
+    try:
+        with pytest.raises(subprocess.TimeoutExpired):
+            crash.baseline(tmp_path, False)
+        (host,) = started
+        assert host.poll() is not None, "the host outlived the bench's run"
+    finally:
+        for proc in started:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
