@@ -43,9 +43,10 @@ const GATES = Symbol.for("tapedeck-bridge.held-steps"); // held pre-steps handed
 // one inbox would run its ops twice.
 const LIVE = Symbol.for("tapedeck-bridge.instances");
 const OVERRIDES = Symbol.for("tapedeck-bridge.overrides"); // session id -> config.set values, across reloads
-// For tests only: the ops named here (a comma list) are read from the inbox and then held forever, never run, so
-// that a test can kill DSH in the window between reading a request and running it.
-const HOLD_OPS = new Set((process.env.TAPEDECK_BRIDGE_HOLD_OPS ?? "").split(",").filter(Boolean));
+const BEGUN = Symbol.for("tapedeck-bridge.begun"); // session id -> ids whose run any instance began, across reloads
+// For tests only: while the file this names exists, requests read from the inbox wait there before they run, so
+// that a test can kill DSH or reload the plugin in the window between reading a request and running it.
+const HOLD_FILE = process.env.TAPEDECK_BRIDGE_HOLD;
 
 function current() {
   return globalThis[LIVE]?.at(-1);
@@ -343,6 +344,13 @@ class SessionBridge {
     return path.join(this.dir, name);
   }
 
+  // the ids of this session's requests whose run an instance of the plugin began in this process
+  get begun() {
+    const all = (globalThis[BEGUN] ??= new Map());
+    if (!all.has(this.agent.id)) all.set(this.agent.id, new Set());
+    return all.get(this.agent.id);
+  }
+
   // config.set values for this session's requests (kept per process, so a reload keeps them)
   get overrides() {
     return ((globalThis[OVERRIDES] ??= new Map()).get(this.agent.id)) ?? {};
@@ -388,7 +396,7 @@ class SessionBridge {
     this.writeBridge(now, true);
     if (this.absent || restarted)
       this.recoverRead(restarted ? "DSH exited before applying it" : "the tapedeck bridge was unloaded before applying it");
-    else if ([...this.pending].some((id) => !this.final.has(id))) this.recoverRead();
+    else this.recoverRead();
     this.poll();
     return true;
   }
@@ -662,11 +670,12 @@ class SessionBridge {
   }
 
   // Re-reads the inbox up to the cursor for the requests read before this bridge attached that have no final
-  // outcome. After a reload (no `gone`) those acknowledged pending wait again. When the bridge that read them is gone
-  // (DSH stopped or killed, the plugin unloaded), every one it read and never ran, acknowledged or not, is cancelled
-  // with `gone` as the reason, as our host cancels what the host before it had not applied: a rewind must not fire
-  // minutes later, in a turn its sender never saw. A queued one still runs now, unless its sender withdrew it.
+  // outcome and whose run no instance began. After a reload (no `gone`) they run now, or wait for idle again. When
+  // the bridge that read them is gone (DSH stopped or killed, the plugin unloaded), each is cancelled with `gone` as
+  // the reason, as our host cancels what the host before it had not applied: a rewind must not fire minutes later,
+  // in a turn its sender never saw. A queued one still runs now, unless its sender withdrew it.
   recoverRead(gone) {
+    if (this.cursor.offset === 0) return;
     const opened = this.openInbox();
     if (!opened) return;
     let text;
@@ -678,10 +687,13 @@ class SessionBridge {
     }
     const entries = splitLines(text.subarray(0, this.cursor.offset)).map((raw, i) => decodeLine(i + 1, raw));
     for (const { withdraw } of entries) if (withdraw !== undefined && !this.final.has(withdraw)) this.withdrawn.add(withdraw);
+    const begun = this.begun;
+    const seen = new Set();
     for (const entry of entries) {
       const id = entry.request?.id;
-      if (!id || this.final.has(id) || entry.error) continue;
-      if (!(this.pending.has(id) || (gone && !this.started.has(id)))) continue;
+      if (!id || seen.has(id) || this.final.has(id) || begun.has(id) || entry.error) continue;
+      if (this.started.has(id) && !(gone && this.pending.has(id))) continue; // it ran (one acknowledged is cancelled)
+      seen.add(id);
       if (gone && this.withdrawn.has(id)) this.outcome(entry.request, "cancelled", "withdrawn by its sender");
       else if (gone && !entry.request.queued) this.outcome(entry.request, "cancelled", gone);
       else this.admit(entry.request, true);
@@ -774,6 +786,7 @@ class SessionBridge {
   }
 
   async execute(request) {
+    while (HOLD_FILE && fs.existsSync(HOLD_FILE)) await sleep(POLL_MS);
     if (!this.plugin.answers() || this.gone || this.final.has(request.id)) return;
     if (this.withdrawn.has(request.id)) {
       this.outcome(request, "cancelled", "withdrawn by its sender");
@@ -787,7 +800,7 @@ class SessionBridge {
       this.deferToIdle(request); // an op ahead of it in the queue started a turn (a queued message)
       return;
     }
-    if (HOLD_OPS.has(request.op)) await new Promise(() => {});
+    this.begun.add(request.id); // a successor that takes over from here on never runs it again
     const line = `/${COMMAND} ${JSON.stringify(request)}`;
     const result = await this.plugin.ctx.commands.execute(this.agent, line, [], this.plugin.abort.signal);
     if (result === undefined) this.outcome(request, "rejected", `DSH has no /${COMMAND} command registered`);
@@ -1213,6 +1226,7 @@ class Bridge {
     if (this.answers()) bridge.writeBridge(Date.now(), true, true);
     this.sessions.delete(agent.id);
     globalThis[OVERRIDES]?.delete(agent.id);
+    globalThis[BEGUN]?.delete(agent.id);
   }
 
   // A newer instance took over: its held steps go to it, and this one stops answering.

@@ -58,6 +58,14 @@ def _turn_ends(d: Path) -> list[dict]:
     return [e for e in log_events(d) if e["type"] == "turn/end"]
 
 
+def _hold(world: DshHome) -> Path:
+    """The file whose presence makes the plugin hold every request it read before running it (its test hook)."""
+    hold = world.base / "hold"
+    hold.touch()
+    world.extra_env["TAPEDECK_BRIDGE_HOLD"] = str(hold)
+    return hold
+
+
 def _inbox_read_to(d: Path) -> int | None:
     """How far the bridge has read the inbox (its saved cursor), None before it saved one."""
     try:
@@ -247,7 +255,7 @@ def test_requests_read_but_not_run_when_dsh_is_killed_are_answered_when_it_comes
     holds them there): the bridge that DSH starts next, at once, cancels the plain one, as our host cancels what the
     host before it read and never applied, and runs the one queued for the next start."""
     world = _installed_world(dsh, model, tmp_path)
-    world.extra_env["TAPEDECK_BRIDGE_HOLD_OPS"] = "checkpoint"
+    hold = _hold(world)
     with DshWeb(world) as web:
         sid, d = start_session(world, web, "Killed mid-turn: steps=30 sleep=2")
         held = send(d, "checkpoint", {"objective": "read, never run"})
@@ -258,7 +266,7 @@ def test_requests_read_but_not_run_when_dsh_is_killed_are_answered_when_it_comes
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
         web.proc.wait()
-    world.extra_env.clear()
+    hold.unlink()
     with DshWeb(world) as web:  # within a plugin reload's grace: still another DSH process
         web.prompt(sid, "After the restart: steps=1 sleep=0")
         done = final_outcome(d, held["id"])
@@ -266,4 +274,32 @@ def test_requests_read_but_not_run_when_dsh_is_killed_are_answered_when_it_comes
         assert final_outcome(d, queued["id"])["detail"]["objective"] == "queued, read, never run"
         wait_for(lambda: len(_turn_ends(d)) >= 2, 40, "the new turn to end")
     assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == [queued["id"]]
+    _no_replays(d, sent=2)
+
+
+def test_requests_read_but_not_run_when_the_plugin_reloads_run_once_in_the_new_instance(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """A plugin reload while the bridge holds requests it read and has not run (the test hook holds them): the old
+    instance, which no longer answers, drops them, and the new one, whose inbox cursor is past their lines, runs
+    each of them once."""
+    world = _installed_world(dsh, model, tmp_path)
+    hold = _hold(world)
+    profile_patch = world.home / "profiles" / "web" / "cordis.patch.yml"
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Reloaded mid-turn: steps=30 sleep=1")
+        sent = [send(d, "checkpoint", {"objective": "read before the reload"}), send(d, "message", {"text": "held"})]
+        read_to = (d / "control.jsonl").stat().st_size
+        wait_for(lambda: _inbox_read_to(d) == read_to, 10, "the bridge to read both requests")
+        edited = time.time() * 1000
+        edit = profile_patch.with_name(profile_patch.name + ".edit")
+        edit.write_text(profile_patch.read_text().replace("config: {}", "config: {generation: 2}"))
+        os.replace(edit, profile_patch)
+        wait_for(lambda: (bridge_json(d) or {}).get("since", 0) > edited, 20, "a new plugin instance")
+        assert outcomes(d) == []
+        hold.unlink()
+        assert final_outcome(d, sent[0]["id"])["detail"]["objective"] == "read before the reload"
+        assert final_outcome(d, sent[1]["id"])["outcome"] == "applied"
+        time.sleep(1.0)  # what the old instance would still do, it has done by now
+    assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == [r["id"] for r in sent]
     _no_replays(d, sent=2)
