@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import posixpath
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogFormatError
 
 DEFAULT_TIMEOUT = 30.0
+OP_COLUMN = 14  # where an op's arguments start in the help's table of ops
 WITHDRAW_GRACE = (
     2.0  # seconds a live host gets to answer a withdrawal (it may have applied the request meanwhile)
 )
@@ -268,11 +270,23 @@ def _ops_help() -> str:
     lines = ["ops and their arguments:"]
     for op, spec in OPS.items():
         names = " ".join(f"{s.name}=…" if s.required else f"[{s.name}=…]" for s in spec.args) or "(none)"
-        lines.append(f"  {op:<11} {names}")
+        lines.append(f"  {op:<{OP_COLUMN - 3}} {names}")
     lines.append("on a DSH session (through the bridge):")
     lines.append("  message     also [mode=steer|queue]: into the running turn, or for the next turn")
     lines.append(f"  config.set  key= {SUPPORTED}")
     return "\n".join(lines)
+
+
+class _ControlHelp(argparse.HelpFormatter):
+    """The description wrapped as every command's; the ops table (the text laid out in lines) line by line, each
+    row's words that do not fit under its arguments' column."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if "\n" not in text:
+            return super()._fill_text(text, width, indent)
+        under = indent + " " * OP_COLUMN
+        return "\n".join(textwrap.fill(line, width, initial_indent=indent, subsequent_indent=under)
+                         for line in text.splitlines())  # fmt: skip
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -290,7 +304,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "that neither a tapedeck host nor the bridge ever ran: exit 2."
         ),
         epilog=_ops_help(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_ControlHelp,
     )
     add_log_path(p, remote=True)
     p.add_argument("op", metavar="OP", help=f"one of: {', '.join(OPS)}")

@@ -30,6 +30,25 @@ def test_subcommand_help_has_a_description(command: str, capsys: pytest.CaptureF
     assert len(description.split()) >= 8, description
 
 
+def test_every_help_fits_an_80_column_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``control --help`` printed its description as one line of 700 characters, which a terminal breaks mid-word:
+    each command's help is wrapped to the terminal, its tables laid out as written."""
+    monkeypatch.setenv("COLUMNS", "80")
+    long = []
+    pending = [("", build_parser())]
+    while pending:
+        prefix, parser = pending.pop()
+        with pytest.raises(SystemExit):
+            main([*prefix.split(), "--help"])
+        long += [f"{prefix or 'tapedeck'}: {line}" for line in capsys.readouterr().out.splitlines() if len(line) > 80]
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending += [(f"{prefix} {name}".strip(), sub) for name, sub in action.choices.items()]
+    assert long == []
+
+
 def test_every_option_says_what_it_does() -> None:
     """Each option of each subcommand has a help line, so ``--help`` never lists a bare flag."""
     parser = build_parser()
