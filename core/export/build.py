@@ -25,7 +25,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import orjson
 
@@ -191,6 +191,8 @@ def event_text(event: dict[str, Any]) -> str:
 class ExportPass:
     """Runs the pass; ``rows`` gets each row (a JSON-ready dict) in seq order, ``document`` the rest after it."""
 
+    makes_nodes: ClassVar[bool] = True  # this process makes the surface nodes' pieces (``nodes``) as it reads them
+
     path: str | os.PathLike[str]
     options: ExportOptions
     rows: RowSink
@@ -224,8 +226,9 @@ class ExportPass:
             self.notes = load_notes(self.path)
         self._noted = sorted(self.notes)
         tally = CostTally(diffs=self.costs)
-        requests = RequestPass(
-            lambda request, session: self._request_done(tally, request, session), keep=True, lean=True, wired=True
+        requests = RequestPass(  # the nodes' wire messages built, once, where their pieces are made here
+            lambda request, session: self._request_done(tally, request, session), keep=True, lean=True,
+            wired=self.makes_nodes and self.nodes is not None,
         )
 
         def after(session: Session, item: dict[str, Any] | PackedRow, raw: bytes | None = None) -> None:

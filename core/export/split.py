@@ -184,6 +184,7 @@ class _Projector(ExportPass):
     """The pass, which sends each row's event to the renderer (``renderer``) instead of rendering it, and takes
     the renderer's account (``account``) before it gathers the sections."""
 
+    makes_nodes = False  # the renderer makes them (and their wire messages: sending them costs more, see README)
     renderer: _Renderer
     account: BinaryIO  # where the renderer leaves its account
     writer: Any  # the writer, which takes the state of the renderer's

@@ -308,3 +308,27 @@ def test_a_renderer_ends_when_the_export_is_killed(generated: list[Path], tmp_pa
             break
         time.sleep(0.01)
     assert _state(renderer) in (None, "Z")
+
+
+@pytest.mark.parametrize(("fmt", "jobs", "built"), [("html", "2", False), ("json", "2", False), ("md", "2", False),
+                                                    ("md", "1", False), ("html", "1", True), ("json", "1", True)])  # fmt: skip
+def test_only_the_process_that_makes_the_nodes_pieces_builds_their_wire_messages(
+    fmt: str, jobs: str, built: bool, generated: list[Path], monkeypatch: pytest.MonkeyPatch, splits_seen: list[bool]
+) -> None:
+    """The request pass measures each surface node's share of a prompt; where the export keeps each node's
+    pieces it also builds the node's wire messages, which the pieces are made of. The pass of a split export
+    (whose renderer makes the pieces, building them again) and a Markdown export (no pieces: no messages
+    shown) built them for nothing (about 5 ms a 20 MB dsh-plain log: ``wired_digest`` 15 ms, the
+    measure alone 10 ms). The bytes stay the same."""
+    from core.rebuild import request
+
+    wired, measured = [], []
+    real_wired, real_measured = request.wired_digest, request.node_digest
+    monkeypatch.setattr(request, "wired_digest", lambda event: wired.append(1) or real_wired(event))
+    monkeypatch.setattr(request, "node_digest", lambda event: measured.append(1) or real_measured(event))
+    data, doc = _export(generated[0], fmt, jobs, monkeypatch)
+    assert isinstance(doc, dict) and splits_seen == ([True] if jobs == "2" else [])
+    assert (len(wired) > 50, len(measured) > 50) == ((True, False) if built else (False, True))
+    monkeypatch.setattr(request, "wired_digest", real_wired)
+    monkeypatch.setattr(request, "node_digest", real_measured)
+    assert _export(generated[0], fmt, "1", monkeypatch) == (data, doc)
