@@ -97,7 +97,7 @@ class ModelBook:
 
     def usd(self, model: str | None, usage: Mapping[str, Any]) -> float | None:
         """The price of one usage sample (None: the model has no price)."""
-        return usage_usd(dict(usage), self.price(model)) if model else None
+        return usage_usd(usage, self.price(model)) if model else None
 
     def window(self, model: str | None) -> int | None:
         """The model's context window in tokens (None: unknown)."""

@@ -288,10 +288,13 @@ class Signals:
         return _NONE
 
     def _usage(self, seq: int, data: dict[str, Any], usage: dict[str, Any], price: Any) -> frozenset[str]:
-        tokens = 0
-        for name in ("inputTokens", "cacheReadTokens", "cacheWriteTokens"):
-            if (v := usage.get(name)).__class__ is int or (v := int_or_none(v)) is not None:
-                tokens += v
+        get = usage.get  # the input's counts (an exact int, as logged, takes no call)
+        given, hit, written = get("inputTokens"), get("cacheReadTokens"), get("cacheWriteTokens")
+        tokens = (
+            (given if given.__class__ is int else int_or_none(given) or 0)
+            + (hit if hit.__class__ is int else int_or_none(hit) or 0)
+            + (written if written.__class__ is int else int_or_none(written) or 0)
+        )
         self.context_tokens = (tokens, seq)
         self.window = self.logged_window or price.window(self.model)
         turn, step = data.get("turn"), data.get("step")

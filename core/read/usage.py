@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 
-def usage_tokens(usage: dict[str, Any] | None) -> tuple[int | None, int, int] | None:
+def usage_tokens(usage: Mapping[str, Any] | None) -> tuple[int | None, int, int] | None:
     """(cache hits or None when not reported, other input, output) of one usage record; None for no record."""
     if not usage:
         return None
@@ -15,7 +16,7 @@ def usage_tokens(usage: dict[str, Any] | None) -> tuple[int | None, int, int] | 
         get("cacheReadTokens"), get("inputTokens"), get("cacheWriteTokens"), get("outputTokens")
     )  # fmt: skip
     return (
-        (hit if type(hit) is int else 0) if "cacheReadTokens" in usage else None,
+        (hit if type(hit) is int else 0) if hit is not None or "cacheReadTokens" in usage else None,
         (given if type(given) is int else 0) + (written if type(written) is int else 0),
         output if type(output) is int else 0,
     )

@@ -25,7 +25,7 @@ cache-break chain of the agent's requests. A cut is booked in the turn in progre
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
@@ -283,7 +283,7 @@ def rebilled(lost_bytes: int, ratio: float, price: Prices | None) -> tuple[float
     return tokens, tokens * (price.miss - price.hit) / 1_000_000 if price else None
 
 
-def usage_usd(usage: dict[str, Any] | None, price: Prices | None) -> float | None:
+def usage_usd(usage: Mapping[str, Any] | None, price: Prices | None) -> float | None:
     """The price of one logged usage sample (None: no usage, or no price)."""
     tokens = usage_tokens(usage)
     return price.cost(tokens[0] or 0, tokens[1], tokens[2]) if tokens and price else None

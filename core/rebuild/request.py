@@ -246,12 +246,13 @@ class Point:
 class RequestClock:
     """Tells when requests go out, from event types alone plus the data of a few events.
 
-    ``after`` reads ``data()`` only for ``step/start``, ``llm/retry`` and chunks: a caller that cannot afford
-    to decode every chunk may answer ``{}`` for all but the last chunk of each run, since a failed attempt's
-    ``finish`` is always its last chunk.
+    ``after`` reads the data only of ``step/start``, ``llm/retry`` and chunks: a caller that cannot afford to
+    decode every chunk may give ``{}`` for all but the last chunk of each run, since a failed attempt's ``finish``
+    is always its last chunk.
     """
 
     TYPES = frozenset({*OUTPUT_TYPES, "step/start", "step/end", "turn/end", "llm/retry"})
+    NEWS = TYPES - {"assistant/message"}  # the types ``after`` reads (a message only sends a request out)
 
     def __init__(self) -> None:
         self.step: tuple[int, int] | None = None
@@ -266,22 +267,20 @@ class RequestClock:
         self.armed = None
         return Point(turn, step, attempt, seq - 1)
 
-    def after(self, etype: str, data: Callable[[], dict[str, Any]]) -> None:
-        """Called once the event is projected."""
+    def after(self, etype: str, data: dict[str, Any]) -> None:
+        """Called once the event (whose ``data`` object is given) is projected."""
         if etype == "step/start":
-            d = data()
-            key = (d.get("turn"), d.get("step"))
-            if all(isinstance(k, int) and not isinstance(k, bool) for k in key):
+            key = (data.get("turn"), data.get("step"))
+            if (key[0].__class__ is int and key[1].__class__ is int) or all(int_or_none(k) is not None for k in key):
                 self.step = key  # type: ignore[assignment]
                 self._arm()
         elif etype in ("step/end", "turn/end"):
             self.step = self.armed = None
         elif etype == "llm/retry" and self.armed is None and self.step is not None:
-            d = data()
-            if (d.get("turn"), d.get("step")) == self.step:
+            if (data.get("turn"), data.get("step")) == self.step:
                 self._arm()
         elif etype == "assistant/chunk" and self.step is not None:
-            chunk = data().get("chunk")
+            chunk = data.get("chunk")
             reason = chunk.get("reason") if isinstance(chunk, dict) and chunk.get("type") == "finish" else None
             if isinstance(reason, dict) and reason.get("kind") == "error":
                 self._arm()
@@ -337,7 +336,7 @@ def request_points(
         if point is not None:
             points.append(point)
         if decode:
-            clock.after(etype, lambda e=event: _data(e))
+            clock.after(etype, _data(event))
     return points
 
 
@@ -810,7 +809,7 @@ def compaction_request(session: Session, data: dict[str, Any], point: Point) -> 
 
 
 Emit = Callable[[Request, Session], bool | None]
-_CLOCK_TYPES = RequestClock.TYPES
+_CLOCK_NEWS = RequestClock.NEWS
 _PASS_TYPES = frozenset({HOST_EVENT, ROUTE_EVENT, CHUNK, "assistant/message", TITLE_CALL, COMPACTION_START,
                          COMPACTION_SUMMARY})  # the types ``RequestPass._note`` reads  # fmt: skip
 Observer = Callable[[Session, dict[str, Any]], None]
@@ -955,8 +954,8 @@ class RequestPass:
                 return
         elif etype.__class__ is not str:
             etype = str(etype)
-        if etype in _CLOCK_TYPES:
-            self.clock.after(etype, lambda: data)
+        if etype in _CLOCK_NEWS:
+            self.clock.after(etype, data)
         if etype in _PASS_TYPES:
             self._note(session, etype, data)
         if self.observe is not None and etype in self.observe_types:
@@ -983,19 +982,21 @@ class RequestPass:
     def _note(self, session: Session, etype: str, data: dict[str, Any]) -> None:
         """What an event of ``_PASS_TYPES`` tells the pass: our host, a step's route, the open request's usage, or
         one of DSH's other calls."""
-        key = (data.get("turn"), data.get("step"))
-        request = self.open if self.open is not None and (self.open.turn, self.open.step) == key else None
-        if etype == HOST_EVENT:
+        if etype == CHUNK or etype == "assistant/message":  # the open request's usage, when it is the step's
+            request = self.open
+            if request is None or (request.turn, request.step) != (data.get("turn"), data.get("step")):
+                return
+            if etype == CHUNK:
+                chunk = data.get("chunk")
+                if isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
+                    request.usage = chunk["usage"]
+            elif request.usage is None:
+                usage = data.get("usage")
+                request.usage = usage if isinstance(usage, dict) else None
+        elif etype == HOST_EVENT:
             self.host = True
         elif etype == ROUTE_EVENT:
-            self.routes[key] = data
-        elif etype == "assistant/chunk" and request is not None:
-            chunk = data.get("chunk")
-            if isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict):
-                request.usage = chunk["usage"]
-        elif etype == "assistant/message" and request is not None and request.usage is None:
-            usage = data.get("usage")
-            request.usage = usage if isinstance(usage, dict) else None
+            self.routes[(data.get("turn"), data.get("step"))] = data
         elif self.others and not self.host and etype in (TITLE_CALL, COMPACTION_START, COMPACTION_SUMMARY):
             self._other_call(session, etype, data)
 
