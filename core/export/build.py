@@ -211,6 +211,9 @@ class ExportPass:
     _grep_found: set[str] = field(default_factory=set)
     events: int = 0
     _stream: _Stream | None = None
+    # the deltas a filter that lists each delta lets through, held until their stream's text is whole: each seq and
+    # its event when it was at hand (else read back)
+    _deltas: list[tuple[int, dict[str, Any] | None]] = field(default_factory=list)
     _found: dict[int, Counts] = field(default_factory=dict)  # what redacting the surface's nodes replaced
     _surface_at: Surface | None = None
     # the chosen request, its diff (or the request it is against, when the tally left it out), whether it came first
@@ -261,7 +264,7 @@ class ExportPass:
             self._chunk(session, seq, 1, data.get("turn"), data.get("step"), delta_chars(data.get("chunk")),
                         lambda: item)  # fmt: skip
         else:
-            if self._stream is not None:
+            if self._stream is not None or self._deltas:
                 self._flush(session)
             self._event(session, item, seq, raw)
         if self.options.at is not None:
@@ -286,6 +289,9 @@ class ExportPass:
         them)."""
         flt = self.options.filter
         if flt is not None and flt.raw_chunks:
+            if self.options.redactor is not None:  # held: redacted with the deltas after them (``_flush_deltas``)
+                self._deltas += ((at, first() if at == seq else None) for at in range(seq, seq + count))
+                return
             for at in range(seq, seq + count):
                 self._event(session, first() if at == seq else session.events[at], at)
             return
@@ -300,6 +306,8 @@ class ExportPass:
         self._stream = _Stream(head, seq, seq + count, turn, step, chars, head.error)
 
     def _flush(self, session: Session) -> None:
+        if self._deltas:
+            self._flush_deltas(session)
         s, self._stream = self._stream, None
         if s is None:
             return
@@ -312,13 +320,28 @@ class ExportPass:
         row = block_row(s.head, block, False, s.error)
         self._emit(self._row_dict(session, row, {"deltas": block.deltas, "endSeq": s.end - 1}, end=s.end - 1))
 
-    def _event(self, session: Session, event: dict[str, Any], seq: int, raw: bytes | None = None) -> None:
-        """The row of ``event`` (``raw``: its line's bytes, when it is the line as parsed), and its node kept."""
+    def _flush_deltas(self, session: Session) -> None:
+        """The rows of the deltas held (``_chunk``), each redacted with the text its stream's deltas make together
+        (``_deltas_redacted``): a model streams a few characters at a time, so a delta alone holds a secret's
+        tail (``hunter2`` after a delta's ``DB_PASSWORD=``) that no pattern would find there."""
+        held, self._deltas = self._deltas, []
+        events = [event if event is not None else session.events[at] for at, event in held]
+        redacted = _deltas_redacted(self.options.redactor, events)  # type: ignore[arg-type]
+        for (at, _), event, shown in zip(held, events, redacted, strict=True):
+            self._event(session, event, at, shown=shown)
+
+    def _event(self, session: Session, event: dict[str, Any], seq: int, raw: bytes | None = None,
+               shown: tuple[dict[str, Any], Counts | None] | None = None) -> None:  # fmt: skip
+        """The row of ``event`` (``raw``: its line's bytes, when it is the line as parsed; ``shown``: the event
+        redacted already and what that replaced, counted nowhere), and its node kept."""
         redactor = self.options.redactor
         found: Counts | None = None  # what redacting the row replaced: counted where it is shown (``FOUND``)
         surface = session.on_surface(seq)
         line = None  # the row's summary, when it is ``summarize`` of the whole event (no string cut), to a longer limit
-        if redactor is not None:  # one JSON of the event serves the redaction's screen and the row's clipping
+        if shown is not None:  # a stream's delta (``_flush_deltas``)
+            (shown, found), seen = shown, None  # type: ignore[misc]
+            row = build_row(shown)
+        elif redactor is not None:  # one JSON of the event serves the redaction's screen and the row's clipping
             seen: Seen | None = {} if surface else None  # what redacting the strings a node's wire takes made
             if raw is not None and redactor.clean_line(raw):  # its line as read says there is nothing to redact
                 shown, found, measured = event, None, len(raw)  # (a string's JSON is at least its length)
@@ -693,6 +716,46 @@ def result_call(session: Session, event: dict[str, Any]) -> ToolCall | None:
     source = message.get("source") if isinstance(message.get("source"), dict) else {}
     call_id = source.get("callId")
     return session.tool_call_at(data.get("turn"), data.get("step"), call_id) if isinstance(call_id, str) else None  # type: ignore[arg-type]
+
+
+_DELTA_TEXT = {"text-delta": "text", "reasoning-delta": "text", "tool-call-delta": "argumentsDelta"}  # the key of its text
+
+
+def _deltas_redacted(redactor: Redactor, events: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Counts | None]]:
+    """Each of the stream deltas ``events`` (in order) redacted, and what that replaced (counted nowhere): the
+    text of each block (its text, its reasoning, a tool call's arguments) as the text its deltas make together
+    (``Redactor.pieces``), the rest of each delta alone."""
+    out: list[tuple[dict[str, Any], Counts | None]] = []
+    blocks: dict[tuple[Any, Any], list[int]] = {}  # the deltas of each block, by the block's kind and index
+    for i, event in enumerate(events):
+        data = event.get("data") if isinstance(event.get("data"), dict) else {}
+        chunk = data.get("chunk") if isinstance(data.get("chunk"), dict) else {}
+        key = _DELTA_TEXT.get(chunk.get("type"))  # type: ignore[arg-type]
+        if key is None or not isinstance(chunk.get(key), str):
+            shown, found = redactor.walk_found(event)
+            if found is not None:
+                redactor.uncount(found)
+            out.append((shown, found))
+            continue
+        index = chunk.get("index")
+        blocks.setdefault((chunk["type"], index if isinstance(index, int) else None), []).append(i)
+        blank = {**event, "data": {**data, "chunk": {**chunk, key: ""}}}  # the rest of it, walked alone
+        shown, found = redactor.walk_found(blank)
+        if found is not None:
+            redactor.uncount(found)
+        out.append((shown, found))
+    for members in blocks.values():
+        texts = [events[i]["data"]["chunk"][_DELTA_TEXT[events[i]["data"]["chunk"]["type"]]] for i in members]
+        redacted, found = redactor.pieces(texts)
+        for i, text, redacted_text, more in zip(members, texts, redacted, found, strict=True):
+            shown, before = out[i]
+            if before is None and redacted_text == text:  # nothing of it replaced
+                out[i] = (events[i], None)
+                continue
+            chunk = shown["data"]["chunk"]  # a copy of its own: the blank's, or what walking it made
+            chunk[_DELTA_TEXT[chunk["type"]]] = redacted_text
+            out[i] = (shown, _plus(before, more))
+    return out
 
 
 def _plus(a: Counts | None, b: Counts | None) -> Counts | None:

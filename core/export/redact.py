@@ -522,17 +522,59 @@ class Redactor:
         self._line_screen = re2.compile(b"|".join([_SCREEN, *literals, rb"\\[u/]"]))._regexp.Match
 
     def text(self, text: str) -> str:
-        """``text`` with every secret replaced by ``[redacted <kind>]`` (a home directory by ``~``).
-
-        Every kind is matched on the original text and overlapping matches are merged into one replacement, so
-        a secret inside another (an environment value that is also part of a key) goes whole. The patterns run
-        on the text's UTF-8 bytes, encoded once (they match whole code points, so each span is one of the text's)."""
-        if len(text) < 5:
+        """``text`` with every secret replaced by ``[redacted <kind>]`` (a home directory by ``~``)."""
+        spans = self._spans(text)
+        if not spans:
             return text
+        out: list[str] = []
+        done = 0
+        for start, end, kinds in spans:
+            out.append(text[done:start])
+            out.append(self._replacement(text[start:end], kinds))
+            done = end
+        out.append(text[done:])
+        return "".join(out)
+
+    def pieces(self, texts: list[str]) -> tuple[list[str], list[Counts | None]]:
+        """``texts`` redacted as the one text they make joined (a model stream's deltas, each shown on its own: a
+        secret one delta cuts goes from both), each replacement in the piece its match starts in, and what each
+        piece's replacements are, counted nowhere."""
+        joined = "".join(texts)
+        spans = self._spans(joined)
+        if not spans:
+            return texts, [None] * len(texts)
+        out: list[str] = []
+        found: list[Counts | None] = []
+        i, start = 0, 0
+        for text in texts:
+            end, at, parts = start + len(text), start, []
+            before = self.tally()
+            while i < len(spans) and spans[i][0] < end:
+                s_start, s_end, kinds = spans[i]
+                if s_start >= at:  # it starts here (else the piece before showed it)
+                    parts += (joined[at:s_start], self._replacement(joined[s_start:s_end], kinds))
+                at = max(at, min(s_end, end))
+                if s_end > end:  # it goes on into the next piece
+                    break
+                i += 1
+            parts.append(joined[at:end])
+            out.append("".join(parts))
+            found.append(self.take_back(before))
+            start = end
+        return out, found
+
+    def _spans(self, text: str) -> list[tuple[int, int, set[str]]]:
+        """Where ``text`` holds something to replace, in order, as code point offsets, and what kinds it is.
+
+        Every kind is matched on the original text and overlapping matches are merged into one span, so a secret
+        inside another (an environment value that is also part of a key) goes whole. The patterns run on the
+        text's UTF-8 bytes, encoded once (they match whole code points, so each span is one of the text's)."""
+        if len(text) < 5:
+            return []
         data = text.encode()
         which = self._which.Match(data)
         if which is None:
-            return text
+            return []
         spans: list[tuple[int, int, str]] = []
         patterns = self._patterns
         for i in sorted(which):
@@ -542,24 +584,20 @@ class Redactor:
                          for m in pattern.finditer(data)
                          if m.end(group) > m.start(group) and (keep is None or keep(data, m)))  # fmt: skip
         if not spans:
-            return text
+            return []
         if len(data) != len(text):  # not ASCII: byte offsets to code point offsets
             spans = _code_points(data, spans)
         spans.sort()
-        out: list[str] = []
-        done = 0
+        merged: list[tuple[int, int, set[str]]] = []
         start, end, kinds = spans[0][0], spans[0][1], {spans[0][2]}
         for s_start, s_end, kind in [*spans[1:], (len(text) + 1, 0, "")]:
             if s_start < end:  # overlaps the open span: one replacement
                 end = max(end, s_end)
                 kinds.add(kind)
                 continue
-            out.append(text[done:start])
-            out.append(self._replacement(text[start:end], kinds))
-            done = end
+            merged.append((start, end, kinds))
             start, end, kinds = s_start, s_end, {kind}
-        out.append(text[done:])
-        return "".join(out)
+        return merged
 
     def _replacement(self, found: str, kinds: set[str]) -> str:
         """What replaces one merged match (counted once, as its first kind in ``KINDS`` order)."""

@@ -255,3 +255,42 @@ def test_the_redaction_summary_counts_what_the_file_shows(
     assert doc["redaction"] == {"key": keys, "env": 0, "email": 0, "home": 0}
     head = {"json": f'"key": {keys},', "html": f"redacted: {keys} key,", "md": f"- redacted: {keys} key,"}[fmt]
     assert head in text
+
+
+def _streamed(tmp_path: Path, pieces: list[str]) -> Path:
+    """The fixture with its first stream deltas made text deltas of ``pieces``, in order."""
+    lines = [orjson.loads(line) for line in (Path(__file__).parents[1] / "fixtures/dsh/tool-call-turn.session.jsonl")
+             .read_bytes().splitlines()]  # fmt: skip
+    chunks = [item for item in lines if item.get("type") == "assistant/chunk"]
+    for item, piece in zip(chunks, pieces, strict=False):
+        item["data"]["chunk"] = {"type": "text-delta", "index": 0, "text": piece}
+    log = tmp_path / "streamed.jsonl"
+    log.write_bytes(b"\n".join(orjson.dumps(item) for item in lines) + b"\n")
+    return log
+
+
+@pytest.mark.parametrize("fmt", ["json", "md", "html"])
+@pytest.mark.parametrize("grep", ["", "hunter2pw|LmN0pQ"])
+def test_a_secret_the_deltas_of_a_stream_cut_is_redacted_in_each_delta_s_row(
+    tmp_path: Path, fmt: str, grep: str
+) -> None:
+    """``--type assistant/chunk`` lists each delta as a row of its own, and each was redacted alone: a model
+    streams a few characters at a time, so a password after ``DB_PASSWORD=`` in the next delta, or a key's
+    tail after its ``sk-proj-``, went out as they were. The deltas of a stream are now redacted as the text
+    they make together: each row shows its part of that text, the replacement where the secret starts; the
+    filter still reads the log as it is."""
+    log = _streamed(tmp_path, ["run with DB_PASSWORD=", "hunter2pw and key sk-proj-", "Zq81xVb2LmN0pQr5StUv7WxYz now"])
+    flt = EventFilter.parse("assistant/chunk", "", "", False, grep)
+    plain = orjson.loads(_export(log, "json", flt)[0])
+    out = io.BytesIO()
+    doc = export(log, out, fmt, ExportOptions(filter=flt, redactor=Redactor(environ={}, home="/nonexistent")))
+    text = out.getvalue().decode()
+    assert "hunter2pw" not in text and "LmN0pQ" not in text
+    assert doc["rows"] == len(plain["events"]) > 0
+    assert doc["redaction"]["key"] == (0 if fmt == "md" else 2)  # a transcript shows no delta
+    if grep:
+        assert doc["filter"]["text"] == "type assistant/chunk, /[redacted]/"
+    elif fmt == "json":
+        deltas = [r["summary"] for r in orjson.loads(text)["events"] if r["summary"].startswith("text-delta")]
+        assert deltas[:3] == ["text-delta 'run with DB_PASSWORD='", "text-delta '[redacted key] and key [redacted key]'",
+                          "text-delta ' now'"]  # fmt: skip
