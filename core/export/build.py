@@ -317,6 +317,13 @@ class ExportPass:
         if flt is not None and not flt.passes_stream(self._filter_test(session), s.start, s.end, session.events.__getitem__):
             self.left_out += 1
             return
+        redactor = self.options.redactor
+        if flt is not None and flt.regex and redactor is not None and len(self._grep_found) <= GREP_FOUND_MAX:
+            # its row shows none of the deltas' text: the regex is judged by them as redaction shows them
+            events = [session.events[at] for at in range(s.start, s.end)]
+            for event, (shown, _) in zip(events, _deltas_redacted(redactor, events), strict=True):
+                if shown is not event:
+                    self._grep_found |= flt.found(event) - flt.found(shown)
         row = block_row(s.head, block, False, s.error)
         self._emit(self._row_dict(session, row, {"deltas": block.deltas, "endSeq": s.end - 1}, end=s.end - 1))
 

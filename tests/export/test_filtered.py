@@ -294,3 +294,19 @@ def test_a_secret_the_deltas_of_a_stream_cut_is_redacted_in_each_delta_s_row(
         deltas = [r["summary"] for r in orjson.loads(text)["events"] if r["summary"].startswith("text-delta")]
         assert deltas[:3] == ["text-delta 'run with DB_PASSWORD='", "text-delta '[redacted key] and key [redacted key]'",
                           "text-delta ' now'"]  # fmt: skip
+
+
+@pytest.mark.parametrize("fmt", ["json", "md", "html"])
+@pytest.mark.parametrize(("grep", "shown"), [("hunter2pw", "/[redacted]/"), ("run with", "/run with/")])
+def test_a_grep_that_found_a_secret_only_in_a_stream_s_deltas_is_not_shown(
+    tmp_path: Path, fmt: str, grep: str, shown: str
+) -> None:
+    """A stream's row is listed when one of its deltas passes; its row shows none of their text, so nothing
+    judged the regex by what it found there: ``--grep hunter2pw`` on a stream that never became a message (cut
+    short) named the password in the header. The deltas are judged as their rows would show them redacted."""
+    log = _streamed(tmp_path, ["run with DB_PASSWORD=", "hunter2pw and", " more"])
+    flt = EventFilter.parse("", "", "", False, grep)
+    out = io.BytesIO()
+    doc = export(log, out, fmt, ExportOptions(filter=flt, redactor=Redactor(environ={}, home="/nonexistent")))
+    assert "hunter2pw" not in out.getvalue().decode()
+    assert doc["rows"] == 1 and doc["filter"]["text"] == shown
