@@ -4,7 +4,7 @@
 // `control.jsonl` there and runs every request through DSH's command registry as the slash command `/td`, so DSH
 // itself logs `command/run` / `command/done` for it. Beside the log it keeps:
 //   bridge.json              liveness: pid, process start time, state, heartbeat (atomic replace, every second)
-//   control.outcomes.jsonl   one line per outcome: {requestId, op, outcome, error?, detail?, at}
+//   control.outcomes.jsonl   one line per outcome: {requestId, op, outcome, origin?, error?, detail?, at}
 //   bridge.state.json        what survives a reload or restart: inbox cursor, paused, checkpoint marks
 // It never appends an event type of its own to the session log. The request format and outcome semantics are
 // tapedeck's (core/control.py); the interface with tapedeck is docs/contracts.md, "DSH bridge".
@@ -34,6 +34,8 @@ const STATE = "bridge.state.json";
 const MAX_LINE_BYTES = 1 << 20;
 const MAX_DEPTH = 32;
 const MAX_ID_CHARS = 200;
+const MAX_ORIGIN_CHARS = 100;
+const ORIGIN = /^[A-Za-z0-9][A-Za-z0-9._:/-]*$/; // what sent a request, when not the operator by hand: alert:budget
 const LEADING_ID = new RegExp(`^\\s*\\{\\s*"id"\\s*:\\s*"([A-Za-z0-9._:-]{1,${MAX_ID_CHARS}})"`);
 const FINAL = new Set(["applied", "rejected", "cancelled", "expired"]);
 const SESSION_KEYS = ["model", "reasoningEffort"]; // config.set keys that apply to this session's requests
@@ -169,6 +171,13 @@ function validate(op, args) {
   return { ...args };
 }
 
+function originError(origin) {
+  if (typeof origin !== "string") return `'origin' must be a string (got ${typeName(origin)})`;
+  if (origin.length > 0 && origin.length <= MAX_ORIGIN_CHARS && ORIGIN.test(origin)) return null;
+  const shown = strRepr([...origin].slice(0, MAX_ORIGIN_CHARS + 1).join(""));
+  return `'origin' must be 1 to ${MAX_ORIGIN_CHARS} letters, digits and . _ : / - starting with a letter or digit (got ${shown})`;
+}
+
 function tooDeep(value, limit) {
   const stack = [[value, 1]];
   while (stack.length) {
@@ -241,6 +250,11 @@ export function decodeLine(lineNo, raw) {
   if (typeof obj.expires === "number" && obj.expires < 1)
     return { request, error: `${where}: its 'expires' is no time (epoch milliseconds after 1970)` };
   if (Number.isSafeInteger(obj.expires)) request.expires = obj.expires;
+  if (Object.hasOwn(obj, "origin")) {
+    const problem = originError(obj.origin);
+    if (problem) return { request, error: `${where}: ${problem}` };
+    request.origin = obj.origin;
+  }
   if (tooDeep(obj, MAX_DEPTH)) return { request, error: `${where} is nested deeper than ${MAX_DEPTH} levels` };
   try {
     request.args = JSON.parse(JSON.stringify(validate(obj.op, obj.args))); // plain numbers again
@@ -542,6 +556,7 @@ class SessionBridge {
   // and one final outcome per id at most).
   claim(request, outcome, error, detail) {
     const data = { requestId: request.id, op: request.op ?? null, outcome };
+    if (request.origin !== undefined) data.origin = request.origin;
     if (error !== undefined) data.error = error;
     if (detail !== undefined) data.detail = detail;
     data.at = Date.now();

@@ -322,7 +322,8 @@ def _command_done(event: dict[str, Any], data: dict[str, Any]) -> str | None:
     if outcome is None or "requestId" not in outcome or "outcome" not in outcome:
         return None
     why = outcome.get("error") if outcome.get("outcome") != "applied" else outcome.get("detail")
-    return f"bridge {outcome.get('op')} {outcome.get('outcome')} [{outcome.get('requestId')}]" + (
+    origin = f" (sent by {outcome['origin']})" if isinstance(outcome.get("origin"), str) else ""
+    return f"bridge {outcome.get('op')} {outcome.get('outcome')}{origin} [{outcome.get('requestId')}]" + (
         f": {why if isinstance(why, str) else in_words(why)}" if why else ""
     )
 

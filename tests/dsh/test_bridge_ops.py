@@ -83,6 +83,21 @@ def test_pause_holds_the_next_step_and_resume_releases_it(shared_web: tuple[DshH
     assert state["paused"] is False and state["cursor"]["offset"] == (d / "control.jsonl").stat().st_size
 
 
+def test_a_requests_origin_is_in_its_outcome_and_in_the_logged_command(shared_web: tuple[DshHome, DshWeb]) -> None:
+    """What sent a request (an alert's action, the fleet) stays with it through the bridge, as on our host: in the
+    outcome line, in the ``td`` command DSH logs and in the event list's line for its outcome."""
+    world, web = shared_web
+    _, d = _start(world, web)
+    pause = send(d, "pause", origin="alert:budget")
+    assert final_outcome(d, pause["id"])["origin"] == "alert:budget"
+    events = log_events(d)
+    [(run, done)] = [(r, o) for r, o in td_runs(events) if r["request"]["id"] == pause["id"]]
+    assert run["request"]["origin"] == "alert:budget" and done is not None
+    assert summarize(done).startswith(f"bridge pause applied (sent by alert:budget) [{pause['id']}]")
+    assert final_outcome(d, send(d, "resume")["id"])["outcome"] == "applied"
+    _idle(d, 1)
+
+
 def test_pause_from_idle_is_paused_and_a_message_opens_a_held_turn(shared_web: tuple[DshHome, DshWeb]) -> None:
     world, web = shared_web
     sid, d = _start(world, web, "Quick: steps=1 sleep=0", in_flight=False)

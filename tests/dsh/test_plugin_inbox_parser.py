@@ -114,8 +114,9 @@ _args = st.one_of(
 )
 _requests = st.fixed_dictionaries(
     {"id": st.text(max_size=8) | st.integers(), "op": _ops},
-    optional={"args": _args, "at": _values, "expires": _values, "queued": _values},
-)
+    optional={"args": _args, "at": _values, "expires": _values, "queued": _values,
+              "origin": _values | st.sampled_from(["alert:budget", "fleet", "-x", "a" * 101, "a b"])},
+)  # fmt: skip
 _lines = st.one_of(
     _requests.map(lambda r: json.dumps(r).encode()),
     st.builds(lambda i: json.dumps({"withdraw": i, "at": 1}).encode(), st.text(max_size=5) | st.integers()),
@@ -132,6 +133,8 @@ _lines = st.one_of(
 @example(line=b'{"id": "0", "op": "pause", "args": {"\\ud823\\udd80": null}}')  # U+18D80: unknown to Python 3.11 only
 @example(line=b'{"id": "e", "op": "pause", "expires": -9000000000000000}')  # no Date: the plugin threw on it
 @example(line=b'{"id": "e", "op": "pause", "expires": -9223372036854775808}')
+@example(line=b'{"id": "o", "op": "pause", "origin": 5}')  # the plugin took any origin, and dropped it
+@example(line=b'{"id": "o", "op": "pause", "origin": "\xf0\x9f\x98\x80' + b"x" * 120 + b'"}')
 def test_the_plugin_decodes_every_line_as_the_host_does(
     decoder: subprocess.Popen[str], tmp_path: Path, line: bytes
 ) -> None:
