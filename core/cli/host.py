@@ -172,8 +172,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "completed, 1 when a turn ended otherwise (an error, a block, the output limit), 4 when the "
             "operator's stop cut the run short (it ended a turn, or a task never ran; a --linger host stopped "
             "while idle after its tasks exits 0), 2 when the run could not start or had to stop because its log was cut "
-            "short, replaced or removed under it, 130 when Ctrl-C interrupted it (the "
-            "session stays as it was, for --resume)."
+            "short, replaced or removed under it or could not be written (a full disk), 130 when Ctrl-C interrupted "
+            "it (the session stays as it was, for --resume)."
         ),
     )
     p.add_argument("task", nargs="*", metavar="TASK", help="the task prompt(s); each becomes one turn")

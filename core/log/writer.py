@@ -102,6 +102,7 @@ class SessionWriter:
         self._log_fd = log_fd
         self._size = os.fstat(log_fd).st_size if log_fd >= 0 else 0  # the bytes the log holds as this writer left it
         self._writing = threading.RLock()  # a check never sees a batch written but not yet counted
+        self._failed: str | None = None  # why a batch could not be appended: nothing more is then
         self.published: list[dict[str, Any]] = []  # the events ``create`` published with the header
         self._compressor = zstandard.ZstdCompressor(write_checksum=True) if self.compressed else None
 
@@ -224,12 +225,14 @@ class SessionWriter:
         return out
 
     def check_held(self) -> None:
-        """Raise LogFormatError when this writer is closed, or its log was replaced or removed under it, or cut
-        short or written to by another program (appending then would number events after ones it no longer
-        holds, or after bytes that are no events of it)."""
+        """Raise LogFormatError when this writer is closed, or could not append a batch, or its log was replaced or
+        removed under it, or cut short or written to by another program (appending then would number events after
+        ones it no longer holds, or after bytes that are no events of it)."""
         with self._writing:
             if self._log_fd < 0:
                 raise LogFormatError(f"{self.path}: this writer is closed")
+            if self._failed is not None:
+                raise LogFormatError(self._failed)
             held = os.fstat(self._log_fd)
             try:
                 same = os.path.samestat(held, os.stat(self.path))
@@ -251,7 +254,14 @@ class SessionWriter:
         with self._writing:
             self.check_held()
             blob = self._pack(payload)
-            append_synced(self._log_fd, blob)
+            try:
+                append_synced(self._log_fd, blob)
+            except OSError as exc:  # a full disk, a quota, an I/O error: the log ends at its last whole batch
+                self._failed = (
+                    f"{self.path}: could not be appended to ({exc.strerror or exc}); nothing more is appended: it "
+                    "holds every event before that batch, and `tapedeck run --resume` goes on once it can be written"
+                )
+                raise LogFormatError(self._failed) from exc
             self._size += len(blob)
 
 

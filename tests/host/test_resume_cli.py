@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -392,3 +393,35 @@ def test_run_refuses_text_the_log_cannot_record_before_starting_a_session(
     shown = os.fsencode(bad).decode(errors="backslashreplace")  # as the message shows it: ws\xe9
     assert said.format(bad=shown) in err and "check the terminal's encoding" in err, err
     assert not (tmp_path / "root").exists()
+
+
+def test_a_run_whose_disk_fills_up_stops_in_one_line_and_resumes_once_there_is_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A full disk under the log (ENOSPC) ended the run with a traceback and exit 1, the exit of a turn that ended
+    otherwise; it stops now with exit 2 and a line saying what happened, its log holding only whole events."""
+    from core.log import writer
+
+    whole = writer.write_all
+    room = [3]  # batches that still fit
+
+    def full_disk(fd: int, blob: bytes) -> None:
+        room[0] -= 1
+        if room[0] < 0:
+            whole(fd, blob[: len(blob) // 2])  # the half the disk took
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        whole(fd, blob)
+
+    monkeypatch.setattr(writer, "write_all", full_disk)
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    code = main(["run", "task", "--provider", _script(tmp_path), "--workspace", str(workspace),
+                 "--sessions-root", str(tmp_path / "root"), "--session-id", "s1"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err and len(err.splitlines()) == 1, err
+    assert "No space left on device" in err and "tapedeck run --resume" in err, err
+    log = log_path(tmp_path / "root", str(workspace.resolve()), "s1", False)
+    assert log.read_bytes().endswith(b"\n") and read_log(log).diagnostics == []
+    monkeypatch.setattr(writer, "write_all", whole)  # room again
+    assert _resume(tmp_path) == 0
+    assert (workspace / "out.txt").read_text() == "hi"
