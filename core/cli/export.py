@@ -52,9 +52,10 @@ def _export(args: argparse.Namespace) -> None:
     counts = doc["redaction"]
     said = ", ".join(f"{n} {kind}" for kind, n in counts.items()) if counts is not None else "off"
     rows = f"{doc['shown']} of {doc['rows']}" if doc["shown"] != doc["rows"] else doc["rows"]
+    noun = "row" if doc["rows"] == 1 else "rows"
     f = doc["filter"]
     filtered = f" (filter: {f['text']}; {f['rowsLeftOut']} left out)" if f else ""
-    sys.stderr.write(f"tapedeck: exported {rows} rows{filtered} to {where} (redaction: {said})\n")
+    sys.stderr.write(f"tapedeck: exported {rows} {noun}{filtered} to {where} (redaction: {said})\n")
 
 
 SUFFIXES = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html", ".htm": "html"}

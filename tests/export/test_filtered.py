@@ -310,3 +310,13 @@ def test_a_grep_that_found_a_secret_only_in_a_stream_s_deltas_is_not_shown(
     doc = export(log, out, fmt, ExportOptions(filter=flt, redactor=Redactor(environ={}, home="/nonexistent")))
     assert "hunter2pw" not in out.getvalue().decode()
     assert doc["rows"] == 1 and doc["filter"]["text"] == shown
+
+
+def test_stderr_counts_one_row_as_one_row(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A filter that lets one row through said ``exported 1 rows``."""
+    log = Path(__file__).parents[1] / "fixtures/dsh/tool-outcome-unknown.session.expected.jsonl"
+    capsys.readouterr()
+    assert main(["export", str(log), "--errors", "-o", str(tmp_path / "x.json")]) == 0
+    assert f"exported 1 row (filter: errors; 20 left out) to {tmp_path / 'x.json'} (" in capsys.readouterr().err
+    assert main(["export", str(log), "--errors", "-o", str(tmp_path / "x.md")]) == 0
+    assert f"exported 1 row (filter: errors; 20 left out) to {tmp_path / 'x.md'} (" in capsys.readouterr().err
