@@ -22,6 +22,7 @@ from core.fleet.actions import send_row_action
 from core.log.reader import read_log
 from core.shared.errors import TapedeckError
 from tests.bridge.conftest import append_outcome, dsh_log, sleeper, write_bridge  # noqa: F401 (a fixture)
+from tests.conftest import Processes
 from tests.host.test_control_at_exit import _host, _unanswered
 from tests.remote.sshd import MISSING, Sshd
 
@@ -162,19 +163,19 @@ sys.exit(main(sys.argv[1:]))
 
 
 def test_a_remote_request_sent_as_the_host_exits_is_answered_or_never_written(
-    sshd: Sshd, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sshd: Sshd, processes: Processes, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``tapedeck control testbox:LOG`` and the fleet's row action, sent over and over until the host on the far
     side is gone: what they say they sent has its final outcome in the log, and the inbox holds no request that
     nobody will ever answer. The request was appended over SFTP, outside the inbox's lock an exiting host holds
     from its last read until it lets go of its log, so one sent in that moment was never read."""
     sshd.trust()
-    _sent_until_the_host_is_gone(tmp_path, capsys)
+    _sent_until_the_host_is_gone(processes, tmp_path, capsys)
 
 
-def _sent_until_the_host_is_gone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _sent_until_the_host_is_gone(processes: Processes, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The body of the test above: what was said sent has its final outcome, and no request is left unread."""
-    proc, log = _host(tmp_path, SLOW_LAST_READ, steps=4, pace=1.0)  # seconds: many requests reach it as it runs
+    proc, log = _host(processes, tmp_path, SLOW_LAST_READ, steps=4, pace=1.0)  # seconds: many requests reach it as it runs
     sent: list[str] = []
     while proc.poll() is None:
         if not log.exists():
@@ -229,15 +230,16 @@ def test_a_machine_without_flock_gets_the_request_over_sftp(
 
 
 def test_a_request_for_a_tapedeck_host_sent_without_the_inbox_lock_says_so(
-    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+    sshd: Sshd, processes: Processes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
     """Where the far side has neither flock(1) nor perl, the request for a live tapedeck host goes over SFTP,
     outside the lock its exit holds: ``control`` sends it and warns that it may be left unread."""
     from core.remote import inbox
 
     sshd.trust()
     monkeypatch.setattr(inbox, "SEND", "exit 100")
-    proc, log = _host(tmp_path, steps=40, pace=0.5)
+    proc, log = _host(processes, tmp_path, steps=40, pace=0.5)
     try:
         while not (log.exists() and b'"running"' in log.read_bytes()):
             assert proc.poll() is None
@@ -252,8 +254,9 @@ def test_a_request_for_a_tapedeck_host_sent_without_the_inbox_lock_says_so(
 
 
 def test_a_machine_without_flock_1_still_takes_the_inbox_lock_with_perl(
-    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+    sshd: Sshd, processes: Processes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:  # fmt: skip
     """Where the far side has no flock(1) (macOS, say) but perl, the append takes the inbox's lock through perl's
     flock, so a request sent as the host exits is read or refused there, as with flock(1); before, it went over
     SFTP, outside the lock, and fell into the host's exit."""
@@ -265,7 +268,7 @@ def test_a_machine_without_flock_1_still_takes_the_inbox_lock_with_perl(
     for name in ("stat", "tail", "cat", "sync", "perl"):
         (tools / name).symlink_to(shutil.which(name) or name)
     monkeypatch.setattr(inbox, "SEND", f"PATH={tools}\n{inbox.SEND}")
-    _sent_until_the_host_is_gone(tmp_path, capsys)
+    _sent_until_the_host_is_gone(processes, tmp_path, capsys)
 
 
 
