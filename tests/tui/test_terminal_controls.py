@@ -252,3 +252,25 @@ async def test_the_request_view_draws_control_characters_as_pictures(tmp_path: P
         drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
         assert not _controls(drawn), drawn
         assert "m-␛]52;c;" in drawn and "tool␛]52;c;" in drawn, drawn
+
+
+async def test_the_headers_cost_line_draws_an_unpriced_model_as_pictures(tmp_path: Path, fixtures_dir: Path) -> None:
+    """The header's cost line names a model no price table covers (``no price for MODEL``), as the log has it: a
+    DSH request header's model holding ESC ] 2 retitled the terminal at every redraw of the header; it is now
+    drawn as pictures, as the title and the id are."""
+    import orjson
+
+    from tui.widgets.header import SessionHeader
+
+    events = [orjson.loads(line) for line in (fixtures_dir / "multi-turn.session.jsonl").read_bytes().splitlines()]
+    for event in events:
+        if event.get("type") == "request/header":
+            event["data"]["header"]["config"]["model"] = f"m-{ESCAPES}"
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(event) + b"\n" for event in events))
+    app = make_app(path)
+    async with app.run_test(size=(160, 45)) as pilot:
+        screen = await settled_main_screen(pilot)
+        shown = str(screen.query_one(SessionHeader).render())
+        assert not _controls(shown), shown
+        assert "no price for m-␛]52;c;" in shown, shown

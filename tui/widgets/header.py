@@ -187,7 +187,7 @@ class SessionHeader(Static):
                 (Text.assemble("  ", host_label(live), remote_label(live)), KEEP),
                 (Text(f"  {load_state(live)}", "bold green" if live.ready else "bold yellow"), 5),
                 (Text(f"  {len(live.session.surface)} surface nodes"), 1),
-                (Text(f"  {cost}" if cost else "", "bold"), KEEP),
+                (Text(printable(f"  {cost}") if cost else "", "bold"), KEEP),  # an unpriced model's name
                 (Text(printable(f"  session {live.session.id or '?'}"), "dim"), 0),
                 (Text(printable(f"  {live.error}") if live.error else "", "bold red"), KEEP),
             ],
