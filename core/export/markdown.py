@@ -220,23 +220,23 @@ class MarkdownFormat:
         """Nothing yet: the row's paragraph (if the transcript keeps it) is held for ``closing``."""
         note = r.get("note")
         found = r.pop(FOUND, None)
-        # a stream's row carries the notes on its deltas
+        # a stream's row carries the notes on its deltas; a note on no paragraph shown says what its row is
         where = f"seqs {r['seq']}–{r['endSeq']}" if "endSeq" in r else f"seq {r['seq']}"
-        note = _note(where, note) if note else ""
+        alone = _note(f"{where} ({_code_span(str(r['type']))})", note) if note else ""
         if self.at is not None and r["seq"] > self.at:  # after the moment (its notes go after the rows)
             self.later += 1
-            if note and self._late_note(note):
+            if note and self._late_note(alone):
                 count_shown(self.found, found, row=False)
             return b""
         text = self._paragraph(r) if not self.left_out else ""
         if note:
-            text += "\n\n" + note
+            text = f"{text}\n\n{_note(where, note)}" if text else alone
         if not text:
             return b""
         # the transcript stops at the first row left out
         if self.left_out or self.used + len(text) > self.budget:
             self.left_out += 1
-            if note and self._late_note(note):
+            if note and self._late_note(alone):
                 count_shown(self.found, found, row=False)
             return b""
         self.used += len(text) + 2

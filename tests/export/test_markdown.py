@@ -90,7 +90,7 @@ def test_past_its_budget_the_transcript_stops_and_keeps_the_notes(tmp_path: Path
     assert shown == [
         r["seq"] for r in rows if r["type"] == "tool/result" and r["seq"] <= max(last, shown[-1])
     ]
-    assert f"note on seq {late}:** the run ended here \\<b\\>" in tail
+    assert f"note on seq {late} (`{rows[-1]['type']}`):** the run ended here \\<b\\>" in tail
 
 
 def test_a_session_of_many_turns_still_fits_a_comment(tmp_path: Path) -> None:
@@ -321,3 +321,25 @@ def test_the_head_names_the_session_s_title_as_plain_text(tmp_path: Path) -> Non
     assert "title: Fix <b>it</b> **now** @octocat #12 [redacted key]" in shown
     assert {c.type for c in inline} <= {"text", "code_inline", "softbreak"}
     assert {"@octocat", "#12"} <= {c.content for c in inline if c.type == "code_inline"}
+
+
+def test_a_note_on_a_row_the_transcript_shows_no_paragraph_for_says_what_the_row_is(tmp_path: Path) -> None:
+    """A transcript shows turns, messages, results and replacements; a note on another row (the request's
+    header, the title, a model stream's deltas) came as ``note on seq 8`` after three blank lines, with nothing
+    saying what seq 8 is. Such a note now names its row's type, and comes alone, as a note under a paragraph does."""
+    from tests.conftest import FIXTURES
+
+    log = tmp_path / "s.jsonl"
+    log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["export", str(log), "--format", "json"]) == 0
+    rows = {r["seq"]: r for r in orjson.loads(out.getvalue())["events"]}
+    for seq in (8, 20, 63):
+        assert main(["note", str(log), "--seq", str(seq), f"on {seq}"]) == 0
+    text = _md(str(log))
+    stream = next(r for r in rows.values() if r.get("endSeq", 0) > 20)
+    assert f"\n\n> 📝 **note on seq 8 (`{rows[8]['type']}`):** on 8\n\n" in text
+    assert f"> 📝 **note on seqs {stream['seq']}–{stream['endSeq']} (`assistant/chunk`):** seq 20: on 20" in text
+    assert "> 📝 **note on seq 63:** on 63" in text  # under its message's paragraph
+    assert "\n\n\n" not in text.split("### Request")[0]
