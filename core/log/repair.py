@@ -192,6 +192,11 @@ def _repair(path: Path) -> RepairReport:
         with open(backup, "rb") as f:
             events, holes, duplicates, moved = _Rebuild(path, capacity, out.write, explicit).run(_pieces(f, compressed))
         out.flush()
+    except OSError as exc:  # a full disk, say: the log is still the damaged one; the part written and the copy go
+        for made in (tmp, backup):
+            made.unlink(missing_ok=True)
+        raise LogFormatError(f"{path}: the repair could not be finished ({exc.strerror or exc}); the log is left as "
+                             "it was: run `tapedeck repair` again once that is fixed") from exc  # fmt: skip
     finally:
         out.close()
     os.replace(tmp, path)

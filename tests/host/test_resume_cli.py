@@ -425,3 +425,26 @@ def test_a_run_whose_disk_fills_up_stops_in_one_line_and_resumes_once_there_is_r
     monkeypatch.setattr(writer, "write_all", whole)  # room again
     assert _resume(tmp_path) == 0
     assert (workspace / "out.txt").read_text() == "hi"
+
+
+def test_a_repair_the_disk_has_no_room_for_leaves_the_log_and_its_directory_as_they_were(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It ended in a traceback (exit 1) and left a part of the repaired log and a 'damaged' copy of a log it had not
+    replaced; it now says so in one line (exit 2) and takes back both."""
+    log = _start_and_crash(tmp_path, tmp_path / "ws")
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[2] = b"\x00garbage\n"
+    log.write_bytes(b"".join(lines))
+    before = {p.name: p.read_bytes() for p in log.parent.iterdir()}
+
+    def full_disk(fd: int, blob: bytes) -> None:
+        os.write(fd, blob[: len(blob) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("core.log.repair.append_synced", full_disk)
+    capsys.readouterr()
+    assert main(["repair", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.splitlines()) == 1 and "No space left on device" in err, err
+    assert {p.name: p.read_bytes() for p in log.parent.iterdir()} == before
