@@ -345,3 +345,33 @@ def test_the_alerts_list_is_in_time_order_across_sessions() -> None:
         board.add(a)
     assert [(a.session, a.at) for a in board.alerts] == [
         ("b", 100), ("c", 200), ("a", 300), ("b", 300), ("e", 400), ("d", None)]
+
+
+@pytest.mark.anyio
+async def test_the_alerts_screen_shows_the_selected_alerts_reason_whole_at_80x24(tmp_path: Path) -> None:
+    """At 80 columns the reason column begins at column 50 and was cut there ('cache broke at byte 12206 of'):
+    what the alert says could not be read without going to its event. The selected alert's reason is now given
+    whole, wrapped, under the table, and follows the cursor."""
+    from core.alerts.engine import Alert
+    from tests.tui.logs import policy_log
+    from tests.tui.pilot import make_app
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    reasons = [f"cache broke at byte {n}2206 of 40210 (30% reused), the cause a fold at seq {n}7 that rewrote the "
+               "request's head: the whole prompt was sent again at the miss price" for n in (1, 2)]  # fmt: skip
+    app = make_app(path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for n, reason in enumerate(reasons):
+            app.board.add(Alert("t-1", str(path), "cache-break", 10 + n, "warning", reason, 1_000 + n))
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
+        await settle(pilot)
+
+        def drawn() -> str:
+            lines = ["".join(s.text for s in strip) for strip in app.screen._compositor.render_strips()]
+            return " ".join(" ".join(lines).split())
+
+        assert reasons[0] in drawn(), drawn()
+        await pilot.press("down")
+        await until(pilot, lambda: reasons[1] in drawn())

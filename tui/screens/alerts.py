@@ -1,4 +1,5 @@
-"""The Alerts screen: every alert raised since the TUI started, newest last; ``enter`` goes to its event.
+"""The Alerts screen: every alert raised since the TUI started, newest last, the selected one's reason whole under
+the table (the reason column is cut on a narrow terminal); ``enter`` goes to its event.
 
 It shows what ``tui.alerts.AlertBoard`` holds: the rules themselves run in core, on a worker thread.
 """
@@ -16,7 +17,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from core.shared.text import short_session
+from core.shared.text import printable, short_session
 from tui.alerts import AlertBoard
 from tui.screens.policy_screen import fill_table
 from tui.screens.stacked import while_stacked
@@ -43,10 +44,11 @@ class AlertsScreen(Screen[None]):
         self._rows: dict[str, Any] = {}
 
     def compose(self) -> ComposeResult:
-        """Heading, the table, a count and the footer."""
+        """Heading, the table, the selected alert's reason, a count and the footer."""
         yield Static(Text(self.HEADING), id="policy-heading")
         with Vertical(classes="policy-body"):
             yield DataTable(id="alerts-table", cursor_type="row", classes="policy-table")
+            yield Static(id="alerts-selected")
             yield Static(id="alerts-summary")
         yield PriorityFooter()
 
@@ -70,6 +72,19 @@ class AlertsScreen(Screen[None]):
         self.query_one("#alerts-summary", Static).update(
             Text(f"{count} alert{'' if count == 1 else 's'}" if count else "No alerts yet.", style="dim")
         )
+        self._show_selected()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        """The cursor moved: give that alert's reason whole."""
+        self._show_selected()
+
+    def _show_selected(self) -> None:
+        table = self.query_one("#alerts-table", DataTable)
+        alert = None
+        if table.row_count:
+            alert = self._rows.get(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value or "")
+        said = Text.assemble((f"{alert.cause} at seq {alert.seq}: ", "bold"), printable(alert.reason)) if alert else ""
+        self.query_one("#alerts-selected", Static).update(said)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """``enter``: back to the main view, on the alert's event (when that session is the one open)."""
