@@ -3,12 +3,15 @@ confined under bubblewrap, and the unconfined fallback says so."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
+import signal
 import socket
 import struct
+import subprocess
 import sys
 import tempfile
 import threading
@@ -25,6 +28,7 @@ from core.host.tools import sandbox, seccomp, workspace_tools
 from core.host.tools.base import WorkspaceTool
 from core.host.tools.sandbox import bubblewrap, shell_mode
 from core.log.vocabulary import HOST_EVENT
+from tests.conftest import Processes
 
 needs_bwrap = pytest.mark.skipif(bubblewrap() is None, reason="bubblewrap cannot build a sandbox here")
 MODES = [pytest.param("auto", marks=needs_bwrap, id="bubblewrap"), pytest.param("off", id="unconfined")]
@@ -293,3 +297,35 @@ def test_the_filter_is_whole_instructions_that_jump_forward_only(machine: str) -
             assert i + 1 + max(jt, jf) < count
         if i == count - 1:
             assert code == seccomp.RET_K
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_a_command_does_not_outlive_a_host_killed_while_it_runs(
+    tmp_path: Path, sandbox: str, processes: Processes
+) -> None:
+    """Unconfined, the reaper outlived a host killed with SIGKILL, and so did the command and all it started, for as
+    long as they ran (a dev server: for good); like bubblewrap's, it now goes with the host."""
+    marker = f"{os.getpid()}{time.monotonic_ns()}"
+    command = f"setsid bash -c 'exec -a orphan-{marker} sleep 300' & exec -a running-{marker} sleep 300"
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"toolCalls": [{"name": "bash", "arguments": {"command": command}}]},
+                                                {"text": "done"}]}))  # fmt: skip
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"host": {"shell": {"sandbox": sandbox}}}))
+    (tmp_path / "ws").mkdir()
+    host = processes.start([sys.executable, "-m", "core.cli", "run", "task", "--provider", f"scripted:{script}",
+                            "--workspace", str(tmp_path / "ws"), "--sessions-root", str(tmp_path / "root"),
+                            "--config", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        for _ in range(600):
+            if len(_host_pids_with(marker)) >= 2 or host.poll() is not None:
+                break
+            time.sleep(0.05)
+        assert len(_host_pids_with(marker)) >= 2, "the command did not start"
+        host.kill()
+        host.wait()
+        assert _wait_gone(marker) == []
+    finally:
+        for pid in _host_pids_with(marker):  # what the test failed on: not left running
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

@@ -1,9 +1,10 @@
-"""Run one command so that no process it starts outlives it: ``python reaper.py PROGRAM ARGS...``.
+"""Run one command so that no process it starts outlives it: ``python reaper.py HOST_PID PROGRAM ARGS...``.
 
 The reaper makes itself a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``), so every descendant that is
 orphaned, even one that left with ``setsid`` or a double fork, becomes its child instead of init's. When the
-command exits, or SIGTERM arrives (the tool's deadline or the operator's ``stop``), it kills every remaining
-child until none is left, then exits with the command's status. It runs as a plain script with ``-I -S``
+command exits, or SIGTERM arrives (the tool's deadline, the operator's ``stop``, or the death of the host
+``HOST_PID`` that started it, however it died: ``prctl(PR_SET_PDEATHSIG)``), it kills every remaining child until
+none is left, then exits with the command's status. It runs as a plain script with ``-I -S``
 (standard library only) so starting it costs little.
 """
 
@@ -16,6 +17,7 @@ import signal
 import sys
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_PDEATHSIG = 1
 
 
 def _children(me: int) -> list[int]:
@@ -48,7 +50,9 @@ def _kill_descendants() -> None:
 
 
 def main(argv: list[str]) -> int:
-    """Run ``argv``, then kill what it left; the command's exit status (or its signal) is returned."""
+    """Run ``argv[1:]`` for the host ``argv[0]``, then kill what it left; the command's exit status (or its
+    signal) is returned."""
+    host, argv = int(argv[0]), argv[1:]
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         print("tapedeck reaper: cannot become a child subreaper", file=sys.stderr)
@@ -58,6 +62,9 @@ def main(argv: list[str]) -> int:
         os._exit(128 + signal.SIGTERM)
 
     signal.signal(signal.SIGTERM, on_term)  # before the fork: no moment where SIGTERM would skip the cleanup
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != host:  # the host died before that took hold: nothing runs for it
+        return 128 + signal.SIGTERM
     child = os.fork()
     if child == 0:
         try:

@@ -128,7 +128,7 @@ def start(
             flags = [flag for p in kept for flag in ("--ro-bind", p, p)]
             argv = [path, *_bwrap_flags(workspace, network=mode.network, seccomp_fd=fd), *flags, "--", *inner]
         else:
-            argv = [sys.executable, "-I", "-S", str(REAPER), *inner]
+            argv = [sys.executable, "-I", "-S", str(REAPER), str(os.getpid()), *inner]
         return subprocess.Popen(
             argv,
             cwd=workspace,
