@@ -314,3 +314,29 @@ async def test_x_says_why_an_export_failed_on_any_error(tmp_path: Path, monkeypa
         await until(pilot, lambda: any(t.startswith("Export failed") for t in _toasts(app)))
         assert "FileNotFoundError" in next(t for t in _toasts(app) if t.startswith("Export failed"))
         assert app.is_running and not list(tmp_path.glob("tapedeck-*.html"))
+
+
+async def test_a_note_on_a_log_replaced_while_it_was_written_is_not_saved(tmp_path: Path) -> None:
+    """The note dialog names a seq of the log as it was when ``a`` opened it. A log truncated and rewritten with
+    another session meanwhile got the note anyway, on that seq (another event, or none) in a sidecar labelled
+    with the new session. The note is now refused, in a toast that says why, and nothing is written."""
+    from tests.tui.logs import HEADER, Log
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press(*"look here")
+        live = app.live
+        assert live is not None
+        epoch = live.epoch
+        other = Log({**HEADER, "id": "another-session"})
+        other.turn(1, "a new task", "out")
+        path.write_bytes(other.lines())
+        await until(pilot, lambda: live.epoch != epoch)
+        await pilot.press("enter")
+        await until(pilot, lambda: any("not saved" in t for t in _toasts(app)))
+        await settle(pilot)
+        assert not any(os.path.lexists(p) for p in sidecar_paths(path)), load_notes(path)

@@ -84,9 +84,17 @@ class ShareActions:
         if block is not None and seq not in notes:
             seq = next((s for s in sorted(notes) if block.start <= s < block.end), seq)
 
+        live: Any = self.live  # type: ignore[attr-defined]
+        epoch = live.epoch  # the file the seq belongs to
+
         def asked(text: str | None) -> None:
-            if text is not None:
-                self._write_note(seq, text)
+            if text is None:
+                return
+            if live.epoch != epoch:  # truncated or replaced while the note was written: seq is another event now
+                self.notify(f"Note not saved: the log was truncated or replaced while it was written, so seq {seq} "  # type: ignore[attr-defined]
+                            "is no longer the event it was on.", severity="error", timeout=8)  # fmt: skip
+                return
+            self._write_note(seq, text)
 
         hint = "Kept beside the log, never in it. Enter saves (empty: removes), ctrl+j starts a new line, Esc cancels."
         note = notes.get(seq, "")
