@@ -169,6 +169,7 @@ _NETRC = re2.compile(
 # backslash, which the end's escape does not match
 _NETRC_LINE_HEAD = rb"(?:^|[\r\n\"]|\\[nr])" + _NETRC_BLANK + rb"*password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
 _NETRC_LINE = re2.compile(_NETRC_LINE_HEAD + _NETRC_BLANK + rb"*(?:$|[\r\n\"]|(?:\\\\)*\\[nr\"])")
+_PARSER_TOKEN = re.compile(rb"(?i)\b(?:un)?expected[ \t]+token\Z")  # a parser's error: ``Unexpected token: Identifier``
 _PROSE_WORD = re.compile(rb"[a-z]+\.?")  # ``password expired.``: an error message's words
 _PROSE_LINE = re.compile(rb"(?:[ \t]+[a-z]+)+[.!]?[ \t]*(?:\Z|[\r\n\"]|\\[nr\"])")  # words to the end of a line
 _NETRC_NAME = re.compile(rb"(?i)netrc")
@@ -314,6 +315,8 @@ def _secret_value(data: bytes, m: Any) -> bool:
     ``db_password: root``): elsewhere such a value is as likely a short name in code (``password=pwd``, ``{ token:
     tok }``)."""
     value, quoted = m.group(3), m.group(2) is not None
+    if value.isalpha() and _PARSER_TOKEN.search(data, max(0, m.start(1) - 16), m.end(1)):  # a parser's word for
+        return False  # what it found (``Identifier``), not a test's ``expected token: abc123``
     if quoted:  # all of it, to the closing quote: ``psk="my home wifi"`` is more than ``my``
         value = data[m.start(3) : _quoted_end(data, m, 3)]
         return len(value) >= SHORTEST and _literal_secret(value)

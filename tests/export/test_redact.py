@@ -734,6 +734,22 @@ Enter the password: it is in the vault
 """
 
 
+PARSER_ERRORS = """SyntaxError: Unexpected token: Identifier
+error: expected token: Semicolon, found Comma
+line 3 can expected token: Should both module option
+  File "x.py", line 2: unexpected token: Keyword
+"""
+
+
+def test_a_parser_s_unexpected_token_is_no_secret() -> None:
+    """A parser's ``Unexpected token: Identifier`` (an error message an agent's tool results are full of) lost
+    the token it names, which reads like a password after ``token:``."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(PARSER_ERRORS) == PARSER_ERRORS and sum(r.summary().values()) == 0
+    assert r.text("invalid token: Hunter2pw") == "invalid token: [redacted key]"
+    assert r.text("AssertionError: expected token: abc123def") == "AssertionError: expected token: [redacted key]"
+
+
 def test_ordinary_yaml_and_prose_with_a_one_word_key_stay() -> None:
     """A one-word key's config line is no secret when its value is a setting, a number, a literal in any case
     (``Token: Optional``), a reference, the key's own name, or prose follows it on its line (``passwd``'s own
