@@ -100,11 +100,17 @@ def project(signals: Signals, window: int, now: int | None = None) -> Projection
     )
 
 
-def _usage_sample(event: Mapping[str, Any]) -> bool:
-    """Whether a chunk event is a usage sample (what ``Signals`` prices of a chunk)."""
+def _usage_of(event: Mapping[str, Any], etype: Any) -> dict[str, Any] | None:
+    """The usage object of a usage sample, a chunk's or an assistant message's (what ``Signals`` prices), else None."""
     data = event.get("data")
-    chunk = data.get("chunk") if isinstance(data, dict) else None
-    return isinstance(chunk, dict) and chunk.get("type") == "usage" and isinstance(chunk.get("usage"), dict)
+    if not isinstance(data, dict):
+        return None
+    if etype == _CHUNK:
+        chunk = data.get("chunk")
+        usage = chunk.get("usage") if isinstance(chunk, dict) and chunk.get("type") == "usage" else None
+    else:
+        usage = data.get("usage") if etype == "assistant/message" else None
+    return usage if isinstance(usage, dict) else None
 
 
 class RateFold:
@@ -129,14 +135,16 @@ class RateFold:
     def observe(self, seq: int, event: Mapping[str, Any], read: ReadBack) -> None:
         """Fold event ``seq``, one of ``TYPES`` (of other types only the clock is taken); ``read`` reads the
         events before it back."""
-        if event.get("type") == _CHUNK and not _usage_sample(event):  # a stream's finish: only the clock, as unseen
+        etype = event.get("type")
+        usage = _usage_of(event, etype)
+        if usage is None and etype == _CHUNK:  # a stream's finish: only the clock, as unseen
             return
         signals = self.signals
         when = event.get("time")
         if when.__class__ is not int or when < MIN_EPOCH_MS or signals.first_time is None:
             self._catch_up(seq, read)
         signals.seq = seq - 1  # what its own seq falls back on, when it has none
-        signals.observe(event, self.book, self.window)
+        signals.observe(event, self.book, self.window, usage)  # a usage sample: only its price, which is read
         signals.seq = self.known = seq
 
     def finish(self, end: int, read: ReadBack) -> None:

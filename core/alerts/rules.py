@@ -132,9 +132,14 @@ class Signals:
     class_change: tuple[str, str, int] | None = None
 
     # the fold ------------------------------------------------------------------------------------------------
-    def observe(self, event: Mapping[str, Any], price: Pricing, window_ms: int) -> frozenset[str]:
+    def observe(
+        self, event: Mapping[str, Any], price: Pricing, window_ms: int, sample: dict[str, Any] | None = None
+    ) -> frozenset[str]:
         """Fold one event (in seq order); ``price`` knows the models' prices and windows, ``window_ms`` is the
-        run rate's window. Returns the causes whose inputs changed."""
+        run rate's window. Returns the causes whose inputs changed. With ``sample``, the usage object of the usage
+        sample ``event`` is (a chunk's or an assistant message's, its ``data`` an object), only what
+        ``core.alerts.rate.project`` reads of it is folded (the seq, the clock and its price, not the context it
+        reports) and no cause is returned."""
         seq = self.moved(event)
         when = event.get("time")
         if when.__class__ is not int:
@@ -144,6 +149,9 @@ class Signals:
             self.first_time = when if self.first_time is None else self.first_time
         if INVALID in event:  # ``is_invalid``
             return frozenset()
+        if sample is not None:
+            self._priced(seq, event["data"], sample, price)
+            return _NONE
         etype = event.get("type")
         data = event.get("data")
         if data.__class__ is not dict:
@@ -297,11 +305,16 @@ class Signals:
         )
         self.context_tokens = (tokens, seq)
         self.window = self.logged_window or price.window(self.model)
+        return _PRICED if self._priced(seq, data, usage, price) else _CONTEXT
+
+    def _priced(self, seq: int, data: dict[str, Any], usage: dict[str, Any], price: Any) -> bool:
+        """Price a usage sample of the step ``data`` names: the step's cost (a later sample replaces the earlier
+        one), the session's and the spend window's; False when its model has no price."""
         turn, step = data.get("turn"), data.get("step")
         key = (turn if turn.__class__ is int else int_or_none(turn) or 0, step if step.__class__ is int else int_or_none(step) or 0)
         usd = price.usd(self.model, usage)
         if usd is None:
-            return _CONTEXT
+            return False
         steps = self.turn_usd.setdefault(key[0], {})
         if key[1] not in steps:
             self.priced_steps += 1
@@ -311,7 +324,7 @@ class Signals:
         self.cost_seq = seq
         if self.last_time is not None:
             self.spend.append((self.last_time, added, seq))
-        return _PRICED
+        return True
 
     def _compaction(self, seq: int, data: dict[str, Any], price: Any) -> frozenset[str]:
         """DSH's compaction summary call, billed from the usage its event logs (as ``core.rebuild.cost`` bills it):
