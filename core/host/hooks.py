@@ -381,7 +381,7 @@ class PolicyHooks:
         base, taken, last, config = self._ahead
         fresh = len(ahead) - taken  # how many arrived since, when none of those taken in was withdrawn
         newest = list(itertools.islice(reversed(ahead), fresh + 1)) if base is self._config and fresh >= 0 else []
-        if taken and len(newest) == fresh + 1 and newest[-1] is last:
+        if taken and newest and len(newest) == fresh + 1 and newest[-1] is last:
             todo = newest[-2::-1]  # those after the last taken in, oldest first
         else:  # the first since a step, the config in force changed, or one taken in was withdrawn: all again
             todo, config = list(ahead), self._config

@@ -427,6 +427,28 @@ def test_sending_and_withdrawing_in_turn_costs_the_same_however_many_wait(
     run.join()
 
 
+def test_a_config_set_after_a_step_applied_those_before_it_is_checked_afresh(tmp_path: Path, server: ChatServer) -> None:
+    # the check kept how many config.set requests it had taken in; once a step applied two, the next arrival found
+    # none waiting and read past the end of the list (IndexError): it was rejected as the host failing on it
+    gates = [tmp_path / "ws" / "one", tmp_path / "ws" / "two"]
+    server.push(*[_tool_reply(f"while [ ! -e {g} ]; do sleep 0.05; done; echo ok") for g in gates], text_reply("done"))
+    run = Running(tmp_path, server, ["wait for the gates"])
+    _wait(lambda: run.events("tool/call"))
+    first = [run.send("config.set", {"key": "slice.fold.pinSteps", "value": v}) for v in (1, 2)]
+    _wait(lambda: run.outcome(first[-1], final=False))
+    gates[0].touch()
+    applied = [_wait(lambda rid=rid: run.outcome(rid)) for rid in first]
+    assert [a["data"]["outcome"] for a in applied] == [control.APPLIED] * 2, applied
+    _wait(lambda: len(run.events("tool/call")) == 2)
+    rid = run.send("config.set", {"key": "slice.fold.pinSteps", "value": 0})
+    answer = _wait(lambda: run.outcome(rid, final=False))
+    assert answer["data"]["outcome"] != control.REJECTED, answer
+    gates[1].touch()
+    run.join()
+    assert run.outcome(rid)["data"]["outcome"] == control.APPLIED  # type: ignore[index]
+    assert [o.reason["kind"] for o in run.outcomes] == ["completed"]
+
+
 def test_an_expand_that_cannot_succeed_is_rejected_on_arrival(tmp_path: Path, server: ChatServer) -> None:
     server.push(_slow_text())
     run = Running(tmp_path, server, ["think"])
