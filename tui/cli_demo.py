@@ -2,14 +2,15 @@
 
 The host runs as a separate process (``tapedeck run`` with the bundled script), exactly as it would for a
 real session; the TUI follows its log and sends operator requests through the control inbox. The host lives only
-as long as the TUI: quitting asks it to stop through the inbox, a closed terminal (SIGHUP) quits the TUI the same
-way, and if the TUI process dies anyway the kernel kills the host (``PR_SET_PDEATHSIG``); without the TUI, the
+as long as the TUI: quitting asks it to stop through the inbox, a closed terminal (SIGHUP) or a SIGTERM quits the TUI
+the same way, and if the TUI process dies anyway the kernel kills the host (``PR_SET_PDEATHSIG``); without the TUI, the
 demo process stands for it. The throw-away workspace is removed on exit unless ``--keep``.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import ctypes
 import math
@@ -138,11 +139,26 @@ def _watch(
             cleanup()
             os._exit(128 + signal.SIGHUP)
 
-        previous = signal.signal(signal.SIGHUP, hangup)
+        app = TapedeckApp(log, follow=True, hint=FIRST_RUN_HINT)
+        terminated: list[int] = []
+
+        def terminate(*_: object) -> None:
+            # Asked to end (kill, a service manager): quit as q does, so the terminal is given back, then stop the
+            # host and clean up; before or after the TUI runs there is nothing to give back.
+            terminated.append(signal.SIGTERM)
+            try:
+                asyncio.get_running_loop().call_soon_threadsafe(app.exit)
+            except RuntimeError:
+                raise SystemExit(128 + signal.SIGTERM) from None
+
+        previous = signal.signal(signal.SIGHUP, hangup), signal.signal(signal.SIGTERM, terminate)
         try:
-            TapedeckApp(log, follow=True, hint=FIRST_RUN_HINT).run()
+            app.run()
         finally:
-            signal.signal(signal.SIGHUP, previous)
+            signal.signal(signal.SIGHUP, previous[0])
+            signal.signal(signal.SIGTERM, previous[1])
+        if terminated:
+            raise SystemExit(128 + signal.SIGTERM)
     finally:
         _stop(host, log)
 

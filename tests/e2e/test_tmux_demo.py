@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import time
 import uuid
@@ -76,5 +77,29 @@ def test_pausing_the_demo_from_its_tui_holds_the_host_and_resuming_completes_it(
         # between two turns (the next task then starts it); then it lingers for the TUI
         assert states[paused + 1] in ("running", "idle") and "running" in states[paused + 1 :]
         assert states[-1] == "idle"
+    finally:
+        tmux.kill()
+
+
+def test_a_demo_told_to_end_gives_the_terminal_back_stops_its_host_and_cleans_up(tmp_path: Path) -> None:
+    """SIGTERM (``kill``, a service manager) killed the demo where it stood: the terminal stayed on the TUI's screen
+    (the alternate screen, with mouse reporting), and the throw-away workspace stayed; it now quits as ``q`` does."""
+    root = tmp_path / "sessions"
+    name = f"td-demo-{uuid.uuid4().hex[:8]}"
+    env = {"TAPEDECK_HOME": str(tmp_path / "home"), "TERM": "xterm-256color"}
+    tmux = Tmux(name, [str(TAPEDECK), "demo", "--sessions-root", str(root), ";", "echo", "DEMO-EXITED-$?"], env)
+    try:
+        log = _wait(lambda: next(iter(root.glob("*/*/session.jsonl")), None), "the demo's log")
+        state = _wait(lambda: (s := read_host_state(log)).live and s.pid and s, "a live host")
+        tmux.wait_for(lambda text: "tapedeck" in text, "the TUI")
+        demo = int(Path(f"/proc/{state.pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        workspace = Path(read_log(log).header["cwd"])
+        os.kill(demo, signal.SIGTERM)
+        _wait(tmux.exited, "the demo's end")
+        screen = tmux.screen()
+        assert "DEMO-EXITED-143" in screen and "removed" in screen, screen
+        assert tmux._run("display-message", "-p", "-t", tmux.name, "#{alternate_on}").strip() == "0"
+        _wait(lambda: not _alive(state.pid), "the host to end", timeout=20)
+        assert read_host_state(log).state == "exited" and not workspace.exists()
     finally:
         tmux.kill()
