@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from textual.widgets import DataTable
 
 from tests.tui.logs import append, policy_log, streaming_log
 from tests.tui.pilot import main_screen, make_app, settle, until
@@ -170,6 +171,34 @@ async def test_request_keys_after_the_log_was_replaced_by_a_shorter_one(fixtures
         await settle(pilot)
         assert app.is_running and app.screen is screen
         assert 0 <= screen.index < len(screen.travel.points) == 3
+
+
+@pytest.mark.anyio
+async def test_the_request_view_shows_the_new_logs_request_once_the_log_was_replaced(
+    fixtures_dir: Path, tmp_path: Path
+) -> None:
+    """A log replaced (or truncated and rewritten) under an open request view left the view showing the old log's
+    request (``request 6/6``, its messages and diff) as if it were the open log's, until a key was pressed; the view
+    now rebuilds from the new log at once: its request at the same place, else its last."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("R")  # the last request of six
+        await until(pilot, lambda: isinstance(app.screen, RequestScreen))
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, RequestScreen)
+
+        def heading() -> str:
+            return str(screen.query_one("#request-heading").render())
+
+        assert heading().startswith("request 6/6"), heading()
+        replacement = tmp_path / "new.jsonl"
+        shutil.copy(fixtures_dir / "compaction-recovery.session.jsonl", replacement)
+        replacement.replace(path)  # three requests
+        await until(pilot, lambda: heading().startswith("request 3/3 · turn 1 step 2 attempt 2"))
+        assert app.screen is screen and len(screen.query_one(DataTable).rows) == 4
 
 
 @pytest.mark.anyio

@@ -24,6 +24,7 @@ from core.rebuild.request_diff import break_location
 from core.shared.text import printable
 from core.shared.wire import call_text
 from tui.failures import READ_ERRORS, report_log_failure
+from tui.live import SessionUpdated
 from tui.screens.stacked import while_stacked
 from tui.travel import RequestView, TimeTravel
 from tui.widgets.footer import PriorityFooter
@@ -163,6 +164,12 @@ class RequestScreen(Screen[None]):
     def action_close(self) -> None:
         """Back to where the view was opened."""
         self.dismiss(None)
+
+    def on_session_updated(self, message: SessionUpdated) -> None:
+        """The log was truncated or replaced: the request shown was the old log's, so it is rebuilt from the new one
+        (the request at the same place, else its last); appends leave it as it is."""
+        if message.reset:
+            self._load(self.index)
 
     def action_move(self, step: int) -> None:
         """One request back or forward (counting the requests that went out since the view was opened)."""
