@@ -12,6 +12,7 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_types, check_utf8
 from core.cli.common import emit, for_terminal, guarded, warn
 from core.shared.errors import TapedeckError, seq_not_in_log
+from core.shared.text import counted
 
 if TYPE_CHECKING:
     from core.export.build import ExportOptions
@@ -51,11 +52,11 @@ def _export(args: argparse.Namespace) -> None:
         doc = export_to_file(args.path, where, fmt, options)
     counts = doc["redaction"]
     said = ", ".join(f"{n} {kind}" for kind, n in counts.items()) if counts is not None else "off"
-    rows = f"{doc['shown']} of {doc['rows']}" if doc["shown"] != doc["rows"] else doc["rows"]
-    noun = "row" if doc["rows"] == 1 else "rows"
+    total = counted(doc["rows"], "row")
+    rows = f"{doc['shown']} of {total}" if doc["shown"] != doc["rows"] else total
     f = doc["filter"]
     filtered = f" (filter: {f['text']}; {f['rowsLeftOut']} left out)" if f else ""
-    sys.stderr.write(f"tapedeck: exported {rows} {noun}{filtered} to {where} (redaction: {said})\n")
+    sys.stderr.write(f"tapedeck: exported {rows}{filtered} to {where} (redaction: {said})\n")
 
 
 SUFFIXES = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html", ".htm": "html"}

@@ -42,6 +42,12 @@ def printable(text: str) -> str:
     return text.translate(_PICTURES) if _CONTROLS.search(text) else text
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, in the plural unless ``n`` is one (``1 row``, ``0 rows``; nouns whose plural takes an
+    ``s``)."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def cell_len(text: str) -> int:
     """The cells ``text`` takes on a terminal: two for a wide character (CJK, most emoji: East Asian Width W or
     F), none for a combining mark or a format character (a joiner, a variation selector), one for any other."""

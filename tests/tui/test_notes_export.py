@@ -273,6 +273,20 @@ async def test_x_with_a_filter_on_exports_the_rows_the_filter_shows(
         assert f"<tr><th>filter</th><td>{html.escape(flt.describe())} (" in page
 
 
+async def test_x_names_one_row_in_the_singular(tmp_path: Path) -> None:
+    """A filter that lets one row through had the toast say "(1 rows)" (the CLI says "1 row" since cd2d4c7)."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        screen.export_dir = tmp_path
+        screen._set_filter(EventFilter(types=("tapedeck/route",)))
+        await until(pilot, lambda: len(screen.events.view) == 1)
+        await pilot.press("X")
+        await until(pilot, lambda: any(t.startswith("Exported ") for t in _toasts(app)))
+        said = next(t for t in _toasts(app) if t.startswith("Exported "))
+        assert "(1 row) and the surface now" in said, said
+
+
 async def test_x_with_a_filter_whose_regex_reads_as_markup_says_what_it_exported(tmp_path: Path) -> None:
     """The toast was markup: a filter regex with a bracket pair such as ``[/\\]`` (a path's separator) is a closing
     tag to it, and the export's toast crashed the TUI (MarkupError) once the page was written."""

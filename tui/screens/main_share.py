@@ -15,6 +15,7 @@ from core.export.naming import export_name
 from core.read.event_filter import EventFilter
 from core.read.notes import load_notes, set_note
 from core.shared.errors import TapedeckError
+from core.shared.text import counted
 from tui.screens.confirm import AskScreen
 
 
@@ -124,19 +125,19 @@ class ShareActions:
         named = flt.describe().replace("{", "{{").replace("}", "}}") if flt is not None else ""
         listed = f"the list filtered by {named}" if flt is not None else "the list"
         if stop is None:
-            whole = f"{listed} ({{rows}} rows)" if flt is not None else "the whole list ({rows} rows)"
+            whole = f"{listed} ({{rows}})" if flt is not None else "the whole list ({rows})"
             what = f"the surface now and {whole}" if self.mode == "surface" else f"{whole} and the surface now"
         elif self.mode == "surface":
-            what = f"the surface {stop.moment.label()} ({len(stop.surface)} messages) and {listed} up to it"
+            what = f"the surface {stop.moment.label()} ({counted(len(stop.surface), 'message')}) and {listed} up to it"
         else:
-            what = f"{listed} up to {stop.moment.label().removeprefix('at ')} ({{shown}} of {{rows}} rows) and the surface then"
+            what = f"{listed} up to {stop.moment.label().removeprefix('at ')} ({{shown}} of {{rows}}) and the surface then"
         live: Any = self.live  # type: ignore[attr-defined]
         self._export(live.path, live.session.id, at, what, flt)
 
     @work(thread=True, group="export", exclusive=True, exit_on_error=False)
     def _export(self, log: Path, session_id: str, at: int | None, what: str, flt: EventFilter | None) -> None:
         """Find where to write and write the export, and say in a toast how it ended, whatever failed (``what``: the
-        toast's words for it, given the document's ``rows`` and ``shown``; ``flt``: the list's filter, when on)."""
+        toast's words for it, given the document's ``rows`` counted and ``shown``; ``flt``: the list's filter, when on)."""
         # imported here, in the worker: the export's modules are 3 MiB of every TUI process's memory otherwise
         from core.export.build import ExportOptions
         from core.export.redact import Redactor
@@ -148,7 +149,8 @@ class ShareActions:
             options = ExportOptions(at=at, cut=at is not None, redactor=Redactor(), filter=flt)
             doc = export_to_file(log, target, "html", options)
             redacted = sum(doc["redaction"].values())
-            said = f"Exported {what.format(rows=doc['rows'], shown=doc['shown'])} to {target} ({redacted} redactions)."
+            rows = counted(doc["rows"], "row")
+            said = f"Exported {what.format(rows=rows, shown=doc['shown'])} to {target} ({counted(redacted, 'redaction')})."
             severity = "information"
         except Exception as exc:  # noqa: BLE001 - any failure ends in a toast that names it, never in silence
             cause = str(exc) if isinstance(exc, TapedeckError) else f"{type(exc).__name__}: {exc}"
