@@ -688,7 +688,8 @@ class SessionBridge {
   // outcome and whose run no instance began. After a reload (no `gone`) they run now, or wait for idle again. When
   // the bridge that read them is gone (DSH stopped or killed, the plugin unloaded), each is cancelled with `gone` as
   // the reason, as our host cancels what the host before it had not applied: a rewind must not fire minutes later,
-  // in a turn its sender never saw. A queued one still runs now, unless its sender withdrew it.
+  // in a turn its sender never saw; one whose time ran out is expired, as on our host. A queued one still runs now,
+  // unless its sender withdrew it.
   recoverRead(gone) {
     if (this.cursor.offset === 0) return;
     const opened = this.openInbox();
@@ -709,9 +710,10 @@ class SessionBridge {
       if (!id || seen.has(id) || this.final.has(id) || begun.has(id) || entry.error) continue;
       if (this.started.has(id) && !(gone && this.pending.has(id))) continue; // it ran (one acknowledged is cancelled)
       seen.add(id);
-      if (gone && this.withdrawn.has(id)) this.outcome(entry.request, "cancelled", "withdrawn by its sender");
-      else if (gone && !entry.request.queued) this.outcome(entry.request, "cancelled", gone);
-      else this.admit(entry.request, true);
+      const { request } = entry;
+      if (gone && this.withdrawn.has(id)) this.outcome(request, "cancelled", "withdrawn by its sender");
+      else if (gone && !request.queued && !(request.expires <= Date.now())) this.outcome(request, "cancelled", gone);
+      else this.admit(request, true); // it runs now or at idle; one whose time ran out is answered expired
     }
   }
 
