@@ -281,15 +281,9 @@ class CheckpointsScreen(PolicyScreen):
         mark_id = chosen.preview.mark.mark_id
         preview = {"seq": view.seq, "nodes": len(chosen.preview.region.shadowed_seqs), "chars": chosen.preview.folded_chars}
 
-        def decided(confirmed: bool | None) -> None:
-            if confirmed:
-                self.say("")
-                self.send_request(
-                    "rewind", {"markId": mark_id, "preview": preview}, f"rewind checkpoint {mark_id}"
-                )
-
-        self.app.push_screen(
-            ConfirmScreen(f"Rewind to checkpoint {mark_id}?", rewind_summary(view, chosen), "Rewind"), decided
+        self.confirm_then(
+            ConfirmScreen(f"Rewind to checkpoint {mark_id}?", rewind_summary(view, chosen), "Rewind"),
+            lambda: self.send_request("rewind", {"markId": mark_id, "preview": preview}, f"rewind checkpoint {mark_id}"),
         )
 
     def _selected_mark(self) -> int | None:

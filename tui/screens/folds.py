@@ -354,12 +354,7 @@ class FoldsScreen(PolicyScreen):
             "into the context."
         )
 
-        def decided(confirmed: bool | None) -> None:
-            if confirmed:
-                self.send_request(
-                    "expand", {"seq": line.original}, f"expand seq {line.original} ({line.tool})"
-                )
-
-        self.app.push_screen(
-            ConfirmScreen(f"Expand seq {line.original} for the model?", body, "Expand"), decided
+        self.confirm_then(
+            ConfirmScreen(f"Expand seq {line.original} for the model?", body, "Expand"),
+            lambda: self.send_request("expand", {"seq": line.original}, f"expand seq {line.original} ({line.tool})"),
         )

@@ -38,6 +38,7 @@ from core.read.session import Session
 from core.read.summary import human_chars
 from core.shared.errors import TapedeckError
 from core.shared.text import js_json, printable
+from tui.screens.confirm import ConfirmScreen
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_toasts
 from tui.widgets.footer import PriorityFooter
@@ -429,6 +430,23 @@ class PolicyScreen(Screen[None]):
         self.query_one("#policy-message", Static).update(
             Text(message, style="bold red" if error else "") if message else ""
         )
+
+    def confirm_then(self, dialog: ConfirmScreen, send: Callable[[], None]) -> None:
+        """Push ``dialog`` and ``send`` on yes, unless the log was truncated or replaced while it was up: the seqs and
+        marks it described are another session's events now (or none), so nothing is sent and the message says so."""
+        epoch = self.live.epoch
+
+        def decided(confirmed: bool | None) -> None:
+            if not confirmed:
+                return
+            if self.live.epoch != epoch:
+                self.say("Not sent: the log was truncated or replaced while the dialog was up, so what it described "
+                         "is gone.", error=True)  # fmt: skip
+                return
+            self.say("")
+            send()
+
+        self.app.push_screen(dialog, decided)
 
     def send_request(self, op: str, args: dict[str, Any], label: str) -> None:
         """Append a control request through the live session; its outcome appears in the panel."""

@@ -218,6 +218,27 @@ async def test_config_change_applied_updates_values_and_history(tmp_path: Path) 
         assert history.row_count == 2
 
 
+async def test_a_confirm_answered_after_the_log_was_replaced_sends_nothing(tmp_path: Path) -> None:
+    """The expand dialog names a seq of the log as it was when ``x`` opened it; a log truncated and rewritten (here
+    with another session) while it was up still got ``expand`` of that seq, another event of another session now,
+    on 'y'. What the dialog described is gone: nothing is sent, and the message line says why."""
+    path = demo(tmp_path / "s")
+    other = demo(tmp_path / "other")
+    other.write_bytes(other.read_bytes().replace(b'"demo-1"', b'"demo-2"'))
+    app = PolicyHarness(path, FoldsScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("down", "down", "x")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        other.replace(path)
+        await settle(pilot, lambda: app.live.session.id == "demo-2")
+        await pilot.press("y")
+        await settle(pilot, lambda: app.screen is screen)
+        assert read_inbox(path) == []
+        assert "truncated or replaced" in text(screen.query_one("#policy-message", Static))
+
+
 async def test_expand_a_folded_result_for_the_model(tmp_path: Path) -> None:
     path = demo(tmp_path / "s")
     app = PolicyHarness(path, FoldsScreen, follow=True)
