@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,15 @@ if TYPE_CHECKING:
 EXIT_FAILED = 1  # a turn ended without completing (an error, a block, the output limit)
 EXIT_STOPPED = 4  # the operator's stop cut the run short
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a process SIGINT ended
+EXIT_TERMINATED = 143  # SIGTERM (kill, a service manager's stop), as shells report it
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken as Ctrl-C is: the run ends where it stands, the host closes, its log stays resumable."""
+
+
+def _terminate(_signum: int, _frame: object) -> None:
+    raise Terminated
 
 
 def find_session(root: Path, session_id: str) -> Path:
@@ -110,15 +120,18 @@ def _run(args: argparse.Namespace) -> int:
         )
     progress(f"session {host.session.id}\nlog {host.writer.path}")
     outcomes: list[TurnOutcome] | None = None
+    ended: KeyboardInterrupt | None = None
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         outcomes = host.run()
-    except KeyboardInterrupt:  # Ctrl-C: the log stays as a kill would leave it, resumable
-        pass
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the log stays as a kill would leave it, resumable
+        ended = exc
     finally:
+        signal.signal(signal.SIGTERM, previous)
         host.close()
     if outcomes is None:
-        return fail(f"interrupted; `{_resume_command(args, host.session.id, host.writer.path)}` continues the session",
-                    EXIT_INTERRUPTED)  # fmt: skip
+        how, code = ("terminated", EXIT_TERMINATED) if isinstance(ended, Terminated) else ("interrupted", EXIT_INTERRUPTED)
+        return fail(f"{how}; `{_resume_command(args, host.session.id, host.writer.path)}` continues the session", code)
     payload = {
         "session": host.session.id,
         "log": str(host.writer.path),
@@ -173,7 +186,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "operator's stop cut the run short (it ended a turn, or a task never ran; a --linger host stopped "
             "while idle after its tasks exits 0), 2 when the run could not start or had to stop because its log was cut "
             "short, replaced or removed under it or could not be written (a full disk), 130 when Ctrl-C interrupted "
-            "it (the session stays as it was, for --resume)."
+            "it, 143 when a SIGTERM ended it the same way (the session stays as it was, for --resume)."
         ),
     )
     p.add_argument("task", nargs="*", metavar="TASK", help="the task prompt(s); each becomes one turn")

@@ -267,3 +267,28 @@ def test_requests_a_killed_host_never_read_are_cancelled_at_resume_for_what_happ
               if e["type"] == "tapedeck/control" and e["data"]["outcome"] == "cancelled"}  # fmt: skip
     assert [errors[rid] for rid in sent] == ["the host it was sent to died before reading it"] * 2
     assert "sent while no host was running this session" in errors[left]
+
+
+def test_sigterm_ends_the_run_as_ctrl_c_does_and_the_session_resumes(
+    tmp_path: Path, spawn: Callable[..., _Process]
+) -> None:
+    """A service manager's stop (or kill) ended the run where it stood: exit 143 with not a word, host.json left
+    'running', the inbox unanswered; it now ends as Ctrl-C does (the host closed, the resume command named)."""
+    script = tmp_path / "script.json"
+    sleeper = {"name": "bash", "arguments": {"command": "sleep 60"}}
+    script.write_text(json.dumps({"responses": [{"toolCalls": [sleeper]}, {"text": "done"}]}))
+    workspace, root = tmp_path / "ws", tmp_path / "root"
+    workspace.mkdir()
+    common = ["--provider", f"scripted:{script}", "--sessions-root", str(root)]
+    first = spawn("first", "task", *common, "--workspace", str(workspace), "--session-id", "s1")
+    log = log_path(root, str(workspace), "s1", False)
+    first.wait_for(lambda: log.exists() and any(e["type"] == "tool/call" for e in read_log(log).events))
+    first.proc.send_signal(signal.SIGTERM)
+
+    assert first.proc.wait(30) == 143
+    said = first.text()
+    assert "Traceback" not in said and "`tapedeck run " in said.splitlines()[-1], said
+    assert _state(log)[0] == "exited"
+    hint = said.splitlines()[-1].split("`")[1]
+    second = spawn("second", *shlex.split(hint)[2:])
+    assert second.proc.wait(60) == 0, second.text()
