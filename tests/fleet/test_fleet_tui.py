@@ -401,3 +401,38 @@ def test_fleet_with_wide_titles(snap_compare: Snap, tmp_path: Path, size: tuple[
         await settle(pilot)
 
     assert snap_compare(_app([root]), terminal_size=size, run_before=shown)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("size", [(80, 24), (150, 45)], ids=["80x24", "150x45"])
+async def test_fleet_toasts_leave_the_status_line_the_labels_and_the_rows_needing_attention(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """The fleet's toasts (an alert, a request's answer, a root that cannot be read) stacked at Textual's bottom
+    right, over the status line (the filter in force, the roots not read) for their whole timeout. They now stack
+    over the bottom half of the table, where the rows needing attention (listed first) are not."""
+    from textual.geometry import Region
+    from textual.widgets._toast import Toast
+
+    from tui.widgets.footer import PriorityFooter
+
+    app = _app([_root(tmp_path)])
+    async with app.run_test(size=size, notifications=True) as pilot:
+        screen = await _loaded(pilot, 3)
+        await settle(pilot)
+        app.notify("pause to Port the CLI: applied", title="host", timeout=60)
+        app.notify("cache hit rate fell to 12% (seq 30, live-c)", title="Alert: cache", severity="warning",
+                   timeout=60)  # fmt: skip
+        await until(pilot, lambda: len(screen.query(Toast)) >= 2)
+        await settle(pilot)
+        await pilot.pause(0.1)
+        toasts = [t for t in screen.query(Toast) if t.display and t.parent is not None and t.parent.display]
+        assert toasts and any("cache hit rate" in str(t.render()) for t in toasts)
+        table = screen.query_one(DataTable).region
+        first_rows = Region(table.x, table.y, table.width, 1 + table.height // 2)  # the labels, attention first
+        for widget in ("#fleet-title", "#fleet-status", PriorityFooter):
+            region = screen.query_one(widget).region  # type: ignore[call-overload]
+            for toast in toasts:
+                assert not toast.region.overlaps(region), (widget, toast.region, region)
+        for toast in toasts:
+            assert table.contains_region(toast.region) and not toast.region.overlaps(first_rows), (toast.region, table)

@@ -27,6 +27,7 @@ from core.shared.errors import TapedeckError
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.stacked import while_stacked
+from tui.screens.toasts import stack_toasts
 from tui.widgets.footer import PriorityFooter
 
 WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with the state beside them
@@ -99,9 +100,16 @@ class FleetScreen(Screen[None]):
 
     @while_stacked
     def on_mount(self) -> None:
-        """Ask the feed for the rows."""
+        """Ask the feed for the rows and keep the toasts off the status line."""
+        self.screen_layout_refresh_signal.subscribe(self, self._place_toasts)
         self.query_one(DataTable).focus()
         self.feed.show(True)
+
+    def _place_toasts(self, screen: Screen[object]) -> None:
+        """The toasts stack up from the bottom of the table, in its lower half: the title, the column labels, the
+        rows needing attention (listed first), the status line and the footer stay in sight."""
+        table = self.query_one(DataTable).region
+        stack_toasts(self, top=False, edge=self.size.height - table.bottom, room=table.height // 2, keep_newest=True)
 
     def on_screen_resume(self) -> None:
         """Shown again (a session or a dialog above it closed): the feed posts the rows again."""
