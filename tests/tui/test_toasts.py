@@ -135,3 +135,35 @@ async def test_help_screen_toasts_leave_the_help_text(tmp_path: Path, size: tupl
             assert not toast.region.overlaps(box), (toast.region, box)
             assert screen.find_widget(toast).visible_region == toast.region, toast.region  # shown whole
         assert box.height >= size[1] // 2, box
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_request_view_toasts_leave_the_heading_the_labels_and_the_last_messages(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """In the request view (``R``) the toasts stacked at Textual's bottom right, over the request's last messages,
+    the newest turn's, for their whole timeout; they now stack under the table's column labels, over its first
+    messages (the system prompt and the oldest, the part the provider's cache holds), as on the policy screens."""
+    from tui.screens.request import RequestScreen
+
+    log = policy_log()
+    for n in range(4, 24):  # a request of more messages than the view has rows
+        log.turn(n, f"task {n}", "done")
+    app = make_app(log.write(tmp_path / "session.jsonl"), follow=True)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("R")
+        await until(pilot, lambda: isinstance(app.screen, RequestScreen) and app.screen.view is not None)
+        screen = app.screen
+        await settle(pilot)
+        toasts = await two_toasts(pilot, screen)
+        table = screen.query_one(DataTable)
+        region = table.region
+        table.scroll_end(animate=False)  # the last messages in sight
+        await settle(pilot)
+        last = Region(region.x, region.bottom - 2, region.width, 2)
+        labels = Region(region.x, region.y, region.width, table.header_height)
+        for name, widget in [("heading", screen.query_one("#request-heading").region), ("labels", labels),
+                             ("last message", last), ("footer", screen.query_one(PriorityFooter).region)]:  # fmt: skip
+            for toast in toasts:
+                assert not toast.region.overlaps(widget), (name, toast.region, widget)
