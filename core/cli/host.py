@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +35,20 @@ class Terminated(KeyboardInterrupt):
 
 def _terminate(_signum: int, _frame: object) -> None:
     raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Within: SIGTERM raises ``Terminated``. Only a process's main thread takes signals (``main`` run on another
+    thread, as tests run it, leaves them as they are)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def find_session(root: Path, session_id: str) -> Path:
@@ -121,13 +138,12 @@ def _run(args: argparse.Namespace) -> int:
     progress(f"session {host.session.id}\nlog {host.writer.path}")
     outcomes: list[TurnOutcome] | None = None
     ended: KeyboardInterrupt | None = None
-    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        outcomes = host.run()
+        with _sigterm_as_interrupt():
+            outcomes = host.run()
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the log stays as a kill would leave it, resumable
         ended = exc
     finally:
-        signal.signal(signal.SIGTERM, previous)
         host.close()
     if outcomes is None:
         how, code = ("terminated", EXIT_TERMINATED) if isinstance(ended, Terminated) else ("interrupted", EXIT_INTERRUPTED)
