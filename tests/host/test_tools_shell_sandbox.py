@@ -317,11 +317,12 @@ def test_a_command_does_not_outlive_a_host_killed_while_it_runs(
                             "--workspace", str(tmp_path / "ws"), "--sessions-root", str(tmp_path / "root"),
                             "--config", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
     try:
-        for _ in range(600):
-            if len(_host_pids_with(marker)) >= 2 or host.poll() is not None:
+        started = lambda: all(_host_pids_with(f"{name}-{marker}") for name in ("running", "orphan"))  # noqa: E731
+        for _ in range(600):  # both sleeps run: the sandbox (or the reaper) is set up, the host's death is watched
+            if started() or host.poll() is not None:
                 break
             time.sleep(0.05)
-        assert len(_host_pids_with(marker)) >= 2, "the command did not start"
+        assert started(), "the command did not start"
         host.kill()
         host.wait()
         assert _wait_gone(marker) == []
