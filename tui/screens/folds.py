@@ -33,12 +33,14 @@ from tui.screens.config import effective_config
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
+from tui.widgets.detail import clip
 
 FOLDED = "folded"
 EXPANDED = "expanded"
 PRUNED = "pruned"
 PINNED = "pinned"
 RAW = "raw"
+RESULT_LIMIT = 100_000  # chars the full result view holds: Textual's text area wraps what it holds on the UI thread
 
 _STATE = {fold.FOLDED: FOLDED, fold.UNFOLDED: EXPANDED, fold.REPLACED: PRUNED, fold.PINNED: PINNED}
 _STATE_STYLE = {FOLDED: "cyan", EXPANDED: "green", PRUNED: "magenta", PINNED: "yellow", RAW: ""}
@@ -331,7 +333,10 @@ class FoldsScreen(PolicyScreen):
         text = original_text(self.live.session, line.original)
         where = f" {line.path}" if line.path else ""
         title = f"{line.tool}{where} · seq {line.original} · {human_chars(len(text))} chars (original)"
-        self.app.call_from_thread(self.app.push_screen, ResultScreen(title, text))
+        shown, cut = clip(text, RESULT_LIMIT)  # the text area lays out (wraps) all it holds on the UI thread
+        if cut:
+            shown += f"\n\n[… {human_chars(cut)} more chars of the result are left out here.]"
+        self.app.call_from_thread(self.app.push_screen, ResultScreen(title, shown))
 
     def action_expand(self) -> None:
         """Ask the host to put the selected folded result back on the surface for the model."""

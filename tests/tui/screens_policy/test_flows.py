@@ -321,6 +321,29 @@ async def test_view_the_full_original_of_a_folded_result(tmp_path: Path) -> None
         await settle(pilot, lambda: isinstance(app.screen, FoldsScreen))
 
 
+async def test_the_full_view_of_a_huge_result_shows_its_head_and_counts_the_rest(tmp_path: Path) -> None:
+    """``v`` on a result of one 5 MB line (minified JSON, a log written without newlines) gave Textual's text area
+    the whole of it, which it wrapped on the UI thread: the TUI stood still for 17 s on opening (13 s more on End),
+    the log's appends and the keys waiting. The view now holds the result's first ``RESULT_LIMIT`` chars and says
+    how many it leaves out."""
+    from tests.tui.screens_policy.harness import LogBuilder
+    from tui.screens.folds import RESULT_LIMIT
+
+    log = LogBuilder()
+    log.start_turn("dump it")
+    log.calls([("bash", {"command": "cat dump.json"}, "word " * 1_000_000, False)])
+    app = PolicyHarness(log.write(tmp_path / "s"), FoldsScreen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot, lambda: isinstance(app.screen, ResultScreen))
+        result = app.screen
+        assert isinstance(result, ResultScreen)
+        assert result.text.startswith("word word ") and len(result.text) < RESULT_LIMIT + 200, len(result.text)
+        left_out = 5_000_000 - RESULT_LIMIT
+        assert result.text.endswith(f"{human_chars(left_out)} more chars of the result are left out here.]"), result.text[-200:]
+
+
 async def test_dsh_log_is_read_only_and_sends_nothing(tmp_path: Path) -> None:
     path = FIXTURES / "tool-call-turn.session.jsonl"
     app = PolicyHarness(path, CheckpointsScreen)
