@@ -14,6 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Tests assert behaviour, never time: Hypothesis's default deadline (200 ms an example) is a wall-clock check that a
+# loaded machine fails at random, so no property test has one.
+settings.register_profile("tapedeck", deadline=None)
+settings.load_profile("tapedeck")
 
 # Real DSH session logs, copied into the repository with their license and provenance (README.md there).
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "dsh"
