@@ -488,9 +488,10 @@ class ExportPass:
         redactor = self.options.redactor
         if redactor is None:
             return value, None
-        before = redactor.tally()
-        value = redactor.walk(value)
-        return value, redactor.take_back(before)
+        value, found = redactor.walk_found(value)
+        if found is not None:
+            redactor.uncount(found)
+        return value, found
 
     def _note(self, seq: int, end: int | None) -> str | None:
         """The note a row shows: the one on its event, or those on a stream's deltas ``seq`` to ``end``, each

@@ -148,7 +148,8 @@ class HtmlFormat:
         if later and self.cut:
             self.later += 1
             return b""
-        count_shown(self.found, found)
+        if found is not None:
+            count_shown(self.found, found)
         if not later:
             self.moment = r["seq"]
         if self.listed is not None:
