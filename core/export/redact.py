@@ -19,7 +19,8 @@ was replaced, by kind. What is replaced:
   ``PASSWORD=abc12``, ``secret: abc1``), an npm config's
   ``_auth=…``/``_authToken=…``, a Dockerfile's ``ENV API_KEY …`` and a ``.pgpass`` line's password, their quotes
   escaped too, as JSON text in a string has them, but not a value that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
-  ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``),
+  ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``)
+  but a password of digits (``PGPASSWORD=4711``),
   the value after an option named for one (``--password …``, ``--api-key …``: ``_option_value``), the password
   ``sshpass -p``, ``mysql -p…``, ``redis-cli -a`` and ``curl -u user:…`` take, a ``Cookie`` header's value and a
   netrc entry's password
@@ -130,6 +131,7 @@ _DOCKER_ENV = re2.compile(
     rb"((?:[^\s\"'\\]|\\[^\s\"'nrt])+(?:[ \t]+(?:[^\s\"'\\]|\\[^\s\"'nrt])+)*)"
 )
 # a JSON object's key named for a secret, as a quoted key before a value (``_PAIR``): its string value goes whole
+_PASSWORD_KEY = re.compile(rb"(?i:pass(?:word|wd|phrase)?|pwd?|psk)\Z")  # a key word named for a password
 _SECRET_KEY = re.compile("(?:" + _KEY_WORDS.decode() + r"|\bauth)\Z")
 # the value after a command-line option named for a secret (group 3; group 1 its name, group 2 a quote before the
 # value), unless it is code (``_option_value``): ``--password …``, ``--with-token …``, ``--api-key …``
@@ -307,7 +309,7 @@ def _secret_value(data: bytes, m: Any) -> bool:
     (``token = next_token()``), an attribute (``args.api_key``), a literal, a type or a constant (``None``,
     ``string``, ``MessageType``, ``FG_DEFAULT``), a name holding the key word assigned (``api_key=api_key``,
     ``self.password = password``), each also in Markdown's backticks; but any value of an env file's line
-    (``DB_PASSWORD=…``) or an npm config's (``_authToken=…``) is one but a number, a path or a setting word, and a constant or a variable of a config
+    (``DB_PASSWORD=…``) or an npm config's (``_authToken=…``) is one but a number (not a password's digits), a path or a setting word, and a constant or a variable of a config
     (``DB_PASSWORD = MyPassword``) and a key of several words on a config file's line of its own (``apiKey:
     MyApiKey``, ``client_secret: SuperSecret``, ``_config_line``) are assigned a value that reads like a class's
     name, not the class (but for a type's: ``api_key: SecretStr``). Under six characters only a quoted value, an
@@ -326,10 +328,10 @@ def _secret_value(data: bytes, m: Any) -> bool:
     upper = m.group(1).isupper()
     # an env file's ``DB_PASSWORD=…`` or an npm config's ``_auth=…``: data, whatever it looks like
     if sep == b"=" and upper or m.group(1).endswith(_NPM_KEYS):
-        return not _setting(value.decode(errors="replace"))
+        return _digit_password(m.group(1), value) or not _setting(value.decode(errors="replace"))
     config = _config_line(data, m)
-    if config and _setting(value.decode(errors="replace")):  # ``db_password: none``, ``DB_PASSWORD: 1234``
-        return False
+    if config and _setting(value.decode(errors="replace")) and not _digit_password(m.group(1), value):
+        return False  # ``db_password: none``, ``DB_PASSWORD: 123``, ``max_token: 4096``
     if len(value) < ENV_MIN_NAMED and not upper and not config:
         return False
     if _prose_after(data, m):
@@ -376,6 +378,12 @@ def _literal_secret(value: bytes) -> bool:
     """True when a quoted value after a key word is a secret: no placeholder, no colour (``"#d8dee9"``) and no
     setting word (``"none"``, ``"disabled"``)."""
     return not _placeholder(value) and not _COLOR.fullmatch(value) and value.decode(errors="replace").lower() not in _SETTINGS
+
+
+def _digit_password(key: bytes, value: bytes) -> bool:
+    """True when ``value`` is four digits or more after a key named for a password (``password: 12345678``,
+    ``PGPASSWORD=4711``): the password itself, where after a token's key a number is a count (``max_token: 4096``)."""
+    return len(value) >= 4 and value.isdigit() and _PASSWORD_KEY.search(key) is not None
 
 
 def _config_line(data: bytes, m: Any) -> bool:

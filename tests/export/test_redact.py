@@ -98,6 +98,8 @@ CONFIG = st.one_of(
                                "ENV PASSWORD={}", "client_secret: {}", "- db_password: {}",
                                "aws_secret_access_key = {}", "password: {}", "  secret: {}", "- token: {}"]),
               st.from_regex(r"[a-z]{2,4}[0-9]", fullmatch=True)),
+    st.tuples(st.sampled_from(["password: {}", "PGPASSWORD={}", "- db_password: {}", "  psk: {}", "passphrase = {}"]),
+              st.from_regex(r"[0-9]{4,12}", fullmatch=True)),  # a password of digits
 ).map(lambda t: (t[0].format(t[1]), t[1]))
 USERS = st.text(alphabet=string.ascii_lowercase + string.digits + "_-", min_size=1, max_size=10)
 SURROUND = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=24)
@@ -676,7 +678,7 @@ ENV DB_PASSWORD_FILE /run/secrets/db
 const { password: pw, token: tok } = creds; login(password=pwd, token=tok)
 useAuth: true; requirePassword: false; passwordMinLength: 12; tokenType: Bearer
 interface Props { apiKey: ApiKeyType; onToken: TokenHandler }  // def f(apiKey: ApiKey = None)
-PASSWORD=1234 TOKEN_TTL=3600 USE_AUTH=off API_KEY=
+PASSWORD=123 TOKEN_TTL=3600 USE_AUTH=off API_KEY=
 class Settings(BaseSettings):
     db_password: SecretStr
     DB_PASSWORD: PostgresDsn
@@ -722,7 +724,9 @@ token: null
 password: none
 secret: off
 db_password: none
-DB_PASSWORD: 1234
+DB_PASSWORD: 123
+max_token: 4096
+token: 1
 token: ${{ secrets.GITHUB_TOKEN }}
 password: "{{ vault_db_password }}"
 token: Token
@@ -748,6 +752,21 @@ def test_a_parser_s_unexpected_token_is_no_secret() -> None:
     assert r.text(PARSER_ERRORS) == PARSER_ERRORS and sum(r.summary().values()) == 0
     assert r.text("invalid token: Hunter2pw") == "invalid token: [redacted key]"
     assert r.text("AssertionError: expected token: abc123def") == "AssertionError: expected token: [redacted key]"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("password: 12345678", "12345678"), ("mysql_root_password: 987654321\n", "987654321"),
+        ("DB_PASSWORD=20240607", "20240607"), ("PGPASSWORD=4711", "4711"), ("  psk: 55501234", "55501234"),
+        ("DB_PASSWORD: 1234", "1234"), ("passphrase = 0000111122", "0000111122"),
+    ],
+)  # fmt: skip
+def test_a_password_of_digits_goes(text: str, secret: str) -> None:
+    """A number after a key named for a password (not a token's: ``max_token: 4096`` is a count) is the password
+    itself, from four digits: a config or env line kept it as a setting, so ``password: 12345678`` went out."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert secret not in r.text(text) and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
 
 
 def test_ordinary_yaml_and_prose_with_a_one_word_key_stay() -> None:
