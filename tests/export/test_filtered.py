@@ -7,6 +7,7 @@ import io
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -170,20 +171,28 @@ def test_a_filter_value_that_is_not_utf8_is_refused_in_one_line(
     assert out.out == ""
 
 
+def _grepped(
+    tmp_path: Path, fmt: str, regex: str, user: str, result: str
+) -> tuple[dict[str, Any], str, dict[str, Any]]:
+    """The planted log with ``user`` in its prompt and ``result`` as its tool result, exported as ``fmt`` through
+    ``--grep regex`` with redaction on: the export's summary, its text, and that filter's export as JSON without."""
+    from tests.export.planted import plant
+
+    log = plant(tmp_path / "p.jsonl", user, result, "done")
+    grep = EventFilter.parse("", "", "", False, regex)
+    plain = orjson.loads(_export(log, "json", grep)[0])
+    out = io.BytesIO()
+    doc = export(log, out, fmt, ExportOptions(filter=grep, redactor=Redactor(environ={}, home="/nonexistent-home")))
+    return doc, out.getvalue().decode(), plain
+
+
 @pytest.mark.parametrize("fmt", ["json", "md", "html"])
 @pytest.mark.parametrize("regex", ["alice", "SNAPSHOT_OK|hunter2"])
 def test_a_grep_that_found_only_what_redaction_replaced_is_not_shown(tmp_path: Path, fmt: str, regex: str) -> None:
     """``--grep alice`` lists the rows that hold ``/home/alice``, whose export shows ``~``: the filter's text, which
     no pattern redacts, named the user the export hides (and ``--grep hunter2`` a password). A regex that found in a
     row listed only what redaction replaced there is shown as ``[redacted]``; the rows stay the log's."""
-    from tests.export.planted import plant
-
-    log = plant(tmp_path / "p.jsonl", "look at /home/alice/proj", "password = 'hunter2'", "done")
-    grep = EventFilter.parse("", "", "", False, regex)
-    plain = orjson.loads(_export(log, "json", grep)[0])
-    out = io.BytesIO()
-    doc = export(log, out, fmt, ExportOptions(filter=grep, redactor=Redactor(environ={}, home="/nonexistent-home")))
-    text = out.getvalue().decode()
+    doc, text, plain = _grepped(tmp_path, fmt, regex, "look at /home/alice/proj", "password = 'hunter2'")
     assert "alice" not in text and "hunter2" not in text
     assert doc["filter"] == {"text": "/[redacted]/", "rowsLeftOut": plain["filter"]["rowsLeftOut"]}
     assert doc["rows"] == len(plain["events"]) > 0
@@ -202,14 +211,7 @@ def test_a_grep_whose_alternative_found_a_secret_in_a_row_that_shows_another_is_
     matched, so the header named ``hunter2``. What the regex found in the log but not in the row as shown is what
     redaction replaced: the regex is hidden when it names that (or the secret was only one in its context), and
     shown redacted when redaction replaces what it names (``/home/alice/proj``: ``~/proj``)."""
-    from tests.export.planted import plant
-
-    log = plant(tmp_path / "p.jsonl", "run ls -l in /home/alice/proj", "ls -l\npassword = 'hunter2'", "done")
-    grep = EventFilter.parse("", "", "", False, regex)
-    plain = orjson.loads(_export(log, "json", grep)[0])
-    out = io.BytesIO()
-    doc = export(log, out, fmt, ExportOptions(filter=grep, redactor=Redactor(environ={}, home="/nonexistent-home")))
-    text = out.getvalue().decode()
+    doc, text, plain = _grepped(tmp_path, fmt, regex, "run ls -l in /home/alice/proj", "ls -l\npassword = 'hunter2'")
     assert "alice" not in text and "hunter2" not in text and "hunter" not in text
     assert doc["filter"] == {"text": shown, "rowsLeftOut": plain["filter"]["rowsLeftOut"]}
     assert doc["rows"] == len(plain["events"]) > 0

@@ -59,6 +59,20 @@ def _host(
     return proc, log_path(root, str(workspace), "s1", False)
 
 
+def lingering_host(processes: Processes, tmp_path: Path) -> tuple[subprocess.Popen[bytes], Path]:
+    """A ``tapedeck run --linger`` host whose one turn answers "done" and then waits for requests; its process and
+    log."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
+    (tmp_path / "ws").mkdir()
+    proc = processes.start(
+        [sys.executable, "-m", "core.cli", "run", "task", "--provider", f"scripted:{script}", "--workspace",
+         str(tmp_path / "ws"), "--sessions-root", str(tmp_path / "root"), "--session-id", "s1", "--linger"],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    return proc, log_path(tmp_path / "root", str(tmp_path / "ws"), "s1", False)
+
+
 @pytest.mark.parametrize(
     ("op", "args"),
     [
@@ -105,15 +119,7 @@ def test_a_request_sent_through_a_link_to_the_log_reaches_its_host(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], processes: Processes
 ) -> None:
     """The inbox and host.json are beside the log itself, not beside a symbolic link that names it."""
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
-    (tmp_path / "ws").mkdir()
-    proc = processes.start(
-        [sys.executable, "-m", "core.cli", "run", "task", "--provider", f"scripted:{script}", "--workspace",
-         str(tmp_path / "ws"), "--sessions-root", str(tmp_path / "root"), "--session-id", "s1", "--linger"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    log = log_path(tmp_path / "root", str(tmp_path / "ws"), "s1", False)
+    proc, log = lingering_host(processes, tmp_path)
     link = tmp_path / "elsewhere" / "session.jsonl"
     link.parent.mkdir()
     link.symlink_to(log)

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
-import sys
 import time
 import tracemalloc
 from collections.abc import Iterator
@@ -29,11 +27,10 @@ from core.control.inbox import (
     make_request,
     outcome_event,
 )
-from core.log.layout import log_path
 from tests.conftest import Processes
+from tests.host.test_control_at_exit import lingering_host
 
 DEEP = 1000
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -324,15 +321,7 @@ def test_a_host_answers_again_once_something_put_in_its_inbox_s_place_is_gone(
     """A FIFO (mode 0644, as mkfifo makes it), a directory or a link where the inbox was, then taken away: the live
     host reads the inbox made again and answers. It opened the FIFO to put its mode back and waited there for a
     writer forever, holding the inbox's lock: no request, not even a stop, reached it again."""
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
-    (tmp_path / "ws").mkdir()
-    host = processes.start(
-        [sys.executable, "-m", "core.cli", "run", "task", "--provider", f"scripted:{script}", "--workspace",
-         str(tmp_path / "ws"), "--sessions-root", str(tmp_path / "root"), "--session-id", "s1", "--linger"],
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    log = log_path(tmp_path / "root", str(tmp_path / "ws"), "s1", False)
+    host, log = lingering_host(processes, tmp_path)
     deadline = time.monotonic() + 60
     while read_host_state(log).state != "idle":
         assert host.poll() is None and time.monotonic() < deadline, "the host did not get idle"

@@ -8,8 +8,10 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from textual.pilot import Pilot
+from textual.screen import Screen
 from textual.worker import WorkerState
 
 from core.alerts.config import RULE_KEYS
@@ -18,6 +20,8 @@ from tui.app import TapedeckApp
 from tui.screens.filter import FilterScreen
 from tui.screens.main import MainScreen
 from tui.widgets.detail import DetailPane
+
+ScreenT = TypeVar("ScreenT", bound=Screen[Any])
 
 BACKGROUND = {"rows", "detail", "search", "filter", "copy", "browse", "policy-derive", "timetravel"}
 # A keymap that does not exist, in a directory of this test process alone: the settings file (tui.toml) the app
@@ -98,11 +102,16 @@ async def until(pilot: Pilot[None], predicate: Callable[[], bool], timeout: floa
             raise AssertionError("condition not reached")
 
 
-async def open_filter(pilot: Pilot[None]) -> FilterScreen:
-    """Press ``f`` on the main screen and wait until the filter dialog is up and settled; the dialog."""
-    await pilot.press("f")
-    await until(pilot, lambda: isinstance(pilot.app.screen, FilterScreen))
+async def opened(pilot: Pilot[None], key: str, kind: type[ScreenT]) -> ScreenT:
+    """Press ``key`` and wait until a screen of ``kind`` is up and the app has settled; that screen."""
+    await pilot.press(key)
+    await until(pilot, lambda: isinstance(pilot.app.screen, kind))
     await settle(pilot)
     screen = pilot.app.screen
-    assert isinstance(screen, FilterScreen)
+    assert isinstance(screen, kind)
     return screen
+
+
+async def open_filter(pilot: Pilot[None]) -> FilterScreen:
+    """Press ``f`` on the main screen and wait until the filter dialog is up and settled; the dialog."""
+    return await opened(pilot, "f", FilterScreen)

@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import DataTable
 
 from tests.tui.logs import append, policy_log, streaming_log
-from tests.tui.pilot import main_screen, make_app, settle, until
+from tests.tui.pilot import main_screen, make_app, opened, settle, until
 from tui.screens.request import RequestScreen
 from tui.screens.router import RouterScreen
 
@@ -156,11 +156,8 @@ async def test_request_keys_after_the_log_was_replaced_by_a_shorter_one(fixtures
     app = make_app(path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("R")  # the last request of six
-        await until(pilot, lambda: isinstance(app.screen, RequestScreen))
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, RequestScreen) and screen.index == 5
+        screen = await opened(pilot, "R", RequestScreen)  # the last request
+        assert screen.index == 5
         replacement = tmp_path / "new.jsonl"
         shutil.copy(fixtures_dir / "compaction-recovery.session.jsonl", replacement)
         replacement.replace(path)  # three requests
@@ -184,11 +181,7 @@ async def test_the_request_view_shows_the_new_logs_request_once_the_log_was_repl
     app = make_app(path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("R")  # the last request of six
-        await until(pilot, lambda: isinstance(app.screen, RequestScreen))
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, RequestScreen)
+        screen = await opened(pilot, "R", RequestScreen)  # the last request
 
         def heading() -> str:
             return str(screen.query_one("#request-heading").render())
@@ -211,11 +204,8 @@ async def test_request_view_steps_on_to_requests_that_went_out_while_it_was_open
     app = make_app(path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("R")
-        await until(pilot, lambda: isinstance(app.screen, RequestScreen))
-        await settle(pilot)
-        screen = app.screen
-        assert isinstance(screen, RequestScreen) and screen.index == 5
+        screen = await opened(pilot, "R", RequestScreen)  # the last request
+        assert screen.index == 5
         start = len(log.events)
         log.turn(4, "one more", "done")
         append(path, log, start)
