@@ -16,13 +16,15 @@ cut off: ``resume`` refuses such a log and names ``tapedeck repair`` (``core.log
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import secrets
+import signal
 import stat
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,7 @@ HEADER_ORDER = ("type", "version", "id", "createdAt", "cwd", "parentSession", "s
                 "delegationDepth", "agentPreset")  # fmt: skip
 EVENT_ORDER = ("type", "seq", "time", "data", "sourceEventSeqs", "surfaceOp", "ignorable")
 LOCK_NAME = ".writer.lock"
+_STOPS = {signal.SIGINT, signal.SIGTERM}  # the signals that stop a run (``signals_held``)
 # Reader diagnostics that mean events before the end were lost or renumbered: appending after them would
 # continue from a wrong seq, so such a log is repaired first.
 DAMAGE_CODES = frozenset(
@@ -175,8 +178,9 @@ class SessionWriter:
         if not events:
             return []
         stored, payload = self._batch(events)
-        self._write(payload)
-        self._commit(stored)
+        with signals_held():  # a batch written is counted before a SIGTERM or Ctrl-C may stop the run
+            self._write(payload)
+            self._commit(stored)
         return stored
 
     def _batch(self, events: Sequence[dict[str, Any]]) -> tuple[list[dict[str, Any]], bytes]:
@@ -279,6 +283,18 @@ def damage_message(path: Path, damage: Sequence[Diagnostic]) -> str:
         f"a hole would corrupt the session, so nothing was changed. Run `tapedeck repair {path}`: it keeps a "
         "byte-for-byte copy, stands in for the lost events and keeps every intact one; then resume again."
     )
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Within: SIGINT and SIGTERM wait, and reach the process's handlers on leaving. The CLI takes each as an
+    exception raised wherever its main thread stands, which inside here would split a batch's bytes from the count
+    of them."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def append_synced(fd: int, blob: bytes) -> None:
