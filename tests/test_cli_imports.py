@@ -53,10 +53,11 @@ def test_read_commands_load_no_textual_host_or_policy_module(argv: list[str]) ->
 def test_the_alert_rules_load_no_textual_model_client_ssh_or_other_config_section(argv: list[str]) -> None:
     """``sessions`` and ``alerts`` run the alert rules: without a config file only its ``model`` and ``alerts``
     sections are validated (a file's are all), and the TUI, the model client, the host's and the policies' config
-    sections and, for local logs, the SSH stack (asyncio and asyncssh: a sixth of the start-up) stay out."""
+    sections and, for local logs, the SSH stack (asyncio and asyncssh: a sixth of the start-up) stay out. Of Rich,
+    ``sessions`` measures its cells with ``rich.cells`` alone: no renderer."""
     modules = modules_after(argv)
-    loaded = {p: _top(modules, p) for p in ("textual", "rich", "tui.app", "openai", "asyncio", "asyncssh",
-                                            "core.policies", "core.host")}  # fmt: skip
+    loaded = {p: _top(modules, p) for p in ("textual", "rich.console", "rich.text", "tui.app", "openai", "asyncio",
+                                            "asyncssh", "core.policies", "core.host")}  # fmt: skip
     assert not any(loaded.values()), {p: sorted(m) for p, m in loaded.items() if m}
 
 

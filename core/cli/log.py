@@ -27,7 +27,7 @@ from core.read.surface import surface_row
 from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
 from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError, seq_not_in_log
-from core.shared.text import cell_len, model_label
+from core.shared.text import model_label
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
@@ -277,6 +277,8 @@ def _copy_marked(spool: IO[bytes], gaps: list[tuple[int, int]], session: Session
 
 
 def _sessions(args: argparse.Namespace) -> int | None:
+    from rich.cells import cell_len  # the rule the TUI draws its tables by: titles line up as in the fleet
+
     from core.control.config import load_config
     from core.fleet.follow import Fleet
     from core.fleet.row import COLUMNS, cells

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -46,17 +45,6 @@ def counted(n: int, noun: str) -> str:
     """``n`` and ``noun``, in the plural unless ``n`` is one (``1 row``, ``0 rows``; nouns whose plural takes an
     ``s``)."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def cell_len(text: str) -> int:
-    """The cells ``text`` takes on a terminal: two for a wide character (CJK, most emoji: East Asian Width W or
-    F), none for a combining mark or a format character (a joiner, a variation selector), one for any other."""
-    if text.isascii():
-        return len(text)
-    return sum(
-        0 if unicodedata.category(c) in ("Mn", "Me", "Cf") else 2 if unicodedata.east_asian_width(c) in "WF" else 1
-        for c in text
-    )
 
 
 def cp_len(text: str) -> int:

@@ -12,12 +12,16 @@ from typing import cast
 
 import pytest
 import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rich.cells import cell_len
 
 from core.cli import main
 from core.log.layout import resolve_log_path
 from core.remote.link import RemoteStat, SshLink
 from core.remote.sessions import remote_logs
 from core.remote.target import RemoteTarget
+from core.shared.text import printable
 from tests.tui.logs import Log
 
 
@@ -300,8 +304,6 @@ def test_a_remote_session_directory_holding_both_logs_is_read_from_the_one_writt
 def test_the_columns_line_up_in_terminal_cells(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A title of CJK characters or emoji takes two cells a character: padded by its length, it pushed every
     column after it out of line on a terminal (the fleet table's cells are measured so since af5ae93)."""
-    from rich.cells import cell_len
-
     root = tmp_path / "sessions"
     titles = {"wide": "修复解析器中不稳定的测试", "emoji": "🚀 Ship the 🐛 fix", "plain": "Fix the parser"}
     for sid, title in titles.items():
@@ -314,6 +316,44 @@ def test_the_columns_line_up_in_terminal_cells(tmp_path: Path, capsys: pytest.Ca
     words = ["host", "none", "none", "none"]
     starts = {cell_len(line[: line.index(word)]) for line, word in zip(lines, words, strict=True)}
     assert len(starts) == 1, lines
+
+
+# pieces a terminal draws at a width other than one cell each: joined emoji (a family, a flag), an emoji made
+# so by a variation selector, skin tones, combining and spacing marks, Hangul jamo, format characters, CJK, a
+# control character (drawn as its picture)
+AWKWARD = ["\U0001f468\u200d\U0001f469\u200d\U0001f467", "\U0001f1eb\U0001f1f7", "\u2600\ufe0f", "\u2600",
+           "\U0001f44d\U0001f3fb", "e\u0301", "\u0915\u0903", "\u1100\u1161", "\u1160", "\u00ad", "\u0600",
+           "\u200b", "\u2028", "\u4fee\u590d", "\uff21", "\u3000", "\x1b", "ok", "-"]  # fmt: skip
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(pieces=st.lists(st.sampled_from(AWKWARD), min_size=1, max_size=6))
+def test_sessions_lines_up_any_title_as_the_fleet_table_draws_it(
+    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str], pieces: list[str]
+) -> None:
+    """``sessions`` measured a title by a table of its own, the fleet table (and every TUI column) by the terminal
+    renderer's: a joined emoji (six cells by the table, two drawn), a skin tone, a spacing mark or a jamo vowel put
+    the title's row out of line with the others. The title's row and a plain one start their next column at the
+    same cell, measured as the fleet table measures it."""
+    from tui.screens.fleet import WIDTHS, _fit
+
+    title = "a" + "".join(pieces) + "z"
+    root = tmp_path_factory.mktemp("sessions")
+    for sid, said in (("odd", title), ("plain", "Fix the parser")):
+        log = Log({**Log().header, "id": sid})
+        log.add({"type": "session/title", "data": {"title": said}})
+        log.write(root / "p" / sid / "session.jsonl")
+    capsys.readouterr()
+    assert main(["sessions", str(root)]) == 0
+    lines = capsys.readouterr().out.split("\n")[2:-1]  # a terminal breaks lines at newlines alone
+    label = printable(title)  # the row's label: a title as a terminal shows it
+    starts = set()
+    for line, cell in zip(sorted(lines, key=lambda line: not line.startswith("a")), (label, "Fix the parser"), strict=True):
+        assert line.startswith(cell), (line, cell)
+        rest = line[len(cell):]
+        starts.add(cell_len(cell) + len(rest) - len(rest.lstrip(" ")))
+    assert len(starts) == 1, lines
+    assert cell_len(_fit("session", label)) <= WIDTHS["session"]
 
 
 def test_a_root_that_cannot_be_looked_at_is_named_for_what_is_wrong(
