@@ -23,6 +23,7 @@ def _export(args: argparse.Namespace) -> None:
     from core.export.redact import Redactor
     from core.export.write import export, export_to_file
     from core.read.event_filter import EventFilter
+    from core.read.notes import find_sidecar
 
     if args.step is not None and args.turn is None:
         raise TapedeckError("--step needs --turn")
@@ -57,6 +58,9 @@ def _export(args: argparse.Namespace) -> None:
     f = doc["filter"]
     filtered = f" (filter: {f['text']}; {f['rowsLeftOut']} left out)" if f else ""
     sys.stderr.write(f"tapedeck: exported {rows}{filtered} to {where} (redaction: {said})\n")
+    notice = find_sidecar(args.path).notice
+    if notice is not None:
+        warn(notice)
 
 
 SUFFIXES = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html", ".htm": "html"}
@@ -123,19 +127,20 @@ def _note(args: argparse.Namespace) -> None:
     last = _last_seq(args.path)
     if text.strip() and not 0 <= args.seq <= last:  # a note is removed wherever it is (a log replaced under it)
         raise seq_not_in_log(args.seq, last + 1)
-    sidecar = set_note(args.path, args.seq, text)
+    written = set_note(args.path, args.seq, text)
     verb = "noted" if text.strip() else "removed the note at"
-    sys.stdout.write(f"{verb} seq {args.seq} ({sidecar})\n")
+    sys.stdout.write(f"{verb} seq {args.seq} ({written.sidecar})\n")
+    if written.kept is not None:
+        warn(f"the notes of another session that were there (this log was replaced) are kept in {written.kept}")
 
 
 def _notes(args: argparse.Namespace) -> None:
-    from core.read.notes import load_notes, sidecar_for_reading, sidecar_paths
+    from core.read.notes import find_sidecar
 
-    notes = [n.to_dict() for n in sorted(load_notes(args.path).values(), key=lambda n: n.seq)]
-    where = sidecar_for_reading(args.path)
-    if where is not None and where not in sidecar_paths(args.path):  # found through the session, not the path
-        warn(f"these notes are in {where}, written for this session at another path (a log moved or copied); "
-             "the next note gives this log its own")  # fmt: skip
+    found = find_sidecar(args.path)
+    notes = [n.to_dict() for n in sorted(found.notes().values(), key=lambda n: n.seq)]
+    if found.notice is not None:
+        warn(found.notice)
 
     def render(rows: list[dict[str, Any]]) -> str:
         if not rows:

@@ -11,6 +11,9 @@ is the same session), and a writer leaves in the data directory (``sessions/<key
 wrote last for that session. A log with no sidecar of its own reads the notes that one names, when it is for the
 same session; its first note gives it a sidecar of its own that starts from them (the old one is removed when its
 log is gone: the notes moved with it; kept when that log is still there: two copies each keep their own notes).
+A sidecar at a log's place that records another session (the log was replaced by another session's) is not the
+log's: its notes are not shown (``Found.notice`` says where they are), and the log's first note moves it aside,
+to ``<log>.<its session>.notes.json`` beside it, which its session's pointer then names, so no note is lost.
 
 The file is one JSON object: ``{"version": 1, "session": <key>, "notes": {"<seq>": {"text": …, "time": <ms>}}}``
 (``session`` is absent from older sidecars, which read as before). Writers take an exclusive ``flock`` on a lock
@@ -21,14 +24,17 @@ with a message that names the file and what is wrong.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import hashlib
+import itertools
 import json
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import orjson
 
@@ -101,31 +107,73 @@ def sidecar_paths(path: str | os.PathLike[str]) -> tuple[Path, Path]:
     return log.with_name(log.name + SUFFIX), data_dir() / _identity(log)
 
 
-def sidecar_for_writing(path: str | os.PathLike[str]) -> Path:
-    """The sidecar a write goes to: the existing one, else beside the log when its directory is writable."""
-    beside, kept = sidecar_paths(path)
-    if beside.exists() or (not kept.exists() and os.access(beside.parent, os.W_OK)):
-        return beside
-    return kept
+@dataclass(frozen=True, slots=True)
+class Found:
+    """Where the notes of a log are: ``sidecar`` holds them (None: it has none), its own (at its place) or, when
+    ``own`` is false, the one last written for its session at another path; ``other``, a sidecar at the log's place
+    that records another session (the log was replaced), whose notes are not this log's."""
+
+    sidecar: Path | None
+    own: bool
+    other: Path | None
+    data: bytes = b""  # the bytes ``sidecar`` held when it was found
+
+    def notes(self) -> dict[int, Note]:
+        """The notes ``sidecar`` held, by seq ({} when there is none)."""
+        return {} if self.sidecar is None else parse_notes(self.data, str(self.sidecar))
+
+    @property
+    def notice(self) -> str | None:
+        """One line on notes shown from elsewhere or not shown at all; None when the log's own are shown."""
+        if self.other is not None:
+            return (f"{self.other} holds the notes of another session, not this log's (the log was replaced): "
+                    "not shown, and kept; this log's first note moves them aside, to a file named for their session")  # fmt: skip
+        if self.sidecar is not None and not self.own:
+            return (f"these notes are in {self.sidecar}, written for this session at another path (a log moved or "
+                    "copied); the next note gives this log its own")  # fmt: skip
+        return None
 
 
-def sidecar_for_reading(path: str | os.PathLike[str]) -> Path | None:
+def find_sidecar(path: str | os.PathLike[str]) -> Found:
     """The sidecar that holds the log's notes: its own (beside it, else in the data directory), else the one last
-    written for its session (a log moved or renamed away from its sidecar); None when it has none."""
-    own = next((p for p in sidecar_paths(path) if p.exists()), None)
-    return own if own is not None else _followed(path)
-
-
-def _followed(path: str | os.PathLike[str]) -> Path | None:
-    """The sidecar last written for the session of the log at ``path``, when it still is that session's."""
+    written for its session (a log moved or renamed away from its sidecar, or replaced by its session's log)."""
     key = session_key(path)
+    other = None
+    for place in sidecar_paths(path):
+        if place.exists():
+            data = _read_sidecar(place)
+            recorded = _recorded(data)
+            if recorded is None or key is None or recorded == key:  # an older sidecar records none: taken as is
+                return Found(place, True, None, data)
+            other = other or place
+    followed = _followed(key)
+    if followed is None:
+        return Found(None, False, other)
+    sidecar, data = followed
+    return Found(sidecar, False, other, data)
+
+
+def sidecar_for_writing(path: str | os.PathLike[str], found: Found) -> Path:
+    """The sidecar a write goes to: the log's own, else the one at its place holding another session's notes
+    (moved aside first), else beside the log when its directory is writable."""
+    if found.own:
+        return found.sidecar  # type: ignore[return-value]
+    if found.other is not None:
+        return found.other
+    beside, kept = sidecar_paths(path)
+    return beside if os.access(beside.parent, os.W_OK) else kept
+
+
+def _followed(key: str | None) -> tuple[Path, bytes] | None:
+    """The sidecar last written for session ``key`` and its bytes, when it still is that session's."""
     if key is None:
         return None
     try:
         sidecar = Path(_pointer(key).read_text(encoding="utf-8"))
-        return sidecar if _recorded(_read_sidecar(sidecar)) == key else None
+        data = _read_sidecar(sidecar)
     except (OSError, ValueError, NotesError):
         return None
+    return (sidecar, data) if _recorded(data) == key else None
 
 
 def _recorded(data: bytes) -> str | None:
@@ -182,10 +230,7 @@ def _read_sidecar(sidecar: Path) -> bytes:
 
 def load_notes(path: str | os.PathLike[str]) -> dict[int, Note]:
     """Every note of the log at ``path`` by seq ({} when it has none)."""
-    sidecar = sidecar_for_reading(path)
-    if sidecar is None:
-        return {}
-    return parse_notes(_read_sidecar(sidecar), str(sidecar))
+    return find_sidecar(path).notes()
 
 
 def _dump(notes: dict[int, Note], key: str | None) -> bytes:
@@ -194,23 +239,34 @@ def _dump(notes: dict[int, Note], key: str | None) -> bytes:
     return orjson.dumps(doc, option=orjson.OPT_INDENT_2) + b"\n"
 
 
-def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Path:
-    """Add or replace the note at ``seq`` (empty or blank ``text`` removes it); returns the sidecar written.
+class Written(NamedTuple):
+    """What ``set_note`` wrote: the sidecar, and where the notes of another session it held before went (None:
+    it held none)."""
+
+    sidecar: Path
+    kept: Path | None
+
+
+def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Written:
+    """Add or replace the note at ``seq`` (empty or blank ``text`` removes it).
 
     Only the form of ``seq`` is checked here; the CLI checks that the log has such an event."""
     if seq < 0:
         raise NotesError(f"seq {seq} is not an event: seqs start at 0")
     if len(text) > MAX_TEXT:
         raise NotesError(f"a note holds at most {MAX_TEXT} characters (this one has {len(text)})")
-    sidecar = sidecar_for_writing(path)
+    sidecar = sidecar_for_writing(path, find_sidecar(path))
     key = session_key(path)
+    kept = None
     try:
         sidecar.parent.mkdir(parents=True, exist_ok=True)
         with open(sidecar.with_name(sidecar.name + ".lock"), "a+b") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
-            moved = None if sidecar.exists() else _followed(path)  # the notes a moved log left behind
-            source = sidecar if moved is None else moved
-            notes = parse_notes(_read_sidecar(source), str(source)) if os.path.lexists(source) else {}
+            found = find_sidecar(path)  # again, now that no other writer changes it
+            if found.other == sidecar:  # another session's notes: kept whole, under a name of their own
+                kept = _set_aside(sidecar)
+            moved = None if found.own else found.sidecar  # the notes a moved log left behind
+            notes = found.notes()
             if text.strip():
                 notes[seq] = Note(seq, text, int(time.time() * 1000))
             else:
@@ -220,7 +276,22 @@ def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Path:
         raise NotesError(f"{sidecar}: cannot write ({exc.strerror or exc})") from None
     if key is not None:
         _leave_pointer(key, sidecar, moved)
-    return sidecar
+    return Written(sidecar, kept)
+
+
+def _set_aside(sidecar: Path) -> Path:
+    """Move ``sidecar``, which holds another session's notes, to a free name beside it that names that session
+    (``<log>.<session>.notes.json``), and point that session at it, when it pointed at ``sidecar``."""
+    session = _recorded(_read_sidecar(sidecar)) or "other"
+    stem = sidecar.name[: -len(SUFFIX)]
+    names = (f"{stem}.{session}{'' if n == 0 else f'-{n}'}{SUFFIX}" for n in itertools.count())
+    kept = next(sidecar.with_name(name) for name in names if not os.path.lexists(sidecar.with_name(name)))
+    os.rename(sidecar, kept)
+    with contextlib.suppress(OSError):  # best effort: the notes are kept already
+        pointer = _pointer(session)
+        if pointer.read_text(encoding="utf-8") == str(sidecar.resolve()):
+            replace_file(pointer, str(kept.resolve()).encode(), prefix=pointer.name + ".")
+    return kept
 
 
 def _leave_pointer(key: str, sidecar: Path, moved: Path | None) -> None:

@@ -164,15 +164,64 @@ def test_a_seq_past_the_log_is_refused(log: Path, capsys: pytest.CaptureFixture[
 def test_a_note_left_past_the_end_of_a_replaced_log_can_be_removed(
     log: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A log replaced under its notes by a shorter one leaves notes on seqs it no longer has: ``notes`` lists them
-    and ``note --seq N ''`` removes one (only adding a note needs the log to have the event)."""
+    """A log replaced under its notes by a shorter one of its session leaves notes on seqs it no longer has:
+    ``notes`` lists them and ``note --seq N ''`` removes one (only adding a note needs the log to have the event)."""
     assert main(["note", str(log), "--seq", "90", "late"]) == 0
-    log.write_bytes((FIXTURES / "multi-turn.session.jsonl").read_bytes())  # 71 events
+    log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:20]))  # seq 0..64
     capsys.readouterr()
     assert main(["note", str(log), "--seq", "90", ""]) == 0
     assert "removed the note at seq 90" in capsys.readouterr().out
     assert load_notes(log) == {}
     assert main(["note", str(log), "--seq", "90", "again"]) == 2
+
+
+def test_a_log_replaced_by_another_session_shows_none_of_the_old_notes_and_keeps_them(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Another session's log written where a noted log was (the old one moved away first) listed, exported and
+    then wrote under the new session the old session's notes. It shows none of them and says in one line where
+    they are; its first note starts its own and moves the old ones aside, where the old log still finds them."""
+    assert main(["note", str(log), "--seq", "4", "on the first session"]) == 0
+    old = tmp_path / "old.jsonl"
+    log.rename(old)
+    log.write_bytes((FIXTURES / "multi-turn.session.jsonl").read_bytes())
+    sidecar = sidecar_paths(log)[0]
+    capsys.readouterr()
+    assert main(["notes", str(log)]) == 0
+    said = capsys.readouterr()
+    assert said.out == "no notes\n"
+    assert said.err.count("\n") == 1 and f"{sidecar} holds the notes of another session" in said.err
+    assert main(["export", str(log), "--format", "json", "-o", str(tmp_path / "e.json")]) == 0
+    assert orjson.loads((tmp_path / "e.json").read_bytes())["notes"] == []
+    assert f"{sidecar} holds the notes of another session" in capsys.readouterr().err
+    assert main(["note", str(log), "--seq", "5", "on the second session"]) == 0
+    said = capsys.readouterr()
+    kept = [p for p in log.parent.iterdir() if p.name.startswith("session.jsonl.e9421ff4-")]
+    assert len(kept) == 1 and kept[0].name.endswith(".notes.json") and str(kept[0]) in said.err
+    assert _texts(log) == {5: "on the second session"}
+    assert _texts(old) == {4: "on the first session"}  # through its session, from where it was set aside
+    assert main(["note", str(old), "--seq", "65", "back on the first"]) == 0
+    assert _texts(old) == {4: "on the first session", 65: "back on the first"}
+    assert not kept[0].exists()  # taken up by the old log's own sidecar: its log is gone from beside it
+    assert _texts(log) == {5: "on the second session"}
+
+
+def test_a_session_that_comes_back_to_its_path_finds_its_notes_set_aside(
+    log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Session A, then B at the same path (noted: A's notes set aside), then A again: A shows its notes, and its
+    next note moves B's aside in turn; no note of either is lost."""
+    first = log.read_bytes()
+    assert main(["note", str(log), "--seq", "4", "A"]) == 0
+    log.write_bytes((FIXTURES / "multi-turn.session.jsonl").read_bytes())
+    assert main(["note", str(log), "--seq", "5", "B"]) == 0
+    second = log.read_bytes()
+    log.write_bytes(first)
+    assert _texts(log) == {4: "A"}
+    assert main(["note", str(log), "--seq", "6", "A again"]) == 0
+    assert _texts(log) == {4: "A", 6: "A again"}
+    log.write_bytes(second)
+    assert _texts(log) == {5: "B"}
 
 
 def test_a_note_goes_on_a_log_compressed_whole_with_zstd(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -354,3 +354,23 @@ async def test_a_note_on_a_log_replaced_while_it_was_written_is_not_saved(tmp_pa
         await until(pilot, lambda: any("not saved" in t for t in _toasts(app)))
         await settle(pilot)
         assert not any(os.path.lexists(p) for p in sidecar_paths(path)), load_notes(path)
+
+
+async def test_a_log_replaced_by_another_session_while_watched_drops_the_old_notes(tmp_path: Path) -> None:
+    """A followed log replaced by another session's kept showing the old session's notes on its rows (and ``a``
+    offered them for editing). The notes are read again with the new file: none, and a toast says where the old
+    session's are kept."""
+    from tests.tui.logs import HEADER, Log
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    set_note(path, 2, "on the first session")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await settled_main_screen(pilot)
+        await until(pilot, lambda: screen.events.notes == {2: "on the first session"})
+        other = Log({**HEADER, "id": "another-session"})
+        other.turn(1, "a new task", "out")
+        path.write_bytes(other.lines())
+        await until(pilot, lambda: screen.events.notes == {})
+        await until(pilot, lambda: any("holds the notes of another session" in t for t in _toasts(app)))
+        assert sidecar_paths(path)[0].exists()  # kept

@@ -212,6 +212,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             for scanner in (self.filter_scan, self.search_scan):
                 if scanner is not None:
                     scanner.restart()
+            self.load_notes()  # a log replaced by another session's has none of the old one's notes
         else:
             self._rebuild(reset=False, appended=True)
             for scanner in (self.filter_scan, self.search_scan):

@@ -13,7 +13,7 @@ from textual import work
 
 from core.export.naming import export_name
 from core.read.event_filter import EventFilter
-from core.read.notes import load_notes, set_note
+from core.read.notes import find_sidecar, set_note
 from core.shared.errors import TapedeckError
 from core.shared.text import counted
 from tui.screens.confirm import AskScreen
@@ -53,13 +53,15 @@ class ShareActions:
     @work(thread=True, group="notes", exclusive=True, exit_on_error=False)
     def _read_notes(self) -> None:
         live: Any = self.live  # type: ignore[attr-defined]
+        notice = None
         try:
-            notes, problem = {seq: n.text for seq, n in load_notes(live.path).items()}, None
+            found = find_sidecar(live.path)
+            notes, problem, notice = {seq: n.text for seq, n in found.notes().items()}, None, found.notice
         except TapedeckError as exc:
             notes, problem = {}, str(exc)
-        self.app.call_from_thread(self._show_notes, notes, problem)  # type: ignore[attr-defined]
+        self.app.call_from_thread(self._show_notes, notes, problem, notice)  # type: ignore[attr-defined]
 
-    def _show_notes(self, notes: dict[int, str], problem: str | None) -> None:
+    def _show_notes(self, notes: dict[int, str], problem: str | None, notice: str | None) -> None:
         self.notes = notes
         events: Any = self.events  # type: ignore[attr-defined]
         events.notes = notes
@@ -70,6 +72,8 @@ class ShareActions:
             detail.show(detail.seq, block=detail.block)
         if problem is not None:
             self.notify(f"Notes not shown: {problem}", severity="error", timeout=8)  # type: ignore[attr-defined]
+        if notice is not None:
+            self.notify(f"Notes: {notice}", severity="warning", timeout=8)  # type: ignore[attr-defined]
 
     def action_note(self) -> None:
         """Add or edit the note on the selected row (an empty note removes it); on a stream's row, the note it shows
@@ -104,8 +108,10 @@ class ShareActions:
     @work(thread=True, group="note-write", exit_on_error=False)
     def _write_note(self, seq: int, text: str) -> None:
         try:
-            where = set_note(self.live.path, seq, text)  # type: ignore[attr-defined]
-            said = f"{'Noted' if text.strip() else 'Removed the note on'} seq {seq} ({where})."
+            written = set_note(self.live.path, seq, text)  # type: ignore[attr-defined]
+            said = f"{'Noted' if text.strip() else 'Removed the note on'} seq {seq} ({written.sidecar})."
+            if written.kept is not None:
+                said += f" The notes of the session this log replaced are kept in {written.kept}."
             severity = "information"
         except TapedeckError as exc:
             said, severity = f"Note not saved: {exc}", "error"
