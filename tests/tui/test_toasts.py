@@ -167,3 +167,37 @@ async def test_request_view_toasts_leave_the_heading_the_labels_and_the_last_mes
                              ("last message", last), ("footer", screen.query_one(PriorityFooter).region)]:  # fmt: skip
             for toast in toasts:
                 assert not toast.region.overlaps(widget), (name, toast.region, widget)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_alerts_screen_toasts_leave_the_heading_the_labels_the_newest_alerts_and_the_reason(
+    tmp_path: Path, size: tuple[int, int]
+) -> None:
+    """On the Alerts screen (``A``) the toasts stacked at Textual's bottom right, over the newest alerts (listed
+    last), the selected alert's reason and the count for their whole timeout; they now stack under the table's
+    column labels, over its oldest alerts, as on the policy screens."""
+    from core.alerts.engine import Alert
+    from tui.screens.alerts import AlertsScreen
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await settled_main_screen(pilot)
+        for n in range(60):  # more alerts than the table has rows
+            app.board.add(Alert("t-1", str(path), "error-streak", n, "warning", f"2 tool calls failed ({n})", n + 1))
+        await pilot.press("A")
+        await until(pilot, lambda: isinstance(app.screen, AlertsScreen))
+        screen = app.screen
+        table = screen.query_one(DataTable)
+        table.move_cursor(row=table.row_count - 1)  # the newest alert, its reason under the table
+        await settle(pilot)
+        toasts = await two_toasts(pilot, screen)
+        region = table.region
+        newest = Region(region.x, region.bottom - 2, region.width, 2)
+        labels = Region(region.x, region.y, region.width, table.header_height)
+        for name, widget in [("heading", screen.query_one("#policy-heading").region), ("labels", labels),
+                             ("newest alerts", newest), ("reason", screen.query_one("#alerts-selected").region),
+                             ("count", screen.query_one("#alerts-summary").region),
+                             ("footer", screen.query_one(PriorityFooter).region)]:  # fmt: skip
+            for toast in toasts:
+                assert not toast.region.overlaps(widget), (name, toast.region, widget)

@@ -21,6 +21,7 @@ from core.shared.text import printable, short_session
 from tui.alerts import AlertBoard
 from tui.screens.policy_screen import fill_table
 from tui.screens.stacked import while_stacked
+from tui.screens.toasts import stack_under_labels
 from tui.widgets.footer import PriorityFooter
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
@@ -54,9 +55,15 @@ class AlertsScreen(Screen[None]):
 
     @while_stacked
     def on_mount(self) -> None:
-        """Columns, then the rows."""
+        """Columns, then the rows; the toasts kept off the newest alerts."""
+        self.screen_layout_refresh_signal.subscribe(self, self._place_toasts)
         self.query_one("#alerts-table", DataTable).add_columns("time", "severity", "cause", "session", "seq", "reason")
         self.show_alerts()
+
+    def _place_toasts(self, screen: Screen[object]) -> None:
+        """The toasts stack under the table's column labels, over the upper half of its rows (the oldest alerts):
+        the heading, the labels, the newest alerts, the selected one's reason, the count and the footer stay."""
+        stack_under_labels(self, self.query_one("#alerts-table", DataTable), share=0.5)
 
     def show_alerts(self) -> None:
         """Refill the table from the board (the app calls this when an alert arrives)."""

@@ -26,7 +26,7 @@ from core.shared.wire import call_text
 from tui.failures import READ_ERRORS, report_log_failure
 from tui.live import SessionUpdated
 from tui.screens.stacked import while_stacked
-from tui.screens.toasts import stack_toasts
+from tui.screens.toasts import stack_under_labels
 from tui.travel import RequestView, TimeTravel
 from tui.widgets.footer import PriorityFooter
 
@@ -157,9 +157,7 @@ class RequestScreen(Screen[None]):
     def _place_toasts(self, screen: Screen[object]) -> None:
         """The toasts stack under the table's column labels, over its first messages (the system prompt and the
         oldest, what the provider's cache holds): the heading, the diff, the last messages and the footer stay."""
-        table = self.query_one(DataTable)
-        edge = table.region.y + table.header_height
-        stack_toasts(self, top=True, edge=edge, room=table.region.bottom - edge, keep_newest=True)
+        stack_under_labels(self, self.query_one(DataTable))
 
     def on_resize(self) -> None:
         """Fit the diff line to the new width."""

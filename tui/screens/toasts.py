@@ -5,9 +5,12 @@ toasts' whole timeout."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widget import Widget
+from textual.widgets import DataTable
 
 TOAST_RACK = "#textual-toastrack"  # the container Textual gives every screen for its toasts
 INFO_SECONDS = 5  # news the operator needs no action on (a request applied, a quiet alert): read, then gone
@@ -51,3 +54,10 @@ def stack_toasts(screen: Screen[object], *, top: bool, edge: int, room: int, kee
         # an empty holder is what Textual leaves of a cleared toast; a new one (height 0) is measured at its layout
         holder.display = bool(holder.children) and height <= room
         room -= height if holder.display else room
+
+
+def stack_under_labels(screen: Screen[object], table: DataTable[Any], *, share: float = 1) -> None:
+    """Stack ``screen``'s toasts under ``table``'s column labels, over its first rows: the top ``share`` of them
+    (the rows under are kept in sight); the newest toast is shown even when it is taller."""
+    edge = table.region.y + table.header_height
+    stack_toasts(screen, top=True, edge=edge, room=int((table.region.bottom - edge) * share), keep_newest=True)
