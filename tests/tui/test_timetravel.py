@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import DataTable
 
-from tests.tui.logs import append, policy_log, streaming_log
+from tests.tui.logs import Log, append, policy_log, streaming_log
 from tests.tui.pilot import main_screen, make_app, opened, settle, until
 from tui.screens.request import RequestScreen
 from tui.screens.router import RouterScreen
@@ -192,6 +192,36 @@ async def test_the_request_view_shows_the_new_logs_request_once_the_log_was_repl
         replacement.replace(path)  # three requests
         await until(pilot, lambda: heading().startswith("request 3/3 · turn 1 step 2 attempt 2"))
         assert app.screen is screen and len(screen.query_one(DataTable).rows) == 4
+
+
+@pytest.mark.anyio
+async def test_the_request_view_says_a_replacing_session_has_no_request_yet(tmp_path: Path) -> None:
+    """A log replaced by a new session that had sent no request yet left the view showing the old session's request
+    (its heading, diff, tools and messages) as the open log's, with an error toast telling to reopen the log; it
+    now says the log holds no request yet, lists nothing, and shows the new session's requests once they go
+    out."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await opened(pilot, "R", RequestScreen)  # the last request
+
+        def heading() -> str:
+            return str(screen.query_one("#request-heading").render())
+
+        assert heading().startswith("request 6/6"), heading()
+        fresh = Log({**Log().header, "id": "t-2"})
+        fresh.write(tmp_path / "new.jsonl").replace(path)  # a new session: its header alone
+        await until(pilot, lambda: "no model request yet" in heading().lower())
+        assert app.screen is screen and screen.view is None
+        assert not screen.query_one(DataTable).rows
+        for line in ("#request-diff", "#request-tools"):
+            assert not str(screen.query_one(line).render()).strip(), line
+        assert not [n.message for n in app._notifications if n.severity == "error"]  # no "reopen the log"
+        fresh.turn(1, "first task", "done")
+        append(path, fresh, 0)
+        await until(pilot, lambda: heading().startswith("request 2/2 · turn 1 step 2"))  # its last, as ever
+        assert screen.query_one(DataTable).rows
 
 
 @pytest.mark.anyio

@@ -137,6 +137,7 @@ class RequestScreen(Screen[None]):
         self.index = index
         self.loading = False
         self.view: RequestView | None = None  # the request shown
+        self.waiting = False  # the log holds no request now (replaced or cut short): the first one is shown
 
     def compose(self) -> ComposeResult:
         """Heading, diff line, tool list, messages, footer."""
@@ -174,8 +175,9 @@ class RequestScreen(Screen[None]):
 
     def on_session_updated(self, message: SessionUpdated) -> None:
         """The log was truncated or replaced: the request shown was the old log's, so it is rebuilt from the new one
-        (the request at the same place, else its last); appends leave it as it is."""
-        if message.reset:
+        (the request at the same place, else its last); appends leave it as it is, unless the log held no request,
+        when they may bring its first."""
+        if message.reset or self.waiting and not self.loading:
             self._load(self.index)
 
     def action_move(self, step: int) -> None:
@@ -192,13 +194,15 @@ class RequestScreen(Screen[None]):
         """Rebuild request ``index``; a move from request ``here`` past either end (of the timeline caught up with
         the log) is only said."""
         try:
-            if here is not None:
-                self.travel.sync()
-                count = len(self.travel.points)
-                if not 0 <= index < count and here < count:
-                    end = "first" if index < here else "last"
-                    self.app.call_from_thread(self._at_end, f"This is the {end} request ({here + 1} of {count}).")
-                    return
+            self.travel.sync()
+            count = len(self.travel.points)
+            if not count:
+                self.app.call_from_thread(self._show_none)
+                return
+            if here is not None and not 0 <= index < count and here < count:
+                end = "first" if index < here else "last"
+                self.app.call_from_thread(self._at_end, f"This is the {end} request ({here + 1} of {count}).")
+                return
             view = self.travel.request(index)
         except READ_ERRORS as exc:
             self.app.call_from_thread(self._failed, exc)
@@ -214,8 +218,22 @@ class RequestScreen(Screen[None]):
         self.loading = False
         report_log_failure(self, error)
 
+    def _show_none(self) -> None:
+        """The log holds no request: say so, and list nothing of the request shown before (the old log's)."""
+        self.loading = False
+        self.waiting = True
+        if not self.is_attached:
+            return
+        self.view = None
+        said = "No model request yet: the log was replaced or cut short; its first request shows here when it goes out."
+        self.query_one("#request-heading", Static).update(Text(said, style="bold"))
+        for line in ("#request-diff", "#request-tools"):
+            self.query_one(line, Static).update("")
+        self.query_one(DataTable).clear()
+
     def _show(self, view: RequestView) -> None:
         self.loading = False
+        self.waiting = False
         if not self.is_attached:
             return
         self.index = view.index
