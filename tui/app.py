@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import importlib
 import os
 import pkgutil
+import signal
 import subprocess
 from collections.abc import Iterable
 from functools import partial
@@ -256,6 +258,28 @@ class TapedeckApp(ControlActions, App[None]):
         opens a screen on the closing app, whose start-up would find none of its widgets."""
         self.quitting = True
         super().exit(result, return_code, message)
+
+    def run_until_quit(self) -> int:
+        """Run the app until it quits: 0, or 143 when a SIGTERM (``kill``, a service manager's stop) ended it, which
+        quits it as ``q`` does, so that the terminal is given back (the alternate screen left, mouse reporting off).
+        A SIGTERM before the app runs or once it has stopped raises ``SystemExit(143)``."""
+        terminated, told = 128 + signal.SIGTERM, False
+
+        def terminate(_signum: int, _frame: object) -> None:
+            nonlocal told
+            told = True
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # not running yet, or no more: nothing to give back
+                raise SystemExit(terminated) from None
+            loop.call_soon_threadsafe(self.exit)
+
+        previous = signal.signal(signal.SIGTERM, terminate)
+        try:
+            self.run()
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+        return terminated if told else 0
 
     def _restore_theme(self) -> None:
         """Apply the theme saved by an earlier run, then save every theme the operator picks."""

@@ -10,7 +10,6 @@ demo process stands for it. The throw-away workspace is removed on exit unless `
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 import ctypes
 import math
@@ -139,26 +138,13 @@ def _watch(
             cleanup()
             os._exit(128 + signal.SIGHUP)
 
-        app = TapedeckApp(log, follow=True, hint=FIRST_RUN_HINT)
-        terminated: list[int] = []
-
-        def terminate(*_: object) -> None:
-            # Asked to end (kill, a service manager): quit as q does, so the terminal is given back, then stop the
-            # host and clean up; before or after the TUI runs there is nothing to give back.
-            terminated.append(signal.SIGTERM)
-            try:
-                asyncio.get_running_loop().call_soon_threadsafe(app.exit)
-            except RuntimeError:
-                raise SystemExit(128 + signal.SIGTERM) from None
-
-        previous = signal.signal(signal.SIGHUP, hangup), signal.signal(signal.SIGTERM, terminate)
-        try:
-            app.run()
+        previous = signal.signal(signal.SIGHUP, hangup)
+        try:  # a SIGTERM (kill, a service manager) quits as q does: the terminal is given back, then the host stopped
+            code = TapedeckApp(log, follow=True, hint=FIRST_RUN_HINT).run_until_quit()
         finally:
-            signal.signal(signal.SIGHUP, previous[0])
-            signal.signal(signal.SIGTERM, previous[1])
-        if terminated:
-            raise SystemExit(128 + signal.SIGTERM)
+            signal.signal(signal.SIGHUP, previous)
+        if code:
+            raise SystemExit(code)
     finally:
         _stop(host, log)
 

@@ -25,8 +25,7 @@ def run_fleet(roots: Sequence[str], config_file: str | None, interval: float) ->
     from tui.app import TapedeckApp
 
     targets = [Path(root) if parse_remote(root) else Path(root).expanduser() for root in roots]
-    TapedeckApp(targets[0], interval=interval, fleet_roots=targets, config=config).run()
-    return 0
+    return TapedeckApp(targets[0], interval=interval, fleet_roots=targets, config=config).run_until_quit()
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -76,8 +76,7 @@ def run_watch(args: argparse.Namespace) -> int:
     from tui.app import TapedeckApp
 
     config = load_config(args.config)
-    TapedeckApp(target, follow=not args.no_follow, interval=args.interval, config=config).run()
-    return 0
+    return TapedeckApp(target, follow=not args.no_follow, interval=args.interval, config=config).run_until_quit()
 
 
 def _live(args: argparse.Namespace, paths: list[str] | None = None) -> list[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -172,3 +173,31 @@ def test_watch_reports_bad_paths_without_starting(tmp_path: Path) -> None:
         [str(TAPEDECK), "watch", str(bad), "--interval", "0"], capture_output=True, text=True
     )
     assert interval.returncode == 2 and "--interval must be a positive" in interval.stderr
+
+
+@pytest.mark.parametrize("command", ["watch", "fleet"])
+def test_a_tui_told_to_end_gives_the_terminal_back(
+    tmux: Callable[..., Tmux], fixtures_dir: Path, tmp_path: Path, command: str
+) -> None:
+    """SIGTERM (``kill``, a service manager's stop) ended ``watch`` and ``fleet`` where they stood, leaving the
+    terminal on the TUI's screen (the alternate screen, mouse reporting on); they quit as ``q`` does now, and exit
+    143, as the demo does."""
+    log = fixtures_dir / "tool-call-turn.session.jsonl"
+    if command == "watch":
+        args, loaded = ["watch", str(log), "--no-follow"], "index ready"
+    else:
+        (tmp_path / "root" / "project" / "session").mkdir(parents=True)
+        shutil.copy(log, tmp_path / "root" / "project" / "session" / "session.jsonl")
+        args, loaded = ["fleet", str(tmp_path / "root")], "Fleet: 1 session"
+    pane = tmux(*args, ";", "echo", "TUI-EXITED-$?", size=(80, 24))  # a shell reaps it (tmux may leave a zombie)
+    pane.wait_for(lambda s: loaded in s, "the loaded screen")
+    shell = pane._run("display-message", "-p", "-t", pane.name, "#{pane_pid}").strip()
+    (tui,) = map(int, Path(f"/proc/{shell}/task/{shell}/children").read_text().split())
+    os.kill(tui, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while not pane.exited():
+        assert time.monotonic() < deadline, pane.screen()
+        time.sleep(0.05)
+    said = pane._run("capture-pane", "-p", "-S", "-", "-t", pane.name)  # tmux's last line may scroll it up
+    assert "TUI-EXITED-143" in said, said
+    assert pane._run("display-message", "-p", "-t", pane.name, "#{alternate_on} #{mouse_any_flag}").split() == ["0", "0"]
