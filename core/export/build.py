@@ -34,6 +34,7 @@ from core.export.redact import KINDS, Counts, Redactor, Seen
 from core.export.spool import NodeSpool
 from core.log.linestore import LineStore
 from core.log.records import PackedRow
+from core.log.validate import readable
 from core.log.vocabulary import CHECKPOINT_EVENT
 from core.read.event_filter import EventFilter, Predicate
 from core.read.load import load_session
@@ -319,11 +320,13 @@ class ExportPass:
             return
         redactor = self.options.redactor
         if flt is not None and flt.regex and redactor is not None and len(self._grep_found) <= GREP_FOUND_MAX:
-            # its row shows none of the deltas' text: the regex is judged by them as redaction shows them
-            events = [session.events[at] for at in range(s.start, s.end)]
-            for event, (shown, _) in zip(events, _deltas_redacted(redactor, events), strict=True):
-                if shown is not event:
-                    self._grep_found |= flt.found(event) - flt.found(shown)
+            # its row shows none of the deltas' text: the regex is judged by them as redaction shows them (read in
+            # one sweep, and redacted only when the screen finds something in them)
+            events = _read_range(session, s.start, s.end)
+            if not _deltas_clean(redactor, events):
+                for event, (shown, _) in zip(events, _deltas_redacted(redactor, events), strict=True):
+                    if shown is not event:
+                        self._grep_found |= flt.found(event) - flt.found(shown)
         row = block_row(s.head, block, False, s.error)
         self._emit(self._row_dict(session, row, {"deltas": block.deltas, "endSeq": s.end - 1}, end=s.end - 1))
 
@@ -729,6 +732,41 @@ def result_call(session: Session, event: dict[str, Any]) -> ToolCall | None:
 _DELTA_TEXT = {"text-delta": "text", "reasoning-delta": "text", "tool-call-delta": "argumentsDelta"}  # the key of its text
 
 
+def _read_range(session: Session, start: int, end: int) -> list[dict[str, Any]]:
+    """Events ``start``..``end - 1`` as ``session.events`` gives them, their lines read once each, in order."""
+    events = session.events
+    if isinstance(events, LineStore):
+        return [readable(event) for event in events.iter_raw(start, end)]
+    return events[start:end]
+
+
+def _block_key(event: dict[str, Any]) -> tuple[tuple[Any, Any], str] | None:
+    """The block a stream delta's text belongs to (its kind and index) and the key of that text; None for a delta
+    with no text."""
+    data = event.get("data") if isinstance(event.get("data"), dict) else {}
+    chunk = data.get("chunk") if isinstance(data.get("chunk"), dict) else {}
+    key = _DELTA_TEXT.get(chunk.get("type"))  # type: ignore[arg-type]
+    if key is None or not isinstance(chunk.get(key), str):
+        return None
+    index = chunk.get("index")
+    return (chunk["type"], index if isinstance(index, int) else None), key
+
+
+def _deltas_clean(redactor: Redactor, events: list[dict[str, Any]]) -> bool:
+    """True when ``_deltas_redacted`` would replace nothing in the stream deltas ``events``: the screen finds
+    nothing in them, nor in the text each block's deltas make together. One screen of one JSON text."""
+    texts: dict[tuple[Any, Any], list[str]] = {}
+    for event in events:
+        block = _block_key(event)
+        if block is not None:
+            texts.setdefault(block[0], []).append(event["data"]["chunk"][block[1]])
+    try:
+        dump = orjson.dumps([events, ["".join(parts) for parts in texts.values()]])
+    except TypeError:  # not JSON: walked as it is
+        return False
+    return redactor.clean_line(dump)
+
+
 def _deltas_redacted(redactor: Redactor, events: list[dict[str, Any]]) -> list[tuple[dict[str, Any], Counts | None]]:
     """Each of the stream deltas ``events`` (in order) redacted, and what that replaced (counted nowhere): the
     text of each block (its text, its reasoning, a tool call's arguments) as the text its deltas make together
@@ -736,18 +774,16 @@ def _deltas_redacted(redactor: Redactor, events: list[dict[str, Any]]) -> list[t
     out: list[tuple[dict[str, Any], Counts | None]] = []
     blocks: dict[tuple[Any, Any], list[int]] = {}  # the deltas of each block, by the block's kind and index
     for i, event in enumerate(events):
-        data = event.get("data") if isinstance(event.get("data"), dict) else {}
-        chunk = data.get("chunk") if isinstance(data.get("chunk"), dict) else {}
-        key = _DELTA_TEXT.get(chunk.get("type"))  # type: ignore[arg-type]
-        if key is None or not isinstance(chunk.get(key), str):
+        block = _block_key(event)
+        if block is None:
             shown, found = redactor.walk_found(event)
             if found is not None:
                 redactor.uncount(found)
             out.append((shown, found))
             continue
-        index = chunk.get("index")
-        blocks.setdefault((chunk["type"], index if isinstance(index, int) else None), []).append(i)
-        blank = {**event, "data": {**data, "chunk": {**chunk, key: ""}}}  # the rest of it, walked alone
+        (kind, key), data = block, event["data"]
+        blocks.setdefault(kind, []).append(i)
+        blank = {**event, "data": {**data, "chunk": {**data["chunk"], key: ""}}}  # the rest of it, walked alone
         shown, found = redactor.walk_found(blank)
         if found is not None:
             redactor.uncount(found)
