@@ -104,8 +104,9 @@ class PolicyHooks:
         self._seal_warned: set[str] = set()
         self._effort_warned: set[str] = set()
         self._clamp_warned: set[int | None] = set()
-        # (config in force, how many config.set requests waiting ahead, the last of them, the config they make)
-        self._ahead: tuple[PolicyConfig, int, dict[str, Any] | None, PolicyConfig] = (config, 0, None, config)
+        # the configs the config.set requests waiting for the next step make on top of the config in force: the
+        # i-th after the first i + 1 of them (those that apply); the operator cuts it where it takes one out
+        self._made: list[PolicyConfig] = []
 
     @property
     def config(self) -> PolicyConfig:
@@ -375,21 +376,19 @@ class PolicyHooks:
         """On arrival: the ConfigError applying it would raise on top of the config in force and the ``config.set``
         requests ``ahead`` of it (those that apply), so a refused value is rejected at once, not at the next step.
 
-        The config the requests ahead make is kept from one arrival to the next (while the config in force is the
-        same and they are the same requests, with more after them or the newest withdrawn), so each is taken in
-        once, not at every later arrival: the newest of them are looked at back to the last one taken in."""
-        base, taken, last, config = self._ahead
-        fresh = len(ahead) - taken  # how many arrived since, when none of those taken in was withdrawn
-        newest = list(itertools.islice(reversed(ahead), fresh + 1)) if base is self._config and fresh >= 0 else []
-        if taken and newest and len(newest) == fresh + 1 and newest[-1] is last:
-            todo = newest[-2::-1]  # those after the last taken in, oldest first
-        else:  # the first since a step, the config in force changed, or one taken in was withdrawn: all again
-            todo, config = list(ahead), self._config
-        for earlier in todo:
+        Each waiting request is taken in once: the configs they make are kept until ``forget_ahead``."""
+        config = self._made[-1] if self._made else self._config
+        for earlier in reversed(list(itertools.islice(reversed(ahead), len(ahead) - len(self._made)))):
             with contextlib.suppress(ConfigError):
                 config = _with_value(config, earlier)[0]
-        self._ahead = (self._config, len(ahead), next(reversed(ahead), None), config)
+            self._made.append(config)
         _with_value(config, args)
+
+    def forget_ahead(self, op: str, position: int) -> None:
+        """The operator took the ``op`` request waiting at ``position`` out of those ahead (a withdrawal; 0 at a
+        step, which answers them all): what they made from there on no longer stands."""
+        if op == "config.set":
+            del self._made[position:]
 
     def op_config_set(self, args: dict[str, Any], request: dict[str, Any]) -> Answer:
         """Change one dotted policy config key."""

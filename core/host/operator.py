@@ -85,7 +85,8 @@ class Operator:
         self, host: HostPort, log: Path, inbox: Path, policies: Any, on_stop: Sequence[Callable[[], None]] = ()
     ) -> None:
         """Answer the requests of ``inbox`` for the host that writes ``log``; ``policies`` (the host's
-        ``PolicyHooks``) handle the policy requests with their ``op_*`` methods; a ``stop`` calls each of
+        ``PolicyHooks``) handle the policy requests with their ``op_*`` methods, check them on arrival with their
+        ``check_*`` ones and hear from ``forget_ahead`` when a waiting one is taken out; a ``stop`` calls each of
         ``on_stop`` (what interrupts a running tool)."""
         self.host = host
         self.log = log
@@ -156,7 +157,7 @@ class Operator:
             for request in self.deferred.values():
                 if not request.get("queued"):
                     self._final(request, control.CANCELLED, GONE)
-            self.deferred, self._ahead = {}, {}
+            self._forget_waiting()
             self.set_state("exited")
 
     def _watch(self) -> None:
@@ -196,11 +197,17 @@ class Operator:
         with self._mutex:
             for request in self.deferred.values():
                 self._apply_deferred(request)
-            self.deferred, self._ahead = {}, {}
+            self._forget_waiting()
             if not idle and self.steers:
                 steers, self.steers = self.steers, []
                 self.host.append([user_message(s.text, s.source()) for s in steers])
         return self._hold()
+
+    def _forget_waiting(self) -> None:
+        """Every waiting request was answered: none is ahead of the next one."""
+        for op in self._ahead:
+            self.policies.forget_ahead(op, 0)
+        self.deferred, self._ahead = {}, {}
 
     def next_steer(self) -> Steer | None:
         """The oldest steering message waiting for a turn (between turns, it starts the next one), taken."""
@@ -343,7 +350,12 @@ class Operator:
             return
         waiting = self.deferred.pop(rid, None)
         if waiting is not None:
-            self._ahead.get(waiting["op"], {}).pop(rid, None)
+            ahead = self._ahead.get(waiting["op"], {})
+            if rid in ahead:
+                # from the newest back: a sender whose --wait timed out withdraws the one it sent last
+                back = next(n for n, key in enumerate(reversed(ahead)) if key == rid)
+                self.policies.forget_ahead(waiting["op"], len(ahead) - 1 - back)
+                del ahead[rid]
             self._final(waiting, control.CANCELLED, WITHDRAWN)
         else:
             self._withdrawn.add(rid)
