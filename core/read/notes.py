@@ -75,9 +75,9 @@ def data_dir() -> Path:
     return Path(base) / "tapedeck" / "notes"
 
 
-def _safe_id(header: dict[str, object]) -> str:
+def _safe_id(header: dict[str, object], limit: int = 80) -> str:
     sid = header.get("id") if isinstance(header.get("id"), str) else "log"
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in sid)[:80] or "log"  # type: ignore[union-attr]
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in sid)[:limit] or "log"  # type: ignore[union-attr]
 
 
 def _identity(log: Path) -> str:
@@ -282,15 +282,18 @@ def set_note(path: str | os.PathLike[str], seq: int, text: str) -> Written:
 def _set_aside(sidecar: Path) -> Path:
     """Move ``sidecar``, which holds another session's notes, to a free name beside it that names that session
     (``<log>.<session>.notes.json``), and point that session at it, when it pointed at ``sidecar``."""
-    session = _recorded(_read_sidecar(sidecar)) or "other"
+    recorded = _recorded(_read_sidecar(sidecar))
+    # the file's words, as a name: no path, no NUL, not too long (a key ``session_key`` makes is left as it is)
+    session = _safe_id({"id": recorded}, 120) if recorded else "other"
     stem = sidecar.name[: -len(SUFFIX)]
     names = (f"{stem}.{session}{'' if n == 0 else f'-{n}'}{SUFFIX}" for n in itertools.count())
     kept = next(sidecar.with_name(name) for name in names if not os.path.lexists(sidecar.with_name(name)))
     os.rename(sidecar, kept)
-    with contextlib.suppress(OSError):  # best effort: the notes are kept already
-        pointer = _pointer(session)
-        if pointer.read_text(encoding="utf-8") == str(sidecar.resolve()):
-            replace_file(pointer, str(kept.resolve()).encode(), prefix=pointer.name + ".")
+    if session == recorded:  # a key as ``session_key`` makes one (no session has another: none points at it)
+        with contextlib.suppress(OSError):  # best effort: the notes are kept already
+            pointer = _pointer(session)
+            if pointer.read_text(encoding="utf-8") == str(sidecar.resolve()):
+                replace_file(pointer, str(kept.resolve()).encode(), prefix=pointer.name + ".")
     return kept
 
 

@@ -224,6 +224,25 @@ def test_a_session_that_comes_back_to_its_path_finds_its_notes_set_aside(
     assert _texts(log) == {5: "B"}
 
 
+@pytest.mark.parametrize("recorded", ["../elsewhere/x", "a\u0000b", "x" * 300, ".."])
+def test_another_sessions_sidecar_naming_no_file_is_set_aside_under_a_name_of_its_own(
+    log: Path, tmp_path: Path, recorded: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A sidecar at the log's place whose session no log could have (a path, a NUL, too long for a file name: written
+    by hand or by something else) made the first note end in a traceback (ValueError: Invalid name), exit 1, as its
+    session went into the name it was set aside under; that name is made of the session's safe characters now,
+    beside the log, and the notes are kept."""
+    sidecar = sidecar_paths(log)[0]
+    sidecar.write_text(json.dumps({"version": 1, "session": recorded, "notes": {"3": {"text": "old", "time": 1}}}))
+    assert main(["note", str(log), "--seq", "4", "mine"]) == 0
+    kept = [p for p in log.parent.iterdir() if p.name.startswith("session.jsonl.") and p != sidecar
+            and p.name.endswith(".notes.json")]  # fmt: skip
+    assert len(kept) == 1 and str(kept[0]) in capsys.readouterr().err
+    assert json.loads(kept[0].read_text())["notes"]["3"]["text"] == "old"
+    assert _texts(log) == {4: "mine"}
+    assert not (tmp_path / "elsewhere").exists()
+
+
 def test_a_note_goes_on_a_log_compressed_whole_with_zstd(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A fixture made into zstd by ``zstd`` (one frame holding the header and every event) takes a note on its last
     event and refuses one past it by its real range, not as a log with no events yet."""
