@@ -17,7 +17,6 @@ found (verified: the edit applied to that text gives the file now); a file neith
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +24,7 @@ from typing import Any
 from core.host.toolbox import ToolBox
 from core.host.tools.files import edit_text, read_text, remove_temp_files, write_outcome
 from core.host.tools.outcome import ToolFailure, ToolOutcome
+from core.shared.arguments import loads_arguments
 from core.shared.text import sha256_hex
 
 FILE_BEFORE = "fileBefore"
@@ -46,7 +46,7 @@ class Settlement:
 def _checked(toolbox: ToolBox, name: str, arguments: str) -> dict[str, Any] | None:
     """The call's arguments as its tool checks them; None when the tool refuses them (it then changes nothing)."""
     try:
-        args = json.loads(arguments) if arguments.strip() else {}
+        args = loads_arguments(arguments)
         return toolbox.tools[name].checked(args) if isinstance(args, dict) else None
     except (ValueError, ToolFailure):
         return None

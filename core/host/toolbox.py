@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -13,6 +12,7 @@ from core.host.host_config import ShellSettings
 from core.host.tools.base import ToolLimits
 from core.host.tools.outcome import ToolOutcome
 from core.host.tools.sandbox import ShellMode, shell_mode
+from core.shared.arguments import loads_arguments
 
 
 @dataclass
@@ -33,9 +33,9 @@ class CallResult:
 def parse_arguments(name: str, arguments: str) -> dict[str, Any] | CallResult:
     """The JSON object a tool call carries, or a CallResult error explaining why it is not one."""
     try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError as exc:
-        return CallResult(f"Error: {name} arguments are not valid JSON ({exc.msg} at char {exc.pos})", True,
+        parsed = loads_arguments(arguments)
+    except ValueError as exc:
+        return CallResult(f"Error: {name} arguments are {exc}", True,
                            {"name": "ArgumentError", "code": "BAD_ARGUMENTS"})  # fmt: skip
     if not isinstance(parsed, dict):
         return CallResult(f"Error: {name} arguments must be a JSON object", True,

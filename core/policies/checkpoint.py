@@ -16,7 +16,6 @@ command (``core.bridge.commands``) is a mark whose outcome names the last surfac
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from core.bridge.commands import td_commands
 from core.log.vocabulary import CHECKPOINT_EVENT
 from core.read.session import Session
+from core.shared.arguments import loads_arguments
 from core.shared.errors import TapedeckError
 
 REWIND_EVENT = "tapedeck/rewind"
@@ -231,9 +231,9 @@ def optional_argument(tool: str, arguments: str, key: str, fail: Callable[[str],
     Raises ``fail(message)`` for arguments that are not a JSON object or that name any other key.
     """
     try:
-        parsed = json.loads(arguments) if arguments.strip() else {}
-    except json.JSONDecodeError as exc:
-        raise fail(f"{tool}: arguments are not valid JSON ({exc.msg} at char {exc.pos})") from exc
+        parsed = loads_arguments(arguments)
+    except ValueError as exc:
+        raise fail(f"{tool}: arguments are {exc}") from exc
     if not isinstance(parsed, dict):
         raise fail(f"{tool}: arguments must be a JSON object")
     extra = sorted(set(parsed) - {key})

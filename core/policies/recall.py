@@ -12,7 +12,6 @@ stored files (``core.policies.spill``).
 from __future__ import annotations
 
 import bisect
-import json
 import math
 import re
 import unicodedata
@@ -24,6 +23,7 @@ from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION, RECALL_FAMIL
 from core.policies.spill import LoggedPart, SpillUnavailable, hydrate, logged_text_parts, session_dir
 from core.read.session import Session
 from core.read.summary import source_label
+from core.shared.arguments import loads_arguments
 from core.shared.errors import TapedeckError
 from core.shared.text import cp_len, js_json, result_call_id, text_of_blocks, tool_result_block, utf16_len
 
@@ -676,9 +676,9 @@ def run_recall_tool(session: Session, name: str, arguments: Mapping[str, Any] | 
     """Run one recall tool with a model's arguments (a JSON object or its raw JSON text)."""
     if isinstance(arguments, str):
         try:
-            parsed: Any = json.loads(arguments) if arguments.strip() else {}
-        except json.JSONDecodeError as exc:
-            return RecallResult(f"{name}: arguments are not valid JSON ({exc.msg} at char {exc.pos})", True)
+            parsed: Any = loads_arguments(arguments)
+        except ValueError as exc:
+            return RecallResult(f"{name}: arguments are {exc}", True)
     else:
         parsed = arguments
     if not isinstance(parsed, Mapping):

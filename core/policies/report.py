@@ -13,7 +13,6 @@ Two implementations share one interface (``ReportWriter.write(request) -> str``)
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from typing import Any, Protocol
 
 from core.log.messages import user_text
 from core.policies.rewind_config import RewindConfig
+from core.shared.arguments import loads_arguments
 from core.shared.chat import ChatModel, Completion, ModelRequest
 from core.shared.errors import TapedeckError
 from core.shared.text import text_of_blocks, utf16_len
@@ -324,8 +324,8 @@ def tool_arguments(raw: Any) -> dict[str, Any]:
     if isinstance(raw, dict):
         return raw
     try:
-        parsed = json.loads(raw) if isinstance(raw, str) and raw.strip() else {}
-    except json.JSONDecodeError:
+        parsed = loads_arguments(raw) if isinstance(raw, str) else {}
+    except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
 

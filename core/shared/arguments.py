@@ -1,0 +1,24 @@
+"""A tool call's raw JSON arguments as a model sent them, read by the standard library's parser (whose wording the
+host's messages quote), with every way that parser fails on hostile text turned into one ``ValueError``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+
+def loads_arguments(text: str) -> Any:
+    """``text`` parsed (a blank string is ``{}``). ``ValueError`` whose message completes "arguments are …" when
+    the parser cannot read it: bad syntax, nesting past the interpreter's recursion limit, or an integer of more
+    digits than Python converts (``sys.get_int_max_str_digits``)."""
+    if not text.strip():
+        return {}
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON ({exc.msg} at char {exc.pos})") from None
+    except RecursionError:
+        raise ValueError("nested too deeply to read") from None
+    except ValueError:
+        raise ValueError(f"not readable (a number longer than {sys.get_int_max_str_digits()} digits)") from None

@@ -1,0 +1,101 @@
+"""A model's tool arguments, hostile: whatever raw arguments string a model sends to a recall tool, ``checkpoint``,
+``rewind`` or a workspace tool (bad JSON, nesting past the parser's depth, numbers of thousands of digits, values
+of every type), the host gets a result the model can read or the policy's own error, never an exception."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_slice_support import Host
+
+from core.host.file_calls import file_before
+from core.host.toolbox import ToolBox
+from core.policies.checkpoint import CHECKPOINT_TOOL_NAME, parse_checkpoint_arguments, plan_checkpoint
+from core.policies.recall import RECALL_TOOLS, run_recall_tool
+from core.policies.report import tool_arguments
+from core.policies.rewind import parse_rewind_arguments
+from core.shared.errors import TapedeckError
+
+HUGE = "9" * 5000  # past the 4,300 digits Python converts to an int
+RAW = st.sampled_from([
+    '{"turn": ' + HUGE + "}", '{"markId": ' + HUGE + "}", '{"objective": ' + HUGE + "}", "[" * 3_000,
+    '{"a": ' * 3_000, "NaN", '{"seq": 1e999, "formatVersion": 4}', '{"objective": "\\ud800"}', "\x00", "",
+])  # fmt: skip
+SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=12),
+    st.sampled_from([HUGE, "1-" + HUGE, HUGE + "-" + HUGE, "slice-turn-" + HUGE, "step " + HUGE, "4", "1-3", "-1",
+                     "../../etc/passwd", "/etc/passwd", "x" * 10_000]),
+)  # fmt: skip
+VALUES = st.recursive(
+    SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=6,
+)  # fmt: skip
+KEYS = st.sampled_from([
+    "turn", "step", "call", "seq", "formatVersion", "block", "grep", "lines", "query", "kinds", "scope", "limit",
+    "view", "objective", "markId", "path", "pattern", "content", "old_string", "new_string", "offset",
+])  # fmt: skip
+ARGUMENTS = st.one_of(RAW, st.text(max_size=30), st.dictionaries(KEYS, VALUES, max_size=5).map(json.dumps))
+WORKSPACE_TOOLS = ("read_file", "list_dir", "write_file", "edit_file", "glob", "grep")  # bash would run the text
+
+
+@pytest.fixture(scope="module")
+def host() -> Host:
+    host = Host()
+    host.begin("hello")
+    host.reply("", [("c1", "read_file", {"path": "a.txt"}, "line one\nline two")])
+    host.next_step()
+    host.reply("done")
+    host.end()
+    host.begin("again")
+    return host
+
+
+@pytest.fixture(scope="module")
+def toolbox(tmp_path_factory: pytest.TempPathFactory) -> ToolBox:
+    workspace = tmp_path_factory.mktemp("workspace")
+    (workspace / "a.txt").write_text("line one\nline two\n")
+    return ToolBox(workspace)
+
+
+def _run(host: Host, toolbox: ToolBox, name: str, arguments: str) -> Any:
+    """What the host's tool dispatch does with one call (``core.host.hooks.Hooks.run_tool``, then the toolbox)."""
+    if name in RECALL_TOOLS:
+        return run_recall_tool(host.session, name, arguments)
+    try:
+        if name == CHECKPOINT_TOOL_NAME:
+            return plan_checkpoint(host.session, parse_checkpoint_arguments(arguments), by="model")
+        if name == "rewind":
+            return parse_rewind_arguments(arguments)
+    except TapedeckError as exc:
+        return str(exc)
+    return toolbox.run(name, arguments)
+
+
+@settings(max_examples=400, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(name=st.sampled_from([*RECALL_TOOLS, CHECKPOINT_TOOL_NAME, "rewind", *WORKSPACE_TOOLS]), arguments=ARGUMENTS)
+def test_no_tool_arguments_raise_out_of_the_host(host: Host, toolbox: ToolBox, name: str, arguments: str) -> None:
+    _run(host, toolbox, name, arguments)
+    assert isinstance(tool_arguments(arguments), dict)  # what the prolong and report sections read of a call
+    file_before(toolbox, "write_file", arguments)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "reason"),
+    [
+        ('{"turn": ' + HUGE + "}", "not readable (a number longer than 4300 digits)"),
+        ("[" * 3_000, "nested too deeply to read"),
+        ("{not json", "not valid JSON (Expecting property name enclosed in double quotes at char 1)"),
+    ],
+)
+def test_arguments_no_parser_can_read_are_explained(
+    host: Host, toolbox: ToolBox, tmp_path: Path, arguments: str, reason: str
+) -> None:
+    assert run_recall_tool(host.session, "recall_turn", arguments).text == f"recall_turn: arguments are {reason}"
+    assert _run(host, toolbox, CHECKPOINT_TOOL_NAME, arguments) == f"checkpoint: arguments are {reason}"
+    assert _run(host, toolbox, "rewind", arguments) == f"rewind: arguments are {reason}"
+    assert toolbox.run("read_file", arguments).text == f"Error: read_file arguments are {reason}"
