@@ -109,7 +109,7 @@ def recall_turn_message(text: str, args: argparse.Namespace) -> str:
 def _number(text: str, what: str) -> str:
     """``text`` when it is a whole number from 1; else why not, as a TapedeckError (the tool reads the digits a
     text ends in, as the model may write ``step-3``, so it took ``-1`` for 1)."""
-    if not re.fullmatch(r"[0-9]+", text.strip()) or int(text) < 1:
+    if not re.fullmatch(r"0*[1-9][0-9]*", text.strip()):
         raise TapedeckError(f"{text!r} is not a {what} number: give a number from 1")
     return text
 

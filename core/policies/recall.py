@@ -23,7 +23,7 @@ from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION, RECALL_FAMIL
 from core.policies.spill import LoggedPart, SpillUnavailable, hydrate, logged_text_parts, session_dir
 from core.read.session import Session
 from core.read.summary import source_label
-from core.shared.arguments import loads_arguments
+from core.shared.arguments import loads_arguments, whole_digits
 from core.shared.errors import TapedeckError
 from core.shared.text import cp_len, js_json, result_call_id, text_of_blocks, tool_result_block, utf16_len
 
@@ -152,8 +152,8 @@ def _positive_number(value: Any, find: Callable[[str], re.Match[str] | None]) ->
     if not isinstance(value, str):
         return None
     match = find(value.strip())
-    number = int(match.group(1)) if match else 0
-    return number if number >= 1 else None
+    number = whole_digits(match.group(1)) if match else None
+    return number if number is not None and number >= 1 else None
 
 
 def parse_turn_id(value: Any) -> int | None:
@@ -592,7 +592,9 @@ def _grep(text: str, pattern: str, head: str) -> str:
 
 def _line_range(text: str, match: re.Match[str], head: str) -> str:
     lines = text.split("\n")
-    first, last = max(1, int(match.group(1))), min(len(lines), int(match.group(2)))
+    past = len(lines) + 1  # a bound too long to convert lies past the last line
+    first, last = (past if (n := whole_digits(bound)) is None else n for bound in match.groups())
+    first, last = max(1, first), min(len(lines), last)
     if last < first:
         # The extraction prints the clamped range: "70-80" over 60 lines is "empty range 70-60".
         raise RecallError(f"{EXPAND_TOOL}: empty range {first}-{last} (result has {len(lines)} lines)")

@@ -22,3 +22,10 @@ def loads_arguments(text: str) -> Any:
         raise ValueError("nested too deeply to read") from None
     except ValueError:
         raise ValueError(f"not readable (a number longer than {sys.get_int_max_str_digits()} digits)") from None
+
+
+def whole_digits(digits: str) -> int | None:
+    """A run of ASCII digits as an int; None when it has more digits than Python converts (such a number stands
+    for no turn, step or line a log holds)."""
+    most = sys.get_int_max_str_digits()
+    return int(digits) if not most or len(digits) <= most else None

@@ -117,6 +117,17 @@ def test_cli_errors_are_for_a_person(log: Path, capsys: pytest.CaptureFixture[st
 
 
 @pytest.mark.parametrize(
+    "argv", [["recall", "step", "{log}", "2", "9" * 5000], ["recall", "turn", "{log}", "9" * 5000]]
+)
+def test_a_number_too_long_to_convert_is_an_error_not_a_traceback(
+    log: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    """Past 4,300 digits Python's int() raises: the command ended in a ValueError traceback, exit 1."""
+    code, out, err = run(capsys, *(a.replace("{log}", str(log)) for a in argv))
+    assert (code, out) == (2, "") and err.startswith("tapedeck: ") and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
     ("flags", "message"),
     [
         (["--kinds", "users"], "--kinds: unknown kind 'users' (kinds: user, assistant, context, tool_input, "

@@ -39,7 +39,13 @@ KEYS = st.sampled_from([
     "turn", "step", "call", "seq", "formatVersion", "block", "grep", "lines", "query", "kinds", "scope", "limit",
     "view", "objective", "markId", "path", "pattern", "content", "old_string", "new_string", "offset",
 ])  # fmt: skip
-ARGUMENTS = st.one_of(RAW, st.text(max_size=30), st.dictionaries(KEYS, VALUES, max_size=5).map(json.dumps))
+# Arguments that reach a tool's later checks: a valid call's, with hostile values over some of them.
+BASES = st.sampled_from([
+    {}, {"turn": 1}, {"turn": 1, "step": 1}, {"turn": 1, "step": 1, "call": 1}, {"seq": 3, "formatVersion": 4},
+    {"query": "line"}, {"path": "a.txt"},
+])  # fmt: skip
+OBJECTS = st.builds(lambda base, over: json.dumps({**base, **over}), BASES, st.dictionaries(KEYS, VALUES, max_size=4))
+ARGUMENTS = st.one_of(RAW, st.text(max_size=30), OBJECTS)
 WORKSPACE_TOOLS = ("read_file", "list_dir", "write_file", "edit_file", "glob", "grep")  # bash would run the text
 
 
@@ -99,3 +105,19 @@ def test_arguments_no_parser_can_read_are_explained(
     assert _run(host, toolbox, CHECKPOINT_TOOL_NAME, arguments) == f"checkpoint: arguments are {reason}"
     assert _run(host, toolbox, "rewind", arguments) == f"rewind: arguments are {reason}"
     assert toolbox.run("read_file", arguments).text == f"Error: read_file arguments are {reason}"
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments", "text"),
+    [
+        ("recall_turn", {"turn": HUGE}, 'recall_turn needs {"turn": "slice-turn-N"} (or just "N")'),
+        ("recall_turn", {"turn": "slice-turn-" + "0" * 4300 + "1"}, 'recall_turn needs {"turn": "slice-turn-N"} (or just "N")'),
+        ("recall_step", {"turn": 1, "step": "step " + HUGE}, 'recall_step needs {"turn": "N", "step": "M"}'),
+        ("expand_result", {"turn": 1, "step": 1, "lines": "2-" + HUGE}, "2: line two"),
+        ("expand_result", {"turn": 1, "step": 1, "lines": HUGE + "-3"}, "empty range 3-2 (result has 2 lines)"),
+    ],
+)
+def test_numbers_too_long_to_convert_are_past_every_turn_step_and_line(
+    host: Host, name: str, arguments: dict[str, Any], text: str
+) -> None:
+    assert text in run_recall_tool(host.session, name, arguments).text
