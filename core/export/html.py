@@ -18,7 +18,7 @@ from core.export.spool import replay, spool
 from core.read.rows import REPLACEMENT_GLYPHS
 from core.read.summary import human_chars
 from core.shared.diagnostics import Diagnostic
-from core.shared.text import model_label, usd
+from core.shared.text import counted, model_label, usd
 from core.shared.wire import call_text
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:"
@@ -246,7 +246,7 @@ class HtmlFormat:
             title = f"tapedeck · {s['id']}"
             turns = turns_line(s["turns"])
             at = doc["at"]
-            after = f"the list ends there: {self.later} later rows left out" if self.cut else "the rows after it are dimmed"
+            after = f"the list ends there: {counted(self.later, 'later row')} left out" if self.cut else "the rows after it are dimmed"
             moment = f" · at {_link(at, self.moment)} ({after})" if at is not None else ""
             parts: list[str | Callable[[], str]] = [
                 '</ol></section><div class="top">',
@@ -306,7 +306,7 @@ class HtmlFormat:
         """The header's row naming the filter the list was exported with, and how many rows it left out (none: no
         row)."""
         f = doc["filter"]
-        return f"<tr><th>filter</th><td>{_e(f['text'])} ({f['rowsLeftOut']} rows left out)</td></tr>" if f else ""
+        return f"<tr><th>filter</th><td>{_e(f['text'])} ({counted(f['rowsLeftOut'], 'row')} left out)</td></tr>" if f else ""
 
     def _listed(self, row: int) -> bool:
         """Whether the page lists the row of seq ``row`` (a list cut at the moment leaves the later ones out, a

@@ -20,7 +20,7 @@ from core.export.build import FOUND, cache_break, count_shown, turns_line, unlis
 from core.export.redact import KINDS
 from core.rebuild.cost import cached_share
 from core.shared.diagnostics import Diagnostic
-from core.shared.text import model_label, usd
+from core.shared.text import counted, model_label, usd
 
 CLIP = 600
 BUDGET = 50_000  # characters of rows and, at a moment, of the surface; the head and tail add a few thousand at most
@@ -369,7 +369,7 @@ class MarkdownFormat:
             f"- model: {_no_html(model_label(s['provider'], s['model']))} · state: {s['state']}",
             f"- turns: {len(s['turns'])} ({turns}) · events: {s['events']} · cost: {usd(s['usd'])}",
             f"- {redaction}" + (f" · at seq {doc['at']}" if doc["at"] is not None else ""),
-            *([f"- filter: {_literal(f['text'])} ({f['rowsLeftOut']} rows left out)"] if (f := doc["filter"]) else []),
+            *([f"- filter: {_literal(f['text'])} ({counted(f['rowsLeftOut'], 'row')} left out)"] if (f := doc["filter"]) else []),
             *self._problems(doc["diagnostics"]),
             "",
             "",
@@ -392,16 +392,16 @@ class MarkdownFormat:
         lines = []
         if self.left_out:
             lines.append(
-                f"*… {self.left_out} more rows left out to fit a comment: export as HTML or JSON for all*\n"
+                f"*… {counted(self.left_out, 'more row')} left out to fit a comment: export as HTML or JSON for all*\n"
             )
         if self.later:
-            lines.append(f"*… {self.later} rows after seq {self.at}, the moment of this export, left out*\n")
+            lines.append(f"*… {counted(self.later, 'row')} after seq {self.at}, the moment of this export, left out*\n")
         for n in doc["notes"]:  # on no row: a seq the log does not have, or a row the filter left out
             if n["row"] is None and self._late_note(_note(f"seq {n['seq']} ({unlisted(doc, n['seq'])})", n["text"])):
                 count_shown(self.found, n.pop(FOUND, None))
         lines.extend(self.notes)
         if self.notes_left_out:
-            lines.append(f"*… {self.notes_left_out} more notes*\n")
+            lines.append(f"*… {counted(self.notes_left_out, 'more note')}*\n")
         lines.extend(self._request(doc))
         lines.extend(self._surface(doc))
         c = doc["cost"]

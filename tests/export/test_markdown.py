@@ -341,3 +341,26 @@ def test_a_note_on_a_row_the_transcript_shows_no_paragraph_for_says_what_the_row
     assert f"> 📝 **note on seqs {stream['seq']}–{stream['endSeq']} (`assistant/chunk`):** seq 20: on 20" in text
     assert "> 📝 **note on seq 63:** on 63" in text  # under its message's paragraph
     assert "\n\n\n" not in text.split("### Request")[0]
+
+
+def test_one_of_a_thing_is_counted_as_one(tmp_path: Path) -> None:
+    """cd2d4c7 and e1af19d count one row as one on stderr and in the TUI's toast, but the documents went on saying
+    '(1 rows left out)' for a filter that left one row out (the HTML too), '1 rows after seq' for one row past the
+    moment (the TUI's cut HTML: '1 later rows'), and '1 more notes' for one note past the notes' budget."""
+    from core.export.build import ExportOptions
+    from core.export.write import export
+    from core.read.event_filter import EventFilter
+    from core.read.notes import set_note
+    from tests.conftest import FIXTURES
+
+    log = tmp_path / "s.jsonl"
+    log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())  # seqs 0 … 103, its last row 103
+    for seq in range(1000, 1004):  # notes on seqs the log does not have, listed after the rows: the fourth is over
+        set_note(log, seq, "n" * 1500)
+    text = _md(str(log), "--turns", "1", "--at", "102")
+    assert "(1 row left out)" in text and "*… 1 row after seq 102, the moment" in text, text
+    assert "*… 1 more note*" in text, text
+    page = io.BytesIO()
+    export(log, page, "html", ExportOptions(at=102, cut=True, filter=EventFilter.parse("", "", "1", False, "")))
+    html = page.getvalue().decode()
+    assert "(1 row left out)" in html and "1 later row left out" in html, html
