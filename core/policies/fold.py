@@ -42,6 +42,7 @@ import orjson
 from core.policies.digest import Digest, digest_tool_result
 from core.policies.slice_config import SliceConfig
 from core.read.session import Session, cut_kind
+from core.shared.arguments import whole_digits
 from core.shared.errors import TapedeckError
 from core.shared.text import (
     cp_len,
@@ -225,7 +226,8 @@ def fold_header(tool: str, path: str | None, digest: Digest, hint: str) -> str:
 
 def _spill_header(text: str) -> tuple[int, str] | None:
     match = _SPILL_HEADER.match(text.split("\n", 1)[0])
-    return (int(match.group(1)), match.group(2)) if match else None
+    size = whole_digits(match.group(1)) if match else None  # a size too long to convert: no header of ours
+    return (size, match.group(2)) if match and size is not None else None
 
 
 def _as_int(value: Any) -> int | None:

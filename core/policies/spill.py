@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.shared.arguments import whole_digits
 from core.shared.errors import TapedeckError
 
 _FOLD_SPILL = re.compile(r"\[.* · full text \((\d+) bytes\) stored at (.+?) — .*\]", re.ASCII)
@@ -53,7 +54,8 @@ class LoggedPart:
 def fold_spill_locator(text: str) -> StoredText | None:
     """The locator named by a fold spill header on the first line of ``text``."""
     match = _FOLD_SPILL.fullmatch(text.split("\n", 1)[0])
-    return StoredText(match.group(2), int(match.group(1))) if match else None
+    size = whole_digits(match.group(1)) if match else None  # a size too long to convert: no header of ours
+    return StoredText(match.group(2), size) if match and size is not None else None
 
 
 def native_spill_locator(text: str) -> StoredText | None:

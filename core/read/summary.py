@@ -14,6 +14,7 @@ import orjson
 from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import is_known_type
 from core.read.session import TAPE_SOURCE_KIND, op_span
+from core.shared.arguments import whole_digits
 from core.shared.text import (
     js_json,
     printable,
@@ -85,7 +86,8 @@ def source_label(source: Any) -> str:
 def tape_span(text: str) -> tuple[int, int] | None:
     """The ``turns A-B`` span of a slice tape entry's text, if it is one."""
     m = _TAPE_SPAN.match(text)
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    span = (whole_digits(m.group(1)), whole_digits(m.group(2))) if m else (None, None)
+    return None if span[0] is None or span[1] is None else (span[0], span[1])  # too long to convert: no span
 
 
 def summarize(event: dict[str, Any], limit: int = 120) -> str:

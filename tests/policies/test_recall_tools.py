@@ -80,3 +80,29 @@ def test_schemas_match_the_seed_tool_surface() -> None:
         for s in schemas.values()
     )
     json.dumps(schemas)  # plain JSON all the way down
+
+
+def test_a_number_too_long_to_convert_in_the_log_s_own_text_is_read_as_no_number() -> None:
+    """f07993d keeps a model's over-long numbers from int()'s ValueError, but the log's own text still reached it: a
+    tool result whose first line reads as a fold spill header with a size of 5,000 digits (any command can print
+    one) crashed recall_step and expand_result on its step (the host with them), and a tape entry whose span held
+    such a number crashed its one-line summary (the event list, ``events``). Such a text is no spill header and
+    no span: the result is the text it holds, the entry is one of no known span."""
+    from core.read.session import TAPE_SOURCE_KIND
+    from core.read.summary import summarize
+
+    huge = "9" * 5000
+    header = f"[bash · 3 lines, 2 kept · full text ({huge} bytes) stored at out.txt — recall_step returns it]"
+    host = Host()
+    host.begin("print a header")
+    host.reply("", [("c1", "bash", {"command": "cat header.txt"}, header)])
+    host.next_step()
+    host.reply("done")
+    host.end()
+    for name in ("recall_step", "expand_result"):
+        result = run_recall_tool(host.session, name, {"turn": 1, "step": 1})
+        assert not result.is_error and huge in result.text, (name, result.text[:200])
+    entry = {"type": "user/message", "seq": 9, "sourceEventSeqs": [1, 2],
+             "data": {"role": "user", "content": [{"type": "text", "text": f"[slice tape v1 · turns {huge}-2] x"}],
+                      "source": {"kind": TAPE_SOURCE_KIND}}}  # fmt: skip
+    assert summarize(entry).startswith("tape entry: entry · 2 nodes")
