@@ -99,6 +99,7 @@ class BridgeInfo:
     problem: str | None
     fingerprint: str | None = None  # of the plugin's own source (None: a plugin from before fingerprints)
     dir: str | None = None  # the session directory the plugin serves (None: a plugin from before it said so)
+    in_flight: tuple[str, ...] = ()  # ids of the requests whose run began and whose outcome is not written yet
 
     @property
     def stale(self) -> str | None:
@@ -131,6 +132,8 @@ class BridgeInfo:
                                "fingerprint": self.fingerprint}  # fmt: skip
         if self.problem:
             out["problem"] = self.problem
+        if self.in_flight:
+            out["inFlight"] = list(self.in_flight)
         if stale := self.stale:
             out["stale"] = stale
             if self.newer:
@@ -215,9 +218,17 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
             problem=_str(obj.get("problem")),
             fingerprint=_str(obj.get("fingerprint")),
             dir=_str(obj.get("dir")),
+            in_flight=_in_flight(obj.get("inFlight")),
         ),
         None,
     )
+
+
+def _in_flight(value: Any) -> tuple[str, ...]:
+    """The request ids of ``bridge.json``'s ``inFlight`` (``[{"id", "op", "origin"?}]``), whatever else it holds."""
+    items = value if isinstance(value, list) else []
+    ids = (item.get("id") for item in items if isinstance(item, dict))
+    return tuple(i for i in ids if isinstance(i, str) and 0 < len(i) <= MAX_ID_CHARS)
 
 
 def proc_start_time(pid: int) -> str | None:

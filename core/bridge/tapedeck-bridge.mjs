@@ -3,7 +3,8 @@
 // For each agent it finds the session directory through the session-persistence backend in force, polls
 // `control.jsonl` there and runs every request through DSH's command registry as the slash command `/td`, so DSH
 // itself logs `command/run` / `command/done` for it. Beside the log it keeps:
-//   bridge.json              liveness: pid, process start time, state, heartbeat (atomic replace, every second)
+//   bridge.json              liveness: pid, process start time, state, heartbeat (atomic replace, every second),
+//                            and the requests whose run began and whose outcome is not written yet
 //   control.outcomes.jsonl   one line per outcome: {requestId, op, outcome, origin?, error?, detail?, at}
 //   bridge.state.json        what survives a reload or restart: inbox cursor, paused, checkpoint marks
 // It never appends an event type of its own to the session log. The request format and outcome semantics are
@@ -37,7 +38,7 @@ const MAX_ID_CHARS = 200;
 const MAX_ORIGIN_CHARS = 100;
 const ORIGIN = /^[A-Za-z0-9][A-Za-z0-9._:/-]*$/; // what sent a request, when not the operator by hand: alert:budget
 const LEADING_ID = new RegExp(`^\\s*\\{\\s*"id"\\s*:\\s*"([A-Za-z0-9._:-]{1,${MAX_ID_CHARS}})"`);
-const FINAL = new Set(["applied", "rejected", "cancelled", "expired"]);
+const FINAL = new Set(["applied", "rejected", "cancelled", "expired", "unknown"]);
 const SESSION_KEYS = ["model", "reasoningEffort"]; // config.set keys that apply to this session's requests
 const GATES = Symbol.for("tapedeck-bridge.held-steps"); // held pre-steps handed from one instance to the next
 // The live instances of the plugin in this process, oldest first. Only the newest one answers: a reload normally
@@ -49,6 +50,9 @@ const BEGUN = Symbol.for("tapedeck-bridge.begun"); // session id -> ids whose ru
 // For tests only: while the file this names exists, requests read from the inbox wait there before they run, so
 // that a test can kill DSH or reload the plugin in the window between reading a request and running it.
 const HOLD_FILE = process.env.TAPEDECK_BRIDGE_HOLD;
+// For tests only: while the file this names exists, a request that ran waits there before its outcome is written
+// (and before DSH is asked to write its command pair), so that a test can kill DSH in that window.
+const HOLD_OUTCOME_FILE = process.env.TAPEDECK_BRIDGE_HOLD_OUTCOME;
 
 function current() {
   return globalThis[LIVE]?.at(-1);
@@ -341,6 +345,8 @@ class SessionBridge {
     this.final = new Set(); // ids with a final outcome
     this.pending = new Set(); // ids acknowledged pending, not final yet
     this.started = new Set(); // ids whose td command ran (from the log or from this instance)
+    this.done = new Map(); // id -> the outcome data of its td command's command/done in the log
+    this.inFlight = new Map(); // id -> {id, op, origin?} of a request whose run began and has no final outcome yet
     this.withdrawn = new Set();
     this.lines = new Map(); // id -> {ino, offset} of the first inbox line this instance read with it
     this.settling = new Map(); // id -> the promise that writes its outcome once the log has its command pair
@@ -407,7 +413,12 @@ class SessionBridge {
     this.startedAt = now;
     this.attached = true;
     this.adoptHolds();
+    // What the DSH before this one began to run and never answered stays listed until it is answered here.
+    if (restarted)
+      for (const request of Array.isArray(previous.inFlight) ? previous.inFlight : [])
+        if (typeof request?.id === "string" && !this.final.has(request.id)) this.inFlight.set(request.id, request);
     this.writeBridge(now, true);
+    for (const request of [...this.inFlight.values()]) this.interrupted(request);
     if (this.absent || restarted)
       this.recoverRead(restarted ? "DSH exited before applying it" : "the tapedeck bridge was unloaded before applying it");
     else this.recoverRead();
@@ -455,6 +466,7 @@ class SessionBridge {
         } catch {
           continue;
         }
+        if (FINAL.has(data?.outcome) && data.requestId === runs.get(event.data.commandId)) this.done.set(data.requestId, data);
         if (data?.outcome !== "applied") continue;
         if (data.op === "checkpoint") this.addMark(data.detail);
         if (data.op === "rewind") this.complete(data.detail?.markId);
@@ -527,6 +539,7 @@ class SessionBridge {
     if (FINGERPRINT) body.fingerprint = FINGERPRINT;
     if (this.plugin.dsh) body.dsh = this.plugin.dsh;
     if (this.problem) body.problem = this.problem;
+    if (this.inFlight.size) body.inFlight = [...this.inFlight.values()];
     try {
       writeAtomic(this.file(BRIDGE), JSON.stringify(body) + "\n");
       this.written = state;
@@ -577,7 +590,25 @@ class SessionBridge {
       }
     } catch (err) {
       this.note(`cannot append to ${OUTCOMES}: ${err.message}`);
+      return;
     }
+    if (FINAL.has(data.outcome) && this.inFlight.delete(data.requestId)) this.writeBridge(Date.now(), true);
+  }
+
+  // Answers a request whose run the DSH before this one began and never answered. The log says how it ended when
+  // DSH wrote its command pair there; otherwise it may or may not have taken effect (a pause or a mark is kept
+  // in this bridge's files before the outcome is written, a stop or a message reaches the agent at once), so
+  // the outcome says exactly that, never applied nor cancelled.
+  interrupted(request) {
+    const logged = this.done.get(request.id);
+    if (logged) this.outcome(request, logged.outcome, logged.error, logged.detail);
+    else
+      this.outcome(
+        request,
+        "unknown",
+        `DSH exited while it ran this ${request.op ?? "request"}, before its outcome was written: it may or may not ` +
+          "have taken effect: see the session's events after it was sent (tapedeck inspect, the TUI) for whether it did",
+      );
   }
 
   outcome(request, outcome, error, detail) {
@@ -685,7 +716,9 @@ class SessionBridge {
   }
 
   // Re-reads the inbox up to the cursor for the requests read before this bridge attached that have no final
-  // outcome and whose run no instance began. After a reload (no `gone`) they run now, or wait for idle again. When
+  // outcome and whose run no instance in this process began: one whose td command the log holds, a DSH that is gone
+  // ran, and it is answered as `interrupted` says. The others, after a reload (no `gone`), run now, or wait for
+  // idle again. When
   // the bridge that read them is gone (DSH stopped or killed, the plugin unloaded), each is cancelled with `gone` as
   // the reason, as our host cancels what the host before it had not applied: a rewind must not fire minutes later,
   // in a turn its sender never saw; one whose time ran out is expired, as on our host. A queued one still runs now,
@@ -708,10 +741,11 @@ class SessionBridge {
     for (const entry of entries) {
       const id = entry.request?.id;
       if (!id || seen.has(id) || this.final.has(id) || begun.has(id) || entry.error) continue;
-      if (this.started.has(id) && !(gone && this.pending.has(id))) continue; // it ran (one acknowledged is cancelled)
+      if (this.started.has(id) && !gone) continue; // it ran in this process: the instance that ran it answers
       seen.add(id);
       const { request } = entry;
-      if (gone && this.withdrawn.has(id)) this.outcome(request, "cancelled", "withdrawn by its sender");
+      if (this.started.has(id)) this.interrupted(request);
+      else if (gone && this.withdrawn.has(id)) this.outcome(request, "cancelled", "withdrawn by its sender");
       else if (gone && !request.queued && !(request.expires <= Date.now())) this.outcome(request, "cancelled", gone);
       else this.admit(request, true); // it runs now or at idle; one whose time ran out is answered expired
     }
@@ -818,6 +852,9 @@ class SessionBridge {
       return;
     }
     this.begun.add(request.id); // a successor that takes over from here on never runs it again
+    // on record before it runs: should DSH die before its outcome is written, the next start (and tapedeck) know
+    this.inFlight.set(request.id, { id: request.id, op: request.op, ...(request.origin && { origin: request.origin }) });
+    this.writeBridge(Date.now(), true);
     const line = `/${COMMAND} ${JSON.stringify(request)}`;
     const result = await this.plugin.ctx.commands.execute(this.agent, line, [], this.plugin.abort.signal);
     if (result === undefined) this.outcome(request, "rejected", `DSH has no /${COMMAND} command registered`);
@@ -828,6 +865,9 @@ class SessionBridge {
   // that sees the outcome finds the command pair in the log too.
   settle(data) {
     const written = sleep(0)
+      .then(async () => {
+        while (HOLD_OUTCOME_FILE && fs.existsSync(HOLD_OUTCOME_FILE)) await sleep(POLL_MS);
+      })
       .then(() => this.flush())
       .then(() => this.append(data))
       .finally(() => this.settling.delete(data.requestId));

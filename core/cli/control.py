@@ -21,6 +21,7 @@ from core.control.inbox import (
     CANCELLED,
     CONTROL_EVENT,
     OPS,
+    UNKNOWN,
     ControlError,
     append_request,
     inbox_path,
@@ -41,7 +42,7 @@ OP_COLUMN = 14  # where an op's arguments start in the help's table of ops
 WITHDRAW_GRACE = (
     2.0  # seconds a live host gets to answer a withdrawal (it may have applied the request meanwhile)
 )
-EXIT_APPLIED, EXIT_REJECTED, EXIT_NO_HOST = 0, 1, 3
+EXIT_APPLIED, EXIT_REJECTED, EXIT_NO_HOST, EXIT_UNKNOWN = 0, 1, 3, 4
 
 
 def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[str, Any]:
@@ -82,19 +83,29 @@ def _wait_outcome(
 ) -> dict[str, Any]:
     """The final outcome of ``request`` (an event), waiting ``timeout`` seconds; ``host`` reads the host's
     state now. A wait that times out, or whose host exits first, withdraws the request (``withdraw``); the
-    host's exit is answered ``cancelled`` (unless its outcome was written just before it), a timeout is a
-    ``ControlError``."""
+    host's exit is answered ``cancelled`` (unless its outcome was written just before it), or ``unknown`` when
+    the DSH bridge had begun to run it (``bridge.json`` lists it in flight), a timeout is a ``ControlError``."""
+    began = False
 
     def gone() -> str | None:
+        nonlocal began
         state = host()
         if state.live:
             return None
         who = "DSH bridge" if state.kind == KIND_DSH else "host"
+        began = request["id"] in (state.bridge or {}).get("inFlight", ())
+        if began:
+            return (f"the {who} exited {exited_at(state.since)} while it ran this {request['op']}, before it wrote "
+                    "the outcome: it may or may not have taken effect: see the session's events after it was sent "
+                    "(tapedeck inspect, the TUI) for whether it did")  # fmt: skip
         return f"the {who} exited {exited_at(state.since)} before it answered; the request was withdrawn"
 
     try:
         event = watch.wait(timeout, gone)
     except HostGone as exc:
+        if began:
+            data = {"requestId": request["id"], "op": request["op"], "outcome": UNKNOWN, "error": str(exc)}
+            return watch.wait(0) or {"type": CONTROL_EVENT, "data": data, "gone": True}
         withdraw()
         data = {"requestId": request["id"], "op": request["op"], "outcome": CANCELLED, "error": str(exc)}
         return watch.wait(0) or {"type": CONTROL_EVENT, "data": data, "withdrawn": True}
@@ -120,6 +131,8 @@ def _render_outcome(event: dict[str, Any]) -> str:
         where = f"seq {event.get('seq')}"  # logged by a tapedeck host
     elif event.get("withdrawn"):
         where = "withdrawn by tapedeck"
+    elif event.get("gone"):
+        where = "told by tapedeck: the DSH bridge is gone"
     else:
         where = "from the DSH bridge"
     line = f"{data.get('outcome')}: {data.get('op')} (request {data.get('requestId')}, {where})"
@@ -211,7 +224,13 @@ def _run(args: argparse.Namespace) -> int:
         watch, request, timeout, lambda: read_host_state(log), lambda: withdraw_request(inbox, request["id"])
     )
     emit(event, args.json, _render_outcome)
-    return EXIT_APPLIED if (event.get("data") or {}).get("outcome") == APPLIED else EXIT_REJECTED
+    return _exit_code(event)
+
+
+def _exit_code(event: dict[str, Any]) -> int:
+    """``control --wait``'s exit code for a final outcome: applied, not applied, or unknown."""
+    outcome = (event.get("data") or {}).get("outcome")
+    return EXIT_APPLIED if outcome == APPLIED else EXIT_UNKNOWN if outcome == UNKNOWN else EXIT_REJECTED
 
 
 def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) -> int:
@@ -263,7 +282,7 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
         raise ControlError(f"{exc}; request {request['id']} ({request['op']}) was sent to session {session_id} and "
                            "could not be withdrawn: it may still be applied") from None  # fmt: skip
     emit(event, args.json, _render_outcome)
-    return EXIT_APPLIED if (event.get("data") or {}).get("outcome") == APPLIED else EXIT_REJECTED
+    return _exit_code(event)
 
 
 def _ops_help() -> str:
@@ -297,8 +316,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description=(
             "Append a request to the session's control inbox (control.jsonl beside the log) for the live host that "
             "runs the session; it answers within a second and records the outcome in the log. With --wait, follow "
-            "the log until the final outcome: exit 0 when applied, 1 when rejected, cancelled or expired; a wait "
-            "that times out withdraws the request (exit 2). No live host: exit 3 and nothing is written, unless "
+            "the log until the final outcome: exit 0 when applied, 1 when rejected, cancelled or expired, 4 when "
+            "DSH died while running it (unknown: it may have taken effect); a wait that times out withdraws the "
+            "request (exit 2). No live host: exit 3 and nothing is written, unless "
             "--queue leaves the request for the next resume. A session run by DSH is controlled through the "
             "tapedeck bridge plugin (`tapedeck bridge install`), which answers in control.outcomes.jsonl; a log "
             "that neither a tapedeck host nor the bridge ever ran: exit 2."

@@ -51,7 +51,7 @@ from core.bridge.ops import MESSAGE_MODES, SUPPORTED, dsh_config_error
 from core.control.config import SECTIONS, is_start_only
 from core.control.config_values import check_loggable
 from core.log.layout import resolve_log_path
-from core.log.vocabulary import (  # noqa: F401  (APPLIED … REJECTED: the outcomes, imported from here too)
+from core.log.vocabulary import (  # noqa: F401  (APPLIED … UNKNOWN: the outcomes, imported from here too)
     APPLIED,
     CANCELLED,
     CONTROL_EVENT,
@@ -61,6 +61,7 @@ from core.log.vocabulary import (  # noqa: F401  (APPLIED … REJECTED: the outc
     OUTCOMES,
     PENDING,
     REJECTED,
+    UNKNOWN,
 )
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.fdwrite import write_all

@@ -43,13 +43,14 @@ CONTROL_EVENT = "tapedeck/control"  # the outcome of an operator's control reque
 CHECKPOINT_EVENT = "tapedeck/checkpoint"  # a checkpoint mark (``core.policies.checkpoint``)
 LOST_EVENT = "tapedeck/lost"  # stands for a seq a damaged log lost (``core.log.repair``)
 # a control request's outcomes (its ``tapedeck/control`` event's, the DSH bridge's outcome file's): pending, then one
-# of the final four
+# of the final ones; ``unknown`` only for a DSH bridge that died while it ran the request (it may have taken effect)
 PENDING = "pending"
 APPLIED = "applied"
 REJECTED = "rejected"
 CANCELLED = "cancelled"
 EXPIRED = "expired"
-FINAL = (APPLIED, REJECTED, CANCELLED, EXPIRED)
+UNKNOWN = "unknown"
+FINAL = (APPLIED, REJECTED, CANCELLED, EXPIRED, UNKNOWN)
 OUTCOMES = (PENDING, *FINAL)
 MAX_ID_CHARS = 200  # the longest control request id
 # the ``source`` of the user message the rewind plugin leaves after a fold (its guard reminder)

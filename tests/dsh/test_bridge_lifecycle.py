@@ -66,6 +66,14 @@ def _hold(world: DshHome) -> Path:
     return hold
 
 
+def _hold_outcomes(world: DshHome) -> Path:
+    """The file whose presence makes the plugin hold the outcome of every request it ran (its other test hook)."""
+    hold = world.base / "hold-outcome"
+    hold.touch()
+    world.extra_env["TAPEDECK_BRIDGE_HOLD_OUTCOME"] = str(hold)
+    return hold
+
+
 def _inbox_read_to(d: Path) -> int | None:
     """How far the bridge has read the inbox (its saved cursor), None before it saved one."""
     try:
@@ -308,3 +316,68 @@ def test_requests_read_but_not_run_when_the_plugin_reloads_run_once_in_the_new_i
         time.sleep(1.0)  # what the old instance would still do, it has done by now
     assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == [r["id"] for r in sent]
     _no_replays(d, sent=2)
+
+
+def test_a_request_dsh_ran_and_died_before_answering_is_answered_unknown_never_cancelled(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """DSH killed after running a request and before writing its outcome (the plugin's test hook holds it there): a
+    `control --wait` that sees DSH dead, and the bridge DSH starts next, say it is unknown whether it took effect
+    (exit 4), never cancelled, for it did (the mark is kept); one whose command pair DSH had logged is answered as
+    the log says."""
+    world = _installed_world(dsh, model, tmp_path)
+    hold = _hold_outcomes(world)
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Short: steps=1 sleep=0")
+        wait_for(lambda: (bridge_json(d) or {}).get("state") == "idle", 30, "idle")
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "core.cli", "control", str(d), "checkpoint", "--arg", "objective=held",
+             "--wait", "--timeout", "60", "--json"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 20, "the checkpoint in flight")
+            (held,) = bridge_json(d)["inFlight"]
+            assert held["op"] == "checkpoint"
+            wait_for(lambda: (json.loads((d / "bridge.state.json").read_text())["marks"]), 10, "the mark kept")
+            assert web.proc is not None
+            os.killpg(web.proc.pid, signal.SIGKILL)
+            web.proc.wait()
+            out, err = waiting.communicate(timeout=30)
+        finally:
+            waiting.kill()
+    assert waiting.returncode == 4, out + err
+    told = json.loads(out)["data"]
+    assert (told["requestId"], told["outcome"]) == (held["id"], "unknown") and "may or may not" in told["error"]
+    hold.unlink()
+    with DshWeb(world) as web:
+        web.prompt(sid, "After the restart: steps=1 sleep=0")
+        done = final_outcome(d, held["id"])
+        assert done["outcome"] == "unknown" and "may or may not have taken effect" in done["error"], done
+        assert "inFlight" not in bridge_json(d)
+        wait_for(lambda: len(_turn_ends(d)) >= 2, 40, "the new turn to end")
+        assert final_outcome(d, send(d, "checkpoint")["id"])["detail"]["markId"] == 2  # the first mark was placed
+    _no_replays(d, sent=2)
+
+
+def test_a_request_dsh_ran_and_logged_before_it_died_is_answered_as_its_log_says(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """DSH killed mid-turn after it logged a request's command pair, before the bridge wrote the outcome: the next
+    start answers it as DSH's log says (applied)."""
+    world = _installed_world(dsh, model, tmp_path)
+    hold = _hold_outcomes(world)
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Killed mid-turn: steps=30 sleep=1")
+        steer = send(d, "message", {"text": "steered, then killed"})
+        wait_for(lambda: [done for run, done in td_runs(log_events(d)) if done], 20, "the command pair in the log")
+        assert outcomes(d) == []
+        assert web.proc is not None
+        os.killpg(web.proc.pid, signal.SIGKILL)
+        web.proc.wait()
+    hold.unlink()
+    with DshWeb(world) as web:
+        web.prompt(sid, "After the restart: steps=1 sleep=0")
+        assert final_outcome(d, steer["id"])["outcome"] == "applied"
+        wait_for(lambda: len(_turn_ends(d)) >= 2, 40, "the new turn to end")
+    _no_replays(d, sent=1)

@@ -33,7 +33,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
-from core.control.inbox import APPLIED, CANCELLED, EXPIRED, FINAL, PENDING, REJECTED
+from core.control.inbox import APPLIED, CANCELLED, EXPIRED, FINAL, PENDING, REJECTED, UNKNOWN
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.shared.errors import TapedeckError
@@ -55,6 +55,7 @@ _STATE_STYLE = {
     REJECTED: "bold red",
     CANCELLED: "bold magenta",
     EXPIRED: "bold magenta",
+    UNKNOWN: "bold yellow",
     NOT_SENT: "bold red",
 }
 
@@ -73,7 +74,7 @@ class TrackedRequest:
 
     @property
     def state(self) -> str:
-        """``sending``, ``pending``, ``applied``, ``rejected``, ``cancelled``, ``expired`` or ``not sent``."""
+        """``sending``, ``pending``, a final outcome (``applied`` … ``unknown``) or ``not sent``."""
         if self.failure is not None:
             return NOT_SENT
         if self.request_id is None:
@@ -225,7 +226,7 @@ def outcome_line(item: TrackedRequest) -> Text:
     line.append(f"{item.state:<9}", style=_STATE_STYLE[item.state])
     line.append(f" {item.label}")
     if item.reason:
-        alarming = item.state in (REJECTED, CANCELLED, EXPIRED, NOT_SENT)
+        alarming = item.state in (REJECTED, CANCELLED, EXPIRED, UNKNOWN, NOT_SENT)
         line.append(f" — {item.reason}", style="red" if alarming else "dim")
     return line
 
