@@ -11,7 +11,9 @@ back from the log, so it survives host restarts.
 
 A session run by the real DSH gets its marks through the bridge plugin instead: each applied ``td`` checkpoint
 command (``core.bridge.commands``) is a mark whose outcome names the last surface node at that moment
-(``detail.seq``), so its anchor is the seq after it; an applied ``td`` rewind completes marks the same way.
+(``detail.seq``), so its anchor is the seq after it; an applied ``td`` rewind completes marks the same way. Such
+a mark is also inactive once its node has left the surface (a compaction or an expand replaced it), as the plugin
+judges it: a rewind to it is rejected.
 """
 
 from __future__ import annotations
@@ -47,11 +49,12 @@ class Mark:
     objective: str | None = None
     folded_by: int | None = None  # seq of the ``tapedeck/rewind`` event that completed it
     bridged: bool = False  # placed through the DSH bridge (a ``td`` command), not by a tapedeck host
+    replaced: bool = False  # bridged: its surface node was replaced since (a compaction took its history)
 
     @property
     def active(self) -> bool:
-        """True until a fold completes the mark."""
-        return self.folded_by is None
+        """True until a fold completes the mark or, for a bridged one, its node leaves the surface."""
+        return self.folded_by is None and not self.replaced
 
 
 def _mark_of(seq: int, event: Mapping[str, Any]) -> Mark | None:
@@ -99,7 +102,8 @@ def _fold(found: list[Mark], target: int | None, seq: int) -> list[Mark]:
 
 
 def bridge_marks(session: Session) -> list[Mark]:
-    """The marks placed through the DSH bridge, in log order, each completed by a later applied rewind."""
+    """The marks placed through the DSH bridge, in log order, each completed by a later applied rewind or marked
+    ``replaced`` when its node is no longer on the surface."""
     found: list[Mark] = []
     for command in td_commands(session):
         if not command.applied:
@@ -122,6 +126,7 @@ def bridge_marks(session: Session) -> list[Mark]:
                     "operator",
                     objective if isinstance(objective, str) and objective else None,
                     bridged=True,
+                    replaced=node is not None and not session.on_surface(node),
                 )
             )
         elif command.op == "rewind":

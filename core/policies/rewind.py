@@ -257,6 +257,8 @@ def bridge_region(session: Session, anchor: int) -> Region:
 def preview_rewind(session: Session, mark_id: int | None = None) -> RewindPreview:
     """What a rewind to ``mark_id`` (default: the latest mark) would fold now; raises like ``plan_rewind``."""
     mark = _mark_or_fail(session, mark_id)
+    if mark.replaced:
+        raise RewindError(EMPTY_REGION, MSG_MARK_REPLACED)
     if not mark.active:
         raise RewindError(EMPTY_REGION, MSG_NOTHING_AFTER)
     region = bridge_region(session, mark.anchor) if mark.bridged else select_fold_region(session, mark.anchor)

@@ -34,6 +34,15 @@ def td_pair(command_id: str, request: dict[str, Any], outcome: dict[str, Any] | 
     return lines
 
 
+def compaction(start: int, end: int, sources: list[int]) -> str:
+    """The line of a DSH compaction's summary message, replacing the surface nodes ``start`` to ``end``."""
+    summary = {"id": "m-compaction", "role": "user", "content": [{"type": "text", "text": "what came before, in short"}],
+               "source": {"kind": "compaction"}}  # fmt: skip
+    return orjson.dumps({"type": "user/message", "data": {"message": summary},
+                         "surfaceOp": {"op": "replace", "start": start, "end": end},
+                         "sourceEventSeqs": sources}).decode()  # fmt: skip
+
+
 def dsh_log(
     directory: Path,
     fixture: str = "tool-call-turn",

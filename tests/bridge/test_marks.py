@@ -15,7 +15,7 @@ from core.policies.rewind import RewindError, preview_rewind
 from core.read.load import load_session
 from core.read.summary import summarize
 from core.rebuild.request import iter_requests
-from tests.bridge.conftest import dsh_log, td_pair
+from tests.bridge.conftest import compaction, dsh_log, td_pair
 
 CHECKPOINT = {"id": "req-1", "op": "checkpoint", "args": {"objective": "find the bug"}, "at": 1}
 
@@ -166,3 +166,24 @@ def test_hostile_command_pairs_never_break_the_mark_readers(tmp_path_factory, pa
         preview_rewind(session)
     except Exception as exc:  # a classified refusal is fine; a crash is not
         assert type(exc).__name__ == "RewindError"
+
+
+def test_a_bridge_mark_whose_node_a_compaction_replaced_is_inactive_as_the_plugin_says(tmp_path: Path) -> None:
+    """The plugin calls a mark whose node left the surface no longer active (it rejects a rewind to it); so do the
+    marks read from the log, and the Checkpoints screen says its node was replaced rather than offering it."""
+    from tui.screens.checkpoints import derive_checkpoints
+
+    def checkpoint(n: int, seq: int) -> list[str]:
+        request = {"id": f"req-c{n}", "op": "checkpoint", "args": {}, "at": 1}
+        return td_pair(f"c{n}", request, {"requestId": f"req-c{n}", "op": "checkpoint", "outcome": "applied", "detail": {"markId": n, "seq": seq}})  # fmt: skip
+
+    session = load_session(dsh_log(tmp_path / "s", tail=[*checkpoint(1, 5), *checkpoint(2, 65), compaction(4, 63, [4, 5, 63])]))  # fmt: skip
+    assert session.diagnostics == [] and not session.on_surface(5) and session.on_surface(65)
+    first, second = marks(session)
+    assert (first.active, first.folded_by, second.active) == (False, None, True)
+    assert active_marks(session) == [second]
+    with pytest.raises(RewindError, match="no longer on the surface"):
+        preview_rewind(session, 1)
+    view = derive_checkpoints(session)
+    assert view.problems[1] == "the history at checkpoint 1 was replaced since it was placed"
+    assert [p.preview.mark.mark_id for p in view.previews] == [2]

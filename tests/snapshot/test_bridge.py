@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from tests.bridge.conftest import dsh_log, td_pair, write_bridge
+from tests.bridge.conftest import compaction, dsh_log, td_pair, write_bridge
 from tests.snapshot.test_main_screens import FUTURE_S, SIZE, fleet_listed, steps
 from tests.tui.pilot import make_app, settle, until
 from tui.screens.checkpoints import CheckpointsScreen
@@ -67,6 +67,18 @@ def test_fleet_with_bridged_and_plain_dsh_sessions(
         await fleet_listed(pilot, 3)
 
     assert snap_compare(make_app(root), terminal_size=SIZE, run_before=steps(before=listed))
+
+
+def test_checkpoints_with_a_bridge_mark_a_compaction_replaced(
+    snap_compare: Any, tmp_path: Path, dsh_process: int
+) -> None:
+    """Two bridge marks: the first one's node a compaction replaced (no longer active, as the plugin judges it),
+    the second one still active, whose region the preview shows."""
+    marks = [td_pair(f"c{n}", {**CHECKPOINT, "id": f"req-{n}"}, {**DONE, "requestId": f"req-{n}", "detail": {"markId": n, "seq": seq}})
+             for n, seq in ((1, 5), (2, 65))]  # fmt: skip
+    log = _bridged(tmp_path / "s", dsh_process, "idle", tail=[*marks[0], *marks[1], compaction(4, 63, [4, 5, 63])])
+    shown = _shown(lambda app: isinstance(app.screen, CheckpointsScreen) and app.screen._view is not None)
+    assert snap_compare(make_app(log), terminal_size=SIZE, run_before=_then("c", shown))
 
 
 def test_checkpoints_with_a_bridge_mark(snap_compare: Any, tmp_path: Path, dsh_process: int) -> None:

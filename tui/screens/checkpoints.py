@@ -131,7 +131,7 @@ def derive_checkpoints(session: Session) -> CheckpointsView:
     previews: list[MarkPreview] = []
     problems: dict[int, str] = {}
     for mark in reversed(found):
-        if not mark.active:
+        if mark.folded_by is not None:
             problems[mark.mark_id] = f"checkpoint {mark.mark_id} was already folded at seq {mark.folded_by}"
             continue
         try:
@@ -223,7 +223,7 @@ class CheckpointsScreen(PolicyScreen):
                 bold = default is not None and mark.mark_id == default.preview.mark.mark_id
                 state = Text("active", style="bold green" if bold else "green" if mark.mark_id in targets else "yellow")
             else:
-                state = Text(f"folded at {mark.folded_by}", style="dim")
+                state = Text("replaced" if mark.replaced else f"folded at {mark.folded_by}", style="dim")
             rows.append(
                 (
                     str(mark.mark_id),
