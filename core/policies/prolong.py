@@ -73,6 +73,7 @@ from core.policies.prolong_config import ProlongConfig
 from core.policies.report import command_of, first_line, tool_arguments
 from core.read.session import Session, op_span
 from core.shared import beneath
+from core.shared.arguments import whole_digits
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import write_all
 from core.shared.text import js_json, text_of_blocks, tool_result_block, tool_result_is_error
@@ -112,8 +113,7 @@ class Section:
     @property
     def seq(self) -> int | None:
         """The event seq, or None for the probe and unknown values."""
-        value = self.fields.get("seq", "-")
-        return int(value) if value.lstrip("-").isdigit() else None
+        return _number(self.fields.get("seq", "-"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +137,12 @@ def render_section(fields: Sequence[tuple[str, object]], payload: str) -> str:
     return f"{header}\n{payload}\n\n" if payload else f"{header}\n\n"
 
 
+def _number(field: str) -> int | None:
+    """A header field's ASCII digits as a number; None for anything else (``²`` is a digit to ``isdigit``) or for
+    more digits than Python converts (the file is in the workspace, where any command writes)."""
+    return whole_digits(field) if field.isascii() and field.isdigit() else None
+
+
 def parse_sections(text: str) -> list[Section]:
     """Parse a prolong log back into sections (lines outside sections are ignored; a torn tail is kept)."""
     sections: list[Section] = []
@@ -146,7 +152,7 @@ def parse_sections(text: str) -> list[Section]:
         line = lines[i]
         if line.startswith(HEADER_MARK):
             fields = dict(part.split("=", 1) for part in line[len(HEADER_MARK) :].split() if "=" in part)
-            count = int(fields["lines"]) if fields.get("lines", "").isdigit() else 0
+            count = _number(fields.get("lines", "")) or 0
             sections.append(Section(fields, "\n".join(lines[i + 1 : i + 1 + count])))
             i += count
         i += 1
@@ -315,7 +321,10 @@ def intact_length(data: bytes) -> int:
             good = pos  # a stray line outside any section is kept as it is
             continue
         start = nl - len(line)
-        for _ in range(int(count[1])):
+        lines = whole_digits(count[1].decode())
+        if lines is None:  # more lines than any file holds: torn here
+            return start
+        for _ in range(lines):
             nl = data.find(b"\n", pos)
             if nl < 0:
                 return start

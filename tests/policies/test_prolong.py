@@ -15,6 +15,7 @@ from core.policies.prolong import (
     ProlongMemory,
     SectionContext,
     format_section,
+    intact_length,
     is_narrative,
     parse_sections,
     prompt_section,
@@ -282,3 +283,15 @@ def test_a_rewind_report_is_a_section_naming_the_span_it_replaced() -> None:
             "data": {"turn": 2, "step": 3, "meta": {"policy": "fold"}, "message": {"role": "user", "content": []}}}  # fmt: skip
     (folded,) = parse_sections(format_section(13, fold, SectionContext(2, 3)))
     assert folded.fields["replaces"] == "7-7" and folded.fields["by"] == "fold"
+
+
+def test_a_header_number_that_is_no_number_python_converts_is_none() -> None:
+    """The prolong log sits in the workspace, where the agent's commands write too; a header whose seq or line count
+    Python's int() refuses though isdigit() said digits (a superscript '²', 5,000 digits) crashed reading it back
+    with a ValueError: the host's catch-up at start, the status. Such a field is no number: the section has no seq
+    and no lines, and one claiming more lines than any file holds is a torn tail."""
+    huge = "9" * 5000
+    text = f"=== seq=² type=user/message lines=²\nx\n\n=== seq={huge} type=user/message lines={huge}\ny\n\n"
+    assert [(s.seq, s.payload) for s in parse_sections(text)] == [(None, ""), (None, "")]
+    data = text.encode()
+    assert intact_length(data) == data.index(f"=== seq={huge}".encode())
