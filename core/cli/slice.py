@@ -145,8 +145,8 @@ EXPAND_MESSAGES: list[tuple[re.Pattern[str], Callable[[re.Match[str], argparse.N
         lambda m, a: f"--lines {a.lines} selects nothing: the result has {m[1]} lines",
     ),
     (
-        re.compile(r'^invalid regex "(.*)"$'),
-        lambda m, a: f"--grep: {a.grep!r} is not a valid regular expression",
+        re.compile(r'^invalid regex "(.*)"( \(.*\))?$'),
+        lambda m, a: f"--grep: {a.grep!r} is not a valid regular expression{m[2] or ''}",
     ),
     (
         re.compile(r"^no result block (\d+) \(result has 1 blocks\)$"),

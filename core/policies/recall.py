@@ -25,6 +25,7 @@ from core.read.session import Session
 from core.read.summary import source_label
 from core.shared.arguments import loads_arguments, whole_digits
 from core.shared.errors import TapedeckError
+from core.shared.regex import RegexRefused, linear_regex
 from core.shared.text import cp_len, js_json, result_call_id, text_of_blocks, tool_result_block, utf16_len
 
 RECALL_TURN_TOOL = "recall_turn"
@@ -567,9 +568,9 @@ def _ordinal(session: Session, seq: int) -> tuple[int, int, int]:
 
 def _grep(text: str, pattern: str, head: str) -> str:
     try:
-        rx = re.compile(pattern, re.IGNORECASE | re.ASCII)
-    except re.error as exc:
-        raise RecallError(f"{EXPAND_TOOL}: invalid regex {js_json(pattern)}") from exc
+        rx = linear_regex(pattern, ignore_case=True)
+    except RegexRefused as exc:
+        raise RecallError(f"{EXPAND_TOOL}: invalid regex {js_json(pattern)}{exc.hint}") from exc
     lines = text.split("\n")
     hits = [i for i, line in enumerate(lines) if rx.search(line)]
     if not hits:

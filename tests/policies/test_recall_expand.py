@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -144,6 +146,26 @@ def test_grep_without_hits_and_with_a_bad_pattern(host: Host) -> None:
     )
     with pytest.raises(RecallError, match=r'^expand_result: invalid regex "\(unclosed"$'):
         expand(host, turn=1, step=1, grep="(unclosed")
+
+
+def test_a_grep_that_backtracks_catastrophically_finishes(tmp_path: Path) -> None:
+    """A model's pattern: under Python's re this one takes longer than the universe's age on a line of 60 a's, and
+    held the host's expand_result call (and 'tapedeck expand --grep', run here in a process of its own: the
+    backtracking never lets go of the interpreter) that long."""
+    host = Host()
+    host.begin("go")
+    host.reply("", [("c1", "bash", {"command": "make"}, ("a" * 60 + "\n") * 3)])
+    host.end()
+    log = host.write(tmp_path / "session.jsonl")
+    argv = ["expand", str(log), "--turn", "1", "--step", "1", "--grep", "(a|aa)*$b"]
+    code = "import sys; from core.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "[bash · turn 1 step 1 call 1 · 0 of 4 lines match /(a|aa)*$b/i]\n")
+
+
+def test_a_grep_with_a_lookaround_says_why_it_is_refused(host: Host) -> None:
+    with pytest.raises(RecallError, match=r'^expand_result: invalid regex "\(\?=ERROR\)" \(lookarounds and backreferences'):
+        expand(host, turn=1, step=1, grep="(?=ERROR)")
 
 
 def test_grep_caps_very_many_hits() -> None:

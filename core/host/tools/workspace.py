@@ -33,6 +33,7 @@ from core.host.tools.outcome import (
 )
 from core.shared import beneath
 from core.shared.errors import TapedeckError
+from core.shared.regex import RegexRefused, linear_regex
 
 # Directories that searches skip unless the search starts inside one of them.
 SKIP_DIRS = frozenset(
@@ -183,22 +184,12 @@ _GLOB_TOKEN = re.compile(r"\*\*/|\*\*|\*|\?|\[!?[^\]/]+\]|\{[^{}/]*\}|[^*?\[{]+|
 
 
 def compile_regex(pattern: str, what: str, *, ignore_case: bool = False) -> re2._Regexp:
-    """``pattern`` compiled by RE2, whose matching time is linear in the text (no catastrophic backtracking).
-
-    A pattern RE2 cannot take (bad syntax, or a backreference or lookaround, which need backtracking) is a
-    ToolFailure naming the problem.
-    """
-    options = re2.Options()
-    options.log_errors = False
-    options.case_sensitive = not ignore_case
+    """``pattern`` compiled by RE2 (``core.shared.regex``: no catastrophic backtracking); a pattern RE2 cannot take
+    (bad syntax, or a backreference or lookaround, which need backtracking) is a ToolFailure naming the problem."""
     try:
-        return re2.compile(pattern, options)
-    except re2.error as exc:
-        why = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        hint = ""
-        if "perl operator" in why or "escape sequence" in why:
-            hint = " (lookarounds and backreferences are not supported: matching runs in linear time)"
-        raise ToolFailure(INVALID_ARGUMENTS, f"invalid {what} {pattern!r}: {why}{hint}") from exc
+        return linear_regex(pattern, ignore_case=ignore_case)
+    except RegexRefused as exc:
+        raise ToolFailure(INVALID_ARGUMENTS, f"invalid {what} {pattern!r}: {exc}") from exc
 
 
 def glob_regex(pattern: str) -> re2._Regexp:
