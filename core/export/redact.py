@@ -174,6 +174,12 @@ _NETRC_LINE = re2.compile(_NETRC_LINE_HEAD + _NETRC_BLANK + rb"*(?:$|[\r\n\"]|(?
 _PARSER_TOKEN = re.compile(rb"(?i)\b(?:un)?expected[ \t]+token\Z")  # a parser's error: ``Unexpected token: Identifier``
 _PROSE_WORD = re.compile(rb"[a-z]+\.?")  # ``password expired.``: an error message's words
 _PROSE_LINE = re.compile(rb"(?:[ \t]+[a-z]+)+[.!]?[ \t]*(?:\Z|[\r\n\"]|\\[nr\"])")  # words to the end of a line
+_PROSE_START = re.compile(rb"[A-Za-z][a-z]+")  # a sentence's first word
+# words of a sentence that no password is made of: ``Please enter your password``, ``Never share it``
+_FUNCTION_WORDS = frozenset(
+    b"a an the your you yours my our their his her its it this that these those to of in on at for with by from is are "
+    b"was were be been not no again please".split()
+)
 _NETRC_NAME = re.compile(rb"(?i)netrc")
 # an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
 # before the value), unless it is code (``_secret_value``): ``Authorization: token …`` or a raw key
@@ -204,10 +210,10 @@ _NAME_PARTS = re.compile(rb"_|[a-z][A-Z]")  # a name of several words: ``api_key
 # password: ``password: Welcome``)
 _CLASS_NAME = re.compile(rb"[A-Z][a-z]+(?:[A-Z][a-z]+)+")
 # a class named for the type it is, as a field's annotation on a line of its own gives it (``api_key: SecretStr``,
-# ``DB_PASSWORD: PostgresDsn``, ``token: TokenType``): no password there
+# ``DB_PASSWORD: PostgresDsn``, ``token: TokenType``, a dataclass's ``token: AccessToken``): no password there
 TYPE_NAME = re.compile(
     rb"[A-Z][A-Za-z]*(?:Str|String|Bytes|Type|Dsn|Url|Field|Handler|Provider|Factory|Config|Settings|Model|Schema"
-    rb"|Enum|Dict|List|Props|Options|Params|Error|Manager|Service|Client)"
+    rb"|Enum|Dict|List|Props|Options|Params|Error|Manager|Service|Client|Token)"
 )
 _CONSTANT = re.compile(rb"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _COLOR = re.compile(rb"#(?:[0-9A-Fa-f]{3}){1,2}")  # a syntax theme's ``Token: "#d8dee9"``
@@ -243,6 +249,7 @@ _SCREEN = (
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )
+_REDACTED = re.compile(rb"\[redacted(?: (?:key|env|email))?\]")  # what an export puts in a secret's place
 _NUMBER = re.compile(r"[-+]?[0-9][0-9.,_eE+\-]*")
 KINDS = ("key", "env", "email", "home")
 SCALARS = frozenset({int, float, bool, type(None)})
@@ -401,11 +408,16 @@ def _config_line(data: bytes, m: Any) -> bool:
 
 
 def _prose_after(data: bytes, m: Any) -> bool:
-    """True when the value after a key word is itself a key word that words of prose follow on its line: ``passwd:
-    password updated successfully``, as the ``passwd`` command says it."""
-    if _SECRET_KEY.fullmatch(m.group(3).decode(errors="replace")) is None:
+    """True when the value after a key word starts words of prose to the end of its line: a key word itself
+    (``passwd: password updated successfully``, as the ``passwd`` command says it), or a word, capitalised or not,
+    that words follow among which one no password is made of (``password: Please enter your password``; not
+    ``password: Correct horse battery staple``)."""
+    value, rest = m.group(3), _PROSE_LINE.match(data, m.end(3))
+    if rest is None:
         return False
-    return _PROSE_LINE.match(data, m.end(3)) is not None
+    if _SECRET_KEY.fullmatch(value.decode(errors="replace")) is not None:
+        return True
+    return _PROSE_START.fullmatch(value) is not None and not _FUNCTION_WORDS.isdisjoint(rest.group().split())
 
 
 def _pgpass_line(data: bytes, m: Any) -> bool:
@@ -594,6 +606,9 @@ class Redactor:
             spans.extend((m.start(group), _quoted_end(data, m, group) if quoted else m.end(group), kind)
                          for m in pattern.finditer(data)
                          if m.end(group) > m.start(group) and (keep is None or keep(data, m)))  # fmt: skip
+        if b"[redacted" in data:  # what an export replaced already (an export of one, a log quoting one) stays
+            marks = [(r.start(), r.end()) for r in _REDACTED.finditer(data)]
+            spans = [span for span in spans if not any(a <= span[0] and span[1] <= b for a, b in marks)]
         if not spans:
             return []
         if len(data) != len(text):  # not ASCII: byte offsets to code point offsets

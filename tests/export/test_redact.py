@@ -940,3 +940,51 @@ def test_a_quote_that_does_not_close_on_its_line_takes_only_the_first_word() -> 
     text = "password: 'swordfish is what it was\nand later it's fine\nmail \"ann@example.com now\" or '/home/ann and'"
     assert r.text(text) == ("password: '[redacted key] is what it was\nand later it's fine\n"
                             "mail \"[redacted email] now\" or '~ and'")  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: Please enter your password", "Token: Enter the token you were given.",
+        "password: Please type it in again\n", "secret: Never share this with anyone!",
+    ],
+)  # fmt: skip
+def test_prose_after_a_key_word_keeps_its_capitalised_first_word(text: str) -> None:
+    """A prompt or a message after a key word (``password: Please enter your password``) lost its first word as a
+    password when that word was capitalised: words of prose to the end of the line, among them a word no password
+    is made of (``your``, ``the``, ``it``), are a sentence, whatever the case of its first word."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(("text", "secret"), [("password: Hunter two\n", "Hunter"), ("password: Correct horse battery staple", "Correct")])  # fmt: skip
+def test_words_after_a_password_that_make_no_sentence_still_go(text: str, secret: str) -> None:
+    r = Redactor(environ={}, home="/home/ann")
+    assert secret not in r.text(text)
+
+
+def test_a_field_annotated_with_a_token_class_is_no_secret() -> None:
+    """A dataclass's or a settings class's field annotated with a class named for a token (``token: AccessToken``,
+    ``refresh_token: RefreshToken``) on a line of its own was taken for a YAML password."""
+    text = "@dataclass\nclass Login:\n    token: AccessToken\n    refresh_token: RefreshToken\ntoken: AccessToken"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "api_key=[redacted key]", "password: [redacted key]\n", "Authorization: Bearer [redacted key]",
+        "password=[redacted]", 'token = "[redacted key]"', "DB_PASSWORD=[redacted env] and mail [redacted email]",
+    ],
+)  # fmt: skip
+def test_text_that_holds_a_redaction_already_is_not_redacted_again(text: str) -> None:
+    """An export of an export, or a log that quotes one: ``api_key=[redacted key]`` became ``api_key=[redacted
+    key] key]``, counted as a key found."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+def test_a_secret_after_a_redaction_still_goes() -> None:
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text("api_key=[redacted key] password=hunter2pw") == "api_key=[redacted key] password=[redacted key]"
