@@ -828,9 +828,29 @@ def _names_found(found: str, redacted: str, regex: str) -> bool:
     name it (``hunter\\d``); else the words redaction took from it (``home``, ``alice`` of ``/home/alice/proj``)
     must not be words of ``regex`` (``alice|/home/alice`` redacted is ``alice|~``)."""
     if redacted == found:
-        return True
+        named = _named_chars(regex)
+        return named is None or not named.isdisjoint(found.casefold())
     gone = set(_NAME_WORD.findall(found)) - set(_NAME_WORD.findall(redacted))
     return any(re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", regex) for word in gone)
+
+
+def _named_chars(regex: str) -> set[str] | None:
+    """The characters ``regex`` names itself (casefolded): its literals, also in a class (``Q``, ``[Q]``), not what a
+    range, a class escape or ``.`` stands for (``.``, ``[A-Z]``, ``\\w`` name none); None when it does not parse (a
+    redacted regex may not): it may name any."""
+    try:
+        tree = re._parser.parse(regex)  # type: ignore[attr-defined]
+    except (re.error, RecursionError):
+        return None
+    named: set[str] = set()
+    todo: list[Any] = [tree]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, tuple) and len(item) == 2 and item[0] is re._constants.LITERAL:  # type: ignore[attr-defined]
+            named.add(chr(item[1]).casefold())
+        elif isinstance(item, (list, tuple, re._parser.SubPattern)):  # type: ignore[attr-defined]
+            todo.extend(item)
+    return named
 
 
 def _run_head(session: Session, seq: int) -> dict[str, Any]:

@@ -393,3 +393,15 @@ def test_a_grep_reads_back_and_redacts_no_delta_of_a_stream_with_nothing_to_reda
     deltas = max(row.get("deltas", 0) for row in orjson.loads(plain.getvalue())["events"])
     assert counted["redacted"] == 0 and deltas > 40
     assert counted["read back"] - before <= 2  # what the filter's test reads: not the stream's deltas one by one
+
+
+@pytest.mark.parametrize("fmt", ["json", "md", "html"])
+@pytest.mark.parametrize(("regex", "shown"), [(".", "/./"), ("[A-Z]|x", "/[A-Z]|x/"), (r"\w\w", r"/\w\w/"), ("Q", "/[redacted]/"),
+                                              ("[Q]", "/[redacted]/")])  # fmt: skip
+def test_a_grep_that_names_no_character_is_shown(tmp_path: Path, fmt: str, regex: str, shown: str) -> None:
+    """``--grep .`` found in the row a character only the password held (``Q`` of ``hunter2QJZ``), and was hidden
+    as ``[redacted]`` like a regex naming the password: a regex with no character of its own (``.``, a class's
+    range, ``\\w``) names nothing of what it found. One that names the character is still hidden."""
+    doc, text, plain = _grepped(tmp_path, fmt, regex, "run it", "password = 'hunter2QJZ'")
+    assert "hunter2" not in text and "QJZ" not in text
+    assert doc["filter"] == {"text": shown, "rowsLeftOut": plain["filter"]["rowsLeftOut"]}
