@@ -203,6 +203,8 @@ class ExportPass:
     costs: bool = True  # the writer shows each request's cost (else a request's diff is made only where it is read)
     nodes: NodeSpool | None = None  # where the pass keeps what the sections write of each node, while no cut came
     notes: dict[int, Note] | None = None  # the log's notes (None: read as the pass starts)
+    path_shown: bool = True  # the writer shows the log's path (its redaction counted only then)
+    problems_shown: int | None = None  # how many of the log's problems (``diagnostics``) the writer lists (None: all)
     _noted: list[int] = field(default_factory=list)  # the notes' seqs, in order
     _anchors: dict[int, int] = field(default_factory=dict)  # the row each note is shown on, by the note's seq
     count: int = 0  # rows handed out
@@ -531,6 +533,10 @@ class ExportPass:
         )
         return str(self._redacted(flt.describe(REDACTED_REGEX if hide else None)))
 
+    def _shown(self, value: Any, counted: bool) -> Any:
+        """``value`` redacted, what that replaced counted when the writer shows it (``counted``)."""
+        return self._redacted(value) if counted else self._found_in(value)[0]
+
     def _redacted(self, value: Any) -> Any:
         redactor = self.options.redactor
         return value if redactor is None else redactor.walk(value)
@@ -613,7 +619,7 @@ class ExportPass:
             "session": {
                 "id": self._redacted(session.id),
                 "title": self._title,
-                "path": self._redacted(str(session.path)) if session.path else None,
+                "path": self._shown(str(session.path), self.path_shown) if session.path else None,
                 "cwd": self._redacted(session.header.get("cwd")),
                 "provider": self._redacted(config.get("provider")),
                 "model": self._redacted(config.get("model")),
@@ -648,7 +654,8 @@ class ExportPass:
             "marks": self._marks,
             "notes": [self._note_item(n) for n in sorted(self.notes.values(), key=lambda n: n.seq)],
             # what the readers found wrong in the log: why a row is missing
-            "diagnostics": [self._redacted(d.to_dict()) for d in session.diagnostics],
+            "diagnostics": [self._shown(d.to_dict(), self.problems_shown is None or i < self.problems_shown)
+                            for i, d in enumerate(session.diagnostics)],  # fmt: skip
         }
         if request is not None and self.messages:
             kept = self.nodes.where if self.nodes is not None else {}

@@ -99,6 +99,8 @@ class HtmlFormat:
     messages = True
     costs = False
     late = True  # the head names the session by its last title
+    path_shown = False
+    problems_shown = PROBLEMS_SHOWN
     joined = False  # a request message is written between pieces of its own (``_request``)
 
     def __init__(self, log_name: str, at: int | None = None, cut: bool = False, filtered: bool = False) -> None:

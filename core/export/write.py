@@ -34,6 +34,8 @@ class Format(Protocol):
     messages: bool  # ``closing`` writes the request's messages (else the document has none, only their count)
     costs: bool  # ``closing`` writes each request's cost (its size and cause too), not only the sums and cuts
     late: bool  # ``opening`` shows what the pass learns (HTML's title): the rows wait in a file until it is over
+    path_shown: bool  # it shows the log's path
+    problems_shown: int | None  # how many of the log's problems (``diagnostics``) it lists (None: all)
 
     def opening(self, doc: dict[str, Any] | None) -> bytes:
         """What goes before the first row: asked before the log is read (``doc`` None), or, when ``late``, once
@@ -69,6 +71,8 @@ class JsonFormat:
     messages = True
     costs = True
     late = False
+    path_shown = True
+    problems_shown = None
     joined = True  # its pieces carry the comma before them: several may come as one block
 
     def __init__(self) -> None:
@@ -212,7 +216,8 @@ def export(
         sink = RowChunks(writer, ahead, None if late else writer.opening(None))
         rows, messages = stack.enter_context(spool()), stack.enter_context(spool())  # the surface's nodes as read
         nodes = NodeSpool(rows, messages, writer) if isinstance(writer, Pieces) and writer.messages else None
-        doc = ExportPass(path, options, sink.put, writer.messages, writer.costs, nodes, shown=lambda: writer.found).run()
+        doc = ExportPass(path, options, sink.put, writer.messages, writer.costs, nodes, shown=lambda: writer.found,
+                         path_shown=writer.path_shown, problems_shown=writer.problems_shown).run()  # fmt: skip
         if late:
             out.write(writer.opening(doc))
             ahead.seek(0)

@@ -988,3 +988,21 @@ def test_text_that_holds_a_redaction_already_is_not_redacted_again(text: str) ->
 def test_a_secret_after_a_redaction_still_goes() -> None:
     r = Redactor(environ={}, home="/home/ann")
     assert r.text("api_key=[redacted key] password=hunter2pw") == "api_key=[redacted key] password=[redacted key]"
+
+
+@pytest.mark.parametrize("fmt", ["json", "md", "html"])
+def test_the_summary_counts_no_problem_past_those_listed_nor_a_path_not_shown(tmp_path: Path, fmt: str) -> None:
+    """The header's counts said more than the file holds: every diagnostic's redaction was counted where the HTML
+    lists 50 and the Markdown 5, and the log's path (a home directory) where the HTML never shows it. The counts
+    are now those of the redacted texts the file shows: a row, a listed diagnostic, the path where it is shown."""
+    lines = BASE.read_bytes().splitlines(keepends=True)
+    odd = [orjson.dumps({"type": f"mail{i}@example.com", "seq": "x", "data": 5}) + b"\n" for i in range(60)]
+    log = tmp_path / "home" / "s" / "session.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"".join(lines[:10] + odd + lines[10:]))
+    out = io.BytesIO()
+    doc = export(log, out, fmt, ExportOptions(redactor=Redactor(environ={}, home=str(tmp_path / "home"))))
+    text = out.getvalue().decode()
+    assert str(tmp_path) not in text
+    assert doc["redaction"]["email"] == text.count("[redacted email]") + text.count("\\[redacted email\\]")
+    assert doc["redaction"]["home"] == (0 if fmt == "html" else 1)  # the path: JSON's field, Markdown's commands
