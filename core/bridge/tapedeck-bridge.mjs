@@ -734,8 +734,10 @@ class SessionBridge {
     } finally {
       fs.closeSync(opened.fd);
     }
-    const entries = splitLines(text.subarray(0, this.cursor.offset)).map((raw, i) => decodeLine(i + 1, raw));
-    for (const { withdraw } of entries) if (withdraw !== undefined && !this.final.has(withdraw)) this.withdrawn.add(withdraw);
+    const all = splitLines(text).map((raw, i) => decodeLine(i + 1, raw));
+    const entries = all.slice(0, text.subarray(0, this.cursor.offset).filter((byte) => byte === 0x0a).length);
+    // a sender may withdraw a request after the bridge that read it went: its line lies past the cursor
+    for (const { withdraw } of all) if (withdraw !== undefined && !this.final.has(withdraw)) this.withdrawn.add(withdraw);
     const begun = this.begun;
     const seen = new Set();
     for (const entry of entries) {

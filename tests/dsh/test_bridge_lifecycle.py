@@ -30,6 +30,7 @@ from tests.dsh.harness import (
     log_events,
     outcomes,
     send,
+    send_line,
     start_headless,
     start_session,
     stop_process,
@@ -261,8 +262,8 @@ def test_requests_read_but_not_run_when_dsh_is_killed_are_answered_when_it_comes
 ) -> None:
     """DSH killed while the bridge holds requests it read from the inbox but has not run yet (the plugin's test hook
     holds them there): the bridge that DSH starts next, at once, cancels the plain one, as our host cancels what the
-    host before it read and never applied, answers the one whose time ran out expired, as our host does, and runs
-    the one queued for the next start."""
+    host before it read and never applied, answers the one whose time ran out expired, as our host does, cancels
+    the one its sender withdrew after the kill as withdrawn, and runs the one queued for the next start."""
     world = _installed_world(dsh, model, tmp_path)
     hold = _hold(world)
     with DshWeb(world) as web:
@@ -270,12 +271,14 @@ def test_requests_read_but_not_run_when_dsh_is_killed_are_answered_when_it_comes
         held = send(d, "checkpoint", {"objective": "read, never run"})
         queued = send(d, "checkpoint", {"objective": "queued, read, never run"}, queued=True)
         expiring = send(d, "checkpoint", expires=int(time.time() * 1000) + 1000)
+        given_up = send(d, "message", {"text": "its sender gives up"})
         read_to = (d / "control.jsonl").stat().st_size
-        wait_for(lambda: _inbox_read_to(d) == read_to, 10, "the bridge to read the three requests")
+        wait_for(lambda: _inbox_read_to(d) == read_to, 10, "the bridge to read the four requests")
         assert outcomes(d) == []
         assert web.proc is not None
         os.killpg(web.proc.pid, signal.SIGKILL)
         web.proc.wait()
+    send_line(d, json.dumps({"withdraw": given_up["id"], "at": int(time.time() * 1000)}).encode())  # past the cursor
     hold.unlink()
     wait_for(lambda: time.time() * 1000 > expiring["expires"], 5, "the third request's time to run out")
     with DshWeb(world) as web:  # within a plugin reload's grace: still another DSH process
@@ -284,10 +287,12 @@ def test_requests_read_but_not_run_when_dsh_is_killed_are_answered_when_it_comes
         assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before applying it"), done
         done = final_outcome(d, expiring["id"])
         assert done["outcome"] == "expired" and done["error"].startswith("it expired at"), done
+        done = final_outcome(d, given_up["id"])
+        assert (done["outcome"], done["error"]) == ("cancelled", "withdrawn by its sender"), done
         assert final_outcome(d, queued["id"])["detail"]["objective"] == "queued, read, never run"
         wait_for(lambda: len(_turn_ends(d)) >= 2, 40, "the new turn to end")
     assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == [queued["id"]]
-    _no_replays(d, sent=3)
+    _no_replays(d, sent=4)
 
 
 def test_requests_read_but_not_run_when_the_plugin_reloads_run_once_in_the_new_instance(
