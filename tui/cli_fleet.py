@@ -6,21 +6,18 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.cli.args import add_interval, add_roots, check_seconds, local_roots
+from core.cli.args import add_interval, add_roots, check_local_roots, check_seconds
 from core.cli.common import guarded
 from core.control.config import load_config
 from core.log.tail import FOLLOW_INTERVAL
 from core.remote.target import parse_remote
-from core.shared.errors import TapedeckError
 from tui.cli import TUI_COMMANDS
 
 
 def run_fleet(roots: Sequence[str], config_file: str | None, interval: float) -> int:
     """Check the roots and the interval, then start the TUI on the fleet table."""
     check_seconds("interval", interval)
-    for path in local_roots(roots):
-        if not path.exists():
-            raise TapedeckError(f"{path}: no such file or directory")
+    check_local_roots(roots)
     config = load_config(config_file)
     from tui.app import TapedeckApp
 

@@ -8,10 +8,10 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
-from core.log.layout import default_sessions_root
+from core.log.layout import default_sessions_root, stat_or_none
 from core.read.type_select import TypeSelection
 from core.remote.target import parse_remote
-from core.shared.errors import TapedeckError
+from core.shared.errors import LogNotFoundError, TapedeckError
 
 LOG_PATH_HELP = "session log file or session directory"
 REMOTE_HELP = ", here or [user@]host:PATH over SSH"
@@ -97,3 +97,15 @@ def check_types(values: Iterable[str] | None) -> None:
 def local_roots(roots: Iterable[str]) -> list[Path]:
     """The roots on this machine (``~`` expanded), the ``[user@]host:PATH`` ones left out."""
     return [Path(root).expanduser() for root in roots if parse_remote(root) is None]
+
+
+def check_local_roots(roots: Iterable[str]) -> None:
+    """Refuse, naming it, the first root on this machine that is not there or cannot be looked at (a link loop, a
+    denied directory: ``stat_or_none`` says why), before a command over sessions roots starts."""
+    default = default_sessions_root()
+    for root in local_roots(roots):
+        if stat_or_none(root) is None:
+            example = f", e.g. {default}" if default.exists() else ""
+            raise LogNotFoundError(
+                f"{root}: no such file or directory (give a sessions root, session directory or log{example})"
+            )

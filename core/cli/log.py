@@ -10,11 +10,19 @@ from pathlib import Path
 from typing import IO, Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, add_roots, check_at_least, check_types, local_roots
-from core.cli.common import RULE_SECTIONS, JsonList, emit, fail, guarded, json_member, warn, write_bytes
+from core.cli.args import (
+    add_json,
+    add_log_path,
+    add_roots,
+    check_at_least,
+    check_local_roots,
+    check_types,
+    local_roots,
+)
+from core.cli.common import RULE_SECTIONS, JsonList, emit, guarded, json_member, warn, write_bytes
 from core.cli.rowspool import RowSpool
 from core.control.host_state import HostState, describe_host, read_host_state
-from core.log.layout import default_sessions_root, is_sessions_root, resolve_log_path, stat_or_none
+from core.log.layout import default_sessions_root, is_sessions_root, resolve_log_path
 from core.log.linestore import LineStore
 from core.log.reader import read_log_header
 from core.log.records import PackedRow
@@ -26,7 +34,7 @@ from core.read.summary import human_chars, one_line, summarize
 from core.read.surface import surface_row
 from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
-from core.shared.errors import LogFormatError, LogNotFoundError, TapedeckError, seq_not_in_log
+from core.shared.errors import LogNotFoundError, TapedeckError, seq_not_in_log
 from core.shared.text import model_label
 
 
@@ -288,14 +296,7 @@ def _sessions(args: argparse.Namespace) -> int | None:
         emit([], args.json, lambda _: f"no sessions under {default}")
         warn(f"{default} does not exist yet: `tapedeck run` and `tapedeck demo` keep their sessions there")
         return None
-    for root in local_roots(args.roots):
-        try:
-            there = stat_or_none(root) is not None
-        except LogFormatError as exc:  # there, but it cannot be looked at (a link loop, a denied directory)
-            return fail(str(exc))
-        if not there:
-            example = f", e.g. {default}" if default.exists() else ""
-            return fail(f"{root}: no such file or directory (give a sessions root, session directory or log{example})")
+    check_local_roots(args.roots)
     fleet = Fleet(args.roots, load_config(args.config, only=RULE_SECTIONS))
     fleet.poll(final=True)
     rows = fleet.rows()
