@@ -201,3 +201,32 @@ async def test_alerts_screen_toasts_leave_the_heading_the_labels_the_newest_aler
                              ("footer", screen.query_one(PriorityFooter).region)]:  # fmt: skip
             for toast in toasts:
                 assert not toast.region.overlaps(widget), (name, toast.region, widget)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_full_result_view_toasts_leave_the_result(tmp_path: Path, size: tuple[int, int]) -> None:
+    """The Folds screen's full result view (``v``) was the one dialog whose toasts stacked at Textual's bottom right,
+    over the result's text for their whole timeout (and the Folds screen beneath drew the ones already up, peeking
+    out around the box); they now keep clear of its box, as every dialog's do."""
+    from textual.widgets import TextArea
+
+    from tui.screens.folds import FoldsScreen, ResultScreen
+
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"), follow=True)
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("o")
+        await until(pilot, lambda: isinstance(app.screen, FoldsScreen))
+        await settle(pilot)
+        app.notify("an alert already up", timeout=60)
+        await pilot.press("v")
+        await until(pilot, lambda: isinstance(app.screen, ResultScreen))
+        screen = app.screen
+        await settle(pilot)
+        app.notify("checkpoint find the bug", title="applied", timeout=60)
+        await until(pilot, lambda: len(screen.query(Toast)) == 2)
+        await settle(pilot)
+        await pilot.pause(0.1)
+        box = screen.query_one(TextArea).parent.region  # type: ignore[union-attr]
+        for toast in [t for s in app.screen_stack for t in shown(list(s.query(Toast)))]:
+            assert not toast.region.overlaps(box), (toast.region, box)

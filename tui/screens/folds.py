@@ -20,7 +20,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static, TextArea
 
 from core.control.host_state import KIND_DSH
@@ -31,6 +30,7 @@ from core.shared.text import printable, tool_result_text
 from tui.failures import reads_log
 from tui.screens.config import effective_config
 from tui.screens.confirm import ConfirmScreen
+from tui.screens.dialog import Dialog
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
 from tui.widgets.detail import clip
@@ -194,10 +194,11 @@ def original_text(session: Session, seq: int) -> str:
     return tool_result_text(message if isinstance(message, dict) else None, "\n")
 
 
-class ResultScreen(ModalScreen[None]):
+class ResultScreen(Dialog[None]):
     """The full original text of one tool result, read-only."""
 
     CSS_PATH = "policy.tcss"
+    BOX = ".policy-result-box"
     BINDINGS: ClassVar[list[Binding]] = [Binding("escape,q", "close", "Close", id="policy.result.close")]
 
     def __init__(self, title: str, text: str) -> None:
