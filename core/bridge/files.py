@@ -250,7 +250,8 @@ def stat_start_time(raw: bytes) -> str | None:
     process has exited (its state, field 3, is zombie or dead), which runs nothing though its stat is there."""
     # the command name (field 2) is in parentheses and may hold spaces: count fields after its last ')'
     rest = raw[raw.rfind(b")") + 2 :].split()
-    return rest[19].decode("ascii") if len(rest) > 19 and rest[0] not in _ENDED else None
+    ok = len(rest) > 19 and rest[0] not in _ENDED and rest[19].isdigit()  # another system's file may hold anything
+    return rest[19].decode("ascii") if ok else None
 
 
 def bridge_live(info: BridgeInfo, now_ms: int | None = None) -> bool:

@@ -225,8 +225,9 @@ def _live_pid(recorded: tuple[str, Any]) -> int | None:
 def _boot_time(raw: bytes | None) -> int | None:
     """The ``btime`` of ``/proc/stat`` (epoch seconds); None where the machine has no ``/proc``."""
     for line in (raw or b"").splitlines():
-        if line.startswith(b"btime "):
-            return int(line.split()[1])
+        fields = line.split()
+        if fields[:1] == [b"btime"] and len(fields) > 1 and fields[1].isdigit():
+            return int(fields[1])
     return None
 
 

@@ -1,0 +1,151 @@
+"""Whatever bytes another machine serves where a session's host state is read over SFTP (``host.json``,
+``bridge.json``, ``/proc/stat``, ``/proc/<pid>/stat``, the boot id) and whatever names its directories list, the
+sessions, fleet and alerts commands get a host state and a list of logs, never an exception. In memory: a fake
+link answers the SFTP calls ``core.remote.sessions`` makes (no ssh server needed)."""
+
+from __future__ import annotations
+
+import posixpath
+from typing import cast
+
+import orjson
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from core.control.host_state import HostState
+from core.remote.link import RemoteStat, SshLink
+from core.remote.sessions import remote_host_states, remote_logs, remote_refs
+from core.remote.target import RemoteTarget
+
+ROOT = "/srv/sessions"
+HEADER = b'{"type":"session","version":0,"id":"x"}\n'
+
+
+class _Machine:
+    """The SFTP calls of ``SshLink`` that ``core.remote.sessions`` makes, answered from ``files`` (path -> bytes;
+    the directories above each file exist)."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.files = files
+        self.dirs = {d for path in files for d in _parents(path)}
+
+    def stat(self, path: str, follow: bool = True) -> RemoteStat | None:
+        return self.stat_many([path], follow)[0]
+
+    def stat_many(self, paths: list[str], follow: bool = True) -> list[RemoteStat | None]:
+        return [RemoteStat(len(self.files[p]), 1_700_000_000_000, "file") if p in self.files else
+                RemoteStat(0, 1_700_000_000_000, "dir") if p in self.dirs else None for p in paths]  # fmt: skip
+
+    def read(self, path: str, offset: int, length: int) -> bytes:
+        return self.files.get(path, b"")[offset : offset + length]
+
+    def read_files(self, paths: list[str], limit: int) -> list[bytes | None]:
+        return [self.files[p][:limit] if p in self.files else None for p in paths]
+
+    def realpaths(self, paths: list[str]) -> list[str | None]:
+        return [posixpath.normpath(p) if p in self.files or p in self.dirs else None for p in paths]
+
+    def listdir(self, path: str, skipped: list[str] | None = None) -> list[tuple[str, str]]:
+        return self.listdir_many([path], skipped)[0]
+
+    def listdir_many(self, paths: list[str], skipped: list[str] | None = None) -> list[list[tuple[str, str]]]:
+        def entries(d: str) -> list[tuple[str, str]]:
+            names = {p[len(d) + 1 :].split("/")[0] for p in self.files.keys() | self.dirs if p.startswith(d + "/")}
+            return sorted((n, "dir" if f"{d}/{n}" in self.dirs else "file") for n in names)
+
+        return [entries(d) for d in paths]
+
+
+def _parents(path: str) -> list[str]:
+    out = []
+    while (path := posixpath.dirname(path)) not in ("/", ""):
+        out.append(path)
+    return out
+
+
+ANY_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=5,
+)  # fmt: skip
+PIDS = st.one_of(st.sampled_from([1, 4242, 0, -3, 2**40]), ANY_JSON)
+NUMBERS = st.one_of(st.integers(-(2**63), 2**63 - 1), ANY_JSON)
+
+
+def _json(fields: dict[str, st.SearchStrategy]) -> st.SearchStrategy[bytes]:
+    objects = st.fixed_dictionaries({}, optional=fields).map(orjson.dumps)
+    return st.one_of(objects, st.binary(max_size=40), ANY_JSON.map(orjson.dumps))
+
+
+STATE = st.sampled_from(["running", "paused", "idle", "exited", "none", "gone"]) | ANY_JSON
+# A live host or bridge with a pid: the machine's /proc is read for it.
+LIVE_HOST = st.fixed_dictionaries({"state": st.just("running"), "pid": st.just(4242), "since": NUMBERS})
+LIVE_BRIDGE = st.fixed_dictionaries({"state": st.just("running"), "pid": st.just(4242), "procStart": st.just("123")})
+HOST_JSON = LIVE_HOST.map(orjson.dumps) | _json({"state": STATE, "pid": PIDS, "since": NUMBERS, "kind": ANY_JSON})
+BRIDGE_JSON = LIVE_BRIDGE.map(orjson.dumps) | _json({
+    "state": STATE, "pid": PIDS, "procStart": st.sampled_from(["123", "é", "-1", ""]) | ANY_JSON,
+    "bootId": st.sampled_from(["boot-a", "boot-b"]) | ANY_JSON, "since": NUMBERS, "heartbeat": NUMBERS,
+    "dir": st.sampled_from([f"{ROOT}/p/s1", f"{ROOT}/p/s2", "/elsewhere", "", "../.."]) | ANY_JSON,
+    "inFlight": ANY_JSON,
+})  # fmt: skip
+FIELD = st.sampled_from([b"123", b"0", b"x", b"\xff\xfe", b"-5", b"9" * 30, b""])
+PROC_STAT = st.one_of(
+    st.lists(FIELD.map(lambda value: b"btime " + value) | st.sampled_from([b"btime", b"cpu 1 2 3"]), max_size=3)
+    .map(b"\n".join),
+    st.binary(max_size=40),
+)  # fmt: skip
+PID_STAT = st.one_of(
+    st.tuples(st.sampled_from([b"(dsh)", b"(a) b)", b"", b"("]), st.sampled_from([b"S", b"Z", b""]),
+              st.lists(FIELD, max_size=22)).map(lambda t: b"42 " + t[0] + b" " + t[1] + b" " + b" ".join(t[2])),
+    st.binary(max_size=60),
+)  # fmt: skip
+NAMES = st.text(st.characters(blacklist_characters="/\x00", blacklist_categories=("Cs",)), min_size=1, max_size=12)
+
+
+@settings(max_examples=400, derandomize=True)
+@given(
+    host=st.none() | HOST_JSON, bridge=st.none() | BRIDGE_JSON, second_host=st.none() | HOST_JSON,
+    proc_stat=st.none() | PROC_STAT, pid_stat=st.none() | PID_STAT, boot_id=st.none() | st.binary(max_size=12),
+    hosted=st.booleans(), names=st.lists(NAMES, max_size=3), head=st.sampled_from([HEADER, b"", b"\xff" * 9, b"{}\n"]),
+)  # fmt: skip
+def test_no_bytes_on_the_far_side_raise_out_of_a_listing_or_a_host_state(
+    host: bytes | None, bridge: bytes | None, second_host: bytes | None, proc_stat: bytes | None,
+    pid_stat: bytes | None, boot_id: bytes | None, hosted: bool, names: list[str], head: bytes,
+) -> None:  # fmt: skip
+    files = {f"{ROOT}/p/s1/session.jsonl": HEADER, f"{ROOT}/p/s2/session.jsonl.zstd": head}
+    for path, body in [(f"{ROOT}/p/s1/host.json", host), (f"{ROOT}/p/s1/bridge.json", bridge),
+                       (f"{ROOT}/p/s2/bridge.json", bridge), (f"{ROOT}/p/s2/host.json", second_host),
+                       ("/proc/stat", proc_stat), ("/proc/sys/kernel/random/boot_id", boot_id)]:  # fmt: skip
+        if body is not None:
+            files[path] = body
+    if pid_stat is not None:
+        files.update({f"/proc/{pid}/stat": pid_stat for pid in (1, 4242, 2**40)})
+    for name in names:
+        files[f"{ROOT}/p/{name}/session.jsonl"] = head
+        files[f"{ROOT}/{name}/x"] = b""
+    link = cast(SshLink, _Machine(files))
+    logs = remote_logs(link, RemoteTarget("me", "box", ROOT))
+    assert {f"{ROOT}/p/s1/session.jsonl", f"{ROOT}/p/s2/session.jsonl.zstd"} <= {log.path for log in logs}
+    states = remote_host_states(link, [(log, hosted) for log in logs])
+    assert len(states) == len(logs) and all(isinstance(state, HostState) for state in states)
+    assert len(remote_refs(link, logs)) == len(logs)
+
+
+@pytest.mark.parametrize(
+    ("proc_stat", "pid_stat"),
+    [
+        (b"btime x", b"42 (dsh) S" + b" 1" * 19 + b" 100"),
+        (b"btime ", b"42 (dsh) S" + b" 1" * 19 + b" 100"),
+        (b"btime 5", b"42 (dsh) S" + b" 1" * 18 + b" \xff"),
+        (b"btime 5", b"42 (dsh) S" + b" 1" * 18 + b" z1"),
+    ],
+)
+def test_a_proc_that_is_no_linux_proc_leaves_the_recorded_state(proc_stat: bytes, pid_stat: bytes) -> None:
+    """A btime or a start time that is no number (another system's /proc, or a file in its place) raised
+    ValueError, IndexError or UnicodeDecodeError out of the sessions command and the fleet's refresh."""
+    files = {f"{ROOT}/p/s1/session.jsonl": HEADER, "/proc/stat": proc_stat, "/proc/4242/stat": pid_stat,
+             f"{ROOT}/p/s1/host.json": orjson.dumps({"state": "running", "pid": 4242, "since": 5})}  # fmt: skip
+    log = RemoteTarget(None, "box", f"{ROOT}/p/s1/session.jsonl")
+    [state] = remote_host_states(cast(SshLink, _Machine(files)), [(log, True)])
+    assert (state.state, state.pid) in {("running", 4242), ("exited", 4242)}
