@@ -222,7 +222,8 @@ class ExportPass:
     # the chosen request, its diff (or the request it is against, when the tally left it out), whether it came first
     _request: tuple[Request, RequestDiff | Request, bool] | None = None
     _marks: list[dict[str, Any]] = field(default_factory=list)
-    _title: str | None = None  # the session's latest title, as its row shows it (redacted)
+    # the session's latest title, as its row shows it (redacted), and what redacting it replaced
+    _title: tuple[str, Counts | None] | None = None
     _requests: RequestPass | None = None
     shown: Callable[[], list[int]] | None = None  # what redacting the rows the writer shows replaced (``count_shown``)
 
@@ -397,8 +398,9 @@ class ExportPass:
             self._marks.append({"seq": seq, "kind": "checkpoint", "summary": row.summary, "replaced": []})
         elif row.type == "session/title":
             data = shown.get("data")
-            if isinstance(data, dict) and isinstance(data.get("title"), str):
-                self._title = data["title"]
+            if isinstance(data, dict) and isinstance(data.get("title"), str):  # and what redacting it replaced,
+                found_title = None if shown is event else self._found_in(event["data"]["title"])[1]  # for the head
+                self._title = (data["title"], found_title)
         flt = self.options.filter
         if flt is not None and not self._filter_test(session)(event):
             self.left_out += 1
@@ -597,6 +599,8 @@ class ExportPass:
             cost["requests"] = ModelsRedacted(cost["requests"], o.redactor)
         state = read_host_state(session.path).to_dict() if session.path else {"state": "none"}
         surface = self._surface_at if self._surface_at is not None else self._surface(session)
+        if o.redactor is not None and self._title is not None and self._title[1] is not None:
+            o.redactor.add(self._title[1])  # every format's head shows the title
         if o.redactor is not None and self.messages:  # the surface's redactions, counted as the pass made them
             for found in surface[1].values():
                 o.redactor.add(found)
@@ -618,7 +622,7 @@ class ExportPass:
             "format": "tapedeck-export/1",
             "session": {
                 "id": self._redacted(session.id),
-                "title": self._title,
+                "title": self._title[0] if self._title is not None else None,
                 "path": self._shown(str(session.path), self.path_shown) if session.path else None,
                 "cwd": self._redacted(session.header.get("cwd")),
                 "provider": self._redacted(config.get("provider")),

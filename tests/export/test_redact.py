@@ -1006,3 +1006,22 @@ def test_the_summary_counts_no_problem_past_those_listed_nor_a_path_not_shown(tm
     assert str(tmp_path) not in text
     assert doc["redaction"]["email"] == text.count("[redacted email]") + text.count("\\[redacted email\\]")
     assert doc["redaction"]["home"] == (0 if fmt == "html" else 1)  # the path: JSON's field, Markdown's commands
+
+
+@pytest.mark.parametrize(("fmt", "types", "keys"), [("md", "", 1), ("html", "user/", 1), ("json", "user/", 1), ("html", "", 2)])
+def test_the_summary_counts_a_secret_in_the_title_the_head_shows(tmp_path: Path, fmt: str, types: str, keys: int) -> None:
+    """Every head shows the session's title; the summary counted a key in it only with the title's row, so the
+    Markdown (which shows no such row) and a filtered page without it said ``0 key`` above ``[redacted key]``."""
+    from core.read.event_filter import EventFilter
+
+    items = [orjson.loads(line) for line in BASE.read_bytes().splitlines()]
+    for item in items:
+        if item.get("type") == "session/title":
+            item["data"]["title"] = "deploy with sk-proj-Zq81xVb2LmN0pQr5StUv7WxYz"
+    log = tmp_path / "t.jsonl"
+    log.write_bytes(b"\n".join(orjson.dumps(i) for i in items) + b"\n")
+    out = io.BytesIO()
+    flt = EventFilter.parse(types, "", "", False, "") if types else None
+    doc = export(log, out, fmt, ExportOptions(filter=flt, redactor=Redactor(environ={}, home="/nonexistent")))
+    assert "Zq81" not in out.getvalue().decode() and "redacted key" in out.getvalue().decode()
+    assert doc["redaction"]["key"] == keys
