@@ -23,6 +23,7 @@ from typing import Any
 import orjson
 
 from core.log.vocabulary import FINAL, MAX_ID_CHARS, OUTCOMES
+from core.shared.arguments import whole_digits
 from core.shared.regular import read_regular
 from core.shared.values import int_or_none
 
@@ -250,8 +251,9 @@ def stat_start_time(raw: bytes) -> str | None:
     process has exited (its state, field 3, is zombie or dead), which runs nothing though its stat is there."""
     # the command name (field 2) is in parentheses and may hold spaces: count fields after its last ')'
     rest = raw[raw.rfind(b")") + 2 :].split()
-    ok = len(rest) > 19 and rest[0] not in _ENDED and rest[19].isdigit()  # another system's file may hold anything
-    return rest[19].decode("ascii") if ok else None
+    # another system's file may hold anything: a start time is digits that int() takes (not more than it converts)
+    ok = len(rest) > 19 and rest[0] not in _ENDED and rest[19].isdigit()
+    return rest[19].decode("ascii") if ok and whole_digits(rest[19].decode("ascii")) is not None else None
 
 
 def bridge_live(info: BridgeInfo, now_ms: int | None = None) -> bool:

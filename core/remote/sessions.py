@@ -36,6 +36,7 @@ from core.log.layout import LOG_NAMES, dir_log_name
 from core.log.sessions import SessionRef, ref_from_header
 from core.remote.link import SshLink
 from core.remote.target import RemoteTarget
+from core.shared.arguments import whole_digits
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError
 
 HEADER_BYTES = 1 << 16  # a header (line 1, or the first zstd frame) fits in this many bytes
@@ -227,7 +228,7 @@ def _boot_time(raw: bytes | None) -> int | None:
     for line in (raw or b"").splitlines():
         fields = line.split()
         if fields[:1] == [b"btime"] and len(fields) > 1 and fields[1].isdigit():
-            return int(fields[1])
+            return whole_digits(fields[1].decode("ascii"))  # None: more digits than int() takes, no real btime
     return None
 
 

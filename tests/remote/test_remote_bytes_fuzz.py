@@ -149,3 +149,13 @@ def test_a_proc_that_is_no_linux_proc_leaves_the_recorded_state(proc_stat: bytes
     log = RemoteTarget(None, "box", f"{ROOT}/p/s1/session.jsonl")
     [state] = remote_host_states(cast(SshLink, _Machine(files)), [(log, True)])
     assert (state.state, state.pid) in {("running", 4242), ("exited", 4242)}
+
+
+@pytest.mark.parametrize("where", ["btime", "start time"])
+def test_a_proc_number_too_long_to_convert_leaves_the_recorded_state(where: str) -> None:
+    """656460a let a btime or start time through when its bytes were digits, and int() refuses more than 4,300 of
+    them (ValueError), so such a /proc still raised out of the sessions command and the fleet's refresh."""
+    huge = b"9" * 5000
+    proc_stat = b"btime " + (huge if where == "btime" else b"5")
+    pid_stat = b"42 (dsh) S" + b" 1" * 18 + b" " + (huge if where == "start time" else b"100")
+    test_a_proc_that_is_no_linux_proc_leaves_the_recorded_state(proc_stat, pid_stat)
