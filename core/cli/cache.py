@@ -8,11 +8,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from zstandard import ZstdError
+
 from core.alerts import checkpoint
 from core.cli import COMMANDS
 from core.cli.common import emit, guarded
 from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
-from core.read.index import SUFFIX, cache_dir, check, index_dir, index_path, read_meta
+from core.read.index import SUFFIX, cache_dir, check, index_dir, index_path, read_body, read_meta
 from core.read.summary import human_chars
 from core.shared.errors import TapedeckError
 
@@ -25,12 +27,15 @@ def cache_info(log: str | None = None) -> dict[str, Any]:
         row: dict[str, Any] = {"file": str(path), "kind": kind, "bytes": _size(path)}
         try:
             if kind == "index":
-                meta, _ = read_meta(path)
+                meta, start = read_meta(path)
+                read_body(path, meta, start)
                 log, size, events, reason = meta.log, meta.size, meta.events, check(meta, Path(meta.log))
+                if reason is None and index_path(Path(log)) != path:
+                    reason = "it is not named for its log, so no read uses it"
             else:
                 found, reason = checkpoint.describe(path)
                 log, size, events = found["log"], found["size"], None
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, ZstdError) as exc:
             row.update({"log": None, "indexedBytes": None, "events": None, "state": "unreadable", "reason": str(exc)})
         else:
             row.update({"log": log, "indexedBytes": size, "events": events,

@@ -233,15 +233,7 @@ def restore(log: Path, compressed: bool, consumer: Consumer, *, runs: bool = Fal
         meta, start = read_meta(path)
         if meta.compressed != compressed or check(meta, log) is not None:
             return None
-        with open_regular(path, follow=False) as f:
-            f.seek(start)
-            digest = f.read(_DIGEST)
-            body = f.read()
-            f.seek(len(MAGIC) + _PREFIX.size)
-            raw_meta = f.read(start - len(MAGIC) - _PREFIX.size)
-        if _digest(raw_meta) != digest:
-            return None
-        raw_state, sections = _body(meta, body)
+        raw_state, sections = read_body(path, meta, start)
         state = orjson.loads(raw_state)
         decoder = LogDecoder.resumed(str(log), compressed, state["decoder"], meta.size, consumer)
         lines = LineStore(log, decoder)
@@ -361,6 +353,20 @@ def _frame(sections: dict[str, Any], level: int) -> Iterator[bytes]:
         for piece in parts.pieces() if isinstance(parts, Runs) else parts:
             yield compressor.compress(piece)
     yield compressor.flush()
+
+
+def read_body(path: Path, meta: Meta, start: int) -> tuple[memoryview, dict[str, memoryview]]:
+    """The state's JSON and the other sections of the index file at ``path``, whose metadata ``read_meta`` read
+    (``start``: where its digest begins); ValueError/ZstdError/OSError when its digest or body is damaged."""
+    with open_regular(path, follow=False) as f:
+        f.seek(start)
+        digest = f.read(_DIGEST)
+        body = f.read()
+        f.seek(len(MAGIC) + _PREFIX.size)
+        raw_meta = f.read(start - len(MAGIC) - _PREFIX.size)
+    if _digest(raw_meta) != digest:
+        raise ValueError("its metadata does not match its digest")
+    return _body(meta, body)
 
 
 def _body(meta: Meta, body: bytes) -> tuple[memoryview, dict[str, memoryview]]:

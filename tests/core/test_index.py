@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from bench.gen_session import generate
+from core.cli.cache import cache_info
 from core.cli.log import inspect_report
 from core.log.decoder import Consumer
 from core.log.linestore import LineStore
@@ -342,6 +343,38 @@ def test_damaged_index_bytes_are_ignored(
     assume(data != good)
     _install(cache, log, bytes(data), monkeypatch)
     assert _restored(log) is None
+
+
+@_FUZZ
+@given(
+    cut=st.integers(min_value=0), tail=st.binary(max_size=16),
+    flips=st.lists(st.tuples(st.integers(min_value=0), st.integers(1, 255)), max_size=4),
+)  # fmt: skip
+def test_cache_info_calls_valid_only_an_index_a_read_uses(
+    fuzz_log: tuple[Path, Path, bytes], monkeypatch: pytest.MonkeyPatch, cut: int, tail: bytes,
+    flips: list[tuple[int, int]],
+) -> None:  # fmt: skip
+    """An index cut short, or changed, behind intact metadata was listed valid: only the metadata was read."""
+    log, cache, good = fuzz_log
+    data = bytearray(good[: len(good) - cut % len(good)] + tail)
+    for at, bits in flips:
+        data[at % len(data)] ^= bits
+    assume(data != good)
+    _install(cache, log, bytes(data), monkeypatch)
+    [row] = cache_info(str(log))["files"]
+    assert (row["state"] == "valid") == (_restored(log) is not None), row
+
+
+def test_another_logs_index_in_a_logs_place_is_listed_as_unused(tmp_path: Path) -> None:
+    """A valid index file copied under another log's name (by hand, or a backup restored) was listed valid,
+    though no read looks for it there."""
+    (tmp_path / "a").mkdir(), (tmp_path / "b").mkdir()
+    a, b = _indexed(tmp_path / "a"), _indexed(tmp_path / "b")
+    shutil.copy(index.index_path(b), index.index_path(a))
+    assert _restored(a) is None
+    [row] = cache_info(str(a))["files"]
+    assert (row["log"], row["state"]) == (os.path.realpath(b), "stale")
+    assert row["reason"] == "it is not named for its log, so no read uses it"
 
 
 _JSON = st.recursive(
