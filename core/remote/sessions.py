@@ -32,7 +32,8 @@ from core.control.host_state import (
     hosted_in,
 )
 from core.log.decoder import LogDecoder
-from core.log.layout import LOG_NAMES, dir_log_name
+from core.log.frames import FrameStream
+from core.log.layout import LOG_NAMES, RAW_NAME, ZSTD_NAME, dir_log_name
 from core.log.sessions import SessionRef, ref_from_header
 from core.remote.link import SshLink
 from core.remote.target import RemoteTarget
@@ -41,6 +42,7 @@ from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundEr
 
 HEADER_BYTES = 1 << 16  # a header (line 1, or the first zstd frame) fits in this many bytes
 FIRST_HEAD_BYTES = 1 << 12  # remote_header reads this much first, then doubles what it has read
+ZSTD_READ = 1 << 20  # the bytes of a zstd log one read asks for while its text is measured (``_zstd_reaches``)
 
 
 def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None = None) -> list[RemoteTarget]:
@@ -70,17 +72,35 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
 
 def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]]) -> list[RemoteTarget]:
     """The log of each listed directory that holds one (``dir_log_name``'s choice: the times of the directories
-    that hold both logs are asked in one round trip)."""
+    that hold both logs are asked in one round trip). SFTP's times are whole seconds: of two written in the same
+    second, the raw one is the one written last when it holds more text than the zstd one (it grew after a zstd
+    copy of it was made), else the zstd one is read, as locally."""
     held = [(sdir, [name for name, kind in listed if kind == "file" and name in LOG_NAMES]) for sdir, listed in listings]
     both = [sdir.join(name).path for sdir, names in held if len(names) > 1 for name in names]
     stats = dict(zip(both, link.stat_many(both), strict=True))
     logs: list[RemoteTarget] = []
     for sdir, names in held:
         found = {name: st.mtime_ms if (st := stats.get(sdir.join(name).path)) else 0 for name in names}
+        raw = stats.get(sdir.join(RAW_NAME).path)
+        if raw is not None and found.get(ZSTD_NAME) == found[RAW_NAME]:
+            found[RAW_NAME] += not _zstd_reaches(link, sdir.join(ZSTD_NAME).path, raw.size)
         log = dir_log_name(found)
         if log is not None:
             logs.append(sdir.join(log))
     return logs
+
+
+def _zstd_reaches(link: SshLink, path: str, size: int) -> bool:
+    """Whether the remote zstd log at ``path`` decodes to ``size`` bytes or more (read until it does)."""
+    stream = FrameStream()
+    offset = text = 0
+    while text < size:
+        data = link.read(path, offset, ZSTD_READ)
+        if not data:
+            return False
+        offset += len(data)
+        text += sum(len(frame.data or b"") for frame in stream.feed(data))
+    return True
 
 
 def session_log_of(target: RemoteTarget, logs: Sequence[RemoteTarget]) -> RemoteTarget | None:

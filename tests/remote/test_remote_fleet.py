@@ -270,3 +270,33 @@ def test_a_machine_that_cannot_be_reached_is_unreachable_not_also_stalled(sshd: 
         fleet.poll()
         assert [a.cause for a in fleet.rows()[0].attention] == ["unreachable"]
         time.sleep(0.1)
+
+
+
+@pytest.mark.parametrize("live", ["session.jsonl", "session.jsonl.zstd", None])
+def test_a_remote_directory_holding_both_logs_written_in_one_second_is_read_as_locally(
+    sshd: Sshd, tmp_path: Path, capsys: pytest.CaptureFixture[str], live: str | None
+) -> None:
+    """SFTP gives whole seconds: a raw log that grew within the second after a zstd copy of it was made (or a zstd
+    log grown past the raw copy ``zstd -d`` left) is read from the log written last, as locally; two holding one
+    text, written at once as ``zstd -o`` leaves them (``live`` None), from the zstd one."""
+    import zstandard
+
+    from tests.cli.test_sessions_cli import one_stale_copy
+
+    sshd.trust()
+    sdir = one_stale_copy(tmp_path, live or "session.jsonl")
+    if live is None:
+        raw = (sdir / "session.jsonl").read_bytes()
+        (sdir / "session.jsonl.zstd").write_bytes(zstandard.ZstdCompressor().compress(raw))
+    second = 1_786_000_010 * 10**9
+    for name in ("session.jsonl", "session.jsonl.zstd"):
+        at = second + (700_000_000 if name == live else 200_000_000)  # both within one second
+        os.utime(sdir / name, ns=(at, at))
+    turns = []
+    for root in (str(sdir.parents[1]), f"testbox:{sdir.parents[1]}"):
+        assert main(["sessions", root, "--json"]) == 0
+        [row] = [row for row in orjson.loads(capsys.readouterr().out) if row["id"] == "other-2"]
+        assert row["path"].removeprefix("testbox:") == str(sdir / (live or "session.jsonl.zstd")), root
+        turns.append(row["turn"])
+    assert turns == [2, 2]  # the turn the session is at, not the stale copy's
