@@ -156,8 +156,11 @@ def _load(path: Path) -> tuple[dict[str, Any], Any]:
     digest, body = data[len(MAGIC) : len(MAGIC) + 32], data[len(MAGIC) + 32 :]
     if hashlib.blake2b(body, digest_size=32).digest() != digest:
         raise ValueError("damaged (its digest does not match)")
-    meta, raw = orjson.loads(body)
-    if type(meta) is not dict or type(meta.get("size")) is not int or type(meta.get("log")) is not str:
+    found = orjson.loads(body)
+    if type(found) is not list or len(found) != 2:
+        raise ValueError("it holds no identity and state")
+    meta, raw = found
+    if type(meta) is not dict or type(meta.get("size")) is not int or meta["size"] < 0 or type(meta.get("log")) is not str:
         raise ValueError("its identity is not an object with a log and a size")
     return meta, raw
 

@@ -211,6 +211,42 @@ def test_a_forged_checkpoint_never_crashes_a_read(tmp_path: Path, data: st.DataO
         assert type(found[0].signals) is Signals
 
 
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_a_forged_checkpoint_envelope_is_listed_by_cache_info(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, data: st.DataObject
+) -> None:
+    """A body with a matching digest that is no [identity, state] pair (a number: TypeError out of 'cache info'),
+    or an identity whose values are anything: listed as unreadable or stale, never a crash; a negative size is no
+    size."""
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
+    log = tmp_path / "log" / "session.jsonl"
+    if not log.exists():
+        log.parent.mkdir(parents=True)
+        shutil.copy(FIXTURES / "multi-turn.session.jsonl", log)
+        _alerts([log], _eager())
+    path = checkpoint.checkpoint_path(log, "alerts")
+    if not hasattr(test_a_forged_checkpoint_envelope_is_listed_by_cache_info, "original"):
+        test_a_forged_checkpoint_envelope_is_listed_by_cache_info.original = path.read_bytes()  # type: ignore[attr-defined]
+    original = test_a_forged_checkpoint_envelope_is_listed_by_cache_info.original  # type: ignore[attr-defined]
+    meta, state = orjson.loads(original[len(checkpoint.MAGIC) + 32 :])
+    key = data.draw(st.sampled_from(sorted(meta)))
+    forged = data.draw(_JSON | st.builds(lambda value: [{**meta, key: value}, state], _JSON | st.integers(-(2**40), -1)))
+    path.write_bytes(_resealed(original, orjson.dumps(forged)))
+    capsys.readouterr()
+    assert main(["cache", "info", "--json"]) == 0
+    [row] = orjson.loads(capsys.readouterr().out)["files"]
+    assert row["state"] in ("unreadable", "stale", "valid")
+    assert row["indexedBytes"] is None or row["indexedBytes"] >= 0
+
+
 def _nodes(value: Any, at: tuple[int, ...] = ()) -> list[tuple[int, ...]]:
     """The paths of every value inside a tagged tree (a list's items after its tag)."""
     found = [at]
