@@ -404,9 +404,11 @@ class HtmlFormat:
         yield (f"<p>{_e(model_label(r['provider'], r['model'], 'model unknown'))} · {len(r['messages'])} messages · {r['chars']} chars · "
                f"tools: {_e(', '.join(r['tools']) or 'none')}</p><p><b>{_e(where)}</b></p><ol>").encode()  # fmt: skip
         lead = max(0, len(r["messages"]) - len(r["nodes"]))  # the system prompt comes from no surface node
+        # what is new to the cache: nothing stands out in a first request, where nothing was cached
+        mark = "" if b["first"] else "new: past the cache break" if b["broke"] else "new: after the cached prefix"
         for i, piece in enumerate(r["messages"]):
             node = r["nodes"][i - lead] if i >= lead else None
-            new = ' <span class="mark">new: past the cache break</span>' if node in fresh else ""
+            new = f' <span class="mark">{mark}</span>' if mark and node in fresh else ""
             anchor = self._ref(node) if isinstance(node, int) else "(from no event) " if node is None else _e(node)
             cut = piece.index(b"<details>")  # the role before it is escaped: it holds no "<"
             yield b"<li>" + piece[:cut] + (anchor + new).encode() + piece[cut:]

@@ -18,7 +18,7 @@ import pytest
 
 from core.cli import main
 from core.export.build import ExportOptions
-from core.export.write import export_to_file
+from core.export.write import export, export_to_file
 from core.shared.errors import TapedeckError
 from tests.conftest import FIXTURES
 
@@ -541,3 +541,19 @@ def test_an_export_to_a_named_pipe_streams_into_it(tmp_path: Path) -> None:
 def test_export_to_file_refuses_a_directory(tmp_path: Path) -> None:
     with pytest.raises(TapedeckError, match="is a directory"):
         export_to_file(FIXTURES / "tool-call-turn.session.jsonl", tmp_path, "html", ExportOptions())
+
+
+@pytest.mark.parametrize(("name", "mark", "marked"), [
+    ("error-finish", None, 0), ("code-mode-turn", "new: after the cached prefix", 2),
+    ("compaction-recovery", "new: past the cache break", 1),
+])  # fmt: skip
+def test_the_html_request_marks_what_is_new_as_its_cache_stood(name: str, mark: str | None, marked: int) -> None:
+    """Every message of a session's first request was marked ``new: past the cache break`` under 'nothing was cached
+    before it', and the messages a request appended to a kept cache under 'cache kept': a break named where there
+    was none. A first request marks none; a kept cache's new messages are after its cached prefix."""
+    out = io.BytesIO()
+    export(FIXTURES / f"{name}.session.jsonl", out, "html", ExportOptions())
+    page = out.getvalue().decode()
+    request = page[page.index('id="request"') : page.index("<h2", page.index('id="request"') + 1)]
+    marks = re.findall(r'<span class="mark">(new: [^<]*)</span>', request)
+    assert marks == [mark] * marked
