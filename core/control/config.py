@@ -25,6 +25,7 @@ import dataclasses
 import functools
 import importlib
 import json
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,11 +199,16 @@ def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) ->
 
 
 def parse_value(text: str) -> Any:
-    """A command-line value: JSON when it parses (``3``, ``true``, ``null``, ``[1]``), else the plain string."""
+    """A command-line value: JSON when it parses (``3``, ``true``, ``null``, ``[1]``), else the plain string;
+    ConfigError for JSON the parser cannot hold (nested past its depth, a number past Python's digits)."""
     try:
         return json.loads(text)
     except json.JSONDecodeError:
         return text
+    except RecursionError:
+        raise ConfigError("the value is nested too deeply to read") from None
+    except ValueError:
+        raise ConfigError(f"the value holds a number of more than {sys.get_int_max_str_digits()} digits") from None
 
 
 def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConfig, Any]:

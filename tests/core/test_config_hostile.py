@@ -13,6 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from core.alerts.config import RULE_KEYS
+from core.cli import main
 from core.control.config import (
     PolicyConfig,
     config_event,
@@ -88,6 +90,27 @@ def test_a_deeply_nested_set_value_gets_a_message() -> None:
     for _ in range(100_000):
         value = [value]
     _refused(lambda: set_value(validate_config({}), "slice.fold.pinMaxChars", value), "nested too deeply")
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"), [("9" * 5000, "more than 4300 digits"), ("[" * 5000, "nested too deeply"), ("[1]", None)],
+    ids=["digits", "nesting", "json"],
+)
+def test_a_command_line_value_json_cannot_hold_gets_a_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, phrase: str | None
+) -> None:
+    """``--set KEY=VALUE`` (fold, alerts) and ``control --arg value=…``: these ended in a ValueError or
+    RecursionError traceback, exit 1."""
+    if phrase is None:
+        assert parse_value(text) == [1]
+        return
+    _refused(lambda: parse_value(text), phrase)
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(b'{"type":"session","version":0,"id":"x"}\n')
+    for argv in (["fold", str(log), "--set", f"fold.pinSteps={text}"], ["alerts", str(log), "--set", f"alerts.loop.count={text}"]):
+        capsys.readouterr()
+        assert main(argv) == 2
+        assert phrase in capsys.readouterr().err
 
 
 def test_a_lone_surrogate_is_refused() -> None:
@@ -167,9 +190,16 @@ def test_fuzz_config_set_refuses_or_round_trips_through_the_log(key: str, value:
     assert _same(resumed, new)
 
 
+# The alerts section's rule tables, with their own keys and values of every type.
+ALERT_TABLES = st.dictionaries(
+    st.sampled_from([*RULE_KEYS.values(), "bell", "notify", "x"]),
+    VALUES | st.dictionaries(st.sampled_from(["enabled", "count", "seconds", "percent", "tokens", "usd", "usdPerHour",
+                                              "windowMinutes", "action", "message", "x"]), VALUES, max_size=3),
+    max_size=4,
+)  # fmt: skip
 SECTIONED = st.dictionaries(st.sampled_from(["slice", "rewind", "prolong", "adaptive", "model", "host", "x"]),
                             st.dictionaries(st.text(max_size=20) | st.sampled_from(KNOWN_KEYS), VALUES, max_size=4),
-                            max_size=3)  # fmt: skip
+                            max_size=3) | st.builds(lambda alerts: {"alerts": alerts}, ALERT_TABLES)  # fmt: skip
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
