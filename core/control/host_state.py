@@ -110,15 +110,40 @@ def _head(log: Path) -> bytes | None:
     """The first ``SCAN_BYTES`` of the log, decompressed (None when it is no regular file that can be read)."""
     try:  # a log swapped for a FIFO or a device: not waited for, not read on
         with open_regular(log) as f:
-            return _zstd_head(f) if is_compressed(log) else f.read(SCAN_BYTES)
+            return _head_of(f, log)
     except OSError:
         return None
 
 
+def _head_of(f: BinaryIO, log: Path) -> bytes:
+    """The first ``SCAN_BYTES`` of ``f``, the log at ``log`` opened, decompressed."""
+    return _zstd_head(f) if is_compressed(log) else f.read(SCAN_BYTES)
+
+
+_SCANNED: dict[tuple[int, int], tuple[int, bool, bool]] = {}  # (device, inode) -> (size, settled, hosted) at the read
+_SCANNED_MAX = 4096  # files remembered: past that the memo starts again
+
+
 def _ever_hosted(log: Path) -> bool:
-    """Whether the start of the log holds a ``tapedeck/host`` event (logs from before ``host.json``)."""
-    head = _head(log)
-    return head is not None and _NEEDLE in head
+    """Whether the start of the log holds a ``tapedeck/host`` event (logs from before ``host.json``), read once per
+    file: a log only grows, so what its start says is kept for its device and inode, and read again only when the
+    file is shorter than it was, or when it has grown and its start could still change (it had no such event and
+    was shorter than ``SCAN_BYTES``)."""
+    try:  # a log swapped for a FIFO or a device: not waited for, not read on
+        with open_regular(log) as f:
+            st = os.fstat(f.fileno())
+            key = (st.st_dev, st.st_ino)
+            known = _SCANNED.get(key)
+            if known is not None and (known[0] == st.st_size or (known[1] and known[0] < st.st_size)):
+                return known[2]
+            head = _head_of(f, log)
+    except OSError:
+        return False
+    hosted = _NEEDLE in head
+    if len(_SCANNED) >= _SCANNED_MAX:
+        _SCANNED.clear()
+    _SCANNED[key] = (st.st_size, hosted or len(head) >= SCAN_BYTES, hosted)
+    return hosted
 
 
 def written_by_another(log: Path) -> bool:

@@ -157,3 +157,51 @@ def test_a_session_that_appears_while_the_watcher_runs_is_acted_on_from_its_star
     assert {a.cause for a in follower.poll()} >= {"budget", "loop"}
     assert sorted(r["origin"] for r in _requests(new)) == ["alert:budget", "alert:loop"]
     assert _requests(old) == []
+
+
+def test_actions_on_a_dsh_session_read_the_start_of_its_log_once_per_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a tapedeck host ever ran a log is read from its first 256 KiB, for a log without host.json (a DSH
+    session): the actions of a watcher read it once for the file, not for every alert, and again only for another
+    file at its place or one cut shorter."""
+    import os
+    import subprocess
+
+    from core.control import host_state
+    from tests.bridge.conftest import write_bridge
+
+    reads: list[Path] = []
+    head_of = host_state._head_of
+    monkeypatch.setattr(host_state, "_head_of", lambda f, log: reads.append(log) or head_of(f, log))
+    log = Log()
+    log.header()
+    log.turn(1)
+    start = len(log.events)
+    log.call("read_file", '{"path": "a.py"}')
+    log.call("read_file", '{"path": "a.py"}')
+    log.usage(1, 1, miss=60_000)
+    path = tmp_path / "session.jsonl"
+    path.write_text("".join(json.dumps(e) + "\n" for e in [HEADER, *log.events[:start]]))
+    dsh = subprocess.Popen(["sleep", "600"])
+    try:
+        write_bridge(tmp_path, dsh.pid, "running")
+        follower = AlertFollower([path], ACTING, act=True)
+        follower.poll()
+        with path.open("a") as f:
+            f.write("".join(json.dumps(e) + "\n" for e in log.events[start:]))
+        assert {a.cause for a in follower.poll()} >= {"budget", "loop"}
+        assert sorted(r["origin"] for r in _requests(path)) == ["alert:budget", "alert:loop"]
+        assert len(reads) == 1, reads
+        assert host_state.read_host_state(path).live and len(reads) == 1
+        cut = path.read_bytes()[: len(path.read_bytes()) // 2]
+        path.write_bytes(cut[: cut.rfind(b"\n") + 1])  # the same file, cut shorter: its start may differ now
+        assert host_state.read_host_state(path).kind == "dsh" and len(reads) == 2
+        other = tmp_path / "other.jsonl"
+        other.write_text("".join(json.dumps(e, separators=(",", ":")) + "\n"
+                                 for e in [HEADER, {"type": "tapedeck/host", "data": {}}]))  # fmt: skip
+        os.replace(other, path)  # another file at the log's place
+        assert host_state.read_host_state(path).kind == "tapedeck" and len(reads) == 3
+    finally:
+        dsh.kill()
+        dsh.wait()
