@@ -8,6 +8,7 @@ points and appends what they plan through the host's single write path.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
 from collections.abc import ValuesView
 from dataclasses import dataclass, field
@@ -52,8 +53,12 @@ def request_tokens(session: Session, system: str, tools: list[dict[str, Any]]) -
 
 
 def _file_safe(text: str) -> str:
-    """``text`` with every character but letters, digits, ``-`` and ``_`` replaced (a call id as a file name)."""
-    return "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in text)[:80] or "call"
+    """``text`` with every character but letters, digits, ``-`` and ``_`` replaced (a call id as a file name); when
+    that changed it (or cut it at 80), a hash of the whole id follows, so two ids never name one file."""
+    safe = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in text)[:80]
+    if safe == text and safe:
+        return safe
+    return f"{safe or 'call'}-{hashlib.blake2b(text.encode('utf-8', 'surrogatepass'), digest_size=6).hexdigest()}"
 
 
 @dataclass

@@ -59,3 +59,25 @@ def test_spilling_off_logs_the_whole_output_uncapped(tmp_path: Path) -> None:
     logged = _result_texts(host)[0]
     assert logged == EXPECTED  # no 30,000-char cap before the policies: the fold digests it for the model
     assert not (host.writer.path.parent / "spill").exists()
+
+
+def test_call_ids_alike_once_made_file_safe_keep_their_own_spills(tmp_path: Path) -> None:
+    """Ids that differ only past 80 characters, or only in characters a file name cannot hold, named one spill
+    file: the second output overwrote the first, and expand_result gave the model the other call's text."""
+    ids = ["x" * 80 + "A", "x" * 80 + "B", "call:1", "call.1"]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"model": "m", "responses": [
+        {"toolCalls": [{"name": "bash", "arguments": {"command": f"{COMMAND} | sed s/^/{n}/"}, "id": i}
+                       for n, i in enumerate(ids)]},
+        {"toolCalls": [{"name": "expand_result", "arguments": {"turn": 1, "step": 1, "call": n + 1, "lines": "1-1"}}
+                       for n in range(len(ids))]},
+        {"text": "done"},
+    ]}))  # fmt: skip
+    (tmp_path / "ws").mkdir()
+    host = AgentHost.create(tmp_path / "root", ScriptedModel(script), validate_config({}),
+                            HostOptions(workspace=tmp_path / "ws"), tasks=["Compare the tables"])  # fmt: skip
+    host.run()
+    host.close()
+    expanded = _result_texts(host)[len(ids):]
+    assert [text.split("\n")[1] for text in expanded] == [f"1: {n}row 0, value 0, status ok" for n in range(len(ids))]
+    assert len(list((host.writer.path.parent / "spill").iterdir())) == len(ids)
