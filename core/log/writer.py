@@ -289,12 +289,22 @@ def damage_message(path: Path, damage: Sequence[Diagnostic]) -> str:
 def signals_held() -> Iterator[None]:
     """Within: SIGINT and SIGTERM wait, and reach the process's handlers on leaving. The CLI takes each as an
     exception raised wherever its main thread stands, which inside here would split a batch's bytes from the count
-    of them."""
-    held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    of them. Python runs handlers in the main thread whichever thread the kernel gave the signal to, so it is their
+    handlers that wait (a signal mask holds one thread only); on another thread nothing needs holding."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    held = {sig: handler for sig in _STOPS if (handler := signal.getsignal(sig)) is not None}  # None: set from C
+    for sig in held:
+        signal.signal(sig, lambda signum, _frame: caught.append(signum))
     try:
         yield
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        for sig, handler in held.items():
+            signal.signal(sig, handler)
+        for sig in dict.fromkeys(caught):
+            signal.raise_signal(sig)
 
 
 def append_synced(fd: int, blob: bytes) -> None:
