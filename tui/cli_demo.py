@@ -38,6 +38,7 @@ BASE_CHUNK_DELAY = 0.004
 MIN_SPEED = BASE_PACE / MAX_SECONDS  # the slowest pace the host takes: a step a day
 PR_SET_PDEATHSIG = 1  # prctl(2)
 START_SECONDS = 20  # how long the TUI waits for the host's log
+FORWARDED = (signal.SIGTERM, signal.SIGINT)  # what a demo without the TUI passes on to its host
 
 
 def host_command(args: argparse.Namespace, workspace: Path, script: Path, session_id: str, linger: bool) -> list[str]:
@@ -95,16 +96,15 @@ def run_demo(args: argparse.Namespace) -> int:
 
 def _play(command: list[str]) -> int:
     """Run the host without the TUI, tied to this process as under it: the kernel ends the host when this process
-    dies, and a SIGTERM ends both (the host is killed, as by any exception here) and lets the caller clean up."""
-
-    def terminated(*_: object) -> None:
-        raise SystemExit(128 + signal.SIGTERM)
-
-    previous = signal.signal(signal.SIGTERM, terminated)
+    dies, and a SIGTERM or Ctrl-C here is passed on to it, so it stops as ``tapedeck run`` does (its log resumable,
+    its state ``exited``, exit 143 or 130) before the caller cleans up. In a session of its own, it gets each once."""
+    host = subprocess.Popen(command, start_new_session=True, preexec_fn=_die_with_parent)  # noqa: PLW1509 - only a prctl call, before exec
+    previous = {sig: signal.signal(sig, lambda signum, _frame: host.send_signal(signum)) for sig in FORWARDED}
     try:
-        return subprocess.call(command, preexec_fn=_die_with_parent)  # noqa: PLW1509 - only a prctl call, before exec
+        return host.wait()
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def _watch(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -17,6 +18,7 @@ import pytest
 from core.cli.log import inspect_report
 from core.control import inbox as control
 from core.control.config import load_config
+from core.control.host_state import state_path
 from core.host.demo_scenario import TASKS, write_script
 from core.host.demo_workspace import create_demo_workspace
 from core.host.loop import AgentHost, HostOptions
@@ -113,13 +115,21 @@ def _run_cli(processes: Processes, *args: str) -> subprocess.Popen[str]:
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
 
 
+def _recorded_state(log: Path) -> str | None:
+    """The state the host last wrote to host.json (None before its first)."""
+    with contextlib.suppress(FileNotFoundError):
+        return json.loads(state_path(log).read_text())["state"]
+    return None
+
+
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
-@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
 def test_a_demo_without_the_tui_takes_its_host_with_it_however_it_dies(
     tmp_path: Path, processes: Processes, sig: signal.Signals
 ) -> None:
     """As with the TUI: the host never outlives the demo (it played on alone, its session 'running' in every listing,
-    with nobody watching), and a demo told to end (SIGTERM) removes its throw-away workspace."""
+    with nobody watching), and a demo told to end (SIGTERM, or Ctrl-C in its terminal) stops its host as `tapedeck run`
+    stops on one (it was SIGKILLed, its host.json left 'running') and removes its throw-away workspace."""
     demo = processes.start([sys.executable, "-m", "tui.cli", "demo", "--no-tui", "--speed", "0.2", "--sessions-root",
                             str(tmp_path / "root")], cwd=ROOT, stdout=subprocess.PIPE, text=True)  # fmt: skip
     assert demo.stdout is not None
@@ -128,10 +138,16 @@ def test_a_demo_without_the_tui_takes_its_host_with_it_however_it_dies(
     children = Path(f"/proc/{demo.pid}/task/{demo.pid}/children")
     _wait_for(lambda: log.exists() and children.read_text().split())
     (host,) = map(int, children.read_text().split())
-    os.kill(demo.pid, sig)
-    demo.wait(30)
+    _wait_for(lambda: _recorded_state(log) == "running")
+    if sig == signal.SIGINT:
+        os.killpg(demo.pid, sig)  # as the terminal sends it, to the whole foreground group
+    else:
+        os.kill(demo.pid, sig)
+    code = demo.wait(30)
     _wait_for(lambda: process_gone(host), timeout=15)
-    if sig == signal.SIGTERM:
+    if sig != signal.SIGKILL:
+        assert code == 128 + sig
+        assert _recorded_state(log) == "exited"
         assert not workspace.exists()
 
 
