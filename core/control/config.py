@@ -192,6 +192,10 @@ def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) ->
         raise ConfigError(f"{p}: not valid {kind}: {exc}") from exc
     except RecursionError as exc:
         raise ConfigError(f"{p}: not a usable {kind} config: it is nested too deeply") from exc
+    except ValueError as exc:  # the only other: an integer longer than Python converts
+        raise ConfigError(
+            f"{p}: not a usable {kind} config: a number has more than {sys.get_int_max_str_digits()} digits"
+        ) from exc
     try:
         return validate_config(raw)
     except ConfigError as exc:

@@ -59,6 +59,15 @@ def test_non_finite_numbers_are_refused_in_files(tmp_path: Path, name: str, text
     _refused(lambda: load_config(tmp_path / name), "slice.", "finite")
 
 
+@pytest.mark.parametrize("name", ["c.json", "c.toml"])
+def test_a_number_too_long_to_convert_in_a_file_gets_a_message(tmp_path: Path, name: str) -> None:
+    """Both parsers convert an integer with int(): past 4,300 digits it raised ValueError, a traceback, exit 1."""
+    digits = "9" * 5000
+    text = '{"slice": {"x": ' + digits + "}}" if name.endswith(".json") else f"[slice]\nx = {digits}\n"
+    (tmp_path / name).write_text(text)
+    _refused(lambda: load_config(tmp_path / name), str(tmp_path / name), "more than 4300 digits")
+
+
 @pytest.mark.parametrize(
     ("name", "text"),
     [("c.json", '{"slice": {"fold": {"pinSteps": 1e26}}}'), ("c.toml", "[slice.fold]\npinSteps = 1e26\n")],
