@@ -35,7 +35,7 @@ from core.log.decoder import LogDecoder
 from core.log.frames import FrameStream
 from core.log.layout import LOG_NAMES, RAW_NAME, ZSTD_NAME, dir_log_name
 from core.log.sessions import SessionRef, ref_from_header
-from core.remote.link import SshLink
+from core.remote.link import RemoteStat, SshLink
 from core.remote.target import RemoteTarget
 from core.shared.arguments import whole_digits
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError
@@ -43,6 +43,8 @@ from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundEr
 HEADER_BYTES = 1 << 16  # a header (line 1, or the first zstd frame) fits in this many bytes
 FIRST_HEAD_BYTES = 1 << 12  # remote_header reads this much first, then doubles what it has read
 ZSTD_READ = 1 << 20  # the bytes of a zstd log one read asks for while its text is measured (``_zstd_reaches``)
+REACHES_KEPT = 4096  # measures ``_zstd_reaches`` keeps
+_REACHES: dict[tuple[str, int, int, int], bool] = {}  # (zstd log, its size, its time, the raw one's size): reached
 
 
 def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None = None) -> list[RemoteTarget]:
@@ -81,26 +83,35 @@ def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tup
     logs: list[RemoteTarget] = []
     for sdir, names in held:
         found = {name: st.mtime_ms if (st := stats.get(sdir.join(name).path)) else 0 for name in names}
-        raw = stats.get(sdir.join(RAW_NAME).path)
-        if raw is not None and found.get(ZSTD_NAME) == found[RAW_NAME]:
-            found[RAW_NAME] += not _zstd_reaches(link, sdir.join(ZSTD_NAME).path, raw.size)
+        raw, zstd = stats.get(sdir.join(RAW_NAME).path), sdir.join(ZSTD_NAME)
+        if raw is not None and (copy := stats.get(zstd.path)) is not None and copy.mtime_ms == raw.mtime_ms:
+            found[RAW_NAME] += not _zstd_reaches(link, zstd, copy, raw.size)
         log = dir_log_name(found)
         if log is not None:
             logs.append(sdir.join(log))
     return logs
 
 
-def _zstd_reaches(link: SshLink, path: str, size: int) -> bool:
-    """Whether the remote zstd log at ``path`` decodes to ``size`` bytes or more (read until it does)."""
+def _zstd_reaches(link: SshLink, zstd: RemoteTarget, st: RemoteStat, size: int) -> bool:
+    """Whether the remote zstd log ``zstd`` (``st``: its stat) decodes to ``size`` bytes or more, read until it
+    does: once for one size and time of it and of the raw log, which the fleet and the alerts list again every few
+    seconds (a tie to the second lasts: ``zstd -o`` gives its copy the original's time, and the copy is read whole)."""
+    key = (str(zstd), st.size, st.mtime_ms, size)
+    known = _REACHES.get(key)
+    if known is not None:
+        return known
     stream = FrameStream()
     offset = text = 0
     while text < size:
-        data = link.read(path, offset, ZSTD_READ)
+        data = link.read(zstd.path, offset, ZSTD_READ)
         if not data:
-            return False
+            break
         offset += len(data)
         text += sum(len(frame.data or b"") for frame in stream.feed(data))
-    return True
+    if len(_REACHES) >= REACHES_KEPT:
+        _REACHES.clear()
+    _REACHES[key] = reached = text >= size
+    return reached
 
 
 def session_log_of(target: RemoteTarget, logs: Sequence[RemoteTarget]) -> RemoteTarget | None:

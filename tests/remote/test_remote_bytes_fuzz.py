@@ -159,3 +159,27 @@ def test_a_proc_number_too_long_to_convert_leaves_the_recorded_state(where: str)
     proc_stat = b"btime " + (huge if where == "btime" else b"5")
     pid_stat = b"42 (dsh) S" + b" 1" * 18 + b" " + (huge if where == "start time" else b"100")
     test_a_proc_that_is_no_linux_proc_leaves_the_recorded_state(proc_stat, pid_stat)
+
+
+def test_a_zstd_copy_tied_to_its_raw_log_by_the_second_is_measured_once_not_at_every_listing() -> None:
+    """e159503 tells a raw log and a zstd copy of it whose SFTP times tie to the second apart by their text, reading
+    the zstd one until it decodes to the raw one's size: for a copy as ``zstd -o`` leaves it (one text, one time)
+    that is the whole file, and the fleet and the alerts list their roots every few seconds, so a 50 MB copy was
+    read whole over SSH at every listing. Unchanged files are measured once."""
+    import zstandard
+
+    text = HEADER + b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\n' * 2000
+    files = {f"{ROOT}/p/s/session.jsonl": text, f"{ROOT}/p/s/session.jsonl.zstd": zstandard.ZstdCompressor().compress(text)}
+    read: list[int] = []
+
+    class Counting(_Machine):
+        def read(self, path: str, offset: int, length: int) -> bytes:
+            data = super().read(path, offset, length)
+            read.append(len(data))
+            return data
+
+    link = cast(SshLink, Counting(files))
+    for _ in range(3):
+        [log] = remote_logs(link, RemoteTarget("me", "box", ROOT))
+        assert log.path == f"{ROOT}/p/s/session.jsonl.zstd"  # one text: the zstd one, as locally
+    assert sum(read) == len(files[f"{ROOT}/p/s/session.jsonl.zstd"])
