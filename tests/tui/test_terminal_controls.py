@@ -56,7 +56,7 @@ async def test_the_full_result_view_draws_control_characters_as_pictures() -> No
 
     app: App[None] = App()
     async with app.run_test() as pilot:
-        await app.push_screen(ResultScreen("bash · seq 5", f"out {ESCAPES}\nnext line"))
+        await app.push_screen(ResultScreen("bash · seq 5", f"out {ESCAPES}\nnext line", 0))
         await pilot.pause()
         shown = app.screen.query_one(TextArea).text
         assert not _controls(shown) and "␛]52;c;" in shown and shown.endswith("\nnext line"), shown

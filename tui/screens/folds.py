@@ -28,6 +28,7 @@ from core.read.session import Session
 from core.read.summary import human_chars
 from core.shared.text import printable, tool_result_text
 from tui.failures import reads_log
+from tui.live import SessionUpdated
 from tui.screens.config import effective_config
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.dialog import Dialog
@@ -195,22 +196,39 @@ def original_text(session: Session, seq: int) -> str:
 
 
 class ResultScreen(Dialog[None]):
-    """The full original text of one tool result, read-only."""
+    """The full original text of one tool result, read-only, read from the log's ``epoch``: once the log is truncated
+    or replaced, its title says the text is what the log held before."""
 
     CSS_PATH = "policy.tcss"
     BOX = ".policy-result-box"
     BINDINGS: ClassVar[list[Binding]] = [Binding("escape,q", "close", "Close", id="policy.result.close")]
 
-    def __init__(self, title: str, text: str) -> None:
+    def __init__(self, title: str, text: str, epoch: int) -> None:
         super().__init__(classes="policy-dialog")
         self.heading = title
         self.text = text
+        self.epoch = epoch
 
     def compose(self) -> ComposeResult:
         """Title and the text."""
         with Vertical(classes="policy-dialog-box policy-result-box"):
             yield Static(Text(self.heading), classes="policy-dialog-title")
             yield TextArea(printable(self.text), read_only=True, soft_wrap=True, id="result-text")  # no escapes run
+
+    def on_mount(self) -> None:
+        """A log reset between the read and the opening is said at once."""
+        live = getattr(self.app, "live", None)
+        if live is not None:
+            self._mark_stale(live.epoch)
+
+    def on_session_updated(self, message: SessionUpdated) -> None:
+        """The log was truncated or replaced: its seq now names another event, or none."""
+        self._mark_stale(message.epoch)
+
+    def _mark_stale(self, epoch: int) -> None:
+        if epoch != self.epoch:
+            said = f"{self.heading} · the log was truncated or replaced since: this is what it held then"
+            self.query_one(".policy-dialog-title", Static).update(Text(said))
 
     def action_close(self) -> None:
         """Back to the folds."""
@@ -331,13 +349,15 @@ class FoldsScreen(PolicyScreen):
     @work(thread=True, group="folds-load")
     @reads_log
     def _load_original(self, line: FoldLine) -> None:
-        text = original_text(self.live.session, line.original)
+        with self.live.lock:  # the follower thread applies appends, and a new file, under this lock
+            epoch = self.live.epoch
+            text = original_text(self.live.session, line.original)
         where = f" {line.path}" if line.path else ""
         title = f"{line.tool}{where} · seq {line.original} · {human_chars(len(text))} chars (original)"
         shown, cut = clip(text, RESULT_LIMIT)  # the text area lays out (wraps) all it holds on the UI thread
         if cut:
             shown += f"\n\n[… {human_chars(cut)} more chars of the result are left out here.]"
-        self.app.call_from_thread(self.app.push_screen, ResultScreen(title, shown))
+        self.app.call_from_thread(self.app.push_screen, ResultScreen(title, shown, epoch))
 
     def action_expand(self) -> None:
         """Ask the host to put the selected folded result back on the surface for the model."""

@@ -248,7 +248,9 @@ class PolicyHarness(App[None]):
     def on_session_updated(self, message: SessionUpdated) -> None:
         """Forward updates to every screen, as the real app does."""
         for screen in self.screen_stack:
-            screen.post_message(SessionUpdated(message.generation, message.reset, message.start, message.end))
+            screen.post_message(
+                SessionUpdated(message.generation, message.reset, message.start, message.end, message.epoch)
+            )
 
     def on_unmount(self) -> None:
         """Stop the follower thread."""

@@ -321,6 +321,27 @@ async def test_view_the_full_original_of_a_folded_result(tmp_path: Path) -> None
         await settle(pilot, lambda: isinstance(app.screen, FoldsScreen))
 
 
+async def test_the_full_view_says_when_the_log_was_replaced_under_it(tmp_path: Path) -> None:
+    """The full result view (``v``) kept calling its text the result at seq 16 of the open log after the log was
+    truncated and rewritten with another session, whose seq 16 is another event, until closed; its title now says
+    the text is what the log held before."""
+    path = demo(tmp_path / "s")
+    other = demo(tmp_path / "other")
+    other.write_bytes(other.read_bytes().replace(b'"demo-1"', b'"demo-2"'))
+    app = PolicyHarness(path, FoldsScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "v")
+        await settle(pilot, lambda: isinstance(app.screen, ResultScreen))
+        result = app.screen
+        title = result.query_one(".policy-dialog-title", Static)
+        assert text(title).startswith("read_file data/archive.csv · seq 16") and "replaced" not in text(title)
+        other.replace(path)
+        await settle(pilot, lambda: app.live.session.id == "demo-2")
+        await settle(pilot, lambda: "the log was truncated or replaced" in text(title))
+        assert app.screen is result and "149,beta-149" in result.text
+
+
 async def test_the_full_view_of_a_huge_result_shows_its_head_and_counts_the_rest(tmp_path: Path) -> None:
     """``v`` on a result of one 5 MB line (minified JSON, a log written without newlines) gave Textual's text area
     the whole of it, which it wrapped on the UI thread: the TUI stood still for 17 s on opening (13 s more on End),
