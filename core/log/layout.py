@@ -76,12 +76,19 @@ def dir_log_name(mtimes: Mapping[str, int]) -> str | None:
     return max((name for name in LOG_NAMES if name in mtimes), key=mtimes.__getitem__, default=None)
 
 
-def session_dir_log(sdir: Path) -> Path | None:
-    """The log file of the local session directory ``sdir`` (None: it holds none, or it cannot be looked into)."""
+def session_dir_log(sdir: Path, skipped: list[str] | None = None) -> Path | None:
+    """The log file of the local session directory ``sdir`` (None: it holds none, or it cannot be looked into, or
+    what it holds by a log's name is no regular file, which ``skipped`` receives a note of when given)."""
     try:
-        name = _newest_regular(_dir_logs(sdir))
-    except LogFormatError:
+        found = _dir_logs(sdir)
+    except LogFormatError as exc:
+        if skipped is not None:
+            skipped.append(f"skipped {exc}")
         return None
+    name = _newest_regular(found)
+    if name is None and found and skipped is not None:
+        odd = next(iter(found))
+        skipped.append(f"skipped {_not_a_log(sdir / odd, found[odd])}")
     return None if name is None else sdir / name
 
 
@@ -129,10 +136,14 @@ def stat_or_none(p: Path) -> os.stat_result | None:
         raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
 
 
+def _not_a_log(p: Path, st: os.stat_result) -> str:
+    """Why ``p``, no regular file (its stat ``st``), is no log."""
+    return f"{p}: is {_SPECIAL.get(stat.S_IFMT(st.st_mode), 'a special file')}, not a session log file"
+
+
 def _readable(p: Path, st: os.stat_result) -> Path:
     if not stat.S_ISREG(st.st_mode):
-        kind = _SPECIAL.get(stat.S_IFMT(st.st_mode), "a special file")
-        raise LogFormatError(f"{p}: is {kind}, not a session log file")
+        raise LogFormatError(_not_a_log(p, st))
     try:
         os.close(os.open(p, os.O_RDONLY | os.O_NONBLOCK))
     except OSError as exc:

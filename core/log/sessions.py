@@ -34,8 +34,8 @@ class SessionRef:
 def discover_sessions(root: str | os.PathLike[str], skipped: list[str] | None = None) -> list[SessionRef]:
     """Every session log under ``root`` in the DSH layout (children included), newest first.
 
-    A project or session directory that cannot be listed is left out; ``skipped`` (when given) receives one
-    note per directory left out, naming it and why.
+    A project or session directory that cannot be listed, or whose log is no regular file, is left out; ``skipped``
+    (when given) receives one note per one left out, naming it and why.
     """
     refs = [ref for log in session_logs(root, skipped) if (ref := session_ref(log)) is not None]
     refs.sort(key=lambda r: (r.mtime, r.created_at), reverse=True)
@@ -43,7 +43,8 @@ def discover_sessions(root: str | os.PathLike[str], skipped: list[str] | None = 
 
 
 def session_logs(root: str | os.PathLike[str], skipped: list[str] | None = None) -> list[Path]:
-    """The log files under ``root`` in the DSH layout (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``), unread."""
+    """The log files under ``root`` in the DSH layout (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``), unread; a
+    directory that cannot be listed, or a log's name on what is no log (a FIFO), is noted in ``skipped``."""
     logs: list[Path] = []
     base = Path(root).expanduser()
     if not base.is_dir():
@@ -54,7 +55,7 @@ def session_logs(root: str | os.PathLike[str], skipped: list[str] | None = None)
         for sdir in _listing(project, skipped):
             if not sdir.is_dir():
                 continue
-            if (log := session_dir_log(sdir)) is not None:
+            if (log := session_dir_log(sdir, skipped)) is not None:
                 logs.append(log)
     return logs
 

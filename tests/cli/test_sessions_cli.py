@@ -79,6 +79,18 @@ def test_unreadable_project_dir_is_skipped_with_a_note(tmp_path: Path, capsys: p
     assert "parent-1" in out.out and "skipped" in out.err and "--locked--" in out.err
 
 
+def test_a_fifo_where_a_log_should_be_is_skipped_with_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # it was left out without a word, where an unreadable directory is named
+    root = sessions_root(tmp_path)
+    fifo = root / "--w--" / "piped" / "session.jsonl"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    assert main(["sessions", str(root)]) == 0
+    out = capsys.readouterr()
+    assert "3 sessions under" in out.out and "piped" not in out.out
+    assert out.err == f"tapedeck: skipped {fifo}: is a FIFO, not a session log file\n", out.err
+
+
 @pytest.mark.parametrize("field", ["createdAt", "cwd", "parentSession", "origin", "delegationDepth"])
 @pytest.mark.parametrize("value", [{"type": []}, [1], "soon", 1e308, True])
 def test_a_header_field_of_the_wrong_type_is_listed_not_a_crash(
