@@ -22,7 +22,8 @@ from textual.message import Message
 from core.alerts.follow import FedWatch
 from core.bridge.files import OutcomeReader
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
-from core.control.inbox import append_request, final_outcome_in, inbox_path, withdraw_request
+from core.control.inbox import FINAL, append_request, final_outcome_in, inbox_path, withdraw_request
+from core.control.outcome import interrupted
 from core.log.bulk import gc_paused
 from core.log.decoder import Consumer
 from core.log.layout import is_compressed, resolve_log_path
@@ -275,10 +276,13 @@ class LiveSession:
     def outcome_for(self, request_id: str) -> dict[str, Any] | None:
         """The outcome data for that request, if it arrived: a ``tapedeck/control`` event's, or for a DSH
         session a line of the bridge's ``control.outcomes.jsonl``. Once the host is known to have exited, the
-        log past what the view has read is looked at too: a host may answer and exit before the view reads it."""
+        log past what the view has read is looked at too: a host may answer and exit before the view reads it; a DSH
+        bridge that died while it ran the request leaves it ``unknown`` (``interrupted``)."""
         found = self.facts.outcomes.get(request_id) or self.bridge_outcomes.outcomes.get(request_id)
         if found is None and not self.host.live and self.facts.host is not None:
             found = self._late_outcome(request_id)
+        if found is None or found.get("outcome") not in FINAL:  # one acknowledged pending may be running too
+            found = interrupted(self.host, request_id, None) or found
         return found
 
     def _late_outcome(self, request_id: str) -> dict[str, Any] | None:

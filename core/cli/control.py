@@ -29,7 +29,7 @@ from core.control.inbox import (
     validate_request,
     withdraw_request,
 )
-from core.control.outcome import BridgeOutcomeWatch, HostGone, OutcomeWatch
+from core.control.outcome import BridgeOutcomeWatch, HostGone, OutcomeWatch, interrupted
 from core.log.layout import resolve_log_path
 from core.log.reader import read_header
 from core.log.tail import Tailer
@@ -84,28 +84,24 @@ def _wait_outcome(
     """The final outcome of ``request`` (an event), waiting ``timeout`` seconds; ``host`` reads the host's
     state now. A wait that times out, or whose host exits first, withdraws the request (``withdraw``); the
     host's exit is answered ``cancelled`` (unless its outcome was written just before it), or ``unknown`` when
-    the DSH bridge had begun to run it (``bridge.json`` lists it in flight), a timeout is a ``ControlError``."""
-    began = False
+    the DSH bridge had begun to run it (``interrupted``), a timeout is a ``ControlError``."""
+    began: dict[str, Any] | None = None
 
     def gone() -> str | None:
         nonlocal began
         state = host()
         if state.live:
             return None
+        if (began := interrupted(state, request["id"], request["op"])) is not None:
+            return str(began["error"])
         who = "DSH bridge" if state.kind == KIND_DSH else "host"
-        began = request["id"] in (state.bridge or {}).get("inFlight", ())
-        if began:
-            return (f"the {who} exited {exited_at(state.since)} while it ran this {request['op']}, before it wrote "
-                    "the outcome: it may or may not have taken effect: see the session's events after it was sent "
-                    "(tapedeck inspect, the TUI) for whether it did")  # fmt: skip
         return f"the {who} exited {exited_at(state.since)} before it answered; the request was withdrawn"
 
     try:
         event = watch.wait(timeout, gone)
     except HostGone as exc:
-        if began:
-            data = {"requestId": request["id"], "op": request["op"], "outcome": UNKNOWN, "error": str(exc)}
-            return watch.wait(0) or {"type": CONTROL_EVENT, "data": data, "gone": True}
+        if began is not None:
+            return watch.wait(0) or {"type": CONTROL_EVENT, "data": began, "gone": True}
         withdraw()
         data = {"requestId": request["id"], "op": request["op"], "outcome": CANCELLED, "error": str(exc)}
         return watch.wait(0) or {"type": CONTROL_EVENT, "data": data, "withdrawn": True}

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from core.bridge.files import OutcomeReader
-from core.control.inbox import CONTROL_EVENT, FINAL
+from core.control.host_state import HostState, exited_at
+from core.control.inbox import CONTROL_EVENT, FINAL, UNKNOWN
 from core.log.tail import Tailer
 from core.shared.errors import LogFormatError
 
@@ -66,6 +67,18 @@ class BridgeOutcomeWatch:
             return {"type": CONTROL_EVENT, "data": data, "file": str(self.reader.path)}
         self.pending = data
         return None
+
+
+def interrupted(state: HostState, request_id: str, op: str | None) -> dict[str, Any] | None:
+    """The ``unknown`` outcome data of ``request_id`` when the DSH bridge ``state`` reads (no longer live) had begun
+    to run it and wrote no outcome (``bridge.json``'s ``inFlight``): it may or may not have taken effect, which the
+    next start of DSH with the bridge says too. None otherwise."""
+    if state.live or request_id not in (state.bridge or {}).get("inFlight", ()):
+        return None
+    error = (f"the DSH bridge exited {exited_at(state.since)} while it ran this {op or 'request'}, before it wrote "
+             "the outcome: it may or may not have taken effect: see the session's events after it was sent "
+             "(tapedeck inspect, the TUI) for whether it did")  # fmt: skip
+    return {"requestId": request_id, "op": op, "outcome": UNKNOWN, "error": error}
 
 
 class HostGone(Exception):

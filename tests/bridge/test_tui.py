@@ -101,6 +101,24 @@ async def test_requests_pending_when_the_bridge_exits_are_withdrawn_and_keys_say
         assert "bridge status" in (app.control_unavailable() or "")
 
 
+async def test_a_request_the_dead_bridge_had_begun_to_run_reads_unknown_not_cancelled(bridged) -> None:
+    """DSH died while it ran the request (bridge.json names it in flight): it may have taken effect, so the TUI
+    says it is unknown whether it did, as control --wait does, instead of cancelled."""
+    log = bridged("idle")
+    app = make_app(log)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await until(pilot, lambda: "DSH idle" in _header(app))
+        await pilot.press("P")
+        await until(pilot, lambda: len(_inbox(log)) == 1)
+        sent = _inbox(log)[0]
+        write_bridge(log.parent, None, "exited", inFlight=[{"id": sent["id"], "op": "pause"}])
+        await until(pilot, lambda: "DSH bridge exited" in _header(app))
+        await until(pilot, lambda: requests_for(app.live).items()[0].state == "unknown")
+        assert "may or may not have taken effect" in requests_for(app.live).items()[0].reason
+        assert len(_inbox(log)) == 1  # nothing to withdraw: it ran
+
+
 async def test_a_dsh_session_without_the_bridge_is_read_only_and_names_the_install(tmp_path: Path) -> None:
     log = dsh_log(tmp_path / "s")
     app = make_app(log)
