@@ -22,6 +22,7 @@ from core.shared.errors import TapedeckError
 def cache_info(log: str | None = None) -> dict[str, Any]:
     """Every index file and alert checkpoint (or only ``log``'s, see ``_kept_for``): its kind, size, the log it
     describes, how much of it, and whether it still fits the log."""
+    _check_dirs()
     files = []
     for kind, path in _kept() if log is None else _kept_for(log):
         row: dict[str, Any] = {"file": str(path), "kind": kind, "bytes": _size(path)}
@@ -43,6 +44,18 @@ def cache_info(log: str | None = None) -> dict[str, Any]:
         files.append(row)
     found = {"dir": str(cache_dir()), "files": files, "bytes": sum(f["bytes"] for f in files)}
     return found if log is None else {**found, "for": log}
+
+
+def _check_dirs() -> None:
+    """A TapedeckError when a file stands where the cache directory, or that of its index files or alert
+    checkpoints, should be (or on the way there): nothing can be kept there, so there is nothing to list or remove,
+    and saying so would hide why every read is a full one."""
+    top = cache_dir()
+    origin = " (TAPEDECK_CACHE_DIR)" if os.environ.get("TAPEDECK_CACHE_DIR") else ""
+    for where, what in ((top, "nothing"), (index_dir(), "no index files"), (checkpoint.checkpoint_dir(), "no alert checkpoints")):
+        blocked = next((p for p in (where, *where.parents) if os.path.lexists(p) and not p.is_dir()), None)
+        if blocked is not None:
+            raise TapedeckError(f"{blocked} is not a directory, so tapedeck's cache directory {top}{origin} can keep {what}")
 
 
 def _kinds() -> list[tuple[str, Path, str]]:
@@ -76,6 +89,7 @@ def _kept_for(log: str) -> list[tuple[str, Path]]:
 
 def cache_clear(log: str | None) -> dict[str, Any]:
     """Remove every index file and alert checkpoint (and any left half-written), or only ``log``'s."""
+    _check_dirs()
     doomed = [path for _, path in (_kept() + _kept(".tmp-") if log is None else _kept_for(log))]
     removed = []
     for path in doomed:

@@ -133,6 +133,23 @@ def test_an_unreadable_index_file_is_listed_as_such(tmp_path: Path, capsys: pyte
     assert code == 0 and row["state"] == "unreadable" and row["reason"] == "not a tapedeck index"
 
 
+@pytest.mark.parametrize("file", ["cache", "cache/index", "cache/alerts", "above"])
+def test_cache_info_and_clear_say_when_the_cache_directory_is_no_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], file: str
+) -> None:
+    # a file there (or on the way there) was taken for an empty cache: 'no index files', 'nothing to remove', exit 0
+    (tmp_path / file).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / file).write_text("not a directory")
+    if file == "above":
+        monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "above" / "cache"))
+    log = Path(shutil.copy(FIXTURES / "multi-turn.session.jsonl", tmp_path / "session.jsonl"))
+    for argv in (["info"], ["clear"], ["info", str(log)], ["clear", str(log), "--json"]):
+        code, out, err = _out(["cache", *argv], capsys)
+        assert (code, out) == (2, ""), argv
+        assert err.startswith(f"tapedeck: {tmp_path / file} is not a directory"), err
+    assert (tmp_path / file).read_text() == "not a directory"
+
+
 def test_cache_info_and_clear_of_a_path_that_is_no_log(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
