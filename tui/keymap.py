@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from core.shared.toml_text import loads_toml
 
 KEYMAP_NAME = "keymap.toml"
 
@@ -20,11 +21,13 @@ def keymap_path() -> Path:
     return Path(config).expanduser() / "tapedeck" / KEYMAP_NAME
 
 
-def _flatten(table: Mapping[str, Any], prefix: str = "") -> Iterable[tuple[str, Any]]:
+def _flatten(table: Mapping[str, Any], prefix: str = "", depth: int = 0) -> Iterable[tuple[str, Any]]:
+    """Each value under its dotted name; a table nested past the depth of any binding id stays one value (a
+    thousand nested tables ran past the interpreter's recursion limit)."""
     for key, value in table.items():
         name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            yield from _flatten(value, name + ".")
+        if isinstance(value, dict) and depth < 4:
+            yield from _flatten(value, name + ".", depth + 1)
         else:
             yield name, value
 
@@ -38,10 +41,10 @@ def load_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], l
     if not path.is_file():
         return {}, []
     try:
-        table = tomllib.loads(path.read_text(encoding="utf-8"))
+        table = loads_toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         return {}, [f"{path}: cannot read the keymap ({exc})"]
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:
         return {}, [f"{path}: not valid TOML ({exc})"]
     known = set(known_ids)
     keymap: dict[str, str] = {}

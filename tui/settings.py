@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
+
+from core.shared.toml_text import loads_toml
 
 SETTINGS_NAME = "tui.toml"
 
@@ -18,10 +19,10 @@ def load_theme(path: Path) -> tuple[str | None, str | None]:
     if not path.is_file():
         return None, None
     try:
-        table = tomllib.loads(path.read_text(encoding="utf-8"))
+        table = loads_toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"{path}: cannot read the settings ({exc})"
-    except tomllib.TOMLDecodeError as exc:
+    except ValueError as exc:
         return None, f"{path}: not valid TOML ({exc})"
     theme = table.get("theme")
     if theme is not None and not isinstance(theme, str):

@@ -13,6 +13,7 @@ from tests.tui.pilot import main_screen, make_app, settle
 from tui.app import POLICY_SCREENS, TapedeckApp
 from tui.keymap import keymap_path, load_keymap
 from tui.screens.help import help_entries
+from tui.settings import load_theme
 from tui.widgets.search_bar import SearchBar
 
 IDS = ["main.search", "main.filter", "app.help"]
@@ -39,6 +40,29 @@ def test_load_keymap(tmp_path: Path) -> None:
     path.write_text("main.search = \n")
     keymap, problems = load_keymap(path, IDS)
     assert keymap == {} and len(problems) == 1 and "not valid TOML" in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("main.search = " + "9" * 5000, "not valid TOML (a number has more than 4300 digits)"),
+        ("main.search = " + "[" * 3000 + "]" * 3000, "not valid TOML (nested too deeply to read)"),
+        ("main.search = " + "{a = " * 3000 + "1" + "}" * 3000, "not valid TOML (nested too deeply to read)"),
+        ("a" + ".a" * 3000 + " = 1", "unknown binding id"),
+    ],
+    ids=["digits", "arrays", "inline-tables", "dotted-tables"],
+)
+def test_a_keymap_or_settings_file_python_cannot_hold_is_a_problem_not_a_crash(
+    tmp_path: Path, text: str, reason: str
+) -> None:
+    """The TUI read these at start: ValueError or RecursionError stopped 'tapedeck watch' with a traceback."""
+    path = tmp_path / "keymap.toml"
+    path.write_text(text)
+    keymap, problems = load_keymap(path, IDS)
+    assert keymap == {} and len(problems) == 1 and reason in problems[0]
+    theme, problem = load_theme(path)
+    assert theme is None or reason == "unknown binding id"
+    assert problem is None or reason in problem
 
 
 @pytest.mark.anyio
