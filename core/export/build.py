@@ -203,7 +203,8 @@ class ExportPass:
     costs: bool = True  # the writer shows each request's cost (else a request's diff is made only where it is read)
     nodes: NodeSpool | None = None  # where the pass keeps what the sections write of each node, while no cut came
     notes: dict[int, Note] | None = None  # the log's notes (None: read as the pass starts)
-    path_shown: bool = True  # the writer shows the log's path (its redaction counted only then)
+    # the fields of ``doc["session"]`` the writer does not show (their redactions are not counted)
+    unshown: frozenset[str] = frozenset()
     problems_shown: int | None = None  # how many of the log's problems (``diagnostics``) the writer lists (None: all)
     _noted: list[int] = field(default_factory=list)  # the notes' seqs, in order
     _anchors: dict[int, int] = field(default_factory=dict)  # the row each note is shown on, by the note's seq
@@ -623,8 +624,8 @@ class ExportPass:
             "session": {
                 "id": self._redacted(session.id),
                 "title": self._title[0] if self._title is not None else None,
-                "path": self._shown(str(session.path), self.path_shown) if session.path else None,
-                "cwd": self._redacted(session.header.get("cwd")),
+                "path": self._shown(str(session.path), "path" not in self.unshown) if session.path else None,
+                "cwd": self._shown(session.header.get("cwd"), "cwd" not in self.unshown),
                 "provider": self._redacted(config.get("provider")),
                 "model": self._redacted(config.get("model")),
                 "state": state.get("state"),

@@ -99,7 +99,7 @@ class HtmlFormat:
     messages = True
     costs = False
     late = True  # the head names the session by its last title
-    path_shown = False
+    unshown = frozenset({"path"})
     problems_shown = PROBLEMS_SHOWN
     joined = False  # a request message is written between pieces of its own (``_request``)
 

@@ -198,7 +198,7 @@ class MarkdownFormat:
     messages = False  # no request's messages, and the surface only at a moment: the rows it shows are counted here
     costs = False
     late = False
-    path_shown = True  # in the commands it gives
+    unshown = frozenset({"cwd"})  # (the path is in the commands it gives)
     problems_shown = PROBLEMS_SHOWN
 
     def __init__(self, log_name: str, at: int | None = None) -> None:

@@ -238,7 +238,7 @@ def split_export(
         notes = load_notes(path)
         opening = None if writer.late else writer.opening(None)
         projector = _Projector(path, options, _no_row, writer.messages, writer.costs, nodes, notes,
-                               path_shown=writer.path_shown, problems_shown=writer.problems_shown,
+                               unshown=writer.unshown, problems_shown=writer.problems_shown,
                                shown=lambda: writer.found)  # fmt: skip
         projector.account, projector.writer = account, writer
         try:

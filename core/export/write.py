@@ -34,7 +34,7 @@ class Format(Protocol):
     messages: bool  # ``closing`` writes the request's messages (else the document has none, only their count)
     costs: bool  # ``closing`` writes each request's cost (its size and cause too), not only the sums and cuts
     late: bool  # ``opening`` shows what the pass learns (HTML's title): the rows wait in a file until it is over
-    path_shown: bool  # it shows the log's path
+    unshown: frozenset[str]  # the fields of the document's ``session`` it does not show
     problems_shown: int | None  # how many of the log's problems (``diagnostics``) it lists (None: all)
 
     def opening(self, doc: dict[str, Any] | None) -> bytes:
@@ -71,7 +71,7 @@ class JsonFormat:
     messages = True
     costs = True
     late = False
-    path_shown = True
+    unshown: frozenset[str] = frozenset()
     problems_shown = None
     joined = True  # its pieces carry the comma before them: several may come as one block
 
@@ -217,7 +217,7 @@ def export(
         rows, messages = stack.enter_context(spool()), stack.enter_context(spool())  # the surface's nodes as read
         nodes = NodeSpool(rows, messages, writer) if isinstance(writer, Pieces) and writer.messages else None
         doc = ExportPass(path, options, sink.put, writer.messages, writer.costs, nodes, shown=lambda: writer.found,
-                         path_shown=writer.path_shown, problems_shown=writer.problems_shown).run()  # fmt: skip
+                         unshown=writer.unshown, problems_shown=writer.problems_shown).run()  # fmt: skip
         if late:
             out.write(writer.opening(doc))
             ahead.seek(0)

@@ -1025,3 +1025,17 @@ def test_the_summary_counts_a_secret_in_the_title_the_head_shows(tmp_path: Path,
     doc = export(log, out, fmt, ExportOptions(filter=flt, redactor=Redactor(environ={}, home="/nonexistent")))
     assert "Zq81" not in out.getvalue().decode() and "redacted key" in out.getvalue().decode()
     assert doc["redaction"]["key"] == keys
+
+
+@pytest.mark.parametrize(("fmt", "homes"), [("json", 1), ("html", 1), ("md", 0)])
+def test_the_summary_counts_the_working_directory_where_the_head_shows_it(tmp_path: Path, fmt: str, homes: int) -> None:
+    """The session's working directory (``/home/bob/proj``) was counted as a home replaced in the Markdown too,
+    whose head does not show it."""
+    items = [orjson.loads(line) for line in BASE.read_bytes().splitlines()]
+    items[0]["cwd"] = "/home/bob/proj"
+    log = tmp_path / "t.jsonl"
+    log.write_bytes(b"\n".join(orjson.dumps(i) for i in items) + b"\n")
+    out = io.BytesIO()
+    doc = export(log, out, fmt, ExportOptions(redactor=Redactor(environ={}, home="/home/bob")))
+    assert "/home/bob" not in out.getvalue().decode()
+    assert doc["redaction"]["home"] == homes
