@@ -177,6 +177,7 @@ def test_scripted_error_finish_and_exhaustion(tmp_path: Path) -> None:
         ([{"finish": "done"}], "'finish' must be one of stop, tool-calls, max-tokens, error"),
         ([{"finish": "error"}], "'error' and finish 'error' go together"),
         ([{"usage": {"inputTokens": -1}}], "usage counts must be non-negative integers"),
+        ([{"usage": {"inputTokens": 2**64}}], "usage counts must be non-negative integers of at most 64 bits"),
         ([{"expect": {"resultMatches": "("}}], "expect.resultMatches is not a valid regex"),
         ([{"onError": {"text": 5}}], "response 1 onError 1: 'text' must be a string"),
         ({"responses": [{}], "efforts": "high"}, "'efforts' must be a list of strings"),
@@ -207,6 +208,10 @@ def test_unreadable_script_files(tmp_path: Path) -> None:
         make_provider(f"scripted:{bad}")
     with pytest.raises(ProviderError, match="no base URL or API key"):
         make_provider(f"scripted:{bad}", api_key="k")
+    for text, phrase in (("[" * 5000 + "]" * 5000, "nested too deeply"), ("9" * 5000, "more than 4300 digits")):
+        bad.write_text(text)  # both were a RecursionError or ValueError traceback out of 'tapedeck run'
+        with pytest.raises(ProviderError, match=phrase):
+            make_provider(f"scripted:{bad}")
 
 
 def _user(text: str, **source: Any) -> dict[str, Any]:

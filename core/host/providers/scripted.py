@@ -50,6 +50,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -111,8 +112,8 @@ def _check_response(raw: Any, what: str) -> dict[str, Any]:
         _string(call, "id", where)
     if "usage" in response:
         usage = _keys(response["usage"], USAGE_KEYS, f"{what} usage")
-        if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in usage.values()):
-            raise _Invalid(f"{what}: usage counts must be non-negative integers")
+        if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 63 for v in usage.values()):
+            raise _Invalid(f"{what}: usage counts must be non-negative integers of at most 64 bits")
     finish = response.get("finish")
     if finish is not None and finish not in FINISHES:
         raise _Invalid(f"{what}: 'finish' must be one of {', '.join(FINISHES)} (got {finish!r})")
@@ -175,6 +176,10 @@ def load_script(path: str | Path) -> tuple[dict[str, Any], SequencePlayer | Plan
         raise ProviderError(f"scripted model: cannot read {p}: {exc.strerror or exc}") from exc
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ProviderError(f"scripted model: {p} is not valid JSON: {exc}") from exc
+    except RecursionError as exc:
+        raise ProviderError(f"scripted model: {p} is nested too deeply to read") from exc
+    except ValueError as exc:  # the only other: an integer longer than Python converts
+        raise ProviderError(f"scripted model: {p} holds a number of more than {sys.get_int_max_str_digits()} digits") from exc
     try:
         settings = (
             dict(_keys(raw, FILE_KEYS, "the script")) if not isinstance(raw, list) else {"responses": raw}
