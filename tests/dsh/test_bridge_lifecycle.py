@@ -333,7 +333,7 @@ def test_a_request_dsh_ran_and_died_before_answering_is_answered_unknown_never_c
     world = _installed_world(dsh, model, tmp_path)
     hold = _hold_outcomes(world)
     with DshWeb(world) as web:
-        sid, d = start_session(world, web, "Short: steps=1 sleep=0")
+        sid, d = start_session(world, web, "Short: steps=1 sleep=0", in_flight=False)
         wait_for(lambda: (bridge_json(d) or {}).get("state") == "idle", 30, "idle")
         waiting = subprocess.Popen(
             [sys.executable, "-m", "core.cli", "control", str(d), "checkpoint", "--arg", "objective=held",
