@@ -28,6 +28,7 @@ SURFACE_BUDGET = 8_000  # characters of the surface's lines (the newest kept), t
 NOTES_BUDGET = 5_000  # characters of the notes on rows left out
 COST_ROWS = 40  # turns the cost table shows (the costliest; one row sums the others)
 PROBLEMS_SHOWN = 5  # diagnostics the head lists
+HEAD_FIELD = 300  # characters of a field of the head taken from the log (its id, title, model, a problem)
 FENCE = "~~~~"  # texts hold ``` often, ~~~~ rarely
 _FENCE_LINE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")  # a line that opens or closes a code fence
 _RAW_HTML = re.compile(r"<(?=[A-Za-z/!?])")  # a ``<`` that may open a tag, a comment or a declaration
@@ -154,6 +155,13 @@ def _calls(text: str) -> str:
     """An answer's text with each tool call it made (``→ name(arguments)``) a code span: arguments are no Markdown
     (``**/*.py``, ``__init__.py``)."""
     return _CALL_LINE.sub(lambda m: "→ " + _code_span(m.group(1)), text)
+
+
+def _field(text: str) -> str:
+    """A field of the head taken from the log on one line, clipped to ``HEAD_FIELD`` characters: a log's title or id
+    of any length leaves the comment its room."""
+    line = " ".join(text.split())
+    return line if len(line) <= HEAD_FIELD else line[: HEAD_FIELD - 1] + "…"
 
 
 def _inline(text: str) -> str:
@@ -320,7 +328,7 @@ class MarkdownFormat:
         again = f" attempt {r['attempt']}" if r["attempt"] > 1 else ""
         return [
             f"### Request: turn {r['turn']} step {r['step']}{again} (seq {r['seq']})\n",
-            f"{_literal(model_label(r['provider'], r['model'], 'model unknown'))} · {r['chars']} chars · "
+            f"{_literal(_field(model_label(r['provider'], r['model'], 'model unknown')))} · {r['chars']} chars · "
             f"{cache_break(r['cacheBreak'])}; its messages: {self._command('request', '--seq', r['seq'])}",
             "",
         ]
@@ -363,12 +371,12 @@ class MarkdownFormat:
             if counts is None
             else "redacted: " + ", ".join(f"{n} {k}" for k, n in counts.items())
         )
-        title = [f"- title: {_literal(' '.join(s['title'].split()))}"] if s.get("title") else []  # plain text
+        title = [f"- title: {_literal(_field(s['title']))}"] if s.get("title") else []  # plain text
         lines = [
-            f"## tapedeck session {_inline(str(s['id']))}",
+            f"## tapedeck session {_inline(_field(str(s['id'])))}",
             "",
             *title,
-            f"- model: {_no_html(model_label(s['provider'], s['model']))} · state: {s['state']}",
+            f"- model: {_no_html(_field(model_label(s['provider'], s['model'])))} · state: {s['state']}",
             f"- turns: {len(s['turns'])} ({turns}) · events: {s['events']} · cost: {usd(s['usd'])}",
             f"- {redaction}" + (f" · at seq {doc['at']}" if doc["at"] is not None else ""),
             *([f"- filter: {_literal(f['text'])} ({counted(f['rowsLeftOut'], 'row')} left out)"] if (f := doc["filter"]) else []),
@@ -383,7 +391,7 @@ class MarkdownFormat:
         """The head's lines of what the readers found wrong in the log (none: no line)."""
         if not found:
             return []
-        shown = [f"  - {_no_html(' '.join(str(Diagnostic(**d)).split()))}" for d in found[:PROBLEMS_SHOWN]]
+        shown = [f"  - {_no_html(_field(str(Diagnostic(**d))))}" for d in found[:PROBLEMS_SHOWN]]
         left = len(found) - PROBLEMS_SHOWN
         more = [f"  - … {left} more (`tapedeck inspect`)"] if left > 0 else []
         return [f"- log problems: {len(found)}", *shown, *more]

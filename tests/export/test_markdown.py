@@ -364,3 +364,24 @@ def test_one_of_a_thing_is_counted_as_one(tmp_path: Path) -> None:
     export(log, page, "html", ExportOptions(at=102, cut=True, filter=EventFilter.parse("", "", "1", False, "")))
     html = page.getvalue().decode()
     assert "(1 row left out)" in html and "1 later row left out" in html, html
+
+
+def test_a_log_s_long_names_leave_the_comment_its_room(tmp_path: Path) -> None:
+    """The head took the log's title, id and model whole, and each problem the readers found (an unknown event
+    type quoted in it): a title of 80,000 characters made a transcript of 110,000, which no comment takes. Each is
+    one line of at most 300 characters now."""
+    log = plant(tmp_path / "s.jsonl", "go", "ok", "done")
+    items = [orjson.loads(line) for line in log.read_bytes().splitlines()]
+    for item in items:
+        if item.get("type") == "session/title":
+            item["data"]["title"] = "word " * 16_000
+        elif item.get("type") == "request/header":
+            item["data"]["model"] = "m" * 30_000
+    items[0]["id"] = "i" * 30_000
+    odd = [{"type": f"x/{i}" + "t" * 30_000, "seq": "x", "data": 5} for i in range(6)]
+    log.write_bytes(b"\n".join(orjson.dumps(i) for i in [*items[:10], *odd, *items[10:]]) + b"\n")
+    text = _md(str(log))
+    assert len(text) < 65_536
+    head = text.split("### Turn")[0]
+    assert "- title: word word" in head and "iiii…`" in head and "- log problems: " in head
+    assert max(len(line) for line in head.splitlines()) < 700
