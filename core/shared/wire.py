@@ -194,23 +194,28 @@ def usage_from_openai(raw: Mapping[str, Any]) -> dict[str, int]:
     """DSH ``TokenUsage`` from a chat-completions ``usage`` object.
 
     ``inputTokens`` is the uncached input: cache hits (DeepSeek's ``prompt_cache_hit_tokens`` or OpenAI's
-    ``prompt_tokens_details.cached_tokens``) are reported apart as ``cacheReadTokens``.
+    ``prompt_tokens_details.cached_tokens``) are reported apart as ``cacheReadTokens``. A count that is no
+    integer from 0 to 2**63 - 1 (what a log can hold) is read as absent: the server's bytes are not ours.
     """
-    prompt = int_or_none(raw.get("prompt_tokens")) or 0
+    prompt = _count(raw.get("prompt_tokens")) or 0
     details = raw.get("prompt_tokens_details") or {}
-    cached = int_or_none(raw.get("prompt_cache_hit_tokens"))
+    cached = _count(raw.get("prompt_cache_hit_tokens"))
     if cached is None and isinstance(details, Mapping):
-        cached = int_or_none(details.get("cached_tokens"))
+        cached = _count(details.get("cached_tokens"))
     usage = {
         "inputTokens": max(prompt - (cached or 0), 0),
-        "outputTokens": int_or_none(raw.get("completion_tokens")) or 0,
+        "outputTokens": _count(raw.get("completion_tokens")) or 0,
     }
     if cached is not None:
         usage["cacheReadTokens"] = cached
     completion_details = raw.get("completion_tokens_details") or {}
-    reasoning = (
-        int_or_none(completion_details.get("reasoning_tokens")) if isinstance(completion_details, Mapping) else None
-    )
+    reasoning = _count(completion_details.get("reasoning_tokens")) if isinstance(completion_details, Mapping) else None
     if reasoning is not None:
         usage["reasoningTokens"] = reasoning
     return usage
+
+
+def _count(value: Any) -> int | None:
+    """``value`` when it is a token count a log can hold (an integer from 0 below 2**63), else None."""
+    count = int_or_none(value)
+    return count if count is not None and 0 <= count < 1 << 63 else None

@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from core.read.load import load_session
 from core.shared.wire import (
@@ -171,3 +174,22 @@ def test_tools_and_usage() -> None:
         "outputTokens": 2,
         "cacheReadTokens": 0,
     }
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**80), 2**80) | st.floats() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=6,
+)
+_USAGE_KEYS = st.sampled_from(["prompt_tokens", "completion_tokens", "prompt_cache_hit_tokens", "prompt_tokens_details",
+                               "completion_tokens_details", "cached_tokens", "reasoning_tokens", "total_tokens"])
+
+
+@settings(max_examples=300, derandomize=True)
+@given(raw=st.dictionaries(_USAGE_KEYS, _JSON | st.dictionaries(_USAGE_KEYS, _JSON, max_size=3), max_size=6))
+def test_any_usage_a_server_sends_becomes_counts_the_log_can_hold(raw: dict[str, Any]) -> None:
+    """A server's usage is bytes tapedeck did not write: a count past 64 bits went into the step's usage and the
+    host's next event failed to write (TypeError out of 'tapedeck run'); a negative one came out negative."""
+    usage = usage_from_openai(raw)
+    assert all(type(v) is int and 0 <= v < 2**63 for v in usage.values()), usage
+    orjson.dumps(usage)
