@@ -392,3 +392,33 @@ def test_retry_after_spellings(server: ChatServer) -> None:
     assert completion.text == "ok"
     assert rec.sleeps == [1.5, 0.0, 1.0]
     assert [n.delay_ms for n in rec.notices if not n.started] == [1500, 0, 1000]
+
+
+def _raw_chunk(**fields: Any) -> dict[str, Any]:
+    return {"id": "chatcmpl-test", "object": "chat.completion.chunk", "created": 0, "model": "m", **fields}
+
+
+@pytest.mark.parametrize(
+    "chunks",
+    [
+        [chunk({"content": 5}, finish="stop")],
+        [chunk({"reasoning_content": 5, "content": "a"}, finish="stop")],
+        [chunk({"content": "a"}, finish=[])],  # type: ignore[arg-type]
+        [chunk({"tool_calls": [{"index": [], "id": "c", "function": {"name": "x", "arguments": "{}"}}]}, "tool_calls")],
+        [chunk({"tool_calls": [{"index": 0, "id": "c", "function": {"name": 5, "arguments": 7}}]}, "tool_calls")],
+        [chunk({"tool_calls": [{"index": 0, "id": ["c"], "function": {"name": "x", "arguments": "{}"}}]}, "tool_calls")],
+        [_raw_chunk(choices=[{"index": 0, "delta": "x", "finish_reason": "stop"}])],
+        [_raw_chunk(choices={"a": 1}), chunk({"content": "a"}, finish="stop")],
+        [_raw_chunk(choices=[{"index": 0, "delta": {"content": "a"}, "finish_reason": "stop"}], usage=[1])],
+    ],
+    ids=["content", "reasoning", "finish", "index", "name", "id", "delta", "choices", "usage"],
+)
+def test_a_chunk_of_the_wrong_types_is_a_server_failure(server: ChatServer, chunks: list[dict[str, Any]]) -> None:
+    """The client does not check a chunk's types: text that was a number ended in TypeError at the stream's end, a
+    list where an index or a finish reason belongs, a string where an object does, in TypeError or AttributeError,
+    each out of 'tapedeck run'; an id that was a list was taken as the call's id."""
+    server.push(Reply(chunks))
+    rec = Recorder()
+    completion = _call(_provider(server, rec, retry=RetryPolicy(max_retries=0, jitter=0.0)), rec)
+    assert completion.finish == "error" and completion.error is not None
+    assert completion.error["code"] == "SERVER" and "malformed chunk" in completion.error["message"]

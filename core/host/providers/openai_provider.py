@@ -291,22 +291,47 @@ class OpenAIProvider:
 
 
 def _take(chunk: Any, stream: BlockStream) -> str | None:
-    """Feed one ``ChatCompletionChunk`` to the stream; its finish reason, if it carries one."""
-    if chunk.usage is not None:
-        stream.usage = usage_from_openai(chunk.usage.model_dump())
+    """Feed one ``ChatCompletionChunk`` to the stream; its finish reason, if it carries one. The client does not
+    check a chunk's types: one whose fields are not what the API gives (a server's or a proxy's bug) is a SERVER
+    failure, and nothing of it is fed."""
+    try:
+        usage, deltas, finish_reason = _read_chunk(chunk)
+    except (AttributeError, TypeError) as exc:
+        raise _Failed(failure(f"the stream sent a malformed chunk ({exc})", SERVER)) from exc
+    if usage is not None:
+        stream.usage = usage
+    for reasoning, text, calls in deltas:
+        stream.reasoning(reasoning)
+        stream.text(text)
+        for index, call_id, name, arguments in calls:
+            stream.tool_call(index, call_id=call_id, name=name, arguments=arguments)
+    return finish_reason
+
+
+def _read_chunk(chunk: Any) -> tuple[dict[str, int] | None, list[tuple[Any, ...]], str | None]:
+    """A chunk's usage, its deltas (reasoning, text, tool calls) and finish reason, each of its type (TypeError or
+    AttributeError when one is not)."""
+    usage = None if chunk.usage is None else usage_from_openai(chunk.usage.model_dump())
+    deltas: list[tuple[Any, ...]] = []
     finish_reason = None
     for choice in chunk.choices or ():
         delta = choice.delta
         if delta is not None:
-            stream.reasoning(getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None))
-            stream.text(delta.content)
+            calls = []
             for call in delta.tool_calls or ():
+                if call.index is not None and type(call.index) is not int:
+                    raise TypeError(f"tool call index {call.index!r}")
                 fn = call.function
-                stream.tool_call(
-                    call.index,
-                    call_id=call.id,
-                    name=fn.name if fn else None,
-                    arguments=fn.arguments if fn else None,
-                )
-        finish_reason = choice.finish_reason or finish_reason
-    return finish_reason
+                name, arguments = (fn.name, fn.arguments) if fn else (None, None)
+                calls.append((call.index, _text(call.id), _text(name), _text(arguments)))
+            reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+            deltas.append((_text(reasoning), _text(delta.content), calls))
+        finish_reason = _text(choice.finish_reason) or finish_reason
+    return usage, deltas, finish_reason
+
+
+def _text(value: Any) -> str | None:
+    """``value`` when it is text or absent; TypeError otherwise."""
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"{type(value).__name__} {value!r:.40} where text belongs")
+    return value
