@@ -4,6 +4,7 @@ text search, one implementation for the TUI's list and for an export of what it 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -16,6 +17,7 @@ from core.read.session import Session
 from core.read.streams import CHUNK_TYPE
 from core.read.summary import turn_span
 from core.read.type_select import TypeSelection
+from core.shared.arguments import whole_digits
 
 _TURNS = re.compile(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?)?\s*$")
 Predicate = Callable[[dict[str, Any]], bool]
@@ -54,6 +56,8 @@ def parse_turns(text: str) -> tuple[int, int | None] | None:
     m = _TURNS.match(text)
     if m is None:
         raise ValueError(f"turn range {text.strip()!r} must look like 3, 3-7 or 3-")
+    if any(whole_digits(n) is None for n in m.group(1, 3) if n):
+        raise ValueError(f"turn range: a number has more than {sys.get_int_max_str_digits()} digits")
     first = int(m.group(1))
     last = None if m.group(2) and m.group(3) is None else int(m.group(3) or first)
     if last is not None and last < first:

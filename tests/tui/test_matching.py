@@ -22,7 +22,12 @@ def test_parse_turns(text: str, expected: tuple[int, int | None] | None) -> None
     assert parse_turns(text) == expected
 
 
-@pytest.mark.parametrize(("text", "message"), [("x", "must look like"), ("5-2", "ends before it starts")])
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("x", "must look like"), ("5-2", "ends before it starts"),
+     ("9" * 5000, "a number has more than 4300 digits"), ("1-" + "9" * 5000, "a number has more than 4300 digits")],
+    ids=["word", "backwards", "long-start", "long-end"],
+)  # fmt: skip
 def test_parse_turns_rejects(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_turns(text)
