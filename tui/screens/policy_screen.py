@@ -501,17 +501,20 @@ def column_widths(labels: Sequence[str], rows: Sequence[Sequence[str | Text]]) -
 def fill_table(
     table: DataTable[Any], rows: Sequence[tuple[str, Sequence[RenderableType]]], height: int | None = 1
 ) -> None:
-    """Replace a table's rows, keeping the cursor on the same row key when that row still exists (``height``: each
-    row's lines, None: as many as its cells take wrapped in their columns).
+    """Replace a table's rows, keeping the cursor on the same row key when that row still exists and the view
+    scrolled where it was (a live log refills the tables at every append; the cursor is scrolled into view only when
+    its row moved out of it) (``height``: each row's lines, None: as many as its cells take wrapped in their columns).
 
     Plain strings are shown verbatim (never parsed as markup: log text is full of square brackets), their control
     characters as pictures (a path or a tool name from the log never drives the terminal)."""
     current: str | None = None
     if table.row_count and table.cursor_row >= 0:
         current = table.coordinate_to_cell_key(Coordinate(table.cursor_row, 0)).row_key.value
-    table.clear()
+    x, y = table.scroll_x, table.scroll_y
+    table.clear()  # which scrolls to the top
     for key, cells in rows:
         table.add_row(*(Text(printable(c)) if isinstance(c, str) else c for c in cells), key=key, height=height)
+    table.scroll_to(x, y, animate=False, immediate=True)
     if current is not None and any(key == current for key, _ in rows):
         table.move_cursor(row=table.get_row_index(current))
 

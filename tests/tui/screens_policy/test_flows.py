@@ -25,6 +25,7 @@ from core.read.load import load_session
 from core.read.summary import human_chars
 from tests.conftest import FIXTURES
 from tests.tui.screens_policy.harness import (
+    LogBuilder,
     PolicyHarness,
     append_events,
     cells,
@@ -304,6 +305,33 @@ async def test_folds_rows_line_up_with_wide_characters_in_paths(tmp_path: Path, 
             path = str(table.get_cell(key, "path"))
             assert cell_len(path) <= width, (path, cell_len(path), width)
             assert any(full.endswith(path.lstrip("…")) for full in WIDE_PATHS), path
+
+
+async def test_a_live_append_leaves_the_table_where_the_operator_scrolled_it(tmp_path: Path) -> None:
+    """Every append of a live session refilled the policy screens' tables, which put the cursor back on its row
+    but scrolled the view from the top down to it: a cursor in the middle of the view jumped to its bottom row
+    (the rows above it shifting) at each event the host wrote. The rows stay where they were; a new row comes in
+    below them."""
+    log = LogBuilder()
+    log.start_turn("read everything")
+    for i in range(40):
+        log.call("read_file", {"path": f"src/f{i}.py"}, f"body {i}\n" * 5)
+    path = log.write(tmp_path / "s")
+    app = PolicyHarness(path, FoldsScreen, follow=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#folds-table", DataTable)
+        await pilot.press("pagedown", "pagedown", *["up"] * 4)  # the cursor mid-view, the view scrolled
+        await settle(pilot)
+        before = (table.cursor_row, table.scroll_y, table.row_count)
+        assert 0 < before[1] < table.max_scroll_y, before
+        written = len(log.events)
+        log.call("read_file", {"path": "src/late.py"}, "late\n")  # what the host writes next
+        append_events(path, log.events[written:])
+        await settle(pilot, lambda: table.row_count == before[2] + 1)
+        await pilot.pause(0.2)
+        await settle(pilot)
+        assert (table.cursor_row, table.scroll_y) == before[:2]
 
 
 async def test_view_the_full_original_of_a_folded_result(tmp_path: Path) -> None:
