@@ -436,3 +436,28 @@ async def test_fleet_toasts_leave_the_status_line_the_labels_and_the_rows_needin
                 assert not toast.region.overlaps(region), (widget, toast.region, region)
         for toast in toasts:
             assert table.contains_region(toast.region) and not toast.region.overlaps(first_rows), (toast.region, table)
+
+
+@pytest.mark.anyio
+async def test_a_new_session_leaves_the_table_where_the_operator_scrolled_it(tmp_path: Path) -> None:
+    """A session that appeared (or went) rebuilt the fleet table, which scrolled back to its top and left the cursor
+    on its row below the view: the operator, scrolled down a long fleet at 80x24, lost both the rows read and the
+    row selected. The view stays where it was and the cursor on its row, in sight."""
+    root = tmp_path / "sessions"
+    for n in range(40):
+        _session(root, f"s{n:02}", f"Task number {n}")
+    app = _app([root])
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await _loaded(pilot, 40)
+        await settle(pilot)
+        table = screen.query_one(DataTable)
+        await pilot.press("pagedown", "pagedown", *["up"] * 4)
+        await settle(pilot)
+        key, seen = screen.current_key, table.cursor_row - table.scroll_y  # the cursor's line in the view
+        assert table.scroll_y > 0 and key is not None
+        _session(root, "s99", "A task that came late")
+        await until(pilot, lambda: len(screen.rows) == 41)
+        await settle(pilot)
+        await pilot.pause(0.2)
+        assert screen.current_key == key
+        assert table.cursor_row - table.scroll_y in (seen, seen + 1), (seen, table.cursor_row, table.scroll_y)

@@ -26,6 +26,7 @@ from core.log.sessions import layout_note
 from core.shared.errors import TapedeckError
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.screens.policy_screen import fill_table
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_toasts
 from tui.widgets.footer import PriorityFooter
@@ -189,13 +190,8 @@ class FleetScreen(Screen[None]):
                     if table.get_cell(key, column) != cell:
                         table.update_cell(key, column, cell)
             return
-        current = self.current_key
-        table.clear()
-        for key in keys:
-            table.add_row(*self._cells(self.rows[key]), key=key)
+        fill_table(table, [(key, self._cells(self.rows[key])) for key in keys])
         self.shown = keys
-        if current in keys:
-            table.move_cursor(row=keys.index(current), scroll=False)
 
     def _cells(self, shown: Shown) -> list[Text]:
         """The row's cells as drawn: the log's text as it is (a title's ``[…]`` is no markup), attention in red."""
