@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import orjson
+import re2
 
 from core.log.validate import readable
 from core.read.rows import is_error_event
@@ -18,6 +19,7 @@ from core.read.streams import CHUNK_TYPE
 from core.read.summary import turn_span
 from core.read.type_select import TypeSelection
 from core.shared.arguments import whole_digits
+from core.shared.regex import RegexRefused, linear_regex
 
 _TURNS = re.compile(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?)?\s*$")
 Predicate = Callable[[dict[str, Any]], bool]
@@ -79,13 +81,13 @@ class EventFilter:
     turns: tuple[int, int | None] | None = None
     errors: bool = False
     regex: str = ""
-    _pattern: re.Pattern[str] | None = field(default=None, compare=False, repr=False)
+    _pattern: re2._Regexp | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.regex and self._pattern is None:
+        if self.regex and self._pattern is None:  # RE2: no pattern backtracks for ever over a log's text
             try:
-                object.__setattr__(self, "_pattern", re.compile(self.regex))
-            except re.error as exc:
+                object.__setattr__(self, "_pattern", linear_regex(self.regex))
+            except RegexRefused as exc:
                 raise ValueError(f"regex {self.regex!r} does not compile: {exc}") from exc
 
     @classmethod

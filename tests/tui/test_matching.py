@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import orjson
@@ -31,6 +33,15 @@ def test_parse_turns(text: str, expected: tuple[int, int | None] | None) -> None
 def test_parse_turns_rejects(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_turns(text)
+
+
+def test_a_filter_regex_that_backtracks_catastrophically_finishes() -> None:
+    """The filter (TUI ``f``, ``export --grep``) ran Python's re over each event's JSON: (a|aa)*$b over a run of 60
+    a's in a log never finished, holding the interpreter (so it runs in a process of its own here)."""
+    code = ("from core.read.event_filter import EventFilter; "
+            "print(EventFilter(regex='(a|aa)*$b').finds({'type': 'x', 'data': 'a' * 60}))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "False\n")
 
 
 def test_filter_fields_combine() -> None:
