@@ -38,8 +38,8 @@ class OutcomeWatch:
         if update.fatal:
             raise LogFormatError(str(update.fatal))
         for event in update.events:
-            data = event.get("data") or {}
-            if event.get("type") == CONTROL_EVENT and data.get("requestId") == self.request_id:
+            data = event.get("data")  # what a damaged or forged log holds may be no object
+            if event.get("type") == CONTROL_EVENT and isinstance(data, dict) and data.get("requestId") == self.request_id:
                 if data.get("outcome") in FINAL:
                     return event
                 self.pending = data
