@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -22,7 +23,13 @@ def dumps_indented(value: Any) -> bytes:
     try:
         return orjson.dumps(value, option=orjson.OPT_INDENT_2)
     except orjson.JSONEncodeError:  # a key that is no str, or a value neither way can write
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        try:
+            return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
+        except orjson.JSONEncodeError as exc:  # a str no UTF-8 can hold: a path of bytes that are not UTF-8 (as
+            # Python reads one, with surrogate escapes), written as JSON escapes so that it is not lost
+            if "surrogates" not in str(exc):
+                raise
+            return json.dumps(value, indent=2).encode()
 
 
 def for_terminal(text: str) -> str:
