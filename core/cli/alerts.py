@@ -15,7 +15,7 @@ import orjson
 from core.alerts.engine import Alert
 from core.alerts.hook import HookRunner
 from core.cli import COMMANDS
-from core.cli.args import add_interval, add_json, check_seconds, local_roots
+from core.cli.args import add_interval, add_json, check_seconds, local_roots, path_argument
 from core.cli.common import RULE_SECTIONS, emit, for_terminal, guarded, warn
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
 from core.fleet.alerts import AlertSources
@@ -103,7 +103,7 @@ def register(subparsers: Any) -> None:
             "under a root included, until interrupted: a remote log that cannot be read raises 'unreachable'."
         ),
     )
-    p.add_argument("paths", nargs="+", metavar="PATH",
+    p.add_argument("paths", nargs="+", metavar="PATH", type=path_argument,
                    help="log file, session directory or sessions root; [user@]host:PATH on another machine")  # fmt: skip
     p.add_argument("--follow", action="store_true", help="keep reading as the logs grow; one line per alert")
     add_json(p, "JSON: a list, or with --follow one object per line")

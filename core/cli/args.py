@@ -34,13 +34,20 @@ def add_json(parser: argparse.ArgumentParser, help: str = "print JSON") -> None:
 def add_log_path(parser: argparse.ArgumentParser, *, remote: bool = False, metavar: str | None = None) -> None:
     """The positional ``path`` of one session log (``remote``: also ``[user@]host:PATH``; else such a path is
     refused with the commands that read one)."""
-    parser.add_argument("path", metavar=metavar or "PATH", type=None if remote else _local_path,
+    parser.add_argument("path", metavar=metavar or "PATH", type=path_argument if remote else _local_path,
                         help=LOG_PATH_HELP + (REMOTE_HELP if remote else ""))  # fmt: skip
 
 
+def path_argument(text: str) -> str:
+    """``text``, unless it is empty: as a path it would be the working directory, which it does not name."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path names nothing (the working directory is '.')")
+    return text
+
+
 def _local_path(text: str) -> str:
-    """``text``, unless it names a path on another machine."""
-    if parse_remote(text) is not None:
+    """``text``, unless it is empty or names a path on another machine."""
+    if parse_remote(path_argument(text)) is not None:
         raise argparse.ArgumentTypeError(
             f"{text}: this command reads a log on this machine only; inspect, surface, events, control, sessions, "
             "alerts, fleet and watch take [user@]host:PATH (or copy the log here first)"
@@ -52,7 +59,7 @@ def add_roots(parser: argparse.ArgumentParser) -> None:
     """The positional ``roots`` (any number, here or over SSH), the default sessions root when none is given."""
     default_root = str(default_sessions_root())
     parser.add_argument(
-        "roots", nargs="*", default=[default_root], metavar="ROOT",
+        "roots", nargs="*", default=[default_root], metavar="ROOT", type=path_argument,
         help=f"sessions root, session directory or log file, here or [user@]host:PATH (default: {default_root})",
     )  # fmt: skip
 

@@ -12,6 +12,7 @@ from zstandard import ZstdError
 
 from core.alerts import checkpoint
 from core.cli import COMMANDS
+from core.cli.args import path_argument
 from core.cli.common import emit, guarded
 from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
 from core.read.index import SUFFIX, cache_dir, check, index_dir, index_path, read_body, read_meta
@@ -150,7 +151,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "checkpoint with its size, the log it describes, how much of that log it covers, and whether it is still "
         "valid for the log as it is now (stale, and why, when not). With LOG, only that log's files.",
     )
-    info.add_argument("log", nargs="?", metavar="LOG", help="a session log or session directory")
+    info.add_argument("log", nargs="?", metavar="LOG", type=path_argument, help="a session log or session directory")
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(handler=guarded(lambda a: emit(cache_info(a.log), a.json, _render_info)))
     clear = what.add_parser(
@@ -160,6 +161,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "that log's, even when the log itself is gone). Logs are never touched; the next read of each is a full "
         "one.",
     )
-    clear.add_argument("log", nargs="?", metavar="LOG", help="a session log or session directory")
+    clear.add_argument("log", nargs="?", metavar="LOG", type=path_argument, help="a session log or session directory")
     clear.add_argument("--json", action="store_true", help="print JSON")
     clear.set_defaults(handler=guarded(lambda a: emit(cache_clear(a.log), a.json, _render_clear)))

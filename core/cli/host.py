@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, check_seconds, check_utf8
+from core.cli.args import add_json, check_seconds, check_utf8, path_argument
 from core.cli.common import emit, fail, for_terminal, guarded
 from core.control.config import load_config
 from core.log.layout import default_sessions_root
@@ -254,7 +254,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "may be running the session; a log DSH wrote is refused and left untouched."
         ),
     )
-    r.add_argument("path", metavar="PATH", help="the session log or its directory (no host may be running on it)")
+    r.add_argument("path", metavar="PATH", type=path_argument, help="the session log or its directory (no host may be running on it)")
     add_json(r, "print the report as JSON")
     r.set_defaults(handler=guarded(_repair))
 

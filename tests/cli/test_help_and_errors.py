@@ -226,3 +226,20 @@ def test_a_day_of_seconds_is_the_longest_wait(value: float) -> None:
     check_seconds("pace", value, zero=True)
     with pytest.raises(TapedeckError, match="at most 86,400 seconds"):
         check_seconds("pace", value + 86_400, zero=True)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["inspect", ""], ["events", ""], ["surface", ""], ["sessions", ""], ["sessions", "", "."], ["cache", "info", ""],
+     ["cache", "clear", ""], ["repair", ""], ["note", "", "--seq", "1", "x"], ["control", "", "pause"],
+     ["alerts", ""], ["watch", "", "--no-follow"]],
+)  # fmt: skip
+def test_an_empty_path_is_refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    # '' is Path('.'): 'sessions ""' listed the working directory as 'no sessions under ', exit 0, 'alerts ""' found
+    # 'no alerts' there, and the others named '.' as the log that is not there
+    from tui.cli import TUI_COMMANDS
+
+    with pytest.raises(SystemExit) as done:
+        main(argv, TUI_COMMANDS)
+    assert done.value.code == 2
+    assert "an empty path names nothing" in capsys.readouterr().err
