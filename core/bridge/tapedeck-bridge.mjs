@@ -411,6 +411,7 @@ class SessionBridge {
     const restarted =
       previous !== undefined && (previous.pid !== process.pid || previous.procStart !== this.plugin.procStart);
     this.startedAt = now;
+    this.restarted = restarted;
     this.attached = true;
     this.adoptHolds();
     // What the DSH before this one began to run and never answered stays listed until it is answered here.
@@ -794,11 +795,12 @@ class SessionBridge {
       this.outcome(request, "expired", expiryError(request));
       return;
     }
-    // Sent while no bridge ran here: it must not fire late, unless it was queued for the next start.
-    const arrivedAway =
-      !recovered && this.absent && !request.queued && (request.at ?? 0) < this.startedAt && (request.at ?? 0) >= this.absentSince;
-    if (arrivedAway) {
-      this.outcome(request, "cancelled", "it arrived while no bridge was running");
+    // Sent before this bridge started, while none ran here or to one that is gone and never read it: it must not
+    // fire late, unless it was queued for the next start (as our host cancels what was sent to the host before it).
+    const sent = request.at ?? 0;
+    if (!recovered && (this.absent || this.restarted) && !request.queued && sent < this.startedAt) {
+      const gone = this.restarted ? "DSH exited before reading it" : "the tapedeck bridge was unloaded before reading it";
+      this.outcome(request, "cancelled", sent >= this.absentSince ? "it arrived while no bridge was running" : gone);
       return;
     }
     if (AT_IDLE.has(request.op) && this.agent.status !== "idle") {

@@ -386,3 +386,31 @@ def test_a_request_dsh_ran_and_logged_before_it_died_is_answered_as_its_log_says
         assert final_outcome(d, steer["id"])["outcome"] == "applied"
         wait_for(lambda: len(_turn_ends(d)) >= 2, 40, "the new turn to end")
     _no_replays(d, sent=1)
+
+
+def test_requests_sent_to_a_killed_dsh_that_never_read_them_are_cancelled_when_it_comes_back(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """DSH killed before its bridge read the requests sent to it (one sent just before it died, one after): the
+    next start cancels both, as our host cancels what was sent to the host before it, never runs them in a turn
+    their sender never saw; a queued one runs."""
+    world = _installed_world(dsh, model, tmp_path)
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Killed mid-turn: steps=30 sleep=2")
+        assert web.proc is not None
+        os.killpg(web.proc.pid, signal.SIGKILL)
+        web.proc.wait()
+    last = bridge_json(d)["heartbeat"]
+    unread = send(d, "checkpoint", {"objective": "sent before it died"}, at=last - 500)  # as its poll was due
+    after = send(d, "checkpoint", {"objective": "sent after it died"})
+    queued = send(d, "checkpoint", {"objective": "queued"}, queued=True)
+    with DshWeb(world) as web:
+        web.prompt(sid, "After the restart: steps=1 sleep=0")
+        done = final_outcome(d, unread["id"])
+        assert (done["outcome"], done["error"]) == ("cancelled", "DSH exited before reading it"), done
+        done = final_outcome(d, after["id"])
+        assert (done["outcome"], done["error"]) == ("cancelled", "it arrived while no bridge was running"), done
+        assert final_outcome(d, queued["id"])["outcome"] == "applied"
+        wait_for(lambda: len(_turn_ends(d)) >= 2, 40, "the new turn to end")
+    assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == [queued["id"]]
+    _no_replays(d, sent=3)
