@@ -81,7 +81,7 @@ def _safe_id(header: dict[str, object], limit: int = 80) -> str:
 
 
 def _identity(log: Path) -> str:
-    digest = hashlib.sha256(str(log.resolve()).encode()).hexdigest()[:16]
+    digest = hashlib.sha256(os.fsencode(log.resolve())).hexdigest()[:16]  # a path's bytes, UTF-8 or not
     return f"{_safe_id(read_header(log) or {})}-{digest}{SUFFIX}"
 
 
@@ -169,7 +169,7 @@ def _followed(key: str | None) -> tuple[Path, bytes] | None:
     if key is None:
         return None
     try:
-        sidecar = Path(_pointer(key).read_text(encoding="utf-8"))
+        sidecar = Path(os.fsdecode(_pointer(key).read_bytes()))
         data = _read_sidecar(sidecar)
     except (OSError, ValueError, NotesError):
         return None
@@ -292,8 +292,8 @@ def _set_aside(sidecar: Path) -> Path:
     if session == recorded:  # a key as ``session_key`` makes one (no session has another: none points at it)
         with contextlib.suppress(OSError):  # best effort: the notes are kept already
             pointer = _pointer(session)
-            if pointer.read_text(encoding="utf-8") == str(sidecar.resolve()):
-                replace_file(pointer, str(kept.resolve()).encode(), prefix=pointer.name + ".")
+            if pointer.read_bytes() == os.fsencode(sidecar.resolve()):
+                replace_file(pointer, os.fsencode(kept.resolve()), prefix=pointer.name + ".")
     return kept
 
 
@@ -303,7 +303,7 @@ def _leave_pointer(key: str, sidecar: Path, moved: Path | None) -> None:
     try:
         pointer = _pointer(key)
         pointer.parent.mkdir(parents=True, exist_ok=True)
-        replace_file(pointer, str(sidecar.resolve()).encode(), prefix=pointer.name + ".")
+        replace_file(pointer, os.fsencode(sidecar.resolve()), prefix=pointer.name + ".")
         # a sidecar in the data directory is named for no log: whether its log is gone cannot be told
         if (
             moved is not None

@@ -51,3 +51,12 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for item in value for s in _strings(item)]
     return [value] if isinstance(value, str) else []
+
+
+def test_a_note_goes_on_and_lists_from_such_a_session(root: bytes) -> None:
+    """The notes' file names hash the log's path, and a pointer names a sidecar by its path: both encoded it as
+    UTF-8, so 'note' and 'notes' ended in a UnicodeEncodeError traceback, exit 1."""
+    session = os.path.join(root, b"proj\xff\xfe", b"s1")
+    assert _run(b"note", session, b"--seq", b"3", b"checked")[0] == 0
+    code, out, err = _run(b"notes", session, b"--json")
+    assert (code, err) == (0, b"") and "checked" in out.decode()
