@@ -457,3 +457,33 @@ async def test_tape_keys_with_no_entry_say_so(tmp_path: Path) -> None:
             app.clear_notifications()
             await pilot.press(key)
             await until(pilot, lambda: any("No tape entry" in n.message for n in app._notifications))
+
+
+@pytest.mark.parametrize("key", ["R", "o"], ids=["request-view", "folds"])
+async def test_home_end_g_and_G_go_to_a_tables_first_and_last_row(tmp_path: Path, key: str) -> None:
+    """On the main list Home/g go to the first row and End/G to the last; in the screens' tables End scrolled
+    sideways to the last column (in the request view at 80x24 it left the column labels and every short row blank),
+    Home back, and g/G did nothing: the last row (the newest message, fold or alert) took PageDowns. They go to the
+    first and the last row there too, the labels in sight."""
+    from tui.screens.folds import FoldsScreen
+    from tui.screens.request import RequestScreen
+
+    log = policy_log()
+    for n in range(4, 30):
+        log.turn(n, f"task {n}", "done")
+    app = make_app(log.write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press(key)
+        await until(pilot, lambda: isinstance(app.screen, RequestScreen | FoldsScreen))
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)
+        await until(pilot, lambda: table.row_count > 20)  # more rows than the view holds
+        for keys, row in [("end", -1), ("home", 0), ("G", -1), ("g", 0)]:
+            await pilot.press(keys)
+            await settle(pilot)
+            await pilot.pause(0.1)
+            assert table.cursor_row == row % table.row_count, (keys, table.cursor_row)
+            assert table.scroll_x == 0, (keys, table.scroll_x)
+            region = table._get_row_region(table.cursor_row)
+            assert table.scroll_y <= region.y - table.header_height < table.scroll_y + table.size.height, keys

@@ -23,6 +23,7 @@ from tui.screens.policy_screen import fill_table
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_under_labels
 from tui.widgets.footer import PriorityFooter
+from tui.widgets.table import RowTable
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 
@@ -48,7 +49,7 @@ class AlertsScreen(Screen[None]):
         """Heading, the table, the selected alert's reason, a count and the footer."""
         yield Static(Text(self.HEADING), id="policy-heading")
         with Vertical(classes="policy-body"):
-            yield DataTable(id="alerts-table", cursor_type="row", classes="policy-table")
+            yield RowTable(id="alerts-table", cursor_type="row", classes="policy-table")
             yield Static(id="alerts-selected")
             yield Static(id="alerts-summary")
         yield PriorityFooter()

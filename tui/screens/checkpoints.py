@@ -30,6 +30,7 @@ from core.shared.text import printable
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, fill_table
 from tui.screens.stacked import while_stacked
+from tui.widgets.table import RowTable
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,11 +194,11 @@ class CheckpointsScreen(PolicyScreen):
     def compose_body(self) -> ComposeResult:
         """Marks on the left, the region preview on the right."""
         with Horizontal(classes="policy-body"):
-            yield DataTable(id="marks-table", cursor_type="row", classes="policy-table")
+            yield RowTable(id="marks-table", cursor_type="row", classes="policy-table")
             with Vertical(classes="policy-side"):
                 yield Static("Rewind preview", classes="policy-subtitle")
                 yield Static(id="region-summary")
-                yield DataTable(id="region-table", cursor_type="none", classes="policy-table")
+                yield RowTable(id="region-table", cursor_type="none", classes="policy-table")
 
     @while_stacked
     def on_mount(self) -> None:

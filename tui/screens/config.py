@@ -36,6 +36,7 @@ from core.shared.text import js_json
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, fill_table, logged
 from tui.screens.stacked import while_stacked
+from tui.widgets.table import RowTable
 
 
 def effective_config(session: Session) -> PolicyConfig:
@@ -211,7 +212,7 @@ class ConfigScreen(PolicyScreen):
     def compose_body(self) -> ComposeResult:
         """Key table, editor and history."""
         with Horizontal(id="config-body", classes="policy-body"):
-            yield DataTable(id="config-keys", cursor_type="row", classes="policy-table")
+            yield RowTable(id="config-keys", cursor_type="row", classes="policy-table")
             with Vertical(id="config-side", classes="policy-side"):
                 yield Static(
                     "Select a key; e (or Enter) edits it, a edits a key not listed.", id="config-selected"
@@ -219,7 +220,7 @@ class ConfigScreen(PolicyScreen):
                 yield Input(placeholder="new value (JSON, or plain text)", id="config-value")
                 yield Static(id="config-check")
                 yield Static("Logged changes", classes="policy-subtitle")
-                yield DataTable(id="config-history", cursor_type="none", classes="policy-table")
+                yield RowTable(id="config-history", cursor_type="none", classes="policy-table")
 
     @while_stacked
     def on_mount(self) -> None:

@@ -19,6 +19,7 @@ from textual.widgets import DataTable, Static
 from core.shared.diagnostics import Diagnostic
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
+from tui.widgets.table import RowTable
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 COLUMNS = ("severity", "code", "seq", "offset", "message")
@@ -55,7 +56,7 @@ class DiagnosticsScreen(PolicyScreen):
     def compose_body(self) -> ComposeResult:
         """The table and a one-line count."""
         with Vertical(classes="policy-body"):
-            yield DataTable(id="diagnostics-table", cursor_type="row", classes="policy-table")
+            yield RowTable(id="diagnostics-table", cursor_type="row", classes="policy-table")
             yield Static(id="diagnostics-summary")
 
     @while_stacked

@@ -30,6 +30,7 @@ from tui.screens.policy_screen import fill_table
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_toasts
 from tui.widgets.footer import PriorityFooter
+from tui.widgets.table import RowTable
 
 WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with the state beside them
 
@@ -40,7 +41,7 @@ def _fit(column: str, cell: str) -> str:
     return cell if width is None or cell_len(cell) <= width else set_cell_size(cell, width - 1).rstrip() + "…"
 
 
-class FleetTable(DataTable[str | Text]):
+class FleetTable(RowTable):
     """The fleet's table: Enter with no row shown goes on to the screen's ``open``, which says why."""
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

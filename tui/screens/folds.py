@@ -35,6 +35,7 @@ from tui.screens.dialog import Dialog
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
 from tui.widgets.detail import clip
+from tui.widgets.table import RowTable
 
 FOLDED = "folded"
 EXPANDED = "expanded"
@@ -254,7 +255,7 @@ class FoldsScreen(PolicyScreen):
     def compose_body(self) -> ComposeResult:
         """The results table, the cursor row's columns the table leaves out when narrow, and a totals line."""
         with Vertical(classes="policy-body"):
-            yield DataTable(id="folds-table", cursor_type="row", classes="policy-table")
+            yield RowTable(id="folds-table", cursor_type="row", classes="policy-table")
             yield Static(id="folds-selected")
             yield Static(id="folds-totals")
 

@@ -32,6 +32,7 @@ SCOPE_WORDS = {
     "EventList": "event list",
     "SearchBar": "search bar",
     "DataTable": "table",
+    "RowTable": "table",
     "FleetScreen": "fleet table",
     "FilterScreen": "filter dialog",
     "HelpScreen": "this help",

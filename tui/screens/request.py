@@ -29,6 +29,7 @@ from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_under_labels
 from tui.travel import RequestView, TimeTravel
 from tui.widgets.footer import PriorityFooter
+from tui.widgets.table import RowTable
 
 PREVIEW = 160
 
@@ -144,7 +145,7 @@ class RequestScreen(Screen[None]):
         yield Static(Text("Rebuilding the request…"), id="request-heading")
         yield Static(id="request-diff")
         yield Static(id="request-tools")
-        yield DataTable(id="request-table", cursor_type="row")
+        yield RowTable(id="request-table", cursor_type="row")
         yield PriorityFooter()
 
     @while_stacked

@@ -23,6 +23,7 @@ from core.read.summary import human_chars
 from core.shared.text import js_json, printable
 from tui.screens.policy_screen import PolicyScreen, fill_table, logged
 from tui.screens.stacked import while_stacked
+from tui.widgets.table import RowTable
 
 
 def compact(value: Any) -> str:
@@ -136,7 +137,7 @@ class RouterScreen(PolicyScreen):
         """Decision table, totals and the selected record."""
         with Horizontal(classes="policy-body"):
             with Vertical(id="router-pane", classes="policy-pane"):
-                yield DataTable(id="router-table", cursor_type="row", classes="policy-table")
+                yield RowTable(id="router-table", cursor_type="row", classes="policy-table")
                 yield Static(id="router-summary")
             with VerticalScroll(classes="policy-side"):
                 yield Static(id="router-detail")

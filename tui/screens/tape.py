@@ -29,6 +29,7 @@ from tui.failures import reads_log
 from tui.screens.config import effective_config
 from tui.screens.policy_screen import PolicyScreen, fill_table
 from tui.screens.stacked import while_stacked
+from tui.widgets.table import RowTable
 
 ON_SURFACE = "on surface"
 NEXT_SEAL = "next seal"
@@ -131,7 +132,7 @@ class TapeScreen(PolicyScreen):
         """Entry table on the left; entry text and recall page on the right."""
         with Horizontal(classes="policy-body"):
             with Vertical(id="tape-pane", classes="policy-pane"):
-                yield DataTable(id="tape-table", cursor_type="row", classes="policy-table")
+                yield RowTable(id="tape-table", cursor_type="row", classes="policy-table")
                 yield Static(id="tape-summary")
             with Vertical(classes="policy-side"):
                 yield Static("Entry text", classes="policy-subtitle")
