@@ -101,7 +101,8 @@ def _play(command: list[str]) -> int:
     host = subprocess.Popen(command, start_new_session=True, preexec_fn=_die_with_parent)  # noqa: PLW1509 - only a prctl call, before exec
     previous = {sig: signal.signal(sig, lambda signum, _frame: host.send_signal(signum)) for sig in FORWARDED}
     try:
-        return host.wait()
+        code = host.wait()
+        return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as a shell reports it
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -151,6 +151,23 @@ def test_a_demo_without_the_tui_takes_its_host_with_it_however_it_dies(
         assert not workspace.exists()
 
 
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
+def test_a_demo_without_the_tui_whose_host_is_killed_exits_as_a_shell_reports_it(
+    tmp_path: Path, processes: Processes
+) -> None:
+    # the demo passed the host's exit status on as Python gives it, -9, so it exited 247
+    demo = processes.start([sys.executable, "-m", "tui.cli", "demo", "--no-tui", "--speed", "0.2", "--sessions-root",
+                            str(tmp_path / "root")], cwd=ROOT, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    assert demo.stdout is not None
+    demo.stdout.readline()
+    log = Path(demo.stdout.readline().split(" ", 1)[1].strip())
+    children = Path(f"/proc/{demo.pid}/task/{demo.pid}/children")
+    _wait_for(lambda: log.exists() and children.read_text().split())
+    (host,) = map(int, children.read_text().split())
+    os.kill(host, signal.SIGKILL)
+    assert demo.wait(30) == 128 + signal.SIGKILL
+
+
 @pytest.mark.parametrize("compressed", [False, True])
 def test_sigkill_mid_step_then_resume_completes_without_loss_or_duplicates(
     tmp_path: Path, compressed: bool, processes: Processes
