@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from core.bridge.files import packaged_fingerprint
+from tests.conftest import Processes
 from tests.dsh.harness import (
     PLUGIN,
     DshHome,
@@ -324,7 +325,7 @@ def test_requests_read_but_not_run_when_the_plugin_reloads_run_once_in_the_new_i
 
 
 def test_a_request_dsh_ran_and_died_before_answering_is_answered_unknown_never_cancelled(
-    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path, processes: Processes
 ) -> None:
     """DSH killed after running a request and before writing its outcome (the plugin's test hook holds it there): a
     `control --wait` that sees DSH dead, and the bridge DSH starts next, say it is unknown whether it took effect
@@ -335,22 +336,19 @@ def test_a_request_dsh_ran_and_died_before_answering_is_answered_unknown_never_c
     with DshWeb(world) as web:
         sid, d = start_session(world, web, "Short: steps=1 sleep=0", in_flight=False)
         wait_for(lambda: (bridge_json(d) or {}).get("state") == "idle", 30, "idle")
-        waiting = subprocess.Popen(
+        waiting = processes.start(
             [sys.executable, "-m", "core.cli", "control", str(d), "checkpoint", "--arg", "objective=held",
              "--wait", "--timeout", "60", "--json"],
             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
-        try:
-            wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 20, "the checkpoint in flight")
-            (held,) = bridge_json(d)["inFlight"]
-            assert held["op"] == "checkpoint"
-            wait_for(lambda: (json.loads((d / "bridge.state.json").read_text())["marks"]), 10, "the mark kept")
-            assert web.proc is not None
-            os.killpg(web.proc.pid, signal.SIGKILL)
-            web.proc.wait()
-            out, err = waiting.communicate(timeout=30)
-        finally:
-            waiting.kill()
+        wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 20, "the checkpoint in flight")
+        (held,) = bridge_json(d)["inFlight"]
+        assert held["op"] == "checkpoint"
+        wait_for(lambda: (json.loads((d / "bridge.state.json").read_text())["marks"]), 10, "the mark kept")
+        assert web.proc is not None
+        os.killpg(web.proc.pid, signal.SIGKILL)
+        web.proc.wait()
+        out, err = waiting.communicate(timeout=30)
     assert waiting.returncode == 4, out + err
     told = json.loads(out)["data"]
     assert (told["requestId"], told["outcome"]) == (held["id"], "unknown") and "may or may not" in told["error"]
