@@ -60,7 +60,7 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
     if not entries:
         st = link.stat(target.path)
         if st is None:
-            raise LogNotFoundError(f"{target}: no such file or directory")
+            raise LogNotFoundError(_missing(link, target))
         if st.kind == "file":
             return [target]
     own = _dir_logs(link, [(target, entries.items())])
@@ -70,6 +70,15 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
     sessions = [project.join(name) for project, listed in zip(projects, link.listdir_many([p.path for p in projects],
                 skipped), strict=True) for name, kind in listed if kind == "dir"]  # fmt: skip
     return _dir_logs(link, list(zip(sessions, link.listdir_many([s.path for s in sessions], skipped), strict=True)))
+
+
+def _missing(link: SshLink, target: RemoteTarget) -> str:
+    """Why ``target``, which SFTP says is not there, cannot be read: SFTP reports a link loop as no such file, so a
+    link that cannot be followed (it loops, or names nothing) is named as one."""
+    st = link.stat(target.path, follow=False)
+    if st is not None and st.kind == "link":
+        return f"{target}: cannot read (a symbolic link that cannot be followed: it loops, or names nothing)"
+    return f"{target}: no such file or directory"
 
 
 def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]]) -> list[RemoteTarget]:

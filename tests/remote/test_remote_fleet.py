@@ -300,3 +300,18 @@ def test_a_remote_directory_holding_both_logs_written_in_one_second_is_read_as_l
         assert row["path"].removeprefix("testbox:") == str(sdir / (live or "session.jsonl.zstd")), root
         turns.append(row["turn"])
     assert turns == [2, 2]  # the turn the session is at, not the stale copy's
+
+
+@pytest.mark.parametrize("command", [["sessions"], ["alerts"], ["inspect"], ["control", "pause"]])
+def test_a_remote_root_that_is_a_link_loop_is_named_a_link_not_a_missing_path(
+    sshd: Sshd, tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    """SFTP reports a link loop as no such file; the far side's path is a link, and is named so (a local loop
+    reads 'Too many levels of symbolic links')."""
+    sshd.trust()
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    assert main([command[0], f"testbox:{loop}", *command[1:]]) == 2
+    err = capsys.readouterr().err
+    assert f"testbox:{loop}: cannot read (a symbolic link that cannot be followed" in err, err
+    assert "no such file" not in err, err
