@@ -19,6 +19,7 @@ from core.control.config import load_config
 from core.log.layout import default_sessions_root
 from core.log.sessions import discover_sessions
 from core.shared.errors import TapedeckError
+from core.shared.text import path_text
 
 if TYPE_CHECKING:
     from core.host.loop import AgentHost, TurnOutcome
@@ -110,7 +111,7 @@ def _run(args: argparse.Namespace) -> int:
     if workspace is not None and not workspace.is_dir():
         raise TapedeckError(f"workspace {workspace} is not a directory")
     if workspace is not None:  # the log records it
-        check_utf8(f"--workspace {os.fsencode(workspace).decode(errors='backslashreplace')}", str(workspace))
+        check_utf8(f"--workspace {path_text(workspace)}", str(workspace))
     if args.relocate and not (args.resume and args.workspace):
         raise TapedeckError(
             "--relocate moves a resumed session: give it with --resume ID and --workspace DIR"

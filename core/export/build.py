@@ -49,7 +49,7 @@ from core.rebuild.request import Request, RequestPass, node_wire
 from core.rebuild.request_diff import RequestDiff, break_point, diff_requests
 from core.shared.dsh_wire import makes_text
 from core.shared.errors import TapedeckError, seq_not_in_log
-from core.shared.text import text_of_blocks, tool_result_text
+from core.shared.text import path_text, text_of_blocks, tool_result_text
 
 _WHOLE = SURFACE_SUMMARY <= SUMMARY_LIMIT  # a row's summary of a whole event, cut, is its surface row's
 TEXT_CLIP = 4000  # code points of an event's text an export carries (the rest is counted)
@@ -624,7 +624,7 @@ class ExportPass:
             "session": {
                 "id": self._redacted(session.id),
                 "title": self._title[0] if self._title is not None else None,
-                "path": self._shown(str(session.path), "path" not in self.unshown) if session.path else None,
+                "path": self._shown(path_text(session.path), "path" not in self.unshown) if session.path else None,
                 "cwd": self._shown(session.header.get("cwd"), "cwd" not in self.unshown),
                 "provider": self._redacted(config.get("provider")),
                 "model": self._redacted(config.get("model")),

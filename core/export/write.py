@@ -24,6 +24,7 @@ from core.export.split import split_export, splits
 from core.export.spool import WRITE_CHUNK, NodeSpool, Pieces, RowChunks, replay, spool, waiting
 from core.log.layout import resolve_log_path
 from core.shared.errors import TapedeckError
+from core.shared.text import path_text
 
 FORMATS = ("html", "md", "json")
 
@@ -198,7 +199,7 @@ def export(
     is rendered by a second process beside the pass when a second CPU is there (``core.export.split``): the same
     bytes, sooner."""
     # a writer names the log (Markdown's expand hints): redacted as the header's path is
-    name = os.fspath(path)
+    name = path_text(path)
     redacted = name if options.redactor is None else options.redactor.again(name)
 
     def fresh() -> Format:

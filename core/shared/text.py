@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -39,6 +40,12 @@ def printable(text: str) -> str:
     if text.isprintable():  # no control character (each is unprintable): no scan by the regex engine
         return text
     return text.translate(_PICTURES) if _CONTROLS.search(text) else text
+
+
+def path_text(path: str | os.PathLike[str]) -> str:
+    """``path`` as UTF-8 text: each byte of a name that is not UTF-8 (which Python reads as a surrogate escape,
+    which no UTF-8 writer takes) as a ``\\xNN`` escape."""
+    return os.fsencode(path).decode(errors="backslashreplace")
 
 
 def counted(n: int, noun: str) -> str:

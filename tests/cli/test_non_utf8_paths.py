@@ -60,3 +60,17 @@ def test_a_note_goes_on_and_lists_from_such_a_session(root: bytes) -> None:
     assert _run(b"note", session, b"--seq", b"3", b"checked")[0] == 0
     code, out, err = _run(b"notes", session, b"--json")
     assert (code, err) == (0, b"") and "checked" in out.decode()
+
+
+@pytest.mark.parametrize("fmt", [b"json", b"md", b"html"])
+def test_an_export_of_such_a_session_names_its_path_as_the_cli_does(root: bytes, tmp_path: Path, fmt: bytes) -> None:
+    """The redaction pass encoded the path as UTF-8: every format ended in a UnicodeEncodeError traceback, exit 1.
+    The document is UTF-8, and where it names the path (JSON's session, Markdown's expand hints) the bytes that are
+    not UTF-8 are backslash escapes."""
+    session = os.path.join(root, b"proj\xff\xfe", b"s1")
+    out = os.path.join(os.fsencode(tmp_path), b"out." + fmt)
+    code, _, err = _run(b"export", session, b"--format", fmt, b"-o", out)
+    assert (code, b"Traceback" in err) == (0, False), err
+    text = Path(os.fsdecode(out)).read_bytes().decode()
+    if fmt != b"html":  # the page never shows the path
+        assert "proj\\xff\\xfe" in (json.loads(text)["session"]["path"] if fmt == b"json" else text)
