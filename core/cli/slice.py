@@ -92,7 +92,19 @@ def _run(
     emit(payload, args.json, lambda p: p["text"])
 
 
+_DIGITS = re.compile("[0-9]")
+
+
+def _convertible(text: str, name: str, what: str) -> None:
+    """Refuse ``text`` (the argument ``name``) when it holds more digits than Python converts: the tool reads it
+    as no number and says so in its words for the model (or, for a turn, quotes the whole argument)."""
+    digits, most = len(_DIGITS.findall(text)), sys.get_int_max_str_digits()
+    if most and digits > most:
+        raise TapedeckError(f"{name}: a {what} number has at most {most} digits (this one has {digits})")
+
+
 def _recall_turn(args: argparse.Namespace) -> None:
+    _convertible(args.turn, "N", "turn")
     arguments: dict[str, Any] = {"turn": args.turn}
     if args.view is not None:
         arguments["view"] = args.view
@@ -106,16 +118,18 @@ def recall_turn_message(text: str, args: argparse.Namespace) -> str:
     return text
 
 
-def _number(text: str, what: str) -> str:
+def _number(text: str, name: str, what: str) -> str:
     """``text`` when it is a whole number from 1; else why not, as a TapedeckError (the tool reads the digits a
     text ends in, as the model may write ``step-3``, so it took ``-1`` for 1)."""
     if not re.fullmatch(r"0*[1-9][0-9]*", text.strip()):
         raise TapedeckError(f"{text!r} is not a {what} number: give a number from 1")
+    _convertible(text, name, what)
     return text
 
 
 def _recall_step(args: argparse.Namespace) -> None:
-    _run(args, RECALL_STEP_TOOL, {"turn": _number(args.turn, "turn"), "step": _number(args.step, "step")})
+    turn, step = _number(args.turn, "T", "turn"), _number(args.step, "S", "step")
+    _run(args, RECALL_STEP_TOOL, {"turn": turn, "step": step})
 
 
 def _recall_search(args: argparse.Namespace) -> None:

@@ -108,6 +108,10 @@ def test_expand_errors_are_for_a_person(
         (["step", "1", "-1"], "'-1' is not a step number: give a number from 1"),  # it printed step 1
         (["step", "x", "1"], "'x' is not a turn number: give a number from 1"),
         (["step", "1", "step-1"], "'step-1' is not a step number: give a number from 1"),
+        # the tool reads a number Python does not convert as none: the model's message, or the whole argument
+        (["step", "1", "9" * 5000], "S: a step number has at most 4300 digits (this one has 5000)"),
+        (["step", "0" + "9" * 4300, "1"], "T: a turn number has at most 4300 digits (this one has 4301)"),
+        (["turn", "slice-turn-" + "9" * 5000], "N: a turn number has at most 4300 digits (this one has 5000)"),
         (["search", " "], "give the words to search for"),
     ],
 )
