@@ -1,5 +1,6 @@
 """A tool call's raw JSON arguments as a model sent them, read by the standard library's parser (whose wording the
-host's messages quote), with every way that parser fails on hostile text turned into one ``ValueError``."""
+host's messages quote), with every way that parser fails on hostile text turned into one ``ValueError``; and a
+run of digits from any text (a log's, a file's on another machine) as a number, None past what ``int()`` converts."""
 
 from __future__ import annotations
 
