@@ -78,7 +78,8 @@ def dir_log_name(mtimes: Mapping[str, int]) -> str | None:
 
 def session_dir_log(sdir: Path, skipped: list[str] | None = None) -> Path | None:
     """The log file of the local session directory ``sdir`` (None: it holds none, or it cannot be looked into, or
-    what it holds by a log's name is no regular file, which ``skipped`` receives a note of when given)."""
+    what it holds by a log's name is no regular file or a link to nothing, which ``skipped`` receives a note of
+    when given)."""
     try:
         found = _dir_logs(sdir)
     except LogFormatError as exc:
@@ -86,9 +87,11 @@ def session_dir_log(sdir: Path, skipped: list[str] | None = None) -> Path | None
             skipped.append(f"skipped {exc}")
         return None
     name = _newest_regular(found)
-    if name is None and found and skipped is not None:
-        odd = next(iter(found))
-        skipped.append(f"skipped {_not_a_log(sdir / odd, found[odd])}")
+    if name is None and skipped is not None:
+        odd = next(iter(found), None)
+        why = _not_a_log(sdir / odd, found[odd]) if odd is not None else _dangling(sdir)
+        if why is not None:
+            skipped.append(f"skipped {why}")
     return None if name is None else sdir / name
 
 
@@ -112,14 +115,27 @@ def resolve_log_path(path: str | os.PathLike[str]) -> Path:
     p = Path(path).expanduser()
     st = stat_or_none(p)
     if st is None:
-        raise LogNotFoundError(f"{p}: no such file or directory")
+        raise LogNotFoundError(_link_to_nothing(p) or f"{p}: no such file or directory")
     if stat.S_ISDIR(st.st_mode):
         found = _dir_logs(p)
         name = _newest_regular(found) or next(iter(found), None)  # no regular file: refused as what it is
         if name is None:
-            raise LogNotFoundError(f"{p}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
+            raise LogNotFoundError(_dangling(p) or f"{p}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
         return _readable(p / name, found[name])
     return _readable(p, st)
+
+
+def _dangling(sdir: Path) -> str | None:
+    """What a session directory holds by a log's name when that is a link to nothing (None: it does not)."""
+    return next(filter(None, (_link_to_nothing(sdir / name) for name in LOG_NAMES)), None)
+
+
+def _link_to_nothing(p: Path) -> str | None:
+    """Says that ``p``, where nothing is, is a link to something that is not there (None: it is no link)."""
+    try:
+        return f"{p}: a link to {os.readlink(p)}, which is not there"
+    except OSError:  # no link (or nothing) there
+        return None
 
 
 _SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",

@@ -91,6 +91,23 @@ def test_a_fifo_where_a_log_should_be_is_skipped_with_a_note(tmp_path: Path, cap
     assert out.err == f"tapedeck: skipped {fifo}: is a FIFO, not a session log file\n", out.err
 
 
+def test_a_link_to_nothing_where_a_log_should_be_is_named_as_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 'sessions' left it out without a word, and 'inspect DIR' said the directory held no session.jsonl
+    root = sessions_root(tmp_path)
+    link = root / "--w--" / "moved" / "session.jsonl"
+    link.parent.mkdir()
+    link.symlink_to(tmp_path / "elsewhere" / "session.jsonl")
+    said = f"{link}: a link to {tmp_path / 'elsewhere' / 'session.jsonl'}, which is not there"
+    assert main(["sessions", str(root)]) == 0
+    out = capsys.readouterr()
+    assert "3 sessions under" in out.out and out.err == f"tapedeck: skipped {said}\n", out.err
+    for path in (link.parent, link):
+        assert main(["inspect", str(path)]) == 2
+        assert capsys.readouterr().err == f"tapedeck: {said}\n"
+
+
 @pytest.mark.parametrize("field", ["createdAt", "cwd", "parentSession", "origin", "delegationDepth"])
 @pytest.mark.parametrize("value", [{"type": []}, [1], "soon", 1e308, True])
 def test_a_header_field_of_the_wrong_type_is_listed_not_a_crash(
