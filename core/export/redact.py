@@ -53,6 +53,16 @@ from typing import Any
 import orjson
 import re2
 
+from core.log.vocabulary import (
+    CHECKPOINT_EVENT,
+    CONTROL_EVENT,
+    HOST_EVENT,
+    KNOWN_TYPES,
+    LOST_EVENT,
+    PACKED_ROW_TYPES,
+    ROUTE_EVENT,
+)
+
 ENV_MIN = 8
 LIST_SLICE = 32  # a long list is screened this many items at a time
 # key formats with no character JSON escapes: a string holds one as its JSON does (``_KEYS`` and ``_SCREEN``)
@@ -256,7 +266,15 @@ SCALARS = frozenset({int, float, bool, type(None)})
 # strings a walk redacted, by id: the string (which keeps its id taken), what it became and what that replaced
 Seen = dict[int, tuple[str, str, tuple[int, ...] | None]]
 Counts = tuple[int, ...]  # replacements by kind, in ``KINDS`` order
-VOCABULARY = frozenset({"type", "role", "kind", "surfaceOp"})  # keys whose strings are structure, not content
+# the words an event's structure is written in (an event's or a block's type, a role, a kind, a surface op): none
+# holds anything to redact, so a string that is one is given back without a scan or a note wherever it is; any other
+# string is text, whatever key holds it (an unknown type may hold anything a damaged or hostile log put there)
+WORDS = frozenset({
+    *KNOWN_TYPES, *PACKED_ROW_TYPES, HOST_EVENT, ROUTE_EVENT, CONTROL_EVENT, CHECKPOINT_EVENT, LOST_EVENT,
+    "session", "user", "assistant", "system", "tool", "text", "reasoning", "tool-call", "tool-result", "text-delta",
+    "reasoning-delta", "tool-call-delta", "block-start", "block-end", "finish", "usage", "append", "replace",
+    "plugin", "model", "tapedeck", "error", "aborted", "interrupted", "completed", "stop", "tool-calls", "fallback",
+})  # fmt: skip
 
 
 def _code_points(data: bytes, spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
@@ -638,7 +656,7 @@ class Redactor:
 
     def walk(self, value: Any, dump: bytes | None = None, seen: Seen | None = None) -> Any:
         """``value`` with every string value redacted; keys, numbers, booleans and nulls unchanged, and the
-        vocabulary strings under ``VOCABULARY`` keys too (an event's or a block's type, a role). A dict or list
+        strings of ``WORDS`` (an event's or a block's type, a role). A dict or list
         with nothing to redact is returned as it is, anything else as a copy. ``dump``: ``value``'s JSON, when
         the caller has it; ``seen``: where to note each string redacted one by one (``aside`` takes it)."""
         if (type(value) is dict or type(value) is list) and self._clean(value, dump):
@@ -668,7 +686,7 @@ class Redactor:
             return self.text(value) if self._seen is None else self._noted(value, self.text)
         if kind is dict:
             walk, keyed = self._walk, self._keyed
-            return {k: v if k in VOCABULARY and type(v) is str else keyed(v) if _secret_key(k) and type(v) is str
+            return {k: v if type(v) is str and v in WORDS else keyed(v) if _secret_key(k) and type(v) is str
                     else walk(v) for k, v in value.items()}  # fmt: skip
         if kind is list or kind is tuple:
             if set(map(type, value)) <= SCALARS:  # a list of seqs: nothing to redact (checked in C)
@@ -818,12 +836,11 @@ def _unchanged(value: Any, seen: Seen) -> bool | None:
     cannot answer); None when one was noted as redacted (``_taken`` is to make the copy). A stack, not recursion
     (see ``_taken``)."""
     stack = [value]
-    push = stack.append
     while stack:
         item = stack.pop()
         kind = type(item)
         if kind is str:
-            if len(item) < SHORTEST:
+            if len(item) < SHORTEST or item in WORDS:  # what ``_walk`` gives back unnoted
                 continue
             noted = seen.get(id(item))
             if noted is None or noted[0] is not item:
@@ -831,9 +848,7 @@ def _unchanged(value: Any, seen: Seen) -> bool | None:
             if noted[1] is not item:
                 return None
         elif kind is dict:
-            for k, v in item.items():  # a loop, not a generator: most dicts here have a few items
-                if type(v) is not str or k not in VOCABULARY:
-                    push(v)
+            stack.extend(item.values())
         elif kind is list:
             stack.extend(item)
         elif kind not in SCALARS:
@@ -847,7 +862,7 @@ def _taken(value: Any, seen: Seen, found: list[int]) -> Any:
     ``seen`` (every string of an event) alive until the collector runs, and a pass runs with it paused."""
     kind = type(value)
     if kind is str:
-        if len(value) < SHORTEST:  # too short to be replaced: ``_walk`` gives it back
+        if len(value) < SHORTEST or value in WORDS:  # too short to be replaced, or a word: ``_walk`` gives it back
             return value
         noted = seen.get(id(value))
         if noted is None or noted[0] is not value:
@@ -857,7 +872,7 @@ def _taken(value: Any, seen: Seen, found: list[int]) -> Any:
                 found[i] += n
         return noted[1]
     if kind is dict:
-        return {k: v if k in VOCABULARY and type(v) is str else _taken(v, seen, found) for k, v in value.items()}
+        return {k: _taken(v, seen, found) for k, v in value.items()}
     if kind is list:
         return [_taken(v, seen, found) for v in value]
     if kind in SCALARS:

@@ -18,7 +18,8 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from core.export.build import ExportOptions
-from core.export.redact import TYPE_NAME, Redactor, env_secrets
+from core.export.redact import KINDS, TYPE_NAME, Redactor, env_secrets
+from core.export.redact import WORDS as STRUCTURE_WORDS
 from core.export.write import export
 from tests.export.planted import BASE, plant, with_arguments
 
@@ -165,6 +166,7 @@ def test_no_planted_secret_survives_and_no_number_changes(
         result=f"{a[4]}{email}{a[5]}\n{a[6]}{home}/project/main.py{a[7]}\n{a[8]}{''.join(assigned)} {''.join(netrc)}{a[9]}"
                + "".join(f"\n{line}" for line, _ in config) + "\n",
         answer=f"done {a[1]}{key}",
+        structure=f"{a[2]}{email} {key}{a[3]}",
     )
     environ = {"SECRET_VALUE": env}
     plain = orjson.loads(_export(log, "json", None))
@@ -1005,7 +1007,9 @@ def test_the_summary_counts_no_problem_past_those_listed_nor_a_path_not_shown(tm
     doc = export(log, out, fmt, ExportOptions(redactor=Redactor(environ={}, home=str(tmp_path / "home"))))
     text = out.getvalue().decode()
     assert str(tmp_path) not in text
-    assert doc["redaction"]["email"] == text.count("[redacted email]") + text.count("\\[redacted email\\]")
+    # each odd event's row (one place, counted once) shows its redacted type twice: as its type and in its summary
+    shown = text.count("[redacted email]") + text.count("\\[redacted email\\]")
+    assert doc["redaction"]["email"] == shown - (0 if fmt == "md" else 60)
     assert doc["redaction"]["home"] == (0 if fmt == "html" else 1)  # the path: JSON's field, Markdown's commands
 
 
@@ -1040,3 +1044,10 @@ def test_the_summary_counts_the_working_directory_where_the_head_shows_it(tmp_pa
     doc = export(log, out, fmt, ExportOptions(redactor=Redactor(environ={}, home="/home/bob")))
     assert "/home/bob" not in out.getvalue().decode()
     assert doc["redaction"]["home"] == homes
+
+
+def test_a_word_of_the_log_s_structure_is_left_as_redacting_it_would_leave_it() -> None:
+    r = Redactor(environ={}, home="/home/ann")
+    assert [w for w in sorted(STRUCTURE_WORDS) if r.text(w) != w] == [] and r.summary() == dict.fromkeys(KINDS, 0)
+    assert r.walk({"type": "x/ann@example.com", "role": "tool", "kind": "/home/ann/k"}) == {
+        "type": "x/[redacted email]", "role": "tool", "kind": "~/k"}
