@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +153,18 @@ def test_expectations_guard_against_drift(tmp_path: Path) -> None:
     assert model.complete(ModelRequest(messages=_after_tool("c", "12 passed", False))).text == "ok"
 
 
+def test_an_expectation_that_backtracks_catastrophically_finishes(tmp_path: Path) -> None:
+    """resultMatches ran on Python's re: (a|aa)*$b over a result of 60 a's never finished, holding 'tapedeck run'
+    (so it runs in a process of its own here)."""
+    path = _script(tmp_path, [{"text": "ok", "expect": {"resultMatches": "(a|aa)*$b"}}])
+    code = ("import sys; from core.host.providers import ScriptedModel; from core.shared.chat import ModelRequest; "
+            "from tests.host.test_provider_scripted import _after_tool; "
+            "done = ScriptedModel(sys.argv[1]).complete(ModelRequest(messages=_after_tool('c', 'a' * 60, False))); "
+            "print(done.error['code'])")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "SCRIPT_MISMATCH\n"), done.stderr
+
+
 def test_scripted_error_finish_and_exhaustion(tmp_path: Path) -> None:
     path = _script(
         tmp_path, [{"finish": "error", "error": {"message": "simulated outage", "code": "SERVER"}}]
@@ -179,6 +193,7 @@ def test_scripted_error_finish_and_exhaustion(tmp_path: Path) -> None:
         ([{"usage": {"inputTokens": -1}}], "usage counts must be non-negative integers"),
         ([{"usage": {"inputTokens": 2**64}}], "usage counts must be non-negative integers of at most 64 bits"),
         ([{"expect": {"resultMatches": "("}}], "expect.resultMatches is not a valid regex"),
+        ([{"expect": {"resultMatches": "(?=x)"}}], "lookarounds and backreferences are not supported"),
         ([{"onError": {"text": 5}}], "response 1 onError 1: 'text' must be a string"),
         ({"responses": [{}], "efforts": "high"}, "'efforts' must be a list of strings"),
         ({"responses": [{}], "plans": []}, "both 'responses' and 'plans'"),

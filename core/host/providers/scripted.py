@@ -36,8 +36,9 @@ With ``responses`` each model call takes the next response. Every key of a respo
     not consulted: it is already the answer to an error.)
 ``expect``
     ``{"resultContains": "text"}`` and/or ``{"resultMatches": "regex"}``, checked against the text of those
-    same latest tool results. When the session has gone somewhere the script did not foresee, the call ends
-    with finish ``error`` and code ``SCRIPT_MISMATCH`` instead of answering blindly.
+    same latest tool results (the regex in RE2's syntax: no lookarounds or backreferences). When the session has
+    gone somewhere the script did not foresee, the call ends with finish ``error`` and code ``SCRIPT_MISMATCH``
+    instead of answering blindly.
 
 When a ``responses`` script has no response left, the call ends with finish ``error`` and code
 ``SCRIPT_EXHAUSTED``; ``plans`` never run out.
@@ -61,6 +62,7 @@ from core.host.providers.situation import latest_results, result_text
 from core.host.providers.stream import BlockStream
 from core.shared.chat import ChunkSink, Completion, ModelRequest
 from core.shared.model_specs import Limits
+from core.shared.regex import RegexRefused, linear_regex
 from core.shared.text import js_json
 
 SCRIPT_MISMATCH = "SCRIPT_MISMATCH"
@@ -128,9 +130,9 @@ def _check_response(raw: Any, what: str) -> dict[str, Any]:
         for key in EXPECT_KEYS:
             _string(expect, key, f"{what} expect")
         if "resultMatches" in expect:
-            try:
-                re.compile(expect["resultMatches"])
-            except re.error as exc:
+            try:  # matched by RE2, in linear time: a script's pattern cannot hang the run
+                linear_regex(expect["resultMatches"])
+            except RegexRefused as exc:
                 raise _Invalid(f"{what}: expect.resultMatches is not a valid regex: {exc}") from exc
     if "onError" in response:
         alternatives = response["onError"]
@@ -277,7 +279,7 @@ class ScriptedModel:
         where = f"scripted model {self.path.name}, call {self.calls}"
         if "resultContains" in expect and expect["resultContains"] not in text:
             return f"{where}: expected the latest tool results to contain {expect['resultContains']!r}"
-        if "resultMatches" in expect and not re.search(expect["resultMatches"], text):
+        if "resultMatches" in expect and linear_regex(expect["resultMatches"]).search(text) is None:
             return f"{where}: expected the latest tool results to match /{expect['resultMatches']}/"
         return None
 
