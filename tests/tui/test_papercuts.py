@@ -13,7 +13,7 @@ import pytest
 from rich.console import Console
 from textual import events
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Label, TextArea
+from textual.widgets import Button, DataTable, Footer, Input, Label, TextArea
 from textual.widgets._footer import FooterKey
 from textual.widgets._toast import Toast
 
@@ -426,3 +426,20 @@ async def test_a_narrow_list_keeps_its_summaries_and_leaves_tags_out(tmp_path: P
         assert any("← a.txt b.txt" in line for line in lines), lines
         for line in lines:
             assert line.rstrip().endswith(("B", "ch", "]")), line  # a tag is left out whole, never cut
+
+
+@pytest.mark.parametrize(("key", "line"), [("D", "#diagnostics-summary"), ("A", "#alerts-summary")])
+async def test_a_screens_count_line_starts_where_its_table_and_every_other_summary_do(
+    tmp_path: Path, key: str, line: str
+) -> None:
+    """The Diagnostics screen's count (``3 error(s), 0 warning(s)``, ``no problems found``) and the Alerts screen's
+    (``8 alerts``) were the only lines under a table to start in the screen's first column, one left of the table's
+    text and of every other screen's summary; they start with them now."""
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(key)
+        await until(pilot, lambda: bool(app.screen.query(line)))
+        await settle(pilot)
+        table = app.screen.query_one(DataTable)
+        assert app.screen.query_one(line).content_region.x == table.region.x + table.cell_padding
