@@ -460,6 +460,13 @@ def _secret_key(key: Any) -> bool:
     return type(key) is str and _SECRET_KEY.search(key) is not None
 
 
+def _password_number(key: Any, value: Any) -> bool:
+    """True when ``value``, under ``key`` of a JSON object, is a password of digits written as a number
+    (``{"password": 12345678}``): ``_digit_password``'s rule, four digits or more under a key named for a password
+    (a token's number is a count: ``{"max_tokens": 4096}``)."""
+    return type(value) is int and value >= 1000 and type(key) is str and _PASSWORD_KEY.search(key.encode()) is not None
+
+
 def _option_value(data: bytes, m: Any) -> bool:
     """True when what follows an option named for a secret is one: no other option, no help text's placeholder
     (``--token TOKEN``, ``--api-key API_KEY``, ``--password <password>``) or word of prose about the option, and, as
@@ -655,9 +662,9 @@ class Redactor:
         return f"[redacted {kind}]"
 
     def walk(self, value: Any, dump: bytes | None = None, seen: Seen | None = None) -> Any:
-        """``value`` with every string value redacted; keys, numbers, booleans and nulls unchanged, and the
-        strings of ``WORDS`` (an event's or a block's type, a role). A dict or list
-        with nothing to redact is returned as it is, anything else as a copy. ``dump``: ``value``'s JSON, when
+        """``value`` with every string value redacted (and a password of digits, ``_password_number``); keys, other
+        numbers, booleans and nulls unchanged, and the strings of ``WORDS`` (an event's or a block's type, a role).
+        A dict or list with nothing to redact is returned as it is, anything else as a copy. ``dump``: ``value``'s JSON, when
         the caller has it; ``seen``: where to note each string redacted one by one (``aside`` takes it)."""
         if (type(value) is dict or type(value) is list) and self._clean(value, dump):
             return value
@@ -687,7 +694,8 @@ class Redactor:
         if kind is dict:
             walk, keyed = self._walk, self._keyed
             return {k: v if type(v) is str and v in WORDS else keyed(v) if _secret_key(k) and type(v) is str
-                    else walk(v) for k, v in value.items()}  # fmt: skip
+                    else self._whole_key(str(v)) if _password_number(k, v) else walk(v)
+                    for k, v in value.items()}  # fmt: skip
         if kind is list or kind is tuple:
             if set(map(type, value)) <= SCALARS:  # a list of seqs: nothing to redact (checked in C)
                 return list(value)
@@ -836,6 +844,7 @@ def _unchanged(value: Any, seen: Seen) -> bool | None:
     cannot answer); None when one was noted as redacted (``_taken`` is to make the copy). A stack, not recursion
     (see ``_taken``)."""
     stack = [value]
+    push = stack.append
     while stack:
         item = stack.pop()
         kind = type(item)
@@ -848,7 +857,10 @@ def _unchanged(value: Any, seen: Seen) -> bool | None:
             if noted[1] is not item:
                 return None
         elif kind is dict:
-            stack.extend(item.values())
+            for k, v in item.items():  # a loop, not a generator: most dicts here have a few items
+                if type(v) is int and _password_number(k, v):  # ``_walk`` replaces it, which no string noted
+                    return False
+                push(v)
         elif kind is list:
             stack.extend(item)
         elif kind not in SCALARS:
@@ -872,6 +884,8 @@ def _taken(value: Any, seen: Seen, found: list[int]) -> Any:
                 found[i] += n
         return noted[1]
     if kind is dict:
+        if any(type(v) is int and _password_number(k, v) for k, v in value.items()):  # as in ``_unchanged``
+            raise _Unseen
         return {k: _taken(v, seen, found) for k, v in value.items()}
     if kind is list:
         return [_taken(v, seen, found) for v in value]

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from core.export.build import ExportOptions
-from core.export.redact import KINDS, TYPE_NAME, Redactor, env_secrets
+from core.export.redact import KINDS, TYPE_NAME, Redactor, Seen, env_secrets
 from core.export.redact import WORDS as STRUCTURE_WORDS
 from core.export.write import export
 from tests.export.planted import BASE, plant, with_arguments
@@ -533,6 +533,34 @@ def test_a_secret_under_a_key_named_for_one_in_a_json_object_is_redacted(
         for secret in ("hunter2", "S3cr3t pass", "plainword", "abc.def/ghi", "correcthorse"):
             assert secret not in text, (fmt, secret)
         assert fmt == "md" or "db.internal" in text and "5432" in text, fmt  # Markdown shows no arguments
+
+
+def test_a_password_of_digits_a_json_object_holds_as_a_number_is_redacted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A number under a key named for a password (four digits or more, as on a config line) is that password, in
+    every format and in the surface's copy of the call too; a token's number, a short one, a port and a count
+    stay numbers."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    arguments = {"password": 12345678, "db": {"db_password": 4711, "port": 5432}, "pwd": 987654321, "pass": 123,
+                 "mail": "ann@example.com", "max_tokens": 4096, "tokens": 1200, "token": 55501234, "passes": 3, "flag": True}  # fmt: skip
+    r = Redactor(environ={}, home="/home/ann")
+    out = r.walk({"arguments": arguments})["arguments"]
+    assert out == {**arguments, "password": "[redacted key]", "pwd": "[redacted key]", "mail": "[redacted email]",
+                   "db": {"db_password": "[redacted key]", "port": 5432}}  # fmt: skip
+    assert r.summary()["key"] == 3
+    # the strings a walk noted answer for no number it replaced (nor a nested one beside a string it redacted)
+    for value, found in ((arguments, (3, 0, 1, 0)), ([arguments["db"]], (1, 0, 0, 0)),
+                         ({"db": arguments["db"], "mail": arguments["mail"]}, (1, 0, 1, 0))):  # fmt: skip
+        seen: Seen = {}
+        walked = r.walk({"value": value, "host": "db.internal"}, seen=seen)["value"]
+        assert r.aside([value], seen=seen) == ([walked], found)
+    log = with_arguments(plant(tmp_path / "log.jsonl", "go", "ok", "done"), arguments)
+    for fmt in ("json", "html"):  # Markdown shows no arguments
+        text = _export(log, fmt, Redactor(environ={}, home="/nonexistent-home")).decode()
+        for secret in ("12345678", "4711", "987654321"):
+            assert secret not in text, (fmt, secret)
+        assert all(str(n) in text for n in (5432, 4096, 1200, 55501234)), fmt
 
 
 @pytest.mark.parametrize(
