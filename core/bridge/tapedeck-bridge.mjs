@@ -384,6 +384,7 @@ class SessionBridge {
   attach(now) {
     if (!fs.existsSync(this.dir)) return false;
     this.line = 0;
+    this.written = undefined; // an older instance answering again writes its state afresh
     this.partial = null;
     const previous = readJson(this.file(BRIDGE));
     const saved = readJson(this.file(STATE));
@@ -521,7 +522,9 @@ class SessionBridge {
   }
 
   writeBridge(now, force = false, exited = false) {
-    if (!this.attached) return;
+    // once it said it exited (the session disposed, the plugin unloaded), what it still finishes (an outcome, a
+    // flush) must not make the file say a bridge runs the session again
+    if (!this.attached || (this.written === "exited" && !exited)) return;
     const state = exited ? "exited" : this.state();
     if (state !== this.written) this.since = now;
     if (!force && state === this.written && now - (this.beat ?? 0) < HEARTBEAT_MS) return;

@@ -412,3 +412,25 @@ def test_requests_sent_to_a_killed_dsh_that_never_read_them_are_cancelled_when_i
         wait_for(lambda: len(_turn_ends(d)) >= 2, 40, "the new turn to end")
     assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == [queued["id"]]
     _no_replays(d, sent=3)
+
+
+def test_an_outcome_written_after_the_bridge_was_removed_leaves_it_unloaded(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """``bridge remove`` while a request runs (its outcome held by the test hook): the unloaded plugin still writes
+    the outcome, and bridge.json goes on saying the bridge exited, so the session reads as one no bridge runs, not
+    as a live bridge nobody answers for."""
+    world = _installed_world(dsh, model, tmp_path)
+    hold = _hold_outcomes(world)
+    with DshWeb(world) as web:
+        _, d = start_session(world, web, "Work slowly: steps=30 sleep=1")
+        mark = send(d, "checkpoint", {"objective": "held"})
+        wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 20, "the checkpoint in flight")
+        assert _tapedeck("bridge", "remove", str(world.home)).returncode == 0
+        wait_for(lambda: bridge_json(d)["state"] == "exited", 30, "the plugin unloaded")
+        hold.unlink()
+        final_outcome(d, mark["id"])
+        time.sleep(1.5)  # what the unloaded plugin would write after its outcome, it has written by now
+        assert bridge_json(d)["state"] == "exited"
+        host = json.loads(_tapedeck("inspect", str(d), "--json").stdout)["host"]
+        assert (host["state"], host["bridge"].get("unloaded")) == ("none", True), host
