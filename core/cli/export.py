@@ -23,7 +23,7 @@ def _export(args: argparse.Namespace) -> None:
     from core.export.redact import Redactor
     from core.export.write import export, export_to_file
     from core.read.event_filter import EventFilter
-    from core.read.notes import find_sidecar
+    from core.read.notes import NotesError, find_sidecar
 
     if args.step is not None and args.turn is None:
         raise TapedeckError("--step needs --turn")
@@ -58,9 +58,14 @@ def _export(args: argparse.Namespace) -> None:
     f = doc["filter"]
     filtered = f" (filter: {f['text']}; {f['rowsLeftOut']} left out)" if f else ""
     sys.stderr.write(f"tapedeck: exported {rows}{filtered} to {where} (redaction: {said})\n")
-    notice = find_sidecar(args.path).notice
-    if notice is not None:
-        warn(notice)
+    try:
+        found = find_sidecar(args.path)
+        found.notes()
+    except NotesError as exc:  # the document says they could not be read; here, where and why
+        warn(f"the notes are left out of the export: {exc}")
+        return
+    if found.notice is not None:
+        warn(found.notice)
 
 
 SUFFIXES = {".md": "md", ".markdown": "md", ".json": "json", ".html": "html", ".htm": "html"}

@@ -38,7 +38,7 @@ from core.log.validate import readable
 from core.log.vocabulary import CHECKPOINT_EVENT
 from core.read.event_filter import EventFilter, Predicate
 from core.read.load import load_session
-from core.read.notes import Note, load_notes
+from core.read.notes import Note, readable_notes
 from core.read.rows import SUMMARY_LIMIT, SUMMARY_SOURCE_LIMIT, Row, block_row, build_row, event_size
 from core.read.session import Session, ToolCall, derive_message
 from core.read.streams import Block, delta_chars
@@ -59,6 +59,9 @@ REDACTED_REGEX = "[redacted]"  # a --grep regex shown so, as it names what redac
 # shows, what its note shows)``, each ``Counts`` or None: a writer takes it out and counts the rows it shows
 # (``count_shown``); the pass counts the rest of what the file holds
 FOUND = "_found"
+# what a document says in place of its notes when their sidecar could not be read (not why: its path and content
+# stay out of a shared file; the exporting command says it)
+NOTES_UNREAD = "The notes could not be read (their file is damaged, or is no notes file of tapedeck's), so none are shown."
 GREP_FOUND_MAX = 256  # texts a --grep found only where redaction replaced that are kept to judge it (past them: hidden)
 _NAME_WORD = re.compile(r"\w+")
 
@@ -203,6 +206,7 @@ class ExportPass:
     costs: bool = True  # the writer shows each request's cost (else a request's diff is made only where it is read)
     nodes: NodeSpool | None = None  # where the pass keeps what the sections write of each node, while no cut came
     notes: dict[int, Note] | None = None  # the log's notes (None: read as the pass starts)
+    notes_unread: bool = False  # their sidecar could not be read (the document says so)
     # the fields of ``doc["session"]`` the writer does not show (their redactions are not counted)
     unshown: frozenset[str] = frozenset()
     problems_shown: int | None = None  # how many of the log's problems (``diagnostics``) the writer lists (None: all)
@@ -231,7 +235,8 @@ class ExportPass:
     def run(self) -> dict[str, Any]:
         """Read the log, hand out every row, and return the document's other sections."""
         if self.notes is None:
-            self.notes = load_notes(self.path)
+            self.notes, problem = readable_notes(self.path)
+            self.notes_unread = problem is not None
         self._noted = sorted(self.notes)
         tally = CostTally(diffs=self.costs)
         requests = RequestPass(  # the nodes' wire messages built, once, where their pieces are made here
@@ -658,6 +663,7 @@ class ExportPass:
             },
             "marks": self._marks,
             "notes": [self._note_item(n) for n in sorted(self.notes.values(), key=lambda n: n.seq)],
+            "notesUnread": self.notes_unread,
             # what the readers found wrong in the log: why a row is missing
             "diagnostics": [self._shown(d.to_dict(), self.problems_shown is None or i < self.problems_shown)
                             for i, d in enumerate(session.diagnostics)],  # fmt: skip

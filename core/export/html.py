@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from html import escape
 from typing import Any
 
-from core.export.build import FOUND, cache_break, count_shown, in_step, turns_line, unlisted
+from core.export.build import FOUND, NOTES_UNREAD, cache_break, count_shown, in_step, turns_line, unlisted
 from core.export.redact import KINDS
 from core.export.spool import replay, spool
 from core.read.rows import REPLACEMENT_GLYPHS
@@ -355,6 +355,8 @@ class HtmlFormat:
         return f'<h2>Context</h2><p class="dim">chars sent per model request · {legend}</p>' + "".join(out)
 
     def _notes(self, doc: dict[str, Any]) -> str:
+        if doc["notesUnread"]:
+            return f'<h2>Notes</h2><p class="dim">{NOTES_UNREAD}</p>'
         if not doc["notes"]:
             return ""
         items = []

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from html import escape
 from typing import Any
 
-from core.export.build import FOUND, cache_break, count_shown, turns_line, unlisted
+from core.export.build import FOUND, NOTES_UNREAD, cache_break, count_shown, turns_line, unlisted
 from core.export.redact import KINDS
 from core.rebuild.cost import cached_share
 from core.shared.diagnostics import Diagnostic
@@ -381,6 +381,7 @@ class MarkdownFormat:
             f"- {redaction}" + (f" · at seq {doc['at']}" if doc["at"] is not None else ""),
             *([f"- filter: {_literal(f['text'])} ({counted(f['rowsLeftOut'], 'row')} left out)"] if (f := doc["filter"]) else []),
             *self._problems(doc["diagnostics"]),
+            *([f"- {NOTES_UNREAD}"] if doc["notesUnread"] else []),
             "",
             "",
         ]

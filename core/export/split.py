@@ -33,7 +33,7 @@ from core.export.build import ExportOptions, ExportPass, result_call
 from core.export.redact import KINDS
 from core.export.spool import WRITE_CHUNK, NodeSpool, Pieces, RowChunks, Spool, waiting
 from core.log.layout import resolve_log_path
-from core.read.notes import load_notes
+from core.read.notes import readable_notes
 from core.read.session import Session, ToolCall
 from core.rebuild.cost import CostTally
 
@@ -235,12 +235,12 @@ def split_export(
         account = stack.enter_context(waiting())
         keeps = isinstance(writer, Pieces) and writer.messages
         nodes = NodeSpool(Spool(stack.enter_context(waiting())), Spool(stack.enter_context(waiting())), writer) if keeps else None  # fmt: skip
-        notes = load_notes(path)
+        notes, problem = readable_notes(path)
         opening = None if writer.late else writer.opening(None)
         projector = _Projector(path, options, _no_row, writer.messages, writer.costs, nodes, notes,
                                unshown=writer.unshown, problems_shown=writer.problems_shown,
                                shown=lambda: writer.found)  # fmt: skip
-        projector.account, projector.writer = account, writer
+        projector.account, projector.writer, projector.notes_unread = account, writer, problem is not None
         try:
             with _forked(lambda fd: _render(fd, rows, account, writer, projector)) as renderer:
                 projector.renderer = renderer

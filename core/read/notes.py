@@ -233,6 +233,14 @@ def load_notes(path: str | os.PathLike[str]) -> dict[int, Note]:
     return find_sidecar(path).notes()
 
 
+def readable_notes(path: str | os.PathLike[str]) -> tuple[dict[int, Note], str | None]:
+    """``load_notes``, or none and what is wrong with their sidecar (an export goes on without them)."""
+    try:
+        return load_notes(path), None
+    except NotesError as exc:
+        return {}, str(exc)
+
+
 def _dump(notes: dict[int, Note], key: str | None) -> bytes:
     entries = {str(seq): {"text": n.text, "time": n.time} for seq, n in sorted(notes.items())}
     doc = {"version": VERSION, **({"session": key} if key is not None else {}), "notes": entries}

@@ -23,6 +23,7 @@ from core.export import split, write
 from core.export.build import ExportOptions
 from core.export.redact import Redactor
 from core.export.write import export, export_to_file
+from core.read.notes import sidecar_paths
 from tests.conftest import FIXTURES, Processes
 from tests.export.planted import plant
 
@@ -58,9 +59,11 @@ def _logs(generated: list[Path], tmp_path: Path) -> list[Path]:
     noted = Path(shutil.copy(generated[1], tmp_path / "noted.jsonl"))
     for seq in (3, 40, 41, 42):
         assert main(["note", str(noted), "--seq", str(seq), f"seen at {seq}: password=hunter22 /root/x"]) == 0
+    unread = Path(shutil.copy(generated[0], tmp_path / "unread.jsonl"))  # its notes' sidecar is damaged
+    sidecar_paths(unread)[0].write_text('{"version": 1, "notes": {"3": {"text": "lost"}}, ')
     fixtures = [FIXTURES / name for name in ("compaction-recovery.session.jsonl", "subagent-spawn-in-process.session.jsonl",
                                              "tool-call-turn.session.jsonl", "multi-turn.session.jsonl")]  # fmt: skip
-    return [*generated, *fixtures, planted, noted]
+    return [*generated, *fixtures, planted, noted, unread]
 
 
 def _export(log: Path, fmt: str, jobs: str, monkeypatch: pytest.MonkeyPatch, redact: bool = True,
@@ -72,7 +75,7 @@ def _export(log: Path, fmt: str, jobs: str, monkeypatch: pytest.MonkeyPatch, red
         doc = export(log, out, fmt, ExportOptions(redactor=Redactor() if redact else None, **moment))
     except Exception as exc:  # noqa: BLE001 - the error is part of what is compared
         return out.getvalue(), f"{type(exc).__name__}: {exc}"
-    return out.getvalue(), {key: doc[key] for key in ("rows", "shown", "redaction", "marks", "notes", "session")}
+    return out.getvalue(), {key: doc[key] for key in ("rows", "shown", "redaction", "marks", "notes", "notesUnread", "session")}
 
 
 @pytest.fixture
