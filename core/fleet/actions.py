@@ -12,7 +12,7 @@ from typing import Any
 from core.bridge.files import OutcomeReader
 from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
 from core.control.inbox import ControlError, append_request, inbox_path
-from core.control.outcome import BridgeOutcomeWatch, OutcomeWatch
+from core.control.outcome import BridgeOutcomeWatch, HostGone, OutcomeWatch, interrupted
 from core.log.reader import read_header
 from core.log.tail import Tailer
 from core.remote.inbox import append_remote_request
@@ -100,7 +100,8 @@ class RowAnswer:
     def wait(self, request_id: str, timeout: float = ANSWER_SECONDS) -> dict[str, Any] | None:
         """What the host answered to ``request_id`` in the end (``applied``, or ``rejected``, ``cancelled`` or
         ``expired`` and why: it may refuse what the table could not foresee, a stop with no turn open), waited for
-        ``timeout`` seconds; None when it gave no final answer by then."""
+        ``timeout`` seconds; ``unknown`` as soon as a DSH bridge that died while running it is seen dead
+        (``interrupted``); None when it gave no final answer by then."""
         remote = self.remote
         watch: OutcomeWatch | BridgeOutcomeWatch
         if self.kind == KIND_DSH:
@@ -109,5 +110,15 @@ class RowAnswer:
             watch = BridgeOutcomeWatch(Path(str(self.log)), request_id, reader)
         else:
             watch = OutcomeWatch(Path(self.log if remote is None else remote.path), request_id, self.tailer)
-        event = watch.wait(timeout)
-        return None if event is None else event["data"]
+        cut: dict[str, Any] | None = None
+
+        def gone() -> str | None:
+            nonlocal cut
+            cut = interrupted(_host(self.log)[0], request_id, None) if self.kind == KIND_DSH else None
+            return None if cut is None else str(cut["error"])
+
+        try:
+            event = watch.wait(timeout, gone)
+        except HostGone:
+            event = watch.wait(0)
+        return cut if event is None else event["data"]

@@ -129,3 +129,19 @@ def test_mode_is_a_dsh_argument_only() -> None:
         validate_request("message", {"text": "x", "mode": "queue"})
     with pytest.raises(ControlError, match="steer, queue"):
         validate_request("message", {"text": "x", "mode": "later"}, "dsh")
+
+
+def test_a_fleet_row_action_the_dead_bridge_had_begun_to_run_is_answered_unknown(
+    bridged: Callable[..., Path],
+) -> None:
+    """A row action (``P`` in the fleet table) whose DSH died while running it: the toast's answer is that it may
+    or may not have taken effect, as control --wait says, not 'no answer'."""
+    from core.fleet.actions import RowAnswer, send_row_action
+
+    log = bridged("running")
+    answer = RowAnswer(log, "dsh")
+    request = send_row_action(log, "pause", {})
+    write_bridge(log.parent, None, "exited", inFlight=[{"id": request["id"], "op": "pause", "origin": "fleet"}])
+    found = answer.wait(request["id"], timeout=5)
+    assert found is not None and found["outcome"] == "unknown", found
+    assert "may or may not have taken effect" in found["error"]
