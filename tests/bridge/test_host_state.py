@@ -242,3 +242,13 @@ def test_a_live_bridge_older_than_the_packaged_plugin_is_named_everywhere_it_sho
     )
     assert main(["control", str(log), "checkpoint"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_inspect_names_the_requests_a_dead_bridge_was_running(tmp_path: Path, capsys) -> None:
+    """DSH died while its bridge ran a request (bridge.json's inFlight): inspect says which, and that whether it
+    took effect is unknown, for an operator who sent it without --wait."""
+    log = dsh_log(tmp_path / "s")
+    write_bridge(log.parent, None, "exited", inFlight=[{"id": "req-7", "op": "pause"}])
+    assert main(["inspect", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert "it was running request req-7 when it stopped: whether it took effect is unknown" in out, out
