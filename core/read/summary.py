@@ -108,9 +108,15 @@ def summarize(event: dict[str, Any], limit: int = 120) -> str:
     return one_line(f"{etype} · {fields}" if fields else etype, limit)
 
 
-def in_words(value: Any) -> str:
+WORDS_DEPTH = 32  # lists and objects ``in_words`` descends into; deeper ones read as ``…`` (a log line may nest
+# 1024 deep, past Python's recursion limit)
+
+
+def in_words(value: Any, depth: int = 0) -> str:
     """A value as plain words for a person: ``key: value`` pairs, comma lists, ``none``, ``true``/``false`` (as
-    the config screen shows and ``config.set`` takes them)."""
+    the config screen shows and ``config.set`` takes them); a list or object ``WORDS_DEPTH`` deep as ``…``."""
+    if isinstance(value, dict | list | tuple) and depth >= WORDS_DEPTH:
+        return "…"
     if value is None:
         return "none"
     if isinstance(value, bool):
@@ -119,10 +125,11 @@ def in_words(value: Any) -> str:
         return f"{value:.4g}"
     if isinstance(value, dict):
         return ", ".join(
-            f"{k}: ({in_words(v)})" if isinstance(v, dict) and v else f"{k}: {in_words(v)}" for k, v in value.items()
+            f"{k}: ({in_words(v, depth + 1)})" if isinstance(v, dict) and v else f"{k}: {in_words(v, depth + 1)}"
+            for k, v in value.items()
         )
     if isinstance(value, list | tuple):
-        return ", ".join(in_words(v) for v in value)
+        return ", ".join(in_words(v, depth + 1) for v in value)
     return str(value)
 
 

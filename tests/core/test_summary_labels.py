@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import orjson
 import pytest
 
 from core.read.summary import in_words, summarize
@@ -45,6 +46,15 @@ def test_in_words() -> None:
     assert in_words(None) == "none"
     assert in_words([1, 2.25, True]) == "1, 2.25, true"  # booleans as the operator types them
     assert in_words({"a": {"b": None}}) == "a: (b: none)"
+
+
+def test_a_value_nested_as_deep_as_a_log_line_may_be_reads_in_words() -> None:
+    """orjson reads a line nested up to 1024 deep and in_words recursed twice a level, so an unknown event nested
+    500 deep or more (a forged or damaged log line) ended 'tapedeck events' and the TUI's list in a RecursionError,
+    as did a bridge outcome's detail 'control --wait' prints; past a few dozen levels a value reads as '…'."""
+    deep = orjson.loads(b"[" * 1000 + b"1" + b"]" * 1000)
+    assert summarize(ev("x/unknown", {"a": deep, "b": 2}), 200) == "(opaque x/unknown) a: …, b: 2"
+    assert in_words({"detail": deep}) == "detail: …"
 
 
 @pytest.mark.parametrize(
