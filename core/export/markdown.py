@@ -17,7 +17,7 @@ from html import escape
 from typing import Any
 
 from core.export.build import FOUND, NOTES_UNREAD, cache_break, count_shown, turns_line, unlisted
-from core.export.redact import KINDS
+from core.export.redact import KINDS, Counts
 from core.rebuild.cost import cached_share
 from core.shared.diagnostics import Diagnostic
 from core.shared.text import counted, model_label, usd
@@ -206,11 +206,13 @@ class MarkdownFormat:
     messages = False  # no request's messages, and the surface only at a moment: the rows it shows are counted here
     costs = False
     late = False
-    unshown = frozenset({"cwd"})  # (the path is in the commands it gives)
+    unshown = frozenset({"cwd", "path"})  # (the path is in the commands it gives, counted in each: ``_command``)
     problems_shown = PROBLEMS_SHOWN
 
-    def __init__(self, log_name: str, at: int | None = None) -> None:
+    def __init__(self, log_name: str, at: int | None = None, log_found: Counts | None = None) -> None:
         self.log_name = log_name
+        self.log_found = log_found  # what redacting the log's path replaced
+        self.commands = 0  # the commands the text being made gives (``_command``), not counted yet
         self.at = at  # the moment: the transcript stops after it and the surface is shown as it stood then
         self.budget = BUDGET if at is None else BUDGET - SURFACE_BUDGET
         self.used = 0
@@ -233,6 +235,7 @@ class MarkdownFormat:
         # a stream's row carries the notes on its deltas; a note on no paragraph shown says what its row is
         where = f"seqs {r['seq']}–{r['endSeq']}" if "endSeq" in r else f"seq {r['seq']}"
         alone = _note(f"{where} ({_code_span(str(r['type']))})", note) if note else ""
+        self.commands = 0
         if self.at is not None and r["seq"] > self.at:  # after the moment (its notes go after the rows)
             self.later += 1
             if note and self._late_note(alone):
@@ -252,6 +255,7 @@ class MarkdownFormat:
         self.used += len(text) + 2
         self.rows.append(text + "\n\n")
         count_shown(self.found, found)
+        self._count_commands()
         return b""
 
     def _command(self, name: str, *args: object) -> str:
@@ -260,7 +264,15 @@ class MarkdownFormat:
         path = self.log_name
         home = "~/" if path.startswith("~/") else ""
         words = ["tapedeck", name, home + shlex.quote(path[len(home) :]), *map(str, args)]
+        self.commands += 1
         return _code_span(" ".join(words))
+
+    def _count_commands(self) -> None:
+        """Count what redacting the log's path replaced once for each command the text just kept gives."""
+        if self.log_found is not None:
+            for i, n in enumerate(self.log_found):
+                self.found[i] += n * self.commands
+        self.commands = 0
 
     def _late_note(self, note: str) -> bool:
         """Keep a note on no row shown for the tail, while the notes kept fit ``NOTES_BUDGET`` (else count it);
@@ -292,8 +304,8 @@ class MarkdownFormat:
             called = (
                 f"{_one_line(call['name'])} {_code(call['arguments']['text'][:200])}" if call else "a tool"
             )
-            expand = f"; whole result: {self._command('expand', '--seq', r['seq'], '--format-version', 4)}"
-            hint = f"\n\n*… {more} more chars{expand}*" if more else ""
+            expand = f"whole result: {self._command('expand', '--seq', r['seq'], '--format-version', 4)}" if more else ""
+            hint = f"\n\n*… {more} more chars; {expand}*" if more else ""
             flag = " (error)" if r["error"] else ""
             return f"<details><summary>→ {called}{flag} · seq {r['seq']}</summary>\n\n{_fenced(body)}{hint}\n\n</details>"
         if r.get("replacement"):
@@ -413,7 +425,9 @@ class MarkdownFormat:
         lines.extend(self.notes)
         if self.notes_left_out:
             lines.append(f"*… {counted(self.notes_left_out, 'more note')}*\n")
+        self.commands = 0
         lines.extend(self._request(doc))
+        self._count_commands()
         lines.extend(self._surface(doc))
         c = doc["cost"]
         t = c["total"]

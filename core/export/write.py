@@ -19,7 +19,7 @@ from typing import Any, BinaryIO, Protocol
 import orjson
 
 from core.export.build import FOUND, ExportOptions, ExportPass, count_shown, in_step
-from core.export.redact import KINDS
+from core.export.redact import KINDS, Counts
 from core.export.split import split_export, splits
 from core.export.spool import WRITE_CHUNK, NodeSpool, Pieces, RowChunks, replay, spool, waiting
 from core.log.layout import resolve_log_path
@@ -171,16 +171,18 @@ def _items(pieces: Iterable[bytes]) -> Iterator[bytes]:
 
 
 def make_format(
-    name: str, log_name: str, at: int | None = None, cut: bool = False, filtered: bool = False
-) -> Format:
+    name: str, log_name: str, at: int | None = None, cut: bool = False, filtered: bool = False,
+    log_found: Counts | None = None,
+) -> Format:  # fmt: skip
     """The writer of format ``name`` (``html``, ``md`` or ``json``); ``at``: the export's moment, where an HTML list
-    ends when ``cut``; ``filtered``: the rows are those a filter let through (an HTML page links only to those)."""
+    ends when ``cut``; ``filtered``: the rows are those a filter let through (an HTML page links only to those);
+    ``log_found``: what redacting ``log_name`` replaced (a writer that names the log counts it where it does)."""
     if name == "json":
         return JsonFormat()
     if name == "md":
         from core.export.markdown import MarkdownFormat
 
-        return MarkdownFormat(log_name, at)
+        return MarkdownFormat(log_name, at, log_found)
     if name == "html":
         from core.export.html import HtmlFormat
 
@@ -198,13 +200,13 @@ def export(
     (``Format.late``) has them wait in a file in ``beside`` (else the temp directory), copied after it. A big log
     is rendered by a second process beside the pass when a second CPU is there (``core.export.split``): the same
     bytes, sooner."""
-    # a writer names the log (Markdown's expand hints): redacted as the header's path is
+    # a writer names the log (Markdown's commands): redacted as the header's path is, counted where it is named
     name = path_text(path)
-    redacted = name if options.redactor is None else options.redactor.again(name)
+    (redacted,), found = ([name], None) if options.redactor is None else options.redactor.aside([name])
 
     def fresh() -> Format:
         return make_format(fmt, redacted, options.at, options.cut,
-                           options.filter is not None and options.filter.active)  # fmt: skip
+                           options.filter is not None and options.filter.active, found)  # fmt: skip
 
     if splits(path, options):
         doc = split_export(path, out, fresh(), options, beside)

@@ -1079,3 +1079,20 @@ def test_a_word_of_the_log_s_structure_is_left_as_redacting_it_would_leave_it() 
     assert [w for w in sorted(STRUCTURE_WORDS) if r.text(w) != w] == [] and r.summary() == dict.fromkeys(KINDS, 0)
     assert r.walk({"type": "x/ann@example.com", "role": "tool", "kind": "/home/ann/k"}) == {
         "type": "x/[redacted email]", "role": "tool", "kind": "~/k"}
+
+
+@pytest.mark.parametrize(("at", "commands"), [(None, 2), (4, 0)])
+def test_the_markdown_counts_the_log_s_path_in_each_command_it_gives(tmp_path: Path, at: int | None, commands: int) -> None:
+    """The Markdown names the log's path (its home redacted) in each command it gives: the request's, and one per
+    tool result it clips; the summary counted that path once however many commands showed it, or none at all for
+    a clipped result's command, and once where no command showed it (a moment before any request). It counts it
+    in each command the file holds now (those of the rows the transcript shows)."""
+    home = tmp_path / "home" / "bob"
+    (home / "s").mkdir(parents=True)
+    log = plant(home / "s" / "session.jsonl", "go", "x" * 2_000, "done")
+    out = io.BytesIO()
+    doc = export(log, out, "md", ExportOptions(at=at, redactor=Redactor(environ={}, home=str(home))))
+    text = out.getvalue().decode()
+    assert str(home) not in text
+    assert text.count("`tapedeck ") == text.count(" ~/s/session.jsonl") == commands
+    assert doc["redaction"]["home"] == commands
