@@ -97,7 +97,7 @@ COMMANDS: dict[str, Command] = {
     "alerts": Command(
         "core.cli.alerts", "run the alert rules over session logs: report what fired (exit 1), or --follow"
     ),
-    "cache": Command("core.cli.cache", "list or remove the index files that make reading a log again fast"),
+    "cache": Command("core.cli.cache", "list or remove what is kept to read logs again fast: index files, alert checkpoints"),
 }
 
 

@@ -260,3 +260,11 @@ def test_a_deleted_logs_files_say_it_is_gone_in_one_phrase(
     rows = out.splitlines()[1:]
     assert code == 0 and sorted(row.split()[0] for row in rows) == ["alerts", "index"], out
     assert all(row.endswith("  stale (the log is gone)") for row in rows), out
+
+
+def test_the_cache_command_line_of_tapedeck_help_names_all_it_keeps() -> None:
+    # it named the index files only, though cache info and clear list and remove the alert checkpoints too
+    from core.cli import COMMANDS
+
+    line = COMMANDS["cache"].help
+    assert "index files" in line and "alert checkpoints" in line, line
