@@ -596,7 +596,8 @@ class SessionBridge {
       this.note(`cannot append to ${OUTCOMES}: ${err.message}`);
       return;
     }
-    if (FINAL.has(data.outcome) && this.inFlight.delete(data.requestId)) this.writeBridge(Date.now(), true);
+    if (FINAL.has(data.outcome) && this.inFlight.delete(data.requestId))
+      this.writeBridge(Date.now(), true, this.written === "exited"); // a file that says exited goes on saying it
   }
 
   // Answers a request whose run the DSH before this one began and never answered. The log says how it ended when

@@ -431,6 +431,6 @@ def test_an_outcome_written_after_the_bridge_was_removed_leaves_it_unloaded(
         hold.unlink()
         final_outcome(d, mark["id"])
         time.sleep(1.5)  # what the unloaded plugin would write after its outcome, it has written by now
-        assert bridge_json(d)["state"] == "exited"
+        assert bridge_json(d)["state"] == "exited" and "inFlight" not in bridge_json(d)  # answered: not in flight
         host = json.loads(_tapedeck("inspect", str(d), "--json").stdout)["host"]
         assert (host["state"], host["bridge"].get("unloaded")) == ("none", True), host
