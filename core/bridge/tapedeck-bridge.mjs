@@ -140,6 +140,15 @@ function argError(op, name, [, kind, required, choices], value) {
   return null;
 }
 
+// Orders two strings by code point, as Python compares them (JavaScript's < compares UTF-16 units).
+function byCodePoint(a, b) {
+  const x = [...a];
+  const y = [...b];
+  for (let i = 0; i < Math.min(x.length, y.length); i++)
+    if (x[i] !== y[i]) return x[i].codePointAt(0) - y[i].codePointAt(0);
+  return x.length - y.length;
+}
+
 /** The checked arguments of a request, or throws an Error naming what is wrong. */
 function validate(op, args) {
   if (typeof op !== "string" || !Object.hasOwn(OPS, op))
@@ -149,7 +158,10 @@ function validate(op, args) {
   if (typeof args !== "object" || Array.isArray(args) || isFloat(args))
     throw new Error(`${op}: args must be a JSON object (got ${typeName(args)})`);
   const names = specs.map((s) => s[0]);
-  const unknown = Object.keys(args).find((k) => !names.includes(k));
+  // the first by code point (as tapedeck names it): JavaScript lists keys like "0" before the others
+  const unknown = Object.keys(args)
+    .filter((k) => !names.includes(k))
+    .reduce((a, b) => (a === undefined || byCodePoint(b, a) < 0 ? b : a), undefined);
   if (unknown !== undefined) {
     const takes = names.length ? `it takes ${names.join(", ")}` : "it takes no arguments";
     throw new Error(`${op}: unknown argument ${strRepr(unknown)} (${takes})`);

@@ -194,7 +194,8 @@ def validate_request(op: object, args: object, kind: str = "tapedeck") -> dict[s
     unknown = [k for k in args if k not in specs]
     if unknown:
         takes = f"it takes {', '.join(specs)}" if specs else "it takes no arguments"
-        raise ControlError(f"{op}: unknown argument {unknown[0]!r} ({takes})")
+        # the first by code point, not by place: JavaScript (the DSH bridge's decoder) puts keys like "0" first
+        raise ControlError(f"{op}: unknown argument {min(unknown)!r} ({takes})")
     for name, spec in specs.items():
         if name not in args:
             if spec.required:

@@ -134,6 +134,8 @@ _lines = st.one_of(
 @example(line=b'{"id": "e", "op": "pause", "expires": -9000000000000000}')  # no Date: the plugin threw on it
 @example(line=b'{"id": "e", "op": "pause", "expires": -9223372036854775808}')
 @example(line=b'{"id": "o", "op": "pause", "origin": 5}')  # the plugin took any origin, and dropped it
+@example(line=b'{"id": "0", "op": "pause", "args": {"": null, "0": null}}')  # JavaScript lists the key "0" first
+@example(line=b'{"id": "0", "op": "pause", "args": {"\\uffff": null, "\\ud800\\udc00": null}}')  # code points, not UTF-16
 @example(line=b'{"id": "o", "op": "pause", "origin": "\xf0\x9f\x98\x80' + b"x" * 120 + b'"}')
 def test_the_plugin_decodes_every_line_as_the_host_does(
     decoder: subprocess.Popen[str], tmp_path: Path, line: bytes
