@@ -266,6 +266,7 @@ SCALARS = frozenset({int, float, bool, type(None)})
 # strings a walk redacted, by id: the string (which keeps its id taken), what it became and what that replaced
 Seen = dict[int, tuple[str, str, tuple[int, ...] | None]]
 Counts = tuple[int, ...]  # replacements by kind, in ``KINDS`` order
+KEY_REDACTED = 0  # what a walk's ``Seen`` holds when it redacted a dict's key (no string's id is 0)
 # the words an event's structure is written in (an event's or a block's type, a role, a kind, a surface op): none
 # holds anything to redact, so a string that is one is given back without a scan or a note wherever it is; any other
 # string is text, whatever key holds it (an unknown type may hold anything a damaged or hostile log put there)
@@ -662,10 +663,11 @@ class Redactor:
         return f"[redacted {kind}]"
 
     def walk(self, value: Any, dump: bytes | None = None, seen: Seen | None = None) -> Any:
-        """``value`` with every string value redacted (and a password of digits, ``_password_number``); keys, other
-        numbers, booleans and nulls unchanged, and the strings of ``WORDS`` (an event's or a block's type, a role).
-        A dict or list with nothing to redact is returned as it is, anything else as a copy. ``dump``: ``value``'s JSON, when
-        the caller has it; ``seen``: where to note each string redacted one by one (``aside`` takes it)."""
+        """``value`` with every string value and key redacted (and a password of digits, ``_password_number``);
+        other numbers, booleans and nulls unchanged, and the strings of ``WORDS`` (an event's or a block's type, a
+        role). A dict or list with nothing to redact is returned as it is, anything else as a copy. ``dump``:
+        ``value``'s JSON, when the caller has it; ``seen``: where to note each string redacted one by one (``aside``
+        takes it)."""
         if (type(value) is dict or type(value) is list) and self._clean(value, dump):
             return value
         return self._walked(value, seen)
@@ -692,8 +694,8 @@ class Redactor:
         if kind is str:
             return self.text(value) if self._seen is None else self._noted(value, self.text)
         if kind is dict:
-            walk, keyed = self._walk, self._keyed
-            return {k: v if type(v) is str and v in WORDS else keyed(v) if _secret_key(k) and type(v) is str
+            walk, keyed, key = self._walk, self._keyed, self._key
+            return {key(k): v if type(v) is str and v in WORDS else keyed(v) if _secret_key(k) and type(v) is str
                     else self._whole_key(str(v)) if _password_number(k, v) else walk(v)
                     for k, v in value.items()}  # fmt: skip
         if kind is list or kind is tuple:
@@ -710,6 +712,17 @@ class Redactor:
         if isinstance(value, str):  # a str subclass
             return self.text(value)
         return value
+
+    def _key(self, key: Any) -> Any:
+        """A dict's key redacted as text (a damaged or forged log can make an e-mail address, a key or a home one;
+        two keys that become one keep the later's value); a walk that notes what it redacts notes that a key was,
+        so that no copy is taken from its notes (``_from_seen``)."""
+        if type(key) is not str or key in WORDS:
+            return key
+        out = self.text(key)
+        if out is not key and self._seen is not None:
+            self._seen[KEY_REDACTED] = (key, out, None)
+        return out
 
     def _keyed(self, value: str) -> str:
         """``_walk`` of the string ``value`` under a dict's key named for a secret (``_secret_key``): all of it goes
@@ -827,6 +840,8 @@ class _Unseen(Exception):
 def _from_seen(values: list[Any], seen: Seen) -> tuple[list[Any], tuple[int, ...] | None] | None:
     """What ``Redactor.aside(values)`` gives, each string taken from ``seen`` (None: a string redaction could
     change is not there)."""
+    if KEY_REDACTED in seen:  # ``_taken`` copies no key
+        return None
     clean = _unchanged(values, seen)
     if clean is not None:  # most nodes: every string noted as it is (a clean event's), so nothing is made anew
         return (values, None) if clean else None

@@ -1096,3 +1096,27 @@ def test_the_markdown_counts_the_log_s_path_in_each_command_it_gives(tmp_path: P
     assert str(home) not in text
     assert text.count("`tapedeck ") == text.count(" ~/s/session.jsonl") == commands
     assert doc["redaction"]["home"] == commands
+
+
+def test_a_key_of_a_json_object_is_redacted_as_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A damaged or forged log can make anything a key (an e-mail address, an API key, a home): keys were never
+    redacted, so an unknown event's summary and a tool call's arguments showed them as they were, in its row and in
+    the surface's copy of the call."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    key = "sk-ant-api03-" + "A" * 40
+    items = [orjson.loads(line) for line in BASE.read_bytes().splitlines()]
+    items.append({"type": "x/y", "data": {"ann@example.com": 1, key: {"/home/zed/q": 2}}, "ignorable": True})
+    log = tmp_path / "keys.jsonl"
+    log.write_bytes(b"\n".join(orjson.dumps(i) for i in items) + b"\n")
+    with_arguments(log, {"carl@example.net": "v", "command": "ls"})
+    for fmt in ("json", "html"):  # Markdown shows neither
+        text = _export(log, fmt, Redactor(environ={}, home="/home/zed")).decode()
+        for secret in ("ann@example.com", key, "/home/zed", "carl@example.net"):
+            assert secret not in text, (fmt, secret)
+        assert "command" in text
+    r = Redactor(environ={}, home="/home/zed")
+    seen: Seen = {}
+    value = {"args": {"carl@example.net": "v"}, "note": "mail bob@example.org"}
+    walked = r.walk(value, seen=seen)
+    assert walked == {"args": {"[redacted email]": "v"}, "note": "mail [redacted email]"}
+    assert r.aside([value["args"]], seen=seen) == ([walked["args"]], (0, 0, 1, 0))
