@@ -173,21 +173,29 @@ def _resealed(data: bytes, body: bytes) -> bytes:
     return checkpoint.MAGIC + hashlib.blake2b(body, digest_size=32).digest() + body
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.data())
-def test_a_forged_checkpoint_never_crashes_a_read(tmp_path: Path, data: st.DataObject) -> None:
-    """A checkpoint whose digest matches but whose values are anything at all: restored only when every value has
-    its field's type, never a crash (the rows and rules then run on what was restored)."""
-    os.environ["TAPEDECK_CACHE_DIR"] = str(tmp_path / "cache")
+def _checkpointed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, test: Any) -> tuple[Path, Path, bytes]:
+    """A Hypothesis test's log (made at its first example, in a cache of its own) and its alert checkpoint's path,
+    with the checkpoint's bytes as the first example found them (kept on ``test``, as each example forges it)."""
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
     log = tmp_path / "log" / "session.jsonl"
     if not log.exists():
         log.parent.mkdir(parents=True)
         shutil.copy(FIXTURES / "multi-turn.session.jsonl", log)
         _alerts([log], _eager())
     path = checkpoint.checkpoint_path(log, "alerts")
-    if not hasattr(test_a_forged_checkpoint_never_crashes_a_read, "original"):
-        test_a_forged_checkpoint_never_crashes_a_read.original = path.read_bytes()  # type: ignore[attr-defined]
-    original = test_a_forged_checkpoint_never_crashes_a_read.original  # type: ignore[attr-defined]
+    if not hasattr(test, "original"):
+        test.original = path.read_bytes()
+    return log, path, test.original
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_a_forged_checkpoint_never_crashes_a_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: st.DataObject
+) -> None:
+    """A checkpoint whose digest matches but whose values are anything at all: restored only when every value has
+    its field's type, never a crash (the rows and rules then run on what was restored)."""
+    log, path, original = _checkpointed(tmp_path, monkeypatch, test_a_forged_checkpoint_never_crashes_a_read)
     meta, state = orjson.loads(original[len(checkpoint.MAGIC) + 32 :])
     scalars = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text()
     tagged = st.recursive(
@@ -226,16 +234,7 @@ def test_a_forged_checkpoint_envelope_is_listed_by_cache_info(
     """A body with a matching digest that is no [identity, state] pair (a number: TypeError out of 'cache info'),
     or an identity whose values are anything: listed as unreadable or stale, never a crash; a negative size is no
     size."""
-    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "cache"))
-    log = tmp_path / "log" / "session.jsonl"
-    if not log.exists():
-        log.parent.mkdir(parents=True)
-        shutil.copy(FIXTURES / "multi-turn.session.jsonl", log)
-        _alerts([log], _eager())
-    path = checkpoint.checkpoint_path(log, "alerts")
-    if not hasattr(test_a_forged_checkpoint_envelope_is_listed_by_cache_info, "original"):
-        test_a_forged_checkpoint_envelope_is_listed_by_cache_info.original = path.read_bytes()  # type: ignore[attr-defined]
-    original = test_a_forged_checkpoint_envelope_is_listed_by_cache_info.original  # type: ignore[attr-defined]
+    log, path, original = _checkpointed(tmp_path, monkeypatch, test_a_forged_checkpoint_envelope_is_listed_by_cache_info)
     meta, state = orjson.loads(original[len(checkpoint.MAGIC) + 32 :])
     key = data.draw(st.sampled_from(sorted(meta)))
     forged = data.draw(_JSON | st.builds(lambda value: [{**meta, key: value}, state], _JSON | st.integers(-(2**40), -1)))

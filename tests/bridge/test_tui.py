@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 import pytest
+from textual.pilot import Pilot
 
 from tests.bridge.conftest import append_outcome, dsh_log, td_pair, write_bridge
 from tests.conftest import FIXTURES
@@ -36,14 +37,19 @@ def _answer(log: Path, request: dict[str, Any], outcome: str = "applied", **extr
     append_outcome(log.parent, {"requestId": request["id"], "op": request["op"], "outcome": outcome, **extra})
 
 
+async def _paused_by_key(pilot: Pilot[Any], log: Path, state: str) -> None:
+    """Once the header shows the bridge's ``state``, ``P`` sends a pause: it is the inbox's one request."""
+    await settle(pilot)
+    await until(pilot, lambda: state in _header(pilot.app))
+    await pilot.press("P")
+    await until(pilot, lambda: len(_inbox(log)) == 1)
+
+
 async def test_every_operator_key_sends_to_the_bridge_and_shows_its_outcome(bridged) -> None:
     log = bridged("running")
     app = make_app(log)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await until(pilot, lambda: "DSH running" in _header(app))
-        await pilot.press("P")
-        await until(pilot, lambda: len(_inbox(log)) == 1)
+        await _paused_by_key(pilot, log, "DSH running")
         pause = _inbox(log)[0]
         assert pause["op"] == "pause"
         _answer(log, pause, detail="paused")
@@ -89,10 +95,7 @@ async def test_requests_pending_when_the_bridge_exits_are_withdrawn_and_keys_say
     log = bridged("idle")
     app = make_app(log)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await until(pilot, lambda: "DSH idle" in _header(app))
-        await pilot.press("P")
-        await until(pilot, lambda: len(_inbox(log)) == 1)
+        await _paused_by_key(pilot, log, "DSH idle")
         write_bridge(log.parent, None, "exited")
         await until(pilot, lambda: "DSH bridge exited" in _header(app))
         await until(pilot, lambda: requests_for(app.live).items()[0].state == "cancelled")
@@ -107,10 +110,7 @@ async def test_a_request_the_dead_bridge_had_begun_to_run_reads_unknown_not_canc
     log = bridged("idle")
     app = make_app(log)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await until(pilot, lambda: "DSH idle" in _header(app))
-        await pilot.press("P")
-        await until(pilot, lambda: len(_inbox(log)) == 1)
+        await _paused_by_key(pilot, log, "DSH idle")
         sent = _inbox(log)[0]
         write_bridge(log.parent, None, "exited", inFlight=[{"id": sent["id"], "op": "pause"}])
         await until(pilot, lambda: "DSH bridge exited" in _header(app))

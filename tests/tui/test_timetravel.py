@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
+from textual.pilot import Pilot
 from textual.widgets import DataTable
 
 from tests.tui.logs import Log, append, policy_log, streaming_log
@@ -170,6 +174,21 @@ async def test_request_keys_after_the_log_was_replaced_by_a_shorter_one(fixtures
         assert 0 <= screen.index < len(screen.travel.points) == 3
 
 
+@contextlib.asynccontextmanager
+async def _at_the_last_request(path: Path) -> AsyncIterator[tuple[Pilot[Any], RequestScreen, Callable[[], str]]]:
+    """The request view opened on the last of ``path``'s six requests, followed live, and its heading."""
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await opened(pilot, "R", RequestScreen)
+
+        def heading() -> str:
+            return str(screen.query_one("#request-heading").render())
+
+        assert heading().startswith("request 6/6"), heading()
+        yield pilot, screen, heading
+
+
 @pytest.mark.anyio
 async def test_the_request_view_shows_the_new_logs_request_once_the_log_was_replaced(
     fixtures_dir: Path, tmp_path: Path
@@ -178,20 +197,12 @@ async def test_the_request_view_shows_the_new_logs_request_once_the_log_was_repl
     request (``request 6/6``, its messages and diff) as if it were the open log's, until a key was pressed; the view
     now rebuilds from the new log at once: its request at the same place, else its last."""
     path = policy_log().write(tmp_path / "session.jsonl")
-    app = make_app(path, follow=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = await opened(pilot, "R", RequestScreen)  # the last request
-
-        def heading() -> str:
-            return str(screen.query_one("#request-heading").render())
-
-        assert heading().startswith("request 6/6"), heading()
+    async with _at_the_last_request(path) as (pilot, screen, heading):
         replacement = tmp_path / "new.jsonl"
         shutil.copy(fixtures_dir / "compaction-recovery.session.jsonl", replacement)
         replacement.replace(path)  # three requests
         await until(pilot, lambda: heading().startswith("request 3/3 · turn 1 step 2 attempt 2"))
-        assert app.screen is screen and len(screen.query_one(DataTable).rows) == 4
+        assert pilot.app.screen is screen and len(screen.query_one(DataTable).rows) == 4
 
 
 @pytest.mark.anyio
@@ -201,23 +212,15 @@ async def test_the_request_view_says_a_replacing_session_has_no_request_yet(tmp_
     now says the log holds no request yet, lists nothing, and shows the new session's requests once they go
     out."""
     path = policy_log().write(tmp_path / "session.jsonl")
-    app = make_app(path, follow=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        screen = await opened(pilot, "R", RequestScreen)  # the last request
-
-        def heading() -> str:
-            return str(screen.query_one("#request-heading").render())
-
-        assert heading().startswith("request 6/6"), heading()
+    async with _at_the_last_request(path) as (pilot, screen, heading):
         fresh = Log({**Log().header, "id": "t-2"})
         fresh.write(tmp_path / "new.jsonl").replace(path)  # a new session: its header alone
         await until(pilot, lambda: "no model request yet" in heading().lower())
-        assert app.screen is screen and screen.view is None
+        assert pilot.app.screen is screen and screen.view is None
         assert not screen.query_one(DataTable).rows
         for line in ("#request-diff", "#request-tools"):
             assert not str(screen.query_one(line).render()).strip(), line
-        assert not [n.message for n in app._notifications if n.severity == "error"]  # no "reopen the log"
+        assert not [n.message for n in pilot.app._notifications if n.severity == "error"]  # no "reopen the log"
         fresh.turn(1, "first task", "done")
         append(path, fresh, 0)
         await until(pilot, lambda: heading().startswith("request 2/2 · turn 1 step 2"))  # its last, as ever

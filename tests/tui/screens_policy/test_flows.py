@@ -219,13 +219,19 @@ async def test_config_change_applied_updates_values_and_history(tmp_path: Path) 
         assert history.row_count == 2
 
 
+def _demo_and_another(tmp_path: Path) -> tuple[Path, Path]:
+    """A demo log, and another session's log to write over it (the same run with another session id)."""
+    path = demo(tmp_path / "s")
+    other = demo(tmp_path / "other")
+    other.write_bytes(other.read_bytes().replace(b'"demo-1"', b'"demo-2"'))
+    return path, other
+
+
 async def test_a_confirm_answered_after_the_log_was_replaced_sends_nothing(tmp_path: Path) -> None:
     """The expand dialog names a seq of the log as it was when ``x`` opened it; a log truncated and rewritten (here
     with another session) while it was up still got ``expand`` of that seq, another event of another session now,
     on 'y'. What the dialog described is gone: nothing is sent, and the message line says why."""
-    path = demo(tmp_path / "s")
-    other = demo(tmp_path / "other")
-    other.write_bytes(other.read_bytes().replace(b'"demo-1"', b'"demo-2"'))
+    path, other = _demo_and_another(tmp_path)
     app = PolicyHarness(path, FoldsScreen, follow=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -353,9 +359,7 @@ async def test_the_full_view_says_when_the_log_was_replaced_under_it(tmp_path: P
     """The full result view (``v``) kept calling its text the result at seq 16 of the open log after the log was
     truncated and rewritten with another session, whose seq 16 is another event, until closed; its title now says
     the text is what the log held before."""
-    path = demo(tmp_path / "s")
-    other = demo(tmp_path / "other")
-    other.write_bytes(other.read_bytes().replace(b'"demo-1"', b'"demo-2"'))
+    path, other = _demo_and_another(tmp_path)
     app = PolicyHarness(path, FoldsScreen, follow=True)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
