@@ -39,6 +39,7 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from core import __version__
+from core.shared.jsonout import allow_deepest_walks
 
 
 class Command(NamedTuple):
@@ -138,6 +139,7 @@ def command_of(argv: Sequence[str]) -> str:
 
 def main(argv: Sequence[str] | None = None, extra_commands: Mapping[str, Command] | None = None) -> int:
     """Run the CLI and return its exit code."""
+    allow_deepest_walks()
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(extra_commands, command_of(words))
     args = parser.parse_args(words)

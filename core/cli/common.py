@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -13,23 +12,13 @@ import orjson
 
 from core.log.bulk import gc_paused
 from core.shared.errors import TapedeckError
+from core.shared.jsonout import dumps
 from core.shared.text import printable
 
 
 def dumps_indented(value: Any) -> bytes:
-    """``orjson.dumps(value, option=OPT_INDENT_2 | OPT_NON_STR_KEYS)`` byte for byte, tried without the second
-    option first: it sends every dict's keys down a slower path (a ``surface --json`` row took 2.7 times as long),
-    and what a log holds has string keys only. A value with another kind of key is dumped again with it."""
-    try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2)
-    except orjson.JSONEncodeError:  # a key that is no str, or a value neither way can write
-        try:
-            return orjson.dumps(value, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS)
-        except orjson.JSONEncodeError as exc:  # a str no UTF-8 can hold: a path of bytes that are not UTF-8 (as
-            # Python reads one, with surrogate escapes), written as JSON escapes so that it is not lost
-            if "surrogates" not in str(exc):
-                raise
-            return json.dumps(value, indent=2).encode()
+    """``orjson.dumps(value, option=OPT_INDENT_2)`` for any value (``core.shared.jsonout.dumps``)."""
+    return dumps(value, orjson.OPT_INDENT_2)
 
 
 def for_terminal(text: str) -> str:

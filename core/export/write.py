@@ -24,6 +24,7 @@ from core.export.split import split_export, splits
 from core.export.spool import WRITE_CHUNK, NodeSpool, Pieces, RowChunks, replay, spool, waiting
 from core.log.layout import resolve_log_path
 from core.shared.errors import TapedeckError
+from core.shared.jsonout import dumps
 from core.shared.text import path_text
 
 FORMATS = ("html", "md", "json")
@@ -109,7 +110,7 @@ class JsonFormat:
         shallow["cost"] = {**doc["cost"], "requests": []}
         if request is not None:
             shallow["request"] = {**request, "messages": []}
-        whole = orjson.dumps(shallow, option=orjson.OPT_INDENT_2)[1:].lstrip()
+        whole = dumps(shallow, orjson.OPT_INDENT_2)[1:].lstrip()
         yield b"\n],\n"
         cut = _after(whole, b'\n    "nodes": [')  # the surface's (a key of a section is indented by four)
         yield whole[:cut]

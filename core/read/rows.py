@@ -13,6 +13,7 @@ from core.log.vocabulary import CONTROL_EVENT, SURFACE_TYPES
 from core.read.session import TAPE_SOURCE_KIND, content_chars, cut_kind, derive_message
 from core.read.streams import Block
 from core.read.summary import GLYPHS, summarize
+from core.shared.jsonout import dumps
 from core.shared.text import tool_block_failed, tool_result_failed
 
 SUMMARY_LIMIT = 240
@@ -119,7 +120,10 @@ def _size(event: dict[str, Any], surface: bool) -> int:
     if surface:
         message = derive_message(event)
         return content_chars(message.get("content")) if message else 0
-    return len(orjson.dumps(event.get("data")))
+    try:
+        return len(orjson.dumps(event.get("data")))
+    except orjson.JSONEncodeError:  # nested deeper than orjson writes
+        return len(dumps(event.get("data")))
 
 
 def build_row(event: dict[str, Any], measured: int | None = None, head: bool = False) -> Row:

@@ -1,0 +1,43 @@
+"""JSON written for any value tapedeck holds, whatever a log put in it.
+
+orjson reads JSON nested up to 1,024 levels deep but writes only 254, and refuses a str holding surrogates (a path
+of bytes that are not UTF-8, as Python reads one). ``dumps`` writes those with the standard library's encoder, so a
+hostile line that was read can always be written back out."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import orjson
+
+DEEPEST_READ = 1024  # levels of nesting orjson reads; it refuses a line nested deeper
+# The Python walkers over decoded values (summaries, redaction, the standard encoder's indented mode) take up to
+# two frames a level: the interpreter's default of 1,000 frames stops them on a line orjson still reads. Not more:
+# the standard library's parsers (a tool call's arguments, a config file) still stop at about this depth, and
+# those who read them say "nested too deeply" then (tests/cli/test_deep_nesting.py walks the deepest line).
+WALK_FRAMES = 2 * DEEPEST_READ + 500
+
+
+def allow_deepest_walks() -> None:
+    """Raise the interpreter's recursion limit so that every value a log can hold can be walked and written."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), WALK_FRAMES))
+
+
+def dumps(value: Any, option: int = 0) -> bytes:
+    """``orjson.dumps(value, option=option)`` byte for byte wherever orjson can write ``value``. A dict with a key
+    that is no str is retried with ``OPT_NON_STR_KEYS`` (not asked for at first: it sends every dict's keys down a
+    slower path); a str with surrogates, or nesting deeper than orjson writes, goes to the standard encoder (the
+    same indent with ``OPT_INDENT_2``; non-ASCII as JSON escapes)."""
+    try:
+        return orjson.dumps(value, option=option)
+    except orjson.JSONEncodeError:
+        try:
+            return orjson.dumps(value, option=option | orjson.OPT_NON_STR_KEYS)
+        except orjson.JSONEncodeError as exc:
+            if "surrogates" not in str(exc) and str(exc) != "Recursion limit reached":
+                raise
+            if option & orjson.OPT_INDENT_2:
+                return json.dumps(value, indent=2).encode()
+            return json.dumps(value, separators=(",", ":")).encode()
