@@ -41,8 +41,8 @@ import orjson
 
 from core.policies.digest import Digest, digest_tool_result
 from core.policies.slice_config import SliceConfig
+from core.policies.spill import StoredText, fold_spill_locator
 from core.read.session import Session, cut_kind
-from core.shared.arguments import whole_digits
 from core.shared.errors import TapedeckError
 from core.shared.text import (
     cp_len,
@@ -60,7 +60,6 @@ SPILL_EXEMPT_TOOLS = frozenset({"read", "read_file"})
 
 _SHOWN_TYPES = frozenset({"request/header", "assistant/message", "assistant/attempt", "assistant/chunk"})
 _EXPOSED_END_KINDS = frozenset({"error", "aborted", "interrupted"})
-_SPILL_HEADER = re.compile(r"^\[.* · full text \((\d+) bytes\) stored at (.+?) — .*\]$")
 _LINE_RANGE = re.compile(r"^\d+\s*-\s*\d+$", re.ASCII)
 
 # Row statuses, for the CLI and the TUI.
@@ -222,12 +221,6 @@ def fold_header(tool: str, path: str | None, digest: Digest, hint: str) -> str:
         f"[{tool}{where} · {digest.kind} · {digest.total_lines} lines, {digest.kept_lines} kept · "
         f"{hint} returns the full text]"
     )
-
-
-def _spill_header(text: str) -> tuple[int, str] | None:
-    match = _SPILL_HEADER.match(text.split("\n", 1)[0])
-    size = whole_digits(match.group(1)) if match else None  # a size too long to convert: no header of ours
-    return (size, match.group(2)) if match and size is not None else None
 
 
 def _as_int(value: Any) -> int | None:
@@ -456,7 +449,7 @@ def _build_view(
             forwarded = True
             new_inner.append(part)
             continue
-        if _spill_header(text) is not None:
+        if fold_spill_locator(text) is not None:
             head, sep, rest = text.partition("\n")
             text = f"{head[:-1]} · {hint} returns the full text]{sep}{rest}"
             kind, changed = kind or "spill", True
@@ -689,4 +682,4 @@ def render_spill_view(
         f"[{tool}{where} · {digest.kind} · {digest.total_lines} lines, {digest.kept_lines} kept · "
         f"full text ({size_bytes} bytes) stored at {locator} — {retrieval_hint}]\n{digest.text}"
     )
-    return text if _spill_header(text) == (size_bytes, locator) else None
+    return text if fold_spill_locator(text) == StoredText(locator, size_bytes) else None
