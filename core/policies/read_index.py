@@ -78,7 +78,11 @@ def _locale_key(key: str) -> tuple[tuple[tuple[int, str], ...], str]:
 
 
 def _is_array_index(key: str) -> bool:
-    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
+    """Whether JavaScript lists ``key`` first, as an array index: a canonical integer below 2**32 - 1 (ten digits at
+    most, so that a model's key of thousands of digits is never given to ``int``)."""
+    return (
+        key.isascii() and key.isdigit() and len(key) <= 10 and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
+    )
 
 
 def _sorted_keys(value: Any) -> Any:

@@ -231,3 +231,15 @@ def test_window_keys_sort_like_locale_compare() -> None:
     finish(host)
     # Integer-like keys come first in JSON (JavaScript object order), the rest in localeCompare order.
     assert 'read window {"9":6,"10":5,"_z":4,"09":7,"a":3,"A":2,"b":1}' in index_lines(host)[0]
+
+
+def test_a_window_key_of_more_digits_than_python_converts_is_no_array_index() -> None:
+    """A model may name any argument: a key of 5,000 digits sorts as a string, as JavaScript keeps it (it is no
+    array index), where int() raised past 4,300 digits and the turn could not be sealed."""
+    host = Host(SEAL)
+    host.begin("go")
+    long_key = "9" * 5000
+    read(host, "a.ts", "X", **{long_key: 1, "4294967295": 2, "4294967294": 3, "b": 4})
+    finish(host)
+    [line] = index_lines(host)
+    assert 'read window {"4294967294":3,"4294967295":2,"9999' in line  # the window is shortened past that
