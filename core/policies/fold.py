@@ -43,6 +43,7 @@ from core.policies.digest import Digest, digest_tool_result
 from core.policies.slice_config import SliceConfig
 from core.policies.spill import StoredText, fold_spill_locator
 from core.read.session import Session, cut_kind
+from core.shared.arguments import whole_digits
 from core.shared.errors import TapedeckError
 from core.shared.text import (
     cp_len,
@@ -61,6 +62,7 @@ SPILL_EXEMPT_TOOLS = frozenset({"read", "read_file"})
 _SHOWN_TYPES = frozenset({"request/header", "assistant/message", "assistant/attempt", "assistant/chunk"})
 _EXPOSED_END_KINDS = frozenset({"error", "aborted", "interrupted"})
 _LINE_RANGE = re.compile(r"^\d+\s*-\s*\d+$", re.ASCII)
+_DIGITS = re.compile(r"[0-9]+")
 
 # Row statuses, for the CLI and the TUI.
 FOLD = "fold"  # will be folded by the next plan_fold
@@ -231,8 +233,8 @@ def _as_int(value: Any) -> int | None:
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+    if isinstance(value, str) and _DIGITS.fullmatch(digits := value.strip()):  # not '²' nor '٣': no digits to JS
+        return whole_digits(digits)  # None past what int() converts: no seq, turn or step a log holds
     return None
 
 

@@ -168,3 +168,17 @@ def test_backoff_survives_a_restart() -> None:
     assert plan_fold(fresh.session(), DEFAULT) == []
     assert run.status_of(seq) == BACKED_OFF
     assert all(r.status != FOLD for r in preview_fold(fresh.session(), DEFAULT))
+
+
+def test_an_address_int_refuses_is_no_address() -> None:
+    """An expansion's seq, turn or step is the model's text: '²' (a digit to isdigit, not to int), a number of more
+    digits than Python converts and '٣' (no number to JavaScript's Number) address nothing, and the fold goes on."""
+    for bad in ("²", "9" * 5000, "٣"):
+        run = Run()
+        run.read("a.md")
+        run.read("a.md")
+        run.expand(seq=bad, formatVersion=4)
+        run.expand(turn=bad, step=1, call=1)
+        run.expand(turn=1, step=bad, call=1)
+        run.read("a.md")
+        assert len(run.folds) == 1, bad  # no expansion counted: the path is still folded
