@@ -40,6 +40,7 @@ import orjson
 
 from core.log.layout import resolve_log_path
 from core.log.reader import read_header
+from core.shared.arguments import whole_digits
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import replace_file
 from core.shared.regular import open_regular
@@ -205,14 +206,15 @@ def parse_notes(data: bytes, where: str) -> dict[int, Note]:
         raise NotesError(f"{where}: 'notes' must be an object keyed by seq, found {type(entries).__name__}")
     out: dict[int, Note] = {}
     for key, entry in entries.items():
-        if not (key.isascii() and key.isdigit()):
+        seq = whole_digits(key) if key.isascii() and key.isdigit() else None  # None: more digits than int() takes
+        if seq is None:
             raise NotesError(f"{where}: note key {key[:40]!r} is not a seq (a non-negative integer)")
         if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
             raise NotesError(f"{where}: note at seq {key} has no text string")
         stamp = entry.get("time")
         if not isinstance(stamp, int) or isinstance(stamp, bool):
             stamp = 0
-        out[int(key)] = Note(int(key), entry["text"], stamp)
+        out[seq] = Note(seq, entry["text"], stamp)
     return out
 
 

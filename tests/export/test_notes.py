@@ -328,6 +328,19 @@ def test_a_hostile_sidecar_gets_a_clear_message(
     assert main(["note", str(log), "--seq", "4", "x"]) == (0 if valid else 2)
 
 
+def test_a_sidecar_key_of_more_digits_than_python_converts_is_no_seq(
+    log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A key of 5,000 digits is digits, but no seq any log holds: said as any other key that is no seq, where int()
+    ended 'notes' in a ValueError traceback."""
+    sidecar = sidecar_paths(log)[0]
+    sidecar.write_bytes(orjson.dumps({"version": 1, "notes": {"9" * 5000: {"text": "x", "time": 1}}}))
+    assert main(["notes", str(log)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tapedeck: {sidecar}: note key '9999") and "is not a seq" in err
+    assert "Traceback" not in err
+
+
 def _dumpable(doc: object) -> bool:
     try:
         orjson.dumps(doc, option=orjson.OPT_NON_STR_KEYS)
