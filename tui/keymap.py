@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from core.shared.toml_text import loads_toml
+from core.shared.parsers import parse_toml
 
 KEYMAP_NAME = "keymap.toml"
 
@@ -41,7 +41,7 @@ def load_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], l
     if not path.is_file():
         return {}, []
     try:
-        table = loads_toml(path.read_text(encoding="utf-8"))
+        table = parse_toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         return {}, [f"{path}: cannot read the keymap ({exc})"]
     except ValueError as exc:

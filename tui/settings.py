@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.shared.toml_text import loads_toml
+from core.shared.parsers import parse_toml
 
 SETTINGS_NAME = "tui.toml"
 
@@ -19,7 +19,7 @@ def load_theme(path: Path) -> tuple[str | None, str | None]:
     if not path.is_file():
         return None, None
     try:
-        table = loads_toml(path.read_text(encoding="utf-8"))
+        table = parse_toml(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"{path}: cannot read the settings ({exc})"
     except ValueError as exc:

@@ -23,9 +23,8 @@ from typing import Any
 import orjson
 
 from core.log.vocabulary import FINAL, MAX_ID_CHARS, OUTCOMES
-from core.shared.arguments import whole_digits
 from core.shared.regular import read_regular
-from core.shared.values import int_or_none
+from core.shared.values import int_or_none, whole_digits
 
 PLUGIN_FILE = "tapedeck-bridge.mjs"
 BRIDGE_FILE = "bridge.json"

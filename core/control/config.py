@@ -24,8 +24,6 @@ import copy
 import dataclasses
 import functools
 import importlib
-import json
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +32,7 @@ from typing import Any
 from core.control.config_values import check_loggable, check_type, child
 from core.log.vocabulary import HOST_EVENT
 from core.shared.errors import ConfigError
+from core.shared.parsers import Failure, Unparsable, parse_json, parse_toml
 from core.shared.regular import read_capped
 
 SECTIONS: dict[str, str] = {
@@ -184,18 +183,14 @@ def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) ->
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{p}: not UTF-8 text (byte {exc.start} cannot be decoded); save it as UTF-8") from exc
-    import tomllib  # only with a file: its parser compiles regular expressions as it is imported (25 M instructions)
-
     try:
-        raw = json.loads(text) if kind == "JSON" else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ConfigError(f"{p}: not valid {kind}: {exc}") from exc
-    except RecursionError as exc:
-        raise ConfigError(f"{p}: not a usable {kind} config: it is nested too deeply") from exc
-    except ValueError as exc:  # the only other: an integer longer than Python converts
-        raise ConfigError(
-            f"{p}: not a usable {kind} config: a number has more than {sys.get_int_max_str_digits()} digits"
-        ) from exc
+        raw = parse_json(text) if kind == "JSON" else parse_toml(text)
+    except Unparsable as why:
+        if why.failure is Failure.SYNTAX:
+            raise ConfigError(f"{p}: not valid {kind}: {why}") from None
+        if why.failure is Failure.DEPTH:
+            raise ConfigError(f"{p}: not a usable {kind} config: it is nested too deeply") from None
+        raise ConfigError(f"{p}: not a usable {kind} config: a number has more than {why.digits} digits") from None
     try:
         return validate_config(raw)
     except ConfigError as exc:
@@ -206,13 +201,13 @@ def parse_value(text: str) -> Any:
     """A command-line value: JSON when it parses (``3``, ``true``, ``null``, ``[1]``), else the plain string;
     ConfigError for JSON the parser cannot hold (nested past its depth, a number past Python's digits)."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        return text
-    except RecursionError:
-        raise ConfigError("the value is nested too deeply to read") from None
-    except ValueError:
-        raise ConfigError(f"the value holds a number of more than {sys.get_int_max_str_digits()} digits") from None
+        return parse_json(text)
+    except Unparsable as why:
+        if why.failure is Failure.SYNTAX:
+            return text
+        if why.failure is Failure.DEPTH:
+            raise ConfigError("the value is nested too deeply to read") from None
+        raise ConfigError(f"the value holds a number of more than {why.digits} digits") from None
 
 
 def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConfig, Any]:

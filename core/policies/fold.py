@@ -43,7 +43,6 @@ from core.policies.digest import Digest, digest_tool_result
 from core.policies.slice_config import SliceConfig
 from core.policies.spill import StoredText, fold_spill_locator
 from core.read.session import Session, cut_kind
-from core.shared.arguments import whole_digits
 from core.shared.errors import TapedeckError
 from core.shared.text import (
     cp_len,
@@ -53,6 +52,7 @@ from core.shared.text import (
     tool_result_is_error,
     utf16_len,
 )
+from core.shared.values import whole_digits
 
 EXPAND_TOOL = "expand_result"
 RECALL_FAMILY = frozenset({EXPAND_TOOL, "recall_step", "recall_turn", "recall_search"})

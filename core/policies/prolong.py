@@ -73,11 +73,10 @@ from core.policies.prolong_config import ProlongConfig
 from core.policies.report import command_of, first_line, tool_arguments
 from core.read.session import Session, op_span
 from core.shared import beneath
-from core.shared.arguments import whole_digits
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import write_all
 from core.shared.text import js_json, text_of_blocks, tool_result_block, tool_result_is_error
-from core.shared.values import int_or_none
+from core.shared.values import int_or_none, whole_digits
 
 log = logging.getLogger(__name__)
 

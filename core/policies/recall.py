@@ -23,10 +23,11 @@ from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION, RECALL_FAMIL
 from core.policies.spill import LoggedPart, SpillUnavailable, hydrate, logged_text_parts, session_dir
 from core.read.session import Session
 from core.read.summary import source_label
-from core.shared.arguments import loads_arguments, whole_digits
+from core.shared.arguments import loads_arguments
 from core.shared.errors import TapedeckError
 from core.shared.regex import RegexRefused, linear_regex
 from core.shared.text import cp_len, js_json, result_call_id, text_of_blocks, tool_result_block, utf16_len
+from core.shared.values import whole_digits
 
 RECALL_TURN_TOOL = "recall_turn"
 RECALL_STEP_TOOL = "recall_step"

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core.shared.arguments import whole_digits
 from core.shared.errors import TapedeckError
 from core.shared.regex import linear_regex
+from core.shared.values import whole_digits
 
 # by RE2, in time linear in the line: the first line of a tool's output is the tool's to choose, and under Python's
 # re a crafted one (a 74 KB line of ' · full text (1 bytes) stored at a — ') took 50 s

@@ -18,8 +18,8 @@ from core.read.session import Session
 from core.read.streams import CHUNK_TYPE
 from core.read.summary import turn_span
 from core.read.type_select import TypeSelection
-from core.shared.arguments import whole_digits
 from core.shared.regex import RegexRefused, linear_regex
+from core.shared.values import whole_digits
 
 _TURNS = re.compile(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?)?\s*$")
 Predicate = Callable[[dict[str, Any]], bool]

@@ -40,10 +40,10 @@ import orjson
 
 from core.log.layout import resolve_log_path
 from core.log.reader import read_header
-from core.shared.arguments import whole_digits
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import replace_file
 from core.shared.regular import open_regular
+from core.shared.values import whole_digits
 
 SUFFIX = ".notes.json"
 VERSION = 1

@@ -14,7 +14,6 @@ import orjson
 from core.log.validate import INVALID, is_invalid
 from core.log.vocabulary import is_known_type
 from core.read.session import TAPE_SOURCE_KIND, op_span
-from core.shared.arguments import whole_digits
 from core.shared.text import (
     js_json,
     printable,
@@ -23,6 +22,7 @@ from core.shared.text import (
     tool_result_block,
     tool_result_text,
 )
+from core.shared.values import whole_digits
 
 INTERRUPTED_MARK = "[interrupted, incomplete]"  # an assistant message cut off by a crash or an abort
 _TAPE_SPAN = re.compile(r"^\[slice (?:checkpoint|tape) v1 · turns (\d+)-(\d+)")

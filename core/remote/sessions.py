@@ -37,8 +37,8 @@ from core.log.layout import LOG_NAMES, RAW_NAME, ZSTD_NAME, dir_log_name
 from core.log.sessions import SessionRef, ref_from_header
 from core.remote.link import RemoteStat, SshLink
 from core.remote.target import RemoteTarget
-from core.shared.arguments import whole_digits
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError
+from core.shared.values import whole_digits
 
 HEADER_BYTES = 1 << 16  # a header (line 1, or the first zstd frame) fits in this many bytes
 FIRST_HEAD_BYTES = 1 << 12  # remote_header reads this much first, then doubles what it has read

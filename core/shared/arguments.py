@@ -1,12 +1,11 @@
 """A tool call's raw JSON arguments as a model sent them, read by the standard library's parser (whose wording the
-host's messages quote), with every way that parser fails on hostile text turned into one ``ValueError``; and a
-run of digits from any text (a log's, a file's on another machine) as a number, None past what ``int()`` converts."""
+host's messages quote), with every way that parser fails on hostile text turned into one ``ValueError``."""
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import Any
+
+from core.shared.parsers import Failure, Unparsable, parse_json
 
 
 def loads_arguments(text: str) -> Any:
@@ -16,17 +15,10 @@ def loads_arguments(text: str) -> Any:
     if not text.strip():
         return {}
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON ({exc.msg} at char {exc.pos})") from None
-    except RecursionError:
-        raise ValueError("nested too deeply to read") from None
-    except ValueError:
-        raise ValueError(f"not readable (a number longer than {sys.get_int_max_str_digits()} digits)") from None
-
-
-def whole_digits(digits: str) -> int | None:
-    """A run of ASCII digits as an int; None when it has more digits than Python converts (such a number stands
-    for no turn, step or line a log holds)."""
-    most = sys.get_int_max_str_digits()
-    return int(digits) if not most or len(digits) <= most else None
+        return parse_json(text)
+    except Unparsable as why:
+        if why.failure is Failure.SYNTAX:
+            raise ValueError(f"not valid JSON ({why.reason} at char {why.position})") from None
+        if why.failure is Failure.DEPTH:
+            raise ValueError("nested too deeply to read") from None
+        raise ValueError(f"not readable (a number longer than {why.digits} digits)") from None

@@ -1,8 +1,10 @@
-"""Typed reads of decoded JSON values, where a wrong type reads as absent."""
+"""Typed reads of decoded JSON values, where a wrong type reads as absent, and a run of digits from any text (a
+log's, a file's on another machine) as a number, None past what ``int()`` converts."""
 
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 
@@ -23,3 +25,10 @@ def whole_number(value: object) -> int | None:
     if isinstance(value, float) and (not math.isfinite(value) or not value.is_integer()):
         return None
     return int(value)
+
+
+def whole_digits(digits: str) -> int | None:
+    """A run of ASCII digits as an int; None when it has more digits than Python converts (such a number stands
+    for no turn, step or line a log holds)."""
+    most = sys.get_int_max_str_digits()
+    return int(digits) if not most or len(digits) <= most else None

@@ -48,10 +48,8 @@ session log looks like one written against a real model.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -62,6 +60,7 @@ from core.host.providers.situation import latest_results, result_text
 from core.host.providers.stream import BlockStream
 from core.shared.chat import ChunkSink, Completion, ModelRequest
 from core.shared.model_specs import Limits
+from core.shared.parsers import Failure, Unparsable, parse_json
 from core.shared.regex import RegexRefused, linear_regex
 from core.shared.text import js_json
 
@@ -173,15 +172,19 @@ def load_script(path: str | Path) -> tuple[dict[str, Any], SequencePlayer | Plan
     ``responses`` or ``plans``."""
     p = Path(path)
     try:
-        raw = json.loads(p.read_text(encoding="utf-8"))
+        text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ProviderError(f"scripted model: cannot read {p}: {exc.strerror or exc}") from exc
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise ProviderError(f"scripted model: {p} is not valid JSON: {exc}") from exc
-    except RecursionError as exc:
-        raise ProviderError(f"scripted model: {p} is nested too deeply to read") from exc
-    except ValueError as exc:  # the only other: an integer longer than Python converts
-        raise ProviderError(f"scripted model: {p} holds a number of more than {sys.get_int_max_str_digits()} digits") from exc
+    try:
+        raw = parse_json(text)
+    except Unparsable as why:
+        if why.failure is Failure.SYNTAX:
+            raise ProviderError(f"scripted model: {p} is not valid JSON: {why}") from None
+        if why.failure is Failure.DEPTH:
+            raise ProviderError(f"scripted model: {p} is nested too deeply to read") from None
+        raise ProviderError(f"scripted model: {p} holds a number of more than {why.digits} digits") from None
     try:
         settings = (
             dict(_keys(raw, FILE_KEYS, "the script")) if not isinstance(raw, list) else {"responses": raw}

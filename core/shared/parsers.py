@@ -1,0 +1,57 @@
+"""The standard library's JSON and TOML parsers with their three ways to fail told apart. Each stops on bad syntax
+(``json.JSONDecodeError``, ``tomllib.TOMLDecodeError``), on nesting past the interpreter's recursion limit
+(``RecursionError``), or on an integer of more digits than Python converts (a plain ``ValueError``, the only other
+error either raises); ``Unparsable`` says which, and each caller words it for its own reader."""
+
+from __future__ import annotations
+
+import enum
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+
+class Failure(enum.Enum):
+    """Why a parser stopped."""
+
+    SYNTAX = "syntax"
+    DEPTH = "depth"
+    DIGITS = "digits"
+
+
+class Unparsable(ValueError):
+    """A text the parser could not read. ``failure`` says why; ``str()`` is the parser's own message for bad syntax
+    (position included); ``reason`` is that message without the position and ``position`` the character offset,
+    where the parser gives them (JSON's does, TOML's only from Python 3.14); ``digits`` is the most digits Python
+    converts."""
+
+    def __init__(self, failure: Failure, message: str, reason: str = "", position: int | None = None) -> None:
+        super().__init__(message)
+        self.failure = failure
+        self.reason = reason or message
+        self.position = position
+        self.digits = sys.get_int_max_str_digits()
+
+
+def parse_json(text: str) -> Any:
+    """``text`` parsed as JSON; ``Unparsable`` when the parser cannot read it."""
+    return _parsed(json.loads, text, json.JSONDecodeError)
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """``text`` parsed as TOML; ``Unparsable`` when the parser cannot read it."""
+    import tomllib  # only when asked: the module compiles regular expressions as it is imported
+
+    return _parsed(tomllib.loads, text, tomllib.TOMLDecodeError)
+
+
+def _parsed(loads: Callable[[str], Any], text: str, syntax: type[ValueError]) -> Any:
+    try:
+        return loads(text)
+    except RecursionError:
+        raise Unparsable(Failure.DEPTH, "nested too deeply to read") from None
+    except ValueError as exc:
+        if isinstance(exc, syntax):
+            raise Unparsable(Failure.SYNTAX, str(exc), getattr(exc, "msg", ""), getattr(exc, "pos", None)) from None
+        raise Unparsable(Failure.DIGITS, f"a number has more than {sys.get_int_max_str_digits()} digits") from None
