@@ -180,10 +180,11 @@ def copied_problem(path: str | os.PathLike[str], served: str) -> str:
 
 
 def _same_dir(recorded: str, here: Path) -> bool:
-    """Whether ``recorded`` (the directory a plugin serves) is the directory ``here`` (by device and inode)."""
+    """Whether ``recorded`` (the directory a plugin serves) is the directory ``here`` (by device and inode); a
+    ``recorded`` holding a NUL byte names no directory."""
     try:
         return os.path.samefile(recorded, here)
-    except OSError:
+    except (OSError, ValueError):
         return False
 
 

@@ -157,7 +157,7 @@ JSON = st.recursive(
 )
 FIELDS = st.fixed_dictionaries(
     {},
-    optional={k: JSON for k in ("state", "pid", "procStart", "since", "heartbeat", "plugin", "problem")}
+    optional={k: JSON for k in ("state", "pid", "procStart", "since", "heartbeat", "plugin", "problem", "dir")}
     | {"state": st.sampled_from(["running", "paused", "exited", "bogus"])},
 )
 
@@ -173,6 +173,20 @@ def test_any_bridge_file_reads_without_a_crash(tmp_path_factory, body) -> None:
     assert (info is None) or problem is None
     state = read_host_state(log)
     assert state.kind == "dsh" and state.state in ("running", "paused", "exited", "none")
+
+
+def test_a_bridge_file_naming_a_directory_with_a_nul_byte_is_refused_saying_so(tmp_path: Path, capsys) -> None:
+    """No directory's path holds a NUL byte, so a ``dir`` that does (a forged or damaged bridge.json) names none:
+    every reader says the file was written for another directory (os.path.samefile raised ValueError out of
+    'inspect', 'sessions', 'control' and the fleet before)."""
+    log = dsh_log(tmp_path / "root" / "p" / "s")
+    write_bridge(log.parent, os.getpid(), "running", dir="/tmp/a\x00b")
+    state = read_host_state(log)
+    assert (state.state, state.kind, state.live) == ("none", "dsh", False)
+    assert "not for this directory" in describe_host(state.to_dict())
+    assert main(["sessions", str(tmp_path / "root"), "--json"]) == 0
+    assert main(["control", str(log), "pause"]) == 2
+    assert "not for this directory" in capsys.readouterr().err
 
 
 def test_a_log_swapped_for_a_fifo_never_blocks_the_host_state(tmp_path: Path) -> None:
