@@ -73,3 +73,30 @@ async def test_every_dialog_fits_without_scrolling(tmp_path: Path, name: str, si
         dialog = app.screen
         assert [w for w in dialog.query("*") if isinstance(w, CONTROLS)] or name == "full-result"
         assert not hidden_controls(dialog), [(c, c.region) for c in hidden_controls(dialog)]
+
+
+async def test_the_rewind_confirm_draws_each_node_on_one_line_at_80_columns(tmp_path: Path) -> None:
+    """At 80 columns the rewind dialog's node lines (seq, kind, size, content) ran past its box and wrapped, a
+    call's arguments spilling onto a row of their own; each node is one row now, its content cut to fit."""
+    from textual.containers import VerticalScroll
+    from textual.geometry import Region
+    from textual.widgets import Static
+
+    from tui.screens.confirm import ConfirmScreen
+
+    app = policy_app(CheckpointsScreen)(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle_policy(pilot)
+        await pilot.press("w")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.pause(0.1)
+        body = app.screen.query_one(VerticalScroll).query_one(Static)
+        width, height = body.size
+        lines = ["".join(s.text for s in strip).rstrip() for strip in body.render_lines(Region(0, 0, width, height))]
+        nodes = app.screen_stack[-2]._view.preview_for(None).nodes  # type: ignore[attr-defined]
+        first = next(i for i, line in enumerate(lines) if line.split()[:1] == [str(nodes[0].seq)])
+        drawn = lines[first : first + len(nodes)]
+        assert [line.split()[0] for line in drawn] == [str(n.seq) for n in nodes], lines
+        for node, line in zip(nodes, drawn, strict=True):
+            assert node.kind in line and node.summary[:8] in line, lines
+        assert not lines[first + len(nodes)].strip(), lines

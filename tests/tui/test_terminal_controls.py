@@ -206,7 +206,7 @@ def test_the_rewind_preview_and_a_route_record_draw_control_characters_as_pictur
     the Checkpoints screen's line over the region and in the rewind's confirm dialog, and a route record's values
     in the Router screen's detail."""
     from core.policies.checkpoint import plan_checkpoint
-    from tests.tui.screens_policy.harness import LogBuilder
+    from tests.tui.screens_policy.harness import LogBuilder, plain
     from tui.screens.checkpoints import derive_checkpoints, region_line, rewind_summary
     from tui.screens.router import route_detail, route_line
 
@@ -220,9 +220,9 @@ def test_the_rewind_preview_and_a_route_record_draw_control_characters_as_pictur
     view = derive_checkpoints(log.session())
     chosen = view.preview_for(None)
     assert chosen is not None
-    for text in (rewind_summary(view, chosen), region_line(view, None)):
-        assert not _controls(text.plain), text.plain
-        assert "␛]52;c;" in text.plain, text.plain
+    for text in (plain(rewind_summary(view, chosen)), region_line(view, None).plain):
+        assert not _controls(text), text
+        assert "␛]52;c;" in text, text
     detail = route_detail(route_line(3, {"phase": "normal", "reason": f"x {ESCAPES}"})).plain
     assert not _controls(detail), detail
 

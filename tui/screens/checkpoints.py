@@ -15,6 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rich.console import Group, RenderableType
+from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -156,25 +159,26 @@ def region_line(view: CheckpointsView, selected: int | None) -> Text:
     return Text(printable(f"Rewinding to checkpoint {mark_id} folds {chosen.covers()}."), style="bold")
 
 
-def rewind_summary(view: CheckpointsView, chosen: MarkPreview) -> Text:
-    """The confirm dialog's body: what the rewind to ``chosen`` will replace (the objective and the tools' names
-    are the log's: drawn as ``printable`` makes them)."""
+def rewind_summary(view: CheckpointsView, chosen: MarkPreview) -> Group:
+    """The confirm dialog's body: what the rewind to ``chosen`` will replace, one row per node cut to the dialog's
+    width (the objective and the tools' names are the log's: drawn as ``printable`` makes them)."""
     mark = chosen.preview.mark
-    out = Text()
     goal = f" ({mark.objective})" if mark.objective else ""
-    out.append(printable(f"Checkpoint {mark.mark_id}{goal}, placed at seq {mark.anchor} by the {mark.by}.\n"))
-    out.append(printable(f"The host will replace {chosen.covers()} with one report (previewed at seq {view.seq}).\n\n"))
+    head = Text(printable(f"Checkpoint {mark.mark_id}{goal}, placed at seq {mark.anchor} by the {mark.by}.\n"))
+    head.append(printable(f"The host will replace {chosen.covers()} with one report (previewed at seq {view.seq})."))
+    nodes = Table.grid(padding=(0, 2), expand=True)
+    nodes.add_column(justify="right", no_wrap=True)
+    nodes.add_column(no_wrap=True, overflow="ellipsis", max_width=18)
+    nodes.add_column(justify="right", no_wrap=True)
+    nodes.add_column(no_wrap=True, overflow="ellipsis", ratio=1)
     for node in chosen.nodes[:12]:
-        out.append(
-            printable(f"  {node.seq:>6}  {node.kind:<18} {human_chars(node.chars):>6}  {one_line(node.summary, 48)}\n")
-        )
+        # Text, not str: a str cell is read as markup, and these are the log's words
+        nodes.add_row(str(node.seq), Text(printable(node.kind)), human_chars(node.chars), Text(one_line(node.summary)))
+    parts: list[RenderableType] = [head, "", Padding(nodes, (0, 0, 0, 2))]
     if len(chosen.nodes) > 12:
-        out.append(f"  … and {len(chosen.nodes) - 12} more node(s)\n")
-    out.append(
-        "\nThe agent may run on before the host applies it (at its next step); the outcome compares the two.",
-        style="dim",
-    )
-    return out
+        parts.append(Text(f"  … and {len(chosen.nodes) - 12} more node(s)"))
+    tail = "The agent may run on before the host applies it (at its next step); the outcome compares the two."
+    return Group(*parts, "", Text(tail, style="dim"))
 
 
 class CheckpointsScreen(PolicyScreen):

@@ -9,12 +9,14 @@ messages are forwarded to every screen on the stack.
 from __future__ import annotations
 
 import contextlib
+import io
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
+from rich.console import Console, RenderableType
 from rich.text import Text
 from textual.app import App
 from textual.pilot import Pilot
@@ -219,6 +221,13 @@ def text(widget: Static) -> str:
     """The plain text a Static shows."""
     content = widget.content
     return content.plain if isinstance(content, Text) else str(content)
+
+
+def plain(renderable: RenderableType, width: int = 200) -> str:
+    """The text a Rich renderable draws at ``width`` columns, without styles."""
+    console = Console(width=width, file=io.StringIO(), record=True)
+    console.print(renderable)
+    return console.export_text()
 
 
 def cells(table: DataTable[Any], key: str) -> list[str]:

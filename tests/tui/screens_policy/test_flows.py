@@ -30,6 +30,7 @@ from tests.tui.screens_policy.harness import (
     append_events,
     cells,
     panel,
+    plain,
     read_inbox,
     settle,
     text,
@@ -58,7 +59,7 @@ async def test_rewind_preview_confirm_request_and_outcome(tmp_path: Path) -> Non
         await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
         dialog = app.screen
         assert isinstance(dialog, ConfirmScreen)
-        assert "The host will replace 4 nodes (seq 28..35)" in dialog.body.plain  # type: ignore[union-attr]
+        assert "The host will replace 4 nodes (seq 28..35)" in plain(dialog.body)
         assert read_inbox(path) == []
         await pilot.press("y")
         await settle(pilot, lambda: len(read_inbox(path)) == 1 and "pending" in panel(app))

@@ -15,7 +15,7 @@ from core.read.load import load_session
 from core.read.session import Session
 from core.shared.errors import TapedeckError
 from tests.conftest import FIXTURES
-from tests.tui.screens_policy.harness import HEADER, LogBuilder
+from tests.tui.screens_policy.harness import HEADER, LogBuilder, plain
 from tests.tui.screens_policy.scenarios import CONFIG, STARTED_WITH, backoff, configured, demo, route, sealed
 from tui.screens.checkpoints import derive_checkpoints, rewind_summary
 from tui.screens.config import check_value, derive_config, effective_config, leaves
@@ -182,7 +182,7 @@ def test_rewind_preview_names_the_region(demo_session: Session) -> None:
         f"4 nodes (seq {region.start}..{region.end}) · {chosen.preview.folded_chars:,} chars · turn 1 · "
         "tool results: grep×1, read_file×1"
     )
-    body = rewind_summary(view, chosen).plain
+    body = plain(rewind_summary(view, chosen))
     assert "Checkpoint 1 (find the empty-input bug)" in body
     assert "result read_file" in body
 
