@@ -15,7 +15,7 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_utf8
 from core.cli.common import emit, guarded, warn
 from core.control.config import parse_value
-from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
+from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state, state_file_problem
 from core.control.inbox import (
     APPLIED,
     CANCELLED,
@@ -161,9 +161,16 @@ def _check_host(log: Path | RemoteTarget, session_id: str, queue: bool, state: H
         who, later = (
             ("DSH bridge", "the bridge's next start") if state.kind == KIND_DSH else ("host", "`tapedeck run --resume`")
         )
+        damage = state_file_problem(log) if isinstance(log, Path) and state.kind != KIND_DSH else None
+        when = (
+            f"it exited {exited_at(state.since)}"
+            if damage is None
+            else f"its host.json {damage}, so when it exited is unknown; the log was last written "
+            f"{exited_at(state.since)}"
+        )
         raise NoLiveHost(
-            f"session {session_id}: no live {who} (it exited {exited_at(state.since)}); nothing was sent. "
-            f"--queue leaves the request for {later}"
+            f"session {session_id}: no live {who} ({when}); nothing was sent. --queue leaves the request for {later}"
+            + ("" if damage is None else ", which writes host.json anew")
         )
     stale = (state.bridge or {}).get("stale") if state.live else None
     if stale:

@@ -17,6 +17,7 @@ beside the log, live while the DSH process it names is (docs/contracts.md, "DSH 
 
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
@@ -99,11 +100,31 @@ def read_inbox_position(log: str | os.PathLike[str]) -> tuple[int, int, int] | N
 
 
 def _recorded(log: Path) -> dict[str, Any] | None:
+    return _read_record(log)[0]
+
+
+def state_file_problem(log: str | os.PathLike[str]) -> str | None:
+    """What is wrong with ``host.json`` beside ``log``, in words that follow "its host.json" (``is not JSON``); None
+    when there is none or it holds a host state."""
+    return _read_record(Path(log))[1]
+
+
+def _read_record(log: Path) -> tuple[dict[str, Any] | None, str | None]:
+    """``host.json``'s record, or None and why not when a file is there that holds none."""
     try:  # never through a link, nor waiting on a FIFO there
-        obj = orjson.loads(read_regular(state_path(log), 4096, follow=False))
-    except (OSError, orjson.JSONDecodeError):
-        return None
-    return obj if isinstance(obj, dict) and obj.get("state") in STATES else None
+        data = read_regular(state_path(log), 4096, follow=False)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        why = "is a symbolic link" if exc.errno == errno.ELOOP else f"cannot be read ({exc.strerror or exc})"
+        return None, why
+    try:
+        obj = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None, "is not JSON"
+    if not isinstance(obj, dict) or obj.get("state") not in STATES:
+        return None, "names no host state"
+    return obj, None
 
 
 def _head(log: Path) -> bytes | None:
@@ -272,6 +293,9 @@ def exited_at(since: int | None) -> str:
     """``at 2026-12-03 06:40:12 UTC (5 min ago)`` for an exit time in epoch ms."""
     if since is None:
         return "at an unknown time"
-    ago = max(0, int(time.time() - since / 1000))
+    at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(since / 1000))
+    ago = int(time.time() - since / 1000)
+    if ago < 0:
+        return f"at {at}, a time still to come by this machine's clock"
     span = f"{ago} s" if ago < 120 else f"{ago // 60} min" if ago < 7200 else f"{ago // 3600} h"
-    return f"at {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime(since / 1000))} ({span} ago)"
+    return f"at {at} ({span} ago)"

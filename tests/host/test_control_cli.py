@@ -198,3 +198,27 @@ def test_path_must_be_a_session_log(tmp_path: Path, capsys: pytest.CaptureFixtur
 def test_control_is_a_tapedeck_subcommand() -> None:
     args = build_parser().parse_args(["control", "x", "pause"])
     assert args.command == "control" and args.op == "pause"
+
+
+@pytest.mark.parametrize(
+    ("record", "said"),
+    [
+        (b"\x00\x00{garbage", "its host.json is not JSON"),
+        (b'{"state": "exploded"}', "its host.json names no host state"),
+        (b'{"state": "exited", "pid": 7, "since": 4102444800000}', "a time still to come by this machine's clock"),
+    ],
+    ids=["not-json", "no-state", "future"],
+)
+def test_a_damaged_host_file_is_named_and_its_exit_time_is_not_made_up(
+    writer: SessionWriter, capsys: pytest.CaptureFixture[str], record: bytes, said: str
+) -> None:
+    """A dead host's host.json damaged (or forged): control said the host 'exited at' the log's last write or a
+    future time '(0 s ago)', as if host.json had said so; it names the file's damage and what was (not) sent."""
+    writer.append([{"type": "tapedeck/host", "data": {"pid": 7}}])
+    writer.close()
+    (writer.path.parent / "host.json").write_bytes(record)
+    code = _run(["control", str(writer.path), "pause"])
+    err = capsys.readouterr().err
+    assert code == 3 and said in err, err
+    assert "(0 s ago)" not in err.split("last written")[0] and "nothing was sent" in err
+    assert not (writer.path.parent / "control.jsonl").exists()
