@@ -245,6 +245,11 @@ class LiveSession:
                 self.bridge_outcomes.read()
         return self.host
 
+    @property
+    def log_deleted(self) -> bool:
+        """The followed log was deleted and no log stands at its path yet."""
+        return self.phase == "waiting" and bool(self.notices) and self.notices[-1].code == "file-removed"
+
     def host_gone(self) -> str | None:
         """Why no live host will answer requests (its exit), or None while one runs."""
         state = self.check_host()

@@ -228,6 +228,20 @@ async def test_the_request_view_says_a_replacing_session_has_no_request_yet(tmp_
 
 
 @pytest.mark.anyio
+async def test_the_request_view_says_a_deleted_log_was_deleted(tmp_path: Path) -> None:
+    """A log deleted under an open request view was said to be "replaced or cut short"; the view says it was
+    deleted, and shows the requests of a log that comes back at its path."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    async with _at_the_last_request(path) as (pilot, screen, heading):
+        path.unlink()
+        await until(pilot, lambda: "no model request" in heading().lower())
+        assert "deleted" in heading() and "replaced" not in heading(), heading()
+        assert screen.view is None and not screen.query_one(DataTable).rows
+        policy_log().write(tmp_path / "new.jsonl").replace(path)
+        await until(pilot, lambda: heading().startswith("request 6/6"))
+
+
+@pytest.mark.anyio
 async def test_request_view_steps_on_to_requests_that_went_out_while_it_was_open(tmp_path: Path) -> None:
     """The request view bounded ``.`` by the requests the timeline held when it was last caught up: on a followed
     log, a request that went out while the view was open could not be reached (``This is the last request``) until

@@ -138,7 +138,7 @@ class RequestScreen(Screen[None]):
         self.index = index
         self.loading = False
         self.view: RequestView | None = None  # the request shown
-        self.waiting = False  # the log holds no request now (replaced or cut short): the first one is shown
+        self.waiting = False  # the log holds no request now (replaced, cut short or deleted): the first one is shown
 
     def compose(self) -> ComposeResult:
         """Heading, diff line, tool list, messages, footer."""
@@ -198,7 +198,7 @@ class RequestScreen(Screen[None]):
             self.travel.sync()
             count = len(self.travel.points)
             if not count:
-                self.app.call_from_thread(self._show_none)
+                self.app.call_from_thread(self._show_none, self.travel.live.log_deleted)
                 return
             if here is not None and not 0 <= index < count and here < count:
                 end = "first" if index < here else "last"
@@ -219,14 +219,19 @@ class RequestScreen(Screen[None]):
         self.loading = False
         report_log_failure(self, error)
 
-    def _show_none(self) -> None:
-        """The log holds no request: say so, and list nothing of the request shown before (the old log's)."""
+    def _show_none(self, deleted: bool) -> None:
+        """The log holds no request (``deleted``: there is no log at all): say so, and list nothing of the request
+        shown before (the old log's)."""
         self.loading = False
         self.waiting = True
         if not self.is_attached:
             return
         self.view = None
-        said = "No model request yet: the log was replaced or cut short; its first request shows here when it goes out."
+        said = (
+            "No model request: the log was deleted; its requests show here if a log comes back at its path."
+            if deleted
+            else "No model request yet: the log was replaced or cut short; its first request shows here when it goes out."
+        )
         self.query_one("#request-heading", Static).update(Text(said, style="bold"))
         for line in ("#request-diff", "#request-tools"):
             self.query_one(line, Static).update("")
