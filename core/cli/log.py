@@ -388,7 +388,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "(attention), turn.step, how the last turn ended, phase and class, time since the last write, context "
         "and cache-hit %, cost and run rate. Sessions needing attention come first, each subagent child under its "
         "parent. A directory that holds none in that layout (ROOT/PROJECT/SESSION/session.jsonl) but one project's "
-        "session directories, or logs lying loose, is named on stderr with the command that lists them.",
+        "session directories, or logs lying loose, is named on stderr with the command that lists them. "
+        "A directory that cannot be read, or an entry where a log should be that is no log (a FIFO, a link to "
+        "nothing), is skipped with a note on stderr. Exit 0 with the list; exit 2 when the list is not the whole "
+        "answer or there is none: a root named that is not there, a machine that could not be reached, a log named on "
+        "the command line that is no session log, or a log truncated, replaced or removed while it was read (it "
+        "is left out, counted in the heading, and its note says to read it again).",
     )
     add_roots(p)
     p.add_argument("--config", metavar="FILE", help="config file whose alerts and model sections apply")

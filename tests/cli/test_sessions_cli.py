@@ -394,3 +394,13 @@ def test_a_root_that_cannot_be_looked_at_is_named_for_what_is_wrong(
     assert main(["sessions", str(loop)]) == 2
     err = capsys.readouterr().err
     assert "Too many levels of symbolic links" in err and "no such file" not in err, err
+
+
+def test_the_help_says_when_it_exits_2_and_what_it_skips(capsys: pytest.CaptureFixture[str]) -> None:
+    """``sessions --help`` said nothing of its exit status 2 nor of the notes on stderr for what it skips."""
+    with pytest.raises(SystemExit):
+        main(["sessions", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for said in ("skipped with a note on stderr", "exit 2", "a root named that is not there", "could not be reached",
+                 "no session log", "truncated, replaced or removed while it was read"):  # fmt: skip
+        assert said in text, said
