@@ -47,6 +47,9 @@ const GATES = Symbol.for("tapedeck-bridge.held-steps"); // held pre-steps handed
 const LIVE = Symbol.for("tapedeck-bridge.instances");
 const OVERRIDES = Symbol.for("tapedeck-bridge.overrides"); // session id -> config.set values, across reloads
 const BEGUN = Symbol.for("tapedeck-bridge.begun"); // session id -> ids whose run any instance began, across reloads
+// session id -> id -> {id, op, origin?} of a request whose run began and has no final outcome yet: a successor
+// lists what an instance it replaced still runs, so a DSH killed after the reload leaves it on record
+const IN_FLIGHT = Symbol.for("tapedeck-bridge.in-flight");
 // For tests only: while the file this names exists, requests read from the inbox wait there before they run, so
 // that a test can kill DSH or reload the plugin in the window between reading a request and running it.
 const HOLD_FILE = process.env.TAPEDECK_BRIDGE_HOLD;
@@ -358,7 +361,6 @@ class SessionBridge {
     this.pending = new Set(); // ids acknowledged pending, not final yet
     this.started = new Set(); // ids whose td command ran (from the log or from this instance)
     this.done = new Map(); // id -> the outcome data of its td command's command/done in the log
-    this.inFlight = new Map(); // id -> {id, op, origin?} of a request whose run began and has no final outcome yet
     this.withdrawn = new Set();
     this.lines = new Map(); // id -> {ino, offset} of the first inbox line this instance read with it
     this.settling = new Map(); // id -> the promise that writes its outcome once the log has its command pair
@@ -380,6 +382,13 @@ class SessionBridge {
   get begun() {
     const all = (globalThis[BEGUN] ??= new Map());
     if (!all.has(this.agent.id)) all.set(this.agent.id, new Set());
+    return all.get(this.agent.id);
+  }
+
+  // the requests of this session whose run began and whose outcome is not written yet (kept per process)
+  get inFlight() {
+    const all = (globalThis[IN_FLIGHT] ??= new Map());
+    if (!all.has(this.agent.id)) all.set(this.agent.id, new Map());
     return all.get(this.agent.id);
   }
 
@@ -427,12 +436,17 @@ class SessionBridge {
     this.restarted = restarted;
     this.attached = true;
     this.adoptHolds();
-    // What the DSH before this one began to run and never answered stays listed until it is answered here.
+    // What the DSH before this one began to run and never answered stays listed until it is answered here. What
+    // an instance this one replaced still runs stays listed too, and that instance answers it.
+    const interrupted = [];
     if (restarted)
       for (const request of Array.isArray(previous.inFlight) ? previous.inFlight : [])
-        if (typeof request?.id === "string" && !this.final.has(request.id)) this.inFlight.set(request.id, request);
+        if (typeof request?.id === "string" && !this.final.has(request.id)) {
+          this.inFlight.set(request.id, request);
+          interrupted.push(request);
+        }
     this.writeBridge(now, true);
-    for (const request of [...this.inFlight.values()]) this.interrupted(request);
+    for (const request of interrupted) this.interrupted(request);
     if (this.absent || restarted)
       this.recoverRead(restarted ? "DSH exited before applying it" : "the tapedeck bridge was unloaded before applying it");
     else this.recoverRead();
@@ -1304,6 +1318,7 @@ class Bridge {
     this.sessions.delete(agent.id);
     globalThis[OVERRIDES]?.delete(agent.id);
     globalThis[BEGUN]?.delete(agent.id);
+    globalThis[IN_FLIGHT]?.delete(agent.id);
   }
 
   // A newer instance took over: its held steps go to it, and this one stops answering.

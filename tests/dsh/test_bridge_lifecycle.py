@@ -434,3 +434,40 @@ def test_an_outcome_written_after_the_bridge_was_removed_leaves_it_unloaded(
         assert bridge_json(d)["state"] == "exited" and "inFlight" not in bridge_json(d)  # answered: not in flight
         host = json.loads(_tapedeck("inspect", str(d), "--json").stdout)["host"]
         assert (host["state"], host["bridge"].get("unloaded")) == ("none", True), host
+
+
+def test_a_request_running_across_a_plugin_reload_stays_in_flight_and_is_unknown_after_a_kill(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """A plugin reload while a request runs (its outcome held by the test hook, the agent held by a pause, so DSH
+    logs nothing of it), then DSH killed: the new instance's bridge.json still lists the request in flight, and the
+    next start answers it unknown, never cancelled, for it took effect (the mark is kept)."""
+    world = _installed_world(dsh, model, tmp_path)
+    hold = _hold_outcomes(world)
+    hold.unlink()  # the pause is answered; only the checkpoint's outcome is held
+    profile_patch = world.home / "profiles" / "web" / "cordis.patch.yml"
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Paused mid-turn: steps=30 sleep=1")
+        assert final_outcome(d, send(d, "pause")["id"])["outcome"] == "applied"
+        wait_for(lambda: (bridge_json(d) or {}).get("state") == "paused", 20, "the agent held by the pause")
+        hold.touch()
+        mark = send(d, "checkpoint", {"objective": "runs across the reload"})
+        wait_for(lambda: (bridge_json(d) or {}).get("inFlight"), 20, "the checkpoint in flight")
+        wait_for(lambda: json.loads((d / "bridge.state.json").read_text())["marks"], 10, "the mark kept")
+        edited = time.time() * 1000
+        edit = profile_patch.with_name(profile_patch.name + ".edit")
+        edit.write_text(profile_patch.read_text().replace("config: {}", "config: {generation: 2}"))
+        os.replace(edit, profile_patch)
+        wait_for(lambda: (bridge_json(d) or {}).get("since", 0) > edited, 20, "a new plugin instance")
+        assert [r["id"] for r in bridge_json(d).get("inFlight", [])] == [mark["id"]]
+        assert web.proc is not None
+        os.killpg(web.proc.pid, signal.SIGKILL)
+        web.proc.wait()
+    assert mark["id"] not in [run["request"]["id"] for run, _ in td_runs(log_events(d))]  # DSH logged none of it
+    assert mark["id"] not in [o["requestId"] for o in outcomes(d)]
+    hold.unlink()
+    with DshWeb(world) as web:
+        web.prompt(sid, "After the restart: steps=1 sleep=0")
+        done = final_outcome(d, mark["id"])
+        assert done["outcome"] == "unknown" and "may or may not have taken effect" in done["error"], done
+        wait_for(lambda: "inFlight" not in (bridge_json(d) or {}), 10, "the in-flight list emptied")
