@@ -39,6 +39,8 @@ from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
 from core import __version__
+from core.shared.envdirs import check_own_dirs
+from core.shared.errors import TapedeckError
 from core.shared.jsonout import allow_deepest_walks
 
 
@@ -140,6 +142,12 @@ def command_of(argv: Sequence[str]) -> str:
 def main(argv: Sequence[str] | None = None, extra_commands: Mapping[str, Command] | None = None) -> int:
     """Run the CLI and return its exit code."""
     allow_deepest_walks()
+    try:
+        check_own_dirs()  # before anything reads or writes where they point (the help names the sessions root)
+    except TapedeckError as exc:
+        from core.cli.common import fail
+
+        return fail(str(exc))
     words = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(extra_commands, command_of(words))
     args = parser.parse_args(words)

@@ -8,6 +8,7 @@ import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from core.shared.envdirs import own_dir
 from core.shared.errors import LogFormatError, LogNotFoundError
 
 RAW_NAME = "session.jsonl"
@@ -180,5 +181,4 @@ def is_compressed(path: Path) -> bool:
 
 def default_sessions_root() -> Path:
     """``$TAPEDECK_HOME/sessions`` when set, else ``~/.tapedeck/sessions``."""
-    home = os.environ.get("TAPEDECK_HOME")
-    return Path(home).expanduser() / "sessions" if home else Path.home() / ".tapedeck" / "sessions"
+    return (own_dir("TAPEDECK_HOME") or Path.home() / ".tapedeck") / "sessions"

@@ -53,6 +53,7 @@ from core.read.index_size import worth_writing as worth_writing  # the size poli
 from core.read.runs import Runs
 from core.read.session import Session
 from core.read.session_state import decode, encode
+from core.shared.envdirs import own_dir, xdg_dir
 from core.shared.fdwrite import replace_file
 from core.shared.regular import open_regular
 
@@ -73,11 +74,7 @@ _CODE_DIRS = ("log", "read", "shared")  # the packages whose code decides what a
 
 def cache_dir() -> Path:
     """tapedeck's cache directory (see the module docstring)."""
-    own = os.environ.get("TAPEDECK_CACHE_DIR")
-    if own:
-        return Path(own).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "tapedeck"
+    return own_dir("TAPEDECK_CACHE_DIR") or xdg_dir("XDG_CACHE_HOME", Path.home() / ".cache") / "tapedeck"
 
 
 def index_dir() -> Path:

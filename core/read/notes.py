@@ -40,6 +40,7 @@ import orjson
 
 from core.log.layout import resolve_log_path
 from core.log.reader import read_header
+from core.shared.envdirs import own_dir, xdg_dir
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import replace_file
 from core.shared.regular import open_regular
@@ -69,11 +70,8 @@ class Note:
 
 def data_dir() -> Path:
     """Where notes of logs in unwritable directories go."""
-    home = os.environ.get("TAPEDECK_HOME")
-    if home:
-        return Path(home) / "notes"
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "tapedeck" / "notes"
+    home = own_dir("TAPEDECK_HOME")
+    return home / "notes" if home else xdg_dir("XDG_DATA_HOME", Path.home() / ".local" / "share") / "tapedeck" / "notes"
 
 
 def _safe_id(header: dict[str, object], limit: int = 80) -> str:

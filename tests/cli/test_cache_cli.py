@@ -268,3 +268,29 @@ def test_the_cache_command_line_of_tapedeck_help_names_all_it_keeps() -> None:
 
     line = COMMANDS["cache"].help
     assert "index files" in line and "alert checkpoints" in line, line
+
+
+@pytest.mark.parametrize("name", ["TAPEDECK_CACHE_DIR", "TAPEDECK_HOME"])
+def test_a_relative_tapedeck_directory_is_refused_before_anything_is_written(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A relative TAPEDECK_CACHE_DIR was read from the working directory: each directory a command ran in got a
+    cache (or sessions and notes) of its own, which a command run elsewhere never found."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.setenv(name, "kept")
+    code, out, err = _out(["inspect", str(FIXTURES / "tool-call-turn.session.jsonl")], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"tapedeck: {name} is a relative path ('kept'); give an absolute one (such as {here / 'kept'})\n"
+    assert list(here.iterdir()) == []
+
+
+def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The XDG base directory spec has a relative XDG_CACHE_HOME ignored: the cache is under ~/.cache then."""
+    monkeypatch.delenv("TAPEDECK_CACHE_DIR")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative")
+    assert index.cache_dir() == tmp_path / ".cache" / "tapedeck"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert index.cache_dir() == tmp_path / "xdg" / "tapedeck"
