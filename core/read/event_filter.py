@@ -9,7 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-import orjson
 import re2
 
 from core.log.validate import readable
@@ -18,6 +17,7 @@ from core.read.session import Session
 from core.read.streams import CHUNK_TYPE
 from core.read.summary import turn_span
 from core.read.type_select import TypeSelection
+from core.shared.jsonout import dumps
 from core.shared.regex import RegexRefused, linear_regex
 from core.shared.values import whole_digits
 
@@ -26,8 +26,9 @@ Predicate = Callable[[dict[str, Any]], bool]
 
 
 def _json_text(event: dict[str, Any]) -> str:
-    """The event as compact JSON text: what search and regex filters look at."""
-    return orjson.dumps(event).decode()
+    """The event as compact JSON text: what search and regex filters look at (also one nested deeper than orjson
+    writes)."""
+    return dumps(event).decode()
 
 
 def tool_names(event: dict[str, Any], session: Session) -> set[str]:

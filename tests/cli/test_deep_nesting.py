@@ -23,6 +23,7 @@ COMMANDS = [
     ["events"], ["inspect"], ["inspect", "--json"], ["surface"], ["surface", "--json"], ["fold"], ["seal"],
     ["cost"], ["cost", "--json"], ["request", "--all", "--json"],
     ["export", "--format", "md"], ["export", "--format", "html"], ["export", "--format", "json"],
+    ["export", "--format", "md", "--grep", "call"],
 ]  # fmt: skip
 
 # (line of tool-call-turn.session.jsonl, the path to the value replaced): the header, a packed row's usage, a

@@ -105,3 +105,19 @@ def test_tool_filter_passes_over_a_flagged_message_or_result(
     live.run()
     found = scan(live, EventFilter(tools=("bash",)).predicate(live.session))
     assert found and at - 1 not in found  # the other bash calls and results still match
+
+
+def test_search_and_regex_filter_read_an_event_nested_deeper_than_orjson_writes(tmp_path: Path, fixtures_dir: Path) -> None:
+    """orjson reads a line nested up to 1,024 levels but writes only 254: the search (``/``) and the regex filter
+    turned each event back into JSON text with it, so one forged or damaged line 300 deep raised TypeError in the
+    scan's worker and nothing after it was found."""
+    lines = (fixtures_dir / "bash-spill.session.jsonl").read_bytes().rstrip(b"\n").split(b"\n")
+    lines.insert(3, b'{"type":"x/deep","data":' + b"[" * 300 + b'"needle"' + b"]" * 300 + b"}")
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(b"\n".join(lines) + b"\n")
+    live = LiveSession(log, follow=False)
+    live.run()
+    results = [seq for seq in range(live.count) if (live.event(seq) or {}).get("type") == "tool/result"]
+    assert list(scan(live, search_predicate("NEEDLE"))) == [2]
+    assert list(scan(live, EventFilter(regex="ne+dle").predicate(live.session))) == [2]
+    assert set(results) <= set(scan(live, search_predicate('"tool/result"')))  # and those after it
