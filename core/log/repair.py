@@ -18,11 +18,14 @@ any damaged line. A header the
 readers refuse is refused here too, before anything is written.
 
 The file is read in slices, never whole: once to find the damage (an intact log is left as it is; a second time
-when its first line and most of the others disagree on carrying seqs), once to write the repaired log.
+when its first line and most of the others disagree on carrying seqs), once to write the repaired log. That log
+has no name until it is whole, and the copy of the damaged one is named only then: a repair killed midway leaves the
+log and its directory as they were.
 """
 
 from __future__ import annotations
 
+import errno
 import heapq
 import os
 import time
@@ -39,7 +42,7 @@ from core.log.layout import is_compressed, resolve_log_path
 from core.log.reader import read_log_header
 from core.log.records import PackedRow, RecordError, is_packed_row
 from core.log.vocabulary import LOST_EVENT
-from core.log.writer import acquire, append_synced, encode_event, publish
+from core.log.writer import acquire, append_synced, encode_event
 from core.shared.errors import LogFormatError
 
 MAGIC = ZSTD_MAGIC.to_bytes(4, "little")
@@ -184,23 +187,30 @@ def _repair(path: Path) -> RepairReport:
             break
     if not holes and not duplicates and not moved:
         return RepairReport(path, None, events, [], 0)
-    backup = _keep_damaged(path)
-    tmp = path.with_name(f"{path.name}.repair")
-    tmp.unlink(missing_ok=True)
-    out = _Output(tmp, compressed)
     try:
-        with open(backup, "rb") as f:
+        out = _Output(path, compressed)
+    except OSError as exc:  # a directory it may not write in, say
+        raise _unfinished(path, exc) from exc
+    backup: Path | None = None
+    try:
+        with open(path, "rb") as f:  # the log itself: its writer lock keeps every tapedeck writer out meanwhile
             events, holes, duplicates, moved = _Rebuild(path, capacity, out.write, explicit).run(_pieces(f, compressed))
         out.flush()
+        backup = _keep_damaged(path)
+        out.install()
     except OSError as exc:  # a full disk, say: the log is still the damaged one; the part written and the copy go
-        for made in (tmp, backup):
-            made.unlink(missing_ok=True)
-        raise LogFormatError(f"{path}: the repair could not be finished ({exc.strerror or exc}); the log is left as "
-                             "it was: run `tapedeck repair` again once that is fixed") from exc  # fmt: skip
+        out.discard()
+        if backup is not None:
+            backup.unlink(missing_ok=True)
+        raise _unfinished(path, exc) from exc
     finally:
         out.close()
-    os.replace(tmp, path)
     return RepairReport(path, backup, events, holes, duplicates, moved)
+
+
+def _unfinished(path: Path, exc: OSError) -> LogFormatError:
+    return LogFormatError(f"{path}: the repair could not be finished ({exc.strerror or exc}); the log is left as it "
+                          "was: run `tapedeck repair` again once that is fixed")  # fmt: skip
 
 
 def _keep_damaged(path: Path) -> Path:
@@ -218,19 +228,30 @@ def _keep_damaged(path: Path) -> Path:
 
 
 class _Output:
-    """The repaired log, written as it is rebuilt: the header in its own frame, then ~``CHUNK`` bytes at a time."""
+    """The repaired log, written as it is rebuilt: the header in its own frame, then ~``CHUNK`` bytes at a time, into
+    a file of the log's directory that has no name until ``install`` puts it in the log's place, so that a repair
+    killed midway leaves nothing beside the log. Where the file system cannot make such a file (no ``O_TMPFILE``,
+    or no ``/proc`` to name it by), it is ``<log>.repair``, which the next repair replaces."""
 
-    def __init__(self, path: Path, compressed: bool) -> None:
-        self.path = path
+    def __init__(self, log: Path, compressed: bool) -> None:
+        self.log = log
         self.compressed = compressed
-        self.fd: int | None = None
+        self.named = log.with_name(f"{log.name}.repair")
+        self.fd = _unnamed(log.parent)
+        if self.fd is None:
+            self.named.unlink(missing_ok=True)  # what a repair killed on such a file system left
+            self.fd = os.open(self.named, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        else:
+            self.named = None
+        self.started = False
         self.batch: list[bytes] = []
         self.size = 0
 
     def write(self, line: bytes) -> None:
         """Add the next line of the log."""
-        if self.fd is None:
-            self.fd = publish(self.path, _encode([line], self.compressed))
+        if not self.started:
+            self.started = True
+            append_synced(self.fd, _encode([line], self.compressed))
             return
         self.batch.append(line)
         self.size += len(line)
@@ -239,14 +260,43 @@ class _Output:
 
     def flush(self) -> None:
         """Write out the lines added since the last flush."""
-        if self.batch and self.fd is not None:
+        if self.batch:
             append_synced(self.fd, _encode(self.batch, self.compressed))
         self.batch, self.size = [], 0
 
+    def install(self) -> None:
+        """Put the written file in the log's place."""
+        if self.named is None:
+            self.named = self.log.with_name(f"{self.log.name}.repair")
+            self.named.unlink(missing_ok=True)
+            here = os.open(self.log.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            try:  # with a dir_fd os.link is linkat(…, AT_SYMLINK_FOLLOW), which names the file the link stands for
+                os.link(f"/proc/self/fd/{self.fd}", self.named.name, dst_dir_fd=here)
+            finally:
+                os.close(here)
+        os.replace(self.named, self.log)
+        self.named = None
+
+    def discard(self) -> None:
+        """Take back the name the written file has, if it has one."""
+        if self.named is not None:
+            self.named.unlink(missing_ok=True)
+
     def close(self) -> None:
         """Close the file (written or not)."""
-        if self.fd is not None:
-            os.close(self.fd)
+        os.close(self.fd)
+
+
+def _unnamed(directory: Path) -> int | None:
+    """A file of ``directory`` with no name, open for appending; None where none can be made and named later."""
+    if not hasattr(os, "O_TMPFILE") or not os.path.isdir("/proc/self/fd"):
+        return None
+    try:
+        return os.open(directory, os.O_TMPFILE | os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        if exc.errno in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):  # the file system makes none
+            return None
+        raise
 
 
 @dataclass(order=True)

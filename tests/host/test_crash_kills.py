@@ -6,6 +6,7 @@ seeds, so a failure names the seed that reproduces it (``python bench/crash.py -
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
@@ -292,3 +293,57 @@ def test_sigterm_ends_the_run_as_ctrl_c_does_and_the_session_resumes(
     hint = said.splitlines()[-1].split("`")[1]
     second = spawn("second", *shlex.split(hint)[2:])
     assert second.proc.wait(60) == 0, second.text()
+
+
+def _writing_beside(pid: int, log: Path) -> bool:
+    """Whether process ``pid`` holds a file open for writing in ``log``'s directory other than the log and its lock
+    file (a file with no name counts: ``/proc`` shows it as ``#inode (deleted)``)."""
+    fds = Path(f"/proc/{pid}/fd")
+    for fd in fds.iterdir():
+        try:
+            target, flags = os.readlink(fd), (fds.parent / "fdinfo" / fd.name).read_text()
+        except OSError:
+            continue
+        mode = int(flags.split("flags:")[1].split()[0], 8) & os.O_ACCMODE
+        if mode != os.O_RDONLY and target.startswith(f"{log.parent}/") and target not in (str(log), str(log.parent / LOCK_NAME)):
+            return True
+    return False
+
+
+def _listing(directory: Path) -> dict[str, str]:
+    """Each file's name and a hash of its bytes (the lock file's: the pid of the last writer, left out)."""
+    return {p.name: "" if p.name == LOCK_NAME else hashlib.sha256(p.read_bytes()).hexdigest() for p in directory.iterdir()}
+
+
+@pytest.mark.parametrize("zstd", [False, True])
+def test_a_repair_killed_while_it_writes_leaves_the_log_and_its_directory_as_they_were(
+    tmp_path: Path, zstd: bool, processes: Processes
+) -> None:
+    """A repair killed (SIGKILL) while writing the repaired log left ``<log>.repair``, half a log, and a
+    ``<log>.damaged-<time>`` copy beside the log until the next repair: now neither has a name before the repair is
+    whole, so the directory is as it was, and the next repair goes through."""
+    from core.log.writer import SessionWriter, make_header
+
+    with SessionWriter.create(tmp_path / "root", make_header("s", cwd="/a"), compressed=zstd) as writer:
+        writer.append([{"type": "tapedeck/host", "data": {}}])
+        for batch in range(60 if zstd else 30):
+            writer.append([{"type": "tapedeck/note", "data": {"n": n, "text": f"{batch} {n} " * 150}} for n in range(1000)])
+    log = writer.path
+    data = bytearray(log.read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 8] = b"\x00damage\x00"  # a bad line (raw), a frame that fails (zstd)
+    log.write_bytes(bytes(data))
+    before = _listing(log.parent)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    repair = processes.start([sys.executable, "-m", "core.cli", "repair", str(log)], cwd=ROOT, env=env,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    while not _writing_beside(repair.pid, log):
+        assert repair.poll() is None, "the repair ended before it was caught writing: give it a bigger log"
+        time.sleep(0.001)
+    os.kill(repair.pid, signal.SIGKILL)
+    repair.wait()
+
+    assert _listing(log.parent) == before
+    assert main(["repair", str(log)]) == 0
+    assert sorted(p.name.split(".damaged-")[0] + (".damaged" if ".damaged-" in p.name else "")
+                  for p in log.parent.iterdir()) == sorted([log.name, f"{log.name}.damaged", LOCK_NAME])  # fmt: skip

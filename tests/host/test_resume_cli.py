@@ -448,3 +448,22 @@ def test_a_repair_the_disk_has_no_room_for_leaves_the_log_and_its_directory_as_t
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.splitlines()) == 1 and "No space left on device" in err, err
     assert {p.name: p.read_bytes() for p in log.parent.iterdir()} == before
+
+
+def test_where_no_unnamed_file_can_be_made_the_repair_writes_log_repair_and_replaces_a_killed_ones(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system without O_TMPFILE: the repaired log is written as ``<log>.repair``; one a killed repair left is
+    replaced, and none is left after the repair."""
+    log = _start_and_crash(tmp_path, tmp_path / "ws")
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[2] = b"\x00garbage\n"
+    log.write_bytes(b"".join(lines))
+    log.with_name(f"{log.name}.repair").write_bytes(b"half a repaired log")
+    monkeypatch.setattr("core.log.repair._unnamed", lambda _: None)
+
+    assert main(["repair", str(log)]) == 0
+
+    assert sorted(p.name.split("-")[0] for p in log.parent.iterdir() if p.name.startswith(log.name)) == [
+        log.name, f"{log.name}.damaged"]  # fmt: skip
+    assert _resume(tmp_path) == 0
