@@ -56,3 +56,38 @@ async def test_open_child_on_an_ordinary_row_says_so(fixtures_dir: Path, tmp_pat
         await pilot.press("u")
         await until(pilot, lambda: any("no parent" in str(n.message) for n in app._notifications))
         assert CHILD_ID not in str(app.live.path)
+
+
+async def test_open_child_says_why_when_the_log_cannot_be_read(
+    fixtures_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``J`` reads the spawn calls back from the log (those off the surface are not kept in memory); when that read
+    failed (a disk's I/O error, a log gone unreadable) the worker's error vanished: no child, no word. The
+    operator is told what went wrong."""
+    import errno
+
+    import tui.live
+    from core.log.linestore import LineStore
+
+    monkeypatch.setattr(tui.live, "RETAIN_BYTES", 1)  # events are read back from the file on demand …
+    monkeypatch.setattr("core.log.linestore.CACHE_LINES", 1)  # … and hardly any stay decoded in memory
+    parent, _child = lay_out(fixtures_dir, tmp_path)
+    app = make_app(parent)
+    async with app.run_test(size=(150, 40)) as pilot:
+        screen = await settled_main_screen(pilot)
+        live = app.live
+        assert live is not None
+        spawn = next(s for s in live.session.seqs_of(["tool/call"]) if is_spawn(live.event(s)))
+        result = next(c.result_seq for c in live.session.tool_calls.values() if c.call_seq == spawn)
+        assert result is not None and screen.events.go_seq(result)  # its result's row: the call is not decoded
+        await settle(pilot)
+
+        def unreadable(*_: object) -> bytes:
+            raise OSError(errno.EIO, "Input/output error", str(parent))
+
+        monkeypatch.setattr(LineStore, "_raw", unreadable)
+        await pilot.press("J")
+        await until(pilot, lambda: any(n.severity == "error" for n in app._notifications))
+        (note,) = [n for n in app._notifications if n.severity == "error"]
+        assert "Input/output error" in note.message, note.message
+        assert app.is_running and app.live.path == parent

@@ -8,6 +8,7 @@ from textual.screen import Screen
 from core.log.lineage import child_log, parent_log, spawns
 from core.read.session import Session
 from core.read.streams import Block
+from tui.failures import reads_log
 from tui.live import LiveSession
 from tui.widgets.event_list import EventList
 
@@ -45,7 +46,8 @@ class SubagentLinks(Screen[None]):
             return
         self._find_child(seq, events.current_block)
 
-    @work(thread=True, group="lineage", exclusive=True, exit_on_error=False)
+    @work(thread=True, group="lineage", exclusive=True)
+    @reads_log
     def _find_child(self, seq: int, block: Block | None) -> None:
         live = self.live
         calls = ((at, live.session.events[at]) for at in live.session.seqs_of(["tool/call"]))
