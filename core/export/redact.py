@@ -20,7 +20,9 @@ was replaced, by kind. What is replaced:
   ``_auth=…``/``_authToken=…``, a Dockerfile's ``ENV API_KEY …`` and a ``.pgpass`` line's password, their quotes
   escaped too, as JSON text in a string has them, but not a value that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
   ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``)
-  but a password of digits (``PGPASSWORD=4711``),
+  but a password of digits (``PGPASSWORD=4711``), after a
+  key named for a password and its ``:`` or ``=`` the whole rest of its line (``password: Eat the red apple``,
+  ``_line_end``),
   the value after an option named for one (``--password …``, ``--api-key …``: ``_option_value``), the password
   ``sshpass -p``, ``mysql -p…``, ``redis-cli -a`` and ``curl -u user:…`` take, a ``Cookie`` header's value and a
   netrc entry's password
@@ -191,6 +193,13 @@ _FUNCTION_WORDS = frozenset(
     b"was were be been not no again please".split()
 )
 _NETRC_NAME = re.compile(rb"(?i)netrc")
+# a password's value of several words (``_line_end``): blanks and another word after its first, the rest of its
+# line (a backslash, or a run of them, ends it before an ``n``, ``r`` or quote: JSON text's escapes), and code
+# in that rest: a bracket, an operator, a comment; after `` = ``, a condition (``pwd or default``)
+_MORE_WORDS = re.compile(rb"[ \t]+(?:[^\s\"'\\]|\\+(?![\\nrt\"]))")
+_LINE_REST = re.compile(rb"(?:[^\r\n\"\\]|\\+(?![\\nr\"\r\n]))*")
+_CODE_AFTER = re.compile(rb"[(){}\[\]=<>|&;]|[ \t]#")
+_CODE_WORDS = re.compile(rb"\b(?:if|else|or|and|not)\b")
 # an Authorization header's value, after its scheme if any (group 3; group 1 the header's name, group 2 a quote
 # before the value), unless it is code (``_secret_value``): ``Authorization: token …`` or a raw key
 _AUTHORIZATION = re2.compile(
@@ -335,7 +344,7 @@ def _secret_value(data: bytes, m: Any) -> bool:
     (``token = next_token()``), an attribute (``args.api_key``), a literal, a type or a constant (``None``,
     ``string``, ``MessageType``, ``FG_DEFAULT``), a name holding the key word assigned (``api_key=api_key``,
     ``self.password = password``), each also in Markdown's backticks; but any value of an env file's line
-    (``DB_PASSWORD=…``) or an npm config's (``_authToken=…``) is one but a number (not a password's digits), a path or a setting word, and a constant or a variable of a config
+    (``DB_PASSWORD=…``) or an npm config's (``_authToken=…``) is one but a number (not a password's digits), a path or a setting word, a password's words to its line's end are one (``_line_end``), and a constant or a variable of a config
     (``DB_PASSWORD = MyPassword``) and a key of several words on a config file's line of its own (``apiKey:
     MyApiKey``, ``client_secret: SuperSecret``, ``_config_line``) are assigned a value that reads like a class's
     name, not the class (but for a type's: ``api_key: SecretStr``). Under six characters only a quoted value, an
@@ -348,6 +357,8 @@ def _secret_value(data: bytes, m: Any) -> bool:
     if quoted:  # all of it, to the closing quote: ``psk="my home wifi"`` is more than ``my``
         value = data[m.start(3) : _quoted_end(data, m, 3)]
         return len(value) >= SHORTEST and _literal_secret(value)
+    if _line_end(data, m) is not None:  # a password's words to the end of its line, whatever they are
+        return not _placeholder(value)
     if len(value) < SHORTEST or _placeholder(value):
         return False
     sep = data[m.end(1) : m.start(3)]
@@ -426,11 +437,29 @@ def _config_line(data: bytes, m: Any) -> bool:
             and _LINE_END.match(data, m.end(3)) is not None)  # fmt: skip
 
 
+def _line_end(data: bytes, m: Any) -> int | None:
+    """Where the value of ``m`` (group 3) ends when it is the rest of its line: after a key named for a password
+    and its ``:`` or ``=`` (``password: Eat the red apple``, ``DB_PASSWORD=Purple Monkey Dishwasher``), when words
+    follow its first word there and none of what follows reads as code (a bracket, an operator, a comment, or after
+    `` = ``, a condition: ``password = pwd or ''``). The line ends at a line break, a quote or either as JSON text
+    escapes it (``\\n``, ``\\"``, also escaped again), without the blanks before. None otherwise."""
+    sep = data[m.end(1) : m.start(3)]
+    if b":" not in sep and b"=" not in sep or _PASSWORD_KEY.search(m.group(1)) is None or m.group(3)[:1] == b"=":
+        return None  # (``password == ''``, ``password := x`` compare and assign)
+    if _MORE_WORDS.match(data, m.end(3)) is None:
+        return None
+    end = _LINE_REST.match(data, m.end(3)).end()  # type: ignore[union-attr]  # it matches the empty string
+    rest = data[m.end(3) : end]
+    if _CODE_AFTER.search(rest) or sep[:1] in (b" ", b"\t") and b"=" in sep and _CODE_WORDS.search(rest):
+        return None
+    return end - (len(rest) - len(rest.rstrip(b" \t")))
+
+
 def _prose_after(data: bytes, m: Any) -> bool:
     """True when the value after a key word starts words of prose to the end of its line: a key word itself
-    (``passwd: password updated successfully``, as the ``passwd`` command says it), or a word, capitalised or not,
-    that words follow among which one no password is made of (``password: Please enter your password``; not
-    ``password: Correct horse battery staple``)."""
+    (``token: token expired``), or a word, capitalised or not, that words follow among which one no secret is made
+    of (``Token: Enter the token you were given.``; not ``secret: Correct horse battery staple``). After a key
+    named for a password such words are the password (``_line_end``)."""
     value, rest = m.group(3), _PROSE_LINE.match(data, m.end(3))
     if rest is None:
         return False
@@ -506,17 +535,18 @@ def _netrc_password(data: bytes, m: Any) -> bool:
 def _quoted_end(data: bytes, m: Any, group: int) -> int:
     """Where the value of ``m`` (its ``group``) ends: at the quote that closes it when a quote of the match opens it
     and the value stopped short of that quote (``psk="correct horse"``), the quote on the same line and at most
-    ``QUOTED_MAX`` bytes on; else where the group ends."""
+    ``QUOTED_MAX`` bytes on; else, for a password of several words, at its line's end (``_line_end``); else where
+    the group ends."""
     start, end = m.start(group), m.end(group)
-    if start <= m.start() or data[start - 1] not in b"\"'":
-        return end
-    quote = data[start - 2 : start] if start - 2 >= m.start() and data[start - 2] == 0x5C else data[start - 1 : start]
-    if data.startswith(quote, end):
-        return end
-    close = data.find(quote, end, end + QUOTED_MAX)
-    if close < 0 or b"\n" in data[end:close] or b"\\n" in data[end:close]:
-        return end
-    return close
+    if start > m.start() and data[start - 1] in b"\"'":
+        quote = data[start - 2 : start] if start - 2 >= m.start() and data[start - 2] == 0x5C else data[start - 1 : start]
+        if data.startswith(quote, end):
+            return end
+        close = data.find(quote, end, end + QUOTED_MAX)
+        if close >= 0 and b"\n" not in data[end:close] and b"\\n" not in data[end:close]:
+            return close
+    line = _line_end(data, m) if group == 3 else None
+    return end if line is None else line
 
 
 def written_forms(values: list[str]) -> list[str]:

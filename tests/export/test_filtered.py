@@ -281,7 +281,7 @@ def test_a_secret_the_deltas_of_a_stream_cut_is_redacted_in_each_delta_s_row(
     tail after its ``sk-proj-``, went out as they were. The deltas of a stream are now redacted as the text
     they make together: each row shows its part of that text, the replacement where the secret starts; the
     filter still reads the log as it is."""
-    log = _streamed(tmp_path, ["run with DB_PASSWORD=", "hunter2pw and key sk-proj-", "Zq81xVb2LmN0pQr5StUv7WxYz now"])
+    log = _streamed(tmp_path, ["run with DB_PASSWORD=", "hunter2pw, and key sk-proj-", "Zq81xVb2LmN0pQr5StUv7WxYz now"])
     flt = EventFilter.parse("assistant/chunk", "", "", False, grep)
     plain = orjson.loads(_export(log, "json", flt)[0])
     out = io.BytesIO()
@@ -294,7 +294,7 @@ def test_a_secret_the_deltas_of_a_stream_cut_is_redacted_in_each_delta_s_row(
         assert doc["filter"]["text"] == "type assistant/chunk, /[redacted]/"
     elif fmt == "json":
         deltas = [r["summary"] for r in orjson.loads(text)["events"] if r["summary"].startswith("text-delta")]
-        assert deltas[:3] == ["text-delta 'run with DB_PASSWORD='", "text-delta '[redacted key] and key [redacted key]'",
+        assert deltas[:3] == ["text-delta 'run with DB_PASSWORD='", "text-delta '[redacted key], and key [redacted key]'",
                           "text-delta ' now'"]  # fmt: skip
 
 

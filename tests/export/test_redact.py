@@ -78,6 +78,13 @@ HASHES = st.one_of(
     st.tuples(_body(4, B64), _body(86, B64)).map(lambda t: f"$6${t[0][:16]}${t[1][:86]}"),
     _body(27, ALNUM + "+/").map(lambda b: "{SHA}" + b[:27] + "="),
 )
+# a passphrase of several words, ordinary ones and those prose is made of (``Eat the red apple``), from a
+# random word on (its first word may be a short or common one)
+PASSPHRASES = st.tuples(
+    st.lists(st.sampled_from(["Eat", "the", "red", "apple", "your", "Purple", "Monkey", "Dishwasher", "please", "it",
+                              "is", "in", "No", "more"]), min_size=1, max_size=4),
+    st.from_regex(r"[a-z]{5,9}[0-9]{2}", fullmatch=True),
+).map(lambda t: " ".join([*t[0], t[1]]))
 # a config file's line of its own, each with values of the kind it holds: a .pgpass line, a Dockerfile's ENV, a
 # key of one word or several (camelCase or snake_case: a word that reads as a type's name, ``FooStr``, is one there); a password hash, a Wi-Fi psk, a key's passphrase (of two words, the first maybe short: the second
 # is the one checked); an npm token; a short value under a secret's name
@@ -101,7 +108,10 @@ CONFIG = st.one_of(
               st.from_regex(r"[a-z]{2,4}[0-9]", fullmatch=True)),
     st.tuples(st.sampled_from(["password: {}", "PGPASSWORD={}", "- db_password: {}", "  psk: {}", "passphrase = {}"]),
               st.from_regex(r"[0-9]{4,12}", fullmatch=True)),  # a password of digits
-).map(lambda t: (t[0].format(t[1]), t[1]))
+).map(lambda t: (t[0].format(t[1]), t[1])) | st.tuples(
+    st.sampled_from(["password: {}", "passphrase: {}", "DB_PASSWORD={}", "  db_password: {}", "psk = {}",
+                     "- dbPass: {}", "Your new password: {}"]), PASSPHRASES,
+).map(lambda t: (t[0].format(t[1]), t[1].rsplit(" ", 1)[1]))  # no word of it: its last is checked
 USERS = st.text(alphabet=string.ascii_lowercase + string.digits + "_-", min_size=1, max_size=10)
 SURROUND = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=24)
 
@@ -763,8 +773,6 @@ password: "{{ vault_db_password }}"
 token: Token
 Password: Required
 Token: Optional
-passwd: password updated successfully
-Enter the password: it is in the vault
   "token": tok
 """
 
@@ -802,9 +810,8 @@ def test_a_password_of_digits_goes(text: str, secret: str) -> None:
 
 def test_ordinary_yaml_and_prose_with_a_one_word_key_stay() -> None:
     """A one-word key's config line is no secret when its value is a setting, a number, a literal in any case
-    (``Token: Optional``), a reference, the key's own name, or prose follows it on its line (``passwd``'s own
-    ``passwd: password updated successfully``, which lost its ``password``); a quoted key is JSON's, not a config
-    line's (``"token": tok``, a short name in code)."""
+    (``Token: Optional``), a reference or the key's own name; a quoted key is JSON's, not a config line's
+    (``"token": tok``, a short name in code)."""
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(ORDINARY_YAML) == ORDINARY_YAML and sum(r.summary().values()) == 0
 
@@ -965,33 +972,72 @@ def test_a_quoted_placeholder_after_an_option_stays() -> None:
 
 
 def test_a_quote_that_does_not_close_on_its_line_takes_only_the_first_word() -> None:
-    """With no closing quote on its line the value is its first word as before, and an e-mail or a home path in
-    quotes takes nothing after it."""
+    """With no closing quote on its line the value is its first word as before (but after a key named for a
+    password, the rest of its line), and an e-mail or a home path in quotes takes nothing after it."""
     r = Redactor(environ={}, home="/home/ann")
     text = "password: 'swordfish is what it was\nand later it's fine\nmail \"ann@example.com now\" or '/home/ann and'"
-    assert r.text(text) == ("password: '[redacted key] is what it was\nand later it's fine\n"
+    assert r.text(text) == ("password: '[redacted key]\nand later it's fine\n"
                             "mail \"[redacted email] now\" or '~ and'")  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "password: Please enter your password", "Token: Enter the token you were given.",
-        "password: Please type it in again\n", "secret: Never share this with anyone!",
-    ],
-)  # fmt: skip
+@pytest.mark.parametrize("text", ["Token: Enter the token you were given.", "secret: Never share this with anyone!"])
 def test_prose_after_a_key_word_keeps_its_capitalised_first_word(text: str) -> None:
-    """A prompt or a message after a key word (``password: Please enter your password``) lost its first word as a
-    password when that word was capitalised: words of prose to the end of the line, among them a word no password
-    is made of (``your``, ``the``, ``it``), are a sentence, whatever the case of its first word."""
+    """A prompt or a message after a key word not named for a password (``Token: Enter the token you were
+    given.``) lost its first word as a secret when that word was capitalised: words of prose to the end of the
+    line, among them a word no secret is made of (``your``, ``the``, ``it``), are a sentence."""
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("password: Eat the red apple", "password: [redacted key]"),
+        ("passphrase: Purple Monkey Dishwasher", "passphrase: [redacted key]"),
+        ("db:\n  password: Eat the red apple  \n  user: app\n", "db:\n  password: [redacted key]  \n  user: app\n"),
+        ("DB_PASSWORD=Eat the red apple\nPORT=5432", "DB_PASSWORD=[redacted key]\nPORT=5432"),
+        ("  db_password: No more secrets", "  db_password: [redacted key]"),
+        ("psk = my home wifi", "psk = [redacted key]"), ("dbPass: it is in the vault", "dbPass: [redacted key]"),
+        ("Your new password: Eat the red apple", "Your new password: [redacted key]"),
+        ("password: Please enter your password", "password: [redacted key]"),
+        ("passwd: password updated successfully", "passwd: [redacted key]"),
+        ("password: 'Eat the red apple", "password: '[redacted key]"),
+        ('{"cmd": "export PASSWORD=Eat the red apple", "n": 1}', '{"cmd": "export PASSWORD=[redacted key]", "n": 1}'),
+        ('{"content": "password: Eat the red apple\\nuser: app"}', '{"content": "password: [redacted key]\\nuser: app"}'),
+        ('"{\\"c\\": \\"password: Eat the red apple\\\\nx\\"}"', '"{\\"c\\": \\"password: [redacted key]\\\\nx\\"}"'),
+    ],
+)  # fmt: skip
+def test_a_password_of_several_words_goes_to_the_end_of_its_line(text: str, out: str) -> None:
+    """A value after a key named for a password and ``:`` or ``=`` was read as prose when a word no password is made
+    of was among its words (``password: Eat the red apple`` went out whole) and else went as its first word only
+    (``passphrase: [redacted key] Monkey Dishwasher``); it is the rest of its line now (to a line break, or a quote
+    or a line break as JSON text escapes them), one key, whatever its words."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
 
 
 @pytest.mark.parametrize(("text", "secret"), [("password: Hunter two\n", "Hunter"), ("password: Correct horse battery staple", "Correct")])  # fmt: skip
 def test_words_after_a_password_that_make_no_sentence_still_go(text: str, secret: str) -> None:
     r = Redactor(environ={}, home="/home/ann")
     assert secret not in r.text(text)
+
+
+def test_code_and_prose_without_a_key_and_its_sign_stay() -> None:
+    """Prose that names a password with no sign after it, and code whose value is a call, an attribute, a literal
+    or a short name followed by more code, keep their words."""
+    text = """please enter your password
+Please enter your password.
+The password is in the vault.
+password = None if anonymous else read()
+password = get_password() or default()
+password = pwd or ''
+password: Optional[str] = None
+password=args.password, user=bob
+const { password: pw } = creds; { password: pwd }
+PASSWORD=123 TOKEN_TTL=3600
+"""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
 
 
 def test_a_field_annotated_with_a_token_class_is_no_secret() -> None:
