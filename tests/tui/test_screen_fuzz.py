@@ -161,3 +161,29 @@ async def test_no_screen_dies_on_a_mutated_log(tmp_path_factory: pytest.TempPath
     source, mutation = case
     path = _write(tmp_path_factory.mktemp("tui-case"), mutate_lines(SOURCES[source], mutation))
     assert await tui_crash(path, SCREEN_KEYS) is None, mutation
+
+
+async def test_an_event_nested_deeper_than_orjson_writes_is_shown_and_copied(tmp_path: Path) -> None:
+    """orjson reads a line nested up to 1,024 levels but writes only 254: the detail pane's event JSON, its
+    reformatted JSON sections (a tool call's arguments) and ``y`` wrote them with it, so one forged or damaged line
+    300 deep raised TypeError in the detail pane's worker and the copy's."""
+    from tests.tui.pilot import make_app, settled_main_screen, until
+
+    lines = SPILL.read_bytes().rstrip(b"\n").split(b"\n")
+    deep = b"[" * 300 + b'"needle"' + b"]" * 300
+    call = _first(lines, "tool/call")
+    lines = mutate_lines(lines, Mutation(call, ("data", "arguments"), "replace", deep.decode()))
+    lines.insert(3, b'{"type":"x/deep","data":{"value":' + deep + b"}}")
+    path = _write(tmp_path, lines)
+    live = LiveSession(path, follow=False)
+    live.run()
+    for seq in (2, call):  # the inserted line moved the call's down by one: its seq is its old line number
+        left, _, _ = describe(live, seq, 1 << 20)
+        assert "needle" in left.plain, seq
+    app = make_app(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await settled_main_screen(pilot)
+        assert screen.events.go_seq(2)
+        await pilot.press("y")
+        await until(pilot, lambda: "needle" in app.clipboard)
+    assert await tui_crash(path, (), at=(2, call)) is None

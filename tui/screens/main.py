@@ -23,6 +23,7 @@ from core.read.streams import Block, Collapsed, StreamBlocks, collapse_seqs, str
 from core.read.summary import GLYPHS
 from core.rebuild.cost import CACHED_MEANS
 from core.shared.diagnostics import Diagnostic
+from core.shared.jsonout import dumps
 from tui.live import LiveSession, LoadProgress, SessionUpdated, neighbour
 from tui.screens.filter import FilterScreen
 from tui.screens.main_lineage import SubagentLinks
@@ -660,7 +661,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
         if block is not None:
             deltas = [e for e in map(self.live.event, range(block.start, block.end)) if e is not None]
             if form == "json":
-                text = "".join(orjson.dumps(e).decode() + "\n" for e in deltas)
+                text = "".join(dumps(e).decode() + "\n" for e in deltas)
             else:
                 text = "\n\n".join(said for _, said in stream_text(deltas)[0])
             what = f"the stream seq {block.start}-{block.end - 1}"
@@ -669,11 +670,11 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
             if event is None:
                 return
             if form == "json":
-                text = orjson.dumps(event, option=orjson.OPT_INDENT_2).decode()
+                text = dumps(event, option=orjson.OPT_INDENT_2).decode()
             else:
                 sections = payload_sections(self.live.session, event)
                 text = (
-                    "\n\n".join(body for _, body, _ in sections) or orjson.dumps(event.get("data")).decode()
+                    "\n\n".join(body for _, body, _ in sections) or dumps(event.get("data")).decode()
                 )
             what = f"seq {seq}"
         self.app.call_from_thread(self._copied, what, form, text)

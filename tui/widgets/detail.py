@@ -28,6 +28,7 @@ from core.read.rows import clip_strings, event_time
 from core.read.session import Session, cut_kind
 from core.read.streams import Block, stream_text
 from core.read.summary import INTERRUPTED_MARK, human_chars
+from core.shared.jsonout import dumps
 from core.shared.text import printable, text_of_blocks, tool_block_failed, tool_result_block, tool_result_text
 from tui.failures import READ_ERRORS
 from tui.live import LiveSession
@@ -149,7 +150,7 @@ def render_sections(
         hidden += cut
         if lexer == "json" and len(text) <= REFORMAT_LIMIT:  # a bigger one is shown as written, clipped
             try:
-                shown = orjson.dumps(orjson.loads(text), option=orjson.OPT_INDENT_2).decode()
+                shown = dumps(orjson.loads(text), option=orjson.OPT_INDENT_2).decode()
                 shown, cut = clip(shown, limit)
             except orjson.JSONDecodeError:
                 pass
@@ -167,9 +168,7 @@ def render_event(
     parts, hidden = render_sections(title, payload_sections(session, event), limit, theme)
     if is_invalid(event):
         parts.append(Text(f"not read: {event[INVALID]}", style="bold yellow"))
-    pretty = orjson.dumps(
-        clip_strings(event, JSON_STRING_LIMIT, note=True), option=orjson.OPT_INDENT_2
-    ).decode()
+    pretty = dumps(clip_strings(event, JSON_STRING_LIMIT, note=True), option=orjson.OPT_INDENT_2).decode()
     pretty, cut = clip(pretty, limit)
     hidden += cut
     parts.append(Text("── event JSON", style="dim"))
