@@ -12,7 +12,7 @@ from core.policies.checkpoint import plan_checkpoint
 from core.policies.rewind import preview_rewind
 from core.read.load import load_session
 from tests.conftest import FIXTURES
-from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, read_inbox, settle, text
+from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, plain, read_inbox, settle, text
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.confirm import ConfirmScreen
 
@@ -54,7 +54,7 @@ async def test_the_cursor_on_an_older_mark_previews_and_rewinds_that_mark(tmp_pa
         assert region.row_count == len(older.region.shadowed_seqs)
         await pilot.press("w")
         await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        body = app.screen.body.plain  # type: ignore[attr-defined]
+        body = plain(app.screen.body)  # type: ignore[attr-defined]
         assert "Checkpoint 1 (look at the parser)" in body and "result grep" in body and "result read_file" in body
         await pilot.press("y")
         await settle(pilot, lambda: len(read_inbox(path)) == 1)
