@@ -34,22 +34,36 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, taken as Ctrl-C is: the run ends where it stands, the host closes, its log stays resumable."""
 
 
-def _terminate(_signum: int, _frame: object) -> None:
-    raise Terminated
+class _Stops:
+    """SIGTERM and Ctrl-C on the main thread while a run lasts: the first ends the run where it stands (SIGTERM
+    raises ``Terminated``, taken as Ctrl-C's ``KeyboardInterrupt`` is); a later one, or one once the host is closing,
+    is only noted, so that nothing cuts the close short (the host answers its inbox and says it exited)."""
 
+    def __init__(self) -> None:
+        self.ending = False
+        self.noted: list[int] = []
 
-@contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Within: SIGTERM raises ``Terminated``. Only a process's main thread takes signals (``main`` run on another
-    thread, as tests run it, leaves them as they are)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _terminate)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    def __call__(self, signum: int, _frame: object) -> None:
+        if self.ending:
+            self.noted.append(signum)
+            return
+        self.ending = True
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def taken(self) -> Iterator[None]:
+        """Within: both signals come here. Only a process's main thread takes signals (``main`` run on another
+        thread, as tests run it, leaves them as they are)."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                if handler is not None:  # None: a handler set from C, which Python cannot set back
+                    signal.signal(sig, handler)
 
 
 def find_session(root: Path, session_id: str) -> Path:
@@ -139,16 +153,22 @@ def _run(args: argparse.Namespace) -> int:
     progress(f"session {host.session.id}\nlog {host.writer.path}")
     outcomes: list[TurnOutcome] | None = None
     ended: KeyboardInterrupt | None = None
-    try:
-        with _sigterm_as_interrupt():
+    stops = _Stops()
+    with stops.taken():
+        try:
             outcomes = host.run()
-    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the log stays as a kill would leave it, resumable
-        ended = exc
-    finally:
-        host.close()
-    if outcomes is None:
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the log stays as a kill would leave it, resumable
+            ended = exc
+        finally:
+            stops.ending = True  # a signal from here on waits for the close
+            host.close()
+    if ended is not None:
         how, code = ("terminated", EXIT_TERMINATED) if isinstance(ended, Terminated) else ("interrupted", EXIT_INTERRUPTED)
         return fail(f"{how}; `{_resume_command(args, host.session.id, host.writer.path)}` continues the session", code)
+    assert outcomes is not None  # the run returned
+    if stops.noted:  # the run had ended; the close it let finish
+        how, code = ("terminated", EXIT_TERMINATED) if stops.noted[0] == signal.SIGTERM else ("interrupted", EXIT_INTERRUPTED)
+        return fail(f"{how} while the host was closing, after its run had ended; it closed the session first", code)
     payload = {
         "session": host.session.id,
         "log": str(host.writer.path),
@@ -203,7 +223,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "operator's stop cut the run short (it ended a turn, or a task never ran; a --linger host stopped "
             "while idle after its tasks exits 0), 2 when the run could not start or had to stop because its log was cut "
             "short, replaced or removed under it or could not be written (a full disk), 130 when Ctrl-C interrupted "
-            "it, 143 when a SIGTERM ended it the same way (the session stays as it was, for --resume)."
+            "it, 143 when a SIGTERM ended it the same way (the session stays as it was, for --resume); a second "
+            "signal while the host closes is only noted, and the close finishes."
         ),
     )
     p.add_argument("task", nargs="*", metavar="TASK", help="the task prompt(s); each becomes one turn")

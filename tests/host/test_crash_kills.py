@@ -295,19 +295,24 @@ def test_sigterm_ends_the_run_as_ctrl_c_does_and_the_session_resumes(
     assert second.proc.wait(60) == 0, second.text()
 
 
-def _writing_beside(pid: int, log: Path) -> bool:
-    """Whether process ``pid`` holds a file open for writing in ``log``'s directory other than the log and its lock
-    file (a file with no name counts: ``/proc`` shows it as ``#inode (deleted)``)."""
-    fds = Path(f"/proc/{pid}/fd")
+def _open_for_writing(pid: int) -> list[str]:
+    """What process ``pid`` holds open for writing, as ``/proc`` names it (a file with no name: ``#inode (deleted)``)."""
+    fds, found = Path(f"/proc/{pid}/fd"), []
     for fd in fds.iterdir():
         try:
             target, flags = os.readlink(fd), (fds.parent / "fdinfo" / fd.name).read_text()
         except OSError:
             continue
-        mode = int(flags.split("flags:")[1].split()[0], 8) & os.O_ACCMODE
-        if mode != os.O_RDONLY and target.startswith(f"{log.parent}/") and target not in (str(log), str(log.parent / LOCK_NAME)):
-            return True
-    return False
+        if int(flags.split("flags:")[1].split()[0], 8) & os.O_ACCMODE != os.O_RDONLY:
+            found.append(target)
+    return found
+
+
+def _writing_beside(pid: int, log: Path) -> bool:
+    """Whether process ``pid`` holds a file open for writing in ``log``'s directory other than the log and its lock
+    file."""
+    return any(target.startswith(f"{log.parent}/") and target not in (str(log), str(log.parent / LOCK_NAME))
+               for target in _open_for_writing(pid))  # fmt: skip
 
 
 def _listing(directory: Path) -> dict[str, str]:
@@ -347,3 +352,28 @@ def test_a_repair_killed_while_it_writes_leaves_the_log_and_its_directory_as_the
     assert main(["repair", str(log)]) == 0
     assert sorted(p.name.split(".damaged-")[0] + (".damaged" if ".damaged-" in p.name else "")
                   for p in log.parent.iterdir()) == sorted([log.name, f"{log.name}.damaged", LOCK_NAME])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("signals", "code", "how"),
+    [((signal.SIGTERM, signal.SIGTERM), 143, "terminated"), ((signal.SIGINT, signal.SIGTERM), 130, "interrupted"),
+     ((signal.SIGTERM, signal.SIGINT), 143, "terminated")],
+    ids=["term-term", "int-term", "term-int"],
+)  # fmt: skip
+def test_a_second_signal_while_the_run_closes_lets_it_close_and_exit_as_the_first_says(
+    tmp_path: Path, spawn: Callable[..., _Process], signals: tuple[int, int], code: int, how: str
+) -> None:
+    """A SIGTERM while ``run`` was closing after the first (a service manager that signals twice, an impatient
+    ``kill``) took the default action: the process died mid-close (-15), host.json never said 'exited', no resume
+    command was named (a second Ctrl-C cut the close short too); it is now only noted, and the close finishes."""
+    first, log, _ = _idle_host(tmp_path, spawn)
+    inbox = control.inbox_path(log)
+    with control.locked_inbox(inbox):  # the host's close waits for it (a sender holding it), up to 2 s
+        first.proc.send_signal(signals[0])
+        first.wait_for(lambda: str(inbox) in _open_for_writing(first.proc.pid), timeout=30)
+        first.proc.send_signal(signals[1])
+    assert first.proc.wait(30) == code, first.text()
+    said = first.text()
+    assert "Traceback" not in said and said.splitlines()[-1].startswith(f"tapedeck: {how}; `tapedeck run "), said
+    assert _state(log)[0] == "exited"
+    assert [e["data"]["state"] for e in read_log(log).events if e["type"] == "tapedeck/state"][-1] == "exited"
