@@ -33,6 +33,7 @@ BRIDGE_STATES = ("running", "pausing", "paused", "idle", "exited")
 HEARTBEAT_FRESH_MS = 5000  # a heartbeat younger than this means live when the pid cannot be checked
 MAX_BRIDGE_BYTES = 64 << 10
 MAX_OUTCOME_LINE = 1 << 20
+READ_SLICE = 1 << 20  # bytes of control.outcomes.jsonl read at a time
 _VERSION = re.compile(
     rb"""\bVERSION\s*=\s*["']([0-9A-Za-z][0-9A-Za-z.+-]*)["']|tapedeck-bridge/([0-9A-Za-z][0-9A-Za-z.+-]*)"""
 )
@@ -332,6 +333,7 @@ class OutcomeReader:
         self._identity: tuple[int, int] | None = None
         self._offset = 0
         self._pending = b""
+        self._overlong = False  # the bytes up to the next newline are the rest of a line too long to be an outcome
 
     def read(self) -> list[dict[str, Any]]:
         """The outcomes completed since the last call (the file is read again if it was replaced or cut)."""
@@ -340,19 +342,29 @@ class OutcomeReader:
             return []
         identity, size = found
         if identity != self._identity or size < self._offset:
-            self._identity, self._offset, self._pending = identity, 0, b""
+            self._identity, self._offset, self._pending, self._overlong = identity, 0, b"", False
             self.outcomes.clear()
-        if size == self._offset:
-            return []
-        data = self._read_range(self._offset, size - self._offset)
-        if data is None:
-            return []
-        self._offset += len(data)
-        buf = self._pending + data
-        lines = buf.split(b"\n")
+        fresh: list[dict[str, Any]] = []
+        while self._offset < size:  # a slice at a time: a huge file (forged, or a runaway plugin's) is never held
+            data = self._read_range(self._offset, min(size - self._offset, READ_SLICE))
+            if not data:  # gone, or cut short since the stat
+                break
+            self._offset += len(data)
+            fresh.extend(self._take(data))
+        return fresh
+
+    def _take(self, data: bytes) -> list[dict[str, Any]]:
+        """The outcomes completed by ``data``, the file's next bytes (a line's start is kept for the next)."""
+        if self._overlong:  # the rest of a line too long to be an outcome, up to its end
+            end = data.find(b"\n")
+            if end < 0:
+                return []
+            data, self._overlong = data[end + 1 :], False
+        lines = (self._pending + data).split(b"\n")
         self._pending = lines.pop()
-        if len(self._pending) > MAX_OUTCOME_LINE:
-            self._pending = b""  # an endless line is never an outcome; drop what was kept of it
+        if len(self._pending) > MAX_OUTCOME_LINE:  # an endless line is never an outcome: skipped, to its end
+            self._pending, self._overlong = b"", True
+            self.skipped += 1
         fresh = []
         for raw in lines:
             if not raw.strip():

@@ -48,6 +48,29 @@ def test_a_replaced_file_is_read_from_its_start(tmp_path: Path) -> None:
     assert [o["requestId"] for o in reader.read()] == ["b"] and set(reader.outcomes) == {"b"}
 
 
+def test_a_huge_outcomes_file_is_read_in_slices_never_whole(tmp_path: Path) -> None:
+    """A control.outcomes.jsonl of 64 MiB (forged, or a runaway plugin's) was read in one piece at the TUI's every
+    host check and by 'control --wait', holding it whole (1 GB: 1 GB of memory); it is read a slice at a time,
+    its outcomes kept, and what a read holds does not grow with the file."""
+    import tracemalloc
+
+    path = tmp_path / OUTCOMES_FILE
+    with open(path, "wb") as f:
+        f.write(b'{"requestId":"a","op":"pause","outcome":"applied"}\n')
+        f.truncate(64 << 20)  # NUL bytes: one line far over the longest outcome
+        f.seek(0, os.SEEK_END)
+        f.write(b'\n{"requestId":"b","op":"resume","outcome":"applied"}\nnot json\n')
+    reader = OutcomeReader(tmp_path)
+    tracemalloc.start()
+    try:
+        found = reader.read()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [o["requestId"] for o in found] == ["a", "b"] and reader.skipped == 2  # the NUL line and "not json"
+    assert peak < 8 << 20, peak
+
+
 def test_a_symlinked_outcomes_file_is_not_read(tmp_path: Path) -> None:
     target = tmp_path / "elsewhere"
     target.write_text('{"requestId":"a","op":"pause","outcome":"applied"}\n')
