@@ -64,3 +64,23 @@ async def test_help_on_the_folds_screen_explains_backoff(tmp_path: Path) -> None
         assert app.screen.legend == LEGEND
         assert "backoffAfterExpansions" in dict(LEGEND)["backoff"]
         assert "policy.folds.expand" in {entry.binding_id for entry in app.screen.entries}
+
+
+async def test_page_down_in_an_empty_tape_table_keeps_the_app(fixtures_dir: Path) -> None:
+    """A DSH log has no tape entries: page down in the Tape screen's empty table highlights row -1, whose event
+    carries no row key, and reading its value raised AttributeError out of the app (found by a Pilot run that
+    followed a growing log)."""
+    from tests.tui.pilot import make_app, settled_main_screen
+    from tui.screens.tape import TapeScreen
+
+    app = make_app(fixtures_dir / "error-finish.session.jsonl")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("t")
+        await settle(pilot)
+        assert isinstance(app.screen, TapeScreen)
+        for key in ("pagedown", "pageup", "end", "home", "down"):
+            await pilot.press(key)
+            await settle(pilot)
+        assert "No tape entries yet." in str(app.screen.query_one("#tape-text").render())
+    assert app._exception is None
