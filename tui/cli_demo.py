@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from core.cli.args import MAX_SECONDS
+from core.cli.args import MAX_SECONDS, path_argument
 from core.cli.common import guarded
 from core.control.inbox import append_request, inbox_path
 from core.host.demo_scenario import TASKS, write_script
@@ -183,9 +183,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--no-tui", action="store_true", help="print progress and the log path instead of opening the TUI")
     p.add_argument("--speed", type=float, default=1.0, metavar="X", help="pace multiplier; 0 runs at full speed (default 1)")
-    p.add_argument("--workspace", metavar="DIR", help="an empty (or new) directory for the demo project (default: a temp dir)")
+    p.add_argument("--workspace", metavar="DIR", type=path_argument, help="an empty (or new) directory for the demo project (default: a temp dir)")
     p.add_argument(
-        "--sessions-root", default=str(default_sessions_root()), metavar="DIR",
+        "--sessions-root", default=str(default_sessions_root()), metavar="DIR", type=path_argument,
         help="where the log goes (default: %(default)s)",
     )
     p.add_argument("--zstd", action="store_true", help="write the log zstd-compressed")

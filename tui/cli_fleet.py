@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from core.cli.args import add_interval, add_roots, check_local_roots, check_seconds
+from core.cli.args import add_interval, add_roots, check_local_roots, check_seconds, path_argument
 from core.cli.common import guarded
 from core.control.config import load_config
 from core.log.tail import FOLLOW_INTERVAL
@@ -40,6 +40,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     add_roots(p)
-    p.add_argument("--config", metavar="FILE", help="config file whose alerts and model sections apply")
+    p.add_argument("--config", metavar="FILE", type=path_argument, help="config file whose alerts and model sections apply")
     add_interval(p, FOLLOW_INTERVAL, "how often an opened session's file is checked for appends")
     p.set_defaults(handler=guarded(lambda a: run_fleet(a.roots, a.config, a.interval)))

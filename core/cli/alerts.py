@@ -110,7 +110,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--exec", metavar="CMD", help="run CMD (with /bin/sh) for each alert, the alert's JSON on stdin")
     p.add_argument("--exec-timeout", type=float, default=10.0, metavar="S",
                    help="time limit of each --exec command (default 10)")  # fmt: skip
-    p.add_argument("--config", metavar="FILE", help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
+    p.add_argument("--config", metavar="FILE", type=path_argument, help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="change one config key, such as alerts.budget.usd=5 (repeatable)")  # fmt: skip
     add_interval(p, 0.1, "how often --follow checks the logs (default 0.1)")

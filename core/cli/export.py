@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, check_types, check_utf8
+from core.cli.args import add_json, add_log_path, check_types, check_utf8, path_argument
 from core.cli.common import emit, for_terminal, guarded, warn
 from core.shared.errors import TapedeckError, seq_not_in_log
 from core.shared.text import counted
@@ -197,7 +197,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--redact", action=argparse.BooleanOptionalAction, default=None,
                    help="replace keys, tokens, passwords, secret environment values, e-mail addresses and "
                    "home paths (default: on, but off when stdout is a terminal)")  # fmt: skip
-    p.add_argument("-o", "--output", metavar="FILE",
+    p.add_argument("-o", "--output", metavar="FILE", type=path_argument,
                    help="write here (default: stdout); an existing directory: a file in it named for the session, "
                    "the moment and the format")  # fmt: skip
     p.set_defaults(handler=guarded(_export, paused=True))

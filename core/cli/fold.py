@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path
+from core.cli.args import add_json, add_log_path, path_argument
 from core.cli.common import emit, guarded
 from core.control.config import CONFIG_EVENT, load_config, parse_value, replay_config, set_value
 from core.policies.fold import FOLD, ResultCalls, preview_fold, shown_through
@@ -84,7 +84,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "Nothing is written.",
     )
     add_log_path(p)
-    p.add_argument("--config", metavar="FILE", help="policy config file (TOML or JSON) whose [slice] section applies")
+    p.add_argument("--config", metavar="FILE", type=path_argument, help="policy config file (TOML or JSON) whose [slice] section applies")
     p.add_argument(
         "--set",
         action="append",

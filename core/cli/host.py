@@ -236,15 +236,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--workspace",
         metavar="DIR",
+        type=path_argument,
         help="directory the agent works in (default: the current directory; for --resume, the one the log records)",
     )
     p.add_argument(
-        "--sessions-root", default=str(default_sessions_root()), metavar="DIR",
+        "--sessions-root", default=str(default_sessions_root()), metavar="DIR", type=path_argument,
         help="where logs go (default: %(default)s)",
     )
-    p.add_argument("--config", metavar="FILE", help="policy config file (TOML or JSON)")
+    p.add_argument("--config", metavar="FILE", type=path_argument, help="policy config file (TOML or JSON)")
     p.add_argument(
-        "--resume", metavar="ID", help="continue the session with this id (or its log or session directory) after a "
+        "--resume", metavar="ID", type=path_argument, help="continue the session with this id (or its log or session directory) after a "
         "crash or stop"
     )
     p.add_argument(

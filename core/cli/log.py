@@ -18,6 +18,7 @@ from core.cli.args import (
     check_local_roots,
     check_types,
     local_roots,
+    path_argument,
 )
 from core.cli.common import RULE_SECTIONS, JsonList, emit, guarded, json_member, warn, write_bytes
 from core.cli.rowspool import RowSpool
@@ -396,6 +397,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "is left out, counted in the heading, and its note says to read it again).",
     )
     add_roots(p)
-    p.add_argument("--config", metavar="FILE", help="config file whose alerts and model sections apply")
+    p.add_argument("--config", metavar="FILE", type=path_argument, help="config file whose alerts and model sections apply")
     add_json(p)
     p.set_defaults(handler=guarded(_sessions))

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json
+from core.cli.args import add_json, path_argument
 from core.cli.common import emit, guarded
 from core.control.config import load_config
 from core.policies.adaptive import CHECKPOINT, classify_task, phase_text
@@ -33,8 +33,8 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("text", metavar="TEXT", help="the human request ('-' reads it from stdin)")
     parser.add_argument("--class", dest="task_class", choices=TASK_CLASSES, help="skip classification")
-    parser.add_argument("--evidence", metavar="FILE", help="recent tool output to weigh (UTF-8 text file)")
-    parser.add_argument("--config", metavar="FILE", help="policy config file (TOML or JSON) whose [adaptive] section applies")
+    parser.add_argument("--evidence", metavar="FILE", type=path_argument, help="recent tool output to weigh (UTF-8 text file)")
+    parser.add_argument("--config", metavar="FILE", type=path_argument, help="policy config file (TOML or JSON) whose [adaptive] section applies")
     add_json(parser)
     parser.set_defaults(handler=guarded(run))
 

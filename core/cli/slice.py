@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, check_at_least, check_utf8
+from core.cli.args import add_json, add_log_path, check_at_least, check_utf8, path_argument
 from core.cli.common import emit, emit_json_list_field, guarded
 from core.cli.fold import effective_config
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
@@ -228,7 +228,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument(
         "--entry-max-chars", metavar="N", help="code-point cap per entry (history.entryMaxChars, >= 256)"
     )
-    p.add_argument("--config", metavar="FILE", help="policy config file (TOML or JSON) whose [slice] section applies")
+    p.add_argument("--config", metavar="FILE", type=path_argument, help="policy config file (TOML or JSON) whose [slice] section applies")
     add_json(p)
     p.set_defaults(handler=guarded(_seal))
 

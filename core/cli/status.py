@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path
+from core.cli.args import add_json, add_log_path, path_argument
 from core.cli.common import emit, guarded
 from core.control.config import CONFIG_EVENT, load_config, logged_config
 from core.log.vocabulary import HOST_EVENT
@@ -29,10 +29,11 @@ def register(subparsers: Any) -> None:
         ),
     )
     add_log_path(parser)
-    parser.add_argument("--workspace", metavar="DIR", help="workspace directory (default: the session header's cwd)")
+    parser.add_argument("--workspace", metavar="DIR", type=path_argument, help="workspace directory (default: the session header's cwd)")
     parser.add_argument(
         "--config",
         metavar="FILE",
+        type=path_argument,
         help="policy config file (TOML or JSON) whose [prolong] section applies when the log records none "
         "(a DeepSeek Harness log); a tapedeck host's log records the config it ran with",
     )

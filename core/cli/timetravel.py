@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path
+from core.cli.args import add_json, add_log_path, path_argument
 from core.cli.common import (
     RULE_SECTIONS,
     dumps_indented,
@@ -425,6 +425,6 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "section says otherwise.",
     )
     add_log_path(p)
-    p.add_argument("--config", metavar="FILE", help="config file whose [model.prices] table overrides prices")
+    p.add_argument("--config", metavar="FILE", type=path_argument, help="config file whose [model.prices] table overrides prices")
     add_json(p)
     p.set_defaults(handler=guarded(_cost, paused=True))

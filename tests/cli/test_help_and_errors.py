@@ -247,3 +247,27 @@ def test_an_empty_path_is_refused(argv: list[str], capsys: pytest.CaptureFixture
         main(argv, TUI_COMMANDS)
     assert done.value.code == 2
     assert "an empty path names nothing" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["cost", "LOG", "--config", ""], ["fold", "LOG", "--config", ""], ["seal", "LOG", "--config", ""],
+     ["sessions", "--config", ""], ["alerts", "LOG", "--config", ""], ["route", "x", "--config", ""],
+     ["route", "x", "--evidence", ""], ["status", "LOG", "--workspace", ""], ["status", "LOG", "--config", ""], ["export", "LOG", "-o", ""],
+     ["run", "x", "--sessions-root", ""], ["run", "x", "--workspace", ""], ["run", "--resume", ""],
+     ["run", "x", "--config", ""], ["demo", "--workspace", ""], ["demo", "--sessions-root", ""],
+     ["watch", "LOG", "--config", ""], ["fleet", "--config", ""]],
+)  # fmt: skip
+def test_an_empty_path_option_is_refused(
+    argv: list[str], fixtures_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # as an empty PATH is: '' is Path('.'), so 'run --sessions-root ""' wrote the session into the agent's
+    # workspace, '--workspace ""' ran there, '--resume ""' started a new session, '--evidence ""' weighed none and
+    # '--config ""' and '-o ""' named '.' as the file that is a directory
+    from tui.cli import TUI_COMMANDS
+
+    log = str(fixtures_dir / FIXTURE)
+    with pytest.raises(SystemExit) as done:
+        main([log if word == "LOG" else word for word in argv], TUI_COMMANDS)
+    assert done.value.code == 2
+    assert "an empty path names nothing" in capsys.readouterr().err
