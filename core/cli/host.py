@@ -82,18 +82,19 @@ def find_session(root: Path, session_id: str) -> Path:
 
 def _resume_command(args: argparse.Namespace, session_id: str, log: Path) -> str:
     """The command that continues an interrupted run as it was started: the id when the log is under the default
-    sessions root (else the log's path), and the model and config it ran with, which a resume does not read back."""
+    sessions root (else the log's absolute path), and the model and config it ran with, which a resume does not read back."""
     default_root = default_sessions_root().resolve()
-    target = session_id if log.resolve().is_relative_to(default_root) else str(log)
-    parts = ["tapedeck", "run", "--resume", target]
+    target = session_id if log.resolve().is_relative_to(default_root) else os.path.abspath(log)
+    parts = ["tapedeck", "run"]
     for flag, value, default in (
+        ("--resume", target, None),
         ("--provider", args.provider, "openai"),
         ("--model", args.model, None),
         ("--base-url", args.base_url, None),
         ("--config", args.config, None),
     ):
-        if value != default:
-            parts += [flag, value]
+        if value != default:  # a value starting with '-' is joined to its flag, or it would read as an option
+            parts += [f"{flag}={value}"] if value.startswith("-") else [flag, value]
     return shlex.join(parts)
 
 

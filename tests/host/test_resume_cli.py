@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import argparse
 import errno
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -12,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from core.cli import main
-from core.log.layout import log_path
+from core.cli import build_parser, main
+from core.cli.host import _resume_command
+from core.log.layout import default_sessions_root, log_path
 from core.log.reader import read_log
 from core.log.writer import LOCK_NAME, SessionWriter
 from core.read.load import load_session
@@ -329,8 +332,7 @@ def test_run_refuses_an_empty_session_id_instead_of_making_up_one(
     [
         ("nope", "no session 'nope' under"),
         ("DSH", "a DeepSeek Harness (DSH) session log"),
-        ("", "--resume is empty"),
-        ("  ", "--resume is empty"),
+        ("  ", "--resume is empty"),  # '' is refused by the parser (tests/cli/test_help_and_errors.py)
     ],
 )
 def test_resume_names_what_is_wrong_with_its_target_before_asking_for_a_model_key(
@@ -467,3 +469,25 @@ def test_where_no_unnamed_file_can_be_made_the_repair_writes_log_repair_and_repl
     assert sorted(p.name.split("-")[0] for p in log.parent.iterdir() if p.name.startswith(log.name)) == [
         log.name, f"{log.name}.damaged"]  # fmt: skip
     assert _resume(tmp_path) == 0
+
+
+@pytest.mark.parametrize(
+    ("log", "session_id", "options"),
+    [("--w--/s1/session.jsonl", "s1", ["--config", "-odd.toml"]), (None, "-x", ["--model", "-m"])],
+    ids=["relative-root", "dashed-id"],
+)
+def test_the_resume_command_named_runs_whatever_its_words_start_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, log: str | None, session_id: str, options: list[str]
+) -> None:
+    """With a relative sessions root (``--sessions-root .``) the log is '--w--/ID/session.jsonl', and the resume
+    command a stopped run named was ``tapedeck run --resume --w--/…``, which takes that path for an option; an id,
+    a model or a config starting with '-' did the same. The command named now parses back to this log and these
+    options, from any directory."""
+    monkeypatch.chdir(tmp_path)
+    path = Path(log) if log else default_sessions_root() / "--w--" / session_id / "session.jsonl"
+    given = {"provider": "openai", "model": None, "base_url": None, "config": None}
+    given[options[0].lstrip("-")] = options[1]
+    hint = _resume_command(argparse.Namespace(**given), session_id, path)
+    parsed = build_parser(command="run").parse_args(shlex.split(hint)[1:])
+    assert parsed.resume == (str(tmp_path / log) if log else session_id), hint
+    assert getattr(parsed, options[0].lstrip("-")) == options[1], hint
