@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from core.shared.envdirs import own_dir, xdg_dir
 from core.shared.parsers import parse_toml
 
 KEYMAP_NAME = "keymap.toml"
 
 
 def keymap_path() -> Path:
-    """``$TAPEDECK_HOME/keymap.toml`` when TAPEDECK_HOME is set, else ``$XDG_CONFIG_HOME/tapedeck/keymap.toml``."""
-    home = os.environ.get("TAPEDECK_HOME")
+    """``$TAPEDECK_HOME/keymap.toml`` when TAPEDECK_HOME is set, else ``$XDG_CONFIG_HOME/tapedeck/keymap.toml`` (a
+    relative XDG_CONFIG_HOME is ignored, as ``core.shared.envdirs`` ignores the other XDG directories)."""
+    home = own_dir("TAPEDECK_HOME")
     if home:
-        return Path(home).expanduser() / KEYMAP_NAME
-    config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(config).expanduser() / "tapedeck" / KEYMAP_NAME
+        return home / KEYMAP_NAME
+    return xdg_dir("XDG_CONFIG_HOME", Path.home() / ".config") / "tapedeck" / KEYMAP_NAME
 
 
 def _flatten(table: Mapping[str, Any], prefix: str = "", depth: int = 0) -> Iterable[tuple[str, Any]]:

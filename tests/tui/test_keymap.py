@@ -27,6 +27,14 @@ def test_keymap_path(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     assert keymap_path() == tmp_path / "cfg" / "tapedeck" / "keymap.toml"
 
 
+def test_a_relative_xdg_config_home_is_ignored(monkeypatch: pytest.MonkeyPatch) -> None:
+    # as 909e8d6 ignores a relative XDG_CACHE_HOME or XDG_DATA_HOME: the XDG spec says so, and the theme picked is
+    # written beside the keymap, which would land in whichever directory the TUI was started from
+    monkeypatch.delenv("TAPEDECK_HOME", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", "cfg")
+    assert keymap_path() == Path.home() / ".config" / "tapedeck" / "keymap.toml"
+
+
 def test_load_keymap(tmp_path: Path) -> None:
     path = tmp_path / "keymap.toml"
     assert load_keymap(path, IDS) == ({}, [])
