@@ -229,6 +229,17 @@ def test_unreadable_script_files(tmp_path: Path) -> None:
             make_provider(f"scripted:{bad}")
 
 
+def test_a_script_that_never_ends_is_refused_not_read_forever(tmp_path: Path) -> None:
+    """'run --provider scripted:/dev/zero' (or a file past any script's size) read the file whole: it hung, growing
+    without bound until memory ran out; the script is read up to a bound, past which it is refused."""
+    limit = "import resource; resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "  # this test's safety net
+    code = (limit + "from core.host.providers import make_provider\n"
+            "try:\n    make_provider('scripted:/dev/zero')\nexcept Exception as exc:\n    print(type(exc).__name__, exc)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    assert done.stdout == "ProviderError scripted model: /dev/zero is larger than 64 MiB, which no script is\n", done
+
+
 def _user(text: str, **source: Any) -> dict[str, Any]:
     return {"role": "user", "content": [{"type": "text", "text": text}], "source": source or {"kind": "user"}}
 

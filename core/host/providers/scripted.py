@@ -62,6 +62,7 @@ from core.shared.chat import ChunkSink, Completion, ModelRequest
 from core.shared.model_specs import Limits
 from core.shared.parsers import Failure, Unparsable, parse_json
 from core.shared.regex import RegexRefused, linear_regex
+from core.shared.regular import read_capped
 from core.shared.text import js_json
 
 SCRIPT_MISMATCH = "SCRIPT_MISMATCH"
@@ -74,6 +75,7 @@ CALL_KEYS = ("name", "arguments", "id")
 EXPECT_KEYS = ("resultContains", "resultMatches")
 USAGE_KEYS = ("inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "reasoningTokens")
 CHARS_PER_TOKEN = 4
+MAX_SCRIPT_BYTES = 64 << 20  # a script is model answers: far less; past it the file is something else
 ARGUMENT_PIECE = 16
 _TEXT_PIECE = re.compile(r"\s*\S{1,8}|\s+")
 
@@ -172,9 +174,13 @@ def load_script(path: str | Path) -> tuple[dict[str, Any], SequencePlayer | Plan
     ``responses`` or ``plans``."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        data = read_capped(p, MAX_SCRIPT_BYTES)  # a device without end (/dev/zero) is not read forever
     except OSError as exc:
         raise ProviderError(f"scripted model: cannot read {p}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_SCRIPT_BYTES:
+        raise ProviderError(f"scripted model: {p} is larger than {MAX_SCRIPT_BYTES >> 20} MiB, which no script is")
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ProviderError(f"scripted model: {p} is not valid JSON: {exc}") from exc
     try:
