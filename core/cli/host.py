@@ -81,17 +81,21 @@ def find_session(root: Path, session_id: str) -> Path:
 
 
 def _resume_command(args: argparse.Namespace, session_id: str, log: Path) -> str:
-    """The command that continues an interrupted run as it was started: the id when the log is under the default
-    sessions root (else the log's absolute path), and the model and config it ran with, which a resume does not read back."""
+    """The command that continues an interrupted run as it was started, from any directory: the id when the log is
+    under the default sessions root (else the log's absolute path), and the provider, model and config it ran with,
+    which a resume does not read back (a script's and a config's file by its absolute path)."""
     default_root = default_sessions_root().resolve()
     target = session_id if log.resolve().is_relative_to(default_root) else os.path.abspath(log)
+    kind, scripted, script = args.provider.partition(":")
+    provider = f"{kind}:{os.path.abspath(script.strip())}" if kind == "scripted" and scripted else args.provider
+    config = os.path.abspath(os.path.expanduser(args.config)) if args.config is not None else None
     parts = ["tapedeck", "run"]
     for flag, value, default in (
         ("--resume", target, None),
-        ("--provider", args.provider, "openai"),
+        ("--provider", provider, "openai"),
         ("--model", args.model, None),
         ("--base-url", args.base_url, None),
-        ("--config", args.config, None),
+        ("--config", config, None),
     ):
         if value != default:  # a value starting with '-' is joined to its flag, or it would read as an option
             parts += [f"{flag}={value}"] if value.startswith("-") else [flag, value]

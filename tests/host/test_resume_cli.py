@@ -490,4 +490,18 @@ def test_the_resume_command_named_runs_whatever_its_words_start_with(
     hint = _resume_command(argparse.Namespace(**given), session_id, path)
     parsed = build_parser(command="run").parse_args(shlex.split(hint)[1:])
     assert parsed.resume == (str(tmp_path / log) if log else session_id), hint
-    assert getattr(parsed, options[0].lstrip("-")) == options[1], hint
+    named = str(tmp_path / options[1]) if options[0] == "--config" else options[1]  # a file: by its absolute path
+    assert getattr(parsed, options[0].lstrip("-")) == named, hint
+
+
+def test_the_resume_command_names_the_config_and_script_files_from_any_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run started with a relative --config or scripted:FILE named them as given, so its resume command, run from
+    another directory, read another file or none: they are named by their absolute paths, as the log is."""
+    monkeypatch.chdir(tmp_path)
+    given = {"provider": "scripted:play.json", "model": None, "base_url": None, "config": "cfg.toml"}
+    hint = _resume_command(argparse.Namespace(**given), "s1", Path("--w--/s1/session.jsonl"))
+    parsed = build_parser(command="run").parse_args(shlex.split(hint)[1:])
+    assert parsed.config == str(tmp_path / "cfg.toml"), hint
+    assert parsed.provider == f"scripted:{tmp_path / 'play.json'}", hint
