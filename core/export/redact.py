@@ -20,7 +20,7 @@ was replaced, by kind. What is replaced:
   ``_auth=…``/``_authToken=…``, a Dockerfile's ``ENV API_KEY …`` and a ``.pgpass`` line's password, their quotes
   escaped too, as JSON text in a string has them, but not a value that is code (``token = next_token()``, ``api_key=args.api_key``, ``password: Optional[str]``, ``$DB_PASSWORD``,
   ``None``, ``secret=secret_value``: ``_secret_value``) nor a setting, a number or a path (``USE_AUTH=disabled``)
-  but a password of digits (``PGPASSWORD=4711``), after a
+  but a secret of digits (``PGPASSWORD=4711``, ``API_KEY=20240607``; not a count: ``max_token: 4096``), after a
   key named for a password and its ``:`` or ``=`` the whole rest of its line (``password: Eat the red apple``,
   ``_line_end``),
   the value after an option named for one (``--password …``, ``--api-key …``: ``_option_value``), the password
@@ -145,6 +145,10 @@ _DOCKER_ENV = re2.compile(
 # a JSON object's key named for a secret, as a quoted key before a value (``_PAIR``): its string value goes whole
 _PASSWORD_KEY = re.compile(rb"(?i:pass(?:word|wd|phrase)?|pwd?|psk)\Z")  # a key word named for a password
 _SECRET_KEY = re.compile("(?:" + _KEY_WORDS.decode() + r"|\bauth)\Z")
+# the words of a key's name (``max_token``, ``maxToken``, ``MAX_TOKEN``) and those that say it holds a count
+_NAME_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
+_COUNT_WORDS = frozenset({"max", "min", "num", "total", "count", "limit", "budget", "input", "output", "prompt",
+                          "completion", "context", "reasoning", "cached"})
 # the value after a command-line option named for a secret (group 3; group 1 its name, group 2 a quote before the
 # value), unless it is code (``_option_value``): ``--password …``, ``--with-token …``, ``--api-key …``
 _OPTION_NAME = rb"--(?:[A-Za-z0-9]+-)*(?:password|passwd|passphrase|token|secret|(?:api|secret|private|access)-?key)"
@@ -344,7 +348,8 @@ def _secret_value(data: bytes, m: Any) -> bool:
     (``token = next_token()``), an attribute (``args.api_key``), a literal, a type or a constant (``None``,
     ``string``, ``MessageType``, ``FG_DEFAULT``), a name holding the key word assigned (``api_key=api_key``,
     ``self.password = password``), each also in Markdown's backticks; but any value of an env file's line
-    (``DB_PASSWORD=…``) or an npm config's (``_authToken=…``) is one but a number (not a password's digits), a path or a setting word, a password's words to its line's end are one (``_line_end``), and a constant or a variable of a config
+    (``DB_PASSWORD=…``) or an npm config's (``_authToken=…``) is one but a number (not a secret's digits,
+    ``_digit_secret``), a path or a setting word, a password's words to its line's end are one (``_line_end``), and a constant or a variable of a config
     (``DB_PASSWORD = MyPassword``) and a key of several words on a config file's line of its own (``apiKey:
     MyApiKey``, ``client_secret: SuperSecret``, ``_config_line``) are assigned a value that reads like a class's
     name, not the class (but for a type's: ``api_key: SecretStr``). Under six characters only a quoted value, an
@@ -365,9 +370,9 @@ def _secret_value(data: bytes, m: Any) -> bool:
     upper = m.group(1).isupper()
     # an env file's ``DB_PASSWORD=…`` or an npm config's ``_auth=…``: data, whatever it looks like
     if sep == b"=" and upper or m.group(1).endswith(_NPM_KEYS):
-        return _digit_password(m.group(1), value) or not _setting(value.decode(errors="replace"))
+        return _digit_secret(_key_name(data, m), value) or not _setting(value.decode(errors="replace"))
     config = _config_line(data, m)
-    if config and _setting(value.decode(errors="replace")) and not _digit_password(m.group(1), value):
+    if config and _setting(value.decode(errors="replace")) and not _digit_secret(_key_name(data, m), value):
         return False  # ``db_password: none``, ``DB_PASSWORD: 123``, ``max_token: 4096``
     if len(value) < ENV_MIN_NAMED and not upper and not config:
         return False
@@ -417,10 +422,21 @@ def _literal_secret(value: bytes) -> bool:
     return not _placeholder(value) and not _COLOR.fullmatch(value) and value.decode(errors="replace").lower() not in _SETTINGS
 
 
-def _digit_password(key: bytes, value: bytes) -> bool:
-    """True when ``value`` is four digits or more after a key named for a password (``password: 12345678``,
-    ``PGPASSWORD=4711``): the password itself, where after a token's key a number is a count (``max_token: 4096``)."""
-    return len(value) >= 4 and value.isdigit() and _PASSWORD_KEY.search(key) is not None
+def _digit_secret(name: bytes, value: bytes) -> bool:
+    """True when ``value`` is four digits or more after a key named for a secret (``password: 12345678``,
+    ``PGPASSWORD=4711``, ``api_key: 20240607``): the secret itself, but under a key that counts (``_counting``)."""
+    return len(value) >= 4 and value.isdigit() and _number_key(name.decode(errors="replace"))
+
+
+@lru_cache(maxsize=4096)  # a log's objects have few keys, asked again and again
+def _number_key(name: str) -> bool:
+    """True when a number of four digits or more under the key ``name`` (the whole of it: ``max_token``) is a
+    secret: the key is named for a password, or for another secret (``api_key``, ``secret``, ``token``, ``auth``)
+    unless a word of it says it counts (``max_token: 4096``, ``prompt_token``; a plural, ``tokens``, names no
+    secret)."""
+    if _PASSWORD_KEY.search(name.encode()) is not None:
+        return True
+    return _secret_key(name) and _COUNT_WORDS.isdisjoint(w.lower() for w in _NAME_WORDS.findall(name))
 
 
 def _config_line(data: bytes, m: Any) -> bool:
@@ -490,11 +506,11 @@ def _secret_key(key: Any) -> bool:
     return type(key) is str and _SECRET_KEY.search(key) is not None
 
 
-def _password_number(key: Any, value: Any) -> bool:
-    """True when ``value``, under ``key`` of a JSON object, is a password of digits written as a number
-    (``{"password": 12345678}``): ``_digit_password``'s rule, four digits or more under a key named for a password
-    (a token's number is a count: ``{"max_tokens": 4096}``)."""
-    return type(value) is int and value >= 1000 and type(key) is str and _PASSWORD_KEY.search(key.encode()) is not None
+def _secret_number(key: Any, value: Any) -> bool:
+    """True when ``value``, under ``key`` of a JSON object, is a secret of digits written as a number
+    (``{"password": 12345678}``, ``{"api_key": 20240607}``): ``_digit_secret``'s rule, four digits or more under a
+    key named for a secret that is no count's (``{"max_tokens": 4096}``, ``{"max_token": 4096}`` stay)."""
+    return type(value) is int and value >= 1000 and type(key) is str and _number_key(key)
 
 
 def _option_value(data: bytes, m: Any) -> bool:
@@ -693,7 +709,7 @@ class Redactor:
         return f"[redacted {kind}]"
 
     def walk(self, value: Any, dump: bytes | None = None, seen: Seen | None = None) -> Any:
-        """``value`` with every string value and key redacted (and a password of digits, ``_password_number``);
+        """``value`` with every string value and key redacted (and a secret of digits, ``_secret_number``);
         other numbers, booleans and nulls unchanged, and the strings of ``WORDS`` (an event's or a block's type, a
         role). A dict or list with nothing to redact is returned as it is, anything else as a copy. ``dump``:
         ``value``'s JSON, when the caller has it; ``seen``: where to note each string redacted one by one (``aside``
@@ -726,7 +742,7 @@ class Redactor:
         if kind is dict:
             walk, keyed, key = self._walk, self._keyed, self._key
             return {key(k): v if type(v) is str and v in WORDS else keyed(v) if _secret_key(k) and type(v) is str
-                    else self._whole_key(str(v)) if _password_number(k, v) else walk(v)
+                    else self._whole_key(str(v)) if _secret_number(k, v) else walk(v)
                     for k, v in value.items()}  # fmt: skip
         if kind is list or kind is tuple:
             if set(map(type, value)) <= SCALARS:  # a list of seqs: nothing to redact (checked in C)
@@ -903,7 +919,7 @@ def _unchanged(value: Any, seen: Seen) -> bool | None:
                 return None
         elif kind is dict:
             for k, v in item.items():  # a loop, not a generator: most dicts here have a few items
-                if type(v) is int and _password_number(k, v):  # ``_walk`` replaces it, which no string noted
+                if type(v) is int and _secret_number(k, v):  # ``_walk`` replaces it, which no string noted
                     return False
                 push(v)
         elif kind is list:
@@ -929,7 +945,7 @@ def _taken(value: Any, seen: Seen, found: list[int]) -> Any:
                 found[i] += n
         return noted[1]
     if kind is dict:
-        if any(type(v) is int and _password_number(k, v) for k, v in value.items()):  # as in ``_unchanged``
+        if any(type(v) is int and _secret_number(k, v) for k, v in value.items()):  # as in ``_unchanged``
             raise _Unseen
         return {k: _taken(v, seen, found) for k, v in value.items()}
     if kind is list:

@@ -548,19 +548,22 @@ def test_a_secret_under_a_key_named_for_one_in_a_json_object_is_redacted(
 def test_a_password_of_digits_a_json_object_holds_as_a_number_is_redacted(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A number under a key named for a password (four digits or more, as on a config line) is that password, in
-    every format and in the surface's copy of the call too; a token's number, a short one, a port and a count
-    stay numbers."""
+    """A number under a key named for a password or another secret (four digits or more, as on a config line) is
+    that secret, in every format and in the surface's copy of the call too; a count of tokens, a short number and
+    a port stay numbers."""
     monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
     arguments = {"password": 12345678, "db": {"db_password": 4711, "port": 5432}, "pwd": 987654321, "pass": 123,
-                 "mail": "ann@example.com", "max_tokens": 4096, "tokens": 1200, "token": 55501234, "passes": 3, "flag": True}  # fmt: skip
+                 "mail": "ann@example.com", "max_tokens": 4096, "tokens": 1200, "token": 55501234, "passes": 3,
+                 "flag": True, "api_key": 20240607, "secret": 8675309, "max_token": 8192, "input_tokens": 5000,
+                 "token_count": 3000, "auth": 99}  # fmt: skip
     r = Redactor(environ={}, home="/home/ann")
     out = r.walk({"arguments": arguments})["arguments"]
     assert out == {**arguments, "password": "[redacted key]", "pwd": "[redacted key]", "mail": "[redacted email]",
-                   "db": {"db_password": "[redacted key]", "port": 5432}}  # fmt: skip
-    assert r.summary()["key"] == 3
+                   "db": {"db_password": "[redacted key]", "port": 5432}, "token": "[redacted key]",
+                   "api_key": "[redacted key]", "secret": "[redacted key]"}  # fmt: skip
+    assert r.summary()["key"] == 6
     # the strings a walk noted answer for no number it replaced (nor a nested one beside a string it redacted)
-    for value, found in ((arguments, (3, 0, 1, 0)), ([arguments["db"]], (1, 0, 0, 0)),
+    for value, found in ((arguments, (6, 0, 1, 0)), ([arguments["db"]], (1, 0, 0, 0)),
                          ({"db": arguments["db"], "mail": arguments["mail"]}, (1, 0, 1, 0))):  # fmt: skip
         seen: Seen = {}
         walked = r.walk({"value": value, "host": "db.internal"}, seen=seen)["value"]
@@ -568,9 +571,9 @@ def test_a_password_of_digits_a_json_object_holds_as_a_number_is_redacted(
     log = with_arguments(plant(tmp_path / "log.jsonl", "go", "ok", "done"), arguments)
     for fmt in ("json", "html"):  # Markdown shows no arguments
         text = _export(log, fmt, Redactor(environ={}, home="/nonexistent-home")).decode()
-        for secret in ("12345678", "4711", "987654321"):
+        for secret in ("12345678", "4711", "987654321", "55501234", "20240607", "8675309"):
             assert secret not in text, (fmt, secret)
-        assert all(str(n) in text for n in (5432, 4096, 1200, 55501234)), fmt
+        assert all(str(n) in text for n in (5432, 4096, 1200, 8192, 5000, 3000)), fmt
 
 
 @pytest.mark.parametrize(
@@ -806,6 +809,42 @@ def test_a_password_of_digits_goes(text: str, secret: str) -> None:
     itself, from four digits: a config or env line kept it as a setting, so ``password: 12345678`` went out."""
     r = Redactor(environ={}, home="/home/ann")
     assert secret not in r.text(text) and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        ("api_key: 12345678", "12345678"), ("secret: 98765432\n", "98765432"), ("  token: 123456789", "123456789"),
+        ("API_KEY=20240607", "20240607"), ("GITHUB_TOKEN=55501234", "55501234"), ("client_secret = 4711", "4711"),
+        ("access_token: 0000111122", "0000111122"), ("export REDIS_AUTH=8675309", "8675309"),
+    ],
+)  # fmt: skip
+def test_a_secret_of_digits_under_a_key_named_for_one_goes(text: str, secret: str) -> None:
+    """Only a key named for a password took a number of four digits or more as its value: ``api_key: 12345678``,
+    ``secret: 98765432`` and ``API_KEY=20240607`` went out as settings."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert secret not in r.text(text) and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+
+
+COUNTS = """max_tokens: 4096
+tokens: 1200
+max_token: 4096
+token: 1
+secret: 123
+input_tokens: 5000
+prompt_token: 2048
+maxToken: 8192
+MAX_TOKEN=8192
+TOKEN_TTL=3600
+api_key_id: 12345
+"""
+
+
+def test_counts_and_short_numbers_under_token_keys_stay() -> None:
+    """A key that counts tokens (a plural, or a name with ``max``, ``input``, ``prompt`` …) holds a count, and three
+    digits or fewer are no secret."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(COUNTS) == COUNTS and sum(r.summary().values()) == 0
 
 
 def test_ordinary_yaml_and_prose_with_a_one_word_key_stay() -> None:
