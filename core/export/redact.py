@@ -616,9 +616,10 @@ class Redactor:
         # without them is written there as ``orjson`` writes it (``clean_line``)
         self._line_screen = re2.compile(b"|".join([_SCREEN, *literals, rb"\\[u/]"]))._regexp.Match
 
-    def text(self, text: str) -> str:
-        """``text`` with every secret replaced by ``[redacted <kind>]`` (a home directory by ``~``)."""
-        spans = self._spans(text)
+    def text(self, text: str, name: bool = False) -> str:
+        """``text`` with every secret replaced by ``[redacted <kind>]`` (a home directory by ``~``); a ``name`` (a
+        dict's key) keeps a word an environment secret holds (``_spans``)."""
+        spans = self._spans(text, name)
         if not spans:
             return text
         out: list[str] = []
@@ -658,8 +659,9 @@ class Redactor:
             start = end
         return out, found
 
-    def _spans(self, text: str) -> list[tuple[int, int, set[str]]]:
-        """Where ``text`` holds something to replace, in order, as code point offsets, and what kinds it is.
+    def _spans(self, text: str, name: bool = False) -> list[tuple[int, int, set[str]]]:
+        """Where ``text`` holds something to replace, in order, as code point offsets, and what kinds it is. In a
+        ``name`` an environment secret that is a word (``message``, ``_WORD``) is none: a key is named so.
 
         Every kind is matched on the original text and overlapping matches are merged into one span, so a secret
         inside another (an environment value that is also part of a key) goes whole. The patterns run on the
@@ -678,6 +680,8 @@ class Redactor:
             spans.extend((m.start(group), _quoted_end(data, m, group) if quoted else m.end(group), kind)
                          for m in pattern.finditer(data)
                          if m.end(group) > m.start(group) and (keep is None or keep(data, m)))  # fmt: skip
+        if name:
+            spans = [span for span in spans if span[2] != "env" or not readable(data[span[0] : span[1]].decode())]
         if b"[redacted" in data:  # what an export replaced already (an export of one, a log quoting one) stays
             marks = [(r.start(), r.end()) for r in _REDACTED.finditer(data)]
             spans = [span for span in spans if not any(a <= span[0] and span[1] <= b for a, b in marks)]
@@ -761,11 +765,12 @@ class Redactor:
 
     def _key(self, key: Any) -> Any:
         """A dict's key redacted as text (a damaged or forged log can make an e-mail address, a key or a home one;
-        two keys that become one keep the later's value); a walk that notes what it redacts notes that a key was,
-        so that no copy is taken from its notes (``_from_seen``)."""
+        two keys that become one keep the later's value), but as a name: an environment secret that is a word, as a
+        log's own keys are (``message``, ``arguments``), stays in it; a walk that notes what it redacts notes that a
+        key was, so that no copy is taken from its notes (``_from_seen``)."""
         if type(key) is not str or key in WORDS:
             return key
-        out = self.text(key)
+        out = self.text(key, name=True)
         if out is not key and self._seen is not None:
             self._seen[KEY_REDACTED] = (key, out, None)
         return out

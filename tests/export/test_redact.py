@@ -1205,3 +1205,20 @@ def test_a_key_of_a_json_object_is_redacted_as_text(tmp_path: Path, monkeypatch:
     walked = r.walk(value, seen=seen)
     assert walked == {"args": {"[redacted email]": "v"}, "note": "mail [redacted email]"}
     assert r.aside([value["args"]], seen=seen) == ([walked["args"]], (0, 0, 1, 0))
+
+
+def test_a_key_that_only_names_a_word_an_environment_secret_holds_is_kept(tmp_path: Path) -> None:
+    """A secret's variable may hold a word (``DB_PASSWORD=password``, a value ``message`` or ``arguments``): redacted
+    in a key too, it took the log's own keys (an event's ``message``, a call's ``arguments``), so the rows lost
+    their text and an export ended in a KeyError. A key is a name: such a word stays there (not in a text), while
+    a random token an environment secret holds goes from a key as from any text."""
+    environ = {"DB_PASSWORD": "message", "API_TOKEN": "arguments", "X_SECRET": "Zq81xVb2Lm"}
+    r = Redactor(environ=environ, home="/nonexistent-home")
+    value = {"message": {"content": "the message"}, "arguments": 1, "Zq81xVb2Lm": 2}
+    assert r.walk(value) == {"message": {"content": "the [redacted env]"}, "arguments": 1, "[redacted env]": 2}
+    plain = orjson.loads(_export(BASE, "json", Redactor(environ={}, home="/nonexistent-home")))
+    doc = orjson.loads(_export(BASE, "json", r))
+    assert [row["summary"] for row in doc["events"]] == [
+        row["summary"].replace("message", "[redacted env]").replace("arguments", "[redacted env]")
+        for row in plain["events"]
+    ]
