@@ -377,3 +377,24 @@ def test_a_second_signal_while_the_run_closes_lets_it_close_and_exit_as_the_firs
     assert "Traceback" not in said and said.splitlines()[-1].startswith(f"tapedeck: {how}; `tapedeck run "), said
     assert _state(log)[0] == "exited"
     assert [e["data"]["state"] for e in read_log(log).events if e["type"] == "tapedeck/state"][-1] == "exited"
+
+
+def test_a_run_whose_output_reader_went_away_runs_to_its_end(tmp_path: Path, processes: Processes) -> None:
+    """``tapedeck run … | head -1``: the first progress line after ``head`` exited raised BrokenPipeError, which
+    ended the run there, its turn left open, with exit 0 (``demo --no-tui | head`` too); the run now goes on to
+    its end without printing, and says once on stderr why it went quiet."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "one"}, {"text": "two"}]}))
+    workspace, root = tmp_path / "ws", tmp_path / "root"
+    workspace.mkdir()
+    run = _host(processes, "t1", "t2", "--provider", f"scripted:{script}", "--sessions-root", str(root),
+                "--workspace", str(workspace), "--session-id", "s1", "--pace", "0.3")  # fmt: skip
+    assert run.stdout is not None and run.stderr is not None
+    assert run.stdout.readline() == "session s1\n"
+    run.stdout.close()  # as `head -1` exits
+    err = run.stderr.read()
+    assert run.wait(60) == 0, err
+    assert "Traceback" not in err and len(err.splitlines()) == 1 and "stdout" in err, err
+    ends = [e["data"]["reason"]["kind"] for e in read_log(log_path(root, str(workspace), "s1", False)).events
+            if e["type"] == "turn/end"]  # fmt: skip
+    assert ends == ["completed", "completed"]
