@@ -745,9 +745,11 @@ class Redactor:
             return self.text(value) if self._seen is None else self._noted(value, self.text)
         if kind is dict:
             walk, keyed, key = self._walk, self._keyed, self._key
-            return {key(k): v if type(v) is str and v in WORDS else keyed(v) if _secret_key(k) and type(v) is str
-                    else self._whole_key(str(v)) if _secret_number(k, v) else walk(v)
-                    for k, v in value.items()}  # fmt: skip
+            pairs = [(key(k), v if type(v) is str and v in WORDS else keyed(v) if _secret_key(k) and type(v) is str
+                      else self._whole_key(str(v)) if _secret_number(k, v) else walk(v))
+                     for k, v in value.items()]  # fmt: skip
+            out = dict(pairs)
+            return out if len(out) == len(pairs) else _apart(pairs)
         if kind is list or kind is tuple:
             if set(map(type, value)) <= SCALARS:  # a list of seqs: nothing to redact (checked in C)
                 return list(value)
@@ -765,7 +767,7 @@ class Redactor:
 
     def _key(self, key: Any) -> Any:
         """A dict's key redacted as text (a damaged or forged log can make an e-mail address, a key or a home one;
-        two keys that become one keep the later's value), but as a name: an environment secret that is a word, as a
+        two keys that become one are told apart, ``_apart``), but as a name: an environment secret that is a word, as a
         log's own keys are (``message``, ``arguments``), stays in it; a walk that notes what it redacts notes that a
         key was, so that no copy is taken from its notes (``_from_seen``)."""
         if type(key) is not str or key in WORDS:
@@ -882,6 +884,19 @@ class Redactor:
     def summary(self) -> dict[str, int]:
         """Replacements so far by kind, every kind listed."""
         return {kind: self.counts[kind] for kind in KINDS}
+
+
+def _apart(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    """A dict of ``pairs`` whose keys are not all different (two keys redaction made one text): each key taken
+    already is numbered, `` (2)``, `` (3)`` …, in the object's order, so that no value is lost."""
+    out: dict[Any, Any] = {}
+    for k, v in pairs:
+        n, name = 1, k
+        while name in out:
+            n += 1
+            name = f"{k} ({n})"
+        out[name] = v
+    return out
 
 
 class _Unseen(Exception):

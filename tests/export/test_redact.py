@@ -1222,3 +1222,20 @@ def test_a_key_that_only_names_a_word_an_environment_secret_holds_is_kept(tmp_pa
         row["summary"].replace("message", "[redacted env]").replace("arguments", "[redacted env]")
         for row in plain["events"]
     ]
+
+
+def test_two_keys_that_redact_to_one_text_are_both_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two keys of one object that redaction makes the same text (two e-mail addresses, a home and ``~``) were one
+    key, holding the later's value: the earlier value was gone from the export without a word. Both stay, the later
+    numbered, and no number of the export changes (nor an object's size)."""
+    r = Redactor(environ={}, home="/nonexistent-home")
+    value = {"ann@example.com": 1, "bob@example.com": {"n": 2}, "~": 3, "/home/zed": 4, "[redacted email] (2)": 5}
+    assert r.walk(value) == {"[redacted email]": 1, "[redacted email] (2)": {"n": 2}, "~": 3, "~ (2)": 4,
+                             "[redacted email] (2) (2)": 5}  # fmt: skip
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    items = [orjson.loads(line) for line in BASE.read_bytes().splitlines()]
+    items.append({"type": "x/y", "data": {"ann@example.com": 11, "bob@example.com": 22}, "ignorable": True})
+    log = tmp_path / "keys.jsonl"
+    log.write_bytes(b"\n".join(orjson.dumps(i) for i in items) + b"\n")
+    row = orjson.loads(_export(log, "json", Redactor(environ={}, home="/nonexistent-home")))["events"][-1]
+    assert "11" in row["summary"] and "22" in row["summary"], row
