@@ -459,7 +459,8 @@ class _Rebuild:
 
     def _write(self, line: _Line) -> None:
         if line.damage or line.seq > self.expected:
-            damage = line.damage or [Hole(line.offset, 0, f"seq gap: {self.expected} to {line.seq - 1} missing")]
+            lost = f"seq {self.expected} is" if line.seq - 1 == self.expected else f"seqs {self.expected}-{line.seq - 1} are"
+            damage = line.damage or [Hole(line.offset, 0, f"seq gap: {lost} missing")]
             hole = damage[0] if len(damage) == 1 else _merge(damage)
             hole.seqs = list(range(self.expected, line.seq))
             for s in hole.seqs:

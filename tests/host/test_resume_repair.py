@@ -109,6 +109,18 @@ def test_one_huge_seq_is_one_damaged_line_not_a_count_of_lost_events(tmp_path: P
     _resumes(log)
 
 
+@pytest.mark.parametrize(("gone", "said"), [(1, "seq gap: seq 10 is missing"), (3, "seq gap: seqs 10-12 are missing")])
+def test_a_seq_gap_names_the_seqs_it_lost(tmp_path: Path, gone: int, said: str) -> None:
+    """One lost line was reported as 'seq gap: 10 to 10 missing'."""
+    log = _log(tmp_path)
+    lines = _lines(log)
+    _put(log, lines[:11] + lines[11 + gone :])
+
+    report = repair_log(log)
+
+    assert [(h.reason, h.seqs) for h in report.holes] == [(said, list(range(10, 10 + gone)))]
+
+
 def test_two_swapped_intact_lines_are_both_kept(tmp_path: Path) -> None:
     log = _log(tmp_path)
     lines = _lines(log)
