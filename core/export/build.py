@@ -49,6 +49,7 @@ from core.rebuild.request import Request, RequestPass, node_wire
 from core.rebuild.request_diff import RequestDiff, break_point, diff_requests
 from core.shared.dsh_wire import makes_text
 from core.shared.errors import TapedeckError, seq_not_in_log
+from core.shared.regex import names_any
 from core.shared.text import path_text, text_of_blocks, tool_result_text
 
 _WHOLE = SURFACE_SUMMARY <= SUMMARY_LIMIT  # a row's summary of a whole event, cut, is its surface row's
@@ -843,32 +844,14 @@ def _names_found(found: str, redacted: str, regex: str) -> bool:
     """True when ``regex`` (the filter's, redacted) names what redaction replaced where the filter found ``found``
     (``redacted``: ``found`` redacted alone). When redacting ``found`` alone changes nothing, only its context made
     it a secret (``hunter2`` after ``password =``, ``alice`` in ``/home/alice``) and any regex that found it may
-    name it (``hunter\\d``); else the words redaction took from it (``home``, ``alice`` of ``/home/alice/proj``)
-    must not be words of ``regex`` (``alice|/home/alice`` redacted is ``alice|~``)."""
+    name it: it does when it names a character of it in RE2's grammar, the one the filter matches with
+    (``hunter\\d``; not ``.`` or ``\\w``: ``core.shared.regex.names_any``); else the words redaction took from it
+    (``home``, ``alice`` of ``/home/alice/proj``) must not be words of ``regex`` (``alice|/home/alice`` redacted is
+    ``alice|~``)."""
     if redacted == found:
-        named = _named_chars(regex)
-        return named is None or not named.isdisjoint(found.casefold())
+        return names_any(regex, found)
     gone = set(_NAME_WORD.findall(found)) - set(_NAME_WORD.findall(redacted))
     return any(re.search(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", regex) for word in gone)
-
-
-def _named_chars(regex: str) -> set[str] | None:
-    """The characters ``regex`` names itself (casefolded): its literals, also in a class (``Q``, ``[Q]``), not what a
-    range, a class escape or ``.`` stands for (``.``, ``[A-Z]``, ``\\w`` name none); None when it does not parse (a
-    redacted regex may not): it may name any."""
-    try:
-        tree = re._parser.parse(regex)  # type: ignore[attr-defined]
-    except (re.error, RecursionError):
-        return None
-    named: set[str] = set()
-    todo: list[Any] = [tree]
-    while todo:
-        item = todo.pop()
-        if isinstance(item, tuple) and len(item) == 2 and item[0] is re._constants.LITERAL:  # type: ignore[attr-defined]
-            named.add(chr(item[1]).casefold())
-        elif isinstance(item, (list, tuple, re._parser.SubPattern)):  # type: ignore[attr-defined]
-            todo.extend(item)
-    return named
 
 
 def _run_head(session: Session, seq: int) -> dict[str, Any]:

@@ -405,3 +405,18 @@ def test_a_grep_that_names_no_character_is_shown(tmp_path: Path, fmt: str, regex
     doc, text, plain = _grepped(tmp_path, fmt, regex, "run it", "password = 'hunter2QJZ'")
     assert "hunter2" not in text and "QJZ" not in text
     assert doc["filter"] == {"text": shown, "rowsLeftOut": plain["filter"]["rowsLeftOut"]}
+
+
+@pytest.mark.parametrize(("regex", "shown"), [
+    (".{,2}", "/[redacted]/"), ("ß", "/[redacted]/"), ("(?i)ẞ", "/[redacted]/"), (r"\x{51}", "/[redacted]/"),
+    (r"\QQ\E", "/[redacted]/"), ("[[:alpha:]]+", "/[[:alpha:]]+/"), (r"\pN", r"/\pN/"), (r"\p{Lu}", r"/\p{Lu}/"),
+    ("[[:upper:]]", "/[[:upper:]]/"),
+])  # fmt: skip
+def test_a_grep_is_judged_in_the_grammar_that_matches_it(tmp_path: Path, regex: str, shown: str) -> None:
+    """The filter matches with RE2, but which characters its regex names was read with Python's grammar: ``{,2}``
+    is a repetition there and literal characters in RE2, and ``ß`` folded to ``ss`` named no character, so
+    ``/.{,2}/`` and ``/ß/`` were shown though they name what the password held; RE2's ``[[:alpha:]]`` and ``\\pN``
+    (classes: no character of their own) were hidden as literals or as a pattern that did not parse."""
+    doc, text, plain = _grepped(tmp_path, "json", regex, "run it", "password = 'hunter2Q{,2}ßZ'")
+    assert "hunter2" not in text and "{,2}" not in text.replace(regex, "")
+    assert doc["filter"] == {"text": shown, "rowsLeftOut": plain["filter"]["rowsLeftOut"]}
