@@ -164,7 +164,7 @@ _CLI_PASSWORD = re2.compile(
 # the new (``-N``) or old (``-P``) passphrase of a key (group 1), when ``ssh-keygen`` starts the command it is given
 # to and it is no reference (``_keygen_value``): both where ``ssh-keygen -p -P old -N new`` changes it
 _KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
-# how far on the quote that closes a quoted value is looked for (``_quoted_end``)
+# how far on the quote that closes a quoted value, or the end of a password's line, is looked for (``_quoted_end``)
 QUOTED_MAX = 128
 _COMMAND_END = (b"\n", b"\\n", b"|", b";", b"&")  # where the command a ``_KEYGEN`` option belongs to starts
 # the value of a ``Cookie`` or ``Set-Cookie`` header, all its pairs (group 2; group 1 a quote before it): a
@@ -458,13 +458,16 @@ def _line_end(data: bytes, m: Any) -> int | None:
     and its ``:`` or ``=`` (``password: Eat the red apple``, ``DB_PASSWORD=Purple Monkey Dishwasher``), when words
     follow its first word there and none of what follows reads as code (a bracket, an operator, a comment, or after
     `` = ``, a condition: ``password = pwd or ''``). The line ends at a line break, a quote or either as JSON text
-    escapes it (``\\n``, ``\\"``, also escaped again), without the blanks before. None otherwise."""
+    escapes it (``\\n``, ``\\"``, also escaped again), or ``QUOTED_MAX``
+    bytes on, without the blanks before. None otherwise."""
     sep = data[m.end(1) : m.start(3)]
     if b":" not in sep and b"=" not in sep or _PASSWORD_KEY.search(m.group(1)) is None or m.group(3)[:1] == b"=":
         return None  # (``password == ''``, ``password := x`` compare and assign)
     if _MORE_WORDS.match(data, m.end(3)) is None:
         return None
-    end = _LINE_REST.match(data, m.end(3)).end()  # type: ignore[union-attr]  # it matches the empty string
+    # at most ``QUOTED_MAX`` bytes on, as for a quoted value's quote: each value of a long line scanning the rest of
+    # it took time growing as the square of the line (a line of many ``password: a b``)
+    end = _LINE_REST.match(data, m.end(3), m.end(3) + QUOTED_MAX).end()  # type: ignore[union-attr]  # or empty
     rest = data[m.end(3) : end]
     if _CODE_AFTER.search(rest) or sep[:1] in (b" ", b"\t") and b"=" in sep and _CODE_WORDS.search(rest):
         return None

@@ -9,6 +9,8 @@ from __future__ import annotations
 import io
 import os
 import string
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -1017,6 +1019,19 @@ def test_a_quote_that_does_not_close_on_its_line_takes_only_the_first_word() -> 
     text = "password: 'swordfish is what it was\nand later it's fine\nmail \"ann@example.com now\" or '/home/ann and'"
     assert r.text(text) == ("password: '[redacted key]\nand later it's fine\n"
                             "mail \"[redacted email] now\" or '~ and'")  # fmt: skip
+
+
+def test_a_line_of_many_password_values_is_redacted_in_linear_time() -> None:
+    """Each password value of several words looked for its line's end, and for code, over the whole rest of the line,
+    so a line of many (any command's output) took time growing as its square: 112 KB took 63 s, and a result of
+    500 KB would hold an export for over twenty minutes. Run in a process of its own, killed past the limit."""
+    code = (
+        "from core.export.redact import Redactor\n"
+        "out = Redactor(environ={}, home='/home/ann').text('password: a b ' * 36000)\n"
+        "print(out.startswith('password: [redacted key]'), 'password: a b' in out)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "True False\n"), done.stderr
 
 
 @pytest.mark.parametrize("text", ["Token: Enter the token you were given.", "secret: Never share this with anyone!"])
