@@ -223,10 +223,19 @@ async def test_full_result_view_toasts_leave_the_result(tmp_path: Path, size: tu
         await until(pilot, lambda: isinstance(app.screen, ResultScreen))
         screen = app.screen
         await settle(pilot)
-        app.notify("checkpoint find the bug", title="applied", timeout=60)
+        app.notify(EXPORTED, title="exported", timeout=60)  # a long one: several rows
         await until(pilot, lambda: len(screen.query(Toast)) == 2)
         await settle(pilot)
         await pilot.pause(0.1)
         box = screen.query_one(TextArea).parent.region  # type: ignore[union-attr]
-        for toast in [t for s in app.screen_stack for t in shown(list(s.query(Toast)))]:
+        toasts = [t for s in app.screen_stack for t in shown(list(s.query(Toast)))]
+        for toast in toasts:
             assert not toast.region.overlaps(box), (toast.region, box)
+        # at 80x24 the box, in the middle, left a row above it and two below: the newest toast alone was shown and
+        # the one already up waited until the view closed; the box now sits at the bottom and gives up the rows
+        # above it that the toasts take (half the screen at most; its text scrolls)
+        assert [t.parent.parent.screen for t in toasts] == [screen, screen], toasts  # type: ignore[union-attr]
+        for toast in toasts:
+            assert screen.find_widget(toast).visible_region == toast.region, toast.region  # shown whole
+            assert toast.region.bottom <= box.y, (toast.region, box)
+        assert box.height >= size[1] // 2, box

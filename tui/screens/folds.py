@@ -20,6 +20,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.screen import Screen
 from textual.widgets import DataTable, Static, TextArea
 
 from core.control.host_state import KIND_DSH
@@ -34,6 +35,7 @@ from tui.screens.confirm import ConfirmScreen
 from tui.screens.dialog import Dialog
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
+from tui.screens.toasts import toast_room
 from tui.widgets.detail import clip
 from tui.widgets.table import RowTable
 
@@ -230,6 +232,12 @@ class ResultScreen(Dialog[None]):
         if epoch != self.epoch:
             said = f"{self.heading} · the log was truncated or replaced since: this is what it held then"
             self.query_one(".policy-dialog-title", Static).update(Text(said))
+
+    def _place_toasts(self, screen: Screen[object]) -> None:
+        """The box gives up the rows above it that the toasts take (half the screen at most; its text scrolls),
+        so they are read while it is open, then stack there."""
+        self.query_one(self.BOX).styles.max_height = self.size.height - toast_room(self)
+        super()._place_toasts(screen)
 
     def action_close(self) -> None:
         """Back to the folds."""

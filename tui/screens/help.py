@@ -14,7 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
 
-from tui.screens.toasts import holder_heights, stack_toasts, toast_rack
+from tui.screens.toasts import stack_toasts, toast_room
 
 
 @dataclass(frozen=True)
@@ -141,8 +141,7 @@ class HelpScreen(Screen[None]):
     def _place_toasts(self, screen: Screen[object]) -> None:
         """The toasts stack at the bottom of the screen, the newest that fit in half of it shown, and the help box
         ends above them (it scrolls) until they are gone."""
-        rack = toast_rack(self)
-        room = min(sum(holder_heights(rack)), self.size.height // 2) if rack is not None else 0
+        room = toast_room(self)
         box = self.query_one("#help-dialog")
         box.styles.max_height = self.size.height - box.styles.margin.top - room  # its top stays where it is
         stack_toasts(self, top=False, edge=0, room=room)

@@ -36,6 +36,12 @@ def holder_heights(rack: Widget) -> list[int]:
     return [sum(toast.outer_size.height + toast.styles.margin.top for toast in h.children) for h in rack.children]
 
 
+def toast_room(screen: Screen[object]) -> int:
+    """The rows ``screen``'s toasts take, half of it at most: what a box that gives them room leaves free."""
+    rack = toast_rack(screen)
+    return min(sum(holder_heights(rack)), screen.size.height // 2) if rack is not None else 0
+
+
 def stack_toasts(screen: Screen[object], *, top: bool, edge: int, room: int, keep_newest: bool = False) -> None:
     """Stack ``screen``'s toasts in ``room`` rows starting ``edge`` rows from its top (``top``) or its bottom; the
     newest that fit are shown, the older ones wait (``keep_newest``: the newest is shown even when it is taller)."""
