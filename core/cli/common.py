@@ -13,7 +13,7 @@ import orjson
 from core.log.bulk import gc_paused
 from core.shared.errors import TapedeckError
 from core.shared.jsonout import dumps
-from core.shared.text import printable
+from core.shared.text import path_text, printable
 
 
 def dumps_indented(value: Any) -> bytes:
@@ -22,8 +22,10 @@ def dumps_indented(value: Any) -> bytes:
 
 
 def for_terminal(text: str) -> str:
-    """``text`` as a text report prints it: when stdout is a terminal, with the control characters of what it
-    quotes from a log drawn (``printable``), never run; piped or redirected, as it is."""
+    """``text`` as a text report prints it: a path in it that is not UTF-8 as ``path_text`` names it; when stdout is
+    a terminal, with the control characters of what it quotes from a log drawn (``printable``), never run; piped or
+    redirected, as it is."""
+    text = path_text(text)
     return printable(text) if sys.stdout.isatty() else text
 
 
@@ -120,9 +122,10 @@ class JsonList:
 
 
 def warn(message: str) -> None:
-    """Write ``message`` to stderr as ``tapedeck: <message>``; on a terminal the control characters of what it
-    quotes from a log (a session's id, a title) are drawn, as ``for_terminal`` draws them on stdout."""
-    line = f"tapedeck: {message}\n"
+    """Write ``message`` to stderr as ``tapedeck: <message>``, a path in it that is not UTF-8 as ``path_text``
+    names it; on a terminal the control characters of what it quotes from a log (a session's id, a title) are
+    drawn, as ``for_terminal`` draws them on stdout."""
+    line = path_text(f"tapedeck: {message}\n")
     sys.stderr.write(printable(line) if sys.stderr.isatty() else line)
     sys.stderr.flush()
 

@@ -57,7 +57,7 @@ def _export(args: argparse.Namespace) -> None:
     rows = f"{doc['shown']} of {total}" if doc["shown"] != doc["rows"] else total
     f = doc["filter"]
     filtered = f" (filter: {f['text']}; {f['rowsLeftOut']} left out)" if f else ""
-    sys.stderr.write(f"tapedeck: exported {rows}{filtered} to {where} (redaction: {said})\n")
+    warn(f"exported {rows}{filtered} to {where} (redaction: {said})")
     try:
         found = find_sidecar(args.path)
         found.notes()

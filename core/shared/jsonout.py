@@ -1,8 +1,9 @@
 """JSON written for any value tapedeck holds, whatever a log put in it.
 
 orjson reads JSON nested up to 1,024 levels deep but writes only 254, and refuses a str holding surrogates (a path
-of bytes that are not UTF-8, as Python reads one). ``dumps`` writes those with the standard library's encoder, so a
-hostile line that was read can always be written back out."""
+of bytes that are not UTF-8, as Python reads one). ``dumps`` writes the first with the standard library's encoder,
+so a hostile line that was read can always be written back out, and such a str as ``path_text`` names it (each byte
+that is not UTF-8 as ``\\xNN``), as an export and stderr do."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import sys
 from typing import Any
 
 import orjson
+
+from core.shared.text import path_text
 
 DEEPEST_READ = 1024  # levels of nesting orjson reads; it refuses a line nested deeper
 # The Python walkers over decoded values (summaries, redaction, the standard encoder's indented mode) take up to
@@ -28,16 +31,33 @@ def allow_deepest_walks() -> None:
 def dumps(value: Any, option: int = 0) -> bytes:
     """``orjson.dumps(value, option=option)`` byte for byte wherever orjson can write ``value``. A dict with a key
     that is no str is retried with ``OPT_NON_STR_KEYS`` (not asked for at first: it sends every dict's keys down a
-    slower path); a str with surrogates, or nesting deeper than orjson writes, goes to the standard encoder (the
-    same indent with ``OPT_INDENT_2``; non-ASCII as JSON escapes)."""
+    slower path); a str with surrogates is written as ``path_text`` names it; nesting deeper than orjson writes goes
+    to the standard encoder (the same indent with ``OPT_INDENT_2``; non-ASCII as JSON escapes)."""
     try:
         return orjson.dumps(value, option=option)
     except orjson.JSONEncodeError:
         try:
             return orjson.dumps(value, option=option | orjson.OPT_NON_STR_KEYS)
         except orjson.JSONEncodeError as exc:
-            if "surrogates" not in str(exc) and str(exc) != "Recursion limit reached":
+            if "surrogates" in str(exc):
+                value = _named(value)
+                try:
+                    return orjson.dumps(value, option=option | orjson.OPT_NON_STR_KEYS)
+                except orjson.JSONEncodeError as again:
+                    exc = again
+            if str(exc) != "Recursion limit reached":
                 raise
             if option & orjson.OPT_INDENT_2:
                 return json.dumps(value, indent=2).encode()
             return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _named(value: Any) -> Any:
+    """``value`` with each str (a key too) as ``path_text`` writes it: no surrogate left for orjson to refuse."""
+    if isinstance(value, str):
+        return path_text(value)
+    if isinstance(value, dict):
+        return {_named(k): _named(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_named(v) for v in value]
+    return value

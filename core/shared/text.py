@@ -42,10 +42,21 @@ def printable(text: str) -> str:
     return text.translate(_PICTURES) if _CONTROLS.search(text) else text
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def path_text(path: str | os.PathLike[str]) -> str:
-    """``path`` as UTF-8 text: each byte of a name that is not UTF-8 (which Python reads as a surrogate escape,
-    which no UTF-8 writer takes) as a ``\\xNN`` escape."""
-    return os.fsencode(path).decode(errors="backslashreplace")
+    """``path`` (or any text the system gave: a message naming one) as UTF-8 text, the one way tapedeck writes a
+    name that is not UTF-8 for a person or a tool (the CLI's JSON, exports, stderr): each byte that is not UTF-8,
+    which Python reads as a surrogate escape that no UTF-8 writer takes, as the four characters ``\\xNN`` (a lone
+    surrogate of another kind as ``\\uNNNN``); any other text as it is."""
+    text = os.fspath(path)
+    return _SURROGATE.sub(_escaped, text) if _SURROGATE.search(text) else text
+
+
+def _escaped(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
 
 
 def counted(n: int, noun: str) -> str:

@@ -35,14 +35,27 @@ def _run(*argv: bytes) -> tuple[int, bytes, bytes]:
 
 
 @pytest.mark.parametrize("command", [[b"inspect"], [b"fold"], [b"seal"], [b"sessions"], [b"cache", b"info"]])
-def test_json_output_names_the_path_in_escapes_that_read_back_to_its_bytes(root: bytes, command: list[bytes]) -> None:
-    """orjson refuses a str holding surrogate escapes: each of these ended in a TypeError traceback, exit 1."""
+def test_json_output_names_the_path_as_an_export_does(root: bytes, command: list[bytes]) -> None:
+    """orjson refuses a str holding surrogate escapes: each of these ended in a TypeError traceback, exit 1; then
+    (17c3cb8) they wrote the path as JSON's ``\\udcff`` escapes, which a strict reader (jq, serde) refuses or turns
+    into U+FFFD, while an export wrote ``\\xff``. Both write each byte that is not UTF-8 as ``\\xNN`` text now
+    (``core.shared.text.path_text``): valid UTF-8 JSON for any reader, the same path in both."""
     session = os.path.join(root, b"proj\xff\xfe", b"s1")
     _run(b"inspect", session)  # leaves the index that cache info lists
     code, out, err = _run(*command, root if command == [b"sessions"] else session, b"--json")
     assert (code, b"Traceback" in err) == (0, False), err
-    texts = _strings(json.loads(out))
-    assert any(b"proj\xff\xfe" in text.encode("utf-8", "surrogateescape") for text in texts)
+    assert b"\\ud" not in out
+    texts = _strings(json.loads(out.decode("utf-8")))
+    assert any("proj\\xff\\xfe" in text for text in texts)
+    if command == [b"inspect"]:
+        exported = _run(b"export", session, b"--format", b"json")[1]
+        assert json.loads(out)["path"] == json.loads(exported)["session"]["path"]
+
+
+def test_an_error_on_stderr_names_the_path_by_the_same_rule(root: bytes) -> None:
+    """Python's stderr wrote the surrogate escapes it read the path with as ``\\udcff``, a third spelling."""
+    code, _, err = _run(b"inspect", os.path.join(root, b"proj\xff\xfe"))
+    assert code == 2 and b"proj\\xff\\xfe" in err and b"\\udc" not in err, err
 
 
 def _strings(value: Any) -> list[str]:
@@ -74,3 +87,9 @@ def test_an_export_of_such_a_session_names_its_path_as_the_cli_does(root: bytes,
     text = Path(os.fsdecode(out)).read_bytes().decode()
     if fmt != b"html":  # the page never shows the path
         assert "proj\\xff\\xfe" in (json.loads(text)["session"]["path"] if fmt == b"json" else text)
+
+
+def test_a_text_report_names_the_path_by_the_same_rule(root: bytes) -> None:
+    """A text report wrote the path's raw bytes, which no UTF-8 reader shows: a fourth spelling."""
+    code, out, err = _run(b"inspect", os.path.join(root, b"proj\xff\xfe", b"s1"))
+    assert (code, err) == (0, b"") and b"proj\\xff\\xfe" in out and b"\xff" not in out
