@@ -15,7 +15,7 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_utf8
 from core.cli.common import emit, guarded, warn
 from core.control.config import parse_value
-from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state, state_file_problem
+from core.control.host_state import KIND_DSH, HostState, exited_at, how_it_ended, read_host_state
 from core.control.inbox import (
     APPLIED,
     CANCELLED,
@@ -80,9 +80,10 @@ def _wait_outcome(
     timeout: float,
     host: Callable[[], HostState],
     withdraw: Callable[[], None],
+    log: Path | None = None,
 ) -> dict[str, Any]:
     """The final outcome of ``request`` (an event), waiting ``timeout`` seconds; ``host`` reads the host's
-    state now. A wait that times out, or whose host exits first, withdraws the request (``withdraw``); the
+    state now (of the local ``log``, whose host.json then says how a host that went away ended). A wait that times out, or whose host exits first, withdraws the request (``withdraw``); the
     host's exit is answered ``cancelled`` (unless its outcome was written just before it), or ``unknown`` when
     the DSH bridge had begun to run it (``interrupted``), a timeout is a ``ControlError``."""
     began: dict[str, Any] | None = None
@@ -94,8 +95,10 @@ def _wait_outcome(
             return None
         if (began := interrupted(state, request["id"], request["op"])) is not None:
             return str(began["error"])
-        who = "DSH bridge" if state.kind == KIND_DSH else "host"
-        return f"the {who} exited {exited_at(state.since)} before it answered; the request was withdrawn"
+        if state.kind == KIND_DSH or log is None:
+            who = "DSH bridge" if state.kind == KIND_DSH else "host"
+            return f"the {who} exited {exited_at(state.since)} before it answered; the request was withdrawn"
+        return f"the host went away before it answered: {how_it_ended(log, state)}; the request was withdrawn"
 
     try:
         event = watch.wait(timeout, gone)
@@ -161,16 +164,10 @@ def _check_host(log: Path | RemoteTarget, session_id: str, queue: bool, state: H
         who, later = (
             ("DSH bridge", "the bridge's next start") if state.kind == KIND_DSH else ("host", "`tapedeck run --resume`")
         )
-        damage = state_file_problem(log) if isinstance(log, Path) and state.kind != KIND_DSH else None
-        when = (
-            f"it exited {exited_at(state.since)}"
-            if damage is None
-            else f"its host.json {damage}, so when it exited is unknown; the log was last written "
-            f"{exited_at(state.since)}"
-        )
+        local = isinstance(log, Path) and state.kind != KIND_DSH  # its host.json says how it ended
+        ended = how_it_ended(log, state) if local else f"it exited {exited_at(state.since)}"
         raise NoLiveHost(
-            f"session {session_id}: no live {who} ({when}); nothing was sent. --queue leaves the request for {later}"
-            + ("" if damage is None else ", which writes host.json anew")
+            f"session {session_id}: no live {who} ({ended}); nothing was sent. --queue leaves the request for {later}"
         )
     stale = (state.bridge or {}).get("stale") if state.live else None
     if stale:
@@ -224,7 +221,7 @@ def _run(args: argparse.Namespace) -> int:
         return 0
     watch = BridgeOutcomeWatch(log, request["id"]) if state.kind == KIND_DSH else OutcomeWatch(log, request["id"], tailer)
     event = _wait_outcome(
-        watch, request, timeout, lambda: read_host_state(log), lambda: withdraw_request(inbox, request["id"])
+        watch, request, timeout, lambda: read_host_state(log), lambda: withdraw_request(inbox, request["id"]), log
     )
     emit(event, args.json, _render_outcome)
     return _exit_code(event)

@@ -103,10 +103,19 @@ def _recorded(log: Path) -> dict[str, Any] | None:
     return _read_record(log)[0]
 
 
-def state_file_problem(log: str | os.PathLike[str]) -> str | None:
-    """What is wrong with ``host.json`` beside ``log``, in words that follow "its host.json" (``is not JSON``); None
-    when there is none or it holds a host state."""
-    return _read_record(Path(log))[1]
+def how_it_ended(log: str | os.PathLike[str], state: HostState) -> str:
+    """How the tapedeck host of ``log``, which runs no more (``state``), ended, as far as ``host.json`` says:
+    ``it exited at … (5 min ago)`` when it said so; else when the log was last written (``state.since``), after
+    what the file says instead (the host was killed, the file is damaged, or there is none)."""
+    recorded, problem = _read_record(Path(log))
+    if recorded is not None and recorded.get("state") == "exited":
+        return f"it exited {exited_at(state.since)}"
+    last = f"the log was last written {exited_at(state.since)}"
+    if problem is not None:
+        return f"its host.json {problem}, so when it exited is unknown; {last}"
+    if recorded is not None:
+        return f"it stopped without saying so, as a killed host does; {last}"
+    return f"no host.json says when it exited; {last}"
 
 
 def _read_record(log: Path) -> tuple[dict[str, Any] | None, str | None]:

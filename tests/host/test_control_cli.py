@@ -222,3 +222,23 @@ def test_a_damaged_host_file_is_named_and_its_exit_time_is_not_made_up(
     assert code == 3 and said in err, err
     assert "(0 s ago)" not in err.split("last written")[0] and "nothing was sent" in err
     assert not (writer.path.parent / "control.jsonl").exists()
+
+
+@pytest.mark.parametrize(("record", "said"), [
+    (b'{"state": "running", "pid": 7, "since": 1700000000000}', "it stopped without saying so, as a killed host does"),
+    (None, "no host.json says when it exited"),
+    (b'{"state": "exited", "pid": 7, "since": 1700000000000}', "it exited at 2023-11-14 22:13:20 UTC"),
+], ids=["killed", "no-host-file", "exited"])  # fmt: skip
+def test_a_dead_host_is_said_to_have_exited_only_when_it_said_so(
+    writer: SessionWriter, capsys: pytest.CaptureFixture[str], record: bytes | None, said: str
+) -> None:
+    """A host killed (host.json still 'running') was said to have 'exited at' the log's last write, which may be
+    hours before it died; it is said to have stopped without saying so, with the log's last write beside."""
+    writer.append([{"type": "tapedeck/host", "data": {"pid": 7}}])
+    writer.close()
+    if record is not None:
+        (writer.path.parent / "host.json").write_bytes(record)
+    code = _run(["control", str(writer.path), "pause"])
+    err = capsys.readouterr().err
+    assert code == 3 and said in err and "nothing was sent" in err, err
+    assert ("it exited at" in err) == (said.startswith("it exited")), err
