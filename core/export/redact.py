@@ -891,13 +891,17 @@ class Redactor:
 
 def _apart(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
     """A dict of ``pairs`` whose keys are not all different (two keys redaction made one text): each key taken
-    already is numbered, `` (2)``, `` (3)`` …, in the object's order, so that no value is lost."""
+    already is numbered, `` (2)``, `` (3)`` …, in the object's order, so that no value is lost. Each key's numbering
+    goes on from the number its last copy took (every lower one is taken): many copies are numbered in linear time."""
     out: dict[Any, Any] = {}
+    last: dict[Any, int] = {}
     for k, v in pairs:
-        n, name = 1, k
+        n = last.get(k, 1)
+        name = k if n == 1 else f"{k} ({n})"
         while name in out:
             n += 1
             name = f"{k} ({n})"
+        last[k] = n
         out[name] = v
     return out
 

@@ -1254,3 +1254,16 @@ def test_two_keys_that_redact_to_one_text_are_both_kept(tmp_path: Path, monkeypa
     log.write_bytes(b"\n".join(orjson.dumps(i) for i in items) + b"\n")
     row = orjson.loads(_export(log, "json", Redactor(environ={}, home="/nonexistent-home")))["events"][-1]
     assert "11" in row["summary"] and "22" in row["summary"], row
+
+
+def test_many_keys_that_redact_to_one_text_are_numbered_in_linear_time() -> None:
+    """Numbering each key already taken tried (2), (3) … from the start for every one, so an object of many e-mail
+    keys (one forged line) took time growing as their square: 8,000 took 11 s, 50,000 would hold an export for
+    minutes. Run in a process of its own, killed past the limit."""
+    code = (
+        "from core.export.redact import Redactor\n"
+        "out = Redactor(environ={}, home='/nonexistent-home').walk({f'u{i}@example.com': i for i in range(50000)})\n"
+        "print(len(out), out['[redacted email] (50000)'])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "50000 49999\n"), done.stderr
