@@ -138,7 +138,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "cache",
         help=COMMANDS["cache"].help,
         description="tapedeck keeps an index of each log of 1 MiB or more it reads, in its cache directory "
-        "($TAPEDECK_CACHE_DIR, else $XDG_CACHE_HOME/tapedeck, else ~/.cache/tapedeck), so that reading it again "
+        "($TAPEDECK_CACHE_DIR, which must be an absolute path, else $XDG_CACHE_HOME/tapedeck, else "
+        "~/.cache/tapedeck), so that reading it again "
         "decodes only what was appended since, and the alert engine's state at the end of each such log that "
         "'sessions' or 'alerts' read whole, so that they do not read it again while it is unchanged. Neither is "
         "ever needed: removing them costs one full read.",

@@ -294,3 +294,10 @@ def test_a_relative_xdg_cache_home_is_ignored(tmp_path: Path, monkeypatch: pytes
     assert index.cache_dir() == tmp_path / ".cache" / "tapedeck"
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert index.cache_dir() == tmp_path / "xdg" / "tapedeck"
+
+
+def test_the_help_says_the_cache_directory_is_an_absolute_path(capsys: pytest.CaptureFixture[str]) -> None:
+    """``cache --help`` named $TAPEDECK_CACHE_DIR without saying that every command refuses a relative one."""
+    with pytest.raises(SystemExit):
+        main(["cache", "--help"])
+    assert "an absolute path" in " ".join(capsys.readouterr().out.split())
