@@ -25,9 +25,11 @@ log and its directory as they were.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import heapq
 import os
+import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -266,9 +268,8 @@ class _Output:
 
     def install(self) -> None:
         """Put the written file in the log's place."""
-        if self.named is None:
-            self.named = self.log.with_name(f"{self.log.name}.repair")
-            self.named.unlink(missing_ok=True)
+        if self.named is None:  # a name of its own, for the moment until it takes the log's
+            self.named = self.log.with_name(f".{self.log.name}.{secrets.token_hex(6)}.repair")
             here = os.open(self.log.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
             try:  # with a dir_fd os.link is linkat(…, AT_SYMLINK_FOLLOW), which names the file the link stands for
                 os.link(f"/proc/self/fd/{self.fd}", self.named.name, dst_dir_fd=here)
@@ -280,7 +281,8 @@ class _Output:
     def discard(self) -> None:
         """Take back the name the written file has, if it has one."""
         if self.named is not None:
-            self.named.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):  # a directory of that name, say, which is not ours
+                self.named.unlink(missing_ok=True)
 
     def close(self) -> None:
         """Close the file (written or not)."""

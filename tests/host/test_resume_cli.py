@@ -505,3 +505,30 @@ def test_the_resume_command_names_the_config_and_script_files_from_any_directory
     parsed = build_parser(command="run").parse_args(shlex.split(hint)[1:])
     assert parsed.config == str(tmp_path / "cfg.toml"), hint
     assert parsed.provider == f"scripted:{tmp_path / 'play.json'}", hint
+
+
+@pytest.mark.parametrize("unnamed", [True, False], ids=["o_tmpfile", "named"])
+def test_a_directory_named_log_repair_neither_stops_the_repair_nor_is_touched(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, unnamed: bool
+) -> None:
+    """A directory at ``<log>.repair`` ended the repair in an IsADirectoryError traceback (exit 1) that left the
+    damaged copy behind: the repaired log is named past it, or, where it must be that name, the repair is refused
+    in one line with the log and its directory as they were."""
+    log = _start_and_crash(tmp_path, tmp_path / "ws")
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[2] = b"\x00garbage\n"
+    log.write_bytes(b"".join(lines))
+    (log.parent / f"{log.name}.repair").mkdir()
+    before = sorted(p.name for p in log.parent.iterdir())
+    if not unnamed:
+        monkeypatch.setattr("core.log.repair._unnamed", lambda _: None)
+    capsys.readouterr()
+
+    code = main(["repair", str(log)])
+
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and (log.parent / f"{log.name}.repair").is_dir()
+    if unnamed:
+        assert code == 0 and _resume(tmp_path) == 0
+    else:
+        assert code == 2 and "Is a directory" in err and sorted(p.name for p in log.parent.iterdir()) == before
