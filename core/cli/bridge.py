@@ -19,7 +19,7 @@ from core.bridge.install import (
     status,
 )
 from core.cli import COMMANDS
-from core.cli.args import add_json
+from core.cli.args import add_json, path_argument
 from core.cli.common import emit, guarded
 
 _DONE = {
@@ -131,7 +131,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "copy is upgraded in place; a copy of a newer version (a newer tapedeck installed it) is left as it is "
         "unless --force. Running it again changes nothing; a home DSH never booted is fine.",
     )
-    inst.add_argument("home", metavar="DSH_HOME", nargs="?", help="the DSH home (default: $DSH_HOME)")
+    inst.add_argument("home", metavar="DSH_HOME", nargs="?", type=path_argument, help="the DSH home (default: $DSH_HOME)")
     inst.add_argument(
         "--print-patch",
         action="store_true",
@@ -149,7 +149,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "copy, and the file or directories install created. A DSH running with the profile unloads the plugin; "
         "its sessions go on, read-only to tapedeck.",
     )
-    rem.add_argument("home", metavar="DSH_HOME", nargs="?", help="the DSH home (default: $DSH_HOME)")
+    rem.add_argument("home", metavar="DSH_HOME", nargs="?", type=path_argument, help="the DSH home (default: $DSH_HOME)")
     for q in (inst, rem):
         q.add_argument(
             "--profile",
@@ -165,7 +165,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "the packaged one (STALE, with the command that upgrades it, or NEWER when a newer tapedeck installed it). "
         "Writes nothing.",
     )
-    st.add_argument("home", metavar="DSH_HOME", nargs="?", help="the DSH home (default: $DSH_HOME)")
+    st.add_argument("home", metavar="DSH_HOME", nargs="?", type=path_argument, help="the DSH home (default: $DSH_HOME)")
     for q, handler in ((inst, _install), (rem, _remove), (st, _status)):
         add_json(q, "print the result as JSON")
         q.set_defaults(handler=guarded(handler))

@@ -256,14 +256,15 @@ def test_an_empty_path_is_refused(argv: list[str], capsys: pytest.CaptureFixture
      ["route", "x", "--evidence", ""], ["status", "LOG", "--workspace", ""], ["status", "LOG", "--config", ""], ["export", "LOG", "-o", ""],
      ["run", "x", "--sessions-root", ""], ["run", "x", "--workspace", ""], ["run", "--resume", ""],
      ["run", "x", "--config", ""], ["demo", "--workspace", ""], ["demo", "--sessions-root", ""],
-     ["watch", "LOG", "--config", ""], ["fleet", "--config", ""]],
+     ["watch", "LOG", "--config", ""], ["fleet", "--config", ""], ["bridge", "status", ""], ["bridge", "install", ""],
+     ["bridge", "remove", ""]],
 )  # fmt: skip
 def test_an_empty_path_option_is_refused(
     argv: list[str], fixtures_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     # as an empty PATH is: '' is Path('.'), so 'run --sessions-root ""' wrote the session into the agent's
     # workspace, '--workspace ""' ran there, '--resume ""' started a new session, '--evidence ""' weighed none and
-    # '--config ""' and '-o ""' named '.' as the file that is a directory
+    # '--config ""' and '-o ""' named '.' as the file that is a directory; 'bridge install ""' took $DSH_HOME
     from tui.cli import TUI_COMMANDS
 
     log = str(fixtures_dir / FIXTURE)
