@@ -178,11 +178,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help=TUI_COMMANDS["demo"].help,
         description=(
             "Create a small Python project with a failing test in a temporary workspace, run the reference host "
-            "on it with a bundled six-turn script, and open the TUI on the live log."
+            "on it with a bundled six-turn script, and open the TUI on the live log. The host lives only as long as "
+            "the demo: quitting the TUI stops it (so does a SIGTERM, which quits as q does: exit 143); with --no-tui "
+            "the demo ends with the run and takes the run's exit status (0 when every turn completed, 130 or 143 "
+            "when Ctrl-C or a SIGTERM stopped it). The log is kept; the temporary workspace is removed unless --keep."
         ),
     )
     p.add_argument("--no-tui", action="store_true", help="print progress and the log path instead of opening the TUI")
-    p.add_argument("--speed", type=float, default=1.0, metavar="X", help="pace multiplier; 0 runs at full speed (default 1)")
+    p.add_argument("--speed", type=float, default=1.0, metavar="X", help="how fast it plays: 2 plays twice as fast, 0.5 half as fast, 0 with no pauses (default 1)")
     p.add_argument("--workspace", metavar="DIR", type=path_argument, help="an empty (or new) directory for the demo project (default: a temp dir)")
     p.add_argument(
         "--sessions-root", default=str(default_sessions_root()), metavar="DIR", type=path_argument,

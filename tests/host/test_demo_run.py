@@ -261,3 +261,16 @@ def test_resume_settles_the_open_step_deterministically(tmp_path: Path, cut: str
     # Never dispatched, never produced, or cut off before the file changed (the workspace is as before the
     # fix): run now, exactly once. An edit that did land is never run twice (tests/host/test_resume_turns.py).
     assert unknown == [] and fixed
+
+
+def test_the_help_says_which_way_speed_goes_and_how_the_demo_ends(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--speed`` was a 'pace multiplier', which reads as 2 doubling the pauses, where it halves them; and the help
+    said nothing of the host living only as long as the demo, its exit status, or what is kept."""
+    from tui.cli import main as tui_main
+
+    with pytest.raises(SystemExit):
+        tui_main(["demo", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for said in ("2 plays twice as fast", "exit 143", "the run's exit status", "The log is kept"):
+        assert said in text, said
+    assert "pace multiplier" not in text
