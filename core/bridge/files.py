@@ -100,7 +100,7 @@ class BridgeInfo:
     problem: str | None
     fingerprint: str | None = None  # of the plugin's own source (None: a plugin from before fingerprints)
     dir: str | None = None  # the session directory the plugin serves (None: a plugin from before it said so)
-    in_flight: tuple[str, ...] = ()  # ids of the requests whose run began and whose outcome is not written yet
+    in_flight: tuple[tuple[str, str | None], ...] = ()  # (id, op) of each request whose run began, no outcome yet
 
     @property
     def stale(self) -> str | None:
@@ -134,7 +134,7 @@ class BridgeInfo:
         if self.problem:
             out["problem"] = self.problem
         if self.in_flight:
-            out["inFlight"] = list(self.in_flight)
+            out["inFlight"] = [{"id": request_id, "op": op} for request_id, op in self.in_flight]
         if stale := self.stale:
             out["stale"] = stale
             if self.newer:
@@ -226,11 +226,17 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
     )
 
 
-def _in_flight(value: Any) -> tuple[str, ...]:
-    """The request ids of ``bridge.json``'s ``inFlight`` (``[{"id", "op", "origin"?}]``), whatever else it holds."""
-    items = value if isinstance(value, list) else []
-    ids = (item.get("id") for item in items if isinstance(item, dict))
-    return tuple(i for i in ids if isinstance(i, str) and 0 < len(i) <= MAX_ID_CHARS)
+def _in_flight(value: Any) -> tuple[tuple[str, str | None], ...]:
+    """The request ids and ops of ``bridge.json``'s ``inFlight`` (``[{"id", "op", "origin"?}]``), whatever else it
+    holds (an op that is none of the bridge's is None)."""
+    from core.control.inbox import DSH_OPS  # only a bridge.json with requests in flight needs it
+
+    items = [item for item in (value if isinstance(value, list) else []) if isinstance(item, dict)]
+    return tuple(
+        (item["id"], item.get("op") if item.get("op") in DSH_OPS else None)
+        for item in items
+        if isinstance(item.get("id"), str) and 0 < len(item["id"]) <= MAX_ID_CHARS
+    )
 
 
 def proc_start_time(pid: int) -> str | None:

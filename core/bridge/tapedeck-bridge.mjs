@@ -83,6 +83,27 @@ const OPS = {
   stop: [["reason", "string", false]],
 };
 const AT_IDLE = new Set(["rewind", "expand"]); // ops that rewrite the surface: only between turns
+// Where to look for whether a request DSH died running took effect, by op (core/control/outcome.py, UNKNOWN_HINTS)
+const UNKNOWN_HINTS = {
+  pause: "the session's state says whether it is paused (tapedeck inspect, the TUI's header)",
+  resume: "the session's state says whether it is paused (tapedeck inspect, the TUI's header)",
+  "config.set":
+    "a model or reasoningEffort change lasts only as long as the DSH process that took it, so send it " +
+    "again; a <namespace>.<key> setting shows in DSH's own settings if it was changed",
+  checkpoint: "the TUI's Checkpoints screen lists the mark if it was placed",
+  stop: "the turn it was sent to ended aborted by the operator if it did (tapedeck events, the TUI)",
+  message: "the session's events after it was sent hold the message if DSH took it (tapedeck events, the TUI)",
+  rewind:
+    "the session's events hold the rewind's note in place of the history after the mark if it ran " +
+    "(tapedeck events, the TUI)",
+  expand: "the session's events hold the tool result in full again if it ran (tapedeck events, the TUI)",
+};
+const UNKNOWN_HINT = "the session's events after it was sent tell whether it did (tapedeck events, the TUI)";
+
+/** Where to look for whether a request of `op` that DSH died running took effect. */
+export function unknownHint(op) {
+  return typeof op === "string" && Object.hasOwn(UNKNOWN_HINTS, op) ? UNKNOWN_HINTS[op] : UNKNOWN_HINT;
+}
 
 // --- requests: decoding and validation (the rules of core/control.py) ----------------------------------------
 
@@ -638,7 +659,7 @@ class SessionBridge {
         request,
         "unknown",
         `DSH exited while it ran this ${request.op ?? "request"}, before its outcome was written: it may or may not ` +
-          "have taken effect: see the session's events after it was sent (tapedeck inspect, the TUI) for whether it did",
+          `have taken effect: ${unknownHint(request.op)}`,
       );
   }
 

@@ -290,7 +290,8 @@ def describe_host(state: dict[str, Any]) -> str:
             return "none (a DSH session without the tapedeck bridge: read-only; see `tapedeck bridge install`)"
         return "none (no tapedeck host has run this log)"
     if name == "exited" and bridge.get("inFlight"):
-        problem += (f"; it was running request {', '.join(bridge['inFlight'])} when it stopped: whether it took "
+        ids = ", ".join(request["id"] for request in bridge["inFlight"])
+        problem += (f"; it was running request {ids} when it stopped: whether it took "
                     "effect is unknown")  # fmt: skip
     pid = f" ({'DSH ' if dsh else ''}pid {state['pid']})" if state.get("pid") else ""
     since = state.get("since")

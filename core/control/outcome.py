@@ -69,15 +69,40 @@ class BridgeOutcomeWatch:
         return None
 
 
+# Where to look for whether a request DSH died running took effect, by op (the plugin's UNKNOWN_HINTS say the same,
+# tests/dsh/test_unknown_hints.py holds them to it).
+UNKNOWN_HINTS = {
+    "pause": "the session's state says whether it is paused (tapedeck inspect, the TUI's header)",
+    "resume": "the session's state says whether it is paused (tapedeck inspect, the TUI's header)",
+    "config.set": "a model or reasoningEffort change lasts only as long as the DSH process that took it, so send it "
+                  "again; a <namespace>.<key> setting shows in DSH's own settings if it was changed",
+    "checkpoint": "the TUI's Checkpoints screen lists the mark if it was placed",
+    "stop": "the turn it was sent to ended aborted by the operator if it did (tapedeck events, the TUI)",
+    "message": "the session's events after it was sent hold the message if DSH took it (tapedeck events, the TUI)",
+    "rewind": "the session's events hold the rewind's note in place of the history after the mark if it ran "
+              "(tapedeck events, the TUI)",
+    "expand": "the session's events hold the tool result in full again if it ran (tapedeck events, the TUI)",
+}  # fmt: skip
+UNKNOWN_HINT = "the session's events after it was sent tell whether it did (tapedeck events, the TUI)"
+
+
+def unknown_hint(op: str | None) -> str:
+    """Where to look for whether a request of ``op`` that DSH died running took effect."""
+    return UNKNOWN_HINTS.get(op or "", UNKNOWN_HINT)
+
+
 def interrupted(state: HostState, request_id: str, op: str | None) -> dict[str, Any] | None:
     """The ``unknown`` outcome data of ``request_id`` when the DSH bridge ``state`` reads (no longer live) had begun
-    to run it and wrote no outcome (``bridge.json``'s ``inFlight``): it may or may not have taken effect, which the
-    next start of DSH with the bridge says too. None otherwise."""
-    if state.live or request_id not in (state.bridge or {}).get("inFlight", ()):
+    to run it and wrote no outcome (``bridge.json``'s ``inFlight``, which names its op when ``op`` is None): it may
+    or may not have taken effect, which the next start of DSH with the bridge says too. None otherwise."""
+    if state.live:
         return None
+    began = next((r for r in (state.bridge or {}).get("inFlight", ()) if r["id"] == request_id), None)
+    if began is None:
+        return None
+    op = op or began["op"]
     error = (f"the DSH bridge exited {exited_at(state.since)} while it ran this {op or 'request'}, before it wrote "
-             "the outcome: it may or may not have taken effect: see the session's events after it was sent "
-             "(tapedeck inspect, the TUI) for whether it did")  # fmt: skip
+             f"the outcome: it may or may not have taken effect: {unknown_hint(op)}")  # fmt: skip
     return {"requestId": request_id, "op": op, "outcome": UNKNOWN, "error": error}
 
 

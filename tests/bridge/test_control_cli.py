@@ -145,3 +145,47 @@ def test_a_fleet_row_action_the_dead_bridge_had_begun_to_run_is_answered_unknown
     found = answer.wait(request["id"], timeout=5)
     assert found is not None and found["outcome"] == "unknown", found
     assert "may or may not have taken effect" in found["error"]
+
+
+@pytest.mark.parametrize(
+    ("op", "named", "not_named"),
+    [
+        ("pause", "whether it is paused", "events"),
+        ("resume", "whether it is paused", "events"),
+        ("stop", "aborted by the operator", None),
+    ],
+)
+def test_an_unknown_row_action_says_where_its_effect_shows(
+    bridged: Callable[..., Path], op: str, named: str, not_named: str | None
+) -> None:
+    """The unknown answer names what tells whether that op took effect: the session's state for a pause or a resume
+    (the op read from bridge.json, which the row's toast does not pass), the turn's end for a stop."""
+    from core.fleet.actions import RowAnswer, send_row_action
+
+    log = bridged("running")
+    answer = RowAnswer(log, "dsh")
+    request = send_row_action(log, op, {})
+    write_bridge(log.parent, None, "exited", inFlight=[{"id": request["id"], "op": op}])
+    found = answer.wait(request["id"], timeout=5)
+    assert found is not None and found["outcome"] == "unknown", found
+    assert f"while it ran this {op}," in found["error"] and named in found["error"], found["error"]
+    assert not_named is None or not_named not in found["error"], found["error"]
+
+
+def test_an_unknown_config_set_says_a_session_setting_died_with_dsh(bridged, capsys) -> None:
+    """control --wait on a config.set DSH died running: a model or reasoningEffort change lived in that DSH process
+    only, so the answer says to send it again, and where a DSH setting's new value would show."""
+    log = bridged("running")
+
+    def die(request: dict[str, Any]) -> list[dict[str, Any]]:
+        write_bridge(log.parent, None, "exited", inFlight=[{"id": request["id"], "op": "config.set"}])
+        return []
+
+    thread = _answer(log, die)
+    code, out, _ = _run([
+        "control", str(log), "config.set", "--arg", "key=model", "--arg", 'value="x"', "--wait", "--timeout", "10",
+        "--json",
+    ], capsys)  # fmt: skip
+    thread.join()
+    error = json.loads(out)["data"]["error"]
+    assert code == 4 and "send it again" in error and "settings" in error and "events" not in error, error

@@ -18,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 from core.bridge.files import packaged_fingerprint
+from core.control.outcome import unknown_hint
 from tests.conftest import Processes
 from tests.dsh.harness import (
     PLUGIN,
@@ -470,4 +471,5 @@ def test_a_request_running_across_a_plugin_reload_stays_in_flight_and_is_unknown
         web.prompt(sid, "After the restart: steps=1 sleep=0")
         done = final_outcome(d, mark["id"])
         assert done["outcome"] == "unknown" and "may or may not have taken effect" in done["error"], done
+        assert done["error"].endswith(unknown_hint("checkpoint")), done  # where a mark shows, not the events
         wait_for(lambda: "inFlight" not in (bridge_json(d) or {}), 10, "the in-flight list emptied")
