@@ -252,7 +252,8 @@ class SessionWriter:
                     if held.st_size < self._size
                     else f"grew by {held.st_size - self._size:,} bytes it did not write"
                 )
-                raise LogFormatError(f"{self.path} {change} while this writer held it; nothing more is appended")
+                raise LogFormatError(f"{self.path} {change} while this writer held it; nothing more is appended: "
+                                     "`tapedeck run --resume` takes the log as it is now")  # fmt: skip
 
     def _write(self, payload: bytes) -> None:
         with self._writing:

@@ -367,6 +367,7 @@ def test_a_run_whose_log_is_cut_under_it_exits_2_and_the_cut_log_resumes(tmp_pat
         f.truncate(log.stat().st_size - 10)
     _, err = run.communicate(timeout=60)
     assert run.returncode == 2 and "was truncated from" in err and "nothing more is appended" in err, err
+    assert "`tapedeck run --resume` takes the log as it is now" in err, err  # what to do next, which it never said
     assert _resume(tmp_path) == 0
     assert (workspace / "out.txt").read_text() == "hi"
 
