@@ -169,10 +169,14 @@ def host_log(workdir: Path) -> Path:
 
 
 async def tui_crash(
-    log: Path, keys: tuple[str, ...] = SCREEN_KEYS, timeout: float = 20.0, at: tuple[int, ...] = ()
+    log: Path, keys: tuple[str, ...] = SCREEN_KEYS, timeout: float = 20.0, at: tuple[int, ...] = (),
+    grow: tuple[bytes, ...] = (),
 ) -> str | None:
     """Open ``log`` in the TUI, select each event of ``at`` in turn (its detail pane, ``EVENT_KEYS`` on it), then
-    open every screen ``keys`` opens, one after another: the first crash, or None."""
+    open every screen ``keys`` opens, one after another (an item of several keys, ``"slash b o o m enter"``, is
+    pressed as one step: a search, a filter typed into its dialog): the first crash, or None. With ``grow`` the
+    TUI follows the log: each of its pieces is appended to the file in turn (a piece may end inside a line) and
+    ``keys`` are pressed again after each."""
     from textual.worker import Worker, WorkerState
 
     from tui.app import TapedeckApp
@@ -180,7 +184,8 @@ async def tui_crash(
     from tui.screens.main import MainScreen
     from tui.widgets.detail import DetailPane
 
-    app = TapedeckApp(log, follow=False, interval=0.02, use_watchfiles=False, keymap_file=log.parent / "none.toml")
+    follow = bool(grow)
+    app = TapedeckApp(log, follow=follow, interval=0.02, use_watchfiles=False, keymap_file=log.parent / "none.toml")
     failed: list[str] = []
     ended: list[Worker[object]] = []  # workers that died: one started with exit_on_error=False leaves no other trace
     forget = app.workers._remove_worker  # Textual drops a finished worker from app.workers through this
@@ -209,9 +214,11 @@ async def tui_crash(
         while calm < 3 and time.monotonic() < deadline and died() is None:
             await pilot.pause(0.02)  # type: ignore[attr-defined]
             live = app.live
-            busy = (
+            busy = (  # a followed log's reader (and the alert feed beside it) runs for as long as the app
                 (live is not None and not (live.ready or live.phase == "error"))
-                or any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
+                or (follow and live is not None and live.phase != "error" and live.read_to < log.stat().st_size)
+                or any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) and not (follow and w.group == "live")
+                       for w in app.workers)  # fmt: skip
                 or any(pane.busy for pane in app.screen.query(DetailPane))
             )
             calm = 0 if busy else calm + 1
@@ -223,7 +230,7 @@ async def tui_crash(
                 failed.append(f"{found} (after {key}{where})")
                 return False
             depth = len(app.screen_stack)
-            await pilot.press(key)  # type: ignore[attr-defined]
+            await pilot.press(*key.split())  # type: ignore[attr-defined]
             await idle(pilot)
             if (found := died()) is not None:
                 failed.append(f"{found} (key {key}{where})")
@@ -249,6 +256,13 @@ async def tui_crash(
                     await press(pilot, ("s",))  # the full log again: the next event is listed, flagged or not
             if not failed:
                 await press(pilot, keys)
+            for piece in grow:
+                if failed:
+                    break
+                with log.open("ab") as f:
+                    f.write(piece)
+                await idle(pilot)
+                await press(pilot, keys, f" after {len(piece)} bytes appended")
     except Exception as exc:  # noqa: BLE001 - an exception out of the app is a crash
         return failed[0] if failed else f"app: {site(exc)}"
     return failed[0] if failed else died()

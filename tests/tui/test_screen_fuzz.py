@@ -187,3 +187,40 @@ async def test_an_event_nested_deeper_than_orjson_writes_is_shown_and_copied(tmp
         await pilot.press("y")
         await until(pilot, lambda: "needle" in app.clipboard)
     assert await tui_crash(path, (), at=(2, call)) is None
+
+
+# What a live session's screens are driven with while its log grows: the list, a stream's deltas, the detail
+# pane, a search and a filter typed in, the policy screens, the request view and time travel.
+LIVE_KEYS = ("G", "k k enter", "plus", "slash e r r o enter", "n", "f t o o l slash enter", "x", "t", "o", "c",
+             "r", "D", "R", "T", "L", "s", "s")  # fmt: skip
+HOSTILE_LINES = (  # lines a damaged or forged log appends: not JSON, nested deeper than orjson writes, no type
+    b"not json", b'{"type":"x/deep","data":' + b"[" * 300 + b"]" * 300 + b"}", b'{"type":[]}', b"\xff\xfe",
+    b'{"type":"tool/result","data":{"turn":[],"step":{}}}',
+)  # fmt: skip
+
+
+@st.composite
+def growing(draw: st.DrawFn) -> tuple[list[bytes], tuple[bytes, ...]]:
+    """A mutated fixture (``mutated``), maybe a hostile line put in, cut into what is there when the TUI opens
+    and the pieces appended to it later (a cut may fall inside a line)."""
+    source, mutation = draw(mutated())
+    lines = mutate_lines(SOURCES[source], mutation)
+    if draw(st.booleans()):
+        lines.insert(draw(st.integers(1, len(lines))), draw(st.sampled_from(HOSTILE_LINES)))
+    at = draw(st.integers(1, len(lines) - 1))
+    rest = b"\n".join(lines[at:]) + b"\n"
+    cuts = sorted(draw(st.sets(st.integers(1, len(rest) - 1), max_size=3)))
+    return lines[:at], tuple(rest[a:b] for a, b in zip([0, *cuts], [*cuts, len(rest)], strict=True))
+
+
+@settings(max_examples=3, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(case=growing())
+async def test_no_screen_dies_while_a_mutated_log_grows(
+    tmp_path_factory: pytest.TempPathFactory, case: tuple[list[bytes], tuple[bytes, ...]]
+) -> None:
+    """``watch`` following a log that grows by mutated and hostile lines, in pieces, with every main key pressed
+    after each piece: no exception in the app or a worker (``test_no_screen_dies_on_a_mutated_log`` opens them
+    whole)."""
+    head, pieces = case
+    path = _write(tmp_path_factory.mktemp("tui-live"), head)
+    assert await tui_crash(path, LIVE_KEYS, grow=pieces) is None, (len(head), [len(p) for p in pieces])
