@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
@@ -139,8 +140,21 @@ def command_of(argv: Sequence[str]) -> str:
     return argv[0] if argv and not argv[0].startswith("-") else ""
 
 
+def _standard_streams() -> None:
+    """A closed stdin, stdout or stderr (``>&-``) opened on /dev/null: what is written there goes nowhere instead of
+    failing, and no file opened later takes its number (a log at 1 would get what a child process prints)."""
+    for fd, name in enumerate(("stdin", "stdout", "stderr")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)  # the lowest number free: this one
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(fd, "r" if fd == 0 else "w", closefd=False))  # noqa: SIM115 - for the process
+
+
 def main(argv: Sequence[str] | None = None, extra_commands: Mapping[str, Command] | None = None) -> int:
     """Run the CLI and return its exit code."""
+    _standard_streams()
     allow_deepest_walks()
     try:
         check_own_dirs()  # before anything reads or writes where they point (the help names the sessions root)

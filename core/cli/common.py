@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+import os
 import sys
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -130,6 +132,14 @@ def warn(message: str) -> None:
     sys.stderr.flush()
 
 
+def quiet_stdout() -> None:
+    """Send what is left to write to stdout nowhere: whoever read it is gone, or it takes no more (a full disk), and
+    the flush as the process exits would fail again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
 def fail(message: str, code: int = 2) -> int:
     """Report ``message`` on stderr (``warn``) and return the exit code."""
     warn(message)
@@ -168,5 +178,10 @@ def guarded(handler: Callable[[Any], int | None], paused: bool = False) -> Calla
             return fail(str(exc), getattr(exc, "exit_code", 2))
         except BrokenPipeError:
             return 0
+        except OSError as exc:  # a full disk under stdout or -o FILE: what was written is all there is
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
+                raise
+            quiet_stdout()
+            return fail(f"could not write its output ({exc.strerror or exc})")
 
     return run

@@ -7,7 +7,6 @@ import contextlib
 import os
 import shlex
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, check_seconds, check_utf8, path_argument
-from core.cli.common import emit, fail, for_terminal, guarded, warn
+from core.cli.common import emit, fail, for_terminal, guarded, quiet_stdout, warn
 from core.control.config import load_config
 from core.log.layout import default_sessions_root
 from core.log.sessions import discover_sessions
@@ -148,9 +147,7 @@ def _run(args: argparse.Namespace) -> int:
             print(for_terminal(line), flush=True)
         except BrokenPipeError:  # whoever read it is gone (`| head`): a side show that must not end the run
             quiet[0] = True
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())  # nor fail the flush at exit
-            os.close(devnull)
+            quiet_stdout()
             with contextlib.suppress(OSError):  # stderr may have gone with it (`2>&1 | head`)
                 warn("stdout was closed; the run goes on without printing its progress (the log has all of it)")
 

@@ -1,0 +1,38 @@
+"""A command whose stdout is closed (``>&-``) or cannot take its output (``> /dev/full``) says so, or carries on,
+without a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LOG = ROOT / "tests" / "fixtures" / "dsh" / "tool-call-turn.session.jsonl"
+
+
+def _tapedeck(args: list[str], **how: object) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "core.cli", *args], cwd=ROOT, env=env, text=True, timeout=120,
+                          stderr=subprocess.PIPE, **how)  # type: ignore[call-overload]  # fmt: skip
+
+
+@pytest.mark.parametrize("command", [["inspect", str(LOG)], ["sessions", str(LOG.parent)]])
+def test_a_closed_stdout_is_no_traceback(command: list[str]) -> None:
+    """With stdout closed Python has no sys.stdout: printing the answer raised AttributeError ('NoneType' object has
+    no attribute 'isatty'), exit 1. A closed stream is /dev/null now, so no file tapedeck opens takes its number."""
+    done = _tapedeck(command, preexec_fn=lambda: os.close(1))
+    assert "Traceback" not in done.stderr and done.returncode in (0, 2), done.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+def test_output_that_cannot_be_written_is_one_line_exit_2() -> None:
+    """``inspect LOG > /dev/full`` ended in an OSError traceback (No space left on device), exit 1."""
+    with open("/dev/full", "w") as full:
+        done = _tapedeck(["inspect", str(LOG)], stdout=full)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("tapedeck: ") and len(done.stderr.splitlines()) == 1, done.stderr
+    assert "No space left on device" in done.stderr
