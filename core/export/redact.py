@@ -117,8 +117,10 @@ _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
 # a value after a key word (group 1, also a quoted ``"auth"``: a registry's credentials in Docker's config.json, and
 # an npm config line's key) on its line (group 3, its first word; group 2 the quote before it), unless it is code
 # or a short name (``_secret_value``: a quoted value is all of it up to its closing quote, ``_quoted_end``)
+_EMPHASIS = rb"(?:\*\*?|__?)?"  # Markdown's around a label, before or after its colon (``**Password:**``)
 _PAIR = re2.compile(
-    rb"(" + _KEY_WORDS + rb"|\bauth\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?[ \t]*[:=][ \t]*(\\?[\"'])?"
+    rb"(" + _KEY_WORDS + rb"|\bauth\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?"
+    + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS + rb"[ \t]*(\\?[\"'])?"
     rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
 )
 # a key that starts its line, of one word or of several, camelCase or joined by ``_`` or ``-`` (``  apiKey``,
@@ -265,7 +267,7 @@ _SCREEN = (
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
     rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|_auth|(?i:authorization|cookie))(?:(?:\\\\)?\\?[\"'])?"
-    + _JSON_SPACE + rb"*[:=]"
+    + _EMPHASIS + _JSON_SPACE + rb"*[:=]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|sshpass|ssh-keygen|mysql|redis-cli|curl|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
@@ -412,7 +414,9 @@ def _bare_name(name: bytes) -> bytes:
 
 def _placeholder(value: bytes) -> bool:
     """True when a secret's value only stands for one: a reference (``$DB_PASSWORD``, ``${{ secrets.TOKEN }}``,
-    ``%s``, a format string's or an f-string's ``{token}``) or a placeholder (``<token>``, ``…``, ``***``)."""
+    ``%s``, a format string's or an f-string's ``{token}``) or a placeholder (``<token>``, ``…``, ``***``), also in
+    Markdown's backticks (```<your password>```)."""
+    value = value.lstrip(b"`")
     return value[:1] in (b"$", b"%", b"<", b"*", b"{") or value.startswith("…".encode())
 
 

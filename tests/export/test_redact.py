@@ -1267,3 +1267,26 @@ def test_many_keys_that_redact_to_one_text_are_numbered_in_linear_time() -> None
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout) == (0, "50000 49999\n"), done.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("**Password:** Eat the red apple", "**Password:** [redacted key]"),
+        ("- **Password**: hunter2pw\n- **User**: bob", "- **Password**: [redacted key]\n- **User**: bob"),
+        ("__Password__: hunter2pw", "__Password__: [redacted key]"), ("*password*: hunter2pw", "*password*: [redacted key]"),
+        ("**DB_PASSWORD:** `hunter2pw`", "**DB_PASSWORD:** [redacted key]"),
+    ],
+)  # fmt: skip
+def test_a_password_after_a_key_in_markdown_emphasis_goes(text: str, out: str) -> None:
+    """A model's answer writes its labels in Markdown's emphasis (``**Password:** hunter2pw``): the stars between the
+    key word and its colon, or after the colon, hid the pair, and the password went out."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+    assert r.walk({"text": text}) == {"text": out}  # the screen lets it through to the patterns
+
+
+def test_a_masked_password_in_markdown_emphasis_stays() -> None:
+    text = "**Password:** ***\n**Password**: `<your password>`\n"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
