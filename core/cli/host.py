@@ -288,7 +288,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
             "Make a session log damaged in the middle (torn or garbled lines, seqs out of order or twice) resumable "
             "again: the damaged file is kept beside it as <log>.damaged-<time>, every intact event keeps its seq, "
             "and each lost seq gets a tapedeck/lost event in its place. An undamaged log is left as it is. No host "
-            "may be running the session; a log DSH wrote is refused and left untouched."
+            "may be running the session; a log DSH wrote is refused and left untouched. A repair killed midway, or "
+            "one the disk has no room for, leaves the log and its directory as they were. Exit 2 when nothing was "
+            "repaired: the log is refused, a host holds it, or the repair could not be finished."
         ),
     )
     r.add_argument("path", metavar="PATH", type=path_argument, help="the session log or its directory (no host may be running on it)")

@@ -533,3 +533,13 @@ def test_a_directory_named_log_repair_neither_stops_the_repair_nor_is_touched(
         assert code == 0 and _resume(tmp_path) == 0
     else:
         assert code == 2 and "Is a directory" in err and sorted(p.name for p in log.parent.iterdir()) == before
+
+
+def test_the_repair_help_says_when_it_changes_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    """``repair --help`` said nothing of its exit status, nor that a repair killed or out of room leaves the log
+    and its directory as they were."""
+    with pytest.raises(SystemExit):
+        main(["repair", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for said in ("killed", "as they were", "Exit 2"):
+        assert said in text, said
