@@ -168,6 +168,7 @@ _CLI_PASSWORD = re2.compile(
 _KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
 # how far on the quote that closes a quoted value, or the end of a password's line, is looked for (``_quoted_end``)
 QUOTED_MAX = 128
+CONFIG_KEY_MAX = 256  # how far back from a key word the start of its config line is looked for (``_config_line``)
 _COMMAND_END = (b"\n", b"\\n", b"|", b";", b"&")  # where the command a ``_KEYGEN`` option belongs to starts
 # the value of a ``Cookie`` or ``Set-Cookie`` header, all its pairs (group 2; group 1 a quote before it): a
 # session's cookie is its login
@@ -450,8 +451,11 @@ def _config_line(data: bytes, m: Any) -> bool:
     }``) nor a JSON object's quoted key (``"token": tok``). A line starts after a line break, its escape in JSON
     text, or the quote that opens JSON text's string (``"content": "password: pass1\\n…"``)."""
     at = m.start(1)
-    escaped = data.rfind(b"\\n", 0, at)
-    start = max(data.rfind(b"\n", 0, at) + 1, escaped + 2 if escaped >= 0 else 0, data.rfind(b'"', 0, at) + 1)
+    lo = max(0, at - CONFIG_KEY_MAX)  # not back to the text's start at each key word: the text may hold thousands
+    escaped = data.rfind(b"\\n", lo, at)
+    start = max(data.rfind(b"\n", lo, at) + 1, escaped + 2 if escaped >= 0 else 0, data.rfind(b'"', lo, at) + 1)
+    if start == 0 and lo > 0:  # no line starts in reach: no config line's indent and key are that long
+        return False
     return (data[m.end(1) : m.end(1) + 1] not in (b'"', b"'", b"\\")
             and _CONFIG_KEY.fullmatch(data, start, m.end(1)) is not None
             and _LINE_END.match(data, m.end(3)) is not None)  # fmt: skip

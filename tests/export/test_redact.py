@@ -1290,3 +1290,19 @@ def test_a_masked_password_in_markdown_emphasis_stays() -> None:
     text = "**Password:** ***\n**Password**: `<your password>`\n"
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+def test_many_key_words_far_into_a_text_are_redacted_in_linear_time() -> None:
+    """Whether a key word starts a config file's line was asked by looking back for the line's start as far as the
+    text's start, past every line when its text has no escaped line break or quote (a tool's output, read whole):
+    2.5 MB of 'token: …' lines took 88 s. Here 10,000 of them after 16 MB of one line; run in a process of its own,
+    killed past the limit."""
+    code = (
+        "from core.export.redact import Redactor\n"
+        "text = 'x' * (16 << 20) + '\\n' + ''.join(f'line {i} token: Abcdefgh{i}\\n' for i in range(10000))\n"
+        "r = Redactor(environ={}, home='/home/ann')\n"
+        "out = r.text(text)\n"
+        "print(r.summary()['key'], out.endswith('line 9999 token: [redacted key]\\n'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "10000 True\n"), done.stderr
