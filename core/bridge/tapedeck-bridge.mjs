@@ -457,10 +457,14 @@ class SessionBridge {
     this.restarted = restarted;
     this.attached = true;
     this.adoptHolds();
+    // A copy of another session's directory (cp -r): what its inbox holds was sent to that session, whose bridge
+    // answers it there; none of it runs here, and what that bridge ran is no run of this one.
+    const original = previous && copyOf(previous.dir, this.dir);
+    if (original) this.leaveToOriginal(original, previous, Math.floor(fs.statSync(this.file(BRIDGE)).ctimeMs));
     // What the DSH before this one began to run and never answered stays listed until it is answered here. What
     // an instance this one replaced still runs stays listed too, and that instance answers it.
     const interrupted = [];
-    if (restarted)
+    if (restarted && !original)
       for (const request of Array.isArray(previous.inFlight) ? previous.inFlight : [])
         if (typeof request?.id === "string" && !this.final.has(request.id)) {
           this.inFlight.set(request.id, request);
@@ -473,6 +477,44 @@ class SessionBridge {
     else this.recoverRead();
     this.poll();
     return true;
+  }
+
+  // Answers every request sent before the copy was made (before `copiedAt`, the millisecond its bridge.json was made:
+  // a sender's `at` is whole milliseconds, and one of the same millisecond is taken as sent to the copy) that the
+  // inbox of this copy of the directory `original` holds with no outcome yet: one the log copied here began to run
+  // as `interrupted` says, one the bridge there was running unknown (it may have taken effect before the copy was
+  // made), any other cancelled. Those sent to the copy since are read as the ones of any session (a queued one runs).
+  leaveToOriginal(original, previous, copiedAt) {
+    const opened = this.openInbox();
+    if (!opened) return;
+    let text;
+    try {
+      text = fs.readFileSync(opened.fd);
+    } finally {
+      fs.closeSync(opened.fd);
+    }
+    const lines = splitLines(text);
+    const running = new Set((Array.isArray(previous.inFlight) ? previous.inFlight : []).map((r) => r?.id));
+    for (const [i, raw] of lines.entries()) {
+      const { request } = decodeLine(i + 1, raw);
+      if (!request || this.final.has(request.id) || request.at >= copiedAt) continue;
+      if (this.started.has(request.id)) this.interrupted(request);
+      else if (running.has(request.id))
+        this.outcome(
+          request,
+          "unknown",
+          `this session directory is a copy of ${original}, made while DSH ran this ${request.op ?? "request"} there: ` +
+            `it may or may not have taken effect in the history copied here: ${unknownHint(request.op)}`,
+        );
+      else
+        this.outcome(
+          request,
+          "cancelled",
+          `this session directory is a copy of ${original}, and the request was sent to that session before the ` +
+            "copy was made: it does not run here (send it again to run it in the copy)",
+        );
+    }
+    this.cursor = { ino: 0, offset: 0 }; // the copy's inbox is read from its start (its answered lines skipped)
   }
 
   readOutcomes() {
@@ -980,6 +1022,19 @@ class SessionBridge {
     }, HANDOVER_MS);
     timer.unref?.();
     map.set(this.agent.id, { holds, timer });
+  }
+}
+
+// The directory `here` was copied from: the one bridge.json there names when it is another that still exists (the
+// old path of a moved directory is gone, and what its inbox holds was sent to this session).
+function copyOf(recorded, here) {
+  if (typeof recorded !== "string" || !recorded) return undefined;
+  try {
+    const there = fs.statSync(recorded);
+    const mine = fs.statSync(here);
+    return there.dev === mine.dev && there.ino === mine.ino ? undefined : recorded;
+  } catch {
+    return undefined;
   }
 }
 
