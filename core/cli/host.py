@@ -113,6 +113,9 @@ def _run(args: argparse.Namespace) -> int:
         raise TapedeckError("give a TASK to run (or --resume ID)")
     if args.session_id is not None and not args.session_id.strip():
         raise TapedeckError("--session-id is empty: give the new session's id, or leave the option out for a random one")
+    for option, value in (("--model", args.model), ("--base-url", args.base_url)):  # '"$URL"' with URL unset, say
+        if value is not None and not value.strip():
+            raise TapedeckError(f"{option} is empty: give one, or leave the option out for the provider's default")
     empty = next((n for n, task in enumerate(args.task, 1) if not task.strip()), None)
     if empty is not None:
         raise TapedeckError(f"TASK {empty} is empty: each TASK is the prompt of one turn; nothing was started")

@@ -327,6 +327,23 @@ def test_run_refuses_an_empty_session_id_instead_of_making_up_one(
     assert not (tmp_path / "root").exists()
 
 
+@pytest.mark.parametrize(("option", "value"), [("--base-url", ""), ("--base-url", " "), ("--model", ""), ("--model", " ")])
+def test_run_refuses_an_empty_endpoint_or_model_instead_of_taking_deepseeks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], option: str, value: str
+) -> None:
+    """'--base-url "$MY_URL"' with the variable unset is '': it was taken for no --base-url, so the run went to
+    DeepSeek's endpoint with the API key meant for another (and '--model ""' to DeepSeek's model); both are refused
+    before anything starts."""
+    monkeypatch.delenv("DEEPSEEK_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    (tmp_path / "ws").mkdir()
+    code = main(["run", "task", "--workspace", str(tmp_path / "ws"), "--sessions-root", str(tmp_path / "root"),
+                 option, value])  # fmt: skip
+
+    assert code == 2 and f"{option} is empty" in capsys.readouterr().err
+    assert not (tmp_path / "root").exists()
+
+
 @pytest.mark.parametrize(
     ("target", "says"),
     [
