@@ -10,6 +10,7 @@ from pathlib import Path
 
 from core.shared.envdirs import own_dir
 from core.shared.errors import LogFormatError, LogNotFoundError
+from core.shared.regular import open_regular
 
 RAW_NAME = "session.jsonl"
 ZSTD_NAME = "session.jsonl.zstd"
@@ -172,8 +173,8 @@ def is_compressed(path: Path) -> bool:
     """zstd when the name ends in ``.zstd``/``.zst`` or the file starts with the zstd magic number."""
     if path.name.endswith((".zstd", ".zst")):
         return True
-    try:
-        with open(path, "rb") as f:
+    try:  # a FIFO swapped in for the log is not waited on
+        with open_regular(path) as f:
             return f.read(4) == b"\x28\xb5\x2f\xfd"
     except OSError:
         return False

@@ -12,6 +12,7 @@ from core.log.frames import FrameError, frame_end
 from core.log.layout import is_compressed, resolve_log_path
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError
+from core.shared.regular import open_regular
 
 CHUNK = 1 << 20
 HEADER_LIMIT = 1 << 24  # a first line or frame longer than this is no session header
@@ -41,7 +42,7 @@ def read_log(path: str | os.PathLike[str], packed_rows: bool = False) -> LogData
     diagnostics: list[Diagnostic] = []
     size = 0
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:  # a FIFO swapped in since the stat is not waited on
             while chunk := f.read(CHUNK):
                 size += len(chunk)
                 batch = decoder.feed(chunk)
@@ -75,7 +76,7 @@ def read_log_header(path: str | os.PathLike[str]) -> dict[str, Any]:
     rest = bytearray()  # bytes read and not fed yet
     torn = False
     try:
-        with open(p, "rb") as f:
+        with open_regular(p) as f:  # a FIFO swapped in since the stat is not waited on
             while decoder.header is None and not decoder.fatal:
                 end = _unit_end(rest, compressed)
                 if end:

@@ -220,3 +220,67 @@ def test_a_sessions_root_is_a_directory_without_a_session_log_of_its_own(tmp_pat
     assert not is_sessions_root(session / RAW_NAME) and not is_sessions_root(tmp_path / "missing")
     (tmp_path / "--w--" / "s3" / RAW_NAME).mkdir(parents=True)  # a directory by the log's name is no log
     assert is_sessions_root(tmp_path / "--w--" / "s3")
+
+
+def _swapped_for_a_fifo(path: Path) -> None:
+    """Put a FIFO where the log ``path`` is (as a rename over it does)."""
+    fifo = path.with_name("swap.fifo")
+    os.mkfifo(fifo)
+    os.replace(fifo, path)
+
+
+def _returns(call: Callable[[], object], fifo: Path) -> object:
+    """What ``call`` returns, run in a thread that must not block on the FIFO at ``fifo`` (if it does: opened for
+    writing to let it go, and the test fails)."""
+    found: list[object] = []
+    worker = threading.Thread(target=lambda: found.append(call()), daemon=True)
+    worker.start()
+    worker.join(10)
+    if worker.is_alive():
+        with open(fifo, "wb"):
+            pass
+        worker.join(10)
+        raise AssertionError(f"blocked opening the FIFO swapped in for {fifo}")
+    return found[0] if found else None
+
+
+def test_a_log_swapped_for_a_fifo_after_its_stat_is_never_opened_to_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Discovery (a new session's header, the fleet's and alerts' each new log) and a follower's poll check that a
+    log is a regular file, then opened it by its path: a FIFO renamed over it in between was opened, and the open
+    waited for a writer that never came, holding the fleet, ``alerts --follow`` or ``sessions`` for ever."""
+    from core.log import reader
+    from core.log.tail import Tailer
+
+    log = tmp_path / "s" / "session.jsonl"
+    log.parent.mkdir()
+    log.write_bytes(raw_log(one_turn_with_tool()))
+    resolve = reader.resolve_log_path
+
+    def resolved_then_swapped(path: object) -> Path:
+        found = resolve(path)  # type: ignore[arg-type]
+        _swapped_for_a_fifo(found)
+        return found
+
+    monkeypatch.setattr(reader, "resolve_log_path", resolved_then_swapped)
+    assert _returns(lambda: reader.read_header(log), log) is None
+    monkeypatch.undo()
+
+    log.unlink()
+    log.write_bytes(raw_log(one_turn_with_tool()))
+    tailer = Tailer(log)
+    assert tailer.poll().events
+    with log.open("ab") as f:
+        f.write(raw_log(one_turn_with_tool()).split(b"\n", 1)[1])
+    stat_of = Tailer._stat
+
+    def stat_then_swapped(self: Tailer) -> object:
+        st = stat_of(self)
+        if st is not None and st.regular:
+            _swapped_for_a_fifo(log)
+        return st
+
+    monkeypatch.setattr(Tailer, "_stat", stat_then_swapped)
+    update = _returns(tailer.poll, log)
+    assert any("not a regular file" in d.message for d in update.diagnostics)  # type: ignore[attr-defined]
