@@ -114,12 +114,12 @@ SHORTEST = 3  # characters from which a value under a key word may be a secret (
 _LINE_START = rb"(?:(?m:^)|[\"\r\n]|(?:\\\\)*\\[nr])(?:[ \t]|(?:\\\\)*\\t)*"
 # an npm config line's credential: ``_auth``, ``_authToken``, ``_password``, alone or after a registry's ``//host/:``
 _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
-# a value after a key word (group 1, also a quoted ``"auth"``: a registry's credentials in Docker's config.json, and
-# an npm config line's key) on its line (group 3, its first word; group 2 the quote before it), unless it is code
+# a value after a key word (group 1, also a quoted ``"auth"``: a registry's credentials in Docker's config.json, a
+# quoted ``"pass"`` or ``"pw"``, and an npm config line's key) on its line (group 3, its first word; group 2 the quote before it), unless it is code
 # or a short name (``_secret_value``: a quoted value is all of it up to its closing quote, ``_quoted_end``)
 _EMPHASIS = rb"(?:\*\*?|__?)?"  # Markdown's around a label, before or after its colon (``**Password:**``)
 _PAIR = re2.compile(
-    rb"(" + _KEY_WORDS + rb"|\bauth\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?"
+    rb"(" + _KEY_WORDS + rb"|\b(?:auth|(?i:pass|pw))\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?"
     + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS + rb"[ \t]*(\\?[\"'])?"
     rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
 )
@@ -146,7 +146,7 @@ _DOCKER_ENV = re2.compile(
 )
 # a JSON object's key named for a secret, as a quoted key before a value (``_PAIR``): its string value goes whole
 _PASSWORD_KEY = re.compile(rb"(?i:pass(?:word|wd|phrase)?|pwd?|psk)\Z")  # a key word named for a password
-_SECRET_KEY = re.compile("(?:" + _KEY_WORDS.decode() + r"|\bauth)\Z")
+_SECRET_KEY = re.compile("(?:" + _KEY_WORDS.decode() + r"|\bauth|(?:^|[_\-.])(?i:pass|pw))\Z")
 # the words of a key's name (``max_token``, ``maxToken``, ``MAX_TOKEN``) and those that say it holds a count
 _NAME_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 _COUNT_WORDS = frozenset({"max", "min", "num", "total", "count", "limit", "budget", "input", "output", "prompt",
@@ -267,7 +267,7 @@ _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|_auth|(?i:authorization|cookie))(?:(?:\\\\)?\\?[\"'])?"
+    rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|\b(?i:pass|pw)(?:\\\\)?\\?[\"']|_auth|(?i:authorization|cookie))(?:(?:\\\\)?\\?[\"'])?"
     + _EMPHASIS + _JSON_SPACE + rb"*[:=]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE

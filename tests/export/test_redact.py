@@ -1310,3 +1310,15 @@ def test_many_key_words_far_into_a_text_are_redacted_in_linear_time() -> None:
         "print(r.summary()['key'], out.endswith('line 9999 token: [redacted key]\\n'))\n"
     )
     assert _printed_within_a_minute(code) == "10000 True\n"
+
+
+def test_a_string_under_a_pass_or_pw_key_of_a_json_object_goes_as_its_number_did() -> None:
+    """``{"pass": 12345678}`` lost its number as a password, but ``{"pass": "hunter2pw"}`` and ``{"pw": …}`` kept
+    their string, in an object and in JSON text alike (a tool call's arguments): those keys are a password's."""
+    r = Redactor(environ={}, home="/home/ann")
+    value = {"pass": "hunter2pw", "PW": "abc12", "pass_ok": "yes", "bypass": "hunter2pw", "compass": "north west",
+             "passes": 3, "pass2": True, "pw_hint": "n/a", "nested": {"Pass": "Eat the red apple"}}  # fmt: skip
+    assert r.walk(value) == {**value, "pass": "[redacted key]", "PW": "[redacted key]",
+                             "nested": {"Pass": "[redacted key]"}}  # fmt: skip
+    text = '{"user": "bob", "pass": "hunter2pw", "pw": "Eat the red apple", "compass": "north"}'
+    assert r.text(text) == '{"user": "bob", "pass": "[redacted key]", "pw": "[redacted key]", "compass": "north"}'
