@@ -84,3 +84,25 @@ async def test_page_down_in_an_empty_tape_table_keeps_the_app(fixtures_dir: Path
             await settle(pilot)
         assert "No tape entries yet." in str(app.screen.query_one("#tape-text").render())
     assert app._exception is None
+
+
+async def test_page_down_in_an_empty_config_table_keeps_the_app(tmp_path: Path, fixtures_dir: Path) -> None:
+    """A DSH session just started (its log holds only its header) shows an empty table on the Config screen: page
+    down there highlights row -1, whose event carries no row key, and reading its value raised AttributeError out
+    of the app."""
+    from tests.tui.pilot import make_app, settled_main_screen
+    from tui.screens.config import ConfigScreen
+
+    log = tmp_path / "session.jsonl"
+    log.write_bytes((fixtures_dir / "error-finish.session.jsonl").read_bytes().split(b"\n", 1)[0] + b"\n")
+    app = make_app(log)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfigScreen)
+        for key in ("tab", "pagedown", "tab", "pagedown", "tab", "pagedown"):
+            await pilot.press(key)
+            await settle(pilot)
+        assert isinstance(app.screen, ConfigScreen)
+    assert app._exception is None
