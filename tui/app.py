@@ -33,6 +33,7 @@ from core.log.tail import FOLLOW_INTERVAL
 from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
+from core.shared.jsonout import allow_deepest_walks
 from core.shared.text import printable, short_session
 from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, HistoryRecalled, SpendProjected
 from tui.fleet_feed import FleetChanged, FleetFeed, FleetProblem
@@ -173,6 +174,7 @@ class TapedeckApp(ControlActions, App[None]):
         config: PolicyConfig | None = None,
     ) -> None:
         super().__init__()
+        allow_deepest_walks()  # as the CLI does: the workers walk whatever a log line holds, however the app started
         if fleet_roots is None and not is_session_log_target(target):
             fleet_roots = [target]  # a sessions root opens the fleet table
         self.fleet_roots = fleet_roots  # set: the fleet table of these roots opens instead of the target
