@@ -40,6 +40,7 @@ from core.log.records import PackedRow
 from core.log.store import KeepingEvents
 from core.log.validate import readable
 from core.shared.errors import LogFormatError, replaced_while_read
+from core.shared.regular import open_regular
 
 BLOCK = 1 << 18  # bytes read at once: sequential look-ups of small lines are served from one block
 SHIFT = 14  # the line table grows in blocks of 2**SHIFT lines
@@ -505,8 +506,8 @@ class _LineReader:
 
     def _handle(self) -> BinaryIO:
         if self._file is None:
-            try:
-                f = open(self.path, "rb")  # noqa: SIM115 (kept open across look-ups; close() ends it)
+            try:  # kept open across look-ups (close() ends it); a FIFO swapped in for the log is not waited on
+                f = open_regular(self.path)
                 st = os.fstat(f.fileno())
             except OSError as exc:
                 raise LogFormatError(f"{self.path}: cannot read ({exc.strerror or exc})") from exc

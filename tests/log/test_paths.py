@@ -284,3 +284,25 @@ def test_a_log_swapped_for_a_fifo_after_its_stat_is_never_opened_to_wait(
     monkeypatch.setattr(Tailer, "_stat", stat_then_swapped)
     update = _returns(tailer.poll, log)
     assert any("not a regular file" in d.message for d in update.diagnostics)  # type: ignore[attr-defined]
+
+
+def test_a_log_swapped_for_a_fifo_before_an_event_is_read_back_is_a_replaced_log(tmp_path: Path) -> None:
+    """The commands read events back from the log by seq after their pass (``sessions``' alert engine, ``fold``,
+    ``request`` …, the TUI's list): a FIFO renamed over the log by then was opened to read from, and the open waited
+    for a writer that never came; the read says the log is no longer a regular file."""
+    from core.shared.errors import TapedeckError
+
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(raw_log(one_turn_with_tool()))
+    live = LiveSession(log, follow=False, retain_bytes=1)  # no event kept: each is read back
+    live.run()
+    _swapped_for_a_fifo(log)
+
+    def read_back() -> object:
+        try:
+            return live.event(3)
+        except TapedeckError as exc:
+            return exc
+
+    said = _returns(read_back, log)
+    assert isinstance(said, TapedeckError) and "not a regular file" in str(said), said
