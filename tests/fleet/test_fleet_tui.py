@@ -461,3 +461,24 @@ async def test_a_new_session_leaves_the_table_where_the_operator_scrolled_it(tmp
         await pilot.pause(0.2)
         assert screen.current_key == key
         assert table.cursor_row - table.scroll_y in (seen, seen + 1), (seen, table.cursor_row, table.scroll_y)
+
+
+@pytest.mark.anyio
+async def test_a_cell_that_grows_widens_its_column(tmp_path: Path) -> None:
+    """A row changed in place (a session growing: its title, outcome or cost longer than when its row came in) kept
+    its columns as wide as they first were, so at any width a real session read ``CI is r``, ``complet`` and
+    ``$0.1``; a column widens to its longest cell."""
+    root = tmp_path / "sessions"
+    path = _session(root, "calm-a", "a")
+    app = _app([root])
+    async with app.run_test(size=(150, 45)) as pilot:
+        screen = await _loaded(pilot, 1)
+        await settle(pilot)
+        with open(path, "ab") as f:
+            f.write(orjson.dumps({"type": "session/title", "seq": 99, "data": {"title": "Fix the flaky parser"}}))
+            f.write(b"\n")
+        table = screen.query_one(DataTable)
+        (key,) = screen.shown
+        await until(pilot, lambda: table.get_row(key)[0].plain == "Fix the flaky parser")
+        await settle(pilot)
+        assert table.columns["session"].content_width >= len("Fix the flaky parser"), table.columns["session"]

@@ -189,7 +189,7 @@ class FleetScreen(Screen[None]):
             for key in keys if only is None else only:
                 for column, cell in zip(COLUMNS, self._cells(self.rows[key]), strict=True):
                     if table.get_cell(key, column) != cell:
-                        table.update_cell(key, column, cell)
+                        table.update_cell(key, column, cell, update_width=True)  # a longer cell widens it
             return
         fill_table(table, [(key, self._cells(self.rows[key])) for key in keys])
         self.shown = keys
