@@ -170,6 +170,7 @@ _KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED
 QUOTED_MAX = 128
 CONFIG_KEY_MAX = 256  # how far back from a key word the start of its config line is looked for (``_config_line``)
 _COMMAND_END = (b"\n", b"\\n", b"|", b";", b"&")  # where the command a ``_KEYGEN`` option belongs to starts
+COMMAND_REACH = 1024  # how far back from such an option its command's start is looked for (``_keygen_value``)
 # the value of a ``Cookie`` or ``Set-Cookie`` header, all its pairs (group 2; group 1 a quote before it): a
 # session's cookie is its login
 _COOKIE = re2.compile(
@@ -545,8 +546,10 @@ def _cli_value(data: bytes, m: Any) -> bool:
 
 def _keygen_value(data: bytes, m: Any) -> bool:
     """True when a ``-N``/``-P`` option's value is the passphrase ``ssh-keygen`` takes: that command is the one the
-    option is given to, and the value is no reference (``"$PASSPHRASE"``)."""
-    start = max((at + len(end) for end in _COMMAND_END if (at := data.rfind(end, 0, m.start())) >= 0), default=0)
+    option is given to (named at most ``COMMAND_REACH`` bytes before it), and the value is no reference
+    (``"$PASSPHRASE"``)."""
+    lo = max(0, m.start() - COMMAND_REACH)  # not back to the text's start at each option: it may hold thousands
+    start = max((at + len(end) for end in _COMMAND_END if (at := data.rfind(end, lo, m.start())) >= 0), default=lo)
     return b"ssh-keygen" in data[start : m.start()] and _cli_value(data, m)
 
 

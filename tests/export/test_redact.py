@@ -1322,3 +1322,18 @@ def test_a_string_under_a_pass_or_pw_key_of_a_json_object_goes_as_its_number_did
                              "nested": {"Pass": "[redacted key]"}}  # fmt: skip
     text = '{"user": "bob", "pass": "hunter2pw", "pw": "Eat the red apple", "compass": "north"}'
     assert r.text(text) == '{"user": "bob", "pass": "[redacted key]", "pw": "[redacted key]", "compass": "north"}'
+
+
+def test_many_options_far_into_a_text_are_judged_in_linear_time() -> None:
+    """Whether a -N or -P option is ssh-keygen's was asked by looking back for its command's start (a line break, a
+    pipe, ';', '&') as far as the text's start for each of them, so every such option scanned all that came before
+    it: 0.9 MB of 'cp -P …' lines took 19 s, growing as the square of the text. Here 10,000 of them after 16 MB of
+    one line, then a passphrase change that is redacted as before."""
+    code = (
+        "from core.export.redact import Redactor\n"
+        "text = 'x' * (16 << 20) + '\\n' + ''.join(f'cp -P src{i} dst{i}\\n' for i in range(10000))\n"
+        "r = Redactor(environ={}, home='/home/ann')\n"
+        "out = r.text(text + 'ssh-keygen -p -P oldpass1 -N newpass1 -f key\\n')\n"
+        "print(r.summary()['key'], out.endswith('ssh-keygen -p -P [redacted key] -N [redacted key] -f key\\n'))\n"
+    )
+    assert _printed_within_a_minute(code) == "2 True\n"
