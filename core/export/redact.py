@@ -118,9 +118,11 @@ _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
 # quoted ``"pass"`` or ``"pw"``, and an npm config line's key) on its line (group 3, its first word; group 2 the quote before it), unless it is code
 # or a short name (``_secret_value``: a quoted value is all of it up to its closing quote, ``_quoted_end``)
 _EMPHASIS = rb"(?:\*\*?|__?)?"  # Markdown's around a label, before or after its colon (``**Password:**``)
+# after the colon, only when a blank follows: a value may start with ``_`` (``_auth=_0000000``)
+_EMPHASIS_AFTER = rb"(?:(?:\*\*?|__?)[ \t])?"
 _PAIR = re2.compile(
     rb"(" + _KEY_WORDS + rb"|\b(?:auth|(?i:pass|pw))\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?"
-    + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS + rb"[ \t]*(\\?[\"'])?"
+    + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS_AFTER + rb"[ \t]*(\\?[\"'])?"
     rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
 )
 # a key that starts its line, of one word or of several, camelCase or joined by ``_`` or ``-`` (``  apiKey``,

@@ -1337,3 +1337,16 @@ def test_many_options_far_into_a_text_are_judged_in_linear_time() -> None:
         "print(r.summary()['key'], out.endswith('ssh-keygen -p -P [redacted key] -N [redacted key] -f key\\n'))\n"
     )
     assert _printed_within_a_minute(code) == "2 True\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [("_auth=_0000000", "_auth=[redacted key]"), ("_authToken=_abcdef1", "_authToken=[redacted key]"),
+     ("password: __init__x9", "password: [redacted key]"), ("**Password:** hunter2pw", "**Password:** [redacted key]")],
+)  # fmt: skip
+def test_a_value_starting_with_an_underscore_is_not_read_as_a_labels_emphasis(text: str, out: str) -> None:
+    """af77ef5 let Markdown's emphasis follow a label's colon (``**Password:** …``), which took a value's leading
+    ``_`` for it: ``_auth=_0000000`` went out as the number it left (the planted-secret property's case), others
+    with their ``_`` shown. Emphasis after the colon is one only when a blank follows it."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out
