@@ -27,6 +27,7 @@ from core.read.index_size import worth_writing
 from core.read.session import Session
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, TapedeckError, truncated_while_read
+from core.shared.regular import open_regular
 
 READ_CHUNK = 1 << 20  # each read ends a run of stream deltas and sends the line it cuts through the general path
 NOTES_HELD = 1 << 11  # fields of noted lines a read-back pass lets wait for the line table (about 340 lines)
@@ -138,7 +139,7 @@ def load_session(
 
     with gc_paused():
         try:
-            with open(p, "rb") as f:
+            with open_regular(p) as f:  # a FIFO swapped in since the log's stat is not waited on
                 if lines is not None:
                     lines.read_from(f.fileno())
                 f.seek(back.offset if back is not None else 0)

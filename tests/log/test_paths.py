@@ -306,3 +306,28 @@ def test_a_log_swapped_for_a_fifo_before_an_event_is_read_back_is_a_replaced_log
 
     said = _returns(read_back, log)
     assert isinstance(said, TapedeckError) and "not a regular file" in str(said), said
+
+
+def test_a_log_swapped_for_a_fifo_after_its_stat_is_not_waited_on_by_a_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reading command checks that the log it names is a regular file, then opened it by its path for its pass: a
+    FIFO renamed over it in between was opened, and ``inspect`` waited for good (fz's root fuzz with files
+    replaced mid-read); it says the log cannot be read, exit 2."""
+    from core.cli import main as core_main
+    from core.read import load
+
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(raw_log(one_turn_with_tool()))
+    resolve = load.resolve_log_path
+
+    def resolved_then_swapped(path: object) -> Path:
+        found = resolve(path)  # type: ignore[arg-type]
+        _swapped_for_a_fifo(found)
+        return found
+
+    monkeypatch.setattr(load, "resolve_log_path", resolved_then_swapped)
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        assert _returns(lambda: core_main(["inspect", str(log)]), log) == 2
+    assert "not a regular file" in err.getvalue()
