@@ -168,6 +168,11 @@ _CLI_PASSWORD = re2.compile(
 # the new (``-N``) or old (``-P``) passphrase of a key (group 1), when ``ssh-keygen`` starts the command it is given
 # to and it is no reference (``_keygen_value``): both where ``ssh-keygen -p -P old -N new`` changes it
 _KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)")
+# a quoted password after the word, with no sign between, as SQL gives one (group 2; group 1 the quote): ``ALTER USER
+# bob WITH PASSWORD 'hunter2pw'``, MySQL's ``IDENTIFIED BY '…'``, prose's ``the password 'hunter2pw'``
+_SQL_PASSWORD = re2.compile(
+    rb"(?i:\bpassword|\bidentified[ \t]+by)[ \t]+(\\?[\"'])((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
+)
 # how far on the quote that closes a quoted value, or the end of a password's line, is looked for (``_quoted_end``)
 QUOTED_MAX = 128
 CONFIG_KEY_MAX = 256  # how far back from a key word the start of its config line is looked for (``_config_line``)
@@ -274,6 +279,7 @@ _SCREEN = (
     + _EMPHASIS + _JSON_SPACE + rb"*[:=]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
+    + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+(?:\\\\)?\\?[\"']"
     + rb"|sshpass|ssh-keygen|mysql|redis-cli|curl|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
@@ -510,7 +516,7 @@ def _docker_value(data: bytes, m: Any) -> bool:
 
 
 # the patterns whose value a quote may open (``_quoted_end``)
-_QUOTED = (_PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN)
+_QUOTED = (_PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _SQL_PASSWORD)
 
 
 @lru_cache(maxsize=4096)  # a log's objects have few keys, asked again and again
@@ -539,6 +545,13 @@ def _option_value(data: bytes, m: Any) -> bool:
     if value[:1] == b"-" or value.isupper() and value.replace(b"_", b"").isalpha() or value.lower() in _OPTION_WORDS:
         return False
     return bool(_CLASS_NAME.fullmatch(value.rstrip(b".:!?`"))) or _secret_value(data, m)
+
+
+def _sql_password(data: bytes, m: Any) -> bool:
+    """True when the quoted value after ``PASSWORD`` or ``IDENTIFIED BY`` is one: all of it, to its closing quote,
+    from three characters, and no placeholder (``'$PASS'``, ``'<password>'``)."""
+    value = data[m.start(2) : _quoted_end(data, m, 2)]
+    return len(value) >= SHORTEST and _literal_secret(value)
 
 
 def _cli_value(data: bytes, m: Any) -> bool:
@@ -604,7 +617,7 @@ class Redactor:
             ("key", _AUTHORIZATION, 3, _secret_value), ("key", _OPTION, 3, _option_value), ("key", _NETRC, 1, None),
             ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, _cli_value),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
-            ("key", _KEYGEN, 1, _keygen_value),
+            ("key", _KEYGEN, 1, _keygen_value), ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, None),
         ]  # fmt: skip

@@ -1350,3 +1350,27 @@ def test_a_value_starting_with_an_underscore_is_not_read_as_a_labels_emphasis(te
     with their ``_`` shown. Emphasis after the colon is one only when a blank follows it."""
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == out
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("ALTER USER bob WITH PASSWORD 'hunter2pw';", "ALTER USER bob WITH PASSWORD '[redacted key]';"),
+        ("CREATE ROLE app LOGIN PASSWORD 'Eat the red apple'", "CREATE ROLE app LOGIN PASSWORD '[redacted key]'"),
+        ("CREATE USER 'x'@'%' IDENTIFIED BY 'hunter2pw';", "CREATE USER 'x'@'%' IDENTIFIED BY '[redacted key]';"),
+        ('{"sql": "alter user bob password \\"hunter2pw\\""}', '{"sql": "alter user bob password \\"[redacted key]\\""}'),
+        ("the password 'hunter2pw' is too weak", "the password '[redacted key]' is too weak"),
+    ],
+)  # fmt: skip
+def test_a_quoted_password_after_sql_s_password_or_identified_by_goes(text: str, out: str) -> None:
+    """SQL gives a password after the word, with no sign between (``ALTER USER … WITH PASSWORD 'hunter2pw'``,
+    MySQL's ``IDENTIFIED BY '…'``): no pattern took it, in a tool call's SQL or a log of it."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+    assert r.walk({"text": text}) == {"text": out}
+
+
+def test_sql_without_a_quoted_password_stays() -> None:
+    text = "ALTER USER bob WITH PASSWORD NULL; -- password 'x' is too short; password '$PASS' or '<password>'\n"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
