@@ -207,20 +207,22 @@ class Tailer:
                 update.fatal = f"{self.path}: is no longer a regular file; following stopped"
             return update
         changed = (st.size, st.changed_ns) != self._seen
+        # what the file held: what was read of it, or more when a poll saw it bigger (a slice read stops short)
+        held = max(self._offset, self._seen[0] if self._seen is not None and self._identity is not None else 0)
         self._seen = (st.size, st.changed_ns)
         if self._identity is None:
             self._identity = st.identity
         elif (
             st.identity != self._identity
-            or st.size < self._offset
+            or st.size < held
             or (self._offset and self._rewritten(changed))
         ):
             if st.identity != self._identity:
                 what = "replaced by a new file"
                 update.changed = replaced_while_read(self.path)
-            elif st.size < self._offset:
+            elif st.size < held:
                 what = f"truncated to {st.size} bytes"
-                update.changed = truncated_while_read(self.path, st.size, self._offset)
+                update.changed = truncated_while_read(self.path, st.size, held)
             else:
                 what = "rewritten in place (same inode, different bytes where it was already read)"
                 update.changed = replaced_while_read(self.path, "its bytes already read were rewritten in place")

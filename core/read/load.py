@@ -140,6 +140,7 @@ def load_session(
     with gc_paused():
         try:
             with open_regular(p) as f:  # a FIFO swapped in since the log's stat is not waited on
+                opened = os.fstat(f.fileno()).st_size  # the file holds this much: a shrink below it is a cut
                 if lines is not None:
                     lines.read_from(f.fileno())
                 f.seek(back.offset if back is not None else 0)
@@ -147,9 +148,9 @@ def load_session(
                     while chunk := f.read(READ_CHUNK):
                         take(decoder.feed(chunk))
                 except TapedeckError as exc:  # a line read back that is no longer there: say why, when it is that
-                    _check_not_cut(f, p, exc)
+                    _check_not_cut(f, p, opened, exc)
                     raise
-                _check_not_cut(f, p)
+                _check_not_cut(f, p, opened)
         except OSError as exc:
             raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
         whole = decoder.at_boundary  # no torn line or frame for ``finish`` to report: the index can be written
@@ -167,12 +168,13 @@ def load_session(
     return session
 
 
-def _check_not_cut(f: BinaryIO, p: Path, cause: Exception | None = None) -> None:
-    """Raise when the file open as ``f`` is now shorter than what was read from it: another program truncated the
-    log during the read, so what was read describes bytes it no longer holds (an append is read as usual)."""
-    read, size = f.tell(), os.fstat(f.fileno()).st_size
-    if size < read:
-        raise truncated_while_read(p, size, read) from cause
+def _check_not_cut(f: BinaryIO, p: Path, opened: int, cause: Exception | None = None) -> None:
+    """Raise when the file open as ``f`` is now shorter than what was read from it or than it was when ``opened``:
+    another program truncated the log during the read, so what was read describes bytes it no longer holds, or
+    ends where the cut fell (a cut ahead of the read) and not where the log did (an append is read as usual)."""
+    held, size = max(f.tell(), opened), os.fstat(f.fileno()).st_size
+    if size < held:
+        raise truncated_while_read(p, size, held) from cause
 
 
 def _may_index(log: os.PathLike[str]) -> bool:

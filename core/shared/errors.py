@@ -17,11 +17,12 @@ class LogFormatError(TapedeckError):
     """A session log cannot be opened at all (missing file, bad header, refused version)."""
 
 
-def truncated_while_read(path: object, size: int, read: int) -> LogFormatError:
-    """The error for a log another program cut to ``size`` bytes while a pass that had read ``read`` bytes of it
-    still read it: what was read describes bytes the file no longer holds."""
+def truncated_while_read(path: object, size: int, held: int) -> LogFormatError:
+    """The error for a log another program cut to ``size`` bytes while a pass still read it, the file having held
+    ``held`` bytes (what the pass had read, or more: its size when the pass saw it): what was read describes bytes
+    the file no longer holds, or what is left of it ends where the cut fell, not where the log did."""
     return LogFormatError(
-        f"{path}: the log was truncated to {size:,} bytes while it was read ({read:,} bytes read): another program "
+        f"{path}: the log was truncated to {size:,} bytes while it was read (it held {held:,} before): another program "
         "cut or rewrote it; read it again"
     )
 

@@ -231,3 +231,22 @@ def test_sessions_of_named_logs_counts_one_removed_during_the_read_once(
     out, err = capsys.readouterr()
     assert out.splitlines()[0] == f"1 session under {other}, {log} (1 more could not be read: see stderr)", out
     assert err == f"tapedeck: {log}: the log was removed while it was read: another program deleted or moved it; read it again\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["inspect", "{log}"], ["inspect", "{log}", "--json"], ["events", "{log}"], ["events", "{log}", "--json"],
+     ["surface", "{log}"], ["cost", "{log}"], ["seal", "{log}"], ["fold", "{log}"], ["status", "{log}"],
+     ["recall", "turn", "{log}", "1"], ["alerts", "{log}"], ["sessions", "{root}"]],
+)
+def test_a_log_truncated_ahead_of_the_read_is_an_error_too(
+    command: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # cut beyond what the pass had read, the log was read to its new end and its first part printed as the whole
+    # log, exit 0 (its last line, cut in two, a torn-line warning at most)
+    root, log = _session_in_root(tmp_path)
+    _log_changed_mid_read(log, 8, lambda: os.truncate(log, 5 * READ_CHUNK), monkeypatch)
+    assert main([part.format(log=log, root=root) for part in command]) == 2
+    err = capsys.readouterr().err
+    assert f"{log}: the log was truncated to {5 * READ_CHUNK:,} bytes while it was read" in err, err
+    assert "read it again" in err, err
