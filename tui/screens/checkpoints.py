@@ -286,9 +286,15 @@ class CheckpointsScreen(PolicyScreen):
         mark_id = chosen.preview.mark.mark_id
         preview = {"seq": view.seq, "nodes": len(chosen.preview.region.shadowed_seqs), "chars": chosen.preview.folded_chars}
 
+        def send() -> None:
+            now = self._view  # derived again while the dialog was up: the agent may have folded the mark since
+            if now is not None and now.preview_for(mark_id) is None:
+                self.say(f"Not sent, the session moved on while the dialog was up. {now.why_not(mark_id)}", error=True)
+                return
+            self.send_request("rewind", {"markId": mark_id, "preview": preview}, f"rewind checkpoint {mark_id}")
+
         self.confirm_then(
-            ConfirmScreen(f"Rewind to checkpoint {mark_id}?", rewind_summary(view, chosen), "Rewind"),
-            lambda: self.send_request("rewind", {"markId": mark_id, "preview": preview}, f"rewind checkpoint {mark_id}"),
+            ConfirmScreen(f"Rewind to checkpoint {mark_id}?", rewind_summary(view, chosen), "Rewind"), send
         )
 
     def _selected_mark(self) -> int | None:

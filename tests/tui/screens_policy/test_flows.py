@@ -47,6 +47,34 @@ SIZE = (140, 40)
 pytestmark = pytest.mark.anyio
 
 
+async def test_a_rewind_confirmed_after_the_agent_folded_its_mark_is_not_sent(tmp_path: Path) -> None:
+    """The agent folded the checkpoint (its own rewind) while the operator's rewind dialog was up: the dialog still
+    offered the rewind and ``y`` sent it, for the host to refuse; the screen says why instead and sends nothing."""
+    log = LogBuilder()
+    log.start_turn("look around")
+    log.plan(lambda s: plan_checkpoint(s, None, by="operator"))
+    log.call("bash", {"command": "ls"}, "a.txt")
+    log.end_step()
+    log.start_step()
+    log.say("Nothing else to see.")
+    path = log.write(tmp_path / "s")
+    app = PolicyHarness(path, CheckpointsScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("w")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        before = len(log.events)
+        log.add(*plan_rewind(log.session(), CONFIG.rewind, ExtractiveReportWriter(), by="model").events)
+        append_events(path, log.events[before:])
+        await settle(pilot, lambda: "folded at" in " ".join(cells(screen.query_one("#marks-table", DataTable), "1")))
+        await pilot.press("y")
+        await settle(pilot, lambda: app.screen is screen)
+        message = text(screen.query_one("#policy-message", Static))
+        assert "Not sent" in message and "checkpoint 1 was already folded" in message, message
+        assert read_inbox(path) == []
+
+
 async def test_rewind_preview_confirm_request_and_outcome(tmp_path: Path) -> None:
     path = demo(tmp_path / "s")
     app = PolicyHarness(path, CheckpointsScreen, follow=True)
