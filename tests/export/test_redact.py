@@ -1374,3 +1374,24 @@ def test_sql_without_a_quoted_password_stays() -> None:
     text = "ALTER USER bob WITH PASSWORD NULL; -- password 'x' is too short; password '$PASS' or '<password>'\n"
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("docker login -u bob -p hunter2pw registry.example.com", "docker login -u bob -p [redacted key] registry.example.com"),
+        ("podman login --username bob -p 'hunter2pw' quay.io", "podman login --username bob -p '[redacted key]' quay.io"),
+        ('{"command": "docker login -p hunter2pw ghcr.io"}', '{"command": "docker login -p [redacted key] ghcr.io"}'),
+    ],
+)  # fmt: skip
+def test_the_password_docker_login_takes_goes(text: str, out: str) -> None:
+    """``docker login -p …`` (and podman's) gives the registry's password on the command line: it went out."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+    assert r.walk({"text": text}) == {"text": out}
+
+
+def test_docker_options_that_are_no_password_stay() -> None:
+    text = "docker run -p 8080:80 nginx; docker login -u bob --password-stdin; docker login -p \"$REGISTRY_PW\" h\n"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
