@@ -150,29 +150,38 @@ def _head_of(f: BinaryIO, log: Path) -> bytes:
     return _zstd_head(f) if is_compressed(log) else f.read(SCAN_BYTES)
 
 
-_SCANNED: dict[tuple[int, int], tuple[int, bool, bool]] = {}  # (device, inode) -> (size, settled, hosted) at the read
+# (device, inode) -> (size, settled, hosted, first bytes) at the read
+_SCANNED: dict[tuple[int, int], tuple[int, bool, bool, bytes]] = {}
 _SCANNED_MAX = 4096  # files remembered: past that the memo starts again
+_SAME_START = 1024  # bytes of the file compared to tell it from another written at its place (a header and more)
 
 
 def _ever_hosted(log: Path) -> bool:
     """Whether the start of the log holds a ``tapedeck/host`` event (logs from before ``host.json``), read once per
-    file: a log only grows, so what its start says is kept for its device and inode, and read again only when the
-    file is shorter than it was, or when it has grown and its start could still change (it had no such event and
-    was shorter than ``SCAN_BYTES``)."""
+    file: a log only grows, so what its start says is kept for its device and inode with the file's first bytes,
+    and read again when they differ (another log written at its place: ``cp`` keeps the inode, a new file may take
+    a deleted one's), when the file is shorter than it was, or when it has grown and its start could still change
+    (it had no such event and was shorter than ``SCAN_BYTES``)."""
     try:  # a log swapped for a FIFO or a device: not waited for, not read on
         with open_regular(log) as f:
             st = os.fstat(f.fileno())
             key = (st.st_dev, st.st_ino)
             known = _SCANNED.get(key)
-            if known is not None and (known[0] == st.st_size or (known[1] and known[0] < st.st_size)):
+            start = f.read(_SAME_START)
+            if (
+                known is not None
+                and (known[0] == st.st_size or (known[1] and known[0] < st.st_size))
+                and start.startswith(known[3])
+            ):
                 return known[2]
+            f.seek(0)
             head = _head_of(f, log)
     except OSError:
         return False
     hosted = _NEEDLE in head
     if len(_SCANNED) >= _SCANNED_MAX:
         _SCANNED.clear()
-    _SCANNED[key] = (st.st_size, hosted or len(head) >= SCAN_BYTES, hosted)
+    _SCANNED[key] = (st.st_size, hosted or len(head) >= SCAN_BYTES, hosted, start)
     return hosted
 
 

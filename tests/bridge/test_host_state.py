@@ -266,3 +266,26 @@ def test_inspect_names_the_requests_a_dead_bridge_was_running(tmp_path: Path, ca
     assert main(["inspect", str(log)]) == 0
     out = capsys.readouterr().out
     assert "it was running request req-7 when it stopped: whether it took effect is unknown" in out, out
+
+
+def test_a_log_replaced_in_place_by_a_longer_one_is_judged_by_what_it_holds_now(tmp_path: Path) -> None:
+    """``cp`` over a log keeps its inode, and the copy may be longer than the log was: whether a tapedeck host ever
+    ran it is read again from the new start, not kept from the file's old one (no host.json says it here)."""
+    header = {"type": "session", "version": 0, "id": "0b5e", "createdAt": 1, "cwd": "/w", "delegationDepth": 0}
+    hosted = tmp_path / "hosted.jsonl"
+    hosted.write_text(json.dumps(header) + '\n{"type":"tapedeck/host","data":{}}\n')
+    dsh = dsh_log(tmp_path / "dsh")
+    log = tmp_path / "s" / "session.jsonl"
+    log.parent.mkdir()
+    shutil.copyfile(hosted, log)
+    inode = log.stat().st_ino
+    assert read_host_state(log).kind == "tapedeck"
+    shutil.copyfile(dsh, log)  # longer, same file
+    assert log.stat().st_ino == inode and log.stat().st_size > hosted.stat().st_size
+    assert (read_host_state(log).kind, read_host_state(log).state) == ("dsh", "none")
+    padding = "".join(json.dumps({"type": "turn/note", "data": {"n": n, "text": "x" * 200}}) + "\n" for n in range(1500))
+    log.write_text(log.read_text() + padding)  # past the start read for a host event: settled, never hosted
+    assert read_host_state(log).kind == "dsh"
+    log.write_text(hosted.read_text() + padding + padding)
+    assert log.stat().st_ino == inode
+    assert read_host_state(log).kind == "tapedeck"
