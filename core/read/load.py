@@ -171,9 +171,11 @@ def load_session(
 def _check_not_cut(f: BinaryIO, p: Path, opened: int, cause: Exception | None = None) -> None:
     """Raise when the file open as ``f`` is now shorter than what was read from it or than it was when ``opened``:
     another program truncated the log during the read, so what was read describes bytes it no longer holds, or
-    ends where the cut fell (a cut ahead of the read) and not where the log did (an append is read as usual)."""
+    ends where the cut fell (a cut ahead of the read) and not where the log did (an append is read as usual). A
+    file whose size read 0 when opened and still does, though bytes were read from it (a /proc or /sys file), has
+    no size to go by: it is read as a stream, to its end."""
     held, size = max(f.tell(), opened), os.fstat(f.fileno()).st_size
-    if size < held:
+    if size < held and (size or opened):
         raise truncated_while_read(p, size, held) from cause
 
 

@@ -250,3 +250,15 @@ def test_a_log_truncated_ahead_of_the_read_is_an_error_too(
     err = capsys.readouterr().err
     assert f"{log}: the log was truncated to {5 * READ_CHUNK:,} bytes while it was read" in err, err
     assert "read it again" in err, err
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="no procfs")
+@pytest.mark.parametrize("command", [["inspect"], ["events", "--json"], ["cost"], ["seal"], ["alerts"]])
+def test_a_file_whose_size_reads_0_though_it_holds_bytes_is_read_as_a_stream(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a /proc file's size is 0 whatever it holds: once read, it was said to have been 'truncated to 0 bytes while it
+    # was read' (read it again: the same); it is read to its end, and what it holds said as 'alerts' says it
+    assert main([command[0], "/proc/self/status", *command[1:]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tapedeck: /proc/self/status: line 1 is not valid JSON") and err.count("\n") == 1, err
