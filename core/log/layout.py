@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import stat
 from collections.abc import Mapping
@@ -78,6 +79,18 @@ def dir_log_name(mtimes: Mapping[str, int]) -> str | None:
     return max((name for name in LOG_NAMES if name in mtimes), key=mtimes.__getitem__, default=None)
 
 
+def dir_log(sdir: str, found: Mapping[str, tuple[int, int]]) -> tuple[str | None, str | None]:
+    """The name of a session directory's log (``dir_log_name`` of its regular files), given the file type
+    (``stat.S_IFMT``) and last-write time of what it holds by each log name, after links; else None, and why what it
+    holds by a log's name is no log (None when it holds nothing by those names). The one rule of the local and the
+    remote listings."""
+    name = dir_log_name({n: mtime for n, (fmt, mtime) in found.items() if fmt == stat.S_IFREG})
+    if name is not None or not found:
+        return name, None
+    odd = next(n for n in LOG_NAMES if n in found)
+    return None, not_a_log(posixpath.join(sdir, odd), found[odd][0])
+
+
 def session_dir_log(sdir: Path, skipped: list[str] | None = None) -> Path | None:
     """The log file of the local session directory ``sdir`` (None: it holds none, or it cannot be looked into, or
     what it holds by a log's name is no regular file or a link to nothing, which ``skipped`` receives a note of
@@ -88,12 +101,9 @@ def session_dir_log(sdir: Path, skipped: list[str] | None = None) -> Path | None
         if skipped is not None:
             skipped.append(f"skipped {exc}")
         return None
-    name = _newest_regular(found)
-    if name is None and skipped is not None:
-        odd = next(iter(found), None)
-        why = _not_a_log(sdir / odd, found[odd]) if odd is not None else _dangling(sdir)
-        if why is not None:
-            skipped.append(f"skipped {why}")
+    name, why = dir_log(str(sdir), _types(found))
+    if name is None and skipped is not None and (why := why or _dangling(sdir)) is not None:
+        skipped.append(f"skipped {why}")
     return None if name is None else sdir / name
 
 
@@ -102,9 +112,9 @@ def _dir_logs(sdir: Path) -> dict[str, os.stat_result]:
     return {name: st for name in LOG_NAMES if (st := stat_or_none(sdir / name)) is not None}
 
 
-def _newest_regular(found: Mapping[str, os.stat_result]) -> str | None:
-    """``dir_log_name`` of the regular files among the logs ``found`` (by name, with their stats)."""
-    return dir_log_name({name: st.st_mtime_ns for name, st in found.items() if stat.S_ISREG(st.st_mode)})
+def _types(found: Mapping[str, os.stat_result]) -> dict[str, tuple[int, int]]:
+    """The file type and last-write time of each log ``found`` (by name, with its stat), as ``dir_log`` takes them."""
+    return {name: (stat.S_IFMT(st.st_mode), st.st_mtime_ns) for name, st in found.items()}
 
 
 def resolve_log_path(path: str | os.PathLike[str]) -> Path:
@@ -120,7 +130,7 @@ def resolve_log_path(path: str | os.PathLike[str]) -> Path:
         raise LogNotFoundError(_link_to_nothing(p) or f"{p}: no such file or directory")
     if stat.S_ISDIR(st.st_mode):
         found = _dir_logs(p)
-        name = _newest_regular(found) or next(iter(found), None)  # no regular file: refused as what it is
+        name = dir_log(str(p), _types(found))[0] or next(iter(found), None)  # no regular file: refused as what it is
         if name is None:
             raise LogNotFoundError(_dangling(p) or f"{p}: no {RAW_NAME} or {ZSTD_NAME} in this directory")
         return _readable(p / name, found[name])
@@ -135,7 +145,7 @@ def _dangling(sdir: Path) -> str | None:
 def _link_to_nothing(p: Path) -> str | None:
     """Says that ``p``, where nothing is, is a link to something that is not there (None: it is no link)."""
     try:
-        return f"{p}: a link to {os.readlink(p)}, which is not there"
+        return link_to_nothing(str(p), os.readlink(p))
     except OSError:  # no link (or nothing) there
         return None
 
@@ -154,14 +164,19 @@ def stat_or_none(p: Path) -> os.stat_result | None:
         raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
 
 
-def _not_a_log(p: Path, st: os.stat_result) -> str:
-    """Why ``p``, no regular file (its stat ``st``), is no log."""
-    return f"{p}: is {_SPECIAL.get(stat.S_IFMT(st.st_mode), 'a special file')}, not a session log file"
+def not_a_log(path: str, fmt: int) -> str:
+    """Why ``path``, of the file type ``fmt`` (``stat.S_IFMT``) and no regular file, is no log."""
+    return f"{path}: is {_SPECIAL.get(fmt, 'a special file')}, not a session log file"
+
+
+def link_to_nothing(path: str, target: str) -> str:
+    """Why ``path``, a link to ``target``, where nothing is, is no log."""
+    return f"{path}: a link to {target}, which is not there"
 
 
 def _readable(p: Path, st: os.stat_result) -> Path:
     if not stat.S_ISREG(st.st_mode):
-        raise LogFormatError(_not_a_log(p, st))
+        raise LogFormatError(not_a_log(str(p), stat.S_IFMT(st.st_mode)))
     try:
         os.close(os.open(p, os.O_RDONLY | os.O_NONBLOCK))
     except OSError as exc:

@@ -50,11 +50,13 @@ class Unreachable(TapedeckError):
 
 @dataclass(frozen=True, slots=True)
 class RemoteStat:
-    """A remote file's size, last change (epoch ms) and whether it is a regular file, a directory or a link."""
+    """A remote file's size, last change (epoch ms), whether it is a regular file, a directory or a link, and its file
+    type (``stat.S_IFMT`` of its mode: a FIFO, a socket … among the others)."""
 
     size: int
     mtime_ms: int
     kind: str  # "file", "dir", "link" or "other"
+    fmt: int = 0
 
 
 _LOOP: asyncio.AbstractEventLoop | None = None
@@ -77,8 +79,14 @@ def _loop() -> asyncio.AbstractEventLoop:
 def _kind(attrs: Any) -> str:
     import stat
 
-    mode = attrs.permissions or 0
-    return "file" if stat.S_ISREG(mode) else "dir" if stat.S_ISDIR(mode) else "link" if stat.S_ISLNK(mode) else "other"
+    fmt = _fmt(attrs)
+    return "file" if fmt == stat.S_IFREG else "dir" if fmt == stat.S_IFDIR else "link" if fmt == stat.S_IFLNK else "other"
+
+
+def _fmt(attrs: Any) -> int:
+    import stat
+
+    return stat.S_IFMT(attrs.permissions or 0)
 
 
 def _host_key_line(target: RemoteTarget, port: int | None) -> str:
@@ -247,9 +255,26 @@ class SshLink:
                 attrs = await (sftp.stat(path) if follow else sftp.lstat(path))
             except asyncssh.SFTPNoSuchFile:
                 return None
-            return RemoteStat(attrs.size or 0, int((attrs.mtime or 0) * 1000), _kind(attrs))
+            return RemoteStat(attrs.size or 0, int((attrs.mtime or 0) * 1000), _kind(attrs), _fmt(attrs))
 
         async def go(sftp: Any) -> list[RemoteStat | None]:
+            import asyncio
+
+            return list(await asyncio.gather(*(one(sftp, path) for path in paths)))
+
+        return self.call(go) if paths else []
+
+    def readlinks(self, paths: Sequence[str]) -> list[str | None]:
+        """What each link names (None where the path is no link, or is not there), all in flight at once."""
+        import asyncssh
+
+        async def one(sftp: Any, path: str) -> str | None:
+            try:
+                return str(await sftp.readlink(path))
+            except asyncssh.SFTPError:
+                return None
+
+        async def go(sftp: Any) -> list[str | None]:
             import asyncio
 
             return list(await asyncio.gather(*(one(sftp, path) for path in paths)))

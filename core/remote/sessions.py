@@ -4,7 +4,8 @@ the DSH layout), each log's header and its host's state, read over SFTP."""
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Sequence
+import stat
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from core.control.host_state import (
 )
 from core.log.decoder import LogDecoder
 from core.log.frames import FrameStream
-from core.log.layout import LOG_NAMES, RAW_NAME, ZSTD_NAME, dir_log_name
+from core.log.layout import LOG_NAMES, RAW_NAME, ZSTD_NAME, dir_log, link_to_nothing
 from core.log.sessions import SessionRef, ref_from_header
 from core.remote.link import RemoteStat, SshLink
 from core.remote.target import RemoteTarget
@@ -69,7 +70,8 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
     projects = [target.join(name) for name, kind in entries.items() if kind == "dir"]
     sessions = [project.join(name) for project, listed in zip(projects, link.listdir_many([p.path for p in projects],
                 skipped), strict=True) for name, kind in listed if kind == "dir"]  # fmt: skip
-    return _dir_logs(link, list(zip(sessions, link.listdir_many([s.path for s in sessions], skipped), strict=True)))
+    listings = list(zip(sessions, link.listdir_many([s.path for s in sessions], skipped), strict=True))
+    return _dir_logs(link, listings, skipped)
 
 
 def _missing(link: SshLink, target: RemoteTarget) -> str:
@@ -81,24 +83,46 @@ def _missing(link: SshLink, target: RemoteTarget) -> str:
     return f"{target}: no such file or directory"
 
 
-def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]]) -> list[RemoteTarget]:
-    """The log of each listed directory that holds one (``dir_log_name``'s choice: the times of the directories
-    that hold both logs are asked in one round trip). SFTP's times are whole seconds: of two written in the same
-    second, the raw one is the one written last when it holds more text than the zstd one (it grew after a zstd
-    copy of it was made), else the zstd one is read, as locally."""
-    held = [(sdir, [name for name, kind in listed if kind == "file" and name in LOG_NAMES]) for sdir, listed in listings]
-    both = [sdir.join(name).path for sdir, names in held if len(names) > 1 for name in names]
-    stats = dict(zip(both, link.stat_many(both), strict=True))
+def _dir_logs(link: SshLink, listings: Sequence[tuple[RemoteTarget, Iterable[tuple[str, str]]]],
+              skipped: list[str] | None = None) -> list[RemoteTarget]:  # fmt: skip
+    """The log of each listed directory that holds one, by the local listing's rule (``dir_log``): what a log's name
+    holds there is looked at after links, and a directory whose log is no regular file, or a link to nothing, is
+    noted in ``skipped`` when given, in the local listing's words (its stats, the times of the directories that hold
+    both logs among them, are asked in one round trip, the links to nothing in one more). SFTP's times are whole
+    seconds: of two written in the same second, the raw one is the one written last when it holds more text than the
+    zstd one (it grew after a zstd copy of it was made), else the zstd one is read, as locally."""
+    held = [(sdir, {name: kind for name, kind in listed if name in LOG_NAMES}) for sdir, listed in listings]
+    asked = [sdir.join(name).path for sdir, names in held for name, kind in names.items()
+             if len(names) > 1 or kind != "file"]  # fmt: skip
+    stats = dict(zip(asked, link.stat_many(asked), strict=True))
     logs: list[RemoteTarget] = []
     for sdir, names in held:
-        found = {name: st.mtime_ms if (st := stats.get(sdir.join(name).path)) else 0 for name in names}
+        found: dict[str, tuple[int, int]] = {}
+        for name in names:
+            path = sdir.join(name).path
+            if path not in stats:  # a lone regular file, whose time is not needed
+                found[name] = (stat.S_IFREG, 0)
+            elif (st := stats[path]) is not None:
+                found[name] = (stat.S_IFREG if st.kind == "file" else st.fmt, st.mtime_ms)
         raw, zstd = stats.get(sdir.join(RAW_NAME).path), sdir.join(ZSTD_NAME)
-        if raw is not None and (copy := stats.get(zstd.path)) is not None and copy.mtime_ms == raw.mtime_ms:
-            found[RAW_NAME] += not _zstd_reaches(link, zstd, copy, raw.size)
-        log = dir_log_name(found)
+        if raw is not None and (copy := stats.get(zstd.path)) is not None and copy.mtime_ms == raw.mtime_ms and (
+            raw.kind == copy.kind == "file"
+        ):
+            found[RAW_NAME] = (stat.S_IFREG, raw.mtime_ms + (not _zstd_reaches(link, zstd, copy, raw.size)))
+        log, why = dir_log(str(sdir), found)
         if log is not None:
             logs.append(sdir.join(log))
+        elif skipped is not None and (why := why or _dangling(link, sdir, names)) is not None:
+            skipped.append(f"skipped {why}")
     return logs
+
+
+def _dangling(link: SshLink, sdir: RemoteTarget, names: Mapping[str, str]) -> str | None:
+    """What the remote session directory ``sdir`` holds by a log's name when that is a link to nothing (``names``:
+    the kind of each log name it lists), as the local listing names it; None when it holds none."""
+    links = [sdir.join(name) for name in LOG_NAMES if names.get(name) == "link"]
+    found = next(((t, to) for t, to in zip(links, link.readlinks([t.path for t in links]), strict=True) if to), None)
+    return link_to_nothing(str(found[0]), found[1]) if found is not None else None
 
 
 def _zstd_reaches(link: SshLink, zstd: RemoteTarget, st: RemoteStat, size: int) -> bool:

@@ -315,3 +315,40 @@ def test_a_remote_root_that_is_a_link_loop_is_named_a_link_not_a_missing_path(
     err = capsys.readouterr().err
     assert f"testbox:{loop}: cannot read (a symbolic link that cannot be followed" in err, err
     assert "no such file" not in err, err
+
+
+@pytest.mark.parametrize("odd", ["fifo", "socket", "directory", "link to a log", "link to nothing"])
+def test_a_remote_listing_names_what_is_no_log_where_a_log_should_be_as_locally(
+    sshd: Sshd, tmp_path: Path, capsys: pytest.CaptureFixture[str], odd: str
+) -> None:
+    """A FIFO, a socket, a directory or a link to nothing by a log's name in a session directory is skipped with
+    the note the local listing writes (the far side's path named), never left out without a word; a link to a log
+    is a session, as locally."""
+    import socket
+
+    from tests.cli.test_sessions_cli import sessions_root
+
+    sshd.trust()
+    root = sessions_root(tmp_path)
+    where = root / "--w--" / "odd" / "session.jsonl"
+    where.parent.mkdir()
+    if odd == "fifo":
+        os.mkfifo(where)
+    elif odd == "socket":
+        bound = socket.socket(socket.AF_UNIX)
+        bound.bind(str(where))
+        bound.close()
+    elif odd == "directory":
+        where.mkdir()
+    else:
+        target = root / "--w--" / "other-2" / "session.jsonl" if odd == "link to a log" else tmp_path / "gone"
+        where.symlink_to(target)
+    assert main(["sessions", str(root)]) == 0
+    local = capsys.readouterr()
+    assert main(["sessions", f"testbox:{root}"]) == 0
+    remote = capsys.readouterr()
+    assert remote.err == local.err.replace(str(root), f"testbox:{root}"), (remote.err, local.err)
+    assert (odd == "link to a log") == (local.err == "") and local.out.splitlines()[0].startswith(
+        f"{3 + (odd == 'link to a log')} sessions under"
+    )
+    assert remote.out.splitlines()[0] == local.out.splitlines()[0].replace(str(root), f"testbox:{root}")
