@@ -230,7 +230,9 @@ class ResultScreen(Dialog[None]):
 
     def _mark_stale(self, epoch: int) -> None:
         if epoch != self.epoch:
-            said = f"{self.heading} · the log was truncated or replaced since: this is what it held then"
+            live = getattr(self.app, "live", None)
+            how = "deleted" if live is not None and live.log_deleted else "truncated or replaced"
+            said = f"{self.heading} · the log was {how} since: this is what it held then"
             self.query_one(".policy-dialog-title", Static).update(Text(said))
 
     def _place_toasts(self, screen: Screen[object]) -> None:

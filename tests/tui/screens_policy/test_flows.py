@@ -403,6 +403,25 @@ async def test_the_full_view_says_when_the_log_was_replaced_under_it(tmp_path: P
         assert app.screen is result and "149,beta-149" in result.text
 
 
+async def test_the_full_view_says_when_the_log_was_deleted_under_it(tmp_path: Path) -> None:
+    """A log deleted under the full result view (``v``) was said to be "truncated or replaced"; the title says it
+    was deleted."""
+    from tests.tui.pilot import until
+
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, FoldsScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("down", "down", "v")
+        await settle(pilot, lambda: isinstance(app.screen, ResultScreen))
+        result = app.screen
+        title = result.query_one(".policy-dialog-title", Static)
+        path.unlink()
+        await until(pilot, lambda: "the log was" in text(title))  # no log to settle on: its title alone
+        assert "the log was deleted since" in text(title) and "replaced" not in text(title), text(title)
+        assert app.screen is result and "149,beta-149" in result.text
+
+
 async def test_the_full_view_of_a_huge_result_shows_its_head_and_counts_the_rest(tmp_path: Path) -> None:
     """``v`` on a result of one 5 MB line (minified JSON, a log written without newlines) gave Textual's text area
     the whole of it, which it wrapped on the UI thread: the TUI stood still for 17 s on opening (13 s more on End),
