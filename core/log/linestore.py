@@ -510,7 +510,7 @@ class _LineReader:
                 f = open_regular(self.path)
                 st = os.fstat(f.fileno())
             except OSError as exc:
-                raise LogFormatError(f"{self.path}: cannot read ({exc.strerror or exc})") from exc
+                raise self._unreadable(exc) from exc
             if self.identity is not None and (st.st_dev, st.st_ino) != self.identity:
                 f.close()
                 raise replaced_while_read(self.path)
@@ -520,8 +520,15 @@ class _LineReader:
     def read(self, offset: int, size: int) -> bytes:
         """``size`` bytes from ``offset`` (fewer at the end of the file), read now."""
         f = self._handle()
-        f.seek(offset)
-        return f.read(size)
+        try:  # a disk's I/O error is the log's, not the output's the command writes
+            f.seek(offset)
+            return f.read(size)
+        except OSError as exc:
+            raise self._unreadable(exc) from exc
+
+    def _unreadable(self, exc: OSError) -> LogFormatError:
+        """The error an open or read of the log that failed with ``exc`` raises."""
+        return LogFormatError(f"{self.path}: cannot read ({exc.strerror or exc})")
 
     def piece(self, offset: int) -> bytes:
         """Bytes from ``offset`` on: the rest of the last block read when it holds ``offset``, else a new block

@@ -36,3 +36,40 @@ def test_output_that_cannot_be_written_is_one_line_exit_2() -> None:
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("tapedeck: ") and len(done.stderr.splitlines()) == 1, done.stderr
     assert "No space left on device" in done.stderr
+
+
+def test_a_log_that_fails_to_read_back_is_a_read_error_not_a_write_error(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``fold`` reads events back from the log after its pass: an I/O error there reached the handler's guard as an
+    OSError and was reported as 'could not write its output', with stdout silenced, though stdout was fine; it is
+    the log that could not be read."""
+    import errno
+    import io
+
+    import core.log.linestore
+    from core.cli import main
+
+    class Failing(io.RawIOBase):
+        def __init__(self, f: io.BufferedReader) -> None:
+            self.f = f
+
+        def fileno(self) -> int:
+            return self.f.fileno()
+
+        def seek(self, offset: int, whence: int = 0) -> int:
+            return self.f.seek(offset, whence)
+
+        def read(self, size: int = -1) -> bytes:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+        def close(self) -> None:
+            self.f.close()
+
+    opened = core.log.linestore.open_regular
+    monkeypatch.setattr(core.log.linestore, "open_regular", lambda path: Failing(opened(path)))
+    silenced: list[bool] = []
+    monkeypatch.setattr("core.cli.common.quiet_stdout", lambda: silenced.append(True))
+    assert main(["fold", str(LOG)]) == 2
+    assert capsys.readouterr().err == f"tapedeck: {LOG}: cannot read ({os.strerror(errno.EIO)})\n"
+    assert silenced == []
