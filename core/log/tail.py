@@ -145,13 +145,23 @@ class Tailer:
             self.start_at(st.size if st is not None else 0, header)
 
     def _started(self) -> bool:
-        """Start the decoder at the ``start_at`` offset once a whole line is there; False while none is yet."""
+        """Start the decoder at the ``start_at`` offset once a whole line is there; False while none is yet. An offset
+        inside a line (the end taken while a writer's line was not all on disk) goes on from the next line: that one
+        began before."""
         assert self._start is not None
         offset, header = self._start
         st = self._stat()
         if st is None or st.size <= offset:
             return False
-        data = self._read_at(offset, min(READ_CHUNK, st.size - offset))
+        back = 1 if offset > 0 else 0  # the byte before the offset says whether a line starts there
+        data = self._read_at(offset - back, min(READ_CHUNK, st.size - offset) + back)
+        if back and data[:1] != b"\n":
+            end = data.find(b"\n")
+            if end < 0:
+                return False
+            self._start = (offset - back + end + 1, header)
+            return self._started()
+        data = data[back:]
         end = data.find(b"\n")
         if end < 0:
             return False

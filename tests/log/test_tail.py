@@ -184,6 +184,26 @@ def test_following_from_the_end_reads_only_what_is_appended(tmp_path: Path) -> N
     assert tailer.offset == len(blob)
 
 
+def test_following_from_the_end_of_a_line_half_written_goes_on_from_the_next_line(tmp_path: Path) -> None:
+    """The end taken in the middle of a line (a writer's large line not all on disk yet, as a stat over SSH may
+    catch it): that line began before, and the events follow from the next one, not from the log's start (which
+    read the whole log again, for a control wait, however large)."""
+    path = tmp_path / "session.jsonl"
+    events = one_turn_with_tool("x" * 10_000)
+    blob = raw_log(events)
+    starts = [0, *(i + 1 for i, byte in enumerate(blob) if byte == 0x0A)]
+    big = max(range(2, len(starts) - 2), key=lambda i: starts[i + 1] - starts[i])  # the long tool result's line
+    half = (starts[big] + starts[big + 1]) // 2
+    path.write_bytes(blob[:half])
+    tailer = Tailer(path)
+    tailer.follow_from_end(HEADER)
+    with open(path, "ab") as f:
+        f.write(blob[half:])
+    update = tailer.poll()
+    assert [e["seq"] for e in update.events] == list(range(big, len(starts) - 2)) and not update.diagnostics
+    assert tailer.offset == len(blob)
+
+
 def _bytes_read() -> int:
     """Bytes this process has read through read(2) so far (Linux ``/proc/self/io``)."""
     with open("/proc/self/io", "rb") as f:
