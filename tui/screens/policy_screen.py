@@ -433,16 +433,18 @@ class PolicyScreen(Screen[None]):
         )
 
     def confirm_then(self, dialog: ConfirmScreen, send: Callable[[], None]) -> None:
-        """Push ``dialog`` and ``send`` on yes, unless the log was truncated or replaced while it was up: the seqs and
-        marks it described are another session's events now (or none), so nothing is sent and the message says so."""
+        """Push ``dialog`` and ``send`` on yes, unless the log was truncated, replaced or deleted while it was up: the
+        seqs and marks it described are another session's events now (or none), so nothing is sent and the message
+        says so."""
         epoch = self.live.epoch
 
         def decided(confirmed: bool | None) -> None:
             if not confirmed:
                 return
             if self.live.epoch != epoch:
-                self.say("Not sent: the log was truncated or replaced while the dialog was up, so what it described "
-                         "is gone.", error=True)  # fmt: skip
+                how = "deleted" if self.live.log_deleted else "truncated or replaced"
+                self.say(f"Not sent: the log was {how} while the dialog was up, so what it described is gone.",
+                         error=True)  # fmt: skip
                 return
             self.say("")
             send()

@@ -75,6 +75,28 @@ async def test_a_rewind_confirmed_after_the_agent_folded_its_mark_is_not_sent(tm
         assert read_inbox(path) == []
 
 
+async def test_a_rewind_confirmed_after_the_log_was_deleted_says_it_was_deleted(tmp_path: Path) -> None:
+    """The log deleted while the rewind dialog was up: ``y`` sent nothing, saying the log was "truncated or
+    replaced"; it says the log was deleted."""
+    from tests.tui.pilot import until
+
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, CheckpointsScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        await pilot.press("w")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        epoch = app.live.epoch
+        path.unlink()
+        await until(pilot, lambda: app.live.log_deleted and app.live.epoch != epoch)
+        await pilot.press("y")
+        await until(pilot, lambda: app.screen is screen and bool(text(screen.query_one("#policy-message", Static))))
+        message = text(screen.query_one("#policy-message", Static))
+        assert message.startswith("Not sent: the log was deleted while the dialog was up"), message
+        assert not path.exists() or read_inbox(path) == []
+
+
 async def test_rewind_preview_confirm_request_and_outcome(tmp_path: Path) -> None:
     path = demo(tmp_path / "s")
     app = PolicyHarness(path, CheckpointsScreen, follow=True)
