@@ -556,6 +556,11 @@ def _sql_password(data: bytes, m: Any) -> bool:
     return len(value) >= SHORTEST and _literal_secret(value)
 
 
+def _root_home(data: bytes, m: Any) -> bool:
+    """True when ``/root`` (group 1) is root's home, not a URL's user after its scheme (``mysql://root@host``)."""
+    return not data.endswith((b":/", b":\\/"), 0, m.start(1))
+
+
 def _cli_value(data: bytes, m: Any) -> bool:
     """True when the password a command takes on its line is one, not a reference (``$PASS``, ``${TOKEN}``)."""
     return not _placeholder(m.group(1))
@@ -621,7 +626,7 @@ class Redactor:
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value),
-            ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, None),
+            ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, _root_home),
         ]  # fmt: skip
         if secrets:
             self._patterns.append(("env", re2.compile("|".join(map(re.escape, secrets)).encode()), 0, None))

@@ -1395,3 +1395,12 @@ def test_docker_options_that_are_no_password_stay() -> None:
     text = "docker run -p 8080:80 nginx; docker login -u bob --password-stdin; docker login -p \"$REGISTRY_PW\" h\n"
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+def test_a_url_s_user_named_root_is_no_home() -> None:
+    """``mysql://root@localhost/app`` read as the home ``/root`` after the scheme's first slash: the export showed
+    ``mysql:/~@localhost/app`` and counted a home. A URL's user is none; ``/root`` where a path starts still goes."""
+    text = "mysql://root@localhost/app and postgres://root:@db/x\n"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+    assert r.text("ls /root/.ssh; root:x:0:0:root:/root:/bin/bash") == "ls ~/.ssh; root:x:0:0:root:~:/bin/bash"
