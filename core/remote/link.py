@@ -195,6 +195,17 @@ class SshLink:
         """The file's stat (``follow=False``: of a link itself), or None when it does not exist."""
         return self.stat_many([path], follow)[0]
 
+    def _each(self, paths: Sequence[str], one: Callable[[Any, str], Awaitable[T]]) -> list[T]:
+        """``one(sftp, path)`` for every path, the requests all in flight at once: one round trip, not one per
+        path."""
+
+        async def go(sftp: Any) -> list[T]:
+            import asyncio
+
+            return list(await asyncio.gather(*(one(sftp, path) for path in paths)))
+
+        return self.call(go) if paths else []
+
     def read(self, path: str, offset: int, length: int) -> bytes:
         """Up to ``length`` bytes of the file from ``offset`` (fewer at its end)."""
         return self.read_ranges(path, [(offset, length)])[0]
@@ -236,12 +247,7 @@ class SshLink:
             except (asyncssh.SFTPNoSuchFile, asyncssh.SFTPPermissionDenied):
                 return None
 
-        async def go(sftp: Any) -> list[bytes | None]:
-            import asyncio
-
-            return list(await asyncio.gather(*(one(sftp, path) for path in paths)))
-
-        data = self.call(go) if paths else []
+        data = self._each(paths, one)
         self.bytes_read += sum(len(d) for d in data if d)
         return data
 
@@ -257,12 +263,7 @@ class SshLink:
                 return None
             return RemoteStat(attrs.size or 0, int((attrs.mtime or 0) * 1000), _kind(attrs), _fmt(attrs))
 
-        async def go(sftp: Any) -> list[RemoteStat | None]:
-            import asyncio
-
-            return list(await asyncio.gather(*(one(sftp, path) for path in paths)))
-
-        return self.call(go) if paths else []
+        return self._each(paths, one)
 
     def readlinks(self, paths: Sequence[str]) -> list[str | None]:
         """What each link names (None where the path is no link, or is not there), all in flight at once."""
@@ -274,12 +275,7 @@ class SshLink:
             except asyncssh.SFTPError:
                 return None
 
-        async def go(sftp: Any) -> list[str | None]:
-            import asyncio
-
-            return list(await asyncio.gather(*(one(sftp, path) for path in paths)))
-
-        return self.call(go) if paths else []
+        return self._each(paths, one)
 
     def realpaths(self, paths: Sequence[str]) -> list[str | None]:
         """Each path with every link resolved (None where it does not resolve), all in flight at once."""
@@ -291,12 +287,7 @@ class SshLink:
             except asyncssh.SFTPError:
                 return None
 
-        async def go(sftp: Any) -> list[str | None]:
-            import asyncio
-
-            return list(await asyncio.gather(*(one(sftp, path) for path in paths)))
-
-        return self.call(go) if paths else []
+        return self._each(paths, one)
 
     def listdir(self, path: str, skipped: list[str] | None = None) -> list[tuple[str, str]]:
         """``(name, kind)`` of each entry of the directory (empty when it does not exist; see ``listdir_many``)."""
@@ -322,12 +313,7 @@ class SshLink:
                 return []
             return sorted((e.filename, _kind(e.attrs)) for e in entries if e.filename not in (".", ".."))
 
-        async def go(sftp: Any) -> list[list[tuple[str, str]]]:
-            import asyncio
-
-            return list(await asyncio.gather(*(one(sftp, path) for path in paths)))
-
-        return self.call(go) if paths else []
+        return self._each(paths, one)
 
     def append(self, path: str, data: bytes, mode: int) -> None:
         """Append ``data`` to the file as one write (created with ``mode``), never through a symbolic link; a
