@@ -229,6 +229,19 @@ def _swapped_for_a_fifo(path: Path) -> None:
     os.replace(fifo, path)
 
 
+def _swapped_once_resolved(monkeypatch: pytest.MonkeyPatch, module: object) -> None:
+    """Make ``module``'s ``resolve_log_path`` put a FIFO where the log it found is, right after finding it (a rename
+    over the log between its check and its open)."""
+    resolve = module.resolve_log_path  # type: ignore[attr-defined]
+
+    def resolved_then_swapped(path: object) -> Path:
+        found = resolve(path)
+        _swapped_for_a_fifo(found)
+        return found
+
+    monkeypatch.setattr(module, "resolve_log_path", resolved_then_swapped)
+
+
 def _returns(call: Callable[[], object], fifo: Path) -> object:
     """What ``call`` returns, run in a thread that must not block on the FIFO at ``fifo`` (if it does: opened for
     writing to let it go, and the test fails)."""
@@ -256,14 +269,7 @@ def test_a_log_swapped_for_a_fifo_after_its_stat_is_never_opened_to_wait(
     log = tmp_path / "s" / "session.jsonl"
     log.parent.mkdir()
     log.write_bytes(raw_log(one_turn_with_tool()))
-    resolve = reader.resolve_log_path
-
-    def resolved_then_swapped(path: object) -> Path:
-        found = resolve(path)  # type: ignore[arg-type]
-        _swapped_for_a_fifo(found)
-        return found
-
-    monkeypatch.setattr(reader, "resolve_log_path", resolved_then_swapped)
+    _swapped_once_resolved(monkeypatch, reader)
     assert _returns(lambda: reader.read_header(log), log) is None
     monkeypatch.undo()
 
@@ -319,14 +325,7 @@ def test_a_log_swapped_for_a_fifo_after_its_stat_is_not_waited_on_by_a_command(
 
     log = tmp_path / "session.jsonl"
     log.write_bytes(raw_log(one_turn_with_tool()))
-    resolve = load.resolve_log_path
-
-    def resolved_then_swapped(path: object) -> Path:
-        found = resolve(path)  # type: ignore[arg-type]
-        _swapped_for_a_fifo(found)
-        return found
-
-    monkeypatch.setattr(load, "resolve_log_path", resolved_then_swapped)
+    _swapped_once_resolved(monkeypatch, load)
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         assert _returns(lambda: core_main(["inspect", str(log)]), log) == 2
