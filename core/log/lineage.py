@@ -20,6 +20,7 @@ from core.log.decoder import Consumer, LogDecoder
 from core.log.layout import is_compressed, resolve_log_path
 from core.log.sessions import SessionRef, discover_sessions
 from core.shared.errors import LogFormatError
+from core.shared.regular import open_regular
 
 SPAWN_TOOL = "subagent"
 DESCRIPTOR = "subagent/descriptor"
@@ -82,7 +83,7 @@ def descriptor_label(log: Path) -> str | None:
     decoder = LogDecoder(str(path), is_compressed(path), consumer=Consumer(packed_rows=True))
     read = 0
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:
             while read < LABEL_SCAN_BYTES and (chunk := f.read(_READ)):
                 read += len(chunk)
                 for event in decoder.feed(chunk).events:

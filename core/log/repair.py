@@ -46,6 +46,7 @@ from core.log.records import PackedRow, RecordError, is_packed_row
 from core.log.vocabulary import LOST_EVENT
 from core.log.writer import acquire, append_synced, encode_event
 from core.shared.errors import LogFormatError
+from core.shared.regular import open_regular
 
 MAGIC = ZSTD_MAGIC.to_bytes(4, "little")
 CHUNK = 1 << 20  # bytes read at a time, and written per frame of a repaired zstd log
@@ -182,9 +183,12 @@ def _repair(path: Path) -> RepairReport:
     capacity = path.stat().st_size * (ZSTD_RATIO if compressed else 1)
     explicit = None
     for _ in range(2):  # again when most lines say otherwise than the first (a damaged first line lost its seq)
-        with open(path, "rb") as f:
-            scan = _Rebuild(path, capacity, None, explicit)
-            events, holes, duplicates, moved = scan.run(_pieces(f, compressed))
+        try:
+            with open_regular(path) as f:  # a FIFO swapped in since the header was read is not waited on
+                scan = _Rebuild(path, capacity, None, explicit)
+                events, holes, duplicates, moved = scan.run(_pieces(f, compressed))
+        except OSError as exc:
+            raise LogFormatError(f"{path}: cannot read ({exc.strerror or exc})") from exc
         if scan.explicit == (explicit := scan.numbered > scan.unnumbered):
             break
     if not holes and not duplicates and not moved:
@@ -195,7 +199,7 @@ def _repair(path: Path) -> RepairReport:
         raise _unfinished(path, exc) from exc
     backup: Path | None = None
     try:
-        with open(path, "rb") as f:  # the log itself: its writer lock keeps every tapedeck writer out meanwhile
+        with open_regular(path) as f:  # the log itself: its writer lock keeps every tapedeck writer out meanwhile
             events, holes, duplicates, moved = _Rebuild(path, capacity, out.write, explicit).run(_pieces(f, compressed))
         out.flush()
         backup = _keep_damaged(path)

@@ -450,7 +450,7 @@ def _tail_decoded(path: Path, n: int) -> list[dict[str, Any]]:
     last: deque[dict[str, Any]] = deque(maxlen=n)
     decoder = LogDecoder(str(path), is_compressed(path), consumer=Consumer(event=last.append))
     try:
-        with open(path, "rb") as f:
+        with open_regular(path) as f:  # a FIFO swapped in since the log was found is not waited on
             while chunk := f.read(READ_CHUNK):
                 decoder.feed(chunk)
     except OSError as exc:
@@ -548,7 +548,7 @@ def _tail_windows(path: Path, have: tuple[int, bytes] | None = None) -> Iterator
     if data or not size:
         yield start, data
     block = 1 << 16
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         while start > 0:
             earlier = max(0, size - block)
             block *= 4

@@ -330,3 +330,68 @@ def test_a_log_swapped_for_a_fifo_after_its_stat_is_not_waited_on_by_a_command(
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
         assert _returns(lambda: core_main(["inspect", str(log)]), log) == 2
     assert "not a regular file" in err.getvalue()
+
+
+def test_a_log_swapped_for_a_fifo_is_not_waited_on_by_the_tail_lineage_or_repair(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tail preview (from the end, and decoded whole when the lines give no seqs), a child log's label read for
+    the lineage and ``repair`` found the log, then opened it by its path: a FIFO renamed over it in between was
+    opened, and the open waited for a writer that never came; each refuses what is no regular file without waiting."""
+    from core.log import lineage, repair, tail
+    from core.shared.errors import TapedeckError
+
+    def caught(call: Callable[[], object]) -> Callable[[], object]:
+        def run() -> object:
+            try:
+                return call()
+            except (OSError, TapedeckError) as exc:
+                return exc
+
+        return run
+
+    log = tmp_path / "session.jsonl"
+    data = raw_log(one_turn_with_tool())
+    log.write_bytes(data)
+    have = (len(data) - 3, data[-3:])  # the probe's end of the log: inside its last line, so earlier bytes are read
+    _swapped_for_a_fifo(log)
+    said = _returns(caught(lambda: tail.events_at_end(log, 5, have)), log)
+    assert isinstance(said, OSError) and "not a regular file" in str(said), said
+
+    log.unlink()
+    log.write_bytes(raw_log([{k: v for k, v in e.items() if k != "seq"} for e in one_turn_with_tool()]))
+    at_end = tail.events_at_end
+
+    def at_end_then_swapped(path: Path, n: int) -> object:
+        found = at_end(path, n)  # None: no seqs, so the log is decoded whole next
+        _swapped_for_a_fifo(path)
+        return found
+
+    monkeypatch.setattr(tail, "events_at_end", at_end_then_swapped)
+    said = _returns(caught(lambda: tail.tail_events(log, 5)), log)
+    assert isinstance(said, TapedeckError) and "not a regular file" in str(said), said
+
+    log.unlink()
+    log.write_bytes(data)
+    resolve = lineage.resolve_log_path
+
+    def resolved_then_swapped(path: object) -> Path:
+        found = resolve(path)  # type: ignore[arg-type]
+        _swapped_for_a_fifo(found)
+        return found
+
+    monkeypatch.setattr(lineage, "resolve_log_path", resolved_then_swapped)
+    assert _returns(lambda: lineage.descriptor_label(log), log) is None
+
+    log.unlink()
+    log.write_bytes(data)
+    header_of = repair.read_log_header
+
+    def header_then_swapped(path: Path) -> object:
+        found = header_of(path)
+        _swapped_for_a_fifo(path)
+        return found
+
+    monkeypatch.setattr(repair, "read_log_header", header_then_swapped)
+    said = _returns(caught(lambda: repair.repair_log(log)), log)
+    assert isinstance(said, TapedeckError) and "not a regular file" in str(said), said
