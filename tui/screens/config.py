@@ -320,8 +320,8 @@ class ConfigScreen(PolicyScreen):
         self.query_one("#config-check", Static).update(Text(state, style="dim"))
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        """Moving the cursor selects a key (none on row -1, which an empty table highlights on page down)."""
-        key = event.row_key.value if event.row_key is not None else None
+        """Moving the cursor selects a key."""
+        key = event.row_key.value
         table = event.data_table
         if table.id == "config-keys" and table.has_focus and key is not None and key != self._key:
             self._select(key)

@@ -191,8 +191,8 @@ class TapeScreen(PolicyScreen):
             self.query_one("#tape-recall", Static).update("")
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
-        """Show the highlighted entry (none for row -1, which an empty table highlights on page down)."""
-        if event.row_key is not None and event.row_key.value is not None:
+        """Show the highlighted entry."""
+        if event.row_key.value is not None:
             self._select(event.row_key.value)
 
     def _select(self, key: str, refresh: bool = False) -> None:
