@@ -7,6 +7,7 @@ import re
 
 import re2
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
 NO_BACKTRACKING = " (lookarounds and backreferences are not supported: matching runs in linear time)"
 
 
@@ -20,7 +21,10 @@ class RegexRefused(ValueError):
 
 
 def linear_regex(pattern: str, *, ignore_case: bool = False) -> re2._Regexp:
-    """``pattern`` compiled by RE2; ``RegexRefused`` when it cannot be (bad syntax, a lookaround, a backreference)."""
+    """``pattern`` compiled by RE2; ``RegexRefused`` when it cannot be (bad syntax, a lookaround, a backreference,
+    a lone surrogate, which no UTF-8 holds: JSON's ``"\\udc80"`` or a non-UTF-8 byte of argv gives one)."""
+    if (lone := _SURROGATE.search(pattern)) is not None:
+        raise RegexRefused(f"lone surrogate U+{ord(lone.group()):04X} at offset {lone.start()}: not valid UTF-8", "")
     options = re2.Options()
     options.log_errors = False
     options.case_sensitive = not ignore_case
@@ -47,7 +51,7 @@ def own_characters(pattern: str) -> frozenset[str] | None:
     our own over the syntax RE2 documents: RE2 checks the pattern first, so only its valid forms are read here."""
     try:
         linear_regex(pattern)
-    except (RegexRefused, UnicodeEncodeError):  # (a lone surrogate: no UTF-8 holds it)
+    except RegexRefused:
         return None
     named: set[str] = set()
     i, n = 0, len(pattern)

@@ -3,9 +3,15 @@ it parts from Python's: the filter matches with RE2, so its regex is judged in t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
-from core.shared.regex import names_any, own_characters
+from core.host.tools.outcome import ToolFailure
+from core.host.tools.workspace import compile_regex
+from core.policies.recall import RecallError, _grep
+from core.read.event_filter import EventFilter
+from core.shared.regex import RegexRefused, linear_regex, names_any, own_characters
 
 
 @pytest.mark.parametrize(("pattern", "named"), [
@@ -34,3 +40,26 @@ def test_names_any_folds_case_as_re2_does(pattern: str, text: str, named: bool) 
     """Any character the pattern names, in any case RE2 folds it to (not Python's ``casefold``, which makes ``ß``
     two letters), found in ``text``; a pattern RE2 refuses may name any."""
     assert names_any(pattern, text) is named
+
+
+LONE_SURROGATE = "a\udc80b"  # what JSON's "\udc80" decodes to, or a non-UTF-8 byte of argv
+
+
+def test_a_lone_surrogate_is_refused_not_a_traceback() -> None:
+    """No UTF-8 holds a lone surrogate, so RE2 cannot be given it: the pattern is refused like bad syntax."""
+    with pytest.raises(RegexRefused, match="surrogate"):
+        linear_regex(LONE_SURROGATE)
+
+
+@pytest.mark.parametrize(("compile_it", "error", "says"), [
+    (lambda p: _grep("text", p, "head"), RecallError, r'invalid regex "a\\\\udc80b"'),
+    (lambda p: EventFilter(regex=p), ValueError, "lone surrogate U\\+DC80"),
+    (lambda p: compile_regex(p, "pattern"), ToolFailure, "lone surrogate U\\+DC80"),
+])  # fmt: skip
+def test_every_caller_refuses_a_lone_surrogate_clearly(
+    compile_it: Callable[[str], object], error: type, says: str
+) -> None:
+    """expand_result's grep, the event filter (``f``, ``export --grep``) and the workspace grep each give their
+    own refusal; the scripted provider's resultMatches is in tests/host/test_provider_scripted.py."""
+    with pytest.raises(error, match=says):
+        compile_it(LONE_SURROGATE)

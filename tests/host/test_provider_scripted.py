@@ -194,6 +194,7 @@ def test_scripted_error_finish_and_exhaustion(tmp_path: Path) -> None:
         ([{"usage": {"inputTokens": 2**64}}], "usage counts must be non-negative integers of at most 64 bits"),
         ([{"expect": {"resultMatches": "("}}], "expect.resultMatches is not a valid regex"),
         ([{"expect": {"resultMatches": "(?=x)"}}], "lookarounds and backreferences are not supported"),
+        ([{"expect": {"resultMatches": "a\udc80"}}], "expect.resultMatches is not a valid regex"),
         ([{"onError": {"text": 5}}], "response 1 onError 1: 'text' must be a string"),
         ({"responses": [{}], "efforts": "high"}, "'efforts' must be a list of strings"),
         ({"responses": [{}], "plans": []}, "both 'responses' and 'plans'"),
