@@ -250,6 +250,11 @@ class LiveSession:
         """The followed log was deleted and no log stands at its path yet."""
         return self.phase == "waiting" and bool(self.notices) and self.notices[-1].code == "file-removed"
 
+    @property
+    def how_changed(self) -> str:
+        """What became of the log when its epoch last moved, in words: deleted, or truncated or replaced."""
+        return "deleted" if self.log_deleted else "truncated or replaced"
+
     def host_gone(self) -> str | None:
         """Why no live host will answer requests (its exit), or None while one runs."""
         state = self.check_host()

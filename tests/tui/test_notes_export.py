@@ -356,6 +356,28 @@ async def test_a_note_on_a_log_replaced_while_it_was_written_is_not_saved(tmp_pa
         assert not any(os.path.lexists(p) for p in sidecar_paths(path)), load_notes(path)
 
 
+async def test_a_note_on_a_log_deleted_while_it_was_written_says_it_was_deleted(tmp_path: Path) -> None:
+    """A log deleted while the note dialog was up refused the note saying the log was "truncated or replaced"; it
+    says the log was deleted, as the policy screens' confirm dialogs and the full result view do."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await pilot.press(*"look here")
+        live = app.live
+        assert live is not None
+        epoch = live.epoch
+        path.unlink()
+        await until(pilot, lambda: live.epoch != epoch)
+        await pilot.press("enter")
+        await until(pilot, lambda: any("not saved" in t for t in _toasts(app)))
+        said = next(t for t in _toasts(app) if "not saved" in t)
+        assert "the log was deleted while it was written" in said and "replaced" not in said, said
+        assert not list(tmp_path.iterdir())  # no note beside the log that is gone
+
+
 async def test_a_log_replaced_by_another_session_while_watched_drops_the_old_notes(tmp_path: Path) -> None:
     """A followed log replaced by another session's kept showing the old session's notes on its rows (and ``a``
     offered them for editing). The notes are read again with the new file: none, and a toast says where the old

@@ -231,7 +231,7 @@ class ResultScreen(Dialog[None]):
     def _mark_stale(self, epoch: int) -> None:
         if epoch != self.epoch:
             live = getattr(self.app, "live", None)
-            how = "deleted" if live is not None and live.log_deleted else "truncated or replaced"
+            how = "truncated or replaced" if live is None else live.how_changed
             said = f"{self.heading} · the log was {how} since: this is what it held then"
             self.query_one(".policy-dialog-title", Static).update(Text(said))
 

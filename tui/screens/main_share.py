@@ -95,8 +95,8 @@ class ShareActions:
         def asked(text: str | None) -> None:
             if text is None:
                 return
-            if live.epoch != epoch:  # truncated or replaced while the note was written: seq is another event now
-                self.notify(f"Note not saved: the log was truncated or replaced while it was written, so seq {seq} "  # type: ignore[attr-defined]
+            if live.epoch != epoch:  # the log changed while the note was written: seq is another event now
+                self.notify(f"Note not saved: the log was {live.how_changed} while it was written, so seq {seq} "  # type: ignore[attr-defined]
                             "is no longer the event it was on.", severity="error", timeout=8)  # fmt: skip
                 return
             self._write_note(seq, text)

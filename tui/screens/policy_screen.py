@@ -442,8 +442,8 @@ class PolicyScreen(Screen[None]):
             if not confirmed:
                 return
             if self.live.epoch != epoch:
-                how = "deleted" if self.live.log_deleted else "truncated or replaced"
-                self.say(f"Not sent: the log was {how} while the dialog was up, so what it described is gone.",
+                self.say(f"Not sent: the log was {self.live.how_changed} while the dialog was up, so what it described "
+                         "is gone.",
                          error=True)  # fmt: skip
                 return
             self.say("")
