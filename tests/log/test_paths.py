@@ -373,14 +373,7 @@ def test_a_log_swapped_for_a_fifo_is_not_waited_on_by_the_tail_lineage_or_repair
 
     log.unlink()
     log.write_bytes(data)
-    resolve = lineage.resolve_log_path
-
-    def resolved_then_swapped(path: object) -> Path:
-        found = resolve(path)  # type: ignore[arg-type]
-        _swapped_for_a_fifo(found)
-        return found
-
-    monkeypatch.setattr(lineage, "resolve_log_path", resolved_then_swapped)
+    _swapped_once_resolved(monkeypatch, lineage)
     assert _returns(lambda: lineage.descriptor_label(log), log) is None
 
     log.unlink()
