@@ -21,7 +21,7 @@ from textual.message import Message
 
 from core.alerts.follow import FedWatch
 from core.bridge.files import OutcomeReader
-from core.control.host_state import KIND_DSH, HostState, exited_at, read_host_state
+from core.control.host_state import KIND_DSH, HostState, exited_at, how_it_ended, read_host_state
 from core.control.inbox import FINAL, append_request, final_outcome_in, inbox_path, withdraw_request
 from core.control.outcome import interrupted
 from core.log.bulk import gc_paused
@@ -260,7 +260,14 @@ class LiveSession:
         state = self.check_host()
         if state.live or (self.facts.host is None and state.state == "none"):
             return None
-        return f"the {'DSH bridge' if state.kind == KIND_DSH else 'host'} exited {exited_at(state.since)}"
+        if state.kind == KIND_DSH:
+            return f"the DSH bridge exited {exited_at(state.since)}"
+        return f"no live host ({self.how_host_ended(state)})"
+
+    def how_host_ended(self, state: HostState) -> str:
+        """How the tapedeck host of the log ended (``state``: it runs no more), in control's words (a remote log's
+        host.json is not read here: its exit time)."""
+        return how_it_ended(self.path, state) if self.remote is None else f"it exited {exited_at(state.since)}"
 
     def send(self, op: str, args: dict[str, Any]) -> dict[str, Any]:
         """Append a control request to the inbox (call it from a worker); returns the request as written."""

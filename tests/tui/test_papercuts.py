@@ -105,7 +105,7 @@ async def test_a_control_key_after_the_host_exited_says_when(tmp_path: Path) -> 
         for key in ("K", "P", "m", "S"):
             await pilot.press(key)
         await until(
-            pilot, lambda: sum("the host exited at 2026" in n.message for n in app._notifications) == 4
+            pilot, lambda: sum("no live host (it exited at 2026" in n.message for n in app._notifications) == 4
         )
         assert isinstance(app.screen, MainScreen)
         assert not (tmp_path / "control.jsonl").exists()

@@ -41,7 +41,7 @@ def test_a_request_the_tui_sends_as_the_host_exits_is_answered_or_not_sent(
             try:
                 sent.append(live.send("message", {"text": "still there?", "kind": "note"})["id"])
             except TapedeckError as exc:
-                assert str(exc).startswith("not sent: the host exited"), exc
+                assert str(exc).startswith("not sent: no live host (it exited at "), exc
                 refused += 1
     finally:
         live.stop()
@@ -88,7 +88,9 @@ def test_a_request_left_with_a_killed_host_reads_cancelled_with_its_exit_never_p
     finally:
         live.stop()
         reader.join(10)
-    assert after.state == "cancelled" and after.reason.startswith("the host exited at "), after.reason
+    # it was said to have 'exited at' the log's last write, as if host.json said so: control's words now
+    killed = "no live host (it stopped without saying so, as a killed host does; the log was last written at "
+    assert after.state == "cancelled" and after.reason.startswith(killed), after.reason
 
     second = subprocess.run([sys.executable, "-m", "core.cli", "run", "--resume", str(log), *common[:2]],
                             cwd=ROOT, env=env, input="", capture_output=True, timeout=60)  # fmt: skip

@@ -68,7 +68,7 @@ class ControlActions:
                 "with the bridge loaded (`tapedeck bridge status`)."
             )
         if live.host.state == "exited":
-            return f"the host exited {exited_at(live.host.since)}; `tapedeck run --resume` continues the session."
+            return f"no live host ({live.how_host_ended(live.host)}); `tapedeck run --resume` continues the session."
         return "no live tapedeck host runs this session."
 
     async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
