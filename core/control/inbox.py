@@ -169,8 +169,16 @@ def _arg_error(op: str, name: str, spec: ArgSpec, value: Any) -> str | None:
         if spec.choices and value not in spec.choices:
             return f"{op}: {name!r} must be one of {', '.join(spec.choices)} (got {value!r})"
     elif spec.kind == "integer" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
-        return f"{op}: {name!r} must be a non-negative integer (got {value!r})"
+        return f"{op}: {name!r} must be a non-negative integer (got {_number_given(value)})"
     return None
+
+
+def _number_given(value: Any) -> str:
+    """``value`` as a message names it: a number beyond 64 bits, which JSON's reader made a float, by its size
+    (the float's digits are not the ones sent)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) >= 2**63:
+        return f"a number beyond what 64 bits hold, about {value:.0e}"
+    return repr(value)
 
 
 def op_args(op: object, kind: str = "tapedeck") -> dict[str, ArgSpec]:

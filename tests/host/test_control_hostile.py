@@ -218,6 +218,15 @@ def test_an_integer_beyond_64_bits_is_refused_by_the_cli_as_such(
     assert not (live_log.parent / "control.jsonl").exists()
 
 
+@pytest.mark.parametrize("digits", [b"100000000000000000000000", b"18446744073709551616"])
+def test_an_integer_beyond_64_bits_in_the_inbox_is_refused_as_such(inbox: Path, digits: bytes) -> None:
+    # JSON's reader makes such an integer a float: the rejection said 'must be a non-negative integer (got 1e+23)'
+    entry = _one(inbox, b'{"id":"big-1","op":"expand","args":{"seq":' + digits + b"}}")
+    assert entry.request is not None and entry.request["id"] == "big-1"
+    assert entry.error and "'seq' must be a non-negative integer" in entry.error, entry.error
+    assert "(got a number beyond what 64 bits hold, about " in entry.error, entry.error
+
+
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 def test_a_non_finite_timeout_is_refused(log: Path, capsys: pytest.CaptureFixture[str], value: str) -> None:
     assert _cli(["control", str(log), "pause", "--wait", f"--timeout={value}"]) == 2
