@@ -116,6 +116,7 @@ class AlertWatch:
         self.tailer, self.lines = self._reader()
         self.engine = self._engine()
         self.problems: list[str] = []
+        self.unreadable: str | None = None  # why a follower's last poll could not read the log through (``poll_one``)
         self.host: HostState | None = None  # the host's state at the last tick (with ``live``)
         self._exit_read: int | None = None  # when a reading that the host exited first waited for the log (epoch ms)
         self._reported: set[tuple[str, str, int]] = set()  # (session, cause, seq) of every alert raised
@@ -923,17 +924,24 @@ class Recall:
 
 
 def poll_one(watch: AlertWatch, now: int, final: bool, several: bool, unread: list[str]) -> list[Alert] | None:
-    """``watch.poll(now, final)``, in a one-off read (``final``) of ``several`` logs: a log that cannot be read
-    through (cut or replaced while it was read) does not end the read of the others, its error is added to
-    ``unread`` and None returned. A log read alone raises it, as does a follower's poll (which reads such a log
-    again: it never meets it)."""
+    """``watch.poll(now, final)``, where a log that cannot be read through (cut or replaced while it was read) does
+    not end the read of the others: in a one-off read (``final``) of ``several`` logs its error is added to
+    ``unread`` and None returned (a log read alone raises it); a follower's poll raises ``unreachable`` with it
+    (the session's row says so), cleared by the next poll that reads through."""
     try:
-        return watch.poll(now, final)
+        told = watch.poll(now, final)
     except LogFormatError as exc:
-        if not (final and several):
+        if final and not several:
             raise
-        unread.append(str(exc))
-        return None
+        if final:
+            unread.append(str(exc))
+            return None
+        watch.unreadable = str(exc)
+        return watch.engine.reachable(False, now, watch.unreadable)
+    if watch.unreadable is not None:
+        watch.unreadable = None
+        told += watch.engine.reachable(True, now)
+    return told
 
 
 def act(watch: AlertWatch, alert: Alert, warn: Callable[[str], None]) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -149,3 +150,44 @@ def test_each_row_says_how_its_last_turn_ended_so_an_aborted_session_differs_fro
         "fresh": (None, "-"),
     }  # fmt: skip
     assert {r.ref.id: cells(r)[COLUMNS.index("outcome")] for r in fleet.rows(NOW)}["stopped"] == "aborted"
+
+
+def test_a_log_swapped_for_a_fifo_during_a_follower_poll_shows_on_its_row_and_the_others_are_polled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log replaced between its read and the read-back of its earlier events (a FIFO renamed over it) raised
+    ``LogFormatError`` out of the follower's poll, so the sessions after it were not polled until the next tick;
+    that session's row says why it cannot be read (``unreachable``) and the others are polled."""
+    lines = (FIXTURES / "compaction-recovery.session.jsonl").read_bytes().splitlines(keepends=True)
+    half = len(lines) // 2
+    logs = [tmp_path / "root" / "p" / name / "session.jsonl" for name in ("a", "b")]
+    for log in logs:
+        log.parent.mkdir(parents=True)
+        log.write_bytes(b"".join(lines[:half]))
+    fleet = Fleet([tmp_path / "root"], config())
+    fleet.poll(NOW)
+    before = {row.key: row.step for row in fleet.rows(NOW)}
+    for log in logs:
+        with log.open("ab") as f:
+            f.write(b"".join(lines[half:]))
+    swapped, other = sorted(logs, key=lambda log: list(fleet.watches).index(str(log)))  # the first polled swaps
+    tailer = fleet.watches[str(swapped)].tailer
+    read = tailer.poll
+
+    def read_then_swapped(*args: Any, **kwargs: Any) -> Any:
+        update = read(*args, **kwargs)
+        if update.events and swapped.is_file():
+            os.mkfifo(swapped.with_name("swap.fifo"))
+            os.replace(swapped.with_name("swap.fifo"), swapped)
+        return update
+
+    monkeypatch.setattr(tailer, "poll", read_then_swapped)
+    assert fleet.poll(NOW) == 2
+    rows = {row.key: row for row in fleet.rows(NOW)}
+    assert rows[str(other)].step != before[str(other)]  # polled: its new steps show
+    said = [(alert.cause, alert.reason) for alert in rows[str(swapped)].attention]
+    assert ("unreachable", f"{swapped}: cannot read (not a regular file)") in said
+    other.replace(swapped)  # a whole copy back in its place: read through, the row no longer says it
+    fleet.poll(NOW)
+    rows = {row.key: row for row in fleet.rows(NOW)}
+    assert "unreachable" not in [alert.cause for alert in rows[str(swapped)].attention]
