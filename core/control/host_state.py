@@ -17,6 +17,7 @@ beside the log, live while the DSH process it names is (docs/contracts.md, "DSH 
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import io
 import os
@@ -88,6 +89,23 @@ def write_state(
         record["inbox"] = list(inbox)
     tmp.write_bytes(orjson.dumps(record))
     os.replace(tmp, target)  # replaces a symlink itself, never what it points to
+
+
+def remove_stale_temporaries(log: str | os.PathLike[str]) -> None:
+    """Remove the temporary files ``write_state`` left beside ``log``'s ``host.json`` whose writer is dead (a host
+    killed between writing one and renaming it); a living process's, which may be renaming it now, stays."""
+    target = state_path(log)
+    for tmp in target.parent.glob(f".{STATE_FILE}.*.tmp"):
+        pid = tmp.name[len(STATE_FILE) + 2 : -len(".tmp")]
+        if not pid.isascii() or not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        except (OSError, OverflowError):
+            continue  # alive under another user, or no pid: left alone
 
 
 def read_inbox_position(log: str | os.PathLike[str]) -> tuple[int, int, int] | None:

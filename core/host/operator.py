@@ -35,7 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from core.control import inbox as control
-from core.control.host_state import STATE_EVENT, read_inbox_position, state_path, write_state
+from core.control.host_state import (
+    STATE_EVENT,
+    read_inbox_position,
+    remove_stale_temporaries,
+    state_path,
+    write_state,
+)
 from core.host.port import HostPort
 from core.host.resume import QUEUED, Steer, paused_by_operator, pending_steers
 from core.log.messages import user_message
@@ -93,6 +99,7 @@ class Operator:
         self.policies = policies
         self.reader = control.InboxReader(inbox)
         self.taken_before = read_inbox_position(log)  # how far the host before this one read the inbox
+        remove_stale_temporaries(log)  # a host killed while it rewrote host.json left its temporary file
         events = host.session.events
         self.answered = control.answered_ids(events)
         self.acknowledged = control.acknowledged_ids(events)

@@ -560,3 +560,16 @@ def test_the_repair_help_says_when_it_changes_nothing(capsys: pytest.CaptureFixt
     text = " ".join(capsys.readouterr().out.split())
     for said in ("killed", "as they were", "Exit 2"):
         assert said in text, said
+
+
+def test_a_resume_removes_the_host_json_temporary_files_of_dead_hosts(tmp_path: Path) -> None:
+    # a host killed between writing host.json's temporary file and renaming it left '.host.json.<pid>.tmp' for good
+    workspace = tmp_path / "ws"
+    log = _start_and_crash(tmp_path, workspace)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+    stale, alive = log.parent / f".host.json.{dead}.tmp", log.parent / f".host.json.{os.getppid()}.tmp"
+    stale.write_bytes(b'{"state": "running"')
+    alive.write_bytes(b'{"state": "running"')  # a living process's, which may be renaming it now
+    assert _resume(tmp_path) == 0
+    assert not stale.exists() and alive.exists()
