@@ -322,15 +322,27 @@ def describe_host(state: dict[str, Any]) -> str:
                     "effect is unknown")  # fmt: skip
     pid = f" ({'DSH ' if dsh else ''}pid {state['pid']})" if state.get("pid") else ""
     since = state.get("since")
-    when = time.strftime(" since %Y-%m-%d %H:%M:%S UTC", time.gmtime(since / 1000)) if since else ""
+    when = f" since {_utc(since) or IMPLAUSIBLE}" if since else ""
     return f"{name}{pid}{when}{problem}"
+
+
+IMPLAUSIBLE = "an implausible time"
+LATEST_MS = 253_402_300_800_000  # 10000-01-01 UTC: a later time has no four-digit year
+
+
+def _utc(ms: int) -> str | None:
+    """``2026-12-03 06:40:12 UTC`` for a time in epoch ms; None for one before 1970 or after the year 9999, which
+    only a forged or broken record gives."""
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ms / 1000)) if 0 <= ms < LATEST_MS else None
 
 
 def exited_at(since: int | None) -> str:
     """``at 2026-12-03 06:40:12 UTC (5 min ago)`` for an exit time in epoch ms."""
     if since is None:
         return "at an unknown time"
-    at = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(since / 1000))
+    at = _utc(since)
+    if at is None:
+        return f"at {IMPLAUSIBLE}"
     ago = int(time.time() - since / 1000)
     if ago < 0:
         return f"at {at}, a time still to come by this machine's clock"

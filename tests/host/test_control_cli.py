@@ -242,3 +242,22 @@ def test_a_dead_host_is_said_to_have_exited_only_when_it_said_so(
     err = capsys.readouterr().err
     assert code == 3 and said in err and "nothing was sent" in err, err
     assert ("it exited at" in err) == (said.startswith("it exited")), err
+
+
+@pytest.mark.parametrize("since", [2**63 - 1, -1], ids=["year-292278994", "before-1970"])
+def test_a_forged_exit_time_is_called_implausible_not_rendered(
+    writer: SessionWriter, capsys: pytest.CaptureFixture[str], since: int
+) -> None:
+    """A host.json whose 'since' is far past any clock (2**63-1 ms: the year 292278994) or before 1970 was rendered
+    as it came ('exited at 292278994-08-17 …', 'since 1969-12-31 …'); control and inspect call it implausible."""
+    writer.append([{"type": "tapedeck/host", "data": {"pid": 7}}])
+    writer.close()
+    (writer.path.parent / "host.json").write_text(f'{{"state": "exited", "pid": 7, "since": {since}}}')
+    assert _run(["control", str(writer.path), "pause"]) == 3
+    err = capsys.readouterr().err
+    assert "it exited at an implausible time" in err and "nothing was sent" in err, err
+    from core.cli import main
+
+    assert main(["inspect", str(writer.path)]) == 0
+    out = capsys.readouterr().out
+    assert "host exited (pid 7) since an implausible time\n" in out, out
