@@ -66,15 +66,21 @@ class _Stops:
                     signal.signal(sig, handler)
 
 
+ID_SHOWN = 80  # characters of a session id a message quotes at most
+
+
 def find_session(root: Path, session_id: str) -> Path:
     """The log path of the one session with ``session_id`` under ``root``; several are an error naming each."""
+    from core.policies.report import clip
+
     found = sorted(ref.path for ref in discover_sessions(root) if ref.id == session_id)
+    named = repr(clip(session_id, ID_SHOWN))  # an id of thousands of characters is not quoted whole
     if not found:
-        raise TapedeckError(f"no session {session_id!r} under {root}")
+        raise TapedeckError(f"no session {named} under {root}")
     if len(found) > 1:
         listing = "".join(f"\n  {path}" for path in found)
         raise TapedeckError(
-            f"{len(found)} sessions under {root} have the id {session_id!r}; resume one by its log path "
+            f"{len(found)} sessions under {root} have the id {named}; resume one by its log path "
             f"(or remove the stray copy):{listing}"
         )
     return found[0]

@@ -365,6 +365,15 @@ def test_resume_names_what_is_wrong_with_its_target_before_asking_for_a_model_ke
     assert code == 2 and says in err and "API key" not in err, err
 
 
+def test_a_long_resume_id_that_names_no_session_is_clipped_in_the_message(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 5,000-character --resume id was quoted whole in 'no session … under ROOT'; its start is, marked cut."""
+    code = main(["run", "--resume", "x" * 5000, "--sessions-root", str(tmp_path / "root")])
+    err = capsys.readouterr().err
+    assert code == 2 and "no session 'xxxxxxxx" in err and "…' under " in err and len(err) < 300, err
+
+
 def test_a_run_whose_log_is_cut_under_it_exits_2_and_the_cut_log_resumes(tmp_path: Path, processes: Processes) -> None:
     """As README and run --help say: the host stops (exit 2) and appends nothing more; the cut log resumes."""
     workspace = tmp_path / "ws"
