@@ -18,7 +18,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -28,7 +27,7 @@ from core.cli.args import MAX_SECONDS, path_argument
 from core.cli.common import guarded
 from core.control.inbox import append_request, inbox_path
 from core.host.demo_scenario import TASKS, write_script
-from core.host.demo_workspace import create_demo_workspace
+from core.host.demo_workspace import create_demo_workspace, make_scratch
 from core.log.layout import default_sessions_root, log_path
 from core.shared.errors import TapedeckError
 from tui.cli import TUI_COMMANDS
@@ -63,7 +62,7 @@ def _prepare(args: argparse.Namespace) -> tuple[Path, Path, Path]:
     given = Path(args.workspace).expanduser().resolve() if args.workspace else None
     if given is not None and given.exists() and not given.is_dir():
         raise TapedeckError(f"--workspace {given} is not a directory")
-    scratch = Path(tempfile.mkdtemp(prefix="tapedeck-demo-"))
+    scratch = make_scratch(args.keep)
     workspace = given or scratch / "workspace"
     if workspace.exists() and any(workspace.iterdir()):
         shutil.rmtree(scratch)

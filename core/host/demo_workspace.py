@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import random
+import shutil
+import tempfile
 from pathlib import Path
 
 DURATION_PY = '''"""Parse and format human durations such as ``1h30m`` or ``45s``."""
@@ -149,3 +153,38 @@ def create_demo_workspace(root: Path, seed: int = 7) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return root
+
+
+SCRATCH_PREFIX = "tapedeck-demo-"  # a demo run's temporary directory, under the system's temporary directory
+OWNER_LOCK = ".demo-owner.lock"  # in it: locked while the demo that made it runs (none when it is --keep's)
+
+
+def make_scratch(keep: bool) -> Path:
+    """A new temporary directory for a demo run, first removing those whose demo died before it could (a SIGKILL):
+    each holds a lock its demo keeps while it runs (until this process exits), unless ``keep`` (the demo keeps it
+    on purpose), and one whose lock nobody holds, of this user, is abandoned."""
+    for old in Path(tempfile.gettempdir()).glob(SCRATCH_PREFIX + "*"):
+        _remove_if_abandoned(old)
+    scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
+    if not keep:
+        fd = os.open(scratch / OWNER_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held (fd left open) until this process exits
+    return scratch
+
+
+def _remove_if_abandoned(scratch: Path) -> None:
+    """Remove ``scratch`` when it has an owner lock, this user's, that no running demo holds."""
+    try:
+        fd = os.open(scratch / OWNER_LOCK, os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return  # no lock: kept (--keep), not a demo's, or not ours to read
+    try:
+        if scratch.is_symlink() or os.fstat(fd).st_uid != os.getuid():
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # its demo runs
+        shutil.rmtree(scratch, ignore_errors=True)
+    finally:
+        os.close(fd)

@@ -274,3 +274,28 @@ def test_the_help_says_which_way_speed_goes_and_how_the_demo_ends(capsys: pytest
     for said in ("2 plays twice as fast", "exit 143", "the run's exit status", "The log is kept"):
         assert said in text, said
     assert "pace multiplier" not in text
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads /proc")
+def test_a_demo_killed_with_sigkill_leaves_its_workspace_to_the_next_demo_to_remove(
+    tmp_path: Path, processes: Processes
+) -> None:
+    # a SIGKILL leaves the demo no time to remove its temporary workspace, and no later demo did: one a kill
+    scratch_root = tmp_path / "tmp"
+    scratch_root.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch_root)}
+    kept = scratch_root / "tapedeck-demo-kept"  # a --keep demo's: no owner lock, kept
+    kept.mkdir()
+    demo = processes.start([sys.executable, "-m", "tui.cli", "demo", "--no-tui", "--speed", "0.2", "--sessions-root",
+                            str(tmp_path / "root")], cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env)  # fmt: skip
+    assert demo.stdout is not None
+    workspace = Path(demo.stdout.readline().split(" ", 1)[1].strip())
+    demo.kill()
+    demo.wait(30)
+    assert workspace.exists()
+    second = subprocess.run([sys.executable, "-m", "tui.cli", "demo", "--no-tui", "--speed", "0", "--sessions-root",
+                             str(tmp_path / "root")], cwd=ROOT, capture_output=True, text=True, env=env,
+                            timeout=300, check=False)  # fmt: skip
+    assert second.returncode == 0, second.stderr
+    assert not workspace.parent.exists()
+    assert [p.name for p in scratch_root.iterdir()] == ["tapedeck-demo-kept"]
