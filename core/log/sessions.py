@@ -44,11 +44,13 @@ def discover_sessions(root: str | os.PathLike[str], skipped: list[str] | None = 
 
 def session_logs(root: str | os.PathLike[str], skipped: list[str] | None = None) -> list[Path]:
     """The log files under ``root`` in the DSH layout (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``), unread; a
-    directory that cannot be listed, or a log's name on what is no log (a FIFO), is noted in ``skipped``."""
+    directory that cannot be listed, or a log's name on what is no log (a FIFO), ``root``'s own included, is noted in
+    ``skipped``."""
     logs: list[Path] = []
     base = Path(root).expanduser()
     if not base.is_dir():
         return logs
+    session_dir_log(base, skipped)  # ``base`` a session directory whose log is no log: noted as the ones under it
     for project in _listing(base, skipped):
         if not project.is_dir():
             continue

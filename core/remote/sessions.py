@@ -52,8 +52,8 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
     """The session logs under ``target``: itself when it is a log, a session directory's log, or every log of a
     sessions root (``ROOT/PROJECT/SESSION/session.jsonl[.zstd]``, each level's directories listed in one round
     trip). A file by another name is a log too, as locally; ``LogNotFoundError`` when ``target`` does not exist (an
-    empty listing costs one stat more); a directory it cannot list is noted in ``skipped`` when given (as
-    ``core.log.sessions.session_logs`` notes one)."""
+    empty listing costs one stat more); a directory it cannot list, or a log's name on what is no log (``target``'s
+    own included), is noted in ``skipped`` when given (as ``core.log.sessions.session_logs`` notes one)."""
     name = posixpath.basename(target.path)
     if name in LOG_NAMES:
         return [target]
@@ -64,7 +64,7 @@ def remote_logs(link: SshLink, target: RemoteTarget, skipped: list[str] | None =
             raise LogNotFoundError(_missing(link, target))
         if st.kind == "file":
             return [target]
-    own = _dir_logs(link, [(target, entries.items())])
+    own = _dir_logs(link, [(target, entries.items())], skipped)
     if own:
         return own
     projects = [target.join(name) for name, kind in entries.items() if kind == "dir"]

@@ -91,6 +91,19 @@ def test_a_fifo_where_a_log_should_be_is_skipped_with_a_note(tmp_path: Path, cap
     assert out.err == f"tapedeck: skipped {fifo}: is a FIFO, not a session log file\n", out.err
 
 
+def test_a_session_directory_whose_log_is_a_fifo_is_named_not_just_no_sessions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the directory itself (not one under a root) said 'no sessions' without a word on what it held
+    fifo = tmp_path / "piped" / "session.jsonl"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    assert main(["sessions", str(fifo.parent)]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith(f"no sessions under {fifo.parent}")
+    assert out.err == f"tapedeck: skipped {fifo}: is a FIFO, not a session log file\n", out.err
+
+
 def test_a_link_to_nothing_where_a_log_should_be_is_named_as_one(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -352,3 +352,21 @@ def test_a_remote_listing_names_what_is_no_log_where_a_log_should_be_as_locally(
         f"{3 + (odd == 'link to a log')} sessions under"
     )
     assert remote.out.splitlines()[0] == local.out.splitlines()[0].replace(str(root), f"testbox:{root}")
+
+
+def test_a_remote_session_directory_whose_log_is_a_fifo_is_named_as_locally(
+    sshd: Sshd, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``sessions DIR`` on a session directory whose log is a FIFO said 'no sessions' without a word, on both sides;
+    both name it, in the words of the skipped entries under a root."""
+    sshd.trust()
+    sdir = tmp_path / "piped"
+    sdir.mkdir()
+    os.mkfifo(sdir / "session.jsonl")
+    assert main(["sessions", str(sdir)]) == 0
+    local = capsys.readouterr()
+    assert main(["sessions", f"testbox:{sdir}"]) == 0
+    remote = capsys.readouterr()
+    assert local.err == f"tapedeck: skipped {sdir / 'session.jsonl'}: is a FIFO, not a session log file\n", local.err
+    assert remote.err == local.err.replace(str(sdir), f"testbox:{sdir}"), (remote.err, local.err)
+    assert remote.out == local.out.replace(str(sdir), f"testbox:{sdir}")
