@@ -175,6 +175,14 @@ _KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED
 _SQL_PASSWORD = re2.compile(
     rb"(?i:\bpassword|\bidentified[ \t]+by)[ \t]+(\\?[\"'])((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
 )
+# the text of an XML element named for a secret (group 2; group 1 the element's name, which the closing tag must
+# repeat: ``_xml_text``), without the blanks around it: Maven's ``<password>hunter2pw</password>``, ``<apiKey>``,
+# ``<db:password type="plain">``; ``pass`` and ``pwd`` only as a whole word of the name (``<bypass>`` is none)
+_XML_NAME = rb"[A-Za-z0-9_.:-]*?(?:" + _KEY_WORDS + rb")|(?:[A-Za-z0-9_.:-]*[_.:-])?(?i:pass|pwd?)"
+_XML_BLANK = rb"(?:\s|\\[nrt])*"
+_XML_TEXT = re2.compile(
+    rb"<(" + _XML_NAME + rb")(?:[ \t\r\n][^<>]*)?>" + _XML_BLANK + rb"([^<>\s](?:[^<>]*[^<>\s])?)" + _XML_BLANK + rb"</"
+)
 # how far on the quote that closes a quoted value, or the end of a password's line, is looked for (``_quoted_end``)
 QUOTED_MAX = 128
 CONFIG_KEY_MAX = 256  # how far back from a key word the start of its config line is looked for (``_config_line``)
@@ -282,6 +290,7 @@ _SCREEN = (
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+(?:\\\\)?\\?[\"']"
+    + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])"
     + rb"|sshpass|ssh-keygen|mysql|redis-cli|curl|login" + _JSON_SPACE + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
@@ -556,6 +565,18 @@ def _sql_password(data: bytes, m: Any) -> bool:
     return len(value) >= SHORTEST and _literal_secret(value)
 
 
+def _xml_text(data: bytes, m: Any) -> bool:
+    """True when the text of an element named for a secret is one: the tag after it closes that element, and it is
+    no placeholder, setting or colour (``${env.DB_PASSWORD}``), from three characters, or, all digits, under a name
+    that counts nothing (``_digit_secret``: ``<max_token>4096</max_token>`` stays)."""
+    name, value = m.group(1), m.group(2)
+    if not data.startswith(name + b">", m.end()):
+        return False
+    if value.isdigit():
+        return _digit_secret(name, value)
+    return len(value) >= SHORTEST and _literal_secret(value)
+
+
 def _root_home(data: bytes, m: Any) -> bool:
     """True when ``/root`` (group 1) is root's home, not a URL's user after its scheme (``mysql://root@host``)."""
     return not data.endswith((b":/", b":\\/"), 0, m.start(1))
@@ -625,7 +646,7 @@ class Redactor:
             ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, _cli_value),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _SQL_PASSWORD, 2, _sql_password),
-            ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value),
+            ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _XML_TEXT, 2, _xml_text),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, _root_home),
         ]  # fmt: skip
         if secrets:

@@ -89,7 +89,7 @@ PASSPHRASES = st.tuples(
 ).map(lambda t: " ".join([*t[0], t[1]]))
 # a config file's line of its own, each with values of the kind it holds: a .pgpass line, a Dockerfile's ENV, a
 # key of one word or several (camelCase or snake_case: a word that reads as a type's name, ``FooStr``, is one there); a password hash, a Wi-Fi psk, a key's passphrase (of two words, the first maybe short: the second
-# is the one checked); an npm token; a short value under a secret's name
+# is the one checked); an npm token; a short value under a secret's name; an XML element's text
 CONFIG = st.one_of(
     st.tuples(st.sampled_from(["db.internal:5432:app:app_user:{}", "*:*:*:postgres:{}", "ENV API_KEY {}",
                                "ENV API_KEY={}", "  apiKey: {}", "clientSecret: {}", "- DbPassword: {}",
@@ -110,6 +110,9 @@ CONFIG = st.one_of(
               st.from_regex(r"[a-z]{2,4}[0-9]", fullmatch=True)),
     st.tuples(st.sampled_from(["password: {}", "PGPASSWORD={}", "- db_password: {}", "  psk: {}", "passphrase = {}"]),
               st.from_regex(r"[0-9]{4,12}", fullmatch=True)),  # a password of digits
+    st.tuples(st.sampled_from(["<password>{}</password>", "  <secret>{}</secret>", "<apiKey>{}</apiKey>",
+                               '<db:password type="plain">{}</db:password>', "<clientSecret>\n  {}\n</clientSecret>"]),
+              WORD_VALUES),  # an XML element's text
 ).map(lambda t: (t[0].format(t[1]), t[1])) | st.tuples(
     st.sampled_from(["password: {}", "passphrase: {}", "DB_PASSWORD={}", "  db_password: {}", "psk = {}",
                      "- dbPass: {}", "Your new password: {}"]), PASSPHRASES,
@@ -1404,3 +1407,31 @@ def test_a_url_s_user_named_root_is_no_home() -> None:
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
     assert r.text("ls /root/.ssh; root:x:0:0:root:/root:/bin/bash") == "ls ~/.ssh; root:x:0:0:root:~:/bin/bash"
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("<password>hunter2pw</password>", "<password>[redacted key]</password>"),
+        ("<secret>Welcome2024</secret>", "<secret>[redacted key]</secret>"),
+        ("<apiKey>a9f8e7d6c5</apiKey>", "<apiKey>[redacted key]</apiKey>"),
+        ('<db:password type="plain">open sesame</db:password>', '<db:password type="plain">[redacted key]</db:password>'),
+        ("<client_secret>\n  hunter2pw\n</client_secret>", "<client_secret>\n  [redacted key]\n</client_secret>"),
+        ('{"content": "<Password>hunter2pw</Password>\\n"}', '{"content": "<Password>[redacted key]</Password>\\n"}'),
+        ("<pwd>4711</pwd>", "<pwd>[redacted key]</pwd>"),
+    ],
+)  # fmt: skip
+def test_the_text_of_an_xml_element_named_for_a_secret_goes(text: str, out: str) -> None:
+    """A Maven ``settings.xml``'s ``<password>hunter2pw</password>`` (or ``<secret>``, ``<apiKey>``) went out whole:
+    the element's text is the secret, its tags stay."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+    assert r.walk({"text": text}) == {"text": out}
+
+
+def test_xml_elements_that_hold_no_secret_stay() -> None:
+    """A placeholder, an empty element, a count, a tag that only starts with a key word, unmatched tags."""
+    text = ("<password>${env.DB_PASSWORD}</password><secret></secret><max_token>4096</max_token>"
+            "<passwordHash>abc</passwordHash><tokens>12</tokens><password>hunter2pw</user>")
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
