@@ -76,8 +76,37 @@ def utf16_len(text: str) -> int:
 
 
 def js_json(value: Any) -> str:
-    """Serialize like ``JSON.stringify``: compact separators, non-ASCII kept as is."""
-    return orjson.dumps(value).decode("utf-8")
+    """Serialize like ``JSON.stringify``: compact separators, non-ASCII kept as is, a lone surrogate (a model's JSON
+    can send one as an escape, and Python's parser keeps it) written as its ``\\uXXXX`` escape, as JSON.stringify
+    writes one; orjson refuses a str holding one."""
+    try:
+        return orjson.dumps(value).decode("utf-8")
+    except orjson.JSONEncodeError as exc:
+        if "surrogates" not in str(exc):
+            raise
+        return orjson.dumps(_with_escapes(value)).decode("utf-8")
+
+
+def _with_escapes(value: Any) -> Any:
+    """``value`` with each str that holds a surrogate as its JSON text, escapes and all (an object with such a key
+    as its whole JSON text), for orjson to write as it is."""
+    if isinstance(value, str):
+        return orjson.Fragment(_string_json(value)) if _SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        if any(isinstance(key, str) and _SURROGATE.search(key) for key in value):
+            members = (f"{_string_json(str(key))}:{js_json(item)}" for key, item in value.items())
+            return orjson.Fragment("{" + ",".join(members) + "}")
+        return {key: _with_escapes(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_with_escapes(item) for item in value]
+    return value
+
+
+def _string_json(text: str) -> str:
+    """``text`` as a JSON string, each surrogate in it as its ``\\uXXXX`` escape."""
+    import json  # here: only a str holding a surrogate comes this way
+
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
 def sha256_hex(text: str) -> str:

@@ -35,10 +35,11 @@ VALUES = st.recursive(
     SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=6,
 )  # fmt: skip
-KEYS = st.sampled_from([
+KEY_NAMES = [
     "turn", "step", "call", "seq", "formatVersion", "block", "grep", "lines", "query", "kinds", "scope", "limit",
     "view", "objective", "markId", "path", "pattern", "content", "old_string", "new_string", "offset",
-])  # fmt: skip
+]  # fmt: skip
+KEYS = st.sampled_from(KEY_NAMES)
 # Arguments that reach a tool's later checks: a valid call's, with hostile values over some of them.
 BASES = st.sampled_from([
     {}, {"turn": 1}, {"turn": 1, "step": 1}, {"turn": 1, "step": 1, "call": 1}, {"seq": 3, "formatVersion": 4},
@@ -121,3 +122,15 @@ def test_numbers_too_long_to_convert_are_past_every_turn_step_and_line(
     host: Host, name: str, arguments: dict[str, Any], text: str
 ) -> None:
     assert text in run_recall_tool(host.session, name, arguments).text
+
+
+@pytest.mark.parametrize("value", ['"a\\udc80"', '["\\ud800"]', '{"\\udfff": 1}'], ids=["str", "list", "key"])
+def test_a_lone_surrogate_in_any_argument_gets_an_answer(host: Host, toolbox: ToolBox, value: str) -> None:
+    # Python's JSON parser keeps a lone surrogate a model escapes ("\udc80"), which orjson refuses to write: the
+    # rewind tool's refusal of such a markId ended in a TypeError out of the host
+    for name in [*RECALL_TOOLS, CHECKPOINT_TOOL_NAME, "rewind", *WORKSPACE_TOOLS]:
+        for key in KEY_NAMES:
+            _run(host, toolbox, name, f'{{"turn": 1, "step": 1, "{key}": {value}}}')
+    assert _run(host, toolbox, "rewind", '{"markId": "\\udc80"}') == (
+        'rewind: markId must be a positive integer (got "\\udc80")'
+    )
