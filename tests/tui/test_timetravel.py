@@ -263,3 +263,19 @@ async def test_request_view_steps_on_to_requests_that_went_out_while_it_was_open
         await pilot.press("full_stop")
         await settle(pilot)
         assert screen.index == 6
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("key", ["R", "T", "comma", "full_stop"])
+async def test_travel_keys_on_a_deleted_log_say_why_they_do_nothing(tmp_path: Path, key: str) -> None:
+    """With the followed log deleted, R, ',' and '.' did nothing and T said it needed a loaded log and a selected
+    row, which the operator had (only the header told): each toast says the log was deleted."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        path.unlink()
+        await until(pilot, lambda: app.live is not None and app.live.log_deleted)
+        app.clear_notifications()
+        await pilot.press(key)
+        await until(pilot, lambda: any("deleted" in n.message for n in app._notifications))

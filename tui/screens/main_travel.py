@@ -35,20 +35,34 @@ class TimeTravelActions(Screen[None]):
         """The moment shown, else the selected row's seq."""
         return self.stop.moment.seq if self.stop else self.query_one(EventList).current_seq
 
+    def _loaded(self, refused: str) -> bool:
+        """Whether the log is loaded; if not, a toast starting with ``refused`` says why (the log deleted under
+        ``watch``, or not read yet)."""
+        if self.live.ready:
+            return True
+        if self.live.log_deleted:
+            why = "the log was deleted; a log written again at its path is read from its start"
+        else:
+            why = "the log is not loaded"
+        self.notify(f"{refused}: {why}.", timeout=3)
+        return False
+
     def action_time_travel(self) -> None:
         """Show the surface as it stood right after the selected row's event (a collapsed stream's row: its last
         delta, the moment the row shows)."""
         events = self.query_one(EventList)
         block = events.current_block
         seq = block.end - 1 if block is not None else events.current_seq
-        if seq is None or not self.live.ready:
-            self.notify("Time travel needs a loaded log and a selected row.", timeout=3)
+        if not self._loaded("No time travel"):
+            return
+        if seq is None:
+            self.notify("Time travel needs a selected row.", timeout=3)
             return
         self._go(lambda travel: travel.stop_at(seq), "")
 
     def action_travel(self, direction: int) -> None:
         """One model request back or forward from the moment shown (or from the selected row)."""
-        if not self.live.ready:
+        if not self._loaded("No time travel"):
             return
         seq = self._current_seq()
 
@@ -98,7 +112,7 @@ class TimeTravelActions(Screen[None]):
 
     def action_request(self) -> None:
         """The request in flight at the moment shown (or at the selected row), rebuilt, with its diff."""
-        if not self.live.ready:
+        if not self._loaded("No request view"):
             return
         seq = self._current_seq()
         self._go(
