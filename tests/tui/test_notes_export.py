@@ -330,10 +330,13 @@ async def test_x_says_why_an_export_failed_on_any_error(tmp_path: Path, monkeypa
         assert app.is_running and not list(tmp_path.glob("tapedeck-*.html"))
 
 
-async def test_a_note_on_a_log_replaced_while_it_was_written_is_not_saved(tmp_path: Path) -> None:
+@pytest.mark.parametrize("change", ["replaced", "deleted"])
+async def test_a_note_on_a_log_changed_while_it_was_written_is_not_saved(tmp_path: Path, change: str) -> None:
     """The note dialog names a seq of the log as it was when ``a`` opened it. A log truncated and rewritten with
     another session meanwhile got the note anyway, on that seq (another event, or none) in a sidecar labelled
-    with the new session. The note is now refused, in a toast that says why, and nothing is written."""
+    with the new session. The note is now refused, in a toast that says why, and nothing is written; a log deleted
+    meanwhile was said to be "truncated or replaced", and is said to be deleted, as the policy screens' confirm
+    dialogs and the full result view say."""
     from tests.tui.logs import HEADER, Log
 
     path = policy_log().write(tmp_path / "session.jsonl")
@@ -346,36 +349,22 @@ async def test_a_note_on_a_log_replaced_while_it_was_written_is_not_saved(tmp_pa
         live = app.live
         assert live is not None
         epoch = live.epoch
-        other = Log({**HEADER, "id": "another-session"})
-        other.turn(1, "a new task", "out")
-        path.write_bytes(other.lines())
-        await until(pilot, lambda: live.epoch != epoch)
-        await pilot.press("enter")
-        await until(pilot, lambda: any("not saved" in t for t in _toasts(app)))
-        await settle(pilot)
-        assert not any(os.path.lexists(p) for p in sidecar_paths(path)), load_notes(path)
-
-
-async def test_a_note_on_a_log_deleted_while_it_was_written_says_it_was_deleted(tmp_path: Path) -> None:
-    """A log deleted while the note dialog was up refused the note saying the log was "truncated or replaced"; it
-    says the log was deleted, as the policy screens' confirm dialogs and the full result view do."""
-    path = policy_log().write(tmp_path / "session.jsonl")
-    app = make_app(path, follow=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settled_main_screen(pilot)
-        await pilot.press("a")
-        await until(pilot, lambda: isinstance(app.screen, AskScreen))
-        await pilot.press(*"look here")
-        live = app.live
-        assert live is not None
-        epoch = live.epoch
-        path.unlink()
+        if change == "replaced":
+            other = Log({**HEADER, "id": "another-session"})
+            other.turn(1, "a new task", "out")
+            path.write_bytes(other.lines())
+        else:
+            path.unlink()
         await until(pilot, lambda: live.epoch != epoch)
         await pilot.press("enter")
         await until(pilot, lambda: any("not saved" in t for t in _toasts(app)))
         said = next(t for t in _toasts(app) if "not saved" in t)
-        assert "the log was deleted while it was written" in said and "replaced" not in said, said
-        assert not list(tmp_path.iterdir())  # no note beside the log that is gone
+        if change == "replaced":
+            await settle(pilot)
+            assert not any(os.path.lexists(p) for p in sidecar_paths(path)), load_notes(path)
+        else:
+            assert "the log was deleted while it was written" in said and "replaced" not in said, said
+            assert not list(tmp_path.iterdir())  # no note beside the log that is gone
 
 
 async def test_a_log_replaced_by_another_session_while_watched_drops_the_old_notes(tmp_path: Path) -> None:

@@ -406,10 +406,14 @@ async def test_view_the_full_original_of_a_folded_result(tmp_path: Path) -> None
         await settle(pilot, lambda: isinstance(app.screen, FoldsScreen))
 
 
-async def test_the_full_view_says_when_the_log_was_replaced_under_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize("change", ["replaced", "deleted"])
+async def test_the_full_view_says_when_the_log_changed_under_it(tmp_path: Path, change: str) -> None:
     """The full result view (``v``) kept calling its text the result at seq 16 of the open log after the log was
     truncated and rewritten with another session, whose seq 16 is another event, until closed; its title now says
-    the text is what the log held before."""
+    the text is what the log held before. A log deleted under it was said to be "truncated or replaced"; the title
+    says it was deleted."""
+    from tests.tui.pilot import until
+
     path, other = _demo_and_another(tmp_path)
     app = PolicyHarness(path, FoldsScreen, follow=True)
     async with app.run_test(size=SIZE) as pilot:
@@ -419,28 +423,14 @@ async def test_the_full_view_says_when_the_log_was_replaced_under_it(tmp_path: P
         result = app.screen
         title = result.query_one(".policy-dialog-title", Static)
         assert text(title).startswith("read_file data/archive.csv · seq 16") and "replaced" not in text(title)
-        other.replace(path)
-        await settle(pilot, lambda: app.live.session.id == "demo-2")
-        await settle(pilot, lambda: "the log was truncated or replaced" in text(title))
-        assert app.screen is result and "149,beta-149" in result.text
-
-
-async def test_the_full_view_says_when_the_log_was_deleted_under_it(tmp_path: Path) -> None:
-    """A log deleted under the full result view (``v``) was said to be "truncated or replaced"; the title says it
-    was deleted."""
-    from tests.tui.pilot import until
-
-    path = demo(tmp_path / "s")
-    app = PolicyHarness(path, FoldsScreen, follow=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("down", "down", "v")
-        await settle(pilot, lambda: isinstance(app.screen, ResultScreen))
-        result = app.screen
-        title = result.query_one(".policy-dialog-title", Static)
-        path.unlink()
-        await until(pilot, lambda: "the log was" in text(title))  # no log to settle on: its title alone
-        assert "the log was deleted since" in text(title) and "replaced" not in text(title), text(title)
+        if change == "replaced":
+            other.replace(path)
+            await settle(pilot, lambda: app.live.session.id == "demo-2")
+            await settle(pilot, lambda: "the log was truncated or replaced" in text(title))
+        else:
+            path.unlink()
+            await until(pilot, lambda: "the log was" in text(title))  # no log to settle on: its title alone
+            assert "the log was deleted since" in text(title) and "replaced" not in text(title), text(title)
         assert app.screen is result and "149,beta-149" in result.text
 
 
