@@ -33,6 +33,7 @@ from core.bridge.files import BridgeInfo, bridge_live, dsh_runs, read_bridge
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT, LOST_EVENT
+from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.regular import open_regular, read_regular
 from core.shared.values import int_or_none
 
@@ -322,25 +323,15 @@ def describe_host(state: dict[str, Any]) -> str:
                     "effect is unknown")  # fmt: skip
     pid = f" ({'DSH ' if dsh else ''}pid {state['pid']})" if state.get("pid") else ""
     since = state.get("since")
-    when = f" since {_utc(since) or IMPLAUSIBLE}" if since else ""
+    when = f" since {utc_time(since) or IMPLAUSIBLE}" if since else ""
     return f"{name}{pid}{when}{problem}"
-
-
-IMPLAUSIBLE = "an implausible time"
-LATEST_MS = 253_402_300_800_000  # 10000-01-01 UTC: a later time has no four-digit year
-
-
-def _utc(ms: int) -> str | None:
-    """``2026-12-03 06:40:12 UTC`` for a time in epoch ms; None for one before 1970 or after the year 9999, which
-    only a forged or broken record gives."""
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ms / 1000)) if 0 <= ms < LATEST_MS else None
 
 
 def exited_at(since: int | None) -> str:
     """``at 2026-12-03 06:40:12 UTC (5 min ago)`` for an exit time in epoch ms."""
     if since is None:
         return "at an unknown time"
-    at = _utc(since)
+    at = utc_time(since)
     if at is None:
         return f"at {IMPLAUSIBLE}"
     ago = int(time.time() - since / 1000)

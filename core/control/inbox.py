@@ -63,6 +63,7 @@ from core.log.vocabulary import (  # noqa: F401  (APPLIED … UNKNOWN: the outco
     REJECTED,
     UNKNOWN,
 )
+from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.fdwrite import write_all
 from core.shared.text import js_json
@@ -310,7 +311,7 @@ def is_expired(request: Mapping[str, Any], now_ms: int | None = None) -> bool:
 
 def expiry_error(request: Mapping[str, Any]) -> str:
     """The error of an expired request's outcome."""
-    when = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(request["expires"] / 1000))
+    when = utc_time(request["expires"]) or IMPLAUSIBLE
     return f"it expired at {when} before a host could apply it"
 
 
