@@ -571,8 +571,7 @@ def _grep(text: str, pattern: str, head: str) -> str:
     try:
         rx = linear_regex(pattern, ignore_case=True)
     except RegexRefused as exc:
-        shown = pattern.encode("utf-8", "backslashreplace").decode("utf-8")  # a lone surrogate, as \udc80
-        raise RecallError(f"{EXPAND_TOOL}: invalid regex {js_json(shown)}{exc.hint}") from exc
+        raise RecallError(f"{EXPAND_TOOL}: invalid regex {js_json(pattern)}{exc.hint}") from exc
     lines = text.split("\n")
     hits = [i for i, line in enumerate(lines) if rx.search(line)]
     if not hits:
