@@ -19,7 +19,7 @@ from core.control.config import load_config
 from core.log.layout import default_sessions_root
 from core.log.sessions import discover_sessions
 from core.shared.errors import TapedeckError
-from core.shared.text import path_text
+from core.shared.text import clip, path_text
 
 if TYPE_CHECKING:
     from core.host.loop import AgentHost, TurnOutcome
@@ -71,8 +71,6 @@ ID_SHOWN = 80  # characters of a session id a message quotes at most
 
 def find_session(root: Path, session_id: str) -> Path:
     """The log path of the one session with ``session_id`` under ``root``; several are an error naming each."""
-    from core.policies.report import clip
-
     found = sorted(ref.path for ref in discover_sessions(root) if ref.id == session_id)
     named = repr(clip(session_id, ID_SHOWN))  # an id of thousands of characters is not quoted whole
     if not found:

@@ -23,7 +23,7 @@ from core.policies.rewind_config import RewindConfig
 from core.shared.arguments import loads_arguments
 from core.shared.chat import ChatModel, Completion, ModelRequest
 from core.shared.errors import TapedeckError
-from core.shared.text import text_of_blocks, utf16_len
+from core.shared.text import clip, text_of_blocks, utf16_len
 
 REPORT_SOURCE = {"kind": "plugin", "plugin": "rewind"}
 NO_ROUTE = (
@@ -275,22 +275,6 @@ DECISION = re.compile(
 )
 NEXT = re.compile(r"\b(?:next|then|remaining|todo|still need)\b|接下来|下一步|然后|还需要", re.I)
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n")
-
-
-def clip(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` UTF-16 units (never splitting a surrogate pair), marked with ``…``."""
-    if utf16_len(text) <= limit:
-        return text
-    if limit <= 0:
-        return ""
-    out, used = [], 0
-    for ch in text:
-        width = 2 if ord(ch) > 0xFFFF else 1
-        if used + width > limit - 1:
-            break
-        out.append(ch)
-        used += width
-    return "".join(out) + "…"
 
 
 def first_line(text: str) -> str:

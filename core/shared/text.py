@@ -75,6 +75,22 @@ def utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
+def clip(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` UTF-16 units (never splitting a surrogate pair), marked with ``…``."""
+    if utf16_len(text) <= limit:
+        return text
+    if limit <= 0:
+        return ""
+    out, used = [], 0
+    for ch in text:
+        width = 2 if ord(ch) > 0xFFFF else 1
+        if used + width > limit - 1:
+            break
+        out.append(ch)
+        used += width
+    return "".join(out) + "…"
+
+
 def js_json(value: Any) -> str:
     """Serialize like ``JSON.stringify``: compact separators, non-ASCII kept as is, a lone surrogate (a model's JSON
     can send one as an escape, and Python's parser keeps it) written as its ``\\uXXXX`` escape, as JSON.stringify

@@ -16,7 +16,6 @@ from core.policies.report import (
     ModelReportWriter,
     ReportError,
     ReportRequest,
-    clip,
     default_writer,
     fit_report,
     header_route,
@@ -27,7 +26,7 @@ from core.policies.report import (
 from core.policies.rewind import folded_chars
 from core.policies.rewind_config import RewindConfig
 from core.shared.chat import Completion, ModelRequest
-from core.shared.text import utf16_len
+from core.shared.text import clip, utf16_len
 
 REGION = [
     {
