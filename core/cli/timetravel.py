@@ -221,21 +221,22 @@ def _request_lines(
     attempt = f" (attempt {r['attempt']})" if r["attempt"] > 1 else ""
     what = f"turn {r['turn']} step {r['step']}{attempt}" if r["kind"] == AGENT else f"{r['kind']} call, turn {r['turn']}"
     count = len(messages) if count is None else count  # type: ignore[arg-type]
-    yield (
+    heading = [
         f"{what} · at seq {r['seq']} · {r['host']} · "
         f"{model_label(r['provider'], r['model'], 'model unknown')} · {count} messages · {human_chars(r['chars'])} chars"
-        + "".join(f" · {e}" for e in extra if e)
-    )
-    yield f"  tools ({len(r['tools'])}): {tools}"
-    yield f"  usage: {_usage(r['usage'])}"
-    yield from (f"  not in the log: {note}" for note in r["unlogged"])
+        + "".join(f" · {e}" for e in extra if e),
+        f"  tools ({len(r['tools'])}): {tools}",
+        f"  usage: {_usage(r['usage'])}",
+        *(f"  not in the log: {note}" for note in r["unlogged"]),
+    ]
+    yield from map(for_terminal, heading)  # the model, tools, usage and settings quote the log as messages do
     if args.all:
         return
     for i, m in enumerate(messages):
         text = _message_text(m)
         where = f" {m['tool_call_id']}" if m.get("tool_call_id") else ""
         shown = text if args.full or len(text) <= CLIP else text[:CLIP] + f"… (+{len(text) - CLIP} chars)"
-        yield f"  [{i}] {m['role']}{where}"
+        yield for_terminal(f"  [{i}] {m['role']}{where}")
         yield from (f"      {line}" for line in for_terminal(shown).splitlines() or [""])
 
 

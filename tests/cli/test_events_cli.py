@@ -5,9 +5,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 from core.cli import main
+from tests.conftest import FIXTURES
 from tests.core.test_turn_attribution import between_turns_log
 from tests.tui.logs import Log
 
@@ -152,3 +154,18 @@ def test_a_log_that_names_no_model_says_so_in_reports_and_exports(tmp_path: Path
         assert main(argv) == 0
         out = capsys.readouterr().out
         assert said in out and "None" not in out, (argv, out)
+
+
+@pytest.mark.parametrize("which", [["--all"], ["--turn", "1", "--step", "1"]])
+def test_a_requests_heading_to_a_terminal_shows_controls_as_pictures(
+    which: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The heading of each request (the provider and model a log names, its tools, usage and settings) quotes the
+    log as its messages do: drawn on a terminal, never run."""
+    text = (FIXTURES / "tool-call-turn.session.jsonl").read_text()
+    path = tmp_path / "session.jsonl"
+    path.write_text(text.replace('"deepseek-official"', orjson.dumps(f"p{ESCAPES}").decode()))
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    assert main(["request", str(path), *which]) == 0
+    out = capsys.readouterr().out
+    assert ESCAPES not in out and "p␛]52;c;cHduZWQ=␇␛[2J" in out, out
