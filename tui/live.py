@@ -41,6 +41,7 @@ from core.remote.link import Unreachable
 from core.remote.live import REMOTE_INTERVAL, RemoteLog
 from core.shared.diagnostics import Diagnostic
 from core.shared.errors import LogFormatError, LogIncompleteError, LogNotFoundError, TapedeckError
+from core.shared.regular import open_regular
 from tui.heap import trim_heap
 
 # Logs above this size open with a preview of their tail; logs above RETAIN_BYTES are read back from the file.
@@ -93,7 +94,7 @@ def _dense_tail(path: Path, size: int, pace: Callable[[], None] = no_pacing) -> 
     lines = 0
     end = size
     read: list[bytes] = []
-    with open(path, "rb") as f:
+    with open_regular(path) as f:  # a FIFO swapped in since the log's stat is not waited on
         while end > max(0, size - PROBE_BYTES) and lines < PROBE_LINES:
             start = max(0, size - PROBE_BYTES, end - READ_CHUNK)
             f.seek(start)
@@ -308,7 +309,7 @@ class LiveSession:
         if self.remote is not None or is_compressed(self.path):
             return None
         try:
-            with open(self.path, "rb") as f:
+            with open_regular(self.path) as f:  # a FIFO renamed over the log is not waited on
                 f.seek(max(0, self.read_to - LATE_BACK))
                 carry = b""
                 while chunk := f.read(READ_CHUNK):

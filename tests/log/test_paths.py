@@ -388,3 +388,29 @@ def test_a_log_swapped_for_a_fifo_is_not_waited_on_by_the_tail_lineage_or_repair
     monkeypatch.setattr(repair, "read_log_header", header_then_swapped)
     said = _returns(caught(lambda: repair.repair_log(log)), log)
     assert isinstance(said, TapedeckError) and "not a regular file" in str(said), said
+
+
+def test_a_log_swapped_for_a_fifo_is_not_waited_on_by_the_tuis_tail_probe_or_its_late_outcome_read(
+    tmp_path: Path,
+) -> None:
+    """The TUI's own reads of the log by its path, siblings of the core readers above: the probe of a big log's end
+    (is its tail dense enough to preview?) and the read of a request's outcome written after the view stopped
+    reading opened a FIFO renamed over the log, and the open waited for a writer that never came (the list never
+    filled, or the host check hung); the probe fails as the load's other reads do, and the outcome is not found."""
+    from tui import live as live_module
+
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(raw_log(one_turn_with_tool()))
+    live = LiveSession(log, follow=False)
+    live.run()
+    _swapped_for_a_fifo(log)
+
+    def probed() -> object:
+        try:
+            return live_module._dense_tail(log, 1 << 20)
+        except OSError as exc:
+            return exc
+
+    said = _returns(probed, log)
+    assert isinstance(said, OSError) and "not a regular file" in str(said), said
+    assert _returns(lambda: live._late_outcome("r-1"), log) is None
