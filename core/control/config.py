@@ -136,7 +136,7 @@ def validate_config(raw: Mapping[str, Any]) -> PolicyConfig:
         check_type(value, _defaults()[name], name)
         clean[name] = copy.deepcopy(dict(value))
         sections[name] = _validate_section(name, clean[name])
-        check_loggable(_plain(sections[name]), name)  # as it is in force: a whole number given as 1e26 is an int then
+        check_loggable(_plain(sections[name]), name, in_force=True)
     _check_across(sections)
     return PolicyConfig(clean, sections)
 
@@ -251,7 +251,7 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
     sections = {**config.sections, section: _validate_section(section, raw[section])}
     _check_across(sections)
     new = PolicyConfig(raw, sections)
-    check_loggable(new.get(dotted), dotted)  # as it is in force: a whole number given as 1e26 is an int then
+    check_loggable(new.get(dotted), dotted, in_force=True)
     return new, old
 
 

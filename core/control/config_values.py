@@ -36,8 +36,10 @@ def describe(value: Any) -> str:
     return type(value).__name__
 
 
-def check_loggable(value: Any, key: str) -> None:
-    """Raise ConfigError naming ``key`` (and the place inside it) for a value the log could not keep."""
+def check_loggable(value: Any, key: str, *, in_force: bool = False) -> None:
+    """Raise ConfigError naming ``key`` (and the place inside it) for a value the log could not keep. ``in_force``:
+    ``value`` as a section's validator left it, where a whole number sent as a float (``1e+23``) is an int; one
+    beyond 64 bits is refused as the integer its key wants, quoted as it was sent."""
     stack: list[tuple[Any, str, int]] = [(value, key, 0)]
     while stack:
         node, where, depth = stack.pop()
@@ -47,6 +49,11 @@ def check_loggable(value: Any, key: str) -> None:
             raise ConfigError(
                 f"{where}: {node!r} is not a finite number (NaN, Infinity and numbers beyond ±1.8e308 are "
                 "refused: the session log could not record them)"
+            )
+        if isinstance(node, int) and node not in INT_RANGE and in_force:  # only a float gives such an int here
+            raise ConfigError(
+                f"{where} must be an integer the session log can record (-2**63 to 2**64-1), got {float(node):g} "
+                "(a number)"
             )
         if isinstance(node, int) and node not in INT_RANGE:
             raise ConfigError(f"{where}: {node} is an integer beyond 64 bits, which the session log could not record")

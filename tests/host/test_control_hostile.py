@@ -344,3 +344,33 @@ def test_a_host_answers_again_once_something_put_in_its_inbox_s_place_is_gone(
     assert capsys.readouterr().out.startswith("applied: checkpoint")
     assert main(["control", str(log), "stop"]) == 0
     assert host.wait(30) == 0
+
+
+def test_a_whole_number_beyond_64_bits_sent_as_a_float_is_refused_as_the_integer_the_key_wants(
+    tmp_path: Path, processes: Processes, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``1e+23`` is a float to the inbox and a whole number to the slice validator: the host refused it saying
+    '99999999999999991611392 is an integer beyond 64 bits' (1e308: 309 digits), a number nobody sent; it says the
+    key wants an integer and quotes the value as sent. Whole floats the log can hold (-0.0, 3.0) are integers, as in
+    JavaScript; 2.5 is refused by the key's own rule."""
+    host, log = lingering_host(processes, tmp_path)
+    deadline = time.monotonic() + 60
+    while read_host_state(log).state != "idle":
+        assert host.poll() is None and time.monotonic() < deadline, "the host did not get idle"
+        time.sleep(0.02)
+    answers = {}
+    for value in ("1e+23", "1e308", "2.5", "-0.0", "3.0"):
+        argv = ["control", str(log), "config.set", "--arg", "key=slice.fold.pinSteps", "--arg", f"value={value}"]
+        main([*argv, "--wait", "--timeout", "20"])
+        outcome, said = capsys.readouterr().out.strip().split("\n")
+        answers[value] = (outcome.split(" (request")[0], said.strip())
+    wants = "slice.fold.pinSteps must be an integer the session log can record (-2**63 to 2**64-1), got"
+    assert answers == {
+        "1e+23": ("rejected: config.set", f"error: {wants} 1e+23 (a number)"),
+        "1e308": ("rejected: config.set", f"error: {wants} 1e+308 (a number)"),
+        "2.5": ("rejected: config.set", "error: pinSteps must be a non-negative integer"),
+        "-0.0": ("applied: config.set", "detail: key: slice.fold.pinSteps, old: 0, new: 0"),
+        "3.0": ("applied: config.set", "detail: key: slice.fold.pinSteps, old: 0, new: 3"),
+    }, answers
+    assert main(["control", str(log), "stop"]) == 0
+    assert host.wait(30) == 0
