@@ -162,13 +162,16 @@ OWNER_LOCK = ".demo-owner.lock"  # in it: locked while the demo that made it run
 def make_scratch(keep: bool) -> Path:
     """A new temporary directory for a demo run, first removing those whose demo died before it could (a SIGKILL):
     each holds a lock its demo keeps while it runs (until this process exits), unless ``keep`` (the demo keeps it
-    on purpose), and one whose lock nobody holds, of this user, is abandoned."""
+    on purpose), and one whose lock nobody holds, of this user, is abandoned. The lock is named only once it is
+    held, so a demo starting meanwhile never finds a new one free."""
     for old in Path(tempfile.gettempdir()).glob(SCRATCH_PREFIX + "*"):
         _remove_if_abandoned(old)
     scratch = Path(tempfile.mkdtemp(prefix=SCRATCH_PREFIX))
     if not keep:
-        fd = os.open(scratch / OWNER_LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        taking = scratch / f"{OWNER_LOCK}.new"  # a name no other demo looks at until the lock is held
+        fd = os.open(taking, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # held (fd left open) until this process exits
+        os.rename(taking, scratch / OWNER_LOCK)
     return scratch
 
 

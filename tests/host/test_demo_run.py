@@ -299,3 +299,32 @@ def test_a_demo_killed_with_sigkill_leaves_its_workspace_to_the_next_demo_to_rem
     assert second.returncode == 0, second.stderr
     assert not workspace.parent.exists()
     assert [p.name for p in scratch_root.iterdir()] == ["tapedeck-demo-kept"]
+
+
+def test_a_demo_starting_while_another_takes_its_owner_lock_leaves_that_ones_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # make_scratch created its owner lock and then locked it: a demo starting in between found the lock there,
+    # held by nobody, and removed the workspace of a demo that was only starting
+    import fcntl
+    import tempfile
+    import types
+
+    from core.host import demo_workspace
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    looked: list[Path] = []
+
+    def flock(fd: int, operation: int) -> None:
+        if not looked:  # the first lock taken is the new demo's own: another demo starts right then
+            looked.extend(tmp_path.glob(demo_workspace.SCRATCH_PREFIX + "*"))
+            for other in looked:
+                demo_workspace._remove_if_abandoned(other)
+        fcntl.flock(fd, operation)
+
+    monkeypatch.setattr(demo_workspace, "fcntl", types.SimpleNamespace(
+        flock=flock, LOCK_EX=fcntl.LOCK_EX, LOCK_NB=fcntl.LOCK_NB))  # fmt: skip
+    scratch = demo_workspace.make_scratch(keep=False)
+    assert looked == [scratch]
+    assert scratch.is_dir()
+    assert [p.name for p in scratch.iterdir()] == [demo_workspace.OWNER_LOCK]
