@@ -151,7 +151,8 @@ async def test_the_policy_screens_draw_control_characters_as_pictures(tmp_path: 
 
 async def test_the_header_draws_control_characters_as_pictures(tmp_path: Path) -> None:
     """The main screen's header wrote the session's id, title, model and parent as the log has them, so an id
-    holding ESC ] 2 retitled the terminal each time the header was drawn; it now draws them as pictures."""
+    holding ESC ] 2 retitled the terminal each time the header was drawn; it now draws them as pictures, and how the
+    last turn ended (the kind of its ``turn/end`` reason, as the log says it) too."""
     from tests.tui.screens_policy.harness import HEADER, LogBuilder
     from tui.widgets.header import SessionHeader
 
@@ -159,12 +160,14 @@ async def test_the_header_draws_control_characters_as_pictures(tmp_path: Path) -
     log.add({"type": "session/title", "data": {"title": f"fix {ESCAPES}"}})
     log.start_turn("fix it")
     log.say("done")
+    log.add({"type": "turn/end", "data": {"turn": log.turn, "reason": {"kind": f"k-{ESCAPES}"}}})
     app = make_app(log.write(tmp_path / "s"))
-    async with app.run_test(size=(160, 45)) as pilot:
+    async with app.run_test(size=(200, 45)) as pilot:
         screen = await settled_main_screen(pilot)
         shown = str(screen.query_one(SessionHeader).render())
         assert not _controls(shown), shown
         assert "fix ␛]52;c;" in shown and "s-␛]52;c;" in shown and "p-␛]52;c;" in shown, shown
+        assert "turn 1 k-␛]52;c;" in shown, shown
 
 
 async def test_toasts_draw_control_characters_as_pictures(tmp_path: Path) -> None:

@@ -164,7 +164,7 @@ class SessionHeader(Static):
             [
                 (Text("tapedeck ", "bold"), 1),
                 (shortest, KEEP),
-                (Text(f"  {turn_label(live)}", "bold"), KEEP),
+                (Text(printable(f"  {turn_label(live)}"), "bold"), KEEP),  # how a turn ended, as the log says
                 (Text(printable(f"  phase {route.get('phase') or '-'}"), "bold"), 3),
                 (Text(printable(f"  class {route.get('taskClass') or '-'}")), 2),
                 (Text(printable(lineage_label(live)), "bold magenta"), 4),
