@@ -284,18 +284,29 @@ class CheckpointsScreen(PolicyScreen):
             self.say(view.why_not(selected) if view is not None else "Nothing to rewind yet: still reading.", error=True)
             return
         mark_id = chosen.preview.mark.mark_id
-        preview = {"seq": view.seq, "nodes": len(chosen.preview.region.shadowed_seqs), "chars": chosen.preview.folded_chars}
+        dialog = ConfirmScreen(f"Rewind to checkpoint {mark_id}?", rewind_summary(view, chosen), "Rewind")
+        shown = [(view, chosen)]  # the preview the dialog shows, the one sent along
+
+        def revise(now: CheckpointsView) -> None:
+            """The session moved on while the dialog was up: its preview now, or why the rewind cannot be."""
+            again = now.preview_for(mark_id)
+            if again is None:
+                dialog.revise(f"{now.why_not(mark_id)} The session moved on while this dialog was up: confirming sends "
+                              "nothing.")  # fmt: skip
+                return
+            shown[0] = (now, again)
+            dialog.revise(None, rewind_summary(now, again))
 
         def send() -> None:
             now = self._view  # derived again while the dialog was up: the agent may have folded the mark since
             if now is not None and now.preview_for(mark_id) is None:
                 self.say(f"Not sent, the session moved on while the dialog was up. {now.why_not(mark_id)}", error=True)
                 return
+            seen, sent = shown[0]
+            preview = {"seq": seen.seq, "nodes": len(sent.preview.region.shadowed_seqs), "chars": sent.preview.folded_chars}
             self.send_request("rewind", {"markId": mark_id, "preview": preview}, f"rewind checkpoint {mark_id}")
 
-        self.confirm_then(
-            ConfirmScreen(f"Rewind to checkpoint {mark_id}?", rewind_summary(view, chosen), "Rewind"), send
-        )
+        self.confirm_then(dialog, send, revise)
 
     def _selected_mark(self) -> int | None:
         table = self.query_one("#marks-table", DataTable)

@@ -18,7 +18,8 @@ from tui.screens.stacked import while_stacked
 
 
 class ConfirmScreen(Dialog[bool]):
-    """Show what an action will do and return True only when the operator confirms it."""
+    """Show what an action will do and return True only when the operator confirms it. While it is up, ``revise``
+    shows what changed under it (a preview derived again, or why confirming would now send nothing)."""
 
     BOX = ".policy-dialog-box"
 
@@ -38,8 +39,9 @@ class ConfirmScreen(Dialog[bool]):
         """Title, the preview, and the two buttons."""
         with Vertical(classes="policy-dialog-box"):
             yield Static(Text(self.heading), classes="policy-dialog-title")  # it may quote a log: no markup
+            yield Static(id="confirm-warning", classes="policy-dialog-warning")
             with VerticalScroll(classes="policy-dialog-body"):
-                yield Static(self.body)
+                yield Static(self.body, id="confirm-body")
             with Horizontal(classes="policy-dialog-buttons"):
                 yield Button(f"{self.confirm_label} (y)", variant="warning", id="confirm-yes")
                 yield Button("Cancel (n)", id="confirm-no")
@@ -47,7 +49,19 @@ class ConfirmScreen(Dialog[bool]):
     @while_stacked
     def on_mount(self) -> None:
         """Start on Cancel, so a stray Enter never confirms."""
+        self.query_one("#confirm-warning").display = False
         self.query_one("#confirm-no", Button).focus()
+
+    def revise(self, warning: str | None, body: RenderableType | None = None) -> None:
+        """Say ``warning`` above the body (None: nothing is wrong), and show ``body`` in place of the old one."""
+        if not self.is_attached:
+            return
+        line = self.query_one("#confirm-warning", Static)
+        line.display = warning is not None
+        line.update(Text(warning or "", style="bold red"))  # it may quote a log: no markup
+        if body is not None:
+            self.body = body
+            self.query_one("#confirm-body", Static).update(body)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """A button answers the dialog."""

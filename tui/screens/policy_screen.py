@@ -265,6 +265,7 @@ class PolicyScreen(Screen[None]):
         self._heading = (self.HEADING, "")  # the heading line's title and session id
         self.shown_generation = -1  # the live generation the screen shows (-1 before the first view)
         self._said_state = False  # the message line shows a loading note or a derive failure
+        self._confirming: Confirming | None = None  # the confirm dialog up now
 
     # layout -----------------------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -388,14 +389,14 @@ class PolicyScreen(Screen[None]):
         if isinstance(view, Waiting | DeriveFailure):
             self.say(view.message, error=isinstance(view, DeriveFailure))
             self._said_state = True
-            if isinstance(view, Waiting):
-                return
         else:
             if self._said_state:
                 self.say("")
                 self._said_state = False
             self.show(view)
-        self.shown_generation = generation
+        self._revise_dialog(view)
+        if not isinstance(view, Waiting):
+            self.shown_generation = generation
 
     def _note(self, message: str) -> None:
         if self.is_attached:
@@ -432,16 +433,21 @@ class PolicyScreen(Screen[None]):
             Text(message, style="bold red" if error else "") if message else ""
         )
 
-    def confirm_then(self, dialog: ConfirmScreen, send: Callable[[], None]) -> None:
+    def confirm_then(
+        self, dialog: ConfirmScreen, send: Callable[[], None], revise: Callable[[Any], None] | None = None
+    ) -> None:
         """Push ``dialog`` and ``send`` on yes, unless the log was truncated, replaced or deleted while it was up: the
         seqs and marks it described are another session's events now (or none), so nothing is sent and the message
-        says so."""
-        epoch = self.live.epoch
+        says so. While it is up, each view derived again is handed to ``revise``, which brings the dialog up to date
+        (``ConfirmScreen.revise``); a log changed so says so in the dialog itself."""
+        confirming = Confirming(dialog, self.live.epoch, revise)
 
         def decided(confirmed: bool | None) -> None:
+            if self._confirming is confirming:
+                self._confirming = None
             if not confirmed:
                 return
-            if self.live.epoch != epoch:
+            if self.live.epoch != confirming.epoch:
                 self.say(f"Not sent: the log was {self.live.how_changed} while the dialog was up, so what it described "
                          "is gone.",
                          error=True)  # fmt: skip
@@ -449,7 +455,19 @@ class PolicyScreen(Screen[None]):
             self.say("")
             send()
 
+        self._confirming = confirming
         self.app.push_screen(dialog, decided)
+
+    def _revise_dialog(self, view: Any) -> None:
+        """Bring the confirm dialog up to date with ``view``, the one just shown (or why none could be)."""
+        confirming = self._confirming
+        if confirming is None:
+            return
+        if self.live.epoch != confirming.epoch:
+            confirming.dialog.revise(f"The log was {self.live.how_changed} while this dialog was up: what it "
+                                     "describes is gone, so confirming sends nothing.")  # fmt: skip
+        elif confirming.revise is not None and not isinstance(view, Waiting | DeriveFailure):
+            confirming.revise(view)
 
     def send_request(self, op: str, args: dict[str, Any], label: str) -> None:
         """Append a control request through the live session; its outcome appears in the panel."""
@@ -476,6 +494,15 @@ class PolicyScreen(Screen[None]):
         outcomes come in a file of their own, which the app's host poll reads)."""
         if self.is_attached:
             self.query_one(OutcomePanel).show(items)
+
+
+@dataclass(frozen=True, slots=True)
+class Confirming:
+    """A confirm dialog up on a policy screen: the log's epoch it describes, and what brings it up to date."""
+
+    dialog: ConfirmScreen
+    epoch: int
+    revise: Callable[[Any], None] | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,6 +97,86 @@ async def test_a_rewind_confirmed_after_the_log_was_deleted_says_it_was_deleted(
         assert not path.exists() or read_inbox(path) == []
 
 
+def _said(dialog: Screen[object]) -> str:
+    """Everything a dialog shows, as plain text."""
+    return " ".join(plain(static.content) for static in dialog.query(Static))
+
+
+async def test_the_rewind_dialog_says_at_once_that_the_agent_folded_its_mark(tmp_path: Path) -> None:
+    """The agent folded the checkpoint while the rewind dialog was up: the dialog still offered the rewind until
+    ``y`` (only then was the session looked at again); it says so while it is up, before the operator answers."""
+    log = LogBuilder()
+    log.start_turn("look around")
+    log.plan(lambda s: plan_checkpoint(s, None, by="operator"))
+    log.call("bash", {"command": "ls"}, "a.txt")
+    log.end_step()
+    log.start_step()
+    log.say("Nothing else to see.")
+    path = log.write(tmp_path / "s")
+    app = PolicyHarness(path, CheckpointsScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert "already folded" not in _said(dialog)
+        before = len(log.events)
+        log.add(*plan_rewind(log.session(), CONFIG.rewind, ExtractiveReportWriter(), by="model").events)
+        append_events(path, log.events[before:])
+        await settle(pilot, lambda: "checkpoint 1 was already folded" in _said(dialog))
+        assert app.screen is dialog and "confirming sends nothing" in _said(dialog), _said(dialog)
+
+
+async def test_the_rewind_dialog_shows_the_preview_of_the_log_as_it_grows(tmp_path: Path) -> None:
+    """The agent ran on while the rewind dialog was up: it kept the preview of the log as ``w`` found it; it shows
+    the region as it is now, and ``y`` sends that preview, the one the operator saw."""
+    path = demo(tmp_path / "s")
+    app = PolicyHarness(path, CheckpointsScreen, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("w")
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        seq = app.live.session.next_seq
+        assert "4 nodes (seq 28..35)" in _said(dialog) and f"previewed at seq {seq})" in _said(dialog)
+        log = LogBuilder(host=False)
+        log.turn, log.step = 1, 3
+        log.call("bash", {"command": "ls"}, "a.txt")
+        append_events(path, log.events)
+        await settle(pilot, lambda: f"previewed at seq {seq + 3})" in _said(dialog))
+        assert "5 nodes (seq 28..38)" in _said(dialog), _said(dialog)
+        await pilot.press("y")
+        await settle(pilot, lambda: len(read_inbox(path)) == 1)
+        (request,) = read_inbox(path)
+        assert request["args"]["preview"]["seq"] == seq + 3 and request["args"]["preview"]["nodes"] == 5
+
+
+@pytest.mark.parametrize("change", ["replaced", "deleted"])
+@pytest.mark.parametrize(("screen_type", "keys"), [(CheckpointsScreen, ("w",)), (FoldsScreen, ("down", "down", "x"))])
+async def test_the_confirm_dialogs_say_at_once_that_the_log_changed(
+    tmp_path: Path, change: str, screen_type: type[Screen[None]], keys: tuple[str, ...]
+) -> None:
+    """A log replaced or deleted while a confirm dialog (rewind, expand) was up: the dialog described the old log
+    until ``y``, which alone said what became of it; the dialog says it while it is up."""
+    from tests.tui.pilot import until
+
+    path, other = _demo_and_another(tmp_path)
+    app = PolicyHarness(path, screen_type, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(*keys)
+        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        if change == "replaced":
+            other.replace(path)
+        else:
+            path.unlink()
+        await until(pilot, lambda: "while this dialog was up" in _said(dialog))
+        said = _said(dialog)
+        assert f"The log was {'deleted' if change == 'deleted' else 'truncated or replaced'}" in said, said
+        assert "confirming sends nothing" in said and app.screen is dialog
+
+
 async def test_rewind_preview_confirm_request_and_outcome(tmp_path: Path) -> None:
     path = demo(tmp_path / "s")
     app = PolicyHarness(path, CheckpointsScreen, follow=True)
