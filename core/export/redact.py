@@ -183,8 +183,6 @@ _XML_BLANK = rb"(?:\s|\\[nrt])*"
 _XML_TEXT = re2.compile(
     rb"<(" + _XML_NAME + rb")(?:[ \t\r\n][^<>]*)?>" + _XML_BLANK + rb"([^<>\s](?:[^<>]*[^<>\s])?)" + _XML_BLANK + rb"</"
 )
-# how far on the quote that closes a quoted value, or the end of a password's line, is looked for (``_quoted_end``)
-QUOTED_MAX = 128
 CONFIG_KEY_MAX = 256  # how far back from a key word the start of its config line is looked for (``_config_line``)
 _COMMAND_END = (b"\n", b"\\n", b"|", b";", b"&")  # where the command a ``_KEYGEN`` option belongs to starts
 COMMAND_REACH = 1024  # how far back from such an option its command's start is looked for (``_keygen_value``)
@@ -486,20 +484,39 @@ def _line_end(data: bytes, m: Any) -> int | None:
     and its ``:`` or ``=`` (``password: Eat the red apple``, ``DB_PASSWORD=Purple Monkey Dishwasher``), when words
     follow its first word there and none of what follows reads as code (a bracket, an operator, a comment, or after
     `` = ``, a condition: ``password = pwd or ''``). The line ends at a line break, a quote or either as JSON text
-    escapes it (``\\n``, ``\\"``, also escaped again), or ``QUOTED_MAX``
-    bytes on, without the blanks before. None otherwise."""
+    escapes it (``\\n``, ``\\"``, also escaped again), however far on (``_rest_of_line``), without the blanks
+    before. None otherwise."""
     sep = data[m.end(1) : m.start(3)]
     if b":" not in sep and b"=" not in sep or _PASSWORD_KEY.search(m.group(1)) is None or m.group(3)[:1] == b"=":
         return None  # (``password == ''``, ``password := x`` compare and assign)
-    if _MORE_WORDS.match(data, m.end(3)) is None:
+    at = m.end(3)
+    if _MORE_WORDS.match(data, at) is None:
         return None
-    # at most ``QUOTED_MAX`` bytes on, as for a quoted value's quote: each value of a long line scanning the rest of
-    # it took time growing as the square of the line (a line of many ``password: a b``)
-    end = _LINE_REST.match(data, m.end(3), m.end(3) + QUOTED_MAX).end()  # type: ignore[union-attr]  # or empty
-    rest = data[m.end(3) : end]
-    if _CODE_AFTER.search(rest) or sep[:1] in (b" ", b"\t") and b"=" in sep and _CODE_WORDS.search(rest):
+    end, code, word = _rest_of_line(data, at)
+    if code >= at or sep[:1] in (b" ", b"\t") and b"=" in sep and word >= at:
         return None
-    return end - (len(rest) - len(rest.rstrip(b" \t")))
+    return end
+
+
+_last_line: tuple[bytes, int, int, int, int] = (b"", 0, -1, -1, -1)  # ``_rest_of_line``'s last answer, and where from
+
+
+def _rest_of_line(data: bytes, at: int) -> tuple[int, int, int]:
+    """Where the line ``at`` is in ends (``_LINE_REST``), without the blanks before, and where its last code
+    (``_CODE_AFTER``) and its last condition word (``_CODE_WORDS``) start (-1: none): the rest of the line from
+    ``at`` holds one when it starts at ``at`` or later. The line is scanned once for all the values on it (the last
+    line's answer is kept): each value of a line of many (``password: a b`` again and again) scanning the rest of
+    it took time growing as the square of the line."""
+    global _last_line
+    last = _last_line
+    if last[0] is data and last[1] <= at <= last[2]:
+        return last[2], last[3], last[4]
+    end = _LINE_REST.match(data, at).end()  # type: ignore[union-attr]  # it matches the empty string
+    stripped = len(data[at:end].rstrip(b" \t")) + at
+    code = max((c.start() for c in _CODE_AFTER.finditer(data, at, end)), default=-1)
+    word = max((w.start() for w in _CODE_WORDS.finditer(data, at, end)), default=-1)
+    _last_line = (data, at, stripped, code, word)
+    return stripped, code, word
 
 
 def _prose_after(data: bytes, m: Any) -> bool:
@@ -607,16 +624,16 @@ def _netrc_password(data: bytes, m: Any) -> bool:
 
 def _quoted_end(data: bytes, m: Any, group: int) -> int:
     """Where the value of ``m`` (its ``group``) ends: at the quote that closes it when a quote of the match opens it
-    and the value stopped short of that quote (``psk="correct horse"``), the quote on the same line and at most
-    ``QUOTED_MAX`` bytes on; else, for a password of several words, at its line's end (``_line_end``); else where
+    and the value stopped short of that quote (``psk="correct horse"``), the quote on the same line, however far
+    on; else, for a password of several words, at its line's end (``_line_end``); else where
     the group ends."""
     start, end = m.start(group), m.end(group)
     if start > m.start() and data[start - 1] in b"\"'":
         quote = data[start - 2 : start] if start - 2 >= m.start() and data[start - 2] == 0x5C else data[start - 1 : start]
         if data.startswith(quote, end):
             return end
-        close = data.find(quote, end, end + QUOTED_MAX)
-        if close >= 0 and b"\n" not in data[end:close] and b"\\n" not in data[end:close]:
+        close = data.find(quote, end)  # linear in all: no other value this quote opens lies before it
+        if close >= 0 and data.find(b"\n", end, close) < 0 and data.find(b"\\n", end, close) < 0:
             return close
     line = _line_end(data, m) if group == 3 else None
     return end if line is None else line

@@ -1044,6 +1044,38 @@ def test_a_line_of_many_password_values_is_redacted_in_linear_time() -> None:
     assert _printed_within_a_minute(code) == "True False\n"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password: {}\nuser: app", "DB_PASSWORD={}", '{{"cmd": "export PASSWORD={}\\nls"}}', "psk='{}'\n",
+        'deploy --password "{}" --region eu', "ssh-keygen -N '{}' -f k",
+    ],
+)  # fmt: skip
+def test_a_passphrase_longer_than_128_bytes_goes_whole(text: str) -> None:
+    """The end of a password's line, and the quote closing a quoted value, were looked for at most 128 bytes on
+    (b3fc813, to stay linear): a longer passphrase kept its tail (``password: [redacted key]rd word … tailsecret99``).
+    Its end is found however far it is."""
+    phrase = "word " * 60 + "tailsecret99"
+    r = Redactor(environ={}, home="/home/ann")
+    out = r.text(text.format(phrase))
+    assert "tailsecret99" not in out and r.summary()["key"] == 1, out
+    assert out == text.format("[redacted key]"), out
+
+
+def test_a_megabyte_line_of_password_values_is_redacted_in_linear_time() -> None:
+    """With no bound on how far a password's line is looked for, each value of a line of many still looks for its
+    end once: the line's end, and the code in it, are found once for all the values of that line. Here a line of
+    1 MB, and one of 1 MB of quoted values none of which closes."""
+    code = (
+        "from core.export.redact import Redactor\n"
+        "r = Redactor(environ={}, home='/home/ann')\n"
+        "out = r.text('password: a b ' * 75000)\n"
+        "quoted = r.text(\"psk='a b \" * 100000)\n"
+        "print(out == 'password: [redacted key] ', 'psk=' in quoted, 'a b' in quoted)\n"
+    )
+    assert _printed_within_a_minute(code) == "True True False\n"
+
+
 @pytest.mark.parametrize("text", ["Token: Enter the token you were given.", "secret: Never share this with anyone!"])
 def test_prose_after_a_key_word_keeps_its_capitalised_first_word(text: str) -> None:
     """A prompt or a message after a key word not named for a password (``Token: Enter the token you were
