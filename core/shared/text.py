@@ -9,11 +9,12 @@ from typing import Any
 
 import orjson
 
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))  # BiDi embeddings, overrides and isolates
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # C0 controls but tab and newline as their Unicode control pictures (ESC is ␛), DEL as ␡, C1 controls (0x9b is a
-# CSI) as U+FFFD
+# CSI) and the BiDi controls (U+202E shows the text after it right to left: "exe.txt" as "txt.exe") as U+FFFD
 _PICTURES = {**{c: 0x2400 + c for c in range(0x20) if c not in (9, 10)}, 0x7F: 0x2421,
-             **{c: 0xFFFD for c in range(0x80, 0xA0)}}  # fmt: skip
+             **{c: 0xFFFD for c in (*range(0x80, 0xA0), *_BIDI)}}  # fmt: skip
 
 
 def model_label(provider: object, model: object, missing: str = "unknown") -> str:
@@ -34,9 +35,9 @@ def usd(value: float | None) -> str:
 
 
 def printable(text: str) -> str:
-    """``text`` with every terminal control character but tab and newline replaced by a visible stand-in of one
-    code point, so that text from a log drawn on a terminal shows its escapes instead of running them (clipboard
-    writes, screen clears, colours)."""
+    """``text`` with every terminal control character but tab and newline, and every BiDi control, replaced by a
+    visible stand-in of one code point, so that text from a log drawn on a terminal shows its escapes instead of
+    running them (clipboard writes, screen clears, colours) and reads in the order it was written."""
     if text.isprintable():  # no control character (each is unprintable): no scan by the regex engine
         return text
     return text.translate(_PICTURES) if _CONTROLS.search(text) else text
