@@ -11,7 +11,7 @@ also notes where each line is (``core.log.linestore``), so ``session.events[seq]
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -139,20 +139,24 @@ def load_session(
 
     with gc_paused():
         try:
-            with open_regular(p) as f:  # a FIFO swapped in since the log's stat is not waited on
+            f = open_regular(p)  # a FIFO swapped in since the log's stat is not waited on
+        except OSError as exc:
+            raise _unreadable(p, exc) from exc
+        with f:
+            try:
                 opened = os.fstat(f.fileno()).st_size  # the file holds this much: a shrink below it is a cut
                 if lines is not None:
                     lines.read_from(f.fileno())
                 f.seek(back.offset if back is not None else 0)
-                try:
-                    while chunk := f.read(READ_CHUNK):
-                        take(decoder.feed(chunk))
-                except TapedeckError as exc:  # a line read back that is no longer there: say why, when it is that
-                    _check_not_cut(f, p, opened, exc)
-                    raise
-                _check_not_cut(f, p, opened)
-        except OSError as exc:
-            raise LogFormatError(f"{p}: cannot read ({exc.strerror or exc})") from exc
+            except OSError as exc:
+                raise _unreadable(p, exc) from exc
+            try:
+                for chunk in _chunks(f, p):
+                    take(decoder.feed(chunk))
+            except TapedeckError as exc:  # a line read back that is no longer there: say why, when it is that
+                _check_not_cut(f, p, opened, exc)
+                raise
+            _check_not_cut(f, p, opened)
         whole = decoder.at_boundary  # no torn line or frame for ``finish`` to report: the index can be written
         take(decoder.finish())
     if not sessions:
@@ -168,13 +172,33 @@ def load_session(
     return session
 
 
+def _chunks(f: BinaryIO, p: Path) -> Iterator[bytes]:
+    """The bytes of the log open as ``f``, a chunk at a time from where it is. Only a read that fails is the log's
+    error (LogFormatError): one in what the events are handed to (a command's output, a closed pipe) is not."""
+    while True:
+        try:
+            chunk = f.read(READ_CHUNK)
+        except OSError as exc:
+            raise _unreadable(p, exc) from exc
+        if not chunk:
+            return
+        yield chunk
+
+
+def _unreadable(p: Path, exc: OSError) -> LogFormatError:
+    return LogFormatError(f"{p}: cannot read ({exc.strerror or exc})")
+
+
 def _check_not_cut(f: BinaryIO, p: Path, opened: int, cause: Exception | None = None) -> None:
     """Raise when the file open as ``f`` is now shorter than what was read from it or than it was when ``opened``:
     another program truncated the log during the read, so what was read describes bytes it no longer holds, or
     ends where the cut fell (a cut ahead of the read) and not where the log did (an append is read as usual). A
     file whose size read 0 when opened and still does, though bytes were read from it (a /proc or /sys file), has
     no size to go by: it is read as a stream, to its end."""
-    held, size = max(f.tell(), opened), os.fstat(f.fileno()).st_size
+    try:
+        held, size = max(f.tell(), opened), os.fstat(f.fileno()).st_size
+    except OSError as exc:
+        raise _unreadable(p, exc) from exc
     if size < held and (size or opened):
         raise truncated_while_read(p, size, held) from cause
 

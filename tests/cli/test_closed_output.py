@@ -73,3 +73,21 @@ def test_a_log_that_fails_to_read_back_is_a_read_error_not_a_write_error(
     assert main(["fold", str(LOG)]) == 2
     assert capsys.readouterr().err == f"tapedeck: {LOG}: cannot read ({os.strerror(errno.EIO)})\n"
     assert silenced == []
+
+
+@pytest.mark.parametrize("command", [["events", "--json"], ["request", "--all"]])
+def test_a_reader_gone_mid_pass_is_no_read_error(tmp_path: Path, command: list[str]) -> None:
+    """``events --json LOG | head -c 10``: the JSON is written as the pass reads the log, and the broken pipe of
+    that write reached the pass's guard of its reads: 'LOG: cannot read (Broken pipe)', exit 2. A reader that
+    stops reading ends the command quietly, as it does for every other command."""
+    from bench.gen_session import generate
+
+    log = tmp_path / "big.jsonl"
+    generate(log, 1_000_000, seed=1, profile="mixed")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    with subprocess.Popen([sys.executable, "-m", "core.cli", *command, str(log)], cwd=ROOT, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:  # fmt: skip
+        assert proc.stdout is not None and proc.stdout.read(10)
+        proc.stdout.close()
+        err = proc.stderr.read() if proc.stderr else b""
+    assert proc.returncode == 0 and err == b"", err
