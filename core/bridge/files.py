@@ -100,6 +100,7 @@ class BridgeInfo:
     problem: str | None
     fingerprint: str | None = None  # of the plugin's own source (None: a plugin from before fingerprints)
     dir: str | None = None  # the session directory the plugin serves (None: a plugin from before it said so)
+    dir_id: str | None = None  # that directory's ``<machine id>:<device>:<inode>``, which requests sent to it carry
     in_flight: tuple[tuple[str, str | None], ...] = ()  # (id, op) of each request whose run began, no outcome yet
 
     @property
@@ -174,6 +175,13 @@ def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None,
     return info, problem
 
 
+def served_dir(session_dir: str | os.PathLike[str]) -> str | None:
+    """The identity of the directory the bridge serving ``session_dir`` runs in (``bridge.json``'s ``dirId``), which
+    a request sent there carries as ``to``; None when no bridge serves it or its plugin names none."""
+    info, _ = read_bridge(session_dir)
+    return info.dir_id if info is not None else None
+
+
 def copied_problem(path: str | os.PathLike[str], served: str) -> str:
     """Why the ``bridge.json`` at ``path``, written by a plugin serving the directory ``served``, says nothing of
     the session beside it (the directory is a copy of that session)."""
@@ -204,6 +212,7 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
         return None, f"{path}: unknown state {state!r}"
     pid = int_or_none(obj.get("pid"))
     proc_start = obj.get("procStart")
+    dir_id = _str(obj.get("dirId"))
     return (
         BridgeInfo(
             state=state,
@@ -220,6 +229,7 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
             problem=_str(obj.get("problem")),
             fingerprint=_str(obj.get("fingerprint")),
             dir=_str(obj.get("dir")),
+            dir_id=dir_id if dir_id is not None and len(dir_id) <= MAX_ID_CHARS else None,
             in_flight=_in_flight(obj.get("inFlight")),
         ),
         None,
@@ -229,7 +239,7 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
 def _in_flight(value: Any) -> tuple[tuple[str, str | None], ...]:
     """The request ids and ops of ``bridge.json``'s ``inFlight`` (``[{"id", "op", "origin"?}]``), whatever else it
     holds (an op that is none of the bridge's is None)."""
-    from core.control.inbox import DSH_OPS  # only a bridge.json with requests in flight needs it
+    from core.control.ops import DSH_OPS  # only a bridge.json with requests in flight needs it
 
     items = [item for item in (value if isinstance(value, list) else []) if isinstance(item, dict)]
     return tuple(

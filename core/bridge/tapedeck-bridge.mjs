@@ -286,6 +286,7 @@ export function decodeLine(lineNo, raw) {
     at: Number.isSafeInteger(obj.at) ? obj.at : null,
   };
   if (obj.queued === true) request.queued = true;
+  if (typeof obj.to === "string" && obj.to.length <= MAX_ID_CHARS) request.to = obj.to;
   // no deadline that passed (nor a date, below -8.64e15): a line no sender of ours could write
   if (typeof obj.expires === "number" && obj.expires < 1)
     return { request, error: `${where}: its 'expires' is no time (epoch milliseconds after 1970)` };
@@ -343,6 +344,20 @@ function bootId() {
   }
 }
 
+// This machine's id (systemd's machine-id, which a reboot keeps): with a directory's device and inode it names the
+// session directory a request was sent to, wherever a copy of that directory is resumed.
+function machineId() {
+  for (const file of ["/etc/machine-id", "/var/lib/dbus/machine-id"]) {
+    try {
+      const id = fs.readFileSync(file, "utf8").trim().toLowerCase();
+      if (/^[0-9a-f]{32}$/.test(id)) return id;
+    } catch {
+      // the next place, or none
+    }
+  }
+  return undefined;
+}
+
 function ownFingerprint() {
   try {
     return createHash("sha256").update(fs.readFileSync(fileURLToPath(import.meta.url))).digest("hex").slice(0, 12);
@@ -376,6 +391,7 @@ class SessionBridge {
     this.paused = false;
     this.marks = [];
     this.cursor = { ino: 0, offset: 0 };
+    this.identity = undefined; // `<machine id>:<device>:<inode>` of the session directory, once attached
     this.line = 0;
     this.partial = null; // {length, chunks, overlong, head} of the line still waiting for its newline
     this.final = new Set(); // ids with a final outcome
@@ -457,9 +473,11 @@ class SessionBridge {
     this.restarted = restarted;
     this.attached = true;
     this.adoptHolds();
-    // A copy of another session's directory (cp -r): what its inbox holds was sent to that session, whose bridge
-    // answers it there; none of it runs here, and what that bridge ran is no run of this one.
-    const original = previous && copyOf(previous.dir, this.dir);
+    this.identity = dirIdentity(this.dir, this.plugin.machine);
+    // A copy of another session's directory (cp -r, here or brought from another machine): what its inbox holds
+    // was sent to that session, whose bridge answers it there; none of it runs here, and what that bridge ran is no
+    // run of this one.
+    const original = previous && copyOf(previous, this.dir, this.identity, this.plugin.machine);
     if (original) this.leaveToOriginal(original, previous, Math.floor(fs.statSync(this.file(BRIDGE)).ctimeMs));
     // What the DSH before this one began to run and never answered stays listed until it is answered here. What
     // an instance this one replaced still runs stays listed too, and that instance answers it.
@@ -479,11 +497,13 @@ class SessionBridge {
     return true;
   }
 
-  // Answers every request sent before the copy was made (before `copiedAt`, the millisecond its bridge.json was made:
-  // a sender's `at` is whole milliseconds, and one of the same millisecond is taken as sent to the copy) that the
-  // inbox of this copy of the directory `original` holds with no outcome yet: one the log copied here began to run
-  // as `interrupted` says, one the bridge there was running unknown (it may have taken effect before the copy was
-  // made), any other cancelled. Those sent to the copy since are read as the ones of any session (a queued one runs).
+  // Answers every request sent to the original that the inbox of this copy of it (`original` says where it is) holds
+  // with no outcome yet: one the log copied here began to run as `interrupted` says, one the bridge there was
+  // running unknown (it may have taken effect before the copy was made), any other cancelled. A request names the
+  // directory it was sent to (`to`, the identity the bridge there wrote in bridge.json); one from a sender that
+  // names none was sent there when it is no younger than the copy (`copiedAt`, the millisecond its bridge.json was
+  // made: one of that millisecond may be either, and does not run). Those sent to the copy are read as the ones of
+  // any session (a queued one runs).
   leaveToOriginal(original, previous, copiedAt) {
     const opened = this.openInbox();
     if (!opened) return;
@@ -497,7 +517,8 @@ class SessionBridge {
     const running = new Set((Array.isArray(previous.inFlight) ? previous.inFlight : []).map((r) => r?.id));
     for (const [i, raw] of lines.entries()) {
       const { request } = decodeLine(i + 1, raw);
-      if (!request || this.final.has(request.id) || request.at >= copiedAt) continue;
+      if (!request || this.final.has(request.id)) continue;
+      if (request.to !== undefined ? request.to === this.identity : request.at !== null && request.at > copiedAt) continue;
       if (this.started.has(request.id)) this.interrupted(request);
       else if (running.has(request.id))
         this.outcome(
@@ -627,6 +648,7 @@ class SessionBridge {
       heartbeat: now,
       sessionId: this.agent.id,
       dir: this.dir, // a copy of the session directory keeps this file: tapedeck tells it by this field
+      ...(this.identity && { dirId: this.identity }), // ... and by this one, which requests sent here carry as `to`
       plugin: `tapedeck-bridge/${VERSION}`,
     };
     if (FINGERPRINT) body.fingerprint = FINGERPRINT;
@@ -1025,14 +1047,35 @@ class SessionBridge {
   }
 }
 
-// The directory `here` was copied from: the one bridge.json there names when it is another that still exists (the
-// old path of a moved directory is gone, and what its inbox holds was sent to this session).
-function copyOf(recorded, here) {
-  if (typeof recorded !== "string" || !recorded) return undefined;
+// Where the directory `here` (of identity `mine`, on machine `machine`) was copied from, as bridge.json there
+// (`previous`) names it: another machine's directory (whatever its path here names), or another directory of this
+// machine that is still the one it names; undefined when `here` is that directory, or it was moved here (the old
+// path is gone, or names another directory now: what its inbox holds was sent to this session). A file from a
+// plugin that wrote no identity is judged by its path alone.
+function copyOf(previous, here, mine, machine) {
+  const recorded = typeof previous.dir === "string" && previous.dir ? previous.dir : undefined;
+  const id = typeof previous.dirId === "string" ? previous.dirId : undefined;
+  if (id && mine) {
+    if (id === mine) return undefined;
+    if (id.split(":")[0] !== machine) return `${recorded ?? "a session directory"} on another machine`;
+    return recorded && dirIdentity(recorded, machine) === id ? recorded : undefined;
+  }
+  if (!recorded) return undefined;
   try {
     const there = fs.statSync(recorded);
-    const mine = fs.statSync(here);
-    return there.dev === mine.dev && there.ino === mine.ino ? undefined : recorded;
+    const st = fs.statSync(here);
+    return there.dev === st.dev && there.ino === st.ino ? undefined : recorded;
+  } catch {
+    return undefined;
+  }
+}
+
+// A directory's identity, `<machine id>:<device>:<inode>` (undefined when it cannot be told).
+function dirIdentity(dir, machine) {
+  if (!machine) return undefined;
+  try {
+    const st = fs.statSync(dir);
+    return `${machine}:${st.dev}:${st.ino}`;
   } catch {
     return undefined;
   }
@@ -1337,6 +1380,7 @@ class Bridge {
     this.disposed = false;
     this.procStart = procStart(process.pid);
     this.bootId = bootId();
+    this.machine = machineId();
     this.dsh = dshVersion();
   }
 

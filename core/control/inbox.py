@@ -1,10 +1,11 @@
 """The control inbox: requests an operator sends to the host that runs a session.
 
 The inbox is ``control.jsonl`` beside the session log. Each request is one JSON line
-``{"id", "op", "args", "at", "queued"?, "expires"?, "origin"?}`` (``at`` and ``expires`` in epoch milliseconds;
+``{"id", "op", "args", "at", "queued"?, "expires"?, "origin"?, "to"?}`` (``at`` and ``expires`` in epoch milliseconds;
 ``queued`` marks a request meant for the next resume of a host that is not running; ``origin`` names what sent it
 when it was not the operator by hand, such as ``alert:budget`` for the budget alert's action, and comes back in
-the outcome). A sender that gives up on a request
+the outcome; ``to``, on a request for a DSH bridge, the identity of the directory that bridge serves, so that a copy
+of the directory never runs it). A sender that gives up on a request
 appends ``{"withdraw": id, "at"}``. Writers append whole lines under an exclusive ``flock`` to a regular file
 (never through a symlink) kept at mode 0600 (the host's reader restores it too); an exiting host holds that lock
 from its last read until it has released its log, so a writer that checks the host under it is never late. The host reads new complete lines with an ``InboxReader`` and
@@ -41,15 +42,17 @@ import stat
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypedDict, Unpack
+from typing import Any, TypedDict, Unpack
 
 import orjson
 
-from core.bridge.ops import MESSAGE_MODES, SUPPORTED, dsh_config_error
+from core.bridge.files import served_dir
+from core.bridge.ops import dsh_config_error
 from core.control.config import SECTIONS, is_start_only
 from core.control.config_values import check_loggable
+from core.control.ops import DSH_OPS, OPS, ArgSpec
 from core.log.layout import resolve_log_path
 from core.log.vocabulary import (  # noqa: F401  (APPLIED … UNKNOWN: the outcomes, imported from here too)
     APPLIED,
@@ -83,76 +86,8 @@ ORIGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*\Z")
 # The id of a line that cannot be decoded (too deep, too long, a lone surrogate), read from where writers put it.
 _LEADING_ID = re.compile(rb'\A\s*\{\s*"id"\s*:\s*"([A-Za-z0-9._:-]{1,%d})"' % MAX_ID_CHARS)
 
-ArgKind = Literal["string", "integer", "any"]
-
-
 class ControlError(TapedeckError):
     """A control request is malformed (unknown op, wrong arguments) or the inbox cannot be written."""
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """One argument of a control op."""
-
-    name: str
-    kind: ArgKind
-    description: str
-    required: bool = False
-    choices: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Op:
-    """A control op: its arguments, and whether a host applies it at its next boundary (before its next model
-    call, acknowledging it ``pending`` at once) or at once. The reference host's handler of op ``x.y`` is its
-    method ``op_x_y`` (``core.host.operator.Operator`` or ``core.host.hooks.PolicyHooks``)."""
-
-    args: tuple[ArgSpec, ...] = ()
-    at_boundary: bool = False
-
-
-OPS: dict[str, Op] = {
-    "checkpoint": Op((ArgSpec("objective", "string", "what the exploration after the mark is for"),)),
-    "rewind": Op(
-        (
-            ArgSpec("markId", "integer", "the checkpoint mark to rewind to (default: the newest)"),
-            ArgSpec("preview", "any", "what the sender previewed: {seq, nodes, chars}"),
-        ),
-        at_boundary=True,
-    ),
-    "expand": Op((ArgSpec("seq", "integer", "seq of the tool result (or of its fold)", required=True),), at_boundary=True),
-    "config.set": Op(
-        (
-            ArgSpec("key", "string", "dotted config key, e.g. slice.history.keepRecentTurns", required=True),
-            ArgSpec("value", "any", "the new value (JSON); null restores the default", required=True),
-        ),
-        at_boundary=True,
-    ),
-    "pause": Op(),
-    "resume": Op(),
-    "message": Op(
-        (
-            ArgSpec("text", "string", "the message", required=True),
-            ArgSpec("kind", "string", "steer (the model sees it) or note (log only)", choices=("steer", "note")),
-        )
-    ),
-    "stop": Op((ArgSpec("reason", "string", "why the run should end"),)),
-}
-# The ops of a DSH session (through the bridge): the same, but message can also wait for the next turn.
-DSH_OPS: dict[str, Op] = {
-    **OPS,
-    "message": replace(
-        OPS["message"],
-        args=(
-            *OPS["message"].args,
-            ArgSpec("mode", "string", "DSH only: steer (into the running turn) or queue (next turn)", choices=MESSAGE_MODES),
-        ),
-    ),
-    "config.set": replace(
-        OPS["config.set"],
-        args=(ArgSpec("key", "string", f"DSH: {SUPPORTED}", required=True), OPS["config.set"].args[1]),
-    ),
-}
 
 
 def inbox_path(session_path: str | os.PathLike[str]) -> Path:
@@ -267,6 +202,7 @@ class RequestOptions(TypedDict, total=False):
     expires_in: float | None
     kind: str
     origin: str | None
+    to: str | None
 
 
 def make_request(
@@ -277,9 +213,12 @@ def make_request(
     expires_in: float | None = None,
     kind: str = "tapedeck",
     origin: str | None = None,
+    to: str | None = None,
 ) -> dict[str, Any]:
     """A validated request for a host of ``kind`` with a fresh id and the current time (``expires_in`` seconds
-    from now, if given; ``origin`` naming the sender when it is not the operator by hand)."""
+    from now, if given; ``origin`` naming the sender when it is not the operator by hand; ``to`` the identity of
+    the session directory a DSH bridge serves, ``core.bridge.files.served_dir``, so that a copy of the directory
+    never runs it)."""
     checked = validate_request(op, args, kind)
     if origin is not None and (problem := origin_error(origin)):
         raise ControlError(f"{op}: {problem}")
@@ -287,6 +226,8 @@ def make_request(
     request: dict[str, Any] = {"id": f"req-{uuid.uuid4().hex[:16]}", "op": op, "args": checked, "at": now}
     if origin is not None:
         request["origin"] = origin
+    if to is not None:
+        request["to"] = to
     if queued:
         request["queued"] = True
     if expires_in is not None:
@@ -414,7 +355,10 @@ def append_request(
     """Validate a request (``make_request``) and append it to the inbox file ``path`` as one line; returns the
     request. ``check``, called under the inbox's lock just before the write, refuses it by raising (nothing is
     written): a sender that checks there that the host is live never leaves a request that nobody will read, since
-    an exiting host holds that lock from its last read of the inbox until it has released its log."""
+    an exiting host holds that lock from its last read of the inbox until it has released its log. A request for
+    a DSH bridge names the directory it serves (``to``)."""
+    if options.get("kind") == "dsh":
+        options["to"] = served_dir(Path(path).parent)
     request = make_request(op, args, **options)
     _append_line(Path(path), request, check)
     return request

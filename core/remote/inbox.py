@@ -15,6 +15,7 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import Any, Unpack
 
+from core.bridge.files import BRIDGE_FILE, MAX_BRIDGE_BYTES, parse_bridge
 from core.control.host_state import KIND_DSH
 from core.control.inbox import (
     INBOX_MODE,
@@ -82,10 +83,20 @@ def append_remote_request(
     ``live`` (the request is for the live host, not queued), one for a tapedeck host is refused (``RemoteHostExited``)
     unless that host still holds its log once the inbox's lock is taken; ``warn`` is told (``UNLOCKED``) when the
     machine could not take that lock."""
+    if options.get("kind") == KIND_DSH:
+        options["to"] = _served_dir(link, log)
     request = make_request(op, args, **options)
     if not _append(link, log, request, live and options.get("kind") != KIND_DSH):
         warn(UNLOCKED.format(where=log.where))
     return request
+
+
+def _served_dir(link: SshLink, log: RemoteTarget) -> str | None:
+    """The identity of the directory the bridge beside the remote log serves (``core.bridge.files.served_dir``)."""
+    path = posixpath.join(posixpath.dirname(log.path), BRIDGE_FILE)
+    raw = link.read_files([path], MAX_BRIDGE_BYTES)[0]
+    info = parse_bridge(raw, path)[0] if raw is not None else None
+    return info.dir_id if info is not None else None
 
 
 def withdraw_remote_request(link: SshLink, log: RemoteTarget, request_id: str) -> None:

@@ -204,6 +204,7 @@ class DshHome:
     bridge_config: dict[str, Any] = field(default_factory=dict)
     overlay_tail: str = ""  # YAML appended to the overlay as it is (e.g. `tapedeck bridge install --print-patch`)
     extra_env: dict[str, str] = field(default_factory=dict)  # set in DSH's environment (the plugin's test hooks)
+    machine_id: str | None = None  # run DSH as on another machine: this id bound over /etc/machine-id (``unshare``)
 
     def __post_init__(self) -> None:
         for d in (self.home, self.tmp, self.workspace, self.sessions):
@@ -267,6 +268,17 @@ class DshHome:
         )
         env.update(self.extra_env)
         return env
+
+    def argv(self, *args: str) -> list[str]:
+        """The command running DSH's CLI with ``args``; with ``machine_id``, in a mount namespace of its own where
+        ``/etc/machine-id`` holds that id (the process keeps its pid: ``unshare`` and ``sh`` exec DSH)."""
+        command = [str(self.install.node), str(self.install.bin_js), *args]
+        if self.machine_id is None:
+            return command
+        bound = self.base / "machine-id"
+        bound.write_text(self.machine_id + "\n")
+        mount = 'mount --bind "$0" /etc/machine-id && exec "$@"'
+        return ["unshare", "--mount", "sh", "-c", mount, str(bound), *command]
 
     def session_dir(self, session_id: str, timeout: float = 20.0) -> Path:
         """The directory DSH keeps ``session_id`` in (waiting for its first write)."""
@@ -346,7 +358,7 @@ class DshWeb:
         w = self.world
         self.stderr = open(w.base / f"dsh-web-{len(list(w.base.glob('dsh-web-*.err')))}.err", "wb")  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [str(w.install.node), str(w.install.bin_js), "web", "--patch", str(w.patch), "--no-open", "--port", "0"],
+            w.argv("web", "--patch", str(w.patch), "--no-open", "--port", "0"),
             cwd=w.workspace,
             env=w.env(),
             stdin=subprocess.DEVNULL,
@@ -523,7 +535,7 @@ def start_headless(world: DshHome, task: str) -> subprocess.Popen[bytes]:
     """Start ``dsh --profile headless`` on ``task`` in the background (stop it with ``stop_process``)."""
     with open(world.base / "headless.out", "ab") as out, open(world.base / "headless.err", "ab") as err:
         proc = subprocess.Popen(
-            [str(world.install.node), str(world.install.bin_js), "--profile", "headless", "--patch", str(world.patch), task],
+            world.argv("--profile", "headless", "--patch", str(world.patch), task),
             cwd=world.workspace,
             env=world.env(),
             stdin=subprocess.DEVNULL,

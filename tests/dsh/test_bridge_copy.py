@@ -3,12 +3,16 @@ copied were sent to the original session, and must not run in the copy, with the
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import time
 from pathlib import Path
 
+from core.bridge.files import served_dir
+from core.cli import main
+from core.control.inbox import inbox_line, make_request
 from tests.dsh.harness import (
     DshHome,
     DshInstall,
@@ -19,6 +23,7 @@ from tests.dsh.harness import (
     log_events,
     outcomes,
     send,
+    send_line,
     start_session,
     td_runs,
     wait_for,
@@ -45,6 +50,7 @@ def test_a_resumed_copy_runs_none_of_the_requests_sent_to_the_original(
     elsewhere = DshHome(dsh, tmp_path / "b", model.url)
     copy = elsewhere.sessions / d.parent.name / d.name
     shutil.copytree(d, copy)
+    time.sleep(0.002)  # a request that names no directory counts as the copy's only from the next millisecond on
     for_copy = send(copy, "checkpoint", {"objective": "queued for the copy"}, queued=True)
     kept = {p.name: p.read_bytes() for p in d.iterdir() if p.is_file()}
     with DshWeb(elsewhere) as web:
@@ -62,3 +68,66 @@ def test_a_resumed_copy_runs_none_of_the_requests_sent_to_the_original(
         web.prompt(sid, "The original's turn: steps=1 sleep=0")
         assert final_outcome(d, queued["id"])["detail"]["objective"] == "for the original"
     assert [o["requestId"] for o in outcomes(d) if o["outcome"] == "applied"] == [queued["id"]]
+
+
+def _killed_mid_turn(world: DshHome) -> tuple[str, Path]:
+    """A session whose DSH was killed mid-turn (its bridge.json names its directory and that directory's identity)."""
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Killed mid-turn: steps=30 sleep=2")
+        assert web.proc is not None
+        os.killpg(web.proc.pid, signal.SIGKILL)
+        web.proc.wait()
+    return sid, d
+
+
+def test_a_copy_brought_from_another_machine_runs_none_of_the_requests_queued_there(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path, capsys
+) -> None:
+    """A request queued with tapedeck for a DSH killed mid-turn names the directory it was sent to; the directory is
+    copied to another machine (a DSH whose /etc/machine-id differs, where the original's path does not exist, so
+    the copy looked moved), which resumes it: the request is cancelled there, saying the directory is a copy of a
+    session on another machine, and the original's next start runs it."""
+    original = DshHome(dsh, tmp_path / "a", model.url)
+    sid, d = _killed_mid_turn(original)
+    assert main(["control", str(d), "checkpoint", "--queue", "--arg", "objective=for the original", "--json"]) == 0
+    queued = json.loads(capsys.readouterr().out)
+    assert queued["to"] == bridge_json(d)["dirId"]
+    elsewhere = DshHome(dsh, tmp_path / "b", model.url, machine_id="0123456789abcdef0123456789abcdef")
+    copy = elsewhere.sessions / d.parent.name / d.name
+    shutil.copytree(d, copy)
+    away = d.with_name(d.name + ".away")
+    d.rename(away)  # the other machine has no directory at the original's path
+    with DshWeb(elsewhere) as web:
+        web.prompt(sid, "The copy's turn: steps=1 sleep=0")
+        done = final_outcome(copy, queued["id"])
+        assert done["outcome"] == "cancelled" and "on another machine" in done["error"], done
+        assert bridge_json(copy)["dirId"].startswith("0123456789abcdef0123456789abcdef:")
+    assert td_runs(log_events(copy)) == []
+    away.rename(d)
+    with DshWeb(original) as web:
+        web.prompt(sid, "The original's turn: steps=1 sleep=0")
+        assert final_outcome(d, queued["id"])["detail"]["objective"] == "for the original"
+
+
+def test_a_request_sent_to_the_original_in_the_millisecond_of_the_copy_does_not_run_in_the_copy(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path
+) -> None:
+    """A queued request tapedeck sent to the original in the very millisecond the copy's bridge.json was made (cp
+    took it along) names the original's directory: the copy cancels it, however the times compare, and the original
+    runs it."""
+    original = DshHome(dsh, tmp_path / "a", model.url)
+    sid, d = _killed_mid_turn(original)
+    elsewhere = DshHome(dsh, tmp_path / "b", model.url)
+    copy = elsewhere.sessions / d.parent.name / d.name
+    shutil.copytree(d, copy)
+    request = make_request("checkpoint", {"objective": "for the original"}, queued=True, kind="dsh", to=served_dir(d))
+    request["at"] = int((copy / "bridge.json").stat().st_ctime_ns // 1_000_000)
+    for where in (d, copy):
+        send_line(where, inbox_line(request).rstrip(b"\n"))
+    with DshWeb(elsewhere) as web:
+        web.prompt(sid, "The copy's turn: steps=1 sleep=0")
+        done = final_outcome(copy, request["id"])
+        assert done["outcome"] == "cancelled" and f"a copy of {d}" in done["error"], done
+    with DshWeb(original) as web:
+        web.prompt(sid, "The original's turn: steps=1 sleep=0")
+        assert final_outcome(d, request["id"])["outcome"] == "applied"

@@ -67,12 +67,14 @@ def test_an_exited_remote_bridge_exits_3_unless_queued(sshd: Sshd, tmp_path: Pat
                                                       capsys: pytest.CaptureFixture[str]) -> None:  # fmt: skip
     sshd.trust()
     log = dsh_log(tmp_path / "sessions" / "--w--" / "s1")
-    write_bridge(log.parent, None, "exited")
+    write_bridge(log.parent, None, "exited", dirId="0123456789abcdef0123456789abcdef:64769:1234")
     assert main(["control", f"testbox:{log}", "pause"]) == 3
     assert "no live DSH bridge" in capsys.readouterr().err
     assert not (log.parent / INBOX_NAME).exists()  # nothing was sent
     assert main(["control", f"testbox:{log}", "pause", "--queue"]) == 0
-    assert [orjson.loads(line)["op"] for line in (log.parent / INBOX_NAME).read_bytes().splitlines()] == ["pause"]
+    [request] = [orjson.loads(line) for line in (log.parent / INBOX_NAME).read_bytes().splitlines()]
+    # the directory the bridge served, so that a copy of it never runs the request
+    assert (request["op"], request["to"]) == ("pause", "0123456789abcdef0123456789abcdef:64769:1234")
 
 
 def test_a_remote_tapedeck_log_without_its_state_file_is_refused_as_locally(sshd: Sshd, tmp_path: Path,
