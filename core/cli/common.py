@@ -35,11 +35,29 @@ def emit(payload: Any, as_json: bool, render: Callable[[Any], str]) -> None:
     """Print ``payload`` as indented JSON when ``as_json`` is set, else as ``render(payload)`` (``for_terminal``)."""
     if as_json:
         write_bytes(dumps_indented(payload))
-        sys.stdout.write("\n")
+        write_text("\n")
     else:
         text = for_terminal(render(payload))
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    sys.stdout.flush()
+        write_text(text if text.endswith("\n") else text + "\n")
+
+
+def write_text(text: str) -> None:
+    """Write ``text`` to stdout and flush it (``output_failed`` when it cannot be written)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as exc:
+        raise output_failed(exc) from None
+
+
+def output_failed(exc: OSError) -> Exception:
+    """What a write to stdout that failed with ``exc`` raises: a closed pipe as it is (it ends a command quietly);
+    else (a full disk, a terminal gone) a TapedeckError saying so, stdout silenced, which no guard of a read takes
+    for its file's error."""
+    if isinstance(exc, BrokenPipeError):
+        return exc
+    quiet_stdout()
+    return TapedeckError(f"could not write its output ({exc.strerror or exc})")
 
 
 RULE_SECTIONS = ("model", "alerts")  # the config sections ``cost``, ``alerts`` and ``sessions`` read (prices, rules):
@@ -81,21 +99,23 @@ def emit_json_list_field(payload: dict[str, Any], key: str, group: int = 1) -> N
             pending, size = [], 0
     pending.append((b"\n  " if items else b"") + whole[at:])
     write_bytes(b"".join(pending))
-    sys.stdout.write("\n")
-    sys.stdout.flush()
+    write_text("\n")
 
 
 def write_bytes(*pieces: bytes | memoryview) -> None:
     """Write UTF-8 ``pieces`` to stdout, one after the other: straight to its byte buffer when it has one (a
     multi-MB JSON text is not also held as a str), else decoded."""
     out = getattr(sys.stdout, "buffer", None)
-    if out is None:
+    try:
+        if out is None:
+            for data in pieces:
+                sys.stdout.write(bytes(data).decode())
+            return
+        sys.stdout.flush()
         for data in pieces:
-            sys.stdout.write(bytes(data).decode())
-        return
-    sys.stdout.flush()
-    for data in pieces:
-        out.write(data)
+            out.write(data)
+    except OSError as exc:
+        raise output_failed(exc) from None
 
 
 def json_member(item: Any) -> memoryview:
@@ -119,8 +139,7 @@ class JsonList:
 
     def close(self) -> None:
         """End the array (``[]`` when nothing was added)."""
-        sys.stdout.write("\n]\n" if self.count else "[]\n")
-        sys.stdout.flush()
+        write_text("\n]\n" if self.count else "[]\n")
 
 
 def warn(message: str) -> None:
@@ -164,6 +183,15 @@ def collector_off() -> AbstractContextManager[None]:
     return gc_paused(freeze=_ENDS_AFTER[0])
 
 
+def _flushed() -> bool:
+    """Whether stdout took what was left to write (it works: what was written is kept)."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        return False
+    return True
+
+
 def guarded(handler: Callable[[Any], int | None], paused: bool = False) -> Callable[[Any], int]:
     """Wrap a subcommand handler so that tapedeck errors become a clean message and exit code 2 (or the
     error's own ``exit_code``); with ``paused`` it runs with the cyclic GC off (``collector_off``)."""
@@ -181,7 +209,10 @@ def guarded(handler: Callable[[Any], int | None], paused: bool = False) -> Calla
         except OSError as exc:  # a full disk under stdout or -o FILE: what was written is all there is
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
                 raise
+            why = exc.strerror or exc
+            if exc.errno == errno.EIO and _flushed():  # a read gives EIO too, and nothing here says which it was
+                return fail(f"an input/output error stopped it ({why}); a read or a write failed")
             quiet_stdout()
-            return fail(f"could not write its output ({exc.strerror or exc})")
+            return fail(f"could not write its output ({why})")
 
     return run

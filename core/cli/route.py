@@ -97,7 +97,10 @@ def render(report: dict[str, Any]) -> str:
 
 def _stdin_text() -> str:
     """The request piped in, as UTF-8 text; a TapedeckError naming the first byte that is not."""
-    raw = sys.stdin.buffer.read()
+    try:
+        raw = sys.stdin.buffer.read()
+    except OSError as exc:
+        raise TapedeckError(f"could not read the request on stdin ({exc.strerror or exc})") from None
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -19,6 +19,8 @@ from array import array
 from collections.abc import Callable, Iterable
 from typing import IO
 
+from core.cli.common import output_failed
+
 COPY = 1 << 20  # bytes copied at a time when stdout is no file descriptor
 
 
@@ -104,17 +106,20 @@ class _Out:
     def write(self, data: bytes) -> None:
         if not data:
             return
-        if self._buffer is None:
-            sys.stdout.write(self._text.decode(data))
-        else:
-            self._buffer.write(data)
+        try:
+            if self._buffer is None:
+                sys.stdout.write(self._text.decode(data))
+            else:
+                self._buffer.write(data)
+        except OSError as exc:
+            raise output_failed(exc) from None
 
     def copy(self, start: int, end: int) -> None:
         """Copy bytes ``start`` … ``end - 1`` of the spool file out."""
         if start >= end:
             return
         if self._fd is not None:
-            self._buffer.flush()  # type: ignore[union-attr]
+            self.flush()
             try:
                 while start < end:
                     sent = os.sendfile(self._fd, self._spool, start, end - start)
@@ -133,6 +138,9 @@ class _Out:
             start += len(piece)
 
     def flush(self) -> None:
-        if self._buffer is not None:
-            self._buffer.flush()
-        sys.stdout.flush()
+        try:
+            if self._buffer is not None:
+                self._buffer.flush()
+            sys.stdout.flush()
+        except OSError as exc:
+            raise output_failed(exc) from None

@@ -75,6 +75,45 @@ def test_a_log_that_fails_to_read_back_is_a_read_error_not_a_write_error(
     assert silenced == []
 
 
+def test_stdin_that_fails_to_read_is_a_read_error_not_a_write_error() -> None:
+    """``route -`` reads the request from stdin: a terminal gone from under it (a pty whose other side closed: the
+    kernel's EIO on read) was reported as 'could not write its output', with stdout silenced."""
+    import pty
+
+    master, other = pty.openpty()
+    os.close(other)
+    try:
+        done = _tapedeck(["route", "-"], stdin=master, stdout=subprocess.PIPE)
+    finally:
+        os.close(master)
+    assert done.returncode == 2 and done.stdout == "", done.stderr
+    assert done.stderr == f"tapedeck: could not read the request on stdin ({os.strerror(5)})\n"
+
+
+def test_an_io_error_nothing_places_is_not_called_a_write_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """An EIO from a read no message wraps ended as 'could not write its output' and the output written so far
+    was thrown away; what was written is kept, and the message says only what is known."""
+    import pty
+
+    from core.cli.common import guarded
+
+    master, other = pty.openpty()
+    os.close(other)
+
+    def handler(_args: object) -> int:
+        sys.stdout.write("so far\n")
+        os.read(master, 1)  # the kernel's EIO: the terminal's other side is gone
+        return 0
+
+    try:
+        assert guarded(handler)(None) == 2
+    finally:
+        os.close(master)
+    out, err = capsys.readouterr()
+    assert out == "so far\n"
+    assert err == f"tapedeck: an input/output error stopped it ({os.strerror(5)}); a read or a write failed\n"
+
+
 @pytest.mark.parametrize("command", [["events", "--json"], ["request", "--all"]])
 def test_a_reader_gone_mid_pass_is_no_read_error(tmp_path: Path, command: list[str]) -> None:
     """``events --json LOG | head -c 10``: the JSON is written as the pass reads the log, and the broken pipe of
@@ -91,3 +130,20 @@ def test_a_reader_gone_mid_pass_is_no_read_error(tmp_path: Path, command: list[s
         proc.stdout.close()
         err = proc.stderr.read() if proc.stderr else b""
     assert proc.returncode == 0 and err == b"", err
+
+
+@pytest.mark.parametrize("command", [["inspect"], ["events", "--json"], ["surface", "--json"]])
+def test_a_terminal_gone_from_under_the_output_is_a_write_error(command: list[str]) -> None:
+    """stdout a terminal whose other side closed (EIO on write): ``events --json`` said 'LOG: cannot read', the
+    write's error taken for the log's by the pass that hands it the events; each says its output could not be
+    written."""
+    import pty
+
+    master, other = pty.openpty()
+    os.close(master)
+    try:
+        done = _tapedeck([*command, str(LOG)], stdout=other)
+    finally:
+        os.close(other)
+    assert done.returncode == 2
+    assert done.stderr == f"tapedeck: could not write its output ({os.strerror(5)})\n"
