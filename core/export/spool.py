@@ -45,12 +45,14 @@ class Spool:
 
 @contextmanager
 def spool() -> Iterator[Spool]:
-    """A spool file, removed when the block ends; a spool that cannot be written is a ``TapedeckError``."""
+    """A spool file, removed when the block ends; a spool that cannot be written is a ``TapedeckError`` (what else
+    fails in the block, such as a write of the export itself, is not the spool's)."""
     try:
-        with tempfile.SpooledTemporaryFile(SPOOL_MEMORY) as f:
-            yield Spool(f)
+        f = tempfile.SpooledTemporaryFile(SPOOL_MEMORY)
     except OSError as exc:
         raise _failed(exc) from None
+    with f:
+        yield Spool(f)
 
 
 def waiting(where: str | os.PathLike[str] | None = None) -> IO[bytes]:

@@ -125,6 +125,24 @@ def test_a_spool_file_that_cannot_be_written_is_a_clear_error(
     assert f"cannot write the export's spool file in {tmp_path / 'missing'} (No such file or directory)" in capsys.readouterr().err
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full here")
+@pytest.mark.parametrize("fmt", ["html", "json", "md"])
+@pytest.mark.parametrize("to", ["stdout", "-o"])
+def test_a_full_output_is_not_called_a_spool_file_error(fmt: str, to: str) -> None:
+    """``export LOG > /dev/full`` (or ``-o /dev/full``) said 'cannot write the export's spool file in /tmp (No space
+    left on device)': the spool's guard took every OSError raised while a spool was open, the output's included."""
+    import subprocess
+    import sys
+
+    where = ["-o", "/dev/full"] if to == "-o" else []
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([sys.executable, "-m", "core.cli", "export", str(FIXTURES / "tool-call-turn.session.jsonl"),
+                               "--format", fmt, *where], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)  # fmt: skip
+    said = "/dev/full: cannot write" if to == "-o" else "could not write its output"
+    assert (done.returncode, done.stderr) == (2, f"tapedeck: {said} ({os.strerror(28)})\n")
+
+
 @pytest.mark.parametrize("fmt", ["html", "json", "md"])
 def test_runs_of_deltas_export_as_the_deltas_one_by_one(fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The pass takes runs of stream deltas whole (the decoder builds none of their events); the export is the
