@@ -14,13 +14,14 @@ import orjson
 
 from core.log.bulk import gc_paused
 from core.shared.errors import TapedeckError
-from core.shared.jsonout import dumps
+from core.shared.jsonout import dumps, inert
 from core.shared.text import path_text, printable
 
 
 def dumps_indented(value: Any) -> bytes:
-    """``orjson.dumps(value, option=OPT_INDENT_2)`` for any value (``core.shared.jsonout.dumps``)."""
-    return dumps(value, orjson.OPT_INDENT_2)
+    """``orjson.dumps(value, option=OPT_INDENT_2)`` for any value (``core.shared.jsonout.dumps``), with nothing in
+    it a terminal acts on (``inert``)."""
+    return inert(dumps(value, orjson.OPT_INDENT_2))
 
 
 def for_terminal(text: str) -> str:

@@ -8,6 +8,7 @@ that is not UTF-8 as ``\\xNN``), as an export and stderr do."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
@@ -21,6 +22,19 @@ DEEPEST_READ = 1024  # levels of nesting orjson reads; it refuses a line nested 
 # the standard library's parsers (a tool call's arguments, a config file) still stop at about this depth, and
 # those who read them say "nested too deeply" then (tests/cli/test_deep_nesting.py walks the deepest line).
 WALK_FRAMES = 2 * DEEPEST_READ + 500
+
+
+# what orjson writes as itself but a terminal showing the JSON acts on: DEL, a C1 control (U+0080-U+009F; 0x9b is a
+# CSI) and a BiDi embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), in UTF-8 (each from a lead byte)
+_ACTIVE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+
+
+def inert(data: bytes) -> bytes:
+    """JSON text ``data`` with each DEL, C1 and BiDi control written as its ``\\uXXXX`` escape: the same JSON value,
+    with nothing in it that a terminal it is printed on would act on (orjson escapes only the C0 controls)."""
+    if b"\xc2" not in data and b"\xe2" not in data and b"\x7f" not in data:  # most texts: no scan by the regex engine
+        return data
+    return _ACTIVE.sub(lambda m: b"\\u%04x" % ord(m.group().decode()), data)
 
 
 def allow_deepest_walks() -> None:

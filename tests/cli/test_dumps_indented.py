@@ -1,7 +1,9 @@
-"""``dumps_indented`` writes what ``orjson.dumps(value, option=OPT_INDENT_2 | OPT_NON_STR_KEYS)`` writes."""
+"""``dumps_indented`` writes what ``orjson.dumps(value, option=OPT_INDENT_2 | OPT_NON_STR_KEYS)`` writes, but for DEL,
+the C1 controls and the BiDi controls, which it writes as their escapes (the same value)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 from core.cli.common import dumps_indented
 
 BOTH = orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS
+ACTIVE = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # what a terminal acts on and orjson writes as it is
 _KEYS = st.text(max_size=4) | st.integers(-5, 5) | st.booleans() | st.none() | st.floats(allow_nan=False)
 _VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**64), 2**64) | st.floats() | st.text(max_size=8),
@@ -21,7 +24,7 @@ _VALUES = st.recursive(
 )
 
 
-@given(_VALUES)
+@given(_VALUES | st.text(st.sampled_from("a\x7f\x85\x9b\u202e\u2069\u2028é\\\"")).map(lambda text: {text: [text]}))
 def test_the_same_bytes_or_the_same_refusal(value: Any) -> None:
     try:
         expected = orjson.dumps(value, option=BOTH)
@@ -29,7 +32,9 @@ def test_the_same_bytes_or_the_same_refusal(value: Any) -> None:
         with pytest.raises(orjson.JSONEncodeError):
             dumps_indented(value)
         return
-    assert dumps_indented(value) == expected
+    written = dumps_indented(value)
+    assert orjson.loads(written) == orjson.loads(expected) and not ACTIVE.search(written.decode())
+    assert written == expected or ACTIVE.search(expected.decode())
 
 
 def test_keys_that_are_no_strings_are_written_as_the_option_writes_them() -> None:

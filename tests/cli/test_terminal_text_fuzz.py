@@ -1,7 +1,8 @@
 """Nothing a log holds reaches a terminal as a control: a Hypothesis property over the CLI's text printers. Each
 example appends hostile text (escape sequences, C0 and C1 controls, a carriage return, BiDi overrides and
 isolates) to every string of one line of a real DSH log, then runs every reading command with its stdout and
-stderr a terminal: neither may carry one of those characters (each is drawn as a picture)."""
+stderr a terminal: neither may carry one of those characters (each is drawn as a picture, or in JSON written as
+its escape)."""
 
 from __future__ import annotations
 
@@ -54,6 +55,8 @@ def _commands(log: str, root: str) -> list[list[str]]:
         ["seal", log], ["fold", log], ["recall", "turn", log, "1"], ["recall", "step", log, "1", "1"],
         ["recall", "search", log, "ok"], ["expand", log, "--turn", "1", "--step", "1"], ["alerts", log],
         ["sessions", root], ["export", log, "--format", "md"], ["control", log, "pause"], ["cache", "info", log],
+        ["events", log, "--json"], ["inspect", log, "--json"], ["surface", log, "--json"], ["sessions", root, "--json"],
+        ["request", log, "--all", "--json"], ["cost", log, "--json"], ["fold", log, "--json"], ["alerts", log, "--json"],
     ]  # fmt: skip
 
 
