@@ -48,7 +48,7 @@ def spool() -> Iterator[Spool]:
     """A spool file, removed when the block ends; a spool that cannot be written is a ``TapedeckError`` (what else
     fails in the block, such as a write of the export itself, is not the spool's)."""
     try:
-        f = tempfile.SpooledTemporaryFile(SPOOL_MEMORY)
+        f = tempfile.SpooledTemporaryFile(SPOOL_MEMORY)  # noqa: SIM115 - closed by the block below
     except OSError as exc:
         raise _failed(exc) from None
     with f:
