@@ -84,7 +84,7 @@ def write_state(
     from its control inbox). ``inbox`` is how far the host has read its inbox (``InboxReader.position``), so a
     host resumed after a kill does not report those lines again."""
     target = state_path(log)
-    tmp = target.with_name(f".{STATE_FILE}.{pid}.tmp")
+    tmp = target.with_name(f".{STATE_FILE}.{_machine()}.{pid}.tmp")
     record: dict[str, Any] = {"state": state, "pid": pid, "since": since}
     if inbox is not None:
         record["inbox"] = list(inbox)
@@ -94,11 +94,15 @@ def write_state(
 
 def remove_stale_temporaries(log: str | os.PathLike[str]) -> None:
     """Remove the temporary files ``write_state`` left beside ``log``'s ``host.json`` whose writer is dead (a host
-    killed between writing one and renaming it); a living process's, which may be renaming it now, stays."""
+    killed between writing one and renaming it); a living process's, which may be renaming it now, stays. A file
+    names its writer's machine and pid (``.host.json.<machine>.<pid>.tmp``; one named by a pid alone is from this
+    machine, as hosts before the machine was named wrote them): another machine's, on a file system both share,
+    stays, since no pid here says whether its writer lives."""
     target = state_path(log)
+    here = _machine()
     for tmp in target.parent.glob(f".{STATE_FILE}.*.tmp"):
-        pid = tmp.name[len(STATE_FILE) + 2 : -len(".tmp")]
-        if not pid.isascii() or not pid.isdigit() or int(pid) == os.getpid():
+        machine, _, pid = tmp.name[len(STATE_FILE) + 2 : -len(".tmp")].rpartition(".")
+        if machine not in ("", here) or not pid.isascii() or not pid.isdigit() or int(pid) == os.getpid():
             continue
         try:
             os.kill(int(pid), 0)
@@ -107,6 +111,11 @@ def remove_stale_temporaries(log: str | os.PathLike[str]) -> None:
                 tmp.unlink()
         except (OSError, OverflowError):
             continue  # alive under another user, or no pid: left alone
+
+
+def _machine() -> str:
+    """This machine's network name as a file name takes it (a ``/`` would name a directory)."""
+    return os.uname().nodename.replace("/", "_") or "localhost"
 
 
 def read_inbox_position(log: str | os.PathLike[str]) -> tuple[int, int, int] | None:

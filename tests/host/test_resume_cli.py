@@ -582,3 +582,27 @@ def test_a_resume_removes_the_host_json_temporary_files_of_dead_hosts(tmp_path: 
     alive.write_bytes(b'{"state": "running"')  # a living process's, which may be renaming it now
     assert _resume(tmp_path) == 0
     assert not stale.exists() and alive.exists()
+
+
+def test_a_host_json_temporary_file_names_its_machine_and_another_machine_s_is_left_alone(tmp_path: Path) -> None:
+    """On a file system two machines share, a host here took the temporary file of a live host there for a dead
+    one's (its pid is no process here) and removed it between its write and its rename. The file names its machine:
+    another machine's stays; a dead one's here goes, in the old name (a pid alone) too."""
+    from core.control.host_state import remove_stale_temporaries, state_path, write_state
+
+    log = tmp_path / "s" / "session.jsonl"
+    log.parent.mkdir()
+    log.touch()
+    (state_path(log) / "keep").mkdir(parents=True)  # a directory in host.json's place: the rename fails, its tmp stays
+    with pytest.raises(OSError):
+        write_state(log, "running", 4242, 1)
+    machine = os.uname().nodename
+    assert [p.name for p in log.parent.glob(".host.json.*")] == [f".host.json.{machine}.4242.tmp"]
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+    names = {f".host.json.{machine}.{dead}.tmp": False, f".host.json.{dead}.tmp": False,
+             f".host.json.elsewhere.example.{dead}.tmp": True, f".host.json.{machine}.{os.getppid()}.tmp": True}  # fmt: skip
+    for name in names:
+        (log.parent / name).write_bytes(b'{"state": "running"')
+    remove_stale_temporaries(log)
+    assert {name: (log.parent / name).exists() for name in names} == names
