@@ -45,6 +45,7 @@ from core.log.store import KeptEvents
 from core.log.validate import INVALID, readable
 from core.log.vocabulary import HOST_EVENT, ROUTE_EVENT
 from core.rebuild.cost import bytes_per_token, rebilled, usage_usd
+from core.shared.jsonout import dumps, inert
 from core.shared.model_specs import ModelConfig, limits_for, price_lookup
 
 RULES: dict[str, Rule] = {
@@ -84,6 +85,12 @@ class Alert:
     def to_dict(self) -> dict[str, Any]:
         """The alert's JSON object (keys in ``ALERT_KEYS`` order)."""
         return {key: getattr(self, key) for key in ALERT_KEYS}
+
+    def to_json(self) -> bytes:
+        """``to_dict`` on one line, as ``alerts --follow --json`` prints it and ``--exec`` reads it: written as every
+        JSON output is (``core.shared.jsonout``: a path that is not UTF-8 named by ``path_text``, no control a
+        terminal acts on)."""
+        return inert(dumps(self.to_dict()))
 
 
 class ModelBook:

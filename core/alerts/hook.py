@@ -14,8 +14,6 @@ import subprocess
 import threading
 from collections.abc import Callable
 
-import orjson
-
 from core.alerts.engine import Alert
 
 _DONE = None
@@ -58,7 +56,7 @@ class HookRunner:
             self.warn(f"{what}: could not start: {exc.strerror or exc}")
             return
         try:
-            _, err = proc.communicate(orjson.dumps(alert.to_dict()) + b"\n", timeout=self.timeout)
+            _, err = proc.communicate(alert.to_json() + b"\n", timeout=self.timeout)
         except subprocess.TimeoutExpired:
             _stop(proc)
             self.warn(f"{what}: stopped after the {self.timeout:g} s time limit")

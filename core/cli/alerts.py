@@ -10,8 +10,6 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-import orjson
-
 from core.alerts.engine import Alert
 from core.alerts.hook import HookRunner
 from core.cli import COMMANDS
@@ -63,7 +61,7 @@ def _follow(args: argparse.Namespace, config: PolicyConfig, hook: HookRunner | N
     follower = AlertSources(args.paths, config, act=config.alerts.acts, warn=warn)
     try:
         for alert in follower.follow(stop, args.interval):
-            line = orjson.dumps(alert.to_dict()).decode() if args.json else for_terminal(render_alert(alert))
+            line = alert.to_json().decode() if args.json else for_terminal(render_alert(alert))
             sys.stdout.write(line + "\n")
             sys.stdout.flush()
             if hook is not None:

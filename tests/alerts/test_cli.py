@@ -4,6 +4,7 @@ as logs grow, with ``--exec`` hooks that never stop the stream."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -130,6 +131,18 @@ def test_follow_streams_alerts_as_a_log_grows_and_as_sessions_appear_under_a_roo
     shutil.copy(first, second)
     (alert,) = _read_lines(proc.stdout, 1)
     assert (alert["cause"], alert["path"]) == ("error-streak", str(second))
+
+
+def test_follow_prints_the_alert_of_a_session_under_a_directory_that_is_not_utf8(tmp_path: Path, follower: Any) -> None:
+    """orjson refused the alert's path (read with surrogate escapes), so ``--follow --json`` ended in a TypeError
+    traceback at the first alert of such a session; the path is written as every JSON output writes it."""
+    project = os.path.join(os.fsencode(tmp_path / "root"), b"proj\xff")
+    log = Path(os.fsdecode(project)) / "s1" / "session.jsonl"
+    log.parent.mkdir(parents=True)
+    log.write_text(_line(HEADER) + "".join(_line(e) for e in _failing_log().events))
+    proc = follower(str(tmp_path / "root"))
+    (alert,) = _read_lines(proc.stdout, 1)
+    assert (alert["cause"], alert["path"]) == ("error-streak", f"{tmp_path}/root/proj\\xff/s1/session.jsonl")
 
 
 def test_exec_runs_per_alert_with_the_json_on_stdin_and_its_failures_never_stop_the_stream(

@@ -7,6 +7,8 @@ import threading
 import time
 from pathlib import Path
 
+import orjson
+
 from core.alerts.engine import Alert
 from core.alerts.hook import HookRunner
 
@@ -33,10 +35,10 @@ def _ends(pids: Path) -> bool:
     return _gone(background)
 
 
-def _run(command: str, timeout: float) -> tuple[threading.Thread, list[str]]:
+def _run(command: str, timeout: float, alert: Alert = ALERT) -> tuple[threading.Thread, list[str]]:
     said: list[str] = []
     runner = HookRunner(command, timeout, said.append)
-    worker = threading.Thread(target=runner.run_one, args=(ALERT,), daemon=True)
+    worker = threading.Thread(target=runner.run_one, args=(alert,), daemon=True)
     worker.start()
     worker.join(20)  # the command's sleeps are of 60 s: returning at all means it did not wait for them
     runner.close(0)
@@ -72,3 +74,14 @@ def test_the_alert_reaches_the_command_on_stdin(tmp_path: Path) -> None:
     assert not worker.is_alive() and said == []
     assert b'"cause":"error-streak"' in got.read_bytes()
     assert os.path.getsize(got) > 0
+
+
+def test_an_alert_of_a_path_that_is_not_utf8_reaches_the_command(tmp_path: Path) -> None:
+    """A session under a directory named in bytes that are not UTF-8: orjson refused the alert's path, so the hook's
+    worker died with a TypeError, leaving the command it had started waiting on its stdin and running no other."""
+    got = tmp_path / "got"
+    alert = Alert(**{**ALERT.to_dict(), "path": os.fsdecode(b"/x/proj\xff/session.jsonl"), "session": "s-\x9b2J"})
+    worker, said = _run(f"cat > {got}", 5, alert)
+    assert not worker.is_alive() and said == []
+    assert orjson.loads(got.read_bytes())["path"] == "/x/proj\\xff/session.jsonl"
+    assert b"\\u009b2J" in got.read_bytes()  # as every JSON output writes a C1 control
