@@ -27,7 +27,7 @@ from core.cli.args import MAX_SECONDS, path_argument
 from core.cli.common import guarded
 from core.control.inbox import append_request, inbox_path
 from core.host.demo_scenario import TASKS, write_script
-from core.host.demo_workspace import create_demo_workspace, make_scratch
+from core.host.demo_workspace import create_demo_workspace, make_scratch, unowned_scratches
 from core.log.layout import default_sessions_root, log_path
 from core.shared.errors import TapedeckError
 from tui.cli import TUI_COMMANDS
@@ -156,6 +156,9 @@ def _cleanup(args: argparse.Namespace, scratch: Path, workspace: Path, log: Path
     else:
         shutil.rmtree(scratch, ignore_errors=True)
         lines.append(f"workspace {workspace} " + ("kept (yours)" if args.workspace else "removed"))
+    if others := unowned_scratches(scratch):
+        lines.append("demo directories no demo removes (kept with --keep, or left by a demo killed before demos locked "
+                     f"theirs; rm -r them when done): {', '.join(map(str, others))}")
     with contextlib.suppress(OSError):  # the terminal may be gone
         print("\n".join(lines), flush=True)
 

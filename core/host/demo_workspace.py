@@ -175,6 +175,20 @@ def make_scratch(keep: bool) -> Path:
     return scratch
 
 
+def unowned_scratches(besides: Path) -> list[Path]:
+    """This user's demo directories but ``besides`` that have no owner lock, which no demo removes: a ``--keep``
+    demo's, or one a demo killed before demos took the lock left (nothing tells the two apart, so both stay)."""
+    found = []
+    for old in sorted(Path(tempfile.gettempdir()).glob(SCRATCH_PREFIX + "*")):
+        try:
+            ours = not old.is_symlink() and old.is_dir() and old.stat().st_uid == os.getuid()
+        except OSError:
+            continue
+        if ours and old != besides and not os.path.lexists(old / OWNER_LOCK):
+            found.append(old)
+    return found
+
+
 def _remove_if_abandoned(scratch: Path) -> None:
     """Remove ``scratch`` when it has an owner lock, this user's, that no running demo holds."""
     try:
