@@ -29,7 +29,8 @@ was replaced, by kind. What is replaced:
   (``machine … login … password …``, or a line of its own but for prose's ``password expired``), the passphrase
   ``ssh-keygen -N``/``-P`` takes, a Wi-Fi ``psk``, a password hash (an htpasswd or shadow line's hash field, a
   crypt ``$6$…``/``$2y$…`` or LDAP ``{SSHA}…`` hash of full length anywhere: ``_CRYPT``, ``_HASH_LINE``), each
-  value a quote opens up to its closing quote (``psk="correct horse"``, ``_quoted_end``), and the whole
+  value a quote opens up to its closing quote (``psk="correct horse"``, ``_quoted_end``), the lines of a YAML
+  block scalar under a key named for a secret (``password: |``, ``_block_end``), and the whole
   string a JSON object holds under a key named for a secret (``{"password": "hunter2"}``, ``_keyed``);
 - ``env``: the value of every environment variable of the exporting process named for a secret (``DB_PASSWORD``,
   ``GITHUB_TOKEN``) from ``ENV_MIN_NAMED`` characters, and of any other from ``ENV_MIN`` characters when it is no
@@ -182,6 +183,16 @@ _XML_NAME = rb"[A-Za-z0-9_.:-]*?(?:" + _KEY_WORDS + rb")|(?:[A-Za-z0-9_.:-]*[_.:
 _XML_BLANK = rb"(?:\s|\\[nrt])*"
 _XML_TEXT = re2.compile(
     rb"<(" + _XML_NAME + rb")(?:[ \t\r\n][^<>]*)?>" + _XML_BLANK + rb"([^<>\s](?:[^<>]*[^<>\s])?)" + _XML_BLANK + rb"</"
+)
+# a YAML block scalar under a key named for a secret (``password: |``, ``token: >-``, a comment after): group 1 the
+# key's indent (with a list item's ``- ``), group 2 the line break ending the header as written (itself, or as JSON
+# text escapes it), group 3 the indent of its first line that is not blank and group 4 that line's first character;
+# the block goes on while its lines are deeper than the key (``_block_end``)
+_YAML_NEWLINE = rb"(?:\r?\n|(?:\\\\)*\\n)"
+_YAML_BLOCK = re2.compile(
+    rb"(?:(?m:^)|[\r\n\"]|(?:\\\\)*\\[nr])([ \t]*(?:-[ \t]+)?)[A-Za-z0-9_.-]*?(?:" + _KEY_WORDS + rb")[ \t]*:[ \t]+"
+    rb"[|>][1-9+-]{0,2}(?:[ \t]+#[^\r\n\"\\]*)?[ \t]*(" + _YAML_NEWLINE + rb")(?:[ \t]*" + _YAML_NEWLINE + rb")*"
+    rb"([ \t]*)([^\s\"\\]|\\[^\s\"nrt])"
 )
 CONFIG_KEY_MAX = 256  # how far back from a key word the start of its config line is looked for (``_config_line``)
 _COMMAND_END = (b"\n", b"\\n", b"|", b";", b"&")  # where the command a ``_KEYGEN`` option belongs to starts
@@ -639,6 +650,55 @@ def _quoted_end(data: bytes, m: Any, group: int) -> int:
     return end if line is None else line
 
 
+def _block_end(data: bytes, m: Any, group: int) -> int:
+    """Where the YAML block scalar of ``m`` (``_YAML_BLOCK``) ends: at the end of its last line that is not blank,
+    before the first line no deeper than its key, the text's end or, in JSON text, the quote that ends the string
+    holding it (one escaped fewer times than its line breaks are). Each line is read once."""
+    column, newline = len(m.group(1)), m.group(2)
+    escapes = len(newline) - 1 if newline[:1] == b"\\" else 0  # backslashes before a quote of the block's text
+    at, end = m.start(3), m.end(group)
+    while True:
+        stop = data.find(newline, at)
+        stop = len(data) if stop < 0 else stop
+        close = _string_end(data, at, stop, escapes) if escapes else -1
+        line = data[at : stop if close < 0 else close].rstrip(b" \t\r")
+        body = line.lstrip(b" \t")
+        if body:
+            if len(line) - len(body) <= column:
+                return end
+            end = at + len(line)
+        if close >= 0 or stop == len(data):
+            return end
+        at = stop + len(newline)
+
+
+def _string_end(data: bytes, start: int, stop: int, escapes: int) -> int:
+    """The first quote between ``start`` and ``stop`` with fewer than ``escapes`` backslashes before it: the end of
+    the JSON string whose text writes its own quotes with that many (-1: none)."""
+    quote = data.find(b'"', start, stop)
+    while quote >= 0:
+        before = quote
+        while before > start and data[before - 1] == 0x5C:
+            before -= 1
+        if quote - before < escapes:
+            return quote
+        quote = data.find(b'"', quote + 1, stop)
+    return -1
+
+
+def _yaml_block(data: bytes, m: Any) -> bool:
+    """True when a YAML block scalar under a key named for a secret holds one: its first line is deeper than the
+    key, and its text, from three characters, is no placeholder (``${{ secrets.TOKEN }}``)."""
+    if len(m.group(3)) <= len(m.group(1)):
+        return False
+    value = data[m.start(4) : _block_end(data, m, 4)]
+    return len(value) >= SHORTEST and not _placeholder(value)
+
+
+# what ends the value of a pattern whose match may stop short of it (else its group's end)
+_ENDS: dict[Any, Callable[[bytes, Any, int], int]] = {**dict.fromkeys(_QUOTED, _quoted_end), _YAML_BLOCK: _block_end}
+
+
 def written_forms(values: list[str]) -> list[str]:
     """Each of ``values`` and, where they differ, the forms JSON text in a string writes it in (a tool call's
     arguments, a tool's JSON output): its quotes, backslashes and control characters escaped, and also every
@@ -664,6 +724,7 @@ class Redactor:
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _XML_TEXT, 2, _xml_text),
+            ("key", _YAML_BLOCK, 4, _yaml_block),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, _root_home),
         ]  # fmt: skip
         if secrets:
@@ -750,8 +811,8 @@ class Redactor:
         patterns = self._patterns
         for i in sorted(which):
             kind, pattern, group, keep = patterns[i]
-            quoted = pattern in _QUOTED
-            spans.extend((m.start(group), _quoted_end(data, m, group) if quoted else m.end(group), kind)
+            end = _ENDS.get(pattern)
+            spans.extend((m.start(group), m.end(group) if end is None else end(data, m, group), kind)
                          for m in pattern.finditer(data)
                          if m.end(group) > m.start(group) and (keep is None or keep(data, m)))  # fmt: skip
         if name:

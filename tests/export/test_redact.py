@@ -89,13 +89,15 @@ PASSPHRASES = st.tuples(
 ).map(lambda t: " ".join([*t[0], t[1]]))
 # a config file's line of its own, each with values of the kind it holds: a .pgpass line, a Dockerfile's ENV, a
 # key of one word or several (camelCase or snake_case: a word that reads as a type's name, ``FooStr``, is one there); a password hash, a Wi-Fi psk, a key's passphrase (of two words, the first maybe short: the second
-# is the one checked); an npm token; a short value under a secret's name; an XML element's text
+# is the one checked); an npm token; a short value under a secret's name; an XML element's text; a YAML block scalar
 CONFIG = st.one_of(
     st.tuples(st.sampled_from(["db.internal:5432:app:app_user:{}", "*:*:*:postgres:{}", "ENV API_KEY {}",
                                "ENV API_KEY={}", "  apiKey: {}", "clientSecret: {}", "- DbPassword: {}",
                                "dbPass = {}", "curl -u bob:{} https://x", "Cookie: sid={}; theme=dark",
                                "client_secret: {}", "  db_password: {}", "aws_secret_access_key = {}",
-                               "DB_PASSWORD: {}", "password: {}", "  secret: {}", "- passphrase: {}", "token: {}"]),
+                               "DB_PASSWORD: {}", "password: {}", "  secret: {}", "- passphrase: {}", "token: {}",
+                               "password: |\n  {}\nuser: app", "db:\n  db_password: >-\n    {}\n  host: db",
+                               "- token: |-  # rotated\n\n    {}"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -115,7 +117,7 @@ CONFIG = st.one_of(
               WORD_VALUES),  # an XML element's text
 ).map(lambda t: (t[0].format(t[1]), t[1])) | st.tuples(
     st.sampled_from(["password: {}", "passphrase: {}", "DB_PASSWORD={}", "  db_password: {}", "psk = {}",
-                     "- dbPass: {}", "Your new password: {}"]), PASSPHRASES,
+                     "- dbPass: {}", "Your new password: {}", "passphrase: >\n  {}"]), PASSPHRASES,
 ).map(lambda t: (t[0].format(t[1]), t[1].rsplit(" ", 1)[1]))  # no word of it: its last is checked
 USERS = st.text(alphabet=string.ascii_lowercase + string.digits + "_-", min_size=1, max_size=10)
 SURROUND = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=24)
@@ -1465,5 +1467,33 @@ def test_xml_elements_that_hold_no_secret_stay() -> None:
     """A placeholder, an empty element, a count, a tag that only starts with a key word, unmatched tags."""
     text = ("<password>${env.DB_PASSWORD}</password><secret></secret><max_token>4096</max_token>"
             "<passwordHash>abc</passwordHash><tokens>12</tokens><password>hunter2pw</user>")
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("password: |\n  hunter2secret\n  more words\nuser: app", "password: |\n  [redacted key]\nuser: app"),
+        ("db:\n  password: >-\n    Eat the red\n    apple99\n\n  host: db\n", "db:\n  password: >-\n    [redacted key]\n\n  host: db\n"),
+        ("- client_secret: |+  # rotated\n\n    s3cr3tValue\n- name: x", "- client_secret: |+  # rotated\n\n    [redacted key]\n- name: x"),
+        ("apiKey: >\n  a9f8e7d6c5", "apiKey: >\n  [redacted key]"),
+        ('{"content": "password: |\\n  hunter2secret\\n  more\\nuser: app"}', '{"content": "password: |\\n  [redacted key]\\nuser: app"}'),
+        ('{"c": "x:\\n  token: |-\\n    ghx7Ab9zz\\n", "n": "password: |\\n  nope"}', '{"c": "x:\\n  token: |-\\n    [redacted key]\\n", "n": "password: |\\n  [redacted key]"}'),
+    ],
+)  # fmt: skip
+def test_a_yaml_block_scalar_under_a_key_named_for_a_secret_goes(text: str, out: str) -> None:
+    """A YAML block scalar (``password: |`` or ``>-``, the secret on the lines indented under it) went out whole: no
+    value followed the key on its line. Its lines go now, up to the first line no deeper than the key (or, in
+    JSON text, the string's end), one key per block; the header and what follows stay."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == out.count("[redacted key]"), found
+
+
+def test_yaml_block_scalars_that_hold_no_secret_stay() -> None:
+    """A block under another key, one with no line deeper than its key, and a placeholder in one."""
+    text = ("description: |\n  the password is rotated weekly\npassword: |\nuser: app\n"
+            "token: >-\n  ${{ secrets.TOKEN }}\n")  # fmt: skip
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
