@@ -16,6 +16,7 @@ import os
 import re
 import stat
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,9 @@ HEARTBEAT_FRESH_MS = 5000  # a heartbeat younger than this means live when the p
 MAX_BRIDGE_BYTES = 64 << 10
 MAX_OUTCOME_LINE = 1 << 20
 READ_SLICE = 1 << 20  # bytes of control.outcomes.jsonl read at a time
+# where the plugin reads its machine's id, the first part of the identity it writes as bridge.json's ``dirId``
+MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+_MACHINE_ID = re.compile(r"[0-9a-f]{32}")
 _VERSION = re.compile(
     rb"""\bVERSION\s*=\s*["']([0-9A-Za-z][0-9A-Za-z.+-]*)["']|tapedeck-bridge/([0-9A-Za-z][0-9A-Za-z.+-]*)"""
 )
@@ -177,9 +181,30 @@ def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None,
 
 def served_dir(session_dir: str | os.PathLike[str]) -> str | None:
     """The identity of the directory the bridge serving ``session_dir`` runs in (``bridge.json``'s ``dirId``), which
-    a request sent there carries as ``to``; None when no bridge serves it or its plugin names none."""
-    info, _ = read_bridge(session_dir)
-    return info.dir_id if info is not None else None
+    a request sent there carries as ``to``; None when no bridge serves it, its plugin names none, or the file is a
+    copy's (``addressed``)."""
+    info, _ = read_bridge(session_dir)  # None for a copy made on this machine: the file names another directory
+    return addressed(info, machine_id(_read_small(Path(name), 64) for name in MACHINE_ID_FILES))
+
+
+def machine_id(contents: Iterable[bytes | None]) -> str | None:
+    """A machine's id as the plugin reads it: the first of the contents of its ``MACHINE_ID_FILES`` (None: not
+    there) that is 32 hex digits."""
+    for raw in contents:
+        text = (raw or b"").decode("ascii", "replace").strip().lower()
+        if _MACHINE_ID.fullmatch(text):
+            return text
+    return None
+
+
+def addressed(info: BridgeInfo | None, machine: str | None) -> str | None:
+    """The ``to`` of a request sent to the session whose ``bridge.json`` says ``info``, on the machine of id
+    ``machine``: the ``dirId`` the bridge wrote, when it wrote it on that machine; None for a file a copy of the
+    directory brought from another machine holds (at the same path, it names this directory too), whose DSH takes
+    a request naming no directory by its time, as the copy's."""
+    if info is None or info.dir_id is None or machine is None:
+        return None
+    return info.dir_id if info.dir_id.partition(":")[0] == machine else None
 
 
 def copied_problem(path: str | os.PathLike[str], served: str) -> str:

@@ -15,7 +15,14 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import Any, Unpack
 
-from core.bridge.files import BRIDGE_FILE, MAX_BRIDGE_BYTES, parse_bridge
+from core.bridge.files import (
+    BRIDGE_FILE,
+    MACHINE_ID_FILES,
+    MAX_BRIDGE_BYTES,
+    addressed,
+    machine_id,
+    parse_bridge,
+)
 from core.control.host_state import KIND_DSH
 from core.control.inbox import (
     INBOX_MODE,
@@ -92,11 +99,11 @@ def append_remote_request(
 
 
 def _served_dir(link: SshLink, log: RemoteTarget) -> str | None:
-    """The identity of the directory the bridge beside the remote log serves (``core.bridge.files.served_dir``)."""
+    """The identity of the directory the bridge beside the remote log serves, by the rule of
+    ``core.bridge.files.served_dir`` (the machine's id read there too, in the same round trip)."""
     path = posixpath.join(posixpath.dirname(log.path), BRIDGE_FILE)
-    raw = link.read_files([path], MAX_BRIDGE_BYTES)[0]
-    info = parse_bridge(raw, path)[0] if raw is not None else None
-    return info.dir_id if info is not None else None
+    raw, *ids = link.read_files([path, *MACHINE_ID_FILES], MAX_BRIDGE_BYTES)
+    return addressed(parse_bridge(raw, path)[0] if raw is not None else None, machine_id(ids))
 
 
 def withdraw_remote_request(link: SshLink, log: RemoteTarget, request_id: str) -> None:

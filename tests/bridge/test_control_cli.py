@@ -100,6 +100,23 @@ def test_an_exited_bridge_exits_3_unless_queued(tmp_path: Path, capsys) -> None:
     assert got == 0 and "queued" in out and _inbox(log)[0]["queued"] is True
 
 
+@pytest.mark.skipif(not Path("/etc/machine-id").is_file(), reason="names this machine by /etc/machine-id")
+def test_a_request_queued_for_a_copy_brought_from_another_machine_names_no_directory(tmp_path: Path, capsys) -> None:
+    """A request for a DSH session names the directory its bridge.json says the bridge serves (``to``), so that a
+    copy of that directory never runs it. A copy brought from another machine to the same path holds that
+    machine's bridge.json, naming this path: a request queued for the copy named the other machine's directory, and
+    the copy's DSH cancelled it when it resumed. It names none then (the copy's DSH takes it by its time), and this
+    machine's own directory when the bridge.json is of it."""
+    log = dsh_log(tmp_path / "s")
+    write_bridge(log.parent, None, "exited", dirId="0123456789abcdef0123456789abcdef:64769:1234")
+    assert _run(["control", str(log), "pause", "--queue"], capsys)[0] == 0
+    st = log.parent.stat()
+    own = f"{Path('/etc/machine-id').read_text().strip()}:{st.st_dev}:{st.st_ino}"
+    write_bridge(log.parent, None, "exited", dirId=own)
+    assert _run(["control", str(log), "resume", "--queue"], capsys)[0] == 0
+    assert [(r["op"], r.get("to")) for r in _inbox(log)] == [("pause", None), ("resume", own)]
+
+
 def test_config_set_on_dsh_takes_only_the_keys_dsh_can_change(bridged, capsys) -> None:
     log = bridged("idle")
     got, _, err = _run(
