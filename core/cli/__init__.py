@@ -163,6 +163,15 @@ def main(argv: Sequence[str] | None = None, extra_commands: Mapping[str, Command
 
         return fail(str(exc))
     words = list(sys.argv[1:] if argv is None else argv)
+    if command_of(words) == "run":  # its signals are taken before its modules are imported (core.cli.stops)
+        from core.cli.stops import started
+
+        return started(lambda: _dispatch(words, extra_commands))
+    return _dispatch(words, extra_commands)
+
+
+def _dispatch(words: list[str], extra_commands: Mapping[str, Command] | None) -> int:
+    """Parse ``words`` and run the command they name."""
     parser = build_parser(extra_commands, command_of(words))
     args = parser.parse_args(words)
     if not getattr(args, "handler", None):

@@ -7,14 +7,13 @@ import contextlib
 import os
 import shlex
 import signal
-import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, check_seconds, check_utf8, path_argument
 from core.cli.common import emit, fail, for_terminal, guarded, quiet_stdout, warn
+from core.cli.stops import Terminated, current, how_it_ended
 from core.control.config import load_config
 from core.log.layout import default_sessions_root
 from core.log.sessions import discover_sessions
@@ -26,45 +25,6 @@ if TYPE_CHECKING:
 
 EXIT_FAILED = 1  # a turn ended without completing (an error, a block, the output limit)
 EXIT_STOPPED = 4  # the operator's stop cut the run short
-EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a process SIGINT ended
-EXIT_TERMINATED = 143  # SIGTERM (kill, a service manager's stop), as shells report it
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, taken as Ctrl-C is: the run ends where it stands, the host closes, its log stays resumable."""
-
-
-class _Stops:
-    """SIGTERM and Ctrl-C on the main thread while a run lasts: the first ends the run where it stands (SIGTERM
-    raises ``Terminated``, taken as Ctrl-C's ``KeyboardInterrupt`` is); a later one, or one once the host is closing,
-    is only noted, so that nothing cuts the close short (the host answers its inbox and says it exited)."""
-
-    def __init__(self) -> None:
-        self.ending = False
-        self.noted: list[int] = []
-
-    def __call__(self, signum: int, _frame: object) -> None:
-        if self.ending:
-            self.noted.append(signum)
-            return
-        self.ending = True
-        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
-
-    @contextlib.contextmanager
-    def taken(self) -> Iterator[None]:
-        """Within: both signals come here. Only a process's main thread takes signals (``main`` run on another
-        thread, as tests run it, leaves them as they are)."""
-        if threading.current_thread() is not threading.main_thread():
-            yield
-            return
-        previous = {sig: signal.signal(sig, self) for sig in (signal.SIGTERM, signal.SIGINT)}
-        try:
-            yield
-        finally:
-            for sig, handler in previous.items():
-                if handler is not None:  # None: a handler set from C, which Python cannot set back
-                    signal.signal(sig, handler)
-
 
 ID_SHOWN = 80  # characters of a session id a message quotes at most
 
@@ -165,6 +125,8 @@ def _run(args: argparse.Namespace) -> int:
         progress=progress,
         linger=args.linger,
     )
+    stops = current()
+    stops.hold()  # a signal while the log is made or opened waits for the run, which it ends at once
     if log is not None:
         host = AgentHost.resume(log, model, config, options, relocate=args.relocate)
     else:
@@ -174,9 +136,9 @@ def _run(args: argparse.Namespace) -> int:
     progress(f"session {host.session.id}\nlog {host.writer.path}")
     outcomes: list[TurnOutcome] | None = None
     ended: KeyboardInterrupt | None = None
-    stops = _Stops()
     with stops.taken():
         try:
+            stops.release()
             outcomes = host.run()
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the log stays as a kill would leave it, resumable
             ended = exc
@@ -184,11 +146,11 @@ def _run(args: argparse.Namespace) -> int:
             stops.ending = True  # a signal from here on waits for the close
             host.close()
     if ended is not None:
-        how, code = ("terminated", EXIT_TERMINATED) if isinstance(ended, Terminated) else ("interrupted", EXIT_INTERRUPTED)
+        how, code = how_it_ended(signal.SIGTERM if isinstance(ended, Terminated) else signal.SIGINT)
         return fail(f"{how}; `{_resume_command(args, host.session.id, host.writer.path)}` continues the session", code)
     assert outcomes is not None  # the run returned
     if stops.noted:  # the run had ended; the close it let finish
-        how, code = ("terminated", EXIT_TERMINATED) if stops.noted[0] == signal.SIGTERM else ("interrupted", EXIT_INTERRUPTED)
+        how, code = how_it_ended(stops.noted[0])
         return fail(f"{how} while the host was closing, after its run had ended; it closed the session first", code)
     payload = {
         "session": host.session.id,

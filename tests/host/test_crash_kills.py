@@ -398,3 +398,54 @@ def test_a_run_whose_output_reader_went_away_runs_to_its_end(tmp_path: Path, pro
     ends = [e["data"]["reason"]["kind"] for e in read_log(log_path(root, str(workspace), "s1", False)).events
             if e["type"] == "turn/end"]  # fmt: skip
     assert ends == ["completed", "completed"]
+
+
+def test_a_sigterm_before_the_host_is_made_ends_the_command_with_143_and_writes_nothing(
+    tmp_path: Path, processes: Processes
+) -> None:
+    """The run's handler was put in place only once its log was made, half a second in: a SIGTERM before it took
+    the default action (exit status -15, not a word). It is in place before the host's modules are imported. The
+    script is a FIFO, so the run stands still reading it, before any log, until the signal comes."""
+    script = tmp_path / "script.fifo"
+    os.mkfifo(script)
+    (tmp_path / "ws").mkdir()
+    root = tmp_path / "root"
+    proc = processes.start([sys.executable, "-m", "core.cli", "run", "task", "--provider", f"scripted:{script}",
+                            "--workspace", str(tmp_path / "ws"), "--sessions-root", str(root)], cwd=ROOT,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 60
+    while True:  # open for writing without waiting: it fails until the run has the FIFO open for reading
+        try:
+            writer = os.open(script, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:
+            assert proc.poll() is None and time.monotonic() < deadline, "the run never read its script"
+            time.sleep(0.01)
+    try:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        os.close(writer)
+    assert (proc.returncode, err) == (143, "tapedeck: terminated before the session started; nothing was written\n")
+    assert not root.exists()
+
+
+def test_sigterms_sent_as_runs_start_leave_each_log_resumable(tmp_path: Path, processes: Processes) -> None:
+    """Runs signalled at once and a little later, each somewhere else in its start: each ends 143 (or -15, when the
+    signal came before Python ran any of tapedeck), without a traceback, and a log it made resumes to its end."""
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"responses": [{"text": "done"}]}))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    for n, delay in enumerate((0.0, 0.0, 0.05, 0.1, 0.2, 0.4)):
+        workspace, root = tmp_path / f"ws{n}", tmp_path / f"root{n}"
+        workspace.mkdir()
+        common = ["--provider", f"scripted:{script}", "--sessions-root", str(root)]
+        proc = processes.start([sys.executable, "-m", "core.cli", "run", "task", *common, "--workspace", str(workspace),
+                                "--session-id", "s1"], cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        time.sleep(delay)
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode in (143, -signal.SIGTERM, 0) and "Traceback" not in err, (delay, err)
+        log = log_path(root, str(workspace), "s1", False)
+        if log.exists() and proc.returncode != 0:
+            assert main(["run", "--resume", str(log), *common]) == 0, delay

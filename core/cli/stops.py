@@ -1,0 +1,102 @@
+"""SIGTERM and Ctrl-C for ``tapedeck run``, taken from the moment ``main`` knows the command is ``run``, before the
+host's modules are imported: a SIGTERM in the half second a run takes to start (imports, the config, the model's
+provider, the log) took the default action, which ended the process at once, exit status -15, with no word.
+
+Before the host is made, a first signal ends the command where it stands (``Terminated``, or Ctrl-C's
+``KeyboardInterrupt``), caught by ``started``: nothing was written. While the host makes or opens its log the
+signal is held (``hold``), so a log is never left half made, and it ends the run as soon as the run starts
+(``release``), the log resumable. Once the run has begun, the first ends it where it stands; a later one, or one
+once the host is closing, is only noted, so that nothing cuts the close short."""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator
+
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report a process SIGINT ended
+EXIT_TERMINATED = 143  # SIGTERM (kill, a service manager's stop), as shells report it
+SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken as Ctrl-C is: the run ends where it stands, the host closes, its log stays resumable."""
+
+
+def how_it_ended(signum: int) -> tuple[str, int]:
+    """The word and the exit status for a run ``signum`` ended."""
+    return ("terminated", EXIT_TERMINATED) if signum == signal.SIGTERM else ("interrupted", EXIT_INTERRUPTED)
+
+
+class Stops:
+    """The signals of one ``run``: ``taken`` installs it, ``hold`` and ``release`` bracket the making of the host."""
+
+    def __init__(self) -> None:
+        self.ending = False  # a signal has ended the run (or the host is closing): a later one is only noted
+        self.held = False
+        self.noted: list[int] = []
+        self._installed = False
+
+    def __call__(self, signum: int, _frame: object) -> None:
+        if self.ending or self.held:
+            self.noted.append(signum)
+            return
+        self.ending = True
+        raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
+
+    @contextlib.contextmanager
+    def taken(self) -> Iterator[None]:
+        """Within: both signals come here (once installed, a nested ``taken`` changes nothing). Only a process's main
+        thread takes signals (``main`` run on another thread, as tests run it, leaves them as they are)."""
+        if self._installed or threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self) for sig in SIGNALS}
+        self._installed = True
+        try:
+            yield
+        finally:
+            self._installed = False
+            for sig, handler in previous.items():
+                if handler is not None:  # None: a handler set from C, which Python cannot set back
+                    signal.signal(sig, handler)
+
+    def hold(self) -> None:
+        """From now until ``release`` a signal waits (the host makes or opens its log)."""
+        self.held = True
+
+    def release(self) -> None:
+        """The run starts: a signal that came while held ends it now."""
+        self.held = False
+        if self.noted and not self.ending:
+            self.ending = True
+            raise Terminated if self.noted.pop(0) == signal.SIGTERM else KeyboardInterrupt
+
+
+_CURRENT: list[Stops] = []  # the Stops ``started`` installed, while its command runs
+
+
+def current() -> Stops:
+    """The Stops of the ``run`` being run (a fresh one when ``main`` did not start it)."""
+    return _CURRENT[-1] if _CURRENT else Stops()
+
+
+def started(command: Callable[[], int]) -> int:
+    """Run ``command`` (``main``'s parse and handler of ``run``) with its signals taken from now on; one that ends it
+    before its host was made is said on stderr, exit 143 or 130."""
+    stops = Stops()
+    _CURRENT.append(stops)
+    try:
+        with stops.taken():
+            try:
+                return command()
+            except KeyboardInterrupt as exc:  # the run catches its own: this one came before its host was made
+                if not stops.ending:  # not a signal's
+                    raise
+                how, code = how_it_ended(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+                from core.cli.common import fail
+
+                return fail(f"{how} before the session started; nothing was written", code)
+    finally:
+        _CURRENT.pop()
