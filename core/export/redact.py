@@ -181,9 +181,10 @@ _SQL_PASSWORD = re2.compile(
 # ``<db:password type="plain">``; ``pass`` and ``pwd`` only as a whole word of the name (``<bypass>`` is none)
 _XML_NAME = rb"[A-Za-z0-9_.:-]*?(?:" + _KEY_WORDS + rb")|(?:[A-Za-z0-9_.:-]*[_.:-])?(?i:pass|pwd?)"
 _XML_BLANK = rb"(?:\s|\\[nrt])*"
-_XML_TEXT = re2.compile(
-    rb"<(" + _XML_NAME + rb")(?:[ \t\r\n][^<>]*)?>" + _XML_BLANK + rb"([^<>\s](?:[^<>]*[^<>\s])?)" + _XML_BLANK + rb"</"
-)
+_XML_OPEN = rb"<(" + _XML_NAME + rb")(?:[ \t\r\n][^<>]*)?>" + _XML_BLANK
+_XML_TEXT = re2.compile(_XML_OPEN + rb"([^<>\s](?:[^<>]*[^<>\s])?)" + _XML_BLANK + rb"</")
+# … or written as a CDATA section, its content (group 2) to the section's end (``<![CDATA[hunter2pw]]>``)
+_XML_CDATA = re2.compile(_XML_OPEN + rb"<!\[CDATA\[([\s\S]*?)\]\]>" + _XML_BLANK + rb"</")
 # a YAML block scalar under a key named for a secret (``password: |``, ``token: >-``, a comment after): group 1 the
 # key's indent (with a list item's ``- ``), group 2 the line break ending the header as written (itself, or as JSON
 # text escapes it), group 3 the indent of its first line that is not blank and group 4 that line's first character;
@@ -597,7 +598,7 @@ def _xml_text(data: bytes, m: Any) -> bool:
     """True when the text of an element named for a secret is one: the tag after it closes that element, and it is
     no placeholder, setting or colour (``${env.DB_PASSWORD}``), from three characters, or, all digits, under a name
     that counts nothing (``_digit_secret``: ``<max_token>4096</max_token>`` stays)."""
-    name, value = m.group(1), m.group(2)
+    name, value = m.group(1), m.group(2).strip()  # a CDATA section's blanks
     if not data.startswith(name + b">", m.end()):
         return False
     if value.isdigit():
@@ -724,6 +725,7 @@ class Redactor:
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _SQL_PASSWORD, 2, _sql_password),
             ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _XML_TEXT, 2, _xml_text),
+            ("key", _XML_CDATA, 2, _xml_text),
             ("key", _YAML_BLOCK, 4, _yaml_block),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, _root_home),
         ]  # fmt: skip

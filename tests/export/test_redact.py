@@ -113,7 +113,8 @@ CONFIG = st.one_of(
     st.tuples(st.sampled_from(["password: {}", "PGPASSWORD={}", "- db_password: {}", "  psk: {}", "passphrase = {}"]),
               st.from_regex(r"[0-9]{4,12}", fullmatch=True)),  # a password of digits
     st.tuples(st.sampled_from(["<password>{}</password>", "  <secret>{}</secret>", "<apiKey>{}</apiKey>",
-                               '<db:password type="plain">{}</db:password>', "<clientSecret>\n  {}\n</clientSecret>"]),
+                               '<db:password type="plain">{}</db:password>', "<clientSecret>\n  {}\n</clientSecret>",
+                               "<password><![CDATA[{}]]></password>"]),
               WORD_VALUES),  # an XML element's text
 ).map(lambda t: (t[0].format(t[1]), t[1])) | st.tuples(
     st.sampled_from(["password: {}", "passphrase: {}", "DB_PASSWORD={}", "  db_password: {}", "psk = {}",
@@ -1495,5 +1496,26 @@ def test_yaml_block_scalars_that_hold_no_secret_stay() -> None:
     """A block under another key, one with no line deeper than its key, and a placeholder in one."""
     text = ("description: |\n  the password is rotated weekly\npassword: |\nuser: app\n"
             "token: >-\n  ${{ secrets.TOKEN }}\n")  # fmt: skip
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("<password><![CDATA[hunter2pw]]></password>", "<password><![CDATA[[redacted key]]]></password>"),
+        ("<secret>\n  <![CDATA[ s3cr3t<&>value ]]>\n</secret>", "<secret>\n  <![CDATA[[redacted key]]]>\n</secret>"),
+        ('{"c": "<apiKey><![CDATA[a9f8]e7d6c5]]></apiKey>"}', '{"c": "<apiKey><![CDATA[[redacted key]]]></apiKey>"}'),
+    ],
+)  # fmt: skip
+def test_a_secret_in_cdata_under_an_element_named_for_one_goes(text: str, out: str) -> None:
+    """An element's text written as CDATA (``<password><![CDATA[hunter2pw]]></password>``) went out: the text
+    between the tags held ``<`` and ``>``. The section's content goes, its markers and the tags stay."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary()["key"] == 1
+
+
+def test_cdata_that_holds_no_secret_stays() -> None:
+    text = "<password><![CDATA[${env.PW}]]></password><max_token><![CDATA[4096]]></max_token><note><![CDATA[pw]]></note>"
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
