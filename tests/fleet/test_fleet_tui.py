@@ -18,6 +18,7 @@ from core.control.config import validate_config
 from core.control.host_state import write_state
 from core.control.inbox import inbox_path, outcome_event
 from tests.alerts.crafted import HEADER, Log
+from tests.cli.test_events_cli import ESCAPES
 from tests.tui.logs import hold_host, release_hosts
 from tests.tui.pilot import NO_KEYMAP, main_screen, settle, until
 from tui.app import TapedeckApp
@@ -194,6 +195,33 @@ async def test_a_row_action_on_a_session_nobody_runs_says_so_before_asking_anyth
             await until(pilot, lambda r=reason: any(r in str(n.message) for n in app._notifications))
             assert app.screen is screen
             assert not inbox_path(log).exists()
+
+
+@pytest.mark.anyio
+async def test_the_table_and_status_line_draw_a_logs_controls_as_pictures(tmp_path: Path) -> None:
+    """How the last turn ended, the router's phase and class and a skipped entry's name (a session directory's)
+    quote the log and the disk: a turn/end kind holding ESC ] 2 retitled the terminal at every redraw of the fleet."""
+    root = tmp_path / "sessions"
+    log = Log(start_ms=FUTURE_MS)
+    log.header()
+    log.turn(1)
+    log.add("tapedeck/route", {"turn": 1, "step": 1, "taskClass": f"c-{ESCAPES}", "phase": f"p-{ESCAPES}"})
+    log.end(1, f"k-{ESCAPES}")
+    path = root / "p" / "odd" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in [{**HEADER, "id": "odd"}, *log.events]))
+    fifo = root / "p" / f"d-{ESCAPES}" / "session.jsonl"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)  # no log: skipped, and the status line names it
+    app = _app([root])
+    async with app.run_test(size=(300, 30)) as pilot:
+        screen = await _loaded(pilot, 1)
+        await until(pilot, lambda: bool(screen.skipped))
+        await pilot.pause()
+        drawn = "\n".join("".join(s.text for s in strip) for strip in screen._compositor.render_strips())
+        assert not [c for c in drawn if ord(c) < 32 and c != "\n" or 0x7F <= ord(c) <= 0x9F], drawn
+        for said in ("k-␛]52;c;", "p-␛]52;c;", "c-␛]52;c;", "d-␛]52;c;"):
+            assert said in drawn, (said, drawn)
 
 
 def test_fleet_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:

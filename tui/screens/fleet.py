@@ -24,6 +24,7 @@ from core.fleet.actions import ANSWER_SECONDS, RowAnswer, row_refusal, send_row_
 from core.fleet.row import COLUMNS, FleetRow, matches
 from core.log.sessions import layout_note
 from core.shared.errors import TapedeckError
+from core.shared.text import printable
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import fill_table
@@ -166,7 +167,7 @@ class FleetScreen(Screen[None]):
         if not rows:
             status = "; ".join([f"no sessions under {', '.join(str(root) for root in self.roots)} yet", *self.layout_notes])
         self.query_one("#fleet-status", Static).update(
-            Text("; ".join([status, *self.skipped, *self.problems]))
+            Text(printable("; ".join([status, *self.skipped, *self.problems])))  # names of what is on disk
         )
 
     def _patch(self, changed: list[Shown]) -> None:
@@ -195,8 +196,9 @@ class FleetScreen(Screen[None]):
         self.shown = keys
 
     def _cells(self, shown: Shown) -> list[Text]:
-        """The row's cells as drawn: the log's text as it is (a title's ``[…]`` is no markup), attention in red."""
-        out = [Text(_fit(column, cell)) for column, cell in zip(COLUMNS, shown.cells, strict=True)]
+        """The row's cells as drawn: the log's text with its controls as pictures (``printable``; a title's ``[…]`` is
+        no markup), attention in red."""
+        out = [Text(_fit(column, printable(cell))) for column, cell in zip(COLUMNS, shown.cells, strict=True)]
         if shown.row.attention:
             out[COLUMNS.index("attention")].stylize("bold red")
         return out
