@@ -64,10 +64,12 @@ def test_folds_wide_character_paths(snap_compare: Any, tmp_path: Path, size: tup
     assert snap_compare(app, terminal_size=size, run_before=keys("down"))
 
 
-def test_folds_full_result(snap_compare: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("size", [(80, 24), (150, 45)], ids=lambda s: f"{s[0]}x{s[1]}")
+def test_folds_full_result(snap_compare: Any, tmp_path: Path, size: tuple[int, int]) -> None:
+    """The full result view over the Folds screen, its own keys in the footer under it."""
     app = PolicyHarness(demo(tmp_path / "s"), FoldsScreen)
     run = keys("down", "down", "v", until=lambda app: isinstance(app.screen, ResultScreen))
-    assert snap_compare(app, terminal_size=SIZE, run_before=run)
+    assert snap_compare(app, terminal_size=size, run_before=run)
 
 
 def test_folds_resource_backoff(snap_compare: Any, tmp_path: Path) -> None:

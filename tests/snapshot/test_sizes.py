@@ -22,7 +22,7 @@ from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.diagnostics import DiagnosticsScreen
-from tui.screens.folds import FoldsScreen, ResultScreen
+from tui.screens.folds import FoldsScreen
 from tui.screens.prolong import ProlongScreen
 from tui.screens.request import RequestScreen
 from tui.screens.router import RouterScreen
@@ -80,7 +80,6 @@ CASES_80x24: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type |
     "palette": (main_app, ("ctrl+p",), CommandPalette),
     "request-view": (main_app, ("R",), RequestScreen),
     "expand-dialog": (policy_app(FoldsScreen), ("down", "down", "x"), ConfirmScreen),
-    "full-result": (policy_app(FoldsScreen), ("down", "v"), ResultScreen),
 }
 
 

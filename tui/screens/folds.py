@@ -37,6 +37,7 @@ from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import toast_room
 from tui.widgets.detail import clip
+from tui.widgets.footer import PriorityFooter
 from tui.widgets.table import RowTable
 
 FOLDED = "folded"
@@ -213,10 +214,11 @@ class ResultScreen(Dialog[None]):
         self.epoch = epoch
 
     def compose(self) -> ComposeResult:
-        """Title and the text."""
+        """Title and the text, and a footer of its own keys under them (the box would cover the screen's)."""
         with Vertical(classes="policy-dialog-box policy-result-box"):
             yield Static(Text(self.heading), classes="policy-dialog-title")
             yield TextArea(printable(self.text), read_only=True, soft_wrap=True, id="result-text")  # no escapes run
+        yield PriorityFooter()
 
     def on_mount(self) -> None:
         """A log reset between the read and the opening is said at once."""
@@ -238,7 +240,8 @@ class ResultScreen(Dialog[None]):
     def _place_toasts(self, screen: Screen[object]) -> None:
         """The box gives up the rows above it that the toasts take (half the screen at most; its text scrolls),
         so they are read while it is open, then stack there."""
-        self.query_one(self.BOX).styles.max_height = self.size.height - toast_room(self)
+        footer = self.query_one(PriorityFooter).outer_size.height
+        self.query_one(self.BOX).styles.max_height = self.size.height - footer - toast_room(self)
         super()._place_toasts(screen)
 
     def action_close(self) -> None:
