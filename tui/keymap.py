@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from core.shared.envdirs import own_dir, xdg_dir
-from core.shared.parsers import parse_toml
+from core.shared.parsers import NotUtf8, parse_toml, user_text
 
 KEYMAP_NAME = "keymap.toml"
 
@@ -41,9 +41,11 @@ def load_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], l
     if not path.is_file():
         return {}, []
     try:
-        table = parse_toml(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+        table = parse_toml(user_text(path.read_bytes()))
+    except OSError as exc:
         return {}, [f"{path}: cannot read the keymap ({exc})"]
+    except NotUtf8 as exc:
+        return {}, [f"{path}: {exc}"]
     except ValueError as exc:
         return {}, [f"{path}: not valid TOML ({exc})"]
     known = set(known_ids)

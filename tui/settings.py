@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.shared.parsers import parse_toml
+from core.shared.parsers import NotUtf8, parse_toml, user_text
 
 SETTINGS_NAME = "tui.toml"
 
@@ -19,9 +19,11 @@ def load_theme(path: Path) -> tuple[str | None, str | None]:
     if not path.is_file():
         return None, None
     try:
-        table = parse_toml(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+        table = parse_toml(user_text(path.read_bytes()))
+    except OSError as exc:
         return None, f"{path}: cannot read the settings ({exc})"
+    except NotUtf8 as exc:
+        return None, f"{path}: {exc}"
     except ValueError as exc:
         return None, f"{path}: not valid TOML ({exc})"
     theme = table.get("theme")

@@ -32,7 +32,7 @@ from typing import Any
 from core.control.config_values import check_loggable, check_type, child
 from core.log.vocabulary import HOST_EVENT
 from core.shared.errors import ConfigError
-from core.shared.parsers import Failure, Unparsable, parse_json, parse_toml
+from core.shared.parsers import Failure, NotUtf8, Unparsable, parse_json, parse_toml, user_text
 from core.shared.regular import read_capped
 
 SECTIONS: dict[str, str] = {
@@ -180,9 +180,9 @@ def load_config(path: str | Path | None, only: tuple[str, ...] | None = None) ->
     if len(data) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{p}: larger than {MAX_CONFIG_BYTES >> 20} MiB, which no policy config is")
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{p}: not UTF-8 text (byte {exc.start} cannot be decoded); save it as UTF-8") from exc
+        text = user_text(data)
+    except NotUtf8 as exc:
+        raise ConfigError(f"{p}: {exc}") from None
     try:
         raw = parse_json(text) if kind == "JSON" else parse_toml(text)
     except Unparsable as why:

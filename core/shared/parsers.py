@@ -34,6 +34,23 @@ class Unparsable(ValueError):
         self.digits = sys.get_int_max_str_digits()
 
 
+class NotUtf8(ValueError):
+    """A file a person wrote whose bytes are not UTF-8 text; ``str()`` names the first such byte."""
+
+
+BOM = b"\xef\xbb\xbf"  # the UTF-8 byte-order mark, which some editors (Windows ones) put first in a file they save
+
+
+def user_text(data: bytes) -> str:
+    """``data``, the bytes of a file a person wrote (a policy config, a keymap, a script), as its text: UTF-8, the
+    byte-order mark an editor may have put first left out; ``NotUtf8`` naming the first byte that is not UTF-8."""
+    skip = len(BOM) if data.startswith(BOM) else 0
+    try:
+        return data[skip:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NotUtf8(f"not UTF-8 text (byte {skip + exc.start} cannot be decoded); save it as UTF-8") from None
+
+
 def parse_json(text: str) -> Any:
     """``text`` parsed as JSON; ``Unparsable`` when the parser cannot read it."""
     return _parsed(json.loads, text, json.JSONDecodeError)

@@ -230,6 +230,19 @@ def test_unreadable_script_files(tmp_path: Path) -> None:
             make_provider(f"scripted:{bad}")
 
 
+def test_a_script_saved_with_a_byte_order_mark_plays(tmp_path: Path) -> None:
+    """A script saved with a UTF-8 byte-order mark was 'not valid JSON: Unexpected UTF-8 BOM (decode using
+    utf-8-sig)', in Python's words, and bytes that are not UTF-8 'not valid JSON' with the codec's message; the
+    script is read as a policy config is."""
+    script = tmp_path / "s.json"
+    script.write_bytes(b"\xef\xbb\xbf" + json.dumps({"responses": [{"text": "done"}]}).encode())
+    make_provider(f"scripted:{script}")
+    script.write_bytes(b'{"responses": [{"text": "\xff"}]}')
+    with pytest.raises(ProviderError) as info:
+        make_provider(f"scripted:{script}")
+    assert str(info.value) == f"scripted model: {script}: not UTF-8 text (byte 25 cannot be decoded); save it as UTF-8"
+
+
 def test_a_script_that_never_ends_is_refused_not_read_forever(tmp_path: Path) -> None:
     """'run --provider scripted:/dev/zero' (or a file past any script's size) read the file whole: it hung, growing
     without bound until memory ran out; the script is read up to a bound, past which it is refused."""

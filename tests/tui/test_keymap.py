@@ -50,6 +50,20 @@ def test_load_keymap(tmp_path: Path) -> None:
     assert keymap == {} and len(problems) == 1 and "not valid TOML" in problems[0]
 
 
+def test_a_keymap_or_settings_file_an_editor_saved_with_a_byte_order_mark_applies(tmp_path: Path) -> None:
+    """A keymap saved with a UTF-8 byte-order mark (as Windows editors save one) was 'not valid TOML (Invalid
+    statement (at line 1, column 1))' and every binding in it was dropped, while a policy config takes one; bytes
+    that are not UTF-8 were named in Python's words. Both files are read as the policy config is."""
+    path, settings = tmp_path / "keymap.toml", tmp_path / "tui.toml"
+    path.write_bytes(b'\xef\xbb\xbfmain.search = "ctrl+f"\n')
+    settings.write_bytes(b'\xef\xbb\xbftheme = "nord"\n')
+    assert load_keymap(path, IDS) == ({"main.search": "ctrl+f"}, [])
+    assert load_theme(settings) == ("nord", None)
+    path.write_bytes(b'main.search = "ctrl+\xff"\n')
+    assert load_keymap(path, IDS) == ({}, [f"{path}: not UTF-8 text (byte 20 cannot be decoded); save it as UTF-8"])
+    assert load_theme(path) == (None, f"{path}: not UTF-8 text (byte 20 cannot be decoded); save it as UTF-8")
+
+
 @pytest.mark.parametrize(
     ("text", "reason"),
     [

@@ -60,7 +60,7 @@ from core.host.providers.situation import latest_results, result_text
 from core.host.providers.stream import BlockStream
 from core.shared.chat import ChunkSink, Completion, ModelRequest
 from core.shared.model_specs import Limits
-from core.shared.parsers import Failure, Unparsable, parse_json
+from core.shared.parsers import Failure, NotUtf8, Unparsable, parse_json, user_text
 from core.shared.regex import RegexRefused, linear_regex
 from core.shared.regular import read_capped
 from core.shared.text import js_json
@@ -180,9 +180,9 @@ def load_script(path: str | Path) -> tuple[dict[str, Any], SequencePlayer | Plan
     if len(data) > MAX_SCRIPT_BYTES:
         raise ProviderError(f"scripted model: {p} is larger than {MAX_SCRIPT_BYTES >> 20} MiB, which no script is")
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ProviderError(f"scripted model: {p} is not valid JSON: {exc}") from exc
+        text = user_text(data)
+    except NotUtf8 as exc:
+        raise ProviderError(f"scripted model: {p}: {exc}") from None
     try:
         raw = parse_json(text)
     except Unparsable as why:
