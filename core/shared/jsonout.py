@@ -1,19 +1,19 @@
 """JSON written for any value tapedeck holds, whatever a log put in it.
 
 orjson reads JSON nested up to 1,024 levels deep but writes only 254, and refuses a str holding surrogates (a path
-of bytes that are not UTF-8, as Python reads one). ``dumps`` writes the first with the standard library's encoder,
+of bytes that are not UTF-8, as Python reads one). ``dumps`` writes the first as orjson would (``deep_dumps``),
 so a hostile line that was read can always be written back out, and such a str as ``path_text`` names it (each byte
 that is not UTF-8 as ``\\xNN``), as an export and stderr do."""
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from typing import Any
 
 import orjson
 
+from core.shared.deepjson import TOO_DEEP, deep_dumps
 from core.shared.text import path_text
 
 DEEPEST_READ = 1024  # levels of nesting orjson reads; it refuses a line nested deeper
@@ -45,8 +45,8 @@ def allow_deepest_walks() -> None:
 def dumps(value: Any, option: int = 0) -> bytes:
     """``orjson.dumps(value, option=option)`` byte for byte wherever orjson can write ``value``. A dict with a key
     that is no str is retried with ``OPT_NON_STR_KEYS`` (not asked for at first: it sends every dict's keys down a
-    slower path); a str with surrogates is written as ``path_text`` names it; nesting deeper than orjson writes goes
-    to the standard encoder (the same indent with ``OPT_INDENT_2``; non-ASCII as JSON escapes)."""
+    slower path); a str with surrogates is written as ``path_text`` names it; nesting deeper than orjson writes is
+    written by ``deep_dumps``, in the same bytes orjson would write."""
     try:
         return orjson.dumps(value, option=option)
     except orjson.JSONEncodeError:
@@ -59,11 +59,9 @@ def dumps(value: Any, option: int = 0) -> bytes:
                     return orjson.dumps(value, option=option | orjson.OPT_NON_STR_KEYS)
                 except orjson.JSONEncodeError as again:
                     exc = again
-            if str(exc) != "Recursion limit reached":
+            if str(exc) != TOO_DEEP:
                 raise
-            if option & orjson.OPT_INDENT_2:
-                return json.dumps(value, indent=2).encode()
-            return json.dumps(value, separators=(",", ":")).encode()
+            return deep_dumps(_named(value), option | orjson.OPT_NON_STR_KEYS)
 
 
 def _named(value: Any) -> Any:

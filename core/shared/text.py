@@ -9,6 +9,8 @@ from typing import Any
 
 import orjson
 
+from core.shared.deepjson import TOO_DEEP, deep_dumps
+
 _BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))  # BiDi embeddings, overrides and isolates
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # C0 controls but tab and newline as their Unicode control pictures (ESC is ␛), DEL as ␡, C1 controls (0x9b is a
@@ -95,13 +97,16 @@ def clip(text: str, limit: int) -> str:
 def js_json(value: Any) -> str:
     """Serialize like ``JSON.stringify``: compact separators, non-ASCII kept as is, a lone surrogate (a model's JSON
     can send one as an escape, and Python's parser keeps it) written as its ``\\uXXXX`` escape, as JSON.stringify
-    writes one; orjson refuses a str holding one."""
+    writes one (orjson refuses a str holding one), and a value nested deeper than orjson writes (254 levels) in the
+    bytes it would write (``deep_dumps``)."""
     try:
         return orjson.dumps(value).decode("utf-8")
     except orjson.JSONEncodeError as exc:
-        if "surrogates" not in str(exc):
+        if "surrogates" in str(exc):
+            return js_json(_with_escapes(value))
+        if str(exc) != TOO_DEEP:
             raise
-        return orjson.dumps(_with_escapes(value)).decode("utf-8")
+        return deep_dumps(_with_escapes(value)).decode("utf-8")  # a surrogate in it is not seen until a member's turn
 
 
 def _with_escapes(value: Any) -> Any:
