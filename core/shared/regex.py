@@ -7,12 +7,15 @@ import re
 
 import re2
 
+from core.shared.text import clip
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
+WHY_CHARS = 120  # of RE2's reason, which quotes the rest of the pattern from where it went wrong
 NO_BACKTRACKING = " (lookarounds and backreferences are not supported: matching runs in linear time)"
 
 
 class RegexRefused(ValueError):
-    """A pattern RE2 cannot take: ``why`` is RE2's reason, ``hint`` is ``NO_BACKTRACKING`` when it asks for a
+    """A pattern RE2 cannot take: ``why`` is RE2's reason (cut at ``WHY_CHARS``), ``hint`` is ``NO_BACKTRACKING`` when it asks for a
     feature only a backtracking engine has, else empty."""
 
     def __init__(self, why: str, hint: str) -> None:
@@ -33,7 +36,7 @@ def linear_regex(pattern: str, *, ignore_case: bool = False) -> re2._Regexp:
     except re2.error as exc:
         why = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
         hint = NO_BACKTRACKING if "perl operator" in why or "escape sequence" in why else ""
-        raise RegexRefused(why, hint) from exc
+        raise RegexRefused(clip(why, WHY_CHARS), hint) from exc
 
 
 _REPEAT = re.compile(r"\{[0-9]+(?:,[0-9]*)?\}")  # RE2's counted repetition; any other ``{`` is a literal

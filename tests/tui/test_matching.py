@@ -35,6 +35,17 @@ def test_parse_turns_rejects(text: str, message: str) -> None:
         parse_turns(text)
 
 
+@pytest.mark.parametrize("pattern", ["(" + "a" * 100_000, "a" * 100_000 + ")", "\\p{" + "x" * 100_000 + "}"])
+def test_a_long_regex_that_does_not_compile_is_quoted_in_part(pattern: str) -> None:
+    """``export --grep`` (or the filter's regex field) with a pattern of 100,000 characters that RE2 refuses: the
+    message quoted it whole and RE2's reason quoted it again, 200 kB on one line of stderr; the pattern is cut at
+    80 characters and the reason at 120, each cut marked with '…'."""
+    with pytest.raises(ValueError) as info:
+        EventFilter.parse("", "", "", False, pattern)
+    message = str(info.value)
+    assert message.startswith(f"regex {pattern[:79] + '…'!r} does not compile: ") and len(message) < 250, message
+
+
 def test_a_filter_regex_that_backtracks_catastrophically_finishes() -> None:
     """The filter (TUI ``f``, ``export --grep``) ran Python's re over each event's JSON: (a|aa)*$b over a run of 60
     a's in a log never finished, holding the interpreter (so it runs in a process of its own here)."""
