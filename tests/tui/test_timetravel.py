@@ -279,3 +279,35 @@ async def test_travel_keys_on_a_deleted_log_say_why_they_do_nothing(tmp_path: Pa
         app.clear_notifications()
         await pilot.press(key)
         await until(pilot, lambda: any("deleted" in n.message for n in app._notifications))
+
+
+@pytest.mark.anyio
+async def test_a_click_on_the_chart_of_a_deleted_log_says_why_it_does_nothing(tmp_path: Path) -> None:
+    """With the followed log deleted, a click on the context chart did nothing, without a word, where the travel
+    keys say why (2e7f0f5): its toast says the log was deleted."""
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        path.unlink()
+        await until(pilot, lambda: app.live is not None and app.live.log_deleted)
+        app.clear_notifications()
+        await pilot.click("#chart", offset=(18, 0))
+        await until(pilot, lambda: any("No time travel: the log was deleted" in n.message for n in app._notifications))
+
+
+@pytest.mark.anyio
+async def test_a_click_on_the_chart_past_its_last_request_says_none_went_out_there(
+    fixtures_dir: Path, tmp_path: Path
+) -> None:
+    """A click on the chart right of its last bar (two requests, two columns) did nothing, without a word; the
+    toast says no model request went out there."""
+    app = make_app(_copy(fixtures_dir, tmp_path, "tool-call-turn.session.jsonl"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        main = main_screen(app)
+        assert main is not None
+        app.clear_notifications()
+        await pilot.click("#chart", offset=(40, 0))
+        await until(pilot, lambda: any("No model request went out there" in n.message for n in app._notifications))
+        assert main.stop is None

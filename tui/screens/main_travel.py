@@ -82,13 +82,15 @@ class TimeTravelActions(Screen[None]):
         self._go(step, "This log holds no model request.")
 
     def on_context_chart_picked(self, message: ContextChart.Picked) -> None:
-        """A click on the chart: travel to the moment that request went out."""
-        if self.live.ready:
-            seq = message.seq
-            self._go(
-                lambda travel: travel.point_at(seq if seq is not None else 0),
-                "No model request went out there.",
-            )
+        """A click on the chart: travel to the moment that request went out (or say why not)."""
+        seq = message.seq
+        nowhere = "No model request went out there."
+        if not self._loaded("No time travel"):
+            return
+        if seq is None:
+            self.notify(nowhere, timeout=3)
+            return
+        self._go(lambda travel: travel.point_at(seq), nowhere)
 
     def travel_to_step(self, turn: int, step: int) -> None:
         """Travel to the moment the first request of that step went out (the Router screen's pick)."""

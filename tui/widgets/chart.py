@@ -43,9 +43,10 @@ class ContextChart(Static):
     LABEL_WIDTH = 16
 
     class Picked(Message):
-        """A request was clicked: ``seq`` is the assistant message that answered it."""
+        """The chart was clicked: ``seq`` is the assistant message that answered the request under the pointer (None:
+        no request went out there, or none is known, the log not loaded)."""
 
-        def __init__(self, seq: int) -> None:
+        def __init__(self, seq: int | None) -> None:
             super().__init__()
             self.seq = seq
 
@@ -106,14 +107,13 @@ class ContextChart(Static):
             self.update(text, layout=False)
 
     def on_click(self, event: events.Click) -> None:
-        """Pick the request in the clicked column."""
+        """Pick the request in the clicked column (the screen says why when there is none)."""
         offset = event.get_content_offset(self)
-        samples = self.live.session.context_samples
-        if offset is None or not samples:
+        if offset is None:
             return
+        samples = self.live.session.context_samples
         col = offset.x - self.LABEL_WIDTH - 1
         width = max(10, self.size.width - self.LABEL_WIDTH - 1)
         n = len(samples)
         i = col if n <= width else col * n // width
-        if 0 <= i < n:
-            self.post_message(self.Picked(samples[i][0]))
+        self.post_message(self.Picked(samples[i][0] if 0 <= i < n else None))
