@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -52,10 +55,10 @@ def session_logs(root: str | os.PathLike[str], skipped: list[str] | None = None)
         return logs
     session_dir_log(base, skipped)  # ``base`` a session directory whose log is no log: noted as the ones under it
     for project in _listing(base, skipped):
-        if not project.is_dir():
+        if not _of_kind(project, skipped):
             continue
         for sdir in _listing(project, skipped):
-            if not sdir.is_dir():
+            if not _of_kind(sdir, skipped):
                 continue
             if (log := session_dir_log(sdir, skipped)) is not None:
                 logs.append(log)
@@ -74,13 +77,13 @@ def layout_note(root: Path, command: str) -> str | None:
         return None  # the listing noted it
     layout = f"ROOT/PROJECT/SESSION/{RAW_NAME} or {ZSTD_NAME}"
     where = _argument(root)
-    sessions = [e for e in entries if e.is_dir() and not is_sessions_root(e)]
+    sessions = [e for e in entries if _of_kind(e) and not is_sessions_root(e)]
     if sessions:
         n = len(sessions)
         return (f"{root} is one project's directory, not a sessions root ({layout}): `tapedeck {command} {where}/*/` "
                 f"reads its {n} session director{'y' if n == 1 else 'ies'}, "
                 f"`tapedeck {command} {_argument(root.parent)}` every project's")  # fmt: skip
-    logs = [e for e in entries if e.is_file() and read_header(e) is not None]
+    logs = [e for e in entries if _of_kind(e, kind=stat.S_ISREG) and read_header(e) is not None]
     if not logs:
         return None
     kinds = sorted({"*" + "".join(log.suffixes[-2:]) if log.name.endswith(".zstd") else "*" + log.suffix for log in logs})
@@ -128,6 +131,21 @@ def ref_from_header(log: Path, header: dict[str, Any], size: int, mtime: float) 
         size=size,
         mtime=mtime,
     )
+
+
+def _of_kind(path: Path, skipped: list[str] | None = None, kind: Callable[[int], bool] = stat.S_ISDIR) -> bool:
+    """Whether ``path`` is a file of ``kind`` (a directory unless said; through a link). One that cannot be looked at (a link into a place this user may not see, where pathlib's ``is_dir`` raises) is not, and
+    ``skipped`` gets a note of it; one gone, or a link to nothing or to itself, is not, without a note, as
+    ``is_dir`` says."""
+    try:
+        return kind(path.stat().st_mode)
+    except OSError as exc:
+        if skipped is not None and exc.errno not in _GONE:
+            skipped.append(f"skipped {path}: {exc.strerror or exc}")
+        return False
+
+
+_GONE = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)  # what pathlib's is_dir takes for "not a directory"
 
 
 def _listing(directory: Path, skipped: list[str] | None) -> list[Path]:
