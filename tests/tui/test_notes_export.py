@@ -104,6 +104,27 @@ async def test_a_note_keeps_its_lines_when_edited_typed_or_pasted(tmp_path: Path
         assert load_notes(path)[seq].text == said
 
 
+async def test_the_note_dialog_draws_a_notes_controls_as_pictures_and_keeps_them(tmp_path: Path) -> None:
+    """A note's text comes from its sidecar, which travels with a copied session directory: a note holding ESC ] 2
+    retitled the terminal (ESC [ 2J cleared it) once ``a`` opened it, as the text box draws what it holds. It opens
+    drawn as pictures, as the detail pane shows it, and Enter on it unchanged keeps the note as it was."""
+    from tests.cli.test_events_cli import ESCAPES
+
+    async with _on_a_row(tmp_path) as (app, pilot, screen, path, seq):
+        set_note(path, seq, f"see {ESCAPES}")
+        screen.load_notes()
+        await until(pilot, lambda: seq in screen.events.notes)
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        await settle(pilot)
+        drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
+        assert not [c for c in drawn if ord(c) < 32 and c != "\n" or 0x7F <= ord(c) <= 0x9F], drawn
+        assert "see ␛]52;c;" in drawn, drawn
+        await pilot.press("enter")
+        await until(pilot, lambda: any(f"Noted seq {seq}" in t for t in _toasts(app)))
+        assert load_notes(path)[seq].text == f"see {ESCAPES}"
+
+
 async def test_a_note_on_a_delta_marks_its_collapsed_stream_row(tmp_path: Path) -> None:
     """A note on one of a stream's deltas (made on the delta's own row, or with ``note --seq``) marks the stream's
     one row while it is collapsed, and the detail pane of that row shows it: a collapsed row used to show only a

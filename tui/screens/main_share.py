@@ -15,7 +15,7 @@ from core.export.naming import export_name
 from core.read.event_filter import EventFilter
 from core.read.notes import find_sidecar, set_note
 from core.shared.errors import TapedeckError
-from core.shared.text import counted
+from core.shared.text import counted, printable
 from tui.screens.confirm import AskScreen
 
 
@@ -92,9 +92,14 @@ class ShareActions:
         live: Any = self.live  # type: ignore[attr-defined]
         epoch = live.epoch  # the file the seq belongs to
 
+        note = notes.get(seq, "")
+        shown = printable(note)  # a note's controls, as its sidecar holds them, drawn by the text box as pictures
+
         def asked(text: str | None) -> None:
             if text is None:
                 return
+            if text == shown:  # unchanged: the note as it is, controls and all
+                text = note
             if live.epoch != epoch:  # the log changed while the note was written: seq is another event now
                 self.notify(f"Note not saved: the log was {live.how_changed} while it was written, so seq {seq} "  # type: ignore[attr-defined]
                             "is no longer the event it was on.", severity="error", timeout=8)  # fmt: skip
@@ -102,8 +107,7 @@ class ShareActions:
             self._write_note(seq, text)
 
         hint = "Kept beside the log, never in it. Enter saves (empty: removes), ctrl+j starts a new line, Esc cancels."
-        note = notes.get(seq, "")
-        self.app.push_screen(AskScreen(f"Note on seq {seq}", hint, value=note, lines=True), asked)  # type: ignore[attr-defined]
+        self.app.push_screen(AskScreen(f"Note on seq {seq}", hint, value=shown, lines=True), asked)  # type: ignore[attr-defined]
 
     @work(thread=True, group="note-write", exit_on_error=False)
     def _write_note(self, seq: int, text: str) -> None:
