@@ -6,7 +6,6 @@ It shows what ``tui.alerts.AlertBoard`` holds: the rules themselves run in core,
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -23,14 +22,15 @@ from tui.screens.policy_screen import fill_table
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_under_labels
 from tui.widgets.footer import PriorityFooter
+from tui.widgets.rows import clock
 from tui.widgets.table import RowTable
 
 SEVERITY_STYLE = {"critical": "bold red", "warning": "yellow", "info": "dim"}
 
 
 def alert_time(at: int | None) -> str:
-    """``18:04:05`` (UTC) of an alert's epoch-ms time, or ``-``."""
-    return time.strftime("%H:%M:%S", time.gmtime(at / 1000)) if at else "-"
+    """``18:04:05`` (UTC) of an alert's epoch-ms time (as a row's, ``clock``), or ``-``."""
+    return clock(at) if at else "-"
 
 
 class AlertsScreen(Screen[None]):

@@ -6,7 +6,6 @@ Everything that decodes, pretty-prints or highlights runs in a thread worker and
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 import orjson
@@ -24,10 +23,11 @@ from textual.strip import Strip
 from textual.timer import Timer
 
 from core.log.validate import INVALID, is_invalid
-from core.read.rows import clip_strings, event_time
+from core.read.rows import clip_strings
 from core.read.session import Session, cut_kind
 from core.read.streams import Block, stream_text
 from core.read.summary import INTERRUPTED_MARK, human_chars
+from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.jsonout import dumps
 from core.shared.text import printable, text_of_blocks, tool_block_failed, tool_result_block, tool_result_text
 from tui.failures import READ_ERRORS
@@ -257,8 +257,9 @@ def _title(session: Session, seq: int, event: dict[str, Any]) -> str:
     data = event.get("data") if isinstance(event.get("data"), dict) else {}
     step = f" step {data['step']}" if isinstance(data.get("step"), int) else ""
     cut = f" · {INTERRUPTED_MARK}" if data.get("interrupted") is True else ""
-    written = event_time(event)
-    when = "" if not written else f" · {dt.datetime.fromtimestamp(written / 1000, dt.UTC):%Y-%m-%d %H:%M:%S} UTC"
+    written = event.get("time")
+    dated = isinstance(written, int | float) and not isinstance(written, bool) and written != 0  # 0: none written
+    when = f" · {utc_time(written) or IMPLAUSIBLE}" if dated else ""
     return f"seq {seq} · {event.get('type')} · {where}{step}{when}{cut}"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import datetime as dt
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
@@ -16,7 +15,10 @@ from core.read.rows import Row
 from core.read.session import Session
 from core.read.streams import Collapsed
 from core.read.summary import GLYPHS, human_chars
+from core.shared.clock import utc_time
 from core.shared.seqview import SeqView
+
+IMPLAUSIBLE_CLOCK = "??:??:??"  # the time of day of a time no clock gives
 
 # What a node is called once a replacement of each kind took it off the surface.
 SHADOW_BADGES = {
@@ -32,17 +34,19 @@ SHADOW_BADGES = {
 
 def clock(ms: float | None) -> str:
     """``HH:MM:SS`` (UTC) of an event time; ``--:--:--`` when unknown (None, or 0: the reader's stand-in for a line
-    written without a time)."""
+    written without a time), ``IMPLAUSIBLE_CLOCK`` for a time no clock gives (``core.shared.clock.utc_time``)."""
     if not ms:
         return "--:--:--"
-    return dt.datetime.fromtimestamp(ms / 1000, dt.UTC).strftime("%H:%M:%S")
+    return utc_time(ms, "%H:%M:%S") or IMPLAUSIBLE_CLOCK
 
 
 def ago(ms: float | None, now_ms: float) -> str:
     """How long before ``now_ms`` an event was written: ``12s``, ``4m``, ``3h``, ``2d`` (``-`` when unknown, as
-    for ``clock``)."""
+    for ``clock``; ``?`` for a time no clock gives)."""
     if not ms:
         return "-"
+    if utc_time(ms) is None:
+        return "?"
     seconds = max(0, int((now_ms - ms) / 1000))
     for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
         if seconds >= size:
