@@ -17,7 +17,7 @@ import unicodedata
 
 from core.alerts.config import AlertsConfig
 from core.alerts.engine import Alert
-from core.shared.text import short_session
+from core.shared.text import BIDI, short_session
 
 BEL = "\x07"
 ESC = "\x1b"
@@ -26,9 +26,10 @@ CALLING = ("warning", "critical")  # the severities that ring and notify
 
 
 def clean(text: str, limit: int = MAX_TEXT) -> str:
-    """``text`` on one line without control characters (C0, DEL, C1 and line or paragraph separators)."""
+    """``text`` on one line without control characters (C0, DEL, C1, line or paragraph separators and the BiDi
+    controls, which would show the rest of the notification right to left)."""
     kept = "".join(
-        " " if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in text
+        " " if ch in BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in text
     )
     kept = " ".join(kept.split())
     return kept if len(kept) <= limit else kept[: limit - 1] + "…"

@@ -11,12 +11,12 @@ import orjson
 
 from core.shared.deepjson import TOO_DEEP, deep_dumps
 
-_BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))  # BiDi embeddings, overrides and isolates
+BIDI = frozenset(map(chr, (*range(0x202A, 0x202F), *range(0x2066, 0x206A))))  # embeddings, overrides, isolates
 _CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 # C0 controls but tab and newline as their Unicode control pictures (ESC is ␛), DEL as ␡, C1 controls (0x9b is a
 # CSI) and the BiDi controls (U+202E shows the text after it right to left: "exe.txt" as "txt.exe") as U+FFFD
 _PICTURES = {**{c: 0x2400 + c for c in range(0x20) if c not in (9, 10)}, 0x7F: 0x2421,
-             **{c: 0xFFFD for c in (*range(0x80, 0xA0), *_BIDI)}}  # fmt: skip
+             **{c: 0xFFFD for c in (*range(0x80, 0xA0), *map(ord, BIDI))}}  # fmt: skip
 
 
 def model_label(provider: object, model: object, missing: str = "unknown") -> str:

@@ -50,10 +50,13 @@ def test_osc_9_never_reads_as_a_numbered_conemu_command_and_osc_777_keeps_its_fi
     assert osc777("a;b", "c;d") == f"{ESC}]777;notify;a,b;c;d{BEL}"
 
 
-@given(st.text(max_size=400))
+@given(st.text(max_size=400) | st.lists(st.sampled_from(["a", " ", "\u202e", "\u2067", "\x9b", "\x1b", "é"])).map("".join))
 def test_hostile_reasons_never_end_or_start_a_sequence(text: str) -> None:
+    """Nor reorder the notification: a BiDi override (U+202E) in a log's title showed the rest of the desktop
+    notification right to left."""
     out = alert_bytes("tapedeck: loop", text, bell=True, notify=True, tmux=False)
     cleaned = clean(text)
     assert ESC not in cleaned and BEL not in cleaned and "\x9c" not in cleaned and "\n" not in cleaned
+    assert not {"\u202e", "\u2067"} & set(cleaned)
     assert len(cleaned) <= 200
     assert out.count(ESC) == 2 and out.count(BEL) == 3  # two sequences, each opened and closed once, and the bell
