@@ -38,6 +38,7 @@ MIN_SPEED = BASE_PACE / MAX_SECONDS  # the slowest pace the host takes: a step a
 PR_SET_PDEATHSIG = 1  # prctl(2)
 START_SECONDS = 20  # how long the TUI waits for the host's log
 FORWARDED = (signal.SIGTERM, signal.SIGINT)  # what a demo without the TUI passes on to its host
+NAMED_SCRATCHES = 3  # demo directories no demo removes that the closing lines name (the rest are counted)
 
 
 def host_command(args: argparse.Namespace, workspace: Path, script: Path, session_id: str, linger: bool) -> list[str]:
@@ -157,8 +158,10 @@ def _cleanup(args: argparse.Namespace, scratch: Path, workspace: Path, log: Path
         shutil.rmtree(scratch, ignore_errors=True)
         lines.append(f"workspace {workspace} " + ("kept (yours)" if args.workspace else "removed"))
     if others := unowned_scratches(scratch):
+        named = ", ".join(map(str, others[:NAMED_SCRATCHES]))
+        more = f" and {len(others) - NAMED_SCRATCHES} more beside them" if len(others) > NAMED_SCRATCHES else ""
         lines.append("demo directories no demo removes (kept with --keep, or left by a demo killed before demos locked "
-                     f"theirs; rm -r them when done): {', '.join(map(str, others))}")
+                     f"theirs; rm -r them when done): {named}{more}")
     with contextlib.suppress(OSError):  # the terminal may be gone
         print("\n".join(lines), flush=True)
 

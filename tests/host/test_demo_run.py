@@ -334,14 +334,16 @@ def test_a_demo_names_the_demo_directories_no_demo_removes(tmp_path: Path) -> No
     """A demo killed before demos locked their directory (fe32865) left one without a lock, as --keep does on
     purpose: no demo removes either, and nothing said they were there. The demo's closing lines name them."""
     scratch_root = tmp_path / "tmp"
-    (scratch_root / "tapedeck-demo-old" / "workspace").mkdir(parents=True)
-    (scratch_root / "tapedeck-demo-old" / "demo-script.json").write_text("{}")
+    for n in range(5):  # more than the closing lines name: the rest are counted
+        (scratch_root / f"tapedeck-demo-old{n}" / "workspace").mkdir(parents=True)
+        (scratch_root / f"tapedeck-demo-old{n}" / "demo-script.json").write_text("{}")
     done = subprocess.run([sys.executable, "-m", "tui.cli", "demo", "--no-tui", "--speed", "0", "--sessions-root",
                            str(tmp_path / "root")], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "TMPDIR": str(scratch_root)}, timeout=300, check=False)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[-1] == (
         "demo directories no demo removes (kept with --keep, or left by a demo killed before demos locked theirs; "
-        f"rm -r them when done): {scratch_root / 'tapedeck-demo-old'}"
+        f"rm -r them when done): {', '.join(str(scratch_root / f'tapedeck-demo-old{n}') for n in range(3))} and 2 "
+        "more beside them"
     )
-    assert [p.name for p in scratch_root.iterdir()] == ["tapedeck-demo-old"]
+    assert sorted(p.name for p in scratch_root.iterdir()) == [f"tapedeck-demo-old{n}" for n in range(5)]
