@@ -47,9 +47,15 @@ SIZE = (140, 40)
 pytestmark = pytest.mark.anyio
 
 
-async def test_a_rewind_confirmed_after_the_agent_folded_its_mark_is_not_sent(tmp_path: Path) -> None:
+def _said(dialog: Screen[object]) -> str:
+    """Everything a dialog shows, as plain text."""
+    return " ".join(plain(static.content) for static in dialog.query(Static))
+
+
+async def test_the_rewind_dialog_says_at_once_that_the_agent_folded_its_mark_and_sends_nothing(tmp_path: Path) -> None:
     """The agent folded the checkpoint (its own rewind) while the operator's rewind dialog was up: the dialog still
-    offered the rewind and ``y`` sent it, for the host to refuse; the screen says why instead and sends nothing."""
+    offered the rewind until ``y`` (only then was the session looked at again), and ``y`` sent it, for the host to
+    refuse; the dialog says so while it is up, and ``y`` sends nothing, the screen saying why."""
     log = LogBuilder()
     log.start_turn("look around")
     log.plan(lambda s: plan_checkpoint(s, None, by="operator"))
@@ -64,9 +70,13 @@ async def test_a_rewind_confirmed_after_the_agent_folded_its_mark_is_not_sent(tm
         screen = app.screen
         await pilot.press("w")
         await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        dialog = app.screen
+        assert "already folded" not in _said(dialog)
         before = len(log.events)
         log.add(*plan_rewind(log.session(), CONFIG.rewind, ExtractiveReportWriter(), by="model").events)
         append_events(path, log.events[before:])
+        await settle(pilot, lambda: "checkpoint 1 was already folded" in _said(dialog))
+        assert app.screen is dialog and "confirming sends nothing" in _said(dialog), _said(dialog)
         await settle(pilot, lambda: "folded at" in " ".join(cells(screen.query_one("#marks-table", DataTable), "1")))
         await pilot.press("y")
         await settle(pilot, lambda: app.screen is screen)
@@ -95,36 +105,6 @@ async def test_a_rewind_confirmed_after_the_log_was_deleted_says_it_was_deleted(
         message = text(screen.query_one("#policy-message", Static))
         assert message.startswith("Not sent: the log was deleted while the dialog was up"), message
         assert not path.exists() or read_inbox(path) == []
-
-
-def _said(dialog: Screen[object]) -> str:
-    """Everything a dialog shows, as plain text."""
-    return " ".join(plain(static.content) for static in dialog.query(Static))
-
-
-async def test_the_rewind_dialog_says_at_once_that_the_agent_folded_its_mark(tmp_path: Path) -> None:
-    """The agent folded the checkpoint while the rewind dialog was up: the dialog still offered the rewind until
-    ``y`` (only then was the session looked at again); it says so while it is up, before the operator answers."""
-    log = LogBuilder()
-    log.start_turn("look around")
-    log.plan(lambda s: plan_checkpoint(s, None, by="operator"))
-    log.call("bash", {"command": "ls"}, "a.txt")
-    log.end_step()
-    log.start_step()
-    log.say("Nothing else to see.")
-    path = log.write(tmp_path / "s")
-    app = PolicyHarness(path, CheckpointsScreen, follow=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await pilot.press("w")
-        await settle(pilot, lambda: isinstance(app.screen, ConfirmScreen))
-        dialog = app.screen
-        assert "already folded" not in _said(dialog)
-        before = len(log.events)
-        log.add(*plan_rewind(log.session(), CONFIG.rewind, ExtractiveReportWriter(), by="model").events)
-        append_events(path, log.events[before:])
-        await settle(pilot, lambda: "checkpoint 1 was already folded" in _said(dialog))
-        assert app.screen is dialog and "confirming sends nothing" in _said(dialog), _said(dialog)
 
 
 async def test_the_rewind_dialog_shows_the_preview_of_the_log_as_it_grows(tmp_path: Path) -> None:
