@@ -59,7 +59,15 @@ def hidden_controls(dialog: ModalScreen[Any]) -> list[Widget]:
 
 @pytest.mark.parametrize("size", [(80, 24), (150, 45)], ids=["80x24", "150x45"])
 @pytest.mark.parametrize("name", list(DIALOGS))
-async def test_every_dialog_fits_without_scrolling(tmp_path: Path, name: str, size: tuple[int, int]) -> None:
+async def test_every_dialog_fits_without_scrolling_and_leaves_a_footer_in_sight(
+    tmp_path: Path, name: str, size: tuple[int, int]
+) -> None:
+    """Every control of each dialog is in sight without scrolling. And the full result view (``v``), at the bottom
+    since toasts took the rows above it, covered the footer of the Folds screen: no key was in sight while it was
+    up. Each dialog's box ends above the last row, where a footer shows the keys: its own, or the screen's beneath
+    it."""
+    from textual.widgets import Footer
+
     build, keys = DIALOGS[name]
     app = build(tmp_path)
     async with app.run_test(size=size) as pilot:
@@ -73,6 +81,9 @@ async def test_every_dialog_fits_without_scrolling(tmp_path: Path, name: str, si
         dialog = app.screen
         assert [w for w in dialog.query("*") if isinstance(w, CONTROLS)] or name == "full-result"
         assert not hidden_controls(dialog), [(c, c.region) for c in hidden_controls(dialog)]
+        assert dialog.query_one(dialog.BOX).region.bottom < size[1], dialog.query_one(dialog.BOX).region
+        footers = [*dialog.query(Footer)] or [*app.screen_stack[-2].query(Footer)]
+        assert [footer.region.y for footer in footers] == [size[1] - 1]
 
 
 async def test_the_rewind_confirm_draws_each_node_on_one_line_at_80_columns(tmp_path: Path) -> None:
@@ -100,27 +111,3 @@ async def test_the_rewind_confirm_draws_each_node_on_one_line_at_80_columns(tmp_
         for node, line in zip(nodes, drawn, strict=True):
             assert node.kind in line and node.summary[:8] in line, lines
         assert not lines[first + len(nodes)].strip(), lines
-
-
-@pytest.mark.parametrize("size", [(80, 24), (150, 45)], ids=["80x24", "150x45"])
-@pytest.mark.parametrize("name", list(DIALOGS))
-async def test_every_dialog_leaves_a_footer_in_sight(tmp_path: Path, name: str, size: tuple[int, int]) -> None:
-    """The full result view (``v``), at the bottom since toasts took the rows above it, covered the footer of the
-    Folds screen: no key was in sight while it was up. Each dialog's box ends above the last row, where a footer
-    shows the keys: its own, or the screen's beneath it."""
-    from textual.widgets import Footer
-
-    build, keys = DIALOGS[name]
-    app = build(tmp_path)
-    async with app.run_test(size=size) as pilot:
-        if isinstance(app, PolicyHarness):
-            await settle_policy(pilot)
-        else:
-            await settle(pilot)
-        await pilot.press(*keys)
-        await until(pilot, lambda: isinstance(app.screen, ModalScreen))
-        await pilot.pause(0.1)
-        dialog = app.screen
-        assert dialog.query_one(dialog.BOX).region.bottom < size[1], dialog.query_one(dialog.BOX).region
-        footers = [*dialog.query(Footer)] or [*app.screen_stack[-2].query(Footer)]
-        assert [footer.region.y for footer in footers] == [size[1] - 1]
