@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +56,16 @@ def _check_dirs() -> None:
     top = cache_dir()
     origin = " (TAPEDECK_CACHE_DIR)" if os.environ.get("TAPEDECK_CACHE_DIR") else ""
     for where, what in ((top, "nothing"), (index_dir(), "no index files"), (checkpoint.checkpoint_dir(), "no alert checkpoints")):
-        blocked = next((p for p in (where, *where.parents) if os.path.lexists(p) and not p.is_dir()), None)
-        if blocked is not None:
-            raise TapedeckError(f"{blocked} is not a directory, so tapedeck's cache directory {top}{origin} can keep {what}")
+        for step in (where, *where.parents):
+            try:
+                blocked = os.path.lexists(step) and not stat.S_ISDIR(os.stat(step).st_mode)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):  # a place this user may not look at
+                    raise TapedeckError(f"{step} cannot be looked at ({exc.strerror or exc}), so tapedeck's cache "
+                                        f"directory {top}{origin} can keep {what}") from None  # fmt: skip
+                blocked = True  # a link to nothing, or to itself
+            if blocked:
+                raise TapedeckError(f"{step} is not a directory, so tapedeck's cache directory {top}{origin} can keep {what}")
 
 
 def _kinds() -> list[tuple[str, Path, str]]:

@@ -150,6 +150,27 @@ def test_cache_info_and_clear_say_when_the_cache_directory_is_no_directory(
     assert (tmp_path / file).read_text() == "not a directory"
 
 
+def test_cache_info_and_clear_say_when_the_cache_directory_cannot_be_looked_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a cache directory under a place this user may not look at (another user's home, here a link to another
+    # process's working directory, which not even root may follow) ended 'cache info' and 'cache clear' in a
+    # PermissionError traceback (pathlib's is_dir raises it), exit 1
+    hidden = Path("/proc/1/cwd")
+    try:
+        hidden.stat()
+        pytest.skip("this process may look at /proc/1/cwd")
+    except PermissionError:
+        pass
+    (tmp_path / "away").symlink_to(hidden)
+    monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "away" / "cache"))
+    for argv in (["info"], ["clear"], ["info", "--json"]):
+        code, out, err = _out(["cache", *argv], capsys)
+        assert (code, out) == (2, ""), argv
+        assert err == (f"tapedeck: {tmp_path / 'away'} cannot be looked at (Permission denied), so tapedeck's cache "
+                       f"directory {tmp_path / 'away' / 'cache'} (TAPEDECK_CACHE_DIR) can keep nothing\n"), err
+
+
 def test_cache_info_and_clear_of_a_path_that_is_no_log(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
