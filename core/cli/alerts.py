@@ -6,7 +6,6 @@ import argparse
 import signal
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,6 +17,7 @@ from core.cli.common import RULE_SECTIONS, emit, for_terminal, guarded, warn
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
 from core.fleet.alerts import AlertSources
 from core.log.sessions import layout_note
+from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import TapedeckError
 from core.shared.text import short_session
 
@@ -35,7 +35,7 @@ def alerts_config(config_file: str | None, overrides: Sequence[str]) -> PolicyCo
 
 def render_alert(alert: Alert) -> str:
     """One line: when, severity, cause, session, seq and the reason."""
-    when = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(alert.at / 1000)) if alert.at else "-" * 19
+    when = (utc_time(alert.at, "%Y-%m-%d %H:%M:%S") or IMPLAUSIBLE) if alert.at else "-" * 19  # 19 wide, as a date
     where = short_session(alert.session) or alert.path
     return f"{when}  {alert.severity:<8} {alert.cause:<13} {where}  seq {alert.seq}  {alert.reason}"
 

@@ -196,3 +196,17 @@ def test_a_cache_break_alert_says_where_the_cache_broke_as_diff_says_it(fixture:
         assert where in capsys.readouterr().out
         assert alert["reason"].startswith(where + "; "), alert["reason"]
         assert "input tokens re-billed" in alert["reason"]
+
+
+@pytest.mark.parametrize("at", [-5_000, 2**63 - 1])
+def test_an_alert_time_no_clock_gives_is_said_so_as_the_tui_says_it(at: int) -> None:
+    """An alert's time is its event's, which a forged or broken log may put before 1970 or past the year 9999: the
+    text report printed 1969-12-31 23:59:55 (or a year no clock reaches) where the TUI's Alerts screen says the time
+    is implausible (core.shared.clock.utc_time, the one rule); it says so too, in the column's width."""
+    from core.alerts.engine import Alert
+    from core.cli.alerts import render_alert
+    from core.shared.clock import IMPLAUSIBLE
+
+    line = render_alert(Alert("s-1", "/x/session.jsonl", "stuck", 3, "warning", "no progress", at))
+    assert line.startswith(f"{IMPLAUSIBLE}  warning "), line
+    assert render_alert(Alert("s-1", "/x/session.jsonl", "stuck", 3, "warning", "no progress", 0)).startswith("-" * 19)
