@@ -68,7 +68,7 @@ ASSIGNMENTS = st.tuples(
     st.sampled_from(["=", " = "]),
 ).map("".join) | st.sampled_from(
     ["docker login -u bob --password ", "gh auth login --with-token ", "--api-key ", "sshpass -p ", "mysql -uroot -p",
-     "redis-cli -a "]
+     "redis-cli -a ", "az login -u bob -p ", "aws configure set aws_secret_access_key "]
 )
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
@@ -1517,5 +1517,35 @@ def test_a_secret_in_cdata_under_an_element_named_for_one_goes(text: str, out: s
 
 def test_cdata_that_holds_no_secret_stays() -> None:
     text = "<password><![CDATA[${env.PW}]]></password><max_token><![CDATA[4096]]></max_token><note><![CDATA[pw]]></note>"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("aws configure set aws_secret_access_key wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+         "aws configure set aws_secret_access_key [redacted key]"),
+        ("aws configure set default.aws_secret_access_key hunter2pw --profile dev",
+         "aws configure set default.aws_secret_access_key [redacted key] --profile dev"),
+        ("aws configure set --profile ci aws_session_token IQoJb3JpZ2luX2VjEHcaCXVz",
+         "aws configure set --profile ci aws_session_token [redacted key]"),
+        ("az login -u bob -p hunter2pw", "az login -u bob -p [redacted key]"),
+        ("az login --service-principal -u http://app -p 'my app secret' --tenant t",
+         "az login --service-principal -u http://app -p '[redacted key]' --tenant t"),
+        ('{"command": "az login -u bob -p hunter2pw && az account show"}',
+         '{"command": "az login -u bob -p [redacted key] && az account show"}'),
+    ],
+)  # fmt: skip
+def test_the_secret_aws_configure_set_or_az_login_takes_goes(text: str, out: str) -> None:
+    """``aws configure set aws_secret_access_key …`` and ``az login -p …`` went out: no sign between the setting or
+    the option and its value, and ``-p`` is no option named for a password. Both go as ``sshpass -p``'s does."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary()["key"] == 1
+
+
+def test_aws_and_az_commands_without_a_secret_stay() -> None:
+    text = ("aws configure set region eu-west-1\naws configure get aws_secret_access_key\naz login -p $AZ_PASSWORD\n"
+            "az login --use-device-code\naz vm open-port -p 8080\n")  # fmt: skip
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
