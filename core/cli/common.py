@@ -208,9 +208,11 @@ def guarded(handler: Callable[[Any], int | None], paused: bool = False) -> Calla
         except BrokenPipeError:
             return 0
         except OSError as exc:  # a full disk under stdout or -o FILE: what was written is all there is
+            why = exc.strerror or exc
+            if isinstance(exc.filename, str | bytes):  # a file no message wraps (in a place this user may not look at)
+                return fail(f"{os.fsdecode(exc.filename)}: {why}")
             if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO):
                 raise
-            why = exc.strerror or exc
             if exc.errno == errno.EIO and _flushed():  # a read gives EIO too, and nothing here says which it was
                 return fail(f"an input/output error stopped it ({why}); a read or a write failed")
             quiet_stdout()

@@ -147,3 +147,34 @@ def test_a_terminal_gone_from_under_the_output_is_a_write_error(command: list[st
         os.close(other)
     assert done.returncode == 2
     assert done.stderr == f"tapedeck: could not write its output ({os.strerror(5)})\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "task", "--provider", "scripted:{script}", "--workspace", "{hidden}/ws"],
+        ["run", "--resume", "{hidden}/a/session.jsonl", "--provider", "scripted:{script}"],
+        ["cache", "clear", "{hidden}/a/session.jsonl"],
+    ],
+    ids=["run-workspace", "run-resume", "cache-clear"],
+)
+def test_a_path_in_a_place_not_to_be_looked_at_is_named_not_a_traceback(
+    tmp_path: Path, command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A path under a place this user may not look at (another user's home; here another process's working
+    directory, which not even root may follow) ended these commands in a PermissionError traceback, exit 1, where
+    pathlib's exists/is_dir raise it; any such error that no message wraps names its file, exit 2."""
+    from core.cli import main
+
+    hidden = Path("/proc/1/cwd")
+    try:
+        hidden.stat()
+        pytest.skip("this process may look at /proc/1/cwd")
+    except PermissionError:
+        pass
+    script = tmp_path / "script.json"
+    script.write_text('{"responses": [{"text": "done"}]}')
+    argv = [word.format(hidden=hidden, script=script) for word in command]
+    assert main([*argv, "--sessions-root", str(tmp_path)] if argv[0] == "run" else argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("tapedeck: /proc/1/cwd") and err.endswith(": Permission denied\n"), err
