@@ -27,6 +27,7 @@ that request: never applied again and given no outcome of its own (its sender re
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
@@ -152,9 +153,12 @@ class Operator:
     def stop_watching(self) -> None:
         """Stop the inbox thread (idempotent): from here on only the caller's thread reads the inbox."""
         self._closing.set()
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            # A signal's exception (Ctrl-C, SIGTERM) can cut ``start`` short before the thread ran, and it cannot be
+            # joined then. Should it run after all, it finds ``_closing`` set before it reads anything, and ends.
+            with contextlib.suppress(RuntimeError):
+                thread.join()
 
     def close(self) -> None:
         """Stop watching; cancel every request this host will never apply (queued ones wait for a resume)."""
