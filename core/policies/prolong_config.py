@@ -9,7 +9,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 
 from core.policies.rewind_config import check_keys
 from core.shared.errors import ConfigError
-from core.shared.values import whole_number
+from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
 KEYS = ("logFile", "logWindow", "promptOrder", "registerPrompt", "registerCommand", "denyKeep")
 PROMPT_ORDER_BAND = (100, 199)
@@ -96,5 +96,5 @@ def validate(raw: Mapping[str, object]) -> ProlongConfig:
         ),
         register_prompt=_bool(raw, "registerPrompt"),
         register_command=_bool(raw, "registerCommand"),
-        deny_keep=_int(raw, "denyKeep", 20, 0, None, "a non-negative integer"),
+        deny_keep=_int(raw, "denyKeep", 20, 0, MAX_SAFE_INTEGER, "a non-negative safe integer"),
     )

@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from core.shared.errors import ConfigError
-from core.shared.values import whole_number
+from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
-MAX_SAFE_INTEGER = 2**53 - 1
 REPORT_LANGUAGES = ("en", "zh")
 KEYS = (
     "toolName",

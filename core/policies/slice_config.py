@@ -17,9 +17,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from core.shared.errors import ConfigError
-from core.shared.values import whole_number
+from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
-MAX_SAFE_INTEGER = 2**53 - 1
 MIN_ENTRY_MAX_CHARS = 256
 REASONING_EFFORTS = ("off", "low", "high", "max", "inherit")
 

@@ -30,9 +30,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from core.shared.errors import ConfigError
-from core.shared.values import whole_number
+from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
-MAX_SAFE_INTEGER = 2**53 - 1
 KEYS = ("contextWindow", "maxOutputTokens", "limits", "prices")
 LIMIT_KEYS = ("contextWindow", "maxOutputTokens")
 PRICE_KEYS = ("hit", "miss", "output")

@@ -7,6 +7,8 @@ import math
 import sys
 from typing import Any
 
+MAX_SAFE_INTEGER = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER: the largest count a seed's config holds exactly
+
 
 def int_or_none(value: Any) -> int | None:
     """``value`` when it is an integer (a bool is not one), else None."""

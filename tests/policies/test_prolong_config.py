@@ -89,7 +89,10 @@ def test_log_files_outside_the_workspace_are_rejected_at_load(value: object, mes
             "prolong.promptOrder must be an integer in the tool-guidance band 100-199 (got 200)",
         ),
         ({"registerCommand": "yes"}, "prolong.registerCommand must be true or false (got 'yes')"),
-        ({"denyKeep": -1}, "prolong.denyKeep must be a non-negative integer (got -1)"),
+        ({"denyKeep": -1}, "prolong.denyKeep must be a non-negative safe integer (got -1)"),
+        # it was taken, and 'tapedeck status' of a session a config.set gave it to ended in an OverflowError
+        ({"denyKeep": 2**64 - 1}, "prolong.denyKeep must be a non-negative safe integer (got 18446744073709551615)"),
+        ({"denyKeep": 2**53}, "prolong.denyKeep must be a non-negative safe integer (got 9007199254740992)"),
         ({"logfile": "x"}, "prolong: unknown key 'logfile'"),
     ],
 )
@@ -97,3 +100,11 @@ def test_bad_values_name_the_key(raw: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigError) as info:
         validate(raw)
     assert str(info.value).startswith(message)
+
+
+def test_status_with_a_deny_keep_beyond_what_a_deque_holds_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    from core.cli import main
+    from tests.conftest import FIXTURES
+
+    assert main(["status", str(FIXTURES / "multi-turn.session.jsonl"), "--deny-keep", str(2**63)]) == 2
+    assert capsys.readouterr().err.startswith("tapedeck: prolong.denyKeep must be a non-negative safe integer")
