@@ -4,6 +4,7 @@ window and ESC ] 52 would set the clipboard)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -277,3 +278,43 @@ async def test_the_headers_cost_line_draws_an_unpriced_model_as_pictures(tmp_pat
         shown = str(screen.query_one(SessionHeader).render())
         assert not _controls(shown), shown
         assert "no price for m-␛]52;c;" in shown, shown
+
+
+MARKUP = "[b]MK[/b][@click=app.quit]CL[/]"  # read as markup, the tags vanish and CL becomes a link that quits
+
+
+def _hostile(value: object, key: str | None = None) -> object:
+    """``value`` with Rich markup and escapes after each of its strings but an event's type."""
+    if isinstance(value, str):
+        return value if key == "type" else f"{value}{MARKUP}{ESCAPES}"
+    if isinstance(value, list):
+        return [_hostile(item) for item in value]
+    if isinstance(value, dict):
+        return {k: _hostile(item, k) for k, item in value.items()}
+    return value
+
+
+@pytest.mark.parametrize("fixture", ["tool-call-turn", "compaction-recovery"])
+async def test_every_screen_draws_a_logs_strings_as_the_text_they_are(
+    tmp_path: Path, fixtures_dir: Path, fixture: str
+) -> None:
+    """A sweep over a real DSH log each of whose strings ends in Rich markup and escapes: the list and the detail
+    pane row by row, the surface, every policy screen, the request view, the alerts, the filter dialog and help
+    draw them as pictures and as the text they are (a tag read as markup would vanish, and ``[@click=…]`` make a
+    link that runs an action); the header drew how a turn ended as the log had it."""
+    import orjson
+
+    lines = (fixtures_dir / f"{fixture}.session.jsonl").read_bytes().splitlines()
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(_hostile(orjson.loads(line))) + b"\n" for line in lines))
+    app = make_app(path)
+    async with app.run_test(size=(200, 50), notifications=True) as pilot:
+        await settled_main_screen(pilot)
+        keys = [*["down"] * len(lines), "s", "s", *("escape" if k == "-" else k for k in "t-o-c-r-p-C-D-A-R-f-?-")]
+        for key in keys:
+            await pilot.press(key)
+            await settle(pilot)
+            drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
+            assert not _controls(drawn), (key, drawn)
+            for line in drawn.splitlines():  # each tag shown before what it would have styled, unless cut there
+                assert all(m.start() < 3 or line[m.start() - 3 : m.start()] == "[b]" for m in re.finditer("MK", line)), line
