@@ -89,7 +89,8 @@ def validate(raw: Mapping[str, object]) -> ProlongConfig:
     return ProlongConfig(
         log_file=check_log_file(raw.get("logFile", "log.txt")),
         log_window=_int(
-            raw, "logWindow", 0, -1, None, "-1 (disabled), 0 (keep all) or a positive section count"
+            raw, "logWindow", 0, -1, MAX_SAFE_INTEGER,
+            "-1 (disabled), 0 (keep all) or a positive section count (at most 2**53-1)",
         ),
         prompt_order=_int(
             raw, "promptOrder", 150, low, high, f"an integer in the tool-guidance band {low}-{high}"

@@ -76,9 +76,13 @@ def test_log_files_outside_the_workspace_are_rejected_at_load(value: object, mes
     [
         (
             {"logWindow": -2},
-            "prolong.logWindow must be -1 (disabled), 0 (keep all) or a positive section count (got -2)",
+            "prolong.logWindow must be -1 (disabled), 0 (keep all) or a positive section count (at most 2**53-1) "
+            "(got -2)",
         ),
         ({"logWindow": 1.5}, "prolong.logWindow must be"),
+        # it was taken, and 'tapedeck run' with it ended in an OverflowError traceback
+        ({"logWindow": 2**63}, "prolong.logWindow must be -1 (disabled), 0 (keep all) or a positive section count "
+                               "(at most 2**53-1) (got 9223372036854775808)"),
         ({"logWindow": True}, "prolong.logWindow must be"),
         (
             {"promptOrder": 99},
