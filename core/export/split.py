@@ -55,8 +55,8 @@ def splits(path: str | os.PathLike[str], options: ExportOptions) -> bool:
         return False
     if active_count() > 1:
         return False
-    jobs = os.environ.get("TAPEDECK_EXPORT_JOBS", "").strip()
-    if jobs.isdigit() and int(jobs) > 0:
+    jobs = os.environ.get("TAPEDECK_EXPORT_JOBS", "").strip().lstrip("0")
+    if jobs.isascii() and jobs.isdigit():  # a count above 0, read as written (int() takes at most 4,300 digits)
         return jobs != "1"
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1  # Linux's
     try:

@@ -248,6 +248,20 @@ def test_who_splits(generated: list[Path], monkeypatch: pytest.MonkeyPatch) -> N
     assert not split.splits(log, ExportOptions())
 
 
+@pytest.mark.parametrize(("jobs", "split_it"), [("²", False), ("٣", False), ("9" * 5000, True), ("01", False),
+                                                 ("0", False), (" 2 ", True)],
+                         ids=["superscript", "arabic-indic", "5000-digits", "leading-zero", "zero", "spaces"])  # fmt: skip
+def test_a_jobs_count_python_will_not_convert_is_read_as_written(
+    generated: list[Path], monkeypatch: pytest.MonkeyPatch, jobs: str, split_it: bool
+) -> None:
+    """TAPEDECK_EXPORT_JOBS took what str.isdigit takes, which int() refuses for a superscript digit and for more
+    than 4,300 digits: 'export' ended in a ValueError traceback; and '01' was read as 1 but compared as text, so
+    it split the export it says to keep in one process. A count is ASCII digits, of any length."""
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))  # busy: only the variable can split it
+    monkeypatch.setenv("TAPEDECK_EXPORT_JOBS", jobs)
+    assert split.splits(generated[0], ExportOptions()) is split_it
+
+
 def test_a_machine_without_cpu_affinity_or_load_average_still_exports(
     generated: list[Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, splits_seen: list[bool]
 ) -> None:
