@@ -496,40 +496,43 @@ def _line_end(data: bytes, m: Any) -> int | None:
     """Where the value of ``m`` (group 3) ends when it is the rest of its line: after a key named for a password
     and its ``:`` or ``=`` (``password: Eat the red apple``, ``DB_PASSWORD=Purple Monkey Dishwasher``), when words
     follow its first word there and none of what follows reads as code (a bracket, an operator, a comment, or after
-    `` = ``, a condition: ``password = pwd or ''``). The line ends at a line break, a quote or either as JSON text
-    escapes it (``\\n``, ``\\"``, also escaped again), however far on (``_rest_of_line``), without the blanks
-    before. None otherwise."""
+    `` = ``, a condition: ``password = pwd or ''``) nor, after ``=`` alone, as a command's options: a shell's
+    ``PGPASSWORD=… psql -h db`` sets a variable for that command, whose value ends at the first blank. The line
+    ends at a line break, a quote or either as JSON text escapes it (``\\n``, ``\\"``, also escaped again), however
+    far on (``_rest_of_line``), without the blanks before. None otherwise."""
     sep = data[m.end(1) : m.start(3)]
     if b":" not in sep and b"=" not in sep or _PASSWORD_KEY.search(m.group(1)) is None or m.group(3)[:1] == b"=":
         return None  # (``password == ''``, ``password := x`` compare and assign)
     at = m.end(3)
     if _MORE_WORDS.match(data, at) is None:
         return None
-    end, code, word = _rest_of_line(data, at)
-    if code >= at or sep[:1] in (b" ", b"\t") and b"=" in sep and word >= at:
+    end, (code, word, option) = _rest_of_line(data, at)
+    if code >= at or sep[:1] in (b" ", b"\t") and b"=" in sep and word >= at or sep == b"=" and option >= at:
         return None
     return end
 
 
-_last_line: tuple[bytes, int, int, int, int] = (b"", 0, -1, -1, -1)  # ``_rest_of_line``'s last answer, and where from
+# what ``_line_end`` looks for in the rest of a line: code, a condition's word, a command's option
+_LINE_MARKS = (_CODE_AFTER, _CODE_WORDS, re.compile(rb"[ \t]--?[A-Za-z]"))
+# ``_rest_of_line``'s last answer, and where it was asked from
+_last_line: tuple[bytes, int, int, tuple[int, ...]] = (b"", 0, -1, ())
 
 
-def _rest_of_line(data: bytes, at: int) -> tuple[int, int, int]:
-    """Where the line ``at`` is in ends (``_LINE_REST``), without the blanks before, and where its last code
-    (``_CODE_AFTER``) and its last condition word (``_CODE_WORDS``) start (-1: none): the rest of the line from
-    ``at`` holds one when it starts at ``at`` or later. The line is scanned once for all the values on it (the last
-    line's answer is kept): each value of a line of many (``password: a b`` again and again) scanning the rest of
-    it took time growing as the square of the line."""
+def _rest_of_line(data: bytes, at: int) -> tuple[int, tuple[int, ...]]:
+    """Where the line ``at`` is in ends (``_LINE_REST``), without the blanks before, and where the last match of each
+    of ``_LINE_MARKS`` starts in it (-1: none): the rest of the line from ``at`` holds one when it starts at ``at``
+    or later. The line is scanned once for all the values on it (the last line's answer is kept): each value of a
+    line of many (``password: a b`` again and again) scanning the rest of it took time growing as the square of
+    the line."""
     global _last_line
     last = _last_line
     if last[0] is data and last[1] <= at <= last[2]:
-        return last[2], last[3], last[4]
+        return last[2], last[3]
     end = _LINE_REST.match(data, at).end()  # type: ignore[union-attr]  # it matches the empty string
     stripped = len(data[at:end].rstrip(b" \t")) + at
-    code = max((c.start() for c in _CODE_AFTER.finditer(data, at, end)), default=-1)
-    word = max((w.start() for w in _CODE_WORDS.finditer(data, at, end)), default=-1)
-    _last_line = (data, at, stripped, code, word)
-    return stripped, code, word
+    marks = tuple(max((found.start() for found in mark.finditer(data, at, end)), default=-1) for mark in _LINE_MARKS)
+    _last_line = (data, at, stripped, marks)
+    return stripped, marks
 
 
 def _prose_after(data: bytes, m: Any) -> bool:

@@ -97,7 +97,7 @@ CONFIG = st.one_of(
                                "client_secret: {}", "  db_password: {}", "aws_secret_access_key = {}",
                                "DB_PASSWORD: {}", "password: {}", "  secret: {}", "- passphrase: {}", "token: {}",
                                "password: |\n  {}\nuser: app", "db:\n  db_password: >-\n    {}\n  host: db",
-                               "- token: |-  # rotated\n\n    {}"]),
+                               "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -1549,3 +1549,20 @@ def test_aws_and_az_commands_without_a_secret_stay() -> None:
             "az login --use-device-code\naz vm open-port -p 8080\n")  # fmt: skip
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("PGPASSWORD=x7hunter psql -h db -U app mydb", "PGPASSWORD=[redacted key] psql -h db -U app mydb"),
+        ("MYSQL_PWD=hunter2pw mysql -u root app", "MYSQL_PWD=[redacted key] mysql -u root app"),
+        ('{"command": "env DB_PASSWORD=hunter2pw ./run.sh --port 8080\\nls"}',
+         '{"command": "env DB_PASSWORD=[redacted key] ./run.sh --port 8080\\nls"}'),
+    ],
+)  # fmt: skip
+def test_a_shell_s_variable_before_a_command_hides_its_value_not_the_command(text: str, out: str) -> None:
+    """``PGPASSWORD=x psql -h db …`` lost the whole command: a password's value was the rest of its line. An
+    assignment with no blank around its ``=`` whose line goes on with a command's options is a shell's, whose value
+    ends at the first blank; the command stays."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary()["key"] == 1
