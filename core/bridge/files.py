@@ -17,7 +17,7 @@ import re
 import stat
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -105,6 +105,8 @@ class BridgeInfo:
     fingerprint: str | None = None  # of the plugin's own source (None: a plugin from before fingerprints)
     dir: str | None = None  # the session directory the plugin serves (None: a plugin from before it said so)
     dir_id: str | None = None  # that directory's ``<machine id>:<device>:<inode>``, which requests sent to it carry
+    moved: bool = False  # read in another directory than ``dir``, which was moved there (see ``read_bridge``)
+    brought: bool = False  # written on another machine (``dirId``), which shares the directory or it was copied from
     in_flight: tuple[tuple[str, str | None], ...] = ()  # (id, op) of each request whose run began, no outcome yet
 
     @property
@@ -140,6 +142,10 @@ class BridgeInfo:
             out["problem"] = self.problem
         if self.in_flight:
             out["inFlight"] = [{"id": request_id, "op": op} for request_id, op in self.in_flight]
+        if self.moved:
+            out["movedFrom"] = self.dir
+        if self.brought:
+            out["otherMachine"] = self.dir or "a session directory"
         if stale := self.stale:
             out["stale"] = stale
             if self.newer:
@@ -161,8 +167,10 @@ def _read_small(path: Path, limit: int) -> bytes | None:
 
 
 def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None, str | None]:
-    """``(info, None)`` for a readable ``bridge.json`` in ``session_dir``; ``(None, why)`` for a bad one;
-    ``(None, None)`` when there is none (the session was never bridged)."""
+    """``(info, None)`` for a readable ``bridge.json`` in ``session_dir``; ``(None, why)`` for a bad one, or one
+    written for another directory that this one is a copy of; ``(None, None)`` when there is none (the session was
+    never bridged). One written for a directory that was moved here, or on another machine, is ``info`` with
+    ``moved`` or ``brought`` set (see ``_placed``)."""
     path = Path(session_dir) / BRIDGE_FILE
     try:
         st = os.lstat(path)
@@ -174,9 +182,34 @@ def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None,
     if raw is None:
         return None, f"{path} cannot be read"
     info, problem = parse_bridge(raw, path)
-    if info is not None and info.dir is not None and not _same_dir(info.dir, path.parent):
+    return _placed(info, path) if info is not None else (None, problem)
+
+
+def _placed(info: BridgeInfo, path: Path) -> tuple[BridgeInfo | None, str | None]:
+    """``info``, read from ``path``, as it stands for the directory it is in: a file written on another machine
+    (its ``dirId`` names it) is ``brought`` (that machine runs the session in a directory it shares with this one,
+    live while its heartbeat is, or this is a copy brought from there), whatever the path it names holds here; one
+    written for another directory is the file of that directory moved here (``moved``) when this directory has the
+    identity it names, or the path it names is gone, and else a copy's, which no bridge serves."""
+    recorded = info.dir_id.split(":") if info.dir_id is not None else None
+    machine = this_machine()
+    if recorded is not None and machine is not None and recorded[0] != machine:
+        return replace(info, brought=True), None
+    if info.dir is None or _same_dir(info.dir, path.parent):
+        return info, None
+    try:
+        st = os.stat(path.parent)
+    except OSError:
         return None, copied_problem(path, info.dir)
-    return info, problem
+    if recorded is not None and recorded[1:] == [str(st.st_dev), str(st.st_ino)]:
+        return replace(info, moved=True), None
+    try:
+        os.stat(info.dir)
+    except (FileNotFoundError, NotADirectoryError):
+        return replace(info, moved=True), None
+    except (OSError, ValueError):
+        pass
+    return None, copied_problem(path, info.dir)
 
 
 def served_dir(session_dir: str | os.PathLike[str]) -> str | None:
@@ -184,7 +217,7 @@ def served_dir(session_dir: str | os.PathLike[str]) -> str | None:
     a request sent there carries as ``to``; None when no bridge serves it, its plugin names none, or the file is a
     copy's (``addressed``)."""
     info, _ = read_bridge(session_dir)  # None for a copy made on this machine: the file names another directory
-    return addressed(info, machine_id(_read_small(Path(name), 64) for name in MACHINE_ID_FILES))
+    return addressed(info, this_machine())
 
 
 def machine_id(contents: Iterable[bytes | None]) -> str | None:
@@ -195,6 +228,12 @@ def machine_id(contents: Iterable[bytes | None]) -> str | None:
         if _MACHINE_ID.fullmatch(text):
             return text
     return None
+
+
+@functools.cache
+def this_machine() -> str | None:
+    """This machine's id (``machine_id``)."""
+    return machine_id(_read_small(Path(name), 64) for name in MACHINE_ID_FILES)
 
 
 def addressed(info: BridgeInfo | None, machine: str | None) -> str | None:

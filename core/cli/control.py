@@ -15,7 +15,7 @@ from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_utf8
 from core.cli.common import emit, guarded, warn
 from core.control.config import parse_value
-from core.control.host_state import KIND_DSH, HostState, exited_at, how_it_ended, read_host_state
+from core.control.host_state import KIND_DSH, HostState, exited_at, how_it_ended, moved_note, read_host_state
 from core.control.inbox import (
     APPLIED,
     CANCELLED,
@@ -165,7 +165,7 @@ def _check_host(log: Path | RemoteTarget, session_id: str, queue: bool, state: H
             ("DSH bridge", "the bridge's next start") if state.kind == KIND_DSH else ("host", "`tapedeck run --resume`")
         )
         local = isinstance(log, Path) and state.kind != KIND_DSH  # its host.json says how it ended
-        ended = how_it_ended(log, state) if local else f"it exited {exited_at(state.since)}"
+        ended = how_it_ended(log, state) if local else f"it exited {exited_at(state.since)}{moved_note(state.bridge)}"
         raise NoLiveHost(
             f"session {session_id}: no live {who} ({ended}); nothing was sent. --queue leaves the request for {later}"
         )

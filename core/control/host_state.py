@@ -275,10 +275,27 @@ def bridge_state(log: Path) -> HostState:
     return bridge_host_state(info, bridge_live(info), info.state == "exited" and dsh_runs(info))
 
 
+def moved_note(bridge: dict[str, Any] | None) -> str:
+    """What a DSH session directory moved, or copied from another machine, since its bridge last ran means
+    (``HostState.bridge``), or ``""``."""
+    bridge = bridge or {}
+    then = "no bridge reads its inbox until DSH resumes the session here, and then the requests queued for it"
+    if bridge.get("movedFrom"):
+        return f"; moved here from {bridge['movedFrom']}: {then} (control --queue), before the move or since, run"
+    if bridge.get("otherMachine"):
+        return (f"; its bridge.json was written on another machine, for {bridge['otherMachine']} there (this is a "
+                f"copy brought from it, or a directory the two share): {then} (control --queue) run, none of those "
+                "sent there")  # fmt: skip
+    return ""
+
+
 def bridge_host_state(info: BridgeInfo, live: bool, runs: bool = False) -> HostState:
     """A DSH session's host state from its bridge's ``info``, ``live`` or not, and whether the DSH process it names
     still ``runs`` (both found by the caller). A bridge that said it exited while its DSH runs on was unloaded
-    (``tapedeck bridge remove``, or its row taken out): DSH goes on with the session, which no bridge runs now."""
+    (``tapedeck bridge remove``, or its row taken out): DSH goes on with the session, which no bridge runs now. The
+    bridge of a directory moved since (``info.moved``) serves its old path, if any: none reads this inbox."""
+    if info.moved:
+        return HostState("exited", info.pid, _exit_time(info), KIND_DSH, info.summary())
     if live:
         return HostState(info.state, info.pid, info.since, KIND_DSH, info.summary())
     if runs and info.state == "exited":
@@ -333,7 +350,7 @@ def describe_host(state: dict[str, Any]) -> str:
     pid = f" ({'DSH ' if dsh else ''}pid {state['pid']})" if state.get("pid") else ""
     since = state.get("since")
     when = f" since {utc_time(since) or IMPLAUSIBLE}" if since else ""
-    return f"{name}{pid}{when}{problem}"
+    return f"{name}{pid}{when}{problem}{moved_note(bridge) if name == 'exited' else ''}"
 
 
 def exited_at(since: int | None) -> str:

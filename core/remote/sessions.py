@@ -6,6 +6,7 @@ from __future__ import annotations
 import posixpath
 import stat
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,12 @@ import orjson
 from core.bridge.files import (
     BOOT_ID_FILE,
     BRIDGE_FILE,
+    MACHINE_ID_FILES,
     MAX_BRIDGE_BYTES,
+    addressed,
     copied_problem,
     heartbeat_fresh,
+    machine_id,
     parse_bridge,
     same_machine,
     stat_start_time,
@@ -222,7 +226,8 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     names = [posixpath.join(d, name) for d in dirs for name in (STATE_FILE, BRIDGE_FILE)]
     small = [p for p, st in zip(names, link.stat_many(names, follow=False), strict=True)
              if st is not None and st.kind == "file" and st.size <= MAX_BRIDGE_BYTES]  # fmt: skip
-    found = dict(zip(small, link.read_files(small, MAX_BRIDGE_BYTES), strict=True))
+    asked = [*small, *MACHINE_ID_FILES]  # the machine's id tells a copy brought there from another machine
+    found = dict(zip(asked, link.read_files(asked, MAX_BRIDGE_BYTES), strict=True))
     recorded: list[tuple[str, Any]] = []
     for d in dirs:
         host = _json(found.get(posixpath.join(d, STATE_FILE)))
@@ -233,7 +238,7 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
             recorded.append((KIND_DSH, parse_bridge(bridge, posixpath.join(d, BRIDGE_FILE))))
         else:
             recorded.append(("", None))
-    _drop_copies(link, dirs, recorded)
+    _placed_bridges(link, dirs, recorded, machine_id(found[name] for name in MACHINE_ID_FILES))
     pids = sorted({pid for pid in map(_live_pid, recorded) if pid is not None})
     procs = (link.read_files([PROC_STAT, BOOT_ID_FILE, *(f"/proc/{pid}/stat" for pid in pids)], PROC_BYTES)
              if pids else [None, None])  # fmt: skip
@@ -248,16 +253,28 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     return states
 
 
-def _drop_copies(link: SshLink, dirs: list[str], recorded: list[tuple[str, Any]]) -> None:
+def _placed_bridges(link: SshLink, dirs: list[str], recorded: list[tuple[str, Any]], machine: str | None) -> None:
     """Read as no bridge at all each ``bridge.json`` written for another directory than the one it is in (a copy
-    of a bridged session): the two are told apart by their real paths, in one round trip for them all."""
+    of a bridged session), as moved each one whose directory is gone, and as brought each one written on another
+    machine than ``machine``, the one it is on (``core.bridge.files.read_bridge``): the first two are told apart by
+    their real paths, in one round trip for them all, and whether the one named exists, in one more when there are
+    such files (SFTP gives no inode to compare, and resolves a path that is gone)."""
+    for i, (kind, rec) in enumerate(recorded):
+        info = rec[0] if kind == KIND_DSH else None
+        if info is not None and info.dir_id is not None and machine is not None and addressed(info, machine) is None:
+            recorded[i] = (KIND_DSH, (replace(info, brought=True), None))
     asked = [i for i, (kind, rec) in enumerate(recorded) if kind == KIND_DSH and rec[0] is not None and
-             rec[0].dir is not None and posixpath.normpath(rec[0].dir) != posixpath.normpath(dirs[i])]  # fmt: skip
+             not rec[0].brought and rec[0].dir is not None and
+             posixpath.normpath(rec[0].dir) != posixpath.normpath(dirs[i])]  # fmt: skip
     real = link.realpaths([p for i in asked for p in (recorded[i][1][0].dir, dirs[i])])
-    for n, i in enumerate(asked):
-        served, here = real[2 * n], real[2 * n + 1]
-        if served is None or served != here:
-            info = recorded[i][1][0]
+    other = {i: real[2 * n] for n, i in enumerate(asked) if real[2 * n] is None or real[2 * n] != real[2 * n + 1]}
+    resolved = [i for i, served in other.items() if served is not None]  # a path that resolves may still be gone
+    there = dict(zip(resolved, link.stat_many([recorded[i][1][0].dir for i in resolved]), strict=True))
+    for i in other:
+        info = recorded[i][1][0]
+        if there.get(i) is None and "\x00" not in info.dir:  # no path holds a NUL byte: that names no directory
+            recorded[i] = (KIND_DSH, (replace(info, moved=True), None))
+        else:
             recorded[i] = (KIND_DSH, (None, copied_problem(posixpath.join(dirs[i], BRIDGE_FILE), info.dir)))
 
 

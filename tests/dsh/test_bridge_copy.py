@@ -131,3 +131,31 @@ def test_a_request_sent_to_the_original_in_the_millisecond_of_the_copy_does_not_
     with DshWeb(original) as web:
         web.prompt(sid, "The original's turn: steps=1 sleep=0")
         assert final_outcome(d, request["id"])["outcome"] == "applied"
+
+
+def test_a_moved_session_directory_reads_moved_and_runs_what_was_queued_for_it(
+    dsh: DshInstall, model: ScriptedModel, tmp_path: Path, capsys
+) -> None:
+    """A bridged session directory moved (mv) to another DSH's session root, a new directory made at its old path,
+    reads as moved, not as a copy that no bridge serves: no bridge reads its inbox until DSH resumes the session
+    there (control without --queue exits 3), and the requests queued for it, before the move and after, run then."""
+    original = DshHome(dsh, tmp_path / "a", model.url)
+    sid, d = _killed_mid_turn(original)
+    assert main(["control", str(d), "checkpoint", "--queue", "--arg", "objective=before the move", "--json"]) == 0
+    before = json.loads(capsys.readouterr().out)
+    elsewhere = DshHome(dsh, tmp_path / "b", model.url)
+    moved = elsewhere.sessions / d.parent.name / d.name
+    moved.parent.mkdir(parents=True)
+    d.rename(moved)
+    d.mkdir()  # not the directory bridge.json was written for, though at its path
+    assert main(["inspect", str(moved)]) == 0
+    said = capsys.readouterr().out
+    assert f"moved here from {d}" in said and "a copy" not in said, said
+    assert main(["control", str(moved), "checkpoint"]) == 3
+    assert f"moved here from {d}" in capsys.readouterr().err
+    assert main(["control", str(moved), "checkpoint", "--queue", "--arg", "objective=after the move", "--json"]) == 0
+    after = json.loads(capsys.readouterr().out)
+    with DshWeb(elsewhere) as web:
+        web.prompt(sid, "The moved session's turn: steps=1 sleep=0")
+        for request, objective in ((before, "before the move"), (after, "after the move")):
+            assert final_outcome(moved, request["id"])["detail"]["objective"] == objective

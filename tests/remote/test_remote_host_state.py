@@ -15,6 +15,7 @@ import orjson
 import pytest
 
 from core.bridge.files import proc_start_time
+from core.control.host_state import describe_host, read_host_state
 from core.remote.link import SshLink, link_for
 from core.remote.sessions import remote_host_state, remote_host_states
 from core.remote.target import RemoteTarget
@@ -197,3 +198,30 @@ def test_a_copy_of_a_bridged_remote_session_is_not_live(sshd: Sshd, tmp_path: Pa
     states = remote_host_states(link_for(original), [(original, False), (copy, False), (through_link, False)])
     assert [(s.state, s.live) for s in states] == [("running", True), ("none", False), ("running", True)]
     assert f"written for {tmp_path / 's'}, not for this directory" in states[1].bridge["problem"]
+
+
+def test_a_moved_bridged_remote_session_reads_moved_not_copied(sshd: Sshd, tmp_path: Path,
+                                                               sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
+    """A session directory moved on the far side (the path its bridge.json names is gone there) is no copy: it reads
+    exited, saying where it was moved from and that what is queued for it runs when DSH resumes it, as locally; one
+    whose bridge.json was written on another machine (a copy brought there) says so, though it names its path."""
+    sshd.trust()
+    dsh = sleeper()
+    now = int(time.time() * 1000)
+    bridge = {"state": "running", "pid": dsh.pid, "procStart": proc_start_time(dsh.pid), "since": now,
+              "heartbeat": now, "bootId": BOOT_ID, "dir": str(tmp_path / "gone")}  # fmt: skip
+    moved = _session(tmp_path, "s", {"bridge.json": bridge})
+    # the file of a copy brought from another machine (its path there gone here), and of a directory another machine
+    # shares, whose DSH runs the session there (its heartbeat fresh): neither is moved, the second is live
+    there = {**bridge, "pid": 999_999_999, "bootId": "another-boot", "dirId": "0123456789abcdef0123456789abcdef:64769:1234"}
+    brought = _session(tmp_path, "c", {"bridge.json": {**there, "dir": str(tmp_path / "gone"), "heartbeat": now - 60_000}})
+    shared = _session(tmp_path, "d", {"bridge.json": {**there, "dir": str(tmp_path / "gone")}})
+    logs = (moved, brought, shared)
+    states = remote_host_states(link_for(moved), [(log, False) for log in logs])
+    assert (states[0].state, states[0].live, states[0].bridge["movedFrom"]) == ("exited", False, str(tmp_path / "gone"))
+    assert f"moved here from {tmp_path / 'gone'}" in describe_host(states[0].to_dict())
+    assert (states[1].state, states[1].live) == ("exited", False)
+    assert f"written on another machine, for {tmp_path / 'gone'} there" in describe_host(states[1].to_dict())
+    assert (states[2].state, states[2].live) == ("running", True)
+    local = [read_host_state(Path(log.path)) for log in logs]
+    assert local == states and [describe_host(s.to_dict()) for s in local] == [describe_host(s.to_dict()) for s in states]
