@@ -318,3 +318,17 @@ async def test_every_screen_draws_a_logs_strings_as_the_text_they_are(
             assert not _controls(drawn), (key, drawn)
             for line in drawn.splitlines():  # each tag shown before what it would have styled, unless cut there
                 assert all(m.start() < 3 or line[m.start() - 3 : m.start()] == "[b]" for m in re.finditer("MK", line)), line
+
+
+def test_the_headers_machine_label_draws_what_the_link_said_as_pictures() -> None:
+    """A remote session's header says why its machine is unreachable in the SSH link's words, which quote the
+    server (its disconnect message, an SFTP status text): ESC ] 2 there retitled the terminal at every redraw of
+    the header while the machine stayed away; it is drawn as pictures, as the session's id beside it is."""
+    from types import SimpleNamespace
+
+    from tui.widgets.header import remote_label
+
+    live = SimpleNamespace(remote=SimpleNamespace(target=SimpleNamespace(where="box")),
+                           unreachable=f"box: unreachable since 10:00:00 (bye {ESCAPES})")  # fmt: skip
+    text, _ = remote_label(live)  # type: ignore[arg-type]
+    assert not _controls(text) and text.startswith(" on box: unreachable since 10:00:00 (bye ␛]52;c;"), text

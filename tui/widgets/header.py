@@ -80,13 +80,13 @@ def host_label(live: LiveSession) -> tuple[str, str]:
 
 def remote_label(live: LiveSession) -> tuple[str, str]:
     """`` on user@host`` for a session read over SSH (`` on host: unreachable since …`` while it cannot be
-    reached), else empty."""
+    reached, in the link's words, which may quote the server: drawn by ``printable``), else empty."""
     if live.remote is None:
         return "", ""
     where = live.remote.target.where
     if live.unreachable:
-        return f" on {where}: {live.unreachable.partition(': ')[2] or live.unreachable}", "bold red"
-    return f" on {where}", "bold cyan"
+        return printable(f" on {where}: {live.unreachable.partition(': ')[2] or live.unreachable}"), "bold red"
+    return printable(f" on {where}"), "bold cyan"
 
 
 def lineage_label(live: LiveSession) -> str:
