@@ -110,6 +110,17 @@ def process_gone(pid: int) -> bool:
         return True
 
 
+def no_access_path() -> Path:
+    """A path this process may not look at, even as root: another process's working directory (ptrace rules); the
+    test is skipped where this process may look at it."""
+    target = Path("/proc/1/cwd")
+    try:
+        target.stat()
+    except PermissionError:
+        return target
+    pytest.skip("this process may look at /proc/1/cwd")
+
+
 @pytest.fixture
 def processes() -> Iterator[Processes]:
     """Start a test's processes (``processes.start(args, …)``); any still running when it ends, whether it passed or

@@ -14,6 +14,7 @@ import pytest
 from bench.gen_session import generate
 from core.cli import main
 from core.read import index
+from tests.conftest import no_access_path
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dsh"
 # what reads a log through its index: the whole log (inspect, surface) or the events of some types
@@ -156,12 +157,7 @@ def test_cache_info_and_clear_say_when_the_cache_directory_cannot_be_looked_at(
     # a cache directory under a place this user may not look at (another user's home, here a link to another
     # process's working directory, which not even root may follow) ended 'cache info' and 'cache clear' in a
     # PermissionError traceback (pathlib's is_dir raises it), exit 1
-    hidden = Path("/proc/1/cwd")
-    try:
-        hidden.stat()
-        pytest.skip("this process may look at /proc/1/cwd")
-    except PermissionError:
-        pass
+    hidden = no_access_path()
     (tmp_path / "away").symlink_to(hidden)
     monkeypatch.setenv("TAPEDECK_CACHE_DIR", str(tmp_path / "away" / "cache"))
     for argv in (["info"], ["clear"], ["info", "--json"]):

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import no_access_path
+
 ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "tests" / "fixtures" / "dsh" / "tool-call-turn.session.jsonl"
 
@@ -166,12 +168,7 @@ def test_a_path_in_a_place_not_to_be_looked_at_is_named_not_a_traceback(
     pathlib's exists/is_dir raise it; any such error that no message wraps names its file, exit 2."""
     from core.cli import main
 
-    hidden = Path("/proc/1/cwd")
-    try:
-        hidden.stat()
-        pytest.skip("this process may look at /proc/1/cwd")
-    except PermissionError:
-        pass
+    hidden = no_access_path()
     script = tmp_path / "script.json"
     script.write_text('{"responses": [{"text": "done"}]}')
     argv = [word.format(hidden=hidden, script=script) for word in command]

@@ -22,6 +22,7 @@ from core.remote.link import RemoteStat, SshLink
 from core.remote.sessions import remote_logs
 from core.remote.target import RemoteTarget
 from core.shared.text import printable
+from tests.conftest import no_access_path
 from tests.tui.logs import Log
 
 
@@ -79,16 +80,6 @@ def test_unreadable_project_dir_is_skipped_with_a_note(tmp_path: Path, capsys: p
     assert "parent-1" in out.out and "skipped" in out.err and "--locked--" in out.err
 
 
-def _no_access() -> Path:
-    """A path this process may not look at even as root: another process's working directory (ptrace rules)."""
-    target = Path("/proc/1/cwd")
-    try:
-        target.stat()
-    except PermissionError:
-        return target
-    pytest.skip("this process may look at /proc/1/cwd")
-
-
 @pytest.mark.parametrize("where", ["--w--/linked", "--linked--"])
 def test_a_link_into_a_place_not_to_be_looked_at_is_skipped_with_a_note(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], where: str
@@ -96,7 +87,7 @@ def test_a_link_into_a_place_not_to_be_looked_at_is_skipped_with_a_note(
     # a project or session directory that is a link into a place this user may not see ended the listing in a
     # PermissionError traceback (pathlib's is_dir raises it), exit 1
     root = sessions_root(tmp_path)
-    (root / where).symlink_to(_no_access())
+    (root / where).symlink_to(no_access_path())
     assert main(["sessions", str(root)]) == 0
     out = capsys.readouterr()
     assert "3 sessions under" in out.out
@@ -104,7 +95,7 @@ def test_a_link_into_a_place_not_to_be_looked_at_is_skipped_with_a_note(
 
 
 def test_a_root_holding_only_such_a_link_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    (tmp_path / "proj").symlink_to(_no_access())
+    (tmp_path / "proj").symlink_to(no_access_path())
     assert main(["sessions", str(tmp_path)]) == 0
     out = capsys.readouterr()
     assert out.err.startswith(f"tapedeck: skipped {tmp_path / 'proj'}: Permission denied\n"), out.err
