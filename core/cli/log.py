@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections import Counter
 from collections.abc import Container
@@ -294,6 +295,9 @@ def _sessions(args: argparse.Namespace) -> int | None:
 
     default = default_sessions_root()
     if args.roots == [str(default)] and not default.exists():  # a fresh install: no session has run yet
+        if (blocked := next((p for p in default.parents if os.path.lexists(p)), None)) and not blocked.is_dir():
+            raise TapedeckError(f"{default} cannot be made: {blocked} is not a directory, so `tapedeck run` and "
+                                "`tapedeck demo` can keep no session there")  # fmt: skip
         emit([], args.json, lambda _: f"no sessions under {default}")
         warn(f"{default} does not exist yet: `tapedeck run` and `tapedeck demo` keep their sessions there")
         return None

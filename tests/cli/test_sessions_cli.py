@@ -247,6 +247,20 @@ def test_a_named_file_that_is_no_session_log_is_an_error(
     assert capsys.readouterr().out.startswith(f"1 session under {odd}, {good} (1 more could not be read: see stderr)\n")
 
 
+def test_a_default_root_a_file_keeps_from_being_made_is_no_fresh_install(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TAPEDECK_HOME naming a file (or ~/.tapedeck a file): 'tapedeck sessions' said the root 'does not exist yet'
+    and that run and demo keep their sessions there, which neither ever can; it says what is in the way, exit 2."""
+    (tmp_path / "home").write_text("a file")
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    assert main(["sessions"]) == 2
+    assert capsys.readouterr().err == (
+        f"tapedeck: {tmp_path / 'home' / 'sessions'} cannot be made: {tmp_path / 'home'} is not a directory, so "
+        "`tapedeck run` and `tapedeck demo` can keep no session there\n"
+    )
+
+
 def test_no_session_yet_under_the_default_root_is_no_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
