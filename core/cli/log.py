@@ -37,7 +37,7 @@ from core.read.surface import surface_row
 from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
 from core.shared.errors import LogNotFoundError, TapedeckError, seq_not_in_log
-from core.shared.text import model_label
+from core.shared.text import model_label, printable
 
 
 def inspect_report(session: Session) -> dict[str, Any]:
@@ -225,7 +225,7 @@ def _events_into(args: argparse.Namespace, spool: IO[bytes]) -> None:
         if out is not None:
             out.add(event)
             return
-        head = f"{seq:>6} t{'-' if turn is None else turn:<3} {etype:<26} ".encode()
+        head = f"{seq:>6} t{'-' if turn is None else turn:<3} {printable(etype):<26} ".encode()  # as the summary
         if etype in SURFACE_TYPES:
             spool.write(head)
             gaps.append((spool.tell(), seq))

@@ -1,8 +1,8 @@
 """Nothing a log holds reaches a terminal as a control: a Hypothesis property over the CLI's text printers. Each
 example appends hostile text (escape sequences, C0 and C1 controls, a carriage return, BiDi overrides and
-isolates) to every string of one line of a real DSH log, then runs every reading command with its stdout and
-stderr a terminal: neither may carry one of those characters (each is drawn as a picture, or in JSON written as
-its escape)."""
+isolates) to every string of one line of a real DSH log (its type too, or not), then runs every reading command
+with its stdout and stderr a terminal: neither may carry one of those characters (each is drawn as a picture, or
+in JSON written as its escape)."""
 
 from __future__ import annotations
 
@@ -37,14 +37,14 @@ class _Terminal(io.StringIO):
         return True
 
 
-def _appended(value: Any, text: str, key: str | None = None) -> Any:
-    """``value`` with ``text`` after each of its strings but an event's type."""
+def _appended(value: Any, text: str, typed: bool, key: str | None = None) -> Any:
+    """``value`` with ``text`` after each of its strings, an event's type only when ``typed``."""
     if isinstance(value, str):
-        return value if key == "type" else value + text
+        return value + text if typed or key != "type" else value
     if isinstance(value, list):
-        return [_appended(item, text) for item in value]
+        return [_appended(item, text, typed) for item in value]
     if isinstance(value, dict):
-        return {k: _appended(item, text, k) for k, item in value.items()}
+        return {k: _appended(item, text, typed, k) for k, item in value.items()}
     return value
 
 
@@ -61,10 +61,10 @@ def _commands(log: str, root: str) -> list[list[str]]:
 
 
 @settings(max_examples=25, derandomize=True)
-@given(st.integers(0, len(LINES) - 1), HOSTILE.map("".join))
-def test_no_text_printer_writes_a_logs_controls_to_a_terminal(line: int, text: str) -> None:
+@given(st.integers(0, len(LINES) - 1), HOSTILE.map("".join), st.booleans())
+def test_no_text_printer_writes_a_logs_controls_to_a_terminal(line: int, text: str, typed: bool) -> None:
     lines = list(LINES)
-    lines[line] = orjson.dumps(_appended(orjson.loads(lines[line]), text))
+    lines[line] = orjson.dumps(_appended(orjson.loads(lines[line]), text, typed))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp, "root")
         log = root / "--w--" / "s1" / "session.jsonl"
