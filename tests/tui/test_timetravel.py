@@ -266,10 +266,11 @@ async def test_request_view_steps_on_to_requests_that_went_out_while_it_was_open
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("key", ["R", "T", "comma", "full_stop"])
-async def test_travel_keys_on_a_deleted_log_say_why_they_do_nothing(tmp_path: Path, key: str) -> None:
+@pytest.mark.parametrize("key", ["R", "T", "comma", "full_stop", "click"])
+async def test_travel_keys_and_chart_clicks_on_a_deleted_log_say_why_they_do_nothing(tmp_path: Path, key: str) -> None:
     """With the followed log deleted, R, ',' and '.' did nothing and T said it needed a loaded log and a selected
-    row, which the operator had (only the header told): each toast says the log was deleted."""
+    row, which the operator had (only the header told), and a click on the context chart did nothing without a
+    word: each toast says the log was deleted."""
     path = policy_log().write(tmp_path / "session.jsonl")
     app = make_app(path, follow=True)
     async with app.run_test(size=SIZE) as pilot:
@@ -277,23 +278,11 @@ async def test_travel_keys_on_a_deleted_log_say_why_they_do_nothing(tmp_path: Pa
         path.unlink()
         await until(pilot, lambda: app.live is not None and app.live.log_deleted)
         app.clear_notifications()
-        await pilot.press(key)
-        await until(pilot, lambda: any("deleted" in n.message for n in app._notifications))
-
-
-@pytest.mark.anyio
-async def test_a_click_on_the_chart_of_a_deleted_log_says_why_it_does_nothing(tmp_path: Path) -> None:
-    """With the followed log deleted, a click on the context chart did nothing, without a word, where the travel
-    keys say why (2e7f0f5): its toast says the log was deleted."""
-    path = policy_log().write(tmp_path / "session.jsonl")
-    app = make_app(path, follow=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        path.unlink()
-        await until(pilot, lambda: app.live is not None and app.live.log_deleted)
-        app.clear_notifications()
-        await pilot.click("#chart", offset=(18, 0))
-        await until(pilot, lambda: any("No time travel: the log was deleted" in n.message for n in app._notifications))
+        if key == "click":
+            await pilot.click("#chart", offset=(18, 0))
+        else:
+            await pilot.press(key)
+        await until(pilot, lambda: any(": the log was deleted" in n.message for n in app._notifications))
 
 
 @pytest.mark.anyio
