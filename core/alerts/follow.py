@@ -414,6 +414,11 @@ class AlertWatch:
         log's start is not read again at every tick."""
         return read_host_state(self.path, self.engine.signals.hosted)
 
+    def lost(self) -> str | None:
+        """Why the machine that holds the log did not answer the last poll (None: it did; a local log's always
+        does)."""
+        return None
+
     def send_action(self, alert: Alert) -> None:
         """Send the alert's action when a live host that does not act on it itself runs the session (a
         ``TapedeckError`` when the request cannot be written)."""
@@ -927,7 +932,8 @@ def poll_one(watch: AlertWatch, now: int, final: bool, several: bool, unread: li
     """``watch.poll(now, final)``, where a log that cannot be read through (cut or replaced while it was read) does
     not end the read of the others: in a one-off read (``final``) of ``several`` logs its error is added to
     ``unread`` and None returned (a log read alone raises it); a follower's poll raises ``unreachable`` with it
-    (the session's row says so), cleared by the next poll that reads through."""
+    (the session's row says so), cleared by the next poll that reads through (raised again at once, for its own
+    reason, when that poll found the log's machine lost: ``AlertWatch.lost``)."""
     try:
         told = watch.poll(now, final)
     except LogFormatError as exc:
@@ -941,6 +947,8 @@ def poll_one(watch: AlertWatch, now: int, final: bool, several: bool, unread: li
     if watch.unreadable is not None:
         watch.unreadable = None
         told += watch.engine.reachable(True, now)
+        if (lost := watch.lost()) is not None:  # read through, as a poll that reads nothing does: the machine is gone
+            told += watch.engine.reachable(False, now, lost)
     return told
 
 

@@ -92,11 +92,16 @@ class RemoteFedWatch(FedWatch):
     def poll(self, now: int, final: bool = False) -> list[Alert]:
         """As ``FedWatch.poll``, then whether the machine answered the view's last read."""
         out = super().poll(now, final)
-        tail = self.remote.tail
-        if tail is None:
+        if self.remote.tail is None:
             return out
+        lost = self.lost()
         with self._feeding:
-            return out + self.engine.reachable(tail.unreachable is None, now, str(tail.unreachable or ""))
+            return out + self.engine.reachable(lost is None, now, lost or "")
+
+    def lost(self) -> str | None:
+        """Why the machine did not answer the view's last read (None: it did, or the view read nothing yet)."""
+        tail = self.remote.tail
+        return str(tail.unreachable) if tail is not None and tail.unreachable is not None else None
 
     def send_action(self, alert: Alert) -> None:
         """Append the alert's action to the remote inbox (as ``core.fleet.follow.send_remote_action``)."""

@@ -214,8 +214,12 @@ class RemoteSessionWatch(SessionWatch):
         """Read the new bytes and tick, then say whether the machine answered."""
         self._asked = time.monotonic()
         out = super().poll(now, final)
-        lost = self.tailer.unreachable
-        return out + self.engine.reachable(lost is None, now, str(lost) if lost else "")
+        lost = self.lost()
+        return out + self.engine.reachable(lost is None, now, lost or "")
+
+    def lost(self) -> str | None:
+        """Why the machine did not answer the last poll (None: it did)."""
+        return str(self.tailer.unreachable) if self.tailer.unreachable is not None else None
 
     def tick(self, now: int) -> list[Alert]:
         """As ``SessionWatch.tick``, but not while the machine cannot be reached: its writes and its host are not

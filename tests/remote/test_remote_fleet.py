@@ -370,3 +370,35 @@ def test_a_remote_session_directory_whose_log_is_a_fifo_is_named_as_locally(
     assert local.err == f"tapedeck: skipped {sdir / 'session.jsonl'}: is a FIFO, not a session log file\n", local.err
     assert remote.err == local.err.replace(str(sdir), f"testbox:{sdir}"), (remote.err, local.err)
     assert remote.out == local.out.replace(str(sdir), f"testbox:{sdir}")
+
+
+def test_a_machine_lost_on_the_poll_after_a_failed_read_is_said_at_once(sshd: Sshd, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """A remote session whose read failed (the log cut under the read: ``unreachable`` with that error) and whose
+    machine is lost by the next poll: that poll's row says the machine cannot be reached (the read's success, with
+    nothing read, cleared the alert for one poll)."""
+    from core.shared.errors import LogFormatError
+
+    sshd.trust()
+    path = tmp_path / "root" / "p" / "s1" / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    log = Log()
+    log.header()
+    _turns(log, 1, 2)
+    path.write_bytes(_lines([{**HEADER, "id": "s1"}, *log.events]))
+    fleet = Fleet([f"testbox:{tmp_path / 'root'}"], config())
+    _until(fleet, lambda f: [r.turn for r in f.rows()] == [2])
+    [watch] = fleet.watches.values()
+    read = watch.tailer.poll
+
+    def cut_under_the_read(*args: Any, **kwargs: Any) -> Any:
+        monkeypatch.setattr(watch.tailer, "poll", read)
+        raise LogFormatError(f"{path}: the line at offset 0 no longer holds seq 1")
+
+    monkeypatch.setattr(watch.tailer, "poll", cut_under_the_read)
+    fleet.poll()
+    assert [(a.cause, a.reason) for a in fleet.rows()[0].attention] == [("unreachable", f"{path}: the line at offset 0 no longer holds seq 1")]
+    sshd.kill()
+    fleet.poll()
+    said = [(a.cause, a.reason) for a in fleet.rows()[0].attention]
+    assert [cause for cause, _ in said] == ["unreachable"] and "unreachable since" in said[0][1], said
