@@ -59,6 +59,10 @@ def test_request_text_shows_every_message(capsys: pytest.CaptureFixture[str], de
         (["--seq", "0"], "no model request went out at or before seq 0"),
         (["--seq", "99999"], "seq 99999 is not in this log: its events are seq 0..70"),
         (["--seq", "-1"], "seq -1 is not in this log: its events are seq 0..70"),
+        # --turn and --step were dropped without a word beside --seq or --all: another request than the one named
+        (["--seq", "5", "--turn", "1", "--step", "1"], "--turn and --step pick a request themselves: give them "
+                                                       "without --seq"),
+        (["--all", "--turn", "1"], "--turn and --step pick a request themselves: give them without --all"),
     ],
 )
 def test_request_errors(capsys: pytest.CaptureFixture[str], fixtures_dir: Path, argv: list[str], message: str) -> None:
