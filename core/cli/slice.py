@@ -191,6 +191,8 @@ def _expand(args: argparse.Namespace) -> None:
         )
     if args.seq is None and args.step is None:
         raise TapedeckError("--turn needs --step (and --call K for the K-th result of that step)")
+    if args.seq is not None and (args.turn, args.step, args.call) != (None, None, None):
+        raise TapedeckError("--seq addresses a result itself: give it without --turn, --step and --call")
     for name, least in (("seq", 0), ("turn", 1), ("step", 1), ("call", 1), ("block", 1)):
         check_at_least(name, getattr(args, name), least)
     if args.lines is not None and not LINE_RANGE.fullmatch(args.lines.strip()):  # the tool would show it all

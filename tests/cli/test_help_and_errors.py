@@ -91,6 +91,9 @@ def test_run_without_a_task_asks_for_one(capsys: pytest.CaptureFixture[str], mon
         (["--turn", "1", "--step", "1", "--call", "0"], "--call must be a number from 1 (got 0)"),
         (["--turn", "1", "--step", "1", "--block", "0"], "--block must be a number from 1 (got 0)"),
         (["--seq", "-1", "--format-version", "4"], "--seq must be a number from 0 (got -1)"),
+        # --turn and --step were dropped without a word beside --seq: another result than the one named was shown
+        (["--seq", "5", "--format-version", "4", "--turn", "1", "--step", "1"],
+         "--seq addresses a result itself: give it without --turn, --step and --call"),
     ],
 )
 def test_expand_errors_are_for_a_person(
