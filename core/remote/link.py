@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from core.remote.target import RemoteTarget
+from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import TapedeckError
 
 if TYPE_CHECKING:
@@ -352,7 +353,8 @@ class SshLink:
 
 
 def _clock(ms: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(ms / 1000))
+    """``ms`` (this machine's clock) as a date, or what it is when no clock gives it."""
+    return utc_time(ms) or IMPLAUSIBLE
 
 
 _LINKS: dict[tuple[str | None, str, int | None], SshLink] = {}

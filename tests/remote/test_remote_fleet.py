@@ -402,3 +402,20 @@ def test_a_machine_lost_on_the_poll_after_a_failed_read_is_said_at_once(sshd: Ss
     fleet.poll()
     said = [(a.cause, a.reason) for a in fleet.rows()[0].attention]
     assert [cause for cause, _ in said] == ["unreachable"] and "unreachable since" in said[0][1], said
+
+
+def test_a_machine_lost_while_this_clock_reads_no_date_says_so(sshd: Sshd, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    """The time since which a machine cannot be reached is this machine's clock: one that reads before 1970 (or
+    past the year 9999) is said to be no time, not printed as a date no clock gives."""
+    from core.remote.link import Unreachable, link_for
+    from core.remote.target import RemoteTarget
+
+    sshd.trust()
+    link = link_for(RemoteTarget(None, "testbox", str(tmp_path)))
+    assert link.stat_many([str(tmp_path)])[0] is not None
+    sshd.kill()
+    monkeypatch.setattr(time, "time", lambda: -86_400.5)
+    with pytest.raises(Unreachable) as lost:
+        link.stat_many([str(tmp_path)])
+    assert "unreachable since an implausible time" in str(lost.value) and "1969" not in str(lost.value)
