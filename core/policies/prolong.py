@@ -61,6 +61,7 @@ import os
 import queue
 import re
 import stat
+import sys
 import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -362,7 +363,7 @@ class SectionWriter:
         self._overflow: deque[Any] = deque()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._window: deque[str] | None = deque(maxlen=window) if window > 0 else None
+        self._window: deque[str] | None = deque(maxlen=min(window, sys.maxsize)) if window > 0 else None  # no deque holds more
         self._probe = probe_section(session_id, path)
         self.writable: bool | None = None
         self.sections = 0
@@ -508,7 +509,7 @@ class DenyCounter:
         self._pending: dict[tuple[int | None, int | None], OrderedDict[str, tuple[str, str]]] = {}
         self._step_of: dict[str, tuple[int | None, int | None]] = {}
         self.denied = 0
-        self.recent: deque[DeniedCall] = deque(maxlen=keep)
+        self.recent: deque[DeniedCall] = deque(maxlen=min(keep, sys.maxsize))  # no deque holds more
 
     def observe(self, seq: int, event: Mapping[str, Any]) -> None:
         """Feed one event (any type)."""

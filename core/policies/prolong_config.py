@@ -9,7 +9,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 
 from core.policies.rewind_config import check_keys
 from core.shared.errors import ConfigError
-from core.shared.values import MAX_SAFE_INTEGER, whole_number
+from core.shared.values import whole_number
 
 KEYS = ("logFile", "logWindow", "promptOrder", "registerPrompt", "registerCommand", "denyKeep")
 PROMPT_ORDER_BAND = (100, 199)
@@ -89,13 +89,12 @@ def validate(raw: Mapping[str, object]) -> ProlongConfig:
     return ProlongConfig(
         log_file=check_log_file(raw.get("logFile", "log.txt")),
         log_window=_int(
-            raw, "logWindow", 0, -1, MAX_SAFE_INTEGER,
-            "-1 (disabled), 0 (keep all) or a positive section count (at most 2**53-1)",
+            raw, "logWindow", 0, -1, None, "-1 (disabled), 0 (keep all) or a positive section count"
         ),
         prompt_order=_int(
             raw, "promptOrder", 150, low, high, f"an integer in the tool-guidance band {low}-{high}"
         ),
         register_prompt=_bool(raw, "registerPrompt"),
         register_command=_bool(raw, "registerCommand"),
-        deny_keep=_int(raw, "denyKeep", 20, 0, MAX_SAFE_INTEGER, "a non-negative safe integer"),
+        deny_keep=_int(raw, "denyKeep", 20, 0, None, "a non-negative integer"),
     )
