@@ -19,6 +19,7 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.dom import DOMNode
+from textual.markup import escape
 from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
@@ -544,7 +545,7 @@ class TapedeckApp(ControlActions, App[None]):
             keys = f"key {self.get_key_display(binding)}"  # the help line adds to the title, never repeats it
             yield SystemCommand(
                 binding.description,
-                f"{binding.tooltip} · {keys}" if binding.tooltip else keys,
+                escape(f"{binding.tooltip} · {keys}" if binding.tooltip else keys),  # read as markup: keys as written
                 partial(self.run_action, binding.action, namespace),
             )
         if self.live is not None:
@@ -562,7 +563,7 @@ class TapedeckApp(ControlActions, App[None]):
                     seen.add(name)
                     yield SystemCommand(
                         name,
-                        f"opens {title} and runs it ({self.get_key_display(binding)} there)",
+                        escape(f"opens {title} and runs it ({self.get_key_display(binding)} there)"),
                         partial(self._on_policy_screen, module, binding.action),
                     )
         yield from (c for c in super().get_system_commands(screen) if c.title not in seen)

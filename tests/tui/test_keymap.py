@@ -168,3 +168,22 @@ async def test_every_binding_id_help_shows_on_every_screen_can_be_rebound(tmp_pa
     # The request view's keys and the Router screen's T among them (once refused by the keymap file).
     assert {"request.prev", "request.next", "request.close", "router.time_travel", "fleet.next"} <= shown
     assert len(shown) >= 60
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("keys", ["[/b]", "[b]x", "[@click=app.quit]q"])
+async def test_a_key_that_reads_as_markup_shows_as_written_in_the_palette(tmp_path: Path, keys: str) -> None:
+    """The command palette (ctrl+p) names each action's keys, as the keymap gives them, in text it reads as markup:
+    a binding to the key '[/b]' ended 'tapedeck watch' with a MarkupError as the palette listed it, and '[b]x' was
+    listed as 'key x'; each shows as written."""
+    keymap = tmp_path / "keymap.toml"
+    keymap.write_text(f'main.search = "{keys}"\n')
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
+    async with app.run_test(size=(150, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p", *"Sear")
+        await pilot.pause(0.5)
+        await settle(pilot)
+        assert app.screen.__class__.__name__ == "CommandPalette"
+        drawn = "\n".join("".join(s.text for s in strip) for strip in app.screen._compositor.render_strips())
+        assert f"key {keys}" in drawn, drawn
