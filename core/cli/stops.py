@@ -74,19 +74,22 @@ class Stops:
             raise Terminated if self.noted.pop(0) == signal.SIGTERM else KeyboardInterrupt
 
 
-_CURRENT: list[Stops] = []  # the Stops ``started`` installed, while its command runs
+_CURRENT: list[Stops] = []  # the Stops ``started`` installed on the main thread, while its command runs
 
 
 def current() -> Stops:
-    """The Stops of the ``run`` being run (a fresh one when ``main`` did not start it)."""
-    return _CURRENT[-1] if _CURRENT else Stops()
+    """The Stops of the ``run`` being run on the main thread, the only one signals reach (a fresh one elsewhere, or
+    when ``main`` did not start it: a run on another thread never takes the main thread's)."""
+    return _CURRENT[-1] if _CURRENT and threading.current_thread() is threading.main_thread() else Stops()
 
 
 def started(command: Callable[[], int]) -> int:
     """Run ``command`` (``main``'s parse and handler of ``run``) with its signals taken from now on; one that ends it
     before its host was made is said on stderr, exit 143 or 130."""
     stops = Stops()
-    _CURRENT.append(stops)
+    main = threading.current_thread() is threading.main_thread()
+    if main:
+        _CURRENT.append(stops)
     try:
         with stops.taken():
             try:
@@ -99,4 +102,5 @@ def started(command: Callable[[], int]) -> int:
 
                 return fail(f"{how} before the session started; nothing was written", code)
     finally:
-        _CURRENT.pop()
+        if main:
+            _CURRENT.pop()

@@ -449,3 +449,32 @@ def test_sigterms_sent_as_runs_start_leave_each_log_resumable(tmp_path: Path, pr
         log = log_path(root, str(workspace), "s1", False)
         if log.exists() and proc.returncode != 0:
             assert main(["run", "--resume", str(log), *common]) == 0, delay
+
+
+def test_a_run_on_another_thread_never_takes_the_main_thread_s_signals(tmp_path: Path) -> None:
+    """The Stops of a run on the main thread (the one signals reach) was the one a run started meanwhile on another
+    thread took as its own (tests run main so): holding and releasing it there moved the main thread's run."""
+    import threading
+
+    from core.cli.stops import current, started
+
+    seen: list[object] = []
+    ready, done = threading.Event(), threading.Event()
+
+    def other() -> None:
+        ready.wait(30)
+        seen.append(current())
+        done.set()
+
+    def on_main() -> int:
+        seen.append(current())
+        ready.set()
+        done.wait(30)
+        seen.append(current())
+        return 0
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    assert started(on_main) == 0
+    thread.join(30)
+    assert seen[0] is seen[2] and seen[1] is not seen[0]
