@@ -45,6 +45,11 @@ def test_load_keymap(tmp_path: Path) -> None:
         f"{path}: unknown binding id 'nope' (press ? to see the ids)",
         f'{path}: app.help must be a string of keys such as "ctrl+f" or "f3,ctrl+f"',
     ]
+    path.write_text('main.search = "\\u001b[2J"\nmain.filter = "f2,ctrl+\\u0085"\n')  # drawn in the footer, the palette
+    assert load_keymap(path, IDS) == ({}, [
+        f"{path}: main.search: '\\x1b[2J' holds a control character, which no key name does",
+        f"{path}: main.filter: 'f2,ctrl+\\x85' holds a control character, which no key name does",
+    ])  # fmt: skip
     path.write_text("main.search = \n")
     keymap, problems = load_keymap(path, IDS)
     assert keymap == {} and len(problems) == 1 and "not valid TOML" in problems[0]
