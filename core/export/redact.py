@@ -199,6 +199,7 @@ _YAML_BLOCK = re2.compile(
 CONFIG_KEY_MAX = 256  # how far back from a key word the start of its config line is looked for (``_config_line``)
 _COMMAND_END = (b"\n", b"\\n", b"|", b";", b"&")  # where the command a ``_KEYGEN`` option belongs to starts
 COMMAND_REACH = 1024  # how far back from such an option its command's start is looked for (``_keygen_value``)
+_SEARCH_TOOL = re.compile(rb"(?:^|[\s/\"(])(?:[efz]?grep|rg|ag|ack|git[ \t]+grep)[ \t]")  # ``_search_argument``
 # the value of a ``Cookie`` or ``Set-Cookie`` header, all its pairs (group 2; group 1 a quote before it): a
 # session's cookie is its login
 _COOKIE = re2.compile(
@@ -391,6 +392,8 @@ def _secret_value(data: bytes, m: Any) -> bool:
     ``db_password: root``): elsewhere such a value is as likely a short name in code (``password=pwd``, ``{ token:
     tok }``)."""
     value, quoted = m.group(3), m.group(2) is not None
+    if not quoted and data[m.start(3) - 1] in b" \t" and _search_argument(data, m.start(1)):
+        return False  # ``grep -rn password: config/``: a search tool's pattern, and a file
     if value.isalpha() and _PARSER_TOKEN.search(data, max(0, m.start(1) - 16), m.end(1)):  # a parser's word for
         return False  # what it found (``Identifier``), not a test's ``expected token: abc123``
     if quoted:  # all of it, to the closing quote: ``psk="my home wifi"`` is more than ``my``
@@ -593,9 +596,10 @@ def _option_value(data: bytes, m: Any) -> bool:
 
 def _sql_password(data: bytes, m: Any) -> bool:
     """True when the quoted value after ``PASSWORD`` or ``IDENTIFIED BY`` is one: all of it, to its closing quote,
-    from three characters, and no placeholder (``'$PASS'``, ``'<password>'``)."""
+    from three characters, and no placeholder (``'$PASS'``, ``'<password>'``) nor a file a search tool is given
+    (``grep password 'config.yml'``, ``_search_argument``)."""
     value = data[m.start(2) : _quoted_end(data, m, 2)]
-    return len(value) >= SHORTEST and _literal_secret(value)
+    return len(value) >= SHORTEST and _literal_secret(value) and not _search_argument(data, m.start())
 
 
 def _xml_text(data: bytes, m: Any) -> bool:
@@ -624,9 +628,27 @@ def _keygen_value(data: bytes, m: Any) -> bool:
     """True when a ``-N``/``-P`` option's value is the passphrase ``ssh-keygen`` takes: that command is the one the
     option is given to (named at most ``COMMAND_REACH`` bytes before it), and the value is no reference
     (``"$PASSPHRASE"``)."""
-    lo = max(0, m.start() - COMMAND_REACH)  # not back to the text's start at each option: it may hold thousands
-    start = max((at + len(end) for end in _COMMAND_END if (at := data.rfind(end, lo, m.start())) >= 0), default=lo)
-    return b"ssh-keygen" in data[start : m.start()] and _cli_value(data, m)
+    return b"ssh-keygen" in _command(data, m.start()) and _cli_value(data, m)
+
+
+def _command(data: bytes, at: int) -> bytes:
+    """The command ``at`` is in, up to ``at``: from its start (a line break, its JSON escape, a pipe, ``;``, ``&``),
+    looked for at most ``COMMAND_REACH`` bytes back (not back to the text's start each time: it may hold thousands)."""
+    lo = max(0, at - COMMAND_REACH)
+    return data[max((i + len(end) for end in _COMMAND_END if (i := data.rfind(end, lo, at)) >= 0), default=lo) : at]
+
+
+def _search_argument(data: bytes, at: int) -> bool:
+    """True when ``at`` is an argument of a search tool's command (grep, rg, ag, ack, git grep) outside any quote of
+    its arguments: a key word there is the pattern looked for and the next argument a file, no value of it
+    (``grep password 'config.yml'``, ``grep -rn password: config/``); in a quoted pattern it keeps its value
+    (``grep "password: hunter2pw" app.log``)."""
+    command = _command(data, at)
+    tool = _SEARCH_TOOL.search(command)
+    if tool is None:
+        return False
+    arguments = command[tool.end() :]
+    return arguments.count(b'"') % 2 == 0 and arguments.count(b"'") % 2 == 0
 
 
 def _netrc_password(data: bytes, m: Any) -> bool:

@@ -1566,3 +1566,31 @@ def test_a_shell_s_variable_before_a_command_hides_its_value_not_the_command(tex
     ends at the first blank; the command stays."""
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == out and r.summary()["key"] == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "grep password 'config.yml'", 'rg -n password "settings.py"', "grep -rn password: config/",
+        'git grep -i passwd: -- "*.yml"', '{"command": "grep -rn password: src/ app.yml\\n"}',
+    ],
+)  # fmt: skip
+def test_a_key_word_a_search_tool_looks_for_has_no_value(text: str) -> None:
+    """``grep password 'config.yml'`` hid the file name as SQL's quoted password, ``grep -rn password: config/``
+    the directory as the rest of a password's line: the word is the pattern of a search tool (grep, rg, ag, ack,
+    git grep), and the next argument is no value of it."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('grep "password: hunter2pw" app.log', 'grep "password: [redacted key]" app.log'),
+        ("grep -c \"the password 'hunter2pw'\" a.log", "grep -c \"the password '[redacted key]'\" a.log"),
+        ("grep -q x f && ALTER USER bob WITH PASSWORD 'hunter2pw'", "grep -q x f && ALTER USER bob WITH PASSWORD '[redacted key]'"),
+    ],
+)  # fmt: skip
+def test_a_password_in_a_search_tool_s_pattern_still_goes(text: str, out: str) -> None:
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out
