@@ -406,3 +406,35 @@ async def test_a_log_replaced_by_another_session_while_watched_drops_the_old_not
         await until(pilot, lambda: screen.events.notes == {})
         await until(pilot, lambda: any("holds the notes of another session" in t for t in _toasts(app)))
         assert sidecar_paths(path)[0].exists()  # kept
+
+
+@pytest.mark.parametrize("change", ["replaced", "deleted"])
+async def test_the_note_dialog_says_at_once_that_the_log_changed(tmp_path: Path, change: str) -> None:
+    """A log replaced or deleted while the note dialog was up: the operator wrote the note to its end, and only
+    Enter said it could not be saved. The dialog says it while it is up, above the note, which stays as written."""
+    from textual.widgets import Static
+
+    from tests.tui.logs import HEADER, Log
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settled_main_screen(pilot)
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        dialog = app.screen
+        await pilot.press(*"look here")
+        if change == "replaced":
+            other = Log({**HEADER, "id": "another-session"})
+            other.turn(1, "a new task", "out")
+            path.write_bytes(other.lines())
+        else:
+            path.unlink()
+
+        def said() -> str:
+            return " ".join(str(static.content) for static in dialog.query(Static) if static.display)
+
+        await until(pilot, lambda: "while this note was written" in said())
+        how = "deleted" if change == "deleted" else "truncated or replaced"
+        assert f"The log was {how} while this note was written" in said() and "Enter saves nothing" in said(), said()
+        assert app.screen is dialog and dialog.query_one("#ask-input").text == "look here"

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import Button, Input, Static, TextArea
 
-from tui.screens.dialog import Dialog
+from tui.screens.dialog import Dialog, warning_line
 from tui.screens.stacked import while_stacked
 
 
@@ -39,7 +39,7 @@ class ConfirmScreen(Dialog[bool]):
         """Title, the preview, and the two buttons."""
         with Vertical(classes="policy-dialog-box"):
             yield Static(Text(self.heading), classes="policy-dialog-title")  # it may quote a log: no markup
-            yield Static(id="confirm-warning", classes="policy-dialog-warning")
+            yield warning_line()
             with VerticalScroll(classes="policy-dialog-body"):
                 yield Static(self.body, id="confirm-body")
             with Horizontal(classes="policy-dialog-buttons"):
@@ -49,17 +49,12 @@ class ConfirmScreen(Dialog[bool]):
     @while_stacked
     def on_mount(self) -> None:
         """Start on Cancel, so a stray Enter never confirms."""
-        self.query_one("#confirm-warning").display = False
         self.query_one("#confirm-no", Button).focus()
 
     def revise(self, warning: str | None, body: RenderableType | None = None) -> None:
         """Say ``warning`` above the body (None: nothing is wrong), and show ``body`` in place of the old one."""
-        if not self.is_attached:
-            return
-        line = self.query_one("#confirm-warning", Static)
-        line.display = warning is not None
-        line.update(Text(warning or "", style="bold red"))  # it may quote a log: no markup
-        if body is not None:
+        self.warn(warning)
+        if body is not None and self.is_attached:
             self.body = body
             self.query_one("#confirm-body", Static).update(body)
 
@@ -117,6 +112,7 @@ class AskScreen(Dialog[str | None]):
         """Title, hint and the input line."""
         with Vertical(classes="policy-dialog-box"):
             yield Static(Text(self.heading), classes="policy-dialog-title")
+            yield warning_line()
             yield Static(Text(self.hint), classes="policy-dialog-hint")
             if self.lines:
                 area = LinesArea(self.value, id="ask-input", soft_wrap=True, placeholder=self.placeholder)

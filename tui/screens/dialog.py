@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import ClassVar, TypeVar
 
+from rich.text import Text
 from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
 
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import TOAST_RACK, stack_toasts
@@ -30,7 +32,20 @@ class Dialog(ModalScreen[ResultType]):
                 rack.display = False
                 rack.remove_children()
 
+    def warn(self, warning: str | None) -> None:
+        """Say ``warning`` on the dialog's warning line (``warning_line``), above what it asks; None hides it."""
+        if not self.is_attached:
+            return
+        line = self.query_one("#dialog-warning", Static)
+        line.display = warning is not None
+        line.update(Text(warning or "", style="bold red"))  # it may quote a log: no markup
+
     def _place_toasts(self, screen: Screen[object]) -> None:
         box = self.query_one(self.BOX).region
         above, below = box.y, self.size.height - box.bottom
         stack_toasts(self, top=above > below, edge=0, room=max(0, above, below))
+
+
+def warning_line() -> Static:
+    """A dialog's line for what changed under it while it is up (hidden until ``Dialog.warn`` says something)."""
+    return Static(id="dialog-warning", classes="policy-dialog-warning")

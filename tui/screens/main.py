@@ -214,6 +214,7 @@ class MainScreen(TimeTravelActions, SubagentLinks, ShareActions):
                 if scanner is not None:
                     scanner.restart()
             self.load_notes()  # a log replaced by another session's has none of the old one's notes
+            self.note_log_changed()
         else:
             self._rebuild(reset=False, appended=True)
             for scanner in (self.filter_scan, self.search_scan):

@@ -35,6 +35,7 @@ class ShareActions:
     mode: str  # the main screen's view: "full" or "surface"
     filter: EventFilter  # the main screen's
     export_dir: Path | None = None  # tests point exports somewhere of their own
+    note_asked: tuple[AskScreen, int, int] | None = None  # the note dialog up: it, the log's epoch and the seq noted
 
     def load_notes(self) -> None:
         """Read the log's notes in a worker and show them (a remote log has none: notes live beside a local one)."""
@@ -96,6 +97,7 @@ class ShareActions:
         shown = printable(note)  # a note's controls, as its sidecar holds them, drawn by the text box as pictures
 
         def asked(text: str | None) -> None:
+            self.note_asked = None
             if text is None:
                 return
             if text == shown:  # unchanged: the note as it is, controls and all
@@ -107,7 +109,20 @@ class ShareActions:
             self._write_note(seq, text)
 
         hint = "Kept beside the log, never in it. Enter saves (empty: removes), ctrl+j starts a new line, Esc cancels."
-        self.app.push_screen(AskScreen(f"Note on seq {seq}", hint, value=shown, lines=True), asked)  # type: ignore[attr-defined]
+        dialog = AskScreen(f"Note on seq {seq}", hint, value=shown, lines=True)
+        self.note_asked = (dialog, epoch, seq)
+        self.app.push_screen(dialog, asked)  # type: ignore[attr-defined]
+
+    def note_log_changed(self) -> None:
+        """The log changed: when it was truncated, replaced or deleted under the note dialog, the dialog says so at
+        once, before the operator writes the note to its end (Enter refuses it)."""
+        if self.note_asked is None:
+            return
+        dialog, epoch, seq = self.note_asked
+        live: Any = self.live  # type: ignore[attr-defined]
+        if live.epoch != epoch:
+            dialog.warn(f"The log was {live.how_changed} while this note was written: seq {seq} is no longer the event "
+                        "it was on, so Enter saves nothing.")  # fmt: skip
 
     @work(thread=True, group="note-write", exit_on_error=False)
     def _write_note(self, seq: int, text: str) -> None:
