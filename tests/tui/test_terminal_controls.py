@@ -332,3 +332,15 @@ def test_the_headers_machine_label_draws_what_the_link_said_as_pictures() -> Non
                            unreachable=f"box: unreachable since 10:00:00 (bye {ESCAPES})")  # fmt: skip
     text, _ = remote_label(live)  # type: ignore[arg-type]
     assert not _controls(text) and text.startswith(" on box: unreachable since 10:00:00 (bye ␛]52;c;"), text
+
+
+def test_config_values_the_log_set_are_drawn_as_pictures() -> None:
+    """The Config screen writes a value as JSON, which escapes the C0 controls but not a C1 control (0x9b, a CSI)
+    or a BiDi override: a value a log's config event set to one reached the terminal from the review dialog, the
+    check line, the current value and the table of logged changes; each is drawn as pictures."""
+    from tui.screens.config import Check, diff_text, show_value
+
+    old = "old\x9b2J\u202e"
+    check = Check("prolong.logFile", '"new"', "new", (("prolong.logFile", old, "new"),))
+    for shown in (show_value(old), diff_text(check).plain):
+        assert not _controls(shown) and "\u202e" not in shown and "old�2J�" in shown, shown

@@ -32,7 +32,7 @@ from core.control.inbox import ControlError, validate_request
 from core.log.vocabulary import HOST_EVENT
 from core.read.session import Session
 from core.shared.errors import ConfigError
-from core.shared.text import js_json
+from core.shared.text import js_json, printable
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, fill_table, logged
 from tui.screens.stacked import while_stacked
@@ -56,8 +56,9 @@ def leaves(tree: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, Any
 
 
 def show_value(value: Any) -> str:
-    """A config value as the operator types it (JSON; an unset key shows as ``null``); a recorded fact as is."""
-    return str(value) if isinstance(value, Recorded) else js_json(value)
+    """A config value as the operator types it (JSON; an unset key shows as ``null``); a recorded fact as is; the
+    controls JSON leaves as they are (a C1 control, a BiDi override: a log may have set the value) as pictures."""
+    return printable(str(value) if isinstance(value, Recorded) else js_json(value))
 
 
 @dataclass(frozen=True, slots=True)
