@@ -326,10 +326,12 @@ function readJson(file) {
   }
 }
 
+// A process's start time (field 22 of its /proc stat), undefined when none runs (a zombie has exited already).
 function procStart(pid) {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return ["Z", "X", "x"].includes(fields[0]) ? undefined : fields[19];
   } catch {
     return undefined;
   }
@@ -441,10 +443,21 @@ class SessionBridge {
   // Called from the poll loop until the session directory exists.
   attach(now) {
     if (!fs.existsSync(this.dir)) return false;
+    const previous = readJson(this.file(BRIDGE));
+    // Another DSH process that runs this session too (a second `dsh` resuming it) answers its inbox already: two
+    // bridges would run each request twice, and take turns writing bridge.json. This one waits until that one
+    // exits (the poll loop calls attach again).
+    const other = previous && servedByOther(previous, this.dir, this.plugin);
+    if (other) {
+      this.plugin.warn(
+        `session ${this.agent.id}: the tapedeck bridge of DSH process ${other} already answers its control inbox; ` +
+          "this process answers it once that one exits",
+      );
+      return false;
+    }
     this.line = 0;
     this.written = undefined; // an older instance answering again writes its state afresh
     this.partial = null;
-    const previous = readJson(this.file(BRIDGE));
     const saved = readJson(this.file(STATE));
     this.readOutcomes();
     this.readLog();
@@ -1045,6 +1058,16 @@ class SessionBridge {
     timer.unref?.();
     map.set(this.agent.id, { holds, timer });
   }
+}
+
+// The pid of another live DSH process of this machine whose bridge serves the directory `dir` (what its bridge.json,
+// `previous`, says), or undefined. The file of a copy or of a moved directory names another directory.
+function servedByOther(previous, dir, plugin) {
+  const pid = previous.pid;
+  if (!Number.isSafeInteger(pid) || pid === process.pid || previous.state === "exited" || previous.dir !== dir)
+    return undefined;
+  const live = plugin.bootId !== undefined && previous.bootId === plugin.bootId && procStart(pid) === previous.procStart;
+  return live && previous.procStart !== undefined ? pid : undefined;
 }
 
 // Where the directory `here` (of identity `mine`, on machine `machine`) was copied from, as bridge.json there

@@ -1,0 +1,43 @@
+"""Two DSH processes that run one session at once (a second ``dsh web`` resuming it while the first runs it), with
+the real DSH: one bridge answers the session's inbox, never both."""
+
+from __future__ import annotations
+
+from tests.dsh.harness import (
+    DshHome,
+    DshWeb,
+    bridge_json,
+    final_outcome,
+    log_events,
+    outcomes,
+    send,
+    start_session,
+    td_runs,
+    wait_for,
+)
+
+
+def test_a_second_dsh_running_the_session_leaves_its_inbox_to_the_first_until_it_exits(world: DshHome) -> None:
+    """Both processes load the session, so both bridges attached to its directory and each ran every request: a
+    checkpoint was applied twice (two marks, two outcomes for one id) and bridge.json named either process in
+    turn. The second waits while the first runs; once the first exits, it answers the requests sent since."""
+    with DshWeb(world) as first:
+        sid, d = start_session(world, first, "The first process's turn: steps=1 sleep=0", in_flight=False)
+        assert first.proc is not None
+        wait_for(lambda: (bridge_json(d) or {}).get("state") == "idle", 30, "the first bridge idle")
+        with DshWeb(world) as second:
+            assert second.proc is not None
+            second.prompt(sid, "The second process's turn: steps=2 sleep=0")
+            once = send(d, "checkpoint", {"objective": "once"})
+            final_outcome(d, once["id"])
+            wait_for(lambda: not second.running(sid), 30, "the second process's turn to end")
+            later = send(d, "checkpoint", {"objective": "still once"})
+            final_outcome(d, later["id"])
+            assert bridge_json(d)["pid"] == first.proc.pid
+            first.stop()
+            wait_for(lambda: (bridge_json(d) or {}).get("pid") == second.proc.pid, 30, "the second bridge")
+            after = send(d, "checkpoint", {"objective": "after the first exited"})
+            assert final_outcome(d, after["id"])["outcome"] == "applied"
+    ids = [once["id"], later["id"], after["id"]]
+    assert [o["requestId"] for o in outcomes(d) if o["outcome"] != "pending"] == ids
+    assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == ids
