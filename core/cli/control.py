@@ -14,6 +14,7 @@ from core.bridge.ops import SUPPORTED
 from core.cli import COMMANDS
 from core.cli.args import add_json, add_log_path, check_utf8
 from core.cli.common import emit, guarded, warn
+from core.cli.stops import Stops, stopped_by
 from core.control.config import parse_value
 from core.control.host_state import KIND_DSH, HostState, exited_at, how_it_ended, moved_note, read_host_state
 from core.control.inbox import (
@@ -100,18 +101,27 @@ def _wait_outcome(
             return f"the {who} exited {exited_at(state.since)} before it answered; the request was withdrawn"
         return f"the host went away before it answered: {how_it_ended(log, state)}; the request was withdrawn"
 
-    try:
-        event = watch.wait(timeout, gone)
-    except HostGone as exc:
-        if began is not None:
-            return watch.wait(0) or {"type": CONTROL_EVENT, "data": began, "gone": True}
-        withdraw()
-        data = {"requestId": request["id"], "op": request["op"], "outcome": CANCELLED, "error": str(exc)}
-        return watch.wait(0) or {"type": CONTROL_EVENT, "data": data, "withdrawn": True}
-    if event is None:
-        withdraw()
-        event = watch.wait(WITHDRAW_GRACE if host().live else 0)
-        if event is None or (event.get("data") or {}).get("outcome") == CANCELLED:
+    stops = Stops()
+    with stops.taken():  # a second signal while the request is withdrawn is only noted: the withdrawal is written
+        try:
+            event = watch.wait(timeout, gone)
+        except HostGone as exc:
+            if began is not None:
+                return watch.wait(0) or {"type": CONTROL_EVENT, "data": began, "gone": True}
+            withdraw()
+            data = {"requestId": request["id"], "op": request["op"], "outcome": CANCELLED, "error": str(exc)}
+            return watch.wait(0) or {"type": CONTROL_EVENT, "data": data, "withdrawn": True}
+        except KeyboardInterrupt as exc:  # Ctrl-C or a SIGTERM: the sender gives up, as when the wait times out
+            if not stops.ending:
+                raise
+            how, code = stopped_by(exc)
+            if (event := _withdrawn(watch, host, withdraw)) is None:
+                stopped = ControlError(f"{how} while waiting; request {request['id']} was withdrawn, so the host "
+                                       "will never apply it")  # fmt: skip
+                stopped.exit_code = code
+                raise stopped from None
+            return event
+        if event is None and (event := _withdrawn(watch, host, withdraw)) is None:
             pending = watch.pending
             said = (
                 f"no outcome for request {request['id']}"
@@ -121,6 +131,16 @@ def _wait_outcome(
             )
             raise ControlError(f"{said} after {timeout:g} s; it was withdrawn, so the host will never apply it")
     return event
+
+
+def _withdrawn(
+    watch: OutcomeWatch | BridgeOutcomeWatch, host: Callable[[], HostState], withdraw: Callable[[], None]
+) -> dict[str, Any] | None:
+    """Withdraw the request being waited for; the outcome the host gave it before it read the withdrawal (it
+    applied it meanwhile), or None when it never will."""
+    withdraw()
+    event = watch.wait(WITHDRAW_GRACE if host().live else 0)
+    return None if event is None or (event.get("data") or {}).get("outcome") == CANCELLED else event
 
 
 def _render_outcome(event: dict[str, Any]) -> str:
@@ -318,7 +338,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
             "runs the session; it answers within a second and records the outcome in the log. With --wait, follow "
             "the log until the final outcome: exit 0 when applied, 1 when rejected, cancelled or expired, 4 when "
             "DSH died while running it (unknown: it may have taken effect); a wait that times out withdraws the "
-            "request (exit 2). No live host: exit 3 and nothing is written, unless "
+            "request (exit 2), and so does Ctrl-C or a SIGTERM while it waits (exit 130 or 143). No live host: exit 3 and nothing is written, unless "
             "--queue leaves the request for the next resume. A session run by DSH is controlled through the "
             "tapedeck bridge plugin (`tapedeck bridge install`), which answers in control.outcomes.jsonl; a log "
             "that neither a tapedeck host nor the bridge ever ran: exit 2."

@@ -6,14 +6,13 @@ import argparse
 import contextlib
 import os
 import shlex
-import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
 from core.cli.args import add_json, check_seconds, check_utf8, path_argument
 from core.cli.common import emit, fail, for_terminal, guarded, quiet_stdout, warn
-from core.cli.stops import Terminated, current, how_it_ended
+from core.cli.stops import current, ended_by, stopped_by
 from core.control.config import load_config
 from core.log.layout import default_sessions_root
 from core.log.sessions import discover_sessions
@@ -146,11 +145,11 @@ def _run(args: argparse.Namespace) -> int:
             stops.ending = True  # a signal from here on waits for the close
             host.close()
     if ended is not None:
-        how, code = how_it_ended(signal.SIGTERM if isinstance(ended, Terminated) else signal.SIGINT)
+        how, code = stopped_by(ended)
         return fail(f"{how}; `{_resume_command(args, host.session.id, host.writer.path)}` continues the session", code)
     assert outcomes is not None  # the run returned
     if stops.noted:  # the run had ended; the close it let finish
-        how, code = how_it_ended(stops.noted[0])
+        how, code = ended_by(stops.noted[0])
         return fail(f"{how} while the host was closing, after its run had ended; it closed the session first", code)
     payload = {
         "session": host.session.id,

@@ -24,9 +24,14 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM, taken as Ctrl-C is: the run ends where it stands, the host closes, its log stays resumable."""
 
 
-def how_it_ended(signum: int) -> tuple[str, int]:
+def ended_by(signum: int) -> tuple[str, int]:
     """The word and the exit status for a run ``signum`` ended."""
     return ("terminated", EXIT_TERMINATED) if signum == signal.SIGTERM else ("interrupted", EXIT_INTERRUPTED)
+
+
+def stopped_by(exc: KeyboardInterrupt) -> tuple[str, int]:
+    """The word and the exit status for what ``exc`` says ended a run: ``Terminated`` a SIGTERM, else Ctrl-C."""
+    return ended_by(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
 
 
 class Stops:
@@ -97,7 +102,7 @@ def started(command: Callable[[], int]) -> int:
             except KeyboardInterrupt as exc:  # the run catches its own: this one came before its host was made
                 if not stops.ending:  # not a signal's
                     raise
-                how, code = how_it_ended(signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+                how, code = stopped_by(exc)
                 from core.cli.common import fail
 
                 return fail(f"{how} before the session started; nothing was written", code)

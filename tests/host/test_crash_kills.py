@@ -478,3 +478,38 @@ def test_a_run_on_another_thread_never_takes_the_main_thread_s_signals(tmp_path:
     assert started(on_main) == 0
     thread.join(30)
     assert seen[0] is seen[2] and seen[1] is not seen[0]
+
+
+@pytest.mark.parametrize(("sig", "code", "how"), [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_wait_ended_by_ctrl_c_or_sigterm_withdraws_its_request_as_a_timeout_does(
+    tmp_path: Path, spawn: Callable[..., _Process], processes: Processes, sig: int, code: int, how: str
+) -> None:
+    """Ctrl-C on 'control --wait' ended it in a KeyboardInterrupt traceback and a SIGTERM without a word, and the
+    request stayed in the inbox, to be applied at the host's next step though its sender gave up on it; it is
+    withdrawn, as a wait that times out withdraws it, and the command says so, exit 130 or 143."""
+    script = tmp_path / "script.json"
+    sleeper = {"name": "bash", "arguments": {"command": "sleep 60"}}
+    script.write_text(json.dumps({"responses": [{"toolCalls": [sleeper]}, {"text": "done"}]}))
+    workspace, root = tmp_path / "ws", tmp_path / "root"
+    workspace.mkdir()
+    host = spawn("host", "task", "--provider", f"scripted:{script}", "--sessions-root", str(root), "--workspace",
+                 str(workspace), "--session-id", "s1")  # fmt: skip
+    log = log_path(root, str(workspace), "s1", False)
+    host.wait_for(lambda: log.exists() and any(e["type"] == "tool/call" for e in read_log(log).events))
+    waiting = processes.start([sys.executable, "-m", "core.cli", "control", str(log), "config.set", "--arg",
+                               "key=slice.fold.pinSteps", "--arg", "value=2", "--wait", "--timeout", "120"],
+                              cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)  # fmt: skip
+    inbox = control.inbox_path(log)
+    deadline = time.monotonic() + 60
+    while not (inbox.exists() and inbox.read_bytes().endswith(b"\n")):  # the request is written: the wait is on
+        assert waiting.poll() is None and time.monotonic() < deadline, waiting.communicate()
+        time.sleep(0.02)
+    time.sleep(0.3)  # into the wait
+    waiting.send_signal(sig)
+    out, err = waiting.communicate(timeout=60)
+    [request] = [json.loads(line) for line in inbox.read_text().splitlines() if '"op"' in line]
+    assert (waiting.returncode, out) == (code, ""), err
+    assert err == (f"tapedeck: {how} while waiting; request {request['id']} was withdrawn, so the host will never "
+                   "apply it\n"), err  # fmt: skip
+    assert request["id"] in [json.loads(line).get("withdraw") for line in inbox.read_text().splitlines()]
