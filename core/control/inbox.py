@@ -84,7 +84,7 @@ LOCK_RETRY_SECONDS = 0.01
 MAX_EXPIRY_SECONDS = 1e12  # far beyond any wait, and its epoch milliseconds stay an integer the log can hold
 ORIGIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*\Z")
 # The id of a line that cannot be decoded (too deep, too long, a lone surrogate), read from where writers put it.
-_LEADING_ID = re.compile(rb'\A\s*\{\s*"id"\s*:\s*"([A-Za-z0-9._:-]{1,%d})"' % MAX_ID_CHARS)
+_LEADING_ID = re.compile(rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"id"\s*:\s*"([A-Za-z0-9._:-]{1,%d})"' % MAX_ID_CHARS)  # after an editor's byte order mark too
 
 class ControlError(TapedeckError):
     """A control request is malformed (unknown op, wrong arguments) or the inbox cannot be written."""

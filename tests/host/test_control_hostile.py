@@ -374,3 +374,11 @@ def test_a_whole_number_beyond_64_bits_sent_as_a_float_is_refused_as_the_integer
     }, answers
     assert main(["control", str(log), "stop"]) == 0
     assert host.wait(30) == 0
+
+
+def test_a_line_an_editor_began_with_a_byte_order_mark_is_rejected_by_its_id(inbox: Path) -> None:
+    # orjson refuses the mark, and the id was then looked for only at the line's first byte: the line was only
+    # reported, so its sender (a script written with PowerShell's Out-File, say) never heard of its request
+    entry = _one(inbox, b'\xef\xbb\xbf{"id":"bom-1","op":"checkpoint","args":{},"at":1}')
+    assert entry.request is not None and entry.request["id"] == "bom-1"
+    assert entry.error is not None and "byte order mark" in entry.error
