@@ -352,12 +352,17 @@ async def test_x_says_why_an_export_failed_on_any_error(tmp_path: Path, monkeypa
 
 
 @pytest.mark.parametrize("change", ["replaced", "deleted"])
-async def test_a_note_on_a_log_changed_while_it_was_written_is_not_saved(tmp_path: Path, change: str) -> None:
+async def test_a_note_on_a_log_changed_while_it_was_written_is_said_at_once_and_not_saved(
+    tmp_path: Path, change: str
+) -> None:
     """The note dialog names a seq of the log as it was when ``a`` opened it. A log truncated and rewritten with
     another session meanwhile got the note anyway, on that seq (another event, or none) in a sidecar labelled
     with the new session. The note is now refused, in a toast that says why, and nothing is written; a log deleted
     meanwhile was said to be "truncated or replaced", and is said to be deleted, as the policy screens' confirm
-    dialogs and the full result view say."""
+    dialogs and the full result view say. And only Enter said so, once the operator had written the note to its
+    end: the dialog says it while it is up, above the note, which stays as written."""
+    from textual.widgets import Static
+
     from tests.tui.logs import HEADER, Log
 
     path = policy_log().write(tmp_path / "session.jsonl")
@@ -366,6 +371,7 @@ async def test_a_note_on_a_log_changed_while_it_was_written_is_not_saved(tmp_pat
         await settled_main_screen(pilot)
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, AskScreen))
+        dialog = app.screen
         await pilot.press(*"look here")
         live = app.live
         assert live is not None
@@ -376,15 +382,23 @@ async def test_a_note_on_a_log_changed_while_it_was_written_is_not_saved(tmp_pat
             path.write_bytes(other.lines())
         else:
             path.unlink()
+
+        def said() -> str:
+            return " ".join(str(static.content) for static in dialog.query(Static) if static.display)
+
+        await until(pilot, lambda: "while this note was written" in said())
+        how = "deleted" if change == "deleted" else "truncated or replaced"
+        assert f"The log was {how} while this note was written" in said() and "Enter saves nothing" in said(), said()
+        assert app.screen is dialog and dialog.query_one("#ask-input").text == "look here"
         await until(pilot, lambda: live.epoch != epoch)
         await pilot.press("enter")
         await until(pilot, lambda: any("not saved" in t for t in _toasts(app)))
-        said = next(t for t in _toasts(app) if "not saved" in t)
+        said_then = next(t for t in _toasts(app) if "not saved" in t)
         if change == "replaced":
             await settle(pilot)
             assert not any(os.path.lexists(p) for p in sidecar_paths(path)), load_notes(path)
         else:
-            assert "the log was deleted while it was written" in said and "replaced" not in said, said
+            assert "the log was deleted while it was written" in said_then and "replaced" not in said_then, said_then
             assert not list(tmp_path.iterdir())  # no note beside the log that is gone
 
 
@@ -406,35 +420,3 @@ async def test_a_log_replaced_by_another_session_while_watched_drops_the_old_not
         await until(pilot, lambda: screen.events.notes == {})
         await until(pilot, lambda: any("holds the notes of another session" in t for t in _toasts(app)))
         assert sidecar_paths(path)[0].exists()  # kept
-
-
-@pytest.mark.parametrize("change", ["replaced", "deleted"])
-async def test_the_note_dialog_says_at_once_that_the_log_changed(tmp_path: Path, change: str) -> None:
-    """A log replaced or deleted while the note dialog was up: the operator wrote the note to its end, and only
-    Enter said it could not be saved. The dialog says it while it is up, above the note, which stays as written."""
-    from textual.widgets import Static
-
-    from tests.tui.logs import HEADER, Log
-
-    path = policy_log().write(tmp_path / "session.jsonl")
-    app = make_app(path, follow=True)
-    async with app.run_test(size=SIZE) as pilot:
-        await settled_main_screen(pilot)
-        await pilot.press("a")
-        await until(pilot, lambda: isinstance(app.screen, AskScreen))
-        dialog = app.screen
-        await pilot.press(*"look here")
-        if change == "replaced":
-            other = Log({**HEADER, "id": "another-session"})
-            other.turn(1, "a new task", "out")
-            path.write_bytes(other.lines())
-        else:
-            path.unlink()
-
-        def said() -> str:
-            return " ".join(str(static.content) for static in dialog.query(Static) if static.display)
-
-        await until(pilot, lambda: "while this note was written" in said())
-        how = "deleted" if change == "deleted" else "truncated or replaced"
-        assert f"The log was {how} while this note was written" in said() and "Enter saves nothing" in said(), said()
-        assert app.screen is dialog and dialog.query_one("#ask-input").text == "look here"
