@@ -287,6 +287,9 @@ export function decodeLine(lineNo, raw) {
   };
   if (obj.queued === true) request.queued = true;
   if (typeof obj.to === "string" && obj.to.length <= MAX_ID_CHARS) request.to = obj.to;
+  // when it was sent decides whether it came before the host: a line whose time is none cannot say
+  if (Object.hasOwn(obj, "at") && !(request.at !== null && request.at >= 1))
+    return { request, error: `${where}: its 'at' is no time (epoch milliseconds after 1970)` };
   // no deadline that passed (nor a date, below -8.64e15): a line no sender of ours could write
   if (typeof obj.expires === "number" && obj.expires < 1)
     return { request, error: `${where}: its 'expires' is no time (epoch milliseconds after 1970)` };

@@ -70,7 +70,7 @@ from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.fdwrite import write_all
 from core.shared.text import js_json
-from core.shared.values import int_or_none
+from core.shared.values import MAX_SAFE_INTEGER, int_or_none
 
 INBOX_NAME = "control.jsonl"
 INBOX_MODE = 0o600
@@ -436,6 +436,8 @@ def _entry(line: int, offset: int, raw: bytes) -> InboxEntry:
     request = {"id": request_id, "op": op if isinstance(op, str) else None, "args": {}, "at": int_or_none(at)}
     if obj.get("queued") is True:
         request["queued"] = True
+    if "at" in obj and not (request["at"] is not None and 1 <= request["at"] <= MAX_SAFE_INTEGER):
+        return InboxEntry(line, offset, request, f"{where}: its 'at' is no time (epoch milliseconds after 1970)")
     expires = int_or_none(obj.get("expires"))
     if expires is not None and expires < 1:  # no deadline that passed: a line no sender of ours could write
         return InboxEntry(line, offset, request, f"{where}: its 'expires' is no time (epoch milliseconds after 1970)")

@@ -382,3 +382,33 @@ def test_a_line_an_editor_began_with_a_byte_order_mark_is_rejected_by_its_id(inb
     entry = _one(inbox, b'\xef\xbb\xbf{"id":"bom-1","op":"checkpoint","args":{},"at":1}')
     assert entry.request is not None and entry.request["id"] == "bom-1"
     assert entry.error is not None and "byte order mark" in entry.error
+
+
+def test_a_request_whose_at_is_no_time_is_rejected_by_its_id_by_a_real_host(
+    tmp_path: Path, processes: Processes
+) -> None:
+    """``at`` decides whether a request was sent before the host started (then cancelled): one that is no integer
+    time ("soon", 1.5, true, a time before 1970) was taken as fresh and applied, a checkpoint placed on no one's
+    word. The host rejects it by its id, naming the key, as it does a malformed ``expires``."""
+    from core.control.inbox import final_outcome_in
+
+    host, log = lingering_host(processes, tmp_path)
+    deadline = time.monotonic() + 60
+    while read_host_state(log).state != "idle":
+        assert host.poll() is None and time.monotonic() < deadline, "the host did not get idle"
+        time.sleep(0.02)
+    values = {"text": b'"soon"', "float": b"1.5", "bool": b"true", "zero": b"0", "null": b"null"}
+    with inbox_path(log).open("ab") as out:
+        for name, value in values.items():
+            out.write(b'{"id":"at-%s","op":"checkpoint","args":{},"at":%s}\n' % (name.encode(), value))
+    outcomes: dict[str, dict[str, object] | None] = {}
+    while len(outcomes) < len(values) or None in outcomes.values():
+        assert host.poll() is None and time.monotonic() < deadline, outcomes
+        outcomes = {name: final_outcome_in(log.read_bytes(), f"at-{name}") for name in values}
+        time.sleep(0.05)
+    said = "control inbox line {}: its 'at' is no time (epoch milliseconds after 1970)"
+    assert {name: (o["outcome"], o.get("error")) for name, o in outcomes.items() if o} == {
+        name: ("rejected", said.format(n)) for n, name in enumerate(values, 1)
+    }
+    assert main(["control", str(log), "stop"]) == 0
+    assert host.wait(30) == 0
