@@ -195,8 +195,14 @@ def _expand(args: argparse.Namespace) -> None:
         raise TapedeckError("--seq addresses a result itself: give it without --turn, --step and --call")
     for name, least in (("seq", 0), ("turn", 1), ("step", 1), ("call", 1), ("block", 1)):
         check_at_least(name, getattr(args, name), least)
-    if args.lines is not None and not LINE_RANGE.fullmatch(args.lines.strip()):  # the tool would show it all
-        raise TapedeckError(f"--lines {args.lines!r} is not a line range: give A-B (1-based, inclusive), e.g. 40-90")
+    if args.lines is not None:
+        match = LINE_RANGE.fullmatch(args.lines.strip())
+        if match is None:  # the tool would show it all
+            raise TapedeckError(
+                f"--lines {args.lines!r} is not a line range: give A-B (1-based, inclusive), e.g. 40-90"
+            )
+        if not match[1].lstrip("0"):  # the tool reads a model's 0 as 1
+            raise TapedeckError(f"--lines {args.lines!r}: lines count from 1, so A must be 1 or more")
     names = {
         "seq": "seq",
         "format_version": "formatVersion",

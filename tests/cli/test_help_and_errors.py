@@ -84,6 +84,9 @@ def test_run_without_a_task_asks_for_one(capsys: pytest.CaptureFixture[str], mon
         (["--turn", "1", "--step", "1", "--lines", "9-3"], "--lines 9-3 selects nothing: the result has 2 lines"),
         (["--turn", "1", "--step", "1", "--lines", "40:90"], "--lines '40:90' is not a line range: give A-B"),
         (["--turn", "1", "--step", "1", "--lines", "5"], "--lines '5' is not a line range: give A-B"),
+        # read as 1-2 without a word (the recall tool clamps a model's range; a person is told)
+        (["--turn", "1", "--step", "1", "--lines", "0-2"], "--lines '0-2': lines count from 1, so A must be 1 or more"),
+        (["--turn", "1", "--step", "1", "--lines", "00 - 0"], "--lines '00 - 0': lines count from 1, so A must be 1 or more"),
         (["--turn", "1", "--step", "1", "--grep", "("], "--grep: '(' is not a valid regular expression"),
         (["--turn", "1", "--step", "1", "--block", "2"], "--block 2: the result has 1 block"),
         (["--turn", "9", "--step", "1"], "no tool result recorded at turn 9 step 1 call 1"),
