@@ -96,10 +96,11 @@ def _wait_outcome(
             return None
         if (began := interrupted(state, request["id"], request["op"])) is not None:
             return str(began["error"])
+        answered = "before it answered" if watch.pending is None else f"while {_pending(watch.pending)}"
         if state.kind == KIND_DSH or log is None:
             who = "DSH bridge" if state.kind == KIND_DSH else "host"
-            return f"the {who} exited {exited_at(state.since)} before it answered; the request was withdrawn"
-        return f"the host went away before it answered: {how_it_ended(log, state)}; the request was withdrawn"
+            return f"the {who} exited {exited_at(state.since)} {answered}; the request was withdrawn"
+        return f"the host went away {answered}: {how_it_ended(log, state)}; the request was withdrawn"
 
     stops = Stops()
     with stops.taken():  # a second signal while the request is withdrawn is only noted: the withdrawal is written
@@ -122,13 +123,7 @@ def _wait_outcome(
                 raise stopped from None
             return event
         if event is None and (event := _withdrawn(watch, host, withdraw)) is None:
-            pending = watch.pending
-            said = (
-                f"no outcome for request {request['id']}"
-                if pending is None
-                else f"request {request['id']} was still pending"
-                + (f" ({in_words(pending['detail'])})" if pending.get("detail") is not None else "")
-            )
+            said = f"no outcome for request {request['id']}" if watch.pending is None else _pending(watch.pending)
             raise ControlError(f"{said} after {timeout:g} s; it was withdrawn, so the host will never apply it")
     return event
 
@@ -141,6 +136,12 @@ def _withdrawn(
     withdraw()
     event = watch.wait(WITHDRAW_GRACE if host().live else 0)
     return None if event is None or (event.get("data") or {}).get("outcome") == CANCELLED else event
+
+
+def _pending(pending: dict[str, Any]) -> str:
+    """What the host's ``pending`` answer to a request said: ``request … was still pending (waitingFor: idle)``."""
+    detail = f" ({in_words(pending['detail'])})" if pending.get("detail") is not None else ""
+    return f"request {pending.get('requestId')} was still pending{detail}"
 
 
 def _render_outcome(event: dict[str, Any]) -> str:

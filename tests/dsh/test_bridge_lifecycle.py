@@ -473,3 +473,24 @@ def test_a_request_running_across_a_plugin_reload_stays_in_flight_and_is_unknown
         assert done["outcome"] == "unknown" and "may or may not have taken effect" in done["error"], done
         assert done["error"].endswith(unknown_hint("checkpoint")), done  # where a mark shows, not the events
         wait_for(lambda: "inFlight" not in (bridge_json(d) or {}), 10, "the in-flight list emptied")
+
+
+def test_a_wait_on_a_request_pending_when_dsh_died_says_it_was_pending(
+    world: DshHome, processes: Processes
+) -> None:
+    """A rewind sent mid-turn is acknowledged pending (it waits for the turn's end), then DSH is killed: `control
+    --wait` says the bridge exited while the request was pending, and what it waited for (it said the bridge
+    exited before it answered)."""
+    with DshWeb(world) as web:
+        sid, d = start_session(world, web, "Killed mid-turn: steps=30 sleep=1")
+        waiting = processes.start(
+            [sys.executable, "-m", "core.cli", "control", str(d), "rewind", "--wait", "--timeout", "60"],
+            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        wait_for(lambda: [o for o in outcomes(d) if o["outcome"] == "pending"], 20, "the rewind pending")
+        assert web.proc is not None
+        os.killpg(web.proc.pid, signal.SIGKILL)
+        web.proc.wait()
+        out, err = waiting.communicate(timeout=30)
+    assert waiting.returncode == 1, out + err
+    assert "while request" in out and "was still pending (waitingFor: idle)" in out and "before it answered" not in out, out
