@@ -37,6 +37,7 @@ from types import MappingProxyType
 from typing import Any
 
 from core.shared.errors import ConfigError
+from core.shared.text import quoted
 
 # cause id -> the rule's config table
 RULE_KEYS: dict[str, str] = {
@@ -137,7 +138,7 @@ def _rule(key: str, raw: object) -> RuleConfig:
     allowed = ("enabled", *numbers, *(("action",) if key in ACTIONS else ()), *(("message",) if key == "loop" else ()))
     for name in raw:
         if name not in allowed:
-            raise ConfigError(f"unknown config key {where}.{name} (known: {', '.join(allowed)})")
+            raise ConfigError(f"unknown config key {where}.{quoted(name)} (known: {', '.join(allowed)})")
     enabled = raw.get("enabled", True)
     if not isinstance(enabled, bool):
         raise ConfigError(f"{where}.enabled must be true or false (got {enabled!r})")
@@ -161,7 +162,7 @@ def validate(raw: Mapping[str, object]) -> AlertsConfig:
     known = ("bell", "notify", *RULE_KEYS.values())
     for name in raw:
         if name not in known:
-            raise ConfigError(f"unknown config key alerts.{name} (known: {', '.join(known)})")
+            raise ConfigError(f"unknown config key alerts.{quoted(name)} (known: {', '.join(known)})")
     flags = {}
     for name in ("bell", "notify"):
         value = raw.get(name, True)

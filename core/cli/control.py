@@ -37,6 +37,7 @@ from core.log.tail import Tailer
 from core.read.summary import in_words
 from core.remote.target import RemoteTarget, parse_remote
 from core.shared.errors import LogFormatError
+from core.shared.text import quoted
 
 DEFAULT_TIMEOUT = 30.0
 OP_COLUMN = 14  # where an op's arguments start in the help's table of ops
@@ -57,9 +58,9 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
         key, sep, text = pair.partition("=")
         key = key.strip()
         if not sep or not key:
-            raise ControlError(f"--arg expects KEY=VALUE (got {pair!r})")
+            raise ControlError(f"--arg expects KEY=VALUE (got {quoted(pair)!r})")
         if key in given:
-            raise ControlError(f"--arg {key} is given twice ({given[key]!r}, then {text!r}): give it once")
+            raise ControlError(f"--arg {quoted(key)} is given twice ({given[key]!r}, then {text!r}): give it once")
         given[key] = text
         check_utf8(f"--arg {key}", text)
         spec = specs.get(key)

@@ -17,7 +17,7 @@ from core.control.config import load_config
 from core.log.layout import default_sessions_root
 from core.log.sessions import discover_sessions
 from core.shared.errors import TapedeckError
-from core.shared.text import clip, path_text
+from core.shared.text import path_text, quoted
 
 if TYPE_CHECKING:
     from core.host.loop import AgentHost, TurnOutcome
@@ -25,13 +25,11 @@ if TYPE_CHECKING:
 EXIT_FAILED = 1  # a turn ended without completing (an error, a block, the output limit)
 EXIT_STOPPED = 4  # the operator's stop cut the run short
 
-ID_SHOWN = 80  # characters of a session id a message quotes at most
-
 
 def find_session(root: Path, session_id: str) -> Path:
     """The log path of the one session with ``session_id`` under ``root``; several are an error naming each."""
     found = sorted(ref.path for ref in discover_sessions(root) if ref.id == session_id)
-    named = repr(clip(session_id, ID_SHOWN))  # an id of thousands of characters is not quoted whole
+    named = repr(quoted(session_id))  # an id of thousands of characters is not quoted whole
     if not found:
         raise TapedeckError(f"no session {named} under {root}")
     if len(found) > 1:

@@ -34,6 +34,7 @@ from core.log.vocabulary import HOST_EVENT
 from core.shared.errors import ConfigError
 from core.shared.parsers import Failure, NotUtf8, Unparsable, parse_json, parse_toml, user_text
 from core.shared.regular import read_capped
+from core.shared.text import quoted
 
 SECTIONS: dict[str, str] = {
     "slice": "core.policies.slice_config",
@@ -99,7 +100,7 @@ def _lookup(tree: dict[str, Any], dotted: str) -> Any:
     for part in dotted.split("."):
         found = child(node, part, dotted) if isinstance(node, list) else None
         if found is None and (not isinstance(node, dict) or part not in node):
-            raise ConfigError(f"unknown config key {dotted!r}")
+            raise ConfigError(f"unknown config key {quoted(dotted)!r}")
         node = found if found is not None else node[part]
     return node
 
@@ -125,7 +126,7 @@ def validate_config(raw: Mapping[str, Any]) -> PolicyConfig:
         if name not in SECTIONS:
             near = _closest(name, SECTIONS)
             hint = f" Did you mean {near}?" if near else ""
-            raise ConfigError(f"Unknown config section {name!r}.{hint} Valid sections: {', '.join(SECTIONS)}.")
+            raise ConfigError(f"Unknown config section {quoted(name)!r}.{hint} Valid sections: {', '.join(SECTIONS)}.")
     sections: dict[str, Any] = {}
     clean: dict[str, dict[str, Any]] = {}
     for name in SECTIONS:
@@ -219,8 +220,8 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
     section, _, rest = dotted.partition(".")
     if section not in SECTIONS or not rest:
         near = _closest(section, SECTIONS)
-        hint = f" (did you mean {near}.{rest}?)" if near and near != section and rest else ""
-        raise ConfigError(f"config key {dotted!r} must be <section>.<key> with a section of {', '.join(SECTIONS)}{hint}")
+        hint = f" (did you mean {quoted(f'{near}.{rest}')}?)" if near and near != section and rest else ""
+        raise ConfigError(f"config key {quoted(dotted)!r} must be <section>.<key> with a section of {', '.join(SECTIONS)}{hint}")
     check_loggable(value, dotted)
     try:
         old = config.get(dotted)
@@ -240,10 +241,12 @@ def set_value(config: PolicyConfig, dotted: str, value: Any) -> tuple[PolicyConf
             inner = copy.deepcopy(seen) if isinstance(seen, dict | list) else {}
             node[part] = inner
         elif not isinstance(inner, dict | list):
-            raise ConfigError(f"config key {dotted!r}: {part!r} is a value, not a table")
+            raise ConfigError(f"config key {quoted(dotted)!r}: {quoted(part)!r} is a value, not a table")
         node, effective = inner, seen
     if isinstance(node, list):
-        raise ConfigError(f"config key {dotted!r}: set one key of a list entry, such as {dotted}.<key>")
+        raise ConfigError(
+            f"config key {quoted(dotted)!r}: set one key of a list entry, such as {quoted(dotted)}.<key>"
+        )
     if value is None:
         node.pop(parts[-1], None)
     else:

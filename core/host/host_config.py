@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from core.shared.errors import ConfigError
+from core.shared.text import quoted
 
 SANDBOX_MODES = ("auto", "required", "off")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -58,7 +59,7 @@ class HostConfig:
 def _unknown(raw: Mapping[str, object], keys: tuple[str, ...], where: str) -> None:
     for key in raw:
         if key not in keys:
-            raise ConfigError(f"unknown config key {where}.{key} (known: {', '.join(keys)})")
+            raise ConfigError(f"unknown config key {where}.{quoted(key)} (known: {', '.join(keys)})")
 
 
 def validate(raw: Mapping[str, object]) -> HostConfig:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from core.shared.errors import ConfigError
+from core.shared.text import quoted
 from core.shared.values import whole_number
 
 PREFIX = "adaptive-agent-policy: "
@@ -186,7 +187,7 @@ def _table(value: object, where: str) -> Mapping[str, object]:
 def _known(raw: Mapping[str, object], allowed: Sequence[str], where: str) -> None:
     for key in raw:
         if key not in allowed:
-            raise _fail(f'{where}: unknown key "{key}" (allowed: {", ".join(allowed)})')
+            raise _fail(f'{where}: unknown key "{quoted(key)}" (allowed: {", ".join(allowed)})')
 
 
 def _list(raw: Mapping[str, object], key: str) -> list[Mapping[str, object]]:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from core.shared.errors import ConfigError
+from core.shared.text import quoted
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
 REPORT_LANGUAGES = ("en", "zh")
@@ -79,7 +80,7 @@ def check_keys(section: str, raw: object, keys: Sequence[str]) -> None:
         raise ConfigError(f"{section} config must be a mapping (got {type(raw).__name__})")
     unknown = [key for key in raw if key not in keys]
     if unknown:
-        raise ConfigError(f"{section}: unknown key {unknown[0]!r} (allowed: {', '.join(keys)})")
+        raise ConfigError(f"{section}: unknown key {quoted(unknown[0])!r} (allowed: {', '.join(keys)})")
 
 
 def _text(raw: Mapping[str, object], key: str) -> str | None:

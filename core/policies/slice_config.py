@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from core.shared.errors import ConfigError
+from core.shared.text import quoted
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
 MIN_ENTRY_MAX_CHARS = 256
@@ -155,7 +156,7 @@ def _check_top_level_keys(raw: Mapping[str, Any]) -> None:
         near = nearest_key(name, [*TOP_LEVEL_KEYS, *RETIRED_TOP_LEVEL])
         hint = f" Did you mean {near}?" if near else ""
         raise ConfigError(
-            f"Unknown slice configuration key {name}.{hint} Valid keys: {', '.join(TOP_LEVEL_KEYS)}."
+            f"Unknown slice configuration key {quoted(name)}.{hint} Valid keys: {', '.join(TOP_LEVEL_KEYS)}."
         )
 
 
@@ -168,7 +169,7 @@ def _check_section_keys(
             continue
         if name in retired:
             raise ConfigError(f"Retired {section} configuration {name}: {retired[name]}")
-        raise ConfigError(f"Unknown {section} configuration {name}; valid keys: {', '.join(valid)}")
+        raise ConfigError(f"Unknown {section} configuration {quoted(name)}; valid keys: {', '.join(valid)}")
 
 
 def _section(raw: Mapping[str, Any], name: str) -> Mapping[str, Any]:

@@ -19,7 +19,7 @@ from core.read.summary import turn_span
 from core.read.type_select import TypeSelection
 from core.shared.jsonout import dumps
 from core.shared.regex import RegexRefused, linear_regex
-from core.shared.text import clip
+from core.shared.text import quoted
 from core.shared.values import whole_digits
 
 _TURNS = re.compile(r"^\s*(\d+)\s*(?:(-)\s*(\d+)?)?\s*$")
@@ -90,7 +90,7 @@ class EventFilter:
             try:
                 object.__setattr__(self, "_pattern", linear_regex(self.regex))
             except RegexRefused as exc:
-                raise ValueError(f"regex {clip(self.regex, 80)!r} does not compile: {exc}") from exc
+                raise ValueError(f"regex {quoted(self.regex)!r} does not compile: {exc}") from exc
 
     @classmethod
     def parse(cls, types: str, tools: str, turns: str, errors: bool, regex: str) -> EventFilter:

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from core.shared.errors import ConfigError
+from core.shared.text import quoted
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
 KEYS = ("contextWindow", "maxOutputTokens", "limits", "prices")
@@ -158,7 +159,7 @@ def _mapping(value: object, where: str) -> Mapping[str, object]:
 def _check_keys(raw: Mapping[str, object], keys: tuple[str, ...], where: str) -> None:
     unknown = [key for key in raw if key not in keys]
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(keys)})")
+        raise ConfigError(f"{where}: unknown key {quoted(unknown[0])!r} (allowed: {', '.join(keys)})")
 
 
 def _tokens(raw: Mapping[str, object], key: str, where: str) -> int | None:

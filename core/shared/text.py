@@ -94,6 +94,15 @@ def clip(text: str, limit: int) -> str:
     return "".join(out) + "…"
 
 
+QUOTED = 80  # characters of text from outside (a key, a pattern, an id) a message quotes at most
+
+
+def quoted(text: object) -> str:
+    """``text`` from outside (a config key, a pattern, an id) as a message names it: cut to ``QUOTED`` characters,
+    the cut marked with ``…`` (clip), so a key of 100,000 characters is not written back whole."""
+    return clip(str(text), QUOTED)
+
+
 def js_json(value: Any) -> str:
     """Serialize like ``JSON.stringify``: compact separators, non-ASCII kept as is, a lone surrogate (a model's JSON
     can send one as an escape, and Python's parser keeps it) written as its ``\\uXXXX`` escape, as JSON.stringify

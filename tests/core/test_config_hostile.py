@@ -245,3 +245,58 @@ def _toml_value(value: Any) -> str:
 def _toml(raw: dict) -> str:
     return "".join(f"[{json.dumps(name)}]\n" + "".join(f"{json.dumps(k)} = {_toml_value(v)}\n" for k, v in
                    section.items()) for name, section in raw.items())  # fmt: skip
+
+
+_LONG = "k" * 100_000
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"[{_LONG}]\nx = 1\n",
+        *(f"[{section}]\n{_LONG} = 1\n" for section in ("slice", "rewind", "adaptive", "model", "host", "alerts")),
+        f"[slice.fold]\n{_LONG} = 1\n",
+        f"[alerts.budget]\n{_LONG} = 1\n",
+        f"[[adaptive.pruneLevels]]\n{_LONG} = 1\n",
+    ],
+    ids=lambda text: text[:24].replace(_LONG, "LONG"),
+)
+def test_a_long_unknown_key_or_section_in_a_file_is_quoted_cut(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text(text)
+    message = _refused(lambda: load_config(path), "kkk…")
+    assert len(message) < 1000, message[:300]
+
+
+@pytest.mark.parametrize(
+    "dotted",
+    [f"slice.{_LONG}", _LONG, f"{_LONG}.x", f"slicex.{_LONG}", f"slice.fold.pinSteps.{_LONG}"],
+    ids=lambda text: text.replace(_LONG, "LONG"),
+)
+def test_a_long_dotted_key_is_quoted_cut(dotted: str) -> None:
+    message = _refused(lambda: set_value(validate_config({}), dotted, 1), "kkk…")
+    assert len(message) < 1000, message[:300]
+    message = _refused(lambda: validate_config({}).get(dotted), "…")
+    assert len(message) < 1000, message[:300]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["fold", "--set", f"slice.{_LONG}=1"],
+        ["fold", "--set", _LONG],
+        ["alerts", "--set", f"alerts.{_LONG}=1"],
+        ["alerts", "--set", _LONG],
+        ["alerts", "--set", f"{_LONG}=1"],
+    ],
+    ids=lambda argv: " ".join(argv).replace(_LONG, "LONG"),
+)
+def test_a_long_set_key_is_quoted_cut(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    assert main([*argv, str(Path(__file__).parents[1] / "fixtures/dsh/multi-turn.session.jsonl")]) == 2
+    err = capsys.readouterr().err
+    assert "kkk…" in err and len(err) < 1000, err[:300]
+
+
+def test_a_normal_unknown_key_is_quoted_as_before() -> None:
+    _refused(lambda: set_value(validate_config({}), "slice.bogus", 1), "Unknown slice configuration key bogus. Valid keys:")
+    _refused(lambda: validate_config({"slicer": {}}), "Unknown config section 'slicer'. Did you mean slice?")
