@@ -16,7 +16,15 @@ from core.cli.args import add_json, add_log_path, check_utf8
 from core.cli.common import emit, guarded, warn
 from core.cli.stops import Stops, stopped_by
 from core.control.config import parse_value
-from core.control.host_state import KIND_DSH, HostState, exited_at, how_it_ended, moved_note, read_host_state
+from core.control.host_state import (
+    KIND_DSH,
+    HostState,
+    exited_at,
+    how_it_ended,
+    moved_note,
+    pid_text,
+    read_host_state,
+)
 from core.control.inbox import (
     APPLIED,
     CANCELLED,
@@ -233,7 +241,7 @@ def _run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     if not args.wait:
         if state.live:
-            pid = f" (pid {state.pid})" if state.pid else ""
+            pid = f" ({pid_text(state.pid)})" if state.pid is not None else ""
             host = "DSH bridge" if state.kind == KIND_DSH else "host"
             said = f"to the live {host} of session {session_id}{pid}"
         else:

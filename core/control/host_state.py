@@ -43,6 +43,7 @@ LIVE_STATES = ("running", "pausing", "paused", "idle")
 STATES = (*LIVE_STATES, "exited", "none")
 KIND_TAPEDECK = "tapedeck"
 KIND_DSH = "dsh"
+PID_MAX_LIMIT = 1 << 22  # the largest pid Linux can be set to hand out
 SCAN_BYTES = 1 << 18  # a tapedeck host logs its tapedeck/host event right after the header
 _NEEDLE = b'"type":"' + HOST_EVENT.encode() + b'"'
 _LEADING_TYPE = re.compile(rb'\{\s*"type"\s*:\s*"([^"\\]+)"')  # the type a line names first, as every writer puts it
@@ -327,6 +328,11 @@ def state_label(state: str, kind: str, bridge: dict[str, Any] | None = None) -> 
     return f"DSH {state}"
 
 
+def pid_text(pid: int) -> str:
+    """``pid 812``; a number no process can have (below 1, or past Linux's ``PID_MAX_LIMIT``) is called so."""
+    return f"pid {pid}" if 1 <= pid <= PID_MAX_LIMIT else f"pid {pid}, which no process can have"
+
+
 def describe_host(state: dict[str, Any]) -> str:
     """One line for a ``HostState.to_dict()``: ``paused (pid 812) since 2026-12-03 06:40:12 UTC``."""
     name = state.get("state")
@@ -347,7 +353,8 @@ def describe_host(state: dict[str, Any]) -> str:
         ids = ", ".join(request["id"] for request in bridge["inFlight"])
         problem += (f"; it was running request {ids} when it stopped: whether it took "
                     "effect is unknown")  # fmt: skip
-    pid = f" ({'DSH ' if dsh else ''}pid {state['pid']})" if state.get("pid") else ""
+    number = int_or_none(state.get("pid"))
+    pid = f" ({'DSH ' if dsh else ''}{pid_text(number)})" if number is not None else ""
     since = state.get("since")
     when = f" since {utc_time(since) or IMPLAUSIBLE}" if since else ""
     return f"{name}{pid}{when}{problem}{moved_note(bridge) if name == 'exited' else ''}"

@@ -261,3 +261,18 @@ def test_a_forged_exit_time_is_called_implausible_not_rendered(
     assert main(["inspect", str(writer.path)]) == 0
     out = capsys.readouterr().out
     assert "host exited (pid 7) since an implausible time\n" in out, out
+
+
+@pytest.mark.parametrize("pid", [-1, 0, 2**40])
+def test_a_pid_no_process_can_have_is_named_as_such(
+    writer: SessionWriter, capsys: pytest.CaptureFixture[str], pid: int
+) -> None:
+    """A host.json whose pid is none a process can have was shown as one ('host exited (pid -1)'; 0 was left out)."""
+    writer.append([{"type": "tapedeck/host", "data": {"pid": 7}}])
+    writer.close()
+    (writer.path.parent / "host.json").write_text(f'{{"state": "exited", "pid": {pid}, "since": 1764990000000}}')
+    from core.cli import main
+
+    assert main(["inspect", str(writer.path)]) == 0
+    out = capsys.readouterr().out
+    assert f"host exited (pid {pid}, which no process can have) since 2025-12-06" in out, out
