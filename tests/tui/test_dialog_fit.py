@@ -111,3 +111,25 @@ async def test_the_rewind_confirm_draws_each_node_on_one_line_at_80_columns(tmp_
         for node, line in zip(nodes, drawn, strict=True):
             assert node.kind in line and node.summary[:8] in line, lines
         assert not lines[first + len(nodes)].strip(), lines
+
+
+@pytest.mark.parametrize("size", [(80, 24), (150, 45)], ids=["80x24", "150x45"])
+async def test_the_help_screen_names_its_close_key_in_a_footer(tmp_path: Path, size: tuple[int, int]) -> None:
+    """The ``?`` help screen, a screen of its own, had no footer: its last rows were blank, and how to leave it was
+    written only in its table of keys, among dozens, scrolled out of sight at 80x24. Its footer says it, under the
+    help box."""
+    from textual.widgets import Footer
+
+    from tui.screens.help import HelpScreen
+
+    app = main_app(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause(0.1)
+        (footer,) = app.screen.query(Footer)
+        assert footer.region.y == size[1] - 1
+        assert app.screen.query_one("#help-dialog").region.bottom <= footer.region.y
+        keys = [key for key in footer.query("FooterKey") if key.display]
+        assert any(key.description == "Close help" for key in keys), [key.description for key in keys]

@@ -15,6 +15,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from tui.screens.toasts import stack_toasts, toast_room
+from tui.widgets.footer import PriorityFooter
 
 
 @dataclass(frozen=True)
@@ -133,18 +134,20 @@ class HelpScreen(Screen[None]):
             yield Static(Text("tapedeck keys", style="bold"), id="help-keys-title")
             yield Static(table)
             yield Static(notes, id="help-notes")
+        yield PriorityFooter()  # how to leave, in sight wherever the box is scrolled
 
     def on_mount(self) -> None:
         """Keep the toasts off the help text."""
         self.screen_layout_refresh_signal.subscribe(self, self._place_toasts)
 
     def _place_toasts(self, screen: Screen[object]) -> None:
-        """The toasts stack at the bottom of the screen, the newest that fit in half of it shown, and the help box
-        ends above them (it scrolls) until they are gone."""
+        """The toasts stack at the bottom of the screen, above the footer, the newest that fit in half of it shown,
+        and the help box ends above them (it scrolls) until they are gone."""
         room = toast_room(self)
         box = self.query_one("#help-dialog")
-        box.styles.max_height = self.size.height - box.styles.margin.top - room  # its top stays where it is
-        stack_toasts(self, top=False, edge=0, room=room)
+        footer = self.query_one(PriorityFooter).outer_size.height
+        box.styles.max_height = self.size.height - box.styles.margin.top - footer - room  # its top stays where it is
+        stack_toasts(self, top=False, edge=footer, room=room)
 
     def action_close(self) -> None:
         """Back to where help was opened."""
