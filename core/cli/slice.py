@@ -32,6 +32,7 @@ from core.read.load import load_session
 from core.read.session import Session
 from core.read.summary import human_chars, turn_span
 from core.shared.errors import TapedeckError
+from core.shared.text import a_or_an
 
 
 def seal_report(session: Session, overrides: list[str], config_file: str | None = None) -> dict[str, Any]:
@@ -154,6 +155,10 @@ def _recall_search(args: argparse.Namespace) -> None:
 # What the recall tool tells the model, reworded for a person at a terminal (patterns after the tool prefix).
 EXPAND_MESSAGES: list[tuple[re.Pattern[str], Callable[[re.Match[str], argparse.Namespace], str]]] = [
     (re.compile(r"^no session event at seq (\d+)$"), lambda m, a: f"no event at seq {m[1]} in this log"),
+    (  # the tool keeps the spec's wording, 'a' before every type
+        re.compile(r"^seq (\d+) is a (.*) event, not a tool result$"),
+        lambda m, a: f"seq {m[1]} is {a_or_an(m[2])} event, not a tool result",
+    ),
     (
         re.compile(r"^empty range \S+ \(result has (\d+) lines\)$"),
         lambda m, a: f"--lines {a.lines} selects nothing: the result has {m[1]} lines",

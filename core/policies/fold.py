@@ -45,6 +45,7 @@ from core.policies.spill import StoredText, fold_spill_locator
 from core.read.session import Session, cut_kind
 from core.shared.errors import TapedeckError
 from core.shared.text import (
+    a_or_an,
     cp_len,
     js_json,
     result_call_id,
@@ -603,7 +604,7 @@ def check_unfold_target(session: Session, seq: int) -> None:
         raise FoldError(f"no session event at seq {seq}")
     etype = session.events[seq].get("type")
     if etype != "tool/result":
-        raise FoldError(f"seq {seq} is a {etype} event, not a tool result")
+        raise FoldError(f"seq {seq} is {a_or_an(str(etype))} event, not a tool result")
 
 
 def plan_unfold(session: Session, seq: int) -> list[dict[str, Any]]:

@@ -68,6 +68,12 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
+def a_or_an(word: str) -> str:
+    """``word`` after its indefinite article: ``an assistant/message``, ``a step/start`` (a leading ``u`` takes
+    ``a``, as in ``a user/message``)."""
+    return f"{'an' if word[:1].lower() in ('a', 'e', 'i', 'o') else 'a'} {word}"
+
+
 def cp_len(text: str) -> int:
     """Length in Unicode code points (Python's native ``len``)."""
     return len(text)

@@ -57,6 +57,9 @@ def test_unfold_errors() -> None:
         plan_unfold(session, -1)
     with pytest.raises(FoldError, match=r"^seq 0 is a turn/start event, not a tool result$"):
         plan_unfold(session, 0)
+    assert session.events[4]["type"] == "assistant/message"
+    with pytest.raises(FoldError, match=r"^seq 4 is an assistant/message event, not a tool result$"):  # 'a assistant'
+        plan_unfold(session, 4)
     plain = Log()
     plain.turn(1)
     (seq,) = plain.step(1, 1, [("bash", {"command": "ls"}, "a")])
