@@ -68,7 +68,8 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
         if not sep or not key:
             raise ControlError(f"--arg expects KEY=VALUE (got {quoted(pair)!r})")
         if key in given:
-            raise ControlError(f"--arg {quoted(key)} is given twice ({given[key]!r}, then {text!r}): give it once")
+            raise ControlError(f"--arg {quoted(key)} is given twice ({quoted(given[key])!r}, then {quoted(text)!r}): "
+                               "give it once")
         given[key] = text
         check_utf8(f"--arg {key}", text)
         spec = specs.get(key)

@@ -297,6 +297,20 @@ def test_a_long_set_key_is_quoted_cut(capsys: pytest.CaptureFixture[str], argv: 
     assert "kkk…" in err and len(err) < 1000, err[:300]
 
 
+def test_an_arg_given_twice_quotes_its_long_values_cut() -> None:
+    """95d7856 cut the key of an --arg given twice, but the message still quoted both its values whole: two values
+    of 100,000 characters wrote 200 kB on one line."""
+    from core.cli.control import parse_args
+    from core.control.inbox import ControlError
+
+    with pytest.raises(ControlError) as info:
+        parse_args("checkpoint", [f"objective={_LONG}", f"objective={_LONG}x"])
+    message = str(info.value)
+    assert message.startswith("--arg objective is given twice ('kkk") and "…" in message and len(message) < 1000, (
+        message[:300]
+    )
+
+
 def test_a_normal_unknown_key_is_quoted_as_before() -> None:
     _refused(lambda: set_value(validate_config({}), "slice.bogus", 1), "Unknown slice configuration key bogus. Valid keys:")
     _refused(lambda: validate_config({"slicer": {}}), "Unknown config section 'slicer'. Did you mean slice?")
