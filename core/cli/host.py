@@ -286,7 +286,10 @@ def _repair(args: argparse.Namespace) -> int:
         lines = [f"{r['path']}: repaired, {r['events']} events; the damaged file is kept as {r['backup']}"]
         for hole in r["holes"]:
             seqs = hole["seqs"]
-            lost = f"seqs {seqs[0]}-{seqs[-1]} now tapedeck/lost" if seqs else "nothing after it; dropped"
+            if seqs:
+                lost = f"seqs {seqs[0]}-{seqs[-1]} now tapedeck/lost"
+            else:
+                lost = "nothing after it; dropped" if hole["trailing"] else "held no seq the log lacks; left out"
             lines.append(f"  offset {hole['offset']} ({hole['length']} bytes, {hole['reason']}): {lost}")
         if r["droppedDuplicates"]:
             lines.append(f"  {r['droppedDuplicates']} event(s) repeating a seq already used were left out")

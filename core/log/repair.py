@@ -64,6 +64,7 @@ class Hole:
     length: int
     reason: str
     seqs: list[int] = field(default_factory=list)
+    trailing: bool = False  # it lies after every intact line, so nothing numbers what it may have held
 
 
 @dataclass
@@ -345,6 +346,7 @@ class _Rebuild:
         self.duplicates = 0
         self.moved = 0  # lines written out of file order
         self.written = -1  # order of the last line written
+        self.farthest = -1  # offset of the intact line written that lies farthest into the file
         self.explicit = explicit  # whether the log numbers its lines (unless told, the first one decides)
         self.numbered = 0  # lines with a seq, and without: what most of them do is what the log does
         self.unnumbered = 0
@@ -379,6 +381,8 @@ class _Rebuild:
             after[:0] = self._hold(before)
         self._drain(final=True)
         self.holes += self.leftover + after  # damage at the end: nothing after it to number from
+        for hole in self.holes:
+            hole.trailing = not hole.seqs and hole.offset > self.farthest
         return self.expected, self.holes, self.duplicates, self.moved
 
     def _line(self, piece: _Piece, order: int, before: _Line | None) -> _Line | Hole:
@@ -475,6 +479,7 @@ class _Rebuild:
         self.out(line.raw)
         self.moved += line.order < self.written
         self.written = max(self.written, line.order)
+        self.farthest = max(self.farthest, line.offset)
         self.expected = line.end
         self.last_time = line.time if line.time is not None else self.last_time
 

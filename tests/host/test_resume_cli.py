@@ -606,3 +606,27 @@ def test_a_host_json_temporary_file_names_its_machine_and_another_machine_s_is_l
         (log.parent / name).write_bytes(b'{"state": "running"')
     remove_stale_temporaries(log)
     assert {name: (log.parent / name).exists() for name in names} == names
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [([b"\x00garbage\n"], "held no seq the log lacks; left out"),
+     ([b"\x00garbage\n", None], "held no seq the log lacks; left out"),  # and a copy of the line before it
+     ([b"\x00garbage\n"], "nothing after it; dropped")],  # the last line: nothing numbers what it held
+    ids=["torn", "torn-then-copy", "at-the-end"],
+)  # fmt: skip
+def test_repair_says_what_it_did_with_damage_that_held_no_seq(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[bytes | None], said: str
+) -> None:
+    """A damaged line between two intact ones in seq order held no seq: the report said 'nothing after it; dropped'
+    of damage mid-file; it says the stretch held none of the seqs the log lacks."""
+    log = _start_and_crash(tmp_path, tmp_path / "ws")
+    lines = log.read_bytes().splitlines(keepends=True)
+    at = len(lines) if said.startswith("nothing") else next(n for n, line in enumerate(lines) if b'"step/start"' in line) + 1
+    lines[at:at] = [lines[at - 1] if line is None else line for line in extra]
+    log.write_bytes(b"".join(lines))
+
+    assert main(["repair", str(log)]) == 0
+    out = capsys.readouterr().out
+    assert f": {said}\n" in out and out.count("offset ") == 1, out
+    assert _resume(tmp_path) == 0
