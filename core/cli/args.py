@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -12,6 +13,8 @@ from core.log.layout import default_sessions_root, stat_or_none
 from core.read.type_select import TypeSelection
 from core.remote.target import parse_remote
 from core.shared.errors import LogNotFoundError, TapedeckError
+from core.shared.text import quoted
+from core.shared.values import MAX_SAFE_INTEGER
 
 LOG_PATH_HELP = "session log file or session directory"
 REMOTE_HELP = ", here or [user@]host:PATH over SSH"
@@ -53,6 +56,20 @@ def _local_path(text: str) -> str:
             "alerts, fleet and watch take [user@]host:PATH (or copy the log here first)"
         )
     return text
+
+
+_WHOLE = re.compile(r"-?[0-9]+")
+
+
+def whole(text: str) -> int:
+    """A whole-number option's value: ASCII digits, a leading ``-`` at most, no larger than a log's JSON counts
+    (``MAX_SAFE_INTEGER``); ``int`` would also take other scripts' digits (``١٢``), ``_`` and spaces, and quote a
+    value of thousands of digits whole in its error."""
+    if _WHOLE.fullmatch(text) and len(text.lstrip("-").lstrip("0")) <= 16 and abs(int(text)) <= MAX_SAFE_INTEGER:
+        return int(text)
+    raise argparse.ArgumentTypeError(
+        f"{quoted(text)!r} is not a whole number from -{MAX_SAFE_INTEGER} to {MAX_SAFE_INTEGER} in ASCII digits"
+    )
 
 
 def add_roots(parser: argparse.ArgumentParser) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from core.bridge.ops import SUPPORTED
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, check_utf8
+from core.cli.args import add_json, add_log_path, check_utf8, whole
 from core.cli.common import emit, guarded, warn
 from core.cli.stops import Stops, stopped_by
 from core.control.config import parse_value
@@ -77,9 +77,9 @@ def parse_args(op: str, pairs: Sequence[str], kind: str = "tapedeck") -> dict[st
             out[key] = text
         elif spec.kind == "integer":
             try:
-                out[key] = int(text)
-            except ValueError:
-                raise ControlError(f"{op}: {key!r} must be an integer (got {text!r})") from None
+                out[key] = whole(text)
+            except argparse.ArgumentTypeError:
+                raise ControlError(f"{op}: {key!r} must be an integer (got {quoted(text)!r})") from None
         else:
             out[key] = parse_value(text)
     return validate_request(op, out, kind)

@@ -9,7 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, check_types, check_utf8, path_argument
+from core.cli.args import add_json, add_log_path, check_types, check_utf8, path_argument, whole
 from core.cli.common import emit, for_terminal, guarded, warn
 from core.shared.errors import TapedeckError, seq_not_in_log
 from core.shared.text import counted
@@ -174,14 +174,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_log_path(p)
     p.add_argument(
         "--at",
-        type=int,
+        type=whole,
         metavar="SEQ",
         help="the moment: the surface as it stood right after SEQ (Markdown: the transcript up to it too)",
     )
     p.add_argument(
-        "--turn", type=int, metavar="T", help="the request shown: turn T's last (default: the last)"
+        "--turn", type=whole, metavar="T", help="the request shown: turn T's last (default: the last)"
     )
-    p.add_argument("--step", type=int, metavar="S", help="with --turn: that step's request")
+    p.add_argument("--step", type=whole, metavar="S", help="with --turn: that step's request")
     # the TUI's filter (f), field by field: the rows of the event list it lets through
     p.add_argument("--type", action="append", metavar="T",
                    help="only rows of these event types, as the TUI's filter takes them (comma-separated or repeated; "
@@ -210,7 +210,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "never in the log.",
     )
     add_log_path(p)
-    p.add_argument("--seq", type=int, required=True, metavar="N", help="the event the note is on")
+    p.add_argument("--seq", type=whole, required=True, metavar="N", help="the event the note is on")
     p.add_argument("text", metavar="TEXT", help="the note, quoted as one argument ('' or only spaces: remove it)")
     p.set_defaults(handler=guarded(_note))
 

@@ -20,6 +20,7 @@ from core.cli.args import (
     check_types,
     local_roots,
     path_argument,
+    whole,
 )
 from core.cli.common import RULE_SECTIONS, JsonList, emit, guarded, json_member, warn, write_bytes
 from core.cli.rowspool import RowSpool
@@ -363,7 +364,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "where it came from (user, model, tool, a tape entry, a fold …) and its size in chars.",
     )
     add_log_path(p, remote=True)
-    p.add_argument("--at", type=int, metavar="SEQ", help="the surface as it stood right after event SEQ")
+    p.add_argument("--at", type=whole, metavar="SEQ", help="the surface as it stood right after event SEQ")
     add_json(p)
     p.set_defaults(handler=guarded(with_remote_copy(_surface), paused=True))
 
@@ -381,7 +382,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="event types, comma-separated or repeated, as the TUI's filter takes them: 'tool/' or 'tool*' "
         "match a family, '!' in front leaves one out",
     )
-    p.add_argument("--turn", type=int, metavar="N", help="only events inside turn N (events between turns belong to none)")
+    p.add_argument("--turn", type=whole, metavar="N", help="only events inside turn N (events between turns belong to none)")
     add_json(p, "print the events as JSON")
     p.set_defaults(handler=guarded(with_remote_copy(_events), paused=True))
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, check_at_least, check_utf8, path_argument
+from core.cli.args import add_json, add_log_path, check_at_least, check_utf8, path_argument, whole
 from core.cli.common import emit, emit_json_list_field, guarded
 from core.cli.fold import effective_config
 from core.policies.fold import EXPAND_TOOL, LOCATOR_FORMAT_VERSION
@@ -291,7 +291,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     p.add_argument("--scope", choices=("auto", "dialogue"), help="auto (default) adds a few tool-output hits")
     p.add_argument(
-        "--limit", type=int, metavar="N", help=f"hits to return besides tool output, 1-{SEARCH_LIMIT_MAX} (default 5)"
+        "--limit", type=whole, metavar="N", help=f"hits to return besides tool output, 1-{SEARCH_LIMIT_MAX} (default 5)"
     )
     add_json(p)
     p.set_defaults(handler=guarded(_recall_search))
@@ -304,17 +304,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "locator; --grep or --lines narrow the output.",
     )
     _common(p)
-    p.add_argument("--seq", type=int, metavar="Q", help="log id of the result, from a locator")
+    p.add_argument("--seq", type=whole, metavar="Q", help="log id of the result, from a locator")
     p.add_argument(
         "--format-version",
-        type=int,
+        type=whole,
         metavar="V",
         help=f"locator format version, required with --seq (currently {LOCATOR_FORMAT_VERSION})",
     )
-    p.add_argument("--turn", type=int, metavar="T", help="turn of the result (without --seq)")
-    p.add_argument("--step", type=int, metavar="S", help="step of the result (without --seq)")
-    p.add_argument("--call", type=int, metavar="K", help="which result of that step, from 1 (default 1)")
-    p.add_argument("--block", type=int, metavar="B", help="result block (only 1 exists)")
+    p.add_argument("--turn", type=whole, metavar="T", help="turn of the result (without --seq)")
+    p.add_argument("--step", type=whole, metavar="S", help="step of the result (without --seq)")
+    p.add_argument("--call", type=whole, metavar="K", help="which result of that step, from 1 (default 1)")
+    p.add_argument("--block", type=whole, metavar="B", help="result block (only 1 exists)")
     only = p.add_mutually_exclusive_group()
     only.add_argument(
         "--grep", metavar="RE", help="only lines matching this case-insensitive regex, with context"

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, path_argument
+from core.cli.args import add_json, add_log_path, path_argument, whole
 from core.cli.common import emit, guarded
 from core.control.config import CONFIG_EVENT, load_config, logged_config
 from core.log.vocabulary import HOST_EVENT
@@ -39,9 +39,9 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--log-file", metavar="F", help="override prolong.logFile")
     parser.add_argument(
-        "--log-window", type=int, metavar="N", help="override prolong.logWindow (0 full, N last N, -1 disabled)"
+        "--log-window", type=whole, metavar="N", help="override prolong.logWindow (0 full, N last N, -1 disabled)"
     )
-    parser.add_argument("--deny-keep", type=int, metavar="N", help="override prolong.denyKeep")
+    parser.add_argument("--deny-keep", type=whole, metavar="N", help="override prolong.denyKeep")
     add_json(parser)
     parser.set_defaults(handler=guarded(run))
 

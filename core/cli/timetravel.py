@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, path_argument
+from core.cli.args import add_json, add_log_path, path_argument, whole
 from core.cli.common import (
     RULE_SECTIONS,
     dumps_indented,
@@ -396,10 +396,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     add_log_path(p)
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--seq", type=int, metavar="SEQ", help="the request in flight at event SEQ")
+    which.add_argument("--seq", type=whole, metavar="SEQ", help="the request in flight at event SEQ")
     which.add_argument("--all", action="store_true", help="every model request in order, retries included")
-    p.add_argument("--turn", type=int, metavar="T", help="with --step: that step's request (each attempt)")
-    p.add_argument("--step", type=int, metavar="S", help="with --turn: the step whose request to print")
+    p.add_argument("--turn", type=whole, metavar="T", help="with --step: that step's request (each attempt)")
+    p.add_argument("--step", type=whole, metavar="S", help="with --turn: the step whose request to print")
     p.add_argument("--full", action="store_true",
                    help="print whole messages (text output clips long ones); with --json, each request's whole body")  # fmt: skip
     add_json(p, "print a JSON list, one object per request")
@@ -413,9 +413,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "fold, prune, rewind, compaction, phase note, header change) and the nodes added, removed or replaced.",
     )
     add_log_path(p)
-    p.add_argument("--turn", type=int, required=True, metavar="T", help="turn of the request to compare")
-    p.add_argument("--step", type=int, required=True, metavar="S", help="step of that turn")
-    p.add_argument("--attempt", type=int, default=1, metavar="N", help="which attempt of a retried step")
+    p.add_argument("--turn", type=whole, required=True, metavar="T", help="turn of the request to compare")
+    p.add_argument("--step", type=whole, required=True, metavar="S", help="step of that turn")
+    p.add_argument("--attempt", type=whole, default=1, metavar="N", help="which attempt of a retried step")
     add_json(p)
     p.set_defaults(handler=guarded(_diff))
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import build_parser, main
-from core.cli.args import check_seconds
+from core.cli.args import check_seconds, whole
 from core.shared.errors import TapedeckError
 
 FIXTURE = "tool-call-turn.session.jsonl"
@@ -280,3 +280,46 @@ def test_an_empty_path_option_is_refused(
         main([log if word == "LOG" else word for word in argv], TUI_COMMANDS)
     assert done.value.code == 2
     assert "an empty path names nothing" in capsys.readouterr().err
+
+
+def _options() -> list[tuple[str, argparse.ArgumentParser, argparse.Action]]:
+    """Every option of every (sub)command, with its parser."""
+    found, pending = [], [("", build_parser())]
+    while pending:
+        prefix, parser = pending.pop()
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                pending.extend((f"{prefix} {name}".strip(), child) for name, child in action.choices.items())
+            elif action.option_strings:
+                found.append((f"{prefix} {action.option_strings[-1]}", parser, action))
+    return found
+
+
+def test_no_option_reads_a_number_by_int() -> None:
+    # int() takes '١٢' (Arabic-Indic digits), '1_2' and ' 12 ' as 12, and echoes 5000 digits whole in its error
+    assert [name for name, _, action in _options() if action.type is int] == []
+
+
+@pytest.mark.parametrize(
+    "text", ["١٢", "１２", "1_2", " 12", "12 ", "+12", "1e3", "0x1f", "", "9" * 5000, "-" + "9" * 5000, "٣", str(2**53)],
+)
+def test_a_whole_number_option_takes_ascii_digits_only(text: str) -> None:
+    numbers = [(name, parser, action) for name, parser, action in _options() if action.type is whole]
+    assert len(numbers) >= 20
+    for name, parser, action in numbers:
+        with pytest.raises(argparse.ArgumentError) as refused:
+            parser._get_value(action, text)
+        message = str(refused.value)
+        assert "whole number" in message and len(message) < 300, (name, message[:300])
+
+
+@pytest.mark.parametrize("text", ["12", "0", "007", "-1", str(2**53 - 1)])
+def test_a_whole_number_option_reads_ascii_digits(text: str) -> None:
+    assert whole(text) == int(text)
+
+
+def test_a_whole_number_is_refused_on_the_command_line(fixtures_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["surface", str(fixtures_dir / FIXTURE), "--at", "١٢"])
+    assert done.value.code == 2
+    assert "argument --at: '١٢' is not a whole number" in capsys.readouterr().err

@@ -166,6 +166,11 @@ def test_a_wait_that_times_out_withdraws_its_request(
     [
         (["explode"], "unknown control op 'explode'; valid ops: checkpoint, rewind"),
         (["expand", "--arg", "seq=abc"], "expand: 'seq' must be an integer (got 'abc')"),
+        # int() took other scripts' digits, '_' and spaces, and quoted 5000 digits whole
+        (["expand", "--arg", "seq=١٢"], "expand: 'seq' must be an integer (got '١٢')"),
+        (["expand", "--arg", "seq=1_2"], "expand: 'seq' must be an integer (got '1_2')"),
+        (["expand", "--arg", "seq= 12"], "expand: 'seq' must be an integer (got ' 12')"),
+        (["expand", "--arg", "seq=" + "9" * 5000], "expand: 'seq' must be an integer (got '999999999"),
         (["expand", "--arg", "seq"], "--arg expects KEY=VALUE (got 'seq')"),
         (["rewind", "--arg", "force=1"], "rewind: unknown argument 'force'"),
         (["pause", "--timeout", "5"], "--timeout only applies together with --wait"),
@@ -181,7 +186,7 @@ def test_errors_exit_2_with_a_clear_message(
     code = _run(["control", str(writer.path), *extra])
     err = capsys.readouterr().err
     assert code == 2
-    assert err.startswith("tapedeck: ") and message in err
+    assert err.startswith("tapedeck: ") and message in err and len(err) < 1000
     assert not (writer.path.parent / "control.jsonl").exists()
 
 
