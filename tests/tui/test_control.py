@@ -200,3 +200,28 @@ async def test_the_fleet_of_a_root_shows_each_host_state_and_follows_it(tmp_path
         await until(pilot, lambda: str(table.get_row(str(live))[1]) == "paused", timeout=5)
         release_hosts()
         await until(pilot, lambda: str(table.get_row(str(live))[1]) == "exited", timeout=5)
+
+
+@pytest.mark.parametrize(("key", "dialog_type"), [("m", AskScreen), ("S", ConfirmScreen)])
+async def test_the_message_and_stop_dialogs_say_at_once_that_the_host_exited(
+    tmp_path: Path, key: str, dialog_type: type
+) -> None:
+    """The host exited while the message (or stop) dialog was up: the operator wrote the message to its end, and only
+    Enter (y) said, in a toast, that it was not sent. The dialog says it while it is up, from the host's poll."""
+    from textual.widgets import Static
+
+    path = policy_log().write(tmp_path / "session.jsonl")
+    app = make_app(path, follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press(key)
+        await until(pilot, lambda: isinstance(app.screen, dialog_type))
+        dialog = app.screen
+
+        def said() -> str:
+            return " ".join(str(static.content) for static in dialog.query(Static) if static.display)
+
+        assert "no live host" not in said()
+        release_hosts()
+        await until(pilot, lambda: "no live host" in said())
+        assert "nothing is sent" in said() and app.screen is dialog, said()

@@ -17,6 +17,7 @@ from textual.binding import Binding
 from core.control.host_state import KIND_DSH, exited_at
 from core.shared.errors import TapedeckError
 from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.screens.dialog import Dialog
 from tui.screens.policy_screen import FINAL, NOT_SENT, TrackedRequest, requests_for
 from tui.screens.toasts import toast_seconds
 
@@ -39,6 +40,7 @@ class ControlActions:
 
     live: Any
     _announced: set[int]
+    control_dialog: Dialog[Any] | None = None  # the message or stop dialog up now
 
     def start_host_watch(self) -> None:
         """Poll the host state and the outcomes of sent requests (call once the app is mounted)."""
@@ -112,18 +114,20 @@ class ControlActions:
         """Type a message the model sees at its next step."""
 
         def asked(text: str | None) -> None:
+            self.control_dialog = None
             if text and text.strip():
                 self.send_control("message", {"text": text.strip()}, f"message: {text.strip()[:40]}")
 
-        self.push_screen(  # type: ignore[attr-defined]
-            AskScreen("Message the agent", "The model reads it at its next step. Enter sends, Esc cancels."),
-            asked,
+        self.control_dialog = AskScreen(
+            "Message the agent", "The model reads it at its next step. Enter sends, Esc cancels."
         )
+        self.push_screen(self.control_dialog, asked)  # type: ignore[attr-defined]
 
     def action_control_stop(self) -> None:
         """Confirm, then stop the run now (the model call and any running tool are interrupted)."""
 
         def decided(confirmed: bool | None) -> None:
+            self.control_dialog = None
             if confirmed:
                 self.send_control("stop", {"reason": "stopped by the operator from the TUI"}, "stop")
 
@@ -135,7 +139,8 @@ class ControlActions:
             else "The host interrupts the model call in flight and any running tool, ends the turn as aborted and "
             "exits. `tapedeck run --resume` can continue the session later."
         )
-        self.push_screen(ConfirmScreen("Stop the agent now?", body, "Stop"), decided)  # type: ignore[attr-defined]
+        self.control_dialog = ConfirmScreen("Stop the agent now?", body, "Stop")
+        self.push_screen(self.control_dialog, decided)  # type: ignore[attr-defined]
 
     # sending and watching ---------------------------------------------------------------------------------
     def send_control(self, op: str, args: dict[str, Any], label: str) -> None:
@@ -173,9 +178,12 @@ class ControlActions:
             i for i in items if i.state in FINAL and i.number not in self._announced and i.state != NOT_SENT
         ]
         self._announced.update(i.number for i in fresh)
-        self.call_from_thread(self._host_changed, live.host != before, fresh)  # type: ignore[attr-defined]
+        refused = None if self.control_dialog is None else live.read_only_reason or live.host_gone()
+        self.call_from_thread(self._host_changed, live.host != before, fresh, refused)  # type: ignore[attr-defined]
 
-    def _host_changed(self, changed: bool, fresh: list[TrackedRequest]) -> None:
+    def _host_changed(self, changed: bool, fresh: list[TrackedRequest], refused: str | None) -> None:
+        if self.control_dialog is not None:  # it says at once what sending it would say
+            self.control_dialog.warn(None if refused is None else f"As things stand nothing is sent: {refused}")
         for item in fresh:
             severity = "information" if item.state == "applied" else "warning"
             said = f"{item.label}: {item.reason}" if item.reason else item.label
