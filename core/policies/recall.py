@@ -26,7 +26,15 @@ from core.read.summary import source_label
 from core.shared.arguments import loads_arguments
 from core.shared.errors import TapedeckError
 from core.shared.regex import RegexRefused, linear_regex
-from core.shared.text import cp_len, js_json, result_call_id, text_of_blocks, tool_result_block, utf16_len
+from core.shared.text import (
+    cp_len,
+    js_json,
+    quoted,
+    result_call_id,
+    text_of_blocks,
+    tool_result_block,
+    utf16_len,
+)
 from core.shared.values import whole_digits
 
 RECALL_TURN_TOOL = "recall_turn"
@@ -571,11 +579,11 @@ def _grep(text: str, pattern: str, head: str) -> str:
     try:
         rx = linear_regex(pattern, ignore_case=True)
     except RegexRefused as exc:
-        raise RecallError(f"{EXPAND_TOOL}: invalid regex {js_json(pattern)}{exc.hint}") from exc
+        raise RecallError(f"{EXPAND_TOOL}: invalid regex {js_json(quoted(pattern))}{exc.hint}") from exc
     lines = text.split("\n")
     hits = [i for i, line in enumerate(lines) if rx.search(line)]
     if not hits:
-        return f"[{head} · 0 of {len(lines)} lines match /{pattern}/i]"
+        return f"[{head} · 0 of {len(lines)} lines match /{quoted(pattern)}/i]"
     keep = sorted(
         {k for i in hits for k in range(max(0, i - GREP_CONTEXT), min(len(lines), i + GREP_CONTEXT + 1))}
     )
@@ -589,7 +597,7 @@ def _grep(text: str, pattern: str, head: str) -> str:
     shown = min(len(hits), GREP_MAX_HITS)
     more = f", first {GREP_MAX_HITS} shown" if len(hits) > GREP_MAX_HITS else ""
     body = "\n".join(out[: shown * 5 + GREP_MAX_HITS])
-    return f"[{head} · {len(hits)} of {len(lines)} lines match /{pattern}/i{more}]\n{body}"
+    return f"[{head} · {len(hits)} of {len(lines)} lines match /{quoted(pattern)}/i{more}]\n{body}"
 
 
 def _line_range(text: str, match: re.Match[str], head: str) -> str:

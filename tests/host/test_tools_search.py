@@ -154,3 +154,24 @@ def test_grep_anchors_hold_per_line_whatever_the_line_ends(tmp_path: Path) -> No
     assert grep.run({"pattern": r"\Axb"}).text == "mixed.txt:2:xbc"
     assert grep.run({"pattern": r"c\z"}).text == "mixed.txt:1:abc\nmixed.txt:2:xbc"
     assert grep.run({"pattern": "c.x"}).text.startswith("No matches")
+
+
+_LONG = "q" * 100_000
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "start"),
+    [
+        ("grep", {"pattern": "zzz" + _LONG}, "No matches for /zzzqqq"),
+        ("grep", {"pattern": "(" + _LONG}, "invalid regex '(qqq"),
+        ("grep", {"pattern": "x", "glob": "/" + _LONG}, "glob '/qqq"),
+        ("glob", {"pattern": "zzz" + _LONG}, "No files match 'zzzqqq"),
+        ("glob", {"pattern": "/" + _LONG}, "pattern '/qqq"),
+        ("glob", {"pattern": "[z-a]" + _LONG}, "invalid glob '[z-a]qqq"),
+    ],
+    ids=["grep-none", "grep-invalid", "grep-glob-absolute", "glob-none", "glob-absolute", "glob-invalid"],
+)
+def test_a_long_pattern_is_quoted_cut(ws: Path, tool: str, args: dict[str, str], start: str) -> None:
+    # the model's pattern of 100,000 characters came back whole in the tool's answer, into its own context
+    text = _tools(ws)[tool].run(args).text
+    assert start in text and "qqq…" in text and len(text) < 1000, text[:300]

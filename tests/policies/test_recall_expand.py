@@ -222,3 +222,15 @@ def test_a_fold_spill_original_is_read_from_its_stored_file(tmp_path: Path) -> N
         "expand_result: the full text of bash · turn 1 step 1 call 1 (text part 1) was stored outside the log"
     )
     assert "cannot read full.txt: No such file or directory" in str(caught.value)
+
+
+def test_a_long_grep_pattern_is_quoted_cut(host: Host) -> None:
+    # the model's pattern of 100,000 characters came back whole in expand_result's answer, into its own context
+    long = "q" * 100_000
+    head = expand(host, turn=1, step=1, grep=f"error|{long}").split("\n")[0]
+    assert head == f"[bash · turn 1 step 1 call 1 · 3 of 60 lines match /error|{'q' * 73}…/i]"
+    assert expand(host, turn=1, step=1, grep="zzz" + long) == f"[bash · turn 1 step 1 call 1 · 0 of 60 lines match /zzz{'q' * 76}…/i]"
+    with pytest.raises(RecallError) as refused:
+        expand(host, turn=1, step=1, grep="(" + long)
+    assert str(refused.value).startswith(f'expand_result: invalid regex "({"q" * 78}…"')
+    assert len(str(refused.value)) < 400

@@ -21,6 +21,7 @@ from core.host.tools.outcome import (
 from core.host.tools.textfile import is_text, numbered_lines
 from core.host.tools.workspace import WalkEntry, compile_regex, glob_regex, literal_prefix
 from core.shared.beneath import OPEN_FILE
+from core.shared.text import quoted
 
 # grep matches the first this many characters of a line (RE2 keeps the time linear; this keeps memory bounded).
 GREP_LINE_CHARS = 1_000_000
@@ -38,7 +39,7 @@ def _relative_glob(pattern: str, what: str) -> str:
     if pattern.startswith("/") or ".." in pattern.split("/"):
         raise ToolFailure(
             FS_SANDBOX_DENIED,
-            f"{what} {pattern!r} must be relative and must not use '..'; pass a directory inside the workspace "
+            f"{what} {quoted(pattern)!r} must be relative and must not use '..'; pass a directory inside the workspace "
             "as path instead",
         )
     return pattern
@@ -80,7 +81,7 @@ class Glob(WorkspaceTool):
                         found.append(_join(where, rel))
         meta = {"pattern": pattern, "path": where, "matches": total}
         if not found:
-            return ToolOutcome(f"No files match {pattern!r} under {where}/", meta=meta)
+            return ToolOutcome(f"No files match {quoted(pattern)!r} under {where}/", meta=meta)
         found = fit(found, self.limits.glob_results, self.limits.output_chars)
         if total > len(found):
             found.append(f"[{total - len(found)} more files match; use a narrower pattern or path]")
@@ -158,7 +159,7 @@ class Grep(WorkspaceTool):
             "complete": not stopped,
         }
         if not rows:
-            return ToolOutcome(f"No matches for /{pattern}/ in {where}", meta=meta)
+            return ToolOutcome(f"No matches for /{quoted(pattern)}/ in {where}", meta=meta)
         if stopped:
             rows.append(
                 f"[stopped after {len(rows)} matches; narrow the pattern, path or glob to see the rest]"
