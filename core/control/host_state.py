@@ -89,8 +89,13 @@ def write_state(
     record: dict[str, Any] = {"state": state, "pid": pid, "since": since}
     if inbox is not None:
         record["inbox"] = list(inbox)
-    tmp.write_bytes(orjson.dumps(record))
-    os.replace(tmp, target)  # replaces a symlink itself, never what it points to
+    try:
+        tmp.write_bytes(orjson.dumps(record))
+        os.replace(tmp, target)  # replaces a symlink itself, never what it points to
+    except OSError:
+        with contextlib.suppress(OSError):  # a directory at host.json's place: no later resume would take it away
+            tmp.unlink()
+        raise
 
 
 def remove_stale_temporaries(log: str | os.PathLike[str]) -> None:

@@ -398,6 +398,20 @@ def test_a_run_whose_log_is_cut_under_it_exits_2_and_the_cut_log_resumes(tmp_pat
     assert (workspace / "out.txt").read_text() == "hi"
 
 
+def test_a_host_json_that_cannot_be_replaced_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """A directory in host.json's place: the rename failed and the temporary file stayed beside the log for good
+    (the live host's own pid: no later resume removed it). It is removed at once; the error still reaches the host."""
+    from core.control.host_state import state_path, write_state
+
+    log = tmp_path / "s" / "session.jsonl"
+    log.parent.mkdir()
+    log.touch()
+    (state_path(log) / "keep").mkdir(parents=True)
+    with pytest.raises(IsADirectoryError):
+        write_state(log, "running", os.getpid(), 1)
+    assert sorted(p.name for p in log.parent.iterdir()) == ["host.json", "session.jsonl"]
+
+
 @pytest.mark.parametrize(
     ("extra", "said"),
     [
@@ -584,20 +598,23 @@ def test_a_resume_removes_the_host_json_temporary_files_of_dead_hosts(tmp_path: 
     assert not stale.exists() and alive.exists()
 
 
-def test_a_host_json_temporary_file_names_its_machine_and_another_machine_s_is_left_alone(tmp_path: Path) -> None:
+def test_a_host_json_temporary_file_names_its_machine_and_another_machine_s_is_left_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """On a file system two machines share, a host here took the temporary file of a live host there for a dead
     one's (its pid is no process here) and removed it between its write and its rename. The file names its machine:
     another machine's stays; a dead one's here goes, in the old name (a pid alone) too."""
-    from core.control.host_state import remove_stale_temporaries, state_path, write_state
+    from core.control.host_state import remove_stale_temporaries, write_state
 
     log = tmp_path / "s" / "session.jsonl"
     log.parent.mkdir()
     log.touch()
-    (state_path(log) / "keep").mkdir(parents=True)  # a directory in host.json's place: the rename fails, its tmp stays
-    with pytest.raises(OSError):
-        write_state(log, "running", 4242, 1)
+    renamed: list[str] = []
+    monkeypatch.setattr(os, "replace", lambda src, dst: renamed.append(Path(src).name))  # killed before the rename
+    write_state(log, "running", 4242, 1)
+    monkeypatch.undo()
     machine = os.uname().nodename
-    assert [p.name for p in log.parent.glob(".host.json.*")] == [f".host.json.{machine}.4242.tmp"]
+    assert renamed == [f".host.json.{machine}.4242.tmp"]
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
                           check=True).stdout.strip()  # fmt: skip
     names = {f".host.json.{machine}.{dead}.tmp": False, f".host.json.{dead}.tmp": False,
