@@ -515,9 +515,9 @@ def render_hits(query: str, hits: Sequence[SearchHit], kinds: Sequence[str]) -> 
             hint = "broaden the query, or check earlier sealed turns with recall_turn"
         else:
             hint = 'retry with kinds: ["tool_output"] if the fact was tool-born, or broaden the query'
-        return f'[recall_search "{query}" · 0 hits over kinds {"/".join(kinds)} — {hint}]'
+        return f'[recall_search "{quoted(query)}" · 0 hits over kinds {"/".join(kinds)} — {hint}]'
     lines = [
-        f'[recall_search "{query}" · {len(hits)} hit(s) · historical record — each hit ends with the exact call '
+        f'[recall_search "{quoted(query)}" · {len(hits)} hit(s) · historical record — each hit ends with the exact call '
         'that returns its original: recall_turn({"turn": "slice-turn-N"}) (view "dialogue" is the default: the '
         'cheap text-only page) for said text, recall_turn view "full" for tool inputs, '
         f'expand_result({{"seq": Q,"formatVersion": {LOCATOR_FORMAT_VERSION}}}) for tool output]'

@@ -153,3 +153,13 @@ def test_a_message_before_the_first_turn_has_no_owner() -> None:
     host.simple_turn("q", "a")
     host.simple_turn("q2", "a2")
     assert search(host.session, "orphan") == []
+
+
+def test_a_long_query_is_quoted_cut(host: Host) -> None:
+    # the model's query of 100,000 characters came back whole in the page's header, into its own context
+    long = "q" * 100_000
+    page = recall_search(host.session, {"query": f"kiwi {long}", "scope": "dialogue"})
+    assert page.startswith(f'[recall_search "kiwi {"q" * 74}…" · ') and " hit(s) · historical record" in page
+    assert len(page) < 5000
+    none = recall_search(host.session, {"query": "zzz" + long})
+    assert none.startswith(f'[recall_search "zzz{"q" * 76}…" · 0 hits over kinds') and len(none) < 400
