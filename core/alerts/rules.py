@@ -24,6 +24,7 @@ from core.alerts.config import RuleConfig
 from core.log.validate import INVALID
 from core.log.vocabulary import GUARD_SOURCE, HOST_EVENT, ROUTE_EVENT
 from core.rebuild.request_diff import break_point
+from core.shared.deepjson import deep_dumps
 from core.shared.text import tool_block_failed, tool_result_failed
 from core.shared.values import int_or_none
 
@@ -443,7 +444,7 @@ def _canonical(arguments: Any) -> str:
         except orjson.JSONDecodeError:
             return arguments
     try:
-        return orjson.dumps(arguments, option=orjson.OPT_SORT_KEYS).decode()
+        return deep_dumps(arguments, orjson.OPT_SORT_KEYS).decode()
     except TypeError:
         return repr(arguments)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -16,8 +17,8 @@ def deep_dumps(value: Any, option: int = 0) -> bytes:
     it takes them, so UTF-8 and every escape are orjson's. In time linear in the bytes: orjson is given only what it
     writes, found by height first (given a container too deep, it writes 254 levels of it before it refuses), and
     a container's bytes are never copied into its parent's (each level did, so a 10 MB line of 1,000 levels took
-    seconds). ``option`` may hold ``OPT_INDENT_2`` and ``OPT_NON_STR_KEYS``; a str holding a surrogate is refused,
-    as orjson refuses it."""
+    seconds). ``option`` may hold ``OPT_INDENT_2``, ``OPT_NON_STR_KEYS`` and ``OPT_SORT_KEYS`` (for str keys); a
+    str holding a surrogate is refused, as orjson refuses it."""
     out: list[bytes] = []
     _written(value, option, b"", _heights(value), out)
     return b"".join(out)
@@ -59,7 +60,10 @@ def _written(value: Any, option: int, indent: bytes, heights: dict[int, int], ou
     out.append(b"{" if is_dict else b"[")
     if pretty and value:
         out.append(b"\n" + inner)
-    for n, (key, item) in enumerate(value.items() if is_dict else ((None, item) for item in value)):
+    members: Iterable[tuple[Any, Any]] = value.items() if is_dict else ((None, item) for item in value)
+    if is_dict and option & orjson.OPT_SORT_KEYS:
+        members = sorted(members, key=lambda member: member[0])
+    for n, (key, item) in enumerate(members):
         if n:
             out.append(between)
         if is_dict:

@@ -364,6 +364,20 @@ def test_loop_counts_the_same_call_with_the_same_arguments_within_a_turn() -> No
     assert e.fired[0].reason == "read_file called 3 times with the same arguments in this turn"
 
 
+@pytest.mark.parametrize("depth", [300, 1000])
+def test_loop_reads_arguments_nested_deeper_than_orjson_writes(depth: int) -> None:
+    """Arguments past orjson's 254 levels were spelled by ``repr`` (keys in the order sent: the same call went
+    uncounted) and, deeper, raised RecursionError out of the engine; they are spelled as any others."""
+    log, e = Log(), engine({"loop": {"count": 3}})
+    deep = "[" * depth + "]" * depth
+    log.turn(1)
+    log.call("read_file", f'{{"path": "a.py", "deep": {deep}}}')
+    log.call("read_file", f'{{"deep": {deep}, "path": "a.py"}}')
+    third = log.call("read_file", f'{{"path":"a.py","deep":{deep}}}')
+    log.end(1)
+    assert fired(e, log) == [("loop", third)]
+
+
 def test_host_died_mid_turn_from_the_live_state_and_from_a_host_taking_over() -> None:
     log, e = Log(), engine({"hostDied": {}})
     log.add("tapedeck/host", {"model": "crafted-model"})

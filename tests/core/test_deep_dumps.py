@@ -94,3 +94,12 @@ def test_orjson_is_given_only_what_it_writes_so_no_byte_is_written_twice(monkeyp
         out = deep_dumps(value, option)
         assert len(refused) == 0 and sum(written) <= len(out), (len(refused), sum(written), len(out))
         written.clear()
+
+
+def test_sorted_keys_are_sorted_in_the_containers_written_here_too() -> None:
+    deep: Any = []
+    for _ in range(CUT + 40):
+        deep = [deep]
+    value = {"é": 0, "b": deep, "a": 1, "c": {"z": 1, "y": 2}}
+    lists = b"[" * (CUT + 41) + b"]" * (CUT + 41)
+    assert dumps(value, orjson.OPT_SORT_KEYS) == b'{"a":1,"b":' + lists + b',"c":{"y":2,"z":1},"\xc3\xa9":0}'
