@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
-from core.cli.args import MAX_SECONDS, path_argument
+from core.cli.args import MAX_SECONDS, decimal, path_argument
 from core.cli.common import guarded
 from core.control.inbox import append_request, inbox_path
 from core.host.demo_scenario import TASKS, write_script
@@ -190,7 +190,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         ),
     )
     p.add_argument("--no-tui", action="store_true", help="print progress and the log path instead of opening the TUI")
-    p.add_argument("--speed", type=float, default=1.0, metavar="X", help="how fast it plays: 2 plays twice as fast, 0.5 half as fast, 0 with no pauses (default 1)")
+    p.add_argument("--speed", type=decimal, default=1.0, metavar="X", help="how fast it plays: 2 plays twice as fast, 0.5 half as fast, 0 with no pauses (default 1)")
     p.add_argument("--workspace", metavar="DIR", type=path_argument, help="an empty (or new) directory for the demo project (default: a temp dir)")
     p.add_argument(
         "--sessions-root", default=str(default_sessions_root()), metavar="DIR", type=path_argument,

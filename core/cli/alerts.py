@@ -12,7 +12,7 @@ from typing import Any
 from core.alerts.engine import Alert
 from core.alerts.hook import HookRunner
 from core.cli import COMMANDS
-from core.cli.args import add_interval, add_json, check_seconds, local_roots, path_argument
+from core.cli.args import add_interval, add_json, check_seconds, decimal, local_roots, path_argument
 from core.cli.common import RULE_SECTIONS, emit, for_terminal, guarded, warn
 from core.control.config import PolicyConfig, load_config, parse_value, set_value
 from core.fleet.alerts import AlertSources
@@ -106,7 +106,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--follow", action="store_true", help="keep reading as the logs grow; one line per alert")
     add_json(p, "JSON: a list, or with --follow one object per line")
     p.add_argument("--exec", metavar="CMD", help="run CMD (with /bin/sh) for each alert, the alert's JSON on stdin")
-    p.add_argument("--exec-timeout", type=float, default=10.0, metavar="S",
+    p.add_argument("--exec-timeout", type=decimal, default=10.0, metavar="S",
                    help="time limit of each --exec command (default 10)")  # fmt: skip
     p.add_argument("--config", metavar="FILE", type=path_argument, help="config file (TOML or JSON) whose [alerts] and [model] sections apply")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",

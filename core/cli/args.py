@@ -72,6 +72,18 @@ def whole(text: str) -> int:
     )
 
 
+_DECIMAL = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:inf|infinity|nan)", re.IGNORECASE)
+
+
+def decimal(text: str) -> float:
+    """A number option's value (seconds, a speed) as Python writes a float, in ASCII only: ``float`` would also take
+    other scripts' digits (``١``), ``_`` and spaces, and quote a value of thousands of characters whole in its
+    error; the option's own check refuses what is out of its range (``check_seconds``)."""
+    if len(text) <= 400 and _DECIMAL.fullmatch(text):
+        return float(text)
+    raise argparse.ArgumentTypeError(f"{quoted(text)!r} is not a number (ASCII digits, such as 2 or 0.5)")
+
+
 def add_roots(parser: argparse.ArgumentParser) -> None:
     """The positional ``roots`` (any number, here or over SSH), the default sessions root when none is given."""
     default_root = str(default_sessions_root())
@@ -83,7 +95,7 @@ def add_roots(parser: argparse.ArgumentParser) -> None:
 
 def add_interval(parser: argparse.ArgumentParser, default: float, help: str) -> None:
     """``--interval S``: how often something is polled, in seconds."""
-    parser.add_argument("--interval", type=float, default=default, metavar="S", help=help)
+    parser.add_argument("--interval", type=decimal, default=default, metavar="S", help=help)
 
 
 MAX_SECONDS = 86_400  # the longest wait an option may ask for: a day (a sleep cannot last ~292 years, 2**63 ns)

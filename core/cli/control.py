@@ -12,7 +12,7 @@ from typing import Any
 
 from core.bridge.ops import SUPPORTED
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, check_utf8, whole
+from core.cli.args import add_json, add_log_path, check_utf8, decimal, whole
 from core.cli.common import emit, guarded, warn
 from core.cli.stops import Stops, stopped_by
 from core.control.config import parse_value
@@ -369,11 +369,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="write the request even when no host is running; the next `run --resume` applies it",
     )
     p.add_argument(
-        "--expires", type=float, metavar="S", help="with --queue: the request expires S seconds from now"
+        "--expires", type=decimal, metavar="S", help="with --queue: the request expires S seconds from now"
     )
     p.add_argument(
         "--timeout",
-        type=float,
+        type=decimal,
         metavar="S",
         help=f"seconds to wait with --wait (default {DEFAULT_TIMEOUT:g})",
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.cli import COMMANDS
-from core.cli.args import add_json, check_seconds, check_utf8, path_argument
+from core.cli.args import add_json, check_seconds, check_utf8, decimal, path_argument
 from core.cli.common import emit, fail, for_terminal, guarded, quiet_stdout, warn
 from core.cli.stops import current, ended_by, stopped_by
 from core.control.config import load_config
@@ -234,9 +234,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="with --resume: continue in --workspace instead of the recorded one",
     )
     p.add_argument("--zstd", action="store_true", help="write session.jsonl.zstd instead of raw JSONL")
-    p.add_argument("--pace", type=float, default=0.0, metavar="S", help="seconds to pause between steps")
+    p.add_argument("--pace", type=decimal, default=0.0, metavar="S", help="seconds to pause between steps")
     p.add_argument(
-        "--chunk-delay", type=float, default=0.0, metavar="S", help="seconds between streamed chunks (scripted models)"
+        "--chunk-delay", type=decimal, default=0.0, metavar="S", help="seconds between streamed chunks (scripted models)"
     )
     p.add_argument("--session-id", metavar="ID", help="id for the new session (default: a random UUID)")
     p.add_argument(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import build_parser, main
-from core.cli.args import check_seconds, whole
+from core.cli.args import check_seconds, decimal, whole
 from core.shared.errors import TapedeckError
 
 FIXTURE = "tool-call-turn.session.jsonl"
@@ -323,3 +323,24 @@ def test_a_whole_number_is_refused_on_the_command_line(fixtures_dir: Path, capsy
         main(["surface", str(fixtures_dir / FIXTURE), "--at", "١٢"])
     assert done.value.code == 2
     assert "argument --at: '١٢' is not a whole number" in capsys.readouterr().err
+
+
+def test_no_option_reads_a_number_by_float() -> None:
+    # float() takes '١' (Arabic-Indic digits), '1_0' and ' 1' too, and echoes 5000 characters whole in its error
+    assert [name for name, _, action in _options() if action.type is float] == []
+
+
+@pytest.mark.parametrize("text", ["١", "٠٫٥", "1_0", " 1", "1 ", "", "x" * 5000, "9" * 5000])
+def test_a_seconds_option_takes_ascii_only(text: str) -> None:
+    numbers = [(name, parser, action) for name, parser, action in _options() if action.type is decimal]
+    assert len(numbers) >= 6
+    for name, parser, action in numbers:
+        with pytest.raises(argparse.ArgumentError) as refused:
+            parser._get_value(action, text)
+        message = str(refused.value)
+        assert "not a number" in message and len(message) < 300, (name, message[:300])
+
+
+@pytest.mark.parametrize("text", ["2", "0.5", ".5", "1e3", "-1", "inf"])
+def test_a_seconds_option_reads_ascii_numbers(text: str) -> None:
+    assert decimal(text) == float(text)
