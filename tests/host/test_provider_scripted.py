@@ -319,3 +319,15 @@ def test_plans_resume_from_their_replay_state(tmp_path: Path) -> None:
     assert resumed.complete(ModelRequest(messages=after, tools=TOOLS)).text == "first done"
     with pytest.raises(ProviderError, match="does not fit this script"):
         ScriptedModel(path).restore({"current": 0, "plans": [{"cursor": 9}] * 2})
+
+
+@pytest.mark.parametrize(
+    ("content", "phrase"),
+    [({"responses": [{"k" * 100_000: 1}]}, "response 1 has unknown key 'kkk"),
+     ({"plans": [{"prompt": "a", "responses": [{"text": "x"}], "k" * 100_000: 1}]}, "plan 1 has unknown key 'kkk")],
+    ids=["response", "plan"],
+)  # fmt: skip
+def test_a_long_unknown_key_is_quoted_cut(tmp_path: Path, content: Any, phrase: str) -> None:
+    with pytest.raises(ProviderError) as info:
+        ScriptedModel(_script(tmp_path, content))
+    assert phrase in str(info.value) and "k…'" in str(info.value) and len(str(info.value)) < 1000

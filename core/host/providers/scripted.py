@@ -63,7 +63,7 @@ from core.shared.model_specs import Limits
 from core.shared.parsers import Failure, NotUtf8, Unparsable, parse_json, user_text
 from core.shared.regex import RegexRefused, linear_regex
 from core.shared.regular import read_capped
-from core.shared.text import js_json
+from core.shared.text import js_json, quoted
 
 SCRIPT_MISMATCH = "SCRIPT_MISMATCH"
 SCRIPT_EXHAUSTED = "SCRIPT_EXHAUSTED"
@@ -89,7 +89,7 @@ def _keys(obj: Any, valid: Sequence[str], what: str) -> Mapping[str, Any]:
         raise _Invalid(f"{what} must be a JSON object")
     unknown = [k for k in obj if k not in valid]
     if unknown:
-        raise _Invalid(f"{what} has unknown key {unknown[0]!r} (valid keys: {', '.join(valid)})")
+        raise _Invalid(f"{what} has unknown key {quoted(unknown[0])!r} (valid keys: {', '.join(valid)})")
     return obj
 
 
