@@ -605,9 +605,12 @@ def _sql_password(data: bytes, m: Any) -> bool:
 def _xml_text(data: bytes, m: Any) -> bool:
     """True when the text of an element named for a secret is one: the tag after it closes that element, and it is
     no placeholder, setting or colour (``${env.DB_PASSWORD}``), from three characters, or, all digits, under a name
-    that counts nothing (``_digit_secret``: ``<max_token>4096</max_token>`` stays)."""
+    that counts nothing (``_digit_secret``: ``<max_token>4096</max_token>`` stays); under an element named ``token``
+    alone, not letters and blanks only (a lexer's or a language tool's ``<token>return</token>`` is a word)."""
     name, value = m.group(1), m.group(2).strip()  # a CDATA section's blanks
     if not data.startswith(name + b">", m.end()):
+        return False
+    if name.rpartition(b":")[2].lower() == b"token" and value.replace(b" ", b"").isalpha():
         return False
     if value.isdigit():
         return _digit_secret(name, value)

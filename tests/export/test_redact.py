@@ -1596,3 +1596,13 @@ def test_a_key_word_a_search_tool_looks_for_has_no_value(text: str) -> None:
 def test_a_password_in_a_search_tool_s_pattern_still_goes(text: str, out: str) -> None:
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == out
+
+
+def test_a_word_in_an_element_named_token_stays() -> None:
+    """``<token>return</token>`` (a lexer's or a language tool's output) lost its word: the text of any element named
+    for a secret went. Under an element named ``token`` a text of letters only is a word, no credential."""
+    text = "<tokens><token>return</token><token>Hello</token><w:token>the end</w:token></tokens>"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+    assert r.text("<token>ghx7Ab9zz</token><apiToken>secret</apiToken>") == (
+        "<token>[redacted key]</token><apiToken>[redacted key]</apiToken>")
