@@ -161,11 +161,17 @@ _OPTION = re2.compile(rb"(" + _OPTION_NAME + rb")[ \t]+(\\?[\"'])?((?:[^\s\"',;\
 _OPTION_WORDS = frozenset(b"option options argument arguments parameter parameters switch".split())  # prose about one
 # a password a command takes on its command line (group 1), unless it is a reference (``_cli_value``): ``sshpass
 # -p …``, ``mysql -p…`` (glued to it: ``-p`` alone asks for it), ``redis-cli -a …``, ``curl -u user:…``, ``docker
-# login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set aws_secret_access_key …``
+# login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set aws_secret_access_key …``,
+# mongosh's ``-p``, sqlcmd's ``-P``, ldapsearch's ``-w``, zip's ``-P``, 7-Zip's ``-p…``, smbclient's ``-U user%…``,
+# keytool's ``-storepass``/``-keypass`` and openssl's ``-pass pass:…``
 _CLI_PASSWORD = re2.compile(
     rb"(?:sshpass[ \t]+-p[ \t]*|mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p|redis-cli\b[^\n|;&]*?[ \t]-a[ \t]+"
     rb"|(?:docker|podman|az)[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]+"
     rb"|aws[ \t]+configure[ \t]+set\b[^\n|;&]*?[ \t](?:[A-Za-z0-9_-]+\.)?aws_(?:secret_access_key|session_token)[ \t]+"
+    rb"|mongo(?:sh|dump|restore|import|export)?\b[^\n|;&]*?[ \t]-p[ \t]+|sqlcmd\b[^\n|;&]*?[ \t]-P[ \t]*"
+    rb"|ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+|\b(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+|7za?\b[^\n|;&]*?[ \t]-p"
+    rb"|smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s%\"'\\$]*%"
+    rb"|[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+|[ \t]-pass(?:in|out)?[ \t]+\\?[\"']?pass:"
     rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:)"
     rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
 )
@@ -303,7 +309,8 @@ _SCREEN = (
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+(?:\\\\)?\\?[\"']"
     + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])"
-    + rb"|sshpass|ssh-keygen|mysql|redis-cli|curl|(?:login|configure)" + _JSON_SPACE + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
+    + rb"|sshpass|ssh-keygen|mysql|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
+    + rb"|(?:login|configure)" + _JSON_SPACE + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )

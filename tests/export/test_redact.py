@@ -68,7 +68,8 @@ ASSIGNMENTS = st.tuples(
     st.sampled_from(["=", " = "]),
 ).map("".join) | st.sampled_from(
     ["docker login -u bob --password ", "gh auth login --with-token ", "--api-key ", "sshpass -p ", "mysql -uroot -p",
-     "redis-cli -a ", "az login -u bob -p ", "aws configure set aws_secret_access_key "]
+     "redis-cli -a ", "az login -u bob -p ", "aws configure set aws_secret_access_key ", "mongosh -u admin -p ",
+     "sqlcmd -S db -U sa -P ", "keytool -list -storepass ", "openssl enc -d -pass pass:", "7z x -p"]
 )
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
@@ -1606,3 +1607,37 @@ def test_a_word_in_an_element_named_token_stays() -> None:
     assert r.text(text) == text and sum(r.summary().values()) == 0
     assert r.text("<token>ghx7Ab9zz</token><apiToken>secret</apiToken>") == (
         "<token>[redacted key]</token><apiToken>[redacted key]</apiToken>")
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("mongosh -u admin -p hunter2pw --authenticationDatabase admin",
+         "mongosh -u admin -p [redacted key] --authenticationDatabase admin"),
+        ("sqlcmd -S db -U sa -P hunter2pw -Q 'select 1'", "sqlcmd -S db -U sa -P [redacted key] -Q 'select 1'"),
+        ("ldapsearch -x -D cn=admin -w hunter2pw -b dc=x", "ldapsearch -x -D cn=admin -w [redacted key] -b dc=x"),
+        ("openssl enc -aes256 -pass pass:hunter2pw -in f", "openssl enc -aes256 -pass pass:[redacted key] -in f"),
+        ("openssl pkcs12 -export -passout pass:hunter2pw -out k.p12", "openssl pkcs12 -export -passout pass:[redacted key] -out k.p12"),
+        ("keytool -genkey -alias a -storepass hunter2pw -keypass hunter2pw",
+         "keytool -genkey -alias a -storepass [redacted key] -keypass [redacted key]"),
+        ("zip -P hunter2pw a.zip f", "zip -P [redacted key] a.zip f"), ("unzip -P hunter2pw a.zip", "unzip -P [redacted key] a.zip"),
+        ("7z a -phunter2pw x.7z f", "7z a -p[redacted key] x.7z f"),
+        ("smbclient //h/s -U bob%hunter2pw", "smbclient //h/s -U bob%[redacted key]"),
+        ('{"command": "mongo -u a -p hunter2pw db\\nls"}', '{"command": "mongo -u a -p [redacted key] db\\nls"}'),
+    ],
+)  # fmt: skip
+def test_the_password_more_commands_take_on_their_command_line_goes(text: str, out: str) -> None:
+    """The password of mongosh/mongo ``-p``, sqlcmd ``-P``, ldapsearch ``-w``, openssl's ``pass:``, keytool's
+    ``-storepass``/``-keypass``, zip's ``-P``, 7-Zip's ``-p…`` and smbclient's ``-U user%…`` went out: none is an
+    option named for a password. Each goes as ``sshpass -p``'s does."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == out.count("[redacted key]"), found
+
+
+def test_those_commands_without_a_password_on_their_line_stay() -> None:
+    text = ("mongosh -u admin -p\nsqlcmd -S db -P $SA_PASSWORD\nldapsearch -x -W -b dc=x\n"
+            "openssl enc -aes256 -pass env:PW -in f\nkeytool -list -storepass:env STOREPASS\nzip -r a.zip dir\n"
+            "gzip -P x\n7z x a.7z\nsmbclient -L h -U bob\n")  # fmt: skip
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
