@@ -183,6 +183,15 @@ _KEYGEN = re2.compile(rb"[ \t]-[NP][ \t]*\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED
 _SQL_PASSWORD = re2.compile(
     rb"(?i:\bpassword|\bidentified[ \t]+by)[ \t]+(\\?[\"'])((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
 )
+# a quoted value given to a quoted name for a secret (group 5; group 2 the name, group 3 what joins them, groups 1
+# and 4 their quotes): assigned to it as a subscript (``os.environ['DB_PASSWORD'] = '…'``, ``settings["api_key"] =
+# "…"``) or after it as an argument (WordPress's ``define( 'DB_PASSWORD', '…' )``, ``setdefault("API_KEY", "…")``:
+# ``_named_value``)
+_NAMED = rb"(?:" + _KEY_WORDS + rb"|(?:AUTH|SECURE_AUTH|LOGGED_IN|NONCE)_(?:KEY|SALT))"  # and WordPress's keys and salts
+_NAMED_VALUE = re2.compile(
+    rb"(\\?[\"'])([A-Za-z0-9_.-]*?" + _NAMED + rb")\\?[\"']([ \t]*\][ \t]*=|[ \t]*,)[ \t]*(\\?[\"'])"
+    rb"((?:[^\s\"'\\]|" + _ESCAPED + rb")+)"
+)
 # the text of an XML element named for a secret (group 2; group 1 the element's name, which the closing tag must
 # repeat: ``_xml_text``), without the blanks around it: Maven's ``<password>hunter2pw</password>``, ``<apiKey>``,
 # ``<db:password type="plain">``; ``pass`` and ``pwd`` only as a whole word of the name (``<bypass>`` is none)
@@ -304,7 +313,7 @@ _SCREEN = (
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
     rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|\b(?i:pass|pw)(?:\\\\)?\\?[\"']|_auth|(?i:authorization|cookie))(?:(?:\\\\)?\\?[\"'])?"
-    + _EMPHASIS + _JSON_SPACE + rb"*[:=]"
+    + _EMPHASIS + _JSON_SPACE + rb"*[:=]|" + _NAMED + rb"(?:\\\\)?\\?[\"'][ \t]*[\],]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+(?:\\\\)?\\?[\"']"
@@ -570,7 +579,7 @@ def _docker_value(data: bytes, m: Any) -> bool:
 
 
 # the patterns whose value a quote may open (``_quoted_end``)
-_QUOTED = (_PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _SQL_PASSWORD)
+_QUOTED = (_PAIR, _AUTHORIZATION, _OPTION, _CLI_PASSWORD, _KEYGEN, _SQL_PASSWORD, _NAMED_VALUE)
 
 
 @lru_cache(maxsize=4096)  # a log's objects have few keys, asked again and again
@@ -607,6 +616,19 @@ def _sql_password(data: bytes, m: Any) -> bool:
     (``grep password 'config.yml'``, ``_search_argument``)."""
     value = data[m.start(2) : _quoted_end(data, m, 2)]
     return len(value) >= SHORTEST and _literal_secret(value) and not _search_argument(data, m.start())
+
+
+def _named_value(data: bytes, m: Any) -> bool:
+    """True when a quoted value given to a quoted name for a secret is one: assigned to it, or, after a comma, given
+    with a constant's name (``define('DB_PASSWORD', …)``; ``s.replace("token", …)`` is code) and no other
+    constant's (a list of names: ``["API_KEY", "DB_PASSWORD"]``), all of it to its closing quote from three
+    characters, no placeholder or setting, and digits only under a name that counts nothing (``_digit_secret``)."""
+    value = data[m.start(5) : _quoted_end(data, m, 5)]
+    if m.group(3).endswith(b",") and (not m.group(2).isupper() or _CONSTANT.fullmatch(value)):
+        return False
+    if value.isdigit():
+        return _digit_secret(m.group(2), value)
+    return len(value) >= SHORTEST and _literal_secret(value)
 
 
 def _xml_text(data: bytes, m: Any) -> bool:
@@ -760,7 +782,7 @@ class Redactor:
             ("key", _NETRC_LINE, 1, _netrc_password), ("key", _CLI_PASSWORD, 1, _cli_value),
             ("key", _COOKIE, 2, None), ("key", _CRYPT, 0, None), ("key", _HASH_LINE, 1, None),
             ("key", _KEYGEN, 1, _keygen_value), ("key", _SQL_PASSWORD, 2, _sql_password),
-            ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _XML_TEXT, 2, _xml_text),
+            ("key", _PGPASS, 1, _pgpass_line), ("key", _DOCKER_ENV, 3, _docker_value), ("key", _NAMED_VALUE, 5, _named_value), ("key", _XML_TEXT, 2, _xml_text),
             ("key", _XML_CDATA, 2, _xml_text),
             ("key", _YAML_BLOCK, 4, _yaml_block),
             ("email", _EMAIL, 0, None), ("home", _HOME, 0, None), ("home", _ROOT, 1, _root_home),

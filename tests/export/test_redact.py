@@ -98,7 +98,8 @@ CONFIG = st.one_of(
                                "client_secret: {}", "  db_password: {}", "aws_secret_access_key = {}",
                                "DB_PASSWORD: {}", "password: {}", "  secret: {}", "- passphrase: {}", "token: {}",
                                "password: |\n  {}\nuser: app", "db:\n  db_password: >-\n    {}\n  host: db",
-                               "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb"]),
+                               "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb",
+                               "define( 'DB_PASSWORD', '{}' );", "os.environ['API_KEY'] = '{}'"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -1639,5 +1640,32 @@ def test_those_commands_without_a_password_on_their_line_stay() -> None:
     text = ("mongosh -u admin -p\nsqlcmd -S db -P $SA_PASSWORD\nldapsearch -x -W -b dc=x\n"
             "openssl enc -aes256 -pass env:PW -in f\nkeytool -list -storepass:env STOREPASS\nzip -r a.zip dir\n"
             "gzip -P x\n7z x a.7z\nsmbclient -L h -U bob\n")  # fmt: skip
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("define( 'DB_PASSWORD', 'hunter2pw' );", "define( 'DB_PASSWORD', '[redacted key]' );"),
+        ("define('AUTH_KEY', 'x8#kP2!m Qz<y');", "define('AUTH_KEY', '[redacted key]');"),
+        ("os.environ['DB_PASSWORD'] = 'hunter2pw'", "os.environ['DB_PASSWORD'] = '[redacted key]'"),
+        ('settings["api_key"] = "a9f8e7d6c5"', 'settings["api_key"] = "[redacted key]"'),
+        ('os.environ.setdefault("DB_PASSWORD", "hunter2pw")', 'os.environ.setdefault("DB_PASSWORD", "[redacted key]")'),
+        ('{"code": "ENV[\\"SECRET_TOKEN\\"] = \\"hunter2pw\\"\\n"}', '{"code": "ENV[\\"SECRET_TOKEN\\"] = \\"[redacted key]\\"\\n"}'),
+    ],
+)  # fmt: skip
+def test_a_quoted_value_given_to_a_quoted_name_for_a_secret_goes(text: str, out: str) -> None:
+    """WordPress's ``define( 'DB_PASSWORD', 'hunter2pw' );``, ``os.environ['DB_PASSWORD'] = '…'`` and
+    ``settings["api_key"] = "…"`` went out: the name is quoted and no ``:`` or ``=`` follows it. A quoted value
+    assigned to a quoted name for a secret, or given after a constant's (``define``, ``setdefault``), goes."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary()["key"] == 1
+
+
+def test_quoted_names_for_a_secret_with_no_secret_given_stay() -> None:
+    text = ("""s.replace("token", "TOKEN_RE"); d["password"] = ""; define('DB_PASSWORD', getenv('DB_PASSWORD'));\n"""
+            """os.environ["API_KEY"] = "${API_KEY}"; cfg["max_token"] = "4096"; kwargs.pop("password", "none")\n"""
+            """required = ["API_KEY", "DB_PASSWORD", 'AUTH_KEY', 'NONCE_SALT']\n""")
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
