@@ -9,12 +9,12 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from core.control.config_values import INT_RANGE
 from core.log.layout import default_sessions_root, stat_or_none
 from core.read.type_select import TypeSelection
 from core.remote.target import parse_remote
 from core.shared.errors import LogNotFoundError, TapedeckError
 from core.shared.text import quoted
-from core.shared.values import MAX_SAFE_INTEGER
 
 LOG_PATH_HELP = "session log file or session directory"
 REMOTE_HELP = ", here or [user@]host:PATH over SSH"
@@ -62,14 +62,12 @@ _WHOLE = re.compile(r"-?[0-9]+")
 
 
 def whole(text: str) -> int:
-    """A whole-number option's value: ASCII digits, a leading ``-`` at most, no larger than a log's JSON counts
-    (``MAX_SAFE_INTEGER``); ``int`` would also take other scripts' digits (``١٢``), ``_`` and spaces, and quote a
-    value of thousands of digits whole in its error."""
-    if _WHOLE.fullmatch(text) and len(text.lstrip("-").lstrip("0")) <= 16 and abs(int(text)) <= MAX_SAFE_INTEGER:
+    """A whole-number option's value: ASCII digits, a leading ``-`` at most, within the 64 bits a log's JSON holds
+    (``INT_RANGE``, as a config's whole numbers); ``int`` would also take other scripts' digits (``١٢``), ``_`` and
+    spaces, and quote a value of thousands of digits whole in its error."""
+    if _WHOLE.fullmatch(text) and len(text.lstrip("-").lstrip("0")) <= 20 and int(text) in INT_RANGE:
         return int(text)
-    raise argparse.ArgumentTypeError(
-        f"{quoted(text)!r} is not a whole number from -{MAX_SAFE_INTEGER} to {MAX_SAFE_INTEGER} in ASCII digits"
-    )
+    raise argparse.ArgumentTypeError(f"{quoted(text)!r} is not a whole number from -2**63 to 2**64-1 in ASCII digits")
 
 
 _DECIMAL = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?(?:inf|infinity|nan)", re.IGNORECASE)

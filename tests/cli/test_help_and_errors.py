@@ -301,7 +301,7 @@ def test_no_option_reads_a_number_by_int() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["١٢", "１２", "1_2", " 12", "12 ", "+12", "1e3", "0x1f", "", "9" * 5000, "-" + "9" * 5000, "٣", str(2**53)],
+    "text", ["١٢", "１２", "1_2", " 12", "12 ", "+12", "1e3", "0x1f", "", "9" * 5000, "-" + "9" * 5000, "٣", str(2**64), str(-(2**63) - 1)],
 )
 def test_a_whole_number_option_takes_ascii_digits_only(text: str) -> None:
     numbers = [(name, parser, action) for name, parser, action in _options() if action.type is whole]
@@ -313,7 +313,7 @@ def test_a_whole_number_option_takes_ascii_digits_only(text: str) -> None:
         assert "whole number" in message and len(message) < 300, (name, message[:300])
 
 
-@pytest.mark.parametrize("text", ["12", "0", "007", "-1", str(2**53 - 1)])
+@pytest.mark.parametrize("text", ["12", "0", "007", "-1", str(2**64 - 1), str(-(2**63)), "0" * 30 + "1"])
 def test_a_whole_number_option_reads_ascii_digits(text: str) -> None:
     assert whole(text) == int(text)
 
