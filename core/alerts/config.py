@@ -37,7 +37,7 @@ from types import MappingProxyType
 from typing import Any
 
 from core.shared.errors import ConfigError
-from core.shared.text import quoted
+from core.shared.text import quoted, shown
 
 # cause id -> the rule's config table
 RULE_KEYS: dict[str, str] = {
@@ -122,11 +122,11 @@ class AlertsConfig:
 
 def _number(where: str, value: object, low: float, high: float, whole: bool) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ConfigError(f"{where} must be a number (got {value!r})")
+        raise ConfigError(f"{where} must be a number (got {shown(value)})")
     if whole and not float(value).is_integer():
-        raise ConfigError(f"{where} must be a whole number (got {value!r})")
+        raise ConfigError(f"{where} must be a whole number (got {shown(value)})")
     if not low <= value <= high:
-        raise ConfigError(f"{where} must be from {low:g} to {high:g} (got {value!r})")
+        raise ConfigError(f"{where} must be from {low:g} to {high:g} (got {shown(value)})")
     return int(value) if whole else value
 
 
@@ -141,19 +141,19 @@ def _rule(key: str, raw: object) -> RuleConfig:
             raise ConfigError(f"unknown config key {where}.{quoted(name)} (known: {', '.join(allowed)})")
     enabled = raw.get("enabled", True)
     if not isinstance(enabled, bool):
-        raise ConfigError(f"{where}.enabled must be true or false (got {enabled!r})")
+        raise ConfigError(f"{where}.enabled must be true or false (got {shown(enabled)})")
     values = {
         name: _number(f"{where}.{name}", raw.get(name, default), low, high, whole)
         for name, (default, low, high, whole) in numbers.items()
     }
     action = raw.get("action", "none")
     if key in ACTIONS and action not in ACTIONS[key]:
-        raise ConfigError(f"{where}.action must be one of {', '.join(ACTIONS[key])} (got {action!r})")
+        raise ConfigError(f"{where}.action must be one of {', '.join(ACTIONS[key])} (got {shown(action)})")
     message = None
     if key == "loop":
         message = raw.get("message", DEFAULT_LOOP_MESSAGE)
         if not isinstance(message, str) or not message.strip():
-            raise ConfigError(f"{where}.message must be a non-empty string (got {message!r})")
+            raise ConfigError(f"{where}.message must be a non-empty string (got {shown(message)})")
     return RuleConfig(enabled, MappingProxyType(values), str(action), message)
 
 
@@ -167,7 +167,7 @@ def validate(raw: Mapping[str, object]) -> AlertsConfig:
     for name in ("bell", "notify"):
         value = raw.get(name, True)
         if not isinstance(value, bool):
-            raise ConfigError(f"alerts.{name} must be true or false (got {value!r})")
+            raise ConfigError(f"alerts.{name} must be true or false (got {shown(value)})")
         flags[name] = value
     rules = {cause: _rule(key, raw.get(key, {})) for cause, key in RULE_KEYS.items()}
     return AlertsConfig(MappingProxyType(rules), **flags)

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from core.shared.errors import ConfigError
-from core.shared.text import quoted
+from core.shared.text import quoted, shown
 
 SANDBOX_MODES = ("auto", "required", "off")
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -71,13 +71,13 @@ def validate(raw: Mapping[str, object]) -> HostConfig:
     _unknown(shell, ("sandbox", "network", "passEnv"), "host.shell")
     sandbox = shell.get("sandbox", "auto")
     if sandbox not in SANDBOX_MODES:
-        raise ConfigError(f"host.shell.sandbox must be one of {', '.join(SANDBOX_MODES)} (got {sandbox!r})")
+        raise ConfigError(f"host.shell.sandbox must be one of {', '.join(SANDBOX_MODES)} (got {shown(sandbox)})")
     network = shell.get("network", False)
     if not isinstance(network, bool):
-        raise ConfigError(f"host.shell.network must be true or false (got {network!r})")
+        raise ConfigError(f"host.shell.network must be true or false (got {shown(network)})")
     names = shell.get("passEnv", [])
     if not isinstance(names, list) or not all(isinstance(n, str) and ENV_NAME.match(n) for n in names):
-        raise ConfigError(f"host.shell.passEnv must be a list of environment variable names (got {names!r})")
+        raise ConfigError(f"host.shell.passEnv must be a list of environment variable names (got {shown(names)})")
     for name in names:
         if looks_secret(name):
             raise ConfigError(

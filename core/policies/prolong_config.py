@@ -9,6 +9,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 
 from core.policies.rewind_config import check_keys
 from core.shared.errors import ConfigError
+from core.shared.text import shown
 from core.shared.values import whole_number
 
 KEYS = ("logFile", "logWindow", "promptOrder", "registerPrompt", "registerCommand", "denyKeep")
@@ -49,21 +50,21 @@ class ProlongConfig:
 def check_log_file(value: object) -> str:
     """Accept a workspace-relative file name; reject absolute paths, ``..`` and other escapes."""
     if not isinstance(value, str) or not value.strip():
-        raise ConfigError(f"prolong.logFile must be a non-empty workspace-relative path (got {value!r})")
+        raise ConfigError(f"prolong.logFile must be a non-empty workspace-relative path (got {shown(value)})")
     if "\0" in value:
         raise ConfigError("prolong.logFile must not contain NUL characters")
     windows = PureWindowsPath(value)
     if value.startswith(("/", "\\", "~")) or windows.drive or windows.root:
         raise ConfigError(
-            f"prolong.logFile must be relative to the workspace, not an absolute path (got {value!r})"
+            f"prolong.logFile must be relative to the workspace, not an absolute path (got {shown(value)})"
         )
     parts = [part for part in re.split(r"[\\/]", value) if part not in ("", ".")]
     if ".." in parts:
         raise ConfigError(
-            f"prolong.logFile must stay inside the workspace: '..' is not allowed (got {value!r})"
+            f"prolong.logFile must stay inside the workspace: '..' is not allowed (got {shown(value)})"
         )
     if not parts:
-        raise ConfigError(f"prolong.logFile must name a file (got {value!r})")
+        raise ConfigError(f"prolong.logFile must name a file (got {shown(value)})")
     return str(PurePosixPath(*parts))
 
 
@@ -71,14 +72,14 @@ def _int(raw: Mapping[str, object], key: str, default: int, low: int, high: int 
     value = raw.get(key, default)
     number = whole_number(value)
     if number is None or number < low or (high is not None and number > high):
-        raise ConfigError(f"prolong.{key} must be {rule} (got {value!r})")
+        raise ConfigError(f"prolong.{key} must be {rule} (got {shown(value)})")
     return number
 
 
 def _bool(raw: Mapping[str, object], key: str) -> bool:
     value = raw.get(key, True)
     if not isinstance(value, bool):
-        raise ConfigError(f"prolong.{key} must be true or false (got {value!r})")
+        raise ConfigError(f"prolong.{key} must be true or false (got {shown(value)})")
     return value
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from urllib.parse import urlparse
 
 from core.shared.errors import ConfigError
-from core.shared.text import quoted
+from core.shared.text import quoted, shown
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
 REPORT_LANGUAGES = ("en", "zh")
@@ -70,7 +70,7 @@ def _int_in(raw: Mapping[str, object], key: str, low: int, high: int, default: i
     value = raw.get(key, default)
     number = whole_number(value)
     if number is None or not low <= number <= high:
-        raise ConfigError(f"rewind.{key} must be an integer from {low} to {high} (got {value!r})")
+        raise ConfigError(f"rewind.{key} must be an integer from {low} to {high} (got {shown(value)})")
     return number
 
 
@@ -88,7 +88,7 @@ def _text(raw: Mapping[str, object], key: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str):
-        raise ConfigError(f"rewind.{key} must be a string (got {value!r})")
+        raise ConfigError(f"rewind.{key} must be a string (got {shown(value)})")
     return value
 
 
@@ -109,7 +109,7 @@ def _endpoint(raw: Mapping[str, object], routed: bool) -> tuple[str | None, str 
     except ValueError:  # an unclosed IPv6 bracket, say
         usable = False
     if not usable:
-        raise ConfigError(f"rewind.summarizationBaseUrl must be an http:// or https:// URL with a host (got {base_url!r})")
+        raise ConfigError(f"rewind.summarizationBaseUrl must be an http:// or https:// URL with a host (got {shown(base_url)})")
     if not routed:
         raise ConfigError(
             "rewind.summarizationBaseUrl needs rewind.summarizationProvider and rewind.summarizationModel: "
@@ -123,7 +123,7 @@ def _endpoint(raw: Mapping[str, object], routed: bool) -> tuple[str | None, str 
     if not ENV_NAME.fullmatch(key_env):
         raise ConfigError(
             f"rewind.summarizationApiKeyEnv must be an environment variable name such as REPORT_API_KEY "
-            f"(got {key_env!r})"
+            f"(got {shown(key_env)})"
         )
     return base_url, key_env
 
@@ -135,12 +135,12 @@ def validate(raw: Mapping[str, object]) -> RewindConfig:
     tool_name = "rewind" if tool_name is None else tool_name
     if not tool_name.strip() or tool_name != tool_name.strip():
         raise ConfigError(
-            f"rewind.toolName must be a non-empty name without surrounding spaces (got {tool_name!r})"
+            f"rewind.toolName must be a non-empty name without surrounding spaces (got {shown(tool_name)})"
         )
     if not TOOL_NAME.fullmatch(tool_name):
         raise ConfigError(
             f"rewind.toolName must be 1 to 64 letters, digits, '_' or '-', as chat-completions APIs require of a "
-            f"tool's name (got {tool_name!r})"
+            f"tool's name (got {shown(tool_name)})"
         )
     provider, model = _text(raw, "summarizationProvider"), _text(raw, "summarizationModel")
     if (provider is None) != (model is None):
@@ -152,7 +152,7 @@ def validate(raw: Mapping[str, object]) -> RewindConfig:
     base_url, key_env = _endpoint(raw, routed=provider is not None)
     language = raw.get("reportLanguage", "en")
     if language not in REPORT_LANGUAGES:
-        raise ConfigError(f"rewind.reportLanguage must be one of en, zh (got {language!r})")
+        raise ConfigError(f"rewind.reportLanguage must be one of en, zh (got {shown(language)})")
     return RewindConfig(
         tool_name=tool_name,
         max_tokens=_int_in(raw, "maxTokens", 1, MAX_SAFE_INTEGER, 1024),

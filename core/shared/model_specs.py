@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from core.shared.errors import ConfigError
-from core.shared.text import quoted
+from core.shared.text import quoted, shown
 from core.shared.values import MAX_SAFE_INTEGER, whole_number
 
 KEYS = ("contextWindow", "maxOutputTokens", "limits", "prices")
@@ -168,7 +168,7 @@ def _tokens(raw: Mapping[str, object], key: str, where: str) -> int | None:
         return None
     number = whole_number(value)
     if number is None or not 1 <= number <= MAX_SAFE_INTEGER:
-        raise ConfigError(f"{where}.{key} must be a positive integer (got {value!r})")
+        raise ConfigError(f"{where}.{key} must be a positive integer (got {shown(value)})")
     return number
 
 
@@ -177,7 +177,7 @@ def _price(raw: Mapping[str, object], key: str, where: str) -> float:
         raise ConfigError(f"{where} needs {', '.join(PRICE_KEYS)} (missing {key})")
     value = raw[key]
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-        raise ConfigError(f"{where}.{key} must be a non-negative number of USD per 1M tokens (got {value!r})")
+        raise ConfigError(f"{where}.{key} must be a non-negative number of USD per 1M tokens (got {shown(value)})")
     return float(value)
 
 
@@ -186,7 +186,7 @@ def _named(raw: Mapping[str, object], key: str) -> Mapping[str, Mapping[str, obj
     out = {}
     for name, entry in table.items():
         if not isinstance(name, str) or not name.strip():
-            raise ConfigError(f"model.{key}: model names must be non-empty strings (got {name!r})")
+            raise ConfigError(f"model.{key}: model names must be non-empty strings (got {shown(name)})")
         out[name] = _mapping(entry, f"model.{key}.{name}")
     return out
 

@@ -109,6 +109,12 @@ def quoted(text: object) -> str:
     return clip(str(text), QUOTED)
 
 
+def shown(value: object) -> str:
+    """``value`` from outside (a config value) as a message shows it: its repr, a string cut by ``quoted`` first
+    (so the repr keeps its closing quote), anything else's repr cut to ``QUOTED`` characters."""
+    return repr(quoted(value)) if isinstance(value, str) else clip(repr(value), QUOTED)
+
+
 def js_json(value: Any) -> str:
     """Serialize like ``JSON.stringify``: compact separators, non-ASCII kept as is, a lone surrogate (a model's JSON
     can send one as an escape, and Python's parser keeps it) written as its ``\\uXXXX`` escape, as JSON.stringify

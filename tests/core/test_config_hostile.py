@@ -314,3 +314,26 @@ def test_an_arg_given_twice_quotes_its_long_values_cut() -> None:
 def test_a_normal_unknown_key_is_quoted_as_before() -> None:
     _refused(lambda: set_value(validate_config({}), "slice.bogus", 1), "Unknown slice configuration key bogus. Valid keys:")
     _refused(lambda: validate_config({"slicer": {}}), "Unknown config section 'slicer'. Did you mean slice?")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f'[rewind]\nsummarizationBaseUrl = "{_LONG}"\nsummarizationApiKeyEnv = "X"\n',
+        f'[rewind]\ntoolName = " {_LONG}"\n',
+        f'[rewind]\nreportLanguage = "{_LONG}"\n',
+        f'[prolong]\nlogFile = "/{_LONG}"\n',
+        f'[prolong]\nlogFile = "../{_LONG}"\n',
+        f'[host.shell]\nsandbox = "{_LONG}"\n',
+        f'[alerts.budget]\naction = "{_LONG}"\n',
+        f'[model.limits.x]\ncontextWindow = "{_LONG}"\n',
+        f'[model.limits.x]\ncontextWindow = ["{_LONG}"]\n',
+        f'[model.prices.x]\nhit = "{_LONG}"\nmiss = 1\noutput = 1\n',
+    ],
+    ids=lambda text: text.split("=")[0].replace("\n", " ").strip(),
+)
+def test_a_long_string_value_is_quoted_cut(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text(text)
+    message = _refused(lambda: load_config(path), "kkk…")
+    assert len(message) < 1000, message[:300]
