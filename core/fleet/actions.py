@@ -37,14 +37,21 @@ def _host(log: Path) -> tuple[HostState, SshLink | None, RemoteTarget | None]:
 
 def _why_not(host: HostState) -> str | None:
     """Why no request would be read by the host in ``host``'s state, or None when it is live."""
+    why = state_refusal(host)
+    return None if why is None else f"{why}; nothing was sent"
+
+
+def state_refusal(host: HostState) -> str | None:
+    """Why no live host (or DSH bridge) would read a request in ``host``'s state, or None when one would: what a
+    dialog still up says of a row whose host exited under it."""
     if host.live:
         return None
     if host.state == "none":
         if host.kind == KIND_DSH:
-            return "a DSH session no tapedeck bridge runs (`tapedeck bridge install` adds it); nothing was sent"
-        return "no tapedeck host has ever run this session; nothing was sent"
+            return "a DSH session no tapedeck bridge runs (`tapedeck bridge install` adds it)"
+        return "no tapedeck host has ever run this session"
     who = "DSH bridge" if host.kind == KIND_DSH else "host"
-    return f"no live {who} runs this session (it exited {exited_at(host.since)}); nothing was sent"
+    return f"no live {who} runs this session (it exited {exited_at(host.since)})"
 
 
 def row_refusal(log: Path) -> str | None:

@@ -510,3 +510,33 @@ async def test_a_cell_that_grows_widens_its_column(tmp_path: Path) -> None:
         await until(pilot, lambda: table.get_row(key)[0].plain == "Fix the flaky parser")
         await settle(pilot)
         assert table.columns["session"].content_width >= len("Fix the flaky parser"), table.columns["session"]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("key", ["P", "m", "S"])
+async def test_the_pause_message_and_stop_dialogs_say_at_once_that_the_rows_host_exited(
+    tmp_path: Path, key: str
+) -> None:
+    """The row's host exited while its dialog was up: the dialog says so from the feed's next tick, before the operator
+    writes the message out or confirms."""
+    from textual.widgets import Static
+
+    from tui.screens.dialog import Dialog
+
+    root = _root(tmp_path)
+    live = root / "p" / "live-c" / "session.jsonl"
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _loaded(pilot, 3)
+        screen.query_one(DataTable).move_cursor(row=screen.shown.index(str(live)))
+        await pilot.press(key)
+        await until(pilot, lambda: isinstance(app.screen, Dialog))
+        dialog = app.screen
+
+        def said() -> str:
+            return " ".join(str(static.content) for static in dialog.query(Static) if static.display)
+
+        assert "no live host" not in said()
+        release_hosts()
+        await until(pilot, lambda: "no live host" in said(), timeout=10)
+        assert "nothing is sent" in said() and app.screen is dialog, said()

@@ -19,14 +19,15 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
 
-from core.control.host_state import KIND_DSH
-from core.fleet.actions import ANSWER_SECONDS, RowAnswer, row_refusal, send_row_action
+from core.control.host_state import KIND_DSH, HostState
+from core.fleet.actions import ANSWER_SECONDS, RowAnswer, row_refusal, send_row_action, state_refusal
 from core.fleet.row import COLUMNS, FleetRow, matches
 from core.log.sessions import layout_note
 from core.shared.errors import TapedeckError
 from core.shared.text import printable
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.screens.confirm import AskScreen, ConfirmScreen
+from tui.screens.dialog import Dialog
 from tui.screens.policy_screen import fill_table
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_toasts
@@ -86,6 +87,7 @@ class FleetScreen(Screen[None]):
         self.skipped: list[str] = []  # directories or machines the last scan could not read
         # a root that holds no session where one would (a project's directory, loose logs): what it is instead
         self.layout_notes = [note for root in roots if (note := layout_note(root, "fleet"))]
+        self.dialog: tuple[Dialog[object], str] | None = None  # a row action's dialog up now, and the row's key
 
     def compose(self) -> ComposeResult:
         """Title, filter line, table, status, footer."""
@@ -119,8 +121,10 @@ class FleetScreen(Screen[None]):
         self.feed.show(True)
 
     def on_screen_suspend(self) -> None:
-        """Hidden under an open session: the feed still follows every log (alerts) but posts no rows."""
-        self.feed.show(False)
+        """Hidden under an open session: the feed still follows every log (alerts) but posts no rows (under a row
+        action's dialog it does: the dialog says when the row's host exits)."""
+        if self.dialog is None:
+            self.feed.show(False)
 
     def on_unmount(self) -> None:
         """No rows wanted any more."""
@@ -146,6 +150,7 @@ class FleetScreen(Screen[None]):
         self.rows = {shown.key: shown for shown in rows}
         self.loaded = True
         self.skipped = skipped
+        self._warn_dialog()
         self._draw()
         self._titles()
 
@@ -173,11 +178,28 @@ class FleetScreen(Screen[None]):
     def _patch(self, changed: list[Shown]) -> None:
         """Some rows changed in place (same rows, same order): only their cells are redrawn."""
         self.rows.update((shown.key, shown) for shown in changed)
+        self._warn_dialog()
         if any(matches(shown.row, self.query_text) != (shown.key in self.shown) for shown in changed):
             self._draw()  # a row entered or left the filter
         else:
             self._draw([shown.key for shown in changed if shown.key in self.shown])
         self._titles()
+
+    def _warn_dialog(self) -> None:
+        """The row action's dialog up now says at once that nothing would be sent, and why, once its row's host exits."""
+        if self.dialog is not None and (shown := self.rows.get(self.dialog[1])) is not None:
+            why = state_refusal(HostState(**shown.row.host))
+            self.dialog[0].warn(None if why is None else f"As things stand nothing is sent: {why}")
+
+    def _ask(self, row: FleetRow, dialog: Dialog[object], then: Callable[[object], None]) -> None:
+        """Push ``dialog`` for an action on ``row`` (``then`` gets its answer), kept up to date with the row's host."""
+
+        def answered(answer: object) -> None:
+            self.dialog = None
+            then(answer)
+
+        self.dialog = (dialog, row.key)
+        self.app.push_screen(dialog, answered)
 
     def _draw(self, only: list[str] | None = None) -> None:
         table = self.query_one(DataTable)
@@ -285,12 +307,12 @@ class FleetScreen(Screen[None]):
         if row is None:
             return
 
-        def asked(text: str | None) -> None:
-            if text and text.strip():
+        def asked(text: object) -> None:
+            if isinstance(text, str) and text.strip():
                 self._confirm(row, "message", {"text": text.strip()})
 
-        self._when_live(row, "message", lambda: self.app.push_screen(
-            AskScreen(f"Message {row.label}", "The model reads it at its next step."), asked))  # fmt: skip
+        self._when_live(row, "message", lambda: self._ask(
+            row, AskScreen(f"Message {row.label}", "The model reads it at its next step."), asked))  # fmt: skip
 
     def action_stop(self) -> None:
         """Stop the session's host (after a confirm)."""
@@ -314,7 +336,7 @@ class FleetScreen(Screen[None]):
                                       markup=False)  # fmt: skip
 
     def _confirm(self, row: FleetRow, op: str, args: dict[str, str]) -> None:
-        def decided(confirmed: bool | None) -> None:
+        def decided(confirmed: object) -> None:
             if confirmed:
                 self._send(row.ref.path, op, args, row.label, row.host.get("kind"))
 
@@ -322,7 +344,7 @@ class FleetScreen(Screen[None]):
         body = Text(
             f"Send {op} to {row.label} ({row.where}, {row.host.get('state')}) through its control inbox?"
         )
-        self.app.push_screen(ConfirmScreen(what[:70], body, op.capitalize()), decided)
+        self._ask(row, ConfirmScreen(what[:70], body, op.capitalize()), decided)
 
     @work(thread=True, group="fleet-send", exit_on_error=False)
     def _send(self, path: Path, op: str, args: dict[str, str], label: str, kind: str | None) -> None:
