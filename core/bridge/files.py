@@ -108,6 +108,7 @@ class BridgeInfo:
     moved: bool = False  # read in another directory than ``dir``, which was moved there (see ``read_bridge``)
     brought: bool = False  # written on another machine (``dirId``), which shares the directory or it was copied from
     in_flight: tuple[tuple[str, str | None], ...] = ()  # (id, op) of each request whose run began, no outcome yet
+    paused: bool = False  # the operator's pause holds: a DSH that exits leaves the session to start held
 
     @property
     def stale(self) -> str | None:
@@ -142,6 +143,8 @@ class BridgeInfo:
             out["problem"] = self.problem
         if self.in_flight:
             out["inFlight"] = [{"id": request_id, "op": op} for request_id, op in self.in_flight]
+        if self.paused:
+            out["paused"] = True
         if self.moved:
             out["movedFrom"] = self.dir
         if self.brought:
@@ -295,6 +298,7 @@ def parse_bridge(raw: bytes, path: str | os.PathLike[str]) -> tuple[BridgeInfo |
             dir=_str(obj.get("dir")),
             dir_id=dir_id if dir_id is not None and len(dir_id) <= MAX_ID_CHARS else None,
             in_flight=_in_flight(obj.get("inFlight")),
+            paused=obj.get("paused") is True or state in ("pausing", "paused"),  # a plugin before the field said it
         ),
         None,
     )

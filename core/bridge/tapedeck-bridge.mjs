@@ -671,6 +671,7 @@ class SessionBridge {
     if (this.plugin.dsh) body.dsh = this.plugin.dsh;
     if (this.problem) body.problem = this.problem;
     if (this.inFlight.size) body.inFlight = [...this.inFlight.values()];
+    if (this.paused) body.paused = true; // kept once it exited: the next start holds the session until a resume
     try {
       writeAtomic(this.file(BRIDGE), JSON.stringify(body) + "\n");
       this.written = state;

@@ -323,14 +323,14 @@ NEWER_BRIDGE = "(newer bridge)"  # … when that plugin is a newer release (a ne
 
 def state_label(state: str, kind: str, bridge: dict[str, Any] | None = None) -> str:
     """A host state as lists show it: ``paused`` for our host, ``DSH paused`` through the bridge (``DSH paused (old
-    bridge)`` while the live plugin is not the packaged one, ``(newer bridge)`` when it is a newer release:
-    ``bridge`` is ``HostState.bridge``), ``none``."""
+    bridge)`` while the live plugin is not the packaged one, ``(newer bridge)`` when it is a newer release;
+    ``DSH exited, left paused`` when its next start holds: ``bridge`` is ``HostState.bridge``), ``none``."""
     if kind != KIND_DSH or state == "none":
         return state
     bridge = bridge or {}
     if state in LIVE_STATES and bridge.get("stale"):
         return f"DSH {state} {NEWER_BRIDGE if bridge.get('newer') else OLD_BRIDGE}"
-    return f"DSH {state}"
+    return f"DSH {state}{', left paused' if state == 'exited' and bridge.get('paused') else ''}"
 
 
 def pid_text(pid: int) -> str:
@@ -362,6 +362,9 @@ def describe_host(state: dict[str, Any]) -> str:
     pid = f" ({'DSH ' if dsh else ''}{pid_text(number)})" if number is not None else ""
     since = state.get("since")
     when = f" since {utc_time(since) or IMPLAUSIBLE}" if since else ""
+    if name == "exited" and bridge.get("paused"):
+        problem += ("; the operator left it paused: when DSH resumes the session the bridge holds it before its "
+                    "first step until it is resumed (tapedeck control … resume)")  # fmt: skip
     return f"{name}{pid}{when}{problem}{moved_note(bridge) if name == 'exited' else ''}"
 
 

@@ -107,6 +107,12 @@ def test_restart_resumes_the_session_and_replays_nothing(
         pause = send(d, "pause")  # from idle; kept across the restart
         assert final_outcome(d, pause["id"])["detail"] == {"state": "paused"}
     assert bridge_json(d)["state"] == "exited"
+    # the operator left it paused: what inspect and the fleet say of the exited session tells the next start holds
+    shown = _tapedeck("inspect", str(d))
+    assert "left it paused" in shown.stdout and "until it is resumed" in shown.stdout, shown.stdout + shown.stderr
+    assert json.loads(_tapedeck("inspect", str(d), "--json").stdout)["host"]["bridge"]["paused"] is True
+    listed = _tapedeck("sessions", str(world.sessions))
+    assert "DSH exited, left paused" in listed.stdout, listed.stdout + listed.stderr
     # sent while no bridge runs: the plain one must not fire late, the queued one waits for the next start
     late = send(d, "message", {"text": "sent to nobody"})
     queued = send(d, "checkpoint", {"objective": "queued for the restart"}, queued=True)
