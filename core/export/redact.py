@@ -231,10 +231,15 @@ _NETRC = re2.compile(
     + _NETRC_SPACE + _NETRC_TOKEN + rb")*" + _NETRC_SPACE + rb"password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
 )
 # … or on a line of its own (``grep password ~/.netrc``), unless it is prose (``_netrc_password``); the screen takes
-# the line up to its password (``_NETRC_LINE_HEAD``): JSON writes an escape that ends it in text with one more
-# backslash, which the end's escape does not match
-_NETRC_LINE_HEAD = rb"(?:^|[\r\n\"]|\\[nr])" + _NETRC_BLANK + rb"*password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")"
-_NETRC_LINE = re2.compile(_NETRC_LINE_HEAD + _NETRC_BLANK + rb"*(?:$|[\r\n\"]|(?:\\\\)*\\[nr\"])")
+# the line up to the blank after its password (``_NETRC_LINE_HEAD``): JSON writes an escape that ends it in text with
+# one more backslash, which the end's escape does not match, and a blank text escapes (``\t``) with its backslash
+# doubled, which ``_NETRC_BLANK`` does not match
+_NETRC_LINE_START = rb"(?:^|[\r\n\"]|\\[nr])"
+_NETRC_LINE_HEAD = _NETRC_LINE_START + rb"(?:[ \t]|\\+t)*password(?:[ \t]|\\+t)"
+_NETRC_LINE = re2.compile(
+    _NETRC_LINE_START + _NETRC_BLANK + rb"*password" + _NETRC_BLANK + rb"+(" + _NETRC_TOKEN + rb")" + _NETRC_BLANK
+    + rb"*(?:$|[\r\n\"]|(?:\\\\)*\\[nr\"])"
+)
 _PARSER_TOKEN = re.compile(rb"(?i)\b(?:un)?expected[ \t]+token\Z")  # a parser's error: ``Unexpected token: Identifier``
 _PROSE_WORD = re.compile(rb"[a-z]+\.?")  # ``password expired.``: an error message's words
 _PROSE_LINE = re.compile(rb"(?:[ \t]+[a-z]+)+[.!]?[ \t]*(?:\Z|[\r\n\"]|\\[nr\"])")  # words to the end of a line

@@ -391,6 +391,7 @@ MADE_UP = st.lists(st.tuples(WORDS, GLUE, BODIES).map("".join), min_size=1, max_
 @example(text='\\npassword sk- \\"')  # a netrc line in JSON text: its line break and quote escaped again in JSON
 @example(text='"auth""=000sk-')  # a quoted key's quote, and one more
 @example(text=" password \x0b\\npassword sk- 0")  # a netrc line's end escaped in text, escaped again in JSON
+@example(text="password\\token\x0b")  # a netrc line's blank escaped in text (``\t``), doubled in JSON
 def test_a_value_is_walked_as_its_strings_one_by_one(text: str) -> None:
     """The screen that lets a value with nothing to redact through whole never lets a secret through: a dict and
     a long list (screened a slice at a time) come out as their strings redacted one by one."""
