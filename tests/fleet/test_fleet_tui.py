@@ -540,3 +540,25 @@ async def test_the_pause_message_and_stop_dialogs_say_at_once_that_the_rows_host
         release_hosts()
         await until(pilot, lambda: "no live host" in said(), timeout=10)
         assert "nothing is sent" in said() and app.screen is dialog, said()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("width", [80, 100, 200])
+async def test_a_narrow_fleet_leaves_out_its_least_needed_columns_rather_than_cut_the_last_write(
+    tmp_path: Path, width: int
+) -> None:
+    """At 80 columns the table was wider than the screen: its ``write`` column was cut to ``w`` and every column after
+    it out of sight. The columns the operator needs least are left out until the rest fit; a wide screen shows all."""
+    from core.fleet.row import COLUMNS
+
+    app = _app([_root(tmp_path)])
+    async with app.run_test(size=(width, 24)) as pilot:
+        screen = await _loaded(pilot, 3)
+        await settle(pilot)
+        table = screen.query_one(DataTable)
+        labels = [str(c.label) for c in table.columns.values()]
+        assert sum(c.get_render_width(table) for c in table.columns.values()) <= table.scrollable_content_region.width
+        assert {"session", "host", "attention", "turn", "outcome", "write"} <= set(labels), labels
+        assert labels == [c for c in COLUMNS if c in labels]
+        if width == 200:
+            assert labels == list(COLUMNS)

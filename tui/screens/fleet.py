@@ -35,6 +35,8 @@ from tui.widgets.footer import PriorityFooter
 from tui.widgets.table import RowTable
 
 WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with the state beside them
+# left out in this order, while the columns are wider than the table (at 80 columns the rest fit): the needed ones stay
+LEAST_NEEDED = ("where", "$/h", "class", "phase", "cache", "ctx", "cost")
 
 
 def _fit(column: str, cell: str) -> str:
@@ -99,6 +101,7 @@ class FleetScreen(Screen[None]):
         table = FleetTable(cursor_type="row", id="fleet-table")
         for column in COLUMNS:
             table.add_column(column, key=column)
+        self.columns = COLUMNS  # the columns shown (``_fitting``)
         yield table
         yield Static("reading the logs…", id="fleet-status")
         yield PriorityFooter()
@@ -201,6 +204,28 @@ class FleetScreen(Screen[None]):
         self.dialog = (dialog, row.key)
         self.app.push_screen(dialog, answered)
 
+    def on_resize(self) -> None:
+        """A new width: the columns that fit it."""
+        if self.loaded:
+            self._draw()
+
+    def _fitting(self, keys: list[str]) -> tuple[str, ...]:
+        """The columns whose widths (their labels' and the rows' ``keys``' cells, padded) fit the table beside its
+        scrollbar, the least needed left out first."""
+        table = self.query_one(DataTable)
+        room = table.size.width - table.styles.scrollbar_size_vertical  # the same with a scrollbar or without
+        widths = {
+            column: max([cell_len(column), *(self._cells(self.rows[key])[index].cell_len for key in keys)])
+            + 2 * table.cell_padding
+            for index, column in enumerate(COLUMNS)
+        }
+        shown = list(COLUMNS)
+        for column in LEAST_NEEDED:
+            if sum(widths[c] for c in shown) <= room:
+                break
+            shown.remove(column)
+        return tuple(shown)
+
     def _draw(self, only: list[str] | None = None) -> None:
         table = self.query_one(DataTable)
         keys = (
@@ -208,22 +233,33 @@ class FleetScreen(Screen[None]):
             if only is not None
             else [k for k, v in self.rows.items() if matches(v.row, self.query_text)]
         )
-        if keys == self.shown:
+        current, y = self.current_key, table.scroll_y
+        rebuilt = (columns := self._fitting(keys)) != self.columns
+        if rebuilt:  # fill_table keeps the cursor and the view on a table it clears of rows only: kept here
+            table.clear(columns=True)
+            for column in columns:
+                table.add_column(column, key=column)
+            self.columns = columns
+        elif keys == self.shown:
             for key in keys if only is None else only:
-                for column, cell in zip(COLUMNS, self._cells(self.rows[key]), strict=True):
+                for column, cell in zip(self.columns, self._cells(self.rows[key], self.columns), strict=True):
                     if table.get_cell(key, column) != cell:
                         table.update_cell(key, column, cell, update_width=True)  # a longer cell widens it
             return
-        fill_table(table, [(key, self._cells(self.rows[key])) for key in keys])
+        fill_table(table, [(key, self._cells(self.rows[key], self.columns)) for key in keys])
+        if rebuilt:
+            table.scroll_to(y=y, animate=False, immediate=True)
+            if current in keys:
+                table.move_cursor(row=keys.index(current))
         self.shown = keys
 
-    def _cells(self, shown: Shown) -> list[Text]:
-        """The row's cells as drawn: the log's text with its controls as pictures (``printable``; a title's ``[…]`` is
-        no markup), attention in red."""
+    def _cells(self, shown: Shown, columns: tuple[str, ...] = COLUMNS) -> list[Text]:
+        """The row's cells in ``columns`` as drawn: the log's text with its controls as pictures (``printable``; a
+        title's ``[…]`` is no markup), attention in red."""
         out = [Text(_fit(column, printable(cell))) for column, cell in zip(COLUMNS, shown.cells, strict=True)]
         if shown.row.attention:
             out[COLUMNS.index("attention")].stylize("bold red")
-        return out
+        return [text for column, text in zip(COLUMNS, out, strict=True) if column in columns]
 
     @property
     def current_key(self) -> str | None:
