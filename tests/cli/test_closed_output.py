@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import no_access_path
+from tests.conftest import Processes, no_access_path
 
 ROOT = Path(__file__).resolve().parents[2]
 LOG = ROOT / "tests" / "fixtures" / "dsh" / "tool-call-turn.session.jsonl"
@@ -117,7 +117,7 @@ def test_an_io_error_nothing_places_is_not_called_a_write_error(capsys: pytest.C
 
 
 @pytest.mark.parametrize("command", [["events", "--json"], ["request", "--all"]])
-def test_a_reader_gone_mid_pass_is_no_read_error(tmp_path: Path, command: list[str]) -> None:
+def test_a_reader_gone_mid_pass_is_no_read_error(tmp_path: Path, processes: Processes, command: list[str]) -> None:
     """``events --json LOG | head -c 10``: the JSON is written as the pass reads the log, and the broken pipe of
     that write reached the pass's guard of its reads: 'LOG: cannot read (Broken pipe)', exit 2. A reader that
     stops reading ends the command quietly, as it does for every other command."""
@@ -126,12 +126,12 @@ def test_a_reader_gone_mid_pass_is_no_read_error(tmp_path: Path, command: list[s
     log = tmp_path / "big.jsonl"
     generate(log, 1_000_000, seed=1, profile="mixed")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with subprocess.Popen([sys.executable, "-m", "core.cli", *command, str(log)], cwd=ROOT, env=env,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:  # fmt: skip
-        assert proc.stdout is not None and proc.stdout.read(10)
-        proc.stdout.close()
-        err = proc.stderr.read() if proc.stderr else b""
-    assert proc.returncode == 0 and err == b"", err
+    proc = processes.start([sys.executable, "-m", "core.cli", *command, str(log)], cwd=ROOT, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None and proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(60) == 0 and err == b"", err
 
 
 @pytest.mark.parametrize("command", [["inspect"], ["events", "--json"], ["surface", "--json"]])
