@@ -30,6 +30,7 @@ from core.shared.values import int_or_none, whole_digits
 PLUGIN_FILE = "tapedeck-bridge.mjs"
 BRIDGE_FILE = "bridge.json"
 OUTCOMES_FILE = "control.outcomes.jsonl"
+STANDBY_FILE = "bridge.standby.json"  # a second DSH process running the session, whose bridge waits to serve it
 BRIDGE_STATES = ("running", "pausing", "paused", "idle", "exited")
 HEARTBEAT_FRESH_MS = 5000  # a heartbeat younger than this means live when the pid cannot be checked
 MAX_BRIDGE_BYTES = 64 << 10
@@ -348,6 +349,22 @@ def bridge_live(info: BridgeInfo, now_ms: int | None = None) -> bool:
     if dsh_runs(info):
         return True
     return not same_machine(info, boot_id()) and heartbeat_fresh(info, now_ms)
+
+
+def standby_pid(session_dir: str | os.PathLike[str], info: BridgeInfo) -> int | None:
+    """The pid of another DSH process that runs the session in ``session_dir`` too, whose bridge waits as standby
+    while the one ``info`` names answers the inbox (``bridge.standby.json``, while that process runs here)."""
+    raw = _read_small(Path(session_dir) / STANDBY_FILE, MAX_BRIDGE_BYTES)
+    try:
+        obj = orjson.loads(raw) if raw is not None else None
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(obj, dict):
+        return None
+    pid, start = int_or_none(obj.get("pid")), obj.get("procStart")
+    if pid is None or pid <= 0 or pid == info.pid or not isinstance(start, str):
+        return None
+    return pid if proc_start_time(pid) == start else None
 
 
 def dsh_runs(info: BridgeInfo) -> bool:

@@ -7,6 +7,7 @@
 //                            and the requests whose run began and whose outcome is not written yet
 //   control.outcomes.jsonl   one line per outcome: {requestId, op, outcome, origin?, error?, detail?, at}
 //   bridge.state.json        what survives a reload or restart: inbox cursor, paused, checkpoint marks
+//   bridge.standby.json      the DSH process whose bridge waits while another one answers the inbox
 // It never appends an event type of its own to the session log. The request format and outcome semantics are
 // tapedeck's (core/control.py); the interface with tapedeck is docs/contracts.md, "DSH bridge".
 
@@ -32,6 +33,7 @@ const INBOX = "control.jsonl";
 const OUTCOMES = "control.outcomes.jsonl";
 const BRIDGE = "bridge.json";
 const STATE = "bridge.state.json";
+const STANDBY = "bridge.standby.json";
 const MAX_LINE_BYTES = 1 << 20;
 const MAX_DEPTH = 32;
 const MAX_ID_CHARS = 200;
@@ -410,6 +412,7 @@ class SessionBridge {
     this.inStep = false;
     this.queue = Promise.resolve();
     this.problem = undefined;
+    this.standby = false; // whether this process wrote bridge.standby.json (another one serves the session)
     this.since = Date.now();
     this.written = undefined; // the last state written to bridge.json
     this.settledIdle = false; // the log holds what the agent wrote before it went idle (see settleIdle)
@@ -452,12 +455,22 @@ class SessionBridge {
     // exits (the poll loop calls attach again).
     const other = previous && servedByOther(previous, this.dir, this.plugin);
     if (other) {
+      if (this.standby) return false;
       this.plugin.warn(
         `session ${this.agent.id}: the tapedeck bridge of DSH process ${other} already answers its control inbox; ` +
           "this process answers it once that one exits",
       );
+      // what bridge.json says is the other process's state: tapedeck tells that this one runs the session too
+      const body = { pid: process.pid, procStart: this.plugin.procStart, bootId: this.plugin.bootId, since: now };
+      try {
+        writeAtomic(this.file(STANDBY), JSON.stringify(body) + "\n");
+        this.standby = true;
+      } catch (err) {
+        this.plugin.warn(`cannot write ${this.file(STANDBY)}: ${err.message}`);
+      }
       return false;
     }
+    this.leaveStandby();
     this.line = 0;
     this.written = undefined; // an older instance answering again writes its state afresh
     this.partial = null;
@@ -645,6 +658,16 @@ class SessionBridge {
       this.settledIdle = this.agent.status !== "running";
       this.writeBridge(Date.now(), true);
     });
+  }
+
+  // The standby file this process wrote goes once it serves the session or exits (another's stays).
+  leaveStandby() {
+    if (!this.standby) return;
+    this.standby = false;
+    if (readJson(this.file(STANDBY))?.pid !== process.pid) return;
+    try {
+      fs.unlinkSync(this.file(STANDBY));
+    } catch {}
   }
 
   writeBridge(now, force = false, exited = false) {
@@ -1461,6 +1484,7 @@ class Bridge {
     if (!bridge) return;
     bridge.gone = true;
     bridge.release();
+    bridge.leaveStandby();
     if (this.answers()) bridge.writeBridge(Date.now(), true, true);
     this.sessions.delete(agent.id);
     globalThis[OVERRIDES]?.delete(agent.id);

@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from core.bridge.files import BridgeInfo, bridge_live, dsh_runs, read_bridge
+from core.bridge.files import BridgeInfo, bridge_live, dsh_runs, read_bridge, standby_pid
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT, LOST_EVENT
@@ -278,7 +278,11 @@ def bridge_state(log: Path) -> HostState:
     info, problem = read_bridge(log.parent)
     if info is None:
         return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
-    return bridge_host_state(info, bridge_live(info), info.state == "exited" and dsh_runs(info))
+    state = bridge_host_state(info, bridge_live(info), info.state == "exited" and dsh_runs(info))
+    standby = standby_pid(log.parent, info) if state.live else None
+    if standby is None:
+        return state
+    return HostState(state.state, state.pid, state.since, KIND_DSH, {**(state.bridge or {}), "standby": standby})
 
 
 def moved_note(bridge: dict[str, Any] | None) -> str:
@@ -324,12 +328,15 @@ NEWER_BRIDGE = "(newer bridge)"  # … when that plugin is a newer release (a ne
 def state_label(state: str, kind: str, bridge: dict[str, Any] | None = None) -> str:
     """A host state as lists show it: ``paused`` for our host, ``DSH paused`` through the bridge (``DSH paused (old
     bridge)`` while the live plugin is not the packaged one, ``(newer bridge)`` when it is a newer release;
-    ``DSH exited, left paused`` when its next start holds: ``bridge`` is ``HostState.bridge``), ``none``."""
+    ``DSH exited, left paused`` when its next start holds, ``DSH idle (+standby)`` while a second DSH process runs
+    it too: ``bridge`` is ``HostState.bridge``), ``none``."""
     if kind != KIND_DSH or state == "none":
         return state
     bridge = bridge or {}
     if state in LIVE_STATES and bridge.get("stale"):
         return f"DSH {state} {NEWER_BRIDGE if bridge.get('newer') else OLD_BRIDGE}"
+    if state in LIVE_STATES and bridge.get("standby"):
+        return f"DSH {state} (+standby)"
     return f"DSH {state}{', left paused' if state == 'exited' and bridge.get('paused') else ''}"
 
 
@@ -362,6 +369,9 @@ def describe_host(state: dict[str, Any]) -> str:
     pid = f" ({'DSH ' if dsh else ''}{pid_text(number)})" if number is not None else ""
     since = state.get("since")
     when = f" since {utc_time(since) or IMPLAUSIBLE}" if since else ""
+    if name in LIVE_STATES and bridge.get("standby"):
+        problem += (f"; DSH pid {bridge['standby']} runs this session too, its bridge on standby: the state is this "
+                    "process's, not what that one runs, and it takes requests once this one exits")  # fmt: skip
     if name == "exited" and bridge.get("paused"):
         problem += ("; the operator left it paused: when DSH resumes the session the bridge holds it before its "
                     "first step until it is resumed (tapedeck control … resume)")  # fmt: skip

@@ -3,6 +3,11 @@ the real DSH: one bridge answers the session's inbox, never both."""
 
 from __future__ import annotations
 
+import json
+
+import pytest
+
+from core.cli import main
 from tests.dsh.harness import (
     DshHome,
     DshWeb,
@@ -17,7 +22,9 @@ from tests.dsh.harness import (
 )
 
 
-def test_a_second_dsh_running_the_session_leaves_its_inbox_to_the_first_until_it_exits(world: DshHome) -> None:
+def test_a_second_dsh_running_the_session_leaves_its_inbox_to_the_first_until_it_exits(
+    world: DshHome, capsys: pytest.CaptureFixture[str]
+) -> None:
     """Both processes load the session, so both bridges attached to its directory and each ran every request: a
     checkpoint was applied twice (two marks, two outcomes for one id) and bridge.json named either process in
     turn. The second waits while the first runs; once the first exits, it answers the requests sent since."""
@@ -28,6 +35,15 @@ def test_a_second_dsh_running_the_session_leaves_its_inbox_to_the_first_until_it
         with DshWeb(world) as second:
             assert second.proc is not None
             second.prompt(sid, "The second process's turn: steps=2 sleep=0")
+            # what inspect and the fleet show is the first process's state: they say a second one waits as standby
+            wait_for(lambda: (d / "bridge.standby.json").exists(), 30, "the second bridge on standby")
+            assert main(["inspect", str(d), "--json"]) == 0
+            host = json.loads(capsys.readouterr().out)["host"]
+            assert host["pid"] == first.proc.pid and host["bridge"]["standby"] == second.proc.pid, host
+            assert main(["inspect", str(d)]) == 0
+            assert f"DSH pid {second.proc.pid} runs this session too" in capsys.readouterr().out
+            assert main(["sessions", str(world.sessions)]) == 0
+            assert "(+standby)" in capsys.readouterr().out
             once = send(d, "checkpoint", {"objective": "once"})
             final_outcome(d, once["id"])
             wait_for(lambda: not second.running(sid), 30, "the second process's turn to end")
@@ -38,6 +54,7 @@ def test_a_second_dsh_running_the_session_leaves_its_inbox_to_the_first_until_it
             wait_for(lambda: (bridge_json(d) or {}).get("pid") == second.proc.pid, 30, "the second bridge")
             after = send(d, "checkpoint", {"objective": "after the first exited"})
             assert final_outcome(d, after["id"])["outcome"] == "applied"
+            assert not (d / "bridge.standby.json").exists()  # the standby serves now
     ids = [once["id"], later["id"], after["id"]]
     assert [o["requestId"] for o in outcomes(d) if o["outcome"] != "pending"] == ids
     assert [run["request"]["id"] for run, _ in td_runs(log_events(d))] == ids
