@@ -121,8 +121,9 @@ _NPM_KEYS = (b"_auth", b"_authToken", b"_password")
 _EMPHASIS = rb"(?:\*\*?|__?)?"  # Markdown's around a label, before or after its colon (``**Password:**``)
 # after the colon, only when a blank follows: a value may start with ``_`` (``_auth=_0000000``)
 _EMPHASIS_AFTER = rb"(?:(?:\*\*?|__?)[ \t])?"
+_CONNECTION_PWD = rb";[ \t]*(?i:pwd)"  # a connection string's ``;Pwd=…`` (``pwd`` alone is a command's name)
 _PAIR = re2.compile(
-    rb"(" + _KEY_WORDS + rb"|\b(?:auth|(?i:pass|pw))\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?"
+    rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|\b(?:auth|(?i:pass|pw))\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?"
     + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS_AFTER + rb"[ \t]*(\\?[\"'])?"
     rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
 )
@@ -317,7 +318,7 @@ _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?:" + _KEY_WORDS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|\b(?i:pass|pw)(?:\\\\)?\\?[\"']|_auth|(?i:authorization|cookie))(?:(?:\\\\)?\\?[\"'])?"
+    rb"|(?:" + _KEY_WORDS + rb"|;" + _JSON_SPACE + rb"*(?i:pwd)|\bauth(?:(?:\\\\)?\\?[\"'])?|\b(?i:pass|pw)(?:\\\\)?\\?[\"']|_auth|(?i:authorization|cookie))(?:(?:\\\\)?\\?[\"'])?"
     + _EMPHASIS + _JSON_SPACE + rb"*[:=]|" + _NAMED + rb"(?:\\\\)?\\?[\"'][ \t]*[\],]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
@@ -426,8 +427,9 @@ def _secret_value(data: bytes, m: Any) -> bool:
         return False
     sep = data[m.end(1) : m.start(3)]
     upper = m.group(1).isupper()
-    # an env file's ``DB_PASSWORD=…`` or an npm config's ``_auth=…``: data, whatever it looks like
-    if sep == b"=" and upper or m.group(1).endswith(_NPM_KEYS):
+    # an env file's ``DB_PASSWORD=…``, an npm config's ``_auth=…`` or a connection string's ``;Pwd=…``: data,
+    # whatever it looks like
+    if sep == b"=" and upper or m.group(1).endswith(_NPM_KEYS) or m.group(1).startswith(b";"):
         return _digit_secret(_key_name(data, m), value) or not _setting(value.decode(errors="replace"))
     config = _config_line(data, m)
     if config and _setting(value.decode(errors="replace")) and not _digit_secret(_key_name(data, m), value):

@@ -99,7 +99,8 @@ CONFIG = st.one_of(
                                "DB_PASSWORD: {}", "password: {}", "  secret: {}", "- passphrase: {}", "token: {}",
                                "password: |\n  {}\nuser: app", "db:\n  db_password: >-\n    {}\n  host: db",
                                "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb",
-                               "define( 'DB_PASSWORD', '{}' );", "os.environ['API_KEY'] = '{}'"]),
+                               "define( 'DB_PASSWORD', '{}' );", "os.environ['API_KEY'] = '{}'",
+                               "Server=db;Uid=sa;Pwd={};Database=app"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -1668,5 +1669,27 @@ def test_quoted_names_for_a_secret_with_no_secret_given_stay() -> None:
     text = ("""s.replace("token", "TOKEN_RE"); d["password"] = ""; define('DB_PASSWORD', getenv('DB_PASSWORD'));\n"""
             """os.environ["API_KEY"] = "${API_KEY}"; cfg["max_token"] = "4096"; kwargs.pop("password", "none")\n"""
             """required = ["API_KEY", "DB_PASSWORD", 'AUTH_KEY', 'NONCE_SALT']\n""")
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("Server=db;User Id=sa;Pwd=Xk3pLm9q;Database=app;", "Server=db;User Id=sa;Pwd=[redacted key];Database=app;"),
+        ("Driver={ODBC};Uid=sa; PWD=Xk3pLm9q", "Driver={ODBC};Uid=sa; PWD=[redacted key]"),
+        ("Server=db;Uid=sa;Pwd=MyPassword", "Server=db;Uid=sa;Pwd=[redacted key]"),
+        ('{"dsn": "Server=db;Uid=sa;pwd=Xk3pLm9q;"}', '{"dsn": "Server=db;Uid=sa;pwd=[redacted key];"}'),
+    ],
+)  # fmt: skip
+def test_the_pwd_of_a_connection_string_goes(text: str, out: str) -> None:
+    """An ODBC or ADO.NET connection string's ``Pwd=…`` went out: ``Pwd`` alone is no key word (``pwd`` is a
+    command). After the ``;`` that ends a connection string's previous field it is one."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary()["key"] == 1
+
+
+def test_pwd_outside_a_connection_string_stays() -> None:
+    text = "cd /srv/app;pwd\necho $PWD; ls\nPWD=/srv/app make\nServer=db;Uid=sa;Pwd=$DB_PASSWORD;\n"
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
