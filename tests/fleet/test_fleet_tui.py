@@ -562,3 +562,20 @@ async def test_a_narrow_fleet_leaves_out_its_least_needed_columns_rather_than_cu
         assert labels == [c for c in COLUMNS if c in labels]
         if width == 200:
             assert labels == list(COLUMNS)
+
+
+@pytest.mark.anyio
+async def test_sessions_with_the_same_title_show_the_head_of_their_ids(tmp_path: Path) -> None:
+    """Two sessions titled alike read the same in the table: which one to open could not be told. A title two rows
+    share is followed by the head of each one's id (cut so that the id stays in sight); a title of its own is as it was."""
+    root = _root(tmp_path)
+    _session(root, "0f3e9a21-twin", "Write the changelog for the release of the new parser")
+    _session(root, "7c55b0d4-twin", "Write the changelog for the release of the new parser")
+    app = _app([root])
+    async with app.run_test(size=(100, 30)) as pilot:
+        screen = await _loaded(pilot, 5)
+        table = screen.query_one(DataTable)
+        cell = {screen.rows[k].row.ref.id: str(table.get_cell(k, "session")) for k in screen.shown}
+        assert cell["0f3e9a21-twin"].endswith("(0f3e9a21)") and cell["7c55b0d4-twin"].endswith("(7c55b0d4)"), cell
+        assert cell["0f3e9a21-twin"].startswith("Write the") and len(cell["0f3e9a21-twin"]) <= WIDTHS["session"]
+        assert cell["calm-a"] == "Write the changelog"

@@ -8,6 +8,7 @@ returns to the same row), ``n`` jumps to the next row needing attention, ``/`` f
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,10 +40,13 @@ WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with th
 LEAST_NEEDED = ("where", "$/h", "class", "phase", "cache", "ctx", "cost")
 
 
-def _fit(column: str, cell: str) -> str:
-    """``cell`` in its column's cells, cut with ``…`` (a wide character, CJK or emoji, takes two)."""
+def _fit(column: str, cell: str, tail: str = "") -> str:
+    """``cell`` and ``tail`` in its column's cells, ``cell`` cut with ``…`` (a wide character, CJK or emoji, takes two)
+    so that ``tail`` stays whole."""
     width = WIDTHS.get(column)
-    return cell if width is None or cell_len(cell) <= width else set_cell_size(cell, width - 1).rstrip() + "…"
+    if width is None or cell_len(cell + tail) <= width:
+        return cell + tail
+    return set_cell_size(cell, width - 1 - cell_len(tail)).rstrip() + "…" + tail
 
 
 class FleetTable(RowTable):
@@ -89,6 +93,7 @@ class FleetScreen(Screen[None]):
         self.skipped: list[str] = []  # directories or machines the last scan could not read
         # a root that holds no session where one would (a project's directory, loose logs): what it is instead
         self.layout_notes = [note for root in roots if (note := layout_note(root, "fleet"))]
+        self.labels: Counter[str] = Counter()  # how many rows show each title: one two share gets its id's head
         self.dialog: tuple[Dialog[object], str] | None = None  # a row action's dialog up now, and the row's key
 
     def compose(self) -> ComposeResult:
@@ -151,6 +156,7 @@ class FleetScreen(Screen[None]):
 
     def _show(self, rows: list[Shown], skipped: list[str]) -> None:
         self.rows = {shown.key: shown for shown in rows}
+        self.labels = Counter(shown.row.label for shown in rows)
         self.loaded = True
         self.skipped = skipped
         self._warn_dialog()
@@ -182,8 +188,9 @@ class FleetScreen(Screen[None]):
         """Some rows changed in place (same rows, same order): only their cells are redrawn."""
         self.rows.update((shown.key, shown) for shown in changed)
         self._warn_dialog()
-        if any(matches(shown.row, self.query_text) != (shown.key in self.shown) for shown in changed):
-            self._draw()  # a row entered or left the filter
+        labels, self.labels = self.labels, Counter(shown.row.label for shown in self.rows.values())
+        if labels != self.labels or any(matches(shown.row, self.query_text) != (shown.key in self.shown) for shown in changed):
+            self._draw()  # a row entered or left the filter, or a title came to be shared (or no longer)
         else:
             self._draw([shown.key for shown in changed if shown.key in self.shown])
         self._titles()
@@ -255,8 +262,13 @@ class FleetScreen(Screen[None]):
 
     def _cells(self, shown: Shown, columns: tuple[str, ...] = COLUMNS) -> list[Text]:
         """The row's cells in ``columns`` as drawn: the log's text with its controls as pictures (``printable``; a
-        title's ``[…]`` is no markup), attention in red."""
-        out = [Text(_fit(column, printable(cell))) for column, cell in zip(COLUMNS, shown.cells, strict=True)]
+        title's ``[…]`` is no markup), a title other rows share followed by the head of the session's id, attention
+        in red."""
+        twin = f" ({shown.row.ref.id[:8]})" if self.labels[shown.row.label] > 1 else ""
+        out = [
+            Text(_fit(column, printable(cell), twin if column == "session" else ""))
+            for column, cell in zip(COLUMNS, shown.cells, strict=True)
+        ]
         if shown.row.attention:
             out[COLUMNS.index("attention")].stylize("bold red")
         return [text for column, text in zip(COLUMNS, out, strict=True) if column in columns]
