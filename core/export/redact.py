@@ -122,8 +122,9 @@ _EMPHASIS = rb"(?:\*\*?|__?)?"  # Markdown's around a label, before or after its
 # after the colon, only when a blank follows: a value may start with ``_`` (``_auth=_0000000``)
 _EMPHASIS_AFTER = rb"(?:(?:\*\*?|__?)[ \t])?"
 _CONNECTION_PWD = rb";[ \t]*(?i:pwd)"  # a connection string's ``;Pwd=…`` (``pwd`` alone is a command's name)
+_PHP_PASS = rb"\$(?:\w*_)?(?i:pass|pwd?)\b"  # a PHP variable named for a password (``$db_pass``, ``$pw``)
 _PAIR = re2.compile(
-    rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|\b(?:auth|(?i:pass|pw))\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?"
+    rb"(" + _KEY_WORDS + rb"|" + _CONNECTION_PWD + rb"|" + _PHP_PASS + rb"|\b(?:auth|(?i:pass|pw))\\?[\"']|(?:" + _LINE_START + rb"|:)_(?:auth|authToken|password))(?:\\?[\"'])?"
     + _EMPHASIS + rb"[ \t]*[:=]" + _EMPHASIS_AFTER + rb"[ \t]*(\\?[\"'])?"
     rb"((?:[^\s\"',;\\)\]}]|" + _ESCAPED + rb")+)"
 )
@@ -318,7 +319,7 @@ _SCREEN = (
     rb"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY(?: BLOCK)?-----"
     + _KEY_FORMATS
     + rb"|(?i:bearer|basic)" + _JSON_SPACE + rb"+[A-Za-z0-9._~+/=\-]{12,}"
-    rb"|(?:" + _KEY_WORDS + rb"|;" + _JSON_SPACE + rb"*(?i:pwd)|\bauth(?:(?:\\\\)?\\?[\"'])?|\b(?i:pass|pw)(?:\\\\)?\\?[\"']|_auth|(?i:authorization|cookie))(?:(?:\\\\)?\\?[\"'])?"
+    rb"|(?:" + _KEY_WORDS + rb"|;" + _JSON_SPACE + rb"*(?i:pwd)|" + _PHP_PASS + rb"|\bauth(?:(?:\\\\)?\\?[\"'])?|\b(?i:pass|pw)(?:\\\\)?\\?[\"']|_auth|(?i:authorization|cookie))(?:(?:\\\\)?\\?[\"'])?"
     + _EMPHASIS + _JSON_SPACE + rb"*[:=]|" + _NAMED + rb"(?:\\\\)?\\?[\"'][ \t]*[\],]"
     rb"|" + _PGPASS.pattern + rb"|ENV" + _JSON_SPACE
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE

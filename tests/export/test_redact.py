@@ -100,7 +100,7 @@ CONFIG = st.one_of(
                                "password: |\n  {}\nuser: app", "db:\n  db_password: >-\n    {}\n  host: db",
                                "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb",
                                "define( 'DB_PASSWORD', '{}' );", "os.environ['API_KEY'] = '{}'",
-                               "Server=db;Uid=sa;Pwd={};Database=app"]),
+                               "Server=db;Uid=sa;Pwd={};Database=app", '$db_pass = "{}";']),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -1691,5 +1691,27 @@ def test_the_pwd_of_a_connection_string_goes(text: str, out: str) -> None:
 
 def test_pwd_outside_a_connection_string_stays() -> None:
     text = "cd /srv/app;pwd\necho $PWD; ls\nPWD=/srv/app make\nServer=db;Uid=sa;Pwd=$DB_PASSWORD;\n"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ('$db_pass = "Xk3pLm9q";', '$db_pass = "[redacted key]";'),
+        ("$pass = 'two words';", "$pass = '[redacted key]';"),
+        ("$mysql_pwd='Xk3pLm9q';", "$mysql_pwd='[redacted key]';"),
+        ('{"code": "$db_pass = \\"Xk3pLm9q\\";"}', '{"code": "$db_pass = \\"[redacted key]\\";"}'),
+    ],
+)  # fmt: skip
+def test_a_php_variable_named_for_a_password_goes(text: str, out: str) -> None:
+    """PHP's ``$db_pass = "…"`` went out: ``pass`` after ``_`` in lower case is no key word. A PHP variable whose
+    name is or ends in ``pass``, ``pw`` or ``pwd`` is one."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary()["key"] == 1
+
+
+def test_php_code_that_names_a_password_stays() -> None:
+    text = "$db_pass = $_POST['pass'];\n$pass = md5($input);\n$db_pass = DB_PASS;\n$bypass = 'yes please';\n"
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
