@@ -226,7 +226,9 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     names = [posixpath.join(d, name) for d in dirs for name in (STATE_FILE, BRIDGE_FILE)]
     small = [p for p, st in zip(names, link.stat_many(names, follow=False), strict=True)
              if st is not None and st.kind == "file" and st.size <= MAX_BRIDGE_BYTES]  # fmt: skip
-    asked = [*small, *MACHINE_ID_FILES]  # the machine's id tells a copy brought there from another machine
+    # the machine's id tells a copy brought there from another machine: read only where a bridge.json is to judge
+    bridged = any(posixpath.basename(p) == BRIDGE_FILE for p in small)
+    asked = [*small, *MACHINE_ID_FILES] if bridged else small
     found = dict(zip(asked, link.read_files(asked, MAX_BRIDGE_BYTES), strict=True))
     recorded: list[tuple[str, Any]] = []
     for d in dirs:
@@ -238,7 +240,7 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
             recorded.append((KIND_DSH, parse_bridge(bridge, posixpath.join(d, BRIDGE_FILE))))
         else:
             recorded.append(("", None))
-    _placed_bridges(link, dirs, recorded, machine_id(found[name] for name in MACHINE_ID_FILES))
+    _placed_bridges(link, dirs, recorded, machine_id(found.get(name) for name in MACHINE_ID_FILES))
     pids = sorted({pid for pid in map(_live_pid, recorded) if pid is not None})
     procs = (link.read_files([PROC_STAT, BOOT_ID_FILE, *(f"/proc/{pid}/stat" for pid in pids)], PROC_BYTES)
              if pids else [None, None])  # fmt: skip

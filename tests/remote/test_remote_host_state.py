@@ -225,3 +225,16 @@ def test_a_moved_bridged_remote_session_reads_moved_not_copied(sshd: Sshd, tmp_p
     assert (states[2].state, states[2].live) == ("running", True)
     local = [read_host_state(Path(log.path)) for log in logs]
     assert local == states and [describe_host(s.to_dict()) for s in local] == [describe_host(s.to_dict()) for s in states]
+
+
+def test_a_remote_session_with_no_bridge_costs_its_state_check_no_read(sshd: Sshd, tmp_path: Path) -> None:
+    """The machine's id is read to judge a ``bridge.json`` (a copy brought from another machine): with none beside
+    the log, a state check (the TUI's once a second, the fleet's every poll) reads no file; it read the two machine
+    id files every time (66 bytes), which also threw off a test counting what following a remote log reads."""
+    sshd.trust()
+    plain = _session(tmp_path, "plain", {})
+    link = link_for(plain)
+    assert remote_host_state(link, plain, hosted=False).state == "none"
+    before = link.bytes_read
+    assert remote_host_state(link, plain, hosted=False).state == "none"
+    assert link.bytes_read == before
