@@ -43,6 +43,16 @@ def _log(texts: list[str], compressed: bool) -> bytes:
     return zstd_log(events, batch=2, header=header) if compressed else raw_log(events, header=header)
 
 
+def _append(path: Path, texts: list[str], compressed: bool) -> None:
+    """Grow ``path`` to the log of ``texts`` by appending what it lacks, in one write: rewritten whole, the file is
+    empty for a moment, and a poll that lands then reads a truncation (and the log again)."""
+    whole = _log(texts, compressed)
+    held = path.read_bytes()
+    assert whole.startswith(held)  # the same events, the same frames: only new ones come after
+    with path.open("ab") as f:
+        f.write(whole[len(held):])
+
+
 def _header(pilot: Pilot[None]) -> str:
     return str(pilot.app.screen.query_one(SessionHeader).render())
 
@@ -64,7 +74,7 @@ async def test_a_remote_session_opens_in_the_full_tui_and_follows_appends(sshd: 
         assert live is not None and live.remote is not None and live.count == 2 and live.error is None
         assert " on testbox" in _header(pilot)
         before, size = live.remote.link.bytes_read, path.stat().st_size
-        path.write_bytes(_log(["one", "two", "three", "four"], compressed))  # appended (whole new frames)
+        _append(path, ["one", "two", "three", "four"], compressed)  # whole new frames
         await until(pilot, lambda: live.count == 4)
         assert [e["data"]["content"][0]["text"] for e in live.iter_events(0, 4)] == ["one", "two", "three", "four"]
         checked = remote_tail.OVERLAP + remote_tail.HEAD_CHECK  # compared, not read again
@@ -72,7 +82,7 @@ async def test_a_remote_session_opens_in_the_full_tui_and_follows_appends(sshd: 
         sshd.kill()  # the machine goes away: the header says so, and comes back with it
         await until(pilot, lambda: "on testbox: unreachable since" in _header(pilot), timeout=30)
         sshd.start()
-        path.write_bytes(_log(["one", "two", "three", "four", "five", "six"], compressed))
+        _append(path, ["one", "two", "three", "four", "five", "six"], compressed)
         await until(pilot, lambda: live.count == 6 and "unreachable" not in _header(pilot), timeout=30)
         cwd = set(Path.cwd().iterdir())
         await pilot.press("a")  # a note: kept beside a local log only
