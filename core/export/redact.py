@@ -104,10 +104,11 @@ _CREDENTIAL = re2.compile(rb"(?i:bearer|basic)\s+([A-Za-z0-9._~+/=\-]{12,})")
 _ESCAPED = rb"\\[^\s\"'nrt]"
 # the key words a secret's value follows: any case, or as the last word of an environment variable's name or a
 # camelCase one (the short ones: ``DB_PASS``, ``MYSQL_PWD``, ``REDIS_AUTH``, ``dbPass``, ``SmtpPw``; ``bypass``,
-# ``auth: basic`` are none)
+# ``auth: basic`` are none), and a name ending in ``_KEY_BASE`` (Rails' ``SECRET_KEY_BASE``, ``secretKeyBase``)
 _KEY_WORDS = (
     rb"(?i:(?:api|secret|private|access|account)[_-]?key|client[_-]key[_-]data|access[_-]?token|auth[_-]?token|secret|password|passwd"
-    rb"|passphrase|token|psk)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)|[a-z0-9](?:Pass|Pw|Pwd|Auth|Credentials?)"
+    rb"|passphrase|token|psk|[a-z0-9][_-]key[_-]base)|[A-Z0-9]_(?:PASS|PW|PWD|AUTH|CREDENTIALS?)"
+    rb"|[a-z0-9](?:Pass|Pw|Pwd|Auth|Credentials?|KeyBase)"
 )
 SHORTEST = 3  # characters from which a value under a key word may be a secret (no shorter string is replaced)
 # where a line starts, also as JSON text writes its line break (``\n``, also escaped again) or the string it starts

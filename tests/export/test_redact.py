@@ -100,7 +100,8 @@ CONFIG = st.one_of(
                                "password: |\n  {}\nuser: app", "db:\n  db_password: >-\n    {}\n  host: db",
                                "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb",
                                "define( 'DB_PASSWORD', '{}' );", "os.environ['API_KEY'] = '{}'",
-                               "Server=db;Uid=sa;Pwd={};Database=app", '$db_pass = "{}";']),
+                               "Server=db;Uid=sa;Pwd={};Database=app", '$db_pass = "{}";',
+                               "SECRET_KEY_BASE={}"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -1715,3 +1716,19 @@ def test_php_code_that_names_a_password_stays() -> None:
     text = "$db_pass = $_POST['pass'];\n$pass = md5($input);\n$db_pass = DB_PASS;\n$bypass = 'yes please';\n"
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("SECRET_KEY_BASE=9f8e7d6c5b4a3928", "SECRET_KEY_BASE=[redacted key]"),
+        ("  secret_key_base: Xk3pLm9q", "  secret_key_base: [redacted key]"),
+        ('{"cmd": "export SIGNING_KEY_BASE=\\"Xk3pLm9q\\""}', '{"cmd": "export SIGNING_KEY_BASE=\\"[redacted key]\\""}'),
+        ("config.secretKeyBase = 'Xk3pLm9q'", "config.secretKeyBase = '[redacted key]'"),
+    ],
+)  # fmt: skip
+def test_a_key_base_goes(text: str, out: str) -> None:
+    """Rails' and Phoenix's ``SECRET_KEY_BASE=…`` went out: the name goes on after ``KEY``. A name ending in
+    ``_KEY_BASE`` (``keyBase``) is one."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary()["key"] == 1
