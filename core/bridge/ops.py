@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.shared.text import shown
+
 SESSION_KEYS = ("model", "reasoningEffort")
 # the keys the Config screen lists for a DSH session: the per-session ones and a common live setting
 DSH_CONFIG_KEYS = (*SESSION_KEYS, "shell.timeoutMs")
@@ -24,8 +26,8 @@ def dsh_config_error(key: str, value: Any) -> str | None:
     if key in SESSION_KEYS:
         if value is None or (isinstance(value, str) and value.strip()):
             return None
-        return f"config.set: {key!r} on DSH takes text, or null to drop the override (got {value!r})"
+        return f"config.set: {key!r} on DSH takes text, or null to drop the override (got {shown(value)})"
     namespace, dot, rest = key.partition(".")
     if namespace and dot and rest and "" not in rest.split("."):
         return None
-    return f"config.set: DSH has no live setting {key!r}; the bridge takes {SUPPORTED}"
+    return f"config.set: DSH has no live setting {shown(key)}; the bridge takes {SUPPORTED}"

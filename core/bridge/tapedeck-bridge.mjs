@@ -154,14 +154,33 @@ function repr(value) {
   return JSON.stringify(value);
 }
 
+const QUOTED = 80; // characters of a refused value a message quotes at most (core/shared/text.py's QUOTED)
+
+// `text` cut to at most `limit` UTF-16 units, never splitting a surrogate pair, marked with … (text.py's clip).
+function clip(text, limit) {
+  if (text.length <= limit) return text;
+  let out = "";
+  for (const ch of text) {
+    if (out.length + ch.length > limit - 1) break;
+    out += ch;
+  }
+  return out + "…";
+}
+
+// A value from outside as a message shows it (text.py's shown): a string cut before its repr, so the repr keeps
+// its closing quote; anything else's repr cut. A refused value of 100,000 characters is not written back whole.
+function shown(value) {
+  return typeof value === "string" ? strRepr(clip(value, QUOTED)) : clip(repr(value), QUOTED);
+}
+
 function argError(op, name, [, kind, required, choices], value) {
   if (kind === "string") {
     if (typeof value !== "string") return `${op}: '${name}' must be a string (got ${typeName(value)})`;
     if (required && !value.trim()) return `${op}: '${name}' must not be empty`;
     if (choices && !choices.includes(value))
-      return `${op}: '${name}' must be one of ${choices.join(", ")} (got ${repr(value)})`;
+      return `${op}: '${name}' must be one of ${choices.join(", ")} (got ${shown(value)})`;
   } else if (kind === "integer" && !(Number.isSafeInteger(value) && value >= 0)) {
-    return `${op}: '${name}' must be a non-negative integer (got ${repr(value)})`;
+    return `${op}: '${name}' must be a non-negative integer (got ${shown(value)})`;
   }
   return null;
 }
@@ -178,7 +197,7 @@ function byCodePoint(a, b) {
 /** The checked arguments of a request, or throws an Error naming what is wrong. */
 function validate(op, args) {
   if (typeof op !== "string" || !Object.hasOwn(OPS, op))
-    throw new Error(`unknown control op ${repr(op)}; valid ops: ${Object.keys(OPS).join(", ")}`);
+    throw new Error(`unknown control op ${shown(op)}; valid ops: ${Object.keys(OPS).join(", ")}`);
   const specs = OPS[op];
   if (args === null || args === undefined) args = {};
   if (typeof args !== "object" || Array.isArray(args) || isFloat(args))
@@ -190,7 +209,7 @@ function validate(op, args) {
     .reduce((a, b) => (a === undefined || byCodePoint(b, a) < 0 ? b : a), undefined);
   if (unknown !== undefined) {
     const takes = names.length ? `it takes ${names.join(", ")}` : "it takes no arguments";
-    throw new Error(`${op}: unknown argument ${strRepr(unknown)} (${takes})`);
+    throw new Error(`${op}: unknown argument ${shown(unknown)} (${takes})`);
   }
   for (const spec of specs) {
     if (!Object.hasOwn(args, spec[0])) {
@@ -1386,7 +1405,7 @@ const HANDLERS = {
           const listed = (await llm.listModels(header.provider).catch(() => [])).map((m) => m.id);
           if (listed.length && !listed.includes(value))
             throw new Rejected(
-              `config.set model: DSH refused ${repr(value)}: provider ${header.provider} lists ${listed.join(", ")}`,
+              `config.set model: DSH refused ${shown(value)}: provider ${header.provider} lists ${listed.join(", ")}`,
             );
         }
         const config = { provider: header.provider, model: proposed.model ?? header.model };
@@ -1395,7 +1414,7 @@ const HANDLERS = {
         try {
           await llm.resolveCallConfig(config);
         } catch (err) {
-          throw new Rejected(`config.set ${key}: DSH refused ${repr(value)}: ${oneLine(err?.message ?? err)}`);
+          throw new Rejected(`config.set ${key}: DSH refused ${shown(value)}: ${oneLine(err?.message ?? err)}`);
         }
       }
       bridge.overrides = proposed;
@@ -1404,16 +1423,16 @@ const HANDLERS = {
     const dot = key.indexOf(".");
     const ns = dot > 0 ? key.slice(0, dot) : undefined;
     const descriptor = live.find((d) => d.ns === ns);
-    if (!descriptor) throw new Rejected(`config.set: DSH has no live setting ${repr(key)}; supported keys: ${supported()}`);
+    if (!descriptor) throw new Rejected(`config.set: DSH has no live setting ${shown(key)}; supported keys: ${supported()}`);
     const fieldPath = key.slice(dot + 1).split(".");
     const keys = descriptor.value && typeof descriptor.value === "object" ? Object.keys(descriptor.value) : [];
     if (fieldPath.some((p) => !p) || !keys.includes(fieldPath[0]))
-      throw new Rejected(`config.set: the DSH setting namespace ${ns} has no key ${repr(fieldPath[0])}; its keys: ${keys.join(", ")}`);
+      throw new Rejected(`config.set: the DSH setting namespace ${ns} has no key ${shown(fieldPath[0])}; its keys: ${keys.join(", ")}`);
     const op = value === null ? { op: "unset", path: fieldPath } : { op: "set", path: fieldPath, value };
     try {
       await settings.mutate(ns, [op]);
     } catch (err) {
-      throw new Rejected(`config.set ${key}: DSH refused ${repr(value)}: ${oneLine(err?.message ?? err)}`);
+      throw new Rejected(`config.set ${key}: DSH refused ${shown(value)}: ${oneLine(err?.message ?? err)}`);
     }
     return { key, value, applies: "DSH setting (live)" };
   },

@@ -69,7 +69,7 @@ from core.log.vocabulary import (  # noqa: F401  (APPLIED … UNKNOWN: the outco
 from core.shared.clock import IMPLAUSIBLE, utc_time
 from core.shared.errors import ConfigError, TapedeckError
 from core.shared.fdwrite import write_all
-from core.shared.text import js_json
+from core.shared.text import js_json, shown
 from core.shared.values import MAX_SAFE_INTEGER, int_or_none
 
 INBOX_NAME = "control.jsonl"
@@ -103,7 +103,7 @@ def _arg_error(op: str, name: str, spec: ArgSpec, value: Any) -> str | None:
         if spec.required and not value.strip():
             return f"{op}: {name!r} must not be empty"
         if spec.choices and value not in spec.choices:
-            return f"{op}: {name!r} must be one of {', '.join(spec.choices)} (got {value!r})"
+            return f"{op}: {name!r} must be one of {', '.join(spec.choices)} (got {shown(value)})"
     elif spec.kind == "integer" and (not isinstance(value, int) or isinstance(value, bool) or value < 0):
         return f"{op}: {name!r} must be a non-negative integer (got {_number_given(value)})"
     return None
@@ -111,10 +111,10 @@ def _arg_error(op: str, name: str, spec: ArgSpec, value: Any) -> str | None:
 
 def _number_given(value: Any) -> str:
     """``value`` as a message names it: a number beyond 64 bits, which JSON's reader made a float, by its size
-    (the float's digits are not the ones sent)."""
+    (the float's digits are not the ones sent); any other value cut as ``shown`` cuts it."""
     if isinstance(value, float) and value.is_integer() and abs(value) >= 2**63:
         return f"a number beyond what 64 bits hold, about {value:.0e}"
-    return repr(value)
+    return shown(value)
 
 
 def op_args(op: object, kind: str = "tapedeck") -> dict[str, ArgSpec]:
@@ -124,7 +124,7 @@ def op_args(op: object, kind: str = "tapedeck") -> dict[str, ArgSpec]:
     if op is None:
         raise ControlError(f"the request names no op; valid ops: {', '.join(table)}")
     if not isinstance(op, str) or op not in table:
-        raise ControlError(f"unknown control op {op!r}; valid ops: {', '.join(table)}")
+        raise ControlError(f"unknown control op {shown(op)}; valid ops: {', '.join(table)}")
     return {s.name: s for s in table[op].args}
 
 
@@ -139,7 +139,7 @@ def validate_request(op: object, args: object, kind: str = "tapedeck") -> dict[s
     if unknown:
         takes = f"it takes {', '.join(specs)}" if specs else "it takes no arguments"
         # the first by code point, not by place: JavaScript (the DSH bridge's decoder) puts keys like "0" first
-        raise ControlError(f"{op}: unknown argument {min(unknown)!r} ({takes})")
+        raise ControlError(f"{op}: unknown argument {shown(min(unknown))} ({takes})")
     for name, spec in specs.items():
         if name not in args:
             if spec.required:
@@ -168,7 +168,7 @@ def validate_request(op: object, args: object, kind: str = "tapedeck") -> dict[s
         section, _, rest = args["key"].partition(".")
         if section not in SECTIONS or not rest or "" in rest.split("."):
             raise ControlError(
-                f"config.set: key {args['key']!r} must be <section>.<key> with a section of {', '.join(SECTIONS)}"
+                f"config.set: key {shown(args['key'])} must be <section>.<key> with a section of {', '.join(SECTIONS)}"
             )
         if is_start_only(args["key"]):
             raise ControlError(

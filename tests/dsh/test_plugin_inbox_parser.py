@@ -156,3 +156,22 @@ def test_the_plugin_rejects_a_float_where_an_object_belongs(
     """The plugin's parser keeps a float's type by boxing it (a Number object), which is no JSON object."""
     node = _node(decoder, line)
     assert node == _python(tmp_path, line) and node["error"]
+
+
+_LONG = "k" * 100_000
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [{"op": "expand", "args": {"seq": _LONG}}, {"op": "message", "args": {"text": "hi", "mode": _LONG}},
+     {"op": "message", "args": {"text": "hi", "mode": "\U0001f600" * 50_000}},
+     {"op": "pause", "args": {_LONG: 1}}, {"op": _LONG}],
+)  # fmt: skip
+def test_both_quote_a_long_refused_value_cut_the_same(
+    decoder: subprocess.Popen[str], tmp_path: Path, request_: dict[str, object]
+) -> None:
+    """A refused value of 100,000 characters is named by its first ones on both sides, in the same words (the
+    cut counts UTF-16 units, as clip does), not written back whole into the outcome event."""
+    line = json.dumps({"id": "long", **request_}, ensure_ascii=False).encode()
+    node, python = _node(decoder, line), _python(tmp_path, line)
+    assert node == python and len(str(node["error"])) < 300 and "…" in str(node["error"])

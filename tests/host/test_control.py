@@ -253,6 +253,26 @@ def test_validate_returns_a_copy() -> None:
     assert checked == args and checked is not args
 
 
+@pytest.mark.parametrize(
+    ("op", "args", "kind"),
+    [
+        ("expand", {"seq": "k" * 100_000}, "tapedeck"),
+        ("message", {"text": "hi", "kind": "k" * 100_000}, "tapedeck"),
+        ("pause", {"k" * 100_000: 1}, "tapedeck"),
+        ("k" * 100_000, {}, "tapedeck"),
+        ("config.set", {"key": "k" * 100_000, "value": 1}, "tapedeck"),
+        ("config.set", {"key": "k" * 100_000, "value": 1}, "dsh"),
+        ("config.set", {"key": "model", "value": ["k" * 100_000]}, "dsh"),
+    ],
+)
+def test_a_refused_value_is_quoted_cut(op: Any, args: Any, kind: str) -> None:
+    """The message names a refused value of 100,000 characters by its first ones, the cut marked: the host
+    writes the message into the log's outcome event."""
+    with pytest.raises(ControlError) as info:
+        validate_request(op, args, kind)
+    assert len(str(info.value)) < 400 and "kkk…" in str(info.value)
+
+
 def test_every_op_has_one_handler_on_the_host() -> None:
     from core.host.hooks import PolicyHooks
     from core.host.operator import Operator
