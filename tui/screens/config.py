@@ -13,10 +13,13 @@ the bridge applied.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -140,6 +143,28 @@ def derive_recorded(session: Session) -> ConfigView:
     if window is not None:
         values.append(("context window", Recorded(f"{window} tokens")))
     return ConfigView(None, tuple(values), (), recorded=True)
+
+
+class EditingKey:
+    """"Editing <key>", wrapped after the word or after a dot of the dotted key, never inside a name (a name wider than
+    the line is cut with '…')."""
+
+    def __init__(self, key: str) -> None:
+        self.text = Text.assemble(("Editing ", "dim"), (key, "bold"), no_wrap=True, overflow="ellipsis")
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        """The line cut where the next name would not fit ``options.max_width``."""
+        offsets, width = [], 0
+        for part in re.finditer(r"[^ .]*[ .]|[^ .]+", self.text.plain):
+            size = cell_len(part.group())
+            if width and width + size > options.max_width:
+                offsets.append(part.start())
+                width = 0
+            width += size
+        lines = self.text.divide(offsets)
+        for line in lines:
+            line.rstrip()  # the space after "Editing" where the key starts a line
+        yield Text("\n").join(lines)
 
 
 class Recorded(str):
@@ -309,7 +334,7 @@ class ConfigScreen(PolicyScreen):
         self._key = key
         values = dict(self._view.values)
         value = values.get(key)
-        self.query_one("#config-selected", Static).update(Text.assemble(("Editing ", "dim"), (key, "bold")))
+        self.query_one("#config-selected", Static).update(EditingKey(key))
         box = self.query_one("#config-value", Input)
         self._put = show_value(value)
         with box.prevent(Input.Changed):

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
+from textual.geometry import Region
 from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import DataTable, Input, Static
@@ -534,6 +535,15 @@ async def test_dsh_log_is_read_only_and_sends_nothing(tmp_path: Path) -> None:
         assert "no checkpoint mark" in text(screen.query_one("#region-summary", Static))
 
 
+async def test_config_key_being_edited_wraps_after_a_dot_at_80_columns(tmp_path: Path) -> None:
+    app = PolicyHarness(demo(tmp_path / "s"), ConfigScreen)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        line = app.screen.query_one("#config-selected", Static)
+        shown = [strip.text.strip() for strip in line.render_lines(Region(0, 0, *line.outer_size))]
+        assert shown == ["Editing slice.history.", "keepRecentTurns"]  # 22 columns beside the keys
+
+
 async def test_config_key_not_listed_can_be_set(tmp_path: Path) -> None:
     async with _config_screen(tmp_path) as (app, pilot, screen, path):
         check = screen.query_one("#config-check", Static)
@@ -541,7 +551,7 @@ async def test_config_key_not_listed_can_be_set(tmp_path: Path) -> None:
         await settle(pilot, lambda: isinstance(app.screen, AskScreen))
         await pilot.press(*"slice.history.entryMaxChars", "enter")
         await settle(pilot, lambda: app.screen is screen)
-        assert text(screen.query_one("#config-selected", Static)) == "Editing slice.history.entryMaxChars"
+        assert plain(screen.query_one("#config-selected", Static).content).strip() == "Editing slice.history.entryMaxChars"
         assert text(check) == "not set here: its default applies"
         box = screen.query_one("#config-value", Input)
         assert box.has_focus and box.value == "null"
