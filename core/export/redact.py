@@ -166,7 +166,9 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # -p …``, ``mysql -p…`` (glued to it: ``-p`` alone asks for it), ``redis-cli -a …``, ``curl -u user:…``, ``docker
 # login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set aws_secret_access_key …``,
 # mongosh's ``-p``, sqlcmd's ``-P``, ldapsearch's ``-w``, zip's ``-P``, 7-Zip's ``-p…``, smbclient's ``-U user%…``,
-# keytool's ``-storepass``/``-keypass`` and openssl's ``-pass pass:…``
+# keytool's ``-storepass``/``-keypass``, openssl's ``-pass pass:…`` and the last argument of ``htpasswd -b FILE user
+# …`` (``-nb user …``, no file)
+_CLI_ARGUMENT = rb"\\?[\"']?[^\s\"'\\|;&]+\\?[\"']?[ \t]+"  # an argument before the password, quoted or not
 _CLI_PASSWORD = re2.compile(
     rb"(?:sshpass[ \t]+-p[ \t]*|mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p|redis-cli\b[^\n|;&]*?[ \t]-a[ \t]+"
     rb"|(?:docker|podman|az)[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]+"
@@ -175,7 +177,9 @@ _CLI_PASSWORD = re2.compile(
     rb"|ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+|\b(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+|7za?\b[^\n|;&]*?[ \t]-p"
     rb"|smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s%\"'\\$]*%"
     rb"|[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+|[ \t]-pass(?:in|out)?[ \t]+\\?[\"']?pass:"
-    rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:)"
+    rb"|htpasswd\b[^\n|;&]*?[ \t]-(?:[A-Za-mo-z]*b[A-Za-mo-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*" + _CLI_ARGUMENT
+    + rb"|[A-Za-z]*(?:n[A-Za-z]*b|b[A-Za-z]*n)[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*)" + _CLI_ARGUMENT
+    + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:)"
     rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
 )
 # the new (``-N``) or old (``-P``) passphrase of a key (group 1), when ``ssh-keygen`` starts the command it is given
@@ -326,7 +330,7 @@ _SCREEN = (
     + rb"|" + _NETRC.pattern + rb"|" + _NETRC_LINE_HEAD + rb"|" + _OPTION_NAME + _JSON_SPACE
     + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+(?:\\\\)?\\?[\"']"
     + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])"
-    + rb"|sshpass|ssh-keygen|mysql|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
+    + rb"|sshpass|ssh-keygen|htpasswd|mysql|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
     + rb"|(?:login|configure)" + _JSON_SPACE + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"

@@ -69,7 +69,8 @@ ASSIGNMENTS = st.tuples(
 ).map("".join) | st.sampled_from(
     ["docker login -u bob --password ", "gh auth login --with-token ", "--api-key ", "sshpass -p ", "mysql -uroot -p",
      "redis-cli -a ", "az login -u bob -p ", "aws configure set aws_secret_access_key ", "mongosh -u admin -p ",
-     "sqlcmd -S db -U sa -P ", "keytool -list -storepass ", "openssl enc -d -pass pass:", "7z x -p"]
+     "sqlcmd -S db -U sa -P ", "keytool -list -storepass ", "openssl enc -d -pass pass:", "7z x -p",
+     "htpasswd -b .htpasswd bob "]
 )
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
@@ -1732,3 +1733,27 @@ def test_a_key_base_goes(text: str, out: str) -> None:
     ``_KEY_BASE`` (``keyBase``) is one."""
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == out and r.summary()["key"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("htpasswd -b /etc/nginx/.htpasswd bob Hunter2pw", "htpasswd -b /etc/nginx/.htpasswd bob [redacted key]"),
+        ("htpasswd -cbB .htpasswd bob 'two words'", "htpasswd -cbB .htpasswd bob '[redacted key]'"),
+        ("htpasswd -c -b .htpasswd bob Hunter2pw && ls", "htpasswd -c -b .htpasswd bob [redacted key] && ls"),
+        ("htpasswd -nb bob Hunter2pw", "htpasswd -nb bob [redacted key]"),
+        ('{"command": "htpasswd -b .htpasswd \\"bob\\" \\"Hunter2pw\\""}',
+         '{"command": "htpasswd -b .htpasswd \\"bob\\" \\"[redacted key]\\""}'),
+    ],
+)  # fmt: skip
+def test_the_password_htpasswd_takes_goes(text: str, out: str) -> None:
+    """``htpasswd -b FILE user PW`` (``-nb user PW``) went out: the password is a bare argument after the user's."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == 1, found
+
+
+def test_htpasswd_asking_for_the_password_stays() -> None:
+    text = "htpasswd -c .htpasswd bob\nhtpasswd -D .htpasswd bob\nhtpasswd -b .htpasswd bob $PW\n"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
