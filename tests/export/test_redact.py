@@ -70,7 +70,7 @@ ASSIGNMENTS = st.tuples(
     ["docker login -u bob --password ", "gh auth login --with-token ", "--api-key ", "sshpass -p ", "mysql -uroot -p",
      "redis-cli -a ", "az login -u bob -p ", "aws configure set aws_secret_access_key ", "mongosh -u admin -p ",
      "sqlcmd -S db -U sa -P ", "keytool -list -storepass ", "openssl enc -d -pass pass:", "7z x -p",
-     "htpasswd -b .htpasswd bob "]
+     "htpasswd -b .htpasswd bob ", "rabbitmqctl add_user bob "]
 )
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
@@ -1755,5 +1755,30 @@ def test_the_password_htpasswd_takes_goes(text: str, out: str) -> None:
 
 def test_htpasswd_asking_for_the_password_stays() -> None:
     text = "htpasswd -c .htpasswd bob\nhtpasswd -D .htpasswd bob\nhtpasswd -b .htpasswd bob $PW\n"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("rabbitmqctl add_user bob Hunter2pw", "rabbitmqctl add_user bob [redacted key]"),
+        ("sudo rabbitmqctl -n rabbit@h change_password bob 'two words'",
+         "sudo rabbitmqctl -n rabbit@h change_password bob '[redacted key]'"),
+        ("rabbitmqctl authenticate_user bob Hunter2pw; ls", "rabbitmqctl authenticate_user bob [redacted key]; ls"),
+        ('{"command": "rabbitmqctl add_user \\"bob\\" \\"Hunter2pw\\""}',
+         '{"command": "rabbitmqctl add_user \\"bob\\" \\"[redacted key]\\""}'),
+    ],
+)  # fmt: skip
+def test_the_password_rabbitmqctl_takes_goes(text: str, out: str) -> None:
+    """``rabbitmqctl add_user bob PW`` (``change_password``, ``authenticate_user``) went out: the password is a bare
+    argument after the user's."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == 1, found
+
+
+def test_rabbitmqctl_without_a_password_stays() -> None:
+    text = "rabbitmqctl add_user bob $RABBIT_PW\nrabbitmqctl delete_user bob\nrabbitmqctl list_users\n"
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
