@@ -167,7 +167,8 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set aws_secret_access_key …``,
 # mongosh's ``-p``, sqlcmd's ``-P``, ldapsearch's ``-w``, zip's ``-P``, 7-Zip's ``-p…``, smbclient's ``-U user%…``,
 # keytool's ``-storepass``/``-keypass``, openssl's ``-pass pass:…`` and the last argument of ``htpasswd -b FILE user
-# …`` (``-nb user …``, no file) and of ``rabbitmqctl add_user user …`` (``change_password``, ``authenticate_user``)
+# …`` (``-nb user …``, no file), of ``rabbitmqctl add_user user …`` (``change_password``, ``authenticate_user``)
+# and of Windows' ``net use … /user:bob …``
 _CLI_ARGUMENT = rb"\\?[\"']?[^\s\"'\\|;&]+\\?[\"']?[ \t]+"  # an argument before the password, quoted or not
 _CLI_PASSWORD = re2.compile(
     rb"(?:sshpass[ \t]+-p[ \t]*|mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p|redis-cli\b[^\n|;&]*?[ \t]-a[ \t]+"
@@ -180,6 +181,7 @@ _CLI_PASSWORD = re2.compile(
     rb"|htpasswd\b[^\n|;&]*?[ \t]-(?:[A-Za-mo-z]*b[A-Za-mo-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*" + _CLI_ARGUMENT
     + rb"|[A-Za-z]*(?:n[A-Za-z]*b|b[A-Za-z]*n)[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*)" + _CLI_ARGUMENT
     + rb"|rabbitmqctl\b[^\n|;&]*?[ \t](?:add_user|change_password|authenticate_user)[ \t]+" + _CLI_ARGUMENT
+    + rb"|(?i:net[ \t]+use)\b[^\n|;&]*?[ \t](?i:/user:)[^\s|;&]+[ \t]+"
     + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:)"
     rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
 )
@@ -332,7 +334,7 @@ _SCREEN = (
     + rb"|(?i:password|identified" + _JSON_SPACE + rb"+by)" + _JSON_SPACE + rb"+(?:\\\\)?\\?[\"']"
     + rb"|<(?:" + _XML_NAME + rb")(?:[ >]|\\[tnr])"
     + rb"|sshpass|ssh-keygen|htpasswd|rabbitmqctl|mysql|redis-cli|curl|mongo|sqlcmd|ldap|zip|7z|smbclient|storepass|keypass|pass:"
-    + rb"|(?:login|configure)" + _JSON_SPACE + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
+    + rb"|(?:login|configure)" + _JSON_SPACE + rb"|(?i:net" + _JSON_SPACE + rb"+use)" + rb"|" + _CRYPT_HEAD + rb"|" + _LDAP_HEAD
     + rb"|[A-Za-z0-9._%+\-]@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}"
     rb"|(?:/home|/Users)(?:\\\\)?/[^/\s\"'<>:;,]|/root\b|[A-Za-z]:(?:\\\\){1,2}Users"
 )
@@ -666,8 +668,10 @@ def _root_home(data: bytes, m: Any) -> bool:
 
 
 def _cli_value(data: bytes, m: Any) -> bool:
-    """True when the password a command takes on its line is one, not a reference (``$PASS``, ``${TOKEN}``)."""
-    return not _placeholder(m.group(1))
+    """True when the password a command takes on its line is one, not a reference (``$PASS``, ``${TOKEN}``) nor a
+    switch after ``net use``'s user (``/persistent:no``: no password given)."""
+    value = m.group(1)
+    return not _placeholder(value) and not (value.startswith(b"/") and m.group(0)[:3].lower() == b"net")
 
 
 def _keygen_value(data: bytes, m: Any) -> bool:

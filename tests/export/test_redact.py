@@ -70,7 +70,7 @@ ASSIGNMENTS = st.tuples(
     ["docker login -u bob --password ", "gh auth login --with-token ", "--api-key ", "sshpass -p ", "mysql -uroot -p",
      "redis-cli -a ", "az login -u bob -p ", "aws configure set aws_secret_access_key ", "mongosh -u admin -p ",
      "sqlcmd -S db -U sa -P ", "keytool -list -storepass ", "openssl enc -d -pass pass:", "7z x -p",
-     "htpasswd -b .htpasswd bob ", "rabbitmqctl add_user bob "]
+     "htpasswd -b .htpasswd bob ", "rabbitmqctl add_user bob ", "net use Z: //srv/share /user:bob "]
 )
 NETRC = st.sampled_from(["machine example.com login bob password ", "machine h.example.org\n  login ann\n  password ",
                          "default login anonymous password "])  # fmt: skip
@@ -1780,5 +1780,28 @@ def test_the_password_rabbitmqctl_takes_goes(text: str, out: str) -> None:
 
 def test_rabbitmqctl_without_a_password_stays() -> None:
     text = "rabbitmqctl add_user bob $RABBIT_PW\nrabbitmqctl delete_user bob\nrabbitmqctl list_users\n"
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("net use Z: \\\\srv\\share /user:bob Hunter2pw", "net use Z: \\\\srv\\share /user:bob [redacted key]"),
+        ("NET USE \\\\srv\\ipc$ /USER:CORP\\bob Hunter2pw /persistent:no",
+         "NET USE \\\\srv\\ipc$ /USER:CORP\\bob [redacted key] /persistent:no"),
+        ('{"command": "net use Z: \\\\\\\\srv\\\\share /user:CORP\\\\bob \\"two words\\""}',
+         '{"command": "net use Z: \\\\\\\\srv\\\\share /user:CORP\\\\bob \\"[redacted key]\\""}'),
+    ],
+)  # fmt: skip
+def test_the_password_net_use_takes_after_the_user_goes(text: str, out: str) -> None:
+    """Windows' ``net use … /user:bob PW`` went out: the password is a bare argument after the user's."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == 1, found
+
+
+def test_net_use_without_a_password_stays() -> None:
+    text = "net use Z: \\\\srv\\share /user:bob /persistent:no\nnet use Z: \\\\srv\\share /user:bob *\nnet use\n"
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
