@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rich.cells import cell_len, set_cell_size
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.table import Table
@@ -31,9 +32,13 @@ from core.read.session import Session
 from core.read.summary import human_chars, one_line, summarize, turn_span
 from core.shared.text import printable
 from tui.screens.confirm import AskScreen, ConfirmScreen
-from tui.screens.policy_screen import PolicyScreen, fill_table
+from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
 from tui.widgets.table import RowTable
+
+COLUMNS = ("seq", "turn", "kind", "chars", "content")  # the preview's: the content is cut to the room left
+LEAST_NEEDED = ("turn", "content", "seq", "chars")  # left out in this order while the columns overflow
+CONTENT_MIN = 10  # the content is left out in less room than this
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +93,11 @@ class CheckpointsView:
         """Why a rewind to ``mark_id`` (None: any) cannot happen now, as one sentence."""
         reason = self.problems.get(mark_id) if mark_id is not None else None
         return f"Nothing to rewind: {reason or self.problem or 'still reading the session'}."
+
+
+def cut(text: str, room: int) -> str:
+    """``text`` in ``room`` cells, cut with ``…`` where it is wider (a wide character takes two)."""
+    return text if cell_len(text) <= room else set_cell_size(text, room - 1).rstrip() + "…"
 
 
 def _kind(session: Session, event: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -210,7 +220,6 @@ class CheckpointsScreen(PolicyScreen):
         self.query_one("#marks-table", DataTable).add_columns(
             "mark", "anchor", "turn", "by", "state", "objective"
         )
-        self.query_one("#region-table", DataTable).add_columns("seq", "turn", "kind", "chars", "content")
         super().on_mount()
 
     def derive(self, live: Any) -> CheckpointsView:
@@ -250,13 +259,31 @@ class CheckpointsScreen(PolicyScreen):
         selected = self._selected_mark()
         chosen = view.preview_for(selected)
         self.query_one("#region-summary", Static).update(region_line(view, selected))
-        fill_table(
-            self.query_one("#region-table", DataTable),
-            [
-                (str(n.seq), (str(n.seq), str(n.turn), n.kind, human_chars(n.chars), n.summary))
-                for n in (chosen.nodes if chosen is not None else ())
-            ],
-        )
+        nodes = chosen.nodes if chosen is not None else ()
+        values = [
+            (str(n.seq), str(n.turn), n.kind, human_chars(n.chars), printable(n.summary))
+            for n in nodes
+        ]
+        cells = [dict(zip(COLUMNS, node, strict=True)) for node in values]
+        widths = {c: column_widths([c], [[row[c]] for row in cells]) for c in COLUMNS}
+        widths["content"] = CONTENT_MIN + 2
+        table = self.query_one("#region-table", DataTable)
+        room = table.size.width - table.styles.scrollbar_size_vertical
+        shown = list(COLUMNS)
+        for column in LEAST_NEEDED:
+            if sum(widths[c] for c in shown) <= room:
+                break
+            shown.remove(column)
+        left = room - sum(widths[c] for c in shown if c != "content") - 2  # the content's padding
+        if [str(column.label) for column in table.columns.values()] != shown:
+            table.clear(columns=True)
+            table.add_columns(*shown)
+        rows = [[cut(row[c], left) if c == "content" else row[c] for c in shown] for row in cells]
+        fill_table(table, [(row["seq"], cut) for row, cut in zip(cells, rows, strict=True)])
+
+    def on_resize(self) -> None:
+        """Fit the preview's columns to the new width."""
+        self.call_after_refresh(self._show_preview)
 
     def action_mark(self) -> None:
         """Ask for an objective, then ask the host to place a checkpoint."""

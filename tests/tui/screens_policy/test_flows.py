@@ -535,6 +535,20 @@ async def test_dsh_log_is_read_only_and_sends_nothing(tmp_path: Path) -> None:
         assert "no checkpoint mark" in text(screen.query_one("#region-summary", Static))
 
 
+@pytest.mark.parametrize("size", [(80, 24), (100, 30)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_rewind_preview_columns_fit_beside_the_marks(tmp_path: Path, size: tuple[int, int]) -> None:
+    app = PolicyHarness(demo(tmp_path / "s"), CheckpointsScreen)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#region-table", DataTable)
+        labels = [str(column.label) for column in table.columns.values()]
+        assert "kind" in labels and table.max_scroll_x == 0  # no column cut, no sideways scrollbar
+        kinds = [cells(table, key)[labels.index("kind")] for key in table.rows]
+        assert "result read_file" in kinds
+        await pilot.resize_terminal(160, 45)
+        await settle(pilot, lambda: len(table.columns) == 5)
+
+
 async def test_config_key_being_edited_wraps_after_a_dot_at_80_columns(tmp_path: Path) -> None:
     app = PolicyHarness(demo(tmp_path / "s"), ConfigScreen)
     async with app.run_test(size=(80, 24)) as pilot:
