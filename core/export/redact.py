@@ -714,10 +714,11 @@ def _quoted_end(data: bytes, m: Any, group: int) -> int:
     """Where the value of ``m`` (its ``group``) ends: at the quote that closes it when a quote of the match opens it
     and the value stopped short of that quote (``psk="correct horse"``), the quote on the same line, however far
     on; else, for a password of several words, at its line's end (``_line_end``); else where
-    the group ends."""
+    the group ends. openssl's quote opens before ``pass:`` (``-passin 'pass:two words'``)."""
     start, end = m.start(group), m.end(group)
-    if start > m.start() and data[start - 1] in b"\"'":
-        quote = data[start - 2 : start] if start - 2 >= m.start() and data[start - 2] == 0x5C else data[start - 1 : start]
+    opens = start - 5 if start - 5 > m.start() and data.startswith(b"pass:", start - 5) else start
+    if opens > m.start() and data[opens - 1] in b"\"'":
+        quote = data[opens - 2 : opens] if opens - 2 >= m.start() and data[opens - 2] == 0x5C else data[opens - 1 : opens]
         if data.startswith(quote, end):
             return end
         close = data.find(quote, end)  # linear in all: no other value this quote opens lies before it

@@ -1805,3 +1805,20 @@ def test_net_use_without_a_password_stays() -> None:
     text = "net use Z: \\\\srv\\share /user:bob /persistent:no\nnet use Z: \\\\srv\\share /user:bob *\nnet use\n"
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("openssl rsa -passin 'pass:two words' -in k.pem", "openssl rsa -passin 'pass:[redacted key]' -in k.pem"),
+        ('openssl enc -d -pass "pass:Eat the red apple" -in f', 'openssl enc -d -pass "pass:[redacted key]" -in f'),
+        ('{"command": "openssl rsa -passin \\"pass:two words\\" -in k.pem"}',
+         '{"command": "openssl rsa -passin \\"pass:[redacted key]\\" -in k.pem"}'),
+    ],
+)  # fmt: skip
+def test_openssls_quoted_pass_goes_whole(text: str, out: str) -> None:
+    """openssl's ``-passin 'pass:two words'`` let all but the first word out: the quote opens before ``pass:``, not
+    before the value. The value goes to that quote's close, as any quoted one does."""
+    r = Redactor(environ={}, home="/home/ann")
+    found = r.text(text)
+    assert found == out and r.summary()["key"] == 1, found
