@@ -63,10 +63,12 @@ class RecordSource(Protocol):
     consumer: Consumer
 
     @property
-    def header(self) -> dict[str, Any] | None: ...
+    def header(self) -> dict[str, Any] | None:
+        """The log's header once decoded, else None."""
 
     @property
-    def compressed(self) -> bool: ...
+    def compressed(self) -> bool:
+        """Whether the log is zstd frames rather than raw lines."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,6 +118,7 @@ class ReadFile(WorkspaceTool):
     )
 
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
+        """The page of ``limit`` lines from ``offset``, numbered, with how to read on when more follow."""
         raw = args["path"]
         path = self.workspace.resolve(raw)
         offset = args.get("offset", 1)
@@ -164,6 +165,7 @@ class ListDir(WorkspaceTool):
     params = (Param("path", "string", "directory, relative to the workspace root (default: the root)"),)
 
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
+        """The directory's entries, sorted, directories marked ``/`` and links with their target."""
         raw = args.get("path", ".")
         path = self.workspace.resolve(raw)
         with self.workspace.directory(path, raw) as fd:
@@ -205,6 +207,7 @@ class WriteFile(WorkspaceTool):
     )
 
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
+        """Replace ``path`` with ``content`` in one step, creating missing parent directories."""
         raw, content = args["path"], args["content"]
         path = self.workspace.resolve(raw)
         ctx.check(self.name)
@@ -239,6 +242,7 @@ class EditFile(WorkspaceTool):
     )
 
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
+        """Replace ``old_text`` by ``new_text`` (once, or everywhere with ``replace_all``)."""
         raw = args["path"]
         if not args["old_text"]:
             raise ToolFailure(

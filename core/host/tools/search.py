@@ -61,6 +61,7 @@ class Glob(WorkspaceTool):
     )
 
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
+        """The files under ``path`` whose path relative to it matches ``pattern``."""
         pattern = _relative_glob(args["pattern"], "pattern")
         regex = glob_regex(pattern)
         raw = args.get("path", ".")
@@ -116,6 +117,7 @@ class Grep(WorkspaceTool):
     )
 
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
+        """The ``path:line:text`` of each line under ``path`` the RE2 ``pattern`` matches."""
         pattern = args["pattern"]
         ignore_case = bool(args.get("ignore_case"))
         regex = compile_regex(pattern, "regex", ignore_case=ignore_case)

@@ -124,6 +124,7 @@ class Bash(WorkspaceTool):
         return float(args.get("timeout", self.limits.bash_timeout))
 
     def execute(self, args: dict[str, Any], ctx: CallContext) -> ToolOutcome:
+        """Run ``command`` under the deadline and the shell settings; its output and exit code."""
         command = args["command"]
         if not command.strip():
             raise ToolFailure(INVALID_ARGUMENTS, "command must not be empty")
