@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import math
 import posixpath
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +92,12 @@ def _wait_outcome(
     timeout: float,
     host: Callable[[], HostState],
     withdraw: Callable[[], None],
+    stops: Stops,
     log: Path | None = None,
 ) -> dict[str, Any]:
     """The final outcome of ``request`` (an event), waiting ``timeout`` seconds; ``host`` reads the host's
-    state now (of the local ``log``, whose host.json then says how a host that went away ended). A wait that times out, or whose host exits first, withdraws the request (``withdraw``); the
+    state now (of the local ``log``, whose host.json then says how a host that went away ended). ``stops``: the
+    signals ``_sending`` took, one that came while the request was written ends the wait at once. A wait that times out, or Ctrl-C or a SIGTERM, or whose host exits first, withdraws the request (``withdraw``); the
     host's exit is answered ``cancelled`` (unless its outcome was written just before it), or ``unknown`` when
     the DSH bridge had begun to run it (``interrupted``), a timeout is a ``ControlError``."""
     began: dict[str, Any] | None = None
@@ -112,9 +115,9 @@ def _wait_outcome(
             return f"the {who} exited {exited_at(state.since)} {answered}; the request was withdrawn"
         return f"the host went away {answered}: {how_it_ended(log, state)}; the request was withdrawn"
 
-    stops = Stops()
     with stops.taken():  # a second signal while the request is withdrawn is only noted: the withdrawal is written
         try:
+            stops.release()
             event = watch.wait(timeout, gone)
         except HostGone as exc:
             if began is not None:
@@ -136,6 +139,20 @@ def _wait_outcome(
             said = f"no outcome for request {request['id']}" if watch.pending is None else _pending(watch.pending)
             raise ControlError(f"{said} after {timeout:g} s; it was withdrawn, so the host will never apply it")
     return event
+
+
+@contextlib.contextmanager
+def _sending(wait: bool) -> Iterator[Stops]:
+    """Within: the request is written and, with --wait, waited for. With --wait, Ctrl-C and SIGTERM are taken from
+    before the request is written and held until the wait begins, so that one that comes meanwhile withdraws it
+    (it killed the command between the two, and the request stayed for the host); without, they stay as they are."""
+    stops = Stops()
+    if not wait:
+        yield stops
+        return
+    with stops.taken():
+        stops.hold()
+        yield stops
 
 
 def _withdrawn(
@@ -236,24 +253,28 @@ def _run(args: argparse.Namespace) -> int:
     tailer = Tailer(str(log))
     if args.wait and state.kind != KIND_DSH:  # the answer comes after the request: the log before it is not read
         tailer.follow_from_end(header)
-    request = append_request(
-        inbox, args.op, op_args, check=None if args.queue else still_live, queued=args.queue,
-        expires_in=args.expires, kind=state.kind,
-    )  # fmt: skip
-    if not args.wait:
-        if state.live:
-            pid = f" ({pid_text(state.pid)})" if state.pid is not None else ""
-            host = "DSH bridge" if state.kind == KIND_DSH else "host"
-            said = f"to the live {host} of session {session_id}{pid}"
-        else:
-            said = f"for the next resume of session {session_id} ({inbox})"
-        verb = "sent" if state.live else "queued"
-        emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} {said}")
-        return 0
-    watch = BridgeOutcomeWatch(log, request["id"]) if state.kind == KIND_DSH else OutcomeWatch(log, request["id"], tailer)
-    event = _wait_outcome(
-        watch, request, timeout, lambda: read_host_state(log), lambda: withdraw_request(inbox, request["id"]), log
-    )
+    with _sending(args.wait) as stops:
+        request = append_request(
+            inbox, args.op, op_args, check=None if args.queue else still_live, queued=args.queue,
+            expires_in=args.expires, kind=state.kind,
+        )  # fmt: skip
+        if not args.wait:
+            if state.live:
+                pid = f" ({pid_text(state.pid)})" if state.pid is not None else ""
+                host = "DSH bridge" if state.kind == KIND_DSH else "host"
+                said = f"to the live {host} of session {session_id}{pid}"
+            else:
+                said = f"for the next resume of session {session_id} ({inbox})"
+            verb = "sent" if state.live else "queued"
+            emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} {said}")
+            return 0
+        watch = (
+            BridgeOutcomeWatch(log, request["id"]) if state.kind == KIND_DSH else OutcomeWatch(log, request["id"], tailer)
+        )
+        event = _wait_outcome(
+            watch, request, timeout, lambda: read_host_state(log), lambda: withdraw_request(inbox, request["id"]),
+            stops, log,
+        )  # fmt: skip
     emit(event, args.json, _render_outcome)
     return _exit_code(event)
 
@@ -286,32 +307,33 @@ def _run_remote(args: argparse.Namespace, target: RemoteTarget, timeout: float) 
     tailer = RemoteTailer(link, log)
     if args.wait and state.kind != KIND_DSH:  # the answer comes after the request
         tailer.follow_from_end(header)
-    try:
-        request = append_remote_request(link, log, args.op, op_args, live=not args.queue, warn=warn, queued=args.queue,
-                                        expires_in=args.expires, kind=state.kind)  # fmt: skip
-    except RemoteHostExited:  # asked on the far side under the inbox's lock, which an exiting host holds
-        raise NoLiveHost(f"session {session_id}: its host exited just now; nothing was sent") from None
-    if not args.queue and not remote_host_state(link, log, hosted).live:
-        withdraw_remote_request(link, log, request["id"])  # the host exited between the check and the write
-        raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")
-    if not args.wait:
-        verb = "sent" if state.live else "queued"
-        host = "DSH bridge" if state.kind == KIND_DSH else "host"
-        emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} to the {host} of session {session_id} "
-                                           f"on {log.where}")  # fmt: skip
-        return 0
-    session_dir = log.at(posixpath.dirname(log.path))
-    watch: OutcomeWatch | BridgeOutcomeWatch = (
-        BridgeOutcomeWatch(Path(str(log)), request["id"], RemoteOutcomes(link, session_dir))
-        if state.kind == KIND_DSH
-        else OutcomeWatch(Path(log.path), request["id"], tailer)
-    )
-    try:
-        event = _wait_outcome(watch, request, timeout, lambda: remote_host_state(link, log, hosted),
-                              lambda: withdraw_remote_request(link, log, request["id"]))  # fmt: skip
-    except Unreachable as exc:  # the request is over there, and nothing can withdraw it now
-        raise ControlError(f"{exc}; request {request['id']} ({request['op']}) was sent to session {session_id} and "
-                           "could not be withdrawn: it may still be applied") from None  # fmt: skip
+    with _sending(args.wait) as stops:
+        try:
+            request = append_remote_request(link, log, args.op, op_args, live=not args.queue, warn=warn,
+                                            queued=args.queue, expires_in=args.expires, kind=state.kind)  # fmt: skip
+        except RemoteHostExited:  # asked on the far side under the inbox's lock, which an exiting host holds
+            raise NoLiveHost(f"session {session_id}: its host exited just now; nothing was sent") from None
+        if not args.queue and not remote_host_state(link, log, hosted).live:
+            withdraw_remote_request(link, log, request["id"])  # the host exited between the check and the write
+            raise NoLiveHost(f"session {session_id}: its host exited just now; the request was withdrawn")
+        if not args.wait:
+            verb = "sent" if state.live else "queued"
+            host = "DSH bridge" if state.kind == KIND_DSH else "host"
+            emit(request, args.json, lambda r: f"{verb} {r['op']} request {r['id']} to the {host} of session "
+                                               f"{session_id} on {log.where}")  # fmt: skip
+            return 0
+        session_dir = log.at(posixpath.dirname(log.path))
+        watch: OutcomeWatch | BridgeOutcomeWatch = (
+            BridgeOutcomeWatch(Path(str(log)), request["id"], RemoteOutcomes(link, session_dir))
+            if state.kind == KIND_DSH
+            else OutcomeWatch(Path(log.path), request["id"], tailer)
+        )
+        try:
+            event = _wait_outcome(watch, request, timeout, lambda: remote_host_state(link, log, hosted),
+                                  lambda: withdraw_remote_request(link, log, request["id"]), stops)  # fmt: skip
+        except Unreachable as exc:  # the request is over there, and nothing can withdraw it now
+            raise ControlError(f"{exc}; request {request['id']} ({request['op']}) was sent to session {session_id} "
+                               "and could not be withdrawn: it may still be applied") from None  # fmt: skip
     emit(event, args.json, _render_outcome)
     return _exit_code(event)
 

@@ -505,8 +505,7 @@ def test_a_wait_ended_by_ctrl_c_or_sigterm_withdraws_its_request_as_a_timeout_do
     while not (inbox.exists() and inbox.read_bytes().endswith(b"\n")):  # the request is written: the wait is on
         assert waiting.poll() is None and time.monotonic() < deadline, waiting.communicate()
         time.sleep(0.02)
-    time.sleep(0.3)  # into the wait
-    waiting.send_signal(sig)
+    waiting.send_signal(sig)  # at once: the command takes its signals from before it writes the request
     out, err = waiting.communicate(timeout=60)
     [request] = [json.loads(line) for line in inbox.read_text().splitlines() if '"op"' in line]
     assert (waiting.returncode, out) == (code, ""), err
