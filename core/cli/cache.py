@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import argparse
-import errno
 import os
-import stat
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from core.cli.common import emit, guarded
 from core.log.layout import RAW_NAME, ZSTD_NAME, resolve_log_path
 from core.read.index import SUFFIX, cache_dir, check, index_dir, index_path, read_body, read_meta
 from core.read.summary import human_chars
+from core.shared.envdirs import in_the_way
 from core.shared.errors import TapedeckError
 
 
@@ -56,16 +55,8 @@ def _check_dirs() -> None:
     top = cache_dir()
     origin = " (TAPEDECK_CACHE_DIR)" if os.environ.get("TAPEDECK_CACHE_DIR") else ""
     for where, what in ((top, "nothing"), (index_dir(), "no index files"), (checkpoint.checkpoint_dir(), "no alert checkpoints")):
-        for step in (where, *where.parents):
-            try:
-                blocked = os.path.lexists(step) and not stat.S_ISDIR(os.stat(step).st_mode)
-            except OSError as exc:
-                if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):  # a place this user may not look at
-                    raise TapedeckError(f"{step} cannot be looked at ({exc.strerror or exc}), so tapedeck's cache "
-                                        f"directory {top}{origin} can keep {what}") from None  # fmt: skip
-                blocked = True  # a link to nothing, or to itself
-            if blocked:
-                raise TapedeckError(f"{step} is not a directory, so tapedeck's cache directory {top}{origin} can keep {what}")
+        if blocked := in_the_way(where):
+            raise TapedeckError(f"{blocked[0]} {blocked[1]}, so tapedeck's cache directory {top}{origin} can keep {what}")
 
 
 def _kinds() -> list[tuple[str, Path, str]]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections import Counter
 from collections.abc import Container
@@ -37,6 +36,7 @@ from core.read.summary import human_chars, one_line, summarize
 from core.read.surface import surface_row
 from core.read.type_select import TypeSelection
 from core.remote.copy import with_remote_copy
+from core.shared.envdirs import in_the_way
 from core.shared.errors import LogNotFoundError, TapedeckError, seq_not_in_log
 from core.shared.text import model_label, printable
 
@@ -296,8 +296,8 @@ def _sessions(args: argparse.Namespace) -> int | None:
 
     default = default_sessions_root()
     if args.roots == [str(default)] and not default.exists():  # a fresh install: no session has run yet
-        if (blocked := next((p for p in default.parents if os.path.lexists(p)), None)) and not blocked.is_dir():
-            raise TapedeckError(f"{default} cannot be made: {blocked} is not a directory, so `tapedeck run` and "
+        if blocked := in_the_way(default):
+            raise TapedeckError(f"{default} cannot be made: {blocked[0]} {blocked[1]}, so `tapedeck run` and "
                                 "`tapedeck demo` can keep no session there")  # fmt: skip
         emit([], args.json, lambda _: f"no sessions under {default}")
         warn(f"{default} does not exist yet: `tapedeck run` and `tapedeck demo` keep their sessions there")

@@ -5,7 +5,9 @@ ignored, as the XDG base directory spec asks."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from pathlib import Path
 
 from core.shared.errors import TapedeckError
@@ -36,3 +38,19 @@ def xdg_dir(name: str, default: Path) -> Path:
     value = os.environ.get(name)
     path = Path(value).expanduser() if value else None
     return path if path is not None and path.is_absolute() else default
+
+
+def in_the_way(path: Path) -> tuple[Path, str] | None:
+    """What keeps ``path`` from being a directory tapedeck makes and keeps files in, as ``(place, why)``: the first of
+    ``path`` and its parents that is there and is no directory (a file, a link to nothing or to itself: ``is not a
+    directory``), or that this user may not look at (``cannot be looked at (Permission denied)``); None when nothing
+    does."""
+    for step in (path, *path.parents):
+        try:
+            if os.path.lexists(step) and not stat.S_ISDIR(os.stat(step).st_mode):
+                return step, "is not a directory"
+        except OSError as exc:
+            if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):  # a place this user may not look at
+                return step, f"cannot be looked at ({exc.strerror or exc})"
+            return step, "is not a directory"  # a link to nothing, or to itself
+    return None

@@ -261,6 +261,24 @@ def test_a_default_root_a_file_keeps_from_being_made_is_no_fresh_install(
     )
 
 
+@pytest.mark.parametrize("link", ["home/sessions", "home"])
+def test_a_default_root_a_link_to_nothing_keeps_from_being_made_is_no_fresh_install(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, link: str
+) -> None:
+    """The root (or TAPEDECK_HOME) a symbolic link to nothing: 'tapedeck sessions' said the root 'does not exist
+    yet', exit 0, though run cannot make a directory there; it names the link in the way, as the cache commands
+    do (one check, core.shared.envdirs.in_the_way, for both)."""
+    if link == "home/sessions":
+        (tmp_path / "home").mkdir()
+    (tmp_path / link).symlink_to(tmp_path / "gone")
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    assert main(["sessions"]) == 2
+    assert capsys.readouterr().err == (
+        f"tapedeck: {tmp_path / 'home' / 'sessions'} cannot be made: {tmp_path / link} is not a directory, so "
+        "`tapedeck run` and `tapedeck demo` can keep no session there\n"
+    )
+
+
 def test_no_session_yet_under_the_default_root_is_no_error(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
