@@ -354,9 +354,16 @@ def bridge_live(info: BridgeInfo, now_ms: int | None = None) -> bool:
 def standby_pid(session_dir: str | os.PathLike[str], info: BridgeInfo) -> int | None:
     """The pid of another DSH process that runs the session in ``session_dir`` too, whose bridge waits as standby
     while the one ``info`` names answers the inbox (``bridge.standby.json``, while that process runs here)."""
-    raw = _read_small(Path(session_dir) / STANDBY_FILE, MAX_BRIDGE_BYTES)
+    named = parse_standby(_read_small(Path(session_dir) / STANDBY_FILE, MAX_BRIDGE_BYTES), info)
+    return named[0] if named is not None and proc_start_time(named[0]) == named[1] else None
+
+
+def parse_standby(raw: bytes | None, info: BridgeInfo) -> tuple[int, str] | None:
+    """The pid and recorded start time of the process a ``bridge.standby.json`` (its bytes, here or on another
+    machine; None: no file) names, when that is another process than the one ``info`` names; None otherwise. It
+    runs the session while its start time is that pid's (the caller reads it where the file is)."""
     try:
-        obj = orjson.loads(raw) if raw is not None else None
+        obj = orjson.loads(raw) if raw is not None and len(raw) <= MAX_BRIDGE_BYTES else None
     except orjson.JSONDecodeError:
         return None
     if not isinstance(obj, dict):
@@ -364,7 +371,7 @@ def standby_pid(session_dir: str | os.PathLike[str], info: BridgeInfo) -> int | 
     pid, start = int_or_none(obj.get("pid")), obj.get("procStart")
     if pid is None or pid <= 0 or pid == info.pid or not isinstance(start, str):
         return None
-    return pid if proc_start_time(pid) == start else None
+    return pid, start
 
 
 def dsh_runs(info: BridgeInfo) -> bool:

@@ -279,8 +279,13 @@ def bridge_state(log: Path) -> HostState:
     if info is None:
         return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
     state = bridge_host_state(info, bridge_live(info), info.state == "exited" and dsh_runs(info))
-    standby = standby_pid(log.parent, info) if state.live else None
-    if standby is None:
+    return with_standby(state, standby_pid(log.parent, info) if state.live else None)
+
+
+def with_standby(state: HostState, standby: int | None) -> HostState:
+    """``state``, a DSH session's, naming in ``bridge.standby`` the pid of a second DSH process that runs the session
+    too, its bridge waiting (``standby``, None: there is none) while this one's is live."""
+    if standby is None or not state.live:
         return state
     return HostState(state.state, state.pid, state.since, KIND_DSH, {**(state.bridge or {}), "standby": standby})
 

@@ -17,11 +17,13 @@ from core.bridge.files import (
     BRIDGE_FILE,
     MACHINE_ID_FILES,
     MAX_BRIDGE_BYTES,
+    STANDBY_FILE,
     addressed,
     copied_problem,
     heartbeat_fresh,
     machine_id,
     parse_bridge,
+    parse_standby,
     same_machine,
     stat_start_time,
 )
@@ -35,6 +37,7 @@ from core.control.host_state import (
     HostState,
     bridge_host_state,
     hosted_in,
+    with_standby,
 )
 from core.log.decoder import LogDecoder
 from core.log.frames import FrameStream
@@ -220,10 +223,12 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     another process that got the pid), a DSH bridge's pid with the start time it recorded. A host that died
     without saying so is ``exited`` since the log's last write, a bridge since its last heartbeat. Without a
     ``/proc`` a tapedeck host keeps its last recorded state and a bridge is live while its heartbeat is fresh.
-    ``hosted`` (a ``tapedeck/host`` event was read) tells a tapedeck log without a state file from a DSH one.
+    ``hosted`` (a ``tapedeck/host`` event was read) tells a tapedeck log without a state file from a DSH one. A
+    live bridge names a second DSH process on standby (``bridge.standby.json``) while that pid runs with the start
+    time the file records, as ``core.control.host_state.bridge_state`` does here.
     """
     dirs = [posixpath.dirname(log.path) for log, _ in logs]
-    names = [posixpath.join(d, name) for d in dirs for name in (STATE_FILE, BRIDGE_FILE)]
+    names = [posixpath.join(d, name) for d in dirs for name in (STATE_FILE, BRIDGE_FILE, STANDBY_FILE)]
     small = [p for p, st in zip(names, link.stat_many(names, follow=False), strict=True)
              if st is not None and st.kind == "file" and st.size <= MAX_BRIDGE_BYTES]  # fmt: skip
     # the machine's id tells a copy brought there from another machine: read only where a bridge.json is to judge
@@ -241,13 +246,17 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
         else:
             recorded.append(("", None))
     _placed_bridges(link, dirs, recorded, machine_id(found.get(name) for name in MACHINE_ID_FILES))
-    pids = sorted({pid for pid in map(_live_pid, recorded) if pid is not None})
+    standbys = [parse_standby(found.get(posixpath.join(d, STANDBY_FILE)), rec[0]) if kind == KIND_DSH and
+                rec[0] is not None else None for d, (kind, rec) in zip(dirs, recorded, strict=True)]  # fmt: skip
+    pids = sorted({pid for pid in map(_live_pid, recorded) if pid is not None} |
+                  {standby[0] for standby in standbys if standby is not None})  # fmt: skip
     procs = (link.read_files([PROC_STAT, BOOT_ID_FILE, *(f"/proc/{pid}/stat" for pid in pids)], PROC_BYTES)
              if pids else [None, None])  # fmt: skip
     boot, boot_id = _boot_time(procs[0]), (procs[1] or b"").decode("ascii", "replace").strip() or None
     starts = {pid: stat_start_time(raw) if raw else None for pid, raw in zip(pids, procs[2:], strict=True)}
-    states = [_state(kind, rec, hosted, boot, starts, boot_id)
-              for (kind, rec), (_, hosted) in zip(recorded, logs, strict=True)]  # fmt: skip
+    states = [with_standby(_state(kind, rec, hosted, boot, starts, boot_id),
+                           standby[0] if standby is not None and starts.get(standby[0]) == standby[1] else None)
+              for (kind, rec), (_, hosted), standby in zip(recorded, logs, standbys, strict=True)]  # fmt: skip
     died = [i for i, state in enumerate(states) if state.state == "exited" and state.since is None and
             state.kind == KIND_TAPEDECK]  # fmt: skip
     for i, st in zip(died, link.stat_many([logs[i][0].path for i in died]), strict=True):

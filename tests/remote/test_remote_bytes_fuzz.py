@@ -1,5 +1,5 @@
 """Whatever bytes another machine serves where a session's host state is read over SFTP (``host.json``,
-``bridge.json``, ``/proc/stat``, ``/proc/<pid>/stat``, the boot id) and whatever names its directories list, the
+``bridge.json``, ``bridge.standby.json``, ``/proc/stat``, ``/proc/<pid>/stat``, the boot id) and whatever names its directories list, the
 sessions, fleet and alerts commands get a host state and a list of logs, never an exception. In memory: a fake
 link answers the SFTP calls ``core.remote.sessions`` makes (no ssh server needed)."""
 
@@ -89,6 +89,7 @@ BRIDGE_JSON = LIVE_BRIDGE.map(orjson.dumps) | _json({
     "dir": st.sampled_from([f"{ROOT}/p/s1", f"{ROOT}/p/s2", "/elsewhere", "", "../.."]) | ANY_JSON,
     "inFlight": ANY_JSON,
 })  # fmt: skip
+STANDBY_JSON = _json({"pid": PIDS, "procStart": st.sampled_from(["123", "é", ""]) | ANY_JSON, "bootId": ANY_JSON})
 FIELD = st.sampled_from([b"123", b"0", b"x", b"\xff\xfe", b"-5", b"9" * 30, b""])
 PROC_STAT = st.one_of(
     st.lists(FIELD.map(lambda value: b"btime " + value) | st.sampled_from([b"btime", b"cpu 1 2 3"]), max_size=3)
@@ -106,16 +107,18 @@ NAMES = st.text(st.characters(blacklist_characters="/\x00", blacklist_categories
 @settings(max_examples=400, derandomize=True)
 @given(
     host=st.none() | HOST_JSON, bridge=st.none() | BRIDGE_JSON, second_host=st.none() | HOST_JSON,
+    standby=st.none() | STANDBY_JSON,
     proc_stat=st.none() | PROC_STAT, pid_stat=st.none() | PID_STAT, boot_id=st.none() | st.binary(max_size=12),
     hosted=st.booleans(), names=st.lists(NAMES, max_size=3), head=st.sampled_from([HEADER, b"", b"\xff" * 9, b"{}\n"]),
 )  # fmt: skip
 def test_no_bytes_on_the_far_side_raise_out_of_a_listing_or_a_host_state(
-    host: bytes | None, bridge: bytes | None, second_host: bytes | None, proc_stat: bytes | None,
+    host: bytes | None, bridge: bytes | None, second_host: bytes | None, standby: bytes | None, proc_stat: bytes | None,
     pid_stat: bytes | None, boot_id: bytes | None, hosted: bool, names: list[str], head: bytes,
 ) -> None:  # fmt: skip
     files = {f"{ROOT}/p/s1/session.jsonl": HEADER, f"{ROOT}/p/s2/session.jsonl.zstd": head}
     for path, body in [(f"{ROOT}/p/s1/host.json", host), (f"{ROOT}/p/s1/bridge.json", bridge),
                        (f"{ROOT}/p/s2/bridge.json", bridge), (f"{ROOT}/p/s2/host.json", second_host),
+                       (f"{ROOT}/p/s2/bridge.standby.json", standby),
                        ("/proc/stat", proc_stat), ("/proc/sys/kernel/random/boot_id", boot_id)]:  # fmt: skip
         if body is not None:
             files[path] = body

@@ -238,3 +238,37 @@ def test_a_remote_session_with_no_bridge_costs_its_state_check_no_read(sshd: Ssh
     before = link.bytes_read
     assert remote_host_state(link, plain, hosted=False).state == "none"
     assert link.bytes_read == before
+
+
+def test_a_second_dsh_on_standby_reads_the_same_over_ssh_as_here(
+    sshd: Sshd, dsh: Any, model: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A second DSH process that resumed a session the first one runs waits with its bridge on standby
+    (``bridge.standby.json``): here inspect names it and the fleet reads ``DSH idle (+standby)``; over SSH the same
+    session read as the first process's state alone, the standby not looked for."""
+    from core.cli import main
+    from tests.dsh.harness import DshHome, DshWeb, bridge_json, start_session, wait_for
+
+    sshd.trust()
+    world = DshHome(dsh, tmp_path / "dsh", model.url)
+    with DshWeb(world) as first:
+        sid, d = start_session(world, first, "The first process's turn: steps=1 sleep=0", in_flight=False)
+        wait_for(lambda: (bridge_json(d) or {}).get("state") == "idle", 30, "the first bridge idle")
+        with DshWeb(world) as second:
+            assert second.proc is not None
+            second.prompt(sid, "The second process's turn: steps=2 sleep=0")
+            wait_for(lambda: (d / "bridge.standby.json").exists(), 30, "the second bridge on standby")
+            reads = {}
+            for where in (str(d), f"testbox:{d}"):
+                assert main(["inspect", where, "--json"]) == 0
+                host = orjson.loads(capsys.readouterr().out)["host"]
+                del host["bridge"]["heartbeat"]  # rewritten every second
+                assert main(["inspect", where]) == 0
+                said = capsys.readouterr().out
+                assert main(["sessions", where.removesuffix(str(d)) + str(world.sessions)]) == 0
+                reads[where] = (host, said.split("  host ", 1)[1].splitlines()[0], capsys.readouterr().out)
+            wait_for(lambda: not second.running(sid), 30, "the second process's turn to end")
+    here, there = reads[str(d)], reads[f"testbox:{d}"]
+    assert here[0]["bridge"]["standby"] == second.proc.pid
+    assert there[0] == here[0] and there[1] == here[1]
+    assert "DSH idle (+standby)" in here[2] and "DSH idle (+standby)" in there[2]
