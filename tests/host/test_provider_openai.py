@@ -11,6 +11,7 @@ import pytest
 from core.host.providers import OpenAIProvider, RetryNotice, RetryPolicy, make_provider
 from core.host.providers.errors import ProviderError
 from core.shared.chat import ModelRequest
+from core.shared.model_specs import price_for
 from tests.host.sse_server import ChatServer, Reply, chunk, error_reply, text_reply, tool_delta
 
 KEY = "sk-test-not-a-real-key"
@@ -359,7 +360,9 @@ def test_make_provider_openai_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("DEEPSEEK_API_KEY", "sk-env")
     model = make_provider("openai")
-    assert (model.provider, model.model) == ("deepseek", "deepseek-chat")
+    # deepseek-chat and deepseek-reasoner stopped being served on 2026-07-24; DSH's sessions use the V4 name
+    assert (model.provider, model.model) == ("deepseek", "deepseek-v4-flash")
+    assert model.limits is not None and price_for(model.model) is not None  # tapedeck's tables know it
     assert isinstance(model, OpenAIProvider) and model.base_url == "https://api.deepseek.com"
     custom = make_provider("openai", model="gpt-x", base_url="http://127.0.0.1:9/v1", api_key="k")
     assert (custom.provider, custom.model) == ("openai-compatible", "gpt-x")

@@ -52,7 +52,7 @@ from core.shared.model_specs import Limits, limits_for
 from core.shared.wire import request_body, usage_from_openai
 
 DEFAULT_BASE_URL = "https://api.deepseek.com"
-DEFAULT_MODEL = "deepseek-chat"
+DEFAULT_MODEL = "deepseek-v4-flash"  # the V4 name DSH's sessions use; deepseek-chat and -reasoner were retired 2026-07-24
 API_KEY_VARIABLES = ("DEEPSEEK_API_KEY", "OPENAI_API_KEY")
 DEFAULT_TIMEOUT = 600.0
 
