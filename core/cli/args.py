@@ -52,7 +52,7 @@ def _local_path(text: str) -> str:
     """``text``, unless it is empty or names a path on another machine."""
     if parse_remote(path_argument(text)) is not None:
         raise argparse.ArgumentTypeError(
-            f"{text}: this command reads a log on this machine only; inspect, surface, events, control, sessions, "
+            f"{quoted(text)}: this command reads a log on this machine only; inspect, surface, events, control, sessions, "
             "alerts, fleet and watch take [user@]host:PATH (or copy the log here first)"
         )
     return text

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass
-from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,9 +40,11 @@ class RemoteTarget:
 def parse_remote(text: str) -> RemoteTarget | None:
     """The remote target ``text`` names, or None for a local path: a colon before any slash makes it remote
     (``host:logs``, ``me@box:/var/agents``), unless a local file of that name exists (``./a:b`` stays local). A
-    relative path, or one under ``~/``, is under the login directory, where SFTP starts (as scp reads both)."""
+    relative path, or one under ``~/``, is under the login directory, where SFTP starts (as scp reads both). A
+    name no local file can have (longer than this machine's paths, a NUL byte) is no local file: ``os.path.exists``
+    answers False where ``Path.exists`` raised OSError (File name too long) out of the command line's check."""
     head, colon, path = text.partition(":")
-    if not colon or not head or "/" in head or Path(text).exists():
+    if not colon or not head or "/" in head or os.path.exists(text):
         return None
     user, at, host = head.rpartition("@")
     if not host or (at and not user):

@@ -1,0 +1,49 @@
+"""``[user@]host:PATH`` as the command line, a fleet's roots or a session's link give it: whatever the text,
+``parse_remote`` answers a target or None (a local path), never an exception, and every command that takes a path
+refuses what it cannot use with one line on stderr. No ssh server: nothing here connects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from core.cli import main
+from core.remote.target import parse_remote
+
+# the characters the grammar turns on, and a few it does not
+PARTS = st.text(st.sampled_from("ab@:/~.- \x00é\udcff\n"), max_size=12)
+# a name longer than this machine's paths: a component past NAME_MAX (255), a path past PATH_MAX (4,096)
+LONG = st.builds(lambda n, host, sep: host + ":" + sep.join(["a" * n] * 2), st.integers(250, 5000),
+                 st.sampled_from(["h", "me@box", "a" * 300]), st.sampled_from(["", "/"]))  # fmt: skip
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=st.one_of(PARTS, LONG, st.text(max_size=30)))
+@example(text="h:" + "a" * 5000)  # ENAMETOOLONG out of the "a local file of that name?" check before
+@example(text="a" * 300 + ":p")
+def test_any_text_is_a_target_or_a_local_path_never_an_exception(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no local file of any of these names
+    target = parse_remote(text)
+    if target is not None:
+        assert target.host and "/" not in target.host and ":" not in target.host
+        assert parse_remote(str(target)) == target  # what the fleet's rows and messages name reads back the same
+
+
+@pytest.mark.parametrize("argv", [["export", "{t}"], ["notes", "{t}"], ["note", "{t}", "--seq", "1", "x"],
+                                  ["export", "{t}", "--format", "md"]])  # fmt: skip
+def test_a_local_only_command_refuses_an_over_long_remote_path_in_one_line(
+    argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A ``host:PATH`` longer than a local file's name can be: OSError (File name too long) and a traceback out of
+    the argument's check before; now the command's refusal, naming the text cut."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main([word.format(t="h:" + "a" * 5000) for word in argv])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2
+    assert "reads a log on this machine only" in err and "Traceback" not in err and len(err) < 1000, err[:300]
