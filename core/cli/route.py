@@ -48,10 +48,19 @@ def read_text(path: str, what: str) -> str:
         raise TapedeckError(f"{what} {path}: cannot read ({exc.strerror or exc})") from exc
     if len(data) > MAX_EVIDENCE_BYTES:
         raise TapedeckError(f"{what} {path}: larger than {MAX_EVIDENCE_BYTES >> 20} MiB; give the recent output only")
+    return _utf8(data, f"{what} {path}", "convert the file to UTF-8 (iconv -f ITS-ENCODING -t UTF-8) and give that one")
+
+
+def _utf8(data: bytes, what: str, fix: str) -> str:
+    """``data`` as UTF-8 text; else a TapedeckError naming ``what``, the offset in bytes of the first byte that is not
+    UTF-8 and its value, and ``fix``, what to do."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise TapedeckError(f"{what} {path}: not UTF-8 text (bad byte at offset {exc.start})") from exc
+        bad = data[exc.start]
+        raise TapedeckError(
+            f"{what}: not UTF-8 text: the byte at offset {exc.start} (0x{bad:02x}) cannot be decoded; {fix}"
+        ) from None
 
 
 def route_report(text: str, task_class: str | None, evidence: str, config: AdaptiveConfig) -> dict[str, Any]:
@@ -101,10 +110,7 @@ def _stdin_text() -> str:
         raw = sys.stdin.buffer.read()
     except OSError as exc:
         raise TapedeckError(f"could not read the request on stdin ({exc.strerror or exc})") from None
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise TapedeckError(f"the request on stdin is not UTF-8 text (bad byte at offset {exc.start})") from None
+    return _utf8(raw, "the request on stdin", "convert it to UTF-8 (iconv -f ITS-ENCODING -t UTF-8) and pipe that")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -201,7 +201,9 @@ def test_a_demo_whose_host_cannot_start_says_why_and_claims_no_log(
     [
         ("", b"", "the request is empty: give its text, or '-' with the text on stdin"),  # it was routed as small
         ("-", b" \n", "the request is empty: give its text, or '-' with the text on stdin"),
-        ("-", b"fix \xff it", "the request on stdin is not UTF-8 text (bad byte at offset 4)"),
+        ("-", "fixé \xff it".encode("latin1"),
+         "the request on stdin: not UTF-8 text: the byte at offset 3 (0xe9) cannot be decoded; convert it to UTF-8 "
+         "(iconv -f ITS-ENCODING -t UTF-8) and pipe that"),
     ],
 )
 def test_route_refuses_a_request_it_cannot_read(

@@ -58,14 +58,16 @@ def test_request_from_stdin_and_config_file(
     ("setup", "message"),
     [
         (lambda d: ["--evidence", str(d / "missing.txt")], "--evidence {d}/missing.txt: cannot read (No such file or directory)"),
-        (lambda d: ["--evidence", str(d / "bin.dat")], "--evidence {d}/bin.dat: not UTF-8 text (bad byte at offset 1)"),
+        (lambda d: ["--evidence", str(d / "bin.dat")],
+         "--evidence {d}/bin.dat: not UTF-8 text: the byte at offset 3 (0xff) cannot be decoded; convert the file to "
+         "UTF-8 (iconv -f ITS-ENCODING -t UTF-8) and give that one\n"),
         (lambda d: ["--config", str(d / "bad.toml")], "adaptive-agent-policy: riskRouter.maxEvidenceChars must be a positive integer"),
     ],
 )  # fmt: skip
 def test_bad_input_exits_2_with_a_message(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, setup: object, message: str
 ) -> None:
-    (tmp_path / "bin.dat").write_bytes(b"a\xff\xfe")
+    (tmp_path / "bin.dat").write_bytes("aé".encode() + b"\xff\xfe")  # the offset counts bytes, not characters
     (tmp_path / "bad.toml").write_text("[adaptive.riskRouter]\nmaxEvidenceChars = 0\n", encoding="utf-8")
     code, out, err = run(capsys, "fix it", *setup(tmp_path))  # type: ignore[operator]
     assert (code, out) == (2, "")
