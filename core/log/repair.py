@@ -381,6 +381,7 @@ class _Rebuild:
             after[:0] = self._hold(before)
         self._drain(final=True)
         self.holes += self.leftover + after  # damage at the end: nothing after it to number from
+        self.holes.sort(key=lambda hole: hole.offset)  # in file order, not in the order the lines after them went out
         for hole in self.holes:
             hole.trailing = not hole.seqs and hole.offset > self.farthest
         return self.expected, self.holes, self.duplicates, self.moved
@@ -491,7 +492,10 @@ def _jump(end: int, seq: int, damage: list[Hole]) -> bool:
 
 
 def _merge(holes: list[Hole]) -> Hole:
-    end = holes[-1].offset + holes[-1].length
+    """One hole from its first offset to its last end (a dropped line's damage may be handed to a line that lies
+    before it in the file), its reasons in file order."""
+    holes = sorted(holes, key=lambda hole: hole.offset)
+    end = max(hole.offset + hole.length for hole in holes)
     return Hole(holes[0].offset, end - holes[0].offset, "; ".join(dict.fromkeys(h.reason for h in holes)))
 
 

@@ -90,6 +90,20 @@ def _kept_in_order(repaired: Path, intact: list[bytes]) -> None:
     assert seqs == sorted(seqs)
 
 
+def test_holes_are_reported_in_file_order(tmp_path: Path) -> None:
+    """Damage before a line that repeats a seq (which is left out) was reported after a later seq gap, as the holes
+    were listed in the order the lines after them were written, the left-out lines' at the end: the report lists
+    them by offset, in the text and in --json."""
+    log = _log(tmp_path)
+    lines = _lines(log)
+    _put(log, [*lines[:5], b"garbage", lines[4], *lines[5:20], *lines[21:]])  # seq 3 again after it; seq 19 lost
+
+    report = repair_log(log)
+
+    assert [(h.reason[:8], h.seqs) for h in report.holes] == [("not JSON", []), ("seq gap:", [19])]
+    assert [h.offset for h in report.holes] == sorted(h.offset for h in report.holes)
+
+
 @pytest.mark.parametrize("seq", [10**6, 10**12, 2**64 - 1])
 def test_one_huge_seq_is_one_damaged_line_not_a_count_of_lost_events(tmp_path: Path, seq: int) -> None:
     log = _log(tmp_path)
@@ -281,6 +295,8 @@ def test_repair_keeps_every_intact_line_and_always_resumes(damages: list[tuple[s
 
         report = repair_log(log)
 
+        assert [h.offset for h in report.holes] == sorted(h.offset for h in report.holes)
+        assert all(h.length >= 0 for h in report.holes)
         kept = set(_lines(log))
         _kept_in_order(log, [line for line in intact if line not in contested or line in kept])
         for line in contested:
