@@ -292,7 +292,7 @@ def _sessions(args: argparse.Namespace) -> int | None:
 
     from core.control.config import load_config
     from core.fleet.follow import Fleet
-    from core.fleet.row import COLUMNS, cells
+    from core.fleet.row import COLUMNS, FleetRow, cells, twin
 
     default = default_sessions_root()
     if args.roots == [str(default)] and not default.exists():  # a fresh install: no session has run yet
@@ -311,7 +311,13 @@ def _sessions(args: argparse.Namespace) -> int | None:
 
     def render(payload: list[dict[str, Any]]) -> str:
         n = len(rows)
-        table = [COLUMNS, *(cells(row) for row in rows)]
+        labels = Counter(row.label for row in rows)
+
+        def line(row: FleetRow) -> tuple[str, ...]:  # a title rows share is followed by each one's id (twin)
+            first, *rest = cells(row)
+            return (first + twin(row, labels), *rest)
+
+        table = [COLUMNS, *map(line, rows)]
         widths = [max(cell_len(line[i]) for line in table) for i in range(len(COLUMNS))]  # a wide character: 2
         head = f"{n} session{'' if n == 1 else 's'} under {where}" if n else f"no sessions under {where}"
         more = f"{len(unread)} {'more ' if n else ''}could not be read: see stderr"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,6 +109,13 @@ def fleet_order(rows: list[FleetRow]) -> list[FleetRow]:
 
 
 COLUMNS = ("session", "host", "attention", "turn", "outcome", "phase", "class", "write", "ctx", "cache", "cost", "$/h", "where")
+
+
+def twin(row: FleetRow, labels: Mapping[str, int]) -> str:
+    """What follows ``row``'s label when other rows show it too (``labels``: how many rows show each label), so that
+    rows titled alike can be told apart: `` (0f3e9a21)``, the head of its session id; nothing for a label of its
+    own."""
+    return f" ({printable(row.ref.id[:8])})" if labels.get(row.label, 0) > 1 else ""
 
 
 def age_label(seconds: float | None) -> str:

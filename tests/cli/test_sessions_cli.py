@@ -414,6 +414,25 @@ def test_the_columns_line_up_in_terminal_cells(tmp_path: Path, capsys: pytest.Ca
     assert len(starts) == 1, lines
 
 
+def test_sessions_with_one_title_can_be_told_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two sessions titled alike read the same in the list, so which one to open could not be told; a title other
+    rows share is followed by the head of each session's id, as the fleet table shows it (core.fleet.row.twin),
+    and --json carries each id; a title of its own reads as it is."""
+    root = tmp_path / "sessions"
+    for sid, title in (("0f3e9a21-aaaa", "Fix the parser"), ("77c1d0e4-bbbb", "Fix the parser"), ("lone", "Other")):
+        log = Log({**Log().header, "id": sid})
+        log.add({"type": "session/title", "data": {"title": title}})
+        log.write(root / "p" / sid / "session.jsonl")
+    assert main(["sessions", str(root)]) == 0
+    firsts = sorted(line.split("  ")[0] for line in capsys.readouterr().out.splitlines()[2:])
+    assert firsts == ["Fix the parser (0f3e9a21)", "Fix the parser (77c1d0e4)", "Other"]
+    assert main(["sessions", str(root), "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert sorted((row["title"], row["id"]) for row in rows) == [
+        ("Fix the parser", "0f3e9a21-aaaa"), ("Fix the parser", "77c1d0e4-bbbb"), ("Other", "lone")
+    ]
+
+
 # pieces a terminal draws at a width other than one cell each: joined emoji (a family, a flag), an emoji made
 # so by a variation selector, skin tones, combining and spacing marks, Hangul jamo, format characters, CJK, a
 # control character (drawn as its picture)

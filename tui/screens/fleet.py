@@ -22,7 +22,7 @@ from textual.widgets import DataTable, Input, Static
 
 from core.control.host_state import KIND_DSH, HostState
 from core.fleet.actions import ANSWER_SECONDS, RowAnswer, row_refusal, send_row_action, state_refusal
-from core.fleet.row import COLUMNS, FleetRow, matches
+from core.fleet.row import COLUMNS, FleetRow, matches, twin
 from core.log.sessions import layout_note
 from core.shared.errors import TapedeckError
 from core.shared.text import printable
@@ -264,9 +264,9 @@ class FleetScreen(Screen[None]):
         """The row's cells in ``columns`` as drawn: the log's text with its controls as pictures (``printable``; a
         title's ``[…]`` is no markup), a title other rows share followed by the head of the session's id, attention
         in red."""
-        twin = f" ({shown.row.ref.id[:8]})" if self.labels[shown.row.label] > 1 else ""
+        tail = twin(shown.row, self.labels)
         out = [
-            Text(_fit(column, printable(cell), twin if column == "session" else ""))
+            Text(_fit(column, printable(cell), tail if column == "session" else ""))
             for column, cell in zip(COLUMNS, shown.cells, strict=True)
         ]
         if shown.row.attention:
