@@ -375,8 +375,17 @@ def parse_standby(raw: bytes | None, info: BridgeInfo) -> tuple[int, str] | None
 
 
 def dsh_runs(info: BridgeInfo) -> bool:
-    """Whether the DSH process ``info`` names runs here now (its pid, with the start time the plugin recorded)."""
-    return info.pid is not None and info.proc_start is not None and proc_start_time(info.pid) == info.proc_start
+    """Whether the DSH process ``info`` names runs here now (its pid, with the start time the plugin recorded, in
+    this boot: ``this_boot``)."""
+    return this_boot(info, boot_id()) and proc_start_time(info.pid or 0) == info.proc_start
+
+
+def this_boot(info: BridgeInfo, boot: str | None) -> bool:
+    """Whether the pid ``info`` records can name a process of the machine whose boot id is ``boot``: it records a
+    pid and its start time, and the boot it was written in is that one (or it names none: a plugin from before
+    boot ids). A file of another boot, before a reboot or on another machine sharing the directory, names no
+    process there, whatever runs there under its pid with its start time (a pid and a tick count can come again)."""
+    return info.pid is not None and info.proc_start is not None and info.boot_id in (None, boot)
 
 
 BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"

@@ -306,16 +306,18 @@ def moved_note(bridge: dict[str, Any] | None) -> str:
 
 def bridge_host_state(info: BridgeInfo, live: bool, runs: bool = False) -> HostState:
     """A DSH session's host state from its bridge's ``info``, ``live`` or not, and whether the DSH process it names
-    still ``runs`` (both found by the caller). A bridge that said it exited while its DSH runs on was unloaded
+    still ``runs`` (both found by the caller: its pid, with the start time recorded, in the boot the file was
+    written in, ``core.bridge.files.this_boot``). A bridge that said it exited while its DSH runs on was unloaded
     (``tapedeck bridge remove``, or its row taken out): DSH goes on with the session, which no bridge runs now. The
     bridge of a directory moved since (``info.moved``) serves its old path, if any: none reads this inbox."""
     if info.moved:
         return HostState("exited", info.pid, _exit_time(info), KIND_DSH, info.summary())
     if live:
         return HostState(info.state, info.pid, info.since, KIND_DSH, info.summary())
-    if runs and info.state == "exited":
-        problem = (f"the tapedeck bridge was unloaded from DSH (pid {info.pid}) {exited_at(info.since)}, and DSH "
-                   "still runs this session; `tapedeck bridge install` loads it again")  # fmt: skip
+    if runs and info.state == "exited" and info.pid is not None:
+        problem = (f"the tapedeck bridge was unloaded {exited_at(info.since)} from DSH {pid_text(info.pid)}, which "
+                   "still runs this session (the start time the bridge recorded is that process's); `tapedeck bridge "
+                   "install` loads it again")  # fmt: skip
         return HostState("none", since=info.since, kind=KIND_DSH,
                          bridge={**info.summary(), "unloaded": True, "problem": problem})  # fmt: skip
     return HostState("exited", info.pid, _exit_time(info), KIND_DSH, info.summary())

@@ -26,6 +26,7 @@ from core.bridge.files import (
     parse_standby,
     same_machine,
     stat_start_time,
+    this_boot,
 )
 from core.control.host_state import (
     KIND_DSH,
@@ -331,9 +332,7 @@ def _state(kind: str, rec: Any, hosted: bool, boot: int | None, starts: dict[int
         info, problem = rec
         if info is None:
             return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
-        runs = boot is not None and info.pid is not None and info.proc_start is not None and (
-            starts.get(info.pid) == info.proc_start
-        )
+        runs = boot is not None and this_boot(info, boot_id) and starts.get(info.pid or 0) == info.proc_start
         fresh = not same_machine(info, boot_id) and heartbeat_fresh(info)  # a pid checked there says all
         return bridge_host_state(info, info.state != "exited" and (runs or fresh), runs)
     if kind != KIND_TAPEDECK:

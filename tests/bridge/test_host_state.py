@@ -112,13 +112,36 @@ def test_a_bridge_unloaded_from_a_dsh_that_runs_on_is_none_not_exited(tmp_path: 
     state = read_host_state(log)
     assert (state.state, state.kind, state.live) == ("none", "dsh", False)
     said = describe_host(state.to_dict())
-    assert f"unloaded from DSH (pid {dsh.pid})" in said and "tapedeck bridge install" in said, said
+    assert "unloaded at " in said and f"from DSH pid {dsh.pid}, which still runs" in said and "tapedeck bridge install" in said, said
     assert main(["control", str(log), "pause"]) == 2
     assert "the tapedeck bridge was unloaded" in capsys.readouterr().err
     dsh.kill()
     dsh.wait()
     state = read_host_state(log)
     assert (state.state, state.since) == ("exited", body["since"])
+
+
+def test_an_unloaded_bridge_names_a_dsh_pid_only_when_that_process_runs_this_session(tmp_path: Path, sleeper) -> None:
+    """'unloaded from DSH (pid N) … DSH still runs this session' was said whenever a process ran with the pid and
+    start time an exited bridge.json recorded, also when the file recorded another boot (written before a reboot,
+    or on another machine sharing the directory): there the pid is not the DSH's, whatever runs under it here (a
+    pid and a start tick count that come again after a boot); a pid reused since, or none (0, missing), is exited."""
+    dsh = sleeper()
+    cases = {"this boot": {"bootId": BOOT_ID}, "no boot said": {}, "another boot": {"bootId": "another-boot"},
+             "reused": {"bootId": BOOT_ID, "procStart": "1"}, "pid 0": {"pid": 0}, "no pid": {"pid": None}}  # fmt: skip
+    said = {}
+    for name, fields in cases.items():
+        log = dsh_log(tmp_path / name.replace(" ", "-"))
+        body = write_bridge(log.parent, dsh.pid, "exited", **fields)
+        state = read_host_state(log)
+        said[name] = (state.state, describe_host(state.to_dict()))
+        assert state.since == body["since"], name
+    for name in ("this boot", "no boot said"):
+        assert said[name][0] == "none" and "the tapedeck bridge was unloaded at 20" in said[name][1], said[name]
+        assert f"from DSH pid {dsh.pid}, which still runs this session" in said[name][1], said[name]
+    for name in ("another boot", "reused", "pid 0", "no pid"):
+        assert said[name][0] == "exited" and "unloaded" not in said[name][1], (name, said[name])
+    assert "pid 0" not in said["pid 0"][1] and "pid None" not in said["no pid"][1]
 
 
 def test_a_symlinked_bridge_file_is_not_followed(tmp_path: Path, sleeper) -> None:

@@ -154,6 +154,17 @@ def test_a_remote_bridge_unloaded_from_a_dsh_that_runs_on_is_none_not_exited(ssh
     assert (state.state, state.since) == ("exited", now)
 
 
+def test_a_remote_bridge_unloaded_in_another_boot_is_exited_not_unloaded(sshd: Sshd, tmp_path: Path,
+                                                                         sleeper: Callable[[], Any]) -> None:  # noqa: F811  # fmt: skip
+    """As locally: an exited bridge.json of another boot names no process of the far machine, whatever runs there
+    under its pid with its start time: the session is exited, not a DSH that runs on without its bridge."""
+    dsh, now, session, link = _bridged_here(sshd, tmp_path, sleeper, "exited")
+    bridge = orjson.loads(Path(session.path).with_name("bridge.json").read_bytes())
+    Path(session.path).with_name("bridge.json").write_bytes(orjson.dumps({**bridge, "bootId": "another-boot"}))
+    state = remote_host_state(link, session, hosted=False)
+    assert (state.state, state.since) == ("exited", now) and "unloaded" not in describe_host(state.to_dict())
+
+
 def test_inspect_of_a_remote_dsh_session_reads_the_host_state_on_the_far_side(
     sshd: Sshd, dsh: Any, model: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
