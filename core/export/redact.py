@@ -290,7 +290,9 @@ _WORD_SPLIT = re.compile(r"[^A-Za-z0-9]+")
 # code: a name, its attributes (group 1: ``args.api_key``) and a bracket after them (group 2: ``next_token()``)
 _CODE = re.compile(rb"[A-Za-z_$][\w$]*((?:\??\.[A-Za-z_$][\w$]*)*)([(\[{<]?)")
 _KEY_WORD = re.compile(rb"(?i)key|token|secret|pass")
-_KEY_NAME = re.compile(rb"[A-Za-z0-9_-]+\Z")  # the whole name a key word ends (``client_secret``, ``apiKey``)
+# the whole name a key word ends (group 1: ``client_secret``, ``apiKey``), not the letter of a line break or a tab
+# JSON text escapes before it (``\npassword``)
+_KEY_NAME = re.compile(rb"(?:(?<=\\)[nrt])?([A-Za-z0-9_-]+)\Z")
 _NAME_PARTS = re.compile(rb"_|[a-z][A-Z]")  # a name of several words: ``api_key``, ``TokenType``
 # a class of several words or a constant: ``token: MessageType``, ``Token: FG_DEFAULT`` (one word is as likely a
 # password: ``password: Welcome``)
@@ -471,7 +473,7 @@ def _key_name(data: bytes, m: Any) -> bytes:
     """The whole name the key word of ``m`` (group 1) ends, up to 64 bytes of it (``client_secret``, ``apiKey``; none
     for a quoted key)."""
     name = _KEY_NAME.search(data, max(0, m.start(1) - 64), m.end(1))
-    return name.group() if name is not None else b""
+    return name.group(1) if name is not None else b""
 
 
 def _bare_name(name: bytes) -> bytes:
@@ -531,10 +533,10 @@ def _line_end(data: bytes, m: Any) -> int | None:
     """Where the value of ``m`` (group 3) ends when it is the rest of its line: after a key named for a password
     and its ``:`` or ``=`` (``password: Eat the red apple``, ``DB_PASSWORD=Purple Monkey Dishwasher``), when words
     follow its first word there and none of what follows reads as code (a bracket, an operator, a comment, or after
-    `` = ``, a condition: ``password = pwd or ''``) nor, after ``=`` alone, as a command's options: a shell's
-    ``PGPASSWORD=… psql -h db`` sets a variable for that command, whose value ends at the first blank. The line
-    ends at a line break, a quote or either as JSON text escapes it (``\\n``, ``\\"``, also escaped again), however
-    far on (``_rest_of_line``), without the blanks before. None otherwise."""
+    `` = ``, a condition, ``password = pwd or ''``: ``_condition``) nor, after ``=`` alone, as a command's options: a
+    shell's ``PGPASSWORD=… psql -h db`` sets a variable for that command, whose value ends at the first blank. The
+    line ends at a line break, a quote or either as JSON text escapes it (``\\n``, ``\\"``, also escaped again),
+    however far on (``_rest_of_line``), without the blanks before. None otherwise."""
     sep = data[m.end(1) : m.start(3)]
     if b":" not in sep and b"=" not in sep or _PASSWORD_KEY.search(m.group(1)) is None or m.group(3)[:1] == b"=":
         return None  # (``password == ''``, ``password := x`` compare and assign)
@@ -542,9 +544,40 @@ def _line_end(data: bytes, m: Any) -> int | None:
     if _MORE_WORDS.match(data, at) is None:
         return None
     end, (code, word, option) = _rest_of_line(data, at)
-    if code >= at or sep[:1] in (b" ", b"\t") and b"=" in sep and word >= at or sep == b"=" and option >= at:
+    if code >= at or sep == b"=" and option >= at:
+        return None
+    if word >= at and sep[:1] in (b" ", b"\t") and b"=" in sep and _condition(data, m, end):
         return None
     return end
+
+
+_OPERATORS = frozenset(b"if else or and not is in".split())  # the words between a condition's operands
+_VALUE_LITERALS = frozenset(b"none null nil true false undefined".split())
+_DOTTED = re.compile(rb"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # ``args.password``
+_QUOTE_NEXT = re.compile(rb'[ \t]*\\*"')  # a quote (or its JSON escape) where a line's rest stops
+
+
+def _condition(data: bytes, m: Any, end: int) -> bool:
+    """True when the words from the value of ``m`` (group 3) to ``end`` are a condition as code writes one after
+    `` = ``: operands with a word of ``_OPERATORS`` between each two (never two side by side: ``me and you
+    forever`` is a passphrase), one of them code's own: a quoted string (also one the quote the line stops at
+    opens, after an operator), a literal (``None``), a reference (``$pw``), a dotted or snake_case name, or the
+    key's own name (``password or default``). ``pwd or ''`` is one; ``the and apple`` is none, its words a
+    passphrase's."""
+    words = data[m.start(3) : end].split()
+    code = words[-1] in _OPERATORS and _QUOTE_NEXT.match(data, end) is not None
+    key = _bare_name(_key_name(data, m))
+    operand = False  # the word before was an operand
+    for word in words:
+        if word in _OPERATORS:
+            operand = False
+            continue
+        if operand:
+            return False
+        operand = True
+        code = code or (word[:1] in (b"'", b"$") or word.lower() in _VALUE_LITERALS or b"_" in word
+                        or _DOTTED.fullmatch(word) is not None or _bare_name(word) == key)  # fmt: skip
+    return code
 
 
 # what ``_line_end`` looks for in the rest of a line: code, a condition's word, a command's option

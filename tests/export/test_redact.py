@@ -89,6 +89,13 @@ PASSPHRASES = st.tuples(
                               "is", "in", "No", "more"]), min_size=1, max_size=4),
     st.from_regex(r"[a-z]{5,9}[0-9]{2}", fullmatch=True),
 ).map(lambda t: " ".join([*t[0], t[1]]))
+# a passphrase after `` = `` whose words are those a condition is made of (``me and you forever``), which reads
+# as code only when it is one (``pwd or ''``)
+CONDITIONS = st.tuples(
+    st.lists(st.sampled_from(["me", "and", "you", "or", "not", "if", "else", "in", "is", "the"]), min_size=1,
+             max_size=4),
+    st.from_regex(r"[a-z]{5,9}[0-9]{2}", fullmatch=True),
+).map(lambda t: " ".join([*t[0], t[1]]))
 # a config file's line of its own, each with values of the kind it holds: a .pgpass line, a Dockerfile's ENV, a
 # key of one word or several (camelCase or snake_case: a word that reads as a type's name, ``FooStr``, is one there); a password hash, a Wi-Fi psk, a key's passphrase (of two words, the first maybe short: the second
 # is the one checked); an npm token; a short value under a secret's name; an XML element's text; a YAML block scalar
@@ -124,7 +131,9 @@ CONFIG = st.one_of(
 ).map(lambda t: (t[0].format(t[1]), t[1])) | st.tuples(
     st.sampled_from(["password: {}", "passphrase: {}", "DB_PASSWORD={}", "  db_password: {}", "psk = {}",
                      "- dbPass: {}", "Your new password: {}", "passphrase: >\n  {}"]), PASSPHRASES,
-).map(lambda t: (t[0].format(t[1]), t[1].rsplit(" ", 1)[1]))  # no word of it: its last is checked
+).map(lambda t: (t[0].format(t[1]), t[1].rsplit(" ", 1)[1])) | st.tuples(  # no word of it: its last is checked
+    st.sampled_from(["password = {}", "DB_PASSWORD = {}", "passphrase = {}"]), CONDITIONS,
+).map(lambda t: (t[0].format(t[1]), t[1].rsplit(" ", 1)[1]))
 USERS = st.text(alphabet=string.ascii_lowercase + string.digits + "_-", min_size=1, max_size=10)
 SURROUND = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=24)
 
@@ -1147,6 +1156,41 @@ PASSWORD=123 TOKEN_TTL=3600
 """
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "out"),
+    [
+        ("password = me and you forever", "password = [redacted key]"),
+        ("DB_PASSWORD = correct and horse\n", "DB_PASSWORD = [redacted key]\n"),
+        ("passphrase = not if you else apple12", "passphrase = [redacted key]"),
+        ('{"c": "password = me or you forever\\nx = 1"}', '{"c": "password = [redacted key]\\nx = 1"}'),
+    ],
+)  # fmt: skip
+def test_a_passphrase_of_condition_words_after_a_spaced_equals_goes_whole(text: str, out: str) -> None:
+    """After `` = `` any ``and``, ``or``, ``not``, ``if`` or ``else`` on the line made it code, so that only the first
+    word was judged (``password = me and you forever`` went out whole, ``me`` being short); it is code now only
+    when it reads as a condition and one of its operands is code's own (``_condition``)."""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == out and r.summary() == {"key": 1, "env": 0, "email": 0, "home": 0}
+
+
+def test_a_condition_after_a_spaced_equals_stays() -> None:
+    """Code that assigns a condition keeps its words: an operand is a string, a literal, a reference, a dotted or
+    snake_case name, or the key's own name."""
+    text = """password = pwd or ''
+password = pwd or "x"
+password = password or fallback
+password = pwd if ok else None
+password = x is not None
+password = $pw or $default
+passphrase = self.phrase and cached
+password = pwd or default_password
+"""
+    r = Redactor(environ={}, home="/home/ann")
+    assert r.text(text) == text and sum(r.summary().values()) == 0
+    escaped = orjson.dumps({"c": text}).decode()
+    assert r.text(escaped) == escaped
 
 
 def test_a_field_annotated_with_a_token_class_is_no_secret() -> None:
