@@ -123,6 +123,11 @@ class SshLink:
             kwargs["username"] = self.target.user
         try:
             conn = await asyncssh.connect(self.target.host, **kwargs)
+        except ValueError as exc:  # unreachable, saying why, as with a name DNS does not know (no traceback)
+            # UnicodeError: the lookup cannot encode the name (a label past 63 bytes, an empty one, a byte of no
+            # encoding); else asyncssh cannot read ~/.ssh/config or a key (ConfigParseError, KeyImportError)
+            why = f"no host name DNS can look up: {exc}" if isinstance(exc, UnicodeError) else str(exc)
+            raise OSError(why or type(exc).__name__) from None
         except asyncssh.HostKeyNotVerifiable as exc:
             self.refused = HostKeyRefused(
                 f"{self.target.where}: its host key is not in your known_hosts ({exc.reason}); nothing was read. "

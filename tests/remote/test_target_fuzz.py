@@ -47,3 +47,17 @@ def test_a_local_only_command_refuses_an_over_long_remote_path_in_one_line(
     err = capsys.readouterr().err
     assert exited.value.code == 2
     assert "reads a log on this machine only" in err and "Traceback" not in err and len(err) < 1000, err[:300]
+
+
+@pytest.mark.parametrize("host", ["a" * 64, "a..b", ".", "é" * 70, "\udcff", "x" * 300],
+                         ids=["label64", "empty-label", "dot", "idna-long", "surrogate", "long"])
+def test_a_host_name_no_lookup_can_encode_is_unreachable_not_a_crash(
+    host: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A label past DNS's 63 bytes, an empty one, a byte no encoding takes (a non-UTF-8 argument): the name lookup
+    raised UnicodeError (ValueError) out of the link, a traceback out of inspect and the fleet; it is a machine
+    that cannot be reached, as a name DNS does not know is (no network is used: the lookup fails before it)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["inspect", f"{host}:p"]) == 2
+    err = capsys.readouterr().err
+    assert "unreachable since" in err and "no host name" in err and "Traceback" not in err, err
