@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import threading
 import time
+import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -28,6 +29,10 @@ from core.shared.errors import TapedeckError
 
 if TYPE_CHECKING:
     import asyncio
+
+# asyncssh's import names DSA types, which cryptography 48 deprecates with a warning: five warnings, ten lines on
+# stderr before the answer of every command that reads a remote path (the user can do nothing about them)
+warnings.filterwarnings("ignore", message="DSA is deprecated", module=r"asyncssh\.")
 
 BACKOFF = 0.5  # seconds before the first reconnect; doubled after each failed one
 MAX_BACKOFF = 15.0

@@ -61,3 +61,14 @@ def test_a_host_name_no_lookup_can_encode_is_unreachable_not_a_crash(
     assert main(["inspect", f"{host}:p"]) == 2
     err = capsys.readouterr().err
     assert "unreachable since" in err and "no host name" in err and "Traceback" not in err, err
+
+
+def test_a_remote_command_run_afresh_says_one_line_on_stderr(tmp_path: Path) -> None:
+    """Importing asyncssh under cryptography 48 warned five times that DSA is deprecated: ten lines on stderr
+    before the answer of every command given a remote path, in a real run (this process imported it long ago)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "core.cli", "inspect", "a..b:p"], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2], timeout=60)  # fmt: skip
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "unreachable since" in done.stderr, done.stderr
