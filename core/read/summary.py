@@ -67,12 +67,6 @@ def human_chars(n: int) -> str:
     return f"{n / 1_000_000:.1f}M"
 
 
-def human_bytes(n: int) -> str:
-    """A byte count with its unit: ``812 B``, ``4.2 kB``, ``81 kB``, ``1.3 MB``."""
-    text = human_chars(n)
-    return f"{text[:-1]} {text[-1].upper() if text[-1] == 'M' else text[-1]}B" if text[-1] in "kM" else f"{text} B"
-
-
 def source_label(source: Any) -> str:
     """A short label for a message source: ``user``, ``model``, ``tool``, ``plugin:<name>`` …"""
     if not isinstance(source, dict):
