@@ -3,6 +3,7 @@ the read commands, each in a fresh interpreter."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,8 +14,9 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURE = "tests/fixtures/dsh/tool-call-turn.session.jsonl"
 
 
-def modules_after(argv: list[str]) -> set[str]:
-    """Every module loaded by running the console script with ``argv`` in a new interpreter."""
+def modules_after(argv: list[str], env: dict[str, str] | None = None) -> set[str]:
+    """Every module loaded by running the console script with ``argv`` in a new interpreter (``env`` added to its
+    environment)."""
     code = (
         "import contextlib, io, sys\n"
         "from tui.cli import main\n"
@@ -25,7 +27,8 @@ def modules_after(argv: list[str]) -> set[str]:
         "        pass\n"
         "print('\\n'.join(sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True,
+                         env={**os.environ, **(env or {})})  # fmt: skip
     return set(out.stdout.split())
 
 
@@ -105,4 +108,14 @@ def test_a_small_log_is_read_without_the_index_the_control_inbox_or_the_config(a
     control inbox (and so without the config sections and TOML): none of their modules is imported."""
     modules = modules_after(argv)
     for name in ("core.read.index", "hashlib", "zstandard", "core.control.inbox", "core.control.config", "tomllib"):
+        assert name not in modules, name
+
+
+def test_writing_a_logs_index_loads_no_tempfile(tmp_path: Path) -> None:
+    """A first read that writes the log's index makes its file without ``tempfile``, which with ``random`` was
+    6 M instructions of that read (``shutil``, which it also imports, argparse loads anyway)."""
+    env = {"TAPEDECK_CACHE_DIR": str(tmp_path), "TAPEDECK_INDEX_MIN_BYTES": "0"}
+    modules = modules_after(["inspect", FIXTURE, "--json"], env)
+    assert "core.read.index" in modules and list((tmp_path / "index").glob("*.idx"))  # the index was written
+    for name in ("tempfile", "random"):
         assert name not in modules, name
