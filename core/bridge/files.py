@@ -38,7 +38,9 @@ MAX_OUTCOME_LINE = 1 << 20
 READ_SLICE = 1 << 20  # bytes of control.outcomes.jsonl read at a time
 # where the plugin reads its machine's id, the first part of the identity it writes as bridge.json's ``dirId``
 MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+HOSTNAME_FILE = "/proc/sys/kernel/hostname"  # a machine's network name (uname's nodename), read over SFTP
 _MACHINE_ID = re.compile(r"[0-9a-f]{32}")
+_NOT_IN_NAME = re.compile(r"[^A-Za-z0-9._-]")  # what a machine's name in a file name holds none of
 _VERSION = re.compile(
     rb"""\bVERSION\s*=\s*["']([0-9A-Za-z][0-9A-Za-z.+-]*)["']|tapedeck-bridge/([0-9A-Za-z][0-9A-Za-z.+-]*)"""
 )
@@ -224,20 +226,24 @@ def served_dir(session_dir: str | os.PathLike[str]) -> str | None:
     return addressed(info, this_machine())
 
 
-def machine_id(contents: Iterable[bytes | None]) -> str | None:
-    """A machine's id as the plugin reads it: the first of the contents of its ``MACHINE_ID_FILES`` (None: not
-    there) that is 32 hex digits."""
+def machine_id(contents: Iterable[bytes | None], name: bytes | None = None) -> str | None:
+    """Which machine it is, the one rule tapedeck tells machines by (the bridge files it wrote, the directory a
+    request goes to, the temporary files its hosts leave): its id as the plugin reads it, the first of the contents
+    of its ``MACHINE_ID_FILES`` (None: not there) that is 32 hex digits; where it has none, ``host-<name>`` (its
+    network ``name``, what a file name cannot hold made ``_``), which no ``dirId`` names (the plugin writes one only
+    with an id); None when it has neither."""
     for raw in contents:
         text = (raw or b"").decode("ascii", "replace").strip().lower()
         if _MACHINE_ID.fullmatch(text):
             return text
-    return None
+    named = _NOT_IN_NAME.sub("_", (name or b"").decode("utf-8", "replace").strip())[:64]
+    return f"host-{named}" if named else None
 
 
 @functools.cache
 def this_machine() -> str | None:
-    """This machine's id (``machine_id``)."""
-    return machine_id(_read_small(Path(name), 64) for name in MACHINE_ID_FILES)
+    """This machine (``machine_id``: its id, else its network name)."""
+    return machine_id((_read_small(Path(name), 64) for name in MACHINE_ID_FILES), os.uname().nodename.encode())
 
 
 def addressed(info: BridgeInfo | None, machine: str | None) -> str | None:

@@ -29,7 +29,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from core.bridge.files import BridgeInfo, bridge_live, dsh_runs, read_bridge, standby_pid
+from core.bridge.files import BridgeInfo, bridge_live, dsh_runs, read_bridge, standby_pid, this_machine
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT, LOST_EVENT
@@ -120,8 +120,8 @@ def remove_stale_temporaries(log: str | os.PathLike[str]) -> None:
 
 
 def _machine() -> str:
-    """This machine's network name as a file name takes it (a ``/`` would name a directory)."""
-    return os.uname().nodename.replace("/", "_") or "localhost"
+    """This machine as a file name holds it (``core.bridge.files.this_machine``)."""
+    return this_machine() or "localhost"
 
 
 def read_inbox_position(log: str | os.PathLike[str]) -> tuple[int, int, int] | None:

@@ -17,6 +17,7 @@ from typing import Any, Unpack
 
 from core.bridge.files import (
     BRIDGE_FILE,
+    HOSTNAME_FILE,
     MACHINE_ID_FILES,
     MAX_BRIDGE_BYTES,
     addressed,
@@ -102,8 +103,8 @@ def _served_dir(link: SshLink, log: RemoteTarget) -> str | None:
     """The identity of the directory the bridge beside the remote log serves, by the rule of
     ``core.bridge.files.served_dir`` (the machine's id read there too, in the same round trip)."""
     path = posixpath.join(posixpath.dirname(log.path), BRIDGE_FILE)
-    raw, *ids = link.read_files([path, *MACHINE_ID_FILES], MAX_BRIDGE_BYTES)
-    return addressed(parse_bridge(raw, path)[0] if raw is not None else None, machine_id(ids))
+    raw, *ids, name = link.read_files([path, *MACHINE_ID_FILES, HOSTNAME_FILE], MAX_BRIDGE_BYTES)
+    return addressed(parse_bridge(raw, path)[0] if raw is not None else None, machine_id(ids, name))
 
 
 def withdraw_remote_request(link: SshLink, log: RemoteTarget, request_id: str) -> None:

@@ -15,6 +15,7 @@ import orjson
 from core.bridge.files import (
     BOOT_ID_FILE,
     BRIDGE_FILE,
+    HOSTNAME_FILE,
     MACHINE_ID_FILES,
     MAX_BRIDGE_BYTES,
     STANDBY_FILE,
@@ -234,7 +235,7 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
              if st is not None and st.kind == "file" and st.size <= MAX_BRIDGE_BYTES]  # fmt: skip
     # the machine's id tells a copy brought there from another machine: read only where a bridge.json is to judge
     bridged = any(posixpath.basename(p) == BRIDGE_FILE for p in small)
-    asked = [*small, *MACHINE_ID_FILES] if bridged else small
+    asked = [*small, *MACHINE_ID_FILES, HOSTNAME_FILE] if bridged else small
     found = dict(zip(asked, link.read_files(asked, MAX_BRIDGE_BYTES), strict=True))
     recorded: list[tuple[str, Any]] = []
     for d in dirs:
@@ -246,7 +247,7 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
             recorded.append((KIND_DSH, parse_bridge(bridge, posixpath.join(d, BRIDGE_FILE))))
         else:
             recorded.append(("", None))
-    _placed_bridges(link, dirs, recorded, machine_id(found.get(name) for name in MACHINE_ID_FILES))
+    _placed_bridges(link, dirs, recorded, machine_id((found.get(name) for name in MACHINE_ID_FILES), found.get(HOSTNAME_FILE)))
     standbys = [parse_standby(found.get(posixpath.join(d, STANDBY_FILE)), rec[0]) if kind == KIND_DSH and
                 rec[0] is not None else None for d, (kind, rec) in zip(dirs, recorded, strict=True)]  # fmt: skip
     pids = sorted({pid for pid in map(_live_pid, recorded) if pid is not None} |

@@ -144,6 +144,28 @@ def test_an_unloaded_bridge_names_a_dsh_pid_only_when_that_process_runs_this_ses
     assert "pid 0" not in said["pid 0"][1] and "pid None" not in said["no pid"][1]
 
 
+def test_a_shared_directory_another_host_runs_is_live_where_the_reader_has_no_machine_id(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """NFS, seen from another host: DSH runs the session on machine A, whose mount of the share is /mnt/nfs; this
+    machine mounts it elsewhere and has no /etc/machine-id (a container). With no id of its own to compare the dirId
+    with, the file was judged by its path, gone here: 'moved', exited, while A's DSH ran it. The machine is named by
+    its hostname then, which no dirId holds: written on another machine, live while its heartbeat is fresh."""
+    from core.bridge import files
+
+    log = dsh_log(tmp_path / "s")
+    body = write_bridge(log.parent, None, "running", pid=4_000_000, procStart="1", bootId="another-boot",
+                        dir="/mnt/nfs/p/s", dirId="0123456789abcdef0123456789abcdef:44:1234")  # fmt: skip
+    monkeypatch.setattr(files, "MACHINE_ID_FILES", (str(tmp_path / "no-machine-id"),))
+    files.this_machine.cache_clear()
+    try:
+        state = read_host_state(log)
+    finally:
+        files.this_machine.cache_clear()
+    assert (state.state, state.live, state.bridge.get("movedFrom")) == ("running", True, None), state
+    assert state.bridge["otherMachine"] == body["dir"]
+
+
 def test_a_symlinked_bridge_file_is_not_followed(tmp_path: Path, sleeper) -> None:
     log = dsh_log(tmp_path / "s")
     elsewhere = tmp_path / "elsewhere.json"

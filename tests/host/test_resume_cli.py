@@ -6,6 +6,7 @@ import argparse
 import errno
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -602,8 +603,11 @@ def test_a_host_json_temporary_file_names_its_machine_and_another_machine_s_is_l
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """On a file system two machines share, a host here took the temporary file of a live host there for a dead
-    one's (its pid is no process here) and removed it between its write and its rename. The file names its machine:
-    another machine's stays; a dead one's here goes, in the old name (a pid alone) too."""
+    one's (its pid is no process here) and removed it between its write and its rename. The file names its machine
+    by the rule every "this machine" follows (``core.bridge.files.this_machine``: its /etc/machine-id): another
+    machine's stays, one of a machine with the same network name too (containers given one hostname: the file was
+    named by the hostname, and such a file was removed); a dead one's here goes, in the old name (a pid alone) too."""
+    from core.bridge.files import this_machine
     from core.control.host_state import remove_stale_temporaries, write_state
 
     log = tmp_path / "s" / "session.jsonl"
@@ -613,16 +617,43 @@ def test_a_host_json_temporary_file_names_its_machine_and_another_machine_s_is_l
     monkeypatch.setattr(os, "replace", lambda src, dst: renamed.append(Path(src).name))  # killed before the rename
     write_state(log, "running", 4242, 1)
     monkeypatch.undo()
-    machine = os.uname().nodename
+    machine = this_machine()
+    assert machine is not None and re.fullmatch(r"[0-9a-f]{32}", machine)  # the test machine has a machine id
     assert renamed == [f".host.json.{machine}.4242.tmp"]
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
                           check=True).stdout.strip()  # fmt: skip
     names = {f".host.json.{machine}.{dead}.tmp": False, f".host.json.{dead}.tmp": False,
-             f".host.json.elsewhere.example.{dead}.tmp": True, f".host.json.{machine}.{os.getppid()}.tmp": True}  # fmt: skip
+             f".host.json.elsewhere.example.{dead}.tmp": True, f".host.json.{os.uname().nodename}.{dead}.tmp": True,
+             f".host.json.{machine}.{os.getppid()}.tmp": True}  # fmt: skip
     for name in names:
         (log.parent / name).write_bytes(b'{"state": "running"')
     remove_stale_temporaries(log)
     assert {name: (log.parent / name).exists() for name in names} == names
+
+
+def test_a_machine_without_a_machine_id_is_named_by_its_network_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one fallback of the rule: where neither machine-id file holds an id, the machine is ``host-<nodename>``
+    (a name no bridge's dirId holds), and its temporary files are named so."""
+    from core.bridge import files
+    from core.control.host_state import write_state
+
+    monkeypatch.setattr(files, "MACHINE_ID_FILES", (str(tmp_path / "none"), str(tmp_path / "empty")))
+    (tmp_path / "empty").write_text("\n")
+    monkeypatch.setattr(os, "uname", lambda: os.uname_result(("Linux", "box/7", "6", "#1", "x86_64")))
+    files.this_machine.cache_clear()
+    try:
+        assert files.this_machine() == "host-box_7"
+        log = tmp_path / "s" / "session.jsonl"
+        log.parent.mkdir()
+        log.touch()
+        renamed: list[str] = []
+        monkeypatch.setattr(os, "replace", lambda src, dst: renamed.append(Path(src).name))
+        write_state(log, "running", 4242, 1)
+        assert renamed == [".host.json.host-box_7.4242.tmp"]
+    finally:
+        files.this_machine.cache_clear()
 
 
 @pytest.mark.parametrize(

@@ -238,6 +238,24 @@ def test_a_moved_bridged_remote_session_reads_moved_not_copied(sshd: Sshd, tmp_p
     assert local == states and [describe_host(s.to_dict()) for s in local] == [describe_host(s.to_dict()) for s in states]
 
 
+def test_a_shared_directory_another_host_runs_is_live_over_ssh_where_the_far_side_has_no_machine_id(
+    sshd: Sshd, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As locally (tests/bridge/test_host_state.py): the far machine mounts an NFS share DSH runs a session of on
+    machine A, elsewhere than A does, and has no machine id: the file read as moved there, exited while it ran."""
+    import core.remote.sessions
+
+    sshd.trust()
+    bridge = {"state": "running", "pid": 4_000_000, "procStart": "1", "bootId": "another-boot", "since": NOW,
+              "heartbeat": int(time.time() * 1000), "dir": "/mnt/nfs/p/s",
+              "dirId": "0123456789abcdef0123456789abcdef:44:1234"}  # fmt: skip
+    session = _session(tmp_path, "s", {"bridge.json": bridge})
+    monkeypatch.setattr(core.remote.sessions, "MACHINE_ID_FILES", (str(tmp_path / "no-machine-id"),))
+    state = remote_host_state(link_for(session), session, hosted=False)
+    assert (state.state, state.live, state.bridge.get("movedFrom")) == ("running", True, None), state
+    assert state.bridge["otherMachine"] == "/mnt/nfs/p/s"
+
+
 def test_a_remote_session_with_no_bridge_costs_its_state_check_no_read(sshd: Sshd, tmp_path: Path) -> None:
     """The machine's id is read to judge a ``bridge.json`` (a copy brought from another machine): with none beside
     the log, a state check (the TUI's once a second, the fleet's every poll) reads no file; it read the two machine
