@@ -450,7 +450,8 @@ def test_sessions_lines_up_any_title_as_the_fleet_table_draws_it(
     renderer's: a joined emoji (six cells by the table, two drawn), a skin tone, a spacing mark or a jamo vowel put
     the title's row out of line with the others. The title's row and a plain one start their next column at the
     same cell, measured as the fleet table measures it."""
-    from tui.screens.fleet import WIDTHS, _fit
+    from tui.cells import cut
+    from tui.screens.fleet import WIDTHS
 
     title = "a" + "".join(pieces) + "z"
     root = tmp_path_factory.mktemp("sessions")
@@ -468,7 +469,7 @@ def test_sessions_lines_up_any_title_as_the_fleet_table_draws_it(
         rest = line[len(cell):]
         starts.add(cell_len(cell) + len(rest) - len(rest.lstrip(" ")))
     assert len(starts) == 1, lines
-    assert cell_len(_fit("session", label)) <= WIDTHS["session"]
+    assert cell_len(cut(label, WIDTHS["session"])) <= WIDTHS["session"]
 
 
 def test_a_root_that_cannot_be_looked_at_is_named_for_what_is_wrong(

@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rich.cells import cell_len, set_cell_size
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.table import Table
@@ -31,6 +30,7 @@ from core.policies.rewind import NO_CHECKPOINT, RewindError, RewindPreview, oper
 from core.read.session import Session
 from core.read.summary import human_chars, one_line, summarize, turn_span
 from core.shared.text import printable
+from tui.cells import cut, fitting
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
@@ -93,11 +93,6 @@ class CheckpointsView:
         """Why a rewind to ``mark_id`` (None: any) cannot happen now, as one sentence."""
         reason = self.problems.get(mark_id) if mark_id is not None else None
         return f"Nothing to rewind: {reason or self.problem or 'still reading the session'}."
-
-
-def cut(text: str, room: int) -> str:
-    """``text`` in ``room`` cells, cut with ``…`` where it is wider (a wide character takes two)."""
-    return text if cell_len(text) <= room else set_cell_size(text, room - 1).rstrip() + "…"
 
 
 def _kind(session: Session, event: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -269,11 +264,7 @@ class CheckpointsScreen(PolicyScreen):
         widths["content"] = CONTENT_MIN + 2
         table = self.query_one("#region-table", DataTable)
         room = table.size.width - table.styles.scrollbar_size_vertical
-        shown = list(COLUMNS)
-        for column in LEAST_NEEDED:
-            if sum(widths[c] for c in shown) <= room:
-                break
-            shown.remove(column)
+        shown = fitting(widths, room, LEAST_NEEDED)
         left = room - sum(widths[c] for c in shown if c != "content") - 2  # the content's padding
         if [str(column.label) for column in table.columns.values()] != shown:
             table.clear(columns=True)

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -26,6 +26,7 @@ from core.fleet.row import COLUMNS, FleetRow, matches, twin
 from core.log.sessions import layout_note
 from core.shared.errors import TapedeckError
 from core.shared.text import printable
+from tui.cells import cut, fitting
 from tui.fleet_feed import FleetChanged, FleetFeed, Shown
 from tui.screens.confirm import AskScreen, ConfirmScreen
 from tui.screens.dialog import Dialog
@@ -38,15 +39,6 @@ from tui.widgets.table import RowTable
 WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with the state beside them
 # left out in this order, while the columns are wider than the table (at 80 columns the rest fit): the needed ones stay
 LEAST_NEEDED = ("where", "$/h", "class", "phase", "cache", "ctx", "cost")
-
-
-def _fit(column: str, cell: str, tail: str = "") -> str:
-    """``cell`` and ``tail`` in its column's cells, ``cell`` cut with ``…`` (a wide character, CJK or emoji, takes two)
-    so that ``tail`` stays whole."""
-    width = WIDTHS.get(column)
-    if width is None or cell_len(cell + tail) <= width:
-        return cell + tail
-    return set_cell_size(cell, width - 1 - cell_len(tail)).rstrip() + "…" + tail
 
 
 class FleetTable(RowTable):
@@ -226,12 +218,7 @@ class FleetScreen(Screen[None]):
             + 2 * table.cell_padding
             for index, column in enumerate(COLUMNS)
         }
-        shown = list(COLUMNS)
-        for column in LEAST_NEEDED:
-            if sum(widths[c] for c in shown) <= room:
-                break
-            shown.remove(column)
-        return tuple(shown)
+        return tuple(fitting(widths, room, LEAST_NEEDED))
 
     def _draw(self, only: list[str] | None = None) -> None:
         table = self.query_one(DataTable)
@@ -264,11 +251,11 @@ class FleetScreen(Screen[None]):
         """The row's cells in ``columns`` as drawn: the log's text with its controls as pictures (``printable``; a
         title's ``[…]`` is no markup), a title other rows share followed by the head of the session's id, attention
         in red."""
-        tail = twin(shown.row, self.labels)
-        out = [
-            Text(_fit(column, printable(cell), tail if column == "session" else ""))
-            for column, cell in zip(COLUMNS, shown.cells, strict=True)
-        ]
+        twin_tail = twin(shown.row, self.labels)
+        out = []
+        for column, cell in zip(COLUMNS, shown.cells, strict=True):
+            text, tail = printable(cell), twin_tail if column == "session" else ""
+            out.append(Text(cut(text, WIDTHS[column], tail) if column in WIDTHS else text + tail))
         if shown.row.attention:
             out[COLUMNS.index("attention")].stylize("bold red")
         return [text for column, text in zip(COLUMNS, out, strict=True) if column in columns]

@@ -1,0 +1,34 @@
+"""The one cutting helper every table uses (``tui.cells``): text in a number of terminal cells, and the columns
+that fit a width."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from rich.cells import cell_len
+
+from tui.cells import cut, fitting
+
+WIDE = st.text(st.sampled_from("ab.c_D报告🚀é"), max_size=40)
+
+
+@given(text=WIDE, room=st.integers(0, 45), tail=st.sampled_from(["", " (abc12345)"]))
+def test_cut_fits_its_room_and_keeps_the_tail(text: str, room: int, tail: str) -> None:
+    out = cut(text, room, tail)
+    assert cell_len(out) <= room
+    if cell_len(text + tail) <= room:
+        assert out == text + tail
+    elif room == 0:
+        assert out == ""
+    else:
+        assert "…" in out
+        if cell_len(tail) < room:
+            assert out.endswith("…" + tail) and text.startswith(out[: -1 - len(tail)])
+
+
+def test_fitting_leaves_out_the_least_needed_first() -> None:
+    widths = {"a": 10, "b": 10, "c": 10, "d": 10}
+    assert fitting(widths, 40, ("d", "b")) == ["a", "b", "c", "d"]
+    assert fitting(widths, 39, ("d", "b")) == ["a", "b", "c"]
+    assert fitting(widths, 20, ("d", "b")) == ["a", "c"]
+    assert fitting(widths, 5, ("d", "b")) == ["a", "c"]  # the others stay, whatever the room
