@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len, get_character_cell_size, set_cell_size
 
 
 def cut(text: str, room: int, tail: str = "") -> str:
@@ -21,6 +21,24 @@ def cut(text: str, room: int, tail: str = "") -> str:
     if keep < 0:
         return cut(text + tail, room)
     return set_cell_size(text, keep).rstrip() + "…" + tail
+
+
+def cut_middle(text: str, room: int) -> str:
+    """``text`` in ``room`` cells, its middle replaced by ``…`` where it is wider: the head and the end both stay,
+    so that two long names that differ only at their ends (``slice.digest.structuredBlockCap`` and ``…Min``) are
+    still told apart. The end gets the larger half: it is where dotted keys and paths differ most."""
+    if cell_len(text) <= room:
+        return text
+    if room <= 1:
+        return "…"[:room]
+    head_room = (room - 1) // 2
+    tail_room = room - 1 - head_room
+    end, used = len(text), 0
+    while end and used + get_character_cell_size(text[end - 1]) <= tail_room:
+        end -= 1
+        used += get_character_cell_size(text[end])
+    head = set_cell_size(text[:end], room - 1 - used).rstrip()  # a wide character that does not fit gives room
+    return head + "…" + text[end:]
 
 
 def fitting(widths: Mapping[str, int], room: int, least_needed: Sequence[str]) -> list[str]:

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from tui.cells import cut, fitting
+from tui.cells import cut, cut_middle, fitting
 
 WIDE = st.text(st.sampled_from("ab.c_D报告🚀é"), max_size=40)
 
@@ -24,6 +24,24 @@ def test_cut_fits_its_room_and_keeps_the_tail(text: str, room: int, tail: str) -
         assert "…" in out
         if cell_len(tail) < room:
             assert out.endswith("…" + tail) and text.startswith(out[: -1 - len(tail)])
+
+
+@given(text=WIDE, room=st.integers(0, 45))
+def test_cut_middle_fits_its_room_and_keeps_both_ends(text: str, room: int) -> None:
+    out = cut_middle(text, room)
+    assert cell_len(out) <= room
+    if cell_len(text) <= room:
+        assert out == text
+    elif room >= 1:
+        head, _, end = out.partition("…")
+        assert text.startswith(head) and text.endswith(end)
+        assert cell_len(out) >= room - 1  # a wide character that does not fit leaves one cell at most
+
+
+def test_cut_middle_tells_apart_keys_that_differ_at_their_end() -> None:
+    a, b = "slice.digest.structuredBlockCap", "slice.digest.structuredBlockMin"
+    assert cut_middle(a, 12) != cut_middle(b, 12)
+    assert cut_middle(a, 12) == "slice…ockCap"
 
 
 def test_fitting_leaves_out_the_least_needed_first() -> None:

@@ -36,8 +36,9 @@ from core.log.vocabulary import HOST_EVENT
 from core.read.session import Session
 from core.shared.errors import ConfigError
 from core.shared.text import js_json, printable
+from tui.cells import cut, cut_middle, fitting
 from tui.screens.confirm import AskScreen, ConfirmScreen
-from tui.screens.policy_screen import PolicyScreen, fill_table, logged
+from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table, logged
 from tui.screens.stacked import while_stacked
 from tui.widgets.table import RowTable
 
@@ -216,6 +217,29 @@ DSH_HEADING = (
 )
 
 
+HISTORY = ("seq", "by", "key", "old→new")  # the columns of the logged changes
+CHANGE = HISTORY[-1]
+HISTORY_LEAST_NEEDED = ("by", "seq")  # left out in this order while the key and the change have too little room
+KEY_MIN = 11  # a key is cut no shorter than this: its head, ``…`` and an end that tells it apart
+VALUE_MIN = 7  # a value (a change) gets no less than this beside a key
+
+
+def _room(table: DataTable[Any]) -> int:
+    """The cells a table's columns may take beside its vertical scrollbar (the same with one or without)."""
+    return table.size.width - table.styles.scrollbar_size_vertical
+
+
+def _shares(room: int, keys: list[str], values: list[str]) -> tuple[int, int]:
+    """The cells of ``room`` (padding of both columns included) a key column and a value column beside it take:
+    each its widest where both fit; else the value what the key leaves it but ``VALUE_MIN``, and the key no less
+    than ``KEY_MIN``."""
+    key_need = max(map(cell_len, keys), default=0)
+    value_need = max(map(cell_len, values), default=0)
+    left = room - 4
+    key = min(key_need, max(KEY_MIN, left - min(value_need, VALUE_MIN)))
+    return key, min(value_need, max(left - key, 1))
+
+
 class ConfigScreen(PolicyScreen):
     """Edit the policy config through the control inbox."""
 
@@ -252,7 +276,7 @@ class ConfigScreen(PolicyScreen):
     def on_mount(self) -> None:
         """Set up the tables, then derive."""
         self.query_one("#config-keys", DataTable).add_columns("key", "value")
-        self.query_one("#config-history", DataTable).add_columns("seq", "by", "key", "old → new")
+        self.query_one("#config-history", DataTable).add_columns(*HISTORY)
         super().on_mount()
 
     def heading(self) -> str:
@@ -288,21 +312,7 @@ class ConfigScreen(PolicyScreen):
         if view.recorded:
             self._show_recorded(view)
             return
-        changed = {c.key for c in view.history}
-        fill_table(
-            self.query_one("#config-keys", DataTable),
-            [
-                (key, (Text(key, style="bold" if key in changed else ""), show_value(value)))
-                for key, value in view.values
-            ],
-        )
-        fill_table(
-            self.query_one("#config-history", DataTable),
-            [
-                (f"{c.seq}:{c.key}", (str(c.seq), c.by, c.key, f"{show_value(c.old)} → {show_value(c.new)}"))
-                for c in view.history
-            ],
-        )
+        self._show_tables()
         if self._key is None and view.values:
             self._select(view.values[0][0])
         elif self.query_one("#config-value", Input).value != self._put:
@@ -310,28 +320,81 @@ class ConfigScreen(PolicyScreen):
         elif self._key is not None:
             self._select(self._key)  # an untouched editor follows the live value
 
+    def _show_tables(self) -> None:
+        """Fill the key table and the table of logged changes to their widths (neither scrolls sideways): a key
+        too wide loses its middle, so that two keys that differ at their ends are still told apart; a value its end
+        (the editor holds the selected one whole, as the line over the table does a recorded one); a change wraps
+        in its column."""
+        view = self._view
+        if view is None:
+            return
+        changed = {c.key for c in view.history}
+        keys = self.query_one("#config-keys", DataTable)
+        pairs = [(printable(key), show_value(value)) for key, value in view.values]
+        key_room, value_room = _shares(_room(keys), ["key", *(k for k, _ in pairs)], ["value", *(v for _, v in pairs)])
+        fill_table(keys, [(key, (Text(cut_middle(shown, key_room), style="bold" if key in changed else ""),
+                                 cut(value, value_room)))
+                          for (key, _), (shown, value) in zip(view.values, pairs, strict=True)])  # fmt: skip
+        if not view.recorded:
+            self._show_history(view)
+
+    def _show_history(self, view: ConfigView) -> None:
+        """The logged changes in the table's width: ``by``, then ``seq``, left out while the key and the change would
+        get less than their least, the key cut in its middle, the change wrapped in what the key leaves it."""
+        table = self.query_one("#config-history", DataTable)
+        rows = [{"seq": str(c.seq), "by": printable(c.by), "key": printable(c.key),
+                 CHANGE: f"{show_value(c.old)} → {show_value(c.new)}"} for c in view.history]  # fmt: skip
+        widths = {c: column_widths([c], [[row[c]] for row in rows]) for c in HISTORY}
+        room = _room(table)
+        least = {**widths, "key": min(widths["key"], KEY_MIN + 2), CHANGE: min(widths[CHANGE], VALUE_MIN + 2)}
+        shown = fitting(least, room, HISTORY_LEAST_NEEDED)
+        left = room - sum(widths[c] for c in shown if c not in ("key", CHANGE))
+        key_room, change_room = _shares(left, ["key", *(r["key"] for r in rows)], [CHANGE, *(r[CHANGE] for r in rows)])
+        if list(table.columns) != shown:
+            table.clear(columns=True)
+            for label in shown:
+                table.add_column(label, key=label)
+        change = table.columns[CHANGE]  # type: ignore[index]
+        change.width, change.auto_width = change_room, False
+        fill_table(table, [(f"{c.seq}:{c.key}", [cut_middle(row[n], key_room) if n == "key" else row[n] for n in shown])
+                           for c, row in zip(view.history, rows, strict=True)], height=None)  # fmt: skip
+
+    def on_resize(self) -> None:
+        """Fit the tables to the new width."""
+        super().on_resize()
+        self.call_after_refresh(self._show_tables)
+
     def _show_recorded(self, view: ConfigView) -> None:
         for widget in self.query(
             "#config-value, #config-check, #config-side .policy-subtitle, #config-history"
         ):
             widget.display = False
-        self.query_one("#config-selected", Static).update(
-            Text(
-                "Read-only: what this DSH log records about its settings (no bridge runs it, so nothing here "
-                "can be changed).",
-                style="dim",
-            )  # fmt: skip
-        )
-        fill_table(
-            self.query_one("#config-keys", DataTable), [(key, (key, show_value(v))) for key, v in view.values]
-        )
+        self._show_tables()
+        values = dict(view.values)
+        self._select(self._key if self._key in values else next(iter(values), ""))
         self.refresh_bindings()
+
+    def _show_recorded_value(self, key: str) -> None:
+        """What the log records under ``key``, whole (the table cuts a long one), under the read-only note."""
+        note = Text(
+            "Read-only: what this DSH log records about its settings (no bridge runs it, so nothing here can be "
+            "changed).",
+            style="dim",
+        )
+        assert self._view is not None
+        values = dict(self._view.values)
+        if key in values:
+            note.append_text(Text(f"\n{printable(key)}: {show_value(values[key])}", style="not dim"))
+        self.query_one("#config-selected", Static).update(note)
 
     # editing --------------------------------------------------------------------------------------------
     def _select(self, key: str) -> None:
-        if self._view is None or self._view.recorded:
+        if self._view is None:
             return
         self._key = key
+        if self._view.recorded:
+            self._show_recorded_value(key)
+            return
         values = dict(self._view.values)
         value = values.get(key)
         self.query_one("#config-selected", Static).update(EditingKey(key))

@@ -1,0 +1,59 @@
+"""What a policy screen's table cuts to fit its width stays readable: a cut key is told apart from its neighbours,
+a cut objective is shown whole beside the table, and no table scrolls sideways to show what it cut."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.app import App
+from textual.widget import Widget
+from textual.widgets import DataTable
+
+from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, settle
+from tui.screens.config import ConfigScreen
+
+pytestmark = pytest.mark.anyio
+WIDTHS = [80, 200]
+KEYS = ("slice.digest.structuredBlockCap", "slice.digest.structuredBlockMin")
+
+
+def drawn(app: App[Any], widget: Widget) -> list[str]:
+    """The lines ``widget`` shows on the screen now, as the terminal gets them."""
+    region = widget.region
+    lines = ["".join(s.text for s in strip) for strip in app.screen._compositor.render_strips()]
+    return [line[region.x : region.right] for line in lines[region.y : region.bottom]]
+
+
+def _changed_keys(directory: Path) -> Path:
+    log = LogBuilder()
+    log.start_turn("Tune the digest.")
+    changes = {KEYS[0]: {"old": 3, "new": 4}, KEYS[1]: {"old": 3, "new": 5}}
+    log.add({"type": "tapedeck/config", "data": {"changes": changes, "by": "operator"}, "ignorable": True})
+    log.say("Done.")
+    return log.write(directory)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+async def test_two_long_keys_in_the_logged_changes_are_told_apart(tmp_path: Path, width: int) -> None:
+    """At 80 columns the table of logged changes sat in a pane of 24 and drew both keys as ``slice.di``, the rest
+    (and their values) past its edge; each key now keeps its head and its end around a ``…`` (whole where it fits,
+    as at 200 columns), its change beside it, and the table fits its pane."""
+    app = PolicyHarness(_changed_keys(tmp_path / "s"), ConfigScreen)
+    async with app.run_test(size=(width, 30)) as pilot:
+        history = app.screen.query_one("#config-history", DataTable)
+        await settle(pilot, lambda: history.row_count == 2)
+        await pilot.pause(0.1)
+        rows = [line for line in drawn(app, history) if "operator" in line or re.search(r"\d+ → \d", line)]
+        assert len(rows) == 2, drawn(app, history)
+        shown = [next(w for w in row.split() if w.startswith("slice")) for row in rows]
+        assert shown[0] != shown[1], rows
+        for key, cell in zip(KEYS, shown, strict=True):
+            head, cut, end = cell.partition("…")
+            assert (cell == key) if not cut else (key.startswith(head) and key.endswith(end) and len(end) >= 3), rows
+        if width == 200:
+            assert shown == list(KEYS), rows
+        assert "3 → 4" in rows[0] and "3 → 5" in rows[1], rows
+        assert history.max_scroll_x == 0
