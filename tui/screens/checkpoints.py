@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.table import Table
@@ -39,6 +40,8 @@ from tui.widgets.table import RowTable
 COLUMNS = ("seq", "turn", "kind", "chars", "content")  # the preview's: the content is cut to the room left
 LEAST_NEEDED = ("turn", "content", "seq", "chars")  # left out in this order while the columns overflow
 CONTENT_MIN = 10  # the content is left out in less room than this
+MARK_COLUMNS = ("mark", "anchor", "turn", "by", "state", "objective")  # the objective is cut to the room left
+OBJECTIVE_MIN = 12  # the objective is cut no shorter than this (the table scrolls sideways in less room)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,6 +167,17 @@ def region_line(view: CheckpointsView, selected: int | None) -> Text:
     return Text(printable(f"Rewinding to checkpoint {mark_id} folds {chosen.covers()}."), style="bold")
 
 
+def objective_line(view: CheckpointsView, selected: int | None) -> Text:
+    """The whole objective of the mark under the cursor (None: the newest), which its row may cut: the model's or
+    the operator's words, drawn as ``printable`` makes them."""
+    mark = next((m for m in view.marks if m.mark_id == selected), view.marks[-1] if view.marks else None)
+    if mark is None:
+        return Text("")
+    line = Text(f"Checkpoint {mark.mark_id}: ", style="bold")
+    return line.append(printable(mark.objective) if mark.objective else "no objective given",
+                       style="" if mark.objective else "dim")  # fmt: skip
+
+
 def rewind_summary(view: CheckpointsView, chosen: MarkPreview) -> Group:
     """The confirm dialog's body: what the rewind to ``chosen`` will replace, one row per node cut to the dialog's
     width (the objective and the tools' names are the log's: drawn as ``printable`` makes them)."""
@@ -205,6 +219,7 @@ class CheckpointsScreen(PolicyScreen):
         with Horizontal(classes="policy-body"):
             yield RowTable(id="marks-table", cursor_type="row", classes="policy-table")
             with Vertical(classes="policy-side"):
+                yield Static(id="mark-objective")
                 yield Static("Rewind preview", classes="policy-subtitle")
                 yield Static(id="region-summary")
                 yield RowTable(id="region-table", cursor_type="none", classes="policy-table")
@@ -212,9 +227,7 @@ class CheckpointsScreen(PolicyScreen):
     @while_stacked
     def on_mount(self) -> None:
         """Set up the tables, then derive."""
-        self.query_one("#marks-table", DataTable).add_columns(
-            "mark", "anchor", "turn", "by", "state", "objective"
-        )
+        self.query_one("#marks-table", DataTable).add_columns(*MARK_COLUMNS)
         super().on_mount()
 
     def derive(self, live: Any) -> CheckpointsView:
@@ -233,13 +246,14 @@ class CheckpointsScreen(PolicyScreen):
                 state = Text("active", style="bold green" if bold else "green" if mark.mark_id in targets else "yellow")
             else:
                 state = Text("replaced" if mark.replaced else f"folded at {mark.folded_by}", style="dim")
-            rows.append(
-                (
-                    str(mark.mark_id),
-                    (str(mark.mark_id), str(mark.anchor), str(mark.turn), mark.by, state, mark.objective or ""),
-                )
-            )
-        fill_table(self.query_one("#marks-table", DataTable), rows)
+            rows.append((str(mark.mark_id), [str(mark.mark_id), str(mark.anchor), str(mark.turn), printable(mark.by),
+                                              state, printable(mark.objective or "")]))  # fmt: skip
+        table = self.query_one("#marks-table", DataTable)
+        room = table.size.width - table.styles.scrollbar_size_vertical
+        left = room - column_widths(MARK_COLUMNS[:-1], [cells for _, cells in rows]) - 2  # the objective's padding
+        for _, cells in rows:  # the objective cut to the room the others leave; whole beside the table
+            cells[-1] = cut(cells[-1], max(left, max(OBJECTIVE_MIN, cell_len(MARK_COLUMNS[-1]))))
+        fill_table(table, rows)
         self._show_preview()
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
@@ -253,6 +267,9 @@ class CheckpointsScreen(PolicyScreen):
             return
         selected = self._selected_mark()
         chosen = view.preview_for(selected)
+        objective = self.query_one("#mark-objective", Static)
+        objective.display = bool(view.marks)
+        objective.update(objective_line(view, selected))
         self.query_one("#region-summary", Static).update(region_line(view, selected))
         nodes = chosen.nodes if chosen is not None else ()
         values = [

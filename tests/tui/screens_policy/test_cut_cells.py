@@ -12,12 +12,16 @@ from textual.app import App
 from textual.widget import Widget
 from textual.widgets import DataTable
 
+from core.policies.checkpoint import plan_checkpoint
 from tests.tui.screens_policy.harness import LogBuilder, PolicyHarness, settle
+from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 
 pytestmark = pytest.mark.anyio
 WIDTHS = [80, 200]
 KEYS = ("slice.digest.structuredBlockCap", "slice.digest.structuredBlockMin")
+OBJECTIVE = ("find why the parser drops the trailing token on empty input, then check each caller of parse_line "
+             "for the same slip: the tokenizer, the lexer and the REPL")  # fmt: skip
 
 
 def drawn(app: App[Any], widget: Widget) -> list[str]:
@@ -57,3 +61,30 @@ async def test_two_long_keys_in_the_logged_changes_are_told_apart(tmp_path: Path
             assert shown == list(KEYS), rows
         assert "3 → 4" in rows[0] and "3 → 5" in rows[1], rows
         assert history.max_scroll_x == 0
+
+
+def _marked(directory: Path) -> Path:
+    log = LogBuilder()
+    log.start_turn("Fix the parser.")
+    log.plan(lambda s: plan_checkpoint(s, OBJECTIVE, by="operator"))
+    log.call("bash", {"command": "pytest -q"}, "F.\nFAILED tests/test_parser.py::test_empty", is_error=True)
+    log.end_step()
+    log.start_step()
+    log.say("Found it.")
+    return log.write(directory)
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+async def test_a_marks_long_objective_can_be_read_whole(tmp_path: Path, width: int) -> None:
+    """The marks table cut a long objective at its edge (and scrolled sideways to the rest, a row's cells at a time
+    no wider than the table); the objective of the mark under the cursor is now drawn whole beside the table, and
+    the table fits its width."""
+    app = PolicyHarness(_marked(tmp_path / "s"), CheckpointsScreen)
+    async with app.run_test(size=(width, 30)) as pilot:
+        marks = app.screen.query_one("#marks-table", DataTable)
+        await settle(pilot, lambda: marks.row_count == 1)
+        await pilot.pause(0.1)
+        said = " ".join(OBJECTIVE.split())
+        places = [" ".join(" ".join(drawn(app, widget)).split()) for widget in app.screen.query("*") if widget.region]
+        assert any(said in place for place in places), "\n".join(drawn(app, app.screen))
+        assert marks.max_scroll_x == 0
