@@ -19,10 +19,12 @@ from textual import work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.dom import DOMNode
+from textual.events import Event, Paste
 from textual.markup import escape
 from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
+from textual.widgets import Input, TextArea
 
 from core.alerts.follow import FedWatch
 from core.alerts.terminal import terminal_bytes
@@ -35,7 +37,7 @@ from core.remote.live import RemoteLog
 from core.remote.target import parse_remote
 from core.shared.errors import TapedeckError
 from core.shared.jsonout import allow_deepest_walks
-from core.shared.text import printable, short_session
+from core.shared.text import counted, printable, short_session
 from tui.alerts import BURST_GAP, AlertBoard, AlertFeed, AlertRaised, Burst, HistoryRecalled, SpendProjected
 from tui.fleet_feed import FleetChanged, FleetFeed, FleetProblem
 from tui.keymap import keymap_path, load_keymap
@@ -145,6 +147,16 @@ def binding_owners() -> list[type[DOMNode]]:
     return owners
 
 
+def inert_paste(text: str) -> tuple[str, int]:
+    """Pasted ``text`` as a text box may hold it, and how many control characters it held: line breaks of any kind
+    become newlines (a box of one line keeps the first line, a note every one), every other control character (ESC,
+    BEL, DEL, C1, a BiDi override) its picture, as ``printable`` draws a log's. Textual's text boxes draw their value
+    as it is, so a pasted ESC ] 52 would set the clipboard and ESC [ 2J clear the screen at every redraw."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n")
+    shown = printable(lines)
+    return shown, sum(a != b for a, b in zip(lines, shown, strict=True))
+
+
 class TapedeckApp(ControlActions, App[None]):
     """``tapedeck watch``: a session log (followed live), or the fleet table of sessions roots."""
 
@@ -198,6 +210,16 @@ class TapedeckApp(ControlActions, App[None]):
         self._saved_theme = ""
         self._hint_up = False  # the first-run hint's toast is showing (the first key takes it away)
         self.quitting = False  # the app is closing: keys typed behind the quit run nothing
+
+    async def on_event(self, event: Event) -> None:
+        """A paste is made inert before any text box takes it (``inert_paste``)."""
+        if isinstance(event, Paste) and not event.is_forwarded:
+            event.text, controls = inert_paste(event.text)
+            if controls and isinstance(self.focused, Input | TextArea):
+                self.notify(f"The paste held {counted(controls, 'control character')} (escape sequences, C1 or BiDi "
+                            "controls): each is kept as its picture, such as ␛ for ESC, never sent to the terminal.",
+                            severity="warning", timeout=8)  # fmt: skip
+        await super().on_event(event)
 
     def notify(
         self,
