@@ -27,18 +27,33 @@ WALK_FRAMES = 2 * DEEPEST_READ + 500
 # what orjson writes as itself but a terminal showing the JSON acts on: DEL, a C1 control (U+0080-U+009F; 0x9b is a
 # CSI) and a BiDi embedding, override or isolate (U+202A-U+202E, U+2066-U+2069), in UTF-8 (each from a lead byte)
 _ACTIVE = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
-# the same, each led by its literal first byte, which the regex engine skips to (a text full of '…' and '·' holds
-# lead bytes everywhere: the alternation above tests a set of bytes at each of them)
+# the same, each led by its literal first byte (a text full of '…' and '·' holds lead bytes everywhere: the
+# alternation above tests a set of bytes at each of them)
 _C1 = re.compile(rb"\xc2[\x80-\x9f]")
 _BIDI = re.compile(rb"\xe2(?:\x80[\xaa-\xae]|\x81[\xa6-\xa9])")
+_PROBES = 8  # lead bytes a pattern is tried at, each found by ``find``, before the regex engine searches the rest
 
 
 def inert(data: bytes) -> bytes:
     """JSON text ``data`` with each DEL, C1 and BiDi control written as its ``\\uXXXX`` escape: the same JSON value,
     with nothing in it that a terminal it is printed on would act on (orjson escapes only the C0 controls)."""
-    if b"\x7f" not in data and _C1.search(data) is None and _BIDI.search(data) is None:  # most texts
+    if b"\x7f" not in data and not _holds(data, b"\xc2", _C1) and not _holds(data, b"\xe2", _BIDI):  # most texts
         return data
     return _ACTIVE.sub(lambda m: b"\\u%04x" % ord(m.group().decode()), data)
+
+
+def _holds(data: bytes, lead: bytes, pattern: re.Pattern[bytes]) -> bool:
+    """Whether ``pattern``, which starts with the byte ``lead``, occurs in ``data``. ``find`` goes to each lead byte
+    (memchr's pace: the regex engine's search steps through every byte, 5 instructions each) and the pattern is
+    tried there; past ``_PROBES`` of them (a text of box drawing or dashes) the regex engine searches the rest."""
+    at = data.find(lead)
+    for _ in range(_PROBES):
+        if at < 0:
+            return False
+        if pattern.match(data, at) is not None:
+            return True
+        at = data.find(lead, at + 1)
+    return at >= 0 and pattern.search(data, at) is not None
 
 
 def allow_deepest_walks() -> None:
