@@ -192,30 +192,50 @@ def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None,
 
 
 def _placed(info: BridgeInfo, path: Path) -> tuple[BridgeInfo | None, str | None]:
-    """``info``, read from ``path``, as it stands for the directory it is in: a file written on another machine
-    (its ``dirId`` names it) is ``brought`` (that machine runs the session in a directory it shares with this one,
-    live while its heartbeat is, or this is a copy brought from there), whatever the path it names holds here; one
-    written for another directory is the file of that directory moved here (``moved``) when this directory has the
-    identity it names, or the path it names is gone, and else a copy's, which no bridge serves."""
-    recorded = info.dir_id.split(":") if info.dir_id is not None else None
-    machine = this_machine()
-    if recorded is not None and machine is not None and recorded[0] != machine:
-        return replace(info, brought=True), None
-    if info.dir is None or _same_dir(info.dir, path.parent):
-        return info, None
+    """``info``, read from ``path``, as it stands for the directory it is in (``placed``, with this machine's facts);
+    ``(None, why)`` for a copy's."""
     try:
         st = os.stat(path.parent)
+        here: str | None = f"{st.st_dev}:{st.st_ino}"
     except OSError:
-        return None, copied_problem(path, info.dir)
-    if recorded is not None and recorded[1:] == [str(st.st_dev), str(st.st_ino)]:
-        return replace(info, moved=True), None
+        here = None
+    same = info.dir is None or _same_dir(info.dir, path.parent)
+    found = placed(info, this_machine(), here, same, not same and _gone(info.dir or ""))
+    return (found, None) if found is not None else (None, copied_problem(path, info.dir or ""))
+
+
+def placed(info: BridgeInfo, machine: str | None, here: str | None, same: bool, gone: bool) -> BridgeInfo | None:
+    """``info``, a ``bridge.json`` read in a directory of the machine ``machine`` (``this_machine``, or another
+    machine's), as it stands for that directory, by one rule here and over SFTP; None for a copy's, which no bridge
+    serves. ``here``: that directory's ``<device>:<inode>`` (None: unknown); ``same``: the path ``info.dir`` names
+    is that directory; ``gone``: nothing is at that path.
+
+    A file whose ``dirId`` has this directory's device and inode was written for it, whatever machine id it names
+    (the machine's id changed: a container rebuilt on its volume): the session itself, or moved here from
+    ``info.dir`` when that path names another directory now (made again since, or gone). Else a file whose ``dirId``
+    names another machine is ``brought`` (that machine runs the session in a directory the two share, live while its
+    heartbeat is, or this is a copy brought from there); one written for another directory is the file of that
+    directory moved here (``moved``) when the path it names is gone, and else a copy's."""
+    recorded = info.dir_id.split(":") if info.dir_id is not None else None
+    own = recorded is not None and here is not None and recorded[1:] == here.split(":")
+    if recorded is not None and machine is not None and recorded[0] != machine and not own:
+        return replace(info, brought=True)
+    if info.dir is None or same:
+        return info
+    if own or (gone and "\x00" not in info.dir):  # no path holds a NUL byte: that names no directory
+        return replace(info, moved=True)
+    return None
+
+
+def _gone(path: str) -> bool:
+    """Whether nothing is at ``path`` here (a path that cannot be asked about, or holds a NUL byte, is not gone)."""
     try:
-        os.stat(info.dir)
+        os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
-        return replace(info, moved=True), None
+        return True
     except (OSError, ValueError):
         pass
-    return None, copied_problem(path, info.dir)
+    return False
 
 
 def served_dir(session_dir: str | os.PathLike[str]) -> str | None:

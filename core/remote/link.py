@@ -362,6 +362,21 @@ class SshLink:
         return self.call(go)
 
 
+    def output(self, command: str) -> bytes | None:
+        """What ``command`` (a line for the login shell) writes on stdout when it exits 0; None when it fails, or the
+        machine runs no command for this login (an SFTP-only account): never a reason to call the link down."""
+        import asyncssh
+
+        async def go(_sftp: Any) -> bytes | None:
+            try:
+                done = await self._conn.run(command, encoding=None, check=False, stdin=asyncssh.DEVNULL)
+            except asyncssh.ChannelOpenError:
+                return None
+            return bytes(done.stdout or b"") if done.exit_status == 0 else None
+
+        return self.call(go)
+
+
 def _clock(ms: int) -> str:
     """``ms`` (this machine's clock) as a date, or what it is when no clock gives it."""
     return utc_time(ms) or IMPLAUSIBLE

@@ -4,9 +4,10 @@ the DSH layout), each log's header and its host's state, read over SFTP."""
 from __future__ import annotations
 
 import posixpath
+import re
+import shlex
 import stat
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,12 @@ from core.bridge.files import (
     MACHINE_ID_FILES,
     MAX_BRIDGE_BYTES,
     STANDBY_FILE,
-    addressed,
     copied_problem,
     heartbeat_fresh,
     machine_id,
     parse_bridge,
     parse_standby,
+    placed,
     same_machine,
     stat_start_time,
     this_boot,
@@ -267,28 +268,40 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
 
 
 def _placed_bridges(link: SshLink, dirs: list[str], recorded: list[tuple[str, Any]], machine: str | None) -> None:
-    """Read as no bridge at all each ``bridge.json`` written for another directory than the one it is in (a copy
-    of a bridged session), as moved each one whose directory is gone, and as brought each one written on another
-    machine than ``machine``, the one it is on (``core.bridge.files.read_bridge``): the first two are told apart by
-    their real paths, in one round trip for them all, and whether the one named exists, in one more when there are
-    such files (SFTP gives no inode to compare, and resolves a path that is gone)."""
-    for i, (kind, rec) in enumerate(recorded):
-        info = rec[0] if kind == KIND_DSH else None
-        if info is not None and info.dir_id is not None and machine is not None and addressed(info, machine) is None:
-            recorded[i] = (KIND_DSH, (replace(info, brought=True), None))
-    asked = [i for i, (kind, rec) in enumerate(recorded) if kind == KIND_DSH and rec[0] is not None and
-             not rec[0].brought and rec[0].dir is not None and
-             posixpath.normpath(rec[0].dir) != posixpath.normpath(dirs[i])]  # fmt: skip
-    real = link.realpaths([p for i in asked for p in (recorded[i][1][0].dir, dirs[i])])
-    other = {i: real[2 * n] for n, i in enumerate(asked) if real[2 * n] is None or real[2 * n] != real[2 * n + 1]}
-    resolved = [i for i, served in other.items() if served is not None]  # a path that resolves may still be gone
-    there = dict(zip(resolved, link.stat_many([recorded[i][1][0].dir for i in resolved]), strict=True))
-    for i in other:
-        info = recorded[i][1][0]
-        if there.get(i) is None and "\x00" not in info.dir:  # no path holds a NUL byte: that names no directory
-            recorded[i] = (KIND_DSH, (replace(info, moved=True), None))
-        else:
-            recorded[i] = (KIND_DSH, (None, copied_problem(posixpath.join(dirs[i], BRIDGE_FILE), info.dir)))
+    """Place each ``bridge.json`` read (``recorded``) for the directory it is in, of the machine ``machine``, by the
+    rule of ``core.bridge.files.placed``: a copy's reads as no bridge at all. What it needs is asked only of the
+    files in question, for them all at once: whether the path a file names is its directory (their real paths, one
+    round trip), the directories' devices and inodes (SFTP gives none: ``stat`` run on the machine, once) where a
+    file names another machine or another path, and whether the paths named are gone (one more round trip)."""
+    infos = {i: rec[0] for i, (kind, rec) in enumerate(recorded) if kind == KIND_DSH and rec[0] is not None}
+    apart = [i for i, info in infos.items() if info.dir is not None and
+             posixpath.normpath(info.dir) != posixpath.normpath(dirs[i])]  # fmt: skip
+    real = link.realpaths([p for i in apart for p in (infos[i].dir, dirs[i])])
+    other = {i for n, i in enumerate(apart) if real[2 * n] is None or real[2 * n] != real[2 * n + 1]}
+    asked = [i for i, info in infos.items() if info.dir_id is not None and (i in other or (
+             machine is not None and info.dir_id.partition(":")[0] != machine))]  # fmt: skip
+    here = dict(zip(asked, _dir_ids(link, [dirs[i] for i in asked]), strict=True))
+    looked = [i for i in other if infos[i].dir is not None]
+    there = dict(zip(looked, link.stat_many([infos[i].dir or "" for i in looked]), strict=True))
+    for i, info in infos.items():
+        found = placed(info, machine, here.get(i), i not in other, i in there and there[i] is None)
+        problem = copied_problem(posixpath.join(dirs[i], BRIDGE_FILE), info.dir or "") if found is None else None
+        recorded[i] = (KIND_DSH, (found, problem))
+
+
+_STAT_DIRS = 'for d; do stat -L -c %d:%i -- "$d" 2>/dev/null || echo -; done'  # a line each, "-" where it fails
+
+
+def _dir_ids(link: SshLink, dirs: list[str]) -> list[str | None]:
+    """Each remote directory's ``<device>:<inode>`` (None: unknown), by running ``stat`` there once for them all;
+    all None when the machine runs no command for this login, or its answer is not one line per directory."""
+    if not dirs:
+        return []
+    out = link.output(shlex.join(["sh", "-c", _STAT_DIRS, "sh", *dirs]))
+    lines = out.decode("ascii", "replace").splitlines() if out is not None else []
+    if len(lines) != len(dirs):
+        return [None] * len(dirs)
+    return [line if re.fullmatch(r"\d+:\d+", line) else None for line in lines]
 
 
 PROC_STAT = "/proc/stat"  # its btime line: the machine's boot time (a process's start is counted from it)

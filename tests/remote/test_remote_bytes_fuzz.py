@@ -26,9 +26,10 @@ class _Machine:
     """The SFTP calls of ``SshLink`` that ``core.remote.sessions`` makes, answered from ``files`` (path -> bytes;
     the directories above each file exist)."""
 
-    def __init__(self, files: dict[str, bytes]) -> None:
+    def __init__(self, files: dict[str, bytes], stat_out: bytes | None = None) -> None:
         self.files = files
         self.dirs = {d for path in files for d in _parents(path)}
+        self.stat_out = stat_out  # what a command run there writes (the directories' devices and inodes)
 
     def stat(self, path: str, follow: bool = True) -> RemoteStat | None:
         return self.stat_many([path], follow)[0]
@@ -36,6 +37,9 @@ class _Machine:
     def stat_many(self, paths: list[str], follow: bool = True) -> list[RemoteStat | None]:
         return [RemoteStat(len(self.files[p]), 1_700_000_000_000, "file") if p in self.files else
                 RemoteStat(0, 1_700_000_000_000, "dir") if p in self.dirs else None for p in paths]  # fmt: skip
+
+    def output(self, command: str) -> bytes | None:
+        return self.stat_out
 
     def read(self, path: str, offset: int, length: int) -> bytes:
         return self.files.get(path, b"")[offset : offset + length]
@@ -88,7 +92,10 @@ BRIDGE_JSON = LIVE_BRIDGE.map(orjson.dumps) | _json({
     "bootId": st.sampled_from(["boot-a", "boot-b"]) | ANY_JSON, "since": NUMBERS, "heartbeat": NUMBERS,
     "dir": st.sampled_from([f"{ROOT}/p/s1", f"{ROOT}/p/s2", "/elsewhere", "", "../.."]) | ANY_JSON,
     "inFlight": ANY_JSON,
+    "dirId": st.sampled_from(["0123456789abcdef0123456789abcdef:5:7", "ffffffffffffffffffffffffffffffff:5:7", "x",
+                              "::", ""]) | ANY_JSON,
 })  # fmt: skip
+STAT_OUT = st.sampled_from([b"5:7\n5:7\n", b"5:7\n", b"-\n-\n", b"", b"\xff\n5:7\n", b"9" * 30 + b":1\n-\n"]) | st.binary(max_size=30)
 STANDBY_JSON = _json({"pid": PIDS, "procStart": st.sampled_from(["123", "é", ""]) | ANY_JSON, "bootId": ANY_JSON})
 FIELD = st.sampled_from([b"123", b"0", b"x", b"\xff\xfe", b"-5", b"9" * 30, b""])
 PROC_STAT = st.one_of(
@@ -107,18 +114,20 @@ NAMES = st.text(st.characters(blacklist_characters="/\x00", blacklist_categories
 @settings(max_examples=400, derandomize=True)
 @given(
     host=st.none() | HOST_JSON, bridge=st.none() | BRIDGE_JSON, second_host=st.none() | HOST_JSON,
-    standby=st.none() | STANDBY_JSON,
+    standby=st.none() | STANDBY_JSON, stat_out=st.none() | STAT_OUT, machine_id=st.none() | st.sampled_from([
+        b"0123456789abcdef0123456789abcdef\n", b"ffffffffffffffffffffffffffffffff", b"x"]),
     proc_stat=st.none() | PROC_STAT, pid_stat=st.none() | PID_STAT, boot_id=st.none() | st.binary(max_size=12),
     hosted=st.booleans(), names=st.lists(NAMES, max_size=3), head=st.sampled_from([HEADER, b"", b"\xff" * 9, b"{}\n"]),
 )  # fmt: skip
 def test_no_bytes_on_the_far_side_raise_out_of_a_listing_or_a_host_state(
-    host: bytes | None, bridge: bytes | None, second_host: bytes | None, standby: bytes | None, proc_stat: bytes | None,
+    host: bytes | None, bridge: bytes | None, second_host: bytes | None, standby: bytes | None,
+    stat_out: bytes | None, machine_id: bytes | None, proc_stat: bytes | None,
     pid_stat: bytes | None, boot_id: bytes | None, hosted: bool, names: list[str], head: bytes,
 ) -> None:  # fmt: skip
     files = {f"{ROOT}/p/s1/session.jsonl": HEADER, f"{ROOT}/p/s2/session.jsonl.zstd": head}
     for path, body in [(f"{ROOT}/p/s1/host.json", host), (f"{ROOT}/p/s1/bridge.json", bridge),
                        (f"{ROOT}/p/s2/bridge.json", bridge), (f"{ROOT}/p/s2/host.json", second_host),
-                       (f"{ROOT}/p/s2/bridge.standby.json", standby),
+                       (f"{ROOT}/p/s2/bridge.standby.json", standby), ("/etc/machine-id", machine_id),
                        ("/proc/stat", proc_stat), ("/proc/sys/kernel/random/boot_id", boot_id)]:  # fmt: skip
         if body is not None:
             files[path] = body
@@ -127,7 +136,7 @@ def test_no_bytes_on_the_far_side_raise_out_of_a_listing_or_a_host_state(
     for name in names:
         files[f"{ROOT}/p/{name}/session.jsonl"] = head
         files[f"{ROOT}/{name}/x"] = b""
-    link = cast(SshLink, _Machine(files))
+    link = cast(SshLink, _Machine(files, stat_out))
     logs = remote_logs(link, RemoteTarget("me", "box", ROOT))
     assert {f"{ROOT}/p/s1/session.jsonl", f"{ROOT}/p/s2/session.jsonl.zstd"} <= {log.path for log in logs}
     states = remote_host_states(link, [(log, hosted) for log in logs])

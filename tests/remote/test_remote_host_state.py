@@ -301,3 +301,59 @@ def test_a_second_dsh_on_standby_reads_the_same_over_ssh_as_here(
     assert here[0]["bridge"]["standby"] == second.proc.pid
     assert there[0] == here[0] and there[1] == here[1]
     assert "DSH idle (+standby)" in here[2] and "DSH idle (+standby)" in there[2]
+
+
+def test_a_session_whose_machine_id_changed_reads_as_itself_here_and_over_ssh(
+    sshd: Sshd, dsh: Any, model: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A container rebuilt on its volume gets a new /etc/machine-id: the bridge.json its DSH wrote before names the
+    old id, and the session read as one 'written on another machine ... (a copy brought from it, or a directory the
+    two share)', here and over SSH. Its dirId's device and inode are this very directory's: it is the session
+    itself, its DSH exited, with no word of another machine."""
+    from core.cli import main
+    from tests.dsh.harness import DshHome, DshWeb, bridge_json, start_session, wait_for
+
+    sshd.trust()
+    old = "0123456789abcdef0123456789abcdef"
+    world = DshHome(dsh, tmp_path / "dsh", model.url, machine_id=old)  # DSH ran before the rebuild
+    with DshWeb(world) as web:
+        _, d = start_session(world, web, "Before the rebuild: steps=1 sleep=0", in_flight=False)
+        wait_for(lambda: (bridge_json(d) or {}).get("state") == "idle", 30, "the bridge idle")
+    st = d.stat()
+    assert bridge_json(d)["dirId"] == f"{old}:{st.st_dev}:{st.st_ino}" and bridge_json(d)["dir"] == str(d)
+    for where in (str(d), f"testbox:{d}"):
+        assert main(["inspect", where, "--json"]) == 0
+        host = orjson.loads(capsys.readouterr().out)["host"]
+        assert (host["kind"], host["state"]) == ("dsh", "exited") and "otherMachine" not in host["bridge"], (where, host)
+        assert main(["inspect", where]) == 0
+        said = capsys.readouterr().out.split("  host ", 1)[1].splitlines()[0]
+        assert "another machine" not in said and "copy" not in said, (where, said)
+
+
+def test_a_remote_session_moved_and_its_old_path_made_again_reads_moved_not_copied(
+    sshd: Sshd, tmp_path: Path, sleeper: Callable[[], Any]  # noqa: F811
+) -> None:
+    """Over SSH the directory a bridge.json names was told from the one it is in by their real paths alone: a
+    session directory moved, and a new one made at its old path, read as a copy of that new one, which no bridge
+    serves. Its dirId's device and inode are the moved directory's (as locally, where they were compared): it is
+    the session, moved; a copy of it (another inode) is still a copy, and the new directory is a session of its own."""
+    from core.bridge.files import this_machine
+
+    sshd.trust()
+    dsh = sleeper()
+    old, moved, copy = tmp_path / "old", tmp_path / "moved", tmp_path / "copy"
+    _session(tmp_path, "moved", {})
+    st = moved.stat()
+    now = int(time.time() * 1000)
+    bridge = {"state": "running", "pid": dsh.pid, "procStart": proc_start_time(dsh.pid), "since": now,
+              "heartbeat": now, "bootId": BOOT_ID, "dir": str(old), "dirId": f"{this_machine()}:{st.st_dev}:{st.st_ino}"}  # fmt: skip
+    (moved / "bridge.json").write_bytes(orjson.dumps(bridge))
+    _session(tmp_path, "copy", {"bridge.json": bridge})
+    _session(tmp_path, "old", {})  # the old path made again: a session of its own, never bridged
+    logs = [RemoteTarget(None, "testbox", str(d / "session.jsonl")) for d in (moved, copy, old)]
+    states = remote_host_states(link_for(logs[0]), [(log, False) for log in logs])
+    local = [read_host_state(Path(log.path)) for log in logs]
+    assert (states[0].state, states[0].bridge.get("movedFrom")) == ("exited", str(old)), states[0]
+    assert states[1].state == "none" and f"written for {old}, not for this directory" in states[1].bridge["problem"]
+    assert (states[2].state, states[2].bridge) == ("none", None)
+    assert states == local and [s.bridge for s in states] == [s.bridge for s in local]
