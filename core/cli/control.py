@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import math
 import posixpath
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
@@ -13,7 +12,7 @@ from typing import Any
 
 from core.bridge.ops import SUPPORTED
 from core.cli import COMMANDS
-from core.cli.args import add_json, add_log_path, check_utf8, decimal, whole
+from core.cli.args import add_json, add_log_path, check_seconds, check_utf8, decimal, whole
 from core.cli.common import emit, guarded, warn
 from core.cli.stops import Stops, stopped_by
 from core.control.config import parse_value
@@ -229,8 +228,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.expires is not None and not args.queue:
         raise ControlError("--expires only applies together with --queue")
     timeout = DEFAULT_TIMEOUT if args.timeout is None else args.timeout
-    if not math.isfinite(timeout) or timeout <= 0:
-        raise ControlError(f"--timeout must be a positive number of seconds (got {timeout:g})")
+    check_seconds("timeout", timeout)
     remote = parse_remote(args.path)
     if remote is not None:
         return _run_remote(args, remote, timeout)

@@ -233,6 +233,14 @@ def test_a_non_finite_timeout_is_refused(log: Path, capsys: pytest.CaptureFixtur
     assert "--timeout must be a positive number of seconds" in capsys.readouterr().err
 
 
+def test_a_timeout_past_a_day_is_refused_as_every_other_wait_is(log: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--timeout had a check of its own that let any finite wait through: 1e6 s waited 11 days where --interval,
+    --exec-timeout and --pace are refused past a day (check_seconds), and nothing was said of it."""
+    assert _cli(["control", str(log), "pause", "--wait", "--timeout", "100000"]) == 2
+    assert "--timeout must be at most 86,400 seconds (a day), not 100000" in capsys.readouterr().err
+    assert not (log.parent / "control.jsonl").exists()
+
+
 @pytest.mark.parametrize("value", ["Infinity", "-Infinity", "NaN", "1e999"])
 def test_a_non_finite_config_value_is_refused_by_the_cli(
     live_log: Path, capsys: pytest.CaptureFixture[str], value: str
