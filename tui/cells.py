@@ -32,13 +32,26 @@ def cut_middle(text: str, room: int) -> str:
     if room <= 1:
         return "…"[:room]
     head_room = (room - 1) // 2
-    tail_room = room - 1 - head_room
-    end, used = len(text), 0
-    while end and used + get_character_cell_size(text[end - 1]) <= tail_room:
-        end -= 1
-        used += get_character_cell_size(text[end])
-    head = set_cell_size(text[:end], room - 1 - used).rstrip()  # a wide character that does not fit gives room
-    return head + "…" + text[end:]
+    tail = ending(text, room - 1 - head_room)
+    head = set_cell_size(text[: len(text) - len(tail)], room - 1 - cell_len(tail)).rstrip()  # a wide character
+    return head + "…" + tail  # that does not fit gives room
+
+
+def cut_start(text: str, room: int) -> str:
+    """``text`` in ``room`` cells: its end after ``…`` where it is wider (a path, whose end names the file)."""
+    if cell_len(text) <= room:
+        return text
+    return "…" + ending(text, room - 1)
+
+
+def ending(text: str, room: int) -> str:
+    """The longest end of ``text`` that takes at most ``room`` cells (a wide character that would not fit whole is
+    left out)."""
+    start, used = len(text), 0
+    while start and used + get_character_cell_size(text[start - 1]) <= room:
+        start -= 1
+        used += get_character_cell_size(text[start])
+    return text[start:]
 
 
 def fitting(widths: Mapping[str, int], room: int, least_needed: Sequence[str]) -> list[str]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rich.cells import cell_len, get_character_cell_size
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -28,6 +27,7 @@ from core.policies import fold
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.shared.text import printable, tool_result_text
+from tui.cells import cut_start
 from tui.failures import reads_log
 from tui.live import SessionUpdated
 from tui.screens.config import effective_config
@@ -144,17 +144,6 @@ def row_cells(line: FoldLine) -> tuple[str | Text, ...]:
         Text(line.backoff, style=_BACKOFF_STYLE[line.backoff_level]),
         line.note,
     )
-
-
-def clip_path(path: str, room: int) -> str:
-    """``path`` in ``room`` cells: its end, after ``…``, when longer (a wide character, CJK or emoji, takes two)."""
-    if cell_len(path) <= room:
-        return path
-    start, used = len(path), 1
-    while start and used + get_character_cell_size(path[start - 1]) <= room:
-        start -= 1
-        used += get_character_cell_size(path[start])
-    return "…" + path[start:]
 
 
 def derive_folds(session: Session) -> list[FoldLine]:
@@ -303,7 +292,7 @@ class FoldsScreen(PolicyScreen):
         shown = next((n for n in (len(COLUMNS), NOTELESS) if column_widths(COLUMNS[:n], cells) <= room), NARROW)
         if shown == NARROW:
             path = max(room - column_widths(COLUMNS[: NARROW - 1], cells) - 2, 4)
-            rows = [(key, (*cells[: NARROW - 1], clip_path(str(cells[NARROW - 1]), path))) for key, cells in rows]
+            rows = [(key, (*cells[: NARROW - 1], cut_start(str(cells[NARROW - 1]), path))) for key, cells in rows]
         for label in COLUMNS[shown : len(table.columns)]:
             table.remove_column(label)
         for label in COLUMNS[len(table.columns) : shown]:
