@@ -182,13 +182,17 @@ def read_bridge(session_dir: str | os.PathLike[str]) -> tuple[BridgeInfo | None,
         st = os.lstat(path)
     except OSError:
         return None, None
-    if stat.S_ISLNK(st.st_mode):
-        return None, f"{path} is a symbolic link; not followed"
-    raw = _read_small(path, MAX_BRIDGE_BYTES)
+    raw = None if stat.S_ISLNK(st.st_mode) else _read_small(path, MAX_BRIDGE_BYTES)
     if raw is None:
-        return None, f"{path} cannot be read"
+        return None, unusable_bridge(path, stat.S_ISLNK(st.st_mode))
     info, problem = parse_bridge(raw, path)
     return _placed(info, path) if info is not None else (None, problem)
+
+
+def unusable_bridge(path: str | os.PathLike[str], link: bool) -> str:
+    """Why the ``bridge.json`` at ``path`` (here or on another machine) is not read: it is a symbolic ``link``, or
+    it cannot be read (no regular file, or not readable)."""
+    return f"{path} is a symbolic link; not followed" if link else f"{path} cannot be read"
 
 
 def _placed(info: BridgeInfo, path: Path) -> tuple[BridgeInfo | None, str | None]:

@@ -29,6 +29,7 @@ from core.bridge.files import (
     same_machine,
     stat_start_time,
     this_boot,
+    unusable_bridge,
 )
 from core.control.host_state import (
     KIND_DSH,
@@ -232,12 +233,14 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     """
     dirs = [posixpath.dirname(log.path) for log, _ in logs]
     names = [posixpath.join(d, name) for d in dirs for name in (STATE_FILE, BRIDGE_FILE, STANDBY_FILE)]
-    small = [p for p, st in zip(names, link.stat_many(names, follow=False), strict=True)
-             if st is not None and st.kind == "file" and st.size <= MAX_BRIDGE_BYTES]  # fmt: skip
+    stats = dict(zip(names, link.stat_many(names, follow=False), strict=True))
+    # a bridge.json of any size is read (one byte past the most a bridge writes says it is too large, as here)
+    small = [p for p, st in stats.items() if st is not None and st.kind == "file" and
+             (st.size <= MAX_BRIDGE_BYTES or posixpath.basename(p) == BRIDGE_FILE)]  # fmt: skip
     # the machine's id tells a copy brought there from another machine: read only where a bridge.json is to judge
     bridged = any(posixpath.basename(p) == BRIDGE_FILE for p in small)
     asked = [*small, *MACHINE_ID_FILES, HOSTNAME_FILE] if bridged else small
-    found = dict(zip(asked, link.read_files(asked, MAX_BRIDGE_BYTES), strict=True))
+    found = dict(zip(asked, link.read_files(asked, MAX_BRIDGE_BYTES + 1), strict=True))
     recorded: list[tuple[str, Any]] = []
     for d in dirs:
         host = _json(found.get(posixpath.join(d, STATE_FILE)))
@@ -246,6 +249,8 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
             recorded.append((KIND_TAPEDECK, host))
         elif bridge is not None:
             recorded.append((KIND_DSH, parse_bridge(bridge, posixpath.join(d, BRIDGE_FILE))))
+        elif (st := stats[posixpath.join(d, BRIDGE_FILE)]) is not None:  # one that is no file, or was not read
+            recorded.append((KIND_DSH, (None, unusable_bridge(posixpath.join(d, BRIDGE_FILE), st.kind == "link"))))
         else:
             recorded.append(("", None))
     _placed_bridges(link, dirs, recorded, machine_id((found.get(name) for name in MACHINE_ID_FILES), found.get(HOSTNAME_FILE)))

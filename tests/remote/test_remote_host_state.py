@@ -357,3 +357,22 @@ def test_a_remote_session_moved_and_its_old_path_made_again_reads_moved_not_copi
     assert states[1].state == "none" and f"written for {old}, not for this directory" in states[1].bridge["problem"]
     assert (states[2].state, states[2].bridge) == ("none", None)
     assert states == local and [s.bridge for s in states] == [s.bridge for s in local]
+
+
+def test_a_bridge_json_that_cannot_be_used_reads_the_same_over_ssh_as_here(sshd: Sshd, tmp_path: Path) -> None:
+    """A bridge.json that is a symbolic link, larger than a bridge writes, or no regular file reads here as a DSH
+    session whose bridge.json cannot be used, saying why; over SSH such a file was passed over, and the session
+    read as one no bridge ever ran ('see `tapedeck bridge install`'), which would not help."""
+    sshd.trust()
+    link_to = _session(tmp_path, "link", {})
+    Path(link_to.path).with_name("bridge.json").symlink_to(tmp_path / "elsewhere.json")
+    (tmp_path / "elsewhere.json").write_bytes(orjson.dumps({"state": "running", "pid": os.getpid()}))
+    huge = _session(tmp_path, "huge", {"bridge.json": {"state": "running", "problem": "x" * (64 << 10)}})
+    directory = _session(tmp_path, "dir", {})
+    Path(directory.path).with_name("bridge.json").mkdir()
+    logs = [link_to, huge, directory]
+    states = remote_host_states(link_for(link_to), [(log, False) for log in logs])
+    local = [read_host_state(Path(log.path)) for log in logs]
+    said = [describe_host(s.to_dict()) for s in states]
+    assert said == [describe_host(s.to_dict()) for s in local] and states == local
+    assert all("bridge.json here cannot be used" in line for line in said), said
