@@ -25,6 +25,7 @@ import orjson
 
 from core.log.vocabulary import FINAL, MAX_ID_CHARS, OUTCOMES
 from core.shared.regular import read_regular
+from core.shared.text import quoted
 from core.shared.values import int_or_none, whole_digits
 
 PLUGIN_FILE = "tapedeck-bridge.mjs"
@@ -77,9 +78,13 @@ def packaged_version() -> str:
     return plugin_version(packaged_plugin().read_bytes()) or "unknown"
 
 
-def _release(version: str) -> tuple[int, ...] | None:
-    """A plugin version's numbers (``0.1.0`` -> (0, 1, 0)), None when it is not plain numbers."""
-    return tuple(map(int, version.split("."))) if re.fullmatch(r"\d+(\.\d+)*", version) else None
+def _release(version: str) -> tuple[tuple[int, str], ...] | None:
+    """A plugin version's numbers (``0.1.0``), each as a key that orders as the number does (its digits' count,
+    then its digits: int() takes at most 4,300 digits, and a forged ``bridge.json`` may name more), None when it is
+    not plain ASCII numbers."""
+    if not re.fullmatch(r"[0-9]+(\.[0-9]+)*", version):
+        return None
+    return tuple((len(digits), digits) for digits in (part.lstrip("0") for part in version.split(".")))
 
 
 def newer_release(version: str, packaged: str) -> bool:
@@ -118,8 +123,8 @@ class BridgeInfo:
         """Why the plugin that wrote this file is not the one this tapedeck ships (None: it is)."""
         if self.fingerprint == packaged_fingerprint():
             return None
-        what = f"{self.plugin or 'tapedeck-bridge'}, " + (
-            f"fingerprint {self.fingerprint}" if self.fingerprint else "from before plugins had fingerprints"
+        what = f"{quoted(self.plugin or 'tapedeck-bridge')}, " + (  # a forged file's long strings, cut
+            f"fingerprint {quoted(self.fingerprint)}" if self.fingerprint else "from before plugins had fingerprints"
         )
         if self.newer:
             return (

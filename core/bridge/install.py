@@ -33,6 +33,7 @@ from core.bridge.files import PLUGIN_FILE, newer_release, packaged_plugin, plugi
 from core.shared.beneath import LinkRefused, open_dir, open_file
 from core.shared.errors import TapedeckError
 from core.shared.fdwrite import write_all
+from core.shared.text import quoted
 
 PATCH_FILE = "cordis.patch.yml"
 ROW_ID = "tapedeck-bridge"
@@ -301,7 +302,7 @@ def install(dsh_home: str | os.PathLike[str], profile: str = DEFAULT_PROFILE, fo
             version, packaged = plugin_version(installed) or "unknown", plugin_version(source) or "unknown"
             if newer_release(version, packaged):
                 raise BridgeInstallError(
-                    f"{where_dir / PLUGIN_FILE} is a newer copy of the plugin ({version}) than this tapedeck's "
+                    f"{where_dir / PLUGIN_FILE} is a newer copy of the plugin ({quoted(version)}) than this tapedeck's "
                     f"({packaged}), installed by a newer tapedeck: nothing was changed; use that tapedeck, or "
                     "--force to put this older plugin in its place"
                 )
@@ -520,7 +521,7 @@ def _other_copy(version: str, packaged: str, mend: str) -> str:
     runs = "which a DSH with this profile runs"
     if newer_release(version, packaged):
         return (
-            f"a newer copy ({version}) than the packaged plugin ({packaged}), {runs}: {mend} refuses to put the "
+            f"a newer copy ({quoted(version)}) than the packaged plugin ({packaged}), {runs}: {mend} refuses to put the "
             "older packaged one back unless --force"
         )
     return f"an older copy than the packaged plugin, {runs}: {mend} upgrades it in place"

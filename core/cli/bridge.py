@@ -21,6 +21,7 @@ from core.bridge.install import (
 from core.cli import COMMANDS
 from core.cli.args import add_json, path_argument
 from core.cli.common import emit, guarded
+from core.shared.text import quoted
 
 _DONE = {
     "copied": "copied the plugin to",
@@ -86,7 +87,7 @@ def _render_status(report: dict[str, Any]) -> str:
         than = (
             "same as packaged" if p["current"] else "newer than the packaged one" if p["newer"] else "not the packaged one"
         )
-        plugin = "no plugin file" if p["plugin"] is None else f"plugin {p['plugin']} ({p['fingerprint']}, {than})"
+        plugin = "no plugin file" if p["plugin"] is None else f"plugin {quoted(p['plugin'])} ({p['fingerprint']}, {than})"
         row = {"managed": "row installed", "foreign": "a tapedeck-bridge row tapedeck did not add",
                "none": "no row (DSH does not load it)"}[p["row"]]  # fmt: skip
         lines.append(f"profile {p['profile']}: {plugin}; {row}")

@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.bridge.files import BRIDGE_FILE, packaged_fingerprint, read_bridge
+from core.bridge.files import BRIDGE_FILE, newer_release, packaged_fingerprint, read_bridge
 from core.cli import main
 from core.control.host_state import describe_host, read_host_state, state_label
 from tests.bridge.conftest import BOOT_ID, dsh_log, kill_unreaped, write_bridge
@@ -334,3 +334,34 @@ def test_a_log_replaced_in_place_by_a_longer_one_is_judged_by_what_it_holds_now(
     log.write_text(hosted.read_text() + padding + padding)
     assert log.stat().st_ino == inode
     assert read_host_state(log).kind == "tapedeck"
+
+
+def test_a_bridge_naming_a_version_of_more_digits_than_int_takes_is_read_and_said(bridged, capsys) -> None:
+    """A forged or damaged bridge.json whose plugin is ``tapedeck-bridge/<5,000 nines>``: comparing it with the
+    packaged version raised ValueError (int() takes at most 4,300 digits) out of inspect, sessions, control and the
+    fleet. It is a newer release than any, compared digit by digit as the numbers are."""
+    log = bridged("running")
+    huge = "9" * 5000
+    write_bridge(log.parent, read_bridge(log.parent)[0].pid, "running", plugin=f"tapedeck-bridge/{huge}",
+                 fingerprint="0123456789ab")  # fmt: skip
+    state = read_host_state(log)
+    assert state_label(state.state, state.kind, state.bridge) == "DSH running (newer bridge)"
+    assert main(["inspect", str(log)]) == 0
+    assert main(["sessions", str(log.parents[2])]) == 0
+    capsys.readouterr()
+    assert main(["control", str(log), "checkpoint"]) == 0
+    err = capsys.readouterr().err
+    assert "newer than the one this tapedeck ships" in err and huge not in err, err[:300]  # named, cut
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=st.lists(st.integers(0, 10**6), min_size=1, max_size=4), b=st.lists(st.integers(0, 10**6), min_size=1, max_size=4),
+       digits=st.integers(0, 9000), text=st.text(st.sampled_from("0123456789.a-+٣"), max_size=12))  # fmt: skip
+def test_versions_order_as_their_numbers_whatever_their_length(a: list[int], b: list[int], digits: int, text: str) -> None:
+    def dotted(parts: list[int]) -> str:
+        return ".".join(map(str, parts))
+
+    assert newer_release(dotted(a), dotted(b)) == (a > b)
+    long = "1" + "0" * digits
+    assert newer_release(long, dotted(b)) == ([10**digits] > b if digits < 4000 else True)
+    assert newer_release(text, long) in (True, False) and newer_release(long, text) in (True, False)

@@ -148,6 +148,22 @@ def test_a_copy_a_newer_tapedeck_installed_is_not_called_older(tmp_path: Path) -
     assert newer.stale.startswith("a newer copy (9.9.9) than the packaged plugin") and "upgrade" not in newer.stale
 
 
+def test_a_copy_naming_a_version_of_more_digits_than_int_takes_is_newer_and_named_cut(tmp_path: Path, capsys) -> None:
+    """A profile's copy whose VERSION is 5,000 nines: comparing it with the packaged version raised ValueError (int()
+    takes at most 4,300 digits) out of ``bridge status`` and ``bridge install``. It is newer than any release, and
+    the messages name it cut."""
+    install(tmp_path)
+    huge = b"9" * 5000
+    copy = _profile(tmp_path) / PLUGIN_FILE
+    copy.write_bytes(re.sub(rb'const VERSION = "[^"]*"', b'const VERSION = "' + huge + b'"', packaged_plugin().read_bytes()))
+    [newer] = status(tmp_path)
+    assert newer.newer is True and newer.stale is not None and newer.stale.startswith("a newer copy (999")
+    assert main(["bridge", "status", str(tmp_path)]) == 0
+    assert main(["bridge", "install", str(tmp_path)]) == 2
+    said = capsys.readouterr()
+    assert "newer copy" in said.err and huge.decode() not in said.out + said.err, said.err[:300]
+
+
 def test_install_refuses_to_put_an_older_plugin_over_a_newer_copy_unless_forced(tmp_path: Path, capsys) -> None:
     """A copy a newer tapedeck installed (and the row naming it) was replaced by this tapedeck's older plugin
     without a word. Install now refuses it, naming both versions and leaving the home untouched, until ``--force``;
