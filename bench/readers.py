@@ -11,9 +11,11 @@ TUI) a worker that died of an error.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 
 from core.cli import main as cli_main
@@ -128,6 +130,22 @@ def site(exc: BaseException) -> str:
     where = Path(frame.filename)
     short = where.relative_to(ROOT) if where.is_relative_to(ROOT) else where
     return f"{type(exc).__name__} at {short}:{frame.lineno}"
+
+
+@contextlib.contextmanager
+def parsers_kept() -> Iterator[None]:
+    """Within it, ``cli_crash`` builds each command's argument parser once and reuses it: building the parser
+    (argparse and its gettext lookups) was 40% of an in-process run of a reading command, and a sweep runs
+    thousands. What a parser reads from the environment as it is built (the default sessions root) is what it
+    was at its first build, so the environment must not change within."""
+    import core.cli
+
+    build = core.cli.build_parser
+    core.cli.build_parser = functools.cache(build)
+    try:
+        yield
+    finally:
+        core.cli.build_parser = build
 
 
 def cli_crash(argv: list[str]) -> tuple[str | None, str, str]:

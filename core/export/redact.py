@@ -818,6 +818,18 @@ def written_forms(values: list[str]) -> list[str]:
     return sorted(forms, key=len, reverse=True)
 
 
+@lru_cache(maxsize=8)
+def _search_set(patterns: tuple[bytes, ...]) -> Any:
+    """The compiled ``re2.Set`` of ``patterns``, kept for the next redactor of the same environment and home:
+    compiling it took 10-30 ms, each export pays it once and a process that exports many times (the TUI's ``X``,
+    a test's thousands of exports) only at the first. Matching a set is thread-safe in RE2."""
+    which = re2.Set.SearchSet()
+    for pattern in patterns:
+        which.Add(pattern)
+    which.Compile()
+    return which
+
+
 class Redactor:
     """Replaces secrets in strings and counts the replacements by kind."""
 
@@ -846,10 +858,7 @@ class Redactor:
             own = re2.compile(_PATH_START + (re.escape(home) + whole + ")").encode())
             self._patterns.append(("home", own, 1, None))
         # one scan says which of the patterns a string holds anything of (most hold nothing): only those are run
-        self._which = re2.Set.SearchSet()
-        for _, pattern, _, _ in self._patterns:
-            self._which.Add(pattern.pattern)
-        self._which.Compile()
+        self._which = _search_set(tuple(pattern.pattern for _, pattern, _, _ in self._patterns))
         # and one scan of a value's JSON whether any of its strings may (the literals as JSON writes them)
         literals = [re.escape(orjson.dumps(v)[1:-1]) for v in [*secrets, *([home] if home else [])]]
         screen = re2.compile(b"|".join([_SCREEN, *literals]))._regexp

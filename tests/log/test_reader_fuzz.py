@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 
 from bench.gen_session import generate
 from bench.mutation import RENAMES, REPLACEMENTS, Mutation, mutate_lines, value_paths
-from bench.readers import READER_COMMANDS, argv_for, cli_crash, host_log, screen_crash
+from bench.readers import READER_COMMANDS, argv_for, cli_crash, host_log, parsers_kept, screen_crash
 from core.cli import main
 from core.log.tail import tail_events
 from core.read.load import load_session
@@ -167,10 +168,17 @@ def mutations(draw: st.DrawFn, sources: list[list[bytes]]) -> tuple[int, Mutatio
     return source, Mutation(line, path, action if path or action == "rename" else "rename", value)
 
 
+@pytest.fixture
+def reused_parsers() -> Iterator[None]:
+    """Each command's argument parser built once for the test's examples (``parsers_kept``)."""
+    with parsers_kept():
+        yield
+
+
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_no_reader_crashes_on_a_type_mutation(
-    sources: list[list[bytes]], tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+    sources: list[list[bytes]], tmp_path_factory: pytest.TempPathFactory, data: st.DataObject, reused_parsers: None
 ) -> None:
     source, mutation = data.draw(mutations(sources))
     commands = data.draw(st.lists(st.sampled_from(READER_COMMANDS), min_size=2, max_size=2, unique=True))
