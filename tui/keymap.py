@@ -8,7 +8,7 @@ from typing import Any
 
 from core.shared.envdirs import own_dir, xdg_dir
 from core.shared.parsers import NotUtf8, parse_toml, user_text
-from core.shared.text import printable
+from core.shared.text import printable, shown
 
 KEYMAP_NAME = "keymap.toml"
 
@@ -54,11 +54,11 @@ def load_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], l
     problems: list[str] = []
     for binding_id, keys in _flatten(table):
         if binding_id not in known:
-            problems.append(f"{path}: unknown binding id {binding_id!r} (press ? to see the ids)")
+            problems.append(f"{path}: unknown binding id {shown(binding_id)} (press ? to see the ids)")
         elif not isinstance(keys, str) or not [k for k in keys.split(",") if k.strip()]:
             problems.append(f'{path}: {binding_id} must be a string of keys such as "ctrl+f" or "f3,ctrl+f"')
         elif printable(keys) != keys:  # the footer and the palette would draw it as it is: ESC [ 2J clears the screen
-            problems.append(f"{path}: {binding_id}: {keys!r} holds a control character, which no key name does")
+            problems.append(f"{path}: {binding_id}: {shown(keys)} holds a control character, which no key name does")
         else:
             keymap[binding_id] = ",".join(k.strip() for k in keys.split(",") if k.strip())
     return keymap, problems

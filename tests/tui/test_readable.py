@@ -280,3 +280,16 @@ async def test_the_help_scrollbar_stands_out_without_colours(tmp_path: Path, mon
         assert len(thumb) == 1 and len(track) == 1, (thumb, track)
         lum = sorted([_luminance(thumb.pop()), _luminance(track.pop())])
         assert (lum[1] + 0.05) / (lum[0] + 0.05) >= 4.5, lum
+
+
+async def test_a_saved_theme_of_no_such_name_is_named_cut(tmp_path: Path) -> None:
+    """tui.toml naming a theme of 5,000 characters, none of Textual's: the warning quoted the name whole, a toast
+    of 5,000 characters; it names it cut, as the keymap's problems name an unknown binding id."""
+    keymap = tmp_path / "config" / "keymap.toml"
+    keymap.parent.mkdir()
+    (keymap.parent / "tui.toml").write_text(f'theme = "{"n" * 5000}"\n')
+    app = make_app(policy_log().write(tmp_path / "session.jsonl"), keymap=keymap)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        [said] = [n.message for n in app._notifications if "no theme named" in n.message]
+        assert "n" * 100 not in said and "…" in said, said[:200]
