@@ -47,8 +47,9 @@ def state_refusal(host: HostState) -> str | None:
     if host.live:
         return None
     if host.state == "none":
+        problem = (host.bridge or {}).get("problem")  # its bridge.json serves no one here: installing would not help
         if host.kind == KIND_DSH:
-            return "a DSH session no tapedeck bridge runs (`tapedeck bridge install` adds it)"
+            return f"a DSH session no tapedeck bridge runs ({problem or '`tapedeck bridge install` adds it'})"
         return "no tapedeck host has ever run this session"
     who = "DSH bridge" if host.kind == KIND_DSH else "host"
     return f"no live {who} runs this session (it exited {exited_at(host.since)})"

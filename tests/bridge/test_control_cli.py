@@ -206,3 +206,27 @@ def test_an_unknown_config_set_says_a_session_setting_died_with_dsh(bridged, cap
     thread.join()
     error = json.loads(out)["data"]["error"]
     assert code == 4 and "send it again" in error and "settings" in error and "events" not in error, error
+
+
+def test_a_fleet_row_action_on_a_dsh_session_whose_bridge_json_cannot_be_used_says_why(
+    bridged: Callable[..., Path], tmp_path: Path, sleeper: Callable[[], Any]
+) -> None:
+    """A row action on a copy of a bridged session, or one whose bridge was unloaded, was refused with 'a DSH
+    session no tapedeck bridge runs (`tapedeck bridge install` adds it)': the bridge is installed, and installing it
+    again changes nothing. The refusal says what ``control`` says: why the bridge.json there serves no one."""
+    import shutil
+
+    from core.fleet.actions import row_refusal, send_row_action
+
+    log = bridged("running")
+    copy = tmp_path / "copy"
+    shutil.copytree(log.parent, copy)
+    dsh = sleeper()
+    unloaded = dsh_log(tmp_path / "unloaded")
+    write_bridge(unloaded.parent, dsh.pid, "exited")
+    for where, said in ((copy / log.name, f"written for {log.parent}, not for this directory"),
+                        (unloaded, "unloaded at 20")):  # fmt: skip
+        why = row_refusal(where)
+        assert why is not None and said in why and "bridge install` adds it" not in why, why
+        with pytest.raises(ControlError, match="nothing was sent"):
+            send_row_action(where, "pause", {})
