@@ -390,13 +390,13 @@ def standby_pid(session_dir: str | os.PathLike[str], info: BridgeInfo) -> int | 
     """The pid of another DSH process that runs the session in ``session_dir`` too, whose bridge waits as standby
     while the one ``info`` names answers the inbox (``bridge.standby.json``, while that process runs here)."""
     named = parse_standby(_read_small(Path(session_dir) / STANDBY_FILE, MAX_BRIDGE_BYTES), info)
-    return named[0] if named is not None and proc_start_time(named[0]) == named[1] else None
+    return standby_runs(named, proc_start_time(named[0]) if named is not None else None, boot_id())
 
 
-def parse_standby(raw: bytes | None, info: BridgeInfo) -> tuple[int, str] | None:
-    """The pid and recorded start time of the process a ``bridge.standby.json`` (its bytes, here or on another
-    machine; None: no file) names, when that is another process than the one ``info`` names; None otherwise. It
-    runs the session while its start time is that pid's (the caller reads it where the file is)."""
+def parse_standby(raw: bytes | None, info: BridgeInfo) -> tuple[int, str, str | None] | None:
+    """The pid, recorded start time and boot id (None: not said) of the process a ``bridge.standby.json`` (its
+    bytes, here or on another machine; None: no file) names, when that is another process than the one ``info``
+    names; None otherwise (``standby_runs`` says whether it runs)."""
     try:
         obj = orjson.loads(raw) if raw is not None and len(raw) <= MAX_BRIDGE_BYTES else None
     except orjson.JSONDecodeError:
@@ -406,7 +406,16 @@ def parse_standby(raw: bytes | None, info: BridgeInfo) -> tuple[int, str] | None
     pid, start = int_or_none(obj.get("pid")), obj.get("procStart")
     if pid is None or pid <= 0 or pid == info.pid or not isinstance(start, str):
         return None
-    return pid, start
+    return pid, start, _str(obj.get("bootId"))
+
+
+def standby_runs(named: tuple[int, str, str | None] | None, start: str | None, boot: str | None) -> int | None:
+    """The pid of the standby process ``named`` (``parse_standby``) when it runs on the machine whose boot id is
+    ``boot``, where its pid's start time is ``start`` now: asked only in the boot the file records (or when it
+    records none), as a bridge.json's pid (``this_boot``)."""
+    if named is None or named[2] not in (None, boot) or start != named[1]:
+        return None
+    return named[0]
 
 
 def dsh_runs(info: BridgeInfo) -> bool:

@@ -27,6 +27,7 @@ from core.bridge.files import (
     parse_standby,
     placed,
     same_machine,
+    standby_runs,
     stat_start_time,
     this_boot,
     unusable_bridge,
@@ -263,7 +264,7 @@ def remote_host_states(link: SshLink, logs: Sequence[tuple[RemoteTarget, bool]])
     boot, boot_id = _boot_time(procs[0]), (procs[1] or b"").decode("ascii", "replace").strip() or None
     starts = {pid: stat_start_time(raw) if raw else None for pid, raw in zip(pids, procs[2:], strict=True)}
     states = [with_standby(_state(kind, rec, hosted, boot, starts, boot_id),
-                           standby[0] if standby is not None and starts.get(standby[0]) == standby[1] else None)
+                           standby_runs(standby, starts.get(standby[0]) if standby else None, boot_id))
               for (kind, rec), (_, hosted), standby in zip(recorded, logs, standbys, strict=True)]  # fmt: skip
     died = [i for i, state in enumerate(states) if state.state == "exited" and state.since is None and
             state.kind == KIND_TAPEDECK]  # fmt: skip

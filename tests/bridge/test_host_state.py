@@ -166,6 +166,23 @@ def test_a_shared_directory_another_host_runs_is_live_where_the_reader_has_no_ma
     assert state.bridge["otherMachine"] == body["dir"]
 
 
+def test_a_standby_file_of_another_boot_names_no_second_dsh(bridged, sleeper) -> None:
+    """A DSH killed while its bridge waited as standby leaves bridge.standby.json; after a reboot (or written on
+    another machine sharing the directory) its pid and start tick may be another process's here, which read as a
+    second DSH running the session ('DSH running (+standby)'). As bridge.json's pid, the file's is asked only in the
+    boot it records (or when it records none)."""
+    from core.bridge.files import STANDBY_FILE, proc_start_time
+
+    log = bridged("running")
+    other = sleeper()
+    seen = {}
+    for boot in (BOOT_ID, None, "another-boot"):
+        body = {"pid": other.pid, "procStart": proc_start_time(other.pid), "since": 1, **({"bootId": boot} if boot else {})}
+        (log.parent / STANDBY_FILE).write_bytes(json.dumps(body).encode())
+        seen[boot] = (read_host_state(log).bridge or {}).get("standby")
+    assert seen == {BOOT_ID: other.pid, None: other.pid, "another-boot": None}
+
+
 def test_a_symlinked_bridge_file_is_not_followed(tmp_path: Path, sleeper) -> None:
     log = dsh_log(tmp_path / "s")
     elsewhere = tmp_path / "elsewhere.json"
