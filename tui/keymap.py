@@ -59,6 +59,9 @@ def load_keymap(path: Path, known_ids: Iterable[str]) -> tuple[dict[str, str], l
             problems.append(f'{path}: {binding_id} must be a string of keys such as "ctrl+f" or "f3,ctrl+f"')
         elif printable(keys) != keys:  # the footer and the palette would draw it as it is: ESC [ 2J clears the screen
             problems.append(f"{path}: {binding_id}: {shown(keys)} holds a control character, which no key name does")
+        elif not keys.isprintable():  # a private-use, unassigned or format character: no key sends one
+            odd = next(c for c in keys if not c.isprintable())
+            problems.append(f"{path}: {binding_id}: {shown(keys)} holds U+{ord(odd):04X}, a character no key name has")
         else:
             keymap[binding_id] = ",".join(k.strip() for k in keys.split(",") if k.strip())
     return keymap, problems

@@ -50,6 +50,13 @@ def test_load_keymap(tmp_path: Path) -> None:
         f"{path}: main.search: '\\x1b[2J' holds a control character, which no key name does",
         f"{path}: main.filter: 'f2,ctrl+\\x85' holds a control character, which no key name does",
     ])  # fmt: skip
+    # a private-use, unassigned or format character is no control, and no key sends it either: the binding was
+    # taken, and the key could never be pressed (found by tests/test_hostile_files.py once its seed was a keymap)
+    path.write_text('main.search = "\\ue000"\nmain.filter = "f2,a\\u200bb"\n')
+    assert load_keymap(path, IDS) == ({}, [
+        f"{path}: main.search: '\\ue000' holds U+E000, a character no key name has",
+        f"{path}: main.filter: 'f2,a\\u200bb' holds U+200B, a character no key name has",
+    ])  # fmt: skip
     path.write_text("main.search = \n")
     keymap, problems = load_keymap(path, IDS)
     assert keymap == {} and len(problems) == 1 and "not valid TOML" in problems[0]
