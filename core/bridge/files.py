@@ -377,13 +377,10 @@ def stat_start_time(raw: bytes) -> str | None:
     return rest[19].decode("ascii") if ok and whole_digits(rest[19].decode("ascii")) is not None else None
 
 
-def bridge_live(info: BridgeInfo, now_ms: int | None = None) -> bool:
-    """Whether the plugin that wrote ``info`` is loaded right now (see the contract's liveness rule)."""
-    if info.state == "exited":
-        return False
-    if dsh_runs(info):
-        return True
-    return not same_machine(info, boot_id()) and heartbeat_fresh(info, now_ms)
+def bridge_live(info: BridgeInfo, runs: bool, boot: str | None, now_ms: int | None = None) -> bool:
+    """Whether the plugin that wrote ``info`` is loaded right now (see the contract's liveness rule), on the
+    machine whose boot id is ``boot``, where the DSH process it names ``runs`` or not (``dsh_runs``)."""
+    return info.state != "exited" and (runs or (not same_machine(info, boot) and heartbeat_fresh(info, now_ms)))
 
 
 def standby_pid(session_dir: str | os.PathLike[str], info: BridgeInfo) -> int | None:

@@ -29,7 +29,15 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from core.bridge.files import BridgeInfo, bridge_live, dsh_runs, read_bridge, standby_pid, this_machine
+from core.bridge.files import (
+    BridgeInfo,
+    boot_id,
+    bridge_live,
+    dsh_runs,
+    read_bridge,
+    standby_pid,
+    this_machine,
+)
 from core.log.layout import is_compressed
 from core.log.owner import is_owned
 from core.log.vocabulary import HOST_EVENT, LOST_EVENT
@@ -278,7 +286,8 @@ def bridge_state(log: Path) -> HostState:
     info, problem = read_bridge(log.parent)
     if info is None:
         return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
-    state = bridge_host_state(info, bridge_live(info), info.state == "exited" and dsh_runs(info))
+    runs = dsh_runs(info)
+    state = bridge_host_state(info, bridge_live(info, runs, boot_id()), runs)
     return with_standby(state, standby_pid(log.parent, info) if state.live else None)
 
 
@@ -312,8 +321,8 @@ def bridge_host_state(info: BridgeInfo, live: bool, runs: bool = False) -> HostS
     bridge of a directory moved since (``info.moved``) serves its old path, if any: none reads this inbox."""
     if info.moved:
         return HostState("exited", info.pid, _exit_time(info), KIND_DSH, info.summary())
-    if live:
-        return HostState(info.state, info.pid, info.since, KIND_DSH, info.summary())
+    if live:  # by its heartbeat alone when its process was not seen: its pid is another machine's, or none now
+        return HostState(info.state, info.pid, info.since, KIND_DSH, {**info.summary(), **({} if runs else {"unseen": True})})
     if runs and info.state == "exited" and info.pid is not None:
         problem = (f"the tapedeck bridge was unloaded {exited_at(info.since)} from DSH {pid_text(info.pid)}, which "
                    "still runs this session (the start time the bridge recorded is that process's); `tapedeck bridge "
@@ -373,7 +382,8 @@ def describe_host(state: dict[str, Any]) -> str:
         problem += (f"; it was running request {ids} when it stopped: whether it took "
                     "effect is unknown")  # fmt: skip
     number = int_or_none(state.get("pid"))
-    pid = f" ({'DSH ' if dsh else ''}{pid_text(number)})" if number is not None else ""
+    unseen = ", no process seen: live by its heartbeat" if name in LIVE_STATES and bridge.get("unseen") else ""
+    pid = f" ({'DSH ' if dsh else ''}{pid_text(number)}{unseen})" if number is not None else ""
     since = state.get("since")
     when = f" since {utc_time(since) or IMPLAUSIBLE}" if since else ""
     if name in LIVE_STATES and bridge.get("standby"):

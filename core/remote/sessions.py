@@ -20,13 +20,12 @@ from core.bridge.files import (
     MACHINE_ID_FILES,
     MAX_BRIDGE_BYTES,
     STANDBY_FILE,
+    bridge_live,
     copied_problem,
-    heartbeat_fresh,
     machine_id,
     parse_bridge,
     parse_standby,
     placed,
-    same_machine,
     standby_runs,
     stat_start_time,
     this_boot,
@@ -353,8 +352,7 @@ def _state(kind: str, rec: Any, hosted: bool, boot: int | None, starts: dict[int
         if info is None:
             return HostState("none", kind=KIND_DSH, bridge={"problem": problem} if problem else None)
         runs = boot is not None and this_boot(info, boot_id) and starts.get(info.pid or 0) == info.proc_start
-        fresh = not same_machine(info, boot_id) and heartbeat_fresh(info)  # a pid checked there says all
-        return bridge_host_state(info, info.state != "exited" and (runs or fresh), runs)
+        return bridge_host_state(info, bridge_live(info, runs, boot_id), runs)
     if kind != KIND_TAPEDECK:
         return HostState("exited") if hosted else HostState("none", kind=KIND_DSH)
     pid, since, state = _live_pid((kind, rec)), rec.get("since"), rec["state"]

@@ -102,6 +102,22 @@ def test_a_fresh_heartbeat_is_live_when_the_pid_cannot_be_checked(tmp_path: Path
     assert read_host_state(log).state == "idle"
 
 
+def test_a_bridge_live_by_its_heartbeat_alone_does_not_pass_its_pid_for_a_process_here(tmp_path: Path, sleeper) -> None:
+    """'idle (DSH pid 4242) since …' read as if process 4242 ran here, also when no such process was seen and the
+    bridge was live by its heartbeat alone (written on another machine sharing the directory, or in another boot):
+    the pid is said to be unseen then; a pid seen running here reads as before."""
+    log = dsh_log(tmp_path / "s")
+    write_bridge(log.parent, None, "idle", pid=4242, procStart="123", bootId="another-boot")
+    state = read_host_state(log)
+    said = describe_host(state.to_dict())
+    assert state.live and "(DSH pid 4242, no process seen: live by its heartbeat)" in said, said
+    assert state.to_dict()["bridge"]["unseen"] is True
+    dsh = sleeper()
+    write_bridge(log.parent, dsh.pid, "idle", bootId=BOOT_ID)
+    state = read_host_state(log)
+    assert f"(DSH pid {dsh.pid}) since" in describe_host(state.to_dict()) and "unseen" not in state.to_dict()["bridge"]
+
+
 def test_a_bridge_unloaded_from_a_dsh_that_runs_on_is_none_not_exited(tmp_path: Path, sleeper, capsys) -> None:
     """``tapedeck bridge remove`` while DSH runs: the plugin is unloaded and writes that it exited, but DSH goes on
     with the session. It read ``DSH exited`` (and a turn in flight raised a critical host-died) while DSH ran; it is
