@@ -285,9 +285,10 @@ class TapedeckApp(ControlActions, App[None]):
         super().exit(result, return_code, message)
 
     def run_until_quit(self) -> int:
-        """Run the app until it quits: 0, or 143 when a SIGTERM (``kill``, a service manager's stop) ended it, which
-        quits it as ``q`` does, so that the terminal is given back (the alternate screen left, mouse reporting off).
-        A SIGTERM before the app runs or once it has stopped raises ``SystemExit(143)``."""
+        """Run the app until it quits: 0, 1 when an exception ended it, or 143 when a SIGTERM (``kill``, a service
+        manager's stop) ended it, which quits it as ``q`` does, so that the terminal is given back (the alternate
+        screen left, mouse reporting off). A SIGTERM before the app runs or once it has stopped raises
+        ``SystemExit(143)``."""
         terminated, told = 128 + signal.SIGTERM, False
 
         def terminate(_signum: int, _frame: object) -> None:
@@ -304,7 +305,7 @@ class TapedeckApp(ControlActions, App[None]):
             self.run()
         finally:
             signal.signal(signal.SIGTERM, previous)
-        return terminated if told else 0
+        return terminated if told else self.return_code or 0  # 1: an exception ended it (Textual printed it)
 
     def _restore_theme(self) -> None:
         """Apply the theme saved by an earlier run, then save every theme the operator picks."""

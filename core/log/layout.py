@@ -67,7 +67,7 @@ def log_path(root: Path, cwd: str | None, session_id: str, compressed: bool) -> 
 def is_sessions_root(path: Path) -> bool:
     """True for a directory of sessions: a directory without a session log of its own (a log file or a session
     directory is one session; ``resolve_log_path`` finds its log)."""
-    return path.is_dir() and session_dir_log(path) is None
+    return os.path.isdir(path) and session_dir_log(path) is None  # a name too long for a path here: none (no OSError)
 
 
 def dir_log_name(mtimes: Mapping[str, int]) -> str | None:

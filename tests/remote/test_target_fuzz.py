@@ -72,3 +72,36 @@ def test_a_remote_command_run_afresh_says_one_line_on_stderr(tmp_path: Path) -> 
     done = subprocess.run([sys.executable, "-m", "core.cli", "inspect", "a..b:p"], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[2], timeout=60)  # fmt: skip
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "unreachable since" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("root", ["x:" + "x" * 300, "a" * 300, "a/" + "b" * 300])
+def test_a_root_longer_than_a_local_name_is_no_sessions_root_and_has_no_layout_note(
+    root: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tapedeck fleet x:<300 x's>`` (a target after 63ee059) or a local root of a name too long: the fleet screen
+    asked is_sessions_root, and Path.is_dir raised OSError (File name too long) out of its mount: a traceback, and
+    exit status 0. Such a name holds no directory here."""
+    from core.log.layout import is_sessions_root
+    from core.log.sessions import layout_note
+
+    monkeypatch.chdir(tmp_path)
+    assert is_sessions_root(Path(root)) is False
+    assert layout_note(Path(root), "fleet") is None
+
+
+def test_the_tui_crashing_exits_1_not_0(tmp_path: Path) -> None:
+    """An exception out of the app (its traceback printed as Textual prints it) ended ``watch`` and ``fleet`` with
+    exit status 0, as a quit does: a script or a service manager took a crash for a clean end."""
+    from tests.tui.pilot import NO_KEYMAP
+    from tui.app import TapedeckApp
+
+    class Crashing(TapedeckApp):
+        def on_mount(self) -> None:
+            raise RuntimeError("boom")
+
+        def run(self, **kwargs: object) -> object:
+            return super().run(headless=True, **kwargs)  # type: ignore[arg-type]
+
+    log = tmp_path / "session.jsonl"
+    log.write_bytes(b'{"type":"session","version":0,"id":"x"}\n')
+    assert Crashing(log, keymap_file=NO_KEYMAP).run_until_quit() == 1
