@@ -245,6 +245,21 @@ def test_fleet_at_80x24(snap_compare: Snap, tmp_path: Path) -> None:
     assert snap_compare(_app([root]), terminal_size=(80, 24), run_before=shown)
 
 
+def test_fleet_at_60x20(snap_compare: Snap, tmp_path: Path) -> None:
+    """The needed columns fit 60 columns (the table scrolled 15 cells sideways): the least needed left out, the
+    title cut to the room they leave."""
+    root = _root(tmp_path)
+
+    async def shown(pilot: Pilot[None]) -> None:
+        await _loaded(pilot, 3)
+        await until(pilot, lambda: bool(pilot.app._notifications))
+        pilot.app.clear_notifications()
+        await settle(pilot)
+        assert pilot.app.screen.query_one(DataTable).max_scroll_x == 0
+
+    assert snap_compare(_app([root]), terminal_size=(60, 20), run_before=shown)
+
+
 @pytest.mark.anyio
 async def test_watch_on_one_sessions_root_opens_the_fleet_with_how_each_last_turn_ended(
     tmp_path: Path,

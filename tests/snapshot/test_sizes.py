@@ -1,4 +1,5 @@
-"""Every screen and dialog at 160x45, 80x24 and 60x20: the main view, each policy screen, each dialog."""
+"""Every screen and dialog at 160x45, 80x24 and 60x20: the main view and the surface, each policy screen, the request
+view, the alerts, each dialog (the fleet table at 60x20 is in tests/fleet/test_fleet_tui.py)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from tests.tui.pilot import settle as settle_app
 from tests.tui.screens_policy.harness import PolicyHarness, settle
 from tests.tui.screens_policy.scenarios import demo
 from tests.tui.test_live_bad_input import bad_events
+from tui.screens.alerts import AlertsScreen
 from tui.screens.checkpoints import CheckpointsScreen
 from tui.screens.config import ConfigScreen
 from tui.screens.confirm import AskScreen, ConfirmScreen
@@ -70,6 +72,9 @@ CASES: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type | None]
     "diagnostics": (damaged_app, ("D",), DiagnosticsScreen),
     "rewind-dialog": (policy_app(CheckpointsScreen), ("w",), ConfirmScreen),
     "config-dialog": (policy_app(ConfigScreen), ("e", "backspace", "4", "enter"), ConfirmScreen),
+    "surface": (main_app, ("s",), None),
+    "request-view": (main_app, ("R",), RequestScreen),
+    "alerts": (main_app, ("A",), AlertsScreen),
 }
 # the other dialogs and screens over a screen, at 80x24 alone
 CASES_80x24: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type | None]] = {
@@ -78,7 +83,6 @@ CASES_80x24: dict[str, tuple[Callable[[Path], App[Any]], tuple[str, ...], type |
     "message-dialog": (main_app, ("m",), AskScreen),
     "stop-dialog": (main_app, ("S",), ConfirmScreen),
     "palette": (main_app, ("ctrl+p",), CommandPalette),
-    "request-view": (main_app, ("R",), RequestScreen),
     "expand-dialog": (policy_app(FoldsScreen), ("down", "down", "x"), ConfirmScreen),
 }
 

@@ -38,7 +38,8 @@ from tui.widgets.table import RowTable
 
 WIDTHS = {"session": 26, "attention": 22}  # cells cut to fit 80 columns with the state beside them
 # left out in this order, while the columns are wider than the table (at 80 columns the rest fit): the needed ones stay
-LEAST_NEEDED = ("where", "$/h", "class", "phase", "cache", "ctx", "cost")
+LEAST_NEEDED = ("where", "$/h", "class", "phase", "cache", "ctx", "cost", "write")
+SESSION_MIN = 12  # a session's title is cut to the room the needed columns leave (below 80), but no shorter
 
 
 class FleetTable(RowTable):
@@ -99,6 +100,7 @@ class FleetScreen(Screen[None]):
         for column in COLUMNS:
             table.add_column(column, key=column)
         self.columns = COLUMNS  # the columns shown (``_fitting``)
+        self.session_room = WIDTHS["session"]  # the cells the session's column takes (``_fitting``)
         yield table
         yield Static("reading the logs…", id="fleet-status")
         yield PriorityFooter()
@@ -208,17 +210,21 @@ class FleetScreen(Screen[None]):
         if self.loaded:
             self._draw()
 
-    def _fitting(self, keys: list[str]) -> tuple[str, ...]:
+    def _fitting(self, keys: list[str]) -> tuple[tuple[str, ...], int]:
         """The columns whose widths (their labels' and the rows' ``keys``' cells, padded) fit the table beside its
-        scrollbar, the least needed left out first."""
+        scrollbar, the least needed left out first, and the cells the session's column takes: its own width where
+        the columns left fit, else the room the others leave it (no less than ``SESSION_MIN``)."""
         table = self.query_one(DataTable)
         room = table.size.width - table.styles.scrollbar_size_vertical  # the same with a scrollbar or without
+        padding = 2 * table.cell_padding
         widths = {
-            column: max([cell_len(column), *(self._cells(self.rows[key])[index].cell_len for key in keys)])
-            + 2 * table.cell_padding
+            column: max([cell_len(column), *(self._cells(self.rows[key], room=WIDTHS["session"])[index].cell_len
+                                             for key in keys)]) + padding  # fmt: skip
             for index, column in enumerate(COLUMNS)
         }
-        return tuple(fitting(widths, room, LEAST_NEEDED))
+        shown = fitting(widths, room, LEAST_NEEDED)
+        left = room - sum(widths[c] for c in shown if c != "session") - padding
+        return tuple(shown), max(SESSION_MIN, min(WIDTHS["session"], left))
 
     def _draw(self, only: list[str] | None = None) -> None:
         table = self.query_one(DataTable)
@@ -228,7 +234,8 @@ class FleetScreen(Screen[None]):
             else [k for k, v in self.rows.items() if matches(v.row, self.query_text)]
         )
         current, y = self.current_key, table.scroll_y
-        rebuilt = (columns := self._fitting(keys)) != self.columns
+        columns, self.session_room = self._fitting(keys)
+        rebuilt = columns != self.columns
         if rebuilt:  # fill_table keeps the cursor and the view on a table it clears of rows only: kept here
             table.clear(columns=True)
             for column in columns:
@@ -247,15 +254,16 @@ class FleetScreen(Screen[None]):
                 table.move_cursor(row=keys.index(current))
         self.shown = keys
 
-    def _cells(self, shown: Shown, columns: tuple[str, ...] = COLUMNS) -> list[Text]:
+    def _cells(self, shown: Shown, columns: tuple[str, ...] = COLUMNS, room: int | None = None) -> list[Text]:
         """The row's cells in ``columns`` as drawn: the log's text with its controls as pictures (``printable``; a
         title's ``[…]`` is no markup), a title other rows share followed by the head of the session's id, attention
-        in red."""
+        in red (``room``: the session's cells, else ``session_room``)."""
         twin_tail = twin(shown.row, self.labels)
         out = []
         for column, cell in zip(COLUMNS, shown.cells, strict=True):
             text, tail = printable(cell), twin_tail if column == "session" else ""
-            out.append(Text(cut(text, WIDTHS[column], tail) if column in WIDTHS else text + tail))
+            width = (room or self.session_room) if column == "session" else WIDTHS.get(column)
+            out.append(Text(text + tail if width is None else cut(text, width, tail)))
         if shown.row.attention:
             out[COLUMNS.index("attention")].stylize("bold red")
         return [text for column, text in zip(COLUMNS, out, strict=True) if column in columns]

@@ -23,8 +23,10 @@ from core.rebuild.request import wire_chars
 from core.rebuild.request_diff import break_location
 from core.shared.text import printable
 from core.shared.wire import call_text
+from tui.cells import cut
 from tui.failures import READ_ERRORS, report_log_failure
 from tui.live import SessionUpdated
+from tui.screens.policy_screen import column_widths, fill_table
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_under_labels
 from tui.travel import RequestView, TimeTravel
@@ -32,6 +34,8 @@ from tui.widgets.footer import PriorityFooter
 from tui.widgets.table import RowTable
 
 PREVIEW = 160
+COLUMNS = ("", "#", "role", "chars", "from", "content")
+CONTENT_MIN = 10  # a preview is cut no shorter than this (the table scrolls sideways in less room)
 
 
 def _key(key: int | str) -> str:
@@ -85,8 +89,8 @@ def diff_line(view: RequestView, width: int | None = None) -> Text:
     return Text.assemble(said, "  " if fits else "\n", changes)
 
 
-def message_rows(view: RequestView) -> list[tuple[str, tuple[Any, ...]]]:
-    """Table rows: break mark, index, wire role, chars, where it came from, a preview."""
+def message_rows(view: RequestView, room: int = PREVIEW) -> list[tuple[str, tuple[Any, ...]]]:
+    """Table rows: break mark, index, wire role, chars, where it came from, a preview (cut to ``room`` cells)."""
     r = view.request
     where = break_location(view.diff)
     has_system = bool(r.wire) and r.wire[0].get("role") == "system"
@@ -97,7 +101,7 @@ def message_rows(view: RequestView) -> list[tuple[str, tuple[Any, ...]]]:
         origin = _key(r.keys[k]) if 0 <= k < len(r.keys) else ""
         text = m.get("content") or ""
         calls = [call_text(c) for c in m.get("tool_calls") or ()]
-        preview = one_line(" ".join([text, *calls]), PREVIEW)
+        preview = cut(one_line(" ".join([text, *calls]), PREVIEW), room)
         broke = where == ("message", i)
         style = "bold red" if broke else ""
         rows.append(
@@ -152,7 +156,7 @@ class RequestScreen(Screen[None]):
     def on_mount(self) -> None:
         """Columns, then the first rebuild; the toasts kept off the last messages."""
         self.screen_layout_refresh_signal.subscribe(self, self._place_toasts)
-        self.query_one(DataTable).add_columns("", "#", "role", "chars", "from", "content")
+        self.query_one(DataTable).add_columns(*COLUMNS)
         self.query_one(DataTable).focus()
         self._load(self.index)
 
@@ -162,8 +166,20 @@ class RequestScreen(Screen[None]):
         stack_under_labels(self, self.query_one(DataTable))
 
     def on_resize(self) -> None:
-        """Fit the diff line to the new width."""
+        """Fit the diff line and the table to the new width."""
         self.call_after_refresh(self._draw_diff)
+        self.call_after_refresh(self._fill)
+
+    def _fill(self) -> None:
+        """The messages in the table's width (it never scrolls sideways): each preview cut to the room the other
+        columns leave."""
+        if self.view is None:
+            return
+        table = self.query_one(DataTable)
+        rows = message_rows(self.view)
+        room = table.size.width - table.styles.scrollbar_size_vertical
+        left = room - column_widths(COLUMNS[:-1], [cells for _, cells in rows]) - 2  # the preview's padding
+        fill_table(table, message_rows(self.view, max(left, CONTENT_MIN)))
 
     def _draw_diff(self) -> None:
         if self.view is not None:
@@ -253,9 +269,8 @@ class RequestScreen(Screen[None]):
             tools = Text("✂ ") + tools
         self.query_one("#request-tools", Static).update(tools)
         table = self.query_one(DataTable)
-        table.clear()
-        for key, row in message_rows(view):
-            table.add_row(*row, key=key)
+        table.clear()  # the cursor on the first message, or the one the cache broke at
+        self._fill()
         where = break_location(view.diff)
         if where is not None and where[0] == "message":
             table.move_cursor(row=where[1])

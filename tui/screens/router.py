@@ -21,9 +21,15 @@ from core.log.vocabulary import ROUTE_EVENT
 from core.read.session import Session
 from core.read.summary import human_chars
 from core.shared.text import js_json, printable
-from tui.screens.policy_screen import PolicyScreen, fill_table, logged
+from tui.cells import cut, fitting
+from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table, logged
 from tui.screens.stacked import while_stacked
 from tui.widgets.table import RowTable
+
+COLUMNS = ("t.s", "class", "phase", "cap", "soft/hard", "risk", "score", "prune", "pressure", "removed", "reason")
+# left out in this order while the columns are wider than the table (the selected decision's record has them all)
+LEAST_NEEDED = ("removed", "pressure", "score", "prune", "soft/hard", "cap", "reason", "phase")
+REASON_MIN = 10  # the reason is left out in less room than this
 
 
 def compact(value: Any) -> str:
@@ -132,6 +138,7 @@ class RouterScreen(PolicyScreen):
     def __init__(self) -> None:
         super().__init__()
         self._lines: dict[str, RouteLine] = {}
+        self._view: list[RouteLine] = []  # the decisions shown, drawn again for a new width
 
     def compose_body(self) -> ComposeResult:
         """Decision table, totals and the selected record."""
@@ -145,20 +152,13 @@ class RouterScreen(PolicyScreen):
     @while_stacked
     def on_mount(self) -> None:
         """Set up the table, then derive."""
-        self.query_one("#router-table", DataTable).add_columns(
-            "t.s",
-            "class",
-            "phase",
-            "cap",
-            "soft/hard",
-            "risk",
-            "score",
-            "prune",
-            "pressure",
-            "removed",
-            "reason",
-        )
+        self.query_one("#router-table", DataTable).add_columns(*COLUMNS)
         super().on_mount()
+
+    def on_resize(self) -> None:
+        """Fit the table's columns to the new width."""
+        super().on_resize()
+        self.call_after_refresh(self._fill)
 
     def derive(self, live: Any) -> list[RouteLine]:
         """Route decisions (worker thread)."""
@@ -166,28 +166,9 @@ class RouterScreen(PolicyScreen):
 
     def show(self, view: list[RouteLine]) -> None:
         """Refill the table and the totals."""
+        self._view = view
         self._lines = {str(line.seq): line for line in view}
-        rows = [
-            (
-                str(line.seq),
-                (
-                    f"{line.turn}.{line.step}",
-                    line.task_class,
-                    line.phase,
-                    line.caps,
-                    line.budgets,
-                    Text(line.risk, style="bold" if line.risk != "none" else "dim"),
-                    line.score,
-                    line.prune_level,
-                    line.pressure,
-                    human_chars(line.chars_removed),
-                    line.reason,
-                ),
-            )
-            for line in view
-        ]
-        table = self.query_one("#router-table", DataTable)
-        fill_table(table, rows)
+        table = self._fill()
         removed = sum(line.chars_removed for line in view)
         summary = (
             f"{len(view)} decision(s) · {human_chars(removed)} chars pruned in total"
@@ -196,6 +177,29 @@ class RouterScreen(PolicyScreen):
         )
         self.query_one("#router-summary", Static).update(Text(summary))
         self._show_detail(table)
+
+    def _fill(self) -> DataTable[Any]:
+        """The table in its width (it never scrolls sideways; the record beside it holds every field): the least
+        needed columns left out while the rest do not fit, the reason cut to the room the others leave."""
+        table = self.query_one("#router-table", DataTable)
+        rows = [
+            {"t.s": f"{line.turn}.{line.step}", "class": line.task_class, "phase": line.phase, "cap": line.caps,
+             "soft/hard": line.budgets, "risk": Text(line.risk, style="bold" if line.risk != "none" else "dim"),
+             "score": line.score, "prune": line.prune_level, "pressure": line.pressure,
+             "removed": human_chars(line.chars_removed), "reason": printable(line.reason)}
+            for line in self._view
+        ]  # fmt: skip
+        widths = {c: column_widths([c], [[row[c]] for row in rows]) for c in COLUMNS}
+        room = table.size.width - table.styles.scrollbar_size_vertical
+        shown = fitting({**widths, "reason": min(widths["reason"], REASON_MIN + 2)}, room, LEAST_NEEDED)
+        left = room - sum(widths[c] for c in shown if c != "reason") - 2  # the reason's padding
+        if list(table.columns) != shown:
+            table.clear(columns=True)
+            for label in shown:
+                table.add_column(label, key=label)
+        cells = [[cut(row[c], left) if c == "reason" else row[c] for c in shown] for row in rows]
+        fill_table(table, [(str(line.seq), row) for line, row in zip(self._view, cells, strict=True)])
+        return table
 
     def _show_detail(self, table: DataTable[Any]) -> None:
         detail = self.query_one("#router-detail", Static)

@@ -1,0 +1,59 @@
+"""At 60x20 and 80x24 no screen scrolls sideways: every table fits its width, what it leaves out or cuts shown whole
+beside it (the Router screen's record, the editor of a config value, a mark's objective), and the other widgets
+wrap or cut their lines. The snapshots of these screens at 60x20 are in tests/snapshot/test_sizes.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.app import App
+from textual.widget import Widget
+
+from tests.fleet.test_fleet_tui import _app as fleet_app
+from tests.fleet.test_fleet_tui import _loaded, _root
+from tests.tui.logs import policy_log, release_hosts
+from tests.tui.pilot import make_app, settle
+
+pytestmark = pytest.mark.anyio
+SIZES = [(60, 20), (80, 24)]
+# the keys that open each screen from the main view
+KEYS = {"main": (), "surface": ("s",), "tape": ("t",), "folds": ("o",), "checkpoints": ("c",), "router": ("r",),
+        "prolong": ("p",), "config": ("C",), "diagnostics": ("D",), "request": ("R",), "alerts": ("A",),
+        "help": ("question_mark",), "filter": ("f",)}  # fmt: skip
+
+
+def sideways(app: App[Any]) -> list[str]:
+    """The widgets of the screen on top that scroll sideways, and by how much."""
+    return [f"{type(w).__name__}#{w.id}: {w.max_scroll_x} cells past {w.size.width}"
+            for w in app.screen.query("*")
+            if isinstance(w, Widget) and w.display and w.allow_horizontal_scroll and w.max_scroll_x > 0]  # fmt: skip
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("screen", list(KEYS))
+async def test_no_screen_scrolls_sideways(tmp_path: Path, screen: str, size: tuple[int, int]) -> None:
+    app = make_app(policy_log().write(tmp_path / "demo" / "session.jsonl"))
+    try:
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            for key in KEYS[screen]:
+                await pilot.press(key)
+                await settle(pilot)
+            await pilot.pause(0.1)  # a resize's refit runs after the refresh
+            assert sideways(app) == []
+    finally:
+        release_hosts()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_fleet_does_not_scroll_sideways(tmp_path: Path, size: tuple[int, int]) -> None:
+    app = fleet_app([_root(tmp_path)])
+    try:
+        async with app.run_test(size=size) as pilot:
+            await _loaded(pilot, 3)
+            await settle(pilot)
+            assert sideways(app) == []
+    finally:
+        release_hosts()
