@@ -38,6 +38,7 @@ from core.read.session import Session
 from core.read.summary import human_chars
 from core.shared.errors import TapedeckError
 from core.shared.text import js_json, printable
+from core.shared.values import int_or_none
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.stacked import while_stacked
 from tui.screens.toasts import stack_toasts
@@ -117,14 +118,14 @@ def rewind_outcome(detail: Any) -> str:
         return f"folded {detail.get('foldedNodes')} nodes{size + ' chars' if size else ''}"
     moved = ""
     if "stepsSince" in preview:
-        steps = int(preview.get("stepsSince") or 0)
+        steps = int_or_none(preview.get("stepsSince")) or 0  # a log's value of another type: none ran
         moved = (
             ": nothing changed in between"
             if steps == 0
             else f": the agent ran {steps} more step{'s' if steps != 1 else ''}"
         )
     return (
-        f"previewed {preview.get('nodes')} nodes / {human_chars(int(preview.get('chars') or 0))} chars at seq "
+        f"previewed {preview.get('nodes')} nodes / {human_chars(int_or_none(preview.get('chars')) or 0)} chars at seq "
         f"{preview.get('seq')}; applied {applied}{moved}"
     )
 
