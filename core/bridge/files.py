@@ -219,15 +219,17 @@ def placed(info: BridgeInfo, machine: str | None, here: str | None, same: bool, 
     serves. ``here``: that directory's ``<device>:<inode>`` (None: unknown); ``same``: the path ``info.dir`` names
     is that directory; ``gone``: nothing is at that path.
 
-    A file whose ``dirId`` has this directory's device and inode was written for it, whatever machine id it names
-    (the machine's id changed: a container rebuilt on its volume): the session itself, or moved here from
-    ``info.dir`` when that path names another directory now (made again since, or gone). Else a file whose ``dirId``
-    names another machine is ``brought`` (that machine runs the session in a directory the two share, live while its
-    heartbeat is, or this is a copy brought from there); one written for another directory is the file of that
-    directory moved here (``moved``) when the path it names is gone, and else a copy's."""
+    A file whose ``dirId`` names another machine is ``brought`` (that machine runs the session in a directory the
+    two share, a container's volume among them, live while its heartbeat is, or this is a copy brought from there),
+    unless it has this directory's device and inode and its path, and no bridge writes it now (its state is exited
+    or its heartbeat old): the machine's id changed (a container rebuilt on its volume), and it is the session
+    itself. Else one written for another directory is the file of that directory moved here (``moved``) when this
+    directory has the device and inode its ``dirId`` names (the path it names is another directory now, made again
+    since) or that path is gone, and else a copy's."""
     recorded = info.dir_id.split(":") if info.dir_id is not None else None
     own = recorded is not None and here is not None and recorded[1:] == here.split(":")
-    if recorded is not None and machine is not None and recorded[0] != machine and not own:
+    written_now = info.state != "exited" and heartbeat_fresh(info)  # by the machine it names, whose pids are not ours
+    if recorded is not None and machine is not None and recorded[0] != machine and not (own and same and not written_now):
         return replace(info, brought=True)
     if info.dir is None or same:
         return info
@@ -425,8 +427,9 @@ def this_boot(info: BridgeInfo, boot: str | None) -> bool:
     """Whether the pid ``info`` records can name a process of the machine whose boot id is ``boot``: it records a
     pid and its start time, and the boot it was written in is that one (or it names none: a plugin from before
     boot ids). A file of another boot, before a reboot or on another machine sharing the directory, names no
-    process there, whatever runs there under its pid with its start time (a pid and a tick count can come again)."""
-    return info.pid is not None and info.proc_start is not None and info.boot_id in (None, boot)
+    process there, whatever runs there under its pid with its start time (a pid and a tick count can come again);
+    nor does one of another machine id (``brought``): a container's pids are its own, though its boot is its host's."""
+    return not info.brought and info.pid is not None and info.proc_start is not None and info.boot_id in (None, boot)
 
 
 BOOT_ID_FILE = "/proc/sys/kernel/random/boot_id"
@@ -444,7 +447,7 @@ def boot_id() -> str | None:
 def same_machine(info: BridgeInfo, boot: str | None) -> bool:
     """Whether ``info`` was written on the machine whose boot id is ``boot`` since its last boot: there its pid says
     whether the plugin runs, and the heartbeat (which stands in for a pid that cannot be checked) is not asked."""
-    return boot is not None and info.pid is not None and info.proc_start is not None and info.boot_id == boot
+    return this_boot(info, boot) and boot is not None and info.boot_id == boot
 
 
 def heartbeat_fresh(info: BridgeInfo, now_ms: int | None = None) -> bool:

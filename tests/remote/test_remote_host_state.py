@@ -376,3 +376,29 @@ def test_a_bridge_json_that_cannot_be_used_reads_the_same_over_ssh_as_here(sshd:
     said = [describe_host(s.to_dict()) for s in states]
     assert said == [describe_host(s.to_dict()) for s in local] and states == local
     assert all("bridge.json here cannot be used" in line for line in said), said
+
+
+def test_a_session_a_container_runs_on_a_volume_of_this_machine_is_live_by_its_heartbeat(sshd: Sshd, tmp_path: Path) -> None:
+    """DSH in a container (its own machine id and pids, this kernel's boot id) on a directory of this machine bind
+    mounted into it: its bridge.json names the directory's device and inode here, and the path it has in the
+    container (or the same path). Read here or over SSH it is the other machine's live session, judged by its
+    heartbeat: with another path it read 'moved' (the inode is this directory's) and exited, with the same path its
+    container pid was looked for here and it read exited; once it says it exited, it is this session, exited."""
+    sshd.trust()
+    now = int(time.time() * 1000)
+    dirs = {"mounted": tmp_path / "mounted", "same": tmp_path / "same", "exited": tmp_path / "exited"}
+    logs = []
+    for name, d in dirs.items():
+        target = _session(tmp_path, name, {})
+        st = d.stat()
+        bridge = {"state": "exited" if name == "exited" else "running", "pid": _dead_pid(), "procStart": "1",
+                  "bootId": BOOT_ID, "since": now, "heartbeat": now, "dir": "/data/p/s" if name == "mounted" else str(d),
+                  "dirId": f"0123456789abcdef0123456789abcdef:{st.st_dev}:{st.st_ino}"}  # fmt: skip
+        (d / "bridge.json").write_bytes(orjson.dumps(bridge))
+        logs.append(target)
+    states = remote_host_states(link_for(logs[0]), [(log, False) for log in logs])
+    local = [read_host_state(Path(log.path)) for log in logs]
+    assert [(s.state, s.live, "otherMachine" in s.bridge) for s in states] == [
+        ("running", True, True), ("running", True, True), ("exited", False, False)], states
+    assert states == local and [s.bridge for s in states] == [s.bridge for s in local]
+    assert "no process seen: live by its heartbeat" in describe_host(states[0].to_dict())
