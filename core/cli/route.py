@@ -14,6 +14,7 @@ from core.policies.adaptive import CHECKPOINT, classify_task, phase_text
 from core.policies.adaptive_config import TASK_CLASSES, AdaptiveConfig
 from core.policies.risk import route_risk
 from core.shared.errors import TapedeckError
+from core.shared.parsers import NotUtf8, user_text
 from core.shared.regular import read_capped
 from core.shared.text import utf16_len
 
@@ -52,15 +53,12 @@ def read_text(path: str, what: str) -> str:
 
 
 def _utf8(data: bytes, what: str, fix: str) -> str:
-    """``data`` as UTF-8 text; else a TapedeckError naming ``what``, the offset in bytes of the first byte that is not
-    UTF-8 and its value, and ``fix``, what to do."""
+    """``data`` as text, as a config file's is read (``user_text``); else a TapedeckError naming ``what``, the first
+    byte that is not UTF-8 and ``fix``, what to do."""
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        bad = data[exc.start]
-        raise TapedeckError(
-            f"{what}: not UTF-8 text: the byte at offset {exc.start} (0x{bad:02x}) cannot be decoded; {fix}"
-        ) from None
+        return user_text(data, fix)
+    except NotUtf8 as exc:
+        raise TapedeckError(f"{what}: {exc}") from None
 
 
 def route_report(text: str, task_class: str | None, evidence: str, config: AdaptiveConfig) -> dict[str, Any]:

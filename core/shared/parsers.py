@@ -41,14 +41,16 @@ class NotUtf8(ValueError):
 BOM = b"\xef\xbb\xbf"  # the UTF-8 byte-order mark, which some editors (Windows ones) put first in a file they save
 
 
-def user_text(data: bytes) -> str:
-    """``data``, the bytes of a file a person wrote (a policy config, a keymap, a script), as its text: UTF-8, the
-    byte-order mark an editor may have put first left out; ``NotUtf8`` naming the first byte that is not UTF-8."""
+def user_text(data: bytes, fix: str = "save it as UTF-8") -> str:
+    """``data``, the bytes of a file a person wrote (a policy config, a keymap, a script, a tool's output), as its
+    text: UTF-8, the byte-order mark an editor may have put first left out; ``NotUtf8`` naming the first byte that is
+    not UTF-8 (its offset in the file and its value) and ``fix``, what to do."""
     skip = len(BOM) if data.startswith(BOM) else 0
     try:
         return data[skip:].decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise NotUtf8(f"not UTF-8 text (byte {skip + exc.start} cannot be decoded); save it as UTF-8") from None
+        at = skip + exc.start
+        raise NotUtf8(f"not UTF-8 text: the byte at offset {at} (0x{data[at]:02x}) cannot be decoded; {fix}") from None
 
 
 def parse_json(text: str) -> Any:

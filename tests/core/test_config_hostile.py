@@ -81,7 +81,7 @@ def test_a_whole_number_beyond_64_bits_is_refused_in_files(tmp_path: Path, name:
 
 def test_a_non_utf8_file_gets_a_message(tmp_path: Path) -> None:
     (tmp_path / "c.toml").write_bytes(b"[prolong]\nlogFile = \"\xff\xfe.txt\"\n")
-    _refused(lambda: load_config(tmp_path / "c.toml"), "not UTF-8", "byte 21")
+    _refused(lambda: load_config(tmp_path / "c.toml"), "not UTF-8", "the byte at offset 21 (0xff)")
 
 
 @pytest.mark.parametrize(

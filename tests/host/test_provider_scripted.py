@@ -240,7 +240,9 @@ def test_a_script_saved_with_a_byte_order_mark_plays(tmp_path: Path) -> None:
     script.write_bytes(b'{"responses": [{"text": "\xff"}]}')
     with pytest.raises(ProviderError) as info:
         make_provider(f"scripted:{script}")
-    assert str(info.value) == f"scripted model: {script}: not UTF-8 text (byte 25 cannot be decoded); save it as UTF-8"
+    assert str(info.value) == (  # the byte's value too, as route's --evidence says it (one helper for both)
+        f"scripted model: {script}: not UTF-8 text: the byte at offset 25 (0xff) cannot be decoded; save it as UTF-8"
+    )
 
 
 def test_a_script_that_never_ends_is_refused_not_read_forever(tmp_path: Path) -> None:

@@ -72,8 +72,8 @@ def test_a_keymap_or_settings_file_an_editor_saved_with_a_byte_order_mark_applie
     assert load_keymap(path, IDS) == ({"main.search": "ctrl+f"}, [])
     assert load_theme(settings) == ("nord", None)
     path.write_bytes(b'main.search = "ctrl+\xff"\n')
-    assert load_keymap(path, IDS) == ({}, [f"{path}: not UTF-8 text (byte 20 cannot be decoded); save it as UTF-8"])
-    assert load_theme(path) == (None, f"{path}: not UTF-8 text (byte 20 cannot be decoded); save it as UTF-8")
+    assert load_keymap(path, IDS) == ({}, [f"{path}: not UTF-8 text: the byte at offset 20 (0xff) cannot be decoded; save it as UTF-8"])
+    assert load_theme(path) == (None, f"{path}: not UTF-8 text: the byte at offset 20 (0xff) cannot be decoded; save it as UTF-8")
 
 
 @pytest.mark.parametrize(
