@@ -13,8 +13,9 @@ from textual.widget import Widget
 
 from tests.fleet.test_fleet_tui import _app as fleet_app
 from tests.fleet.test_fleet_tui import _loaded, _root
-from tests.tui.logs import policy_log, release_hosts
+from tests.tui.logs import HEADER, policy_log, release_hosts
 from tests.tui.pilot import make_app, settle
+from tests.tui.test_live_bad_input import bad_events
 
 pytestmark = pytest.mark.anyio
 SIZES = [(60, 20), (80, 24)]
@@ -54,6 +55,28 @@ async def test_the_fleet_does_not_scroll_sideways(tmp_path: Path, size: tuple[in
         async with app.run_test(size=size) as pilot:
             await _loaded(pilot, 3)
             await settle(pilot)
+            assert sideways(app) == []
+    finally:
+        release_hosts()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_diagnostics_of_a_damaged_log_do_not_scroll_sideways(tmp_path: Path, size: tuple[int, int]) -> None:
+    """A diagnostic's code is as wide as ``header-relative-cwd``: at 60 columns the table kept its message 20 cells
+    wide beside the four other columns and scrolled 8 cells sideways, the right of every wrapped message line past
+    the edge; the offset (then the seq) is left out while the message would get less than 20 cells."""
+    log = policy_log()
+    log.header = {**HEADER, "cwd": "work/demo"}  # a relative cwd: the header's own warning
+    bad_events(log)
+    app = make_app(log.write(tmp_path / "demo" / "session.jsonl"))
+    try:
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            await pilot.press("D")
+            await settle(pilot)
+            await pilot.pause(0.1)
+            table = app.screen.query_one("#diagnostics-table")
+            assert table.row_count >= 5  # type: ignore[attr-defined]
             assert sideways(app) == []
     finally:
         release_hosts()

@@ -17,6 +17,7 @@ from textual.containers import Vertical
 from textual.widgets import DataTable, Static
 
 from core.shared.diagnostics import Diagnostic
+from tui.cells import fitting
 from tui.screens.policy_screen import PolicyScreen, column_widths, fill_table
 from tui.screens.stacked import while_stacked
 from tui.widgets.table import RowTable
@@ -24,6 +25,7 @@ from tui.widgets.table import RowTable
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 COLUMNS = ("severity", "code", "seq", "offset", "message")
 MESSAGE_MIN = 20  # the message column's cells however narrow the screen (the table scrolls sideways then)
+LEAST_NEEDED = ("offset", "seq")  # left out in this order while the message would get less (enter still goes there)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,10 +99,17 @@ class DiagnosticsScreen(PolicyScreen):
         ]
         table = self.query_one("#diagnostics-table", DataTable)
         room = self.size.width - table.styles.scrollbar_size_vertical
-        message = table.columns[COLUMNS[-1]]  # type: ignore[index]
-        message.width = max(room - column_widths(COLUMNS[:-1], [cells for _, cells in rows]) - 2, MESSAGE_MIN)
+        widths = {c: column_widths([c], [[cells[i]] for _, cells in rows]) for i, c in enumerate(COLUMNS)}
+        shown = fitting({**widths, "message": MESSAGE_MIN + 2}, room, LEAST_NEEDED)
+        if list(table.columns) != shown:
+            table.clear(columns=True)
+            for label in shown:
+                table.add_column(label, key=label)
+        message = table.columns["message"]  # type: ignore[index]
+        message.width = max(room - sum(widths[c] for c in shown if c != "message") - 2, MESSAGE_MIN)
         message.auto_width = False
-        fill_table(table, rows, height=None)
+        keep = [COLUMNS.index(c) for c in shown]
+        fill_table(table, [(key, [cells[i] for i in keep]) for key, cells in rows], height=None)
         self.query_one("#diagnostics-summary", Static).update(Text(summary_line(entries)))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
