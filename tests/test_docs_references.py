@@ -76,3 +76,15 @@ def test_the_checks_see_a_stale_name() -> None:
     assert _resolves("core.shared.text.clip") and _resolves("core.read")
     assert not _resolves("core.shared.text.text_parts") and not _resolves("core.nowhere")
     assert "fleet_order" in _defined_names() and "session_tree" not in _defined_names()
+
+
+def test_every_retired_key_is_in_the_readmes_migration_list() -> None:
+    """A retired slice key's refusal says "See README migration": the README's Migration list names each one."""
+    from core.policies.slice_config import RETIRED_HISTORY, RETIRED_TOP_LEVEL
+
+    text = _text("README.md")
+    start = text.find("**Migration.**")
+    assert start >= 0, "the README has no Migration list for the retired keys' message to point to"
+    section = text[start : text.find("\n\n", text.find("| retired key", start))]
+    missing = [key for key in [*RETIRED_TOP_LEVEL, *RETIRED_HISTORY] if not re.search(rf"\b{key}\b", section)]
+    assert not missing, f"retired keys the README's Migration list leaves out: {missing}"
