@@ -103,11 +103,14 @@ def render(report: dict[str, Any]) -> str:
 
 
 def _stdin_text() -> str:
-    """The request piped in, as UTF-8 text; a TapedeckError naming the first byte that is not."""
+    """The request piped in, as UTF-8 text, read up to ``MAX_EVIDENCE_BYTES`` as the evidence is (a pipe without end,
+    ``< /dev/zero``, is not read until memory runs out); a TapedeckError naming the first byte that is not UTF-8."""
     try:
-        raw = sys.stdin.buffer.read()
+        raw = sys.stdin.buffer.read(MAX_EVIDENCE_BYTES + 1)
     except OSError as exc:
         raise TapedeckError(f"could not read the request on stdin ({exc.strerror or exc})") from None
+    if len(raw) > MAX_EVIDENCE_BYTES:
+        raise TapedeckError(f"the request on stdin is larger than {MAX_EVIDENCE_BYTES >> 20} MiB, which no request is")
     return _utf8(raw, "the request on stdin", "convert it to UTF-8 (iconv -f ITS-ENCODING -t UTF-8) and pipe that")
 
 

@@ -217,6 +217,34 @@ def test_route_refuses_a_request_it_cannot_read(
     assert capsys.readouterr() == ("", f"tapedeck: {message}\n")
 
 
+def test_route_reads_no_more_of_stdin_than_a_request_can_be(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tapedeck route - < /dev/zero`` (a pipe without end) read stdin whole: MemoryError and a traceback, or the
+    machine's memory, where the evidence file was read only up to its cap; stdin is read as far."""
+    import io
+    import sys
+
+    from core.cli.route import MAX_EVIDENCE_BYTES
+
+    class Endless(io.RawIOBase):
+        read_so_far = 0
+
+        def readable(self) -> bool:
+            return True
+
+        def readinto(self, buffer: bytearray | memoryview) -> int:
+            if Endless.read_so_far > 2 * MAX_EVIDENCE_BYTES:  # a reader that takes it all: no cap
+                raise MemoryError
+            buffer[:] = b"a" * len(buffer)
+            Endless.read_so_far += len(buffer)
+            return len(buffer)
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(Endless())))
+    assert main(["route", "-"]) == 2
+    assert capsys.readouterr().err == f"tapedeck: the request on stdin is larger than {MAX_EVIDENCE_BYTES >> 20} MiB, which no request is\n"
+
+
 @pytest.mark.parametrize(
     ("argv", "said"),
     [
