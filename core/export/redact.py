@@ -166,10 +166,37 @@ _OPTION_WORDS = frozenset(b"option options argument arguments parameter paramete
 # -p …``, ``mysql -p…`` (glued to it: ``-p`` alone asks for it), ``redis-cli -a …``, ``curl -u user:…``, ``docker
 # login -p …`` (and podman's, and Azure's ``az login -p …``), ``aws configure set aws_secret_access_key …``,
 # mongosh's ``-p``, sqlcmd's ``-P``, ldapsearch's ``-w``, zip's ``-P``, 7-Zip's ``-p…``, smbclient's ``-U user%…``,
-# keytool's ``-storepass``/``-keypass``, openssl's ``-pass pass:…`` and the last argument of ``htpasswd -b FILE user
-# …`` (``-nb user …``, no file), of ``rabbitmqctl add_user user …`` (``change_password``, ``authenticate_user``)
-# and of Windows' ``net use … /user:bob …``
-_CLI_ARGUMENT = rb"\\?[\"']?[^\s\"'\\|;&]+\\?[\"']?[ \t]+"  # an argument before the password, quoted or not
+# keytool's ``-storepass``/``-keypass``, openssl's ``-pass pass:…``, the argument after the user's of ``htpasswd
+# -b FILE user …`` (``-nb user …``: no file; ``_HTPASSWD``) and of ``rabbitmqctl add_user user …``
+# (``change_password``, ``authenticate_user``), and the first argument of Windows' ``net use`` after its share that
+# is no switch (``net use \\srv\share … /user:bob``, ``net use Z: \\srv\share /user:bob …``: ``_NET_USE``)
+_CLI_ARGUMENT = rb"\\?[\"']?[^\s\"'\\|;&-][^\s\"'\\|;&]*\\?[\"']?[ \t]+"  # an argument before the password, not an option
+# htpasswd's options, before its arguments: flags alone or run together in any order (``-b -n``, ``-nbB``), a ``C``
+# or ``r`` taking the rest of its word or the next word as its value (``-C 12``, ``-bC12``). With ``b`` the password
+# is on the line, after the file and the user, or after the user alone with ``n`` (no file)
+_HT_VALUE = rb"(?:[Cr][ \t]*\\?[\"']?[^\s\"'\\|;&]+\\?[\"']?)?"
+
+
+def _ht_option(flags: bytes, among: bytes = b"") -> bytes:
+    """One option word of htpasswd's whose flags are of the class ``flags``, ``among`` (when given) among them."""
+    return rb"[ \t]+-" + flags + rb"*" + (among + flags + rb"*" if among else b"") + _HT_VALUE
+
+
+_HT_NO_N, _HT_ANY = rb"[a-mo-qs-zABD-Z0-9]", rb"[a-qs-zABD-Z0-9]"  # flags but n (and C, r), and any but C, r
+_HTPASSWD = (
+    rb"htpasswd(?:\.exe)?(?:" + _ht_option(_HT_NO_N) + rb")*" + _ht_option(_HT_NO_N, b"b")
+    + rb"(?:" + _ht_option(_HT_NO_N) + rb")*[ \t]+" + _CLI_ARGUMENT + _CLI_ARGUMENT
+    + rb"|htpasswd(?:\.exe)?(?:" + _ht_option(_HT_ANY) + rb")*(?:" + _ht_option(_HT_ANY, rb"(?:n" + _HT_ANY + rb"*b|b"
+    + _HT_ANY + rb"*n)") + rb"|" + _ht_option(_HT_ANY, b"n") + rb"(?:" + _ht_option(_HT_ANY) + rb")*"
+    + _ht_option(_HT_ANY, b"b") + rb"|" + _ht_option(_HT_ANY, b"b") + rb"(?:" + _ht_option(_HT_ANY) + rb")*"
+    + _ht_option(_HT_ANY, b"n") + rb")(?:" + _ht_option(_HT_ANY) + rb")*[ \t]+" + _CLI_ARGUMENT
+)
+# ``net use [X: | *] SHARE [password] [/switch …]``: the share a UNC path (``\\srv\share``, ``//srv/share``), a
+# variable (``%SHARE%``) or quoted; the switches may come before the password too
+_NET_SHARE = rb"(?:\\?[\"'](?:\\\\|//|%)[^\"'\n]*?\\?[\"']|(?:\\\\|//|%)[^\s\"'|;&]+)"
+_NET_USE = (
+    rb"(?i:net[ \t]+use)[ \t]+(?:(?:[A-Za-z]:|\*)[ \t]+)?" + _NET_SHARE + rb"(?:[ \t]+/[^\s|;&]+)*[ \t]+"
+)
 _CLI_PASSWORD = re2.compile(
     rb"(?:sshpass[ \t]+-p[ \t]*|mysql(?:dump|admin)?\b[^\n|;&]*?[ \t]-p|redis-cli\b[^\n|;&]*?[ \t]-a[ \t]+"
     rb"|(?:docker|podman|az)[ \t]+login\b[^\n|;&]*?[ \t]-p[ \t]+"
@@ -178,10 +205,9 @@ _CLI_PASSWORD = re2.compile(
     rb"|ldap[a-z]+\b[^\n|;&]*?[ \t]-w[ \t]+|\b(?:un)?zip\b[^\n|;&]*?[ \t]-P[ \t]+|7za?\b[^\n|;&]*?[ \t]-p"
     rb"|smbclient\b[^\n|;&]*?[ \t](?:-U[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s%\"'\\$]*%"
     rb"|[ \t]-(?:(?:src|dest)?storepass|(?:src|dest)?keypass)[ \t]+|[ \t]-pass(?:in|out)?[ \t]+\\?[\"']?pass:"
-    rb"|htpasswd\b[^\n|;&]*?[ \t]-(?:[A-Za-mo-z]*b[A-Za-mo-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*" + _CLI_ARGUMENT
-    + rb"|[A-Za-z]*(?:n[A-Za-z]*b|b[A-Za-z]*n)[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*)" + _CLI_ARGUMENT
+    rb"|" + _HTPASSWD
     + rb"|rabbitmqctl\b[^\n|;&]*?[ \t](?:add_user|change_password|authenticate_user)[ \t]+" + _CLI_ARGUMENT
-    + rb"|(?i:net[ \t]+use)\b[^\n|;&]*?[ \t](?i:/user:)[^\s|;&]+[ \t]+"
+    + rb"|" + _NET_USE
     + rb"|curl\b[^\n|;&]*?[ \t](?:-u[ \t]*|--user(?:[ \t]+|=))\\?[\"']?[^\s:\"'\\$]*:)"
     rb"\\?[\"']?((?:[^\s\"'\\|;&]|" + _ESCAPED + rb")+)"
 )

@@ -109,7 +109,9 @@ CONFIG = st.one_of(
                                "- token: |-  # rotated\n\n    {}", "PGPASSWORD={} psql -h db -U app mydb",
                                "define( 'DB_PASSWORD', '{}' );", "os.environ['API_KEY'] = '{}'",
                                "Server=db;Uid=sa;Pwd={};Database=app", '$db_pass = "{}";',
-                               "SECRET_KEY_BASE={}"]),
+                               "SECRET_KEY_BASE={}", "net use \\\\srv\\share {} /user:bob",
+                               "net use Z: \\\\srv\\share {} /persistent:no", "htpasswd -n -b bob {}",
+                               "htpasswd -b -C 12 .htpasswd bob {}", "htpasswd -B -r 9 -b -c f bob {}"]),
               WORD_VALUES.filter(lambda v: not TYPE_NAME.fullmatch(v.encode()))),
     st.tuples(st.sampled_from(["bob:{}", "root:{}:19000:0:99999:7:::", "password_hash() gave {}"]), HASHES),
     st.tuples(st.sampled_from(['\tpsk="{}"', "ssh-keygen -t ed25519 -N '{}' -f k", 'ssh-keygen -p -P {} -N "x2pass"']),
@@ -1788,19 +1790,28 @@ def test_a_key_base_goes(text: str, out: str) -> None:
         ("htpasswd -cbB .htpasswd bob 'two words'", "htpasswd -cbB .htpasswd bob '[redacted key]'"),
         ("htpasswd -c -b .htpasswd bob Hunter2pw && ls", "htpasswd -c -b .htpasswd bob [redacted key] && ls"),
         ("htpasswd -nb bob Hunter2pw", "htpasswd -nb bob [redacted key]"),
+        ("htpasswd -n -b bob Hunter2pw", "htpasswd -n -b bob [redacted key]"),
+        ("htpasswd -b -n -B bob Hunter2pw", "htpasswd -b -n -B bob [redacted key]"),
+        ("htpasswd -b -C 12 .htpasswd bob Hunter2pw", "htpasswd -b -C 12 .htpasswd bob [redacted key]"),
+        ("htpasswd -bBC12 f bob Hunter2pw", "htpasswd -bBC12 f bob [redacted key]"),
+        ("htpasswd -B -r 9 -c -b f bob 'two words'", "htpasswd -B -r 9 -c -b f bob '[redacted key]'"),
+        ('{"c": "ls\\nhtpasswd -n -b bob Hunter2pw"}', '{"c": "ls\\nhtpasswd -n -b bob [redacted key]"}'),
         ('{"command": "htpasswd -b .htpasswd \\"bob\\" \\"Hunter2pw\\""}',
          '{"command": "htpasswd -b .htpasswd \\"bob\\" \\"[redacted key]\\""}'),
     ],
 )  # fmt: skip
 def test_the_password_htpasswd_takes_goes(text: str, out: str) -> None:
-    """``htpasswd -b FILE user PW`` (``-nb user PW``) went out: the password is a bare argument after the user's."""
+    """``htpasswd -b FILE user PW`` (``-nb user PW``) went out: the password is a bare argument after the user's.
+    So it did with ``-n`` and ``-b`` apart (``-n -b bob PW``, whose user was taken for the file) and with an option's
+    value before the arguments (``-C 12``, whose value was taken for the file)."""
     r = Redactor(environ={}, home="/home/ann")
     found = r.text(text)
     assert found == out and r.summary()["key"] == 1, found
 
 
 def test_htpasswd_asking_for_the_password_stays() -> None:
-    text = "htpasswd -c .htpasswd bob\nhtpasswd -D .htpasswd bob\nhtpasswd -b .htpasswd bob $PW\n"
+    text = ("htpasswd -c .htpasswd bob\nhtpasswd -D .htpasswd bob\nhtpasswd -b .htpasswd bob $PW\n"
+            "htpasswd -n -B bob\nhtpasswd -c -C 12 .htpasswd bob\n")
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
 
@@ -1838,17 +1849,28 @@ def test_rabbitmqctl_without_a_password_stays() -> None:
          "NET USE \\\\srv\\ipc$ /USER:CORP\\bob [redacted key] /persistent:no"),
         ('{"command": "net use Z: \\\\\\\\srv\\\\share /user:CORP\\\\bob \\"two words\\""}',
          '{"command": "net use Z: \\\\\\\\srv\\\\share /user:CORP\\\\bob \\"[redacted key]\\""}'),
+        ("net use \\\\srv\\share Hunter2pw /user:bob", "net use \\\\srv\\share [redacted key] /user:bob"),
+        ("net use * \\\\srv\\share Hunter2pw", "net use * \\\\srv\\share [redacted key]"),
+        ('net use Z: "\\\\srv\\my share" Hunter2pw /persistent:no',
+         'net use Z: "\\\\srv\\my share" [redacted key] /persistent:no'),
+        ("NET USE Z: %SHARE% Hunter2pw", "NET USE Z: %SHARE% [redacted key]"),
+        ('{"c": "dir\\nnet use \\\\\\\\srv\\\\share Hunter2pw"}', '{"c": "dir\\nnet use \\\\\\\\srv\\\\share [redacted key]"}'),
+        ('{"command": "net use \\\\\\\\srv\\\\share Hunter2pw /user:bob"}',
+         '{"command": "net use \\\\\\\\srv\\\\share [redacted key] /user:bob"}'),
     ],
 )  # fmt: skip
-def test_the_password_net_use_takes_after_the_user_goes(text: str, out: str) -> None:
-    """Windows' ``net use … /user:bob PW`` went out: the password is a bare argument after the user's."""
+def test_the_password_net_use_takes_goes(text: str, out: str) -> None:
+    """Windows' ``net use … /user:bob PW`` went out: the password is a bare argument after the user's. So did
+    ``net use \\\\srv\\share PW /user:bob``, the password right after the share, before any switch: it is the
+    first argument after the share that is no switch."""
     r = Redactor(environ={}, home="/home/ann")
     found = r.text(text)
     assert found == out and r.summary()["key"] == 1, found
 
 
 def test_net_use_without_a_password_stays() -> None:
-    text = "net use Z: \\\\srv\\share /user:bob /persistent:no\nnet use Z: \\\\srv\\share /user:bob *\nnet use\n"
+    text = ("net use Z: \\\\srv\\share /user:bob /persistent:no\nnet use Z: \\\\srv\\share /user:bob *\nnet use\n"
+            "net use Z: \\\\srv\\share\nnet use Z: /delete\nnet use \\\\srv\\share * /user:bob\n")
     r = Redactor(environ={}, home="/home/ann")
     assert r.text(text) == text and sum(r.summary().values()) == 0
 
