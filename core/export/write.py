@@ -23,6 +23,7 @@ from core.export.redact import KINDS, Counts
 from core.export.split import split_export, splits
 from core.export.spool import WRITE_CHUNK, NodeSpool, Pieces, RowChunks, replay, spool, waiting
 from core.log.layout import resolve_log_path
+from core.read.notes import SUFFIX, sidecar_paths
 from core.shared.errors import TapedeckError
 from core.shared.jsonout import dumps
 from core.shared.text import path_text
@@ -233,6 +234,14 @@ def export(
     return doc
 
 
+def _holds_notes(real: Path, log: Path) -> bool:
+    """Whether the file at ``real`` (a real path) is a notes sidecar of ``log``: its own, beside it or in the data
+    directory, or one beside it that another session's notes were moved aside to (``<log>.<session>.notes.json``)."""
+    if real in sidecar_paths(log):
+        return True
+    return real.parent == log.parent and real.name.startswith(log.name + ".") and real.name.endswith(SUFFIX)
+
+
 def export_to_file(
     path: str | os.PathLike[str], target: str | os.PathLike[str], fmt: str, options: ExportOptions
 ) -> dict[str, Any]:
@@ -241,8 +250,12 @@ def export_to_file(
     FIFO or socket (``/dev/stdout``, a named pipe) is written into as it is, since nothing can take its place."""
     target = Path(target)
     real = Path(os.path.realpath(target))
-    if real == Path(os.path.realpath(resolve_log_path(path))):
+    log = Path(os.path.realpath(resolve_log_path(path)))
+    if real == log:
         raise TapedeckError(f"{target} is the session log being exported: write the export to another file")
+    if _holds_notes(real, log):
+        raise TapedeckError(f"{target} holds the notes of the session log being exported: write the export to "
+                            "another file")  # fmt: skip
     try:
         kind = os.stat(target).st_mode
     except OSError:

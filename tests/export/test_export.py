@@ -157,6 +157,24 @@ def test_an_export_never_replaces_the_log_it_reads(tmp_path: Path, given: str, c
     assert log.read_bytes() == before and (tmp_path / "link.jsonl").is_symlink()
 
 
+def test_an_export_never_replaces_the_notes_it_reads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``-o`` naming the log's notes sidecar (``export s.jsonl -o s.jsonl.notes.json``, a slip of completion) wrote
+    the page over the operator's notes, which no copy keeps; it is refused as ``-o`` the log is, and so is a sidecar
+    beside the log that another session's notes were moved aside to."""
+    log = tmp_path / "s.jsonl"
+    log.write_bytes((FIXTURES / "tool-call-turn.session.jsonl").read_bytes())
+    assert main(["note", str(log), "--seq", "4", "keep me"]) == 0
+    sidecar = tmp_path / "s.jsonl.notes.json"
+    moved = tmp_path / "s.jsonl.another-session.notes.json"
+    moved.write_bytes(sidecar.read_bytes())
+    notes = sidecar.read_bytes()
+    capsys.readouterr()
+    for target in (sidecar, moved):
+        assert main(["export", str(log), "-o", str(target)]) == 2
+        assert "notes" in capsys.readouterr().err
+        assert target.read_bytes() == notes and not list(tmp_path.glob(".*.part"))
+
+
 def test_stdout_is_redacted_unless_it_is_a_terminal(tmp_path: Path) -> None:
     """Redaction is on by default when the output leaves the terminal: ``export LOG --format md > comment.md`` and
     ``export LOG --format md | gh issue comment 26 -F -`` are shared as ``-o FILE`` is (they went out with every
