@@ -11,7 +11,7 @@ import os
 import shutil
 import stat
 from collections.abc import Iterable, Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from itertools import islice
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol
@@ -276,5 +276,6 @@ def export_to_file(
     except OSError as exc:
         raise TapedeckError(f"{target}: cannot write ({exc.strerror or exc})") from None
     finally:
-        tmp.unlink(missing_ok=True)
+        with suppress(OSError):  # not made (``-o FILE/x``: NotADirectoryError) or renamed: nothing to remove
+            tmp.unlink()
     return doc

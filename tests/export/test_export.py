@@ -232,6 +232,19 @@ def test_output_file_is_redacted_by_default_and_bad_arguments_are_refused(
     assert "cannot write" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("fmt", ["html", "md", "json"])
+def test_an_output_path_under_a_file_is_refused_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    """``-o FILE/x``: the part file beside it could not be made, and removing it afterwards raised NotADirectoryError
+    (``missing_ok`` takes only a file that is not there) over the refusal, which then named the part file,
+    ``FILE/.x.<pid>.part: Not a directory``, instead of the path given."""
+    (tmp_path / "file").write_text("")
+    target = tmp_path / "file" / "x"
+    assert main(["export", str(FIXTURES / "tool-call-turn.session.jsonl"), "--format", fmt, "-o", str(target)]) == 2
+    assert capsys.readouterr().err == f"tapedeck: {target}: cannot write (Not a directory)\n"
+
+
 @pytest.mark.parametrize("fmt", ["html", "md"])
 def test_a_format_that_shows_no_request_cost_row_exports_as_with_every_diff_made(
     fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
