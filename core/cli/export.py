@@ -113,6 +113,15 @@ def _stdout() -> Any:
     return buffer if buffer is not None and not sys.stdout.isatty() else _TextOut()
 
 
+def _session_log(path: str) -> None:
+    """Refuse a ``PATH`` that is no session log (a text file, an empty one), as every reading command does, naming
+    why: notes are kept for a log's events, and such a file has none."""
+    from core.log.layout import resolve_log_path
+    from core.log.reader import read_log_header
+
+    read_log_header(resolve_log_path(path))
+
+
 def _last_seq(path: str) -> int:
     from core.log.tail import tail_events
 
@@ -126,6 +135,7 @@ def _note(args: argparse.Namespace) -> None:
 
     text = args.text
     check_utf8("TEXT", text)
+    _session_log(args.path)
     if not text.strip() and args.seq not in load_notes(args.path):
         sys.stdout.write(f"no note at seq {args.seq}; nothing changed\n")
         return
@@ -142,6 +152,7 @@ def _note(args: argparse.Namespace) -> None:
 def _notes(args: argparse.Namespace) -> None:
     from core.read.notes import find_sidecar
 
+    _session_log(args.path)
     found = find_sidecar(args.path)
     notes = [n.to_dict() for n in sorted(found.notes().values(), key=lambda n: n.seq)]
     if found.notice is not None:

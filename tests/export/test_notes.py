@@ -419,3 +419,20 @@ def test_an_export_with_a_damaged_sidecar_carries_on_without_the_notes_and_says_
         assert json.loads(text)["notesUnread"] is True
     else:
         assert text.count("The notes could not be read") == 1
+
+
+@pytest.mark.parametrize(("content", "why"), [(b"hello world\n", "line 1 is not valid JSON"),
+                                               (b"", "empty log (no session header)")])  # fmt: skip
+def test_note_and_notes_on_a_file_that_is_no_session_log_say_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, content: bytes, why: str
+) -> None:
+    """``note`` on a text file said 'seq 0 is not in this log: it has no events yet' and ``notes`` 'no notes', exit
+    0, where every reading command says the file is no session log and why; both say it now, and no sidecar is made."""
+    monkeypatch.setenv("TAPEDECK_HOME", str(tmp_path / "home"))
+    path = tmp_path / "todo.txt"
+    path.write_bytes(content)
+    assert main(["note", str(path), "--seq", "0", "hi"]) == 2
+    assert why in capsys.readouterr().err
+    assert main(["notes", str(path)]) == 2
+    assert why in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["todo.txt"]
